@@ -1,0 +1,120 @@
+"""Action screen: the exact commands, the run's state, and its log streamed live.
+
+The log is read by the App's watcher (bounded buffer); for a run that is not being watched
+(finished before this bringup started) the tail of the log file is shown. The file always keeps
+everything; the screen says where it is.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Log, Static
+
+from screens.widgets import TopBar
+from wizard import actions as act
+
+SHOW_LINES = 5000
+
+
+class ActionScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back (it keeps running)"),
+        Binding("k", "cancel", "Cancel run"),
+    ]
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.next_index = 0
+        self._state = ""
+
+    def compose(self) -> ComposeResult:
+        yield TopBar()
+        with Vertical(id="action-head"):
+            yield Static("", id="action-title", markup=False)
+            yield Static("", id="action-commands", markup=False)
+            yield Static("", id="action-state", markup=False)
+        yield Log(id="action-log", max_lines=SHOW_LINES, highlight=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        b = self.app.build
+        run = b.store.action_run(self.run_id)
+        log = self.query_one(Log)
+        if run is None:
+            log.write_line(f"no action run {self.run_id}")
+            return
+        self.query_one("#action-title", Static).update(f"{run.title}  (step {run.step_id}, run {run.id})")
+        cmds = ["$ " + " ".join(a) for a in run.argv]
+        self.query_one("#action-commands", Static).update("\n".join(cmds))
+        buf = self.app.logs.get(self.run_id)
+        if buf is not None and (self.run_id in self.app.watched or buf.total):
+            lines = list(buf.lines)
+            if buf.first_index > 0:
+                log.write_line(f"... {buf.first_index} earlier lines are in {run.log_path}")
+            log.write_lines(lines)
+            self.next_index = buf.total
+        else:
+            total = act.count_lines(run.log_path)
+            tail: deque[str] = deque(maxlen=SHOW_LINES)
+            reader = act.LogTail(run.log_path)
+            while True:
+                chunk = reader.read_new()
+                if not chunk:
+                    break
+                tail.extend(chunk)
+            tail.extend(reader.flush())
+            if total > len(tail):
+                log.write_line(f"... {total - len(tail)} earlier lines are in {run.log_path}")
+            log.write_lines(list(tail))
+            if run.state == act.RUNNING:
+                self.app.watch_run(self.run_id)
+                self.next_index = len(tail) if total <= len(tail) else total
+        self.watch(self.app, "revision", lambda _: self.refresh_state(), init=True)
+
+    def add_lines(self, start: int, lines: list[str]) -> None:
+        """Append lines [start, start+len) of the run's log, skipping any already shown."""
+        skip = max(0, self.next_index - start)
+        new = lines[skip:]
+        if new:
+            self.query_one(Log).write_lines(new)
+            self.next_index = start + len(lines)
+
+    def refresh_state(self) -> None:
+        b = self.app.build
+        run = b.store.action_run(self.run_id)
+        if run is None:
+            return
+        if run.state == act.RUNNING:
+            text = f"running (pid {run.pid}) since {run.started_at}; it keeps running if you leave this screen or lose the session"
+        elif run.state == act.DRY_RUN:
+            text = "dry run: nothing was run"
+        else:
+            text = f"{run.state}" + (f", exit status {run.exit_status}" if run.exit_status is not None else "") + \
+                   (f", ended {run.ended_at}" if run.ended_at else "")
+        text += f"\nlog file: {run.log_path}"
+        self.query_one("#action-state", Static).update(text)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_cancel(self) -> None:
+        from screens.dialogs import YesNo
+
+        b = self.app.build
+        run = b.store.action_run(self.run_id)
+        if run is None or run.state != act.RUNNING or b.observing:
+            self.notify("nothing to cancel here")
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                sent = act.cancel(run, b.boot_id)
+                self.notify("sent SIGTERM to the run" if sent else "the run had already ended")
+
+        self.app.push_screen(YesNo("Cancel this run?", f"Send SIGTERM to {run.title} (pid {run.pid})?"), done)

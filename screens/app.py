@@ -1,0 +1,302 @@
+"""The bringup Textual app and its launcher.
+
+The App owns the build (store, lock), the host, and every worker: checks, action starts and one
+log watcher per running action (workers die with the node that started them, so they never live
+on a screen; tui-practices B.3 #7). Screens read the build and react to ``revision``, which the
+App bumps whenever the build changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import reactive
+
+from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
+from wizard import actions as act
+from wizard.engine import Build, host_identity, local_host
+from wizard.hosts import Host
+from wizard.store import (
+    StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, utcnow,
+)
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+LOG_BUFFER_LINES = 5000
+"""Lines of each action's log kept in memory for the UI (the log file keeps everything)."""
+
+
+class LogBuffer:
+    """The last ``maxlen`` lines of a run's log with the index of the first one kept."""
+
+    def __init__(self, maxlen: int = LOG_BUFFER_LINES) -> None:
+        self.lines: deque[str] = deque(maxlen=maxlen)
+        self.total = 0
+
+    def extend(self, lines: list[str]) -> int:
+        start = self.total
+        self.lines.extend(lines)
+        self.total += len(lines)
+        return start
+
+    @property
+    def first_index(self) -> int:
+        return self.total - len(self.lines)
+
+
+def detect_basic() -> bool:
+    """Basic mode (ANSI theme, ASCII glyphs) on the Linux console, serial lines and NO_COLOR."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") in ("linux", "vt100", "vt220", "dumb"):
+        return True
+    try:
+        name = os.ttyname(sys.stdout.fileno())
+    except OSError:
+        return False
+    return any(x in name for x in ("ttyS", "ttyUSB", "ttyAMA"))
+
+
+class BringupApp(App[int]):
+    """bringup's TUI.
+
+    Args:
+        state_dir: the state directory (``None`` = the default for this user).
+        host: where probes run (default: this machine).
+        snapshot: path of the bundle ``host`` replays, shown in the top bar.
+        dry_run: actions print what they would run and run nothing.
+        basic: ANSI theme + ASCII glyphs.
+        clock: ISO-8601 timestamp source (tests freeze it).
+    """
+
+    CSS_PATH = str(ASSETS / "bringup.tcss")
+    TITLE = "bringup"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help"),
+    ]
+
+    revision: reactive[int] = reactive(0)
+
+    def __init__(self, state_dir: Path | str | None = None, host: Host | None = None, snapshot: str | None = None,
+                 dry_run: bool = False, basic: bool = False, clock: Callable[[], str] = utcnow,
+                 observe_poll_s: float = 2.0) -> None:
+        super().__init__(ansi_color=basic)
+        self.basic = basic
+        self.state_dir = Path(state_dir) if state_dir else default_state_dir()
+        self.host: Host = host if host is not None else local_host()
+        self.snapshot = snapshot
+        self.dry_run = dry_run
+        self.clock = clock
+        self.identity: dict[str, Any] = {}
+        self.build: Build | None = None
+        self.build_error: str = ""
+        self.fatal: str = ""
+        self.checking: set[str] = set()
+        self.logs: dict[int, LogBuffer] = {}
+        self.watched: set[int] = set()
+        self.observe_poll_s = observe_poll_s
+        if basic:
+            self.add_class("-basic")
+
+    # ------------------------------------------------------------------ start-up
+
+    async def on_mount(self) -> None:
+        if self.basic:
+            self.theme = "ansi-dark"
+        try:
+            self.add_class("-basic") if self.basic else None
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(sig, self.exit)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on the main thread
+            pass
+        from screens.start import ErrorScreen, StartScreen
+
+        try:
+            ensure_state_dir(self.state_dir)
+        except StateDirError as exc:
+            self.fatal = str(exc)
+            await self.push_screen(ErrorScreen(self.fatal))
+            return
+        self.identity = await host_identity(self.host)
+        if list_builds(self.state_dir):
+            try:
+                self.build = Build.open(self.state_dir, self.stages, self.identity, dry_run=self.dry_run,
+                                        clock=self.clock)
+            except StoreError as exc:
+                self.build_error = str(exc)
+        if self.build is not None:
+            self.attach_running()
+        if self.build is not None and self.build.observing:
+            self.set_interval(self.observe_poll_s, self.bump)
+        await self.push_screen(StartScreen())
+
+    @property
+    def stages(self):
+        import steps
+
+        return steps.STAGES
+
+    def bump(self) -> None:
+        self.revision += 1
+
+    def new_build(self) -> Build:
+        if self.build is not None:
+            self.build.close()
+        self.build = Build.open(self.state_dir, self.stages, self.identity, create=True, dry_run=self.dry_run,
+                                clock=self.clock)
+        self.build_error = ""
+        self.bump()
+        return self.build
+
+    def attach_running(self) -> None:
+        """Settle recorded runs (finished/interrupted) and start a watcher for each live one."""
+        assert self.build is not None
+        for run in self.build.reconcile() if not self.build.observing else self.build.store.action_runs(state=act.RUNNING):
+            self.watch_run(run.id)
+        self.bump()
+
+    # ------------------------------------------------------------------ workers
+
+    @work(group="checks", exit_on_error=False, description="run step checks")
+    async def run_checks(self, step_ids: list[str]) -> None:
+        if self.build is None:
+            return
+        self.checking.update(step_ids)
+        self.bump()
+        try:
+            steps = [self.build.step(s) for s in step_ids]
+            await self.build.check_steps(self.host, steps, snapshot=self.snapshot or "")
+        except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
+            self.notify(f"check failed to run: {exc}", severity="error", timeout=10)
+        finally:
+            self.checking.difference_update(step_ids)
+            self.post_message(ChecksFinished(step_ids))
+            self.bump()
+
+    @work(group="action-start", exclusive=True, exit_on_error=False, description="prepare and start an action")
+    async def start_action(self, step_id: str) -> None:
+        from screens.action import ActionScreen
+        from screens.dialogs import ConfirmAction, MessageDialog
+
+        if self.build is None:
+            return
+        step = self.build.step(step_id)
+        if step.action is None:
+            return
+        if self.build.observing:
+            await self.push_screen_wait(MessageDialog("Observing", "Another bringup holds this build: actions "
+                                                      "are disabled in this window."))
+            return
+        try:
+            resolved = await self.build.resolve_action(self.host, step)
+        except Exception as exc:  # noqa: BLE001
+            await self.push_screen_wait(MessageDialog("Cannot prepare the action", str(exc)))
+            return
+        if resolved.manual:
+            await self.push_screen_wait(MessageDialog("Do this by hand", resolved.manual))
+            return
+        ok = await self.push_screen_wait(ConfirmAction(step.action, resolved, self.dry_run or self.build.dry_run))
+        if not ok:
+            return
+        try:
+            run = self.build.start_action(step, resolved)
+        except (PermissionError, ValueError, StoreError, OSError) as exc:
+            await self.push_screen_wait(MessageDialog("Not started", str(exc)))
+            return
+        if run.state == act.RUNNING:
+            self.watch_run(run.id)
+        self.bump()
+        await self.push_screen(ActionScreen(run.id))
+
+    @work(group="action-watch", exit_on_error=False, description="follow an action's log and status")
+    async def watch_run(self, run_id: int, poll_s: float = 0.1) -> None:
+        if self.build is None or run_id in self.watched:
+            return
+        run = self.build.store.action_run(run_id)
+        if run is None:
+            return
+        self.watched.add(run_id)
+        buf = self.logs.setdefault(run_id, LogBuffer())
+        tail = act.LogTail(run.log_path)
+        try:
+            while True:
+                lines = tail.read_new()
+                if lines:
+                    self.post_message(LogLinesRead(run_id, buf.extend(lines), lines))
+                run = self.build.refresh_action(run)
+                if run.state != act.RUNNING:
+                    rest = tail.read_new() + tail.flush()
+                    if rest:
+                        self.post_message(LogLinesRead(run_id, buf.extend(rest), rest))
+                    self.post_message(ActionEnded(run_id, run.state))
+                    break
+                await asyncio.sleep(poll_s)
+        finally:
+            self.watched.discard(run_id)
+            self.bump()
+
+    # ------------------------------------------------------------------ message routing
+
+    def on_log_lines_read(self, message: LogLinesRead) -> None:
+        from screens.action import ActionScreen
+
+        for scr in self.screen_stack:
+            if isinstance(scr, ActionScreen) and scr.run_id == message.run_id:
+                scr.add_lines(message.start, message.lines)
+
+    def on_action_ended(self, message: ActionEnded) -> None:
+        self.bump()
+        if message.state in (act.FAILED, act.INTERRUPTED):
+            self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_help(self) -> None:
+        from screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        if self.build is not None:
+            self.build.close()
+
+
+def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool = False,
+            basic: bool | None = None) -> int:
+    """Launcher: terminal defaults for SSH and the console, then the app (tui-practices C.1)."""
+    is_basic = detect_basic() if basic is None else basic
+    if os.environ.get("SSH_CONNECTION") or is_basic:
+        os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+        os.environ.setdefault("ESCDELAY", "25")
+    if is_basic:
+        os.environ.setdefault("TEXTUAL_FPS", "20")
+    host = None
+    if snapshot:
+        from wizard.capture import load_bundle
+
+        host, _ = load_bundle(snapshot)
+    app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic)
+    try:
+        rc = app.run(mouse=not is_basic)
+    finally:
+        # a dropped session can leave the terminal in mouse-reporting mode (tui-practices C.7)
+        if sys.stdout.isatty():
+            sys.stdout.write("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l")
+            sys.stdout.flush()
+    if app.fatal:
+        print(f"bringup: error: {app.fatal}", file=sys.stderr)
+        return 3
+    return rc or 0

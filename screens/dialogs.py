@@ -1,0 +1,150 @@
+"""Modal dialogs: confirm an action (its exact commands first), skip with a reason, messages."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from wizard.actions import ActionSpec, Resolved
+
+
+class ConfirmAction(ModalScreen[bool]):
+    """Shows every command, what changes, what is backed up; returns True to run."""
+
+    BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run")]
+
+    def __init__(self, spec: ActionSpec, resolved: Resolved, dry_run: bool) -> None:
+        super().__init__()
+        self.spec = spec
+        self.resolved = resolved
+        self.dry_run = dry_run
+
+    def compose(self) -> ComposeResult:
+        s = self.spec
+        facts = [f"Changes the system: {'YES' if s.changes_system else 'no'}",
+                 f"Needs root: {'yes' if s.needs_root else 'no'}"]
+        if s.backs_up:
+            facts.append("Backs up first: " + ", ".join(s.backs_up))
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(("DRY RUN: " if self.dry_run else "") + s.title, classes="dialog-title", markup=False)
+            yield Static(s.description, markup=False)
+            yield Static("\n".join(facts), markup=False)
+            yield Static("It will run:", classes="section", markup=False)
+            with VerticalScroll(id="dialog-commands"):
+                yield Static("\n".join(self.resolved.describe()), markup=False, classes="commands")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Show what would run (y)" if self.dry_run else "Run it (y)", id="yes",
+                             variant="warning" if s.changes_system else "primary", compact=True)
+                yield Button("Cancel (esc)", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+class SkipDialog(ModalScreen[str | None]):
+    """Asks why the step is skipped; an empty reason is refused."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, step_title: str) -> None:
+        super().__init__()
+        self.step_title = step_title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(f"Skip: {self.step_title}", classes="dialog-title", markup=False)
+            yield Static("Why? The reason is kept in the build record.", markup=False)
+            yield Input(placeholder="e.g. PCIe-only server, no NVSwitch", id="reason")
+            yield Static("", id="skip-error", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Skip (enter)", id="ok", variant="warning", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def _submit(self) -> None:
+        reason = self.query_one(Input).value.strip()
+        if not reason:
+            self.query_one("#skip-error", Static).update("A reason is required.")
+            return
+        self.dismiss(reason)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class MessageDialog(ModalScreen[None]):
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("enter", "close", "Close", show=False)]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            with VerticalScroll(id="dialog-text"):
+                yield Static(self.text, markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("OK", id="ok", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class YesNo(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "no", "No"), Binding("y", "yes", "Yes")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield Static(self.text, markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", id="yes", variant="warning", compact=True)
+                yield Button("No (esc)", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)

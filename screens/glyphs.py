@@ -1,0 +1,38 @@
+"""Status and verdict labels: a one-cell glyph *and* a word, so colour is never the only signal.
+
+Basic mode (TERM=linux, serial consoles, --basic) uses ASCII glyphs: the Linux framebuffer
+console has a 256/512-glyph font (tui-practices C.6).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from wizard.model import StepStatus, Verdict
+
+STATUS_GLYPH = {
+    StepStatus.PENDING: ("·", "."), StepStatus.RUNNING: ("▶", ">"), StepStatus.PASSED: ("✓", "+"),
+    StepStatus.CONFIRMED: ("✓", "+"), StepStatus.FAILED: ("✗", "x"), StepStatus.SKIPPED: ("–", "-"),
+    StepStatus.INTERRUPTED: ("!", "!"),
+}
+STATUS_STYLE = {
+    StepStatus.PENDING: "", StepStatus.RUNNING: "bold", StepStatus.PASSED: "green",
+    StepStatus.CONFIRMED: "green", StepStatus.FAILED: "bold red", StepStatus.SKIPPED: "",
+    StepStatus.INTERRUPTED: "bold yellow",
+}
+VERDICT_LABEL = {Verdict.PASS: "PASS", Verdict.WARN: "WARN", Verdict.FAIL: "FAIL", Verdict.SKIP: "SKIP",
+                 Verdict.UNKNOWN: "UNKNOWN"}
+VERDICT_GLYPH = {Verdict.PASS: ("✓", "+"), Verdict.WARN: ("!", "!"), Verdict.FAIL: ("✗", "x"),
+                 Verdict.SKIP: ("–", "-"), Verdict.UNKNOWN: ("?", "?")}
+VERDICT_STYLE = {Verdict.PASS: "green", Verdict.WARN: "bold yellow", Verdict.FAIL: "bold red",
+                 Verdict.SKIP: "", Verdict.UNKNOWN: "bold magenta"}
+
+
+def status_text(status: StepStatus, basic: bool, width: int = 9) -> Text:
+    g = STATUS_GLYPH[status][1 if basic else 0]
+    return Text(f"{g} {status.value:<{width}}", style=STATUS_STYLE[status])
+
+
+def verdict_text(verdict: Verdict, basic: bool) -> Text:
+    g = VERDICT_GLYPH[verdict][1 if basic else 0]
+    return Text(f"{g} {VERDICT_LABEL[verdict]}", style=VERDICT_STYLE[verdict])

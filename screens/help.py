@@ -1,0 +1,49 @@
+"""F1 help: keys and how bringup keeps your place."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+Keys (every screen)
+  F1        this help              ctrl+q   quit (progress is already saved)
+  esc       back / cancel          tab      next control
+  arrows    move, scroll           enter    open / press
+
+Build overview
+  enter     open the highlighted stage or step
+  c         run every automatic check of the highlighted stage
+
+Step screen
+  c  check     a  run the action     l  the action's log
+  d  confirm (done by hand)          s  skip, with a reason
+  n / p  next / previous step        enter on a finding: show its evidence
+
+Action screen
+  esc  back: the action keeps running (also if SSH drops or bringup exits)
+  k    cancel the run (SIGTERM to its process group)
+
+Your place is saved at every step: start bringup again and choose Resume.
+Actions run detached; a restarted bringup re-attaches to a still-running one
+and marks one that died without an exit status as interrupted.
+A second bringup on the same build opens it read-only (observing).
+
+Command line: bringup check --json | status | capture -o FILE | plan | run STEP
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("f1", "close", "Close", show=False),
+                Binding("q", "close", "Close", show=False)]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help", classes="dialog"):
+            yield Static("bringup help", classes="dialog-title", markup=False)
+            yield Static(HELP, markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,136 @@
+"""Start screen: resume the build (one-line summary) or start a new one; and the fatal-error screen."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static
+
+from screens.widgets import TopBar
+
+
+class StartScreen(Screen[None]):
+    BINDINGS = [
+        Binding("r", "resume", "Resume"),
+        Binding("n", "new", "New build"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield TopBar()
+        with Vertical(id="start-body"):
+            yield Static("bringup: from a bare GPU server to a machine proven ready for LLM training",
+                         id="start-title", markup=False)
+            yield Static("", id="start-host", markup=False)
+            yield Static("", id="start-summary", markup=False)
+            with Horizontal(id="start-buttons"):
+                yield Button("Resume (r)", id="resume", variant="primary", compact=True)
+                yield Button("New build (n)", id="new", compact=True)
+                yield Button("Quit (ctrl+q)", id="quit", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
+
+    def refresh_view(self) -> None:
+        app = self.app
+        ident = app.identity
+        host = ident.get("hostname") or "this host"
+        bits = [b for b in (ident.get("product"), ident.get("os"), f"kernel {ident.get('kernel')}"
+                            if ident.get("kernel") else "") if b]
+        self.query_one("#start-host", Static).update(f"Host: {host}" + (f" ({', '.join(bits)})" if bits else ""))
+        build = app.build
+        resume = self.query_one("#resume", Button)
+        summary = self.query_one("#start-summary", Static)
+        new = self.query_one("#new", Button)
+        if build is None:
+            resume.display = False
+            text = "No build yet on this machine. Start one with New build."
+            if app.build_error:
+                text = (f"The last build cannot be opened:\n{app.build_error}\n\n"
+                        "Its file is kept as it is. Start a new build, or quit and move it aside.")
+            summary.update(text)
+            new.focus()
+            return
+        resume.display = True
+        rp = build.resume_point()
+        total = len(build.steps())
+        done = sum(1 for s in build.steps() if build.status(s.id).done)
+        host_rec = build.store.host().get("hostname", host)
+        lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done.",
+                 f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
+        for run in rp.running:
+            lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {run.started_at})")
+        if build.observing:
+            holder = build.lock.holder or "another process"
+            lines.append(f"Observing: another bringup ({holder}) holds this build; this window is read-only.")
+            new.disabled = True
+        summary.update("\n".join(lines))
+        resume.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "resume":
+            self.action_resume()
+        elif event.button.id == "new":
+            self.action_new()
+        elif event.button.id == "quit":
+            self.app.exit(0)
+
+    def action_resume(self) -> None:
+        from screens.build import BuildScreen
+        from screens.step import StepScreen
+
+        app = self.app
+        if app.build is None:
+            return
+        rp = app.build.resume_point()
+        app.push_screen(BuildScreen(select_stage=rp.stage.id))
+        app.push_screen(StepScreen(rp.step.id))
+
+    def action_new(self) -> None:
+        from screens.dialogs import YesNo
+
+        app = self.app
+        if app.build is not None and app.build.observing:
+            return
+        if app.build is None:
+            self._start_new()
+            return
+        self.app.push_screen(YesNo("Start a new build?",
+                                   f"Build {app.build.info.build_id} stays on disk; bringup resumes the "
+                                   f"newest build by default."), lambda yes: self._start_new() if yes else None)
+
+    def _start_new(self) -> None:
+        from screens.build import BuildScreen
+        from screens.step import StepScreen
+
+        app = self.app
+        b = app.new_build()
+        first = b.steps()[0]
+        app.push_screen(BuildScreen(select_stage=first.stage_id))
+        app.push_screen(StepScreen(first.id))
+
+
+class ErrorScreen(Screen[None]):
+    """bringup cannot run (e.g. the state directory is not writable): say why, offer quit."""
+
+    BINDINGS = [Binding("escape", "quit_app", "Quit")]
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        yield TopBar()
+        with Vertical(id="error-body"):
+            yield Static("bringup cannot start", id="error-title", markup=False)
+            yield Static(self.message, id="error-message", markup=False)
+            yield Button("Quit", id="quit", variant="error", compact=True)
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.app.exit(3)
+
+    def action_quit_app(self) -> None:
+        self.app.exit(3)

@@ -1,0 +1,102 @@
+"""Stage 5: driver & CUDA. Which branch, how to install it, and proof that it is loaded."""
+
+from wizard.checks import gpu as gc
+from wizard.model import Stage, Step
+
+STAGE = Stage(
+    id="driver",
+    title="Driver & CUDA",
+    short="Driver & CUDA",
+    summary="Pick a supported driver branch, install it from packages, prove it is loaded.",
+    steps=(
+        Step(
+            id="driver.branch",
+            title="Choose a supported driver branch and module flavour",
+            why=(
+                "R580 is NVIDIA's current long-term support branch (end of life August 2028; R535 LTSB "
+                "ends June 2026; R570 production branch ended February 2026). Blackwell and Grace "
+                "Hopper require the open kernel modules; Turing to Hopper: open recommended; "
+                "Volta/Pascal (e.g. V100): proprietary only. Sources: docs.nvidia.com/datacenter/"
+                "tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html; NVIDIA blog 'NVIDIA "
+                "transitions fully towards open-source GPU kernel modules'."
+            ),
+            instructions=(
+                "Pick the branch (R580 unless your software stack pins another) and the flavour "
+                "(open for Turing and newer, proprietary for Volta/Pascal), then confirm."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="driver.install",
+            title="Install the driver from packages, with DKMS or signed modules",
+            why=(
+                "Package installs rebuild the kernel module through DKMS when a new kernel's headers "
+                "arrive; runfile installs sit outside the package database and must be rebuilt by "
+                "hand after every kernel change. With Secure Boot, use signed precompiled modules. "
+                "Sources: NVIDIA driver installation guide; Debian nvidia-open-kernel-dkms; NVIDIA GPU "
+                "Operator precompiled drivers doc."
+            ),
+            instructions=(
+                "Ubuntu: `sudo apt-get install -y nvidia-driver-580-server-open` (or "
+                "`linux-modules-nvidia-580-server-open-$(uname -r)` with Secure Boot on).\n"
+                "RHEL/Rocky: enable NVIDIA's CUDA repository, then `sudo dnf module install "
+                "nvidia-driver:580-open`.\n"
+                "Keep `linux-headers-$(uname -r)` installed. Reboot, then run this stage's checks."
+            ),
+            manual=True,
+            requires=("os.nouveau",),
+        ),
+        Step(
+            id="driver.loaded",
+            title="The nvidia kernel module is loaded",
+            why=(
+                "Nothing else works until the kernel module is loaded; /proc/driver/nvidia/version "
+                "names its version and whether it is the open or proprietary module "
+                "(checks-catalogue A2, DCGM level 1)."
+            ),
+            probes=("modules", "sys_module", "nvidia_driver_version", "pci"),
+            check=gc.driver,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="driver.nvidia_smi",
+            title="nvidia-smi talks to the driver and lists the GPUs",
+            why=(
+                "nvidia-smi failing to communicate with the driver means the module is not loaded or "
+                "its user-space libraries do not match it (often after an upgrade without a reboot); "
+                "'No devices were found' with GPUs on the bus means the driver could not initialise "
+                "them (checks-catalogue A2)."
+            ),
+            probes=("nvidia_smi_l", "pci"),
+            check=gc.nvidia_smi,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="driver.persistence",
+            title="Run nvidia-persistenced",
+            why=(
+                "Without persistence the driver tears GPU state down whenever no client is attached, "
+                "so every job start pays the initialisation and DCGM level 1 warns (checks-catalogue "
+                "A4). NVIDIA's daemon nvidia-persistenced is the supported way to keep it."
+            ),
+            instructions="`sudo systemctl enable --now nvidia-persistenced`, then confirm.",
+            manual=True,
+        ),
+        Step(
+            id="driver.fabric_manager",
+            title="On NVSwitch systems: Fabric Manager at exactly the driver's version",
+            why=(
+                "HGX/DGX A100, H100, H200 and B200 boards connect GPUs through NVSwitch; without the "
+                "nvidia-fabricmanager service, at the driver's exact version, GPUs never finish fabric "
+                "initialisation and CUDA fails. Source: NVIDIA Fabric Manager user guide "
+                "(docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)."
+            ),
+            instructions=(
+                "Skip this step (with the reason) on PCIe-only servers. Otherwise install the "
+                "nvidia-fabricmanager package matching the driver version, `sudo systemctl enable "
+                "--now nvidia-fabricmanager`, and confirm."
+            ),
+            manual=True,
+        ),
+    ),
+)

@@ -1,0 +1,104 @@
+"""Stage 2: grounding & physical install order (manual steps, confirmed and recorded)."""
+
+from wizard.checks.identity import dmi_identity
+from wizard.model import Stage, Step
+
+STAGE = Stage(
+    id="grounding",
+    title="Grounding & install order",
+    short="Grounding",
+    summary="Handle the hardware safely and in the right order; record what was installed.",
+    steps=(
+        Step(
+            id="grounding.esd",
+            title="Wear a grounded wrist strap clipped to the chassis",
+            why=(
+                "Electrostatic discharge damages GPUs, DIMMs and CPUs without visible marks; the "
+                "fault may only appear later as ECC or link errors. Follow the ESD section of your "
+                "server's service manual (a wrist strap bonded to an unpainted chassis point, the "
+                "system powered off with its PSU cords removed)."
+            ),
+            instructions=(
+                "Power the server off and unplug every PSU cord. Clip the wrist strap to bare metal on "
+                "the chassis (or the bench ground point) and keep it on while you handle parts. Keep "
+                "parts in their anti-static bags until they go in."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="grounding.install_order",
+            title="Install in order: CPUs, memory in every channel, boot disk, then GPUs, NICs, power",
+            why=(
+                "Populating every memory channel gives the full memory bandwidth (EPYC 9004/9005 have "
+                "12 DDR5 channels per socket; SUSE EPYC 9004 tuning guide). Installing GPUs and NICs "
+                "last keeps the heavy cards out of the way while you seat CPUs and DIMMs, and lets "
+                "you power on once with the base system to confirm it POSTs."
+            ),
+            instructions=(
+                "1. CPUs and heatsinks (torque sequence per the service manual).\n"
+                "2. DIMMs: one per channel on every channel first, same size and speed, in the slots "
+                "the manual's population table names.\n"
+                "3. Boot disk.\n"
+                "4. GPUs (or the GPU baseboard), then NICs, each in the slots the vendor's GPU "
+                "configuration names (GPU and NIC on the same PCIe switch/CPU where possible).\n"
+                "5. Power cables last (see the next steps)."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="grounding.support",
+            title="Fit the support brackets of heavy GPU cards",
+            why=(
+                "Full-length double-width cards weigh 1-2 kg; without the vendor's retention bracket "
+                "they sag and can work loose from the slot in transport, which shows up later as a "
+                "GPU falling off the bus (Xid 79) or a down-trained PCIe link."
+            ),
+            instructions="Fit every GPU's rear support/retention bracket named in the service manual.",
+            manual=True,
+        ),
+        Step(
+            id="grounding.power_cables",
+            title="Seat every GPU power connector fully",
+            why=(
+                "A GPU with a missing or half-seated auxiliary power connector does not enumerate, "
+                "runs power-capped, or drops off the bus under load."
+            ),
+            instructions=(
+                "Check each GPU power connector clicks home and its latch is engaged; use only the "
+                "cables the server vendor supplies for that GPU (12V-2x6/12VHPWR or 8-pin EPS as the "
+                "card requires)."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="grounding.airflow",
+            title="Check airflow direction and fill empty bays with blanking panels",
+            why=(
+                "Server GPUs are passively cooled by the chassis fans: the air must go front to back "
+                "as the rack is designed, and open slots or bays let air bypass the GPUs. Thermal "
+                "slowdown under load is the symptom (NVML clock-event reasons HW/SW thermal)."
+            ),
+            instructions=(
+                "Match the server's airflow to the rack's hot/cold aisles; fit blanking panels in "
+                "empty drive bays, PCIe slots and rack units; set the BMC fan profile the vendor "
+                "recommends for GPU configurations."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="grounding.serials",
+            title="Record the system's identity and serial numbers",
+            why=(
+                "Serials tie this build record to the chassis and to RMA cases. bringup reads the "
+                "DMI product and serial now; GPU serials are read through NVML once the driver is up "
+                "and cross-checked in the health stage."
+            ),
+            instructions=(
+                "bringup reads DMI from /sys/class/dmi/id (the serial needs root). Note any serials "
+                "the OS cannot see (PSUs, NICs) from their labels."
+            ),
+            probes=("dmi",),
+            check=dmi_identity,
+        ),
+    ),
+)

@@ -1,0 +1,51 @@
+"""Stage 7: validate one GPU at a time (each GPU on its own)."""
+
+from wizard.model import Stage, Step
+
+STAGE = Stage(
+    id="gpu",
+    title="Validate one GPU",
+    short="One GPU",
+    summary="Each GPU alone: diagnostics, host bandwidth, compute under load.",
+    steps=(
+        Step(
+            id="gpu.dcgm_l2",
+            title="Run DCGM diagnostics level 2 on every GPU",
+            why=(
+                "Level 2 adds memory, PCIe and short stress tests per GPU; treat PCIe, NVLink, ECC and "
+                "memory failures as fatal (checks-catalogue C1, D2; IBM Autopilot's fatal list)."
+            ),
+            instructions="`dcgmi diag -r 2 -j > dcgm-r2.json`; every GPU must pass before you confirm.",
+            manual=True,
+        ),
+        Step(
+            id="gpu.host_bandwidth",
+            title="Measure host-to-GPU bandwidth on every GPU",
+            why=(
+                "Pinned copies reach about 24 GB/s on PCIe Gen4 x16 and about 52 GB/s on Gen5 x16 "
+                "(AzNHC check_cuda_bw 24/52); a GPU below 25% of that has trained at x4-equivalent "
+                "(checks-catalogue C2). Run it on the GPU's own NUMA node."
+            ),
+            instructions=(
+                "`nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or "
+                "CUDA samples' bandwidthTest, pinned with `numactl --cpunodebind=N --membind=N` for "
+                "the GPU's NUMA node (`nvidia-smi topo -m`). Compare each GPU with the figures above."
+            ),
+            manual=True,
+        ),
+        Step(
+            id="gpu.stress",
+            title="Stress each GPU's compute with a correctness check",
+            why=(
+                "A stress run with result checking finds GPUs that compute wrong or throttle under "
+                "sustained load; power should reach about 90% of the enforced limit and no HW "
+                "thermal slowdown or power brake should stay active (checks-catalogue C3, B11)."
+            ),
+            instructions=(
+                "`gpu_burn -tc -d 600` (wilicc/gpu-burn) or `dcgmi diag -r 3`, while `nvidia-smi dmon "
+                "-s pucv` runs in another terminal; every GPU must report OK with zero errors."
+            ),
+            manual=True,
+        ),
+    ),
+)

@@ -1,0 +1,36 @@
+"""Helpers shared by checks: the unknown finding for a probe that could not be read."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from wizard.model import Finding, Verdict
+from wizard.probes import ProbeOutput
+
+Outputs = Mapping[str, ProbeOutput]
+
+
+def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
+            remedy: str = "", source: str = "") -> Finding:
+    """An ``unknown`` finding for a probe that could not be collected, with its error as evidence."""
+    if out is None:
+        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: probe not collected",
+                       subject, (), remedy, source)
+    return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'no output'}",
+                   subject, tuple(out.evidence_error()), remedy, source)
+
+
+def garbled(fid: str, out: ProbeOutput, what: str, lines: list[str], subject: str = "host",
+            source: str = "") -> Finding:
+    """An ``unknown`` finding for output that could not be parsed, the raw lines as evidence."""
+    ev = [out.source] + [ln for ln in lines[:20]]
+    if len(lines) > 20:
+        ev.append(f"... {len(lines) - 20} more unreadable lines")
+    return Finding(fid, Verdict.UNKNOWN, f"could not read {what}: unexpected output", subject,
+                   tuple(ev), "Run the command by hand and check its output; attach it to a bug report "
+                   "if it looks normal.", source)
+
+
+def gib(kib: int) -> float:
+    """KiB -> GiB."""
+    return kib / (1024 * 1024)

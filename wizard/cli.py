@@ -1,0 +1,442 @@
+"""The ``bringup`` command line.
+
+    bringup                       the TUI (start or resume a build)
+    bringup check [--json] [--stage ID] [--snapshot BUNDLE]
+    bringup status [--json]
+    bringup capture -o node.tar.gz
+    bringup plan [KEY=VALUE ...]
+    bringup run STEP [--yes]      run a step's action without the TUI
+    bringup --version
+
+Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic``.
+Exit status of ``check``: 0 all pass (or skips), 1 warn or unknown, 2 fail (NHC/GCM
+convention). Any command exits 3 when bringup itself cannot run (unwritable state dir,
+corrupt build file, unreadable bundle), with the reason on stderr.
+
+Imports are deferred so ``bringup --version`` starts in well under a quarter of a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from wizard import __version__
+
+EXIT_ERROR = 3
+PLAN_KEYS: dict[str, tuple[type, str]] = {
+    "gpu_model": (str, "expected GPU model, e.g. 'H100 SXM5'"),
+    "gpu_count": (int, "expected number of GPUs in this node"),
+    "numa_nodes": (int, "expected NUMA node count"),
+    "host_ram_gib": (float, "expected host memory, GiB"),
+    "data_path": (str, "where datasets and checkpoints live, e.g. /raid"),
+    "scheduler": (str, "none | slurm | kubernetes"),
+    "virtualization": (bool, "true if this node hosts VMs (keeps the IOMMU on)"),
+    "baseline_minutes": (float, "length of the idle baseline, minutes"),
+}
+"""Plan answers the checks read (issue-4's plan screen writes the same keys)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
+                        help="state directory (default: /var/lib/bringup as root, else the user state dir)")
+    common.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
+                        help="show what actions would run; run nothing that changes the system")
+    common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
+                        help="analyse a capture bundle instead of this machine")
+    common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
+                        help="ANSI colours and ASCII glyphs (automatic on TERM=linux and serial consoles)")
+    p = argparse.ArgumentParser(prog="bringup", parents=[common],
+                                description="Take a GPU server from bare metal to proven ready for LLM training.")
+    p.add_argument("--version", action="version", version=f"bringup {__version__}")
+    sub = p.add_subparsers(dest="command")
+    c = sub.add_parser("check", parents=[common], help="run the checks and print findings")
+    c.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
+    c.add_argument("--stage", metavar="ID", help="only this stage's checks (plan grounding bios os driver health ...)")
+    s = sub.add_parser("status", parents=[common], help="where the current build stands")
+    s.add_argument("--json", action="store_true")
+    cap = sub.add_parser("capture", parents=[common], help="run every probe and write a bundle")
+    cap.add_argument("-o", "--output", required=True, metavar="FILE", help="bundle to write (.tar.gz)")
+    pl = sub.add_parser("plan", parents=[common], help="show or set the build's plan answers")
+    pl.add_argument("answers", nargs="*", metavar="KEY=VALUE")
+    r = sub.add_parser("run", parents=[common], help="run a step's action (asks first unless --yes)")
+    r.add_argument("step", metavar="STEP")
+    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    return p
+
+
+def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
+    return getattr(args, name, default)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return cmd_tui(args)
+        return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
+                "run": cmd_run}[args.command](args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - turned into a clear one-line error below
+        from wizard.capture import BundleError
+        from wizard.store import StateDirError, StoreError
+
+        if isinstance(exc, (StoreError, StateDirError, BundleError)):
+            print(f"bringup: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        raise
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def state_dir(args: argparse.Namespace) -> Path:
+    from wizard.store import default_state_dir, ensure_state_dir
+
+    d = Path(opt(args, "state")) if opt(args, "state") else default_state_dir()
+    return ensure_state_dir(d)
+
+
+def make_host(args: argparse.Namespace):
+    """(host, identity, bundle manifest or None) for this machine or ``--snapshot``."""
+    import asyncio
+
+    from wizard.engine import host_identity, local_host
+
+    snap = opt(args, "snapshot")
+    if snap:
+        from wizard.capture import load_bundle
+
+        host, manifest = load_bundle(snap)
+        return host, dict(manifest.get("host") or {}), manifest
+    host = local_host()
+    return host, asyncio.run(host_identity(host)), None
+
+
+def open_build(args: argparse.Namespace, identity: dict[str, Any], create: bool = False):
+    from wizard.engine import Build
+    from wizard.store import list_builds
+
+    import steps
+
+    sd = state_dir(args)
+    if not create and not list_builds(sd):
+        return None
+    return Build.open(sd, steps.STAGES, identity, create=create, dry_run=bool(opt(args, "dry_run")))
+
+
+GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]", "unknown": "[ ?? ]"}
+
+
+# ---------------------------------------------------------------------------------- commands
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import steps
+    from wizard.engine import checked_steps, run_checks
+    from wizard.model import overall
+    from wizard.store import utcnow
+
+    stage = opt(args, "stage")
+    if stage is not None and stage not in {st.id for st in steps.STAGES}:
+        print(f"bringup: error: unknown stage {stage!r}; stages: {' '.join(st.id for st in steps.STAGES)}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    sel = checked_steps(steps.STAGES, stage)
+    host, identity, manifest = make_host(args)
+    build = None
+    if manifest is None:
+        build = open_build(args, identity)
+    else:
+        state_dir(args)  # still refuse an unwritable --state before anything runs
+    try:
+        if manifest is not None:
+            plan = dict(manifest.get("plan") or {})
+        else:
+            plan = build.store.plan() if build is not None else {}
+        started = utcnow()
+        results, _ = asyncio.run(run_checks(host, sel, plan))
+        if build is not None and not build.observing:
+            for sid, fs in results.items():
+                build.record_findings(sid, fs, started)
+    finally:
+        if build is not None:
+            build.close()
+    findings = [f for s in sel for f in results[s.id]]
+    verdict = overall(findings)
+    if opt(args, "json"):
+        doc = {"schema": 1, "bringup_version": __version__, "host": identity, "verdict": verdict.value,
+               "stage": stage, "snapshot": opt(args, "snapshot"), "generated_at": started,
+               "findings": [f.to_dict() for f in findings]}
+        print(json.dumps(doc, indent=2))
+    else:
+        name = identity.get("hostname") or "this host"
+        print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
+        for f in findings:
+            subject = "" if f.subject == "host" or f.message.startswith(f.subject) else f"{f.subject}: "
+            print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}")
+            if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
+                print(f"       -> {f.remedy}")
+        print(f"overall: {verdict.value}")
+    return verdict.exit_code
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from wizard.store import list_builds
+
+    sd = state_dir(args)
+    if not list_builds(sd):
+        msg = {"schema": 1, "build": None, "state_dir": str(sd)}
+        print(json.dumps(msg) if opt(args, "json") else f"no build under {sd} yet: run `bringup` to start one")
+        return 0
+    from wizard.engine import Build
+
+    import steps
+
+    b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()})
+    try:
+        running = b.reconcile() if not b.observing else b.store.action_runs(state="running")
+        rp = b.resume_point()
+        states = b.store.step_states()
+        host = b.store.host()
+        stages = []
+        for st in b.stages:
+            stages.append({
+                "id": st.id, "title": st.title, "status": b.stage_status(st).value,
+                "steps": [{"id": s.id, "title": s.title,
+                           "status": states[s.id].status.value if s.id in states else "pending",
+                           "verdict": states[s.id].verdict.value if s.id in states and states[s.id].verdict else None,
+                           "reason": states[s.id].reason if s.id in states else "",
+                           "user": states[s.id].user if s.id in states else "",
+                           "updated_at": states[s.id].updated_at if s.id in states else None,
+                           "stale_after_reboot": b.stale(s.id)} for s in st.steps]})
+        doc = {"schema": 1, "build": b.info.build_id, "state_dir": str(sd), "observing": b.observing,
+               "host": host, "resume": {"stage": rp.stage.id, "step": rp.step.id},
+               "running_actions": [{"id": r.id, "step": r.step_id, "title": r.title, "pid": r.pid,
+                                    "log": r.log_path, "started_at": r.started_at} for r in running],
+               "stages": stages}
+        if opt(args, "json"):
+            print(json.dumps(doc, indent=2))
+        else:
+            print(f"build {b.info.build_id} on {host.get('hostname', '?')}"
+                  + ("  (observing: another bringup holds it)" if b.observing else ""))
+            print(f"resume at: {rp.stage.title} > {rp.step.title}")
+            for r in running:
+                print(f"running: {r.title} (pid {r.pid}, log {r.log_path})")
+            for st in stages:
+                print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {st['title']}")
+                for s in st["steps"]:
+                    extra = f" -- {s['reason']}" if s["reason"] else ""
+                    stale = " (re-check: rebooted since)" if s["stale_after_reboot"] else ""
+                    print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {s['status']}{extra}{stale}")
+    finally:
+        b.close()
+    return 0
+
+
+STATUS_GLYPH = {"pending": "[    ]", "running": "[ >> ]", "passed": "[ OK ]", "confirmed": "[ OK ]",
+                "failed": "[FAIL]", "skipped": "[SKIP]", "interrupted": "[ !! ]"}
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from wizard.capture import capture
+    from wizard.engine import host_identity, local_host
+
+    if opt(args, "snapshot"):
+        print("bringup: error: capture reads this machine; --snapshot makes no sense here", file=sys.stderr)
+        return EXIT_ERROR
+    host = local_host()
+    identity = asyncio.run(host_identity(host))
+    plan: dict[str, Any] = {}
+    try:
+        from wizard.store import default_state_dir, list_builds
+
+        sd = Path(opt(args, "state")) if opt(args, "state") else default_state_dir()
+        if list_builds(sd):
+            from wizard.engine import Build
+
+            import steps
+
+            b = Build.open(sd, steps.STAGES, identity)
+            plan = b.store.plan()
+            b.close()
+    except Exception as exc:  # noqa: BLE001 - a capture must work even when the build is broken
+        print(f"bringup: note: plan answers not included ({exc})", file=sys.stderr)
+    out = Path(args.output)
+    manifest = asyncio.run(capture(host, out, identity))
+    if plan:
+        _add_plan(out, plan)
+    failed = [p["name"] for p in manifest["probes"] if p["error"]]
+    print(f"wrote {out}: {len(manifest['probes'])} probes, {len(manifest['ops'])} operations"
+          + (f"; not collected here: {', '.join(failed)}" if failed else ""))
+    return 0
+
+
+def _add_plan(path: Path, plan: dict[str, Any]) -> None:
+    """Rewrite the bundle's manifest with the build's plan answers (checks read them)."""
+    import io
+    import tarfile
+
+    tmp = path.with_name(path.name + ".part")
+    with tarfile.open(path, "r:gz") as src, tarfile.open(tmp, "w:gz") as dst:
+        for m in src.getmembers():
+            f = src.extractfile(m)
+            data = f.read() if f is not None else b""
+            if m.name == "manifest.json":
+                doc = json.loads(data)
+                doc["plan"] = plan
+                data = json.dumps(doc, indent=1, sort_keys=True).encode()
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data))
+    tmp.replace(path)
+
+
+def parse_answer(item: str) -> tuple[str, Any]:
+    key, sep, raw = item.partition("=")
+    if not sep or key not in PLAN_KEYS:
+        raise ValueError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(PLAN_KEYS)}")
+    typ = PLAN_KEYS[key][0]
+    if typ is bool:
+        if raw.lower() not in ("true", "false", "yes", "no", "1", "0"):
+            raise ValueError(f"{key} takes true or false, not {raw!r}")
+        return key, raw.lower() in ("true", "yes", "1")
+    try:
+        return key, typ(raw)
+    except ValueError:
+        raise ValueError(f"{key} takes a {typ.__name__}, not {raw!r}") from None
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    try:
+        answers = dict(parse_answer(a) for a in args.answers)
+    except ValueError as exc:
+        print(f"bringup: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    from wizard.engine import Build
+    from wizard.store import list_builds
+
+    import steps
+
+    sd = state_dir(args)
+    identity = {"boot_id": _boot_id()}
+    if not list_builds(sd):
+        if not answers:
+            print("no build yet; set answers with `bringup plan KEY=VALUE` to start one")
+            return 0
+        import asyncio
+
+        from wizard.engine import host_identity, local_host
+
+        identity = asyncio.run(host_identity(local_host()))
+        b = Build.open(sd, steps.STAGES, identity, create=True)
+    else:
+        b = Build.open(sd, steps.STAGES, identity)
+    try:
+        if answers:
+            if b.observing:
+                print("bringup: error: another bringup holds this build; close it first", file=sys.stderr)
+                return EXIT_ERROR
+            b.store.set_plan(**answers)
+        plan = b.store.plan()
+    finally:
+        b.close()
+    for k, (typ, help_) in PLAN_KEYS.items():
+        v = plan.get(k)
+        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {help_}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from wizard import actions as act
+    from wizard.engine import Build, host_identity, local_host
+    from wizard.store import list_builds
+
+    import steps
+
+    try:
+        step = steps.step_by_id(args.step)
+    except KeyError:
+        print(f"bringup: error: no step {args.step!r}", file=sys.stderr)
+        return EXIT_ERROR
+    if step.action is None:
+        print(f"bringup: error: step {step.id} has no action (it is checked or confirmed instead)", file=sys.stderr)
+        return EXIT_ERROR
+    host = local_host()
+    identity = asyncio.run(host_identity(host))
+    sd = state_dir(args)
+    b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
+    try:
+        resolved = asyncio.run(b.resolve_action(host, step))
+        a = step.action
+        print(f"{a.title}  ({step.id})")
+        print(f"  {a.description}")
+        print(f"  changes the system: {'yes' if a.changes_system else 'no'}; needs root: {'yes' if a.needs_root else 'no'}"
+              + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else ""))
+        if resolved.manual:
+            print(f"  cannot run here: {resolved.manual}")
+            return EXIT_ERROR
+        for line in resolved.describe():
+            print(f"  {line}")
+        if b.dry_run:
+            run = b.start_action(step, resolved)
+            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)
+                return EXIT_ERROR
+            if input("Run it? [y/N] ").strip().lower() not in ("y", "yes"):
+                print("not run")
+                return 1
+        try:
+            run = b.start_action(step, resolved)
+        except PermissionError as exc:
+            print(f"bringup: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}")
+        tail = act.LogTail(run.log_path)
+        while True:
+            for line in tail.read_new():
+                print(line, flush=True)
+            run = b.refresh_action(run)
+            if run.state != act.RUNNING:
+                for line in tail.read_new() + tail.flush():
+                    print(line, flush=True)
+                break
+            import time
+
+            time.sleep(0.2)
+        print(f"{run.state} (exit status {run.exit_status})")
+        return 0 if run.state == act.SUCCEEDED else 2
+    finally:
+        b.close()
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    from screens.app import run_app
+
+    return run_app(state=opt(args, "state"), snapshot=opt(args, "snapshot"),
+                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

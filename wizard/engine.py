@@ -1,0 +1,330 @@
+"""The engine: run a step's checks on a host, and hold one build's state.
+
+``run_checks`` is the whole data flow for a set of steps: collect the probes they need
+concurrently on the host, run each step's pure check, and return findings. ``Build`` wraps one
+build's store, lock and action runs; the CLI and the TUI both go through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from wizard import actions as act
+from wizard.checks.identity import dmi_fields
+from wizard.hosts import Host, LocalHost
+from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
+from wizard.parsers.host import parse_os_release
+from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
+from wizard.store import (
+    ActionRun, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, ensure_state_dir,
+    list_builds, new_build_id, utcnow,
+)
+
+
+def local_host() -> LocalHost:
+    return LocalHost(builtins=BUILTINS)
+
+
+def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[Step]:
+    """Steps with a check, in catalogue order, optionally of one stage."""
+    return [s for st in stages if stage_id in (None, st.id) for s in st.steps if s.check is not None]
+
+
+def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
+    """Run each step's check on already-collected outputs. A check that raises (a bug) yields an
+    ``unknown`` finding naming the exception instead of hiding the other steps' findings."""
+    result: dict[str, list[Finding]] = {}
+    for s in steps:
+        assert s.check is not None
+        try:
+            findings = list(s.check(outputs, plan))
+        except Exception as exc:  # noqa: BLE001
+            findings = [Finding(s.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
+                                "This is a bringup bug: please report it with a capture bundle.", "")]
+        result[s.id] = [Finding(f.id, f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source, s.id)
+                        for f in findings]
+    return result
+
+
+async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any]) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
+    """Collect every probe ``steps`` need (concurrently) and judge them. Returns
+    (step id -> findings, probe name -> output)."""
+    names = [p for s in steps for p in s.probes]
+    outputs = await collect(host, names)
+    return judge(steps, outputs, plan), outputs
+
+
+async def host_identity(host: Host) -> dict[str, Any]:
+    """Hostname, machine id, boot id, DMI product/serial, OS and kernel: each may be empty."""
+    outs = await collect(host, IDENTITY_PROBES)
+
+    def text(name: str) -> str:
+        o = outs.get(name)
+        return o.text.strip() if o is not None and o.ok else ""
+
+    dmi = dmi_fields(outs["dmi"].files) if "dmi" in outs else {}
+    osr = parse_os_release(outs["os_release"].text) if outs["os_release"].ok else None
+    return {
+        "hostname": text("hostname"),
+        "machine_id": text("machine_id"),
+        "boot_id": text("boot_id"),
+        "product": " ".join(x for x in (dmi.get("sys_vendor", ""), dmi.get("product_name", "")) if x),
+        "serial": dmi.get("product_serial", ""),
+        "bios_version": dmi.get("bios_version", ""),
+        "os": osr.pretty_name if osr else "",
+        "kernel": text("kernel"),
+    }
+
+
+@dataclass
+class ResumePoint:
+    stage: Stage
+    step: Step
+    running: list[ActionRun] = field(default_factory=list)
+
+
+class Build:
+    """One build: its directory, store and lock.
+
+    Open with :meth:`open`. When another instance holds the lock, ``observing`` is True and the
+    store is read-only: nothing is written, actions cannot start.
+    """
+
+    def __init__(self, info: BuildInfo, store: Store, lock: BuildLock, stages: Sequence[Stage],
+                 boot_id: str, dry_run: bool = False) -> None:
+        self.info = info
+        self.store = store
+        self.lock = lock
+        self.stages = tuple(stages)
+        self.boot_id = boot_id
+        self.dry_run = dry_run
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, state_dir: Path, stages: Sequence[Stage], identity: Mapping[str, Any] | None = None,
+             build_id: str | None = None, create: bool = False, dry_run: bool = False,
+             clock: Any = utcnow) -> "Build":
+        """Open the newest build (or ``build_id``) under ``state_dir``; create one with ``create``.
+
+        Raises:
+            StateDirError: the state directory is not writable (checked before anything runs).
+            StoreError: the build file is corrupt, from a newer bringup, or missing.
+        """
+        ensure_state_dir(Path(state_dir))
+        identity = dict(identity or {})
+        existing = list_builds(state_dir)
+        if create:
+            build_id = new_build_id(identity.get("hostname", ""))
+            path = builds_dir(state_dir) / build_id
+            path.mkdir(parents=True, exist_ok=False)
+            info = BuildInfo(build_id, path)
+        elif build_id is not None:
+            match = [b for b in existing if b.build_id == build_id]
+            if not match:
+                raise StoreError(f"no build {build_id} under {builds_dir(state_dir)}")
+            info = match[0]
+        else:
+            if not existing:
+                raise StoreError(f"no build under {builds_dir(state_dir)} yet: start one with `bringup`")
+            info = existing[-1]
+        lock = BuildLock(info.path)
+        lock.acquire()
+        try:
+            store = Store.open(info.db, readonly=not lock.acquired, create=create, clock=clock)
+        except Exception:
+            lock.release()
+            raise
+        b = cls(info, store, lock, stages, str(identity.get("boot_id", "")), dry_run)
+        if create:
+            from wizard import __version__
+
+            store.set_meta(build_id=build_id, created=clock(), bringup_version=__version__)
+            store.set_host({k: v for k, v in identity.items()})
+        return b
+
+    @property
+    def observing(self) -> bool:
+        return self.store.readonly
+
+    def close(self) -> None:
+        self.store.close()
+        self.lock.release()
+
+    # ------------------------------------------------------------ catalogue helpers
+
+    def steps(self) -> list[Step]:
+        return [s for st in self.stages for s in st.steps]
+
+    def step(self, step_id: str) -> Step:
+        for s in self.steps():
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+    def stage_of(self, step_id: str) -> Stage:
+        for st in self.stages:
+            if any(s.id == step_id for s in st.steps):
+                return st
+        raise KeyError(step_id)
+
+    # ------------------------------------------------------------ state
+
+    def status(self, step_id: str) -> StepStatus:
+        st = self.store.step_states().get(step_id)
+        return st.status if st else StepStatus.PENDING
+
+    def stale(self, step_id: str) -> bool:
+        """A boot-sensitive step verified under another boot: the reboot may have changed it."""
+        s = self.step(step_id)
+        st = self.store.step_states().get(step_id)
+        return bool(s.boot_sensitive and st and st.status in (StepStatus.PASSED, StepStatus.FAILED)
+                    and st.boot_id and self.boot_id and st.boot_id != self.boot_id)
+
+    def stage_status(self, stage: Stage) -> StepStatus:
+        """A stage is passed when every step is done, failed if any failed, running if any runs."""
+        states = self.store.step_states()
+        sts = [states[s.id].status if s.id in states else StepStatus.PENDING for s in stage.steps]
+        if any(x is StepStatus.RUNNING for x in sts):
+            return StepStatus.RUNNING
+        if any(x is StepStatus.FAILED for x in sts):
+            return StepStatus.FAILED
+        if any(x is StepStatus.INTERRUPTED for x in sts):
+            return StepStatus.INTERRUPTED
+        if all(x.done for x in sts):
+            return StepStatus.PASSED
+        return StepStatus.PENDING
+
+    def set_cursor(self, step_id: str) -> None:
+        if not self.observing:
+            self.store.set_meta(cursor_step=step_id)
+
+    def resume_point(self) -> ResumePoint:
+        """Where to pick up: the step the operator last opened, else the first step not done."""
+        meta = self.store.meta()
+        states = self.store.step_states()
+        running = self.store.action_runs(state=act.RUNNING)
+        step: Step | None = None
+        cursor = meta.get("cursor_step")
+        if isinstance(cursor, str):
+            try:
+                step = self.step(cursor)
+            except KeyError:
+                step = None
+        if step is None:
+            for s in self.steps():
+                st = states.get(s.id)
+                if st is None or not st.status.done:
+                    step = s
+                    break
+        if step is None:
+            step = self.steps()[-1]
+        return ResumePoint(self.stage_of(step.id), step, running)
+
+    def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "") -> Verdict:
+        verdict = overall(findings)
+        if not self.observing:
+            self.store.record_check(step_id, findings, verdict, self.boot_id, started_at, snapshot)
+            step = self.step(step_id)
+            status = status_for_verdict(verdict)
+            if step.manual and status is StepStatus.PENDING and self.status(step_id) is StepStatus.CONFIRMED:
+                status = StepStatus.CONFIRMED
+            self.store.set_step(step_id, status, verdict, boot_id=self.boot_id, user=act.current_user())
+        return verdict
+
+    def confirm(self, step_id: str, note: str = "") -> None:
+        self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=act.current_user(), boot_id=self.boot_id)
+
+    def skip(self, step_id: str, reason: str) -> None:
+        if not reason.strip():
+            raise ValueError("a skip needs a reason")
+        self.store.set_step(step_id, StepStatus.SKIPPED, reason=reason.strip(), user=act.current_user(),
+                            boot_id=self.boot_id)
+
+    def reset(self, step_id: str) -> None:
+        self.store.set_step(step_id, StepStatus.PENDING, user=act.current_user(), boot_id=self.boot_id)
+
+    # ------------------------------------------------------------ checks
+
+    async def check_steps(self, host: Host, steps: Sequence[Step], snapshot: str = "") -> dict[str, list[Finding]]:
+        started = self.store.clock()
+        results, _ = await run_checks(host, steps, self.store.plan())
+        for sid, findings in results.items():
+            self.record_findings(sid, findings, started, snapshot)
+        return results
+
+    # ------------------------------------------------------------ actions
+
+    @property
+    def actions_dir(self) -> Path:
+        return self.info.path / "actions"
+
+    @property
+    def backup_dir(self) -> Path:
+        return self.info.path / "backups"
+
+    async def resolve_action(self, host: Host, step: Step) -> act.Resolved:
+        assert step.action is not None
+        outputs = await collect(host, step.action.probes) if step.action.probes else {}
+        ctx = act.ActionContext(outputs, self.store.plan(), str(self.backup_dir))
+        return step.action.resolve(ctx)
+
+    def start_action(self, step: Step, resolved: act.Resolved, dry_run: bool | None = None) -> ActionRun:
+        """Start ``step``'s resolved action (detached). Raises ``PermissionError`` when it needs
+        root and this is not root, ``StoreError`` when observing, ``ValueError`` for manual-only."""
+        import os
+
+        assert step.action is not None
+        if self.observing:
+            raise StoreError("observing: another bringup holds this build; actions are disabled here")
+        if resolved.manual:
+            raise ValueError(resolved.manual)
+        dry = self.dry_run if dry_run is None else dry_run
+        if step.action.needs_root and os.geteuid() != 0 and not dry:
+            raise PermissionError(f"'{step.action.title}' needs root: run bringup with sudo")
+        run = act.start_run(self.store, self.actions_dir, step.id, step.action.title, resolved, self.boot_id, dry)
+        if not dry:
+            self.store.set_step(step.id, StepStatus.RUNNING, user=act.current_user(), boot_id=self.boot_id)
+        return run
+
+    def refresh_action(self, run: ActionRun) -> ActionRun:
+        """Update a run (finished / still running / interrupted) and its step's status."""
+        before = run.state
+        run = act.refresh(self.store, run, self.boot_id)
+        if run.state != before and not self.observing:
+            self._step_after_action(run)
+        return run
+
+    def _step_after_action(self, run: ActionRun) -> None:
+        status = {act.SUCCEEDED: StepStatus.PASSED, act.FAILED: StepStatus.FAILED,
+                  act.CANCELLED: StepStatus.FAILED, act.INTERRUPTED: StepStatus.INTERRUPTED}.get(run.state)
+        if status is None:
+            return
+        reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
+        self.store.set_step(run.step_id, status, reason=reason, user=run.user, boot_id=self.boot_id)
+
+    def reconcile(self) -> list[ActionRun]:
+        """On start: settle every run recorded as running. Returns the runs still running."""
+        still = []
+        for run in self.store.action_runs(state=act.RUNNING):
+            run = self.refresh_action(run)
+            if run.state == act.RUNNING:
+                still.append(run)
+        return still
+
+    def last_run(self, step_id: str) -> ActionRun | None:
+        runs = self.store.action_runs(step_id=step_id)
+        return runs[-1] if runs else None
+
+
+def verdict_summary(findings: Iterable[Finding]) -> dict[str, int]:
+    counts: dict[str, int] = {v.value: 0 for v in Verdict}
+    for f in findings:
+        counts[f.verdict.value] += 1
+    return counts
+
+
+__all__ = ["Build", "ResumePoint", "run_checks", "judge", "host_identity", "checked_steps", "local_host",
+           "StateDirError", "StoreError"]

@@ -1,0 +1,99 @@
+"""Backed-up, atomic file edits (used by actions that change configuration files).
+
+``atomic_write`` copies the current file to a timestamped backup first, then writes the new
+content to a temporary file in the same directory, fsyncs it, renames it over the original and
+fsyncs the directory, so a crash leaves either the old or the new file, never half of one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def backup_name(path: Path, backup_dir: Path, now: _dt.datetime | None = None) -> Path:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
+    flat = str(path).strip("/").replace("/", "__")
+    return backup_dir / f"{flat}.{stamp}.bak"
+
+
+def atomic_write(path: Path | str, content: bytes, backup_dir: Path | str | None = None,
+                 mode: int = 0o644) -> Path | None:
+    """Replace ``path`` with ``content`` atomically; back it up first if it exists.
+
+    Args:
+        path: the file to write.
+        content: the new bytes.
+        backup_dir: where the backup goes (created if needed); ``None`` = next to the file.
+        mode: permission bits for a new file (an existing file keeps its mode and owner).
+
+    Returns:
+        The backup's path, or ``None`` when the file did not exist.
+
+    Raises:
+        OSError: the directory is not writable, the disk is full, ... (the original is untouched).
+    """
+    path = Path(path)
+    backup: Path | None = None
+    st = None
+    if path.exists():
+        st = path.stat()
+        bdir = Path(backup_dir) if backup_dir is not None else path.parent
+        bdir.mkdir(parents=True, exist_ok=True)
+        backup = backup_name(path, bdir)
+        shutil.copy2(path, backup)
+        _fsync_file(backup)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if st is not None:
+            os.chmod(tmp, st.st_mode & 0o7777)
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                pass
+        else:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+    return backup
+
+
+def restore(path: Path | str, backup: Path | str) -> None:
+    """Roll ``path`` back to ``backup`` (atomically; the current content is backed up too)."""
+    path, backup = Path(path), Path(backup)
+    atomic_write(path, backup.read_bytes(), backup.parent)
+
+
+def _fsync_file(p: Path) -> None:
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # pragma: no cover - some filesystems refuse opening directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)

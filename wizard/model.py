@@ -1,0 +1,202 @@
+"""The vocabulary of bringup: verdicts, step statuses, findings, steps and stages.
+
+Verdict order and exit codes follow DESIGN.md's JSON contract and the health-check convention
+used by LBNL NHC and Meta GCM: exit 0 = all pass (or only skips), 1 = warn or unknown,
+2 = fail.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wizard.actions import ActionSpec
+    from wizard.probes import ProbeOutput
+
+
+class Verdict(str, enum.Enum):
+    """The outcome of one finding, or the worst of several.
+
+    ``skip`` means "not applicable here"; ``unknown`` means "could not tell" (the probe failed,
+    or its output could not be read) and is never silently counted as a pass.
+    """
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:  # so f-strings print "fail", not "Verdict.FAIL"
+        return self.value
+
+    @property
+    def rank(self) -> int:
+        """Severity rank: fail (4) > warn (3) > unknown (2) > pass (1) > skip (0)."""
+        return _RANK[self]
+
+    @property
+    def exit_code(self) -> int:
+        """Process exit status for this overall verdict: 0 pass/skip, 1 warn/unknown, 2 fail."""
+        return {Verdict.FAIL: 2, Verdict.WARN: 1, Verdict.UNKNOWN: 1}.get(self, 0)
+
+
+_RANK = {Verdict.SKIP: 0, Verdict.PASS: 1, Verdict.UNKNOWN: 2, Verdict.WARN: 3, Verdict.FAIL: 4}
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict:
+    """The most severe verdict of ``verdicts``; ``skip`` for an empty iterable."""
+    result = Verdict.SKIP
+    for v in verdicts:
+        if v.rank > result.rank:
+            result = v
+    return result
+
+
+class StepStatus(str, enum.Enum):
+    """Where one step of a build stands (DESIGN.md "Stages and steps")."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    PASSED = "passed"  # verified by a check (or its action succeeded)
+    CONFIRMED = "confirmed"  # a manual step the operator confirmed
+    FAILED = "failed"
+    SKIPPED = "skipped"  # with a reason
+    INTERRUPTED = "interrupted"  # was running when the process died
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def done(self) -> bool:
+        """True when the step needs nothing more from the operator."""
+        return self in (StepStatus.PASSED, StepStatus.CONFIRMED, StepStatus.SKIPPED)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One judgement about the machine: the unit the UI, the JSON output and the report show.
+
+    Attributes:
+        id: stable dotted id, e.g. ``health.gpu_pci`` (scripts key on it).
+        verdict: see :class:`Verdict`.
+        message: one line, naming the subject (GPU index and PCI bus id where relevant).
+        subject: what the finding is about ("host", "GPU 3 (0000:9b:00.0)", "/", ...).
+        evidence: the raw lines of probe output the verdict rests on (never rewritten).
+        remedy: what to do next; empty for a pass.
+        source: where the threshold or rule comes from (vendor doc, spec, tool).
+        step: the catalogue step that produced it (filled in by the engine).
+    """
+
+    id: str
+    verdict: Verdict
+    message: str
+    subject: str = "host"
+    evidence: tuple[str, ...] = ()
+    remedy: str = ""
+    source: str = ""
+    step: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-contract shape of a finding (DESIGN.md "The machine-readable contract")."""
+        return {
+            "id": self.id,
+            "verdict": self.verdict.value,
+            "subject": self.subject,
+            "message": self.message,
+            "evidence": list(self.evidence),
+            "remedy": self.remedy,
+            "source": self.source,
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+        """Inverse of :meth:`to_dict`; raises ``KeyError``/``ValueError`` on a malformed dict."""
+        return cls(
+            id=str(d["id"]),
+            verdict=Verdict(d["verdict"]),
+            message=str(d.get("message", "")),
+            subject=str(d.get("subject", "host")),
+            evidence=tuple(str(x) for x in d.get("evidence", ())),
+            remedy=str(d.get("remedy", "")),
+            source=str(d.get("source", "")),
+            step=str(d.get("step", "")),
+        )
+
+
+CheckFn = Callable[["Mapping[str, ProbeOutput]", "Mapping[str, Any]"], "list[Finding]"]
+"""A check: probe outputs by probe name + plan answers -> findings. Pure: no I/O."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the build, defined as data in ``steps/``.
+
+    Attributes:
+        id: stable dotted id ``<stage>.<name>``; never renamed (the store keys on it).
+        title: short imperative title.
+        why: why it matters, with its source.
+        instructions: what the operator does by hand where the machine cannot.
+        probes: names of the probes (``wizard.probes.REGISTRY``) the check reads.
+        check: optional pure function turning probe outputs (+ plan) into findings.
+        action: optional shell action (see :class:`wizard.actions.ActionSpec`).
+        requires: step ids that must be done first.
+        boot_sensitive: the verified state depends on the running boot; re-check after reboot.
+        manual: the operator must confirm it (the machine cannot fully verify it).
+    """
+
+    id: str
+    title: str
+    why: str
+    instructions: str = ""
+    probes: tuple[str, ...] = ()
+    check: CheckFn | None = None
+    action: "ActionSpec | None" = None
+    requires: tuple[str, ...] = ()
+    boot_sensitive: bool = False
+    manual: bool = False
+
+    @property
+    def stage_id(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """An ordered group of steps; stages are walked in catalogue order."""
+
+    id: str
+    title: str
+    summary: str
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+    short: str = ""  # label for narrow lists; defaults to the title
+
+    @property
+    def label(self) -> str:
+        return self.short or self.title
+
+    def step(self, step_id: str) -> Step:
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+
+def overall(findings: Sequence[Finding]) -> Verdict:
+    """Overall verdict of a list of findings (worst wins; empty -> skip)."""
+    return worst(f.verdict for f in findings)
+
+
+def status_for_verdict(verdict: Verdict) -> StepStatus:
+    """Step status after a check: pass/warn/skip -> passed, fail -> failed, unknown -> pending.
+
+    ``unknown`` leaves the step pending: nothing was verified, so it is not done.
+    """
+    if verdict in (Verdict.PASS, Verdict.WARN, Verdict.SKIP):
+        return StepStatus.PASSED
+    if verdict is Verdict.FAIL:
+        return StepStatus.FAILED
+    return StepStatus.PENDING

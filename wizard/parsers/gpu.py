@@ -1,0 +1,241 @@
+"""Parsers for GPU presence and the driver: sysfs PCI functions, ``nvidia-smi -L``, the NVML
+probe's JSON and ``/proc/driver/nvidia/version``. Never raise on garbage."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from wizard.probes import NVIDIA_VENDOR, ProbeOutput
+
+GPU_CLASS_PREFIXES = ("0x0300", "0x0302")
+"""PCI class codes of display controllers: 0x0300 VGA-compatible, 0x0302 3D controller
+(PCI Code and ID Assignment Specification, base class 03h). Data-center GPUs enumerate as 3D
+controllers, consumer cards as VGA."""
+
+BRIDGE_CLASS_PREFIX = "0x0680"
+"""PCI class 0x0680 "other bridge": what NVSwitch enumerates as (e.g. 10de:22a3 on HGX H100/H200;
+PCI Code and ID Assignment Specification base class 06h)."""
+
+
+@dataclass
+class PciFunction:
+    """One NVIDIA PCI function from sysfs. Link speeds are strings as sysfs prints them
+    ("16.0 GT/s PCIe"); widths are lane counts."""
+
+    bdf: str
+    device_id: str = ""
+    class_code: str = ""
+    subsystem: str = ""
+    numa_node: int | None = None
+    current_link_speed: str = ""
+    current_link_width: int | None = None
+    max_link_speed: str = ""
+    max_link_width: int | None = None
+    driver: str = ""
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.class_code.lower().startswith(GPU_CLASS_PREFIXES)
+
+    @property
+    def is_bridge(self) -> bool:
+        return self.class_code.lower().startswith(BRIDGE_CLASS_PREFIX)
+
+    @property
+    def pci_id(self) -> str:
+        return f"10de:{self.device_id.lower().removeprefix('0x')}" if self.device_id else "10de:?"
+
+
+@dataclass
+class PciFacts:
+    functions: list[PciFunction] = field(default_factory=list)
+    devices_seen: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> list[PciFunction]:
+        return [f for f in self.functions if f.is_gpu]
+
+    @property
+    def bridges(self) -> list[PciFunction]:
+        return [f for f in self.functions if f.is_bridge]
+
+
+def _int(s: str | None) -> int | None:
+    if s is None:
+        return None
+    s = s.strip()
+    return int(s) if re.fullmatch(r"-?\d+", s) else None
+
+
+def parse_pci(out: ProbeOutput) -> PciFacts:
+    """The ``pci`` probe's sysfs tree -> NVIDIA functions with class, link and driver binding."""
+    facts = PciFacts()
+    files = out.files
+    by_bdf: dict[str, PciFunction] = {}
+    for path, content in files.items():
+        m = re.fullmatch(r"/sys/bus/pci/devices/([^/]+)/vendor", path)
+        if not m:
+            continue
+        facts.devices_seen += 1
+        if content is None:
+            continue
+        if content.strip().lower() == NVIDIA_VENDOR:
+            by_bdf[m.group(1)] = PciFunction(bdf=m.group(1), evidence=[f"{path}:{content.strip()}"])
+    for path, content in files.items():
+        m = re.fullmatch(r"/sys/bus/pci/devices/([^/]+)/([a-z_]+)", path)
+        if m and m.group(1) in by_bdf and m.group(2) != "vendor":
+            fn = by_bdf[m.group(1)]
+            name = m.group(2)
+            if content is None:
+                continue
+            v = content.strip()
+            if name == "device":
+                fn.device_id = v
+            elif name == "class":
+                fn.class_code = v
+            elif name == "subsystem_vendor":
+                fn.subsystem = v + (":" + fn.subsystem if fn.subsystem else "")
+            elif name == "subsystem_device":
+                fn.subsystem = (fn.subsystem + ":" if fn.subsystem else "") + v
+            elif name == "numa_node":
+                fn.numa_node = _int(v)
+            elif name == "current_link_speed":
+                fn.current_link_speed = v
+            elif name == "current_link_width":
+                fn.current_link_width = _int(v)
+            elif name == "max_link_speed":
+                fn.max_link_speed = v
+            elif name == "max_link_width":
+                fn.max_link_width = _int(v)
+            if name in ("device", "class"):
+                fn.evidence.append(f"{path}:{v}")
+            continue
+        m = re.fullmatch(r"/sys/bus/pci/drivers/([^/]+)/([^/]+)", path)
+        if m and m.group(2) in by_bdf:
+            by_bdf[m.group(2)].driver = m.group(1)
+            by_bdf[m.group(2)].evidence.append(path)
+    facts.functions = sorted(by_bdf.values(), key=lambda f: f.bdf)
+    return facts
+
+
+# ------------------------------------------------------------------ nvidia-smi -L
+
+
+@dataclass
+class SmiList:
+    """``nvidia-smi -L``: GPU lines, or the driver's error text."""
+
+    gpus: list[tuple[int, str, str]] = field(default_factory=list)  # (index, name, uuid)
+    error_kind: str = ""  # "", "no_driver", "no_devices", "other"
+    error_lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+_SMI_ERRORS = (
+    (re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
+                r"Driver/library version mismatch|Failed to initialize NVML", re.I), "no_driver"),
+    (re.compile(r"No devices were found", re.I), "no_devices"),
+)
+
+
+def parse_nvidia_smi_l(text: str) -> SmiList:
+    r = SmiList()
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        m = re.match(r"GPU (\d+): (.*?)(?: \(UUID: ([^)]*)\))?$", s)
+        if m:
+            r.gpus.append((int(m.group(1)), m.group(2).strip(), m.group(3) or ""))
+            continue
+        if re.match(r"\s*(MIG|Link)\b", s):  # MIG device lines under a GPU
+            continue
+        for rx, kind in _SMI_ERRORS:
+            if rx.search(s):
+                r.error_kind = r.error_kind or kind
+                r.error_lines.append(s)
+                break
+        else:
+            r.problems.append(line)
+    if r.problems and not r.gpus and not r.error_kind:
+        r.error_kind = "other"
+    return r
+
+
+# ------------------------------------------------------------------ NVML probe JSON
+
+
+@dataclass
+class NvmlFacts:
+    init: str = ""
+    error: str = ""
+    driver_version: str = ""
+    cuda_driver_version: int | None = None
+    count: int | None = None
+    gpus: list[dict] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def cuda_version_str(self) -> str:
+        """``cuda_driver_version`` 12040 -> "12.4" (NVML encodes 1000*major + 10*minor)."""
+        v = self.cuda_driver_version
+        if not v:
+            return ""
+        return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def parse_nvml(text: str) -> NvmlFacts:
+    f = NvmlFacts()
+    try:
+        d = json.loads(text)
+    except ValueError:
+        f.problems.append(text.strip()[:500] or "(empty output)")
+        return f
+    if not isinstance(d, dict):
+        f.problems.append(text.strip()[:500])
+        return f
+    f.init = str(d.get("init", ""))
+    f.error = str(d.get("error", ""))
+    f.driver_version = str(d.get("driver_version", "") or "")
+    cv = d.get("cuda_driver_version")
+    f.cuda_driver_version = cv if isinstance(cv, int) else None
+    c = d.get("count")
+    f.count = c if isinstance(c, int) else None
+    gpus = d.get("gpus") or []
+    f.gpus = [g for g in gpus if isinstance(g, dict)] if isinstance(gpus, list) else []
+    if not f.init:
+        f.problems.append(text.strip()[:500])
+    return f
+
+
+# ------------------------------------------------------------------ /proc/driver/nvidia/version
+
+
+@dataclass
+class DriverVersion:
+    """``/proc/driver/nvidia/version``: version and flavour ("open" or "proprietary")."""
+
+    version: str = ""
+    flavour: str = ""
+    line: str = ""
+    gcc_line: str = ""
+
+
+def parse_driver_version(text: str) -> DriverVersion:
+    """Handles both the open ("NVIDIA UNIX Open Kernel Module for x86_64  565.57.01 ...") and
+    the proprietary ("NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...") formats."""
+    d = DriverVersion()
+    for line in text.splitlines():
+        if line.startswith("NVRM version:"):
+            d.line = line.strip()
+            m = re.search(r"\s(\d{3,}\.\d+(?:\.\d+)?)\s", line + " ")
+            if m:
+                d.version = m.group(1)
+            d.flavour = "open" if "Open Kernel Module" in line else "proprietary"
+        elif line.startswith("GCC version:"):
+            d.gcc_line = line.strip()
+    return d

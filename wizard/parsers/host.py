@@ -1,0 +1,448 @@
+"""Parsers for host facts: /etc/os-release, /proc and sysfs files, df.
+
+Every parser is a pure function of a :class:`wizard.probes.ProbeOutput` (or its text) and
+never raises on garbage: it returns what it could read, with ``problems`` listing what it
+could not (those lines become the evidence of an ``unknown`` finding).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+
+def parse_cpulist(text: str) -> set[int] | None:
+    """Kernel cpulist/nodelist format ("0-3,8,10-11") -> set of ints; ``None`` if malformed."""
+    out: set[int] = set()
+    text = text.strip()
+    if not text:
+        return out
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo or hi - lo > 1_000_000:
+            return None
+        out.update(range(lo, hi + 1))
+    return out
+
+
+# ------------------------------------------------------------------ os-release and kernel
+
+
+@dataclass
+class OsRelease:
+    """Fields of os-release(5). ``id_like`` is a list; missing fields are empty strings."""
+
+    id: str = ""
+    id_like: list[str] = field(default_factory=list)
+    version_id: str = ""
+    pretty_name: str = ""
+    name: str = ""
+    version_codename: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_os_release(text: str) -> OsRelease:
+    """os-release(5): ``KEY=value`` lines, values optionally shell-quoted."""
+    r = OsRelease()
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Z0-9_]+)=(.*)", s)
+        if not m:
+            r.problems.append(line)
+            continue
+        key, raw = m.groups()
+        try:
+            parts = shlex.split(raw)
+            value = parts[0] if parts else ""
+        except ValueError:
+            value = raw.strip("\"'")
+        r.fields[key] = value
+    f = r.fields
+    r.id = f.get("ID", "").lower()
+    r.id_like = f.get("ID_LIKE", "").lower().split()
+    r.version_id = f.get("VERSION_ID", "")
+    r.name = f.get("NAME", "")
+    r.pretty_name = f.get("PRETTY_NAME", "") or " ".join(x for x in (r.name, r.version_id) if x)
+    r.version_codename = f.get("VERSION_CODENAME", "")
+    return r
+
+
+# ------------------------------------------------------------------ memory and swap
+
+
+@dataclass
+class MemInfo:
+    """/proc/meminfo values in KiB (the file's unit, printed as "kB")."""
+
+    kib: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def total_kib(self) -> int | None:
+        return self.kib.get("MemTotal")
+
+    @property
+    def available_kib(self) -> int | None:
+        return self.kib.get("MemAvailable")
+
+    @property
+    def swap_total_kib(self) -> int | None:
+        return self.kib.get("SwapTotal")
+
+    @property
+    def swap_free_kib(self) -> int | None:
+        return self.kib.get("SwapFree")
+
+
+def parse_meminfo(text: str) -> MemInfo:
+    r = MemInfo()
+    for line in text.splitlines():
+        m = re.fullmatch(r"\s*([A-Za-z0-9_()]+):\s+(\d+)(?:\s+kB)?\s*", line)
+        if m:
+            r.kib[m.group(1)] = int(m.group(2))
+        elif line.strip():
+            r.problems.append(line)
+    return r
+
+
+@dataclass
+class SwapDevice:
+    filename: str
+    type: str
+    size_kib: int
+    used_kib: int
+    priority: int
+    line: str
+
+
+@dataclass
+class Swaps:
+    devices: list[SwapDevice] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    header_seen: bool = False
+
+    @property
+    def total_kib(self) -> int:
+        return sum(d.size_kib for d in self.devices)
+
+
+def parse_proc_swaps(text: str) -> Swaps:
+    """/proc/swaps: header ``Filename Type Size Used Priority`` (sizes in KiB)."""
+    r = Swaps()
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("Filename"):
+            r.header_seen = True
+            continue
+        parts = line.split()
+        if len(parts) >= 5 and all(re.fullmatch(r"-?\d+", p) for p in parts[-3:]):
+            name = " ".join(parts[:-4]).replace("\\040", " ")
+            r.devices.append(SwapDevice(name, parts[-4], int(parts[-3]), int(parts[-2]), int(parts[-1]), line))
+        else:
+            r.problems.append(line)
+    return r
+
+
+# ------------------------------------------------------------------ kernel command line
+
+
+@dataclass
+class Cmdline:
+    """Kernel command line: ``params`` maps each key to its last value ("" for bare flags)."""
+
+    raw: str
+    params: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str) -> str | None:
+        return self.params.get(key)
+
+
+def parse_cmdline(text: str) -> Cmdline:
+    raw = text.strip().replace("\0", " ")
+    c = Cmdline(raw=raw)
+    tokens = raw.split()
+    for tok in tokens:
+        if tok == "--":  # the rest goes to init, not the kernel
+            break
+        key, _, value = tok.partition("=")
+        c.params[key] = value
+    return c
+
+
+# ------------------------------------------------------------------ CPU and NUMA
+
+
+@dataclass
+class CpuFacts:
+    """CPU model and topology.
+
+    ``sockets``/``cores`` count distinct ``physical_package_id`` and (package, core_id) pairs of
+    online CPUs; ``logical`` counts online CPUs. ``smt_active`` comes from
+    ``/sys/devices/system/cpu/smt/active`` (None when the file is absent, e.g. on some VMs).
+    """
+
+    model: str = ""
+    logical: int | None = None
+    sockets: int | None = None
+    cores: int | None = None
+    smt_active: bool | None = None
+    smt_control: str = ""
+    online: set[int] | None = None
+    possible: set[int] | None = None
+    problems: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def threads_per_core(self) -> float | None:
+        if self.logical and self.cores:
+            return self.logical / self.cores
+        return None
+
+
+_MODEL_KEYS = ("model name", "cpu model", "cpu", "Model Name", "Processor", "Hardware")
+
+
+def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
+    """/proc/cpuinfo (model) + sysfs topology files (path -> content) -> :class:`CpuFacts`."""
+    f = CpuFacts()
+    for key in _MODEL_KEYS:
+        for line in cpuinfo_text.splitlines():
+            k, sep, v = line.partition(":")
+            if sep and k.strip() == key and v.strip():
+                f.model = re.sub(r"\s+", " ", v.strip())
+                f.evidence.append(line.strip())
+                break
+        if f.model:
+            break
+    if not f.model:
+        impl = part = ""
+        for line in cpuinfo_text.splitlines():
+            k, _, v = line.partition(":")
+            if k.strip() == "CPU implementer" and not impl:
+                impl = v.strip()
+            if k.strip() == "CPU part" and not part:
+                part = v.strip()
+        if impl:
+            f.model = f"Arm CPU (implementer {impl}, part {part or '?'})"
+    base = "/sys/devices/system/cpu"
+    for name in ("online", "possible"):
+        content = topology.get(f"{base}/{name}")
+        if content is not None:
+            cpus = parse_cpulist(content)
+            if cpus is None:
+                f.problems.append(f"{base}/{name}:{content.strip()}")
+            setattr(f, name, cpus)
+            f.evidence.append(f"{base}/{name}:{content.strip()}")
+    smt = topology.get(f"{base}/smt/active")
+    if smt is not None:
+        if smt.strip() in ("0", "1"):
+            f.smt_active = smt.strip() == "1"
+        else:
+            f.problems.append(f"{base}/smt/active:{smt.strip()}")
+        f.evidence.append(f"{base}/smt/active:{smt.strip()}")
+    ctl = topology.get(f"{base}/smt/control")
+    if ctl is not None:
+        f.smt_control = ctl.strip()
+        f.evidence.append(f"{base}/smt/control:{ctl.strip()}")
+    pkg: dict[int, str] = {}
+    core: dict[int, str] = {}
+    for path, content in topology.items():
+        m = re.fullmatch(rf"{base}/cpu(\d+)/topology/(physical_package_id|core_id)", path)
+        if not m or content is None:
+            continue
+        cpu = int(m.group(1))
+        (pkg if m.group(2) == "physical_package_id" else core)[cpu] = content.strip()
+    cpus = sorted(set(pkg) & set(core))
+    if f.online is not None:
+        cpus = [c for c in cpus if c in f.online]
+    if cpus:
+        f.logical = len(cpus)
+        f.sockets = len({pkg[c] for c in cpus})
+        f.cores = len({(pkg[c], core[c]) for c in cpus})
+    elif f.online is not None:
+        f.logical = len(f.online)
+    return f
+
+
+@dataclass
+class NumaFacts:
+    """NUMA nodes: node id -> set of CPUs (an empty set = a memory-only or empty node)."""
+
+    nodes: dict[int, set[int]] = field(default_factory=dict)
+    online: set[int] | None = None
+    problems: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+
+
+def parse_numa(tree: dict[str, str | None]) -> NumaFacts:
+    n = NumaFacts()
+    base = "/sys/devices/system/node"
+    online = tree.get(f"{base}/online")
+    if online is not None:
+        n.online = parse_cpulist(online)
+        n.evidence.append(f"{base}/online:{online.strip()}")
+        if n.online is None:
+            n.problems.append(f"{base}/online:{online.strip()}")
+    for path, content in sorted(tree.items()):
+        m = re.fullmatch(rf"{base}/node(\d+)/cpulist", path)
+        if not m or content is None:
+            continue
+        cpus = parse_cpulist(content)
+        n.evidence.append(f"{path}:{content.strip()}")
+        if cpus is None:
+            n.problems.append(f"{path}:{content.strip()}")
+            continue
+        n.nodes[int(m.group(1))] = cpus
+    return n
+
+
+# ------------------------------------------------------------------ IOMMU
+
+
+@dataclass
+class IommuFacts:
+    """IOMMU state from sysfs: hardware units (``/sys/class/iommu``) and each group's default
+    domain type (``identity`` = passthrough, ``DMA``/``DMA-FQ`` = translated; kernel
+    Documentation/ABI/testing/sysfs-kernel-iommu_groups)."""
+
+    units: list[str] = field(default_factory=list)
+    group_types: dict[str, str] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def types(self) -> set[str]:
+        return set(self.group_types.values())
+
+
+def parse_iommu(tree: dict[str, str | None]) -> IommuFacts:
+    f = IommuFacts()
+    for path, content in sorted(tree.items()):
+        m = re.fullmatch(r"/sys/class/iommu/([^/]+)/uevent", path)
+        if m:
+            f.units.append(m.group(1))
+            continue
+        m = re.fullmatch(r"/sys/kernel/iommu_groups/([^/]+)/type", path)
+        if m and content is not None:
+            f.group_types[m.group(1)] = content.strip()
+    if f.units:
+        f.evidence.append(f"/sys/class/iommu: {' '.join(f.units[:8])}" + (" ..." if len(f.units) > 8 else ""))
+    counts: dict[str, int] = {}
+    for t in f.group_types.values():
+        counts[t] = counts.get(t, 0) + 1
+    for t, c in sorted(counts.items()):
+        f.evidence.append(f"/sys/kernel/iommu_groups/*/type: {t} ({c} groups)")
+    return f
+
+
+# ------------------------------------------------------------------ filesystems
+
+
+def _unescape_mount(s: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+
+
+@dataclass
+class Mount:
+    source: str
+    mountpoint: str
+    fstype: str
+    options: list[str]
+    line: str
+
+
+def parse_mounts(text: str) -> tuple[list[Mount], list[str]]:
+    """/proc/self/mounts -> (mounts, unreadable lines)."""
+    mounts: list[Mount] = []
+    problems: list[str] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            if line.strip():
+                problems.append(line)
+            continue
+        mounts.append(Mount(_unescape_mount(parts[0]), _unescape_mount(parts[1]), parts[2],
+                            parts[3].split(","), line))
+    return mounts, problems
+
+
+@dataclass
+class DfEntry:
+    """One ``df -P -T -B1`` row; sizes in bytes."""
+
+    source: str
+    fstype: str
+    size_bytes: int
+    used_bytes: int
+    avail_bytes: int
+    capacity_pct: int
+    mountpoint: str
+    line: str
+
+    @property
+    def used_pct(self) -> float:
+        """Used share as df prints it (its Capacity column: used / (used + available), rounded up)."""
+        return float(self.capacity_pct)
+
+
+def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
+    """``df -P -T -B1`` output -> (rows, unreadable lines)."""
+    rows: list[DfEntry] = []
+    problems: list[str] = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("Filesystem"):
+            continue
+        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)%\s+(.+)", line.strip())
+        if not m:
+            problems.append(line)
+            continue
+        rows.append(DfEntry(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)),
+                            int(m.group(5)), int(m.group(6)), m.group(7), line))
+    return rows, problems
+
+
+def mount_for(path: str, mountpoints: list[str]) -> str | None:
+    """The longest mount point that contains ``path`` (string prefix on path components)."""
+    best = None
+    for mp in mountpoints:
+        if path == mp or mp == "/" or path.startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) > len(best):
+                best = mp
+    return best
+
+
+# ------------------------------------------------------------------ kernel modules
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    used_by: list[str]
+    line: str
+
+
+def parse_modules(text: str) -> tuple[dict[str, ModuleInfo], list[str]]:
+    """/proc/modules or ``lsmod`` text -> (name -> module, unreadable lines)."""
+    mods: dict[str, ModuleInfo] = {}
+    problems: list[str] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts or parts[0] == "Module":
+            continue
+        if len(parts) >= 3 and re.fullmatch(r"[A-Za-z0-9_\-]+", parts[0]) and parts[1].isdigit():
+            used = []
+            if len(parts) >= 4 and parts[3] not in ("-",):
+                used = [u for u in parts[3].strip(",").split(",") if u and u != "-"]
+            mods[parts[0]] = ModuleInfo(parts[0], used, line)
+        else:
+            problems.append(line)
+    return mods, problems

@@ -1,0 +1,431 @@
+"""The build record: one SQLite file per build, WAL, ``synchronous=FULL``, schema migrations.
+
+Layout under the state directory (``/var/lib/bringup`` as root, the platformdirs user state dir
+otherwise, ``--state DIR`` to override)::
+
+    builds/<build-id>/build.db        this file (plus -wal/-shm while open)
+    builds/<build-id>/lock            flock held by the instance that may write
+    builds/<build-id>/actions/        <run>.log, <run>.status, <run>.json per action run
+    builds/<build-id>/backups/        copies of files actions edited
+
+A second instance finds the lock held and opens the build read-only ("observing").
+A file that is not a SQLite database, fails ``PRAGMA quick_check``, or carries a newer schema
+than this bringup knows is refused with :class:`StoreError` naming it, and is never written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+import os
+import re
+import socket
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from wizard.model import Finding, StepStatus, Verdict
+
+SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+DB_NAME = "build.db"
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE host (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE plan (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TEXT NOT NULL);
+    CREATE TABLE step_state (
+        step_id TEXT PRIMARY KEY, status TEXT NOT NULL, verdict TEXT, reason TEXT NOT NULL DEFAULT '',
+        user TEXT NOT NULL DEFAULT '', boot_id TEXT NOT NULL DEFAULT '', updated_at TEXT NOT NULL);
+    CREATE TABLE step_event (
+        id INTEGER PRIMARY KEY, step_id TEXT NOT NULL, status TEXT NOT NULL, verdict TEXT,
+        reason TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '', boot_id TEXT NOT NULL DEFAULT '',
+        at TEXT NOT NULL);
+    CREATE TABLE check_run (
+        id INTEGER PRIMARY KEY, step_id TEXT NOT NULL, verdict TEXT NOT NULL, boot_id TEXT NOT NULL,
+        snapshot TEXT NOT NULL DEFAULT '', started_at TEXT NOT NULL, finished_at TEXT NOT NULL);
+    CREATE TABLE finding (
+        id INTEGER PRIMARY KEY, check_run INTEGER NOT NULL REFERENCES check_run(id),
+        step_id TEXT NOT NULL, finding_id TEXT NOT NULL, verdict TEXT NOT NULL, subject TEXT NOT NULL,
+        message TEXT NOT NULL, evidence TEXT NOT NULL, remedy TEXT NOT NULL, source TEXT NOT NULL);
+    CREATE INDEX finding_step ON finding(step_id, check_run);
+    CREATE TABLE action_run (
+        id INTEGER PRIMARY KEY, step_id TEXT NOT NULL, title TEXT NOT NULL, argv TEXT NOT NULL,
+        user TEXT NOT NULL, dry_run INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL,
+        pid INTEGER, pid_start REAL, log_path TEXT NOT NULL, status_path TEXT NOT NULL,
+        exit_status INTEGER, boot_id TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT);
+    """,
+}
+
+
+class StoreError(Exception):
+    """The build file cannot be used (corrupt, newer schema, unreadable); it was not modified."""
+
+
+class StateDirError(Exception):
+    """The state directory cannot be created or written."""
+
+
+def utcnow() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def default_state_dir() -> Path:
+    """``/var/lib/bringup`` when running as root, else the platformdirs user state dir."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/bringup")
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("bringup", appauthor=False))
+
+
+def ensure_state_dir(path: Path) -> Path:
+    """Create ``path`` if needed and prove it is writable, else raise :class:`StateDirError`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateDirError(f"cannot create the state directory {path}: {exc.strerror or exc}") from None
+    if not path.is_dir():
+        raise StateDirError(f"the state path {path} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StateDirError(
+            f"the state directory {path} is not writable ({exc.strerror or exc}); run as root, or "
+            f"pass --state DIR with a directory you can write") from None
+    return path
+
+
+@dataclass
+class StepState:
+    step_id: str
+    status: StepStatus
+    verdict: Verdict | None
+    reason: str
+    user: str
+    boot_id: str
+    updated_at: str
+
+
+@dataclass
+class ActionRun:
+    id: int
+    step_id: str
+    title: str
+    argv: list[list[str]]
+    user: str
+    dry_run: bool
+    state: str  # running | succeeded | failed | interrupted | dry-run
+    pid: int | None
+    pid_start: float | None
+    log_path: str
+    status_path: str
+    exit_status: int | None
+    boot_id: str
+    started_at: str
+    ended_at: str | None
+
+
+def check_file(path: Path) -> None:
+    """Refuse a file that is not an SQLite database, without modifying it."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read the build file {path}: {exc.strerror or exc}") from None
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"the build file {path} is not an SQLite database (corrupt?); it was left "
+                         f"untouched. Move it aside to start a new build, or attach it to a bug report.")
+
+
+class Store:
+    """One build's SQLite file. Use :meth:`open`; every write commits before returning."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, readonly: bool, clock: Callable[[], str]) -> None:
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+        self.clock = clock
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, path: Path, readonly: bool = False, create: bool = False,
+             clock: Callable[[], str] = utcnow) -> "Store":
+        """Open (or with ``create``, create) the build file at ``path``.
+
+        Raises:
+            StoreError: missing (without ``create``), not a database, corrupt, or a newer schema.
+        """
+        path = Path(path)
+        exists = path.exists() and path.stat().st_size > 0
+        if not exists and not create:
+            raise StoreError(f"no build file at {path}")
+        if exists:
+            check_file(path)
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                       check_same_thread=False, timeout=10)
+            else:
+                conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
+            conn.row_factory = sqlite3.Row
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if ok != "ok":
+                conn.close()
+                raise StoreError(f"the build file {path} is damaged (sqlite quick_check: {ok}); it was left "
+                                 f"untouched. Move it aside to start a new build.")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the build file {path} cannot be read as a database ({exc}); it was left "
+                             f"untouched. Move it aside to start a new build.") from None
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"the build file {path} has schema version {version}, newer than this bringup "
+                             f"understands ({SCHEMA_VERSION}); upgrade bringup. The file was left untouched.")
+        store = cls(conn, path, readonly, clock)
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            store._migrate(version)
+        elif version < SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"the build file {path} has an older schema ({version}) and is opened "
+                             f"read-only; open it once without another instance running to upgrade it.")
+        return store
+
+    def _migrate(self, current: int) -> None:
+        for v in range(current + 1, SCHEMA_VERSION + 1):
+            with self.tx():
+                for stmt in _statements(MIGRATIONS[v]):
+                    self.conn.execute(stmt)
+                self.conn.execute(f"PRAGMA user_version = {v}")
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:  # pragma: no cover
+            pass
+
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+            if et is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+
+    def tx(self) -> "Store._Tx":
+        if self.readonly:
+            raise StoreError(f"{self.path} is open read-only (another bringup holds this build)")
+        return Store._Tx(self.conn)
+
+    # ---------------------------------------------------------------- key/value tables
+
+    def _get_kv(self, table: str) -> dict[str, Any]:
+        return {r["key"]: json.loads(r["value"]) for r in self.conn.execute(f"SELECT key, value FROM {table}")}
+
+    def meta(self) -> dict[str, Any]:
+        return self._get_kv("meta")
+
+    def set_meta(self, **values: Any) -> None:
+        with self.tx() as c:
+            for k, v in values.items():
+                c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (k, json.dumps(v)))
+
+    def host(self) -> dict[str, Any]:
+        return self._get_kv("host")
+
+    def set_host(self, identity: dict[str, Any]) -> None:
+        with self.tx() as c:
+            for k, v in identity.items():
+                c.execute("INSERT OR REPLACE INTO host(key, value) VALUES (?, ?)", (k, json.dumps(v)))
+
+    def plan(self) -> dict[str, Any]:
+        return {r["key"]: json.loads(r["value"]) for r in self.conn.execute("SELECT key, value FROM plan")}
+
+    def set_plan(self, **answers: Any) -> None:
+        now = self.clock()
+        with self.tx() as c:
+            for k, v in answers.items():
+                c.execute("INSERT OR REPLACE INTO plan(key, value, updated_at) VALUES (?, ?, ?)",
+                          (k, json.dumps(v), now))
+
+    # ---------------------------------------------------------------- steps
+
+    def set_step(self, step_id: str, status: StepStatus, verdict: Verdict | None = None, reason: str = "",
+                 user: str = "", boot_id: str = "") -> None:
+        now = self.clock()
+        v = verdict.value if verdict else None
+        with self.tx() as c:
+            c.execute("INSERT OR REPLACE INTO step_state(step_id, status, verdict, reason, user, boot_id, updated_at)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?)", (step_id, status.value, v, reason, user, boot_id, now))
+            c.execute("INSERT INTO step_event(step_id, status, verdict, reason, user, boot_id, at)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?)", (step_id, status.value, v, reason, user, boot_id, now))
+
+    def step_states(self) -> dict[str, StepState]:
+        out = {}
+        for r in self.conn.execute("SELECT * FROM step_state"):
+            out[r["step_id"]] = StepState(r["step_id"], StepStatus(r["status"]),
+                                          Verdict(r["verdict"]) if r["verdict"] else None, r["reason"],
+                                          r["user"], r["boot_id"], r["updated_at"])
+        return out
+
+    def step_events(self, step_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT * FROM step_event WHERE step_id = ? ORDER BY id", (step_id,))]
+
+    # ---------------------------------------------------------------- checks and findings
+
+    def record_check(self, step_id: str, findings: Iterable[Finding], verdict: Verdict, boot_id: str,
+                     started_at: str, snapshot: str = "") -> int:
+        now = self.clock()
+        with self.tx() as c:
+            cur = c.execute("INSERT INTO check_run(step_id, verdict, boot_id, snapshot, started_at, finished_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?)", (step_id, verdict.value, boot_id, snapshot, started_at, now))
+            run_id = int(cur.lastrowid or 0)
+            for f in findings:
+                c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence,"
+                          " remedy, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          (run_id, step_id, f.id, f.verdict.value, f.subject, f.message,
+                           json.dumps(list(f.evidence)), f.remedy, f.source))
+        return run_id
+
+    def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+        row = self.conn.execute("SELECT * FROM check_run WHERE step_id = ? ORDER BY id DESC LIMIT 1",
+                                (step_id,)).fetchone()
+        if row is None:
+            return None, []
+        findings = [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
+                            tuple(json.loads(r["evidence"])), r["remedy"], r["source"], step_id)
+                    for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (row["id"],))]
+        return dict(row), findings
+
+    # ---------------------------------------------------------------- actions
+
+    def add_action_run(self, step_id: str, title: str, argv: list[list[str]], user: str, dry_run: bool,
+                       state: str, log_path: str, status_path: str, boot_id: str) -> int:
+        with self.tx() as c:
+            cur = c.execute("INSERT INTO action_run(step_id, title, argv, user, dry_run, state, log_path, status_path,"
+                            " boot_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (step_id, title, json.dumps(argv), user, int(dry_run), state, log_path, status_path,
+                             boot_id, self.clock()))
+            return int(cur.lastrowid or 0)
+
+    def update_action_run(self, run_id: int, **fields: Any) -> None:
+        allowed = {"state", "pid", "pid_start", "exit_status", "ended_at", "log_path", "status_path"}
+        bad = set(fields) - allowed
+        if bad:
+            raise ValueError(f"unknown action_run fields {bad}")
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        with self.tx() as c:
+            c.execute(f"UPDATE action_run SET {sets} WHERE id = ?", (*fields.values(), run_id))
+
+    def action_runs(self, step_id: str | None = None, state: str | None = None) -> list[ActionRun]:
+        q = "SELECT * FROM action_run"
+        cond, args = [], []
+        if step_id is not None:
+            cond.append("step_id = ?")
+            args.append(step_id)
+        if state is not None:
+            cond.append("state = ?")
+            args.append(state)
+        if cond:
+            q += " WHERE " + " AND ".join(cond)
+        q += " ORDER BY id"
+        return [_action_row(r) for r in self.conn.execute(q, args)]
+
+    def action_run(self, run_id: int) -> ActionRun | None:
+        r = self.conn.execute("SELECT * FROM action_run WHERE id = ?", (run_id,)).fetchone()
+        return _action_row(r) if r else None
+
+
+def _action_row(r: sqlite3.Row) -> ActionRun:
+    return ActionRun(r["id"], r["step_id"], r["title"], json.loads(r["argv"]), r["user"], bool(r["dry_run"]),
+                     r["state"], r["pid"], r["pid_start"], r["log_path"], r["status_path"], r["exit_status"],
+                     r["boot_id"], r["started_at"], r["ended_at"])
+
+
+def _statements(script: str) -> Iterator[str]:
+    for stmt in script.split(";"):
+        if stmt.strip():
+            yield stmt.strip()
+
+
+# -------------------------------------------------------------------- builds in a state directory
+
+
+@dataclass
+class BuildInfo:
+    build_id: str
+    path: Path  # the build directory
+
+    @property
+    def db(self) -> Path:
+        return self.path / DB_NAME
+
+
+def builds_dir(state_dir: Path) -> Path:
+    return Path(state_dir) / "builds"
+
+
+def list_builds(state_dir: Path) -> list[BuildInfo]:
+    """Builds in ``state_dir``, oldest first (build ids start with a UTC timestamp)."""
+    d = builds_dir(state_dir)
+    if not d.is_dir():
+        return []
+    return [BuildInfo(p.name, p) for p in sorted(d.iterdir()) if (p / DB_NAME).exists()]
+
+
+def new_build_id(hostname: str, now: _dt.datetime | None = None) -> str:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", hostname or socket.gethostname())[:40]
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{safe}"
+
+
+class BuildLock:
+    """An exclusive ``flock`` on ``<build>/lock``; ``acquired`` is False when another instance holds it."""
+
+    def __init__(self, build_dir: Path) -> None:
+        self.path = Path(build_dir) / "lock"
+        self.fd: int | None = None
+        self.acquired = False
+        self.holder = ""
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                self.holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+            finally:
+                os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        self.fd = fd
+        self.acquired = True
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+                self.acquired = False
