@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
 from screens.widgets import TopBar
+from wizard.store import short_time
 from wizard import actions as act
 
 SHOW_LINES = 5000
@@ -91,12 +92,12 @@ class ActionScreen(Screen[None]):
         if run is None:
             return
         if run.state == act.RUNNING:
-            text = f"running (pid {run.pid}) since {run.started_at}; it keeps running if you leave this screen or lose the session"
+            text = f"running (pid {run.pid}) since {short_time(run.started_at)}; it keeps running if you leave this screen or lose the session"
         elif run.state == act.DRY_RUN:
             text = "dry run: nothing was run"
         else:
             text = f"{run.state}" + (f", exit status {run.exit_status}" if run.exit_status is not None else "") + \
-                   (f", ended {run.ended_at}" if run.ended_at else "")
+                   (f", ended {short_time(run.ended_at)}" if run.ended_at else "")
         text += f"\nlog file: {run.log_path}"
         self.query_one("#action-state", Static).update(text)
 

@@ -111,12 +111,15 @@ class BringupApp(App[int]):
     async def on_mount(self) -> None:
         if self.basic:
             self.theme = "ansi-dark"
+        # SIGHUP (the SSH session dropped) and SIGTERM: leave cleanly. Every state change is
+        # already committed, and running actions are detached, so nothing is lost.
+        self._signals: list[int] = []
         try:
-            self.add_class("-basic") if self.basic else None
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGHUP, signal.SIGTERM):
                 loop.add_signal_handler(sig, self.exit)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on the main thread
+                self._signals.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not the main thread
             pass
         from screens.start import ErrorScreen, StartScreen
 
@@ -270,6 +273,12 @@ class BringupApp(App[int]):
         self.exit(0)
 
     def on_unmount(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in getattr(self, "_signals", []):
+                loop.remove_signal_handler(sig)
+        except RuntimeError:  # pragma: no cover
+            pass
         if self.build is not None:
             self.build.close()
 

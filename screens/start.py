@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
 from screens.widgets import TopBar
+from wizard.store import short_time
 
 
 class StartScreen(Screen[None]):
@@ -61,7 +62,7 @@ class StartScreen(Screen[None]):
         lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done.",
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:
-            lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {run.started_at})")
+            lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")
         if build.observing:
             holder = build.lock.holder or "another process"
             lines.append(f"Observing: another bringup ({holder}) holds this build; this window is read-only.")

@@ -11,6 +11,7 @@ from textual.widgets import Button, Collapsible, Footer, Static
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import TopBar
+from wizard.store import short_time
 from wizard import actions as act
 from wizard.model import StepStatus, Verdict
 
@@ -102,6 +103,7 @@ class StepScreen(Screen[None]):
                last_run.id if last_run else None, checking, b.stale(step.id), b.observing)
         if sig == self._sig:
             return
+        new_results = self._sig is not None and run_meta is not None and self._sig[3] != run_meta["id"]
         self._sig = sig
         basic = self.app.basic
         st = state.status if state else StepStatus.PENDING
@@ -109,7 +111,7 @@ class StepScreen(Screen[None]):
         if state and state.verdict is not None:
             line += f"  |  verdict {verdict_text(state.verdict, basic).plain}"
         if state:
-            line += f"  |  {state.updated_at}" + (f" by {state.user}" if state.user else "")
+            line += f"  |  {short_time(state.updated_at)}" + (f" by {state.user}" if state.user else "")
             if state.reason:
                 line += f"  |  {state.reason}"
         if checking:
@@ -127,7 +129,7 @@ class StepScreen(Screen[None]):
             if last_run is not None:
                 info.append(f"Last run {last_run.id}: {last_run.state}"
                             + (f" (exit status {last_run.exit_status})" if last_run.exit_status is not None else "")
-                            + f", started {last_run.started_at} by {last_run.user}; log {last_run.log_path}")
+                            + f", started {short_time(last_run.started_at)} by {last_run.user}; log {last_run.log_path}")
             self.query_one("#step-action", Static).update("\n".join(info))
         box = self.query_one("#findings", Vertical)
         box.remove_children()
@@ -137,7 +139,7 @@ class StepScreen(Screen[None]):
             if step.check is not None:
                 box.mount(Static("Not checked yet. Press c to check.", markup=False, classes="muted"))
             return
-        title.update(f"Findings ({run_meta['finished_at'] if run_meta else ''})")
+        title.update(f"Findings ({short_time(run_meta['finished_at']) if run_meta else ''})")
         opened = False
         for f in findings:
             label = verdict_text(f.verdict, basic).plain
@@ -155,6 +157,8 @@ class StepScreen(Screen[None]):
             box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,
                                   classes=f"finding -{f.verdict.value}"))
         self._update_buttons()
+        if new_results:  # a check just finished: bring its findings into view
+            self.call_after_refresh(title.scroll_visible, top=True, animate=False)
 
     def _update_buttons(self) -> None:
         b = self.build

@@ -49,9 +49,10 @@ STAGE = Stage(
             id="grounding.support",
             title="Fit the support brackets of heavy GPU cards",
             why=(
-                "Full-length double-width cards weigh 1-2 kg; without the vendor's retention bracket "
-                "they sag and can work loose from the slot in transport, which shows up later as a "
-                "GPU falling off the bus (Xid 79) or a down-trained PCIe link."
+                "A card that sags or works loose in its slot can lose its PCIe link: the driver then "
+                "reports the GPU as fallen off the bus (Xid 79, NVIDIA Xid catalog, "
+                "docs.nvidia.com/deploy/xid-errors/). Fit the retention hardware your server's "
+                "service manual specifies for that GPU."
             ),
             instructions="Fit every GPU's rear support/retention bracket named in the service manual.",
             manual=True,
@@ -60,13 +61,14 @@ STAGE = Stage(
             id="grounding.power_cables",
             title="Seat every GPU power connector fully",
             why=(
-                "A GPU with a missing or half-seated auxiliary power connector does not enumerate, "
-                "runs power-capped, or drops off the bus under load."
+                "A GPU whose auxiliary power connector is missing or half seated is not powered as "
+                "designed: it may not enumerate at all, or drop off the bus under load (Xid 79, "
+                "NVIDIA Xid catalog, docs.nvidia.com/deploy/xid-errors/). The server's service manual "
+                "names the cable for each GPU and slot."
             ),
             instructions=(
                 "Check each GPU power connector clicks home and its latch is engaged; use only the "
-                "cables the server vendor supplies for that GPU (12V-2x6/12VHPWR or 8-pin EPS as the "
-                "card requires)."
+                "cables the server vendor supplies for that GPU and slot."
             ),
             manual=True,
         ),
@@ -76,7 +78,9 @@ STAGE = Stage(
             why=(
                 "Server GPUs are passively cooled by the chassis fans: the air must go front to back "
                 "as the rack is designed, and open slots or bays let air bypass the GPUs. Thermal "
-                "slowdown under load is the symptom (NVML clock-event reasons HW/SW thermal)."
+                "slowdown under load is the symptom (NVML clock-event reasons HW/SW thermal "
+                "slowdown, docs.nvidia.com/deploy/nvml-api/); the fix is airflow, not clock locks "
+                "or power caps (knowledge base §8.3, nvidia-smi man page)."
             ),
             instructions=(
                 "Match the server's airflow to the rack's hot/cold aisles; fit blanking panels in "
@@ -90,8 +94,9 @@ STAGE = Stage(
             title="Record the system's identity and serial numbers",
             why=(
                 "Serials tie this build record to the chassis and to RMA cases. bringup reads the "
-                "DMI product and serial now; GPU serials are read through NVML once the driver is up "
-                "and cross-checked in the health stage."
+                "DMI product and serial now (SMBIOS, exposed by the kernel in /sys/class/dmi/id); GPU "
+                "serials are read through NVML (nvmlDeviceGetSerial) once the driver is up and shown "
+                "in the health stage."
             ),
             instructions=(
                 "bringup reads DMI from /sys/class/dmi/id (the serial needs root). Note any serials "

@@ -41,8 +41,9 @@ STAGE = Stage(
             id="multinode.allreduce",
             title="Multi-node all-reduce reaches the network's floor",
             why=(
-                "Expect about 48-49 GB/s of busbw per 400 Gb/s NDR NIC (NCCL developer, nccl-tests "
-                "#267); test pairs of nodes first to isolate a bad node, then all nodes."
+                "Expect about 48-49 GB/s of busbw per 400 Gb/s NDR NIC (NCCL developer in "
+                "NVIDIA/nccl-tests#267; checks-catalogue E-stage); test pairs of nodes first to isolate "
+                "a bad node, then all nodes."
             ),
             instructions=(
                 "`mpirun -np <ranks> -H <hosts> all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1`, or the "

@@ -26,7 +26,8 @@ STAGE = Stage(
             why=(
                 "A capture bundle holds every probe's raw output with its command, exit status and "
                 "timing; support staff and fleet tools can re-run every check on it offline with "
-                "`bringup check --snapshot BUNDLE` without logging in to the server."
+                "`bringup check --snapshot BUNDLE` without logging in to the server, the way a "
+                "bug-report bundle (nvidia-bug-report.sh, sosreport) works (DESIGN.md, Capture)."
             ),
             instructions="bringup writes the bundle into this build's directory.",
             action=ActionSpec(
@@ -44,7 +45,7 @@ STAGE = Stage(
             why=(
                 "The build record (`bringup status`) lists every step, who confirmed or skipped it and "
                 "why, and every action run with its log: the evidence that the machine was proven "
-                "ready, and where to look first when it misbehaves later."
+                "ready, and where to look first when it misbehaves later (DESIGN.md, Store)."
             ),
             instructions="Run `bringup status` and attach its output and the capture bundle to the hand-over ticket.",
             manual=True,

@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -227,19 +226,6 @@ def cancel(run: ActionRun, boot_id: str, sig: int = 15) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
-
-
-def wait(store: Store, run: ActionRun, boot_id: str, timeout_s: float | None = None,
-         poll_s: float = 0.1) -> ActionRun:
-    """Block until the run is no longer running (or ``timeout_s`` passes)."""
-    t0 = time.monotonic()
-    while True:
-        run = refresh(store, run, boot_id)
-        if run.state != RUNNING:
-            return run
-        if timeout_s is not None and time.monotonic() - t0 > timeout_s:
-            return run
-        time.sleep(poll_s)
 
 
 # ------------------------------------------------------------------ log following

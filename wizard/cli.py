@@ -138,6 +138,10 @@ GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]",
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if not opt(args, "snapshot"):
+        from wizard import prefetch
+
+        prefetch.start_nvml()  # the slowest probe starts while the rest of bringup loads
     import asyncio
 
     import steps
@@ -151,19 +155,31 @@ def cmd_check(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     sel = checked_steps(steps.STAGES, stage)
-    host, identity, manifest = make_host(args)
+    snap = opt(args, "snapshot")
     build = None
-    if manifest is None:
-        build = open_build(args, identity)
-    else:
+    if snap:
+        from wizard.capture import load_bundle
+
         state_dir(args)  # still refuse an unwritable --state before anything runs
+        host, manifest = load_bundle(snap)
+        identity = dict(manifest.get("host") or {})
+        plan = dict(manifest.get("plan") or {})
+    else:
+        from wizard.engine import host_identity, local_host
+
+        host = local_host()
+        build = open_build(args, {"boot_id": _boot_id()})
+        plan = build.store.plan() if build is not None else {}
     try:
-        if manifest is not None:
-            plan = dict(manifest.get("plan") or {})
-        else:
-            plan = build.store.plan() if build is not None else {}
         started = utcnow()
-        results, _ = asyncio.run(run_checks(host, sel, plan))
+
+        async def both():
+            # identity and checks together: the probes of both run concurrently
+            if snap:
+                return identity, await run_checks(host, sel, plan)
+            return await asyncio.gather(host_identity(host), run_checks(host, sel, plan))
+
+        identity, (results, _) = asyncio.run(both())
         if build is not None and not build.observing:
             for sid, fs in results.items():
                 build.record_findings(sid, fs, started)

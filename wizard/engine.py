@@ -117,9 +117,22 @@ class Build:
         identity = dict(identity or {})
         existing = list_builds(state_dir)
         if create:
-            build_id = new_build_id(identity.get("hostname", ""))
-            path = builds_dir(state_dir) / build_id
-            path.mkdir(parents=True, exist_ok=False)
+            import datetime as _dt
+
+            try:
+                now = _dt.datetime.fromisoformat(clock())
+            except (TypeError, ValueError):
+                now = None
+            base_id = build_id = new_build_id(identity.get("hostname", ""), now)
+            n = 1
+            while True:  # two builds in the same second get -2, -3, ...
+                path = builds_dir(state_dir) / build_id
+                try:
+                    path.mkdir(parents=True, exist_ok=False)
+                    break
+                except FileExistsError:
+                    n += 1
+                    build_id = f"{base_id}-{n}"
             info = BuildInfo(build_id, path)
         elif build_id is not None:
             match = [b for b in existing if b.build_id == build_id]
@@ -291,11 +304,24 @@ class Build:
 
     def refresh_action(self, run: ActionRun) -> ActionRun:
         """Update a run (finished / still running / interrupted) and its step's status."""
-        before = run.state
         run = act.refresh(self.store, run, self.boot_id)
-        if run.state != before and not self.observing:
-            self._step_after_action(run)
+        if run.state != act.RUNNING and not self.observing:
+            last = self.last_run(run.step_id)
+            # settle the step once: it still shows this run as running
+            if last is not None and last.id == run.id and self.status(run.step_id) is StepStatus.RUNNING:
+                self._step_after_action(run)
         return run
+
+    def wait_action(self, run: ActionRun, timeout_s: float | None = None, poll_s: float = 0.1) -> ActionRun:
+        """Block until ``run`` ends (or ``timeout_s``), settling its step's status."""
+        import time
+
+        t0 = time.monotonic()
+        while True:
+            run = self.refresh_action(run)
+            if run.state != act.RUNNING or (timeout_s is not None and time.monotonic() - t0 > timeout_s):
+                return run
+            time.sleep(poll_s)
 
     def _step_after_action(self, run: ActionRun) -> None:
         status = {act.SUCCEEDED: StepStatus.PASSED, act.FAILED: StepStatus.FAILED,

@@ -251,12 +251,31 @@ async def _collect_pci(host: Host) -> ProbeOutput:
 PCI = register(Probe("pci", "NVIDIA PCI functions (sysfs)", _collect_pci))
 
 
+NVML_TIMEOUT_S = 30.0
+
+
 async def _nvml_builtin() -> CommandResult:
     """Run the NVML probe in a child interpreter so a hung or crashing driver cannot take
-    bringup down with it (NVML calls can block on a GPU that fell off the bus)."""
-    from wizard.hosts import LocalHost
+    bringup down with it (NVML calls can block on a GPU that fell off the bus). Uses the child
+    :mod:`wizard.prefetch` started early, if any."""
+    from wizard import prefetch
+    from wizard.hosts import LocalHost, _kill_group
 
-    return await LocalHost().run([sys.executable, "-m", "wizard.nvml_probe"], timeout_s=30)
+    argv = [sys.executable, "-m", "wizard.nvml_probe"]
+    proc = prefetch.take()
+    if proc is None:
+        return await LocalHost().run(argv, timeout_s=NVML_TIMEOUT_S)
+    t0 = time.monotonic()
+    loop = asyncio.get_running_loop()
+    fut = loop.run_in_executor(None, proc.communicate)
+    try:
+        out, err = await asyncio.wait_for(asyncio.shield(fut), NVML_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        out, err = await fut
+        return CommandResult(argv, 124, out, err, time.monotonic() - t0,
+                             error=f"timed out after {NVML_TIMEOUT_S:g} s")
+    return CommandResult(argv, proc.returncode, out, err, time.monotonic() - t0)
 
 
 async def _collect_nvml(host: Host) -> ProbeOutput:

@@ -78,9 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         if nv is not None:
             line += " | " + " | ".join(gpu_samples(nv))
         print(line, flush=True)
-        if time.monotonic() + a.interval > end:
+        remaining = end - time.monotonic()
+        if remaining <= 0:
             break
-        time.sleep(a.interval)
+        time.sleep(min(a.interval, remaining))
     print(f"# {n} samples; hottest thermal zone {max_host if max_host is not None else 'n/a'} C", flush=True)
     return 0
 

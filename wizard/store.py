@@ -71,7 +71,21 @@ class StateDirError(Exception):
 
 
 def utcnow() -> str:
+    """Now, UTC, ISO 8601 to the second ("2026-11-30T06:17:13+00:00")."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def short_time(iso: str | None) -> str:
+    """ISO 8601 -> "2026-11-30 06:17 UTC" for screens; the input unchanged if it does not parse."""
+    if not iso:
+        return ""
+    try:
+        t = _dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is not None:
+        t = t.astimezone(_dt.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def default_state_dir() -> Path:

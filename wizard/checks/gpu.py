@@ -14,6 +14,7 @@ from wizard.checks.common import Outputs, garbled, missing
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import PciFacts, parse_driver_version, parse_nvidia_smi_l, parse_nvml, parse_pci
 from wizard.parsers.host import parse_modules
+from wizard.probes import NVIDIA_VENDOR
 
 SRC_A1 = "checks-catalogue A1 (NVIDIA Health Validation gpu_count; Meta GCM gpu_num; AzNHC check_gpu_count)"
 SRC_A2 = "checks-catalogue A2 (DCGM level 1; /proc/driver/nvidia/version)"
@@ -54,10 +55,16 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [missing("health.gpu_pci", o, "which NVIDIA GPUs are on the PCI bus", source=SRC_A1)]
     gpus = facts.gpus
     if not gpus:
+        # the raw vendor lines the verdict rests on (NVIDIA functions first, then the others)
+        vendor_lines = sorted((f"{p}:{c.strip()}" for p, c in o.files.items()
+                               if p.endswith("/vendor") and c is not None),
+                              key=lambda line: (not line.endswith(NVIDIA_VENDOR), line))
+        ev = (f"{o.source}: {facts.devices_seen} PCI functions, none with vendor "
+              f"{NVIDIA_VENDOR} and a display class (0x0300/0x0302)",)
+        ev += tuple(line for f in facts.functions for line in f.evidence)  # NVIDIA non-GPU functions
+        ev += tuple(line for line in vendor_lines[:16] if line not in ev)
         return [Finding("health.gpu_pci", Verdict.FAIL, "no NVIDIA GPU on the PCI bus", "host",
-                        (f"{o.source}: {facts.devices_seen} PCI functions, none with vendor "
-                         f"{'0x10de'} and a display class (0x0300/0x0302)",),
-                        NO_GPU_REMEDY, SRC_A1)]
+                        ev, NO_GPU_REMEDY, SRC_A1)]
     findings: list[Finding] = []
     ids = sorted({g.pci_id for g in gpus})
     bridges = facts.bridges
@@ -111,9 +118,11 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     mo, vo = out.get("modules"), out.get("nvidia_driver_version")
     if _no_gpu(out):
         return [_skip_no_gpu("driver.loaded", "driver check")]
-    names, lines, _, where = _loaded_modules(out)
+    names, lines, problems, where = _loaded_modules(out)
     if names is None:
         return [missing("driver.loaded", mo, "whether the nvidia module is loaded", source=SRC_A2)]
+    if not names and problems:  # unreadable, not "no nvidia module"
+        return [garbled("driver.loaded", mo, "/proc/modules", problems, source=SRC_A2)]
     if "nvidia" not in names:
         return [Finding("driver.loaded", Verdict.FAIL, "the nvidia kernel module is not loaded", "host",
                         (f"{where}: no nvidia module",) + ((vo.source + ": " + vo.error,) if vo is not None and vo.error else ()),
@@ -155,6 +164,8 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "not initialise them", "host", tuple([o.source] + s.error_lines),
                         "Read `dmesg | grep -i -e NVRM -e RmInitAdapter`; typical causes are Above 4G "
                         "decoding off in the BIOS, or a driver too old for this GPU.", SRC_A2)]
+    if o.error:  # timed out or could not run: the error is the evidence, not the (partial) output
+        return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
     if not s.gpus:
         return [garbled("driver.nvidia_smi", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A2)]
     return [Finding("driver.nvidia_smi", Verdict.PASS, f"nvidia-smi lists {len(s.gpus)} GPU(s)", "host",
@@ -169,7 +180,8 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [missing("health.nvml", o, "whether NVML initialises", source=SRC_A1)]
     f = parse_nvml(o.text)
     if f.problems:
-        return [garbled("health.nvml", o, "the NVML probe output", f.problems, source=SRC_A1)]
+        lines = [ln for p in f.problems for ln in p.splitlines()]  # evidence is lines, not a blob
+        return [garbled("health.nvml", o, "the NVML probe output", lines, source=SRC_A1)]
     if f.init != "ok":
         remedy = {
             "library_not_found": "libnvidia-ml.so.1 is installed with the NVIDIA driver: install the "
@@ -180,6 +192,8 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         }.get(f.init, "Read `dmesg | grep NVRM` for the driver's reason.")
         return [Finding("health.nvml", Verdict.FAIL, f"NVML did not initialise: {f.error}", "host",
                         (o.source, f.error), remedy, SRC_A1)]
+    if f.count is None:  # nvmlDeviceGetCount failed: NVML is up but the GPU count is not known
+        return [garbled("health.nvml", o, "the NVML GPU count", o.text.strip()[:500].splitlines(), source=SRC_A1)]
     findings: list[Finding] = []
     pci, _ = _pci(out)
     on_bus = len(pci.gpus) if pci is not None else None

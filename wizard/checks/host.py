@@ -46,7 +46,7 @@ def os_release(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ci, topo = out.get("cpuinfo"), out.get("cpu_topology")
     if ci is None or topo is None or (not ci.ok and not topo.files):
-        return [missing("bios.cpu", ci if ci is not None and not ci.ok else topo, "the CPU topology")]
+        return [missing("bios.cpu", ci if ci is None or not ci.ok else topo, "the CPU topology")]
     f = parse_cpu(ci.text if ci.ok else "", topo.files)
     findings: list[Finding] = []
     ev = tuple(f.evidence)
@@ -55,11 +55,15 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
     desc = (f"{f.model or 'unknown CPU model'}: {f.sockets or '?'} socket(s), {f.cores or '?'} cores, "
             f"{f.logical or '?'} logical CPUs, {smt}")
-    if f.online is not None and f.possible is not None and f.online != f.possible:
-        off = sorted(f.possible - f.online)
+    # present - online when present was read; possible - online otherwise (possible also counts
+    # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
+    expected_cpus = f.present if f.present is not None else f.possible
+    off = sorted(expected_cpus - f.online) if f.online is not None and expected_cpus is not None else []
+    if off:
+        kind = "present" if f.present is not None else "possible"
         findings.append(Finding(
             "bios.cpu", Verdict.FAIL,
-            f"{len(off)} of {len(f.possible)} possible CPUs are offline ({desc})", "host", ev,
+            f"{len(off)} of {len(expected_cpus)} {kind} CPUs are offline ({desc})", "host", ev,
             "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
             "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
             SRC_A8))
@@ -75,7 +79,7 @@ def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o is None or not o.files:
         return [missing("bios.numa", o, "the NUMA layout")]
     n = parse_numa(o.files)
-    if n.problems and not n.nodes:
+    if n.problems:  # a node we cannot read would make the count wrong
         return [garbled("bios.numa", o, "the NUMA layout", n.problems)]
     count = len(n.nodes)
     cpu_nodes = sum(1 for c in n.nodes.values() if c)
@@ -137,9 +141,18 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if c is None or not c.ok:
         return [missing("bios.iommu", c, "the kernel command line")]
     cmd = parse_cmdline(c.text)
-    f = parse_iommu(t.files if t is not None else {})
     args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu")}
     arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or "no IOMMU arguments"
+    if t is None or (not t.ok and not t.files):
+        # Without the sysfs tree only the command line can tell, and only when it sets the mode.
+        if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
+                                                   args.get("amd_iommu")):
+            return [Finding("bios.iommu", Verdict.PASS,
+                            f"IOMMU {'passthrough' if args.get('iommu') == 'pt' else 'off'} on the "
+                            f"kernel command line ({arg_text}); sysfs not read", "host",
+                            (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
+        return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
+    f = parse_iommu(t.files)
     ev = tuple([f"{c.source}: {arg_text}"] + f.evidence)
     virt = bool(plan.get("virtualization"))
     translated = {x for x in f.types if x.upper().startswith("DMA")}

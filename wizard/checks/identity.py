@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs
+from wizard.checks.common import Outputs, missing
 from wizard.model import Finding, Verdict
 
 DMI_BASE = "/sys/class/dmi/id/"
@@ -22,18 +22,23 @@ def dmi_fields(files: Mapping[str, str | None]) -> dict[str, str]:
 
 def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("dmi")
-    files = o.files if o is not None else {}
+    if o is None or (not o.ok and not o.files):
+        return [missing("grounding.serials", o, "the DMI identity",
+                        remedy="Record the chassis serial from its label and confirm this step.",
+                        source=SRC_DMI)]
+    files = o.files
     f = dmi_fields(files)
     ev = tuple(f"{DMI_BASE}{k}:{v}" for k, v in sorted(f.items()))
-    ev += tuple(f"{p}: <{e}>" for p, e in sorted((o.file_errors if o is not None else {}).items()))
+    ev += tuple(f"{p}: <{e}>" for p, e in sorted(o.file_errors.items()))
     if not f:
+        ev = ev or (f"{o.source}: no readable file",)
         return [Finding("grounding.serials", Verdict.UNKNOWN,
                         "no DMI identity exposed (a virtual machine or a container?)", "host", ev,
                         "Record the chassis serial from its label and confirm this step.", SRC_DMI)]
     product = " ".join(x for x in (f.get("sys_vendor", ""), f.get("product_name", "")) if x) or "unknown product"
     serial = f.get("product_serial", "")
     if not serial:
-        why = (o.file_errors.get(DMI_BASE + "product_serial", "") if o is not None else "") or "not exposed"
+        why = o.file_errors.get(DMI_BASE + "product_serial", "") or "not exposed"
         return [Finding("grounding.serials", Verdict.UNKNOWN, f"{product}; serial number unreadable ({why})",
                         "host", ev, "Run bringup as root to read the serial (the file is root-only), or "
                         "record it from the chassis label.", SRC_DMI)]

@@ -68,7 +68,7 @@ def _int(s: str | None) -> int | None:
     if s is None:
         return None
     s = s.strip()
-    return int(s) if re.fullmatch(r"-?\d+", s) else None
+    return int(s) if re.fullmatch(r"-?\d{1,18}", s) else None
 
 
 def parse_pci(out: ProbeOutput) -> PciFacts:
@@ -148,7 +148,7 @@ def parse_nvidia_smi_l(text: str) -> SmiList:
         s = line.strip()
         if not s:
             continue
-        m = re.match(r"GPU (\d+): (.*?)(?: \(UUID: ([^)]*)\))?$", s)
+        m = re.match(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$", s)
         if m:
             r.gpus.append((int(m.group(1)), m.group(2).strip(), m.group(3) or ""))
             continue
@@ -192,7 +192,7 @@ def parse_nvml(text: str) -> NvmlFacts:
     f = NvmlFacts()
     try:
         d = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: deeply nested garbage
         f.problems.append(text.strip()[:500] or "(empty output)")
         return f
     if not isinstance(d, dict):

@@ -20,7 +20,7 @@ def parse_cpulist(text: str) -> set[int] | None:
         return out
     for part in text.split(","):
         part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        m = re.fullmatch(r"(\d{1,7})(?:-(\d{1,7}))?", part)  # bounded: int() of huge digit runs raises
         if not m:
             return None
         lo = int(m.group(1))
@@ -106,7 +106,7 @@ class MemInfo:
 def parse_meminfo(text: str) -> MemInfo:
     r = MemInfo()
     for line in text.splitlines():
-        m = re.fullmatch(r"\s*([A-Za-z0-9_()]+):\s+(\d+)(?:\s+kB)?\s*", line)
+        m = re.fullmatch(r"\s*([A-Za-z0-9_()]+):\s+(\d{1,20})(?:\s+kB)?\s*", line)  # u64: 20 digits
         if m:
             r.kib[m.group(1)] = int(m.group(2))
         elif line.strip():
@@ -145,7 +145,7 @@ def parse_proc_swaps(text: str) -> Swaps:
             r.header_seen = True
             continue
         parts = line.split()
-        if len(parts) >= 5 and all(re.fullmatch(r"-?\d+", p) for p in parts[-3:]):
+        if len(parts) >= 5 and all(re.fullmatch(r"-?\d{1,20}", p) for p in parts[-3:]):
             name = " ".join(parts[:-4]).replace("\\040", " ")
             r.devices.append(SwapDevice(name, parts[-4], int(parts[-3]), int(parts[-2]), int(parts[-1]), line))
         else:
@@ -189,6 +189,10 @@ class CpuFacts:
     ``sockets``/``cores`` count distinct ``physical_package_id`` and (package, core_id) pairs of
     online CPUs; ``logical`` counts online CPUs. ``smt_active`` comes from
     ``/sys/devices/system/cpu/smt/active`` (None when the file is absent, e.g. on some VMs).
+    ``present`` (``/sys/devices/system/cpu/present``) is None when not collected: ``possible``
+    also counts empty hot-plug slots the firmware declares ("smpboot: Allowing 4 CPUs, 2 hotplug
+    CPUs"), so only ``present`` minus ``online`` are CPUs that are really offline (kernel
+    Documentation/ABI/testing/sysfs-devices-system-cpu).
     """
 
     model: str = ""
@@ -199,6 +203,7 @@ class CpuFacts:
     smt_control: str = ""
     online: set[int] | None = None
     possible: set[int] | None = None
+    present: set[int] | None = None
     problems: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
 
@@ -235,7 +240,7 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
         if impl:
             f.model = f"Arm CPU (implementer {impl}, part {part or '?'})"
     base = "/sys/devices/system/cpu"
-    for name in ("online", "possible"):
+    for name in ("online", "possible", "present"):
         content = topology.get(f"{base}/{name}")
         if content is not None:
             cpus = parse_cpulist(content)
@@ -257,7 +262,7 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
     pkg: dict[int, str] = {}
     core: dict[int, str] = {}
     for path, content in topology.items():
-        m = re.fullmatch(rf"{base}/cpu(\d+)/topology/(physical_package_id|core_id)", path)
+        m = re.fullmatch(rf"{base}/cpu(\d{{1,7}})/topology/(physical_package_id|core_id)", path)
         if not m or content is None:
             continue
         cpu = int(m.group(1))
@@ -294,7 +299,7 @@ def parse_numa(tree: dict[str, str | None]) -> NumaFacts:
         if n.online is None:
             n.problems.append(f"{base}/online:{online.strip()}")
     for path, content in sorted(tree.items()):
-        m = re.fullmatch(rf"{base}/node(\d+)/cpulist", path)
+        m = re.fullmatch(rf"{base}/node(\d{{1,7}})/cpulist", path)
         if not m or content is None:
             continue
         cpus = parse_cpulist(content)
@@ -401,7 +406,7 @@ def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
     for line in text.splitlines():
         if not line.strip() or line.startswith("Filesystem"):
             continue
-        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)%\s+(.+)", line.strip())
+        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\d{1,20})\s+(\d{1,20})\s+(\d{1,20})\s+(\d{1,3})%\s+(.+)", line.strip())
         if not m:
             problems.append(line)
             continue

@@ -1,0 +1,196 @@
+"""End-to-end CLI tests: real subprocesses of `python -m wizard.cli` against this machine and bundles."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import DEVVM_BUNDLE, ROOT, bringup_cmd, env_for_cli
+
+SCHEMA = json.loads((ROOT / "assets" / "schema" / "check.schema.json").read_text())
+
+
+def run(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(bringup_cmd(*args), capture_output=True, text=True, timeout=timeout,
+                          env=env_for_cli(), cwd=kw.pop("cwd", ROOT), **kw)
+
+
+def nvidia_gpus_on_this_bus() -> int:
+    n = 0
+    for d in Path("/sys/bus/pci/devices").glob("*"):
+        try:
+            if (d / "vendor").read_text().strip() == "0x10de" and (d / "class").read_text().startswith(("0x0300", "0x0302")):
+                n += 1
+        except OSError:
+            pass
+    return n
+
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("bringup ")
+
+
+def test_check_json_on_this_machine(tmp_path):
+    r = run("--state", str(tmp_path / "s"), "check", "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    ids = {f["id"] for f in doc["findings"]}
+    # OS, CPU, memory, swap and PCI facts are all there
+    assert {"os.release", "bios.cpu", "os.memory", "os.swap", "health.gpu_pci", "bios.numa",
+            "bios.iommu", "os.filesystem"} <= ids
+    by_id = {f["id"]: f for f in doc["findings"]}
+    assert by_id["os.release"]["message"].startswith(doc["host"]["os"])
+    assert doc["host"]["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    if nvidia_gpus_on_this_bus() == 0:
+        gpu = by_id["health.gpu_pci"]
+        assert gpu["verdict"] == "fail" and gpu["message"] == "no NVIDIA GPU on the PCI bus" and gpu["remedy"]
+        assert doc["verdict"] == "fail" and r.returncode == 2
+        assert by_id["health.nvml"]["verdict"] == "skip"
+    expected_rc = {"pass": 0, "skip": 0, "warn": 1, "unknown": 1, "fail": 2}[doc["verdict"]]
+    assert r.returncode == expected_rc
+
+
+def test_check_human_output_and_stage_filter(tmp_path):
+    r = run("--state", str(tmp_path / "s"), "check", "--stage", "os", "--snapshot", str(DEVVM_BUNDLE))
+    assert "os.memory" in r.stdout and "health.gpu_pci" not in r.stdout
+    assert "overall:" in r.stdout
+    bad = run("--state", str(tmp_path / "s"), "check", "--stage", "nonsense")
+    assert bad.returncode == 3 and "unknown stage" in bad.stderr
+
+
+def test_capture_then_snapshot_gives_the_same_findings(tmp_path):
+    state = str(tmp_path / "s")
+    live = json.loads(run("--state", state, "check", "--json").stdout)
+    bundle = tmp_path / "x.tar.gz"
+    cap = run("capture", "-o", str(bundle))
+    assert cap.returncode == 0 and bundle.exists()
+    snap1 = run("--state", state, "check", "--json", "--snapshot", str(bundle))
+    snap2 = run("check", "--json", "--snapshot", str(bundle), "--state", state)
+    a, b = json.loads(snap1.stdout), json.loads(snap2.stdout)
+    assert a["findings"] == b["findings"]  # replay is deterministic
+    jsonschema.validate(a, SCHEMA)
+    assert a["host"]["hostname"] == live["host"]["hostname"]
+
+    def key(doc):  # live disk usage may move by a few bytes between the two runs
+        return [(f["id"], f["verdict"], f["subject"], f["message"] if f["id"] != "os.filesystem" else "")
+                for f in doc["findings"]]
+
+    assert key(a) == key(live)
+    assert snap1.returncode == {"pass": 0, "skip": 0, "warn": 1, "unknown": 1, "fail": 2}[a["verdict"]]
+
+
+def test_snapshot_of_the_dev_vm_bundle_is_stable():
+    r = run("check", "--json", "--snapshot", str(DEVVM_BUNDLE), "--state", "/tmp/bringup-test-state-devvm")
+    doc = json.loads(r.stdout)
+    by_id = {f["id"]: f for f in doc["findings"]}
+    assert by_id["health.gpu_pci"]["verdict"] == "fail"
+    assert by_id["os.release"]["message"].startswith("Debian GNU/Linux 12 (bookworm), kernel 6.18")
+    assert by_id["bios.cpu"]["verdict"] == "pass"
+    assert r.returncode == 2
+
+
+def test_garbage_bundle_is_a_clear_error(tmp_path):
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"\x00not a bundle" * 50)
+    r = run("check", "--snapshot", str(junk), "--state", str(tmp_path / "s"))
+    assert r.returncode == 3 and "not a bringup capture bundle" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_unwritable_state_dir_fails_before_anything_runs(tmp_path):
+    blocker = tmp_path / "f"
+    blocker.write_text("x")
+    for args in (["check"], ["status"], ["plan", "gpu_count=8"]):
+        r = run("--state", str(blocker / "state"), *args)
+        assert r.returncode == 3, args
+        assert "state directory" in r.stderr and str(blocker) in r.stderr
+        assert "Traceback" not in r.stderr
+
+
+def test_corrupt_build_file_is_refused_and_kept(tmp_path):
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=8").returncode == 0
+    db = next((state / "builds").glob("*/build.db"))
+    for ext in ("-wal", "-shm"):
+        Path(str(db) + ext).unlink(missing_ok=True)
+    db.write_bytes(b"garbage" * 1000)
+    h = hashlib.sha256(db.read_bytes()).hexdigest()
+    for args in (["status"], ["check"], ["plan"]):
+        r = run("--state", str(state), *args)
+        assert r.returncode == 3 and str(db) in r.stderr and "untouched" in r.stderr, args
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == h
+
+
+def test_plan_answers_feed_the_checks(tmp_path):
+    state = str(tmp_path / "s")
+    r = run("--state", state, "plan", "gpu_count=8", "numa_nodes=64", "scheduler=kubernetes")
+    assert r.returncode == 0 and "gpu_count" in r.stdout
+    bad = run("--state", state, "plan", "gpu_count=eight")
+    assert bad.returncode == 3 and "gpu_count takes a int" in bad.stderr
+    doc = json.loads(run("--state", state, "check", "--json", "--stage", "bios").stdout)
+    numa = next(f for f in doc["findings"] if f["id"] == "bios.numa")
+    assert numa["verdict"] == "fail" and "plan expects 64" in numa["message"]
+
+
+def test_status_without_and_with_a_build(tmp_path):
+    state = str(tmp_path / "s")
+    r = run("--state", state, "status", "--json")
+    assert json.loads(r.stdout)["build"] is None
+    run("--state", state, "plan", "gpu_count=8")
+    run("--state", state, "check")
+    doc = json.loads(run("--state", state, "status", "--json").stdout)
+    assert doc["build"] and [s["id"] for s in doc["stages"]][0] == "plan"
+    cpu = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "bios.cpu")
+    assert cpu["status"] in ("passed", "failed") and cpu["verdict"] is not None
+    text = run("--state", state, "status").stdout
+    assert "resume at:" in text and "bios.cpu" in text
+
+
+def test_run_dry_run_prints_exact_commands_and_runs_nothing(tmp_path):
+    r = run("--state", str(tmp_path / "s"), "--dry-run", "run", "os.tools")
+    assert r.returncode in (0, 3)
+    osr = Path("/etc/os-release").read_text()
+    if "debian" in osr or "ubuntu" in osr:
+        assert r.returncode == 0
+        assert "$ apt-get update" in r.stdout and "apt-get install -y --no-install-recommends" in r.stdout
+        assert "dry run: nothing was run" in r.stdout
+
+
+def test_run_needs_yes_without_a_terminal(tmp_path):
+    r = run("--state", str(tmp_path / "s"), "run", "health.idle_baseline", stdin=subprocess.DEVNULL)
+    assert r.returncode == 3 and "--yes" in r.stderr
+
+
+def test_killed_bringup_leaves_the_action_running_and_status_finds_it(tmp_path):
+    state = str(tmp_path / "s")
+    assert run("--state", state, "plan", "baseline_minutes=0.05").returncode == 0  # 3 s
+    p = subprocess.Popen(bringup_cmd("--state", state, "run", "health.idle_baseline", "--yes"),
+                         stdout=subprocess.PIPE, text=True, env=env_for_cli(), cwd=ROOT)
+    assert p.stdout is not None
+    for line in p.stdout:
+        if line.startswith("started run"):
+            break
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    doc = json.loads(run("--state", state, "status", "--json").stdout)
+    logs = list(Path(state).glob("builds/*/actions/*.log"))
+    assert [a["step"] for a in doc["running_actions"]] == ["health.idle_baseline"], (doc, [l.read_text() for l in logs])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        doc = json.loads(run("--state", state, "status", "--json").stdout)
+        if not doc["running_actions"]:
+            break
+        time.sleep(0.5)
+    step = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "health.idle_baseline")
+    assert step["status"] == "passed", step
+    log = next(Path(state).glob("builds/*/actions/*health.idle_baseline.log")).read_text()
+    assert "samples" in log and "# exit status 0" in log
