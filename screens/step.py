@@ -154,8 +154,9 @@ class StepScreen(Screen[None]):
                 body.append(Static(f"What to do: {f.remedy}", markup=False))
             if f.source:
                 body.append(Static(f"Source: {f.source}", markup=False, classes="muted"))
+            symbols = {"collapsed_symbol": ">", "expanded_symbol": "v"} if basic else {}
             box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,
-                                  classes=f"finding -{f.verdict.value}"))
+                                  classes=f"finding -{f.verdict.value}", **symbols))
         self._update_buttons()
         if new_results:  # a check just finished: bring its findings into view
             self.call_after_refresh(title.scroll_visible, top=True, animate=False)

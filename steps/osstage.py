@@ -5,6 +5,7 @@ from __future__ import annotations
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.checks import gpu as gc
 from wizard.checks import host as hc
+from wizard.checks import tools as tc
 from wizard.distro import package_manager
 from wizard.model import Stage, Step
 from wizard.parsers.host import parse_os_release
@@ -104,7 +105,10 @@ STAGE = Stage(
                 "of every GPU and its upstream ports (lspci(8)); later health checks and support "
                 "bundles use it."
             ),
-            instructions="bringup installs pciutils with the distribution's package manager.",
+            instructions="If the check fails, run the action: it installs pciutils with the "
+                         "distribution's package manager.",
+            probes=("lspci_version",),
+            check=tc.lspci,
             action=ActionSpec(
                 id="install_pciutils",
                 title="Install pciutils",

@@ -31,6 +31,7 @@ def test_status_after_a_check():
     assert status_for_verdict(Verdict.PASS) is StepStatus.PASSED
     assert status_for_verdict(Verdict.WARN) is StepStatus.PASSED
     assert status_for_verdict(Verdict.FAIL) is StepStatus.FAILED
+    assert status_for_verdict(Verdict.SKIP) is StepStatus.SKIPPED  # not applicable is not "passed"
     # unknown means nothing was verified: the step stays open
     assert status_for_verdict(Verdict.UNKNOWN) is StepStatus.PENDING
     assert overall([]) is Verdict.SKIP

@@ -95,6 +95,15 @@ def test_parse_nvidia_smi_l_no_devices():
     assert s.error_lines == ["No devices were found"]
 
 
+def test_parse_nvidia_smi_l_synthetic_gpu_that_stopped_answering():
+    # the error line is verbatim from a real report (PROVENANCE.md); the listing is synthetic
+    raw = text(SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt")
+    s = parse_nvidia_smi_l(raw)
+    assert s.error_kind == "gpu_unreachable"
+    assert s.error_lines == ["Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error"]
+    assert [i for i, _, _ in s.gpus] == [0, 1, 2, 4, 5, 6, 7]
+
+
 @pytest.mark.parametrize("line", [
     "Failed to initialize NVML: Driver/library version mismatch",
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
@@ -149,14 +158,14 @@ def test_parse_nvml_synthetic_healthy():
 
 
 @pytest.mark.parametrize("raw", ["", "Traceback (most recent call last):", "[1, 2]", '{"count": 3}',
-                                 "[" * 100_000])
+                                 pytest.param("[" * 100_000, id="nested-100000-deep")])
 def test_parse_nvml_garbage_is_a_problem(raw):
     f = parse_nvml(raw)
     assert f.problems
     assert f.init == ""
 
 
-def test_parse_nvml_ignores_wrongly_typed_fields():
+def test_parse_nvml_synthetic_wrongly_typed_fields_are_ignored():
     f = parse_nvml(json.dumps({"init": "ok", "count": "8", "cuda_driver_version": "12.4",
                                "gpus": [{"index": 0}, "junk"]}))
     assert f.count is None and f.cuda_driver_version is None and f.cuda_version_str == ""

@@ -244,7 +244,11 @@ class Build:
             status = status_for_verdict(verdict)
             if step.manual and status is StepStatus.PENDING and self.status(step_id) is StepStatus.CONFIRMED:
                 status = StepStatus.CONFIRMED
-            self.store.set_step(step_id, status, verdict, boot_id=self.boot_id, user=act.current_user())
+            reason = ""
+            if status is StepStatus.SKIPPED:
+                reason = "not applicable: " + next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
+            self.store.set_step(step_id, status, verdict, reason=reason, boot_id=self.boot_id,
+                                user=act.current_user())
         return verdict
 
     def confirm(self, step_id: str, note: str = "") -> None:

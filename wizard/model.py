@@ -191,11 +191,14 @@ def overall(findings: Sequence[Finding]) -> Verdict:
 
 
 def status_for_verdict(verdict: Verdict) -> StepStatus:
-    """Step status after a check: pass/warn/skip -> passed, fail -> failed, unknown -> pending.
+    """Step status after a check: pass/warn -> passed, skip -> skipped (not applicable here),
+    fail -> failed, unknown -> pending.
 
     ``unknown`` leaves the step pending: nothing was verified, so it is not done.
     """
-    if verdict in (Verdict.PASS, Verdict.WARN, Verdict.SKIP):
+    if verdict is Verdict.SKIP:
+        return StepStatus.SKIPPED
+    if verdict in (Verdict.PASS, Verdict.WARN):
         return StepStatus.PASSED
     if verdict is Verdict.FAIL:
         return StepStatus.FAILED

@@ -193,7 +193,7 @@ CPUINFO = file_probe("cpuinfo", "CPU model (/proc/cpuinfo)", "/proc/cpuinfo")
 CPU_TOPOLOGY = tree_probe(
     "cpu_topology", "CPU sockets, cores and SMT (sysfs)",
     "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
-    "/sys/devices/system/cpu/smt/active", "/sys/devices/system/cpu/smt/control",
+    "/sys/devices/system/cpu/present", "/sys/devices/system/cpu/smt/active", "/sys/devices/system/cpu/smt/control",
     "/sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id",
     "/sys/devices/system/cpu/cpu[0-9]*/topology/core_id",
 )
@@ -216,6 +216,7 @@ SYS_MODULE = glob_probe("sys_module", "GPU driver modules in /sys/module (loaded
                         "/sys/module/nvidia_peermem")
 NVIDIA_DRIVER_VERSION = file_probe("nvidia_driver_version", "NVIDIA driver version (/proc)",
                                    "/proc/driver/nvidia/version")
+LSPCI_VERSION = command_probe("lspci_version", "lspci present (pciutils)", ["lspci", "--version"], timeout_s=10)
 NVIDIA_SMI_L = command_probe("nvidia_smi_l", "nvidia-smi GPU list", ["nvidia-smi", "-L"], timeout_s=30)
 
 PCI_DEVICE_FILES = (

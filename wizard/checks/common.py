@@ -15,7 +15,7 @@ def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
     """An ``unknown`` finding for a probe that could not be collected, with its error as evidence."""
     if out is None:
         return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: probe not collected",
-                       subject, (), remedy, source)
+                       subject, ("(no probe output: it was not collected)",), remedy, source)
     return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'no output'}",
                    subject, tuple(out.evidence_error()), remedy, source)
 

@@ -40,9 +40,12 @@ def _no_gpu(out: Outputs) -> bool:
     return err is None and facts is not None and facts.devices_seen > 0 and not facts.gpus
 
 
-def _skip_no_gpu(fid: str, what: str) -> Finding:
-    return Finding(fid, Verdict.SKIP, f"{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)",
-                   "host", (), "", SRC_A1)
+def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
+    """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
+    msg = f"{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)"
+    if observed:
+        msg += f"; observed: {observed}"
+    return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
 
 
 def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -116,9 +119,11 @@ def nouveau(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     mo, vo = out.get("modules"), out.get("nvidia_driver_version")
-    if _no_gpu(out):
-        return [_skip_no_gpu("driver.loaded", "driver check")]
     names, lines, problems, where = _loaded_modules(out)
+    if _no_gpu(out):
+        seen = ("module list unreadable" if names is None else
+                "the nvidia module is loaded" if "nvidia" in names else "the nvidia module is not loaded")
+        return [_skip_no_gpu("driver.loaded", "driver check", seen, (where,) if where else ())]
     if names is None:
         return [missing("driver.loaded", mo, "whether the nvidia module is loaded", source=SRC_A2)]
     if not names and problems:  # unreadable, not "no nvidia module"
@@ -142,7 +147,15 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("nvidia_smi_l")
     if _no_gpu(out):
-        return [_skip_no_gpu("driver.nvidia_smi", "nvidia-smi check")]
+        seen, ev = "", ()
+        if o is not None:
+            if o.rc == 127 or o.error.startswith("command not found"):
+                seen = "nvidia-smi is not installed"
+            else:
+                first = (o.text.strip() or o.stderr.strip() or o.error).splitlines()
+                seen = first[0][:120] if first else ""
+            ev = tuple(o.evidence_error()) if o.error or o.rc else (o.source,)
+        return [_skip_no_gpu("driver.nvidia_smi", "nvidia-smi check", seen, ev)]
     if o is None:
         return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
     if o.rc == 127 or o.error.startswith("command not found"):
@@ -164,6 +177,13 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "not initialise them", "host", tuple([o.source] + s.error_lines),
                         "Read `dmesg | grep -i -e NVRM -e RmInitAdapter`; typical causes are Above 4G "
                         "decoding off in the BIOS, or a driver too old for this GPU.", SRC_A2)]
+    if s.error_kind == "gpu_unreachable":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL,
+                        f"nvidia-smi cannot reach {len(s.error_lines)} GPU(s) (it lists {len(s.gpus)})",
+                        "host", tuple([o.source] + s.error_lines),
+                        "A GPU stopped answering the driver (typically Xid 79, fallen off the bus): read "
+                        "`dmesg | grep -e NVRM -e Xid` for its PCI address, check its power cables and "
+                        "seating, and RMA it if it happens again after a cold boot.", SRC_A2)]
     if o.error:  # timed out or could not run: the error is the evidence, not the (partial) output
         return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
     if not s.gpus:
@@ -175,7 +195,15 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("nvml")
     if _no_gpu(out):
-        return [_skip_no_gpu("health.nvml", "NVML check")]
+        seen, ev = "", ()
+        if o is not None and o.ok:
+            nf = parse_nvml(o.text)
+            seen = (f"NVML initialised and sees {nf.count} GPU(s)" if nf.init == "ok" else
+                    nf.error or "NVML output unreadable")
+            ev = (o.source,) + ((nf.error,) if nf.error else ())
+        elif o is not None:
+            seen, ev = o.error, tuple(o.evidence_error())
+        return [_skip_no_gpu("health.nvml", "NVML check", seen, ev)]
     if o is None or not o.ok:
         return [missing("health.nvml", o, "whether NVML initialises", source=SRC_A1)]
     f = parse_nvml(o.text)
@@ -201,7 +229,15 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         f", CUDA {f.cuda_version_str} supported by the driver" if f.cuda_version_str else "")
     ev = [o.source] + [f"GPU {g.get('index')}: {g.get('name', '?')} {g.get('pci_bus_id', '?')} "
                        f"serial {g.get('serial', '?')}" for g in f.gpus]
-    if on_bus is not None and f.count is not None and f.count < on_bus:
+    # a GPU NVML counts but cannot open (nvmlDeviceGetHandleByIndex: "GPU is lost" after Xid 79)
+    lost = [g for g in f.gpus if isinstance(g.get("errors"), dict) and g["errors"].get("handle")]
+    if lost:
+        findings.append(Finding("health.nvml", Verdict.FAIL,
+                                f"{desc}, but cannot open {len(lost)} of them", "host",
+                                tuple(ev + [f"GPU {g.get('index')}: handle: {g['errors']['handle']}" for g in lost]),
+                                "Read `dmesg | grep -e NVRM -e Xid` for the GPU's PCI address; reseat it or "
+                                "RMA it if it keeps failing.", SRC_A1))
+    elif on_bus is not None and f.count is not None and f.count < on_bus:
         findings.append(Finding("health.nvml", Verdict.FAIL,
                                 f"{desc}, but {on_bus} are on the PCI bus: the driver could not bring up "
                                 f"{on_bus - f.count}", "host", tuple(ev),

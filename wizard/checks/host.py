@@ -35,8 +35,9 @@ def os_release(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     r = parse_os_release(o.text)
     if not r.id and not r.pretty_name:
         return [garbled("os.release", o, "/etc/os-release", o.lines())]
-    kernel = k.text.strip() if k is not None and k.ok else "unknown kernel"
-    ev = [f"{o.source}: PRETTY_NAME={r.pretty_name}", f"{o.source}: ID={r.id} VERSION_ID={r.version_id}"]
+    kernel = k.text.strip() if k is not None and k.ok else "unknown"
+    # the raw lines, as the file has them
+    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
     if k is not None:
         ev.append(f"{k.source}:{kernel}")
     return [Finding("os.release", Verdict.PASS, f"{r.pretty_name}, kernel {kernel}", "host", tuple(ev),
@@ -101,7 +102,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if m.total_kib is None:
         return [garbled("os.memory", o, "/proc/meminfo", m.problems or o.lines()[:5])]
     total = gib(m.total_kib)
-    ev = [f"{o.source}: MemTotal: {m.total_kib} kB"]
+    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.startswith("MemTotal:")]
     expected = plan.get("host_ram_gib")
     if isinstance(expected, (int, float)) and expected > 0:
         short = 100.0 * (expected - total) / expected

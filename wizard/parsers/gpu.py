@@ -130,7 +130,7 @@ class SmiList:
     """``nvidia-smi -L``: GPU lines, or the driver's error text."""
 
     gpus: list[tuple[int, str, str]] = field(default_factory=list)  # (index, name, uuid)
-    error_kind: str = ""  # "", "no_driver", "no_devices", "other"
+    error_kind: str = ""  # "", "no_driver", "no_devices", "gpu_unreachable", "other"
     error_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -139,6 +139,9 @@ _SMI_ERRORS = (
     (re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
                 r"Driver/library version mismatch|Failed to initialize NVML", re.I), "no_driver"),
     (re.compile(r"No devices were found", re.I), "no_devices"),
+    # one GPU stopped answering (e.g. Xid 79, fallen off the bus) while the others are listed:
+    # "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error"
+    (re.compile(r"Unable to determine the device handle for", re.I), "gpu_unreachable"),
 )
 
 

@@ -1,0 +1,83 @@
+"""Engine behaviour: probes run concurrently, a crashing check is contained, reboot detection."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import steps
+from tests.conftest import frozen_clock
+from wizard.engine import Build, judge, run_checks
+from wizard.hosts import CommandResult
+from wizard.model import Finding, Step, Verdict
+from wizard.probes import ProbeOutput
+
+
+def test_a_crashing_check_becomes_unknown_and_others_still_run():
+    def boom(out, plan):
+        raise RuntimeError("bug")
+
+    def fine(out, plan):
+        return [Finding("x.fine", Verdict.PASS, "ok")]
+
+    res = judge([Step("x.boom", "t", "w", check=boom), Step("x.fine", "t", "w", check=fine)], {}, {})
+    assert res["x.boom"][0].verdict is Verdict.UNKNOWN and "bug" in res["x.boom"][0].message
+    assert res["x.fine"][0].verdict is Verdict.PASS and res["x.fine"][0].step == "x.fine"
+
+
+class SlowHost:
+    """Every command takes 0.3 s: four of them concurrently must take ~0.3 s, not 1.2 s."""
+
+    name = "slow"
+
+    async def run(self, argv, timeout_s=20):
+        await asyncio.sleep(0.3)
+        return CommandResult(list(argv), 0, b"ok\n")
+
+    async def read(self, path):  # pragma: no cover - not used
+        raise AssertionError
+
+    async def glob(self, pattern):  # pragma: no cover
+        return []
+
+    async def builtin(self, name):  # pragma: no cover
+        raise AssertionError
+
+
+def test_probes_run_concurrently():
+    from wizard.probes import REGISTRY, command_probe
+
+    names = []
+    for i in range(4):
+        n = f"test_slow_{i}"
+        if n not in REGISTRY:
+            command_probe(n, "slow", ["true", str(i)])
+        names.append(n)
+    step = Step("x.slow", "t", "w", probes=tuple(names), check=lambda out, plan: [
+        Finding("x.slow", Verdict.PASS, ",".join(sorted(out)))])
+    t0 = time.monotonic()
+    res, outs = asyncio.run(run_checks(SlowHost(), [step], {}))
+    took = time.monotonic() - t0
+    assert set(outs) == set(names) and all(o.text == "ok\n" for o in outs.values())
+    assert took < 0.9, took  # sequential would be >= 1.2 s
+
+
+def test_reboot_marks_boot_sensitive_steps_for_recheck(state_dir):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
+    b.record_findings("bios.iommu", [Finding("bios.iommu", Verdict.PASS, "off")], frozen_clock())
+    b.record_findings("os.memory", [Finding("os.memory", Verdict.PASS, "512 GiB")], frozen_clock())
+    assert not b.stale("bios.iommu")
+    b.close()
+    after = Build.open(state_dir, steps.STAGES, {"boot_id": "boot-2"})
+    assert after.stale("bios.iommu")  # boot-sensitive, verified under boot-1
+    assert not after.stale("os.memory")  # not boot-sensitive
+    after.close()
+
+
+def test_skip_verdict_skips_the_step_with_the_reason(state_dir):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.record_findings("health.nvml", [Finding("health.nvml", Verdict.SKIP, "no NVIDIA GPU on the PCI bus")],
+                      frozen_clock())
+    st = b.store.step_states()["health.nvml"]
+    assert st.status.value == "skipped" and "no NVIDIA GPU" in st.reason
+    b.close()
