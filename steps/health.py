@@ -71,7 +71,6 @@ STAGE = Stage(
                 resolve=resolve_baseline,
                 changes_system=False,
                 needs_root=False,
-                long_running=True,
             ),
         ),
         Step(

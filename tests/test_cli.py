@@ -194,3 +194,14 @@ def test_killed_bringup_leaves_the_action_running_and_status_finds_it(tmp_path):
     assert step["status"] == "passed", step
     log = next(Path(state).glob("builds/*/actions/*health.idle_baseline.log")).read_text()
     assert "samples" in log and "# exit status 0" in log
+
+
+def test_capture_carries_the_plan_to_snapshot_checks(tmp_path):
+    state = str(tmp_path / "s")
+    run("--state", state, "plan", "numa_nodes=64")
+    bundle = tmp_path / "b.tar.gz"
+    assert run("--state", state, "capture", "-o", str(bundle)).returncode == 0
+    other = str(tmp_path / "support-desk")  # someone else's machine, no build there
+    doc = json.loads(run("--state", other, "check", "--json", "--stage", "bios", "--snapshot", str(bundle)).stdout)
+    numa = next(f for f in doc["findings"] if f["id"] == "bios.numa")
+    assert numa["verdict"] == "fail" and "plan expects 64" in numa["message"]

@@ -49,6 +49,15 @@ async def settle(pilot, app) -> None:
     await pilot.pause()
 
 
+async def wait_until(pilot, cond, tries: int = 100, step: float = 0.05) -> bool:
+    """Pause the app until ``cond()`` holds (workers and timers keep running meanwhile)."""
+    for _ in range(tries):
+        if cond():
+            return True
+        await pilot.pause(step)
+    return cond()
+
+
 def boot_id_of(host) -> str:
     return host.identity.get("boot_id", "")
 
@@ -176,10 +185,7 @@ async def test_action_asks_first_then_streams(state_dir, devvm_host):
         app.push_screen(StepScreen("health.idle_baseline"))
         await pilot.pause()
         await pilot.press("a")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ConfirmAction):
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
         assert isinstance(app.screen, ConfirmAction)
         shown = screen_text(app)
         assert "-m wizard.sample --seconds 1.2 --interval 5" in shown and "Changes the system: no" in shown
@@ -187,15 +193,9 @@ async def test_action_asks_first_then_streams(state_dir, devvm_host):
         await pilot.pause()
         assert app.build.store.action_runs() == []
         await pilot.press("a")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ConfirmAction):
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
         await pilot.press("y")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ActionScreen):
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
         assert isinstance(app.screen, ActionScreen)
         for _ in range(200):
             await pilot.pause(0.05)
@@ -215,16 +215,10 @@ async def test_dry_run_action_runs_nothing(state_dir, devvm_host):
         app.push_screen(StepScreen("os.tools"))
         await pilot.pause()
         await pilot.press("a")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ConfirmAction):
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
         assert "DRY RUN" in screen_text(app) and "$ apt-get update" in screen_text(app)
         await pilot.press("y")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ActionScreen):
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
         await pilot.pause(0.3)
         lines = app.screen.query_one(Log).lines
         assert any(ln.startswith("would run: $ apt-get install") for ln in lines)

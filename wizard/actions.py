@@ -81,7 +81,6 @@ class ActionSpec:
         changes_system: it modifies the machine (packages, files); asks for confirmation.
         needs_root: it cannot work without root.
         backs_up: files it edits (each is backed up before the write).
-        long_running: expected to take minutes; the UI offers to follow it.
     """
 
     id: str
@@ -92,7 +91,6 @@ class ActionSpec:
     changes_system: bool = True
     needs_root: bool = True
     backs_up: tuple[str, ...] = ()
-    long_running: bool = False
 
 
 def current_user() -> str:

@@ -38,8 +38,11 @@ class BundleError(Exception):
 
 
 async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = None,
-                  probe_names: list[str] | None = None) -> dict[str, Any]:
+                  probe_names: list[str] | None = None, plan: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run every probe (or ``probe_names``) on ``host`` and write the bundle to ``out_path``.
+
+    ``plan``: the build's plan answers, stored in the manifest so ``check --snapshot`` judges the
+    bundle against the same expectations.
 
     Returns the manifest. The file is written to a temporary name and renamed when complete.
     """
@@ -79,7 +82,7 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
         p["ops"] = [i for i, op in enumerate(rec.ops) if _op_in_probe(op, outputs[p["name"]])]
     manifest = {"schema": BUNDLE_SCHEMA, "bringup_version": __version__, "created": utcnow(),
                 "host": dict(identity or {}), "wall_s": round(time.monotonic() - t0, 6),
-                "probes": manifest_probes, "ops": ops_json}
+                "plan": dict(plan or {}), "probes": manifest_probes, "ops": ops_json}
     out_path = Path(out_path)
     tmp = out_path.with_name(out_path.name + ".part")
     with tarfile.open(tmp, "w:gz") as tar:

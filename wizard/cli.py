@@ -103,22 +103,6 @@ def state_dir(args: argparse.Namespace) -> Path:
     return ensure_state_dir(d)
 
 
-def make_host(args: argparse.Namespace):
-    """(host, identity, bundle manifest or None) for this machine or ``--snapshot``."""
-    import asyncio
-
-    from wizard.engine import host_identity, local_host
-
-    snap = opt(args, "snapshot")
-    if snap:
-        from wizard.capture import load_bundle
-
-        host, manifest = load_bundle(snap)
-        return host, dict(manifest.get("host") or {}), manifest
-    host = local_host()
-    return host, asyncio.run(host_identity(host)), None
-
-
 def open_build(args: argparse.Namespace, identity: dict[str, Any], create: bool = False):
     from wizard.engine import Build
     from wizard.store import list_builds
@@ -296,32 +280,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - a capture must work even when the build is broken
         print(f"bringup: note: plan answers not included ({exc})", file=sys.stderr)
     out = Path(args.output)
-    manifest = asyncio.run(capture(host, out, identity))
-    if plan:
-        _add_plan(out, plan)
+    manifest = asyncio.run(capture(host, out, identity, plan=plan))
     failed = [p["name"] for p in manifest["probes"] if p["error"]]
     print(f"wrote {out}: {len(manifest['probes'])} probes, {len(manifest['ops'])} operations"
           + (f"; not collected here: {', '.join(failed)}" if failed else ""))
     return 0
-
-
-def _add_plan(path: Path, plan: dict[str, Any]) -> None:
-    """Rewrite the bundle's manifest with the build's plan answers (checks read them)."""
-    import io
-    import tarfile
-
-    tmp = path.with_name(path.name + ".part")
-    with tarfile.open(path, "r:gz") as src, tarfile.open(tmp, "w:gz") as dst:
-        for m in src.getmembers():
-            f = src.extractfile(m)
-            data = f.read() if f is not None else b""
-            if m.name == "manifest.json":
-                doc = json.loads(data)
-                doc["plan"] = plan
-                data = json.dumps(doc, indent=1, sort_keys=True).encode()
-                m.size = len(data)
-            dst.addfile(m, io.BytesIO(data))
-    tmp.replace(path)
 
 
 def parse_answer(item: str) -> tuple[str, Any]:

@@ -349,12 +349,5 @@ class Build:
         return runs[-1] if runs else None
 
 
-def verdict_summary(findings: Iterable[Finding]) -> dict[str, int]:
-    counts: dict[str, int] = {v.value: 0 for v in Verdict}
-    for f in findings:
-        counts[f.verdict.value] += 1
-    return counts
-
-
 __all__ = ["Build", "ResumePoint", "run_checks", "judge", "host_identity", "checked_steps", "local_host",
            "StateDirError", "StoreError"]
