@@ -207,11 +207,13 @@ class BringupApp(App[int]):
         if resolved.manual:
             await self.push_screen_wait(MessageDialog("Do this by hand", resolved.manual))
             return
-        ok = await self.push_screen_wait(ConfirmAction(step.action, resolved, self.dry_run or self.build.dry_run))
+        # with --snapshot the facts are another machine's: show what would run there, run nothing here
+        dry = self.dry_run or self.build.dry_run or bool(self.snapshot)
+        ok = await self.push_screen_wait(ConfirmAction(step.action, resolved, dry))
         if not ok:
             return
         try:
-            run = self.build.start_action(step, resolved)
+            run = self.build.start_action(step, resolved, dry_run=dry)
         except (PermissionError, ValueError, StoreError, OSError) as exc:
             await self.push_screen_wait(MessageDialog("Not started", str(exc)))
             return

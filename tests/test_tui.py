@@ -322,3 +322,20 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert isinstance(app.screen, BuildScreen)
+
+
+async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_path):
+    app = app_for(state_dir, devvm_host, snapshot="devvm.tar.gz")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        app.push_screen(StepScreen("health.idle_baseline"))
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        assert "DRY RUN" in screen_text(app)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
+        run = app.build.store.action_runs()[0]
+        assert run.state == act.DRY_RUN and run.pid is None

@@ -359,6 +359,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if step.action is None:
         print(f"bringup: error: step {step.id} has no action (it is checked or confirmed instead)", file=sys.stderr)
         return EXIT_ERROR
+    if opt(args, "snapshot"):
+        print("bringup: error: run acts on this machine; --snapshot describes another one", file=sys.stderr)
+        return EXIT_ERROR
     host = local_host()
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
