@@ -260,6 +260,9 @@ class BringupApp(App[int]):
 
     def on_action_ended(self, message: ActionEnded) -> None:
         self.bump()
+        run = self.build.store.action_run(message.run_id) if self.build is not None else None
+        if run is not None and not self.build.observing and self.build.needs_check(run.step_id):
+            self.run_checks([run.step_id])  # the commands ran; now verify what they were for
         if message.state in (act.FAILED, act.INTERRUPTED):
             self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)
 

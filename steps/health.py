@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.checks import gpu as gc
+from wizard.checks.baseline import judge_baseline
 from wizard.model import Stage, Step
 
 DEFAULT_BASELINE_MINUTES = 10
@@ -55,8 +56,11 @@ STAGE = Stage(
             title="Record an idle temperature and power baseline",
             why=(
                 "A GPU already close to its slowdown temperature at idle has an airflow problem that "
-                "load will only make worse (checks-catalogue B10 warns within 15 °C of slowdown at "
-                "idle); the baseline also gives the soak test something to compare against."
+                "load will only make worse. bringup warns when an idle GPU is within 15 °C of its own "
+                "slowdown threshold (a judgement default; NVSentinel and Meta GCM watch the same "
+                "margin) or when NVML reports HW slowdown, thermal slowdown or a power brake at idle "
+                "(NVML clock-event reasons; AzNHC warns on them). Without a GPU it measures nothing "
+                "and says so."
             ),
             instructions=(
                 "Leave the machine idle while it samples (default 10 minutes; change with `bringup "
@@ -71,6 +75,7 @@ STAGE = Stage(
                 resolve=resolve_baseline,
                 changes_system=False,
                 needs_root=False,
+                judge=judge_baseline,
             ),
         ),
         Step(

@@ -11,7 +11,8 @@ def resolve_capture(ctx: ActionContext) -> Resolved:
     import time
 
     out = os.path.join(os.path.dirname(ctx.backup_dir), f"capture-{time.strftime('%Y%m%dT%H%M%S')}.tar.gz")
-    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", "capture", "-o", out]}])
+    state = ["--state", ctx.state_dir] if ctx.state_dir else []
+    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "capture", "-o", out]}])
 
 
 STAGE = Stage(

@@ -22,6 +22,7 @@ from wizard.probes import ProbeOutput
 from wizard.supervise import run as supervise_run
 
 BOOT = "boot-test"
+GENERIC = "report.capture"  # a step whose action has nothing to verify afterwards: success = passed
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def test_supervisor_missing_binary_is_a_status_not_a_crash(tmp_path):
 
 
 def test_action_runs_detached_and_completes(build):
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     resolved = Resolved(ops=[py("import time\nfor i in range(3):\n print('line', i, flush=True); time.sleep(0.05)")])
     run = build.start_action(step, resolved)
     assert run.state == act.RUNNING and run.pid and run.pid_start
@@ -82,7 +83,7 @@ def test_action_runs_detached_and_completes(build):
 
 
 def test_failed_action_fails_the_step(build):
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     run = build.start_action(step, Resolved(ops=[py("import sys; sys.exit(4)")]))
     run = build.wait_action(run, timeout_s=30)
     assert run.state == act.FAILED and run.exit_status == 4
@@ -93,7 +94,7 @@ def test_failed_action_fails_the_step(build):
 def test_reattach_after_the_ui_process_dies(state_dir):
     """A second Build (as after a restart) finds the run still running, then finished."""
     b1 = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, clock=frozen_clock)
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     gate = state_dir / "gate"
     code = (f"import os, time\nprint('started', flush=True)\n"
             f"while not os.path.exists({str(gate)!r}): time.sleep(0.02)\nprint('finished', flush=True)")
@@ -115,7 +116,7 @@ def test_reattach_after_the_ui_process_dies(state_dir):
 
 
 def test_run_that_died_without_status_is_interrupted(build):
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     run = build.start_action(step, Resolved(ops=[py("import time; time.sleep(60)")]))
     os.killpg(run.pid, signal.SIGKILL)  # supervisor and child die; nobody writes a status
     deadline = time.monotonic() + 10
@@ -131,7 +132,7 @@ def test_run_that_died_without_status_is_interrupted(build):
 
 def test_run_from_an_earlier_boot_is_interrupted(build):
     """A reboot (new boot id) means the recorded pid is someone else's: never re-attach to it."""
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     run = build.start_action(step, Resolved(ops=[py("import time; time.sleep(30)")]))
     try:
         assert act.is_alive(run, BOOT)
@@ -141,7 +142,7 @@ def test_run_from_an_earlier_boot_is_interrupted(build):
 
 
 def test_cancel_records_the_signal(build):
-    step = steps.step_by_id("health.idle_baseline")
+    step = steps.step_by_id(GENERIC)
     run = build.start_action(step, Resolved(ops=[py("import time; print('go', flush=True); time.sleep(60)")]))
     deadline = time.monotonic() + 10
     while "go" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
@@ -210,6 +211,42 @@ def test_nouveau_blacklist_writes_with_backup_then_rebuilds_initramfs():
     assert "blacklist nouveau" in r.ops[0]["content"] and r.ops[0]["backup_dir"] == "/var/b"
     assert r.ops[1]["argv"] == ["update-initramfs", "-u", "-k", "all"]
     assert "write /etc/modprobe.d/blacklist-nouveau.conf" in r.describe()[0]
+
+
+def test_success_of_an_action_with_a_check_waits_for_the_check(build):
+    """os.tools installs pciutils; exit 0 proves only that apt ran: its check (lspci) decides."""
+    step = steps.step_by_id("os.tools")
+    run = build.start_action(step, Resolved(ops=[py("print('installed')")]), dry_run=False)
+    run = build.wait_action(run, timeout_s=30)
+    assert run.state == act.SUCCEEDED
+    assert build.status(step.id) is StepStatus.PENDING and build.needs_check(step.id)
+
+
+HOT = ('# summary {"gpus": [{"index": 3, "pci_bus_id": "00000000:9B:00.0", "max_temp_c": 78, '
+       '"slowdown_c": 87, "reasons_seen": 129, "samples": 12}], "host_max_c": 40.0, "nvml": "ok", "samples": 12}')
+COOL = ('# summary {"gpus": [{"index": 0, "pci_bus_id": "00000000:17:00.0", "max_temp_c": 31, '
+        '"slowdown_c": 87, "reasons_seen": 1, "samples": 12}], "host_max_c": 40.0, "nvml": "ok", "samples": 12}')
+
+
+def test_baseline_is_judged_from_its_log_not_its_exit_status(build):
+    step = steps.step_by_id("health.idle_baseline")
+    for line, status, verdict in ((HOT, StepStatus.PASSED, "warn"), (COOL, StepStatus.PASSED, "pass")):
+        run = build.start_action(step, Resolved(ops=[py(f"print({line!r})")]), dry_run=False)
+        run = build.wait_action(run, timeout_s=30)
+        assert run.state == act.SUCCEEDED
+        st = build.store.step_states()[step.id]
+        assert st.status is status and st.verdict.value == verdict
+        _, findings = build.store.latest_check(step.id)
+        assert findings[0].subject.startswith("GPU")
+        if verdict == "warn":
+            assert "within 15 °C" in findings[0].message and "HW power brake" in findings[0].message
+            assert findings[0].evidence == (HOT,)
+    # nothing sampled: unknown, the step stays open
+    run = build.wait_action(build.start_action(step, Resolved(ops=[py(
+        "print('# summary {\"gpus\": [], \"nvml\": \"NVML Shared Library Not Found\", \"samples\": 3}')")]),
+        dry_run=False), timeout_s=30)
+    st = build.store.step_states()[step.id]
+    assert st.status is StepStatus.PENDING and st.verdict.value == "unknown"
 
 
 def test_baseline_duration_from_plan():

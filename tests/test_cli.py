@@ -106,14 +106,54 @@ def test_garbage_bundle_is_a_clear_error(tmp_path):
     assert r.returncode == 3 and "not a bringup capture bundle" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_unwritable_state_dir_fails_before_anything_runs(tmp_path):
+def test_unusable_state_dir_fails_writers_before_anything_runs(tmp_path):
     blocker = tmp_path / "f"
     blocker.write_text("x")
-    for args in (["check"], ["status"], ["plan", "gpu_count=8"]):
+    for args in (["plan", "gpu_count=8"], ["run", "health.idle_baseline", "--yes"]):
         r = run("--state", str(blocker / "state"), *args)
         assert r.returncode == 3, args
         assert "state directory" in r.stderr and str(blocker) in r.stderr
         assert "Traceback" not in r.stderr
+    assert not (blocker.parent / "state").exists()
+    empty = run("--state", "", "status")
+    assert empty.returncode == 3 and "--state is empty" in empty.stderr
+
+
+def test_read_only_commands_never_create_the_state_dir(tmp_path):
+    state = tmp_path / "nowhere"
+    r = run("--state", str(state), "status")
+    assert r.returncode == 0 and "no build" in r.stdout
+    r = run("--state", str(state), "check", "--json")
+    assert json.loads(r.stdout)["findings"]
+    assert not state.exists()
+
+
+def immutable(path: Path, on: bool) -> None:
+    subprocess.run(["chattr", "+i" if on else "-i", str(path)], check=True)
+
+
+def test_unwritable_build_is_viewed_read_only(tmp_path):
+    """Really unwritable (immutable directory: even root gets EPERM): status and check still
+    work, read-only, and say so; writers refuse with a clear error."""
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=8").returncode == 0
+    assert run("--state", str(state), "check").returncode in (0, 1, 2)
+    build_dir = next((state / "builds").iterdir())
+    dirs = [state, state / "builds", build_dir]
+    for d in dirs:
+        immutable(d, True)
+    try:
+        st = run("--state", str(state), "status", "--json")
+        assert st.returncode == 0 and "read-only" in st.stderr
+        doc = json.loads(st.stdout)
+        assert doc["observing"] is True and doc["build"] == build_dir.name
+        ck = run("--state", str(state), "check", "--json", "--stage", "bios")
+        assert "not recorded" in ck.stderr and json.loads(ck.stdout)["findings"]
+        pl = run("--state", str(state), "plan", "gpu_count=4")
+        assert pl.returncode == 3 and "not writable" in pl.stderr
+    finally:
+        for d in reversed(dirs):
+            immutable(d, False)
 
 
 def test_corrupt_build_file_is_refused_and_kept(tmp_path):
@@ -135,7 +175,14 @@ def test_plan_answers_feed_the_checks(tmp_path):
     r = run("--state", state, "plan", "gpu_count=8", "numa_nodes=64", "scheduler=kubernetes")
     assert r.returncode == 0 and "gpu_count" in r.stdout
     bad = run("--state", state, "plan", "gpu_count=eight")
-    assert bad.returncode == 3 and "gpu_count takes a int" in bad.stderr
+    assert bad.returncode == 3 and "gpu_count takes a number" in bad.stderr
+    for nonsense, why in (("gpu_count=-1", "between 1 and"), ("numa_nodes=0", "between 1 and"),
+                          ("host_ram_gib=nan", "more than 0"), ("baseline_minutes=-3", "more than 0"),
+                          ("scheduler=banana", "one of none, slurm, kubernetes"),
+                          ("data_path=relative/dir", "absolute path"), ("gpu_model=", "empty"),
+                          ("colour=blue", "unknown plan key")):
+        r = run("--state", state, "plan", nonsense)
+        assert r.returncode == 3 and why in r.stderr, (nonsense, r.stderr)
     doc = json.loads(run("--state", state, "check", "--json", "--stage", "bios").stdout)
     numa = next(f for f in doc["findings"] if f["id"] == "bios.numa")
     assert numa["verdict"] == "fail" and "plan expects 64" in numa["message"]
@@ -191,9 +238,12 @@ def test_killed_bringup_leaves_the_action_running_and_status_finds_it(tmp_path):
             break
         time.sleep(0.5)
     step = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "health.idle_baseline")
-    assert step["status"] == "passed", step
     log = next(Path(state).glob("builds/*/actions/*health.idle_baseline.log")).read_text()
-    assert "samples" in log and "# exit status 0" in log
+    assert "# summary " in log and "# exit status 0" in log
+    # the run finished and was judged from its log, not passed for exiting 0
+    assert step["verdict"] is not None, step
+    if nvidia_gpus_on_this_bus() == 0:
+        assert step["status"] == "pending" and step["verdict"] == "unknown", step
 
 
 def test_capture_carries_the_plan_to_snapshot_checks(tmp_path):

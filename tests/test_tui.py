@@ -83,8 +83,11 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
                    clock=frozen_clock)
     b.set_cursor("health.idle_baseline")
     gate = state_dir / "gate"
+    summary = ('# summary {"gpus": [{"index": 0, "pci_bus_id": "00000000:17:00.0", "max_temp_c": 31, '
+               '"slowdown_c": 87, "reasons_seen": 1, "samples": 3}], "nvml": "ok", "samples": 3}')
     code = ("import os, time\nfor i in range(3): print('sample', i, flush=True)\n"
-            f"while not os.path.exists({str(gate)!r}): time.sleep(0.02)\nprint('done', flush=True)")
+            f"while not os.path.exists({str(gate)!r}): time.sleep(0.02)\nprint('done', flush=True)\n"
+            f"print({summary!r})")
     run = b.start_action(steps.step_by_id("health.idle_baseline"), Resolved(ops=[{"argv": [sys.executable, "-c", code]}]))
     b.close()
     act._CHILDREN.clear()
@@ -197,13 +200,17 @@ async def test_action_asks_first_then_streams(state_dir, devvm_host):
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
         assert isinstance(app.screen, ActionScreen)
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if app.build.status("health.idle_baseline") is StepStatus.PASSED:
-                break
-        assert app.build.status("health.idle_baseline") is StepStatus.PASSED
+        def judged():
+            st = app.build.store.step_states().get("health.idle_baseline")
+            return st is not None and st.verdict is not None
+        assert await wait_until(pilot, judged, tries=200)
         await pilot.pause(0.3)
-        assert any("samples" in ln for ln in app.screen.query_one(Log).lines)
+        assert any(ln.startswith("# summary ") for ln in app.screen.query_one(Log).lines)
+        st = app.build.store.step_states()["health.idle_baseline"]
+        _, findings = app.build.store.latest_check("health.idle_baseline")
+        if not Path("/proc/driver/nvidia/version").exists():  # no GPU driver here: nothing measured
+            assert st.verdict is Verdict.UNKNOWN and "no GPU was sampled" in findings[0].message
+            assert st.status is StepStatus.PENDING
 
 
 async def test_dry_run_action_runs_nothing(state_dir, devvm_host):

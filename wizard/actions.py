@@ -39,6 +39,7 @@ class ActionContext:
     plan: Mapping[str, Any]
     backup_dir: str
     python: str = sys.executable
+    state_dir: str = ""
 
 
 @dataclass
@@ -81,6 +82,8 @@ class ActionSpec:
         changes_system: it modifies the machine (packages, files); asks for confirmation.
         needs_root: it cannot work without root.
         backs_up: files it edits (each is backed up before the write).
+        judge: optional, judges a successful run from its log text (+ plan) into findings; without
+            it a successful run leaves the step to its check (or, with no check, passed).
     """
 
     id: str
@@ -91,6 +94,7 @@ class ActionSpec:
     changes_system: bool = True
     needs_root: bool = True
     backs_up: tuple[str, ...] = ()
+    judge: "Callable[[str, Mapping[str, Any]], list[Any]] | None" = None
 
 
 def current_user() -> str:

@@ -164,5 +164,9 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
             raise BundleError(f"{path}: malformed manifest entry: {exc!r}") from None
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise BundleError(f"{path}: damaged archive: {exc}") from None
-    host = manifest.get("host") if isinstance(manifest.get("host"), dict) else {}
+    for key in ("host", "plan"):
+        value = manifest.setdefault(key, {})
+        if not isinstance(value, dict):
+            raise BundleError(f"{path}: manifest field {key!r} is not an object")
+    host = manifest["host"]
     return SnapshotHost(ops, name=str(host.get("hostname") or path.name), identity=host), manifest

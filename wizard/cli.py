@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,6 @@ from typing import Any
 from wizard import __version__
 
 EXIT_ERROR = 3
-PLAN_KEYS: dict[str, tuple[type, str]] = {
-    "gpu_model": (str, "expected GPU model, e.g. 'H100 SXM5'"),
-    "gpu_count": (int, "expected number of GPUs in this node"),
-    "numa_nodes": (int, "expected NUMA node count"),
-    "host_ram_gib": (float, "expected host memory, GiB"),
-    "data_path": (str, "where datasets and checkpoints live, e.g. /raid"),
-    "scheduler": (str, "none | slurm | kubernetes"),
-    "virtualization": (bool, "true if this node hosts VMs (keeps the IOMMU on)"),
-    "baseline_minutes": (float, "length of the idle baseline, minutes"),
-}
-"""Plan answers the checks read (issue-4's plan screen writes the same keys)."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
@@ -83,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
                 "run": cmd_run}[args.command](args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except Exception as exc:  # noqa: BLE001 - turned into a clear one-line error below
         from wizard.capture import BundleError
         from wizard.store import StateDirError, StoreError
@@ -90,17 +84,44 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, (StoreError, StateDirError, BundleError)):
             print(f"bringup: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
-        raise
+        if os.environ.get("BRINGUP_DEBUG"):
+            raise
+        print(f"bringup: internal error: {exc!r}. This is a bug in bringup: please report it with the "
+              f"command line (run with BRINGUP_DEBUG=1 to see the traceback).", file=sys.stderr)
+        return EXIT_ERROR
 
 
 # ---------------------------------------------------------------------------------- helpers
 
 
-def state_dir(args: argparse.Namespace) -> Path:
-    from wizard.store import default_state_dir, ensure_state_dir
+def state_dir(args: argparse.Namespace, write: bool = True) -> Path:
+    """The state directory. ``write``: create it and prove it writable (else StateDirError);
+    otherwise just the path (read-only commands never create it)."""
+    from wizard.store import StateDirError, default_state_dir, ensure_state_dir
 
-    d = Path(opt(args, "state")) if opt(args, "state") else default_state_dir()
-    return ensure_state_dir(d)
+    raw = opt(args, "state")
+    if raw is not None and not str(raw).strip():
+        raise StateDirError("--state is empty: give a directory")
+    d = Path(raw) if raw else default_state_dir()
+    return ensure_state_dir(d) if write else d
+
+
+def open_build_for_reading(args: argparse.Namespace, boot_id: str):
+    """(build or None, note). Writable state dir: the build as usual (locked, or observing when
+    another bringup holds it). Unwritable: read-only. No build: None. Never creates anything."""
+    from wizard.engine import Build
+    from wizard.store import StateDirError, ensure_state_dir, list_builds
+
+    import steps
+
+    d = state_dir(args, write=False)
+    if not d.is_dir() or not list_builds(d):
+        return None, ""
+    try:
+        ensure_state_dir(d)
+    except StateDirError as exc:
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), f"{exc}; read-only"
+    return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
 
 
 def open_build(args: argparse.Namespace, identity: dict[str, Any], create: bool = False):
@@ -144,16 +165,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     if snap:
         from wizard.capture import load_bundle
 
-        state_dir(args)  # still refuse an unwritable --state before anything runs
         host, manifest = load_bundle(snap)
-        identity = dict(manifest.get("host") or {})
-        plan = dict(manifest.get("plan") or {})
+        from wizard.plan import valid_plan
+
+        identity = dict(manifest["host"])
+        plan = valid_plan(dict(manifest["plan"]))
     else:
         from wizard.engine import host_identity, local_host
 
         host = local_host()
-        build = open_build(args, {"boot_id": _boot_id()})
-        plan = build.store.plan() if build is not None else {}
+        build, note = open_build_for_reading(args, _boot_id())
+        if note:
+            print(f"bringup: note: {note}: findings are not recorded", file=sys.stderr)
+        plan = build.plan() if build is not None else {}
     try:
         started = utcnow()
 
@@ -190,18 +214,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from wizard.store import list_builds
-
-    sd = state_dir(args)
-    if not list_builds(sd):
+    if opt(args, "snapshot"):
+        print("bringup: error: status reads the build record; --snapshot does not apply", file=sys.stderr)
+        return EXIT_ERROR
+    sd = state_dir(args, write=False)
+    b, note = open_build_for_reading(args, _boot_id())
+    if b is None:
         msg = {"schema": 1, "build": None, "state_dir": str(sd)}
         print(json.dumps(msg) if opt(args, "json") else f"no build under {sd} yet: run `bringup` to start one")
         return 0
-    from wizard.engine import Build
-
-    import steps
-
-    b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()})
+    if note:
+        print(f"bringup: note: {note}", file=sys.stderr)
     try:
         running = b.reconcile() if not b.observing else b.store.action_runs(state="running")
         rp = b.resume_point()
@@ -218,7 +241,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                            "user": states[s.id].user if s.id in states else "",
                            "updated_at": states[s.id].updated_at if s.id in states else None,
                            "stale_after_reboot": b.stale(s.id)} for s in st.steps]})
-        doc = {"schema": 1, "build": b.info.build_id, "state_dir": str(sd), "observing": b.observing,
+        doc = {"schema": 1, "build": b.info.build_id, "state_dir": str(b.info.path.parent.parent),
+               "observing": b.observing,
                "host": host, "resume": {"stage": rp.stage.id, "step": rp.step.id},
                "running_actions": [{"id": r.id, "step": r.step_id, "title": r.title, "pid": r.pid,
                                     "log": r.log_path, "started_at": r.started_at} for r in running],
@@ -275,7 +299,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
             import steps
 
             b = Build.open(sd, steps.STAGES, identity)
-            plan = b.store.plan()
+            plan = b.plan()
             b.close()
     except Exception as exc:  # noqa: BLE001 - a capture must work even when the build is broken
         print(f"bringup: note: plan answers not included ({exc})", file=sys.stderr)
@@ -287,22 +311,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_answer(item: str) -> tuple[str, Any]:
-    key, sep, raw = item.partition("=")
-    if not sep or key not in PLAN_KEYS:
-        raise ValueError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(PLAN_KEYS)}")
-    typ = PLAN_KEYS[key][0]
-    if typ is bool:
-        if raw.lower() not in ("true", "false", "yes", "no", "1", "0"):
-            raise ValueError(f"{key} takes true or false, not {raw!r}")
-        return key, raw.lower() in ("true", "yes", "1")
-    try:
-        return key, typ(raw)
-    except ValueError:
-        raise ValueError(f"{key} takes a {typ.__name__}, not {raw!r}") from None
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
+    from wizard.plan import PLAN_KEYS, parse_answer
+
+    if opt(args, "snapshot"):
+        print("bringup: error: plan edits the build record; --snapshot does not apply", file=sys.stderr)
+        return EXIT_ERROR
+
     try:
         answers = dict(parse_answer(a) for a in args.answers)
     except ValueError as exc:
@@ -336,9 +351,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plan = b.store.plan()
     finally:
         b.close()
-    for k, (typ, help_) in PLAN_KEYS.items():
+    for k, pk in PLAN_KEYS.items():
         v = plan.get(k)
-        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {help_}")
+        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {pk.help}")
     return 0
 
 
@@ -386,7 +401,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not sys.stdin.isatty():
                 print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)
                 return EXIT_ERROR
-            if input("Run it? [y/N] ").strip().lower() not in ("y", "yes"):
+            try:
+                answer = input("Run it? [y/N] ")
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
                 print("not run")
                 return 1
         try:
@@ -396,21 +415,47 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}")
         tail = act.LogTail(run.log_path)
-        while True:
-            for line in tail.read_new():
-                print(line, flush=True)
-            run = b.refresh_action(run)
-            if run.state != act.RUNNING:
-                for line in tail.read_new() + tail.flush():
-                    print(line, flush=True)
-                break
-            import time
+        try:
+            rc = _follow(b, run, tail)
+        except KeyboardInterrupt:
+            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
+                  f"Follow it with `bringup status` or `tail -f {run.log_path}`.", file=sys.stderr)
+            return 130
+        if b.needs_check(step.id):  # the commands ran; now verify what they were for
+            print(f"checking {step.id} ...")
+            results = asyncio.run(b.check_steps(host, [step]))
+            for f in results[step.id]:
+                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
+            rc = 0 if b.status(step.id).done else 2
+        elif rc == 0 and step.action.judge is not None:  # judged from its log when it ended
+            from wizard.model import overall
 
-            time.sleep(0.2)
-        print(f"{run.state} (exit status {run.exit_status})")
-        return 0 if run.state == act.SUCCEEDED else 2
+            _, findings = b.store.latest_check(step.id)
+            for f in findings:
+                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
+            rc = overall(findings).exit_code
+        return rc
     finally:
         b.close()
+
+
+def _follow(b, run, tail) -> int:
+    """Print the run's log as it grows until it ends; then its final state."""
+    import time
+
+    from wizard import actions as act
+
+    while True:
+        for line in tail.read_new():
+            print(line, flush=True)
+        run = b.refresh_action(run)
+        if run.state != act.RUNNING:
+            for line in tail.read_new() + tail.flush():
+                print(line, flush=True)
+            break
+        time.sleep(0.2)
+    print(f"{run.state} (exit status {run.exit_status})")
+    return 0 if run.state == act.SUCCEEDED else 2
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

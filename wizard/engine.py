@@ -106,14 +106,20 @@ class Build:
     @classmethod
     def open(cls, state_dir: Path, stages: Sequence[Stage], identity: Mapping[str, Any] | None = None,
              build_id: str | None = None, create: bool = False, dry_run: bool = False,
-             clock: Any = utcnow) -> "Build":
+             clock: Any = utcnow, readonly: bool = False) -> "Build":
         """Open the newest build (or ``build_id``) under ``state_dir``; create one with ``create``.
+
+        ``readonly``: open without the lock and without writing anything (for a state directory
+        this user cannot write, e.g. root's build viewed by an operator); ``observing`` is True.
 
         Raises:
             StateDirError: the state directory is not writable (checked before anything runs).
             StoreError: the build file is corrupt, from a newer bringup, or missing.
         """
-        ensure_state_dir(Path(state_dir))
+        if readonly and create:
+            raise ValueError("cannot create a build read-only")
+        if not readonly:
+            ensure_state_dir(Path(state_dir))
         identity = dict(identity or {})
         existing = list_builds(state_dir)
         if create:
@@ -144,7 +150,8 @@ class Build:
                 raise StoreError(f"no build under {builds_dir(state_dir)} yet: start one with `bringup`")
             info = existing[-1]
         lock = BuildLock(info.path)
-        lock.acquire()
+        if not readonly:
+            lock.acquire()
         try:
             store = Store.open(info.db, readonly=not lock.acquired, create=create, clock=clock)
         except Exception:
@@ -184,6 +191,12 @@ class Build:
         raise KeyError(step_id)
 
     # ------------------------------------------------------------ state
+
+    def plan(self) -> dict[str, Any]:
+        """The plan answers, each re-validated (a bad stored value is ignored, never trusted)."""
+        from wizard.plan import valid_plan
+
+        return valid_plan(self.store.plan())
 
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)
@@ -267,7 +280,7 @@ class Build:
 
     async def check_steps(self, host: Host, steps: Sequence[Step], snapshot: str = "") -> dict[str, list[Finding]]:
         started = self.store.clock()
-        results, _ = await run_checks(host, steps, self.store.plan())
+        results, _ = await run_checks(host, steps, self.plan())
         for sid, findings in results.items():
             self.record_findings(sid, findings, started, snapshot)
         return results
@@ -285,7 +298,7 @@ class Build:
     async def resolve_action(self, host: Host, step: Step) -> act.Resolved:
         assert step.action is not None
         outputs = await collect(host, step.action.probes) if step.action.probes else {}
-        ctx = act.ActionContext(outputs, self.store.plan(), str(self.backup_dir))
+        ctx = act.ActionContext(outputs, self.plan(), str(self.backup_dir), state_dir=str(self.info.path.parent.parent))
         return step.action.resolve(ctx)
 
     def start_action(self, step: Step, resolved: act.Resolved, dry_run: bool | None = None) -> ActionRun:
@@ -328,12 +341,43 @@ class Build:
             time.sleep(poll_s)
 
     def _step_after_action(self, run: ActionRun) -> None:
-        status = {act.SUCCEEDED: StepStatus.PASSED, act.FAILED: StepStatus.FAILED,
-                  act.CANCELLED: StepStatus.FAILED, act.INTERRUPTED: StepStatus.INTERRUPTED}.get(run.state)
-        if status is None:
-            return
+        """Settle a step whose action ended. Success proves only that the commands ran: the step
+        is then judged from the run's log (``ActionSpec.judge``), or left pending for its check
+        (``needs_check``), or passed when there is nothing to verify."""
         reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
+        step = self.step(run.step_id)
+        if run.state == act.SUCCEEDED:
+            spec = step.action
+            if spec is not None and spec.judge is not None:
+                try:
+                    with open(run.log_path, encoding="utf-8", errors="replace") as fh:
+                        log = fh.read()
+                except OSError as exc:
+                    log = f"(log unreadable: {exc})"
+                try:
+                    findings = list(spec.judge(log, self.plan()))
+                except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
+                    findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
+                findings = [Finding(f.id, f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source, step.id)
+                            for f in findings]
+                self.record_findings(step.id, findings, run.started_at)
+                return
+            if step.check is not None:
+                self.store.set_step(run.step_id, StepStatus.PENDING, reason=reason + NEEDS_CHECK, user=run.user,
+                                    boot_id=self.boot_id)
+                return
+            status = StepStatus.PASSED
+        else:
+            status = {act.FAILED: StepStatus.FAILED, act.CANCELLED: StepStatus.FAILED,
+                      act.INTERRUPTED: StepStatus.INTERRUPTED}.get(run.state)
+            if status is None:
+                return
         self.store.set_step(run.step_id, status, reason=reason, user=run.user, boot_id=self.boot_id)
+
+    def needs_check(self, step_id: str) -> bool:
+        """The step's action succeeded and its check has not run since."""
+        st = self.store.step_states().get(step_id)
+        return bool(st and st.status is StepStatus.PENDING and st.reason.endswith(NEEDS_CHECK))
 
     def reconcile(self) -> list[ActionRun]:
         """On start: settle every run recorded as running. Returns the runs still running."""
@@ -348,6 +392,8 @@ class Build:
         runs = self.store.action_runs(step_id=step_id)
         return runs[-1] if runs else None
 
+
+NEEDS_CHECK = "; check it to verify"
 
 __all__ = ["Build", "ResumePoint", "run_checks", "judge", "host_identity", "checked_steps", "local_host",
            "StateDirError", "StoreError"]

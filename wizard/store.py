@@ -180,13 +180,15 @@ class Store:
         path = Path(path)
         exists = path.exists() and path.stat().st_size > 0
         if not exists and not create:
+            if path.exists():
+                raise StoreError(f"the build file {path} is empty (0 bytes); it was left untouched. Move it "
+                                 f"aside to start a new build.")
             raise StoreError(f"no build file at {path}")
         if exists:
             check_file(path)
         try:
             if readonly:
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                       check_same_thread=False, timeout=10)
+                conn = _connect_ro(path)
             else:
                 conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
             conn.row_factory = sqlite3.Row
@@ -213,7 +215,29 @@ class Store:
             conn.close()
             raise StoreError(f"the build file {path} has an older schema ({version}) and is opened "
                              f"read-only; open it once without another instance running to upgrade it.")
+        try:
+            store.validate()
+        except StoreError:
+            store.close()
+            raise
         return store
+
+    def validate(self) -> None:
+        """Read every table once, so bad content is refused at open, not halfway through a screen.
+
+        Raises:
+            StoreError: a table is missing or a row does not decode (the file is not modified).
+        """
+        try:
+            self.meta(), self.host(), self.plan(), self.step_states(), self.action_runs()
+            for r in self.conn.execute("SELECT verdict, evidence FROM finding"):
+                Verdict(r["verdict"])
+                json.loads(r["evidence"])
+            for r in self.conn.execute("SELECT verdict FROM check_run"):
+                Verdict(r["verdict"])
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"the build file {self.path} has content this bringup cannot read ({exc}); "
+                             f"it was left untouched. Move it aside to start a new build.") from None
 
     def _migrate(self, current: int) -> None:
         for v in range(current + 1, SCHEMA_VERSION + 1):
@@ -365,6 +389,20 @@ class Store:
     def action_run(self, run_id: int) -> ActionRun | None:
         r = self.conn.execute("SELECT * FROM action_run WHERE id = ?", (run_id,)).fetchone()
         return _action_row(r) if r else None
+
+
+def _connect_ro(path: Path) -> sqlite3.Connection:
+    """Read-only connection. A WAL database needs its -shm file; where this user cannot create
+    it (a directory it cannot write), fall back to ``immutable=1`` (no locking: fine for a view)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=10)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                               check_same_thread=False, timeout=10)
 
 
 def _action_row(r: sqlite3.Row) -> ActionRun:

@@ -1,0 +1,91 @@
+"""Plan answers: the build's expectations that checks compare against.
+
+Each key has a type, a check of its range, and a help line. ``bringup plan KEY=VALUE`` and the
+TUI's plan form both go through :func:`parse_answer`, so a nonsense value is refused with a
+reason instead of being stored and silently ignored later.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+SCHEDULERS = ("none", "slurm", "kubernetes")
+
+
+@dataclass(frozen=True)
+class PlanKey:
+    name: str
+    type: type
+    help: str
+    valid: Callable[[Any], str]  # value -> "" when fine, else why not
+
+
+def _int_range(lo: int, hi: int) -> Callable[[Any], str]:
+    return lambda v: "" if lo <= v <= hi else f"must be between {lo} and {hi}"
+
+
+def _float_range(lo: float, hi: float) -> Callable[[Any], str]:
+    def check(v: float) -> str:
+        if not math.isfinite(v) or not (lo < v <= hi):
+            return f"must be more than {lo:g} and at most {hi:g}"
+        return ""
+    return check
+
+
+PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
+    PlanKey("gpu_model", str, "expected GPU model, e.g. 'H100 SXM5'",
+            lambda v: "" if v.strip() else "must not be empty"),
+    PlanKey("gpu_count", int, "expected number of GPUs in this node", _int_range(1, 256)),
+    PlanKey("numa_nodes", int, "expected NUMA node count", _int_range(1, 64)),
+    PlanKey("host_ram_gib", float, "expected host memory, GiB", _float_range(0, 1 << 20)),
+    PlanKey("data_path", str, "absolute path of datasets and checkpoints, e.g. /raid",
+            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+    PlanKey("scheduler", str, "none | slurm | kubernetes",
+            lambda v: "" if v in SCHEDULERS else f"must be one of {', '.join(SCHEDULERS)}"),
+    PlanKey("virtualization", bool, "true if this node hosts VMs (keeps the IOMMU on)", lambda v: ""),
+    PlanKey("baseline_minutes", float, "length of the idle baseline, minutes", _float_range(0, 24 * 60)),
+)}
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """Convert and validate one answer. Raises ``ValueError`` with a reason for the operator."""
+    if key not in PLAN_KEYS:
+        raise ValueError(f"unknown plan key {key!r}; keys: {', '.join(PLAN_KEYS)}")
+    k = PLAN_KEYS[key]
+    raw = raw.strip()
+    if k.type is bool:
+        if raw.lower() not in ("true", "false", "yes", "no", "1", "0"):
+            raise ValueError(f"{key} takes true or false, not {raw!r}")
+        value: Any = raw.lower() in ("true", "yes", "1")
+    else:
+        try:
+            value = k.type(raw)
+        except ValueError:
+            raise ValueError(f"{key} takes a {'number' if k.type in (int, float) else k.type.__name__}, "
+                             f"not {raw!r}") from None
+    why = k.valid(value)
+    if why:
+        raise ValueError(f"{key} {why} (got {raw!r})")
+    return value
+
+
+def parse_answer(item: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` -> (key, validated value). Raises ``ValueError``."""
+    key, sep, raw = item.partition("=")
+    if not sep:
+        raise ValueError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(PLAN_KEYS)}")
+    return key.strip(), parse_value(key.strip(), raw)
+
+
+def valid_plan(plan: dict[str, Any]) -> dict[str, Any]:
+    """Only the answers that are known and valid (a stored value is re-checked before use)."""
+    out = {}
+    for k, v in plan.items():
+        if k in PLAN_KEYS:
+            try:
+                out[k] = parse_value(k, str(v).lower() if isinstance(v, bool) else str(v))
+            except ValueError:
+                continue
+    return out
