@@ -149,6 +149,8 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
                 kind = d["kind"]
                 if kind in ("command", "builtin"):
                     argv = [str(a) for a in d.get("argv") or []]
+                    if kind == "command" and not argv:
+                        raise ValueError("a command entry without argv")
                     key = command_key(argv) if kind == "command" else str(d.get("name", ""))
                     ops.append(Operation(kind, key, argv=argv, rc=d.get("rc"), error=d.get("error", ""),
                                          duration_s=float(d.get("duration_s", 0)),
@@ -160,6 +162,8 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
                                          data=read(d["data"]) if d.get("data") else None))
                 elif kind == "glob":
                     ops.append(Operation("glob", d["pattern"], matches=[str(m) for m in d.get("matches", [])]))
+                else:
+                    raise ValueError(f"unknown entry kind {kind!r}")
         except (KeyError, TypeError, ValueError) as exc:
             raise BundleError(f"{path}: malformed manifest entry: {exc!r}") from None
         except (tarfile.TarError, OSError, EOFError) as exc:

@@ -99,6 +99,11 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+class NotInSnapshot(Exception):
+    """A snapshot host was asked to list a pattern its bundle never recorded (so "no match"
+    cannot be told from "not captured")."""
+
+
 class Host(Protocol):
     """The interface every host offers; see the module docstring."""
 
@@ -314,8 +319,11 @@ class SnapshotHost:
         return FileResult(path, op.data, op.error, op.duration_s)
 
     async def glob(self, pattern: str) -> list[str]:
+        """Raises :class:`NotInSnapshot` for a pattern the bundle did not record."""
         op = self._ops.get(("glob", pattern))
-        return list(op.matches) if op else []
+        if op is None:
+            raise NotInSnapshot(f"{NOT_IN_SNAPSHOT}: {pattern}")
+        return list(op.matches)
 
     async def builtin(self, name: str) -> CommandResult:
         op = self._ops.get(("builtin", name))

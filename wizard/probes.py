@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
 
-from wizard.hosts import DEFAULT_TIMEOUT_S, CommandResult, FileResult, Host, decode
+from wizard.hosts import DEFAULT_TIMEOUT_S, CommandResult, FileResult, Host, NotInSnapshot, decode
 
 
 @dataclass
@@ -153,7 +153,11 @@ def tree_probe(name: str, title: str, *patterns: str) -> Probe:
 
     async def collect(host: Host) -> ProbeOutput:
         t0 = time.monotonic()
-        files, errors = await read_tree(host, patterns)
+        try:
+            files, errors = await read_tree(host, patterns)
+        except NotInSnapshot as exc:
+            return ProbeOutput(name=name, source=" ".join(patterns), error=str(exc),
+                               duration_s=time.monotonic() - t0)
         return ProbeOutput(name=name, source=" ".join(patterns), text=tree_text(files, errors),
                            files=files, file_errors=errors, duration_s=time.monotonic() - t0)
 
@@ -167,9 +171,13 @@ def glob_probe(name: str, title: str, *patterns: str) -> Probe:
     async def collect(host: Host) -> ProbeOutput:
         t0 = time.monotonic()
         matches: list[str] = []
-        for pat in patterns:
-            matches.extend(await host.glob(pat))
-        return ProbeOutput(name=name, source="ls -d " + " ".join(patterns), text="\n".join(matches),
+        source = "ls -d " + " ".join(patterns)
+        try:
+            for pat in patterns:
+                matches.extend(await host.glob(pat))
+        except NotInSnapshot as exc:
+            return ProbeOutput(name=name, source=source, error=str(exc), duration_s=time.monotonic() - t0)
+        return ProbeOutput(name=name, source=source, text="\n".join(matches),
                            files={m: "" for m in matches}, duration_s=time.monotonic() - t0)
 
     return register(Probe(name, title, collect))
@@ -229,6 +237,14 @@ NVIDIA_VENDOR = "0x10de"
 async def _collect_pci(host: Host) -> ProbeOutput:
     """NVIDIA PCI functions from sysfs (no lspci needed), and which driver binds each."""
     t0 = time.monotonic()
+    try:
+        return await _collect_pci_tree(host, t0)
+    except NotInSnapshot as exc:
+        return ProbeOutput(name="pci", source="/sys/bus/pci/devices/*/{vendor,device,class,...}", error=str(exc),
+                           duration_s=time.monotonic() - t0)
+
+
+async def _collect_pci_tree(host: Host, t0: float) -> ProbeOutput:
     vendors, verr = await read_tree(host, ["/sys/bus/pci/devices/*/vendor"])
     files: dict[str, str | None] = dict(vendors)
     errors: dict[str, str] = dict(verr)

@@ -37,7 +37,7 @@ def _pci(out: Outputs) -> tuple[PciFacts | None, Finding | None]:
 def _no_gpu(out: Outputs) -> bool:
     """True only when PCI was read and shows no NVIDIA GPU (unknown PCI state is not 'no GPU')."""
     facts, err = _pci(out)
-    return err is None and facts is not None and facts.devices_seen > 0 and not facts.gpus
+    return err is None and facts is not None and facts.vendors_read > 0 and not facts.gpus
 
 
 def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
@@ -56,6 +56,12 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out["pci"]
     if facts.devices_seen == 0:
         return [missing("health.gpu_pci", o, "which NVIDIA GPUs are on the PCI bus", source=SRC_A1)]
+    if facts.vendors_read == 0:  # listed but unreadable: "no GPU" would be a guess
+        ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
+        return [Finding("health.gpu_pci", Verdict.UNKNOWN,
+                        f"could not tell which NVIDIA GPUs are on the PCI bus: none of the "
+                        f"{facts.devices_seen} PCI functions' vendor files could be read", "host", ev,
+                        "Check that /sys is mounted and readable (run as root inside containers).", SRC_A1)]
     gpus = facts.gpus
     if not gpus:
         # the raw vendor lines the verdict rests on (NVIDIA functions first, then the others)

@@ -82,6 +82,10 @@ def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     n = parse_numa(o.files)
     if n.problems:  # a node we cannot read would make the count wrong
         return [garbled("bios.numa", o, "the NUMA layout", n.problems)]
+    if not n.nodes:  # files listed but none readable: counting zero nodes would be a guess
+        ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
+        return [Finding("bios.numa", Verdict.UNKNOWN, "could not tell the NUMA layout: no node could be read",
+                        "host", ev, "Check that /sys/devices/system/node is readable.", SRC_A8)]
     count = len(n.nodes)
     cpu_nodes = sum(1 for c in n.nodes.values() if c)
     desc = f"{count} NUMA node(s)" + (f", {count - cpu_nodes} without CPUs" if cpu_nodes != count else "")

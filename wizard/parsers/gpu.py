@@ -52,7 +52,8 @@ class PciFunction:
 @dataclass
 class PciFacts:
     functions: list[PciFunction] = field(default_factory=list)
-    devices_seen: int = 0
+    devices_seen: int = 0  # PCI functions listed in sysfs
+    vendors_read: int = 0  # of which the vendor file could be read
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -83,6 +84,7 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
         facts.devices_seen += 1
         if content is None:
             continue
+        facts.vendors_read += 1
         if content.strip().lower() == NVIDIA_VENDOR:
             by_bdf[m.group(1)] = PciFunction(bdf=m.group(1), evidence=[f"{path}:{content.strip()}"])
     for path, content in files.items():
