@@ -94,7 +94,7 @@ STAGE = Stage(
                 "checkpoints; Verda's fleet check warns above 90% used (checks-catalogue A12)."
             ),
             instructions="Record the data path to check it too: `bringup plan data_path=/raid`.",
-            probes=("df",),
+            probes=("df", "data_path_df"),
             check=hc.filesystems,
         ),
         Step(

@@ -426,32 +426,45 @@ def test_filesystems_dev_vm_root(vm):
     assert f.evidence == (root_line,)
 
 
-def test_filesystems_data_path_on_the_root_filesystem(vm):
-    findings = hc.filesystems(vm, {"data_path": "/srv/data"})
-    assert [(f.subject, f.verdict) for f in findings] == [("/", Verdict.PASS), ("/srv/data", Verdict.PASS)]
-    assert findings[1].message.startswith("/srv/data (on /): ext4")
+def data_df(path: str, stdout: str = "", stderr: str = "", rc: int = 0) -> ProbeOutput:
+    return ProbeOutput("data_path_df", f"$ df -P -T -B1 -- {path}", text=stdout, stderr=stderr, rc=rc,
+                       error="" if rc == 0 else f"df exited with status {rc}")
+
+
+def test_filesystems_data_path_on_the_root_filesystem_warns(vm):
+    vm["data_path_df"] = data_df("/tmp", text(LOCAL_VM / "df-P-T-B1--tmp.txt"))
+    findings = hc.filesystems(vm, {"data_path": "/tmp"})
+    assert [(f.subject, f.verdict) for f in findings] == [("/", Verdict.PASS), ("/tmp", Verdict.WARN)]
+    assert "is on the root filesystem" in findings[1].message
+    assert findings[1].evidence[0].endswith(" /") and "mount it" in findings[1].remedy
+
+
+def test_filesystems_missing_data_path_fails(vm):
+    err = text(LOCAL_VM / "df-P-T-B1--raid.stderr.txt")
+    vm["data_path_df"] = data_df("/raid", stderr=err, rc=1)
+    root, data = hc.filesystems(vm, {"data_path": "/raid"})
+    assert data.verdict is Verdict.FAIL and data.message == "the data path /raid does not exist"
+    assert err.strip() in data.evidence and "bringup plan data_path=" in data.remedy
 
 
 def test_filesystems_synthetic_full_data_volume_warns(vm):
     raw = text(SYNTHETIC / "synthetic_df__data-volume-96pct.txt")
-    vm["df"] = command_output("df", SYNTHETIC / "synthetic_df__data-volume-96pct.txt", "df -P -T -B1 -l")
-    findings = hc.filesystems(vm, {"data_path": "/data/checkpoints"})
-    root, data = findings
+    header = raw.splitlines()[0]
+    data_line = next(line for line in raw.splitlines() if line.endswith(" /data"))
+    vm["data_path_df"] = data_df("/data/checkpoints", header + "\n" + data_line + "\n")
+    root, data = hc.filesystems(vm, {"data_path": "/data/checkpoints"})
     assert root.verdict is Verdict.PASS
-    assert data.verdict is Verdict.WARN
-    assert data.subject == "/data/checkpoints"
+    assert data.verdict is Verdict.WARN and data.subject == "/data/checkpoints"
     assert data.message == "/data/checkpoints (on /data): xfs, 3840 GB, 96% used (above 90%)"
-    assert data.evidence == (next(line for line in raw.splitlines() if line.endswith(" /data")),)
-    assert data.remedy
+    assert data.evidence == (data_line,) and data.remedy
 
 
-def test_filesystems_synthetic_path_with_no_local_filesystem_is_unknown(vm):
+def test_filesystems_df_without_a_root_row_is_unknown(vm):
     vm["df"] = ProbeOutput("df", "$ df -P -T -B1 -l", rc=0, text=(
         "Filesystem Type 1-blocks Used Available Capacity Mounted on\n"
         "/dev/nvme0n1p1 xfs 1000 10 990 1% /data\n"))
-    root, data = hc.filesystems(vm, {"data_path": "/data"})
-    assert root.verdict is Verdict.UNKNOWN and "/: no local filesystem found" in root.message
-    assert data.verdict is Verdict.PASS
+    root = only(hc.filesystems(vm, {}))
+    assert root.verdict is Verdict.UNKNOWN and "no / row" in root.message
 
 
 # ------------------------------------------------------------------ health.gpu_pci

@@ -49,7 +49,7 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
     rec = RecordingHost(host)
     names = probe_names or list(REGISTRY)
     t0 = time.monotonic()
-    outputs = await collect(rec, names)
+    outputs = await collect(rec, names, plan or {})
     manifest_probes = []
     for name in names:
         o = outputs[name]

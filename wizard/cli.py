@@ -205,7 +205,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         name = identity.get("hostname") or "this host"
         print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
         for f in findings:
-            subject = "" if f.subject == "host" or f.message.startswith(f.subject) else f"{f.subject}: "
+            subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
             print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}")
             if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
                 print(f"       -> {f.remedy}")

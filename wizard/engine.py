@@ -52,7 +52,7 @@ async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any])
     """Collect every probe ``steps`` need (concurrently) and judge them. Returns
     (step id -> findings, probe name -> output)."""
     names = [p for s in steps for p in s.probes]
-    outputs = await collect(host, names)
+    outputs = await collect(host, names, plan)
     return judge(steps, outputs, plan), outputs
 
 
@@ -297,7 +297,7 @@ class Build:
 
     async def resolve_action(self, host: Host, step: Step) -> act.Resolved:
         assert step.action is not None
-        outputs = await collect(host, step.action.probes) if step.action.probes else {}
+        outputs = await collect(host, step.action.probes, self.plan()) if step.action.probes else {}
         ctx = act.ActionContext(outputs, self.plan(), str(self.backup_dir), state_dir=str(self.info.path.parent.parent))
         return step.action.resolve(ctx)
 

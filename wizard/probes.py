@@ -67,14 +67,19 @@ class ProbeOutput:
         return out
 
 
-Collector = Callable[[Host], Awaitable[ProbeOutput]]
+Collector = Callable[..., Awaitable[ProbeOutput]]
 
 
 @dataclass(frozen=True)
 class Probe:
+    """A named probe. ``uses_plan``: its collector takes the plan answers as a second argument
+    (e.g. the data path to look at); the recorded argv then carries the value, so a bundle
+    replays only for the same answer (the manifest stores the plan)."""
+
     name: str
     title: str
     collect: Collector
+    uses_plan: bool = False
 
 
 REGISTRY: dict[str, Probe] = {}
@@ -315,7 +320,24 @@ BUILTINS = {"nvml": _nvml_builtin}
 IDENTITY_PROBES = ("hostname", "machine_id", "boot_id", "dmi", "os_release", "kernel")
 
 
-async def collect(host: Host, names: Iterable[str]) -> dict[str, ProbeOutput]:
+async def _collect_data_path(host: Host, plan: Mapping[str, object]) -> ProbeOutput:
+    """``df`` of the plan's data path: tells whether it exists and which filesystem holds it."""
+    path = plan.get("data_path")
+    if not isinstance(path, str) or not path:
+        return ProbeOutput(name="data_path_df", source="df of the plan's data_path",
+                           error="no data_path in the plan")
+    r = await host.run(["df", "-P", "-T", "-B1", "--", path], 15)
+    out = _from_command("data_path_df", r)
+    if not out.error and r.rc not in (0, None):  # df printed why (e.g. No such file or directory)
+        out.error = f"df exited with status {r.rc}"
+    return out
+
+
+DATA_PATH_DF = register(Probe("data_path_df", "Filesystem of the plan's data path (df)", _collect_data_path,
+                              uses_plan=True))
+
+
+async def collect(host: Host, names: Iterable[str], plan: Mapping[str, object] | None = None) -> dict[str, ProbeOutput]:
     """Collect the named probes concurrently; returns name -> output.
 
     A probe that raises (a bug, not the machine's fault) still yields an output with the
@@ -327,6 +349,8 @@ async def collect(host: Host, names: Iterable[str]) -> dict[str, ProbeOutput]:
         probe = REGISTRY[n]
         t0 = time.monotonic()
         try:
+            if probe.uses_plan:
+                return await probe.collect(host, plan or {})  # type: ignore[call-arg]
             return await probe.collect(host)
         except Exception as exc:  # noqa: BLE001 - turned into an unknown finding downstream
             return ProbeOutput(name=n, source=probe.title, error=f"probe crashed: {exc!r}",

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from wizard.checks.common import Outputs, garbled, gib, missing
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import (
-    mount_for, parse_cmdline, parse_cpu, parse_df, parse_iommu, parse_meminfo, parse_numa,
+    parse_cmdline, parse_cpu, parse_df, parse_iommu, parse_meminfo, parse_numa,
     parse_os_release, parse_proc_swaps,
 )
 
@@ -178,32 +178,58 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     return [Finding("bios.iommu", Verdict.PASS, msg, "host", ev, "", SRC_IOMMU)]
 
 
+def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
+    desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
+    if r.used_pct > DISK_WARN_PCT:
+        return Finding(fid, Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", subject, (r.line,),
+                       "Free space before training: checkpoints and logs fill disks fast, and a full root "
+                       "filesystem stops the node.", SRC_DISK)
+    return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK)
+
+
 def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """``/`` from the node-wide df, and the plan's data path from its own df (which also tells
+    whether the path exists and which filesystem really holds it)."""
     o = out.get("df")
-    if o is None or not o.ok:
-        return [missing("os.filesystem", o, "filesystem usage")]
-    rows, problems = parse_df(o.text)
-    if not rows:
-        return [garbled("os.filesystem", o, "df output", problems or o.lines()[:5])]
-    by_mp = {r.mountpoint: r for r in rows}
-    paths = ["/"]
-    data_path = plan.get("data_path")
-    if isinstance(data_path, str) and data_path and data_path != "/":
-        paths.append(data_path)
     findings: list[Finding] = []
-    for p in paths:
-        mp = mount_for(p, list(by_mp))
-        if mp is None:
-            findings.append(Finding("os.filesystem", Verdict.UNKNOWN, f"{p}: no local filesystem found in df",
-                                    p, (o.source,), "Check the path exists and is mounted.", SRC_DISK))
-            continue
-        r = by_mp[mp]
-        label = p if p == mp else f"{p} (on {mp})"
-        desc = (f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used")
-        if r.used_pct > DISK_WARN_PCT:
-            findings.append(Finding("os.filesystem", Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", p,
-                                    (r.line,), "Free space before training: checkpoints and logs fill "
-                                    "disks fast, and a full root filesystem stops the node.", SRC_DISK))
+    if o is None or not o.ok:
+        findings.append(missing("os.filesystem", o, "filesystem usage"))
+    else:
+        rows, problems = parse_df(o.text)
+        root = next((r for r in rows if r.mountpoint == "/"), None)
+        if root is None:
+            findings.append(garbled("os.filesystem", o, "df output (no / row)", problems or o.lines()[:5]))
         else:
-            findings.append(Finding("os.filesystem", Verdict.PASS, desc, p, (r.line,), "", SRC_DISK))
+            findings.append(_usage("os.filesystem", "/", "/", root))
+    data_path = plan.get("data_path")
+    if not isinstance(data_path, str) or not data_path or data_path == "/":
+        return findings
+    d = out.get("data_path_df")
+    if d is None:
+        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
+        return findings
+    if "No such file or directory" in d.stderr:
+        findings.append(Finding(
+            "os.filesystem", Verdict.FAIL, f"the data path {data_path} does not exist", data_path,
+            tuple(d.evidence_error()),
+            f"Create or mount the data volume at {data_path} (check /etc/fstab and `lsblk`), or record the "
+            f"real path with `bringup plan data_path=...`.", SRC_DISK))
+        return findings
+    if not d.ok:
+        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
+        return findings
+    rows, problems = parse_df(d.text)
+    if len(rows) != 1:
+        findings.append(garbled("os.filesystem", d, f"df of {data_path}", problems or d.lines()[:5], data_path))
+        return findings
+    r = rows[0]
+    if r.mountpoint == "/":
+        findings.append(Finding(
+            "os.filesystem", Verdict.WARN,
+            f"the data path {data_path} is on the root filesystem, not a volume of its own", data_path, (r.line,),
+            f"If a data volume should be mounted at {data_path}, mount it (check /etc/fstab and `lsblk`); "
+            f"datasets and checkpoints on / can fill the root filesystem and stop the node.", SRC_DISK))
+        return findings
+    label = data_path if data_path == r.mountpoint else f"{data_path} (on {r.mountpoint})"
+    findings.append(_usage("os.filesystem", label, data_path, r))
     return findings
