@@ -24,7 +24,7 @@ SHOW_LINES = 5000
 
 class ActionScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape", "back", "Back (it keeps running)"),
+        Binding("escape", "back", "Back"),
         Binding("k", "cancel", "Cancel run"),
     ]
 
@@ -100,6 +100,17 @@ class ActionScreen(Screen[None]):
                    (f", ended {short_time(run.ended_at)}" if run.ended_at else "")
         text += f"\nlog file: {run.log_path}"
         self.query_one("#action-state", Static).update(text)
+        if run.state != self._state:
+            self._state = run.state
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel is offered only while the run is running and this window may write."""
+        if action == "cancel":
+            b = self.app.build
+            run = b.store.action_run(self.run_id) if b is not None else None
+            return run is not None and run.state == act.RUNNING and not b.observing
+        return True
 
     def action_back(self) -> None:
         self.app.pop_screen()

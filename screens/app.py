@@ -52,6 +52,27 @@ class LogBuffer:
         return self.total - len(self.lines)
 
 
+def other_builds_hint(state_dir: Path, given: bool) -> str:
+    """Under sudo with the default state dir: point at builds the same person made without sudo
+    (they live in that user's state dir, not in /var/lib/bringup)."""
+    from wizard.store import sudo_user_state_dir
+
+    if given or list_builds(state_dir):
+        return ""
+    other = sudo_user_state_dir()
+    if other is not None and list_builds(other):
+        return (f"A build made without sudo is in {other}. To continue it, quit and run: "
+                f"bringup --state {other}")
+    return ""
+
+
+def root_hint(title: str, state_dir: Path) -> str:
+    """How to re-run as root without losing this build (root's default state dir differs)."""
+    exe = sys.argv[0] if sys.argv and sys.argv[0] else "bringup"
+    return (f"'{title}' changes the system and needs root. Quit (ctrl+q) and start bringup again as "
+            f"root, keeping this build:\n\n  sudo {exe} --state {state_dir}\n\nYou will resume here.")
+
+
 def detect_basic() -> bool:
     """Basic mode (ANSI theme, ASCII glyphs) on the Linux console, serial lines and NO_COLOR."""
     if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") in ("linux", "vt100", "vt220", "dumb"):
@@ -81,6 +102,7 @@ class BringupApp(App[int]):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("f1", "help", "Help"),
+        Binding("f2", "plan", "Plan"),
     ]
 
     revision: reactive[int] = reactive(0)
@@ -91,6 +113,8 @@ class BringupApp(App[int]):
         super().__init__(ansi_color=basic)
         self.basic = basic
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
+        self.state_dir_given = bool(state_dir)
+        self.other_builds_hint = ""
         self.host: Host = host if host is not None else local_host()
         self.snapshot = snapshot
         self.dry_run = dry_run
@@ -130,6 +154,7 @@ class BringupApp(App[int]):
             await self.push_screen(ErrorScreen(self.fatal))
             return
         self.identity = await host_identity(self.host)
+        self.other_builds_hint = other_builds_hint(self.state_dir, self.state_dir_given)
         if list_builds(self.state_dir):
             try:
                 self.build = Build.open(self.state_dir, self.stages, self.identity, dry_run=self.dry_run,
@@ -207,6 +232,10 @@ class BringupApp(App[int]):
         if resolved.manual:
             await self.push_screen_wait(MessageDialog("Do this by hand", resolved.manual))
             return
+        if (step.action.needs_root and os.geteuid() != 0 and not (self.dry_run or self.build.dry_run
+                                                                   or self.snapshot)):
+            await self.push_screen_wait(MessageDialog("Needs root", root_hint(step.action.title, self.state_dir)))
+            return
         # with --snapshot the facts are another machine's: show what would run there, run nothing here
         dry = self.dry_run or self.build.dry_run or bool(self.snapshot)
         ok = await self.push_screen_wait(ConfirmAction(step.action, resolved, dry))
@@ -268,6 +297,26 @@ class BringupApp(App[int]):
 
     # ------------------------------------------------------------------ actions
 
+    def action_plan(self) -> None:
+        """F2: view or edit the plan answers of the open build."""
+        from screens.dialogs import MessageDialog
+        from screens.plan import PlanDialog
+
+        if isinstance(self.screen, PlanDialog):
+            return
+        if self.build is None:
+            self.push_screen(MessageDialog("No build yet", "Start a build first (New build); its plan "
+                                           "answers are kept with it."))
+            return
+
+        def done(changes: dict | None) -> None:
+            if changes and self.build is not None and not self.build.observing:
+                self.build.store.set_plan(**changes)
+                self.notify("plan saved: re-check the steps that compare against it")
+                self.bump()
+
+        self.push_screen(PlanDialog(self.build.store.plan(), readonly=self.build.observing), done)
+
     def action_help(self) -> None:
         from screens.help import HelpScreen
 
@@ -304,7 +353,7 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
         host, _ = load_bundle(snapshot)
     app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic)
     try:
-        rc = app.run(mouse=not is_basic)
+        app.run(mouse=not is_basic)
     finally:
         # a dropped session can leave the terminal in mouse-reporting mode (tui-practices C.7)
         if sys.stdout.isatty():
@@ -313,4 +362,6 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
     if app.fatal:
         print(f"bringup: error: {app.fatal}", file=sys.stderr)
         return 3
-    return rc or 0
+    # Textual sets return_code to 1 when the app died of an exception (it printed the traceback)
+    rc = app.return_code or 0
+    return 3 if rc == 1 else rc

@@ -19,7 +19,6 @@ from screens.widgets import TopBar
 class BuildScreen(Screen[None]):
     BINDINGS = [
         Binding("c", "check_stage", "Check stage"),
-        Binding("tab", "focus_next", "Switch list", show=False),
         Binding("escape", "back", "Back"),
     ]
 
@@ -97,6 +96,12 @@ class BuildScreen(Screen[None]):
         if keep is not None and keep < len(st.steps):
             lst.highlighted = keep
         self.query_one("#stage-summary", Static).update(st.summary)
+
+    def on_descendant_focus(self, event) -> None:
+        """Entering the step list (Tab or Enter) highlights its first step, so one Enter opens it."""
+        lst = self.query_one("#steps", OptionList)
+        if event.widget is lst and lst.highlighted is None and lst.option_count:
+            lst.highlighted = 0
 
     @on(OptionList.OptionHighlighted, "#stages")
     def stage_highlighted(self, event: OptionList.OptionHighlighted) -> None:

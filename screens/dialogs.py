@@ -148,3 +148,36 @@ class YesNo(ModalScreen[bool]):
 
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+class ConfirmStep(ModalScreen[str | None]):
+    """Confirm a step done by hand; an optional note (serial numbers, who checked) is kept with it."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, step_title: str, user: str) -> None:
+        super().__init__()
+        self.step_title = step_title
+        self.user = user
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static(f"Confirm: {self.step_title}", classes="dialog-title", markup=False)
+            yield Static(f"Recorded as done by {self.user}, now. Note (optional): what you did or saw, "
+                         f"serial numbers, ...", markup=False)
+            yield Input(placeholder="optional note", id="note")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Confirm (enter)", id="ok", variant="primary", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(self.query_one(Input).value.strip() if event.button.id == "ok" else None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -9,30 +9,33 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 HELP = """\
-Keys (every screen)
-  F1        this help              ctrl+q   quit (progress is already saved)
-  esc       back / cancel          tab      next control
-  arrows    move, scroll           enter    open / press
+Every screen
+  F1  this help        ctrl+q  quit (your place is saved)
+  F2  plan answers     esc     back / cancel
+  tab next control     arrows  move, scroll   enter  open
 
 Build overview
-  enter     open the highlighted stage or step
-  c         run every automatic check of the highlighted stage
+  enter  open the highlighted stage or step
+  c      run every automatic check of the highlighted stage
 
 Step screen
-  c  check     a  run the action     l  the action's log
-  d  confirm (done by hand)          s  skip, with a reason
-  n / p  next / previous step        enter on a finding: show its evidence
+  c  check            a  run the action      l  the action's log
+  d  confirm (done by hand, with an optional note)
+  s  skip, with a reason
+  n / p  next / previous step
+  enter on a finding: show or hide its evidence
 
 Action screen
-  esc  back: the action keeps running (also if SSH drops or bringup exits)
+  esc  back: the action keeps running, also if SSH drops
   k    cancel the run (SIGTERM to its process group)
 
-Your place is saved at every step: start bringup again and choose Resume.
-Actions run detached; a restarted bringup re-attaches to a still-running one
-and marks one that died without an exit status as interrupted.
-A second bringup on the same build opens it read-only (observing).
+Your place is saved at every step: start bringup again and
+choose Resume. A restarted bringup re-attaches to a running
+action, or marks one that died without an exit status as
+interrupted. A second bringup on the same build is read-only.
 
-Command line: bringup check --json | status | capture -o FILE | plan | run STEP
+Command line: bringup check --json | status | capture -o FILE
+              | plan KEY=VALUE | run STEP
 """
 
 

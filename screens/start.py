@@ -34,6 +34,14 @@ class StartScreen(Screen[None]):
     def on_mount(self) -> None:
         self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        build = self.app.build
+        if action == "resume":
+            return build is not None
+        if action == "new":
+            return build is None or not build.observing
+        return True
+
     def refresh_view(self) -> None:
         app = self.app
         ident = app.identity
@@ -51,10 +59,14 @@ class StartScreen(Screen[None]):
             if app.build_error:
                 text = (f"The last build cannot be opened:\n{app.build_error}\n\n"
                         "Its file is kept as it is. Start a new build, or quit and move it aside.")
+            if app.other_builds_hint:
+                text += "\n\n" + app.other_builds_hint
             summary.update(text)
             new.focus()
+            self.refresh_bindings()
             return
         resume.display = True
+        new.display = not build.observing
         rp = build.resume_point()
         total = len(build.steps())
         done = sum(1 for s in build.steps() if build.status(s.id).done)
@@ -63,12 +75,16 @@ class StartScreen(Screen[None]):
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:
             lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")
+        for sid in rp.interrupted:
+            lines.append(f"Interrupted: {build.step(sid).title}: its action died without an exit status; "
+                         f"run it again.")
         if build.observing:
             holder = build.lock.holder or "another process"
             lines.append(f"Observing: another bringup ({holder}) holds this build; this window is read-only.")
             new.disabled = True
         summary.update("\n".join(lines))
         resume.focus()
+        self.refresh_bindings()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "resume":

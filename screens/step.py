@@ -19,7 +19,7 @@ from wizard.model import StepStatus, Verdict
 class StepScreen(Screen[None]):
     BINDINGS = [
         Binding("c", "check", "Check"),
-        Binding("a", "run_action", "Run action"),
+        Binding("a", "run_action", "Run"),
         Binding("l", "show_log", "Log"),
         Binding("d", "confirm", "Confirm"),
         Binding("s", "skip", "Skip"),
@@ -48,12 +48,13 @@ class StepScreen(Screen[None]):
         si = [st.id for st in b.stages].index(stage.id) + 1
         pi = [s.id for s in stage.steps].index(step.id) + 1
         yield TopBar()
-        with VerticalScroll(id="step-body"):
+        with Vertical(id="step-head"):  # stays put while the body scrolls: you always see where you are
             yield Static(f"Stage {si}/{len(b.stages)} {stage.title}  |  step {pi} of {len(stage.steps)}  |  {step.id}",
                          id="step-crumb", markup=False)
             yield Static(step.title, id="step-title", markup=False)
             yield Static("", id="step-status", markup=False)
-            yield Static("Why", classes="section", markup=False)
+        with VerticalScroll(id="step-body"):
+            yield Static("Why", classes="section first", markup=False)
             yield Static(step.why, id="step-why", markup=False)
             if step.instructions:
                 yield Static("What to do", classes="section", markup=False)
@@ -63,16 +64,16 @@ class StepScreen(Screen[None]):
                 yield Static("", id="step-action", markup=False)
             yield Static("Findings", classes="section", id="findings-title", markup=False)
             yield Vertical(id="findings")
-        with Horizontal(id="step-buttons"):
+        with Horizontal(id="step-buttons"):  # keys in the footer; n/p on the buttons
             if step.check is not None:
-                yield Button("Check (c)", id="check", compact=True, variant="primary")
+                yield Button("Check", id="check", compact=True, variant="primary")
             if step.action is not None:
-                yield Button("Run action (a)", id="run_action", compact=True, variant="primary")
-                yield Button("Log (l)", id="show_log", compact=True)
-            yield Button("Confirm (d)", id="confirm", compact=True)
-            yield Button("Skip (s)", id="skip", compact=True)
-            yield Button("< Prev (p)", id="prev", compact=True)
-            yield Button("Next (n) >", id="next", compact=True)
+                yield Button("Run action", id="run_action", compact=True, variant="primary")
+                yield Button("Log", id="show_log", compact=True)
+            yield Button("Confirm", id="confirm", compact=True)
+            yield Button("Skip", id="skip", compact=True)
+            yield Button("< p Prev", id="prev", compact=True)
+            yield Button("Next n >", id="next", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -83,10 +84,15 @@ class StepScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide bindings that do not apply to this step (no check, no action, observing)."""
         step = self.step
+        observing = self.build.observing
         if action == "check":
-            return step.check is not None
-        if action in ("run_action", "show_log"):
+            return step.check is not None and not observing
+        if action == "run_action":
+            return step.action is not None and not observing
+        if action == "show_log":
             return step.action is not None
+        if action in ("confirm", "skip"):
+            return not observing
         return True
 
     # ------------------------------------------------------------------ view
@@ -131,6 +137,7 @@ class StepScreen(Screen[None]):
                             + (f" (exit status {last_run.exit_status})" if last_run.exit_status is not None else "")
                             + f", started {short_time(last_run.started_at)} by {last_run.user}; log {last_run.log_path}")
             self.query_one("#step-action", Static).update("\n".join(info))
+        self._update_buttons()
         box = self.query_one("#findings", Vertical)
         box.remove_children()
         title = self.query_one("#findings-title", Static)
@@ -157,7 +164,6 @@ class StepScreen(Screen[None]):
             symbols = {"collapsed_symbol": ">", "expanded_symbol": "v"} if basic else {}
             box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,
                                   classes=f"finding -{f.verdict.value}", **symbols))
-        self._update_buttons()
         if new_results:  # a check just finished: bring its findings into view
             self.call_after_refresh(title.scroll_visible, top=True, animate=False)
 
@@ -165,7 +171,7 @@ class StepScreen(Screen[None]):
         b = self.build
         for bid in ("check", "run_action", "confirm", "skip"):
             for btn in self.query(f"#{bid}"):
-                btn.disabled = b.observing
+                btn.display = not b.observing  # read-only window: no write buttons at all
 
     # ------------------------------------------------------------------ actions
 
@@ -217,9 +223,14 @@ class StepScreen(Screen[None]):
             self.notify("the last check failed: fix it and check again, or skip with a reason",
                         severity="warning")
             return
-        self.build.confirm(self.step_id)
-        self.app.bump()
-        self.notify(f"confirmed by {act.current_user()}")
+        from screens.dialogs import ConfirmStep
+
+        def done(note: str | None) -> None:
+            if note is not None:
+                self.build.confirm(self.step_id, note)
+                self.app.bump()
+
+        self.app.push_screen(ConfirmStep(self.step.title, act.current_user()), done)
 
     def action_skip(self) -> None:
         from screens.dialogs import SkipDialog

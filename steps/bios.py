@@ -44,7 +44,7 @@ STAGE = Stage(
                 "Either disable VT-d (Intel) / AMD-Vi / IOMMU in the BIOS, or keep it and boot with "
                 "iommu=pt on the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then "
                 "update-grub or grub2-mkconfig, and reboot). If the node will host VMs, record "
-                "`bringup plan virtualization=true`."
+                "virtualization = true in the plan answers (F2)."
             ),
             probes=("cmdline", "iommu"),
             check=hc.iommu,
@@ -56,9 +56,10 @@ STAGE = Stage(
             why=(
                 "A CPU core the kernel did not bring online (BIOS core limit, maxcpus=) silently cuts "
                 "data-loading throughput; NVIDIA Health Validation fails a node whose online CPUs "
-                "differ from the possible ones (checks-catalogue A8). No NVIDIA rule fixes SMT; data "
+                "differ from the possible ones (NVIDIA Health Validation cpu_count). No NVIDIA rule fixes SMT; data "
                 "loaders usually benefit from the extra threads, so keep the vendor default unless a "
-                "benchmark says otherwise (knowledge base §3)."
+                "benchmark says otherwise (AMD's MI100 BIOS table disables it, many HPC guides keep it; "
+                "rocm.docs.amd.com .../system-optimization/mi100.html)."
             ),
             instructions="Nothing to do if the check passes; otherwise check the BIOS core settings.",
             probes=("cpuinfo", "cpu_topology"),
@@ -72,11 +73,12 @@ STAGE = Stage(
                 "NPS (AMD EPYC) or SNC (Intel) decides how many NUMA nodes each socket shows; AMD "
                 "validated NPS 1, 2 and 4 for GPU servers and no NVIDIA rule mandates one. Keep it the "
                 "same on every node and pin data loaders to the GPU's NUMA node (`nvidia-smi topo -m` "
-                "shows the affinity). Sources: Supermicro H14 BIOS manual (NPS); AMD MI100 BIOS table."
+                "shows the affinity). Sources: Supermicro H14 BIOS manual (NPS, supermicro.com/support/"
+                "manuals); AMD's GPU server BIOS table (rocm.docs.amd.com .../system-optimization/mi100.html)."
             ),
             instructions=(
                 "Pick the NPS/SNC value for the cluster and set it in the BIOS (memory or CPU "
-                "configuration menu). Record the expected count: `bringup plan numa_nodes=2`."
+                "configuration menu). Record the expected count as numa_nodes in the plan answers (F2)."
             ),
             probes=("numa",),
             check=hc.numa,
@@ -104,8 +106,9 @@ STAGE = Stage(
             title="Leave PCIe link speed at Auto/maximum; SR-IOV only for VMs",
             why=(
                 "A slot forced to a lower generation halves host-GPU bandwidth per step down. GPUs "
-                "lower their link speed at idle to save power, so judge the link under load (the "
-                "health stage does). SR-IOV is only needed for virtual functions (vGPU, NIC VFs). "
+                "lower their link speed at idle to save power, so judge the link under load (`sudo "
+                "lspci -vv` LnkSta, or `nvidia-smi -q` PCIe 'Current' while a test runs). SR-IOV is "
+                "only needed for virtual functions (vGPU, NIC VFs). "
                 "Sources: lspci(8); NVIDIA Holoscan platform prerequisites (SR-IOV)."
             ),
             instructions=(
@@ -122,7 +125,8 @@ STAGE = Stage(
                 "With Secure Boot on, the kernel loads only signed modules: use the distribution's "
                 "signed precompiled driver packages (Ubuntu linux-modules-nvidia-<branch>-server-"
                 "<kernel>) or enrol a MOK key for DKMS-built modules. Sources: NVIDIA GPU Operator "
-                "'precompiled signed drivers' doc; Arch wiki DKMS (signing)."
+                "'precompiled signed drivers' (docs.nvidia.com/datacenter/cloud-native/gpu-operator/"
+                "install-precompiled-signed-drivers.html); Arch wiki DKMS (module signing)."
             ),
             instructions=(
                 "Check the state with `mokutil --sb-state`. Keep it on and plan signed modules, or turn "

@@ -13,16 +13,20 @@ STAGE = Stage(
             id="driver.branch",
             title="Choose a supported driver branch and module flavour",
             why=(
-                "R580 is NVIDIA's current long-term support branch (end of life August 2028; R535 LTSB "
-                "ends June 2026; R570 production branch ended February 2026). Blackwell and Grace "
+                "NVIDIA's support matrix (as read for this release of bringup) lists R580 as a "
+                "long-term support branch with end of life in August 2028; R535 LTSB reached end of "
+                "life in June 2026 and the R570 production branch in February 2026, and newer branches "
+                "(R590, R595, R610) exist: check the live matrix before you install. Blackwell and Grace "
                 "Hopper require the open kernel modules; Turing to Hopper: open recommended; "
                 "Volta/Pascal (e.g. V100): proprietary only. Sources: docs.nvidia.com/datacenter/"
                 "tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html; NVIDIA blog 'NVIDIA "
                 "transitions fully towards open-source GPU kernel modules'."
             ),
             instructions=(
-                "Pick the branch (R580 unless your software stack pins another) and the flavour "
-                "(open for Turing and newer, proprietary for Volta/Pascal), then confirm."
+                "Open the support matrix (URL above), pick a branch that is supported today and "
+                "that your software stack accepts (R580 LTSB is the long-lived choice as of this "
+                "release), and the flavour (open for Turing and newer, proprietary for "
+                "Volta/Pascal). Confirm with the branch in the note."
             ),
             manual=True,
         ),
@@ -37,10 +41,16 @@ STAGE = Stage(
                 "Operator precompiled drivers doc."
             ),
             instructions=(
-                "Ubuntu: `sudo apt-get install -y nvidia-driver-580-server-open` (or "
-                "`linux-modules-nvidia-580-server-open-$(uname -r)` with Secure Boot on).\n"
-                "RHEL/Rocky: enable NVIDIA's CUDA repository, then `sudo dnf module install "
-                "nvidia-driver:580-open`.\n"
+                "Use the packages for your distribution (examples for branch 580, open modules):\n"
+                "Ubuntu: `sudo apt-get install -y nvidia-driver-580-server-open` (Ubuntu's server "
+                "driver packages), or with Secure Boot on the Canonical-signed "
+                "`linux-modules-nvidia-580-server-open-$(uname -r)`.\n"
+                "Debian 12/13: add NVIDIA's CUDA repository for Debian (driver installation guide) "
+                "and install its `nvidia-open` (or `cuda-drivers`) package; Debian's own non-free "
+                "packages (nvidia-open-kernel-dkms) follow Debian's branch, not NVIDIA's.\n"
+                "RHEL/Rocky 8/9: add NVIDIA's CUDA repository, then the branch-locked stream `sudo "
+                "dnf module install nvidia-driver:580-open` (stream names: NVIDIA/"
+                "yum-packaging-dkms-nvidia).\n"
                 "Keep `linux-headers-$(uname -r)` installed. Reboot, then run this stage's checks."
             ),
             manual=True,
@@ -52,7 +62,7 @@ STAGE = Stage(
             why=(
                 "Nothing else works until the kernel module is loaded; /proc/driver/nvidia/version "
                 "names its version and whether it is the open or proprietary module "
-                "(checks-catalogue A2, DCGM level 1)."
+                "(DCGM diagnostics level 1 checks the same)."
             ),
             probes=("modules", "sys_module", "nvidia_driver_version", "pci"),
             check=gc.driver,
@@ -65,7 +75,7 @@ STAGE = Stage(
                 "nvidia-smi failing to communicate with the driver means the module is not loaded or "
                 "its user-space libraries do not match it (often after an upgrade without a reboot); "
                 "'No devices were found' with GPUs on the bus means the driver could not initialise "
-                "them (checks-catalogue A2)."
+                "them (DCGM level 1; NVIDIA driver release notes, RmInitAdapter failures)."
             ),
             probes=("nvidia_smi_l", "pci"),
             check=gc.nvidia_smi,
@@ -76,8 +86,10 @@ STAGE = Stage(
             title="Run nvidia-persistenced",
             why=(
                 "Without persistence the driver tears GPU state down whenever no client is attached, "
-                "so every job start pays the initialisation and DCGM level 1 warns (checks-catalogue "
-                "A4). NVIDIA's daemon nvidia-persistenced is the supported way to keep it."
+                "so every job start pays the initialisation, and DCGM level 1 and AzNHC "
+                "check_gpu_persistence warn. NVIDIA's daemon nvidia-persistenced is the supported way "
+                "to keep it (NVIDIA 'Driver Persistence' documentation, docs.nvidia.com/deploy/"
+                "driver-persistence/)."
             ),
             instructions="`sudo systemctl enable --now nvidia-persistenced`, then confirm.",
             manual=True,

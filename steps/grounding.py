@@ -30,8 +30,8 @@ STAGE = Stage(
             title="Install in order: CPUs, memory in every channel, boot disk, then GPUs, NICs, power",
             why=(
                 "Populating every memory channel gives the full memory bandwidth (EPYC 9004/9005 have "
-                "12 DDR5 channels per socket; SUSE EPYC 9004 tuning guide). Installing GPUs and NICs "
-                "last keeps the heavy cards out of the way while you seat CPUs and DIMMs, and lets "
+                "12 DDR5 channels per socket; SUSE's EPYC 9004 tuning guide, documentation.suse.com/"
+                "sbp/server-linux/html/SBP-AMD-EPYC-4-SLES15SP4/). Installing GPUs and NICs last keeps the heavy cards out of the way while you seat CPUs and DIMMs, and lets "
                 "you power on once with the base system to confirm it POSTs."
             ),
             instructions=(
@@ -80,7 +80,8 @@ STAGE = Stage(
                 "as the rack is designed, and open slots or bays let air bypass the GPUs. Thermal "
                 "slowdown under load is the symptom (NVML clock-event reasons HW/SW thermal "
                 "slowdown, docs.nvidia.com/deploy/nvml-api/); the fix is airflow, not clock locks "
-                "or power caps (knowledge base §8.3, nvidia-smi man page)."
+                "or power caps: the nvidia-smi man page documents those as clock and power "
+                "settings, not as a cooling fix."
             ),
             instructions=(
                 "Match the server's airflow to the rack's hot/cold aisles; fit blanking panels in "

@@ -32,10 +32,10 @@ STAGE = Stage(
             why=(
                 "The PCI bus is the ground truth: a GPU that enumerates but that the driver cannot "
                 "bring up still shows here, so counting here and in NVML tells 'missing hardware' "
-                "from 'driver could not initialise it' (checks-catalogue A1: NVIDIA Health Validation "
+                "from 'driver could not initialise it' (NVIDIA Health Validation "
                 "gpu_count, GCM gpu_num)."
             ),
-            instructions="Record the expected count with `bringup plan gpu_count=N` to compare.",
+            instructions="Record the expected count as gpu_count in the plan answers (F2) to compare.",
             probes=("pci",),
             check=gc.gpu_pci,
             boot_sensitive=True,
@@ -45,7 +45,8 @@ STAGE = Stage(
             title="NVML initialises and sees every GPU",
             why=(
                 "NVML is the library behind nvidia-smi and DCGM; fewer GPUs in NVML than on the bus "
-                "means the driver failed to initialise one (checks-catalogue A1)."
+                "means the driver failed to initialise one (NVIDIA Health Validation gpu_count; Meta GCM "
+                "gpu_num)."
             ),
             probes=("nvml", "pci"),
             check=gc.nvml,
@@ -83,7 +84,8 @@ STAGE = Stage(
             title="Run DCGM's quick diagnostic (level 1)",
             why=(
                 "DCGM level 1 checks deployment (driver, persistence, permissions, blacklisted "
-                "drivers) in seconds; a skip is not a pass (checks-catalogue C1)."
+                "drivers) in seconds; a skip is not a pass (DCGM diagnostics documentation, "
+                "docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)."
             ),
             instructions=(
                 "With datacenter-gpu-manager installed: `dcgmi diag -r 1 -j > dcgm-r1.json`. Every "

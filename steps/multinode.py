@@ -14,7 +14,7 @@ STAGE = Stage(
             why=(
                 "One node with a different driver, NCCL or VBIOS slows or hangs every collective it "
                 "joins; fleet tools compare these across nodes and name the odd one out "
-                "(checks-catalogue A5; GCM vbios_mismatch; imbue)."
+                "(Meta GCM vbios_mismatch; AzNHC check_gpu_vbios)."
             ),
             instructions=(
                 "Capture a bundle on each node (`bringup capture -o $(hostname).tar.gz`) and compare "
@@ -28,7 +28,8 @@ STAGE = Stage(
             why=(
                 "NCCL falls back to TCP sockets (NET/Socket) when it cannot use the RDMA NICs, or binds "
                 "to docker0 or lo; either cuts multi-node bandwidth by an order of magnitude "
-                "(checks-catalogue E1). Persist only system-configuration variables such as "
+                "(NCCL troubleshooting guide, docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
+                "troubleshooting.html). Persist only system-configuration variables such as "
                 "NCCL_SOCKET_IFNAME or NCCL_IB_HCA, in /etc/nccl.conf (NCCL env documentation)."
             ),
             instructions=(
@@ -42,7 +43,7 @@ STAGE = Stage(
             title="Multi-node all-reduce reaches the network's floor",
             why=(
                 "Expect about 48-49 GB/s of busbw per 400 Gb/s NDR NIC (NCCL developer in "
-                "NVIDIA/nccl-tests#267; checks-catalogue E-stage); test pairs of nodes first to isolate "
+                "NVIDIA/nccl-tests#267); test pairs of nodes first to isolate "
                 "a bad node, then all nodes."
             ),
             instructions=(

@@ -13,7 +13,8 @@ STAGE = Stage(
             title="Every rank of an NCCL job starts and all-reduces",
             why=(
                 "A torchrun job with one rank per GPU proves the driver, NCCL and the GPUs' "
-                "interconnect work together before any bandwidth test (checks-catalogue D3)."
+                "interconnect work together before any bandwidth test (Stas Bekman's ml-engineering "
+                "torch-distributed-gpu-test.py, github.com/stas00/ml-engineering)."
             ),
             instructions=(
                 "`NCCL_DEBUG=INFO torchrun --nproc_per_node=<GPUs> torch-distributed-gpu-test.py` "
@@ -26,10 +27,12 @@ STAGE = Stage(
             title="All-reduce bus bandwidth reaches the node's floor",
             why=(
                 "nccl-tests all_reduce_perf is the standard measure: #wrong must be 0 at every size "
-                "and large-message busbw must reach the SKU's floor: about 460 GB/s for 8x H100/H200 "
-                "(typically 470-482), 228 GB/s for 8x A100 NVLink3. Judge the largest sizes, not the "
-                "'Avg bus bandwidth' line. Sources: checks-catalogue D4; nccl-tests #212 (NCCL "
-                "developer), #175."
+                "and large-message busbw must reach the SKU's floor. 8x H100/H200 on NVSwitch with NVLS "
+                "peaks near 480 GB/s (about 370 GB/s with NCCL_ALGO=Ring), per an NCCL developer in "
+                "NVIDIA/nccl-tests#212; Azure's fleet check uses 228 GB/s for 8x A100, while some "
+                "vendors' A100 systems measure about 200 GB/s (NVIDIA/nccl-tests#149, #175), so take "
+                "your vendor's figure where it has one. Judge the largest sizes (1-16 GB), not the "
+                "'Avg bus bandwidth' line."
             ),
             instructions="`all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1` with one rank per GPU (mpirun or srun).",
             manual=True,
@@ -39,7 +42,7 @@ STAGE = Stage(
             title="Run DCGM diagnostics level 3",
             why=(
                 "Level 3 (10-15 minutes) adds longer stress and interconnect tests across the node "
-                "(checks-catalogue D2)."
+                "(DCGM diagnostics documentation)."
             ),
             instructions="`dcgmi diag -r 3 -j > dcgm-r3.json`; all tests must pass before you confirm.",
             manual=True,

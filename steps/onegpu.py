@@ -13,7 +13,7 @@ STAGE = Stage(
             title="Run DCGM diagnostics level 2 on every GPU",
             why=(
                 "Level 2 adds memory, PCIe and short stress tests per GPU; treat PCIe, NVLink, ECC and "
-                "memory failures as fatal (checks-catalogue C1, D2; IBM Autopilot's fatal list)."
+                "memory failures as fatal (DCGM diagnostics documentation; IBM Autopilot's fatal list)."
             ),
             instructions="`dcgmi diag -r 2 -j > dcgm-r2.json`; every GPU must pass before you confirm.",
             manual=True,
@@ -22,9 +22,13 @@ STAGE = Stage(
             id="gpu.host_bandwidth",
             title="Measure host-to-GPU bandwidth on every GPU",
             why=(
-                "Pinned copies reach about 24 GB/s on PCIe Gen4 x16 and about 52 GB/s on Gen5 x16 "
-                "(AzNHC check_cuda_bw 24/52); a GPU below 25% of that has trained at x4-equivalent "
-                "(checks-catalogue C2). Run it on the GPU's own NUMA node."
+                "Azure's node health check passes pinned copies at 24 GB/s on PCIe Gen4 x16 and 52 "
+                "GB/s on Gen5 x16 (AzNHC check_cuda_bw); H100 measures about 55 GB/s device-to-host, "
+                "while host-to-device has been reported as low as ~35 GB/s on some Gen5 systems "
+                "(NVIDIA/nvbandwidth#24), so compare both directions and compare GPUs with each "
+                "other. Below a quarter of the generation's figure the link trained at x4-equivalent "
+                "(IBM Autopilot pciebw guidance). A remote NUMA node cuts the figure several-fold, so "
+                "run it on the GPU's own node."
             ),
             instructions=(
                 "`nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or "
@@ -39,10 +43,12 @@ STAGE = Stage(
             why=(
                 "A stress run with result checking finds GPUs that compute wrong or throttle under "
                 "sustained load; power should reach about 90% of the enforced limit and no HW "
-                "thermal slowdown or power brake should stay active (checks-catalogue C3, B11)."
+                "thermal slowdown or power brake should stay active (wilicc/gpu-burn; NVML clock-event "
+                "reasons; AzNHC azure_gpu_clock_throttling)."
             ),
             instructions=(
-                "`gpu_burn -tc -d 600` (wilicc/gpu-burn) or `dcgmi diag -r 3`, while `nvidia-smi dmon "
+                "`gpu_burn -tc 600` (wilicc/gpu-burn: -tc uses tensor cores, the last argument is "
+                "seconds; -d would switch to FP64) or `dcgmi diag -r 3`, while `nvidia-smi dmon "
                 "-s pucv` runs in another terminal; every GPU must report OK with zero errors."
             ),
             manual=True,

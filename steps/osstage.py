@@ -66,9 +66,10 @@ STAGE = Stage(
             title="Host memory matches the plan",
             why=(
                 "A DIMM that is not detected lowers capacity and leaves a memory channel empty; "
-                "AzNHC warns when memory is more than 5% below the expected size (checks-catalogue A8)."
+                "Azure's node health checks (AzNHC check_hw_physmem) warn when memory is more than 5% below "
+                "the expected size."
             ),
-            instructions="Set the expected size with `bringup plan host_ram_gib=N` to compare.",
+            instructions="Record the expected size as host_ram_gib in the plan answers (F2) to compare.",
             probes=("meminfo",),
             check=hc.memory,
         ),
@@ -81,7 +82,7 @@ STAGE = Stage(
                 "false. Source: kubernetes.io/docs/concepts/cluster-administration/"
                 "swap-memory-management."
             ),
-            instructions="If the node joins Kubernetes, record `bringup plan scheduler=kubernetes`.",
+            instructions="If the node joins Kubernetes, set scheduler = kubernetes in the plan answers (F2).",
             probes=("swaps",),
             check=hc.swap,
         ),
@@ -91,9 +92,9 @@ STAGE = Stage(
             why=(
                 "ext4 and XFS are both fine for datasets and checkpoints (NVIDIA DGX ships mdadm "
                 "RAID-0 over NVMe at /raid); keep journal barriers on. A nearly full disk stops "
-                "checkpoints; Verda's fleet check warns above 90% used (checks-catalogue A12)."
+                "checkpoints; Verda's fleet health check warns above 90% used."
             ),
-            instructions="Record the data path to check it too: `bringup plan data_path=/raid`.",
+            instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
             probes=("df", "data_path_df"),
             check=hc.filesystems,
         ),
@@ -102,8 +103,9 @@ STAGE = Stage(
             title="Install the PCI tools (lspci)",
             why=(
                 "lspci decodes what sysfs only hints at: LnkCap/LnkSta, ACS control and AER status "
-                "of every GPU and its upstream ports (lspci(8)); later health checks and support "
-                "bundles use it."
+                "of every GPU and its upstream ports (lspci(8)). You need it to read a link or ACS "
+                "problem yourself, and NVIDIA's NCCL troubleshooting steps use it (lspci -vvv | grep "
+                "ACSCtl)."
             ),
             instructions="If the check fails, run the action: it installs pciutils with the "
                          "distribution's package manager.",

@@ -26,7 +26,7 @@ STAGE = Stage(
                 "sequence length and micro-batch; gradient checkpointing cuts them), and divide by "
                 "the GPU's memory to get the minimum GPU count.\n"
                 "Record the GPU model and count this machine must have, so later checks compare "
-                "against it:\n"
+                "against it: press F2 (plan answers), or from a shell while bringup is not running:\n"
                 "  bringup plan gpu_model='H100 SXM5' gpu_count=8\n"
                 "Then confirm this step."
             ),
@@ -46,7 +46,7 @@ STAGE = Stage(
             instructions=(
                 "Decide host RAM, cores per GPU and NVMe capacity for datasets and checkpoints; record "
                 "what this machine should have so the OS stage can compare:\n"
-                "  bringup plan host_ram_gib=2048 numa_nodes=2 data_path=/raid\n"
+                "F2 (plan answers), or `bringup plan host_ram_gib=2048 numa_nodes=2 data_path=/raid`\n"
                 "Then confirm this step."
             ),
             manual=True,

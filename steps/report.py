@@ -28,7 +28,7 @@ STAGE = Stage(
                 "A capture bundle holds every probe's raw output with its command, exit status and "
                 "timing; support staff and fleet tools can re-run every check on it offline with "
                 "`bringup check --snapshot BUNDLE` without logging in to the server, the way a "
-                "bug-report bundle (nvidia-bug-report.sh, sosreport) works (DESIGN.md, Capture)."
+                "bug-report bundle (nvidia-bug-report.sh, sosreport) works."
             ),
             instructions="bringup writes the bundle into this build's directory.",
             action=ActionSpec(
@@ -46,7 +46,7 @@ STAGE = Stage(
             why=(
                 "The build record (`bringup status`) lists every step, who confirmed or skipped it and "
                 "why, and every action run with its log: the evidence that the machine was proven "
-                "ready, and where to look first when it misbehaves later (DESIGN.md, Store)."
+                "ready, and where to look first when it misbehaves later."
             ),
             instructions="Run `bringup status` and attach its output and the capture bundle to the hand-over ticket.",
             manual=True,

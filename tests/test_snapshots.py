@@ -26,6 +26,17 @@ BASE = Path("/tmp/bringup-snapshots")
 MODES = pytest.mark.parametrize("basic", [False, True], ids=["default", "basic"])
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_run_at_a_time():
+    """The fixed paths (shown on screen) are shared: two test runs on one machine take turns."""
+    import fcntl
+
+    BASE.mkdir(parents=True, exist_ok=True)
+    with open(BASE / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def fresh_state(name: str) -> Path:
     d = BASE / name
     shutil.rmtree(d, ignore_errors=True)

@@ -158,8 +158,12 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         await settle(pilot, app)
         await pilot.press("d")
         await pilot.pause()
+        await pilot.press(*"7B full fine-tune on 8 GPUs")
+        await pilot.press("enter")
+        await pilot.pause()
         st = app.build.store.step_states()["plan.workload"]
         assert st.status is StepStatus.CONFIRMED and st.user == "tester"
+        assert st.reason == "7B full fine-tune on 8 GPUs"  # the note is kept with the confirmation
         await pilot.press("n")  # next step
         await pilot.pause()
         assert app.screen.step_id == "plan.host"
@@ -346,3 +350,90 @@ async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_
         await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
         run = app.build.store.action_runs()[0]
         assert run.state == act.DRY_RUN and run.pid is None
+
+
+async def test_plan_form_validates_and_saves(state_dir, devvm_host):
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        from screens.plan import PlanDialog
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog)
+        await pilot.press("tab")  # gpu_model -> gpu_count
+        await pilot.press(*"-1")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog)  # refused, with the reason shown
+        assert "between 1 and" in str(app.screen.query_one("#err-gpu_count", Static).render())
+        await pilot.press("backspace", "backspace", "8")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, PlanDialog)
+        assert app.build.store.plan() == {"gpu_count": 8}
+
+
+async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused.id == "stages"
+        await pilot.press("down", "down", "down")  # the OS stage
+        await pilot.press("tab")
+        assert app.focused.id == "steps"
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, StepScreen) and app.screen.step_id == "os.memory"
+
+
+async def test_root_only_action_says_how_before_asking(state_dir, devvm_host, monkeypatch):
+    import os as _os
+    monkeypatch.setattr(_os, "geteuid", lambda: 1000)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        app.push_screen(StepScreen("os.tools"))
+        await pilot.pause()
+        await pilot.press("a")
+        from screens.dialogs import MessageDialog
+        await wait_until(pilot, lambda: isinstance(app.screen, MessageDialog))
+        shown = screen_text(app)
+        assert "needs root" in shown and f"--state {state_dir}" in shown
+        assert app.build.store.action_runs() == []
+
+
+async def test_resume_prefers_an_interrupted_step_over_the_first_open_one(state_dir, devvm_host):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_step("report.capture", StepStatus.INTERRUPTED, reason="action interrupted")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert "Interrupted: Capture a support bundle" in text_of(app, "#start-summary")
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.step_id == "report.capture"
+
+
+async def test_cancel_key_only_while_running(state_dir, devvm_host):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    run = b.start_action(steps.step_by_id("report.capture"), Resolved(ops=[{"argv": [sys.executable, "-c", "pass"]}]))
+    b.wait_action(run, timeout_s=30)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+        keys = {key for key, ab in app.screen.active_bindings.items() if ab.enabled}
+        assert "k" not in keys and "escape" in keys

@@ -345,7 +345,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     try:
         if answers:
             if b.observing:
-                print("bringup: error: another bringup holds this build; close it first", file=sys.stderr)
+                print("bringup: error: another bringup holds this build: use its plan form (F2), or "
+                      "close it first", file=sys.stderr)
                 return EXIT_ERROR
             b.store.set_plan(**answers)
         plan = b.store.plan()
@@ -397,6 +398,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             run = b.start_action(step, resolved)
             print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
             return 0
+        if a.needs_root and os.geteuid() != 0:  # say so before asking, with how to keep this build
+            print(f"bringup: error: this action needs root: sudo {sys.argv[0] or 'bringup'} --state {sd} "
+                  f"run {step.id}", file=sys.stderr)
+            return EXIT_ERROR
         if not args.yes:
             if not sys.stdin.isatty():
                 print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)

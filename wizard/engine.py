@@ -80,9 +80,12 @@ async def host_identity(host: Host) -> dict[str, Any]:
 
 @dataclass
 class ResumePoint:
+    """Where to pick up, and what is still going on (running runs, interrupted step ids)."""
+
     stage: Stage
     step: Step
     running: list[ActionRun] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
 
 
 class Build:
@@ -228,17 +231,21 @@ class Build:
             self.store.set_meta(cursor_step=step_id)
 
     def resume_point(self) -> ResumePoint:
-        """Where to pick up: the step the operator last opened, else the first step not done."""
+        """Where to pick up: the step of a running action, else the step the operator last
+        opened, else the most recent interrupted step, else the first step not done."""
         meta = self.store.meta()
         states = self.store.step_states()
         running = self.store.action_runs(state=act.RUNNING)
+        interrupted = sorted((st for st in states.values() if st.status is StepStatus.INTERRUPTED),
+                             key=lambda st: st.updated_at)
+        ids = {s.id for s in self.steps()}
         step: Step | None = None
         cursor = meta.get("cursor_step")
-        if isinstance(cursor, str):
-            try:
-                step = self.step(cursor)
-            except KeyError:
-                step = None
+        for candidate in ([r.step_id for r in running][-1:] + ([cursor] if isinstance(cursor, str) else [])
+                          + [st.step_id for st in interrupted][-1:]):
+            if candidate in ids:
+                step = self.step(candidate)
+                break
         if step is None:
             for s in self.steps():
                 st = states.get(s.id)
@@ -247,7 +254,8 @@ class Build:
                     break
         if step is None:
             step = self.steps()[-1]
-        return ResumePoint(self.stage_of(step.id), step, running)
+        return ResumePoint(self.stage_of(step.id), step, running,
+                           [st.step_id for st in interrupted if st.step_id in ids])
 
     def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "") -> Verdict:
         verdict = overall(findings)

@@ -97,6 +97,20 @@ def default_state_dir() -> Path:
     return Path(platformdirs.user_state_dir("bringup", appauthor=False))
 
 
+def sudo_user_state_dir() -> Path | None:
+    """Under sudo: the invoking user's default state dir (where their builds without sudo live)."""
+    user = os.environ.get("SUDO_USER")
+    if os.geteuid() != 0 or not user or user == "root":
+        return None
+    try:
+        import pwd
+
+        home = pwd.getpwnam(user).pw_dir
+    except (KeyError, ImportError):
+        return None
+    return Path(home) / ".local" / "state" / "bringup"
+
+
 def ensure_state_dir(path: Path) -> Path:
     """Create ``path`` if needed and prove it is writable, else raise :class:`StateDirError`."""
     try:
@@ -296,11 +310,15 @@ class Store:
         return {r["key"]: json.loads(r["value"]) for r in self.conn.execute("SELECT key, value FROM plan")}
 
     def set_plan(self, **answers: Any) -> None:
+        """Store answers; ``None`` removes an answer."""
         now = self.clock()
         with self.tx() as c:
             for k, v in answers.items():
-                c.execute("INSERT OR REPLACE INTO plan(key, value, updated_at) VALUES (?, ?, ?)",
-                          (k, json.dumps(v), now))
+                if v is None:
+                    c.execute("DELETE FROM plan WHERE key = ?", (k,))
+                else:
+                    c.execute("INSERT OR REPLACE INTO plan(key, value, updated_at) VALUES (?, ?, ?)",
+                              (k, json.dumps(v), now))
 
     # ---------------------------------------------------------------- steps
 

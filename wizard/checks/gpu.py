@@ -16,8 +16,8 @@ from wizard.parsers.gpu import PciFacts, parse_driver_version, parse_nvidia_smi_
 from wizard.parsers.host import parse_modules
 from wizard.probes import NVIDIA_VENDOR
 
-SRC_A1 = "checks-catalogue A1 (NVIDIA Health Validation gpu_count; Meta GCM gpu_num; AzNHC check_gpu_count)"
-SRC_A2 = "checks-catalogue A2 (DCGM level 1; /proc/driver/nvidia/version)"
+SRC_A1 = "NVIDIA Health Validation gpu_count; Meta GCM gpu_num; AzNHC check_gpu_count"
+SRC_A2 = "DCGM diagnostics level 1 (deployment checks); /proc/driver/nvidia/version"
 SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau' "
                "(docs.nvidia.com/cuda/cuda-installation-guide-linux/)")
 NO_GPU_REMEDY = (

@@ -14,14 +14,14 @@ from wizard.parsers.host import (
     parse_os_release, parse_proc_swaps,
 )
 
-SRC_A8 = ("checks-catalogue A8 (NVIDIA Health Validation cpu_count/numa_node_count; "
-          "AzNHC check_hw_physmem 5%)")
+SRC_A8 = ("NVIDIA Health Validation cpu_count/numa_node_count; "
+          "AzNHC check_hw_physmem 5%")
 SRC_SWAP = ("Kubernetes docs: kubelet fails to start with swap on unless failSwapOn: false "
             "(kubernetes.io/docs/concepts/cluster-administration/swap-memory-management)")
 SRC_IOMMU = ("NCCL troubleshooting guide (IOMMU/ACS can break or slow GPU P2P; use iommu=pt or "
              "disable it on bare metal), docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
              "troubleshooting.html; NVIDIA/nccl#631")
-SRC_DISK = "checks-catalogue A12 (Verda: WARN above 90% used)"
+SRC_DISK = "Verda fleet health check: WARN above 90% used (derived threshold, operator may override)"
 DISK_WARN_PCT = 90.0
 """Filesystem use above this percentage warns (checks-catalogue A12, Verda's fleet check)."""
 MEMORY_SHORT_PCT = 5.0

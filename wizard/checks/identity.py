@@ -24,7 +24,8 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("dmi")
     if o is None or (not o.ok and not o.files):
         return [missing("grounding.serials", o, "the DMI identity",
-                        remedy="Record the chassis serial from its label and confirm this step.",
+                        remedy="Read the chassis serial from its label and put it in the note when you "
+                               "confirm this step (d).",
                         source=SRC_DMI)]
     files = o.files
     f = dmi_fields(files)
@@ -34,7 +35,8 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ev = ev or (f"{o.source}: no readable file",)
         return [Finding("grounding.serials", Verdict.UNKNOWN,
                         "no DMI identity exposed (a virtual machine or a container?)", "host", ev,
-                        "Record the chassis serial from its label and confirm this step.", SRC_DMI)]
+                        "Read the chassis serial from its label and put it in the note when you confirm "
+                        "this step (d).", SRC_DMI)]
     product = " ".join(x for x in (f.get("sys_vendor", ""), f.get("product_name", "")) if x) or "unknown product"
     serial = f.get("product_serial", "")
     if not serial:

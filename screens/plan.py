@@ -1,0 +1,98 @@
+"""Plan answers form (F2): the expectations later checks compare against.
+
+Every field goes through :func:`wizard.plan.parse_value`, so a nonsense value is refused with
+the reason next to it; an emptied field removes the answer.
+"""
+
+from __future__ import annotations
+
+import json
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from wizard.plan import PLAN_KEYS, parse_value
+
+
+def shown(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
+
+
+class PlanDialog(ModalScreen[dict | None]):
+    """Returns {key: value or None (remove)} for the changed answers, or None when cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save")]
+
+    def __init__(self, current: dict, readonly: bool = False) -> None:
+        super().__init__()
+        self.current = dict(current)
+        self.readonly = readonly
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog plan-dialog"):
+            yield Static("Plan answers" + ("  (read-only here)" if self.readonly else ""),
+                         classes="dialog-title", markup=False)
+            yield Static("What this machine should have; checks compare against it. Empty = no answer.",
+                         markup=False, classes="muted")
+            with VerticalScroll(id="plan-fields"):
+                for k in PLAN_KEYS.values():
+                    with Horizontal(classes="plan-row"):
+                        yield Label(k.name, classes="plan-key")
+                        yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}", placeholder=k.help,
+                                    disabled=self.readonly, classes="plan-input")
+                    yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                if not self.readonly:
+                    yield Button("Save (ctrl+s)", id="save", variant="primary", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query(Input).first().focus()
+
+    def collect(self) -> dict | None:
+        changes: dict = {}
+        ok = True
+        for k in PLAN_KEYS:
+            raw = self.query_one(f"#plan-{k}", Input).value.strip()
+            err = self.query_one(f"#err-{k}", Static)
+            err.update("")
+            err.display = False
+            if raw == shown(self.current.get(k)):
+                continue
+            if raw == "":
+                changes[k] = None
+                continue
+            try:
+                changes[k] = parse_value(k, raw)
+            except ValueError as exc:
+                err.update(f"  ! {exc}")
+                err.display = True
+                ok = False
+        return changes if ok else None
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_save()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.dismiss(None)
+
+    def action_save(self) -> None:
+        if self.readonly:
+            self.dismiss(None)
+            return
+        changes = self.collect()
+        if changes is not None:
+            self.dismiss(changes)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
