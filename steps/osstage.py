@@ -131,7 +131,7 @@ STAGE = Stage(
                 "docs.nvidia.com/cuda/cuda-installation-guide-linux/ ('Disabling Nouveau')."
             ),
             instructions="If the check fails, run the action, then reboot and re-check.",
-            probes=("modules", "sys_module"),
+            probes=("modules", "sys_module", "modprobe_d"),
             check=gc.nouveau,
             boot_sensitive=True,
             action=ActionSpec(

@@ -733,3 +733,16 @@ def test_dmi_synthetic_serial_readable_only_by_root(gpu_host):
     assert f.message == "Dell Inc. PowerEdge XE9680; serial number unreadable (permission denied)"
     assert "/sys/class/dmi/id/product_serial: <permission denied>" in f.evidence
     assert "root" in f.remedy
+
+
+def test_nouveau_loaded_but_blacklisted_asks_for_a_reboot():
+    """After the action wrote the blacklist, the check says what is left: the reboot."""
+    mods = ProbeOutput("modules", "/proc/modules", text=text(SYNTHETIC / "synthetic_proc-modules__nouveau-loaded.txt"))
+    conf = "/etc/modprobe.d/blacklist-nouveau.conf"
+    mp = ProbeOutput("modprobe_d", "/etc/modprobe.d/*.conf",
+                     files={conf: "# written by bringup\nblacklist nouveau\noptions nouveau modeset=0\n"})
+    f = only(gc.nouveau({"modules": mods, "modprobe_d": mp}, {}))
+    assert f.verdict is Verdict.FAIL and "reboot" in f.message
+    assert f"{conf}:blacklist nouveau" in f.evidence
+    f = only(gc.nouveau({"modules": mods, "modprobe_d": ProbeOutput("modprobe_d", "x", files={})}, {}))
+    assert f.verdict is Verdict.FAIL and "Blacklist nouveau" in f.remedy

@@ -196,10 +196,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             build.close()
     findings = [f for s in sel for f in results[s.id]]
     verdict = overall(findings)
+    note = ""
+    if not sel:
+        note = (f"stage {stage} has no automatic checks: its steps are confirmed by hand in the TUI "
+                f"(bringup status shows them)")
+    elif verdict.value == "skip":
+        note = "nothing was verified: every check was not applicable here"
     if opt(args, "json"):
         doc = {"schema": 1, "bringup_version": __version__, "host": identity, "verdict": verdict.value,
                "stage": stage, "snapshot": opt(args, "snapshot"), "generated_at": started,
                "findings": [f.to_dict() for f in findings]}
+        if note:
+            doc["note"] = note
         print(json.dumps(doc, indent=2))
     else:
         name = identity.get("hostname") or "this host"
@@ -209,7 +217,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}")
             if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
                 print(f"       -> {f.remedy}")
-        print(f"overall: {verdict.value}")
+        print(f"overall: {verdict.value}" + (f" ({note})" if note else ""))
     return verdict.exit_code
 
 

@@ -224,6 +224,8 @@ IOMMU = tree_probe(
 MOUNTS = file_probe("mounts", "Mounted filesystems", "/proc/self/mounts", "/proc/mounts")
 DF = command_probe("df", "Filesystem usage (df)", ["df", "-P", "-T", "-B1", "-l"], timeout_s=15)
 MODULES = file_probe("modules", "Loaded kernel modules (/proc/modules)", "/proc/modules")
+MODPROBE_D = tree_probe("modprobe_d", "modprobe configuration (blacklists, options)",
+                        "/etc/modprobe.d/*.conf", "/usr/lib/modprobe.d/*.conf", "/lib/modprobe.d/*.conf")
 SYS_MODULE = glob_probe("sys_module", "GPU driver modules in /sys/module (loaded or built in)",
                         "/sys/module/nouveau", "/sys/module/nvidia", "/sys/module/nvidia_uvm",
                         "/sys/module/nvidia_peermem")

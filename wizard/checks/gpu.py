@@ -105,6 +105,17 @@ def _loaded_modules(out: Outputs) -> tuple[set[str] | None, dict[str, str], list
     return None, {}, [], ""
 
 
+def _nouveau_blacklist(out: Outputs) -> list[str]:
+    """``path:line`` of modprobe.d lines that blacklist nouveau (``blacklist nouveau``)."""
+    o = out.get("modprobe_d")
+    found = []
+    for path, content in (o.files.items() if o is not None else ()):
+        for line in (content or "").splitlines():
+            if line.split("#", 1)[0].split() == ["blacklist", "nouveau"]:
+                found.append(f"{path}:{line.strip()}")
+    return found
+
+
 def nouveau(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("modules")
     names, lines, problems, where = _loaded_modules(out)
@@ -113,6 +124,13 @@ def nouveau(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if not names and problems:
         return [garbled("os.nouveau", o, "/proc/modules", problems, source=SRC_NOUVEAU)]
     if "nouveau" in names:
+        bl = _nouveau_blacklist(out)
+        if bl:  # the fix is in place; only the reboot is missing
+            return [Finding("os.nouveau", Verdict.FAIL,
+                            "nouveau is still loaded, although it is blacklisted: reboot to apply", "host",
+                            (lines["nouveau"], *bl),
+                            "Reboot (the initramfs must have been rebuilt after the blacklist was written), "
+                            "then check again.", SRC_NOUVEAU)]
         return [Finding("os.nouveau", Verdict.FAIL,
                         "the open-source nouveau driver is loaded and will hold the GPUs", "host",
                         (lines["nouveau"],),
