@@ -65,6 +65,8 @@ def main() -> int:
         v, _ = timed(bringup() + ["--version"], a.runs)
         c, _ = timed(bringup() + ["--state", state, "check", "--json"], a.runs)
         probes = probe_times(a.runs)
+        start, _ = timed([sys.executable, "-c", "pass"], a.runs)
+        imports, _ = timed([sys.executable, "-c", "import asyncio, steps, wizard.engine, wizard.cli"], a.runs)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     slow_name = max(probes, key=probes.get)
@@ -72,6 +74,7 @@ def main() -> int:
     res = {"version_s": round(v, 4), "check_s": round(c, 4), "slowest_probe": slow_name,
            "slowest_probe_s": round(slow, 4), "check_over_slowest": round(c / slow, 2),
            "probes_s": {k: round(x, 4) for k, x in sorted(probes.items(), key=lambda kv: -kv[1])},
+           "interpreter_start_s": round(start, 4), "interpreter_and_imports_s": round(imports, 4),
            "runs": a.runs, "cpus": os.cpu_count()}
     if a.json:
         print(json.dumps(res, indent=1))
@@ -80,6 +83,7 @@ def main() -> int:
         print(f"bringup check --json      median {c * 1000:7.1f} ms")
         print(f"slowest probe ({slow_name:<12}) median {slow * 1000:7.1f} ms")
         print(f"check / slowest probe     {c / slow:5.2f} x       (target <= 1.5 x)")
+        print(f"fixed cost: python start {start * 1000:.1f} ms; start + bringup's imports {imports * 1000:.1f} ms")
         print("per probe (ms): " + ", ".join(f"{k} {x * 1000:.1f}" for k, x in res["probes_s"].items()))
     return 0
 

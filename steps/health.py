@@ -64,9 +64,9 @@ STAGE = Stage(
                 "and says so."
             ),
             instructions=(
-                "Leave the machine idle while it samples (default 10 minutes; change with `bringup "
-                "plan baseline_minutes=N`). The action keeps running if you close bringup or lose "
-                "the SSH session."
+                "Leave the machine idle while it samples (default 10 minutes; change it with "
+                "baseline_minutes in the plan answers, F2). The action keeps running if you close "
+                "bringup or lose the SSH session."
             ),
             action=ActionSpec(
                 id="idle_baseline",
