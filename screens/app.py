@@ -147,18 +147,22 @@ class BringupApp(App[int]):
             pass
         from screens.start import ErrorScreen, StartScreen
 
+        readonly = False
         try:
             ensure_state_dir(self.state_dir)
         except StateDirError as exc:
-            self.fatal = str(exc)
-            await self.push_screen(ErrorScreen(self.fatal))
-            return
+            if not list_builds(self.state_dir):
+                self.fatal = str(exc)
+                await self.push_screen(ErrorScreen(self.fatal))
+                return
+            readonly = True  # e.g. root's build viewed by an operator: show it, change nothing
+            self.notify(f"{exc}: this window is read-only", severity="warning", timeout=8)
         self.identity = await host_identity(self.host)
         self.other_builds_hint = other_builds_hint(self.state_dir, self.state_dir_given)
         if list_builds(self.state_dir):
             try:
                 self.build = Build.open(self.state_dir, self.stages, self.identity, dry_run=self.dry_run,
-                                        clock=self.clock)
+                                        clock=self.clock, readonly=readonly)
             except StoreError as exc:
                 self.build_error = str(exc)
         if self.build is not None:

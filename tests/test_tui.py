@@ -58,6 +58,13 @@ async def wait_until(pilot, cond, tries: int = 100, step: float = 0.05) -> bool:
     return cond()
 
 
+async def start_new_build(pilot, app) -> None:
+    """From the start screen with no build: New build (n), and wait for its first step."""
+    await settle(pilot, app)
+    await pilot.press("n")
+    await settle(pilot, app)
+
+
 def boot_id_of(host) -> str:
     return host.identity.get("boot_id", "")
 
@@ -129,9 +136,7 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
 async def test_check_shows_findings_with_literal_brackets(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         app.push_screen(StepScreen("health.gpu_pci"))
         await pilot.pause()
         assert "Not checked yet" in screen_text(app)
@@ -153,9 +158,7 @@ async def test_check_shows_findings_with_literal_brackets(state_dir, devvm_host)
 async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         await pilot.press("d")
         await pilot.pause()
         await pilot.press(*"7B full fine-tune on 8 GPUs")
@@ -220,9 +223,7 @@ async def test_action_asks_first_then_streams(state_dir, devvm_host):
 async def test_dry_run_action_runs_nothing(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host, dry_run=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         app.push_screen(StepScreen("os.tools"))
         await pilot.pause()
         await pilot.press("a")
@@ -338,9 +339,7 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
 async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_path):
     app = app_for(state_dir, devvm_host, snapshot="devvm.tar.gz")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         app.push_screen(StepScreen("health.idle_baseline"))
         await pilot.pause()
         await pilot.press("a")
@@ -355,9 +354,7 @@ async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_
 async def test_plan_form_validates_and_saves(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         from screens.plan import PlanDialog
         await pilot.press("f2")
         await pilot.pause()
@@ -378,9 +375,7 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         await pilot.press("escape")
         await pilot.pause()
         assert app.focused.id == "stages"
@@ -397,9 +392,7 @@ async def test_root_only_action_says_how_before_asking(state_dir, devvm_host, mo
     monkeypatch.setattr(_os, "geteuid", lambda: 1000)
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("n")
-        await settle(pilot, app)
+        await start_new_build(pilot, app)
         app.push_screen(StepScreen("os.tools"))
         await pilot.pause()
         await pilot.press("a")
@@ -437,3 +430,27 @@ async def test_cancel_key_only_while_running(state_dir, devvm_host):
         await pilot.pause()
         keys = {key for key, ab in app.screen.active_bindings.items() if ab.enabled}
         assert "k" not in keys and "escape" in keys
+
+
+async def test_unwritable_state_dir_with_a_build_opens_read_only(tmp_path, devvm_host):
+    import subprocess as sp
+    state = tmp_path / "s"
+    b = Build.open(state, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
+    b.confirm("plan.workload")
+    b.close()
+    dirs = [state, state / "builds", b.info.path]
+    for d in dirs:
+        sp.run(["chattr", "+i", str(d)], check=True)
+    try:
+        app = app_for(state, devvm_host)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            assert app.build is not None and app.build.observing
+            await pilot.press("r")
+            await pilot.pause()
+            assert isinstance(app.screen, StepScreen) and app.screen.step_id == "plan.host"  # after the done one
+            assert app.build.status("plan.workload") is StepStatus.CONFIRMED
+            assert not app.screen.query_one("#confirm").display  # no write buttons in a read-only window
+    finally:
+        for d in reversed(dirs):
+            sp.run(["chattr", "-i", str(d)], check=True)
