@@ -124,7 +124,7 @@ class StepScreen(Screen[None]):
             line += "  |  checking..."
         if b.stale(step.id):
             line += "\nRebooted since this was verified: check it again."
-        if step.manual and st is StepStatus.PENDING:
+        if step.manual and st is StepStatus.PENDING and not b.observing:
             line += "\nThe machine cannot verify this: do it, then Confirm (d)."
         self.query_one("#step-status", Static).update(line)
         if step.action is not None:
