@@ -46,6 +46,9 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
 
     Returns the manifest. The file is written to a temporary name and renamed when complete.
     """
+    from wizard.kinds import load_all
+
+    load_all()  # parser modules register their probes on import
     rec = RecordingHost(host)
     names = probe_names or list(REGISTRY)
     t0 = time.monotonic()

@@ -5,6 +5,7 @@
     bringup status [--json]
     bringup capture -o node.tar.gz
     bringup plan [KEY=VALUE ...]
+    bringup explain FILE... | -   judge pasted/saved outputs [--json]
     bringup run STEP [--yes]      run a step's action without the TUI
     bringup --version
 
@@ -51,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("-o", "--output", required=True, metavar="FILE", help="bundle to write (.tar.gz)")
     pl = sub.add_parser("plan", parents=[common], help="show or set the build's plan answers")
     pl.add_argument("answers", nargs="*", metavar="KEY=VALUE")
+    ex = sub.add_parser("explain", parents=[common],
+                        help="judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)")
+    ex.add_argument("inputs", nargs="+", metavar="FILE", help="files to read; - reads standard input")
+    ex.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
+    ex.add_argument("--kind", help="skip detection: treat every input as this kind")
     r = sub.add_parser("run", parents=[common], help="run a step's action (asks first unless --yes)")
     r.add_argument("step", metavar="STEP")
     r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
-                "run": cmd_run}[args.command](args)
+                "run": cmd_run, "explain": cmd_explain}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -469,6 +475,46 @@ def _follow(b, run, tail) -> int:
         time.sleep(0.2)
     print(f"{run.state} (exit status {run.exit_status})")
     return 0 if run.state == act.SUCCEEDED else 2
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Judge each input; exit status = the worst verdict over all inputs (0/1/2), 3 unreadable."""
+    from wizard.explain import explain_text
+    from wizard.kinds import load_all
+    from wizard.model import worst
+
+    if opt(args, "kind") and opt(args, "kind") not in load_all():
+        print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(load_all()))}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    results = []
+    for name in args.inputs:
+        try:
+            if name == "-":
+                raw = sys.stdin.buffer.read()
+            else:
+                with open(name, "rb") as fh:
+                    raw = fh.read(64 * 1024 * 1024)
+        except OSError as exc:
+            print(f"bringup: error: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERROR
+        results.append(explain_text(raw.decode("utf-8", "replace"), name, kind=opt(args, "kind")))
+    verdict = worst(r.verdict for r in results)
+    if opt(args, "json"):
+        print(json.dumps({"schema": 1, "bringup_version": __version__, "verdict": verdict.value,
+                          "inputs": [r.to_dict() for r in results]}, indent=2))
+    else:
+        for r in results:
+            print(f"{r.input}: {r.title or 'not recognised'} -> {r.verdict.value}")
+            for f in r.findings:
+                subject = "" if f.subject in ("host", "input") or f.subject in f.message else f"{f.subject}: "
+                print(f"  {GLYPH[f.verdict.value]} {f.id:<22} {subject}{f.message}")
+                if f.verdict.value in ("fail", "warn", "unknown"):
+                    for e in f.evidence[:3]:
+                        print(f"         | {e}")
+                    if f.remedy:
+                        print(f"         -> {f.remedy}")
+    return verdict.exit_code
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
