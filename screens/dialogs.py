@@ -181,3 +181,66 @@ class ConfirmStep(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class AckDialog(ModalScreen[tuple[str, str] | None]):
+    """Pick a past event among the step's findings and say why it no longer counts."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, findings: list) -> None:
+        super().__init__()
+        self.findings = [f for f in findings if f.key]
+
+    def compose(self) -> ComposeResult:
+        from textual.content import Content
+        from textual.widgets import OptionList
+        from textual.widgets.option_list import Option
+
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static("Acknowledge a past event", classes="dialog-title", markup=False)
+            yield Static("It will no longer count in this build's checks; the reason, you and the time "
+                         "are kept. New events still count.", markup=False, classes="muted")
+            yield OptionList(*[Option(Content(f"{f.subject}: {f.message}"), id=f.key) for f in self.findings],
+                             id="ack-events")
+            yield Input(placeholder="reason (required), e.g. old event from burn-in, GPU since replaced",
+                        id="ack-reason")
+            yield Static("", id="ack-error", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Acknowledge (enter)", id="ok", variant="warning", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        from textual.widgets import OptionList
+
+        lst = self.query_one(OptionList)
+        lst.highlighted = 0 if self.findings else None
+        lst.focus()
+
+    def _submit(self) -> None:
+        from textual.widgets import OptionList
+
+        lst = self.query_one(OptionList)
+        reason = self.query_one("#ack-reason", Input).value.strip()
+        if lst.highlighted is None:
+            return
+        if not reason:
+            self.query_one("#ack-error", Static).update("A reason is required.")
+            self.query_one("#ack-reason", Input).focus()
+            return
+        self.dismiss((self.findings[lst.highlighted].key, reason))
+
+    def on_option_list_option_selected(self, event) -> None:
+        self.query_one("#ack-reason", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

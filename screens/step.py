@@ -23,6 +23,7 @@ class StepScreen(Screen[None]):
         Binding("l", "show_log", "Log"),
         Binding("d", "confirm", "Confirm"),
         Binding("s", "skip", "Skip"),
+        Binding("x", "acknowledge", "Ack event"),
         Binding("n", "next", "Next", show=False),
         Binding("p", "prev", "Prev", show=False),
         Binding("escape", "back", "Back"),
@@ -93,6 +94,9 @@ class StepScreen(Screen[None]):
             return step.action is not None
         if action in ("confirm", "skip"):
             return not observing
+        if action == "acknowledge":
+            _, findings = self.build.store.latest_check(step.id)
+            return not observing and any(f.key and f.verdict in (Verdict.FAIL, Verdict.WARN) for f in findings)
         return True
 
     # ------------------------------------------------------------------ view
@@ -111,6 +115,7 @@ class StepScreen(Screen[None]):
             return
         new_results = self._sig is not None and run_meta is not None and self._sig[3] != run_meta["id"]
         self._sig = sig
+        self.refresh_bindings()
         basic = self.app.basic
         st = state.status if state else StepStatus.PENDING
         line = status_text(st, basic).plain.strip()
@@ -244,6 +249,28 @@ class StepScreen(Screen[None]):
                 self.app.bump()
 
         self.app.push_screen(SkipDialog(self.step.title), done)
+
+    def action_acknowledge(self) -> None:
+        """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
+        from screens.dialogs import AckDialog
+
+        _, findings = self.build.store.latest_check(self.step_id)
+        ackable = [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
+        if not ackable or not self._writable():
+            return
+
+        def done(result: tuple[str, str] | None) -> None:
+            if result is None:
+                return
+            key, reason = result
+            f = next(f for f in ackable if f.key == key)
+            self.build.acknowledge(f, reason)
+            self.notify("acknowledged; checking again")
+            if self.step.check is not None:
+                self.app.run_checks([self.step_id])
+            self.app.bump()
+
+        self.app.push_screen(AckDialog(ackable), done)
 
     def _go(self, delta: int) -> None:
         ids = [s.id for s in self.build.steps()]

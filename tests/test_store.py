@@ -201,3 +201,46 @@ def test_builds_listed_oldest_first(state_dir):
     newest = Build.open(state_dir, steps.STAGES, {})
     assert newest.info.build_id == ids[-1]
     newest.close()
+
+
+def test_migration_from_schema_1_keeps_the_data(tmp_path):
+    """A build file written by the first release (schema 1) is upgraded in place, data kept."""
+    from wizard import store as st
+
+    db = tmp_path / "old.db"
+    c = sqlite3.connect(db)
+    for stmt in st._statements(st.MIGRATIONS[1]):
+        c.execute(stmt)
+    c.execute("PRAGMA user_version = 1")
+    c.execute("INSERT INTO plan(key, value, updated_at) VALUES ('gpu_count', '8', 't')")
+    c.execute("INSERT INTO check_run(step_id, verdict, boot_id, started_at, finished_at) VALUES ('bios.cpu', 'pass', 'b', 't', 't')")
+    c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence, remedy, source)"
+              " VALUES (1, 'bios.cpu', 'bios.cpu', 'pass', 'host', 'ok', '[\"line\"]', '', '')")
+    c.commit()
+    c.close()
+    s = Store.open(db)
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert s.plan() == {"gpu_count": 8}
+    meta, findings = s.latest_check("bios.cpu")
+    assert findings[0].evidence == ("line",) and findings[0].key == ""
+    s.add_ack("k1", "health.xid", "GPU 3 (0000:9b:00.0)", "Xid 79", "reseated on 2026-11-29, RMA case 123", "t", "b")
+    assert s.acks()["k1"]["reason"] == "reseated on 2026-11-29, RMA case 123"
+    with pytest.raises(ValueError):
+        s.add_ack("k2", "health.xid", "GPU", "Xid", "  ", "t", "b")
+    s.close()
+
+
+def test_acknowledged_keys_reach_the_checks(state_dir):
+    b = make_build(state_dir)
+    f = Finding("health.xid", Verdict.FAIL, "Xid 79: GPU has fallen off the bus", "GPU (0000:9b:00.0)",
+                ("NVRM: Xid (PCI:0000:9b:00): 79, GPU has fallen off the bus.",), "power cycle", "Xid catalog",
+                "health.xid", key="abc123")
+    b.record_findings("health.gpu_pci", [f], frozen_clock())
+    _, stored = b.store.latest_check("health.gpu_pci")
+    assert stored[0].key == "abc123"
+    b.acknowledge(stored[0], "old event from burn-in, GPU replaced")
+    assert "abc123" in b.expectations()["acknowledged"]
+    plain = Finding("bios.cpu", Verdict.PASS, "ok")
+    with pytest.raises(ValueError):
+        b.acknowledge(plain, "x")
+    b.close()

@@ -454,3 +454,27 @@ async def test_unwritable_state_dir_with_a_build_opens_read_only(tmp_path, devvm
     finally:
         for d in reversed(dirs):
             sp.run(["chattr", "-i", str(d)], check=True)
+
+
+async def test_acknowledge_a_past_event_with_a_reason(state_dir, devvm_host):
+    from screens.dialogs import AckDialog
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        xid = Finding("health.xid", Verdict.FAIL, "Xid 79: GPU has fallen off the bus", "GPU (0000:9b:00.0)",
+                      ("[ 74.1] NVRM: Xid (PCI:0000:9b:00): 79, pid=1, GPU has fallen off the bus.",),
+                      "power cycle the node", "NVIDIA Xid catalog", key="k-79")
+        app.build.record_findings("health.gpu_pci", [xid], frozen_clock())
+        app.push_screen(StepScreen("health.gpu_pci"))
+        await pilot.pause()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, AckDialog))
+        await pilot.press("enter")  # pick the event
+        await pilot.press("enter")  # no reason yet: refused
+        await pilot.pause()
+        assert isinstance(app.screen, AckDialog) and "required" in text_of(app, "#ack-error")
+        await pilot.press(*"burn-in event, GPU reseated")
+        await pilot.press("enter")
+        await pilot.pause()
+        acks = app.build.store.acks()
+        assert acks["k-79"]["reason"] == "burn-in event, GPU reseated" and acks["k-79"]["user"] == "tester"

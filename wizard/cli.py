@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("inputs", nargs="+", metavar="FILE", help="files to read; - reads standard input")
     ex.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
     ex.add_argument("--kind", help="skip detection: treat every input as this kind")
+    ak = sub.add_parser("ack", parents=[common],
+                        help="acknowledge a past event (an Xid, an AER error) with a reason; no KEY lists them")
+    ak.add_argument("key", nargs="?", metavar="KEY", help="the finding's key (check --json shows it)")
+    ak.add_argument("--reason", help="why it no longer counts (kept with the build)")
     r = sub.add_parser("run", parents=[common], help="run a step's action (asks first unless --yes)")
     r.add_argument("step", metavar="STEP")
     r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
-                "run": cmd_run, "explain": cmd_explain}[args.command](args)
+                "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -183,7 +187,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         build, note = open_build_for_reading(args, _boot_id())
         if note:
             print(f"bringup: note: {note}: findings are not recorded", file=sys.stderr)
-        plan = build.plan() if build is not None else {}
+        plan = build.expectations() if build is not None else {}
     try:
         started = utcnow()
 
@@ -475,6 +479,52 @@ def _follow(b, run, tail) -> int:
         time.sleep(0.2)
     print(f"{run.state} (exit status {run.exit_status})")
     return 0 if run.state == act.SUCCEEDED else 2
+
+
+def cmd_ack(args: argparse.Namespace) -> int:
+    """List acknowledgements, or acknowledge the event behind a finding's key with a reason."""
+    from wizard.engine import Build
+    from wizard.store import list_builds
+
+    import steps
+
+    if opt(args, "snapshot"):
+        print("bringup: error: ack edits the build record; --snapshot does not apply", file=sys.stderr)
+        return EXIT_ERROR
+    sd = state_dir(args, write=args.key is not None)
+    if not sd.is_dir() or not list_builds(sd):
+        print(f"no build under {sd} yet: nothing to acknowledge")
+        return 0 if args.key is None else EXIT_ERROR
+    b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, readonly=args.key is None)
+    try:
+        if args.key is None:
+            acks = b.store.acks()
+            if not acks:
+                print("no acknowledged events")
+            for key, a in acks.items():
+                print(f"{key}  {a['finding_id']}  {a['subject']}: {a['message']}\n    acknowledged by {a['user']} "
+                      f"at {a['at']}: {a['reason']}")
+            return 0
+        if not (args.reason or "").strip():
+            print("bringup: error: say why with --reason (it is kept with the build)", file=sys.stderr)
+            return EXIT_ERROR
+        if b.observing:
+            print("bringup: error: another bringup holds this build; acknowledge there", file=sys.stderr)
+            return EXIT_ERROR
+        found = None
+        for s in b.steps():
+            _, findings = b.store.latest_check(s.id)
+            found = next((f for f in findings if f.key == args.key), None)
+            if found:
+                break
+        if found is None:
+            print(f"bringup: error: no finding with key {args.key!r} in this build's latest checks", file=sys.stderr)
+            return EXIT_ERROR
+        b.acknowledge(found, args.reason)
+        print(f"acknowledged: {found.subject}: {found.message}\n  it no longer counts in checks of this build")
+        return 0
+    finally:
+        b.close()
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ build's store, lock and action runs; the CLI and the TUI both go through it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -43,8 +44,7 @@ def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mappi
         except Exception as exc:  # noqa: BLE001
             findings = [Finding(s.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
                                 "This is a bringup bug: please report it with a capture bundle.", "")]
-        result[s.id] = [Finding(f.id, f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source, s.id)
-                        for f in findings]
+        result[s.id] = [dataclasses.replace(f, step=s.id) for f in findings]
     return result
 
 
@@ -201,6 +201,20 @@ class Build:
 
         return valid_plan(self.store.plan())
 
+    def expectations(self) -> dict[str, Any]:
+        """What checks judge against: the plan answers plus ``acknowledged`` (event keys the
+        operator acknowledged with a reason; those past events no longer count)."""
+        exp = self.plan()
+        exp["acknowledged"] = frozenset(self.store.acks())
+        return exp
+
+    def acknowledge(self, finding: Finding, reason: str) -> None:
+        """Acknowledge the past event behind ``finding`` (it must carry a ``key``)."""
+        if not finding.key:
+            raise ValueError("this finding is not about one past event: nothing to acknowledge")
+        self.store.add_ack(finding.key, finding.id, finding.subject, finding.message, reason,
+                           act.current_user(), self.boot_id)
+
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)
         return st.status if st else StepStatus.PENDING
@@ -288,7 +302,7 @@ class Build:
 
     async def check_steps(self, host: Host, steps: Sequence[Step], snapshot: str = "") -> dict[str, list[Finding]]:
         started = self.store.clock()
-        results, _ = await run_checks(host, steps, self.plan())
+        results, _ = await run_checks(host, steps, self.expectations())
         for sid, findings in results.items():
             self.record_findings(sid, findings, started, snapshot)
         return results
@@ -366,8 +380,7 @@ class Build:
                     findings = list(spec.judge(log, self.plan()))
                 except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
                     findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
-                findings = [Finding(f.id, f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source, step.id)
-                            for f in findings]
+                findings = [dataclasses.replace(f, step=step.id) for f in findings]
                 self.record_findings(step.id, findings, run.started_at)
                 return
             if step.check is not None:

@@ -88,6 +88,8 @@ class Finding:
         remedy: what to do next; empty for a pass.
         source: where the threshold or rule comes from (vendor doc, spec, tool).
         step: the catalogue step that produced it (filled in by the engine).
+        key: for a finding about one past event (an Xid, an AER line), a stable key the operator
+            can acknowledge with a reason (``bringup ack KEY``); empty otherwise.
     """
 
     id: str
@@ -98,10 +100,11 @@ class Finding:
     remedy: str = ""
     source: str = ""
     step: str = ""
+    key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-contract shape of a finding (DESIGN.md "The machine-readable contract")."""
-        return {
+        d = {
             "id": self.id,
             "verdict": self.verdict.value,
             "subject": self.subject,
@@ -111,6 +114,9 @@ class Finding:
             "source": self.source,
             "step": self.step,
         }
+        if self.key:
+            d["key"] = self.key
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
@@ -124,6 +130,7 @@ class Finding:
             remedy=str(d.get("remedy", "")),
             source=str(d.get("source", "")),
             step=str(d.get("step", "")),
+            key=str(d.get("key", "")),
         )
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from wizard.model import Finding, StepStatus, Verdict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "build.db"
 
@@ -58,6 +58,12 @@ MIGRATIONS: dict[int, str] = {
         user TEXT NOT NULL, dry_run INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL,
         pid INTEGER, pid_start REAL, log_path TEXT NOT NULL, status_path TEXT NOT NULL,
         exit_status INTEGER, boot_id TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT);
+    """,
+    2: """
+    ALTER TABLE finding ADD COLUMN key TEXT NOT NULL DEFAULT '';
+    CREATE TABLE ack (
+        key TEXT PRIMARY KEY, finding_id TEXT NOT NULL, subject TEXT NOT NULL, message TEXT NOT NULL,
+        reason TEXT NOT NULL, user TEXT NOT NULL, boot_id TEXT NOT NULL, at TEXT NOT NULL);
     """,
 }
 
@@ -243,7 +249,7 @@ class Store:
             StoreError: a table is missing or a row does not decode (the file is not modified).
         """
         try:
-            self.meta(), self.host(), self.plan(), self.step_states(), self.action_runs()
+            self.meta(), self.host(), self.plan(), self.step_states(), self.action_runs(), self.acks()
             for r in self.conn.execute("SELECT verdict, evidence FROM finding"):
                 Verdict(r["verdict"])
                 json.loads(r["evidence"])
@@ -355,9 +361,9 @@ class Store:
             run_id = int(cur.lastrowid or 0)
             for f in findings:
                 c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence,"
-                          " remedy, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          " remedy, source, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (run_id, step_id, f.id, f.verdict.value, f.subject, f.message,
-                           json.dumps(list(f.evidence)), f.remedy, f.source))
+                           json.dumps(list(f.evidence)), f.remedy, f.source, f.key))
         return run_id
 
     def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
@@ -366,9 +372,25 @@ class Store:
         if row is None:
             return None, []
         findings = [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
-                            tuple(json.loads(r["evidence"])), r["remedy"], r["source"], step_id)
+                            tuple(json.loads(r["evidence"])), r["remedy"], r["source"], step_id, r["key"])
                     for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (row["id"],))]
         return dict(row), findings
+
+    # ---------------------------------------------------------------- acknowledged events
+
+    def add_ack(self, key: str, finding_id: str, subject: str, message: str, reason: str, user: str,
+                boot_id: str) -> None:
+        """Record that the operator acknowledged one past event (e.g. an old Xid) with a reason."""
+        if not reason.strip():
+            raise ValueError("an acknowledgement needs a reason")
+        with self.tx() as c:
+            c.execute("INSERT OR REPLACE INTO ack(key, finding_id, subject, message, reason, user, boot_id, at)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                      (key, finding_id, subject, message, reason.strip(), user, boot_id, self.clock()))
+
+    def acks(self) -> dict[str, dict[str, Any]]:
+        """key -> the acknowledgement record."""
+        return {r["key"]: dict(r) for r in self.conn.execute("SELECT * FROM ack ORDER BY at")}
 
     # ---------------------------------------------------------------- actions
 
