@@ -114,6 +114,7 @@ class BringupApp(App[int]):
         self.basic = basic
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
         self.state_dir_given = bool(state_dir)
+        self.bundle_plan: dict[str, Any] = {}
         self.other_builds_hint = ""
         self.host: Host = host if host is not None else local_host()
         self.snapshot = snapshot
@@ -158,6 +159,11 @@ class BringupApp(App[int]):
             readonly = True  # e.g. root's build viewed by an operator: show it, change nothing
             self.notify(f"{exc}: this window is read-only", severity="warning", timeout=8)
         self.identity = await host_identity(self.host)
+        recorded = getattr(self.host, "identity", None)  # a bundle's manifest knows who it was
+        if isinstance(recorded, dict):
+            for k, v in recorded.items():
+                if v and not self.identity.get(k):
+                    self.identity[k] = v
         self.other_builds_hint = other_builds_hint(self.state_dir, self.state_dir_given)
         if list_builds(self.state_dir):
             try:
@@ -185,6 +191,12 @@ class BringupApp(App[int]):
             self.build.close()
         self.build = Build.open(self.state_dir, self.stages, self.identity, create=True, dry_run=self.dry_run,
                                 clock=self.clock)
+        if self.bundle_plan:  # judging a bundle: start from the expectations it was captured with
+            from wizard.plan import valid_plan
+
+            plan = valid_plan(self.bundle_plan)
+            if plan:
+                self.build.store.set_plan(**plan)
         self.build_error = ""
         self.bump()
         return self.build
@@ -351,11 +363,13 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
     if is_basic:
         os.environ.setdefault("TEXTUAL_FPS", "20")
     host = None
+    manifest: dict[str, Any] = {}
     if snapshot:
         from wizard.capture import load_bundle
 
-        host, _ = load_bundle(snapshot)
+        host, manifest = load_bundle(snapshot)
     app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic)
+    app.bundle_plan = dict(manifest.get("plan") or {})
     try:
         app.run(mouse=not is_basic)
     finally:

@@ -201,8 +201,8 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
             yield Static("Acknowledge a past event", classes="dialog-title", markup=False)
             yield Static("It will no longer count in this build's checks; the reason, you and the time "
                          "are kept. New events still count.", markup=False, classes="muted")
-            yield OptionList(*[Option(Content(f"{f.subject}: {f.message}"), id=f.key) for f in self.findings],
-                             id="ack-events")
+            yield OptionList(*[Option(Content(f.message if f.subject in f.message else f"{f.subject}: {f.message}"),
+                                      id=f.key) for f in self.findings], id="ack-events")
             yield Input(placeholder="reason (required), e.g. old event from burn-in, GPU since replaced",
                         id="ack-reason")
             yield Static("", id="ack-error", markup=False)

@@ -1,7 +1,23 @@
 """Stage 5: driver & CUDA. Which branch, how to install it, and proof that it is loaded."""
 
+from typing import Any, Mapping
+
+from steps._checks import needs_gpu
+from wizard.checks import chain
 from wizard.checks import gpu as gc
-from wizard.model import Stage, Step
+from wizard.checks import smi
+from wizard.model import Finding, Stage, Step, Verdict
+
+
+def fabric_manager(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """health.fabric from nvidia-smi -q -x; ``skip`` where no GPU reports an NVLink fabric
+    (PCIe-only or bridge-only systems need no Fabric Manager)."""
+    findings = smi.topic_check("health.fabric")(out, plan)
+    if len(findings) == 1 and findings[0].verdict is Verdict.UNKNOWN and "nothing to judge" in findings[0].message:
+        return [Finding("health.fabric", Verdict.SKIP,
+                        "no GPU reports an NVLink fabric (no NVSwitch): Fabric Manager is not needed", "host",
+                        findings[0].evidence, "", smi.SRC_A3)]
+    return findings
 
 STAGE = Stage(
     id="driver",
@@ -91,8 +107,9 @@ STAGE = Stage(
                 "to keep it (NVIDIA 'Driver Persistence' documentation, docs.nvidia.com/deploy/"
                 "driver-persistence/)."
             ),
-            instructions="`sudo systemctl enable --now nvidia-persistenced`, then confirm.",
-            manual=True,
+            instructions="`sudo systemctl enable --now nvidia-persistenced`, then check.",
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.persistence"),
         ),
         Step(
             id="driver.fabric_manager",
@@ -104,11 +121,39 @@ STAGE = Stage(
                 "(docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)."
             ),
             instructions=(
-                "Skip this step (with the reason) on PCIe-only servers. Otherwise install the "
-                "nvidia-fabricmanager package matching the driver version, `sudo systemctl enable "
-                "--now nvidia-fabricmanager`, and confirm."
+                "On NVSwitch systems install the nvidia-fabricmanager package matching the driver "
+                "version exactly, `sudo systemctl enable --now nvidia-fabricmanager`, then check: every "
+                "GPU's fabric registration must read Completed / Success. PCIe-only servers skip."
             ),
-            manual=True,
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=fabric_manager,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="driver.cuda_toolkit",
+            title="The driver is new enough for the CUDA toolkit (if one is installed)",
+            why=(
+                "nvcc only builds CUDA code (custom extensions, flash-attn from source) and need not "
+                "match nvidia-smi's CUDA version, but what it builds needs at least the toolkit's "
+                "minimum driver (NVIDIA CUDA toolkit release notes, toolkit/driver table; CUDA "
+                "minor-version compatibility guide, docs.nvidia.com/deploy/cuda-compatibility/)."
+            ),
+            instructions="Nothing to do when no toolkit is installed: PyTorch wheels bring their own CUDA runtime.",
+            probes=("nvcc_version", "nvidia_driver_version", "nvml", "pci"),
+            check=needs_gpu(chain.cuda_toolkit),
+        ),
+        Step(
+            id="driver.torch_cuda",
+            title="PyTorch sees the GPUs and the driver supports its CUDA",
+            why=(
+                "PyTorch wheels ship their own CUDA runtime and need only a driver new enough for it "
+                "(PyTorch maintainers, discuss.pytorch.org 'interplay between the NVIDIA driver and "
+                "CUDA'; NVIDIA toolkit/driver table)."
+            ),
+            instructions="Uses the python3 on PATH; if your training environment is a venv or conda, "
+                         "run `bringup check` from it.",
+            probes=("torch_cuda", "nvidia_driver_version", "nvml", "pci"),
+            check=needs_gpu(chain.torch_cuda),
         ),
     ),
 )

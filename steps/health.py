@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
+from steps._checks import needs_gpu
+from wizard.checks import events as ev
 from wizard.checks import gpu as gc
+from wizard.checks import links as lk
+from wizard.checks import smi
 from wizard.checks.baseline import judge_baseline
 from wizard.model import Stage, Step
 
@@ -24,7 +28,8 @@ STAGE = Stage(
     id="health",
     title="Health checks",
     short="Health",
-    summary="Every GPU present and initialised; the idle baseline; DCGM's quick diagnostic.",
+    summary="Every GPU present and healthy: memory, temperature, links, NVLink, kernel log; the idle "
+            "baseline; DCGM's quick diagnostic.",
     steps=(
         Step(
             id="health.gpu_pci",
@@ -51,6 +56,207 @@ STAGE = Stage(
             probes=("nvml", "pci"),
             check=gc.nvml,
             boot_sensitive=True,
+        ),
+        Step(
+            id="health.gpu_count",
+            title="nvidia-smi lists every planned GPU and each one answers",
+            why=(
+                "A GPU that the driver lists but that answers ERR! or 'Unable to determine the device "
+                "handle' cannot train; comparing with the plan's count finds one the driver lost "
+                "(NVIDIA Health Validation gpu_count; Meta GCM gpu_num; NVIDIA Xid catalog)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.gpu_count", "health.gpu_responsive"),
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.kernel_log",
+            title="No GPU, PCIe or memory errors in this boot's kernel log",
+            why=(
+                "Xid, AER and EDAC lines are the driver's and the kernel's own reports of failing GPUs, "
+                "links and DIMMs; only this boot's events count, and a past event can be acknowledged "
+                "with a reason (x). Sources: NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors/); "
+                "kernel PCIe AER and RAS documentation; Meta GCM xid and pcie-aer checks."
+            ),
+            instructions="Fix what a finding names, then check again. Acknowledge (x) only events you have dealt with.",
+            probes=("kernel_log_journal", "kernel_log_dmesg", "nvml"),
+            check=ev.kernel_log,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.ecc",
+            title="ECC is on and the GPU memory error counters are within limits",
+            why=(
+                "Without ECC a memory error silently corrupts training; uncorrectable SRAM errors, or "
+                "counts above Azure's fleet limits (SRAM correctable > 10,000, DRAM > 20,000,000), mean "
+                "the GPU should leave service (AzNHC check_gpu_ecc; NVML ECC documentation)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.ecc_mode", "health.ecc"),
+        ),
+        Step(
+            id="health.row_remap",
+            title="No pending or failed GPU memory row remapping",
+            why=(
+                "A-class and newer GPUs repair bad HBM rows by remapping them; a pending remap takes "
+                "effect only after a GPU reset, and a remapping failure means RMA (NVML "
+                "nvmlDeviceGetRemappedRows; Meta GCM row_remap checks; NVIDIA Xid 63/64)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),
+        ),
+        Step(
+            id="health.thermal",
+            title="GPUs are cool and nothing slows their clocks",
+            why=(
+                "Each GPU reports its own slowdown temperature; running close to it, or HW slowdown, "
+                "thermal slowdown or a power brake in the clock-event reasons, costs throughput before "
+                "anything fails (NVML clock-event reasons; AzNHC azure_gpu_clock_throttling; Meta GCM "
+                "gpu_temperature)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.temperature", "health.clock_events"),
+        ),
+        Step(
+            id="health.power",
+            title="Power limit at its default",
+            why=(
+                "A power limit below the default (someone capped it) makes a GPU slower than its "
+                "peers (NVIDIA Health Validation GPUPowerLimit; IBM Autopilot gpupower)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.power_limit", "health.pstate"),
+        ),
+        Step(
+            id="health.vbios",
+            title="Every GPU runs the same VBIOS",
+            why=(
+                "Mixed firmware across GPUs of one model hides faults and makes results differ "
+                "between GPUs (Meta GCM vbios_mismatch; AzNHC check_gpu_vbios)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.vbios"),
+        ),
+        Step(
+            id="health.pcie_width",
+            title="Every GPU links at full PCIe width",
+            why=(
+                "A GPU at x8 moves half the data per second of x16 at any load, so a lower width than "
+                "the link supports fails (Meta GCM check-pci; lspci(8) LnkCap/LnkSta)."
+            ),
+            probes=("lspci_vvv", "pci"),
+            check=lk.pcie_width,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.pcie_speed",
+            title="GPU PCIe links reach their generation under load",
+            why=(
+                "GPUs lower their link speed at idle to save power, so an idle reading below the "
+                "link's capability only asks to re-check under load (lspci(8); NVIDIA nvidia-smi "
+                "documentation on PCIe link generation)."
+            ),
+            probes=("lspci_vvv", "pci"),
+            check=lk.pcie_speed,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.pcie_errors",
+            title="No PCIe errors or replays on GPU links",
+            why=(
+                "Uncorrectable AER errors on a GPU link come before GPUs fall off the bus; a growing "
+                "replay counter shows a marginal link (Meta GCM pcie-aer; DCGM PCIe replay rate)."
+            ),
+            probes=("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"),
+            check=lambda out, plan: lk.pcie_aer(out, plan) + smi.topic_check("health.pcie_replay")(out, plan),
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.pcie_acs",
+            title="PCIe switches pass GPU peer traffic directly (ACS off on bare metal)",
+            why=(
+                "With ACS enabled on PCIe switch ports, GPU peer-to-peer traffic is forced up through "
+                "the CPU root complex: slow, or it hangs (NCCL troubleshooting guide, ACS section, "
+                "docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)."
+            ),
+            probes=("lspci_vvv", "pci"),
+            check=needs_gpu(lk.pcie_acs),
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.bar1",
+            title="GPU BARs are mapped",
+            why=(
+                "Large BARs need Above 4G decoding; GPUDirect RDMA reaches GPU memory through BAR1 "
+                "(NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes', docs.nvidia.com/cuda/gpudirect-rdma/)."
+            ),
+            probes=("lspci_vvv", "pci"),
+            check=needs_gpu(lk.gpu_bar1),
+            boot_sensitive=True,
+        ),
+        Step(
+            id="health.topology",
+            title="GPU and NIC topology matches the design",
+            why=(
+                "Which GPUs share NVLink or a PCIe switch, and which NIC is near each GPU, decides "
+                "collective bandwidth and GPUDirect RDMA (nvidia-smi topo -m; NVIDIA GPUDirect RDMA "
+                "guide; AzNHC check_hw_topology)."
+            ),
+            probes=("nvidia_smi_topo_m", "pci"),
+            check=needs_gpu(lk.topology),
+        ),
+        Step(
+            id="health.p2p",
+            title="GPUs reach each other peer-to-peer",
+            why=(
+                "NCCL uses direct GPU-to-GPU copies where the topology allows them; a peer-to-peer "
+                "status other than OK where P2P is expected makes it fall back to slower paths "
+                "(nvidia-smi topo -p2p; NCCL troubleshooting guide)."
+            ),
+            probes=("nvidia_smi_topo_p2p", "pci"),
+            check=needs_gpu(lk.p2p),
+        ),
+        Step(
+            id="health.nvlink",
+            title="Every NVLink the GPU model has is up",
+            why=(
+                "An inactive NVLink cuts all-reduce bandwidth for every job on the node; the expected "
+                "count depends on the SKU (H100 SXM 18 links; H100 NVL 12 of 18 by design) "
+                "(NVIDIA Health Validation nvlink_active; nvidia-smi nvlink -s)."
+            ),
+            probes=("nvidia_smi_nvlink_s", "pci"),
+            check=needs_gpu(lk.nvlink),
+        ),
+        Step(
+            id="health.nvlink_errors",
+            title="NVLink error counters do not grow",
+            why=(
+                "Replay, recovery and CRC errors that grow during a stage show a marginal NVLink; "
+                "lifetime totals alone are not a fault (Meta GCM NVLink counters; DCGM NVLink fields)."
+            ),
+            probes=("nvidia_smi_nvlink_e", "pci"),
+            check=needs_gpu(lk.nvlink_errors),
+        ),
+        Step(
+            id="health.host_memory",
+            title="Host memory reports no uncorrectable errors",
+            why=(
+                "An uncorrectable DIMM error crashes jobs or corrupts data, and corrected errors come "
+                "before failures (kernel EDAC sysfs, Documentation/admin-guide/ras.rst; rasdaemon; "
+                "Meta GCM mce)."
+            ),
+            probes=("edac_sysfs",),
+            check=ev.edac,
+        ),
+        Step(
+            id="health.processes",
+            title="No other processes hold the GPUs before tests",
+            why=(
+                "A stray job on a GPU skews every measurement that follows and can make tests fail "
+                "(Meta GCM running_procs; IBM Autopilot; DCGM diagnostics)."
+            ),
+            probes=("nvidia_smi_qx", "nvml", "pci"),
+            check=smi.topic_check("health.gpu_processes", "health.mig"),
         ),
         Step(
             id="health.idle_baseline",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.checks import gpu as gc
 from wizard.checks import host as hc
+from steps._checks import only
+from wizard.checks import hosttools as ht
 from wizard.checks import tools as tc
 from wizard.distro import package_manager
 from wizard.model import Stage, Step
@@ -72,6 +74,18 @@ STAGE = Stage(
             instructions="Record the expected size as host_ram_gib in the plan answers (F2) to compare.",
             probes=("meminfo",),
             check=hc.memory,
+        ),
+        Step(
+            id="os.memory_pressure",
+            title="Host memory is not exhausted",
+            why=(
+                "Data loaders, pinned buffers and checkpoint loading need free host memory; when "
+                "available memory is gone and swap is full, jobs stall or are killed by the OOM "
+                "killer (kernel documentation of MemAvailable, docs.kernel.org/filesystems/proc.html)."
+            ),
+            instructions="Stop what holds the memory, or add memory before training.",
+            probes=("free_b",),
+            check=only(ht.memory_pressure, "os.memory_pressure"),
         ),
         Step(
             id="os.swap",

@@ -81,3 +81,41 @@ def test_skip_verdict_skips_the_step_with_the_reason(state_dir):
     st = b.store.step_states()["health.nvml"]
     assert st.status.value == "skipped" and "no NVIDIA GPU" in st.reason
     b.close()
+
+
+def test_prefetched_argv_are_the_probes_argv():
+    """wizard.prefetch starts slow probes early by argv: they must be exactly the probes' argv,
+    or the prefetch silently never gets used."""
+    import sys as _sys
+
+    from wizard import prefetch
+    from wizard.hosts import RecordingHost, LocalHost
+    from wizard.kinds import load_all
+    from wizard.probes import BUILTINS, REGISTRY, collect
+
+    load_all()
+
+    class Refuse(LocalHost):
+        async def run(self, argv, timeout_s=20):  # record the argv without running anything
+            from wizard.hosts import CommandResult
+            return CommandResult(list(argv), 127, error="not run in this test")
+
+    host = RecordingHost(Refuse(builtins=BUILTINS))
+    asyncio.run(collect(host, list(REGISTRY)))
+    ran = {tuple(op.argv) for op in host.ops if op.kind == "command"}
+    for argv in prefetch.PREFETCH:
+        if argv == prefetch.NVML_ARGV:
+            assert argv[0] == _sys.executable
+            continue
+        assert argv in ran, argv
+
+
+def test_a_prefetched_process_is_taken_once(tmp_path):
+    from wizard import prefetch
+    from wizard.hosts import LocalHost
+
+    argv = ("echo", "prefetched")
+    prefetch.start((argv,))
+    r = asyncio.run(LocalHost().run(list(argv)))
+    assert r.rc == 0 and r.stdout == b"prefetched\n"
+    assert prefetch.take(argv) is None  # used up: the next run starts its own

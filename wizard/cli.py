@@ -156,7 +156,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not opt(args, "snapshot"):
         from wizard import prefetch
 
-        prefetch.start_nvml()  # the slowest probe starts while the rest of bringup loads
+        prefetch.start()  # the slow probes start while the rest of bringup loads
     import asyncio
 
     import steps
@@ -198,6 +198,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             return await asyncio.gather(host_identity(host), run_checks(host, sel, plan))
 
         identity, (results, _) = asyncio.run(both())
+        from wizard import prefetch
+
+        prefetch.discard()  # a --stage check may not have needed all of them
         if build is not None and not build.observing:
             for sid, fs in results.items():
                 build.record_findings(sid, fs, started)

@@ -212,8 +212,9 @@ class Build:
         """Acknowledge the past event behind ``finding`` (it must carry a ``key``)."""
         if not finding.key:
             raise ValueError("this finding is not about one past event: nothing to acknowledge")
-        self.store.add_ack(finding.key, finding.id, finding.subject, finding.message, reason,
-                           act.current_user(), self.boot_id)
+        for key in finding.key.split(","):  # a finding may rest on several events: each is acknowledged
+            self.store.add_ack(key, finding.id, finding.subject, finding.message, reason,
+                               act.current_user(), self.boot_id)
 
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)

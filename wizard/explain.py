@@ -17,7 +17,16 @@ from wizard.model import Finding, Verdict, overall
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
 
-PROMPT_RE = re.compile(r"^\s*(?:\S*[@:]\S*\s*)?[$#>]\s+\S")
+COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python", "python3", "dcgmi",
+            "all_reduce_perf", "all_gather_perf", "free", "lscpu", "numactl", "swapon", "lsmod", "edac-util",
+            "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less")
+PROMPT_RE = re.compile(
+    r"^\s*(?:"
+    r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
+    r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
+    r"|[$>]\s+\S"                              # $ cmd, > cmd
+    r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
+    r")")
 
 
 @dataclass
@@ -47,9 +56,17 @@ def strip_command_lines(text: str) -> str:
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
+DETECT_HEAD_CHARS = 32 * 1024
+"""Detectors see at most this much of an input: the format shows in its head, and a huge log
+must not cost every detector a full scan (the judge still reads all of it)."""
+
+
 def detect(text: str) -> tuple[Kind | None, float]:
     """The most confident kind for ``text`` (a detector that raises counts as 0)."""
     kinds = load_all()
+    if len(text) > DETECT_HEAD_CHARS:
+        cut = text.rfind("\n", 0, DETECT_HEAD_CHARS)
+        text = text[: cut + 1 if cut > 0 else DETECT_HEAD_CHARS]
     best: Kind | None = None
     best_score = 0.0
     for k in kinds.values():

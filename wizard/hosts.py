@@ -146,6 +146,11 @@ class LocalHost:
         t0 = time.monotonic()
         if not argv:
             return CommandResult(argv, None, error="empty command")
+        from wizard import prefetch
+
+        early = prefetch.take(argv)
+        if early is not None:
+            return await _finish(early, argv, timeout_s, t0)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -221,6 +226,20 @@ class LocalHost:
         if fn is None:
             return CommandResult([f"builtin:{name}"], None, error=f"unknown builtin probe {name}")
         return await fn()
+
+
+async def _finish(proc: Any, argv: list[str], timeout_s: float, t0: float) -> CommandResult:
+    """Collect a process started earlier with ``subprocess.Popen`` (see :mod:`wizard.prefetch`)."""
+    loop = asyncio.get_running_loop()
+    fut = loop.run_in_executor(None, proc.communicate)
+    try:
+        out, err = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        out, err = await fut
+        return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
+                             error=f"timed out after {timeout_s:g} s")
+    return CommandResult(argv, proc.returncode, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0)
 
 
 def _kill_group(pid: int) -> None:

@@ -53,13 +53,23 @@ def register_kind(kind: Kind) -> Kind:
     return kind
 
 
+_LOADED = False
+
+
 def load_all() -> dict[str, Kind]:
-    """Import every parser module that registers kinds; returns the registry."""
+    """Import every parser module that registers kinds (once); returns the registry."""
+    global _LOADED
+    if _LOADED:
+        return KINDS
     import importlib
     import pkgutil
 
+    import wizard.checks as checks_pkg
     import wizard.parsers as pkg
 
-    for m in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{m.name}")
+    # parsers register kinds (and some probes); a few check modules register the probes they read
+    for package in (pkg, checks_pkg):
+        for m in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{m.name}")
+    _LOADED = True
     return KINDS

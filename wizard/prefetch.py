@@ -1,9 +1,10 @@
-"""Start the NVML probe's child process before the rest of bringup is imported.
+"""Start the slow probes' child processes before the rest of bringup is imported.
 
-NVML initialisation is the slowest probe on a GPU server (it can take seconds when persistence
-mode is off); starting it first lets it overlap bringup's own start-up. This module imports only
-``subprocess``, ``sys`` and ``os`` so it costs nothing to call early. The probe takes the
-running process with :func:`take` (once); without a prefetch it starts its own.
+On a GPU server the slowest probes are external processes: NVML initialisation, ``nvidia-smi
+-q -x`` (seconds without persistence mode), ``import torch``. Starting them first lets them run
+while bringup imports its parsers. This module imports only ``subprocess``, ``sys`` and ``os``.
+:class:`wizard.hosts.LocalHost` takes a prefetched process for the same argv (once) instead of
+starting a new one. ``PREFETCH`` must list argv exactly as the probes run them (a test checks).
 """
 
 from __future__ import annotations
@@ -12,26 +13,46 @@ import os
 import subprocess
 import sys
 
-_PROC: "subprocess.Popen[bytes] | None" = None
+NVML_ARGV = (sys.executable, "-m", "wizard.nvml_probe")
+TORCH_PROBE_CODE = ("import torch,sys; print(torch.__version__); print(torch.version.cuda); "
+                    "print(torch.cuda.is_available())")
+PREFETCH: tuple[tuple[str, ...], ...] = (
+    NVML_ARGV,
+    ("python3", "-c", TORCH_PROBE_CODE),
+    ("nvidia-smi", "-q", "-x"),
+    ("nvidia-smi", "topo", "-m"),
+    ("lspci", "-D", "-nn", "-vvv"),
+)
+
+_PROCS: dict[tuple[str, ...], "subprocess.Popen[bytes]"] = {}
 
 
-def start_nvml() -> None:
-    """Start ``python -m wizard.nvml_probe`` now (idempotent; never raises)."""
-    global _PROC
-    if _PROC is not None:
-        return
+def start(argvs: "tuple[tuple[str, ...], ...]" = PREFETCH) -> None:
+    """Start each argv now (idempotent; a binary that is missing is simply not prefetched)."""
     env = dict(os.environ, LC_ALL="C", LANG="C")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    try:
-        _PROC = subprocess.Popen([sys.executable, "-m", "wizard.nvml_probe"], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-    except OSError:
-        _PROC = None
+    for argv in argvs:
+        if argv in _PROCS:
+            continue
+        try:
+            _PROCS[argv] = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+        except OSError:
+            pass
 
 
-def take() -> "subprocess.Popen[bytes] | None":
-    """The prefetched NVML process, once; ``None`` if none was started (or it was taken)."""
-    global _PROC
-    p, _PROC = _PROC, None
-    return p
+def take(argv: "list[str] | tuple[str, ...]") -> "subprocess.Popen[bytes] | None":
+    """The prefetched process for ``argv``, once; ``None`` if none was started (or it was taken)."""
+    return _PROCS.pop(tuple(argv), None)
+
+
+def discard() -> None:
+    """Kill and reap prefetched processes nobody took (e.g. probes a stage filter left out)."""
+    for p in list(_PROCS.values()):
+        try:
+            p.kill()
+            p.communicate(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    _PROCS.clear()

@@ -280,26 +280,12 @@ NVML_TIMEOUT_S = 30.0
 
 async def _nvml_builtin() -> CommandResult:
     """Run the NVML probe in a child interpreter so a hung or crashing driver cannot take
-    bringup down with it (NVML calls can block on a GPU that fell off the bus). Uses the child
-    :mod:`wizard.prefetch` started early, if any."""
+    bringup down with it (NVML calls can block on a GPU that fell off the bus). A child
+    :mod:`wizard.prefetch` started early is used by :meth:`LocalHost.run`."""
     from wizard import prefetch
-    from wizard.hosts import LocalHost, _kill_group
+    from wizard.hosts import LocalHost
 
-    argv = [sys.executable, "-m", "wizard.nvml_probe"]
-    proc = prefetch.take()
-    if proc is None:
-        return await LocalHost().run(argv, timeout_s=NVML_TIMEOUT_S)
-    t0 = time.monotonic()
-    loop = asyncio.get_running_loop()
-    fut = loop.run_in_executor(None, proc.communicate)
-    try:
-        out, err = await asyncio.wait_for(asyncio.shield(fut), NVML_TIMEOUT_S)
-    except asyncio.TimeoutError:
-        _kill_group(proc.pid)
-        out, err = await fut
-        return CommandResult(argv, 124, out, err, time.monotonic() - t0,
-                             error=f"timed out after {NVML_TIMEOUT_S:g} s")
-    return CommandResult(argv, proc.returncode, out, err, time.monotonic() - t0)
+    return await LocalHost().run(list(prefetch.NVML_ARGV), timeout_s=NVML_TIMEOUT_S)
 
 
 async def _collect_nvml(host: Host) -> ProbeOutput:

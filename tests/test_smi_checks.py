@@ -1,0 +1,504 @@
+"""The health rules on nvidia-smi facts (wizard/checks/smi.py).
+
+Most inputs are the real files of tests/data (PROVENANCE-smi.md). Where a rule needs a state no
+real sample shows, the test derives it from a real file by changing the one value it names
+(``swap``), so everything else stays as a real GPU printed it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from wizard.checks import smi as sc
+from wizard.data import table
+from wizard.explain import explain_text
+from wizard.model import Finding, Verdict, overall
+from wizard.parsers.smi import parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
+
+A10 = "nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt"
+H100Q = "nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt"
+H200Q = "nvidia-smi-q__h200-single-gpu-vm-gpu-burn-load-healthy.txt"
+H100T = "nvidia-smi__8x-h100-hbm3-healthy-with-processes.txt"
+
+
+def case(name: str) -> str:
+    return text(CASES / name)
+
+
+def swap(body: str, old: str, new: str, count: int = 1) -> str:
+    assert old in body, old
+    return body.replace(old, new, count)
+
+
+def first_gpu_only(body: str) -> str:
+    """The header and first GPU block of a multi-GPU ``-q`` output, with Attached GPUs set to 1."""
+    head, _, rest = body.partition("\nGPU ")
+    block = "GPU " + rest.split("\nGPU ", 1)[0]
+    return swap(head, "Attached GPUs                             : 8", "Attached GPUs                             : 1") \
+        + "\n" + block
+
+
+def by_id(findings: list[Finding], fid: str) -> list[Finding]:
+    return [f for f in findings if f.id == fid]
+
+
+def one(findings: list[Finding], fid: str) -> Finding:
+    got = by_id(findings, fid)
+    assert len(got) == 1, [(f.id, f.verdict.value, f.message) for f in findings]
+    f = got[0]
+    if f.verdict in (Verdict.WARN, Verdict.FAIL, Verdict.UNKNOWN):
+        assert f.remedy.strip()
+    if f.verdict is not Verdict.SKIP:
+        assert f.source.strip() and f.evidence
+    return f
+
+
+def q(body: str, plan=None) -> list[Finding]:
+    return sc.judge_doc(parse_smi_text(body), plan or {})
+
+
+H100_ONE = first_gpu_only(case(H100Q))
+H100_ONE_OK = swap(swap(H100_ONE, "        HW Slowdown                       : Active",
+                        "        HW Slowdown                       : Not Active"),
+                   "            HW Power Brake Slowdown       : Active", "            HW Power Brake Slowdown       : Not Active")
+
+
+def test_h100_one_ok_baseline_passes_except_replays():
+    f = q(H100_ONE_OK)
+    assert {x.verdict for x in f if x.id != "health.pcie_replay"} <= {Verdict.PASS, Verdict.SKIP}
+    assert one(f, "health.pcie_replay").verdict is Verdict.WARN
+
+
+# ------------------------------------------------------------------ data files
+
+
+@pytest.mark.parametrize("name", ["gpu_thresholds.csv", "smi_clock_events.csv", "smi_gpu_classes.csv"])
+def test_assets_have_a_source_on_every_row(name):
+    rows = table(name)
+    assert rows and all(r["source"].strip() for r in rows)
+
+
+def test_thresholds_come_from_the_asset():
+    t = sc.thresholds()
+    assert t["ecc_dram_any_fail"] == 20_000_000 and t["ecc_sram_correctable_fail"] == 10_000
+    assert t["temp_margin_warn_c"] == 15 and t["replay_rate_warn_per_min"] == 8
+
+
+def test_gpu_class_by_brand_then_name():
+    docs = {n: parse_smi_xml(case(n)).gpus[0] for n in ("nvidia-smi-q-x__a10g-idle-p8-healthy.xml",)}
+    assert sc.gpu_class(docs["nvidia-smi-q-x__a10g-idle-p8-healthy.xml"]) == "datacenter"
+    assert sc.gpu_class(parse_smi_text(case("nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt")).gpus[0]) == "consumer"
+    assert sc.gpu_class(parse_smi_table(case(H100T)).gpus[0]) == "datacenter"  # by name: the table has no brand
+    rtx = parse_smi_csv(case("nvidia-smi-query-gpu-csv__rtx2080super-wddm-all-fields.txt")).gpus[0]
+    assert sc.gpu_class(rtx) == "unknown"
+    pro = parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__rtx-pro-6000-blackwell-v13-partial.xml")).gpus[0]
+    assert sc.gpu_class(pro) == "workstation"
+
+
+# ------------------------------------------------------------------ A1 count, responsiveness, driver
+
+
+def test_count_against_the_plan():
+    body = case(H100T)
+    assert "as the plan expects" in one(sc.judge_doc(parse_smi_table(body), {"gpu_count": 8}), "health.gpu_count").message
+    assert one(sc.judge_doc(parse_smi_table(body), {"gpu_count": "16"}), "health.gpu_count").verdict is Verdict.FAIL
+    assert one(sc.judge_doc(parse_smi_table(body), {"gpu_count": 4}), "health.gpu_count").verdict is Verdict.WARN
+    assert one(sc.judge_doc(parse_smi_table(body), {"gpu_count": "eight"}), "health.gpu_count").verdict is Verdict.PASS
+
+
+def test_count_of_a_cut_table_is_not_a_failure():
+    f = one(sc.judge_doc(parse_smi_table(case("nvidia-smi__a40-gpu0-err-partial.txt")), {"gpu_count": 8}),
+            "health.gpu_count")
+    assert f.verdict is Verdict.UNKNOWN and "cut" in f.message
+
+
+def test_count_unaccounted_only_when_the_document_is_whole():
+    xml = case("nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml")
+    assert one(sc.judge_doc(parse_smi_xml(xml)), "health.gpu_count").verdict is Verdict.UNKNOWN
+    cut = xml[: xml.index("<fan_speed>")]
+    f = one(sc.judge_doc(parse_smi_xml(cut)), "health.gpu_count")
+    assert f.verdict is Verdict.SKIP and "1 of the 4" in f.message
+
+
+def test_count_from_csv_count_column():
+    f = one(sc.judge_doc(parse_smi_csv(case("nvidia-smi-query-gpu-csv__rtx2080super-wddm-all-fields.txt")),
+                         {"gpu_count": 2}), "health.gpu_count")
+    assert f.verdict is Verdict.FAIL and "1 GPUs" in f.message
+
+
+def test_err_gpu_fails_and_names_it():
+    f = sc.judge_doc(parse_smi_table(case("nvidia-smi__a40-gpu0-err-partial.txt")))
+    bad = [x for x in by_id(f, "health.gpu_responsive") if x.verdict is Verdict.FAIL]
+    assert len(bad) == 1 and bad[0].subject == "GPU 0 (0000:19:00.0)" and "Xid 79" in bad[0].remedy
+    assert any("ERR!" in ln for ln in bad[0].evidence)
+
+
+def test_fan_err_alone_is_a_warning():
+    f = one(sc.judge_doc(parse_smi_table(text(PUBLIC / "nvidia-smi__geforce-fan-err-exclusive-process.txt"))),
+            "health.gpu_responsive")
+    assert f.verdict is Verdict.WARN and "fan speed" in f.message
+
+
+def test_lost_gpu_in_q_output_fails():
+    body = swap(case("nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt"), "GPU 00000000:01:00.0\n",
+                "Unable to determine the device handle for gpu 0000:21:00.0: GPU is lost.  Reboot the system to "
+                "recover this GPU\nGPU 00000000:01:00.0\n")
+    f = [x for x in q(body) if x.id == "health.gpu_responsive"]
+    assert f and f[0].verdict is Verdict.FAIL and "0000:21:00.0" in f[0].evidence[0]
+
+
+def test_driver_finding_never_claims_nvcc_must_match():
+    for name in (H100T, H200Q, "nvidia-smi-q-x__a10g-idle-p8-healthy.xml"):
+        e = explain_text(case(name))
+        f = one(e.findings, "driver.version")
+        assert "need not equal nvcc" in f.message and "must match" not in f.message.lower()
+
+
+def test_nvidia_smi_errors_fail_with_the_driver_remedy():
+    f = one(explain_text(case("nvidia-smi__driver-not-loaded-failed-to-communicate.txt")).findings, "driver.nvidia_smi")
+    assert f.verdict is Verdict.FAIL and "reboot" in f.remedy.lower()
+    f = one(explain_text(case("nvidia-smi__rtx5090-no-devices-found.txt")).findings, "driver.nvidia_smi")
+    assert f.verdict is Verdict.FAIL and "lspci -d 10de:" in f.remedy
+
+
+# ------------------------------------------------------------------ A4 persistence, A5 VBIOS
+
+
+def test_persistence_off_is_reported_with_the_fix_but_passes():
+    f = one(sc.judge_doc(parse_smi_xml(case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml"))), "health.persistence")
+    assert f.verdict is Verdict.PASS and "off" in f.message and "nvidia-persistenced" in f.remedy
+
+
+def test_vbios_mismatch_warns():
+    body = swap(case(H100Q), "    VBIOS Version                         : 96.00.74.00.0D",
+                "    VBIOS Version                         : 96.00.61.00.01")
+    f = one(q(body), "health.vbios")
+    assert f.verdict is Verdict.WARN and "96.00.61.00.01 on 1" in f.message and f.subject.startswith("GPU 0 ")
+
+
+# ------------------------------------------------------------------ A6 ECC mode, B6 counters
+
+ECC_MODE = ("    ECC Mode\n        Current                           : Enabled\n"
+            "        Pending                           : Enabled\n")
+
+
+def test_ecc_off_on_a_datacenter_gpu_fails():
+    body = swap(case(A10), ECC_MODE, ECC_MODE.replace("Enabled", "Disabled"))
+    f = one(q(body), "health.ecc_mode")
+    assert f.verdict is Verdict.FAIL and "-e 1" in f.remedy
+
+
+def test_ecc_pending_change_warns():
+    body = swap(case(A10), ECC_MODE, ECC_MODE.replace("Enabled\n        Pending", "Disabled\n        Pending"))
+    assert one(q(body), "health.ecc_mode").verdict is Verdict.WARN
+    body = swap(case(A10), ECC_MODE, ECC_MODE.replace("Pending                           : Enabled",
+                                                      "Pending                           : Disabled"))
+    assert "turn off" in one(q(body), "health.ecc_mode").message
+
+
+def test_ecc_off_on_geforce_is_fine():
+    f = one(q(case("nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt")), "health.ecc_mode")
+    assert f.verdict is Verdict.PASS and "consumer" in f.message
+
+
+def test_table_na_ecc_on_datacenter_gpu_warns():
+    body = swap(case(H100T), "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:19:00.0 Off |                    0 |",
+                "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:19:00.0 Off |                  N/A |")
+    f = one(sc.judge_doc(parse_smi_table(body)), "health.ecc_mode")
+    assert f.verdict is Verdict.WARN and f.subject == "GPU 0 (0000:19:00.0)"
+
+
+def _h100_ecc(line: str, value: str) -> str:
+    return swap(H100_ONE_OK, line, line.rsplit(":", 1)[0] + ": " + value)
+
+
+def test_sram_uncorrectable_fails_and_many_say_rma():
+    f = one(q(_h100_ecc("            SRAM Uncorrectable SEC-DED    : 0", "1")), "health.ecc")
+    assert f.verdict is Verdict.FAIL and "1 uncorrectable SRAM" in f.message and "RMA the GPU if" in f.remedy
+    body = swap(H100_ONE_OK, "        Aggregate\n            SRAM Correctable              : 0\n"
+                "            SRAM Uncorrectable Parity     : 0",
+                "        Aggregate\n            SRAM Correctable              : 0\n"
+                "            SRAM Uncorrectable Parity     : 5")
+    f = one(q(body), "health.ecc")
+    assert f.verdict is Verdict.FAIL and "RMA the GPU." in f.remedy
+
+
+def test_sram_correctable_and_dram_limits():
+    assert one(q(_h100_ecc("            SRAM Correctable              : 0", "10001")), "health.ecc").verdict is Verdict.FAIL
+    assert one(q(_h100_ecc("            SRAM Correctable              : 0", "10000")), "health.ecc").verdict is Verdict.PASS
+    f = one(q(_h100_ecc("            DRAM Correctable              : 0", "20000001")), "health.ecc")
+    assert f.verdict is Verdict.FAIL and "20000001" in f.message
+
+
+def test_sram_threshold_exceeded_fails():
+    f = one(q(_h100_ecc("            SRAM Threshold Exceeded       : No", "Yes")), "health.ecc")
+    assert f.verdict is Verdict.FAIL and "field diagnostics" in f.remedy
+
+
+def test_dram_uncorrectable_warns_and_points_at_remapping():
+    f = one(q(_h100_ecc("            DRAM Uncorrectable            : 0", "2")), "health.ecc")
+    assert f.verdict is Verdict.WARN and "row-remapping" in f.remedy
+
+
+def test_ecc_counts_below_limits_are_named():
+    f = one(q(case("nvidia-smi-q__a100-sxm4-80gb-dram-ce-177-row-remap-pending-partial.txt")), "health.ecc")
+    assert f.verdict is Verdict.PASS and "177" in f.message
+
+
+def test_ecc_counters_unreadable_under_mig_are_said():
+    f = one(sc.judge_doc(parse_smi_xml(case("nvidia-smi-q-x__a100-sxm4-40gb-mig-passthrough-vm.xml"))), "health.ecc")
+    assert f.verdict is Verdict.PASS and "MIG" in f.message
+
+
+# ------------------------------------------------------------------ B7 row remapping, retired pages
+
+REMAP = ("        Correctable Error                 : 0\n        Uncorrectable Error               : 4\n"
+         "        Pending                           : Yes\n        Remapping Failure Occurred        : No\n")
+
+
+def test_remap_failure_is_rma():
+    f = one(q(swap(case(A10), REMAP, REMAP.replace("Occurred        : No", "Occurred        : Yes"))), "health.row_remap")
+    assert f.verdict is Verdict.FAIL and "RMA" in f.remedy
+
+
+def test_remap_pending_correctable_only_warns():
+    body = swap(case(A10), REMAP, REMAP.replace("Correctable Error                 : 0", "Correctable Error                 : 2")
+                .replace("Uncorrectable Error               : 4", "Uncorrectable Error               : 0"))
+    f = one(q(body), "health.row_remap")
+    assert f.verdict is Verdict.WARN and "reset" in f.remedy
+
+
+def test_remaps_done_not_pending_warn():
+    body = swap(case(A10), REMAP, REMAP.replace("Pending                           : Yes",
+                                                "Pending                           : No"))
+    assert one(q(body), "health.row_remap").verdict is Verdict.WARN
+
+
+def test_bank_with_no_spare_rows_fails():
+    body = swap(swap(case(A10), REMAP, REMAP.replace(": 4", ": 0").replace(": Yes", ": No")),
+                "            None                          : 0 bank(s)", "            None                          : 2 bank(s)")
+    f = one(q(body), "health.row_remap")
+    assert f.verdict is Verdict.FAIL and "2 memory bank" in f.message
+
+
+def test_retired_pages_pending_and_limit():
+    body = text(SYNTHETIC / "synthetic_nvidia-smi-q__v100-old-ecc-layout-retired-pages-pending.txt")
+    assert one(q(body), "health.retired_pages").verdict is Verdict.WARN
+    body62 = swap(body, "        Single Bit ECC              : 2", "        Single Bit ECC              : 61")
+    f = one(q(body62), "health.retired_pages")
+    assert f.verdict is Verdict.FAIL and "62 retired pages" in f.message
+    done = swap(body, "Pending Page Blacklist      : Yes", "Pending Page Blacklist      : No")
+    assert one(q(done), "health.retired_pages").verdict is Verdict.PASS
+
+
+# ------------------------------------------------------------------ B10 temperature
+
+A10_TEMP = "        GPU Current Temp                  : 33 C"
+
+
+def test_temperature_uses_the_gpus_own_threshold_not_a_fixed_number():
+    # 82 C: above the 80 C fallback, but 16 C below this A10's own 98 C slowdown threshold
+    assert one(q(swap(case(A10), A10_TEMP, "        GPU Current Temp                  : 82 C")),
+               "health.temperature").verdict is Verdict.PASS
+    f = one(q(swap(case(A10), A10_TEMP, "        GPU Current Temp                  : 90 C")), "health.temperature")
+    assert f.verdict is Verdict.WARN and "98 C" in f.message and "8 C" in f.message
+
+
+def test_temperature_tlimit_margin():
+    body = swap(H100_ONE_OK, "        GPU T.Limit Temp                  : 56 C", "        GPU T.Limit Temp                  : 10 C")
+    f = one(q(body), "health.temperature")
+    assert f.verdict is Verdict.WARN and "12 C" in f.message  # 10 - (-2)
+    body = swap(H100_ONE_OK, "        GPU T.Limit Temp                  : 56 C", "        GPU T.Limit Temp                  : -3 C")
+    assert "at or past" in one(q(body), "health.temperature").message
+
+
+def test_temperature_fallback_when_no_threshold():
+    row = "| N/A   27C    P0             72W /  700W |"
+    for temp, verdict in (("86C", Verdict.FAIL), ("81C", Verdict.WARN)):
+        f = [x for x in sc.judge_doc(parse_smi_table(swap(case(H100T), row, row.replace("27C", temp))))
+             if x.id == "health.temperature"]
+        bad = [x for x in f if x.verdict is not Verdict.PASS]
+        assert len(bad) == 1 and bad[0].verdict is verdict and "fallback" in bad[0].message
+        assert bad[0].subject == "GPU 0 (0000:19:00.0)"
+        assert "7 of 8" in next(x for x in f if x.verdict is Verdict.PASS).message
+
+
+# ------------------------------------------------------------------ B11 clock events
+
+
+def test_power_brake_at_idle_fails_on_every_gpu():
+    f = by_id(q(case(H100Q)), "health.clock_events")
+    assert len(f) == 8 and all(x.verdict is Verdict.FAIL and "8 of 8" in x.message for x in f)
+    assert "PSU" in f[0].remedy and any("HW Power Brake Slowdown       : Active" in ln for ln in f[0].evidence)
+
+
+def test_power_brake_under_load_warns():
+    body = swap(case(H200Q), "            HW Power Brake Slowdown                    : Not Active",
+                "            HW Power Brake Slowdown                    : Active")
+    f = one(q(body), "health.clock_events")
+    assert f.verdict is Verdict.WARN and "under load" in f.message
+
+
+def test_thermal_slowdown_warns_and_power_cap_is_ignored():
+    hot = swap(case(H200Q), "        SW Thermal Slowdown                            : Not Active",
+               "        SW Thermal Slowdown                            : Active")
+    f = one(q(hot), "health.clock_events")
+    assert f.verdict is Verdict.WARN and "cooling" in f.remedy.lower()
+    cap = swap(case(H200Q), "        SW Power Cap                                   : Not Active",
+               "        SW Power Cap                                   : Active")
+    assert one(q(cap), "health.clock_events").verdict is Verdict.PASS
+
+
+def test_csv_mask_power_brake_at_idle_fails():
+    body = swap(case("nvidia-smi-query-gpu-csv__rtx2080super-wddm-all-fields.txt"),
+                "0x00000000000001FF, 0x0000000000000001, Active, Not Active, Not Active, Not Active, Not Active, Not Active",
+                "0x00000000000001FF, 0x0000000000000001, Active, Not Active, Not Active, Active, Not Active, Active")
+    f = one(sc.judge_doc(parse_smi_csv(body)), "health.clock_events")
+    assert f.verdict is Verdict.FAIL and "Power Brake" in f.message
+
+
+# ------------------------------------------------------------------ B12 power, P-state
+
+
+def test_power_limit_below_default_warns():
+    body = swap(case(A10), "        Current Power Limit               : 150.00 W", "        Current Power Limit               : 120.00 W")
+    f = one(q(body), "health.power_limit")
+    assert f.verdict is Verdict.WARN and "-pl 150" in f.remedy
+
+
+def test_datacenter_gpu_below_p0_under_load_fails():
+    body = swap(case(H200Q), "    Performance State                                  : P0",
+                "    Performance State                                  : P2")
+    assert one(q(body), "health.pstate").verdict is Verdict.FAIL
+
+
+def test_geforce_at_p2_is_not_judged():
+    assert not by_id(q(case("nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt")), "health.pstate")
+
+
+# ------------------------------------------------------------------ B1/B2 PCIe, B4 replays
+
+UTIL0 = "        Gpu                               : 0 %"
+
+
+def test_width_below_max_under_load_on_bare_metal_fails():
+    body = swap(swap(H100_ONE_OK, UTIL0, "        Gpu                               : 97 %"),
+                "                Current                   : 16x", "                Current                   : 8x")
+    f = one(q(body), "health.pcie_width")
+    assert f.verdict is Verdict.FAIL and "x8" in f.message and "under load" in f.message
+
+
+def test_width_below_max_at_idle_warns():
+    body = swap(H100_ONE_OK, "                Current                   : 16x", "                Current                   : 8x")
+    f = one(q(body), "health.pcie_width")
+    assert f.verdict is Verdict.WARN and "re-check under load" in f.message
+
+
+def test_width_below_max_on_a_vm_under_load_warns():
+    body = swap(case(H200Q), "                Current                                : 16x",
+                "                Current                                : 8x")
+    assert one(q(body), "health.pcie_width").verdict is Verdict.WARN
+
+
+def test_generation_rules():
+    gen_line = "                Current                   : 5\n                Device Current            : 5"
+    low = "                Current                   : 3\n                Device Current            : 3"
+    idle = q(swap(H100_ONE_OK, gen_line, low))
+    assert one(idle, "health.pcie_gen").verdict is Verdict.PASS and "idle" in one(idle, "health.pcie_gen").message
+    load = q(swap(swap(H100_ONE_OK, gen_line, low), UTIL0, "        Gpu                               : 99 %"))
+    assert one(load, "health.pcie_gen").verdict is Verdict.FAIL
+    pci = case("nvidia-smi-q__a100-pci-gen4-x16-section.txt")
+    unknown = swap(swap(pci, "                Current                   : 4", "                Current                   : 2"),
+                   "        Idle                              : Active", "        Idle                              : Not Active")
+    f = one(q(unknown), "health.pcie_gen")
+    assert f.verdict is Verdict.UNKNOWN and "re-check under load" in f.message
+
+
+def test_platform_limited_generation_warns():
+    f = [x for x in sc.judge_doc(parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__rtx-pro-6000-blackwell-v13-partial.xml")))
+         if x.id == "health.pcie_gen" and x.verdict is Verdict.WARN]
+    assert len(f) == 1 and "Gen5" in f[0].message and "Gen4" in f[0].message
+
+
+def test_replays_warn_zero_passes():
+    f = by_id(q(case(H100Q)), "health.pcie_replay")
+    assert len(f) == 8 and all(x.verdict is Verdict.WARN for x in f) and "82 PCIe replays" in f[6].message
+    assert one(q(case(A10)), "health.pcie_replay").verdict is Verdict.PASS
+
+
+# ------------------------------------------------------------------ A3 fabric
+
+
+def test_fabric_in_progress_fails():
+    f = one(q(text(SYNTHETIC / "synthetic_nvidia-smi-q__h100-fabric-in-progress.txt")), "health.fabric")
+    assert f.verdict is Verdict.FAIL and "nvidia-fabricmanager" in f.remedy and "In Progress" in f.message
+
+
+def test_fabric_completed_with_error_status_fails():
+    body = swap(H100_ONE_OK, "        Status                            : Success",
+                "        Status                            : NVML_ERROR_UNKNOWN")
+    assert one(q(body), "health.fabric").verdict is Verdict.FAIL
+
+
+def test_fabric_not_applicable_without_nvswitch():
+    assert not by_id(q(case(A10)), "health.fabric")
+
+
+# ------------------------------------------------------------------ B17 processes, MIG, reset
+
+
+def test_processes_in_a_paste_pass_but_warn_before_tests():
+    doc = parse_smi_text(case(H200Q))
+    assert one(sc.judge_doc(doc), "health.gpu_processes").verdict is Verdict.PASS
+    f = one(sc.judge_doc(doc, before_tests=True), "health.gpu_processes")
+    assert f.verdict is Verdict.WARN and "gpu_burn" in f.message
+
+
+def test_graphics_processes_are_not_stray_compute():
+    f = one(sc.judge_doc(parse_smi_xml(case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml")), before_tests=True),
+            "health.gpu_processes")
+    assert f.verdict is Verdict.PASS
+
+
+def test_mig_enabled_is_said_and_pending_change_warns():
+    xml = case("nvidia-smi-q-x__a100-sxm4-40gb-mig-passthrough-vm.xml")
+    f = one(sc.judge_doc(parse_smi_xml(xml)), "health.mig")
+    assert f.verdict is Verdict.PASS and "-mig 0" in f.remedy
+    pend = swap(xml, "<pending_mig>Enabled</pending_mig>", "<pending_mig>Disabled</pending_mig>")
+    assert one(sc.judge_doc(parse_smi_xml(pend)), "health.mig").verdict is Verdict.WARN
+
+
+def test_reset_required_and_recovery_actions():
+    reset = swap(H100_ONE_OK, "        Reset Required                    : No", "        Reset Required                    : Yes")
+    assert one(q(reset), "health.gpu_reset").verdict is Verdict.FAIL
+    drain = swap(H100_ONE_OK, "        Drain and Reset Recommended       : No",
+                 "        Drain and Reset Recommended       : Yes")
+    assert one(q(drain), "health.gpu_reset").verdict is Verdict.WARN
+    body = swap(case(H200Q), "    GPU Recovery Action                                : None",
+                "    GPU Recovery Action                                : Reboot")
+    f = one(q(body), "health.gpu_reset")
+    assert f.verdict is Verdict.FAIL and f.remedy.startswith("Reboot the node")
+    body = swap(case(H200Q), "    GPU Recovery Action                                : None",
+                "    GPU Recovery Action                                : Drain P2P")
+    assert one(q(body), "health.gpu_reset").verdict is Verdict.WARN
+
+
+# ------------------------------------------------------------------ robustness of the judge
+
+
+def test_unreadable_inputs_are_unknown_with_raw_lines():
+    for parse, body in ((parse_smi_xml, "<nvidia_smi_log><gpu id='x'><<<"), (parse_smi_text, "%%%%\n&&&&\n"),
+                        (parse_smi_table, "+----+\n| what |\n"), (parse_smi_csv, "a;b;c\n1;2;3\n")):
+        f = sc.judge_doc(parse(body))
+        assert f and overall(f) is Verdict.UNKNOWN
+        assert all(x.evidence for x in f)
+
+
+def test_a_rule_bug_becomes_unknown(monkeypatch):
+    def boom(doc, plan):
+        raise ZeroDivisionError("x")
+
+    monkeypatch.setattr(sc, "_vbios", boom)
+    f = sc.judge_doc(parse_smi_text(case(A10)))
+    assert len(f) == 1 and f[0].verdict is Verdict.UNKNOWN and "bug" in f[0].remedy

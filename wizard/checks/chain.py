@@ -1,0 +1,412 @@
+"""The driver/CUDA chain: is the driver new enough for the CUDA toolkit (nvcc) and for the CUDA
+runtime torch was built with?
+
+Rules (knowledge.md §1.1–1.3; never "nvcc and nvidia-smi must show the same CUDA version"):
+
+* every CUDA toolkit/runtime needs a minimum driver (``assets/cuda_driver_min.csv``, NVIDIA's
+  "CUDA Toolkit and Corresponding Driver Versions" table); a driver at or above it: pass;
+* from CUDA 11 on, minor-version compatibility lets an application built with any toolkit of a
+  major family run on a driver at or above the family floor (11.x >= 450.80.02, 12.x >= 525,
+  13.x >= 580) with a limited feature set: warn, and say what can fail;
+* below the family floor (or below the exact minimum before CUDA 11): fail, with the remedy
+  "upgrade the driver, or use a torch build for an older CUDA";
+* nvcc older or newer than the driver's CUDA is fine as long as the driver is new enough; nvcc
+  is only needed to build CUDA code;
+* "uncorrectable ECC error encountered" is a hardware/ECC failure, not a version problem.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.checks.common import Outputs, gpu_subject, missing
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.cuda import (
+    TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
+)
+from wizard.parsers.gpu import parse_driver_version, parse_nvml
+
+SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
+             "(docs.nvidia.com/cuda/cuda-toolkit-release-notes/; assets/cuda_driver_min.csv)")
+SRC_MINOR = ("NVIDIA CUDA compatibility guide, minor-version compatibility "
+             "(docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html)")
+SRC_TORCH = ("PyTorch wheels ship their own CUDA runtime and need only a new-enough driver "
+             "(discuss.pytorch.org/t/what-is-the-interplay-between-the-nvidia-driver-and-cuda/217811; "
+             "pytorch/pytorch#4156); knowledge.md §1.1")
+SRC_NVCC = ("nvcc --version shows the CUDA toolkit; nvidia-smi's 'CUDA Version' is the newest CUDA the "
+            "driver supports (nvidia-smi man page; CUDA installation guide); knowledge.md §1.1")
+SRC_ECC = ("CUDA runtime API: cudaErrorECCUncorrectable 'uncorrectable ECC error encountered'; NVIDIA Xid "
+           "catalog (Xid 48 DBE, 94/95 contained/uncontained memory errors), docs.nvidia.com/deploy/xid-errors/")
+SRC_ARCH = ("knowledge.md §1.1 (b): torch.cuda needs a GPU architecture the wheel was compiled for; "
+            "PyTorch RELEASE.md wheel matrix")
+
+TABLE = "cuda_driver_min.csv"
+
+REMEDY_UPGRADE = (
+    "Upgrade the NVIDIA driver to a branch that supports this CUDA (the driver & CUDA stage), or install "
+    "a torch build for a CUDA the driver supports (a cuXYZ wheel with XYZ not above the 'CUDA Version' "
+    "nvidia-smi shows). The CUDA toolkit (nvcc, /usr/local/cuda) does not need to match: torch wheels "
+    "bring their own CUDA runtime.")
+
+
+# ------------------------------------------------------------------ the table
+
+
+def _rows(mm: str) -> list[dict[str, str]]:
+    return [r for r in table(TABLE) if r.get("cuda_toolkit") == mm]
+
+
+def min_driver(mm: str) -> tuple[str, dict[str, str]] | None:
+    """Lowest Linux x86_64 driver any release of CUDA ``mm`` ("12.4") needs (its GA row), or None
+    when ``mm`` is not in the table."""
+    best: tuple[tuple[int, ...], str, dict[str, str]] | None = None
+    for r in _rows(mm):
+        d = r.get("linux_x86_64_toolkit_driver_min", "")
+        t = version_tuple(d)
+        if t and (best is None or t < best[0]):
+            best = (t, d, r)
+    return (best[1], best[2]) if best else None
+
+
+def max_driver(mm: str) -> str:
+    """Highest per-update minimum of CUDA ``mm`` (a later update may need a slightly newer driver)."""
+    ds = [r.get("linux_x86_64_toolkit_driver_min", "") for r in _rows(mm)]
+    ds = [d for d in ds if version_tuple(d)]
+    return max(ds, key=version_tuple) if ds else ""
+
+
+def family_floor(mm: str) -> str:
+    """The driver floor of minor-version compatibility for CUDA ``mm``'s major family (">=525"
+    -> "525"); "" before CUDA 11 or when unknown. Falls back to any row of the same major."""
+    major = mm.split(".")[0]
+    rows = _rows(mm) or [r for r in table(TABLE) if r.get("cuda_toolkit", "").split(".")[0] == major]
+    for r in rows:
+        m = re.search(r">=\s*(\d+(?:\.\d+)*)", r.get("minor_version_compat_linux_min", ""))
+        if m:
+            return m.group(1)
+    return ""
+
+
+def driver_max_cuda(driver: str) -> str:
+    """Newest CUDA major.minor whose minimum (GA) driver is at or below ``driver``; "" if none."""
+    dv = version_tuple(driver)
+    best = ""
+    for r in table(TABLE):
+        mm = r.get("cuda_toolkit", "")
+        need = version_tuple(r.get("linux_x86_64_toolkit_driver_min", ""))
+        if need and dv >= need and (not best or version_tuple(mm) > version_tuple(best)):
+            best = mm
+    return best
+
+
+def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdict, str, str] | None:
+    """Is a driver (version, or the newest CUDA it supports) new enough for CUDA ``mm``?
+
+    Returns (verdict, explanation, source), or None when neither the driver nor its CUDA is known.
+    """
+    need = min_driver(mm)
+    floor = family_floor(mm)
+    if driver:
+        dv = version_tuple(driver)
+        if need is None:
+            top = driver_max_cuda(driver)
+            return (Verdict.UNKNOWN, f"CUDA {mm} is not in bringup's driver table (assets/{TABLE}); driver "
+                    f"{driver} supports CUDA up to {top or '?'} by that table; check NVIDIA's current table",
+                    SRC_TABLE)
+        n, _row = need
+        if dv >= version_tuple(n):
+            upd = max_driver(mm)
+            extra = f" (a later {mm} update may need up to {upd})" if upd and version_tuple(upd) > version_tuple(n) and dv < version_tuple(upd) else ""
+            return Verdict.PASS, f"driver {driver} >= {n}, the minimum for CUDA {mm}{extra}", SRC_TABLE
+        if floor and dv >= version_tuple(floor):
+            return (Verdict.WARN, f"driver {driver} is below {n} (CUDA {mm}'s own minimum) but at or above "
+                    f"{floor}, the floor of minor-version compatibility for CUDA {mm.split('.')[0]}.x: programs "
+                    f"run with a limited feature set (calls that need a newer driver fail with "
+                    f"cudaErrorCallRequiresNewerDriver; PTX the driver must JIT-compile may not load)", SRC_MINOR)
+        why = (f"below {floor}, the minor-version-compatibility floor of CUDA {mm.split('.')[0]}.x" if floor
+               else "and before CUDA 11 there is no minor-version compatibility")
+        return Verdict.FAIL, f"driver {driver} is older than {n}, the minimum for CUDA {mm} ({why})", SRC_TABLE
+    if driver_cuda:
+        want, have = version_tuple(mm), version_tuple(driver_cuda)
+        if not want or not have:
+            return None
+        if want <= have:
+            return Verdict.PASS, f"the driver supports CUDA {driver_cuda} >= {mm}", SRC_TABLE
+        if want[0] == have[0] and want[0] >= 11:
+            return (Verdict.WARN, f"the driver supports CUDA {driver_cuda}, older than {mm} but of the same "
+                    f"major family: minor-version compatibility only (limited feature set)", SRC_MINOR)
+        return Verdict.FAIL, f"the driver supports CUDA {driver_cuda} only, older than {mm}", SRC_TABLE
+    return None
+
+
+def _need_text(mm: str) -> str:
+    need = min_driver(mm)
+    if need is None:
+        return f"CUDA {mm} is not in bringup's driver table (assets/{TABLE})"
+    floor = family_floor(mm)
+    s = f"CUDA {mm} needs driver >= {need[0]}"
+    if floor:
+        s += f" (>= {floor} under minor-version compatibility)"
+    else:
+        s += " (no minor-version compatibility before CUDA 11)"
+    return s
+
+
+# ------------------------------------------------------------------ driver facts from probes
+
+
+def driver_facts(out: Outputs) -> tuple[str, str, list[str]]:
+    """(driver version, newest CUDA the driver supports, evidence lines) from the
+    ``nvidia_driver_version`` (/proc/driver/nvidia/version) and ``nvml`` probes."""
+    version, cuda, ev = "", "", []
+    vo = out.get("nvidia_driver_version")
+    if vo is not None and vo.ok:
+        d = parse_driver_version(vo.text)
+        if d.version:
+            version = d.version
+            ev.append(f"{vo.source}: {d.line}")
+    no = out.get("nvml")
+    if no is not None and no.ok:
+        f = parse_nvml(no.text)
+        if f.init == "ok":
+            if not version and f.driver_version:
+                version = f.driver_version
+            if f.cuda_version_str:
+                cuda = f.cuda_version_str
+            if f.driver_version or cuda:
+                ev.append(f"{no.source}: driver {f.driver_version or '?'}, CUDA {cuda or '?'} (nvmlSystemGetCudaDriverVersion)")
+    return version, cuda, ev
+
+
+# ------------------------------------------------------------------ nvcc
+
+
+def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: list[str] | None = None,
+               source: str = "nvcc --version") -> list[Finding]:
+    """``nvcc --version`` text (+ the driver when known) -> ``driver.cuda_toolkit`` finding."""
+    n = parse_nvcc_version(text)
+    if not n.release:
+        return [Finding("driver.cuda_toolkit", Verdict.UNKNOWN, "could not read the CUDA toolkit version from nvcc",
+                        "host", tuple([source] + text.splitlines()[:8]),
+                        "Run `nvcc --version` by hand; the line 'Cuda compilation tools, release X.Y' names the toolkit.",
+                        SRC_NVCC)]
+    ev = tuple([n.line] + list(driver_ev or []))
+    head = f"CUDA toolkit {n.release} (nvcc V{n.build})"
+    note = ("nvcc only matters for building CUDA code (extensions, flash-attn from source); it need not match "
+            "nvidia-smi's 'CUDA Version'")
+    res = judge_chain(n.release, driver, driver_cuda)
+    if res is None:
+        return [Finding("driver.cuda_toolkit", Verdict.PASS, f"{head}: {_need_text(n.release)} to run what it "
+                        f"builds; {note}", "host", ev, "", f"{SRC_TABLE}; {SRC_NVCC}")]
+    verdict, why, src = res
+    remedy = ""
+    if verdict is Verdict.FAIL:
+        remedy = (f"Code built by this toolkit will not run on this driver (cudaErrorInsufficientDriver). Upgrade "
+                  f"the driver ({_need_text(n.release)}), or use an older toolkit. Only needed if you build CUDA code.")
+    elif verdict is Verdict.WARN:
+        remedy = ("Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX "
+                  "JIT error, upgrade the driver or build with an older toolkit.")
+    elif verdict is Verdict.UNKNOWN:
+        remedy = "Compare with NVIDIA's current CUDA toolkit/driver table."
+    return [Finding("driver.cuda_toolkit", verdict, f"{head}: {why}; {note}", "host", ev, remedy,
+                    f"{src}; {SRC_NVCC}")]
+
+
+def judge_nvcc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge: nvcc output, with a driver version if the paste also shows one (an NVRM line
+    or an nvidia-smi header)."""
+    t = parse_torch_cuda(text)
+    ev = [t.evidence[k] for k in ("driver_version", "driver_cuda") if k in t.evidence]
+    return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev)))
+
+
+def cuda_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check for the driver & CUDA stage: probes ``nvcc_version``, ``nvidia_driver_version``,
+    ``nvml``. Finding ``driver.cuda_toolkit``: skip when nvcc is not installed (only needed to
+    build CUDA code); fail when the driver is below the toolkit's family floor; warn under
+    minor-version compatibility; pass otherwise."""
+    o = out.get("nvcc_version")
+    if o is None:
+        return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
+    if o.rc == 127 or o.error.startswith("command not found") or "No such file" in o.error:
+        return [Finding("driver.cuda_toolkit", Verdict.SKIP,
+                        "nvcc is not on PATH: no CUDA toolkit to check (it is only needed to build CUDA code; torch "
+                        "wheels bring their own CUDA runtime)", "host", tuple(o.evidence_error()),
+                        "If you build CUDA extensions, install the toolkit from NVIDIA's repository; it usually "
+                        "lives in /usr/local/cuda/bin (add it to PATH).", SRC_NVCC)]
+    if o.error or o.rc not in (0, None):
+        return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
+    driver, dcuda, dev = driver_facts(out)
+    return judge_nvcc(o.text, driver, dcuda, dev, o.source)
+
+
+# ------------------------------------------------------------------ torch
+
+
+def _ecc_finding(t: TorchCuda) -> Finding:
+    e = t.error("ecc")
+    assert e is not None
+    return Finding("health.ecc", Verdict.FAIL,
+                   f"{gpu_subject()} reported an uncorrectable ECC error to CUDA: a hardware memory error, "
+                   "not a driver/CUDA version problem", gpu_subject(), (e.line,),
+                   "Drain the node. Find the GPU: `nvidia-smi -q -d ECC,ROW_REMAPPER` (volatile uncorrectable "
+                   "counts, pending remaps) and `journalctl -k | grep -i xid` (Xid 48, 94, 95). Reset the GPU or "
+                   "reboot to clear it and apply pending row remaps, then re-run the health checks; RMA the GPU if "
+                   "a remap failed or the errors come back.", SRC_ECC)
+
+
+def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cuda: str = "",
+                driver_ev: list[str] | None = None, source: str = "torch") -> list[Finding]:
+    """torch facts (+ the driver when known) -> ``driver.torch_cuda`` (and ``health.ecc``)."""
+    findings: list[Finding] = []
+    driver = driver or t.driver_version
+    driver_cuda = driver_cuda or t.driver_cuda
+    dev = list(driver_ev or [])
+    for k in ("driver_version", "driver_cuda", "toolkit"):
+        if k in t.evidence and t.evidence[k] not in dev:
+            dev.append(t.evidence[k])
+    facts_ev = [t.evidence[k] for k in ("version_asked", "version", "cuda_asked", "cuda", "available_asked",
+                                        "available") if k in t.evidence]
+    ev = tuple(dict.fromkeys(facts_ev + [e.line for e in t.errors] + dev))
+    mm = cuda_major_minor(t.cuda) if t.cuda and not t.cpu_only else ""
+    who = f"torch {t.torch_version}" if t.torch_version else "torch"
+    if mm:
+        who += f" (built for CUDA {mm})"
+
+    if t.error("ecc"):
+        findings.append(_ecc_finding(t))
+    if t.error("torch_missing") and not t.torch_version:
+        e = t.error("torch_missing")
+        assert e is not None
+        findings.append(Finding("driver.torch_cuda", Verdict.SKIP,
+                                f"this python3 has no torch ({e.line.strip()}): nothing to check here", "host",
+                                tuple([source, e.line]),
+                                "Run the same check with the training environment's python (its venv or "
+                                "container) once torch is installed there.", SRC_TORCH))
+        return findings
+    chain = judge_chain(mm, driver, driver_cuda) if mm else None
+
+    def fail(msg: str, remedy: str = REMEDY_UPGRADE, src: str = SRC_TABLE) -> None:
+        findings.append(Finding("driver.torch_cuda", Verdict.FAIL, msg, "host", ev, remedy, f"{src}; {SRC_TORCH}"))
+
+    too_old, insufficient = t.error("driver_too_old"), t.error("insufficient_driver")
+    if too_old or insufficient:
+        parts = []
+        if too_old:
+            parts.append(f"torch says the NVIDIA driver is too old"
+                         + (f" (it supports CUDA {t.driver_cuda} only)" if t.driver_cuda else ""))
+        if insufficient:
+            parts.append("CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver, "
+                         "error 35): the driver is older than the CUDA runtime this program was built with")
+        if mm:
+            parts.append(_need_text(mm))
+        if chain is not None:
+            parts.append(chain[1])
+        fail(f"{who}: " + "; ".join(parts))
+        return findings
+    if t.error("no_driver"):
+        fail(f"{who}: CUDA finds no NVIDIA driver/GPU ({t.error('no_driver').line.strip()})",  # type: ignore[union-attr]
+             "Check the driver stage: `nvidia-smi` must list the GPUs; in a container, start it with the GPUs "
+             "passed in (e.g. `--gpus all` with the NVIDIA container toolkit).", SRC_TORCH)
+        return findings
+    if t.error("no_kernel_image"):
+        fail(f"{who} has no compiled code for this GPU's architecture ({t.error('no_kernel_image').line.strip()})",  # type: ignore[union-attr]
+             "Install a torch build whose CUDA version supports this GPU (e.g. Blackwell needs CUDA >= 12.8 "
+             "wheels; recent CUDA 13 wheels dropped Volta and older).", SRC_ARCH)
+        return findings
+    if t.cpu_only:
+        fail(f"{who} is a CPU-only build (torch.version.cuda is None): it cannot use the GPUs",
+             "Install a CUDA build of torch (a cuXYZ wheel from pytorch.org) for a CUDA the driver supports.",
+             SRC_TORCH)
+        return findings
+    if t.available is False:
+        parts = [f"{who}: torch.cuda.is_available() is False"]
+        remedy = REMEDY_UPGRADE
+        if chain is not None:
+            parts.append(chain[1])
+            if chain[0] is Verdict.PASS:
+                remedy = ("The driver is new enough for this build: check that the GPUs are visible to this process "
+                          "(CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and "
+                          "`dmesg | grep NVRM` for driver errors.")
+        elif mm:
+            parts.append(_need_text(mm))
+            parts.append("the driver version is not shown here: read it with `nvidia-smi` or "
+                         "`cat /proc/driver/nvidia/version`")
+        if t.toolkit:
+            tk = cuda_major_minor(t.toolkit)
+            tk_need = min_driver(tk) if tk else None
+            msg = f"the CUDA toolkit installed here is {t.toolkit} (the toolkit need not match torch)"
+            if mm and tk and tk_need and version_tuple(tk) < version_tuple(mm):
+                msg += (f"; a driver installed with that toolkit only has to be >= {tk_need[0]}, too old for "
+                        f"CUDA {mm} if it is the driver in use")
+            parts.append(msg)
+        fail("; ".join(parts), remedy)
+        return findings
+    other = [e for e in t.errors if e.kind == "other_cuda"]
+    if t.available is True:
+        if chain is not None and chain[0] is Verdict.FAIL:
+            findings.append(Finding("driver.torch_cuda", Verdict.WARN,
+                                    f"{who} sees the GPUs although {chain[1]}: it can only work through NVIDIA's "
+                                    "forward-compatibility package (cuda-compat, data-center GPUs only)", "host", ev,
+                                    "Check which libcuda torch loads (cuda-compat in LD_LIBRARY_PATH); prefer a driver "
+                                    "branch that supports this CUDA natively.",
+                                    "NVIDIA CUDA forward compatibility (docs.nvidia.com/deploy/cuda-compatibility/"
+                                    f"forward-compatibility.html); {SRC_TORCH}"))
+        elif chain is not None and chain[0] in (Verdict.WARN, Verdict.UNKNOWN):
+            findings.append(Finding("driver.torch_cuda", chain[0],
+                                    f"{who} sees the GPUs (torch.cuda.is_available() True), but {chain[1]}", "host",
+                                    ev, "Upgrade the driver to at least the CUDA version's own minimum, or use a "
+                                    "torch build for the driver's CUDA.", f"{chain[2]}; {SRC_TORCH}"))
+        else:
+            extra = f"; {chain[1]}" if chain is not None else ""
+            findings.append(Finding("driver.torch_cuda", Verdict.PASS,
+                                    f"{who} sees the GPUs (torch.cuda.is_available() True){extra}", "host", ev, "",
+                                    SRC_TORCH))
+    elif chain is not None:
+        findings.append(Finding("driver.torch_cuda", chain[0], f"{who}: {chain[1]}", "host", ev,
+                                "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
+    if other and not any(f.id == "driver.torch_cuda" and f.verdict is Verdict.FAIL for f in findings):
+        findings.append(Finding("driver.torch_cuda", Verdict.WARN, f"{who} reported a CUDA error: {other[0].line.strip()}",
+                                "host", tuple(e.line for e in other[:5]),
+                                "Read the error: out-of-memory and illegal-address errors come from the program; "
+                                "errors at initialisation point at the driver (see the driver & CUDA stage).", SRC_TORCH))
+    if not findings:
+        if t.torch_version or mm:
+            findings.append(Finding("driver.torch_cuda", Verdict.UNKNOWN,
+                                    f"{who}: could not tell whether torch sees the GPUs (no torch.cuda.is_available() "
+                                    "result and no driver version)", "host", ev or tuple(raw_lines[:5]),
+                                    "Run `python3 -c \"import torch; print(torch.__version__, torch.version.cuda, "
+                                    "torch.cuda.is_available())\"` and `nvidia-smi` and give bringup both.", SRC_TORCH))
+        else:
+            findings.append(Finding("driver.torch_cuda", Verdict.UNKNOWN, "could not read torch's CUDA report", "host",
+                                    tuple([source] + raw_lines[:10]),
+                                    "Run the torch one-liner by hand and check its output.", SRC_TORCH))
+    return findings
+
+
+def judge_torch_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for a pasted torch report, REPL transcript or traceback."""
+    return judge_torch(parse_torch_cuda(text), text.splitlines(), source="pasted text")
+
+
+def torch_cuda(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check for the driver & CUDA stage: probes ``torch_cuda`` (the target's python3),
+    ``nvidia_driver_version``, ``nvml``. Findings ``driver.torch_cuda`` (skip when torch is not
+    installed in that python3; fail when torch cannot use the GPU or its CUDA needs a newer driver;
+    warn under minor-version compatibility) and ``health.ecc`` on an uncorrectable ECC error."""
+    o = out.get("torch_cuda")
+    if o is None:
+        return [missing("driver.torch_cuda", o, "torch's CUDA build", source=SRC_TORCH)]
+    if o.rc == 127 or o.error.startswith("command not found"):
+        return [Finding("driver.torch_cuda", Verdict.SKIP, "python3 is not installed here: no torch to check", "host",
+                        tuple(o.evidence_error()), "Check torch inside the training environment (venv or container).",
+                        SRC_TORCH)]
+    text = o.text + ("\n" + o.stderr if o.stderr else "")
+    t = parse_torch_cuda(text)
+    if o.error and not (t.errors or t.torch_version):
+        return [missing("driver.torch_cuda", o, "torch's CUDA build", source=SRC_TORCH)]
+    driver, dcuda, dev = driver_facts(out)
+    lines = [o.source] + [ln for ln in text.splitlines() if ln.strip()][-10:]
+    return judge_torch(t, lines, driver, dcuda, dev, o.source)

@@ -1,0 +1,192 @@
+"""Judging DCGM diagnostics (checks-catalogue C1, D2).
+
+* Every test must pass. A failure of a PCIe, NVLink, ECC (page retirement / row remap) or GPU
+  memory test is fatal (FAIL); a failure of another test is a WARN (D2, IBM Autopilot's default
+  fatal list). A test's Warn result is a WARN.
+* Skip is not pass (C1): a skipped test is a WARN with its cause to explain, except the EUD test
+  skipped because the EUD package is not installed, which is expected (SKIP).
+* "NvLink down"-style results on PCIe-only SKUs (``assets/pcie_only_gpus.csv``) are known false
+  alarms (SKIP, with the reason).
+* Finding ids follow the level: ``health.dcgm_l1``, ``gpu.dcgm_l2``, ``node.dcgm_l3``; subjects
+  name the GPU (``gpu_subject``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.checks.common import gpu_subject
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.dcgm import DcgmDiag, DiagResult
+
+SRC = ("DCGM diagnostics documentation (docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html); "
+       "checks-catalogue C1 (skip is not pass), D2 (PCIe, NVLink, ECC, GPU Memory failures fatal, others WARN; "
+       "IBM Autopilot default fatal list)")
+FATAL_TESTS = re.compile(r"^(pcie|nvlink|gpu memory|memory|page retirement/row remap|memtest|inforom)$", re.I)
+"""Tests whose failure is fatal (checks-catalogue D2: PCIe, NVLink, ECC and GPU Memory; DCGM 4 names
+the memory test "memory" and PCIe "pcie"; page retirement/row remap is DCGM's ECC check)."""
+STRESS_TESTS = re.compile(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
+                          r"nvbandwidth|stress|power", re.I)
+NVLINK_DOWN = re.compile(r"nv\s?link\b.*\b(down|inactive|not active)|link\s+\d+\s+.*\bdown\b", re.I)
+
+
+def _level(d: DcgmDiag) -> int:
+    if d.level:
+        return d.level
+    cats = {c.lower() for c in d.categories} | {r.category.lower() for r in d.results}
+    names = " ".join(r.test for r in d.results)
+    if "stress" in cats or "performance" in cats or STRESS_TESTS.search(names):
+        return 3
+    if cats & {"integration", "hardware"} or re.search(r"gpu memory|pcie|\bmemory\b", names, re.I):
+        return 2
+    return 1
+
+
+def finding_id(d: DcgmDiag) -> str:
+    """``health.dcgm_l1`` / ``gpu.dcgm_l2`` / ``node.dcgm_l3`` from the run level (told by the
+    command line, or inferred from the categories and tests present)."""
+    lv = _level(d)
+    return {1: "health.dcgm_l1", 2: "gpu.dcgm_l2"}.get(lv, "node.dcgm_l3")
+
+
+def _pcie_only(d: DcgmDiag, exp: Mapping[str, Any]) -> str:
+    """Name of the PCIe-only SKU when the run's GPUs are one (by device id or the plan's model)."""
+    ids = d.device_ids
+    rows = {r["device_id"].lower(): r["gpu"] for r in table("pcie_only_gpus.csv")}
+    if ids and all(i in rows for i in ids):
+        return rows[ids[0]]
+    model = str(exp.get("gpu_model") or "")
+    for r in rows.values():
+        if model and r.lower() in model.lower():
+            return r
+    return ""
+
+
+def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
+    t = test.lower()
+    text = " ".join(msgs).lower()
+    g = f"GPU {gpu}" if gpu is not None else "the GPU"
+    if "busy or unavailable" in text or "cuctxcreate" in text or "context" in text:
+        r = (f"DCGM could not create a CUDA context on {g}: check `nvidia-smi` for processes on it and its compute "
+             "mode (Exclusive_Process blocks a second context), stop them, reset the GPU (`nvidia-smi -r`, root, idle "
+             "GPU) or reboot, restart DCGM (nv-hostengine), and rerun; RMA the GPU if it still fails.")
+    elif re.search(r"memory", t):
+        r = (f"Check {g}: `nvidia-smi -q -d ECC,ROW_REMAPPER` (uncorrectable errors, pending remaps) and the kernel "
+             "log for Xid 48/63/64/94/95; reset or reboot to apply pending row remaps, rerun the test on that GPU "
+             "(`dcgmi diag -r 2 -i N`); RMA it if it fails again.")
+    elif "pcie" in t:
+        r = (f"Check {g}'s PCIe link under load (LnkSta vs LnkCap, `nvidia-smi -q -d PCIE`), AER errors in the kernel "
+             "log, reseat the GPU/riser, then rerun.")
+    elif "nvlink" in t:
+        r = (f"Check `nvidia-smi nvlink -s -i N` and `-e` (error counters) for {g}; on NVSwitch systems check "
+             "nvidia-fabricmanager; reset/reboot and rerun; vendor support if links stay down.")
+    else:
+        r = (f"Rerun the test on {g} alone (`dcgmi diag -r N -i <gpu>`) and read its message (DCGM_FR_* codes are "
+             "in the DCGM documentation).")
+    if "thermal" in text or "temperature" in text:
+        r += " Thermal violations were reported: check the cooling (fans, airflow, inlet temperature, thermal interface)."
+    return r
+
+
+def _gpu_ids(d: DcgmDiag) -> list[int]:
+    ids: set[int] = set(range(d.gpu_count or 0))
+    for r in d.results:
+        ids |= set(r.gpus)
+    if d.orphans is not None:
+        ids |= set(d.orphans.gpus)
+    return sorted(ids)
+
+
+def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """A parsed DCGM run -> per-GPU findings (see module docstring)."""
+    fid = finding_id(d)
+    meta_ev = tuple(d.metadata_lines[:3])
+    if d.runtime_error:
+        return [Finding(fid, Verdict.UNKNOWN, f"DCGM diagnostics did not run: {d.runtime_error}", "host",
+                        (d.runtime_error,), "Fix the error DCGM names (hostengine running? GPUs idle?) and rerun.", SRC)]
+    if not d.results:
+        what = "only the metadata" if d.metadata else "no test results"
+        ev = meta_ev or tuple(text.splitlines()[:8])
+        return [Finding(fid, Verdict.UNKNOWN, f"this DCGM output holds {what}: no test result to judge", "host", ev,
+                        "Give bringup the whole `dcgmi diag` output (or its -j JSON).", SRC)]
+    findings: list[Finding] = []
+    pcie_sku = _pcie_only(d, exp)
+    gpus = _gpu_ids(d)
+    passed: dict[int | None, list[str]] = {}
+    orphan_msgs = d.orphans.messages if d.orphans is not None else {}
+
+    def msgs_for(r: DiagResult, g: int | None) -> list[str]:
+        m = list(r.messages.get(g, []))
+        if g is not None:
+            m += [x for x in r.messages.get(None, []) if re.search(rf"\bGPU\s?{g}\b", x) or not _GPU_RE.search(x)]
+            m += orphan_msgs.get(g, [])
+        return list(dict.fromkeys(m))
+
+    for r in d.results:
+        targets: list[tuple[int | None, str]] = []
+        for g in (gpus or [None]):
+            st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
+            if st is None and g is not None and not r.per_gpu and not r.all_gpus:
+                st = r.status  # test-level result (deployment tests) applies to every GPU
+            if st is not None:
+                targets.append((g, st))
+        if not targets and r.status:
+            targets = [(None, r.status)]
+        for g, st in targets:
+            subject = gpu_subject(g) if g is not None else "host"
+            who = f"GPU {g}" if g is not None else "all GPUs"
+            ms = msgs_for(r, g)
+            ev = tuple(r.lines[:12])
+            if g is not None and d.orphans is not None and orphan_msgs.get(g):
+                ev += tuple(ln for ln in d.orphans.lines if ln not in ev)[:6]
+            tail = f": {ms[0]}" if ms else ""
+            if st == "pass":
+                passed.setdefault(g, []).append(r.test)
+                continue
+            if st == "skip" and re.search(r"\beud\b", r.test, re.I):
+                findings.append(Finding(fid, Verdict.SKIP, f"{who}: the EUD test was skipped (expected when the "
+                                        "DCGM EUD package is not installed)", subject, ev, "", SRC))
+                continue
+            if pcie_sku and (NVLINK_DOWN.search(" ".join(ms)) or "nvlink" in r.test.lower()) and st != "pass":
+                findings.append(Finding(fid, Verdict.SKIP, f"{who}: DCGM's '{r.test}' result ({st}{tail}) is a known "
+                                        f"false alarm on a PCIe-only {pcie_sku}, which has no NVLink", subject, ev, "",
+                                        SRC))
+                continue
+            if st == "skip":
+                findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM skipped '{r.test}'{tail}: a skipped test is "
+                                        "not a pass", subject, ev,
+                                        "Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a "
+                                        "plugin not installed for this GPU, a test not supported on this SKU, "
+                                        "insufficient permissions) and rerun once fixed.", SRC))
+                continue
+            if st == "fail":
+                fatal = bool(FATAL_TESTS.match(r.test.strip()))
+                findings.append(Finding(fid, Verdict.FAIL if fatal else Verdict.WARN,
+                                        f"{who} failed DCGM '{r.test}'{tail}", subject, ev, _remedy(r.test, ms, g), SRC))
+                continue
+            findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM '{r.test}' warned{tail}", subject, ev,
+                                    _remedy(r.test, ms, g), SRC))
+    bad = {f.subject for f in findings if f.verdict in (Verdict.FAIL, Verdict.WARN)}
+    for g, tests in passed.items():
+        subject = gpu_subject(g) if g is not None else "host"
+        if subject in bad and g is not None:
+            continue
+        who = f"GPU {g}" if g is not None else "all GPUs"
+        ev = tuple(ln for r in d.results if r.test in tests for ln in r.lines[:2])[:12]
+        findings.append(Finding(fid, Verdict.PASS, f"{who} passed DCGM: {', '.join(dict.fromkeys(tests))}",
+                                subject, meta_ev + ev, "", SRC))
+    empty = [c for c in d.categories if c != "Metadata" and not any(r.category == c for r in d.results)]
+    if d.source == "text" and empty and d.categories and d.categories[-1] in empty:
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"the output ends at the '{d.categories[-1]}' section header: the "
+                                "results after it are missing", "host",
+                                tuple(ln for ln in text.splitlines() if d.categories[-1] in ln)[:2],
+                                "Give bringup the whole `dcgmi diag` output.", SRC))
+    if not findings:
+        findings.append(Finding(fid, Verdict.UNKNOWN, "could not read any DCGM test result", "host",
+                                tuple(text.splitlines()[:8]), "Give bringup the whole `dcgmi diag` output.", SRC))
+    return findings
+
+
+_GPU_RE = re.compile(r"\bGPU\s?\d+\b")

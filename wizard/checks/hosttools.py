@@ -1,0 +1,250 @@
+"""Judging host tool outputs: ``free``, ``swapon --show``, ``lscpu``, ``numactl --hardware``
+(checks-catalogue A8; knowledge.md §7.3 host RAM, §8.4 swap).
+
+* Memory pressure (``os.memory_pressure``): available memory below :data:`LOW_AVAILABLE_PCT` of
+  the total warns; with swap full as well (or no swap) it fails: the next allocation wakes the
+  kernel's OOM killer and data-loader workers die.
+* Host RAM against the plan (``os.memory``): more than ``MEMORY_SHORT_PCT`` below warns (A8).
+* Swap (``os.swap``): a policy choice on a standalone node; warns only when the plan says
+  Kubernetes (kubelet refuses to start with swap on by default).
+* CPUs (``bios.cpu``): offline CPUs fail (A8: online must equal possible).
+* NUMA (``bios.numa``, ``bios.numa_memory``): node count against the plan fails when it differs
+  (A8); CPU-less nodes are memory-only nodes, not a fault; a node with CPUs but no memory, or much
+  less than the others, warns (a memory channel left empty).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.checks.common import Outputs, missing
+from wizard.checks.host import MEMORY_SHORT_PCT, SRC_A8, SRC_SWAP
+from wizard.model import Finding, Verdict
+from wizard.parsers.hosttools import (
+    FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon,
+)
+
+GIB = 1024 ** 3
+LOW_AVAILABLE_PCT = 5.0
+"""Available memory (``free``'s "available": the kernel's MemAvailable, its estimate of memory
+for new programs without swapping, Documentation/filesystems/proc.rst) below this percentage of
+the total warns. Derived (judgement), operator may override."""
+SWAP_FULL_PCT = 99.0
+"""Swap at or above this percentage used counts as full (derived)."""
+NUMA_MEMORY_IMBALANCE = 0.8
+"""A NUMA node with CPUs holding less than this fraction of the largest node's memory warns
+(derived: every memory channel should be populated alike, knowledge.md §3 memory population)."""
+SRC_MEM = ("Linux kernel Documentation/filesystems/proc.rst (MemAvailable); OOM killer when memory and swap are "
+           "exhausted; knowledge.md §7.3 (host RAM sizing: data loaders, pinned buffers, checkpoint loading)")
+SRC_NUMA = ("checks-catalogue A8 (NUMA count must match); Linux kernel Documentation/mm/numa.rst (memory-only, "
+            "CPU-less nodes); knowledge.md §3 (populate every memory channel)")
+
+
+def _g(b: int | None) -> str:
+    if b is None:
+        return "?"
+    return f"{b / GIB:.1f} GiB" if b >= GIB or b == 0 else f"{b / 1024 ** 2:.1f} MiB"
+
+
+def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> list[Finding]:
+    """``free`` facts -> ``os.memory_pressure`` (+ ``os.memory`` vs the plan, ``os.swap`` for Kubernetes)."""
+    ev = tuple(x for x in (f.header, f.mem_line, f.buffers_line, f.swap_line) if x)
+    total, avail = f.total, f.available
+    if not total:
+        return [Finding("os.memory_pressure", Verdict.UNKNOWN, "could not read the memory total from free", "host",
+                        tuple([source] + f.problems[:10]) if f.problems else (source,),
+                        "Run `free -b` and give bringup its whole output.", SRC_MEM)]
+    findings: list[Finding] = []
+    st, su = f.swap.get("total"), f.swap.get("used")
+    sf = f.swap.get("free")
+    swap_full = bool(st) and ((sf == 0) or (su is not None and st and 100.0 * su / st >= SWAP_FULL_PCT))
+    swap_txt = ("no swap" if not st else f"swap {_g(su)} of {_g(st)} used" + (" (full)" if swap_full else ""))
+    if avail is None:
+        findings.append(Finding("os.memory_pressure", Verdict.UNKNOWN,
+                                f"{_g(total)} of memory; this free does not print 'available' ({swap_txt})", "host",
+                                ev, "Use a procps free with the 'available' column (procps-ng 3.3.10+), or read "
+                                "MemAvailable in /proc/meminfo.", SRC_MEM))
+    else:
+        pct = 100.0 * avail / total
+        desc = f"{_g(avail)} of {_g(total)} available ({pct:.1f}%), {swap_txt}"
+        remedy = ("Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it "
+                  "or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the "
+                  "host needs more RAM (knowledge.md §7.3).")
+        if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
+            findings.append(Finding("os.memory_pressure", Verdict.FAIL,
+                                    f"host RAM is exhausted and {'swap is full' if st else 'there is no swap'}: {desc}; "
+                                    "the next allocation wakes the OOM killer (data loaders die first)", "host", ev,
+                                    remedy, SRC_MEM))
+        elif pct < LOW_AVAILABLE_PCT:
+            findings.append(Finding("os.memory_pressure", Verdict.WARN,
+                                    f"host RAM is nearly exhausted: {desc} (below {LOW_AVAILABLE_PCT:g}%, a derived "
+                                    "threshold)", "host", ev, remedy, SRC_MEM))
+        else:
+            findings.append(Finding("os.memory_pressure", Verdict.PASS, f"memory: {desc}", "host", ev, "", SRC_MEM))
+    expected = exp.get("host_ram_gib")
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+        have = total / GIB
+        short = 100.0 * (expected - have) / expected
+        if short > MEMORY_SHORT_PCT:
+            findings.append(Finding("os.memory", Verdict.WARN,
+                                    f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
+                                    ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+    if st and exp.get("scheduler") == "kubernetes":
+        findings.append(Finding("os.swap", Verdict.WARN, f"swap is on ({_g(st)}) and this node is planned for Kubernetes",
+                                "host", ev[-1:], "Turn swap off, or set failSwapOn: false in the kubelet "
+                                "configuration.", SRC_SWAP))
+    return findings
+
+
+BYTES_GUESS_KIB = 16 * 1024 ** 3
+"""A plain ``free`` total above this many KiB (16 TiB) is taken to be ``free -b`` bytes instead:
+no single host holds that much RAM, and a 16+ GiB host prints more than that in bytes (heuristic)."""
+
+
+def judge_free_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge: unsuffixed numbers are KiB (plain ``free``), unless they only make sense as
+    bytes (``free -b``, see :data:`BYTES_GUESS_KIB`)."""
+    f = parse_free(text, 1024)
+    if f.total and f.total > BYTES_GUESS_KIB * 1024 and not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line):
+        f = parse_free(text, 1)
+    return judge_free(f, exp, "free")
+
+
+def memory_pressure(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over the ``free_b`` probe (``free -b``): ``os.memory_pressure`` (and
+    ``os.memory`` against the plan's host_ram_gib, ``os.swap`` for Kubernetes nodes)."""
+    o = out.get("free_b")
+    if o is None or not o.ok:
+        return [missing("os.memory_pressure", o, "the memory use", source=SRC_MEM)]
+    return judge_free(parse_free(o.text, 1), plan, o.source)
+
+
+def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``swapon --show`` -> ``os.swap``: pass (a policy choice) unless the node is planned for
+    Kubernetes (warn) or swap is full (warn)."""
+    devs, header, problems = parse_swapon(text)
+    if not devs:
+        return [Finding("os.swap", Verdict.UNKNOWN, "could not read any swap device from swapon", "host",
+                        tuple(([header] if header else []) + problems[:10]),
+                        "Run `swapon --show --bytes` and give bringup the output (no output at all means swap is off).",
+                        SRC_SWAP)]
+    ev = tuple([header] + [d.line for d in devs])
+    size = sum(d.size or 0 for d in devs)
+    used = sum(d.used or 0 for d in devs)
+    desc = f"swap is on: {len(devs)} device(s) ({', '.join(f'{d.name} {d.type}' for d in devs)}), {_g(used)} of {_g(size)} used"
+    if exp.get("scheduler") == "kubernetes":
+        return [Finding("os.swap", Verdict.WARN, f"{desc}; this node is planned for Kubernetes", "host", ev,
+                        "Turn swap off (swapoff -a and /etc/fstab), or set failSwapOn: false in the kubelet "
+                        "configuration.", SRC_SWAP)]
+    if size and 100.0 * used / size >= SWAP_FULL_PCT:
+        return [Finding("os.swap", Verdict.WARN, f"{desc}: swap is full, the host ran out of RAM", "host", ev,
+                        "See what holds the memory (`free -h`, `ps aux --sort=-rss | head`).", f"{SRC_SWAP}; {SRC_MEM}")]
+    return [Finding("os.swap", Verdict.PASS, f"{desc}: a policy choice on a standalone training node", "host", ev, "",
+                    SRC_SWAP)]
+
+
+def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") -> list[Finding]:
+    """``lscpu`` facts -> ``bios.cpu`` (offline CPUs fail) and ``bios.numa``."""
+    if f.cpus is None and f.sockets is None:
+        return [Finding("bios.cpu", Verdict.UNKNOWN, "could not read the CPU counts from lscpu", "host",
+                        tuple([source] + f.problems[:10]), "Run `lscpu` and give bringup its whole output.", SRC_A8)]
+    findings: list[Finding] = []
+    keys = ("Model name", "CPU(s)", "On-line CPU(s) list", "Off-line CPU(s) list", "Thread(s) per core",
+            "Core(s) per socket", "Socket(s)", "NUMA node(s)")
+    ev = tuple(f.lines[k] for k in keys if k in f.lines)
+    s, c, t = f.sockets, f.cores_per_socket, f.threads_per_core
+    shape = (f"{s} socket(s) x {c} cores x {t} threads" if s and c and t else "")
+    desc = f"{f.model or 'CPU'}: " + (f"{shape} = " if shape else "") + f"{f.cpus or '?'} CPUs"
+    offline = f.fields.get("Off-line CPU(s) list", "").strip()
+    online = cpulist_count(f.fields.get("On-line CPU(s) list", ""))
+    if offline:
+        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; CPUs {offline} are offline", "host", ev,
+                                "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
+                                "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
+                                SRC_A8))
+    elif f.cpus and online is not None and online < f.cpus:
+        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; only {online} are online", "host", ev,
+                                "Bring the offline CPUs online, or find why the kernel could not.", SRC_A8))
+    else:
+        findings.append(Finding("bios.cpu", Verdict.PASS, desc + (", all online" if online else ""), "host", ev, "",
+                                SRC_A8))
+    nodes = f.numa_nodes if f.numa_nodes is not None else (len(f.numa_cpus) or None)
+    if nodes is not None:
+        with_cpus = [n for n, v in f.numa_cpus.items() if v.strip()]
+        without = [n for n, v in f.numa_cpus.items() if not v.strip()]
+        nev = tuple([f.lines["NUMA node(s)"]] if "NUMA node(s)" in f.lines else []) + tuple(
+            f.lines[k] for k in f.lines if k.startswith("NUMA node") and k != "NUMA node(s)")
+        findings.append(_numa_verdict(nodes, len(with_cpus) if f.numa_cpus else None, without, exp, nev[:16]))
+    return findings
+
+
+def _numa_verdict(nodes: int, cpu_nodes: int | None, memory_only: list[int], exp: Mapping[str, Any],
+                  ev: tuple[str, ...]) -> Finding:
+    desc = f"{nodes} NUMA node(s)"
+    if memory_only:
+        desc += (f", {cpu_nodes} with CPUs and {len(memory_only)} memory-only (CPU-less) node(s) "
+                 f"{', '.join(map(str, memory_only))}: device or CXL memory the kernel exposes as NUMA nodes, not a fault")
+    expected = exp.get("numa_nodes")
+    if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0 and expected != nodes and not (
+            cpu_nodes is not None and memory_only and expected == cpu_nodes):
+        return Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", ev,
+                       "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that every socket has "
+                       "memory in its channels.", SRC_NUMA)
+    return Finding("bios.numa", Verdict.PASS, desc, "host", ev, "", SRC_NUMA)
+
+
+def judge_lscpu_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    return judge_lscpu(parse_lscpu(text), exp)
+
+
+def cpu_layout(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over the ``lscpu`` probe: ``bios.cpu`` (offline CPUs fail) and
+    ``bios.numa`` (NUMA node count against the plan; memory-only nodes explained)."""
+    o = out.get("lscpu")
+    if o is None or not o.ok:
+        return [missing("bios.cpu", o, "the CPU layout", source=SRC_A8)]
+    return judge_lscpu(parse_lscpu(o.text), plan, o.source)
+
+
+def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
+    """``numactl --hardware`` facts -> ``bios.numa`` and ``bios.numa_memory`` (+ ``os.memory`` vs the plan)."""
+    if not f.nodes:
+        return [Finding("bios.numa", Verdict.UNKNOWN, "could not read any NUMA node from numactl --hardware", "host",
+                        tuple(([f.available_line] if f.available_line else []) + f.problems[:10]),
+                        "Run `numactl --hardware` and give bringup its whole output.", SRC_NUMA)]
+    nodes = sorted(f.nodes.values(), key=lambda n: n.id)
+    count = f.available if f.available is not None else len(nodes)
+    memory_only = [n.id for n in nodes if not n.cpus]
+    cpu_nodes = [n for n in nodes if n.cpus]
+    ev = tuple(([f.available_line] if f.available_line else []) + [ln for n in nodes for ln in n.lines][:16])
+    findings = [_numa_verdict(count, len(cpu_nodes), memory_only, exp, ev)]
+    sizes = [(n, n.size_mib) for n in cpu_nodes if n.size_mib is not None]
+    if sizes:
+        biggest = max(s for _, s in sizes)
+        low = [(n, s) for n, s in sizes if biggest and s < NUMA_MEMORY_IMBALANCE * biggest]
+        mev = tuple(ln for n in nodes for ln in n.lines if " size:" in ln)
+        per = ", ".join(f"node {n.id} {s / 1024:.1f} GiB" for n, s in sizes)
+        if low:
+            findings.append(Finding("bios.numa_memory", Verdict.WARN,
+                                    f"memory is uneven across NUMA nodes ({per}): node(s) "
+                                    f"{', '.join(str(n.id) for n, _ in low)} hold less than "
+                                    f"{NUMA_MEMORY_IMBALANCE:.0%} of the largest", "host", mev,
+                                    "Check that every memory channel of every socket holds a DIMM of the same size "
+                                    "(dmidecode -t 17); a missing or failed DIMM empties a channel.", SRC_NUMA))
+        else:
+            findings.append(Finding("bios.numa_memory", Verdict.PASS, f"memory is even across NUMA nodes ({per})",
+                                    "host", mev, "", SRC_NUMA))
+        total_gib = sum(s for _, s in sizes) / 1024
+        expected = exp.get("host_ram_gib")
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+            short = 100.0 * (expected - total_gib) / expected
+            if short > MEMORY_SHORT_PCT:
+                findings.append(Finding("os.memory", Verdict.WARN, f"{total_gib:.1f} GiB of memory in the NUMA nodes, "
+                                        f"{short:.0f}% below the plan's {expected:g} GiB", "host", mev,
+                                        "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+    return findings
+
+
+def judge_numactl_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    return judge_numactl(parse_numactl(text), exp)

@@ -1,0 +1,408 @@
+"""Judging nccl-tests runs and NCCL debug logs (checks-catalogue D3, D4, E1, E4, E6).
+
+nccl-tests: ``#wrong`` must be 0 at every size; the bus bandwidth (busbw, GB/s) of the LARGEST
+message size is compared with the system's floor from ``assets/nccl_floors.csv`` (never the
+"Avg bus bandwidth" footer, which averages tiny sizes in); the arithmetic busbw = algbw x
+factor is shown. Unknown systems: the measured plateau is reported as ``unknown``.
+
+NCCL logs: which transport NCCL picked (NET/IB vs NET/Socket, and which interface: docker0 and
+lo are never right between nodes), IB completion errors, NVLS failures, PyTorch watchdog
+timeouts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.nccl import BUS_FACTORS, NcclLog, NcclTestsRun, PerfRow, infer_collective, parse_nccl_log, parse_nccl_tests
+
+SRC_D4 = "checks-catalogue D4/E4 (nccl-tests all_reduce_perf: #wrong must be 0; busbw at the largest size >= floor)"
+SRC_PERF = "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw, busbw = algbw x 2(n-1)/n for all-reduce)"
+SRC_E1 = ("checks-catalogue E1 (Stas Bekman, ml-engineering network/debug: NCCL must use NET/IB, not NET/Socket, "
+          "and never docker0/lo); NCCL environment docs (NCCL_SOCKET_IFNAME, NCCL_IB_HCA)")
+SRC_IBV = "libibverbs verbs.h enum ibv_wc_status / ibv_wc_status_str(3)"
+SRC_NVLS = ("NVIDIA/nccl#976 and #1338 (NCCL developers: NVLS 'invalid argument' comes from Fabric Manager restarted "
+            "while GPUs held resources; reboot), NVIDIA/nccl#1672 (NCCL_NVLS_ENABLE=0 as a diagnostic); NVIDIA Fabric "
+            "Manager user guide (start-up order)")
+SRC_E6 = ("checks-catalogue E6 (any hang -> FAIL); PyTorch ProcessGroupNCCL watchdog (init_process_group timeout); "
+          "NCCL ncclResult_t codes (nccl.h)")
+SRC_FLOORS = "assets/nccl_floors.csv"
+
+MIN_JUDGED_BYTES = 1 << 30
+"""Largest message size (bytes) a run must reach before its busbw is judged when no table row
+applies: 1 GiB (knowledge.md §5.3: 256 MB is too small to reach peak, NVIDIA/nccl-tests#212)."""
+MULTINODE_NIC_FRACTION = 0.8
+"""Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (checks-catalogue
+E4, derived from Stas Bekman's "about 80% of advertised"; operator may override)."""
+BAD_IFACE = re.compile(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S*)$")
+"""Interfaces NCCL must not carry inter-node traffic on (checks-catalogue E1: docker0, lo; the
+other virtual bridges are the same kind of host-local interface)."""
+
+IBV_WC_STATUS = {
+    1: ("IBV_WC_LOC_LEN_ERR", "local length error"),
+    2: ("IBV_WC_LOC_QP_OP_ERR", "local QP operation error"),
+    4: ("IBV_WC_LOC_PROT_ERR", "local protection error (memory registration)"),
+    5: ("IBV_WC_WR_FLUSH_ERR", "work request flushed: the queue pair had already failed (look for the first error)"),
+    8: ("IBV_WC_LOC_ACCESS_ERR", "local access error"),
+    9: ("IBV_WC_REM_INV_REQ_ERR", "remote invalid request"),
+    10: ("IBV_WC_REM_ACCESS_ERR", "remote access error (often GPUDirect RDMA registration on the peer)"),
+    11: ("IBV_WC_REM_OP_ERR", "remote operation error"),
+    12: ("IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded: the peer did not acknowledge in time"),
+    13: ("IBV_WC_RNR_RETRY_EXC_ERR", "receiver-not-ready retry counter exceeded"),
+    19: ("IBV_WC_FATAL_ERR", "fatal error"),
+    20: ("IBV_WC_RESP_TIMEOUT_ERR", "response timeout"),
+    21: ("IBV_WC_GENERAL_ERR", "general error"),
+}
+"""ibv_wc_status values NCCL prints as "Got completion with error N" (libibverbs verbs.h)."""
+
+NCCL_RESULT = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
+               5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress"}
+"""ncclResult_t codes of the "file.cc:123 -> N" return chains (nccl.h)."""
+
+
+def _human(b: int) -> str:
+    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= n and b % n == 0:
+            return f"{b // n} {unit}"
+    return f"{b} B"
+
+
+def _fmt(x: float | None) -> str:
+    return "N/A" if x is None else f"{x:.2f}"
+
+
+def _model(r: NcclTestsRun) -> str:
+    names = list(dict.fromkeys(d.name for d in r.devices))
+    return names[0] if len(names) == 1 else (" + ".join(names) if names else "")
+
+
+def _floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | None) -> dict[str, str] | None:
+    names = list(dict.fromkeys(d.name for d in r.devices))
+    if not names or per_node is None or nodes is None:
+        return None
+    for row in table("nccl_floors.csv"):
+        if row.get("collective") != coll or row.get("nodes") != str(nodes) or row.get("gpus_per_node") != str(per_node):
+            continue
+        try:
+            rx = re.compile(row.get("device_regex", "") or "(?!)")
+        except re.error:
+            continue
+        if all(rx.search(n) for n in names):
+            return row
+    return None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)) and v > 0:
+        return float(v)
+    return None
+
+
+def _arith(coll: str, row: PerfRow, n: int | None) -> str:
+    if coll not in BUS_FACTORS or row.oop.algbw_gb_s is None:
+        return ""
+    label, fn = BUS_FACTORS[coll]
+    if label == "1":
+        return f"busbw = algbw = {_fmt(row.oop.algbw_gb_s)} GB/s"
+    if not n or n < 2:
+        return f"busbw = algbw x {label}"
+    num = 2 * (n - 1) if label.startswith("2") else n - 1
+    return (f"busbw = algbw x {label} = {_fmt(row.oop.algbw_gb_s)} x {num}/{n} = "
+            f"{row.oop.algbw_gb_s * fn(n):.2f} GB/s (printed {_fmt(row.oop.busbw_gb_s)})")
+
+
+def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """nccl-tests output -> findings ``node.allreduce`` / ``multinode.allreduce`` (other
+    collectives: ``node.nccl_tests`` / ``multinode.nccl_tests``), plus the NCCL log findings when
+    the run was made with NCCL_DEBUG and its lines are interleaved."""
+    r = parse_nccl_tests(text)
+    coll, n = infer_collective(r)
+    hosts = r.hosts
+    nodes = len(hosts) if hosts else None
+    per_node = None
+    if hosts:
+        counts = {h: sum(1 for d in r.devices if d.host == h) for h in hosts}
+        if len(set(counts.values())) == 1:
+            per_node = next(iter(counts.values()))
+    multi = bool(nodes and nodes > 1)
+    stage = "multinode" if multi else "node"
+    fid = f"{stage}.allreduce" if coll == "all_reduce" else f"{stage}.nccl_tests"
+    model = _model(r)
+    where = (f"{n} ranks" if n else "ranks ?") + (f" on {nodes} node(s)" if nodes else "") + (f", {model}" if model else "")
+    subject = hosts[0] if len(hosts) == 1 else (f"{len(hosts)} nodes ({', '.join(hosts[:4])})" if hosts else "host")
+    what = (coll or "unidentified collective").replace("_", "-")
+    findings: list[Finding] = []
+    head_ev = [x for x in (r.header, r.collective_line, r.devices[0].line if r.devices else "") if x]
+
+    lg = parse_nccl_log(text)
+    if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
+        findings.extend(f for f in judge_nccl_log(text, exp) if f.verdict is not Verdict.UNKNOWN)
+    if r.failures and not any(f.verdict is Verdict.FAIL for f in findings):
+        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what} failed ({where})", subject,
+                                tuple(head_ev + r.failures[:10]),
+                                "Read the first NCCL WARN line (rerun with NCCL_DEBUG=WARN, or INFO): it names the "
+                                "failing transport or CUDA call.", SRC_D4))
+    if not r.rows:
+        if not r.failures:
+            findings.append(Finding(fid, Verdict.UNKNOWN, f"nccl-tests output without result rows ({where})", subject,
+                                    tuple(head_ev + r.problems[:10] + text.splitlines()[:5]),
+                                    "Give bringup the whole output, down to the 'Avg bus bandwidth' line.", SRC_D4))
+        return findings
+
+    # correctness: #wrong must be 0 at every size
+    wrong_rows = [row for row in r.rows if (row.oop.wrong or 0) > 0 or (row.ip.wrong or 0) > 0]
+    unchecked = r.wrong_is_count and all(row.oop.wrong is None and row.ip.wrong is None for row in r.rows)
+    if wrong_rows:
+        sizes = ", ".join(_human(x.size_b) for x in wrong_rows[:8])
+        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: wrong results (#wrong > 0) at {sizes} ({where})",
+                                subject, tuple(head_ev + ([r.columns_line] if r.columns_line else []) +
+                                               [x.line for x in wrong_rows[:10]]),
+                                "Data corruption on a GPU or link: rerun; then test GPU pairs to find the bad GPU or "
+                                "NVLink/NIC (nvbandwidth, DCGM diag level 3), and check Xid/ECC/NVLink error counters.",
+                                SRC_D4))
+    elif r.oob_ok is False:
+        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: out-of-bounds values reported ({where})",
+                                subject, tuple(head_ev + [r.oob_line]),
+                                "Data corruption: rerun, then isolate the GPU or link (DCGM diag, nvbandwidth).", SRC_D4))
+    elif unchecked:
+        findings.append(Finding(fid, Verdict.WARN, f"nccl-tests {what}: results were not checked (#wrong is N/A at every "
+                                f"size: the run used -c 0) ({where})", subject,
+                                tuple(head_ev + [r.rows[-1].line]), "Rerun with -c 1 so every size is checked.", SRC_D4))
+
+    # bandwidth at the largest message size
+    big = max(r.rows, key=lambda x: x.size_b)
+    vals = [v for v in (big.oop.busbw_gb_s, big.ip.busbw_gb_s) if v is not None]
+    peak_row = max((x for x in r.rows if x.oop.busbw_gb_s is not None), key=lambda x: x.oop.busbw_gb_s or 0.0, default=None)
+    if not vals:
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"nccl-tests {what}: no busbw at the largest size ({where})", subject,
+                                tuple(head_ev + [big.line]), "Rerun and give bringup the whole output.", SRC_D4))
+        return findings
+    judged = min(vals)
+    at = (f"busbw {judged:.2f} GB/s at {_human(big.size_b)} (the largest message; out-of-place "
+          f"{_fmt(big.oop.busbw_gb_s)}, in-place {_fmt(big.ip.busbw_gb_s)})")
+    arith = _arith(coll, big, n)
+    avg_note = (f"; the 'Avg bus bandwidth' footer ({r.avg_busbw_gb_s:g}) averages every size, tiny ones included, "
+                "and is not judged" if r.avg_busbw_gb_s is not None else "")
+    ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
+    if peak_row is not None and peak_row is not big:
+        ev.append(peak_row.line)
+    body = f"nccl-tests {what} over {where}: {at}" + (f"; {arith}" if arith else "")
+
+    floor: float | None = None
+    floor_src, floor_desc = "", ""
+    reference = ""
+    min_bytes = MIN_JUDGED_BYTES
+    override = _num(exp.get("allreduce_floor_gb_s")) if coll == "all_reduce" else None
+    row = _floor_row(coll, r, per_node, nodes) if coll else None
+    if override is not None:
+        floor, floor_src, floor_desc = override, "the plan's site baseline (allreduce_floor_gb_s)", "site baseline"
+    elif row is not None:
+        try:
+            min_bytes = int(row.get("min_bytes") or MIN_JUDGED_BYTES)
+        except ValueError:
+            min_bytes = MIN_JUDGED_BYTES
+        ref = row.get("reference_busbw_gb_s", "")
+        if ref:
+            reference = f"{row.get('system')}: {ref} GB/s {row.get('reference_basis', '')}".strip()
+        if row.get("floor_busbw_gb_s"):
+            try:
+                floor = float(row["floor_busbw_gb_s"])
+            except ValueError:
+                floor = None
+            floor_desc = f"{row.get('system')} floor, {row.get('floor_basis', '')}".strip().rstrip(",")
+            floor_src = f"{row.get('source', '')} ({SRC_FLOORS})"
+    elif multi and coll == "all_reduce":
+        nics, gbit = _num(exp.get("nics_per_node")), _num(exp.get("nic_gbit_s"))
+        if nics and gbit:
+            floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
+            floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may "
+                          "override)")
+            floor_src = "checks-catalogue E4 (derived)"
+
+    src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
+    if big.size_b < min_bytes:
+        findings.append(Finding(fid, Verdict.UNKNOWN,
+                                f"{body}; the largest message ({_human(big.size_b)}) is below {_human(min_bytes)}, too "
+                                f"small to reach the bandwidth plateau{avg_note}", subject, tuple(ev),
+                                "Rerun with large messages: all_reduce_perf -b 8 -e 16G -f 2 -c 1.", src))
+    elif floor is not None:
+        if judged >= floor:
+            findings.append(Finding(fid, Verdict.PASS, f"{body}; >= {floor:g} GB/s ({floor_desc})"
+                                    + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
+                                    src))
+        else:
+            remedy = ("Rerun up to a few times first (checks-catalogue D4 allows retries). Then: between nodes, check "
+                      "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
+                      "counters, and test node pairs to find the slow one." if multi else
+                      "Rerun up to a few times first (checks-catalogue D4 allows retries). Then check: nothing else "
+                      "runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems "
+                      "nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); "
+                      "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
+            findings.append(Finding(fid, Verdict.FAIL, f"{body}; below the {floor:g} GB/s floor ({floor_desc})"
+                                    + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev),
+                                    remedy, src))
+    else:
+        why = ("no floor is known for this system" if coll == "all_reduce" else
+               f"bringup has floors for all-reduce only")
+        if multi and coll == "all_reduce":
+            why = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
+                   "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are not in this "
+                   "output")
+        peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {_human(peak_row.size_b)}"
+                if peak_row is not None and peak_row is not big and peak_row.oop.busbw_gb_s is not None else "")
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"{body}{peak}; {why}"
+                                + (f"; reference {reference}" if reference else "") + avg_note, subject, tuple(ev),
+                                "Compare with your site baseline or the vendor's figure for this system (the plan's "
+                                "allreduce_floor_gb_s, or nics_per_node and nic_gbit_s for multi-node runs, let "
+                                "bringup judge it).", src))
+    return findings
+
+
+# ------------------------------------------------------------------ NCCL debug logs
+
+
+def _ibv(code: int | None) -> str:
+    if code is None:
+        return "an unknown status"
+    name, meaning = IBV_WC_STATUS.get(code, (f"status {code}", "see ibv_wc_status_str(3)"))
+    return f"error {code} = {name}: {meaning}"
+
+
+def judge_nccl_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """NCCL_DEBUG log -> findings ``multinode.transport``, ``multinode.ib_errors``, ``node.nvls``,
+    ``multinode.hang``, ``node.nccl_errors``."""
+    lg = parse_nccl_log(text)
+    subject = lg.hosts[0] if len(lg.hosts) == 1 else (
+        f"{len(lg.hosts)} nodes ({', '.join(lg.hosts[:4])})" if lg.hosts else "host")
+    findings: list[Finding] = []
+    findings.extend(_transport(lg, subject))
+
+    if lg.completion_errors:
+        codes = list(dict.fromkeys(c for c, _ in lg.completion_errors))
+        desc = "; ".join(_ibv(c) for c in codes[:3])
+        ev = [line for _, line in lg.completion_errors[:8]] + [ln for ln, _ in lg.return_chains[:3]]
+        findings.append(Finding("multinode.ib_errors", Verdict.FAIL,
+                                f"NCCL got InfiniBand completion errors ({desc})", subject, tuple(ev),
+                                "A link or peer stopped answering: check `ibstat` (State Active, expected Rate) and the "
+                                "port error counters (SymbolError, LinkDowned, PortRcvErrors) on both nodes, reseat or "
+                                "replace the cable/transceiver, check the switch port; on RoCE check PFC/ECN. Confirm "
+                                "GPUDirect RDMA (nvidia-peermem or DMA-BUF) on every node, then rerun the two-node test.",
+                                f"{SRC_IBV}; {SRC_E1}"))
+    if lg.nvls_failures:
+        findings.append(Finding("node.nvls", Verdict.FAIL,
+                                "NCCL could not set up NVLink SHARP (NVLS): a CUDA multicast call failed "
+                                "(NVSwitch fabric not in a usable state)", subject,
+                                tuple(lg.nvls_failures[:6] + [ln for ln, _ in lg.return_chains if "nvls" in ln][:3]),
+                                "Check `systemctl status nvidia-fabricmanager` and `nvidia-smi -q | grep -A2 -i fabric` "
+                                "(State Completed, Status Success). Fabric Manager restarted while processes held the "
+                                "GPUs is the usual cause: stop GPU jobs and reboot the node (or follow the Fabric "
+                                "Manager guide's restart order). NCCL_NVLS_ENABLE=0 for one test run only tells you "
+                                "whether NVLS is the cause; do not keep it.", SRC_NVLS))
+    if lg.watchdog:
+        op = lg.watchdog_ops[0] if lg.watchdog_ops else {}
+        ops = ", ".join(dict.fromkeys(o.get("OpType", "?") for o in lg.watchdog_ops)) or "a collective"
+        detail = (f" ({ops}; ran {op.get('ran_ms')} ms against a timeout of {op.get('Timeout(ms)', '?')} ms)"
+                  if op else "")
+        sock = [ln for ln, c in lg.return_chains if "socket" in ln][:3]
+        findings.append(Finding("multinode.hang", Verdict.FAIL,
+                                f"PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung "
+                                "or a peer died", subject, tuple(lg.watchdog[:6] + sock),
+                                "Find the first rank that failed (its log has the first error, often on another node), "
+                                "then check that node's health: Xid and ECC errors, IB link state and counters, "
+                                "stray processes. A longer timeout only hides the hang.", SRC_E6))
+    cuda = [ln for ln in lg.cuda_failures if ln not in lg.nvls_failures]
+    if cuda or lg.test_failures:
+        findings.append(Finding("node.nccl_errors", Verdict.FAIL,
+                                "NCCL reported a CUDA failure" + (f": {_quoted(cuda[0])}" if cuda else "")
+                                + (" and the test aborted" if lg.test_failures else ""), subject,
+                                tuple((cuda + lg.test_failures)[:8]),
+                                "Read the first failing line: an illegal memory access after a transport error is a "
+                                "consequence; fix the first error, then check Xid/ECC on that GPU.", SRC_E6))
+    counted = set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
+    other = [ln for ln in lg.warn_lines if ln not in counted and ln not in lg.ibverbs_missing and
+             ln not in lg.ib_open_failed]
+    if other and not any(f.verdict is Verdict.FAIL for f in findings):
+        findings.append(Finding("node.nccl_errors", Verdict.WARN, f"NCCL printed {len(other)} warning(s)", subject,
+                                tuple(other[:8]), "Read the warnings; rerun with NCCL_DEBUG=INFO for context.", SRC_E1))
+    if not findings:
+        findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,
+                                "NCCL log without a transport choice, errors or warnings in it", subject,
+                                tuple(text.splitlines()[:5]),
+                                "Give bringup the log of the communicator's init (NCCL_DEBUG=INFO), including the "
+                                "'NET/IB : Using' or 'NET/Socket : Using' lines.", SRC_E1))
+    return findings
+
+
+def _quoted(line: str) -> str:
+    m = re.search(r"'([^']+)'", line)
+    return m.group(1) if m else line.strip()[:80]
+
+
+def _transport(lg: NcclLog, subject: str) -> list[Finding]:
+    causes = lg.ibverbs_missing + lg.ib_open_failed + lg.no_ib_device
+    if lg.uses_socket:
+        bad = [i for i in lg.socket_ifaces if BAD_IFACE.match(i)]
+        ev = tuple(dict.fromkeys(lg.socket_using[:3] + lg.network_lines[:2] + causes[:4] +
+                                 [c for c in lg.channels_net if "Socket" in c][:2]))
+        if bad:
+            return [Finding("multinode.transport", Verdict.FAIL,
+                            f"NCCL moves data over TCP sockets on {', '.join(bad)}: a host-local interface", subject, ev,
+                            "Set NCCL_SOCKET_IFNAME to the cluster interface (e.g. =ens1f0) and, with IB/RoCE, "
+                            "NCCL_IB_HCA to the HCAs; persist them in /etc/nccl.conf.", SRC_E1)]
+        if causes:
+            why = ("libibverbs is missing (install rdma-core / libibverbs1, inside the container too)" if lg.ibverbs_missing
+                   else "an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and "
+                        "IPC_LOCK)" if lg.ib_open_failed else "NCCL found no IB/RoCE device")
+            return [Finding("multinode.transport", Verdict.FAIL,
+                            f"NCCL fell back to TCP sockets (NET/Socket): {why}", subject, ev,
+                            "Make the RDMA devices usable (ibv_devinfo must list them on every node), then rerun with "
+                            "NCCL_DEBUG=INFO and look for 'NET/IB : Using'. Do not set NCCL_IB_DISABLE.", SRC_E1)]
+        return [Finding("multinode.transport", Verdict.WARN,
+                        "NCCL uses TCP sockets (NET/Socket) between nodes" +
+                        (f" on {', '.join(lg.socket_ifaces)}" if lg.socket_ifaces else "") +
+                        ": fine only on a cluster without InfiniBand/RoCE", subject, ev,
+                        "If the nodes have IB/RoCE HCAs, NCCL should say 'NET/IB : Using': check ibv_devinfo, "
+                        "NCCL_IB_DISABLE (must be unset) and NCCL_IB_HCA.", SRC_E1)]
+    if lg.uses_ib:
+        devs = ", ".join(f"{d.name}:{d.port}/{d.link}" + (f"/{d.flags}" if d.flags else "") for d in lg.ib_devices)
+        sharp = any("SHARP" in d.flags for d in lg.ib_devices)
+        net = ", ".join(lg.networks)
+        gdr = any("GDRDMA" in c for c in lg.channels_net)
+        ev = tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:2] + lg.plugin_lines[:2] +
+                                 [c for c in lg.channels_net if "GDRDMA" in c][:1]))
+        desc = (f"NCCL uses InfiniBand/RoCE (NET/IB) on {len(lg.ib_devices)} HCA port(s)" + (f": {devs}" if devs else "")
+                + (f"; network {net}" if net else "") + ("; SHARP (CollNet) plugin" if sharp else "")
+                + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else ""))
+        out: list[Finding] = []
+        bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
+        bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
+        if bonds:
+            out.append(Finding("multinode.transport", Verdict.WARN,
+                               f"{desc}; it uses bonded device(s) {', '.join(bonds)}: check this is intended", subject,
+                               ev, "If the bond is not the intended rail layout, list the HCAs in NCCL_IB_HCA "
+                               "(e.g. =mlx5_0:1,mlx5_1:1).", SRC_E1))
+        if bad_oob:
+            out.append(Finding("multinode.transport", Verdict.WARN,
+                               f"NCCL's bootstrap/out-of-band traffic uses {', '.join(bad_oob)}, a host-local "
+                               "interface", subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1]),
+                               "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1))
+        if not out:
+            out.append(Finding("multinode.transport", Verdict.PASS, desc, subject, ev, "", SRC_E1))
+        return out
+    if causes:
+        return [Finding("multinode.transport", Verdict.WARN,
+                        "NCCL cannot use InfiniBand/RoCE here: " + _quoted(causes[0]), subject, tuple(causes[:4]),
+                        "If this node has IB/RoCE HCAs, install rdma-core/libibverbs and check ibv_devinfo; "
+                        "ignore on a node without RDMA.", SRC_E1)]
+    bad_boot = [i for i in lg.bootstrap_ifaces if BAD_IFACE.match(i)]
+    if bad_boot:
+        return [Finding("multinode.transport", Verdict.WARN,
+                        f"NCCL's bootstrap uses {', '.join(bad_boot)}, a host-local interface: ranks on other nodes "
+                        "cannot reach it", subject, tuple(lg.bootstrap[:3]),
+                        "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1)]
+    return []

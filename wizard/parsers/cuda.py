@@ -1,0 +1,312 @@
+"""Parsers for the driver/CUDA chain: ``nvcc --version``, torch's CUDA report (the probe's three
+lines, ``python -c`` one-liners and REPL transcripts) and the CUDA error messages torch prints.
+
+Three "CUDA versions" are read here and never compared for equality (knowledge.md §1.1): the
+toolkit (``nvcc``), the CUDA runtime torch was built with (``torch.version.cuda``), and the newest
+CUDA the driver supports (nvidia-smi header, NVML, or torch's "found version N"). The driver
+version itself comes from ``/proc/driver/nvidia/version`` (:func:`wizard.parsers.gpu.parse_driver_version`).
+
+Registers the probes ``nvcc_version`` and ``torch_cuda`` and the explain kinds ``nvcc-version``
+and ``torch-cuda``. Parsers never raise on garbage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+from wizard.parsers.gpu import parse_driver_version
+from wizard.probes import command_probe
+
+# ------------------------------------------------------------------ probes
+
+NVCC_VERSION = command_probe("nvcc_version", "CUDA toolkit on PATH (nvcc --version)", ["nvcc", "--version"],
+                             timeout_s=30)
+from wizard.prefetch import TORCH_PROBE_CODE  # noqa: E402 - one definition, shared with the prefetch
+
+TORCH_CUDA = command_probe("torch_cuda", "torch's CUDA build and whether it sees a GPU (the target's python3)",
+                           ["python3", "-c", TORCH_PROBE_CODE], timeout_s=180)
+"""Runs with the target's own ``python3`` (importing torch can take tens of seconds on a cold
+cache, hence the long timeout). A python3 without torch exits 1 with ModuleNotFoundError."""
+
+
+# ------------------------------------------------------------------ versions
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    """"550.54.14" -> (550, 54, 14); "12.4" -> (12, 4); unreadable parts are dropped."""
+    out = []
+    for part in re.split(r"[.\-]", v.strip()):
+        if not re.fullmatch(r"\d{1,9}", part):
+            break
+        out.append(int(part))
+    return tuple(out)
+
+
+def cuda_major_minor(v: str) -> str:
+    """"10.0.130" -> "10.0"; "12.4" -> "12.4"; "" when unreadable."""
+    t = version_tuple(v)
+    return f"{t[0]}.{t[1]}" if len(t) >= 2 else ""
+
+
+def cuda_from_int(n: int) -> str:
+    """CUDA driver API integer (cudaDriverGetVersion, NVML) -> "major.minor": 12040 -> "12.4",
+    9000 -> "9.0", 10010 -> "10.1" (encoding 1000*major + 10*minor, CUDA runtime API docs)."""
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+# ------------------------------------------------------------------ nvcc --version
+
+
+@dataclass
+class NvccVersion:
+    """``nvcc --version``: the toolkit release ("12.4") and full build version ("12.4.131")."""
+
+    release: str = ""
+    build: str = ""
+    line: str = ""
+    lines: list[str] = field(default_factory=list)
+
+
+_NVCC_RELEASE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
+
+
+def parse_nvcc_version(text: str) -> NvccVersion:
+    n = NvccVersion()
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("nvcc:") or "Cuda compil" in s or s.startswith(("Built on", "Build cuda_", "Copyright")):
+            n.lines.append(s)
+        m = _NVCC_RELEASE.search(s)
+        if m and not n.release:
+            n.release, n.build, n.line = m.group(1), m.group(2), s
+    return n
+
+
+# ------------------------------------------------------------------ torch output and CUDA errors
+
+
+@dataclass(frozen=True)
+class CudaError:
+    """One recognised error/warning line.
+
+    kind: ``driver_too_old`` (torch: "The NVIDIA driver on your system is too old (found
+    version N)"), ``insufficient_driver`` (cudaErrorInsufficientDriver, runtime error 35),
+    ``ecc`` (cudaErrorECCUncorrectable: "uncorrectable ECC error encountered"), ``no_driver``
+    ("Found no NVIDIA driver", "NVIDIA driver ... not loaded"), ``no_kernel_image`` (the wheel has
+    no code for this GPU's architecture), ``torch_missing`` (ModuleNotFoundError), ``other_cuda``.
+    """
+
+    kind: str
+    line: str
+    detail: str = ""
+
+
+_ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("torch_missing", re.compile(r"No module named '?torch'?", re.I)),
+    ("driver_too_old", re.compile(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?", re.I)),
+    ("insufficient_driver", re.compile(r"CUDA driver version is insufficient for CUDA runtime version", re.I)),
+    ("ecc", re.compile(r"uncorrectable ECC error encountered", re.I)),
+    ("no_driver", re.compile(r"Found no NVIDIA driver on your system|NVIDIA driver (?:is )?not (?:loaded|installed)|"
+                             r"no CUDA-capable device is detected", re.I)),
+    ("no_kernel_image", re.compile(r"no kernel image is available for execution on the device|"
+                                   r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
+    ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*", re.I)),
+)
+
+
+@dataclass
+class TorchCuda:
+    """What a torch CUDA check printed.
+
+    torch_version: ``torch.__version__`` ("2.5.1+cu124"); cuda: ``torch.version.cuda`` ("12.4",
+    "None" for a CPU-only build, "" when not shown); available: ``torch.cuda.is_available()``
+    (``None`` when not shown); driver_cuda: the newest CUDA the driver supports when the text
+    tells it (torch's "found version N", an nvidia-smi header); driver_version: the driver
+    version when the text shows it (an NVRM line or an nvidia-smi header); toolkit: a CUDA toolkit
+    version shown alongside (``/usr/local/cuda/version.txt`` "CUDA Version 9.0.176", nvcc).
+    evidence: the raw lines each fact was read from.
+    """
+
+    torch_version: str = ""
+    cuda: str = ""
+    available: bool | None = None
+    driver_cuda: str = ""
+    driver_version: str = ""
+    toolkit: str = ""
+    errors: list[CudaError] = field(default_factory=list)
+    evidence: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cpu_only(self) -> bool:
+        return self.cuda == "None"
+
+    def error(self, kind: str) -> CudaError | None:
+        return next((e for e in self.errors if e.kind == kind), None)
+
+
+_TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?(?:\+[\w.]+)?$")
+_CUDA_VALUE = re.compile(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
+_BOOL = re.compile(r"^(True|False)$")
+_REPL = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")
+
+
+def _expr_kind(code: str) -> str:
+    """Which fact a REPL input line prints: "version", "cuda", "available" or ""."""
+    c = code.replace(" ", "")
+    if "torch.cuda.is_available()" in c:
+        return "available"
+    if "torch.version.cuda" in c:
+        return "cuda"
+    if "torch.__version__" in c:
+        return "version"
+    return ""
+
+
+def _set(t: TorchCuda, what: str, value: str, line: str, asked: str = "") -> None:
+    """Record one fact; ``asked`` is the REPL input line that printed it (kept as evidence too)."""
+    v = value.strip().strip("'\"")
+    if what == "version" and not t.torch_version and _TORCH_VERSION.match(v):
+        t.torch_version, t.evidence["version"] = v, line
+    elif what == "cuda" and not t.cuda and _CUDA_VALUE.match(v):
+        t.cuda, t.evidence["cuda"] = v, line
+    elif what == "available" and t.available is None and _BOOL.match(v):
+        t.available, t.evidence["available"] = v == "True", line
+    else:
+        return
+    if asked:
+        t.evidence[what + "_asked"] = asked
+
+
+def parse_torch_cuda(text: str) -> TorchCuda:
+    """Reads the probe's output (three lines: version, CUDA, True/False), one-line variants
+    ("2.1.0+cu121 12.1 True"), REPL transcripts (an input line naming ``torch.__version__``,
+    ``torch.version.cuda`` or ``torch.cuda.is_available()`` followed by its value), and the
+    CUDA error lines listed in :class:`CudaError`."""
+    t = TorchCuda()
+    lines = text.splitlines()
+    pending = ""  # the fact the previous REPL input line asked for
+    pending_line = ""
+    bare: list[tuple[str, str]] = []  # (value, line) of lines that are a lone value
+    for raw in lines:
+        s = raw.strip()
+        if not s:
+            continue
+        for kind, rx in _ERROR_PATTERNS:
+            m = rx.search(s)
+            if m:
+                detail = next((g for g in m.groups() if g), "") if m.groups() else ""
+                if kind == "other_cuda" and t.errors and t.errors[-1].line == s:
+                    break
+                t.errors.append(CudaError(kind, s, detail))
+                if kind == "driver_too_old" and detail.isdigit() and not t.driver_cuda:
+                    t.driver_cuda, t.evidence["driver_cuda"] = cuda_from_int(int(detail)), s
+                break
+        m = re.search(r"CUDA Version:?\s+(\d+\.\d+(?:\.\d+)?)", s)
+        if m and "Driver Version" in s:  # nvidia-smi header: driver's CUDA
+            t.driver_cuda, t.evidence["driver_cuda"] = cuda_major_minor(m.group(1)), s
+            dm = re.search(r"Driver Version:\s+(\d+\.\d+(?:\.\d+)?)", s)
+            if dm:
+                t.driver_version, t.evidence["driver_version"] = dm.group(1), s
+        elif m and s.startswith("CUDA Version"):  # /usr/local/cuda/version.txt: the toolkit
+            t.toolkit, t.evidence["toolkit"] = m.group(1), s
+        if s.startswith("NVRM version:"):
+            d = parse_driver_version(s)
+            if d.version:
+                t.driver_version, t.evidence["driver_version"] = d.version, s
+        nm = _NVCC_RELEASE.search(s)
+        if nm and not t.toolkit:
+            t.toolkit, t.evidence["toolkit"] = nm.group(2), s
+        if _REPL.match(raw):
+            code = _REPL.sub("", raw, count=1)
+            pending, pending_line = _expr_kind(code), raw.strip()
+            # "print(torch.cuda.is_available())  # True" style answers on the same line are not
+            # trusted: the value comes on the next output line.
+            continue
+        what, asked = pending, pending_line
+        pending = pending_line = ""
+        if what:
+            _set(t, what, s, raw.strip(), asked)
+            continue
+        # "print(torch.__version__)" pasted without a prompt, then its value on the next line
+        k = _expr_kind(s)
+        if k and ("print(" in s or s.startswith("torch.")):
+            pending, pending_line = k, raw.strip()
+            continue
+        # "__version__ 2.5.1" / "torch: 2.5.1" / "CUDA available: True" labelled lines
+        lm = re.match(r"^(?:torch(?:\.__version__)?|pytorch(?: version)?)\s*[:=]?\s+(\S+)$", s, re.I)
+        if lm:
+            _set(t, "version", lm.group(1), s)
+            continue
+        lm = re.match(r"^(?:torch\.version\.cuda|cuda(?: version| runtime)?)\s*[:=]\s*(\S+)$", s, re.I)
+        if lm:
+            _set(t, "cuda", lm.group(1), s)
+            continue
+        lm = re.match(r"^(?:torch\.cuda\.is_available\(\)|cuda available|is_available)\s*[:=]?\s*(True|False)$", s, re.I)
+        if lm:
+            _set(t, "available", lm.group(1), s)
+            continue
+        parts = s.split()
+        if len(parts) == 3 and _TORCH_VERSION.match(parts[0]) and _CUDA_VALUE.match(parts[1]) and _BOOL.match(parts[2]):
+            _set(t, "version", parts[0], s)
+            _set(t, "cuda", parts[1], s)
+            _set(t, "available", parts[2], s)
+            continue
+        if len(parts) == 1:
+            bare.append((s, raw.strip()))
+    # the probe's own output: three lone values in order (version, CUDA, bool)
+    for i in range(len(bare) - 2):
+        (a, la), (b, lb), (c, lc) = bare[i], bare[i + 1], bare[i + 2]
+        if _TORCH_VERSION.match(a) and _CUDA_VALUE.match(b) and _BOOL.match(c):
+            _set(t, "version", a, la)
+            _set(t, "cuda", b, lb)
+            _set(t, "available", c, lc)
+            break
+    return t
+
+
+# ------------------------------------------------------------------ kinds
+
+_TORCH_MARKERS = (
+    "torch.cuda.is_available", "torch.version.cuda", "torch.__version__", "THCudaCheck",
+    "CUDA driver version is insufficient for CUDA runtime version", "NVIDIA driver on your system is too old",
+    "uncorrectable ECC error encountered", "No module named 'torch'", "Found no NVIDIA driver on your system",
+    "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
+)
+
+
+def _detect_nvcc(text: str) -> float:
+    if _NVCC_RELEASE.search(text) or "nvcc: NVIDIA (R) Cuda compiler driver" in text:
+        return 1.0
+    return 0.0
+
+
+def _detect_torch(text: str) -> float:
+    if any(m in text for m in _TORCH_MARKERS):
+        return 0.9
+    t = parse_torch_cuda(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if t.torch_version and t.cuda and t.available is not None and len(lines) <= 6:
+        return 0.8
+    return 0.0
+
+
+def _judge_nvcc(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import chain
+
+    return chain.judge_nvcc_text(text, exp)
+
+
+def _judge_torch(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import chain
+
+    return chain.judge_torch_text(text, exp)
+
+
+register_kind(Kind("nvcc-version", "nvcc --version (CUDA toolkit)", _detect_nvcc, _judge_nvcc, ("nvcc --version",)))
+register_kind(Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", _detect_torch, _judge_torch,
+                   ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
+                    "print(torch.cuda.is_available())\"",)))

@@ -1,0 +1,373 @@
+"""Parsers for DCGM diagnostics: ``dcgmi diag -r N`` text tables (whole, or cut: metadata only,
+one section, one test) and ``dcgmi diag -r N -j`` JSON (DCGM 3.x "DCGM GPU Diagnostic" with
+``gpu_ids``/``gpu_id``; DCGM 4.x "DCGM Diagnostic" with ``entity_group``/``entity_id`` and
+``test_summary``; the shape is documented in DCGM's nvvs JsonOutput.h).
+
+Result per test and per GPU: ``Pass``, ``Fail``, ``Warn``, ``Skip`` (normalised to lower case),
+with the warning/info messages attached. Registers the explain kinds ``dcgmi-diag`` and
+``dcgmi-diag-json``. Parsers never raise on garbage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+
+STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
+            "skip": "skip", "skipped": "skip", "not run": "skip", "notrun": "skip"}
+
+
+@dataclass
+class DiagResult:
+    """One test's result: ``status`` for the whole test (or None), ``per_gpu`` GPU id -> status,
+    ``all_gpus`` status applying to every GPU ("Pass - All"), messages per GPU id (None = not
+    tied to a GPU), and the raw lines."""
+
+    test: str
+    category: str = ""
+    status: str | None = None
+    all_gpus: str | None = None
+    per_gpu: dict[int, str] = field(default_factory=dict)
+    messages: dict[int | None, list[str]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+    def add_message(self, gpu: int | None, text: str) -> None:
+        t = text.strip()
+        if t:
+            self.messages.setdefault(gpu, []).append(t)
+
+    def status_for(self, gpu: int) -> str | None:
+        return self.per_gpu.get(gpu) or self.all_gpus
+
+    @property
+    def gpus(self) -> list[int]:
+        return sorted(set(self.per_gpu) | {g for g in self.messages if g is not None})
+
+
+@dataclass
+class DcgmDiag:
+    """A parsed diagnostic run. ``metadata``: DCGM version, driver, device ids as printed;
+    ``orphans``: Warning/Info rows seen before any test row (a section cut at the top)."""
+
+    metadata: dict[str, str] = field(default_factory=dict)
+    metadata_lines: list[str] = field(default_factory=list)
+    results: list[DiagResult] = field(default_factory=list)
+    orphans: DiagResult | None = None
+    categories: list[str] = field(default_factory=list)
+    level: int | None = None
+    runtime_error: str = ""
+    problems: list[str] = field(default_factory=list)
+    source: str = "text"  # or "json"
+
+    @property
+    def device_ids(self) -> list[str]:
+        v = self.metadata.get("GPU Device IDs Detected", "") or self.metadata.get("GPU Device IDs", "")
+        return [x.strip().lower() for x in re.split(r"[,\s]+", v) if x.strip()]
+
+    @property
+    def gpu_count(self) -> int | None:
+        return len(self.device_ids) or None
+
+
+_SECTION = re.compile(r"^[|+]-{2,}\s+([A-Za-z][\w /]*?)\s+-+[+|]")
+_ROW = re.compile(r"^\|([^|]*)\|(.*)$")
+_HEAD = re.compile(r"^(Pass|Fail|Skip|Warn|Warning|Error)\b\s*(?:-\s*(.*))?$", re.I)
+_GPU_STATUS = re.compile(r"\bGPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn|Warning)\b", re.I)
+_GPU_IN_TEXT = re.compile(r"\bGPU\s?(\d+)\b")
+_MSG_ROWS = ("warning", "info", "error", "errors", "warnings")
+
+
+def _gpu_list(s: str) -> list[int] | None:
+    """"GPUs: 1, 2, 3" / "GPU: 0" -> [1, 2, 3] / [0]; "All" -> None."""
+    m = re.match(r"GPUs?\s*:?\s*([\d,\s]+)$", s.strip(), re.I)
+    if m:
+        return [int(x) for x in re.findall(r"\d+", m.group(1))]
+    return None
+
+
+def _status_value(r: DiagResult, chunk: str) -> bool:
+    """Apply a "Pass - All" / "Fail - GPU: 0" / "GPU0: Pass" chunk to ``r``; False if it is text."""
+    c = chunk.strip()
+    m = _HEAD.match(c)
+    if m:
+        st = STATUSES.get(m.group(1).lower(), m.group(1).lower())
+        rest = (m.group(2) or "").strip()
+        if not rest:
+            if r.status is None:
+                r.status = st
+            else:
+                r.all_gpus = r.all_gpus or st
+            return True
+        if rest.lower() == "all":
+            r.all_gpus = st
+            r.status = r.status or st
+            return True
+        gl = _gpu_list(rest)
+        if gl is not None:
+            for g in gl:
+                r.per_gpu[g] = st
+            return True
+        return False
+    found = _GPU_STATUS.findall(c)
+    if found and re.fullmatch(r"(?:\s*GPU\s?\d+\s*:\s*\w+\s*,?)+", c, re.I):
+        for g, st in found:
+            r.per_gpu[int(g)] = STATUSES.get(st.lower(), st.lower())
+        return True
+    return False
+
+
+def parse_dcgm_text(text: str) -> DcgmDiag:
+    d = DcgmDiag()
+    section = ""
+    current: DiagResult | None = None
+    msg_target: tuple[DiagResult, int | None, str] | None = None  # (result, gpu, row name)
+    msg_parts: list[str] = []
+    prev_cell = ""
+    width = 48  # "| " + 45 characters of text + "  |" in DCGM 3.x/4.x tables; re-read from each full row
+
+    def flush() -> None:
+        nonlocal msg_target, msg_parts
+        if msg_target is not None and msg_parts:
+            res, gpu, _ = msg_target
+            text_ = re.sub(r"\s+", " ", "".join(msg_parts)).strip()
+            if gpu is None:
+                m = _GPU_IN_TEXT.search(text_)
+                gpu = int(m.group(1)) if m else None
+            res.add_message(gpu, text_)
+        msg_target, msg_parts = None, []
+
+    lv = re.search(r"dcgmi\s+diag\b.*?(?:-r|--run)\s*(\d)\b", text)
+    if lv:
+        d.level = int(lv.group(1))
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        s = line.strip()
+        if not s:
+            continue
+        sm = _SECTION.match(s)
+        if sm:
+            flush()
+            section = sm.group(1).strip()
+            if section not in d.categories:
+                d.categories.append(section)
+            current = None if section != "Metadata" else current
+            continue
+        if re.match(r"^\+[-=+]+\+?$", s) or s.startswith("Successfully ran diagnostic") or s.startswith("Executing in"):
+            flush()
+            continue
+        rm = _ROW.match(s)
+        if not rm:
+            if re.search(r"Error|error", s) and "dcgmi" not in s:
+                d.problems.append(s)
+            continue
+        name = rm.group(1).strip()
+        cell = rm.group(2)
+        if cell.endswith("|"):
+            width = len(cell) - 1  # the result column's width, padding included
+        cell = cell[:-1] if cell.endswith("|") else cell
+        cell = cell[1:] if cell.startswith(" ") else cell
+        if name in ("Diagnostic",) and cell.strip() in ("Result",):
+            continue
+        if section == "Metadata" and name:
+            flush()
+            d.metadata[name] = cell.strip()
+            d.metadata_lines.append(s)
+            continue
+        if name:
+            flush()
+            base = name.split(":")[0].strip().lower()
+            if base in _MSG_ROWS:
+                target = current
+                if target is None:
+                    if d.orphans is None:
+                        d.orphans = DiagResult("(test above the cut)", section)
+                    target = d.orphans
+                gm = re.search(r"GPU\s?(\d+)", name)
+                msg_target = (target, int(gm.group(1)) if gm else None, base)
+                msg_parts = [cell.rstrip()]
+                target.lines.append(s)
+                prev_cell = cell
+                continue
+            current = DiagResult(name, section)
+            current.lines.append(s)
+            d.results.append(current)
+            if not _status_value(current, cell):
+                current.add_message(None, cell)
+            prev_cell = cell
+            continue
+        # continuation line
+        if msg_target is not None:
+            # DCGM wraps long messages at the column width, mid-word: a chunk that filled the
+            # column continues without a space
+            joiner = "" if len(prev_cell.rstrip()) >= width - 3 else " "
+            msg_parts.append(joiner + cell.rstrip())
+            msg_target[0].lines.append(s)
+            prev_cell = cell
+            continue
+        if current is not None:
+            current.lines.append(s)
+            if not _status_value(current, cell):
+                current.add_message(None, cell)
+            prev_cell = cell
+            continue
+        d.problems.append(s)
+    flush()
+    return d
+
+
+# ------------------------------------------------------------------ JSON
+
+
+def _gpu_ids(res: Mapping[str, Any]) -> list[int]:
+    if res.get("entity_group") not in (None, "GPU", "gpu"):
+        return []
+    for k in ("gpu_ids", "gpu_id", "entity_id", "gpuId"):
+        v = res.get(k)
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            return [v]
+        if isinstance(v, str):
+            return [int(x) for x in re.findall(r"\d+", v)]
+    return []
+
+
+def _messages(res: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key in ("warnings", "warning", "errors", "info"):
+        v = res.get(key)
+        items = v if isinstance(v, list) else [v] if v is not None else []
+        for it in items:
+            if isinstance(it, str):
+                out.append(it)
+            elif isinstance(it, Mapping):
+                t = it.get("warning") or it.get("error") or it.get("message") or it.get("info")
+                if isinstance(t, str):
+                    code = it.get("error_id")
+                    out.append(t + (f" (error_id {code})" if isinstance(code, int) else ""))
+    return out
+
+
+def parse_dcgm_json(text: str) -> DcgmDiag:
+    d = DcgmDiag(source="json")
+    start = text.find("{")
+    if start < 0:
+        d.problems.append(text.strip()[:300] or "(empty)")
+        return d
+    try:
+        doc = json.loads(text[start:])
+    except (ValueError, RecursionError):
+        d.problems.append(text.strip()[:300])
+        return d
+    if not isinstance(doc, dict):
+        d.problems.append(text.strip()[:300])
+        return d
+    root: Any = doc
+    for k in ("DCGM GPU Diagnostic", "DCGM Diagnostic"):
+        if isinstance(doc.get(k), dict):
+            root = doc[k]
+            break
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    for src in (root, doc, meta):
+        if not isinstance(src, dict):
+            continue
+        for k, v in src.items():
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                key = {"version": "DCGM Version", "Driver Version Detected": "Driver Version Detected",
+                       "driver_version": "Driver Version Detected", "driver_version_detected": "Driver Version Detected",
+                       "runtime_error": "runtime_error"}.get(k, k)
+                d.metadata.setdefault(key, str(v))
+            elif isinstance(v, list) and k in ("GPU Device IDs", "gpu_device_ids") and all(isinstance(x, str) for x in v):
+                d.metadata.setdefault("GPU Device IDs Detected", ", ".join(v))
+    d.runtime_error = d.metadata.pop("runtime_error", "") if isinstance(d.metadata.get("runtime_error"), str) else ""
+    cats = root.get("test_categories") if isinstance(root, dict) else None
+    tests: list[tuple[str, Any]] = []
+    if isinstance(cats, list):
+        for c in cats:
+            if isinstance(c, dict):
+                cname = str(c.get("category", ""))
+                if cname and cname not in d.categories:
+                    d.categories.append(cname)
+                for t in c.get("tests", []) if isinstance(c.get("tests"), list) else []:
+                    tests.append((cname, t))
+    elif isinstance(root, dict) and isinstance(root.get("tests"), list):
+        tests = [("", t) for t in root["tests"]]
+    for cname, t in tests:
+        if not isinstance(t, dict):
+            continue
+        r = DiagResult(str(t.get("name", "?")), cname)
+        summ = t.get("test_summary")
+        if isinstance(summ, dict) and isinstance(summ.get("status"), str):
+            r.status = STATUSES.get(summ["status"].lower(), summ["status"].lower())
+            for m in _messages(summ):
+                r.add_message(None, m)
+        results = t.get("results") if isinstance(t.get("results"), list) else []
+        for res in results:
+            if not isinstance(res, dict):
+                continue
+            st = res.get("status")
+            st = STATUSES.get(st.lower(), st.lower()) if isinstance(st, str) else None
+            ids = _gpu_ids(res)
+            if ids and st:
+                for g in ids:
+                    r.per_gpu[g] = st
+            elif st and res.get("entity_group") in (None, "GPU", "gpu"):
+                r.status = r.status or st
+            for m in _messages(res):
+                r.add_message(ids[0] if len(ids) == 1 else None, m)
+        if r.status is None and r.per_gpu:
+            vals = set(r.per_gpu.values())
+            r.status = "fail" if "fail" in vals else "warn" if "warn" in vals else "pass" if vals == {"pass"} else (
+                "skip" if vals == {"skip"} else None)
+        r.lines.append(json.dumps({"name": t.get("name"), "results": results[:8]}, default=str)[:600])
+        d.results.append(r)
+    if not d.results and not d.runtime_error:
+        d.problems.append(text.strip()[:300])
+    return d
+
+
+# ------------------------------------------------------------------ kinds
+
+
+def _detect_text(text: str) -> float:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    if "Successfully ran diagnostic for group" in text and "{" not in text:
+        return 1.0
+    table = [ln for ln in lines if re.match(r"^\s*[|+]", ln)]
+    two_col = [ln for ln in table if re.match(r"^\s*[|+][^|+]{20,30}[|+]", ln)]
+    keys = re.search(r"\|\s*(Pass|Fail|Skip|Warn)\b|\|\s*(Warning|Info)\s+\||DCGM Version|GPU Memory|"
+                     r"Targeted (?:Stress|Power)|Denylist|Blacklist|Persistence Mode", text)
+    if keys and table and len(two_col) >= 0.6 * len(table) and len(table) >= 0.6 * len(lines):
+        return 0.95
+    return 0.0
+
+
+def _detect_json(text: str) -> float:
+    if re.search(r'"DCGM (?:GPU )?Diagnostic"\s*:', text):
+        return 1.0
+    if '"test_categories"' in text:
+        return 0.9
+    return 0.0
+
+
+def _judge_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import dcgm
+
+    return dcgm.judge(parse_dcgm_text(text), text, exp)
+
+
+def _judge_json(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import dcgm
+
+    return dcgm.judge(parse_dcgm_json(text), text, exp)
+
+
+register_kind(Kind("dcgmi-diag", "dcgmi diag -r N (text table)", _detect_text, _judge_text, ("dcgmi diag -r 2",)))
+register_kind(Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", _detect_json, _judge_json, ("dcgmi diag -r 2 -j",)))

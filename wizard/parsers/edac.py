@@ -1,0 +1,477 @@
+"""Host memory error counters: the EDAC sysfs tree, ``edac-util`` and ``ras-mc-ctl`` output.
+
+Sources for the formats:
+
+* sysfs: Linux kernel admin guide "Reliability, Availability and Serviceability (RAS)"
+  (docs.kernel.org/admin-guide/ras.html): ``/sys/devices/system/edac/mc/mcX/{ce_count,ue_count,
+  ce_noinfo_count,ue_noinfo_count}``, per-DIMM ``dimmY/`` or ``rankY/`` directories with
+  ``dimm_ce_count``, ``dimm_ue_count``, ``dimm_label``, and the legacy ``csrowY/`` directories
+  with ``ce_count``, ``ue_count``, ``chZ_ce_count``, ``chZ_dimm_label``;
+* ``edac-util``: grondo/edac-utils ``src/util/edac-util.c`` (default, ``-v``, ``--report=simple``,
+  ``--report=full``, ``ue``/``ce`` reports and ``--status``);
+* ``ras-mc-ctl``: mchehab/rasdaemon ``util/ras-mc-ctl.in`` (``--summary``, ``--errors``,
+  ``--error-count``).
+
+Parsers never raise; lines they cannot read are kept in ``unread``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.probes import REGISTRY, tree_probe
+
+EDAC_ROOT = "/sys/devices/system/edac/mc"
+
+
+@dataclass
+class MemCount:
+    """Error counts for one place: a memory controller, a DIMM/rank, a csrow channel, or the
+    controller's "no DIMM info" bucket.
+
+    Attributes:
+        mc: controller name ("mc0").
+        where: "dimm3", "rank4", "csrow1", "csrow1/ch0", "noinfo", or "" for the controller total.
+        label: DIMM label when known ("CPU_SrcID#1_Channel#1_DIMM#0", "DIMM_A1").
+        ce, ue: corrected / uncorrected error counts (``None`` when not reported).
+        evidence: the raw lines (or ``path:value`` lines) the counts come from.
+    """
+
+    mc: str
+    where: str = ""
+    label: str = ""
+    ce: int | None = None
+    ue: int | None = None
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        place = f"{self.mc} {self.where}".strip()
+        return f"{self.label} ({place})" if self.label and self.label not in (place,) else place
+
+
+@dataclass
+class EdacFacts:
+    """What an EDAC source says: counts per place, plus status notes and unreadable lines."""
+
+    source: str
+    counts: list[MemCount] = field(default_factory=list)
+    controllers: set[str] = field(default_factory=set)
+    no_errors_line: str = ""  # "edac-util: No errors to report."
+    no_controller_line: str = ""  # "No memory controller data found." / EDAC not loaded
+    seconds_since_reset: dict[str, int] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------ sysfs
+
+_SYSFS_RE = re.compile(r"/mc/(?P<mc>mc\d+)/(?:(?P<sub>dimm\d+|rank\d+|csrow\d+)/)?(?P<file>\w+)$")
+
+
+def parse_edac_sysfs(files: Mapping[str, str | None], source: str = EDAC_ROOT) -> EdacFacts:
+    """EDAC counters from a path -> content mapping (a tree probe's ``files``). Never raises."""
+    facts = EdacFacts(source)
+    per: dict[tuple[str, str], MemCount] = {}
+    for path, content in sorted(files.items()):
+        m = _SYSFS_RE.search(str(path))
+        if not m:
+            continue
+        mc, sub, fname = m.group("mc"), m.group("sub") or "", m.group("file")
+        facts.controllers.add(mc)
+        if content is None:
+            facts.unread.append(f"{path}: <unreadable>")
+            continue
+        value = content.strip()
+        line = f"{path}:{value}"
+        if fname == "seconds_since_reset" and not sub:
+            v = _int(value)
+            if v is not None:
+                facts.seconds_since_reset[mc] = v
+            continue
+        chm = re.match(r"ch(\d+)_(ce_count|dimm_label)$", fname)
+        where = f"{sub}/ch{chm.group(1)}" if (chm and sub) else sub
+        if not sub and fname in ("ce_noinfo_count", "ue_noinfo_count"):
+            where = "noinfo"
+        key = (mc, where)
+        if fname in ("ce_count", "ue_count", "dimm_ce_count", "dimm_ue_count", "ce_noinfo_count",
+                     "ue_noinfo_count") or (chm and chm.group(2) == "ce_count"):
+            v = _int(value)
+            if v is None:
+                facts.unread.append(line)
+                continue
+            mcnt = per.setdefault(key, MemCount(mc, where))
+            if fname in ("ue_count", "dimm_ue_count", "ue_noinfo_count"):
+                mcnt.ue = v
+            else:
+                mcnt.ce = v
+            mcnt.evidence.append(line)
+        elif fname in ("dimm_label",) or (chm and chm.group(2) == "dimm_label"):
+            mcnt = per.setdefault(key, MemCount(mc, where))
+            mcnt.label = value
+            mcnt.evidence.append(line)
+    facts.counts = list(per.values())
+    return facts
+
+
+def parse_edac_grep(text: str) -> dict[str, str | None]:
+    """``grep -r . /sys/devices/system/edac/mc`` style text (``path:value``), or ``find ... |
+    while read f; do echo $f; cat $f; done`` style (path line, then value line) -> path -> content."""
+    files: dict[str, str | None] = {}
+    pending: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("/sys/") and ":" in line:
+            path, _, value = line.partition(":")
+            files[path] = value
+            pending = None
+        elif line.startswith("/sys/"):
+            pending = line
+        elif pending is not None:
+            files[pending] = line
+            pending = None
+    return files
+
+
+# ------------------------------------------------------------------ edac-util
+
+_EU_DEFAULT = re.compile(r"^(?:MC)?(?P<mc>mc\d+|\d+): (?:(?P<row>csrow\d+): )?(?:(?P<label>.+?): )?(?P<n>\d+) "
+                         r"(?P<kind>Corrected|Uncorrected) Errors(?P<noinfo> with no DIMM info)?\s*$", re.I)
+_EU_SIMPLE = re.compile(r"^(?P<mc>mc\d+): (?P<kind>Correctable|Uncorrectable) errors:\s*(?P<n>\d+)\s*$", re.I)
+_EU_TOTAL = re.compile(r"^(?:Total )?(?P<kind>CE|UE): (?P<n>\d+)\s*$")
+_EU_FULL = re.compile(r"^(?P<mc>mc\d+):(?P<row>csrow\d+|noinfo):(?P<label>.+):(?P<kind>CE|UE):(?P<n>\d+)\s*$")
+
+
+def parse_edac_util(text: str) -> EdacFacts:
+    """``edac-util`` output in any of its report formats. Never raises."""
+    facts = EdacFacts("edac-util")
+    per: dict[tuple[str, str, str], MemCount] = {}
+    totals: dict[str, tuple[int, str]] = {}
+    full_all: dict[tuple[str, str], MemCount] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        low = line.lower()
+        if "no errors to report" in low:
+            facts.no_errors_line = raw
+            continue
+        if "no memory controller" in low or "edac drivers loaded. no memory controllers" in low \
+                or "unable to get edac data" in low or "edac info unavailable" in low:
+            facts.no_controller_line = raw
+            continue
+        m = re.search(r"EDAC drivers are loaded\. (\d+) MC", line)
+        if m:
+            facts.controllers.update(f"mc{i}" for i in range(int(m.group(1))))
+            continue
+        if re.match(r"^mc\d+:\S", line) and not _EU_FULL.match(line):  # --status -v list: "  mc0:Sandy Bridge"
+            facts.controllers.add(line.split(":", 1)[0])
+            continue
+        m = _EU_FULL.match(line)
+        if m:
+            mc, row, label, kind, n = m.group("mc"), m.group("row"), m.group("label"), m.group("kind"), int(m.group("n"))
+            facts.controllers.add(mc)
+            if row == "noinfo":
+                c = per.setdefault((mc, "noinfo", ""), MemCount(mc, "noinfo"))
+            elif label == "all":
+                c = full_all.setdefault((mc, row), MemCount(mc, row))
+            else:
+                c = per.setdefault((mc, row, label), MemCount(mc, row, label if not re.fullmatch(r"ch\d+", label) else ""))
+                if re.fullmatch(r"ch\d+", label):
+                    c.where = f"{row}/{label}"
+            if kind == "UE":
+                c.ue = (c.ue or 0) + n
+            else:
+                c.ce = (c.ce or 0) + n
+            c.evidence.append(raw)
+            continue
+        m = _EU_DEFAULT.match(line)
+        if m:
+            mc = m.group("mc") if m.group("mc").startswith("mc") else f"mc{m.group('mc')}"
+            facts.controllers.add(mc)
+            row = m.group("row") or ""
+            label = (m.group("label") or "").strip()
+            where = "noinfo" if m.group("noinfo") else row
+            if label and re.fullmatch(r"ch\d+(/ch\d+)?", label):
+                where, label = f"{row}/{label}", ""
+            c = per.setdefault((mc, where, label), MemCount(mc, where, label))
+            n = int(m.group("n"))
+            if m.group("kind").lower().startswith("uncorr"):
+                c.ue = (c.ue or 0) + n
+            else:
+                c.ce = (c.ce or 0) + n
+            c.evidence.append(raw)
+            continue
+        m = _EU_SIMPLE.match(line)
+        if m:
+            mc = m.group("mc")
+            facts.controllers.add(mc)
+            c = per.setdefault((mc, "", ""), MemCount(mc))
+            if m.group("kind").lower().startswith("uncorr"):
+                c.ue = int(m.group("n"))
+            else:
+                c.ce = int(m.group("n"))
+            c.evidence.append(raw)
+            continue
+        m = _EU_TOTAL.match(line)
+        if m:
+            totals[m.group("kind")] = (int(m.group("n")), raw)
+            continue
+        if line.startswith("edac-util:"):
+            if "error" in low:
+                facts.unread.append(raw)
+            continue
+        facts.unread.append(raw)
+    # csrow-level "all" rows of --report=full: UE lives there; CE only if no channel rows
+    for (mc, row), c in full_all.items():
+        has_channels = any(k[0] == mc and k[1] == row and k[2] for k in per) or any(
+            k[0] == mc and str(k[1]).startswith(row + "/") for k in per)
+        if not has_channels or c.ue:
+            if has_channels:
+                c.ce = None
+            per[(mc, row, "all")] = c
+    facts.counts = list(per.values())
+    if not facts.counts and totals:
+        c = MemCount("all")
+        for kind, (n, raw) in totals.items():
+            if kind == "UE":
+                c.ue = n
+            else:
+                c.ce = n
+            c.evidence.append(raw)
+        facts.counts.append(c)
+    return facts
+
+
+def detect_edac_util(text: str) -> float:
+    """Confidence that ``text`` is ``edac-util`` output."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(1 for ln in lines if _EU_DEFAULT.match(ln) or _EU_SIMPLE.match(ln) or _EU_FULL.match(ln)
+               or ln.startswith("edac-util:") or re.match(r"^Total (CE|UE): \d+$", ln))
+    if not hits:
+        return 0.0
+    return min(0.97, 0.6 + 0.4 * hits / len(lines))
+
+
+# ------------------------------------------------------------------ ras-mc-ctl
+
+
+@dataclass
+class RasItem:
+    """One row of ``ras-mc-ctl`` output.
+
+    Attributes:
+        section: "memory", "aer", "mce", "memory_failure", "arm", "extlog", "devlink", "disk",
+            "cxl", "signal", "error_count".
+        severity: "ue" (uncorrected/fatal memory), "ce", "fatal", "nonfatal", "corrected", "" (other).
+        count: number of errors the row stands for.
+        label: DIMM label / device name when the row names one.
+        line: the raw line.
+    """
+
+    section: str
+    severity: str
+    count: int
+    label: str
+    line: str
+
+
+@dataclass
+class RasFacts:
+    """``ras-mc-ctl --summary`` / ``--errors`` / ``--error-count`` output."""
+
+    items: list[RasItem] = field(default_factory=list)
+    clean: list[str] = field(default_factory=list)  # "No Memory errors." lines
+    notes: list[str] = field(default_factory=list)  # "ras-mc-ctl: ..." messages
+    unread: list[str] = field(default_factory=list)
+
+
+_RAS_HEADERS = (
+    (re.compile(r"^Memory controller events(?: summary)?:", re.I), "memory"),
+    (re.compile(r"^PCIe AER events(?: summary)?:", re.I), "aer"),
+    (re.compile(r"^MCE (?:records summary|events):", re.I), "mce"),
+    (re.compile(r"^Memory failure events(?: summary)?:", re.I), "memory_failure"),
+    (re.compile(r"^ARM processor events(?: summary)?:", re.I), "arm"),
+    (re.compile(r"^Extlog (?:records summary|events):", re.I), "extlog"),
+    (re.compile(r"^Devlink (?:records summary|events):", re.I), "devlink"),
+    (re.compile(r"^Disk errors(?: summary)?:", re.I), "disk"),
+    (re.compile(r"^CXL .*events(?: summary)?:", re.I), "cxl"),
+    (re.compile(r"^SIGNAL events(?: summary)?:", re.I), "signal"),
+)
+_RAS_CLEAN = re.compile(r"^No (?:Memory|PCIe AER|ARM processor|Extlog|devlink|disk|Memory failure|MCE|CXL .*?|SIGNAL)"
+                        r"(?: errors?| events?)?\.?$", re.I)
+_RAS_EVENT_LINE = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.|\S+) ")
+_RAS_MC_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<n>\d+) (?P<type>\w+) error\(s\): "
+                            r"(?P<msg>.*?)(?: at (?P<label>\S+) location:.*)?$")
+_RAS_MC_SUMMARY = re.compile(r"^(?P<type>\w+) on DIMM Label\(s\): '(?P<label>[^']*)' location: \S+ errors: (?P<n>\d+)")
+_RAS_AER_SUMMARY = re.compile(r"^(?P<n>\d+) (?P<type>.+?) errors: (?P<msg>.*)$")
+_RAS_AER_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<dev>\S+) (?P<type>.+?) error: (?P<msg>.*)$")
+_RAS_MCE_SUMMARY = re.compile(r"^(?P<n>\d+) (?P<msg>.+) errors$")
+_RAS_MCE_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) error: (?P<msg>.*)$")
+_RAS_COUNT_HEADER = re.compile(r"^Label\s+CE\s+UE\s*$")
+_RAS_COUNT_ROW = re.compile(r"^(?P<label>\S.*?)\s+(?P<ce>\d+)\s+(?P<ue>\d+)\s*$")
+
+
+def _mem_severity(word: str) -> str:
+    w = word.lower()
+    if "uncorrect" in w or "fatal" in w:
+        return "ue"
+    if "correct" in w:
+        return "ce"
+    return ""
+
+
+def _aer_severity(word: str) -> str:
+    w = word.lower()
+    if "fatal" in w and "non" not in w:
+        return "fatal"
+    if "uncorrect" in w or "non-fatal" in w:
+        return "nonfatal"
+    if "correct" in w:
+        return "corrected"
+    return ""
+
+
+def parse_ras_mc_ctl(text: str) -> RasFacts:
+    """``ras-mc-ctl --summary``, ``--errors`` and ``--error-count`` output. Never raises."""
+    facts = RasFacts()
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if _RAS_CLEAN.match(line):
+            facts.clean.append(raw)
+            section = ""
+            continue
+        hdr = next((name for rx, name in _RAS_HEADERS if rx.match(line)), None)
+        if hdr:
+            section = hdr
+            continue
+        if _RAS_COUNT_HEADER.match(line):
+            section = "error_count"
+            continue
+        if line.startswith("ras-mc-ctl:") or line.startswith("Use of uninitialized"):
+            facts.notes.append(raw)
+            continue
+        if not section:  # rasdaemon event lines pasted without their header
+            if _RAS_MC_ERRORS.match(line):
+                section = "memory"
+            elif _RAS_MCE_ERRORS.match(line):
+                section = "mce"
+        item = _ras_row(section, line, raw)
+        if item is None:
+            facts.unread.append(raw)
+        else:
+            facts.items.append(item)
+    return facts
+
+
+def _ras_row(section: str, line: str, raw: str) -> RasItem | None:
+    if section == "memory":
+        m = _RAS_MC_SUMMARY.match(line) or _RAS_MC_ERRORS.match(line)
+        if m:
+            return RasItem("memory", _mem_severity(m.group("type")), int(m.group("n")),
+                           (m.groupdict().get("label") or ""), raw)
+    elif section == "aer":
+        m = _RAS_AER_ERRORS.match(line)
+        if m:
+            return RasItem("aer", _aer_severity(m.group("type")), 1, m.group("dev"), raw)
+        m = _RAS_AER_SUMMARY.match(line)
+        if m:
+            return RasItem("aer", _aer_severity(m.group("type")), int(m.group("n")), "", raw)
+    elif section == "mce":
+        m = _RAS_MCE_ERRORS.match(line)
+        if m:
+            return RasItem("mce", _mem_severity(m.group("msg").split(",")[0]), 1, "", raw)
+        m = _RAS_MCE_SUMMARY.match(line)
+        if m:
+            return RasItem("mce", _mem_severity(m.group("msg")), int(m.group("n")), "", raw)
+    elif section == "error_count":
+        m = _RAS_COUNT_ROW.match(line)
+        if m:
+            ce, ue = int(m.group("ce")), int(m.group("ue"))
+            sev = "ue" if ue else ("ce" if ce else "")
+            return RasItem("error_count", sev, ue or ce, m.group("label"), raw)
+    elif section in ("memory_failure",):
+        m = re.search(r"(\d+)\s*$", line) or re.search(r"errors?: (\d+)", line)
+        return RasItem(section, "ue", int(m.group(1)) if m else 1, "", raw)
+    elif section:
+        m = re.match(r"^(\d+) ", line) or re.search(r"has (\d+) errors", line) or re.search(r"errors: (\d+)", line)
+        sev = "fatal" if re.search(r"\bfatal\b", line, re.I) and not re.search(r"non-?fatal", line, re.I) else ""
+        return RasItem(section, sev, int(m.group(1)) if m else 1, "", raw)
+    return None
+
+
+def detect_ras_mc_ctl(text: str) -> float:
+    """Confidence that ``text`` is ``ras-mc-ctl`` output."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(1 for ln in lines if _RAS_CLEAN.match(ln) or any(rx.match(ln) for rx, _ in _RAS_HEADERS)
+               or _RAS_COUNT_HEADER.match(ln) or ln.startswith("ras-mc-ctl:") or _RAS_MC_ERRORS.match(ln)
+               or _RAS_MCE_ERRORS.match(ln))
+    if not hits:
+        return 0.0
+    return min(0.97, 0.6 + 0.4 * hits / len(lines))
+
+
+def detect_edac_sysfs(text: str) -> float:
+    """Confidence that ``text`` is a listing of the EDAC sysfs tree (``grep -r . ...``)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(1 for ln in lines if ln.startswith("/sys/devices/system/edac/"))
+    return min(0.96, 0.6 + 0.4 * hits / len(lines)) if hits else 0.0
+
+
+# ------------------------------------------------------------------ kinds and probe
+
+
+def _judge_edac_util(text: str, exp: Mapping[str, Any]) -> list:
+    from wizard.checks import events
+
+    return events.judge_edac_facts(parse_edac_util(text), exp, "$ edac-util -v")
+
+
+def _judge_ras(text: str, exp: Mapping[str, Any]) -> list:
+    from wizard.checks import events
+
+    return events.judge_ras_mc_ctl(parse_ras_mc_ctl(text), exp)
+
+
+def _judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
+    from wizard.checks import events
+
+    return events.judge_edac_facts(parse_edac_sysfs(parse_edac_grep(text)), exp, EDAC_ROOT)
+
+
+register_kind(Kind("edac-util", "edac-util (host memory EDAC error counts)", detect_edac_util, _judge_edac_util,
+                   ("edac-util -v", "edac-util --report=full")))
+register_kind(Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", detect_ras_mc_ctl,
+                   _judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")))
+register_kind(Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", detect_edac_sysfs, _judge_sysfs,
+                   ("grep -r . /sys/devices/system/edac/mc",)))
+
+_MC = EDAC_ROOT + "/mc[0-9]*"
+EDAC_SYSFS = REGISTRY.get("edac_sysfs") or tree_probe(
+    "edac_sysfs", "Host memory EDAC error counters (sysfs)",
+    *(f"{_MC}/{f}" for f in ("ce_count", "ue_count", "ce_noinfo_count", "ue_noinfo_count", "mc_name",
+                             "seconds_since_reset")),
+    *(f"{_MC}/{d}[0-9]*/{f}" for d in ("dimm", "rank") for f in ("dimm_ce_count", "dimm_ue_count", "dimm_label")),
+    *(f"{_MC}/csrow[0-9]*/{f}" for f in ("ce_count", "ue_count", "ch[0-9]*_ce_count", "ch[0-9]*_dimm_label")),
+)
+"""Readable without root (knowledge.md 8.1). No files at all means no EDAC driver is loaded."""

@@ -1,0 +1,316 @@
+"""Parsers for host tool outputs: ``free`` (``-h``, ``-b``, plain KiB; old and new layouts),
+``swapon --show [--output-all] [--bytes]``, ``lscpu`` (flat and the newer nested layout) and
+``numactl --hardware``.
+
+Sizes are returned in bytes. ``free -h``/``swapon`` suffixes are binary (K/Ki = 1024, M/Mi =
+1024^2, G/Gi = 1024^3, as procps-ng free(1) and util-linux swapon(8) print them); plain ``free``
+numbers are KiB, ``free -b`` bytes (the caller says which). numactl's "MB" is MiB.
+
+Registers the probes ``lscpu`` and ``free_b`` and the explain kinds ``free``, ``swapon``,
+``lscpu`` and ``numactl-hardware``. Parsers never raise on garbage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+from wizard.parsers.host import parse_cpulist
+from wizard.probes import command_probe
+
+LSCPU = command_probe("lscpu", "CPU sockets, cores, threads and NUMA nodes (lscpu)", ["lscpu"], timeout_s=15)
+FREE_B = command_probe("free_b", "Memory and swap use in bytes (free -b)", ["free", "-b"], timeout_s=10)
+
+_UNITS = {"": 1, "B": 1, "K": 1024, "KI": 1024, "M": 1024 ** 2, "MI": 1024 ** 2, "G": 1024 ** 3, "GI": 1024 ** 3,
+          "T": 1024 ** 4, "TI": 1024 ** 4, "P": 1024 ** 5, "PI": 1024 ** 5}
+
+
+def size_bytes(tok: str, plain_unit: int = 1) -> int | None:
+    """"251G" -> 251 GiB in bytes; "1.9Gi", "34.8M", "0B"; a plain number times ``plain_unit``."""
+    m = re.fullmatch(r"(\d{1,20}(?:[.,]\d{1,12})?)([KMGTP]i?|B)?", tok.strip(), re.I)  # bounded: no inf
+    if not m:
+        return None
+    num = float(m.group(1).replace(",", "."))
+    unit = (m.group(2) or "").upper()
+    mult = _UNITS.get(unit, 1) if unit else plain_unit
+    return int(num * mult)
+
+
+# ------------------------------------------------------------------ free
+
+
+@dataclass
+class FreeFacts:
+    """``free``: Mem and Swap rows in bytes (None when absent); ``old_layout`` for the
+    pre-procps-3.3.10 "buffers cached" layout, whose "-/+ buffers/cache" free column stands in for
+    "available"."""
+
+    mem: dict[str, int | None] = field(default_factory=dict)
+    swap: dict[str, int | None] = field(default_factory=dict)
+    header: str = ""
+    mem_line: str = ""
+    swap_line: str = ""
+    buffers_line: str = ""
+    old_layout: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int | None:
+        return self.mem.get("total")
+
+    @property
+    def available(self) -> int | None:
+        return self.mem.get("available")
+
+
+def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
+    """``plain_unit``: bytes per unsuffixed number (1024 for plain ``free``, 1 for ``free -b``)."""
+    f = FreeFacts()
+    cols: list[str] = []
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if re.match(r"^total\s+used\s+free", s):
+            f.header = raw.rstrip()
+            cols = s.split()
+            f.old_layout = "buffers" in cols and "buff/cache" not in cols
+            continue
+        m = re.match(r"^(Mem|Swap|Low|High|Total|-/\+ buffers/cache):\s*(.*)$", s)
+        if not m:
+            f.problems.append(s)
+            continue
+        label, vals = m.group(1), m.group(2).split()
+        nums = [size_bytes(v, plain_unit) for v in vals]
+        if label == "Mem":
+            names = cols or ["total", "used", "free", "shared", "buff/cache", "available"]
+            f.mem = {n: v for n, v in zip(names, nums)}
+            f.mem_line = raw.rstrip()
+        elif label == "Swap":
+            f.swap = {n: v for n, v in zip(["total", "used", "free"], nums)}
+            f.swap_line = raw.rstrip()
+        elif label == "-/+ buffers/cache":
+            f.buffers_line = raw.rstrip()
+            if len(nums) >= 2 and "available" not in f.mem:
+                f.mem["available"] = nums[1]
+    return f
+
+
+# ------------------------------------------------------------------ swapon --show
+
+
+@dataclass
+class SwapDevice:
+    name: str
+    type: str
+    size: int | None
+    used: int | None
+    prio: str
+    line: str
+
+
+def parse_swapon(text: str) -> tuple[list[SwapDevice], str, list[str]]:
+    """(devices, header line, unreadable lines). Columns are read by the header's names."""
+    devs: list[SwapDevice] = []
+    header, problems = "", []
+    cols: list[str] = []
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if re.match(r"^NAME\s+TYPE\b", s):
+            header, cols = raw.rstrip(), s.split()
+            continue
+        if not cols:
+            problems.append(s)
+            continue
+        toks = s.split()
+        if len(toks) < 4:
+            problems.append(s)
+            continue
+        row = dict(zip(cols, toks))
+        devs.append(SwapDevice(row.get("NAME", toks[0]), row.get("TYPE", ""), size_bytes(row.get("SIZE", "")),
+                               size_bytes(row.get("USED", "")), row.get("PRIO", ""), raw.rstrip()))
+    return devs, header, problems
+
+
+# ------------------------------------------------------------------ lscpu
+
+
+@dataclass
+class LscpuFacts:
+    """``lscpu``: fields by name (indentation of the nested layout removed) and the counts it gives.
+    ``numa_cpus`` maps node id -> its CPU list text ("" for a node without CPUs)."""
+
+    fields: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)
+    numa_cpus: dict[int, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def _int(self, key: str) -> int | None:
+        v = self.fields.get(key, "")
+        return int(v) if re.fullmatch(r"\d{1,9}", v) else None
+
+    @property
+    def cpus(self) -> int | None:
+        return self._int("CPU(s)")
+
+    @property
+    def sockets(self) -> int | None:
+        return self._int("Socket(s)")
+
+    @property
+    def cores_per_socket(self) -> int | None:
+        return self._int("Core(s) per socket")
+
+    @property
+    def threads_per_core(self) -> int | None:
+        return self._int("Thread(s) per core")
+
+    @property
+    def numa_nodes(self) -> int | None:
+        return self._int("NUMA node(s)")
+
+    @property
+    def model(self) -> str:
+        return self.fields.get("Model name", "")
+
+
+def parse_lscpu(text: str) -> LscpuFacts:
+    f = LscpuFacts()
+    last = ""
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        m = re.match(r"^\s*([A-Za-z][^:]{0,60}?):\s*(.*?)\s*$", raw)
+        if not m:
+            if raw.startswith((" ", "\t")) and last == "Flags":  # wrapped flags of the nested layout
+                continue
+            f.problems.append(raw.strip())
+            continue
+        key, val = m.group(1).strip(), m.group(2)
+        last = key
+        nm = re.fullmatch(r"NUMA node(\d+) CPU\(s\)", key)
+        if nm:
+            f.numa_cpus[int(nm.group(1))] = val
+            f.lines[key] = raw.rstrip()
+            continue
+        if key not in f.fields:
+            f.fields[key] = val
+            f.lines[key] = raw.rstrip()
+    return f
+
+
+# ------------------------------------------------------------------ numactl --hardware
+
+
+@dataclass
+class NumaNode:
+    id: int
+    cpus: list[int] = field(default_factory=list)
+    size_mib: int | None = None
+    free_mib: int | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NumactlFacts:
+    available: int | None = None
+    available_line: str = ""
+    nodes: dict[int, NumaNode] = field(default_factory=dict)
+    distance_lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_numactl(text: str) -> NumactlFacts:
+    f = NumactlFacts()
+    in_dist = False
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        m = re.match(r"^available:\s*(\d+) nodes?", s)
+        if m:
+            f.available, f.available_line = int(m.group(1)), s
+            continue
+        m = re.match(r"^node (\d+) (cpus|size|free):\s*(.*)$", s)
+        if m:
+            n = f.nodes.setdefault(int(m.group(1)), NumaNode(int(m.group(1))))
+            n.lines.append(s)
+            what, val = m.group(2), m.group(3).strip()
+            if what == "cpus":
+                n.cpus = [int(x) for x in val.split() if x.isdigit()]
+            else:
+                mm = re.match(r"^(\d+)\s*MB", val)
+                if mm:
+                    setattr(n, "size_mib" if what == "size" else "free_mib", int(mm.group(1)))
+            continue
+        if s.startswith("node distances"):
+            in_dist = True
+            f.distance_lines.append(s)
+            continue
+        if in_dist and re.match(r"^(node\s+[\d\s]+|\d+:\s+[\d\s]+)$", s):
+            f.distance_lines.append(s)
+            continue
+        if s.startswith("No NUMA available"):
+            f.problems.append(s)
+            continue
+        f.problems.append(s)
+    return f
+
+
+# ------------------------------------------------------------------ kinds
+
+_LSCPU_KEYS = re.compile(r"^\s*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thread\(s\) per core|Core\(s\) per "
+                         r"(?:socket|cluster)|Socket\(s\)|NUMA node\(s\)|Model name|Vendor ID|Byte Order|"
+                         r"CPU op-mode\(s\)):", re.M)
+
+
+def _detect_free(text: str) -> float:
+    if re.search(r"^\s+total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
+            r"^Mem:", text, re.M):
+        return 1.0
+    return 0.0
+
+
+def _detect_swapon(text: str) -> float:
+    return 1.0 if re.search(r"^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO", text, re.M) else 0.0
+
+
+def _detect_lscpu(text: str) -> float:
+    n = len(set(m.group(1) for m in _LSCPU_KEYS.finditer(text)))
+    return 0.95 if n >= 3 else 0.5 if n == 2 else 0.0
+
+
+def _detect_numactl(text: str) -> float:
+    if re.search(r"^available:\s*\d+ nodes? \(", text, re.M):
+        return 1.0
+    if len(re.findall(r"^node \d+ (?:cpus|size|free):", text, re.M)) >= 2:
+        return 0.9
+    return 0.0
+
+
+def _judge(name: str):  # noqa: ANN202 - small factory of explain judges
+    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+        from wizard.checks import hosttools
+
+        return getattr(hosttools, name)(text, exp)
+
+    return judge
+
+
+register_kind(Kind("free", "free (-h, -b or KiB)", _detect_free, _judge("judge_free_text"), ("free -h", "free -b")))
+register_kind(Kind("swapon", "swapon --show [--output-all]", _detect_swapon, _judge("judge_swapon_text"),
+                   ("swapon --show --output-all",)))
+register_kind(Kind("lscpu", "lscpu", _detect_lscpu, _judge("judge_lscpu_text"), ("lscpu",)))
+register_kind(Kind("numactl-hardware", "numactl --hardware", _detect_numactl, _judge("judge_numactl_text"),
+                   ("numactl --hardware",)))
+
+
+def cpulist_count(text: str) -> int | None:
+    """Number of CPUs in an lscpu CPU list ("0-5,48-53" -> 12); None when unreadable."""
+    s = parse_cpulist(text) if text.strip() else set()
+    return None if s is None else len(s)

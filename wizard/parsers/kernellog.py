@@ -1,0 +1,750 @@
+"""Kernel log parser: ``journalctl -k``, ``dmesg`` (plain, ``-T``, ``--time-format iso``, ``-x``),
+syslog / ``kern.log`` (``host kernel: ...``), Talos ``kern: level: [ts]: ...`` and bare pasted lines.
+
+What it extracts (each event keeps its raw lines, verbatim, as evidence):
+
+* ``xid``: ``NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., text`` (NVIDIA Xid catalog,
+  docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "Step 1: Determine Xid Code"),
+  including the Xid 154 recovery action ("... to 0x1 (GPU Reset Required)");
+* ``gpu_fell_off``: "fallen off the bus" without an Xid number (NVSentinel issue #155 shows the
+  three-line form);
+* ``gpu_init``: ``RmInitAdapter failed``, ``rm_init_adapter failed``, "This PCI I/O region assigned
+  to your NVIDIA device is invalid", ``nvidia: probe of ... failed``, "The NVIDIA probe routine
+  failed", and the BAR / Above-4G hints around them (``BAR 1 ...: can't assign; no space``);
+* ``gsp_timeout``: GSP RPC timeouts logged outside an Xid line;
+* ``aer``: PCIe AER reports (severity, error type, the device and the port that reported it);
+* ``pcie_limited``: "... available PCIe bandwidth, limited by 8.0 GT/s PCIe x4 link at <port>";
+* ``driver_conflict``: nouveau (or another driver) holding an NVIDIA GPU: "The NVIDIA probe
+  routine was not called", "NVRM: GPU ... is already bound to ...", ``nouveau 0000:..`` lines;
+* ``edac``: ``EDAC MC3: 1 UE memory read error on <DIMM label> (...)`` and CE lines;
+* ``mce``: machine-check lines; ``ghes``: APEI GHES ``{n}[Hardware Error]`` records;
+* ``unrecognised``: GPU-driver lines that say error/fail/timeout but match no rule above, and
+  kernel oops/BUG/hung-task reports (checks-catalogue B16).
+
+Parsers never raise: :func:`parse_kernel_log` returns what it could read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.probes import REGISTRY, command_probe
+
+# ------------------------------------------------------------------ line prefixes
+
+_MONO = r"\[\s*(?P<mono>\d{1,10}\.\d{1,9})\]"
+_HOST_KERNEL = r"(?:(?P<host>\S+)\s+)?kernel(?:\[\d+\])?:[ \t]?"
+_PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Talos: "10.0.0.1: kern: warning: [2026-04-22T21:30:51.52643656Z]: NVRM: ..."
+    ("talos", re.compile(r"^(?:(?P<host>\S+): )?kern:\s+\w+:\s+\[(?P<ts>[^\]]+)\]:\s?(?P<rest>.*)$")),
+    # journalctl -o short-monotonic: "[    5.123456] host kernel: msg"
+    ("journal-monotonic", re.compile(r"^" + _MONO + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # syslog / journalctl -o short(-precise): "May  7 06:45:12 host kernel: ..." (any month word)
+    ("syslog", re.compile(r"^(?P<ts>[^\W\d_]{3,}\.?\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?)\s+"
+                          + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # rsyslog RFC 3339 / journalctl -o short-iso: "2025-01-17T17:10:43+0000 host kernel: ..."
+    ("syslog-iso", re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+"
+                              + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # journalctl -o short-unix: "1700000000.123456 host kernel: ..."
+    ("journal-unix", re.compile(r"^(?P<ts>\d{9,11}\.\d+)\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # dmesg -x / --decode: "kern  :warn  : [  5.1] msg" or with an iso time
+    ("dmesg-decode", re.compile(r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp"
+                                r"|local[0-7])\s*:\s*(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*:\s?"
+                                r"(?P<rest>.*)$")),
+    # dmesg -r: "<4>[  5.1] msg"
+    ("dmesg-raw", re.compile(r"^<\d{1,3}>(?P<rest>.*)$")),
+    # dmesg -T / --ctime: "[Sun Feb 23 16:24:18 2025] msg"
+    ("dmesg-ctime", re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?(?P<rest>.*)$")),
+    # dmesg: "[    5.123456] msg"
+    ("dmesg", re.compile(r"^" + _MONO + r"\s?(?P<rest>.*)$")),
+    # dmesg --time-format iso: "2025-01-21T04:41:44,283302+00:00 msg"
+    ("dmesg-iso", re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)\s(?P<rest>.*)$")),
+)
+_INNER_MONO = re.compile(r"^" + _MONO + r"\s?(?P<rest>.*)$")
+_INNER_CTIME = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?(?P<rest>.*)$")
+_INNER_ISO = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)\s(?P<rest>.*)$")
+_JOURNAL_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at .*|Journal begins at .*|No entries"
+                           r"|Journal started .*|Subject: .*)\s*--\s*$|^-- (?:Boot [0-9a-f]+|Reboot) --")
+_BOOT_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot) --")
+
+
+@dataclass(eq=False)
+class LogRecord:
+    """One kernel message: its first line plus any continuation lines.
+
+    Attributes:
+        raw: the input lines, verbatim (evidence).
+        msg: the message without the timestamp/host prefix; continuation lines joined by " ".
+        stamp: the timestamp as printed ("" when none).
+        mono_s: seconds since boot when the line carries a ``[seconds]`` stamp.
+        host: host name from a syslog/journal prefix ("" when none).
+        fmt: which prefix was recognised ("dmesg", "syslog", "talos", ..., "bare").
+        line_no: 1-based line number of the first raw line.
+        boot: index of the boot this record belongs to (0 = the first boot in the text).
+    """
+
+    raw: list[str]
+    msg: str
+    stamp: str = ""
+    mono_s: float | None = None
+    host: str = ""
+    fmt: str = "bare"
+    line_no: int = 0
+    boot: int = 0
+
+
+@dataclass(eq=False)
+class KernelEvent:
+    """Something the checks judge, found in one record (plus related lines).
+
+    Attributes:
+        kind: "xid", "gpu_fell_off", "gpu_init", "gsp_timeout", "aer", "pcie_limited",
+            "driver_conflict", "edac", "mce", "ghes", "unrecognised".
+        record: the record it was found in (its first raw line is the event's own line).
+        bus_id: PCI address in sysfs form ("0000:9b:00.0"), "" when the line names none.
+        fields: what was read (code, severity, label, ...), by kind.
+        evidence: raw lines the event rests on (the record's lines first).
+    """
+
+    kind: str
+    record: LogRecord
+    bus_id: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def boot(self) -> int:
+        return self.record.boot
+
+
+@dataclass
+class GpuInfo:
+    """What the log says about one GPU: its serial and UUID from ``NVRM: GPU at PCI:...``."""
+
+    bus_id: str
+    serial: str = ""
+    uuid: str = ""
+    device_id: str = ""  # "10de:2b85" when the log shows it
+
+
+@dataclass
+class KernelLog:
+    """Everything read from one kernel log text."""
+
+    records: list[LogRecord] = field(default_factory=list)
+    events: list[KernelEvent] = field(default_factory=list)
+    gpus: dict[str, GpuInfo] = field(default_factory=dict)
+    pci_ids: dict[str, str] = field(default_factory=dict)  # bus id -> "vvvv:dddd" (from pci enumeration)
+    pci_class: dict[str, str] = field(default_factory=dict)  # bus id -> "0x030200"
+    formats: set[str] = field(default_factory=set)
+    boots: int = 1
+    lines: int = 0
+
+    @property
+    def last_boot(self) -> int:
+        return self.boots - 1
+
+    def is_nvidia_gpu(self, bus_id: str) -> bool:
+        """True when the log shows ``bus_id`` is an NVIDIA GPU (NVRM lines, or vendor 10de with a
+        display class in the PCI enumeration)."""
+        if bus_id in self.gpus:
+            return True
+        vid = self.pci_ids.get(bus_id, "")
+        cls = self.pci_class.get(bus_id, "")
+        return vid.startswith("10de:") and (not cls or cls.startswith("0x03"))
+
+
+# ------------------------------------------------------------------ helpers
+
+_BDF_RE = r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+
+
+def bus_id(text: str) -> str:
+    """"0000:9b:00" / "00000000:9B:00.0" / "9b:00.0" -> "0000:9b:00.0" (sysfs form). "" if empty."""
+    b = (text or "").strip().lower()
+    if not b:
+        return ""
+    parts = b.split(":")
+    if len(parts) == 2:
+        parts = ["0000"] + parts
+    if len(parts) != 3:
+        return b
+    dom, bus, rest = parts
+    dom = dom[-4:].rjust(4, "0")
+    if "." not in rest:
+        rest = rest + ".0"
+    return f"{dom}:{bus}:{rest}"
+
+
+def _strip_prefix(line: str) -> tuple[str, str, float | None, str, str] | None:
+    """(fmt, stamp, mono_s, host, msg) for a line with a recognised prefix, else None."""
+    for fmt, rx in _PREFIXES:
+        m = rx.match(line)
+        if not m:
+            continue
+        gd = m.groupdict()
+        rest = gd.get("rest") or ""
+        stamp = (gd.get("ts") or "").strip()
+        mono: float | None = None
+        if gd.get("mono"):
+            try:
+                mono = float(gd["mono"])
+            except ValueError:
+                mono = None
+        # a syslog/journal/decode/raw prefix may be followed by the kernel's own stamp
+        for inner in (_INNER_MONO, _INNER_CTIME, _INNER_ISO):
+            im = inner.match(rest)
+            if im:
+                igd = im.groupdict()
+                if igd.get("mono"):
+                    try:
+                        mono = float(igd["mono"])
+                    except ValueError:
+                        pass
+                elif igd.get("ts") and not stamp:
+                    stamp = igd["ts"]
+                rest = igd.get("rest") or ""
+                break
+        return fmt, stamp, mono, (gd.get("host") or ""), rest
+    return None
+
+
+def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
+    """Split text into records; returns (records, formats seen, number of boots, non-blank lines)."""
+    lines = text.splitlines()
+    parsed = [_strip_prefix(ln) for ln in lines]
+    any_prefixed = any(p is not None for p in parsed)
+    records: list[LogRecord] = []
+    formats: set[str] = set()
+    boot = 0
+    last_mono: float | None = None
+    nonblank = 0
+    for i, (line, p) in enumerate(zip(lines, parsed)):
+        if not line.strip():
+            continue
+        nonblank += 1
+        stripped = line.strip()
+        if _JOURNAL_META.match(stripped):
+            if _BOOT_META.match(stripped) and records:
+                boot += 1
+                last_mono = None
+            continue
+        if p is None:
+            if any_prefixed and records:  # continuation of the previous message
+                records[-1].raw.append(line)
+                records[-1].msg = (records[-1].msg + " " + stripped).strip()
+                continue
+            rec = LogRecord([line], stripped, line_no=i + 1, boot=boot)
+        else:
+            fmt, stamp, mono, host, msg = p
+            formats.add(fmt)
+            rec = LogRecord([line], msg.strip(), stamp, mono, host, fmt, i + 1, boot)
+        new_boot = bool(re.match(r"Linux version \d", rec.msg)) and bool(records)
+        if (not new_boot and rec.mono_s is not None and last_mono is not None
+                and rec.mono_s < 5.0 and last_mono > rec.mono_s + 1.0):
+            new_boot = True  # the kernel's clock restarted: a later boot in the same file
+        if new_boot and records and records[-1].boot == boot:
+            boot += 1
+        rec.boot = boot
+        if rec.mono_s is not None:
+            last_mono = rec.mono_s
+        records.append(rec)
+    return records, formats, boot + 1, nonblank
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def event_key(event: KernelEvent) -> str:
+    """A stable key for one logged event, so the operator can acknowledge it with a reason.
+
+    The key is the first 16 hex digits of SHA-256 over the normalised first line of the event:
+    its kernel timestamp (``[seconds]`` since boot formatted to microseconds when present, else
+    the printed timestamp) and its message with runs of whitespace collapsed. Host names and
+    syslog prefixes are left out, so the same message read through ``dmesg`` and through
+    ``journalctl -o short-monotonic`` gets the same key; a later repeat of the same message has
+    a different timestamp and so a different key.
+    """
+    rec = event.record
+    if rec.mono_s is not None:
+        stamp = f"{rec.mono_s:.6f}"
+    else:
+        stamp = _norm(rec.stamp)
+    first_msg = _norm(rec.msg)
+    kind = event.kind
+    if kind == "ghes" or kind == "aer":
+        first_msg = _norm(event.fields.get("key_line", first_msg))
+    return hashlib.sha256(f"{stamp}|{first_msg}".encode("utf-8", "replace")).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ message patterns
+
+XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+)?(?:,\s*(?P<rest>.*))?$")
+XID_PID_RE = re.compile(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
+XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
+                       r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
+GPU_AT_RE = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
+SERIAL_RE = re.compile(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
+FELL_RE = re.compile(r"fallen off the bus", re.I)
+NV_GPU_BUS_RE = re.compile(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
+PCI_ID_RE = re.compile(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
+RMINIT_RE = re.compile(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)", re.I)
+BAR_INVALID_RE = re.compile(r"This PCI I/O region assigned to your NVIDIA device is invalid"
+                            r"|NVRM: BAR\d+ is \d+M @ 0x[0-9a-fA-F]+|The system BIOS may have misconfigured your"
+                            r"|64-bit BAR mapped above 4GB|does not define a matching prefetchable memory window", re.I)
+BAR_ASSIGN_RE = re.compile(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b.*"
+                           r"(?:can't assign|no space|failed to assign)", re.I)
+BAR_ASSIGNED_RE = re.compile(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b"
+                             r"[^:]*(?:\[[^\]]*\])?:\s*assigned\b", re.I)
+NV_PROBE_FAIL_RE = re.compile(r"^(?:nvidia: probe of (?P<bus1>" + _BDF_RE + r") failed with error (?P<err1>-?\d+)"
+                              r"|nvidia (?P<bus2>" + _BDF_RE + r"): probe with driver nvidia failed with error (?P<err2>-?\d+))")
+NVRM_PROBE_FAIL_RE = re.compile(r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|None of the NVIDIA "
+                                r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?) "
+                                r"(?:probed|found))", re.I)
+PROBE_NOT_CALLED_RE = re.compile(r"NVRM: The NVIDIA probe routine was not called for (?P<n>\d+) device", re.I)
+CONFLICT_HINT_RE = re.compile(r"nouveau, rivafb, nvidiafb or rivatv|obtained ownership of the NVIDIA device", re.I)
+ALREADY_BOUND_RE = re.compile(r"NVRM: GPU (?P<bus>" + _BDF_RE + r") is already bound to (?P<drv>[\w-]+)")
+NOUVEAU_RE = re.compile(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*\]\[(?P<bus2>" + _BDF_RE + r")\]"
+                        r"|\[drm\] Initialized nouveau .* for (?P<bus3>" + _BDF_RE + r"))")
+GSP_RE = re.compile(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
+                    r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset", re.I)
+AER_RECEIVED_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<port>" + _BDF_RE + r"): (?:AER: )?(?P<multi>Multiple )?"
+                             r"(?P<sev>Corrected|Correctable|Uncorrected \((?:Non-Fatal|Fatal)\)|Uncorrectable "
+                             r"\((?:Non-Fatal|Fatal)\)) error (?:message )?received(?: from)?:? ?(?P<src>.*)$", re.I)
+AER_BUS_ERROR_RE = re.compile(r"^(?:(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): )?(?:AER: )?PCIe Bus Error: "
+                              r"severity=(?P<sev>[^,]+), type=(?P<type>[^,]+)(?:, (?P<agent>.*))?$", re.I)
+AER_DETAIL_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"):\s+(?:AER:\s+)?(?:device \[(?P<vid>[0-9a-f]{4}:"
+                           r"[0-9a-f]{4})\] error status/mask=(?P<st>\S+)|\[\s*(?P<bit>\d+)\s*\]\s*(?P<name>.*?)\s*$)", re.I)
+AER_FAIL_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:can't recover|device recovery "
+                         r"failed|Device recovery failed|AER: subordinate device reset failed)", re.I)
+AER_CONTEXT_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:broadcast error_detected message"
+                            r"|device has no AER-aware driver|Error of this Agent is reported first|AER: .*"
+                            r"|can't find device of ID\w+)", re.I)
+LIMITED_RE = re.compile(r"^(?:pci|[\w-]+) (?P<dev>" + _BDF_RE + r"): (?P<avail>[\d.]+) Gb/s available PCIe bandwidth, "
+                        r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link at (?P<port>[^\s(]+)\s*"
+                        r"(?:\(capable of (?P<cap>[\d.]+) Gb/s with (?P<cspeed>[\d.]+) GT/s (?:PCIe )?x(?P<cwidth>\d+) link\))?",
+                        re.I)
+PCI_ENUM_RE = re.compile(r"^pci (?P<bus>" + _BDF_RE + r"): \[(?P<id>[0-9a-f]{4}:[0-9a-f]{4})\] type \d+ class "
+                         r"(?P<cls>0x[0-9a-f]{6})", re.I)
+EDAC_RE = re.compile(r"^EDAC (?:\S+ )?MC(?P<mc>\d+): (?:(?P<count>\d+) )?(?P<type>CE|UE)\b(?P<rest>.*)$")
+EDAC_LABEL_RE = re.compile(r" on (?P<label>\S+?)(?: \(|\s*$)|labels? \"(?P<qlabel>[^\"]*)\"")
+EDAC_CONTEXT_RE = re.compile(r"^EDAC (?:\S+ )?MC\d+: HANDLING MCE MEMORY ERROR|^EDAC .*: (?:Giving out|Ver:|ECC is)", re.I)
+MCE_RE = re.compile(r"^(?:mce: )?\[Hardware Error\]: (?P<rest>.*)$|^mce: (?P<rest2>.*)$")
+MEMFAIL_RE = re.compile(r"^(?:Memory failure|mce: Uncorrected hardware memory error)", re.I)
+GHES_RE = re.compile(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
+OOPS_RE = re.compile(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
+                     r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
+                     r"|INFO: rcu_\w+ detected stall|Call Trace:)")
+GPU_DRIVER_RE = re.compile(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
+ERROR_WORD_RE = re.compile(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
+                           r"corrupt\w*|invalid|unable|cannot|can't|bad|halt(?:ed)?|hang|hung|lost|not responding)\b", re.I)
+AER_SEVERITY_NORMAL = {"corrected": "corrected", "correctable": "corrected",
+                       "uncorrected (non-fatal)": "nonfatal", "uncorrectable (non-fatal)": "nonfatal",
+                       "uncorrected (fatal)": "fatal", "uncorrectable (fatal)": "fatal"}
+GHES_SEVERITY_NORMAL = {"fatal": "fatal", "recoverable": "nonfatal", "corrected": "corrected", "info": "info"}
+
+
+def _aer_requester(src: str, port: str) -> str:
+    """Source device of an AER report: "0000:03:00.0" as printed, or decoded from "id=0010"
+    (bus << 8 | devfn), in the reporting port's PCI domain."""
+    src = (src or "").strip()
+    m = re.match(_BDF_RE, src)
+    if m and ":" in m.group(0):
+        return bus_id(m.group(0))
+    m = re.match(r"id=([0-9a-fA-F]{4})", src)
+    if m:
+        v = int(m.group(1), 16)
+        dom = port.split(":")[0] if port.count(":") == 2 else "0000"
+        return f"{dom}:{v >> 8:02x}:{(v >> 3) & 0x1f:02x}.{v & 7}"
+    return ""
+
+
+# ------------------------------------------------------------------ parser
+
+
+def parse_kernel_log(text: str) -> KernelLog:
+    """Parse a kernel log (any of the formats in the module docstring). Never raises."""
+    log = KernelLog()
+    try:
+        _parse(text, log)
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not hide the rest of the input
+        log.events.append(KernelEvent("unrecognised", LogRecord([f"(bringup could not parse this log: {exc!r})"],
+                                                               "parser error"), fields={"parser_error": True}))
+    return log
+
+
+def _parse(text: str, log: KernelLog) -> None:
+    records, formats, boots, nonblank = _records(text)
+    log.records, log.formats, log.boots, log.lines = records, formats, boots, nonblank
+    last_gpu: str = ""
+    aer_open: dict[str, KernelEvent] = {}  # device -> last AER event (detail lines attach to it)
+    aer_port_src: dict[str, str] = {}  # reporting port -> source device of the last "error received"
+    aer_port_line: dict[str, str] = {}
+    ghes_open: dict[str, KernelEvent] = {}
+    bar_failed: dict[tuple[str, str], list[KernelEvent]] = {}
+    recent_oops = -100
+    for idx, rec in enumerate(records):
+        msg = rec.msg
+        # ---- context: GPU identity
+        m = GPU_AT_RE.search(msg)
+        if m:
+            b = bus_id(m.group("bus"))
+            log.gpus.setdefault(b, GpuInfo(b)).uuid = m.group("uuid")
+            last_gpu = b
+            continue
+        m = SERIAL_RE.search(msg)
+        if m:
+            if last_gpu:
+                log.gpus.setdefault(last_gpu, GpuInfo(last_gpu)).serial = m.group("serial")
+            continue
+        m = PCI_ENUM_RE.match(msg)
+        if m:
+            b = bus_id(m.group("bus"))
+            log.pci_ids[b] = m.group("id").lower()
+            log.pci_class[b] = m.group("cls").lower()
+            continue
+        # ---- Xid
+        m = XID_RE.search(msg)
+        if m:
+            b = bus_id(m.group("bus"))
+            log.gpus.setdefault(b, GpuInfo(b))
+            f: dict[str, Any] = {"code": int(m.group("code")) if m.group("code") else None}
+            rest = (m.group("rest") or "").strip()
+            pm = XID_PID_RE.match(rest)
+            if pm:
+                f["pid"] = pm.group("pid").strip("'")
+                f["name"] = (pm.group("name") or "").strip()
+                rest = pm.group("text")
+            f["text"] = rest
+            if f["code"] == 154:
+                am = XID154_RE.search(rest)
+                if am:
+                    f["action_code"] = am.group("to_code").lower()
+                    f["action"] = (am.group("to") or "").strip()
+                    f["from_action"] = (am.group("from") or "").strip()
+            if FELL_RE.search(rest):
+                f["fell_off"] = True
+            log.events.append(KernelEvent("xid", rec, b, f, list(rec.raw)))
+            continue
+        if "NVRM: Xid" in msg:  # an Xid line cut before its code
+            bm = re.search(r"\((?:PCI:)?(?P<bus>" + _BDF_RE + r")", msg)
+            log.events.append(KernelEvent("xid", rec, bus_id(bm.group("bus")) if bm else "", {"code": None, "text": msg},
+                                          list(rec.raw)))
+            continue
+        # ---- GPU fell off the bus (no Xid)
+        if FELL_RE.search(msg):
+            bm = NV_GPU_BUS_RE.search(msg)
+            b = bus_id(bm.group("bus")) if bm else ""
+            ev = list(rec.raw)
+            if not b:  # syslog may split "The NVIDIA GPU <bus>" and "fallen off the bus" into records
+                for back in range(idx - 1, max(-1, idx - 4), -1):
+                    bm = NV_GPU_BUS_RE.search(records[back].msg)
+                    if bm:
+                        b = bus_id(bm.group("bus"))
+                        ev = list(records[back].raw) + ev
+                        break
+            pid = PCI_ID_RE.search(msg)
+            if b and pid:
+                log.gpus.setdefault(b, GpuInfo(b)).device_id = pid.group("id").lower()
+            log.events.append(KernelEvent("gpu_fell_off", rec, b, {}, ev))
+            continue
+        # ---- driver could not initialise the GPU
+        if RMINIT_RE.search(msg):
+            bm = re.search(r"GPU (?P<bus>" + _BDF_RE + r")", msg)
+            b = bus_id(bm.group("bus")) if bm else ""
+            log.events.append(KernelEvent("gpu_init", rec, b, {"what": "rminit"}, list(rec.raw)))
+            continue
+        if BAR_INVALID_RE.search(msg):
+            bm = re.search(r"\(PCI:(?P<bus>" + _BDF_RE + r")\)", msg)
+            b = bus_id(bm.group("bus")) if bm else ""
+            log.events.append(KernelEvent("gpu_init", rec, b, {"what": "bar_invalid", "hint": "bar"}, list(rec.raw)))
+            continue
+        m = BAR_ASSIGN_RE.match(msg)
+        if m:
+            b, bar = bus_id(m.group("bus")), m.group("bar").lower()
+            ev_bar = KernelEvent("gpu_init", rec, b, {"what": "bar_assign", "hint": "bar", "bar": bar}, list(rec.raw))
+            bar_failed.setdefault((b, bar), []).append(ev_bar)
+            log.events.append(ev_bar)
+            continue
+        m = BAR_ASSIGNED_RE.match(msg)
+        if m:  # a later pass of the resource allocator placed it after all
+            for ev_bar in bar_failed.pop((bus_id(m.group("bus")), m.group("bar").lower()), []):
+                ev_bar.fields["resolved"] = True
+            continue
+        m = NV_PROBE_FAIL_RE.match(msg)
+        if m:
+            b = bus_id(m.group("bus1") or m.group("bus2") or "")
+            log.events.append(KernelEvent("gpu_init", rec, b, {"what": "probe_failed",
+                                                               "error": m.group("err1") or m.group("err2")},
+                                          list(rec.raw)))
+            continue
+        # ---- driver conflicts (nouveau / nova holding the GPU)
+        m = PROBE_NOT_CALLED_RE.search(msg)
+        if m:
+            ev = list(rec.raw)
+            for nxt in records[idx + 1: idx + 4]:
+                if CONFLICT_HINT_RE.search(nxt.msg) or "NVRM:" in nxt.msg:
+                    ev.extend(nxt.raw)
+            log.events.append(KernelEvent("driver_conflict", rec, "", {"what": "probe_not_called",
+                                                                       "devices": int(m.group("n"))}, ev))
+            continue
+        m = ALREADY_BOUND_RE.search(msg)
+        if m:
+            log.events.append(KernelEvent("driver_conflict", rec, bus_id(m.group("bus")),
+                                          {"what": "already_bound", "driver": m.group("drv")}, list(rec.raw)))
+            continue
+        m = NOUVEAU_RE.match(msg)
+        if m:
+            b = bus_id(m.group("bus") or m.group("bus2") or m.group("bus3") or "")
+            log.events.append(KernelEvent("driver_conflict", rec, b, {"what": "nouveau", "driver": "nouveau"},
+                                          list(rec.raw)))
+            continue
+        if CONFLICT_HINT_RE.search(msg):
+            continue  # the explanation printed with "probe routine was not called": context only
+        if NVRM_PROBE_FAIL_RE.search(msg):
+            log.events.append(KernelEvent("gpu_init", rec, "", {"what": "nvrm_probe_failed"}, list(rec.raw)))
+            continue
+        # ---- GSP
+        if GSP_RE.search(msg):
+            bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
+            b = bus_id(bm.group("bus")) if bm else ""
+            log.events.append(KernelEvent("gsp_timeout", rec, b, {}, list(rec.raw)))
+            continue
+        # ---- PCIe "limited by"
+        m = LIMITED_RE.match(msg)
+        if m:
+            gd = m.groupdict()
+            log.events.append(KernelEvent("pcie_limited", rec, bus_id(gd["dev"]), {
+                "avail_gbit_s": gd["avail"], "speed_gts": gd["speed"], "width": gd["width"],
+                "port": bus_id(gd["port"]) if re.match(_BDF_RE, gd["port"] or "") else gd["port"],
+                "cap_gbit_s": gd.get("cap") or "", "cap_speed_gts": gd.get("cspeed") or "",
+                "cap_width": gd.get("cwidth") or ""}, list(rec.raw)))
+            continue
+        # ---- AER
+        m = AER_RECEIVED_RE.match(msg)
+        if m:
+            port = bus_id(m.group("port"))
+            aer_port_src[port] = _aer_requester(m.group("src"), port)
+            aer_port_line[port] = rec.raw[0]
+            continue
+        m = AER_BUS_ERROR_RE.match(msg)
+        if m:
+            dev = bus_id(m.group("dev") or "")
+            sev_raw = m.group("sev").strip()
+            sev = AER_SEVERITY_NORMAL.get(sev_raw.lower(), "nonfatal" if "uncorr" in sev_raw.lower() else "corrected")
+            if m.group("drv") == "pcieport":
+                port, source = dev, dev  # the port found the error in its own registers
+            else:  # newer kernels print the source device; the "received" line names its port
+                port = next((p for p, s_ in reversed(list(aer_port_src.items())) if s_ == dev), "")
+                source = dev
+            ev = ([aer_port_line[port]] if port in aer_port_line else []) + list(rec.raw)
+            f = {"severity": sev, "severity_text": sev_raw, "type": m.group("type").strip(),
+                 "agent": (m.group("agent") or "").strip(), "driver": m.group("drv") or "",
+                 "port": port, "source": source or "", "errors": [], "key_line": rec.msg}
+            event = KernelEvent("aer", rec, dev, f, ev)
+            log.events.append(event)
+            if dev:
+                aer_open[dev] = event
+            continue
+        m = AER_DETAIL_RE.match(msg)
+        if m and bus_id(m.group("dev")) in aer_open:
+            event = aer_open[bus_id(m.group("dev"))]
+            event.evidence.extend(rec.raw)
+            if m.group("vid"):
+                event.fields["pci_id"] = m.group("vid").lower()
+            elif m.group("name"):
+                event.fields["errors"].append(re.sub(r"\s*\(First\)\s*$", "", m.group("name")).strip())
+            continue
+        m = AER_FAIL_RE.match(msg)
+        if m:
+            dev = bus_id(m.group("dev"))
+            prior = aer_open.get(dev)
+            f = {"severity": "fatal", "severity_text": "recovery failed", "type": "", "agent": "",
+                 "driver": m.group("drv"), "port": dev if m.group("drv") == "pcieport" else "",
+                 "source": "", "errors": [], "recovery_failed": True, "key_line": rec.msg}
+            log.events.append(KernelEvent("aer", rec, dev, f, (prior.evidence[-4:] if prior else []) + list(rec.raw)))
+            continue
+        m = AER_CONTEXT_RE.match(msg)
+        if m:
+            dev = bus_id(m.group("dev"))
+            target = aer_open.get(dev) or (list(aer_open.values())[-1] if aer_open else None)
+            if target is not None:
+                target.evidence.extend(rec.raw)
+                if "AER-aware" in msg and m.group("drv").lower().startswith("nvidia"):
+                    target.fields["affects_gpu"] = dev
+                    log.gpus.setdefault(dev, GpuInfo(dev))
+            continue  # other "AER:" lines (enabled with IRQ ...) are not error reports
+        # ---- host memory: EDAC, MCE, APEI GHES
+        m = EDAC_RE.match(msg)
+        if m:
+            lm = EDAC_LABEL_RE.search(m.group("rest"))
+            label = ((lm.group("label") or lm.group("qlabel")) if lm else "") or ""
+            log.events.append(KernelEvent("edac", rec, "", {
+                "mc": int(m.group("mc")), "count": int(m.group("count") or 1), "type": m.group("type"),
+                "label": label, "detail": m.group("rest").strip()}, list(rec.raw)))
+            continue
+        if EDAC_CONTEXT_RE.match(msg):
+            continue
+        m = GHES_RE.match(msg)
+        if m:
+            n, rest = m.group("n"), m.group("rest")
+            if rest.lower().startswith("hardware error from apei") or n not in ghes_open:
+                event = KernelEvent("ghes", rec, "", {"severity": "", "section": "", "source_no": n,
+                                                      "key_line": rec.msg}, list(rec.raw))
+                ghes_open[n] = event
+                log.events.append(event)
+                continue
+            event = ghes_open[n]
+            event.evidence.extend(rec.raw)
+            low = rest.lower()
+            sm = re.match(r"event severity:\s*(\w+)", low)
+            if sm:
+                event.fields["severity"] = GHES_SEVERITY_NORMAL.get(sm.group(1), sm.group(1))
+            sm = re.match(r"section_type:\s*(.+)$", low)
+            if sm:
+                event.fields["section"] = sm.group(1).strip()
+            sm = re.match(r"device_id:\s*(" + _BDF_RE + r")\s*$", rest)
+            if sm:
+                event.bus_id = bus_id(sm.group(1))
+            sm = re.match(r"vendor_id:\s*0x([0-9a-f]{4}),\s*device_id:\s*0x([0-9a-f]{4})", low)
+            if sm:
+                event.fields["pci_id"] = f"{sm.group(1)}:{sm.group(2)}"
+            sm = re.match(r"(?:dimm location|fru_text|dimm):\s*(.+)$", low)
+            if sm:
+                event.fields["label"] = rest.split(":", 1)[1].strip()
+            if "it has been corrected by h/w" in low and not event.fields["severity"]:
+                event.fields["severity"] = "corrected"
+            continue
+        if MEMFAIL_RE.match(msg):
+            log.events.append(KernelEvent("mce", rec, "", {"severity": "uncorrected", "memory": True,
+                                                           "text": msg}, list(rec.raw)))
+            continue
+        m = MCE_RE.match(msg)
+        if m:
+            rest = (m.group("rest") or m.group("rest2") or "").strip()
+            low = rest.lower()
+            if "machine check events logged" in low:
+                sev = "logged"
+            elif re.search(r"\bcorrected error\b|\bcorrected\b", low) and "uncorrected" not in low:
+                sev = "corrected"
+            elif re.search(r"uncorrected|fatal|processor context corrupt|panic", low):
+                sev = "uncorrected"
+            elif rest.startswith("[Hardware Error]") or "hardware error" in msg.lower():
+                sev = "logged"
+            else:
+                continue  # "mce: CPU0: Core temperature above threshold" etc.: not an error report
+            log.events.append(KernelEvent("mce", rec, "", {"severity": sev, "text": rest}, list(rec.raw)))
+            continue
+        # ---- B16: what no rule recognised
+        if OOPS_RE.match(msg):
+            if msg.startswith("Call Trace:") and idx - recent_oops <= 30:
+                continue
+            recent_oops = idx
+            log.events.append(KernelEvent("unrecognised", rec, "", {"class": "oops"}, list(rec.raw)))
+            continue
+        if GPU_DRIVER_RE.match(msg) and ERROR_WORD_RE.search(msg):
+            bm = re.search(r"(?:PCI:)(?P<bus>" + _BDF_RE + r")", msg)
+            log.events.append(KernelEvent("unrecognised", rec, bus_id(bm.group("bus")) if bm else "",
+                                          {"class": "gpu_driver"}, list(rec.raw)))
+            continue
+    # GPUs seen in other events (driver lines name them)
+    for ev in log.events:
+        if ev.bus_id and (ev.kind in ("gpu_fell_off", "gsp_timeout") or (
+                ev.kind == "gpu_init" and ev.fields.get("what") in ("rminit", "bar_invalid", "probe_failed"))):
+            log.gpus.setdefault(ev.bus_id, GpuInfo(ev.bus_id))
+    _attach_driver_context(log)
+
+
+_GPU_EVENT_KINDS = ("xid", "gpu_init", "gsp_timeout", "gpu_fell_off", "driver_conflict")
+CONTEXT_RECORDS = 2
+"""An unrecognised GPU-driver error line this many records or fewer from a recognised GPU event
+(same boot) is that event's context (e.g. "osInitNvMapping: *** Cannot attach gpu" next to
+"RmInitAdapter failed"): it joins that event's evidence instead of counting on its own."""
+
+
+def _attach_driver_context(log: KernelLog) -> None:
+    index = {id(r): i for i, r in enumerate(log.records)}
+    anchor_at: dict[int, list[KernelEvent]] = {}
+    for e in log.events:
+        if e.kind in _GPU_EVENT_KINDS:
+            anchor_at.setdefault(index.get(id(e.record), -1), []).append(e)
+    keep: list[KernelEvent] = []
+    for ev in log.events:
+        if ev.kind == "unrecognised" and ev.fields.get("class") == "gpu_driver":
+            i = index.get(id(ev.record), -1)
+            target = None
+            for dist in range(0, CONTEXT_RECORDS + 1):
+                for j in (i - dist, i + dist):
+                    for a in anchor_at.get(j, ()):
+                        if a.boot == ev.boot and (not ev.bus_id or not a.bus_id or a.bus_id == ev.bus_id):
+                            target = a
+                            break
+                    if target is not None:
+                        break
+                if target is not None:
+                    break
+            if target is not None:
+                target.evidence.extend(ln for ln in ev.evidence if ln not in target.evidence)
+                continue
+        keep.append(ev)
+    log.events = keep
+
+
+# ------------------------------------------------------------------ detection
+
+
+KERNEL_SIGNATURES = re.compile(
+    r"NVRM: |\bEDAC (?:\S+ )?MC\d|\bAER: |PCIe Bus Error|\[Hardware Error\]|\bmce: |^nouveau (?:[0-9a-f]{4}:|\s*\[)|\bpcieport \d|^pci \d{4}:"
+    r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: ")
+
+
+def detect_kernel_log(text: str) -> float:
+    """Confidence (0..1) that ``text`` is a kernel log. Lines with a kernel-log prefix
+    (dmesg stamps, ``host kernel:``, ``kern:``) and kernel-message signatures (``NVRM:``,
+    ``EDAC``, ``AER``, ``[Hardware Error]``) count."""
+    lines = [ln for ln in text.splitlines() if ln.strip()][:2000]
+    if not lines:
+        return 0.0
+    prefixed = sum(1 for ln in lines if _strip_prefix(ln) is not None)
+    sig = sum(1 for ln in lines if KERNEL_SIGNATURES.search(ln))
+    n = len(lines)
+    if prefixed / n >= 0.5:
+        return 0.85 + 0.1 * min(1.0, (prefixed + sig) / (2 * n)) + (0.05 if sig else 0.0)
+    if sig and sig / n >= 0.3:
+        return 0.8
+    if sig:
+        return 0.45 + 0.1 * min(1.0, sig / n * 3)
+    if prefixed / n >= 0.2:
+        return 0.5
+    return 0.0
+
+
+def _judge(text: str, exp: Mapping[str, Any]) -> list:
+    from wizard.checks import events
+
+    return events.judge_kernel_log_text(text, exp)
+
+
+register_kind(Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", detect_kernel_log, _judge,
+                   ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
+                    "grep kernel: /var/log/syslog")))
+
+# ------------------------------------------------------------------ probes
+
+KERNEL_LOG_JOURNAL = REGISTRY.get("kernel_log_journal") or command_probe(
+    "kernel_log_journal", "Kernel log of this boot (journalctl -k -b)",
+    ["journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"], timeout_s=60)
+"""This boot's kernel messages with ``[seconds since boot]`` stamps (same stamps as ``dmesg``,
+so event keys match across the two probes). Non-root users outside the ``adm`` /
+``systemd-journal`` groups see no kernel messages: the check then reports ``unknown``."""
+
+KERNEL_LOG_DMESG = REGISTRY.get("kernel_log_dmesg") or command_probe(
+    "kernel_log_dmesg", "Kernel ring buffer (dmesg)", ["dmesg"], timeout_s=30)
+"""The kernel ring buffer, for systems without journald. With ``kernel.dmesg_restrict=1``
+(docs.kernel.org/admin-guide/sysctl/kernel.html) a non-root ``dmesg`` fails with "Operation not
+permitted": a probe error, judged ``unknown``."""

@@ -1,0 +1,463 @@
+"""Parsers for NCCL: nccl-tests result tables (``all_reduce_perf``, ``all_gather_perf``, ...)
+and ``NCCL_DEBUG=INFO/WARN`` logs (with PyTorch ProcessGroupNCCL watchdog lines).
+
+nccl-tests columns (NVIDIA/nccl-tests README and doc/PERFORMANCE.md): size (B), count
+(elements), type, redop, root, then per out-of-place and in-place: time (us), algbw (GB/s),
+busbw (GB/s), #wrong (older versions: "error", a float). Fields may read "N/A". Bandwidths are
+GB/s (10^9 bytes per second) as nccl-tests prints them.
+
+Registers the explain kinds ``nccl-tests`` and ``nccl-debug``. Parsers never raise on garbage.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+
+TYPE_SIZES = {
+    "int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8,
+    "half": 2, "float16": 2, "bfloat16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
+    "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
+}
+"""Bytes per element of the nccl-tests ``type`` column (ncclDataType_t sizes, nccl.h)."""
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
+               "scatter", "gather", "hypercube")
+
+
+@dataclass
+class PerfHalf:
+    """One half (out-of-place or in-place) of a result row. ``None`` = "N/A" or unreadable.
+    ``wrong`` is the #wrong count; ``error`` the max error of old versions (float column)."""
+
+    time_us: float | None = None
+    algbw_gb_s: float | None = None
+    busbw_gb_s: float | None = None
+    wrong: int | None = None
+    error: float | None = None
+
+
+@dataclass
+class PerfRow:
+    size_b: int
+    count: int | None
+    dtype: str
+    redop: str
+    root: int | None
+    oop: PerfHalf
+    ip: PerfHalf
+    line: str
+
+
+@dataclass
+class TestDevice:
+    """A "#  Rank  0 Group  0 Pid 1234 on host device  0 [0x1b] NVIDIA H100 80GB HBM3" line."""
+
+    rank: int
+    host: str
+    device: int | None
+    bus: str
+    name: str
+    line: str
+
+
+@dataclass
+class NcclTestsRun:
+    """One nccl-tests run. ``collective`` is named by the text ("all_reduce") or "" (see
+    :func:`infer_collective`); ``wrong_is_count`` False for old versions (an "error" column)."""
+
+    header: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+    collective: str = ""
+    collective_line: str = ""
+    devices: list[TestDevice] = field(default_factory=list)
+    rows: list[PerfRow] = field(default_factory=list)
+    columns_line: str = ""
+    wrong_is_count: bool = True
+    avg_busbw_gb_s: float | None = None
+    avg_line: str = ""
+    oob_line: str = ""
+    oob_ok: bool | None = None
+    failures: list[str] = field(default_factory=list)
+    nccl_version: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(dict.fromkeys(d.host for d in self.devices))
+
+    @property
+    def nranks(self) -> int | None:
+        return len(self.devices) or None
+
+
+_MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?")
+_DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
+                     r"\[([^\]]*)\]\s+(.*?)\s*$")
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+
+
+def _f(tok: str) -> float | None:
+    if not _NUM.match(tok) or len(tok) > 40:
+        return None
+    v = float(tok)
+    return v if math.isfinite(v) else None
+
+
+def _i(tok: str) -> int | None:
+    return int(tok) if re.fullmatch(r"-?\d{1,18}", tok) else None
+
+
+def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
+    h = PerfHalf(_f(toks[0]), _f(toks[1]), _f(toks[2]))
+    if wrong_is_count:
+        h.wrong = _i(toks[3])
+        if h.wrong is None and _f(toks[3]) is not None:  # a float in a "#wrong" column: treat as error value
+            h.error = _f(toks[3])
+    else:
+        h.error = _f(toks[3])
+    return h
+
+
+def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
+    toks = line.split()
+    if len(toks) < 11 or len(toks) > 13 or not re.fullmatch(r"\d{1,18}", toks[0]):
+        return None
+    size = int(toks[0])
+    count = _i(toks[1])
+    dtype = toks[2]
+    if _NUM.match(dtype):
+        return None
+    middle = toks[3:len(toks) - 8]
+    redop, root = "", None
+    for m in middle:
+        if _i(m) is not None:
+            root = _i(m)
+        else:
+            redop = m
+    tail = toks[len(toks) - 8:]
+    return PerfRow(size, count, dtype, redop, root, _half(tail[:4], wrong_is_count), _half(tail[4:], wrong_is_count),
+                   line.rstrip())
+
+
+def parse_nccl_tests(text: str) -> NcclTestsRun:
+    """Reads every nccl-tests part it finds; unreadable table-looking lines go to ``problems``."""
+    r = NcclTestsRun()
+    for raw in text.splitlines():
+        line = _MPI_PREFIX.sub("", raw).rstrip()
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            body = s.lstrip("#").strip()
+            if body.startswith("nThread"):
+                r.header = s
+                for k in ("nThread", "nGpus", "minBytes", "maxBytes", "warmup iters", "iters", "agg iters",
+                          "validation", "graph"):
+                    pm = re.search(r"(?:^|\s)" + k + r":?\s+(\S+)", body)
+                    if pm:
+                        r.params[k] = pm.group(1)
+                continue
+            m = re.search(r"Collective test (?:starting|concluded):\s*(\w+)", body)
+            if m:
+                r.collective = r.collective or _collective_name(m.group(1))
+                r.collective_line = r.collective_line or s
+                continue
+            d = _DEVICE.match(s)
+            if d:
+                r.devices.append(TestDevice(int(d.group(1)), d.group(2), int(d.group(3)), d.group(4),
+                                            d.group(5), s))
+                continue
+            if re.search(r"\bsize\b.*\bcount\b.*\btype\b", body):
+                r.columns_line = s
+                r.wrong_is_count = "#wrong" in body or "wrong" in body.split()
+                continue
+            m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body)
+            if m:
+                r.avg_busbw_gb_s, r.avg_line = _f(m.group(1)), s
+                continue
+            m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
+            if m:
+                r.oob_line = s
+                r.oob_ok = int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK"
+                continue
+            continue
+        m = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
+        if m:
+            r.nccl_version = m.group(1)
+        if re.search(r"Test (?:NCCL )?failure|NCCL WARN|Cuda failure|unhandled (?:cuda|system) error", s, re.I):
+            r.failures.append(s)
+            continue
+        if not r.collective:
+            m = re.search(r"\b(\w+?)_perf(?:_mpi)?\b", s)
+            if m and _collective_name(m.group(1)):
+                r.collective, r.collective_line = _collective_name(m.group(1)), s
+                continue
+        if re.match(r"^\d", s):
+            row = _row(s, r.wrong_is_count)
+            if row is not None:
+                r.rows.append(row)
+            else:
+                r.problems.append(s)
+    return r
+
+
+def _collective_name(name: str) -> str:
+    n = name.lower().removesuffix("_perf_mpi").removesuffix("_perf").removesuffix("_mpi")
+    n = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+         "all_to_all": "alltoall"}.get(n, n)
+    return n if n in COLLECTIVES else ""
+
+
+BUS_FACTORS = {
+    "all_reduce": ("2(n-1)/n", lambda n: 2 * (n - 1) / n),
+    "reduce_scatter": ("(n-1)/n", lambda n: (n - 1) / n),
+    "all_gather": ("(n-1)/n", lambda n: (n - 1) / n),
+    "alltoall": ("(n-1)/n", lambda n: (n - 1) / n),
+    "broadcast": ("1", lambda n: 1.0),
+    "reduce": ("1", lambda n: 1.0),
+    "sendrecv": ("1", lambda n: 1.0),
+}
+"""busbw = algbw x factor, per collective, n = number of ranks (NVIDIA/nccl-tests doc/PERFORMANCE.md)."""
+
+
+def infer_collective(r: NcclTestsRun) -> tuple[str, int | None]:
+    """(collective, nranks) from the text, or inferred from the rows: an all-reduce has a reduction
+    op, root -1 and count x element size = size; its busbw/algbw ratio is 2(n-1)/n, which also
+    gives n when the device lines are missing."""
+    n = r.nranks
+    coll = r.collective
+    big = [row for row in r.rows if row.oop.algbw_gb_s and row.oop.busbw_gb_s and row.oop.algbw_gb_s > 0.5]
+    ratio = None
+    if big:
+        row = max(big, key=lambda x: x.size_b)
+        ratio = row.oop.busbw_gb_s / row.oop.algbw_gb_s  # type: ignore[operator]
+    if r.rows:
+        row = r.rows[-1]
+        es = TYPE_SIZES.get(row.dtype.lower())
+        reduces = row.redop not in ("", "none")
+        if not coll:
+            if reduces and row.root in (-1, None) and es and row.count is not None and row.count * es == row.size_b:
+                coll = "all_reduce"
+            elif row.root is not None and row.root >= 0:
+                coll = "reduce" if reduces else "broadcast"
+            elif reduces and ratio is not None and n and abs(ratio - BUS_FACTORS["reduce_scatter"][1](n)) < 0.02:
+                coll = "reduce_scatter"
+        # all-gather/alltoall/reduce-scatter print count = size / (element size x n)
+        if (n is None and coll in ("", "all_gather", "alltoall", "reduce_scatter") and es and row.count
+                and row.size_b % (row.count * es) == 0 and row.size_b // (row.count * es) > 1):
+            n = row.size_b // (row.count * es)
+    if (n is None and coll == "all_reduce" and ratio is not None and 1.0 <= ratio < 1.999 and big
+            and max(big, key=lambda x: x.size_b).oop.algbw_gb_s >= 20):  # type: ignore[operator]
+        n = round(2 / (2 - ratio))  # only with enough digits for the ratio to be exact
+    return coll, n
+
+
+# ------------------------------------------------------------------ NCCL debug logs
+
+
+@dataclass
+class NetDevice:
+    """One ``[i]name:port/IB`` (or ``/RoCE``) entry of a ``NET/IB : Using`` line."""
+
+    name: str
+    port: str
+    link: str
+    flags: str = ""
+
+
+@dataclass
+class NcclLog:
+    """What an ``NCCL_DEBUG`` log (and PyTorch's watchdog lines) says. Each list holds raw lines."""
+
+    version: str = ""
+    ib_using: list[str] = field(default_factory=list)
+    ib_devices: list[NetDevice] = field(default_factory=list)
+    oob_ifaces: list[str] = field(default_factory=list)
+    socket_using: list[str] = field(default_factory=list)
+    socket_ifaces: list[str] = field(default_factory=list)
+    bootstrap: list[str] = field(default_factory=list)
+    bootstrap_ifaces: list[str] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)  # "IB", "IBext", "Socket", "AWS Libfabric"...
+    network_lines: list[str] = field(default_factory=list)
+    plugin_lines: list[str] = field(default_factory=list)
+    no_ib_device: list[str] = field(default_factory=list)
+    ibverbs_missing: list[str] = field(default_factory=list)
+    ib_open_failed: list[str] = field(default_factory=list)
+    channels_net: list[str] = field(default_factory=list)  # "via NET/IB/0/GDRDMA" lines
+    completion_errors: list[tuple[int | None, str]] = field(default_factory=list)
+    nvls_failures: list[str] = field(default_factory=list)
+    cuda_failures: list[str] = field(default_factory=list)
+    watchdog: list[str] = field(default_factory=list)
+    watchdog_ops: list[dict[str, str]] = field(default_factory=list)
+    test_failures: list[str] = field(default_factory=list)
+    warn_lines: list[str] = field(default_factory=list)
+    return_chains: list[tuple[str, int]] = field(default_factory=list)  # (line, ncclResult_t code)
+    hosts: list[str] = field(default_factory=list)
+    nranks: int | None = None
+    nccl_lines: int = 0
+
+    @property
+    def uses_socket(self) -> bool:
+        return ("Socket" in self.networks or any("NET/Socket" in c for c in self.channels_net)
+                or (bool(self.socket_using) and not self.ib_using))
+
+    @property
+    def uses_ib(self) -> bool:
+        return bool(self.ib_using) or any(n.startswith("IB") for n in self.networks) or any(
+            "NET/IB" in c for c in self.channels_net)
+
+
+_NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?(?:NCCL )?"
+                        r"(?P<level>INFO|WARN|TRACE|ABORT)\b")
+"""host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL"."""
+_IB_DEV = re.compile(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
+_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:%]+<\d+>")
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
+_COMPLETION = re.compile(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z_]+\()?(\d+)", re.I)
+_RETURN = re.compile(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
+
+
+def parse_nccl_log(text: str) -> NcclLog:
+    lg = NcclLog()
+    hosts: dict[str, None] = {}
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        m = _NCCL_LINE.search(s)
+        if m:
+            lg.nccl_lines += 1
+            hosts[m.group("host")] = None
+        elif "NCCL" in s or "ProcessGroupNCCL" in s:
+            lg.nccl_lines += 1
+        v = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
+        if v and not lg.version:
+            lg.version = v.group(1)
+        if re.search(r"NET/IB\s*:\s*Using\b(?! interface)", s):
+            lg.ib_using.append(s)
+            for name, port, link, flags in _IB_DEV.findall(s):
+                if not any(d.name == name and d.port == port for d in lg.ib_devices):
+                    lg.ib_devices.append(NetDevice(name, port, link, flags.strip("/")))
+            oob = re.search(r"OOB\s+([\w.\-]+):", s)
+            if oob and oob.group(1) not in lg.oob_ifaces:
+                lg.oob_ifaces.append(oob.group(1))
+            continue
+        if re.search(r"NET/IB\s*:\s*Using interface (\S+) for sideband", s):
+            lg.oob_ifaces.append(re.search(r"Using interface ([\w.\-]+)", s).group(1))  # type: ignore[union-attr]
+        sm = re.search(r"NET/Socket\s*:\s*Using\s+(.*)$", s) or re.search(r"\bNET\s*:\s*Using interface\s+(.*)$", s)
+        if sm:
+            lg.socket_using.append(s)
+            for iface in _IFACE.findall(sm.group(1)):
+                if iface not in lg.socket_ifaces:
+                    lg.socket_ifaces.append(iface)
+            continue
+        bm = re.search(r"Bootstrap\s*:\s*Using\s+(.*)$", s)
+        if bm:
+            lg.bootstrap.append(s)
+            for iface in _IFACE.findall(bm.group(1)):
+                if iface not in lg.bootstrap_ifaces:
+                    lg.bootstrap_ifaces.append(iface)
+            continue
+        nm = re.search(r"Using network (.+?)\s*$", s) or re.search(r"(?:Initialized|Assigned) NET plugin (\S+)", s)
+        if nm:
+            name = nm.group(1)
+            if name not in lg.networks:
+                lg.networks.append(name)
+            lg.network_lines.append(s)
+            continue
+        if "NET/Plugin" in s or "Plugin Path" in s or re.search(r"P2P plugin|net plugin", s, re.I):
+            lg.plugin_lines.append(s)
+        if re.search(r"NET/IB\s*:\s*No device found|Net/IB: call to devices\(\) returned 0 devices", s, re.I):
+            lg.no_ib_device.append(s)
+        if re.search(r"Failed to open libibverbs", s):
+            lg.ibverbs_missing.append(s)
+        if re.search(r"Unable to open device|ibv_open_device failed", s):
+            lg.ib_open_failed.append(s)
+        if re.search(r"via NET/", s):
+            lg.channels_net.append(s)
+        cm = _COMPLETION.search(s)
+        if cm:
+            lg.completion_errors.append((int(cm.group(1)) if cm.group(1).isdigit() else None, s))
+            continue
+        wm = _WATCHDOG.search(s)
+        if wm:
+            lg.watchdog.append(s)
+            op = dict(re.findall(r"(\w+(?:\(ms\))?)=([^,]+)", wm.group(1)))
+            op["ran_ms"] = wm.group(2)
+            lg.watchdog_ops.append(op)
+            continue
+        if re.search(r"watchdog|Heartbeat monitor timed out|collective operation timeout", s, re.I) and (
+                "ProcessGroupNCCL" in s or "NCCL" in s):
+            lg.watchdog.append(s)
+            continue
+        if re.search(r"nvls", s, re.I) and re.search(r"WARN|fail", s):
+            lg.nvls_failures.append(s)
+            continue
+        if re.search(r"Cuda failure", s):
+            lg.cuda_failures.append(s)
+            continue
+        if re.search(r"Test (?:NCCL )?failure", s):
+            lg.test_failures.append(s)
+            continue
+        if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
+                r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s):
+            lg.warn_lines.append(s)
+        rm = _RETURN.search(s)
+        if rm:
+            lg.return_chains.append((s, int(rm.group(1))))
+        im = re.search(r"\bnranks (\d+)", s)
+        if im:
+            lg.nranks = max(lg.nranks or 0, int(im.group(1)))
+    lg.hosts = list(hosts)
+    return lg
+
+
+# ------------------------------------------------------------------ kinds
+
+
+def _detect_nccl_tests(text: str) -> float:
+    r = parse_nccl_tests(text)
+    if r.rows and (r.columns_line or r.header or r.avg_line or r.devices):
+        return 1.0
+    if r.header and ("nGpus" in r.header or "minBytes" in r.header):
+        return 0.95
+    if len(r.rows) >= 2 and all(TYPE_SIZES.get(x.dtype.lower()) for x in r.rows):
+        return 0.7
+    if r.columns_line and "busbw" in r.columns_line:
+        return 0.9
+    return 0.0
+
+
+def _detect_nccl_log(text: str) -> float:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return 0.0
+    hits = sum(1 for ln in lines if _NCCL_LINE.search(ln) or "ProcessGroupNCCL" in ln or
+               re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln))
+    if not hits:
+        return 0.0
+    return min(0.95, 0.6 + 0.35 * hits / len(lines))
+
+
+def _judge_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import nccl
+
+    return nccl.judge_nccl_tests(text, exp)
+
+
+def _judge_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.checks import nccl
+
+    return nccl.judge_nccl_log(text, exp)
+
+
+register_kind(Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", _detect_nccl_tests,
+                   _judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)))
+register_kind(Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", _detect_nccl_log,
+                   _judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)))

@@ -1,0 +1,595 @@
+"""Parsers for ``lspci`` output: ``lspci -vv`` / ``-vvv`` (whole, ``-d 10de:``, ``-nn``, ``-D``,
+with or without root), single ``LnkCap``/``LnkSta`` snippets, plain ``lspci``/``lspci -nn`` lists,
+and the lspci-based IOMMU group listings. Never raise on garbage: they return what they could read
+and list what they could not in ``problems``.
+
+Field meanings are lspci's (pciutils ``ls-caps.c``, man page https://man7.org/linux/man-pages/man8/lspci.8.html):
+``LnkCap`` is what the port can do, ``LnkSta`` what the link trained to now; lspci marks each LnkSta
+value ``(ok)`` when it equals LnkCap and ``(downgraded)`` when it is lower. ``LnkCtl2: Target Link
+Speed`` is the speed the port is allowed to train to. ``ACSCtl: SrcValid+`` means PCIe Access
+Control Services are enabled on that port (NCCL troubleshooting guide). ``UESta``/``CESta`` are the
+AER uncorrectable/correctable error status bits; ``UESvrt+`` marks an uncorrectable error type the
+port treats as fatal. Non-root runs print ``Capabilities: <access denied>`` instead of all of these.
+
+Speeds are in GT/s (``_gts``), sizes in bytes (lspci's K/M/G/T suffixes are binary: KiB, MiB...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.checks.common import normalise_bus_id
+
+NVIDIA_VENDOR_ID = "10de"
+GPU_CLASS_CODES = ("0300", "0302")
+"""PCI class codes of display controllers: 0300 VGA-compatible, 0302 3D controller (PCI Code and ID
+Assignment Specification, base class 03h). lspci prints them as ``[0302]`` with ``-nn``."""
+GPU_CLASS_NAMES = ("vga compatible controller", "3d controller", "display controller")
+"""lspci's names for classes 0300, 0302 and 0380 (pciutils pci.ids class list)."""
+NVSWITCH_CLASS_CODE = "0680"
+"""PCI class 0680 "other bridge": NVSwitch enumerates as this (e.g. 10de:22a3 on HGX H100/H200)."""
+
+PCIE_GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+"""PCIe generation by per-lane signalling rate in GT/s (PCI Express Base Specification revisions
+1.0-6.0: 2.5, 5, 8, 16, 32, 64 GT/s)."""
+
+_SIZE_MULT = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
+
+_HEADER_RE = re.compile(
+    r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\s+(?P<rest>\S.*)$")
+_NUMERIC_RE = re.compile(r"^(?P<cc>[0-9a-fA-F]{4}): (?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})")
+_IDS_RE = re.compile(r"\[(?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})\]")
+_CLASS_RE = re.compile(r"^(?P<cname>[^:\[]+?)(?: \[(?P<cc>[0-9a-fA-F]{4})\])?: (?P<desc>.*)$")
+_SPEED_RE = re.compile(r"Speed\s+(?P<v>[0-9.]+|unknown)\s*GT/s|Speed\s+(?P<u>unknown)", re.I)
+_WIDTH_RE = re.compile(r"Width\s+x(?P<w>\d{1,3})", re.I)
+_MARK_SPEED_RE = re.compile(r"Speed\s+(?:[0-9.]+\s*GT/s|unknown)\s*\((?P<m>ok|downgraded|strange)\)", re.I)
+_MARK_WIDTH_RE = re.compile(r"Width\s+x\d{1,3}\s*\((?P<m>ok|downgraded|strange)\)", re.I)
+_REGION_RE = re.compile(
+    r"^(?:Region\s+(?P<idx>\d+):\s*)?(?P<kind>Memory|I/O ports) at (?P<addr>\S+)(?P<mid>[^\[]*)"
+    r"(?:\[(?P<flags>disabled|virtual)\]\s*)?(?:\[(?P<flags2>disabled|virtual)\]\s*)?(?:\[size=(?P<size>\d+)(?P<unit>[KMGT]?)\])?")
+_BUS_RE = re.compile(r"Bus:\s*primary=(?P<p>[0-9a-fA-F]{2}),\s*secondary=(?P<s>[0-9a-fA-F]{2}),\s*subordinate=(?P<u>[0-9a-fA-F]{2})")
+_EXPRESS_RE = re.compile(r"Express \(v\d\) (?P<type>[A-Za-z /-]+?)(?: \(Slot[+-]\))?, ", re.I)
+_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<v>[+-])(?=\s|$|,)")
+
+
+def gts(value: str | None) -> float | None:
+    """"16GT/s" / "16.0 GT/s PCIe" / "2.5" -> 16.0 / 2.5 (GT/s); None when unreadable."""
+    if not value:
+        return None
+    m = re.search(r"(\d{1,3}(?:\.\d{1,3})?)", value)
+    return float(m.group(1)) if m else None
+
+
+def gen_of(speed_gts: float | None) -> int | None:
+    """PCIe generation for a per-lane rate in GT/s (see :data:`PCIE_GEN_BY_GTS`)."""
+    if speed_gts is None:
+        return None
+    return PCIE_GEN_BY_GTS.get(round(speed_gts, 1))
+
+
+def fmt_link(speed_gts: float | None, width: int | None) -> str:
+    """"16GT/s (Gen4) x16" from a speed in GT/s and a lane count; unknown parts as "?"."""
+    s = "?" if speed_gts is None else (f"{speed_gts:g}GT/s" + (f" (Gen{gen_of(speed_gts)})" if gen_of(speed_gts) else ""))
+    return f"{s} x{width if width is not None else '?'}"
+
+
+def size_bytes(number: str, unit: str) -> int | None:
+    """lspci ``[size=64G]`` -> bytes (binary multiples, as lspci prints them)."""
+    if not re.fullmatch(r"\d{1,15}", number or ""):
+        return None
+    return int(number) * _SIZE_MULT.get(unit or "", 1)
+
+
+def fmt_size(n: int | None) -> str:
+    """Bytes -> "64 GiB" / "256 MiB" (binary units, as lspci sizes are)."""
+    if n is None:
+        return "?"
+    for unit, mult in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} B"
+
+
+@dataclass
+class LinkState:
+    """One ``LnkCap`` or ``LnkSta`` line: speed (GT/s), width (lanes), lspci's markers, the raw line."""
+
+    speed_gts: float | None = None
+    width: int | None = None
+    speed_marker: str = ""  # "ok", "downgraded", "strange" or "" (older lspci prints none)
+    width_marker: str = ""
+    line: str = ""
+
+    @property
+    def present(self) -> bool:
+        return bool(self.line)
+
+
+def parse_link(line: str) -> LinkState:
+    """A ``LnkCap:``/``LnkSta:`` line -> :class:`LinkState` (missing parts stay ``None``)."""
+    st = LinkState(line=line.strip())
+    m = _SPEED_RE.search(line)
+    if m and m.group("v") and m.group("v").lower() != "unknown":
+        st.speed_gts = gts(m.group("v"))
+    m = _WIDTH_RE.search(line)
+    if m:
+        st.width = int(m.group("w"))
+    m = _MARK_SPEED_RE.search(line)
+    if m:
+        st.speed_marker = m.group("m").lower()
+    m = _MARK_WIDTH_RE.search(line)
+    if m:
+        st.width_marker = m.group("m").lower()
+    return st
+
+
+def parse_flags(line: str) -> dict[str, bool]:
+    """"SrcValid+ TransBlk- ..." -> {"SrcValid": True, "TransBlk": False, ...}."""
+    _, _, rest = line.partition(":")
+    return {m.group("name"): m.group("v") == "+" for m in _FLAG_RE.finditer(rest)}
+
+
+@dataclass
+class Region:
+    """One BAR as lspci prints it (``Region 1: Memory at ... (64-bit, prefetchable) [size=64G]``)."""
+
+    index: int
+    kind: str  # "Memory" or "I/O ports"
+    size: int | None  # bytes
+    prefetchable: bool
+    unassigned: bool  # address "<unassigned>" or "[disabled]": the firmware could not place the BAR
+    line: str
+
+
+@dataclass
+class AerStatus:
+    """AER status bits that are set (``+``) on one function, with the raw lines."""
+
+    ue_set: list[str] = field(default_factory=list)  # uncorrectable errors logged
+    ue_fatal: list[str] = field(default_factory=list)  # of which UESvrt marks fatal
+    ce_set: list[str] = field(default_factory=list)  # correctable errors logged
+    lines: list[str] = field(default_factory=list)  # the status lines with a bit set
+    status_lines: list[str] = field(default_factory=list)  # every UESta/CESta line read
+    seen: bool = False  # an AER status register (UESta or CESta) was decoded
+
+
+@dataclass
+class LspciDevice:
+    """One PCI function of an lspci listing. ``bdf`` is as printed; :attr:`bus_id` is the sysfs form."""
+
+    bdf: str = ""  # "" for a snippet without its header line
+    class_name: str = ""
+    class_code: str = ""  # "0302" when lspci printed it (-nn / -n)
+    vendor_id: str = ""
+    device_id: str = ""
+    description: str = ""
+    header: str = ""
+    port_type: str = ""  # "Endpoint", "Legacy Endpoint", "Root Port", "Downstream Port", "Upstream Port", ...
+    lnkcap: LinkState = field(default_factory=LinkState)
+    lnksta: LinkState = field(default_factory=LinkState)
+    lnkctl2_target_gts: float | None = None
+    lnkctl2_line: str = ""
+    acs_ctl: dict[str, bool] | None = None
+    acs_line: str = ""
+    regions: list[Region] = field(default_factory=list)
+    aer: AerStatus = field(default_factory=AerStatus)
+    driver: str = ""
+    driver_line: str = ""
+    numa_node: int | None = None
+    numa_line: str = ""
+    secondary_bus: int | None = None
+    subordinate_bus: int | None = None
+    caps_denied: bool = False
+    caps_seen: bool = False  # at least one decoded "Capabilities: [..]" line
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def bus_id(self) -> str:
+        return normalise_bus_id(self.bdf) if self.bdf else ""
+
+    @property
+    def domain(self) -> str:
+        return self.bus_id.split(":", 1)[0] if self.bdf else ""
+
+    @property
+    def bus(self) -> int | None:
+        b = self.bus_id
+        try:
+            return int(b.split(":")[1], 16) if b else None
+        except (IndexError, ValueError):
+            return None
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.vendor_id.lower() == NVIDIA_VENDOR_ID or "nvidia" in self.description.lower()
+
+    @property
+    def is_display(self) -> bool:
+        return (self.class_code.lower() in GPU_CLASS_CODES) or self.class_name.strip().lower() in GPU_CLASS_NAMES
+
+    @property
+    def is_gpu(self) -> bool:
+        """An NVIDIA display-class function (VGA or 3D controller)."""
+        return self.is_nvidia and self.is_display
+
+    @property
+    def is_nvswitch(self) -> bool:
+        return self.is_nvidia and (self.class_code == NVSWITCH_CLASS_CODE or
+                                   (self.class_name.strip().lower() == "bridge" and not self.class_code))
+
+    @property
+    def is_bridge(self) -> bool:
+        return self.secondary_bus is not None
+
+    @property
+    def is_switch_port(self) -> bool:
+        """A PCIe switch port (lspci: ``Express (v2) Downstream Port`` / ``Upstream Port``)."""
+        t = self.port_type.lower()
+        return "downstream port" in t or "upstream port" in t
+
+    @property
+    def bar1(self) -> Region | None:
+        for r in self.regions:
+            if r.index == 1 and r.kind == "Memory":
+                return r
+        return None
+
+
+@dataclass
+class LspciFacts:
+    """Everything read from one lspci text."""
+
+    devices: list[LspciDevice] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # lines that looked like lspci but could not be read
+    verbose: bool = False  # any -v detail line was seen (else a plain device list)
+
+    @property
+    def gpus(self) -> list[LspciDevice]:
+        return [d for d in self.devices if d.is_gpu]
+
+    @property
+    def snippets(self) -> list[LspciDevice]:
+        """Detail lines pasted without their device header line."""
+        return [d for d in self.devices if not d.bdf]
+
+    @property
+    def non_root(self) -> bool:
+        return any(d.caps_denied for d in self.devices)
+
+    def by_bus_id(self) -> dict[str, LspciDevice]:
+        return {d.bus_id: d for d in self.devices if d.bdf}
+
+    def parents(self, dev: LspciDevice) -> list[LspciDevice]:
+        """Bridges above ``dev``, nearest first (by the ``Bus: secondary..subordinate`` ranges
+        printed for bridges in the same PCI domain)."""
+        bus = dev.bus
+        if bus is None:
+            return []
+        found = [b for b in self.devices if b is not dev and b.bdf and b.domain == dev.domain
+                 and b.secondary_bus is not None and b.subordinate_bus is not None
+                 and b.secondary_bus <= bus <= b.subordinate_bus]
+        return sorted(found, key=lambda b: (b.subordinate_bus - b.secondary_bus, -(b.bus or 0)))
+
+    def below(self, bridge: LspciDevice) -> list[LspciDevice]:
+        """Functions behind ``bridge`` (its secondary..subordinate bus range, same domain)."""
+        if bridge.secondary_bus is None or bridge.subordinate_bus is None:
+            return []
+        return [d for d in self.devices if d.bdf and d is not bridge and d.domain == bridge.domain
+                and d.bus is not None and bridge.secondary_bus <= d.bus <= bridge.subordinate_bus]
+
+
+def parse_header(line: str) -> LspciDevice | None:
+    """An lspci device line (plain, ``-nn``, ``-n``, with or without domain) -> device, else None."""
+    m = _HEADER_RE.match(line.rstrip())
+    if not m:
+        return None
+    d = LspciDevice(header=line.rstrip())
+    dom = m.group("dom")
+    d.bdf = (f"{dom}:" if dom else "") + f"{m.group('bus')}:{m.group('dev')}.{m.group('fn')}".lower()
+    rest = m.group("rest")
+    n = _NUMERIC_RE.match(rest)
+    if n:  # lspci -n: "02:00.0 0300: 10de:1f08 (rev a1)"
+        d.class_code, d.vendor_id, d.device_id = n.group("cc").lower(), n.group("ven").lower(), n.group("did").lower()
+        d.description = rest
+        return d
+    c = _CLASS_RE.match(rest)
+    if not c:
+        return None
+    d.class_name = c.group("cname").strip()
+    d.class_code = (c.group("cc") or "").lower()
+    d.description = c.group("desc").strip()
+    ids = _IDS_RE.findall(d.description)
+    if ids:
+        d.vendor_id, d.device_id = ids[-1][0].lower(), ids[-1][1].lower()
+    elif "nvidia" in d.description.lower():
+        d.vendor_id = NVIDIA_VENDOR_ID
+        m2 = re.search(r"\bDevice ([0-9a-fA-F]{4})\b", d.description)
+        if m2:
+            d.device_id = m2.group(1).lower()
+    return d
+
+
+_DETAIL_KEYS = ("Subsystem:", "Control:", "Status:", "Latency:", "Interrupt:", "NUMA node:", "Region ",
+                "Memory at", "I/O ports at", "Expansion ROM", "Capabilities:", "Kernel driver in use:",
+                "Kernel modules:", "LnkCap:", "LnkSta:", "LnkCtl:", "LnkCtl2:", "LnkSta2:", "DevCap:", "DevCtl:",
+                "DevSta:", "ACSCap:", "ACSCtl:", "UESta:", "UEMsk:", "UESvrt:", "CESta:", "CEMsk:", "Bus:",
+                "Flags:", "Physical Slot:", "DeviceName:")
+
+
+def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
+    s = raw.strip()
+    d.lines.append(raw.rstrip("\n"))
+    if s.startswith("LnkCap:"):
+        d.lnkcap = parse_link(s)
+    elif s.startswith("LnkSta:"):
+        d.lnksta = parse_link(s)
+    elif s.startswith("LnkCtl2:"):
+        d.lnkctl2_line = s
+        m = re.search(r"Target Link Speed:\s*([0-9.]+)\s*GT/s", s)
+        d.lnkctl2_target_gts = gts(m.group(1)) if m else None
+    elif s.startswith("ACSCtl:"):
+        d.acs_ctl = parse_flags(s)
+        d.acs_line = s
+    elif s.startswith(("UESta:", "CESta:", "UESvrt:")):
+        flags = parse_flags(s)
+        key = s.split(":", 1)[0]
+        state[key] = s
+        if key in ("UESta", "CESta") and flags:
+            d.aer.seen = True
+            d.aer.status_lines.append(s)
+        if key == "UESta":
+            d.aer.ue_set = [k for k, v in flags.items() if v]
+            if d.aer.ue_set:
+                d.aer.lines.append(s)
+        elif key == "CESta":
+            d.aer.ce_set = [k for k, v in flags.items() if v]
+            if d.aer.ce_set:
+                d.aer.lines.append(s)
+        elif key == "UESvrt":
+            state["svrt"] = ",".join(k for k, v in flags.items() if v)
+    elif s.startswith("Kernel driver in use:"):
+        d.driver = s.split(":", 1)[1].strip()
+        d.driver_line = s
+    elif s.startswith("NUMA node:"):
+        m = re.match(r"NUMA node:\s*(-?\d{1,4})\s*$", s)
+        d.numa_node = int(m.group(1)) if m else None
+        d.numa_line = s
+    elif s.startswith("Bus:"):
+        m = _BUS_RE.search(s)
+        if m:
+            d.secondary_bus, d.subordinate_bus = int(m.group("s"), 16), int(m.group("u"), 16)
+    elif s.startswith("Capabilities:"):
+        if "access denied" in s:
+            d.caps_denied = True
+        else:
+            d.caps_seen = True
+            m = _EXPRESS_RE.search(s + ", ")
+            if m:
+                d.port_type = m.group("type").strip()
+    else:
+        m = _REGION_RE.match(s)
+        if m:
+            idx = int(m.group("idx")) if m.group("idx") is not None else int(state.get("next_region", 0))
+            flags = {m.group("flags"), m.group("flags2")}
+            d.regions.append(Region(
+                index=idx, kind=m.group("kind"), size=size_bytes(m.group("size") or "", m.group("unit") or ""),
+                prefetchable="prefetchable" in m.group("mid") and "non-prefetchable" not in m.group("mid"),
+                unassigned="unassigned" in m.group("addr") or "disabled" in flags, line=s))
+            if m.group("idx") is None:
+                state["next_region"] = idx + 1
+
+
+def _finish_aer(d: LspciDevice, svrt: str) -> None:
+    fatal = set(svrt.split(",")) if svrt else set()
+    d.aer.ue_fatal = [b for b in d.aer.ue_set if b in fatal]
+
+
+def parse_lspci(text: str) -> LspciFacts:
+    """``lspci`` / ``lspci -vv`` / ``-vvv`` text (whole or filtered, root or not, cut or whole, or
+    only a few detail lines) -> :class:`LspciFacts`. Never raises."""
+    facts = LspciFacts()
+    cur: LspciDevice | None = None
+    state: dict[str, Any] = {}
+    try:
+        lines = text.splitlines()
+    except Exception:  # noqa: BLE001 - not a str
+        facts.problems.append(repr(text)[:200])
+        return facts
+    for raw in lines:
+        if not raw.strip():
+            continue
+        if raw[:1] not in (" ", "\t"):
+            dev = parse_header(raw)
+            if dev is not None:
+                if cur is not None:
+                    _finish_aer(cur, state.get("svrt", ""))
+                cur, state = dev, {}
+                facts.devices.append(dev)
+                continue
+            if raw.startswith("lspci:"):  # "lspci: Unable to load libkmod resources: error -2"
+                continue
+        s = raw.strip()
+        if s.startswith(_DETAIL_KEYS) or raw[:1] in (" ", "\t"):
+            if cur is None:  # detail lines without their header: a snippet
+                cur, state = LspciDevice(), {}
+                facts.devices.append(cur)
+            facts.verbose = True
+            _detail(cur, raw, state)
+        else:
+            facts.problems.append(raw)
+    if cur is not None:
+        _finish_aer(cur, state.get("svrt", ""))
+    return facts
+
+
+# ------------------------------------------------------------------ IOMMU group listings
+
+
+@dataclass
+class IommuEntry:
+    group: str
+    device: LspciDevice
+    driver: str
+    line: str
+
+
+@dataclass
+class IommuGroups:
+    entries: list[IommuEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> list[IommuEntry]:
+        return [e for e in self.entries if e.device.is_gpu]
+
+
+_GROUP_LINE_RE = re.compile(r"^\s*IOMMU\s+Group\s+(?P<g>\d{1,6})\s*:?\s*(?P<rest>.*)$", re.I)
+_DRIVER_SUFFIX_RE = re.compile(r"\s*\((?:driver|kernel driver in use)\s*:\s*(?P<drv>[^)]*)\)\s*$", re.I)
+
+
+def parse_iommu_groups(text: str) -> IommuGroups:
+    """IOMMU group listings built from ``lspci -nns`` (the common shell loops over
+    ``/sys/kernel/iommu_groups/*/devices/*``): ``IOMMU Group 15: 5d:00.0 3D controller ... (driver: nvidia)``,
+    ``IOMMU Group 1 01:00.0 VGA ...``, or a ``IOMMU Group 1:`` line followed by indented device lines."""
+    res = IommuGroups()
+    group = ""
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        m = _GROUP_LINE_RE.match(raw)
+        rest = s
+        if m:
+            group = m.group("g")
+            rest = m.group("rest").strip()
+            if not rest:
+                continue
+        elif not group:
+            if s.lower().startswith(("gpu iommu group", "iommu group list")):
+                continue
+            res.problems.append(raw)
+            continue
+        drv = ""
+        dm = _DRIVER_SUFFIX_RE.search(rest)
+        if dm:
+            drv = dm.group("drv").strip()
+            rest = rest[:dm.start()]
+        dev = parse_header(rest)
+        if dev is None:
+            if s.startswith("Kernel driver in use:") and res.entries:
+                res.entries[-1].driver = s.split(":", 1)[1].strip()
+                continue
+            res.problems.append(raw)
+            continue
+        dev.driver = drv
+        res.entries.append(IommuEntry(group, dev, drv, s))
+    return res
+
+
+# ------------------------------------------------------------------ names
+
+
+def marketing_name(device_id: str) -> str:
+    """NVIDIA's product name for a PCI device id from ``assets/pci_ids.csv`` ("" when unknown)."""
+    from wizard.data import table
+
+    did = (device_id or "").lower()
+    try:
+        for row in table("pci_ids.csv"):
+            if row.get("device_id", "").lower() == did:
+                return row.get("name", "")
+    except (OSError, ValueError):
+        return ""
+    return ""
+
+
+def device_label(d: LspciDevice) -> str:
+    """A readable name: the table's name when lspci only says "Device 2330", else lspci's bracketed
+    product name, else its description."""
+    known = marketing_name(d.device_id) if d.device_id else ""
+    desc = re.sub(r"\((?:prog-if|rev)\b[^()]*(?:\([^()]*\)[^()]*)*\)", "", d.description)
+    m = re.findall(r"\[([^\]]+)\]", desc)
+    names = [x for x in m if not re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}", x)]
+    if names and not re.fullmatch(r"Device [0-9a-fA-F]{4}", names[-1]):
+        return names[-1]
+    if known:
+        return known
+    return d.description[:80] if d.description else (f"10de:{d.device_id}" if d.device_id else "")
+
+
+# ------------------------------------------------------------------ explain kinds
+
+_KEY_LINE_RE = re.compile(r"^\s*(?:(?:LnkCap|LnkSta|LnkCtl2?|LnkSta2|DevCap2?|DevCtl2?|DevSta|ACSCap|ACSCtl|UESta|UEMsk|"
+                          r"UESvrt|CESta|CEMsk|Capabilities|Control|Status|Latency|Interrupt|NUMA node|Region \d{1,2}|"
+                          r"Kernel driver in use|Kernel modules|Subsystem|Bus):|Memory at |Expansion ROM at )")
+_LINK_LINE_RE = re.compile(r"^\s*Lnk(Cap|Sta):\s*.*Speed\s+(?:[0-9.]+\s*GT/s|unknown).*Width\s+x\d", re.I)
+
+
+def detect_lspci(text: str) -> float:
+    """Confidence that ``text`` is lspci output (``-vv``/``-vvv`` detail, a LnkCap/LnkSta snippet, or
+    a plain device list)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()][:4000]
+    if not lines:
+        return 0.0
+    if sum(1 for ln in lines if _GROUP_LINE_RE.match(ln)) >= 1:
+        return 0.0  # an IOMMU group listing: detect_iommu_groups
+    headers = sum(1 for ln in lines if ln[:1] not in (" ", "\t") and parse_header(ln) is not None)
+    keys = sum(1 for ln in lines if _KEY_LINE_RE.match(ln))
+    links = sum(1 for ln in lines if _LINK_LINE_RE.match(ln))
+    if links and keys >= 1:
+        return 0.96 if (headers or keys >= 3) else 0.93
+    if headers and keys >= 2:
+        return 0.92
+    if keys >= 4 and any(ln.strip().startswith(("Capabilities:", "LnkSta", "DevSta", "UESta")) for ln in lines):
+        return 0.85
+    if headers and headers >= 0.6 * len(lines):
+        return 0.6
+    return 0.0
+
+
+def detect_iommu_groups(text: str) -> float:
+    """Confidence that ``text`` is an IOMMU group listing built from ``lspci -nns``."""
+    lines = [ln for ln in text.splitlines() if ln.strip()][:4000]
+    if not lines:
+        return 0.0
+    groups = [ln for ln in lines if _GROUP_LINE_RE.match(ln)]
+    if not groups:
+        return 0.0
+    devs = sum(1 for ln in lines if parse_header(_DRIVER_SUFFIX_RE.sub("", (_GROUP_LINE_RE.match(ln).group("rest")
+                                                                            if _GROUP_LINE_RE.match(ln) else ln).strip()))
+               is not None)
+    return 0.97 if devs else 0.5
+
+
+def _judge_lspci(text: str, exp: "Mapping[str, Any]") -> list:
+    from wizard.checks import links
+    from wizard.probes import ProbeOutput
+
+    out = {"lspci_vvv": ProbeOutput("lspci_vvv", "lspci -vv (pasted)", text=text)}
+    return links.lspci_all(out, exp)
+
+
+def _judge_iommu(text: str, exp: "Mapping[str, Any]") -> list:
+    from wizard.checks import links
+    from wizard.probes import ProbeOutput
+
+    return links.iommu_groups({"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "IOMMU group listing (pasted)",
+                                                                 text=text)}, exp)
+
+
+def _register() -> None:
+    from wizard.kinds import KINDS, Kind, register_kind
+
+    if "lspci-vv" not in KINDS:
+        register_kind(Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", detect_lspci,
+                           _judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")))
+    if "lspci-iommu-groups" not in KINDS:
+        register_kind(Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
+                           detect_iommu_groups, _judge_iommu,
+                           ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
+                            "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)))
+
+
+_register()

@@ -1,0 +1,1100 @@
+"""The nvidia-smi family: one per-GPU model read from every format nvidia-smi (and NVML) prints.
+
+Formats (each parser: raw text -> :class:`SmiDoc`; none of them raises):
+
+* ``nvidia-smi -q -x`` (XML, DTD v11/v12/v13): :func:`parse_smi_xml`. Parsed with
+  :mod:`xml.etree.ElementTree` after refusing any ``<!ENTITY`` declaration and dropping the
+  DOCTYPE; a document cut short (a paste) is closed and read as far as it goes.
+* ``nvidia-smi -q`` text, also ``-q -d SECTION`` and pastes of one section:
+  :func:`parse_smi_text`. Handles the older "Clocks Throttle Reasons" and the 535+/590 "Clocks
+  Event Reasons" and T.Limit temperature layouts.
+* the default ``nvidia-smi`` table, its processes and MIG tables, ``ERR!`` cells and the
+  driver's error messages: :func:`parse_smi_table`.
+* ``nvidia-smi --query-gpu=... --format=csv`` with its header line (``[N/A]``/``N/A`` =
+  missing; units in headers and values): :func:`parse_smi_csv`.
+* the NVML probe's JSON (:mod:`wizard.nvml_probe`): :func:`parse_nvml_smi`.
+
+Every GPU becomes a :class:`GpuFacts` whose fields are keyed by NVIDIA's own
+``--query-gpu`` property names (``ecc.mode.current``, ``pcie.link.width.current``,
+``clocks_event_reasons.hw_power_brake_slowdown`` ...; ``nvidia-smi --help-query-gpu``), plus a
+few nvidia-smi prints only in ``-q`` (temperature thresholds, replay counter, reset status).
+Each value keeps the raw line it came from, so findings can quote it as evidence.
+
+The ``nvidia_smi_qx`` probe is registered at the end of this module; the ``explain`` kinds live in
+:mod:`wizard.parsers.smi_kinds`, the rules in :mod:`wizard.checks.smi`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from wizard.probes import command_probe
+
+# ------------------------------------------------------------------ model
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One value as nvidia-smi printed it (``raw``) and the input line it came from (``line``,
+    stripped of indentation; for a CSV cell, ``header: value``)."""
+
+    raw: str
+    line: str
+
+
+@dataclass
+class GpuProcess:
+    """A process on a GPU. ``type``: C compute, G graphics, C+G both, M/M+C MPS (nvidia-smi
+    man page). ``used_mib``: GPU memory in MiB, ``None`` when not reported."""
+
+    pid: str
+    type: str = ""
+    name: str = ""
+    used_mib: float | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def compute(self) -> bool:
+        return "C" in self.type.upper()
+
+
+NA_VALUES = frozenset({"", "n/a", "[n/a]", "na", "not supported", "[not supported]", "not available",
+                       "requested functionality has been deprecated",
+                       "[requested functionality has been deprecated]", "unknown error", "[unknown error]",
+                       "insufficient permissions", "[insufficient permissions]"})
+"""Values nvidia-smi prints for a field it cannot read (man page: "N/A" = not available /
+not supported); they count as missing, never as zero."""
+
+ERR_RE = re.compile(r"ERR!|GPU is lost|Unable to determine the device handle", re.I)
+"""nvidia-smi's markers for a GPU that stopped answering: ``ERR!`` in the table, "GPU is lost"
+(NVML_ERROR_GPU_IS_LOST) in the query formats."""
+
+_TRUE = frozenset({"enabled", "active", "yes", "on", "true"})
+_FALSE = frozenset({"disabled", "not active", "no", "off", "false"})
+_NUM_RE = re.compile(r"^\s*\[?\s*([-+]?\d+(?:\.\d+)?)")
+
+
+def is_na(raw: str | None) -> bool:
+    return raw is None or raw.strip().lower() in NA_VALUES
+
+
+def to_number(raw: str | None) -> float | None:
+    """Leading number of a value ("16x" -> 16, "67.74 W" -> 67.74, "-2 C" -> -2, "0x1F" -> 31)."""
+    if raw is None or is_na(raw):
+        return None
+    s = raw.strip()
+    if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", s):
+        return float(int(s, 16))
+    m = _NUM_RE.match(s)
+    if not m or len(m.group(1)) > 30:
+        return None
+    return float(m.group(1))
+
+
+def to_flag(raw: str | None) -> bool | None:
+    """Enabled/Active/Yes/On -> True; Disabled/Not Active/No/Off -> False; anything else None."""
+    if raw is None:
+        return None
+    s = raw.strip().strip("[]").lower()
+    return True if s in _TRUE else False if s in _FALSE else None
+
+
+@dataclass
+class GpuFacts:
+    """What one source says about one GPU. ``fields``: canonical key -> :class:`Reading`.
+
+    :meth:`num` returns the number in the unit nvidia-smi prints for that key: degrees C for
+    ``temperature.*`` (``*.tlimit`` keys are degrees relative to T.Limit, negative = past it),
+    W for ``power.*``, MiB for ``memory.*``, percent for ``utilization.gpu``, lanes for
+    ``pcie.link.width.*``, the PCIe generation number for ``pcie.link.gen.*``, counts for
+    ``ecc.errors.*``, ``remapped_rows.*`` (banks for ``.histogram.*``) and ``pcie.replay_counter``.
+
+    ``index`` is nvidia-smi's GPU index where the format prints it (table, CSV, NVML); the
+    ``-q`` formats list GPUs in index order, so their position is used. ``bus_id`` is as
+    printed ("00000000:19:00.0"). ``errors``: raw lines that show the GPU did not answer.
+    """
+
+    index: int | None = None
+    bus_id: str = ""
+    fields: dict[str, Reading] = field(default_factory=dict)
+    processes: list[GpuProcess] = field(default_factory=list)
+    processes_read: bool = False
+    mig_devices: int = 0
+    header: str = ""
+    errors: list[str] = field(default_factory=list)
+    implicit: bool = False
+
+    def get(self, key: str) -> Reading | None:
+        return self.fields.get(key)
+
+    def set(self, key: str, raw: str, line: str) -> None:
+        """Record ``key`` unless already set (the first occurrence wins)."""
+        if key not in self.fields:
+            self.fields[key] = Reading(raw.strip(), line.strip())
+
+    def text(self, key: str) -> str | None:
+        r = self.fields.get(key)
+        return None if r is None or is_na(r.raw) else r.raw.strip()
+
+    def num(self, key: str) -> float | None:
+        r = self.fields.get(key)
+        return None if r is None else to_number(r.raw)
+
+    def flag(self, key: str) -> bool | None:
+        r = self.fields.get(key)
+        return None if r is None else to_flag(r.raw)
+
+    def line(self, key: str) -> str:
+        r = self.fields.get(key)
+        return r.line if r else ""
+
+    def lines(self, *keys: str) -> list[str]:
+        return [self.fields[k].line for k in keys if k in self.fields]
+
+    @property
+    def name(self) -> str:
+        return self.text("name") or ""
+
+    @property
+    def serial(self) -> str:
+        return self.text("serial") or ""
+
+
+@dataclass
+class SmiDoc:
+    """One nvidia-smi output, read.
+
+    Attributes:
+        fmt: "xml", "text", "table", "csv" or "nvml".
+        command: the command that prints this format (for evidence and remedies).
+        gpus: the GPUs it lists, in order.
+        driver_version, cuda_version: header values ("CUDA Version" is the newest CUDA the
+            *driver* supports, not the toolkit: nvidia-smi man page).
+        attached: the "Attached GPUs" header (XML/-q) or the ``count`` CSV column.
+        complete: the output is provably whole (a closed XML document, the NVML probe, a CSV,
+            a table that reached its Processes section), so GPUs it does not list are missing
+            rather than cut from a paste.
+        truncated: the input was cut (an XML document that does not close).
+        error_kind: "" | "no_driver" | "no_devices" | "gpu_unreachable" | "refused" | "nvml".
+        error_lines: the raw lines of that error.
+        problems: raw lines that could not be read (for an ``unknown`` finding).
+    """
+
+    fmt: str
+    command: str
+    gpus: list[GpuFacts] = field(default_factory=list)
+    driver_version: Reading | None = None
+    cuda_version: Reading | None = None
+    attached: Reading | None = None
+    complete: bool = False
+    truncated: bool = False
+    error_kind: str = ""
+    error_lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def attached_count(self) -> int | None:
+        n = to_number(self.attached.raw) if self.attached else None
+        return int(n) if n is not None and 0 <= n < 100000 else None
+
+
+# ------------------------------------------------------------------ errors printed instead of output
+
+SMI_ERRORS = (
+    (re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
+                r"Driver/library version mismatch|Failed to initialize NVML|"
+                r"couldn't find libnvidia-ml\.so|NVML library version mismatch", re.I), "no_driver"),
+    (re.compile(r"No devices were found", re.I), "no_devices"),
+    (re.compile(r"Unable to determine the device handle for|GPU is lost", re.I), "gpu_unreachable"),
+)
+"""Messages nvidia-smi prints instead of (or among) its output, and what they mean (nvidia-smi
+man page; NVML return codes NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIB_RM_VERSION_MISMATCH,
+NVML_ERROR_GPU_IS_LOST). Seen in the shared cases and NVIDIA/open-gpu-kernel-modules#862."""
+
+
+def scan_errors(doc: SmiDoc, lines: Iterable[str]) -> None:
+    """Record nvidia-smi error messages found in ``lines`` on ``doc``."""
+    for line in lines:
+        s = line.strip()
+        if not s or len(s) > 500:
+            continue
+        for rx, kind in SMI_ERRORS:
+            if rx.search(s):
+                if not doc.error_kind or (doc.error_kind == "gpu_unreachable" and kind != "gpu_unreachable"):
+                    doc.error_kind = kind
+                doc.error_lines.append(s)
+                break
+
+
+# ------------------------------------------------------------------ -q -x (XML)
+
+_XML_FIELDS: dict[str, str] = {
+    "product_name": "name",
+    "product_brand": "brand",
+    "product_architecture": "architecture",
+    "persistence_mode": "persistence_mode",
+    "mig_mode/current_mig": "mig.mode.current",
+    "mig_mode/pending_mig": "mig.mode.pending",
+    "serial": "serial",
+    "uuid": "uuid",
+    "minor_number": "minor_number",
+    "vbios_version": "vbios_version",
+    "inforom_version/img_version": "inforom.img",
+    "gpu_virtualization_mode/virtualization_mode": "virtualization_mode",
+    "gpu_reset_status/reset_required": "reset_required",
+    "gpu_reset_status/drain_and_reset_recommended": "drain_and_reset_recommended",
+    "gpu_recovery_action": "gpu_recovery_action",
+    "pci/pci_bus_id": "pci.bus_id",
+    "pci/pci_gpu_link_info/pcie_gen/max_link_gen": "pcie.link.gen.max",
+    "pci/pci_gpu_link_info/pcie_gen/current_link_gen": "pcie.link.gen.current",
+    "pci/pci_gpu_link_info/pcie_gen/device_current_link_gen": "pcie.link.gen.gpucurrent",
+    "pci/pci_gpu_link_info/pcie_gen/max_device_link_gen": "pcie.link.gen.gpumax",
+    "pci/pci_gpu_link_info/pcie_gen/max_host_link_gen": "pcie.link.gen.hostmax",
+    "pci/pci_gpu_link_info/link_widths/max_link_width": "pcie.link.width.max",
+    "pci/pci_gpu_link_info/link_widths/current_link_width": "pcie.link.width.current",
+    "pci/replay_counter": "pcie.replay_counter",
+    "pci/replay_rollover_counter": "pcie.replay_rollover_counter",
+    "fan_speed": "fan.speed",
+    "performance_state": "pstate",
+    "clocks_event_reasons": "clocks_event_reasons",
+    "utilization/gpu_util": "utilization.gpu",
+    "fb_memory_usage/total": "memory.total",
+    "fb_memory_usage/used": "memory.used",
+    "ecc_mode/current_ecc": "ecc.mode.current",
+    "ecc_mode/pending_ecc": "ecc.mode.pending",
+    "retired_pages/multiple_single_bit_retirement/retired_count": "retired_pages.single_bit_ecc.count",
+    "retired_pages/double_bit_retirement/retired_count": "retired_pages.double_bit.count",
+    "retired_pages/pending_blacklist": "retired_pages.pending",
+    "retired_pages/pending_retirement": "retired_pages.pending_retirement",
+    "remapped_rows": "remapped_rows",
+    "remapped_rows/remapped_row_corr": "remapped_rows.correctable",
+    "remapped_rows/remapped_row_unc": "remapped_rows.uncorrectable",
+    "remapped_rows/remapped_row_pending": "remapped_rows.pending",
+    "remapped_rows/remapped_row_failure": "remapped_rows.failure",
+    "temperature/gpu_temp": "temperature.gpu",
+    "temperature/gpu_temp_tlimit": "temperature.gpu.tlimit",
+    "temperature/gpu_temp_max_threshold": "temperature.shutdown",
+    "temperature/gpu_temp_slow_threshold": "temperature.slowdown",
+    "temperature/gpu_temp_max_gpu_threshold": "temperature.max_operating",
+    "temperature/gpu_temp_max_tlimit_threshold": "temperature.shutdown.tlimit",
+    "temperature/gpu_temp_slow_tlimit_threshold": "temperature.slowdown.tlimit",
+    "temperature/gpu_temp_max_gpu_tlimit_threshold": "temperature.max_operating.tlimit",
+    "temperature/memory_temp": "temperature.memory",
+    "temperature/gpu_temp_max_mem_threshold": "temperature.memory.max_operating",
+    "temperature/gpu_temp_max_mem_tlimit_threshold": "temperature.memory.max_operating.tlimit",
+    "power_readings/power_draw": "power.draw",
+    "power_readings/power_limit": "power.limit",
+    "power_readings/enforced_power_limit": "enforced.power.limit",
+    "power_readings/default_power_limit": "power.default_limit",
+    "power_readings/min_power_limit": "power.min_limit",
+    "power_readings/max_power_limit": "power.max_limit",
+    "gpu_power_readings/power_draw": "power.draw",
+    "gpu_power_readings/average_power_draw": "power.draw",
+    "gpu_power_readings/instant_power_draw": "power.draw",
+    "gpu_power_readings/current_power_limit": "enforced.power.limit",
+    "gpu_power_readings/requested_power_limit": "power.limit",
+    "gpu_power_readings/default_power_limit": "power.default_limit",
+    "gpu_power_readings/min_power_limit": "power.min_limit",
+    "gpu_power_readings/max_power_limit": "power.max_limit",
+    "fabric/state": "fabric.state",
+    "fabric/status": "fabric.status",
+    "fabric/cliqueid": "fabric.cliqueId",
+    "fabric/clusteruuid": "fabric.clusterUuid",
+    "fabric/health/summary": "fabric.health.summary",
+    "fabric/health/bandwidth": "fabric.health.bandwidth",
+    "fabric/health/route_recovery_in_progress": "fabric.health.route_recovery_in_progress",
+    "fabric/health/route_unhealthy": "fabric.health.route_unhealthy",
+    "fabric/health/access_timeout_recovery": "fabric.health.access_timeout_recovery",
+    "fabric/health/incorrect_configuration": "fabric.health.incorrect_configuration",
+}
+"""``-q -x`` element paths (below ``<gpu>``, lower case) -> canonical keys (nvsmi_device_v11..v13
+DTDs as seen in the shared cases and tests/data/public)."""
+
+for _ctr in ("volatile", "aggregate"):
+    for _src, _dst in (("sram_correctable", "corrected.{c}.sram"), ("sram_uncorrectable", "uncorrected.{c}.sram"),
+                       ("sram_uncorrectable_parity", "uncorrected.{c}.sram.parity"),
+                       ("sram_uncorrectable_secded", "uncorrected.{c}.sram.secded"),
+                       ("dram_correctable", "corrected.{c}.dram"), ("dram_uncorrectable", "uncorrected.{c}.dram"),
+                       ("single_bit/device_memory", "corrected.{c}.device_memory"),
+                       ("single_bit/total", "corrected.{c}.total"),
+                       ("double_bit/device_memory", "uncorrected.{c}.device_memory"),
+                       ("double_bit/total", "uncorrected.{c}.total")):
+        _XML_FIELDS[f"ecc_errors/{_ctr}/{_src}"] = "ecc.errors." + _dst.format(c=_ctr)
+_XML_FIELDS["ecc_errors/aggregate/sram_threshold_exceeded"] = "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded"
+for _b in ("max", "high", "partial", "low", "none"):
+    _XML_FIELDS[f"remapped_rows/row_remapper_histogram/row_remapper_histogram_{_b}"] = f"remapped_rows.histogram.{_b}"
+for _r in ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
+           "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting"):
+    _XML_FIELDS[f"clocks_event_reasons/clocks_event_reason_{_r}"] = f"clocks_event_reasons.{_r}"
+
+_TAG_RE = re.compile(r"<(/?)([A-Za-z_][\w.\-:]*)([^<>]*?)(/?)>")
+_ENTITY_RE = re.compile(r"<!ENTITY", re.I)
+_DOCTYPE_RE = re.compile(r"<!DOCTYPE\b[^\[>]*(?:\[.*?\]\s*)?>", re.I | re.S)
+
+
+def _norm_xml_path(parts: Iterable[str]) -> str:
+    return "/".join(p.lower() for p in parts).replace("throttle_reason", "event_reason")
+
+
+def _xml_line_index(text: str) -> tuple[dict[tuple, str], list[str]]:
+    """Path key -> stripped source line of each start tag, plus the tags still open at the end.
+
+    A path key is a tuple of (tag, n-th such child) pairs from the root, the same key
+    :func:`_walk` computes from the ElementTree, so values can quote their raw line."""
+    index: dict[tuple, str] = {}
+    stack: list[tuple[str, dict[str, int]]] = [("", {})]
+    keys: list[tuple] = [()]
+    starts = [0]
+    for m in re.finditer(r"\n", text):
+        starts.append(m.end())
+    line_no = 0
+    for m in _TAG_RE.finditer(text):
+        closing, tag, _attrs, selfclose = m.groups()
+        if closing:
+            if len(stack) > 1 and stack[-1][0] == tag:
+                stack.pop()
+                keys.pop()
+            continue
+        while line_no + 1 < len(starts) and starts[line_no + 1] <= m.start():
+            line_no += 1
+        counts = stack[-1][1]
+        n = counts.get(tag, 0)
+        counts[tag] = n + 1
+        key = keys[-1] + ((tag, n),)
+        end = text.find("\n", starts[line_no])
+        index[key] = text[starts[line_no]: end if end >= 0 else len(text)].strip()
+        if not selfclose:
+            stack.append((tag, {}))
+            keys.append(key)
+    return index, [t for t, _ in stack[1:]]
+
+
+def _walk(el: ET.Element, key: tuple, index: dict[tuple, str]):
+    """Yield (element, path key, raw line) for ``el``'s descendants, depth first."""
+    counts: dict[str, int] = {}
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        n = counts.get(child.tag, 0)
+        counts[child.tag] = n + 1
+        ck = key + ((child.tag, n),)
+        yield child, ck, index.get(ck, "")
+        yield from _walk(child, ck, index)
+
+
+def _leaf_text(el: ET.Element) -> str | None:
+    if len(el):
+        return None
+    return " ".join((el.text or "").split())
+
+
+def parse_smi_xml(text: str) -> SmiDoc:
+    """``nvidia-smi -q -x`` -> :class:`SmiDoc`. Refuses entity declarations (``unknown``)."""
+    doc = SmiDoc("xml", "nvidia-smi -q -x")
+    try:
+        _parse_xml(doc, text)
+    except (RecursionError, MemoryError, ValueError) as exc:  # pathological input
+        doc.problems.append(f"unreadable XML: {type(exc).__name__}")
+    return doc
+
+
+def _parse_xml(doc: SmiDoc, text: str) -> None:
+    m = _ENTITY_RE.search(text)
+    if m:
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.start())
+        doc.error_kind = "refused"
+        doc.error_lines.append(text[line_start: line_end if line_end >= 0 else len(text)].strip()[:300])
+        return
+    start = -1
+    for marker in ("<?xml", "<nvidia_smi_log"):
+        start = text.find(marker)
+        if start >= 0:
+            break
+    if start < 0:
+        scan_errors(doc, text.splitlines())
+        if not doc.error_kind:
+            doc.problems.extend(ln for ln in text.splitlines()[:20] if ln.strip())
+        return
+    scan_errors(doc, text[:start].splitlines())
+    body = _DOCTYPE_RE.sub(lambda mm: "\n" * mm.group(0).count("\n"), text[start:])
+    index, still_open = _xml_line_index(body)
+    root = None
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        # a paste cut short: drop an unfinished last line, close what is open, try again
+        lines = body.rstrip("\n").split("\n")
+        if lines and not re.search(r">\s*$", lines[-1]):
+            lines = lines[:-1]
+        cut = "\n".join(lines)
+        index, still_open = _xml_line_index(cut)
+        try:
+            root = ET.fromstring(cut + "".join(f"</{t}>" for t in reversed(still_open)))
+            doc.truncated = True
+        except ET.ParseError as exc:
+            doc.problems.append(f"not well-formed XML: {exc}")
+            doc.problems.extend(ln for ln in body.splitlines()[:10] if ln.strip())
+            return
+    if root.tag != "nvidia_smi_log":
+        doc.problems.append(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
+        return
+    doc.complete = not doc.truncated and not still_open
+    rk = (("nvidia_smi_log", 0),)
+    top_counts: dict[str, int] = {}
+    for child in root:
+        if not isinstance(child.tag, str):
+            continue
+        n = top_counts.get(child.tag, 0)
+        top_counts[child.tag] = n + 1
+        ck = rk + ((child.tag, n),)
+        line = index.get(ck, "")
+        val = _leaf_text(child)
+        if child.tag == "driver_version" and val is not None:
+            doc.driver_version = Reading(val, line)
+        elif child.tag == "cuda_version" and val is not None:
+            doc.cuda_version = Reading(val, line)
+        elif child.tag == "attached_gpus" and val is not None:
+            doc.attached = Reading(val, line)
+        elif child.tag == "gpu":
+            doc.gpus.append(_xml_gpu(child, ck, index, len(doc.gpus)))
+
+
+def _xml_gpu(el: ET.Element, key: tuple, index: dict[tuple, str], position: int) -> GpuFacts:
+    g = GpuFacts(index=position, bus_id=(el.get("id") or "").strip(), header=index.get(key, ""))
+    base = len(key)
+    for child, ck, line in _walk(el, key, index):
+        rel = [t for t, _ in ck[base:]]
+        path = _norm_xml_path(rel)
+        val = _leaf_text(child)
+        if rel[0] == "mig_devices":
+            if rel == ["mig_devices", "mig_device"]:
+                g.mig_devices += 1
+            continue
+        if rel[0] == "processes":
+            g.processes_read = True
+            if rel == ["processes", "process_info"]:
+                g.processes.append(_xml_process(child))
+            elif len(rel) == 3 and g.processes and rel[2] in ("pid", "type", "process_name", "used_memory") and line:
+                g.processes[-1].lines.append(line)
+            continue
+        if val is not None and ERR_RE.search(val):
+            g.errors.append(line or f"<{child.tag}>{val}</{child.tag}>")
+        k = _XML_FIELDS.get(path)
+        if k is None:
+            continue
+        if val is None:
+            continue  # a section with children (e.g. remapped_rows when it has counts)
+        g.set(k, val, line or f"<{child.tag}>{val}</{child.tag}>")
+    if not g.bus_id and g.text("pci.bus_id"):
+        g.bus_id = g.text("pci.bus_id") or ""
+    return g
+
+
+def _xml_process(el: ET.Element) -> GpuProcess:
+    def t(tag: str) -> str:
+        c = el.find(tag)
+        return " ".join((c.text or "").split()) if c is not None else ""
+
+    return GpuProcess(pid=t("pid"), type=t("type"), name=t("process_name"), used_mib=to_number(t("used_memory")))
+
+
+# ------------------------------------------------------------------ -q (text)
+
+_TEXT_FIELDS: dict[str, str] = {
+    "product name": "name",
+    "product brand": "brand",
+    "product architecture": "architecture",
+    "persistence mode": "persistence_mode",
+    "mig mode/current": "mig.mode.current",
+    "mig mode/pending": "mig.mode.pending",
+    "serial number": "serial",
+    "gpu uuid": "uuid",
+    "minor number": "minor_number",
+    "vbios version": "vbios_version",
+    "inforom version/image version": "inforom.img",
+    "gpu virtualization mode/virtualization mode": "virtualization_mode",
+    "gpu reset status/reset required": "reset_required",
+    "gpu reset status/drain and reset recommended": "drain_and_reset_recommended",
+    "gpu recovery action": "gpu_recovery_action",
+    "pci/bus id": "pci.bus_id",
+    "pci/gpu link info/pcie generation/max": "pcie.link.gen.max",
+    "pci/gpu link info/pcie generation/current": "pcie.link.gen.current",
+    "pci/gpu link info/pcie generation/device current": "pcie.link.gen.gpucurrent",
+    "pci/gpu link info/pcie generation/device max": "pcie.link.gen.gpumax",
+    "pci/gpu link info/pcie generation/host max": "pcie.link.gen.hostmax",
+    "pci/gpu link info/link width/max": "pcie.link.width.max",
+    "pci/gpu link info/link width/current": "pcie.link.width.current",
+    "pci/replays since reset": "pcie.replay_counter",
+    "pci/replay number rollovers": "pcie.replay_rollover_counter",
+    "fan speed": "fan.speed",
+    "performance state": "pstate",
+    "clocks event reasons": "clocks_event_reasons",
+    "utilization/gpu": "utilization.gpu",
+    "fb memory usage/total": "memory.total",
+    "fb memory usage/used": "memory.used",
+    "ecc mode/current": "ecc.mode.current",
+    "ecc mode/pending": "ecc.mode.pending",
+    "ecc errors/aggregate/sram threshold exceeded": "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded",
+    "retired pages/single bit ecc": "retired_pages.single_bit_ecc.count",
+    "retired pages/double bit ecc": "retired_pages.double_bit.count",
+    "retired pages/pending page blacklist": "retired_pages.pending",
+    "retired pages/pending page retirement": "retired_pages.pending_retirement",
+    "retired pages/pending": "retired_pages.pending",
+    "remapped rows": "remapped_rows",
+    "remapped rows/correctable error": "remapped_rows.correctable",
+    "remapped rows/uncorrectable error": "remapped_rows.uncorrectable",
+    "remapped rows/pending": "remapped_rows.pending",
+    "remapped rows/remapping failure occurred": "remapped_rows.failure",
+    "temperature/gpu current temp": "temperature.gpu",
+    "temperature/gpu t.limit temp": "temperature.gpu.tlimit",
+    "temperature/gpu shutdown temp": "temperature.shutdown",
+    "temperature/gpu slowdown temp": "temperature.slowdown",
+    "temperature/gpu max operating temp": "temperature.max_operating",
+    "temperature/gpu shutdown t.limit temp": "temperature.shutdown.tlimit",
+    "temperature/gpu slowdown t.limit temp": "temperature.slowdown.tlimit",
+    "temperature/gpu max operating t.limit temp": "temperature.max_operating.tlimit",
+    "temperature/memory current temp": "temperature.memory",
+    "temperature/memory max operating temp": "temperature.memory.max_operating",
+    "temperature/memory max operating t.limit temp": "temperature.memory.max_operating.tlimit",
+    "power readings/power draw": "power.draw",
+    "power readings/power limit": "power.limit",
+    "power readings/enforced power limit": "enforced.power.limit",
+    "power readings/default power limit": "power.default_limit",
+    "power readings/min power limit": "power.min_limit",
+    "power readings/max power limit": "power.max_limit",
+    "gpu power readings/power draw": "power.draw",
+    "gpu power readings/average power draw": "power.draw",
+    "gpu power readings/instantaneous power draw": "power.draw",
+    "gpu power readings/current power limit": "enforced.power.limit",
+    "gpu power readings/requested power limit": "power.limit",
+    "gpu power readings/default power limit": "power.default_limit",
+    "gpu power readings/min power limit": "power.min_limit",
+    "gpu power readings/max power limit": "power.max_limit",
+    "fabric/state": "fabric.state",
+    "fabric/status": "fabric.status",
+    "fabric/cliqueid": "fabric.cliqueId",
+    "fabric/clusteruuid": "fabric.clusterUuid",
+    "fabric/health/summary": "fabric.health.summary",
+    "fabric/health/bandwidth": "fabric.health.bandwidth",
+    "fabric/health/route recovery in progress": "fabric.health.route_recovery_in_progress",
+    "fabric/health/route unhealthy": "fabric.health.route_unhealthy",
+    "fabric/health/access timeout recovery": "fabric.health.access_timeout_recovery",
+    "fabric/health/incorrect configuration": "fabric.health.incorrect_configuration",
+}
+"""``-q`` label paths (below the GPU header, lower case, single spaces) -> canonical keys. Covers
+the layouts in the shared cases (drivers 495 to 590) and the older Single/Double Bit ECC one."""
+
+for _ctr in ("volatile", "aggregate"):
+    for _src, _dst in (("sram correctable", "corrected.{c}.sram"), ("sram uncorrectable", "uncorrected.{c}.sram"),
+                       ("sram uncorrectable parity", "uncorrected.{c}.sram.parity"),
+                       ("sram uncorrectable sec-ded", "uncorrected.{c}.sram.secded"),
+                       ("dram correctable", "corrected.{c}.dram"), ("dram uncorrectable", "uncorrected.{c}.dram"),
+                       ("single bit/device memory", "corrected.{c}.device_memory"),
+                       ("single bit/total", "corrected.{c}.total"),
+                       ("double bit/device memory", "uncorrected.{c}.device_memory"),
+                       ("double bit/total", "uncorrected.{c}.total")):
+        _TEXT_FIELDS[f"ecc errors/{_ctr}/{_src}"] = "ecc.errors." + _dst.format(c=_ctr)
+for _b in ("max", "high", "partial", "low", "none"):
+    _TEXT_FIELDS[f"remapped rows/bank remap availability histogram/{_b}"] = f"remapped_rows.histogram.{_b}"
+for _label, _r in (("idle", "gpu_idle"), ("applications clocks setting", "applications_clocks_setting"),
+                   ("sw power cap", "sw_power_cap"), ("hw slowdown", "hw_slowdown"),
+                   ("hw slowdown/hw thermal slowdown", "hw_thermal_slowdown"),
+                   ("hw slowdown/hw power brake slowdown", "hw_power_brake_slowdown"),
+                   ("hw thermal slowdown", "hw_thermal_slowdown"), ("hw power brake slowdown", "hw_power_brake_slowdown"),
+                   ("sync boost", "sync_boost"), ("sw thermal slowdown", "sw_thermal_slowdown"),
+                   ("display clock setting", "display_clocks_setting")):
+    _TEXT_FIELDS[f"clocks event reasons/{_label}"] = f"clocks_event_reasons.{_r}"
+
+_GPU_HEADER_RE = re.compile(r"^GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_KV_RE = re.compile(r"^([^:]*?\S)\s*:\s?(.*)$")
+_SECTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 .()/+-]*$")
+_DOC_ERROR_RE = re.compile(r"Unable to determine the device handle|couldn't communicate with the NVIDIA driver|"
+                           r"No devices were found|Failed to initialize NVML|Driver/library version mismatch|"
+                           r"NVIDIA driver is not loaded|couldn't find libnvidia-ml", re.I)
+_DOC_LEVEL = {"driver version": "driver_version", "cuda version": "cuda_version", "attached gpus": "attached",
+              "cuda umd version": "cuda_version"}
+
+
+def _norm_label(label: str) -> str:
+    s = " ".join(label.strip().lower().split())
+    return s.replace("clocks throttle reasons", "clocks event reasons")
+
+
+def parse_smi_text(text: str) -> SmiDoc:
+    """``nvidia-smi -q`` (whole, ``-d`` sections, or a pasted section) -> :class:`SmiDoc`."""
+    doc = SmiDoc("text", "nvidia-smi -q")
+    try:
+        _parse_text(doc, text)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        doc.problems.append(f"unreadable: {type(exc).__name__}")
+    return doc
+
+
+def _parse_text(doc: SmiDoc, text: str) -> None:
+    gpu: GpuFacts | None = None
+    stack: list[tuple[int, str]] = []
+    recognised = 0
+    other: list[str] = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        content = raw.strip()
+        if "NVSMI LOG" in content or content in ("[...]", "...", "[..]"):
+            continue
+        if _DOC_ERROR_RE.search(content):  # printed in place of a GPU's block: not the current GPU's
+            scan_errors(doc, [content])
+            recognised += 1
+            continue
+        expanded = raw.expandtabs(8)
+        indent = len(expanded) - len(expanded.lstrip(" "))
+        m = _GPU_HEADER_RE.match(content)
+        if m:
+            gpu = GpuFacts(index=len(doc.gpus), bus_id=m.group(1), header=content)
+            doc.gpus.append(gpu)
+            stack = []
+            recognised += 1
+            continue
+        kv = _KV_RE.match(content)
+        if kv is None and not _SECTION_RE.match(content):
+            other.append(raw)  # not a "-q" line (a shell prompt, a note in a paste): never a parent
+            continue
+        label, value = (kv.group(1), kv.group(2)) if kv else (content, None)
+        norm = _norm_label(label)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = [s for _, s in stack] + [norm]
+        stack.append((indent, norm))
+        if value is not None and len(path) == 1 and norm in _DOC_LEVEL and (gpu is None or indent == 0):
+            setattr(doc, _DOC_LEVEL[norm], Reading(value.strip(), content))
+            recognised += 1
+            continue
+        if value is not None and len(path) == 1 and norm == "timestamp":
+            recognised += 1
+            continue
+        if path[0] == "mig device":
+            if gpu is not None and len(path) == 2 and norm == "index":
+                gpu.mig_devices += 1
+            recognised += 1
+            continue
+        if path[0] == "processes":
+            if gpu is None:
+                gpu = _implicit_gpu(doc)
+            _text_process(gpu, path, value, content)
+            recognised += 1
+            continue
+        key = _TEXT_FIELDS.get("/".join(path))
+        if key is None:
+            continue
+        if value is None:
+            continue  # a section header that is also a field elsewhere ("Remapped Rows")
+        if gpu is None:
+            gpu = _implicit_gpu(doc)
+        gpu.set(key, value, content)
+        if ERR_RE.search(value):
+            gpu.errors.append(content)
+        recognised += 1
+    if not recognised and not doc.gpus:
+        doc.problems.extend(other[:20] or [ln for ln in text.splitlines()[:20] if ln.strip()])
+    for g in doc.gpus:
+        if g.bus_id == "" and g.text("pci.bus_id"):
+            g.bus_id = g.text("pci.bus_id") or ""
+
+
+def _implicit_gpu(doc: SmiDoc) -> GpuFacts:
+    """A GPU for a pasted section that has no "GPU 0000:..." header."""
+    g = GpuFacts(index=None, header="", implicit=True)
+    doc.gpus.append(g)
+    return g
+
+
+def _text_process(gpu: GpuFacts, path: list[str], value: str | None, content: str) -> None:
+    if len(path) == 1:
+        gpu.processes_read = True  # "Processes : None" or the section header
+        return
+    label = path[-1]
+    if label == "process id" and value is not None:
+        gpu.processes.append(GpuProcess(pid=value.strip(), lines=[content]))
+        return
+    if not gpu.processes or value is None:
+        return
+    p = gpu.processes[-1]
+    if label == "type":
+        p.type = value.strip()
+    elif label in ("name", "process name"):
+        p.name = value.strip()
+    elif label in ("used gpu memory", "used memory"):
+        p.used_mib = to_number(value)
+    else:
+        return
+    p.lines.append(content)
+
+
+# ------------------------------------------------------------------ the default table
+
+_TABLE_HEADER_RE = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+_ROW1_RE = re.compile(r"^\s*(\d{1,4})\s+(.*?)\s+(On|Off|ERR!|N/A|WDDM|TCC|MCDM)\s*$")
+_BUSID_RE = re.compile(r"((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+_ROW2_RE = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$")
+_PROC_RE = re.compile(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
+_MIG_ROW_RE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
+
+
+def parse_smi_table(text: str) -> SmiDoc:
+    """The default ``nvidia-smi`` output (or the error it printed instead) -> :class:`SmiDoc`."""
+    doc = SmiDoc("table", "nvidia-smi")
+    try:
+        _parse_table(doc, text)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        doc.problems.append(f"unreadable: {type(exc).__name__}")
+    return doc
+
+
+def _cells(line: str) -> list[str]:
+    s = line.strip()
+    if not (s.startswith("|") and s.endswith("|")):
+        return []
+    return s[1:-1].split("|")
+
+
+def _parse_table(doc: SmiDoc, text: str) -> None:
+    lines = text.splitlines()
+    scan_errors(doc, [ln for ln in lines if not ln.strip().startswith("|")])
+    section = "gpus"
+    gpu: GpuFacts | None = None
+    row = 0
+    seen_table = False
+    for raw in lines:
+        s = raw.strip()
+        if not s:
+            continue
+        m = _TABLE_HEADER_RE.search(s)
+        if m:
+            seen_table = True
+            doc.driver_version = Reading(m.group(2), s)
+            if m.group(3):
+                doc.cuda_version = Reading(m.group(3), s)
+            continue
+        if s.startswith("| Processes:"):
+            section = "processes"
+            doc.complete = True
+            gpu = None
+            continue
+        if s.startswith("| MIG devices:"):
+            section = "mig"
+            gpu = None
+            continue
+        if s.startswith("+") or s.startswith("|=") or s.startswith("|-"):
+            if s.startswith("+") and section == "gpus":
+                gpu = None
+            continue
+        cells = _cells(s)
+        if not cells:
+            continue
+        seen_table = True
+        if section == "processes":
+            pm = _PROC_RE.match(s)
+            if pm:
+                idx = int(pm.group(1))
+                target = next((g for g in doc.gpus if g.index == idx), None)
+                if target is not None:
+                    target.processes.append(GpuProcess(pid=pm.group(4), type=pm.group(5), name=pm.group(6),
+                                                       used_mib=to_number(pm.group(7)), lines=[s]))
+            elif "No running processes found" in s:
+                for g in doc.gpus:
+                    g.processes_read = True
+            continue
+        if section == "mig":
+            mm = _MIG_ROW_RE.match(s)
+            if mm:
+                target = next((g for g in doc.gpus if g.index == int(mm.group(1))), None)
+                if target is not None:
+                    target.mig_devices += 1
+            continue
+        if len(cells) < 3:
+            continue
+        r1 = _ROW1_RE.match(cells[0])
+        if r1 and _BUSID_RE.search(cells[1]):
+            gpu = GpuFacts(index=int(r1.group(1)), bus_id=_BUSID_RE.search(cells[1]).group(1), header=s)  # type: ignore[union-attr]
+            doc.gpus.append(gpu)
+            row = 1
+            name = r1.group(2).strip()
+            gpu.set("name", name, s)
+            if r1.group(3) in ("On", "Off", "ERR!", "N/A"):
+                gpu.set("persistence_mode", r1.group(3), s)
+            gpu.set("pci.bus_id", gpu.bus_id, s)
+            ecc = cells[2].strip()
+            gpu.set("table.ecc", ecc, s)
+            if ecc.isdigit():
+                gpu.set("ecc.errors.uncorrected.volatile.total", ecc, s)
+            if ERR_RE.search(s):
+                gpu.errors.append(s)
+            continue
+        if gpu is None:
+            continue
+        row += 1
+        if ERR_RE.search(s):
+            gpu.errors.append(s)
+        if row == 2:
+            r2 = _ROW2_RE.match(cells[0])
+            if r2:
+                gpu.set("fan.speed", r2.group(1), s)
+                gpu.set("temperature.gpu", r2.group(2), s)
+                gpu.set("pstate", r2.group(3), s)
+                usage, _, cap = r2.group(4).partition("/")
+                gpu.set("power.draw", usage.strip(), s)
+                if cap.strip():
+                    gpu.set("enforced.power.limit", cap.strip(), s)
+            used, _, total = cells[1].partition("/")
+            gpu.set("memory.used", used.strip(), s)
+            gpu.set("memory.total", total.strip(), s)
+            parts = cells[2].split()
+            if parts:
+                gpu.set("utilization.gpu", parts[0], s)
+        elif row == 3:
+            mig = cells[2].strip()
+            if mig in ("Enabled", "Disabled"):
+                gpu.set("mig.mode.current", mig, s)
+    if not doc.gpus and not doc.error_kind and doc.driver_version is None:
+        doc.problems.extend(ln for ln in lines[:20] if ln.strip())
+
+
+# ------------------------------------------------------------------ --query-gpu CSV
+
+_CSV_ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_serial": "serial", "gpu_uuid": "uuid",
+                "pcie.link.gen.gpucurrent": "pcie.link.gen.gpucurrent", "power.draw.average": "power.draw.average",
+                "persistence_mode": "persistence_mode"}
+_CSV_KNOWN_PREFIXES = ("name", "index", "uuid", "serial", "timestamp", "driver_version", "count", "pci.", "pcie.",
+                       "ecc.", "clocks", "power.", "enforced.", "memory.", "utilization.", "temperature.", "pstate",
+                       "retired_pages.", "remapped_rows.", "fabric.", "mig.", "vbios_version", "persistence_mode",
+                       "fan.", "gpu_", "display_", "compute_mode", "inforom.", "driver_model.")
+_CSV_HEADER_CELL = re.compile(r"^[A-Za-z][\w.]*(?: \[[^\]]{1,12}\])?$")
+
+
+def csv_key(header: str) -> str:
+    """A CSV column header ("memory.total [MiB]") -> canonical key ("memory.total")."""
+    h = re.sub(r"\s*\[[^\]]*\]\s*$", "", header.strip())
+    h = h.replace("clocks_throttle_reasons", "clocks_event_reasons")
+    return _CSV_ALIASES.get(h, h)
+
+
+def csv_header_score(line: str) -> float:
+    """How much a line looks like a ``--query-gpu`` CSV header: the fraction of its comma-separated
+    cells shaped like property names ("memory.total [MiB]"), or 0 when fewer than two cells (or
+    fewer than a third of them) are properties bringup knows."""
+    cells = [c.strip() for c in line.split(",")]
+    if len(cells) < 2:
+        return 0.0
+    shaped = [c for c in cells if _CSV_HEADER_CELL.match(c)]
+    known = [c for c in shaped if c.lower().startswith(_CSV_KNOWN_PREFIXES)]
+    if len(known) < 2 or len(known) * 3 < len(cells):
+        return 0.0
+    return len(shaped) / len(cells)
+
+
+def parse_smi_csv(text: str) -> SmiDoc:
+    """``nvidia-smi --query-gpu=... --format=csv`` (with its header) -> :class:`SmiDoc`."""
+    doc = SmiDoc("csv", "nvidia-smi --query-gpu=... --format=csv")
+    try:
+        _parse_csv(doc, text)
+    except (csv.Error, RecursionError, MemoryError, ValueError) as exc:
+        doc.problems.append(f"unreadable CSV: {exc}")
+    return doc
+
+
+def _parse_csv(doc: SmiDoc, text: str) -> None:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    scan_errors(doc, lines)
+    start = next((i for i, ln in enumerate(lines) if csv_header_score(ln) >= 0.8), None)
+    if start is None:
+        if not doc.error_kind:
+            doc.problems.extend(lines[:20])
+        return
+    header = next(csv.reader([lines[start]], skipinitialspace=True))
+    keys = [csv_key(h) for h in header]
+    doc.complete = True
+    for n, line in enumerate(lines[start + 1:]):
+        if csv_header_score(line) >= 0.8:
+            continue
+        try:
+            cells = next(csv.reader([line], skipinitialspace=True))
+        except (csv.Error, StopIteration):
+            doc.problems.append(line)
+            continue
+        if len(cells) != len(keys):
+            doc.problems.append(line)
+            continue
+        g = GpuFacts(index=n, header=line if len(line) <= 300 else "")
+        for h, k, v in zip(header, keys, cells):
+            v = v.strip()
+            ev = line if len(line) <= 300 else f"{h.strip()}: {v}"
+            g.set(k, v, ev)
+            if ERR_RE.search(v):
+                g.errors.append(f"{h.strip()}: {v}")
+        idx = g.num("index")
+        if idx is not None and 0 <= idx < 100000:
+            g.index = int(idx)
+        g.bus_id = g.text("pci.bus_id") or ""
+        csv_reasons(g)
+        doc.gpus.append(g)
+        if doc.attached is None and g.get("count") is not None:
+            doc.attached = g.get("count")
+
+
+# ------------------------------------------------------------------ NVML probe JSON
+
+_NVML_REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4),
+                 ("hw_slowdown", 0x8), ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20),
+                 ("hw_thermal_slowdown", 0x40), ("hw_power_brake_slowdown", 0x80), ("display_clocks_setting", 0x100))
+"""nvmlClocksEventReason* bit values (NVML API reference, "Clocks Event Reasons"); the same mask
+``--query-gpu=clocks_event_reasons.active`` prints."""
+
+
+def reasons_from_mask(mask: int) -> dict[str, bool]:
+    """A clocks-event-reasons bit mask -> reason name -> active."""
+    return {name: bool(mask & bit) for name, bit in _NVML_REASONS}
+
+
+def parse_nvml_smi(text: str) -> SmiDoc:
+    """The NVML probe's JSON (:mod:`wizard.nvml_probe`) -> :class:`SmiDoc` with the same keys."""
+    doc = SmiDoc("nvml", "python -m wizard.nvml_probe")
+    try:
+        d = json.loads(text)
+    except (ValueError, RecursionError):
+        doc.problems.append(text.strip()[:500] or "(empty output)")
+        return doc
+    if not isinstance(d, dict):
+        doc.problems.append(text.strip()[:500])
+        return doc
+    if d.get("init") != "ok":
+        doc.error_kind = "nvml"
+        doc.error_lines.append(f'"init": {json.dumps(d.get("init"))}, "error": {json.dumps(d.get("error", ""))}')
+        return doc
+    doc.complete = True
+    if isinstance(d.get("driver_version"), str):
+        doc.driver_version = Reading(d["driver_version"], f'"driver_version": {json.dumps(d["driver_version"])}')
+    cv = d.get("cuda_driver_version")
+    if isinstance(cv, int) and not isinstance(cv, bool):
+        doc.cuda_version = Reading(f"{cv // 1000}.{(cv % 1000) // 10}", f'"cuda_driver_version": {cv}')
+    if isinstance(d.get("count"), int):
+        doc.attached = Reading(str(d["count"]), f'"count": {d["count"]}')
+    gpus = d.get("gpus")
+    for i, item in enumerate(gpus if isinstance(gpus, list) else []):
+        if isinstance(item, dict):
+            doc.gpus.append(_nvml_gpu(item, i))
+    return doc
+
+
+def _nvml_gpu(d: Mapping[str, Any], position: int) -> GpuFacts:
+    idx = d.get("index")
+    g = GpuFacts(index=idx if isinstance(idx, int) and not isinstance(idx, bool) else position)
+
+    def put(key: str, value: Any, name: str) -> None:
+        if value is None or isinstance(value, (dict, list)):
+            return
+        if isinstance(value, bool):
+            raw = "Enabled" if value else "Disabled"
+        else:
+            raw = str(value)
+        g.set(key, raw, f'"{name}": {json.dumps(value)}')
+
+    def sub(name: str) -> Mapping[str, Any]:
+        v = d.get(name)
+        return v if isinstance(v, dict) else {}
+
+    def put_sub(key: str, sect: str, name: str) -> None:
+        value = sub(sect).get(name)
+        if value is None or isinstance(value, (dict, list)):
+            return
+        raw = ("Enabled" if value else "Disabled") if isinstance(value, bool) else str(value)
+        g.set(key, raw, f'"{sect}": {json.dumps(sub(sect), sort_keys=True)}')
+
+    for key, name in (("name", "name"), ("pci.bus_id", "pci_bus_id"), ("serial", "serial"), ("uuid", "uuid"),
+                      ("brand", "brand"), ("vbios_version", "vbios_version"), ("inforom.img", "inforom_image_version"),
+                      ("persistence_mode", "persistence_mode"), ("virtualization_mode", "virtualization_mode"),
+                      ("temperature.gpu", "temperature_c"), ("temperature.gpu.tlimit", "temperature_margin_c"),
+                      ("pstate", "pstate"), ("utilization.gpu", "utilization_gpu_pct"),
+                      ("power.draw", "power_draw_w"), ("enforced.power.limit", "power_limit_enforced_w"),
+                      ("power.default_limit", "power_limit_default_w")):
+        put(key, d.get(name), name)
+    g.bus_id = g.text("pci.bus_id") or ""
+    g.header = g.line("pci.bus_id") or g.line("name")
+    for key, sect, name in (("mig.mode.current", "mig_mode", "current"), ("mig.mode.pending", "mig_mode", "pending"),
+                            ("ecc.mode.current", "ecc_mode", "current"), ("ecc.mode.pending", "ecc_mode", "pending"),
+                            ("remapped_rows.correctable", "remapped_rows", "correctable"),
+                            ("remapped_rows.uncorrectable", "remapped_rows", "uncorrectable"),
+                            ("remapped_rows.pending", "remapped_rows", "pending"),
+                            ("remapped_rows.failure", "remapped_rows", "failure"),
+                            ("retired_pages.single_bit_ecc.count", "retired_pages", "single_bit_ecc"),
+                            ("retired_pages.double_bit.count", "retired_pages", "double_bit_ecc"),
+                            ("retired_pages.pending", "retired_pages", "pending"),
+                            ("temperature.shutdown", "temperature_thresholds_c", "shutdown"),
+                            ("temperature.slowdown", "temperature_thresholds_c", "slowdown"),
+                            ("temperature.max_operating", "temperature_thresholds_c", "gpu_max"),
+                            ("temperature.memory.max_operating", "temperature_thresholds_c", "mem_max"),
+                            ("temperature.shutdown.tlimit", "temperature_tlimit_c", "shutdown"),
+                            ("temperature.slowdown.tlimit", "temperature_tlimit_c", "slowdown"),
+                            ("temperature.max_operating.tlimit", "temperature_tlimit_c", "gpu_max"),
+                            ("pcie.link.gen.current", "pcie", "gen_current"), ("pcie.link.gen.max", "pcie", "gen_max"),
+                            ("pcie.link.gen.gpumax", "pcie", "gen_gpu_max"),
+                            ("pcie.link.width.current", "pcie", "width_current"),
+                            ("pcie.link.width.max", "pcie", "width_max"),
+                            ("pcie.replay_counter", "pcie", "replay_counter"),
+                            ("fabric.state", "fabric", "state"), ("fabric.status", "fabric", "status"),
+                            ("fabric.cliqueId", "fabric", "clique_id"), ("fabric.clusterUuid", "fabric", "cluster_uuid")):
+        put_sub(key, sect, name)
+    ecc = sub("ecc_errors")
+    ecc_line = f'"ecc_errors": {json.dumps(ecc, sort_keys=True)}'
+    for ctr in ("volatile", "aggregate"):
+        c = ecc.get(ctr) if isinstance(ecc.get(ctr), dict) else {}
+        for err in ("corrected", "uncorrected"):
+            e = c.get(err) if isinstance(c.get(err), dict) else {}
+            for loc in ("total", "dram", "sram"):
+                v = e.get(loc)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    g.set(f"ecc.errors.{err}.{ctr}.{loc}", str(v), ecc_line)
+    mask = d.get("clocks_event_reasons")
+    if isinstance(mask, int) and not isinstance(mask, bool) and mask >= 0:
+        line = f'"clocks_event_reasons": {mask}'
+        g.set("clocks_event_reasons.active", hex(mask), line)
+        for name, on in reasons_from_mask(mask).items():
+            g.set(f"clocks_event_reasons.{name}", "Active" if on else "Not Active", line)
+    procs = d.get("compute_processes")
+    if isinstance(procs, list):
+        g.processes_read = True
+        for p in procs:
+            if isinstance(p, dict):
+                used = p.get("used_memory_bytes")
+                g.processes.append(GpuProcess(
+                    pid=str(p.get("pid", "")), type="C", name=str(p.get("name", "") or ""),
+                    used_mib=used / 1048576 if isinstance(used, (int, float)) and not isinstance(used, bool) else None,
+                    lines=[json.dumps(p, sort_keys=True)]))
+    errs = d.get("errors")
+    if isinstance(errs, dict) and errs.get("handle"):
+        g.errors.append(f'"handle": {json.dumps(str(errs["handle"]))}')
+    return g
+
+
+def csv_reasons(g: GpuFacts) -> None:
+    """Fill ``clocks_event_reasons.<reason>`` from the ``clocks_event_reasons.active`` mask when a
+    CSV carries only the mask."""
+    r = g.get("clocks_event_reasons.active")
+    mask = to_number(r.raw) if r else None
+    if r is None or mask is None or mask < 0 or mask >= 2 ** 64:
+        return
+    for name, on in reasons_from_mask(int(mask)).items():
+        g.set(f"clocks_event_reasons.{name}", "Active" if on else "Not Active", r.line)
+
+
+# ------------------------------------------------------------------ kinds and the probe
+
+NVIDIA_SMI_QX = command_probe("nvidia_smi_qx", "nvidia-smi -q -x (every GPU's state, XML)",
+                              ["nvidia-smi", "-q", "-x"], timeout_s=60)
+"""``nvidia-smi -q -x``: the primary per-GPU health source (60 s: it queries every GPU, and a
+sick GPU makes it slow)."""

@@ -1,0 +1,115 @@
+"""``explain`` kinds for the nvidia-smi family: ``-q -x`` XML, ``-q`` text (whole, ``-d`` sections,
+pasted sections), the default table (and the errors nvidia-smi prints instead of it) and
+``--query-gpu`` CSV. Each judge parses into :class:`wizard.parsers.smi.SmiDoc` and runs the same
+rules as the health stage (:func:`wizard.checks.smi.judge_doc`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.checks.smi import judge_doc
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, parse_smi_csv, parse_smi_table,
+                                parse_smi_text, parse_smi_xml)
+
+_Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/")) | frozenset({
+    "bus", "device", "domain", "device id", "sub system id", "gpu link info", "pcie generation", "link width",
+    "bridge chip", "type", "firmware", "tx throughput", "rx throughput", "atomic caps inbound",
+    "atomic caps outbound", "ibmnpu", "relaxed ordering mode", "host vgpu mode", "clocks", "graphics", "sm",
+    "memory", "video", "applications clocks", "default applications clocks", "max clocks", "voltage",
+    "timestamp", "driver version", "cuda version", "attached gpus", "display mode", "display active",
+    "accounting mode", "accounting mode buffer size", "driver model", "current", "pending", "max", "total",
+    "used", "free", "reserved", "bar1 memory usage", "compute mode", "encoder stats", "fbc stats",
+    "active sessions", "average fps", "average latency", "gpu part number", "board id", "multigpu board",
+    "gsp firmware version", "module id", "performance", "clocks event reasons counters", "sparse operation mode",
+    "gpu operation mode", "addressing mode", "base classcode", "sub classcode", "clock policy", "auto boost",
+    "auto boost default", "max customer boost clocks", "deferred clocks", "sw power capping", "hw power braking"})
+"""Labels that ``nvidia-smi -q`` prints (the mapped ones plus common unmapped ones), lower case."""
+
+_KV = re.compile(r"^\s*([^:|<>]{2,60}?)\s*:\s?(.*)$")
+
+
+def detect_xml(text: str) -> float:
+    """1.0 for an ``<nvidia_smi_log>`` document (whole or cut); 0.9 for a cut paste that starts
+    inside it but still shows ``<gpu id=...>`` and ``<product_name>``."""
+    head = text[:200000]
+    if "<nvidia_smi_log" in head:
+        return 1.0
+    if re.search(r"<gpu id=\"[0-9A-Fa-f:.]+\">", head) and "<product_name>" in head:
+        return 0.9
+    return 0.0
+
+
+def detect_q(text: str) -> float:
+    """1.0 with the "NVSMI LOG" banner; otherwise by the share of lines that are ``-q`` labels
+    ("Remapped Rows", "Pending : Yes", "Link Width" ...), so a pasted section is recognised too."""
+    if "==============NVSMI LOG==============" in text[:5000]:
+        return 1.0
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    if not lines or any(ln.lstrip().startswith(("|", "<", "+-")) for ln in lines[:5]):
+        return 0.0
+    known = 0
+    for ln in lines:
+        s = ln.strip()
+        if re.match(r"^GPU\s+(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$", s):
+            known += 1
+            continue
+        m = _KV.match(s)
+        label = m.group(1) if m else s
+        label = " ".join(label.lower().split()).replace("clocks throttle reasons", "clocks event reasons")
+        if label in _Q_LABELS:
+            known += 1
+    frac = known / len(lines)
+    if known >= 3 and frac >= 0.5:
+        return min(0.95, 0.5 + 0.45 * frac)
+    if known >= 2 and frac >= 0.6:
+        return 0.45
+    return 0.0
+
+
+def detect_table(text: str) -> float:
+    """1.0 with the "| NVIDIA-SMI x Driver Version:" box; 0.85 for GPU rows with a bus id; 0.7 for
+    a processes table alone; 0.9 for a short text that is one of nvidia-smi's own error messages."""
+    head = text[:100000]
+    if re.search(r"\|\s*NVIDIA-SMI \S+\s+Driver Version:", head):
+        return 1.0
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    if re.search(r"^\|\s+\d+\s+.*\|\s+(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]", head, re.M):
+        return 0.85
+    if "| Processes:" in head and re.search(r"GPU\s+GI\s+CI|PID\s+Type\s+Process name", head):
+        return 0.7
+    if 0 < len(lines) <= 6 and any(rx.search(ln) for ln in lines for rx, kind in SMI_ERRORS
+                                   if kind in ("no_driver", "no_devices")):
+        return 0.9
+    return 0.0
+
+
+def detect_csv(text: str) -> float:
+    """0.95 when one of the first three lines is a ``--query-gpu`` header followed by a row."""
+    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    for i, line in enumerate(lines[:3]):  # a paste may start with a prompt line
+        if csv_header_score(line) >= 0.8:
+            return 0.95 if len(lines) > i + 1 else 0.6
+    return 0.0
+
+
+def _judge(parse):
+    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+        return judge_doc(parse(text), exp, before_tests=False)
+    return judge
+
+
+register_kind(Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", detect_xml, _judge(parse_smi_xml),
+                   ("nvidia-smi -q -x",)))
+register_kind(Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", detect_q, _judge(parse_smi_text),
+                   ("nvidia-smi -q", "nvidia-smi -q -d PERFORMANCE,ECC,TEMPERATURE,POWER,PCI")))
+register_kind(Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", detect_table,
+                   _judge(parse_smi_table), ("nvidia-smi",)))
+register_kind(Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", detect_csv,
+                   _judge(parse_smi_csv),
+                   ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
+                    "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
+                    "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+                    "--format=csv",)))

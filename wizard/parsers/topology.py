@@ -1,0 +1,396 @@
+"""Parsers for GPU interconnect outputs: ``nvidia-smi topo -m`` (link type per GPU/NIC pair, CPU
+and NUMA affinity), ``nvidia-smi topo -p2p r|w|n|a|p`` (peer-to-peer status matrix),
+``nvidia-smi nvlink -s`` (per-link speed or ``<inactive>``), ``nvidia-smi nvlink -e`` (error
+counters) and ``dcgmi nvlink --link-status`` (link state U/D/X/_ per GPU and NVSwitch).
+
+Legends are nvidia-smi's own (printed under each matrix): X = self; SYS = PCIe plus the SMP
+interconnect between NUMA nodes; NODE = PCIe plus the interconnect between host bridges of one NUMA
+node; PHB = PCIe through a host bridge (the CPU); PXB = several PCIe bridges without the host
+bridge; PIX = at most one PCIe bridge; NV# = a bonded set of # NVLinks. P2P: OK, CNS = chipset not
+supported, GNS = GPU not supported, TNS = topology not supported, NS = not supported, DR = disabled
+by regkey, U = unknown. DCGM: U = up, D = down, X = disabled, _ = not supported.
+
+Speeds are GB/s per link and direction as nvidia-smi prints them. Never raise on garbage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+LINK_TYPES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC")
+"""nvidia-smi topo -m link types besides NV# (SOC: older drivers' name for SYS)."""
+P2P_CODES = {"X": "self", "OK": "Status Ok", "CNS": "Chipset not supported", "GNS": "GPU not supported",
+             "TNS": "Topology not supported", "NS": "Not supported", "DR": "Disabled by regkey", "U": "Unknown"}
+"""nvidia-smi topo -p2p legend (as printed by nvidia-smi under the matrix)."""
+
+_NAME_RE = r"(?:GPU\d{1,3}|NIC\d{1,3}|mlx\d_\d{1,3}|mlx\d_bond_\d{1,3})"
+_AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+
+
+@dataclass
+class Matrix:
+    """A ``topo -m`` or ``topo -p2p`` matrix. ``cells[row][col]`` are the printed tokens."""
+
+    columns: list[str] = field(default_factory=list)
+    rows: dict[str, dict[str, str]] = field(default_factory=dict)
+    row_lines: dict[str, str] = field(default_factory=dict)
+    affinity: dict[str, dict[str, str]] = field(default_factory=dict)  # row -> {"CPU Affinity": ...}
+    header_line: str = ""
+    legend: list[str] = field(default_factory=list)
+    nic_legend: dict[str, str] = field(default_factory=dict)  # NIC0 -> mlx5_0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> list[str]:
+        """GPU names in column order (the rows may be fewer when the output was cut)."""
+        return [c for c in self.columns if c.startswith("GPU")]
+
+    @property
+    def nics(self) -> list[str]:
+        return [c for c in self.columns if not c.startswith("GPU")]
+
+    def cell(self, a: str, b: str) -> str:
+        """The printed token for ``a``/``b`` from either row ("" when not printed)."""
+        return self.rows.get(a, {}).get(b) or self.rows.get(b, {}).get(a) or ""
+
+    def gpu_pairs(self) -> list[tuple[str, str, str]]:
+        """(GPUa, GPUb, token) for every GPU pair with at least one of its rows printed."""
+        gpus = self.gpus
+        out = []
+        for i, a in enumerate(gpus):
+            for b in gpus[i + 1:]:
+                v = self.cell(a, b)
+                if v:
+                    out.append((a, b, v))
+        return out
+
+
+def nv_count(token: str) -> int | None:
+    """"NV18" -> 18; None for other tokens."""
+    m = re.fullmatch(r"NV(\d{1,3})", token or "")
+    return int(m.group(1)) if m else None
+
+
+def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
+    mx = Matrix()
+    in_legend = False
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s.startswith(("Legend", "NIC Legend")):
+            in_legend = True
+            continue
+        if in_legend:
+            m = re.match(r"^(NIC\d{1,3}):\s*(\S+)$", s)
+            if m:
+                mx.nic_legend[m.group(1)] = m.group(2)
+            else:
+                mx.legend.append(s)
+            continue
+        toks = s.split()
+        if not mx.columns and re.match(rf"^{_NAME_RE}$", toks[0]) and all(
+                re.fullmatch(_NAME_RE, t) or t in ("CPU", "NUMA", "Affinity", "ID", "GPU") for t in toks):
+            mx.columns = [t for t in toks if re.fullmatch(_NAME_RE, t)]
+            mx.header_line = raw.rstrip()
+            continue
+        if mx.columns and re.fullmatch(_NAME_RE, toks[0]):
+            name = toks[0]
+            vals = toks[1:]
+            ncol = len(mx.columns)
+            cells = vals[:ncol]
+            if not cells or not all(valid.fullmatch(c) for c in cells):
+                mx.problems.append(raw)
+                continue
+            mx.rows[name] = dict(zip(mx.columns, cells))
+            mx.row_lines[name] = raw.rstrip()
+            extra = vals[ncol:]
+            if extra:
+                aff = {}
+                for key, v in zip(_AFFINITY_HEADERS, extra):
+                    aff[key] = v
+                mx.affinity[name] = aff
+            continue
+        mx.problems.append(raw)
+    return mx
+
+
+_TOPO_CELL = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{1,3}|N/A")
+_P2P_CELL = re.compile(r"X|OK|CNS|GNS|TNS|NS|DR|U")
+
+
+def parse_topo_matrix(text: str) -> Matrix:
+    """``nvidia-smi topo -m`` (also ``--matrix``) -> :class:`Matrix` of link types."""
+    return _parse_matrix(text, _TOPO_CELL)
+
+
+def parse_p2p_matrix(text: str) -> Matrix:
+    """``nvidia-smi topo -p2p r|w|n|a|p`` -> :class:`Matrix` of P2P status codes."""
+    return _parse_matrix(text, _P2P_CELL)
+
+
+# ------------------------------------------------------------------ nvidia-smi nvlink
+
+
+@dataclass
+class NvlinkGpu:
+    """One GPU block of ``nvidia-smi nvlink -s`` / ``-e``."""
+
+    index: int
+    name: str
+    uuid: str = ""
+    header: str = ""
+    links: dict[int, float | None] = field(default_factory=dict)  # -s: link -> GB/s, None = inactive
+    link_lines: dict[int, str] = field(default_factory=dict)
+    counters: dict[int, dict[str, int]] = field(default_factory=dict)  # -e: link -> {"Replay Errors": n}
+    counter_lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # driver messages ("... all links are inActive")
+
+    @property
+    def active(self) -> list[int]:
+        return [k for k, v in self.links.items() if v is not None]
+
+    @property
+    def inactive(self) -> list[int]:
+        return [k for k, v in self.links.items() if v is None]
+
+
+@dataclass
+class NvlinkReport:
+    gpus: list[NvlinkGpu] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    ellipsis: bool = False  # the paste elides lines ("[...]", "...")
+
+
+_GPU_HDR = re.compile(r"^GPU (?P<i>\d{1,4}): (?P<rest>.*)$")
+_UUID = re.compile(r"\s*\(UUID: (?P<uuid>[^)]*)\)")
+_LINK_SPEED = re.compile(r"^Link (?P<n>\d{1,3}): (?:(?P<v>\d{1,4}(?:\.\d{1,4})?) ?GB/s|(?P<ina><inactive>|Inactive|inactive|N/A))\s*$")
+_LINK_COUNTER = re.compile(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
+
+
+def parse_nvlink(text: str) -> NvlinkReport:
+    """``nvidia-smi nvlink -s`` and ``nvidia-smi nvlink -e`` text (several samples may follow each
+    other: a repeated GPU header starts a new block) -> :class:`NvlinkReport`."""
+    rep = NvlinkReport()
+    cur: NvlinkGpu | None = None
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s in ("...", "....", "[...]") or s.startswith("[...]"):
+            rep.ellipsis = True
+            continue
+        m = _GPU_HDR.match(s)
+        if m and not re.match(r"^GPU \d+: Link \d", s):
+            rest = m.group("rest")
+            u = _UUID.search(rest)
+            name, uuid, tail = (rest[:u.start()], u.group("uuid"), rest[u.end():]) if u else (rest, "", "")
+            cur = NvlinkGpu(int(m.group("i")), name.strip(), uuid, s)
+            tail = tail.strip()
+            if tail:
+                cur.notes.append(tail)
+            rep.gpus.append(cur)
+            continue
+        if cur is None:
+            rep.problems.append(raw)
+            continue
+        m = _LINK_SPEED.match(s)
+        if m:
+            n = int(m.group("n"))
+            cur.links[n] = None if m.group("ina") else float(m.group("v"))
+            cur.link_lines[n] = s
+            continue
+        m = _LINK_COUNTER.match(s)
+        if m:
+            cur.counters.setdefault(int(m.group("n")), {})[m.group("k").strip()] = int(m.group("v"))
+            cur.counter_lines.append(s)
+            continue
+        if re.search(r"nvlink|inactive|not supported|unable", s, re.I):
+            cur.notes.append(s)
+            continue
+        rep.problems.append(raw)
+    return rep
+
+
+# ------------------------------------------------------------------ dcgmi nvlink --link-status
+
+
+@dataclass
+class DcgmLinks:
+    """One ``gpuId N:`` / ``physicalId N:`` entry: the state letter of each link."""
+
+    kind: str  # "gpu" or "nvswitch"
+    id: int
+    states: list[str]
+    lines: list[str]  # the raw line(s): "gpuId 0: U U ..." or "gpuId 0:" followed by the states line
+
+
+@dataclass
+class DcgmNvlink:
+    gpus: list[DcgmLinks] = field(default_factory=list)
+    switches: list[DcgmLinks] = field(default_factory=list)
+    no_switches: bool = False
+    problems: list[str] = field(default_factory=list)
+    header_lines: list[str] = field(default_factory=list)
+
+
+DCGM_STATES = {"U": "Up", "D": "Down", "X": "Disabled", "_": "Not Supported"}
+"""The key dcgmi prints under its link table ("Key: Up=U, Down=D, Disabled=X, Not Supported=_")."""
+
+
+def parse_dcgmi_nvlink(text: str) -> DcgmNvlink:
+    """``dcgmi nvlink --link-status`` (``-s``) -> per GPU and per NVSwitch link states."""
+    res = DcgmNvlink()
+    section = ""
+    pending: tuple[str, int, str] | None = None
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if set(s) <= set("+-|=") or "NvLink Link Status" in s:
+            res.header_lines.append(s)
+            continue
+        if s.startswith("GPUs:"):
+            section = "gpu"
+            continue
+        if s.startswith("NvSwitches:"):
+            section = "nvswitch"
+            continue
+        if s.startswith("Key:"):
+            res.header_lines.append(s)
+            continue
+        if "No NvSwitches found" in s:
+            res.no_switches = True
+            continue
+        m = re.match(r"^(gpuId|physicalId)\s+(\d{1,6}):\s*(.*)$", s)
+        if m:
+            kind = "gpu" if m.group(1) == "gpuId" else "nvswitch"
+            if section and kind != section and section == "gpu" and kind == "nvswitch":
+                section = "nvswitch"
+            rest = m.group(3).strip()
+            if rest:
+                toks = rest.split()
+                if all(t in DCGM_STATES for t in toks):
+                    entry = DcgmLinks(kind, int(m.group(2)), toks, [s])
+                    (res.gpus if kind == "gpu" else res.switches).append(entry)
+                else:
+                    res.problems.append(raw)
+                pending = None
+            else:
+                pending = (kind, int(m.group(2)), s)
+            continue
+        toks = s.split()
+        if pending and toks and all(t in DCGM_STATES for t in toks):
+            entry = DcgmLinks(pending[0], pending[1], toks, [pending[2], s])
+            (res.gpus if pending[0] == "gpu" else res.switches).append(entry)
+            pending = None
+            continue
+        res.problems.append(raw)
+    return res
+
+
+# ------------------------------------------------------------------ explain kinds
+
+
+def _lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.strip()][:4000]
+
+
+def _head(text: str) -> str:
+    """The first 4000 non-blank lines: detectors look at no more (every detector sees every input)."""
+    return "\n".join(_lines(text))
+
+
+def detect_topo_matrix(text: str) -> float:
+    """Confidence that ``text`` is ``nvidia-smi topo -m``."""
+    text = _head(text)
+    if not text:
+        return 0.0
+    mx = parse_topo_matrix(text)
+    if not mx.rows:
+        return 0.0
+    cells = [c for r in mx.rows.values() for c in r.values()]
+    if any(c not in ("X", "N/A") for c in cells) or "Connection traversing" in text or "CPU Affinity" in text:
+        return 0.96
+    return 0.5
+
+
+def detect_p2p_matrix(text: str) -> float:
+    """Confidence that ``text`` is ``nvidia-smi topo -p2p``."""
+    text = _head(text)
+    if not text:
+        return 0.0
+    mx = parse_p2p_matrix(text)
+    if not mx.rows:
+        return 0.0
+    cells = [c for r in mx.rows.values() for c in r.values()]
+    if "Status Ok" in text or "Chipset not supported" in text or any(c in ("OK", "CNS", "GNS", "TNS", "NS", "DR")
+                                                                      for c in cells):
+        return 0.97
+    return 0.4
+
+
+def _nvlink_counts(text: str) -> tuple[int, int, int]:
+    rep = parse_nvlink(_head(text))
+    speeds = sum(len(g.links) for g in rep.gpus)
+    counters = sum(len(g.counter_lines) for g in rep.gpus)
+    return len(rep.gpus), speeds, counters
+
+
+def detect_nvlink_status(text: str) -> float:
+    """Confidence that ``text`` is ``nvidia-smi nvlink -s``."""
+    gpus, speeds, counters = _nvlink_counts(text)
+    if gpus and speeds and speeds >= counters:
+        return 0.97
+    if gpus and re.search(r"all links are inActive|does not have or support Nvlink", text, re.I):
+        return 0.8
+    return 0.0
+
+
+def detect_nvlink_errors(text: str) -> float:
+    """Confidence that ``text`` is ``nvidia-smi nvlink -e``."""
+    gpus, speeds, counters = _nvlink_counts(text)
+    return 0.97 if gpus and counters and counters > speeds else 0.0
+
+
+def detect_dcgmi_nvlink(text: str) -> float:
+    """Confidence that ``text`` is ``dcgmi nvlink --link-status``."""
+    text = _head(text)
+    d = parse_dcgmi_nvlink(text)
+    if d.gpus or d.switches:
+        return 0.99 if ("NvLink Link Status" in text or "Key: Up=U" in text) else 0.9
+    return 0.6 if "NvLink Link Status" in text else 0.0
+
+
+def _judge(probe: str, source: str, fn_name: str):
+    def judge(text: str, exp: "Mapping[str, object]") -> list:
+        from wizard.checks import links
+        from wizard.probes import ProbeOutput
+
+        return getattr(links, fn_name)({probe: ProbeOutput(probe, source, text=text)}, exp)
+    return judge
+
+
+def _register() -> None:
+    from wizard.kinds import KINDS, Kind, register_kind
+
+    kinds = (
+        Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", detect_topo_matrix,
+             _judge("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", "topology"), ("nvidia-smi topo -m",)),
+        Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", detect_p2p_matrix,
+             _judge("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", "p2p"), ("nvidia-smi topo -p2p r",)),
+        Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", detect_nvlink_status,
+             _judge("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", "nvlink"), ("nvidia-smi nvlink -s",)),
+        Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", detect_nvlink_errors,
+             _judge("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", "nvlink_errors"), ("nvidia-smi nvlink -e",)),
+        Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", detect_dcgmi_nvlink,
+             _judge("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", "dcgmi_nvlink"),
+             ("dcgmi nvlink --link-status",)),
+    )
+    for k in kinds:
+        if k.name not in KINDS:
+            register_kind(k)
+
+
+_register()
