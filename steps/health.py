@@ -168,7 +168,8 @@ STAGE = Stage(
                 "replay counter shows a marginal link (Meta GCM pcie-aer; DCGM PCIe replay rate)."
             ),
             probes=("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"),
-            check=lambda out, plan: lk.pcie_aer(out, plan) + smi.topic_check("health.pcie_replay")(out, plan),
+            check=lambda out, plan: (lk.pcie_aer(out, plan) + gc.aer_counters(out, plan)
+                                     + smi.topic_check("health.pcie_replay")(out, plan)),
             boot_sensitive=True,
         ),
         Step(

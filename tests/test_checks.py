@@ -506,7 +506,7 @@ def test_gpu_pci_synthetic_empty_bus_is_unknown_not_no_gpu(gpu_host):
 def test_gpu_pci_synthetic_eight_gpus_pass(gpu_host, plan):
     f = only(gc.gpu_pci(gpu_host, plan))
     assert f.verdict is Verdict.PASS
-    assert f.message == "8 NVIDIA GPU(s) on the PCI bus (10de:2335), 2 NVSwitch/bridge function(s)"
+    assert f.message == "8 NVIDIA GPU(s) on the PCI bus: 8x NVIDIA H200 (H200 SXM 141GB) (10de:2335), 2 NVSwitch/bridge function(s)"
     assert "/sys/bus/pci/devices/0000:db:00.0/vendor:0x10de" in f.evidence
     assert "/sys/bus/pci/drivers/nvidia/0000:db:00.0" in f.evidence
 
@@ -746,3 +746,23 @@ def test_nouveau_loaded_but_blacklisted_asks_for_a_reboot():
     assert f"{conf}:blacklist nouveau" in f.evidence
     f = only(gc.nouveau({"modules": mods, "modprobe_d": ProbeOutput("modprobe_d", "x", files={})}, {}))
     assert f.verdict is Verdict.FAIL and "Blacklist nouveau" in f.remedy
+
+
+def test_aer_counters_from_sysfs_synthetic_gpu():
+    """sysfs aer_dev_* counters (format of drivers/pci/pcie/aer.c: 'Name count' lines and a TOTAL
+    line; synthetic values): fatal -> fail, non-fatal -> warn, zero -> pass."""
+    base = "/sys/bus/pci/devices/0000:9b:00.0"
+    files = {
+        f"{base}/vendor": "0x10de\n", f"{base}/class": "0x030200\n", f"{base}/device": "0x2330\n",
+        f"{base}/aer_dev_correctable": "RxErr 0\nBadTLP 3\nTOTAL_ERR_COR 3\n",
+        f"{base}/aer_dev_nonfatal": "Undefined 0\nCmpltTO 2\nTOTAL_ERR_NONFATAL 2\n",
+        f"{base}/aer_dev_fatal": "Undefined 0\nSurpriseDown 0\nTOTAL_ERR_FATAL 0\n",
+    }
+    out = {"pci": ProbeOutput("pci", "sysfs", files=files)}
+    f = only(gc.aer_counters(out, {}))
+    assert f.verdict is Verdict.WARN and "2 uncorrectable" in f.message and "0000:9b:00.0" in f.subject
+    assert f"{base}/aer_dev_nonfatal:CmpltTO 2" in f.evidence
+    files[f"{base}/aer_dev_fatal"] = "Undefined 0\nSurpriseDown 1\nTOTAL_ERR_FATAL 1\n"
+    assert only(gc.aer_counters(out, {})).verdict is Verdict.FAIL
+    gpu = only(gc.gpu_pci(out, {}))
+    assert gpu.verdict is Verdict.PASS and "H100" in gpu.message  # the id resolved to a name

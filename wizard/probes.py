@@ -237,6 +237,7 @@ NVIDIA_SMI_L = command_probe("nvidia_smi_l", "nvidia-smi GPU list", ["nvidia-smi
 PCI_DEVICE_FILES = (
     "device", "class", "subsystem_vendor", "subsystem_device", "numa_node",
     "current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
+    "aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal",
 )
 NVIDIA_VENDOR = "0x10de"
 

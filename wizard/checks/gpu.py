@@ -75,9 +75,14 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding("health.gpu_pci", Verdict.FAIL, "no NVIDIA GPU on the PCI bus", "host",
                         ev, NO_GPU_REMEDY, SRC_A1)]
     findings: list[Finding] = []
-    ids = sorted({g.pci_id for g in gpus})
+    from wizard.parsers.pcie import marketing_name
+
+    counts: dict[str, int] = {}
+    for g in gpus:
+        counts[g.pci_id] = counts.get(g.pci_id, 0) + 1
+    kinds = [f"{n}x {marketing_name(pid.split(':')[1]) or 'NVIDIA GPU'} ({pid})" for pid, n in sorted(counts.items())]
     bridges = facts.bridges
-    desc = f"{len(gpus)} NVIDIA GPU(s) on the PCI bus ({', '.join(ids)})"
+    desc = f"{len(gpus)} NVIDIA GPU(s) on the PCI bus: {', '.join(kinds)}"
     if bridges:
         desc += f", {len(bridges)} NVSwitch/bridge function(s)"
     ev = tuple(line for g in gpus for line in g.evidence)
@@ -269,4 +274,48 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "reseat it or RMA if it keeps failing.", SRC_A1))
     else:
         findings.append(Finding("health.nvml", Verdict.PASS, desc, "host", tuple(ev), "", SRC_A1))
+    return findings
+
+
+SRC_AER = ("PCIe AER counters in sysfs (kernel Documentation/PCI/pcieaer-howto.rst, aer_dev_* files); "
+           "Meta GCM pcie-aer: fatal -> fail, uncorrectable non-fatal -> warn, corrected -> information")
+
+
+def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """AER error counters the kernel keeps per GPU function since boot (sysfs ``aer_dev_*``):
+    any fatal -> fail, any non-fatal uncorrectable -> warn, corrected -> pass with the count."""
+    facts, err = _pci(out)
+    if err is not None or facts is None:
+        return [err] if err is not None else []
+    if _no_gpu(out):
+        return [_skip_no_gpu("health.pcie_aer_counters", "AER counter check")]
+    findings = []
+    for g in facts.gpus:
+        subject = f"GPU ({g.bdf})"
+        if not g.aer:
+            continue
+        total = {sev: sum(v for k, v in c.items() if not k.startswith("TOTAL")) for sev, c in g.aer.items()}
+        fatal, nonfatal, corr = total.get("fatal", 0), total.get("nonfatal", 0), total.get("correctable", 0)
+        lines = [ln for sev in ("fatal", "nonfatal", "correctable") for ln in g.aer_lines.get(sev, [])
+                 if not ln.rstrip().endswith(" 0")]
+        if fatal:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.FAIL,
+                                    f"{subject}: {fatal} fatal PCIe error(s) since boot", subject, tuple(lines[:12]),
+                                    "Reseat the GPU or check its riser and slot; read `dmesg | grep -i aer` for the "
+                                    "failing port. A GPU with fatal link errors should not train until fixed.", SRC_AER))
+        elif nonfatal:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.WARN,
+                                    f"{subject}: {nonfatal} uncorrectable (non-fatal) PCIe error(s) since boot",
+                                    subject, tuple(lines[:12]),
+                                    "Watch whether the count grows under load; check seating, risers and cables.",
+                                    SRC_AER))
+        else:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.PASS,
+                                    f"{subject}: no uncorrectable PCIe errors since boot"
+                                    + (f" ({corr} corrected)" if corr else ""), subject, tuple(lines[:6]), "",
+                                    SRC_AER))
+    if not findings:
+        return [Finding("health.pcie_aer_counters", Verdict.SKIP,
+                        "no AER counters in sysfs (the kernel exposes aer_dev_* only with AER enabled)",
+                        "host", (), "", SRC_AER)]
     return findings

@@ -34,6 +34,8 @@ class PciFunction:
     max_link_speed: str = ""
     max_link_width: int | None = None
     driver: str = ""
+    aer: dict[str, dict[str, int]] = field(default_factory=dict)  # "fatal"/"nonfatal"/"correctable" -> counter -> n
+    aer_lines: dict[str, list[str]] = field(default_factory=dict)
     evidence: list[str] = field(default_factory=list)
 
     @property
@@ -113,6 +115,15 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
                 fn.max_link_speed = v
             elif name == "max_link_width":
                 fn.max_link_width = _int(v)
+            elif name.startswith("aer_dev_"):
+                sev = name[len("aer_dev_"):]
+                counters: dict[str, int] = {}
+                for line in content.splitlines():
+                    parts = line.split()
+                    if len(parts) == 2 and re.fullmatch(r"\d{1,19}", parts[1]):
+                        counters[parts[0]] = int(parts[1])
+                fn.aer[sev] = counters
+                fn.aer_lines[sev] = [f"{path}:{line}" for line in content.splitlines() if line.strip()]
             if name in ("device", "class"):
                 fn.evidence.append(f"{path}:{v}")
             continue
