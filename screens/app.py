@@ -226,6 +226,35 @@ class BringupApp(App[int]):
             self.post_message(ChecksFinished(step_ids))
             self.bump()
 
+    @work(group="checks", exit_on_error=False, description="re-check boot-sensitive steps after a reboot")
+    async def recheck_after_reboot(self) -> None:
+        """After a reboot (new boot id), re-check the boot-sensitive steps and show what changed."""
+        from screens.dialogs import MessageDialog
+
+        if self.build is None or self.build.observing:
+            return
+        stale = [s.id for s in self.build.stale_steps()]
+        if not stale:
+            return
+        self.checking.update(stale)
+        self.bump()
+        try:
+            changes = await self.build.recheck_after_reboot(self.host)
+        except Exception as exc:  # noqa: BLE001
+            self.notify(f"re-check after reboot failed: {exc}", severity="error", timeout=10)
+            return
+        finally:
+            self.checking.difference_update(stale)
+            self.bump()
+        lines = []
+        for step, before, now in changes:
+            b = before.value if before else "not checked"
+            mark = "  " if before is now else "->"
+            lines.append(f"{mark} {step.title}\n     before the reboot: {b}; now: {now.value}")
+        changed = sum(1 for _, b, n in changes if b is not n)
+        await self.push_screen_wait(MessageDialog(
+            f"Rebooted: {len(changes)} boot-sensitive steps re-checked, {changed} changed", "\n".join(lines)))
+
     @work(group="action-start", exclusive=True, exit_on_error=False, description="prepare and start an action")
     async def start_action(self, step_id: str) -> None:
         from screens.action import ActionScreen

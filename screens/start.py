@@ -75,6 +75,10 @@ class StartScreen(Screen[None]):
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:
             lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")
+        stale = build.stale_steps()
+        if stale and not build.observing:
+            lines.append(f"Rebooted since the last checks: {len(stale)} boot-sensitive step(s) will be "
+                         f"re-checked when you resume.")
         for sid in rp.interrupted:
             lines.append(f"Interrupted: {build.step(sid).title}: its action died without an exit status; "
                          f"run it again.")
@@ -104,6 +108,8 @@ class StartScreen(Screen[None]):
         rp = app.build.resume_point()
         app.push_screen(BuildScreen(select_stage=rp.stage.id))
         app.push_screen(StepScreen(rp.step.id))
+        if app.build.stale_steps() and not app.build.observing:
+            app.recheck_after_reboot()
 
     def action_new(self) -> None:
         from screens.dialogs import YesNo

@@ -478,3 +478,29 @@ async def test_acknowledge_a_past_event_with_a_reason(state_dir, devvm_host):
         await pilot.pause()
         acks = app.build.store.acks()
         assert acks["k-79"]["reason"] == "burn-in event, GPU reseated" and acks["k-79"]["user"] == "tester"
+
+
+async def test_reboot_rechecks_boot_sensitive_steps_and_shows_what_changed(state_dir, devvm_host):
+    """A changed boot id (a simulated reboot): resume re-checks the boot-sensitive steps and says
+    what changed since before the reboot."""
+    from screens.dialogs import MessageDialog
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": "boot-before"}, create=True,
+                   clock=frozen_clock)
+    # before the reboot: IOMMU translating (warn); the dev VM bundle (after) has no IOMMU at all
+    b.record_findings("bios.iommu", [Finding("bios.iommu", Verdict.WARN, "IOMMU is translating DMA")], frozen_clock())
+    b.record_findings("bios.cpu", [Finding("bios.cpu", Verdict.PASS, "ok")], frozen_clock())
+    b.record_findings("os.memory", [Finding("os.memory", Verdict.PASS, "ok")], frozen_clock())
+    b.close()
+    app = app_for(state_dir, devvm_host)  # the bundle's boot id differs from "boot-before"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert "Rebooted since the last checks" in text_of(app, "#start-summary")
+        await pilot.press("r")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, MessageDialog), tries=200)
+        shown = screen_text(app)
+        assert "boot-sensitive steps re-checked" in shown
+        assert "IOMMU off or in passthrough" in shown and "before the reboot: warn; now: pass" in shown
+        states = app.build.store.step_states()
+        assert states["bios.iommu"].boot_id == boot_id_of(devvm_host)  # verified under the new boot
+        assert states["os.memory"].boot_id == "boot-before"  # not boot-sensitive: left alone
+        assert not app.build.stale_steps()

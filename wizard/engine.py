@@ -227,6 +227,23 @@ class Build:
         return bool(s.boot_sensitive and st and st.status in (StepStatus.PASSED, StepStatus.FAILED)
                     and st.boot_id and self.boot_id and st.boot_id != self.boot_id)
 
+    def stale_steps(self) -> list[Step]:
+        """Boot-sensitive checked steps verified under another boot (after a reboot), in order."""
+        return [s for s in self.steps() if s.check is not None and self.stale(s.id)]
+
+    async def recheck_after_reboot(self, host: Host) -> list[tuple[Step, Verdict | None, Verdict]]:
+        """Re-check every stale boot-sensitive step; returns (step, verdict before, verdict now)
+        for each, so the operator sees what the reboot changed (a BIOS setting, a kernel
+        argument, a module)."""
+        stale = self.stale_steps()
+        if not stale or self.observing:
+            return []
+        before = {sid: st.verdict for sid, st in self.store.step_states().items()}
+        results = await self.check_steps(host, stale)
+        from wizard.model import overall as _overall
+
+        return [(s, before.get(s.id), _overall(results[s.id])) for s in stale]
+
     def stage_status(self, stage: Stage) -> StepStatus:
         """A stage is passed when every step is done, failed if any failed, running if any runs."""
         states = self.store.step_states()
