@@ -54,7 +54,9 @@ def app(state: Path, basic: bool, **kw) -> BringupApp:
 
 def seeded_build(state: Path) -> None:
     """A build part-way through: plan confirmed, a BIOS warning with evidence, a dry-run action."""
-    b = Build.open(state, steps.STAGES, {"hostname": "vm", "boot_id": "b"}, create=True, clock=frozen_clock)
+    # same boot as the bundle: nothing is stale, so resuming does not start a re-check (timing)
+    boot = host().identity.get("boot_id", "")
+    b = Build.open(state, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
     b.confirm("plan.workload")
     b.skip("plan.power", "single node on an existing rack")
     b.record_findings("bios.iommu", [Finding(
