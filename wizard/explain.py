@@ -29,23 +29,63 @@ PROMPT_RE = re.compile(
     r")")
 
 
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+"""Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
+
+KERNEL_LINE_RE = re.compile(
+    r"^\s*\[\s*[+\d.]+\]"                                  # dmesg [  12.345678], dmesg -H [  +0.000844]
+    r"|^\s*\[[A-Z][a-z]{2}[ A-Za-z0-9:+.]*\]\s"             # dmesg -T/-H [Sun Feb 23 16:24:18 2025], [May19 19:57]
+    r"|^\S+\s+kernel:\s|\skernel:\s"                       # journalctl / syslog "host kernel: ..."
+    r"|^\s*kern\s*:\s"                                     # dmesg -x / Talos "kern  :err   : ..."
+    r"|NVRM: Xid")
+"""A line of a kernel log, whatever else was pasted around it (``nvidia-smi; dmesg | grep -i xid``)."""
+
+
+@dataclass
+class Part:
+    """One recognised (or not) piece of an input: its kind and where it was (0-based line numbers)."""
+
+    kind: str | None
+    title: str
+    first_line: int
+    last_line: int
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "title": self.title, "lines": [self.first_line + 1, self.last_line + 1],
+                "confidence": round(self.confidence, 2)}
+
+
 @dataclass
 class Explained:
-    """One input's result: its kind (or ``None``), the findings and the overall verdict."""
+    """One input's result: its kind (or ``None``), the findings and the overall verdict.
+
+    An input holding several outputs (two pasted commands, a table followed by kernel log
+    lines) is split into ``parts``; ``kind`` then joins their kinds with ``+``.
+    """
 
     input: str
     kind: str | None
     title: str = ""
     findings: list[Finding] = field(default_factory=list)
     confidence: float = 0.0
+    parts: list[Part] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
         return overall(self.findings) if self.findings else Verdict.UNKNOWN
 
     def to_dict(self) -> dict[str, Any]:
-        return {"input": self.input, "kind": self.kind, "title": self.title, "verdict": self.verdict.value,
-                "confidence": round(self.confidence, 2), "findings": [f.to_dict() for f in self.findings]}
+        d = {"input": self.input, "kind": self.kind, "title": self.title, "verdict": self.verdict.value,
+             "confidence": round(self.confidence, 2), "findings": [f.to_dict() for f in self.findings]}
+        if len(self.parts) > 1:
+            d["parts"] = [p.to_dict() for p in self.parts]
+        return d
+
+
+def clean(text: str) -> str:
+    """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty)."""
+    return ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def strip_command_lines(text: str) -> str:
@@ -81,22 +121,92 @@ def detect(text: str) -> tuple[Kind | None, float]:
     return best, best_score
 
 
-def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
-                 kind: str | None = None) -> Explained:
-    """Detect (or take ``kind``), parse and judge one input. Never raises."""
-    exp = dict(expectations or {})
-    body = strip_command_lines(text)
+START_MARKERS = re.compile(
+    r"^nvcc: NVIDIA \(R\) Cuda compiler driver"        # nvcc --version
+    r"|^=+\s*NVSMI LOG\s*=+"                            # nvidia-smi -q
+    r"|^<\?xml\s"                                       # nvidia-smi -q -x
+    r"|^\|\s*NVIDIA-SMI \d"                              # nvidia-smi table header row
+    r"|^# nThread \d+ nGpus \d+"                         # nccl-tests
+    r"|^NVRM version:"                                   # /proc/driver/nvidia/version
+    r"|^Module\s+Size\s+Used by"                         # lsmod
+    r"|^Architecture:\s"                                 # lscpu
+    r"|^available: \d+ nodes"                            # numactl --hardware
+    r"|^\s+total\s+used\s+free\s+shared"                 # free
+    r"|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO"                 # swapon --show
+    r"|^Traceback \(most recent call last\)")           # a Python/torch error
+"""Lines that begin an output bringup reads: where two outputs were pasted back to back
+without a prompt between them, a new part starts here."""
+
+
+def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]]]:
+    out: list[tuple[int, list[str]]] = []
+    start = 0
+    for i, ln in enumerate(chunk):
+        if i > start and START_MARKERS.match(ln):
+            cut = i
+            if ln.startswith("|") and i - 1 > start and chunk[i - 1].startswith("+-"):
+                cut = i - 1  # the table's top border belongs to it
+            if any(x.strip() for x in chunk[start:cut]):
+                out.append((first + start, chunk[start:cut]))
+                start = cut
+    out.append((first + start, chunk[start:]))
+    return out
+
+
+def split_parts(text: str) -> list[tuple[int, list[str]]]:
+    """Split a paste into the outputs it holds: at every shell-prompt line (each command's output
+    is its own part), and kernel-log lines apart from another output pasted with them.
+
+    Returns (first line number, lines) per part, prompt lines dropped.
+    """
+    lines = text.split("\n")
+    chunks: list[tuple[int, list[str]]] = []
+    start, cur = 0, []
+    for i, ln in enumerate(lines):
+        if PROMPT_RE.match(ln):
+            if any(x.strip() for x in cur):
+                chunks.append((start, cur))
+            start, cur = i + 1, []
+            continue
+        cur.append(ln)
+    if any(x.strip() for x in cur):
+        chunks.append((start, cur))
+    chunks = [piece for first, chunk in chunks for piece in _split_at_markers(first, chunk)]
+    parts: list[tuple[int, list[str]]] = []
+    for first, chunk in chunks:
+        klines = [i for i, ln in enumerate(chunk) if KERNEL_LINE_RE.search(ln)]
+        other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in set(klines)]
+        if klines and len(other) >= 3:
+            rest = [chunk[i] for i in range(len(chunk)) if i not in set(klines)]
+            kind, score = detect("\n".join(rest))
+            if kind is not None and kind.name != "kernel-log" and score >= 0.5:
+                # e.g. `nvidia-smi; dmesg | grep -i xid`: the table and the Xid lines are judged apart
+                parts.append((first, rest))
+                parts.append((first + klines[0], [chunk[i] for i in klines]))
+                continue
+        parts.append((first, chunk))
+    return parts
+
+
+def _merge_same_kind(parts: list[Part]) -> list[Part]:
+    """Neighbouring parts of one kind are one output for the record (their findings stay)."""
+    out: list[Part] = []
+    for p in parts:
+        if out and p.kind and out[-1].kind == p.kind:
+            out[-1] = Part(p.kind, p.title, out[-1].first_line, p.last_line, min(out[-1].confidence, p.confidence))
+        else:
+            out.append(p)
+    return out
+
+
+def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[Kind | None, float, list[Finding]]:
     if kind is not None:
         k = load_all().get(kind)
         score = 1.0 if k else 0.0
     else:
         k, score = detect(body)
     if k is None:
-        known = ", ".join(sorted(f"{x.title}" for x in load_all().values()))
-        return Explained(name, None, "", [Finding(
-            "explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
-            tuple(body.splitlines()[:5]),
-            f"Give bringup the raw output of one of: {known}.", "")], score)
+        return None, score, []
     try:
         findings = list(k.judge(body, exp))
     except Exception as exc:  # noqa: BLE001 - judges should not raise; if one does, say so
@@ -106,4 +216,52 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     if not findings:
         findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, f"nothing to judge in this {k.title}",
                             "input", tuple(body.splitlines()[:5]), "", "")]
-    return Explained(name, k.name, k.title, findings, score)
+    return k, score, findings
+
+
+def _unknown(body: str) -> Finding:
+    known = ", ".join(sorted(f"{x.title}" for x in load_all().values()))
+    return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
+                   tuple(body.splitlines()[:5]), f"Give bringup the raw output of one of: {known}.", "")
+
+
+def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
+                 kind: str | None = None) -> Explained:
+    """Detect (or take ``kind``), parse and judge one input, part by part. Never raises."""
+    exp = dict(expectations or {})
+    text = clean(text)
+    if kind is not None:
+        body = strip_command_lines(text)
+        k, score, findings = _explain_one(body, exp, kind)
+        if k is None:
+            return Explained(name, None, "", [_unknown(body)], score)
+        return Explained(name, k.name, k.title, findings, score)
+    pieces = split_parts(text)
+    if not pieces:
+        return Explained(name, None, "", [_unknown(text)], 0.0)
+    parts: list[Part] = []
+    findings: list[Finding] = []
+    for first, lines in pieces:
+        body = "\n".join(lines).strip("\n") + "\n"
+        k, score, fs = _explain_one(body, exp, None)
+        if k is None:
+            if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3:
+                continue  # a stray line between two outputs
+            fs = [_unknown(body)]
+            if len(pieces) > 1:
+                fs = [Finding("explain.unrecognised_part", Verdict.UNKNOWN,
+                              f"lines {first + 1}-{first + len(lines)} of this input are not an output bringup "
+                              f"reads", "input", tuple(x for x in lines if x.strip())[:5],
+                              "Explain that part on its own, or give the raw output of a command bringup reads "
+                              "(bringup explain lists them when given something it does not know).", "")]
+        parts.append(Part(k.name if k else None, k.title if k else "not recognised", first,
+                          first + len(lines) - 1, score))
+        findings.extend(fs)
+    parts = _merge_same_kind(parts)
+    known = [p for p in parts if p.kind]
+    if not known:
+        return Explained(name, None, "", findings or [_unknown(text)], max((p.confidence for p in parts), default=0.0),
+                         parts)
+    kind_name = "+".join(dict.fromkeys(p.kind for p in known if p.kind))
+    title = " + ".join(dict.fromkeys(p.title for p in known))
+    return Explained(name, kind_name, title, findings, min(p.confidence for p in known), parts)
