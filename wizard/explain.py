@@ -138,6 +138,16 @@ START_MARKERS = re.compile(
 without a prompt between them, a new part starts here."""
 
 
+COMMANDS_SEEN: dict[int, str] = {}
+"""During one split: line number after a prompt -> the command typed at it."""
+
+
+def command_of(prompt_line: str) -> str:
+    """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q")."""
+    m = re.match(r"^\s*(?:\[[^\]]*\][$#]|\S+@\S+?[$#]|[$>#])\s*(.*)$", prompt_line)
+    return (m.group(1) if m else prompt_line).strip()
+
+
 def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]]]:
     out: list[tuple[int, list[str]]] = []
     start = 0
@@ -171,7 +181,15 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
         cur.append(ln)
     if any(x.strip() for x in cur):
         chunks.append((start, cur))
-    chunks = [piece for first, chunk in chunks for piece in _split_at_markers(first, chunk)]
+    COMMANDS_SEEN.clear()
+    typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if PROMPT_RE.match(ln)}
+    pieces: list[tuple[int, list[str]]] = []
+    for first, chunk in chunks:
+        for piece in _split_at_markers(first, chunk):
+            if first in typed:  # every piece of one command's output carries that command
+                COMMANDS_SEEN[piece[0]] = typed[first]
+            pieces.append(piece)
+    chunks = pieces
     parts: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
         klines = [i for i, ln in enumerate(chunk) if KERNEL_LINE_RE.search(ln)]
@@ -183,6 +201,8 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
                 # e.g. `nvidia-smi; dmesg | grep -i xid`: the table and the Xid lines are judged apart
                 parts.append((first, rest))
                 parts.append((first + klines[0], [chunk[i] for i in klines]))
+                if first in COMMANDS_SEEN:
+                    COMMANDS_SEEN[first + klines[0]] = COMMANDS_SEEN[first]
                 continue
         parts.append((first, chunk))
     return parts
@@ -241,9 +261,11 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
         return Explained(name, None, "", [_unknown(text)], 0.0)
     parts: list[Part] = []
     findings: list[Finding] = []
+    commands = dict(COMMANDS_SEEN)
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"
-        k, score, fs = _explain_one(body, exp, None)
+        part_exp = dict(exp, command=commands[first]) if first in commands else exp
+        k, score, fs = _explain_one(body, part_exp, None)
         if k is None:
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3:
                 continue  # a stray line between two outputs

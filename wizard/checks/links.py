@@ -10,8 +10,11 @@ Rules, in short:
 * PCIe width below LnkCap (lspci ``(downgraded)``, or sysfs current < max) is a FAIL, naming the GPU
   and the port above it. A lower *speed* is only judged under load (``plan["under_load"] is True``);
   otherwise it is a WARN "re-check under load": NVIDIA GPUs train down to 2.5 GT/s at idle.
-* ACS enabled (``ACSCtl: SrcValid+``) on a PCIe switch port of a bare-metal node is a WARN with the
-  NCCL troubleshooting remedy; on a VM host it is expected.
+* ACS enabled (``ACSCtl: SrcValid+``) on a bare-metal node is a WARN with the NCCL troubleshooting remedy
+  when it sits on a PCIe switch port, on a root port/bridge above a GPU (NVIDIA/nccl#2079) or above a
+  switch, or on a bridge whose subtree a pasted excerpt does not show; the grepped form (``lspci -vvv |
+  grep ACSCtl``, knowledge.md §3) warns on any SrcValid+. On a VM host it is expected.
+* A pasted lspci excerpt without an NVIDIA GPU is not a bus scan: GPU count ``unknown``, no hardware advice.
 * AER status bits: uncorrectable + fatal severity -> FAIL, uncorrectable -> WARN, correctable -> noted.
 * NVLink: a link the SKU expects (``assets/nvlink_expected.csv``) that is not up -> FAIL; SKUs
   without NVLink are never failed for "Down" links (DCGM reports those falsely on PCIe cards).
@@ -59,7 +62,10 @@ SRC_SPEED = ("checks-catalogue B1 (generation judged only under load); knowledge
              "practitioner reports)")
 SRC_ACS = ("NCCL troubleshooting, 'PCI Access Control Services (ACS)' "
            "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs); "
-           "checks-catalogue A11; knowledge.md §3")
+           "checks-catalogue A11; knowledge.md §3 (check: `sudo lspci -vvv | grep ACSCtl`, SrcValid+ = ACS on); "
+           "NVIDIA/nccl#2079 (hang traced to ACS on AMD GPP root-complex bridges above the GPUs); NVIDIA/nccl#606 "
+           "(hang with SrcValid+ on an AMD node, NCCL team's script disables ACS); NVIDIA/nccl#523 (NCCL developer: "
+           "SrcValid+ lines may be on ports no GPU/NIC traffic uses)")
 SRC_AER = ("checks-catalogue B3 (GCM pcie-aer: fatal -> FAIL, uncorrectable non-fatal -> WARN, corrected -> INFO); "
            "AER status/severity registers as decoded by lspci -vv")
 SRC_BAR = ("knowledge.md §3: Above 4G decoding must be on for large-BAR GPUs; BAR1 size "
@@ -86,10 +92,11 @@ REMEDY_SPEED = ("Re-check under load (during gpu-burn or nvbandwidth): `nvidia-s
                 "BIOS and check risers/retimers and seating.")
 REMEDY_ROOT = ("Run `sudo lspci -vvv` (without root lspci hides the PCIe capabilities), or read the link from sysfs "
                "(no root): `cat /sys/bus/pci/devices/<bdf>/{current,max}_link_{speed,width}`.")
-REMEDY_ACS = ("On a bare-metal training node, disable ACS on these PCIe switch ports: in the BIOS if it has the "
-              "option, else after every boot `sudo setpci -s <BDF> ECAP_ACS+0x6.w=0000` for each port listed "
-              "(NCCL troubleshooting); then check `nvidia-smi topo -p2p r` and NCCL bandwidth again. If this node "
-              "hosts VMs, keep ACS and set virtualization=true in the plan.")
+REMEDY_ACS = ("On a bare-metal training node, disable ACS on these ports: in the BIOS if it has the option, else "
+              "after every boot `sudo setpci -s <BDF> ECAP_ACS+0x6.w=0000` for each port listed (NCCL "
+              "troubleshooting; NVIDIA/nccl#2079 did this on AMD GPP bridges above the GPUs); then check `nvidia-smi "
+              "topo -p2p r` and NCCL bandwidth again. If this node hosts VMs, keep ACS and set virtualization=true in "
+              "the plan.")
 REMEDY_AER_UE = ("Uncorrectable PCIe errors are latched on this link: read `journalctl -k | grep -i -e aer -e "
                  "'PCIe Bus Error'` for when they happened, reseat the GPU/riser and its power cables, and replace "
                  "the part if they come back after a cold boot.")
@@ -380,16 +387,61 @@ def _no_gpu(fid: str, facts: LspciFacts, o: ProbeOutput | None, what: str, src: 
 # ------------------------------------------------------------------ ACS
 
 
+def _switchy(d: LspciDevice) -> bool:
+    """A PCIe switch port: lspci's ``Express ... Upstream/Downstream Port``, or, when the capabilities are not
+    shown, a bridge whose name says switch (``PLX ... PEX 8747 ... Switch``, ``Broadcom / LSI PEX880xx``)."""
+    return d.is_switch_port or (bool(d.bdf) and d.class_name.lower() == "pci bridge" and
+                                bool(re.search(r"\bswitch\b|\bPEX ?\d{3,5}", d.description, re.I)))
+
+
+def _bridge_kind(d: LspciDevice) -> str:
+    if d.port_type:
+        return d.port_type
+    if _switchy(d):
+        return "PCIe switch port"
+    desc = re.split(r"\s*\((?:prog-if|rev)\b", d.description, maxsplit=1)[0].strip()
+    return f"PCI bridge: {desc[:70]}" if desc else "PCI bridge"
+
+
+def _acs_grep(facts: LspciFacts, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_acs from ``sudo lspci -vvv | grep ACSCtl`` (the check knowledge.md §3 prescribes): one
+    ACSCtl line per function, without the device it belongs to."""
+    fid = "health.pcie_acs"
+    lines = [d for d in facts.devices if d.acs_ctl is not None]
+    on = [d for d in lines if d.acs_ctl and d.acs_ctl.get("SrcValid")]
+    total = len(lines)
+    if not on:
+        return [Finding(fid, Verdict.PASS, f"ACS is off (ACSCtl: SrcValid-) on all {total} function(s) in this "
+                        "`lspci -vvv | grep ACSCtl` output", "host", tuple(d.acs_line for d in lines[:8]), "",
+                        SRC_ACS)]
+    ev = tuple(d.acs_line for d in on[:16])
+    if _virtualised(plan):
+        return [Finding(fid, Verdict.PASS, f"ACS is on (SrcValid+) on {len(on)} of {total} function(s); expected on a "
+                        "VM host (the plan says virtualization=true)", "host", ev, "", SRC_ACS)]
+    return [Finding(fid, Verdict.WARN, f"ACS is on (ACSCtl: SrcValid+) on {len(on)} of {total} PCI function(s) of this "
+                    "bare-metal node: on the ports above GPUs, NICs or PCIe switches it redirects peer-to-peer traffic "
+                    "through the CPU root complex (slow P2P, NCCL hangs). grep dropped the device names, so which "
+                    "ports these are is not shown", "host", ev,
+                    "Find the ports: `sudo lspci -vvv | grep -E '^[0-9a-f]{2,4}:|ACSCtl'` prints each device line "
+                    "with its ACSCtl (or give bringup the whole `sudo lspci -vvv`). Lines on ports that no GPU, NIC "
+                    "or switch sits behind do not matter. " + REMEDY_ACS, SRC_ACS)]
+
+
 def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """health.pcie_acs: ACS on PCIe switch ports (``ACSCtl: SrcValid+``). On a bare-metal node
-    (``plan["virtualization"]`` falsy) it redirects GPU peer traffic through the CPU root complex:
-    WARN with the NCCL troubleshooting remedy. Root ports are not judged (the NCCL guide names switches)."""
+    """health.pcie_acs: ACS (``ACSCtl: SrcValid+``) on a bare-metal node (``plan["virtualization"]`` falsy)
+    redirects GPU peer-to-peer traffic through the CPU root complex: WARN with the NCCL troubleshooting
+    remedy when it is on a PCIe switch port, on a root port/bridge above a GPU (NVIDIA/nccl#2079), or on a
+    root port/bridge above a PCIe switch. ACS on a bridge whose subtree this output does not show is a WARN
+    too (knowledge.md §3: SrcValid+ means ACS is on), saying so; on a bridge shown to have neither GPU nor
+    switch behind it, it does not matter. The grepped form (``lspci -vvv | grep ACSCtl``) is judged line by
+    line: any SrcValid+ -> WARN."""
     fid = "health.pcie_acs"
     facts, o = _lspci_facts(out)
     if facts is None:
         return [missing(fid, o, "the ACS state of the PCIe switch ports", remedy=REMEDY_ROOT, source=SRC_ACS)]
-    switch = [d for d in facts.devices if d.bdf and d.is_switch_port]
-    bridges = [d for d in facts.devices if d.bdf and (d.is_bridge or d.class_code == "0604"
+    if facts.acs_grep:
+        return _acs_grep(facts, plan)
+    bridges = [d for d in facts.devices if d.bdf and (d.is_bridge or d.class_code == "0604" or d.is_switch_port
                                                       or d.class_name.lower() == "pci bridge")]
     denied = [d for d in bridges if d.caps_denied]
     if not bridges:
@@ -399,30 +451,72 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             why = "this output has no PCI bridges (lspci -d 10de: lists only NVIDIA functions)"
         return [Finding(fid, Verdict.SKIP, f"ACS not judged: {why}; run the whole `sudo lspci -vvv`", "host",
                         tuple(d.header for d in facts.devices[:3] if d.header), "", SRC_ACS)]
-    if denied and not switch:
+    if denied and not any(d.acs_ctl is not None for d in bridges):
         return [Finding(fid, Verdict.UNKNOWN, f"ACS state unknown: lspci ran without root ({len(denied)} bridge(s) "
                         "show 'Capabilities: <access denied>')", "host",
                         tuple([d.header for d in denied[:5]] + ["Capabilities: <access denied>"]), REMEDY_ROOT, SRC_ACS)]
-    on = [d for d in switch if d.acs_ctl and d.acs_ctl.get("SrcValid")]
-    if not on:
-        msg = (f"no PCIe switch port has ACS enabled ({len(switch)} switch port(s))" if switch
-               else "no PCIe switch ports: the devices attach to root ports")
-        ev = [x for d in switch[:8] for x in (d.header, d.acs_line) if x] or [d.header for d in bridges[:3]]
-        return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev), "", SRC_ACS)]
     gpus = facts.gpus
-    parts, ev = [], []
+    whole = _whole(o, facts)
+    gpu_paths_known = bool(gpus) and all(facts.parents(g) for g in gpus)
+    on = [d for d in bridges if d.acs_ctl and d.acs_ctl.get("SrcValid")]
+    flagged: list[str] = []
+    unseen: list[str] = []
+    quiet: list[str] = []
+    ev: list[str] = []
     for d in on:
-        below = [g for g in gpus if d in facts.parents(g)]
-        parts.append(d.bus_id + (f" (above {', '.join(g.bus_id for g in below)})" if below else ""))
-        ev += [d.header, d.acs_line]
+        below = facts.below(d)
+        gpus_below = [g for g in gpus if d in facts.parents(g)]
+        switch_below = [x for x in below if _switchy(x)]
+        kind = _bridge_kind(d)
+        if _switchy(d) or gpus_below or switch_below:
+            what = [f"above GPU {', '.join(g.bus_id for g in gpus_below[:4])}"] if gpus_below else []
+            if switch_below and not _switchy(d):
+                what.append(f"above PCIe switch {switch_below[0].bus_id}")
+            flagged.append(f"{d.bus_id} ({kind}{', ' + '; '.join(what) if what else ''})")
+            ev += [d.header, d.acs_line]
+        elif below or whole or gpu_paths_known:
+            quiet.append(f"{d.bus_id} ({kind})")
+        else:
+            unseen.append(f"{d.bus_id} ({kind})")
+            ev += [d.header] + [x.strip() for x in d.lines if x.strip().startswith(("NUMA node:", "ACSCap:"))] + [
+                d.acs_line]
+    quiet_note = (f"; ACS is on at {', '.join(quiet[:4])}, with no GPU or PCIe switch behind it in this output"
+                  if quiet else "")
+    if not flagged and not unseen:
+        switch = [d for d in bridges if _switchy(d)]
+        if switch:
+            msg = f"no PCIe switch port above a GPU has ACS enabled ({len(switch)} switch port(s))"
+        elif gpus:
+            msg = (f"no ACS on the path of the {len(gpus)} GPU(s) in this output (their root ports; no PCIe switch "
+                   "ports)")
+        else:
+            msg = "no PCIe switch ports and no ACS enabled on the root ports/bridges in this output"
+        pev = [x for d in (on or switch or bridges)[:8] for x in (d.header, d.acs_line) if x]
+        return [Finding(fid, Verdict.PASS, msg + quiet_note, "host", tuple(pev[:16]), "", SRC_ACS)]
     if _virtualised(plan):
-        return [Finding(fid, Verdict.PASS, f"ACS enabled on {len(on)} PCIe switch port(s); expected on a VM host "
-                        "(the plan says virtualization=true)", "host", tuple(ev[:24]), "", SRC_ACS)]
+        return [Finding(fid, Verdict.PASS, f"ACS enabled on {len(flagged) + len(unseen)} PCIe port(s)/bridge(s); "
+                        "expected on a VM host (the plan says virtualization=true)", "host", tuple(ev[:24]), "",
+                        SRC_ACS)]
+    parts: list[str] = []
+    if flagged:
+        parts.append(f"ACS is enabled on {len(flagged)} PCIe port(s) on the GPUs' peer-to-peer path of this bare-metal "
+                     "node: GPU peer-to-peer traffic is redirected through the CPU root complex (slow or hanging P2P): "
+                     + "; ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else ""))
+    if unseen:
+        parts.append(f"ACS is enabled (SrcValid+) on {', '.join(unseen[:6])}"
+                     + ("" if flagged else " on this bare-metal node")
+                     + "; this excerpt does not show what is behind it: if GPUs, NICs or a PCIe switch are, their "
+                     "peer-to-peer traffic goes through the root complex/IOMMU (NCCL hangs, NVIDIA/nccl#2079)")
     subject = gpu_subject(None, gpus[0].bdf) if len(gpus) == 1 else "host"
-    return [Finding(fid, Verdict.WARN, f"ACS is enabled on {len(on)} PCIe switch port(s) of this bare-metal node: "
-                    "GPU peer-to-peer traffic is redirected through the CPU root complex (slow or hanging P2P): "
-                    + "; ".join(parts[:8]) + (" ..." if len(parts) > 8 else ""), subject, tuple(ev[:24]),
-                    REMEDY_ACS, SRC_ACS)]
+    remedy = REMEDY_ACS if not unseen else (
+        "See what is behind it first: `lspci -tv`, or the whole `sudo lspci -vvv`. " + REMEDY_ACS)
+    return [Finding(fid, Verdict.WARN, "; ".join(parts) + quiet_note, subject, tuple(x for x in ev[:24] if x),
+                    remedy, SRC_ACS)]
+
+
+def _whole(o: ProbeOutput | None, facts: LspciFacts) -> bool:
+    """The output is a whole ``lspci`` listing (this node's probe), not a pasted excerpt."""
+    return bool(o and o.source.startswith("$ lspci") and len(facts.devices) > 3)
 
 
 # ------------------------------------------------------------------ AER
@@ -606,7 +700,15 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = [g.header for g in gpus] + [d.header for d in facts.devices if d.is_nvswitch]
     if not gpus:
         ev = [d.header for d in facts.devices if d.is_nvidia][:10] or [d.header for d in facts.devices[:10]]
-    whole = bool(o and o.source.startswith("$ lspci") and len(facts.devices) > 3)
+    whole = _whole(o, facts)
+    if not gpus and not whole and not any(d.is_nvidia for d in facts.devices):
+        # a pasted excerpt is not a bus scan: no GPU in it says nothing about the GPUs of the node
+        return [Finding(fid, Verdict.UNKNOWN, f"this lspci excerpt has no NVIDIA GPU ({len(facts.devices)} other "
+                        "device section(s)): it is not a whole bus scan, so it says nothing about whether the GPUs "
+                        "enumerated; the GPU link, AER and BAR checks are skipped", "host",
+                        tuple(d.header for d in facts.devices[:5] if d.header),
+                        "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
+                        "`sudo lspci -vvv`.", SRC_COUNT)]
     extra = " (lspci ran without root: capabilities hidden)" if facts.non_root else ""
     findings = [_count_finding(fid, gpus, switches, plan, ev, whole, extra)]
     findings += _driver_findings("health.gpu_driver_binding", [
@@ -1052,7 +1154,11 @@ LSPCI_CHECKS = (lspci_gpus, pcie_width, pcie_speed, pcie_acs, pcie_aer, gpu_bar1
 
 
 def lspci_all(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """All lspci-based checks (GPU count, driver binding, width, speed, ACS, AER, BAR1) in one call."""
+    """All lspci-based checks (GPU count, driver binding, width, speed, ACS, AER, BAR1) in one call; for a
+    grepped ACS listing (``lspci -vvv | grep ACSCtl``) only the ACS check, the others having nothing to read."""
+    facts, _ = _lspci_facts(out)
+    if facts is not None and facts.acs_grep:
+        return pcie_acs(out, plan)
     findings: list[Finding] = []
     for fn in LSPCI_CHECKS:
         findings += fn(out, plan)

@@ -5,9 +5,14 @@ message size is compared with the system's floor from ``assets/nccl_floors.csv``
 "Avg bus bandwidth" footer, which averages tiny sizes in); the arithmetic busbw = algbw x
 factor is shown. Unknown systems: the measured plateau is reported as ``unknown``.
 
+A busbw that collapses at the largest sizes (below half the peak of a smaller size) is a WARN
+whatever the floor; a single-rank run measures nothing (``unknown``).
+
 NCCL logs: which transport NCCL picked (NET/IB vs NET/Socket, and which interface: docker0 and
-lo are never right between nodes), IB completion errors, NVLS failures, PyTorch watchdog
-timeouts.
+lo are never right between nodes; NET/IB ports of mixed link layers, IB with a stray RoCE port),
+why it fell back to sockets (no RDMA device at all = by design on such platforms, WARN; a failed
+external net plugin such as aws-ofi-nccl/EFA = FAIL naming the plugin), IB completion errors, NVLS
+failures, PyTorch watchdog timeouts.
 """
 
 from __future__ import annotations
@@ -17,12 +22,25 @@ from typing import Any, Mapping
 
 from wizard.data import table
 from wizard.model import Finding, Verdict
-from wizard.parsers.nccl import BUS_FACTORS, NcclLog, NcclTestsRun, PerfRow, infer_collective, parse_nccl_log, parse_nccl_tests
+from wizard.parsers.nccl import (
+    BUS_FACTORS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, parse_nccl_log, parse_nccl_tests,
+)
 
 SRC_D4 = "checks-catalogue D4/E4 (nccl-tests all_reduce_perf: #wrong must be 0; busbw at the largest size >= floor)"
 SRC_PERF = "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw, busbw = algbw x 2(n-1)/n for all-reduce)"
 SRC_E1 = ("checks-catalogue E1 (Stas Bekman, ml-engineering network/debug: NCCL must use NET/IB, not NET/Socket, "
           "and never docker0/lo); NCCL environment docs (NCCL_SOCKET_IFNAME, NCCL_IB_HCA)")
+SRC_NOIB = ("NCCL environment variables doc (NCCL_IB_DISABLE unset = IB/RoCE used when present, so NET/Socket "
+            "with 'NET/IB : No device found' means no RDMA device was visible); Google Cloud GKE docs 'Increase network "
+            "traffic speed for GPU nodes' (gVNIC) and 'NCCL Fast Socket' (TCP transport between GPU VMs without RDMA)")
+SRC_OFI = ("NVIDIA/nccl#229 (NCCL developer: the OFI plugin failed to initialise, so NCCL tried InfiniBand, not "
+           "available, and fell back to sockets); aws/aws-ofi-nccl#803 (use an EFA-enabled instance, check "
+           "/dev/infiniband/uverbs*, pass the EFA devices to the container); AWS EKS user guide 'Manage EFA devices "
+           "on Amazon EKS' (EFA device plugin, vpc.amazonaws.com/efa resource); NVIDIA Dynamo 'EFA on AWS' (EFA is "
+           "the only RDMA fabric on AWS)")
+SRC_HCA = ("checks-catalogue E1 (an unintended interface on the 'NET/IB : Using' line -> show the NCCL_IB_HCA fix); "
+           "knowledge.md §4 (NCCL_IB_HCA with the '=' prefix for exact names, persisted in /etc/nccl.conf); NCCL "
+           "environment variables doc (NCCL_IB_HCA)")
 SRC_IBV = "libibverbs verbs.h enum ibv_wc_status / ibv_wc_status_str(3)"
 SRC_NVLS = ("NVIDIA/nccl#976 and #1338 (NCCL developers: NVLS 'invalid argument' comes from Fabric Manager restarted "
             "while GPUs held resources; reboot), NVIDIA/nccl#1672 (NCCL_NVLS_ENABLE=0 as a diagnostic); NVIDIA Fabric "
@@ -30,10 +48,20 @@ SRC_NVLS = ("NVIDIA/nccl#976 and #1338 (NCCL developers: NVLS 'invalid argument'
 SRC_E6 = ("checks-catalogue E6 (any hang -> FAIL); PyTorch ProcessGroupNCCL watchdog (init_process_group timeout); "
           "NCCL ncclResult_t codes (nccl.h)")
 SRC_FLOORS = "assets/nccl_floors.csv"
+SRC_COLLAPSE = ("NVIDIA/nccl#1453 (all_reduce busbw 29.5 GB/s at 32 MiB, about 5 GB/s from 64 MiB on); checks-catalogue "
+                "E4 (report per-size curves)")
 
 MIN_JUDGED_BYTES = 1 << 30
 """Largest message size (bytes) a run must reach before its busbw is judged when no table row
 applies: 1 GiB (knowledge.md §5.3: 256 MB is too small to reach peak, NVIDIA/nccl-tests#212)."""
+COLLAPSE_FRACTION = 0.5
+"""busbw at the largest message size below this fraction of the peak busbw measured at a smaller size
+is a collapse, reported whatever the floor (derived: nccl-tests doc/PERFORMANCE.md - busbw grows with the
+message size to a plateau set by the slowest link; NVIDIA/nccl#1453 shows 29.5 GB/s at 32 MiB falling to
+about 5 GB/s from 64 MiB on)."""
+COLLAPSE_MIN_PEAK_GB_S = 1.0
+"""A peak busbw below this (GB/s) is not used for the collapse rule: at such rates the small sizes are
+latency-bound and their busbw says nothing about bandwidth (judgement)."""
 MULTINODE_NIC_FRACTION = 0.8
 """Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (checks-catalogue
 E4, derived from Stas Bekman's "about 80% of advertised"; operator may override)."""
@@ -119,9 +147,18 @@ def _arith(coll: str, row: PerfRow, n: int | None) -> str:
 def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """nccl-tests output -> findings ``node.allreduce`` / ``multinode.allreduce`` (other
     collectives: ``node.nccl_tests`` / ``multinode.nccl_tests``), plus the NCCL log findings when
-    the run was made with NCCL_DEBUG and its lines are interleaved."""
+    the run was made with NCCL_DEBUG and its lines are interleaved. ``exp["command"]`` (optional, a str)
+    is the paste's command line when the caller kept it: it names the collective (``alltoall_perf``)
+    when the output itself does not. Bandwidths in GB/s as nccl-tests prints them."""
     r = parse_nccl_tests(text)
     coll, n = infer_collective(r)
+    cmd = exp.get("command")
+    if not coll and isinstance(cmd, str):  # the paste's command line, when the caller kept it
+        m = re.search(r"\b(\w+?)_perf(?:_mpi)?\b", cmd)
+        if m and collective_name(m.group(1)):
+            coll = collective_name(m.group(1))
+            r.collective, r.collective_line = coll, cmd.strip()
+            coll, n = infer_collective(r)
     hosts = r.hosts
     nodes = len(hosts) if hosts else None
     per_node = None
@@ -135,7 +172,9 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     model = _model(r)
     where = (f"{n} ranks" if n else "ranks ?") + (f" on {nodes} node(s)" if nodes else "") + (f", {model}" if model else "")
     subject = hosts[0] if len(hosts) == 1 else (f"{len(hosts)} nodes ({', '.join(hosts[:4])})" if hosts else "host")
-    what = (coll or "unidentified collective").replace("_", "-")
+    what = (coll or _unnamed(r)).replace("_", "-")
+    binary = (f"{coll}_perf" if coll else "all_gather_perf (or alltoall_perf)" if what.startswith("all-gather or")
+              else "<the same test>_perf")
     findings: list[Finding] = []
     head_ev = [x for x in (r.header, r.collective_line, r.devices[0].line if r.devices else "") if x]
 
@@ -225,11 +264,28 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             floor_src = "checks-catalogue E4 (derived)"
 
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
+    if n == 1:
+        findings.append(Finding(fid, Verdict.UNKNOWN,
+                                f"nccl-tests {what} ran on 1 rank ({where}): with no peer, busbw is 0 by definition "
+                                "and nothing about GPU-to-GPU links or the network was measured", subject, tuple(ev),
+                                f"Run it over every GPU of the node (-g <gpus>, or one MPI rank per GPU), and across "
+                                f"nodes for the network: e.g. {binary} -b 8 -e 16G -f 2 -g <gpus> -c 1.", src))
+        return findings
+    collapse = _collapse(r, big, judged)
+    if collapse is not None:
+        findings.append(Finding(fid, Verdict.WARN, f"nccl-tests {what} over {where}: {collapse[0]}", subject,
+                                tuple(head_ev + ([r.columns_line] if r.columns_line else []) + collapse[1]),
+                                "Rerun to rule out another job on the GPUs or the network. If it stays, the transport "
+                                "used for large messages is at fault: rerun with NCCL_DEBUG=INFO and check what NCCL "
+                                "picked (NET/IB with GDRDMA, or a NET/Socket fallback; P2P between GPUs), the NIC and "
+                                "PCIe link state and error counters, and ACS/IOMMU on the PCIe path (NCCL "
+                                "troubleshooting); test node pairs and GPU pairs to find the slow one.",
+                                f"{SRC_D4}; {SRC_PERF}; {SRC_COLLAPSE}"))
     if big.size_b < min_bytes:
         findings.append(Finding(fid, Verdict.UNKNOWN,
                                 f"{body}; the largest message ({_human(big.size_b)}) is below {_human(min_bytes)}, too "
                                 f"small to reach the bandwidth plateau{avg_note}", subject, tuple(ev),
-                                "Rerun with large messages: all_reduce_perf -b 8 -e 16G -f 2 -c 1.", src))
+                                f"Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", src))
     elif floor is not None:
         if judged >= floor:
             findings.append(Finding(fid, Verdict.PASS, f"{body}; >= {floor:g} GB/s ({floor_desc})"
@@ -263,6 +319,37 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
+def _unnamed(r: NcclTestsRun) -> str:
+    """What the rows say about a collective the text does not name (its command line was cut off)."""
+    if r.rows:
+        row = r.rows[-1]
+        if row.redop in ("", "none") and row.root in (-1, None):
+            return "all-gather or alltoall (no reduction, no root; the output does not name the test)"
+    return "unidentified collective"
+
+
+def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[str]] | None:
+    """(description, evidence lines) when the busbw at the largest size is below COLLAPSE_FRACTION of the
+    peak out-of-place busbw of a smaller size; None otherwise."""
+    smaller = [x for x in r.rows if x.size_b < big.size_b and x.oop.busbw_gb_s is not None]
+    if not smaller:
+        return None
+    peak = max(smaller, key=lambda x: x.oop.busbw_gb_s or 0.0)
+    top = peak.oop.busbw_gb_s or 0.0
+    if top < COLLAPSE_MIN_PEAK_GB_S or judged >= COLLAPSE_FRACTION * top:
+        return None
+    after = sorted((x for x in r.rows if x.size_b > peak.size_b), key=lambda x: x.size_b)
+    drop = next((x for x in after if x.oop.busbw_gb_s is not None and x.oop.busbw_gb_s < COLLAPSE_FRACTION * top), big)
+    desc = (f"busbw collapses at large messages: peak {top:.2f} GB/s at {_human(peak.size_b)}, then "
+            f"{_fmt(drop.oop.busbw_gb_s)} GB/s at {_human(drop.size_b)} and {judged:.2f} GB/s at {_human(big.size_b)} "
+            f"(the largest), {100 * judged / top:.0f}% of the peak; busbw should rise with message size to a "
+            "plateau, not fall")
+    ev = [peak.line] + [x.line for x in after][:6]
+    if big.line not in ev:
+        ev.append(big.line)
+    return desc, ev
+
+
 # ------------------------------------------------------------------ NCCL debug logs
 
 
@@ -280,7 +367,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     subject = lg.hosts[0] if len(lg.hosts) == 1 else (
         f"{len(lg.hosts)} nodes ({', '.join(lg.hosts[:4])})" if lg.hosts else "host")
     findings: list[Finding] = []
-    findings.extend(_transport(lg, subject))
+    findings.extend(_transport(lg, subject, exp))
 
     if lg.completion_errors:
         codes = list(dict.fromkeys(c for c, _ in lg.completion_errors))
@@ -343,25 +430,96 @@ def _quoted(line: str) -> str:
     return m.group(1) if m else line.strip()[:80]
 
 
-def _transport(lg: NcclLog, subject: str) -> list[Finding]:
+def _hca_names(devs: list[Any]) -> str:
+    return ", ".join(f"{d.name}:{d.port}" for d in devs)
+
+
+def _name_gaps(names: list[str]) -> list[str]:
+    """Device names missing from a numbered run (mlx5_0, mlx5_1, mlx5_4 -> mlx5_2, mlx5_3), same prefix only.
+    A gap is a hint (the device was excluded, or its port was down when NCCL listed them), never proof."""
+    nums: dict[str, set[int]] = {}
+    for n in names:
+        m = re.fullmatch(r"(.*?)(\d{1,3})", n)
+        if m:
+            nums.setdefault(m.group(1), set()).add(int(m.group(2)))
+    out: list[str] = []
+    for prefix, have in nums.items():
+        if len(have) >= 2:
+            out += [f"{prefix}{i}" for i in range(min(have), max(have)) if i not in have]
+    return out[:8]
+
+
+def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
+    name = lg.plugin_name or (f"{lg.plugin_net} net plugin" if lg.plugin_net else "external net plugin (NET/OFI)")
+    efa = lg.ofi_provider == "efa" or "aws-ofi-nccl" in lg.plugin_name.lower() or "aws" in lg.plugin_net.lower()
+    why = _quoted_plain(lg.plugin_failures[0])
+    what = (f"the {name} net plugin" + (f" ({lg.plugin_net}, libfabric provider {lg.ofi_provider})"
+                                        if lg.plugin_net and lg.ofi_provider else
+                                        f" (libfabric provider {lg.ofi_provider})" if lg.ofi_provider else "")
+            + f" failed to initialise: '{why}'")
+    if efa:
+        msg = (f"NCCL fell back to TCP sockets (NET/Socket{_on(lg)}): {what} - the EFA device is not exposed to this "
+               "process, so the EFA (RDMA) fabric is not used")
+        remedy = ("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device "
+                  "found' is expected and not the fault. Check that the instance type supports EFA and was launched "
+                  "with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` "
+                  "must show it, inside the container too (pass the uverbs devices to it). On EKS, install the EFA "
+                  "device plugin and request `vpc.amazonaws.com/efa` in the pod's resources (limits). Then rerun with "
+                  "NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'.")
+        src = SRC_OFI
+    else:
+        msg = f"NCCL fell back to TCP sockets (NET/Socket{_on(lg)}): {what}"
+        remedy = ("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with "
+                  "-p <provider>) must list the device on every node and inside the container; then rerun with "
+                  "NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'.")
+        src = SRC_OFI
+    ev = list(dict.fromkeys(lg.plugin_named[:3] + lg.plugin_failures[:4] + ev_socket[:4]))
+    return Finding("multinode.transport", Verdict.FAIL, msg, subject, tuple(ev), remedy, f"{src}; {SRC_E1}")
+
+
+def _on(lg: NcclLog) -> str:
+    return f" on {', '.join(lg.socket_ifaces)}" if lg.socket_ifaces else ""
+
+
+def _quoted_plain(line: str) -> str:
+    m = re.search(r"NET/\w+\s+(.*?)\s*$", line)
+    return (m.group(1) if m else line.strip())[:120]
+
+
+def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Finding]:
     causes = lg.ibverbs_missing + lg.ib_open_failed + lg.no_ib_device
     if lg.uses_socket:
         bad = [i for i in lg.socket_ifaces if BAD_IFACE.match(i)]
-        ev = tuple(dict.fromkeys(lg.socket_using[:3] + lg.network_lines[:2] + causes[:4] +
-                                 [c for c in lg.channels_net if "Socket" in c][:2]))
+        ev_list = list(dict.fromkeys(lg.socket_using[:3] + lg.network_lines[:2] + causes[:4] +
+                                     [c for c in lg.channels_net if "Socket" in c][:2]))
+        ev = tuple(ev_list)
         if bad:
             return [Finding("multinode.transport", Verdict.FAIL,
                             f"NCCL moves data over TCP sockets on {', '.join(bad)}: a host-local interface", subject, ev,
                             "Set NCCL_SOCKET_IFNAME to the cluster interface (e.g. =ens1f0) and, with IB/RoCE, "
                             "NCCL_IB_HCA to the HCAs; persist them in /etc/nccl.conf.", SRC_E1)]
-        if causes:
+        if lg.plugin_failures:
+            return [_plugin_failure(lg, subject, ev_list)]
+        if lg.ibverbs_missing or lg.ib_open_failed:
             why = ("libibverbs is missing (install rdma-core / libibverbs1, inside the container too)" if lg.ibverbs_missing
                    else "an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and "
-                        "IPC_LOCK)" if lg.ib_open_failed else "NCCL found no IB/RoCE device")
+                        "IPC_LOCK)")
             return [Finding("multinode.transport", Verdict.FAIL,
                             f"NCCL fell back to TCP sockets (NET/Socket): {why}", subject, ev,
                             "Make the RDMA devices usable (ibv_devinfo must list them on every node), then rerun with "
                             "NCCL_DEBUG=INFO and look for 'NET/IB : Using'. Do not set NCCL_IB_DISABLE.", SRC_E1)]
+        if lg.no_ib_device:
+            return [Finding("multinode.transport", Verdict.WARN,
+                            f"NCCL uses TCP sockets (NET/Socket{_on(lg)}) because it found no RDMA device ('NET/IB : "
+                            "No device found'): multi-node bandwidth is limited by TCP over that interface. That is "
+                            "the design on platforms without InfiniBand/RoCE NICs (e.g. cloud VMs with a virtual NIC "
+                            "such as GCP gVNIC); it is a fault only if these nodes have RDMA NICs", subject, ev,
+                            "If the nodes have InfiniBand/RoCE HCAs, make them visible: `ibv_devinfo` must list them "
+                            "on every node (RDMA driver loaded; in containers pass /dev/infiniband), then look for "
+                            "'NET/IB : Using'. If the platform has no RDMA NICs there is nothing to fix here: judge "
+                            "multi-node nccl-tests against the Ethernet NIC speed, not an InfiniBand floor (the "
+                            "provider's TCP plugins, e.g. Google's NCCL Fast Socket on gVNIC, raise it).",
+                            f"{SRC_NOIB}; {SRC_E1}")]
         return [Finding("multinode.transport", Verdict.WARN,
                         "NCCL uses TCP sockets (NET/Socket) between nodes" +
                         (f" on {', '.join(lg.socket_ifaces)}" if lg.socket_ifaces else "") +
@@ -386,6 +544,41 @@ def _transport(lg: NcclLog, subject: str) -> list[Finding]:
                                f"{desc}; it uses bonded device(s) {', '.join(bonds)}: check this is intended", subject,
                                ev, "If the bond is not the intended rail layout, list the HCAs in NCCL_IB_HCA "
                                "(e.g. =mlx5_0:1,mlx5_1:1).", SRC_E1))
+        layers = lg.link_layers
+        if len(layers) > 1:
+            count = {ll: sum(1 for d in lg.ib_devices if d.link == ll) for ll in layers}
+            main = max(layers, key=lambda ll: count[ll])
+            stray = [d for d in lg.ib_devices if d.link != main]
+            keep = [d for d in lg.ib_devices if d.link == main]
+            gaps = _name_gaps([d.name for d in lg.ib_devices])
+            gap_note = (f"; {', '.join(gaps)} {'is' if len(gaps) == 1 else 'are'} not in the list (excluded, or port "
+                        "down when NCCL started)" if gaps else "")
+            hca = ",".join(f"{d.name}:{d.port}" for d in keep)
+            out.append(Finding(
+                "multinode.transport", Verdict.WARN,
+                f"NCCL's NET/IB mixes link layers: {_hca_names(stray)} "
+                f"{'is' if len(stray) == 1 else 'are'} {stray[0].link} (Ethernet) among {len(keep)} {main} port(s) "
+                f"({_hca_names(keep)}): an unintended interface in the data rails{gap_note}", subject,
+                tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
+                f"Pin the data rails with NCCL_IB_HCA, '=' prefix for exact names: "
+                f"`export NCCL_IB_HCA=\"={hca}\"`"
+                + (f" (add {', '.join(g + ':1' for g in gaps)} if {'it is a data rail' if len(gaps) == 1 else 'they are data rails'}: "
+                   "check the port with `ibstat`, State Active)" if gaps else "")
+                + f"; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees "
+                "the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.",
+                SRC_HCA))
+        want = _num(exp.get("nics_per_node"))
+        ports = len(lg.ib_devices)
+        if want and ports and ports < want and not any(f.verdict is Verdict.WARN and "link layers" in f.message
+                                                       for f in out):
+            gaps = _name_gaps([d.name for d in lg.ib_devices])
+            out.append(Finding("multinode.transport", Verdict.WARN,
+                               f"NCCL uses {ports} HCA port(s) ({_hca_names(lg.ib_devices)}) but the plan says "
+                               f"{want:g} NICs per node" + (f"; {', '.join(gaps)} missing from the list" if gaps else ""),
+                               subject, tuple(lg.ib_using[:2]),
+                               "Check the missing HCAs' ports (`ibstat`: State Active, expected Rate) and NCCL_IB_HCA "
+                               "(it must list every data rail, '=' prefix for exact names, in /etc/nccl.conf).",
+                               SRC_HCA))
         if bad_oob:
             out.append(Finding("multinode.transport", Verdict.WARN,
                                f"NCCL's bootstrap/out-of-band traffic uses {', '.join(bad_oob)}, a host-local "
@@ -394,6 +587,18 @@ def _transport(lg: NcclLog, subject: str) -> list[Finding]:
         if not out:
             out.append(Finding("multinode.transport", Verdict.PASS, desc, subject, ev, "", SRC_E1))
         return out
+    via = [m.group(1) for c in lg.channels_net for m in [re.search(r"via NET/([^/\s][^/]*?)/\d", c)] if m]
+    plugin_nets = list(dict.fromkeys(n for n in lg.networks + via if n != "Socket" and not n.startswith("IB")))
+    if plugin_nets and not lg.plugin_failures:
+        ev = tuple(dict.fromkeys(lg.network_lines[:2] + lg.plugin_named[:2] +
+                                 [c for c in lg.channels_net if "NET/" in c][:1]))
+        gdr = any("GDRDMA" in c for c in lg.channels_net)
+        return [Finding("multinode.transport", Verdict.PASS,
+                        f"NCCL uses the {', '.join(plugin_nets)} network (external net plugin"
+                        + (f" {lg.plugin_name}" if lg.plugin_name else "") + ")"
+                        + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else ""), subject, ev, "", SRC_E1)]
+    if lg.plugin_failures:
+        return [_plugin_failure(lg, subject, lg.socket_using[:2] + causes[:2])]
     if causes:
         return [Finding("multinode.transport", Verdict.WARN,
                         "NCCL cannot use InfiniBand/RoCE here: " + _quoted(causes[0]), subject, tuple(causes[:4]),

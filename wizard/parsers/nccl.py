@@ -96,7 +96,12 @@ class NcclTestsRun:
         return len(self.devices) or None
 
 
-_MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?")
+_MPI_PREFIX = re.compile(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")
+"""A launcher's rank tag at the start of a line: Open MPI ``--tag-output`` ``[1,0]<stdout>:``, or a bare
+``[0]`` (mpirun/srun ``--label`` style)."""
+_GLUED_TAG = re.compile(r"(?<=\S)\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?")
+"""A rank tag glued inside a result row (``-1[0]    1626.5 ... 0[0]``): output of several ranks interleaved
+character by character (NVIDIA/nccl#1453); it is removed before the row is split into columns."""
 _DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
@@ -199,7 +204,9 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 r.collective, r.collective_line = _collective_name(m.group(1)), s
                 continue
         if re.match(r"^\d", s):
-            row = _row(s, r.wrong_is_count)
+            row = _row(_GLUED_TAG.sub(" ", s), r.wrong_is_count)
+            if row is not None:
+                row.line = raw.strip()  # evidence is the input line as it was, rank tags included
             if row is not None:
                 r.rows.append(row)
             else:
@@ -212,6 +219,12 @@ def _collective_name(name: str) -> str:
     n = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
          "all_to_all": "alltoall"}.get(n, n)
     return n if n in COLLECTIVES else ""
+
+
+def collective_name(name: str) -> str:
+    """"alltoall_perf" / "allreduce" / "all_reduce_perf_mpi" -> the nccl-tests collective ("alltoall",
+    "all_reduce"), or "" when it is not one."""
+    return _collective_name(name)
 
 
 BUS_FACTORS = {
@@ -287,6 +300,11 @@ class NcclLog:
     network_lines: list[str] = field(default_factory=list)
     plugin_lines: list[str] = field(default_factory=list)
     no_ib_device: list[str] = field(default_factory=list)
+    plugin_failures: list[str] = field(default_factory=list)  # an external net plugin (OFI/EFA...) failed to init
+    plugin_named: list[str] = field(default_factory=list)  # lines naming the external plugin and its provider
+    plugin_name: str = ""  # "aws-ofi-nccl 1.16.2"
+    plugin_net: str = ""  # the network name the plugin registers ("Libfabric", "AWS Libfabric")
+    ofi_provider: str = ""  # libfabric provider the OFI plugin looked for ("efa")
     ibverbs_missing: list[str] = field(default_factory=list)
     ib_open_failed: list[str] = field(default_factory=list)
     channels_net: list[str] = field(default_factory=list)  # "via NET/IB/0/GDRDMA" lines
@@ -309,8 +327,15 @@ class NcclLog:
 
     @property
     def uses_ib(self) -> bool:
-        return bool(self.ib_using) or any(n.startswith("IB") for n in self.networks) or any(
+        """NCCL picked NET/IB: HCA ports listed on a ``NET/IB : Using`` line (``Using [RO]`` alone lists
+        none: that is NCCL saying it found no device), ``Using network IB``, or channels via NET/IB."""
+        return bool(self.ib_devices) or any(n.startswith("IB") for n in self.networks) or any(
             "NET/IB" in c for c in self.channels_net)
+
+    @property
+    def link_layers(self) -> list[str]:
+        """The link layers of the HCA ports NCCL uses ("IB", "RoCE"), in order of appearance."""
+        return list(dict.fromkeys(d.link for d in self.ib_devices))
 
 
 _NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?(?:NCCL )?"
@@ -321,6 +346,18 @@ _IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:%]+<\d+>")
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
 _COMPLETION = re.compile(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z_]+\()?(\d+)", re.I)
 _RETURN = re.compile(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
+
+
+_PLUGIN_FAIL = re.compile(
+    r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
+    r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
+    r"OFI NCCL failure)"
+    r"|NET/(?!IB\b|Socket\b|Plugin\b)[\w ]{1,30}?\s*:?\s+\S.*\b(?:initiali[sz]ation failed|Initializing plugin failed)",
+    re.I)
+"""An external NCCL net plugin that failed to initialise: aws-ofi-nccl (libfabric, EFA on AWS) prints
+"NET/OFI No eligible providers were found" / "... aws-ofi-nccl initialization failed"; older versions
+"Couldn't find any optimal provider". NCCL then tries NET/IB and falls back to NET/Socket (NCCL
+developer in NVIDIA/nccl#229)."""
 
 
 def parse_nccl_log(text: str) -> NcclLog:
@@ -373,6 +410,22 @@ def parse_nccl_log(text: str) -> NcclLog:
             continue
         if "NET/Plugin" in s or "Plugin Path" in s or re.search(r"P2P plugin|net plugin", s, re.I):
             lg.plugin_lines.append(s)
+            pm = re.search(r"Loaded net plugin (.+?)\s*(?:\(v\d+\))?\s*$", s)
+            if pm and not lg.plugin_net:
+                lg.plugin_net = pm.group(1)
+                lg.plugin_named.append(s)
+        om = re.search(r"NET/OFI Initializing (aws-ofi-nccl\s*[\w.\-]*)", s)
+        if om:
+            lg.plugin_name = om.group(1).strip()
+            lg.plugin_named.append(s)
+        pv = re.search(r"NET/OFI (?:Setting provider_filter to|Selected [Pp]rovider is)\s+(\w+)", s) or re.search(
+            r"\bFI_PROVIDER\s*=\s*(\w+)", s)
+        if pv:
+            lg.ofi_provider = lg.ofi_provider or pv.group(1).lower()
+            lg.plugin_named.append(s)
+        if _PLUGIN_FAIL.search(s):
+            lg.plugin_failures.append(s)
+            continue
         if re.search(r"NET/IB\s*:\s*No device found|Net/IB: call to devices\(\) returned 0 devices", s, re.I):
             lg.no_ib_device.append(s)
         if re.search(r"Failed to open libibverbs", s):
@@ -441,8 +494,21 @@ def _detect_nccl_log(text: str) -> float:
     hits = sum(1 for ln in lines if _NCCL_LINE.search(ln) or "ProcessGroupNCCL" in ln or
                re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln))
     if not hits:
-        return 0.0
+        # NCCL's messages grepped out of a log (the "NCCL INFO" prefix cut off): the transport lines
+        strong = sum(1 for ln in lines if _SUMMARY_STRONG.search(ln))
+        weak = sum(1 for ln in lines if _SUMMARY_WEAK.search(ln))
+        if not strong:
+            return 0.0
+        return min(0.9, 0.5 + 0.4 * (strong + weak) / len(lines))
     return min(0.95, 0.6 + 0.35 * hits / len(lines))
+
+
+_SUMMARY_STRONG = re.compile(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]+:|\[RO\]|interface)"
+                             r"|NET/IB\s*:\s*No device found|\bvia NET/(?:IB|Socket)\b"
+                             r"|^\s*Using network (?:IB|Socket|AWS Libfabric|Libfabric)\s*$")
+"""NCCL's own transport lines, recognisable without their "host:pid:tid [dev] NCCL INFO" prefix."""
+_SUMMARY_WEAK = re.compile(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"
+                           r"Bootstrap\s*(?:timing|: Using)|ncclCommInitRank|\bnranks \d+|Trees \[\d")
 
 
 def _judge_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:

@@ -255,6 +255,14 @@ class LspciFacts:
         return [d for d in self.devices if not d.bdf]
 
     @property
+    def acs_grep(self) -> bool:
+        """A grepped ACS listing (``sudo lspci -vvv | grep ACSCtl``, knowledge.md §3): ACS lines only,
+        without device lines, so which function each line belongs to is not known."""
+        return bool(self.devices) and all(not d.bdf for d in self.devices) and all(
+            d.lines and all(_acs_line(x.strip()) for x in d.lines) for d in self.devices) and any(
+            d.acs_ctl is not None for d in self.devices)
+
+    @property
     def non_root(self) -> bool:
         return any(d.caps_denied for d in self.devices)
 
@@ -386,6 +394,29 @@ def _finish_aer(d: LspciDevice, svrt: str) -> None:
     d.aer.ue_fatal = [b for b in d.aer.ue_set if b in fatal]
 
 
+_ACS_CAP_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+(?: v\d+)?\]\s*Access Control Services")
+
+
+def _acs_line(s: str) -> str:
+    """"ACSCtl"/"ACSCap"/"cap" for the lines of an ACS capability block, else ""."""
+    if s.startswith("ACSCtl:"):
+        return "ACSCtl"
+    if s.startswith("ACSCap:"):
+        return "ACSCap"
+    return "cap" if _ACS_CAP_RE.match(s) else ""
+
+
+def _acs_repeats(d: LspciDevice, s: str) -> bool:
+    """True when ``s`` starts a second ACS block in a header-less snippet: a grepped listing
+    (``lspci -vvv | grep ACS``) holds one block per function, each without its device line."""
+    kind = _acs_line(s)
+    if not kind:
+        return False
+    seen = {_acs_line(x.strip()) for x in d.lines} - {""}
+    order = ("cap", "ACSCap", "ACSCtl")
+    return any(order.index(k) >= order.index(kind) for k in seen)
+
+
 def parse_lspci(text: str) -> LspciFacts:
     """``lspci`` / ``lspci -vv`` / ``-vvv`` text (whole or filtered, root or not, cut or whole, or
     only a few detail lines) -> :class:`LspciFacts`. Never raises."""
@@ -412,6 +443,8 @@ def parse_lspci(text: str) -> LspciFacts:
                 continue
         s = raw.strip()
         if s.startswith(_DETAIL_KEYS) or raw[:1] in (" ", "\t"):
+            if cur is not None and not cur.bdf and _acs_repeats(cur, s):
+                cur = None  # `lspci -vvv | grep ACSCtl`: one header-less line per function
             if cur is None:  # detail lines without their header: a snippet
                 cur, state = LspciDevice(), {}
                 facts.devices.append(cur)
@@ -537,6 +570,9 @@ def detect_lspci(text: str) -> float:
         return 0.0  # an IOMMU group listing: detect_iommu_groups
     headers = sum(1 for ln in lines if ln[:1] not in (" ", "\t") and parse_header(ln) is not None)
     keys = sum(1 for ln in lines if _KEY_LINE_RE.match(ln))
+    acs = sum(1 for ln in lines if _acs_line(ln.strip()))
+    if acs and not headers and any(ln.strip().startswith("ACSCtl:") for ln in lines) and acs >= 0.8 * len(lines):
+        return 0.9  # `sudo lspci -vvv | grep ACSCtl` (knowledge.md §3), perhaps with its command line
     links = sum(1 for ln in lines if _LINK_LINE_RE.match(ln))
     if links and keys >= 1:
         return 0.96 if (headers or keys >= 3) else 0.93
