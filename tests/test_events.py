@@ -200,6 +200,9 @@ PUBLIC_EXPECTED = {
     "kernel-log__gpud-dmesg-decode-iso-xid13-xid43.txt": ("kernel-log", "warn", {"health.xid"}),
     "kernel-log__gpud-journalctl-short-iso-peermem-errors.txt": ("kernel-log", "warn", {"health.kernel_log"}),
     "kernel-log__dev-vm-firecracker-dmesg-local.txt": ("kernel-log", "pass", {"health.kernel_log"}),
+    # review round 3 (PROVENANCE-review.md; judged in detail in tests/test_review_events_smi.py)
+    "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt": ("kernel-log", "warn", {"health.xid"}),
+    "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt": ("kernel-log", "fail", {"health.xid"}),
     "ras-mc-ctl__rasdaemon-121-errors-mce-corrected.txt": ("ras-mc-ctl", "warn", {"health.mce"}),
     "ras-mc-ctl__rasdaemon-121-error-count-all-zero.txt": ("ras-mc-ctl", "pass", {"health.host_memory"}),
     "ras-mc-ctl__rasdaemon-67-error-count-5539-ce.txt": ("ras-mc-ctl", "warn", {"health.host_memory"}),

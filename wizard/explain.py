@@ -193,9 +193,10 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     parts: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
         klines = [i for i, ln in enumerate(chunk) if KERNEL_LINE_RE.search(ln)]
-        other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in set(klines)]
+        kset = set(klines)
+        other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in kset]
         if klines and len(other) >= 3:
-            rest = [chunk[i] for i in range(len(chunk)) if i not in set(klines)]
+            rest = [chunk[i] for i in range(len(chunk)) if i not in kset]
             kind, score = detect("\n".join(rest))
             if kind is not None and kind.name != "kernel-log" and score >= 0.5:
                 # e.g. `nvidia-smi; dmesg | grep -i xid`: the table and the Xid lines are judged apart

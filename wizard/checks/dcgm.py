@@ -7,6 +7,11 @@
   skipped because the EUD package is not installed, which is expected (SKIP).
 * "NvLink down"-style results on PCIe-only SKUs (``assets/pcie_only_gpus.csv``) are known false
   alarms (SKIP, with the reason).
+* CUDA error 802 ("system not yet initialized", cudaErrorSystemNotReady) in a failed test: FAIL,
+  but the remedy is the system service CUDA waits for (Fabric Manager on NVSwitch systems,
+  knowledge.md section 1.8), not the GPU memory / RMA path.
+* 'Persistence Mode' failed: WARN with "enable persistence mode and rerun"; when it made DCGM skip
+  every hardware test, the run proves nothing: UNKNOWN (C1: skip is not pass).
 * Finding ids follow the level: ``health.dcgm_l1``, ``gpu.dcgm_l2``, ``node.dcgm_l3``; subjects
   name the GPU (``gpu_subject``).
 """
@@ -30,6 +35,22 @@ the memory test "memory" and PCIe "pcie"; page retirement/row remap is DCGM's EC
 STRESS_TESTS = re.compile(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
                           r"nvbandwidth|stress|power", re.I)
 NVLINK_DOWN = re.compile(r"nv\s?link\b.*\b(down|inactive|not active)|link\s+\d+\s+.*\bdown\b", re.I)
+SYSTEM_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+                              re.I)
+"""CUDA error 802 as DCGM quotes it ("Unable to initialize CUDA library: 'system not yet
+initialized'"). CUDA runtime API: cudaErrorSystemNotReady = 802, "the system is not yet ready to
+start any CUDA work ... verify ... all required driver daemons are actively running"; on NVSwitch
+systems that daemon is nvidia-fabricmanager (knowledge.md section 1.8; checks-catalogue A3)."""
+SRC_802 = ("CUDA runtime API error codes (cudaErrorSystemNotReady = 802: required driver daemons not running); "
+           "knowledge.md section 1.8 (NVSwitch systems need nvidia-fabricmanager at the driver's exact version); "
+           "checks-catalogue A3")
+PERSISTENCE_TEST = re.compile(r"^persistence mode$", re.I)
+"""DCGM's deployment test for persistence mode; when it fails, DCGM skips the tests after the
+deployment checks (real run: tests/data/public/dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt)."""
+SRC_PM = ("DCGM diagnostics documentation (the deployment 'Persistence Mode' test; DCGM's own message: 'The DCGM "
+          "diagnostic requires persistence mode to be enabled'); checks-catalogue A4 and C1 (skip is not pass)")
+PM_REMEDY = ("Enable persistence mode (`sudo nvidia-smi -pm 1`, or `sudo systemctl enable --now nvidia-persistenced`, "
+             "which keeps it across reboots) and rerun the diagnostic.")
 
 
 def _level(d: DcgmDiag) -> int:
@@ -90,6 +111,30 @@ def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
     return r
 
 
+def _nvswitch_hint(d: DcgmDiag) -> str:
+    """"; this run shows 8 x NVIDIA H100 80GB HBM3 (H100 SXM5 80GB), SXM5" from the device ids and
+    assets/pci_ids.csv; "" when the ids are not known."""
+    ids = d.device_ids
+    if not ids:
+        return ""
+    rows = {r.get("device_id", "").lower(): r for r in table("pci_ids.csv")}
+    names = {rows[i]["name"] + (f", {rows[i]['form_factor']}" if rows[i].get("form_factor") else "")
+             for i in ids if i in rows}
+    if len(names) != 1:
+        return ""
+    return f"; this run shows {len(ids)} x {names.pop()}"
+
+
+def _not_ready_remedy(d: DcgmDiag) -> str:
+    return ("CUDA could not initialise: error 802 'system not yet initialized' (cudaErrorSystemNotReady) means a "
+            "system service CUDA needs is not running, not a GPU fault. On an NVSwitch system (HGX/DGX with SXM "
+            f"GPUs{_nvswitch_hint(d)}) that is Fabric Manager: `systemctl status nvidia-fabricmanager`; enable and "
+            "start it (`sudo systemctl enable --now nvidia-fabricmanager`) at exactly the driver's version "
+            + (f"({d.metadata.get('Driver Version Detected')}; " if d.metadata.get("Driver Version Detected") else "(")
+            + "`nv-fabricmanager --version` shows Fabric Manager's), check that `nvidia-smi -q | grep -A2 -i "
+            "fabric` says State Completed, then rerun the diagnostic. Do not RMA a GPU over this result.")
+
+
 def _gpu_ids(d: DcgmDiag) -> list[int]:
     ids: set[int] = set(range(d.gpu_count or 0))
     for r in d.results:
@@ -124,6 +169,19 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             m += orphan_msgs.get(g, [])
         return list(dict.fromkeys(m))
 
+    not_ready = any(SYSTEM_NOT_READY.search(x) for r in d.results for ms in r.messages.values() for x in ms) or (
+        d.orphans is not None and any(SYSTEM_NOT_READY.search(x) for ms in d.orphans.messages.values() for x in ms))
+    invalid = _invalid_without_persistence(d, gpus)
+    for g, (pm, skipped, ran) in invalid.items():
+        subject = gpu_subject(g) if g is not None else "host"
+        who = f"GPU {g}" if g is not None else "all GPUs"
+        ev = tuple(dict.fromkeys(ln for r in [pm] + skipped for ln in r.lines[:6]))[:14]
+        msg = (f"{who}: this DCGM run does not count: the 'Persistence Mode' check failed (persistence mode is off), "
+               f"so DCGM skipped {', '.join(r.test for r in skipped)}")
+        if ran:
+            msg += "; only " + ", ".join(f"{r.test} ({st})" for r, st in ran) + " ran"
+        findings.append(Finding(fid, Verdict.UNKNOWN, msg, subject, ev, PM_REMEDY, SRC_PM))
+
     for r in d.results:
         targets: list[tuple[int | None, str]] = []
         for g in (gpus or [None]):
@@ -135,6 +193,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         if not targets and r.status:
             targets = [(None, r.status)]
         for g, st in targets:
+            if g in invalid and (r is invalid[g][0] or any(r is x for x in invalid[g][1])):
+                continue  # said once, in the "run does not count" finding
             subject = gpu_subject(g) if g is not None else "host"
             who = f"GPU {g}" if g is not None else "all GPUs"
             ms = msgs_for(r, g)
@@ -155,20 +215,34 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         SRC))
                 continue
             if st == "skip":
+                remedy = ("Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not "
+                          "installed for this GPU, a test not supported on this SKU, insufficient permissions) and "
+                          "rerun once fixed.")
+                if not_ready:
+                    remedy = ("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix "
+                              "that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then "
+                              "rerun.")
                 findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM skipped '{r.test}'{tail}: a skipped test is "
-                                        "not a pass", subject, ev,
-                                        "Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a "
-                                        "plugin not installed for this GPU, a test not supported on this SKU, "
-                                        "insufficient permissions) and rerun once fixed.", SRC))
+                                        "not a pass", subject, ev, remedy, SRC_802 if not_ready else SRC))
                 continue
             if st == "fail":
                 fatal = bool(FATAL_TESTS.match(r.test.strip()))
+                if not_ready and not PERSISTENCE_TEST.match(r.test.strip()):
+                    findings.append(Finding(fid, Verdict.FAIL,
+                                            f"{who}: DCGM '{r.test}' could not run: CUDA did not initialise ('system "
+                                            "not yet initialized', CUDA error 802), not a measured failure of the "
+                                            f"test{tail}", subject, ev, _not_ready_remedy(d), SRC_802))
+                    continue
+                if PERSISTENCE_TEST.match(r.test.strip()):
+                    findings.append(Finding(fid, Verdict.WARN, f"{who} failed DCGM '{r.test}'{tail}", subject, ev,
+                                            PM_REMEDY, SRC_PM))
+                    continue
                 findings.append(Finding(fid, Verdict.FAIL if fatal else Verdict.WARN,
                                         f"{who} failed DCGM '{r.test}'{tail}", subject, ev, _remedy(r.test, ms, g), SRC))
                 continue
             findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM '{r.test}' warned{tail}", subject, ev,
                                     _remedy(r.test, ms, g), SRC))
-    bad = {f.subject for f in findings if f.verdict in (Verdict.FAIL, Verdict.WARN)}
+    bad = {f.subject for f in findings if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)}
     for g, tests in passed.items():
         subject = gpu_subject(g) if g is not None else "host"
         if subject in bad and g is not None:
@@ -190,3 +264,30 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 _GPU_RE = re.compile(r"\bGPU\s?\d+\b")
+
+_NOT_HARDWARE = frozenset({"", "metadata", "deployment"})
+
+
+def _invalid_without_persistence(d: DcgmDiag, gpus: list[int]) -> dict[int | None, tuple[DiagResult, list[DiagResult],
+                                                                                       list[tuple[DiagResult, str]]]]:
+    """GPUs whose run does not count: DCGM's 'Persistence Mode' check failed for them and every test of
+    the Hardware category (or, without one, every test after the deployment checks) was skipped.
+    Value: (the persistence result, the skipped tests, the (test, status) that still ran)."""
+    pm = next((r for r in d.results if PERSISTENCE_TEST.match(r.test.strip())), None)
+    if pm is None:
+        return {}
+    out: dict[int | None, tuple[DiagResult, list[DiagResult], list[tuple[DiagResult, str]]]] = {}
+    later = [r for r in d.results if r.category.strip().lower() not in _NOT_HARDWARE and r is not pm]
+    hardware = [r for r in later if r.category.strip().lower() == "hardware"] or later
+    for g in (gpus or [None]):
+        def status(r: DiagResult) -> str | None:
+            st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
+            if st is None and not r.per_gpu and not r.all_gpus:
+                st = r.status
+            return st
+        if status(pm) != "fail" or not hardware or any(status(r) != "skip" for r in hardware):
+            continue
+        skipped = [r for r in later if status(r) == "skip"]
+        ran = [(r, str(status(r))) for r in later if status(r) not in (None, "skip")]
+        out[g] = (pm, skipped, ran)
+    return out

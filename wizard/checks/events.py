@@ -6,8 +6,12 @@ Rules (each finding carries its source):
   (assets/xid_severity.csv); Xid 154 reports the recovery action the driver asks for
   (assets/xid154_actions.csv); codes not in the table warn with "look it up in the catalog".
 * "fallen off the bus" without an Xid number: fail, remedy as Xid 79 (bare-metal power cycle).
-* RmInitAdapter / invalid BAR / probe failures: fail, with the Above-4G-decoding / Resizable-BAR
-  remedy (knowledge.md section 3; NVIDIA/open-gpu-kernel-modules#862).
+* RmInitAdapter / invalid BAR / probe failures: fail. A GPU that worked before (the log shows it
+  initialised, an Xid from it, or AER errors on it): the PCIe hardware path first (AER, seating,
+  riser, power, cold power cycle). Otherwise the remedy gives both cases: intermittent -> that
+  hardware path; never initialised -> Above 4G decoding (Resizable BAR left at the vendor default,
+  knowledge.md section 3 and section 9 item 4), then a driver new enough for the GPU. BAR mapping
+  failures: Above 4G decoding / VM 64-bit MMIO.
 * GSP RPC timeouts: fail (the Xid 119 class).
 * PCIe AER (B3): fatal or "can't recover" -> fail; uncorrected non-fatal -> warn; corrected ->
   pass (information; only growth during a stage is a warning).
@@ -44,11 +48,19 @@ SRC_B3 = "checks-catalogue B3 (Meta GCM pcie-aer): fatal or can't recover -> FAI
 SRC_B15 = ("checks-catalogue B15 (Meta GCM mce; EDAC practice): UE > 0 -> FAIL, CE -> WARN; "
            "knowledge.md section 8.1 (EDAC sysfs, rasdaemon)")
 SRC_B16 = "checks-catalogue B16 (imbue dmesg whitelist): WARN on each unrecognised kernel error message"
-SRC_BAR = ("knowledge.md section 3 (Above 4G decoding on; GPUDirect RDMA 'PCI BAR sizes'); "
-           "NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 RmInitAdapter failed until Above 4G decoding and "
-           "Resizable BAR were enabled); NVIDIA/gpu-operator#492 (VM 64-bit MMIO settings)")
+SRC_BAR = ("knowledge.md section 3 and section 9 item 4 (Above 4G decoding on, Resizable BAR at the vendor default; "
+           "GPUDirect RDMA 'PCI BAR sizes'); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 RmInitAdapter failed with the "
+           "BIOS PCI settings off); NVIDIA/gpu-operator#492 (VM 64-bit MMIO settings)")
+SRC_RMINIT = ("knowledge.md section 3 and section 9 item 4 (Above 4G decoding on, Resizable BAR at the vendor default), "
+              "section 6 Xid 79 row (AER logs, risers, power cables, full power cycle), section 1.6 (open modules); "
+              "illinois-scicomp/machine-shop-maintenance#76 (intermittent RmInitAdapter failure, only a reboot helped, "
+              "IPMI PCIe bus error); NVIDIA/open-gpu-kernel-modules#862 (never initialised until the BIOS settings "
+              "were changed)")
 SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau'; the NVRM message itself; "
                "beclab/Olares#3963 (nova_core holding the GPU on Ubuntu 26.04 kernels)")
+SRC_MCI = ("Intel SDM Vol. 3B 'IA32_MCi_STATUS MSRs' (bit 61 UC = uncorrected, 57 PCC, 62 OVER); AMD64 APM "
+           "Vol. 2 MCi_STATUS (same bits)")
+SRC_CMCI = "Linux arch/x86/kernel/cpu/mce/intel.c ('CMCI storm detected': corrected-error interrupts above the storm threshold)"
 SRC_GHES = "ACPI APEI GHES (kernel drivers/acpi/apei/ghes.c, CPER severities fatal/recoverable/corrected/info); " + SRC_B3
 
 EVIDENCE_MAX = 12
@@ -255,12 +267,16 @@ def _xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
     buckets = bucket_rows()
     groups: "OrderedDict[tuple[str, int | None], list[KernelEvent]]" = OrderedDict()
     rec154: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    follow: "OrderedDict[tuple[str, int], list[KernelEvent]]" = OrderedDict()  # Xid 45 "caused by previous Xid N"
     for ev in events:
         if ev.kind != "xid":
             continue
         code = ev.fields.get("code")
+        cause = ev.fields.get("caused_by")
         if code == 154:
             rec154.setdefault(ev.bus_id, []).append(ev)
+        elif code in FOLLOWS_CAUSE and isinstance(cause, int) and cause != code:
+            follow.setdefault((ev.bus_id, cause), []).append(ev)
         else:
             groups.setdefault((ev.bus_id, code), []).append(ev)
     extra: dict[tuple[str, int | None], list[str]] = {}
@@ -290,6 +306,13 @@ def _xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
             extra.setdefault((bus, 120), []).extend(ev.evidence)
         else:
             gsp_by_bus.setdefault(bus, []).append(ev)
+    # Xid 45 that names the Xid it follows: that Xid's finding carries it, or it is judged as that Xid
+    lone_follow: list[tuple[str, int, list[KernelEvent]]] = []
+    for (bus, cause), evs in follow.items():
+        if (bus, cause) in groups:
+            extra.setdefault((bus, cause), []).extend(ln for e in evs for ln in e.evidence)
+        else:
+            lone_follow.append((bus, cause, evs))
     for (bus, code), evs in groups.items():
         name = _gpu_name(log, bus, gpu_index)
         evidence = _cap([ln for e in evs for ln in e.evidence] + extra.get((bus, code), []))
@@ -308,21 +331,35 @@ def _xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
                                f"Look Xid {code} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}) and follow its "
                                f"Resolution Bucket (immediate action).", SRC_XID))
             continue
-        cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
-        verdict = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
-        imm = row.get("immediate_action", "")
-        bucket = buckets.get(imm, {}).get("action", "")
-        remedy = row.get("follow_up", "")
-        if imm:
-            remedy += f" NVIDIA immediate action: {imm}" + (f" ({bucket})" if bucket else "") + "."
-        if verdict is Verdict.PASS:
-            remedy = ""
-        label = {"critical": "hardware-class", "reset": "needs a GPU reset", "app": "mostly an application fault",
-                 "investigate": "needs a look", "info": "informational"}.get(row.get("severity", ""), "")
+        verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
         out.append(Finding("health.xid", verdict,
                            f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
                            f"{_plural(n, 'event')}" + (f": {label}" if label else ""),
-                           name, evidence, remedy.strip(), row.get("source", SRC_XID)))
+                           name, evidence, remedy, source))
+    for bus, cause, evs in lone_follow:
+        name = _gpu_name(log, bus, gpu_index)
+        evidence = _cap(ln for e in evs for ln in e.evidence)
+        codes = sorted({int(e.fields.get("code") or 0) for e in evs})
+        what = "/".join(str(c) for c in codes)
+        row = rows.get(cause)
+        r45 = rows.get(codes[0], {}) if codes else {}
+        find = (f"Find the Xid {cause} line itself (`journalctl -k | grep -i xid`, it may be in an earlier part of the "
+                f"log) and follow it.")
+        if row is None:
+            out.append(Finding("health.xid", Verdict.WARN,
+                               f"{name}: Xid {what} ({_plural(len(evs), 'event')}) caused by previous Xid {cause}, a "
+                               f"code bringup does not know", name, evidence,
+                               f"{find} Look Xid {cause} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).",
+                               r45.get("source", SRC_XID)))
+            continue
+        verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
+        out.append(Finding("health.xid", verdict,
+                           f"{name}: Xid {what} ({_plural(len(evs), 'event')}) caused by previous Xid {cause} "
+                           f"{row.get('name', '')} ({row.get('description', '')}): judged as Xid {cause}"
+                           + (f", {label}" if label else ""),
+                           name, evidence, (find + " " + remedy).strip() if verdict is not Verdict.PASS else "",
+                           source + "; " + r45.get("source", SRC_XID).split(";")[0]
+                           + " (Xid 45 not solo: follow the other Xid); knowledge.md section 6"))
     for bus, evs in rec154.items():
         out.append(_xid154_finding(log, bus, evs, gpu_index))
     for bus, evs in gsp_by_bus.items():
@@ -334,6 +371,65 @@ def _xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
     return out
+
+
+FOLLOWS_CAUSE = frozenset({45})
+"""Xid codes that, when their line names the Xid they follow ("caused by previous Xid N"), take
+their verdict from Xid N: the NVIDIA Xid catalog's Xid 45 investigatory action is "Solo:
+RESTART_FM; not solo: IGNORE (follow the other Xid)" (assets/xid.csv; knowledge.md section 6)."""
+
+
+def text_severity_rows() -> list[tuple[int, int, re.Pattern[str], Verdict, str, str]]:
+    """assets/xid_text_severity.csv as (code_from, code_to, pattern, verdict, meaning, source);
+    rows that do not parse are skipped."""
+    out = []
+    for r in table("xid_text_severity.csv"):
+        try:
+            out.append((int(r["code_from"]), int(r["code_to"]), re.compile(r["pattern"], re.I),
+                        SEVERITY_VERDICT[r["verdict"]], r.get("meaning", ""), r.get("source", "")))
+        except (KeyError, ValueError, re.error):
+            continue
+    return out
+
+
+def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], sev: Mapping[str, Mapping[str, str]],
+                   buckets: Mapping[str, Mapping[str, str]]) -> tuple[Verdict, str, str, str]:
+    """(verdict, label, remedy, source) for Xid ``code`` from its catalog row, refined by words in
+    the lines themselves (assets/xid_text_severity.csv: NVLink5 'Fatal' / 'Nonfatal')."""
+    cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
+    verdict = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
+    label = {"critical": "hardware-class", "reset": "needs a GPU reset", "app": "mostly an application fault",
+             "investigate": "needs a look", "info": "informational"}.get(row.get("severity", ""), "")
+    source = row.get("source", SRC_XID)
+    rules = [r for r in text_severity_rows() if r[0] <= code <= r[1]]
+    said: "OrderedDict[str, int]" = OrderedDict()
+    line_verdicts: list[Verdict] = []
+    line_source = ""
+    for e in evs:
+        text = str(e.fields.get("text", ""))
+        for _lo, _hi, rx, v, meaning, src in rules:
+            m = rx.search(text)
+            if m:
+                word = m.group(0)
+                said[word[:1].upper() + word[1:].lower()] = said.get(word[:1].upper() + word[1:].lower(), 0) + 1
+                line_verdicts.append(v)
+                line_source = src
+                break
+    if line_verdicts:
+        verdict = max(line_verdicts, key=lambda v: v.rank)
+        label = "the line says " + ", ".join(f"{w} ({n})" if len(said) > 1 or n > 1 else w for w, n in said.items())
+        source = line_source + "; " + source
+    imm = row.get("immediate_action", "")
+    bucket = buckets.get(imm, {}).get("action", "")
+    remedy = row.get("follow_up", "")
+    if verdict is Verdict.FAIL and line_verdicts:
+        remedy = ("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and "
+                  "its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). " + remedy)
+    if imm:
+        remedy += f" NVIDIA immediate action: {imm}" + (f" ({bucket})" if bucket else "") + "."
+    if verdict is Verdict.PASS:
+        remedy = ""
+    return verdict, label, remedy.strip(), source
 
 
 def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> Finding:
@@ -368,16 +464,36 @@ def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index:
 # ---- GPU initialisation (RmInitAdapter, BARs, probe failures)
 
 BAR_REMEDY = (
-    "The GPU's memory windows (PCI BARs) could not be mapped. Enable 'Above 4G Decoding' (64-bit MMIO) in the "
-    "BIOS, and 'Resizable BAR' where the board offers it, then cold-boot and check again. In a VM, give the guest "
-    "enough 64-bit MMIO space (UEFI/OVMF firmware; on VMware pciPassthru.use64bitMMIO=TRUE and "
-    "pciPassthru.64bitMMIOSizeGB).")
+    "The GPU's memory windows (PCI BARs) could not be mapped. Enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS "
+    "and leave Resizable BAR at the vendor default, then cold-boot and check again. In a VM, give the guest enough "
+    "64-bit MMIO space (UEFI/OVMF firmware; on VMware pciPassthru.use64bitMMIO=TRUE and pciPassthru.64bitMMIOSizeGB).")
+RMINIT_HW_PATH = (
+    "check the hardware path first: PCIe AER errors on the GPU and its upstream port (`journalctl -k | grep -i aer`, "
+    "and the BMC event log), then reseat the GPU, its riser and its auxiliary power cables, and cold power-cycle the "
+    "node (power off at the PSUs, not only a reboot); if it fails again in the same slot, swap slots to tell a bad card "
+    "from a bad slot, and RMA the card if the failure follows it")
+RMINIT_NEVER = (
+    "enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS, leaving Resizable BAR at the vendor default; then make sure "
+    "the installed driver is new enough for this GPU (Blackwell and Grace Hopper need the open kernel modules) and "
+    "that nouveau is not loaded")
 RMINIT_REMEDY = (
-    "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). Check, in this order: 'Above 4G "
-    "Decoding' and 'Resizable BAR' in the BIOS (an RTX 5090 failed exactly like this until both were enabled), the "
-    "GPU's auxiliary power cables and seating, that the installed driver supports this GPU (Blackwell and Grace "
-    "Hopper need the open kernel modules), and that nouveau is not loaded; then reboot. If it persists, collect "
-    "`nvidia-bug-report.sh` for the vendor.")
+    "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
+    "comes and goes (only a reboot helps), " + RMINIT_HW_PATH + ". If it never initialised on this host, "
+    + RMINIT_NEVER + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+"""RmInitAdapter remedy when the log does not show whether the GPU ever worked: the intermittent
+(hardware path) case first, then the never-initialised (BIOS Above 4G decoding, driver support)
+case. Sources: knowledge.md section 3 and section 9 item 4 (Above 4G decoding on; Resizable BAR at
+the vendor default), section 6 Xid 79 row (AER logs, risers, power cables; full power cycle),
+section 1.6 (open modules for Blackwell / Grace Hopper); illinois-scicomp/machine-shop-maintenance#76
+(intermittent RmInitAdapter failure on a Titan V that only a reboot cleared, with an IPMI PCIe bus
+error); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 that never initialised until Above 4G
+decoding was enabled)."""
+RMINIT_REMEDY_WORKED = (
+    "The NVIDIA driver could not initialise this GPU (RmInitAdapter failed), and the log shows it worked before "
+    "(or PCIe errors on it), so the BIOS and driver are not the first suspects: " + RMINIT_HW_PATH
+    + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+"""RmInitAdapter remedy when the same log shows the GPU initialised (``NVRM: GPU at PCI:...`` with
+its UUID, or an Xid from it) or PCIe AER errors on it (same sources as :data:`RMINIT_REMEDY`)."""
 
 
 def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
@@ -418,13 +534,29 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
             subject = name
             msg = (f"{name}: the NVIDIA driver could not initialise the GPU ({'; '.join(what)})" if bus else
                    f"the NVIDIA driver could not initialise a GPU ({'; '.join(what)})")
-            out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence,
-                               BAR_REMEDY if bar else RMINIT_REMEDY, SRC_BAR))
+            worked = bool(bus) and _worked_before(log, bus)
+            remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
+            out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
+                               SRC_BAR if bar else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
             out.append(Finding("health.gpu_init", Verdict.WARN,
                                f"{name}: the kernel could not assign all of the GPU's PCI BARs (memory windows)",
                                name, evidence, BAR_REMEDY, SRC_BAR))
     return out
+
+
+def _worked_before(log: KernelLog, bus: str) -> bool:
+    """The log shows GPU ``bus`` initialised at some point (``NVRM: GPU at PCI:<bus>: GPU-<uuid>``,
+    printed when the driver brings a GPU up, or an Xid from it), or PCIe AER errors on it."""
+    info = log.gpus.get(bus)
+    if info is not None and info.uuid:
+        return True
+    for e in log.events:
+        if e.kind == "xid" and e.bus_id == bus:
+            return True
+        if e.kind == "aer" and bus in (e.bus_id, e.fields.get("source"), e.fields.get("affects_gpu")):
+            return True
+    return False
 
 
 # ---- driver conflicts
@@ -584,6 +716,22 @@ def _memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]
         g["ue" if e.fields.get("type") == "UE" else "ce"] += int(e.fields.get("count", 1) or 1)
         g["ev"].extend(e.evidence)
     mce = [e for e in events if e.kind == "mce"]
+    # a decoded machine-check record that an EDAC driver printed for a memory controller whose CE/UE
+    # line is also in the log is that line's detail, not a second error
+    edac_mcs = {int(e.fields.get("mc", -1)) for e in events if e.kind == "edac"}
+    mce_detail: dict[int, list[str]] = {}
+    for e in list(mce):
+        mc = e.fields.get("mc")
+        if e.fields.get("decoded") and isinstance(mc, int) and mc in edac_mcs:
+            mce_detail.setdefault(mc, []).extend(e.evidence)
+            mce.remove(e)
+        elif e.fields.get("decoded") and isinstance(mc, int):
+            # the EDAC driver handled it as a memory error but its CE/UE line is not in the text
+            g = edac.setdefault((mc, ""), {"ce": 0, "ue": 0, "ev": [], "mce": []})
+            g["ue" if e.fields.get("severity") == "uncorrected" else "ce"] += 1
+            g["ev"].extend(e.evidence)
+            g.setdefault("mce", []).append(e)
+            mce.remove(e)
     ghes_mem = [e for e in events if e.kind == "ghes" and "memory" in str(e.fields.get("section", ""))]
     ghes_other = [e for e in events if e.kind == "ghes" and "pcie" not in str(e.fields.get("section", ""))
                   and "memory" not in str(e.fields.get("section", ""))]
@@ -591,21 +739,24 @@ def _memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]
     context = _cap(ln for e in logged for ln in e.evidence)
     for (mc, label), g in edac.items():
         where = f"DIMM {label} (memory controller MC{mc})" if label else f"memory controller MC{mc}"
+        g["ev"] = mce_detail.pop(mc, []) + g["ev"]
+        via = (" reported by a machine-check record" + _mce_where(g["mce"])) if g.get("mce") else ""
+        src = SRC_B15 + ("; " + SRC_MCI if g.get("mce") else "")
         if g["ue"]:
             out.append(Finding("health.host_memory", Verdict.FAIL,
                                f"{where}: {g['ue']} uncorrectable (UE) host memory error(s)"
-                               + (f" and {g['ce']} corrected (CE)" if g["ce"] else ""), where,
+                               + (f" and {g['ce']} corrected (CE)" if g["ce"] else "") + via, where,
                                _cap(g["ev"] + list(context)),
                                f"Replace the DIMM {label or 'on MC' + str(mc)}: an uncorrectable memory error crashes "
                                f"jobs or corrupts data. Confirm the slot in the BMC event log (SEL), and run a memory "
-                               f"test before the node returns to service.", SRC_B15))
+                               f"test before the node returns to service.", src))
         else:
             out.append(Finding("health.host_memory", Verdict.WARN,
-                               f"{where}: {g['ce']} corrected (CE) host memory error(s)", where,
+                               f"{where}: {g['ce']} corrected (CE) host memory error(s)" + via, where,
                                _cap(g["ev"] + list(context)),
                                f"Corrected errors on {label or 'MC' + str(mc)}: watch the count (`ras-mc-ctl --errors`, "
                                f"/sys/devices/system/edac/mc/mc{mc}/ce_count); if it keeps growing, replace the DIMM at "
-                               f"the next maintenance.", SRC_B15))
+                               f"the next maintenance.", src))
     for e in ghes_mem:
         sev = str(e.fields.get("severity", ""))
         label = str(e.fields.get("label", "") or "")
@@ -620,18 +771,26 @@ def _memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]
                                f"{where}: firmware (APEI) reported a corrected memory error", where, _cap(e.evidence),
                                "Watch the corrected-error count; replace the DIMM if it keeps growing.", SRC_B15))
     unc = [e for e in mce if e.fields.get("severity") == "uncorrected"]
-    cor = [e for e in mce if e.fields.get("severity") == "corrected"]
+    cor = [e for e in mce if e.fields.get("severity") == "corrected" and not e.fields.get("storm")]
+    storm = [e for e in mce if e.fields.get("storm")]
     if unc:
         out.append(Finding("health.mce", Verdict.FAIL,
-                           f"{_plural(len(unc), 'uncorrected machine-check error')} on this host", "host",
-                           _cap(ln for e in unc for ln in e.evidence),
+                           f"{_plural(len(unc), 'uncorrected machine-check error')} on this host" + _mce_where(unc),
+                           "host", _cap([ln for e in unc for ln in e.evidence] + list(context)),
                            "Read the decoded record (`ras-mc-ctl --errors`, or mcelog) to find the bank/DIMM; replace "
-                           "the failing part (DIMM or CPU) before the node returns to service.", SRC_B15))
-    if cor:
-        out.append(Finding("health.mce", Verdict.WARN,
-                           f"{_plural(len(cor), 'corrected machine-check error')} on this host", "host",
-                           _cap(ln for e in cor for ln in e.evidence),
-                           "Find the bank/DIMM with `ras-mc-ctl --errors`; watch whether the count grows.", SRC_B15))
+                           "the failing part (DIMM or CPU) before the node returns to service.",
+                           SRC_B15 + ("; " + SRC_MCI if any(e.fields.get("decoded") for e in unc) else "")))
+    if cor or storm:
+        msg = (f"{_plural(len(cor), 'corrected machine-check error')} on this host" + _mce_where(cor)) if cor else ""
+        if storm:
+            msg = (msg + "; " if msg else "") + ("a corrected-error (CMCI) storm: corrected machine checks came so fast "
+                                                 "that the kernel switched to polling")
+        out.append(Finding("health.mce", Verdict.WARN, msg, "host",
+                           _cap([ln for e in storm + cor for ln in e.evidence] + ([] if unc else list(context))),
+                           "Find the bank/DIMM with `ras-mc-ctl --errors` (or the EDAC lines after these); watch whether "
+                           "the count grows, and replace the DIMM if it does.",
+                           SRC_B15 + ("; " + SRC_MCI if any(e.fields.get("decoded") for e in cor) else "")
+                           + ("; " + SRC_CMCI if storm else "")))
     if logged and not (edac or ghes_mem or unc or cor):
         out.append(Finding("health.mce", Verdict.WARN,
                            f"machine-check events were logged ({_plural(len(logged), 'message')}) but the kernel log "
@@ -648,6 +807,24 @@ def _memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]
                            "" if verdict is Verdict.PASS else "Check the BMC event log (SEL) for the same time and the "
                            "named component; contact the server vendor if it repeats.", SRC_GHES))
     return out
+
+
+def _mce_where(evs: list[KernelEvent]) -> str:
+    """" (bank 8 on memory controller MC3, status fc00...: UC set)" for decoded records."""
+    parts = []
+    for e in evs:
+        if not e.fields.get("decoded"):
+            continue
+        mc = e.fields.get("mc")
+        bits = "UC set" if e.fields.get("severity") == "uncorrected" else "UC clear"
+        if e.fields.get("pcc"):
+            bits += ", processor context corrupt"
+        if e.fields.get("overflow"):
+            bits += ", overflow: earlier errors were lost"
+        parts.append(f"bank {e.fields.get('bank')}" + (f" on memory controller MC{mc}" if mc is not None else "")
+                     + f", MCi_STATUS {e.fields.get('status')}: {bits}")
+    parts = list(dict.fromkeys(parts))
+    return f" ({'; '.join(parts[:3])}{'; ...' if len(parts) > 3 else ''})" if parts else ""
 
 
 # ---- B16: unrecognised error messages

@@ -9,10 +9,10 @@ compute processes). Numbers live in ``assets/gpu_thresholds.csv``, ``assets/smi_
 and ``assets/smi_gpu_classes.csv``, each row with its source.
 
 Two deliberate choices, both from the shared cases:
-* persistence mode off is reported (with the fix) but does not lower the verdict: NVIDIA's
-  Driver Persistence doc gives only start-up latency as its effect, and the case authors judged
-  real outputs with persistence off as healthy (A100 pass-through VM). Catalogue A4 says WARN;
-  the report to the lead names this.
+* persistence mode off is a WARN on bare metal (catalogue A4; DCGM's deployment check flags it),
+  and reported with the fix but not lowered inside a VM guest (nvidia-smi
+  "Virtualization Mode" Pass-Through / vGPU), where the case authors judged real outputs with
+  persistence off as healthy (A100 pass-through VM).
 * a single reading cannot show a rate or "stays for 3 samples", so thresholds that need time
   (B4 replay rate, B10 under-load rule, B11 share of a stress stage) are applied to the one
   reading as the catalogue's single-reading fallback, and the finding says to sample again.
@@ -27,10 +27,10 @@ import functools
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wizard.checks.common import Outputs, garbled, gpu_subject, missing
+from wizard.checks.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
 from wizard.data import table
 from wizard.model import Finding, Verdict, worst
-from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_xml
+from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_xml, unreachable_gpus
 
 # ------------------------------------------------------------------ sources
 
@@ -59,11 +59,17 @@ SRC_MIG = "NVIDIA MIG user guide (MIG mode; per-instance metrics); nvidia-smi pr
 SRC_RESET = ("nvidia-smi -q 'GPU Reset Status' / 'GPU Recovery Action'; NVIDIA Xid catalog Xid 154 "
              "(None / Drain P2P / Drain and Reset / GPU Reset Required / Node Reboot Required)")
 
-PERSISTENCE_OFF_VERDICT = Verdict.PASS
-"""Verdict for persistence mode off. Checks-catalogue A4 says WARN (DCGM level 1 warns), but the
-shared cases judge real outputs with persistence off as healthy (A100 pass-through VM: pass), and
-NVIDIA's Driver Persistence doc names only client start-up latency as its effect; so it is
-reported, with the fix, without lowering the verdict. Set to ``Verdict.WARN`` to follow A4."""
+PERSISTENCE_OFF_VERDICT = Verdict.WARN
+"""Verdict for persistence mode off on bare metal (or where the output does not say it comes from a
+VM): checks-catalogue A4, "WARN if disabled (DCGM level 1 warns)"; DCGM's deployment check reports
+it (DCGM 3.3 as Info; an older run in tests/data/public fails 'Persistence Mode' and skips every
+hardware test)."""
+
+PERSISTENCE_OFF_IN_VM_VERDICT = Verdict.PASS
+"""Verdict for persistence mode off inside a VM guest (nvidia-smi "Virtualization Mode" Pass-Through
+or vGPU): reported with the fix but not lowered, as the shared case collection judges the A100
+pass-through VM with persistence off (tests/data/cases/expected.csv: pass); NVIDIA's Driver
+Persistence doc names client start-up latency as the effect."""
 
 POWER_LIMIT_TOLERANCE_W = 0.5
 """A power limit counts as lowered only when it is more than 0.5 W below the default: nvidia-smi
@@ -243,7 +249,8 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
                                f"Paste the whole output of `{doc.command}`.", SRC_SMI))
         return out
     for rule in (_count, _driver, _responsive, _persistence, _vbios, _ecc_mode, _ecc, _row_remap, _retired,
-                 _temperature, _clock_events, _power, _pcie_width, _pcie_gen, _replay, _fabric, _mig, _reset):
+                 _temperature, _clock_events, _power, _pcie_width, _pcie_gen, _replay, _fabric, _mig, _reset,
+                 _cut_sections):
         out += rule(doc, plan)
     out += _processes(doc, plan, before_tests)
     return out
@@ -271,19 +278,39 @@ def _errors(doc: SmiDoc) -> list[Finding]:
                         "No devices were found: the driver is loaded but did not initialise any GPU", "host", ev,
                         "Compare with `lspci -d 10de:`; read `dmesg | grep -i -e NVRM -e RmInitAdapter`. Typical "
                         "causes: a driver too old for this GPU (new GPUs need a recent branch, and Blackwell the "
-                        "open kernel modules), Above 4G decoding / Resizable BAR off in the BIOS, or a GPU that "
+                        "open kernel modules), Above 4G decoding off in the BIOS (knowledge.md §3), or a GPU that "
                         "is not powered.", SRC_SMI)]
     if doc.error_kind == "nvml":
         return [Finding("health.nvml", Verdict.UNKNOWN, "NVML did not initialise, so no GPU health could be read",
                         "host", ev, "See the health.nvml finding for why NVML did not start.", SRC_SMI)]
     if doc.error_kind == "gpu_unreachable":
-        return [Finding("health.gpu_responsive", Verdict.FAIL,
-                        f"nvidia-smi cannot reach {len(doc.error_lines)} GPU(s): 'GPU is lost' / no device handle",
-                        "host", ev,
-                        "Read `dmesg | grep -e NVRM -e Xid` for the GPU's PCI address. Xid 79 (fallen off the "
-                        "bus) needs a full power cycle; check power cables and seating; RMA the GPU if it happens "
-                        "again after a cold boot.", SRC_SMI)]
+        named = unreachable_gpus(doc.error_lines)
+        buses = list(dict.fromkeys(normalise_bus_id(b) for b, _, _ in named))
+        reasons = list(dict.fromkeys(r for _, r, _ in named if r))
+        lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
+        if buses:
+            who = subjects_of(buses)
+            msg = (f"nvidia-smi cannot reach {who}" + (f": {'; '.join(reasons)}" if reasons else "")
+                   + " (no device handle: the driver lists the GPU but cannot open it)")
+        else:
+            who = "host"
+            msg = f"nvidia-smi cannot reach {len(doc.error_lines)} GPU(s): 'GPU is lost' / no device handle"
+        where = f" for {', '.join(buses)}" if buses else " for the GPU's PCI address"
+        remedy = (("The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full "
+                   "power cycle, not only a reboot, if it is lost again). " if lost else "")
+                  + f"Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full "
+                  "power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the "
+                  "server's airflow); RMA the GPU if it happens again after a cold boot.")
+        return [Finding("health.gpu_responsive", Verdict.FAIL, msg, who, ev, remedy,
+                        SRC_SMI + "; NVML_ERROR_GPU_IS_LOST ('The GPU has fallen off the bus or has otherwise become "
+                        "inaccessible', NVML API reference); knowledge.md section 6 Xid 79 row")]
     return []
+
+
+def subjects_of(buses: Sequence[str]) -> str:
+    """Subject for GPUs known only by PCI bus id: "GPU (0000:0b:00.0)" or "2 GPUs: ..."."""
+    names = [gpu_subject(None, b) for b in buses]
+    return names[0] if len(names) == 1 else f"{len(names)} GPUs: " + "; ".join(names[:8])
 
 
 def _count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
@@ -377,26 +404,38 @@ def _responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
-    on, off = [], []
+    on, off_bare, off_vm = [], [], []
     for g in doc.gpus:
         f = g.flag("persistence_mode")
         if f is True:
             on.append((g, "", g.lines("persistence_mode")))
         elif f is False:
-            off.append(g)
+            (off_vm if in_vm(g, plan) else off_bare).append(g)
+    off = off_bare + off_vm
     out = _pass_group("health.persistence", on, "persistence mode is on", "persistence mode is on for {n} GPUs",
                       SRC_A4) if not off else []
-    if off:
+    fix = ("Enable the NVIDIA persistence daemon so the driver stays initialised: "
+           "`sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at "
+           "reboot).")
+    for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
+                                 (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, " inside a VM guest")):
+        if not gpus:
+            continue
         ev: list[str] = []
-        for g in off:
-            ev += [g.header, g.line("persistence_mode")]
-        out.append(Finding("health.persistence", PERSISTENCE_OFF_VERDICT,
-                           f"persistence mode is off on {len(off)} of {len(doc.gpus)} GPU(s): each CUDA start "
-                           "re-initialises the GPU (slower start-up; DCGM's deployment check warns); not a fault",
-                           subjects(off), tuple(x for x in dict.fromkeys(ev) if x),
-                           "Enable the NVIDIA persistence daemon so the driver stays initialised: "
-                           "`sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy "
-                           "way, lost at reboot).", SRC_A4))
+        for g in gpus:
+            ev += [g.header, g.line("persistence_mode")] + (g.lines("virtualization_mode") if where else [])
+        tail = ("; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM"
+                if verdict is Verdict.PASS else
+                "; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions "
+                "then skip every hardware test)")
+        if not where and all(g.get("virtualization_mode") is None for g in gpus):
+            tail += ("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization "
+                     "Mode' does), where this is only a note")
+        out.append(Finding("health.persistence", verdict,
+                           f"persistence mode is off on {len(gpus)} of {len(doc.gpus)} GPU(s){where}{tail}",
+                           subjects(gpus), tuple(x for x in dict.fromkeys(ev) if x), fix,
+                           SRC_A4 + ("; shared case: A100 pass-through VM with persistence off judged pass" if where
+                                     else "")))
     return out
 
 
@@ -973,6 +1012,54 @@ def _reset(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+Q_BLOCK_START = "product name"
+"""First label of a GPU block in the full ``nvidia-smi -q`` text; ``-q -d SECTION`` blocks start with
+the selected section instead (nvidia-smi man page: -d selects which sections are displayed)."""
+Q_BLOCK_END = ("processes", "capabilities")
+"""Labels that close a GPU block of the full ``nvidia-smi -q`` text (every real full output in
+tests/data ends each GPU with "Processes", 590-series drivers add "Capabilities" after it)."""
+Q_TOPIC_SECTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("health.pcie_width", ("pci",), "PCIe link width and generation"),
+    ("health.clock_events", ("clocks event reasons",), "clock slowdown reasons"),
+    ("health.ecc_mode", ("ecc mode",), "ECC mode"),
+    ("health.ecc", ("ecc errors",), "ECC error counters"),
+    ("health.retired_pages", ("retired pages",), "retired pages"),
+    ("health.row_remap", ("remapped rows",), "row remapping (pending / failed remaps)"),
+    ("health.temperature", ("temperature",), "temperature"),
+    ("health.power_limit", ("power readings", "gpu power readings"), "power limit"),
+)
+"""Finding id, the ``nvidia-smi -q`` section(s) it reads, and what it judges: when a full ``-q``
+GPU block stops before its last section, each topic whose section was not seen is ``unknown``
+(not a silent pass), like the cut-XML rule for GPUs missing from a paste (DESIGN.md: ``unknown``
+= could not tell, never silently counted as a pass)."""
+
+
+def _cut_sections(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """A full ``nvidia-smi -q`` text GPU block that ends before its closing "Processes" section was
+    cut: say which topic sections were not seen (``unknown`` each)."""
+    if doc.fmt != "text":
+        return []
+    out = []
+    for g in doc.gpus:
+        if g.implicit or not g.sections or g.sections[0] != Q_BLOCK_START:
+            continue
+        if any(x in g.sections for x in Q_BLOCK_END):
+            continue
+        for fid, labels, what in Q_TOPIC_SECTIONS:
+            if any(x in g.sections for x in labels):
+                continue
+            title = " / ".join(x.title().replace("Ecc", "ECC").replace("Pci", "PCI") for x in labels)
+            out.append(Finding(fid, Verdict.UNKNOWN,
+                               f"{subject(g)}: {what} not judged: this nvidia-smi -q text has no '{title}' section "
+                               f"for the GPU (it stops at '{g.last_line[:60]}', before its Processes section: the "
+                               "paste looks cut)", subject(g), _ev(g, [g.last_line]),
+                               "Paste the whole `nvidia-smi -q` output (or just the missing part: `nvidia-smi -q -d "
+                               "PCIE,ECC,ROW_REMAPPER,PAGE_RETIREMENT,TEMPERATURE,POWER,PERFORMANCE -i <index>`).",
+                               "DESIGN.md (unknown = could not tell, never counted as a pass); nvidia-smi man page "
+                               "(-q sections, -d)"))
+    return out
+
+
 # ------------------------------------------------------------------ checks for the health stage
 
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -1076,7 +1163,8 @@ def _topic(name: str, doc: str) -> Callable[[Outputs, Mapping[str, Any]], list[F
 
 
 gpu_count_check = _topic("gpu_count", "Every planned GPU is listed and answers (A1).")
-persistence_check = _topic("persistence", "Persistence mode per GPU (A4; reported, not a fault).")
+persistence_check = _topic("persistence", "Persistence mode per GPU (A4: WARN when off on bare metal; pass with "
+                                          "a note inside a VM guest).")
 vbios_check = _topic("vbios", "Same VBIOS on every GPU of a model (A5).")
 ecc_check = _topic("ecc", "ECC on for data-center GPUs, error counters within limits (A6, B6).")
 row_remap_check = _topic("row_remap", "No pending/failed row remap or page retirement; no reset requested (B7).")

@@ -1,11 +1,14 @@
-"""Kernel log parser: ``journalctl -k``, ``dmesg`` (plain, ``-T``, ``--time-format iso``, ``-x``),
-syslog / ``kern.log`` (``host kernel: ...``), Talos ``kern: level: [ts]: ...`` and bare pasted lines.
+"""Kernel log parser: ``journalctl -k``, ``dmesg`` in every time format (plain ``[  5.1]``, ``-T``
+ctime, ``--time-format iso``, ``-H``/``-e`` reltime ``[May19 19:57]`` / ``[  +0.000844]``, ``-d``
+delta, with ``-x`` decode or ``-r`` raw prefixes), syslog / ``kern.log`` (``host kernel: ...``),
+Talos ``kern: level: [ts]: ...`` and bare pasted lines.
 
 What it extracts (each event keeps its raw lines, verbatim, as evidence):
 
 * ``xid``: ``NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., text`` (NVIDIA Xid catalog,
   docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "Step 1: Determine Xid Code"),
-  including the Xid 154 recovery action ("... to 0x1 (GPU Reset Required)");
+  including the Xid 154 recovery action ("... to 0x1 (GPU Reset Required)") and the Xid a line
+  says it follows ("... caused by previous Xid 149");
 * ``gpu_fell_off``: "fallen off the bus" without an Xid number (NVSentinel issue #155 shows the
   three-line form);
 * ``gpu_init``: ``RmInitAdapter failed``, ``rm_init_adapter failed``, "This PCI I/O region assigned
@@ -17,7 +20,9 @@ What it extracts (each event keeps its raw lines, verbatim, as evidence):
 * ``driver_conflict``: nouveau (or another driver) holding an NVIDIA GPU: "The NVIDIA probe
   routine was not called", "NVRM: GPU ... is already bound to ...", ``nouveau 0000:..`` lines;
 * ``edac``: ``EDAC MC3: 1 UE memory read error on <DIMM label> (...)`` and CE lines;
-* ``mce``: machine-check lines; ``ghes``: APEI GHES ``{n}[Hardware Error]`` records;
+* ``mce``: machine-check lines, with the bank status register decoded where the line prints it
+  (``Machine Check Event: 0 Bank 8: fc00...``: UC bit = uncorrected) and CMCI storms;
+  ``ghes``: APEI GHES ``{n}[Hardware Error]`` records;
 * ``unrecognised``: GPU-driver lines that say error/fail/timeout but match no rule above, and
   kernel oops/BUG/hung-task reports (checks-catalogue B16).
 
@@ -37,6 +42,15 @@ from wizard.probes import REGISTRY, command_probe
 # ------------------------------------------------------------------ line prefixes
 
 _MONO = r"\[\s*(?P<mono>\d{1,10}\.\d{1,9})\]"
+_CTIME = r"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]"
+_ISO = r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)"
+_RELMIN = r"\[(?P<ts>[A-Z][a-z]{2} ?\d{1,2}(?: \d{4})? \d{1,2}:\d\d(?::\d\d)?)\]"
+_RELDELTA = r"\[\s*(?P<ts>[+-]\d{1,10}(?:\.\d{1,9})?)\]"
+_DELTA = r"\[\s*(?:(?P<mono>\d{1,10}\.\d{1,9})\s*)?<\s*(?P<ts>\d{1,10}\.\d{1,9})>\]"
+"""Kernel timestamps as dmesg prints them (util-linux dmesg(1) --time-format): ``[  5.123456]``
+(raw seconds since boot), ``-T``/ctime ``[Sun Feb 23 16:24:18 2025]``, iso, ``-H``/``-e``/reltime
+(``[May19 19:57]`` at each new minute, then ``[  +0.000127]`` deltas) and ``-d``/delta
+(``[    5.123456 <    0.000127>]``, ``[<    0.000127>]``)."""
 _HOST_KERNEL = r"(?:(?P<host>\S+)\s+)?kernel(?:\[\d+\])?:[ \t]?"
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Talos: "10.0.0.1: kern: warning: [2026-04-22T21:30:51.52643656Z]: NVRM: ..."
@@ -49,6 +63,11 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # rsyslog RFC 3339 / journalctl -o short-iso: "2025-01-17T17:10:43+0000 host kernel: ..."
     ("syslog-iso", re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+"
                               + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # journalctl -o short-delta: "[    5.123456 <    0.000127>] host kernel: msg"
+    ("journal-delta", re.compile(r"^" + _DELTA + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    # journalctl -o short-full: "Sun 2024-05-19 19:57:01 CEST host kernel: msg"
+    ("journal-full", re.compile(r"^(?P<ts>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Za-z0-9+:-]+)?)\s+"
+                                + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # journalctl -o short-unix: "1700000000.123456 host kernel: ..."
     ("journal-unix", re.compile(r"^(?P<ts>\d{9,11}\.\d+)\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # dmesg -x / --decode: "kern  :warn  : [  5.1] msg" or with an iso time
@@ -58,15 +77,20 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # dmesg -r: "<4>[  5.1] msg"
     ("dmesg-raw", re.compile(r"^<\d{1,3}>(?P<rest>.*)$")),
     # dmesg -T / --ctime: "[Sun Feb 23 16:24:18 2025] msg"
-    ("dmesg-ctime", re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?(?P<rest>.*)$")),
+    ("dmesg-ctime", re.compile(r"^" + _CTIME + r"\s?(?P<rest>.*)$")),
     # dmesg: "[    5.123456] msg"
     ("dmesg", re.compile(r"^" + _MONO + r"\s?(?P<rest>.*)$")),
     # dmesg --time-format iso: "2025-01-21T04:41:44,283302+00:00 msg"
-    ("dmesg-iso", re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)\s(?P<rest>.*)$")),
+    ("dmesg-iso", re.compile(r"^" + _ISO + r"\s(?P<rest>.*)$")),
+    # dmesg -H / -e / --time-format reltime: "[May19 19:57] msg" then "[  +0.000127] msg"
+    ("dmesg-reltime", re.compile(r"^" + _RELMIN + r"\s?(?P<rest>.*)$")),
+    ("dmesg-reltime", re.compile(r"^" + _RELDELTA + r"\s?(?P<rest>.*)$")),
+    # dmesg -d / --time-format delta: "[    5.123456 <    0.000127>] msg", "[<    0.000127>] msg"
+    ("dmesg-delta", re.compile(r"^" + _DELTA + r"\s?(?P<rest>.*)$")),
 )
-_INNER_MONO = re.compile(r"^" + _MONO + r"\s?(?P<rest>.*)$")
-_INNER_CTIME = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s?(?P<rest>.*)$")
-_INNER_ISO = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)\s(?P<rest>.*)$")
+_INNER_STAMPS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(r"^" + stamp + r"\s?(?P<rest>.*)$") for stamp in (_MONO, _CTIME, _ISO, _RELMIN, _RELDELTA, _DELTA))
+"""The kernel's own stamp, in any dmesg time format, after a syslog/journal/decode/raw prefix."""
 _JOURNAL_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at .*|Journal begins at .*|No entries"
                            r"|Journal started .*|Subject: .*)\s*--\s*$|^-- (?:Boot [0-9a-f]+|Reboot) --")
 _BOOT_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot) --")
@@ -196,7 +220,7 @@ def _strip_prefix(line: str) -> tuple[str, str, float | None, str, str] | None:
             except ValueError:
                 mono = None
         # a syslog/journal/decode/raw prefix may be followed by the kernel's own stamp
-        for inner in (_INNER_MONO, _INNER_CTIME, _INNER_ISO):
+        for inner in _INNER_STAMPS:
             im = inner.match(rest)
             if im:
                 igd = im.groupdict()
@@ -286,6 +310,9 @@ def event_key(event: KernelEvent) -> str:
 
 XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+)?(?:,\s*(?P<rest>.*))?$")
 XID_PID_RE = re.compile(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
+XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
+"""An Xid that names the Xid it follows ("Xid ...: 45, pid=..., Ch 00000001 caused by previous Xid 149"):
+the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid" (knowledge.md section 6)."""
 XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
                        r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
 GPU_AT_RE = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
@@ -336,6 +363,32 @@ EDAC_LABEL_RE = re.compile(r" on (?P<label>\S+?)(?: \(|\s*$)|labels? \"(?P<qlabe
 EDAC_CONTEXT_RE = re.compile(r"^EDAC (?:\S+ )?MC\d+: HANDLING MCE MEMORY ERROR|^EDAC .*: (?:Giving out|Ver:|ECC is)", re.I)
 MCE_RE = re.compile(r"^(?:mce: )?\[Hardware Error\]: (?P<rest>.*)$|^mce: (?P<rest2>.*)$")
 MEMFAIL_RE = re.compile(r"^(?:Memory failure|mce: Uncorrected hardware memory error)", re.I)
+MCE_STATUS_RE = re.compile(r"^(?:EDAC (?:\S+ )?MC(?P<mc>\d+): |(?:mce: )?\[Hardware Error\]: )?(?:CPU:? ?\d+:? )?"
+                           r"(?:Machine Check(?: Event| Exception)?: ?(?P<mcg>[0-9a-fA-F]+) Bank (?P<bank>\d+): "
+                           r"|.*?\bMC(?P<bank2>\d+)_STATUS\[[^\]]*\]: ?0x)(?P<status>[0-9a-fA-F]{16})\b")
+"""A machine-check record with its raw IA32_MCi_STATUS value: the kernel's ``CPU 10: Machine Check:
+0 Bank 8: <status>`` (arch/x86/kernel/cpu/mce/core.c ``__print_mce``), the EDAC copy ``EDAC skx
+MC3: CPU 10: Machine Check Event: 0 Bank 8: <status>`` (drivers/edac/skx_common.c, sb_edac.c) and
+AMD's ``MC27_STATUS[...]: 0x<status>`` (drivers/edac/mce_amd.c)."""
+MCI_STATUS_BITS = {"val": 63, "over": 62, "uc": 61, "en": 60, "miscv": 59, "addrv": 58, "pcc": 57}
+"""Bits of the machine-check bank status register (Intel SDM Vol. 3B, "IA32_MCi_STATUS MSRs": VAL
+= valid, OVER = overflow (errors were lost), UC = uncorrected error, EN = error reporting enabled,
+MISCV/ADDRV = MISC/ADDR registers valid, PCC = processor context corrupt; AMD64 APM Vol. 2
+"MCi_STATUS" uses the same positions for these bits)."""
+CMCI_STORM_RE = re.compile(r"^CMCI storm detected", re.I)
+"""Corrected machine-check interrupts arrived faster than the kernel's storm threshold, so it
+switched that bank to polling (arch/x86/kernel/cpu/mce/intel.c): many corrected errors."""
+CMCI_CONTEXT_RE = re.compile(r"^CMCI storm subsided", re.I)
+
+
+def decode_mci_status(hexstr: str) -> dict[str, bool]:
+    """IA32_MCi_STATUS (16 hex digits) -> its flag bits by name (see :data:`MCI_STATUS_BITS`);
+    empty when the value is not hexadecimal."""
+    try:
+        v = int(hexstr, 16)
+    except (TypeError, ValueError):
+        return {}
+    return {name: bool(v >> bit & 1) for name, bit in MCI_STATUS_BITS.items()}
 GHES_RE = re.compile(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
 OOPS_RE = re.compile(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
                      r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
@@ -429,6 +482,9 @@ def _parse(text: str, log: KernelLog) -> None:
                     f["from_action"] = (am.group("from") or "").strip()
             if FELL_RE.search(rest):
                 f["fell_off"] = True
+            cm = XID_CAUSED_BY_RE.search(rest)
+            if cm:
+                f["caused_by"] = int(cm.group(1))
             log.events.append(KernelEvent("xid", rec, b, f, list(rec.raw)))
             continue
         if "NVRM: Xid" in msg:  # an Xid line cut before its code
@@ -563,6 +619,8 @@ def _parse(text: str, log: KernelLog) -> None:
         m = AER_FAIL_RE.match(msg)
         if m:
             dev = bus_id(m.group("dev"))
+            if m.group("drv").lower() == "nvidia":  # the NVIDIA driver owns it: a GPU
+                log.gpus.setdefault(dev, GpuInfo(dev))
             prior = aer_open.get(dev)
             f = {"severity": "fatal", "severity_text": "recovery failed", "type": "", "agent": "",
                  "driver": m.group("drv"), "port": dev if m.group("drv") == "pcieport" else "",
@@ -580,6 +638,23 @@ def _parse(text: str, log: KernelLog) -> None:
                     log.gpus.setdefault(dev, GpuInfo(dev))
             continue  # other "AER:" lines (enabled with IRQ ...) are not error reports
         # ---- host memory: EDAC, MCE, APEI GHES
+        m = MCE_STATUS_RE.match(msg)
+        if m:
+            bits = decode_mci_status(m.group("status"))
+            if bits.get("val"):
+                sev = "uncorrected" if bits.get("uc") else "corrected"
+                log.events.append(KernelEvent("mce", rec, "", {
+                    "severity": sev, "text": msg, "status": m.group("status").lower(),
+                    "bank": int(m.group("bank") or m.group("bank2") or 0),
+                    "mc": int(m.group("mc")) if m.group("mc") else None, "decoded": True,
+                    "overflow": bits.get("over", False), "pcc": bits.get("pcc", False)}, list(rec.raw)))
+                continue
+        if CMCI_STORM_RE.match(msg):
+            log.events.append(KernelEvent("mce", rec, "", {"severity": "corrected", "storm": True, "text": msg},
+                                          list(rec.raw)))
+            continue
+        if CMCI_CONTEXT_RE.match(msg):
+            continue
         m = EDAC_RE.match(msg)
         if m:
             lm = EDAC_LABEL_RE.search(m.group("rest"))

@@ -118,6 +118,9 @@ class GpuFacts:
     ``index`` is nvidia-smi's GPU index where the format prints it (table, CSV, NVML); the
     ``-q`` formats list GPUs in index order, so their position is used. ``bus_id`` is as
     printed ("00000000:19:00.0"). ``errors``: raw lines that show the GPU did not answer.
+    ``sections``: the top-level labels of its ``nvidia-smi -q`` text block, lower case, in the
+    order printed ("product name", ..., "ecc errors", "remapped rows", ..., "processes");
+    ``last_line``: the last line of that block (both empty for other formats).
     """
 
     index: int | None = None
@@ -129,6 +132,8 @@ class GpuFacts:
     header: str = ""
     errors: list[str] = field(default_factory=list)
     implicit: bool = False
+    sections: list[str] = field(default_factory=list)
+    last_line: str = ""
 
     def get(self, key: str) -> Reading | None:
         return self.fields.get(key)
@@ -213,6 +218,24 @@ SMI_ERRORS = (
     (re.compile(r"No devices were found", re.I), "no_devices"),
     (re.compile(r"Unable to determine the device handle for|GPU is lost", re.I), "gpu_unreachable"),
 )
+UNREACHABLE_RE = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>(?:[0-9A-Fa-f]{4,8}:)?"
+                            r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*:?\s*(?P<reason>.*)$", re.I)
+"""nvidia-smi's line for a GPU it lists but cannot open: "Unable to determine the device handle for
+GPU 0000:0B:00.0: Unknown Error" (older drivers print no space: "for GPU0000:07:00.0"); the
+reason is NVML's error string ("Unknown Error", "GPU is lost. Reboot the system to recover this
+GPU" = NVML_ERROR_GPU_IS_LOST). Seen in xxd3vin/workspace#19, pdbear/syno_nvidia_gpu_driver#22,
+JosephKJ/OWOD#81."""
+
+
+def unreachable_gpus(lines: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(bus id as printed, reason, the line) for each "Unable to determine the device handle for
+    GPU <bus>: <reason>" line."""
+    out = []
+    for line in lines:
+        m = UNREACHABLE_RE.search(line.strip())
+        if m:
+            out.append((m.group("bus"), m.group("reason").strip(), line.strip()))
+    return out
 """Messages nvidia-smi prints instead of (or among) its output, and what they mean (nvidia-smi
 man page; NVML return codes NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIB_RM_VERSION_MISMATCH,
 NVML_ERROR_GPU_IS_LOST). Seen in the shared cases and NVIDIA/open-gpu-kernel-modules#862."""
@@ -671,6 +694,10 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
             stack.pop()
         path = [s for _, s in stack] + [norm]
         stack.append((indent, norm))
+        if gpu is not None and not gpu.implicit:
+            gpu.last_line = content
+            if len(path) == 1 and norm not in gpu.sections:
+                gpu.sections.append(norm)
         if value is not None and len(path) == 1 and norm in _DOC_LEVEL and (gpu is None or indent == 0):
             setattr(doc, _DOC_LEVEL[norm], Reading(value.strip(), content))
             recognised += 1

@@ -69,9 +69,17 @@ def detect_q(text: str) -> float:
     return 0.0
 
 
+_UNREACHABLE_SAID = re.compile(r"Unable to determine the device handle for GPU|Reboot the system to recover this GPU",
+                               re.I)
+"""nvidia-smi's own words for a GPU it cannot open (a kernel line about a lost GPU starts "NVRM:" and
+belongs to the kernel-log kind)."""
+
+
 def detect_table(text: str) -> float:
     """1.0 with the "| NVIDIA-SMI x Driver Version:" box; 0.85 for GPU rows with a bus id; 0.7 for
-    a processes table alone; 0.9 for a short text that is one of nvidia-smi's own error messages."""
+    a processes table alone; 0.9 for a short text (a prompt line and up to a few lines) that is one
+    of nvidia-smi's own error messages: driver not loaded, no devices, or a GPU it cannot reach
+    ("Unable to determine the device handle for GPU ...", "GPU is lost")."""
     head = text[:100000]
     if re.search(r"\|\s*NVIDIA-SMI \S+\s+Driver Version:", head):
         return 1.0
@@ -82,6 +90,8 @@ def detect_table(text: str) -> float:
         return 0.7
     if 0 < len(lines) <= 6 and any(rx.search(ln) for ln in lines for rx, kind in SMI_ERRORS
                                    if kind in ("no_driver", "no_devices")):
+        return 0.9
+    if 0 < len(lines) <= 6 and any(_UNREACHABLE_SAID.search(ln) and "NVRM" not in ln for ln in lines):
         return 0.9
     return 0.0
 
