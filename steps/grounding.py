@@ -1,6 +1,6 @@
 """Stage 2: grounding & physical install order (manual steps, confirmed and recorded)."""
 
-from wizard.checks.identity import dmi_identity
+from wizard.checks.identity import dmi_identity, gpu_serials
 from wizard.model import Stage, Step
 
 STAGE = Stage(
@@ -100,11 +100,14 @@ STAGE = Stage(
                 "in the health stage."
             ),
             instructions=(
-                "bringup reads DMI from /sys/class/dmi/id (the serial needs root). Note any serials "
-                "the OS cannot see (PSUs, NICs) from their labels."
+                "bringup reads DMI from /sys/class/dmi/id (the serial needs root) and, once the driver "
+                "is up, each GPU's serial, which it records with the build and compares on every "
+                "later check (a swapped GPU shows up). Note any serials the OS cannot see (PSUs, NICs) "
+                "from their labels when you confirm (d). After an intended GPU swap (RMA), confirm "
+                "this step with the RMA case in the note: the new serials become the record."
             ),
-            probes=("dmi",),
-            check=dmi_identity,
+            probes=("dmi", "nvidia_smi_qx", "nvml", "pci"),
+            check=lambda out, exp: dmi_identity(out, exp) + gpu_serials(out, exp),
         ),
     ),
 )

@@ -197,13 +197,14 @@ def cmd_check(args: argparse.Namespace) -> int:
                 return identity, await run_checks(host, sel, plan)
             return await asyncio.gather(host_identity(host), run_checks(host, sel, plan))
 
-        identity, (results, _) = asyncio.run(both())
+        identity, (results, outputs) = asyncio.run(both())
         from wizard import prefetch
 
         prefetch.discard()  # a --stage check may not have needed all of them
         if build is not None and not build.observing:
             for sid, fs in results.items():
                 build.record_findings(sid, fs, started)
+            build.remember_gpu_serials(outputs)
     finally:
         if build is not None:
             build.close()

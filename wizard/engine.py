@@ -206,15 +206,28 @@ class Build:
         operator acknowledged with a reason; those past events no longer count)."""
         exp = self.plan()
         exp["acknowledged"] = frozenset(self.store.acks())
+        serials = self.store.meta().get("gpu_serials")
+        if isinstance(serials, dict):
+            exp["gpu_serials"] = serials
         return exp
 
-    def acknowledge(self, finding: Finding, reason: str) -> None:
-        """Acknowledge the past event behind ``finding`` (it must carry a ``key``)."""
-        if not finding.key:
-            raise ValueError("this finding is not about one past event: nothing to acknowledge")
-        for key in finding.key.split(","):  # a finding may rest on several events: each is acknowledged
-            self.store.add_ack(key, finding.id, finding.subject, finding.message, reason,
-                               act.current_user(), self.boot_id)
+    def remember_gpu_serials(self, outputs: Mapping[str, ProbeOutput]) -> None:
+        """Record each GPU slot's serial the first time it is seen (grounding.gpu_serials then
+        compares every later check against it). Existing records are kept: a changed serial is
+        a finding, not silently overwritten, until the operator confirms the step."""
+        if self.observing:
+            return
+        from wizard.checks.identity import gpu_serials_seen
+
+        seen = gpu_serials_seen(outputs)
+        if not seen:
+            return
+        self.store.set_meta(gpu_serials_seen_last=seen)
+        rec = dict(self.store.meta().get("gpu_serials") or {})
+        new = {bus: {"serial": serial, "at": self.store.clock()} for bus, serial in seen.items() if bus not in rec}
+        if new:
+            rec.update(new)
+            self.store.set_meta(gpu_serials=rec)
 
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)
@@ -306,6 +319,12 @@ class Build:
 
     def confirm(self, step_id: str, note: str = "") -> None:
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=act.current_user(), boot_id=self.boot_id)
+        if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
+            pending = self.store.meta().get("gpu_serials_seen_last")
+            if isinstance(pending, dict) and pending:
+                rec = dict(self.store.meta().get("gpu_serials") or {})
+                rec.update({bus: {"serial": s, "at": self.store.clock()} for bus, s in pending.items()})
+                self.store.set_meta(gpu_serials=rec)
 
     def skip(self, step_id: str, reason: str) -> None:
         if not reason.strip():
@@ -320,9 +339,10 @@ class Build:
 
     async def check_steps(self, host: Host, steps: Sequence[Step], snapshot: str = "") -> dict[str, list[Finding]]:
         started = self.store.clock()
-        results, _ = await run_checks(host, steps, self.expectations())
+        results, outputs = await run_checks(host, steps, self.expectations())
         for sid, findings in results.items():
             self.record_findings(sid, findings, started, snapshot)
+        self.remember_gpu_serials(outputs)
         return results
 
     # ------------------------------------------------------------ actions

@@ -45,3 +45,68 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "host", ev, "Run bringup as root to read the serial (the file is root-only), or "
                         "record it from the chassis label.", SRC_DMI)]
     return [Finding("grounding.serials", Verdict.PASS, f"{product}, serial {serial}", "host", ev, "", SRC_DMI)]
+
+
+SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial) / nvidia-smi -q -x <serial>; "
+               "recorded with the build at first sight and compared on every later check")
+
+
+def gpu_serials_seen(out: Outputs) -> dict[str, str]:
+    """PCI bus id (sysfs form) -> GPU serial, from nvidia-smi -q -x (else NVML); {} if none readable."""
+    from wizard.checks.common import normalise_bus_id
+    from wizard.checks.smi import doc_from_outputs
+
+    try:
+        doc, _ = doc_from_outputs(out)
+    except Exception:  # noqa: BLE001 - no GPU facts is not an error here
+        return {}
+    seen: dict[str, str] = {}
+    for g in (doc.gpus if doc is not None else []):
+        serial = (g.serial or "").strip()
+        if g.bus_id and serial and serial.upper() not in ("N/A", "[N/A]", "0", "0000000000000"):
+            seen[normalise_bus_id(g.bus_id)] = serial
+    return seen
+
+
+def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
+    """GPU serials against the ones recorded with this build (``expectations["gpu_serials"]``,
+    bus id -> {"serial", "at"}): a changed serial means the GPU in that slot was swapped."""
+    from wizard.checks.common import gpu_subject
+    from wizard.checks.gpu import _no_gpu
+
+    if _no_gpu(out):
+        return [Finding("grounding.gpu_serials", Verdict.SKIP,
+                        "GPU serials not recorded: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", "host", (),
+                        "", SRC_SERIALS)]
+    seen = gpu_serials_seen(out)
+    if not seen:
+        return [Finding("grounding.gpu_serials", Verdict.UNKNOWN,
+                        "GPU serials not readable yet: they need the driver (nvidia-smi or NVML)", "host", (),
+                        "Come back to this step once the driver & CUDA stage is done.", SRC_SERIALS)]
+    recorded = expectations.get("gpu_serials") or {}
+    findings = []
+    for bus, serial in sorted(seen.items()):
+        rec = recorded.get(bus) if isinstance(recorded, Mapping) else None
+        subject = gpu_subject(None, bus, serial)
+        if rec is None:
+            findings.append(Finding("grounding.gpu_serials", Verdict.PASS, f"{subject}: serial {serial} recorded",
+                                    subject, (f"{bus}: serial {serial}",), "", SRC_SERIALS))
+        elif rec.get("serial") != serial:
+            findings.append(Finding(
+                "grounding.gpu_serials", Verdict.WARN,
+                f"GPU ({bus}): serial is now {serial}, recorded {rec.get('serial')} on {rec.get('at', '?')}: "
+                f"the GPU in this slot was replaced", subject,
+                (f"{bus}: recorded {rec.get('serial')} ({rec.get('at', '?')})", f"{bus}: now {serial}"),
+                "If the swap was intended (an RMA replacement), confirm this step with a note naming the RMA "
+                "case; bringup then records the new serial. If not, find out who moved GPUs.", SRC_SERIALS))
+        else:
+            findings.append(Finding("grounding.gpu_serials", Verdict.PASS,
+                                    f"{subject}: same serial as recorded on {rec.get('at', '?')}", subject,
+                                    (f"{bus}: serial {serial}",), "", SRC_SERIALS))
+    for bus in sorted(set(recorded) - set(seen)) if isinstance(recorded, Mapping) else []:
+        findings.append(Finding("grounding.gpu_serials", Verdict.WARN,
+                                f"GPU ({bus}) with serial {recorded[bus].get('serial')} was recorded and is not "
+                                f"seen now", f"GPU ({bus})", (f"{bus}: recorded {recorded[bus].get('serial')}",),
+                                "Check health.gpu_pci and health.gpu_count: a GPU that fell off the bus or was "
+                                "removed shows up here first.", SRC_SERIALS))
+    return findings
