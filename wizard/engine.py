@@ -229,6 +229,14 @@ class Build:
             rec.update(new)
             self.store.set_meta(gpu_serials=rec)
 
+    def acknowledge(self, finding: Finding, reason: str) -> None:
+        """Acknowledge the past event(s) behind ``finding`` (it must carry a ``key``)."""
+        if not finding.key:
+            raise ValueError("this finding is not about one past event: nothing to acknowledge")
+        for key in finding.key.split(","):  # a finding may rest on several events: each is acknowledged
+            self.store.add_ack(key, finding.id, finding.subject, finding.message, reason,
+                               act.current_user(), self.boot_id)
+
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)
         return st.status if st else StepStatus.PENDING
