@@ -20,6 +20,8 @@ Build overview
 
 Step screen
   c  check            a  run the action      l  the action's log
+  z  plan & sizing (plan steps; F3 there: use the result as the plan)
+  x  acknowledge a past event (an old Xid) with a reason
   d  confirm (done by hand, with an optional note)
   s  skip, with a reason
   n / p  next / previous step

@@ -24,6 +24,7 @@ class StepScreen(Screen[None]):
         Binding("d", "confirm", "Confirm"),
         Binding("s", "skip", "Skip"),
         Binding("x", "acknowledge", "Ack event"),
+        Binding("z", "sizing", "Sizing"),  # plan stage only (check_action)
         Binding("n", "next", "Next", show=False),
         Binding("p", "prev", "Prev", show=False),
         Binding("escape", "back", "Back"),
@@ -94,6 +95,8 @@ class StepScreen(Screen[None]):
             return step.action is not None
         if action in ("confirm", "skip"):
             return not observing
+        if action == "sizing":
+            return step.stage_id == "plan"
         if action == "acknowledge":
             _, findings = self.build.store.latest_check(step.id)
             return not observing and any(f.key and f.verdict in (Verdict.FAIL, Verdict.WARN) for f in findings)
@@ -271,6 +274,13 @@ class StepScreen(Screen[None]):
             self.app.bump()
 
         self.app.push_screen(AckDialog(ackable), done)
+
+    def action_sizing(self) -> None:
+        """z on a plan step: the Plan & sizing calculator (screens/sizing.py)."""
+        from screens.sizing import SizingScreen
+
+        if self.step.stage_id == "plan":
+            self.app.push_screen(SizingScreen())
 
     def _go(self, delta: int) -> None:
         ids = [s.id for s in self.build.steps()]

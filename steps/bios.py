@@ -1,6 +1,9 @@
-"""Stage 3: BIOS / firmware settings. Boot-sensitive: re-checked after a reboot."""
+"""Stage 3: BIOS / firmware settings. One step per setting, each with why (sourced), neutral menu
+hints, and a check from the OS wherever the setting's effect is visible. Every BIOS step is
+boot-sensitive: after a reboot (new boot id) bringup re-checks them and shows what changed."""
 
 from wizard.checks import host as hc
+from wizard.checks import platform as pc
 from wizard.model import Stage, Step
 
 STAGE = Stage(
@@ -24,10 +27,11 @@ STAGE = Stage(
             instructions=(
                 "In the BIOS setup, usually under PCI/PCIe configuration or 'Advanced > PCI "
                 "Subsystem': set Above 4G Decoding (or 64-bit MMIO / MMIO above 4G) to Enabled; keep "
-                "Resizable BAR at its default. Save, reboot, and confirm. Once the driver is up, "
-                "`nvidia-smi -q -d MEMORY` shows the BAR1 size."
+                "Resizable BAR at its default. Save, reboot, and check again: the check reads each "
+                "GPU's BARs (lspci 'Region 1', nvidia-smi BAR1) and this boot's kernel log."
             ),
-            manual=True,
+            probes=("lspci_vvv", "nvidia_smi_qx", "kernel_log_journal", "kernel_log_dmesg", "pci"),
+            check=pc.above_4g,
             boot_sensitive=True,
         ),
         Step(
@@ -48,6 +52,28 @@ STAGE = Stage(
             ),
             probes=("cmdline", "iommu"),
             check=hc.iommu,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="bios.pcie_acs",
+            title="PCIe ACS off on the GPUs' switch ports (bare metal)",
+            why=(
+                "With Access Control Services on, PCIe switch ports send GPU peer-to-peer traffic up "
+                "to the CPU root complex instead of across the switch: slow P2P or NCCL hangs. On bare "
+                "metal disable ACS on the switch ports (a BIOS option, or setpci after every boot); "
+                "`lspci -vvv` shows 'ACSCtl: SrcValid+' where it is on. VM hosts keep ACS (NVIDIA "
+                "configures it for ATS there instead). Sources: NCCL troubleshooting guide 'PCI Access "
+                "Control Services (ACS)' (docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
+                "troubleshooting.html); NVIDIA/nccl#631, #2079."
+            ),
+            instructions=(
+                "Look in the BIOS PCIe / chipset menu for ACS (sometimes 'PCIe ACS Control' or under "
+                "IOMMU settings) and disable it for a bare-metal training node; without a BIOS option, "
+                "the NCCL guide's `setpci -s <BDF> ECAP_ACS+0x6.w=0000` on each switch port after every "
+                "boot does it. Needs `sudo lspci -vvv` to check."
+            ),
+            probes=("lspci_vvv",),
+            check=pc.pcie_acs,
             boot_sensitive=True,
         ),
         Step(
@@ -85,6 +111,26 @@ STAGE = Stage(
             boot_sensitive=True,
         ),
         Step(
+            id="bios.memory_channels",
+            title="A DIMM in every memory channel",
+            why=(
+                "Memory bandwidth scales with the number of populated channels: populate every channel "
+                "(one DIMM per channel, identical DIMMs) before adding a second DIMM per channel. EPYC "
+                "9004/9005 have 12 DDR5 channels per socket. The OS sees the slots in the firmware's "
+                "SMBIOS tables (type 17: size, locator, speed). Sources: Dell 'BIOS settings for "
+                "optimized performance on PowerEdge' (infohub.delltechnologies.com); SUSE EPYC 9004 "
+                "guide (documentation.suse.com/sbp/server-linux/html/SBP-AMD-EPYC-4-SLES15SP4/); DMTF "
+                "DSP0134 7.18."
+            ),
+            instructions=(
+                "Follow the board manual's DIMM population table. The BIOS memory page (or the BMC) "
+                "lists the slots too; `sudo dmidecode -t 17` shows each slot's size and locator."
+            ),
+            probes=("smbios_memory", "dmidecode_17", "dmi_tables", "cpu_topology"),
+            check=pc.memory_channels,
+            boot_sensitive=True,
+        ),
+        Step(
             id="bios.power_profile",
             title="Choose the performance power profile; decide on C-states",
             why=(
@@ -95,27 +141,47 @@ STAGE = Stage(
                 "performance on PowerEdge' (infohub.delltechnologies.com); AMD MI100 BIOS table."
             ),
             instructions=(
-                "Select the vendor's performance (or 'HPC'/'GPU') system profile; leave C-states at "
-                "Auto unless you have measured a benefit from disabling them."
+                "Select the vendor's performance (or 'HPC'/'GPU') system profile, usually under System "
+                "Profile or Power/Performance settings; leave C-states at Auto unless you have measured a "
+                "benefit from disabling them. The check shows the idle states and frequency governor "
+                "the kernel sees."
             ),
-            manual=True,
+            probes=("cpuidle", "cpufreq"),
+            check=pc.power_profile,
             boot_sensitive=True,
         ),
         Step(
             id="bios.pcie",
-            title="Leave PCIe link speed at Auto/maximum; SR-IOV only for VMs",
+            title="Leave PCIe link speed at Auto/maximum",
             why=(
-                "A slot forced to a lower generation halves host-GPU bandwidth per step down. GPUs "
-                "lower their link speed at idle to save power, so judge the link under load (`sudo "
-                "lspci -vv` LnkSta, or `nvidia-smi -q` PCIe 'Current' while a test runs). SR-IOV is "
-                "only needed for virtual functions (vGPU, NIC VFs). "
-                "Sources: lspci(8); NVIDIA Holoscan platform prerequisites (SR-IOV)."
+                "A slot forced to a lower generation halves host-GPU bandwidth per step down; the "
+                "root port's LnkCtl2 'Target Link Speed' shows such a cap. GPUs lower their link speed "
+                "at idle to save power, so the trained speed (LnkSta) is judged only under load. "
+                "Sources: lspci(8) (man7.org/linux/man-pages/man8/lspci.8.html); practitioner reports of idle "
+                "down-training (baaz.dev/blog/understanding-power-management-in-gpu-via-pcie)."
             ),
             instructions=(
                 "In the PCIe configuration menu, set the link speed of GPU and NIC slots to Auto (or "
-                "the highest generation); enable SR-IOV only if this node will run VMs or NIC VFs."
+                "the highest generation the slot supports). Needs `sudo lspci -vvv` to check."
             ),
-            manual=True,
+            probes=("lspci_vvv", "pci"),
+            check=pc.pcie_root_ports,
+            boot_sensitive=True,
+        ),
+        Step(
+            id="bios.sriov",
+            title="SR-IOV only if this node needs virtual functions",
+            why=(
+                "SR-IOV splits a device into virtual functions (vGPU, NIC VFs for VMs or containers). "
+                "Bare-metal training does not need it, and it is harmless if on. Source: NVIDIA "
+                "Holoscan platform prerequisites (docs.nvidia.com/holoscan-for-media/.../prerequisites.html)."
+            ),
+            instructions=(
+                "Enable SR-IOV (PCIe or chipset menu, sometimes per slot) only if this node will run VMs "
+                "or NIC virtual functions; otherwise the vendor default is fine."
+            ),
+            probes=("sriov",),
+            check=pc.sriov,
             boot_sensitive=True,
         ),
         Step(
@@ -129,10 +195,11 @@ STAGE = Stage(
                 "install-precompiled-signed-drivers.html); Arch wiki DKMS (module signing)."
             ),
             instructions=(
-                "Check the state with `mokutil --sb-state`. Keep it on and plan signed modules, or turn "
-                "it off in the BIOS security menu if your policy allows."
+                "The check reads `mokutil --sb-state` (or the SecureBoot EFI variable). Keep it on and "
+                "plan signed modules, or turn it off in the BIOS security / boot menu if your policy allows."
             ),
-            manual=True,
+            probes=("mokutil_sb_state", "efi_secureboot", "efi_firmware", "module_signing"),
+            check=pc.secure_boot,
             boot_sensitive=True,
         ),
     ),

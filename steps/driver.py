@@ -3,7 +3,9 @@
 from typing import Any, Mapping
 
 from steps._checks import needs_gpu
+from wizard.actions import ActionSpec
 from wizard.checks import chain
+from wizard.checks import driver_setup as ds
 from wizard.checks import gpu as gc
 from wizard.checks import smi
 from wizard.model import Finding, Stage, Step, Verdict
@@ -19,6 +21,28 @@ def fabric_manager(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Find
                         findings[0].evidence, "", smi.SRC_A3)]
     return findings
 
+
+def fabric_manager_all(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """GPU-side fabric registration (health.fabric) plus the host side: the nvidia-fabricmanager
+    service, its version against the driver and NSCQ (driver.fabric_manager, driver.nscq)."""
+    gpu_side = fabric_manager(out, plan)
+    host_side = ds.fabric_manager_setup(out, plan)
+    if all(f.verdict is Verdict.SKIP for f in host_side) and all(f.verdict is Verdict.SKIP for f in gpu_side):
+        return host_side
+    return gpu_side + [f for f in host_side if f.verdict is not Verdict.SKIP or not gpu_side]
+
+
+def persistence(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """The nvidia-persistenced service (driver.persistenced) and each GPU's persistence mode
+    (health.persistence, from nvidia-smi -q -x / NVML)."""
+    return ds.persistenced(out, plan) + smi.topic_check("health.persistence")(out, plan)
+
+
+INSTALL_PROBES = ("os_release", "kernel", "pci", "driver_secure_boot", "driver_uname_m", "driver_dpkg", "driver_rpm",
+                  "nvidia_driver_version", "nvml", "driver_modinfo")
+"""What the install actions read: distribution, running kernel, GPUs (flavour), Secure Boot, machine
+type (repository architecture), installed packages and the installed driver (follow-up versions)."""
+
 STAGE = Stage(
     id="driver",
     title="Driver & CUDA",
@@ -29,48 +53,77 @@ STAGE = Stage(
             id="driver.branch",
             title="Choose a supported driver branch and module flavour",
             why=(
-                "NVIDIA's support matrix (as read for this release of bringup) lists R580 as a "
-                "long-term support branch with end of life in August 2028; R535 LTSB reached end of "
-                "life in June 2026 and the R570 production branch in February 2026, and newer branches "
-                "(R590, R595, R610) exist: check the live matrix before you install. Blackwell and Grace "
-                "Hopper require the open kernel modules; Turing to Hopper: open recommended; "
-                "Volta/Pascal (e.g. V100): proprietary only. Sources: docs.nvidia.com/datacenter/"
-                "tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html; NVIDIA blog 'NVIDIA "
-                "transitions fully towards open-source GPU kernel modules'."
+                "NVIDIA's support matrix (as of the date in assets/driver_branches.csv) lists R580 as a Long Term "
+                "Support Branch (end of life June 2028 in the matrix's v615/v620 editions), R595 as a Production "
+                "Branch (March 2027) and R620 as a new LTSB (September 2029, open modules only); R535 (June 2026) "
+                "and R570 (February 2026) have reached end of life. Check the live matrix before you install: "
+                "docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html. "
+                "Blackwell and Grace Hopper require the open kernel modules; Turing to Hopper: open recommended "
+                "(NVIDIA's default since R560); Maxwell/Pascal/Volta (e.g. V100): proprietary only, R580 is the "
+                "last branch for them. Sources: NVIDIA driver installation guide, Kernel Modules; NVIDIA blog "
+                "'NVIDIA transitions fully towards open-source GPU kernel modules'; knowledge.md 1.5-1.7."
             ),
             instructions=(
-                "Open the support matrix (URL above), pick a branch that is supported today and "
-                "that your software stack accepts (R580 LTSB is the long-lived choice as of this "
-                "release), and the flavour (open for Turing and newer, proprietary for "
-                "Volta/Pascal). Confirm with the branch in the note."
+                "The check reads each GPU's PCI device id, finds its architecture and recommends a branch and "
+                "flavour. The install action (next step) uses that recommendation."
             ),
-            manual=True,
+            probes=("pci",),
+            check=needs_gpu(ds.branch_choice),
         ),
         Step(
             id="driver.install",
-            title="Install the driver from packages, with DKMS or signed modules",
+            title="Install the driver from the distribution's packages",
             why=(
-                "Package installs rebuild the kernel module through DKMS when a new kernel's headers "
-                "arrive; runfile installs sit outside the package database and must be rebuilt by "
-                "hand after every kernel change. With Secure Boot, use signed precompiled modules. "
-                "Sources: NVIDIA driver installation guide; Debian nvidia-open-kernel-dkms; NVIDIA GPU "
-                "Operator precompiled drivers doc."
+                "Package installs keep the kernel module in step with the kernel (DKMS rebuilds it when new headers "
+                "arrive, or Canonical ships signed precompiled modules per kernel); a .run install sits outside the "
+                "package database and must be rebuilt by hand after every kernel change. Commands per distribution, "
+                "each from the vendor's guide (assets/driver_install.csv): Ubuntu 22.04/24.04 `ubuntu-drivers install "
+                "--gpgpu nvidia:<branch>-server[-open]` + nvidia-utils-<branch>-server (Ubuntu Server docs), or with "
+                "Secure Boot on linux-modules-nvidia-<branch>-server[-open]-<kernel> + nvidia-driver-<branch>-server"
+                "[-open] (Canonical-signed, GPU Operator precompiled-driver doc); Debian 12/13 (and Ubuntu with NVIDIA's "
+                "repository configured): NVIDIA's cuda-keyring, nvidia-driver-pinning-<branch>, nvidia-open or "
+                "cuda-drivers; RHEL/Rocky/Alma 8/9: NVIDIA's CUDA repository, `dnf module enable nvidia-driver:"
+                "<branch>-open`, nvidia-open; 10: `dnf versionlock add *nvidia*<branch>*`, nvidia-open; SLES 15: "
+                "NVIDIA's repository, nvidia-open-<branch>. Sources: NVIDIA Driver Installation Guide "
+                "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/, Kernel Modules and Version locking "
+                "pages); Ubuntu Server documentation 'Install NVIDIA drivers'; knowledge.md 2."
             ),
             instructions=(
-                "Use the packages for your distribution (examples for branch 580, open modules):\n"
-                "Ubuntu: `sudo apt-get install -y nvidia-driver-580-server-open` (Ubuntu's server "
-                "driver packages), or with Secure Boot on the Canonical-signed "
-                "`linux-modules-nvidia-580-server-open-$(uname -r)`.\n"
-                "Debian 12/13: add NVIDIA's CUDA repository for Debian (driver installation guide) "
-                "and install its `nvidia-open` (or `cuda-drivers`) package; Debian's own non-free "
-                "packages (nvidia-open-kernel-dkms) follow Debian's branch, not NVIDIA's.\n"
-                "RHEL/Rocky 8/9: add NVIDIA's CUDA repository, then the branch-locked stream `sudo "
-                "dnf module install nvidia-driver:580-open` (stream names: NVIDIA/"
-                "yum-packaging-dkms-nvidia).\n"
-                "Keep `linux-headers-$(uname -r)` installed. Reboot, then run this stage's checks."
+                "Preview the exact commands with `bringup --dry-run run driver.install`, then run the action. "
+                "Other distributions get manual instructions. On Debian the action uses NVIDIA's repository: "
+                "Debian's own non-free packages (nvidia-open-kernel-dkms) follow Debian's branch, not NVIDIA's. "
+                "Reboot afterwards, then run this stage's checks."
             ),
-            manual=True,
+            probes=("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "pci"),
+            check=needs_gpu(ds.installed_driver),
+            action=ActionSpec(
+                id="install_nvidia_driver",
+                title="Install the NVIDIA driver (recommended branch and flavour)",
+                description=(
+                    "Installs the driver branch and kernel-module flavour the driver.branch check recommends for the "
+                    "GPUs found (NVIDIA's default open flavour when no GPU is visible), from the distribution's "
+                    "packages, non-interactively: kernel headers, NVIDIA's repository or Ubuntu's ubuntu-drivers, a "
+                    "branch lock, then the driver. Sources per command: assets/driver_install.csv (NVIDIA Driver "
+                    "Installation Guide; Ubuntu Server docs). Reboot afterwards."
+                ),
+                resolve=ds.resolve_driver_install,
+                probes=INSTALL_PROBES,
+            ),
             requires=("os.nouveau",),
+        ),
+        Step(
+            id="driver.kernel_module",
+            title="The kernel module is built for the running kernel",
+            why=(
+                "The driver works only with a module built for the running kernel: DKMS builds it for every kernel "
+                "whose headers are installed ('dkms status' ... installed), Canonical's linux-modules-nvidia "
+                "packages ship it prebuilt and signed. With Secure Boot on, an unsigned module does not load. "
+                "Sources: Debian nvidia-open-kernel-dkms description; dkms(8); knowledge.md 2."
+            ),
+            instructions="After a kernel upgrade, re-run this check before returning the node to service.",
+            probes=("kernel", "driver_dkms", "driver_modinfo", "driver_dpkg", "driver_rpm", "driver_secure_boot", "pci"),
+            check=needs_gpu(ds.kernel_module),
+            boot_sensitive=True,
         ),
         Step(
             id="driver.loaded",
@@ -107,9 +160,16 @@ STAGE = Stage(
                 "to keep it (NVIDIA 'Driver Persistence' documentation, docs.nvidia.com/deploy/"
                 "driver-persistence/)."
             ),
-            instructions="`sudo systemctl enable --now nvidia-persistenced`, then check.",
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.persistence"),
+            instructions="Run the action (`systemctl enable --now nvidia-persistenced`), then check.",
+            probes=("driver_services", "nvidia_smi_qx", "nvml", "pci"),
+            check=needs_gpu(persistence),
+            action=ActionSpec(
+                id="enable_persistenced",
+                title="Enable and start nvidia-persistenced",
+                description="Runs `systemctl enable --now nvidia-persistenced` (NVIDIA Driver Persistence "
+                            "documentation, docs.nvidia.com/deploy/driver-persistence/).",
+                resolve=ds.resolve_persistenced,
+            ),
         ),
         Step(
             id="driver.fabric_manager",
@@ -121,13 +181,27 @@ STAGE = Stage(
                 "(docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)."
             ),
             instructions=(
-                "On NVSwitch systems install the nvidia-fabricmanager package matching the driver "
-                "version exactly, `sudo systemctl enable --now nvidia-fabricmanager`, then check: every "
-                "GPU's fabric registration must read Completed / Success. PCIe-only servers skip."
+                "On NVSwitch systems run the action: it installs nvidia-fabricmanager-<branch> and "
+                "libnvidia-nscq-<branch> (dnf/zypper pin the driver's exact version; apt installs the branch's "
+                "newest, which the check then compares) and enables the service. Every GPU's fabric registration "
+                "must then read Completed / Success. NVLink 5 boards (HGX B200/B300) also need NVLSM and the "
+                "ib_umad module (Fabric Manager user guide). PCIe-only servers skip."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=fabric_manager,
+            probes=("nvidia_smi_qx", "nvml", "pci", "driver_services", "driver_fm_version", "driver_dpkg", "driver_rpm",
+                    "nvidia_driver_version"),
+            check=fabric_manager_all,
             boot_sensitive=True,
+            action=ActionSpec(
+                id="install_fabric_manager",
+                title="Install Fabric Manager and NSCQ at the driver's version",
+                description="Installs nvidia-fabricmanager-<branch> and libnvidia-nscq-<branch> for the installed "
+                            "driver (NVIDIA/apt- and yum-packaging-fabric-manager and -libnvidia-nscq; Ubuntu Server "
+                            "docs; NVIDIA advises the branch package, not the cuda-drivers-fabricmanager metapackage "
+                            "that also pulls the proprietary driver, NVIDIA/gpu-operator#163), then `systemctl enable "
+                            "--now nvidia-fabricmanager`. Only for NVSwitch (HGX/DGX) systems.",
+                resolve=ds.resolve_fabric_manager,
+                probes=INSTALL_PROBES,
+            ),
         ),
         Step(
             id="driver.cuda_toolkit",
@@ -138,9 +212,19 @@ STAGE = Stage(
                 "minimum driver (NVIDIA CUDA toolkit release notes, toolkit/driver table; CUDA "
                 "minor-version compatibility guide, docs.nvidia.com/deploy/cuda-compatibility/)."
             ),
-            instructions="Nothing to do when no toolkit is installed: PyTorch wheels bring their own CUDA runtime.",
+            instructions="Nothing to do when no toolkit is installed: PyTorch wheels bring their own CUDA runtime. "
+                         "To build CUDA extensions, the optional action installs the toolkit the driver runs natively.",
             probes=("nvcc_version", "nvidia_driver_version", "nvml", "pci"),
             check=needs_gpu(chain.cuda_toolkit),
+            action=ActionSpec(
+                id="install_cuda_toolkit",
+                title="Install the CUDA toolkit (optional, to build CUDA code)",
+                description="Installs cuda-toolkit-<major>-<minor> for the newest CUDA the installed driver runs "
+                            "(NVML, else NVIDIA's toolkit/driver table) from NVIDIA's CUDA repository (CUDA "
+                            "installation guide). Not needed to train with PyTorch wheels.",
+                resolve=ds.resolve_cuda_toolkit,
+                probes=INSTALL_PROBES,
+            ),
         ),
         Step(
             id="driver.torch_cuda",
@@ -154,6 +238,59 @@ STAGE = Stage(
                          "run `bringup check` from it.",
             probes=("torch_cuda", "nvidia_driver_version", "nvml", "pci"),
             check=needs_gpu(chain.torch_cuda),
+        ),
+        Step(
+            id="driver.dcgm",
+            title="Optional: DCGM for health monitoring and diagnostics",
+            why=(
+                "DCGM (nvidia-dcgm, dcgmi) watches GPU health, runs diagnostics (dcgmi diag) and monitors NVSwitches "
+                "with NSCQ. Source: DCGM installation guide (docs.nvidia.com/datacenter/dcgm/latest/installation.html)."
+            ),
+            instructions="Skipped when not installed; the action installs datacenter-gpu-manager-4-cuda<major>.",
+            probes=("driver_dpkg", "driver_rpm", "driver_services", "pci"),
+            check=needs_gpu(ds.dcgm),
+            action=ActionSpec(
+                id="install_dcgm",
+                title="Install DCGM (optional)",
+                description="Installs datacenter-gpu-manager-4-cuda<major> (the driver's CUDA major) with its "
+                            "recommended packages from NVIDIA's CUDA repository and runs `systemctl --now enable "
+                            "nvidia-dcgm` (DCGM installation guide).",
+                resolve=ds.resolve_dcgm,
+                probes=INSTALL_PROBES,
+            ),
+        ),
+        Step(
+            id="driver.container_toolkit",
+            title="Optional: NVIDIA Container Toolkit for GPU containers",
+            why=(
+                "Docker, containerd and Podman reach the GPUs through the NVIDIA Container Toolkit; bare-metal "
+                "training without containers does not need it. Source: NVIDIA Container Toolkit installation guide."
+            ),
+            instructions="After installing, configure your runtime: `sudo nvidia-ctk runtime configure --runtime=docker`.",
+            probes=("driver_dpkg", "driver_rpm", "pci"),
+            check=needs_gpu(ds.container_toolkit),
+            action=ActionSpec(
+                id="install_container_toolkit",
+                title="Install the NVIDIA Container Toolkit (optional)",
+                description="Adds NVIDIA's container toolkit repository (apt: its signing key as a keyring and the "
+                            "apt source the guide writes; dnf/zypper: its .repo file) and installs "
+                            "nvidia-container-toolkit (NVIDIA Container Toolkit installation guide).",
+                resolve=ds.resolve_container_toolkit,
+                probes=("os_release",),
+            ),
+        ),
+        Step(
+            id="driver.chain",
+            title="The whole chain: driver -> CUDA -> toolkit -> torch",
+            why=(
+                "One line over the chain: the driver runs CUDA up to its version; a toolkit (if any) and torch's "
+                "CUDA each need a driver new enough for them, and nvcc need not match nvidia-smi's CUDA version "
+                "(knowledge.md 1.1; NVIDIA CUDA toolkit release notes, docs.nvidia.com/cuda/cuda-toolkit-release-notes/; "
+                "PyTorch maintainers, discuss.pytorch.org)."
+            ),
+            probes=("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "nvcc_version",
+                    "torch_cuda", "pci"),
+            check=needs_gpu(ds.chain_summary),
         ),
     ),
 )

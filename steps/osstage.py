@@ -1,16 +1,25 @@
-"""Stage 4: the operating system: release and kernel, memory, swap, filesystems, tools, nouveau."""
+"""Stage 4: the operating system: release and kernel against the driver branch, kernel headers,
+memory, swap (with a backed-up /etc/fstab edit and its rollback), filesystems and their mount
+options, time sync, tools, nouveau."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from steps._checks import only
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.checks import gpu as gc
 from wizard.checks import host as hc
-from steps._checks import only
 from wizard.checks import hosttools as ht
+from wizard.checks import platform as pc
 from wizard.checks import tools as tc
 from wizard.distro import package_manager
+from wizard.fileedit import backup_name
 from wizard.model import Stage, Step
-from wizard.parsers.host import parse_os_release
+from wizard.parsers.host import parse_os_release, parse_proc_swaps
+from wizard.parsers.platform import comment_out_swap
 
 NOUVEAU_CONF = "/etc/modprobe.d/blacklist-nouveau.conf"
 NOUVEAU_CONTENT = "# written by bringup: keep nouveau off the NVIDIA GPUs\nblacklist nouveau\noptions nouveau modeset=0\n"
@@ -42,6 +51,117 @@ def resolve_nouveau(ctx: ActionContext) -> Resolved:
                                f"modeset=0', rebuild your initramfs with your distribution's tool, and reboot.")
     ops.append({"argv": pm.initramfs()})
     return Resolved(ops=ops)
+
+
+# ------------------------------------------------------------------ kernel headers
+
+
+def resolve_headers(ctx: ActionContext) -> Resolved:
+    """Install the headers of the running kernel with the distribution's package manager:
+    ``linux-headers-<release>`` (Debian/Ubuntu), ``kernel-devel-<release>`` + ``kernel-headers``
+    (RHEL family), as NVIDIA's pre-installation actions ask; other families: manual."""
+    r = _os(ctx)
+    k = ctx.outputs.get("kernel")
+    rel = k.text.strip() if k is not None and k.ok else ""
+    pm = package_manager(r) if r is not None else None
+    if not rel or not all(c.isalnum() or c in "._+-~" for c in rel):
+        return Resolved(manual="bringup could not read the running kernel release: install the kernel headers for "
+                               "`uname -r` with your distribution's package manager.")
+    if pm is None or pm.family not in ("debian", "rhel"):
+        name = r.pretty_name if r is not None else "this distribution"
+        return Resolved(manual=f"Install the kernel headers/development package for kernel {rel} on {name} by hand "
+                               "(SUSE: the kernel-<flavour>-devel package of that version).")
+    pkgs = [f"linux-headers-{rel}"] if pm.family == "debian" else [f"kernel-devel-{rel}", "kernel-headers"]
+    argvs, env = pm.install(*pkgs)
+    return Resolved(ops=[{"argv": a} for a in argvs], env=env)
+
+
+# ------------------------------------------------------------------ swap off, and its rollback
+
+FSTAB = "/etc/fstab"
+SWAP_BACKUP_SUBDIR = "swap-off"
+"""Backups taken by the swap-off action go to ``<build>/backups/swap-off/``, so the rollback finds
+the copy from before that edit even after the rollback itself has backed up the edited file."""
+
+
+@dataclass
+class FileEditResolved(Resolved):
+    """A :class:`Resolved` whose description shows the file change line by line (what a dry run
+    prints and what the operator confirms), not only "write <path>"."""
+
+    detail: tuple[str, ...] = ()
+
+    def describe(self) -> list[str]:
+        return super().describe() + [f"    {d}" for d in self.detail]
+
+
+def swap_off_resolved(fstab_text: str, fstab_path: str, backup_dir: str) -> FileEditResolved | None:
+    """The swap-off operations for ``fstab_text`` read from ``fstab_path``: back up and atomically
+    rewrite the file with every swap entry commented out, then ``swapoff -a``. None when the file
+    has no active swap entry."""
+    new, changed = comment_out_swap(fstab_text)
+    if not changed:
+        return None
+    detail = tuple(x for line in changed for x in (f"- {line}", f"+ #{line}"))
+    return FileEditResolved(ops=[{"write": fstab_path, "content": new,
+                                  "backup_dir": os.path.join(backup_dir, SWAP_BACKUP_SUBDIR)},
+                                 {"argv": ["swapoff", "-a"]}],
+                            detail=(f"comment out {len(changed)} swap entr{'y' if len(changed) == 1 else 'ies'} "
+                                    f"in {fstab_path}:",) + detail)
+
+
+def resolve_swap_off(ctx: ActionContext) -> Resolved:
+    """Swap off, computed from this host's /etc/fstab (probe ``fstab``) and /proc/swaps."""
+    f, s = ctx.outputs.get("fstab"), ctx.outputs.get("swaps")
+    if f is None or not f.ok:
+        why = f.error if f is not None else "not collected"
+        return Resolved(manual=f"bringup could not read {FSTAB} ({why}): comment out its swap lines by hand, then run "
+                               "`swapoff -a`.")
+    if "\ufffd" in f.text:
+        return Resolved(manual=f"{FSTAB} is not valid UTF-8, so bringup will not rewrite it: comment out its swap lines "
+                               "by hand (keep a copy), then run `swapoff -a`.")
+    r = swap_off_resolved(f.text, FSTAB, ctx.backup_dir)
+    if r is not None:
+        return r
+    active = parse_proc_swaps(s.text).devices if s is not None and s.ok else []
+    if active:
+        names = ", ".join(d.filename for d in active[:4])
+        return Resolved(manual=f"swap is on ({names}) but {FSTAB} has no swap entry: it comes from a systemd swap unit "
+                               "or zram (zram-generator). Disable that unit (`systemctl mask` the .swap unit, or "
+                               "remove the zram-generator configuration), then run `swapoff -a`.")
+    return Resolved(manual=f"nothing to do: {FSTAB} has no active swap entry and no swap is in use.")
+
+
+def newest_swap_backup(backup_dir: str, fstab_path: str = FSTAB) -> Path | None:
+    """The newest backup of ``fstab_path`` the swap-off action took (``<backup_dir>/swap-off``)."""
+    d = Path(backup_dir) / SWAP_BACKUP_SUBDIR
+    prefix = backup_name(Path(fstab_path), d).name.split(".", 1)[0] + "."
+    try:
+        found = sorted(p for p in d.iterdir() if p.name.startswith(prefix) and p.name.endswith(".bak"))
+    except OSError:
+        return None
+    return found[-1] if found else None
+
+
+def swap_rollback_resolved(backup_dir: str, fstab_path: str = FSTAB) -> Resolved:
+    """Restore ``fstab_path`` byte for byte from the newest swap-off backup (the current file is
+    backed up first, into ``backup_dir``), then ``swapon -a``."""
+    b = newest_swap_backup(backup_dir, fstab_path)
+    if b is None:
+        return Resolved(manual=f"nothing to roll back: no backup of {fstab_path} from the swap step in "
+                               f"{Path(backup_dir) / SWAP_BACKUP_SUBDIR}.")
+    try:
+        content = b.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Resolved(manual=f"could not read the backup {b} as text ({exc}): copy it back by hand "
+                               f"(`cp -p {b} {fstab_path}`), then run `swapon -a`.")
+    return FileEditResolved(ops=[{"write": fstab_path, "content": content, "backup_dir": backup_dir},
+                                 {"argv": ["swapon", "-a"]}],
+                            detail=(f"restore {fstab_path} from {b} ({len(content.encode())} bytes)",))
+
+
+def resolve_swap_rollback(ctx: ActionContext) -> Resolved:
+    return swap_rollback_resolved(ctx.backup_dir, FSTAB)
 
 
 STAGE = Stage(
@@ -88,6 +208,51 @@ STAGE = Stage(
             check=only(ht.memory_pressure, "os.memory_pressure"),
         ),
         Step(
+            id="os.driver_support",
+            title="Distribution listed for the driver branch",
+            why=(
+                "NVIDIA lists, per driver branch, the distributions its packages support (Ubuntu "
+                "22.04/24.04, RHEL/Rocky/Oracle/AlmaLinux 8-10, SLES 15 SP6+, Debian 12/13 and others). "
+                "A 6.x kernel is not a problem in itself: breakage comes from driver/kernel "
+                "combinations, so keep them paired through DKMS or signed precompiled modules. A "
+                "combination bringup has no data for is 'check the release notes', never a failure. "
+                "Sources: docs.nvidia.com/datacenter/tesla/driver-installation-guide/ (Linux System "
+                "Requirements, per branch); CUDA 12.4/12.6 installation guides (validated kernels)."
+            ),
+            instructions=(
+                "The branch is the plan's driver_branch (R580, the long-term support branch, until the "
+                "driver stage picks one). If the check warns, use a listed release or confirm support "
+                "in that branch's release notes."
+            ),
+            probes=("os_release", "kernel"),
+            check=pc.os_support,
+        ),
+        Step(
+            id="os.kernel_headers",
+            title="Kernel headers for the running kernel (DKMS)",
+            why=(
+                "The NVIDIA driver needs the headers and development files of the running kernel when it "
+                "is installed and whenever it is rebuilt; DKMS rebuilds the module automatically on a "
+                "kernel update only when the new kernel's headers are installed. Sources: NVIDIA driver "
+                "installation guide, Pre-installation Actions (docs.nvidia.com/datacenter/tesla/"
+                "driver-installation-guide/pre-installation-actions.html); Debian nvidia-open-kernel-dkms."
+            ),
+            instructions="If the check warns, run the action: it installs the headers package for `uname -r`.",
+            probes=("kernel", "kernel_build"),
+            check=pc.kernel_headers,
+            boot_sensitive=True,
+            action=ActionSpec(
+                id="install_kernel_headers",
+                title="Install the running kernel's headers",
+                description="Installs linux-headers-$(uname -r) (Debian/Ubuntu) or kernel-devel-$(uname -r) and "
+                            "kernel-headers (RHEL family) non-interactively with the distribution's package manager.",
+                resolve=resolve_headers,
+                probes=("os_release", "kernel"),
+                changes_system=True,
+                needs_root=True,
+            ),
+        ),
+        Step(
             id="os.swap",
             title="Decide the swap policy",
             why=(
@@ -96,9 +261,50 @@ STAGE = Stage(
                 "false. Source: kubernetes.io/docs/concepts/cluster-administration/"
                 "swap-memory-management."
             ),
-            instructions="If the node joins Kubernetes, set scheduler = kubernetes in the plan answers (F2).",
+            instructions=(
+                "If the node joins Kubernetes, set scheduler = kubernetes in the plan answers (F2). To "
+                "turn swap off, run the action: it backs up /etc/fstab, comments out its swap entries "
+                "(atomic rewrite) and runs swapoff -a. The next step's action undoes it."
+            ),
             probes=("swaps",),
             check=hc.swap,
+            action=ActionSpec(
+                id="swap_off",
+                title="Turn swap off (comment out swap in /etc/fstab, swapoff -a)",
+                description="Backs up /etc/fstab, rewrites it atomically with every swap entry commented out, then "
+                            "runs swapoff -a (swap pages move back to RAM: needs enough free memory). Undo with the "
+                            "os.swap_rollback step.",
+                resolve=resolve_swap_off,
+                probes=("fstab", "swaps"),
+                changes_system=True,
+                needs_root=True,
+                backs_up=(FSTAB,),
+            ),
+        ),
+        Step(
+            id="os.swap_rollback",
+            title="Undo the swap edit (optional)",
+            why=(
+                "Every edit bringup makes can be rolled back: this restores /etc/fstab byte for byte from "
+                "the backup the swap step took before its edit, and turns swap back on (swapon -a, "
+                "which activates the swap entries of /etc/fstab: swapon(8), man7.org/linux/man-pages/"
+                "man8/swapon.8.html). Swap is a policy choice on a standalone node (kubernetes.io/docs/"
+                "concepts/cluster-administration/swap-memory-management)."
+            ),
+            instructions="Run the action only if you want swap back; otherwise leave this step skipped.",
+            probes=("fstab",),
+            check=pc.swap_rollback_info,
+            action=ActionSpec(
+                id="swap_rollback",
+                title="Restore /etc/fstab from the swap step's backup and swapon -a",
+                description="Restores /etc/fstab from the newest backup taken by the swap step (the current file is "
+                            "backed up too), atomically, then runs swapon -a.",
+                resolve=resolve_swap_rollback,
+                probes=(),
+                changes_system=True,
+                needs_root=True,
+                backs_up=(FSTAB,),
+            ),
         ),
         Step(
             id="os.filesystem",
@@ -111,6 +317,37 @@ STAGE = Stage(
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
             probes=("df", "data_path_df"),
             check=hc.filesystems,
+        ),
+        Step(
+            id="os.mount_options",
+            title="Journal barriers on for / and the data path",
+            why=(
+                "ext4 and XFS keep journal write barriers on by default. A mount option that turns them "
+                "off is safe only when the storage has a non-volatile (battery or capacitor backed) "
+                "write cache; otherwise a crash or power loss can corrupt the filesystem holding your "
+                "checkpoints, so bringup never suggests one. Sources: kernel ext4 documentation "
+                "(docs.kernel.org/admin-guide/ext4.html, 'barrier'); Oracle Linux XFS barriers doc."
+            ),
+            instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
+            probes=("mounts", "fstab"),
+            check=pc.mount_options,
+        ),
+        Step(
+            id="os.time_sync",
+            title="System clock synchronised (NTP)",
+            why=(
+                "Multi-node training is debugged by lining up NCCL, Xid and scheduler logs of several "
+                "nodes; that needs every clock on one time source. timedatectl reports whether the kernel "
+                "considers the clock synchronised; chrony's tracking shows the leap status and offset. "
+                "Sources: timedatectl(1) (freedesktop.org/software/systemd/man/timedatectl.html); "
+                "chronyc(1) 'tracking' (chrony-project.org/doc/4.5/chronyc.html)."
+            ),
+            instructions=(
+                "If it warns: `timedatectl set-ntp true` (systemd-timesyncd) or install chrony, pointed "
+                "at your site's NTP servers."
+            ),
+            probes=("timedatectl", "chronyc_tracking"),
+            check=pc.time_sync,
         ),
         Step(
             id="os.tools",

@@ -22,11 +22,15 @@ STAGE = Stage(
                 "model_memory_anatomy; QLoRA paper arxiv.org/abs/2305.14314."
             ),
             instructions=(
-                "Work out parameters x bytes/param for your method, add activations (they grow with "
-                "sequence length and micro-batch; gradient checkpointing cuts them), and divide by "
-                "the GPU's memory to get the minimum GPU count.\n"
-                "Record the GPU model and count this machine must have, so later checks compare "
-                "against it: press F2 (plan answers), or from a shell while bringup is not running:\n"
+                "Press z (Plan & sizing): type the parameter count, method (pretraining, full "
+                "fine-tune, LoRA, QLoRA), precision, optimizer, ZeRO stage, sequence length, "
+                "micro-batch and gradient checkpointing, and pick the GPU. It shows bytes per "
+                "parameter by part, the activation estimate (Korthikanti et al. 2022, "
+                "arxiv.org/abs/2205.05198), memory per GPU against the GPU's memory (GB = 10^9 "
+                "bytes, GiB = 2^30) and the minimum GPU count, each with its arithmetic.\n"
+                "F3 there writes the GPU model and count to the plan answers, so later checks "
+                "compare the machine against them. Or press F2, or from a shell while bringup is "
+                "not running:\n"
                 "  bringup plan gpu_model='H100 SXM5' gpu_count=8\n"
                 "Then confirm this step."
             ),
@@ -44,9 +48,13 @@ STAGE = Stage(
                 "(mlcommons inference_results v3.1/v4.1/v6.0); DGX H100 user guide; ZeRO paper."
             ),
             instructions=(
-                "Decide host RAM, cores per GPU and NVMe capacity for datasets and checkpoints; record "
-                "what this machine should have so the OS stage can compare:\n"
-                "F2 (plan answers), or `bringup plan host_ram_gib=2048 numa_nodes=2 data_path=/raid`\n"
+                "Press z (Plan & sizing) and read Host RAM, CPU cores and NVMe: it counts what it can "
+                "(checkpoint loading per rank, CPU offload of master weights, gradients and optimizer "
+                "states, your measured data-loader memory) and shows the real systems' ratios as "
+                "context only. Checkpoint size = weights + optimizer states, computed there.\n"
+                "Record what this machine should have so the OS stage can compare: F3 on the sizing "
+                "screen writes host_ram_gib (your planned figure, else the counted minimum); F2 or "
+                "`bringup plan host_ram_gib=2048 numa_nodes=2 data_path=/raid` for the rest.\n"
                 "Then confirm this step."
             ),
             manual=True,
@@ -62,9 +70,12 @@ STAGE = Stage(
                 "guide (docs.nvidia.com/dgx/dgxh100-user-guide/); 80 PLUS Titanium table."
             ),
             instructions=(
-                "Use the server vendor's published system maximum (not only the GPU TDP sum), decide "
-                "N+1 or N+N redundancy, and check the rack PDU circuits and the cooling for that "
-                "maximum. Confirm once the rack power and cooling plan is agreed with facilities."
+                "Press z (Plan & sizing): it adds the GPU maxima (TDP from the GPU table) to the CPU "
+                "and other maxima you enter, counts PSUs for N+1 and N+N from the PSU rating, and "
+                "converts to heat (W and BTU/h). Where the server vendor publishes a system maximum, "
+                "enter it: it replaces the component sum.\n"
+                "Decide N+1 or N+N redundancy, and check the rack PDU circuits and the cooling for "
+                "that maximum. Confirm once the rack power and cooling plan is agreed with facilities."
             ),
             manual=True,
         ),

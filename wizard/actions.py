@@ -131,8 +131,8 @@ def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolve
     Returns the stored :class:`ActionRun`. Raises ``OSError`` if the supervisor cannot start.
     """
     actions_dir.mkdir(parents=True, exist_ok=True)
-    argvs = [op["argv"] for op in resolved.ops if "argv" in op] + [
-        ["write", op["write"]] for op in resolved.ops if "write" in op]
+    argvs = [op["argv"] if "argv" in op else ["write", op["write"]] for op in resolved.ops
+             if "argv" in op or "write" in op]  # in the order they run
     run_id = store.add_action_run(step_id, title, argvs, current_user(), dry_run,
                                   DRY_RUN if dry_run else RUNNING, "", "", boot_id)
     base = actions_dir / f"{run_id:04d}-{step_id}"

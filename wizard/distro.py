@@ -54,3 +54,53 @@ def package_manager(r: OsRelease) -> PackageManager | None:
             fam, name = _FAMILIES[candidate]
             return PackageManager(fam, name)
     return None
+
+
+# ------------------------------------------------------------------ helpers for vendor repositories
+# (added for the driver & CUDA stage; the functions above are unchanged)
+
+APT_NONINTERACTIVE_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
+"""apt/dpkg never prompt (debconf(7) noninteractive frontend)."""
+
+APT_CONF_OPTIONS = ("-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold")
+"""Keep changed configuration files without asking (dpkg(1) --force-confdef/--force-confold)."""
+
+
+def install_argv(pm: PackageManager, packages: "list[str] | tuple[str, ...]", recommends: bool | None = None) -> list[str]:
+    """One non-interactive install command for ``packages`` (no ``apt-get update`` before it).
+
+    ``recommends``: ``True`` adds apt's ``--install-recommends`` / dnf's ``--setopt=install_weak_deps=True``
+    (DCGM's installation guide asks for recommends), ``False`` apt's ``--no-install-recommends``, ``None``
+    leaves the distribution default (what vendor guides that say nothing about it get).
+    """
+    pkgs = list(packages)
+    if pm.family == "debian":
+        extra = ["--install-recommends"] if recommends is True else (["--no-install-recommends"] if recommends is False else [])
+        return ["apt-get", "install", "-y", *extra, *APT_CONF_OPTIONS, *pkgs]
+    if pm.family == "rhel":
+        extra = ["--setopt=install_weak_deps=True"] if recommends is True else []
+        return ["dnf", "install", "-y", *extra, *pkgs]
+    if pm.family == "suse":
+        return ["zypper", "--non-interactive", "install", *pkgs]
+    raise ValueError(pm.family)  # pragma: no cover
+
+
+def version_major(r: OsRelease) -> str:
+    """``VERSION_ID`` up to the first dot ("9.4" -> "9", "24.04" -> "24"); "" when absent."""
+    return (r.version_id or "").split(".")[0]
+
+
+def version_matches(version_id: str, wanted: str) -> bool:
+    """``VERSION_ID`` "9.4" matches "9" and "9.4"; "24.04" matches "24.04" but not "24.10"."""
+    v = (version_id or "").strip()
+    return bool(v) and (v == wanted or v.startswith(wanted + "."))
+
+
+NVIDIA_REPO_ARCH = {"x86_64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}
+"""``uname -m`` -> the architecture directory of NVIDIA's CUDA repositories (``sbsa`` = Arm servers;
+NVIDIA driver installation guide, "$arch is x86_64 or sbsa")."""
+
+
+def nvidia_repo_arch(machine: str) -> str | None:
+    """NVIDIA repository architecture for ``uname -m``; ``None`` when NVIDIA publishes none."""
+    return NVIDIA_REPO_ARCH.get((machine or "").strip())

@@ -8,6 +8,7 @@ reason instead of being stored and silently ignored later.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -46,6 +47,8 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             lambda v: "" if v in SCHEDULERS else f"must be one of {', '.join(SCHEDULERS)}"),
     PlanKey("virtualization", bool, "true if this node hosts VMs (keeps the IOMMU on)", lambda v: ""),
     PlanKey("baseline_minutes", float, "length of the idle baseline, minutes", _float_range(0, 24 * 60)),
+    PlanKey("driver_branch", str, "NVIDIA driver branch to install and judge against, e.g. 580",
+            lambda v: "" if re.fullmatch(r"R?\d{3}", v.strip(), re.I) else "must be a branch number such as 580"),
 )}
 
 

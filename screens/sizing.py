@@ -1,0 +1,278 @@
+"""Plan & sizing screen: inputs on the left, live results (with their arithmetic and sources) on the right.
+
+Every figure comes from :func:`wizard.sizing.size`; this screen only lays the inputs out and shows
+the results. "Use as plan" (F3) writes gpu_model, gpu_count and host_ram_gib to the build's plan
+answers through :func:`wizard.plan.parse_value`, so later checks compare the machine against them.
+
+Keyboard only: tab / shift+tab between fields, enter to open a choice list or go to the next
+field, F3 use as plan, esc back. Below 76 columns the form and the results stack (60x20 works).
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from rich.text import Text
+
+from screens.widgets import TopBar
+from wizard import sizing as sz
+from wizard.plan import parse_value
+
+# (section, field, label, options or None for a text input, placeholder)
+FORM: tuple[tuple[str, str, str, object, str], ...] = (
+    ("Model and method", "params", "Parameters", None, "7B, 13e9, 70B"),
+    ("", "method", "Method", sz.METHODS, ""),
+    ("", "lora", "LoRA r or %", None, "rank 16, or 0.5%"),
+    ("", "precision", "Precision", {p: p for p in sz.PRECISIONS}, ""),
+    ("", "optimizer", "Optimizer", sz.OPTIMIZER_LABEL, ""),
+    ("", "accounting", "Accounting", sz.ACCOUNTINGS, ""),
+    ("Parallelism", "zero_stage", "ZeRO stage", {str(i): f"ZeRO-{i}" for i in range(4)}, ""),
+    ("", "dp_degree", "DP degree Nd", None, "= GPU count"),
+    ("", "offload", "CPU offload", sz.OFFLOAD, ""),
+    ("Activations", "seq_len", "Sequence len", None, "tokens"),
+    ("", "micro_batch", "Micro-batch", None, "per GPU"),
+    ("", "checkpointing", "Grad. ckpt", sz.CHECKPOINTING, ""),
+    ("", "attention", "Attention", sz.ATTENTION, ""),
+    ("", "layers", "Layers", None, "from table"),
+    ("", "hidden", "Hidden size", None, "from table"),
+    ("", "heads", "Attn heads", None, "from table"),
+    ("", "kv_heads", "KV heads", None, "= heads"),
+    ("GPUs", "gpu", "GPU model", "gpus", ""),
+    ("", "gpu_count", "GPUs per node", None, "8"),
+    ("Host and storage", "loader_gb_per_gpu", "Loader GB/GPU", None, "measured RSS"),
+    ("", "ckpt_loaders", "Model load by", sz.CKPT_LOADERS, ""),
+    ("", "host_ram_gib", "RAM plan GiB", None, "installed"),
+    ("", "dataset_gb", "Dataset GB", None, "0"),
+    ("", "checkpoints_kept", "Ckpts kept", None, "1"),
+    ("Power", "cpu_w", "CPU W", None, "all sockets"),
+    ("", "other_w", "Other W", None, "RAM NIC disk fan"),
+    ("", "psu_w", "PSU rating W", None, "e.g. 3300"),
+    ("", "system_max_w", "System max W", None, "vendor's figure"),
+)
+
+RESULT_ORDER = ("per_gpu", "min_gpus", "bytes_per_param", "model_states", "activations", "host_ram", "cpu_cores",
+                "nvme", "power")
+"""Verdicts first (does it fit, how many GPUs), then the arithmetic that leads to them."""
+
+STATUS_WORD = {"ok": "OK", "short": "SHORT", "error": "ERROR", "info": ""}
+STATUS_STYLE = {"ok": "green", "short": "bold red", "error": "bold red", "info": ""}
+
+
+class SizingScreen(Screen[None]):
+    """Plan & sizing: type the workload, read what it needs, and keep it as the build's plan."""
+
+    BINDINGS = [
+        Binding("f3", "use_plan", "Use as plan"),
+        Binding("escape", "back", "Back"),
+    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (76, "-wide")]
+    SCOPED_CSS = False  # every rule names SizingScreen itself; App.-basic must reach it (ASCII borders)
+
+    DEFAULT_CSS = """
+    SizingScreen #sz-head { height: 1; padding: 0 1; text-style: bold; }
+    SizingScreen #sz-body { height: 1fr; }
+    SizingScreen #sz-form { width: 35; padding: 0 0 0 1; border-right: solid $primary; scrollbar-size-vertical: 1; }
+    SizingScreen #sz-results { width: 1fr; padding: 0 1; }
+    SizingScreen #sz-results:focus { background-tint: $foreground 3%; }
+    SizingScreen .sz-section { text-style: bold; margin-top: 1; }
+    SizingScreen .sz-section.first { margin-top: 0; }
+    SizingScreen .sz-row { height: 1; }
+    SizingScreen .sz-label { width: 14; }
+    SizingScreen #sz-results { scrollbar-size-vertical: 1; }
+    SizingScreen .sz-input { width: 1fr; height: 1; border: none; padding: 0; }
+    SizingScreen Select.sz-input { width: 1fr; }
+    SizingScreen .sz-error { color: $error; height: auto; display: none; }
+    SizingScreen #sz-summary { padding-bottom: 1; height: auto; }
+    SizingScreen .sz-result { margin-bottom: 1; height: auto; }
+    SizingScreen .sz-math { padding-left: 2; }
+    SizingScreen .sz-src { padding-left: 2; color: $text-muted; }
+    SizingScreen #sz-buttons { height: 1; padding: 0 1; }
+    SizingScreen #sz-buttons Button { margin-right: 2; }
+    SizingScreen.-narrow #sz-body { layout: vertical; }
+    SizingScreen.-narrow .sz-input { width: 28; }
+    SizingScreen.-narrow #sz-form { width: 1fr; height: 45%; border-right: none; border-bottom: solid $primary; }
+    App.-basic SizingScreen #sz-form { border-right: ascii $primary; }
+    App.-basic SizingScreen.-narrow #sz-form { border-right: none; border-bottom: ascii $primary; }
+    """
+
+    def __init__(self, initial: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.initial = dict(initial or {})
+        self.result: sz.Sizing | None = None
+        self.errors: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield TopBar()
+        yield Static("Plan & sizing: what the workload needs from this machine", id="sz-head",
+                     markup=False)
+        values = dict(sz.FIELDS)
+        values.update(self._from_plan())
+        values.update(self.initial)
+        with Horizontal(id="sz-body"):
+            with VerticalScroll(id="sz-form", can_focus=False):
+                first = True
+                for section, name, label, options, placeholder in FORM:
+                    if section:
+                        yield Static(section, classes="sz-section" + (" first" if first else ""), markup=False)
+                        first = False
+                    with Horizontal(classes="sz-row"):
+                        yield Label(label, classes="sz-label", markup=False)
+                        if options is None:
+                            yield Input(values.get(name, ""), placeholder=placeholder, id=f"f-{name}",
+                                        classes="sz-input", compact=True, select_on_focus=False)
+                        else:
+                            opts = ([(g.name, g.name) for g in sz.gpu_specs()] if options == "gpus"
+                                    else [(lbl, key) for key, lbl in options.items()])  # type: ignore[union-attr]
+                            keys = [k for _, k in opts]
+                            value = values.get(name, "")
+                            yield Select(opts, value=value if value in keys else keys[0], allow_blank=False,
+                                         id=f"f-{name}", classes="sz-input", compact=True)
+                    yield Static("", id=f"err-{name}", classes="sz-error", markup=False)
+            with VerticalScroll(id="sz-results"):
+                yield Static("", id="sz-summary", markup=False)
+                for key in RESULT_ORDER:
+                    with Vertical(id=f"res-{key}", classes="sz-result"):
+                        yield Static("", classes="sz-title", markup=False)
+                        yield Static("", classes="sz-math", markup=False)
+                        yield Static("", classes="sz-src", markup=False)
+        with Horizontal(id="sz-buttons"):
+            yield Button("Use as plan (F3)", id="use_plan", compact=True, variant="primary")
+            yield Button("Back (esc)", id="back", compact=True)
+        yield Footer()
+
+    def _from_plan(self) -> dict[str, str]:
+        """Start from the build's current answers (GPU model and count, host RAM) when they fit."""
+        build = getattr(self.app, "build", None)
+        if build is None:
+            return {}
+        try:
+            plan = build.plan()
+        except Exception:  # noqa: BLE001 - a broken store must not stop the calculator
+            return {}
+        out: dict[str, str] = {}
+        names = {g.name.lower(): g.name for g in sz.gpu_specs()}
+        model = str(plan.get("gpu_model") or "").strip().lower()
+        if model in names:
+            out["gpu"] = names[model]
+        if isinstance(plan.get("gpu_count"), int):
+            out["gpu_count"] = str(plan["gpu_count"])
+        if plan.get("host_ram_gib"):
+            out["host_ram_gib"] = f"{plan['host_ram_gib']:g}" if isinstance(plan["host_ram_gib"], (int, float)) else ""
+        return out
+
+    def on_mount(self) -> None:
+        self.recompute()
+        self.query_one("#f-params", Input).focus()
+        if self.app.build is None or self.app.build.observing:
+            self.query_one("#use_plan", Button).disabled = True
+
+    # ------------------------------------------------------------------ live results
+
+    def raw_values(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for _, name, _, options, _ in FORM:
+            w = self.query_one(f"#f-{name}")
+            if isinstance(w, Input):
+                out[name] = w.value
+            elif isinstance(w, Select):
+                out[name] = "" if w.value is Select.BLANK else str(w.value)
+        return out
+
+    def recompute(self) -> None:
+        inputs, errors = sz.parse_inputs(self.raw_values())
+        self.errors = errors
+        for _, name, _, _, _ in FORM:
+            err = self.query_one(f"#err-{name}", Static)
+            msg = errors.get(name, "")
+            err.update(f"  ! {msg}" if msg else "")
+            err.display = bool(msg)
+        self.result = sz.size(inputs)
+        self.query_one("#sz-summary", Static).update(self._summary(self.result))
+        for r in self.result.results:
+            for box in self.query(f"#res-{r.key}"):
+                title, math, src = box.query(Static)
+                title.update(self.title_text(r))
+                math.update("\n".join(r.math))
+                src.update(f"source: {r.source}")
+                box.display = True
+
+    def _summary(self, s: sz.Sizing) -> Text:
+        inp = s.inputs
+        t = Text()
+        t.append(f"{sz.fmt_count(inp.params)} params, {sz.METHODS[inp.method]}, ZeRO-{inp.zero_stage}: ", style="bold")
+        gpu = s.gpu.name if s.gpu else "?"
+        t.append(f"{sz.fmt_bytes(s.per_gpu)} per GPU vs {gpu} {s.gpu_memory / sz.GB:g} GB: ")
+        t.append("fits" if s.fits else "SHORT", style="green" if s.fits else "bold red")
+        n = f"{s.min_gpus}" if s.min_gpus else "none at this stage"
+        if inp.zero_stage < 3:
+            n += f" (ZeRO-3: {s.min_gpus_stage3 or 'none'})"
+        t.append(f". Min GPUs {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W.")
+        if self.errors:
+            t.append(f"\n! {len(self.errors)} field(s) refused: their defaults are used", style="bold")
+        return t
+
+    @staticmethod
+    def title_text(r: sz.Result) -> Text:
+        """'SHORT Memory per GPU: ...': the status as a word (never colour alone), unless the value says it."""
+        t = Text()
+        word = STATUS_WORD.get(r.status, "")
+        if word and word.lower() not in r.value.lower():
+            t.append(f"{word} ", style=STATUS_STYLE[r.status])
+        t.append(r.title, style="bold")
+        t.append(": ")
+        t.append(r.value, style=STATUS_STYLE.get(r.status, "") if word else "")
+        return t
+
+    def result_plain(self, key: str) -> str:
+        """The shown text of one result (title, arithmetic, source), for tests and logs."""
+        return "\n".join(str(w.render()) for w in self.query_one(f"#res-{key}").query(Static))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recompute()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self.recompute()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.focus_next()
+
+    # ------------------------------------------------------------------ actions
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "use_plan":
+            self.action_use_plan()
+        elif event.button.id == "back":
+            self.action_back()
+
+    def action_use_plan(self) -> None:
+        """Write gpu_model, gpu_count and host_ram_gib to the plan answers (validated by parse_value)."""
+        build = self.app.build
+        if build is None or build.observing:
+            self.notify("no writable build: the plan cannot be changed here", severity="warning")
+            return
+        if self.errors:
+            self.notify("fix the fields marked ! first", severity="warning")
+            return
+        if self.result is None:
+            return
+        answers = {}
+        for key, raw in self.result.plan_answers().items():
+            try:
+                answers[key] = parse_value(key, raw)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+        build.store.set_plan(**answers)
+        bump = getattr(self.app, "bump", None)
+        if callable(bump):
+            bump()
+        self.notify("plan: " + ", ".join(f"{k}={v}" for k, v in answers.items()), timeout=6)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,276 @@
+"""The Plan & sizing screen: Pilot tests driven by the keyboard (80x24 and 60x20) and snapshots at
+80x24 in the default and the basic (ANSI) theme.
+
+Accept changed snapshots with `pytest tests/test_sizing_screen.py --snapshot-update` after looking at
+them. State lives in fixed paths and the clock is frozen, so the top bar does not vary between runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Select, Static
+
+import steps
+from screens.app import BringupApp
+from screens.sizing import FORM, SizingScreen
+from screens.step import StepScreen
+from tests.conftest import DEVVM_BUNDLE, frozen_clock
+from wizard.capture import load_bundle
+from wizard.engine import Build
+
+SIZE = (80, 24)
+BASE = Path("/tmp/bringup-snapshots-sizing")
+MODES = pytest.mark.parametrize("basic", [False, True], ids=["default", "basic"])
+
+
+def host():
+    return load_bundle(DEVVM_BUNDLE)[0]
+
+
+def make_build(state: Path, **plan) -> None:
+    """A fresh build at its first step (same boot as the bundle: nothing stale, no re-check starts)."""
+    b = Build.open(state, steps.STAGES, {"hostname": "vm", "boot_id": host().identity.get("boot_id", "")},
+                   create=True, clock=frozen_clock)
+    if plan:
+        b.store.set_plan(**plan)
+    b.close()
+
+
+def app_for(state: Path, basic: bool = False) -> BringupApp:
+    return BringupApp(state_dir=state, host=host(), clock=frozen_clock, basic=basic)
+
+
+async def open_sizing(pilot, step_id: str = "plan.workload") -> SizingScreen:
+    """From a plan step screen, press z."""
+    await pilot.pause()
+    pilot.app.push_screen(StepScreen(step_id))
+    await pilot.pause()
+    await pilot.press("z")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, SizingScreen)
+    return pilot.app.screen
+
+
+def summary(screen: SizingScreen) -> str:
+    return str(screen.query_one("#sz-summary", Static).render())
+
+
+async def focus_field(pilot, screen: SizingScreen, name: str) -> None:
+    """Tab from the first field to ``name`` (keyboard only, the way an operator moves)."""
+    order = [f[1] for f in FORM]
+    screen.query_one("#f-params").focus()
+    await pilot.pause()
+    for _ in range(order.index(name)):
+        await pilot.press("tab")
+    await pilot.pause()
+    assert screen.focused is screen.query_one(f"#f-{name}")
+
+
+async def type_into(pilot, screen: SizingScreen, name: str, text: str) -> None:
+    await focus_field(pilot, screen, name)
+    inp = screen.query_one(f"#f-{name}", Input)
+    inp.action_end()
+    for _ in range(len(inp.value)):
+        await pilot.press("backspace")
+    if text:
+        await pilot.press(*text)
+    await pilot.pause()
+
+
+async def choose(pilot, screen: SizingScreen, name: str, label: str) -> None:
+    """Open a Select with enter and move to ``label`` with the arrow keys."""
+    await focus_field(pilot, screen, name)
+    sel = screen.query_one(f"#f-{name}", Select)
+    labels = [str(o[0]) for o in sel._options]
+    await pilot.press("enter")
+    await pilot.pause()
+    cur = labels.index(next(lbl for lbl, v in sel._options if v == sel.value))
+    want = labels.index(label)
+    for _ in range(abs(want - cur)):
+        await pilot.press("down" if want > cur else "up")
+    await pilot.press("enter")
+    await pilot.pause()
+    assert str(next(lbl for lbl, v in sel._options if v == sel.value)) == label
+
+
+# ------------------------------------------------------------------ Pilot
+
+
+async def test_z_opens_sizing_from_plan_steps_only(state_dir, devvm_host):
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.push_screen(StepScreen("plan.power"))
+        await pilot.pause()
+        assert app.screen.check_action("sizing", ()) is True
+        app.pop_screen()
+        app.push_screen(StepScreen("bios.iommu"))
+        await pilot.pause()
+        assert app.screen.check_action("sizing", ()) is False  # not shown, not run, outside the plan stage
+        await pilot.press("z")
+        await pilot.pause()
+        assert isinstance(app.screen, StepScreen)
+        app.pop_screen()
+        screen = await open_sizing(pilot, "plan.host")
+        assert "7.00e9 params, full fine-tune, ZeRO-0" in summary(screen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, StepScreen) and app.screen.step_id == "plan.host"
+
+
+async def test_results_follow_the_typing(state_dir):
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        assert "112.0 GB" in screen.result_plain("model_states")
+        await type_into(pilot, screen, "params", "13B")
+        assert "1.30e10 params" in summary(screen)
+        # 13B full fine-tune, ZeRO paper (2 + 2 + 12) x 13e9 = 208 GB
+        assert "208.0 GB" in screen.result_plain("model_states")
+        await choose(pilot, screen, "method", "QLoRA")
+        text = screen.result_plain("bytes_per_param")
+        assert "NF4" in text and "4.127 bits" in text and "2305.14314" in text
+        await choose(pilot, screen, "zero_stage", "ZeRO-3")
+        assert "ZeRO-3" in summary(screen)
+        await type_into(pilot, screen, "seq_len", "2048")
+        # 13B shape L40 h5120, flash attention: 40 x 2048 x 1 x 5120 x 34 bytes = 14.3 GB
+        assert "40 x 2048 x 1 x 5120 x 34 = 14.3 GB" in screen.result_plain("activations")
+
+
+async def test_a_refused_field_is_marked_and_blocks_use_as_plan(state_dir):
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "[b]7")
+        err = screen.query_one("#err-params", Static)
+        assert err.display and "'[b]7'" in str(err.render())  # brackets shown verbatim, not eaten as markup
+        assert "refused" in summary(screen)
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.build.store.plan() == {}
+
+
+async def test_use_as_plan_writes_the_answers(state_dir):
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await choose(pilot, screen, "gpu", "H200 SXM")
+        await type_into(pilot, screen, "gpu_count", "4")
+        assert "4 x 700 W" in screen.result_plain("power")
+        await pilot.press("f3")
+        await pilot.pause()
+        plan = app.build.store.plan()
+        # host RAM: no planned figure -> the counted minimum, 4 ranks x 2 B x 7e9 = 56 GB = 52.2 GiB -> 53
+        assert plan == {"gpu_model": "H200 SXM", "gpu_count": 4, "host_ram_gib": 53.0}
+        await type_into(pilot, screen, "host_ram_gib", "1024")
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.build.store.plan()["host_ram_gib"] == 1024.0
+
+
+async def test_opens_with_the_current_plan(state_dir):
+    make_build(state_dir, gpu_model="a100 80gb sxm4", gpu_count=4, host_ram_gib=512.0)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        assert screen.query_one("#f-gpu", Select).value == "A100 80GB SXM4"
+        assert screen.query_one("#f-gpu_count", Input).value == "4"
+        assert screen.query_one("#f-host_ram_gib", Input).value == "512"
+        assert "4 x 400 W" in screen.result_plain("power")
+
+
+async def test_every_field_reachable_at_60x20(state_dir):
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=(60, 20)) as pilot:
+        screen = await open_sizing(pilot)
+        assert screen.has_class("-narrow")
+        await type_into(pilot, screen, "system_max_w", "10200")  # the last field, tabbed to
+        field = screen.query_one("#f-system_max_w")
+        form = screen.query_one("#sz-form")
+        assert form.region.contains_region(field.region)  # scrolled into view, not off-screen
+        assert "10,200 W" in summary(screen)
+        await pilot.press("tab")  # on to the results, which scroll with the arrows
+        assert screen.focused is screen.query_one("#sz-results")
+        await pilot.press("down", "down")
+        assert screen.query_one("#sz-results").scroll_y > 0
+
+
+async def test_read_only_without_a_build(state_dir):
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.push_screen(SizingScreen())
+        await pilot.pause()
+        assert app.screen.query_one("#use_plan").disabled
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.build is None
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+@pytest.fixture(scope="module")
+def _one_run_at_a_time():
+    import fcntl
+
+    BASE.mkdir(parents=True, exist_ok=True)
+    with open(BASE / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def fresh_state(name: str) -> Path:
+    d = BASE / name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    make_build(d)
+    return d
+
+
+async def _steady(pilot) -> None:
+    for inp in pilot.app.screen.query(Input):
+        inp.cursor_blink = False  # no blinking cursor in the picture
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+@MODES
+def test_snapshot_sizing(snap_compare, basic, _one_run_at_a_time):
+    async def go(pilot):
+        await open_sizing(pilot)
+        await _steady(pilot)
+
+    assert snap_compare(app_for(fresh_state(f"sizing-{basic}"), basic), terminal_size=SIZE, run_before=go)
+
+
+@MODES
+def test_snapshot_sizing_70b_qlora(snap_compare, basic, _one_run_at_a_time):
+    async def go(pilot):
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "70B")
+        await choose(pilot, screen, "method", "QLoRA")
+        await choose(pilot, screen, "checkpointing", "on, every layer")
+        screen.query_one("#f-params").focus()
+        await _steady(pilot)
+
+    assert snap_compare(app_for(fresh_state(f"sizing-70b-{basic}"), basic), terminal_size=SIZE, run_before=go)
+
+
+@MODES
+def test_snapshot_sizing_narrow(snap_compare, basic, _one_run_at_a_time):
+    async def go(pilot):
+        await open_sizing(pilot)
+        await _steady(pilot)
+
+    assert snap_compare(app_for(fresh_state(f"sizing-narrow-{basic}"), basic), terminal_size=(60, 20),
+                        run_before=go)

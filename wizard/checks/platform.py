@@ -1,0 +1,890 @@
+"""Checks for the BIOS and OS stages: what the OS can see of each firmware setting, and the OS
+facts the driver install depends on.
+
+Every function has the check signature ``(outputs: Mapping[str, ProbeOutput], plan) -> list[Finding]``,
+is pure, and names the source of its rule. Probes are registered in :mod:`wizard.parsers.platform`
+(plus the shared ``lspci_vvv``, ``nvidia_smi_qx``, kernel log, ``os_release``, ``kernel``,
+``mounts``, ``swaps`` and ``cpu_topology`` probes).
+
+Rules in short (knowledge.md sections 2, 3, 8.4, 8.5 and 9):
+
+* Above 4G decoding: a GPU BAR the firmware left unassigned, or the kernel's "can't assign; no
+  space" / "BAR ... is invalid" for a GPU, is a FAIL; RmInitAdapter without a BAR hint is a WARN
+  (one possible cause); a BAR1 above 4 GiB proves 64-bit MMIO is on. Resizable BAR stays at the
+  vendor default (never "disable it for NCCL", section 9 item 4).
+* ACS: as the health stage judges it (wizard.checks.links.pcie_acs), under this stage's id.
+* C-states / power profile: reported, never failed: a power/latency trade-off with no hard rule.
+* Root-port link speed: a LnkCtl2 target below what both ends can do is a configuration cap
+  (WARN at any load); a lower LnkSta only under load (else "re-check under load", section 9 #19).
+* SR-IOV: reported; only needed for VFs/VMs, harmless if on.
+* Secure Boot: reported with what it means for the driver install (signed modules / MOK).
+* Memory channels: an empty channel (where the slot names say which channel) is a WARN ("fill
+  every channel"); empty slots whose channel the names do not tell are "cannot tell".
+* Distribution vs driver branch: listed -> pass; the family listed but not this version -> warn;
+  not in the table -> unknown "check the release notes", never a fail.
+* Kernel headers for the running kernel: missing -> warn (DKMS cannot build).
+* Mount options of / and the data path: ``barrier=0``/``nobarrier`` -> warn (never suggested).
+* Time sync: not synchronised -> warn (logs across nodes must line up).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.checks.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
+from wizard.model import Finding, Verdict
+from wizard.parsers.host import mount_for, parse_cpu, parse_mounts, parse_os_release
+from wizard.parsers.platform import (
+    BARRIER_OFF_OPTIONS, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, MemoryDevice, barrier_off, branch_number,
+    efivar_value, memory_slots, parse_chronyc_tracking, parse_cpufreq, parse_cpuidle, parse_dmidecode_memory,
+    parse_fstab, parse_mokutil_sb_state, parse_sriov, parse_timedatectl, smbios_hex_devices, support_rows,
+    version_matches,
+)
+from wizard.probes import ProbeOutput
+
+# ------------------------------------------------------------------ sources and constants
+
+SRC_4G = ("knowledge.md section 3 (Above 4G decoding: enable; Resizable BAR at the vendor default) and section 9 item 4; "
+          "AMD GPU-server BIOS table rocm.docs.amd.com/en/latest/how-to/system-optimization/mi100.html ('Above 4G "
+          "Decoding: Enabled - GPU Large BAR support'); NVIDIA GPUDirect RDMA guide 'PCI BAR sizes' "
+          "(docs.nvidia.com/cuda/gpudirect-rdma/); NVIDIA/open-gpu-kernel-modules#862 (RmInitAdapter until Above 4G "
+          "decoding was enabled)")
+SRC_POWER = ("knowledge.md section 3 (C-states: Dell 'Performance Optimized' disables C1E/C-states, AMD's validated GPU "
+             "table keeps Global C-state Control on Auto: a power/latency trade-off, not a correctness issue; system "
+             "profile: performance, turbo on); kernel cpuidle sysfs (Documentation/admin-guide/pm/cpuidle.rst) and "
+             "cpufreq sysfs (Documentation/admin-guide/pm/cpufreq.rst)")
+SRC_LINK = ("knowledge.md section 3 'PCIe link speed' (leave Auto/max; verify LnkSta = LnkCap under load) and section 9 "
+            "item 19 (idle GPUs down-train); lspci(8): LnkCtl2 'Target Link Speed' is the speed the port may train to")
+SRC_SRIOV = ("knowledge.md section 3 'SR-IOV' (only needed for virtual functions: vGPU, NIC VFs, VMs; harmless if on); "
+             "NVIDIA Holoscan platform prerequisites; kernel sysfs-bus-pci ABI (sriov_totalvfs, sriov_numvfs)")
+SRC_SB = ("knowledge.md section 2: with Secure Boot the kernel loads only signed modules: use signed precompiled driver "
+          "packages (NVIDIA GPU Operator 'precompiled signed drivers', docs.nvidia.com/datacenter/cloud-native/"
+          "gpu-operator/install-precompiled-signed-drivers.html) or sign DKMS modules with an enrolled MOK (Arch wiki "
+          "DKMS); mokutil(1); UEFI 'SecureBoot' global variable")
+SRC_MEM = ("knowledge.md section 3 'Memory frequency / population': populate every memory channel (one DIMM per "
+           "channel) for bandwidth (Dell PowerEdge BIOS performance guide; SUSE EPYC 9004 guide: 12 DDR5 channels per "
+           "socket) and section 9 item 21; DMTF DSP0134 7.18 (Memory Device, type 17)")
+SRC_OS = ("NVIDIA driver installation guide, Linux System Requirements (docs.nvidia.com/datacenter/tesla/"
+          "driver-installation-guide/introduction.html and /610/introduction.html); knowledge.md section 2 and section 9 "
+          "item 3; assets/os_support.csv")
+SRC_HEADERS = ("NVIDIA driver installation guide, Pre-installation Actions: the kernel headers and development packages "
+               "for the running kernel must be installed at install time and whenever the driver is rebuilt "
+               "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/pre-installation-actions.html); "
+               "knowledge.md section 2 (DKMS rebuilds need headers; keep linux-headers-$(uname -r) installed)")
+SRC_BARRIER = ("knowledge.md section 8.5 and section 9 item 12: barrier=0 / nobarrier disables journal write barriers; safe "
+               "only with a non-volatile (battery/capacitor-backed) write cache, otherwise a crash or power loss can "
+               "corrupt the filesystem (kernel ext4 documentation 'barrier'; Oracle Linux XFS barriers doc)")
+SRC_TIME = ("timedatectl(1) (NTPSynchronized: the kernel considers the clock synchronised), chronyc(1) 'tracking' (Leap "
+            "status 'Not synchronised'); multi-node training correlates NCCL, Xid and scheduler logs across nodes by "
+            "time, so every node must follow one time source")
+SRC_SWAP = ("knowledge.md section 8.4: swap off is required only for Kubernetes' kubelet (failSwapOn); on a standalone "
+            "training node a small swap is a policy choice (kubernetes.io/docs/concepts/cluster-administration/"
+            "swap-memory-management)")
+
+DEFAULT_DRIVER_BRANCH = "580"
+"""Branch judged against when the plan names none: R580, the long-term support branch (end of life
+August 2028), knowledge.md section 1.5 (NVIDIA supported drivers and CUDA toolkit versions)."""
+FOUR_GIB = 4 * 1024 ** 3
+"""A BAR larger than 4 GiB cannot sit below the 4 GB boundary: the firmware placed it in 64-bit
+MMIO space, so Above 4G decoding is on (PCI 64-bit BARs; knowledge.md section 3)."""
+
+REMEDY_4G = ("Enable Above 4G Decoding (also called 64-bit MMIO / MMIO above 4G) in the BIOS, usually under PCI or PCIe "
+             "configuration; leave Resizable BAR at the vendor default (no NVIDIA document says to disable it for NCCL). "
+             "Save, cold-boot, and check again: lspci -vv shows each GPU's 'Region 1' with an address and size.")
+REMEDY_ROOT_LSPCI = ("Run bringup as root (or `sudo lspci -vvv`): without root lspci prints 'Capabilities: <access denied>' "
+                     "and hides LnkCap/LnkCtl2/LnkSta of the root ports.")
+
+
+REMEDY_MISSING = ("Run the check again (as root where the file needs it); if it stays unknown, attach "
+                  "`bringup capture -o node.tar.gz` to a bug report.")
+
+
+def _missing(fid: str, o: ProbeOutput | None, what: str, remedy: str = REMEDY_MISSING, source: str = "") -> Finding:
+    return missing(fid, o, what, remedy=remedy or REMEDY_MISSING, source=source)
+
+
+# ------------------------------------------------------------------ Above 4G decoding
+
+
+_SMI_GPU_RE = re.compile(r'<gpu id="(?P<bus>[0-9A-Fa-f:.]+)">(?P<body>.*?)</gpu>', re.S)
+_SMI_BAR1_RE = re.compile(r"<bar1_memory_usage>\s*<total>\s*(?P<v>\d{1,9})\s*MiB\s*</total>", re.S)
+
+
+def smi_bar1(text: str) -> dict[str, tuple[int, str]]:
+    """``nvidia-smi -q -x`` XML -> bus id -> (BAR1 total in bytes, the raw ``<total>`` line)."""
+    out: dict[str, tuple[int, str]] = {}
+    if not isinstance(text, str):
+        return out
+    for g in _SMI_GPU_RE.finditer(text[:20_000_000]):
+        m = _SMI_BAR1_RE.search(g.group("body"))
+        if m:
+            out[normalise_bus_id(g.group("bus"))] = (int(m.group("v")) * 1024 ** 2,
+                                                     f"<bar1_memory_usage><total>{m.group('v')} MiB</total>")
+    return out
+
+
+def _kernel_log_events(out: Outputs) -> tuple[list[Any], ProbeOutput | None, list[ProbeOutput]]:
+    """gpu_init events (RmInitAdapter, invalid BAR, BAR assignment) of this boot's kernel log."""
+    from wizard.parsers.kernellog import parse_kernel_log
+
+    tried = []
+    for name in ("kernel_log_journal", "kernel_log_dmesg"):
+        o = out.get(name)
+        if o is None:
+            continue
+        tried.append(o)
+        if o.ok and o.rc in (0, None):
+            log = parse_kernel_log(o.text)
+            if log.records:
+                return [e for e in log.events if e.kind == "gpu_init"], o, tried
+    return [], None, tried
+
+
+def _fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit, mult in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} B"
+
+
+def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.above_4g_decoding: whether the firmware could map every GPU's BARs.
+
+    Probes: ``lspci_vvv`` (GPU ``Region`` lines: size, or ``<unassigned>``/``[disabled]``),
+    ``nvidia_smi_qx`` (BAR1 total, MiB), ``kernel_log_journal``/``kernel_log_dmesg`` (this boot:
+    RmInitAdapter, "BAR n ... can't assign; no space", invalid BAR), ``pci`` (no GPU -> skip)."""
+    from wizard.checks.gpu import _no_gpu
+    from wizard.parsers.pcie import parse_lspci
+
+    fid = "bios.above_4g_decoding"
+    gpus: dict[str, dict[str, Any]] = {}
+
+    def g(bus: str) -> dict[str, Any]:
+        return gpus.setdefault(bus, {"bar1": None, "bad": [], "log_bar": [], "rminit": [], "ev": []})
+
+    lo = out.get("lspci_vvv")
+    if lo is not None and lo.text.strip():
+        facts = parse_lspci(lo.text)
+        for d in facts.gpus:
+            if not d.bdf:
+                continue
+            e = g(d.bus_id)
+            bad = [r for r in d.regions if r.kind == "Memory" and r.unassigned]
+            e["bad"] += [r.line for r in bad]
+            b1 = d.bar1
+            if b1 is not None and not b1.unassigned and b1.size:
+                e["bar1"] = b1.size
+            e["ev"] += [d.header] + [r.line for r in (bad or ([b1] if b1 is not None else []))]
+    so = out.get("nvidia_smi_qx")
+    if so is not None and so.ok:
+        for bus, (size, line) in smi_bar1(so.text).items():
+            e = g(bus)
+            e["bar1"] = e["bar1"] or size
+            e["ev"].append(f"nvidia-smi -q -x GPU {bus}: {line}")
+    events, log_o, tried = _kernel_log_events(out)
+    hostwide_rminit: list[str] = []
+    for ev in events:
+        what = ev.fields.get("what")
+        if what == "bar_assign" and ev.fields.get("resolved"):
+            continue
+        if ev.bus_id and what in ("bar_assign", "bar_invalid"):
+            log_gpu = ev.bus_id in gpus or what == "bar_invalid"
+            if log_gpu:
+                g(ev.bus_id)["log_bar"] += ev.evidence[:4]
+        elif what == "rminit":
+            if ev.bus_id:
+                g(ev.bus_id)["rminit"] += ev.evidence[:4]
+            else:
+                hostwide_rminit += ev.evidence[:4]
+    log_note = ("" if log_o is not None else
+                "; this boot's kernel log was not readable" if tried else "")
+    if not gpus:
+        if hostwide_rminit:
+            return [Finding(fid, Verdict.WARN, "the NVIDIA driver logged RmInitAdapter failures this boot; firmware that "
+                            "cannot map a GPU's BARs is one cause", "host", tuple(hostwide_rminit[:8]), REMEDY_4G, SRC_4G)]
+        if _no_gpu(out):
+            return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU on the PCI bus, so there is no GPU BAR to check (see "
+                            "health.gpu_pci; if GPUs are installed and do not enumerate, Above 4G decoding is one thing "
+                            "to check)", "host", ("/sys/bus/pci/devices/*/vendor: no 0x10de display function",), "",
+                            SRC_4G)]
+        ev = []
+        for o in (lo, so):
+            if o is not None:
+                ev += o.evidence_error() if not o.ok else [o.source, "(no NVIDIA GPU BAR in this output)"]
+        return [Finding(fid, Verdict.UNKNOWN, "could not read the GPUs' BAR1 (lspci and nvidia-smi gave none)" + log_note,
+                        "host", tuple(ev[:8]) or ("(no probe output)",),
+                        "Install pciutils and run bringup as root; once the driver is up, `nvidia-smi -q -d MEMORY` "
+                        "shows BAR1 Memory Usage.", SRC_4G)]
+    findings: list[Finding] = []
+    ok_msgs: list[str] = []
+    ok_ev: list[str] = []
+    small = False
+    for bus, e in sorted(gpus.items()):
+        subj = gpu_subject(None, bus)
+        if e["bad"] or e["log_bar"]:
+            why = []
+            if e["bad"]:
+                why.append(f"{len(e['bad'])} memory BAR(s) left unassigned by the firmware")
+            if e["log_bar"]:
+                why.append("the kernel could not place its BARs this boot")
+            findings.append(Finding(fid, Verdict.FAIL, f"GPU {bus}: {'; '.join(why)}: Above 4G decoding is probably off",
+                                    subj, tuple((e["bad"] + e["log_bar"] + e["ev"])[:12]), REMEDY_4G, SRC_4G))
+        elif e["rminit"]:
+            findings.append(Finding(fid, Verdict.WARN, f"GPU {bus}: RmInitAdapter failed this boot; BARs that the "
+                                    "firmware could not map are one cause (see health.gpu_init for the others)", subj,
+                                    tuple((e["rminit"] + e["ev"])[:12]), REMEDY_4G, SRC_4G))
+        elif e["bar1"] is not None:
+            above = e["bar1"] > FOUR_GIB
+            small = small or not above
+            ok_msgs.append(f"{bus} BAR1 {_fmt_bytes(e['bar1'])}" + (" (above 4 GB)" if above else ""))
+            ok_ev += e["ev"][:3]
+        else:
+            ok_msgs.append(f"{bus} BAR1 size not shown")
+            ok_ev += e["ev"][:3]
+            small = True
+    if ok_msgs and not findings:
+        note = ("; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on"
+                if not small else "; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G "
+                "decoding is on: that matters for GPUs with larger BARs")
+        findings.append(Finding(fid, Verdict.PASS, "every GPU's BARs are assigned: " + ", ".join(ok_msgs[:8])
+                                + (" ..." if len(ok_msgs) > 8 else "") + note + log_note, "host", tuple(ok_ev[:16]), "",
+                                SRC_4G))
+    elif ok_msgs:
+        findings.append(Finding(fid, Verdict.PASS, "BARs assigned on the other GPUs: " + ", ".join(ok_msgs[:8]), "host",
+                                tuple(ok_ev[:16]), "", SRC_4G))
+    return findings
+
+
+# ------------------------------------------------------------------ ACS
+
+
+def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.pcie_acs: ACS on the GPUs' peer-to-peer path (``lspci_vvv`` ACSCtl), judged exactly as
+    :func:`wizard.checks.links.pcie_acs` judges it for the health stage (bare metal: ACS off on switch
+    ports, or IOMMU passthrough; VM hosts keep it)."""
+    import dataclasses
+
+    from wizard.checks import links
+
+    return [dataclasses.replace(f, id="bios.pcie_acs") for f in links.pcie_acs(out, plan)]
+
+
+# ------------------------------------------------------------------ C-states and power profile
+
+
+def _raw(o: ProbeOutput | None, pred: Any, limit: int = 12) -> list[str]:
+    if o is None:
+        return []
+    return [ln for ln in o.lines() if pred(ln)][:limit]
+
+
+def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.power_profile: CPU idle states (``cpuidle``: driver, governor, each state's name, exit
+    latency in us and whether it is disabled) and frequency policy (``cpufreq``: driver, governor,
+    energy_performance_preference, turbo). Reported, never failed (a power/latency trade-off)."""
+    fid = "bios.power_profile"
+    io, fo = out.get("cpuidle"), out.get("cpufreq")
+    if (io is None or (not io.ok and not io.files)) and (fo is None or (not fo.ok and not fo.files)):
+        return [_missing(fid, io if io is not None else fo, "the CPU idle and frequency settings", source=SRC_POWER)]
+    idle = parse_cpuidle(io.files) if io is not None else parse_cpuidle({})
+    freq = parse_cpufreq(fo.files) if fo is not None else parse_cpufreq({})
+    parts: list[str] = []
+    ev: list[str] = list(idle.evidence[:3])
+    exposed = False
+    if idle.states:
+        exposed = True
+        states = []
+        for name, lat, on, off in idle.summary():
+            s = f"{name} ({lat} us)" if lat is not None else name
+            if off and on:
+                s += f" disabled on {off} CPU(s)"
+            elif off:
+                s += " disabled"
+            states.append(s)
+        head = ", ".join(x for x in ((f"cpuidle driver {idle.driver}" if idle.driver else ""),
+                                      (f"governor {idle.governor}" if idle.governor else "")) if x) or "C-states"
+        parts.append(f"{head}: " + ", ".join(states) + f" ({len(idle.cpus)} CPU(s) read)")
+        first = idle.cpus[0]
+        ev += _raw(io, lambda ln, c=first: ln.startswith(f"/sys/devices/system/cpu/cpu{c}/cpuidle/")
+                   and ln.rsplit("/", 1)[-1].split(":")[0] in ("name", "disable", "latency"), 18)
+    else:
+        parts.append(f"no CPU idle states exposed to this kernel (cpuidle driver: {idle.driver or 'not reported'})")
+    if freq.policies:
+        exposed = True
+        gov = ", ".join(f"{k} x{v}" for k, v in freq.counts("governor").items()) or "?"
+        drv = ", ".join(freq.counts("driver")) or "?"
+        epp = ", ".join(f"{k} x{v}" for k, v in freq.counts("epp").items())
+        p = f"cpufreq driver {drv}, governor {gov}" + (f", energy_performance_preference {epp}" if epp else "")
+        if freq.no_turbo is not None:
+            p += ", turbo " + ("off (intel_pstate no_turbo=1)" if freq.no_turbo else "on")
+        elif freq.boost is not None:
+            p += ", boost " + ("on" if freq.boost else "off")
+        parts.append(p + f" ({len(freq.policies)} policies)")
+        pol = freq.policies[0].name
+        ev += _raw(fo, lambda ln: f"/{pol}/" in ln and ln.rsplit("/", 1)[-1].split(":")[0] in (
+            "scaling_driver", "scaling_governor", "energy_performance_preference"), 3)
+        ev += freq.evidence[:2]
+    else:
+        parts.append("no cpufreq policies (frequency scaling not exposed to this kernel)")
+    problems = idle.problems + freq.problems
+    if not exposed:
+        return [Finding(fid, Verdict.SKIP, "C-states and CPU frequency are not exposed to this OS: " + "; ".join(parts)
+                        + " (typical in a VM: the firmware or hypervisor controls them; nothing to read here)", "host",
+                        tuple(ev) or tuple(x for x in ((io.source if io else ""), (fo.source if fo else "")) if x), "",
+                        SRC_POWER)]
+    msg = "; ".join(parts)
+    if problems:
+        msg += f"; {len(problems)} value(s) unreadable"
+        ev += problems[:4]
+    return [Finding(fid, Verdict.PASS, msg + ". A power/latency trade-off, no rule: the vendor's performance profile "
+                    "with C-states on Auto is a sound default", "host", tuple(ev[:24]), "", SRC_POWER)]
+
+
+# ------------------------------------------------------------------ PCIe link speed of the root ports
+
+
+def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.pcie: the link of the root port above each GPU (``lspci_vvv``). A LnkCtl2 target speed below
+    what both ends can do (min of the port's and the GPU's LnkCap) is a configuration cap (the BIOS slot
+    speed setting): WARN at any load. LnkSta below that is judged only under load
+    (``plan["under_load"] is True`` -> FAIL), else WARN "re-check under load"."""
+    from wizard.checks.gpu import _no_gpu
+    from wizard.parsers.pcie import fmt_link, parse_lspci
+
+    fid = "bios.pcie"
+    o = out.get("lspci_vvv")
+    if o is None or (not o.ok and not o.text.strip()):
+        if _no_gpu(out):
+            return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU on the PCI bus: no GPU slot to check (see health.gpu_pci)",
+                            "host", (), "", SRC_LINK)]
+        return [_missing(fid, o, "the PCIe link of the GPUs' root ports", remedy=REMEDY_ROOT_LSPCI, source=SRC_LINK)]
+    facts = parse_lspci(o.text)
+    gpus = [d for d in facts.gpus if d.bdf]
+    if not gpus:
+        return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU in the lspci output: no GPU slot to check", "host",
+                        tuple(d.header for d in facts.devices[:3] if d.header), "", SRC_LINK)]
+    loaded = isinstance(plan, Mapping) and plan.get("under_load") is True
+    findings: list[Finding] = []
+    ok: list[str] = []
+    ok_ev: list[str] = []
+    denied: list[str] = []
+    for gdev in gpus:
+        parents = facts.parents(gdev)
+        roots = [p for p in parents if "root port" in p.port_type.lower()]
+        port = roots[0] if roots else (parents[-1] if parents else None)
+        subj = gpu_subject(None, gdev.bdf)
+        if port is None:
+            ok.append(f"{gdev.bus_id}: its root port is not in this output")
+            continue
+        if port.caps_denied or not port.lnkcap.present:
+            denied.append(port.header or port.bus_id)
+            continue
+        caps = [c for c in (port.lnkcap.speed_gts, gdev.lnkcap.speed_gts) if c is not None]
+        cap = min(caps) if caps else None
+        target = port.lnkctl2_target_gts
+        sta = port.lnksta.speed_gts
+        ev = [x for x in (gdev.header, gdev.lnkcap.line, port.header, port.lnkcap.line, port.lnkctl2_line,
+                          port.lnksta.line) if x]
+        who = f"GPU {gdev.bus_id} root port {port.bus_id}"
+        if target is not None and cap is not None and target < cap:
+            findings.append(Finding(fid, Verdict.WARN, f"{who}: LnkCtl2 target speed {target:g} GT/s is below the "
+                                    f"{cap:g} GT/s both ends support: the slot's speed is capped in configuration "
+                                    "(BIOS PCIe link speed setting)", subj, tuple(ev),
+                                    "Set the slot's PCIe link speed to Auto (or its maximum generation) in the BIOS "
+                                    "PCIe configuration menu, then reboot and re-check.", SRC_LINK))
+        elif sta is not None and cap is not None and sta < cap:
+            v = Verdict.FAIL if loaded else Verdict.WARN
+            tail = ("under load" if loaded else "at idle or unknown load: GPUs lower the link speed when idle, re-check "
+                    "under load (health stage)")
+            findings.append(Finding(fid, v, f"{who}: link at {fmt_link(sta, port.lnksta.width)}, below {cap:g} GT/s "
+                                    f"{tail}", subj, tuple(ev),
+                                    "Re-check while a GPU test runs (`sudo lspci -vv -s <port> | grep LnkSta`); if it "
+                                    "stays low, set the slot speed to Auto in the BIOS and check risers and seating.",
+                                    SRC_LINK))
+        else:
+            ok.append(f"{who}: LnkCap {fmt_link(port.lnkcap.speed_gts, port.lnkcap.width)}"
+                      + (f", target {target:g} GT/s" if target is not None else "")
+                      + (f", LnkSta {fmt_link(sta, port.lnksta.width)}" if sta is not None else ""))
+            ok_ev += ev
+    if denied and not findings and not ok_ev:
+        return [Finding(fid, Verdict.UNKNOWN, "the root ports' link settings are not readable: lspci ran without root",
+                        "host", tuple(denied[:5]) + ("Capabilities: <access denied>",), REMEDY_ROOT_LSPCI, SRC_LINK)]
+    if ok:
+        findings.append(Finding(fid, Verdict.PASS, "root ports above the GPUs are not capped below their link "
+                                "capability: " + "; ".join(ok[:6]) + (" ..." if len(ok) > 6 else ""), "host",
+                                tuple(ok_ev[:24]), "", SRC_LINK))
+    return findings
+
+
+# ------------------------------------------------------------------ SR-IOV
+
+
+def sriov(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.sriov: PCI functions exposing SR-IOV (``sriov``: sriov_totalvfs, sriov_numvfs). Reported:
+    only needed for VFs/VMs, harmless if on."""
+    fid = "bios.sriov"
+    o = out.get("sriov")
+    if o is None or not o.ok:
+        return [_missing(fid, o, "which PCI functions expose SR-IOV", source=SRC_SRIOV)]
+    devs, problems = parse_sriov(o.files)
+    if problems and not devs:
+        return [garbled(fid, o, "the SR-IOV sysfs files", problems, source=SRC_SRIOV)]
+    if not devs:
+        return [Finding(fid, Verdict.PASS, "no PCI function exposes SR-IOV (off in the BIOS or not supported): nothing "
+                        "to do for bare-metal training", "host", (o.source + ": no sriov_totalvfs files",), "",
+                        SRC_SRIOV)]
+    active = [d for d in devs if d.num_vfs]
+    desc = ", ".join(f"{d.bdf} ({d.kind}, {d.num_vfs or 0}/{d.total_vfs} VFs)" for d in devs[:8])
+    ev = [ln for ln in o.lines() if "/sriov_" in ln][:16]
+    msg = f"{len(devs)} PCI function(s) can provide virtual functions: {desc}" + (" ..." if len(devs) > 8 else "")
+    msg += (f"; VFs are enabled on {len(active)}" if active else "; no VFs enabled")
+    msg += ". SR-IOV is only needed for VFs (vGPU, NIC VFs, VMs) and harmless if on"
+    return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev), "", SRC_SRIOV)]
+
+
+# ------------------------------------------------------------------ Secure Boot
+
+
+def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.secure_boot: Secure Boot state from ``mokutil_sb_state`` or the ``efi_secureboot`` efivars
+    (value byte 1 = on), whether the system booted through UEFI (``efi_firmware``), and the kernel's
+    module signature enforcement (``module_signing``); the message says what that means for the
+    NVIDIA driver install."""
+    fid = "bios.secure_boot"
+    mo, eo, fo, so = (out.get(n) for n in ("mokutil_sb_state", "efi_secureboot", "efi_firmware", "module_signing"))
+    state = ""
+    shim_off = setup = False
+    ev: list[str] = []
+    if mo is not None and (mo.ok or mo.text.strip()):
+        sb = parse_mokutil_sb_state(mo.text + "\n" + mo.stderr)
+        if sb.state:
+            state, shim_off, setup = sb.state, sb.shim_validation_off, sb.setup_mode
+            ev += [mo.source] + sb.lines
+    if not state and eo is not None and eo.files:
+        sbv = efivar_value(eo.files.get(SECUREBOOT_EFIVAR) or "")
+        smv = efivar_value(eo.files.get(SETUPMODE_EFIVAR) or "")
+        if sbv is not None:
+            state = "enabled" if sbv == 1 else "disabled"
+            setup = smv == 1
+            ev.append(f"{SECUREBOOT_EFIVAR}: {(eo.files.get(SECUREBOOT_EFIVAR) or '').strip()} (hex: 4 attribute "
+                      f"bytes, then value {sbv})")
+            if smv is not None:
+                ev.append(f"{SETUPMODE_EFIVAR}: value {smv}")
+    uefi: bool | None = None
+    if fo is not None and fo.ok:
+        uefi = "/sys/firmware/efi" in fo.files
+    enforce = ""
+    if so is not None and so.files:
+        for p, c in so.files.items():
+            if c is None:
+                continue
+            ev.append(f"{p}:{c.strip()}")
+            if p.endswith("sig_enforce") and c.strip() == "Y":
+                enforce = "the kernel enforces module signatures (sig_enforce=Y)"
+            m = re.search(r"\[(\w+)\]", c)
+            if p.endswith("lockdown") and m and m.group(1) != "none":
+                enforce = enforce or f"kernel lockdown is {m.group(1)} (unsigned modules refused)"
+    if not state:
+        if uefi is False:
+            return [Finding(fid, Verdict.SKIP, "Secure Boot not exposed: this kernel was not booted through UEFI (no "
+                            "/sys/firmware/efi), so there is no Secure Boot to enforce module signatures; "
+                            "DKMS-built NVIDIA modules load unsigned", "host",
+                            ("ls -d /sys/firmware/efi: no such directory",) + tuple(ev), "", SRC_SB)]
+        evs = (mo.evidence_error() if mo is not None else ["mokutil --sb-state: not collected"])
+        if eo is not None:
+            evs += [eo.source] + [f"{p}: <{e}>" for p, e in list(eo.file_errors.items())[:3]]
+        return [Finding(fid, Verdict.UNKNOWN, "could not tell whether Secure Boot is on: mokutil gave no state and the "
+                        "SecureBoot EFI variable was not readable", "host", tuple(evs[:8]),
+                        "Install mokutil and run `mokutil --sb-state` (or run bringup as root to read "
+                        f"{SECUREBOOT_EFIVAR}).", SRC_SB)]
+    if state == "unsupported":
+        return [Finding(fid, Verdict.SKIP, "Secure Boot not available on this system (mokutil: no EFI variables / no "
+                        "Secure Boot support): DKMS-built NVIDIA modules load unsigned", "host", tuple(ev), "", SRC_SB)]
+    if state == "enabled" and shim_off:
+        msg = ("Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): "
+               "unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules")
+    elif state == "enabled":
+        msg = ("Secure Boot is on: the kernel loads only signed modules"
+               + (f" ({enforce})" if enforce else "")
+               + ". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-"
+               "server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil "
+               "--import`; an unsigned module fails with 'Key was rejected by service'")
+    else:
+        msg = ("Secure Boot is off" + (" (platform in Setup Mode: no keys enrolled)" if setup else "")
+               + ": DKMS-built NVIDIA modules load without signing"
+               + (f"; note: {enforce}" if enforce else ""))
+    return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev[:10]), "", SRC_SB)]
+
+
+# ------------------------------------------------------------------ memory channels
+
+
+def _gib(mib: int) -> str:
+    return f"{mib / 1024:g} GiB"
+
+
+def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[str], Finding | None]:
+    """(devices or None, where from, evidence of failed sources, a terminal finding)."""
+    fid = "bios.memory_channels"
+    so, do, to = out.get("smbios_memory"), out.get("dmidecode_17"), out.get("dmi_tables")
+    tried: list[str] = []
+    if so is not None and so.files:
+        devs, problems = smbios_hex_devices(so.files)
+        if devs:
+            return devs, "SMBIOS type 17 (sysfs raw entries)", [], None
+        tried += [so.source] + [f"{p}: <{e}>" for p, e in list(so.file_errors.items())[:3]] + problems[:3]
+    if do is not None and do.text.strip():
+        devs, problems, seen = parse_dmidecode_memory(do.text)
+        if devs:
+            return devs, "dmidecode -t 17", [], None
+        if not seen:
+            return None, "", [], garbled(fid, do, "the dmidecode output", do.lines()[:10], source=SRC_MEM)
+        tried += [do.source, "(no Memory Device in the output)"]
+    elif do is not None:
+        tried += do.evidence_error()
+    if to is not None and to.ok and "/sys/firmware/dmi" not in to.files:
+        return None, "", [], Finding(
+            fid, Verdict.SKIP, "SMBIOS/DMI tables not exposed (no /sys/firmware/dmi): memory slots cannot be read on "
+            "this system (typical of a VM); check the DIMM population in the BIOS or BMC", "host",
+            ("ls -d /sys/firmware/dmi: no such directory",) + tuple(tried[:4]), "", SRC_MEM)
+    return None, "", tried, Finding(
+        fid, Verdict.UNKNOWN, "could not read the memory slots: the SMBIOS type 17 entries and dmidecode gave nothing "
+        "readable", "host", tuple(tried[:10]) or ("(no probe output)",),
+        "Run bringup as root (the raw SMBIOS entries and dmidecode need root), or paste `sudo dmidecode -t 17` "
+        "into `bringup explain`.", SRC_MEM)
+
+
+def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """bios.memory_channels: populated and empty DIMM slots per socket from SMBIOS type 17
+    (``smbios_memory`` raw entries, else ``dmidecode_17`` text), and empty memory channels where the
+    slot names say which channel a slot is on. ``cpu_topology`` (optional) tells how many sockets
+    have a CPU, so the slots of an empty socket are not counted as empty channels."""
+    fid = "bios.memory_channels"
+    devices, where, _, terminal = _memory_devices(out)
+    if terminal is not None:
+        return [terminal]
+    assert devices is not None
+    slots = memory_slots(devices)
+    pop = [s for s in slots if s.device.populated]
+    unknown = [s for s in slots if s.device.populated is None]
+    total_mib = sum(s.device.size_mib or 0 for s in pop)
+    ev_all = [ln for s in slots for ln in s.device.evidence]
+    n_sockets = None
+    ct = out.get("cpu_topology")
+    if ct is not None and ct.files:
+        n_sockets = parse_cpu("", ct.files).sockets
+    by_socket: dict[str, list[Any]] = {}
+    for s in slots:
+        by_socket.setdefault(s.socket, []).append(s)
+    sockets_with = {k for k, v in by_socket.items() if any(x.device.populated for x in v)}
+    per_socket = []
+    for sk, ss in sorted(by_socket.items()):
+        chans = {x.channel for x in ss if x.channel}
+        fullc = {x.channel for x in ss if x.channel and x.device.populated}
+        label = f"socket {sk}" if sk else "slots without a socket name"
+        part = f"{label}: {sum(1 for x in ss if x.device.populated)} of {len(ss)} slots"
+        if chans:
+            part += f", {len(fullc)} of {len(chans)} channels populated"
+        per_socket.append(part)
+    speeds = sorted({s.device.configured_speed_mts or s.device.speed_mts for s in pop
+                     if s.device.configured_speed_mts or s.device.speed_mts})
+    types = sorted({s.device.mem_type for s in pop if s.device.mem_type})
+    desc = (f"{len(pop)} of {len(slots)} DIMM slots populated ({_gib(total_mib)}"
+            + (f", {'/'.join(types)}" if types else "") + (f", {'/'.join(str(x) for x in speeds)} MT/s" if speeds else "")
+            + f"; from {where}): " + "; ".join(per_socket))
+    if not slots:
+        return [Finding(fid, Verdict.UNKNOWN, f"no memory device in the {where} data", "host", tuple(ev_all[:5]),
+                        "Run `sudo dmidecode -t 17` and check it lists the DIMM slots.", SRC_MEM)]
+    if not pop and not unknown:
+        return [Finding(fid, Verdict.UNKNOWN, f"no slot reports a module ({len(slots)} slots read from {where}): the "
+                        "firmware's SMBIOS data does not describe the installed memory", "host", tuple(ev_all[:12]),
+                        "Check the DIMM population in the BIOS or BMC.", SRC_MEM)]
+    # empty channels, where the names tell the channel
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for s in slots:
+        if s.channel:
+            groups.setdefault((s.socket, s.channel), []).append(s)
+    ignore_sockets: set[str] = set()
+    if n_sockets is not None and len(sockets_with) == n_sockets:
+        ignore_sockets = {k for k in by_socket if k not in sockets_with}
+    empty = [(sk, ch) for (sk, ch), ss in sorted(groups.items())
+             if sk not in ignore_sockets and all(x.device.populated is False for x in ss)]
+    unnamed_empty = [s for s in slots if not s.channel and s.device.populated is False]
+    if empty:
+        names = ", ".join(f"{'socket ' + sk + ' ' if sk else ''}channel {ch}" for sk, ch in empty[:12])
+        ev = [ln for (sk, ch) in empty for s in groups[(sk, ch)] for ln in s.device.evidence][:20]
+        return [Finding(fid, Verdict.WARN, f"{len(empty)} memory channel(s) have no DIMM: {names}. {desc}", "host",
+                        tuple(ev), "Populate every memory channel (one DIMM per channel, identical DIMMs) following "
+                        "the board manual's population order: an empty channel cuts memory bandwidth and leaves the "
+                        "memory unbalanced across channels.", SRC_MEM)]
+    if unnamed_empty:
+        ev = [ln for s in unnamed_empty[:6] for ln in s.device.evidence][:18]
+        return [Finding(fid, Verdict.UNKNOWN, f"{desc}; the slot names ({', '.join(s.device.locator for s in unnamed_empty[:6])}"
+                        f"{' ...' if len(unnamed_empty) > 6 else ''} empty) do not say which channel each slot is on, "
+                        "so bringup cannot tell whether a channel is empty", "host", tuple(ev),
+                        "Check the board manual's DIMM population table: every memory channel should hold one DIMM "
+                        "(fill every channel before adding a second DIMM per channel).", SRC_MEM)]
+    note = ""
+    if ignore_sockets:
+        note = f"; {', '.join('socket ' + k for k in sorted(ignore_sockets))} has no DIMM and no CPU ({n_sockets} socket(s) online)"
+    if unknown:
+        note += f"; {len(unknown)} slot(s) report an unknown size"
+    verdict = Verdict.PASS
+    msg = (f"every memory channel has a DIMM: {desc}{note}" if groups else f"every DIMM slot is populated: {desc}{note}")
+    ev = [ln for s in pop[:8] for ln in s.device.evidence][:24]
+    return [Finding(fid, verdict, msg, "host", tuple(ev), "", SRC_MEM)]
+
+
+# ------------------------------------------------------------------ OS: distribution vs driver branch
+
+
+def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.driver_support: is this distribution listed for the chosen driver branch
+    (``plan["driver_branch"]``, default :data:`DEFAULT_DRIVER_BRANCH`) in ``assets/os_support.csv``?
+    Probes ``os_release`` and ``kernel``. Listed -> pass (with the kernels NVIDIA validated, when
+    known); the distribution listed but not this version -> warn; not in the table -> unknown
+    ("check the release notes"): never a fail."""
+    fid = "os.driver_support"
+    o, k = out.get("os_release"), out.get("kernel")
+    if o is None or not o.ok:
+        return [_missing(fid, o, "the OS release", source=SRC_OS)]
+    r = parse_os_release(o.text)
+    if not r.id:
+        return [garbled(fid, o, "/etc/os-release", o.lines()[:10], source=SRC_OS)]
+    kernel = k.text.strip() if k is not None and k.ok else ""
+    chosen = branch_number(plan.get("driver_branch") if isinstance(plan, Mapping) else None)
+    branch = chosen or DEFAULT_DRIVER_BRANCH
+    bnote = f"R{branch}" + ("" if chosen else " (no branch in the plan yet: the long-term support default)")
+    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
+    if kernel and k is not None:
+        ev.append(f"{k.source}:{kernel}")
+    rows = support_rows()
+    listed = [x for x in rows if x.kind == "listed" and x.branch == branch]
+    name = r.pretty_name or f"{r.id} {r.version_id}"
+    notes_url = "docs.nvidia.com/datacenter/tesla/"
+    if not listed:
+        return [Finding(fid, Verdict.UNKNOWN, f"{name}, kernel {kernel or '?'}: bringup has no support table for "
+                        f"{bnote}: check that branch's release notes", "host", tuple(ev),
+                        f"Read the supported distributions of R{branch} in its release notes and driver installation "
+                        f"guide at {notes_url}.", SRC_OS)]
+    match = [x for x in listed if x.distro_id == r.id and version_matches(x.version, r.version_id, x.min_version)]
+    if match:
+        m = match[0]
+        vk = [x for x in rows if x.kind == "validated_kernel" and x.distro_id == r.id
+              and version_matches(x.version, r.version_id)]
+        kn = ""
+        if vk:
+            kn = "; NVIDIA validated this release on kernel " + ", ".join(f"{x.kernel} ({x.name})" for x in vk[:4])
+        caveat = f" [{m.verification}]" if m.verification and m.verification != "read from the table" else ""
+        return [Finding(fid, Verdict.PASS, f"{name} is listed for {bnote} as {m.name}; kernel {kernel or '?'}{kn}. Keep "
+                        "driver and kernel paired: DKMS (headers installed) or signed precompiled modules for each "
+                        f"kernel{caveat}", "host", tuple(ev), "", m.source)]
+    family = sorted({x.name for x in listed if x.distro_id == r.id})
+    if family:
+        return [Finding(fid, Verdict.WARN, f"{name} is not in NVIDIA's list for {bnote}, which names {', '.join(family)}: "
+                        "check the branch's release notes before installing", "host", tuple(ev),
+                        f"Use a listed release of this distribution, or confirm support in the R{branch} release notes "
+                        f"at {notes_url}.", listed[0].source)]
+    return [Finding(fid, Verdict.UNKNOWN, f"{name} (ID={r.id}) is not in bringup's table for {bnote}: check the "
+                    "branch's release notes", "host", tuple(ev),
+                    f"Confirm that R{branch} supports this distribution and kernel in its release notes and driver "
+                    f"installation guide at {notes_url}.", SRC_OS)]
+
+
+# ------------------------------------------------------------------ OS: kernel headers
+
+
+def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.kernel_headers: the build tree of the running kernel (``kernel`` release,
+    ``kernel_build`` glob of /lib/modules/*/build and its Makefile), which DKMS needs to build the
+    NVIDIA module. Missing -> warn."""
+    fid = "os.kernel_headers"
+    k, g = out.get("kernel"), out.get("kernel_build")
+    if k is None or not k.ok or not k.text.strip():
+        return [_missing(fid, k, "the running kernel release", source=SRC_HEADERS)]
+    rel = k.text.strip()
+    if g is None or not g.ok:
+        return [_missing(fid, g, f"whether headers for kernel {rel} are installed", source=SRC_HEADERS)]
+    build = f"/lib/modules/{rel}/build"
+    others = sorted({p.split("/")[3] for p in g.files if p.startswith("/lib/modules/") and p.count("/") >= 4
+                     and p.split("/")[3] != rel})
+    ev = [f"{k.source}:{rel}"] + [f"ls -d {p}" for p in sorted(g.files)][:6]
+    if f"{build}/Makefile" in g.files:
+        return [Finding(fid, Verdict.PASS, f"headers for the running kernel {rel} are installed ({build})", "host",
+                        tuple(ev), "", SRC_HEADERS)]
+    remedy = (f"Install the headers for the running kernel: Debian/Ubuntu `apt-get install linux-headers-{rel}`, RHEL "
+              f"family `dnf install kernel-devel-{rel} kernel-headers` (the OS stage's action does this); if no "
+              "package exists for this kernel, boot a distribution kernel that has one.")
+    if build in g.files:
+        return [Finding(fid, Verdict.WARN, f"{build} exists but holds no kernel build tree (no Makefile): the headers "
+                        f"package for {rel} is missing or removed, so DKMS cannot build the NVIDIA module", "host",
+                        tuple(ev), remedy, SRC_HEADERS)]
+    return [Finding(fid, Verdict.WARN, f"no headers for the running kernel {rel} (no {build})"
+                    + (f"; other kernels have them: {', '.join(others[:4])}" if others else "")
+                    + ": DKMS cannot build the NVIDIA module for this kernel", "host",
+                    tuple(ev) + ((f"ls -d {build}: no such file or directory",) if not g.files else ()), remedy,
+                    SRC_HEADERS)]
+
+
+# ------------------------------------------------------------------ OS: mount options
+
+
+def _barrier_finding(where: str, subject: str, opts: list[str], line: str, configured: bool) -> Finding:
+    bad = ", ".join(barrier_off(opts))
+    when = "is configured in /etc/fstab for" if configured else "is mounted with"
+    return Finding("os.mount_options", Verdict.WARN,
+                   f"{where} {when} {bad}: journal write barriers are off, so a crash or power loss can corrupt the "
+                   "filesystem unless the storage has a non-volatile (battery/capacitor-backed) write cache", subject,
+                   (line,), f"Remove {bad} from the mount options in /etc/fstab and remount (or reboot) so barriers "
+                   "are back on (the default); keep it off only on storage with a non-volatile write cache.",
+                   SRC_BARRIER)
+
+
+def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.mount_options: mount options of ``/`` and of the plan's data path, as mounted
+    (``mounts``: /proc/self/mounts) and as configured (``fstab``): ``barrier=0``/``nobarrier`` ->
+    warn (knowledge.md 8.5; bringup never suggests it)."""
+    fid = "os.mount_options"
+    mo, fo = out.get("mounts"), out.get("fstab")
+    if mo is None or not mo.ok:
+        return [_missing(fid, mo, "the mount options", source=SRC_BARRIER)]
+    mounts, problems = parse_mounts(mo.text)
+    if not mounts:
+        return [garbled(fid, mo, "/proc/self/mounts", problems or mo.lines()[:5], source=SRC_BARRIER)]
+    by_mp: dict[str, Any] = {}
+    for m in mounts:  # the last mount on a mount point is the visible one
+        by_mp[m.mountpoint] = m
+    targets = ["/"]
+    data_path = plan.get("data_path") if isinstance(plan, Mapping) else None
+    if isinstance(data_path, str) and data_path.startswith("/") and data_path != "/":
+        mp = mount_for(data_path, list(by_mp))
+        if mp and mp not in targets:
+            targets.append(mp)
+    findings: list[Finding] = []
+    ok: list[str] = []
+    ok_ev: list[str] = []
+    for mp in targets:
+        m = by_mp.get(mp)
+        if m is None:
+            continue
+        label = mp if mp != "/" else "/"
+        if data_path and mp != "/" and data_path != mp:
+            label = f"{mp} (holds {data_path})"
+        if barrier_off(m.options):
+            findings.append(_barrier_finding(label, mp, m.options, m.line, configured=False))
+        else:
+            ok.append(f"{label}: {m.fstype} ({','.join(m.options[:6])})")
+            ok_ev.append(m.line)
+    if fo is not None and fo.ok:
+        entries, _ = parse_fstab(fo.text)
+        fs_targets = set(targets)
+        if isinstance(data_path, str) and data_path.startswith("/"):
+            mp = mount_for(data_path, [e.file for e in entries if e.file.startswith("/")])
+            if mp:
+                fs_targets.add(mp)  # the volume the data path will be on at the next mount
+        for e in entries:
+            if e.file in fs_targets and barrier_off(e.options) and not any(
+                    f.subject == e.file and "mounted with" in f.message for f in findings):
+                findings.append(_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True))
+    if ok and not findings:
+        findings.append(Finding(fid, Verdict.PASS, "journal write barriers on (no barrier=0/nobarrier): " + "; ".join(ok),
+                                "host", tuple(ok_ev), "", SRC_BARRIER))
+    elif ok:
+        findings.append(Finding(fid, Verdict.PASS, "barriers on: " + "; ".join(ok), "host", tuple(ok_ev), "",
+                                SRC_BARRIER))
+    return findings or [garbled(fid, mo, "/proc/self/mounts (no / entry)", mo.lines()[:5], source=SRC_BARRIER)]
+
+
+def fstab_table(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Judge a pasted /etc/fstab or /proc/mounts: barrier-disabling options on any entry (warn,
+    ``os.mount_options``) and swap entries (``os.swap``: a policy choice, warn only when the plan
+    says Kubernetes)."""
+    entries, problems = parse_fstab(text)
+    if not entries:
+        return [Finding("os.mount_options", Verdict.UNKNOWN, "no filesystem entry in this text", "host",
+                        tuple(problems[:5]) or tuple(text.splitlines()[:3]), "Paste the whole /etc/fstab or /proc/mounts.",
+                        SRC_BARRIER)]
+    findings = [_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True)
+                for e in entries if barrier_off(e.options)]
+    if not findings:
+        findings.append(Finding("os.mount_options", Verdict.PASS,
+                                f"{len(entries)} entries, none turns journal barriers off ({'/'.join(BARRIER_OFF_OPTIONS)})",
+                                "host", tuple(e.line.strip() for e in entries if e.file == "/")[:2], "", SRC_BARRIER))
+    swaps = [e for e in entries if e.is_swap]
+    if swaps:
+        k8s = isinstance(exp, Mapping) and exp.get("scheduler") == "kubernetes"
+        findings.append(Finding("os.swap", Verdict.WARN if k8s else Verdict.PASS,
+                                f"{len(swaps)} swap entr{'y' if len(swaps) == 1 else 'ies'} ("
+                                + ", ".join(e.spec for e in swaps[:4]) + ")"
+                                + ("; this node is planned for Kubernetes, whose kubelet refuses to start with swap on"
+                                   if k8s else ": swap is a policy choice on a standalone training node"),
+                                "host", tuple(e.line.strip() for e in swaps[:4]),
+                                "Turn swap off (the OS stage's swap action comments these entries out with a backup and "
+                                "runs swapoff -a), or set failSwapOn: false in the kubelet configuration." if k8s else "",
+                                SRC_SWAP))
+    return findings
+
+
+# ------------------------------------------------------------------ OS: time sync
+
+
+def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.time_sync: is the system clock synchronised? ``timedatectl`` (``show -p NTPSynchronized -p
+    NTP``, or pasted status output), else ``chronyc_tracking``. Not synchronised -> warn."""
+    fid = "os.time_sync"
+    results = []
+    tried: list[str] = []
+    for name, parser in (("timedatectl", parse_timedatectl), ("chronyc_tracking", parse_chronyc_tracking)):
+        o = out.get(name)
+        if o is None:
+            continue
+        if not o.ok or o.rc not in (0, None):
+            tried += o.evidence_error()
+            continue
+        t = parser(o.text)
+        if t.synchronized is None:
+            tried += [o.source] + (t.lines or o.lines()[:4])
+            continue
+        results.append((o, t))
+    if not results:
+        return [Finding(fid, Verdict.UNKNOWN, "could not tell whether the clock is synchronised (timedatectl and "
+                        "chronyc gave no answer)", "host", tuple(tried[:10]) or ("(no probe output)",),
+                        "Check time synchronisation by hand: `timedatectl` (systemd) or `chronyc tracking` (chrony); "
+                        "a node without either needs an NTP client.", SRC_TIME)]
+    o, t = results[0]
+    ev = [o.source] + t.lines
+    detail = ""
+    if t.tool == "chronyc":
+        if t.offset_s is not None:
+            detail = f", system clock {abs(t.offset_s):.6g} s {'fast' if t.offset_s >= 0 else 'slow'} of NTP time"
+        if t.reference:
+            detail += f", reference {t.reference}"
+    else:
+        if t.service:
+            detail = f", NTP service {t.service}"
+    if t.synchronized:
+        return [Finding(fid, Verdict.PASS, f"the system clock is synchronised ({t.tool}{detail})", "host", tuple(ev), "",
+                        SRC_TIME)]
+    return [Finding(fid, Verdict.WARN, f"the system clock is not synchronised ({t.tool}{detail}): logs and timestamps "
+                    "across nodes will not line up", "host", tuple(ev),
+                    "Enable an NTP client that follows your site's time servers: `timedatectl set-ntp true` "
+                    "(systemd-timesyncd) or chrony (`systemctl enable --now chronyd`, `chronyc tracking` to verify); "
+                    "check that UDP port 123 to the NTP servers is open.", SRC_TIME)]
+
+
+# ------------------------------------------------------------------ OS: swap rollback (optional step)
+
+
+def swap_rollback_info(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.swap_rollback: an optional step that only carries the rollback action; its check says so
+    (``skip``), with the current swap entries of ``fstab`` as evidence."""
+    o = out.get("fstab")
+    ev: tuple[str, ...] = ()
+    if o is not None and o.ok:
+        ev = tuple(ln for ln in o.lines() if re.search(r"\sswap\s", ln))[:6]
+    return [Finding("os.swap_rollback", Verdict.SKIP, "optional: run this step's action only to undo the swap step's "
+                    "/etc/fstab edit (it restores the backup taken before that edit and turns swap back on)", "host",
+                    ev, "", SRC_SWAP)]

@@ -1,0 +1,654 @@
+"""Parsers for the driver-install area: installed packages (``dpkg -l`` / ``dpkg-query -W`` and
+``rpm -qa``), ``dkms status``, systemd unit state (``systemctl show``, ``systemctl status``,
+``is-active``/``is-enabled`` words), ``nv-fabricmanager --version``, ``modinfo nvidia`` and
+``mokutil --sb-state``.
+
+Formats (all read from real outputs, see tests/data/PROVENANCE-driver.md):
+
+* dpkg: ``ii  nvidia-dkms-535  535.154.05-0ubuntu1  amd64  NVIDIA DKMS package`` (``dpkg -l``; the
+  first two letters are the desired/current state, ``ii`` = installed; dpkg-query(1) "--list").
+* rpm: ``kmod-nvidia-open-dkms-615.71.09-1.el9.noarch`` (NAME-VERSION-RELEASE.ARCH) and, from RPM 6,
+  ``nvidia-driver-3:580.126.09-1.fc43.x86_64`` (an epoch before the version).
+* dkms status: ``nvidia/580.95.05, 6.8.0-45-generic, x86_64: installed`` (dkms 3.x),
+  ``nvidia, 510.85.02, 5.13.0-40-generic, x86_64: installed`` (dkms 2.x), ``nvidia/615.71.09: added``
+  (registered but not built), optionally followed by ``(WARNING! Diff between built and installed
+  module!)`` (dkms(8): the installed .ko is not the one DKMS built).
+* systemctl show: ``Key=value`` lines, one block per unit, blocks separated by an empty line
+  (systemctl(1) "show").
+* nv-fabricmanager --version: ``Fabric Manager version is : 580.95.05``.
+* modinfo: ``key: value`` lines; the open kernel module declares ``license: Dual MIT/GPL``
+  (NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv-frontend.c, MODULE_LICENSE), the
+  proprietary one ``license: NVIDIA``.
+
+Registers the probes ``driver_dpkg``, ``driver_rpm``, ``driver_dkms``, ``driver_services``,
+``driver_fm_version``, ``driver_modinfo``, ``driver_secure_boot``, ``driver_uname_m`` and the explain
+kinds ``dkms-status``, ``nvidia-packages-dpkg``, ``nvidia-packages-rpm``, ``nvidia-service-status``,
+``fabricmanager-version``, ``modinfo-nvidia``. Parsers never raise on garbage: what they cannot read
+goes to ``problems``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from wizard.kinds import Kind, register_kind
+from wizard.model import Finding
+from wizard.probes import command_probe
+
+# ------------------------------------------------------------------ probes
+
+DPKG_PATTERNS = ("nvidia-*", "libnvidia-*", "cuda-drivers*", "cuda-toolkit*", "cuda-keyring", "cuda-compat*",
+                 "datacenter-gpu-manager*", "linux-modules-nvidia-*", "dkms")
+"""Package name globs the dpkg probe asks for: the driver, its DKMS/precompiled kernel modules, Fabric
+Manager and NSCQ, DCGM, the container toolkit, the CUDA toolkit and NVIDIA's repository keyring."""
+
+RPM_PATTERNS = ("*nvidia*", "cuda-drivers*", "cuda-toolkit*", "datacenter-gpu-manager*", "dkms")
+"""The same for ``rpm -qa`` (glob patterns, any one matches)."""
+
+SERVICE_UNITS = ("nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service")
+"""systemd units this area checks: the persistence daemon, Fabric Manager, DCGM's host engine."""
+
+DRIVER_DPKG = command_probe(
+    "driver_dpkg", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (dpkg-query)",
+    ["dpkg-query", "-W", "-f=${db:Status-Abbrev} ${binary:Package} ${Version} ${Architecture}\n", *DPKG_PATTERNS],
+    timeout_s=30)
+"""Same columns as ``dpkg -l`` (state, name, version, architecture); exits 1 and names on stderr the
+patterns nothing matched; absent (exit 127) on RPM distributions."""
+
+DRIVER_RPM = command_probe("driver_rpm", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (rpm)",
+                           ["rpm", "-qa", *RPM_PATTERNS], timeout_s=30)
+DRIVER_DKMS = command_probe("driver_dkms", "Kernel modules DKMS builds (dkms status)", ["dkms", "status"],
+                            timeout_s=30)
+DRIVER_SERVICES = command_probe(
+    "driver_services", "nvidia-persistenced, nvidia-fabricmanager and nvidia-dcgm units (systemctl show)",
+    ["systemctl", "show", "--no-pager", "--property=Id,LoadState,ActiveState,SubState,UnitFileState,Result,ExecStart",
+     *SERVICE_UNITS], timeout_s=15)
+DRIVER_FM_VERSION = command_probe("driver_fm_version", "Fabric Manager version (nv-fabricmanager --version)",
+                                  ["nv-fabricmanager", "--version"], timeout_s=15)
+DRIVER_MODINFO = command_probe("driver_modinfo", "The nvidia module the running kernel would load (modinfo nvidia)",
+                               ["modinfo", "nvidia"], timeout_s=15)
+DRIVER_SECURE_BOOT = command_probe("driver_secure_boot", "UEFI Secure Boot state (mokutil --sb-state)",
+                                   ["mokutil", "--sb-state"], timeout_s=15)
+DRIVER_UNAME_M = command_probe("driver_uname_m", "Machine architecture (uname -m)", ["uname", "-m"], timeout_s=10)
+
+# ------------------------------------------------------------------ versions
+
+
+def upstream_version(v: str) -> str:
+    """The upstream driver version inside a package version: ``1:580.95.05-0ubuntu0.24.04.1`` ->
+    ``580.95.05``; ``580.95.05_k6.4.0_150600.21`` -> ``580.95.05``; "" when it does not start with
+    digits and dots."""
+    s = (v or "").strip()
+    s = re.sub(r"^\d{1,9}:", "", s)
+    m = re.match(r"\d{1,6}(?:\.\d{1,6}){1,3}", s)
+    return m.group(0) if m else ""
+
+
+def branch_of(version: str) -> str:
+    """Driver branch of a version: ``580.95.05`` -> ``580``; "" when unreadable."""
+    m = re.match(r"\s*(\d{3})(?:\.|$)", version or "")
+    return m.group(1) if m else ""
+
+
+# ------------------------------------------------------------------ packages
+
+
+@dataclass
+class Package:
+    """One installed (or known) package. ``state`` is dpkg's two/three-letter state (``ii``), or
+    ``installed`` for rpm; ``upstream`` is the upstream version (:func:`upstream_version`)."""
+
+    name: str
+    version: str
+    arch: str = ""
+    state: str = ""
+    line: str = ""
+
+    @property
+    def upstream(self) -> str:
+        return upstream_version(self.version)
+
+    @property
+    def installed(self) -> bool:
+        """dpkg: desired state any, current state ``i`` (installed) — ``ii``, ``hi``, ``ri``...
+        (dpkg-query(1): second letter is the current state); rpm rows are installed."""
+        if self.state == "installed":
+            return True
+        return len(self.state) >= 2 and self.state[1] == "i"
+
+
+@dataclass
+class PackageList:
+    """Packages read from one listing, with the manager (``dpkg``/``rpm``) and unreadable lines."""
+
+    manager: str = ""
+    packages: list[Package] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)  # "no packages found matching X" lines
+    problems: list[str] = field(default_factory=list)
+
+    def installed(self) -> list[Package]:
+        return [p for p in self.packages if p.installed]
+
+    def find(self, pattern: str) -> list[Package]:
+        """Installed packages whose name fully matches the regex ``pattern``."""
+        rx = re.compile(pattern)
+        return [p for p in self.installed() if rx.fullmatch(p.name)]
+
+
+_DPKG_ROW = re.compile(r"^(?P<state>[uirhpUIRHP][nicuhfwtUNICUHFWT][ R]?)\s+(?P<name>[a-z0-9][a-z0-9+.\-]*(?::[a-z0-9]+)?)"
+                       r"\s+(?P<version>\S+)(?:\s+(?P<arch>\S+))?(?:\s+(?P<desc>.*))?$")
+_DPKG_NOISE = re.compile(r"^(Desired=|\| Status=|\|/ Err\?=|\|\|/ Name|\+\+\+-|[$#] |\S+@\S+[:~].*[$#] )")
+
+
+def parse_dpkg(text: str) -> PackageList:
+    """``dpkg -l`` / ``dpkg -l | grep nvidia`` / ``dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}
+    ${Version} ${Architecture}\\n'`` -> packages (any state; see :attr:`Package.installed`)."""
+    out = PackageList(manager="dpkg")
+    for line in text.splitlines():
+        s = line.rstrip()
+        if not s.strip():
+            continue
+        if "no packages found matching" in s:
+            out.not_found.append(s.strip())
+            continue
+        if _DPKG_NOISE.match(s.strip()):
+            continue
+        m = _DPKG_ROW.match(s.strip())
+        if not m:
+            out.problems.append(line)
+            continue
+        name = m.group("name").split(":", 1)[0]
+        out.packages.append(Package(name, m.group("version"), m.group("arch") or "", m.group("state").strip(), s.strip()))
+    return out
+
+
+_RPM_ARCH = r"(?:x86_64|noarch|aarch64|ppc64le|i686|i386|s390x|armv7hl|src)"
+_RPM_ROW = re.compile(rf"^(?P<nvr>[A-Za-z0-9_+.\-:~^]+)\.(?P<arch>{_RPM_ARCH})$")
+
+
+def parse_rpm(text: str) -> PackageList:
+    """``rpm -qa`` (NAME-[EPOCH:]VERSION-RELEASE.ARCH per line), also piped through grep/sort."""
+    out = PackageList(manager="rpm")
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or re.match(r"^([$#] |\S+@\S+[:~].*[$#] )", s):
+            continue
+        m = _RPM_ROW.match(s)
+        if not m:
+            out.problems.append(line)
+            continue
+        parts = m.group("nvr").rsplit("-", 2)
+        if len(parts) != 3 or not parts[0] or not re.match(r"^(?:\d{1,9}:)?\d", parts[1]):
+            out.problems.append(line)
+            continue
+        name, ver, rel = parts
+        out.packages.append(Package(name, f"{ver}-{rel}", m.group("arch"), "installed", s))
+    return out
+
+
+# ------------------------------------------------------------------ dkms status
+
+
+@dataclass
+class DkmsEntry:
+    """One ``dkms status`` line: module, version, kernel (empty for ``added``), arch, state
+    (``added``/``built``/``installed``/...) and the parenthesised notes (WARNING!...)."""
+
+    module: str
+    version: str
+    kernel: str = ""
+    arch: str = ""
+    state: str = ""
+    notes: list[str] = field(default_factory=list)
+    line: str = ""
+
+
+@dataclass
+class DkmsStatus:
+    entries: list[DkmsEntry] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # "Error! ..." lines
+    problems: list[str] = field(default_factory=list)
+
+    def module(self, rx: str = r"nvidia(?:-current)?(?:-open)?|nvidia-srv|nvidia-tesla(?:-\d+)?(?:-open)?") -> list[DkmsEntry]:
+        """Entries of the NVIDIA GPU driver's DKMS module (``nvidia`` in NVIDIA's and Ubuntu's
+        packages, ``nvidia-current``/``-open`` in Debian's); other ``nvidia-*`` modules such as
+        ``nvidia-fs`` (GPUDirect Storage) are not the driver."""
+        r = re.compile(rx)
+        return [e for e in self.entries if r.fullmatch(e.module)]
+
+
+_DKMS_NEW = re.compile(r"^(?P<mod>[A-Za-z0-9_.+\-]+)/(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
+                       r"\s*:\s*(?P<rest>.*)$")
+_DKMS_OLD = re.compile(r"^(?P<mod>[A-Za-z0-9_.+\-]+),\s*(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
+                       r"\s*:\s*(?P<rest>.*)$")
+
+
+def parse_dkms_status(text: str) -> DkmsStatus:
+    """``dkms status`` (dkms 2.x comma form and 3.x slash form) -> entries; never raises."""
+    out = DkmsStatus()
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or re.match(r"^([$#] |\S+@\S+[:~].*[$#] )", s):
+            continue
+        if s.lower().startswith(("error!", "error:", "warning:", "deprecated feature")):
+            out.errors.append(s)
+            continue
+        m = _DKMS_NEW.match(s) or _DKMS_OLD.match(s)
+        if not m:
+            out.problems.append(line)
+            continue
+        rest = m.group("rest")
+        notes = re.findall(r"\(([^()]*)\)", rest)
+        state = re.sub(r"\([^()]*\)", "", rest).strip().split(" ")[0] if rest.strip() else ""
+        out.entries.append(DkmsEntry(m.group("mod"), m.group("ver"), m.group("kernel") or "", m.group("arch") or "",
+                                     state, notes, s))
+    return out
+
+
+# ------------------------------------------------------------------ systemd units
+
+
+@dataclass
+class Unit:
+    """What is known about one systemd unit: load/active/sub/unit-file state, the ExecStart
+    command line (``systemctl show``), evidence lines and log lines that followed (``status``)."""
+
+    name: str
+    load: str = ""  # loaded | not-found | masked | error
+    active: str = ""  # active | inactive | failed | activating | deactivating
+    sub: str = ""  # running | dead | exited | failed
+    unit_file: str = ""  # enabled | disabled | static | masked | "" (unit absent)
+    result: str = ""
+    exec_start: str = ""
+    lines: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.active == "active"
+
+    @property
+    def exists(self) -> bool:
+        return self.load not in ("not-found", "")
+
+
+@dataclass
+class Units:
+    units: dict[str, Unit] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> Unit | None:
+        """The unit by name, with or without ``.service``."""
+        n = name if name.endswith(".service") else name + ".service"
+        return self.units.get(n)
+
+
+def _unit_name(s: str) -> str:
+    s = s.strip()
+    return s if "." in s else s + ".service"
+
+
+def parse_systemctl_show(text: str, units: tuple[str, ...] = SERVICE_UNITS) -> Units:
+    """``systemctl show -p Id,LoadState,... UNIT...``: blocks of ``Key=value`` lines separated by a
+    blank line. A block without ``Id=`` takes the name of the unit at its position in ``units``."""
+    out = Units()
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if not line.strip():
+            if blocks[-1]:
+                blocks.append([])
+            continue
+        blocks[-1].append(line)
+    for i, block in enumerate(b for b in blocks if b):
+        kv: dict[str, str] = {}
+        for line in block:
+            m = re.match(r"^([A-Za-z][A-Za-z0-9]*)=(.*)$", line.strip())
+            if m:
+                kv[m.group(1)] = m.group(2)
+            else:
+                out.problems.append(line)
+        if not kv:
+            continue
+        name = kv.get("Id") or (units[i] if i < len(units) else f"unit-{i}")
+        u = Unit(_unit_name(name), kv.get("LoadState", ""), kv.get("ActiveState", ""), kv.get("SubState", ""),
+                 kv.get("UnitFileState", ""), kv.get("Result", ""), kv.get("ExecStart", ""), [ln.strip() for ln in block])
+        out.units[u.name] = u
+    return out
+
+
+_STATUS_HEAD = re.compile(r"^\s*(?:[●○×*↻]\s*)?(?P<unit>[A-Za-z0-9@_.\-]+\.service)(?:\s+-\s+(?P<desc>.*))?$")
+_LOADED = re.compile(r"^\s*Loaded:\s*(?P<load>[a-z\-]+)(?:\s*\((?P<inner>[^)]*)\))?")
+_ACTIVE = re.compile(r"^\s*Active:\s*(?P<active>[a-z\-]+)(?:\s*\((?P<sub>[^)]*)\))?")
+_NOT_FOUND = re.compile(r"Unit (?P<unit>[A-Za-z0-9@_.\-]+?)(?:\.service)? could not be found", re.I)
+
+
+def parse_systemctl_status(text: str) -> Units:
+    """``systemctl status UNIT`` (one or several units, with their journal tail): head line, Loaded:,
+    Active:, Process:/Main PID: lines and the log lines below. ``Unit X could not be found.`` gives a
+    not-found unit."""
+    out = Units()
+    cur: Unit | None = None
+    for line in text.splitlines():
+        s = line.rstrip()
+        if not s.strip():
+            continue
+        m = _STATUS_HEAD.match(s)
+        if m and not s.lstrip().startswith(("Loaded:", "Active:")) and " systemd[" not in s:
+            cur = Unit(m.group("unit"))
+            cur.lines.append(s.strip())
+            out.units[cur.name] = cur
+            continue
+        m = _NOT_FOUND.search(s)
+        if m:
+            u = Unit(_unit_name(m.group("unit")), load="not-found", active="inactive", lines=[s.strip()])
+            out.units[u.name] = u
+            cur = None
+            continue
+        j = _JOURNAL_UNIT.search(s)
+        if cur is None and j:
+            # journal lines only (no status header): systemd's own lines name the unit and its failure
+            name = _unit_name(j.group("unit"))
+            u = out.units.setdefault(name, Unit(name, load="loaded"))
+            u.log.append(s.strip())
+            if _JOURNAL_FAIL.search(s):
+                u.active, u.result = "failed", u.result or "exit-code"
+            continue
+        if cur is None:
+            d = _JOURNAL_DAEMON.search(s)
+            if d:
+                name = _DAEMON_UNIT.get(d.group("daemon"), "")
+                if name:
+                    out.units.setdefault(name, Unit(name, load="loaded")).log.append(s.strip())
+            continue
+        m = _LOADED.match(s)
+        if m:
+            cur.load = m.group("load")
+            inner = [x.strip() for x in (m.group("inner") or "").split(";")]
+            if len(inner) >= 2 and re.fullmatch(r"[a-z\-]+", inner[1]):
+                cur.unit_file = inner[1]
+            cur.lines.append(s.strip())
+            continue
+        m = _ACTIVE.match(s)
+        if m:
+            cur.active = m.group("active")
+            sub = m.group("sub") or ""
+            cur.sub = sub.split(":")[0].strip() if not sub.startswith("Result") else ""
+            r = re.search(r"Result:\s*([a-z\-]+)", sub)
+            if r:
+                cur.result = r.group(1)
+                cur.sub = "failed" if cur.active == "failed" else cur.sub
+            cur.lines.append(s.strip())
+            continue
+        if re.match(r"^\s*(Process|Main PID|Tasks|Memory|CPU|CGroup|Docs|Drop-In|TriggeredBy|Status):", s):
+            if "ExecStart=" in s and not cur.exec_start:
+                cur.exec_start = s.strip()
+            cur.lines.append(s.strip())
+            continue
+        if re.match(r"^\s*[└├│]", s):
+            if not cur.exec_start and "/" in s:
+                cur.exec_start = s.strip()
+            continue
+        cur.log.append(s.strip())
+    return out
+
+
+_JOURNAL_UNIT = re.compile(r"systemd\[\d+\]: (?P<unit>nvidia-(?:fabricmanager|persistenced|dcgm)\.service): ")
+_JOURNAL_FAIL = re.compile(r"Control process exited, code=exited, status=[1-9]|Failed with result|Main process exited, "
+                           r"code=(?:exited|killed), status=[1-9]")
+_JOURNAL_DAEMON = re.compile(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:")
+_DAEMON_UNIT = {"nv-fabricmanager": "nvidia-fabricmanager.service", "nvidia-fabricmanager-start.sh": "nvidia-fabricmanager.service",
+                "nvidia-persistenced": "nvidia-persistenced.service", "nv-hostengine": "nvidia-dcgm.service"}
+"""journalctl / syslog lines of the three units when a paste has no ``systemctl status`` header."""
+
+
+def parse_systemctl_words(text: str, units: tuple[str, ...], what: str) -> Units:
+    """``systemctl is-active A B`` / ``is-enabled A B``: one word per line, in unit order. ``what`` is
+    ``active`` or ``enabled``; an error line (unit file absent) marks that unit not-found."""
+    out = Units()
+    i = 0
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if i >= len(units):
+            out.problems.append(line)
+            continue
+        u = Unit(_unit_name(units[i]), lines=[s])
+        if re.search(r"No such file|not found|could not be found", s, re.I):
+            u.load = "not-found"
+        elif what == "active" and re.fullmatch(r"active|inactive|failed|activating|deactivating|reloading|unknown", s):
+            u.active, u.load = s, "loaded"
+        elif what == "enabled" and re.fullmatch(r"[a-z\-]+", s):
+            u.unit_file, u.load = s, "loaded"
+        else:
+            out.problems.append(line)
+            i += 1
+            continue
+        out.units[u.name] = u
+        i += 1
+    return out
+
+
+FM_MISMATCH = re.compile(r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don'?t|doesn'?t|don’t) "
+                         r"match with driver version (?P<drv>[0-9]+(?:\.[0-9]+)*)", re.I)
+"""Fabric Manager's own refusal to start when its version differs from the driver (journal line)."""
+
+# ------------------------------------------------------------------ nv-fabricmanager --version
+
+
+@dataclass
+class FmVersion:
+    version: str = ""
+    line: str = ""
+    build_line: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_fm_version(text: str) -> FmVersion:
+    """``nv-fabricmanager --version``: ``Fabric Manager version is : 580.95.05`` (+ ``Build Info``)."""
+    out = FmVersion()
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        m = re.search(r"Fabric Manager version is\s*:\s*(\S+)", s, re.I)
+        if m:
+            out.line = s
+            v = m.group(1)
+            out.version = v if re.fullmatch(r"\d{3}(?:\.\d{1,4}){1,3}", v) else ""
+            continue
+        if s.lower().startswith("build info"):
+            out.build_line = s
+            continue
+        out.problems.append(line)
+    return out
+
+
+# ------------------------------------------------------------------ modinfo nvidia
+
+
+@dataclass
+class ModInfo:
+    """``modinfo nvidia``: the module file the running kernel would load and its metadata."""
+
+    filename: str = ""
+    version: str = ""
+    license: str = ""
+    vermagic: str = ""
+    signer: str = ""
+    sig_id: str = ""
+    not_found: str = ""  # modinfo's error line when no nvidia module exists for this kernel
+    lines: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def flavour(self) -> str:
+        """``open`` (license Dual MIT/GPL), ``proprietary`` (license NVIDIA) or ""."""
+        lic = self.license.strip().lower()
+        if lic == "dual mit/gpl":
+            return "open"
+        if lic == "nvidia":
+            return "proprietary"
+        return ""
+
+    @property
+    def kernel(self) -> str:
+        """Kernel release the module was built for: first word of ``vermagic``, else the
+        ``/lib/modules/<release>/`` part of the file name."""
+        if self.vermagic:
+            return self.vermagic.split()[0]
+        m = re.search(r"/lib/modules/([^/]+)/", self.filename)
+        return m.group(1) if m else ""
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.sig_id or self.signer)
+
+
+def parse_modinfo(text: str) -> ModInfo:
+    """``modinfo nvidia`` (or ``modinfo nvidia | head``); ``modinfo: ERROR: Module nvidia not found.``"""
+    out = ModInfo()
+    for line in text.splitlines():
+        s = line.rstrip()
+        if not s.strip() or re.match(r"^\s*([$#] |\S+@\S+[:~].*[$#] )", s):
+            continue
+        if re.search(r"modinfo: ERROR: Module \S+ not found|FATAL: Module \S+ not found", s):
+            out.not_found = s.strip()
+            continue
+        m = re.match(r"^\s*([a-z_]+):\s*(.*)$", s)
+        if not m:
+            out.problems.append(line)
+            continue
+        key, val = m.group(1), m.group(2).strip()
+        out.lines.setdefault(key, s.strip())
+        if key in ("filename", "version", "license", "vermagic", "signer", "sig_id") and not getattr(out, key):
+            setattr(out, key, val)
+    return out
+
+
+# ------------------------------------------------------------------ mokutil --sb-state
+
+
+@dataclass
+class SecureBoot:
+    state: str = ""  # "enabled" | "disabled" | "unsupported" | ""
+    line: str = ""
+    shim_validation_off: bool = False  # "SecureBoot validation is disabled in shim": signatures not enforced
+
+    @property
+    def enforcing(self) -> bool:
+        """Module signatures are enforced: Secure Boot on and shim validation not disabled (mokutil(1))."""
+        return self.state == "enabled" and not self.shim_validation_off
+
+
+def parse_sb_state(text: str) -> SecureBoot:
+    """``mokutil --sb-state``: ``SecureBoot enabled`` (possibly followed by ``SecureBoot validation is
+    disabled in shim``) / ``SecureBoot disabled`` / ``EFI variables are not supported on this system``
+    (legacy BIOS boot: no Secure Boot)."""
+    sb = SecureBoot()
+    for line in text.splitlines():
+        s = line.strip()
+        m = re.match(r"SecureBoot (enabled|disabled)$", s, re.I)
+        if m and not sb.state:
+            sb.state, sb.line = m.group(1).lower(), s
+        elif re.search(r"validation is disabled in shim", s, re.I):
+            sb.shim_validation_off = True
+        elif not sb.state and re.search(r"EFI variables are not supported|doesn't support Secure Boot", s, re.I):
+            sb.state, sb.line = "unsupported", s
+    return sb
+
+
+# ------------------------------------------------------------------ explain kinds
+
+_PROMPT = r"(?:^|\n)\s*(?:\S+@\S+[:~][^\n$#]*[$#]|[$#])\s*"
+
+
+def _detect_dkms(text: str) -> float:
+    if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text):
+        return 0.95
+    d = parse_dkms_status(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not d.entries:
+        return 0.0
+    ok = sum(1 for e in d.entries if re.fullmatch(r"added|built|installed|installed-weak|broken", e.state))
+    if not d.module():
+        return 0.3 * ok / len(lines)
+    return min(0.9, 0.5 + 0.4 * ok / len(lines))
+
+
+def _detect_dpkg(text: str) -> float:
+    p = parse_dpkg(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not p.packages:
+        return 0.0
+    nv = [x for x in p.packages if re.search(r"nvidia|cuda|datacenter-gpu-manager", x.name)]
+    if not nv:
+        return 0.0
+    head = 0.2 if re.search(r"^\|\|/ Name", text, re.M) or re.search(_PROMPT + r"dpkg", text) else 0.0
+    return min(0.92, 0.4 + 0.5 * len(p.packages) / len(lines) + head)
+
+
+def _detect_rpm(text: str) -> float:
+    p = parse_rpm(text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not p.packages:
+        return 0.0
+    nv = [x for x in p.packages if re.search(r"nvidia|cuda", x.name)]
+    if not nv:
+        return 0.0
+    head = 0.2 if re.search(_PROMPT + r"rpm -q", text) else 0.0
+    return min(0.92, 0.3 + 0.6 * len(p.packages) / len(lines) + head)
+
+
+_NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-hostengine")
+
+
+def _detect_service(text: str) -> float:
+    if FM_MISMATCH.search(text):
+        return 0.95
+    u = parse_systemctl_status(text)
+    nv = [x for x in u.units.values() if _NV_UNITS.search(x.name)]
+    if nv and any(x.load or x.active for x in nv):
+        return 0.93
+    if nv:
+        return 0.6
+    return 0.0
+
+
+def _detect_fm_version(text: str) -> float:
+    return 0.95 if re.search(r"Fabric Manager version is\s*:", text, re.I) else 0.0
+
+
+def _detect_modinfo(text: str) -> float:
+    m = parse_modinfo(text)
+    if m.not_found and re.search(r"Module nvidia", m.not_found):
+        return 0.9
+    if re.search(r"/nvidia(?:_current)?\.ko", m.filename) or (m.license and re.search(r"nvidia", m.lines.get("firmware", "") + m.filename)):
+        return 0.92
+    return 0.0
+
+
+def _judge(name: str):
+    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+        from wizard.checks import driver_setup as ds
+
+        return getattr(ds, name)(text, exp)
+
+    judge.__name__ = f"judge_{name}"
+    return judge
+
+
+register_kind(Kind("dkms-status", "dkms status", _detect_dkms, _judge("judge_dkms_text"), ("dkms status",)))
+register_kind(Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", _detect_dpkg, _judge("judge_dpkg_text"),
+                   ("dpkg -l | grep -i nvidia",)))
+register_kind(Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", _detect_rpm, _judge("judge_rpm_text"),
+                   ("rpm -qa | grep -i nvidia",)))
+register_kind(Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
+                   _detect_service, _judge("judge_service_text"),
+                   ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")))
+register_kind(Kind("fabricmanager-version", "nv-fabricmanager --version", _detect_fm_version,
+                   _judge("judge_fm_version_text"), ("nv-fabricmanager --version",)))
+register_kind(Kind("modinfo-nvidia", "modinfo nvidia", _detect_modinfo, _judge("judge_modinfo_text"),
+                   ("modinfo nvidia",)))

@@ -1,0 +1,909 @@
+"""Plan & sizing arithmetic: GPU memory per GPU, GPU count, host RAM, CPU cores, NVMe and power.
+
+Pure functions, no Textual (the "Plan & sizing" screen, ``screens/sizing.py``, only shows what
+:func:`size` returns). Every figure comes back as a :class:`Result` that carries its arithmetic
+and its source, so the operator sees how each number was reached.
+
+Units, always explicit: **GB = 10^9 bytes**, **GiB = 2^30 bytes**, W (watts), BTU/h.
+Ψ (psi) is the parameter count, as in the ZeRO paper.
+
+Sources (each constant below names its own):
+
+* ZeRO paper, Rajbhandari et al. 2019, https://arxiv.org/abs/1910.02054 §3.1, §5, Fig. 1:
+  mixed-precision Adam keeps 2Ψ (fp16 weights) + 2Ψ (fp16 gradients) + KΨ optimizer states with
+  K = 12 (fp32 master weights, momentum and variance, 4 + 4 + 4 bytes); ZeRO-1/2/3 divide the
+  optimizer states / + gradients / + parameters by the data-parallel degree Nd.
+* Hugging Face, "Anatomy of model's memory",
+  https://huggingface.co/docs/transformers/model_memory_anatomy : weights 4 bytes/param (fp32) or
+  6 (mixed precision: fp32 + 16-bit copy); gradients 4; optimizer 8 (AdamW), 2 (8-bit AdamW,
+  bitsandbytes), 4 (SGD with momentum): 18 bytes/param for mixed-precision AdamW.
+* QLoRA, Dettmers et al. 2023, https://arxiv.org/abs/2305.14314 §3: 4-bit NormalFloat (NF4) base
+  weights; double quantization cuts the quantization constants from 32/64 = 0.5 bits to
+  8/64 + 32/(64·256) = 0.127 bits per parameter.
+* LoRA, Hu et al. 2021, https://arxiv.org/abs/2106.09685 §4.1: a rank-r update BA of a d×k
+  weight adds r·(d + k) trainable parameters; the paper's GPT-3 runs adapt W_q and W_v (§7.1).
+* Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+  https://arxiv.org/abs/2205.05198 §4 eq. 1: activations per transformer layer
+  s·b·h·(34 + 5·a·s/h) bytes (16-bit activations, 1-byte dropout masks, no parallelism);
+  §5 selective recomputation: 34·s·b·h; full recomputation keeps only each layer's input,
+  2·s·b·h bytes per layer.
+* FlashAttention, Dao et al. 2022, https://arxiv.org/abs/2205.14135 §3.1: the s×s attention
+  matrices are not stored for the backward pass, which removes the 5·a·s/h term above.
+* DeepSpeed configuration reference, https://www.deepspeed.ai/docs/config-json/ :
+  ``offload_optimizer`` "Valid for ZeRO stage 1, 2, 3"; ``pin_memory`` "Offload to page-locked
+  CPU memory ... at the cost of extra memory overhead". ZeRO-Offload, Ren et al. 2021,
+  https://arxiv.org/abs/2101.06840 : gradients, optimizer states and the optimizer step on the CPU.
+* Real systems for context (knowledge.md §7.3, §7.4): DGX H100 user guide
+  https://docs.nvidia.com/dgx/dgxh100-user-guide/ (2× 56-core Xeon 8480C, 2 TB, 10.2 kW max,
+  6× 3.3 kW PSUs 4+2); MLPerf system descriptions (mlcommons inference_results v3.1 Dell XE9680,
+  v4.1 NVIDIA H200, v6.0 Nebius B200: 2× 60 cores, 1.8 TB).
+* 1 W = 3.412 BTU/h: NIST SP 811 (2008) Appendix B.8, "British thermal unit_IT per hour =
+  0.2930711 W".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from wizard.data import table
+
+GB = 1e9
+"""Bytes in a gigabyte (SI). GPU datasheets and disk vendors quote GB."""
+GiB = 2 ** 30
+"""Bytes in a gibibyte. ``free -g``, ``/proc/meminfo`` and the plan's host_ram_gib use GiB."""
+
+SRC_ZERO = "ZeRO paper arxiv.org/abs/1910.02054 §5, Fig. 1"
+SRC_HF = "huggingface.co/docs/transformers/model_memory_anatomy"
+SRC_QLORA = "QLoRA paper arxiv.org/abs/2305.14314 §3"
+SRC_LORA = "LoRA paper arxiv.org/abs/2106.09685 §4.1, §7.1"
+SRC_ACT = "Korthikanti et al. 2022 arxiv.org/abs/2205.05198 §4 eq. 1, §5"
+SRC_FLASH = "FlashAttention paper arxiv.org/abs/2205.14135 §3.1"
+SRC_KAPLAN = "Kaplan et al. 2020 arxiv.org/abs/2001.08361 §2.1 (N ≈ 12·n_layer·d_model²)"
+SRC_DS = "DeepSpeed config reference deepspeed.ai/docs/config-json/ (offload_optimizer, pin_memory)"
+SRC_OFFLOAD = "ZeRO-Offload paper arxiv.org/abs/2101.06840"
+SRC_DGX_H100 = "DGX H100 user guide docs.nvidia.com/dgx/dgxh100-user-guide/"
+SRC_MLPERF = "MLPerf system JSONs (github.com/mlcommons inference_results v3.1, v4.1, v6.0)"
+"""Dell XE9680 8x H100 (v3.1), NVIDIA 8x H200 SXM (v4.1), Nebius 8x B200 nebius_b200_n1.json (v6.0)."""
+SRC_NIST = "NIST SP 811 (2008) App. B.8: 1 BTU_IT/h = 0.2930711 W"
+SRC_80PLUS = "80 PLUS program table (en.wikipedia.org/wiki/80_Plus): Titanium 230 V redundant 90/94/96/91 %"
+SRC_SPECS = "assets/gpu_specs.csv"
+
+# ---------------------------------------------------------------------------- bytes per parameter
+
+ADAM_K = 12
+"""Optimizer-state bytes per parameter for mixed-precision Adam, fp32 master weights included
+(4 master + 4 momentum + 4 variance). ZeRO paper §3.1 ("K = 12")."""
+
+MASTER_FP32_BYTES = 4
+"""fp32 master copy of the weights kept in mixed precision (ZeRO paper §3.1: part of K; HF docs:
+6 bytes of weights = fp32 + 16-bit copy)."""
+
+OPTIMIZER_STATE_BYTES = {"adamw": 8, "adam8bit": 2, "sgd_momentum": 4, "sgd": 0}
+"""Optimizer-state bytes per trainable parameter, master copy excluded. Adam/AdamW: fp32 momentum +
+variance = 8; 8-bit AdamW (bitsandbytes) = 2; SGD with momentum = 4 (one fp32 buffer) — all three
+from the HF memory-anatomy page. Plain SGD keeps no state (torch.optim.SGD allocates a momentum
+buffer only when momentum != 0, pytorch.org/docs/stable/generated/torch.optim.SGD.html)."""
+
+OPTIMIZER_LABEL = {"adamw": "Adam/AdamW", "adam8bit": "8-bit AdamW", "sgd_momentum": "SGD+momentum",
+                   "sgd": "SGD"}
+
+NF4_BITS = 4.0
+"""Bits per parameter of the 4-bit NormalFloat base weights (QLoRA paper §3)."""
+NF4_CONSTANT_BITS_DQ = 8 / 64 + 32 / (64 * 256)
+"""Quantization-constant overhead with double quantization, bits per parameter:
+8/64 + 32/(64·256) = 0.127 (QLoRA paper §3, "Double Quantization")."""
+QLORA_BASE_BYTES = (NF4_BITS + NF4_CONSTANT_BITS_DQ) / 8
+"""Bytes per frozen base parameter in QLoRA: (4 + 0.127) / 8 ≈ 0.516 (QLoRA paper §3)."""
+
+ACT_COEFF = 34
+"""The 34 in s·b·h·(34 + 5·a·s/h): bytes per (token × hidden unit) of one GPT-style layer's
+activations other than the attention scores (16-bit values, 1-byte dropout masks).
+Korthikanti et al. 2022 §4.1 eq. 1; also the per-layer total with selective recomputation (§5)."""
+ACT_ATTN_COEFF = 5
+"""The 5 in 5·a·s/h: softmax output, its dropout mask and the dropout output per attention score
+(Korthikanti et al. 2022 §4.1)."""
+ACT_FULL_RECOMPUTE = 2
+"""Bytes per (token × hidden unit) kept per layer with full recomputation: only each layer's 16-bit
+input (Korthikanti et al. 2022 §4: 2·s·b·h·L in total)."""
+
+CORES_PER_GPU_REFERENCES = (
+    (14, "DGX H100: 2x 56-core Xeon 8480C = 112 cores / 8 GPUs", SRC_DGX_H100),
+    (15, "MLPerf 8x B200 system: 2x 60 cores = 120 / 8 GPUs", "mlcommons inference_results v6.0 nebius_b200_n1.json"),
+)
+"""CPU cores per GPU of shipping 8-GPU systems: references, not rules (knowledge.md §7.3)."""
+
+HOST_RAM_RATIOS = (
+    ("Nebius 8x B200 (MLPerf): 1.8 TB / 1,440 GB", 1.25),
+    ("NVIDIA 8x H200 SXM (MLPerf): 2 TB / 1,128 GB", 1.8),
+    ("Dell XE9680 8x H100 (MLPerf): 2 TB / 640 GB", 3.2),
+    ("DGX H100: 2 TB / 640 GB", 3.2),
+)
+"""(system, host RAM / total GPU memory) of real 8-GPU systems as knowledge.md §7.3 lists them. Context
+only — no vendor states a RAM:GPU-memory rule (knowledge.md §7.3 and §9 #10; SRC_MLPERF, SRC_DGX_H100)."""
+
+DGX_H100_MAX_W = 10_200
+"""DGX H100 maximum system power, W, with 8 x 700 W GPUs (5.6 kW): the vendor's published system
+maximum is the figure to size PSUs, PDUs and cooling for (DGX H100 user guide; knowledge.md §7.4)."""
+DGX_H100_GPU_W = 8 * 700
+
+BTU_PER_W = 3.412
+"""BTU/h per watt: 1 / 0.2930711 = 3.412 (NIST SP 811 App. B.8)."""
+
+OBSERVED_TOTAL_MIB = {
+    "A100 40GB SXM4": (40960, "nvidia-smi-q-x__a100-sxm4-40gb-mig-passthrough-vm.xml"),
+    "A100 80GB SXM4": (81920, "nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml"),
+    "H100 SXM5": (81559, "nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt"),
+    "H200 SXM": (143771, "nvidia-smi-q__h200-single-gpu-vm-gpu-burn-load-healthy.txt"),
+    "GeForce RTX 4090": (24564, "nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt"),
+}
+"""FB memory "Total" that nvidia-smi printed on real boards of these models, MiB, with the case
+file (shared/cases) it comes from. Shown next to the datasheet figure: the datasheet's "80 GB"
+is close to 80 GiB in practice, so comparing against it as 80x10^9 bytes is conservative."""
+
+# ---------------------------------------------------------------------------- model shapes
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """Transformer shape used for the activation estimate and LoRA rank arithmetic."""
+
+    name: str
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    source: str
+
+
+KNOWN_SHAPES: tuple[ModelShape, ...] = (
+    ModelShape("Llama 2 7B", 7e9, 32, 4096, 32, 32,
+               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-7b-hf config.json"),
+    ModelShape("Llama 3.1 8B", 8e9, 32, 4096, 32, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3"),
+    ModelShape("Llama 2 13B", 13e9, 40, 5120, 40, 40,
+               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-13b-hf config.json"),
+    ModelShape("Llama 2 70B", 70e9, 80, 8192, 64, 8,
+               "Llama 2 paper arxiv.org/abs/2307.09288 (GQA); huggingface.co/meta-llama/Llama-2-70b-hf config.json"),
+    ModelShape("Llama 3.1 405B", 405e9, 126, 16384, 128, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3"),
+)
+"""A small table of published shapes (layers, hidden size, attention heads, KV heads), keyed by the
+nominal parameter count. Llama 3.1 70B has the same shape as Llama 2 70B (Llama 3 paper Table 3)."""
+
+SHAPE_MATCH_TOLERANCE = 0.05
+"""A typed parameter count within 5 % of a known nominal size uses that model's shape (e.g. 6.74e9,
+Llama 2 7B's exact count). Outside it, the shape is estimated and labelled as such."""
+
+HEAD_DIM_ASSUMED = 128
+"""Head dimension assumed for an estimated shape (Llama 2 7B/13B and Llama 3 use 128: 4096/32,
+5120/40, 8192/64); with L = h/128 this reproduces the 7B and 13B shapes' layer counts."""
+
+
+def known_shape(params: float) -> ModelShape | None:
+    """The known shape whose nominal size is within :data:`SHAPE_MATCH_TOLERANCE` of ``params``."""
+    best = None
+    for s in KNOWN_SHAPES:
+        rel = abs(params - s.params) / s.params
+        if rel <= SHAPE_MATCH_TOLERANCE and (best is None or rel < abs(params - best.params) / best.params):
+            best = s
+    return best
+
+
+def estimate_shape(params: float) -> ModelShape:
+    """Estimated shape for an unknown model: Ψ ≈ 12·L·h² (Kaplan et al. 2020 §2.1) with
+    L = h / 128 assumed, so h = (128·Ψ/12)^(1/3) rounded to a multiple of 128, L = Ψ / (12·h²)."""
+    h = max(HEAD_DIM_ASSUMED, round((HEAD_DIM_ASSUMED * params / 12) ** (1 / 3) / HEAD_DIM_ASSUMED) * HEAD_DIM_ASSUMED)
+    layers = max(1, round(params / (12 * h * h)))
+    heads = h // HEAD_DIM_ASSUMED
+    return ModelShape("estimated", params, layers, h, heads, heads,
+                      f"ESTIMATE: {SRC_KAPLAN} with L = h/{HEAD_DIM_ASSUMED} assumed")
+
+
+# ---------------------------------------------------------------------------- GPU specs
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One selectable GPU: a row of assets/gpu_specs.csv (V100 rows give a 16 GB and a 32 GB entry).
+
+    memory_gb: datasheet memory, GB as NVIDIA writes it (compared as 10^9 bytes).
+    tdp_w: the upper end of the datasheet's TDP/TGP text, W (power is sized on maxima).
+    """
+
+    name: str
+    memory_gb: float
+    tdp_w: float
+    memory_text: str
+    tdp_text: str
+    verification: str
+    source: str
+    interconnect: str = ""
+
+    @property
+    def unverified(self) -> bool:
+        return "UNVERIFIED" in self.verification.upper() or "NOT RE-READ" in self.verification.upper()
+
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _tdp_max(text: str) -> float | None:
+    """Upper end of a TDP cell: '300-350 (product brief: 350 max TDP)' -> 350, 'up to 700' -> 700."""
+    nums = [float(n) for n in _NUM.findall(text.split("(")[0])]
+    return max(nums) if nums else None
+
+
+def gpu_specs() -> tuple[GpuSpec, ...]:
+    """Selectable GPUs from ``assets/gpu_specs.csv``; rows whose memory or TDP cannot be read are left out."""
+    out: list[GpuSpec] = []
+    for row in table("gpu_specs.csv"):
+        name = row.get("gpu", "")
+        mem_text = row.get("memory_gb", "")
+        tdp = _tdp_max(row.get("tdp_w", ""))
+        head = mem_text.split("(")[0]
+        if not name or tdp is None:
+            continue
+        sizes = [float(n) for n in _NUM.findall(head)] if " or " in head else [float(n) for n in _NUM.findall(head)[:1]]
+        base = re.sub(r"\s*\(.*?\)\s*", " ", name).strip() if len(sizes) > 1 else name
+        for m in sizes:
+            out.append(GpuSpec(f"{base} {m:g}GB" if len(sizes) > 1 else name, m, tdp, mem_text,
+                               row.get("tdp_w", ""), row.get("verification", ""), row.get("source", ""),
+                               row.get("nvlink_gen", "")))
+    return tuple(out)
+
+
+def gpu_by_name(name: str) -> GpuSpec | None:
+    for g in gpu_specs():
+        if g.name == name:
+            return g
+    return None
+
+
+# ---------------------------------------------------------------------------- inputs
+
+METHODS = {"pretrain": "pretraining", "full": "full fine-tune", "lora": "LoRA", "qlora": "QLoRA"}
+PRECISIONS = ("bf16", "fp16", "fp32")
+ACCOUNTINGS = {"zero": "ZeRO (16 B)", "hf": "HF (18 B)"}
+CHECKPOINTING = {"off": "off", "full": "on, every layer"}
+ATTENTION = {"flash": "FlashAttention", "standard": "standard"}
+OFFLOAD = {"none": "none", "cpu": "optimizer to CPU"}
+CKPT_LOADERS = {"all": "every rank", "one": "rank 0 only"}
+
+
+@dataclass(frozen=True)
+class SizingInputs:
+    """Everything the sizing needs. Counts are plain numbers; sizes GB (10^9); power W.
+
+    lora_rank / lora_fraction: one of them sets the trainable adapter parameters (rank r on W_q and
+    W_v of every layer, or a fraction of Ψ); ignored for pretraining and full fine-tune.
+    dp_degree: data-parallel degree Nd that ZeRO shards over (default: the GPU count).
+    layers/hidden/heads/kv_heads: None = the known shape for this size, else an estimate.
+    """
+
+    params: float = 7e9
+    method: str = "full"
+    lora_rank: int | None = 16
+    lora_fraction: float | None = None
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    accounting: str = "zero"
+    zero_stage: int = 0
+    dp_degree: int | None = None
+    offload: str = "none"
+    seq_len: int = 4096
+    micro_batch: int = 1
+    checkpointing: str = "off"
+    attention: str = "flash"
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    gpu: str = "H100 SXM5"
+    gpu_count: int = 8
+    loader_gb_per_gpu: float = 0.0
+    ckpt_loaders: str = "all"
+    host_ram_gib: float | None = None
+    dataset_gb: float = 0.0
+    checkpoints_kept: int = 1
+    cpu_w: float = 0.0
+    other_w: float = 0.0
+    psu_w: float = 0.0
+    system_max_w: float = 0.0
+
+    @property
+    def nd(self) -> int:
+        return self.dp_degree if self.dp_degree else self.gpu_count
+
+    @property
+    def mixed(self) -> bool:
+        return self.precision in ("bf16", "fp16")
+
+
+_COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:\s*[eE]\s*([+-]?\d{1,3}))?\s*([kKmMbBtT]?)\s*$")
+_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def parse_count(raw: str) -> float:
+    """'7B', '6.74e9', '70 b', '350M', '13000000000' -> parameters. Raises ValueError with a reason."""
+    m = _COUNT.match(raw or "")
+    if not m:
+        raise ValueError(f"not a parameter count: {raw!r} (e.g. 7B, 13e9, 350M)")
+    try:
+        v = float(m.group(1)) * (10.0 ** int(m.group(2)) if m.group(2) else 1.0) * _SUFFIX[m.group(3).lower()]
+    except OverflowError:
+        v = math.inf
+    if not math.isfinite(v) or not (1e6 <= v <= 1e14):
+        raise ValueError("parameter count must be between 1M and 100T")
+    return v
+
+
+def _int(raw: str, lo: int, hi: int, what: str) -> int:
+    s = (raw or "").strip().replace("_", "").replace(",", "")
+    if not re.fullmatch(r"\d{1,9}", s):
+        raise ValueError(f"{what}: whole number, got {raw!r}")
+    v = int(s)
+    if not lo <= v <= hi:
+        raise ValueError(f"{what}: between {lo} and {hi}")
+    return v
+
+
+def _float(raw: str, lo: float, hi: float, what: str) -> float:
+    s = (raw or "").strip().replace("_", "").replace(",", "")
+    try:
+        v = float(s)
+    except ValueError:
+        raise ValueError(f"{what}: a number, got {raw!r}") from None
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise ValueError(f"{what}: between {lo:g} and {hi:g}")
+    return v
+
+
+FIELDS: dict[str, str] = {
+    "params": "7B", "method": "full", "lora": "16", "precision": "bf16", "optimizer": "adamw",
+    "accounting": "zero", "zero_stage": "0", "dp_degree": "", "offload": "none", "seq_len": "4096",
+    "micro_batch": "1", "checkpointing": "off", "attention": "flash", "layers": "", "hidden": "", "heads": "", "kv_heads": "",
+    "gpu": "H100 SXM5", "gpu_count": "8", "loader_gb_per_gpu": "", "ckpt_loaders": "all", "host_ram_gib": "",
+    "dataset_gb": "", "checkpoints_kept": "1", "cpu_w": "", "other_w": "", "psu_w": "", "system_max_w": "",
+}
+"""Field name -> default raw text, as the screen's inputs hold them (empty = not given)."""
+
+
+def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
+    """Raw field texts -> inputs and {field: why it was refused}. A refused field keeps its default,
+    so the results stay visible while the operator types. Never raises."""
+    errors: dict[str, str] = {}
+    kw: dict[str, Any] = {}
+
+    def get(k: str) -> str:
+        v = raw.get(k, FIELDS.get(k, ""))
+        return v.strip() if isinstance(v, str) else str(v)
+
+    def take(k: str, fn, *, optional: bool = False) -> None:
+        s = get(k)
+        if optional and s == "":
+            return
+        try:
+            kw[k] = fn(s)
+        except ValueError as exc:
+            errors[k] = str(exc)
+
+    def choice(k: str, allowed) -> None:
+        s = get(k)
+        if s in allowed:
+            kw[k] = s
+        else:
+            errors[k] = f"one of {', '.join(allowed)}"
+
+    take("params", parse_count)
+    choice("method", METHODS)
+    s = get("lora")
+    if s:
+        if s.endswith("%"):
+            try:
+                f = _float(s[:-1], 0, 100, "LoRA fraction %")
+                if f <= 0:
+                    raise ValueError("LoRA fraction %: more than 0")
+                kw["lora_fraction"], kw["lora_rank"] = f / 100, None
+            except ValueError as exc:
+                errors["lora"] = str(exc)
+        else:
+            try:
+                kw["lora_rank"] = _int(s.removeprefix("r=").removeprefix("r"), 1, 4096, "LoRA rank")
+            except ValueError:
+                errors["lora"] = "LoRA: a rank (16) or a fraction of the parameters (0.5%)"
+    choice("precision", PRECISIONS)
+    choice("optimizer", OPTIMIZER_STATE_BYTES)
+    choice("accounting", ACCOUNTINGS)
+    take("zero_stage", lambda v: _int(v, 0, 3, "ZeRO stage"))
+    take("dp_degree", lambda v: _int(v, 1, 1_000_000, "data-parallel degree"), optional=True)
+    choice("offload", OFFLOAD)
+    take("seq_len", lambda v: _int(v, 1, 10_000_000, "sequence length"))
+    take("micro_batch", lambda v: _int(v, 1, 100_000, "micro-batch"))
+    choice("checkpointing", CHECKPOINTING)
+    choice("attention", ATTENTION)
+    for k in ("layers", "hidden", "heads", "kv_heads"):
+        take(k, lambda v, k=k: _int(v, 1, 1_000_000, k), optional=True)
+    names = [g.name for g in gpu_specs()]
+    choice("gpu", names)
+    take("gpu_count", lambda v: _int(v, 1, 256, "GPU count"))
+    take("loader_gb_per_gpu", lambda v: _float(v, 0, 1e6, "loader GB per GPU"), optional=True)
+    choice("ckpt_loaders", CKPT_LOADERS)
+    take("host_ram_gib", lambda v: _float(v, 0, 1 << 20, "host RAM GiB"), optional=True)
+    take("dataset_gb", lambda v: _float(v, 0, 1e9, "dataset GB"), optional=True)
+    take("checkpoints_kept", lambda v: _int(v, 0, 100_000, "checkpoints kept"))
+    for k in ("cpu_w", "other_w", "psu_w", "system_max_w"):
+        take(k, lambda v, k=k: _float(v, 0, 1e7, k), optional=True)
+    if kw.get("host_ram_gib") == 0:
+        kw["host_ram_gib"] = None
+    inputs = SizingInputs(**kw)
+    if inputs.offload == "cpu" and inputs.zero_stage == 0:
+        errors["offload"] = "CPU offload needs ZeRO stage 1, 2 or 3 (DeepSpeed offload_optimizer)"
+        inputs = replace(inputs, offload="none")
+    if inputs.heads and inputs.kv_heads and inputs.heads % inputs.kv_heads:
+        errors["kv_heads"] = "KV heads must divide the attention heads"
+        inputs = replace(inputs, kv_heads=None)
+    return inputs, errors
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Part:
+    """One block of model-state memory: ``count`` parameters x ``bytes_per_param``, sharded by ZeRO
+    from ``shard_stage`` on (1 optimizer states, 2 gradients, 3 parameters; 4 = never)."""
+
+    name: str
+    count: float
+    bytes_per_param: float
+    shard_stage: int
+    offloadable: bool = False
+
+    @property
+    def bytes(self) -> float:
+        return self.count * self.bytes_per_param
+
+
+@dataclass(frozen=True)
+class Result:
+    """One shown result: a title, its value, the arithmetic lines, and its source.
+
+    status: "ok" (fits / enough), "short" (does not fit / not enough), "info", "error".
+    """
+
+    key: str
+    title: str
+    value: str
+    math: tuple[str, ...]
+    source: str
+    status: str = "info"
+
+
+@dataclass
+class Sizing:
+    """What :func:`size` computed; numbers in bytes (GPU, host, disk), W, BTU/h."""
+
+    inputs: SizingInputs
+    shape: ModelShape
+    gpu: GpuSpec | None
+    trainable: float
+    parts: list[Part]
+    bytes_per_param: dict[str, float]
+    model_states_per_gpu: float
+    activations: float
+    per_gpu: float
+    gpu_memory: float
+    fits: bool
+    min_gpus: int | None
+    min_gpus_stage3: int | None
+    host_offload: float
+    host_ckpt_load: float
+    host_loaders: float
+    host_min: float
+    checkpoint_bytes: float
+    nvme_total: float
+    gpu_w: float
+    component_w: float
+    load_w: float
+    psus: int | None
+    psus_n1: int | None
+    psus_nn: int | None
+    heat_btu_h: float
+    results: list[Result] = field(default_factory=list)
+
+    def plan_answers(self) -> dict[str, str]:
+        """Raw plan answers for ``wizard.plan.parse_value``: gpu_model, gpu_count, host_ram_gib.
+
+        host_ram_gib: the operator's planned figure when given, else the counted minimum rounded up
+        to a whole GiB (left out when nothing was counted)."""
+        out = {"gpu_model": self.inputs.gpu, "gpu_count": str(self.inputs.gpu_count)}
+        if self.inputs.host_ram_gib:
+            out["host_ram_gib"] = f"{self.inputs.host_ram_gib:g}"
+        elif self.host_min > 0:
+            out["host_ram_gib"] = str(math.ceil(self.host_min / GiB))
+        return out
+
+
+def fmt_bytes(b: float, gib: bool = False) -> str:
+    """'112.0 GB' (10^9) or, with ``gib``, '112.0 GB = 104.3 GiB'; small values in MB (10^6)."""
+    if b < 1e9:
+        s = f"{b / 1e6:.1f} MB"
+        return s + (f" = {b / 2**20:.1f} MiB" if gib else "")
+    s = f"{b / GB:,.1f} GB"
+    return s + (f" = {b / GiB:,.1f} GiB" if gib else "")
+
+
+def fmt_count(n: float) -> str:
+    """Parameter counts in scientific form (never 'B', which here means bytes): 7.00e9."""
+    return f"{n:.2e}".replace("e+0", "e").replace("e+", "e")
+
+
+def _b(x: float) -> str:
+    return f"{x:g}"
+
+
+def trainable_params(inp: SizingInputs, shape: ModelShape) -> tuple[float, str]:
+    """Trainable parameters and the arithmetic: Ψ for pretraining/full fine-tune; for LoRA/QLoRA
+    either fraction·Ψ or L·r·[(h + h) + (h + h_kv)] (rank r on W_q: h->h and W_v: h->h_kv,
+    h_kv = h·kv_heads/heads; LoRA paper §4.1: r·(d + k) per adapted d×k matrix)."""
+    if inp.method in ("pretrain", "full"):
+        return inp.params, f"all {fmt_count(inp.params)} parameters are trained"
+    if inp.lora_fraction is not None:
+        t = inp.params * inp.lora_fraction
+        return t, f"adapters = {inp.lora_fraction * 100:g}% x {fmt_count(inp.params)} = {fmt_count(t)}"
+    r = inp.lora_rank or 16
+    h = shape.hidden
+    hkv = h * shape.kv_heads // shape.heads
+    t = shape.layers * r * ((h + h) + (h + hkv))
+    return t, (f"adapters r={r} on W_q,W_v: L{shape.layers} x {r} x [({h}+{h}) + ({h}+{hkv})] = {t:,.0f}")
+
+
+def _per_param(inp: SizingInputs) -> dict[str, float]:
+    """Bytes per trainable parameter by part for the chosen precision, optimizer and accounting."""
+    w = 2.0 if inp.mixed else 4.0
+    master = float(MASTER_FP32_BYTES) if inp.mixed else 0.0
+    grad = 2.0 if (inp.mixed and inp.accounting == "zero") else 4.0
+    opt = float(OPTIMIZER_STATE_BYTES[inp.optimizer])
+    return {"weights": w, "master": master, "grads": grad, "optimizer": opt}
+
+
+def model_parts(inp: SizingInputs, trainable: float) -> list[Part]:
+    """Model-state blocks: frozen base (LoRA 16-bit, QLoRA NF4) plus the trained parameters'
+    weights, fp32 master copy, gradients and optimizer states."""
+    pp = _per_param(inp)
+    parts: list[Part] = []
+    if inp.method == "lora":
+        parts.append(Part("frozen base weights", inp.params, pp["weights"], 3))
+    elif inp.method == "qlora":
+        parts.append(Part("frozen base NF4 + constants", inp.params, QLORA_BASE_BYTES, 3))
+    label = "" if inp.method in ("pretrain", "full") else "adapter "
+    parts.append(Part(f"{label}weights ({'16-bit' if inp.mixed else 'fp32'})", trainable, pp["weights"], 3))
+    if pp["master"]:
+        parts.append(Part(f"{label}fp32 master weights", trainable, pp["master"], 1, offloadable=True))
+    parts.append(Part(f"{label}gradients", trainable, pp["grads"], 2, offloadable=True))
+    if pp["optimizer"]:
+        parts.append(Part(f"{label}optimizer states ({OPTIMIZER_LABEL[inp.optimizer]})", trainable,
+                          pp["optimizer"], 1, offloadable=True))
+    return parts
+
+
+def gpu_bytes_for(parts: list[Part], stage: int, nd: int, offload: bool) -> float:
+    """Model-state bytes on one GPU: parts sharded at this ZeRO stage are divided by Nd (ZeRO paper
+    §5: stage 1 optimizer states, 2 + gradients, 3 + parameters). With CPU offload the master
+    weights and optimizer states leave the GPU, and so do the gradients from stage 2 on
+    (ZeRO-Offload; DeepSpeed offload_optimizer)."""
+    total = 0.0
+    for p in parts:
+        if offload and p.offloadable and (p.shard_stage == 1 or stage >= 2):
+            continue
+        total += p.bytes / nd if stage >= p.shard_stage else p.bytes
+    return total
+
+
+def host_offload_bytes(parts: list[Part], stage: int, nd: int, gpus_here: int, offload: bool) -> float:
+    """Host RAM on this node for CPU offload: each of this node's ranks keeps its 1/Nd share of the
+    master weights, optimizer states and gradients (ZeRO-Offload; DeepSpeed offload_optimizer)."""
+    if not offload or stage == 0:
+        return 0.0
+    share = sum(p.bytes for p in parts if p.offloadable) / nd
+    return share * min(gpus_here, nd)
+
+
+def activation_bytes(seq: int, batch: int, hidden: int, heads: int, layers: int, checkpointing: str = "off",
+                     attention: str = "standard", precision: str = "bf16") -> tuple[float, float]:
+    """(bytes kept for all layers, transient bytes) of activations on one GPU — an ESTIMATE.
+
+    Korthikanti et al. 2022: one GPT-style layer keeps s·b·h·(34 + 5·a·s/h) bytes (§4.1 eq. 1), where
+    5·a·s/h is the attention-score matrices (softmax output, its dropout mask and output). A kernel
+    that keeps no score matrix for the backward pass (FlashAttention, Dao et al. 2022,
+    arxiv.org/abs/2205.14135 §3.1) leaves 34·s·b·h, the same figure as the paper's selective
+    recomputation (§5). With full recomputation (gradient checkpointing of every layer) only each
+    layer's 16-bit input is kept, 2·s·b·h (§4), and one layer's activations are rebuilt at a time in
+    the backward pass, added here as the transient (derived). The formulas are for 16-bit
+    activations; fp32 doubles them (derived). Embedding and output-layer (logits) activations, and
+    FlashAttention's O(s·a) softmax statistics, are not included.
+    """
+    sbh = seq * batch * hidden
+    per_layer = sbh * ACT_COEFF
+    if attention != "flash":
+        per_layer += sbh * ACT_ATTN_COEFF * heads * seq / hidden
+    scale = 2.0 if precision == "fp32" else 1.0
+    if checkpointing == "full":
+        return layers * sbh * ACT_FULL_RECOMPUTE * scale, per_layer * scale
+    return layers * per_layer * scale, 0.0
+
+
+def min_gpus(parts: list[Part], stage: int, offload: bool, act: float, mem: float) -> int | None:
+    """Smallest data-parallel degree N with model states (at ``stage``) + activations <= ``mem``
+    bytes; None when no N does (what is never sharded, plus activations, is already too big)."""
+    fixed = gpu_bytes_for(parts, stage, 10 ** 18, offload)  # the part no N reduces (sharded -> ~0)
+    sharded = gpu_bytes_for(parts, stage, 1, offload) - fixed
+    room = mem - fixed - act
+    if room <= 0:
+        return None
+    if sharded <= 0:
+        return 1
+    n = max(1, math.ceil(sharded / room - 1e-9))
+    while gpu_bytes_for(parts, stage, n, offload) + act > mem:  # guard against rounding
+        n += 1
+    return n
+
+
+def size(inp: SizingInputs) -> Sizing:
+    """Compute every figure for ``inp`` and the results the screen shows (see the module docstring
+    for the sources)."""
+    shape = known_shape(inp.params)
+    shape_note = "known shape" if shape else "ESTIMATED shape"
+    if shape is None:
+        shape = estimate_shape(inp.params)
+    over = {k: getattr(inp, k) for k in ("layers", "hidden", "heads", "kv_heads") if getattr(inp, k)}
+    if over:
+        if "heads" in over and "kv_heads" not in over:
+            over["kv_heads"] = over["heads"]
+        shape = replace(shape, name=f"{shape.name} + typed values", **over,
+                        source=f"typed by the operator; rest from: {shape.source}")
+        if shape.heads % shape.kv_heads:
+            shape = replace(shape, kv_heads=shape.heads)
+        shape_note = "typed shape"
+    gpu = gpu_by_name(inp.gpu)
+    mem = (gpu.memory_gb if gpu else 0.0) * GB
+    nd = inp.nd
+    offload = inp.offload == "cpu" and inp.zero_stage > 0
+
+    trainable, train_math = trainable_params(inp, shape)
+    parts = model_parts(inp, trainable)
+    pp = _per_param(inp)
+    states = gpu_bytes_for(parts, inp.zero_stage, nd, offload)
+    kept, transient = activation_bytes(inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, shape.layers,
+                                       inp.checkpointing, inp.attention, inp.precision)
+    act = kept + transient
+    per_gpu = states + act
+    fits = gpu is not None and per_gpu <= mem
+    n_min = min_gpus(parts, inp.zero_stage, offload, act, mem) if gpu else None
+    n_min3 = min_gpus(parts, 3, offload, act, mem) if gpu and inp.zero_stage < 3 else n_min
+
+    # host RAM on this node
+    host_off = host_offload_bytes(parts, inp.zero_stage, nd, inp.gpu_count, offload)
+    load_bpp = 4.0 if inp.precision == "fp32" else 2.0
+    loaders_n = min(inp.gpu_count, nd) if inp.ckpt_loaders == "all" else 1
+    host_load = load_bpp * inp.params * loaders_n if inp.method != "pretrain" else 0.0
+    host_loaders = inp.loader_gb_per_gpu * GB * inp.gpu_count
+    host_min = host_off + host_load + host_loaders
+
+    # NVMe
+    ckpt_bpp = pp["weights"] + pp["master"] + pp["optimizer"]
+    ckpt = trainable * ckpt_bpp
+    base_model = 2.0 * inp.params if inp.method != "pretrain" else 0.0
+    nvme = inp.dataset_gb * GB + base_model + ckpt * inp.checkpoints_kept
+
+    # power
+    gpu_w = (gpu.tdp_w if gpu else 0.0) * inp.gpu_count
+    comp_w = gpu_w + inp.cpu_w + inp.other_w
+    load_w = inp.system_max_w if inp.system_max_w else comp_w
+    if inp.psu_w > 0 and load_w > 0:
+        psus = math.ceil(load_w / inp.psu_w - 1e-9)
+        n1, nn = psus + 1, 2 * psus
+    else:
+        psus = n1 = nn = None
+    btu = load_w * BTU_PER_W
+
+    sz = Sizing(inp, shape, gpu, trainable, parts, pp, states, act, per_gpu, mem, fits, n_min, n_min3,
+                host_off, host_load, host_loaders, host_min, ckpt, nvme, gpu_w, comp_w, load_w, psus, n1, nn, btu)
+    sz.results = _results(sz, shape_note, train_math, kept, transient, ckpt_bpp, base_model, loaders_n, load_bpp)
+    return sz
+
+
+# ---------------------------------------------------------------------------- shown text
+
+
+def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transient: float, ckpt_bpp: float,
+             base_model: float, loaders_n: int, load_bpp: float) -> list[Result]:
+    inp, shape, gpu = sz.inputs, sz.shape, sz.gpu
+    nd = inp.nd
+    out: list[Result] = []
+    offload = inp.offload == "cpu" and inp.zero_stage > 0
+
+    # 1. bytes per parameter by part
+    pp = sz.bytes_per_param
+    per_trained = sum(pp.values())
+    parts_txt = f"weights {_b(pp['weights'])}"
+    if pp["master"]:
+        parts_txt += f" + fp32 master {_b(pp['master'])}"
+    parts_txt += f" + grads {_b(pp['grads'])}"
+    if pp["optimizer"]:
+        parts_txt += f" + {OPTIMIZER_LABEL[inp.optimizer]} {_b(pp['optimizer'])}"
+    lines = [f"{parts_txt} = {_b(per_trained)} B per trained param"]
+    if inp.mixed and inp.optimizer == "adamw":
+        lines.append("ZeRO: (2+2+K), K=12 -> 16; HF: 6+4+8 -> 18 (fp32 grads)"
+                     if inp.accounting == "zero" else "HF: weights 6 (fp32+16-bit) + grads 4 + AdamW 8 = 18")
+    if inp.method == "lora":
+        lines.append(f"frozen base: {_b(pp['weights'])} B/param x {fmt_count(inp.params)}, no grads or states")
+    if inp.method == "qlora":
+        lines.append(f"frozen base: NF4 4 bits + constants 8/64 + 32/(64x256) = 4.127 bits "
+                     f"= {QLORA_BASE_BYTES:.3f} B/param (double quantization)")
+    lines.append(train_math)
+    src = {"zero": SRC_ZERO, "hf": SRC_HF}[inp.accounting]
+    if inp.method in ("lora", "qlora"):
+        src += "; " + SRC_LORA + ("; " + SRC_QLORA if inp.method == "qlora" else "")
+    if inp.optimizer in ("adam8bit", "sgd_momentum"):
+        src += "; " + SRC_HF
+    out.append(Result("bytes_per_param", "Bytes per parameter", f"{_b(per_trained)} B/trained param",
+                      tuple(lines), src))
+
+    # 2. model states per GPU with ZeRO
+    lines = []
+    for p in sz.parts:
+        if offload and p.offloadable and (p.shard_stage == 1 or inp.zero_stage >= 2):
+            lines.append(f"{p.name}: {fmt_bytes(p.bytes)} -> CPU (offload)")
+        elif inp.zero_stage >= p.shard_stage and nd > 1:
+            lines.append(f"{p.name}: {fmt_bytes(p.bytes)} / Nd {nd} = {fmt_bytes(p.bytes / nd)}")
+        else:
+            lines.append(f"{p.name}: {fmt_count(p.count)} x {_b(round(p.bytes_per_param, 3))} B = {fmt_bytes(p.bytes)}")
+    stage_txt = {0: "ZeRO-0: nothing sharded (plain data parallel)",
+                 1: "ZeRO-1: optimizer states (and fp32 master) / Nd",
+                 2: "ZeRO-2: + gradients / Nd", 3: "ZeRO-3/FSDP full shard: + weights / Nd"}[inp.zero_stage]
+    lines.append(stage_txt)
+    out.append(Result("model_states", f"Model states per GPU (ZeRO-{inp.zero_stage}, Nd {nd})",
+                      fmt_bytes(sz.model_states_per_gpu, gib=True), tuple(lines),
+                      SRC_ZERO + ("; " + SRC_DS + "; " + SRC_OFFLOAD if offload else "")))
+
+    # 3. activations
+    s, b, h, a, L = inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, shape.layers
+    shp = f"{shape_note}: L {L}, h {h}, a {a}" + (f", kv {shape.kv_heads}" if shape.kv_heads != a else "")
+    if shape.name not in ("estimated",):
+        shp += f" ({shape.name})"
+    lines = [shp]
+    f32 = " x 2 (fp32)" if inp.precision == "fp32" else ""
+    layer = "34" if inp.attention == "flash" else "(34 + 5as/h)"
+    if inp.attention == "flash":
+        lines.append("FlashAttention keeps no s x s scores: 34 per layer")
+    if inp.checkpointing == "off":
+        if inp.attention == "flash":
+            lines.append(f"L x s x b x h x 34{f32} = {L} x {s} x {b} x {h} x 34 = {fmt_bytes(kept)}")
+        else:
+            lines.append(f"L x s x b x h x (34 + 5 x a x s / h){f32}")
+            lines.append(f"= {L} x {s} x {b} x {h} x (34 + 5x{a}x{s}/{h}) = {fmt_bytes(kept)}")
+    else:
+        lines.append(f"checkpointing, kept: L x 2 x s x b x h{f32} = {fmt_bytes(kept)}")
+        lines.append(f"+ one layer rebuilt in backward: s x b x h x {layer} = {fmt_bytes(transient)}")
+    lines.append("estimate for GPT-style layers; logits, temp buffers, fragmentation not included")
+    out.append(Result("activations", "Activations per GPU (estimate)", fmt_bytes(sz.activations, gib=True),
+                      tuple(lines), SRC_ACT + ("; " + SRC_FLASH if inp.attention == "flash" else "")
+                      + ("; " + SRC_KAPLAN if shape_note == "ESTIMATED shape" else "")))
+
+    # 4. per GPU against the GPU's memory
+    if gpu is None:
+        out.append(Result("per_gpu", "Memory per GPU", "no GPU chosen", (), SRC_SPECS, "error"))
+    else:
+        diff = sz.gpu_memory - sz.per_gpu
+        verdict = f"fits, {fmt_bytes(diff)} left" if sz.fits else f"SHORT by {fmt_bytes(-diff, gib=True)}"
+        lines = [f"model states {fmt_bytes(sz.model_states_per_gpu)} + activations {fmt_bytes(sz.activations)}"
+                 f" = {fmt_bytes(sz.per_gpu, gib=True)}",
+                 f"{gpu.name}: {gpu.memory_gb:g} GB datasheet = {fmt_bytes(sz.gpu_memory, gib=True)}"]
+        seen = OBSERVED_TOTAL_MIB.get(gpu.name)
+        if seen:
+            lines.append(f"(nvidia-smi on a real one: {seen[0]} MiB = {seen[0] * 2**20 / GB:.1f} GB total; "
+                         "CUDA context and allocator take part of it)")
+        if gpu.unverified:
+            lines.append("this GPU's row is UNVERIFIED in gpu_specs.csv: check the datasheet")
+        out.append(Result("per_gpu", "Memory per GPU", verdict, tuple(lines),
+                          f"{SRC_SPECS} row {gpu.name!r}: {gpu.source}", "ok" if sz.fits else "short"))
+
+    # 5. minimum GPU count
+    if gpu is not None:
+        lines = []
+        if sz.min_gpus is None:
+            value = f"none at ZeRO-{inp.zero_stage}"
+            lines.append("what this stage never shards + activations exceed one GPU")
+        else:
+            value = f"{sz.min_gpus} x {gpu.name}"
+            if inp.zero_stage == 0:
+                lines.append("ZeRO-0 replicates everything: 1 GPU holds it all, or none does")
+            else:
+                lines.append(f"smallest Nd with states(Nd) + activations <= {gpu.memory_gb:g} GB")
+        if inp.zero_stage < 3:
+            lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'none'}")
+        if sz.min_gpus is not None and sz.min_gpus > inp.gpu_count:
+            lines.append(f"more than this node's {inp.gpu_count}: {math.ceil(sz.min_gpus / inp.gpu_count)} nodes")
+        if sz.min_gpus is None and sz.min_gpus_stage3 is None:
+            lines.append("cut micro-batch or sequence, or turn on checkpointing; or add tensor/pipeline parallelism")
+        lines.append("data parallel + ZeRO only; tensor/pipeline parallelism not modelled")
+        ok = sz.min_gpus is not None and sz.min_gpus <= inp.gpu_count
+        out.append(Result("min_gpus", "Minimum GPU count", value, tuple(lines), SRC_ZERO, "ok" if ok else "short"))
+
+    # 6. host RAM
+    lines = []
+    if inp.method != "pretrain":
+        lines.append(f"loading the model, a full copy per loading rank: {loaders_n} x {_b(load_bpp)} B x "
+                     f"{fmt_count(inp.params)} = {fmt_bytes(sz.host_ckpt_load)}")
+    shares = min(inp.gpu_count, nd)
+    if offload:
+        lines.append(f"CPU offload: {shares} ranks x 1/{nd} of master+grads+optimizer = {fmt_bytes(sz.host_offload)}"
+                     " (with pin_memory it is page-locked: never swapped)")
+    else:
+        would = sum(p.bytes for p in sz.parts if p.offloadable) / nd * shares
+        lines.append(f"no CPU offload (with it at ZeRO-1..3: {fmt_bytes(would)} of master+grads+optimizer here)")
+    if inp.loader_gb_per_gpu:
+        lines.append(f"data loaders: {_b(inp.loader_gb_per_gpu)} GB x {inp.gpu_count} GPUs = {fmt_bytes(sz.host_loaders)}")
+    else:
+        lines.append("data loaders: enter GB per GPU (measure a worker's RSS)")
+    lines.append("not counted: OS, page cache for the dataset, other services")
+    total_gpu = (gpu.memory_gb * GB if gpu else 0) * inp.gpu_count
+    if total_gpu:
+        lo, hi = min(r for _, r in HOST_RAM_RATIOS), max(r for _, r in HOST_RAM_RATIOS)
+        lines.append(f"context, not a rule: 8-GPU systems ship host RAM of {lo:.2f}x-{hi:.1f}x their GPU memory "
+                     f"-> {fmt_bytes(lo * total_gpu)}-{fmt_bytes(hi * total_gpu)} here")
+    status = "info"
+    if inp.host_ram_gib:
+        planned = inp.host_ram_gib * GiB
+        if planned >= sz.host_min:
+            lines.append(f"planned {inp.host_ram_gib:g} GiB covers the counted {sz.host_min / GiB:,.1f} GiB")
+            status = "ok"
+        else:
+            lines.append(f"planned {inp.host_ram_gib:g} GiB is {(sz.host_min - planned) / GiB:,.1f} GiB short of the counted")
+            status = "short"
+    out.append(Result("host_ram", "Host RAM (counted minimum)", fmt_bytes(sz.host_min, gib=True), tuple(lines),
+                      f"{SRC_DS}; {SRC_OFFLOAD}; context: {SRC_MLPERF}; {SRC_DGX_H100}", status))
+
+    # 7. CPU cores
+    lines = [f"{n}/GPU x {inp.gpu_count} = {n * inp.gpu_count} cores ({what})" for n, what, _ in CORES_PER_GPU_REFERENCES]
+    lines.append("references from shipping systems, not rules; loader workers need cores")
+    refs = sorted(n for n, _, _ in CORES_PER_GPU_REFERENCES)
+    out.append(Result("cpu_cores", "CPU cores", f"{refs[0] * inp.gpu_count}-{refs[-1] * inp.gpu_count} (references)",
+                      tuple(lines), "; ".join(s for _, _, s in CORES_PER_GPU_REFERENCES)))
+
+    # 8. NVMe
+    what = "adapters" if inp.method in ("lora", "qlora") else "model"
+    lines = [f"checkpoint = {what} weights + optimizer states: {fmt_count(sz.trainable)} x "
+             f"({_b(pp['weights'])}+{_b(pp['master'])}+{_b(pp['optimizer'])}) B = {fmt_bytes(sz.checkpoint_bytes)}",
+             f"kept: {inp.checkpoints_kept} x {fmt_bytes(sz.checkpoint_bytes)}"]
+    if base_model:
+        lines.append(f"base model, 16-bit: 2 B x {fmt_count(inp.params)} = {fmt_bytes(base_model)}")
+    lines.append(f"dataset: {fmt_bytes(inp.dataset_gb * GB)}" if inp.dataset_gb else "dataset: enter its size in GB")
+    out.append(Result("nvme", "NVMe for data and checkpoints", fmt_bytes(sz.nvme_total), tuple(lines),
+                      f"{SRC_ZERO} (what a resumable checkpoint holds); {SRC_HF}"))
+
+    # 9. power, PSUs, heat
+    lines = []
+    if gpu is not None:
+        lines.append(f"GPUs: {inp.gpu_count} x {gpu.tdp_w:g} W ({gpu.tdp_text}) = {sz.gpu_w:,.0f} W")
+    lines.append(f"+ CPU {inp.cpu_w:,.0f} W + other {inp.other_w:,.0f} W = {sz.component_w:,.0f} W (sum of maxima)")
+    if not inp.cpu_w or not inp.other_w:
+        lines.append("enter CPU and other (memory, NICs, drives, fans) maxima")
+    if inp.system_max_w:
+        lines.append(f"vendor system maximum used: {inp.system_max_w:,.0f} W")
+    else:
+        lines.append(f"use the vendor's system maximum when published: DGX H100 {DGX_H100_MAX_W:,} W "
+                     f"for 8 x 700 W GPUs ({DGX_H100_MAX_W / DGX_H100_GPU_W:.1f}x the GPU sum)")
+    if sz.psus is not None:
+        lines.append(f"PSUs of {inp.psu_w:,.0f} W: N = ceil({sz.load_w:,.0f} / {inp.psu_w:,.0f}) = {sz.psus}; "
+                     f"N+1 = {sz.psus_n1}; N+N = {sz.psus_nn} (each feed carries it all)")
+    else:
+        lines.append("enter the PSU rating for N+1 / N+N counts")
+    lines.append(f"heat: {sz.load_w:,.0f} W x 3.412 = {sz.heat_btu_h:,.0f} BTU/h, plus PSU losses "
+                 "(Titanium 230 V redundant: 90-96 % efficient)")
+    out.append(Result("power", "Power and heat", f"{sz.load_w:,.0f} W, {sz.heat_btu_h:,.0f} BTU/h", tuple(lines),
+                      f"{SRC_SPECS}; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
+    return out
