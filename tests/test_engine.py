@@ -119,3 +119,14 @@ def test_a_prefetched_process_is_taken_once(tmp_path):
     r = asyncio.run(LocalHost().run(list(argv)))
     assert r.rc == 0 and r.stdout == b"prefetched\n"
     assert prefetch.take(argv) is None  # used up: the next run starts its own
+
+
+def test_a_stage_whose_steps_were_all_skipped_is_skipped_not_passed(state_dir):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    stage = steps.stage_by_id("gpu")
+    for s in stage.steps:
+        b.skip(s.id, "no GPU yet")
+    assert b.stage_status(stage).value == "skipped"
+    b.confirm(stage.steps[0].id)
+    assert b.stage_status(stage).value == "passed"
+    b.close()

@@ -275,6 +275,8 @@ class Build:
             return StepStatus.FAILED
         if any(x is StepStatus.INTERRUPTED for x in sts):
             return StepStatus.INTERRUPTED
+        if sts and all(x is StepStatus.SKIPPED for x in sts):
+            return StepStatus.SKIPPED  # nothing here applied (e.g. no GPU yet): not "passed"
         if all(x.done for x in sts):
             return StepStatus.PASSED
         return StepStatus.PENDING
