@@ -6,15 +6,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Footer, Input, Static
 
 from wizard.actions import ActionSpec, Resolved
 
 
 class ConfirmAction(ModalScreen[bool]):
-    """Shows every command, what changes, what is backed up; returns True to run."""
+    """Shows every command, what changes, what is backed up; returns True to run.
 
-    BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run")]
+    The dialog fills the screen height: the command list scrolls (focused, so arrows and
+    PgUp/PgDn work), the buttons and this dialog's own keys stay visible at 80x24."""
+
+    BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run it")]
 
     def __init__(self, spec: ActionSpec, resolved: Resolved, dry_run: bool) -> None:
         super().__init__()
@@ -28,20 +31,23 @@ class ConfirmAction(ModalScreen[bool]):
                  f"Needs root: {'yes' if s.needs_root else 'no'}"]
         if s.backs_up:
             facts.append("Backs up first: " + ", ".join(s.backs_up))
-        with Vertical(id="dialog", classes="dialog"):
+        lines = self.resolved.describe()
+        with Vertical(id="dialog", classes="dialog confirm-action"):
             yield Static(("DRY RUN: " if self.dry_run else "") + s.title, classes="dialog-title", markup=False)
-            yield Static(s.description, markup=False)
-            yield Static("\n".join(facts), markup=False)
-            yield Static("It will run:", classes="section", markup=False)
-            with VerticalScroll(id="dialog-commands"):
-                yield Static("\n".join(self.resolved.describe()), markup=False, classes="commands")
+            yield Static(s.description, markup=False, id="confirm-description")
+            yield Static("  |  ".join(facts), markup=False)
+            yield Static(f"It will run ({len(lines)} line{'s' if len(lines) != 1 else ''}; arrows scroll):",
+                         classes="section", markup=False)
+            with VerticalScroll(id="dialog-commands", can_focus=True):
+                yield Static("\n".join(lines), markup=False, classes="commands")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Show what would run (y)" if self.dry_run else "Run it (y)", id="yes",
                              variant="warning" if s.changes_system else "primary", compact=True)
                 yield Button("Cancel (esc)", id="no", compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one("#dialog-commands").focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -1,7 +1,8 @@
 """Plan & sizing screen: inputs on the left, live results (with their arithmetic and sources) on the right.
 
 Every figure comes from :func:`wizard.sizing.size`; this screen only lays the inputs out and shows
-the results. "Use as plan" (F3) writes gpu_model, gpu_count and host_ram_gib to the build's plan
+the results. "Use as plan" (F3) writes gpu_model, gpu_count, host_ram_min_gib (what the workload
+needs) and host_ram_gib (only when typed: what the machine has installed) to the build's plan
 answers through :func:`wizard.plan.parse_value`, so later checks compare the machine against them.
 
 Keyboard only: tab / shift+tab between fields, enter to open a choice list or go to the next
@@ -84,6 +85,8 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-label { width: 14; }
     SizingScreen #sz-results { scrollbar-size-vertical: 1; }
     SizingScreen .sz-input { width: 1fr; height: 1; border: none; padding: 0; }
+    SizingScreen .sz-input:focus { text-style: reverse; }
+    SizingScreen .sz-row:focus-within .sz-label { text-style: bold reverse; }
     SizingScreen Select.sz-input { width: 1fr; }
     SizingScreen .sz-error { color: $error; height: auto; display: none; }
     SizingScreen #sz-summary { padding-bottom: 1; height: auto; }
@@ -212,7 +215,9 @@ class SizingScreen(Screen[None]):
         n = f"{s.min_gpus}" if s.min_gpus else "none at this stage"
         if inp.zero_stage < 3:
             n += f" (ZeRO-3: {s.min_gpus_stage3 or 'none'})"
-        t.append(f". Min GPUs {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W.")
+        partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
+        t.append(f". Min GPUs {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W"
+                 + (" (GPUs only so far)." if partial else "."))
         if self.errors:
             t.append(f"\n! {len(self.errors)} field(s) refused: their defaults are used", style="bold")
         return t
@@ -251,7 +256,8 @@ class SizingScreen(Screen[None]):
             self.action_back()
 
     def action_use_plan(self) -> None:
-        """Write gpu_model, gpu_count and host_ram_gib to the plan answers (validated by parse_value)."""
+        """Write the plan answers (validated by parse_value): gpu_model, gpu_count, host_ram_min_gib,
+        and host_ram_gib only when the operator typed the installed size."""
         build = self.app.build
         if build is None or build.observing:
             self.notify("no writable build: the plan cannot be changed here", severity="warning")

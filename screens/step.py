@@ -132,6 +132,9 @@ class StepScreen(Screen[None]):
             line += "  |  checking..."
         if b.stale(step.id):
             line += "\nRebooted since this was verified: check it again."
+        waiting = [r for r in step.requires if not b.status(r).done]
+        if waiting:
+            line += "\nDo first: " + ", ".join(f"{b.step(r).title} ({r})" for r in waiting)
         if step.manual and st is StepStatus.PENDING and not b.observing:
             line += "\nThe machine cannot verify this: do it, then Confirm (d)."
         self.query_one("#step-status", Static).update(line)

@@ -31,8 +31,9 @@ STAGE = Stage(
             why=(
                 "Populating every memory channel gives the full memory bandwidth (EPYC 9004/9005 have "
                 "12 DDR5 channels per socket; SUSE's EPYC 9004 tuning guide, documentation.suse.com/"
-                "sbp/server-linux/html/SBP-AMD-EPYC-4-SLES15SP4/). Installing GPUs and NICs last keeps the heavy cards out of the way while you seat CPUs and DIMMs, and lets "
-                "you power on once with the base system to confirm it POSTs."
+                "sbp/server-linux/html/SBP-AMD-EPYC-4-SLES15SP4/). Installing GPUs and NICs last keeps "
+                "the heavy cards out of the way while you seat CPUs and DIMMs; optionally power the "
+                "base system on once (before any GPU is fitted) to confirm it POSTs with all memory."
             ),
             instructions=(
                 "1. CPUs and heatsinks (torque sequence per the service manual).\n"
@@ -41,7 +42,7 @@ STAGE = Stage(
                 "3. Boot disk.\n"
                 "4. GPUs (or the GPU baseboard), then NICs, each in the slots the vendor's GPU "
                 "configuration names (GPU and NIC on the same PCIe switch/CPU where possible).\n"
-                "5. Power cables last (see the next steps)."
+                "5. GPU power cables last, with the system unplugged (see the next steps)."
             ),
             manual=True,
         ),

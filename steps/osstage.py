@@ -19,7 +19,7 @@ from wizard.distro import package_manager
 from wizard.fileedit import backup_name
 from wizard.model import Stage, Step
 from wizard.parsers.host import parse_os_release, parse_proc_swaps
-from wizard.parsers.platform import comment_out_swap
+from wizard.parsers.platform import SWAP_OFF_MARK, restore_swap, comment_out_swap
 
 NOUVEAU_CONF = "/etc/modprobe.d/blacklist-nouveau.conf"
 NOUVEAU_CONTENT = "# written by bringup: keep nouveau off the NVIDIA GPUs\nblacklist nouveau\noptions nouveau modeset=0\n"
@@ -71,9 +71,36 @@ def resolve_headers(ctx: ActionContext) -> Resolved:
         name = r.pretty_name if r is not None else "this distribution"
         return Resolved(manual=f"Install the kernel headers/development package for kernel {rel} on {name} by hand "
                                "(SUSE: the kernel-<flavour>-devel package of that version).")
-    pkgs = [f"linux-headers-{rel}"] if pm.family == "debian" else [f"kernel-devel-{rel}", "kernel-headers"]
+    pkgs = headers_packages(pm.family, r.id if r is not None else "", rel, r.version_id if r is not None else "")
     argvs, env = pm.install(*pkgs)
     return Resolved(ops=[{"argv": a} for a in argvs], env=env)
+
+
+def headers_packages(family: str, distro: str, release: str, version_id: str = "") -> list[str]:
+    """Headers for the running kernel AND for the kernels updates will bring, so DKMS can rebuild
+    the NVIDIA module after every kernel update (Debian nvidia-kernel-dkms / DKMS docs: headers must
+    be installed for each kernel):
+
+    * Ubuntu: ``linux-headers-<release>`` + the flavour metapackage ``linux-headers-<flavour>``
+      (``-generic``, ``-aws`` ...; Ubuntu Server docs, NVIDIA drivers installation);
+    * Debian: ``linux-headers-<release>`` + the architecture metapackage (``linux-headers-amd64``,
+      ``-arm64``) taken from the release suffix;
+    * RHEL family 9+: ``kernel-devel-matched`` (headers matched to every installed kernel) +
+      ``kernel-headers``; 8: ``kernel-devel-<release>`` + ``kernel-headers`` (NVIDIA driver
+      installation guide, pre-installation actions).
+    """
+    if family == "debian":
+        pkgs = [f"linux-headers-{release}"]
+        suffix = release.rsplit("-", 1)[-1] if "-" in release else ""
+        if distro == "ubuntu" and suffix.isalpha():
+            pkgs.append(f"linux-headers-{suffix}")
+        elif distro == "debian" and suffix in ("amd64", "arm64", "cloud-amd64", "cloud-arm64", "rt-amd64"):
+            pkgs.append(f"linux-headers-{suffix}")
+        return pkgs
+    major = version_id.split(".", 1)[0]
+    if major.isdigit() and int(major) >= 9:
+        return ["kernel-devel-matched", "kernel-headers"]
+    return [f"kernel-devel-{release}", "kernel-headers"]
 
 
 # ------------------------------------------------------------------ swap off, and its rollback
@@ -102,7 +129,7 @@ def swap_off_resolved(fstab_text: str, fstab_path: str, backup_dir: str) -> File
     new, changed = comment_out_swap(fstab_text)
     if not changed:
         return None
-    detail = tuple(x for line in changed for x in (f"- {line}", f"+ #{line}"))
+    detail = tuple(x for line in changed for x in (f"- {line}", f"+ {SWAP_OFF_MARK}{line}"))
     return FileEditResolved(ops=[{"write": fstab_path, "content": new,
                                   "backup_dir": os.path.join(backup_dir, SWAP_BACKUP_SUBDIR)},
                                  {"argv": ["swapoff", "-a"]}],
@@ -143,25 +170,29 @@ def newest_swap_backup(backup_dir: str, fstab_path: str = FSTAB) -> Path | None:
     return found[-1] if found else None
 
 
-def swap_rollback_resolved(backup_dir: str, fstab_path: str = FSTAB) -> Resolved:
-    """Restore ``fstab_path`` byte for byte from the newest swap-off backup (the current file is
-    backed up first, into ``backup_dir``), then ``swapon -a``."""
-    b = newest_swap_backup(backup_dir, fstab_path)
-    if b is None:
-        return Resolved(manual=f"nothing to roll back: no backup of {fstab_path} from the swap step in "
-                               f"{Path(backup_dir) / SWAP_BACKUP_SUBDIR}.")
-    try:
-        content = b.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return Resolved(manual=f"could not read the backup {b} as text ({exc}): copy it back by hand "
-                               f"(`cp -p {b} {fstab_path}`), then run `swapon -a`.")
-    return FileEditResolved(ops=[{"write": fstab_path, "content": content, "backup_dir": backup_dir},
-                                 {"argv": ["swapon", "-a"]}],
-                            detail=(f"restore {fstab_path} from {b} ({len(content.encode())} bytes)",))
+def swap_rollback_resolved(fstab_text: str | None, backup_dir: str, fstab_path: str = FSTAB) -> Resolved:
+    """Undo the swap step on the CURRENT ``fstab_path``: un-comment only the lines bringup marked
+    (:data:`SWAP_OFF_MARK`), keep every other line, including edits made since (the file is backed
+    up first), then ``swapon -a``. The diff is shown before anything runs."""
+    if fstab_text is None:
+        return Resolved(manual=f"bringup could not read {fstab_path}: remove the '{SWAP_OFF_MARK.strip()}' prefix "
+                               f"from its swap lines by hand, then run `swapon -a`.")
+    new, restored = restore_swap(fstab_text)
+    if not restored:
+        b = newest_swap_backup(backup_dir, fstab_path)
+        hint = f" (the copy from before the swap step is {b})" if b is not None else ""
+        return Resolved(manual=f"nothing to roll back: {fstab_path} has no line bringup commented out{hint}.")
+    detail = (f"un-comment {len(restored)} swap entr{'y' if len(restored) == 1 else 'ies'} bringup commented out in "
+              f"{fstab_path} (other lines unchanged):",) + tuple(
+        x for line in restored for x in (f"- {SWAP_OFF_MARK}{line}", f"+ {line}"))
+    return FileEditResolved(ops=[{"write": fstab_path, "content": new, "backup_dir": backup_dir},
+                                 {"argv": ["swapon", "-a"]}], detail=detail)
 
 
 def resolve_swap_rollback(ctx: ActionContext) -> Resolved:
-    return swap_rollback_resolved(ctx.backup_dir, FSTAB)
+    f = ctx.outputs.get("fstab")
+    text = f.text if f is not None and f.ok and "\ufffd" not in f.text else None
+    return swap_rollback_resolved(text, ctx.backup_dir, FSTAB)
 
 
 STAGE = Stage(
@@ -300,7 +331,7 @@ STAGE = Stage(
                 description="Restores /etc/fstab from the newest backup taken by the swap step (the current file is "
                             "backed up too), atomically, then runs swapon -a.",
                 resolve=resolve_swap_rollback,
-                probes=(),
+                probes=("fstab",),
                 changes_system=True,
                 needs_root=True,
                 backs_up=(FSTAB,),

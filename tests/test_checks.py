@@ -766,3 +766,9 @@ def test_aer_counters_from_sysfs_synthetic_gpu():
     assert only(gc.aer_counters(out, {})).verdict is Verdict.FAIL
     gpu = only(gc.gpu_pci(out, {}))
     assert gpu.verdict is Verdict.PASS and "H100" in gpu.message  # the id resolved to a name
+
+
+def test_memory_below_the_workload_minimum_warns_without_blaming_dimms(vm):
+    f = only(hc.memory(vm, {"host_ram_min_gib": 105}))
+    assert f.verdict is Verdict.WARN and "needs" in f.message and "DIMM" not in f.remedy
+    assert only(hc.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS

@@ -70,13 +70,16 @@ def test_swap_off_then_rollback_for_real_in_a_temp_root(tmp_path, sample):
     assert not [p for p in etc.iterdir() if p.name != "fstab"]
     assert osstage.comment_out_swap(edited.decode())[1] == []
 
-    rb = osstage.swap_rollback_resolved(str(backups), str(fstab))
+    # someone edits /etc/fstab after the swap step (a data volume): the rollback must keep that
+    later = edited + b"/dev/md0 /raid xfs defaults,noatime 0 0\n"
+    fstab.write_bytes(later)
+    rb = osstage.swap_rollback_resolved(later.decode(), str(backups), str(fstab))
     assert rb.ops[0]["write"] == str(fstab) and not rb.manual
     _run(_no_system_commands(rb.ops, ["swapon", "-a"]), tmp_path, "rollback")
-    assert fstab.read_bytes() == original  # byte for byte
+    assert fstab.read_bytes() == original + b"/dev/md0 /raid xfs defaults,noatime 0 0\n"  # swap back, edit kept
     assert stat.S_IMODE(fstab.stat().st_mode) == 0o640
-    # the rollback backed up the edited file too, outside swap-off/, so the newest swap-off backup is unchanged
-    assert [p.read_bytes() for p in backups.iterdir() if p.is_file()] == [edited]
+    # the rollback backed up the file it changed too, outside swap-off/
+    assert [p.read_bytes() for p in backups.iterdir() if p.is_file()] == [later]
     assert osstage.newest_swap_backup(str(backups), str(fstab)) == saved[0]
 
 
@@ -88,7 +91,7 @@ def test_describe_shows_exactly_what_changes():
         "$ swapoff -a",
         "    comment out 1 swap entry in /etc/fstab:",
         "    - /swap.img\tnone\tswap\tsw\t0\t0",
-        "    + #/swap.img\tnone\tswap\tsw\t0\t0",
+        "    + #bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0",
     ]
 
 
@@ -117,9 +120,14 @@ def test_resolve_from_probes_and_the_manual_cases():
     assert unreadable.ops == [] and "permission denied" in unreadable.manual
 
 
-def test_rollback_without_a_backup_is_manual(tmp_path):
-    r = steps.step_by_id("os.swap_rollback").action.resolve(_ctx({}, str(tmp_path)))
-    assert r.ops == [] and r.manual.startswith("nothing to roll back")
+def test_rollback_with_nothing_bringup_commented_is_manual(tmp_path):
+    spec = steps.step_by_id("os.swap_rollback").action
+    assert spec.probes == ("fstab",)
+    plain = ProbeOutput("fstab", "/etc/fstab", text="UUID=1 / ext4 defaults 0 1\n#/swap.img none swap sw 0 0\n")
+    r = spec.resolve(_ctx({"fstab": plain}, str(tmp_path)))
+    assert r.ops == [] and r.manual.startswith("nothing to roll back")  # a '#' of someone else's: not ours to undo
+    r = spec.resolve(_ctx({}, str(tmp_path)))
+    assert r.ops == [] and "could not read" in r.manual
 
 
 def test_kernel_headers_resolve_per_distribution():
@@ -127,11 +135,18 @@ def test_kernel_headers_resolve_per_distribution():
     kern = ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text="6.8.0-41-generic\n")
     deb = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release", text="ID=ubuntu\nID_LIKE=debian\n"),
                              "kernel": kern}))
-    assert deb.ops[-1]["argv"][:3] == ["apt-get", "install", "-y"] and deb.ops[-1]["argv"][-1] == "linux-headers-6.8.0-41-generic"
+    assert deb.ops[-1]["argv"][:3] == ["apt-get", "install", "-y"]
+    # the running kernel's headers and the flavour metapackage, so DKMS can rebuild after kernel updates
+    assert deb.ops[-1]["argv"][-2:] == ["linux-headers-6.8.0-41-generic", "linux-headers-generic"]
     assert deb.env == {"DEBIAN_FRONTEND": "noninteractive"}
-    rh = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release", text='ID="rocky"\nID_LIKE="rhel"\n'),
+    rh = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release",
+                                                      text='ID="rocky"\nID_LIKE="rhel"\nVERSION_ID="9.6"\n'),
                             "kernel": ProbeOutput("kernel", "k", text="5.14.0-570.el9.x86_64\n")}))
-    assert rh.ops == [{"argv": ["dnf", "install", "-y", "kernel-devel-5.14.0-570.el9.x86_64", "kernel-headers"]}]
+    assert rh.ops == [{"argv": ["dnf", "install", "-y", "kernel-devel-matched", "kernel-headers"]}]
+    rh8 = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release",
+                                                       text='ID="rocky"\nID_LIKE="rhel"\nVERSION_ID="8.10"\n'),
+                             "kernel": ProbeOutput("kernel", "k", text="4.18.0-553.el8_10.x86_64\n")}))
+    assert rh8.ops == [{"argv": ["dnf", "install", "-y", "kernel-devel-4.18.0-553.el8_10.x86_64", "kernel-headers"]}]
     suse = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release", text="ID=sles\n"), "kernel": kern}))
     assert suse.ops == [] and "6.8.0-41-generic" in suse.manual
     odd = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release", text="ID=ubuntu\n"),
@@ -151,7 +166,7 @@ def test_dry_run_records_and_prints_the_exact_ops_and_changes_nothing(state_dir,
         assert run.state == act.DRY_RUN and run.pid is None
         log = Path(run.log_path).read_text()
         assert f"would run: write {fstab} (backed up first, replaced atomically)" in log
-        assert "would run: $ swapoff -a" in log and "would run:     + #/swap.img\tnone\tswap\tsw\t0\t0" in log
+        assert "would run: $ swapoff -a" in log and "would run:     + #bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0" in log
         assert fstab.read_text() == raw and not b.backup_dir.exists()
         rec = b.store.action_run(run.id)
         assert rec.argv == [["write", str(fstab)], ["swapoff", "-a"]] and rec.user == "tester" and rec.dry_run
@@ -172,8 +187,8 @@ def test_real_run_through_the_engine_is_detached_logged_and_waits_for_the_check(
         assert run.state == act.SUCCEEDED and run.exit_status == 0
         assert "# backed up to" in Path(run.log_path).read_text()
         assert b.status("os.swap") is StepStatus.PENDING and b.needs_check("os.swap")
-        assert "#/dev/mapper/rhel_hadoop--test--1-swap" in fstab.read_text()
-        rb = osstage.swap_rollback_resolved(str(b.backup_dir), str(fstab))
+        assert "#bringup-swap-off# /dev/mapper/rhel_hadoop--test--1-swap" in fstab.read_text()
+        rb = osstage.swap_rollback_resolved(fstab.read_text(), str(b.backup_dir), str(fstab))
         rb.ops = _no_system_commands(rb.ops, ["swapon", "-a"])
         run2 = b.wait_action(b.start_action(steps.step_by_id("os.swap_rollback"), rb), timeout_s=60)
         assert run2.state == act.SUCCEEDED and fstab.read_text() == original

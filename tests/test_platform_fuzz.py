@@ -113,7 +113,9 @@ def test_swap_edit_properties(t):
     assert pp.comment_out_swap(new) == (new, [])  # idempotent
     # every line that was not an active swap entry is unchanged
     for a, b in zip(t.splitlines(keepends=True), new.splitlines(keepends=True)):
-        assert a == b or b == "#" + a
+        assert a == b or b == pp.SWAP_OFF_MARK + a
+    # the rollback un-comments exactly what was commented out, whatever else the file holds
+    assert pp.restore_swap(new)[0] == t and pp.restore_swap(new)[1] == changed
 
 
 @FEW

@@ -166,7 +166,7 @@ def test_fstab_real_rhel_and_swap_comment_out():
     new, changed = comment_out_swap(raw)
     assert changed == ["/dev/mapper/rhel_hadoop--test--1-swap swap                    swap    defaults        0 0"]
     # everything else byte for byte, and the swap line only prefixed
-    assert new == raw.replace("\n/dev/mapper/rhel_hadoop--test--1-swap", "\n#/dev/mapper/rhel_hadoop--test--1-swap")
+    assert new == raw.replace("\n/dev/mapper/rhel_hadoop--test--1-swap", "\n#bringup-swap-off# /dev/mapper/rhel_hadoop--test--1-swap")
     assert comment_out_swap(new) == (new, [])  # idempotent: nothing left to comment out
     assert not [e for e in parse_fstab(new)[0] if e.is_swap]
 
@@ -177,7 +177,7 @@ def test_fstab_tabs_and_barrier_options():
     assert [(e.file, e.vfstype) for e in entries] == [("/", "ext4"), ("none", "swap"), ("/raid", "ext4")]
     assert entries[2].options == ["defaults", "noatime", "barrier=0"]
     new, changed = comment_out_swap(raw)
-    assert changed == ["/swap.img\tnone\tswap\tsw\t0\t0"] and "#/swap.img\tnone\tswap" in new
+    assert changed == ["/swap.img\tnone\tswap\tsw\t0\t0"] and "#bringup-swap-off# /swap.img\tnone\tswap" in new
 
 
 def test_this_vm_fstab_has_no_entries():

@@ -168,7 +168,7 @@ async def test_use_as_plan_writes_the_answers(state_dir):
         await pilot.pause()
         plan = app.build.store.plan()
         # host RAM: no planned figure -> the counted minimum, 4 ranks x 2 B x 7e9 = 56 GB = 52.2 GiB -> 53
-        assert plan == {"gpu_model": "H200 SXM", "gpu_count": 4, "host_ram_gib": 53.0}
+        assert plan == {"gpu_model": "H200 SXM", "gpu_count": 4, "host_ram_min_gib": 53.0}  # the workload minimum, not the installed size
         await type_into(pilot, screen, "host_ram_gib", "1024")
         await pilot.press("f3")
         await pilot.pause()

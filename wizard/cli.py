@@ -281,6 +281,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {st['title']}")
                 for s in st["steps"]:
                     extra = f" -- {s['reason']}" if s["reason"] else ""
+                    if s["verdict"] in ("warn", "unknown") and s["status"] in ("passed", "pending"):
+                        extra = f" ({s['verdict']})" + extra  # passed with warnings is not a clean pass
                     stale = " (re-check: rebooted since)" if s["stale_after_reboot"] else ""
                     print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {s['status']}{extra}{stale}")
     finally:

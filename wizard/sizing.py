@@ -514,15 +514,17 @@ class Sizing:
     results: list[Result] = field(default_factory=list)
 
     def plan_answers(self) -> dict[str, str]:
-        """Raw plan answers for ``wizard.plan.parse_value``: gpu_model, gpu_count, host_ram_gib.
+        """Raw plan answers for ``wizard.plan.parse_value``: gpu_model, gpu_count, and host RAM.
 
-        host_ram_gib: the operator's planned figure when given, else the counted minimum rounded up
-        to a whole GiB (left out when nothing was counted)."""
+        Two different figures, kept apart: ``host_ram_gib`` is what the machine HAS installed (only
+        when the operator typed it: os.memory then finds a missing DIMM), ``host_ram_min_gib`` is
+        what the WORKLOAD needs (the counted minimum, rounded up: os.memory warns when the machine
+        has less). The counted minimum is never taken as the installed size."""
         out = {"gpu_model": self.inputs.gpu, "gpu_count": str(self.inputs.gpu_count)}
         if self.inputs.host_ram_gib:
             out["host_ram_gib"] = f"{self.inputs.host_ram_gib:g}"
-        elif self.host_min > 0:
-            out["host_ram_gib"] = str(math.ceil(self.host_min / GiB))
+        if self.host_min > 0:
+            out["host_ram_min_gib"] = str(math.ceil(self.host_min / GiB))
         return out
 
 
@@ -904,6 +906,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         lines.append("enter the PSU rating for N+1 / N+N counts")
     lines.append(f"heat: {sz.load_w:,.0f} W x 3.412 = {sz.heat_btu_h:,.0f} BTU/h, plus PSU losses "
                  "(Titanium 230 V redundant: 90-96 % efficient)")
-    out.append(Result("power", "Power and heat", f"{sz.load_w:,.0f} W, {sz.heat_btu_h:,.0f} BTU/h", tuple(lines),
+    partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
+    value = f"{sz.load_w:,.0f} W, {sz.heat_btu_h:,.0f} BTU/h" + (" (GPUs only so far: incomplete)" if partial else "")
+    out.append(Result("power", "Power and heat", value, tuple(lines),
                       f"{SRC_SPECS}; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
     return out

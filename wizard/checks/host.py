@@ -107,6 +107,14 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [garbled("os.memory", o, "/proc/meminfo", m.problems or o.lines()[:5])]
     total = gib(m.total_kib)
     ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.startswith("MemTotal:")]
+    need = plan.get("host_ram_min_gib")
+    if isinstance(need, (int, float)) and need > 0 and total < need:
+        return [Finding("os.memory", Verdict.WARN,
+                        f"{total:.1f} GiB of memory, less than the {need:g} GiB the planned workload needs",
+                        "host", tuple(ev),
+                        "Add memory, or lower what the workload holds in host RAM (CPU offload, data-loader "
+                        "workers, checkpoint loading on every rank): see the plan & sizing screen (z).",
+                        "bringup sizing (wizard/sizing.py): host RAM counted from the workload")]
     expected = plan.get("host_ram_gib")
     if isinstance(expected, (int, float)) and expected > 0:
         short = 100.0 * (expected - total) / expected

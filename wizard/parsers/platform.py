@@ -670,10 +670,15 @@ def parse_fstab(text: str) -> tuple[list[FstabEntry], list[str]]:
     return entries, problems
 
 
+SWAP_OFF_MARK = "#bringup-swap-off# "
+"""Prefix bringup puts on the swap lines it comments out, so the rollback un-comments exactly
+those lines and keeps every later edit of the file."""
+
+
 def comment_out_swap(text: str) -> tuple[str, list[str]]:
-    """/etc/fstab text with every active swap entry commented out ('#' prefixed, the common
-    kubeadm practice `sed -i '/ swap / s/^/#/' /etc/fstab`), other lines byte for byte as they
-    were. Returns (new text, the lines that were commented out)."""
+    """/etc/fstab text with every active swap entry commented out (prefixed with
+    :data:`SWAP_OFF_MARK`; the common kubeadm practice is `sed -i '/ swap / s/^/#/' /etc/fstab`),
+    other lines byte for byte as they were. Returns (new text, the lines that were commented out)."""
     if not isinstance(text, str):
         return "", []
     out: list[str] = []
@@ -683,11 +688,28 @@ def comment_out_swap(text: str) -> tuple[str, list[str]]:
         s = body.strip()
         parts = s.split()
         if s and not s.startswith("#") and len(parts) >= 3 and parts[2] == "swap":
-            out.append("#" + raw)
+            out.append(SWAP_OFF_MARK + raw)
             changed.append(body)
         else:
             out.append(raw)
     return "".join(out), changed
+
+
+def restore_swap(text: str) -> tuple[str, list[str]]:
+    """Undo :func:`comment_out_swap` on the CURRENT file: lines bringup commented out get their
+    mark removed; every other line (including edits made since) stays. Returns (new text, the
+    lines restored)."""
+    if not isinstance(text, str):
+        return "", []
+    out: list[str] = []
+    restored: list[str] = []
+    for raw in text.splitlines(keepends=True):
+        if raw.startswith(SWAP_OFF_MARK):
+            out.append(raw[len(SWAP_OFF_MARK):])
+            restored.append(raw[len(SWAP_OFF_MARK):].rstrip("\r\n"))
+        else:
+            out.append(raw)
+    return "".join(out), restored
 
 
 BARRIER_OFF_OPTIONS = ("nobarrier", "barrier=0")
