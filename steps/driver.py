@@ -41,7 +41,8 @@ def persistence(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
 INSTALL_PROBES = ("os_release", "kernel", "pci", "driver_secure_boot", "driver_uname_m", "driver_dpkg", "driver_rpm",
                   "nvidia_driver_version", "nvml", "driver_modinfo")
 """What the install actions read: distribution, running kernel, GPUs (flavour), Secure Boot, machine
-type (repository architecture), installed packages and the installed driver (follow-up versions)."""
+type (repository architecture), installed packages and the installed driver (follow-up versions; a driver
+from another source, branch or flavour, or a driver without packages (runfile), makes them refuse)."""
 
 STAGE = Stage(
     id="driver",
@@ -61,7 +62,9 @@ STAGE = Stage(
                 "Blackwell and Grace Hopper require the open kernel modules; Turing to Hopper: open recommended "
                 "(NVIDIA's default since R560); Maxwell/Pascal/Volta (e.g. V100): proprietary only, R580 is the "
                 "last branch for them. Sources: NVIDIA driver installation guide, Kernel Modules; NVIDIA blog "
-                "'NVIDIA transitions fully towards open-source GPU kernel modules'; knowledge.md 1.5-1.7."
+                "'NVIDIA transitions fully towards open-source GPU kernel modules' (developer.nvidia.com/blog/nvidia-"
+                "transitions-fully-towards-open-source-gpu-kernel-modules/); NVIDIA blog 'Navigating GPU architecture "
+                "support' (CUDA 13 drops compute capability < 7.5)."
             ),
             instructions=(
                 "The check reads each GPU's PCI device id, finds its architecture and recommends a branch and "
@@ -78,21 +81,32 @@ STAGE = Stage(
                 "arrive, or Canonical ships signed precompiled modules per kernel); a .run install sits outside the "
                 "package database and must be rebuilt by hand after every kernel change. Commands per distribution, "
                 "each from the vendor's guide (assets/driver_install.csv): Ubuntu 22.04/24.04 `ubuntu-drivers install "
-                "--gpgpu nvidia:<branch>-server[-open]` + nvidia-utils-<branch>-server (Ubuntu Server docs), or with "
-                "Secure Boot on linux-modules-nvidia-<branch>-server[-open]-<kernel> + nvidia-driver-<branch>-server"
-                "[-open] (Canonical-signed, GPU Operator precompiled-driver doc); Debian 12/13 (and Ubuntu with NVIDIA's "
-                "repository configured): NVIDIA's cuda-keyring, nvidia-driver-pinning-<branch>, nvidia-open or "
-                "cuda-drivers; RHEL/Rocky/Alma 8/9: NVIDIA's CUDA repository, `dnf module enable nvidia-driver:"
-                "<branch>-open`, nvidia-open; 10: `dnf versionlock add *nvidia*<branch>*`, nvidia-open; SLES 15: "
-                "NVIDIA's repository, nvidia-open-<branch>. Sources: NVIDIA Driver Installation Guide "
-                "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/, Kernel Modules and Version locking "
-                "pages); Ubuntu Server documentation 'Install NVIDIA drivers'; knowledge.md 2."
+                "--gpgpu nvidia:<branch>-server[-open]` + nvidia-utils-<branch>-server (Ubuntu Server docs) + "
+                "linux-modules-nvidia-<branch>-server[-open]-$(uname -r), Canonical's signed precompiled modules for the "
+                "running kernel (ubuntu-drivers picks the flavour metapackage, which may track a newer kernel; Ubuntu "
+                "Server docs 'Select NVIDIA driver packages manually'; DKMS only for non-Ubuntu kernels, by hand); "
+                "Debian 12: contrib enabled, NVIDIA's "
+                "cuda-keyring, nvidia-driver-pinning-<branch>, then the compute-only set nvidia-driver-cuda + "
+                "nvidia-kernel-open-dkms (or nvidia-kernel-dkms); Ubuntu with NVIDIA's repository configured: pinning + "
+                "nvidia-open or cuda-drivers; RHEL/Rocky/Alma 8/9: NVIDIA's CUDA repository, `dnf module enable "
+                "nvidia-driver:<branch>-open`, compute-only nvidia-driver-cuda + kmod-nvidia-open-dkms; 10: `dnf "
+                "versionlock add *nvidia*<branch>*`, the same packages; SLES 15 SP6+: NVIDIA's repository (its .repo "
+                "section written idempotently), "
+                "nvidia-open-<branch>. apt runs with --no-remove, and a driver from another source, branch or flavour "
+                "(or a driver without packages: a .run install) stops the action with removal instructions instead of "
+                "being replaced. Only "
+                "releases NVIDIA lists for the branch (assets/os_support.csv) get commands. Sources: NVIDIA Driver "
+                "Installation Guide (docs.nvidia.com/datacenter/tesla/driver-installation-guide/, Kernel Modules, "
+                "Version locking and Compute-only pages); NVIDIA CUDA installation guide (Debian contrib; conflicting "
+                "installs); Ubuntu Server documentation; knowledge.md 2."
             ),
             instructions=(
                 "Preview the exact commands with `bringup --dry-run run driver.install`, then run the action. "
-                "Other distributions get manual instructions. On Debian the action uses NVIDIA's repository: "
-                "Debian's own non-free packages (nvidia-open-kernel-dkms) follow Debian's branch, not NVIDIA's. "
-                "Reboot afterwards, then run this stage's checks."
+                "Other distributions, releases not listed for the branch, and hosts with another driver installed get "
+                "manual instructions. On Debian the action uses NVIDIA's repository: Debian's own non-free packages "
+                "(nvidia-open-kernel-dkms) follow Debian's branch, not NVIDIA's. The driver is the compute-only "
+                "(headless) set where NVIDIA documents one (Debian, RHEL family); for a desktop install use nvidia-open "
+                "by hand. Reboot afterwards, then run this stage's checks."
             ),
             probes=("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "pci"),
             check=needs_gpu(ds.installed_driver),
@@ -103,8 +117,10 @@ STAGE = Stage(
                     "Installs the driver branch and kernel-module flavour the driver.branch check recommends for the "
                     "GPUs found (NVIDIA's default open flavour when no GPU is visible), from the distribution's "
                     "packages, non-interactively: kernel headers, NVIDIA's repository or Ubuntu's ubuntu-drivers, a "
-                    "branch lock, then the driver. Sources per command: assets/driver_install.csv (NVIDIA Driver "
-                    "Installation Guide; Ubuntu Server docs). Reboot afterwards."
+                    "branch lock, then the driver (compute-only where NVIDIA documents it). Refuses, with removal "
+                    "instructions, when a driver from another source, branch or flavour or a .run install is present; "
+                    "apt never removes packages (--no-remove). Sources per command: assets/driver_install.csv (NVIDIA "
+                    "Driver Installation Guide; NVIDIA CUDA installation guide; Ubuntu Server docs). Reboot afterwards."
                 ),
                 resolve=ds.resolve_driver_install,
                 probes=INSTALL_PROBES,
@@ -181,11 +197,14 @@ STAGE = Stage(
                 "(docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)."
             ),
             instructions=(
-                "On NVSwitch systems run the action: it installs nvidia-fabricmanager-<branch> and "
-                "libnvidia-nscq-<branch> (dnf/zypper pin the driver's exact version; apt installs the branch's "
-                "newest, which the check then compares) and enables the service. Every GPU's fabric registration "
-                "must then read Completed / Success. NVLink 5 boards (HGX B200/B300) also need NVLSM and the "
-                "ib_umad module (Fabric Manager user guide). PCIe-only servers skip."
+                "On NVSwitch systems run the action: it installs Fabric Manager and NSCQ named as the driver's own "
+                "source names them (Ubuntu's archive: nvidia-fabricmanager-<branch> libnvidia-nscq-<branch>; NVIDIA's "
+                "apt repository: the same up to R580, unversioned from R590 behind nvidia-driver-pinning-<branch>; "
+                "NVIDIA's RPM repository: nvidia-fabric-manager-<version> libnvidia-nscq-<version>, the driver's exact "
+                "version; apt installs the branch's newest, which the check then compares) and enables the service. "
+                "NVLink 5 boards (HGX B200/B300) also get nvlsm where its name is sourced, and need the ib_umad module "
+                "(Fabric Manager user guide). SUSE and unverified cases get manual instructions. Every GPU's fabric "
+                "registration must then read Completed / Success. PCIe-only servers skip."
             ),
             probes=("nvidia_smi_qx", "nvml", "pci", "driver_services", "driver_fm_version", "driver_dpkg", "driver_rpm",
                     "nvidia_driver_version"),
@@ -194,11 +213,13 @@ STAGE = Stage(
             action=ActionSpec(
                 id="install_fabric_manager",
                 title="Install Fabric Manager and NSCQ at the driver's version",
-                description="Installs nvidia-fabricmanager-<branch> and libnvidia-nscq-<branch> for the installed "
-                            "driver (NVIDIA/apt- and yum-packaging-fabric-manager and -libnvidia-nscq; Ubuntu Server "
-                            "docs; NVIDIA advises the branch package, not the cuda-drivers-fabricmanager metapackage "
-                            "that also pulls the proprietary driver, NVIDIA/gpu-operator#163), then `systemctl enable "
-                            "--now nvidia-fabricmanager`. Only for NVSwitch (HGX/DGX) systems.",
+                description="Installs Fabric Manager and NSCQ for the installed driver from the driver's own source "
+                            "(names per route in assets/driver_install.csv: Ubuntu Server docs; NVIDIA packaging READMEs; "
+                            "NVIDIA driver installation guide 'Ubuntu 590 and later packages'; NVIDIA cloud-native docs "
+                            "for RHEL; NVIDIA advises the branch package, not the cuda-drivers-fabricmanager metapackage "
+                            "that also pulls the proprietary driver, NVIDIA/gpu-operator#163), plus nvlsm on NVLink 5 "
+                            "boards, then `systemctl enable --now nvidia-fabricmanager`. Only for NVSwitch (HGX/DGX) "
+                            "systems; manual instructions where the names are not verified.",
                 resolve=ds.resolve_fabric_manager,
                 probes=INSTALL_PROBES,
             ),
@@ -220,8 +241,10 @@ STAGE = Stage(
                 id="install_cuda_toolkit",
                 title="Install the CUDA toolkit (optional, to build CUDA code)",
                 description="Installs cuda-toolkit-<major>-<minor> for the newest CUDA the installed driver runs "
-                            "(NVML, else NVIDIA's toolkit/driver table) from NVIDIA's CUDA repository (CUDA "
-                            "installation guide). Not needed to train with PyTorch wheels.",
+                            "(NVML, else NVIDIA's toolkit/driver table), at most 12.9 for Maxwell/Pascal/Volta GPUs "
+                            "(CUDA 13 dropped compute capability < 7.5: NVIDIA blog 'Navigating GPU architecture support'), from NVIDIA's CUDA repository "
+                            "(CUDA installation guide). On Ubuntu's archive driver it gives manual instructions instead "
+                            "of adding NVIDIA's repository next to it. Not needed to train with PyTorch wheels.",
                 resolve=ds.resolve_cuda_toolkit,
                 probes=INSTALL_PROBES,
             ),
@@ -246,15 +269,18 @@ STAGE = Stage(
                 "DCGM (nvidia-dcgm, dcgmi) watches GPU health, runs diagnostics (dcgmi diag) and monitors NVSwitches "
                 "with NSCQ. Source: DCGM installation guide (docs.nvidia.com/datacenter/dcgm/latest/installation.html)."
             ),
-            instructions="Skipped when not installed; the action installs datacenter-gpu-manager-4-cuda<major>.",
+            instructions="Skipped when not installed; the action installs datacenter-gpu-manager-4-cuda<major> "
+                         "(cuda12 for Maxwell/Pascal/Volta); on Ubuntu's archive driver it explains instead of mixing "
+                         "NVIDIA's repository in.",
             probes=("driver_dpkg", "driver_rpm", "driver_services", "pci"),
             check=needs_gpu(ds.dcgm),
             action=ActionSpec(
                 id="install_dcgm",
                 title="Install DCGM (optional)",
-                description="Installs datacenter-gpu-manager-4-cuda<major> (the driver's CUDA major) with its "
-                            "recommended packages from NVIDIA's CUDA repository and runs `systemctl --now enable "
-                            "nvidia-dcgm` (DCGM installation guide).",
+                description="Installs datacenter-gpu-manager-4-cuda<major> (the driver's CUDA major; 12 for "
+                            "Maxwell/Pascal/Volta: CUDA 13 dropped compute capability < 7.5, NVIDIA blog 'Navigating GPU architecture support') with its recommended packages from NVIDIA's CUDA "
+                            "repository and runs `systemctl --now enable nvidia-dcgm` (DCGM installation guide). Manual "
+                            "instructions on Ubuntu's archive driver (no repository mixing).",
                 resolve=ds.resolve_dcgm,
                 probes=INSTALL_PROBES,
             ),

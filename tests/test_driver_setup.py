@@ -519,13 +519,19 @@ def test_chain_summary_names_the_driver_cuda_and_never_asks_nvcc_to_match():
 
 def ctx(os_file: str, kernel_release: str, *, machine: str = "x86_64", gpus: tuple[str, ...] = ("2330",),
         sb: str | None = None, dpkg: Path | None = None, rpm: Path | None = None, nvrm: str = "",
-        plan: dict | None = None) -> ActionContext:
+        plan: dict | None = None, dpkg_text: str | None = None, rpm_text: str | None = None,
+        os_text: str | None = None) -> ActionContext:
     out: dict[str, ProbeOutput] = {
-        "os_release": os_release(os_file),
+        "os_release": os_release(os_file) if os_text is None else ProbeOutput("os_release", "/etc/os-release", text=os_text),
         "kernel": kernel(kernel_release),
         "driver_uname_m": cmd("driver_uname_m", "uname -m", machine + "\n"),
         "pci": pci(*gpus),
     }
+    if dpkg_text is not None:
+        out["driver_dpkg"] = cmd("driver_dpkg", "dpkg-query -W", dpkg_text)
+    if rpm_text is not None:
+        out["driver_rpm"] = cmd("driver_rpm", "rpm -qa", rpm_text)
+
     if sb is not None:
         out["driver_secure_boot"] = command_output("driver_secure_boot", PUB / sb, "mokutil --sb-state")
     if dpkg is not None:
@@ -542,7 +548,15 @@ def argvs(r) -> list[list[str]]:
     return [op["argv"] for op in r.ops if "argv" in op]
 
 
-APT = ["-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
+def steps_of(r) -> list:
+    """Every operation in order: argv lists, and ("write", path) for file writes."""
+    assert not r.manual, r.manual
+    return [op["argv"] if "argv" in op else ("write", op["write"]) for op in r.ops]
+
+
+APT_OPTS = ["-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
+APT = ["--no-remove", *APT_OPTS]
+"""apt installs of the driver actions: --no-remove (apt-get(8): abort instead of removing packages) + keep conffiles."""
 
 
 def test_ubuntu_2204_ubuntu_drivers_server_open():
@@ -551,17 +565,25 @@ def test_ubuntu_2204_ubuntu_drivers_server_open():
         ["apt-get", "update"],
         ["apt-get", "install", "-y", *APT, "ubuntu-drivers-common", "linux-headers-6.8.0-60-generic"],
         ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"],
-        ["apt-get", "install", "-y", *APT, "nvidia-utils-580-server"],
+        ["apt-get", "install", "-y", *APT, "linux-modules-nvidia-580-server-open-6.8.0-60-generic", "nvidia-utils-580-server"],
     ]
     assert r.env == {"DEBIAN_FRONTEND": "noninteractive"}
 
 
 def test_ubuntu_2404_secure_boot_uses_signed_precompiled_modules():
+    """ubuntu-drivers --gpgpu selects Canonical's signed flavour metapackage (DKMS only with --include-dkms), and
+    the running kernel's linux-modules-nvidia package makes sure this kernel has the signed modules (Ubuntu Server
+    docs, Select NVIDIA driver packages manually). A kernel Canonical builds no modules for gets manual DKMS steps."""
     r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", sb="mokutil-sb-state__ubuntu-enabled.txt"))
     assert argvs(r) == [
         ["apt-get", "update"],
-        ["apt-get", "install", "-y", *APT, "linux-modules-nvidia-580-server-open-6.8.0-31-generic", "nvidia-driver-580-server-open"],
+        ["apt-get", "install", "-y", *APT, "ubuntu-drivers-common", "linux-headers-6.8.0-31-generic"],
+        ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"],
+        ["apt-get", "install", "-y", *APT, "linux-modules-nvidia-580-server-open-6.8.0-31-generic", "nvidia-utils-580-server"],
     ]
+    custom = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.18.44-fc-v657",
+                                           sb="mokutil-sb-state__ubuntu-enabled.txt"))
+    assert custom.manual and not custom.ops and "nvidia-dkms-580-server-open" in custom.manual and "MOK" in custom.manual
 
 
 def test_ubuntu_2404_volta_gets_the_proprietary_server_driver():
@@ -577,26 +599,30 @@ def test_ubuntu_with_nvidia_repository_stays_on_it():
     assert not any(x[0] == "wget" for x in a)  # cuda-keyring already installed
 
 
-def test_debian_12_nvidia_repository_keyring_pinning_open():
+def test_debian_12_nvidia_repository_contrib_keyring_pinning_compute_only():
+    """Debian: contrib enabled (CUDA installation guide 4.9.1), NVIDIA's keyring, the branch pin, then the
+    compute-only set (driver installation guide, Compute-only and Desktop Installation)."""
     r = ds.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64"))
     keyring = "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb"
     assert argvs(r) == [
         ["apt-get", "update"],
-        ["apt-get", "install", "-y", *APT, "linux-headers-6.1.0-18-amd64", "wget", "ca-certificates"],
+        ["apt-get", "install", "-y", *APT, "linux-headers-6.1.0-18-amd64", "software-properties-common", "wget",
+         "ca-certificates"],
+        ["add-apt-repository", "-y", "contrib"],
         ["mkdir", "-p", "/var/lib/bringup/downloads"],
         ["wget", "-O", "/var/lib/bringup/downloads/cuda-keyring_1.1-1_all.deb", keyring],
         ["dpkg", "-i", "/var/lib/bringup/downloads/cuda-keyring_1.1-1_all.deb"],
         ["apt-get", "update"],
         ["apt-get", "install", "-y", *APT, "nvidia-driver-pinning-580"],
-        ["apt-get", "install", "-y", *APT, "nvidia-open"],
+        ["apt-get", "install", "-y", *APT, "nvidia-driver-cuda", "nvidia-kernel-open-dkms"],
     ]
 
 
-def test_debian_12_arm_server_uses_sbsa_and_pascal_cuda_drivers():
+def test_debian_12_arm_server_uses_sbsa_and_pascal_proprietary_compute_only():
     r = ds.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-arm64", machine="aarch64", gpus=("1c82",)))
     a = argvs(r)
     assert any("/debian12/sbsa/cuda-keyring" in x[-1] for x in a if x[0] == "wget")
-    assert a[-1][-1] == "cuda-drivers"
+    assert a[-1][-2:] == ["nvidia-driver-cuda", "nvidia-kernel-dkms"]
 
 
 def test_rocky_9_dnf_module_stream():
@@ -608,10 +634,11 @@ def test_rocky_9_dnf_module_stream():
         ["dnf", "config-manager", "--add-repo", "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/cuda-rhel9.repo"],
         ["dnf", "clean", "expire-cache"],
         ["dnf", "module", "enable", "-y", "nvidia-driver:580-open"],
-        ["dnf", "install", "-y", "nvidia-open"],
+        ["dnf", "install", "-y", "nvidia-driver-cuda", "kmod-nvidia-open-dkms"],
     ]
     p = argvs(ds.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", gpus=("1db4",))))
-    assert p[-2:] == [["dnf", "module", "enable", "-y", "nvidia-driver:580-dkms"], ["dnf", "install", "-y", "cuda-drivers"]]
+    assert p[-2:] == [["dnf", "module", "enable", "-y", "nvidia-driver:580-dkms"],
+                      ["dnf", "install", "-y", "nvidia-driver-cuda", "kmod-nvidia-latest-dkms"]]
 
 
 def test_rhel_9_enables_codeready_builder_and_epel():
@@ -624,20 +651,36 @@ def test_rhel_10_versionlock():
     a = argvs(ds.resolve_driver_install(ctx("os-release__rhel-10.0.txt", "6.12.0-124.21.1.el10_1.x86_64")))
     assert a[0] == ["dnf", "install", "-y", "dnf-plugins-core", "python3-dnf-plugin-versionlock",
                     "kernel-devel-6.12.0-124.21.1.el10_1.x86_64", "kernel-headers"]
-    assert a[-2:] == [["dnf", "versionlock", "add", "*nvidia*580*"], ["dnf", "install", "-y", "nvidia-open"]]
+    assert a[-2:] == [["dnf", "versionlock", "add", "*nvidia*580*"],
+                      ["dnf", "install", "-y", "nvidia-driver-cuda", "kmod-nvidia-open-dkms"]]
     assert ["dnf", "config-manager", "--add-repo",
             "https://developer.download.nvidia.com/compute/cuda/repos/rhel10/x86_64/cuda-rhel10.repo"] in a
 
 
+SLES_SP6 = text(PUB / "os-release__sles-15-sp5.txt").replace('VERSION="15-SP5"', 'VERSION="15-SP6"').replace(
+    'VERSION_ID="15.5"', 'VERSION_ID="15.6"').replace("15 SP5", "15 SP6")
+"""synthetic_: the real SLES 15 SP5 os-release with its version fields set to SP6 (the first SLES 15 release
+NVIDIA lists for R580, assets/os_support.csv); no public SP6 os-release was found."""
+
+
 def test_sles_15_zypper():
-    a = argvs(ds.resolve_driver_install(ctx("os-release__sles-15-sp5.txt", "4.12.14-197.18-default")))
-    assert a == [
-        ["zypper", "--non-interactive", "install", "kernel-default-devel=4.12.14-197.18"],
-        ["zypper", "--non-interactive", "addrepo", "--refresh",
-         "https://developer.download.nvidia.com/compute/cuda/repos/sles15/x86_64/cuda-sles15.repo"],
+    assert 'VERSION_ID="15.6"' in SLES_SP6
+    r = ds.resolve_driver_install(ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6))
+    assert steps_of(r) == [
+        ["zypper", "--non-interactive", "install", "kernel-default-devel=5.14.21-150600.23.25"],
+        ("write", "/etc/zypp/repos.d/cuda-sles15-x86_64.repo"),
         ["zypper", "--non-interactive", "--gpg-auto-import-keys", "refresh"],
         ["zypper", "--non-interactive", "install", "nvidia-open-580"],
     ]
+    repo = next(op for op in r.ops if "write" in op)
+    assert repo["content"] == ("[cuda-sles15-x86_64]\nname=cuda-sles15-x86_64\n"
+                               "baseurl=https://developer.download.nvidia.com/compute/cuda/repos/sles15/x86_64\nenabled=1\n"
+                               "gpgcheck=1\ngpgkey=https://developer.download.nvidia.com/compute/cuda/repos/sles15/x86_64/"
+                               "D42D0685.pub\n")
+    assert repo["backup_dir"] == "/var/lib/bringup/builds/b/backups"
+    # SP5 is older than NVIDIA's R580 list (SLES 15 SP6+): manual, never a guessed command
+    sp5 = ds.resolve_driver_install(ctx("os-release__sles-15-sp5.txt", "4.12.14-197.18-default"))
+    assert sp5.manual and "not listed for R580" in sp5.manual and not sp5.ops
 
 
 @pytest.mark.parametrize("os_file", ["os-release__alpine-3.23.txt"])
@@ -666,16 +709,16 @@ def test_fabric_manager_action_per_distribution():
     assert u == [["apt-get", "update"], ["apt-get", "install", "-y", *APT, "nvidia-fabricmanager-580", "libnvidia-nscq-580"],
                  ["systemctl", "enable", "--now", "nvidia-fabricmanager"]]
     r = argvs(ds.resolve_fabric_manager(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
-    assert r[0] == ["dnf", "install", "-y", "nvidia-fabricmanager-580-580.95.05", "libnvidia-nscq-580-580.95.05"]
-    s = argvs(ds.resolve_fabric_manager(ctx("os-release__sles-15-sp5.txt", "4.12.14-197.18-default", nvrm=NVRM_580)))
-    assert s[0] == ["zypper", "--non-interactive", "install", "nvidia-fabricmanager-580=580.95.05", "libnvidia-nscq-580=580.95.05"]
+    assert r[0] == ["dnf", "install", "-y", "nvidia-fabric-manager-580.95.05", "libnvidia-nscq-580.95.05"]
+    s = ds.resolve_fabric_manager(ctx("", "5.14.21-150600.23.25-default", nvrm=NVRM_580, os_text=SLES_SP6))
+    assert s.manual and not s.ops and "580.95.05" in s.manual  # no verified names for NVIDIA's SUSE repository
     assert ds.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic")).manual
 
 
 def test_dcgm_cuda_toolkit_and_persistenced_actions():
     c = ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64", nvrm=NVRM_580)
     d = argvs(ds.resolve_dcgm(c))
-    assert ["apt-get", "install", "-y", "--install-recommends", *APT, "datacenter-gpu-manager-4-cuda13"] in d
+    assert ["apt-get", "install", "-y", "--no-remove", "--install-recommends", *APT_OPTS, "datacenter-gpu-manager-4-cuda13"] in d
     assert d[-1] == ["systemctl", "--now", "enable", "nvidia-dcgm"]
     t = argvs(ds.resolve_cuda_toolkit(c))
     assert t[-1] == ["apt-get", "install", "-y", *APT, "cuda-toolkit-13-0"]
@@ -722,8 +765,9 @@ def test_cli_dry_run_of_driver_install_on_this_machine(tmp_path):
     osr = Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else ""
     if 'ID=debian' in osr and 'VERSION_ID="12"' in osr:
         assert r.returncode == 0, r.stderr
-        assert "$ apt-get update" in out and "nvidia-driver-pinning-580" in out and "nvidia-open" in out
-        assert "/compute/cuda/repos/debian12/" in out and "dry run: nothing was run" in out
+        assert "$ apt-get update" in out and "nvidia-driver-pinning-580" in out
+        assert "nvidia-driver-cuda nvidia-kernel-open-dkms" in out and "$ add-apt-repository -y contrib" in out
+        assert "--no-remove" in out and "/compute/cuda/repos/debian12/" in out and "dry run: nothing was run" in out
     else:  # another machine: the command either lists argv or says it cannot run here, never guesses
         assert ("dry run: nothing was run" in out) or ("cannot run here" in out)
 

@@ -140,6 +140,12 @@ def known_distro_outputs(draw) -> dict[str, ProbeOutput]:
         "driver_secure_boot": ProbeOutput("driver_secure_boot", "$ mokutil --sb-state",
                                           text=draw(st.sampled_from(["SecureBoot enabled\n", "SecureBoot disabled\n", ""]))),
         "nvidia_driver_version": ProbeOutput("nvidia_driver_version", "/proc/driver/nvidia/version", text=draw(any_text)),
+        "driver_dpkg": ProbeOutput("driver_dpkg", "$ dpkg-query -W", text=draw(any_text), rc=draw(st.sampled_from([0, 1]))),
+        "driver_rpm": ProbeOutput("driver_rpm", "$ rpm -qa", text=draw(any_text)),
+        "pci": ProbeOutput("pci", "sysfs", files={"/sys/bus/pci/devices/0000:17:00.0/vendor": "0x10de\n",
+                                                  "/sys/bus/pci/devices/0000:17:00.0/device":
+                                                      f"0x{draw(st.sampled_from(['2330', '1db4', '2901', '15f8']))}\n",
+                                                  "/sys/bus/pci/devices/0000:17:00.0/class": "0x030200\n"}),
     }
 
 

@@ -264,7 +264,9 @@ def test_os_support_listed_unlisted_and_unknown():
     u = one(pc.os_support(_os(UBUNTU_2404), {"driver_branch": "570"}))
     assert u.verdict is Verdict.UNKNOWN and "release notes" in u.message  # no table for the branch: never a fail
     vm = one(pc.os_support(collect_tree(VM, ["os_release", "kernel"]), {}))
-    assert vm.verdict is Verdict.UNKNOWN and "Debian GNU/Linux 12" in vm.message and "release notes" in vm.message
+    # Debian 12 is in the CUDA 13.0 Update 1 table (R580): listed, with the table's source named
+    assert vm.verdict is Verdict.PASS and "Debian GNU/Linux 12" in vm.message and "listed" in vm.message
+    assert "cuda-installation-guide-linux" in vm.source and "CUDA 13.0 Update 1" in vm.message
 
 
 def test_kernel_headers():

@@ -84,7 +84,8 @@ SRC_SWAP = ("knowledge.md section 8.4: swap off is required only for Kubernetes'
 
 DEFAULT_DRIVER_BRANCH = "580"
 """Branch judged against when the plan names none: R580, the long-term support branch (end of life
-August 2028), knowledge.md section 1.5 (NVIDIA supported drivers and CUDA toolkit versions)."""
+June 2028 in NVIDIA's support matrix, editions v615/v620, as read into assets/driver_branches.csv; knowledge.md
+section 1.5 read August 2028 from an earlier edition, the newer NVIDIA date is kept)."""
 FOUR_GIB = 4 * 1024 ** 3
 """A BAR larger than 4 GiB cannot sit below the 4 GB boundary: the firmware placed it in 64-bit
 MMIO space, so Above 4G decoding is on (PCI 64-bit BARs; knowledge.md section 3)."""
