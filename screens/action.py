@@ -11,11 +11,12 @@ from collections import deque
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
 from screens.widgets import TopBar
+from wizard.parsers.validate import ValidateLog, parse_event_line
 from wizard.store import short_time
 from wizard import actions as act
 
@@ -26,6 +27,7 @@ class ActionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("k", "cancel", "Cancel run"),
+        Binding("v", "results", "Results/log"),
     ]
 
     def __init__(self, run_id: int) -> None:
@@ -33,6 +35,10 @@ class ActionScreen(Screen[None]):
         self.run_id = run_id
         self.next_index = 0
         self._state = ""
+        self.vlog = ValidateLog()
+        """Validation events read from the whole log (the script's ``BRINGUP`` lines)."""
+        self._parsed_upto = 0
+        self.showing_results = False
 
     def compose(self) -> ComposeResult:
         yield TopBar()
@@ -40,7 +46,10 @@ class ActionScreen(Screen[None]):
             yield Static("", id="action-title", markup=False)
             yield Static("", id="action-commands", markup=False)
             yield Static("", id="action-state", markup=False)
+            yield Static("", id="action-progress", markup=False)
         yield Log(id="action-log", max_lines=SHOW_LINES, highlight=False)
+        with VerticalScroll(id="action-results"):
+            yield Static("", id="results-body")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -53,6 +62,9 @@ class ActionScreen(Screen[None]):
         self.query_one("#action-title", Static).update(f"{run.title}  (step {run.step_id}, run {run.id})")
         cmds = ["$ " + " ".join(a) for a in run.argv]
         self.query_one("#action-commands", Static).update("\n".join(cmds))
+        self.query_one("#action-results").display = False
+        self.query_one("#action-progress").display = False
+        self._read_events(run.log_path)
         buf = self.app.logs.get(self.run_id)
         if buf is not None and (self.run_id in self.app.watched or buf.total):
             lines = list(buf.lines)
@@ -85,6 +97,72 @@ class ActionScreen(Screen[None]):
         if new:
             self.query_one(Log).write_lines(new)
             self.next_index = start + len(lines)
+        self._add_events(start, lines)
+
+    # ------------------------------------------------------------------ validation events
+
+    def _read_events(self, path: str, cap: int = 64 << 20) -> None:
+        """Events from the whole log file (the buffer may hold only its tail)."""
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(cap)
+        except OSError:
+            return
+        lines = data.decode("utf-8", "replace").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        elif lines:
+            lines.pop()  # a partial last line: read again when it is complete
+        self._add_events(0, [act.clean_line(x) for x in lines])
+
+    def _add_events(self, start: int, lines: list[str]) -> None:
+        skip = max(0, self._parsed_upto - start)
+        added = False
+        for i, line in enumerate(lines[skip:], start + skip):
+            r = parse_event_line(line, i + 1)
+            if r is None:
+                self.vlog.other_lines += 1
+            elif isinstance(r, str):
+                self.vlog.bad_lines.append((i + 1, r[:500]))
+            else:
+                self.vlog.events.append(r)
+                added = True
+        self._parsed_upto = max(self._parsed_upto, start + len(lines))
+        if added:
+            self.update_progress()
+            self.refresh_bindings()
+
+    def update_progress(self) -> None:
+        from screens.validation_view import progress_line
+
+        text = progress_line(self.vlog, self.app.basic)
+        w = self.query_one("#action-progress", Static)
+        w.update(text)
+        w.display = bool(text)
+        if self.showing_results:
+            self.update_results()
+
+    def update_results(self) -> None:
+        from screens.validation_view import results_panel
+
+        b = self.app.build
+        run = b.store.action_run(self.run_id)
+        findings: list = []
+        if run is not None and run.state != act.RUNNING:
+            _, findings = b.store.latest_check(run.step_id)
+        from screens.validation_view import KIND_OF_STEP
+
+        kind = KIND_OF_STEP.get(run.step_id, "") if run is not None else ""
+        self.query_one("#results-body", Static).update(
+            results_panel(self.vlog, findings, None, self.app.basic, kind=kind, plan=b.plan()))
+
+    def action_results(self) -> None:
+        """Switch between the log and the results panel (table, busbw chart, verdicts)."""
+        self.showing_results = not self.showing_results
+        self.query_one("#action-log").display = not self.showing_results
+        self.query_one("#action-results").display = self.showing_results
+        if self.showing_results:
+            self.update_results()
 
     def refresh_state(self) -> None:
         b = self.app.build
@@ -103,6 +181,8 @@ class ActionScreen(Screen[None]):
         if run.state != self._state:
             self._state = run.state
             self.refresh_bindings()
+            if self.showing_results:
+                self.update_results()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel is offered only while the run is running and this window may write."""
@@ -110,6 +190,8 @@ class ActionScreen(Screen[None]):
             b = self.app.build
             run = b.store.action_run(self.run_id) if b is not None else None
             return run is not None and run.state == act.RUNNING and not b.observing
+        if action == "results":
+            return bool(self.vlog.events)
         return True
 
     def action_back(self) -> None:

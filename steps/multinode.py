@@ -1,6 +1,135 @@
-"""Stage 9: validate several nodes together."""
+"""Stage 9: validate several nodes together.
 
+Every step here is backed by the multi-node launcher (``python -m wizard.multinode``, see
+:mod:`wizard.multinode`), run detached like every action, over the nodes of the plan's ``hostfile``:
+
+* ``multinode.consistency``: copy the validation script to every node and collect its facts (seconds);
+  judged by :func:`wizard.checks.multinode.judge_consistency`;
+* ``multinode.transport``: the all-nodes torchrun job with ``NCCL_DEBUG=INFO``, judged for NCCL's transport;
+* ``multinode.allreduce``: the same job (plus every pair of nodes with ``multinode_pairwise``), judged for
+  everything: reachability, consistency, transport, the all-reduce and the pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wizard.actions import ActionContext, ActionSpec, Resolved
+from wizard.checks.multinode import judge_consistency, judge_multinode, judge_transport
 from wizard.model import Stage, Step
+
+HOSTFILE_HELP = ("one line per node: 'name ssh_target gpus [python=/path/to/python] [addr=IP]' (or MPI's "
+                 "'host slots=N'); # starts a comment")
+
+
+def _device(ctx: ActionContext) -> str:
+    """cuda or cpu: the plan's ``validate_device``; ``auto`` follows this machine (the nodes of a cluster are
+    alike, and bringup runs on one of them), see :func:`wizard.validate.validate_device`."""
+    d = ctx.plan.get("validate_device")
+    if d in ("cuda", "cpu"):
+        return str(d)
+    try:
+        from wizard.validate import validate_device
+    except ImportError:  # pragma: no cover - the single-node validation ships with bringup
+        return "cuda"
+    return validate_device(ctx)
+
+
+def launcher_argv(plan: Mapping[str, Any], python: str, device: str, *, facts_only: bool = False,
+                  pairwise: bool = False) -> list[str]:
+    """The launcher's argv for this plan (hostfile, nodes' Python, ssh config, quick sizes)."""
+    argv = [python, "-m", "wizard.multinode", "--hostfile", str(plan.get("hostfile")), "--device", device]
+    if plan.get("torch_python"):
+        argv += ["--python", str(plan["torch_python"])]
+    if plan.get("ssh_config"):
+        argv += ["--ssh-config", str(plan["ssh_config"])]
+    if facts_only:
+        argv.append("--facts-only")
+    if pairwise:
+        argv.append("--pairwise")
+    if plan.get("validate_quick") is True:
+        argv += ["--", "--quick"]
+    return argv
+
+
+def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None = None) -> Resolved:
+    from wizard.multinode import HostfileError, read_hostfile
+
+    hostfile = ctx.plan.get("hostfile")
+    if not hostfile:
+        return Resolved(manual="bringup needs the list of nodes: write a hostfile (" + HOSTFILE_HELP + ") and set "
+                               "`bringup plan hostfile=/path/to/hostfile`, or run `bringup validate nodes --hostfile "
+                               "FILE`.")
+    try:
+        nodes = read_hostfile(str(hostfile))
+    except HostfileError as exc:
+        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+    if len(nodes) < 2 and not facts_only:
+        return Resolved(manual=f"the hostfile {hostfile} lists {len(nodes)} node; a multi-node validation needs at "
+                               "least 2 (the node stage validates one node)")
+    if pairwise is None:
+        pairwise = ctx.plan.get("multinode_pairwise") is True
+    argv = launcher_argv(ctx.plan, ctx.python, _device(ctx), facts_only=facts_only, pairwise=pairwise)
+    return Resolved(ops=[{"argv": argv}], env={"PYTHONUNBUFFERED": "1"})
+
+
+def resolve_facts(ctx: ActionContext) -> Resolved:
+    return _resolve(ctx, facts_only=True)
+
+
+def resolve_transport(ctx: ActionContext) -> Resolved:
+    return _resolve(ctx, pairwise=False)
+
+
+def resolve_allreduce(ctx: ActionContext) -> Resolved:
+    return _resolve(ctx)
+
+
+_PROBES = ("pci", "nvml")
+"""What ``validate_device`` reads when the plan says ``auto`` (a GPU on this machine's bus)."""
+
+FACTS = ActionSpec(
+    id="multinode_facts",
+    title="Collect versions and GPU identity from every node",
+    description=(
+        "Copies bringup's validation script to a per-run directory under /tmp on every node of the hostfile "
+        "(ssh, with your ~/.ssh/config, agent and known_hosts) and runs its facts sub-command there: driver, "
+        "CUDA, NCCL, torch, kernel, GPU count, model and VBIOS. Measures only; removes its directory after."),
+    resolve=resolve_facts,
+    probes=_PROBES,
+    changes_system=False,
+    needs_root=False,
+    judge=judge_consistency,
+)
+
+TRANSPORT = ActionSpec(
+    id="multinode_transport",
+    title="torchrun across every node with NCCL_DEBUG=INFO",
+    description=(
+        "Starts torchrun (c10d rendezvous on the first node) on every node over ssh, one rank per GPU, with "
+        "NCCL_DEBUG=INFO, and runs rank sanity, an all-reduce sweep and P2P; judges which transport NCCL "
+        "chose on each node. A node that cannot be reached is named and the others go on. Measures only."),
+    resolve=resolve_transport,
+    probes=_PROBES,
+    changes_system=False,
+    needs_root=False,
+    judge=judge_transport,
+)
+
+ALLREDUCE = ActionSpec(
+    id="multinode_allreduce",
+    title="All-reduce across every node (and every pair of nodes)",
+    description=(
+        "Starts torchrun on every node over ssh (c10d rendezvous; NCCL on GPUs, gloo on cpu; srun inside a "
+        "Slurm allocation), runs rank sanity, an all-reduce sweep with correctness checks and P2P, then "
+        "every pair of nodes when multinode_pairwise is true (to name a bad node), and nccl-tests' "
+        "all_reduce_perf under mpirun when both are installed. Measures only."),
+    resolve=resolve_allreduce,
+    probes=_PROBES,
+    changes_system=False,
+    needs_root=False,
+    judge=judge_multinode,
+)
 
 STAGE = Stage(
     id="multinode",
@@ -14,13 +143,14 @@ STAGE = Stage(
             why=(
                 "One node with a different driver, NCCL or VBIOS slows or hangs every collective it "
                 "joins; fleet tools compare these across nodes and name the odd one out "
-                "(Meta GCM vbios_mismatch; AzNHC check_gpu_vbios)."
+                "(Meta GCM vbios_mismatch; AzNHC check_gpu_vbios); NCCL or net-plugin versions that differ between "
+                "nodes break or slow multi-node jobs (NVIDIA/nccl-tests#200, NVIDIA/nccl#1634)."
             ),
             instructions=(
-                "Capture a bundle on each node (`bringup capture -o $(hostname).tar.gz`) and compare "
-                "driver, kernel and GPU facts; confirm when they match."
+                "Set the hostfile (`bringup plan hostfile=/path`; " + HOSTFILE_HELP + ") and press a: bringup "
+                "collects the facts from every node over ssh and names the node that differs."
             ),
-            manual=True,
+            action=FACTS,
         ),
         Step(
             id="multinode.transport",
@@ -29,28 +159,34 @@ STAGE = Stage(
                 "NCCL falls back to TCP sockets (NET/Socket) when it cannot use the RDMA NICs, or binds "
                 "to docker0 or lo; either cuts multi-node bandwidth by an order of magnitude "
                 "(NCCL troubleshooting guide, docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
-                "troubleshooting.html). Persist only system-configuration variables such as "
+                "troubleshooting.html; Stas Bekman's ml-engineering network/debug guide, github.com/stas00/"
+                "ml-engineering). Persist only system-configuration variables such as "
                 "NCCL_SOCKET_IFNAME or NCCL_IB_HCA, in /etc/nccl.conf (NCCL env documentation)."
             ),
             instructions=(
-                "Run a 2-node job with NCCL_DEBUG=INFO and find the `NET/IB : Using [...]` line on "
-                "every rank; no rank may print NET/Socket when InfiniBand/RoCE NICs are present."
+                "Press a: bringup runs a job across the hostfile's nodes with NCCL_DEBUG=INFO and reads the "
+                "`NET/IB : Using [...]` line of every node; no node may print NET/Socket when InfiniBand/RoCE "
+                "NICs are present. (multinode.allreduce's run judges this too.)"
             ),
-            manual=True,
+            action=TRANSPORT,
         ),
         Step(
             id="multinode.allreduce",
             title="Multi-node all-reduce reaches the network's floor",
             why=(
                 "Expect about 48-49 GB/s of busbw per 400 Gb/s NDR NIC (NCCL developer in "
-                "NVIDIA/nccl-tests#267); test pairs of nodes first to isolate "
-                "a bad node, then all nodes."
+                "NVIDIA/nccl-tests#267); bringup's floor is 0.8 x the node's aggregate NIC bandwidth (derived from "
+                "Stas Bekman's 'about 80% of advertised', github.com/stas00/ml-engineering; plan nics_per_node and "
+                "nic_gbit_s). Test pairs of nodes to isolate a bad node (Meta GCM check-nccl pairwise mode), then "
+                "all nodes."
             ),
             instructions=(
+                "Press a (or `bringup validate nodes --hostfile FILE`): torchrun on every node over ssh, "
+                "all-reduce sweep with #wrong checks; multinode_pairwise=true adds every pair of nodes. By hand: "
                 "`mpirun -np <ranks> -H <hosts> all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1`, or the "
                 "equivalent srun; judge the largest message sizes."
             ),
-            manual=True,
+            action=ALLREDUCE,
         ),
     ),
 )

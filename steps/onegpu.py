@@ -1,6 +1,24 @@
 """Stage 7: validate one GPU at a time (each GPU on its own)."""
 
+from wizard.actions import ActionSpec
+from wizard.checks.validate import judge_gpu
 from wizard.model import Stage, Step
+from wizard.validate import VALIDATE_PROBES, resolve_gpu
+
+GPU_VALIDATE = ActionSpec(
+    id="validate_gpu",
+    title="Validate each GPU: compute, memory, bandwidth, a short training run",
+    description=(
+        "Runs bringup's validation script with this machine's own Python and PyTorch (plan torch_python; "
+        "validate_device auto|cuda|cpu): per GPU a bf16 GEMM, a device memory copy, pinned host<->device "
+        "copies, a pattern test over ~90% of free memory and a tiny transformer's training loop, with NVML "
+        "sampled and Xid/ECC/AER/remap counters read before and after. Reads and measures only."),
+    resolve=resolve_gpu,
+    probes=VALIDATE_PROBES,
+    changes_system=False,
+    needs_root=False,
+    judge=judge_gpu,
+)
 
 STAGE = Stage(
     id="gpu",
@@ -8,6 +26,24 @@ STAGE = Stage(
     short="One GPU",
     summary="Each GPU alone: diagnostics, host bandwidth, compute under load.",
     steps=(
+        Step(
+            id="gpu.validate",
+            title="Validate each GPU: compute, memory, bandwidth, a short training run",
+            why=(
+                "A GPU that enumerates can still be slow, corrupt memory or throttle under load. bf16 GEMM is "
+                "judged against the measured Maximum Achievable Matmul FLOPS (Stas Bekman, ml-engineering; "
+                "DCGM's 0.75 x rule for the fail line), device memory bandwidth against the datasheet, pinned "
+                "host<->device copies against the PCIe generation's practical figure (AzNHC check_cuda_bw "
+                "24/52 GB/s), and NVML clock-event reasons and Xid/ECC/AER counters are compared before and "
+                "after the load."
+            ),
+            instructions=(
+                "Press a (or `bringup validate gpu`). It runs with the Python that has PyTorch: set "
+                "torch_python in the plan (F2) if it is not bringup's own. `--device cpu` proves the software "
+                "path on a machine without GPUs; it judges correctness only."
+            ),
+            action=GPU_VALIDATE,
+        ),
         Step(
             id="gpu.dcgm_l2",
             title="Run DCGM diagnostics level 2 on every GPU",
@@ -31,6 +67,8 @@ STAGE = Stage(
                 "run it on the GPU's own node."
             ),
             instructions=(
+                "gpu.validate measures pinned host-to-device and device-to-host copies per GPU and judges "
+                "them against these figures; confirm here once it passes. By hand, or to pin the NUMA node: "
                 "`nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or "
                 "CUDA samples' bandwidthTest, pinned with `numactl --cpunodebind=N --membind=N` for "
                 "the GPU's NUMA node (`nvidia-smi topo -m`). Compare each GPU with the figures above."
@@ -47,6 +85,8 @@ STAGE = Stage(
                 "reasons; AzNHC azure_gpu_clock_throttling)."
             ),
             instructions=(
+                "gpu.validate runs a short GEMM and training load with NVML sampling, and node.soak a longer "
+                "one; a full stress still needs a dedicated tool: "
                 "`gpu_burn -tc 600` (wilicc/gpu-burn: -tc uses tensor cores, the last argument is "
                 "seconds; -d would switch to FP64) or `dcgmi diag -r 3`, while `nvidia-smi dmon "
                 "-s pucv` runs in another terminal; every GPU must report OK with zero errors."

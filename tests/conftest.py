@@ -53,3 +53,19 @@ def env_for_cli() -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["SUDO_USER"] = "tester"
     return env
+
+
+@pytest.fixture(scope="session")
+def ssh_cluster(tmp_path_factory):
+    """Three real sshd "nodes" on 127.0.0.2-4 (node1..node3) plus ``dead`` (nothing listens), with an ssh
+    client config for ``-F`` (see tests/sshd.py). Missing sshd fails the test with the fix; never a skip."""
+    from tests.sshd import SshdUnavailable, start_cluster
+
+    try:
+        cluster = start_cluster(tmp_path_factory.mktemp("sshd"), 3)
+    except SshdUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

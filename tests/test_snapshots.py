@@ -136,3 +136,26 @@ def test_confirm_action_dialog(snap_compare, basic):
 @MODES
 def test_help(snap_compare, basic):
     assert snap_compare(app(fresh_state(f"help-{basic}"), basic), terminal_size=SIZE, press=["f1"])
+
+
+@MODES
+def test_validation_results_panel(snap_compare, basic):
+    """The results panel of a real node validation log (2 gloo ranks), replayed as a finished run."""
+    s = fresh_state(f"validate-{basic}")
+    boot = host().identity.get("boot_id", "")
+    b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
+    log = Path(__file__).parent / "data" / "validate" / "node-cpu-2ranks.log"
+    run = b.start_action(steps.step_by_id("node.validate"), Resolved(ops=[{"argv": ["cat", str(log)]}]))
+    b.wait_action(run, timeout_s=30)
+    b.store.update_action_run(run.id, ended_at=frozen_clock())  # the supervisor's real end time would vary
+    b.close()
+
+    async def show(pilot):
+        from screens.action import ActionScreen
+
+        pilot.app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=show)

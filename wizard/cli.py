@@ -7,6 +7,8 @@
     bringup plan [KEY=VALUE ...]
     bringup explain FILE... | -   judge pasted/saved outputs [--json]
     bringup run STEP [--yes]      run a step's action without the TUI
+    bringup validate gpu|node|soak [--device auto|cuda|cpu] [--nproc N] [--minutes M] [--python PATH]
+                                  [--json] [--verbose]   run a validation and judge it (see cmd_validate)
     bringup --version
 
 Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic``.
@@ -24,7 +26,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 from wizard import __version__
 
@@ -64,7 +67,89 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", parents=[common], help="run a step's action (asks first unless --yes)")
     r.add_argument("step", metavar="STEP")
     r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    vcommon = argparse.ArgumentParser(add_help=False)
+    vcommon.add_argument("--device", choices=("auto", "cuda", "cpu"),
+                         help="where to run (default: the plan's validate_device, else auto = cuda with a GPU)")
+    vcommon.add_argument("--python", metavar="PATH",
+                         help="the Python with PyTorch that runs the script (default: the plan's torch_python)")
+    vcommon.add_argument("--json", action="store_true",
+                         help="only the check-shaped JSON on stdout (progress goes to stderr)")
+    vcommon.add_argument("--verbose", action="store_true", help="print the raw log instead of one line per step")
+    vcommon.add_argument("--yes", action="store_true",
+                         help="accepted for scripts; validation changes nothing, so it never asks")
+    vcommon.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)  # small sizes: tests, smoke runs
+    v = sub.add_parser("validate", parents=[common], help="run a validation (one GPU, the node, a soak) and judge it")
+    vsub = v.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for name, kind in VALIDATE_KINDS.items():
+        kp = vsub.add_parser(name, parents=[common, vcommon], help=kind.help, description=kind.help)
+        kind.add_args(kp)
     return p
+
+
+@dataclass(frozen=True)
+class ValidateKind:
+    """One ``bringup validate KIND``: the catalogue step whose action it runs, its own options, how they
+    become plan answers for this run, and the results/series it adds to ``--json``.
+
+    Adding a kind (e.g. ``validate nodes --hostfile F``) is one entry in :data:`VALIDATE_KINDS`.
+    """
+
+    step: str
+    help: str
+    add_args: Callable[[argparse.ArgumentParser], None] = lambda p: None
+    plan: Callable[[argparse.Namespace], dict] = lambda a: {}
+    results: "Callable[[str, Mapping[str, Any]], dict] | None" = None
+
+
+def _results_of(kind: str) -> Callable[[str, Mapping[str, Any]], dict]:
+    def results(log: str, plan: Mapping[str, Any]) -> dict:
+        from wizard.checks.validate import analyse
+
+        return analyse(log, plan, kind).to_json()
+    return results
+
+
+def _nproc_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nproc", type=int, metavar="N", help="ranks (default: one per GPU; 2 on cpu)")
+
+
+def _soak_args(p: argparse.ArgumentParser) -> None:
+    _nproc_arg(p)
+    p.add_argument("--minutes", type=float, metavar="M", help="soak length (default: the plan's soak_minutes, else 10)")
+
+
+def _nodes_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hostfile", metavar="FILE", help="the nodes, one per line: 'name ssh_target gpus "
+                   "[python=/path] [addr=IP]' or 'host slots=N' (default: the plan's hostfile)")
+    p.add_argument("--pairwise", action="store_true", help="also run every pair of nodes, to find a bad one")
+    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config (-F) to reach the nodes")
+
+
+def _nodes_plan(a: argparse.Namespace) -> dict:
+    return {"hostfile": os.path.abspath(a.hostfile) if a.hostfile else None,
+            "multinode_pairwise": True if a.pairwise else None,
+            "ssh_config": os.path.abspath(a.ssh_config) if a.ssh_config else None}
+
+
+def _nodes_results(log: str, plan: Mapping[str, Any]) -> dict:
+    from wizard.checks.multinode import results_json
+
+    return results_json(log, plan)
+
+
+VALIDATE_KINDS: dict[str, ValidateKind] = {
+    "gpu": ValidateKind("gpu.validate", "each GPU alone: GEMM, memory copy and pattern, host<->device, a training "
+                        "loop", results=_results_of("gpu")),
+    "node": ValidateKind("node.validate", "torchrun across all GPUs: rank sanity, all-reduce sweep, P2P matrix "
+                         "(and all_reduce_perf when installed)", _nproc_arg,
+                         lambda a: {"validate_nproc": a.nproc}, _results_of("node")),
+    "soak": ValidateKind("node.soak", "GEMM and all-reduce for --minutes under NVML sampling", _soak_args,
+                         lambda a: {"validate_nproc": a.nproc, "soak_minutes": a.minutes}, _results_of("soak")),
+    "nodes": ValidateKind("multinode.allreduce", "torchrun across the hostfile's nodes over ssh: facts, rank sanity, "
+                          "all-reduce sweep (every pair of nodes with --pairwise)", _nodes_args, _nodes_plan,
+                          _nodes_results),
+}
+"""``bringup validate KIND`` -> what it runs. The multi-node validation adds its entry here."""
 
 
 def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
@@ -78,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
-                "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack}[args.command](args)
+                "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
+                "validate": cmd_validate}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -217,22 +303,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     elif verdict.value == "skip":
         note = "nothing was verified: every check was not applicable here"
     if opt(args, "json"):
-        doc = {"schema": 1, "bringup_version": __version__, "host": identity, "verdict": verdict.value,
-               "stage": stage, "snapshot": opt(args, "snapshot"), "generated_at": started,
-               "findings": [f.to_dict() for f in findings]}
-        if note:
-            doc["note"] = note
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note), indent=2))
     else:
         name = identity.get("hostname") or "this host"
         print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
-        for f in findings:
-            subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
-            print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}")
-            if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
-                print(f"       -> {f.remedy}")
+        print_findings(findings)
         print(f"overall: {verdict.value}" + (f" ({note})" if note else ""))
     return verdict.exit_code
+
+
+def check_doc(identity: Mapping[str, Any], verdict, findings, stage: str | None, snapshot: str | None,
+              started: str, note: str = "") -> dict[str, Any]:
+    """The ``check --json`` document (assets/schema/check.schema.json); ``validate --json`` adds fields to it."""
+    doc = {"schema": 1, "bringup_version": __version__, "host": dict(identity), "verdict": verdict.value,
+           "stage": stage, "snapshot": snapshot, "generated_at": started,
+           "findings": [f.to_dict() for f in findings]}
+    if note:
+        doc["note"] = note
+    return doc
+
+
+def print_findings(findings, out=None) -> None:
+    """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass."""
+    out = out or sys.stdout
+    for f in findings:
+        subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
+        print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}", file=out)
+        if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
+            print(f"       -> {f.remedy}", file=out)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -485,6 +583,148 @@ def _follow(b, run, tail) -> int:
         time.sleep(0.2)
     print(f"{run.state} (exit status {run.exit_status})")
     return 0 if run.state == act.SUCCEEDED else 2
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``bringup validate KIND``: start the step's validation action in the build (recorded like ``run``; it
+    changes nothing, so it never asks), follow it with one line per step of the script (``--verbose``: the raw
+    log), then print the findings like ``check``. ``--json``: only the check-shaped document on stdout, with
+    ``step``, ``run``, ``results`` (the results table) and ``series`` (all-reduce busbw by size, with the floor)
+    added. Exit status: the verdict's (0 pass/skip, 1 warn/unknown, 2 fail); 3 when bringup could not run it."""
+    import asyncio
+
+    from wizard import actions as act
+    from wizard.engine import Build, host_identity, local_host
+    from wizard.model import overall
+    from wizard.plan import parse_value
+    from wizard.probes import collect
+    from wizard.store import list_builds
+
+    import steps
+
+    kind = VALIDATE_KINDS[args.kind]
+    if opt(args, "snapshot"):
+        print("bringup: error: validate runs on this machine; --snapshot describes another one", file=sys.stderr)
+        return EXIT_ERROR
+    step = steps.step_by_id(kind.step)
+    assert step.action is not None
+    raw = {"validate_device": opt(args, "device"), "torch_python": opt(args, "python"),
+           "validate_quick": True if opt(args, "quick") else None, **kind.plan(args)}
+    overrides: dict[str, Any] = {}
+    try:
+        for k, v in raw.items():
+            if v is not None:
+                overrides[k] = parse_value(k, str(v).lower() if isinstance(v, bool) else str(v))
+    except ValueError as exc:
+        print(f"bringup: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    as_json = bool(opt(args, "json"))
+    out = sys.stderr if as_json else sys.stdout  # --json keeps stdout for the document alone
+    host = local_host()
+    identity = asyncio.run(host_identity(host))
+    sd = state_dir(args)
+    b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
+    try:
+        plan = {**b.plan(), **overrides}
+        a = step.action
+        outputs = asyncio.run(collect(host, a.probes, plan)) if a.probes else {}
+        ctx = act.ActionContext(outputs, plan, str(b.backup_dir), state_dir=str(b.info.path.parent.parent))
+        resolved = a.resolve(ctx)
+        print(f"{a.title}  ({step.id})", file=out)
+        if resolved.manual:
+            print(f"bringup: error: cannot run it here: {resolved.manual}", file=sys.stderr)
+            return EXIT_ERROR
+        for line in resolved.describe():
+            print(f"  {line}", file=out)
+        if b.dry_run:
+            run = b.start_action(step, resolved)
+            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})", file=out)
+            return 0
+        try:
+            run = b.start_action(step, resolved)
+        except (PermissionError, OSError) as exc:
+            print(f"bringup: error: could not start the validation: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}", file=out)
+        try:
+            run = _follow_validation(b, run, act.LogTail(run.log_path), out, bool(opt(args, "verbose")))
+        except KeyboardInterrupt:
+            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). Follow it with `bringup "
+                  f"status` or `tail -f {run.log_path}`.", file=sys.stderr)
+            return 130
+        try:
+            with open(run.log_path, encoding="utf-8", errors="replace") as fh:
+                log = fh.read()
+        except OSError as exc:
+            log = f"(log unreadable: {exc})"
+        from wizard.validate import settle_run
+
+        findings = settle_run(b, step, run, plan)  # an errored run's log says why: it is judged too
+        verdict = overall(findings)
+        extra = kind.results(log, plan) if kind.results is not None else {}
+        if as_json:
+            doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
+            doc.update({"step": step.id, "run": {"id": run.id, "state": run.state, "exit_status": run.exit_status,
+                                                  "log": run.log_path, "argv": run.argv}})
+            doc.update(extra)
+            print(json.dumps(doc, indent=2))
+        else:
+            _print_results(extra)
+            print_findings(findings)
+            print(f"overall: {verdict.value}")
+        return verdict.exit_code
+    finally:
+        b.close()
+
+
+def _follow_validation(b, run, tail, out, verbose: bool):
+    """Print one line per progress/measure/error event of a running validation (or every log line with
+    ``verbose``) until it ends; returns the settled run."""
+    import time
+
+    from wizard import actions as act
+    from wizard.validate import event_line
+
+    def show(lines: list[str]) -> None:
+        for line in lines:
+            text = line if verbose else event_line(line)
+            if text is not None:
+                print(text, file=out, flush=True)
+
+    while True:
+        show(tail.read_new())
+        run = b.refresh_action(run)
+        if run.state != act.RUNNING:
+            show(tail.read_new() + tail.flush())
+            break
+        time.sleep(0.2)
+    print(f"{run.state} (exit status {run.exit_status})", file=out)
+    return run
+
+
+def _print_results(extra: Mapping[str, Any]) -> None:
+    """The results table and, for an all-reduce sweep, the busbw-by-size chart with the floor."""
+    rows = extra.get("results") or []
+    if rows:
+        print("results:")
+        for r in rows:
+            val = r.get("value")
+            shown = "-" if val is None else (f"{val:,.3g}" if abs(val) < 1000 else f"{val:,.0f}")
+            floor = r.get("floor")
+            fl = "" if floor is None else f"  (limit {floor:,.3g})"
+            subj = f" {r['subject']}" if r.get("subject") and r.get("subject") != "host" else ""
+            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
+                  f"{r.get('unit') or ''}{fl}")
+    series = extra.get("series") or {}
+    points = series.get("points") or []
+    if len(points) > 1:
+        try:
+            from wizard.textchart import bandwidth_chart
+        except ImportError:  # the chart is a nicety; the table has the figures
+            return
+        basic = os.environ.get("TERM") == "linux" or not sys.stdout.isatty()
+        for line in bandwidth_chart([(s, v) for s, v in points], series.get("floor_gb_s"), unicode=not basic):
+            print("  " + line)
 
 
 def cmd_ack(args: argparse.Namespace) -> int:

@@ -416,8 +416,11 @@ class Build:
         (``needs_check``), or passed when there is nothing to verify."""
         reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
         step = self.step(run.step_id)
-        if run.state == act.SUCCEEDED:
-            spec = step.action
+        spec = step.action
+        # a judged action's log says why it failed too (a validation script exits 2 when a sub-test errored):
+        # judge it, so the failure carries findings instead of only an exit status
+        judge_failed = run.state == act.FAILED and spec is not None and spec.judge is not None
+        if run.state == act.SUCCEEDED or judge_failed:
             if spec is not None and spec.judge is not None:
                 try:
                     with open(run.log_path, encoding="utf-8", errors="replace") as fh:
@@ -429,6 +432,10 @@ class Build:
                 except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
                     findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
                 findings = [dataclasses.replace(f, step=step.id) for f in findings]
+                if judge_failed and not any(f.verdict is Verdict.FAIL for f in findings):
+                    findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
+                                            "host", [f"exit status {run.exit_status}"],
+                                            "Open the run's log (l on the step screen) for what failed."))
                 self.record_findings(step.id, findings, run.started_at)
                 return
             if step.check is not None:

@@ -1,4 +1,4 @@
-"""Where commands run and files are read: LocalHost, SnapshotHost, and a recorder for capture.
+"""Where commands run and files are read: LocalHost, SSHHost, SnapshotHost, and a recorder for capture.
 
 Every host answers four operations with results, never exceptions for the machine's own
 problems (a missing binary, a permission error, a timeout, an unreadable sysfs file):
@@ -7,6 +7,10 @@ problems (a missing binary, a permission error, a timeout, an unreadable sysfs f
 * ``read(path)``           -> :class:`FileResult`
 * ``glob(pattern)``        -> sorted list of matching paths
 * ``builtin(name)``        -> :class:`CommandResult` for in-process probes (NVML through pynvml)
+
+``SSHHost`` answers them on another node through the system OpenSSH client (the operator's
+``~/.ssh/config``, agent, jump hosts and known_hosts apply); an unreachable node gives a result with
+``rc`` 255 and ssh's own error text, never an exception.
 
 ``SnapshotHost`` answers the same operations from a capture bundle: the same argv or path in,
 the recorded output out. An operation the bundle does not hold gets a result whose ``error`` is
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import glob as _glob
 import os
+import shlex
 import signal
 import time
 from dataclasses import dataclass, field
@@ -247,6 +252,179 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Another node, through the system OpenSSH client
+
+SSH_FAILED_RC = 255
+"""Exit status of ``ssh`` itself when it could not connect or authenticate (ssh(1) EXIT STATUS:
+"ssh exits with the exit status of the remote command or with 255 if an error occurred")."""
+DEFAULT_CONNECT_TIMEOUT_S = 10
+"""``-o ConnectTimeout`` (seconds) for every ssh call: long enough for a loaded node's sshd, short
+enough that an unreachable node is named quickly (judgement; OpenSSH's own default waits for the
+kernel's TCP timeout, minutes)."""
+
+_SSH_ERROR_HINTS = ("ssh:", "permission denied", "host key verification failed", "kex_exchange_identification",
+                    "connection closed by", "connection reset by", "could not resolve hostname", "no route to host",
+                    "connection timed out", "connection refused", "remote host identification has changed",
+                    "too many authentication failures", "bad configuration option", "can't open user config",
+                    "proxycommand", "banner exchange", "broken pipe", "operation timed out")
+
+_GLOB_SH = 'IFS=; for f in $1; do if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\\n" "$f"; fi; done'
+"""Remote glob: unquoted ``$1`` with IFS empty gets pathname expansion and no word splitting."""
+
+
+def ssh_error_text(stderr: bytes) -> str:
+    """The line of ssh's stderr that says why it failed (the last one that looks like an ssh error,
+    else the last non-empty line); ``""`` when stderr is empty."""
+    lines = [ln.strip() for ln in decode(stderr).splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.lower().startswith("warning: permanently added")]
+    for ln in reversed(lines):
+        if any(h in ln.lower() for h in _SSH_ERROR_HINTS):
+            return ln[:300]
+    return lines[-1][:300] if lines else ""
+
+
+def ssh_failed(result: CommandResult) -> bool:
+    """True when ``result`` is ssh itself failing (rc 255 with an ssh error), not the remote command."""
+    return result.rc == SSH_FAILED_RC and result.error.startswith("ssh ")
+
+
+class SSHHost:
+    """Another node, reached with the system ``ssh`` (OpenSSH) client.
+
+    Every command runs as ``ssh [-F CONFIG] -o BatchMode=yes -o ConnectTimeout=N [-o OPT ...] TARGET --
+    'env LC_ALL=C LANG=C argv...'`` (the argv shell-quoted with :func:`shlex.join`, for the remote login
+    shell, which must be POSIX-like: sh, bash, dash, zsh). The operator's ``~/.ssh/config``, agent, jump
+    hosts and known_hosts apply; host keys are never accepted silently unless the config or ``options``
+    say so (``StrictHostKeyChecking`` is not overridden). ``BatchMode=yes`` makes a node that would ask
+    for a password fail at once instead of hanging.
+
+    Args:
+        target: what ssh connects to: an alias of the ssh config, ``host``, or ``user@host``.
+        name: shown in findings (default: ``target``).
+        ssh_config: a config file for ``-F`` (tests; a site config); ``None`` = ssh's default files.
+        options: extra ``-o`` options, e.g. ``("Port=2222",)``.
+        connect_timeout_s: ``ConnectTimeout`` in seconds.
+        ssh: the client binary.
+
+    Results: ``rc`` 255 with ``error`` ``"ssh to TARGET failed: <ssh's message>"`` when ssh could not
+    connect or log in (see :func:`ssh_failed`); 127 with ``command not found: ssh`` when there is no client;
+    124 on timeout (the local ssh is killed; a remote command without a terminal may go on running).
+    Never raises for the node's problems.
+    """
+
+    def __init__(self, target: str, name: str | None = None, ssh_config: str | None = None,
+                 options: tuple[str, ...] | list[str] = (), connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+                 ssh: str = "ssh") -> None:
+        self.target = target
+        self.name = name or target
+        self.ssh_config = ssh_config
+        self.options = tuple(options)
+        self.connect_timeout_s = connect_timeout_s
+        self.ssh = ssh
+
+    def ssh_argv(self, remote_command: str) -> list[str]:
+        """The local argv that runs ``remote_command`` (a shell string) on the node."""
+        argv = [self.ssh]
+        if self.ssh_config:
+            argv += ["-F", self.ssh_config]
+        argv += ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(round(self.connect_timeout_s)))}"]
+        for o in self.options:
+            argv += ["-o", o]
+        return argv + [self.target, "--", remote_command]
+
+    @staticmethod
+    def remote_command(argv: list[str], env: dict[str, str] | None = None) -> str:
+        """``argv`` (with ``env`` passed as ``env K=V ...``) quoted for the remote shell."""
+        pre = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+        return shlex.join([*pre, *[str(a) for a in argv]])
+
+    async def run(self, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S,
+                  stdin: bytes | None = None) -> CommandResult:
+        """Run ``argv`` on the node (``stdin``: bytes fed to it, else /dev/null). See the class doc."""
+        argv = [str(a) for a in argv]
+        t0 = time.monotonic()
+        if not argv:
+            return CommandResult(argv, None, error="empty command")
+        local = self.ssh_argv(self.remote_command(argv, {"LC_ALL": "C", "LANG": "C"}))
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *local,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=probe_env(), start_new_session=True)
+        except FileNotFoundError:
+            return CommandResult(argv, 127, duration_s=time.monotonic() - t0, error=f"command not found: {self.ssh}")
+        except OSError as exc:
+            return CommandResult(argv, None, duration_s=time.monotonic() - t0,
+                                 error=f"could not start {self.ssh}: {exc.strerror or exc}")
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+        except asyncio.TimeoutError:
+            _kill_group(proc.pid)
+            try:
+                out, err = await asyncio.wait_for(proc.communicate(), 2.0)
+            except asyncio.TimeoutError:  # pragma: no cover - a process ignoring SIGKILL
+                out, err = b"", b""
+            return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
+                                 error=f"timed out after {timeout_s:g} s (on {self.name} over ssh)")
+        except asyncio.CancelledError:
+            _kill_group(proc.pid)
+            raise
+        except (BrokenPipeError, ConnectionResetError):  # ssh died before taking stdin
+            await proc.wait()
+            out, err = b"", b""
+        rc = proc.returncode
+        error = ""
+        if rc == SSH_FAILED_RC:
+            why = ssh_error_text(err)
+            if why or not out:
+                error = f"ssh to {self.target} failed: {why or 'exit status 255 and no message'}"
+        return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0, error)
+
+    async def read(self, path: str) -> FileResult:
+        """Read a file with ``cat`` on the node."""
+        t0 = time.monotonic()
+        r = await self.run(["cat", "--", path])
+        dt = time.monotonic() - t0
+        if r.ok:
+            return FileResult(path, r.stdout, duration_s=dt)
+        if r.error:
+            return FileResult(path, None, r.error, dt)
+        msg = decode(r.stderr).strip().lower()
+        if "no such file" in msg:
+            return FileResult(path, None, "no such file", dt)
+        if "permission denied" in msg:
+            return FileResult(path, None, "permission denied", dt)
+        if "is a directory" in msg:
+            return FileResult(path, None, "is a directory", dt)
+        return FileResult(path, None, f"read error: {decode(r.stderr).strip()[:200] or f'cat exit status {r.rc}'}", dt)
+
+    async def glob(self, pattern: str) -> list[str]:
+        """Paths matching ``pattern`` on the node (sorted); ``[]`` when none or the node is unreachable."""
+        r = await self.run(["sh", "-c", _GLOB_SH, "sh", pattern])
+        if r.error:
+            return []
+        return sorted(ln for ln in r.text.splitlines() if ln)
+
+    async def builtin(self, name: str) -> CommandResult:
+        return CommandResult([f"builtin:{name}"], None,
+                             error=f"in-process probe {name} runs on this machine only, not over ssh")
+
+    async def hostname(self, timeout_s: float = 5.0) -> str:
+        """The HostName ssh would connect to for ``target`` (``ssh -G``: the config applied, nothing
+        contacted); ``""`` if ssh cannot tell."""
+        argv = [self.ssh] + (["-F", self.ssh_config] if self.ssh_config else []) + ["-G", self.target]
+        r = await LocalHost().run(argv, timeout_s)
+        if r.rc != 0:
+            return ""
+        for line in r.text.splitlines():
+            k, _, v = line.partition(" ")
+            if k.lower() == "hostname":
+                return v.strip()
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------

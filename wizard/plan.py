@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 SCHEDULERS = ("none", "slurm", "kubernetes")
+VALIDATE_DEVICES = ("auto", "cuda", "cpu")
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,28 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
     PlanKey("baseline_minutes", float, "length of the idle baseline, minutes", _float_range(0, 24 * 60)),
     PlanKey("driver_branch", str, "NVIDIA driver branch to install and judge against, e.g. 580",
             lambda v: "" if re.fullmatch(r"R?\d{3}", v.strip(), re.I) else "must be a branch number such as 580"),
+    PlanKey("torch_python", str, "Python with PyTorch that runs the validation scripts, e.g. /opt/venv/bin/python",
+            lambda v: "" if v.strip() and not v.strip().startswith("-") and "\n" not in v
+            else "must be a path or command name of a Python interpreter"),
+    PlanKey("validate_device", str, "auto | cuda | cpu: where validation runs (auto = cuda with an NVIDIA GPU)",
+            lambda v: "" if v in VALIDATE_DEVICES else f"must be one of {', '.join(VALIDATE_DEVICES)}"),
+    PlanKey("validate_nproc", int, "processes (ranks) of the node validation; default one per GPU (2 on cpu)",
+            _int_range(1, 256)),
+    PlanKey("soak_minutes", float, "length of the soak (GEMM + all-reduce under NVML sampling), minutes",
+            _float_range(0, 7 * 24 * 60)),
+    PlanKey("validate_quick", bool, "true: validation scripts use small sizes and few steps (tests, smoke runs)",
+            lambda v: ""),
+    PlanKey("hostfile", str, "the nodes of the multi-node validation: a file with 'name ssh_target gpus "
+            "[python=/path] [addr=IP]' (or 'host slots=N') per line",
+            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+    PlanKey("ssh_config", str, "ssh client config file (ssh -F) used to reach the nodes; default: ssh's own files",
+            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+    PlanKey("multinode_pairwise", bool, "true: the multi-node validation also runs every pair of nodes (isolates a "
+            "bad node)", lambda v: ""),
+    PlanKey("nics_per_node", int, "InfiniBand/RoCE NICs per node NCCL uses (multi-node all-reduce floor)",
+            _int_range(1, 64)),
+    PlanKey("nic_gbit_s", float, "line rate of one such NIC, Gb/s (e.g. 400 for NDR, 200 for HDR)",
+            _float_range(0, 3200)),
 )}
 
 

@@ -1,0 +1,195 @@
+"""`bringup validate` end to end (real subprocesses: bringup, its detached supervisor, the validation script,
+torchrun with gloo on this CPU), and the action resolvers that build the commands.
+
+`--quick` (a hidden option; plan key validate_quick) makes the script use small sizes so each run takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT, bringup_cmd, env_for_cli
+from wizard.actions import ActionContext
+from wizard.probes import ProbeOutput
+
+SCHEMA = json.loads((ROOT / "assets" / "schema" / "check.schema.json").read_text())
+EXIT = {"pass": 0, "skip": 0, "warn": 1, "unknown": 1, "fail": 2}
+
+
+def bringup(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = env_for_cli()
+    env["OMP_NUM_THREADS"] = "1"
+    return subprocess.run(bringup_cmd(*args), capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_validate_gpu_cpu_json(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--quick", "--json")
+    doc = json.loads(r.stdout)  # stdout holds the document alone; progress went to stderr
+    jsonschema.validate(doc, SCHEMA)
+    assert r.returncode == EXIT[doc["verdict"]] and r.returncode in (0, 1), r.stderr
+    ids = {f["id"]: f for f in doc["findings"]}
+    assert ids["gpu.memory"]["verdict"] == "pass" and ids["gpu.train"]["verdict"] == "pass"
+    assert ids["gpu.gemm"]["verdict"] == "skip" and all(f["step"] == "gpu.validate" for f in doc["findings"])
+    assert doc["step"] == "gpu.validate" and doc["stage"] == "gpu" and doc["run"]["state"] == "succeeded"
+    assert doc["run"]["argv"][0][1].endswith("bringup_validate.py") and "--quick" in doc["run"]["argv"][0]
+    tests = {row["test"] for row in doc["results"]}
+    assert {"gemm", "memcpy", "memory", "train"} <= tests
+    assert "started gpu on cpu" in r.stderr and "train: loss" in r.stderr
+    # recorded in the build like any action: the step is settled by its verdict
+    st = json.loads(bringup("--state", str(tmp_path / "s"), "status", "--json").stdout)
+    step = [s for stg in st["stages"] for s in stg["steps"] if s["id"] == "gpu.validate"][0]
+    assert step["status"] == "passed" and step["verdict"] == doc["verdict"]
+
+
+def test_validate_node_cpu_json(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "node", "--device", "cpu", "--quick", "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert r.returncode == EXIT[doc["verdict"]] and r.returncode in (0, 1), r.stderr
+    ids = {f["id"]: f for f in doc["findings"]}
+    assert ids["node.sanity"]["verdict"] == "pass" and "all 2 ranks" in ids["node.sanity"]["message"]
+    assert ids["node.allreduce_sweep"]["verdict"] == "pass" and ids["node.p2p"]["verdict"] == "pass"
+    points = doc["series"]["points"]
+    assert len(points) >= 10 and points[0][0] == 8 and doc["series"]["floor_gb_s"] is None
+    argv = doc["run"]["argv"][0]
+    assert argv[:4] == [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    assert "--nproc_per_node=2" in argv
+
+
+def test_validate_node_human_output_and_nproc(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "node", "--device", "cpu", "--quick", "--nproc", "3")
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    out = r.stdout
+    assert "--nproc_per_node=3" in out and "started node on cpu, 3 ranks" in out
+    assert "all-reduce 1 MiB" in out and "succeeded (exit status 0)" in out
+    assert "node.sanity" in out and "all 3 ranks" in out and "overall:" in out
+    assert "busbw (GB/s) by message size" in out  # the chart of the sweep
+
+
+def test_validate_with_a_python_that_cannot_start_fails_with_a_remedy(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python",
+                str(tmp_path / "no-such-python"), "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["verdict"] == "fail" and r.returncode == 2
+    f = doc["findings"][0]
+    assert f["id"] == "gpu.run" and "could not start" in f["message"] and "torch_python" in f["remedy"]
+    assert doc["run"]["state"] == "failed"
+    # --verbose prints the raw log: the supervisor's own line says why
+    human = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python",
+                    str(tmp_path / "no-such-python"), "--verbose")
+    assert human.returncode == 2 and "# could not start" in human.stdout and "[FAIL] gpu.run" in human.stdout
+
+
+def test_validate_soak_cpu(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "soak", "--device", "cpu", "--quick", "--minutes", "0.03",
+                "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert r.returncode == EXIT[doc["verdict"]] and doc["run"]["state"] == "succeeded", r.stderr
+    perf = [f for f in doc["findings"] if f["id"] == "soak.perf"]
+    assert perf and all(f["verdict"] == "skip" and "start" in f["message"] for f in perf)
+    argv = doc["run"]["argv"][0]
+    assert argv[0] == sys.executable and argv[2] == "soak" and argv[argv.index("--minutes") + 1] == "0.03"
+
+
+def test_validate_refuses_what_it_cannot_do(tmp_path):
+    snap = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--snapshot", "x.tar.gz")
+    assert snap.returncode == 3 and "--snapshot" in snap.stderr
+    bad = bringup("--state", str(tmp_path / "s"), "validate", "soak", "--minutes", "-1")
+    assert bad.returncode == 3 and "soak_minutes" in bad.stderr
+    helptext = bringup("validate", "--help").stdout
+    assert "gpu" in helptext and "node" in helptext and "soak" in helptext
+    assert "--quick" not in bringup("validate", "gpu", "--help").stdout  # hidden: tests and smoke runs
+
+
+def test_validate_kinds_table_is_the_hook(monkeypatch):
+    """`validate nodes --hostfile F` is one entry in VALIDATE_KINDS (the multi-node validation adds it)."""
+    from wizard import cli
+
+    kinds = dict(cli.VALIDATE_KINDS)
+    kinds["nodes"] = cli.ValidateKind("node.validate", "several nodes",
+                                      lambda p: p.add_argument("--hostfile", required=True),
+                                      lambda a: {"validate_nproc": None})
+    monkeypatch.setattr(cli, "VALIDATE_KINDS", kinds)
+    args = cli.build_parser().parse_args(["validate", "nodes", "--hostfile", "h.txt", "--json"])
+    assert args.kind == "nodes" and args.hostfile == "h.txt" and args.json
+
+
+# ------------------------------------------------------------------ resolvers
+
+
+def _ctx(plan=None, pci_gpus=0, nvml_count=None):
+    from wizard.probes import NVIDIA_VENDOR
+
+    files = {"/sys/bus/pci/devices/0000:00:01.0/vendor": "0x8086"}
+    for i in range(pci_gpus):
+        files[f"/sys/bus/pci/devices/0000:{0x17 + i:02x}:00.0/vendor"] = NVIDIA_VENDOR
+        files[f"/sys/bus/pci/devices/0000:{0x17 + i:02x}:00.0/class"] = "0x030200"
+    outputs = {"pci": ProbeOutput(name="pci", source="sysfs", text="", files=files)}
+    if nvml_count is not None:
+        outputs["nvml"] = ProbeOutput(name="nvml", source="NVML", text=json.dumps(
+            {"init": "ok", "count": nvml_count, "gpus": []}))
+    return ActionContext(outputs, plan or {}, "/tmp/backups")
+
+
+def test_resolvers_pick_python_device_and_ranks(tmp_path, monkeypatch):
+    from wizard import validate as v
+
+    # this venv has torch: its own interpreter runs the script; torchrun is `python -m torch.distributed.run`
+    gpu = v.resolve_gpu(_ctx())
+    assert gpu.ops[0]["argv"][:2] == [sys.executable, str(v.script_path())]
+    assert gpu.ops[0]["argv"][2:5] == ["gpu", "--device", "cpu"] and gpu.env["OMP_NUM_THREADS"] == "1"
+    assert v.resolve_gpu(_ctx({"torch_python": "/opt/venv/bin/python"})).ops[0]["argv"][0] == "/opt/venv/bin/python"
+    monkeypatch.setattr(v, "torch_importable", lambda: False)
+    assert v.target_python({})[0] == "python3"
+    monkeypatch.undo()
+    # auto = cuda when the PCI bus shows an NVIDIA GPU; one rank per GPU, NVML's count first
+    node = v.resolve_node(_ctx(pci_gpus=4, nvml_count=4))
+    argv = node.ops[0]["argv"]
+    assert argv[1:4] == ["-m", "torch.distributed.run", "--standalone"] and "--nproc_per_node=4" in argv
+    assert argv[-2:] == ["--device", "cuda"] and node.env["NCCL_DEBUG"] == "INFO"
+    assert "--nproc_per_node=2" in v.resolve_node(_ctx({"validate_device": "cpu"}, pci_gpus=4)).ops[0]["argv"]
+    assert "--nproc_per_node=6" in v.resolve_node(_ctx({"validate_nproc": 6}, pci_gpus=4)).ops[0]["argv"]
+    assert "--quick" in v.resolve_node(_ctx({"validate_quick": True})).ops[0]["argv"]
+    # nccl-tests' all_reduce_perf, when on PATH, runs after torchrun on cuda (-c 1 checks results)
+    fake = tmp_path / "all_reduce_perf"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    two = v.resolve_node(_ctx(pci_gpus=8))
+    assert two.ops[1]["argv"] == [str(fake), "-b", "8", "-e", "4G", "-f", "2", "-g", "8", "-c", "1"]
+    assert len(v.resolve_node(_ctx({"validate_device": "cpu"}, pci_gpus=8)).ops) == 1
+    # soak: minutes from the plan; torchrun only on cuda with more than one GPU
+    soak = v.resolve_soak(_ctx({"soak_minutes": 2.5}))
+    assert soak.ops[0]["argv"][0] == sys.executable and soak.ops[0]["argv"][-2:] == ["--minutes", "2.5"]
+    assert "--nproc_per_node=8" in v.resolve_soak(_ctx(pci_gpus=8)).ops[0]["argv"]
+    assert v.resolve_soak(_ctx()).ops[0]["argv"][-1] == "10"
+
+
+def test_wizard_never_imports_torch():
+    code = ("import sys, steps, wizard.cli, wizard.validate, wizard.checks.validate\n"
+            "wizard.cli.build_parser()\nprint('torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env_for_cli(), cwd=ROOT)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+@pytest.mark.parametrize("line,expect", [
+    ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"allreduce","phase":"all-reduce 64 MiB",'
+     '"done":3,"total":18,"busbw_gb_s":123.45}', "[3/18] all-reduce 64 MiB  busbw 123 GB/s"),
+    ('BRINGUP {"v":1,"event":"error","rank":0,"node":"n","test":"p2p","kind":"oom","message":"CUDA out of memory"}',
+     "error in p2p (oom): CUDA out of memory"),
+    ("NCCL INFO something", None),
+    ("BRINGUP {broken", None),
+])
+def test_event_lines(line, expect):
+    from wizard.validate import event_line
+
+    assert event_line(line) == expect

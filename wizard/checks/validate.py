@@ -1,0 +1,1227 @@
+"""Judging the validation script's logs: one GPU at a time, the whole node, the soak.
+
+Input is the action's log (the script's ``BRINGUP {json}`` events, read by :func:`wizard.parsers.validate.parse_events`,
+interleaved with anything else the run printed). Expectations come from the log itself: each ``device`` event
+carries the torch device name (matched to ``assets/validate_gpus.csv`` -> ``assets/gpu_specs.csv``), its PCI bus
+id and, when the script reports them, ``pcie`` (``current_gen``, ``current_width``, ``max_gen``, ``max_width``)
+and ``nvlink`` (``links_active``, ``version``). Every threshold is a row of ``assets/validate_thresholds.csv``
+(each with its source; arithmetic or judgement marked "(derived)"); all-reduce floors come from
+``assets/nccl_floors.csv``. Messages show the arithmetic.
+
+Units: GB/s = 1e9 bytes/s; TFLOPS = 1e12 FLOP/s; sizes in bytes (shown as KiB/MiB/GiB); °C; W; MHz.
+
+Rules, in short (ids in brackets):
+
+* one GPU (``gpu.*``): bf16 GEMM TFLOPS against the achievable figure (measured MAMF, else datasheet x 0.729
+  (derived)): WARN below 0.9 x, FAIL below 0.75 x [gpu.gemm]; device-to-device copy against the datasheet memory
+  bandwidth: WARN below 0.69 x, FAIL below 0.57 x (derived from DCGM) [gpu.memcpy]; pinned host<->device against
+  the PCIe generation x width practical figure (checks-catalogue C2) [gpu.h2d, gpu.d2h]; memory pattern errors > 0
+  FAIL [gpu.memory]; the training loss must fall (last/first <= 0.9) [gpu.train]; NVML clock-event reasons
+  [gpu.throttle] (B11/C3); Xid/ECC/remap/AER counter deltas [gpu.counters] (C5).
+* the node (``node.*``): every rank 0..n-1 reported its sanity all-reduce [node.sanity] (D3); all-reduce sweep:
+  #wrong = 0 at every size, busbw at the largest size >= the floor [node.allreduce_sweep] (D4); P2P pairs within
+  10%/25% of the median pair [node.p2p] (D1); nccl-tests ``all_reduce_perf`` output in the same log is judged by
+  :func:`wizard.checks.nccl.judge_nccl_tests` [node.allreduce]; NCCL_DEBUG failures by
+  :func:`wizard.checks.nccl.judge_nccl_log`.
+* the soak (``soak.*``): no new Xid/ECC/AER/remap [soak.counters], no sustained HW thermal slowdown or power brake
+  [soak.throttle], performance at the end within 5% of the start [soak.perf], no wrong results.
+* every run: the script's errors (torch missing, a collective timeout naming the rank, out of memory, an
+  exception) are FAIL with the remedy [<stage>.run]; a log without events is ``unknown``.
+
+CPU runs: performance has nothing to be judged against (bringup judges GPUs, not the CPU that stands in for
+them in tests and CI), so performance findings are ``skip`` with the measured figure in the message; correctness
+(pattern errors, wrong all-reduce results, ranks, loss) is judged as on a GPU. A CPU run is never failed for
+being slow.
+
+:func:`analyse` returns the findings plus a results table (:class:`ResultRow`) and the all-reduce series with its
+floor, for screens and ``--json``; :func:`judge_gpu`, :func:`judge_node` and :func:`judge_soak` are the
+``ActionSpec.judge`` functions (log text, plan) -> findings.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.validate import Event, ValidateLog, num, parse_events
+
+SRC_MAMF = ("Stas Bekman, ml-engineering compute/accelerator/README.md 'Maximum Achievable Matmul FLOPS comparison "
+            "table' (assets/validate_gpus.csv)")
+SRC_DCGM = "NVIDIA DCGM nvvs/diag-skus.yaml (target = 0.75 x measured)"
+SRC_C2 = "checks-catalogue C2 (AzNHC check_cuda_bw 24/52; IBM Autopilot pciebw 25%/80%); knowledge.md 5.2"
+SRC_C4 = "checks-catalogue C4 (GPU memory: pattern test passes; bandwidth >= the SKU's minimum); DCGM memory plugin"
+SRC_B11 = ("checks-catalogue B11/C3 (NVML nvmlDeviceGetCurrentClocksEventReasons; AzNHC azure_gpu_clock_throttling); "
+           "assets/smi_clock_events.csv")
+SRC_C5 = ("checks-catalogue C5 (re-read Stage B after an active stage: any new Xid, ECC error, remap or AER -> as in "
+          "B3/B5/B6/B7; deltas, not lifetime totals)")
+SRC_D1 = "checks-catalogue D1 (P2P: no errors; each pair within 10%/25% of the median pair, derived)"
+SRC_D3 = "checks-catalogue D3 (every rank of a torchrun job reports OK; Stas Bekman torch-distributed-gpu-test.py)"
+SRC_D4 = ("checks-catalogue D4 (#wrong = 0 at every size; busbw at the largest size >= the floor); nccl-tests "
+          "doc/PERFORMANCE.md (busbw = algbw x 2(n-1)/n)")
+SRC_TRAIN = "issue 5 (a small training loop whose loss must fall); assets/validate_thresholds.csv train_loss_max_ratio"
+SRC_SOAK = "checks-catalogue Stage F (soak pass rule: no new Xid/ECC/AER/remap, no throttle beyond B11, end within 5% of start)"
+SRC_RUN = "bringup validation script event protocol (assets/scripts/bringup_validate.py)"
+SRC_FLOORS = "assets/nccl_floors.csv"
+
+KINDS = ("gpu", "node", "soak")
+FATAL_ERRORS = ("torch_missing", "no_cuda", "rendezvous")
+"""Error kinds that stop the run before any test: nothing else is judged."""
+STAGE_OF = {"gpu": "gpu", "node": "node", "soak": "soak"}
+"""Finding id prefix per validation kind (``gpu.gemm``, ``node.sanity``, ``soak.perf``)."""
+
+BAD_REASON_BITS = {0x8: "HW slowdown", 0x20: "SW thermal slowdown", 0x40: "HW thermal slowdown",
+                   0x80: "HW power brake"}
+"""Fallback when assets/smi_clock_events.csv cannot be read (NVML nvmlClocksEventReason* bits)."""
+SUSTAINED_BITS = 0x40 | 0x80
+"""HW thermal slowdown and HW power brake: FAIL when active for more than throttle_fail_fraction of the samples
+(checks-catalogue B11)."""
+
+
+# ------------------------------------------------------------------ data
+
+def threshold(name: str, default: float) -> float:
+    """A value of ``assets/validate_thresholds.csv`` (``default`` if the row is missing or unreadable)."""
+    try:
+        for row in table("validate_thresholds.csv"):
+            if row.get("name") == name:
+                return float(row.get("value", ""))
+    except (OSError, ValueError):
+        pass
+    return default
+
+
+def threshold_source(name: str) -> str:
+    try:
+        for row in table("validate_thresholds.csv"):
+            if row.get("name") == name:
+                return row.get("source", "")
+    except OSError:
+        pass
+    return ""
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """What bringup expects of one GPU model. ``None`` where the data has no figure."""
+
+    name: str  # gpu_specs.csv 'gpu' ("" when only a MAMF row matched)
+    bf16_dense_tflops: float | None
+    memory_bw_gb_s: float | None
+    mamf_bf16_tflops: float | None
+    mamf_basis: str
+    source: str
+    unverified: bool = False
+
+
+def _float(s: str | None) -> float | None:
+    try:
+        f = float(str(s).replace(",", "").strip())
+    except (TypeError, ValueError):
+        return None
+    return f if f > 0 else None
+
+
+def match_gpu(device_name: str) -> GpuSpec | None:
+    """The spec of a GPU from its torch/NVML name (``"NVIDIA H100 80GB HBM3"`` -> H100 SXM5), ``None`` if unknown.
+
+    First matching row of ``assets/validate_gpus.csv`` wins; the datasheet figures come from its
+    ``gpu_specs.csv`` row. Never raises (a bad regex row is skipped)."""
+    if not isinstance(device_name, str) or not device_name.strip():
+        return None
+    try:
+        rows = table("validate_gpus.csv")
+        specs = {r.get("gpu", ""): r for r in table("gpu_specs.csv")}
+    except OSError:
+        return None
+    for row in rows:
+        try:
+            if not re.search(row.get("match", "") or "(?!)", device_name, re.I):
+                continue
+        except re.error:
+            continue
+        spec = specs.get(row.get("spec", ""), {}) if row.get("spec") else {}
+        return GpuSpec(
+            name=row.get("spec", ""),
+            bf16_dense_tflops=_float(spec.get("bf16_dense_tflops")),
+            memory_bw_gb_s=_float(spec.get("memory_bw_gb_s")),
+            mamf_bf16_tflops=_float(row.get("mamf_bf16_tflops")),
+            mamf_basis=row.get("mamf_basis", ""),
+            source=row.get("source", ""),
+            unverified="UNVERIFIED" in (spec.get("verification", "") + row.get("source", "")).upper(),
+        )
+    return None
+
+
+def pcie_practical_gb_s(gen: int | None, width: int | None) -> tuple[float | None, str]:
+    """(practical pinned host<->device GB/s, arithmetic) for a PCIe generation and lane count; ``None`` for a
+    generation bringup has no figure for. x16 figures from ``validate_thresholds.csv``; other widths scale
+    linearly with the lane count (derived)."""
+    if not isinstance(gen, int) or isinstance(gen, bool) or gen not in (3, 4, 5):
+        return None, f"no practical figure for PCIe Gen{gen}" if gen is not None else "PCIe generation not reported"
+    x16 = threshold(f"pcie_gen{gen}_x16_gb_s", {3: 12.0, 4: 24.0, 5: 52.0}[gen])
+    if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
+        return None, "PCIe link width not reported"
+    if width == 16:
+        return x16, f"Gen{gen} x16 practical {x16:g} GB/s"
+    v = x16 * width / 16
+    return v, f"Gen{gen} x{width}: {x16:g} GB/s x {width}/16 = {v:.1f} GB/s (derived)"
+
+
+def _bad_reason_bits() -> dict[int, str]:
+    """Clock-event reason bits judged under load (load_verdict warn/fail in assets/smi_clock_events.csv)."""
+    out: dict[int, str] = {}
+    try:
+        for row in table("smi_clock_events.csv"):
+            if row.get("load_verdict") in ("warn", "fail"):
+                out[int(row.get("bit", "0"), 16)] = row.get("label", "")
+    except (OSError, ValueError):
+        return dict(BAD_REASON_BITS)
+    return out or dict(BAD_REASON_BITS)
+
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass
+class ResultRow:
+    """One row of the results table: a measurement and how it was judged.
+
+    value/floor in ``unit`` (GB/s, TFLOPS, count, ratio, bool); ``floor`` is the WARN/FAIL limit the value was
+    compared with (``None`` when not judged against a number); ``verdict`` one of pass warn fail skip unknown.
+    """
+
+    test: str
+    metric: str
+    value: float | None
+    unit: str
+    floor: float | None
+    verdict: str
+    subject: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"test": self.test, "metric": self.metric, "value": self.value, "unit": self.unit,
+                "floor": self.floor, "verdict": self.verdict, "subject": self.subject, "note": self.note}
+
+
+@dataclass
+class Analysis:
+    """Everything judged from one log.
+
+    findings: the step's findings. rows: the results table. series: the all-reduce sweep as
+    [(size_bytes, busbw_gb_s)] sorted by size (rank 0's measurements). floor_gb_s / floor_basis: the busbw floor
+    the largest size was judged against (``None`` when none applies).
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    rows: list[ResultRow] = field(default_factory=list)
+    series: list[tuple[int, float]] = field(default_factory=list)
+    floor_gb_s: float | None = None
+    floor_basis: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"results": [row...], "series": {"points": [[size_bytes, busbw_gb_s]...], "floor_gb_s", "floor_basis"}}``."""
+        return {"results": [r.to_dict() for r in self.rows],
+                "series": {"points": [[s, b] for s, b in self.series], "floor_gb_s": self.floor_gb_s,
+                           "floor_basis": self.floor_basis}}
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def human_bytes(n: float | int | None) -> str:
+    if n is None:
+        return "?"
+    n = float(n)
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            v = n / k
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _f(v: float | None, digits: int = 1) -> str:
+    return "?" if v is None else f"{v:,.{digits}f}"
+
+
+@dataclass
+class Device:
+    """One device the run reported (a ``device`` event)."""
+
+    index: int | None
+    name: str
+    node: str
+    bus_id: str
+    pcie: dict[str, Any]
+    nvlink: dict[str, Any] | None
+    raw: str
+    spec: GpuSpec | None = None
+    show_node: bool = False  # several nodes in one log: name the node too
+
+    @property
+    def subject(self) -> str:
+        if self.index is None:
+            return self.name or "device"
+        where = f" ({self.bus_id})" if self.bus_id else ""
+        return f"GPU {self.index}{where}" + (f" on {self.node}" if self.show_node and self.node else "")
+
+
+class _Ctx:
+    """One log being judged: the parsed events and what the run was."""
+
+    def __init__(self, vlog: ValidateLog, text: str, plan: Mapping[str, Any], kind: str) -> None:
+        self.vlog = vlog
+        self.text = text
+        self.plan = plan
+        self.kind = kind
+        self.prefix = STAGE_OF.get(kind, kind)
+        self.out = Analysis()
+        starts = vlog.starts
+        devs = [str(e.get("device")) for e in starts if isinstance(e.get("device"), str)]
+        self.device = "cpu" if "cpu" in devs else ("cuda" if "cuda" in devs else "")
+        ws = [_int(e.get("world_size")) for e in starts]
+        self.world_size = max([w for w in ws if w] or [1])
+        self.versions: dict[str, Any] = {}
+        for e in starts:
+            v = e.get("versions")
+            if isinstance(v, dict):
+                self.versions = v
+                break
+        self.devices: dict[tuple[str, int | None], Device] = {}
+        for e in vlog.of("device"):
+            idx = _int(e.get("index"))
+            name = e.get("name") if isinstance(e.get("name"), str) else ""
+            key = (e.node, idx)
+            if key in self.devices:
+                continue
+            pcie = e.get("pcie") if isinstance(e.get("pcie"), dict) else {}
+            nvl = e.get("nvlink") if isinstance(e.get("nvlink"), dict) else None
+            bus = e.get("pci_bus_id") if isinstance(e.get("pci_bus_id"), str) else ""
+            d = Device(idx, name, e.node, bus, pcie, nvl, e.raw)
+            d.spec = match_gpu(name) if self.device == "cuda" else None
+            self.devices[key] = d
+        if not self.devices:  # the node test prints no device events: each rank's sanity measure names its device
+            for e in vlog.measures("sanity"):
+                name = e.get("device_name") if isinstance(e.get("device_name"), str) else ""
+                idx = _int(e.get("local_rank"))
+                key = (e.node, idx)
+                if key in self.devices or not name:
+                    continue
+                pcie = e.get("pcie") if isinstance(e.get("pcie"), dict) else {}
+                nvl = e.get("nvlink") if isinstance(e.get("nvlink"), dict) else None
+                bus = e.get("pci_bus_id") if isinstance(e.get("pci_bus_id"), str) else ""
+                d = Device(idx if self.device == "cuda" else None, name, e.node, bus, pcie, nvl, e.raw)
+                d.spec = match_gpu(name) if self.device == "cuda" else None
+                self.devices[key] = d
+        if len({n for n, _ in self.devices}) > 1:
+            for d in self.devices.values():
+                d.show_node = True
+        self.errored_tests = {e.test for e in vlog.errors}
+        if vlog.errors:  # a run that errored explains its missing measurements itself
+            self.errored_tests |= {"gemm", "memcpy", "memory", "train", "allreduce", "p2p", "soak"}
+        self.fatal = any(e.get("kind") in FATAL_ERRORS for e in vlog.errors) or (bool(starts) and not self.device)
+
+    @property
+    def cpu(self) -> bool:
+        return self.device == "cpu"
+
+    def dev(self, e: Event) -> Device | None:
+        idx = _int(e.get("device"))
+        d = self.devices.get((e.node, idx))
+        if d is None and idx is not None:
+            d = next((x for (n, i), x in self.devices.items() if i == idx), None)
+        return d
+
+    def subject_of(self, e: Event) -> str:
+        d = self.dev(e)
+        if d is not None:
+            return d.subject
+        idx = _int(e.get("device"))
+        return f"GPU {idx}" if idx is not None and not self.cpu else "host"
+
+    def add(self, fid: str, verdict: Verdict, message: str, subject: str = "host", evidence: Iterable[str] = (),
+            remedy: str = "", source: str = "") -> None:
+        ev = tuple(dict.fromkeys(str(x)[:500] for x in evidence if x))[:12]
+        self.out.findings.append(Finding(f"{self.prefix}.{fid}", verdict, message, subject, ev, remedy, source))
+
+    def row(self, test: str, metric: str, value: float | None, unit: str, floor: float | None, verdict: Verdict,
+            subject: str = "", note: str = "") -> None:
+        self.out.rows.append(ResultRow(test, metric, value, unit, floor, verdict.value, subject, note))
+
+
+def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
+    if value < fail_at:
+        return Verdict.FAIL
+    if value < warn_at:
+        return Verdict.WARN
+    return Verdict.PASS
+
+
+# ------------------------------------------------------------------ run-level
+
+
+ERROR_REMEDY = {
+    "torch_missing": ("Install PyTorch into the Python that runs the validation (`<python> -m pip install torch`; on a "
+                      "GPU node a CUDA build the driver supports), or point bringup at a Python that has it: "
+                      "`bringup plan torch_python=/path/to/venv/bin/python` (or `bringup validate ... --python PATH`)."),
+    "no_cuda": ("This torch cannot use CUDA: install a CUDA build of PyTorch (torch.version.cuda must not be None) that "
+                "the installed driver supports, check `nvidia-smi` works, and that CUDA_VISIBLE_DEVICES is not empty; "
+                "or run `--device cpu` to test only the software path."),
+    "oom": ("Stop other processes on the GPU (`nvidia-smi` lists them) and rerun; if only this GPU runs out of memory "
+            "with nothing else on it, compare its total memory with the others (a GPU showing less memory is faulty)."),
+    "collective_timeout": ("A rank hung in a collective: check the named rank's GPU (Xid in the kernel log, ECC, "
+                           "`nvidia-smi`), NVLink state (`nvidia-smi nvlink -s`) and Fabric Manager on NVSwitch systems, "
+                           "then rerun; a longer timeout only hides a hang."),
+    "timeout": "The run exceeded its time limit: look at the last progress line for where it stopped, then rerun.",
+    "rendezvous": ("The ranks could not meet (torchrun rendezvous): check nothing else holds the port, the hostname "
+                   "resolves, and no firewall blocks loopback; then rerun."),
+    "exception": "Read the message and the lines before it in the log; rerun, and report it with the log if it repeats.",
+    "nccl_tests_missing": "",
+}
+
+
+def _run_findings(c: _Ctx) -> None:
+    """Errors, missing events, an unfinished run."""
+    vlog = c.vlog
+    if not vlog.events:
+        lines = [ln for ln in c.text.splitlines() if ln.strip()]
+        if any(re.search(r"No module named '?torch'?", ln) for ln in lines):
+            ev = [ln for ln in lines if "No module named" in ln][:3]
+            c.add("run", Verdict.FAIL, "PyTorch is not installed in the Python that ran the validation (torchrun "
+                  "could not start: 'No module named torch')", "host", ev, ERROR_REMEDY["torch_missing"], SRC_RUN)
+            return
+        start_fail = [ln for ln in lines if ln.startswith("# could not start")]
+        if start_fail:
+            c.add("run", Verdict.FAIL, f"the validation could not start: {start_fail[0][len('# '):]}", "host",
+                  start_fail[:2], "Install Python 3 with PyTorch on this machine, or set the interpreter: `bringup "
+                  "plan torch_python=/path/to/python`.", SRC_RUN)
+            return
+        ev = [f"line {n}: {ln}" for n, ln in vlog.bad_lines[:4]] + lines[-6:]
+        c.add("run", Verdict.UNKNOWN, "no validation events in the log: nothing was measured"
+              + (f" ({len(vlog.bad_lines)} unreadable event line(s))" if vlog.bad_lines else ""), "host", ev,
+              "Run the validation again; if the log stays without 'BRINGUP' event lines, the script did not run: "
+              "check the log's first lines for the reason and report it with the log.", SRC_RUN)
+        return
+    seen: set[tuple[str, str]] = set()
+    for e in vlog.errors:
+        kind = str(e.get("kind") or "exception")
+        msg = str(e.get("message") or "").strip()
+        key = (kind, re.sub(r"\d+", "#", msg)[:200])
+        if key in seen and kind != "collective_timeout":
+            continue
+        seen.add(key)
+        remedy = str(e.get("remedy") or "").strip() or ERROR_REMEDY.get(kind, ERROR_REMEDY["exception"])
+        rank = _int(e.get("rank"))
+        where = (f"rank {rank}" + (f" on {e.node}" if e.node else "") if rank is not None and c.world_size > 1
+                 else (e.node or ""))
+        test = e.test or "?"
+        if kind == "nccl_tests_missing":
+            c.add("allreduce", Verdict.SKIP, f"nccl-tests not run: {msg or 'all_reduce_perf is not installed'}",
+                  "host", [e.raw], "", SRC_RUN)
+            continue
+        if kind == "torch_missing":
+            text = f"PyTorch is not importable by the Python that ran the validation ({msg or 'import torch failed'})"
+        elif kind == "no_cuda":
+            text = f"CUDA is not usable from torch ({msg or 'torch.cuda.is_available() is False'})"
+        elif kind == "collective_timeout":
+            phase = e.get("phase") if isinstance(e.get("phase"), str) else ""
+            ranks = [r for r in (e.get("ranks") or []) if _int(r) is not None] if isinstance(e.get("ranks"), list) else []
+            if not ranks and _int(e.get("peer")) is not None:
+                ranks = [_int(e.get("peer"))]
+            nodes = [str(x) for x in (e.get("nodes") or []) if x] if isinstance(e.get("nodes"), list) else []
+            if ranks:
+                who = (f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks[:16]))
+                who += f" on {', '.join(dict.fromkeys(nodes))}" if nodes else ""
+                text = (f"{who} hung: did not reach the {phase or test} phase of {test} in time (collective "
+                        f"timeout; reported by {where or 'another rank'})")
+                subj = who
+            else:
+                text = (f"collective timeout in {test}" + (f" ({phase})" if phase else "")
+                        + (f" on {where}" if where else "") + ": the hanging rank is not named here")
+                subj = where or "host"
+            c.add("run", Verdict.FAIL, text + (f"; {msg}" if msg else ""), subj, [e.raw], remedy, SRC_RUN)
+            continue
+        elif kind == "oom":
+            text = f"out of memory in {test}" + (f" on {where}" if where else "") + (f": {msg}" if msg else "")
+        else:
+            text = f"{kind.replace('_', ' ')} in {test}" + (f" on {where}" if where else "") + (f": {msg}" if msg else "")
+        subj = c.subject_of(e) if e.get("device") is not None else (where or "host")
+        c.add("run", Verdict.FAIL, text, subj, [e.raw], remedy, SRC_RUN)
+    if not vlog.ends and not vlog.errors:
+        last = vlog.last_progress()
+        c.add("run", Verdict.UNKNOWN, "the run ended without its end event (killed, or it crashed)"
+              + (f"; last progress: {last.test} {last.get('phase', '')}" if last else ""), "host",
+              ([last.raw] if last else []) + c.text.splitlines()[-4:],
+              "Rerun the validation; if it stops at the same place, read the lines before the end of the log.", SRC_RUN)
+    for n, ln in vlog.bad_lines[:1]:
+        c.add("run", Verdict.UNKNOWN, f"{len(vlog.bad_lines)} event line(s) could not be read (first at line {n})",
+              "host", [ln for _, ln in vlog.bad_lines[:3]],
+              "The log was garbled (a full disk, or two writers): rerun the validation.", SRC_RUN)
+
+
+# ------------------------------------------------------------------ one GPU
+
+
+def _perf_skip_cpu(c: _Ctx, fid: str, what: str, e: Event, value: float, unit: str) -> None:
+    c.add(fid, Verdict.SKIP, f"{what} {value:,.2f} {unit} on the CPU: performance is judged on GPUs only (a CPU run "
+          f"proves the software path, not the hardware)", "host", [e.raw], "", SRC_RUN)
+    c.row(e.test, str(e.get("metric", "")), value, unit, None, Verdict.SKIP, "host", "CPU: not judged")
+
+
+def _gemm(c: _Ctx) -> None:
+    ms = c.vlog.measures("gemm", "tflops")
+    if not ms:
+        if "gemm" not in c.errored_tests and c.vlog.events:
+            c.add("gemm", Verdict.UNKNOWN, "no GEMM measurement in the log", "host", [],
+                  "Rerun the validation; read the log for why the GEMM test did not report.", SRC_RUN)
+        return
+    warn_f, fail_f = threshold("gemm_warn_fraction", 0.9), threshold("gemm_fail_fraction", 0.75)
+    eff = threshold("gemm_default_efficiency", 0.729)
+    for e in ms:
+        v = num(e.get("value"))
+        dtype = str(e.get("dtype") or "?")
+        shape = "x".join(str(e.get(k)) for k in ("m", "n", "k")) if all(_int(e.get(k)) for k in ("m", "n", "k")) else ""
+        what = f"{dtype} GEMM" + (f" {shape}" if shape else "")
+        if v is None:
+            c.add("gemm", Verdict.UNKNOWN, f"{what}: no TFLOPS value in the event", c.subject_of(e), [e.raw],
+                  "Rerun the validation.", SRC_RUN)
+            continue
+        if c.cpu:
+            _perf_skip_cpu(c, "gemm", what, e, v, "TFLOPS")
+            continue
+        d = c.dev(e)
+        subj = c.subject_of(e)
+        spec = d.spec if d else None
+        if spec is None:
+            c.add("gemm", Verdict.UNKNOWN, f"{what} {v:,.1f} TFLOPS; no spec for {d.name if d else 'this GPU'!r}: "
+                  f"not judged", subj, [e.raw] + ([d.raw] if d else []),
+                  "Compare with the other GPUs of the node and with the vendor's figure; add the GPU to "
+                  "assets/validate_gpus.csv to have it judged.", SRC_MAMF)
+            c.row("gemm", "tflops", v, "TFLOPS", None, Verdict.UNKNOWN, subj, "no spec")
+            continue
+        if spec.mamf_bf16_tflops:
+            expect, how = spec.mamf_bf16_tflops, (f"the achievable {spec.mamf_bf16_tflops:g} TFLOPS (MAMF, "
+                                                  f"{spec.mamf_basis})")
+        elif spec.bf16_dense_tflops:
+            expect = spec.bf16_dense_tflops * eff
+            how = (f"the achievable {expect:.0f} TFLOPS = datasheet {spec.bf16_dense_tflops:g} x {eff:g} "
+                   f"(derived: no MAMF measurement for {spec.name})")
+        else:
+            c.add("gemm", Verdict.UNKNOWN, f"{what} {v:,.1f} TFLOPS; {spec.name} has no bf16 dense figure in "
+                  f"gpu_specs.csv: not judged", subj, [e.raw],
+                  "Compare with the other GPUs of the node (this GPU has no bf16 tensor cores to judge).", SRC_MAMF)
+            c.row("gemm", "tflops", v, "TFLOPS", None, Verdict.UNKNOWN, subj, "no bf16 spec")
+            continue
+        if dtype.lower() not in ("bf16", "bfloat16"):
+            c.add("gemm", Verdict.UNKNOWN, f"{what} {v:,.1f} TFLOPS: not bf16, so not comparable with {how}", subj,
+                  [e.raw], "Rerun with the shipped script (it measures bf16 on GPUs).", SRC_MAMF)
+            continue
+        warn_at, fail_at = warn_f * expect, fail_f * expect
+        verdict = _grade(v, warn_at, fail_at)
+        msg = (f"{what} {v:,.1f} TFLOPS = {100 * v / expect:.0f}% of {how}; warn below {warn_at:.0f} "
+               f"({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x)")
+        remedy = "" if verdict is Verdict.PASS else (
+            "Check this GPU under load: clocks and clock-event reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`), "
+            "temperature and power limit (`nvidia-smi -q -d TEMPERATURE,POWER`), nothing else running on it; then "
+            "rerun. A GPU well below its siblings with clean reasons is an RMA candidate (DCGM diag -r 3).")
+        c.add("gemm", verdict, msg, subj, [e.raw], remedy, f"{SRC_MAMF}; {SRC_DCGM}; gpu_specs.csv ({spec.source})")
+        c.row("gemm", "tflops", v, "TFLOPS", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+              f"{100 * v / expect:.0f}% of {expect:.0f}")
+
+
+def _memcpy(c: _Ctx) -> None:
+    ms = c.vlog.measures("memcpy")
+    warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
+    for e in ms:
+        v = num(e.get("value"))
+        if v is None:
+            continue
+        b = _int(e.get("bytes"))
+        what = "device-to-device copy" + (f" of {human_bytes(b)}" if b else "") + " (read + write)"
+        if c.cpu:
+            _perf_skip_cpu(c, "memcpy", "memory copy" + (f" of {human_bytes(b)}" if b else ""), e, v, "GB/s")
+            continue
+        d = c.dev(e)
+        subj = c.subject_of(e)
+        spec = d.spec if d else None
+        if spec is None or not spec.memory_bw_gb_s:
+            c.add("memcpy", Verdict.UNKNOWN, f"{what} {v:,.0f} GB/s; no memory bandwidth spec for "
+                  f"{d.name if d else 'this GPU'!r}: not judged", subj, [e.raw],
+                  "Compare with the other GPUs of the node and the datasheet's memory bandwidth.", SRC_C4)
+            c.row("memcpy", "d2d_gb_s", v, "GB/s", None, Verdict.UNKNOWN, subj, "no spec")
+            continue
+        bw = spec.memory_bw_gb_s
+        warn_at, fail_at = warn_f * bw, fail_f * bw
+        verdict = _grade(v, warn_at, fail_at)
+        msg = (f"{what} {v:,.0f} GB/s = {100 * v / bw:.0f}% of the {bw:g} GB/s datasheet bandwidth ({spec.name}); "
+               f"warn below {warn_at:.0f} ({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x, derived from DCGM)")
+        remedy = "" if verdict is Verdict.PASS else (
+            "Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
+            "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.")
+        c.add("memcpy", verdict, msg, subj, [e.raw], remedy, f"{SRC_C4}; {SRC_DCGM}")
+        c.row("memcpy", "d2d_gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+              f"{100 * v / bw:.0f}% of {bw:g}")
+
+
+def _host_link(c: _Ctx, test: str) -> None:
+    ms = [e for e in c.vlog.measures(test) if num(e.get("value")) is not None]
+    if not ms:
+        return
+    direction = "host-to-device" if test == "h2d" else "device-to-host"
+    warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
+    spread_f = threshold("h2d_spread_fraction", 0.9)
+    vals = [num(e.get("value")) or 0.0 for e in ms]
+    median = statistics.median(vals) if len(vals) >= 3 else None
+    for e in ms:
+        v = num(e.get("value")) or 0.0
+        pinned = "pinned " if e.get("pinned") is True else ("pageable " if e.get("pinned") is False else "")
+        what = f"{pinned}{direction} copy"
+        if c.cpu:
+            _perf_skip_cpu(c, test, what, e, v, "GB/s")
+            continue
+        d = c.dev(e)
+        subj = c.subject_of(e)
+        pcie = d.pcie if d else {}
+        gen, width = _int(pcie.get("max_gen")), _int(pcie.get("max_width"))
+        cur = ""
+        if _int(pcie.get("current_gen")) is not None or _int(pcie.get("current_width")) is not None:
+            cur = f"; link now Gen{pcie.get('current_gen', '?')} x{pcie.get('current_width', '?')}"
+        practical, how = pcie_practical_gb_s(gen, width)
+        if practical is None:
+            c.add(test, Verdict.UNKNOWN, f"{what} {v:.1f} GB/s; {how}: not judged", subj,
+                  [e.raw] + ([d.raw] if d else []),
+                  "Read the GPU's PCIe generation and width (`nvidia-smi -q -d PCIE` under load, or lspci -vv "
+                  "LnkCap/LnkSta) and compare with checks-catalogue C2 (24 GB/s Gen4 x16, 52 GB/s Gen5 x16).", SRC_C2)
+            c.row(test, "gb_s", v, "GB/s", None, Verdict.UNKNOWN, subj, how)
+            continue
+        warn_at, fail_at = warn_f * practical, fail_f * practical
+        verdict = _grade(v, warn_at, fail_at)
+        spread = ""
+        if verdict is Verdict.PASS and median and v < spread_f * median:
+            verdict = Verdict.WARN
+            spread = f"; {100 * (1 - v / median):.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)"
+        msg = (f"{what} {v:.1f} GB/s = {100 * v / practical:.0f}% of {how} (capability Gen{gen} x{width}{cur}); "
+               f"warn below {warn_at:.1f} ({warn_f:g} x), fail below {fail_at:.1f} ({fail_f:g} x){spread}")
+        remedy = "" if verdict is Verdict.PASS else (
+            "Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), "
+            "reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on "
+            "the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node "
+            "cuts the figure several-fold.")
+        c.add(test, verdict, msg, subj, [e.raw] + ([d.raw] if d else []), remedy, SRC_C2)
+        c.row(test, "gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+              f"{100 * v / practical:.0f}% of {practical:g}")
+
+
+def _memory(c: _Ctx) -> None:
+    for e in c.vlog.measures("memory", "pattern_errors"):
+        v = num(e.get("value"))
+        subj = c.subject_of(e) if not c.cpu else "host"
+        tested = _int(e.get("bytes_tested"))
+        frac = num(e.get("fraction"))
+        names = e.get("pattern_names")
+        pat = (f", patterns {', '.join(str(p) for p in names[:6])}" if isinstance(names, list) and names else
+               f", {_int(e.get('patterns'))} patterns" if _int(e.get("patterns")) else "")
+        what = (f"{human_bytes(tested)} tested" if tested else "memory tested") + (
+            f" ({100 * frac:.0f}% of free memory{pat})" if frac is not None else pat)
+        if v is None:
+            c.add("memory", Verdict.UNKNOWN, f"memory pattern test: no error count ({what})", subj, [e.raw],
+                  "Rerun the validation.", SRC_C4)
+            continue
+        if v > 0:
+            c.add("memory", Verdict.FAIL, f"memory pattern test: {v:.0f} wrong value(s) read back; {what}", subj,
+                  [e.raw], "Memory returned wrong data: check ECC and row-remapping counters (`nvidia-smi -q -d "
+                  "ECC,ROW_REMAPPER`) and the kernel log for Xid 48/63/64/94/95; run DCGM diag -r 3 on this GPU; "
+                  "a repeat is an RMA case.", SRC_C4)
+            c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj)
+        else:
+            c.add("memory", Verdict.PASS, f"memory pattern test: every value read back correctly; {what}", subj,
+                  [e.raw], "", SRC_C4)
+            c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj)
+    if not c.vlog.measures("memory") and "memory" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
+        c.add("memory", Verdict.UNKNOWN, "no memory pattern result in the log", "host", [],
+              "Rerun the validation; read the log for why the memory test did not report.", SRC_RUN)
+
+
+def _train(c: _Ctx) -> None:
+    max_ratio = threshold("train_loss_max_ratio", 0.5)
+    ms = c.vlog.measures("train")
+    for e in ms:
+        first, last = num(e.get("loss_first")), num(e.get("loss_last"))
+        steps = _int(e.get("steps"))
+        subj = c.subject_of(e) if not c.cpu else "host"
+        mem = _int(e.get("max_memory_allocated_bytes"))
+        tps = num(e.get("tokens_per_s"))
+        extra = (f"; max_memory_allocated {mem / (1 << 30):.2f} GiB" if mem is not None else
+                 "; max_memory_allocated n/a (CPU)" if c.cpu else "") + (f"; {tps:,.0f} tokens/s" if tps else "")
+        if first is not None and first > 0 and last is None and "loss_last" in e.data:
+            c.add("train", Verdict.FAIL, f"training loss became NaN/Inf (first {first:.3f}){extra}", subj, [e.raw],
+                  "Non-finite loss from a tiny model on a fixed batch means wrong arithmetic: rerun; if it repeats, "
+                  "compare with another GPU and run DCGM diag -r 3 on this one.", SRC_TRAIN)
+            c.row("train", "loss_ratio", None, "ratio", max_ratio, Verdict.FAIL, subj, "NaN/Inf")
+            continue
+        if first is None or last is None or first <= 0:
+            c.add("train", Verdict.UNKNOWN, f"training run: loss not reported (first {first}, last {last}){extra}",
+                  subj, [e.raw], "Rerun the validation.", SRC_TRAIN)
+            continue
+        ratio = last / first
+        msg = (f"training loss {first:.3f} -> {last:.3f} over {steps if steps else '?'} steps: last/first = "
+               f"{ratio:.3f}")
+        if ratio <= max_ratio:
+            c.add("train", Verdict.PASS, f"{msg} <= {max_ratio:g}: the model learns{extra}", subj, [e.raw], "",
+                  SRC_TRAIN)
+            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj)
+        else:
+            c.add("train", Verdict.FAIL, f"{msg} > {max_ratio:g}: the loss did not fall{extra}", subj, [e.raw],
+                  "A tiny model on a fixed batch must learn: wrong arithmetic (a faulty GPU, or NaN/Inf from a "
+                  "broken library) is the likely cause. Rerun; if it repeats, compare with another GPU and run "
+                  "DCGM diag -r 3 on this one.", SRC_TRAIN)
+            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj)
+    if not ms and "train" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
+        c.add("train", Verdict.UNKNOWN, "no training result in the log", "host", [],
+              "Rerun the validation; read the log for why the training test did not report.", SRC_RUN)
+
+
+# ------------------------------------------------------------------ NVML samples and counters
+
+
+def _throttle(c: _Ctx, fid: str = "throttle") -> None:
+    samples = c.vlog.of("sample")
+    if not samples:
+        why = ("a CPU run has no NVML" if c.cpu else
+               "the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py "
+               "there to have throttling reported)")
+        c.add(fid, Verdict.SKIP, f"clock-event reasons not sampled: {why}", "host", [], "", SRC_B11)
+        return
+    bits = _bad_reason_bits()
+    fail_f = threshold("throttle_fail_fraction", 0.10)
+    by_dev: dict[tuple[str, int | None], list[Event]] = {}
+    for s in samples:
+        by_dev.setdefault((s.node, _int(s.get("device"))), []).append(s)
+    for (node, idx), ss in sorted(by_dev.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1)):
+        d = c.devices.get((node, idx))
+        subj = d.subject if d else (f"GPU {idx}" if idx is not None else "host")
+        seen: dict[int, int] = {}
+        for s in ss:
+            r = _int(s.get("clock_event_reasons"))
+            if r is None:
+                continue
+            for bit in bits:
+                if r & bit:
+                    seen[bit] = seen.get(bit, 0) + 1
+        n = len(ss)
+        temps = [t for t in (num(s.get("temp_c")) for s in ss) if t is not None]
+        power = [p for p in (num(s.get("power_w")) for s in ss) if p is not None]
+        limits = [p for p in (num(s.get("power_limit_w")) for s in ss) if p is not None]
+        clocks = [x for x in (num(s.get("sm_clock_mhz")) for s in ss) if x is not None]
+        facts = (f"{n} samples" + (f"; max {max(temps):.0f} °C" if temps else "")
+                 + (f"; max power {max(power):.0f} W" + (f" of {max(limits):.0f} W limit" if limits else "")
+                    if power else "") + (f"; SM clock {min(clocks):.0f}-{max(clocks):.0f} MHz" if clocks else ""))
+        ev = [s.raw for s in ss if (_int(s.get("clock_event_reasons")) or 0) & sum(bits)][:4] or [ss[-1].raw]
+        if not seen:
+            c.add(fid, Verdict.PASS, f"no HW slowdown, thermal slowdown or power brake under load ({facts})", subj, ev,
+                  "", SRC_B11)
+            c.row(fid, "throttled_samples", 0, "count", None, Verdict.PASS, subj)
+            continue
+        listed = ", ".join(f"{bits[b]} (0x{b:x}) in {k}/{n} samples ({100 * k / n:.0f}%)" for b, k in sorted(seen.items()))
+        sustained = {b: k for b, k in seen.items() if b & SUSTAINED_BITS and k / n > fail_f}
+        verdict = Verdict.FAIL if sustained else Verdict.WARN
+        rule = (f"HW thermal slowdown or power brake active in more than {100 * fail_f:.0f}% of the samples"
+                if sustained else "active during the run")
+        c.add(fid, verdict, f"clock-event reasons {rule}: {listed} ({facts})", subj, ev,
+              "Fix the cause, not the clocks: check airflow and fans, inlet temperature and the GPU's temperature "
+              "thresholds (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE`); a power brake comes from the platform "
+              "(PSU/BMC): check the power supplies and the BMC's power capping. Do not lock clocks or lower the "
+              "power limit to hide it.", SRC_B11)
+        c.row(fid, "throttled_samples", float(max(seen.values())), "count", None, verdict, subj, listed)
+
+
+_COUNTER_RULES: tuple[tuple[str, str, Verdict], ...] = (
+    ("xid_count", "new Xid event(s)", Verdict.FAIL),
+    ("ecc_volatile_uncorrected", "new uncorrected ECC error(s)", Verdict.FAIL),
+    ("remap_failure", "row-remapping failure(s)", Verdict.FAIL),
+    ("remapped_rows_pending", "new pending row remap(s)", Verdict.FAIL),
+    ("aer.fatal", "new fatal PCIe AER error(s)", Verdict.FAIL),
+    ("aer.nonfatal", "new non-fatal PCIe AER error(s)", Verdict.FAIL),
+    ("aer.correctable", "new correctable PCIe AER error(s)", Verdict.WARN),
+    ("ecc_volatile_corrected", "new corrected ECC error(s)", Verdict.WARN),
+    ("retired_pages", "new retired page(s)", Verdict.WARN),
+)
+"""(counter, what a rise means, verdict): checks-catalogue C5 with B3 (AER), B5 (Xid), B6 (ECC: any increase
+during validation WARN, uncorrected FAIL), B7 (remap failure FAIL); issue 5: deltas, not lifetime totals."""
+
+
+def _counter(d: Mapping[str, Any], name: str) -> int | None:
+    if name.startswith("aer."):
+        aer = d.get("aer")
+        return _int(aer.get(name[4:])) if isinstance(aer, dict) else None
+    return _int(d.get(name))
+
+
+def _counters(c: _Ctx, fid: str = "counters") -> None:
+    evs = c.vlog.of("counters")
+    if not evs:
+        if c.vlog.events and not c.cpu:
+            c.add(fid, Verdict.UNKNOWN, "no error counters in the log (before/after)", "host", [],
+                  "Rerun with the shipped script: it reads Xid, ECC, row-remap and AER counters before and after.",
+                  SRC_C5)
+        elif c.cpu:
+            c.add(fid, Verdict.SKIP, "error counters not read: a CPU run has no GPU counters", "host", [], "", SRC_C5)
+        return
+    pairs: dict[tuple[str, Any], dict[str, Event]] = {}
+    for e in evs:
+        w = e.get("when")
+        if w in ("before", "after"):
+            pairs.setdefault((e.node, e.get("device") if _int(e.get("device")) is not None else None), {})[str(w)] = e
+    for (node, idx), p in sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1)):
+        d = c.devices.get((node, idx))
+        subj = d.subject if d else (f"GPU {idx}" if idx is not None else "host")
+        b, a = p.get("before"), p.get("after")
+        if b is None or a is None:
+            c.add(fid, Verdict.UNKNOWN, f"error counters read only {'before' if b else 'after'} the run: no delta",
+                  subj, [x.raw for x in (b, a) if x],
+                  "Rerun the validation to the end: the counters are compared before and after.", SRC_C5)
+            continue
+        if b.get("available") is not True or a.get("available") is not True:
+            why = str((a.get("reason") if a.get("available") is not True else b.get("reason")) or "not available")
+            c.add(fid, Verdict.SKIP, f"error counters not compared: {why}", subj, [b.raw, a.raw], "", SRC_C5)
+            continue
+        bad: list[tuple[Verdict, str]] = []
+        unread: list[str] = []
+        for name, what, verdict in _COUNTER_RULES:
+            x, y = _counter(b.data, name), _counter(a.data, name)
+            if x is None or y is None:
+                unread.append(name)
+                continue
+            if y > x:
+                bad.append((verdict, f"{what}: {name} {x} -> {y} (+{y - x})"))
+            elif name == "remap_failure" and y > 0:
+                bad.append((verdict, f"row-remapping failure reported ({name} = {y}, before the run too)"))
+        ev = [b.raw, a.raw] + [str(x) for x in (a.get("xid_lines") or [])][:5] if isinstance(a.get("xid_lines"), list) \
+            else [b.raw, a.raw]
+        note = f"; not readable: {', '.join(unread)}" if unread else ""
+        if not bad:
+            c.add(fid, Verdict.PASS, "no new Xid, ECC, row-remap or AER errors during the run (deltas of the "
+                  f"counters before and after){note}", subj, ev, "", SRC_C5)
+            c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj)
+            continue
+        worst = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
+        c.add(fid, worst, "; ".join(t for _, t in bad) + note, subj, ev,
+              "Read the new kernel-log lines (Xid numbers in the NVIDIA Xid catalog; `journalctl -k`), `nvidia-smi -q "
+              "-d ECC,ROW_REMAPPER`, and the PCIe AER counters of the GPU's link; an uncorrected ECC error or pending "
+              "remap needs a GPU reset or reboot and a re-check, a remap failure or a repeat means RMA. `bringup check` "
+              "judges the same counters in detail.", SRC_C5)
+        c.row(fid, "new_errors", float(len(bad)), "count", 0, worst, subj, "; ".join(t for _, t in bad))
+
+
+# ------------------------------------------------------------------ the node
+
+
+def _sanity(c: _Ctx) -> None:
+    ms = c.vlog.measures("sanity")
+    n = c.world_size
+    ok: dict[int, Event] = {}
+    bad: list[Event] = []
+    for e in ms:
+        r = _int(e.get("rank"))
+        if r is None:
+            continue
+        good = num(e.get("value")) == 1.0
+        s = num(e.get("allreduce_sum"))
+        ws = _int(e.get("world_size")) or n
+        if s is not None and abs(s - ws) > 1e-6:
+            good = False
+        (ok.__setitem__(r, e) if good else bad.append(e))
+    vers = ", ".join(f"{k} {v}" for k, v in c.versions.items() if v) if c.versions else ""
+    missing = [r for r in range(n) if r not in ok]
+    if not ms and not c.vlog.events:
+        return
+    if not bad and not missing:
+        c.add("sanity", Verdict.PASS, f"all {n} ranks all-reduced ones to {n} and passed the barrier"
+              + (f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3)
+        c.row("sanity", "ranks_ok", float(len(ok)), "ranks", float(n), Verdict.PASS, "host")
+        return
+    parts = []
+    if bad:
+        parts.append("wrong all-reduce sum on rank(s) " + ", ".join(
+            f"{_int(e.get('rank'))} ({e.get('allreduce_sum')} instead of {_int(e.get('world_size')) or n})" for e in bad[:8]))
+    really_missing = [r for r in missing if r not in {_int(e.get("rank")) for e in bad}]
+    if really_missing:
+        named = ", ".join(str(r) for r in really_missing[:16]) + (" ..." if len(really_missing) > 16 else "")
+        parts.append(f"rank(s) {named} of {n} did not report")
+    c.add("sanity", Verdict.FAIL, "rank sanity: " + "; ".join(parts) + (f" ({vers})" if vers else ""), "host",
+          [e.raw for e in bad[:4]] + [e.raw for e in c.vlog.errors[:4]],
+          "Read the first error of the missing or wrong rank (its GPU: Xid/ECC in the kernel log, `nvidia-smi`); "
+          "on NVSwitch systems check nvidia-fabricmanager; rerun with NCCL_DEBUG=INFO.", SRC_D3)
+    c.row("sanity", "ranks_ok", float(len(ok)), "ranks", float(n), Verdict.FAIL, "host")
+
+
+def _floor_row(names: list[str], gpus: int) -> dict[str, str] | None:
+    try:
+        rows = table("nccl_floors.csv")
+    except OSError:
+        return None
+    for row in rows:
+        if row.get("collective") != "all_reduce" or row.get("nodes") != "1" or row.get("gpus_per_node") != str(gpus):
+            continue
+        try:
+            rx = re.compile(row.get("device_regex", "") or "(?!)")
+        except re.error:
+            continue
+        if names and all(rx.search(n) for n in names):
+            return row
+    return None
+
+
+def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
+    """(floor GB/s, description, min_bytes, why-none) for an n-rank all-reduce on this node."""
+    min_bytes = int(threshold("allreduce_min_bytes", float(1 << 30)))
+    override = num(c.plan.get("allreduce_floor_gb_s"))
+    if override is not None and override > 0:
+        return override, "the plan's site baseline (allreduce_floor_gb_s)", min_bytes, ""
+    devs = list(c.devices.values())
+    names = list(dict.fromkeys(d.name for d in devs if d.name))
+    row = _floor_row(names, n)
+    if row is not None:
+        try:
+            min_bytes = int(row.get("min_bytes") or min_bytes)
+        except ValueError:
+            pass
+        fl = _float(row.get("floor_busbw_gb_s"))
+        ref = row.get("reference_busbw_gb_s", "")
+        if fl is not None:
+            desc = (f"{row.get('system')}, {row.get('floor_basis', '')}"
+                    + (f"; typically {ref} GB/s" if ref else "") + f" ({row.get('source', '')}; {SRC_FLOORS})")
+            return fl, desc, min_bytes, ""
+        return None, "", min_bytes, (f"{row.get('system')} has only a reference ({ref} GB/s {row.get('reference_basis', '')}"
+                                     f"), no floor")
+    nvl = [d.nvlink for d in devs]
+    if devs and all(isinstance(x, dict) and _int(x.get("links_active")) == 0 for x in nvl):
+        gens = [_int(d.pcie.get("max_gen")) for d in devs]
+        widths = [_int(d.pcie.get("max_width")) for d in devs]
+        if all(g is not None for g in gens) and all(w is not None for w in widths):
+            g, w = min(x for x in gens if x is not None), min(x for x in widths if x is not None)
+            practical, how = pcie_practical_gb_s(g, w)
+            if practical is not None:
+                frac = threshold("pcie_allreduce_fraction", 0.7)
+                return (frac * practical, f"PCIe-only node: {frac:g} x {how} = {frac * practical:.1f} GB/s (derived, "
+                        "checks-catalogue D4)", min_bytes, "")
+            return None, "", min_bytes, f"PCIe-only node, but {how}"
+        return None, "", min_bytes, "PCIe-only node, but the PCIe generation/width was not reported"
+    if any(isinstance(x, dict) and (_int(x.get("links_active")) or 0) > 0 for x in nvl):
+        model = names[0] if len(names) == 1 else " + ".join(names) or "these GPUs"
+        return None, "", min_bytes, f"no floor is known for {n}x {model} with NVLink"
+    return None, "", min_bytes, ("no floor is known for " + (f"{n}x {names[0]}" if len(names) == 1 else "this node")
+                                 + " (NVLink state not reported by the script)")
+
+
+def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -> None:
+    ms = [e for e in c.vlog.measures(test) if _int(e.get("size_bytes")) is not None]
+    if not ms:
+        if c.kind == "node" and test not in c.errored_tests and c.vlog.events:
+            c.add(fid, Verdict.UNKNOWN, "no all-reduce measurement in the log", "host", [],
+                  "Rerun the node validation; read the log for why the sweep did not report.", SRC_D4)
+        return
+    by_size: dict[int, Event] = {}
+    for e in ms:
+        by_size[_int(e.get("size_bytes")) or 0] = e  # the last one seen per size
+    sizes = sorted(by_size)
+    series = [(s, num(by_size[s].get("busbw_gb_s", by_size[s].get("value"))) or 0.0) for s in sizes]
+    c.out.series = series
+    n = _int(by_size[sizes[-1]].get("world_size")) or c.world_size
+    wrong = [e for e in ms if (_int(e.get("wrong")) or 0) > 0]
+    unchecked = [e for e in ms if _int(e.get("wrong")) is None]
+    big = by_size[sizes[-1]]
+    busbw, algbw = num(big.get("busbw_gb_s", big.get("value"))), num(big.get("algbw_gb_s"))
+    dtype = str(big.get("dtype") or "")
+    arith = (f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])} = algbw {_f(algbw)} x 2({n}-1)/{n}"
+             if algbw is not None and n >= 2 else f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])}")
+    where = f"{n} ranks" + (f", {dtype}" if dtype else "") + f", {human_bytes(sizes[0])} to {human_bytes(sizes[-1])}"
+    ev = [big.raw] + [e.raw for e in wrong[:6]]
+    src = f"{SRC_D4}; {SRC_FLOORS}"
+    if wrong:
+        sz = ", ".join(human_bytes(_int(e.get("size_bytes"))) + f" ({_int(e.get('wrong'))} wrong)" for e in wrong[:8])
+        c.add(fid, Verdict.FAIL, f"all-reduce returned wrong results at {sz} ({where})", "host", ev,
+              "Data corruption on a GPU or link: rerun; then test GPU pairs (the P2P matrix, nvbandwidth, DCGM diag "
+              "-r 3) to find the bad GPU or NVLink, and check Xid/ECC/NVLink error counters.", src)
+        for s, b in series:
+            e = by_size[s]
+            w = _int(e.get("wrong")) or 0
+            c.row(test, f"busbw@{human_bytes(s)}", b, "GB/s", None, Verdict.FAIL if w else Verdict.PASS, "host",
+                  f"wrong {w}")
+        return
+    check_note = (f"; {len(unchecked)} size(s) without a correctness count" if unchecked else
+                  "; results correct at every size")
+    if c.cpu:
+        c.add(fid, Verdict.PASS if not unchecked else Verdict.UNKNOWN,
+              f"all-reduce over {where}: {arith}{check_note}; bandwidth is not judged on the CPU (gloo stands in for "
+              "NCCL to prove the path)", "host", ev,
+              "" if not unchecked else "Rerun with the shipped script (it checks every size).", src)
+        c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.SKIP, "host", "CPU: not judged")
+        return
+    floor, desc, min_bytes, why = _allreduce_floor(c, n)
+    c.out.floor_gb_s, c.out.floor_basis = floor, desc
+    if n < 2:
+        c.add(fid, Verdict.UNKNOWN, f"all-reduce over 1 rank: busbw is 0 by definition, no link was measured "
+              f"({where})", "host", ev, "Run the node validation over every GPU (validate_nproc, or --nproc).", src)
+        return
+    if busbw is None:
+        c.add(fid, Verdict.UNKNOWN, f"all-reduce over {where}: no busbw at the largest size", "host", ev,
+              "Rerun the node validation.", src)
+        return
+    if sizes[-1] < min_bytes:
+        c.add(fid, Verdict.UNKNOWN, f"all-reduce over {where}: {arith}{check_note}; sweep too small: the largest "
+              f"message {human_bytes(sizes[-1])} is below {human_bytes(min_bytes)}, too small to reach the bandwidth "
+              "plateau", "host", ev, "Run the full sweep (without --quick / validate_quick) to judge the bandwidth.",
+              src)
+        c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, Verdict.UNKNOWN, "host", "sweep too small")
+        return
+    if floor is None:
+        c.add(fid, Verdict.UNKNOWN, f"all-reduce over {where}: {arith}{check_note}; {why}", "host", ev,
+              "Compare with the vendor's figure or your site baseline for this system (checks-catalogue D4 lists "
+              "8x A100 >= 228, 8x H100/H200 >= 460, 4x GB200 >= 432 GB/s).", src)
+        c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.UNKNOWN, "host", why)
+        return
+    verdict = Verdict.PASS if busbw >= floor else Verdict.FAIL
+    msg = (f"all-reduce over {where}: {arith}; {'>=' if verdict is Verdict.PASS else 'below'} the floor "
+           f"{floor:g} GB/s ({desc}){check_note}")
+    c.add(fid, verdict, msg, "host", ev, "" if verdict is Verdict.PASS else (
+        "Rerun up to a few times first (checks-catalogue D4 allows retries). Then check: nothing else runs on the "
+        "GPUs; every NVLink is up (`nvidia-smi nvlink -s`); on NVSwitch systems nvidia-fabricmanager runs at the "
+        "driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run; compare with "
+        "nccl-tests all_reduce_perf."), src)
+    c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, verdict, "host", arith)
+
+
+def _p2p(c: _Ctx) -> None:
+    ms = [e for e in c.vlog.measures("p2p") if num(e.get("value")) is not None]
+    if not ms:
+        return
+    wrong = [e for e in ms if (_int(e.get("wrong")) or 0) > 0]
+    vals = [num(e.get("value")) or 0.0 for e in ms]
+    median = statistics.median(vals)
+    pairs = ", ".join(f"{e.get('src')}->{e.get('dst')} {num(e.get('value')) or 0:.1f}" for e in ms[:12])
+    if wrong:
+        c.add("p2p", Verdict.FAIL, "P2P copies returned wrong data on pair(s) " + ", ".join(
+            f"{e.get('src')}->{e.get('dst')} ({_int(e.get('wrong'))} wrong)" for e in wrong[:8]), "host",
+            [e.raw for e in wrong[:6]],
+            "Data corruption between two GPUs: test the pair alone (nvbandwidth), check NVLink error counters "
+            "(`nvidia-smi nvlink -e`) and Xid/ECC on both GPUs; run DCGM diag -r 3.", SRC_D1)
+        for e in ms:
+            c.row("p2p", f"{e.get('src')}->{e.get('dst')}", num(e.get("value")), "GB/s", None,
+                  Verdict.FAIL if (_int(e.get("wrong")) or 0) else Verdict.PASS, "host")
+        return
+    if c.cpu:
+        c.add("p2p", Verdict.PASS, f"P2P copies correct on all {len(ms)} pair(s) (GB/s: {pairs}); bandwidth is not "
+              "judged on the CPU", "host", [e.raw for e in ms[:4]], "", SRC_D1)
+        for e in ms:
+            c.row("p2p", f"{e.get('src')}->{e.get('dst')}", num(e.get("value")), "GB/s", None, Verdict.SKIP, "host",
+                  "CPU: not judged")
+        return
+    warn_f, fail_f = threshold("p2p_warn_fraction", 0.9), threshold("p2p_fail_fraction", 0.75)
+    worst = Verdict.PASS
+    slow: list[str] = []
+    for e in ms:
+        v = num(e.get("value")) or 0.0
+        verdict = _grade(v, warn_f * median, fail_f * median) if median > 0 else Verdict.UNKNOWN
+        if verdict in (Verdict.WARN, Verdict.FAIL):
+            slow.append(f"{e.get('src')}->{e.get('dst')} {v:.1f} GB/s ({100 * v / median:.0f}% of the median)")
+        if verdict.rank > worst.rank:
+            worst = verdict
+        c.row("p2p", f"{e.get('src')}->{e.get('dst')}", v, "GB/s", warn_f * median, verdict, "host")
+    if worst is Verdict.PASS:
+        c.add("p2p", Verdict.PASS, f"every P2P pair within {100 * (1 - warn_f):.0f}% of the median pair "
+              f"{median:.1f} GB/s ({len(ms)} pairs; results correct)", "host", [e.raw for e in ms[:4]], "", SRC_D1)
+    else:
+        c.add("p2p", worst, f"slow P2P pair(s) against the median {median:.1f} GB/s (warn below {warn_f:g} x, fail "
+              f"below {fail_f:g} x): " + "; ".join(slow[:8]), "host",
+              [e.raw for e in ms if f"{e.get('src')}->{e.get('dst')} " in " ".join(slow)][:6],
+              "Find the common GPU of the slow pairs: check its NVLink links (`nvidia-smi nvlink -s`, `-e` for "
+              "errors) or PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU redirecting P2P), then rerun.",
+              SRC_D1)
+
+
+def nccl_tests_slice(text: str) -> tuple[str, str]:
+    """(the nccl-tests part of the log, its command line): from the supervisor's ``$ .../all_reduce_perf ...`` line
+    to the next supervisor line (``$ ``/``# exit status``); ("", "") when the log has none."""
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("$ ") and re.search(r"(^|/)all_reduce_perf(\s|$)", ln[2:].split(" ", 1)[0] + " "):
+            end = len(lines)
+            for j in range(i + 1, len(lines)):
+                if lines[j].startswith(("$ ", "# exit status", "# bringup action")):
+                    end = j
+                    break
+            return "\n".join(lines[i + 1:end]), ln[2:]
+    return "", ""
+
+
+def _nccl(c: _Ctx) -> None:
+    from wizard.checks.nccl import judge_nccl_log, judge_nccl_tests
+
+    part, cmd = nccl_tests_slice(c.text)
+    if cmd:
+        try:
+            fs = judge_nccl_tests(part, {"command": cmd, **{k: v for k, v in c.plan.items() if k == "allreduce_floor_gb_s"}})
+        except Exception as exc:  # noqa: BLE001 - the other findings must survive a bug there
+            fs = [Finding("node.allreduce", Verdict.UNKNOWN, f"judging the nccl-tests output crashed: {exc!r}")]
+        c.out.findings.extend(fs)
+    torch_part = c.text.replace(part, "") if part else c.text
+    if "NCCL" not in torch_part:
+        return
+    try:
+        fs = judge_nccl_log(torch_part, {})
+    except Exception:  # noqa: BLE001
+        return
+    for f in fs:
+        # one node: the transport between nodes is stage E's (checks-catalogue D3: "check the NET/ line later")
+        if f.verdict not in (Verdict.FAIL, Verdict.WARN) or f.id == "multinode.transport":
+            continue
+        if f.id.startswith("multinode."):
+            f = Finding("node.nccl_errors", f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source)
+        c.out.findings.append(f)
+
+
+# ------------------------------------------------------------------ soak
+
+
+def _soak_perf(c: _Ctx) -> None:
+    """End-of-soak performance within soak_perf_tolerance of the start, per series (test, metric, device)."""
+    tol = threshold("soak_perf_tolerance", 0.05)
+    series: dict[tuple[str, str, str, Any], list[Event]] = {}
+    for e in c.vlog.of("measure"):
+        t = e.test
+        if not t.startswith("soak"):
+            continue
+        if num(e.get("value")) is None or str(e.get("unit", "")) not in ("TFLOPS", "GB/s"):
+            continue
+        dev = _int(e.get("device"))
+        who = dev if dev is not None else (f"rank {e.rank}" if t == "soak_gemm" else None)
+        series.setdefault((t, str(e.get("metric", "")), e.node, who), []).append(e)
+    wrong = [e for evs in series.values() for e in evs if (_int(e.get("wrong")) or 0) > 0]
+    if wrong:
+        c.add("perf", Verdict.FAIL, f"wrong all-reduce results during the soak ({len(wrong)} measurement(s))", "host",
+              [e.raw for e in wrong[:6]], "Data corruption under sustained load: find the GPU (node validation P2P "
+              "matrix, DCGM diag -r 3) and check Xid/ECC.", SRC_SOAK)
+    if not series:
+        if c.vlog.events and "soak" not in c.errored_tests:
+            c.add("perf", Verdict.UNKNOWN, "no performance measurements during the soak", "host", [],
+                  "Rerun the soak; read the log for why it did not report.", SRC_SOAK)
+        return
+    for (t, metric, node, who), evs in series.items():
+        subj = c.subject_of(evs[0]) if isinstance(who, int) else (f"{who} on {node}" if who else "host")
+        unit = str(evs[0].get("unit", ""))
+        if len(evs) < 2:
+            c.add("perf", Verdict.UNKNOWN, f"{t} {metric}: one measurement only, nothing to compare the end with",
+                  subj, [evs[0].raw], "Run the soak longer (soak_minutes, --minutes).", SRC_SOAK)
+            continue
+        first, last = num(evs[0].get("value")) or 0.0, num(evs[-1].get("value")) or 0.0
+        change = (last - first) / first if first > 0 else 0.0
+        figs = f"{t} {metric}: start {first:,.2f} {unit}, end {last:,.2f} {unit} ({100 * change:+.1f}%, {len(evs)} intervals)"
+        if c.cpu:
+            c.add("perf", Verdict.SKIP, f"{figs}; not judged on the CPU", subj, [evs[0].raw, evs[-1].raw], "", SRC_SOAK)
+            c.row(t, metric, last, unit, None, Verdict.SKIP, subj, "CPU: not judged")
+            continue
+        ok = last >= (1 - tol) * first
+        verdict = Verdict.PASS if ok else Verdict.FAIL
+        c.add("perf", verdict, f"{figs}; {'within' if ok else 'more than'} {100 * tol:.0f}% of the start"
+              + ("" if ok else " (below it)"), subj, [evs[0].raw, evs[-1].raw],
+              "" if ok else "Performance fell under sustained load: look at the throttle finding (thermal slowdown, "
+              "power brake), temperatures and fans; rerun after fixing cooling.", SRC_SOAK)
+        c.row(t, metric, last, unit, (1 - tol) * first, verdict, subj, f"start {first:,.2f}")
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def analyse(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind: str = "gpu",
+            text: str | None = None) -> Analysis:
+    """Judge one validation log. ``kind``: ``gpu`` | ``node`` | ``soak`` (which findings and ids). ``log`` is the
+    log text or an already parsed :class:`ValidateLog` (then ``text`` is the raw text for the nccl-tests and NCCL
+    parts). Never raises on garbage: unreadable input gives ``unknown`` findings with the evidence."""
+    plan = plan or {}
+    if isinstance(log, ValidateLog):
+        vlog, raw = log, text or ""
+    else:
+        raw = log if isinstance(log, str) else ""
+        vlog = parse_events(raw)
+    c = _Ctx(vlog, raw, plan, kind if kind in KINDS else "gpu")
+    _run_findings(c)
+    if vlog.events and not c.fatal:
+        if c.kind == "gpu":
+            _gemm(c)
+            _memcpy(c)
+            _host_link(c, "h2d")
+            _host_link(c, "d2h")
+            _memory(c)
+            _train(c)
+            _throttle(c)
+            _counters(c)
+        elif c.kind == "node":
+            _sanity(c)
+            _allreduce(c)
+            _p2p(c)
+            if vlog.of("sample"):  # the node test itself samples nothing today; judge it when it does
+                _throttle(c)
+            if vlog.of("counters"):
+                _counters(c)
+        else:
+            _soak_perf(c)
+            _throttle(c)
+            _counters(c)
+    if c.kind == "node":
+        _nccl(c)
+    if not c.out.findings:
+        c.add("run", Verdict.UNKNOWN, "nothing in the log could be judged", "host", raw.splitlines()[-5:],
+              "Rerun the validation and attach its log to a bug report if this repeats.", SRC_RUN)
+    return c.out
+
+
+def _safe(log: str, plan: Mapping[str, Any], kind: str) -> list[Finding]:
+    try:
+        return analyse(log, plan, kind).findings
+    except Exception as exc:  # noqa: BLE001 - a judging bug must not hide the run
+        return [Finding(f"{STAGE_OF[kind]}.run", Verdict.UNKNOWN, f"judging the validation log crashed: {exc!r}",
+                        "host", tuple(str(log).splitlines()[-3:]),
+                        "This is a bringup bug: report it with the action's log.", SRC_RUN)]
+
+
+def judge_gpu(log: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """ActionSpec.judge of ``gpu.validate``: log text + plan -> findings ``gpu.*``."""
+    return _safe(log, plan, "gpu")
+
+
+def judge_node(log: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """ActionSpec.judge of ``node.validate``: log text + plan -> findings ``node.*``."""
+    return _safe(log, plan, "node")
+
+
+def judge_soak(log: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """ActionSpec.judge of ``node.soak``: log text + plan -> findings ``soak.*``."""
+    return _safe(log, plan, "soak")
+
+
+def results_table(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind: str = "gpu") -> list[ResultRow]:
+    """The results table of a log: one :class:`ResultRow` (test, metric, value, unit, floor, verdict) per judged
+    measurement, in judging order. Pure; never raises (garbage gives an empty table)."""
+    try:
+        return analyse(log, plan, kind).rows
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def allreduce_series(log: str | ValidateLog, plan: Mapping[str, Any] | None = None) -> tuple[list[tuple[int, float]], float | None, str]:
+    """([(size_bytes, busbw_gb_s)] sorted by size, floor GB/s or ``None``, the floor's basis) of a node log's
+    all-reduce sweep, for the busbw-vs-size chart. Pure; never raises."""
+    try:
+        a = analyse(log, plan, "node")
+    except Exception:  # noqa: BLE001
+        return [], None, ""
+    return a.series, a.floor_gb_s, a.floor_basis

@@ -1,0 +1,134 @@
+"""Events of bringup's validation script (``assets/scripts/bringup_validate.py``), read back from a log.
+
+The script prints one event per line as ``BRINGUP {json}`` (protocol version 1); everything else in the log
+(torch warnings, ``NCCL_DEBUG=INFO`` lines, ssh messages, the supervisor's own lines) is kept as other lines.
+A line that starts with the marker but does not hold a JSON object is a *bad line*: kept with its number so a
+judge can show it as evidence, never raised.
+
+Units inside events: bytes, GB/s (1e9 bytes/s), TFLOPS (1e12 FLOP/s), W, °C, MHz, seconds.
+A multi-node run prefixes each node's lines with ``[<node>] `` (wizard.multinode); the prefix is stripped and
+kept as :attr:`Event.prefix`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+MARKER = "BRINGUP "
+"""Prefix of an event line."""
+
+PROTOCOL_VERSION = 1
+
+_PREFIXED = re.compile(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event: ``kind`` (start, device, progress, measure, sample, counters, result, error, end, facts),
+    the whole JSON object as ``data``, the log line number (1-based) and the raw line for evidence."""
+
+    kind: str
+    data: dict[str, Any]
+    line_no: int
+    raw: str
+    prefix: str = ""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    @property
+    def test(self) -> str:
+        return str(self.data.get("test") or "")
+
+    @property
+    def rank(self) -> int:
+        r = self.data.get("rank")
+        return r if isinstance(r, int) else 0
+
+    @property
+    def node(self) -> str:
+        return str(self.data.get("node") or self.prefix or "")
+
+
+@dataclass
+class ValidateLog:
+    """Everything read from one log: events in order, bad marker lines, and the count of other lines."""
+
+    events: list[Event] = field(default_factory=list)
+    bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    other_lines: int = 0
+
+    def of(self, kind: str, test: str | None = None) -> list[Event]:
+        """Events of one kind (and, given, one test), in log order."""
+        return [e for e in self.events if e.kind == kind and (test is None or e.test == test)]
+
+    def measures(self, test: str, metric: str | None = None) -> list[Event]:
+        return [e for e in self.of("measure", test) if metric is None or e.get("metric") == metric]
+
+    @property
+    def errors(self) -> list[Event]:
+        return self.of("error")
+
+    @property
+    def starts(self) -> list[Event]:
+        return self.of("start")
+
+    @property
+    def ends(self) -> list[Event]:
+        return self.of("end")
+
+    @property
+    def tests(self) -> list[str]:
+        """Test names that produced a measure, result or error, in first-seen order."""
+        seen: list[str] = []
+        for e in self.events:
+            if e.kind in ("measure", "result", "error", "progress") and e.test and e.test not in seen:
+                seen.append(e.test)
+        return seen
+
+    def last_progress(self) -> Event | None:
+        p = self.of("progress")
+        return p[-1] if p else None
+
+
+def parse_event_line(line: str, line_no: int = 0) -> Event | None | str:
+    """One log line -> an :class:`Event`, ``None`` (not an event line) or the line itself (a bad event line)."""
+    prefix = ""
+    m = _PREFIXED.match(line)
+    if m and m.group("rest").startswith(MARKER):
+        prefix, line = m.group("node"), m.group("rest")
+    if not line.startswith(MARKER):
+        return None
+    try:
+        data = json.loads(line[len(MARKER):])
+    except (ValueError, RecursionError):
+        return line
+    if not isinstance(data, dict) or not isinstance(data.get("event"), str):
+        return line
+    return Event(data["event"], data, line_no, line.rstrip(), prefix)
+
+
+def parse_events(text: str | Iterable[str]) -> ValidateLog:
+    """Read a whole log (text or lines). Never raises on garbage."""
+    lines = text.splitlines() if isinstance(text, str) else list(text)
+    log = ValidateLog()
+    for i, line in enumerate(lines, 1):
+        r = parse_event_line(line, i)
+        if r is None:
+            log.other_lines += 1
+        elif isinstance(r, str):
+            log.bad_lines.append((i, r[:500]))
+        else:
+            log.events.append(r)
+    return log
+
+
+def num(v: Any) -> float | None:
+    """A JSON number as float; ``None`` for anything else (bool, str, NaN-as-null)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
