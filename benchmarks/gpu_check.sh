@@ -69,6 +69,11 @@ def pick(doc, test, metric):
     vals = [r.get("value") for r in rows(doc) if r.get("test") == test and r.get("metric") == metric]
     vals = [v for v in vals if isinstance(v, (int, float))]
     return max(vals) if vals else None
+def largest_busbw(doc):
+    pts = ((doc.get("series") or {}).get("points")) or []
+    return pts[-1][1] if pts else None
+def fmt(v):
+    return "-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
 g, n = load("validate_gpu"), load("validate_node")
 base = (out / "torch_matmul.out").read_text().strip() if (out / "torch_matmul.out").exists() else "?"
 nccl = None
@@ -80,9 +85,9 @@ if (out / "nccl_tests.out").exists():  # bringup's own nccl-tests parser (reposi
         nccl = run.rows[-1].oop.busbw_gb_s
 print()
 print(f"{'figure':<38}{'bringup':>12}{'baseline':>12}  baseline source")
-print(f"{'GEMM TFLOPS (best device)':<38}{pick(g, 'gemm', 'tflops') or '-':>12}{base:>12}  torch.matmul alone")
-print(f"{'all-reduce busbw GB/s (largest size)':<38}{pick(n, 'allreduce', 'busbw_gb_s') or '-':>12}"
-      f"{(nccl if nccl is not None else 'not installed'):>12}  nccl-tests all_reduce_perf")
+print(f"{'GEMM TFLOPS (best device)':<38}{fmt(pick(g, 'gemm', 'tflops')):>12}{base:>12}  torch.matmul alone")
+print(f"{'all-reduce busbw GB/s (largest size)':<38}{fmt(largest_busbw(n)):>12}"
+      f"{(fmt(nccl) if nccl is not None else 'not installed'):>14}  nccl-tests all_reduce_perf")
 for name, doc in (("validate gpu", g), ("validate node", n)):
     print(f"{name}: verdict {doc.get('verdict', '?')}; " + "; ".join(
         f"{f['id']} {f['verdict']}" for f in doc.get("findings", [])[:12]))

@@ -23,6 +23,27 @@ from wizard import actions as act
 SHOW_LINES = 5000
 
 
+def readable(lines: list[str]) -> list[str]:
+    """Log lines as shown: a validation script's ``BRINGUP {json}`` event becomes the same one-line summary the
+    CLI prints (wizard.validate.event_line), or is left out when it has none (NVML samples); every other line is
+    shown as it is. The log file keeps the raw events; `v` shows them judged."""
+    from wizard.parsers.validate import MARKER, parse_event_line
+
+    if not any(MARKER in ln for ln in lines):
+        return lines
+    from wizard.validate import event_line
+
+    out = []
+    for ln in lines:
+        if MARKER not in ln or not parse_event_line(ln) or isinstance(parse_event_line(ln), str):
+            out.append(ln)  # not an event, or a damaged one: shown as it is
+            continue
+        text = event_line(ln)
+        if text is not None:
+            out.append(text)
+    return out
+
+
 class ActionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
@@ -46,7 +67,8 @@ class ActionScreen(Screen[None]):
             yield Static("", id="action-title", markup=False)
             yield Static("", id="action-commands", markup=False)
             yield Static("", id="action-state", markup=False)
-            yield Static("", id="action-progress", markup=False)
+        # outside the height-capped header: a long command line must never push the live progress off screen
+        yield Static("", id="action-progress", markup=False)
         yield Log(id="action-log", max_lines=SHOW_LINES, highlight=False)
         with VerticalScroll(id="action-results"):
             yield Static("", id="results-body")
@@ -70,7 +92,7 @@ class ActionScreen(Screen[None]):
             lines = list(buf.lines)
             if buf.first_index > 0:
                 log.write_line(f"... {buf.first_index} earlier lines are in {run.log_path}")
-            log.write_lines(lines)
+            log.write_lines(readable(lines))
             self.next_index = buf.total
         else:
             total = act.count_lines(run.log_path)
@@ -84,7 +106,7 @@ class ActionScreen(Screen[None]):
             tail.extend(reader.flush())
             if total > len(tail):
                 log.write_line(f"... {total - len(tail)} earlier lines are in {run.log_path}")
-            log.write_lines(list(tail))
+            log.write_lines(readable(list(tail)))
             if run.state == act.RUNNING:
                 self.app.watch_run(self.run_id)
                 self.next_index = len(tail) if total <= len(tail) else total
@@ -95,7 +117,7 @@ class ActionScreen(Screen[None]):
         skip = max(0, self.next_index - start)
         new = lines[skip:]
         if new:
-            self.query_one(Log).write_lines(new)
+            self.query_one(Log).write_lines(readable(new))
             self.next_index = start + len(lines)
         self._add_events(start, lines)
 
@@ -163,6 +185,7 @@ class ActionScreen(Screen[None]):
         self.query_one("#action-results").display = self.showing_results
         if self.showing_results:
             self.update_results()
+        self.query_one("#action-results" if self.showing_results else "#action-log").focus()
 
     def refresh_state(self) -> None:
         b = self.app.build
@@ -170,7 +193,8 @@ class ActionScreen(Screen[None]):
         if run is None:
             return
         if run.state == act.RUNNING:
-            text = f"running (pid {run.pid}) since {short_time(run.started_at)}; it keeps running if you leave this screen or lose the session"
+            text = (f"running (pid {run.pid}) since {short_time(run.started_at)}; it goes on if you leave this "
+                    "screen or lose the session")
         elif run.state == act.DRY_RUN:
             text = "dry run: nothing was run"
         else:

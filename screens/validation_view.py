@@ -39,7 +39,7 @@ def progress_line(vlog: ValidateLog, basic: bool = False) -> str:
     if p is None:
         return f"{arrow} {last.kind} {last.test}".rstrip() + err
     parts = [f"{arrow} {p.test}: {p.get('phase', '')}".rstrip()]
-    done, total = p.get("done"), p.get("total")
+    done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
     if isinstance(done, int) and isinstance(total, int) and total > 0:
         parts.append(f"({done}/{total})")
     bw = num(p.get("busbw_gb_s"))
@@ -54,6 +54,8 @@ def _fmt(v: Any) -> str:
     f = num(v)
     if f is None:
         return "-" if v is None else str(v)
+    if f == int(f) and abs(f) < 1e6:  # counts (ranks, errors) and whole figures without decimals
+        return f"{int(f):,}"
     return f"{f:,.0f}" if abs(f) >= 1000 else (f"{f:.2f}" if abs(f) >= 1 else f"{f:.3g}")
 
 
@@ -102,8 +104,16 @@ KIND_OF_STEP = {"gpu.validate": "gpu", "node.validate": "node", "node.soak": "so
 """Which judge (wizard.checks.validate.analyse kind) reads a step's run."""
 
 
+def _limit(r: Any) -> str:
+    """The limit a row was judged against with its direction: "≥ 460" for a floor, "≤ 0.5" for a ceiling."""
+    if r.floor is None:
+        return "-"
+    op = getattr(r, "limit_op", "") or ""
+    return f"{op} {_fmt(r.floor)}".strip()
+
+
 def judged_rows(vlog: ValidateLog, kind: str, plan: Any = None) -> tuple[list[tuple[str, ...]], float | None, str]:
-    """(rows of test, subject, metric, value unit, floor, verdict), busbw floor, floor basis: the judge's own
+    """(rows of test, subject, metric, value unit, limit, verdict), busbw floor, floor basis: the judge's own
     results table, so the panel shows the same floors and verdicts as the findings. Never raises."""
     from wizard.checks.validate import analyse
 
@@ -111,8 +121,7 @@ def judged_rows(vlog: ValidateLog, kind: str, plan: Any = None) -> tuple[list[tu
         a = analyse(vlog, plan or {}, kind)
     except Exception:  # noqa: BLE001 - the panel falls back to the raw measurements
         return [], None, ""
-    rows = [(r.test, r.subject, r.metric, f"{_fmt(r.value)} {r.unit}".strip(),
-             "-" if r.floor is None else _fmt(r.floor), r.verdict) for r in a.rows]
+    rows = [(r.test, r.subject, r.metric, f"{_fmt(r.value)} {r.unit}".strip(), _limit(r), r.verdict) for r in a.rows]
     return rows, a.floor_gb_s, a.floor_basis
 
 
@@ -137,7 +146,7 @@ def results_panel(vlog: ValidateLog, findings: Sequence[Finding] = (), floor: fl
     if judged:
         t = Table(title="Results", title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
-        for c in ("test", "subject", "metric", "value", "floor", "verdict"):
+        for c in ("test", "subject", "metric", "value", "limit", "verdict"):
             t.add_column(c, overflow="fold")
         for r in judged:
             t.add_row(*r)

@@ -67,6 +67,32 @@ def test_hostfile_errors_name_every_line_and_problem():
     assert str(ei.value).startswith("hosts.txt: line 2: ")
 
 
+def test_hostfile_refuses_host_port_and_option_like_targets():
+    text = "\n".join([
+        "a admin@host-a:2222 8",      # 1 host:port: ssh takes no port there
+        "b host-b:22 8",              # 2 the same without a user
+        "c ssh://admin@host-c:2222 8",  # 3 fine: ssh's URI form
+        "d fe80::1 8",                # 4 fine: an IPv6 literal (several colons)
+        "e [2001:db8::1] 8",          # 5 fine: bracketed IPv6
+        "f -oProxyCommand=x 8",       # 6 would be read as an ssh option (it holds '=': a key=value item)
+        "g -host-g 8",                # 7 target starts with '-'
+        "-h host-h 8",                # 8 name starts with '-'
+        "host-i:22 slots=2",          # 9 MPI form with host:port
+    ])
+    with pytest.raises(HostfileError) as ei:
+        parse_hostfile(text)
+    probs = ei.value.problems
+    for line in (1, 2, 9):
+        assert any(p.startswith(f"line {line}: ") and "looks like host:port" in p and "ssh://host:port" in p
+                   and "Host alias in your ssh config" in p for p in probs), (line, probs)
+    assert any(p.startswith("line 7: ssh target '-host-g' starts with '-'") for p in probs), probs
+    assert any(p.startswith("line 8: node name '-h' starts with '-'") for p in probs), probs
+    assert any(p.startswith("line 6: ") for p in probs), probs
+    assert not any(p.startswith(("line 3:", "line 4:", "line 5:")) for p in probs), probs
+    nodes = parse_hostfile("c ssh://admin@host-c:2222 8\nd fe80::1 8\ne [2001:db8::1] 8\n")
+    assert [n.target for n in nodes] == ["ssh://admin@host-c:2222", "fe80::1", "[2001:db8::1]"]
+
+
 def test_hostfile_empty_and_unreadable():
     with pytest.raises(HostfileError, match="no nodes"):
         parse_hostfile("# nothing\n\n   \n")
@@ -195,6 +221,35 @@ def test_consistency_same_gpu_twice_and_gpu_count():
     msgs = " | ".join(f.message for f in fs)
     assert "GPU count differs on c: c has 7" in msgs
     assert "lists one machine twice" in msgs and any(f.subject == "a, b" for f in fs)
+
+
+def test_consistency_leaves_out_facts_no_node_reported():
+    """CPU-like nodes: no driver, CUDA, NCCL, GPU models or VBIOS anywhere: left out (said), the rest compared."""
+    cpu = dict(driver=None, torch_cuda=None, nccl=None, gpu_count=0, gpu_models=[], vbios=[], gpu_uuids=[])
+    text = _log(_facts("a", **cpu), _facts("b", **cpu), _facts("c", **cpu))
+    fs = [f for f in judge_multinode(text, {}) if f.id == "multinode.consistency"]
+    assert [f.verdict for f in fs] == [Verdict.PASS], [(f.verdict, f.message) for f in fs]
+    assert "not reported by any node, left out: NVIDIA driver, CUDA (torch build), NCCL, GPU model, VBIOS" in fs[0].message
+    assert "PyTorch 2.7.1+cu128" in fs[0].message
+
+
+def test_consistency_names_a_fact_missing_on_some_nodes():
+    text = _log(_facts("a"), _facts("b"), _facts("c", driver=None, vbios=[]))
+    fs = [f for f in judge_multinode(text, {}) if f.id == "multinode.consistency"]
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN], [(f.verdict, f.message) for f in fs]
+    assert fs[0].subject == "c" and fs[0].message.startswith("c did not report NVIDIA driver, VBIOS") and fs[0].remedy
+    assert "differs" not in fs[0].message  # a missing fact is not a different one
+
+
+def test_consistency_with_too_few_facts_is_unknown_not_pass():
+    bare = dict(driver=None, torch_cuda=None, nccl=None, torch=None, gpu_count=None, gpu_models=[], vbios=[],
+                os=None, python=None)
+    text = _log(_facts("a", **bare), _facts("b", **bare), _facts("c", **{**bare, "os": "Ubuntu 24.04"}))
+    fs = [f for f in judge_multinode(text, {}) if f.id == "multinode.consistency"]
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN], [(f.verdict, f.message) for f in fs]
+    msg = fs[0].message
+    assert msg.startswith("facts incomplete on a, b: only 1 field(s) known on every node") and "a: OS" in msg
+    assert "left out: NVIDIA driver" in msg and fs[0].remedy
 
 
 def test_garbage_is_unknown_never_a_traceback():

@@ -144,7 +144,8 @@ def test_validation_results_panel(snap_compare, basic):
     s = fresh_state(f"validate-{basic}")
     boot = host().identity.get("boot_id", "")
     b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
-    log = Path(__file__).parent / "data" / "validate" / "node-cpu-2ranks.log"
+    log = BASE / "node-cpu-2ranks.log"  # a fixed path: the command shown on screen must not depend on the checkout
+    shutil.copyfile(Path(__file__).parent / "data" / "validate" / "node-cpu-2ranks.log", log)
     run = b.start_action(steps.step_by_id("node.validate"), Resolved(ops=[{"argv": ["cat", str(log)]}]))
     b.wait_action(run, timeout_s=30)
     b.store.update_action_run(run.id, ended_at=frozen_clock())  # the supervisor's real end time would vary

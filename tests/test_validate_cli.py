@@ -68,7 +68,7 @@ def test_validate_node_human_output_and_nproc(tmp_path):
     assert r.returncode in (0, 1), r.stdout + r.stderr
     out = r.stdout
     assert "--nproc_per_node=3" in out and "started node on cpu, 3 ranks" in out
-    assert "all-reduce 1 MiB" in out and "succeeded (exit status 0)" in out
+    assert "all-reduce 1 MiB" in out and "the run succeeded (exit status 0)" in out
     assert "node.sanity" in out and "all 3 ranks" in out and "overall:" in out
     assert "busbw (GB/s) by message size" in out  # the chart of the sweep
 
@@ -96,8 +96,11 @@ def test_validate_soak_cpu(tmp_path):
     assert r.returncode == EXIT[doc["verdict"]] and doc["run"]["state"] == "succeeded", r.stderr
     perf = [f for f in doc["findings"] if f["id"] == "soak.perf"]
     assert perf and all(f["verdict"] == "skip" and "start" in f["message"] for f in perf)
+    # on cpu the soak runs 2 ranks under torchrun, so its all-reduce is exercised too
+    assert any("soak_allreduce" in f["message"] for f in perf), perf
     argv = doc["run"]["argv"][0]
-    assert argv[0] == sys.executable and argv[2] == "soak" and argv[argv.index("--minutes") + 1] == "0.03"
+    assert argv[0] == sys.executable and argv[1:3] == ["-m", "torch.distributed.run"]
+    assert "--nproc_per_node=2" in argv and argv[argv.index("--minutes") + 1] == "0.03"
 
 
 def test_validate_refuses_what_it_cannot_do(tmp_path):
@@ -167,10 +170,16 @@ def test_resolvers_pick_python_device_and_ranks(tmp_path, monkeypatch):
     two = v.resolve_node(_ctx(pci_gpus=8))
     assert two.ops[1]["argv"] == [str(fake), "-b", "8", "-e", "4G", "-f", "2", "-g", "8", "-c", "1"]
     assert len(v.resolve_node(_ctx({"validate_device": "cpu"}, pci_gpus=8)).ops) == 1
-    # soak: minutes from the plan; torchrun only on cuda with more than one GPU
+    # soak: minutes from the plan; the node validation's ranks under torchrun (2 on cpu, so the all-reduce runs too;
+    # one per GPU on cuda; validate_nproc overrides); a single rank runs without torchrun
     soak = v.resolve_soak(_ctx({"soak_minutes": 2.5}))
-    assert soak.ops[0]["argv"][0] == sys.executable and soak.ops[0]["argv"][-2:] == ["--minutes", "2.5"]
+    argv = soak.ops[0]["argv"]
+    assert argv[0] == sys.executable and argv[1:3] == ["-m", "torch.distributed.run"] and argv[-2:] == ["--minutes", "2.5"]
+    assert "--nproc_per_node=2" in argv and argv[argv.index("--device") + 1] == "cpu"
+    assert "--nproc_per_node=3" in v.resolve_soak(_ctx({"validate_nproc": 3})).ops[0]["argv"]
     assert "--nproc_per_node=8" in v.resolve_soak(_ctx(pci_gpus=8)).ops[0]["argv"]
+    one_rank = v.resolve_soak(_ctx({"validate_nproc": 1})).ops[0]["argv"]
+    assert one_rank[0] == sys.executable and one_rank[1] == str(v.script_path())
     assert v.resolve_soak(_ctx()).ops[0]["argv"][-1] == "10"
 
 
@@ -186,6 +195,11 @@ def test_wizard_never_imports_torch():
      '"done":3,"total":18,"busbw_gb_s":123.45}', "[3/18] all-reduce 64 MiB  busbw 123 GB/s"),
     ('BRINGUP {"v":1,"event":"error","rank":0,"node":"n","test":"p2p","kind":"oom","message":"CUDA out of memory"}',
      "error in p2p (oom): CUDA out of memory"),
+    # a sub-test starting: its 1-based number, not the count of finished ones ("[0/6] gemm")
+    ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"gpu","phase":"gemm on cpu","done":0,"index":1,'
+     '"total":6}', "starting gemm on cpu (1/6)"),
+    ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"gpu","phase":"train on cpu","done":5,"index":6,'
+     '"total":6}', "starting train on cpu (6/6)"),
     ("NCCL INFO something", None),
     ("BRINGUP {broken", None),
 ])

@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import DATA
-from tests.validate_fixtures import events, logs, real_rc, render, synthetic_gpu_log, synthetic_node_log  # noqa: F401
+from tests.validate_fixtures import (  # noqa: F401
+    events, logs, real_rc, render, synthetic_gpu_log, synthetic_node_log, synthetic_soak_log,
+)
 from wizard.checks.validate import (
     allreduce_series, analyse, judge_gpu, judge_node, judge_soak, match_gpu, nccl_tests_slice, pcie_practical_gb_s,
     results_table,
@@ -230,6 +232,87 @@ def test_counter_deltas(logs):
     assert na.verdict is Verdict.SKIP and "not compared" in na.message
 
 
+def test_counters_grade_new_xids_by_the_xid_data(logs):
+    """Xid severity from assets/xid.csv + xid_severity.csv (as the health stage): hardware-class FAIL, others WARN
+    (checks-catalogue B5); AER non-fatal WARN, fatal FAIL (B3)."""
+    base = logs("gpu_cpu")
+    app = one(judge_gpu(synthetic_gpu_log(base, counters_after={
+        "xid_count": 1, "xid_lines": ["NVRM: Xid (PCI:0000:17:00): 13, pid=1, name=python3, Graphics Exception"]}), {}),
+        "gpu.counters")
+    assert app.verdict is Verdict.WARN and "Xid 13" in app.message and "application fault" in app.message
+    assert "xid_count 0 -> 1 (+1)" in app.message and app.remedy
+    # the script's xid_codes (one per counted line) name every new Xid, not only the last 5 lines
+    hw = one(judge_gpu(synthetic_gpu_log(base, counters_after={
+        "xid_count": 7, "xid_codes": [79, 13, 13, 31, 13, 13, 13],
+        "xid_lines": ["NVRM: Xid (PCI:0000:17:00): 13, pid=1, Graphics Exception"] * 5}), {}), "gpu.counters")
+    assert hw.verdict is Verdict.FAIL and "Xid 79" in hw.message and "hardware-class" in hw.message
+    odd = one(judge_gpu(synthetic_gpu_log(base, counters_after={
+        "xid_count": 1, "xid_lines": ["NVRM: Xid (PCI:0000:17:00): 9999, pid=1, something new"]}), {}), "gpu.counters")
+    assert odd.verdict is Verdict.WARN and "Xid 9999" in odd.message and "Xid catalog" in odd.message
+    nonfatal = one(judge_gpu(synthetic_gpu_log(base, counters_after={"aer": {"nonfatal": 2}}), {}), "gpu.counters")
+    assert nonfatal.verdict is Verdict.WARN and "aer.nonfatal 0 -> 2" in nonfatal.message
+    fatal = one(judge_gpu(synthetic_gpu_log(base, counters_after={"aer": {"fatal": 1}}), {}), "gpu.counters")
+    assert fatal.verdict is Verdict.FAIL and "aer.fatal 0 -> 1" in fatal.message
+
+
+def test_h2d_gen5_caveat_and_numa_note(logs):
+    """h2d on Gen5 warns only below 35/52 of the figure (NVIDIA/nvbandwidth#24); d2h keeps 0.8 x; the message
+    says when the copy did not run on the GPU's NUMA node."""
+    base = logs("gpu_cpu")
+    gen5 = {"current_gen": 5, "current_width": 16, "max_gen": 5, "max_width": 16}
+    fs = judge_gpu(synthetic_gpu_log(base, h2d_gb_s=38.0, d2h_gb_s=38.0, pcie=gen5), {})
+    h2d, d2h = one(fs, "gpu.h2d"), one(fs, "gpu.d2h")
+    assert h2d.verdict is Verdict.PASS and "warn below 35.0" in h2d.message and "nvbandwidth#24" in h2d.message
+    assert "nvbandwidth#24" in h2d.source and "(derived)" in h2d.source
+    assert d2h.verdict is Verdict.WARN and "warn below 41.6 (0.8 x)" in d2h.message
+    low = one(judge_gpu(synthetic_gpu_log(base, h2d_gb_s=30.0, pcie=gen5), {}), "gpu.h2d")
+    assert low.verdict is Verdict.WARN and "fail below 13.0" in low.message
+    gen4 = {"current_gen": 4, "current_width": 16, "max_gen": 4, "max_width": 16}
+    g4 = one(judge_gpu(synthetic_gpu_log(base, h2d_gb_s=18.0, pcie=gen4), {}), "gpu.h2d")
+    assert g4.verdict is Verdict.WARN and "warn below 19.2" in g4.message  # the caveat is Gen5's only
+    items = events(synthetic_gpu_log(base, h2d_gb_s=50.0, pcie=gen5))
+    for x in items:
+        if isinstance(x, dict) and x.get("test") == "h2d" and x.get("event") == "measure":
+            x.update(numa_node=1, cpus_pinned=False, numa_reason="sched_setaffinity to node 1 failed: EPERM")
+    far = one(judge_gpu(render(items), {}), "gpu.h2d")
+    assert far.verdict is Verdict.PASS and "NOT on the GPU's NUMA node 1" in far.message and "EPERM" in far.message
+    for x in items:
+        if isinstance(x, dict) and x.get("test") == "h2d" and x.get("event") == "measure":
+            x.update(cpus_pinned=True, numa_reason=None)
+    assert "NUMA" not in one(judge_gpu(render(items), {}), "gpu.h2d").message
+    for x in items:  # no NUMA locality on this platform: nothing to pin, nothing to say
+        if isinstance(x, dict) and x.get("test") == "h2d" and x.get("event") == "measure":
+            x.update(numa_node=None, cpus_pinned=False,
+                     numa_reason="the platform reports no NUMA node for the GPU (numa_node -1)")
+    assert "NUMA" not in one(judge_gpu(render(items), {}), "gpu.h2d").message
+
+
+# ------------------------------------------------------------------ the soak (edited real logs)
+
+
+def test_soak_compares_medians_after_a_warm_up(logs):
+    base = logs("soak_cpu")
+    # a slow first interval (clocks ramping) and one noisy last interval: neither decides the verdict
+    f = one(judge_soak(synthetic_soak_log(base, [120.0] + [100.0] * 7 + [92.0]), {}), "soak.perf")
+    assert f.verdict is Verdict.PASS, f.message
+    assert "medians of the first and the last 2 of 8 intervals" in f.message and "k = max(1, 8//4) = 2" in f.message
+    assert "within 5% of the start" in f.message
+    # a sustained fall beyond 5%: FAIL (issue 5's rule)
+    f = one(judge_soak(synthetic_soak_log(base, [100.0, 100.0, 100.0, 98.0, 95.0, 92.0, 90.0, 90.0, 90.0]), {}),
+            "soak.perf")
+    assert f.verdict is Verdict.FAIL and "-10.0%" in f.message and f.remedy
+    # fewer than 3 intervals after the warm-up: too short to judge one noisy interval
+    f = one(judge_soak(synthetic_soak_log(base, [100.0, 100.0, 80.0]), {}), "soak.perf")
+    assert f.verdict is Verdict.UNKNOWN and "soak too short to compare" in f.message and f.remedy
+
+
+def test_real_cpu_soak_measures_allreduce_under_torchrun(logs):
+    """The CPU soak fixture runs as the resolver now starts it (torchrun, 2 ranks): the all-reduce is exercised."""
+    ar = [e for e in events(logs("soak_cpu")) if isinstance(e, dict) and e.get("test") == "soak_allreduce"
+          and e.get("event") == "measure"]
+    assert len(ar) >= 4 and all(e["world_size"] == 2 and e["value"] > 0 for e in ar)
+
+
 # ------------------------------------------------------------------ the node (edited real logs)
 
 
@@ -309,7 +392,21 @@ def test_results_table_rows(logs):
     assert gemm.floor == pytest.approx(0.75 * 794.5)
     mem = [r for r in rows if r.test == "memcpy"][0]
     assert mem.verdict == "pass" and mem.floor == pytest.approx(0.69 * 3350)
-    assert set(rows[0].to_dict()) == {"test", "metric", "value", "unit", "floor", "verdict", "subject", "note"}
+    assert set(rows[0].to_dict()) == {"test", "metric", "value", "unit", "floor", "verdict", "subject", "note",
+                                      "limit_op"}
+    # lower limits (TFLOPS, GB/s) and upper limits (errors, loss ratio) say which side passes
+    assert gemm.limit_op == ">=" and mem.limit_op == ">=" and gemm.to_dict()["limit_op"] == ">="
+    pat = [r for r in rows if r.test == "memory"][0]
+    assert pat.limit_op == "<=" and pat.floor == 0 and pat.value == 0 and type(pat.value) is int
+    assert [r for r in rows if r.test == "train"][0].limit_op == "<="
+    cnt = [r for r in rows if r.test == "counters"][0]
+    assert cnt.limit_op == "<=" and type(cnt.value) is int
+    node = results_table(synthetic_node_log(logs("node_cpu"), busbw_at_max=470.0), {}, "node")
+    ranks = [r for r in node if r.test == "sanity"][0]
+    assert ranks.value == 8 and type(ranks.value) is int and ranks.floor == 8 and ranks.limit_op == ">="
+    assert [r for r in node if r.test == "allreduce"][-1].limit_op == ">="
+    # a row without a floor has no side
+    assert all(r.limit_op == "" for r in results_table(logs("gpu_cpu"), {}, "gpu") if r.floor is None)
     json.dumps([r.to_dict() for r in rows])
 
 
@@ -338,7 +435,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
 _keys = st.sampled_from(["event", "test", "metric", "value", "device", "rank", "world_size", "size_bytes", "wrong",
                          "busbw_gb_s", "algbw_gb_s", "name", "pcie", "nvlink", "when", "available", "aer",
                          "xid_count", "clock_event_reasons", "kind", "ranks", "loss_first", "loss_last", "src", "dst",
-                         "unit", "interval", "device_name", "local_rank", "max_gen", "max_width", "dtype"])
+                         "unit", "interval", "device_name", "local_rank", "max_gen", "max_width", "dtype", "xid_codes",
+                         "xid_lines", "numa_node", "cpus_pinned", "numa_reason"])
 _event = st.dictionaries(_keys, _json, max_size=10).map(
     lambda d: {**d, "event": d.get("event") if isinstance(d.get("event"), str) else "measure"})
 _events = st.sampled_from(["start", "device", "measure", "sample", "counters", "error", "end", "progress", "result"])

@@ -388,3 +388,68 @@ def test_pcie_link_from_sysfs_files():
     assert m.pcie_link(None) is None and m.pcie_link("0000:ff:00.0", str(tree)) == {
         "current_gen": None, "current_width": None, "max_gen": None, "max_width": None}
     assert m.nvlink_state(None) is None
+
+
+# ------------------------------------------------------------------------------------------------ NUMA pinning
+
+
+def test_cpulist_and_the_gpus_numa_node(tmp_path):
+    """The GPU's NUMA node from its sysfs numa_node and the node's CPUs from node<N>/cpulist (files as the
+    kernel writes them; -1 = the platform reports no node)."""
+    m = _script_module()
+    assert m.parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11} and m.parse_cpulist("5") == {5}
+    with pytest.raises(ValueError):
+        m.parse_cpulist("a-b")
+    pci = Path(__file__).parent / "data" / "synthetic" / "synthetic_sysfs-pci-h200x8-nvswitch" / "sys" / "bus" / "pci" / "devices"
+    node = int((pci / "0000:05:00.0" / "numa_node").read_text())
+    nodes = tmp_path / "node"
+    (nodes / f"node{node}").mkdir(parents=True)
+    (nodes / f"node{node}" / "cpulist").write_text("0-1,4\n")
+    assert m.gpu_numa_cpus("0000:05:00.0", str(pci), str(nodes)) == (node, {0, 1, 4}, None)
+    fake = tmp_path / "pci" / "0000:17:00.0"
+    fake.mkdir(parents=True)
+    (fake / "numa_node").write_text("-1\n")
+    got = m.gpu_numa_cpus("0000:17:00.0", str(tmp_path / "pci"), str(nodes))
+    assert got[:2] == (None, None) and "numa_node -1" in got[2]
+    (fake / "numa_node").write_text("3\n")  # a node without a cpulist file
+    got = m.gpu_numa_cpus("0000:17:00.0", str(tmp_path / "pci"), str(nodes))
+    assert got[:2] == (3, None) and "node3 cpulist" in got[2]
+    assert m.gpu_numa_cpus(None)[2] == "PCI address unknown"
+
+
+def test_numa_pin_sets_and_restores_the_affinity(tmp_path, monkeypatch):
+    """NumaPin really calls sched_setaffinity on this process (a one-CPU node made of a CPU we may use) and puts
+    the old mask back after."""
+    m = _script_module()
+    before = os.sched_getaffinity(0)
+    cpu = min(before)
+    pci, nodes = tmp_path / "pci", tmp_path / "node"
+    (pci / "0000:17:00.0").mkdir(parents=True)
+    (pci / "0000:17:00.0" / "numa_node").write_text("0\n")
+    (nodes / "node0").mkdir(parents=True)
+    (nodes / "node0" / "cpulist").write_text(f"{cpu}\n")
+    real = m.gpu_numa_cpus
+    monkeypatch.setattr(m, "gpu_numa_cpus", lambda bdf: real(bdf, str(pci), str(nodes)))
+    with m.NumaPin("0000:17:00.0") as pin:
+        assert pin.pinned is True and pin.numa_node == 0 and pin.reason is None
+        assert os.sched_getaffinity(0) == {cpu}
+    assert os.sched_getaffinity(0) == before
+    with m.NumaPin("0000:99:00.0") as pin:  # no sysfs entry: not pinned, says why, affinity untouched
+        assert pin.pinned is False and pin.numa_node is None and "numa_node not readable" in pin.reason
+        assert os.sched_getaffinity(0) == before
+
+
+def test_xid_codes_of_lines():
+    m = _script_module()
+    lines = ["NVRM: Xid (PCI:0000:17:00): 79, pid=1234, GPU has fallen off the bus.",
+             "NVRM: Xid (PCI:0000:17:00): 13, pid=1, Graphics Exception", "NVRM: Xid (PCI:0000:17:00): "]
+    assert m.xid_codes(lines) == [79, 13, None]
+
+
+def test_gpu_progress_counts_done_and_numbers_the_starting_subtest():
+    """Each sub-test's progress event: done = sub-tests finished, index = its 1-based number."""
+    run = run_script("gpu", "--device", "cpu", "--quick", "--cpu-mem-mib", "16")
+    assert run.rc == 0, run.why()
+    prog = run.of("progress", test="gpu")
+    assert [p["done"] for p in prog] == list(range(6)) and [p["index"] for p in prog] == list(range(1, 7))
+    assert {p["total"] for p in prog} == {6} and prog[0]["phase"] == "gemm on cpu"

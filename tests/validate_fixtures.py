@@ -33,7 +33,8 @@ LOGS: dict[str, tuple[list[str], dict[str, str]]] = {
     # name: (argv, extra environment)
     "gpu_cpu": ([sys.executable, str(SCRIPT), "gpu", "--device", "cpu", "--quick"], {}),
     "node_cpu": (_torchrun(2, "node", "--device", "cpu", "--quick"), {"NCCL_DEBUG": "INFO"}),
-    "soak_cpu": (_torchrun(2, "soak", "--device", "cpu", "--quick", "--minutes", "0.05"), {}),
+    # 0.3 s intervals over 4.8 s: enough intervals (>= 4) for the end-vs-start comparison after the warm-up
+    "soak_cpu": (_torchrun(2, "soak", "--device", "cpu", "--quick", "--minutes", "0.08", "--interval", "0.3"), {}),
     # rank 1 sleeps at the start of the all-reduce phase: rank 0's monitored barrier names it (the script's
     # test-only fault-injection hook)
     "node_hang": (_torchrun(2, "node", "--device", "cpu", "--quick", "--timeout", "3"),
@@ -266,6 +267,31 @@ def synthetic_node_log(cpu_log: str, gpus: int = 8, name: str = "NVIDIA H100 80G
                 p2p_tmpl = x
                 for i, v in enumerate(p2p):
                     out.append({**x, "src": i % gpus, "dst": (i + 1) % gpus, "value": v})
+            continue
+        out.append(x)
+    return render(out)
+
+
+def synthetic_soak_log(cpu_log: str, tflops: list[float]) -> str:
+    """A real 2-rank ``soak --device cpu`` log turned into one GPU's soak: edited fields only.
+
+    Edits: ``start.device`` -> "cuda"; rank 0's first ``soak_gemm`` measure is copied once per entry of
+    ``tflops`` (interval 1, 2, ...; value, device 0, dtype bf16); every other ``soak_gemm`` and ``soak_allreduce``
+    measure is dropped, so the log holds exactly one judged series."""
+    out: list[dict[str, Any] | str] = []
+    done = False
+    for x in events(cpu_log):
+        if not isinstance(x, dict):
+            out.append(x)
+            continue
+        x = dict(x)
+        if x.get("event") == "start":
+            x["device"] = "cuda"
+        if x.get("event") == "measure" and x.get("test") in ("soak_gemm", "soak_allreduce"):
+            if x.get("test") == "soak_gemm" and x.get("rank") == 0 and not done:
+                done = True
+                for i, v in enumerate(tflops):
+                    out.append({**x, "interval": i + 1, "value": v, "device": 0, "dtype": "bf16"})
             continue
         out.append(x)
     return render(out)

@@ -158,7 +158,10 @@ def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors are bringup's own (3), never a hardware verdict (2 = fail)
+        return EXIT_ERROR if exc.code == 2 else int(exc.code or 0)
     try:
         if args.command is None:
             return cmd_tui(args)
@@ -298,7 +301,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     verdict = overall(findings)
     note = ""
     if not sel:
-        note = (f"stage {stage} has no automatic checks: its steps are confirmed by hand in the TUI "
+        note = (f"stage {stage} has no automatic checks: its steps are actions (`bringup run STEP`; the validation "
+                f"stages: `bringup validate gpu|node|soak|nodes`) or are confirmed by hand in the TUI "
                 f"(bringup status shows them)")
     elif verdict.value == "skip":
         note = "nothing was verified: every check was not applicable here"
@@ -546,7 +550,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             rc = _follow(b, run, tail)
         except KeyboardInterrupt:
             print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
-                  f"Follow it with `bringup status` or `tail -f {run.log_path}`.", file=sys.stderr)
+                  f"See it with `bringup --state {sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
             return 130
         if b.needs_check(step.id):  # the commands ran; now verify what they were for
             print(f"checking {step.id} ...")
@@ -649,8 +653,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             run = _follow_validation(b, run, act.LogTail(run.log_path), out, bool(opt(args, "verbose")))
         except KeyboardInterrupt:
-            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). Follow it with `bringup "
-                  f"status` or `tail -f {run.log_path}`.", file=sys.stderr)
+            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). See it with `bringup --state "
+                  f"{sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
             return 130
         try:
             with open(run.log_path, encoding="utf-8", errors="replace") as fh:
@@ -698,7 +702,8 @@ def _follow_validation(b, run, tail, out, verbose: bool):
             show(tail.read_new() + tail.flush())
             break
         time.sleep(0.2)
-    print(f"{run.state} (exit status {run.exit_status})", file=out)
+    print(f"the run {run.state} (exit status {run.exit_status}); the verdicts below judge what it measured",
+          file=out)
     return run
 
 

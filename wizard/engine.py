@@ -435,7 +435,7 @@ class Build:
                 if judge_failed and not any(f.verdict is Verdict.FAIL for f in findings):
                     findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
                                             "host", [f"exit status {run.exit_status}"],
-                                            "Open the run's log (l on the step screen) for what failed."))
+                                            f"Read the run's log for what failed: {run.log_path} (`l` on the step screen)."))
                 self.record_findings(step.id, findings, run.started_at)
                 return
             if step.check is not None:

@@ -228,6 +228,24 @@ def _gpus(raw: str, line_no: int, problems: list[str], what: str = "gpus") -> in
     return n
 
 
+def _target_problem(target: str) -> str:
+    """Why an ssh target cannot be used, or "".
+
+    * it starts with ``-``: ssh would read it as an option (``-oProxyCommand=...``);
+    * ``host:port`` (or ``user@host:port``): ssh takes no port there and would look up a host named
+      ``host:port``; an IPv6 literal (several colons, or in brackets) and ``ssh://host:port`` are fine
+      (ssh(1) DESTINATION: ``[user@]hostname`` or ``ssh://[user@]hostname[:port]``)."""
+    if target.startswith("-"):
+        return "starts with '-': ssh would read it as an option"
+    if target.lower().startswith("ssh://"):
+        return ""
+    host = target.rsplit("@", 1)[-1]
+    if host.count(":") == 1 and not host.startswith("["):
+        return ("looks like host:port, which ssh does not take: use ssh://host:port or a Host alias in your ssh "
+                "config (Port, HostName)")
+    return ""
+
+
 def parse_hostfile(text: str, source: str = "hostfile") -> list[NodeSpec]:
     """Hostfile text -> nodes, in file order.
 
@@ -238,8 +256,8 @@ def parse_hostfile(text: str, source: str = "hostfile") -> list[NodeSpec]:
       ``slots`` the GPU count), with the same optional keys.
 
     Raises :class:`HostfileError` listing every problem with its line number (bad counts, unknown keys,
-    duplicate names or targets, names that cannot be a log prefix, no nodes at all). Never returns a
-    partial list.
+    duplicate names or targets, names that cannot be a log prefix, a target or name starting with ``-``, a
+    ``host:port`` target, no nodes at all). Never returns a partial list.
     """
     nodes: list[NodeSpec] = []
     problems: list[str] = []
@@ -297,7 +315,16 @@ def parse_hostfile(text: str, source: str = "hostfile") -> list[NodeSpec]:
             problems.append(f"line {line_no}: expected 'name ssh_target gpus [key=value ...]' (or 'host slots=N'), "
                             f"got {len(pos)} words: {line!r}")
             continue
-        if not NAME_RE.match(name):
+        target_problem = _target_problem(target)
+        if target_problem:
+            problems.append(f"line {line_no}: ssh target {target!r} {target_problem}")
+            bad = True
+        if name.startswith("-"):  # a command-line option look-alike (NAME_RE refuses it too)
+            if name != target:
+                problems.append(f"line {line_no}: node name {name!r} starts with '-' (names must start with a letter "
+                                "or digit)")
+            bad = True
+        elif not NAME_RE.match(name):
             problems.append(f"line {line_no}: node name {name!r} may hold only letters, digits and . _ : @ - "
                             "(it prefixes log lines)")
             bad = True

@@ -72,6 +72,9 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             "bad node)", lambda v: ""),
     PlanKey("nics_per_node", int, "InfiniBand/RoCE NICs per node NCCL uses (multi-node all-reduce floor)",
             _int_range(1, 64)),
+    PlanKey("allreduce_floor_gb_s", float, "site baseline for the node's all-reduce busbw at large sizes, GB/s "
+            "(overrides the floor bringup derives from assets/nccl_floors.csv or the topology; e.g. your vendor's "
+            "acceptance figure)", _float_range(0, 100000)),
     PlanKey("nic_gbit_s", float, "line rate of one such NIC, Gb/s (e.g. 400 for NDR, 200 for HDR)",
             _float_range(0, 3200)),
 )}

@@ -190,8 +190,10 @@ def resolve_node(ctx: ActionContext) -> Resolved:
 
 
 def resolve_soak(ctx: ActionContext) -> Resolved:
-    """``soak --minutes M``: GEMM + all-reduce under NVML sampling; under torchrun on cuda with more than
-    one GPU (all GPUs loaded at once, as in training), else one process."""
+    """``soak --minutes M``: GEMM + all-reduce under NVML sampling, under torchrun with the node validation's
+    rank count (:func:`node_nproc`: one per GPU on cuda, :data:`CPU_NPROC` on cpu, ``validate_nproc``
+    overrides) so that every GPU is loaded at once, as in training, and the all-reduce intervals
+    (``soak_allreduce``) run too; one process only when that count is 1 (then GEMM alone)."""
     missing = _missing_script()
     if missing:
         return missing
@@ -199,7 +201,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     device = validate_device(ctx)
     minutes = soak_minutes(ctx.plan)
     tail = [str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"] + _quick(ctx.plan)
-    n = node_nproc(ctx, device) if device == "cuda" else 1
+    n = node_nproc(ctx, device)
     argv = _torchrun(python, n) + tail if n > 1 else [python] + tail
     return Resolved(ops=[{"argv": argv}], env=_env(device))
 
@@ -215,7 +217,8 @@ _ONE_LINE_MEASURES = ("gemm", "memcpy", "h2d", "d2h", "memory", "train", "sanity
 def event_line(line: str) -> str | None:
     """One human line for a log line of a validation run, or ``None`` when it says nothing new to a person.
 
-    Progress events (``[3/18] all-reduce 64 MiB  busbw 123.4 GB/s``), the measures of the one-GPU tests,
+    Progress events (``[3/18] all-reduce 64 MiB  busbw 123.4 GB/s``; a sub-test starting, whose event has
+    a 1-based ``index``: ``starting gemm on cpu (1/6)``), the measures of the one-GPU tests,
     errors and the start; never raises."""
     from wizard.parsers.validate import Event, num, parse_event_line
 
@@ -233,8 +236,12 @@ def event_line(line: str) -> str | None:
                 + (f" (torch {v.get('torch')}" + (f", CUDA {v.get('cuda')}" if v.get("cuda") else "") + ")"
                    if v.get("torch") else ""))
     if e.kind == "progress":
-        done, total = e.get("done"), e.get("total")
-        frac = f"[{done}/{total}] " if isinstance(done, int) and isinstance(total, int) and total > 0 else ""
+        done, total, index = e.get("done"), e.get("total"), e.get("index")
+        ok_total = isinstance(total, int) and not isinstance(total, bool) and total > 0
+        if ok_total and isinstance(index, int) and not isinstance(index, bool):
+            # a sub-test starting: "starting gemm on cuda:0 (1/6)" (done counts the finished ones)
+            return f"{where}starting {e.get('phase') or e.test} ({index}/{total})"
+        frac = f"[{done}/{total}] " if isinstance(done, int) and ok_total else ""
         bw = num(e.get("busbw_gb_s"))
         return f"{where}{frac}{e.get('phase') or e.test}" + (f"  busbw {bw:.3g} GB/s" if bw is not None else "")
     if e.kind == "measure" and e.test in _ONE_LINE_MEASURES:

@@ -26,13 +26,16 @@ Sub-commands
 ------------
 gpu    per device: ``device`` event; measures ``gemm`` (tflops; bf16 on CUDA, fp32 on CPU; FLOP = 2*m*n*k),
        ``memcpy`` (d2d_gb_s; a copy counts read + write = 2*bytes, as CUDA bandwidthTest reports
-       device-to-device bandwidth), ``h2d``/``d2h`` (gb_s, pinned host memory; CUDA only, skipped on CPU),
+       device-to-device bandwidth), ``h2d``/``d2h`` (gb_s, pinned host memory; CUDA only, skipped on CPU;
+       the process runs on the CPUs of the GPU's NUMA node meanwhile: ``numa_node``, ``cpus_pinned``,
+       ``numa_reason``),
        ``memory`` (pattern_errors over --mem-fraction of FREE device memory, from torch.cuda.mem_get_info;
        on CPU at most --cpu-mem-mib MiB), ``train`` (loss_drop = loss_last/loss_first of a tiny causal
        transformer learning the next token of a repeating sequence; loss_last is the mean of the last 5 steps).
        NVML ``sample`` events every ~--sample-interval s while the tests run (CUDA and pynvml only);
        ``counters`` before and after (NVML ECC volatile, row remapping, retired pages; PCIe AER from sysfs
-       ``aer_dev_*`` TOTAL_* lines; Xid lines from the kernel log).
+       ``aer_dev_*`` TOTAL_* lines; Xid lines from the kernel log: ``xid_count``, the last 5
+       ``xid_lines``, every line's number in ``xid_codes``).
        Under torchrun each rank tests its own LOCAL_RANK GPU and prints its own events.
 node   under torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT from the launcher; run alone it is a
        world of one). Backend NCCL on CUDA, gloo on CPU. Phases, each opened by a gloo
@@ -504,13 +507,26 @@ def xid_lines(klog, bdf):
     return out
 
 
+_XID_CODE = re.compile(r"NVRM: Xid \(PCI:[^)]*\):\s*(\d+)")
+
+
+def xid_codes(lines):
+    """The Xid number of every line, in order (None where a line is cut before its number): the wizard grades
+    the new ones by the NVIDIA Xid catalog's severity (only the last 5 lines travel as text)."""
+    out = []
+    for ln in lines:
+        m = _XID_CODE.search(ln)
+        out.append(int(m.group(1)) if m else None)
+    return out
+
+
 def emit_counters(when, device_type, infos, nvml):
     """One ``counters`` event per device (or one with device null, available false, on CPU)."""
     if device_type != "cuda":
         emit("counters", when=when, device=None, available=False,
              reason="no CUDA device: GPU counters (ECC, row remapping, retired pages, AER, Xid) do not apply",
              ecc_volatile_uncorrected=None, ecc_volatile_corrected=None, remapped_rows_pending=None,
-             remap_failure=None, retired_pages=None, aer=None, xid_count=None, xid_lines=[])
+             remap_failure=None, retired_pages=None, aer=None, xid_count=None, xid_lines=[], xid_codes=[])
         return
     klog, kreason = read_kernel_log()
     for info in infos:
@@ -527,7 +543,7 @@ def emit_counters(when, device_type, infos, nvml):
         aer, aer_reason = read_aer(info.get("pci_bus_id"))
         if klog is not None:
             lines = xid_lines(klog, info.get("pci_bus_id"))
-            xid = {"xid_count": len(lines), "xid_lines": lines[-5:]}
+            xid = {"xid_count": len(lines), "xid_lines": lines[-5:], "xid_codes": xid_codes(lines)}
         else:
             xid = {"xid_count": None, "xid_lines": [], "xid_reason": kreason}
         extra = {"reason": reason} if reason else {}
@@ -573,12 +589,17 @@ class Sampler(object):
 
 
 # --------------------------------------------------------------------------------------------- devices
+def pci_bus_id(p):
+    """sysfs form of a CUDA device's PCI address ("0000:17:00.0") from torch's device properties, or None."""
+    if getattr(p, "pci_bus_id", None) is None:
+        return None
+    return "%04x:%02x:%02x.0" % (int(getattr(p, "pci_domain_id", 0) or 0), int(p.pci_bus_id),
+                                 int(getattr(p, "pci_device_id", 0) or 0))
+
+
 def cuda_info(torch, i):
     p = torch.cuda.get_device_properties(i)
-    pci = None
-    if getattr(p, "pci_bus_id", None) is not None:
-        pci = "%04x:%02x:%02x.0" % (int(getattr(p, "pci_domain_id", 0) or 0), int(p.pci_bus_id),
-                                    int(getattr(p, "pci_device_id", 0) or 0))
+    pci = pci_bus_id(p)
     uuid = getattr(p, "uuid", None)
     uuid = str(uuid) if uuid is not None else None
     if uuid and not uuid.startswith(("GPU-", "MIG-")):
@@ -820,10 +841,94 @@ def t_memcpy(ctx, dev, index):
     return True, {"d2d_gb_s": gbs, "bytes": nbytes, "device": index}
 
 
+def parse_cpulist(text):
+    """The CPUs of a Linux cpulist ("0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}); ValueError on garbage."""
+    cpus = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            cpus.update(range(int(lo), int(hi) + 1))
+        else:
+            cpus.add(int(part))
+    return cpus
+
+
+def gpu_numa_cpus(bdf, pci_root="/sys/bus/pci/devices", node_root="/sys/devices/system/node"):
+    """(numa_node, cpus, reason) of a GPU: its NUMA node from sysfs ``numa_node`` (-1 = the platform reports
+    none -> None) and that node's CPUs from ``node<N>/cpulist`` (a set of ints, or None with the reason).
+    Linux Documentation/ABI/testing/sysfs-bus-pci (numa_node) and sysfs-devices-system-node (cpulist)."""
+    if not bdf:
+        return None, None, "PCI address unknown"
+    try:
+        with open(os.path.join(pci_root, bdf, "numa_node")) as f:
+            node = int(f.read().strip())
+    except (OSError, ValueError) as e:
+        return None, None, "numa_node not readable: %s" % (getattr(e, "strerror", None) or e)
+    if node < 0:
+        return None, None, "the platform reports no NUMA node for the GPU (numa_node -1)"
+    try:
+        with open(os.path.join(node_root, "node%d" % node, "cpulist")) as f:
+            cpus = parse_cpulist(f.read())
+    except (OSError, ValueError) as e:
+        return node, None, "node%d cpulist not readable: %s" % (node, getattr(e, "strerror", None) or e)
+    if not cpus:
+        return node, None, "NUMA node %d has no CPUs" % node
+    return node, cpus, None
+
+
+class NumaPin(object):
+    """Context manager: run on the CPUs of the GPU's NUMA node (os.sched_setaffinity), restore after.
+
+    Attributes after entering: ``numa_node`` (int or None), ``pinned`` (bool), ``reason`` (why not, or None).
+    Host<->device copies from a remote NUMA node run several-fold slower (knowledge.md 5.2; nvbandwidth runs
+    pinned the same way); pinned host memory is placed by first touch, so the buffer is allocated inside."""
+
+    def __init__(self, bdf):
+        self.bdf = bdf
+        self.numa_node, self.pinned, self.reason, self._saved = None, False, None, None
+
+    def __enter__(self):
+        node, cpus, reason = gpu_numa_cpus(self.bdf)
+        self.numa_node, self.reason = node, reason
+        if cpus is None or not hasattr(os, "sched_setaffinity"):
+            self.reason = reason or "os.sched_setaffinity is not available"
+            return self
+        try:
+            self._saved = os.sched_getaffinity(0)
+            allowed = cpus & self._saved or cpus
+            os.sched_setaffinity(0, allowed)
+            self.pinned = True
+        except OSError as e:
+            self.reason = "sched_setaffinity to node %d failed: %s" % (node, e.strerror or e)
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            try:
+                os.sched_setaffinity(0, self._saved)
+            except OSError:
+                pass
+        return False
+
+
 def t_pcie(ctx, dev, index, direction):
     torch, args = ctx.torch, ctx.args
     if dev.type != "cuda":
         return True, {"skipped": "no CUDA device", "device": index}
+    bdf = None
+    try:
+        bdf = pci_bus_id(torch.cuda.get_device_properties(dev.index))
+    except Exception:
+        pass
+    with NumaPin(bdf) as pin:
+        return _t_pcie_pinned(ctx, dev, index, direction, pin)
+
+
+def _t_pcie_pinned(ctx, dev, index, direction, pin):
+    torch, args = ctx.torch, ctx.args
     nbytes = args.pcie_bytes or 256 * MiB  # (derived) 8x bandwidthTest's default 32 MB transfer
     host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     host.fill_(0x3C)
@@ -845,9 +950,13 @@ def t_pcie(ctx, dev, index, direction):
     sync(torch, dev)
     secs = time.perf_counter() - t0
     gbs = float(nbytes) * iters / secs / 1e9
+    numa = {"numa_node": pin.numa_node, "cpus_pinned": pin.pinned}
+    if pin.reason:
+        numa["numa_reason"] = pin.reason
     emit("measure", test=direction, metric="gb_s", value=gbs, unit="GB/s", device=index, bytes=nbytes,
-         pinned=True, iters=iters, seconds=secs)
-    return True, {"gb_s": gbs, "bytes": nbytes, "pinned": True, "device": index}
+         pinned=True, iters=iters, seconds=secs, **numa)
+    return True, {"gb_s": gbs, "bytes": nbytes, "pinned": True, "device": index, "numa_node": pin.numa_node,
+                  "cpus_pinned": pin.pinned}
 
 
 PATTERNS = (("0x55555555", 0x55555555), ("0xAAAAAAAA", 0xAAAAAAAA - (1 << 32)), ("address", None))
@@ -1022,7 +1131,9 @@ def cmd_gpu(args, torch):
                     ("h2d", lambda: t_pcie(ctx, dev, idx, "h2d")), ("d2h", lambda: t_pcie(ctx, dev, idx, "d2h")),
                     ("memory", lambda: t_memory(ctx, dev, idx)), ("train", lambda: t_train(ctx, dev, idx)))
             for test, fn in plan:
-                emit("progress", test="gpu", phase="%s on %s" % (test, dev), done=done, total=len(plan) * len(infos))
+                # done = sub-tests finished; index = this sub-test's 1-based number (for "starting gemm (1/6)")
+                emit("progress", test="gpu", phase="%s on %s" % (test, dev), done=done, index=done + 1,
+                     total=len(plan) * len(infos))
                 run_subtest(ctx, test, idx, fn, dev)
                 done += 1
     finally:

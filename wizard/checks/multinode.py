@@ -315,29 +315,42 @@ def _consistency(ml: MultiLog) -> list[Finding]:
                         tuple(_raw(ml.facts[n]) for n in nodes), "Make at least two nodes reachable and rerun.", SRC_E2)]
     out: list[Finding] = []
     same: list[str] = []
+    compared = 0  # fields known on every node (the real comparisons)
+    absent: list[str] = []  # fields no node reported: left out
+    partial: dict[str, list[str]] = {}  # node -> labels it did not report while other nodes did
     for fields, verdict in ((FAIL_FIELDS, Verdict.FAIL), (WARN_FIELDS, Verdict.WARN)):
         for key, label, src in fields:
-            values = {n: _norm(key, ml.facts[n].get(key)) for n in nodes}
+            lacking = [n for n in nodes if _missing(ml.facts[n].get(key))]
+            if len(lacking) == len(nodes):
+                absent.append(label)
+                continue
+            for n in lacking:
+                partial.setdefault(n, []).append(label)
+            known = [n for n in nodes if n not in lacking]
+            if not lacking:
+                compared += 1
+            values = {n: _norm(key, ml.facts[n].get(key)) for n in known}
             groups: dict[Any, list[str]] = {}
             for n, v in values.items():
                 groups.setdefault(v, []).append(n)
             if len(groups) == 1:
-                same.append(f"{label} {_fmt_value(ml.facts[nodes[0]].get(key))}")
+                same.append(f"{label} {_fmt_value(ml.facts[known[0]].get(key))}"
+                            + (f" (on {_nodes_text(known)})" if lacking else ""))
                 continue
             ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
             majority = ranked[0] if len(ranked[0][1]) > len(ranked[1][1]) else None
             raw = {n: ml.facts[n].get(key) for n in nodes}
             if majority is not None:
-                odd = [n for n in nodes if values[n] != majority[0]]
+                odd = [n for n in known if values[n] != majority[0]]
                 detail = "; ".join(f"{n} has {_fmt_value(raw[n])}" for n in odd)
-                msg = (f"{label} differs on {_nodes_text(odd)}: {detail}, while {len(majority[1])} of {len(nodes)} "
+                msg = (f"{label} differs on {_nodes_text(odd)}: {detail}, while {len(majority[1])} of {len(known)} "
                        f"nodes ({_nodes_text(majority[1])}) have {_fmt_value(raw[majority[1][0]])}")
                 subject = _nodes_text(odd)
             else:
                 detail = "; ".join(f"{_fmt_value(raw[ns[0]])} on {_nodes_text(ns)}" for _, ns in ranked)
                 msg = f"{label} differs across nodes with no majority: {detail}"
-                subject = f"{len(nodes)} nodes"
-                odd = nodes
+                subject = f"{len(known)} nodes"
+                odd = known
             ev = tuple(_raw(ml.facts[n]) for n in (odd + (majority[1][:1] if majority else []))[:6])
             remedy = _REMEDY.get(key, "Install the same {label} on {nodes} as on the other nodes; a mixed fleet "
                                        "slows or hangs every collective the odd node joins.").format(
@@ -356,11 +369,42 @@ def _consistency(ml: MultiLog) -> list[Finding]:
                            "machine twice", _nodes_text(sorted(set(ns))), tuple(_raw(ml.facts[n]) for n in ns[:4]),
                            "Give each machine one hostfile line (different ssh targets that reach the same host count "
                            "its GPUs twice).", SRC_E2))
+    left_out = f"; not reported by any node, left out: {', '.join(absent)}" if absent else ""
+    for n, labels in partial.items():
+        others = [m for m in nodes if m != n]
+        out.append(Finding("multinode.consistency", Verdict.UNKNOWN,
+                           f"{n} did not report {', '.join(labels)} (other nodes did: {_nodes_text(others)}), so it "
+                           "cannot be compared", n, (_raw(ml.facts[n]),),
+                           f"Run `bringup validate nodes` again and read {n}'s facts line: a missing driver, NCCL or "
+                           "VBIOS there usually means nvidia-smi/NVML or a CUDA build of torch is missing on that "
+                           "node.", SRC_E2))
+    if compared < MIN_COMPARED_FIELDS:
+        incomplete = [n for n in nodes if n in partial] or nodes
+        return [f for f in out if f.verdict is not Verdict.UNKNOWN] + [Finding(
+            "multinode.consistency", Verdict.UNKNOWN,
+            f"facts incomplete on {_nodes_text(incomplete)}: only {compared} field(s) known on every node were "
+            f"compared (at least {MIN_COMPARED_FIELDS} are needed to call the nodes consistent)"
+            + (f"; missing on some nodes: " + "; ".join(f"{n}: {', '.join(ls)}" for n, ls in partial.items())
+               if partial else "") + left_out,
+            _nodes_text(incomplete), tuple(_raw(ml.facts[n]) for n in incomplete[:4]),
+            "Make every node report its facts (driver, CUDA, NCCL, torch, kernel, GPUs): check that the Python "
+            "bringup runs there has torch and that nvidia-smi/NVML work, then rerun `bringup validate nodes`.",
+            SRC_E2)]
     if not out:
         out.append(Finding("multinode.consistency", Verdict.PASS,
-                           f"{len(nodes)} nodes ({_nodes_text(nodes)}) match: " + "; ".join(same),
+                           f"{len(nodes)} nodes ({_nodes_text(nodes)}) match: " + "; ".join(same) + left_out,
                            f"{len(nodes)} nodes", tuple(_raw(ml.facts[n]) for n in nodes[:4]), "", f"{SRC_E2}; {SRC_VBIOS}"))
     return out
+
+
+MIN_COMPARED_FIELDS = 3
+"""Fields that must be known on every node before the nodes are called consistent (judgement, derived: fewer
+say too little to PASS)."""
+
+
+def _missing(v: Any) -> bool:
+    """A fact the node did not report: null, an empty list or string, or the word "none"."""
+    return v is None or v == [] or (isinstance(v, str) and v.strip().lower() in ("", "none"))
 
 
 def _mn_id(fid: str) -> str:

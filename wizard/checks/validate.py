@@ -24,7 +24,8 @@ Rules, in short (ids in brackets):
   :func:`wizard.checks.nccl.judge_nccl_tests` [node.allreduce]; NCCL_DEBUG failures by
   :func:`wizard.checks.nccl.judge_nccl_log`.
 * the soak (``soak.*``): no new Xid/ECC/AER/remap [soak.counters], no sustained HW thermal slowdown or power brake
-  [soak.throttle], performance at the end within 5% of the start [soak.perf], no wrong results.
+  [soak.throttle], performance at the end within 5% of the start [soak.perf] (medians of the first and last
+  quarter of the intervals after a warm-up interval; UNKNOWN below 3 intervals), no wrong results.
 * every run: the script's errors (torch missing, a collective timeout naming the rank, out of memory, an
   exception) are FAIL with the remedy [<stage>.run]; a log without events is ``unknown``.
 
@@ -40,6 +41,7 @@ floor, for screens and ``--json``; :func:`judge_gpu`, :func:`judge_node` and :fu
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -57,7 +59,8 @@ SRC_C4 = "checks-catalogue C4 (GPU memory: pattern test passes; bandwidth >= the
 SRC_B11 = ("checks-catalogue B11/C3 (NVML nvmlDeviceGetCurrentClocksEventReasons; AzNHC azure_gpu_clock_throttling); "
            "assets/smi_clock_events.csv")
 SRC_C5 = ("checks-catalogue C5 (re-read Stage B after an active stage: any new Xid, ECC error, remap or AER -> as in "
-          "B3/B5/B6/B7; deltas, not lifetime totals)")
+          "B3/B5/B6/B7; deltas, not lifetime totals); Xid severity: assets/xid.csv + assets/xid_severity.csv "
+          "(NVIDIA Xid catalog)")
 SRC_D1 = "checks-catalogue D1 (P2P: no errors; each pair within 10%/25% of the median pair, derived)"
 SRC_D3 = "checks-catalogue D3 (every rank of a torchrun job reports OK; Stas Bekman torch-distributed-gpu-test.py)"
 SRC_D4 = ("checks-catalogue D4 (#wrong = 0 at every size; busbw at the largest size >= the floor); nccl-tests "
@@ -190,22 +193,27 @@ def _bad_reason_bits() -> dict[int, str]:
 class ResultRow:
     """One row of the results table: a measurement and how it was judged.
 
-    value/floor in ``unit`` (GB/s, TFLOPS, count, ratio, bool); ``floor`` is the WARN/FAIL limit the value was
-    compared with (``None`` when not judged against a number); ``verdict`` one of pass warn fail skip unknown.
+    value/floor in ``unit`` (GB/s, TFLOPS, count, ratio, bool); counts (ranks, errors, samples) are ints;
+    ``floor`` is the WARN/FAIL limit the value was compared with (``None`` when not judged against a number);
+    ``limit_op`` says which side of it passes: ``">="`` for a lower limit (TFLOPS, GB/s, ranks), ``"<="`` for
+    an upper limit (pattern errors, loss ratio, new errors), ``""`` without a floor (a screen shows "≥ 460",
+    "≤ 0.5"); ``verdict`` one of pass warn fail skip unknown.
     """
 
     test: str
     metric: str
-    value: float | None
+    value: float | int | None
     unit: str
-    floor: float | None
+    floor: float | int | None
     verdict: str
     subject: str = ""
     note: str = ""
+    limit_op: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"test": self.test, "metric": self.metric, "value": self.value, "unit": self.unit,
-                "floor": self.floor, "verdict": self.verdict, "subject": self.subject, "note": self.note}
+                "floor": self.floor, "verdict": self.verdict, "subject": self.subject, "note": self.note,
+                "limit_op": self.limit_op}
 
 
 @dataclass
@@ -352,9 +360,21 @@ class _Ctx:
         ev = tuple(dict.fromkeys(str(x)[:500] for x in evidence if x))[:12]
         self.out.findings.append(Finding(f"{self.prefix}.{fid}", verdict, message, subject, ev, remedy, source))
 
-    def row(self, test: str, metric: str, value: float | None, unit: str, floor: float | None, verdict: Verdict,
-            subject: str = "", note: str = "") -> None:
-        self.out.rows.append(ResultRow(test, metric, value, unit, floor, verdict.value, subject, note))
+    def row(self, test: str, metric: str, value: float | int | None, unit: str, floor: float | int | None,
+            verdict: Verdict, subject: str = "", note: str = "", op: str = ">=") -> None:
+        """One results-table row; ``op`` is the passing side of ``floor`` (``">="`` lower limit, ``"<="`` upper
+        limit; dropped when there is no floor). Integral values of a ``count``/``ranks`` unit stay ints."""
+        if unit in ("count", "ranks"):
+            value, floor = _as_int(value), _as_int(floor)
+        self.out.rows.append(ResultRow(test, metric, value, unit, floor, verdict.value, subject, note,
+                                       op if floor is not None else ""))
+
+
+def _as_int(v: float | int | None) -> float | int | None:
+    """An integral float as an int (5.0 -> 5); anything else unchanged."""
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        return int(v)
+    return v
 
 
 def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
@@ -571,6 +591,31 @@ def _memcpy(c: _Ctx) -> None:
               f"{100 * v / bw:.0f}% of {bw:g}")
 
 
+H2D_GEN5_WARN_FRACTION = 35.0 / 52.0
+"""Host-to-device on PCIe Gen5 WARNs only below 35/52 (0.67) of the Gen5 practical figure, not 0.8 x:
+knowledge.md 5.2 notes that H2D on Gen5 x16 is sometimes only ~35 GB/s on healthy systems (while D2H reaches
+50-55 GB/s), NVIDIA/nvbandwidth#24 (https://github.com/NVIDIA/nvbandwidth/issues/24, practitioner report);
+35 of the 52 GB/s Gen5 x16 figure (derived). The FAIL line (25%) is unchanged; D2H keeps the 0.8 x WARN."""
+SRC_H2D_GEN5 = ("NVIDIA/nvbandwidth#24 (H2D on Gen5 sometimes ~35 GB/s on healthy systems; knowledge.md 5.2): "
+                "h2d on Gen5 warns below 35/52 of the figure (derived)")
+
+
+def _numa_note(e: Event) -> str:
+    """What the measure says about the GPU's NUMA node: "" when the copy ran on it (or the script predates the
+    fields), else why not."""
+    pinned = e.get("cpus_pinned")
+    node = _int(e.get("numa_node"))
+    if pinned is not False:
+        return ""
+    why = str(e.get("numa_reason") or "").strip()
+    if node is None and "numa_node -1" in why:  # the platform has no NUMA locality for this GPU: nothing to pin
+        return ""
+    if node is None:
+        return f"; not pinned to the GPU's NUMA node ({why or 'its node is unknown'})"
+    return (f"; the process was NOT on the GPU's NUMA node {node} (" + (why or "affinity not set")
+            + "): a remote node can cut the figure several-fold")
+
+
 def _host_link(c: _Ctx, test: str) -> None:
     ms = [e for e in c.vlog.measures(test) if num(e.get("value")) is not None]
     if not ms:
@@ -602,20 +647,28 @@ def _host_link(c: _Ctx, test: str) -> None:
                   "LnkCap/LnkSta) and compare with checks-catalogue C2 (24 GB/s Gen4 x16, 52 GB/s Gen5 x16).", SRC_C2)
             c.row(test, "gb_s", v, "GB/s", None, Verdict.UNKNOWN, subj, how)
             continue
-        warn_at, fail_at = warn_f * practical, fail_f * practical
+        w_f, caveat, src = warn_f, "", SRC_C2
+        if test == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
+            w_f = H2D_GEN5_WARN_FRACTION
+            caveat = (f" (h2d on Gen5: {H2D_GEN5_WARN_FRACTION:.2f} x = 35/52, derived: healthy Gen5 systems "
+                      "sometimes reach only ~35 GB/s host-to-device, NVIDIA/nvbandwidth#24)")
+            src = f"{SRC_C2}; {SRC_H2D_GEN5}"
+        warn_at, fail_at = w_f * practical, fail_f * practical
         verdict = _grade(v, warn_at, fail_at)
+        numa = _numa_note(e)
         spread = ""
         if verdict is Verdict.PASS and median and v < spread_f * median:
             verdict = Verdict.WARN
             spread = f"; {100 * (1 - v / median):.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)"
         msg = (f"{what} {v:.1f} GB/s = {100 * v / practical:.0f}% of {how} (capability Gen{gen} x{width}{cur}); "
-               f"warn below {warn_at:.1f} ({warn_f:g} x), fail below {fail_at:.1f} ({fail_f:g} x){spread}")
+               f"warn below {warn_at:.1f} ({w_f:.2g} x){caveat}, fail below {fail_at:.1f} ({fail_f:g} x){spread}"
+               f"{numa}")
         remedy = "" if verdict is Verdict.PASS else (
             "Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), "
             "reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on "
             "the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node "
             "cuts the figure several-fold.")
-        c.add(test, verdict, msg, subj, [e.raw] + ([d.raw] if d else []), remedy, SRC_C2)
+        c.add(test, verdict, msg, subj, [e.raw] + ([d.raw] if d else []), remedy, src)
         c.row(test, "gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
               f"{100 * v / practical:.0f}% of {practical:g}")
 
@@ -640,11 +693,11 @@ def _memory(c: _Ctx) -> None:
                   [e.raw], "Memory returned wrong data: check ECC and row-remapping counters (`nvidia-smi -q -d "
                   "ECC,ROW_REMAPPER`) and the kernel log for Xid 48/63/64/94/95; run DCGM diag -r 3 on this GPU; "
                   "a repeat is an RMA case.", SRC_C4)
-            c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj)
+            c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj, op="<=")
         else:
             c.add("memory", Verdict.PASS, f"memory pattern test: every value read back correctly; {what}", subj,
                   [e.raw], "", SRC_C4)
-            c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj)
+            c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj, op="<=")
     if not c.vlog.measures("memory") and "memory" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
         c.add("memory", Verdict.UNKNOWN, "no memory pattern result in the log", "host", [],
               "Rerun the validation; read the log for why the memory test did not report.", SRC_RUN)
@@ -665,7 +718,7 @@ def _train(c: _Ctx) -> None:
             c.add("train", Verdict.FAIL, f"training loss became NaN/Inf (first {first:.3f}){extra}", subj, [e.raw],
                   "Non-finite loss from a tiny model on a fixed batch means wrong arithmetic: rerun; if it repeats, "
                   "compare with another GPU and run DCGM diag -r 3 on this one.", SRC_TRAIN)
-            c.row("train", "loss_ratio", None, "ratio", max_ratio, Verdict.FAIL, subj, "NaN/Inf")
+            c.row("train", "loss_ratio", None, "ratio", max_ratio, Verdict.FAIL, subj, "NaN/Inf", op="<=")
             continue
         if first is None or last is None or first <= 0:
             c.add("train", Verdict.UNKNOWN, f"training run: loss not reported (first {first}, last {last}){extra}",
@@ -677,13 +730,13 @@ def _train(c: _Ctx) -> None:
         if ratio <= max_ratio:
             c.add("train", Verdict.PASS, f"{msg} <= {max_ratio:g}: the model learns{extra}", subj, [e.raw], "",
                   SRC_TRAIN)
-            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj)
+            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj, op="<=")
         else:
             c.add("train", Verdict.FAIL, f"{msg} > {max_ratio:g}: the loss did not fall{extra}", subj, [e.raw],
                   "A tiny model on a fixed batch must learn: wrong arithmetic (a faulty GPU, or NaN/Inf from a "
                   "broken library) is the likely cause. Rerun; if it repeats, compare with another GPU and run "
                   "DCGM diag -r 3 on this one.", SRC_TRAIN)
-            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj)
+            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj, op="<=")
     if not ms and "train" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
         c.add("train", Verdict.UNKNOWN, "no training result in the log", "host", [],
               "Rerun the validation; read the log for why the training test did not report.", SRC_RUN)
@@ -740,22 +793,67 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
               "thresholds (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE`); a power brake comes from the platform "
               "(PSU/BMC): check the power supplies and the BMC's power capping. Do not lock clocks or lower the "
               "power limit to hide it.", SRC_B11)
-        c.row(fid, "throttled_samples", float(max(seen.values())), "count", None, verdict, subj, listed)
+        c.row(fid, "throttled_samples", max(seen.values()), "count", None, verdict, subj, listed)
 
 
 _COUNTER_RULES: tuple[tuple[str, str, Verdict], ...] = (
-    ("xid_count", "new Xid event(s)", Verdict.FAIL),
+    ("xid_count", "new Xid event(s)", Verdict.FAIL),  # graded per Xid code by _xid_verdict
     ("ecc_volatile_uncorrected", "new uncorrected ECC error(s)", Verdict.FAIL),
     ("remap_failure", "row-remapping failure(s)", Verdict.FAIL),
     ("remapped_rows_pending", "new pending row remap(s)", Verdict.FAIL),
     ("aer.fatal", "new fatal PCIe AER error(s)", Verdict.FAIL),
-    ("aer.nonfatal", "new non-fatal PCIe AER error(s)", Verdict.FAIL),
+    ("aer.nonfatal", "new non-fatal PCIe AER error(s)", Verdict.WARN),
     ("aer.correctable", "new correctable PCIe AER error(s)", Verdict.WARN),
     ("ecc_volatile_corrected", "new corrected ECC error(s)", Verdict.WARN),
     ("retired_pages", "new retired page(s)", Verdict.WARN),
 )
-"""(counter, what a rise means, verdict): checks-catalogue C5 with B3 (AER), B5 (Xid), B6 (ECC: any increase
-during validation WARN, uncorrected FAIL), B7 (remap failure FAIL); issue 5: deltas, not lifetime totals."""
+"""(counter, what a rise means, verdict): checks-catalogue C5 with B3 (AER: fatal FAIL, uncorrectable non-fatal
+WARN, corrected WARN when the count grows during a stage), B5 (Xid: FAIL on a hardware-class Xid, WARN on others,
+graded per code by :func:`_xid_verdict`; the verdict here is for new Xids whose code is not known), B6 (ECC: any
+increase during validation WARN, uncorrected FAIL), B7 (remap failure FAIL); issue 5: deltas, not lifetime
+totals."""
+
+_XID_NUMBER = re.compile(r"NVRM: Xid \(PCI:[^)]*\):\s*(\d+)")
+
+
+def _xid_codes(e: Event) -> list[int | None] | None:
+    """Every Xid line's number from a counters event: ``xid_codes`` (the script's, one per line, used when it has
+    ``xid_count`` entries), else the numbers of the ``xid_lines`` it carried (the last 5 only); ``None`` when
+    neither is there."""
+    codes = e.get("xid_codes")
+    if isinstance(codes, list) and len(codes) == _int(e.get("xid_count")):  # one per counted line, else not trusted
+        return [_int(x) for x in codes]
+    lines = e.get("xid_lines")
+    if isinstance(lines, list):
+        out: list[int | None] = []
+        for ln in lines:
+            m = _XID_NUMBER.search(str(ln))
+            out.append(int(m.group(1)) if m else None)
+        return out
+    return None
+
+
+def _xid_verdict(code: int | None) -> tuple[Verdict, str]:
+    """(verdict, words) of one new Xid from the repo's Xid data, as the health stage grades it
+    (:mod:`wizard.checks.events`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
+    (critical = hardware-class -> FAIL; reset/app/investigate/unknown -> WARN; info -> PASS); checks-catalogue
+    B5. A code bringup does not know, or a line cut before its number, is WARN (B5: WARN on others)."""
+    from wizard.checks.events import SEVERITY_VERDICT, severity_rows, xid_rows
+
+    if code is None:
+        return Verdict.WARN, "Xid (number not in the log line)"
+    try:
+        row = xid_rows().get(code)
+        sev = severity_rows()
+    except (OSError, KeyError):
+        return Verdict.WARN, f"Xid {code}"
+    if row is None:
+        return Verdict.WARN, f"Xid {code} (not in bringup's table: look it up in the NVIDIA Xid catalog)"
+    cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
+    verdict = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
+    label = {"critical": "hardware-class", "reset": "needs a GPU reset", "app": "mostly an application fault",
+             "investigate": "needs a look", "info": "informational"}.get(row.get("severity", ""), "")
+    return verdict, f"Xid {code} {row.get('name', '')}" + (f" ({label})" if label else "")
 
 
 def _counter(d: Mapping[str, Any], name: str) -> int | None:
@@ -763,6 +861,29 @@ def _counter(d: Mapping[str, Any], name: str) -> int | None:
         aer = d.get("aer")
         return _int(aer.get(name[4:])) if isinstance(aer, dict) else None
     return _int(d.get(name))
+
+
+def _new_xids(b: Event, a: Event, x: int, y: int, what: str) -> list[tuple[Verdict, str]]:
+    """The new Xids between two counters events, each graded by :func:`_xid_verdict` (one entry per distinct
+    verdict, naming the codes); new Xids whose numbers the log does not carry are WARN (checks-catalogue B5)."""
+    new = y - x
+    codes = _xid_codes(a)
+    seen = codes[-new:] if codes is not None and len(codes) >= new and new > 0 else (codes or [])
+    graded: dict[Verdict, list[str]] = {}
+    for code in seen:
+        v, words = _xid_verdict(code)
+        if words not in graded.setdefault(v, []):
+            graded[v].append(words)
+    unseen = new - len(seen)
+    if unseen > 0:
+        graded.setdefault(Verdict.WARN, []).append(f"{unseen} Xid(s) whose number the log does not carry")
+    out: list[tuple[Verdict, str]] = []
+    for v in (Verdict.FAIL, Verdict.WARN, Verdict.PASS):
+        if v in graded:
+            grade = {Verdict.FAIL: "FAIL", Verdict.WARN: "WARN", Verdict.PASS: "informational"}[v]
+            out.append((v, f"{what}: xid_count {x} -> {y} (+{new}): {', '.join(graded[v])} [{grade}, "
+                           "checks-catalogue B5]"))
+    return out
 
 
 def _counters(c: _Ctx, fid: str = "counters") -> None:
@@ -800,17 +921,24 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
             if x is None or y is None:
                 unread.append(name)
                 continue
-            if y > x:
+            if y > x and name == "xid_count":
+                bad.extend(_new_xids(b, a, x, y, what))
+            elif y > x:
                 bad.append((verdict, f"{what}: {name} {x} -> {y} (+{y - x})"))
             elif name == "remap_failure" and y > 0:
                 bad.append((verdict, f"row-remapping failure reported ({name} = {y}, before the run too)"))
         ev = [b.raw, a.raw] + [str(x) for x in (a.get("xid_lines") or [])][:5] if isinstance(a.get("xid_lines"), list) \
             else [b.raw, a.raw]
         note = f"; not readable: {', '.join(unread)}" if unread else ""
+        info = [t for v, t in bad if v is Verdict.PASS]  # informational Xids: said, not held against the GPU
+        bad = [(v, t) for v, t in bad if v is not Verdict.PASS]
+        if info:
+            note += "; " + "; ".join(info)
         if not bad:
-            c.add(fid, Verdict.PASS, "no new Xid, ECC, row-remap or AER errors during the run (deltas of the "
-                  f"counters before and after){note}", subj, ev, "", SRC_C5)
-            c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj)
+            c.add(fid, Verdict.PASS, ("no new ECC, row-remap or AER errors and only informational Xids" if info else
+                                      "no new Xid, ECC, row-remap or AER errors")
+                  + f" during the run (deltas of the counters before and after){note}", subj, ev, "", SRC_C5)
+            c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj, op="<=")
             continue
         worst = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
         c.add(fid, worst, "; ".join(t for _, t in bad) + note, subj, ev,
@@ -818,7 +946,7 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
               "-d ECC,ROW_REMAPPER`, and the PCIe AER counters of the GPU's link; an uncorrected ECC error or pending "
               "remap needs a GPU reset or reboot and a re-check, a remap failure or a repeat means RMA. `bringup check` "
               "judges the same counters in detail.", SRC_C5)
-        c.row(fid, "new_errors", float(len(bad)), "count", 0, worst, subj, "; ".join(t for _, t in bad))
+        c.row(fid, "new_errors", len(bad), "count", 0, worst, subj, "; ".join(t for _, t in bad), op="<=")
 
 
 # ------------------------------------------------------------------ the node
@@ -846,7 +974,7 @@ def _sanity(c: _Ctx) -> None:
     if not bad and not missing:
         c.add("sanity", Verdict.PASS, f"all {n} ranks all-reduced ones to {n} and passed the barrier"
               + (f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3)
-        c.row("sanity", "ranks_ok", float(len(ok)), "ranks", float(n), Verdict.PASS, "host")
+        c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.PASS, "host")
         return
     parts = []
     if bad:
@@ -860,7 +988,7 @@ def _sanity(c: _Ctx) -> None:
           [e.raw for e in bad[:4]] + [e.raw for e in c.vlog.errors[:4]],
           "Read the first error of the missing or wrong rank (its GPU: Xid/ECC in the kernel log, `nvidia-smi`); "
           "on NVSwitch systems check nvidia-fabricmanager; rerun with NCCL_DEBUG=INFO.", SRC_D3)
-    c.row("sanity", "ranks_ok", float(len(ok)), "ranks", float(n), Verdict.FAIL, "host")
+    c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.FAIL, "host")
 
 
 def _floor_row(names: list[str], gpus: int) -> dict[str, str] | None:
@@ -1093,7 +1221,9 @@ def _nccl(c: _Ctx) -> None:
 
 
 def _soak_perf(c: _Ctx) -> None:
-    """End-of-soak performance within soak_perf_tolerance of the start, per series (test, metric, device)."""
+    """End-of-soak performance within soak_perf_tolerance (5%, issue 5) of the start, per series (test, metric,
+    device): medians of the first and last k intervals after a warm-up interval (:func:`soak_compare`); UNKNOWN
+    when the soak is too short to compare; below the line FAIL."""
     tol = threshold("soak_perf_tolerance", 0.05)
     series: dict[tuple[str, str, str, Any], list[Event]] = {}
     for e in c.vlog.of("measure"):
@@ -1118,24 +1248,55 @@ def _soak_perf(c: _Ctx) -> None:
     for (t, metric, node, who), evs in series.items():
         subj = c.subject_of(evs[0]) if isinstance(who, int) else (f"{who} on {node}" if who else "host")
         unit = str(evs[0].get("unit", ""))
-        if len(evs) < 2:
-            c.add("perf", Verdict.UNKNOWN, f"{t} {metric}: one measurement only, nothing to compare the end with",
-                  subj, [evs[0].raw], "Run the soak longer (soak_minutes, --minutes).", SRC_SOAK)
+        cmp = soak_compare([num(e.get("value")) or 0.0 for e in evs])
+        if cmp is None:
+            first, last = num(evs[0].get("value")) or 0.0, num(evs[-1].get("value")) or 0.0
+            short = (f"{t} {metric}: start {first:,.2f} {unit}, end {last:,.2f} {unit} ({len(evs)} interval(s)); soak "
+                     f"too short to compare: after the first interval (warm-up) fewer than {SOAK_MIN_INTERVALS} "
+                     "remain")
+            if c.cpu:  # a CPU's performance is never judged: shown, skipped
+                c.add("perf", Verdict.SKIP, f"{short}; not judged on the CPU", subj, [evs[-1].raw], "", SRC_SOAK)
+                c.row(t, metric, last, unit, None, Verdict.SKIP, subj, "CPU: not judged")
+                continue
+            c.add("perf", Verdict.UNKNOWN, short, subj, [e.raw for e in evs[:3]],
+                  "Run the soak longer (soak_minutes, --minutes): at least "
+                  f"{SOAK_MIN_INTERVALS + 1} intervals.", SRC_SOAK)
+            c.row(t, metric, last, unit, None, Verdict.UNKNOWN, subj, "soak too short to compare")
             continue
-        first, last = num(evs[0].get("value")) or 0.0, num(evs[-1].get("value")) or 0.0
-        change = (last - first) / first if first > 0 else 0.0
-        figs = f"{t} {metric}: start {first:,.2f} {unit}, end {last:,.2f} {unit} ({100 * change:+.1f}%, {len(evs)} intervals)"
+        k, start, end, change = cmp
+        figs = (f"{t} {metric}: start {start:,.2f} {unit}, end {end:,.2f} {unit} ({100 * change:+.1f}%; medians of "
+                f"the first and the last {k} of {len(evs) - 1} intervals after a warm-up interval, k = "
+                f"max(1, {len(evs) - 1}//4) = {k})")
+        ev = [evs[1].raw, evs[-1].raw]
         if c.cpu:
-            c.add("perf", Verdict.SKIP, f"{figs}; not judged on the CPU", subj, [evs[0].raw, evs[-1].raw], "", SRC_SOAK)
-            c.row(t, metric, last, unit, None, Verdict.SKIP, subj, "CPU: not judged")
+            c.add("perf", Verdict.SKIP, f"{figs}; not judged on the CPU", subj, ev, "", SRC_SOAK)
+            c.row(t, metric, end, unit, None, Verdict.SKIP, subj, "CPU: not judged")
             continue
-        ok = last >= (1 - tol) * first
+        ok = end >= (1 - tol) * start
         verdict = Verdict.PASS if ok else Verdict.FAIL
         c.add("perf", verdict, f"{figs}; {'within' if ok else 'more than'} {100 * tol:.0f}% of the start"
-              + ("" if ok else " (below it)"), subj, [evs[0].raw, evs[-1].raw],
+              + ("" if ok else " (below it)"), subj, ev,
               "" if ok else "Performance fell under sustained load: look at the throttle finding (thermal slowdown, "
               "power brake), temperatures and fans; rerun after fixing cooling.", SRC_SOAK)
-        c.row(t, metric, last, unit, (1 - tol) * first, verdict, subj, f"start {first:,.2f}")
+        c.row(t, metric, end, unit, (1 - tol) * start, verdict, subj, f"start {start:,.2f} (median of {k})")
+
+
+SOAK_MIN_INTERVALS = 3
+"""Intervals that must remain after the warm-up interval to compare the end of a soak with its start (judgement,
+derived: one noisy interval against another says nothing)."""
+
+
+def soak_compare(values: list[float]) -> tuple[int, float, float, float] | None:
+    """(k, start, end, change) of a soak series (one figure per interval, in order): the first interval is
+    dropped as warm-up; start = median of the first k remaining, end = median of the last k, k = max(1, n//4)
+    of the n remaining (derived); change = (end - start) / start (0 when start is 0). ``None`` when fewer than
+    :data:`SOAK_MIN_INTERVALS` remain. Pure."""
+    rest = values[1:]
+    if len(rest) < SOAK_MIN_INTERVALS:
+        return None
+    k = max(1, len(rest) // 4)
+    start, end = statistics.median(rest[:k]), statistics.median(rest[-k:])
+    return k, start, end, ((end - start) / start if start > 0 else 0.0)
 
 
 # ------------------------------------------------------------------ entry points
