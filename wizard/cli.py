@@ -684,6 +684,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _follow_validation(b, run, tail, out, verbose: bool):
     """Print one line per progress/measure/error event of a running validation (or every log line with
     ``verbose``) until it ends; returns the settled run."""
+    import subprocess
     import time
 
     from wizard import actions as act
@@ -701,7 +702,15 @@ def _follow_validation(b, run, tail, out, verbose: bool):
         if run.state != act.RUNNING:
             show(tail.read_new() + tail.flush())
             break
-        time.sleep(0.2)
+        # every 0.5 s, or at once when the supervisor this process started exits (no poll latency at the end)
+        child = act._CHILDREN.get(run.pid) if run.pid is not None else None
+        if child is None:
+            time.sleep(0.5)
+        else:
+            try:
+                child.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
     print(f"the run {run.state} (exit status {run.exit_status}); the verdicts below judge what it measured",
           file=out)
     return run
