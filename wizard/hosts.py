@@ -174,19 +174,10 @@ class LocalHost:
         except OSError as exc:
             return CommandResult(argv, None, duration_s=time.monotonic() - t0,
                                  error=f"could not start {argv[0]}: {exc.strerror or exc}")
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-        except asyncio.TimeoutError:
-            _kill_group(proc.pid)
-            try:
-                out, err = await asyncio.wait_for(proc.communicate(), 2.0)
-            except asyncio.TimeoutError:  # pragma: no cover - a process ignoring SIGKILL
-                out, err = b"", b""
+        out, err, timed_out = await _communicate(proc, timeout_s)
+        if timed_out:
             return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES],
                                  time.monotonic() - t0, error=f"timed out after {timeout_s:g} s")
-        except asyncio.CancelledError:
-            _kill_group(proc.pid)
-            raise
         return CommandResult(argv, proc.returncode, out[:MAX_OUTPUT_BYTES],
                              err[:MAX_OUTPUT_BYTES], time.monotonic() - t0)
 
@@ -252,6 +243,25 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def _communicate(proc: "asyncio.subprocess.Process", timeout_s: float,
+                       stdin: bytes | None = None) -> tuple[bytes, bytes, bool]:
+    """(stdout, stderr, timed out) of ``proc``; on timeout its process group is killed and what it wrote is
+    kept; a cancelled caller kills the group too (LocalHost and SSHHost share this)."""
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+        return out, err, False
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), 2.0)
+        except asyncio.TimeoutError:  # pragma: no cover - a process ignoring SIGKILL
+            out, err = b"", b""
+        return out, err, True
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        raise
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,21 +371,13 @@ class SSHHost:
             return CommandResult(argv, None, duration_s=time.monotonic() - t0,
                                  error=f"could not start {self.ssh}: {exc.strerror or exc}")
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
-        except asyncio.TimeoutError:
-            _kill_group(proc.pid)
-            try:
-                out, err = await asyncio.wait_for(proc.communicate(), 2.0)
-            except asyncio.TimeoutError:  # pragma: no cover - a process ignoring SIGKILL
-                out, err = b"", b""
-            return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
-                                 error=f"timed out after {timeout_s:g} s (on {self.name} over ssh)")
-        except asyncio.CancelledError:
-            _kill_group(proc.pid)
-            raise
+            out, err, timed_out = await _communicate(proc, timeout_s, stdin)
         except (BrokenPipeError, ConnectionResetError):  # ssh died before taking stdin
             await proc.wait()
-            out, err = b"", b""
+            out, err, timed_out = b"", b"", False
+        if timed_out:
+            return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
+                                 error=f"timed out after {timeout_s:g} s (on {self.name} over ssh)")
         rc = proc.returncode
         error = ""
         if rc == SSH_FAILED_RC:

@@ -12,8 +12,11 @@ from typing import Sequence
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
-def human_bytes(n: float) -> str:
-    """Bytes in binary units as nccl-tests sizes are chosen: 8 B, 64 KiB, 4 GiB."""
+def human_bytes(n: float | int | None) -> str:
+    """Bytes in binary units as nccl-tests sizes are chosen: 8 B, 64 KiB, 4 GiB; ``None`` -> "?"."""
+    if n is None:
+        return "?"
+    n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"

@@ -43,6 +43,7 @@ from wizard.checks.nccl import MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1,
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import parse_nccl_log
 from wizard.parsers.validate import Event, num, parse_event_line
+from wizard.textchart import human_bytes
 
 SRC_E2 = ("checks-catalogue E2 (consistent configuration across nodes: FAIL on any mismatch; nccl-tests #200, "
           "nccl #1634)")
@@ -213,17 +214,6 @@ def _launcher_event(ml: MultiLog, active: list[Group], e: Event) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def human_bytes(n: float | int | None) -> str:
-    if n is None:
-        return "?"
-    n = float(n)
-    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= k:
-            v = n / k
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def _raw(e: Event) -> str:

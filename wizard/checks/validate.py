@@ -50,6 +50,7 @@ from typing import Any, Iterable, Mapping
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
+from wizard.textchart import human_bytes
 
 SRC_MAMF = ("Stas Bekman, ml-engineering compute/accelerator/README.md 'Maximum Achievable Matmul FLOPS comparison "
             "table' (assets/validate_gpus.csv)")
@@ -239,17 +240,6 @@ class Analysis:
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def human_bytes(n: float | int | None) -> str:
-    if n is None:
-        return "?"
-    n = float(n)
-    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= k:
-            v = n / k
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def _int(v: Any) -> int | None:
