@@ -101,7 +101,7 @@ def allreduce_series(vlog: ValidateLog) -> list[tuple[float, float]]:
 
 
 KIND_OF_STEP = {"gpu.validate": "gpu", "node.validate": "node", "node.soak": "soak"}
-"""Which judge (wizard.checks.validate.analyse kind) reads a step's run."""
+"""Which judge (wizard.rules.validate.analyse kind) reads a step's run."""
 
 
 def _limit(r: Any) -> str:
@@ -115,7 +115,7 @@ def _limit(r: Any) -> str:
 def judged_rows(vlog: ValidateLog, kind: str, plan: Any = None) -> tuple[list[tuple[str, ...]], float | None, str]:
     """(rows of test, subject, metric, value unit, limit, verdict), busbw floor, floor basis: the judge's own
     results table, so the panel shows the same floors and verdicts as the findings. Never raises."""
-    from wizard.checks.validate import analyse
+    from wizard.rules.validate import analyse
 
     try:
         a = analyse(vlog, plan or {}, kind)

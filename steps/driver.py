@@ -4,10 +4,10 @@ from typing import Any, Mapping
 
 from steps._checks import needs_gpu
 from wizard.actions import ActionSpec
-from wizard.checks import chain
-from wizard.checks import driver_setup as ds
-from wizard.checks import gpu as gc
-from wizard.checks import smi
+from wizard.rules import chain
+from wizard.rules import driver_setup as ds
+from wizard.rules import gpu as gc
+from wizard.rules import smi
 from wizard.model import Finding, Stage, Step, Verdict
 
 

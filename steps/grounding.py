@@ -1,6 +1,6 @@
 """Stage 2: grounding & physical install order (manual steps, confirmed and recorded)."""
 
-from wizard.checks.identity import dmi_identity, gpu_serials
+from wizard.rules.identity import dmi_identity, gpu_serials
 from wizard.model import Stage, Step
 
 STAGE = Stage(

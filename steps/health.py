@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from steps._checks import needs_gpu
-from wizard.checks import events as ev
-from wizard.checks import gpu as gc
-from wizard.checks import links as lk
-from wizard.checks import smi
-from wizard.checks.baseline import judge_baseline
+from wizard.rules import events as ev
+from wizard.rules import gpu as gc
+from wizard.rules import links as lk
+from wizard.rules import smi
+from wizard.rules.baseline import judge_baseline
 from wizard.model import Stage, Step
 
 DEFAULT_BASELINE_MINUTES = 10

@@ -4,7 +4,7 @@ Every step here is backed by the multi-node launcher (``python -m wizard.multino
 :mod:`wizard.multinode`), run detached like every action, over the nodes of the plan's ``hostfile``:
 
 * ``multinode.consistency``: copy the validation script to every node and collect its facts (seconds);
-  judged by :func:`wizard.checks.multinode.judge_consistency`;
+  judged by :func:`wizard.rules.multinode.judge_consistency`;
 * ``multinode.transport``: the all-nodes torchrun job with ``NCCL_DEBUG=INFO``, judged for NCCL's transport;
 * ``multinode.allreduce``: the same job (plus every pair of nodes with ``multinode_pairwise``), judged for
   everything: reachability, consistency, transport, the all-reduce and the pairs.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.checks.multinode import judge_consistency, judge_multinode, judge_transport
+from wizard.rules.multinode import judge_consistency, judge_multinode, judge_transport
 from wizard.model import Stage, Step
 
 HOSTFILE_HELP = ("one line per node: 'name ssh_target gpus [python=/path/to/python] [addr=IP]' (or MPI's "

@@ -1,7 +1,7 @@
 """Stage 8: validate all GPUs of the node together."""
 
 from wizard.actions import ActionSpec
-from wizard.checks.validate import judge_node, judge_soak
+from wizard.rules.validate import judge_node, judge_soak
 from wizard.model import Stage, Step
 from wizard.validate import VALIDATE_PROBES, resolve_node, resolve_soak
 

@@ -1,7 +1,7 @@
 """Stage 7: validate one GPU at a time (each GPU on its own)."""
 
 from wizard.actions import ActionSpec
-from wizard.checks.validate import judge_gpu
+from wizard.rules.validate import judge_gpu
 from wizard.model import Stage, Step
 from wizard.validate import VALIDATE_PROBES, resolve_gpu
 

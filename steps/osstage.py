@@ -10,11 +10,11 @@ from pathlib import Path
 
 from steps._checks import only
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.checks import gpu as gc
-from wizard.checks import host as hc
-from wizard.checks import hosttools as ht
-from wizard.checks import platform as pc
-from wizard.checks import tools as tc
+from wizard.rules import gpu as gc
+from wizard.rules import host as hc
+from wizard.rules import hosttools as ht
+from wizard.rules import platform as pc
+from wizard.rules import tools as tc
 from wizard.distro import package_manager
 from wizard.fileedit import backup_name
 from wizard.model import Stage, Step

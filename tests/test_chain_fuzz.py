@@ -14,7 +14,7 @@ from typing import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.checks import chain, dcgm, hosttools, nccl
+from wizard.rules import chain, dcgm, hosttools, nccl
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from wizard import probes
-from wizard.checks import chain, dcgm, hosttools, nccl
+from wizard.rules import chain, dcgm, hosttools, nccl
 from wizard.explain import explain_text
 from wizard.kinds import load_all
 from wizard.model import Verdict

@@ -1,4 +1,4 @@
-"""Checks (wizard/checks/host.py, gpu.py, identity.py) through probe outputs.
+"""Checks (wizard/rules/host.py, gpu.py, identity.py) through probe outputs.
 
 Every test builds :class:`wizard.probes.ProbeOutput` objects (from real captured output where
 one exists, see tests/data/PROVENANCE.md), calls the check with ``{probe name: output}`` and a
@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from wizard.checks import gpu as gc
-from wizard.checks import host as hc
-from wizard.checks.identity import dmi_identity
+from wizard.rules import gpu as gc
+from wizard.rules import host as hc
+from wizard.rules.identity import dmi_identity
 from wizard.model import Finding, Verdict, overall
 from wizard.probes import ProbeOutput
 

@@ -20,7 +20,7 @@ import steps
 from tests.conftest import ROOT, env_for_cli
 from tests.probe_data import DATA, collect_tree, command_output, failed, file_output, text, tree_output
 from wizard.actions import ActionContext
-from wizard.checks import driver_setup as ds
+from wizard.rules import driver_setup as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
 from wizard.probes import ProbeOutput

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.probe_data import DATA, text
 from wizard.actions import ActionContext
-from wizard.checks import driver_setup as ds
+from wizard.rules import driver_setup as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
 from wizard.probes import ProbeOutput

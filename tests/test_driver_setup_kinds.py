@@ -60,7 +60,7 @@ def test_real_driver_outputs_explained(name, kind, verdict, mention):
 
 
 def test_fm_version_next_to_a_driver_version_is_compared():
-    from wizard.checks.driver_setup import judge_fm_version_text
+    from wizard.rules.driver_setup import judge_fm_version_text
 
     body = text(PUB / "proc-driver-nvidia-version__sberlinux-open-590.48.01.txt").split("\n", 1)[1]
     f = judge_fm_version_text("Fabric Manager version is : 580.95.05\n" + body, TODAY)

@@ -18,7 +18,7 @@ from tests.probe_data import LOCAL_VM, collect_tree, text
 from tests.test_driver_setup import (
     APT, APT_OPTS, NVRM_580, PUB, SLES_SP6, SYN, TODAY, argvs, ctx, ids, only, pci,
 )
-from wizard.checks import driver_setup as ds
+from wizard.rules import driver_setup as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
 from wizard.probes import ProbeOutput
@@ -258,7 +258,7 @@ def test_install_refuses_a_release_not_listed_for_the_branch():
 
 
 def test_platform_default_branch_docstring_has_the_matrix_date():
-    from wizard.checks import platform
+    from wizard.rules import platform
 
     doc = platform.__dict__.get("DEFAULT_DRIVER_BRANCH") and open(platform.__file__).read()
     assert "June 2028" in doc and "end of life\nAugust 2028" not in doc

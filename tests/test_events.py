@@ -15,7 +15,7 @@ import pytest
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, collect_tree, text
 from wizard import probes
-from wizard.checks import events
+from wizard.rules import events
 from wizard.data import table
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from wizard.checks import events
+from wizard.rules import events
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers import edac as ed

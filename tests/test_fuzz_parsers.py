@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.checks import gpu as gc
-from wizard.checks import host as hc
-from wizard.checks.identity import dmi_fields, dmi_identity
+from wizard.rules import gpu as gc
+from wizard.rules import host as hc
+from wizard.rules.identity import dmi_fields, dmi_identity
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import parse_driver_version, parse_nvidia_smi_l, parse_nvml, parse_pci
 from wizard.parsers.host import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import steps
 from tests.conftest import DATA, frozen_clock
-from wizard.checks.identity import gpu_serials, gpu_serials_seen
+from wizard.rules.identity import gpu_serials, gpu_serials_seen
 from wizard.engine import Build, judge
 from wizard.model import Verdict
 from wizard.probes import ProbeOutput

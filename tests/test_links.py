@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wizard import probes
-from wizard.checks import links
+from wizard.rules import links
 from wizard.explain import explain_text
 from wizard.hosts import Operation, SnapshotHost, command_key
 from wizard.kinds import load_all

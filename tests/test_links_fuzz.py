@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.checks import links
+from wizard.rules import links
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers import pcie, topology

@@ -33,7 +33,7 @@ from tests.conftest import ROOT, env_for_cli, frozen_clock
 from tests.sshd import _free_port
 from wizard import actions as act
 from wizard.actions import ActionContext
-from wizard.checks.multinode import judge_multinode, read_log, results_json
+from wizard.rules.multinode import judge_multinode, read_log, results_json
 from wizard.engine import Build
 from wizard.model import Verdict
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, env_for_cli
-from wizard.checks.multinode import judge_multinode, read_log
+from wizard.rules.multinode import judge_multinode, read_log
 from wizard.model import Verdict
 from wizard.multinode import (HostfileError, NodeSpec, mpirun_allreduce_argv, nccl_tests_present, parse_hostfile,
                               read_hostfile, round_robin, sbcast_argv, slurm_present, srun_argv, torchrun_argv)

@@ -13,7 +13,7 @@ import pytest
 import steps
 from tests.conftest import bringup_cmd, env_for_cli
 from tests.probe_data import collect_tree, command_output, failed, grep_tree, text, tree_output
-from wizard.checks import platform as pc
+from wizard.rules import platform as pc
 from wizard.explain import explain_text
 from wizard.model import Verdict
 from wizard.probes import ProbeOutput

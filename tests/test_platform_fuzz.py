@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import text
-from wizard.checks import platform as pc
+from wizard.rules import platform as pc
 from wizard.model import Finding, Verdict
 from wizard.parsers import platform as pp
 from wizard.probes import ProbeOutput

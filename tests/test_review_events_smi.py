@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, text
-from wizard.checks import dcgm as dcgm_checks
-from wizard.checks import events
-from wizard.checks import smi as smi_checks
+from wizard.rules import dcgm as dcgm_checks
+from wizard.rules import events
+from wizard.rules import smi as smi_checks
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers import kernellog as kl

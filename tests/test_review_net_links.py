@@ -15,7 +15,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.checks import links, nccl
+from wizard.rules import links, nccl
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall
 from wizard.parsers.nccl import parse_nccl_log, parse_nccl_tests

@@ -1,4 +1,4 @@
-"""The health rules on nvidia-smi facts (wizard/checks/smi.py).
+"""The health rules on nvidia-smi facts (wizard/rules/smi.py).
 
 Most inputs are the real files of tests/data (PROVENANCE-smi.md). Where a rule needs a state no
 real sample shows, the test derives it from a real file by changing the one value it names
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from wizard.checks import smi as sc
+from wizard.rules import smi as sc
 from wizard.data import table
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall

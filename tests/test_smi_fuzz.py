@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from wizard.checks import smi as sc
+from wizard.rules import smi as sc
 from wizard.explain import explain_text
 from wizard.model import Verdict
 from wizard.parsers import smi_kinds as sk

@@ -17,8 +17,8 @@ import pytest
 
 from tests.probe_data import CASES, LOCAL_VM, collect_tree, command_output, failed, text
 from wizard import nvml_probe, probes
-from wizard.checks import gpu as gc
-from wizard.checks import smi as sc
+from wizard.rules import gpu as gc
+from wizard.rules import smi as sc
 from wizard.hosts import CommandResult
 from wizard.kinds import load_all
 from wizard.model import Verdict, overall
@@ -201,7 +201,7 @@ def test_nvml_probe_lost_gpu_still_reported_to_the_existing_check(probe_json):
     assert d["gpus"][1]["errors"] == {"handle": "GPU is lost"}
     out = ProbeOutput("nvml", "NVML (pynvml)", text=json.dumps(d), rc=0)
     f = gc.nvml({"nvml": out}, {})
-    assert f[0].verdict is Verdict.FAIL  # wizard.checks.gpu still reads the extended JSON
+    assert f[0].verdict is Verdict.FAIL  # wizard.rules.gpu still reads the extended JSON
     resp = [x for x in sc.nvml_health({"nvml": out}, {}) if x.id == "health.gpu_responsive"]
     assert resp and resp[0].verdict is Verdict.FAIL and "0000:3b:00.0" not in resp[0].subject
 

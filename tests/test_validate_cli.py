@@ -184,7 +184,7 @@ def test_resolvers_pick_python_device_and_ranks(tmp_path, monkeypatch):
 
 
 def test_wizard_never_imports_torch():
-    code = ("import sys, steps, wizard.cli, wizard.validate, wizard.checks.validate\n"
+    code = ("import sys, steps, wizard.cli, wizard.validate, wizard.rules.validate\n"
             "wizard.cli.build_parser()\nprint('torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env_for_cli(), cwd=ROOT)
     assert r.stdout.strip() == "False", r.stderr

@@ -14,7 +14,7 @@ from tests.conftest import DATA
 from tests.validate_fixtures import (  # noqa: F401
     events, logs, real_rc, render, synthetic_gpu_log, synthetic_node_log, synthetic_soak_log,
 )
-from wizard.checks.validate import (
+from wizard.rules.validate import (
     allreduce_series, analyse, judge_gpu, judge_node, judge_soak, match_gpu, nccl_tests_slice, pcie_practical_gb_s,
     results_table,
 )

@@ -103,7 +103,7 @@ class ValidateKind:
 
 def _results_of(kind: str) -> Callable[[str, Mapping[str, Any]], dict]:
     def results(log: str, plan: Mapping[str, Any]) -> dict:
-        from wizard.checks.validate import analyse
+        from wizard.rules.validate import analyse
 
         return analyse(log, plan, kind).to_json()
     return results
@@ -132,7 +132,7 @@ def _nodes_plan(a: argparse.Namespace) -> dict:
 
 
 def _nodes_results(log: str, plan: Mapping[str, Any]) -> dict:
-    from wizard.checks.multinode import results_json
+    from wizard.rules.multinode import results_json
 
     return results_json(log, plan)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from wizard import actions as act
-from wizard.checks.identity import dmi_fields
+from wizard.rules.identity import dmi_fields
 from wizard.hosts import Host, LocalHost
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
 from wizard.parsers.host import parse_os_release
@@ -217,7 +217,7 @@ class Build:
         a finding, not silently overwritten, until the operator confirms the step."""
         if self.observing:
             return
-        from wizard.checks.identity import gpu_serials_seen
+        from wizard.rules.identity import gpu_serials_seen
 
         seen = gpu_serials_seen(outputs)
         if not seen:

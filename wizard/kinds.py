@@ -10,7 +10,7 @@ Conventions for judges:
 * ``expectations`` is the plan answers plus ``acknowledged`` (a set of event keys the operator
   acknowledged with a reason) and ``boot_only`` (bool: the input is this boot's log only);
 * finding ids are ``<stage>.<topic>`` (``health.xid``, ``health.ecc``...), subjects name the GPU
-  as :func:`wizard.checks.common.gpu_subject` does.
+  as :func:`wizard.rules.common.gpu_subject` does.
 """
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ def load_all() -> dict[str, Kind]:
     import importlib
     import pkgutil
 
-    import wizard.checks as checks_pkg
+    import wizard.rules as rules_pkg
     import wizard.parsers as pkg
 
     # parsers register kinds (and some probes); a few check modules register the probes they read
-    for package in (pkg, checks_pkg):
+    for package in (pkg, rules_pkg):
         for m in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{m.name}")
     _LOADED = True

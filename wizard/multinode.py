@@ -38,7 +38,7 @@ lines without a prefix and with ``"source": "launcher"``:
 
 A node that cannot be reached is named and the others go on: facts from the reachable ones, and the
 all-reduce across the nodes that remain if at least 2 do. Exit status: 0 when the run got to the end
-(judging is :mod:`wizard.checks.multinode`'s job, so the action "succeeds" and its judge speaks), 3 for a
+(judging is :mod:`wizard.rules.multinode`'s job, so the action "succeeds" and its judge speaks), 3 for a
 bad hostfile or arguments, 143 when stopped (SIGTERM/SIGINT/SIGHUP: every remote torchrun is stopped first).
 """
 

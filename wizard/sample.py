@@ -8,7 +8,7 @@ and the active clock-event reasons bit mask. The last line is a machine-readable
                "gpus": [{"index": 0, "name": "...", "pci_bus_id": "...", "max_temp_c": 38,
                          "slowdown_c": 87, "shutdown_c": 92, "reasons_seen": 1, "samples": 120}]}
 
-which :func:`wizard.checks.baseline.judge_baseline` reads. Used as the health stage's idle
+which :func:`wizard.rules.baseline.judge_baseline` reads. Used as the health stage's idle
 baseline: a GPU already hot at idle has a cooling problem before any test.
 """
 

@@ -3,7 +3,7 @@
 The script (``assets/scripts/bringup_validate.py``, one self-contained file: stdlib + torch) is run as a
 detached action like any other (:mod:`wizard.actions`), so it survives a dropped SSH session; its events
 (``BRINGUP {json}`` lines, protocol in :mod:`wizard.parsers.validate`) are judged from the log by
-:mod:`wizard.checks.validate`. bringup itself never imports torch: it only asks this interpreter whether
+:mod:`wizard.rules.validate`. bringup itself never imports torch: it only asks this interpreter whether
 torch *could* be imported (``importlib.util.find_spec``), to pick the Python that runs the script.
 
 Which Python (:func:`target_python`): the plan's ``torch_python`` when set; else this interpreter when

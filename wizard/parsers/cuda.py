@@ -295,13 +295,13 @@ def _detect_torch(text: str) -> float:
 
 
 def _judge_nvcc(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import chain
+    from wizard.rules import chain
 
     return chain.judge_nvcc_text(text, exp)
 
 
 def _judge_torch(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import chain
+    from wizard.rules import chain
 
     return chain.judge_torch_text(text, exp)
 

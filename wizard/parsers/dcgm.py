@@ -358,13 +358,13 @@ def _detect_json(text: str) -> float:
 
 
 def _judge_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import dcgm
+    from wizard.rules import dcgm
 
     return dcgm.judge(parse_dcgm_text(text), text, exp)
 
 
 def _judge_json(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import dcgm
+    from wizard.rules import dcgm
 
     return dcgm.judge(parse_dcgm_json(text), text, exp)
 

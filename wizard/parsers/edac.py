@@ -442,19 +442,19 @@ def detect_edac_sysfs(text: str) -> float:
 
 
 def _judge_edac_util(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import events
+    from wizard.rules import events
 
     return events.judge_edac_facts(parse_edac_util(text), exp, "$ edac-util -v")
 
 
 def _judge_ras(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import events
+    from wizard.rules import events
 
     return events.judge_ras_mc_ctl(parse_ras_mc_ctl(text), exp)
 
 
 def _judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import events
+    from wizard.rules import events
 
     return events.judge_edac_facts(parse_edac_sysfs(parse_edac_grep(text)), exp, EDAC_ROOT)
 

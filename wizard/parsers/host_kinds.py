@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.checks import gpu as gc
-from wizard.checks import host as hc
+from wizard.rules import gpu as gc
+from wizard.rules import host as hc
 from wizard.kinds import Kind, register_kind
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import parse_driver_version

@@ -295,7 +295,7 @@ def _detect_numactl(text: str) -> float:
 
 def _judge(name: str):  # noqa: ANN202 - small factory of explain judges
     def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.checks import hosttools
+        from wizard.rules import hosttools
 
         return getattr(hosttools, name)(text, exp)
 

@@ -800,7 +800,7 @@ def detect_kernel_log(text: str) -> float:
 
 
 def _judge(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import events
+    from wizard.rules import events
 
     return events.judge_kernel_log_text(text, exp)
 

@@ -512,13 +512,13 @@ _SUMMARY_WEAK = re.compile(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|
 
 
 def _judge_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import nccl
+    from wizard.rules import nccl
 
     return nccl.judge_nccl_tests(text, exp)
 
 
 def _judge_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.checks import nccl
+    from wizard.rules import nccl
 
     return nccl.judge_nccl_log(text, exp)
 

@@ -632,7 +632,7 @@ def _detect_modinfo(text: str) -> float:
 
 def _judge(name: str):
     def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.checks import driver_setup as ds
+        from wizard.rules import driver_setup as ds
 
         return getattr(ds, name)(text, exp)
 

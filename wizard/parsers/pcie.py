@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.checks.common import normalise_bus_id
+from wizard.rules.common import normalise_bus_id
 
 NVIDIA_VENDOR_ID = "10de"
 GPU_CLASS_CODES = ("0300", "0302")
@@ -600,7 +600,7 @@ def detect_iommu_groups(text: str) -> float:
 
 
 def _judge_lspci(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.checks import links
+    from wizard.rules import links
     from wizard.probes import ProbeOutput
 
     out = {"lspci_vvv": ProbeOutput("lspci_vvv", "lspci -vv (pasted)", text=text)}
@@ -608,7 +608,7 @@ def _judge_lspci(text: str, exp: "Mapping[str, Any]") -> list:
 
 
 def _judge_iommu(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.checks import links
+    from wizard.rules import links
     from wizard.probes import ProbeOutput
 
     return links.iommu_groups({"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "IOMMU group listing (pasted)",

@@ -993,31 +993,31 @@ def _out(name: str, source: str, text: str, **kw: Any) -> dict[str, ProbeOutput]
 
 
 def _judge_mokutil(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     return pc.secure_boot(_out("mokutil_sb_state", "$ mokutil --sb-state (pasted)", text, rc=0), exp)
 
 
 def _judge_dmidecode(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     return pc.memory_channels(_out("dmidecode_17", "$ dmidecode -t 17 (pasted)", text, rc=0), exp)
 
 
 def _judge_timedatectl(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     return pc.time_sync(_out("timedatectl", "$ timedatectl (pasted)", text, rc=0), exp)
 
 
 def _judge_chronyc(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     return pc.time_sync(_out("chronyc_tracking", "$ chronyc tracking (pasted)", text, rc=0), exp)
 
 
 def _judge_cpu_power(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     idle: dict[str, str | None] = {}
     freq: dict[str, str | None] = {}
@@ -1031,7 +1031,7 @@ def _judge_cpu_power(text: str, exp: Mapping[str, Any]) -> list:
 
 
 def _judge_fstab(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.checks import platform as pc
+    from wizard.rules import platform as pc
 
     return pc.fstab_table(text, exp)
 

@@ -21,7 +21,7 @@ few nvidia-smi prints only in ``-q`` (temperature thresholds, replay counter, re
 Each value keeps the raw line it came from, so findings can quote it as evidence.
 
 The ``nvidia_smi_qx`` probe is registered at the end of this module; the ``explain`` kinds live in
-:mod:`wizard.parsers.smi_kinds`, the rules in :mod:`wizard.checks.smi`.
+:mod:`wizard.parsers.smi_kinds`, the rules in :mod:`wizard.rules.smi`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """``explain`` kinds for the nvidia-smi family: ``-q -x`` XML, ``-q`` text (whole, ``-d`` sections,
 pasted sections), the default table (and the errors nvidia-smi prints instead of it) and
 ``--query-gpu`` CSV. Each judge parses into :class:`wizard.parsers.smi.SmiDoc` and runs the same
-rules as the health stage (:func:`wizard.checks.smi.judge_doc`)."""
+rules as the health stage (:func:`wizard.rules.smi.judge_doc`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Mapping
 
-from wizard.checks.smi import judge_doc
+from wizard.rules.smi import judge_doc
 from wizard.kinds import Kind, register_kind
 from wizard.model import Finding
 from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, parse_smi_csv, parse_smi_table,

@@ -365,7 +365,7 @@ def detect_dcgmi_nvlink(text: str) -> float:
 
 def _judge(probe: str, source: str, fn_name: str):
     def judge(text: str, exp: "Mapping[str, object]") -> list:
-        from wizard.checks import links
+        from wizard.rules import links
         from wizard.probes import ProbeOutput
 
         return getattr(links, fn_name)({probe: ProbeOutput(probe, source, text=text)}, exp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, missing
+from wizard.rules.common import Outputs, missing
 from wizard.model import Finding, Verdict
 
 SRC_LSPCI = "lspci(8), man7.org/linux/man-pages/man8/lspci.8.html (pciutils)"

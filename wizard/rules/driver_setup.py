@@ -18,7 +18,7 @@ Rules (every one lives in ``assets/`` with a source column, or in a constant bel
 * Fabric Manager and NSCQ must be at exactly the driver's version on NVSwitch systems (Fabric Manager
   user guide; NVIDIA packaging READMEs);
 * never "nvcc and nvidia-smi must show the same CUDA": the toolkit is optional (only to build CUDA code)
-  and only needs a driver new enough for it (knowledge.md 1.1, wizard.checks.chain).
+  and only needs a driver new enough for it (knowledge.md 1.1, wizard.rules.chain).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from wizard.actions import ActionContext, Resolved
-from wizard.checks.common import Outputs, gpu_subject, missing
+from wizard.rules.common import Outputs, gpu_subject, missing
 from wizard.data import table
 from wizard.distro import (
     APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, package_manager, version_major,
@@ -874,7 +874,7 @@ def _nvswitch(out: Outputs, plan: Mapping[str, Any], gs: GpuSet) -> tuple[str, l
     fab = [g for g in gs.gpus if g.arch and g.arch.nvlink_fabric]
     if fab:
         return "yes", [g.line for g in fab[:4]]
-    from wizard.checks import smi
+    from wizard.rules import smi
 
     f = smi.topic_check("health.fabric")(out, plan)
     ev = [ln for x in f for ln in x.evidence[:2]][:4]
@@ -1013,7 +1013,7 @@ def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """``driver.chain``: one line over the whole chain (driver branch/flavour -> newest CUDA it runs ->
     CUDA toolkit if any -> torch's CUDA), worst of the parts; probes of driver.install,
     driver.cuda_toolkit and driver.torch_cuda. The toolkit need not match nvidia-smi's CUDA."""
-    from wizard.checks import chain
+    from wizard.rules import chain
 
     st = driver_state(out)
     if not st.present:
@@ -1742,7 +1742,7 @@ def _nvidia_repo_prefix(ctx: ActionContext, h: HostFacts) -> tuple[list[list[str
 def toolkit_cap(h: HostFacts) -> tuple[str, list[str]]:
     """(newest CUDA major.minor to install for these GPUs, the architectures that set it): the lowest
     ``max_cuda_toolkit`` of assets/driver_architectures.csv over the GPUs found; ("", []) when none caps it."""
-    from wizard.checks import chain
+    from wizard.rules import chain
 
     rules = arch_rules()
     caps = [(rules[a].max_cuda_toolkit, a) for a in h.gpus.architectures if a in rules and rules[a].max_cuda_toolkit]
@@ -1755,7 +1755,7 @@ def toolkit_cap(h: HostFacts) -> tuple[str, list[str]]:
 
 def _followup_cuda(h: HostFacts) -> tuple[str, str, str]:
     """(CUDA major.minor to install, the driver's own CUDA, a note when the GPUs' cap lowered it)."""
-    from wizard.checks import chain
+    from wizard.rules import chain
 
     ver, _br = _driver_for_followup(h)
     mm = h.driver.nvml_cuda or (chain.driver_max_cuda(ver) if ver else "")

@@ -21,8 +21,8 @@ Rules, in short (ids in brackets):
 * the node (``node.*``): every rank 0..n-1 reported its sanity all-reduce [node.sanity] (D3); all-reduce sweep:
   #wrong = 0 at every size, busbw at the largest size >= the floor [node.allreduce_sweep] (D4); P2P pairs within
   10%/25% of the median pair [node.p2p] (D1); nccl-tests ``all_reduce_perf`` output in the same log is judged by
-  :func:`wizard.checks.nccl.judge_nccl_tests` [node.allreduce]; NCCL_DEBUG failures by
-  :func:`wizard.checks.nccl.judge_nccl_log`.
+  :func:`wizard.rules.nccl.judge_nccl_tests` [node.allreduce]; NCCL_DEBUG failures by
+  :func:`wizard.rules.nccl.judge_nccl_log`.
 * the soak (``soak.*``): no new Xid/ECC/AER/remap [soak.counters], no sustained HW thermal slowdown or power brake
   [soak.throttle], performance at the end within 5% of the start [soak.perf] (medians of the first and last
   quarter of the intervals after a warm-up interval; UNKNOWN below 3 intervals), no wrong results.
@@ -825,10 +825,10 @@ def _xid_codes(e: Event) -> list[int | None] | None:
 
 def _xid_verdict(code: int | None) -> tuple[Verdict, str]:
     """(verdict, words) of one new Xid from the repo's Xid data, as the health stage grades it
-    (:mod:`wizard.checks.events`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
+    (:mod:`wizard.rules.events`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
     (critical = hardware-class -> FAIL; reset/app/investigate/unknown -> WARN; info -> PASS); checks-catalogue
     B5. A code bringup does not know, or a line cut before its number, is WARN (B5: WARN on others)."""
-    from wizard.checks.events import SEVERITY_VERDICT, severity_rows, xid_rows
+    from wizard.rules.events import SEVERITY_VERDICT, severity_rows, xid_rows
 
     if code is None:
         return Verdict.WARN, "Xid (number not in the log line)"
@@ -1182,7 +1182,7 @@ def nccl_tests_slice(text: str) -> tuple[str, str]:
 
 
 def _nccl(c: _Ctx) -> None:
-    from wizard.checks.nccl import judge_nccl_log, judge_nccl_tests
+    from wizard.rules.nccl import judge_nccl_log, judge_nccl_tests
 
     part, cmd = nccl_tests_slice(c.text)
     if cmd:

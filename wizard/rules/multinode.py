@@ -14,14 +14,14 @@ start/end, ``error`` with ``kind`` unreachable/torch_missing/hang/..., ``end``);
   most nodes have are named; without a majority every value is listed with its nodes.
 * ``multinode.transport`` (and ``multinode.ib_errors``, ``multinode.nvls``, ``multinode.hang``,
   ``multinode.nccl_errors``): each node's NCCL_DEBUG=INFO lines judged by
-  :func:`wizard.checks.nccl.judge_nccl_log` (NET/IB vs NET/Socket, docker0/lo; checks-catalogue E1); a CPU run
+  :func:`wizard.rules.nccl.judge_nccl_log` (NET/IB vs NET/Socket, docker0/lo; checks-catalogue E1); a CPU run
   (gloo) prints no NCCL lines: ``skip`` with that reason.
 * ``multinode.allreduce``: the all-nodes job completed on every node, every rank's sanity all-reduce, ``wrong``
   = 0 at every size; on CUDA, busbw at the largest size (>= 1 GiB) against 0.8 x the node's aggregate NIC
   bandwidth (checks-catalogue E4, derived) when the plan gives ``nics_per_node`` and ``nic_gbit_s``, else
   ``unknown`` with the figure; on CPU correctness only. A hang or failure names the node (the launcher's
   ``hang``/``node_failed`` errors, the script's ``collective_timeout`` ranks mapped to nodes). nccl-tests output
-  from the same run is judged by :func:`wizard.checks.nccl.judge_nccl_tests`.
+  from the same run is judged by :func:`wizard.rules.nccl.judge_nccl_tests`.
 * ``multinode.pairwise``: every pair of nodes (checks-catalogue E5): the node whose every pair failed while
   other pairs passed is named; on CUDA a pair below 0.9 x / 0.75 x the median pair is WARN / FAIL (derived,
   following checks-catalogue D1's variance rule) and the node common to the slow pairs is named.
@@ -39,7 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.checks.nccl import MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, judge_nccl_log, judge_nccl_tests
+from wizard.rules.nccl import MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, judge_nccl_log, judge_nccl_tests
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import parse_nccl_log
 from wizard.parsers.validate import Event, num, parse_event_line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, missing
+from wizard.rules.common import Outputs, missing
 from wizard.model import Finding, Verdict
 
 DMI_BASE = "/sys/class/dmi/id/"
@@ -53,8 +53,8 @@ SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial) / nvidia-s
 
 def gpu_serials_seen(out: Outputs) -> dict[str, str]:
     """PCI bus id (sysfs form) -> GPU serial, from nvidia-smi -q -x (else NVML); {} if none readable."""
-    from wizard.checks.common import normalise_bus_id
-    from wizard.checks.smi import doc_from_outputs
+    from wizard.rules.common import normalise_bus_id
+    from wizard.rules.smi import doc_from_outputs
 
     try:
         doc, _ = doc_from_outputs(out)
@@ -71,8 +71,8 @@ def gpu_serials_seen(out: Outputs) -> dict[str, str]:
 def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     """GPU serials against the ones recorded with this build (``expectations["gpu_serials"]``,
     bus id -> {"serial", "at"}): a changed serial means the GPU in that slot was swapped."""
-    from wizard.checks.common import gpu_subject
-    from wizard.checks.gpu import _no_gpu
+    from wizard.rules.common import gpu_subject
+    from wizard.rules.gpu import _no_gpu
 
     if _no_gpu(out):
         return [Finding("grounding.gpu_serials", Verdict.SKIP,

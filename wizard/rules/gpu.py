@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, garbled, missing
+from wizard.rules.common import Outputs, garbled, missing
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import PciFacts, parse_driver_version, parse_nvidia_smi_l, parse_nvml, parse_pci
 from wizard.parsers.host import parse_modules

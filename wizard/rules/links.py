@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, garbled, gpu_subject, missing
+from wizard.rules.common import Outputs, garbled, gpu_subject, missing
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.pcie import (

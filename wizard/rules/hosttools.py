@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, missing
-from wizard.checks.host import MEMORY_SHORT_PCT, SRC_A8, SRC_SWAP
+from wizard.rules.common import Outputs, missing
+from wizard.rules.host import MEMORY_SHORT_PCT, SRC_A8, SRC_SWAP
 from wizard.model import Finding, Verdict
 from wizard.parsers.hosttools import (
     FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon,

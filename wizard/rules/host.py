@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, garbled, gib, missing
+from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import (
     parse_cmdline, parse_cpu, parse_df, parse_iommu, parse_meminfo, parse_numa,

@@ -27,7 +27,7 @@ import functools
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wizard.checks.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
+from wizard.rules.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
 from wizard.data import table
 from wizard.model import Finding, Verdict, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_xml, unreachable_gpus
@@ -1106,7 +1106,7 @@ def doc_from_outputs(outputs: Outputs, prefer: str = "nvidia_smi_qx") -> tuple[S
 
 def _no_gpu_on_bus(outputs: Outputs) -> bool:
     try:
-        from wizard.checks.gpu import _no_gpu  # the PCI view the other GPU checks use
+        from wizard.rules.gpu import _no_gpu  # the PCI view the other GPU checks use
         return bool(_no_gpu(outputs))
     except Exception:  # noqa: BLE001 - without a PCI view, judge what nvidia-smi says
         return False

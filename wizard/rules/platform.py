@@ -12,7 +12,7 @@ Rules in short (knowledge.md sections 2, 3, 8.4, 8.5 and 9):
   space" / "BAR ... is invalid" for a GPU, is a FAIL; RmInitAdapter without a BAR hint is a WARN
   (one possible cause); a BAR1 above 4 GiB proves 64-bit MMIO is on. Resizable BAR stays at the
   vendor default (never "disable it for NCCL", section 9 item 4).
-* ACS: as the health stage judges it (wizard.checks.links.pcie_acs), under this stage's id.
+* ACS: as the health stage judges it (wizard.rules.links.pcie_acs), under this stage's id.
 * C-states / power profile: reported, never failed: a power/latency trade-off with no hard rule.
 * Root-port link speed: a LnkCtl2 target below what both ends can do is a configuration cap
   (WARN at any load); a lower LnkSta only under load (else "re-check under load", section 9 #19).
@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.checks.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
+from wizard.rules.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import mount_for, parse_cpu, parse_mounts, parse_os_release
 from wizard.parsers.platform import (
@@ -157,7 +157,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     Probes: ``lspci_vvv`` (GPU ``Region`` lines: size, or ``<unassigned>``/``[disabled]``),
     ``nvidia_smi_qx`` (BAR1 total, MiB), ``kernel_log_journal``/``kernel_log_dmesg`` (this boot:
     RmInitAdapter, "BAR n ... can't assign; no space", invalid BAR), ``pci`` (no GPU -> skip)."""
-    from wizard.checks.gpu import _no_gpu
+    from wizard.rules.gpu import _no_gpu
     from wizard.parsers.pcie import parse_lspci
 
     fid = "bios.above_4g_decoding"
@@ -264,11 +264,11 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """bios.pcie_acs: ACS on the GPUs' peer-to-peer path (``lspci_vvv`` ACSCtl), judged exactly as
-    :func:`wizard.checks.links.pcie_acs` judges it for the health stage (bare metal: ACS off on switch
+    :func:`wizard.rules.links.pcie_acs` judges it for the health stage (bare metal: ACS off on switch
     ports, or IOMMU passthrough; VM hosts keep it)."""
     import dataclasses
 
-    from wizard.checks import links
+    from wizard.rules import links
 
     return [dataclasses.replace(f, id="bios.pcie_acs") for f in links.pcie_acs(out, plan)]
 
@@ -352,7 +352,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     what both ends can do (min of the port's and the GPU's LnkCap) is a configuration cap (the BIOS slot
     speed setting): WARN at any load. LnkSta below that is judged only under load
     (``plan["under_load"] is True`` -> FAIL), else WARN "re-check under load"."""
-    from wizard.checks.gpu import _no_gpu
+    from wizard.rules.gpu import _no_gpu
     from wizard.parsers.pcie import fmt_link, parse_lspci
 
     fid = "bios.pcie"
