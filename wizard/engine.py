@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from wizard import actions as act
 from wizard.rules.identity import dmi_fields
+from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
 from wizard.parsers.host import parse_os_release
@@ -36,11 +37,12 @@ def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[
 def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
     """Run each step's check on already-collected outputs. A check that raises (a bug) yields an
     ``unknown`` finding naming the exception instead of hiding the other steps' findings."""
+    facts = facts_of(outputs)  # one cache per run: every rule shares what the parsers read
     result: dict[str, list[Finding]] = {}
     for s in steps:
         assert s.check is not None
         try:
-            findings = list(s.check(outputs, plan))
+            findings = list(s.check(facts, plan))
         except Exception as exc:  # noqa: BLE001
             findings = [Finding(s.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
                                 "This is a bringup bug: please report it with a capture bundle.", "")]

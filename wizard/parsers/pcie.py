@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.rules.common import normalise_bus_id
+from wizard.common import normalise_bus_id
 
 NVIDIA_VENDOR_ID = "10de"
 GPU_CLASS_CODES = ("0300", "0302")

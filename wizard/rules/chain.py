@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.rules.common import Outputs, gpu_subject, missing
+from wizard.rules.common import Outputs, missing
+from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (

@@ -34,22 +34,3 @@ def garbled(fid: str, out: ProbeOutput, what: str, lines: list[str], subject: st
 def gib(kib: int) -> float:
     """KiB -> GiB."""
     return kib / (1024 * 1024)
-
-
-def normalise_bus_id(bus_id: str) -> str:
-    """"00000000:9B:00.0" (NVML/nvidia-smi) or "9b:00.0" (lspci) -> "0000:9b:00.0" (sysfs form)."""
-    b = bus_id.strip().lower()
-    if b.count(":") == 1:
-        b = "0000:" + b
-    dom, _, rest = b.partition(":")
-    if len(dom) > 4:
-        dom = dom[-4:]
-    return f"{dom}:{rest}"
-
-
-def gpu_subject(index: int | str | None = None, bus_id: str = "", serial: str = "") -> str:
-    """How findings name a GPU: "GPU 3 (0000:9b:00.0, serial 1654922005923)"; parts may be missing."""
-    head = f"GPU {index}" if index not in (None, "") else "GPU"
-    inner = ", ".join(x for x in (normalise_bus_id(bus_id) if bus_id else "",
-                                  f"serial {serial}" if serial and serial.upper() not in ("N/A", "[N/A]") else "") if x)
-    return f"{head} ({inner})" if inner else head

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.rules.common import gpu_subject
+from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult

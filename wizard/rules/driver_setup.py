@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from wizard.actions import ActionContext, Resolved
-from wizard.rules.common import Outputs, gpu_subject, missing
+from wizard.rules.common import Outputs, missing
+from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.distro import (
     APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, package_manager, version_major,

@@ -33,7 +33,8 @@ import re
 from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 
-from wizard.rules.common import Outputs, gpu_subject, missing
+from wizard.rules.common import Outputs, missing
+from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.edac import EdacFacts, RasFacts, parse_edac_sysfs

@@ -53,7 +53,7 @@ SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial) / nvidia-s
 
 def gpu_serials_seen(out: Outputs) -> dict[str, str]:
     """PCI bus id (sysfs form) -> GPU serial, from nvidia-smi -q -x (else NVML); {} if none readable."""
-    from wizard.rules.common import normalise_bus_id
+    from wizard.common import normalise_bus_id
     from wizard.rules.smi import doc_from_outputs
 
     try:
@@ -71,7 +71,7 @@ def gpu_serials_seen(out: Outputs) -> dict[str, str]:
 def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     """GPU serials against the ones recorded with this build (``expectations["gpu_serials"]``,
     bus id -> {"serial", "at"}): a changed serial means the GPU in that slot was swapped."""
-    from wizard.rules.common import gpu_subject
+    from wizard.common import gpu_subject
     from wizard.rules.gpu import _no_gpu
 
     if _no_gpu(out):

@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.rules.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
+from wizard.rules.common import Outputs, garbled, missing
+from wizard.common import gpu_subject, normalise_bus_id
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import mount_for, parse_cpu, parse_mounts, parse_os_release
 from wizard.parsers.platform import (

@@ -27,7 +27,8 @@ import functools
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wizard.rules.common import Outputs, garbled, gpu_subject, missing, normalise_bus_id
+from wizard.rules.common import Outputs, garbled, missing
+from wizard.common import gpu_subject, normalise_bus_id
 from wizard.data import table
 from wizard.model import Finding, Verdict, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_xml, unreachable_gpus

@@ -1,0 +1,76 @@
+"""Small pure helpers every layer may use (below the parsers): numbers read from text, byte sizes
+for people, and how findings name a PCI function or a GPU.
+
+Nothing here knows about probes, facts or rules; it imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_INT_RE = {n: re.compile(r"-?\d{1,%d}" % n) for n in (12, 18)}
+
+
+def to_int(s: Any, max_digits: int = 18) -> int | None:
+    """A decimal integer written in ``s`` (surrounding blanks ignored), else ``None``; never raises.
+
+    The digit count is bounded (``int()`` of a huge digit run is slow on hostile input), so a string
+    of more than ``max_digits`` digits is ``None`` too. Non-strings (``None``, numbers from JSON) are
+    accepted: an ``int`` (not a ``bool``) is returned as it is, anything else is ``None``.
+    """
+    if isinstance(s, bool):
+        return None
+    if isinstance(s, int):
+        return s
+    if not isinstance(s, str):
+        return None
+    s = s.strip()
+    pat = _INT_RE.get(max_digits) or re.compile(r"-?\d{1,%d}" % max_digits)
+    return int(s) if pat.fullmatch(s) else None
+
+
+def to_float(s: Any) -> float | None:
+    """A finite number written in ``s`` ("12.5", "1e3", or an int/float from JSON), else ``None``;
+    never raises. NaN and infinities are ``None`` (they compare false with every threshold)."""
+    if isinstance(s, bool) or s is None:
+        return None
+    try:
+        v = float(s.strip() if isinstance(s, str) else s)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
+def human_bytes(n: float | int | None) -> str:
+    """Bytes in binary units (IEC 80000-13: KiB = 1024 B): "8 B", "64 KiB", "1.5 GiB"; ``None`` -> "?".
+
+    Whole numbers print without decimals ("64 GiB", as lspci and nccl-tests print sizes), others with
+    one decimal."""
+    if n is None:
+        return "?"
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{v:.0f} TiB"  # pragma: no cover
+
+
+def normalise_bus_id(bus_id: str) -> str:
+    """"00000000:9B:00.0" (NVML/nvidia-smi) or "9b:00.0" (lspci) -> "0000:9b:00.0" (sysfs form)."""
+    b = bus_id.strip().lower()
+    if b.count(":") == 1:
+        b = "0000:" + b
+    dom, _, rest = b.partition(":")
+    if len(dom) > 4:
+        dom = dom[-4:]
+    return f"{dom}:{rest}"
+
+
+def gpu_subject(index: int | str | None = None, bus_id: str = "", serial: str = "") -> str:
+    """How findings name a GPU: "GPU 3 (0000:9b:00.0, serial 1654922005923)"; parts may be missing."""
+    head = f"GPU {index}" if index not in (None, "") else "GPU"
+    inner = ", ".join(x for x in (normalise_bus_id(bus_id) if bus_id else "",
+                                  f"serial {serial}" if serial and serial.upper() not in ("N/A", "[N/A]") else "") if x)
+    return f"{head} ({inner})" if inner else head
