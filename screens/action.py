@@ -16,32 +16,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
 from screens.widgets import TopBar
-from wizard.parsers.validate import ValidateLog, parse_event_line
-from wizard.store import short_time
 from wizard import actions as act
+from wizard.store import ActionState, short_time
+from wizard.validate import LiveView
 
 SHOW_LINES = 5000
 
 
 def readable(lines: list[str]) -> list[str]:
-    """Log lines as shown: a validation script's ``BRINGUP {json}`` event becomes the same one-line summary the
-    CLI prints (wizard.validate.event_line), or is left out when it has none (NVML samples); every other line is
-    shown as it is. The log file keeps the raw events; `v` shows them judged."""
-    from wizard.parsers.validate import MARKER, parse_event_line
-
-    if not any(MARKER in ln for ln in lines):
-        return lines
-    from wizard.validate import event_line
-
-    out = []
-    for ln in lines:
-        if MARKER not in ln or not parse_event_line(ln) or isinstance(parse_event_line(ln), str):
-            out.append(ln)  # not an event, or a damaged one: shown as it is
-            continue
-        text = event_line(ln)
-        if text is not None:
-            out.append(text)
-    return out
+    """Log lines as shown (a validation event as the CLI's one-line summary): :meth:`LiveView.readable`."""
+    return LiveView.readable(lines)
 
 
 class ActionScreen(Screen[None]):
@@ -56,9 +40,8 @@ class ActionScreen(Screen[None]):
         self.run_id = run_id
         self.next_index = 0
         self._state = ""
-        self.vlog = ValidateLog()
-        """Validation events read from the whole log (the script's ``BRINGUP`` lines)."""
-        self._parsed_upto = 0
+        self.live = LiveView()
+        """The run's progress as its log grows (the script's events); verdicts come from the stored run."""
         self.showing_results = False
 
     def compose(self) -> ComposeResult:
@@ -86,7 +69,8 @@ class ActionScreen(Screen[None]):
         self.query_one("#action-commands", Static).update("\n".join(cmds))
         self.query_one("#action-results").display = False
         self.query_one("#action-progress").display = False
-        self._read_events(run.log_path)
+        if self.live.read_file(run.log_path):
+            self.update_progress()
         buf = self.app.logs.get(self.run_id)
         if buf is not None and (self.run_id in self.app.watched or buf.total):
             lines = list(buf.lines)
@@ -107,7 +91,7 @@ class ActionScreen(Screen[None]):
             if total > len(tail):
                 log.write_line(f"... {total - len(tail)} earlier lines are in {run.log_path}")
             log.write_lines(readable(list(tail)))
-            if run.state == act.RUNNING:
+            if run.state is ActionState.RUNNING:
                 self.app.watch_run(self.run_id)
                 self.next_index = len(tail) if total <= len(tail) else total
         self.watch(self.app, "revision", lambda _: self.refresh_state(), init=True)
@@ -119,45 +103,12 @@ class ActionScreen(Screen[None]):
         if new:
             self.query_one(Log).write_lines(readable(new))
             self.next_index = start + len(lines)
-        self._add_events(start, lines)
-
-    # ------------------------------------------------------------------ validation events
-
-    def _read_events(self, path: str, cap: int = 64 << 20) -> None:
-        """Events from the whole log file (the buffer may hold only its tail)."""
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(cap)
-        except OSError:
-            return
-        lines = data.decode("utf-8", "replace").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        elif lines:
-            lines.pop()  # a partial last line: read again when it is complete
-        self._add_events(0, [act.clean_line(x) for x in lines])
-
-    def _add_events(self, start: int, lines: list[str]) -> None:
-        skip = max(0, self._parsed_upto - start)
-        added = False
-        for i, line in enumerate(lines[skip:], start + skip):
-            r = parse_event_line(line, i + 1)
-            if r is None:
-                self.vlog.other_lines += 1
-            elif isinstance(r, str):
-                self.vlog.bad_lines.append((i + 1, r[:500]))
-            else:
-                self.vlog.events.append(r)
-                added = True
-        self._parsed_upto = max(self._parsed_upto, start + len(lines))
-        if added:
+        if self.live.add(start, lines):
             self.update_progress()
             self.refresh_bindings()
 
     def update_progress(self) -> None:
-        from screens.validation_view import progress_line
-
-        text = progress_line(self.vlog, self.app.basic)
+        text = self.live.progress_line(self.app.basic)
         w = self.query_one("#action-progress", Static)
         w.update(text)
         w.display = bool(text)
@@ -169,14 +120,11 @@ class ActionScreen(Screen[None]):
 
         b = self.app.build
         run = b.store.action_run(self.run_id)
-        findings: list = []
-        if run is not None and run.state != act.RUNNING:
-            _, findings = b.store.latest_check(run.step_id)
-        from screens.validation_view import KIND_OF_STEP
-
-        kind = KIND_OF_STEP.get(run.step_id, "") if run is not None else ""
-        self.query_one("#results-body", Static).update(
-            results_panel(self.vlog, findings, None, self.app.basic, kind=kind, plan=b.plan()))
+        ended = run is not None and run.state is not ActionState.RUNNING
+        # the engine judged the run when it ended and stored its findings and results with it: shown as stored
+        findings = b.run_findings(run) if ended and run is not None else []
+        results = run.results if ended and run is not None else {}
+        self.query_one("#results-body", Static).update(results_panel(self.live, findings, results, self.app.basic))
 
     def action_results(self) -> None:
         """Switch between the log and the results panel (table, busbw chart, verdicts)."""
@@ -192,10 +140,10 @@ class ActionScreen(Screen[None]):
         run = b.store.action_run(self.run_id)
         if run is None:
             return
-        if run.state == act.RUNNING:
+        if run.state is ActionState.RUNNING:
             text = (f"running (pid {run.pid}) since {short_time(run.started_at)}; it goes on if you leave this "
                     "screen or lose the session")
-        elif run.state == act.DRY_RUN:
+        elif run.state is ActionState.DRY_RUN:
             text = "dry run: nothing was run"
         else:
             text = f"{run.state}" + (f", exit status {run.exit_status}" if run.exit_status is not None else "") + \
@@ -213,10 +161,15 @@ class ActionScreen(Screen[None]):
         if action == "cancel":
             b = self.app.build
             run = b.store.action_run(self.run_id) if b is not None else None
-            return run is not None and run.state == act.RUNNING and not b.observing
+            return run is not None and run.state is ActionState.RUNNING and not b.observing
         if action == "results":
-            return bool(self.vlog.events)
+            return self.live.has_events or bool(self._stored_results())
         return True
+
+    def _stored_results(self) -> dict:
+        b = self.app.build
+        run = b.store.action_run(self.run_id) if b is not None else None
+        return run.results if run is not None else {}
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -226,7 +179,7 @@ class ActionScreen(Screen[None]):
 
         b = self.app.build
         run = b.store.action_run(self.run_id)
-        if run is None or run.state != act.RUNNING or b.observing:
+        if run is None or run.state is not ActionState.RUNNING or b.observing:
             self.notify("nothing to cancel here")
             return
 

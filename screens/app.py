@@ -22,11 +22,10 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
-from wizard import actions as act
 from wizard.engine import Build, host_identity, local_host
 from wizard.hosts import Host
 from wizard.store import (
-    StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, utcnow,
+    ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, utcnow,
 )
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -204,7 +203,8 @@ class BringupApp(App[int]):
     def attach_running(self) -> None:
         """Settle recorded runs (finished/interrupted) and start a watcher for each live one."""
         assert self.build is not None
-        for run in self.build.reconcile() if not self.build.observing else self.build.store.action_runs(state=act.RUNNING):
+        for run in (self.build.reconcile() if not self.build.observing
+                    else self.build.store.action_runs(state=ActionState.RUNNING)):
             self.watch_run(run.id)
         self.bump()
 
@@ -255,49 +255,73 @@ class BringupApp(App[int]):
         await self.push_screen_wait(MessageDialog(
             f"Rebooted: {len(changes)} boot-sensitive steps re-checked, {changed} changed", "\n".join(lines)))
 
-    @work(group="action-start", exclusive=True, exit_on_error=False, description="prepare and start an action")
+    @work(group="action-start", exit_on_error=False, description="run an action")
     async def start_action(self, step_id: str) -> None:
+        """Run a step's action through ``Build.run_action`` (the CLI's path too): the engine resolves it,
+        refuses what cannot run here, asks through the confirmation dialog, starts it, follows its log (lines
+        go to the action screen) and judges it when it ends; the screens show what it stored."""
         from screens.action import ActionScreen
         from screens.dialogs import ConfirmAction, MessageDialog
 
         if self.build is None:
             return
-        step = self.build.step(step_id)
+        build = self.build
+        step = build.step(step_id)
         if step.action is None:
             return
-        if self.build.observing:
-            await self.push_screen_wait(MessageDialog("Observing", "Another bringup holds this build: actions "
-                                                      "are disabled in this window."))
-            return
+        # with --snapshot the facts are another machine's: show what would run there, run nothing here
+        dry = self.dry_run or build.dry_run or bool(self.snapshot)
+        buf: list[LogBuffer] = []
+        run_ids: list[int] = []
+
+        async def confirm(prep) -> bool:
+            return bool(await self.push_screen_wait(ConfirmAction(prep)))
+
+        async def on_start(run) -> None:
+            run_ids.append(run.id)
+            if run.state is ActionState.RUNNING:
+                self.watched.add(run.id)
+                buf.append(self.logs.setdefault(run.id, LogBuffer()))
+            self.bump()
+            await self.push_screen(ActionScreen(run.id))
+
+        def on_lines(lines: list[str]) -> None:
+            if buf and run_ids:
+                self.post_message(LogLinesRead(run_ids[0], buf[0].extend(lines), lines))
+
+        def on_checking(on: bool) -> None:
+            (self.checking.add if on else self.checking.discard)(step_id)
+            if not on:
+                self.post_message(ChecksFinished([step_id]))
+            self.bump()
+
         try:
-            resolved = await self.build.resolve_action(self.host, step)
-        except Exception as exc:  # noqa: BLE001
+            out = await build.run_action(self.host, step_id, confirm=confirm, on_start=on_start, on_lines=on_lines,
+                                         on_checking=on_checking, dry_run=dry, poll_s=0.1)
+        except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
             await self.push_screen_wait(MessageDialog("Cannot prepare the action", str(exc)))
             return
-        if resolved.manual:
-            await self.push_screen_wait(MessageDialog("Do this by hand", resolved.manual))
-            return
-        if (step.action.needs_root and os.geteuid() != 0 and not (self.dry_run or self.build.dry_run
-                                                                   or self.snapshot)):
+        finally:
+            for rid in run_ids:
+                self.watched.discard(rid)
+            self.bump()
+        prep = out.prepared
+        if prep.refusal_kind == "observing":
+            await self.push_screen_wait(MessageDialog("Observing", "Another bringup holds this build: actions "
+                                                      "are disabled in this window."))
+        elif prep.refusal_kind == "manual":
+            await self.push_screen_wait(MessageDialog("Do this by hand", prep.refusal))
+        elif prep.refusal_kind == "root":
             await self.push_screen_wait(MessageDialog("Needs root", root_hint(step.action.title, self.state_dir)))
-            return
-        # with --snapshot the facts are another machine's: show what would run there, run nothing here
-        dry = self.dry_run or self.build.dry_run or bool(self.snapshot)
-        ok = await self.push_screen_wait(ConfirmAction(step.action, resolved, dry))
-        if not ok:
-            return
-        try:
-            run = self.build.start_action(step, resolved, dry_run=dry)
-        except (PermissionError, ValueError, StoreError, OSError) as exc:
-            await self.push_screen_wait(MessageDialog("Not started", str(exc)))
-            return
-        if run.state == act.RUNNING:
-            self.watch_run(run.id)
-        self.bump()
-        await self.push_screen(ActionScreen(run.id))
+        elif out.error:
+            await self.push_screen_wait(MessageDialog("Not started", out.error))
+        elif out.run is not None and out.run.state is not ActionState.DRY_RUN:
+            self.post_message(ActionEnded(out.run.id, out.run.state))
 
     @work(group="action-watch", exit_on_error=False, description="follow an action's log and status")
     async def watch_run(self, run_id: int, poll_s: float = 0.1) -> None:
+        """Follow a run this window did not start (re-attached after a restart, or opened from another
+        window's build) with ``Build.follow_action``; the engine settles and judges it when it ends."""
         if self.build is None or run_id in self.watched:
             return
         run = self.build.store.action_run(run_id)
@@ -305,20 +329,13 @@ class BringupApp(App[int]):
             return
         self.watched.add(run_id)
         buf = self.logs.setdefault(run_id, LogBuffer())
-        tail = act.LogTail(run.log_path)
+
+        def on_lines(lines: list[str]) -> None:
+            self.post_message(LogLinesRead(run_id, buf.extend(lines), lines))
+
         try:
-            while True:
-                lines = tail.read_new()
-                if lines:
-                    self.post_message(LogLinesRead(run_id, buf.extend(lines), lines))
-                run = self.build.refresh_action(run)
-                if run.state != act.RUNNING:
-                    rest = tail.read_new() + tail.flush()
-                    if rest:
-                        self.post_message(LogLinesRead(run_id, buf.extend(rest), rest))
-                    self.post_message(ActionEnded(run_id, run.state))
-                    break
-                await asyncio.sleep(poll_s)
+            run = await self.build.follow_action(run, on_lines, poll_s)
+            self.post_message(ActionEnded(run_id, run.state))
         finally:
             self.watched.discard(run_id)
             self.bump()
@@ -337,7 +354,7 @@ class BringupApp(App[int]):
         run = self.build.store.action_run(message.run_id) if self.build is not None else None
         if run is not None and not self.build.observing and self.build.needs_check(run.step_id):
             self.run_checks([run.step_id])  # the commands ran; now verify what they were for
-        if message.state in (act.FAILED, act.INTERRUPTED):
+        if message.state in (ActionState.FAILED, ActionState.INTERRUPTED):
             self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)
 
     # ------------------------------------------------------------------ actions

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
-from wizard.actions import ActionSpec, Resolved
+from wizard.engine import PreparedAction
 
 
 class ConfirmAction(ModalScreen[bool]):
@@ -19,11 +19,12 @@ class ConfirmAction(ModalScreen[bool]):
 
     BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run it")]
 
-    def __init__(self, spec: ActionSpec, resolved: Resolved, dry_run: bool) -> None:
+    def __init__(self, prepared: PreparedAction) -> None:
         super().__init__()
-        self.spec = spec
-        self.resolved = resolved
-        self.dry_run = dry_run
+        assert prepared.step.action is not None
+        self.spec = prepared.step.action
+        self.lines = prepared.commands  # the engine's exact commands, as they will run
+        self.dry_run = prepared.dry_run
 
     def compose(self) -> ComposeResult:
         s = self.spec
@@ -31,7 +32,7 @@ class ConfirmAction(ModalScreen[bool]):
                  f"Needs root: {'yes' if s.needs_root else 'no'}"]
         if s.backs_up:
             facts.append("Backs up first: " + ", ".join(s.backs_up))
-        lines = self.resolved.describe()
+        lines = self.lines
         with Vertical(id="dialog", classes="dialog confirm-action"):
             yield Static(("DRY RUN: " if self.dry_run else "") + s.title, classes="dialog-title", markup=False)
             yield Static(s.description, markup=False, id="confirm-description")

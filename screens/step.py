@@ -11,7 +11,7 @@ from textual.widgets import Button, Collapsible, Footer, Static
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import TopBar
-from wizard.store import short_time
+from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.model import StepStatus, Verdict
 
@@ -210,7 +210,7 @@ class StepScreen(Screen[None]):
             return
         if self._writable():
             run = self.build.last_run(self.step_id)
-            if run is not None and run.state == act.RUNNING:
+            if run is not None and run.state is ActionState.RUNNING:
                 from screens.action import ActionScreen
 
                 self.app.push_screen(ActionScreen(run.id))

@@ -30,7 +30,7 @@ def needs_gpu(check: Check) -> Check:
     what it observed in the message: a missing nvidia-smi is not news when there is no GPU."""
     import dataclasses
 
-    from wizard.rules.gpu import _no_gpu
+    from wizard.rules.gpu_presence import _no_gpu
 
     def wrapped(outputs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
         found = check(outputs, plan)

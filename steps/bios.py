@@ -2,8 +2,8 @@
 hints, and a check from the OS wherever the setting's effect is visible. Every BIOS step is
 boot-sensitive: after a reboot (new boot id) bringup re-checks them and shows what changed."""
 
-from wizard.rules import host as hc
-from wizard.rules import platform as pc
+from wizard.rules import bios as hc
+from wizard.rules import bios as pc
 from wizard.model import Stage, Step
 
 STAGE = Stage(

@@ -4,9 +4,11 @@ from typing import Any, Mapping
 
 from steps._checks import needs_gpu
 from wizard.actions import ActionSpec
-from wizard.rules import chain
-from wizard.rules import driver_setup as ds
-from wizard.rules import gpu as gc
+from wizard.rules import driver_chain as chain
+from wizard.install import driver as di
+from wizard.rules import driver_install as ds
+from wizard.rules import gpu_presence as gc
+from wizard.rules import nvlink
 from wizard.rules import smi
 from wizard.model import Finding, Stage, Step, Verdict
 
@@ -18,7 +20,7 @@ def fabric_manager(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Find
     if len(findings) == 1 and findings[0].verdict is Verdict.UNKNOWN and "nothing to judge" in findings[0].message:
         return [Finding("health.fabric", Verdict.SKIP,
                         "no GPU reports an NVLink fabric (no NVSwitch): Fabric Manager is not needed", "host",
-                        findings[0].evidence, "", smi.SRC_A3)]
+                        findings[0].evidence, "", nvlink.SRC_A3)]
     return findings
 
 
@@ -122,7 +124,7 @@ STAGE = Stage(
                     "apt never removes packages (--no-remove). Sources per command: assets/driver_install.csv (NVIDIA "
                     "Driver Installation Guide; NVIDIA CUDA installation guide; Ubuntu Server docs). Reboot afterwards."
                 ),
-                resolve=ds.resolve_driver_install,
+                resolve=di.resolve_driver_install,
                 probes=INSTALL_PROBES,
             ),
             requires=("os.nouveau",),
@@ -184,7 +186,7 @@ STAGE = Stage(
                 title="Enable and start nvidia-persistenced",
                 description="Runs `systemctl enable --now nvidia-persistenced` (NVIDIA Driver Persistence "
                             "documentation, docs.nvidia.com/deploy/driver-persistence/).",
-                resolve=ds.resolve_persistenced,
+                resolve=di.resolve_persistenced,
             ),
         ),
         Step(
@@ -220,7 +222,7 @@ STAGE = Stage(
                             "that also pulls the proprietary driver, NVIDIA/gpu-operator#163), plus nvlsm on NVLink 5 "
                             "boards, then `systemctl enable --now nvidia-fabricmanager`. Only for NVSwitch (HGX/DGX) "
                             "systems; manual instructions where the names are not verified.",
-                resolve=ds.resolve_fabric_manager,
+                resolve=di.resolve_fabric_manager,
                 probes=INSTALL_PROBES,
             ),
         ),
@@ -245,7 +247,7 @@ STAGE = Stage(
                             "(CUDA 13 dropped compute capability < 7.5: NVIDIA blog 'Navigating GPU architecture support'), from NVIDIA's CUDA repository "
                             "(CUDA installation guide). On Ubuntu's archive driver it gives manual instructions instead "
                             "of adding NVIDIA's repository next to it. Not needed to train with PyTorch wheels.",
-                resolve=ds.resolve_cuda_toolkit,
+                resolve=di.resolve_cuda_toolkit,
                 probes=INSTALL_PROBES,
             ),
         ),
@@ -281,7 +283,7 @@ STAGE = Stage(
                             "Maxwell/Pascal/Volta: CUDA 13 dropped compute capability < 7.5, NVIDIA blog 'Navigating GPU architecture support') with its recommended packages from NVIDIA's CUDA "
                             "repository and runs `systemctl --now enable nvidia-dcgm` (DCGM installation guide). Manual "
                             "instructions on Ubuntu's archive driver (no repository mixing).",
-                resolve=ds.resolve_dcgm,
+                resolve=di.resolve_dcgm,
                 probes=INSTALL_PROBES,
             ),
         ),
@@ -301,7 +303,7 @@ STAGE = Stage(
                 description="Adds NVIDIA's container toolkit repository (apt: its signing key as a keyring and the "
                             "apt source the guide writes; dnf/zypper: its .repo file) and installs "
                             "nvidia-container-toolkit (NVIDIA Container Toolkit installation guide).",
-                resolve=ds.resolve_container_toolkit,
+                resolve=di.resolve_container_toolkit,
                 probes=("os_release",),
             ),
         ),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from steps._checks import needs_gpu
-from wizard.rules import events as ev
-from wizard.rules import gpu as gc
-from wizard.rules import links as lk
+from wizard.rules import edac, kernel_log
+from wizard.rules import gpu_presence as gc
+from wizard.rules import nvlink, pcie, topology
 from wizard.rules import smi
 from wizard.rules.baseline import judge_baseline
 from wizard.model import Stage, Step
@@ -80,7 +80,7 @@ STAGE = Stage(
             ),
             instructions="Fix what a finding names, then check again. Acknowledge (x) only events you have dealt with.",
             probes=("kernel_log_journal", "kernel_log_dmesg", "nvml"),
-            check=ev.kernel_log,
+            check=kernel_log.kernel_log,
             boot_sensitive=True,
         ),
         Step(
@@ -145,7 +145,7 @@ STAGE = Stage(
                 "the link supports fails (Meta GCM check-pci; lspci(8) LnkCap/LnkSta)."
             ),
             probes=("lspci_vvv", "pci"),
-            check=lk.pcie_width,
+            check=pcie.pcie_width,
             boot_sensitive=True,
         ),
         Step(
@@ -157,7 +157,7 @@ STAGE = Stage(
                 "documentation on PCIe link generation)."
             ),
             probes=("lspci_vvv", "pci"),
-            check=lk.pcie_speed,
+            check=pcie.pcie_speed,
             boot_sensitive=True,
         ),
         Step(
@@ -168,7 +168,7 @@ STAGE = Stage(
                 "replay counter shows a marginal link (Meta GCM pcie-aer; DCGM PCIe replay rate)."
             ),
             probes=("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"),
-            check=lambda out, plan: (lk.pcie_aer(out, plan) + gc.aer_counters(out, plan)
+            check=lambda out, plan: (pcie.pcie_aer(out, plan) + pcie.aer_counters(out, plan)
                                      + smi.topic_check("health.pcie_replay")(out, plan)),
             boot_sensitive=True,
         ),
@@ -181,7 +181,7 @@ STAGE = Stage(
                 "docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)."
             ),
             probes=("lspci_vvv", "pci"),
-            check=needs_gpu(lk.pcie_acs),
+            check=needs_gpu(pcie.pcie_acs),
             boot_sensitive=True,
         ),
         Step(
@@ -192,7 +192,7 @@ STAGE = Stage(
                 "(NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes', docs.nvidia.com/cuda/gpudirect-rdma/)."
             ),
             probes=("lspci_vvv", "pci"),
-            check=needs_gpu(lk.gpu_bar1),
+            check=needs_gpu(pcie.gpu_bar1),
             boot_sensitive=True,
         ),
         Step(
@@ -204,7 +204,7 @@ STAGE = Stage(
                 "guide; AzNHC check_hw_topology)."
             ),
             probes=("nvidia_smi_topo_m", "pci"),
-            check=needs_gpu(lk.topology),
+            check=needs_gpu(topology.topology),
         ),
         Step(
             id="health.p2p",
@@ -215,7 +215,7 @@ STAGE = Stage(
                 "(nvidia-smi topo -p2p; NCCL troubleshooting guide)."
             ),
             probes=("nvidia_smi_topo_p2p", "pci"),
-            check=needs_gpu(lk.p2p),
+            check=needs_gpu(topology.p2p),
         ),
         Step(
             id="health.nvlink",
@@ -226,7 +226,7 @@ STAGE = Stage(
                 "(NVIDIA Health Validation nvlink_active; nvidia-smi nvlink -s)."
             ),
             probes=("nvidia_smi_nvlink_s", "pci"),
-            check=needs_gpu(lk.nvlink),
+            check=needs_gpu(nvlink.nvlink),
         ),
         Step(
             id="health.nvlink_errors",
@@ -236,7 +236,7 @@ STAGE = Stage(
                 "lifetime totals alone are not a fault (Meta GCM NVLink counters; DCGM NVLink fields)."
             ),
             probes=("nvidia_smi_nvlink_e", "pci"),
-            check=needs_gpu(lk.nvlink_errors),
+            check=needs_gpu(nvlink.nvlink_errors),
         ),
         Step(
             id="health.host_memory",
@@ -247,7 +247,7 @@ STAGE = Stage(
                 "Meta GCM mce)."
             ),
             probes=("edac_sysfs",),
-            check=ev.edac,
+            check=edac.edac,
         ),
         Step(
             id="health.processes",

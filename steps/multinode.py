@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.rules.multinode import judge_consistency, judge_multinode, judge_transport
+from wizard.rules.multinode import judge_consistency, judge_multinode, judge_transport, results_json
 from wizard.model import Stage, Step
 
 HOSTFILE_HELP = ("one line per node: 'name ssh_target gpus [python=/path/to/python] [addr=IP]' (or MPI's "
@@ -100,6 +100,7 @@ FACTS = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_consistency,
+    results=results_json,
 )
 
 TRANSPORT = ActionSpec(
@@ -114,6 +115,7 @@ TRANSPORT = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_transport,
+    results=results_json,
 )
 
 ALLREDUCE = ActionSpec(
@@ -129,6 +131,8 @@ ALLREDUCE = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_multinode,
+    results=results_json,
+    command="nodes",
 )
 
 STAGE = Stage(

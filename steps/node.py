@@ -1,7 +1,7 @@
 """Stage 8: validate all GPUs of the node together."""
 
 from wizard.actions import ActionSpec
-from wizard.rules.validate import judge_node, judge_soak
+from wizard.rules.validate import judge_node, judge_soak, results_node, results_soak
 from wizard.model import Stage, Step
 from wizard.validate import VALIDATE_PROBES, resolve_node, resolve_soak
 
@@ -18,6 +18,8 @@ NODE_VALIDATE = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_node,
+    results=results_node,
+    command="node",
 )
 
 SOAK = ActionSpec(
@@ -32,6 +34,8 @@ SOAK = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_soak,
+    results=results_soak,
+    command="soak",
 )
 
 STAGE = Stage(

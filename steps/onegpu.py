@@ -1,7 +1,7 @@
 """Stage 7: validate one GPU at a time (each GPU on its own)."""
 
 from wizard.actions import ActionSpec
-from wizard.rules.validate import judge_gpu
+from wizard.rules.validate import judge_gpu, results_gpu
 from wizard.model import Stage, Step
 from wizard.validate import VALIDATE_PROBES, resolve_gpu
 
@@ -18,6 +18,8 @@ GPU_VALIDATE = ActionSpec(
     changes_system=False,
     needs_root=False,
     judge=judge_gpu,
+    results=results_gpu,
+    command="gpu",
 )
 
 STAGE = Stage(

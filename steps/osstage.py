@@ -10,10 +10,9 @@ from pathlib import Path
 
 from steps._checks import only
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.rules import gpu as gc
-from wizard.rules import host as hc
-from wizard.rules import hosttools as ht
-from wizard.rules import platform as pc
+from wizard.rules import gpu_presence as gc
+from wizard.rules import host as host_rules
+from wizard.rules import os as os_rules
 from wizard.rules import tools as tc
 from wizard.distro import package_manager
 from wizard.fileedit import backup_name
@@ -212,7 +211,7 @@ STAGE = Stage(
                 "tesla/driver-installation-guide/; CUDA 12.4/12.6 installation guides."
             ),
             probes=("os_release", "kernel"),
-            check=hc.os_release,
+            check=os_rules.os_release,
         ),
         Step(
             id="os.memory",
@@ -224,7 +223,7 @@ STAGE = Stage(
             ),
             instructions="Record the expected size as host_ram_gib in the plan answers (F2) to compare.",
             probes=("meminfo",),
-            check=hc.memory,
+            check=host_rules.memory,
         ),
         Step(
             id="os.memory_pressure",
@@ -236,7 +235,7 @@ STAGE = Stage(
             ),
             instructions="Stop what holds the memory, or add memory before training.",
             probes=("free_b",),
-            check=only(ht.memory_pressure, "os.memory_pressure"),
+            check=only(host_rules.memory_pressure, "os.memory_pressure"),
         ),
         Step(
             id="os.driver_support",
@@ -256,7 +255,7 @@ STAGE = Stage(
                 "in that branch's release notes."
             ),
             probes=("os_release", "kernel"),
-            check=pc.os_support,
+            check=os_rules.os_support,
         ),
         Step(
             id="os.kernel_headers",
@@ -270,7 +269,7 @@ STAGE = Stage(
             ),
             instructions="If the check warns, run the action: it installs the headers package for `uname -r`.",
             probes=("kernel", "kernel_build"),
-            check=pc.kernel_headers,
+            check=os_rules.kernel_headers,
             boot_sensitive=True,
             action=ActionSpec(
                 id="install_kernel_headers",
@@ -298,7 +297,7 @@ STAGE = Stage(
                 "(atomic rewrite) and runs swapoff -a. The next step's action undoes it."
             ),
             probes=("swaps",),
-            check=hc.swap,
+            check=os_rules.swap,
             action=ActionSpec(
                 id="swap_off",
                 title="Turn swap off (comment out swap in /etc/fstab, swapoff -a)",
@@ -324,7 +323,7 @@ STAGE = Stage(
             ),
             instructions="Run the action only if you want swap back; otherwise leave this step skipped.",
             probes=("fstab",),
-            check=pc.swap_rollback_info,
+            check=os_rules.swap_rollback_info,
             action=ActionSpec(
                 id="swap_rollback",
                 title="Restore /etc/fstab from the swap step's backup and swapon -a",
@@ -347,7 +346,7 @@ STAGE = Stage(
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
             probes=("df", "data_path_df"),
-            check=hc.filesystems,
+            check=os_rules.filesystems,
         ),
         Step(
             id="os.mount_options",
@@ -361,7 +360,7 @@ STAGE = Stage(
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
             probes=("mounts", "fstab"),
-            check=pc.mount_options,
+            check=os_rules.mount_options,
         ),
         Step(
             id="os.time_sync",
@@ -378,7 +377,7 @@ STAGE = Stage(
                 "at your site's NTP servers."
             ),
             probes=("timedatectl", "chronyc_tracking"),
-            check=pc.time_sync,
+            check=os_rules.time_sync,
         ),
         Step(
             id="os.tools",

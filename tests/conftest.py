@@ -1,4 +1,11 @@
-"""Shared fixtures: state directories, a frozen clock, the development VM's capture bundle."""
+"""Shared fixtures: state directories, a frozen clock, the development VM's capture bundle, sshd "nodes".
+
+No test reads or writes the real state directory (``/var/lib/bringup`` as root, the platformdirs user
+state dir otherwise): ``$BRINGUP_STATE_DIR`` (``wizard.store.default_state_dir``'s override) and
+``$XDG_STATE_HOME`` point at a temporary directory for the whole session (so session- and module-scoped
+fixtures and every subprocess they start inherit it) and at a fresh one for each test. A test that wants a
+given directory still passes ``--state DIR`` / ``Build.open(DIR)``, which wins over the environment.
+"""
 
 from __future__ import annotations
 
@@ -20,11 +27,30 @@ def frozen_clock() -> str:
     return FROZEN
 
 
+def _point_state_at(setenv, base: Path) -> None:
+    """bringup's default state dir (:func:`wizard.store.default_state_dir`) and platformdirs' -> under ``base``."""
+    setenv("BRINGUP_STATE_DIR", str(base / "bringup-state"))
+    setenv("XDG_STATE_HOME", str(base / "xdg-state"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_state_dir(tmp_path_factory):
+    """The default state dir of everything set up before a test's own fixtures run: a temporary one."""
+    mp = pytest.MonkeyPatch()
+    _point_state_at(mp.setenv, tmp_path_factory.mktemp("default-state"))
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
 @pytest.fixture(autouse=True)
-def _stable_env(monkeypatch):
-    """Deterministic identity of 'who' ran things, and no colour surprises."""
+def _stable_env(monkeypatch, tmp_path):
+    """Deterministic identity of 'who' ran things, no colour surprises, and a fresh default state dir
+    (never /var/lib/bringup nor ~/.local/state/bringup) for the test and every process it starts."""
     monkeypatch.setenv("SUDO_USER", "tester")
     monkeypatch.delenv("NO_COLOR", raising=False)
+    _point_state_at(monkeypatch.setenv, tmp_path / "default-state")
     yield
 
 
@@ -39,7 +65,7 @@ def state_dir(tmp_path) -> Path:
 def devvm_host():
     from wizard.capture import load_bundle
 
-    host, manifest = load_bundle(DEVVM_BUNDLE)
+    host, _manifest = load_bundle(DEVVM_BUNDLE)
     return host
 
 
@@ -58,10 +84,13 @@ def env_for_cli() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def ssh_cluster(tmp_path_factory):
     """Three real sshd "nodes" on 127.0.0.2-4 (node1..node3) plus ``dead`` (nothing listens), with an ssh
-    client config for ``-F`` (see tests/sshd.py). Missing sshd fails the test with the fix; never a skip."""
-    from tests.sshd import SshdUnavailable, start_cluster
+    client config for ``-F`` (see tests/sshd.py). OpenSSH is installed first when missing (as root, with
+    apt-get, one xdist worker at a time: :func:`tests.sshd.ensure_openssh`); when it cannot be, the test
+    fails with the fix, never a skip."""
+    from tests.sshd import SshdUnavailable, ensure_openssh, start_cluster
 
     try:
+        ensure_openssh()
         cluster = start_cluster(tmp_path_factory.mktemp("sshd"), 3)
     except SshdUnavailable as exc:
         pytest.fail(str(exc), pytrace=False)

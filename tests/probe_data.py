@@ -31,7 +31,9 @@ def text(path: Path) -> str:
 
 def collect_tree(root: Path, names: Iterable[str]) -> dict[str, ProbeOutput]:
     """Run the registry's probes ``names`` against files saved under ``root``."""
-    return asyncio.run(probes.collect(LocalHost(root=str(root)), list(names)))
+    from wizard.registry import probes_named
+
+    return asyncio.run(probes.collect(LocalHost(root=str(root)), probes_named(names)))
 
 
 def file_output(name: str, path: Path, source: str) -> ProbeOutput:

@@ -8,17 +8,22 @@ StrictHostKeyChecking accept-new``) that bringup's :class:`wizard.hosts.SSHHost`
 It also names a node nobody listens on (``dead``) for the unreachable cases.
 
 Nothing is mocked: the tests go through the real ssh client, the real sshd and a real login shell.
-When sshd or ssh-keygen is missing, :func:`start_cluster` raises :class:`SshdUnavailable` with the fix
-(CI installs ``openssh-server`` in ``.ci/run``); the fixture turns it into a test failure, never a skip.
+:func:`ensure_openssh` (called by the session's ``ssh_cluster`` fixture) installs what is missing of
+``/usr/sbin/sshd``, ``ssh`` and ``ssh-keygen`` with ``apt-get install openssh-server openssh-client`` when
+the tests run as root on a Debian-family machine, one process at a time (an flock on a file in the temp
+dir, so only one pytest-xdist worker runs apt); otherwise it raises :class:`SshdUnavailable` with the fix,
+and the fixture turns that into a test failure, never a skip.
 """
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +31,11 @@ from pathlib import Path
 SSHD = "/usr/sbin/sshd"
 """sshd must be started by absolute path (it re-executes itself for every connection)."""
 START_TIMEOUT_S = 10.0
+PACKAGES = ("openssh-server", "openssh-client")
+"""What :func:`ensure_openssh` installs (Debian/Ubuntu package names)."""
+INSTALL_LOCK = Path(tempfile.gettempdir()) / "bringup-tests-openssh-install.lock"
+"""flock'ed around the check-and-install, so parallel workers (and parallel sessions) run apt once."""
+APT_TIMEOUT_S = 600
 
 
 class SshdUnavailable(RuntimeError):
@@ -80,6 +90,50 @@ class Cluster:
         return "\n".join(out)
 
 
+def missing_openssh() -> list[str]:
+    """What of ``/usr/sbin/sshd``, ``ssh`` and ``ssh-keygen`` this machine lacks."""
+    return [p for p in (SSHD,) if not os.path.exists(p)] + [b for b in ("ssh", "ssh-keygen") if not shutil.which(b)]
+
+
+def ensure_openssh() -> None:
+    """Install OpenSSH (server and client) when any of its programs is missing.
+
+    As root on a machine with apt-get: ``apt-get update`` then ``apt-get install -y --no-install-recommends
+    openssh-server openssh-client`` (non-interactive), under an exclusive flock on :data:`INSTALL_LOCK` so
+    only one process installs while the others wait and then find it installed. Not root, no apt-get, or a
+    failed install: :class:`SshdUnavailable` saying what to install by hand.
+    """
+    if not missing_openssh():
+        return
+    with open(INSTALL_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = missing_openssh()
+        if not missing:  # another worker installed it while this one waited
+            return
+        manual = (f"{', '.join(missing)} not found: the multi-node tests run real sshd servers. Install OpenSSH "
+                  f"as root (`apt-get install -y --no-install-recommends {' '.join(PACKAGES)}`) or run the tests "
+                  "as root, and the test set-up installs it")
+        if os.geteuid() != 0:
+            raise SshdUnavailable(manual + " (these tests are not running as root, so they cannot).")
+        apt = shutil.which("apt-get")
+        if apt is None:
+            raise SshdUnavailable(manual + " (this machine has no apt-get: install OpenSSH's server and client "
+                                           "with its package manager).")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for argv in ([apt, "update", "-q"],
+                     [apt, "install", "-y", "-q", "--no-install-recommends", *PACKAGES]):
+            try:
+                r = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=APT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise SshdUnavailable(f"`{' '.join(argv)}` did not finish in {APT_TIMEOUT_S} s. {manual}.") from None
+            if r.returncode != 0:
+                tail = (r.stdout + r.stderr).strip()[-1500:]
+                raise SshdUnavailable(f"`{' '.join(argv)}` failed (exit status {r.returncode}):\n{tail}\n{manual}.")
+        still = missing_openssh()
+        if still:
+            raise SshdUnavailable(f"{', '.join(still)} still missing after installing {' '.join(PACKAGES)}.")
+
+
 def _free_port(addr: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((addr, 0))
@@ -100,7 +154,7 @@ def _wait_listening(addr: str, port: int, proc: subprocess.Popen[bytes], deadlin
 
 def _keygen(path: Path) -> None:
     r = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bringup-test", "-f", str(path)],
-                       capture_output=True, text=True)
+                       check=False, capture_output=True, text=True)
     if r.returncode != 0:
         raise SshdUnavailable(f"ssh-keygen failed: {r.stderr.strip()}")
 
@@ -111,10 +165,11 @@ def start_cluster(tmp: Path, count: int = 3) -> Cluster:
     Raises :class:`SshdUnavailable` when ``/usr/sbin/sshd``, ``ssh`` or ``ssh-keygen`` is missing or a
     server does not listen within 10 s (its log is in the message).
     """
-    missing = [p for p in (SSHD,) if not os.path.exists(p)] + [b for b in ("ssh", "ssh-keygen") if not shutil.which(b)]
+    missing = missing_openssh()
     if missing:
         raise SshdUnavailable(f"{', '.join(missing)} not found: install OpenSSH (`apt-get install -y openssh-server "
-                              "openssh-client`; .ci/run does this in CI). The multi-node tests need real sshd servers.")
+                              "openssh-client`; the ssh_cluster fixture does this as root). The multi-node tests "
+                              "need real sshd servers.")
     tmp.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege-separation directory

@@ -70,12 +70,12 @@ def test_action_runs_detached_and_completes(build):
     step = steps.step_by_id(GENERIC)
     resolved = Resolved(ops=[py("import time\nfor i in range(3):\n print('line', i, flush=True); time.sleep(0.05)")])
     run = build.start_action(step, resolved)
-    assert run.state == act.RUNNING and run.pid and run.pid_start
+    assert run.state == act.ActionState.RUNNING and run.pid and run.pid_start
     assert build.status(step.id) is StepStatus.RUNNING
     # it runs in its own session: not in our process group
     assert os.getpgid(run.pid) != os.getpgid(0)
     done = build.wait_action(run, timeout_s=30)
-    assert done.state == act.SUCCEEDED and done.exit_status == 0
+    assert done.state == act.ActionState.SUCCEEDED and done.exit_status == 0
     assert "line 2" in Path(done.log_path).read_text()
     assert build.status(step.id) is StepStatus.PASSED
     rec = build.store.action_run(run.id)
@@ -86,7 +86,7 @@ def test_failed_action_fails_the_step(build):
     step = steps.step_by_id(GENERIC)
     run = build.start_action(step, Resolved(ops=[py("import sys; sys.exit(4)")]))
     run = build.wait_action(run, timeout_s=30)
-    assert run.state == act.FAILED and run.exit_status == 4
+    assert run.state == act.ActionState.FAILED and run.exit_status == 4
     assert build.status(step.id) is StepStatus.FAILED
     assert "exit status 4" in build.store.step_states()[step.id].reason
 
@@ -108,7 +108,7 @@ def test_reattach_after_the_ui_process_dies(state_dir):
     assert b2.resume_point().running[0].id == run.id
     gate.write_text("go")
     final = b2.wait_action(still[0], timeout_s=30)
-    assert final.state == act.SUCCEEDED
+    assert final.state == act.ActionState.SUCCEEDED
     log = Path(final.log_path).read_text()
     assert "started" in log and "finished" in log
     assert b2.status(step.id) is StepStatus.PASSED
@@ -125,7 +125,7 @@ def test_run_that_died_without_status_is_interrupted(build):
     still = build.reconcile()
     assert still == []
     rec = build.store.action_run(run.id)
-    assert rec.state == act.INTERRUPTED
+    assert rec.state == act.ActionState.INTERRUPTED
     assert build.status(step.id) is StepStatus.INTERRUPTED
     assert "interrupted" in Path(rec.log_path).read_text()
 
@@ -149,8 +149,10 @@ def test_cancel_records_the_signal(build):
         time.sleep(0.05)
     assert act.cancel(run, BOOT)
     run = build.wait_action(run, timeout_s=30)
-    assert build.status(step.id) is StepStatus.FAILED
-    assert run.state == act.CANCELLED and run.exit_status == -signal.SIGTERM
+    # a cancel is not a failure (issue 9): the step is open again, its reason says what happened
+    st = build.store.step_states()[step.id]
+    assert st.status is StepStatus.PENDING and "cancelled" in st.reason
+    assert run.state == act.ActionState.CANCELLED and run.exit_status == -signal.SIGTERM
 
 
 def test_dry_run_runs_nothing_and_says_what_it_would(state_dir, tmp_path):
@@ -158,7 +160,7 @@ def test_dry_run_runs_nothing_and_says_what_it_would(state_dir, tmp_path):
     marker = tmp_path / "ran"
     step = steps.step_by_id("os.tools")
     run = b.start_action(step, Resolved(ops=[py(f"open({str(marker)!r}, 'w').write('x')")]))
-    assert run.state == act.DRY_RUN and run.pid is None
+    assert run.state == act.ActionState.DRY_RUN and run.pid is None
     time.sleep(0.3)
     assert not marker.exists()
     assert "would run: $ " + sys.executable in Path(run.log_path).read_text()
@@ -218,7 +220,7 @@ def test_success_of_an_action_with_a_check_waits_for_the_check(build):
     step = steps.step_by_id("os.tools")
     run = build.start_action(step, Resolved(ops=[py("print('installed')")]), dry_run=False)
     run = build.wait_action(run, timeout_s=30)
-    assert run.state == act.SUCCEEDED
+    assert run.state == act.ActionState.SUCCEEDED
     assert build.status(step.id) is StepStatus.PENDING and build.needs_check(step.id)
 
 
@@ -233,7 +235,7 @@ def test_baseline_is_judged_from_its_log_not_its_exit_status(build):
     for line, status, verdict in ((HOT, StepStatus.PASSED, "warn"), (COOL, StepStatus.PASSED, "pass")):
         run = build.start_action(step, Resolved(ops=[py(f"print({line!r})")]), dry_run=False)
         run = build.wait_action(run, timeout_s=30)
-        assert run.state == act.SUCCEEDED
+        assert run.state == act.ActionState.SUCCEEDED
         st = build.store.step_states()[step.id]
         assert st.status is status and st.verdict.value == verdict
         _, findings = build.store.latest_check(step.id)
@@ -288,3 +290,69 @@ def test_logtail_is_incremental_and_cleans_progress_lines(tmp_path):
     assert t.read_new() == ["partial"]
     assert t.read_new() == []
     assert clean_line("\x1b[2K\x1b[1Gdone") == "done"
+
+
+# ---------------------------------------------------------------- the one action path: Build.run_action
+
+def test_action_states_are_an_enum_that_stores_and_prints_the_same_strings(build):
+    from wizard.store import ActionState
+
+    assert [s.value for s in ActionState] == ["running", "succeeded", "failed", "interrupted", "dry-run", "cancelled"]
+    assert json.dumps({"state": ActionState.DRY_RUN}) == '{"state": "dry-run"}' and f"{ActionState.FAILED}" == "failed"
+    run = build.start_action(steps.step_by_id(GENERIC), Resolved(ops=[py("pass")]))
+    assert build.store.conn.execute("SELECT state FROM action_run WHERE id = ?", (run.id,)).fetchone()[0] == "running"
+    assert build.wait_action(run, timeout_s=30).state is ActionState.SUCCEEDED
+
+
+async def test_run_action_confirms_starts_follows_judges_and_stores_with_the_run(build):
+    """health.idle_baseline through the one path: the confirmation shows the exact commands, the log reaches
+    on_lines, the engine judges the log when the run ends and stores the findings and the overrides with it."""
+    from wizard.engine import local_host
+    from wizard.store import ActionState
+
+    host = local_host()
+    asked, lines, started = [], [], []
+    declined = await build.run_action(host, "health.idle_baseline", {"baseline_minutes": 0.02},
+                                      confirm=lambda p: asked.append(p.confirmation()) or False)
+    assert declined.declined and declined.run is None and not build.store.action_runs()
+    assert any("$ " + sys.executable in ln and "wizard.sample" in ln for ln in asked[0])
+
+    async def yes(p):
+        return True
+
+    out = await build.run_action(host, "health.idle_baseline", {"baseline_minutes": 0.02}, confirm=yes,
+                                 on_start=started.append, on_lines=lines.extend, poll_s=0.05)
+    run = out.run
+    assert run is not None and started[0].id == run.id and run.state is ActionState.SUCCEEDED
+    assert any(ln.startswith("# summary") for ln in lines)
+    assert run.overrides == {"baseline_minutes": 0.02} and run.check_run is not None
+    assert out.findings and out.findings == build.run_findings(run) == build.store.latest_check(run.step_id)[1]
+    assert out.verdict is build.store.step_states()[run.step_id].verdict
+
+
+async def test_run_action_refuses_what_cannot_run_here_and_starts_nothing(build, monkeypatch):
+    from wizard.engine import local_host
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    out = await build.run_action(local_host(), "os.tools", confirm=lambda p: pytest.fail("asked for a refused action"))
+    assert out.prepared.refusal_kind in ("root", "manual") and out.prepared.refusal and out.run is None
+    assert not build.store.action_runs()
+    dry = await build.run_action(local_host(), "os.tools", dry_run=True)  # a dry run needs no root
+    assert dry.prepared.refusal_kind in ("", "manual")
+    if dry.run is not None:
+        assert dry.run.state is act.ActionState.DRY_RUN and build.status("os.tools") is StepStatus.PENDING
+
+
+def test_a_cancelled_judged_run_is_judged_but_not_failed(build):
+    """A cancel is not a failure: what the run measured is judged and stored; the cancel adds an unknown."""
+    step = steps.step_by_id("health.idle_baseline")
+    run = build.start_action(step, Resolved(ops=[py("import time; print('go', flush=True); time.sleep(60)")]))
+    deadline = time.monotonic() + 10
+    while "go" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert act.cancel(run, BOOT)
+    run = build.wait_action(run, timeout_s=30)
+    assert run.state is act.ActionState.CANCELLED and run.check_run is not None
+    found = build.run_findings(run)
+    assert any("cancelled" in f.message and f.verdict.value == "unknown" for f in found)
+    assert build.status(step.id) is not StepStatus.FAILED

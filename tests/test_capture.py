@@ -15,7 +15,7 @@ from wizard.capture import BUNDLE_SCHEMA, BundleError, capture, load_bundle
 from wizard.engine import checked_steps, run_checks
 from wizard.hosts import LocalHost, SnapshotHost
 from wizard.model import Verdict
-from wizard.probes import REGISTRY
+from wizard.registry import PROBES as REGISTRY
 
 
 def test_manifest_has_schema_identity_and_per_probe_records(tmp_path):

@@ -4,7 +4,7 @@ import re
 
 import steps
 from wizard.model import Step
-from wizard.probes import REGISTRY
+from wizard.registry import PROBES as REGISTRY
 
 CARD_ORDER = ["plan", "grounding", "bios", "os", "driver", "health", "gpu", "node", "multinode", "report"]
 

@@ -1,13 +1,12 @@
-"""Every shared case file of the "chain" area gets its expected verdict and names its cause.
+"""Every real case file of the "chain" area gets its expected verdict and names its cause.
 
-Reads /work/shared/cases/expected.csv (copied files in tests/data/cases keep their names) and
+Reads tests/data/cases/expected.csv (the cases' verdicts and public sources) and
 runs each raw file through ``explain_text`` with no kind given, as ``bringup explain`` does.
 """
 
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from tests.probe_data import CASES, text
 
 PREFIXES = ("nvcc-version__", "torch-cuda__", "nccl-tests__", "nccl-debug__", "dcgmi-diag__", "free-h__", "swapon-",
             "lscpu__", "numactl-")
-EXPECTED_CSV = Path("/work/shared/cases/expected.csv")
+EXPECTED_CSV = CASES / "expected.csv"
 KINDS = {"nvcc-version__": "nvcc-version", "torch-cuda__": "torch-cuda", "nccl-tests__": "nccl-tests",
          "nccl-debug__": "nccl-debug", "dcgmi-diag__": "dcgmi-diag", "free-h__": "free", "swapon-": "swapon",
          "lscpu__": "lscpu", "numactl-": "numactl-hardware"}
@@ -25,7 +24,7 @@ KINDS = {"nvcc-version__": "nvcc-version", "torch-cuda__": "torch-cuda", "nccl-t
 
 def _rows() -> list[dict[str, str]]:
     src = EXPECTED_CSV if EXPECTED_CSV.exists() else None
-    assert src is not None, "the shared expected.csv is missing"
+    assert src is not None, "tests/data/cases/expected.csv is missing"
     with open(src, newline="", encoding="utf-8") as fh:
         return [r for r in csv.DictReader(fh) if r["file"].startswith(PREFIXES)]
 

@@ -2,19 +2,17 @@
 they return is well formed (DESIGN.md: "Parsers never raise on garbage").
 
 Inputs: random text, random bytes decoded like hosts decode them (UTF-8, errors="replace"),
-truncations and line mutations of the real outputs in tests/data (PROVENANCE-chain.md).
+truncations and line mutations of the real outputs in tests/data (PROVENANCE.md).
 """
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-from typing import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.rules import chain, dcgm, hosttools, nccl
+from wizard.rules import dcgm, driver_chain, nccl
+from wizard.rules import host as hosttools
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
@@ -23,19 +21,17 @@ from wizard.parsers.hosttools import parse_free, parse_lscpu, parse_numactl, par
 from wizard.parsers.nccl import infer_collective, parse_nccl_log, parse_nccl_tests
 from wizard.probes import ProbeOutput
 
-from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC
+from tests import strategies
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-garbage = st.one_of(
-    st.text(max_size=1500),
-    st.binary(max_size=1500).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
-                              "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
-                              "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
-                              "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]),
-             max_size=80).map("".join),
-)
+TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
+          "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
+          "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
+          "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
+
+garbage = strategies.garbage(TOKENS, max_size=1500, max_tokens=80)
 
 REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
               if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
@@ -43,33 +39,9 @@ REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
                                                     "synthetic_lscpu", "synthetic_numactl")))
 
 
-@functools.lru_cache(maxsize=None)
-def _real(path: Path) -> str:
-    return text(path)
-
-
-@st.composite
-def mutated(draw: Callable) -> str:
-    """A real output cut short, or with lines dropped, duplicated or shuffled."""
-    lines = _real(draw(st.sampled_from(REAL))).splitlines()
-    op = draw(st.sampled_from(["cut", "drop", "dup", "swap", "chars"]))
-    if not lines:
-        return ""
-    i = draw(st.integers(0, len(lines) - 1))
-    if op == "cut":
-        return "\n".join(lines[:i]) + "\n" + lines[i][: draw(st.integers(0, len(lines[i])))]
-    if op == "drop":
-        return "\n".join(lines[:i] + lines[i + 1:])
-    if op == "dup":
-        return "\n".join(lines[:i] + [lines[i]] * 3 + lines[i:])
-    if op == "swap":
-        j = draw(st.integers(0, len(lines) - 1))
-        lines[i], lines[j] = lines[j], lines[i]
-        return "\n".join(lines)
-    junk = draw(st.text(max_size=20))
-    k = draw(st.integers(0, len(lines[i])))
-    lines[i] = lines[i][:k] + junk + lines[i][k:]
-    return "\n".join(lines)
+def mutated() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL, TOKENS)
 
 
 inputs = st.one_of(garbage, mutated())
@@ -104,8 +76,8 @@ def test_parsers_never_raise(t: str) -> None:
 def test_judges_never_raise(t: str) -> None:
     exp = {"gpu_count": 8, "numa_nodes": 2, "host_ram_gib": 512, "scheduler": "kubernetes",
            "nics_per_node": 8, "nic_gbit_s": 400}
-    _ok(chain.judge_nvcc_text(t, exp))
-    _ok(chain.judge_torch_text(t, exp))
+    _ok(driver_chain.judge_nvcc_text(t, exp))
+    _ok(driver_chain.judge_torch_text(t, exp))
     _ok(nccl.judge_nccl_tests(t, exp))
     _ok(nccl.judge_nccl_log(t, exp))
     _ok(dcgm.judge(parse_dcgm_text(t), t, exp))
@@ -127,7 +99,7 @@ def test_checks_over_probe_outputs_never_raise(t: str, rc: int | None, err: str)
         "lscpu": ProbeOutput("lscpu", "$ lscpu", t, rc=rc),
         "free_b": ProbeOutput("free_b", "$ free -b", t, rc=rc),
     }
-    for fn in (chain.cuda_toolkit, chain.torch_cuda, hosttools.cpu_layout, hosttools.memory_pressure):
+    for fn in (driver_chain.cuda_toolkit, driver_chain.torch_cuda, hosttools.cpu_layout, hosttools.memory_pressure):
         _ok(fn(outs, {}))
 
 

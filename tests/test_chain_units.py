@@ -1,14 +1,18 @@
 """Unit tests of the chain area's parsers and rules, on real outputs (tests/data/cases, public)
-and on the synthetic files PROVENANCE-chain.md lists (each says why it had to be built)."""
+and on the synthetic files PROVENANCE.md lists (each says why it had to be built)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from wizard import probes
-from wizard.rules import chain, dcgm, hosttools, nccl
+from wizard import registry
+from wizard.rules import dcgm, driver_chain, nccl
+from wizard.rules import host as hosttools
 from wizard.explain import explain_text
-from wizard.kinds import load_all
+from wizard.registry import KINDS
 from wizard.model import Verdict
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
 from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
@@ -29,26 +33,26 @@ def _v(findings, fid=None):
 
 
 def test_kinds_and_probes_registered() -> None:
-    kinds = load_all()
+    kinds = KINDS
     for k in ("nvcc-version", "torch-cuda", "nccl-tests", "nccl-debug", "dcgmi-diag", "dcgmi-diag-json", "free",
               "swapon", "lscpu", "numactl-hardware"):
         assert k in kinds
-    assert probes.REGISTRY["nvcc_version"].name == "nvcc_version"
+    assert registry.PROBES["nvcc_version"].name == "nvcc_version"
     for name in ("nvcc_version", "torch_cuda", "lscpu", "free_b"):
-        assert name in probes.REGISTRY
+        assert name in registry.PROBES
 
 
 # ------------------------------------------------------------------ CUDA chain rules
 
 
 def test_driver_table_lookups() -> None:
-    assert chain.min_driver("12.4")[0] == "550.54.14"
-    assert chain.min_driver("10.0")[0] == "410.48"
-    assert chain.family_floor("12.8") == "525"
-    assert chain.family_floor("11.8") == "450.80.02"
-    assert chain.family_floor("10.0") == ""
-    assert chain.driver_max_cuda("550.90.07") == "12.4"
-    assert chain.driver_max_cuda("384.81") == "9.0"
+    assert driver_chain.min_driver("12.4")[0] == "550.54.14"
+    assert driver_chain.min_driver("10.0")[0] == "410.48"
+    assert driver_chain.family_floor("12.8") == "525"
+    assert driver_chain.family_floor("11.8") == "450.80.02"
+    assert driver_chain.family_floor("10.0") == ""
+    assert driver_chain.driver_max_cuda("550.90.07") == "12.4"
+    assert driver_chain.driver_max_cuda("384.81") == "9.0"
 
 
 @pytest.mark.parametrize("mm,driver,verdict", [
@@ -60,15 +64,15 @@ def test_driver_table_lookups() -> None:
     ("14.1", "610.10", Verdict.UNKNOWN),    # not in the table
 ])
 def test_judge_chain(mm: str, driver: str, verdict: Verdict) -> None:
-    res = chain.judge_chain(mm, driver)
+    res = driver_chain.judge_chain(mm, driver)
     assert res is not None and res[0] is verdict
 
 
 def test_judge_chain_with_driver_cuda_only() -> None:
-    assert chain.judge_chain("12.1", driver_cuda="12.4")[0] is Verdict.PASS
-    assert chain.judge_chain("12.8", driver_cuda="12.4")[0] is Verdict.WARN
-    assert chain.judge_chain("12.1", driver_cuda="11.4")[0] is Verdict.FAIL
-    assert chain.judge_chain("12.1") is None
+    assert driver_chain.judge_chain("12.1", driver_cuda="12.4")[0] is Verdict.PASS
+    assert driver_chain.judge_chain("12.8", driver_cuda="12.4")[0] is Verdict.WARN
+    assert driver_chain.judge_chain("12.1", driver_cuda="11.4")[0] is Verdict.FAIL
+    assert driver_chain.judge_chain("12.1") is None
 
 
 def test_nvcc_parse_real_outputs() -> None:
@@ -86,30 +90,30 @@ def test_cuda_toolkit_check_never_compares_nvcc_with_smi() -> None:
     nv = _out("nvcc_version", "$ nvcc --version", text(CASES / "nvcc-version__cuda-12.4-h100-node.txt"))
     outs = {"nvcc_version": nv, "nvidia_driver_version": _out("nvidia_driver_version", "/proc/driver/nvidia/version",
                                                               NVRM.format(v="560.35.03"), rc=None)}
-    f = chain.cuda_toolkit(outs, {})
+    f = driver_chain.cuda_toolkit(outs, {})
     assert _v(f) == [Verdict.PASS]  # nvcc 12.4 on a 12.6 driver is fine
     assert "need not match" in f[0].message
     outs["nvidia_driver_version"] = _out("nvidia_driver_version", "/proc/driver/nvidia/version",
                                          NVRM.format(v="535.104.05"), rc=None)
-    assert _v(chain.cuda_toolkit(outs, {})) == [Verdict.WARN]
+    assert _v(driver_chain.cuda_toolkit(outs, {})) == [Verdict.WARN]
     outs["nvidia_driver_version"] = _out("nvidia_driver_version", "/proc/driver/nvidia/version",
                                          NVRM.format(v="515.65.01"), rc=None)
-    f = chain.cuda_toolkit(outs, {})
+    f = driver_chain.cuda_toolkit(outs, {})
     assert _v(f) == [Verdict.FAIL] and f[0].remedy
 
 
 def test_cuda_toolkit_check_nvcc_missing_is_skip() -> None:
     outs = {"nvcc_version": _out("nvcc_version", "$ nvcc --version", rc=127, error="command not found: nvcc")}
-    f = chain.cuda_toolkit(outs, {})
+    f = driver_chain.cuda_toolkit(outs, {})
     assert _v(f) == [Verdict.SKIP]
-    assert chain.cuda_toolkit({}, {})[0].verdict is Verdict.UNKNOWN
+    assert driver_chain.cuda_toolkit({}, {})[0].verdict is Verdict.UNKNOWN
 
 
 def test_torch_probe_without_torch_is_skip_not_crash() -> None:
     o = _out("torch_cuda", "$ python3 -c ...", "", rc=1,
              stderr="Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
                     "ModuleNotFoundError: No module named 'torch'\n")
-    f = chain.torch_cuda({"torch_cuda": o}, {})
+    f = driver_chain.torch_cuda({"torch_cuda": o}, {})
     assert _v(f) == [Verdict.SKIP] and "no torch" in f[0].message
 
 
@@ -119,7 +123,7 @@ def test_torch_probe_with_driver(driver: str, verdict: Verdict) -> None:
     o = _out("torch_cuda", "$ python3 -c ...", "2.5.1+cu124\n12.4\nTrue\n")
     outs = {"torch_cuda": o, "nvidia_driver_version": _out("nvidia_driver_version", "/proc/driver/nvidia/version",
                                                            NVRM.format(v=driver), rc=None)}
-    f = chain.torch_cuda(outs, {})
+    f = driver_chain.torch_cuda(outs, {})
     assert _v(f, "driver.torch_cuda") == [verdict]
     if driver.startswith("470"):
         assert "forward-compatibility" in f[0].message
@@ -129,7 +133,7 @@ def test_torch_probe_is_available_false_with_old_driver_fails() -> None:
     o = _out("torch_cuda", "$ python3 -c ...", "2.7.0+cu128\n12.8\nFalse\n",
              stderr="UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)."
                     " Please update your GPU driver\n")
-    f = chain.torch_cuda({"torch_cuda": o}, {})
+    f = driver_chain.torch_cuda({"torch_cuda": o}, {})
     assert _v(f) == [Verdict.FAIL]
     assert "11.4" in f[0].message and "570.26" in f[0].message
     assert "torch build" in f[0].remedy
@@ -137,7 +141,7 @@ def test_torch_probe_is_available_false_with_old_driver_fails() -> None:
 
 def test_torch_probe_timeout_is_unknown() -> None:
     o = _out("torch_cuda", "$ python3 -c ...", rc=124, error="timed out after 180 s")
-    assert _v(chain.torch_cuda({"torch_cuda": o}, {})) == [Verdict.UNKNOWN]
+    assert _v(driver_chain.torch_cuda({"torch_cuda": o}, {})) == [Verdict.UNKNOWN]
 
 
 def test_torch_repl_transcript_parse() -> None:
@@ -342,3 +346,36 @@ def test_numactl_rules() -> None:
     assert _v(hosttools.judge_numactl(n, {"numa_nodes": 4}), "bios.numa") == [Verdict.FAIL]
     f = hosttools.judge_numactl_text(text(SYNTHETIC / "synthetic_numactl-hardware__node1-half-memory.txt"), {})
     assert _v(f, "bios.numa_memory") == [Verdict.WARN]
+
+
+# ------------------------------------------------------------------ sources are public documents
+
+_INTERNAL = re.compile(r"knowledge\.md|knowledge base|checks-catalogue|DESIGN\.md|wizard/|assets/|cases/|§", re.I)
+_PUBLIC_DOC = re.compile(r"https?://|\(\d\)|man page|Spec|SDM|\b[\w.-]+/[\w.-]+#\d+")
+_RULE_MODULES = ("kernel_log", "kernel_log_common", "xid", "edac", "dcgm", "nccl", "driver_chain", "multinode", "tools")
+_ASSETS = ("xid.csv", "xid_severity.csv", "xid_buckets.csv", "xid154_actions.csv", "xid_text_severity.csv",
+           "kernel_log_benign.csv", "pcie_only_gpus.csv", "cuda_driver_min.csv", "nccl_floors.csv")
+
+
+@pytest.mark.parametrize("name", _RULE_MODULES)
+def test_rule_sources_name_public_documents(name: str) -> None:
+    """Every SRC_* of the kernel-log, Xid, EDAC, DCGM, NCCL, driver-chain and multi-node rules names a document an
+    operator can open (a URL, a man page, a spec, an issue), never an internal file."""
+    import importlib
+
+    mod = importlib.import_module(f"wizard.rules.{name}")
+    srcs = {k: v for k, v in vars(mod).items() if k.startswith("SRC") and isinstance(v, str)}
+    assert srcs, name
+    for k, v in srcs.items():
+        assert not _INTERNAL.search(v), (name, k, v)
+        assert _PUBLIC_DOC.search(v), (name, k, v)
+
+
+@pytest.mark.parametrize("asset", _ASSETS)
+def test_asset_sources_name_public_documents(asset: str) -> None:
+    from wizard.data import table
+
+    rows = list(table(asset))
+    assert rows, asset
+    for r in rows:
+        assert not _INTERNAL.search(r["source"]) and _PUBLIC_DOC.search(r["source"]), (asset, r)

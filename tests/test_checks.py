@@ -12,16 +12,27 @@ import json
 
 import pytest
 
-from wizard.rules import gpu as gc
-from wizard.rules import host as hc
-from wizard.rules.identity import dmi_identity
+from tests.probe_data import (
+    CASES,
+    LOCAL_VM,
+    PUBLIC,
+    SYNTHETIC,
+    collect_tree,
+    command_output,
+    failed,
+    file_output,
+    grep_tree,
+    text,
+    tree_output,
+)
 from wizard.model import Finding, Verdict, overall
 from wizard.probes import ProbeOutput
-
-from tests.probe_data import (
-    CASES, LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, failed, file_output,
-    grep_tree, text, tree_output,
-)
+from wizard.rules import bios as bios_rules
+from wizard.rules import gpu_presence as gc
+from wizard.rules import host as host_rules
+from wizard.rules import os as os_rules
+from wizard.rules import pcie
+from wizard.rules.identity import dmi_identity
 
 H200_TREE = SYNTHETIC / "synthetic_sysfs-pci-h200x8-nvswitch"
 VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
@@ -103,14 +114,14 @@ def without_gpus(tree_out: ProbeOutput, keep: int) -> ProbeOutput:
 # ------------------------------------------------------------------ missing and failed probes
 
 MISSING = [
-    (hc.os_release, "os.release", "os_release"),
-    (hc.cpu, "bios.cpu", "cpu_topology"),
-    (hc.numa, "bios.numa", "numa"),
-    (hc.memory, "os.memory", "meminfo"),
-    (hc.swap, "os.swap", "swaps"),
-    (hc.iommu, "bios.iommu", "cmdline"),
-    (hc.iommu, "bios.iommu", "iommu"),  # the dev VM's command line names no IOMMU mode
-    (hc.filesystems, "os.filesystem", "df"),
+    (os_rules.os_release, "os.release", "os_release"),
+    (bios_rules.cpu, "bios.cpu", "cpu_topology"),
+    (bios_rules.numa, "bios.numa", "numa"),
+    (host_rules.memory, "os.memory", "meminfo"),
+    (os_rules.swap, "os.swap", "swaps"),
+    (bios_rules.iommu, "bios.iommu", "cmdline"),
+    (bios_rules.iommu, "bios.iommu", "iommu"),  # the dev VM's command line names no IOMMU mode
+    (os_rules.filesystems, "os.filesystem", "df"),
     (gc.gpu_pci, "health.gpu_pci", "pci"),
     (gc.nvidia_smi, "driver.nvidia_smi", "nvidia_smi_l"),
     (gc.nvml, "health.nvml", "nvml"),
@@ -158,11 +169,11 @@ def test_nvidia_smi_synthetic_timeout_is_unknown_with_the_timeout_as_evidence(gp
 # ------------------------------------------------------------------ garbled output
 
 GARBLED = [
-    (hc.os_release, "os.release", "os_release", "<html><body>502 Bad Gateway</body></html>\n"),
-    (hc.memory, "os.memory", "meminfo", "MemFree:  1024 kB\nthis is not meminfo\n"),
-    (hc.swap, "os.swap", "swaps", text(PUBLIC / "proc-swaps__cygwin-size-used-run-together.txt")),
-    (hc.swap, "os.swap", "swaps", "/dev/sda2 partition 8388604 0 -2\n"),  # no header
-    (hc.filesystems, "os.filesystem", "df", "df: unrecognized option: B\nBusyBox v1.36.1 multi-call binary.\n"),
+    (os_rules.os_release, "os.release", "os_release", "<html><body>502 Bad Gateway</body></html>\n"),
+    (host_rules.memory, "os.memory", "meminfo", "MemFree:  1024 kB\nthis is not meminfo\n"),
+    (os_rules.swap, "os.swap", "swaps", text(PUBLIC / "proc-swaps__cygwin-size-used-run-together.txt")),
+    (os_rules.swap, "os.swap", "swaps", "/dev/sda2 partition 8388604 0 -2\n"),  # no header
+    (os_rules.filesystems, "os.filesystem", "df", "df: unrecognized option: B\nBusyBox v1.36.1 multi-call binary.\n"),
     (gc.nouveau, "os.nouveau", "modules", "\ufffd\ufffd binary junk\n"),
     (gc.driver, "driver.loaded", "modules", "\ufffd\ufffd binary junk\n"),
     (gc.nvidia_smi, "driver.nvidia_smi", "nvidia_smi_l", "Segmentation fault (core dumped)\n"),
@@ -186,7 +197,7 @@ def test_cpu_garbled_sysfs_is_unknown_and_shows_the_line(vm):
     files = dict(vm["cpu_topology"].files)
     files[f"{CPU}/online"] = "0-1,x\n"
     vm["cpu_topology"] = tree_output("cpu_topology", files, vm["cpu_topology"].source)
-    findings = hc.cpu(vm, {})
+    findings = bios_rules.cpu(vm, {})
     assert overall(findings) is Verdict.UNKNOWN
     unknown = [f for f in findings if f.verdict is Verdict.UNKNOWN]
     assert f"{CPU}/online:0-1,x" in unknown[0].evidence
@@ -196,7 +207,7 @@ def test_numa_garbled_node_is_unknown_not_a_count(vm):
     files = dict(vm["numa"].files)
     files[f"{NODE}/node1/cpulist"] = "\ufffd\n"
     vm["numa"] = tree_output("numa", files, vm["numa"].source)
-    f = only(hc.numa(vm, {"numa_nodes": 2}))
+    f = only(bios_rules.numa(vm, {"numa_nodes": 2}))
     assert f.verdict is Verdict.UNKNOWN  # not "1 NUMA node; the plan expects 2"
     assert f"{NODE}/node1/cpulist:\ufffd" in f.evidence
 
@@ -205,7 +216,7 @@ def test_numa_garbled_node_is_unknown_not_a_count(vm):
 
 
 def test_os_release_dev_vm(vm):
-    f = only(hc.os_release(vm, {}))
+    f = only(os_rules.os_release(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message == "Debian GNU/Linux 12 (bookworm), kernel 6.18.44-fc-v657"
     assert '/etc/os-release:PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"' in f.evidence  # the raw line
@@ -219,7 +230,7 @@ def test_os_release_dev_vm(vm):
 def test_os_release_other_distributions_without_kernel_probe(vm, name, pretty, ids):
     vm["os_release"] = file_output("os_release", PUBLIC / name, "/etc/os-release")
     del vm["kernel"]
-    f = only(hc.os_release(vm, {}))
+    f = only(os_rules.os_release(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message == f"{pretty}, kernel unknown"
     for pair in ids.split():  # the raw lines (values may be quoted in the file)
@@ -231,7 +242,7 @@ def test_os_release_other_distributions_without_kernel_probe(vm, name, pretty, i
 
 
 def test_cpu_dev_vm(vm):
-    f = only(hc.cpu(vm, {}))
+    f = only(bios_rules.cpu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message == "Intel(R) Xeon(R) Processor: 1 socket(s), 2 cores, 2 logical CPUs, SMT off"
     assert "model name\t: Intel(R) Xeon(R) Processor" in f.evidence
@@ -250,7 +261,7 @@ def _cpu_tree(vm, online: str, possible: str, present: str | None = None) -> Non
 
 def test_cpu_synthetic_offline_cpus_fail(vm):
     _cpu_tree(vm, online="0-1", possible="0-3")
-    f = only(hc.cpu(vm, {}))
+    f = only(bios_rules.cpu(vm, {}))
     assert f.verdict is Verdict.FAIL
     assert "2 of 4 possible CPUs are offline" in f.message
     assert f"{CPU}/online:0-1" in f.evidence and f"{CPU}/possible:0-3" in f.evidence
@@ -259,7 +270,7 @@ def test_cpu_synthetic_offline_cpus_fail(vm):
 
 def test_cpu_synthetic_offline_present_cpus_fail(vm):
     _cpu_tree(vm, online="0-1", possible="0-7", present="0-3")
-    f = only(hc.cpu(vm, {}))
+    f = only(bios_rules.cpu(vm, {}))
     assert f.verdict is Verdict.FAIL
     assert "2 of 4 present CPUs are offline" in f.message
     assert f"{CPU}/present:0-3" in f.evidence
@@ -269,13 +280,13 @@ def test_cpu_synthetic_empty_hotplug_slots_are_not_offline_cpus(vm):
     # The shape of a real boot log (PROVENANCE.md): "SMP: Allowing 4 CPUs, 2 hotplug CPUs" and
     # "Brought up 2 CPUs": possible 0-3, present 0-1, online 0-1 on a healthy machine.
     _cpu_tree(vm, online="0-1", possible="0-3", present="0-1")
-    f = only(hc.cpu(vm, {}))
+    f = only(bios_rules.cpu(vm, {}))
     assert f.verdict is Verdict.PASS
 
 
 def test_cpu_without_cpuinfo_still_reports_topology(vm):
     vm["cpuinfo"] = failed("cpuinfo", "/proc/cpuinfo", "permission denied")
-    f = only(hc.cpu(vm, {}))
+    f = only(bios_rules.cpu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message.startswith("unknown CPU model: 1 socket(s), 2 cores")
 
@@ -285,14 +296,14 @@ def test_cpu_without_cpuinfo_still_reports_topology(vm):
 
 @pytest.mark.parametrize("plan", [{}, {"numa_nodes": 1}, {"numa_nodes": 0}, {"numa_nodes": "2"}])
 def test_numa_dev_vm_passes(vm, plan):
-    f = only(hc.numa(vm, plan))
+    f = only(bios_rules.numa(vm, plan))
     assert f.verdict is Verdict.PASS
     assert f.message == "1 NUMA node(s)"
     assert f"{NODE}/node0/cpulist:0-1" in f.evidence
 
 
 def test_numa_dev_vm_fails_a_plan_of_two_nodes(vm):
-    f = only(hc.numa(vm, {"numa_nodes": 2}))
+    f = only(bios_rules.numa(vm, {"numa_nodes": 2}))
     assert f.verdict is Verdict.FAIL
     assert f.message == "1 NUMA node(s); the plan expects 2"
     assert "NPS" in f.remedy and "SNC" in f.remedy
@@ -303,7 +314,7 @@ def test_numa_synthetic_two_nodes_and_a_memory_only_node(vm):
     vm["numa"] = tree_output("numa", {f"{NODE}/online": "0-2\n", f"{NODE}/node0/cpulist": "0-63\n",
                                       f"{NODE}/node1/cpulist": "64-127\n", f"{NODE}/node2/cpulist": "\n"},
                              "sysfs node")
-    f = only(hc.numa(vm, {"numa_nodes": 3}))
+    f = only(bios_rules.numa(vm, {"numa_nodes": 3}))
     assert f.verdict is Verdict.PASS
     assert f.message == "3 NUMA node(s), 1 without CPUs"
 
@@ -319,7 +330,7 @@ MEMTOTAL_GIB = 24684092 / 1024 / 1024  # the dev VM: 23.54 GiB
 ])
 def test_memory_dev_vm_against_the_plan(vm, expected_gib, verdict):
     plan = {} if expected_gib is None else {"host_ram_gib": expected_gib}
-    f = only(hc.memory(vm, plan))
+    f = only(host_rules.memory(vm, plan))
     assert f.verdict is verdict
     assert f.message.startswith(f"{MEMTOTAL_GIB:.1f} GiB of memory")
     assert any(e.startswith("/proc/meminfo:MemTotal:") and e.endswith("24684092 kB") for e in f.evidence)
@@ -333,7 +344,7 @@ def test_memory_dev_vm_against_the_plan(vm, expected_gib, verdict):
 
 
 def test_swap_dev_vm_is_off(vm):
-    f = only(hc.swap(vm, {"scheduler": "kubernetes"}))
+    f = only(os_rules.swap(vm, {"scheduler": "kubernetes"}))
     assert f.verdict is Verdict.PASS
     assert f.message == "swap is off"
     assert "/proc/swaps: no swap devices" in f.evidence
@@ -344,7 +355,7 @@ def test_swap_dev_vm_is_off(vm):
 def test_swap_on_depends_on_the_scheduler(vm, scheduler, verdict):
     raw = text(PUBLIC / "proc-swaps__arm64-nvme-partition.txt")
     vm["swaps"] = file_output("swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt", "/proc/swaps")
-    f = only(hc.swap(vm, {"scheduler": scheduler} if scheduler else {}))
+    f = only(os_rules.swap(vm, {"scheduler": scheduler} if scheduler else {}))
     assert f.verdict is verdict
     assert f"swap is on ({466838356 / 1024 / 1024:.1f} GiB)" in f.message
     assert raw.splitlines()[1] in f.evidence
@@ -357,7 +368,7 @@ def test_swap_on_depends_on_the_scheduler(vm, scheduler, verdict):
 
 
 def test_iommu_dev_vm_off(vm):
-    f = only(hc.iommu(vm, {}))
+    f = only(bios_rules.iommu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message == "IOMMU off or not exposed (no IOMMU arguments)"
     assert "/proc/cmdline: no IOMMU arguments" in f.evidence
@@ -365,7 +376,7 @@ def test_iommu_dev_vm_off(vm):
 
 def test_iommu_pt_on_the_command_line_passes(vm):
     vm["cmdline"] = file_output("cmdline", CASES / "proc-cmdline__iommu-pt.txt", "/proc/cmdline")
-    f = only(hc.iommu(vm, {}))
+    f = only(bios_rules.iommu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert "iommu=pt" in f.message
     assert "/proc/cmdline: iommu=pt" in f.evidence
@@ -374,7 +385,7 @@ def test_iommu_pt_on_the_command_line_passes(vm):
 def test_iommu_pt_on_the_command_line_decides_without_sysfs(vm):
     vm["cmdline"] = file_output("cmdline", CASES / "proc-cmdline__iommu-pt.txt", "/proc/cmdline")
     del vm["iommu"]
-    f = only(hc.iommu(vm, {}))
+    f = only(bios_rules.iommu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert "passthrough" in f.message and "iommu=pt" in f.message
     assert "/proc/cmdline: iommu=pt" in f.evidence
@@ -383,7 +394,7 @@ def test_iommu_pt_on_the_command_line_decides_without_sysfs(vm):
 def test_iommu_identity_groups_pass(vm):
     vm["iommu"] = tree_output("iommu", grep_tree(PUBLIC / "iommu-groups-type__exynos-identity-grep.txt"),
                               "/sys/kernel/iommu_groups/*/type")
-    f = only(hc.iommu(vm, {}))
+    f = only(bios_rules.iommu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message.startswith("IOMMU in passthrough mode")
     assert "/sys/kernel/iommu_groups/*/type: identity (11 groups)" in f.evidence
@@ -393,7 +404,7 @@ def test_iommu_identity_groups_pass(vm):
 def test_iommu_synthetic_translated_domains(vm, virtualization, verdict):
     vm["iommu"] = tree_output("iommu", grep_tree(SYNTHETIC / "synthetic_iommu-tree__dmar-dma-fq.txt"),
                               "/sys/kernel/iommu_groups/*/type")
-    f = only(hc.iommu(vm, {"virtualization": virtualization}))
+    f = only(bios_rules.iommu(vm, {"virtualization": virtualization}))
     assert f.verdict is verdict
     assert "/sys/kernel/iommu_groups/*/type: DMA-FQ (6 groups)" in f.evidence
     assert "/sys/class/iommu: dmar0 dmar1" in f.evidence
@@ -408,7 +419,7 @@ def test_iommu_synthetic_identity_with_units(vm):
     vm["iommu"] = tree_output("iommu", grep_tree(SYNTHETIC / "synthetic_iommu-tree__dmar-identity.txt"),
                               "/sys/kernel/iommu_groups/*/type")
     vm["cmdline"] = file_output("cmdline", CASES / "proc-cmdline__iommu-pt.txt", "/proc/cmdline")
-    f = only(hc.iommu(vm, {}))
+    f = only(bios_rules.iommu(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.message == "IOMMU in passthrough mode (iommu=pt)"
 
@@ -419,7 +430,7 @@ def test_iommu_synthetic_identity_with_units(vm):
 def test_filesystems_dev_vm_root(vm):
     raw = text(LOCAL_VM / "df-P-T-B1-l.txt")
     root_line = next(line for line in raw.splitlines() if line.endswith(" /"))
-    f = only(hc.filesystems(vm, {}))
+    f = only(os_rules.filesystems(vm, {}))
     assert f.verdict is Verdict.PASS
     assert f.subject == "/"
     assert f.message == "/: ext4, 271 GB, 22% used"
@@ -433,7 +444,7 @@ def data_df(path: str, stdout: str = "", stderr: str = "", rc: int = 0) -> Probe
 
 def test_filesystems_data_path_on_the_root_filesystem_warns(vm):
     vm["data_path_df"] = data_df("/tmp", text(LOCAL_VM / "df-P-T-B1--tmp.txt"))
-    findings = hc.filesystems(vm, {"data_path": "/tmp"})
+    findings = os_rules.filesystems(vm, {"data_path": "/tmp"})
     assert [(f.subject, f.verdict) for f in findings] == [("/", Verdict.PASS), ("/tmp", Verdict.WARN)]
     assert "is on the root filesystem" in findings[1].message
     assert findings[1].evidence[0].endswith(" /") and "mount it" in findings[1].remedy
@@ -442,7 +453,7 @@ def test_filesystems_data_path_on_the_root_filesystem_warns(vm):
 def test_filesystems_missing_data_path_fails(vm):
     err = text(LOCAL_VM / "df-P-T-B1--raid.stderr.txt")
     vm["data_path_df"] = data_df("/raid", stderr=err, rc=1)
-    root, data = hc.filesystems(vm, {"data_path": "/raid"})
+    root, data = os_rules.filesystems(vm, {"data_path": "/raid"})
     assert data.verdict is Verdict.FAIL and data.message == "the data path /raid does not exist"
     assert err.strip() in data.evidence and "bringup plan data_path=" in data.remedy
 
@@ -452,7 +463,7 @@ def test_filesystems_synthetic_full_data_volume_warns(vm):
     header = raw.splitlines()[0]
     data_line = next(line for line in raw.splitlines() if line.endswith(" /data"))
     vm["data_path_df"] = data_df("/data/checkpoints", header + "\n" + data_line + "\n")
-    root, data = hc.filesystems(vm, {"data_path": "/data/checkpoints"})
+    root, data = os_rules.filesystems(vm, {"data_path": "/data/checkpoints"})
     assert root.verdict is Verdict.PASS
     assert data.verdict is Verdict.WARN and data.subject == "/data/checkpoints"
     assert data.message == "/data/checkpoints (on /data): xfs, 3840 GB, 96% used (above 90%)"
@@ -463,7 +474,7 @@ def test_filesystems_df_without_a_root_row_is_unknown(vm):
     vm["df"] = ProbeOutput("df", "$ df -P -T -B1 -l", rc=0, text=(
         "Filesystem Type 1-blocks Used Available Capacity Mounted on\n"
         "/dev/nvme0n1p1 xfs 1000 10 990 1% /data\n"))
-    root = only(hc.filesystems(vm, {}))
+    root = only(os_rules.filesystems(vm, {}))
     assert root.verdict is Verdict.UNKNOWN and "no / row" in root.message
 
 
@@ -502,13 +513,20 @@ def test_gpu_pci_synthetic_empty_bus_is_unknown_not_no_gpu(gpu_host):
     assert only(gc.nvml(gpu_host, {})).verdict is Verdict.PASS  # not skipped on an unknown bus
 
 
-@pytest.mark.parametrize("plan", [{}, {"gpu_count": 8}, {"gpu_count": 4}])
+@pytest.mark.parametrize("plan", [{}, {"gpu_count": 8}])
 def test_gpu_pci_synthetic_eight_gpus_pass(gpu_host, plan):
     f = only(gc.gpu_pci(gpu_host, plan))
     assert f.verdict is Verdict.PASS
     assert f.message == "8 NVIDIA GPU(s) on the PCI bus: 8x NVIDIA H200 (H200 SXM 141GB) (10de:2335), 2 NVSwitch/bridge function(s)"
     assert "/sys/bus/pci/devices/0000:db:00.0/vendor:0x10de" in f.evidence
     assert "/sys/bus/pci/drivers/nvidia/0000:db:00.0" in f.evidence
+
+
+def test_gpu_pci_more_gpus_than_planned_warns_like_every_count_rule(gpu_host):
+    # was PASS here while lspci and nvidia-smi counts warned: one count verdict (gpu_presence.count_verdict)
+    f = only(gc.gpu_pci(gpu_host, {"gpu_count": 4}))
+    assert f.verdict is Verdict.WARN and "the plan expects only 4" in f.message and "gpu_count" in f.remedy
+    assert "/sys/bus/pci/devices/0000:db:00.0/vendor:0x10de" in f.evidence
 
 
 def test_gpu_pci_synthetic_missing_gpu_fails_the_plan(gpu_host):
@@ -759,16 +777,16 @@ def test_aer_counters_from_sysfs_synthetic_gpu():
         f"{base}/aer_dev_fatal": "Undefined 0\nSurpriseDown 0\nTOTAL_ERR_FATAL 0\n",
     }
     out = {"pci": ProbeOutput("pci", "sysfs", files=files)}
-    f = only(gc.aer_counters(out, {}))
+    f = only(pcie.aer_counters(out, {}))
     assert f.verdict is Verdict.WARN and "2 uncorrectable" in f.message and "0000:9b:00.0" in f.subject
     assert f"{base}/aer_dev_nonfatal:CmpltTO 2" in f.evidence
     files[f"{base}/aer_dev_fatal"] = "Undefined 0\nSurpriseDown 1\nTOTAL_ERR_FATAL 1\n"
-    assert only(gc.aer_counters(out, {})).verdict is Verdict.FAIL
+    assert only(pcie.aer_counters(out, {})).verdict is Verdict.FAIL
     gpu = only(gc.gpu_pci(out, {}))
     assert gpu.verdict is Verdict.PASS and "H100" in gpu.message  # the id resolved to a name
 
 
 def test_memory_below_the_workload_minimum_warns_without_blaming_dimms(vm):
-    f = only(hc.memory(vm, {"host_ram_min_gib": 105}))
+    f = only(host_rules.memory(vm, {"host_ram_min_gib": 105}))
     assert f.verdict is Verdict.WARN and "needs" in f.message and "DIMM" not in f.remedy
-    assert only(hc.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS
+    assert only(host_rules.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS

@@ -1,10 +1,10 @@
 """Driver & CUDA stage: parsers on real outputs, the branch/flavour rules per architecture, lifecycle
 dates against a fixed "today", the live checks, and every distribution's install argv.
 
-Data: tests/data/public/driver (real outputs, sources in tests/data/PROVENANCE-driver.md) and
+Data: tests/data/public/driver (real outputs, sources in tests/data/PROVENANCE.md) and
 tests/data/synthetic/driver (synthetic_*: formats bringup's own probes print, no public sample).
 The sysfs PCI trees below are synthetic too: built in the test from device ids seen in real lspci
-outputs (named in PROVENANCE-driver.md), because no sysfs capture of those machines exists.
+outputs (named in PROVENANCE.md), because no sysfs capture of those machines exists.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ import steps
 from tests.conftest import ROOT, env_for_cli
 from tests.probe_data import DATA, collect_tree, command_output, failed, file_output, text, tree_output
 from wizard.actions import ActionContext
-from wizard.rules import driver_setup as ds
+from wizard.install import catalog, driver as di, packages
+from wizard.rules import driver_install as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
+from wizard.parsers.platform import parse_mokutil_sb_state
 from wizard.probes import ProbeOutput
 
 PUB = DATA / "public" / "driver"
@@ -85,7 +87,7 @@ def test_dpkg_list_of_real_ubuntu_535_install():
     assert names["nvidia-dkms-535"].version == "535.154.05-0ubuntu1"
     assert names["nvidia-dkms-535"].upstream == "535.154.05"
     assert names["nvidia-settings"].upstream == "510.47.03"
-    pd = ds.packaged_driver(pl)
+    pd = packages.packaged_driver(pl)
     # nvidia-settings (its own version line) does not make the driver "mixed"
     assert pd.version == "535.154.05" and list(pd.versions) == ["535.154.05"]
     assert pd.flavour == "proprietary"
@@ -96,7 +98,7 @@ def test_dpkg_query_probe_format_with_arch_qualifier_and_removed_package():
     by = {p.name: p for p in pl.packages}
     assert "libnvidia-compute-580-server" in by  # ":amd64" stripped
     assert by["nvidia-dkms-580-server-open"].state == "rc" and not by["nvidia-dkms-580-server-open"].installed
-    assert ds.packaged_driver(pl).flavour == "open"
+    assert packages.packaged_driver(pl).flavour == "open"
 
 
 def test_dpkg_no_packages_found_lines_are_noted_not_problems():
@@ -110,7 +112,7 @@ def test_rpm_list_of_real_rocky9_nvidia_open_615():
     by = {p.name: p for p in pl.packages}
     assert by["kmod-nvidia-open-dkms"].version == "615.71.09-1.el9" and by["kmod-nvidia-open-dkms"].arch == "noarch"
     assert by["kernel-devel-matched"].upstream == "5.14.0"
-    pd = ds.packaged_driver(pl)
+    pd = packages.packaged_driver(pl)
     assert pd.version == "615.71.09" and pd.flavour == "open"
 
 
@@ -120,7 +122,7 @@ def test_rpm_list_with_rpm6_epochs_and_command_line():
     by = {p.name: p for p in pl.packages}
     assert by["nvidia-driver"].version == "3:580.126.09-1.fc43" and by["nvidia-driver"].upstream == "580.126.09"
     # dkms-nvidia (this distribution builds it from the open source) says nothing about the flavour
-    assert ds.packaged_driver(pl).flavour == ""
+    assert packages.packaged_driver(pl).flavour == ""
 
 
 @pytest.mark.parametrize("name, module, version, kernel, state", [
@@ -216,7 +218,7 @@ def test_modinfo_open_signed_and_proprietary_unsigned():
     ("mokutil-sb-state__efi-variables-not-supported.txt", "unsupported", False),
 ])
 def test_secure_boot_state(name, state, enforcing):
-    sb = pk.parse_sb_state(pub(name))
+    sb = parse_mokutil_sb_state(pub(name))
     assert (sb.state, sb.enforcing) == (state, enforcing)
 
 
@@ -236,12 +238,12 @@ def test_upstream_version(raw, up):
     ("3182", "Blackwell"), ("102d", "Kepler"),
 ])
 def test_architecture_of_device_ids(did, arch):
-    a = ds.architecture_of(did)
+    a = catalog.architecture_of(did)
     assert a is not None and a.architecture == arch
 
 
 def test_unknown_device_id_has_no_architecture():
-    assert ds.architecture_of("0001") is None and ds.architecture_of("zzzz") is None
+    assert catalog.architecture_of("0001") is None and catalog.architecture_of("zzzz") is None
 
 
 D2026 = dt.date(2026, 11, 30)
@@ -254,7 +256,7 @@ D2026 = dt.date(2026, 11, 30)
     (["Volta", "Turing"], "proprietary", 580),  # mixed old + new: proprietary
 ])
 def test_recommendation_per_architecture_as_of_2026_11_30(archs, flavour, branch):
-    r = ds.recommend(archs, D2026)
+    r = catalog.recommend(archs, D2026)
     assert (r.flavour, r.branch.branch if r.branch else None) == (flavour, branch)
     assert not r.conflict
     # R535 (June 2026) and R570 (Feb 2026) are past end of life on this date: never offered
@@ -262,37 +264,37 @@ def test_recommendation_per_architecture_as_of_2026_11_30(archs, flavour, branch
 
 
 def test_blackwell_with_volta_has_no_single_flavour():
-    r = ds.recommend(["Blackwell", "Volta"], D2026)
+    r = catalog.recommend(["Blackwell", "Volta"], D2026)
     assert r.flavour == "" and r.branch is None and "open" in r.conflict
 
 
 def test_kepler_has_no_supported_branch():
-    r = ds.recommend(["Kepler"], D2026)
+    r = catalog.recommend(["Kepler"], D2026)
     assert r.flavour == "proprietary" and r.branch is None
 
 
 def test_after_r580_end_of_life_the_next_ltsb_is_chosen_and_volta_is_stranded():
     later = dt.date(2028, 6, 1)  # R580: End of Life June 2028 -> EOL from the first of the month
-    assert ds.branches()[580].state(later) == "eol"
-    assert ds.branches()[580].state(dt.date(2028, 5, 31)) == "supported"
-    assert ds.recommend(["Hopper"], later).branch.branch == 620
-    assert ds.recommend(["Volta"], later).branch is None  # R620 ships open modules only, Volta needs proprietary
+    assert catalog.branches()[580].state(later) == "eol"
+    assert catalog.branches()[580].state(dt.date(2028, 5, 31)) == "supported"
+    assert catalog.recommend(["Hopper"], later).branch.branch == 620
+    assert catalog.recommend(["Volta"], later).branch is None  # R620 ships open modules only, Volta needs proprietary
 
 
 def test_branch_states_on_fixed_today():
-    b = ds.branches()
+    b = catalog.branches()
     assert b[535].state(D2026) == "eol" and b[570].state(D2026) == "eol" and b[610].state(D2026) == "eol"
     assert b[590].state(D2026) == "nfb" and b[595].state(D2026) == "supported"
     assert b[535].state(dt.date(2026, 5, 31)) == "supported"
 
 
 def test_branch_data_is_sourced_and_consistent():
-    rows = ds.branches()
+    rows = catalog.branches()
     assert all(b.source and b.as_of for b in rows.values())
     assert all(b.designation in ("", "LTSB", "PB", "NFB") for b in rows.values())
     prefs = [b.prefer for b in rows.values() if b.prefer is not None]
     assert len(prefs) == len(set(prefs))
-    assert all(r.source for r in ds.arch_rules().values())
+    assert all(r.source for r in catalog.arch_rules().values())
 
 
 def test_branch_choice_on_the_hgx_h200_tree():
@@ -560,7 +562,7 @@ APT = ["--no-remove", *APT_OPTS]
 
 
 def test_ubuntu_2204_ubuntu_drivers_server_open():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.8.0-60-generic"))
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.8.0-60-generic"))
     assert argvs(r) == [
         ["apt-get", "update"],
         ["apt-get", "install", "-y", *APT, "ubuntu-drivers-common", "linux-headers-6.8.0-60-generic"],
@@ -574,25 +576,25 @@ def test_ubuntu_2404_secure_boot_uses_signed_precompiled_modules():
     """ubuntu-drivers --gpgpu selects Canonical's signed flavour metapackage (DKMS only with --include-dkms), and
     the running kernel's linux-modules-nvidia package makes sure this kernel has the signed modules (Ubuntu Server
     docs, Select NVIDIA driver packages manually). A kernel Canonical builds no modules for gets manual DKMS steps."""
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", sb="mokutil-sb-state__ubuntu-enabled.txt"))
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", sb="mokutil-sb-state__ubuntu-enabled.txt"))
     assert argvs(r) == [
         ["apt-get", "update"],
         ["apt-get", "install", "-y", *APT, "ubuntu-drivers-common", "linux-headers-6.8.0-31-generic"],
         ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"],
         ["apt-get", "install", "-y", *APT, "linux-modules-nvidia-580-server-open-6.8.0-31-generic", "nvidia-utils-580-server"],
     ]
-    custom = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.18.44-fc-v657",
+    custom = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.18.44-fc-v657",
                                            sb="mokutil-sb-state__ubuntu-enabled.txt"))
     assert custom.manual and not custom.ops and "nvidia-dkms-580-server-open" in custom.manual and "MOK" in custom.manual
 
 
 def test_ubuntu_2404_volta_gets_the_proprietary_server_driver():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", gpus=("1db4",)))
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", gpus=("1db4",)))
     assert ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server"] in argvs(r)
 
 
 def test_ubuntu_with_nvidia_repository_stays_on_it():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic",
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic",
                                       dpkg=SYN / "synthetic_dpkg-query__debian12-nvidia-repo-580-open-complete.txt"))
     a = argvs(r)
     assert ["apt-get", "install", "-y", *APT, "nvidia-driver-pinning-580"] in a and a[-1][-1] == "nvidia-open"
@@ -602,7 +604,7 @@ def test_ubuntu_with_nvidia_repository_stays_on_it():
 def test_debian_12_nvidia_repository_contrib_keyring_pinning_compute_only():
     """Debian: contrib enabled (CUDA installation guide 4.9.1), NVIDIA's keyring, the branch pin, then the
     compute-only set (driver installation guide, Compute-only and Desktop Installation)."""
-    r = ds.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64"))
+    r = di.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64"))
     keyring = "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb"
     assert argvs(r) == [
         ["apt-get", "update"],
@@ -619,14 +621,14 @@ def test_debian_12_nvidia_repository_contrib_keyring_pinning_compute_only():
 
 
 def test_debian_12_arm_server_uses_sbsa_and_pascal_proprietary_compute_only():
-    r = ds.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-arm64", machine="aarch64", gpus=("1c82",)))
+    r = di.resolve_driver_install(ctx("../../local-vm/etc/os-release", "6.1.0-18-arm64", machine="aarch64", gpus=("1c82",)))
     a = argvs(r)
     assert any("/debian12/sbsa/cuda-keyring" in x[-1] for x in a if x[0] == "wget")
     assert a[-1][-2:] == ["nvidia-driver-cuda", "nvidia-kernel-dkms"]
 
 
 def test_rocky_9_dnf_module_stream():
-    r = ds.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-687.42.1+2.1.el9_8_ciq.x86_64"))
+    r = di.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-687.42.1+2.1.el9_8_ciq.x86_64"))
     assert argvs(r) == [
         ["dnf", "install", "-y", "dnf-plugins-core", "kernel-devel-5.14.0-687.42.1+2.1.el9_8_ciq.x86_64", "kernel-headers"],
         ["dnf", "install", "-y", "epel-release"],
@@ -636,19 +638,19 @@ def test_rocky_9_dnf_module_stream():
         ["dnf", "module", "enable", "-y", "nvidia-driver:580-open"],
         ["dnf", "install", "-y", "nvidia-driver-cuda", "kmod-nvidia-open-dkms"],
     ]
-    p = argvs(ds.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", gpus=("1db4",))))
+    p = argvs(di.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", gpus=("1db4",))))
     assert p[-2:] == [["dnf", "module", "enable", "-y", "nvidia-driver:580-dkms"],
                       ["dnf", "install", "-y", "nvidia-driver-cuda", "kmod-nvidia-latest-dkms"]]
 
 
 def test_rhel_9_enables_codeready_builder_and_epel():
-    a = argvs(ds.resolve_driver_install(ctx("os-release__rhel-9.6.txt", "5.14.0-570.12.1.el9_6.x86_64")))
+    a = argvs(di.resolve_driver_install(ctx("os-release__rhel-9.6.txt", "5.14.0-570.12.1.el9_6.x86_64")))
     assert ["subscription-manager", "repos", "--enable", "codeready-builder-for-rhel-9-x86_64-rpms"] in a
     assert ["dnf", "install", "-y", "https://dl.fedoraproject.org/pub/epel/epel-release-latest-9.noarch.rpm"] in a
 
 
 def test_rhel_10_versionlock():
-    a = argvs(ds.resolve_driver_install(ctx("os-release__rhel-10.0.txt", "6.12.0-124.21.1.el10_1.x86_64")))
+    a = argvs(di.resolve_driver_install(ctx("os-release__rhel-10.0.txt", "6.12.0-124.21.1.el10_1.x86_64")))
     assert a[0] == ["dnf", "install", "-y", "dnf-plugins-core", "python3-dnf-plugin-versionlock",
                     "kernel-devel-6.12.0-124.21.1.el10_1.x86_64", "kernel-headers"]
     assert a[-2:] == [["dnf", "versionlock", "add", "*nvidia*580*"],
@@ -665,7 +667,7 @@ NVIDIA lists for R580, assets/os_support.csv); no public SP6 os-release was foun
 
 def test_sles_15_zypper():
     assert 'VERSION_ID="15.6"' in SLES_SP6
-    r = ds.resolve_driver_install(ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6))
+    r = di.resolve_driver_install(ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6))
     assert steps_of(r) == [
         ["zypper", "--non-interactive", "install", "kernel-default-devel=5.14.21-150600.23.25"],
         ("write", "/etc/zypp/repos.d/cuda-sles15-x86_64.repo"),
@@ -679,13 +681,13 @@ def test_sles_15_zypper():
                                "D42D0685.pub\n")
     assert repo["backup_dir"] == "/var/lib/bringup/builds/b/backups"
     # SP5 is older than NVIDIA's R580 list (SLES 15 SP6+): manual, never a guessed command
-    sp5 = ds.resolve_driver_install(ctx("os-release__sles-15-sp5.txt", "4.12.14-197.18-default"))
+    sp5 = di.resolve_driver_install(ctx("os-release__sles-15-sp5.txt", "4.12.14-197.18-default"))
     assert sp5.manual and "not listed for R580" in sp5.manual and not sp5.ops
 
 
 @pytest.mark.parametrize("os_file", ["os-release__alpine-3.23.txt"])
 def test_unknown_distribution_gets_manual_instructions(os_file):
-    r = ds.resolve_driver_install(ctx(os_file, "6.6.0"))
+    r = di.resolve_driver_install(ctx(os_file, "6.6.0"))
     assert r.manual and not r.ops and "No command was guessed" in r.manual
 
 
@@ -693,11 +695,11 @@ def test_unlisted_version_of_a_known_distribution_is_manual_too():
     old = ProbeOutput("os_release", "/etc/os-release", text='ID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\nPRETTY_NAME="Ubuntu 20.04 LTS"\n')
     c = ctx("os-release__ubuntu-22.04.txt", "5.15.0-1-generic")
     c.outputs["os_release"] = old  # type: ignore[index]
-    assert ds.resolve_driver_install(c).manual
+    assert di.resolve_driver_install(c).manual
 
 
 def test_no_flavour_fits_is_manual():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", gpus=("2901", "1db4")))
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", gpus=("2901", "1db4")))
     assert r.manual and "no driver branch" in r.manual
 
 
@@ -705,50 +707,50 @@ NVRM_580 = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  
 
 
 def test_fabric_manager_action_per_distribution():
-    u = argvs(ds.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", nvrm=NVRM_580)))
+    u = argvs(di.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", nvrm=NVRM_580)))
     assert u == [["apt-get", "update"], ["apt-get", "install", "-y", *APT, "nvidia-fabricmanager-580", "libnvidia-nscq-580"],
                  ["systemctl", "enable", "--now", "nvidia-fabricmanager"]]
-    r = argvs(ds.resolve_fabric_manager(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
+    r = argvs(di.resolve_fabric_manager(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
     assert r[0] == ["dnf", "install", "-y", "nvidia-fabric-manager-580.95.05", "libnvidia-nscq-580.95.05"]
-    s = ds.resolve_fabric_manager(ctx("", "5.14.21-150600.23.25-default", nvrm=NVRM_580, os_text=SLES_SP6))
+    s = di.resolve_fabric_manager(ctx("", "5.14.21-150600.23.25-default", nvrm=NVRM_580, os_text=SLES_SP6))
     assert s.manual and not s.ops and "580.95.05" in s.manual  # no verified names for NVIDIA's SUSE repository
-    assert ds.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic")).manual
+    assert di.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic")).manual
 
 
 def test_dcgm_cuda_toolkit_and_persistenced_actions():
     c = ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64", nvrm=NVRM_580)
-    d = argvs(ds.resolve_dcgm(c))
+    d = argvs(di.resolve_dcgm(c))
     assert ["apt-get", "install", "-y", "--no-remove", "--install-recommends", *APT_OPTS, "datacenter-gpu-manager-4-cuda13"] in d
     assert d[-1] == ["systemctl", "--now", "enable", "nvidia-dcgm"]
-    t = argvs(ds.resolve_cuda_toolkit(c))
+    t = argvs(di.resolve_cuda_toolkit(c))
     assert t[-1] == ["apt-get", "install", "-y", *APT, "cuda-toolkit-13-0"]
-    assert argvs(ds.resolve_persistenced(c)) == [["systemctl", "enable", "--now", "nvidia-persistenced"]]
-    rk = argvs(ds.resolve_dcgm(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
+    assert argvs(di.resolve_persistenced(c)) == [["systemctl", "enable", "--now", "nvidia-persistenced"]]
+    rk = argvs(di.resolve_dcgm(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
     assert ["dnf", "install", "-y", "--setopt=install_weak_deps=True", "datacenter-gpu-manager-4-cuda13"] in rk
 
 
 def test_container_toolkit_action_writes_the_guides_apt_source():
-    r = ds.resolve_container_toolkit(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic"))
+    r = di.resolve_container_toolkit(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic"))
     writes = [op for op in r.ops if "write" in op]
     assert writes == [{"write": "/etc/apt/sources.list.d/nvidia-container-toolkit.list",
                        "content": "deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] "
                                   "https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n",
                        "backup_dir": "/var/lib/bringup/builds/b/backups"}]
     assert argvs(r)[-1][-1] == "nvidia-container-toolkit"
-    rh = argvs(ds.resolve_container_toolkit(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64")))
-    assert ["dnf", "config-manager", "--add-repo", ds.CTK_RPM_REPO] in rh
+    rh = argvs(di.resolve_container_toolkit(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64")))
+    assert ["dnf", "config-manager", "--add-repo", di.CTK_RPM_REPO] in rh
 
 
 def test_driver_stage_steps_and_actions_are_wired():
     st = steps.stage_by_id("driver")
     by = {s.id: s for s in st.steps}
-    assert by["driver.install"].action.resolve is ds.resolve_driver_install
-    assert by["driver.fabric_manager"].action.resolve is ds.resolve_fabric_manager
+    assert by["driver.install"].action.resolve is di.resolve_driver_install
+    assert by["driver.fabric_manager"].action.resolve is di.resolve_fabric_manager
     for sid in ("driver.persistence", "driver.cuda_toolkit", "driver.dcgm", "driver.container_toolkit"):
         assert by[sid].action is not None and by[sid].action.needs_root
     for s in st.steps:
         for p in s.probes + (s.action.probes if s.action else ()):
-            from wizard.probes import REGISTRY
+            from wizard.registry import PROBES as REGISTRY
 
             assert p in REGISTRY, (s.id, p)
 

@@ -8,10 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import DATA, text
+from tests import strategies
 from wizard.actions import ActionContext
-from wizard.rules import driver_setup as ds
+from wizard.install import driver as di
+from wizard.rules import driver_install as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
+from wizard.parsers.platform import parse_mokutil_sb_state
 from wizard.probes import ProbeOutput
 
 PUB = DATA / "public" / "driver"
@@ -23,34 +26,15 @@ random_text = st.text(max_size=400)
 random_bytes = st.binary(max_size=400).map(lambda b: b.decode("utf-8", errors="replace"))
 
 
-@st.composite
-def mutated_real(draw) -> str:
-    src = draw(st.sampled_from(REAL))
-    lines = src.splitlines()
-    op = draw(st.sampled_from(["truncate", "drop", "dup", "swap", "garble", "cut-chars"]))
-    if not lines:
-        return src
-    i = draw(st.integers(0, len(lines) - 1))
-    if op == "truncate":
-        return "\n".join(lines[:i])
-    if op == "drop":
-        return "\n".join(lines[:i] + lines[i + 1:])
-    if op == "dup":
-        return "\n".join(lines[:i] + [lines[i]] * draw(st.integers(2, 5)) + lines[i + 1:])
-    if op == "swap":
-        j = draw(st.integers(0, len(lines) - 1))
-        lines[i], lines[j] = lines[j], lines[i]
-        return "\n".join(lines)
-    if op == "garble":
-        lines[i] = draw(random_text)
-        return "\n".join(lines)
-    return src[: draw(st.integers(0, len(src)))]
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL)
 
 
 any_text = st.one_of(random_text, random_bytes, mutated_real())
 
 PARSERS = [pk.parse_dpkg, pk.parse_rpm, pk.parse_dkms_status, pk.parse_systemctl_show, pk.parse_systemctl_status,
-           pk.parse_fm_version, pk.parse_modinfo, pk.parse_sb_state, pk.upstream_version, pk.branch_of,
+           pk.parse_fm_version, pk.parse_modinfo, parse_mokutil_sb_state, pk.upstream_version, pk.branch_of,
            lambda t: pk.parse_systemctl_words(t, pk.SERVICE_UNITS, "active"),
            lambda t: pk.parse_systemctl_words(t, pk.SERVICE_UNITS, "enabled")]
 JUDGES = [ds.judge_dkms_text, ds.judge_dpkg_text, ds.judge_rpm_text, ds.judge_service_text, ds.judge_fm_version_text,
@@ -110,8 +94,8 @@ def test_checks_never_raise(out):
         check_contract(c(out, {"today": "2026-11-30"}))
 
 
-RESOLVERS = [ds.resolve_driver_install, ds.resolve_fabric_manager, ds.resolve_cuda_toolkit, ds.resolve_dcgm,
-             ds.resolve_container_toolkit, ds.resolve_persistenced]
+RESOLVERS = [di.resolve_driver_install, di.resolve_fabric_manager, di.resolve_cuda_toolkit, di.resolve_dcgm,
+             di.resolve_container_toolkit, di.resolve_persistenced]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

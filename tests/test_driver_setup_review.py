@@ -18,7 +18,8 @@ from tests.probe_data import LOCAL_VM, collect_tree, text
 from tests.test_driver_setup import (
     APT, APT_OPTS, NVRM_580, PUB, SLES_SP6, SYN, TODAY, argvs, ctx, ids, only, pci,
 )
-from wizard.rules import driver_setup as ds
+from wizard.install import catalog, driver as di
+from wizard.rules import driver_install as ds
 from wizard.model import Verdict
 from wizard.parsers import packages as pk
 from wizard.probes import ProbeOutput
@@ -71,21 +72,21 @@ DEBIAN_NVIDIA_580 = SYN / "synthetic_dpkg-query__debian12-nvidia-repo-580-open-c
 
 def test_volta_toolkit_is_capped_at_cuda_12_9_and_dcgm_at_cuda12():
     v100 = ctx("", "6.1.0-18-amd64", gpus=("1db4",), nvrm=NVRM_580, os_text=DEBIAN_VM_OS)
-    t = argvs(ds.resolve_cuda_toolkit(v100))
+    t = argvs(di.resolve_cuda_toolkit(v100))
     assert t[-1] == ["apt-get", "install", "-y", *APT, "cuda-toolkit-12-9"]
-    d = argvs(ds.resolve_dcgm(v100))
+    d = argvs(di.resolve_dcgm(v100))
     assert ["apt-get", "install", "-y", "--no-remove", "--install-recommends", *APT_OPTS,
             "datacenter-gpu-manager-4-cuda12"] in d
-    assert ds.toolkit_cap(ds.host_facts(v100)) == ("12.9", ["Volta"])
+    assert di.toolkit_cap(di.host_facts(v100)) == ("12.9", ["Volta"])
     # Pascal on Rocky: the same cap; Hopper keeps the driver's CUDA 13.0
-    p100 = argvs(ds.resolve_dcgm(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", gpus=("15f8",), nvrm=NVRM_580)))
+    p100 = argvs(di.resolve_dcgm(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", gpus=("15f8",), nvrm=NVRM_580)))
     assert ["dnf", "install", "-y", "--setopt=install_weak_deps=True", "datacenter-gpu-manager-4-cuda12"] in p100
-    h100 = argvs(ds.resolve_cuda_toolkit(ctx("", "6.1.0-18-amd64", nvrm=NVRM_580, os_text=DEBIAN_VM_OS)))
+    h100 = argvs(di.resolve_cuda_toolkit(ctx("", "6.1.0-18-amd64", nvrm=NVRM_580, os_text=DEBIAN_VM_OS)))
     assert h100[-1][-1] == "cuda-toolkit-13-0"
 
 
 def test_architecture_caps_are_sourced_data():
-    rules = ds.arch_rules()
+    rules = catalog.arch_rules()
     assert {a for a, r in rules.items() if r.max_cuda_toolkit == "12.9"} == {"Maxwell", "Pascal", "Volta"}
     assert all("knowledge.md 1.7" in rules[a].source for a in ("Maxwell", "Pascal", "Volta"))
     assert rules["Hopper"].max_cuda_toolkit == "" and rules["Turing"].max_cuda_toolkit == ""
@@ -95,7 +96,7 @@ def test_architecture_caps_are_sourced_data():
 
 
 def test_ubuntu_desktop_driver_of_another_branch_is_refused_with_the_ubuntu_purge():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic",
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic",
                                       dpkg=PUB / "dpkg-l__ubuntu2404-nvidia-driver-535-gtx1070.txt"))
     assert not r.ops and "another source or flavour" in r.manual
     assert "sudo apt --purge remove '*nvidia*535*'" in r.manual and "sudo apt autoremove" in r.manual
@@ -103,16 +104,16 @@ def test_ubuntu_desktop_driver_of_another_branch_is_refused_with_the_ubuntu_purg
 
 
 def test_rerun_over_this_routes_own_driver_is_allowed():
-    ok = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580))
+    ok = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580))
     assert ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"] in argvs(ok)
-    deb = ds.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, os_text=DEBIAN_VM_OS))
+    deb = di.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, os_text=DEBIAN_VM_OS))
     a = argvs(deb)
     assert a[-1][-2:] == ["nvidia-driver-cuda", "nvidia-kernel-open-dkms"] and not any(x[0] == "wget" for x in a)
 
 
 def test_other_flavour_of_the_same_branch_is_refused():
     # the installed 580 -server driver uses the open modules; a V100 box needs the proprietary ones
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580, gpus=("1db4",)))
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580, gpus=("1db4",)))
     assert not r.ops and "open kernel modules" in r.manual and "proprietary kernel modules" in r.manual
     assert "'*nvidia*580*'" in r.manual
 
@@ -121,25 +122,25 @@ def test_runfile_driver_is_refused_with_nvidia_uninstall():
     runfile_550 = text(PUB / "proc-driver-nvidia-version__ubuntu2404-runfile-550.78.txt")
     no_pkgs = "dpkg-query: no packages found matching nvidia-*\n"
     c = ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", nvrm=runfile_550, dpkg_text=no_pkgs)
-    r = ds.resolve_driver_install(c)
+    r = di.resolve_driver_install(c)
     assert not r.ops and "driver 550.78 is present without any driver package" in r.manual and "nvidia-uninstall" in r.manual
-    clean = ds.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", dpkg_text=no_pkgs))
+    clean = di.resolve_driver_install(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", dpkg_text=no_pkgs))
     assert argvs(clean)[2] == ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"]
 
 
 def test_debian_own_driver_and_other_branches_are_refused_on_debian():
-    own_535 = ds.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=DEBIAN_OWN_535, os_text=DEBIAN_VM_OS))
+    own_535 = di.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=DEBIAN_OWN_535, os_text=DEBIAN_VM_OS))
     assert not own_535.ops and "R535" in own_535.manual
     assert "sudo apt --purge remove" in own_535.manual and "nvidia-kernel-dkms" in own_535.manual
-    bookworm = ds.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=SYNTHETIC_DEBIAN_BOOKWORM_580,
+    bookworm = di.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=SYNTHETIC_DEBIAN_BOOKWORM_580,
                                              os_text=DEBIAN_VM_OS))
     assert not bookworm.ops and "another source or flavour" in bookworm.manual and "~deb12u1" in bookworm.manual
-    nv_595 = ds.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595, os_text=DEBIAN_VM_OS))
+    nv_595 = di.resolve_driver_install(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595, os_text=DEBIAN_VM_OS))
     assert not nv_595.ops and "R595" in nv_595.manual
 
 
 def test_rpmfusion_packaging_is_refused_on_the_rhel_route():
-    r = ds.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", rpm_text=RPMFUSION_580))
+    r = di.resolve_driver_install(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", rpm_text=RPMFUSION_580))
     assert not r.ops and "akmod-nvidia" in r.manual and "sudo dnf remove" in r.manual
 
 
@@ -148,7 +149,7 @@ def test_every_apt_install_carries_no_remove():
                 ctx("", "6.1.0-18-amd64", os_text=DEBIAN_VM_OS),
                 ctx("", "6.1.0-18-amd64", nvrm=NVRM_580, os_text=DEBIAN_VM_OS)]
     for c in contexts:
-        for resolve in (ds.resolve_driver_install, ds.resolve_cuda_toolkit, ds.resolve_dcgm, ds.resolve_fabric_manager):
+        for resolve in (di.resolve_driver_install, di.resolve_cuda_toolkit, di.resolve_dcgm, di.resolve_fabric_manager):
             r = resolve(c)
             for a in argvs(r) if not r.manual else []:
                 if a[:2] == ["apt-get", "install"]:
@@ -159,31 +160,31 @@ def test_every_apt_install_carries_no_remove():
 
 
 def test_fabric_manager_names_on_nvidia_apt_route_and_nvlink5():
-    deb = argvs(ds.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, nvrm=NVRM_580,
+    deb = argvs(di.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, nvrm=NVRM_580,
                                               os_text=DEBIAN_VM_OS)))
     assert deb[1] == ["apt-get", "install", "-y", *APT, "nvidia-fabricmanager-580", "libnvidia-nscq-580"]
-    b200 = argvs(ds.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, nvrm=NVRM_580,
+    b200 = argvs(di.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg=DEBIAN_NVIDIA_580, nvrm=NVRM_580,
                                                os_text=DEBIAN_VM_OS, gpus=("2901",) * 8)))
     assert b200[1][-3:] == ["nvidia-fabricmanager-580", "libnvidia-nscq-580", "nvlsm"]
-    el_b200 = argvs(ds.resolve_fabric_manager(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580,
+    el_b200 = argvs(di.resolve_fabric_manager(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580,
                                                   gpus=("2901",) * 8)))
     assert el_b200[0] == ["dnf", "install", "-y", "nvidia-fabric-manager-580.95.05", "libnvidia-nscq-580.95.05", "nvlsm"]
-    ubuntu_b200 = ds.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580,
+    ubuntu_b200 = di.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580,
                                                 nvrm=NVRM_580, gpus=("2901",) * 8))
     assert ubuntu_b200.manual and "NVLSM" in ubuntu_b200.manual and not ubuntu_b200.ops
 
 
 def test_fabric_manager_from_r590_needs_the_pinning_package():
-    no_pin = ds.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595, nvrm=NVRM_595,
+    no_pin = di.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595, nvrm=NVRM_595,
                                            os_text=DEBIAN_VM_OS))
     assert no_pin.manual and "nvidia-driver-pinning-595" in no_pin.manual and not no_pin.ops
-    pinned = argvs(ds.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595 + SYNTHETIC_PIN_595,
+    pinned = argvs(di.resolve_fabric_manager(ctx("", "6.1.0-18-amd64", dpkg_text=NVIDIA_REPO_595 + SYNTHETIC_PIN_595,
                                                  nvrm=NVRM_595, os_text=DEBIAN_VM_OS)))
     assert pinned[1] == ["apt-get", "install", "-y", *APT, "nvidia-fabricmanager", "libnvidia-nscq"]
 
 
 def test_fabric_manager_refuses_a_driver_of_another_source():
-    r = ds.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", nvrm=NVRM_580,
+    r = di.resolve_fabric_manager(ctx("os-release__ubuntu-24.04.txt", "6.8.0-31-generic", nvrm=NVRM_580,
                                       dpkg=PUB / "dpkg-l__ubuntu2404-nvidia-driver-535-gtx1070.txt"))
     assert r.manual and not r.ops and "driver's own source" in r.manual
 
@@ -207,13 +208,13 @@ def test_fabric_manager_without_any_gpu_is_the_no_nvswitch_skip():
 
 
 def test_ubuntu_secure_boot_installs_the_running_kernels_signed_modules():
-    r = ds.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.2.0-36-generic",
+    r = di.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.2.0-36-generic",
                                       sb="mokutil-sb-state__ubuntu-enabled.txt"))
     a = argvs(r)
     assert ["ubuntu-drivers", "install", "--gpgpu", "nvidia:580-server-open"] in a
     assert any("linux-modules-nvidia-580-server-open-6.2.0-36-generic" in x for x in a)
     # a kernel that is not one of Ubuntu's archive kernels gets DKMS instructions, not a guessed package
-    m = ds.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.18.44-fc-v657",
+    m = di.resolve_driver_install(ctx("os-release__ubuntu-22.04.txt", "6.18.44-fc-v657",
                                       sb="mokutil-sb-state__ubuntu-enabled.txt"))
     assert not m.ops and "DKMS" in m.manual and "MOK" in m.manual
 
@@ -223,16 +224,16 @@ def test_ubuntu_secure_boot_installs_the_running_kernels_signed_modules():
 
 def test_zypper_repository_is_written_idempotently_not_addrepo():
     c = ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6)
-    r = ds.resolve_driver_install(c)
+    r = di.resolve_driver_install(c)
     writes = [op for op in r.ops if "write" in op]
     assert len(writes) == 1 and writes[0]["write"].startswith("/etc/zypp/repos.d/") and writes[0]["write"].endswith(".repo")
     assert "gpgcheck=1" in writes[0]["content"] and "baseurl=" in writes[0]["content"]
     a = [op["argv"] for op in r.ops if "argv" in op]
     assert not any("addrepo" in x for x in a)
     assert ["zypper", "--non-interactive", "--gpg-auto-import-keys", "refresh"] in a
-    again = ds.resolve_driver_install(c)
+    again = di.resolve_driver_install(c)
     assert again.ops == r.ops  # a rerun writes the same file: nothing fails on an existing alias
-    dcgm = argvs(ds.resolve_dcgm(ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6, nvrm=NVRM_580)))
+    dcgm = argvs(di.resolve_dcgm(ctx("", "5.14.21-150600.23.25-default", os_text=SLES_SP6, nvrm=NVRM_580)))
     assert not any("addrepo" in x for x in dcgm) and dcgm[-2][-1] == "datacenter-gpu-manager-4-cuda13"
 
 
@@ -241,25 +242,25 @@ def test_zypper_repository_is_written_idempotently_not_addrepo():
 
 def test_dcgm_and_toolkit_do_not_add_nvidia_repo_next_to_ubuntu_archive_driver():
     c = ctx("os-release__ubuntu-24.04.txt", "6.8.0-45-generic", dpkg=SERVER_580, nvrm=NVRM_580)
-    for r in (ds.resolve_dcgm(c), ds.resolve_cuda_toolkit(c)):
+    for r in (di.resolve_dcgm(c), di.resolve_cuda_toolkit(c)):
         assert r.manual and not r.ops and "Ubuntu's archive driver" in r.manual and "might break Secure Boot" in r.manual
-    assert "--toolkit" in ds.resolve_cuda_toolkit(c).manual
+    assert "--toolkit" in di.resolve_cuda_toolkit(c).manual
     debian_own = ctx("", "6.1.0-18-amd64", dpkg_text=SYNTHETIC_DEBIAN_BOOKWORM_580, nvrm=NVRM_580, os_text=DEBIAN_VM_OS)
-    assert "mix driver sources" in ds.resolve_dcgm(debian_own).manual
+    assert "mix driver sources" in di.resolve_dcgm(debian_own).manual
 
 
 # ------------------------------------------------------------------ problem 14: releases not listed for the branch
 
 
 def test_install_refuses_a_release_not_listed_for_the_branch():
-    r = ds.resolve_driver_install(ctx("", "6.12.48+deb13-amd64", os_text=DEBIAN_13_OS))
+    r = di.resolve_driver_install(ctx("", "6.12.48+deb13-amd64", os_text=DEBIAN_13_OS))
     assert r.manual and not r.ops and "not listed for R580" in r.manual
-    assert ds.os_listed(ds.host_facts(ctx("", "6.1.0-18-amd64", os_text=DEBIAN_VM_OS)), "580")[0]
+    assert di.os_listed(di.host_facts(ctx("", "6.1.0-18-amd64", os_text=DEBIAN_VM_OS)), "580")[0]
 
 
 def test_platform_default_branch_docstring_has_the_matrix_date():
-    from wizard.rules import platform
+    from wizard.rules import os as platform
 
     doc = platform.__dict__.get("DEFAULT_DRIVER_BRANCH") and open(platform.__file__).read()
     assert "June 2028" in doc and "end of life\nAugust 2028" not in doc
-    assert ds.branches()[580].eol == "2028-06"
+    assert catalog.branches()[580].eol == "2028-06"

@@ -1,7 +1,7 @@
 """Kernel log events, the Xid catalogue and host memory errors (area "events").
 
-Real outputs: tests/data/cases (the shared case collection) and tests/data/public; hand-built
-edge cases: tests/data/synthetic/synthetic_* (tests/data/PROVENANCE-events.md says where each
+Real outputs: tests/data/cases (real servers' output from public reports) and tests/data/public; hand-built
+edge cases: tests/data/synthetic/synthetic_* (tests/data/PROVENANCE.md says where each
 file comes from and why a synthetic one was needed).
 """
 
@@ -15,7 +15,10 @@ import pytest
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, collect_tree, text
 from wizard import probes
-from wizard.rules import events
+from wizard import registry
+from wizard.rules import edac as edac_rules
+from wizard.rules import kernel_log as klog
+from wizard.rules import xid as xid_rules
 from wizard.data import table
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall
@@ -23,17 +26,16 @@ from wizard.parsers import edac as ed
 from wizard.parsers import kernellog as kl
 from wizard.probes import ProbeOutput
 
-SHARED_CASES = Path("/work/shared/cases")
 MY_PREFIXES = ("dmesg__", "journal__", "syslog__", "edac-util__", "ras-mc-ctl-summary__")
 
 
-LOCAL_EXPECTED = CASES / "expected-events.csv"
-"""This area's rows of the shared expected.csv, copied so the tests also run without /work/shared."""
+LOCAL_EXPECTED = CASES / "expected.csv"
+"""The cases' verdicts and sources (this area's rows are picked by file-name prefix)."""
 
 
 def _expected_rows(path: Path | None = None) -> list[dict[str, str]]:
     if path is None:
-        path = SHARED_CASES / "expected.csv" if (SHARED_CASES / "expected.csv").exists() else LOCAL_EXPECTED
+        path = LOCAL_EXPECTED
     with open(path, newline="", encoding="utf-8") as fh:
         return [r for r in csv.DictReader(fh) if r["file"].startswith(MY_PREFIXES)]
 
@@ -57,8 +59,7 @@ def test_all_thirteen_case_files_are_here():
     assert _expected_rows(LOCAL_EXPECTED) == CASE_ROWS
     for r in CASE_ROWS:
         assert (CASES / r["file"]).is_file()
-        if (SHARED_CASES / r["file"]).exists():
-            assert (CASES / r["file"]).read_bytes() == (SHARED_CASES / r["file"]).read_bytes()
+        assert r["source"].strip(), r["file"]
 
 
 @pytest.mark.parametrize("row", CASE_ROWS, ids=[r["file"] for r in CASE_ROWS])
@@ -200,7 +201,7 @@ PUBLIC_EXPECTED = {
     "kernel-log__gpud-dmesg-decode-iso-xid13-xid43.txt": ("kernel-log", "warn", {"health.xid"}),
     "kernel-log__gpud-journalctl-short-iso-peermem-errors.txt": ("kernel-log", "warn", {"health.kernel_log"}),
     "kernel-log__dev-vm-firecracker-dmesg-local.txt": ("kernel-log", "pass", {"health.kernel_log"}),
-    # review round 3 (PROVENANCE-review.md; judged in detail in tests/test_review_events_smi.py)
+    # review round 3 (PROVENANCE.md; judged in detail in tests/test_review_events_smi.py)
     "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt": ("kernel-log", "warn", {"health.xid"}),
     "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt": ("kernel-log", "fail", {"health.xid"}),
     "ras-mc-ctl__rasdaemon-121-errors-mce-corrected.txt": ("ras-mc-ctl", "warn", {"health.mce"}),
@@ -401,7 +402,7 @@ def test_aer_cant_recover_fails():
     aer = [e for e in log.events if e.kind == "aer"]
     assert aer[0].fields["port"] == "0000:00:03.0" and aer[0].fields["severity"] == "nonfatal"
     assert any(e.fields.get("recovery_failed") for e in aer)
-    findings = events.judge_kernel_log(log, {})
+    findings = klog.judge_kernel_log(log, {})
     f = next(f for f in findings if f.id == "health.aer")
     assert f.verdict is Verdict.FAIL and "could not recover" in f.message
 
@@ -410,7 +411,7 @@ def test_uncorrected_non_fatal_aer_warns():
     lines = ("[ 10.1] pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0\n"
              "[ 10.1] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
              "(Requester ID)\n")
-    (f,) = events.judge_kernel_log(kl.parse_kernel_log(lines), {})
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(lines), {})
     assert f.verdict is Verdict.WARN and "non-fatal" in f.message
 
 
@@ -424,7 +425,7 @@ def test_limited_fields():
 def test_speed_only_limit_suggests_checking_under_load():
     line = ("[    2.9] pci 0000:41:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at "
             "0000:40:01.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)")
-    (f,) = events.judge_kernel_log(kl.parse_kernel_log(line), {})
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {})
     assert f.verdict is Verdict.WARN and "under load" in f.remedy and "0000:40:01.1" in f.message
 
 
@@ -458,12 +459,12 @@ def test_boot_markers_split_boots():
 
 def test_boot_only_counts_the_last_boot_and_lists_the_rest():
     log = kl.parse_kernel_log(text(SYNTHETIC / "synthetic_kernel-log__two-boots-xid79-earlier-boot-journal.txt"))
-    findings = events.judge_kernel_log(log, {"boot_only": True})
+    findings = klog.judge_kernel_log(log, {"boot_only": True})
     assert overall(findings) is Verdict.PASS
     skip = next(f for f in findings if f.id == "health.kernel_log_ignored")
     assert skip.verdict is Verdict.SKIP and "1 from earlier boots" in skip.message
     assert any("Xid (PCI:0000:18:00): 79" in ln for ln in skip.evidence)
-    assert overall(events.judge_kernel_log(log, {"boot_only": False})) is Verdict.FAIL
+    assert overall(klog.judge_kernel_log(log, {"boot_only": False})) is Verdict.FAIL
 
 
 def test_event_key_is_stable_and_acknowledgement_removes_the_event():
@@ -475,7 +476,7 @@ def test_event_key_is_stable_and_acknowledgement_removes_the_event():
     keys = {kl.event_key(e) for e in a.events}
     assert len(keys) == len(a.events)  # identical Xid 13 texts at the same second differ in text here
     x109 = next(e for e in a.events if e.fields.get("code") == 109)
-    findings = events.judge_kernel_log(a, {"acknowledged": {kl.event_key(x109)}})
+    findings = klog.judge_kernel_log(a, {"acknowledged": {kl.event_key(x109)}})
     assert not any("Xid 109" in f.message for f in findings if f.id == "health.xid")
     skip = next(f for f in findings if f.id == "health.kernel_log_ignored")
     assert "1 acknowledged" in skip.message and kl.event_key(x109) in skip.evidence[0]
@@ -493,13 +494,13 @@ def test_event_key_ignores_host_and_prefix_format():
 def test_acknowledged_accepts_a_mapping_of_reasons():
     log = kl.parse_kernel_log(text(CASES / "dmesg__a100-xid63-row-remapper-new-row-marked.txt"))
     key = kl.event_key(log.events[0])
-    findings = events.judge_kernel_log(log, {"acknowledged": {key: "remap done, GPU reset on 2026-11-30"}})
+    findings = klog.judge_kernel_log(log, {"acknowledged": {key: "remap done, GPU reset on 2026-11-30"}})
     assert overall(findings) is Verdict.PASS
 
 
 def test_empty_and_meta_only_logs_are_unknown():
     for t in ("", "-- No entries --\n", "\n\n"):
-        (f,) = events.judge_kernel_log(kl.parse_kernel_log(t), {})
+        (f,) = klog.judge_kernel_log(kl.parse_kernel_log(t), {})
         assert f.verdict is Verdict.UNKNOWN and f.id == "health.kernel_log"
 
 
@@ -507,7 +508,7 @@ def test_benign_module_signature_line_is_not_unrecognised():
     e = explain_text(text(SYNTHETIC / "synthetic_kernel-log__clean-boot-nvidia-load.txt"))
     assert e.verdict is Verdict.PASS
     noisy = "[ 3.9] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping"
-    (f,) = events.judge_kernel_log(kl.parse_kernel_log(noisy), {})
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(noisy), {})
     assert f.verdict is Verdict.WARN and kl.event_key(kl.parse_kernel_log(noisy).events[0]) in f.remedy
 
 
@@ -520,7 +521,7 @@ def test_oops_is_unrecognised_warning_once_per_trace():
 
 def test_gpu_index_names_the_gpu():
     log = kl.parse_kernel_log(text(CASES / "dmesg__a100-xid63-row-remapper-new-row-marked.txt"))
-    (f,) = events.judge_kernel_log(log, {}, gpu_index={"0000:10:1c.0": 5})
+    (f,) = klog.judge_kernel_log(log, {}, gpu_index={"0000:10:1c.0": 5})
     assert f.subject == "GPU 5 (0000:10:1c.0)"
 
 
@@ -550,12 +551,12 @@ def test_edac_util_formats():
     assert (c.mc, c.ce, c.ue) == ("mc0", 7, 0)
     f = ed.parse_edac_util("edac-util: No errors to report.\n")
     assert f.no_errors_line and not f.counts
-    assert events.judge_edac_facts(f, {})[0].verdict is Verdict.PASS
+    assert edac_rules.judge_edac_facts(f, {})[0].verdict is Verdict.PASS
     f = ed.parse_edac_util("edac-util: Error: No memory controller data found.\n")
-    (x,) = events.judge_edac_facts(f, {})
+    (x,) = edac_rules.judge_edac_facts(f, {})
     assert x.verdict is Verdict.UNKNOWN and "amd64_edac" in x.remedy
     f = ed.parse_edac_util("mc0:csrow0:all:UE:1\nmc0:csrow0:all:CE:4\nmc0:csrow0:DIMM_A1:CE:4\n")
-    verdicts = {x.verdict for x in events.judge_edac_facts(f, {})}
+    verdicts = {x.verdict for x in edac_rules.judge_edac_facts(f, {})}
     assert Verdict.FAIL in verdicts
 
 
@@ -577,8 +578,8 @@ def test_ras_sections():
 
 def test_ras_all_clean_passes_and_garbage_is_unknown():
     clean = "No Memory errors.\n\nNo PCIe AER errors.\n\nNo MCE errors.\n"
-    assert events.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(clean), {})[0].verdict is Verdict.PASS
-    (f,) = events.judge_ras_mc_ctl(ed.parse_ras_mc_ctl("ras-mc-ctl: Error: can't access the database\n"), {})
+    assert edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(clean), {})[0].verdict is Verdict.PASS
+    (f,) = edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl("ras-mc-ctl: Error: can't access the database\n"), {})
     assert f.verdict is Verdict.UNKNOWN
 
 
@@ -595,7 +596,7 @@ def test_sysfs_parser_reads_dimm_rank_csrow_and_noinfo():
     assert by[("mc0", "csrow1/ch0")].ce == 5 and by[("mc0", "csrow1/ch0")].label == "DIMM_A2"
     assert by[("mc0", "noinfo")].ue == 2
     assert f.unread == ["/sys/devices/system/edac/mc/mc1/ce_count: <unreadable>"]
-    findings = events.judge_edac_facts(f, {})
+    findings = edac_rules.judge_edac_facts(f, {})
     assert {x.verdict for x in findings} == {Verdict.FAIL, Verdict.WARN}
     assert not any(x.message.startswith("host memory mc0:") for x in findings)  # totals not double-counted
 
@@ -613,7 +614,7 @@ JOURNAL = "journalctl -k -b --no-pager -o short-monotonic"
 def test_kernel_log_check_reads_the_journal_with_boot_only():
     body = text(SYNTHETIC / "synthetic_kernel-log__two-boots-xid79-earlier-boot-journal.txt")
     outs = {"kernel_log_journal": _cmd("kernel_log_journal", JOURNAL, body)}
-    findings = events.kernel_log(outs, {"boot_only": False})  # forced true: the probe is this boot only
+    findings = klog.kernel_log(outs, {"boot_only": False})  # forced true: the probe is this boot only
     assert overall(findings) is Verdict.PASS
     assert "health.kernel_log_ignored" in _ids(findings)
     assert findings[0].evidence[0] == "$ " + JOURNAL
@@ -625,7 +626,7 @@ def test_kernel_log_check_falls_back_to_dmesg_and_names_gpu_index():
     dmesg = _cmd("kernel_log_dmesg", "dmesg", text(CASES / "dmesg__xe9680-h100-xid119-gsp-timeout.txt"))
     nvml = ProbeOutput("nvml", "NVML", text='{"init": "ok", "count": 8, "gpus": [{"index": 4, '
                                             '"pci_bus_id": "00000000:9B:00.0"}]}')
-    findings = events.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg, "nvml": nvml}, {})
+    findings = klog.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg, "nvml": nvml}, {})
     x = next(f for f in findings if f.id == "health.xid")
     assert x.verdict is Verdict.FAIL and x.subject == "GPU 4 (0000:9b:00.0, serial 0000000000000)"
 
@@ -633,35 +634,35 @@ def test_kernel_log_check_falls_back_to_dmesg_and_names_gpu_index():
 def test_kernel_log_check_dmesg_restricted_is_unknown_not_a_crash():
     journal = _cmd("kernel_log_journal", JOURNAL, error="command not found: journalctl", rc=None)
     dmesg = _cmd("kernel_log_dmesg", "dmesg", rc=1, stderr="dmesg: read kernel buffer failed: Operation not permitted")
-    (f,) = events.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg}, {})
+    (f,) = klog.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg}, {})
     assert f.verdict is Verdict.UNKNOWN and f.id == "health.kernel_log"
     assert any("Operation not permitted" in ln for ln in f.evidence)
     assert "dmesg_restrict" in f.remedy
-    (g,) = events.kernel_log({}, {})
+    (g,) = klog.kernel_log({}, {})
     assert g.verdict is Verdict.UNKNOWN
 
 
 def test_edac_check_on_saved_trees():
     outs = collect_tree(SYNTHETIC / "synthetic_edac-tree__dimm-ue", ["edac_sysfs"])
-    findings = events.edac(outs, {})
+    findings = edac_rules.edac(outs, {})
     assert {(f.verdict, f.subject) for f in findings} == {
         (Verdict.FAIL, "DIMM CPU0_DIMM_B1 (mc0 dimm1)"), (Verdict.WARN, "DIMM CPU0_DIMM_A1 (mc0 dimm0)")}
     outs = collect_tree(PUBLIC / "edac-tree__edac-utils-15-rank-ce", ["edac_sysfs"])
-    (f,) = events.edac(outs, {})
+    (f,) = edac_rules.edac(outs, {})
     assert f.verdict is Verdict.WARN and "mc0 rank4" in f.message
     assert "/sys/devices/system/edac/mc/mc0/rank4/dimm_ce_count:1" in f.evidence
 
 
 def test_edac_check_without_edac_is_unknown(tmp_path):
     outs = collect_tree(tmp_path, ["edac_sysfs"])
-    (f,) = events.edac(outs, {})
+    (f,) = edac_rules.edac(outs, {})
     assert f.verdict is Verdict.UNKNOWN and "EDAC" in f.message
 
 
 def test_probes_are_registered():
-    kl_journal = probes.REGISTRY["kernel_log_journal"]
+    kl_journal = registry.PROBES["kernel_log_journal"]
     assert kl_journal.title.startswith("Kernel log of this boot")
-    assert "kernel_log_dmesg" in probes.REGISTRY and "edac_sysfs" in probes.REGISTRY
+    assert "kernel_log_dmesg" in registry.PROBES and "edac_sysfs" in registry.PROBES
 
 
 # ------------------------------------------------------------------ the reference tables
@@ -681,24 +682,24 @@ def test_xid_table_rows_have_sources_and_known_severities():
 
 
 def test_b5_hardware_class_codes_fail_unless_a_sourced_exception():
-    rows = events.xid_rows()
+    rows = xid_rules.xid_rows()
     b5 = [48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 94, 95, 119, 120]
     for code in b5:
         row = rows[code]
         if row["severity"] != "critical":
-            # knowledge.md section 6 / NVIDIA's bucket overrides the B5 list, and the row says so
-            assert "knowledge.md" in row["source"] and "B5 lists" in row["follow_up"], code
+            # NVIDIA's resolution bucket overrides Azure's hardware-class list, and the row says so
+            assert "docs.nvidia.com" in row["source"] and "Azure's hardware-class list" in row["follow_up"], code
 
 
 def test_recovery_action_table_covers_the_catalog_strings():
-    actions = {r["action"] for r in events.recovery_actions()}
+    actions = {r["action"] for r in xid_rules.recovery_actions()}
     assert {"None", "Drain P2P", "Drain and Reset", "GPU Reset Required", "Node Reboot Required"} <= actions
-    verdicts = {r["action"]: r["verdict"] for r in events.recovery_actions()}
+    verdicts = {r["action"]: r["verdict"] for r in xid_rules.recovery_actions()}
     assert verdicts["None"] == "pass" and verdicts["GPU Reset Required"] == "fail"
 
 
 def test_xid79_row_says_bare_metal_power_cycle():
-    row = events.xid_rows()[79]
+    row = xid_rules.xid_rows()[79]
     assert row["immediate_action"] == "RESTART_BM" and "power-cycle" in row["follow_up"].lower()
 
 
@@ -707,14 +708,14 @@ def test_bar_failure_that_a_later_allocator_pass_fixed_is_not_reported():
             "[ 0.3] pci 0000:18:00.0: BAR 1: no space for [mem size 0x2000000000 64bit pref]\n"
             "[ 0.3] pci 0000:18:00.0: BAR 1: failed to assign [mem size 0x2000000000 64bit pref]\n")
     fixed = base + "[ 0.4] pci 0000:18:00.0: BAR 1: assigned [mem 0x220000000000-0x221fffffffff 64bit pref]\n"
-    assert overall(events.judge_kernel_log(kl.parse_kernel_log(fixed), {})) is Verdict.PASS
-    (f,) = events.judge_kernel_log(kl.parse_kernel_log(base), {})
+    assert overall(klog.judge_kernel_log(kl.parse_kernel_log(fixed), {})) is Verdict.PASS
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(base), {})
     assert f.verdict is Verdict.WARN and f.subject == "GPU (0000:18:00.0)" and "Above 4G" in f.remedy
 
 
 def test_gpu_held_by_vfio_pci_is_not_a_blacklist_case():
     line = "[ 12.1] NVRM: GPU 0000:3b:00.0 is already bound to vfio-pci."
-    (f,) = events.judge_kernel_log(kl.parse_kernel_log(line), {})
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {})
     assert f.verdict is Verdict.FAIL and "vfio-pci" in f.message and "blacklist" not in f.remedy
-    (g,) = events.judge_kernel_log(kl.parse_kernel_log(line), {"virtualization": True})
+    (g,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {"virtualization": True})
     assert g.verdict is Verdict.WARN

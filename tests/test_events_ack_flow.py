@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import steps
 from tests.conftest import DATA, frozen_clock
-from wizard.rules.events import kernel_log
+from wizard.rules.kernel_log import kernel_log
 from wizard.engine import Build
 from wizard.model import Verdict
 from wizard.probes import ProbeOutput

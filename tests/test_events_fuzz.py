@@ -4,7 +4,7 @@ verdicts, ids, subjects and sources.
 
 Inputs: random text, random bytes decoded like hosts decode them (UTF-8, errors="replace"),
 text made of the tokens the parsers look for, and truncations / line mutations of this area's
-real outputs (tests/data/PROVENANCE-events.md).
+real outputs (tests/data/PROVENANCE.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from wizard.rules import events
+from tests import strategies
+from wizard.rules import edac as edac_rules
+from wizard.rules import kernel_log as klog
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers import edac as ed
@@ -46,36 +48,12 @@ TOKENS = ["NVRM: Xid (PCI:0000:", "9b:00): ", "154, ", "GPU recovery action chan
           "\t1 Corrected error, no action required. errors", "Label\tCE\tUE", "/sys/devices/system/edac/mc/mc0/",
           "ce_count:", "9" * 5000, "\n", " ", "\t", ":", ",", "(", ")", "\0", "\x1b[31m"]
 
-garbage = st.one_of(
-    st.text(max_size=2000),
-    st.binary(max_size=2000).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(TOKENS), max_size=60).map("".join),
-)
+garbage = strategies.garbage(TOKENS, max_size=2000)
 
 
-@st.composite
-def mutated_real(draw) -> str:
-    body = draw(st.sampled_from(REAL_TEXT))
-    lines = body.splitlines()
-    op = draw(st.sampled_from(["cut", "drop", "dup", "swap", "chars", "join"]))
-    if op == "cut":
-        return body[: draw(st.integers(0, len(body)))]
-    if not lines:
-        return body
-    i = draw(st.integers(0, len(lines) - 1))
-    if op == "drop":
-        del lines[i]
-    elif op == "dup":
-        lines.insert(i, lines[i])
-    elif op == "swap":
-        j = draw(st.integers(0, len(lines) - 1))
-        lines[i], lines[j] = lines[j], lines[i]
-    elif op == "chars":
-        pos = draw(st.integers(0, len(lines[i])))
-        lines[i] = lines[i][:pos] + draw(st.text(max_size=12)) + lines[i][pos + draw(st.integers(0, 8)):]
-    else:
-        return " ".join(lines)
-    return "\n".join(lines)
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL_TEXT, TOKENS)
 
 
 inputs = st.one_of(garbage, mutated_real())
@@ -98,17 +76,17 @@ def test_kernel_log_parser_and_judge_never_raise(t):
     log = kl.parse_kernel_log(t)
     for e in log.events:
         assert e.evidence and len(kl.event_key(e)) == 16
-    _valid(events.judge_kernel_log(log, {"boot_only": True}))
-    _valid(events.judge_kernel_log(log, {"acknowledged": {kl.event_key(e) for e in log.events[:2]}}))
+    _valid(klog.judge_kernel_log(log, {"boot_only": True}))
+    _valid(klog.judge_kernel_log(log, {"acknowledged": {kl.event_key(e) for e in log.events[:2]}}))
     assert 0.0 <= kl.detect_kernel_log(t) <= 1.0
 
 
 @FUZZ
 @given(inputs)
 def test_memory_parsers_and_judges_never_raise(t):
-    _valid(events.judge_edac_facts(ed.parse_edac_util(t), {}))
-    _valid(events.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(t), {}))
-    _valid(events.judge_edac_facts(ed.parse_edac_sysfs(ed.parse_edac_grep(t)), {}))
+    _valid(edac_rules.judge_edac_facts(ed.parse_edac_util(t), {}))
+    _valid(edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(t), {}))
+    _valid(edac_rules.judge_edac_facts(ed.parse_edac_sysfs(ed.parse_edac_grep(t)), {}))
     for d in (ed.detect_edac_util, ed.detect_ras_mc_ctl, ed.detect_edac_sysfs):
         assert 0.0 <= d(t) <= 1.0
 
@@ -132,12 +110,12 @@ def test_checks_never_raise(t, rc, error, files):
             "kernel_log_dmesg": ProbeOutput("kernel_log_dmesg", "$ dmesg", text=t[::-1], rc=rc),
             "nvml": ProbeOutput("nvml", "NVML", text=t),
             "edac_sysfs": ProbeOutput("edac_sysfs", "/sys/devices/system/edac/mc", files=dict(files), error=error)}
-    _valid(events.kernel_log(outs, {"acknowledged": t[:20]}))
-    _valid(events.edac(outs, {}))
+    _valid(klog.kernel_log(outs, {"acknowledged": t[:20]}))
+    _valid(edac_rules.edac(outs, {}))
 
 
 def test_garbage_that_is_no_kernel_log_is_unknown():
-    (f,) = events.judge_kernel_log_text("hello\nworld\n", {})
+    (f,) = klog.judge_kernel_log_text("hello\nworld\n", {})
     assert f.verdict is Verdict.UNKNOWN and "hello" in f.evidence
-    (g,) = events.judge_edac_facts(ed.parse_edac_util("hello\nworld"), {})
+    (g,) = edac_rules.judge_edac_facts(ed.parse_edac_util("hello\nworld"), {})
     assert g.verdict is Verdict.UNKNOWN and "world" in g.evidence

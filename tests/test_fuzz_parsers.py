@@ -19,8 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.rules import gpu as gc
-from wizard.rules import host as hc
+from wizard.rules import gpu_presence as gc
+from wizard.rules import bios as bios_rules
+from wizard.rules import host as host_rules
+from wizard.rules import os as os_rules
 from wizard.rules.identity import dmi_fields, dmi_identity
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import parse_driver_version, parse_nvidia_smi_l, parse_nvml, parse_pci
@@ -30,20 +32,17 @@ from wizard.parsers.host import (
 )
 from wizard.probes import ProbeOutput, tree_text
 
-from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, file_output, text
+from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, file_output
+from tests import strategies
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ------------------------------------------------------------------ inputs
 
-garbage = st.one_of(
-    st.text(max_size=2000),
-    st.binary(max_size=2000).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
-                              "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]),
-             max_size=60).map("".join),
-)
+TOKENS = ["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
+          "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]
+garbage = strategies.garbage(TOKENS, max_size=2000)
 """Random text, random bytes decoded like hosts decode them, and text made of the tokens the
 parsers look for (including a digit run too long for int())."""
 
@@ -69,37 +68,9 @@ REAL: dict[str, list[Path]] = {
 }
 
 
-@st.composite
-def mutated(draw, paths: list[Path]) -> str:
-    """One real output, truncated and/or with lines dropped, duplicated, swapped or garbled."""
-    raw = text(draw(st.sampled_from(paths)))
-    for _ in range(draw(st.integers(1, 3))):
-        lines = raw.splitlines(keepends=True)
-        op = draw(st.sampled_from(["truncate", "drop", "dup", "swap", "garble", "insert", "splice"]))
-        if op == "truncate":
-            raw = raw[:draw(st.integers(0, len(raw)))]
-        elif lines and op == "drop":
-            del lines[draw(st.integers(0, len(lines) - 1))]
-            raw = "".join(lines)
-        elif lines and op == "dup":
-            i = draw(st.integers(0, len(lines) - 1))
-            lines.insert(i, lines[i])
-            raw = "".join(lines)
-        elif len(lines) > 1 and op == "swap":
-            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-            raw = "".join(lines)
-        elif lines and op == "garble":
-            i = draw(st.integers(0, len(lines) - 1))
-            lines[i] = draw(garbage) + "\n"
-            raw = "".join(lines)
-        elif op == "insert":
-            at = draw(st.integers(0, len(raw)))
-            raw = raw[:at] + draw(st.text(max_size=20)) + raw[at:]
-        elif op == "splice" and raw:  # cut a line in the middle and glue it to the next
-            at = draw(st.integers(0, len(raw) - 1))
-            raw = raw[:at] + raw[at:].replace("\n", "", 1)
-    return raw
+def mutated(paths: list[Path]) -> st.SearchStrategy[str]:
+    """One real output, mutated (tests/strategies.py)."""
+    return strategies.mutated(paths, TOKENS)
 
 
 def real_or_mutated(name: str):
@@ -191,9 +162,9 @@ def test_tree_parsers_never_raise(tree, cpuinfo):
 # ------------------------------------------------------------------ checks
 
 CHECKS: dict[str, tuple[Callable, str]] = {
-    "os_release": (hc.os_release, "os.release"), "cpu": (hc.cpu, "bios.cpu"), "numa": (hc.numa, "bios.numa"),
-    "memory": (hc.memory, "os.memory"), "swap": (hc.swap, "os.swap"), "iommu": (hc.iommu, "bios.iommu"),
-    "filesystems": (hc.filesystems, "os.filesystem"), "gpu_pci": (gc.gpu_pci, "health.gpu_pci"),
+    "os_release": (os_rules.os_release, "os.release"), "cpu": (bios_rules.cpu, "bios.cpu"), "numa": (bios_rules.numa, "bios.numa"),
+    "memory": (host_rules.memory, "os.memory"), "swap": (os_rules.swap, "os.swap"), "iommu": (bios_rules.iommu, "bios.iommu"),
+    "filesystems": (os_rules.filesystems, "os.filesystem"), "gpu_pci": (gc.gpu_pci, "health.gpu_pci"),
     "nouveau": (gc.nouveau, "os.nouveau"), "driver": (gc.driver, "driver.loaded"),
     "nvidia_smi": (gc.nvidia_smi, "driver.nvidia_smi"), "nvml": (gc.nvml, "health.nvml"),
     "dmi": (dmi_identity, "grounding.serials"),
@@ -350,3 +321,23 @@ def test_truncated_real_output_gets_a_verdict_the_parser_supports(name, probe, d
         assert verdicts == {Verdict.UNKNOWN}
     elif name != "filesystems":  # df: a readable table can still lack "/" (unknown for that path)
         assert Verdict.UNKNOWN not in verdicts
+
+
+# ------------------------------------------------------------------ the multi-node hostfile
+
+HOSTFILE_TOKENS = ["gpu1", "host-a", "admin@", " ", "\t", "\n", "#", "8", "0", "-1", "=", "slots=", "python=",
+                   "addr=", ":", "@", "[", "]", "ssh://", "-o", "\0", "9" * 5000]
+
+
+@FUZZ
+@given(raw=strategies.garbage(HOSTFILE_TOKENS, max_size=2000))
+def test_hostfile_parser_never_raises_and_names_what_it_could_not_read(raw):
+    from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, Hostfile, parse_hostfile
+
+    hf = parse_hostfile(raw, "fuzz")
+    assert isinstance(hf, Hostfile) and hf.source == "fuzz"
+    assert hf.nodes or hf.problems
+    assert all(p.startswith(("line ", "no nodes")) for p in hf.problems), hf.problems
+    assert len({n.name for n in hf.nodes}) == len(hf.nodes)
+    assert all(n.gpus is None or 1 <= n.gpus <= MAX_GPUS_PER_NODE for n in hf.nodes)
+    assert all(not n.name.startswith("-") and not n.target.startswith("-") for n in hf.nodes)

@@ -2,7 +2,7 @@
 
 Inputs: random text, random bytes decoded as hosts decode them (UTF-8, errors="replace"), text built
 from the tokens these parsers look for, and truncations and line mutations of the real outputs in
-tests/data (see PROVENANCE-links.md). Checks fed garbage still return findings with valid verdicts.
+tests/data (see PROVENANCE.md). Checks fed garbage still return findings with valid verdicts.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.rules import links
+from tests import strategies
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
 from wizard.parsers import pcie, topology
 from wizard.probes import ProbeOutput
-
-from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from wizard.rules import gpu_presence, nvlink
+from wizard.rules import pcie as pcie_rules
+from wizard.rules import topology as topology_rules
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -36,32 +38,12 @@ TOKENS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", 
           "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
           "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
 
-garbage = st.one_of(
-    st.text(max_size=1500),
-    st.binary(max_size=1500).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(TOKENS), max_size=80).map("".join),
-)
+garbage = strategies.garbage(TOKENS, max_size=1500, max_tokens=80)
 
 
-@st.composite
-def mutated_real(draw):
-    """A real input, cut after a random line and with a few lines dropped, duplicated or cut short."""
-    lines = draw(st.sampled_from(REAL_TEXT)).splitlines()
-    lines = lines[:draw(st.integers(0, len(lines)))]
-    for _ in range(draw(st.integers(0, 4))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["drop", "dup", "cut", "token"]))
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "cut":
-            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
-        else:
-            lines[i] = lines[i] + draw(st.sampled_from(TOKENS))
-    return "\n".join(lines)
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real input of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL_TEXT, TOKENS)
 
 
 inputs = st.one_of(garbage, mutated_real())
@@ -69,10 +51,10 @@ plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_mo
                          {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
                          {"gpu_model": 7, "virtualization": "yes"}])
 
-CHECKS = [(links.lspci_all, "lspci_vvv"), (links.iommu_groups, "lspci_iommu_groups"),
-          (links.topology, "nvidia_smi_topo_m"), (links.p2p, "nvidia_smi_topo_p2p"),
-          (links.nvlink, "nvidia_smi_nvlink_s"), (links.nvlink_errors, "nvidia_smi_nvlink_e"),
-          (links.dcgmi_nvlink, "dcgmi_nvlink")]
+CHECKS = [(pcie_rules.lspci_all, "lspci_vvv"), (gpu_presence.iommu_groups, "lspci_iommu_groups"),
+          (topology_rules.topology, "nvidia_smi_topo_m"), (topology_rules.p2p, "nvidia_smi_topo_p2p"),
+          (nvlink.nvlink, "nvidia_smi_nvlink_s"), (nvlink.nvlink_errors, "nvidia_smi_nvlink_e"),
+          (nvlink.dcgmi_nvlink, "dcgmi_nvlink")]
 DETECTORS = [pcie.detect_lspci, pcie.detect_iommu_groups, topology.detect_topo_matrix, topology.detect_p2p_matrix,
              topology.detect_nvlink_status, topology.detect_nvlink_errors, topology.detect_dcgmi_nvlink]
 

@@ -332,7 +332,7 @@ def test_consistency_step_runs_detached_and_records_findings(ssh_cluster, node_p
         run = b.start_action(step, resolved)
         assert os.getpgid(run.pid) != os.getpgid(0)  # detached: its own session
         done = b.wait_action(run, timeout_s=120)
-        assert done.state == act.SUCCEEDED, Path(done.log_path).read_text()[-3000:]
+        assert done.state == act.ActionState.SUCCEEDED, Path(done.log_path).read_text()[-3000:]
         _, findings = b.store.latest_check(step.id)
         assert {(f.id, f.verdict) for f in findings} == {("multinode.nodes", Verdict.PASS),
                                                          ("multinode.consistency", Verdict.PASS)}

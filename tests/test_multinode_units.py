@@ -14,8 +14,9 @@ import pytest
 from tests.conftest import ROOT, env_for_cli
 from wizard.rules.multinode import judge_multinode, read_log
 from wizard.model import Verdict
-from wizard.multinode import (HostfileError, NodeSpec, mpirun_allreduce_argv, nccl_tests_present, parse_hostfile,
-                              read_hostfile, round_robin, sbcast_argv, slurm_present, srun_argv, torchrun_argv)
+from wizard.multinode import (HostfileError, hostfile_nodes, mpirun_allreduce_argv, nccl_tests_present, read_hostfile,
+                              round_robin, sbcast_argv, slurm_present, srun_argv, torchrun_argv)
+from wizard.parsers.hostfile import Hostfile, NodeSpec, parse_hostfile
 
 # ------------------------------------------------------------------------------------------ hostfile
 
@@ -28,14 +29,16 @@ def test_hostfile_native_and_mpi_forms_with_comments():
     gpu3 slots=4 python=/usr/bin/python3
     gpu4
     """
-    nodes = parse_hostfile(text)
-    assert nodes == [
+    hf = parse_hostfile(text)
+    assert hf.ok and hf.problems == ()
+    assert list(hf.nodes) == [
         NodeSpec("gpu1", "admin@10.0.0.11", 8, "/opt/venv/bin/python", "10.0.0.11", 2),
         NodeSpec("gpu2", "gpu2-ib", 8, None, None, 3),
         NodeSpec("gpu3", "gpu3", 4, "/usr/bin/python3", None, 5),
         NodeSpec("gpu4", "gpu4", None, None, None, 6),
     ]
-    assert parse_hostfile("root@n1 slots=2\n")[0] == NodeSpec("n1", "root@n1", 2, None, None, 1)
+    assert hostfile_nodes(text) == list(hf.nodes)  # the launcher takes them as they are
+    assert parse_hostfile("root@n1 slots=2\n").nodes[0] == NodeSpec("n1", "root@n1", 2, None, None, 1)
 
 
 def test_hostfile_errors_name_every_line_and_problem():
@@ -54,9 +57,12 @@ def test_hostfile_errors_name_every_line_and_problem():
         "l host-l 2 slots=2",    # 12 slots in the native form
         "python=/x m host-m 8",  # 13 key before the positional words
     ])
-    with pytest.raises(HostfileError) as ei:
-        parse_hostfile(text, "hosts.txt")
+    hf = parse_hostfile(text, "hosts.txt")  # the parser never raises: it names what it could not read
+    assert not hf.ok and [n.name for n in hf.nodes] == ["a"]
+    with pytest.raises(HostfileError) as ei:  # the launcher refuses the file whole, naming every problem
+        hostfile_nodes(text, "hosts.txt")
     probs = ei.value.problems
+    assert probs == list(hf.problems)
     expect = {2: "gpus must be a whole number", 3: "the GPU count is missing", 4: "already used on line 1",
               5: "already listed on line 1", 6: "unknown key 'colour'", 7: "from 1 to 64", 8: "slots must be a whole",
               9: "python= has no value", 10: "got 5 words", 11: "may hold only", 12: "slots= is for the MPI form",
@@ -79,9 +85,9 @@ def test_hostfile_refuses_host_port_and_option_like_targets():
         "-h host-h 8",                # 8 name starts with '-'
         "host-i:22 slots=2",          # 9 MPI form with host:port
     ])
-    with pytest.raises(HostfileError) as ei:
-        parse_hostfile(text)
-    probs = ei.value.problems
+    probs = list(parse_hostfile(text).problems)
+    with pytest.raises(HostfileError):
+        hostfile_nodes(text)
     for line in (1, 2, 9):
         assert any(p.startswith(f"line {line}: ") and "looks like host:port" in p and "ssh://host:port" in p
                    and "Host alias in your ssh config" in p for p in probs), (line, probs)
@@ -89,15 +95,21 @@ def test_hostfile_refuses_host_port_and_option_like_targets():
     assert any(p.startswith("line 8: node name '-h' starts with '-'") for p in probs), probs
     assert any(p.startswith("line 6: ") for p in probs), probs
     assert not any(p.startswith(("line 3:", "line 4:", "line 5:")) for p in probs), probs
-    nodes = parse_hostfile("c ssh://admin@host-c:2222 8\nd fe80::1 8\ne [2001:db8::1] 8\n")
+    nodes = hostfile_nodes("c ssh://admin@host-c:2222 8\nd fe80::1 8\ne [2001:db8::1] 8\n")
     assert [n.target for n in nodes] == ["ssh://admin@host-c:2222", "fe80::1", "[2001:db8::1]"]
 
 
-def test_hostfile_empty_and_unreadable():
+def test_hostfile_empty_and_unreadable(tmp_path):
+    assert parse_hostfile("# nothing\n\n   \n") == Hostfile("hostfile", (), ("no nodes (every line is blank or a comment)",))
     with pytest.raises(HostfileError, match="no nodes"):
-        parse_hostfile("# nothing\n\n   \n")
+        hostfile_nodes("# nothing\n\n   \n")
     with pytest.raises(HostfileError, match="cannot read it"):
         read_hostfile("/nonexistent/hostfile")
+    bad = tmp_path / "hosts"
+    bad.write_text("a host-a 8\nb host-b\n")
+    with pytest.raises(HostfileError) as ei:
+        read_hostfile(bad)
+    assert ei.value.source == str(bad) and ei.value.problems[0].startswith("line 2: ")
 
 
 def test_launcher_with_bad_hostfile_exits_3_with_a_judged_error(tmp_path):
@@ -202,7 +214,7 @@ def test_consistency_names_the_odd_node_by_majority():
     assert set(bad) == {"NVIDIA driver", "VBIOS"}
     d = bad["NVIDIA driver"]
     assert d.subject == "c" and "c has 550.54.15" in d.message and "2 of 3 nodes (a, b) have 570.148.08" in d.message
-    assert "driver" in d.remedy and d.source.startswith("checks-catalogue E2")
+    assert "driver" in d.remedy and "nccl-tests/issues/200" in d.source and "catalogue" not in d.source
     assert "8x 96.00.74.00.1C" in bad["VBIOS"].message and "VBIOS" in bad["VBIOS"].remedy
 
 

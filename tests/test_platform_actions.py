@@ -163,7 +163,7 @@ def test_dry_run_records_and_prints_the_exact_ops_and_changes_nothing(state_dir,
     try:
         r = osstage.swap_off_resolved(raw, str(fstab), str(b.backup_dir))
         run = b.start_action(steps.step_by_id("os.swap"), r)
-        assert run.state == act.DRY_RUN and run.pid is None
+        assert run.state == act.ActionState.DRY_RUN and run.pid is None
         log = Path(run.log_path).read_text()
         assert f"would run: write {fstab} (backed up first, replaced atomically)" in log
         assert "would run: $ swapoff -a" in log and "would run:     + #bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0" in log
@@ -184,14 +184,14 @@ def test_real_run_through_the_engine_is_detached_logged_and_waits_for_the_check(
         r = osstage.swap_off_resolved(original, str(fstab), str(b.backup_dir))
         r.ops = _no_system_commands(r.ops, ["swapoff", "-a"])
         run = b.wait_action(b.start_action(steps.step_by_id("os.swap"), r), timeout_s=60)
-        assert run.state == act.SUCCEEDED and run.exit_status == 0
+        assert run.state == act.ActionState.SUCCEEDED and run.exit_status == 0
         assert "# backed up to" in Path(run.log_path).read_text()
         assert b.status("os.swap") is StepStatus.PENDING and b.needs_check("os.swap")
         assert "#bringup-swap-off# /dev/mapper/rhel_hadoop--test--1-swap" in fstab.read_text()
         rb = osstage.swap_rollback_resolved(fstab.read_text(), str(b.backup_dir), str(fstab))
         rb.ops = _no_system_commands(rb.ops, ["swapon", "-a"])
         run2 = b.wait_action(b.start_action(steps.step_by_id("os.swap_rollback"), rb), timeout_s=60)
-        assert run2.state == act.SUCCEEDED and fstab.read_text() == original
+        assert run2.state == act.ActionState.SUCCEEDED and fstab.read_text() == original
         runs = b.store.action_runs()
         assert [x.step_id for x in runs] == ["os.swap", "os.swap_rollback"] and all(x.user == "tester" for x in runs)
     finally:

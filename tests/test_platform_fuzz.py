@@ -9,8 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.probe_data import text
-from wizard.rules import platform as pc
+from tests import strategies
+from wizard.rules import bios as bios_rules
+from wizard.rules import os as os_rules
 from wizard.model import Finding, Verdict
 from wizard.parsers import platform as pp
 from wizard.probes import ProbeOutput
@@ -20,36 +21,16 @@ SAMPLES = sorted(p for d in ("public", "synthetic") for p in (PLAT / d).iterdir(
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-garbage = st.one_of(
-    st.text(max_size=1500),
-    st.binary(max_size=1500).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(["Size: ", "No Module Installed", "Locator: ", "Bank Locator: P0 CHANNEL ", "Handle 0x1, DMI type 17, 84 bytes\n",
-                              "Memory Device\n", "\t", "\n", " ", ":", "=", "GB", "MB", "MT/s", "Leap status", "NTPSynchronized=",
-                              "System clock synchronized: ", "yes", "no", "SecureBoot enabled", "swap", "#", "barrier=0",
-                              "nobarrier", "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:", "9" * 4000, "0x", "\0"]),
-             max_size=60).map("".join),
-)
+TOKENS = ["Size: ", "No Module Installed", "Locator: ", "Bank Locator: P0 CHANNEL ", "Handle 0x1, DMI type 17, 84 bytes\n",
+          "Memory Device\n", "\t", "\n", " ", ":", "=", "GB", "MB", "MT/s", "Leap status", "NTPSynchronized=",
+          "System clock synchronized: ", "yes", "no", "SecureBoot enabled", "swap", "#", "barrier=0",
+          "nobarrier", "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:", "9" * 4000, "0x", "\0"]
+garbage = strategies.garbage(TOKENS, max_size=1500)
 
 
-@st.composite
-def mutated_sample(draw) -> str:
-    lines = text(draw(st.sampled_from(SAMPLES))).splitlines()
-    cut = draw(st.integers(0, len(lines)))
-    lines = lines[:cut]
-    for _ in range(draw(st.integers(0, 4))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["drop", "dup", "garble", "truncate"]))
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "garble":
-            lines[i] = draw(st.text(max_size=80))
-        else:
-            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
-    return "\n".join(lines) + "\n"
+def mutated_sample() -> st.SearchStrategy[str]:
+    """A real sample of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(SAMPLES, TOKENS)
 
 
 inputs = st.one_of(garbage, mutated_sample())
@@ -133,17 +114,17 @@ def test_checks_never_raise(t, plan):
     files = _tree(t)
     cmd = lambda n: ProbeOutput(n, f"$ {n}", text=t, rc=0)  # noqa: E731
     tree = lambda n: ProbeOutput(n, n, text=t, files=files)  # noqa: E731
-    _valid(pc.above_4g({"lspci_vvv": cmd("lspci_vvv"), "nvidia_smi_qx": cmd("nvidia_smi_qx"),
+    _valid(bios_rules.above_4g({"lspci_vvv": cmd("lspci_vvv"), "nvidia_smi_qx": cmd("nvidia_smi_qx"),
                         "kernel_log_dmesg": cmd("kernel_log_dmesg")}, plan))
-    _valid(pc.pcie_root_ports({"lspci_vvv": cmd("lspci_vvv")}, plan))
-    _valid(pc.pcie_acs({"lspci_vvv": cmd("lspci_vvv")}, plan))
-    _valid(pc.power_profile({"cpuidle": tree("cpuidle"), "cpufreq": tree("cpufreq")}, plan))
-    _valid(pc.sriov({"sriov": tree("sriov")}, plan))
-    _valid(pc.secure_boot({"mokutil_sb_state": cmd("mokutil_sb_state"), "efi_secureboot": tree("efi_secureboot"),
+    _valid(bios_rules.pcie_root_ports({"lspci_vvv": cmd("lspci_vvv")}, plan))
+    _valid(bios_rules.pcie_acs({"lspci_vvv": cmd("lspci_vvv")}, plan))
+    _valid(bios_rules.power_profile({"cpuidle": tree("cpuidle"), "cpufreq": tree("cpufreq")}, plan))
+    _valid(bios_rules.sriov({"sriov": tree("sriov")}, plan))
+    _valid(bios_rules.secure_boot({"mokutil_sb_state": cmd("mokutil_sb_state"), "efi_secureboot": tree("efi_secureboot"),
                            "module_signing": tree("module_signing")}, plan))
-    _valid(pc.memory_channels({"dmidecode_17": cmd("dmidecode_17"), "smbios_memory": tree("smbios_memory")}, plan))
-    _valid(pc.os_support({"os_release": cmd("os_release"), "kernel": cmd("kernel")}, plan))
-    _valid(pc.kernel_headers({"kernel": cmd("kernel"), "kernel_build": tree("kernel_build")}, plan))
-    _valid(pc.mount_options({"mounts": cmd("mounts"), "fstab": cmd("fstab")}, plan))
-    _valid(pc.time_sync({"timedatectl": cmd("timedatectl"), "chronyc_tracking": cmd("chronyc_tracking")}, plan))
-    _valid(pc.fstab_table(t, plan))
+    _valid(bios_rules.memory_channels({"dmidecode_17": cmd("dmidecode_17"), "smbios_memory": tree("smbios_memory")}, plan))
+    _valid(os_rules.os_support({"os_release": cmd("os_release"), "kernel": cmd("kernel")}, plan))
+    _valid(os_rules.kernel_headers({"kernel": cmd("kernel"), "kernel_build": tree("kernel_build")}, plan))
+    _valid(os_rules.mount_options({"mounts": cmd("mounts"), "fstab": cmd("fstab")}, plan))
+    _valid(os_rules.time_sync({"timedatectl": cmd("timedatectl"), "chronyc_tracking": cmd("chronyc_tracking")}, plan))
+    _valid(os_rules.fstab_table(t, plan))

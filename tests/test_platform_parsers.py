@@ -1,4 +1,4 @@
-"""Parsers of the BIOS/OS platform area on real outputs (tests/data/PROVENANCE-platform.md)."""
+"""Parsers of the BIOS/OS platform area on real outputs (tests/data/PROVENANCE.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review round 3: real outputs bringup had not seen (tests/data/PROVENANCE-review.md), for the
+"""Review round 3: real outputs bringup had not seen (tests/data/PROVENANCE.md), for the
 kernel log (dmesg -H/-e stamps, MCE status decode, Xid 45 "caused by", NVLink5 Fatal/Nonfatal,
 RmInitAdapter remedy), nvidia-smi (dead-GPU errors on their own, cut ``-q`` text, persistence
 mode) and DCGM (CUDA error 802 = Fabric Manager, persistence-mode failure invalidating a run).
@@ -17,8 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, text
+from tests import strategies
 from wizard.rules import dcgm as dcgm_checks
-from wizard.rules import events
+from wizard.rules import kernel_log as klog
+from wizard.rules import xid as xid_rules
 from wizard.rules import smi as smi_checks
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
@@ -43,7 +45,7 @@ FM_DOWN = "dcgmi-diag__r3-8xh100-cuinit-system-not-yet-initialized-fm-down.txt"
 PM_FAIL = "dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt"
 A10_FULL = CASES / "nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt"
 
-# file -> (kind, verdict) that a careful operator gives it (SOURCES of the review; PROVENANCE-review.md)
+# file -> (kind, verdict) that a careful operator gives it (SOURCES of the review; PROVENANCE.md)
 EXPECTED = {
     AER_H: ("kernel-log", "fail"),
     CMCI_H: ("kernel-log", "fail"),
@@ -202,7 +204,7 @@ def test_plain_kernel_machine_check_line_is_decoded_too():
                               "fc00010001010092\n")
     (ev,) = [e for e in log.events if e.kind == "mce"]
     assert ev.fields["severity"] == "uncorrected" and ev.fields["bank"] == 8 and ev.fields["mc"] is None
-    f = by_id(events.judge_kernel_log(log, {}), "health.mce")[0]
+    f = by_id(klog.judge_kernel_log(log, {}), "health.mce")[0]
     assert f.verdict is Verdict.FAIL and "bank 8" in f.message
 
 
@@ -250,7 +252,7 @@ def test_nvlink5_fatal_fails_and_nonfatal_warns():
 
 
 def test_text_severity_table_is_sourced_and_ordered():
-    rows = events.text_severity_rows()
+    rows = xid_rules.text_severity_rows()
     assert rows and all(src for *_, src in rows)
     first = next(r for r in rows if r[0] <= 145 <= r[1])
     assert first[2].search("RLW_RXPIPE Nonfatal XC0") and first[3] is Verdict.WARN  # Nonfatal before Fatal
@@ -286,12 +288,12 @@ def test_rminitadapter_on_a_gpu_that_worked_before_is_the_hardware_path_only():
     lines = ["[Sun Apr 14 10:00:00 2024] NVRM: GPU at PCI:0000:81:00: GPU-760d0170-b7c5-6817-9414-6cc7112645de"]
     e = explain_text("\n".join(lines) + "\n" + body(TITANV))
     (f,) = by_id(e.findings, "health.gpu_init")
-    assert f.remedy == events.RMINIT_REMEDY_WORKED and "Above 4G" not in f.remedy
+    assert f.remedy == klog.RMINIT_REMEDY_WORKED and "Above 4G" not in f.remedy
 
 
 def test_no_bringup_text_repeats_resizable_bar_advice():
     """knowledge.md section 9 item 4 and section 3: never 'disable/enable ReBAR', only vendor default."""
-    texts = [events.BAR_REMEDY, events.RMINIT_REMEDY, events.RMINIT_REMEDY_WORKED]
+    texts = [klog.BAR_REMEDY, klog.RMINIT_REMEDY, klog.RMINIT_REMEDY_WORKED]
     doc = parse_smi_table("No devices were found\n")
     texts += [f.remedy for f in smi_checks.judge_doc(doc, {})]
     for t in texts:
@@ -398,7 +400,7 @@ def test_dcgm_system_not_yet_initialized_points_at_fabric_manager():
         assert "CUDA error 802" in f.message and "not a measured failure" in f.message
         assert "nvidia-fabricmanager" in f.remedy and "560.35.03" in f.remedy and "H100" in f.remedy
         assert "ECC" not in f.remedy and "RMA it" not in f.remedy and "Do not RMA" in f.remedy
-        assert "knowledge.md section 1.8" in f.source
+        assert "fabric-manager-user-guide" in f.source and "knowledge.md" not in f.source
     skips = [f for f in e.findings if f.verdict is Verdict.WARN]
     assert skips and all("Fabric Manager" in f.remedy for f in skips)
 
@@ -448,37 +450,19 @@ STAMP_TOKENS = list(STAMPS) + ["[", "]", "+", "<", ">", "Bank 8: ", "fc000100010
                                "99999999999999999999", "Fatal", "Nonfatal", "\n", " "]
 
 
-@st.composite
-def mutated(draw) -> str:
-    lines = draw(st.sampled_from(REVIEW_TEXTS)).splitlines()
-    if lines and draw(st.booleans()):
-        lines = lines[: draw(st.integers(0, len(lines)))]
-    for _ in range(draw(st.integers(0, 5))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["drop", "dup", "token", "cut"]))
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "token":
-            lines[i] = draw(st.sampled_from(STAMP_TOKENS)) + lines[i][draw(st.integers(0, len(lines[i]))):]
-        else:
-            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
-    return "\n".join(lines)
+def mutated() -> st.SearchStrategy[str]:
+    """A review input, mutated (tests/strategies.py)."""
+    return strategies.mutated(REVIEW_TEXTS, STAMP_TOKENS, max_ops=5)
 
 
-inputs = st.one_of(mutated(), st.text(max_size=800),
-                   st.binary(max_size=800).map(lambda b: b.decode("utf-8", errors="replace")),
-                   st.lists(st.sampled_from(STAMP_TOKENS), max_size=40).map("".join))
+inputs = st.one_of(mutated(), strategies.garbage(STAMP_TOKENS, max_size=800, max_tokens=40))
 
 
 @FUZZ
 @given(inputs)
 def test_review_inputs_never_break_parsers_or_judges(t):
     log = kl.parse_kernel_log(t)
-    well_formed(events.judge_kernel_log(log, {}))
+    well_formed(klog.judge_kernel_log(log, {}))
     for parse in (parse_smi_text, parse_smi_table):
         well_formed(smi_checks.judge_doc(parse(t), {}))
     d = parse_dcgm_text(t)

@@ -3,7 +3,7 @@ RoCE port), ACS (grepped ACSCtl lines, excerpts without a GPU, ACS on bridges ab
 and nccl-tests (interleaved rank tags, busbw collapse, single-rank runs).
 
 Inputs are the real outputs the reviewer collected, copied unchanged into tests/data/public (see
-tests/data/PROVENANCE-review-net.md); the one derived file is tests/data/synthetic/
+tests/data/PROVENANCE.md); the one derived file is tests/data/synthetic/
 synthetic_nccl-debug__mn5-with-nccl-prefix.txt (the reviewer's variant). Where a test changes a real
 file in memory (one ACSCtl flag), it says so.
 """
@@ -15,14 +15,14 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wizard.rules import links, nccl
+from tests import strategies
+from tests.probe_data import PUBLIC, SYNTHETIC, text
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall
 from wizard.parsers.nccl import parse_nccl_log, parse_nccl_tests
 from wizard.parsers.pcie import detect_lspci, parse_lspci
 from wizard.probes import ProbeOutput
-
-from tests.probe_data import PUBLIC, SYNTHETIC, text
+from wizard.rules import gpu_presence, nccl, pcie
 
 GCP = PUBLIC / "nccl-debug__lab-gcp-24gpu-ib-none-socket-eth0.txt"
 AWS = PUBLIC / "nccl-debug__aws-g6e-ofi-efa-init-failed-socket-fallback.txt"
@@ -38,7 +38,7 @@ COLLAPSE = PUBLIC / "nccl-tests__nccl1453-rank-tag-interleaved-collapse-partial.
 ONE_RANK = PUBLIC / "nccl-tests__5090-single-gpu-alltoall-na-sudo-prompt.txt"
 DIP = PUBLIC / "nccl-tests__aws-ofi-nccl65-p4d-dip-at-64m-recovers-partial.txt"
 
-HARDWARE_ADVICE = re.compile(r"reseat|power cable|above 4g", re.I)
+HARDWARE_ADVICE = re.compile(r"reseat|power cable|above 4g", re.IGNORECASE)
 
 
 def by_id(findings, fid):
@@ -111,7 +111,7 @@ def test_grepped_summary_without_nccl_prefix_is_read_and_stray_roce_warns():
                           "[4]mlx5_5:1/IB [RO]",)
     assert 'NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1,mlx5_4:1,mlx5_5:1"' in f.remedy
     assert "/etc/nccl.conf" in f.remedy and "mlx5_2" not in f.remedy.split("/etc/nccl.conf")[1]
-    assert "knowledge.md §4" in f.source and "E1" in f.source
+    assert "NCCL_IB_HCA" in f.source and "nccl/user-guide/docs/env.html" in f.source and "knowledge" not in f.source
 
 
 def test_stray_roce_with_nccl_prefix_warns_too():
@@ -152,9 +152,9 @@ def test_acsctl_grep_is_recognised_and_srcvalid_plus_warns_on_bare_metal():
 
 def test_acsctl_grep_on_a_vm_host_and_with_acs_off_pass():
     body = text(ACS_GREP)
-    assert [f.verdict for f in links.pcie_acs(lspci_out(body), {"virtualization": True})] == [Verdict.PASS]
+    assert [f.verdict for f in pcie.pcie_acs(lspci_out(body), {"virtualization": True})] == [Verdict.PASS]
     off = body.replace("SrcValid+", "SrcValid-")  # in memory: the same lines with ACS off
-    fs = links.lspci_all(lspci_out(off), {})
+    fs = pcie.lspci_all(lspci_out(off), {})
     assert [(f.id, f.verdict) for f in fs] == [("health.pcie_acs", Verdict.PASS)] and "9 function" in fs[0].message
 
 
@@ -188,9 +188,9 @@ def test_whole_listing_without_gpu_still_fails_with_hardware_advice():
     bridges = text(SUPERMICRO).split("\n61:00.0")[0] + "\n"
     body = bridges + bridges.replace("60:0", "40:0")
     assert len(parse_lspci(body).devices) == 4 and not parse_lspci(body).gpus
-    f = links.lspci_gpus(lspci_out(body, source="$ lspci -D -nn -vvv"), {})
+    f = gpu_presence.lspci_gpus(lspci_out(body, source="$ lspci -D -nn -vvv"), {})
     assert [x.verdict for x in f] == [Verdict.FAIL] and HARDWARE_ADVICE.search(f[0].remedy)
-    pasted = links.lspci_gpus(lspci_out(body), {})
+    pasted = gpu_presence.lspci_gpus(lspci_out(body), {})
     assert [x.verdict for x in pasted] == [Verdict.UNKNOWN] and not HARDWARE_ADVICE.search(words(pasted[0]))
 
 
@@ -206,18 +206,18 @@ def _switch_with_root_acs() -> str:
 
 
 def test_acs_on_a_root_port_above_a_switch_warns():
-    fs = links.pcie_acs(lspci_out(_switch_with_root_acs()), {})
+    fs = pcie.pcie_acs(lspci_out(_switch_with_root_acs()), {})
     assert [f.verdict for f in fs] == [Verdict.WARN]
     m = fs[0].message
     assert "0000:16:01.0 (Root Port" in m and "above PCIe switch 0000:17:00.0" in m
     assert "above GPU 0000:19:00.0, 0000:1a:00.0" in m and "0000:18:08.0" not in m
     assert any(x.startswith("ACSCtl:") for x in fs[0].evidence) and "setpci" in fs[0].remedy
-    assert [f.verdict for f in links.pcie_acs(lspci_out(_switch_with_root_acs()), {"virtualization": True})] == [
+    assert [f.verdict for f in pcie.pcie_acs(lspci_out(_switch_with_root_acs()), {"virtualization": True})] == [
         Verdict.PASS]
 
 
 def test_acs_on_a_root_port_that_no_gpu_sits_behind_passes():
-    fs = links.pcie_acs(lspci_out(text(SUPERMICRO)), {})
+    fs = pcie.pcie_acs(lspci_out(text(SUPERMICRO)), {})
     assert [f.verdict for f in fs] == [Verdict.PASS]
     assert "0000:60:07.1" in fs[0].message and "no GPU or PCIe switch behind it" in fs[0].message
 
@@ -276,29 +276,12 @@ TOKENS = ["[0]", "[1,0]<stdout>:", "-1[0]", "0[0]", "NET/IB : Using ", "[0]mlx5_
           "33554432", "8388608", "float", "sum", "none", "-1", "29.50", "N/A", "9" * 30]
 
 
-@st.composite
-def mutated(draw):
-    lines = draw(st.sampled_from(REAL)).splitlines()
-    lines = lines[:draw(st.integers(0, len(lines)))]
-    for _ in range(draw(st.integers(0, 4))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["drop", "dup", "cut", "token"]))
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "cut":
-            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
-        else:
-            lines[i] = lines[i] + draw(st.sampled_from(TOKENS))
-    return "\n".join(lines)
+def mutated() -> st.SearchStrategy[str]:
+    """A real input of these tests, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL, TOKENS)
 
 
-garbage = st.one_of(st.text(max_size=800),
-                    st.binary(max_size=800).map(lambda b: b.decode("utf-8", errors="replace")),
-                    st.lists(st.sampled_from(TOKENS), max_size=60).map("".join), mutated())
+garbage = st.one_of(strategies.garbage(TOKENS, max_size=800), mutated())
 
 
 def _valid(fs) -> None:
@@ -313,7 +296,7 @@ def _valid(fs) -> None:
 def test_new_paths_never_raise(body: str) -> None:
     _valid(nccl.judge_nccl_log(body, {"nics_per_node": 8}))
     _valid(nccl.judge_nccl_tests(body, {"command": body[:80]}))
-    _valid(links.pcie_acs(lspci_out(body), {}))
-    _valid(links.lspci_all(lspci_out(body), {}))
+    _valid(pcie.pcie_acs(lspci_out(body), {}))
+    _valid(pcie.lspci_all(lspci_out(body), {}))
     parse_lspci(body).acs_grep  # noqa: B018 - a property that must not raise
     detect_lspci(body)

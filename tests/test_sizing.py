@@ -360,8 +360,8 @@ def test_observed_nvidia_smi_totals_are_in_the_real_outputs():
 
 def test_every_gpu_name_is_a_valid_plan_answer_known_to_the_nvlink_table():
     """The gpu_model written by "Use as plan" passes wizard.plan validation, and the NVLink checks
-    (wizard.rules.links.sku_row, assets/nvlink_expected.csv) recognise every one of them."""
-    from wizard.rules.links import sku_row
+    (wizard.rules.nvlink.sku_row, assets/nvlink_expected.csv) recognise every one of them."""
+    from wizard.rules.nvlink import sku_row
 
     unmatched = set()
     for g in sz.gpu_specs():

@@ -1,9 +1,8 @@
 """The shared real cases of the nvidia-smi family, through ``bringup explain`` (auto-detected kind).
 
 Each case file must get its expected verdict (``a|b`` = either) and at least one of its
-``mentions`` words somewhere in its findings, exactly as /work/shared/cases/expected.csv says.
-tests/data/cases/expected-smi.csv is this area's copy of those rows (PROVENANCE-smi.md); when the
-shared file is present the copy must still match it.
+``mentions`` words somewhere in its findings, exactly as tests/data/cases/expected.csv says (its
+rows whose file starts with ``nvidia-smi``; sources in that file and in tests/data/PROVENANCE.md).
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ from tests.probe_data import CASES, text
 from wizard.explain import explain_text
 from wizard.model import Verdict
 
-SHARED = Path("/work/shared/cases/expected.csv")
-LOCAL = CASES / "expected-smi.csv"
+LOCAL = CASES / "expected.csv"
 
 
 def _mine(name: str) -> bool:
@@ -30,7 +28,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return [r for r in csv.DictReader(fh) if _mine(r["file"])]
 
 
-ROWS = _rows(SHARED) if SHARED.exists() else _rows(LOCAL)
+ROWS = _rows(LOCAL)
 
 KIND_BY_PREFIX = (("nvidia-smi-query-gpu-csv__", "nvidia-smi-query-gpu-csv"), ("nvidia-smi-q-x__", "nvidia-smi-q-x"),
                   ("nvidia-smi-q-d-", "nvidia-smi-q"), ("nvidia-smi-q__", "nvidia-smi-q"), ("nvidia-smi__", "nvidia-smi"))
@@ -49,11 +47,10 @@ def test_all_seventeen_cases_are_covered():
     assert all((CASES / r["file"]).exists() for r in ROWS)
 
 
-def test_local_copy_of_expected_rows_matches_the_shared_file():
+def test_expected_rows_name_their_public_source():
     local = _rows(LOCAL)
     assert len(local) == 17
-    if SHARED.exists():
-        assert local == _rows(SHARED)
+    assert all(r["source"].strip() for r in local)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
@@ -118,7 +115,7 @@ def test_evidence_quotes_the_raw_lines():
 
 
 PUBLIC_VERDICTS = {
-    # tests/data/PROVENANCE-smi.md, "public/": the verdict bringup gives each, and why
+    # tests/data/PROVENANCE.md, "public/": the verdict bringup gives each, and why
     "nvidia-smi__geforce-fan-err-exclusive-process.txt": ("nvidia-smi", "warn"),  # fan reads ERR!
     "nvidia-smi__h200-mig-load-gpu-burn-processes.txt": ("nvidia-smi", "pass"),
     "nvidia-smi-q__h200-mig-idle-590.txt": ("nvidia-smi-q", "pass"),

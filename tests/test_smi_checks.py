@@ -1,6 +1,6 @@
-"""The health rules on nvidia-smi facts (wizard/rules/smi.py).
+"""The health rules on nvidia-smi facts (wizard.rules.smi and the topic rules it orchestrates).
 
-Most inputs are the real files of tests/data (PROVENANCE-smi.md). Where a rule needs a state no
+Most inputs are the real files of tests/data (PROVENANCE.md). Where a rule needs a state no
 real sample shows, the test derives it from a real file by changing the one value it names
 (``swap``), so everything else stays as a real GPU printed it.
 """
@@ -10,11 +10,16 @@ from __future__ import annotations
 import pytest
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from wizard.rules import smi as sc
 from wizard.data import table
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall
-from wizard.parsers.smi import parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
+from wizard.parsers.smi import (
+    parse_smi_csv,
+    parse_smi_table,
+    parse_smi_text,
+    parse_smi_xml,
+)
+from wizard.rules import smi as sc
 
 A10 = "nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt"
 H100Q = "nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt"
@@ -389,35 +394,40 @@ def test_width_below_max_under_load_on_bare_metal_fails():
     assert f.verdict is Verdict.FAIL and "x8" in f.message and "under load" in f.message
 
 
-def test_width_below_max_at_idle_warns():
+def test_width_below_max_at_idle_fails():
+    # was WARN "re-check under load" here and FAIL from lspci: the width does not change with the power
+    # state, so one rule (wizard.rules.pcie.pcie_width) fails it at any load
     body = swap(H100_ONE_OK, "                Current                   : 16x", "                Current                   : 8x")
     f = one(q(body), "health.pcie_width")
-    assert f.verdict is Verdict.WARN and "re-check under load" in f.message
+    assert f.verdict is Verdict.FAIL and "does not drop at idle" in f.message
 
 
-def test_width_below_max_on_a_vm_under_load_warns():
+def test_width_below_max_on_a_vm_under_load_fails_with_the_platform_hint():
     body = swap(case(H200Q), "                Current                                : 16x",
                 "                Current                                : 8x")
-    assert one(q(body), "health.pcie_width").verdict is Verdict.WARN
+    f = one(q(body), "health.pcie_width")
+    assert f.verdict is Verdict.FAIL and "cloud VM" in f.remedy
 
 
 def test_generation_rules():
     gen_line = "                Current                   : 5\n                Device Current            : 5"
     low = "                Current                   : 3\n                Device Current            : 3"
     idle = q(swap(H100_ONE_OK, gen_line, low))
-    assert one(idle, "health.pcie_gen").verdict is Verdict.PASS and "idle" in one(idle, "health.pcie_gen").message
+    # one speed rule (wizard.rules.pcie.pcie_speed, id health.pcie_speed; was health.pcie_gen here)
+    assert one(idle, "health.pcie_speed").verdict is Verdict.PASS and "idle" in one(idle, "health.pcie_speed").message
     load = q(swap(swap(H100_ONE_OK, gen_line, low), UTIL0, "        Gpu                               : 99 %"))
-    assert one(load, "health.pcie_gen").verdict is Verdict.FAIL
+    assert one(load, "health.pcie_speed").verdict is Verdict.FAIL
     pci = case("nvidia-smi-q__a100-pci-gen4-x16-section.txt")
     unknown = swap(swap(pci, "                Current                   : 4", "                Current                   : 2"),
                    "        Idle                              : Active", "        Idle                              : Not Active")
-    f = one(q(unknown), "health.pcie_gen")
-    assert f.verdict is Verdict.UNKNOWN and "re-check under load" in f.message
+    f = one(q(unknown), "health.pcie_speed")
+    # unknown load: WARN "re-check under load" (was UNKNOWN here, WARN from lspci); never a FAIL
+    assert f.verdict is Verdict.WARN and "re-check under load" in f.message
 
 
 def test_platform_limited_generation_warns():
     f = [x for x in sc.judge_doc(parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__rtx-pro-6000-blackwell-v13-partial.xml")))
-         if x.id == "health.pcie_gen" and x.verdict is Verdict.WARN]
+         if x.id == "health.pcie_speed" and x.verdict is Verdict.WARN]
     assert len(f) == 1 and "Gen5" in f[0].message and "Gen4" in f[0].message
 
 

@@ -1,7 +1,7 @@
 """Robustness of the nvidia-smi family: parsers, detectors and judges never raise, whatever they
 are given, and always answer with valid verdicts (unknown, with the raw lines, when nothing could
 be read). Inputs: random text, random bytes decoded as hosts decode them, and truncations and
-line mutations of the real outputs (tests/data/PROVENANCE-smi.md)."""
+line mutations of the real outputs (tests/data/PROVENANCE.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from tests import strategies
 from wizard.rules import smi as sc
 from wizard.explain import explain_text
 from wizard.model import Verdict
@@ -33,37 +34,12 @@ TOKENS = ["ERR!", "N/A", "[N/A]", "GPU is lost", "Active", "Yes", "No", "-", "99
           "<gpu id=\"00000000:19:00.0\">", "</gpu>", "<!ENTITY x \"y\">", "|", ":", ",", "GPU 00000000:19:00.0",
           "Pending                           : Yes", "\t", "\0", "x16", "0x" + "F" * 20, "-2 C", "<", ">", "&"]
 
-garbage = st.one_of(
-    st.text(max_size=3000),
-    st.binary(max_size=3000).map(lambda b: b.decode("utf-8", errors="replace")),
-    st.lists(st.sampled_from(TOKENS + ["\n", " ", "    "]), max_size=80).map("".join),
-)
+garbage = strategies.garbage(TOKENS + ["\n", " ", "    "], max_size=3000, max_tokens=80)
 
 
-@st.composite
-def mutated(draw):
-    """A real output cut at a random point, with lines dropped, repeated or overwritten by tokens."""
-    body = TEXTS[draw(st.sampled_from(sorted(TEXTS)))]
-    lines = body.splitlines()
-    if lines and draw(st.booleans()):
-        lines = lines[: draw(st.integers(0, len(lines)))]
-    for _ in range(draw(st.integers(0, 6))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["drop", "dup", "token", "cut"]))
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "token":
-            lines[i] = lines[i][: len(lines[i]) // 2] + draw(st.sampled_from(TOKENS))
-        else:
-            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
-    out = "\n".join(lines)
-    if draw(st.booleans()):
-        out = out[: draw(st.integers(0, len(out)))]
-    return out
+def mutated() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated([TEXTS[n] for n in sorted(TEXTS)], TOKENS, max_ops=6)
 
 
 def _check(findings) -> None:

@@ -1,4 +1,4 @@
-"""Parsers of the nvidia-smi family on real outputs (tests/data/PROVENANCE-smi.md): every format
+"""Parsers of the nvidia-smi family on real outputs (tests/data/PROVENANCE.md): every format
 lands in the same per-GPU model, with the raw line of each value kept for evidence."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import steps
 from tests.conftest import ROOT, frozen_clock
 from wizard.engine import Build
 from wizard.model import Finding, StepStatus, Verdict
-from wizard.store import SCHEMA_VERSION, StateDirError, Store, StoreError, ensure_state_dir, list_builds
+from wizard.store import SCHEMA_VERSION, ActionState, StateDirError, Store, StoreError, ensure_state_dir, list_builds
 
 
 def digest(p: Path) -> str:
@@ -216,10 +216,15 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     c.execute("INSERT INTO check_run(step_id, verdict, boot_id, started_at, finished_at) VALUES ('bios.cpu', 'pass', 'b', 't', 't')")
     c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence, remedy, source)"
               " VALUES (1, 'bios.cpu', 'bios.cpu', 'pass', 'host', 'ok', '[\"line\"]', '', '')")
+    c.execute("INSERT INTO action_run(step_id, title, argv, user, state, log_path, status_path, boot_id, started_at)"
+              " VALUES ('os.tools', 't', '[]', 'u', 'succeeded', 'l', 's', 'b', 't')")
     c.commit()
     c.close()
     s = Store.open(db)
-    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    run = s.action_runs()[0]  # schema 3: an action run keeps its overrides, judged check and results
+    assert run.state is ActionState.SUCCEEDED and run.state == "succeeded"
+    assert run.overrides == {} and run.check_run is None and run.results == {}
     assert s.plan() == {"gpu_count": 8}
     meta, findings = s.latest_check("bios.cpu")
     assert findings[0].evidence == ("line",) and findings[0].key == ""

@@ -235,7 +235,7 @@ async def test_dry_run_action_runs_nothing(state_dir, devvm_host):
         lines = app.screen.query_one(Log).lines
         assert any(ln.startswith("would run: $ apt-get install") for ln in lines)
         assert "dry run: nothing was run" in text_of(app, "#action-state")
-        assert app.build.store.action_runs()[0].state == act.DRY_RUN
+        assert app.build.store.action_runs()[0].state == act.ActionState.DRY_RUN
         assert "DRY RUN" in str(app.screen.query_one("TopBar", Static).render())
 
 
@@ -348,7 +348,7 @@ async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
         run = app.build.store.action_runs()[0]
-        assert run.state == act.DRY_RUN and run.pid is None
+        assert run.state == act.ActionState.DRY_RUN and run.pid is None
 
 
 async def test_plan_form_validates_and_saves(state_dir, devvm_host):

@@ -113,15 +113,21 @@ def test_validate_refuses_what_it_cannot_do(tmp_path):
     assert "--quick" not in bringup("validate", "gpu", "--help").stdout  # hidden: tests and smoke runs
 
 
-def test_validate_kinds_table_is_the_hook(monkeypatch):
-    """`validate nodes --hostfile F` is one entry in VALIDATE_KINDS (the multi-node validation adds it)."""
+def test_validate_commands_are_the_catalogues_and_the_table_is_the_hook(monkeypatch):
+    """Each `bringup validate NAME` runs the one step whose ActionSpec.command is NAME, judged by that step's
+    judge (the TUI reads the same); the CLI's table holds only help and options, so a new command is one entry."""
+    import steps
     from wizard import cli
 
-    kinds = dict(cli.VALIDATE_KINDS)
-    kinds["nodes"] = cli.ValidateKind("node.validate", "several nodes",
-                                      lambda p: p.add_argument("--hostfile", required=True),
-                                      lambda a: {"validate_nproc": None})
-    monkeypatch.setattr(cli, "VALIDATE_KINDS", kinds)
+    declared = {s.action.command: s for st in steps.STAGES for s in st.steps if s.action is not None and s.action.command}
+    assert set(declared) == set(cli.VALIDATE_COMMANDS) == {"gpu", "node", "soak", "nodes"}
+    for name, step in declared.items():
+        assert cli.validate_step(name) is step and step.action.judge is not None and step.action.results is not None
+    assert cli.validate_step("nodes").id == "multinode.allreduce"
+    cmds = dict(cli.VALIDATE_COMMANDS)
+    cmds["nodes"] = cli.ValidateCommand("several nodes", lambda p: p.add_argument("--hostfile", required=True),
+                                        lambda a: {"validate_nproc": None})
+    monkeypatch.setattr(cli, "VALIDATE_COMMANDS", cmds)
     args = cli.build_parser().parse_args(["validate", "nodes", "--hostfile", "h.txt", "--json"])
     assert args.kind == "nodes" and args.hostfile == "h.txt" and args.json
 

@@ -25,10 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from wizard.probes import ProbeOutput
-from wizard.store import ActionRun, Store
-
-RUNNING, SUCCEEDED, FAILED, INTERRUPTED, DRY_RUN, CANCELLED = (
-    "running", "succeeded", "failed", "interrupted", "dry-run", "cancelled")
+from wizard.store import ActionRun, ActionState, Store
 
 
 @dataclass(frozen=True)
@@ -82,8 +79,15 @@ class ActionSpec:
         changes_system: it modifies the machine (packages, files); asks for confirmation.
         needs_root: it cannot work without root.
         backs_up: files it edits (each is backed up before the write).
-        judge: optional, judges a successful run from its log text (+ plan) into findings; without
-            it a successful run leaves the step to its check (or, with no check, passed).
+        judge: optional, judges an ended run from its log text (+ plan) into findings; without
+            it a successful run leaves the step to its check (or, with no check, passed). This is the
+            one judge of the step's runs: the engine calls it when a run ends (``Build.run_action``,
+            or a re-attached run settling) and stores the findings with the run; the CLI and the TUI
+            only show what was stored.
+        results: optional, the results table and series of an ended run's log (+ plan):
+            ``{"results": [row...], "series": {"points", "floor_gb_s", "floor_basis"}}``; stored with
+            the run, printed by ``bringup validate`` and its ``--json``, shown by the TUI's results panel.
+        command: the ``bringup validate NAME`` that runs this action ("" when it has none).
     """
 
     id: str
@@ -95,6 +99,8 @@ class ActionSpec:
     needs_root: bool = True
     backs_up: tuple[str, ...] = ()
     judge: "Callable[[str, Mapping[str, Any]], list[Any]] | None" = None
+    results: "Callable[[str, Mapping[str, Any]], dict[str, Any]] | None" = None
+    command: str = ""
 
 
 def current_user() -> str:
@@ -125,7 +131,7 @@ def read_status(path: str) -> dict[str, Any] | None:
 
 
 def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolved: Resolved,
-              boot_id: str, dry_run: bool = False) -> ActionRun:
+              boot_id: str, dry_run: bool = False, overrides: Mapping[str, Any] | None = None) -> ActionRun:
     """Record and start one action run detached; with ``dry_run`` record it and run nothing.
 
     Returns the stored :class:`ActionRun`. Raises ``OSError`` if the supervisor cannot start.
@@ -134,7 +140,8 @@ def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolve
     argvs = [op["argv"] if "argv" in op else ["write", op["write"]] for op in resolved.ops
              if "argv" in op or "write" in op]  # in the order they run
     run_id = store.add_action_run(step_id, title, argvs, current_user(), dry_run,
-                                  DRY_RUN if dry_run else RUNNING, "", "", boot_id)
+                                  ActionState.DRY_RUN if dry_run else ActionState.RUNNING, "", "", boot_id,
+                                  dict(overrides or {}))
     base = actions_dir / f"{run_id:04d}-{step_id}"
     log_path, status_path, spec_path = (str(base) + ".log", str(base) + ".status", str(base) + ".json")
     store.update_action_run(run_id, log_path=log_path, status_path=status_path)
@@ -192,12 +199,13 @@ def is_alive(run: ActionRun, boot_id: str) -> bool:
 
 def refresh(store: Store, run: ActionRun, boot_id: str) -> ActionRun:
     """Bring one running run's record up to date: finished (status file), running, or interrupted."""
-    if run.state != RUNNING:
+    if run.state is not ActionState.RUNNING:
         return run
     status = read_status(run.status_path)
     if status is not None:
         rc = int(status.get("rc", 1))
-        state = SUCCEEDED if rc == 0 else (CANCELLED if status.get("signal") else FAILED)
+        state = (ActionState.SUCCEEDED if rc == 0
+                 else ActionState.CANCELLED if status.get("signal") else ActionState.FAILED)
         if not store.readonly:
             store.update_action_run(run.id, state=state, exit_status=rc, ended_at=status.get("ended_at"))
         run.state, run.exit_status, run.ended_at = state, rc, status.get("ended_at")
@@ -209,13 +217,13 @@ def refresh(store: Store, run: ActionRun, boot_id: str) -> ActionRun:
     if status is not None:
         return refresh(store, run, boot_id)
     if not store.readonly:
-        store.update_action_run(run.id, state=INTERRUPTED, ended_at=store.clock())
+        store.update_action_run(run.id, state=ActionState.INTERRUPTED, ended_at=store.clock())
         try:
             with open(run.log_path, "a") as fh:
                 fh.write("# bringup: this action's supervisor is gone and left no exit status (interrupted)\n")
         except OSError:
             pass
-    run.state = INTERRUPTED
+    run.state = ActionState.INTERRUPTED
     return run
 
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from wizard import __version__
 from wizard.hosts import Host, Operation, RecordingHost, SnapshotHost, command_key
-from wizard.probes import REGISTRY, collect
+from wizard.probes import collect
+from wizard.registry import PROBES, probes_named
 from wizard.store import utcnow
 
 BUNDLE_SCHEMA = 1
@@ -46,17 +47,14 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
 
     Returns the manifest. The file is written to a temporary name and renamed when complete.
     """
-    from wizard.kinds import load_all
-
-    load_all()  # parser modules register their probes on import
     rec = RecordingHost(host)
-    names = probe_names or list(REGISTRY)
+    names = list(dict.fromkeys(probe_names or list(PROBES)))
     t0 = time.monotonic()
-    outputs = await collect(rec, names, plan or {})
+    outputs = await collect(rec, probes_named(names), plan or {})
     manifest_probes = []
     for name in names:
         o = outputs[name]
-        manifest_probes.append({"name": name, "title": REGISTRY[name].title, "source": o.source,
+        manifest_probes.append({"name": name, "title": PROBES[name].title, "source": o.source,
                                 "error": o.error, "rc": o.rc, "duration_s": round(o.duration_s, 6)})
     members: dict[str, bytes] = {}
     ops_json = []

@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", parents=[common], help="run the checks and print findings")
     c.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
     c.add_argument("--stage", metavar="ID", help="only this stage's checks (plan grounding bios os driver health ...)")
+    c.add_argument("--step", metavar="ID", help="only this step's checks (a step id, or a finding id: its step)")
     s = sub.add_parser("status", parents=[common], help="where the current build stands")
     s.add_argument("--json", action="store_true")
     cap = sub.add_parser("capture", parents=[common], help="run every probe and write a bundle")
@@ -80,33 +81,23 @@ def build_parser() -> argparse.ArgumentParser:
     vcommon.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)  # small sizes: tests, smoke runs
     v = sub.add_parser("validate", parents=[common], help="run a validation (one GPU, the node, a soak) and judge it")
     vsub = v.add_subparsers(dest="kind", metavar="KIND", required=True)
-    for name, kind in VALIDATE_KINDS.items():
-        kp = vsub.add_parser(name, parents=[common, vcommon], help=kind.help, description=kind.help)
-        kind.add_args(kp)
+    for name, vc in VALIDATE_COMMANDS.items():
+        kp = vsub.add_parser(name, parents=[common, vcommon], help=vc.help, description=vc.help)
+        vc.add_args(kp)
     return p
 
 
 @dataclass(frozen=True)
-class ValidateKind:
-    """One ``bringup validate KIND``: the catalogue step whose action it runs, its own options, how they
-    become plan answers for this run, and the results/series it adds to ``--json``.
+class ValidateCommand:
+    """One ``bringup validate NAME``: its help and options, and how they become plan answers for this run.
+    Which step it runs is the catalogue's: the step whose action has ``ActionSpec.command == NAME``; how that
+    run is judged is the step's (``ActionSpec.judge`` / ``ActionSpec.results``), as for the TUI. Adding a
+    validation command is one :class:`~wizard.actions.ActionSpec` with a ``command`` (and an entry here for
+    options of its own)."""
 
-    Adding a kind (e.g. ``validate nodes --hostfile F``) is one entry in :data:`VALIDATE_KINDS`.
-    """
-
-    step: str
     help: str
     add_args: Callable[[argparse.ArgumentParser], None] = lambda p: None
     plan: Callable[[argparse.Namespace], dict] = lambda a: {}
-    results: "Callable[[str, Mapping[str, Any]], dict] | None" = None
-
-
-def _results_of(kind: str) -> Callable[[str, Mapping[str, Any]], dict]:
-    def results(log: str, plan: Mapping[str, Any]) -> dict:
-        from wizard.rules.validate import analyse
-
-        return analyse(log, plan, kind).to_json()
-    return results
 
 
 def _nproc_arg(p: argparse.ArgumentParser) -> None:
@@ -131,25 +122,28 @@ def _nodes_plan(a: argparse.Namespace) -> dict:
             "ssh_config": os.path.abspath(a.ssh_config) if a.ssh_config else None}
 
 
-def _nodes_results(log: str, plan: Mapping[str, Any]) -> dict:
-    from wizard.rules.multinode import results_json
-
-    return results_json(log, plan)
-
-
-VALIDATE_KINDS: dict[str, ValidateKind] = {
-    "gpu": ValidateKind("gpu.validate", "each GPU alone: GEMM, memory copy and pattern, host<->device, a training "
-                        "loop", results=_results_of("gpu")),
-    "node": ValidateKind("node.validate", "torchrun across all GPUs: rank sanity, all-reduce sweep, P2P matrix "
-                         "(and all_reduce_perf when installed)", _nproc_arg,
-                         lambda a: {"validate_nproc": a.nproc}, _results_of("node")),
-    "soak": ValidateKind("node.soak", "GEMM and all-reduce for --minutes under NVML sampling", _soak_args,
-                         lambda a: {"validate_nproc": a.nproc, "soak_minutes": a.minutes}, _results_of("soak")),
-    "nodes": ValidateKind("multinode.allreduce", "torchrun across the hostfile's nodes over ssh: facts, rank sanity, "
-                          "all-reduce sweep (every pair of nodes with --pairwise)", _nodes_args, _nodes_plan,
-                          _nodes_results),
+VALIDATE_COMMANDS: dict[str, ValidateCommand] = {
+    "gpu": ValidateCommand("each GPU alone: GEMM, memory copy and pattern, host<->device, a training loop"),
+    "node": ValidateCommand("torchrun across all GPUs: rank sanity, all-reduce sweep, P2P matrix (and all_reduce_perf "
+                            "when installed)", _nproc_arg, lambda a: {"validate_nproc": a.nproc}),
+    "soak": ValidateCommand("GEMM and all-reduce for --minutes under NVML sampling", _soak_args,
+                            lambda a: {"validate_nproc": a.nproc, "soak_minutes": a.minutes}),
+    "nodes": ValidateCommand("torchrun across the hostfile's nodes over ssh: facts, rank sanity, all-reduce sweep "
+                             "(every pair of nodes with --pairwise)", _nodes_args, _nodes_plan),
 }
-"""``bringup validate KIND`` -> what it runs. The multi-node validation adds its entry here."""
+"""``bringup validate NAME`` -> its help and options (known without importing the catalogue, so ``--version``
+stays fast); the step it runs is the one whose ``ActionSpec.command`` is NAME (:func:`validate_step`)."""
+
+
+def validate_step(name: str):
+    """The catalogue step ``bringup validate NAME`` runs (``KeyError`` when none)."""
+    import steps
+
+    for st in steps.STAGES:
+        for s in st.steps:
+            if s.action is not None and s.action.command == name:
+                return s
+    raise KeyError(name)
 
 
 def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
@@ -253,12 +247,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     from wizard.model import overall
     from wizard.store import utcnow
 
+    from wizard.registry import did_you_mean
+
     stage = opt(args, "stage")
     if stage is not None and stage not in {st.id for st in steps.STAGES}:
-        print(f"bringup: error: unknown stage {stage!r}; stages: {' '.join(st.id for st in steps.STAGES)}",
-              file=sys.stderr)
+        near = did_you_mean(stage, [st.id for st in steps.STAGES])
+        print(f"bringup: error: unknown stage {stage!r}" + (f"; did you mean {' or '.join(near)}?" if near else "")
+              + f"; stages: {' '.join(st.id for st in steps.STAGES)}", file=sys.stderr)
         return EXIT_ERROR
     sel = checked_steps(steps.STAGES, stage)
+    only_step = opt(args, "step")
+    if only_step is not None:
+        sid, err = resolve_step_id(only_step)
+        if sid is None:
+            print(f"bringup: error: {err}", file=sys.stderr)
+            return EXIT_ERROR
+        sel = [s for s in sel if s.id == sid]
+        if not sel:
+            print(f"bringup: error: step {sid} is not checked from probes (it is confirmed or run as an action)",
+                  file=sys.stderr)
+            return EXIT_ERROR
     snap = opt(args, "snapshot")
     build = None
     if snap:
@@ -350,7 +358,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if note:
         print(f"bringup: note: {note}", file=sys.stderr)
     try:
-        running = b.reconcile() if not b.observing else b.store.action_runs(state="running")
+        from wizard.store import ActionState
+
+        running = b.reconcile() if not b.observing else b.store.action_runs(state=ActionState.RUNNING)
         rp = b.resume_point()
         states = b.store.step_states()
         host = b.store.host()
@@ -485,19 +495,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``bringup run STEP``: show the exact commands, ask (unless ``--yes``), run the step's action through
+    ``Build.run_action`` (the TUI's path too), print its log as it grows, then its verdict: the step's judge
+    (from the log) or its check. Exit status: 0 done, 1 not run, 2 failed or not verified, 3 cannot run."""
     import asyncio
 
-    from wizard import actions as act
     from wizard.engine import Build, host_identity, local_host
-    from wizard.store import list_builds
+    from wizard.model import overall
+    from wizard.store import ActionState, list_builds
 
     import steps
 
-    try:
-        step = steps.step_by_id(args.step)
-    except KeyError:
-        print(f"bringup: error: no step {args.step!r}", file=sys.stderr)
+    sid, err = resolve_step_id(args.step)
+    if sid is None:
+        print(f"bringup: error: {err}", file=sys.stderr)
         return EXIT_ERROR
+    step = steps.step_by_id(sid)
     if step.action is None:
         print(f"bringup: error: step {step.id} has no action (it is checked or confirmed instead)", file=sys.stderr)
         return EXIT_ERROR
@@ -508,112 +521,109 @@ def cmd_run(args: argparse.Namespace) -> int:
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
     b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
+    said_no: list[int] = []
+    started: list[Any] = []
+
+    def confirm(prep) -> bool:
+        for line in prep.confirmation():
+            print(line)
+        if prep.dry_run or args.yes:
+            return True
+        if not sys.stdin.isatty():
+            print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)
+            said_no.append(EXIT_ERROR)
+            return False
+        try:
+            answer = input("Run it? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not run")
+            said_no.append(1)
+            return False
+        return True
+
+    def on_start(run) -> None:
+        started.append(run)
+        if run.state is ActionState.RUNNING:
+            print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}")
+
+    def on_lines(lines: list[str]) -> None:
+        for line in lines:
+            print(line, flush=True)
+
     try:
-        resolved = asyncio.run(b.resolve_action(host, step))
-        a = step.action
-        print(f"{a.title}  ({step.id})")
-        print(f"  {a.description}")
-        print(f"  changes the system: {'yes' if a.changes_system else 'no'}; needs root: {'yes' if a.needs_root else 'no'}"
-              + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else ""))
-        if resolved.manual:
-            print(f"  cannot run here: {resolved.manual}")
-            return EXIT_ERROR
-        for line in resolved.describe():
-            print(f"  {line}")
-        if b.dry_run:
-            run = b.start_action(step, resolved)
-            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
-            return 0
-        if a.needs_root and os.geteuid() != 0:  # say so before asking, with how to keep this build
-            print(f"bringup: error: this action needs root: sudo {sys.argv[0] or 'bringup'} --state {sd} "
-                  f"run {step.id}", file=sys.stderr)
-            return EXIT_ERROR
-        if not args.yes:
-            if not sys.stdin.isatty():
-                print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)
-                return EXIT_ERROR
-            try:
-                answer = input("Run it? [y/N] ")
-            except EOFError:
-                answer = ""
-            if answer.strip().lower() not in ("y", "yes"):
-                print("not run")
-                return 1
         try:
-            run = b.start_action(step, resolved)
-        except PermissionError as exc:
-            print(f"bringup: error: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-        print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}")
-        tail = act.LogTail(run.log_path)
-        try:
-            rc = _follow(b, run, tail)
+            out = asyncio.run(b.run_action(host, step.id, confirm=confirm, on_start=on_start, on_lines=on_lines))
         except KeyboardInterrupt:
+            if not started:
+                return 130
+            run = started[0]
             print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
                   f"See it with `bringup --state {sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
             return 130
-        if b.needs_check(step.id):  # the commands ran; now verify what they were for
+        prep = out.prepared
+        if prep.refusal:
+            for line in prep.confirmation():
+                print(line)
+            if prep.refusal_kind == "manual":
+                print(f"  cannot run here: {prep.refusal}")
+            elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
+                print(f"bringup: error: this action needs root: sudo {sys.argv[0] or 'bringup'} --state {sd} "
+                      f"run {step.id}", file=sys.stderr)
+            else:
+                print(f"bringup: error: {prep.refusal}", file=sys.stderr)
+            return EXIT_ERROR
+        if out.declined:
+            return said_no[0] if said_no else 1
+        if out.error:
+            print(f"bringup: error: {out.error}", file=sys.stderr)
+            return EXIT_ERROR
+        run = out.run
+        assert run is not None
+        if run.state is ActionState.DRY_RUN:
+            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
+            return 0
+        print(f"{run.state} (exit status {run.exit_status})")
+        rc = 0 if run.state is ActionState.SUCCEEDED else 2
+        if out.checked:  # the commands ran; then its check verified what they were for
             print(f"checking {step.id} ...")
-            results = asyncio.run(b.check_steps(host, [step]))
-            for f in results[step.id]:
+            for f in out.findings:
                 print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
             rc = 0 if b.status(step.id).done else 2
         elif rc == 0 and step.action.judge is not None:  # judged from its log when it ended
-            from wizard.model import overall
-
-            _, findings = b.store.latest_check(step.id)
-            for f in findings:
+            for f in out.findings:
                 print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
-            rc = overall(findings).exit_code
+            rc = overall(out.findings).exit_code
         return rc
     finally:
         b.close()
 
 
-def _follow(b, run, tail) -> int:
-    """Print the run's log as it grows until it ends; then its final state."""
-    import time
-
-    from wizard import actions as act
-
-    while True:
-        for line in tail.read_new():
-            print(line, flush=True)
-        run = b.refresh_action(run)
-        if run.state != act.RUNNING:
-            for line in tail.read_new() + tail.flush():
-                print(line, flush=True)
-            break
-        time.sleep(0.2)
-    print(f"{run.state} (exit status {run.exit_status})")
-    return 0 if run.state == act.SUCCEEDED else 2
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    """``bringup validate KIND``: start the step's validation action in the build (recorded like ``run``; it
-    changes nothing, so it never asks), follow it with one line per step of the script (``--verbose``: the raw
-    log), then print the findings like ``check``. ``--json``: only the check-shaped document on stdout, with
-    ``step``, ``run``, ``results`` (the results table) and ``series`` (all-reduce busbw by size, with the floor)
-    added. Exit status: the verdict's (0 pass/skip, 1 warn/unknown, 2 fail); 3 when bringup could not run it."""
+    """``bringup validate NAME``: run the validation step's action through ``Build.run_action`` (recorded like
+    ``run``; it changes nothing, so it never asks), follow it with one line per step of the script
+    (``--verbose``: the raw log), then print the findings and results the engine judged and stored with the
+    run, like ``check``. ``--json``: only the check-shaped document on stdout, with ``step``, ``run``,
+    ``results`` (the results table) and ``series`` (all-reduce busbw by size, with the floor) added. Exit
+    status: the verdict's (0 pass/skip, 1 warn/unknown, 2 fail); 3 when bringup could not run it."""
     import asyncio
 
-    from wizard import actions as act
     from wizard.engine import Build, host_identity, local_host
     from wizard.model import overall
     from wizard.plan import parse_value
-    from wizard.probes import collect
-    from wizard.store import list_builds
+    from wizard.store import ActionState, list_builds
+    from wizard.validate import event_line
 
     import steps
 
-    kind = VALIDATE_KINDS[args.kind]
+    vc = VALIDATE_COMMANDS[args.kind]
     if opt(args, "snapshot"):
         print("bringup: error: validate runs on this machine; --snapshot describes another one", file=sys.stderr)
         return EXIT_ERROR
-    step = steps.step_by_id(kind.step)
-    assert step.action is not None
+    step = validate_step(args.kind)
     raw = {"validate_device": opt(args, "device"), "torch_python": opt(args, "python"),
-           "validate_quick": True if opt(args, "quick") else None, **kind.plan(args)}
+           "validate_quick": True if opt(args, "quick") else None, **vc.plan(args)}
     overrides: dict[str, Any] = {}
     try:
         for k, v in raw.items():
@@ -623,53 +633,65 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"bringup: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     as_json = bool(opt(args, "json"))
+    verbose = bool(opt(args, "verbose"))
     out = sys.stderr if as_json else sys.stdout  # --json keeps stdout for the document alone
     host = local_host()
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
     b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
-    try:
-        plan = {**b.plan(), **overrides}
-        a = step.action
-        outputs = asyncio.run(collect(host, a.probes, plan)) if a.probes else {}
-        ctx = act.ActionContext(outputs, plan, str(b.backup_dir), state_dir=str(b.info.path.parent.parent))
-        resolved = a.resolve(ctx)
-        print(f"{a.title}  ({step.id})", file=out)
-        if resolved.manual:
-            print(f"bringup: error: cannot run it here: {resolved.manual}", file=sys.stderr)
-            return EXIT_ERROR
-        for line in resolved.describe():
+    started: list[Any] = []
+
+    def on_start(run) -> None:
+        started.append(run)
+        if run.state is ActionState.RUNNING:
+            print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}", file=out)
+
+    def on_lines(lines: list[str]) -> None:
+        for line in lines:
+            text = line if verbose else event_line(line)
+            if text is not None:
+                print(text, file=out, flush=True)
+
+    def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
+        print(f"{prep.step.action.title}  ({step.id})", file=out)
+        for line in prep.commands:
             print(f"  {line}", file=out)
-        if b.dry_run:
-            run = b.start_action(step, resolved)
-            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})", file=out)
-            return 0
+        return True
+
+    try:
         try:
-            run = b.start_action(step, resolved)
-        except (PermissionError, OSError) as exc:
-            print(f"bringup: error: could not start the validation: {exc}", file=sys.stderr)
-            return EXIT_ERROR
-        print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}", file=out)
-        try:
-            run = _follow_validation(b, run, act.LogTail(run.log_path), out, bool(opt(args, "verbose")))
+            res = asyncio.run(b.run_action(host, step.id, overrides, confirm=show, on_start=on_start,
+                                           on_lines=on_lines, poll_s=0.5))
         except KeyboardInterrupt:
+            if not started:
+                return 130
+            run = started[0]
             print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). See it with `bringup --state "
                   f"{sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
             return 130
-        try:
-            with open(run.log_path, encoding="utf-8", errors="replace") as fh:
-                log = fh.read()
-        except OSError as exc:
-            log = f"(log unreadable: {exc})"
-        from wizard.validate import settle_run
-
-        findings = settle_run(b, step, run, plan)  # an errored run's log says why: it is judged too
+        prep = res.prepared
+        if prep.refusal:
+            print(f"{step.action.title}  ({step.id})", file=out)
+            print(f"bringup: error: cannot run it here: {prep.refusal}", file=sys.stderr)
+            return EXIT_ERROR
+        if res.error:
+            print(f"bringup: error: could not start the validation: {res.error}", file=sys.stderr)
+            return EXIT_ERROR
+        run = res.run
+        assert run is not None
+        if run.state is ActionState.DRY_RUN:
+            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})", file=out)
+            return 0
+        print(f"the run {run.state} (exit status {run.exit_status}); the verdicts below judge what it measured",
+              file=out)
+        findings = res.findings
         verdict = overall(findings)
-        extra = kind.results(log, plan) if kind.results is not None else {}
+        extra = res.results
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
-            doc.update({"step": step.id, "run": {"id": run.id, "state": run.state, "exit_status": run.exit_status,
-                                                  "log": run.log_path, "argv": run.argv}})
+            doc.update({"step": step.id, "run": {"id": run.id, "state": run.state.value,
+                                                  "exit_status": run.exit_status, "log": run.log_path,
+                                                  "argv": run.argv}})
             doc.update(extra)
             print(json.dumps(doc, indent=2))
         else:
@@ -679,41 +701,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return verdict.exit_code
     finally:
         b.close()
-
-
-def _follow_validation(b, run, tail, out, verbose: bool):
-    """Print one line per progress/measure/error event of a running validation (or every log line with
-    ``verbose``) until it ends; returns the settled run."""
-    import subprocess
-    import time
-
-    from wizard import actions as act
-    from wizard.validate import event_line
-
-    def show(lines: list[str]) -> None:
-        for line in lines:
-            text = line if verbose else event_line(line)
-            if text is not None:
-                print(text, file=out, flush=True)
-
-    while True:
-        show(tail.read_new())
-        run = b.refresh_action(run)
-        if run.state != act.RUNNING:
-            show(tail.read_new() + tail.flush())
-            break
-        # every 0.5 s, or at once when the supervisor this process started exits (no poll latency at the end)
-        child = act._CHILDREN.get(run.pid) if run.pid is not None else None
-        if child is None:
-            time.sleep(0.5)
-        else:
-            try:
-                child.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                pass
-    print(f"the run {run.state} (exit status {run.exit_status}); the verdicts below judge what it measured",
-          file=out)
-    return run
 
 
 def _print_results(extra: Mapping[str, Any]) -> None:
@@ -778,7 +765,14 @@ def cmd_ack(args: argparse.Namespace) -> int:
             if found:
                 break
         if found is None:
-            print(f"bringup: error: no finding with key {args.key!r} in this build's latest checks", file=sys.stderr)
+            from wizard.registry import did_you_mean
+
+            keys = [f.key for s in b.steps() for f in b.store.latest_check(s.id)[1] if f.key]
+            near = did_you_mean(args.key, keys)
+            hint = (f"; did you mean {' or '.join(near)}?" if near else
+                    "; `bringup check` prints each acknowledgeable finding's key (a finding id is not a key)")
+            print(f"bringup: error: no finding with key {args.key!r} in this build's latest checks{hint}",
+                  file=sys.stderr)
             return EXIT_ERROR
         b.acknowledge(found, args.reason)
         print(f"acknowledged: {found.subject}: {found.message}\n  it no longer counts in checks of this build")
@@ -787,14 +781,30 @@ def cmd_ack(args: argparse.Namespace) -> int:
         b.close()
 
 
+def resolve_step_id(word: str) -> tuple[str | None, str]:
+    """A step id, or a finding id (resolved to the step it belongs to, :func:`wizard.registry.step_of`),
+    -> (step id, "") ; unknown -> (None, an error naming the closest known ids)."""
+    import steps
+    from wizard.registry import did_you_mean, known_ids, step_of
+
+    step_ids = [s.id for s in steps.all_steps()]
+    sid = step_of(word, step_ids)
+    if sid is not None:
+        return sid, ""
+    near = did_you_mean(word, known_ids(step_ids))
+    hint = f"; did you mean {' or '.join(near)}?" if near else "; `bringup status` lists the steps"
+    return None, f"no step or finding id {word!r}{hint}"
+
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     """Judge each input; exit status = the worst verdict over all inputs (0/1/2), 3 unreadable."""
     from wizard.explain import explain_text
-    from wizard.kinds import load_all
+    from wizard.registry import KINDS
     from wizard.model import worst
 
-    if opt(args, "kind") and opt(args, "kind") not in load_all():
-        print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(load_all()))}",
+    if opt(args, "kind") and opt(args, "kind") not in KINDS:
+        print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(KINDS))}",
               file=sys.stderr)
         return EXIT_ERROR
     results = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard import actions as act
 from wizard.rules.identity import dmi_fields
@@ -19,8 +19,9 @@ from wizard.hosts import Host, LocalHost
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
+from wizard.registry import probes_named, rules_of_step
 from wizard.store import (
-    ActionRun, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, ensure_state_dir,
+    ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, ensure_state_dir,
     list_builds, new_build_id, utcnow,
 )
 
@@ -30,37 +31,56 @@ def local_host() -> LocalHost:
 
 
 def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[Step]:
-    """Steps with a check, in catalogue order, optionally of one stage."""
-    return [s for st in stages if stage_id in (None, st.id) for s in st.steps if s.check is not None]
+    """Steps that are judged from probes (a check of their own, or rules the registry puts under
+    them), in catalogue order, optionally of one stage."""
+    return [s for st in stages if stage_id in (None, st.id) for s in st.steps
+            if s.check is not None or rules_of_step(s.id)]
+
+
+def _crashed(fid: str, exc: Exception) -> Finding:
+    return Finding(fid, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
+                   "This is a bringup bug: please report it with a capture bundle.", "")
 
 
 def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
-    """Run each step's check on already-collected outputs. A check that raises (a bug) yields an
-    ``unknown`` finding naming the exception instead of hiding the other steps' findings."""
+    """Judge already-collected outputs: each step's check and every rule the registry puts under the
+    step (:data:`wizard.registry.RULES`), all over one :class:`~wizard.facts.Facts`, so each parser
+    runs once per probe in the run. A check or rule that raises (a bug) yields an ``unknown``
+    finding naming the exception instead of hiding the other findings."""
     facts = facts_of(outputs)  # one cache per run: every rule shares what the parsers read
     result: dict[str, list[Finding]] = {}
     for s in steps:
-        assert s.check is not None
-        try:
-            findings = list(s.check(facts, plan))
-        except Exception as exc:  # noqa: BLE001
-            findings = [Finding(s.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
-                                "This is a bringup bug: please report it with a capture bundle.", "")]
+        findings: list[Finding] = []
+        if s.check is not None:
+            try:
+                findings.extend(s.check(facts, plan))
+            except Exception as exc:  # noqa: BLE001
+                findings.append(_crashed(s.id, exc))
+        for rule in rules_of_step(s.id):
+            try:
+                findings.extend(rule.judge(facts, plan))
+            except Exception as exc:  # noqa: BLE001
+                findings.append(_crashed(rule.id, exc))
         result[s.id] = [dataclasses.replace(f, step=s.id) for f in findings]
     return result
+
+
+def probes_of(steps: Sequence[Step]) -> list[str]:
+    """Names of every probe ``steps`` read: their own and their registry rules'."""
+    return list(dict.fromkeys([p for s in steps for p in s.probes] +
+                              [p for s in steps for r in rules_of_step(s.id) for p in r.probes]))
 
 
 async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any]) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
     """Collect every probe ``steps`` need (concurrently) and judge them. Returns
     (step id -> findings, probe name -> output)."""
-    names = [p for s in steps for p in s.probes]
-    outputs = await collect(host, names, plan)
+    outputs = await collect(host, probes_named(probes_of(steps)), plan)
     return judge(steps, outputs, plan), outputs
 
 
 async def host_identity(host: Host) -> dict[str, Any]:
     """Hostname, machine id, boot id, DMI product/serial, OS and kernel: each may be empty."""
-    outs = await collect(host, IDENTITY_PROBES)
+    outs = await collect(host, probes_named(IDENTITY_PROBES))
 
     def text(name: str) -> str:
         o = outs.get(name)
@@ -292,7 +312,7 @@ class Build:
         opened, else the most recent interrupted step, else the first step not done."""
         meta = self.store.meta()
         states = self.store.step_states()
-        running = self.store.action_runs(state=act.RUNNING)
+        running = self.store.action_runs(state=ActionState.RUNNING)
         interrupted = sorted((st for st in states.values() if st.status is StepStatus.INTERRUPTED),
                              key=lambda st: st.updated_at)
         ids = {s.id for s in self.steps()}
@@ -367,15 +387,121 @@ class Build:
     def backup_dir(self) -> Path:
         return self.info.path / "backups"
 
-    async def resolve_action(self, host: Host, step: Step) -> act.Resolved:
+    async def resolve_action(self, host: Host, step: Step, overrides: Mapping[str, Any] | None = None) -> act.Resolved:
+        """``step``'s action made concrete for this host (its probes collected), with the plan answers plus
+        ``overrides``."""
         assert step.action is not None
-        outputs = await collect(host, step.action.probes, self.plan()) if step.action.probes else {}
-        ctx = act.ActionContext(outputs, self.plan(), str(self.backup_dir), state_dir=str(self.info.path.parent.parent))
+        plan = {**self.plan(), **dict(overrides or {})}
+        outputs = await collect(host, probes_named(step.action.probes), plan) if step.action.probes else {}
+        ctx = act.ActionContext(outputs, plan, str(self.backup_dir), state_dir=str(self.info.path.parent.parent))
         return step.action.resolve(ctx)
 
-    def start_action(self, step: Step, resolved: act.Resolved, dry_run: bool | None = None) -> ActionRun:
-        """Start ``step``'s resolved action (detached). Raises ``PermissionError`` when it needs
-        root and this is not root, ``StoreError`` when observing, ``ValueError`` for manual-only."""
+    async def prepare_action(self, host: Host, step_id: str, overrides: Mapping[str, Any] | None = None,
+                             dry_run: bool | None = None) -> "PreparedAction":
+        """What ``step_id``'s action would run here and whether it can: the first half of :meth:`run_action`
+        (it starts nothing). Raises ``KeyError`` for an unknown step, ``ValueError`` for a step without action."""
+        import os
+
+        step = self.step(step_id)
+        if step.action is None:
+            raise ValueError(f"step {step.id} has no action (it is checked or confirmed instead)")
+        overrides = {k: v for k, v in dict(overrides or {}).items() if v is not None}
+        dry = self.dry_run if dry_run is None else dry_run
+        resolved = await self.resolve_action(host, step, overrides)
+        prep = PreparedAction(step, resolved, overrides, dry)
+        if self.observing:
+            prep.refusal, prep.refusal_kind = ("another bringup holds this build: actions are disabled in this "
+                                               "window", "observing")
+        elif resolved.manual:
+            prep.refusal, prep.refusal_kind = resolved.manual, "manual"
+        elif step.action.needs_root and os.geteuid() != 0 and not dry:
+            prep.refusal, prep.refusal_kind = f"'{step.action.title}' needs root", "root"
+        return prep
+
+    async def run_action(self, host: Host, step_id: str, overrides: Mapping[str, Any] | None = None, *,
+                         confirm: "Callable[[PreparedAction], Any] | None" = None,
+                         on_start: "Callable[[ActionRun], Any] | None" = None,
+                         on_lines: "Callable[[list[str]], Any] | None" = None,
+                         on_checking: "Callable[[bool], Any] | None" = None,
+                         dry_run: bool | None = None, check_after: bool = True,
+                         poll_s: float = 0.2) -> "ActionOutcome":
+        """The one way an action runs, for the CLI (``run``, ``validate``) and the TUI alike.
+
+        Resolves the step's action on ``host`` with the plan answers plus ``overrides`` (kept with the run, and
+        used again to judge it), refuses what cannot run here (observing, manual only, needs root: see
+        :attr:`PreparedAction.refusal`), asks ``confirm(prepared)`` (sync or async; false = not run; ``None`` =
+        no question), starts the detached supervisor, calls ``on_start(run)``, follows the log (``on_lines``
+        gets each batch of new lines) until the run ends, and settles it: the step's judge
+        (``ActionSpec.judge``) reads the log (success, failure, cancel: a cancel is not a failure), its findings
+        and results (``ActionSpec.results``) are stored with the run; an action whose step has a check is
+        then checked (``check_after``). Returns what happened; never raises for a refusal or a failed start
+        (``ActionOutcome.error``); ``on_checking(True)`` / ``on_checking(False)`` bracket that check. A caller that stops following (Ctrl-C, a cancelled worker) leaves the run
+        running: it is settled by whoever looks at it next (:meth:`reconcile`)."""
+        prep = await self.prepare_action(host, step_id, overrides, dry_run)
+        out = ActionOutcome(prep)
+        if prep.refusal:
+            return out
+        if confirm is not None:
+            ok = await _maybe_await(confirm(prep))
+            if not ok:
+                out.declined = True
+                return out
+        try:
+            run = self.start_action(prep.step, prep.resolved, dry_run=prep.dry_run, overrides=prep.overrides)
+        except (PermissionError, ValueError, StoreError, OSError) as exc:
+            out.error = str(exc)
+            return out
+        out.run = run
+        if on_start is not None:
+            await _maybe_await(on_start(run))
+        if run.state is ActionState.RUNNING:
+            run = await self.follow_action(run, on_lines, poll_s)
+            out.run = run
+            if check_after and self.needs_check(prep.step.id):  # the commands ran; now verify what they were for
+                out.checked = True
+                if on_checking is not None:
+                    await _maybe_await(on_checking(True))
+                try:
+                    await self.check_steps(host, [prep.step])
+                finally:
+                    if on_checking is not None:
+                        await _maybe_await(on_checking(False))
+        out.run = self.store.action_run(run.id) or run
+        out.findings = self.run_findings(out.run)
+        return out
+
+    async def follow_action(self, run: ActionRun, on_lines: "Callable[[list[str]], Any] | None" = None,
+                            poll_s: float = 0.2, tail: "act.LogTail | None" = None) -> ActionRun:
+        """Follow a running run's log until it ends (a re-attached run too), settling its step; ``on_lines``
+        gets each batch of new, cleaned log lines (the last batch after the end). Returns the settled run."""
+        tail = tail or act.LogTail(run.log_path)
+        while True:
+            lines = tail.read_new()
+            if lines and on_lines is not None:
+                await _maybe_await(on_lines(lines))
+            run = self.refresh_action(run)
+            if run.state is not ActionState.RUNNING:
+                rest = tail.read_new() + tail.flush()
+                if rest and on_lines is not None:
+                    await _maybe_await(on_lines(rest))
+                return self.store.action_run(run.id) or run
+            await _tick(run, poll_s)
+
+    def run_findings(self, run: ActionRun) -> list[Finding]:
+        """The findings stored for an ended run: judged from its log (:attr:`ActionRun.check_run`), else the
+        step's latest check when it ran after the run (an action verified by its check)."""
+        if run.check_run is not None:
+            return self.store.findings_of_check(run.check_run)
+        meta, findings = self.store.latest_check(run.step_id)
+        if meta is not None and run.ended_at and str(meta.get("finished_at", "")) >= str(run.started_at):
+            return findings
+        return []
+
+    def start_action(self, step: Step, resolved: act.Resolved, dry_run: bool | None = None,
+                     overrides: Mapping[str, Any] | None = None) -> ActionRun:
+        """Start ``step``'s resolved action (detached): :meth:`run_action`'s start, for callers that resolved
+        it themselves (tests). Raises ``PermissionError`` when it needs root and this is not root,
+        ``StoreError`` when observing, ``ValueError`` for manual-only."""
         import os
 
         assert step.action is not None
@@ -386,19 +512,21 @@ class Build:
         dry = self.dry_run if dry_run is None else dry_run
         if step.action.needs_root and os.geteuid() != 0 and not dry:
             raise PermissionError(f"'{step.action.title}' needs root: run bringup with sudo")
-        run = act.start_run(self.store, self.actions_dir, step.id, step.action.title, resolved, self.boot_id, dry)
+        run = act.start_run(self.store, self.actions_dir, step.id, step.action.title, resolved, self.boot_id, dry,
+                            overrides)
         if not dry:
             self.store.set_step(step.id, StepStatus.RUNNING, user=act.current_user(), boot_id=self.boot_id)
         return run
 
     def refresh_action(self, run: ActionRun) -> ActionRun:
-        """Update a run (finished / still running / interrupted) and its step's status."""
+        """Update a run (finished / still running / interrupted) and, once, settle its step."""
         run = act.refresh(self.store, run, self.boot_id)
-        if run.state != act.RUNNING and not self.observing:
+        if run.state is not ActionState.RUNNING and not self.observing:
             last = self.last_run(run.step_id)
             # settle the step once: it still shows this run as running
             if last is not None and last.id == run.id and self.status(run.step_id) is StepStatus.RUNNING:
                 self._step_after_action(run)
+                run = self.store.action_run(run.id) or run
         return run
 
     def wait_action(self, run: ActionRun, timeout_s: float | None = None, poll_s: float = 0.1) -> ActionRun:
@@ -408,48 +536,77 @@ class Build:
         t0 = time.monotonic()
         while True:
             run = self.refresh_action(run)
-            if run.state != act.RUNNING or (timeout_s is not None and time.monotonic() - t0 > timeout_s):
+            if run.state is not ActionState.RUNNING or (timeout_s is not None and time.monotonic() - t0 > timeout_s):
                 return run
             time.sleep(poll_s)
 
+    def judge_run(self, run: ActionRun) -> list[Finding]:
+        """Judge an ended run's log with its step's judge (``ActionSpec.judge``, with the plan answers plus the
+        run's overrides) and store the findings and results (``ActionSpec.results``) with the run. The only
+        place an action's log is judged. A run that failed without a failing finding gets one naming its exit
+        status; a cancelled run gets an ``unknown`` one (a cancel is not a failure, and nothing after it was
+        measured). Returns the findings; ``[]`` for a step without a judge."""
+        step = self.step(run.step_id)
+        spec = step.action
+        if spec is None or spec.judge is None:
+            return []
+        reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
+        plan = {**self.plan(), **run.overrides}
+        try:
+            with open(run.log_path, encoding="utf-8", errors="replace") as fh:
+                log = fh.read()
+        except OSError as exc:
+            log = f"(log unreadable: {exc})"
+        try:
+            findings = list(spec.judge(log, plan))
+        except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
+            findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
+        findings = [dataclasses.replace(f, step=step.id) for f in findings]
+        if run.state is ActionState.FAILED and not any(f.verdict is Verdict.FAIL for f in findings):
+            findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
+                                    "host", (f"exit status {run.exit_status}",),
+                                    f"Read the run's log for what failed: {run.log_path} (`l` on the step screen)."))
+        elif run.state in (ActionState.CANCELLED, ActionState.INTERRUPTED):
+            what = "was cancelled" if run.state is ActionState.CANCELLED else "was interrupted (its supervisor is gone)"
+            findings.append(Finding(step.id, Verdict.UNKNOWN, f"the run {what} before it finished: what it measured "
+                                    "until then is judged here, the rest was not measured", "host",
+                                    (reason,), "Run it again to finish the validation."))
+        results: dict[str, Any] = {}
+        if spec.results is not None:
+            try:
+                results = dict(spec.results(log, plan))
+            except Exception as exc:  # noqa: BLE001 - the findings stand without the table
+                results = {"error": f"the results table could not be read: {exc!r}"}
+        if not self.observing:
+            self.record_findings(step.id, findings, run.started_at)
+            check_id = self.store.latest_check(step.id)[0]
+            self.store.update_action_run(run.id, check_run=check_id["id"] if check_id else None, results=results)
+        return findings
+
     def _step_after_action(self, run: ActionRun) -> None:
-        """Settle a step whose action ended. Success proves only that the commands ran: the step
-        is then judged from the run's log (``ActionSpec.judge``), or left pending for its check
-        (``needs_check``), or passed when there is nothing to verify."""
+        """Settle a step whose action ended. Success proves only that the commands ran: the step is then
+        judged from the run's log (:meth:`judge_run`), or left pending for its check (``needs_check``), or
+        passed when there is nothing to verify. A cancel leaves the step pending (not failed)."""
         reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
         step = self.step(run.step_id)
         spec = step.action
-        # a judged action's log says why it failed too (a validation script exits 2 when a sub-test errored):
-        # judge it, so the failure carries findings instead of only an exit status
-        judge_failed = run.state == act.FAILED and spec is not None and spec.judge is not None
-        if run.state == act.SUCCEEDED or judge_failed:
-            if spec is not None and spec.judge is not None:
-                try:
-                    with open(run.log_path, encoding="utf-8", errors="replace") as fh:
-                        log = fh.read()
-                except OSError as exc:
-                    log = f"(log unreadable: {exc})"
-                try:
-                    findings = list(spec.judge(log, self.plan()))
-                except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
-                    findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
-                findings = [dataclasses.replace(f, step=step.id) for f in findings]
-                if judge_failed and not any(f.verdict is Verdict.FAIL for f in findings):
-                    findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
-                                            "host", [f"exit status {run.exit_status}"],
-                                            f"Read the run's log for what failed: {run.log_path} (`l` on the step screen)."))
-                self.record_findings(step.id, findings, run.started_at)
-                return
+        if run.state is ActionState.DRY_RUN:
+            return
+        if spec is not None and spec.judge is not None:
+            self.judge_run(run)
+            if run.state is ActionState.INTERRUPTED:  # its status says so; the findings say what it measured
+                self.store.set_step(run.step_id, StepStatus.INTERRUPTED, reason=reason, user=run.user,
+                                    boot_id=self.boot_id)
+            return
+        if run.state is ActionState.SUCCEEDED:
             if step.check is not None:
                 self.store.set_step(run.step_id, StepStatus.PENDING, reason=reason + NEEDS_CHECK, user=run.user,
                                     boot_id=self.boot_id)
                 return
             status = StepStatus.PASSED
         else:
-            status = {act.FAILED: StepStatus.FAILED, act.CANCELLED: StepStatus.FAILED,
-                      act.INTERRUPTED: StepStatus.INTERRUPTED}.get(run.state)
-            if status is None:
-                return
+            status = {ActionState.FAILED: StepStatus.FAILED, ActionState.CANCELLED: StepStatus.PENDING,
+                      ActionState.INTERRUPTED: StepStatus.INTERRUPTED}[run.state]
         self.store.set_step(run.step_id, status, reason=reason, user=run.user, boot_id=self.boot_id)
 
     def needs_check(self, step_id: str) -> bool:
@@ -460,9 +617,9 @@ class Build:
     def reconcile(self) -> list[ActionRun]:
         """On start: settle every run recorded as running. Returns the runs still running."""
         still = []
-        for run in self.store.action_runs(state=act.RUNNING):
+        for run in self.store.action_runs(state=ActionState.RUNNING):
             run = self.refresh_action(run)
-            if run.state == act.RUNNING:
+            if run.state is ActionState.RUNNING:
                 still.append(run)
         return still
 
@@ -473,5 +630,82 @@ class Build:
 
 NEEDS_CHECK = "; check it to verify"
 
-__all__ = ["Build", "ResumePoint", "run_checks", "judge", "host_identity", "checked_steps", "local_host",
+
+@dataclass
+class PreparedAction:
+    """An action made concrete for this host, before it starts: what :meth:`Build.run_action` asks the
+    operator to confirm. ``refusal`` says why it cannot run here ("" when it can) and ``refusal_kind`` which
+    case it is: ``observing`` (another bringup holds the build), ``manual`` (do it by hand: ``refusal`` says
+    what), ``root`` (it needs root)."""
+
+    step: Step
+    resolved: act.Resolved
+    overrides: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False
+    refusal: str = ""
+    refusal_kind: str = ""
+
+    @property
+    def commands(self) -> list[str]:
+        """The exact operations, one line each, as they will run."""
+        return self.resolved.describe()
+
+    def confirmation(self) -> list[str]:
+        """The text shown before asking: title, why, what it changes, then the exact commands."""
+        a = self.step.action
+        assert a is not None
+        return ([f"{a.title}  ({self.step.id})", f"  {a.description}",
+                 f"  changes the system: {'yes' if a.changes_system else 'no'}; needs root: "
+                 f"{'yes' if a.needs_root else 'no'}" + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else "")]
+                + [f"  {line}" for line in self.commands])
+
+
+@dataclass
+class ActionOutcome:
+    """What :meth:`Build.run_action` did. ``run`` is ``None`` when nothing started (``prepared.refusal``,
+    ``declined``, ``error``); ``findings`` are the ones stored for the ended run (judged from its log, or its
+    step's check when ``checked``); ``verdict`` is theirs (a warning is a warning, not a pass)."""
+
+    prepared: PreparedAction
+    run: ActionRun | None = None
+    declined: bool = False
+    error: str = ""
+    checked: bool = False
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return overall(self.findings) if self.findings else None
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return dict(self.run.results) if self.run is not None else {}
+
+
+async def _maybe_await(value: Any) -> Any:
+    import inspect
+
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _tick(run: ActionRun, poll_s: float) -> None:
+    """Wait ``poll_s``, or less when the supervisor this process started exits first (no poll latency at the
+    end of a run)."""
+    import asyncio
+    import subprocess
+
+    child = act._CHILDREN.get(run.pid) if run.pid is not None else None
+    if child is None:
+        await asyncio.sleep(poll_s)
+        return
+
+    def wait() -> None:
+        try:
+            child.wait(timeout=poll_s)
+        except subprocess.TimeoutExpired:
+            pass
+
+    await asyncio.to_thread(wait)
+
+__all__ = ["Build", "ResumePoint", "PreparedAction", "ActionOutcome", "run_checks", "judge", "host_identity", "checked_steps", "local_host",
            "StateDirError", "StoreError"]

@@ -11,7 +11,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.kinds import KINDS, Kind, load_all
+from wizard.kinds import Kind
+from wizard.facts import Facts
+from wizard.probes import ProbeOutput
+from wizard.registry import KINDS, rules_of_kind
 from wizard.model import Finding, Verdict, overall
 
 MIN_CONFIDENCE = 0.3
@@ -103,7 +106,7 @@ must not cost every detector a full scan (the judge still reads all of it)."""
 
 def detect(text: str) -> tuple[Kind | None, float]:
     """The most confident kind for ``text`` (a detector that raises counts as 0)."""
-    kinds = load_all()
+    kinds = KINDS
     if len(text) > DETECT_HEAD_CHARS:
         cut = text.rfind("\n", 0, DETECT_HEAD_CHARS)
         text = text[: cut + 1 if cut > 0 else DETECT_HEAD_CHARS]
@@ -222,7 +225,7 @@ def _merge_same_kind(parts: list[Part]) -> list[Part]:
 
 def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[Kind | None, float, list[Finding]]:
     if kind is not None:
-        k = load_all().get(kind)
+        k = KINDS.get(kind)
         score = 1.0 if k else 0.0
     else:
         k, score = detect(body)
@@ -230,6 +233,13 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
         return None, score, []
     try:
         findings = list(k.judge(body, exp))
+        # registry rules that also read this kind see the text as their probe's output (one Facts, parsed once)
+        rules = rules_of_kind(k.name)
+        if rules:
+            facts = Facts({p: ProbeOutput(name=p, source=f"{k.title} (pasted)", text=body)
+                           for p in {r.kinds[k.name] for r in rules}})
+            for r in rules:
+                findings.extend(r.judge(facts, exp))
     except Exception as exc:  # noqa: BLE001 - judges should not raise; if one does, say so
         findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, f"judging this {k.title} crashed: {exc!r}",
                             "input", tuple(body.splitlines()[:5]),
@@ -241,7 +251,7 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
 
 
 def _unknown(body: str) -> Finding:
-    known = ", ".join(sorted(f"{x.title}" for x in load_all().values()))
+    known = ", ".join(sorted(f"{x.title}" for x in KINDS.values()))
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
                    tuple(body.splitlines()[:5]), f"Give bringup the raw output of one of: {known}.", "")
 

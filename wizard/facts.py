@@ -36,7 +36,7 @@ class Facts(Mapping[str, ProbeOutput]):
 
     def __init__(self, outputs: Mapping[str, ProbeOutput] | None = None) -> None:
         self._outputs: dict[str, ProbeOutput] = dict(outputs or {})
-        self._cache: dict[tuple[str, Any, bool], Any] = {}
+        self._cache: dict[tuple[str, Any, str], Any] = {}
         self.parse_counts: Counter[tuple[str, str]] = Counter()
 
     # -- Mapping: the raw outputs, for evidence and for rules that read a probe's error
@@ -53,17 +53,21 @@ class Facts(Mapping[str, ProbeOutput]):
         return f"Facts({sorted(self._outputs)})"
 
     # -- facts
-    def parse(self, probe: str, parser: Callable[[ProbeOutput], T]) -> T | None:
-        """``parser(output of probe)``, computed once per run; ``None`` when ``probe`` was not
-        collected. The parser takes the whole :class:`ProbeOutput` (for file trees and exit status)."""
-        return self._parse(probe, parser, False)
+    def parse(self, probe: str, parser: Callable[[Any], T], on: str = "output") -> T | None:
+        """``parser`` applied to ``probe``'s output, computed once per run; ``None`` when ``probe``
+        was not collected.
 
-    def parse_text(self, probe: str, parser: Callable[[str], T]) -> T | None:
-        """``parser(output.text)``, computed once per run; ``None`` when ``probe`` was not collected."""
-        return self._parse(probe, parser, True)
+        ``on`` says what the parser reads: ``"output"`` the whole :class:`ProbeOutput` (file trees
+        with their errors, exit status), ``"text"`` its stdout / file content, ``"text+stderr"``
+        stdout then stderr (commands that print their errors on either stream), ``"files"`` the
+        path -> content mapping of a file-tree probe.
 
-    def _parse(self, probe: str, parser: Callable[[Any], T], text: bool) -> T | None:
-        key = (probe, parser, text)
+        Raises:
+            ValueError: an unknown ``on`` (a bug in the rule).
+        """
+        if on not in INPUTS:
+            raise ValueError(f"unknown parser input {on!r}; one of {', '.join(INPUTS)}")
+        key = (probe, parser, on)
         hit = self._cache.get(key, _MISSING)
         if hit is not _MISSING:
             return hit  # type: ignore[no-any-return]
@@ -72,9 +76,26 @@ class Facts(Mapping[str, ProbeOutput]):
             result = None
         else:
             self.parse_counts[(probe, getattr(parser, "__qualname__", repr(parser)))] += 1
-            result = parser(out.text if text else out)
+            result = parser(INPUTS[on](out))
         self._cache[key] = result
         return result
+
+    def parse_text(self, probe: str, parser: Callable[[str], T]) -> T | None:
+        """``parser(output.text)``, computed once per run (``parse(probe, parser, on="text")``)."""
+        return self.parse(probe, parser, on="text")
+
+
+def _text_and_stderr(out: ProbeOutput) -> str:
+    return out.text + ("\n" + out.stderr if out.stderr else "")
+
+
+INPUTS: dict[str, Callable[[ProbeOutput], Any]] = {
+    "output": lambda out: out,
+    "text": lambda out: out.text,
+    "text+stderr": _text_and_stderr,
+    "files": lambda out: out.files,
+}
+"""What a parser reads of a probe's output (see :meth:`Facts.parse`)."""
 
 
 def facts_of(outputs: Mapping[str, ProbeOutput]) -> Facts:

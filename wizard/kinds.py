@@ -1,8 +1,8 @@
 """Input kinds for ``bringup explain``: what a pasted or saved output is, and how to judge it.
 
-A :class:`Kind` pairs a detector (text -> confidence 0..1) with a judge (text + expectations ->
-findings). Parser modules register their kinds here; :mod:`wizard.explain` picks the most
-confident kind for each input. The same judge functions back the live/snapshot checks of the
+A :class:`Kind` pairs a detector (text -> confidence 0..1, in the parser module) with a judge
+(text + expectations -> findings, in :mod:`wizard.rules.pasted`). Every kind is listed in
+:data:`wizard.registry.KINDS`; :mod:`wizard.explain` picks the most confident kind for each input. The same judge functions back the live/snapshot checks of the
 health stage, so a paste and a capture bundle are judged by one set of rules.
 
 Conventions for judges:
@@ -10,7 +10,7 @@ Conventions for judges:
 * ``expectations`` is the plan answers plus ``acknowledged`` (a set of event keys the operator
   acknowledged with a reason) and ``boot_only`` (bool: the input is this boot's log only);
 * finding ids are ``<stage>.<topic>`` (``health.xid``, ``health.ecc``...), subjects name the GPU
-  as :func:`wizard.rules.common.gpu_subject` does.
+  as :func:`wizard.common.gpu_subject` does.
 """
 
 from __future__ import annotations
@@ -41,35 +41,3 @@ class Kind:
     detect: Detector
     judge: Judge
     commands: tuple[str, ...] = ()
-
-
-KINDS: dict[str, Kind] = {}
-
-
-def register_kind(kind: Kind) -> Kind:
-    if kind.name in KINDS:
-        raise ValueError(f"duplicate kind {kind.name}")
-    KINDS[kind.name] = kind
-    return kind
-
-
-_LOADED = False
-
-
-def load_all() -> dict[str, Kind]:
-    """Import every parser module that registers kinds (once); returns the registry."""
-    global _LOADED
-    if _LOADED:
-        return KINDS
-    import importlib
-    import pkgutil
-
-    import wizard.rules as rules_pkg
-    import wizard.parsers as pkg
-
-    # parsers register kinds (and some probes); a few check modules register the probes they read
-    for package in (pkg, rules_pkg):
-        for m in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{m.name}")
-    _LOADED = True
-    return KINDS

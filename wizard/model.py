@@ -147,7 +147,7 @@ class Step:
         title: short imperative title.
         why: why it matters, with its source.
         instructions: what the operator does by hand where the machine cannot.
-        probes: names of the probes (``wizard.probes.REGISTRY``) the check reads.
+        probes: names of the probes (:data:`wizard.registry.PROBES`) the check reads.
         check: optional pure function turning probe outputs (+ plan) into findings.
         action: optional shell action (see :class:`wizard.actions.ActionSpec`).
         requires: step ids that must be done first.

@@ -1,4 +1,5 @@
-"""Multi-node validation: a hostfile, and the launcher that runs bringup's validation script on every node.
+"""Multi-node validation: the launcher that runs bringup's validation script on every node of a hostfile
+(read by :mod:`wizard.parsers.hostfile`).
 
 ``python -m wizard.multinode --hostfile FILE [--device cuda|cpu] [--pairwise] ...`` is what the
 ``multinode.*`` actions run, detached under :mod:`wizard.supervise` (so a dropped SSH session of the
@@ -16,7 +17,7 @@ operator does not stop it). It:
    run's time is up. No ``--node_rank``: c10d ignores it (and torchrun warns). HEAD is the first usable
    node; its address is ``addr=`` from the hostfile, else the HostName ssh resolves (``ssh -G``);
 4. with ``--pairwise`` (``--pairwise-only``: without the all-nodes job), runs every pair of nodes
-   (checks-catalogue E5), disjoint pairs at the same time (a round-robin schedule: N-1 rounds for N nodes);
+   (Meta GCM's pairwise NCCL check), disjoint pairs at the same time (a round-robin schedule: N-1 rounds for N nodes);
 5. runs nccl-tests' ``all_reduce_perf`` under ``mpirun`` when both are installed here and the device is
    cuda; inside a Slurm allocation (``SLURM_JOB_ID`` set and ``srun`` on PATH) uses ``sbcast`` for the
    copy and ``srun --label`` for facts and the job instead of SSH, and takes the allocation's nodes when no
@@ -60,6 +61,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
+from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_PORT = 29400
@@ -85,12 +87,7 @@ WATCHER_MARGIN_S = 60.0
 """The remote watcher's own deadline is the run timeout plus this margin (seconds): the launcher acts
 first; the watcher is the backstop when the launcher itself is gone."""
 MAX_PARALLEL = 16
-"""Nodes copied to / asked for facts at once (bounded fan-out; DESIGN.md "Several nodes")."""
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
-"""Node names: they become the ``[name]`` prefix of log lines, so no spaces or brackets."""
-KNOWN_KEYS = ("python", "addr", "slots", "max_slots")
-"""Keys a hostfile line may carry: python (the node's interpreter with torch), addr (the address the
-other nodes reach this one on; the head's is the rendezvous address), slots/max_slots (MPI hostfile form)."""
+"""Nodes copied to / asked for facts at once (bounded fan-out)."""
 
 TORCH_MISSING_RE = re.compile(r"No module named '?torch'?\b|ModuleNotFoundError: No module named 'torch")
 RDZV_TIMEOUT_RE = re.compile(r"RendezvousTimeoutError")
@@ -189,173 +186,24 @@ class HostfileError(ValueError):
         super().__init__(f"{source}: " + "; ".join(self.problems))
 
 
-@dataclass(frozen=True)
-class NodeSpec:
-    """One node of a hostfile.
-
-    Attributes:
-        name: shown in findings and as the ``[name]`` log prefix.
-        target: what ssh connects to (an ssh-config alias, ``host`` or ``user@host``).
-        gpus: processes (GPUs) to start on it; ``None`` = the node's GPU count from its facts (1 on CPU).
-        python: its interpreter with torch; ``None`` = the launcher's ``--python`` (default ``python3``).
-        addr: the address other nodes reach it on (the head's is the rendezvous address); ``None`` = the
-            HostName ssh resolves for ``target`` (``ssh -G``).
-        line_no: its line in the hostfile (1-based; 0 when it did not come from a file).
-    """
-
-    name: str
-    target: str
-    gpus: int | None = None
-    python: str | None = None
-    addr: str | None = None
-    line_no: int = 0
-
-
-MAX_GPUS_PER_NODE = 64
-"""Upper bound of a hostfile's GPU count per node (judgement: the largest single systems have 8-72 GPUs in
-one NVLink domain but at most 8-16 per host; 64 leaves room and still catches typos such as 800)."""
-
-
-def _gpus(raw: str, line_no: int, problems: list[str], what: str = "gpus") -> int | None:
-    try:
-        n = int(raw)
-    except ValueError:
-        problems.append(f"line {line_no}: {what} must be a whole number, got {raw!r}")
-        return None
-    if not 1 <= n <= MAX_GPUS_PER_NODE:
-        problems.append(f"line {line_no}: {what} must be from 1 to {MAX_GPUS_PER_NODE}, got {n}")
-        return None
-    return n
-
-
-def _target_problem(target: str) -> str:
-    """Why an ssh target cannot be used, or "".
-
-    * it starts with ``-``: ssh would read it as an option (``-oProxyCommand=...``);
-    * ``host:port`` (or ``user@host:port``): ssh takes no port there and would look up a host named
-      ``host:port``; an IPv6 literal (several colons, or in brackets) and ``ssh://host:port`` are fine
-      (ssh(1) DESTINATION: ``[user@]hostname`` or ``ssh://[user@]hostname[:port]``)."""
-    if target.startswith("-"):
-        return "starts with '-': ssh would read it as an option"
-    if target.lower().startswith("ssh://"):
-        return ""
-    host = target.rsplit("@", 1)[-1]
-    if host.count(":") == 1 and not host.startswith("["):
-        return ("looks like host:port, which ssh does not take: use ssh://host:port or a Host alias in your ssh "
-                "config (Port, HostName)")
-    return ""
-
-
-def parse_hostfile(text: str, source: str = "hostfile") -> list[NodeSpec]:
-    """Hostfile text -> nodes, in file order.
-
-    Two line forms (``#`` starts a comment, blank lines are skipped):
-
-    * bringup's: ``name  ssh_target  gpus  [key=value ...]``, keys ``python=`` and ``addr=``;
-    * MPI's: ``host [slots=N] [max_slots=M]`` (Open MPI hostfile; the host is both name and ssh target,
-      ``slots`` the GPU count), with the same optional keys.
-
-    Raises :class:`HostfileError` listing every problem with its line number (bad counts, unknown keys,
-    duplicate names or targets, names that cannot be a log prefix, a target or name starting with ``-``, a
-    ``host:port`` target, no nodes at all). Never returns a partial list.
-    """
-    nodes: list[NodeSpec] = []
-    problems: list[str] = []
-    names: dict[str, int] = {}
-    targets: dict[str, int] = {}
-    for line_no, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        toks = line.split()
-        if "\x00" in line:
-            problems.append(f"line {line_no}: contains a NUL byte")
-            continue
-        pos = [t for t in toks if "=" not in t]
-        kv_toks = [t for t in toks if "=" in t]
-        if toks[: len(pos)] != pos:
-            problems.append(f"line {line_no}: key=value items must come after the name, target and GPU count "
-                            f"({line!r})")
-            continue
-        kv: dict[str, str] = {}
-        bad = False
-        for t in kv_toks:
-            k, _, v = t.partition("=")
-            if k not in KNOWN_KEYS:
-                problems.append(f"line {line_no}: unknown key {k!r} (known: {', '.join(KNOWN_KEYS)})")
-                bad = True
-            elif not v:
-                problems.append(f"line {line_no}: {k}= has no value")
-                bad = True
-            elif k in kv:
-                problems.append(f"line {line_no}: {k}= given twice")
-                bad = True
-            else:
-                kv[k] = v
-        gpus: int | None = None
-        if len(pos) == 1:  # MPI form: host [slots=N]
-            target = pos[0]
-            name = target.rsplit("@", 1)[-1]
-            if "slots" in kv:
-                gpus = _gpus(kv["slots"], line_no, problems, "slots")
-                bad = bad or gpus is None
-        elif len(pos) == 3:
-            name, target = pos[0], pos[1]
-            gpus = _gpus(pos[2], line_no, problems)
-            bad = bad or gpus is None
-            if "slots" in kv:
-                problems.append(f"line {line_no}: slots= is for the MPI form (host slots=N); this line already "
-                                f"gives {pos[2]} GPUs")
-                bad = True
-        elif len(pos) == 2:
-            problems.append(f"line {line_no}: expected 'name ssh_target gpus' (or 'host slots=N'), got {line!r}: "
-                            "the GPU count is missing")
-            continue
-        else:
-            problems.append(f"line {line_no}: expected 'name ssh_target gpus [key=value ...]' (or 'host slots=N'), "
-                            f"got {len(pos)} words: {line!r}")
-            continue
-        target_problem = _target_problem(target)
-        if target_problem:
-            problems.append(f"line {line_no}: ssh target {target!r} {target_problem}")
-            bad = True
-        if name.startswith("-"):  # a command-line option look-alike (NAME_RE refuses it too)
-            if name != target:
-                problems.append(f"line {line_no}: node name {name!r} starts with '-' (names must start with a letter "
-                                "or digit)")
-            bad = True
-        elif not NAME_RE.match(name):
-            problems.append(f"line {line_no}: node name {name!r} may hold only letters, digits and . _ : @ - "
-                            "(it prefixes log lines)")
-            bad = True
-        if name in names:
-            problems.append(f"line {line_no}: node name {name!r} is already used on line {names[name]}")
-            bad = True
-        if target in targets:
-            problems.append(f"line {line_no}: ssh target {target!r} is already listed on line {targets[target]}")
-            bad = True
-        if "addr" in kv and not re.fullmatch(r"[A-Za-z0-9._:%\[\]-]+", kv["addr"]):
-            problems.append(f"line {line_no}: addr={kv['addr']!r} is not a host name or IP address")
-            bad = True
-        names.setdefault(name, line_no)
-        targets.setdefault(target, line_no)
-        if not bad:
-            nodes.append(NodeSpec(name, target, gpus, kv.get("python"), kv.get("addr"), line_no))
-    if not nodes and not problems:
-        problems.append("no nodes (every line is blank or a comment)")
-    if problems:
-        raise HostfileError(source, problems)
-    return nodes
-
-
 def read_hostfile(path: str | os.PathLike[str]) -> list[NodeSpec]:
-    """Read and parse a hostfile. Raises :class:`HostfileError` (also for an unreadable file)."""
+    """Read and parse a hostfile (:func:`wizard.parsers.hostfile.parse_hostfile`): its nodes, in file order.
+    Raises :class:`HostfileError` listing every problem (also for an unreadable file); never returns a partial
+    list."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(1 << 20)
     except OSError as exc:
         raise HostfileError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
-    return parse_hostfile(text, str(path))
+    return hostfile_nodes(text, str(path))
+
+
+def hostfile_nodes(text: str, source: str = "hostfile") -> list[NodeSpec]:
+    """The nodes of hostfile ``text``; raises :class:`HostfileError` with every problem when it has any."""
+    hf = parse_hostfile(text, source)
+    if not hf.ok:
+        raise HostfileError(source, list(hf.problems))
+    return list(hf.nodes)
 
 
 # ---------------------------------------------------------------------------------------------- argv builders
@@ -401,7 +249,7 @@ def sbcast_argv(src: str, dest: str) -> list[str]:
 def mpirun_allreduce_argv(nodes: Sequence[tuple[str, int]], env: dict[str, str], binary: str = "all_reduce_perf",
                           ssh_config: str | None = None, max_bytes: str = "16G") -> list[str]:
     """Open MPI ``mpirun`` of nccl-tests' all_reduce_perf, one rank per GPU (``-g 1``), checking results
-    (``-c 1``), 8 B to ``max_bytes`` doubling (checks-catalogue D4/E4; nccl-tests README). ``nodes``: (ssh
+    (``-c 1``), 8 B to ``max_bytes`` doubling (nccl-tests README). ``nodes``: (ssh
     target, GPUs) pairs."""
     hosts = ",".join(f"{t.rsplit('@', 1)[-1]}:{g}" for t, g in nodes)
     argv = ["mpirun", "--allow-run-as-root", "-np", str(sum(g for _, g in nodes)), "-H", hosts,

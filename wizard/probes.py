@@ -5,7 +5,8 @@ contents by path), the exit status and timing, and an ``error`` when it could no
 collected (binary missing, permission denied, timeout, file absent). Parsers turn outputs
 into facts; checks turn facts into findings.
 
-``REGISTRY`` holds every probe the catalogue knows; ``bringup capture`` runs all of them.
+Every probe the engine knows is defined here, as a constant; :mod:`wizard.registry` lists them
+(``bringup capture`` runs all of them). Nothing registers itself on import.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
@@ -82,16 +82,6 @@ class Probe:
     uses_plan: bool = False
 
 
-REGISTRY: dict[str, Probe] = {}
-
-
-def register(probe: Probe) -> Probe:
-    if probe.name in REGISTRY:
-        raise ValueError(f"duplicate probe {probe.name}")
-    REGISTRY[probe.name] = probe
-    return probe
-
-
 def command_probe(name: str, title: str, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> Probe:
     """A probe that runs ``argv`` (a list, never a shell string)."""
 
@@ -99,7 +89,7 @@ def command_probe(name: str, title: str, argv: list[str], timeout_s: float = DEF
         r = await host.run(argv, timeout_s)
         return _from_command(name, r)
 
-    return register(Probe(name, title, collect))
+    return Probe(name, title, collect)
 
 
 def _from_command(name: str, r: CommandResult) -> ProbeOutput:
@@ -123,11 +113,15 @@ def file_probe(name: str, title: str, *paths: str) -> Probe:
         return ProbeOutput(name=name, source=last.path, text=last.text if last.ok else "",
                            error=last.error, duration_s=last.duration_s)
 
-    return register(Probe(name, title, collect))
+    return Probe(name, title, collect)
 
 
-async def read_tree(host: Host, patterns: Iterable[str]) -> tuple[dict[str, str | None], dict[str, str]]:
-    """Expand glob ``patterns`` on ``host`` and read every match concurrently."""
+async def read_tree(host: Host, patterns: Iterable[str], binary: bool = False) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Expand glob ``patterns`` on ``host`` and read every match concurrently.
+
+    Returns (path -> content, ``None`` when unreadable; path -> error). ``binary``: each content is
+    the file's bytes as lowercase hex (sysfs binary attributes such as SMBIOS raw entries or
+    efivars must not go through UTF-8 decoding)."""
     paths: list[str] = []
     for pat in patterns:
         paths.extend(await host.glob(pat))
@@ -135,9 +129,11 @@ async def read_tree(host: Host, patterns: Iterable[str]) -> tuple[dict[str, str 
     files: dict[str, str | None] = {}
     errors: dict[str, str] = {}
     for r in results:
-        files[r.path] = r.text if r.ok else None
-        if not r.ok:
-            errors[r.path] = r.error
+        if r.ok and (not binary or r.data is not None):
+            files[r.path] = r.data.hex() if binary and r.data is not None else r.text
+        else:
+            files[r.path] = None
+            errors[r.path] = r.error or "unreadable"
     return files, errors
 
 
@@ -166,7 +162,7 @@ def tree_probe(name: str, title: str, *patterns: str) -> Probe:
         return ProbeOutput(name=name, source=" ".join(patterns), text=tree_text(files, errors),
                            files=files, file_errors=errors, duration_s=time.monotonic() - t0)
 
-    return register(Probe(name, title, collect))
+    return Probe(name, title, collect)
 
 
 def glob_probe(name: str, title: str, *patterns: str) -> Probe:
@@ -185,7 +181,7 @@ def glob_probe(name: str, title: str, *patterns: str) -> Probe:
         return ProbeOutput(name=name, source=source, text="\n".join(matches),
                            files={m: "" for m in matches}, duration_s=time.monotonic() - t0)
 
-    return register(Probe(name, title, collect))
+    return Probe(name, title, collect)
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,7 +269,7 @@ async def _collect_pci_tree(host: Host, t0: float) -> ProbeOutput:
     return out
 
 
-PCI = register(Probe("pci", "NVIDIA PCI functions (sysfs)", _collect_pci))
+PCI = Probe("pci", "NVIDIA PCI functions (sysfs)", _collect_pci)
 
 
 NVML_TIMEOUT_S = 30.0
@@ -301,7 +297,7 @@ async def _collect_nvml(host: Host) -> ProbeOutput:
     return out
 
 
-NVML = register(Probe("nvml", "NVML through pynvml", _collect_nvml))
+NVML = Probe("nvml", "NVML through pynvml", _collect_nvml)
 
 BUILTINS = {"nvml": _nvml_builtin}
 """In-process probes a LocalHost knows (see :class:`wizard.hosts.LocalHost`)."""
@@ -322,20 +318,203 @@ async def _collect_data_path(host: Host, plan: Mapping[str, object]) -> ProbeOut
     return out
 
 
-DATA_PATH_DF = register(Probe("data_path_df", "Filesystem of the plan's data path (df)", _collect_data_path,
-                              uses_plan=True))
+DATA_PATH_DF = Probe("data_path_df", "Filesystem of the plan's data path (df)", _collect_data_path,
+                     uses_plan=True)
 
 
-async def collect(host: Host, names: Iterable[str], plan: Mapping[str, object] | None = None) -> dict[str, ProbeOutput]:
-    """Collect the named probes concurrently; returns name -> output.
+# --------------------------------------------------------------------------------------------
+# Probes of the driver, CUDA, kernel log, host tools, links and platform areas (paths and
+# commands only: the parsers that read them live in wizard/parsers/).
+
+EDAC_ROOT = "/sys/devices/system/edac/mc"
+CPUIDLE_BASE = "/sys/devices/system/cpu/cpuidle"
+EFI_GLOBAL_GUID = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
+"""The EFI global variable namespace (UEFI specification, "Globally Defined Variables")."""
+SECUREBOOT_EFIVAR = f"/sys/firmware/efi/efivars/SecureBoot-{EFI_GLOBAL_GUID}"
+SETUPMODE_EFIVAR = f"/sys/firmware/efi/efivars/SetupMode-{EFI_GLOBAL_GUID}"
+
+from wizard.prefetch import TORCH_PROBE_CODE  # noqa: E402 - one definition, shared with the prefetch
+
+
+NVCC_VERSION = command_probe("nvcc_version", "CUDA toolkit on PATH (nvcc --version)", ["nvcc", "--version"],
+                             timeout_s=30)
+
+TORCH_CUDA = command_probe("torch_cuda", "torch's CUDA build and whether it sees a GPU (the target's python3)",
+                           ["python3", "-c", TORCH_PROBE_CODE], timeout_s=180)
+"""Runs with the target's own ``python3`` (importing torch can take tens of seconds on a cold
+cache, hence the long timeout). A python3 without torch exits 1 with ModuleNotFoundError."""
+
+
+_MC = EDAC_ROOT + "/mc[0-9]*"
+EDAC_SYSFS = tree_probe(
+    "edac_sysfs", "Host memory EDAC error counters (sysfs)",
+    *(f"{_MC}/{f}" for f in ("ce_count", "ue_count", "ce_noinfo_count", "ue_noinfo_count", "mc_name",
+                             "seconds_since_reset")),
+    *(f"{_MC}/{d}[0-9]*/{f}" for d in ("dimm", "rank") for f in ("dimm_ce_count", "dimm_ue_count", "dimm_label")),
+    *(f"{_MC}/csrow[0-9]*/{f}" for f in ("ce_count", "ue_count", "ch[0-9]*_ce_count", "ch[0-9]*_dimm_label")),
+)
+"""Readable without root (kernel EDAC documentation, https://docs.kernel.org/driver-api/edac.html). No files at all means no EDAC driver is loaded."""
+
+
+LSCPU = command_probe("lscpu", "CPU sockets, cores, threads and NUMA nodes (lscpu)", ["lscpu"], timeout_s=15)
+FREE_B = command_probe("free_b", "Memory and swap use in bytes (free -b)", ["free", "-b"], timeout_s=10)
+
+
+
+KERNEL_LOG_JOURNAL = command_probe(
+    "kernel_log_journal", "Kernel log of this boot (journalctl -k -b)",
+    ["journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"], timeout_s=60)
+"""This boot's kernel messages with ``[seconds since boot]`` stamps (same stamps as ``dmesg``,
+so event keys match across the two probes). Non-root users outside the ``adm`` /
+``systemd-journal`` groups see no kernel messages: the check then reports ``unknown``."""
+
+KERNEL_LOG_DMESG = command_probe(
+    "kernel_log_dmesg", "Kernel ring buffer (dmesg)", ["dmesg"], timeout_s=30)
+"""The kernel ring buffer, for systems without journald. With ``kernel.dmesg_restrict=1``
+(docs.kernel.org/admin-guide/sysctl/kernel.html) a non-root ``dmesg`` fails with "Operation not
+permitted": a probe error, judged ``unknown``."""
+
+
+
+DPKG_PATTERNS = ("nvidia-*", "libnvidia-*", "cuda-drivers*", "cuda-toolkit*", "cuda-keyring", "cuda-compat*",
+                 "datacenter-gpu-manager*", "linux-modules-nvidia-*", "dkms")
+"""Package name globs the dpkg probe asks for: the driver, its DKMS/precompiled kernel modules, Fabric
+Manager and NSCQ, DCGM, the container toolkit, the CUDA toolkit and NVIDIA's repository keyring."""
+
+RPM_PATTERNS = ("*nvidia*", "cuda-drivers*", "cuda-toolkit*", "datacenter-gpu-manager*", "dkms")
+"""The same for ``rpm -qa`` (glob patterns, any one matches)."""
+
+SERVICE_UNITS = ("nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service")
+"""systemd units this area checks: the persistence daemon, Fabric Manager, DCGM's host engine."""
+
+DRIVER_DPKG = command_probe(
+    "driver_dpkg", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (dpkg-query)",
+    ["dpkg-query", "-W", "-f=${db:Status-Abbrev} ${binary:Package} ${Version} ${Architecture}\n", *DPKG_PATTERNS],
+    timeout_s=30)
+"""Same columns as ``dpkg -l`` (state, name, version, architecture); exits 1 and names on stderr the
+patterns nothing matched; absent (exit 127) on RPM distributions."""
+
+DRIVER_RPM = command_probe("driver_rpm", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (rpm)",
+                           ["rpm", "-qa", *RPM_PATTERNS], timeout_s=30)
+DRIVER_DKMS = command_probe("driver_dkms", "Kernel modules DKMS builds (dkms status)", ["dkms", "status"],
+                            timeout_s=30)
+DRIVER_SERVICES = command_probe(
+    "driver_services", "nvidia-persistenced, nvidia-fabricmanager and nvidia-dcgm units (systemctl show)",
+    ["systemctl", "show", "--no-pager", "--property=Id,LoadState,ActiveState,SubState,UnitFileState,Result,ExecStart",
+     *SERVICE_UNITS], timeout_s=15)
+DRIVER_FM_VERSION = command_probe("driver_fm_version", "Fabric Manager version (nv-fabricmanager --version)",
+                                  ["nv-fabricmanager", "--version"], timeout_s=15)
+DRIVER_MODINFO = command_probe("driver_modinfo", "The nvidia module the running kernel would load (modinfo nvidia)",
+                               ["modinfo", "nvidia"], timeout_s=15)
+DRIVER_SECURE_BOOT = command_probe("driver_secure_boot", "UEFI Secure Boot state (mokutil --sb-state)",
+                                   ["mokutil", "--sb-state"], timeout_s=15)
+DRIVER_UNAME_M = command_probe("driver_uname_m", "Machine architecture (uname -m)", ["uname", "-m"], timeout_s=10)
+
+
+NVIDIA_SMI_QX = command_probe("nvidia_smi_qx", "nvidia-smi -q -x (every GPU's state, XML)",
+                              ["nvidia-smi", "-q", "-x"], timeout_s=60)
+"""``nvidia-smi -q -x``: the primary per-GPU health source (60 s: it queries every GPU, and a
+sick GPU makes it slow)."""
+
+
+
+LSPCI_VVV = command_probe("lspci_vvv", "PCI devices with link, ACS and AER detail (lspci -D -nn -vvv)",
+                          ["lspci", "-D", "-nn", "-vvv"], timeout_s=60)
+"""Whole ``lspci -vvv`` (the GPUs' upstream switch ports are needed); ``-nn`` adds class codes and
+vendor:device ids (GPU detection that does not depend on the host's pci.ids), ``-D`` the PCI domain.
+Without root lspci prints ``Capabilities: <access denied>``: the findings then say so."""
+TOPO_M = command_probe("nvidia_smi_topo_m", "GPU/NIC topology matrix (nvidia-smi topo -m)",
+                       ["nvidia-smi", "topo", "-m"], timeout_s=60)
+TOPO_P2P = command_probe("nvidia_smi_topo_p2p", "GPU peer-to-peer read status (nvidia-smi topo -p2p r)",
+                         ["nvidia-smi", "topo", "-p2p", "r"], timeout_s=60)
+NVLINK_S = command_probe("nvidia_smi_nvlink_s", "NVLink link speeds (nvidia-smi nvlink -s)",
+                         ["nvidia-smi", "nvlink", "-s"], timeout_s=60)
+NVLINK_E = command_probe("nvidia_smi_nvlink_e", "NVLink error counters (nvidia-smi nvlink -e)",
+                         ["nvidia-smi", "nvlink", "-e"], timeout_s=60)
+
+
+
+
+def binary_tree_probe(name: str, title: str, *patterns: str) -> Probe:
+    """A probe that reads binary sysfs files matching ``patterns``; ``files`` maps each path to the
+    file's bytes as lowercase hex."""
+    async def collect(host: Host) -> ProbeOutput:
+        t0 = time.monotonic()
+        source = " ".join(patterns) + " (hex)"
+        try:
+            files, errors = await read_tree(host, patterns, binary=True)
+        except NotInSnapshot as exc:
+            return ProbeOutput(name=name, source=source, error=str(exc), duration_s=time.monotonic() - t0)
+        return ProbeOutput(name=name, source=source, text=tree_text(files, errors), files=files, file_errors=errors,
+                           duration_s=time.monotonic() - t0)
+
+    return Probe(name, title, collect)
+
+
+async def _collect_sriov(host: Host) -> ProbeOutput:
+    """PCI functions that expose SR-IOV (``sriov_totalvfs``), with their VF count and identity."""
+
+    t0 = time.monotonic()
+    source = "/sys/bus/pci/devices/*/{sriov_totalvfs,sriov_numvfs,vendor,device,class}"
+    try:
+        total, errors = await read_tree(host, ["/sys/bus/pci/devices/*/sriov_totalvfs"])
+        dirs = sorted({p.rsplit("/", 1)[0] for p in total})
+        more, merr = await read_tree(host, [f"{d}/{f}" for d in dirs for f in ("sriov_numvfs", "vendor", "device", "class")])
+    except NotInSnapshot as exc:
+        return ProbeOutput(name="sriov", source=source, error=str(exc), duration_s=time.monotonic() - t0)
+    files = dict(total)
+    files.update(more)
+    errors.update(merr)
+    return ProbeOutput(name="sriov", source=source, text=tree_text(files, errors), files=files, file_errors=errors,
+                       duration_s=time.monotonic() - t0)
+
+
+CPUIDLE = tree_probe("cpuidle", "CPU idle states (cpuidle sysfs: driver, governor, per-CPU state name/disable/latency)",
+           f"{CPUIDLE_BASE}/current_driver", f"{CPUIDLE_BASE}/current_governor",
+           f"{CPUIDLE_BASE}/current_governor_ro",
+           "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/name",
+           "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/disable",
+           "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/latency")
+CPUFREQ = tree_probe("cpufreq", "CPU frequency policies (cpufreq sysfs: driver, governor, energy/performance preference)",
+           "/sys/devices/system/cpu/cpufreq/policy[0-9]*/scaling_driver",
+           "/sys/devices/system/cpu/cpufreq/policy[0-9]*/scaling_governor",
+           "/sys/devices/system/cpu/cpufreq/policy[0-9]*/energy_performance_preference",
+           "/sys/devices/system/cpu/intel_pstate/no_turbo", "/sys/devices/system/cpu/cpufreq/boost")
+MOKUTIL_SB_STATE = command_probe("mokutil_sb_state", "Secure Boot state (mokutil --sb-state)", ["mokutil", "--sb-state"],
+              timeout_s=15)
+EFI_SECUREBOOT = binary_tree_probe("efi_secureboot", "Secure Boot and Setup Mode EFI variables (efivarfs)",
+              SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR)
+EFI_FIRMWARE = glob_probe("efi_firmware", "UEFI boot (does /sys/firmware/efi exist)", "/sys/firmware/efi",
+           "/sys/firmware/efi/efivars")
+MODULE_SIGNING = tree_probe("module_signing", "Kernel module signature enforcement and lockdown",
+           "/sys/module/module/parameters/sig_enforce", "/sys/kernel/security/lockdown")
+SMBIOS_MEMORY = binary_tree_probe("smbios_memory", "Memory devices (SMBIOS type 17 raw entries)",
+              "/sys/firmware/dmi/entries/17-*/raw")
+DMI_TABLES = glob_probe("dmi_tables", "SMBIOS tables exposed by the firmware (/sys/firmware/dmi)", "/sys/firmware/dmi",
+           "/sys/firmware/dmi/tables/DMI", "/sys/firmware/dmi/entries/17-*")
+DMIDECODE_17 = command_probe("dmidecode_17", "Memory devices (dmidecode -t 17)", ["dmidecode", "-t", "17"], timeout_s=30)
+SRIOV = Probe("sriov", "SR-IOV capable PCI functions (sysfs)", _collect_sriov)
+TIMEDATECTL = command_probe("timedatectl", "Clock synchronisation (timedatectl show)",
+              ["timedatectl", "show", "-p", "NTPSynchronized", "-p", "NTP"], timeout_s=15)
+CHRONYC_TRACKING = command_probe("chronyc_tracking", "Clock synchronisation (chronyc tracking)", ["chronyc", "tracking"],
+              timeout_s=15)
+FSTAB = file_probe("fstab", "Filesystem table (/etc/fstab)", "/etc/fstab")
+KERNEL_BUILD = glob_probe("kernel_build", "Kernel headers/build trees (/lib/modules/*/build)", "/lib/modules/*/build",
+           "/lib/modules/*/build/Makefile")
+
+
+async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object] | None = None) -> dict[str, ProbeOutput]:
+    """Collect ``probes`` concurrently (each once, by name); returns name -> output.
+    :data:`wizard.registry.PROBES` names every probe the engine knows.
 
     A probe that raises (a bug, not the machine's fault) still yields an output with the
     exception as its error, so one broken probe cannot hide the others' findings.
     """
-    unique = list(dict.fromkeys(names))
+    by_name = {p.name: p for p in probes}
+    unique = list(by_name)
 
     async def one(n: str) -> ProbeOutput:
-        probe = REGISTRY[n]
+        probe = by_name[n]
         t0 = time.monotonic()
         try:
             if probe.uses_plan:

@@ -1,7 +1,7 @@
 """The build record: one SQLite file per build, WAL, ``synchronous=FULL``, schema migrations.
 
 Layout under the state directory (``/var/lib/bringup`` as root, the platformdirs user state dir
-otherwise, ``--state DIR`` to override)::
+otherwise; ``$BRINGUP_STATE_DIR`` or ``--state DIR`` to override, ``--state`` first)::
 
     builds/<build-id>/build.db        this file (plus -wal/-shm while open)
     builds/<build-id>/lock            flock held by the instance that may write
@@ -16,6 +16,7 @@ than this bringup knows is refused with :class:`StoreError` naming it, and is ne
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 import fcntl
 import json
 import os
@@ -23,13 +24,13 @@ import re
 import socket
 import sqlite3
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from wizard.model import Finding, StepStatus, Verdict
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "build.db"
 
@@ -65,6 +66,11 @@ MIGRATIONS: dict[int, str] = {
         key TEXT PRIMARY KEY, finding_id TEXT NOT NULL, subject TEXT NOT NULL, message TEXT NOT NULL,
         reason TEXT NOT NULL, user TEXT NOT NULL, boot_id TEXT NOT NULL, at TEXT NOT NULL);
     """,
+    3: """
+    ALTER TABLE action_run ADD COLUMN overrides TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE action_run ADD COLUMN check_run INTEGER;
+    ALTER TABLE action_run ADD COLUMN results TEXT NOT NULL DEFAULT '{}';
+    """,
 }
 
 
@@ -94,8 +100,14 @@ def short_time(iso: str | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M UTC")
 
 
+STATE_DIR_ENV = "BRINGUP_STATE_DIR"
+"""Environment override of the default state directory (``--state`` still wins); the tests set it."""
+
+
 def default_state_dir() -> Path:
-    """``/var/lib/bringup`` when running as root, else the platformdirs user state dir."""
+    """``$BRINGUP_STATE_DIR`` when set, else ``/var/lib/bringup`` as root, else the platformdirs user state dir."""
+    if os.environ.get(STATE_DIR_ENV):
+        return Path(os.environ[STATE_DIR_ENV])
     if os.geteuid() == 0:
         return Path("/var/lib/bringup")
     import platformdirs
@@ -104,9 +116,10 @@ def default_state_dir() -> Path:
 
 
 def sudo_user_state_dir() -> Path | None:
-    """Under sudo: the invoking user's default state dir (where their builds without sudo live)."""
+    """Under sudo: the invoking user's default state dir (where their builds without sudo live).
+    None when ``$BRINGUP_STATE_DIR`` names the state dir."""
     user = os.environ.get("SUDO_USER")
-    if os.geteuid() != 0 or not user or user == "root":
+    if os.geteuid() != 0 or not user or user == "root" or os.environ.get(STATE_DIR_ENV):
         return None
     try:
         import pwd
@@ -147,15 +160,38 @@ class StepState:
     updated_at: str
 
 
+class ActionState(str, enum.Enum):
+    """Where one action run stands. The values are what the build file and the JSON output hold."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"  # a non-zero exit status
+    INTERRUPTED = "interrupted"  # its supervisor died without an exit status (a reboot, kill -9)
+    DRY_RUN = "dry-run"  # recorded, nothing was run
+    CANCELLED = "cancelled"  # the operator stopped it (a signal): not a failure
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def ended(self) -> bool:
+        return self is not ActionState.RUNNING
+
+
 @dataclass
 class ActionRun:
+    """One recorded action run. ``overrides``: plan answers given for this run only (``bringup validate
+    --nproc 2``), used again to judge it; ``check_run``: the id of the check record holding the findings judged
+    from its log (``None`` until judged, or when the step's own check judges it); ``results``: the judged
+    results table and series (``{"results": [...], "series": {...}}``, empty when the step has none)."""
+
     id: int
     step_id: str
     title: str
     argv: list[list[str]]
     user: str
     dry_run: bool
-    state: str  # running | succeeded | failed | interrupted | dry-run
+    state: ActionState
     pid: int | None
     pid_start: float | None
     log_path: str
@@ -164,6 +200,9 @@ class ActionRun:
     boot_id: str
     started_at: str
     ended_at: str | None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    check_run: int | None = None
+    results: dict[str, Any] = field(default_factory=dict)
 
 
 def check_file(path: Path) -> None:
@@ -371,10 +410,7 @@ class Store:
                                 (step_id,)).fetchone()
         if row is None:
             return None, []
-        findings = [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
-                            tuple(json.loads(r["evidence"])), r["remedy"], r["source"], step_id, r["key"])
-                    for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (row["id"],))]
-        return dict(row), findings
+        return dict(row), self.findings_of_check(row["id"])
 
     # ---------------------------------------------------------------- acknowledged events
 
@@ -395,24 +431,30 @@ class Store:
     # ---------------------------------------------------------------- actions
 
     def add_action_run(self, step_id: str, title: str, argv: list[list[str]], user: str, dry_run: bool,
-                       state: str, log_path: str, status_path: str, boot_id: str) -> int:
+                       state: ActionState, log_path: str, status_path: str, boot_id: str,
+                       overrides: dict[str, Any] | None = None) -> int:
         with self.tx() as c:
             cur = c.execute("INSERT INTO action_run(step_id, title, argv, user, dry_run, state, log_path, status_path,"
-                            " boot_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (step_id, title, json.dumps(argv), user, int(dry_run), state, log_path, status_path,
-                             boot_id, self.clock()))
+                            " boot_id, started_at, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (step_id, title, json.dumps(argv), user, int(dry_run), ActionState(state).value, log_path,
+                             status_path, boot_id, self.clock(), json.dumps(overrides or {})))
             return int(cur.lastrowid or 0)
 
     def update_action_run(self, run_id: int, **fields: Any) -> None:
-        allowed = {"state", "pid", "pid_start", "exit_status", "ended_at", "log_path", "status_path"}
+        allowed = {"state", "pid", "pid_start", "exit_status", "ended_at", "log_path", "status_path", "check_run",
+                   "results"}
         bad = set(fields) - allowed
         if bad:
             raise ValueError(f"unknown action_run fields {bad}")
+        if "state" in fields:
+            fields["state"] = ActionState(fields["state"]).value
+        if "results" in fields:
+            fields["results"] = json.dumps(fields["results"] or {})
         sets = ", ".join(f"{k} = ?" for k in fields)
         with self.tx() as c:
             c.execute(f"UPDATE action_run SET {sets} WHERE id = ?", (*fields.values(), run_id))
 
-    def action_runs(self, step_id: str | None = None, state: str | None = None) -> list[ActionRun]:
+    def action_runs(self, step_id: str | None = None, state: ActionState | None = None) -> list[ActionRun]:
         q = "SELECT * FROM action_run"
         cond, args = [], []
         if step_id is not None:
@@ -420,7 +462,7 @@ class Store:
             args.append(step_id)
         if state is not None:
             cond.append("state = ?")
-            args.append(state)
+            args.append(ActionState(state).value)
         if cond:
             q += " WHERE " + " AND ".join(cond)
         q += " ORDER BY id"
@@ -429,6 +471,15 @@ class Store:
     def action_run(self, run_id: int) -> ActionRun | None:
         r = self.conn.execute("SELECT * FROM action_run WHERE id = ?", (run_id,)).fetchone()
         return _action_row(r) if r else None
+
+    def findings_of_check(self, check_run: int) -> list[Finding]:
+        """The findings of one check record (e.g. the one an action run's log was judged into)."""
+        row = self.conn.execute("SELECT step_id FROM check_run WHERE id = ?", (check_run,)).fetchone()
+        if row is None:
+            return []
+        return [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
+                        tuple(json.loads(r["evidence"])), r["remedy"], r["source"], row["step_id"], r["key"])
+                for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (check_run,))]
 
 
 def _connect_ro(path: Path) -> sqlite3.Connection:
@@ -446,9 +497,12 @@ def _connect_ro(path: Path) -> sqlite3.Connection:
 
 
 def _action_row(r: sqlite3.Row) -> ActionRun:
+    overrides, results = json.loads(r["overrides"] or "{}"), json.loads(r["results"] or "{}")
     return ActionRun(r["id"], r["step_id"], r["title"], json.loads(r["argv"]), r["user"], bool(r["dry_run"]),
-                     r["state"], r["pid"], r["pid_start"], r["log_path"], r["status_path"], r["exit_status"],
-                     r["boot_id"], r["started_at"], r["ended_at"])
+                     ActionState(r["state"]), r["pid"], r["pid_start"], r["log_path"], r["status_path"],
+                     r["exit_status"], r["boot_id"], r["started_at"], r["ended_at"],
+                     overrides if isinstance(overrides, dict) else {}, r["check_run"],
+                     results if isinstance(results, dict) else {})
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -262,30 +262,169 @@ def event_line(line: str) -> str | None:
     return None
 
 
-def settle_run(build: Any, step: Any, run: Any, plan: Mapping[str, Any]) -> list[Any]:
-    """The findings of an ended validation run, recorded in the build.
+def fmt_value(v: Any) -> str:
+    """A measured figure as the screens and the CLI show it: counts whole, big figures without decimals."""
+    from wizard.parsers.validate import num
 
-    The engine judges a *successful* run's log (``ActionSpec.judge``) when it settles the step; a run that
-    failed (the script exits 2 when a sub-test errored, 3 without torch) is left ``failed`` with no findings,
-    although its log says why. This judges such a run's log too and records the findings (the step's status
-    follows their verdict). Returns the findings (the engine's, for a successful run). Never raises for a
-    missing log (its absence is judged)."""
-    import dataclasses
+    f = num(v)
+    if f is None:
+        return "-" if v is None else str(v)
+    if f == int(f) and abs(f) < 1e6:  # counts (ranks, errors) and whole figures without decimals
+        return f"{int(f):,}"
+    return f"{f:,.0f}" if abs(f) >= 1000 else (f"{f:.2f}" if abs(f) >= 1 else f"{f:.3g}")
 
-    from wizard import actions as act
 
-    spec = step.action
-    _, findings = build.store.latest_check(step.id)
-    if run.state in (act.SUCCEEDED, act.FAILED) and findings:  # the engine judged it when it settled the step
-        return list(findings)
-    if spec is None or spec.judge is None:
-        return list(findings)
-    try:
-        with open(run.log_path, encoding="utf-8", errors="replace") as fh:
-            log = fh.read()
-    except OSError as exc:
-        log = f"(log unreadable: {exc})"
-    found = [dataclasses.replace(f, step=step.id) for f in spec.judge(log, plan)]
-    if found and not build.observing:
-        build.record_findings(step.id, found, run.started_at)
-    return found
+class LiveView:
+    """What a screen shows of a validation run while its log grows: the progress line, readable log lines,
+    the raw measurements and the sweep so far, the errors. It reads the script's events (nothing here judges:
+    verdicts, floors and the results table are the engine's, stored with the run when it ends). Feed it the
+    log's lines in order (:meth:`add`, :meth:`read_file`); it works the same for a run being followed, one
+    re-attached after a restart and one that ended long ago."""
+
+    def __init__(self) -> None:
+        from wizard.parsers.validate import ValidateLog
+
+        self.vlog = ValidateLog()
+        self._parsed_upto = 0
+
+    @property
+    def has_events(self) -> bool:
+        return bool(self.vlog.events)
+
+    def add(self, start: int, lines: list[str]) -> bool:
+        """Lines ``[start, start+len)`` of the log (0-based), those already read skipped. True when an event
+        was added."""
+        from wizard.parsers.validate import parse_event_line
+
+        skip = max(0, self._parsed_upto - start)
+        added = False
+        for i, line in enumerate(lines[skip:], start + skip):
+            r = parse_event_line(line, i + 1)
+            if r is None:
+                self.vlog.other_lines += 1
+            elif isinstance(r, str):
+                self.vlog.bad_lines.append((i + 1, r[:500]))
+            else:
+                self.vlog.events.append(r)
+                added = True
+        self._parsed_upto = max(self._parsed_upto, start + len(lines))
+        return added
+
+    def read_file(self, path: str, cap: int = 64 << 20) -> bool:
+        """Events from the whole log file (a screen's buffer may hold only its tail); a partial last line is
+        left for the next read."""
+        from wizard.actions import clean_line
+
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(cap)
+        except OSError:
+            return False
+        lines = data.decode("utf-8", "replace").split("\n")
+        lines.pop()  # "" after a final newline, else a partial line: read again when it is complete
+        return self.add(0, [clean_line(x) for x in lines])
+
+    @staticmethod
+    def readable(lines: list[str]) -> list[str]:
+        """Log lines as shown: a ``BRINGUP {json}`` event becomes the one-line summary the CLI prints
+        (:func:`event_line`), or is left out when it has none (NVML samples); every other line, and a damaged
+        event line, is shown as it is."""
+        from wizard.parsers.validate import MARKER, Event, parse_event_line
+
+        if not any(MARKER in ln for ln in lines):
+            return lines
+        out = []
+        for ln in lines:
+            if MARKER not in ln or not isinstance(parse_event_line(ln), Event):
+                out.append(ln)
+                continue
+            text = event_line(ln)
+            if text is not None:
+                out.append(text)
+        return out
+
+    def progress_line(self, basic: bool = False) -> str:
+        """One line: the current test and phase, the sweep size and current busbw; errors and the end say so."""
+        from wizard.parsers.validate import num
+
+        vlog = self.vlog
+        if not vlog.events:
+            return ""
+        last = vlog.events[-1]
+        ends, errs = vlog.ends, vlog.errors
+        err = (f"; {len(errs)} error(s), last: {errs[-1].get('kind', '?')} {str(errs[-1].get('message', ''))[:60]}"
+               if errs else "")
+        if ends and last.kind == "end":
+            rc = ends[-1].get("rc")
+            dur = num(ends[-1].get("duration_s"))
+            return f"finished: exit status {rc}" + (f" after {dur:.0f} s" if dur is not None else "") + err
+        p = vlog.last_progress()
+        arrow = ">" if basic else "\u25b6"
+        if p is None:
+            return f"{arrow} {last.kind} {last.test}".rstrip() + err
+        parts = [f"{arrow} {p.test}: {p.get('phase', '')}".rstrip()]
+        done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
+        if isinstance(done, int) and isinstance(total, int) and total > 0:
+            parts.append(f"({done}/{total})")
+        bw = num(p.get("busbw_gb_s"))
+        if bw is not None:
+            parts.append(f"busbw {bw:.2f} GB/s")
+        if p.node:
+            parts.append(f"on {p.node}")
+        return " ".join(parts) + err
+
+    def measurement_rows(self, keep_sweep: int = 3) -> list[tuple[str, str, str, str, str]]:
+        """(node, test, what, metric, value unit) rows of the raw measurements; of a sweep only the
+        ``keep_sweep`` largest sizes per node (the whole sweep is in the chart)."""
+        from wizard.parsers.validate import num
+
+        rows: list[tuple[str, str, str, str, str]] = []
+        sweep: dict[str, list[Any]] = {}
+        for e in self.vlog.of("measure"):
+            if e.test == "allreduce":
+                sweep.setdefault(e.node, []).append(e)
+                continue
+            rows.append((e.node, e.test, _what(e), str(e.get("metric", "")),
+                         f"{fmt_value(e.get('value'))} {e.get('unit', '')}"))
+        for node, evs in sweep.items():
+            for e in sorted(evs, key=lambda x: num(x.get("size_bytes")) or 0)[-keep_sweep:]:
+                extra = f" (algbw {fmt_value(e.get('algbw_gb_s'))}, wrong {e.get('wrong')})"
+                rows.append((node, e.test, _what(e), "busbw", f"{fmt_value(e.get('value'))} GB/s{extra}"))
+        return rows
+
+    def allreduce_series(self) -> list[tuple[float, float]]:
+        """[(size in bytes, busbw GB/s)] of the all-reduce sweep so far, one point per size (the last seen)."""
+        from wizard.parsers.validate import num
+
+        pts: dict[float, float] = {}
+        for e in self.vlog.measures("allreduce"):
+            s, v = num(e.get("size_bytes")), num(e.get("busbw_gb_s", e.get("value")))
+            if s is not None and v is not None:
+                pts[s] = v
+        return sorted(pts.items())
+
+    def errors(self) -> list[tuple[str, str, str, str]]:
+        """(kind, node, message, remedy) of each error event, in log order."""
+        return [(str(e.get("kind")), e.node, str(e.get("message", "")), str(e.get("remedy") or ""))
+                for e in self.vlog.errors]
+
+    @property
+    def bad_lines(self) -> list[tuple[int, str]]:
+        return list(self.vlog.bad_lines)
+
+
+def _what(e: Any) -> str:
+    """A measurement's qualifier: device, size or pair."""
+    from wizard.parsers.validate import num
+    from wizard.textchart import human_bytes
+
+    if e.test in ("allreduce", "soak_allreduce") and num(e.get("size_bytes")) is not None:
+        return human_bytes(num(e.get("size_bytes")) or 0)
+    if e.test == "p2p":
+        return f"{e.get('src')}->{e.get('dst')}"
+    if e.test == "sanity":
+        return f"rank {e.get('rank')}"
+    if e.get("interval") is not None:
+        return f"interval {e.get('interval')}"
+    dev = e.get("device")
+    return f"GPU {dev}" if dev is not None else "cpu"

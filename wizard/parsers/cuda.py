@@ -14,23 +14,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
 from wizard.parsers.gpu import parse_driver_version
-from wizard.probes import command_probe
-
-# ------------------------------------------------------------------ probes
-
-NVCC_VERSION = command_probe("nvcc_version", "CUDA toolkit on PATH (nvcc --version)", ["nvcc", "--version"],
-                             timeout_s=30)
-from wizard.prefetch import TORCH_PROBE_CODE  # noqa: E402 - one definition, shared with the prefetch
-
-TORCH_CUDA = command_probe("torch_cuda", "torch's CUDA build and whether it sees a GPU (the target's python3)",
-                           ["python3", "-c", TORCH_PROBE_CODE], timeout_s=180)
-"""Runs with the target's own ``python3`` (importing torch can take tens of seconds on a cold
-cache, hence the long timeout). A python3 without torch exits 1 with ModuleNotFoundError."""
 
 
 # ------------------------------------------------------------------ versions
@@ -278,13 +263,13 @@ _TORCH_MARKERS = (
 )
 
 
-def _detect_nvcc(text: str) -> float:
+def detect_nvcc(text: str) -> float:
     if _NVCC_RELEASE.search(text) or "nvcc: NVIDIA (R) Cuda compiler driver" in text:
         return 1.0
     return 0.0
 
 
-def _detect_torch(text: str) -> float:
+def detect_torch(text: str) -> float:
     if any(m in text for m in _TORCH_MARKERS):
         return 0.9
     t = parse_torch_cuda(text)
@@ -292,21 +277,3 @@ def _detect_torch(text: str) -> float:
     if t.torch_version and t.cuda and t.available is not None and len(lines) <= 6:
         return 0.8
     return 0.0
-
-
-def _judge_nvcc(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import chain
-
-    return chain.judge_nvcc_text(text, exp)
-
-
-def _judge_torch(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import chain
-
-    return chain.judge_torch_text(text, exp)
-
-
-register_kind(Kind("nvcc-version", "nvcc --version (CUDA toolkit)", _detect_nvcc, _judge_nvcc, ("nvcc --version",)))
-register_kind(Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", _detect_torch, _judge_torch,
-                   ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
-                    "print(torch.cuda.is_available())\"",)))

@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
 
 STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
             "skip": "skip", "skipped": "skip", "not run": "skip", "notrun": "skip"}
@@ -334,7 +332,7 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
 # ------------------------------------------------------------------ kinds
 
 
-def _detect_text(text: str) -> float:
+def detect_text(text: str) -> float:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return 0.0
@@ -349,25 +347,9 @@ def _detect_text(text: str) -> float:
     return 0.0
 
 
-def _detect_json(text: str) -> float:
+def detect_json(text: str) -> float:
     if re.search(r'"DCGM (?:GPU )?Diagnostic"\s*:', text):
         return 1.0
     if '"test_categories"' in text:
         return 0.9
     return 0.0
-
-
-def _judge_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import dcgm
-
-    return dcgm.judge(parse_dcgm_text(text), text, exp)
-
-
-def _judge_json(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import dcgm
-
-    return dcgm.judge(parse_dcgm_json(text), text, exp)
-
-
-register_kind(Kind("dcgmi-diag", "dcgmi diag -r N (text table)", _detect_text, _judge_text, ("dcgmi diag -r 2",)))
-register_kind(Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", _detect_json, _judge_json, ("dcgmi diag -r 2 -j",)))

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.probes import REGISTRY, tree_probe
 
-EDAC_ROOT = "/sys/devices/system/edac/mc"
+from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
 
 
 @dataclass
@@ -439,39 +437,3 @@ def detect_edac_sysfs(text: str) -> float:
 
 
 # ------------------------------------------------------------------ kinds and probe
-
-
-def _judge_edac_util(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import events
-
-    return events.judge_edac_facts(parse_edac_util(text), exp, "$ edac-util -v")
-
-
-def _judge_ras(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import events
-
-    return events.judge_ras_mc_ctl(parse_ras_mc_ctl(text), exp)
-
-
-def _judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import events
-
-    return events.judge_edac_facts(parse_edac_sysfs(parse_edac_grep(text)), exp, EDAC_ROOT)
-
-
-register_kind(Kind("edac-util", "edac-util (host memory EDAC error counts)", detect_edac_util, _judge_edac_util,
-                   ("edac-util -v", "edac-util --report=full")))
-register_kind(Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", detect_ras_mc_ctl,
-                   _judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")))
-register_kind(Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", detect_edac_sysfs, _judge_sysfs,
-                   ("grep -r . /sys/devices/system/edac/mc",)))
-
-_MC = EDAC_ROOT + "/mc[0-9]*"
-EDAC_SYSFS = REGISTRY.get("edac_sysfs") or tree_probe(
-    "edac_sysfs", "Host memory EDAC error counters (sysfs)",
-    *(f"{_MC}/{f}" for f in ("ce_count", "ue_count", "ce_noinfo_count", "ue_noinfo_count", "mc_name",
-                             "seconds_since_reset")),
-    *(f"{_MC}/{d}[0-9]*/{f}" for d in ("dimm", "rank") for f in ("dimm_ce_count", "dimm_ue_count", "dimm_label")),
-    *(f"{_MC}/csrow[0-9]*/{f}" for f in ("ce_count", "ue_count", "ch[0-9]*_ce_count", "ch[0-9]*_dimm_label")),
-)
-"""Readable without root (knowledge.md 8.1). No files at all means no EDAC driver is loaded."""

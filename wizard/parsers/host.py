@@ -279,6 +279,12 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
     return f
 
 
+def parse_cpu_topology(topology: dict[str, str | None]) -> CpuFacts:
+    """The CPU topology tree alone (``cpu_topology`` probe files: sockets, cores, SMT), without
+    /proc/cpuinfo. Never raises."""
+    return parse_cpu("", topology)
+
+
 @dataclass
 class NumaFacts:
     """NUMA nodes: node id -> set of CPUs (an empty set = a memory-only or empty node)."""

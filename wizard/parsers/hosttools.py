@@ -14,15 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
 from wizard.parsers.host import parse_cpulist
-from wizard.probes import command_probe
 
-LSCPU = command_probe("lscpu", "CPU sockets, cores, threads and NUMA nodes (lscpu)", ["lscpu"], timeout_s=15)
-FREE_B = command_probe("free_b", "Memory and swap use in bytes (free -b)", ["free", "-b"], timeout_s=10)
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KI": 1024, "M": 1024 ** 2, "MI": 1024 ** 2, "G": 1024 ** 3, "GI": 1024 ** 3,
           "T": 1024 ** 4, "TI": 1024 ** 4, "P": 1024 ** 5, "PI": 1024 ** 5}
@@ -97,6 +91,11 @@ def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
             if len(nums) >= 2 and "available" not in f.mem:
                 f.mem["available"] = nums[1]
     return f
+
+
+def parse_free_bytes(text: str) -> FreeFacts:
+    """``free -b`` output (every number in bytes). Never raises."""
+    return parse_free(text, 1)
 
 
 # ------------------------------------------------------------------ swapon --show
@@ -269,45 +268,28 @@ _LSCPU_KEYS = re.compile(r"^\s*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thre
                          r"CPU op-mode\(s\)):", re.M)
 
 
-def _detect_free(text: str) -> float:
+def detect_free(text: str) -> float:
     if re.search(r"^\s+total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
             r"^Mem:", text, re.M):
         return 1.0
     return 0.0
 
 
-def _detect_swapon(text: str) -> float:
+def detect_swapon(text: str) -> float:
     return 1.0 if re.search(r"^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO", text, re.M) else 0.0
 
 
-def _detect_lscpu(text: str) -> float:
+def detect_lscpu(text: str) -> float:
     n = len(set(m.group(1) for m in _LSCPU_KEYS.finditer(text)))
     return 0.95 if n >= 3 else 0.5 if n == 2 else 0.0
 
 
-def _detect_numactl(text: str) -> float:
+def detect_numactl(text: str) -> float:
     if re.search(r"^available:\s*\d+ nodes? \(", text, re.M):
         return 1.0
     if len(re.findall(r"^node \d+ (?:cpus|size|free):", text, re.M)) >= 2:
         return 0.9
     return 0.0
-
-
-def _judge(name: str):  # noqa: ANN202 - small factory of explain judges
-    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.rules import hosttools
-
-        return getattr(hosttools, name)(text, exp)
-
-    return judge
-
-
-register_kind(Kind("free", "free (-h, -b or KiB)", _detect_free, _judge("judge_free_text"), ("free -h", "free -b")))
-register_kind(Kind("swapon", "swapon --show [--output-all]", _detect_swapon, _judge("judge_swapon_text"),
-                   ("swapon --show --output-all",)))
-register_kind(Kind("lscpu", "lscpu", _detect_lscpu, _judge("judge_lscpu_text"), ("lscpu",)))
-register_kind(Kind("numactl-hardware", "numactl --hardware", _detect_numactl, _judge("judge_numactl_text"),
-                   ("numactl --hardware",)))
 
 
 def cpulist_count(text: str) -> int | None:

@@ -34,10 +34,8 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from wizard.kinds import Kind, register_kind
-from wizard.probes import REGISTRY, command_probe
 
 # ------------------------------------------------------------------ line prefixes
 
@@ -797,29 +795,3 @@ def detect_kernel_log(text: str) -> float:
     if prefixed / n >= 0.2:
         return 0.5
     return 0.0
-
-
-def _judge(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import events
-
-    return events.judge_kernel_log_text(text, exp)
-
-
-register_kind(Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", detect_kernel_log, _judge,
-                   ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
-                    "grep kernel: /var/log/syslog")))
-
-# ------------------------------------------------------------------ probes
-
-KERNEL_LOG_JOURNAL = REGISTRY.get("kernel_log_journal") or command_probe(
-    "kernel_log_journal", "Kernel log of this boot (journalctl -k -b)",
-    ["journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"], timeout_s=60)
-"""This boot's kernel messages with ``[seconds since boot]`` stamps (same stamps as ``dmesg``,
-so event keys match across the two probes). Non-root users outside the ``adm`` /
-``systemd-journal`` groups see no kernel messages: the check then reports ``unknown``."""
-
-KERNEL_LOG_DMESG = REGISTRY.get("kernel_log_dmesg") or command_probe(
-    "kernel_log_dmesg", "Kernel ring buffer (dmesg)", ["dmesg"], timeout_s=30)
-"""The kernel ring buffer, for systems without journald. With ``kernel.dmesg_restrict=1``
-(docs.kernel.org/admin-guide/sysctl/kernel.html) a non-root ``dmesg`` fails with "Operation not
-permitted": a probe error, judged ``unknown``."""

@@ -14,10 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
 
 TYPE_SIZES = {
     "int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -474,7 +471,7 @@ def parse_nccl_log(text: str) -> NcclLog:
 # ------------------------------------------------------------------ kinds
 
 
-def _detect_nccl_tests(text: str) -> float:
+def detect_nccl_tests(text: str) -> float:
     r = parse_nccl_tests(text)
     if r.rows and (r.columns_line or r.header or r.avg_line or r.devices):
         return 1.0
@@ -487,7 +484,7 @@ def _detect_nccl_tests(text: str) -> float:
     return 0.0
 
 
-def _detect_nccl_log(text: str) -> float:
+def detect_nccl_log(text: str) -> float:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return 0.0
@@ -509,21 +506,3 @@ _SUMMARY_STRONG = re.compile(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]
 """NCCL's own transport lines, recognisable without their "host:pid:tid [dev] NCCL INFO" prefix."""
 _SUMMARY_WEAK = re.compile(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"
                            r"Bootstrap\s*(?:timing|: Using)|ncclCommInitRank|\bnranks \d+|Trees \[\d")
-
-
-def _judge_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import nccl
-
-    return nccl.judge_nccl_tests(text, exp)
-
-
-def _judge_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import nccl
-
-    return nccl.judge_nccl_log(text, exp)
-
-
-register_kind(Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", _detect_nccl_tests,
-                   _judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)))
-register_kind(Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", _detect_nccl_log,
-                   _judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)))

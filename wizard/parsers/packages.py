@@ -3,7 +3,7 @@
 ``is-active``/``is-enabled`` words), ``nv-fabricmanager --version``, ``modinfo nvidia`` and
 ``mokutil --sb-state``.
 
-Formats (all read from real outputs, see tests/data/PROVENANCE-driver.md):
+Formats (all read from real outputs, see tests/data/PROVENANCE.md):
 
 * dpkg: ``ii  nvidia-dkms-535  535.154.05-0ubuntu1  amd64  NVIDIA DKMS package`` (``dpkg -l``; the
   first two letters are the desired/current state, ``ii`` = installed; dpkg-query(1) "--list").
@@ -31,47 +31,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
 
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
-from wizard.probes import command_probe
+from wizard.probes import DPKG_PATTERNS, RPM_PATTERNS, SERVICE_UNITS  # noqa: F401 - what the package probes ask for
 
-# ------------------------------------------------------------------ probes
-
-DPKG_PATTERNS = ("nvidia-*", "libnvidia-*", "cuda-drivers*", "cuda-toolkit*", "cuda-keyring", "cuda-compat*",
-                 "datacenter-gpu-manager*", "linux-modules-nvidia-*", "dkms")
-"""Package name globs the dpkg probe asks for: the driver, its DKMS/precompiled kernel modules, Fabric
-Manager and NSCQ, DCGM, the container toolkit, the CUDA toolkit and NVIDIA's repository keyring."""
-
-RPM_PATTERNS = ("*nvidia*", "cuda-drivers*", "cuda-toolkit*", "datacenter-gpu-manager*", "dkms")
-"""The same for ``rpm -qa`` (glob patterns, any one matches)."""
-
-SERVICE_UNITS = ("nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service")
-"""systemd units this area checks: the persistence daemon, Fabric Manager, DCGM's host engine."""
-
-DRIVER_DPKG = command_probe(
-    "driver_dpkg", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (dpkg-query)",
-    ["dpkg-query", "-W", "-f=${db:Status-Abbrev} ${binary:Package} ${Version} ${Architecture}\n", *DPKG_PATTERNS],
-    timeout_s=30)
-"""Same columns as ``dpkg -l`` (state, name, version, architecture); exits 1 and names on stderr the
-patterns nothing matched; absent (exit 127) on RPM distributions."""
-
-DRIVER_RPM = command_probe("driver_rpm", "Installed NVIDIA driver, Fabric Manager, DCGM and toolkit packages (rpm)",
-                           ["rpm", "-qa", *RPM_PATTERNS], timeout_s=30)
-DRIVER_DKMS = command_probe("driver_dkms", "Kernel modules DKMS builds (dkms status)", ["dkms", "status"],
-                            timeout_s=30)
-DRIVER_SERVICES = command_probe(
-    "driver_services", "nvidia-persistenced, nvidia-fabricmanager and nvidia-dcgm units (systemctl show)",
-    ["systemctl", "show", "--no-pager", "--property=Id,LoadState,ActiveState,SubState,UnitFileState,Result,ExecStart",
-     *SERVICE_UNITS], timeout_s=15)
-DRIVER_FM_VERSION = command_probe("driver_fm_version", "Fabric Manager version (nv-fabricmanager --version)",
-                                  ["nv-fabricmanager", "--version"], timeout_s=15)
-DRIVER_MODINFO = command_probe("driver_modinfo", "The nvidia module the running kernel would load (modinfo nvidia)",
-                               ["modinfo", "nvidia"], timeout_s=15)
-DRIVER_SECURE_BOOT = command_probe("driver_secure_boot", "UEFI Secure Boot state (mokutil --sb-state)",
-                                   ["mokutil", "--sb-state"], timeout_s=15)
-DRIVER_UNAME_M = command_probe("driver_uname_m", "Machine architecture (uname -m)", ["uname", "-m"], timeout_s=10)
 
 # ------------------------------------------------------------------ versions
 
@@ -531,41 +493,12 @@ def parse_modinfo(text: str) -> ModInfo:
 # ------------------------------------------------------------------ mokutil --sb-state
 
 
-@dataclass
-class SecureBoot:
-    state: str = ""  # "enabled" | "disabled" | "unsupported" | ""
-    line: str = ""
-    shim_validation_off: bool = False  # "SecureBoot validation is disabled in shim": signatures not enforced
-
-    @property
-    def enforcing(self) -> bool:
-        """Module signatures are enforced: Secure Boot on and shim validation not disabled (mokutil(1))."""
-        return self.state == "enabled" and not self.shim_validation_off
-
-
-def parse_sb_state(text: str) -> SecureBoot:
-    """``mokutil --sb-state``: ``SecureBoot enabled`` (possibly followed by ``SecureBoot validation is
-    disabled in shim``) / ``SecureBoot disabled`` / ``EFI variables are not supported on this system``
-    (legacy BIOS boot: no Secure Boot)."""
-    sb = SecureBoot()
-    for line in text.splitlines():
-        s = line.strip()
-        m = re.match(r"SecureBoot (enabled|disabled)$", s, re.I)
-        if m and not sb.state:
-            sb.state, sb.line = m.group(1).lower(), s
-        elif re.search(r"validation is disabled in shim", s, re.I):
-            sb.shim_validation_off = True
-        elif not sb.state and re.search(r"EFI variables are not supported|doesn't support Secure Boot", s, re.I):
-            sb.state, sb.line = "unsupported", s
-    return sb
-
-
 # ------------------------------------------------------------------ explain kinds
 
 _PROMPT = r"(?:^|\n)\s*(?:\S+@\S+[:~][^\n$#]*[$#]|[$#])\s*"
 
 
-def _detect_dkms(text: str) -> float:
+def detect_dkms(text: str) -> float:
     if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text):
         return 0.95
     d = parse_dkms_status(text)
@@ -578,7 +511,7 @@ def _detect_dkms(text: str) -> float:
     return min(0.9, 0.5 + 0.4 * ok / len(lines))
 
 
-def _detect_dpkg(text: str) -> float:
+def detect_dpkg(text: str) -> float:
     p = parse_dpkg(text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines or not p.packages:
@@ -590,7 +523,7 @@ def _detect_dpkg(text: str) -> float:
     return min(0.92, 0.4 + 0.5 * len(p.packages) / len(lines) + head)
 
 
-def _detect_rpm(text: str) -> float:
+def detect_rpm(text: str) -> float:
     p = parse_rpm(text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines or not p.packages:
@@ -605,7 +538,7 @@ def _detect_rpm(text: str) -> float:
 _NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-hostengine")
 
 
-def _detect_service(text: str) -> float:
+def detect_service(text: str) -> float:
     if FM_MISMATCH.search(text):
         return 0.95
     u = parse_systemctl_status(text)
@@ -617,38 +550,14 @@ def _detect_service(text: str) -> float:
     return 0.0
 
 
-def _detect_fm_version(text: str) -> float:
+def detect_fm_version(text: str) -> float:
     return 0.95 if re.search(r"Fabric Manager version is\s*:", text, re.I) else 0.0
 
 
-def _detect_modinfo(text: str) -> float:
+def detect_modinfo(text: str) -> float:
     m = parse_modinfo(text)
     if m.not_found and re.search(r"Module nvidia", m.not_found):
         return 0.9
     if re.search(r"/nvidia(?:_current)?\.ko", m.filename) or (m.license and re.search(r"nvidia", m.lines.get("firmware", "") + m.filename)):
         return 0.92
     return 0.0
-
-
-def _judge(name: str):
-    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.rules import driver_setup as ds
-
-        return getattr(ds, name)(text, exp)
-
-    judge.__name__ = f"judge_{name}"
-    return judge
-
-
-register_kind(Kind("dkms-status", "dkms status", _detect_dkms, _judge("judge_dkms_text"), ("dkms status",)))
-register_kind(Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", _detect_dpkg, _judge("judge_dpkg_text"),
-                   ("dpkg -l | grep -i nvidia",)))
-register_kind(Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", _detect_rpm, _judge("judge_rpm_text"),
-                   ("rpm -qa | grep -i nvidia",)))
-register_kind(Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
-                   _detect_service, _judge("judge_service_text"),
-                   ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")))
-register_kind(Kind("fabricmanager-version", "nv-fabricmanager --version", _detect_fm_version,
-                   _judge("judge_fm_version_text"), ("nv-fabricmanager --version",)))
-register_kind(Kind("modinfo-nvidia", "modinfo nvidia", _detect_modinfo, _judge("judge_modinfo_text"),
-                   ("modinfo nvidia",)))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from wizard.common import normalise_bus_id
 
@@ -597,35 +597,3 @@ def detect_iommu_groups(text: str) -> float:
                                                                             if _GROUP_LINE_RE.match(ln) else ln).strip()))
                is not None)
     return 0.97 if devs else 0.5
-
-
-def _judge_lspci(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.rules import links
-    from wizard.probes import ProbeOutput
-
-    out = {"lspci_vvv": ProbeOutput("lspci_vvv", "lspci -vv (pasted)", text=text)}
-    return links.lspci_all(out, exp)
-
-
-def _judge_iommu(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.rules import links
-    from wizard.probes import ProbeOutput
-
-    return links.iommu_groups({"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "IOMMU group listing (pasted)",
-                                                                 text=text)}, exp)
-
-
-def _register() -> None:
-    from wizard.kinds import KINDS, Kind, register_kind
-
-    if "lspci-vv" not in KINDS:
-        register_kind(Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", detect_lspci,
-                           _judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")))
-    if "lspci-iommu-groups" not in KINDS:
-        register_kind(Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
-                           detect_iommu_groups, _judge_iommu,
-                           ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
-                            "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)))
-
-
-_register()

@@ -23,14 +23,10 @@ chronyc(1) ``tracking``; fstab(5); the kernel's PCI sysfs ABI (``sriov_totalvfs`
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.probes import (
-    REGISTRY, Probe, ProbeOutput, command_probe, file_probe, glob_probe, read_tree, register, tree_probe,
-    tree_text,
-)
+from wizard.probes import CPUIDLE_BASE, EFI_GLOBAL_GUID, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, ProbeOutput  # noqa: F401
 
 # ------------------------------------------------------------------ helpers
 
@@ -90,7 +86,6 @@ class CpuIdleFacts:
 
 
 _IDLE_RE = re.compile(r"/sys/devices/system/cpu/cpu(\d{1,6})/cpuidle/state(\d{1,3})/(name|disable|latency)")
-CPUIDLE_BASE = "/sys/devices/system/cpu/cpuidle"
 
 
 def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
@@ -204,11 +199,6 @@ def parse_cpufreq(files: Mapping[str, str | None]) -> CpuFreqFacts:
 
 # ------------------------------------------------------------------ Secure Boot
 
-EFI_GLOBAL_GUID = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
-"""The EFI global variable namespace (UEFI specification, "Globally Defined Variables")."""
-SECUREBOOT_EFIVAR = f"/sys/firmware/efi/efivars/SecureBoot-{EFI_GLOBAL_GUID}"
-SETUPMODE_EFIVAR = f"/sys/firmware/efi/efivars/SetupMode-{EFI_GLOBAL_GUID}"
-
 
 @dataclass
 class SecureBoot:
@@ -220,6 +210,17 @@ class SecureBoot:
     setup_mode: bool = False  # "Platform is in Setup Mode": no keys enrolled, not enforcing
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """The line that told the state ("SecureBoot enabled"), else ""."""
+        return next((ln for ln in self.lines if re.search(r"secure ?boot (?:en|dis)abled|not supported|support secure boot",
+                                                           ln, re.I)), "")
+
+    @property
+    def enforcing(self) -> bool:
+        """Module signatures are enforced: Secure Boot on and shim validation not disabled (mokutil(1))."""
+        return self.state == "enabled" and not self.shim_validation_off
 
 
 def parse_mokutil_sb_state(text: str) -> SecureBoot:
@@ -777,119 +778,6 @@ def branch_number(value: Any) -> str:
     return m.group(1) if m else ""
 
 
-# ------------------------------------------------------------------ probes
-
-
-async def _read_binary_tree(host: Any, patterns: tuple[str, ...]) -> tuple[dict[str, str | None], dict[str, str]]:
-    """Binary files matching ``patterns``, each as hex text (sysfs binary attributes such as SMBIOS
-    raw entries or efivars must not go through UTF-8 decoding)."""
-    import asyncio
-
-    paths: list[str] = []
-    for pat in patterns:
-        paths.extend(await host.glob(pat))
-    results = await asyncio.gather(*(host.read(p) for p in paths))
-    files: dict[str, str | None] = {}
-    errors: dict[str, str] = {}
-    for r in results:
-        if r.ok and r.data is not None:
-            files[r.path] = r.data.hex()
-        else:
-            files[r.path] = None
-            errors[r.path] = r.error or "unreadable"
-    return files, errors
-
-
-def binary_tree_probe(name: str, title: str, *patterns: str) -> Probe:
-    """A probe that reads binary sysfs files matching ``patterns``; ``files`` maps each path to the
-    file's bytes as lowercase hex."""
-    if name in REGISTRY:
-        return REGISTRY[name]
-
-    async def collect(host: Any) -> ProbeOutput:
-        from wizard.hosts import NotInSnapshot
-
-        t0 = time.monotonic()
-        source = " ".join(patterns) + " (hex)"
-        try:
-            files, errors = await _read_binary_tree(host, patterns)
-        except NotInSnapshot as exc:
-            return ProbeOutput(name=name, source=source, error=str(exc), duration_s=time.monotonic() - t0)
-        return ProbeOutput(name=name, source=source, text=tree_text(files, errors), files=files, file_errors=errors,
-                           duration_s=time.monotonic() - t0)
-
-    return register(Probe(name, title, collect))
-
-
-async def _collect_sriov(host: Any) -> ProbeOutput:
-    """PCI functions that expose SR-IOV (``sriov_totalvfs``), with their VF count and identity."""
-    from wizard.hosts import NotInSnapshot
-
-    t0 = time.monotonic()
-    source = "/sys/bus/pci/devices/*/{sriov_totalvfs,sriov_numvfs,vendor,device,class}"
-    try:
-        total, errors = await read_tree(host, ["/sys/bus/pci/devices/*/sriov_totalvfs"])
-        dirs = sorted({p.rsplit("/", 1)[0] for p in total})
-        more, merr = await read_tree(host, [f"{d}/{f}" for d in dirs for f in ("sriov_numvfs", "vendor", "device", "class")])
-    except NotInSnapshot as exc:
-        return ProbeOutput(name="sriov", source=source, error=str(exc), duration_s=time.monotonic() - t0)
-    files = dict(total)
-    files.update(more)
-    errors.update(merr)
-    return ProbeOutput(name="sriov", source=source, text=tree_text(files, errors), files=files, file_errors=errors,
-                       duration_s=time.monotonic() - t0)
-
-
-def _register_probes() -> None:
-    if "cpuidle" not in REGISTRY:
-        tree_probe("cpuidle", "CPU idle states (cpuidle sysfs: driver, governor, per-CPU state name/disable/latency)",
-                   f"{CPUIDLE_BASE}/current_driver", f"{CPUIDLE_BASE}/current_governor",
-                   f"{CPUIDLE_BASE}/current_governor_ro",
-                   "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/name",
-                   "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/disable",
-                   "/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*/latency")
-    if "cpufreq" not in REGISTRY:
-        tree_probe("cpufreq", "CPU frequency policies (cpufreq sysfs: driver, governor, energy/performance preference)",
-                   "/sys/devices/system/cpu/cpufreq/policy[0-9]*/scaling_driver",
-                   "/sys/devices/system/cpu/cpufreq/policy[0-9]*/scaling_governor",
-                   "/sys/devices/system/cpu/cpufreq/policy[0-9]*/energy_performance_preference",
-                   "/sys/devices/system/cpu/intel_pstate/no_turbo", "/sys/devices/system/cpu/cpufreq/boost")
-    if "mokutil_sb_state" not in REGISTRY:
-        command_probe("mokutil_sb_state", "Secure Boot state (mokutil --sb-state)", ["mokutil", "--sb-state"],
-                      timeout_s=15)
-    binary_tree_probe("efi_secureboot", "Secure Boot and Setup Mode EFI variables (efivarfs)",
-                      SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR)
-    if "efi_firmware" not in REGISTRY:
-        glob_probe("efi_firmware", "UEFI boot (does /sys/firmware/efi exist)", "/sys/firmware/efi",
-                   "/sys/firmware/efi/efivars")
-    if "module_signing" not in REGISTRY:
-        tree_probe("module_signing", "Kernel module signature enforcement and lockdown",
-                   "/sys/module/module/parameters/sig_enforce", "/sys/kernel/security/lockdown")
-    binary_tree_probe("smbios_memory", "Memory devices (SMBIOS type 17 raw entries)",
-                      "/sys/firmware/dmi/entries/17-*/raw")
-    if "dmi_tables" not in REGISTRY:
-        glob_probe("dmi_tables", "SMBIOS tables exposed by the firmware (/sys/firmware/dmi)", "/sys/firmware/dmi",
-                   "/sys/firmware/dmi/tables/DMI", "/sys/firmware/dmi/entries/17-*")
-    if "dmidecode_17" not in REGISTRY:
-        command_probe("dmidecode_17", "Memory devices (dmidecode -t 17)", ["dmidecode", "-t", "17"], timeout_s=30)
-    if "sriov" not in REGISTRY:
-        register(Probe("sriov", "SR-IOV capable PCI functions (sysfs)", _collect_sriov))
-    if "timedatectl" not in REGISTRY:
-        command_probe("timedatectl", "Clock synchronisation (timedatectl show)",
-                      ["timedatectl", "show", "-p", "NTPSynchronized", "-p", "NTP"], timeout_s=15)
-    if "chronyc_tracking" not in REGISTRY:
-        command_probe("chronyc_tracking", "Clock synchronisation (chronyc tracking)", ["chronyc", "tracking"],
-                      timeout_s=15)
-    if "fstab" not in REGISTRY:
-        file_probe("fstab", "Filesystem table (/etc/fstab)", "/etc/fstab")
-    if "kernel_build" not in REGISTRY:
-        glob_probe("kernel_build", "Kernel headers/build trees (/lib/modules/*/build)", "/lib/modules/*/build",
-                   "/lib/modules/*/build/Makefile")
-
-
-_register_probes()
-
-
 # ------------------------------------------------------------------ explain kinds
 
 _MOKUTIL_LINE = re.compile(r"^(?:>\s*)?(SecureBoot (?:enabled|disabled)|SecureBoot validation is disabled in shim|"
@@ -988,75 +876,3 @@ def detect_fstab(text: str) -> float:
     return 0.0
 
 
-def _out(name: str, source: str, text: str, **kw: Any) -> dict[str, ProbeOutput]:
-    return {name: ProbeOutput(name, source, text=text, **kw)}
-
-
-def _judge_mokutil(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    return pc.secure_boot(_out("mokutil_sb_state", "$ mokutil --sb-state (pasted)", text, rc=0), exp)
-
-
-def _judge_dmidecode(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    return pc.memory_channels(_out("dmidecode_17", "$ dmidecode -t 17 (pasted)", text, rc=0), exp)
-
-
-def _judge_timedatectl(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    return pc.time_sync(_out("timedatectl", "$ timedatectl (pasted)", text, rc=0), exp)
-
-
-def _judge_chronyc(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    return pc.time_sync(_out("chronyc_tracking", "$ chronyc tracking (pasted)", text, rc=0), exp)
-
-
-def _judge_cpu_power(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    idle: dict[str, str | None] = {}
-    freq: dict[str, str | None] = {}
-    for ln in _lines(text):
-        p, sep, v = ln.partition(":")
-        if sep and p.startswith("/sys/"):
-            (freq if "/cpufreq/" in p or "/intel_pstate/" in p else idle)[p.strip()] = v + "\n"
-    src = "sysfs listing (pasted)"
-    return pc.power_profile({"cpuidle": ProbeOutput("cpuidle", src, text=text, files=idle),
-                             "cpufreq": ProbeOutput("cpufreq", src, text=text, files=freq)}, exp)
-
-
-def _judge_fstab(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import platform as pc
-
-    return pc.fstab_table(text, exp)
-
-
-def _register_kinds() -> None:
-    from wizard.kinds import KINDS, Kind, register_kind
-
-    for kind in (
-        Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", detect_mokutil, _judge_mokutil,
-             ("mokutil --sb-state",)),
-        Kind("dmidecode-memory", "dmidecode -t 17 (memory devices: populated and empty DIMM slots)",
-             detect_dmidecode_memory, _judge_dmidecode, ("sudo dmidecode -t 17",)),
-        Kind("timedatectl", "timedatectl / timedatectl show (clock synchronisation)", detect_timedatectl,
-             _judge_timedatectl, ("timedatectl", "timedatectl show -p NTPSynchronized -p NTP")),
-        Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", detect_chronyc, _judge_chronyc,
-             ("chronyc tracking",)),
-        Kind("cpu-power-sysfs", "CPU idle states and frequency policy (grep . of cpuidle/cpufreq sysfs files)",
-             detect_cpu_power_tree, _judge_cpu_power,
-             ("grep . /sys/devices/system/cpu/cpuidle/* /sys/devices/system/cpu/cpu*/cpuidle/state*/{name,disable,latency}",
-              "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
-        Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", detect_fstab, _judge_fstab,
-             ("cat /etc/fstab", "cat /proc/mounts")),
-    ):
-        if kind.name not in KINDS:
-            register_kind(kind)
-
-
-_register_kinds()

@@ -27,14 +27,12 @@ The ``nvidia_smi_qx`` probe is registered at the end of this module; the ``expla
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from wizard.probes import command_probe
 
 # ------------------------------------------------------------------ model
 
@@ -1121,7 +1119,3 @@ def csv_reasons(g: GpuFacts) -> None:
 
 # ------------------------------------------------------------------ kinds and the probe
 
-NVIDIA_SMI_QX = command_probe("nvidia_smi_qx", "nvidia-smi -q -x (every GPU's state, XML)",
-                              ["nvidia-smi", "-q", "-x"], timeout_s=60)
-"""``nvidia-smi -q -x``: the primary per-GPU health source (60 s: it queries every GPU, and a
-sick GPU makes it slow)."""

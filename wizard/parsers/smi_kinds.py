@@ -6,13 +6,8 @@ rules as the health stage (:func:`wizard.rules.smi.judge_doc`)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
 
-from wizard.rules.smi import judge_doc
-from wizard.kinds import Kind, register_kind
-from wizard.model import Finding
-from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, parse_smi_csv, parse_smi_table,
-                                parse_smi_text, parse_smi_xml)
+from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score)
 
 _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/")) | frozenset({
     "bus", "device", "domain", "device id", "sub system id", "gpu link info", "pcie generation", "link width",
@@ -103,23 +98,3 @@ def detect_csv(text: str) -> float:
         if csv_header_score(line) >= 0.8:
             return 0.95 if len(lines) > i + 1 else 0.6
     return 0.0
-
-
-def _judge(parse):
-    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        return judge_doc(parse(text), exp, before_tests=False)
-    return judge
-
-
-register_kind(Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", detect_xml, _judge(parse_smi_xml),
-                   ("nvidia-smi -q -x",)))
-register_kind(Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", detect_q, _judge(parse_smi_text),
-                   ("nvidia-smi -q", "nvidia-smi -q -d PERFORMANCE,ECC,TEMPERATURE,POWER,PCI")))
-register_kind(Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", detect_table,
-                   _judge(parse_smi_table), ("nvidia-smi",)))
-register_kind(Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", detect_csv,
-                   _judge(parse_smi_csv),
-                   ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
-                    "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
-                    "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
-                    "--format=csv",)))

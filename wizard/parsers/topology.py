@@ -361,36 +361,3 @@ def detect_dcgmi_nvlink(text: str) -> float:
     if d.gpus or d.switches:
         return 0.99 if ("NvLink Link Status" in text or "Key: Up=U" in text) else 0.9
     return 0.6 if "NvLink Link Status" in text else 0.0
-
-
-def _judge(probe: str, source: str, fn_name: str):
-    def judge(text: str, exp: "Mapping[str, object]") -> list:
-        from wizard.rules import links
-        from wizard.probes import ProbeOutput
-
-        return getattr(links, fn_name)({probe: ProbeOutput(probe, source, text=text)}, exp)
-    return judge
-
-
-def _register() -> None:
-    from wizard.kinds import KINDS, Kind, register_kind
-
-    kinds = (
-        Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", detect_topo_matrix,
-             _judge("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", "topology"), ("nvidia-smi topo -m",)),
-        Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", detect_p2p_matrix,
-             _judge("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", "p2p"), ("nvidia-smi topo -p2p r",)),
-        Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", detect_nvlink_status,
-             _judge("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", "nvlink"), ("nvidia-smi nvlink -s",)),
-        Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", detect_nvlink_errors,
-             _judge("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", "nvlink_errors"), ("nvidia-smi nvlink -e",)),
-        Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", detect_dcgmi_nvlink,
-             _judge("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", "dcgmi_nvlink"),
-             ("dcgmi nvlink --link-status",)),
-    )
-    for k in kinds:
-        if k.name not in KINDS:
-            register_kind(k)
-
-
-_register()

@@ -1,4 +1,4 @@
-"""Helpers shared by checks: the unknown finding for a probe that could not be read."""
+"""Helpers shared by rules: the unknown finding for a probe that could not be read or parsed."""
 
 from __future__ import annotations
 
@@ -18,6 +18,16 @@ def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
                        subject, ("(no probe output: it was not collected)",), remedy, source)
     return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'no output'}",
                    subject, tuple(out.evidence_error()), remedy, source)
+
+
+REMEDY_MISSING = ("Run the check again (as root where the file needs it); if it stays unknown, attach "
+                  "`bringup capture -o node.tar.gz` to a bug report.")
+
+
+def missing_rerun(fid: str, out: ProbeOutput | None, what: str, remedy: str = REMEDY_MISSING,
+                  source: str = "") -> Finding:
+    """:func:`missing` with a remedy by default: run again (as root), else attach a capture."""
+    return missing(fid, out, what, remedy=remedy or REMEDY_MISSING, source=source)
 
 
 def garbled(fid: str, out: ProbeOutput, what: str, lines: list[str], subject: str = "host",

@@ -1,17 +1,17 @@
-"""Judging DCGM diagnostics (checks-catalogue C1, D2).
+"""Judging DCGM diagnostics (``dcgmi diag`` levels 1-3).
 
 * Every test must pass. A failure of a PCIe, NVLink, ECC (page retirement / row remap) or GPU
-  memory test is fatal (FAIL); a failure of another test is a WARN (D2, IBM Autopilot's default
+  memory test is fatal (FAIL); a failure of another test is a WARN (IBM Autopilot's default
   fatal list). A test's Warn result is a WARN.
-* Skip is not pass (C1): a skipped test is a WARN with its cause to explain, except the EUD test
+* Skip is not pass: a skipped test is a WARN with its cause to explain, except the EUD test
   skipped because the EUD package is not installed, which is expected (SKIP).
 * "NvLink down"-style results on PCIe-only SKUs (``assets/pcie_only_gpus.csv``) are known false
   alarms (SKIP, with the reason).
 * CUDA error 802 ("system not yet initialized", cudaErrorSystemNotReady) in a failed test: FAIL,
-  but the remedy is the system service CUDA waits for (Fabric Manager on NVSwitch systems,
-  knowledge.md section 1.8), not the GPU memory / RMA path.
+  but the remedy is the system service CUDA waits for (Fabric Manager on NVSwitch systems, NVIDIA
+  Fabric Manager user guide), not the GPU memory / RMA path.
 * 'Persistence Mode' failed: WARN with "enable persistence mode and rerun"; when it made DCGM skip
-  every hardware test, the run proves nothing: UNKNOWN (C1: skip is not pass).
+  every hardware test, the run proves nothing: UNKNOWN (skip is not pass).
 * Finding ids follow the level: ``health.dcgm_l1``, ``gpu.dcgm_l2``, ``node.dcgm_l3``; subjects
   name the GPU (``gpu_subject``).
 """
@@ -26,11 +26,12 @@ from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
 
-SRC = ("DCGM diagnostics documentation (docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html); "
-       "checks-catalogue C1 (skip is not pass), D2 (PCIe, NVLink, ECC, GPU Memory failures fatal, others WARN; "
-       "IBM Autopilot default fatal list)")
+DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
+SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass, a skipped test is not a pass; "
+       "IBM Autopilot health checks (https://github.com/IBM/autopilot): PCIe, NVLink, ECC and GPU memory failures "
+       "fatal, others WARN")
 FATAL_TESTS = re.compile(r"^(pcie|nvlink|gpu memory|memory|page retirement/row remap|memtest|inforom)$", re.I)
-"""Tests whose failure is fatal (checks-catalogue D2: PCIe, NVLink, ECC and GPU Memory; DCGM 4 names
+"""Tests whose failure is fatal (IBM Autopilot's default list: PCIe, NVLink, ECC and GPU Memory; DCGM 4 names
 the memory test "memory" and PCIe "pcie"; page retirement/row remap is DCGM's ECC check)."""
 STRESS_TESTS = re.compile(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
                           r"nvbandwidth|stress|power", re.I)
@@ -40,15 +41,16 @@ SYSTEM_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNot
 """CUDA error 802 as DCGM quotes it ("Unable to initialize CUDA library: 'system not yet
 initialized'"). CUDA runtime API: cudaErrorSystemNotReady = 802, "the system is not yet ready to
 start any CUDA work ... verify ... all required driver daemons are actively running"; on NVSwitch
-systems that daemon is nvidia-fabricmanager (knowledge.md section 1.8; checks-catalogue A3)."""
-SRC_802 = ("CUDA runtime API error codes (cudaErrorSystemNotReady = 802: required driver daemons not running); "
-           "knowledge.md section 1.8 (NVSwitch systems need nvidia-fabricmanager at the driver's exact version); "
-           "checks-catalogue A3")
+systems that daemon is nvidia-fabricmanager (NVIDIA Fabric Manager user guide)."""
+SRC_802 = ("CUDA runtime API error types (cudaErrorSystemNotReady = 802: required driver daemons not running; "
+           "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html); NVIDIA Fabric Manager user guide "
+           "(NVSwitch systems need nvidia-fabricmanager at the driver's exact version; "
+           "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)")
 PERSISTENCE_TEST = re.compile(r"^persistence mode$", re.I)
 """DCGM's deployment test for persistence mode; when it fails, DCGM skips the tests after the
 deployment checks (real run: tests/data/public/dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt)."""
-SRC_PM = ("DCGM diagnostics documentation (the deployment 'Persistence Mode' test; DCGM's own message: 'The DCGM "
-          "diagnostic requires persistence mode to be enabled'); checks-catalogue A4 and C1 (skip is not pass)")
+SRC_PM = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}; the deployment 'Persistence Mode' test; DCGM's "
+          "own message: 'The DCGM diagnostic requires persistence mode to be enabled'; a skipped test is not a pass)")
 PM_REMEDY = ("Enable persistence mode (`sudo nvidia-smi -pm 1`, or `sudo systemctl enable --now nvidia-persistenced`, "
              "which keeps it across reboots) and rerun the diagnostic.")
 

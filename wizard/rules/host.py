@@ -1,108 +1,56 @@
-"""Checks on host facts: OS, CPU, NUMA, memory, swap, IOMMU, filesystems.
+"""Host rules: memory (RAM size against the plan, memory pressure), and the host tool outputs ``free``,
+``swapon --show``, ``lscpu`` and ``numactl --hardware``.
 
-Each check is pure (probe outputs + plan answers -> findings) and names the source of its rule.
+* Memory pressure (``os.memory_pressure``): available memory below :data:`LOW_AVAILABLE_PCT` of
+  the total warns; with swap full as well (or no swap) it fails: the next allocation wakes the
+  kernel's OOM killer and data-loader workers die.
+* Host RAM against the plan (``os.memory``): more than ``MEMORY_SHORT_PCT`` below warns.
+* Swap (``os.swap``, from ``free`` and ``swapon``): judged by :func:`wizard.rules.os.swap_finding`.
+* CPUs (``bios.cpu``): offline CPUs fail (online must equal possible).
+* NUMA (``bios.numa``, ``bios.numa_memory``): node count against the plan fails when it differs;
+  CPU-less nodes are memory-only nodes, not a fault; a node with CPUs but no memory, or much
+  less than the others, warns (a memory channel left empty).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
-from wizard.rules.common import Outputs, garbled, gib, missing
+from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
-from wizard.parsers.host import (
-    parse_cmdline, parse_cpu, parse_df, parse_iommu, parse_meminfo, parse_numa,
-    parse_os_release, parse_proc_swaps,
+from wizard.parsers.host import parse_meminfo
+from wizard.parsers.hosttools import (
+    parse_free_bytes,
+    FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon,
 )
+from wizard.rules.common import Outputs, garbled, gib, missing
+from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding
 
 SRC_A8 = ("NVIDIA Health Validation cpu_count/numa_node_count; "
           "AzNHC check_hw_physmem 5%")
-SRC_SWAP = ("Kubernetes docs: kubelet fails to start with swap on unless failSwapOn: false "
-            "(kubernetes.io/docs/concepts/cluster-administration/swap-memory-management)")
-SRC_IOMMU = ("NCCL troubleshooting guide (IOMMU/ACS can break or slow GPU P2P; use iommu=pt or "
-             "disable it on bare metal), docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
-             "troubleshooting.html; NVIDIA/nccl#631")
-SRC_DISK = "Verda fleet health check: WARN above 90% used (derived threshold, operator may override)"
-DISK_WARN_PCT = 90.0
-"""Filesystem use above this percentage warns (checks-catalogue A12, Verda's fleet check)."""
 MEMORY_SHORT_PCT = 5.0
 """MemTotal more than this percentage below the plan's expectation warns (AzNHC check_hw_physmem)."""
-
-
-def os_release(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    o, k = out.get("os_release"), out.get("kernel")
-    if o is None or not o.ok:
-        return [missing("os.release", o, "the OS release")]
-    r = parse_os_release(o.text)
-    if not r.id and not r.pretty_name:
-        return [garbled("os.release", o, "/etc/os-release", o.lines())]
-    kernel = k.text.strip() if k is not None and k.ok else "unknown"
-    # the raw lines, as the file has them
-    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
-    if k is not None:
-        ev.append(f"{k.source}:{kernel}")
-    return [Finding("os.release", Verdict.PASS, f"{r.pretty_name}, kernel {kernel}", "host", tuple(ev),
-                    "", "os-release(5); /proc/sys/kernel/osrelease")]
-
-
-def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    ci, topo = out.get("cpuinfo"), out.get("cpu_topology")
-    if ci is None or topo is None or (not ci.ok and not topo.files):
-        return [missing("bios.cpu", ci if ci is None or not ci.ok else topo, "the CPU topology")]
-    f = parse_cpu(ci.text if ci.ok else "", topo.files)
-    findings: list[Finding] = []
-    ev = tuple(f.evidence)
-    if f.problems:
-        findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
-    smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
-    desc = (f"{f.model or 'unknown CPU model'}: {f.sockets or '?'} socket(s), {f.cores or '?'} cores, "
-            f"{f.logical or '?'} logical CPUs, {smt}")
-    # present - online when present was read; possible - online otherwise (possible also counts
-    # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
-    expected_cpus = f.present if f.present is not None else f.possible
-    off = sorted(expected_cpus - f.online) if f.online is not None and expected_cpus is not None else []
-    if off:
-        kind = "present" if f.present is not None else "possible"
-        findings.append(Finding(
-            "bios.cpu", Verdict.FAIL,
-            f"{len(off)} of {len(expected_cpus)} {kind} CPUs are offline ({desc})", "host", ev,
-            "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
-            "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
-            SRC_A8))
-    elif f.logical is None:
-        findings.append(missing("bios.cpu", topo, "the CPU topology"))
-    else:
-        findings.append(Finding("bios.cpu", Verdict.PASS, desc, "host", ev, "", SRC_A8))
-    return findings
-
-
-def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    o = out.get("numa")
-    if o is None or not o.files:
-        return [missing("bios.numa", o, "the NUMA layout")]
-    n = parse_numa(o.files)
-    if n.problems:  # a node we cannot read would make the count wrong
-        return [garbled("bios.numa", o, "the NUMA layout", n.problems)]
-    if not n.nodes:  # files listed but none readable: counting zero nodes would be a guess
-        ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
-        return [Finding("bios.numa", Verdict.UNKNOWN, "could not tell the NUMA layout: no node could be read",
-                        "host", ev, "Check that /sys/devices/system/node is readable.", SRC_A8)]
-    count = len(n.nodes)
-    cpu_nodes = sum(1 for c in n.nodes.values() if c)
-    desc = f"{count} NUMA node(s)" + (f", {count - cpu_nodes} without CPUs" if cpu_nodes != count else "")
-    expected = plan.get("numa_nodes")
-    if isinstance(expected, int) and expected > 0 and expected != count:
-        return [Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host",
-                        tuple(n.evidence),
-                        "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that "
-                        "every socket has memory in its channels.", SRC_A8)]
-    return [Finding("bios.numa", Verdict.PASS, desc, "host", tuple(n.evidence), "", SRC_A8)]
+GIB = 1024 ** 3
+LOW_AVAILABLE_PCT = 5.0
+"""Available memory (``free``'s "available": the kernel's MemAvailable, its estimate of memory
+for new programs without swapping, Documentation/filesystems/proc.rst) below this percentage of
+the total warns. Derived (judgement), operator may override."""
+NUMA_MEMORY_IMBALANCE = 0.8
+"""A NUMA node with CPUs holding less than this fraction of the largest node's memory warns
+(derived: every memory channel should be populated alike, knowledge.md §3 memory population)."""
+SRC_MEM = ("Linux kernel Documentation/filesystems/proc.rst (MemAvailable); OOM killer when memory and swap are "
+           "exhausted; knowledge.md §7.3 (host RAM sizing: data loaders, pinned buffers, checkpoint loading)")
+SRC_NUMA = ("checks-catalogue A8 (NUMA count must match); Linux kernel Documentation/mm/numa.rst (memory-only, "
+            "CPU-less nodes); knowledge.md §3 (populate every memory channel)")
 
 
 def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("meminfo")
     if o is None or not o.ok:
         return [missing("os.memory", o, "the memory size")]
-    m = parse_meminfo(o.text)
+    m = facts_of(out).parse_text("meminfo", parse_meminfo)
+    assert m is not None
     if m.total_kib is None:
         return [garbled("os.memory", o, "/proc/meminfo", m.problems or o.lines()[:5])]
     total = gib(m.total_kib)
@@ -127,117 +75,204 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8)]
 
 
-def swap(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    o = out.get("swaps")
-    if o is None or not o.ok:
-        return [missing("os.swap", o, "the swap state")]
-    s = parse_proc_swaps(o.text)
-    if s.problems or not s.header_seen:
-        return [garbled("os.swap", o, "/proc/swaps", s.problems or o.lines()[:5])]
-    if not s.devices:
-        return [Finding("os.swap", Verdict.PASS, "swap is off", "host", (o.source + ": no swap devices",),
-                        "", SRC_SWAP)]
-    ev = tuple([o.source] + [d.line for d in s.devices])
-    size = gib(s.total_kib)
-    if plan.get("scheduler") == "kubernetes":
-        return [Finding("os.swap", Verdict.WARN,
-                        f"swap is on ({size:.1f} GiB) and this node is planned for Kubernetes", "host", ev,
-                        "Turn swap off (the OS stage's swap step edits /etc/fstab with a backup), or "
-                        "set failSwapOn: false in the kubelet configuration.", SRC_SWAP)]
-    return [Finding("os.swap", Verdict.PASS,
-                    f"swap is on ({size:.1f} GiB): a policy choice on a standalone training node", "host",
-                    ev, "", SRC_SWAP)]
+def _g(b: int | None) -> str:
+    if b is None:
+        return "?"
+    return f"{b / GIB:.1f} GiB" if b >= GIB or b == 0 else f"{b / 1024 ** 2:.1f} MiB"
 
 
-def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    c, t = out.get("cmdline"), out.get("iommu")
-    if c is None or not c.ok:
-        return [missing("bios.iommu", c, "the kernel command line")]
-    cmd = parse_cmdline(c.text)
-    args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu")}
-    arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or "no IOMMU arguments"
-    if t is None or (not t.ok and not t.files):
-        # Without the sysfs tree only the command line can tell, and only when it sets the mode.
-        if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
-                                                   args.get("amd_iommu")):
-            return [Finding("bios.iommu", Verdict.PASS,
-                            f"IOMMU {'passthrough' if args.get('iommu') == 'pt' else 'off'} on the "
-                            f"kernel command line ({arg_text}); sysfs not read", "host",
-                            (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
-        return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
-    f = parse_iommu(t.files)
-    ev = tuple([f"{c.source}: {arg_text}"] + f.evidence)
-    virt = bool(plan.get("virtualization"))
-    translated = {x for x in f.types if x.upper().startswith("DMA")}
-    if translated and not virt:
-        return [Finding("bios.iommu", Verdict.WARN,
-                        f"IOMMU is translating DMA ({', '.join(sorted(translated))} domains; {arg_text})",
-                        "host", ev,
-                        "For a bare-metal training node add iommu=pt to the kernel command line (or "
-                        "disable VT-d/AMD-Vi in the BIOS): IOMMU translation can break or slow GPU "
-                        "peer-to-peer and GPUDirect RDMA. Keep it on only for VMs/passthrough.",
-                        SRC_IOMMU)]
-    if f.group_types and f.types <= {"identity"}:
-        msg = f"IOMMU in passthrough mode ({arg_text})"
-    elif not f.units and not f.group_types:
-        msg = f"IOMMU off or not exposed ({arg_text})"
-    else:
-        msg = f"IOMMU present ({arg_text})"
-    return [Finding("bios.iommu", Verdict.PASS, msg, "host", ev, "", SRC_IOMMU)]
-
-
-def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
-    desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
-    if r.used_pct > DISK_WARN_PCT:
-        return Finding(fid, Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", subject, (r.line,),
-                       "Free space before training: checkpoints and logs fill disks fast, and a full root "
-                       "filesystem stops the node.", SRC_DISK)
-    return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK)
-
-
-def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """``/`` from the node-wide df, and the plan's data path from its own df (which also tells
-    whether the path exists and which filesystem really holds it)."""
-    o = out.get("df")
+def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> list[Finding]:
+    """``free`` facts -> ``os.memory_pressure`` (+ ``os.memory`` vs the plan, ``os.swap`` for Kubernetes)."""
+    ev = tuple(x for x in (f.header, f.mem_line, f.buffers_line, f.swap_line) if x)
+    total, avail = f.total, f.available
+    if not total:
+        return [Finding("os.memory_pressure", Verdict.UNKNOWN, "could not read the memory total from free", "host",
+                        tuple([source] + f.problems[:10]) if f.problems else (source,),
+                        "Run `free -b` and give bringup its whole output.", SRC_MEM)]
     findings: list[Finding] = []
-    if o is None or not o.ok:
-        findings.append(missing("os.filesystem", o, "filesystem usage"))
+    st, su = f.swap.get("total"), f.swap.get("used")
+    sf = f.swap.get("free")
+    swap_full = bool(st) and ((sf == 0) or (su is not None and st and 100.0 * su / st >= SWAP_FULL_PCT))
+    swap_txt = ("no swap" if not st else f"swap {_g(su)} of {_g(st)} used" + (" (full)" if swap_full else ""))
+    if avail is None:
+        findings.append(Finding("os.memory_pressure", Verdict.UNKNOWN,
+                                f"{_g(total)} of memory; this free does not print 'available' ({swap_txt})", "host",
+                                ev, "Use a procps free with the 'available' column (procps-ng 3.3.10+), or read "
+                                "MemAvailable in /proc/meminfo.", SRC_MEM))
     else:
-        rows, problems = parse_df(o.text)
-        root = next((r for r in rows if r.mountpoint == "/"), None)
-        if root is None:
-            findings.append(garbled("os.filesystem", o, "df output (no / row)", problems or o.lines()[:5]))
+        pct = 100.0 * avail / total
+        desc = f"{_g(avail)} of {_g(total)} available ({pct:.1f}%), {swap_txt}"
+        remedy = ("Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it "
+                  "or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the "
+                  "host needs more RAM (knowledge.md §7.3).")
+        if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
+            findings.append(Finding("os.memory_pressure", Verdict.FAIL,
+                                    f"host RAM is exhausted and {'swap is full' if st else 'there is no swap'}: {desc}; "
+                                    "the next allocation wakes the OOM killer (data loaders die first)", "host", ev,
+                                    remedy, SRC_MEM))
+        elif pct < LOW_AVAILABLE_PCT:
+            findings.append(Finding("os.memory_pressure", Verdict.WARN,
+                                    f"host RAM is nearly exhausted: {desc} (below {LOW_AVAILABLE_PCT:g}%, a derived "
+                                    "threshold)", "host", ev, remedy, SRC_MEM))
         else:
-            findings.append(_usage("os.filesystem", "/", "/", root))
-    data_path = plan.get("data_path")
-    if not isinstance(data_path, str) or not data_path or data_path == "/":
-        return findings
-    d = out.get("data_path_df")
-    if d is None:
-        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
-        return findings
-    if "No such file or directory" in d.stderr:
-        findings.append(Finding(
-            "os.filesystem", Verdict.FAIL, f"the data path {data_path} does not exist", data_path,
-            tuple(d.evidence_error()),
-            f"Create or mount the data volume at {data_path} (check /etc/fstab and `lsblk`), or record the "
-            f"real path with `bringup plan data_path=...`.", SRC_DISK))
-        return findings
-    if not d.ok:
-        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
-        return findings
-    rows, problems = parse_df(d.text)
-    if len(rows) != 1:
-        findings.append(garbled("os.filesystem", d, f"df of {data_path}", problems or d.lines()[:5], data_path))
-        return findings
-    r = rows[0]
-    if r.mountpoint == "/":
-        findings.append(Finding(
-            "os.filesystem", Verdict.WARN,
-            f"the data path {data_path} is on the root filesystem, not a volume of its own", data_path, (r.line,),
-            f"If a data volume should be mounted at {data_path}, mount it (check /etc/fstab and `lsblk`); "
-            f"datasets and checkpoints on / can fill the root filesystem and stop the node.", SRC_DISK))
-        return findings
-    label = data_path if data_path == r.mountpoint else f"{data_path} (on {r.mountpoint})"
-    findings.append(_usage("os.filesystem", label, data_path, r))
+            findings.append(Finding("os.memory_pressure", Verdict.PASS, f"memory: {desc}", "host", ev, "", SRC_MEM))
+    expected = exp.get("host_ram_gib")
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+        have = total / GIB
+        short = 100.0 * (expected - have) / expected
+        if short > MEMORY_SHORT_PCT:
+            findings.append(Finding("os.memory", Verdict.WARN,
+                                    f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
+                                    ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+    if st and is_kubernetes(exp):  # swap on is only a finding here when it matters (the free view has no device list)
+        findings.append(swap_finding(f"swap is on ({_g(st)})", ev[-1:], exp))
     return findings
+
+
+BYTES_GUESS_KIB = 16 * 1024 ** 3
+"""A plain ``free`` total above this many KiB (16 TiB) is taken to be ``free -b`` bytes instead:
+no single host holds that much RAM, and a 16+ GiB host prints more than that in bytes (heuristic)."""
+
+
+def judge_free_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge: unsuffixed numbers are KiB (plain ``free``), unless they only make sense as
+    bytes (``free -b``, see :data:`BYTES_GUESS_KIB`)."""
+    f = parse_free(text, 1024)
+    if f.total and f.total > BYTES_GUESS_KIB * 1024 and not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line):
+        f = parse_free(text, 1)
+    return judge_free(f, exp, "free")
+
+
+def memory_pressure(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over the ``free_b`` probe (``free -b``): ``os.memory_pressure`` (and
+    ``os.memory`` against the plan's host_ram_gib, ``os.swap`` for Kubernetes nodes)."""
+    o = out.get("free_b")
+    if o is None or not o.ok:
+        return [missing("os.memory_pressure", o, "the memory use", source=SRC_MEM)]
+    f = facts_of(out).parse_text("free_b", parse_free_bytes)
+    assert f is not None
+    return judge_free(f, plan, o.source)
+
+
+def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``swapon --show`` -> ``os.swap``: pass (a policy choice) unless the node is planned for
+    Kubernetes (warn) or swap is full (warn)."""
+    devs, header, problems = parse_swapon(text)
+    if not devs:
+        return [Finding("os.swap", Verdict.UNKNOWN, "could not read any swap device from swapon", "host",
+                        tuple(([header] if header else []) + problems[:10]),
+                        "Run `swapon --show --bytes` and give bringup the output (no output at all means swap is off).",
+                        SRC_SWAP)]
+    ev = tuple([header] + [d.line for d in devs])
+    size = sum(d.size or 0 for d in devs)
+    used = sum(d.used or 0 for d in devs)
+    desc = f"swap is on: {len(devs)} device(s) ({', '.join(f'{d.name} {d.type}' for d in devs)}), {_g(used)} of {_g(size)} used"
+    return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT)]
+
+
+def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") -> list[Finding]:
+    """``lscpu`` facts -> ``bios.cpu`` (offline CPUs fail) and ``bios.numa``."""
+    if f.cpus is None and f.sockets is None:
+        return [Finding("bios.cpu", Verdict.UNKNOWN, "could not read the CPU counts from lscpu", "host",
+                        tuple([source] + f.problems[:10]), "Run `lscpu` and give bringup its whole output.", SRC_A8)]
+    findings: list[Finding] = []
+    keys = ("Model name", "CPU(s)", "On-line CPU(s) list", "Off-line CPU(s) list", "Thread(s) per core",
+            "Core(s) per socket", "Socket(s)", "NUMA node(s)")
+    ev = tuple(f.lines[k] for k in keys if k in f.lines)
+    s, c, t = f.sockets, f.cores_per_socket, f.threads_per_core
+    shape = (f"{s} socket(s) x {c} cores x {t} threads" if s and c and t else "")
+    desc = f"{f.model or 'CPU'}: " + (f"{shape} = " if shape else "") + f"{f.cpus or '?'} CPUs"
+    offline = f.fields.get("Off-line CPU(s) list", "").strip()
+    online = cpulist_count(f.fields.get("On-line CPU(s) list", ""))
+    if offline:
+        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; CPUs {offline} are offline", "host", ev,
+                                "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
+                                "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
+                                SRC_A8))
+    elif f.cpus and online is not None and online < f.cpus:
+        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; only {online} are online", "host", ev,
+                                "Bring the offline CPUs online, or find why the kernel could not.", SRC_A8))
+    else:
+        findings.append(Finding("bios.cpu", Verdict.PASS, desc + (", all online" if online else ""), "host", ev, "",
+                                SRC_A8))
+    nodes = f.numa_nodes if f.numa_nodes is not None else (len(f.numa_cpus) or None)
+    if nodes is not None:
+        with_cpus = [n for n, v in f.numa_cpus.items() if v.strip()]
+        without = [n for n, v in f.numa_cpus.items() if not v.strip()]
+        nev = tuple([f.lines["NUMA node(s)"]] if "NUMA node(s)" in f.lines else []) + tuple(
+            f.lines[k] for k in f.lines if k.startswith("NUMA node") and k != "NUMA node(s)")
+        findings.append(_numa_verdict(nodes, len(with_cpus) if f.numa_cpus else None, without, exp, nev[:16]))
+    return findings
+
+
+def _numa_verdict(nodes: int, cpu_nodes: int | None, memory_only: list[int], exp: Mapping[str, Any],
+                  ev: tuple[str, ...]) -> Finding:
+    desc = f"{nodes} NUMA node(s)"
+    if memory_only:
+        desc += (f", {cpu_nodes} with CPUs and {len(memory_only)} memory-only (CPU-less) node(s) "
+                 f"{', '.join(map(str, memory_only))}: device or CXL memory the kernel exposes as NUMA nodes, not a fault")
+    expected = exp.get("numa_nodes")
+    if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0 and expected != nodes and not (
+            cpu_nodes is not None and memory_only and expected == cpu_nodes):
+        return Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", ev,
+                       "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that every socket has "
+                       "memory in its channels.", SRC_NUMA)
+    return Finding("bios.numa", Verdict.PASS, desc, "host", ev, "", SRC_NUMA)
+
+
+def judge_lscpu_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    return judge_lscpu(parse_lscpu(text), exp)
+
+
+def cpu_layout(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over the ``lscpu`` probe: ``bios.cpu`` (offline CPUs fail) and
+    ``bios.numa`` (NUMA node count against the plan; memory-only nodes explained)."""
+    o = out.get("lscpu")
+    if o is None or not o.ok:
+        return [missing("bios.cpu", o, "the CPU layout", source=SRC_A8)]
+    f = facts_of(out).parse_text("lscpu", parse_lscpu)
+    assert f is not None
+    return judge_lscpu(f, plan, o.source)
+
+
+def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
+    """``numactl --hardware`` facts -> ``bios.numa`` and ``bios.numa_memory`` (+ ``os.memory`` vs the plan)."""
+    if not f.nodes:
+        return [Finding("bios.numa", Verdict.UNKNOWN, "could not read any NUMA node from numactl --hardware", "host",
+                        tuple(([f.available_line] if f.available_line else []) + f.problems[:10]),
+                        "Run `numactl --hardware` and give bringup its whole output.", SRC_NUMA)]
+    nodes = sorted(f.nodes.values(), key=lambda n: n.id)
+    count = f.available if f.available is not None else len(nodes)
+    memory_only = [n.id for n in nodes if not n.cpus]
+    cpu_nodes = [n for n in nodes if n.cpus]
+    ev = tuple(([f.available_line] if f.available_line else []) + [ln for n in nodes for ln in n.lines][:16])
+    findings = [_numa_verdict(count, len(cpu_nodes), memory_only, exp, ev)]
+    sizes = [(n, n.size_mib) for n in cpu_nodes if n.size_mib is not None]
+    if sizes:
+        biggest = max(s for _, s in sizes)
+        low = [(n, s) for n, s in sizes if biggest and s < NUMA_MEMORY_IMBALANCE * biggest]
+        mev = tuple(ln for n in nodes for ln in n.lines if " size:" in ln)
+        per = ", ".join(f"node {n.id} {s / 1024:.1f} GiB" for n, s in sizes)
+        if low:
+            findings.append(Finding("bios.numa_memory", Verdict.WARN,
+                                    f"memory is uneven across NUMA nodes ({per}): node(s) "
+                                    f"{', '.join(str(n.id) for n, _ in low)} hold less than "
+                                    f"{NUMA_MEMORY_IMBALANCE:.0%} of the largest", "host", mev,
+                                    "Check that every memory channel of every socket holds a DIMM of the same size "
+                                    "(dmidecode -t 17); a missing or failed DIMM empties a channel.", SRC_NUMA))
+        else:
+            findings.append(Finding("bios.numa_memory", Verdict.PASS, f"memory is even across NUMA nodes ({per})",
+                                    "host", mev, "", SRC_NUMA))
+        total_gib = sum(s for _, s in sizes) / 1024
+        expected = exp.get("host_ram_gib")
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+            short = 100.0 * (expected - total_gib) / expected
+            if short > MEMORY_SHORT_PCT:
+                findings.append(Finding("os.memory", Verdict.WARN, f"{total_gib:.1f} GiB of memory in the NUMA nodes, "
+                                        f"{short:.0f}% below the plan's {expected:g} GiB", "host", mev,
+                                        "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+    return findings
+
+
+def judge_numactl_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    return judge_numactl(parse_numactl(text), exp)

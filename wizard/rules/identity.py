@@ -72,7 +72,7 @@ def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     """GPU serials against the ones recorded with this build (``expectations["gpu_serials"]``,
     bus id -> {"serial", "at"}): a changed serial means the GPU in that slot was swapped."""
     from wizard.common import gpu_subject
-    from wizard.rules.gpu import _no_gpu
+    from wizard.rules.gpu_presence import _no_gpu
 
     if _no_gpu(out):
         return [Finding("grounding.gpu_serials", Verdict.SKIP,

@@ -9,22 +9,22 @@ start/end, ``error`` with ``kind`` unreachable/torch_missing/hang/..., ``end``);
 * ``multinode.nodes``: every node reachable over ssh with a Python that has torch; an unreachable node is FAIL
   named with ssh's own error; torch/python missing FAIL with the remedy.
 * ``multinode.consistency``: driver, CUDA (torch's), NCCL, torch, GPU count, GPU model and VBIOS must match on
-  every node (checks-catalogue E2: FAIL on any mismatch); kernel, OS and Python differences WARN (judgement:
-  not in E2, but a common cause of "works on one node"). Majority rule: the nodes that differ from the value
+  every node (FAIL on any mismatch: NVIDIA/nccl-tests#200, NVIDIA/nccl#1634); kernel, OS and Python
+  differences WARN (judgement: not in those sources, but a common cause of "works on one node"). Majority rule: the nodes that differ from the value
   most nodes have are named; without a majority every value is listed with its nodes.
 * ``multinode.transport`` (and ``multinode.ib_errors``, ``multinode.nvls``, ``multinode.hang``,
   ``multinode.nccl_errors``): each node's NCCL_DEBUG=INFO lines judged by
-  :func:`wizard.rules.nccl.judge_nccl_log` (NET/IB vs NET/Socket, docker0/lo; checks-catalogue E1); a CPU run
+  :func:`wizard.rules.nccl.judge_nccl_log` (NET/IB vs NET/Socket, docker0/lo); a CPU run
   (gloo) prints no NCCL lines: ``skip`` with that reason.
 * ``multinode.allreduce``: the all-nodes job completed on every node, every rank's sanity all-reduce, ``wrong``
   = 0 at every size; on CUDA, busbw at the largest size (>= 1 GiB) against 0.8 x the node's aggregate NIC
-  bandwidth (checks-catalogue E4, derived) when the plan gives ``nics_per_node`` and ``nic_gbit_s``, else
+  bandwidth (derived) when the plan gives ``nics_per_node`` and ``nic_gbit_s``, else
   ``unknown`` with the figure; on CPU correctness only. A hang or failure names the node (the launcher's
   ``hang``/``node_failed`` errors, the script's ``collective_timeout`` ranks mapped to nodes). nccl-tests output
   from the same run is judged by :func:`wizard.rules.nccl.judge_nccl_tests`.
-* ``multinode.pairwise``: every pair of nodes (checks-catalogue E5): the node whose every pair failed while
+* ``multinode.pairwise``: every pair of nodes (Meta GCM's pairwise NCCL check): the node whose every pair failed while
   other pairs passed is named; on CUDA a pair below 0.9 x / 0.75 x the median pair is WARN / FAIL (derived,
-  following checks-catalogue D1's variance rule) and the node common to the slow pairs is named.
+  following SuperBench's variance rule) and the node common to the slow pairs is named.
 
 Units: GB/s = 1e9 bytes/s; Gb/s for NIC line rates; sizes in bytes (shown in KiB/MiB/GiB).
 Never raises on garbage: a log that is not a multi-node run gives one ``unknown`` finding.
@@ -39,27 +39,38 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.rules.nccl import MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, judge_nccl_log, judge_nccl_tests
+from wizard.common import human_bytes, to_int
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import parse_nccl_log
 from wizard.parsers.validate import Event, num, parse_event_line
-from wizard.textchart import human_bytes
+from wizard.rules.nccl import (
+    MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
+)
 
-SRC_E2 = ("checks-catalogue E2 (consistent configuration across nodes: FAIL on any mismatch; nccl-tests #200, "
-          "nccl #1634)")
-SRC_VBIOS = "Meta GCM vbios_mismatch; AzNHC check_gpu_vbios (VBIOS must match across the fleet)"
-SRC_E4 = ("checks-catalogue E4 (#wrong = 0; busbw at the largest size >= 0.8 x the node's aggregate NIC bandwidth, "
-          "derived); nccl-tests doc/PERFORMANCE.md (busbw = algbw x 2(n-1)/n)")
-SRC_E5 = "checks-catalogue E5 (pairwise runs isolate a bad node or link: GCM check-nccl pairwise)"
-SRC_D1 = "checks-catalogue D1 (each pair within 10% (WARN) / 25% (FAIL) of the median pair, derived)"
-SRC_E6 = "checks-catalogue E6 (any hang -> FAIL); bringup validation script watchdog and monitored_barrier"
+SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
+          "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
+SRC_VBIOS = ("Meta GCM health checks, vbios_mismatch (https://github.com/facebookresearch/gcm); Azure "
+             "azurehpc-health-checks check_gpu_vbios (https://github.com/Azure/azurehpc-health-checks): VBIOS must "
+             "match across the fleet")
+SRC_E4 = (f"{SRC_PERF}; #wrong = 0; busbw at the largest size >= 0.8 x the node's aggregate NIC bandwidth, "
+          f"{SRC_NIC_FLOOR}")
+SRC_E5 = ("Meta GCM health checks, check-nccl pairwise (https://github.com/facebookresearch/gcm): pairwise runs "
+          "isolate a bad node or link")
+SRC_D1 = ("each pair within 10% (WARN) / 25% (FAIL) of the median pair, derived after SuperBench's variance rule "
+          "(https://github.com/microsoft/superbenchmark)")
+SRC_E6 = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html): a "
+          "hang is a failure; PyTorch distributed monitored_barrier and collective timeouts "
+          "(https://pytorch.org/docs/stable/distributed.html)")
 SRC_SSH = "ssh(1) EXIT STATUS (255 = ssh itself failed: connect, authentication, host key)"
-SRC_RUN = "bringup multi-node launcher events (wizard/multinode.py)"
+SRC_RUN = ("PyTorch torchrun (elastic launch) documentation (https://pytorch.org/docs/stable/elastic/run.html); "
+           "ssh(1) man page")
+SRC_HOSTFILE = ("Open MPI mpirun(1) man page, hostfile format ('host slots=N'); ssh(1) man page, DESTINATION "
+                "([user@]hostname or ssh://[user@]hostname[:port])")
 
 PAIR_WARN_FRACTION = 0.9
-"""A pair below this fraction of the median pair's busbw is WARN (derived, checks-catalogue D1's 10% rule)."""
+"""A pair below this fraction of the median pair's busbw is WARN (derived, the 10% variance rule of SRC_D1)."""
 PAIR_FAIL_FRACTION = 0.75
-"""A pair below this fraction of the median pair's busbw is FAIL (derived, checks-catalogue D1's 25% rule)."""
+"""A pair below this fraction of the median pair's busbw is FAIL (derived, the 25% variance rule of SRC_D1)."""
 
 FAIL_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("driver", "NVIDIA driver", SRC_E2),
@@ -72,9 +83,10 @@ FAIL_FIELDS: tuple[tuple[str, str, str], ...] = (
 )
 """Facts that must be equal on every node (FAIL on a mismatch)."""
 WARN_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("kernel", "kernel", "judgement: a different kernel means different driver modules and network stack (not in E2)"),
-    ("os", "OS", "judgement: a different OS release ships different libraries (not in E2)"),
-    ("python", "Python", "judgement: a different Python can load different wheels (not in E2)"),
+    ("kernel", "kernel", f"{SRC_E2}; judgement (not in those issues): a different kernel means different driver "
+                         "modules and network stack"),
+    ("os", "OS", f"{SRC_E2}; judgement (not in those issues): a different OS release ships different libraries"),
+    ("python", "Python", f"{SRC_E2}; judgement (not in those issues): a different Python can load different wheels"),
 )
 """Facts that should be equal (WARN on a mismatch)."""
 
@@ -221,10 +233,6 @@ def _raw(e: Event) -> str:
     return f"[{e.prefix}] {e.raw}" if e.prefix else e.raw
 
 
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def _g(v: float | None) -> str:
     if v is None:
         return "?"
@@ -265,7 +273,7 @@ def _nodes(ml: MultiLog) -> list[Finding]:
         if kind == "hostfile":
             probs = [str(p) for p in e.get("problems") or []] or [str(e.get("message") or "")]
             out.append(Finding("multinode.nodes", Verdict.FAIL, str(e.get("message") or "bad hostfile"), "hostfile",
-                               tuple(probs[:20]), str(e.get("remedy") or "Fix the hostfile."), SRC_RUN))
+                               tuple(probs[:20]), str(e.get("remedy") or "Fix the hostfile."), SRC_HOSTFILE))
             continue
         if kind not in problem_kinds:
             continue
@@ -374,7 +382,7 @@ def _consistency(ml: MultiLog) -> list[Finding]:
             "multinode.consistency", Verdict.UNKNOWN,
             f"facts incomplete on {_nodes_text(incomplete)}: only {compared} field(s) known on every node were "
             f"compared (at least {MIN_COMPARED_FIELDS} are needed to call the nodes consistent)"
-            + (f"; missing on some nodes: " + "; ".join(f"{n}: {', '.join(ls)}" for n, ls in partial.items())
+            + ("; missing on some nodes: " + "; ".join(f"{n}: {', '.join(ls)}" for n, ls in partial.items())
                if partial else "") + left_out,
             _nodes_text(incomplete), tuple(_raw(ml.facts[n]) for n in incomplete[:4]),
             "Make every node report its facts (driver, CUDA, NCCL, torch, kernel, GPUs): check that the Python "
@@ -414,7 +422,8 @@ def _transport(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
     for g in torch_groups:
         for n, lines in g.lines.items():
             per_node.setdefault(n, []).extend(ln for ln in lines if not ln.startswith("BRINGUP "))
-    with_nccl = {n: ls for n, ls in per_node.items() if parse_nccl_log("\n".join(ls)).nccl_lines}
+    logs = {n: parse_nccl_log("\n".join(ls)) for n, ls in per_node.items()}  # each node's lines, read once
+    with_nccl = {n: ls for n, ls in per_node.items() if logs[n].nccl_lines}
     if not with_nccl:
         if not torch_groups:
             return [Finding("multinode.transport", Verdict.SKIP, "no multi-node job ran, so NCCL's transport was not "
@@ -431,7 +440,7 @@ def _transport(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                                    n, tuple(per_node[n][-3:]), "Check NCCL_DEBUG on this node and rerun.", SRC_E1))
             continue
         text = "\n".join(with_nccl[n])
-        fs = [f for f in judge_nccl_log(text, plan) if f.verdict is not Verdict.UNKNOWN or f.id == "multinode.transport"]
+        fs = [f for f in judge_nccl_log(text, plan, logs[n]) if f.verdict is not Verdict.UNKNOWN or f.id == "multinode.transport"]
         if not any(f.id == "multinode.transport" for f in fs):
             fs.append(Finding("multinode.transport", Verdict.UNKNOWN,
                               "NCCL lines without a NET/IB or NET/Socket choice", n, tuple(with_nccl[n][:3]),
@@ -505,7 +514,7 @@ def _group_problems(g: Group) -> tuple[list[str], list[str], list[str]]:
 
 
 def _sweep(g: Group) -> tuple[list[Event], Event | None]:
-    ms = [e for e in g.events if e.kind == "measure" and e.test == "allreduce" and _int(e.get("size_bytes")) is not None]
+    ms = [e for e in g.events if e.kind == "measure" and e.test == "allreduce" and to_int(e.get("size_bytes")) is not None]
     res = next((e for e in g.events if e.kind == "result" and e.test == "allreduce"), None)
     return ms, res
 
@@ -522,7 +531,7 @@ def _floor(plan: Mapping[str, Any]) -> tuple[float | None, str]:
 def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str, where_extra: str = "") -> Finding:
     """One job's all-reduce: completed, correct, fast enough (see the module doc)."""
     nodes = g.nodes
-    ws = _int(g.start.get("world_size"))
+    ws = to_int(g.start.get("world_size"))
     where = f"{len(nodes)} nodes ({_nodes_text(nodes)})" + (f", {ws} ranks" if ws else "") + where_extra
     culprits, what, ev = _group_problems(g)
     ms, res = _sweep(g)
@@ -540,17 +549,17 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
                        "Rerun; read the log for why the sweep did not report.", SRC_E4)
     by_size: dict[int, Event] = {}
     for e in ms:
-        by_size[_int(e.get("size_bytes")) or 0] = e
+        by_size[to_int(e.get("size_bytes")) or 0] = e
     sizes = sorted(by_size)
-    wrong = [e for e in ms if (_int(e.get("wrong")) or 0) > 0]
+    wrong = [e for e in ms if (to_int(e.get("wrong")) or 0) > 0]
     big = by_size[sizes[-1]]
-    n = _int(big.get("world_size")) or ws or 0
+    n = to_int(big.get("world_size")) or ws or 0
     busbw, algbw = num(big.get("busbw_gb_s", big.get("value"))), num(big.get("algbw_gb_s"))
     arith = (f"busbw = algbw x 2(n-1)/n = {_g(algbw)} x 2x{n - 1}/{n} = {_g(busbw)} GB/s at {human_bytes(sizes[-1])}"
              if algbw is not None and n >= 2 else f"busbw {_g(busbw)} GB/s at {human_bytes(sizes[-1])}")
     evs = (_raw(big),) + tuple(_raw(e) for e in wrong[:5])
     if wrong:
-        sz = ", ".join(f"{human_bytes(_int(e.get('size_bytes')))} ({_int(e.get('wrong'))} wrong)" for e in wrong[:6])
+        sz = ", ".join(f"{human_bytes(to_int(e.get('size_bytes')))} ({to_int(e.get('wrong'))} wrong)" for e in wrong[:6])
         return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where} returned wrong results at {sz}",
                        _nodes_text(nodes), evs,
                        "Data corruption between nodes: rerun, then run --pairwise to find the node or link, and check "
@@ -663,9 +672,9 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         for g, _ in passed:
             ms, _res = _sweep(g)
             if ms:
-                big = max(ms, key=lambda e: _int(e.get("size_bytes")) or 0)
+                big = max(ms, key=lambda e: to_int(e.get("size_bytes")) or 0)
                 v = num(big.get("busbw_gb_s", big.get("value")))
-                if v is not None and (_int(big.get("size_bytes")) or 0) >= MIN_JUDGED_BYTES:
+                if v is not None and (to_int(big.get("size_bytes")) or 0) >= MIN_JUDGED_BYTES:
                     bw.append((g, v, big))
         floor, desc = _floor(plan)
         med = statistics.median(v for _, v, _ in bw) if len(bw) >= 3 else None
@@ -700,7 +709,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         lst = "; ".join(f"{'-'.join(g.nodes)}: {f.message.split(': ', 1)[-1][:120]}" for g, f in results[:6])
         verdict = Verdict.PASS if all(f.verdict is Verdict.PASS for _, f in results) else Verdict.UNKNOWN
         if ml.device == "cuda" and verdict is Verdict.UNKNOWN and len(results) >= 3:
-            verdict = Verdict.PASS  # compared with each other (D1 rule) even without a NIC floor
+            verdict = Verdict.PASS  # compared with each other (the SRC_D1 variance rule) even without a NIC floor
         out.append(Finding("multinode.pairwise", verdict, f"all {len(results)} node pairs completed: {lst}",
                            f"{len(nodes)} nodes", tuple(f.evidence[0] for _, f in results[:4] if f.evidence),
                            "" if verdict is Verdict.PASS else "See each pair's figure; give the plan the NICs "
@@ -710,7 +719,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
 
 def judge_multinode(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     """The ``ActionSpec.judge`` of the multi-node action: log text + plan answers -> findings (ids
-    ``multinode.*``; see the module doc). Plan keys read: ``nics_per_node``, ``nic_gbit_s`` (the E4 floor)."""
+    ``multinode.*``; see the module doc). Plan keys read: ``nics_per_node``, ``nic_gbit_s`` (the NIC floor)."""
     try:
         ml = read_log(text)
     except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the run
@@ -771,7 +780,7 @@ def results_json(text: str, plan: Mapping[str, Any]) -> dict[str, Any]:
             continue
         f = _allreduce_finding(g, plan, ml.device, "multinode.allreduce")
         ms, _ = _sweep(g)
-        by_size = {(_int(e.get("size_bytes")) or 0): e for e in ms}
+        by_size = {(to_int(e.get("size_bytes")) or 0): e for e in ms}
         big = by_size[max(by_size)] if by_size else None
         value = num(big.get("busbw_gb_s", big.get("value"))) if big is not None else None
         rows.append({"test": "multinode" if g.name == "all" else "pairwise", "metric":

@@ -1,4 +1,4 @@
-"""Judging nccl-tests runs and NCCL debug logs (checks-catalogue D3, D4, E1, E4, E6).
+"""Judging nccl-tests runs and NCCL debug logs (correctness, bandwidth floors, transport, errors, hangs).
 
 nccl-tests: ``#wrong`` must be 0 at every size; the bus bandwidth (busbw, GB/s) of the LARGEST
 message size is compared with the system's floor from ``assets/nccl_floors.csv`` (never the
@@ -20,40 +20,51 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from wizard.common import human_bytes, to_float
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import (
     BUS_FACTORS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, parse_nccl_log, parse_nccl_tests,
 )
 
-SRC_D4 = "checks-catalogue D4/E4 (nccl-tests all_reduce_perf: #wrong must be 0; busbw at the largest size >= floor)"
-SRC_PERF = "NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw, busbw = algbw x 2(n-1)/n for all-reduce)"
-SRC_E1 = ("checks-catalogue E1 (Stas Bekman, ml-engineering network/debug: NCCL must use NET/IB, not NET/Socket, "
-          "and never docker0/lo); NCCL environment docs (NCCL_SOCKET_IFNAME, NCCL_IB_HCA)")
-SRC_NOIB = ("NCCL environment variables doc (NCCL_IB_DISABLE unset = IB/RoCE used when present, so NET/Socket "
-            "with 'NET/IB : No device found' means no RDMA device was visible); Google Cloud GKE docs 'Increase network "
-            "traffic speed for GPU nodes' (gVNIC) and 'NCCL Fast Socket' (TCP transport between GPU VMs without RDMA)")
+NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
+NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+STAS_URL = "https://github.com/stas00/ml-engineering"
+
+SRC_D4 = (f"NVIDIA nccl-tests ({NCCL_TESTS_URL}): all_reduce_perf checks results with -c 1, #wrong must be 0; "
+          "busbw at the largest size >= the system's floor")
+SRC_PERF = ("NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw, busbw = algbw x 2(n-1)/n for all-reduce; "
+            f"{NCCL_TESTS_URL}/blob/master/doc/PERFORMANCE.md)")
+SRC_E1 = (f"Stas Bekman, Machine Learning Engineering, network debug notes ({STAS_URL}): NCCL must use NET/IB, not "
+          f"NET/Socket, and never docker0/lo; NCCL environment variables ({NCCL_ENV_URL}: NCCL_SOCKET_IFNAME, "
+          "NCCL_IB_HCA)")
+SRC_NOIB = (f"NCCL environment variables ({NCCL_ENV_URL}: NCCL_IB_DISABLE unset = IB/RoCE used when present, so "
+            "NET/Socket with 'NET/IB : No device found' means no RDMA device was visible); Google Cloud GKE docs "
+            "'Increase network traffic speed for GPU nodes' (gVNIC) and 'NCCL Fast Socket' (TCP transport between GPU "
+            "VMs without RDMA)")
 SRC_OFI = ("NVIDIA/nccl#229 (NCCL developer: the OFI plugin failed to initialise, so NCCL tried InfiniBand, not "
            "available, and fell back to sockets); aws/aws-ofi-nccl#803 (use an EFA-enabled instance, check "
            "/dev/infiniband/uverbs*, pass the EFA devices to the container); AWS EKS user guide 'Manage EFA devices "
            "on Amazon EKS' (EFA device plugin, vpc.amazonaws.com/efa resource); NVIDIA Dynamo 'EFA on AWS' (EFA is "
            "the only RDMA fabric on AWS)")
-SRC_HCA = ("checks-catalogue E1 (an unintended interface on the 'NET/IB : Using' line -> show the NCCL_IB_HCA fix); "
-           "knowledge.md §4 (NCCL_IB_HCA with the '=' prefix for exact names, persisted in /etc/nccl.conf); NCCL "
-           "environment variables doc (NCCL_IB_HCA)")
+SRC_HCA = (f"NCCL environment variables ({NCCL_ENV_URL}): NCCL_IB_HCA with the '=' prefix for exact names, "
+           "persisted in /etc/nccl.conf; Stas Bekman, Machine Learning Engineering, network debug notes "
+           f"({STAS_URL}): an unintended interface on the 'NET/IB : Using' line -> set NCCL_IB_HCA")
 SRC_IBV = "libibverbs verbs.h enum ibv_wc_status / ibv_wc_status_str(3)"
 SRC_NVLS = ("NVIDIA/nccl#976 and #1338 (NCCL developers: NVLS 'invalid argument' comes from Fabric Manager restarted "
             "while GPUs held resources; reboot), NVIDIA/nccl#1672 (NCCL_NVLS_ENABLE=0 as a diagnostic); NVIDIA Fabric "
-            "Manager user guide (start-up order)")
-SRC_E6 = ("checks-catalogue E6 (any hang -> FAIL); PyTorch ProcessGroupNCCL watchdog (init_process_group timeout); "
-          "NCCL ncclResult_t codes (nccl.h)")
-SRC_FLOORS = "assets/nccl_floors.csv"
-SRC_COLLAPSE = ("NVIDIA/nccl#1453 (all_reduce busbw 29.5 GB/s at 32 MiB, about 5 GB/s from 64 MiB on); checks-catalogue "
-                "E4 (report per-size curves)")
+            "Manager user guide (start-up order; https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)")
+SRC_E6 = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html): a hang "
+          "is a failure; PyTorch distributed, init_process_group timeout and the ProcessGroupNCCL watchdog "
+          "(https://pytorch.org/docs/stable/distributed.html); NCCL ncclResult_t codes (nccl.h)")
+SRC_COLLAPSE = ("NVIDIA/nccl#1453 (all_reduce busbw 29.5 GB/s at 32 MiB, about 5 GB/s from 64 MiB on; "
+                "https://github.com/NVIDIA/nccl/issues/1453)")
+SRC_NIC_FLOOR = (f"derived from Stas Bekman's 'about 80% of advertised' NIC bandwidth ({STAS_URL}); "
+                 "the operator may override it")
 
 MIN_JUDGED_BYTES = 1 << 30
 """Largest message size (bytes) a run must reach before its busbw is judged when no table row
-applies: 1 GiB (knowledge.md §5.3: 256 MB is too small to reach peak, NVIDIA/nccl-tests#212)."""
+applies: 1 GiB (NVIDIA/nccl-tests#212: 256 MB is too small to reach peak)."""
 COLLAPSE_FRACTION = 0.5
 """busbw at the largest message size below this fraction of the peak busbw measured at a smaller size
 is a collapse, reported whatever the floor (derived: nccl-tests doc/PERFORMANCE.md - busbw grows with the
@@ -63,11 +74,11 @@ COLLAPSE_MIN_PEAK_GB_S = 1.0
 """A peak busbw below this (GB/s) is not used for the collapse rule: at such rates the small sizes are
 latency-bound and their busbw says nothing about bandwidth (judgement)."""
 MULTINODE_NIC_FRACTION = 0.8
-"""Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (checks-catalogue
-E4, derived from Stas Bekman's "about 80% of advertised"; operator may override)."""
+"""Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (derived from Stas
+Bekman's "about 80% of advertised"; operator may override)."""
 BAD_IFACE = re.compile(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S*)$")
-"""Interfaces NCCL must not carry inter-node traffic on (checks-catalogue E1: docker0, lo; the
-other virtual bridges are the same kind of host-local interface)."""
+"""Interfaces NCCL must not carry inter-node traffic on (Stas Bekman's network debug notes: docker0, lo;
+the other virtual bridges are the same kind of host-local interface)."""
 
 IBV_WC_STATUS = {
     1: ("IBV_WC_LOC_LEN_ERR", "local length error"),
@@ -89,13 +100,6 @@ IBV_WC_STATUS = {
 NCCL_RESULT = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
                5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress"}
 """ncclResult_t codes of the "file.cc:123 -> N" return chains (nccl.h)."""
-
-
-def _human(b: int) -> str:
-    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= n and b % n == 0:
-            return f"{b // n} {unit}"
-    return f"{b} B"
 
 
 def _fmt(x: float | None) -> str:
@@ -124,11 +128,9 @@ def _floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | No
 
 
 def _num(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)) and v > 0:
-        return float(v)
-    return None
+    """A positive number from the plan (a JSON number; text is not read as one here), else ``None``."""
+    f = None if isinstance(v, str) else to_float(v)
+    return f if f is not None and f > 0 else None
 
 
 def _arith(coll: str, row: PerfRow, n: int | None) -> str:
@@ -180,7 +182,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     lg = parse_nccl_log(text)
     if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
-        findings.extend(f for f in judge_nccl_log(text, exp) if f.verdict is not Verdict.UNKNOWN)
+        findings.extend(f for f in judge_nccl_log(text, exp, lg) if f.verdict is not Verdict.UNKNOWN)
     if r.failures and not any(f.verdict is Verdict.FAIL for f in findings):
         findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what} failed ({where})", subject,
                                 tuple(head_ev + r.failures[:10]),
@@ -197,7 +199,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     wrong_rows = [row for row in r.rows if (row.oop.wrong or 0) > 0 or (row.ip.wrong or 0) > 0]
     unchecked = r.wrong_is_count and all(row.oop.wrong is None and row.ip.wrong is None for row in r.rows)
     if wrong_rows:
-        sizes = ", ".join(_human(x.size_b) for x in wrong_rows[:8])
+        sizes = ", ".join(human_bytes(x.size_b) for x in wrong_rows[:8])
         findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: wrong results (#wrong > 0) at {sizes} ({where})",
                                 subject, tuple(head_ev + ([r.columns_line] if r.columns_line else []) +
                                                [x.line for x in wrong_rows[:10]]),
@@ -222,7 +224,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 tuple(head_ev + [big.line]), "Rerun and give bringup the whole output.", SRC_D4))
         return findings
     judged = min(vals)
-    at = (f"busbw {judged:.2f} GB/s at {_human(big.size_b)} (the largest message; out-of-place "
+    at = (f"busbw {judged:.2f} GB/s at {human_bytes(big.size_b)} (the largest message; out-of-place "
           f"{_fmt(big.oop.busbw_gb_s)}, in-place {_fmt(big.ip.busbw_gb_s)})")
     arith = _arith(coll, big, n)
     avg_note = (f"; the 'Avg bus bandwidth' footer ({r.avg_busbw_gb_s:g}) averages every size, tiny ones included, "
@@ -254,14 +256,14 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             except ValueError:
                 floor = None
             floor_desc = f"{row.get('system')} floor, {row.get('floor_basis', '')}".strip().rstrip(",")
-            floor_src = f"{row.get('source', '')} ({SRC_FLOORS})"
+            floor_src = row.get("source", "")
     elif multi and coll == "all_reduce":
         nics, gbit = _num(exp.get("nics_per_node")), _num(exp.get("nic_gbit_s"))
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
             floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may "
                           "override)")
-            floor_src = "checks-catalogue E4 (derived)"
+            floor_src = SRC_NIC_FLOOR
 
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
@@ -283,7 +285,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 f"{SRC_D4}; {SRC_PERF}; {SRC_COLLAPSE}"))
     if big.size_b < min_bytes:
         findings.append(Finding(fid, Verdict.UNKNOWN,
-                                f"{body}; the largest message ({_human(big.size_b)}) is below {_human(min_bytes)}, too "
+                                f"{body}; the largest message ({human_bytes(big.size_b)}) is below {human_bytes(min_bytes)}, too "
                                 f"small to reach the bandwidth plateau{avg_note}", subject, tuple(ev),
                                 f"Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", src))
     elif floor is not None:
@@ -292,10 +294,10 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                     + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
                                     src))
         else:
-            remedy = ("Rerun up to a few times first (checks-catalogue D4 allows retries). Then: between nodes, check "
+            remedy = ("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check "
                       "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
                       "counters, and test node pairs to find the slow one." if multi else
-                      "Rerun up to a few times first (checks-catalogue D4 allows retries). Then check: nothing else "
+                      "Rerun up to a few times first (validation tools allow retries). Then check: nothing else "
                       "runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems "
                       "nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); "
                       "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
@@ -304,12 +306,12 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                     remedy, src))
     else:
         why = ("no floor is known for this system" if coll == "all_reduce" else
-               f"bringup has floors for all-reduce only")
+               "bringup has floors for all-reduce only")
         if multi and coll == "all_reduce":
             why = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
                    "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are not in this "
                    "output")
-        peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {_human(peak_row.size_b)}"
+        peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {human_bytes(peak_row.size_b)}"
                 if peak_row is not None and peak_row is not big and peak_row.oop.busbw_gb_s is not None else "")
         findings.append(Finding(fid, Verdict.UNKNOWN, f"{body}{peak}; {why}"
                                 + (f"; reference {reference}" if reference else "") + avg_note, subject, tuple(ev),
@@ -340,8 +342,8 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
         return None
     after = sorted((x for x in r.rows if x.size_b > peak.size_b), key=lambda x: x.size_b)
     drop = next((x for x in after if x.oop.busbw_gb_s is not None and x.oop.busbw_gb_s < COLLAPSE_FRACTION * top), big)
-    desc = (f"busbw collapses at large messages: peak {top:.2f} GB/s at {_human(peak.size_b)}, then "
-            f"{_fmt(drop.oop.busbw_gb_s)} GB/s at {_human(drop.size_b)} and {judged:.2f} GB/s at {_human(big.size_b)} "
+    desc = (f"busbw collapses at large messages: peak {top:.2f} GB/s at {human_bytes(peak.size_b)}, then "
+            f"{_fmt(drop.oop.busbw_gb_s)} GB/s at {human_bytes(drop.size_b)} and {judged:.2f} GB/s at {human_bytes(big.size_b)} "
             f"(the largest), {100 * judged / top:.0f}% of the peak; busbw should rise with message size to a "
             "plateau, not fall")
     ev = [peak.line] + [x.line for x in after][:6]
@@ -360,10 +362,11 @@ def _ibv(code: int | None) -> str:
     return f"error {code} = {name}: {meaning}"
 
 
-def judge_nccl_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = None) -> list[Finding]:
     """NCCL_DEBUG log -> findings ``multinode.transport``, ``multinode.ib_errors``, ``node.nvls``,
-    ``multinode.hang``, ``node.nccl_errors``."""
-    lg = parse_nccl_log(text)
+    ``multinode.hang``, ``node.nccl_errors``. ``parsed``: the text's :func:`parse_nccl_log` facts when the
+    caller has them already (the text is then read once)."""
+    lg = parsed if parsed is not None else parse_nccl_log(text)
     subject = lg.hosts[0] if len(lg.hosts) == 1 else (
         f"{len(lg.hosts)} nodes ({', '.join(lg.hosts[:4])})" if lg.hosts else "host")
     findings: list[Finding] = []

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from wizard.rules.common import Outputs, missing
 from wizard.model import Finding, Verdict
 
-SRC_LSPCI = "lspci(8), man7.org/linux/man-pages/man8/lspci.8.html (pciutils)"
+SRC_LSPCI = "lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (pciutils)"
 
 
 def lspci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:

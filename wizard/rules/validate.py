@@ -825,10 +825,10 @@ def _xid_codes(e: Event) -> list[int | None] | None:
 
 def _xid_verdict(code: int | None) -> tuple[Verdict, str]:
     """(verdict, words) of one new Xid from the repo's Xid data, as the health stage grades it
-    (:mod:`wizard.rules.events`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
+    (:mod:`wizard.rules.xid`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
     (critical = hardware-class -> FAIL; reset/app/investigate/unknown -> WARN; info -> PASS); checks-catalogue
     B5. A code bringup does not know, or a line cut before its number, is WARN (B5: WARN on others)."""
-    from wizard.rules.events import SEVERITY_VERDICT, severity_rows, xid_rows
+    from wizard.rules.xid import SEVERITY_VERDICT, severity_rows, xid_rows
 
     if code is None:
         return Verdict.WARN, "Xid (number not in the log line)"
@@ -1357,6 +1357,25 @@ def judge_node(log: str, plan: Mapping[str, Any]) -> list[Finding]:
 def judge_soak(log: str, plan: Mapping[str, Any]) -> list[Finding]:
     """ActionSpec.judge of ``node.soak``: log text + plan -> findings ``soak.*``."""
     return _safe(log, plan, "soak")
+
+
+def _results(log: str, plan: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    return analyse(log, plan, kind).to_json()
+
+
+def results_gpu(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """ActionSpec.results of ``gpu.validate``: the results table and series (:meth:`Analysis.to_json`)."""
+    return _results(log, plan, "gpu")
+
+
+def results_node(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """ActionSpec.results of ``node.validate``."""
+    return _results(log, plan, "node")
+
+
+def results_soak(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """ActionSpec.results of ``node.soak``."""
+    return _results(log, plan, "soak")
 
 
 def results_table(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind: str = "gpu") -> list[ResultRow]:

@@ -1,7 +1,8 @@
 """The driver/CUDA chain: is the driver new enough for the CUDA toolkit (nvcc) and for the CUDA
 runtime torch was built with?
 
-Rules (knowledge.md §1.1–1.3; never "nvcc and nvidia-smi must show the same CUDA version"):
+Rules (NVIDIA CUDA release notes and compatibility guide; never "nvcc and nvidia-smi must show the same
+CUDA version"):
 
 * every CUDA toolkit/runtime needs a minimum driver (``assets/cuda_driver_min.csv``, NVIDIA's
   "CUDA Toolkit and Corresponding Driver Versions" table); a driver at or above it: pass;
@@ -17,89 +18,41 @@ Rules (knowledge.md §1.1–1.3; never "nvcc and nvidia-smi must show the same C
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
-from wizard.rules.common import Outputs, missing
 from wizard.common import gpu_subject
-from wizard.data import table
+from wizard.cuda_table import TABLE, driver_max_cuda, family_floor, max_driver, min_driver
+from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (
-    TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
+    NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
 )
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
+from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs, missing
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
-             "(docs.nvidia.com/cuda/cuda-toolkit-release-notes/; assets/cuda_driver_min.csv)")
+             "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
 SRC_MINOR = ("NVIDIA CUDA compatibility guide, minor-version compatibility "
-             "(docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html)")
+             "(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html)")
 SRC_TORCH = ("PyTorch wheels ship their own CUDA runtime and need only a new-enough driver "
-             "(discuss.pytorch.org/t/what-is-the-interplay-between-the-nvidia-driver-and-cuda/217811; "
-             "pytorch/pytorch#4156); knowledge.md §1.1")
+             "(https://discuss.pytorch.org/t/what-is-the-interplay-between-the-nvidia-driver-and-cuda/217811; "
+             "https://github.com/pytorch/pytorch/issues/4156)")
 SRC_NVCC = ("nvcc --version shows the CUDA toolkit; nvidia-smi's 'CUDA Version' is the newest CUDA the "
-            "driver supports (nvidia-smi man page; CUDA installation guide); knowledge.md §1.1")
-SRC_ECC = ("CUDA runtime API: cudaErrorECCUncorrectable 'uncorrectable ECC error encountered'; NVIDIA Xid "
-           "catalog (Xid 48 DBE, 94/95 contained/uncontained memory errors), docs.nvidia.com/deploy/xid-errors/")
-SRC_ARCH = ("knowledge.md §1.1 (b): torch.cuda needs a GPU architecture the wheel was compiled for; "
-            "PyTorch RELEASE.md wheel matrix")
-
-TABLE = "cuda_driver_min.csv"
+            "driver supports (nvidia-smi(1) man page; NVIDIA CUDA installation guide for Linux, "
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/)")
+SRC_ECC = ("CUDA runtime API error types: cudaErrorECCUncorrectable 'uncorrectable ECC error encountered' "
+           "(https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html); NVIDIA Xid catalog (Xid 48 "
+           "DBE, 94/95 contained/uncontained memory errors), https://docs.nvidia.com/deploy/xid-errors/")
+SRC_ARCH = ("torch.cuda needs a GPU architecture the wheel was compiled for: PyTorch RELEASE.md wheel matrix "
+            "(https://github.com/pytorch/pytorch/blob/main/RELEASE.md); NVIDIA, 'Navigating GPU architecture support' "
+            "(https://developer.nvidia.com/blog/navigating-gpu-architecture-support-a-guide-for-nvidia-cuda-developers)")
 
 REMEDY_UPGRADE = (
     "Upgrade the NVIDIA driver to a branch that supports this CUDA (the driver & CUDA stage), or install "
     "a torch build for a CUDA the driver supports (a cuXYZ wheel with XYZ not above the 'CUDA Version' "
     "nvidia-smi shows). The CUDA toolkit (nvcc, /usr/local/cuda) does not need to match: torch wheels "
     "bring their own CUDA runtime.")
-
-
-# ------------------------------------------------------------------ the table
-
-
-def _rows(mm: str) -> list[dict[str, str]]:
-    return [r for r in table(TABLE) if r.get("cuda_toolkit") == mm]
-
-
-def min_driver(mm: str) -> tuple[str, dict[str, str]] | None:
-    """Lowest Linux x86_64 driver any release of CUDA ``mm`` ("12.4") needs (its GA row), or None
-    when ``mm`` is not in the table."""
-    best: tuple[tuple[int, ...], str, dict[str, str]] | None = None
-    for r in _rows(mm):
-        d = r.get("linux_x86_64_toolkit_driver_min", "")
-        t = version_tuple(d)
-        if t and (best is None or t < best[0]):
-            best = (t, d, r)
-    return (best[1], best[2]) if best else None
-
-
-def max_driver(mm: str) -> str:
-    """Highest per-update minimum of CUDA ``mm`` (a later update may need a slightly newer driver)."""
-    ds = [r.get("linux_x86_64_toolkit_driver_min", "") for r in _rows(mm)]
-    ds = [d for d in ds if version_tuple(d)]
-    return max(ds, key=version_tuple) if ds else ""
-
-
-def family_floor(mm: str) -> str:
-    """The driver floor of minor-version compatibility for CUDA ``mm``'s major family (">=525"
-    -> "525"); "" before CUDA 11 or when unknown. Falls back to any row of the same major."""
-    major = mm.split(".")[0]
-    rows = _rows(mm) or [r for r in table(TABLE) if r.get("cuda_toolkit", "").split(".")[0] == major]
-    for r in rows:
-        m = re.search(r">=\s*(\d+(?:\.\d+)*)", r.get("minor_version_compat_linux_min", ""))
-        if m:
-            return m.group(1)
-    return ""
-
-
-def driver_max_cuda(driver: str) -> str:
-    """Newest CUDA major.minor whose minimum (GA) driver is at or below ``driver``; "" if none."""
-    dv = version_tuple(driver)
-    best = ""
-    for r in table(TABLE):
-        mm = r.get("cuda_toolkit", "")
-        need = version_tuple(r.get("linux_x86_64_toolkit_driver_min", ""))
-        if need and dv >= need and (not best or version_tuple(mm) > version_tuple(best)):
-            best = mm
-    return best
 
 
 def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdict, str, str] | None:
@@ -162,16 +115,17 @@ def driver_facts(out: Outputs) -> tuple[str, str, list[str]]:
     """(driver version, newest CUDA the driver supports, evidence lines) from the
     ``nvidia_driver_version`` (/proc/driver/nvidia/version) and ``nvml`` probes."""
     version, cuda, ev = "", "", []
+    facts = facts_of(out)
     vo = out.get("nvidia_driver_version")
     if vo is not None and vo.ok:
-        d = parse_driver_version(vo.text)
-        if d.version:
+        d = facts.parse_text("nvidia_driver_version", parse_driver_version)
+        if d is not None and d.version:
             version = d.version
             ev.append(f"{vo.source}: {d.line}")
     no = out.get("nvml")
     if no is not None and no.ok:
-        f = parse_nvml(no.text)
-        if f.init == "ok":
+        f = facts.parse_text("nvml", parse_nvml)
+        if f is not None and f.init == "ok":
             if not version and f.driver_version:
                 version = f.driver_version
             if f.cuda_version_str:
@@ -185,9 +139,10 @@ def driver_facts(out: Outputs) -> tuple[str, str, list[str]]:
 
 
 def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: list[str] | None = None,
-               source: str = "nvcc --version") -> list[Finding]:
-    """``nvcc --version`` text (+ the driver when known) -> ``driver.cuda_toolkit`` finding."""
-    n = parse_nvcc_version(text)
+               source: str = "nvcc --version", parsed: NvccVersion | None = None) -> list[Finding]:
+    """``nvcc --version`` text (+ the driver when known) -> ``driver.cuda_toolkit`` finding. ``parsed``:
+    the text's facts when the caller has them already (a check run parses each probe once)."""
+    n = parsed if parsed is not None else parse_nvcc_version(text)
     if not n.release:
         return [Finding("driver.cuda_toolkit", Verdict.UNKNOWN, "could not read the CUDA toolkit version from nvcc",
                         "host", tuple([source] + text.splitlines()[:8]),
@@ -240,7 +195,7 @@ def cuda_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o.error or o.rc not in (0, None):
         return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
     driver, dcuda, dev = driver_facts(out)
-    return judge_nvcc(o.text, driver, dcuda, dev, o.source)
+    return judge_nvcc(o.text, driver, dcuda, dev, o.source, facts_of(out).parse_text("nvcc_version", parse_nvcc_version))
 
 
 # ------------------------------------------------------------------ torch
@@ -296,7 +251,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if too_old or insufficient:
         parts = []
         if too_old:
-            parts.append(f"torch says the NVIDIA driver is too old"
+            parts.append("torch says the NVIDIA driver is too old"
                          + (f" (it supports CUDA {t.driver_cuda} only)" if t.driver_cuda else ""))
         if insufficient:
             parts.append("CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver, "
@@ -353,7 +308,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "forward-compatibility package (cuda-compat, data-center GPUs only)", "host", ev,
                                     "Check which libcuda torch loads (cuda-compat in LD_LIBRARY_PATH); prefer a driver "
                                     "branch that supports this CUDA natively.",
-                                    "NVIDIA CUDA forward compatibility (docs.nvidia.com/deploy/cuda-compatibility/"
+                                    "NVIDIA CUDA forward compatibility (https://docs.nvidia.com/deploy/cuda-compatibility/"
                                     f"forward-compatibility.html); {SRC_TORCH}"))
         elif chain is not None and chain[0] in (Verdict.WARN, Verdict.UNKNOWN):
             findings.append(Finding("driver.torch_cuda", chain[0],
@@ -404,10 +359,16 @@ def torch_cuda(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding("driver.torch_cuda", Verdict.SKIP, "python3 is not installed here: no torch to check", "host",
                         tuple(o.evidence_error()), "Check torch inside the training environment (venv or container).",
                         SRC_TORCH)]
-    text = o.text + ("\n" + o.stderr if o.stderr else "")
-    t = parse_torch_cuda(text)
+    text = _torch_text(o)
+    t = facts_of(out).parse("torch_cuda", parse_torch_cuda, on="text+stderr")
+    assert t is not None  # the probe was collected (checked above)
     if o.error and not (t.errors or t.torch_version):
         return [missing("driver.torch_cuda", o, "torch's CUDA build", source=SRC_TORCH)]
     driver, dcuda, dev = driver_facts(out)
     lines = [o.source] + [ln for ln in text.splitlines() if ln.strip()][-10:]
     return judge_torch(t, lines, driver, dcuda, dev, o.source)
+
+
+def _torch_text(o: ProbeOutput) -> str:
+    """The torch probe's report: stdout, then stderr (where a traceback lands)."""
+    return o.text + ("\n" + o.stderr if o.stderr else "")

@@ -1,30 +1,22 @@
-"""Checks for the BIOS and OS stages: what the OS can see of each firmware setting, and the OS
-facts the driver install depends on.
+"""BIOS stage rules: what the OS can see of each firmware setting.
 
-Every function has the check signature ``(outputs: Mapping[str, ProbeOutput], plan) -> list[Finding]``,
-is pure, and names the source of its rule. Probes are registered in :mod:`wizard.parsers.platform`
-(plus the shared ``lspci_vvv``, ``nvidia_smi_qx``, kernel log, ``os_release``, ``kernel``,
-``mounts``, ``swaps`` and ``cpu_topology`` probes).
-
-Rules in short (knowledge.md sections 2, 3, 8.4, 8.5 and 9):
+Every function is a rule ``(outputs, plan) -> list[Finding]``, pure, naming the public source of its
+rule.
 
 * Above 4G decoding: a GPU BAR the firmware left unassigned, or the kernel's "can't assign; no
   space" / "BAR ... is invalid" for a GPU, is a FAIL; RmInitAdapter without a BAR hint is a WARN
   (one possible cause); a BAR1 above 4 GiB proves 64-bit MMIO is on. Resizable BAR stays at the
-  vendor default (never "disable it for NCCL", section 9 item 4).
-* ACS: as the health stage judges it (wizard.rules.links.pcie_acs), under this stage's id.
+  vendor default (no NVIDIA document says to disable it for NCCL).
+* IOMMU: DMA translation on a bare-metal node warns (iommu=pt or off); passthrough or off pass.
+* ACS: as the health stage judges it (wizard.rules.pcie.pcie_acs), under this stage's id.
 * C-states / power profile: reported, never failed: a power/latency trade-off with no hard rule.
 * Root-port link speed: a LnkCtl2 target below what both ends can do is a configuration cap
-  (WARN at any load); a lower LnkSta only under load (else "re-check under load", section 9 #19).
+  (WARN at any load); a lower LnkSta only under load (else "re-check under load": idle GPUs down-train).
+* CPUs and SMT: offline CPUs fail; NUMA: the node count against the plan fails when it differs.
 * SR-IOV: reported; only needed for VFs/VMs, harmless if on.
 * Secure Boot: reported with what it means for the driver install (signed modules / MOK).
 * Memory channels: an empty channel (where the slot names say which channel) is a WARN ("fill
   every channel"); empty slots whose channel the names do not tell are "cannot tell".
-* Distribution vs driver branch: listed -> pass; the family listed but not this version -> warn;
-  not in the table -> unknown "check the release notes", never a fail.
-* Kernel headers for the running kernel: missing -> warn (DKMS cannot build).
-* Mount options of / and the data path: ``barrier=0``/``nobarrier`` -> warn (never suggested).
-* Time sync: not synchronised -> warn (logs across nodes must line up).
 """
 
 from __future__ import annotations
@@ -32,17 +24,16 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from wizard.rules.common import Outputs, garbled, missing
-from wizard.common import gpu_subject, normalise_bus_id
+from wizard.common import gpu_subject, human_bytes, normalise_bus_id
+from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
-from wizard.parsers.host import mount_for, parse_cpu, parse_mounts, parse_os_release
+from wizard.parsers.host import parse_cpu_topology, parse_cmdline, parse_cpu, parse_iommu, parse_numa
 from wizard.parsers.platform import (
-    BARRIER_OFF_OPTIONS, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, MemoryDevice, barrier_off, branch_number,
-    efivar_value, memory_slots, parse_chronyc_tracking, parse_cpufreq, parse_cpuidle, parse_dmidecode_memory,
-    parse_fstab, parse_mokutil_sb_state, parse_sriov, parse_timedatectl, smbios_hex_devices, support_rows,
-    version_matches,
+    SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, MemoryDevice, efivar_value, memory_slots, parse_cpufreq, parse_cpuidle,
+    parse_dmidecode_memory, parse_mokutil_sb_state, parse_sriov, smbios_hex_devices,
 )
 from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs, garbled, missing, missing_rerun
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -66,27 +57,12 @@ SRC_SB = ("knowledge.md section 2: with Secure Boot the kernel loads only signed
 SRC_MEM = ("knowledge.md section 3 'Memory frequency / population': populate every memory channel (one DIMM per "
            "channel) for bandwidth (Dell PowerEdge BIOS performance guide; SUSE EPYC 9004 guide: 12 DDR5 channels per "
            "socket) and section 9 item 21; DMTF DSP0134 7.18 (Memory Device, type 17)")
-SRC_OS = ("NVIDIA driver installation guide, Linux System Requirements (docs.nvidia.com/datacenter/tesla/"
-          "driver-installation-guide/introduction.html and /610/introduction.html); knowledge.md section 2 and section 9 "
-          "item 3; assets/os_support.csv")
-SRC_HEADERS = ("NVIDIA driver installation guide, Pre-installation Actions: the kernel headers and development packages "
-               "for the running kernel must be installed at install time and whenever the driver is rebuilt "
-               "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/pre-installation-actions.html); "
-               "knowledge.md section 2 (DKMS rebuilds need headers; keep linux-headers-$(uname -r) installed)")
-SRC_BARRIER = ("knowledge.md section 8.5 and section 9 item 12: barrier=0 / nobarrier disables journal write barriers; safe "
-               "only with a non-volatile (battery/capacitor-backed) write cache, otherwise a crash or power loss can "
-               "corrupt the filesystem (kernel ext4 documentation 'barrier'; Oracle Linux XFS barriers doc)")
-SRC_TIME = ("timedatectl(1) (NTPSynchronized: the kernel considers the clock synchronised), chronyc(1) 'tracking' (Leap "
-            "status 'Not synchronised'); multi-node training correlates NCCL, Xid and scheduler logs across nodes by "
-            "time, so every node must follow one time source")
-SRC_SWAP = ("knowledge.md section 8.4: swap off is required only for Kubernetes' kubelet (failSwapOn); on a standalone "
-            "training node a small swap is a policy choice (kubernetes.io/docs/concepts/cluster-administration/"
-            "swap-memory-management)")
-
-DEFAULT_DRIVER_BRANCH = "580"
-"""Branch judged against when the plan names none: R580, the long-term support branch (end of life
-June 2028 in NVIDIA's support matrix, editions v615/v620, as read into assets/driver_branches.csv; knowledge.md
-section 1.5 read August 2028 from an earlier edition, the newer NVIDIA date is kept)."""
+SRC_CPU = ("Linux kernel CPU topology and hotplug sysfs (present/possible/online), "
+           "https://docs.kernel.org/admin-guide/cputopology.html; Linux NUMA documentation, https://docs.kernel.org/mm/numa.html; "
+           "Azure HPC health checks (check_hw_cpu, numa count), https://github.com/Azure/azurehpc-health-checks")
+SRC_IOMMU = ("NCCL troubleshooting guide (IOMMU/ACS can break or slow GPU P2P; use iommu=pt or "
+             "disable it on bare metal), docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
+             "troubleshooting.html; NVIDIA/nccl#631")
 FOUR_GIB = 4 * 1024 ** 3
 """A BAR larger than 4 GiB cannot sit below the 4 GB boundary: the firmware placed it in 64-bit
 MMIO space, so Above 4G decoding is on (PCI 64-bit BARs; knowledge.md section 3)."""
@@ -98,12 +74,7 @@ REMEDY_ROOT_LSPCI = ("Run bringup as root (or `sudo lspci -vvv`): without root l
                      "and hides LnkCap/LnkCtl2/LnkSta of the root ports.")
 
 
-REMEDY_MISSING = ("Run the check again (as root where the file needs it); if it stays unknown, attach "
-                  "`bringup capture -o node.tar.gz` to a bug report.")
-
-
-def _missing(fid: str, o: ProbeOutput | None, what: str, remedy: str = REMEDY_MISSING, source: str = "") -> Finding:
-    return missing(fid, o, what, remedy=remedy or REMEDY_MISSING, source=source)
+# ------------------------------------------------------------------ facts of file-tree probes (one parse per run)
 
 
 # ------------------------------------------------------------------ Above 4G decoding
@@ -137,19 +108,11 @@ def _kernel_log_events(out: Outputs) -> tuple[list[Any], ProbeOutput | None, lis
             continue
         tried.append(o)
         if o.ok and o.rc in (0, None):
-            log = parse_kernel_log(o.text)
+            log = facts_of(out).parse_text(name, parse_kernel_log)
+            assert log is not None
             if log.records:
                 return [e for e in log.events if e.kind == "gpu_init"], o, tried
     return [], None, tried
-
-
-def _fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    for unit, mult in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if n >= mult and n % mult == 0:
-            return f"{n // mult} {unit}"
-    return f"{n} B"
 
 
 def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -158,7 +121,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     Probes: ``lspci_vvv`` (GPU ``Region`` lines: size, or ``<unassigned>``/``[disabled]``),
     ``nvidia_smi_qx`` (BAR1 total, MiB), ``kernel_log_journal``/``kernel_log_dmesg`` (this boot:
     RmInitAdapter, "BAR n ... can't assign; no space", invalid BAR), ``pci`` (no GPU -> skip)."""
-    from wizard.rules.gpu import _no_gpu
+    from wizard.rules.gpu_presence import _no_gpu
     from wizard.parsers.pcie import parse_lspci
 
     fid = "bios.above_4g_decoding"
@@ -169,7 +132,8 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
     lo = out.get("lspci_vvv")
     if lo is not None and lo.text.strip():
-        facts = parse_lspci(lo.text)
+        facts = facts_of(out).parse_text("lspci_vvv", parse_lspci)
+        assert facts is not None
         for d in facts.gpus:
             if not d.bdf:
                 continue
@@ -241,7 +205,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         elif e["bar1"] is not None:
             above = e["bar1"] > FOUR_GIB
             small = small or not above
-            ok_msgs.append(f"{bus} BAR1 {_fmt_bytes(e['bar1'])}" + (" (above 4 GB)" if above else ""))
+            ok_msgs.append(f"{bus} BAR1 {human_bytes(e['bar1'])}" + (" (above 4 GB)" if above else ""))
             ok_ev += e["ev"][:3]
         else:
             ok_msgs.append(f"{bus} BAR1 size not shown")
@@ -265,13 +229,110 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """bios.pcie_acs: ACS on the GPUs' peer-to-peer path (``lspci_vvv`` ACSCtl), judged exactly as
-    :func:`wizard.rules.links.pcie_acs` judges it for the health stage (bare metal: ACS off on switch
+    :func:`wizard.rules.pcie.pcie_acs` judges it for the health stage (bare metal: ACS off on switch
     ports, or IOMMU passthrough; VM hosts keep it)."""
     import dataclasses
 
-    from wizard.rules import links
+    from wizard.rules import pcie
 
-    return [dataclasses.replace(f, id="bios.pcie_acs") for f in links.pcie_acs(out, plan)]
+    return [dataclasses.replace(f, id="bios.pcie_acs") for f in pcie.pcie_acs(out, plan)]
+
+
+# ------------------------------------------------------------------ IOMMU, CPUs and SMT, NUMA
+
+
+def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    c, t = out.get("cmdline"), out.get("iommu")
+    if c is None or not c.ok:
+        return [missing("bios.iommu", c, "the kernel command line")]
+    cmd = facts_of(out).parse_text("cmdline", parse_cmdline)
+    assert cmd is not None
+    args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu")}
+    arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or "no IOMMU arguments"
+    if t is None or (not t.ok and not t.files):
+        # Without the sysfs tree only the command line can tell, and only when it sets the mode.
+        if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
+                                                   args.get("amd_iommu")):
+            return [Finding("bios.iommu", Verdict.PASS,
+                            f"IOMMU {'passthrough' if args.get('iommu') == 'pt' else 'off'} on the "
+                            f"kernel command line ({arg_text}); sysfs not read", "host",
+                            (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
+        return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
+    f = facts_of(out).parse("iommu", parse_iommu, on="files")
+    assert f is not None
+    ev = tuple([f"{c.source}: {arg_text}"] + f.evidence)
+    virt = bool(plan.get("virtualization"))
+    translated = {x for x in f.types if x.upper().startswith("DMA")}
+    if translated and not virt:
+        return [Finding("bios.iommu", Verdict.WARN,
+                        f"IOMMU is translating DMA ({', '.join(sorted(translated))} domains; {arg_text})",
+                        "host", ev,
+                        "For a bare-metal training node add iommu=pt to the kernel command line (or "
+                        "disable VT-d/AMD-Vi in the BIOS): IOMMU translation can break or slow GPU "
+                        "peer-to-peer and GPUDirect RDMA. Keep it on only for VMs/passthrough.",
+                        SRC_IOMMU)]
+    if f.group_types and f.types <= {"identity"}:
+        msg = f"IOMMU in passthrough mode ({arg_text})"
+    elif not f.units and not f.group_types:
+        msg = f"IOMMU off or not exposed ({arg_text})"
+    else:
+        msg = f"IOMMU present ({arg_text})"
+    return [Finding("bios.iommu", Verdict.PASS, msg, "host", ev, "", SRC_IOMMU)]
+
+
+def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    ci, topo = out.get("cpuinfo"), out.get("cpu_topology")
+    if ci is None or topo is None or (not ci.ok and not topo.files):
+        return [missing("bios.cpu", ci if ci is None or not ci.ok else topo, "the CPU topology")]
+    f = parse_cpu(ci.text if ci.ok else "", topo.files)
+    findings: list[Finding] = []
+    ev = tuple(f.evidence)
+    if f.problems:
+        findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
+    smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
+    desc = (f"{f.model or 'unknown CPU model'}: {f.sockets or '?'} socket(s), {f.cores or '?'} cores, "
+            f"{f.logical or '?'} logical CPUs, {smt}")
+    # present - online when present was read; possible - online otherwise (possible also counts
+    # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
+    expected_cpus = f.present if f.present is not None else f.possible
+    off = sorted(expected_cpus - f.online) if f.online is not None and expected_cpus is not None else []
+    if off:
+        kind = "present" if f.present is not None else "possible"
+        findings.append(Finding(
+            "bios.cpu", Verdict.FAIL,
+            f"{len(off)} of {len(expected_cpus)} {kind} CPUs are offline ({desc})", "host", ev,
+            "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
+            "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
+            SRC_CPU))
+    elif f.logical is None:
+        findings.append(missing("bios.cpu", topo, "the CPU topology"))
+    else:
+        findings.append(Finding("bios.cpu", Verdict.PASS, desc, "host", ev, "", SRC_CPU))
+    return findings
+
+
+def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    o = out.get("numa")
+    if o is None or not o.files:
+        return [missing("bios.numa", o, "the NUMA layout")]
+    n = facts_of(out).parse("numa", parse_numa, on="files")
+    assert n is not None
+    if n.problems:  # a node we cannot read would make the count wrong
+        return [garbled("bios.numa", o, "the NUMA layout", n.problems)]
+    if not n.nodes:  # files listed but none readable: counting zero nodes would be a guess
+        ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
+        return [Finding("bios.numa", Verdict.UNKNOWN, "could not tell the NUMA layout: no node could be read",
+                        "host", ev, "Check that /sys/devices/system/node is readable.", SRC_CPU)]
+    count = len(n.nodes)
+    cpu_nodes = sum(1 for c in n.nodes.values() if c)
+    desc = f"{count} NUMA node(s)" + (f", {count - cpu_nodes} without CPUs" if cpu_nodes != count else "")
+    expected = plan.get("numa_nodes")
+    if isinstance(expected, int) and expected > 0 and expected != count:
+        return [Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host",
+                        tuple(n.evidence),
+                        "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that "
+                        "every socket has memory in its channels.", SRC_CPU)]
+    return [Finding("bios.numa", Verdict.PASS, desc, "host", tuple(n.evidence), "", SRC_CPU)]
 
 
 # ------------------------------------------------------------------ C-states and power profile
@@ -290,9 +351,9 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "bios.power_profile"
     io, fo = out.get("cpuidle"), out.get("cpufreq")
     if (io is None or (not io.ok and not io.files)) and (fo is None or (not fo.ok and not fo.files)):
-        return [_missing(fid, io if io is not None else fo, "the CPU idle and frequency settings", source=SRC_POWER)]
-    idle = parse_cpuidle(io.files) if io is not None else parse_cpuidle({})
-    freq = parse_cpufreq(fo.files) if fo is not None else parse_cpufreq({})
+        return [missing_rerun(fid, io if io is not None else fo, "the CPU idle and frequency settings", source=SRC_POWER)]
+    idle = facts_of(out).parse("cpuidle", parse_cpuidle, on="files") or parse_cpuidle({})
+    freq = facts_of(out).parse("cpufreq", parse_cpufreq, on="files") or parse_cpufreq({})
     parts: list[str] = []
     ev: list[str] = list(idle.evidence[:3])
     exposed = False
@@ -353,7 +414,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     what both ends can do (min of the port's and the GPU's LnkCap) is a configuration cap (the BIOS slot
     speed setting): WARN at any load. LnkSta below that is judged only under load
     (``plan["under_load"] is True`` -> FAIL), else WARN "re-check under load"."""
-    from wizard.rules.gpu import _no_gpu
+    from wizard.rules.gpu_presence import _no_gpu
     from wizard.parsers.pcie import fmt_link, parse_lspci
 
     fid = "bios.pcie"
@@ -362,8 +423,9 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if _no_gpu(out):
             return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU on the PCI bus: no GPU slot to check (see health.gpu_pci)",
                             "host", (), "", SRC_LINK)]
-        return [_missing(fid, o, "the PCIe link of the GPUs' root ports", remedy=REMEDY_ROOT_LSPCI, source=SRC_LINK)]
-    facts = parse_lspci(o.text)
+        return [missing_rerun(fid, o, "the PCIe link of the GPUs' root ports", remedy=REMEDY_ROOT_LSPCI, source=SRC_LINK)]
+    facts = facts_of(out).parse_text("lspci_vvv", parse_lspci)
+    assert facts is not None
     gpus = [d for d in facts.gpus if d.bdf]
     if not gpus:
         return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU in the lspci output: no GPU slot to check", "host",
@@ -430,8 +492,10 @@ def sriov(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "bios.sriov"
     o = out.get("sriov")
     if o is None or not o.ok:
-        return [_missing(fid, o, "which PCI functions expose SR-IOV", source=SRC_SRIOV)]
-    devs, problems = parse_sriov(o.files)
+        return [missing_rerun(fid, o, "which PCI functions expose SR-IOV", source=SRC_SRIOV)]
+    parsed = facts_of(out).parse("sriov", parse_sriov, on="files")
+    assert parsed is not None
+    devs, problems = parsed
     if problems and not devs:
         return [garbled(fid, o, "the SR-IOV sysfs files", problems, source=SRC_SRIOV)]
     if not devs:
@@ -461,7 +525,8 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     shim_off = setup = False
     ev: list[str] = []
     if mo is not None and (mo.ok or mo.text.strip()):
-        sb = parse_mokutil_sb_state(mo.text + "\n" + mo.stderr)
+        sb = facts_of(out).parse("mokutil_sb_state", parse_mokutil_sb_state, on="text+stderr")
+        assert sb is not None
         if sb.state:
             state, shim_off, setup = sb.state, sb.shim_validation_off, sb.setup_mode
             ev += [mo.source] + sb.lines
@@ -539,7 +604,9 @@ def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[
             return devs, "SMBIOS type 17 (sysfs raw entries)", [], None
         tried += [so.source] + [f"{p}: <{e}>" for p, e in list(so.file_errors.items())[:3]] + problems[:3]
     if do is not None and do.text.strip():
-        devs, problems, seen = parse_dmidecode_memory(do.text)
+        dmi = facts_of(out).parse_text("dmidecode_17", parse_dmidecode_memory)
+        assert dmi is not None
+        devs, problems, seen = dmi
         if devs:
             return devs, "dmidecode -t 17", [], None
         if not seen:
@@ -577,7 +644,8 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     n_sockets = None
     ct = out.get("cpu_topology")
     if ct is not None and ct.files:
-        n_sockets = parse_cpu("", ct.files).sockets
+        topo_facts = facts_of(out).parse("cpu_topology", parse_cpu_topology, on="files")
+        n_sockets = topo_facts.sockets if topo_facts is not None else None
     by_socket: dict[str, list[Any]] = {}
     for s in slots:
         by_socket.setdefault(s.socket, []).append(s)
@@ -638,255 +706,3 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     msg = (f"every memory channel has a DIMM: {desc}{note}" if groups else f"every DIMM slot is populated: {desc}{note}")
     ev = [ln for s in pop[:8] for ln in s.device.evidence][:24]
     return [Finding(fid, verdict, msg, "host", tuple(ev), "", SRC_MEM)]
-
-
-# ------------------------------------------------------------------ OS: distribution vs driver branch
-
-
-def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """os.driver_support: is this distribution listed for the chosen driver branch
-    (``plan["driver_branch"]``, default :data:`DEFAULT_DRIVER_BRANCH`) in ``assets/os_support.csv``?
-    Probes ``os_release`` and ``kernel``. Listed -> pass (with the kernels NVIDIA validated, when
-    known); the distribution listed but not this version -> warn; not in the table -> unknown
-    ("check the release notes"): never a fail."""
-    fid = "os.driver_support"
-    o, k = out.get("os_release"), out.get("kernel")
-    if o is None or not o.ok:
-        return [_missing(fid, o, "the OS release", source=SRC_OS)]
-    r = parse_os_release(o.text)
-    if not r.id:
-        return [garbled(fid, o, "/etc/os-release", o.lines()[:10], source=SRC_OS)]
-    kernel = k.text.strip() if k is not None and k.ok else ""
-    chosen = branch_number(plan.get("driver_branch") if isinstance(plan, Mapping) else None)
-    branch = chosen or DEFAULT_DRIVER_BRANCH
-    bnote = f"R{branch}" + ("" if chosen else " (no branch in the plan yet: the long-term support default)")
-    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
-    if kernel and k is not None:
-        ev.append(f"{k.source}:{kernel}")
-    rows = support_rows()
-    listed = [x for x in rows if x.kind == "listed" and x.branch == branch]
-    name = r.pretty_name or f"{r.id} {r.version_id}"
-    notes_url = "docs.nvidia.com/datacenter/tesla/"
-    if not listed:
-        return [Finding(fid, Verdict.UNKNOWN, f"{name}, kernel {kernel or '?'}: bringup has no support table for "
-                        f"{bnote}: check that branch's release notes", "host", tuple(ev),
-                        f"Read the supported distributions of R{branch} in its release notes and driver installation "
-                        f"guide at {notes_url}.", SRC_OS)]
-    match = [x for x in listed if x.distro_id == r.id and version_matches(x.version, r.version_id, x.min_version)]
-    if match:
-        m = match[0]
-        vk = [x for x in rows if x.kind == "validated_kernel" and x.distro_id == r.id
-              and version_matches(x.version, r.version_id)]
-        kn = ""
-        if vk:
-            kn = "; NVIDIA validated this release on kernel " + ", ".join(f"{x.kernel} ({x.name})" for x in vk[:4])
-        caveat = f" [{m.verification}]" if m.verification and m.verification != "read from the table" else ""
-        return [Finding(fid, Verdict.PASS, f"{name} is listed for {bnote} as {m.name}; kernel {kernel or '?'}{kn}. Keep "
-                        "driver and kernel paired: DKMS (headers installed) or signed precompiled modules for each "
-                        f"kernel{caveat}", "host", tuple(ev), "", m.source)]
-    family = sorted({x.name for x in listed if x.distro_id == r.id})
-    if family:
-        return [Finding(fid, Verdict.WARN, f"{name} is not in NVIDIA's list for {bnote}, which names {', '.join(family)}: "
-                        "check the branch's release notes before installing", "host", tuple(ev),
-                        f"Use a listed release of this distribution, or confirm support in the R{branch} release notes "
-                        f"at {notes_url}.", listed[0].source)]
-    return [Finding(fid, Verdict.UNKNOWN, f"{name} (ID={r.id}) is not in bringup's table for {bnote}: check the "
-                    "branch's release notes", "host", tuple(ev),
-                    f"Confirm that R{branch} supports this distribution and kernel in its release notes and driver "
-                    f"installation guide at {notes_url}.", SRC_OS)]
-
-
-# ------------------------------------------------------------------ OS: kernel headers
-
-
-def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """os.kernel_headers: the build tree of the running kernel (``kernel`` release,
-    ``kernel_build`` glob of /lib/modules/*/build and its Makefile), which DKMS needs to build the
-    NVIDIA module. Missing -> warn."""
-    fid = "os.kernel_headers"
-    k, g = out.get("kernel"), out.get("kernel_build")
-    if k is None or not k.ok or not k.text.strip():
-        return [_missing(fid, k, "the running kernel release", source=SRC_HEADERS)]
-    rel = k.text.strip()
-    if g is None or not g.ok:
-        return [_missing(fid, g, f"whether headers for kernel {rel} are installed", source=SRC_HEADERS)]
-    build = f"/lib/modules/{rel}/build"
-    others = sorted({p.split("/")[3] for p in g.files if p.startswith("/lib/modules/") and p.count("/") >= 4
-                     and p.split("/")[3] != rel})
-    ev = [f"{k.source}:{rel}"] + [f"ls -d {p}" for p in sorted(g.files)][:6]
-    if f"{build}/Makefile" in g.files:
-        return [Finding(fid, Verdict.PASS, f"headers for the running kernel {rel} are installed ({build})", "host",
-                        tuple(ev), "", SRC_HEADERS)]
-    remedy = (f"Install the headers for the running kernel: Debian/Ubuntu `apt-get install linux-headers-{rel}`, RHEL "
-              f"family `dnf install kernel-devel-{rel} kernel-headers` (the OS stage's action does this); if no "
-              "package exists for this kernel, boot a distribution kernel that has one.")
-    if build in g.files:
-        return [Finding(fid, Verdict.WARN, f"{build} exists but holds no kernel build tree (no Makefile): the headers "
-                        f"package for {rel} is missing or removed, so DKMS cannot build the NVIDIA module", "host",
-                        tuple(ev), remedy, SRC_HEADERS)]
-    return [Finding(fid, Verdict.WARN, f"no headers for the running kernel {rel} (no {build})"
-                    + (f"; other kernels have them: {', '.join(others[:4])}" if others else "")
-                    + ": DKMS cannot build the NVIDIA module for this kernel", "host",
-                    tuple(ev) + ((f"ls -d {build}: no such file or directory",) if not g.files else ()), remedy,
-                    SRC_HEADERS)]
-
-
-# ------------------------------------------------------------------ OS: mount options
-
-
-def _barrier_finding(where: str, subject: str, opts: list[str], line: str, configured: bool) -> Finding:
-    bad = ", ".join(barrier_off(opts))
-    when = "is configured in /etc/fstab for" if configured else "is mounted with"
-    return Finding("os.mount_options", Verdict.WARN,
-                   f"{where} {when} {bad}: journal write barriers are off, so a crash or power loss can corrupt the "
-                   "filesystem unless the storage has a non-volatile (battery/capacitor-backed) write cache", subject,
-                   (line,), f"Remove {bad} from the mount options in /etc/fstab and remount (or reboot) so barriers "
-                   "are back on (the default); keep it off only on storage with a non-volatile write cache.",
-                   SRC_BARRIER)
-
-
-def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """os.mount_options: mount options of ``/`` and of the plan's data path, as mounted
-    (``mounts``: /proc/self/mounts) and as configured (``fstab``): ``barrier=0``/``nobarrier`` ->
-    warn (knowledge.md 8.5; bringup never suggests it)."""
-    fid = "os.mount_options"
-    mo, fo = out.get("mounts"), out.get("fstab")
-    if mo is None or not mo.ok:
-        return [_missing(fid, mo, "the mount options", source=SRC_BARRIER)]
-    mounts, problems = parse_mounts(mo.text)
-    if not mounts:
-        return [garbled(fid, mo, "/proc/self/mounts", problems or mo.lines()[:5], source=SRC_BARRIER)]
-    by_mp: dict[str, Any] = {}
-    for m in mounts:  # the last mount on a mount point is the visible one
-        by_mp[m.mountpoint] = m
-    targets = ["/"]
-    data_path = plan.get("data_path") if isinstance(plan, Mapping) else None
-    if isinstance(data_path, str) and data_path.startswith("/") and data_path != "/":
-        mp = mount_for(data_path, list(by_mp))
-        if mp and mp not in targets:
-            targets.append(mp)
-    findings: list[Finding] = []
-    ok: list[str] = []
-    ok_ev: list[str] = []
-    for mp in targets:
-        m = by_mp.get(mp)
-        if m is None:
-            continue
-        label = mp if mp != "/" else "/"
-        if data_path and mp != "/" and data_path != mp:
-            label = f"{mp} (holds {data_path})"
-        if barrier_off(m.options):
-            findings.append(_barrier_finding(label, mp, m.options, m.line, configured=False))
-        else:
-            ok.append(f"{label}: {m.fstype} ({','.join(m.options[:6])})")
-            ok_ev.append(m.line)
-    if fo is not None and fo.ok:
-        entries, _ = parse_fstab(fo.text)
-        fs_targets = set(targets)
-        if isinstance(data_path, str) and data_path.startswith("/"):
-            mp = mount_for(data_path, [e.file for e in entries if e.file.startswith("/")])
-            if mp:
-                fs_targets.add(mp)  # the volume the data path will be on at the next mount
-        for e in entries:
-            if e.file in fs_targets and barrier_off(e.options) and not any(
-                    f.subject == e.file and "mounted with" in f.message for f in findings):
-                findings.append(_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True))
-    if ok and not findings:
-        findings.append(Finding(fid, Verdict.PASS, "journal write barriers on (no barrier=0/nobarrier): " + "; ".join(ok),
-                                "host", tuple(ok_ev), "", SRC_BARRIER))
-    elif ok:
-        findings.append(Finding(fid, Verdict.PASS, "barriers on: " + "; ".join(ok), "host", tuple(ok_ev), "",
-                                SRC_BARRIER))
-    return findings or [garbled(fid, mo, "/proc/self/mounts (no / entry)", mo.lines()[:5], source=SRC_BARRIER)]
-
-
-def fstab_table(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """Judge a pasted /etc/fstab or /proc/mounts: barrier-disabling options on any entry (warn,
-    ``os.mount_options``) and swap entries (``os.swap``: a policy choice, warn only when the plan
-    says Kubernetes)."""
-    entries, problems = parse_fstab(text)
-    if not entries:
-        return [Finding("os.mount_options", Verdict.UNKNOWN, "no filesystem entry in this text", "host",
-                        tuple(problems[:5]) or tuple(text.splitlines()[:3]), "Paste the whole /etc/fstab or /proc/mounts.",
-                        SRC_BARRIER)]
-    findings = [_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True)
-                for e in entries if barrier_off(e.options)]
-    if not findings:
-        findings.append(Finding("os.mount_options", Verdict.PASS,
-                                f"{len(entries)} entries, none turns journal barriers off ({'/'.join(BARRIER_OFF_OPTIONS)})",
-                                "host", tuple(e.line.strip() for e in entries if e.file == "/")[:2], "", SRC_BARRIER))
-    swaps = [e for e in entries if e.is_swap]
-    if swaps:
-        k8s = isinstance(exp, Mapping) and exp.get("scheduler") == "kubernetes"
-        findings.append(Finding("os.swap", Verdict.WARN if k8s else Verdict.PASS,
-                                f"{len(swaps)} swap entr{'y' if len(swaps) == 1 else 'ies'} ("
-                                + ", ".join(e.spec for e in swaps[:4]) + ")"
-                                + ("; this node is planned for Kubernetes, whose kubelet refuses to start with swap on"
-                                   if k8s else ": swap is a policy choice on a standalone training node"),
-                                "host", tuple(e.line.strip() for e in swaps[:4]),
-                                "Turn swap off (the OS stage's swap action comments these entries out with a backup and "
-                                "runs swapoff -a), or set failSwapOn: false in the kubelet configuration." if k8s else "",
-                                SRC_SWAP))
-    return findings
-
-
-# ------------------------------------------------------------------ OS: time sync
-
-
-def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """os.time_sync: is the system clock synchronised? ``timedatectl`` (``show -p NTPSynchronized -p
-    NTP``, or pasted status output), else ``chronyc_tracking``. Not synchronised -> warn."""
-    fid = "os.time_sync"
-    results = []
-    tried: list[str] = []
-    for name, parser in (("timedatectl", parse_timedatectl), ("chronyc_tracking", parse_chronyc_tracking)):
-        o = out.get(name)
-        if o is None:
-            continue
-        if not o.ok or o.rc not in (0, None):
-            tried += o.evidence_error()
-            continue
-        t = parser(o.text)
-        if t.synchronized is None:
-            tried += [o.source] + (t.lines or o.lines()[:4])
-            continue
-        results.append((o, t))
-    if not results:
-        return [Finding(fid, Verdict.UNKNOWN, "could not tell whether the clock is synchronised (timedatectl and "
-                        "chronyc gave no answer)", "host", tuple(tried[:10]) or ("(no probe output)",),
-                        "Check time synchronisation by hand: `timedatectl` (systemd) or `chronyc tracking` (chrony); "
-                        "a node without either needs an NTP client.", SRC_TIME)]
-    o, t = results[0]
-    ev = [o.source] + t.lines
-    detail = ""
-    if t.tool == "chronyc":
-        if t.offset_s is not None:
-            detail = f", system clock {abs(t.offset_s):.6g} s {'fast' if t.offset_s >= 0 else 'slow'} of NTP time"
-        if t.reference:
-            detail += f", reference {t.reference}"
-    else:
-        if t.service:
-            detail = f", NTP service {t.service}"
-    if t.synchronized:
-        return [Finding(fid, Verdict.PASS, f"the system clock is synchronised ({t.tool}{detail})", "host", tuple(ev), "",
-                        SRC_TIME)]
-    return [Finding(fid, Verdict.WARN, f"the system clock is not synchronised ({t.tool}{detail}): logs and timestamps "
-                    "across nodes will not line up", "host", tuple(ev),
-                    "Enable an NTP client that follows your site's time servers: `timedatectl set-ntp true` "
-                    "(systemd-timesyncd) or chrony (`systemctl enable --now chronyd`, `chronyc tracking` to verify); "
-                    "check that UDP port 123 to the NTP servers is open.", SRC_TIME)]
-
-
-# ------------------------------------------------------------------ OS: swap rollback (optional step)
-
-
-def swap_rollback_info(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """os.swap_rollback: an optional step that only carries the rollback action; its check says so
-    (``skip``), with the current swap entries of ``fstab`` as evidence."""
-    o = out.get("fstab")
-    ev: tuple[str, ...] = ()
-    if o is not None and o.ok:
-        ev = tuple(ln for ln in o.lines() if re.search(r"\sswap\s", ln))[:6]
-    return [Finding("os.swap_rollback", Verdict.SKIP, "optional: run this step's action only to undo the swap step's "
-                    "/etc/fstab edit (it restores the backup taken before that edit and turns swap back on)", "host",
-                    ev, "", SRC_SWAP)]

@@ -1,0 +1,119 @@
+"""wizard.facts: a run's outputs are parsed once per (probe, parser) and shared by every rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import steps
+from wizard import registry
+from wizard.capture import load_bundle
+from wizard.engine import checked_steps, judge, probes_of, run_checks
+from wizard.facts import Facts, facts_of
+from wizard.probes import ProbeOutput
+
+DATA = Path(__file__).parent / "data"
+CASES = DATA / "cases"
+
+# Real outputs of GPU servers (tests/data/cases, provenance in tests/data/PROVENANCE.md) standing in for
+# the probes that read the same commands, so the GPU rules run and share their parsers as on a real node.
+GPU_NODE = {
+    "nvidia_smi_qx": ("nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml", "$ nvidia-smi -q -x"),
+    "lspci_vvv": ("lspci-vv__quadro-rtx8000-5gts-x1-downgraded-aer.txt", "$ lspci -D -nn -vvv"),
+    "nvidia_smi_topo_m": ("nvidia-smi-topo__h100-8gpu-nv18-no-nics.txt", "$ nvidia-smi topo -m"),
+    "kernel_log_journal": ("dmesg__a100-xid63-row-remapper-new-row-marked.txt", "$ journalctl -k -b"),
+    "cmdline": ("proc-cmdline__iommu-pt.txt", "/proc/cmdline"),
+    "nvidia_driver_version": ("proc-driver-nvidia-version__open-565.txt", "/proc/driver/nvidia/version"),
+    "lscpu": ("lscpu__epyc-8434p-nps8-1socket.txt", "$ lscpu"),
+    "nvcc_version": ("nvcc-version__cuda-12.4-h100-node.txt", "$ nvcc --version"),
+}
+
+
+def _gpu_node_outputs() -> dict[str, ProbeOutput]:
+    out = {}
+    for probe, (name, source) in GPU_NODE.items():
+        out[probe] = ProbeOutput(name=probe, source=source, text=(CASES / name).read_text(errors="replace"), rc=0)
+    return out
+
+
+def test_parse_runs_once_and_every_rule_gets_the_same_facts():
+    calls = []
+
+    def parser(out: ProbeOutput) -> tuple[str, ...]:
+        calls.append(out.name)
+        return tuple(out.text.split())
+
+    facts = Facts({"x": ProbeOutput("x", "$ x", text="a b")})
+    first = facts.parse("x", parser)
+    assert facts.parse("x", parser) is first and first == ("a", "b")
+    assert calls == ["x"] and facts.parse_counts[("x", parser.__qualname__)] == 1
+    assert facts.parse("absent", parser) is None and calls == ["x"]  # a probe not collected is None, not parsed
+    assert facts.parse_text("x", str.upper) == "A B"
+    assert facts_of(facts) is facts and isinstance(facts_of({"x": facts["x"]}), Facts)
+    assert dict(facts) == {"x": facts["x"]}  # still the mapping of raw outputs (evidence)
+
+
+def _all_counts(outputs: dict[str, ProbeOutput]) -> Facts:
+    facts = Facts(outputs)
+    judge(checked_steps(steps.STAGES), facts, {"gpu_count": 8})
+    return facts
+
+
+def test_one_full_check_of_a_bundle_parses_each_probe_once_per_parser():
+    host, _ = load_bundle(DATA / "bundles" / "devvm.tar.gz")
+    import asyncio
+
+    sel = checked_steps(steps.STAGES)
+    facts_seen = []
+    real_judge = judge
+
+    def spy(s, outputs, plan):
+        f = Facts(outputs)
+        facts_seen.append(f)
+        return real_judge(s, f, plan)
+
+    import wizard.engine as engine
+
+    engine.judge = spy
+    try:
+        asyncio.run(run_checks(host, sel, {}))
+    finally:
+        engine.judge = real_judge
+    (facts,) = facts_seen
+    assert facts.parse_counts, "no rule read its facts through the run's Facts"
+    assert all(n == 1 for n in facts.parse_counts.values()), {k: n for k, n in facts.parse_counts.items() if n > 1}
+
+
+def test_gpu_node_outputs_parse_each_probe_once_although_many_rules_read_them():
+    facts = _all_counts(_gpu_node_outputs())
+    assert all(n == 1 for n in facts.parse_counts.values()), {k: n for k, n in facts.parse_counts.items() if n > 1}
+    # the nvidia-smi document and the lspci listing feed several rules each, yet were parsed once
+    read = {probe for probe, _ in facts.parse_counts}
+    assert {"nvidia_smi_qx", "lspci_vvv", "kernel_log_journal"} <= read
+
+
+def test_every_parser_a_run_uses_is_declared_in_the_registry():
+    facts = _all_counts(_gpu_node_outputs())
+    host, _ = load_bundle(DATA / "bundles" / "devvm.tar.gz")
+    import asyncio
+
+    _, outputs = asyncio.run(run_checks(host, checked_steps(steps.STAGES), {}))
+    facts2 = _all_counts(dict(outputs))
+    declared = {(probe, p.fn.__qualname__) for probe, parsers in registry.PARSERS.items() for p in parsers}
+    used = set(facts.parse_counts) | set(facts2.parse_counts)
+    assert used <= declared, sorted(used - declared)
+
+
+def test_parsers_are_declared_for_known_probes_and_read_a_known_input():
+    from wizard.facts import INPUTS
+
+    for probe, parsers in registry.PARSERS.items():
+        assert probe in registry.PROBES or probe in ("dcgmi_nvlink", "lspci_iommu_groups"), probe
+        for p in parsers:
+            assert p.on in INPUTS and p.fn.__module__.startswith("wizard.parsers."), (probe, p)
+
+
+def test_the_engine_collects_the_probes_of_registry_rules_too():
+    names = probes_of(checked_steps(steps.STAGES))
+    assert len(names) == len(set(names))
+    for r in registry.RULES:
+        assert set(r.probes) <= set(names), r.id

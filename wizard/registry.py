@@ -1,0 +1,374 @@
+"""The registry: every probe, parser, ``explain`` kind and finding id bringup knows, in one place.
+
+Nothing registers itself on import. ``capture`` runs :data:`PROBES`; ``check`` collects the probes
+its steps name from :data:`PROBES` and judges them through the rules (each parser run once per probe
+per run, :mod:`wizard.facts`); ``explain`` picks a kind from :data:`KINDS`; the CLI and the TUI
+resolve finding ids to steps with :func:`step_of` and suggest a near id with :func:`did_you_mean`.
+
+Layers (enforced by import-linter, see pyproject.toml): hosts/probes -> parsers -> facts -> rules ->
+registry -> engine -> steps -> cli/screens. The registry may import everything below it and
+nothing above it.
+
+How to add things (ARCHITECTURE.md has the long form):
+
+* a probe: define it in :mod:`wizard.probes` and add it to :data:`PROBES`;
+* a parser: a pure function in ``wizard/parsers/`` (``ProbeOutput`` or text -> facts, never
+  raises); add it to :data:`PARSERS` under the probes it reads;
+* a rule: a pure function ``(facts, plan) -> list[Finding]`` in ``wizard/rules/<topic>.py`` for one
+  finding id; add one line to :data:`RULES` with the step it belongs to;
+* an ``explain`` kind: a detector in the parser module, a judge in :mod:`wizard.rules.pasted`, one
+  line in :data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from wizard import probes
+from wizard.kinds import Kind
+from wizard.model import Finding
+from wizard.parsers import (
+    cuda, dcgm, edac, host_kinds, hosttools, kernellog, nccl, packages, pcie, platform, smi_kinds, topology,
+)
+from wizard.parsers import gpu as p_gpu
+from wizard.parsers import host as p_host
+from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
+from wizard.probes import Probe
+from wizard.rules import pasted
+
+
+def _index(items: Iterable[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for it in items:
+        if it.name in out:
+            raise ValueError(f"duplicate name in the registry: {it.name}")
+        out[it.name] = it
+    return out
+
+
+# ------------------------------------------------------------------ probes
+
+PROBES: dict[str, Probe] = _index((
+    probes.HOSTNAME,
+    probes.MACHINE_ID,
+    probes.BOOT_ID,
+    probes.DMI,
+    probes.OS_RELEASE,
+    probes.KERNEL,
+    probes.CPUINFO,
+    probes.CPU_TOPOLOGY,
+    probes.NUMA,
+    probes.MEMINFO,
+    probes.SWAPS,
+    probes.CMDLINE,
+    probes.IOMMU,
+    probes.MOUNTS,
+    probes.DF,
+    probes.MODULES,
+    probes.MODPROBE_D,
+    probes.SYS_MODULE,
+    probes.NVIDIA_DRIVER_VERSION,
+    probes.LSPCI_VERSION,
+    probes.NVIDIA_SMI_L,
+    probes.PCI,
+    probes.NVML,
+    probes.DATA_PATH_DF,
+    probes.NVCC_VERSION,
+    probes.TORCH_CUDA,
+    probes.EDAC_SYSFS,
+    probes.LSCPU,
+    probes.FREE_B,
+    probes.KERNEL_LOG_JOURNAL,
+    probes.KERNEL_LOG_DMESG,
+    probes.DRIVER_DPKG,
+    probes.DRIVER_RPM,
+    probes.DRIVER_DKMS,
+    probes.DRIVER_SERVICES,
+    probes.DRIVER_FM_VERSION,
+    probes.DRIVER_MODINFO,
+    probes.DRIVER_SECURE_BOOT,
+    probes.DRIVER_UNAME_M,
+    probes.NVIDIA_SMI_QX,
+    probes.LSPCI_VVV,
+    probes.TOPO_M,
+    probes.TOPO_P2P,
+    probes.NVLINK_S,
+    probes.NVLINK_E,
+    probes.CPUIDLE,
+    probes.CPUFREQ,
+    probes.MOKUTIL_SB_STATE,
+    probes.EFI_SECUREBOOT,
+    probes.EFI_FIRMWARE,
+    probes.MODULE_SIGNING,
+    probes.SMBIOS_MEMORY,
+    probes.DMI_TABLES,
+    probes.DMIDECODE_17,
+    probes.SRIOV,
+    probes.TIMEDATECTL,
+    probes.CHRONYC_TRACKING,
+    probes.FSTAB,
+    probes.KERNEL_BUILD,
+))
+"""Every probe, by name (names are stable: capture bundles and tests use them)."""
+
+IDENTITY_PROBES = tuple(PROBES[n] for n in probes.IDENTITY_PROBES)
+
+
+def probes_named(names: Iterable[str]) -> list[Probe]:
+    """The probes called ``names`` (each once, in order).
+
+    Raises:
+        KeyError: a name that is not in :data:`PROBES` (a catalogue bug).
+    """
+    return [PROBES[n] for n in dict.fromkeys(names)]
+
+
+# ------------------------------------------------------------------ parsers
+
+
+@dataclass(frozen=True)
+class Parser:
+    """A parser of one probe's output: ``fn`` reads ``on`` (see :meth:`wizard.facts.Facts.parse`)."""
+
+    fn: Callable[[Any], Any]
+    on: str = "text"
+
+
+PARSERS: dict[str, tuple[Parser, ...]] = {
+    "cmdline": (Parser(p_host.parse_cmdline),),
+    "cpu_topology": (Parser(p_host.parse_cpu_topology, "files"),),
+    "cpufreq": (Parser(platform.parse_cpufreq, "files"),),
+    "cpuidle": (Parser(platform.parse_cpuidle, "files"),),
+    "chronyc_tracking": (Parser(platform.parse_chronyc_tracking),),
+    "data_path_df": (Parser(p_host.parse_df),),
+    "df": (Parser(p_host.parse_df),),
+    "dmidecode_17": (Parser(platform.parse_dmidecode_memory),),
+    "driver_dkms": (Parser(packages.parse_dkms_status, "text+stderr"),),
+    "driver_dpkg": (Parser(packages.parse_dpkg, "text+stderr"),),
+    "driver_fm_version": (Parser(packages.parse_fm_version),),
+    "driver_modinfo": (Parser(packages.parse_modinfo, "text+stderr"),),
+    "driver_rpm": (Parser(packages.parse_rpm, "text+stderr"),),
+    "driver_secure_boot": (Parser(platform.parse_mokutil_sb_state, "text+stderr"),),
+    "driver_services": (Parser(packages.parse_systemctl_show),),
+    "edac_sysfs": (Parser(edac.parse_edac_sysfs, "files"),),
+    "free_b": (Parser(hosttools.parse_free_bytes),),
+    "fstab": (Parser(platform.parse_fstab),),
+    "iommu": (Parser(p_host.parse_iommu, "files"),),
+    "kernel_log_dmesg": (Parser(kernellog.parse_kernel_log),),
+    "kernel_log_journal": (Parser(kernellog.parse_kernel_log),),
+    "lscpu": (Parser(hosttools.parse_lscpu),),
+    "lspci_vvv": (Parser(pcie.parse_lspci),),
+    "meminfo": (Parser(p_host.parse_meminfo),),
+    "modules": (Parser(p_host.parse_modules),),
+    "mokutil_sb_state": (Parser(platform.parse_mokutil_sb_state, "text+stderr"),),
+    "mounts": (Parser(p_host.parse_mounts),),
+    "numa": (Parser(p_host.parse_numa, "files"),),
+    "nvcc_version": (Parser(cuda.parse_nvcc_version),),
+    "nvidia_driver_version": (Parser(p_gpu.parse_driver_version),),
+    "nvidia_smi_l": (Parser(p_gpu.parse_nvidia_smi_l, "text+stderr"),),
+    "nvidia_smi_nvlink_e": (Parser(topology.parse_nvlink),),
+    "nvidia_smi_nvlink_s": (Parser(topology.parse_nvlink, "text+stderr"),),
+    "nvidia_smi_qx": (Parser(parse_smi_xml, "text+stderr"),),
+    "nvidia_smi_topo_m": (Parser(topology.parse_topo_matrix),),
+    "nvidia_smi_topo_p2p": (Parser(topology.parse_p2p_matrix),),
+    "nvml": (Parser(p_gpu.parse_nvml), Parser(parse_nvml_smi)),
+    "os_release": (Parser(p_host.parse_os_release),),
+    "pci": (Parser(p_gpu.parse_pci, "output"),),
+    "sriov": (Parser(platform.parse_sriov, "files"),),
+    "swaps": (Parser(p_host.parse_proc_swaps),),
+    "timedatectl": (Parser(platform.parse_timedatectl),),
+    "torch_cuda": (Parser(cuda.parse_torch_cuda, "text+stderr"),),
+    # inputs only `explain` provides (a pasted text stands for them; no probe collects them)
+    "dcgmi_nvlink": (Parser(topology.parse_dcgmi_nvlink),),
+    "lspci_iommu_groups": (Parser(pcie.parse_iommu_groups),),
+}
+"""Which parsers read which probe (probe name -> parsers). A rule asks the run's facts for
+``facts.parse(probe, parser.fn, on=parser.on)``; the tests check that every (probe, parser) a run
+uses is listed here and that each runs at most once per run."""
+
+
+# ------------------------------------------------------------------ explain kinds
+
+KINDS: dict[str, Kind] = _index((
+    # wizard/parsers/cuda.py detects; wizard/rules/pasted.py judges
+    Kind("nvcc-version", "nvcc --version (CUDA toolkit)", cuda.detect_nvcc, pasted.cuda_judge_nvcc, ("nvcc --version",)),
+    Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", cuda.detect_torch, pasted.cuda_judge_torch,
+        ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
+        "print(torch.cuda.is_available())\"",)),
+    # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
+    Kind("dcgmi-diag", "dcgmi diag -r N (text table)", dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
+    Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
+    # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
+    Kind("edac-util", "edac-util (host memory EDAC error counts)", edac.detect_edac_util, pasted.edac_judge_edac_util,
+        ("edac-util -v", "edac-util --report=full")),
+    Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", edac.detect_ras_mc_ctl,
+        pasted.edac_judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")),
+    Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
+        ("grep -r . /sys/devices/system/edac/mc",)),
+    # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
+    Kind("proc-cmdline", "/proc/cmdline", host_kinds.detect_cmdline, pasted.host_kinds_judge_cmdline, ("cat /proc/cmdline",)),
+    Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", host_kinds.detect_driver_version,
+        pasted.host_kinds_judge_driver_version, ("cat /proc/driver/nvidia/version",)),
+    Kind("kernel-modules", "lsmod or /proc/modules", host_kinds.detect_modules, pasted.host_kinds_judge_modules,
+        ("lsmod", "cat /proc/modules")),
+    Kind("os-release", "/etc/os-release", host_kinds.detect_os_release, pasted.host_kinds_judge_os_release,
+        ("cat /etc/os-release",)),
+    # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
+    Kind("free", "free (-h, -b or KiB)", hosttools.detect_free, pasted.hosttools_judge("judge_free_text"), ("free -h", "free -b")),
+    Kind("swapon", "swapon --show [--output-all]", hosttools.detect_swapon, pasted.hosttools_judge("judge_swapon_text"),
+        ("swapon --show --output-all",)),
+    Kind("lscpu", "lscpu", hosttools.detect_lscpu, pasted.hosttools_judge("judge_lscpu_text"), ("lscpu",)),
+    Kind("numactl-hardware", "numactl --hardware", hosttools.detect_numactl, pasted.hosttools_judge("judge_numactl_text"),
+        ("numactl --hardware",)),
+    # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges
+    Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", kernellog.detect_kernel_log, pasted.kernellog_judge,
+        ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
+        "grep kernel: /var/log/syslog")),
+    # wizard/parsers/nccl.py detects; wizard/rules/pasted.py judges
+    Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", nccl.detect_nccl_tests,
+        pasted.nccl_judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
+    Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", nccl.detect_nccl_log,
+        pasted.nccl_judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
+    # wizard/parsers/packages.py detects; wizard/rules/pasted.py judges
+    Kind("dkms-status", "dkms status", packages.detect_dkms, pasted.packages_judge("judge_dkms_text"), ("dkms status",)),
+    Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", packages.detect_dpkg, pasted.packages_judge("judge_dpkg_text"),
+        ("dpkg -l | grep -i nvidia",)),
+    Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", packages.detect_rpm, pasted.packages_judge("judge_rpm_text"),
+        ("rpm -qa | grep -i nvidia",)),
+    Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
+        packages.detect_service, pasted.packages_judge("judge_service_text"),
+        ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
+    Kind("fabricmanager-version", "nv-fabricmanager --version", packages.detect_fm_version,
+        pasted.packages_judge("judge_fm_version_text"), ("nv-fabricmanager --version",)),
+    Kind("modinfo-nvidia", "modinfo nvidia", packages.detect_modinfo, pasted.packages_judge("judge_modinfo_text"),
+        ("modinfo nvidia",)),
+    # wizard/parsers/pcie.py detects; wizard/rules/pasted.py judges
+    Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", pcie.detect_lspci,
+        pasted.pcie_judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")),
+    Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
+        pcie.detect_iommu_groups, pasted.pcie_judge_iommu,
+        ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
+        "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)),
+    # wizard/parsers/platform.py detects; wizard/rules/pasted.py judges
+    Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", platform.detect_mokutil, pasted.platform_judge_mokutil,
+        ("mokutil --sb-state",)),
+    Kind("dmidecode-memory", "dmidecode -t 17 (memory devices: populated and empty DIMM slots)",
+        platform.detect_dmidecode_memory, pasted.platform_judge_dmidecode, ("sudo dmidecode -t 17",)),
+    Kind("timedatectl", "timedatectl / timedatectl show (clock synchronisation)", platform.detect_timedatectl,
+        pasted.platform_judge_timedatectl, ("timedatectl", "timedatectl show -p NTPSynchronized -p NTP")),
+    Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", platform.detect_chronyc, pasted.platform_judge_chronyc,
+        ("chronyc tracking",)),
+    Kind("cpu-power-sysfs", "CPU idle states and frequency policy (grep . of cpuidle/cpufreq sysfs files)",
+        platform.detect_cpu_power_tree, pasted.platform_judge_cpu_power,
+        ("grep . /sys/devices/system/cpu/cpuidle/* /sys/devices/system/cpu/cpu*/cpuidle/state*/{name,disable,latency}",
+        "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
+    Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", platform.detect_fstab, pasted.platform_judge_fstab,
+        ("cat /etc/fstab", "cat /proc/mounts")),
+    # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
+    Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
+        ("nvidia-smi -q -x",)),
+    Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", smi_kinds.detect_q, pasted.smi_kinds_judge(parse_smi_text),
+        ("nvidia-smi -q", "nvidia-smi -q -d PERFORMANCE,ECC,TEMPERATURE,POWER,PCI")),
+    Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", smi_kinds.detect_table,
+        pasted.smi_kinds_judge(parse_smi_table), ("nvidia-smi",)),
+    Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", smi_kinds.detect_csv,
+        pasted.smi_kinds_judge(parse_smi_csv),
+        ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
+        "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
+        "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+        "--format=csv",)),
+    # wizard/parsers/topology.py detects; wizard/rules/pasted.py judges
+    Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", topology.detect_topo_matrix,
+        pasted.topology_judge("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", "topology"), ("nvidia-smi topo -m",)),
+    Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", topology.detect_p2p_matrix,
+        pasted.topology_judge("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", "p2p"), ("nvidia-smi topo -p2p r",)),
+    Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", topology.detect_nvlink_status,
+        pasted.topology_judge("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", "nvlink"), ("nvidia-smi nvlink -s",)),
+    Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", topology.detect_nvlink_errors,
+        pasted.topology_judge("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", "nvlink_errors"), ("nvidia-smi nvlink -e",)),
+    Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", topology.detect_dcgmi_nvlink,
+        pasted.topology_judge("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", "dcgmi_nvlink"),
+        ("dcgmi nvlink --link-status",)),
+))
+"""Every input kind ``bringup explain`` recognises, by name (stable: ``explain --json`` prints it).
+On equal confidence the earlier kind wins."""
+
+
+# ------------------------------------------------------------------ rules
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: a pure function ``(facts, plan) -> list[Finding]`` for one concern, with one finding id.
+
+    Attributes:
+        id: the finding id it reports (stable: scripts key on it).
+        step: the catalogue step its findings join (``check``, ``status``, the TUI and the report show
+            them there); the engine runs the rule whenever it checks that step.
+        judge: the rule function; it reads facts through :class:`wizard.facts.Facts`.
+        probes: the probes it reads (the engine collects them with the step's own).
+        kinds: ``explain`` kinds whose pasted text it also judges: kind name -> the probe name the
+            text stands for (the rule then sees it as that probe's output).
+    """
+
+    id: str
+    step: str
+    judge: Callable[..., list[Finding]]
+    probes: tuple[str, ...]
+    kinds: Mapping[str, str] = field(default_factory=dict)
+
+
+RULES: tuple[Rule, ...] = (
+)
+"""Rules that are declared here rather than wired inside a step's own check (steps built before the
+registry keep their ``check``; new rules are added here, one line each)."""
+
+
+def rules_of_step(step_id: str) -> tuple[Rule, ...]:
+    """The registry rules whose findings join ``step_id``."""
+    return tuple(r for r in RULES if r.step == step_id)
+
+
+def rules_of_kind(kind: str) -> tuple[Rule, ...]:
+    """The registry rules that also judge a pasted text of explain kind ``kind``."""
+    return tuple(r for r in RULES if kind in r.kinds)
+
+
+# ------------------------------------------------------------------ finding ids
+
+FINDING_STEP: dict[str, str] = {
+}
+"""Finding ids that are not step ids, and the step whose findings they are (a step's check may report
+several concerns, e.g. ``health.gpu_responsive`` with ``health.gpu_count``). A finding id that is a step
+id belongs to that step."""
+
+
+def step_of(finding_id: str, step_ids: Iterable[str] = ()) -> str | None:
+    """The step a finding id belongs to: itself when it is a step id (``step_ids``), else
+    :data:`FINDING_STEP` or the step of the registry rule that reports it; ``None`` when unknown."""
+    ids = set(step_ids)
+    if finding_id in ids:
+        return finding_id
+    if finding_id in FINDING_STEP:
+        return FINDING_STEP[finding_id]
+    for r in RULES:
+        if r.id == finding_id:
+            return r.step
+    return None
+
+
+def known_ids(step_ids: Iterable[str] = ()) -> list[str]:
+    """Every id the CLI accepts where it takes a step or finding id: step ids, :data:`FINDING_STEP`'s
+    finding ids and the registry rules' ids."""
+    return sorted(set(step_ids) | set(FINDING_STEP) | {r.id for r in RULES})
+
+
+def did_you_mean(word: str, candidates: Sequence[str], n: int = 3) -> list[str]:
+    """Up to ``n`` ``candidates`` close to ``word`` (difflib ratio >= 0.6; a candidate that
+    contains ``word`` or ends with its last dotted part counts too), best first."""
+    close = difflib.get_close_matches(word, candidates, n=n, cutoff=0.6)
+    tail = word.rsplit(".", 1)[-1]
+    extra = [c for c in candidates if c not in close and (word in c or (tail and c.endswith("." + tail)))]
+    return (close + extra)[:n]

@@ -1,0 +1,779 @@
+"""Driver & CUDA stage checks: the recommended driver branch and kernel-module flavour for these GPUs, the
+installed driver (version, flavour, lifecycle), its kernel module for the running kernel (DKMS, signed
+modules), nvidia-persistenced, Fabric Manager + NSCQ on NVSwitch systems, DCGM and the container toolkit.
+
+Every function is a rule ``(outputs, plan) -> findings`` (or an ``explain`` judge of one pasted text).
+The data they judge against (branches, architectures, package names) lives in
+:mod:`wizard.install.catalog` and :mod:`wizard.install.packages`, shared with the install planner
+:mod:`wizard.install.driver` (the one place rules read planner-side data: both must agree on which
+branch and flavour fit these GPUs).
+
+* Fabric Manager and NSCQ must be at exactly the driver's version on NVSwitch systems (Fabric Manager
+  user guide; NVIDIA packaging READMEs);
+* never "nvcc and nvidia-smi must show the same CUDA": the toolkit is optional (only to build CUDA code)
+  and only needs a driver new enough for it (CUDA compatibility guide; wizard.rules.driver_chain).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any, Mapping
+
+from wizard.facts import facts_of
+from wizard.install.catalog import (
+    MATRIX_URL, OPEN_DEFAULT_NOTE, SRC_ARCH, SRC_FLAVOUR, SRC_FM, SRC_MATRIX, Branch, GpuSet, _bus_list, _subject,
+    branches, arch_rules, branch_drives, gpus_of, recommend, running_kernel, secure_boot_state, today_of,
+)
+from wizard.install.packages import (
+    CTK_PKG, DCGM_PKG, FM_PKG, NSCQ_PKG, DriverState, driver_state, packaged_driver, packages_of,
+)
+from wizard.model import Finding, Verdict, worst
+from wizard.parsers.packages import (
+    FM_MISMATCH, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
+    parse_rpm, parse_systemctl_show, parse_systemctl_status,
+)
+from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs, missing
+
+SRC_PKGS = ("the distribution's package database (dpkg-query / rpm -qa); knowledge.md 2: install the driver from packages "
+            "(DKMS or signed precompiled modules), not the .run file")
+SRC_DKMS = ("DKMS builds the module for every installed kernel whose headers are present and rebuilds it when new headers "
+            "arrive (Debian nvidia-open-kernel-dkms description; dkms(8) status: added/built/installed); knowledge.md 2")
+SRC_SIGNED = ("modules built by DKMS do not load when the kernel only accepts signed modules (Secure Boot) unless signed "
+              "with an enrolled MOK (knowledge.md 2); Canonical-signed precompiled linux-modules-nvidia packages (NVIDIA "
+              "GPU Operator precompiled signed drivers doc)")
+SRC_MISMATCH = ("the kernel module and the user-space driver must be the same version: NVRM 'API mismatch' and NVML "
+                "'Driver/library version mismatch' otherwise (NVIDIA driver README; nvidia-smi man page)")
+SRC_PERSIST = ("NVIDIA 'Driver Persistence' (docs.nvidia.com/deploy/driver-persistence/): nvidia-persistenced is the "
+               "supported way to keep GPUs initialised; nvidia-persistenced(1): --no-persistence-mode starts it with "
+               "persistence mode off; checks-catalogue A4")
+SRC_NSCQ = ("NVIDIA/apt-packaging-libnvidia-nscq and yum-packaging-libnvidia-nscq: libnvidia-nscq (NVSwitch Configuration "
+            "and Query, used by DCGM to monitor NVSwitches) 'must match the NVIDIA driver installed'")
+SRC_DCGM = ("DCGM installation guide (docs.nvidia.com/datacenter/dcgm/latest/installation.html): "
+            "datacenter-gpu-manager-4-cuda<major>, service nvidia-dcgm")
+SRC_CTK = ("NVIDIA Container Toolkit installation guide (docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/"
+           "install-guide.html)")
+SRC_UBUNTU = "Ubuntu Server documentation, Install NVIDIA drivers (documentation.ubuntu.com/server/how-to/graphics/install-nvidia-drivers/)"
+
+def _branch_line(b: Branch, today: _dt.date) -> str:
+    return f"{b.name} (end of life {b.eol_text}, CUDA {b.max_cuda_major}.x, as of {b.as_of})"
+
+
+def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check ``driver.branch`` (probes ``pci``): the recommended driver branch and kernel-module flavour
+    for the GPUs on the PCI bus, with NVIDIA's lifecycle dates compared to today. pass = a supported
+    branch fits every GPU; fail = no flavour or branch fits (e.g. Blackwell with Volta); unknown = no
+    GPU architecture could be read."""
+    today = today_of(plan)
+    gs = gpus_of(out, plan)
+    if not gs.gpus:
+        o = out.get("pci")
+        if o is None or not o.ok:
+            return [missing("driver.branch", o, "which GPUs need a driver", remedy="Run `ls /sys/bus/pci/devices` and `lspci -nn -d 10de:` by hand; the GPUs must be visible on the PCI bus.", source=SRC_ARCH)]
+        return [Finding("driver.branch", Verdict.UNKNOWN, "no NVIDIA GPU on the PCI bus and no gpu_model in the plan: "
+                        "cannot pick a driver flavour for unknown GPUs", "host", (o.source,),
+                        "Seat the GPUs (grounding & install order stage) or record gpu_model in the plan (F2).", SRC_ARCH)]
+    ev = list(gs.evidence)
+    findings: list[Finding] = []
+    if gs.unknown:
+        findings.append(Finding("driver.branch", Verdict.UNKNOWN,
+                                f"{len(gs.unknown)} NVIDIA GPU(s) with a device id bringup's tables do not name "
+                                f"({', '.join(sorted({g.device_id for g in gs.unknown}))}): their architecture, and so "
+                                "the driver flavour they need, is unknown", _subject(gs),
+                                tuple(g.line for g in gs.unknown[:8]),
+                                "Look the device id up in the README of the driver branch you plan to install "
+                                "(Appendix A, supported GPUs) and in NVIDIA/open-gpu-kernel-modules' compatible-GPU list.",
+                                SRC_ARCH))
+    rec = recommend(gs.architectures, today)
+    where = "in the plan (gpu_model)" if gs.source == "plan" else "on the PCI bus"
+    arch_txt = ", ".join(f"{a} x{sum(1 for g in gs.gpus if g.arch and g.arch.architecture == a)}" for a in rec.architectures)
+    if rec.conflict:
+        findings.append(Finding("driver.branch", Verdict.FAIL, f"GPUs {where}: {arch_txt}: {rec.conflict}", _subject(gs),
+                                tuple(ev), "Move the older GPUs (Maxwell/Pascal/Volta) to another server: one NVIDIA "
+                                "driver (one kernel-module flavour) drives all GPUs of a host.", SRC_FLAVOUR))
+        return findings
+    if rec.branch is None:
+        findings.append(Finding("driver.branch", Verdict.FAIL,
+                                f"GPUs {where}: {arch_txt}: no branch in bringup's data (as of "
+                                f"{max((b.as_of for b in branches().values()), default='?')}) is both supported today "
+                                f"({today.isoformat()}) and able to drive them with the {rec.flavour} modules",
+                                _subject(gs), tuple(ev),
+                                f"Check NVIDIA's live support matrix ({MATRIX_URL}); GPUs that no supported branch "
+                                "drives (e.g. Kepler) need replacing for production training.",
+                                f"{SRC_MATRIX}; {SRC_FLAVOUR}"))
+        return findings
+    b = rec.branch
+    alts = "; ".join(_branch_line(a, today) for a in rec.alternatives[:3])
+    msg = (f"GPUs {where}: {arch_txt} -> driver {_branch_line(b, today)} with the {rec.flavour} kernel modules: "
+           f"{rec.flavour_why}" + (f". Also supported today: {alts}" if alts else ""))
+    findings.append(Finding("driver.branch", Verdict.PASS, msg, _subject(gs), tuple(ev), "",
+                            f"{SRC_MATRIX} (live: {MATRIX_URL}); {SRC_FLAVOUR}; {b.source}"))
+    return findings
+
+
+# ------------------------------------------------------------------ findings: installed driver
+
+
+def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check ``driver.install`` (probes ``nvidia_driver_version``, ``nvml``, ``driver_modinfo``,
+    ``driver_dpkg``, ``driver_rpm``, ``pci``): findings ``driver.installed`` (a driver is installed from
+    packages, and the loaded module is the packaged version), ``driver.flavour`` (open/proprietary
+    against the GPUs' architecture rule) and ``driver.branch_lifecycle`` (the installed branch against
+    NVIDIA's support matrix today)."""
+    st = driver_state(out)
+    today = today_of(plan)
+    gs = gpus_of(out, plan)
+    pl = st.packages
+    findings: list[Finding] = []
+    if not st.present:
+        ev: list[str] = []
+        for name in ("nvidia_driver_version", "driver_modinfo", "driver_dpkg", "driver_rpm"):
+            o = out.get(name)
+            if o is not None:
+                ev += o.evidence_error() if (o.error or o.rc not in (0, None)) else [o.source + ": no NVIDIA driver"]
+        return [Finding("driver.installed", Verdict.FAIL, "no NVIDIA driver is installed (no module loaded, none for this "
+                        "kernel, no driver packages)", "host", tuple(ev[:12]),
+                        "Run this step's action: it installs the recommended branch from your distribution's packages "
+                        "(see the dry run first: bringup --dry-run run driver.install).", SRC_PKGS)]
+    pd = st.packaged
+    ver = st.version
+    # 1. loaded vs packaged
+    if st.loaded and pd.version and st.loaded != pd.version:
+        findings.append(Finding("driver.installed", Verdict.FAIL,
+                                f"the loaded kernel module is driver {st.loaded} but the installed packages are "
+                                f"{pd.version}: user space and kernel module disagree", "host", tuple(st.evidence()),
+                                "If the packages were just upgraded: reboot. If the loaded version is not from a package, "
+                                "a .run install shadows the packages: run its uninstaller (nvidia-uninstall), reinstall "
+                                "the packaged driver, rebuild the initramfs and reboot.", f"{SRC_MISMATCH}; {SRC_PKGS}"))
+    elif st.loaded and st.module and st.module.version and st.module.version != st.loaded:
+        findings.append(Finding("driver.installed", Verdict.WARN,
+                                f"driver {st.loaded} is loaded but the module installed for this kernel is "
+                                f"{st.module.version}: the next boot switches versions", "host", tuple(st.evidence()),
+                                "Reboot (in a maintenance window) so the loaded module matches the installed one.",
+                                SRC_MISMATCH))
+    elif pl is not None and not pd.core:
+        findings.append(Finding("driver.installed", Verdict.WARN,
+                                f"driver {ver} is present but no driver package is installed: a .run (runfile) install "
+                                "sits outside the package database and must be rebuilt by hand after every kernel change",
+                                "host", tuple(st.evidence()),
+                                "Prefer the distribution's packages (this step's action) after uninstalling the runfile "
+                                "driver (nvidia-uninstall).", SRC_PKGS))
+    else:
+        how = f"from {pl.manager} packages" if pl is not None and pd.core else "(package database not readable)"
+        findings.append(Finding("driver.installed", Verdict.PASS, f"NVIDIA driver {ver} installed {how}"
+                                + (f", loaded ({st.loaded_flavour} kernel module)" if st.loaded else ", not loaded yet"),
+                                "host", tuple(st.evidence()), "", SRC_PKGS))
+    if len(pd.versions) > 1:
+        parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
+        findings.append(Finding("driver.installed", Verdict.WARN,
+                                f"driver packages of {len(pd.versions)} different versions are installed ({parts})",
+                                "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
+                                "Upgrade (or remove) the odd packages so every driver package has one version, then "
+                                "reboot.", SRC_MISMATCH))
+    findings += _flavour_findings(st, gs)
+    findings += _lifecycle_findings(ver, today, gs)
+    return findings
+
+
+def _flavour_findings(st: DriverState, gs: GpuSet) -> list[Finding]:
+    flav = st.flavour
+    if st.packaged.flavour == "mixed" and not st.loaded_flavour:
+        return [Finding("driver.flavour", Verdict.WARN, "both open and proprietary kernel-module packages are installed",
+                        "host", tuple(p.line for p in st.packaged.kmod[:8]),
+                        "Keep one flavour: remove the packages of the other one.", SRC_FLAVOUR)]
+    if not flav:
+        return [Finding("driver.flavour", Verdict.UNKNOWN, f"could not tell whether driver {st.version} uses the open or "
+                        "the proprietary kernel modules", "host", tuple(st.evidence()),
+                        "Read `cat /proc/driver/nvidia/version` ('Open Kernel Module' = open) or `modinfo nvidia | grep "
+                        "license` (Dual MIT/GPL = open, NVIDIA = proprietary).", SRC_FLAVOUR)]
+    if not gs.gpus:
+        return []
+    rules = arch_rules()
+    out: list[Finding] = []
+    ev = tuple(st.evidence()[:6]) + tuple(gs.evidence[:6])
+    for arch in gs.architectures:
+        rule = rules.get(arch)
+        if rule is None:
+            continue
+        these = [g for g in gs.gpus if g.arch and g.arch.architecture == arch]
+        who = f"{len(these)} {arch} GPU(s)" + (f" ({_bus_list(these)})" if _bus_list(these) else "")
+        if flav == "proprietary" and rule.open_module == "required":
+            out.append(Finding("driver.flavour", Verdict.FAIL, f"{who} run with the proprietary kernel modules, which "
+                               f"do not support {arch}: {arch} requires the open modules (nvidia-open)", _subject(gs, arch),
+                               ev, "Install the open flavour of the same branch (this step's action installs it) and "
+                               "reboot.", f"{SRC_FLAVOUR}; {rule.source}"))
+        elif flav == "open" and rule.open_module == "unsupported":
+            out.append(Finding("driver.flavour", Verdict.FAIL, f"{who} with the open kernel modules: the open modules do "
+                               f"not support {arch} (the driver ignores these GPUs)", _subject(gs, arch), ev,
+                               "Install the proprietary flavour (cuda-drivers / nvidia-driver-<branch>[-server], "
+                               "kmod-nvidia-latest-dkms) of a branch that still drives them (R580 or older) and reboot.",
+                               f"{SRC_FLAVOUR}; {rule.source}"))
+        elif flav == "proprietary" and rule.open_module == "recommended":
+            other = [a for a in gs.architectures if rules.get(a) and rules[a].open_module == "unsupported"]
+            if other:
+                out.append(Finding("driver.flavour", Verdict.PASS, f"{who}: proprietary kernel modules, as this box also "
+                                   f"holds {', '.join(other)} GPUs that only the proprietary modules drive",
+                                   _subject(gs, arch), ev, "", f"{SRC_FLAVOUR}; knowledge.md 1.6 (mixed old+new: proprietary)"))
+            else:
+                out.append(Finding("driver.flavour", Verdict.WARN, f"{who} run with the proprietary kernel modules; NVIDIA "
+                                   f"recommends the open modules for {arch} ({OPEN_DEFAULT_NOTE})", _subject(gs, arch), ev,
+                                   "At the next driver change, switch to the open flavour of the same branch (nvidia-open, "
+                                   "nvidia-driver-<branch>-server-open, kmod-nvidia-open-dkms).", f"{SRC_FLAVOUR}; {rule.source}"))
+        else:
+            out.append(Finding("driver.flavour", Verdict.PASS, f"{who}: {flav} kernel modules, as the architecture rule "
+                               f"asks ({rule.open_module} open modules)", _subject(gs, arch), ev, "",
+                               f"{SRC_FLAVOUR}; {rule.source}"))
+    return out
+
+
+def _lifecycle_findings(version: str, today: _dt.date, gs: GpuSet) -> list[Finding]:
+    br = branch_of(version)
+    if not br:
+        return []
+    b = branches().get(int(br))
+    ev = (f"driver {version} -> branch R{br}",)
+    if b is None:
+        newest = max(branches().values(), key=lambda x: x.as_of)
+        return [Finding("driver.branch_lifecycle", Verdict.WARN,
+                        f"driver branch R{br} is not in bringup's data (as of {newest.as_of}): its designation and end of "
+                        "life are unknown here", "host", ev,
+                        f"Check R{br} on NVIDIA's live support matrix ({MATRIX_URL}); use a Long Term Support or "
+                        "Production branch for production.", SRC_MATRIX)]
+    state = b.state(today)
+    cannot = branch_drives(b, gs.architectures) if gs.gpus else []
+    out: list[Finding] = []
+    if cannot:
+        these = [g for g in gs.gpus if g.arch and g.arch.architecture in cannot]
+        out.append(Finding("driver.branch_lifecycle", Verdict.FAIL,
+                           f"driver branch R{br} does not drive {', '.join(cannot)} GPU(s) ({_bus_list(these)})",
+                           _subject(gs, cannot[0]), ev + tuple(gs.evidence[:4]),
+                           "Install a branch that drives them (see the driver.branch step).",
+                           "; ".join(arch_rules()[a].source for a in cannot)))
+    src = f"{SRC_MATRIX}; {b.source}"
+    if state == "eol":
+        out.append(Finding("driver.branch_lifecycle", Verdict.WARN,
+                           f"driver {version} belongs to {b.name}, which reached end of life ({b.eol_text}; today is "
+                           f"{today.isoformat()}; data as of {b.as_of}): no more security or bug fixes",
+                           "host", ev, f"Move to a supported branch (see driver.branch; live matrix: {MATRIX_URL}).", src))
+    elif state == "nfb":
+        out.append(Finding("driver.branch_lifecycle", Verdict.WARN,
+                           f"driver {version} belongs to {b.name}, a New Feature Branch: short-lived, for evaluation "
+                           f"(data as of {b.as_of})", "host", ev,
+                           f"For production use a Long Term Support or Production branch (live matrix: {MATRIX_URL}).", src))
+    else:
+        out.append(Finding("driver.branch_lifecycle", Verdict.PASS,
+                           f"driver {version}: {b.name}, supported until {b.eol_text} (as of {b.as_of}; live matrix: "
+                           f"{MATRIX_URL})", "host", ev, "", src))
+    return out
+
+
+# ------------------------------------------------------------------ findings: kernel module
+
+
+def kernel_module(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check ``driver.kernel_module`` (probes ``kernel``, ``driver_dkms``, ``driver_modinfo``,
+    ``driver_dpkg``, ``driver_rpm``, ``driver_secure_boot``): an nvidia module exists for the running
+    kernel, built by DKMS (``dkms status`` ... ``installed``) or from a precompiled package; fail when
+    DKMS only registered/built it, or built it for other kernels; warn when the installed module is not
+    the one DKMS built; fail when Secure Boot is on and the module is unsigned."""
+    st = driver_state(out)
+    kernel, kev = running_kernel(out)
+    do = out.get("driver_dkms")
+    dk = facts_of(out).parse("driver_dkms", parse_dkms_status, on="text+stderr") if do is not None and (do.text or do.stderr) else None
+    entries = dk.module() if dk else []
+    if not st.present and not entries:
+        return [Finding("driver.kernel_module", Verdict.SKIP, "no NVIDIA driver installed yet: nothing to build",
+                        "host", tuple(x for x in (kev,) if x), "", SRC_DKMS)]
+    if not kernel:
+        return [missing("driver.kernel_module", out.get("kernel"), "the running kernel release", remedy="Run `uname -r` and `dkms status` by hand and compare.", source=SRC_DKMS)]
+    ev = [kev]
+    dkms_ev = [e.line for e in entries][:8]
+    mod = st.module
+    findings: list[Finding] = []
+    here = [e for e in entries if e.kernel == kernel]
+    installed_here = [e for e in here if e.state.startswith("installed")]
+    warn_here = [e for e in installed_here if any("WARNING" in n for n in e.notes)]
+    precompiled = []
+    if st.packages is not None:
+        precompiled = [p for p in st.packages.installed() if p.name.startswith("linux-modules-nvidia-") and p.name.endswith(kernel)]
+    mod_here = mod is not None and bool(mod.version) and (not mod.kernel or mod.kernel == kernel)
+    if mod is not None:
+        ev += [mod.lines[k] for k in ("filename", "version", "license", "vermagic", "signer", "sig_id") if k in mod.lines]
+        if mod.not_found:
+            ev.append(mod.not_found)
+    ev += dkms_ev + [p.line for p in precompiled[:2]] + (dk.errors[:3] if dk else [])
+    ev = list(dict.fromkeys(x for x in ev if x))
+    if installed_here and not warn_here:
+        findings.append(Finding("driver.kernel_module", Verdict.PASS,
+                                f"DKMS built and installed nvidia {installed_here[0].version} for the running kernel {kernel}",
+                                "host", tuple(ev), "", SRC_DKMS))
+    elif warn_here:
+        findings.append(Finding("driver.kernel_module", Verdict.WARN,
+                                f"DKMS reports the nvidia module installed for {kernel} differs from the one it built "
+                                f"({warn_here[0].notes[0]}): another installer (often a .run file) replaced it",
+                                "host", tuple(ev),
+                                "Remove the other driver (nvidia-uninstall for a runfile), then `sudo dkms install "
+                                f"nvidia/{warn_here[0].version} -k {kernel} --force` and reboot.", SRC_DKMS))
+    elif precompiled:
+        findings.append(Finding("driver.kernel_module", Verdict.PASS,
+                                f"precompiled nvidia module{' ' + mod.version if mod and mod.version else ''} for the "
+                                f"running kernel {kernel} ({precompiled[0].name})", "host", tuple(ev), "", SRC_SIGNED))
+    elif here:
+        e = here[0]
+        findings.append(Finding("driver.kernel_module", Verdict.FAIL,
+                                f"DKMS has nvidia {e.version} for the running kernel {kernel} only '{e.state}', not installed:"
+                                " the module was not built (or not installed) for this kernel", "host", tuple(ev),
+                                f"Install the headers (linux-headers-{kernel} / kernel-devel-{kernel}), run `sudo dkms "
+                                f"autoinstall -k {kernel}` and read /var/lib/dkms/nvidia/{e.version}/build/make.log if it "
+                                "fails; then reboot.", SRC_DKMS))
+    elif mod_here:
+        findings.append(Finding("driver.kernel_module", Verdict.PASS,
+                                f"an nvidia module {mod.version if mod else ''} exists for the running kernel {kernel} "
+                                f"({mod.filename if mod else ''})", "host", tuple(ev), "", SRC_DKMS))
+    elif entries:
+        added = [e for e in entries if not e.kernel]
+        other = sorted({e.kernel for e in entries if e.kernel})
+        what = (f"only for other kernels ({', '.join(other)})" if other else
+                f"only registered ('{added[0].state}'), never built" if added else "not for this kernel")
+        findings.append(Finding("driver.kernel_module", Verdict.FAIL,
+                                f"no nvidia module for the running kernel {kernel}: DKMS has nvidia {entries[0].version} "
+                                f"{what}", "host", tuple(ev),
+                                f"Install the headers of the running kernel (linux-headers-{kernel} / kernel-devel-{kernel}), "
+                                f"then `sudo dkms autoinstall -k {kernel}`; if the build fails, the driver branch may not "
+                                "support this kernel: read the DKMS make.log and the branch's release notes.", SRC_DKMS))
+    else:
+        findings.append(Finding("driver.kernel_module", Verdict.FAIL,
+                                f"driver {st.version} is installed but no nvidia module exists for the running kernel {kernel}",
+                                "host", tuple(ev),
+                                f"Install the module package for this kernel (DKMS with linux-headers-{kernel}, or "
+                                f"linux-modules-nvidia-<branch>-server[-open]-{kernel} on Ubuntu), then reboot.", SRC_DKMS))
+    sb, sbev = secure_boot_state(out)
+    if sb == "enabled" and mod is not None and mod.version:
+        if not mod.signed:
+            findings.append(Finding("driver.kernel_module", Verdict.FAIL,
+                                    f"Secure Boot is on and the nvidia module for {kernel} is not signed: the kernel will "
+                                    "refuse to load it", "host", tuple(x for x in [sbev] + ev if x),
+                                    "Use Canonical's signed precompiled modules (linux-modules-nvidia-<branch>-server[-open]-"
+                                    f"{kernel}), or sign DKMS modules with a MOK and enroll it (`mokutil --import`, then "
+                                    "confirm at the next boot).", SRC_SIGNED))
+        elif re.search(r"dkms|mok", mod.signer, re.I):
+            findings.append(Finding("driver.kernel_module", Verdict.PASS,
+                                    f"Secure Boot is on; the module is signed by '{mod.signer}': it loads only if that key "
+                                    "is enrolled (mokutil --list-enrolled)", "host", tuple(x for x in [sbev] + ev if x), "",
+                                    SRC_SIGNED))
+    return findings
+
+
+# ------------------------------------------------------------------ findings: services
+
+
+def _units(out: Outputs) -> tuple[Units | None, ProbeOutput | None]:
+    o = out.get("driver_services")
+    if o is None or (o.error and not o.text.strip()) or o.rc == 127:
+        return None, o
+    u = facts_of(out).parse_text("driver_services", parse_systemctl_show)
+    assert u is not None
+    return (u if u.units else None), o
+
+
+def persistenced(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check ``driver.persistenced`` (probe ``driver_services``): nvidia-persistenced is installed,
+    active and not started with ``--no-persistence-mode``; warn otherwise (catalogue A4: persistence off
+    is a warning on bare metal)."""
+    units, o = _units(out)
+    if units is None:
+        return [missing("driver.persistenced", o, "the state of nvidia-persistenced", remedy="Run `systemctl status nvidia-persistenced` by hand.", source=SRC_PERSIST)]
+    return judge_persistenced_unit(units.get("nvidia-persistenced"), o.source if o else "systemctl")
+
+
+def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
+    """nvidia-persistenced's unit -> ``driver.persistenced``."""
+    if u is None or not u.exists:
+        return [Finding("driver.persistenced", Verdict.WARN, "nvidia-persistenced is not installed (no systemd unit)",
+                        "host", tuple([source] + (u.lines[:4] if u else [])),
+                        "It ships with the driver packages (nvidia-compute-utils / nvidia-persistenced); install the "
+                        "driver from packages, then `sudo systemctl enable --now nvidia-persistenced`.", SRC_PERSIST)]
+    ev = tuple([source] + u.lines[:8])
+    if u.active != "active":
+        tail = f" ({u.result})" if u.result and u.result != "success" else ""
+        return [Finding("driver.persistenced", Verdict.WARN, f"nvidia-persistenced is {u.active or 'not running'}{tail}",
+                        "host", ev + tuple(u.log[-4:]), "`sudo systemctl enable --now nvidia-persistenced`; if it fails, "
+                        "read `journalctl -u nvidia-persistenced` (the driver must be loaded).", SRC_PERSIST)]
+    if "--no-persistence-mode" in u.exec_start or any("--no-persistence-mode" in ln for ln in u.lines):
+        return [Finding("driver.persistenced", Verdict.WARN, "nvidia-persistenced runs with --no-persistence-mode: the "
+                        "GPUs' persistence mode stays off", "host", ev,
+                        "Start the daemon with --persistence-mode (a systemd drop-in overriding ExecStart), or enable it "
+                        "per GPU with `sudo nvidia-smi -pm 1` while the daemon runs.", SRC_PERSIST)]
+    fin = "" if u.unit_file in ("enabled", "static", "enabled-runtime", "indirect", "alias") or not u.unit_file else \
+        f" but its unit is {u.unit_file} (it will not start at boot)"
+    return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, f"nvidia-persistenced is active{fin}",
+                    "host", ev, "`sudo systemctl enable nvidia-persistenced`" if fin else "", SRC_PERSIST)]
+
+
+def _nvswitch(out: Outputs, plan: Mapping[str, Any], gs: GpuSet) -> tuple[str, list[str]]:
+    """Does this host need its own Fabric Manager? ``yes``: NVIDIA PCI bridges of class 0680 (NVSwitch),
+    GPUs of chips whose boards use an NVLink 5 switch fabric (driver_gpu_arch.csv), or a GPU whose NVLink
+    fabric registration is not Completed; ``external``: GPUs report a Completed fabric (health.fabric
+    ``pass``) but no NVSwitch is visible here (a pass-through VM; the fabric is managed by the host); ``no``
+    (also when health.fabric only skips, e.g. no GPU on the bus); ``unknown``."""
+    if gs.nvswitch_bridges:
+        return "yes", gs.nvswitch_bridges[:4]
+    fab = [g for g in gs.gpus if g.arch and g.arch.nvlink_fabric]
+    if fab:
+        return "yes", [g.line for g in fab[:4]]
+    from wizard.rules import smi
+
+    f = smi.topic_check("health.fabric")(out, plan)
+    ev = [ln for x in f for ln in x.evidence[:2]][:4]
+    if any(x.verdict in (Verdict.FAIL, Verdict.WARN) for x in f):
+        return "yes", ev
+    if any(x.verdict is Verdict.PASS for x in f):
+        return "external", ev
+    if gs.source == "pci":
+        return "no", gs.evidence[:2]
+    o = out.get("pci")
+    if o is not None and o.ok:  # the bus was read and shows no NVIDIA GPU and no NVSwitch
+        return "no", [o.source]
+    return "unknown", []
+
+
+def fabric_manager_setup(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Check for NVSwitch systems (probes ``pci``, ``nvidia_smi_qx``, ``nvml``, ``driver_services``,
+    ``driver_fm_version``, ``driver_dpkg``, ``driver_rpm``, ``nvidia_driver_version``): findings
+    ``driver.fabric_manager`` (service active; package and ``nv-fabricmanager --version`` exactly the
+    driver's version) and ``driver.nscq`` (libnvidia-nscq at the driver's version). Skip elsewhere."""
+    gs = gpus_of(out, plan)
+    sw, swev = _nvswitch(out, plan, gs)
+    if sw == "no":
+        return [Finding("driver.fabric_manager", Verdict.SKIP, "no NVSwitch on the PCI bus and no GPU in an NVLink "
+                        "fabric: Fabric Manager and NSCQ are not needed", "host", tuple(swev), "", SRC_FM)]
+    if sw == "external":
+        return [Finding("driver.fabric_manager", Verdict.SKIP, "the GPUs' NVLink fabric registration is Completed but no "
+                        "NVSwitch is visible on this host (a pass-through VM: the fabric is managed outside): no local "
+                        "Fabric Manager needed", "host", tuple(swev), "", SRC_FM)]
+    if sw == "unknown":
+        return [missing("driver.fabric_manager", out.get("pci"), "whether this is an NVSwitch system", remedy="Run `lspci -nn -d 10de:` (NVSwitch: class 0680) and `nvidia-smi -q | grep -A2 Fabric` by hand.", source=SRC_FM)]
+    st = driver_state(out)
+    drv = st.loaded or st.nvml or st.packaged.version
+    findings: list[Finding] = []
+    units, uo = _units(out)
+    u = units.get("nvidia-fabricmanager") if units else None
+    pl = st.packages
+    fm_pk = pl.find(FM_PKG.pattern) if pl else []
+    nscq_pk = pl.find(NSCQ_PKG.pattern) if pl else []
+    fo = out.get("driver_fm_version")
+    fmv = facts_of(out).parse_text("driver_fm_version", parse_fm_version) if fo is not None and fo.ok else None
+    ev = list(swev) + ([f"driver {drv}"] if drv else [])
+    problems: list[tuple[Verdict, str, str]] = []
+    if units is None:
+        problems.append((Verdict.UNKNOWN, "the state of the nvidia-fabricmanager service could not be read",
+                         "Run `systemctl status nvidia-fabricmanager`."))
+    elif u is None or not u.exists:
+        problems.append((Verdict.FAIL, "the nvidia-fabricmanager service is not installed",
+                         "Run this step's action (installs nvidia-fabricmanager-<branch> and libnvidia-nscq-<branch> at "
+                         "the driver's version and enables the service)."))
+    elif u.active != "active":
+        problems.append((Verdict.FAIL, f"nvidia-fabricmanager is {u.active}" + (f" ({u.result})" if u.result and u.result != "success" else ""),
+                         "`sudo systemctl enable --now nvidia-fabricmanager`; read `journalctl -u nvidia-fabricmanager` "
+                         "(a version mismatch with the driver, or on NVLink 5 systems (HGX B200) a missing NVLSM / "
+                         "ib_umad, stops it)."))
+    if u is not None:
+        ev += u.lines[:4]
+    for p in fm_pk:
+        ev.append(p.line)
+        if drv and p.upstream and p.upstream != drv:
+            problems.append((Verdict.FAIL, f"Fabric Manager package {p.name} is {p.upstream}, the driver is {drv}: they "
+                             "must be exactly the same version",
+                             f"Install the Fabric Manager of exactly {drv} (or move the driver to {p.upstream}), then "
+                             "restart nvidia-fabricmanager."))
+    if fmv is not None and fmv.version:
+        ev.append(fmv.line)
+        if drv and fmv.version != drv:
+            problems.append((Verdict.FAIL, f"nv-fabricmanager --version is {fmv.version}, the driver is {drv}",
+                             f"Install Fabric Manager {drv} and restart it."))
+    if pl is not None and not fm_pk and (u is None or not u.exists):
+        pass  # already reported: not installed
+    if not problems:
+        what = (fm_pk[0].upstream if fm_pk else (fmv.version if fmv and fmv.version else "?"))
+        findings.append(Finding("driver.fabric_manager", Verdict.PASS,
+                                f"Fabric Manager {what} active, same version as the driver {drv or '?'}", "host",
+                                tuple(dict.fromkeys(ev)), "", SRC_FM))
+    else:
+        v = worst(p[0] for p in problems)
+        findings.append(Finding("driver.fabric_manager", v, "; ".join(p[1] for p in problems), "host",
+                                tuple(dict.fromkeys(ev)), " ".join(dict.fromkeys(p[2] for p in problems)), SRC_FM))
+    if pl is not None:
+        if not nscq_pk:
+            findings.append(Finding("driver.nscq", Verdict.WARN, "libnvidia-nscq is not installed: DCGM cannot monitor "
+                                    "the NVSwitches", "host", tuple(swev),
+                                    f"Install libnvidia-nscq-{branch_of(drv) or '<branch>'} at the driver's exact version "
+                                    "(this step's action does).", SRC_NSCQ))
+        else:
+            bad = [p for p in nscq_pk if drv and p.upstream != drv]
+            if bad:
+                findings.append(Finding("driver.nscq", Verdict.FAIL, f"{bad[0].name} is {bad[0].upstream}, the driver is "
+                                        f"{drv}: NSCQ must match the driver exactly", "host", tuple(p.line for p in nscq_pk),
+                                        f"Install libnvidia-nscq at exactly {drv}.", SRC_NSCQ))
+            else:
+                findings.append(Finding("driver.nscq", Verdict.PASS, f"libnvidia-nscq {nscq_pk[0].upstream} matches the "
+                                        f"driver", "host", tuple(p.line for p in nscq_pk), "", SRC_NSCQ))
+    return findings
+
+
+def dcgm(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Optional ``driver.dcgm`` (probes ``driver_dpkg``, ``driver_rpm``, ``driver_services``): skip when DCGM
+    is not installed; pass when installed and nvidia-dcgm is active; warn when installed but not running."""
+    pl, po = packages_of(out)
+    if pl is None:
+        return [missing("driver.dcgm", po, "whether DCGM is installed", remedy="Run `dpkg -l datacenter-gpu-manager*` or `rpm -qa datacenter-gpu-manager*` by hand.", source=SRC_DCGM)]
+    pk = pl.find(DCGM_PKG.pattern)
+    if not pk:
+        return [Finding("driver.dcgm", Verdict.SKIP, "DCGM is not installed (optional: health monitoring and dcgmi diag)",
+                        "host", tuple(x for x in (po.source if po else "",) if x), "", SRC_DCGM)]
+    units, uo = _units(out)
+    u = units.get("nvidia-dcgm") if units else None
+    ev = tuple(p.line for p in pk[:4]) + tuple(u.lines[:4] if u else ())
+    if u is not None and u.active == "active":
+        return [Finding("driver.dcgm", Verdict.PASS, f"DCGM {pk[0].upstream or pk[0].version} installed, nvidia-dcgm active",
+                        "host", ev, "", SRC_DCGM)]
+    state = u.active if u is not None and u.exists else "not installed as a service"
+    return [Finding("driver.dcgm", Verdict.WARN, f"DCGM {pk[0].upstream or pk[0].version} is installed but nvidia-dcgm is "
+                    f"{state or 'unknown'}", "host", ev, "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM)]
+
+
+def container_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """Optional ``driver.container_toolkit`` (probes ``driver_dpkg``, ``driver_rpm``): pass when
+    nvidia-container-toolkit is installed, skip otherwise (only needed to run GPU containers)."""
+    pl, po = packages_of(out)
+    if pl is None:
+        return [missing("driver.container_toolkit", po, "whether the container toolkit is installed", remedy="Run `nvidia-ctk --version` by hand.", source=SRC_CTK)]
+    pk = pl.find(CTK_PKG.pattern)
+    if not pk:
+        return [Finding("driver.container_toolkit", Verdict.SKIP, "NVIDIA Container Toolkit is not installed (optional: "
+                        "only to run GPU containers with Docker/containerd/Podman)", "host",
+                        tuple(x for x in (po.source if po else "",) if x), "", SRC_CTK)]
+    return [Finding("driver.container_toolkit", Verdict.PASS, f"NVIDIA Container Toolkit {pk[0].version} installed "
+                    "(configure the runtime with `nvidia-ctk runtime configure`)", "host", (pk[0].line,), "", SRC_CTK)]
+
+
+def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """``driver.chain``: one line over the whole chain (driver branch/flavour -> newest CUDA it runs ->
+    CUDA toolkit if any -> torch's CUDA), worst of the parts; probes of driver.install,
+    driver.cuda_toolkit and driver.torch_cuda. The toolkit need not match nvidia-smi's CUDA."""
+    from wizard.rules import driver_chain as chain
+
+    st = driver_state(out)
+    if not st.present:
+        return [Finding("driver.chain", Verdict.SKIP, "no NVIDIA driver installed yet: no chain to verify", "host", (), "",
+                        chain.SRC_TORCH)]
+    dcuda = st.nvml_cuda or chain.driver_max_cuda(st.version)
+    parts = [f"driver {st.version}" + (f" ({st.flavour})" if st.flavour else "") + f" runs CUDA up to {dcuda or '?'}"]
+    sub = chain.cuda_toolkit(out, plan) + chain.torch_cuda(out, plan)
+    ev = list(st.loaded_ev)
+    for f in sub:
+        if f.id in ("driver.cuda_toolkit", "driver.torch_cuda"):
+            parts.append(f"{f.id.split('.')[1]}: {f.verdict} ({f.message.split(':')[0]})")
+            ev += list(f.evidence[:2])
+    considered = [f.verdict for f in sub if f.verdict is not Verdict.SKIP]
+    v = worst(considered) if considered else Verdict.PASS
+    remedy = "" if v in (Verdict.PASS, Verdict.SKIP) else "See the driver.cuda_toolkit and driver.torch_cuda findings."
+    return [Finding("driver.chain", v, "; ".join(parts) + " (nvcc need not match nvidia-smi's CUDA version)", "host",
+                    tuple(dict.fromkeys(ev))[:12], remedy, f"{chain.SRC_TABLE}; {chain.SRC_TORCH}")]
+
+
+# ------------------------------------------------------------------ explain judges (pasted text)
+
+
+def _unreadable(fid: str, text: str, what: str, src: str) -> list[Finding]:
+    return [Finding(fid, Verdict.UNKNOWN, f"could not read {what}", "host", tuple(text.splitlines()[:10]),
+                    "Paste the whole, unedited output.", src)]
+
+
+def judge_dkms_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for ``dkms status``: ``driver.kernel_module``."""
+    d = parse_dkms_status(text)
+    ent = d.module()
+    if not d.entries and not d.errors:
+        return _unreadable("driver.kernel_module", text, "dkms status", SRC_DKMS)
+    if not ent:
+        return [Finding("driver.kernel_module", Verdict.WARN, "no NVIDIA driver module is registered with DKMS: fine for "
+                        "precompiled modules (linux-modules-nvidia, kmod, kmp), otherwise the driver has no module",
+                        "host", tuple(e.line for e in d.entries[:6]) + tuple(d.errors[:3]),
+                        "Check `modinfo nvidia` for a module of the running kernel.", SRC_DKMS)]
+    inst = [e for e in ent if e.state.startswith("installed")]
+    warned = [e for e in inst if any("WARNING" in n for n in e.notes)]
+    ev = tuple(e.line for e in ent[:8]) + tuple(d.errors[:3])
+    if warned:
+        return [Finding("driver.kernel_module", Verdict.WARN, f"nvidia {warned[0].version} for {warned[0].kernel}: DKMS says "
+                        f"the installed module differs from the one it built ({warned[0].notes[0]}); another installer "
+                        "replaced it", "host", ev, "Remove the other driver (a .run install: nvidia-uninstall), then "
+                        f"`sudo dkms install nvidia/{warned[0].version} -k {warned[0].kernel} --force` and reboot.", SRC_DKMS)]
+    if inst:
+        ks = sorted({e.kernel for e in inst})
+        return [Finding("driver.kernel_module", Verdict.PASS, f"nvidia {inst[0].version} built and installed by DKMS for "
+                        f"kernel(s) {', '.join(ks)} (compare with `uname -r`)", "host", ev, "", SRC_DKMS)]
+    e = ent[0]
+    return [Finding("driver.kernel_module", Verdict.FAIL, f"nvidia {e.version} is only '{e.state}' in DKMS, installed for no "
+                    "kernel: the module was not built", "host", ev,
+                    "Install the running kernel's headers (linux-headers-$(uname -r) / kernel-devel-$(uname -r)), run "
+                    "`sudo dkms autoinstall` and read the make.log under /var/lib/dkms/nvidia/ if it fails. An old branch "
+                    "may not build on a new kernel.", SRC_DKMS)]
+
+
+def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[Finding]:
+    """Installed packages (pasted ``dpkg -l`` / ``rpm -qa``) -> driver version, flavour, mixed versions,
+    Fabric Manager / NSCQ against the driver, and the branch lifecycle as of today."""
+    pd = packaged_driver(pl)
+    findings: list[Finding] = []
+    today = today_of(exp)
+    if not pd.version:
+        nv = [p for p in pl.installed() if re.search(r"nvidia|cuda", p.name)]
+        return [Finding("driver.installed", Verdict.WARN, f"no NVIDIA driver package among the {len(nv)} listed NVIDIA/CUDA "
+                        "packages", "host", tuple(p.line for p in nv[:8]),
+                        "If a driver is loaded, it was installed outside the package manager (.run file); prefer the "
+                        "distribution's packages.", SRC_PKGS)]
+    flav = pd.flavour if pd.flavour in ("open", "proprietary") else ""
+    findings.append(Finding("driver.installed", Verdict.PASS, f"NVIDIA driver {pd.version} installed from {what} packages"
+                            + (f" ({flav} kernel modules)" if flav else ""), "host", tuple(pd.evidence), "", SRC_PKGS))
+    if len(pd.versions) > 1:
+        parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
+        findings.append(Finding("driver.installed", Verdict.WARN, f"driver packages of {len(pd.versions)} versions are "
+                                f"installed ({parts})", "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
+                                "Upgrade or remove the odd packages so all driver packages share one version, then reboot.",
+                                SRC_MISMATCH))
+    if pd.flavour == "mixed":
+        findings.append(Finding("driver.flavour", Verdict.WARN, "both open and proprietary kernel-module packages are "
+                                "installed", "host", tuple(p.line for p in pd.kmod[:8]), "Keep one flavour.", SRC_FLAVOUR))
+    for rx, fid, label, src in ((FM_PKG, "driver.fabric_manager", "Fabric Manager", SRC_FM),
+                                (NSCQ_PKG, "driver.nscq", "NSCQ", SRC_NSCQ)):
+        for p in pl.find(rx.pattern):
+            if p.upstream and p.upstream != pd.version:
+                findings.append(Finding(fid, Verdict.FAIL, f"{label} package {p.name} is {p.upstream} but the driver "
+                                        f"packages are {pd.version}: they must be exactly the same version", "host",
+                                        (p.line,) + tuple(pd.evidence[:2]),
+                                        f"Install {p.name} at exactly {pd.version} (or the driver at {p.upstream}).", src))
+            elif p.upstream:
+                findings.append(Finding(fid, Verdict.PASS, f"{label} package {p.name} {p.upstream} matches the driver",
+                                        "host", (p.line,), "", src))
+    findings += _lifecycle_findings(pd.version, today, GpuSet())
+    return findings
+
+
+def judge_dpkg_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    pl = parse_dpkg(text)
+    if not pl.packages:
+        return _unreadable("driver.installed", text, "the dpkg package list", SRC_PKGS)
+    return judge_packages(pl, exp, "dpkg")
+
+
+def judge_rpm_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    pl = parse_rpm(text)
+    if not pl.packages:
+        return _unreadable("driver.installed", text, "the rpm package list", SRC_PKGS)
+    return judge_packages(pl, exp, "rpm")
+
+
+def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for ``systemctl status`` of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm."""
+    units = parse_systemctl_status(text)
+    mism = [m for m in (FM_MISMATCH.search(ln) for ln in text.splitlines()) if m]
+    findings: list[Finding] = []
+    for name, u in units.units.items():
+        if "persistenced" in name:
+            findings += judge_persistenced_unit(u, "systemctl status")
+        elif "fabricmanager" in name:
+            ev = tuple(u.lines[:6]) + tuple(u.log[-6:])
+            if mism:
+                m = mism[0]
+                findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
+                                        f"Fabric Manager refuses to start: it is {m.group('fm')} but the driver is "
+                                        f"{m.group('drv')} (they must be exactly the same version)", "host",
+                                        ev + (m.group(0),), f"Install Fabric Manager {m.group('drv')} (the driver's exact "
+                                        "version) or move the driver to the Fabric Manager's version; reboot if the driver "
+                                        "changed.", SRC_FM))
+            elif not u.exists:
+                findings.append(Finding("driver.fabric_manager", Verdict.WARN, "nvidia-fabricmanager is not installed "
+                                        "(needed on NVSwitch systems only)", "host", ev,
+                                        "On HGX/DGX NVSwitch boards install nvidia-fabricmanager-<branch> at the driver's "
+                                        "version.", SRC_FM))
+            elif u.active == "active":
+                findings.append(Finding("driver.fabric_manager", Verdict.PASS, "nvidia-fabricmanager is active (running)",
+                                        "host", ev, "", SRC_FM))
+            elif u.active == "failed" or u.result not in ("", "success"):
+                why = next((ln for ln in u.log if re.search(r"fail|error|NV_WARN|NV_ERR", ln, re.I)), "")
+                findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
+                                        f"nvidia-fabricmanager failed ({u.result or u.active})" + (f": {why}" if why else ""),
+                                        "host", ev, "Read `journalctl -u nvidia-fabricmanager`: a driver/Fabric Manager "
+                                        "version mismatch, NV_WARN_NOTHING_TO_DO (no NVSwitch, or on NVLink 5 systems no "
+                                        "NVLSM / ib_umad) or an NVSwitch error stops it; then `sudo systemctl restart "
+                                        "nvidia-fabricmanager`.", SRC_FM))
+            else:
+                findings.append(Finding("driver.fabric_manager", Verdict.WARN, f"nvidia-fabricmanager is {u.active or 'not running'}"
+                                        " (NVSwitch systems need it running)", "host", ev,
+                                        "`sudo systemctl enable --now nvidia-fabricmanager` on NVSwitch systems.", SRC_FM))
+        elif "dcgm" in name:
+            v = Verdict.PASS if u.active == "active" else Verdict.WARN
+            findings.append(Finding("driver.dcgm", v, f"nvidia-dcgm is {u.active or 'unknown'}", "host", tuple(u.lines[:6]),
+                                    "" if v is Verdict.PASS else "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM))
+    if not findings:
+        if mism:
+            m = mism[0]
+            return [Finding("driver.fabric_manager", Verdict.FAIL, f"Fabric Manager {m.group('fm')} does not match the "
+                            f"driver {m.group('drv')}", "host", (m.group(0),),
+                            f"Install Fabric Manager {m.group('drv')}.", SRC_FM)]
+        return _unreadable("driver.fabric_manager", text, "the systemctl status output", SRC_FM)
+    return findings
+
+
+def _driver_in_text(text: str) -> tuple[str, str]:
+    for rx in (r"NVRM version:.*?\s(\d{3}\.\d+(?:\.\d+)?)\s", r"Driver Version:\s*(\d{3}\.\d+(?:\.\d+)?)",
+               r"KMD Version:\s*(\d{3}\.\d+(?:\.\d+)?)"):
+        m = re.search(rx, text + " ")
+        if m:
+            line = next((ln.strip() for ln in text.splitlines() if m.group(1) in ln), m.group(0))
+            return m.group(1), line
+    return "", ""
+
+
+def judge_fm_version_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for ``nv-fabricmanager --version`` (with a driver version if the paste shows one)."""
+    fm = parse_fm_version(text)
+    if not fm.line:
+        return _unreadable("driver.fabric_manager", text, "the Fabric Manager version", SRC_FM)
+    if not fm.version:
+        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, f"the Fabric Manager version is not readable ({fm.line})",
+                        "host", (fm.line,), "Paste the unedited `nv-fabricmanager --version` output.", SRC_FM)]
+    drv, dline = _driver_in_text(text)
+    if not drv:
+        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, f"Fabric Manager {fm.version}: this text shows no driver "
+                        "version to compare with (they must be exactly equal)", "host", (fm.line,),
+                        f"Compare with `cat /proc/driver/nvidia/version`: it must read {fm.version}.", SRC_FM)]
+    if drv != fm.version:
+        return [Finding("driver.fabric_manager", Verdict.FAIL, f"Fabric Manager {fm.version} but driver {drv}: they must be "
+                        "exactly the same version", "host", (fm.line, dline),
+                        f"Install Fabric Manager {drv}, or move the driver to {fm.version}.", SRC_FM)]
+    return [Finding("driver.fabric_manager", Verdict.PASS, f"Fabric Manager {fm.version} = driver {drv}", "host",
+                    (fm.line, dline), "", SRC_FM)]
+
+
+def judge_modinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for ``modinfo nvidia``: ``driver.kernel_module`` (version, flavour, kernel, signature)."""
+    m = parse_modinfo(text)
+    if m.not_found:
+        return [Finding("driver.kernel_module", Verdict.FAIL, "no nvidia module exists for this kernel", "host",
+                        (m.not_found,), "Install the driver's module for the running kernel (DKMS with the kernel's "
+                        "headers, or the precompiled package), then `sudo modprobe nvidia`.", SRC_DKMS)]
+    if not (m.version or m.filename):
+        return _unreadable("driver.kernel_module", text, "modinfo output", SRC_DKMS)
+    ev = tuple(m.lines[k] for k in ("filename", "version", "license", "vermagic", "signer", "sig_id") if k in m.lines)
+    parts = [f"nvidia module {m.version or '?'}"]
+    if m.flavour:
+        parts.append(f"{m.flavour} flavour (license {m.license})")
+    if m.kernel:
+        parts.append(f"for kernel {m.kernel}")
+    parts.append("signed" if m.signed else "unsigned (will not load with Secure Boot on)")
+    return [Finding("driver.kernel_module", Verdict.PASS, ", ".join(parts), "host", ev, "", f"{SRC_DKMS}; {SRC_FLAVOUR}")]
+
+
+# ------------------------------------------------------------------ actions: install

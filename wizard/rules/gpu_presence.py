@@ -1,0 +1,657 @@
+"""Is every GPU there and does the driver see it: NVIDIA GPUs on the PCI bus (sysfs, lspci, the
+lspci IOMMU group listing), the kernel driver bound to each, nouveau, the nvidia module, nvidia-smi and
+NVML, and the GPU count / responsiveness nvidia-smi reports.
+
+The GPU count comes from PCI, so a GPU the driver could not bring up still counts; fewer GPUs in NVML
+than on the bus is a failure. When no NVIDIA GPU is on the bus at all, driver checks are ``skip`` (they
+have nothing to drive) and the one failure points at the hardware. Every count against the plan is
+judged by :func:`count_verdict`: fewer than planned -> FAIL, more -> WARN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from wizard.common import gpu_subject, normalise_bus_id
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict
+from wizard.parsers.gpu import (
+    PciFacts,
+    parse_driver_version,
+    parse_nvidia_smi_l,
+    parse_nvml,
+    parse_pci,
+)
+from wizard.parsers.host import parse_modules
+from wizard.parsers.pcie import (
+    LspciDevice,
+    LspciFacts,
+    device_label,
+    parse_iommu_groups,
+    parse_lspci,
+)
+from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
+from wizard.probes import NVIDIA_VENDOR, ProbeOutput
+from wizard.rules.common import Outputs, garbled, missing
+from wizard.rules.smi import SRC_SMI, _ev, _pass_group, subject
+
+SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
+             "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
+             "https://github.com/facebookresearch/gcm (gpu_num); Azure HPC health checks, "
+             "https://github.com/Azure/azurehpc-health-checks (check_gpu_count)")
+
+
+SRC_DRIVER = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau', "
+              "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/; NVIDIA GPUDirect RDMA guide, "
+              "'IOMMUs' (VFIO/IOMMU only for VMs and passthrough), https://docs.nvidia.com/cuda/gpudirect-rdma/")
+
+
+def count_verdict(seen: int, want: Any) -> Verdict:
+    """GPUs seen (on the bus, in lspci, by nvidia-smi) against the plan's gpu_count: fewer -> FAIL, more
+    -> WARN (the plan may be wrong), as many or no count planned -> PASS. Every GPU count rule uses it."""
+    if not isinstance(want, int) or isinstance(want, bool) or want <= 0:
+        return Verdict.PASS
+    return Verdict.FAIL if seen < want else Verdict.WARN if seen > want else Verdict.PASS
+
+
+def _virtualised(plan: Mapping[str, Any]) -> bool:
+    v = plan.get("virtualization")
+    return bool(v) and v not in ("false", "no", "0")
+
+
+def _plan_count(plan: Mapping[str, Any]) -> int | None:
+    v = plan.get("gpu_count")
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def _subject(d: LspciDevice) -> str:
+    return gpu_subject(None, d.bdf) if d.bdf else "device in this excerpt"
+
+
+def _who(d: LspciDevice) -> str:
+    if not d.bdf:
+        return "the device in this excerpt (its lspci header line is not included)"
+    label = device_label(d)
+    return f"{label} {d.bus_id}".strip() if label else d.bus_id
+
+
+def _lspci_facts(out: Outputs) -> tuple[LspciFacts | None, ProbeOutput | None]:
+    o = out.get("lspci_vvv")
+    if o is None or (not o.ok and not o.text.strip()):
+        return None, o
+    return facts_of(out).parse_text("lspci_vvv", parse_lspci), o
+
+
+def _whole(o: ProbeOutput | None, facts: LspciFacts) -> bool:
+    """The output is a whole ``lspci`` listing (this node's probe), not a pasted excerpt."""
+    return bool(o and o.source.startswith("$ lspci") and len(facts.devices) > 3)
+
+
+def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mapping[str, Any], ev: list[str],
+                   whole: bool, extra: str = "") -> Finding:
+    names: dict[str, int] = {}
+    for g in gpus:
+        key = f"{device_label(g)} (10de:{g.device_id})" if g.device_id else device_label(g)
+        names[key] = names.get(key, 0) + 1
+    desc = f"{len(gpus)} NVIDIA GPU(s) in lspci" + (": " + ", ".join(f"{n}x {k}" for k, n in names.items()) if names else "")
+    if switches:
+        desc += f"; {switches} NVSwitch function(s)"
+    numa = sorted({g.numa_node for g in gpus if g.numa_node is not None})
+    if numa:
+        desc += f"; NUMA node(s) {', '.join(str(n) for n in numa)}"
+    desc += extra
+    expected = _plan_count(plan)
+    if count_verdict(len(gpus), expected) is Verdict.FAIL:
+        return Finding(fid, Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", tuple(ev[:20]),
+                       "A GPU is missing from the PCI bus: reseat it and its power cables, check the BIOS sees it "
+                       "(Above 4G decoding on), then re-check.", SRC_COUNT)
+    if count_verdict(len(gpus), expected) is Verdict.WARN:
+        return Finding(fid, Verdict.WARN, f"{desc}; the plan expects only {expected}", "host", tuple(ev[:20]),
+                       "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.", SRC_COUNT)
+    if not gpus:
+        v = Verdict.FAIL if whole else Verdict.WARN
+        return Finding(fid, v, "no NVIDIA GPU (class 0300/0302) in this lspci output", "host", tuple(ev[:20]),
+                       "If this is the whole listing, the GPUs did not enumerate: reseat them, check power cables "
+                       "and enable Above 4G decoding in the BIOS. `lspci -d 10de:` lists NVIDIA functions.", SRC_COUNT)
+    return Finding(fid, Verdict.PASS, desc + ("" if expected is None else f" (the plan expects {expected})"), "host",
+                   tuple(ev[:20]), "", SRC_COUNT)
+
+
+def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: Mapping[str, Any]) -> list[Finding]:
+    """(device, driver, evidence line) -> health.gpu_driver_binding findings."""
+    known = [(d, drv, line) for d, drv, line in gpus if drv or line]
+    if not known:
+        return []
+    bad: list[Finding] = []
+    ok: list[str] = []
+    ev_ok: list[str] = []
+    for d, drv, line in known:
+        if drv in ("nvidia",):
+            ok.append(d.bus_id)
+            ev_ok += [x for x in (d.header, line) if x]
+        elif drv == "nouveau":
+            bad.append(Finding(fid, Verdict.FAIL, f"{_who(d)} is bound to nouveau, not nvidia", _subject(d),
+                               tuple(x for x in (d.header, line) if x),
+                               "Blacklist nouveau (blacklist nouveau + options nouveau modeset=0 in /etc/modprobe.d/), "
+                               "rebuild the initramfs and reboot, then install the NVIDIA driver.", SRC_DRIVER))
+        elif drv.startswith("vfio"):
+            if _virtualised(plan):
+                ok.append(f"{d.bus_id} (vfio-pci, for a VM)")
+                ev_ok += [x for x in (d.header, line) if x]
+            else:
+                bad.append(Finding(fid, Verdict.WARN, f"{_who(d)} is bound to {drv} (reserved for VM passthrough): "
+                                   "the host's CUDA cannot use it", _subject(d), tuple(x for x in (d.header, line) if x),
+                                   "On a bare-metal training node remove the vfio-pci ids for this GPU (/etc/modprobe.d, "
+                                   "kernel command line), rebuild the initramfs and reboot.", SRC_DRIVER))
+        elif not drv:
+            bad.append(Finding(fid, Verdict.WARN, f"{_who(d)}: no kernel driver bound", _subject(d),
+                               tuple(x for x in (d.header, line) if x),
+                               "Load the driver (`sudo modprobe nvidia`) and read `dmesg | grep -i nvrm` if it fails.",
+                               SRC_DRIVER))
+        else:
+            ok.append(f"{d.bus_id} ({drv})")
+            ev_ok += [x for x in (d.header, line) if x]
+    if ok and not bad:
+        return [Finding(fid, Verdict.PASS, f"{len(ok)} GPU(s) bound to their driver: " + ", ".join(ok[:8])
+                        + (" ..." if len(ok) > 8 else ""), "host", tuple(ev_ok[:16]), "", SRC_DRIVER)]
+    return bad
+
+
+def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.lspci_gpu_count and health.gpu_driver_binding: NVIDIA display-class functions in lspci vs
+    the plan's gpu_count (fewer -> FAIL, more -> WARN; checks-catalogue A1), and which kernel driver
+    holds each GPU (nouveau -> FAIL; vfio-pci on bare metal -> WARN)."""
+    fid = "health.lspci_gpu_count"
+    facts, o = _lspci_facts(out)
+    if facts is None:
+        return [missing(fid, o, "which NVIDIA GPUs lspci lists", source=SRC_COUNT)]
+    if not any(d.bdf for d in facts.devices):
+        if facts.devices:
+            return [Finding(fid, Verdict.SKIP, "GPU count not judged: this excerpt has no lspci device lines",
+                            "host", tuple(facts.devices[0].lines[:2]), "", SRC_COUNT)]
+        return [garbled(fid, o or ProbeOutput(fid, "lspci"), "the lspci output", (o.text if o else "").splitlines(),
+                        source=SRC_COUNT)]
+    gpus = facts.gpus
+    switches = sum(1 for d in facts.devices if d.is_nvswitch)
+    ev = [g.header for g in gpus] + [d.header for d in facts.devices if d.is_nvswitch]
+    if not gpus:
+        ev = [d.header for d in facts.devices if d.is_nvidia][:10] or [d.header for d in facts.devices[:10]]
+    whole = _whole(o, facts)
+    if not gpus and not whole and not any(d.is_nvidia for d in facts.devices):
+        # a pasted excerpt is not a bus scan: no GPU in it says nothing about the GPUs of the node
+        return [Finding(fid, Verdict.UNKNOWN, f"this lspci excerpt has no NVIDIA GPU ({len(facts.devices)} other "
+                        "device section(s)): it is not a whole bus scan, so it says nothing about whether the GPUs "
+                        "enumerated; the GPU link, AER and BAR checks are skipped", "host",
+                        tuple(d.header for d in facts.devices[:5] if d.header),
+                        "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
+                        "`sudo lspci -vvv`.", SRC_COUNT)]
+    extra = " (lspci ran without root: capabilities hidden)" if facts.non_root else ""
+    findings = [_count_finding(fid, gpus, switches, plan, ev, whole, extra)]
+    findings += _driver_findings("health.gpu_driver_binding", [
+        (g, g.driver, g.driver_line or next((x.strip() for x in g.lines if x.strip().startswith("Kernel modules:")), ""))
+        for g in gpus], plan)
+    return findings
+
+
+def iommu_groups(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """The lspci-based IOMMU group listing (``lspci_iommu_groups`` output): GPU count vs the plan
+    (checks-catalogue A1) and the driver each GPU is bound to."""
+    fid = "health.lspci_gpu_count"
+    o = out.get("lspci_iommu_groups")
+    if o is None or not o.text.strip():
+        return [missing(fid, o, "the GPUs in the IOMMU group listing", source=SRC_COUNT)]
+    g = facts_of(out).parse_text("lspci_iommu_groups", parse_iommu_groups)
+    assert g is not None
+    if not g.entries:
+        return [garbled(fid, o, "the IOMMU group listing", o.lines(), source=SRC_COUNT)]
+    gpus = [e.device for e in g.gpus]
+    switches = sum(1 for e in g.entries if e.device.is_nvswitch)
+    groups = sorted({e.group for e in g.gpus}, key=lambda x: int(x))
+    ev = [e.line for e in g.gpus] + [e.line for e in g.entries if e.device.is_nvswitch]
+    extra = f"; in IOMMU group(s) {', '.join(groups)}" if groups else ""
+    findings = [_count_finding(fid, gpus, switches, plan, ev, whole=False, extra=extra)]
+    findings += _driver_findings("health.gpu_driver_binding",
+                                 [(e.device, e.driver, e.line if e.driver else "") for e in g.gpus], plan)
+    return findings
+
+
+
+
+SRC_CUDA = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ ('CUDA Version' is the "
+            "newest CUDA the driver supports, not the installed toolkit: it need not equal nvcc's); CUDA "
+            "compatibility, https://docs.nvidia.com/deploy/cuda-compatibility/")
+
+
+ERR_FIELDS_UNRESPONSIVE = 3
+"""A GPU whose name, or at least 3 of its fields, read ERR! / 'GPU is lost' does not answer the
+driver (FAIL); fewer is one unreadable sensor (WARN). Derived from the shared cases: the A40 case
+shows ERR! in name, fan, temperature, P-state, power and ECC of the dead GPU; the gpud 525
+table shows ERR! only in the fan of a working one."""
+
+
+def smi_errors(doc: SmiDoc) -> list[Finding]:
+    ev = tuple(doc.error_lines[:10])
+    if doc.error_kind == "refused":
+        return [Finding("health.nvidia_smi", Verdict.UNKNOWN,
+                        "refused to read this XML: it declares entities (nvidia-smi never does)", "input", ev,
+                        "Paste the unmodified output of `nvidia-smi -q -x`.",
+                        "XML entity declarations are refused so no input can expand or fetch entities")]
+    if doc.error_kind == "no_driver":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL,
+                        "nvidia-smi cannot talk to the NVIDIA driver: it is not loaded, or its libraries do not "
+                        "match the kernel module", "host", ev,
+                        "Check `lsmod | grep nvidia` and `dmesg | grep -i nvrm`. After a driver upgrade without a "
+                        "reboot (or an unattended upgrade), reboot; otherwise reinstall the driver for the running "
+                        "kernel and pin its packages so upgrades cannot split it.", SRC_SMI)]
+    if doc.error_kind == "no_devices":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL,
+                        "No devices were found: the driver is loaded but did not initialise any GPU", "host", ev,
+                        "Compare with `lspci -d 10de:`; read `dmesg | grep -i -e NVRM -e RmInitAdapter`. Typical "
+                        "causes: a driver too old for this GPU (new GPUs need a recent branch, and Blackwell the "
+                        "open kernel modules), Above 4G decoding off in the BIOS, or a GPU that "
+                        "is not powered.", SRC_SMI)]
+    if doc.error_kind == "nvml":
+        return [Finding("health.nvidia_smi", Verdict.UNKNOWN, "NVML did not initialise, so no GPU health could be read",
+                        "host", ev, "See the health.nvml finding for why NVML did not start.", SRC_SMI)]
+    if doc.error_kind == "gpu_unreachable":
+        named = unreachable_gpus(doc.error_lines)
+        buses = list(dict.fromkeys(normalise_bus_id(b) for b, _, _ in named))
+        reasons = list(dict.fromkeys(r for _, r, _ in named if r))
+        lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
+        if buses:
+            who = subjects_of(buses)
+            msg = (f"nvidia-smi cannot reach {who}" + (f": {'; '.join(reasons)}" if reasons else "")
+                   + " (no device handle: the driver lists the GPU but cannot open it)")
+        else:
+            who = "host"
+            msg = f"nvidia-smi cannot reach {len(doc.error_lines)} GPU(s): 'GPU is lost' / no device handle"
+        where = f" for {', '.join(buses)}" if buses else " for the GPU's PCI address"
+        remedy = (("The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full "
+                   "power cycle, not only a reboot, if it is lost again). " if lost else "")
+                  + f"Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full "
+                  "power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the "
+                  "server's airflow); RMA the GPU if it happens again after a cold boot.")
+        return [Finding("health.gpu_responsive", Verdict.FAIL, msg, who, ev, remedy,
+                        SRC_SMI + "; NVML_ERROR_GPU_IS_LOST ('The GPU has fallen off the bus or has otherwise become "
+                        "inaccessible', NVML API reference, https://docs.nvidia.com/deploy/nvml-api/)")]
+    return []
+
+
+def subjects_of(buses: Sequence[str]) -> str:
+    """Subject for GPUs known only by PCI bus id: "GPU (0000:0b:00.0)" or "2 GPUs: ..."."""
+    names = [gpu_subject(None, b) for b in buses]
+    return names[0] if len(names) == 1 else f"{len(names)} GPUs: " + "; ".join(names[:8])
+
+
+def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    if all(g.implicit for g in doc.gpus) and doc.attached is None:
+        return []  # a pasted section with no GPU header: nothing to count
+    listed = len(doc.gpus)
+    attached = doc.attached_count
+    seen = attached if attached is not None else listed
+    ev = [ln for ln in [doc.attached.line if doc.attached else ""] + [g.header for g in doc.gpus[:16]] if ln]
+    try:
+        want = int(plan.get("gpu_count")) if plan.get("gpu_count") not in (None, "") else None
+    except (TypeError, ValueError):
+        want = None
+    if attached is not None and listed < attached:
+        missing_n = attached - listed
+        if doc.complete:
+            return [Finding("health.gpu_count", Verdict.UNKNOWN,
+                            f"the header says {attached} GPUs are attached but only {listed} is listed: "
+                            f"{missing_n} GPU(s) unaccounted for", "host", tuple(ev),
+                            f"Run `{doc.command}` without `-i` and compare with `lspci -d 10de:`; a GPU the "
+                            "driver lists but cannot query is a fault (read `dmesg | grep -e NVRM -e Xid`).", SRC_A1)]
+        return [Finding("health.gpu_count", Verdict.SKIP,
+                        f"this paste shows {listed} of the {attached} attached GPUs (it looks cut); only those "
+                        "are judged", "host", tuple(ev), f"Paste the whole `{doc.command}` output to judge every GPU.",
+                        SRC_A1)]
+    if count_verdict(seen, want) is Verdict.FAIL:
+        if doc.fmt == "table" and not doc.complete:
+            return [Finding("health.gpu_count", Verdict.UNKNOWN,
+                            f"this nvidia-smi table shows {listed} GPUs but looks cut (no Processes section); the "
+                            f"plan expects {want}", "host", tuple(ev), "Paste the whole `nvidia-smi` output.", SRC_A1)]
+        return [Finding("health.gpu_count", Verdict.FAIL,
+                        f"nvidia-smi sees {seen} GPUs; the plan expects {want}", "host", tuple(ev),
+                        "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed to "
+                        "initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
+                        "disabled in the BIOS.", SRC_A1)]
+    if count_verdict(seen, want) is Verdict.WARN:
+        return [Finding("health.gpu_count", Verdict.WARN, f"nvidia-smi sees {seen} GPUs; the plan expects {want}",
+                        "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
+                        SRC_A1)]
+    msg = f"nvidia-smi lists {seen} GPU{'s' if seen != 1 else ''}"
+    if want is not None:
+        msg += ", as the plan expects"
+    return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1)]
+
+
+def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    if doc.driver_version is None:
+        return []
+    msg = f"nvidia-smi talks to NVIDIA driver {doc.driver_version.raw}"
+    ev = [doc.driver_version.line]
+    if doc.cuda_version is not None:
+        msg += (f"; that driver supports CUDA up to {doc.cuda_version.raw} (the driver's limit, not the installed "
+                "toolkit: it need not equal nvcc's version)")
+        if doc.cuda_version.line not in ev:
+            ev.append(doc.cuda_version.line)
+    return [Finding("driver.version", Verdict.PASS, msg, "host", tuple(ev), "", SRC_CUDA)]
+
+
+def _err_fields(g: GpuFacts) -> list[str]:
+    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw]
+
+
+def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    out = []
+    ok = []
+    for g in doc.gpus:
+        bad = _err_fields(g)
+        if not g.errors and not bad:
+            ok.append(g)
+            continue
+        name_bad = "name" in bad or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors)
+        if name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
+            out.append(Finding("health.gpu_responsive", Verdict.FAIL,
+                               f"{subject(g)} does not respond: nvidia-smi prints ERR! / 'GPU is lost' for it",
+                               subject(g), _ev(g, g.errors),
+                               "Read `dmesg | grep -e NVRM -e Xid` for this PCI address. Xid 79 (fallen off the bus) "
+                               "needs a full power cycle; Xid 119/120 (GSP) a GPU reset or reboot. Check its power "
+                               "cables and seating; RMA the GPU if it comes back after a cold boot.", SRC_SMI))
+        else:
+            what = ", ".join(k.replace("fan.speed", "fan speed").replace("temperature.gpu", "temperature")
+                             for k in bad) or "a field"
+            out.append(Finding("health.gpu_responsive", Verdict.WARN,
+                               f"{subject(g)}: nvidia-smi cannot read its {what} (ERR!)", subject(g), _ev(g, g.errors),
+                               "A single sensor reading ERR! (often the fan on a passively cooled or riser-mounted "
+                               "card): check the fan/cooling in the BMC and `dmesg | grep -e NVRM -e Xid`; if more "
+                               "fields turn ERR!, treat the GPU as failing.", SRC_SMI))
+    if out and ok:
+        out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], "answers nvidia-smi",
+                           "the other GPUs ({n}) answer nvidia-smi", SRC_SMI)
+    return out
+
+
+SRC_A1 = ("Meta GCM health checks, https://github.com/facebookresearch/gcm (gpu_num); Azure HPC health "
+          "checks, https://github.com/Azure/azurehpc-health-checks (check_gpu_count); NVML API reference, "
+          "https://docs.nvidia.com/deploy/nvml-api/ (nvmlDeviceGetCount)")
+
+
+SRC_A2 = ("DCGM diagnostics, "
+          "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html (level 1 "
+          "deployment checks); NVIDIA driver installation guide, "
+          "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/introduction.html")
+
+
+SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau', "
+               "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/")
+
+
+NO_GPU_REMEDY = (
+    "Check that the GPUs (or the GPU baseboard) are seated and that every auxiliary power cable is "
+    "plugged in; enable Above 4G decoding in the BIOS; on a VM, check the GPUs are passed through. "
+    "Then re-run this check. `lspci -d 10de:` lists NVIDIA functions once they enumerate.")
+
+
+def _pci(out: Outputs) -> tuple[PciFacts | None, Finding | None]:
+    o = out.get("pci")
+    if o is None or (not o.ok and not o.files):
+        return None, missing("health.gpu_pci", o, "which NVIDIA GPUs are on the PCI bus",
+                             remedy="Check that /sys is mounted and readable.", source=SRC_A1)
+    return facts_of(out).parse("pci", parse_pci), None
+
+
+def _no_gpu(out: Outputs) -> bool:
+    """True only when PCI was read and shows no NVIDIA GPU (unknown PCI state is not 'no GPU')."""
+    facts, err = _pci(out)
+    return err is None and facts is not None and facts.vendors_read > 0 and not facts.gpus
+
+
+def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
+    """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
+    msg = f"{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)"
+    if observed:
+        msg += f"; observed: {observed}"
+    return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
+
+
+def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    facts, err = _pci(out)
+    if err is not None:
+        return [err]
+    assert facts is not None
+    o = out["pci"]
+    if facts.devices_seen == 0:
+        return [missing("health.gpu_pci", o, "which NVIDIA GPUs are on the PCI bus", source=SRC_A1)]
+    if facts.vendors_read == 0:  # listed but unreadable: "no GPU" would be a guess
+        ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
+        return [Finding("health.gpu_pci", Verdict.UNKNOWN,
+                        f"could not tell which NVIDIA GPUs are on the PCI bus: none of the "
+                        f"{facts.devices_seen} PCI functions' vendor files could be read", "host", ev,
+                        "Check that /sys is mounted and readable (run as root inside containers).", SRC_A1)]
+    gpus = facts.gpus
+    if not gpus:
+        # the raw vendor lines the verdict rests on (NVIDIA functions first, then the others)
+        vendor_lines = sorted((f"{p}:{c.strip()}" for p, c in o.files.items()
+                               if p.endswith("/vendor") and c is not None),
+                              key=lambda line: (not line.endswith(NVIDIA_VENDOR), line))
+        ev = ((f"{o.source}: {facts.devices_seen} PCI functions, none with vendor "
+              f"{NVIDIA_VENDOR} and a display class (0x0300/0x0302)"),)
+        ev += tuple(line for f in facts.functions for line in f.evidence)  # NVIDIA non-GPU functions
+        ev += tuple(line for line in vendor_lines[:16] if line not in ev)
+        return [Finding("health.gpu_pci", Verdict.FAIL, "no NVIDIA GPU on the PCI bus", "host",
+                        ev, NO_GPU_REMEDY, SRC_A1)]
+    findings: list[Finding] = []
+    from wizard.parsers.pcie import marketing_name
+
+    counts: dict[str, int] = {}
+    for g in gpus:
+        counts[g.pci_id] = counts.get(g.pci_id, 0) + 1
+    kinds = [f"{n}x {marketing_name(pid.split(':')[1]) or 'NVIDIA GPU'} ({pid})" for pid, n in sorted(counts.items())]
+    bridges = facts.bridges
+    desc = f"{len(gpus)} NVIDIA GPU(s) on the PCI bus: {', '.join(kinds)}"
+    if bridges:
+        desc += f", {len(bridges)} NVSwitch/bridge function(s)"
+    ev = tuple(line for g in gpus for line in g.evidence)
+    expected = plan.get("gpu_count")
+    v = count_verdict(len(gpus), expected)
+    if v is Verdict.FAIL:
+        findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects {expected}", "host",
+                                ev, "A GPU is missing from the bus: reseat it and its power cables, check "
+                                "the BIOS sees it, then re-check. " + NO_GPU_REMEDY.split(". ")[-1], SRC_A1))
+    elif v is Verdict.WARN:
+        findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects only {expected}", "host", ev,
+                                "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.",
+                                SRC_A1))
+    else:
+        findings.append(Finding("health.gpu_pci", Verdict.PASS, desc, "host", ev, "", SRC_A1))
+    return findings
+
+
+def _loaded_modules(out: Outputs) -> tuple[set[str] | None, dict[str, str], list[str], str]:
+    """(module names, name -> evidence line, unreadable lines, where from) from /proc/modules,
+    falling back to /sys/module (also lists built-in drivers) when /proc/modules is absent
+    (a kernel without loadable-module support). ``None`` names = could not tell."""
+    o, sm = out.get("modules"), out.get("sys_module")
+    if o is not None and o.ok:
+        parsed = facts_of(out).parse_text("modules", parse_modules)
+        assert parsed is not None
+        mods, problems = parsed
+        return set(mods), {n: m.line for n, m in mods.items()}, problems, o.source
+    if sm is not None and sm.ok:
+        names = {p.rsplit("/", 1)[-1] for p in sm.files}
+        return names, {n: f"/sys/module/{n}" for n in names}, [], f"/sys/module (no /proc/modules: {o.error if o else 'not read'})"
+    return None, {}, [], ""
+
+
+def _nouveau_blacklist(out: Outputs) -> list[str]:
+    """``path:line`` of modprobe.d lines that blacklist nouveau (``blacklist nouveau``)."""
+    o = out.get("modprobe_d")
+    found = []
+    for path, content in (o.files.items() if o is not None else ()):
+        for line in (content or "").splitlines():
+            if line.split("#", 1)[0].split() == ["blacklist", "nouveau"]:
+                found.append(f"{path}:{line.strip()}")
+    return found
+
+
+def nouveau(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    o = out.get("modules")
+    names, lines, problems, where = _loaded_modules(out)
+    if names is None:
+        return [missing("os.nouveau", o, "which kernel modules are loaded", source=SRC_NOUVEAU)]
+    if not names and problems:
+        return [garbled("os.nouveau", o, "/proc/modules", problems, source=SRC_NOUVEAU)]
+    if "nouveau" in names:
+        bl = _nouveau_blacklist(out)
+        if bl:  # the fix is in place; only the reboot is missing
+            return [Finding("os.nouveau", Verdict.FAIL,
+                            "nouveau is still loaded, although it is blacklisted: reboot to apply", "host",
+                            (lines["nouveau"], *bl),
+                            "Reboot (the initramfs must have been rebuilt after the blacklist was written), "
+                            "then check again.", SRC_NOUVEAU)]
+        return [Finding("os.nouveau", Verdict.FAIL,
+                        "the open-source nouveau driver is loaded and will hold the GPUs", "host",
+                        (lines["nouveau"],),
+                        "Blacklist nouveau (blacklist nouveau + options nouveau modeset=0 in "
+                        "/etc/modprobe.d/), rebuild the initramfs, reboot, then install the NVIDIA driver.",
+                        SRC_NOUVEAU)]
+    return [Finding("os.nouveau", Verdict.PASS, "nouveau is not loaded", "host",
+                    (f"{where}: no nouveau",), "", SRC_NOUVEAU)]
+
+
+def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    mo, vo = out.get("modules"), out.get("nvidia_driver_version")
+    names, lines, problems, where = _loaded_modules(out)
+    if _no_gpu(out):
+        seen = ("module list unreadable" if names is None else
+                "the nvidia module is loaded" if "nvidia" in names else "the nvidia module is not loaded")
+        return [_skip_no_gpu("driver.loaded", "driver check", seen, (where,) if where else ())]
+    if names is None:
+        return [missing("driver.loaded", mo, "whether the nvidia module is loaded", source=SRC_A2)]
+    if not names and problems:  # unreadable, not "no nvidia module"
+        return [garbled("driver.loaded", mo, "/proc/modules", problems, source=SRC_A2)]
+    if "nvidia" not in names:
+        return [Finding("driver.loaded", Verdict.FAIL, "the nvidia kernel module is not loaded", "host",
+                        (f"{where}: no nvidia module",) + ((vo.source + ": " + vo.error,) if vo is not None and vo.error else ()),
+                        "Install the driver (driver & CUDA stage), or load it with `modprobe nvidia` "
+                        "and read `dmesg | grep -i nvrm` if that fails.", SRC_A2)]
+    ev = [lines["nvidia"]]
+    version = flavour = ""
+    if vo is not None and vo.ok:
+        d = facts_of(out).parse_text("nvidia_driver_version", parse_driver_version)
+        assert d is not None
+        if d.line:
+            ev.append(d.line)
+        version, flavour = d.version, d.flavour
+    msg = "nvidia kernel module loaded" + (f": {version} ({flavour} kernel module)" if version else "")
+    return [Finding("driver.loaded", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A2)]
+
+
+def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    o = out.get("nvidia_smi_l")
+    if _no_gpu(out):
+        seen, ev = "", ()
+        if o is not None:
+            if o.rc == 127 or o.error.startswith("command not found"):
+                seen = "nvidia-smi is not installed"
+            else:
+                first = (o.text.strip() or o.stderr.strip() or o.error).splitlines()
+                seen = first[0][:120] if first else ""
+            ev = tuple(o.evidence_error()) if o.error or o.rc else (o.source,)
+        return [_skip_no_gpu("driver.nvidia_smi", "nvidia-smi check", seen, ev)]
+    if o is None:
+        return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
+    if o.rc == 127 or o.error.startswith("command not found"):
+        return [Finding("driver.nvidia_smi", Verdict.FAIL, "nvidia-smi is not installed", "host",
+                        tuple(o.evidence_error()),
+                        "Install the NVIDIA driver (it ships nvidia-smi); see the driver & CUDA stage.", SRC_A2)]
+    if o.error and o.rc is None:
+        return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
+    s = facts_of(out).parse("nvidia_smi_l", parse_nvidia_smi_l, on="text+stderr")
+    assert s is not None
+    if s.error_kind == "no_driver":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL, "nvidia-smi cannot talk to the NVIDIA driver",
+                        "host", tuple([o.source] + s.error_lines),
+                        "The driver is not loaded or its user-space libraries do not match the kernel "
+                        "module (often after a driver upgrade without reboot): reboot, or reinstall the "
+                        "driver for the running kernel.", SRC_A2)]
+    if s.error_kind == "no_devices":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL,
+                        "nvidia-smi finds no devices although GPUs are on the PCI bus: the driver could "
+                        "not initialise them", "host", tuple([o.source] + s.error_lines),
+                        "Read `dmesg | grep -i -e NVRM -e RmInitAdapter`; typical causes are Above 4G "
+                        "decoding off in the BIOS, or a driver too old for this GPU.", SRC_A2)]
+    if s.error_kind == "gpu_unreachable":
+        return [Finding("driver.nvidia_smi", Verdict.FAIL,
+                        f"nvidia-smi cannot reach {len(s.error_lines)} GPU(s) (it lists {len(s.gpus)})",
+                        "host", tuple([o.source] + s.error_lines),
+                        "A GPU stopped answering the driver (typically Xid 79, fallen off the bus): read "
+                        "`dmesg | grep -e NVRM -e Xid` for its PCI address, check its power cables and "
+                        "seating, and RMA it if it happens again after a cold boot.", SRC_A2)]
+    if o.error:  # timed out or could not run: the error is the evidence, not the (partial) output
+        return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
+    if not s.gpus:
+        return [garbled("driver.nvidia_smi", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A2)]
+    return [Finding("driver.nvidia_smi", Verdict.PASS, f"nvidia-smi lists {len(s.gpus)} GPU(s)", "host",
+                    tuple([o.source] + o.lines()[:16]), "", SRC_A2)]
+
+
+def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    o = out.get("nvml")
+    if _no_gpu(out):
+        seen, ev = "", ()
+        if o is not None and o.ok:
+            nf = facts_of(out).parse_text("nvml", parse_nvml)
+            assert nf is not None
+            seen = (f"NVML initialised and sees {nf.count} GPU(s)" if nf.init == "ok" else
+                    nf.error or "NVML output unreadable")
+            ev = (o.source,) + ((nf.error,) if nf.error else ())
+        elif o is not None:
+            seen, ev = o.error, tuple(o.evidence_error())
+        return [_skip_no_gpu("health.nvml", "NVML check", seen, ev)]
+    if o is None or not o.ok:
+        return [missing("health.nvml", o, "whether NVML initialises", source=SRC_A1)]
+    f = facts_of(out).parse_text("nvml", parse_nvml)
+    assert f is not None
+    if f.problems:
+        lines = [ln for p in f.problems for ln in p.splitlines()]  # evidence is lines, not a blob
+        return [garbled("health.nvml", o, "the NVML probe output", lines, source=SRC_A1)]
+    if f.init != "ok":
+        remedy = {
+            "library_not_found": "libnvidia-ml.so.1 is installed with the NVIDIA driver: install the "
+                                 "driver (driver & CUDA stage).",
+            "driver_not_loaded": "Load the driver (`modprobe nvidia`) and read dmesg if it fails.",
+            "no_permission": "Run as root or check the permissions of /dev/nvidia*.",
+            "module_missing": "Reinstall bringup: its dependency nvidia-ml-py is missing.",
+        }.get(f.init, "Read `dmesg | grep NVRM` for the driver's reason.")
+        return [Finding("health.nvml", Verdict.FAIL, f"NVML did not initialise: {f.error}", "host",
+                        (o.source, f.error), remedy, SRC_A1)]
+    if f.count is None:  # nvmlDeviceGetCount failed: NVML is up but the GPU count is not known
+        return [garbled("health.nvml", o, "the NVML GPU count", o.text.strip()[:500].splitlines(), source=SRC_A1)]
+    findings: list[Finding] = []
+    pci, _ = _pci(out)
+    on_bus = len(pci.gpus) if pci is not None else None
+    desc = f"NVML sees {f.count} GPU(s), driver {f.driver_version}" + (
+        f", CUDA {f.cuda_version_str} supported by the driver" if f.cuda_version_str else "")
+    ev = [o.source] + [f"GPU {g.get('index')}: {g.get('name', '?')} {g.get('pci_bus_id', '?')} "
+                       f"serial {g.get('serial', '?')}" for g in f.gpus]
+    # a GPU NVML counts but cannot open (nvmlDeviceGetHandleByIndex: "GPU is lost" after Xid 79)
+    lost = [g for g in f.gpus if isinstance(g.get("errors"), dict) and g["errors"].get("handle")]
+    if lost:
+        findings.append(Finding("health.nvml", Verdict.FAIL,
+                                f"{desc}, but cannot open {len(lost)} of them", "host",
+                                tuple(ev + [f"GPU {g.get('index')}: handle: {g['errors']['handle']}" for g in lost]),
+                                "Read `dmesg | grep -e NVRM -e Xid` for the GPU's PCI address; reseat it or "
+                                "RMA it if it keeps failing.", SRC_A1))
+    elif on_bus is not None and f.count is not None and f.count < on_bus:
+        findings.append(Finding("health.nvml", Verdict.FAIL,
+                                f"{desc}, but {on_bus} are on the PCI bus: the driver could not bring up "
+                                f"{on_bus - f.count}", "host", tuple(ev),
+                                "Read `dmesg | grep -e NVRM -e Xid` for the missing GPU's PCI address; "
+                                "reseat it or RMA if it keeps failing.", SRC_A1))
+    else:
+        findings.append(Finding("health.nvml", Verdict.PASS, desc, "host", tuple(ev), "", SRC_A1))
+    return findings

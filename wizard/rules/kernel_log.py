@@ -1,0 +1,504 @@
+"""The kernel-log check: GPU and hardware errors the kernel logged this boot, and ``bringup explain``
+for a pasted kernel log.
+
+This module reads the log, drops what the operator acknowledged, and hands each topic's events to
+its rules: Xid, fallen off the bus and GSP (:mod:`wizard.rules.xid`), host memory and machine checks
+(:mod:`wizard.rules.edac`); the rest are judged here:
+
+* RmInitAdapter / invalid BAR / probe failures: fail. A GPU that worked before (the log shows it
+  initialised, an Xid from it, or AER errors on it): the PCIe hardware path first (AER, seating,
+  riser, power, cold power cycle). Otherwise the remedy gives both cases: intermittent -> that
+  hardware path; never initialised -> Above 4G decoding (Resizable BAR left at the vendor default),
+  then a driver new enough for the GPU. BAR mapping failures: Above 4G decoding / VM 64-bit MMIO.
+* nouveau (or another driver) holding an NVIDIA GPU: fail (blacklist, rebuild initramfs).
+* PCIe AER: fatal or "can't recover" -> fail; uncorrected non-fatal -> warn; corrected -> pass
+  (information; only growth during a stage is a warning).
+* "limited by ... link at <port>": warn, naming the upstream port.
+* Unrecognised GPU-driver error lines and kernel oops/BUG reports: warn, with their keys so the
+  operator can acknowledge each one (``assets/kernel_log_benign.csv`` lists the harmless ones).
+
+Events whose :func:`wizard.parsers.kernellog.event_key` is in ``expectations["acknowledged"]`` do
+not count; with ``expectations["boot_only"]`` true, only events of the last boot in the text
+count. Both are listed in a ``skip`` finding so nothing is hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from wizard.common import to_float
+from wizard.data import table
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict
+from wizard.parsers.gpu import parse_nvml
+from wizard.parsers.kernellog import KERNEL_SIGNATURES, KernelEvent, KernelLog, bus_id, event_key, parse_kernel_log
+from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs, missing
+from wizard.rules.edac import memory_findings
+from wizard.rules.kernel_log_common import (
+    AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
+)
+from wizard.rules.xid import xid_findings
+
+SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
+                  "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
+SRC_LIMITED = ("Stas Bekman, Machine Learning Engineering, debug notes (https://github.com/stas00/ml-engineering); imbue "
+               "cluster-health fix_pcie_limited.sh (https://github.com/imbue-ai/cluster-health); lspci(8) man page "
+               "(https://man7.org/linux/man-pages/man8/lspci.8.html): GPUs lower their PCIe link speed when idle, so "
+               "read LnkSta under load")
+SRC_UNRECOGNISED = ("imbue cluster-health dmesg whitelist (https://github.com/imbue-ai/cluster-health): WARN on each "
+                    "unrecognised kernel error message")
+SRC_BAR = ("NVIDIA GPUDirect RDMA documentation, 'PCI BAR sizes' (https://docs.nvidia.com/cuda/gpudirect-rdma/); AMD "
+           "ROCm GPU-server BIOS settings (Above 4G Decoding enabled, https://rocm.docs.amd.com/en/latest/how-to/"
+           "system-optimization/mi100.html); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 RmInitAdapter failed with the "
+           "BIOS PCI settings off); NVIDIA/gpu-operator#492 (VM 64-bit MMIO settings)")
+SRC_RMINIT = ("NVIDIA GPUDirect RDMA documentation, 'PCI BAR sizes' (https://docs.nvidia.com/cuda/gpudirect-rdma/); NVIDIA "
+              "Xid catalog, Xid 79 (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html); NVIDIA open GPU "
+              "kernel modules (https://github.com/NVIDIA/open-gpu-kernel-modules); "
+              "illinois-scicomp/machine-shop-maintenance#76 (intermittent RmInitAdapter failure, only a reboot helped, "
+              "IPMI PCIe bus error); NVIDIA/open-gpu-kernel-modules#862 (never initialised until the BIOS settings "
+              "were changed)")
+SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau' "
+               "(https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); the NVRM message itself; "
+               "beclab/Olares#3963 (nova_core holding the GPU on Ubuntu 26.04 kernels)")
+
+AER_FAIL = frozenset({"fatal"})
+AER_WARN = frozenset({"nonfatal"})
+
+
+def benign_patterns() -> list[tuple[re.Pattern[str], str]]:
+    """assets/kernel_log_benign.csv as compiled patterns (bad patterns are skipped)."""
+    out = []
+    for r in table("kernel_log_benign.csv"):
+        try:
+            out.append((re.compile(r["pattern"]), r.get("reason", "")))
+        except (re.error, KeyError):
+            continue
+    return out
+
+
+# ------------------------------------------------------------------ kernel log
+
+
+def judge_kernel_log_text(text: str, expectations: Mapping[str, Any]) -> list[Finding]:
+    """``bringup explain`` entry: parse a pasted kernel log and judge it."""
+    return judge_kernel_log(parse_kernel_log(text), expectations, "pasted kernel log")
+
+
+def judge_kernel_log(log: KernelLog, expectations: Mapping[str, Any], source: str = "kernel log",
+                     gpu_index: Mapping[str, int] | None = None) -> list[Finding]:
+    """Findings for one parsed kernel log. ``gpu_index`` maps PCI bus id ("0000:9b:00.0") to the
+    GPU index (from NVML) so subjects can name it. Never raises."""
+    exp = expectations if isinstance(expectations, Mapping) else {}
+    try:
+        return _judge_kernel_log(log, exp, source, gpu_index)
+    except Exception as exc:  # noqa: BLE001 - a judge must not crash the stage
+        return [Finding("health.kernel_log", Verdict.UNKNOWN, f"could not judge the kernel log: {exc!r}", "host",
+                        cap(r.raw[0] for r in log.records[:5]),
+                        "This is a bringup bug: please report it with the log.", SRC_KERNEL_LOG)]
+
+
+
+
+def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
+                      gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    if not log.records:
+        return [Finding("health.kernel_log", Verdict.UNKNOWN, "could not tell: no kernel messages in the input",
+                        "host", (source, "(no readable kernel log lines)"),
+                        "Read the kernel log as root (or as a member of the adm / systemd-journal group): "
+                        "`journalctl -k -b` or `dmesg`.", SRC_KERNEL_LOG)]
+    if not log.formats and not log.events and not any(KERNEL_SIGNATURES.search(r.msg) for r in log.records):
+        return [Finding("health.kernel_log", Verdict.UNKNOWN, "could not read this as a kernel log: no kernel "
+                        "timestamps and no kernel messages", "host", cap([source] + [r.raw[0] for r in log.records]),
+                        "Paste the raw output of `journalctl -k -b` or `dmesg`.", SRC_KERNEL_LOG)]
+    ack = acknowledged_keys(exp)
+    boot_only = bool(exp.get("boot_only"))
+    counted: list[KernelEvent] = []
+    acked: list[KernelEvent] = []
+    earlier: list[KernelEvent] = []
+    for ev in log.events:
+        if boot_only and ev.boot != log.last_boot:
+            earlier.append(ev)
+        elif event_key(ev) in ack:
+            acked.append(ev)
+        else:
+            counted.append(ev)
+    cause = next((e for e in counted if e.kind in ("driver_conflict", "gpu_fell_off")
+                  or (e.kind == "gpu_init" and e.bus_id and e.fields.get("what") != "bar_assign")), None)
+    if cause is not None:
+        # "The NVIDIA probe routine failed" / "No NVIDIA devices probed" after a conflict, a GPU that
+        # fell off the bus or a named GPU's init failure is its consequence, not a second problem
+        absorbed = [e for e in counted if e.kind == "gpu_init" and not e.bus_id
+                    and e.fields.get("what") == "nvrm_probe_failed"]
+        merged = dataclasses.replace(cause, evidence=list(dict.fromkeys(
+            list(cause.evidence) + [ln for e in absorbed for ln in e.evidence])))
+        gone = {id(e) for e in absorbed}
+        counted = [merged if e is cause else e for e in counted if id(e) not in gone]
+    findings: list[Finding] = []
+    findings += xid_findings(log, counted, gpu_index)
+    findings += _init_findings(log, counted, gpu_index)
+    findings += _conflict_findings(log, counted, gpu_index, exp)
+    findings += _aer_findings(log, counted, gpu_index)
+    findings += _limited_findings(log, counted, gpu_index)
+    findings += memory_findings(log, counted)
+    findings += _unrecognised_findings(log, counted)
+    findings = _with_keys(findings, counted)
+    if acked or earlier:
+        parts = []
+        if acked:
+            parts.append(f"{len(acked)} acknowledged by the operator")
+        if earlier:
+            parts.append(f"{len(earlier)} from earlier boots")
+        ev_lines = [f"{event_key(e)}: {e.record.raw[0]}" for e in (acked + earlier)]
+        findings.append(Finding("health.kernel_log_ignored", Verdict.SKIP,
+                                f"{plural(len(acked) + len(earlier), 'kernel log event')} not counted: "
+                                + ", ".join(parts), "host", cap(ev_lines), "", SRC_KERNEL_LOG))
+    if not any(f.verdict is not Verdict.SKIP for f in findings):
+        fmts = ", ".join(sorted(log.formats)) or "bare lines"
+        findings.insert(0, Finding(
+            "health.kernel_log", Verdict.PASS,
+            f"no Xid, AER, EDAC/MCE, GPU-initialisation or driver-conflict errors in "
+            f"{plural(log.lines, 'kernel log line')} ({fmts})", "host",
+            (source, log.records[0].raw[0], log.records[-1].raw[-1]) if log.records else (source,),
+            "", SRC_KERNEL_LOG))
+    return findings
+
+
+def _with_keys(findings: list[Finding], events: list[KernelEvent]) -> list[Finding]:
+    """Give each warn/fail finding the keys of the events it rests on (comma-separated), so the
+    operator can acknowledge exactly those events (``bringup ack``, TUI ``x``)."""
+    by_line: dict[str, str] = {}
+    for e in events:
+        if e.record.raw:
+            by_line.setdefault(e.record.raw[0], event_key(e))
+    out = []
+    for f in findings:
+        if f.verdict in (Verdict.FAIL, Verdict.WARN) and not f.key:
+            keys = sorted({by_line[ln] for ln in f.evidence if ln in by_line})
+            if keys:
+                f = dataclasses.replace(f, key=",".join(keys))
+        out.append(f)
+    return out
+
+
+# ---- GPU initialisation (RmInitAdapter, BARs, probe failures)
+
+BAR_REMEDY = (
+    "The GPU's memory windows (PCI BARs) could not be mapped. Enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS "
+    "and leave Resizable BAR at the vendor default, then cold-boot and check again. In a VM, give the guest enough "
+    "64-bit MMIO space (UEFI/OVMF firmware; on VMware pciPassthru.use64bitMMIO=TRUE and pciPassthru.64bitMMIOSizeGB).")
+RMINIT_HW_PATH = (
+    "check the hardware path first: PCIe AER errors on the GPU and its upstream port (`journalctl -k | grep -i aer`, "
+    "and the BMC event log), then reseat the GPU, its riser and its auxiliary power cables, and cold power-cycle the "
+    "node (power off at the PSUs, not only a reboot); if it fails again in the same slot, swap slots to tell a bad card "
+    "from a bad slot, and RMA the card if the failure follows it")
+RMINIT_NEVER = (
+    "enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS, leaving Resizable BAR at the vendor default; then make sure "
+    "the installed driver is new enough for this GPU (Blackwell and Grace Hopper need the open kernel modules) and "
+    "that nouveau is not loaded")
+RMINIT_REMEDY = (
+    "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
+    "comes and goes (only a reboot helps), " + RMINIT_HW_PATH + ". If it never initialised on this host, "
+    + RMINIT_NEVER + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+"""RmInitAdapter remedy when the log does not show whether the GPU ever worked: the intermittent
+(hardware path) case first, then the never-initialised (BIOS Above 4G decoding, driver support)
+case. Sources: NVIDIA GPUDirect RDMA documentation 'PCI BAR sizes' and AMD's GPU-server BIOS table
+(Above 4G decoding on; no vendor says to change Resizable BAR, so it stays at the vendor default),
+the NVIDIA Xid catalog's Xid 79 row (AER logs, risers, power cables; full power cycle), NVIDIA's open
+GPU kernel modules (required for Blackwell / Grace Hopper); illinois-scicomp/machine-shop-maintenance#76
+(intermittent RmInitAdapter failure on a Titan V that only a reboot cleared, with an IPMI PCIe bus
+error); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 that never initialised until Above 4G
+decoding was enabled)."""
+RMINIT_REMEDY_WORKED = (
+    "The NVIDIA driver could not initialise this GPU (RmInitAdapter failed), and the log shows it worked before "
+    "(or PCIe errors on it), so the BIOS and driver are not the first suspects: " + RMINIT_HW_PATH
+    + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+"""RmInitAdapter remedy when the same log shows the GPU initialised (``NVRM: GPU at PCI:...`` with
+its UUID, or an Xid from it) or PCIe AER errors on it (same sources as :data:`RMINIT_REMEDY`)."""
+
+
+def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    evs = [e for e in events if e.kind == "gpu_init"]
+    if not evs:
+        return []
+    by_bus: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    hostwide: list[KernelEvent] = []
+    for e in evs:
+        if e.fields.get("what") == "bar_assign" and not log.is_nvidia_gpu(e.bus_id):
+            # BAR assignment trouble on a bridge/port: only a hint for an NVIDIA failure below it
+            hostwide.append(e)
+            continue
+        if e.bus_id:
+            by_bus.setdefault(e.bus_id, []).append(e)
+        else:
+            hostwide.append(e)
+    real_host = [e for e in hostwide if e.fields.get("what") != "bar_assign"]
+    if not by_bus and real_host:
+        by_bus[""] = []
+    out: list[Finding] = []
+    for bus, group in by_bus.items():
+        members = group + (hostwide if len(by_bus) == 1 else real_host if bus == "" else [])
+        whats = {e.fields.get("what") for e in members}
+        hard = whats & {"rminit", "bar_invalid", "probe_failed", "nvrm_probe_failed"}
+        bar = any(e.fields.get("hint") == "bar" for e in members)
+        name = gpu_name(log, bus, gpu_index) if bus else "host"
+        ordered = sorted(members, key=lambda e: e.record.line_no)
+        evidence = cap(ln for e in ordered for ln in e.evidence)
+        if hard:
+            what = []
+            if "rminit" in whats:
+                what.append("RmInitAdapter failed")
+            if "bar_invalid" in whats:
+                what.append("its PCI BAR region is invalid")
+            if "probe_failed" in whats or "nvrm_probe_failed" in whats:
+                what.append("the NVIDIA probe failed")
+            subject = name
+            msg = (f"{name}: the NVIDIA driver could not initialise the GPU ({'; '.join(what)})" if bus else
+                   f"the NVIDIA driver could not initialise a GPU ({'; '.join(what)})")
+            worked = bool(bus) and _worked_before(log, bus)
+            remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
+            out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
+                               SRC_BAR if bar else SRC_RMINIT))
+        elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
+            out.append(Finding("health.gpu_init", Verdict.WARN,
+                               f"{name}: the kernel could not assign all of the GPU's PCI BARs (memory windows)",
+                               name, evidence, BAR_REMEDY, SRC_BAR))
+    return out
+
+
+def _worked_before(log: KernelLog, bus: str) -> bool:
+    """The log shows GPU ``bus`` initialised at some point (``NVRM: GPU at PCI:<bus>: GPU-<uuid>``,
+    printed when the driver brings a GPU up, or an Xid from it), or PCIe AER errors on it."""
+    info = log.gpus.get(bus)
+    if info is not None and info.uuid:
+        return True
+    for e in log.events:
+        if e.kind == "xid" and e.bus_id == bus:
+            return True
+        if e.kind == "aer" and bus in (e.bus_id, e.fields.get("source"), e.fields.get("affects_gpu")):
+            return True
+    return False
+
+
+# ---- driver conflicts
+
+
+PASSTHROUGH_DRIVERS = ("vfio-pci", "vfio_pci", "pci-stub", "pci_stub")
+"""Drivers that hold a GPU on purpose for VM passthrough (not a conflict to blacklist away)."""
+
+
+def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None,
+                       exp: Mapping[str, Any] | None = None) -> list[Finding]:
+    evs = [e for e in events if e.kind == "driver_conflict"]
+    if not evs:
+        return []
+    passthrough = [e for e in evs if str(e.fields.get("driver", "")).lower() in PASSTHROUGH_DRIVERS]
+    evs = [e for e in evs if e not in passthrough]
+    out: list[Finding] = []
+    for e in passthrough:
+        name = gpu_name(log, e.bus_id, gpu_index)
+        hosts_vms = bool((exp or {}).get("virtualization"))
+        out.append(Finding("health.driver_conflict", Verdict.WARN if hosts_vms else Verdict.FAIL,
+                           f"{name} is bound to {e.fields.get('driver')} (reserved for VM passthrough), so the NVIDIA "
+                           f"driver cannot use it", name, cap(e.evidence),
+                           "If this node should train on the GPU itself, remove its vfio-pci binding (vfio-pci.ids= on "
+                           "the kernel command line or in /etc/modprobe.d), rebuild the initramfs and reboot; if the GPU "
+                           "is meant for a VM, this is expected.", SRC_NOUVEAU))
+    if not evs:
+        return out
+    drivers = sorted({str(e.fields.get("driver")) for e in evs if e.fields.get("driver")})
+    buses = sorted({e.bus_id for e in evs if e.bus_id})
+    n_dev = max([int(e.fields.get("devices", 0) or 0) for e in evs] + [len(buses)])
+    evidence = cap(ln for e in evs for ln in e.evidence)
+    who = ", ".join(drivers) if drivers else "nouveau, rivafb, nvidiafb or rivatv"
+    subject = gpu_name(log, buses[0], gpu_index) if len(buses) == 1 else "host"
+    where = (plural(n_dev, "GPU") if n_dev else "the GPUs") + (f" ({', '.join(buses)})" if buses else "")
+    block = ["nouveau"] + [d for d in drivers if d.lower() not in ("nouveau",)]
+    if any(d.lower().startswith("nova") for d in drivers):
+        block += ["nova_core", "nova_drm"]
+    block = list(dict.fromkeys(b for b in block if not b.lower().startswith("novacore")))
+    lines = " + ".join(f"'blacklist {b}'" for b in block)
+    remedy = (f"Stop {who} from claiming the GPUs: put {lines} (and 'options nouveau modeset=0') in a file under "
+              f"/etc/modprobe.d/, rebuild the initramfs (`update-initramfs -u` on Debian/Ubuntu, `dracut -f` on "
+              f"RHEL-family), reboot, then load the NVIDIA driver (`modprobe nvidia`) and check `nvidia-smi`.")
+    out.append(Finding("health.driver_conflict", Verdict.FAIL,
+                       f"another driver ({who}) holds {where}, so the NVIDIA driver cannot use "
+                       f"{'it' if n_dev == 1 else 'them'}", subject, evidence, remedy, SRC_NOUVEAU))
+    return out
+
+
+# ---- PCIe AER (kernel AER lines and firmware-first APEI GHES PCIe records)
+
+def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    groups: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    for e in events:
+        if e.kind == "aer":
+            dev = e.fields.get("source") or e.bus_id
+            groups.setdefault(dev, []).append(e)
+        elif e.kind == "ghes" and "pcie" in str(e.fields.get("section", "")):
+            groups.setdefault(e.bus_id, []).append(e)
+    out: list[Finding] = []
+    for dev, evs in groups.items():
+        sevs = [str(e.fields.get("severity") or "nonfatal") for e in evs]
+        failed = any(e.fields.get("recovery_failed") for e in evs)
+        if failed or any(s in AER_FAIL for s in sevs):
+            verdict = Verdict.FAIL
+        elif any(s in AER_WARN for s in sevs):
+            verdict = Verdict.WARN
+        else:
+            verdict = Verdict.PASS
+        worst_sev = "fatal" if verdict is Verdict.FAIL else "nonfatal" if verdict is Verdict.WARN else "corrected"
+        pci_id = next((str(e.fields.get("pci_id")) for e in evs if e.fields.get("pci_id")), "")
+        gpu = next((str(e.fields.get("affects_gpu")) for e in evs if e.fields.get("affects_gpu")), "")
+        port = next((str(e.fields.get("port")) for e in evs if e.fields.get("port")), "")
+        is_gpu = bool(dev) and log.is_nvidia_gpu(dev)
+        subject = gpu_name(log, gpu, gpu_index) if (gpu and not is_gpu) else device_name(log, dev, gpu_index, pci_id)
+        where = device_name(log, dev, gpu_index, pci_id)
+        types = sorted({str(e.fields.get("type")) for e in evs if e.fields.get("type")})
+        names = sorted({n for e in evs for n in e.fields.get("errors", [])})
+        firmware = any(e.kind == "ghes" for e in evs)
+        detail = ", ".join(types + [f"'{n}'" for n in names])
+        msg = (f"{plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error')} "
+               f"on {where}, worst {AER_WORDS[worst_sev]}" + (f" ({detail})" if detail else ""))
+        if failed:
+            msg += "; the kernel could not recover the device"
+        if port and port != dev:
+            msg += f"; reported by upstream port {port}"
+        if gpu and gpu != dev:
+            msg += f"; the GPU below it is {gpu}"
+        if verdict is Verdict.FAIL:
+            remedy = ("A fatal PCIe error took this link down. Power-cycle, then reseat the device and its riser/cables "
+                      "under this port, check its power and cooling, and update BIOS/firmware; if it repeats in the same "
+                      "slot, move the card to another slot to tell a bad card from a bad slot.")
+        elif verdict is Verdict.WARN:
+            remedy = ("Uncorrected (non-fatal) PCIe errors: watch whether they repeat (`journalctl -k | grep -i aer`, "
+                      "/sys/bus/pci/devices/<bdf>/aer_dev_nonfatal); reseat the device and riser, check cables, update "
+                      "BIOS/firmware.")
+        else:
+            remedy = ""
+            msg += " (information: corrected errors matter only if their count grows during a stage)"
+        out.append(Finding("health.aer", verdict, msg, subject, cap(ln for e in evs for ln in e.evidence), remedy,
+                           SRC_GHES if firmware else SRC_AER))
+    return out
+
+
+# ---- PCIe bandwidth limited by an upstream link
+
+def _limited_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    out = []
+    seen: set[str] = set()
+    for e in events:
+        if e.kind != "pcie_limited" or e.bus_id in seen:
+            continue
+        seen.add(e.bus_id)
+        f = e.fields
+        name = device_name(log, e.bus_id, gpu_index)
+        port = f.get("port") or "an upstream port"
+        msg = (f"{name}: {f.get('avail_gbit_s')} Gb/s available PCIe bandwidth, limited by {f.get('speed_gts')} GT/s "
+               f"x{f.get('width')} at upstream port {port}")
+        if f.get("cap_gbit_s"):
+            msg += f" (capable of {f.get('cap_gbit_s')} Gb/s with {f.get('cap_speed_gts')} GT/s x{f.get('cap_width')})"
+        narrow = f.get("cap_width") and (to_float(f.get("width")) or 0.0) < (to_float(f.get("cap_width")) or 0.0)
+        if narrow:
+            remedy = (f"The link trained narrower (x{f.get('width')}) than the device can (x{f.get('cap_width')}): "
+                      f"reseat the card and riser, check that the slot behind port {port} is wired x{f.get('cap_width')} "
+                      f"(some x16 slots are x8 electrically) and the BIOS bifurcation setting for that port.")
+        else:
+            remedy = (f"The link trained at a lower speed than the device supports. GPUs lower their link speed when "
+                      f"idle, so confirm under load (`nvidia-smi -q -d PCIE` 'Link Gen Current', or lspci LnkSta while a "
+                      f"job runs); if it stays low, check the BIOS PCIe speed setting for port {port}, risers/retimers, "
+                      f"and reseat.")
+        out.append(Finding("health.pcie_limited", Verdict.WARN, msg, name, cap(e.evidence), remedy, SRC_LIMITED))
+    return out
+
+
+# ---- unrecognised error messages
+
+
+def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
+    benign = benign_patterns()
+    evs = [e for e in events if e.kind == "unrecognised"
+           and not any(rx.search(e.record.msg) for rx, _ in benign)]
+    if not evs:
+        return []
+    keys = [event_key(e) for e in evs]
+    oops = any(e.fields.get("class") == "oops" for e in evs)
+    what = "kernel warnings/oops reports and GPU-driver error messages" if oops else "GPU-driver error messages"
+    return [Finding("health.kernel_log", Verdict.WARN,
+                    f"{plural(len(evs), 'kernel message')} that no rule recognises ({what}): investigate", "host",
+                    cap(ln for e in evs for ln in e.evidence),
+                    "Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge "
+                    "it by its key so it stops counting: " + ", ".join(keys[:20])
+                    + (f" (and {len(keys) - 20} more)" if len(keys) > 20 else "") + ".", SRC_UNRECOGNISED)]
+
+
+# ------------------------------------------------------------------ the live/snapshot check
+
+
+def gpu_index_from_outputs(outputs: Outputs) -> dict[str, int]:
+    """PCI bus id -> GPU index from the ``nvml`` probe, when it was collected (else empty)."""
+    o = outputs.get("nvml") if isinstance(outputs, Mapping) else None
+    if o is None or not o.ok:
+        return {}
+    try:
+        nvml = facts_of(outputs).parse_text("nvml", parse_nvml)
+        out = {}
+        for g in (nvml.gpus if nvml is not None else []):
+            if isinstance(g.get("index"), int) and g.get("pci_bus_id"):
+                out[bus_id(str(g["pci_bus_id"]))] = g["index"]
+        return out
+    except Exception:  # noqa: BLE001 - naming is a nicety; never fail the check over it
+        return {}
+
+
+def _log_output(outputs: Outputs) -> tuple[ProbeOutput | None, KernelLog | None, list[ProbeOutput]]:
+    """The first readable kernel log (journal, then dmesg) with its parsed facts, and every output tried."""
+    tried: list[ProbeOutput] = []
+    for name in ("kernel_log_journal", "kernel_log_dmesg"):
+        o = outputs.get(name)
+        if o is None:
+            continue
+        tried.append(o)
+        if not (o.ok and o.rc in (0, None)):
+            continue
+        log = facts_of(outputs).parse_text(name, parse_kernel_log)
+        if log is not None and log.records:
+            return o, log, tried
+    return None, None, tried
+
+
+def kernel_log(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over this boot's kernel log.
+
+    Probes: ``kernel_log_journal`` (``journalctl -k -b --no-pager -o short-monotonic``), falling
+    back to ``kernel_log_dmesg`` (``dmesg``); optional ``nvml`` to name GPUs by index.
+    Findings: ``health.xid``, ``health.gpu_bus``, ``health.gsp``, ``health.gpu_init``,
+    ``health.driver_conflict``, ``health.aer``, ``health.pcie_limited``, ``health.host_memory``,
+    ``health.mce``, ``health.hw_error``, ``health.kernel_log`` (pass summary, unreadable log,
+    or unrecognised messages) and ``health.kernel_log_ignored`` (skip: acknowledged events).
+    ``boot_only`` is forced true: both probes read this boot only.
+    """
+    exp = dict(expectations) if isinstance(expectations, Mapping) else {}
+    exp["boot_only"] = True
+    chosen, log, tried = _log_output(outputs)
+    if chosen is None or log is None:
+        if not tried:
+            return [missing("health.kernel_log", None, "whether the kernel logged GPU or hardware errors",
+                            source=SRC_KERNEL_LOG)]
+        ev: list[str] = []
+        for o in tried:
+            ev.extend(o.evidence_error() if not o.ok or o.rc not in (0, None) else
+                      [o.source, "(no kernel messages in the output)"] + [ln for ln in o.stderr.splitlines()[:3] if ln])
+        return [Finding("health.kernel_log", Verdict.UNKNOWN,
+                        "could not tell whether the kernel logged GPU or hardware errors: the kernel log was not readable",
+                        "host", cap(ev),
+                        "Run bringup as root, or add the user to the adm / systemd-journal group; with "
+                        "kernel.dmesg_restrict=1 only root may run dmesg (docs.kernel.org/admin-guide/sysctl/kernel.html).",
+                        SRC_KERNEL_LOG)]
+    return judge_kernel_log(log, exp, chosen.source, gpu_index_from_outputs(outputs))
+
+
+__all__ = ["judge_kernel_log", "judge_kernel_log_text", "kernel_log", "gpu_index_from_outputs", "event_key"]

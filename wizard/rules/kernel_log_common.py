@@ -1,0 +1,64 @@
+"""What every kernel-log rule shares: evidence capped to a readable length, GPUs and PCIe devices
+named from the log, the operator's acknowledged event keys, and the public sources of the PCIe AER
+and firmware (APEI) error rules, which the kernel log and rasdaemon both report.
+
+The rules themselves live by topic: :mod:`wizard.rules.kernel_log` (the check over the kernel log,
+GPU initialisation, driver conflicts, PCIe AER, unrecognised messages), :mod:`wizard.rules.xid`
+(Xid events) and :mod:`wizard.rules.edac` (host memory and machine-check errors).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from wizard.common import gpu_subject
+from wizard.parsers.kernellog import KernelLog
+
+SRC_AER = ("Meta GCM health checks, pcie-aer (https://github.com/facebookresearch/gcm): fatal or can't recover -> FAIL, "
+           "non-fatal -> WARN, corrected -> info; Linux PCIe AER HOWTO (https://docs.kernel.org/PCI/pcieaer-howto.html)")
+SRC_GHES = ("ACPI Specification, APEI Generic Hardware Error Source (GHES) and UEFI CPER severities fatal/recoverable/"
+            "corrected/info (https://uefi.org/specifications); Linux drivers/acpi/apei/ghes.c; " + SRC_AER)
+
+EVIDENCE_MAX = 12
+"""At most this many raw lines per finding; a final line says how many more there were."""
+
+AER_WORDS = {"fatal": "uncorrected fatal", "nonfatal": "uncorrected non-fatal", "corrected": "corrected"}
+"""How findings name a PCIe AER severity."""
+
+
+def cap(lines: Iterable[str], n: int = EVIDENCE_MAX) -> tuple[str, ...]:
+    seen = list(dict.fromkeys(lines))
+    if len(seen) <= n:
+        return tuple(seen)
+    return tuple(seen[:n]) + (f"... {len(seen) - n} more lines like these",)
+
+
+def acknowledged_keys(exp: Mapping[str, Any]) -> set[str]:
+    ack = exp.get("acknowledged") if isinstance(exp, Mapping) else None
+    if isinstance(ack, Mapping):
+        return {str(k) for k in ack}
+    if isinstance(ack, (set, frozenset, list, tuple)):
+        return {str(k) for k in ack}
+    if isinstance(ack, str) and ack:
+        return {ack}
+    return set()
+
+
+def gpu_name(log: KernelLog, bus: str, gpu_index: Mapping[str, int] | None) -> str:
+    info = log.gpus.get(bus)
+    idx = (gpu_index or {}).get(bus)
+    return gpu_subject(idx, bus, info.serial if info else "") if bus else "GPU (PCI address not in the log)"
+
+
+def device_name(log: KernelLog, bus: str, gpu_index: Mapping[str, int] | None, pci_id: str = "") -> str:
+    if not bus:
+        return "PCIe device (address not in the log)"
+    if log.is_nvidia_gpu(bus):
+        return gpu_name(log, bus, gpu_index)
+    pid = pci_id or log.pci_ids.get(bus, "")
+    return f"PCIe device {bus}" + (f" [{pid}]" if pid else "")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+

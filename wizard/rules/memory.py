@@ -1,0 +1,243 @@
+"""GPU memory rules on the nvidia-smi/NVML document: ECC mode, ECC error counters, row remapping and
+retired pages (thresholds in ``assets/gpu_thresholds.csv``, each row with its source). Host memory
+(EDAC) is judged elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wizard.model import Finding, Verdict, worst
+from wizard.parsers.smi import GpuFacts, SmiDoc
+from wizard.rules.smi import (
+    RESET_REMEDY,
+    SRC_MIG,
+    _ev,
+    _fmt,
+    _pass_group,
+    gpu_class,
+    subject,
+    threshold_source,
+    thresholds,
+)
+
+SRC_A6 = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ECC mode current / "
+          "pending; -e to change it); NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
+          "(nvmlDeviceGetEccMode)")
+
+
+SRC_B6 = ("Azure HPC health checks, https://github.com/Azure/azurehpc-health-checks (check_gpu_ecc: any "
+          "SRAM uncorrectable fails, SRAM correctable > 10000 or DRAM > 20000000 fails); NVIDIA GPU memory "
+          "error management, https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/")
+
+
+SRC_B7 = ("NVIDIA GPU memory error management, https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/ (row "
+          "remapping: pending -> reset, remapping failure -> RMA); NVIDIA Dynamic Page Retirement, "
+          "https://docs.nvidia.com/deploy/dynamic-page-retirement/")
+
+
+def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    out, ok = [], []
+    for g in doc.gpus:
+        cur, pend = g.flag("ecc.mode.current"), g.flag("ecc.mode.pending")
+        cls = gpu_class(g)
+        lines = g.lines("ecc.mode.current", "ecc.mode.pending", "brand", "name")
+        idx = g.index if g.index is not None else "<index>"
+        if cur is None:
+            if g.text("table.ecc") is None and (g.get("table.ecc") is not None) and cls == "datacenter":
+                out.append(Finding("health.ecc_mode", Verdict.WARN,
+                                   f"{subject(g)}: the table prints N/A for Volatile Uncorr. ECC, so ECC looks off "
+                                   f"on this data-center GPU", subject(g), _ev(g, g.lines("table.ecc")),
+                                   "Confirm with `nvidia-smi -q -d ECC`; if ECC is off, enable it (`sudo nvidia-smi "
+                                   f"-i {idx} -e 1`) and reboot.", SRC_A6))
+            continue
+        if cur is False and pend is True:
+            out.append(Finding("health.ecc_mode", Verdict.WARN,
+                               f"{subject(g)}: ECC is off now and turns on at the next reboot (pending Enabled)",
+                               subject(g), _ev(g, lines), "Reboot (or reset the GPU) to apply it, then check again.",
+                               SRC_A6))
+        elif cur is False and cls == "datacenter":
+            out.append(Finding("health.ecc_mode", Verdict.FAIL,
+                               f"{subject(g)}: ECC is off on a data-center GPU", subject(g), _ev(g, lines),
+                               f"Enable ECC (`sudo nvidia-smi -i {idx} -e 1`), then reboot or reset the GPU and check "
+                               "that it reads Enabled.", SRC_A6))
+        elif cur is True and pend is False:
+            out.append(Finding("health.ecc_mode", Verdict.WARN,
+                               f"{subject(g)}: ECC is on but set to turn off at the next reboot (pending Disabled)",
+                               subject(g), _ev(g, lines),
+                               f"Undo the change (`sudo nvidia-smi -i {idx} -e 1`) unless it was meant.", SRC_A6))
+        elif cur is False:
+            ok.append((g, f" (ECC is optional on a {cls} GPU)" if cls != "unknown" else "", lines))
+        else:
+            ok.append((g, "", lines))
+    on_ok = [t for t in ok if t[0].flag("ecc.mode.current") is not False]
+    out += _pass_group("health.ecc_mode", on_ok, "ECC is on", "ECC is on for {n} GPUs", SRC_A6, total=len(doc.gpus))
+    for t in ok:
+        if t[0].flag("ecc.mode.current") is False:  # off where it is optional: said per GPU
+            out += _pass_group("health.ecc_mode", [t], "ECC is off", "", SRC_A6)
+    return out
+
+
+def _sum(g: GpuFacts, *keys: str) -> float | None:
+    vals = [g.num(k) for k in keys]
+    vals = [v for v in vals if v is not None]
+    return sum(vals) if vals else None
+
+
+def _sram_unc(g: GpuFacts, ctr: str) -> float | None:
+    v = g.num(f"ecc.errors.uncorrected.{ctr}.sram")
+    if v is not None:
+        return v
+    return _sum(g, f"ecc.errors.uncorrected.{ctr}.sram.parity", f"ecc.errors.uncorrected.{ctr}.sram.secded")
+
+
+def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    t = thresholds()
+    out, ok = [], []
+    for g in doc.gpus:
+        keys = [k for k in g.fields if k.startswith("ecc.errors.")]
+        vals = {k: g.num(k) for k in keys}
+        readable = {k: v for k, v in vals.items() if v is not None}
+        lines = [g.fields[k].line for k in keys if vals.get(k) or k.endswith("thresholdExceeded")]
+        mig = g.flag("mig.mode.current") is True
+        vol_na = mig and not any(".volatile." in k for k in readable)
+        note = " (volatile counters cannot be read while MIG is enabled)" if vol_na else ""
+        exceeded = g.flag("ecc.errors.uncorrected.aggregate.sram.thresholdExceeded")
+        if not readable and exceeded is None:
+            if mig and keys:
+                out.append(Finding("health.ecc", Verdict.SKIP,
+                                   f"{subject(g)}: ECC counters cannot be read while MIG is enabled", subject(g),
+                                   _ev(g, g.lines("mig.mode.current")), "", SRC_MIG))
+            continue
+        sram_unc = max((v for v in (_sram_unc(g, "volatile"), _sram_unc(g, "aggregate")) if v is not None), default=None)
+        sram_unc_agg = _sram_unc(g, "aggregate")
+        sram_cor = max((v for v in (g.num("ecc.errors.corrected.volatile.sram"),
+                                    g.num("ecc.errors.corrected.aggregate.sram")) if v is not None), default=None)
+        dram = {k: v for k, v in readable.items() if ".dram" in k or ".device_memory" in k}
+        dram_max = max(dram.values(), default=None)
+        unc_vol = max((v for v in (g.num("ecc.errors.uncorrected.volatile.dram"),
+                                   g.num("ecc.errors.uncorrected.volatile.device_memory"),
+                                   g.num("ecc.errors.uncorrected.volatile.total")) if v is not None), default=None)
+        ev = _ev(g, lines or [g.fields[k].line for k in keys[:4]])
+        problems: list[tuple[Verdict, str, str]] = []
+        if exceeded:
+            problems.append((Verdict.FAIL, "the SRAM uncorrectable-error threshold is exceeded",
+                             "Drain the node and run NVIDIA field diagnostics; this GPU is an RMA candidate."))
+        if sram_unc is not None and sram_unc > t["ecc_sram_uncorrectable_fail"]:
+            rma = sram_unc_agg is not None and sram_unc_agg > t["ecc_sram_uncorrectable_aggregate_rma"]
+            problems.append((Verdict.FAIL, f"{_fmt(sram_unc)} uncorrectable SRAM ECC error(s)",
+                             RESET_REMEDY + (" Aggregate SRAM uncorrectable errors above "
+                                             f"{_fmt(t['ecc_sram_uncorrectable_aggregate_rma'])}: RMA the GPU."
+                                             if rma else " RMA the GPU if they return.")))
+        if sram_cor is not None and sram_cor > t["ecc_sram_correctable_fail"]:
+            problems.append((Verdict.FAIL, (f"{_fmt(sram_cor)} corrected SRAM errors (limit "
+                             f"{_fmt(t['ecc_sram_correctable_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+        if dram_max is not None and dram_max > t["ecc_dram_any_fail"]:
+            problems.append((Verdict.FAIL, (f"a DRAM ECC counter at {_fmt(dram_max)} (limit "
+                             f"{_fmt(t['ecc_dram_any_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+        if unc_vol is not None and unc_vol > 0 and not any(v is Verdict.FAIL for v, _, _ in problems):
+            problems.append((Verdict.WARN, f"{_fmt(unc_vol)} uncorrectable memory error(s) since the driver loaded",
+                             ("Look for Xid 48/63/64 in `dmesg` and at the row-remapping / retired-pages finding: "
+                             "the GPU needs a reset if a remap or retirement is pending.")))
+        if problems:
+            v = worst(p[0] for p in problems)
+            out.append(Finding("health.ecc", v, f"{subject(g)}: " + "; ".join(p[1] for p in problems) + note,
+                               subject(g), ev, " ".join(dict.fromkeys(p[2] for p in problems)), SRC_B6))
+            continue
+        nonzero = [f"{_fmt(v)} {k.replace('ecc.errors.', '').replace('.', ' ')}" for k, v in readable.items() if v]
+        detail = ("; counts: " + ", ".join(nonzero) + f" (limits: DRAM {_fmt(t['ecc_dram_any_fail'])}, SRAM corrected "
+                  f"{_fmt(t['ecc_sram_correctable_fail'])})") if nonzero else ": no errors"
+        ok.append((g, detail + note, lines or [g.fields[k].line for k in keys[:2]]))
+    out += _pass_group("health.ecc", ok, "ECC error counters within limits", "ECC error counters within limits on "
+                       "{n} GPUs", SRC_B6, total=len(doc.gpus))
+    return out
+
+
+def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    out, ok = [], []
+    for g in doc.gpus:
+        keys = [k for k in g.fields if k.startswith("remapped_rows")]
+        if not keys:
+            continue
+        corr, unc = g.num("remapped_rows.correctable"), g.num("remapped_rows.uncorrectable")
+        pending, failure = g.flag("remapped_rows.pending"), g.flag("remapped_rows.failure")
+        none_banks = g.num("remapped_rows.histogram.none")
+        lines = [g.fields[k].line for k in keys if k != "remapped_rows.histogram.max"]
+        if corr is None and unc is None and pending is None and failure is None:
+            if g.flag("mig.mode.current") is True:
+                out.append(Finding("health.row_remap", Verdict.SKIP,
+                                   f"{subject(g)}: row-remap state cannot be read while MIG is enabled", subject(g),
+                                   _ev(g, lines, g.lines("mig.mode.current")), "", SRC_MIG))
+            continue
+        idx = g.index if g.index is not None else "<index>"
+        if failure:
+            out.append(Finding("health.row_remap", Verdict.FAIL,
+                               f"{subject(g)}: row remapping failed (Remapping Failure Occurred: Yes)", subject(g),
+                               _ev(g, lines), "The GPU ran out of spare rows or could not remap: drain it and RMA it.",
+                               SRC_B7))
+        elif pending and unc:
+            out.append(Finding("health.row_remap", Verdict.FAIL,
+                               f"{subject(g)}: a row remap for {_fmt(unc)} uncorrectable error(s) is pending: the bad "
+                               "rows stay in use until the GPU is reset" + (" (no remap failure, so not an RMA case)"
+                                                                            if failure is False else ""),
+                               subject(g), _ev(g, lines),
+                               RESET_REMEDY.replace("<index>", str(idx)) + " If 'Remapping Failure Occurred' turns Yes, "
+                               "RMA the GPU.", SRC_B7))
+        elif pending:
+            out.append(Finding("health.row_remap", Verdict.WARN,
+                               f"{subject(g)}: a row remap is pending (correctable errors: {_fmt(corr)}): it takes "
+                               "effect at the next GPU reset", subject(g), _ev(g, lines),
+                               RESET_REMEDY.replace("<index>", str(idx)) + " Still pending after the reset: FAIL, "
+                               "contact the vendor.", SRC_B7))
+        elif none_banks:
+            out.append(Finding("health.row_remap", Verdict.FAIL,
+                               f"{subject(g)}: {_fmt(none_banks)} memory bank(s) have no spare rows left (Bank Remap "
+                               "Availability 'None')", subject(g), _ev(g, lines),
+                               "The next error in those banks cannot be remapped: plan the RMA.", SRC_B7 + " (derived)"))
+        elif (corr or 0) + (unc or 0) > 0:
+            out.append(Finding("health.row_remap", Verdict.WARN,
+                               f"{subject(g)}: {_fmt(corr)} correctable and {_fmt(unc)} uncorrectable row remap(s) "
+                               "done, none pending: the GPU memory has had errors", subject(g), _ev(g, lines),
+                               "Nothing to do now; watch the counts and Xid 48/63/64 in the kernel log, and RMA if "
+                               "remaps keep growing.", SRC_B7 + "; IBM Autopilot, https://github.com/IBM/autopilot (remaps alone -> WARN)"))
+        else:
+            ok.append((g, "", lines[:4]))
+    out += _pass_group("health.row_remap", ok, "no row remaps done or pending",
+                       "no row remaps done or pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
+    return out
+
+
+def retired_pages(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    t = thresholds()
+    out, ok = [], []
+    for g in doc.gpus:
+        sbe, dbe = g.num("retired_pages.single_bit_ecc.count"), g.num("retired_pages.double_bit.count")
+        pending = g.flag("retired_pages.pending")
+        if pending is None:
+            pending = g.flag("retired_pages.pending_retirement")
+        if sbe is None and dbe is None and pending is None:
+            continue
+        total = (sbe or 0) + (dbe or 0)
+        lines = g.lines("retired_pages.single_bit_ecc.count", "retired_pages.double_bit.count", "retired_pages.pending",
+                        "retired_pages.pending_retirement")
+        limit = t["retired_pages_fail"]
+        if total >= limit and pending:
+            out.append(Finding("health.retired_pages", Verdict.FAIL,
+                               f"{subject(g)}: {_fmt(total)} retired pages and one more pending (limit {_fmt(limit)})",
+                               subject(g), _ev(g, lines), "The GPU has nearly used up page retirement: RMA it.",
+                               SRC_B7 + "; " + threshold_source("retired_pages_fail")))
+        elif pending:
+            out.append(Finding("health.retired_pages", Verdict.WARN,
+                               f"{subject(g)}: a page is pending retirement ({_fmt(total)} retired so far)", subject(g),
+                               _ev(g, lines), "Reboot or reset the GPU so the page is retired (a reboot fixes this; "
+                               "no hardware service needed), then check again.", SRC_B7))
+        elif total >= limit:
+            out.append(Finding("health.retired_pages", Verdict.WARN,
+                               f"{subject(g)}: {_fmt(total)} retired pages (limit {_fmt(limit)})", subject(g),
+                               _ev(g, lines), "Close to the page-retirement limit: plan the RMA.", SRC_B7))
+        else:
+            ok.append((g, f" ({_fmt(total)} retired)" if total else "", lines))
+    out += _pass_group("health.retired_pages", ok, "no page retirement pending",
+                       "no page retirement pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
+    return out

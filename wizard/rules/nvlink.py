@@ -1,0 +1,350 @@
+"""NVLink rules: link state (``nvidia-smi nvlink -s``, ``dcgmi nvlink --link-status``), NVLink error
+counters (``nvidia-smi nvlink -e``) and the NVSwitch fabric registration state nvidia-smi reports.
+
+* A link the SKU expects (``assets/nvlink_expected.csv``) that is not up -> FAIL; SKUs without NVLink
+  are never failed for "Down" links (DCGM reports those falsely on PCIe cards).
+* NVLink error counters: lifetime totals are not a failure; only the delta between two samples is.
+* Fabric registration not Completed / Success on an NVSwitch system -> FAIL (Fabric Manager).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from wizard.common import gpu_subject, to_float, to_int
+from wizard.data import table
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict
+from wizard.parsers.smi import SmiDoc
+from wizard.parsers.topology import parse_dcgmi_nvlink, parse_nvlink
+from wizard.rules.common import Outputs, garbled, missing
+from wizard.rules.smi import _ev, _pass_group, subject
+
+SRC_NVLINK = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (nvlink -s: link state and "
+              "speed); NVLink link counts per GPU model from NVIDIA's data sheets (H100 "
+              "https://www.nvidia.com/en-us/data-center/h100/, H200 "
+              "https://www.nvidia.com/en-us/data-center/h200/, HGX "
+              "https://www.nvidia.com/en-us/data-center/hgx/)")
+
+
+SRC_DCGM_FALSE = ("NVIDIA/DCGM#49, https://github.com/NVIDIA/DCGM/issues/49, and NVIDIA/NVSentinel PR #1481, "
+                  "https://github.com/NVIDIA/NVSentinel/pull/1481: DCGM reports the NVLink links of PCIe GPUs "
+                  "without a bridge as Down")
+
+
+SRC_NVERR = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (nvlink -e: replay, "
+             "recovery and CRC error counters are totals since the driver loaded); Meta GCM health checks, "
+             "https://github.com/facebookresearch/gcm (NVLink counters: judge growth, not totals)")
+
+
+def sku_row(name: str) -> dict[str, str] | None:
+    """The first ``assets/nvlink_expected.csv`` row whose ``match`` regex finds ``name`` (a GPU name as
+    nvidia-smi prints it, or the plan's gpu_model); None when no row matches."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    for row in table("nvlink_expected.csv"):
+        try:
+            if re.search(row.get("match", "") or "(?!)", name, re.IGNORECASE):
+                return row
+        except re.error:
+            continue
+    return None
+
+
+def _expected(row: dict[str, str] | None) -> tuple[str, int | None, float | None]:
+    if row is None:
+        return "", None, None
+    return row.get("mode", ""), to_int(row.get("links_expected"), max_digits=4), to_float(row.get("link_speed_gb_s"))
+
+
+def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.nvlink from ``nvidia-smi nvlink -s``: active links per GPU vs the SKU's expected count
+    and speed (assets/nvlink_expected.csv, by the GPU name nvidia-smi prints, else the plan's gpu_model).
+    Fewer active links than expected -> FAIL; slower links -> WARN; SKUs without NVLink -> SKIP; an
+    unknown SKU is judged by consistency with the node's other GPUs (checks-catalogue B8)."""
+    fid = "health.nvlink"
+    o = out.get("nvidia_smi_nvlink_s")
+    if o is None or (not o.ok and not o.text.strip()):
+        return [missing(fid, o, "the NVLink link state", remedy="Run `nvidia-smi nvlink -s` (no root needed).",
+                        source=SRC_NVLINK)]
+    rep = facts_of(out).parse("nvidia_smi_nvlink_s", parse_nvlink, on="text+stderr")
+    assert rep is not None
+    if not rep.gpus:
+        low = (o.text + o.stderr).lower()
+        if "does not have or support nvlink" in low or "not supported" in low:
+            return [Finding(fid, Verdict.SKIP, "no NVLink on these GPUs (nvidia-smi: not supported)", "host",
+                            tuple(o.lines()[:4]), "", SRC_NVLINK)]
+        return [garbled(fid, o, "nvidia-smi nvlink -s", rep.problems or o.lines()[:20], source=SRC_NVLINK)]
+    plan_row = sku_row(str(plan.get("gpu_model") or ""))
+    findings: list[Finding] = []
+    passed: list[str] = []
+    pass_ev: list[str] = []
+    unknown_sku: list[tuple[Any, list[str]]] = []
+    consistency = False
+    for g in rep.gpus:
+        row = sku_row(g.name) or plan_row
+        mode, exp, speed = _expected(row)
+        subj = gpu_subject(g.index)
+        ev = [g.header] + [g.link_lines[k] for k in sorted(g.link_lines)] + g.notes
+        act = len(g.active)
+        if not g.links:
+            if any(re.search(r"not (have|support)", n, re.IGNORECASE) for n in g.notes) or mode == "none":
+                findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.index} ({g.name}): no NVLink", subj, tuple(ev),
+                                        "", SRC_NVLINK))
+            elif any("inactive" in n.lower() for n in g.notes):
+                verdict = Verdict.WARN if mode in ("bridge_optional", "") else Verdict.FAIL
+                findings.append(Finding(fid, verdict, f"GPU {g.index} ({g.name}): all NVLink links inactive", subj,
+                                        tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
+            else:
+                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {g.index} ({g.name}): no link lines in this output",
+                                        subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
+            continue
+        if mode == "none":
+            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.index} ({g.name}): {row['sku'] if row else ''} has no "
+                                    f"NVLink; {act} link(s) reported active", subj, tuple(ev), "", SRC_NVLINK))
+            continue
+        if exp is None:
+            unknown_sku.append((g, ev))
+            continue
+        inactive = g.inactive
+        if act < exp:
+            if rep.ellipsis and not inactive:
+                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {g.index} ({g.name}): this output elides links "
+                                        f"('[...]'); {act} shown active of the {exp} expected on {row['sku']}",
+                                        subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
+            elif mode == "bridge_optional" and act == 0:
+                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): no NVLink active (0 of {exp}); "
+                                        f"expected only if no NVLink bridge is fitted on this {row['sku']}", subj,
+                                        tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
+            else:
+                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} of {exp} NVLink links "
+                                        f"active on {row['sku']}; inactive: "
+                                        + (", ".join(f"link {k}" for k in inactive) or "not listed"), subj, tuple(ev),
+                                        _nvlink_remedy(mode), SRC_NVLINK))
+            continue
+        slow = [k for k in g.active if speed and (g.links[k] or 0) < speed * 0.99]
+        if slow:
+            findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): link(s) {', '.join(map(str, slow))} "
+                                    f"at {g.links[slow[0]]:g} GB/s, below {speed:g} GB/s expected on {row['sku']}",
+                                    subj, tuple(ev), "Reset the GPU or reboot; if the speed stays low, contact the "
+                                    "vendor (NVLink training problem).", SRC_NVLINK))
+            continue
+        passed.append(f"GPU {g.index} {act}/{exp}")
+        pass_ev += ev[:3]
+    if unknown_sku:
+        most = max(len(g.active) for g, _ in unknown_sku)
+        for g, ev in unknown_sku:
+            act = len(g.active)
+            subj = gpu_subject(g.index)
+            if most == 0:
+                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): no NVLink active and bringup "
+                                        "has no expected link count for this SKU", subj, tuple(ev), _nvlink_remedy("") + " Set gpu_model "
+                                        "in the plan so bringup knows whether this SKU has NVLink.", SRC_NVLINK))
+            elif act < most and not (rep.ellipsis and not g.inactive):
+                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} NVLink links active, "
+                                        f"fewer than the {most} of this node's other GPUs; inactive: "
+                                        + (", ".join(f"link {k}" for k in g.inactive) or "not listed"), subj,
+                                        tuple(ev), _nvlink_remedy("all"), SRC_NVLINK))
+            else:
+                passed.append(f"GPU {g.index} {act} active")
+                consistency = True
+                pass_ev += ev[:3]
+    if passed:
+        note = (" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the "
+                "node's other GPUs)" if consistency else "")
+        findings.append(Finding(fid, Verdict.PASS, "NVLink links active as expected: " + "; ".join(passed[:8])
+                                + (" ..." if len(passed) > 8 else "") + note, "host", tuple(pass_ev[:20]), "",
+                                SRC_NVLINK))
+    return findings
+
+
+def _nvlink_remedy(mode: str) -> str:
+    if mode in ("bridge", "bridge_optional"):
+        return ("Power down and reseat the NVLink bridge(s) between the paired cards (every bridge connector fully "
+                "seated), then check `nvidia-smi nvlink -s` again; replace the bridge if links stay down.")
+    return ("Reset the GPU or reboot; on NVSwitch systems check the fabric manager (`systemctl status "
+            "nvidia-fabricmanager`, version equal to the driver); if links stay inactive after a cold boot, contact "
+            "the vendor (baseboard/GPU RMA).")
+
+
+def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.nvlink_errors from ``nvidia-smi nvlink -e``. One sample: lifetime totals, reported but never
+    a FAIL (non-zero -> WARN "take a second sample"). Two samples (the output repeats the GPU blocks, e.g.
+    before and after a stress stage): replay/CRC delta > 0 -> WARN, recovery delta > 0 -> FAIL (B9)."""
+    fid = "health.nvlink_errors"
+    o = out.get("nvidia_smi_nvlink_e")
+    if o is None or (not o.ok and not o.text.strip()):
+        return [missing(fid, o, "the NVLink error counters", remedy="Run `nvidia-smi nvlink -e` (no root needed).",
+                        source=SRC_NVERR)]
+    rep = facts_of(out).parse_text("nvidia_smi_nvlink_e", parse_nvlink)
+    assert rep is not None
+    blocks = [g for g in rep.gpus if g.counters]
+    if not blocks:
+        if rep.gpus and any(re.search(r"not (have|support)", n, re.IGNORECASE) for g in rep.gpus for n in g.notes):
+            return [Finding(fid, Verdict.SKIP, "no NVLink on these GPUs", "host", tuple(o.lines()[:4]), "", SRC_NVERR)]
+        return [garbled(fid, o, "nvidia-smi nvlink -e", rep.problems or o.lines()[:20], source=SRC_NVERR)]
+    samples: dict[int, list[Any]] = {}
+    for g in blocks:
+        samples.setdefault(g.index, []).append(g)
+    two = any(len(v) >= 2 for v in samples.values())
+    findings: list[Finding] = []
+    if not two:
+        nonzero = [(g, k, name, v) for g in blocks for k, c in sorted(g.counters.items()) for name, v in c.items() if v]
+        ev = []
+        for g in blocks:
+            hits = [ln for ln in g.counter_lines if re.search(r": [1-9]\d*$", ln)]
+            if hits or not nonzero:
+                ev += [g.header] + hits[:6]
+        if not nonzero:
+            n_links = sum(len(g.counters) for g in blocks)
+            return [Finding(fid, Verdict.PASS, f"all NVLink error counters are 0 on {len(blocks)} GPU(s), {n_links} "
+                            "link(s) (one sample: lifetime totals; a delta needs a second sample after the stress stage)",
+                            "host", tuple(ev[:8]), "", SRC_NVERR)]
+        gpus = sorted({g.index for g, *_ in nonzero})
+        return [Finding(fid, Verdict.WARN, f"non-zero NVLink error totals on GPU(s) {', '.join(map(str, gpus))}: "
+                        + "; ".join(f"GPU {g.index} link {k} {name} {v}" for g, k, name, v in nonzero[:6])
+                        + " - one sample only: these are lifetime totals, not a failure by themselves",
+                        gpu_subject(gpus[0]), tuple(ev[:16]),
+                        "Take a second sample after the stress stage (`nvidia-smi nvlink -e` before and after) and "
+                        "judge the difference; only growing counters mean a failing link.", SRC_NVERR)]
+    for idx, gs in sorted(samples.items()):
+        first, last = gs[0], gs[-1]
+        grow: list[str] = []
+        recov: list[str] = []
+        reset: list[str] = []
+        for k, c in sorted(last.counters.items()):
+            for name, v in c.items():
+                before = first.counters.get(k, {}).get(name)
+                if before is None:
+                    continue
+                d = v - before
+                if d < 0:
+                    reset.append(f"link {k} {name}")
+                elif d > 0:
+                    (recov if "recover" in name.lower() else grow).append(f"link {k} {name} +{d}")
+        ev = [first.header] + [ln for ln in last.counter_lines if re.search(r": [1-9]\d*$", ln)][:12]
+        subj = gpu_subject(idx)
+        if recov:
+            findings.append(Finding(fid, Verdict.FAIL, f"GPU {idx}: NVLink recovery events between the two samples: "
+                                    + "; ".join(recov[:6] + grow[:4]), subj, tuple(ev), _nvlink_remedy("all"), SRC_NVERR))
+        elif grow:
+            findings.append(Finding(fid, Verdict.WARN, f"GPU {idx}: NVLink error counters grew between the two samples: "
+                                    + "; ".join(grow[:8]), subj, tuple(ev),
+                                    "Re-run the stress stage and sample again; if the counters keep growing, reset the "
+                                    "GPU and check the NVLink (bridge seating, fabric manager).", SRC_NVERR))
+        elif reset:
+            findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {idx}: counters went down between samples (reset?): "
+                                    + "; ".join(reset[:6]), subj, tuple(ev),
+                                    "Do not reset the counters between the two samples; sample again.", SRC_NVERR))
+    if not findings:
+        findings.append(Finding(fid, Verdict.PASS, f"no NVLink error counter grew between the two samples on "
+                                f"{len(samples)} GPU(s)", "host", tuple(g.header for g in blocks[:8]), "", SRC_NVERR))
+    return findings
+
+
+def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.nvlink from ``dcgmi nvlink --link-status`` (probe name ``dcgmi_nvlink``; not registered by
+    default: DCGM is optional). dcgmi names no GPU model, so the SKU comes from the plan's gpu_model.
+    Links a SKU expects that are not Up -> FAIL; SKUs without NVLink -> SKIP (DCGM reports their links
+    Down falsely); with no SKU, GPUs with fewer Up links than the others, or none at all, -> FAIL."""
+    fid = "health.nvlink"
+    o = out.get("dcgmi_nvlink")
+    if o is None or (not o.ok and not o.text.strip()):
+        return [missing(fid, o, "the NVLink link state (DCGM)", remedy="Run `dcgmi nvlink --link-status` (needs "
+                        "nv-hostengine running).", source=SRC_NVLINK)]
+    d = facts_of(out).parse_text("dcgmi_nvlink", parse_dcgmi_nvlink)
+    assert d is not None
+    if not d.gpus:
+        return [garbled(fid, o, "dcgmi nvlink --link-status", d.problems or o.lines()[:20], source=SRC_NVLINK)]
+    row = sku_row(str(plan.get("gpu_model") or ""))
+    mode, exp, _ = _expected(row)
+    key = next((x for x in d.header_lines if x.startswith("Key:")), "")
+    findings: list[Finding] = []
+    passed: list[str] = []
+    most = max(g.states.count("U") for g in d.gpus)
+    for g in d.gpus:
+        up, down, dis = g.states.count("U"), g.states.count("D"), g.states.count("X")
+        slots = up + down + dis
+        subj = gpu_subject(g.id)
+        ev = tuple(x for x in (*g.lines, key) if x)
+        counts = f"{up} of {slots} NVLink links Up ({down} Down{f', {dis} Disabled' if dis else ''})"
+        if slots == 0:
+            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.id}: no NVLink (all links Not Supported)", subj, ev, "",
+                                    SRC_NVLINK))
+        elif mode == "none":
+            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.id}: {counts}; {row['sku'] if row else ''} has no NVLink, "
+                                    "so DCGM's 'Down' is not a fault", subj, ev, "", SRC_DCGM_FALSE))
+        elif exp is not None:
+            if up >= exp:
+                passed.append(f"GPU {g.id} {up}/{exp}")
+            elif mode == "bridge_optional" and up == 0:
+                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.id}: {counts}; on {row['sku']} that means no NVLink "
+                                        "bridge, or a bridge that is down (DCGM also reports bridge-less PCIe cards as "
+                                        "Down)", subj, ev, _nvlink_remedy(mode), f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
+            else:
+                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}; {row['sku']} expects {exp} Up",
+                                        subj, ev, _nvlink_remedy(mode), SRC_NVLINK))
+        else:
+            if up == 0:
+                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}: NVLink is down", subj, ev,
+                                        _nvlink_remedy("bridge") + " If these are PCIe cards deliberately run without "
+                                        "NVLink bridges, DCGM reports their links Down by design: set gpu_model in the "
+                                        "plan so bringup can tell.", f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
+            elif up < most:
+                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}, fewer than the {most} Up on this "
+                                        "node's other GPUs", subj, ev, _nvlink_remedy("all"), SRC_NVLINK))
+            else:
+                passed.append(f"GPU {g.id} {up}/{slots} Up")
+    if passed:
+        findings.append(Finding(fid, Verdict.PASS, "NVLink links Up as expected: " + "; ".join(passed[:8])
+                                + (" ..." if len(passed) > 8 else ""), "host",
+                                tuple(x for g in d.gpus[:8] for x in g.lines), "", SRC_NVLINK))
+    return findings
+
+
+SRC_A3 = ("NVIDIA Fabric Manager user guide, "
+          "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ (GPUs finish fabric "
+          "registration only with nvidia-fabricmanager running at the driver's exact version; 'In Progress' "
+          "= Fabric Manager not running)")
+
+
+def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    out, ok = [], []
+    for g in doc.gpus:
+        state = g.text("fabric.state")
+        if state is None or state.lower() in ("not supported", "none"):
+            continue
+        status = g.text("fabric.status") or ""
+        keys = [k for k in g.fields if k.startswith("fabric.")]
+        lines = [g.fields[k].line for k in keys if g.text(k) is not None]
+        remedy = ("Start Fabric Manager and enable it at boot (`sudo systemctl enable --now nvidia-fabricmanager`); its "
+                  "version must equal the driver's exactly. On NVLink5 systems (B200) it also needs NVLSM and the "
+                  "ib_umad module. Then reset the GPUs or reboot and check that State reads Completed.")
+        summary = (g.text("fabric.health.summary") or "").lower()
+        degraded = [g.line(k) for k in ("fabric.health.bandwidth", "fabric.health.route_unhealthy",
+                                        "fabric.health.route_recovery_in_progress",
+                                        "fabric.health.access_timeout_recovery")
+                    if re.search(r"degraded|true|yes", g.text(k) or "", re.IGNORECASE)]
+        if state.lower() != "completed":
+            out.append(Finding("health.fabric", Verdict.FAIL,
+                               f"{subject(g)}: NVLink fabric registration is '{state}', not Completed: Fabric Manager "
+                               "is not running or does not match the driver", subject(g), _ev(g, lines), remedy, SRC_A3))
+        elif status.lower() != "success":
+            out.append(Finding("health.fabric", Verdict.FAIL,
+                               f"{subject(g)}: NVLink fabric registration completed with status '{status}'", subject(g),
+                               _ev(g, lines), remedy + " Read `journalctl -u nvidia-fabricmanager` for the error.",
+                               SRC_A3))
+        elif summary == "unhealthy" or degraded or summary == "limited capacity":
+            v = Verdict.FAIL if summary == "unhealthy" else Verdict.WARN
+            out.append(Finding("health.fabric", v, f"{subject(g)}: NVLink fabric health is degraded", subject(g),
+                               _ev(g, lines, degraded),
+                               "Read `nvidia-smi nvlink -s` and `journalctl -u nvidia-fabricmanager`; reset the GPUs "
+                               "or reboot, and involve the vendor if links stay degraded.",
+                               SRC_A3 + "; NVML nvmlGpuFabricInfo health mask"))
+        else:
+            ok.append((g, "", lines[:2]))
+    out += _pass_group("health.fabric", ok, "NVLink fabric registration Completed / Success",
+                       "NVLink fabric registration Completed / Success on {n} GPUs", SRC_A3, total=len(doc.gpus))
+    return out

@@ -1,0 +1,441 @@
+"""OS stage rules: the OS facts training and the driver install depend on.
+
+Every function is a rule ``(outputs, plan) -> list[Finding]`` (or an ``explain`` judge of one pasted
+text), pure, naming the public source of its rule.
+
+* Release: reported. Distribution vs driver branch: listed -> pass; the family listed but not this
+  version -> warn; not in the table -> unknown "check the release notes", never a fail.
+* Kernel headers for the running kernel: missing -> warn (DKMS cannot build).
+* Swap: one rule (:func:`swap_finding`) for every view of it (/proc/swaps, ``free``, ``swapon``,
+  /etc/fstab): swap off is required only for Kubernetes (kubelet's failSwapOn); on a standalone
+  training node swap on is a policy choice (pass); full swap warns.
+* Filesystems: / and the data path above 90 % used warn; a missing data path fails.
+* Mount options of / and the data path: ``barrier=0``/``nobarrier`` -> warn (never suggested).
+* Time sync: not synchronised -> warn (logs across nodes must line up).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict
+from wizard.parsers.host import mount_for, parse_df, parse_mounts, parse_os_release, parse_proc_swaps
+from wizard.parsers.platform import (
+    BARRIER_OFF_OPTIONS, barrier_off, branch_number, parse_chronyc_tracking, parse_fstab, parse_timedatectl,
+    support_rows, version_matches,
+)
+from wizard.rules.common import Outputs, garbled, gib, missing, missing_rerun
+
+# ------------------------------------------------------------------ sources and constants
+
+SRC_OS = ("NVIDIA driver installation guide, Linux System Requirements (docs.nvidia.com/datacenter/tesla/"
+          "driver-installation-guide/introduction.html and /610/introduction.html); knowledge.md section 2 and section 9 "
+          "item 3; assets/os_support.csv")
+SRC_HEADERS = ("NVIDIA driver installation guide, Pre-installation Actions: the kernel headers and development packages "
+               "for the running kernel must be installed at install time and whenever the driver is rebuilt "
+               "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/pre-installation-actions.html); "
+               "knowledge.md section 2 (DKMS rebuilds need headers; keep linux-headers-$(uname -r) installed)")
+SRC_BARRIER = ("knowledge.md section 8.5 and section 9 item 12: barrier=0 / nobarrier disables journal write barriers; safe "
+               "only with a non-volatile (battery/capacitor-backed) write cache, otherwise a crash or power loss can "
+               "corrupt the filesystem (kernel ext4 documentation 'barrier'; Oracle Linux XFS barriers doc)")
+SRC_TIME = ("timedatectl(1) (NTPSynchronized: the kernel considers the clock synchronised), chronyc(1) 'tracking' (Leap "
+            "status 'Not synchronised'); multi-node training correlates NCCL, Xid and scheduler logs across nodes by "
+            "time, so every node must follow one time source")
+SRC_DISK = "Verda fleet health check: WARN above 90% used (derived threshold, operator may override)"
+DISK_WARN_PCT = 90.0
+"""Filesystem use above this percentage warns (checks-catalogue A12, Verda's fleet check)."""
+SRC_SWAP = ("Kubernetes documentation, Swap memory management (kubelet fails to start with swap on unless "
+            "failSwapOn: false), https://kubernetes.io/docs/concepts/cluster-administration/swap-memory-management/; "
+            "swapon(8) man page")
+SWAP_FULL_PCT = 99.0
+"""Swap at or above this percentage used counts as full (derived)."""
+
+DEFAULT_DRIVER_BRANCH = "580"
+"""Branch judged against when the plan names none: R580, the long-term support branch (end of life
+June 2028 in NVIDIA's support matrix, editions v615/v620, as read into assets/driver_branches.csv; an earlier
+edition said August 2028, the newer NVIDIA date is kept)."""
+
+
+# ------------------------------------------------------------------ OS: release
+
+
+def os_release(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    o, k = out.get("os_release"), out.get("kernel")
+    if o is None or not o.ok:
+        return [missing("os.release", o, "the OS release")]
+    r = facts_of(out).parse_text("os_release", parse_os_release)
+    assert r is not None
+    if not r.id and not r.pretty_name:
+        return [garbled("os.release", o, "/etc/os-release", o.lines())]
+    kernel = k.text.strip() if k is not None and k.ok else "unknown"
+    # the raw lines, as the file has them
+    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
+    if k is not None:
+        ev.append(f"{k.source}:{kernel}")
+    return [Finding("os.release", Verdict.PASS, f"{r.pretty_name}, kernel {kernel}", "host", tuple(ev),
+                    "", "os-release(5); /proc/sys/kernel/osrelease")]
+
+
+# ------------------------------------------------------------------ OS: distribution vs driver branch
+
+
+def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.driver_support: is this distribution listed for the chosen driver branch
+    (``plan["driver_branch"]``, default :data:`DEFAULT_DRIVER_BRANCH`) in ``assets/os_support.csv``?
+    Probes ``os_release`` and ``kernel``. Listed -> pass (with the kernels NVIDIA validated, when
+    known); the distribution listed but not this version -> warn; not in the table -> unknown
+    ("check the release notes"): never a fail."""
+    fid = "os.driver_support"
+    o, k = out.get("os_release"), out.get("kernel")
+    if o is None or not o.ok:
+        return [missing_rerun(fid, o, "the OS release", source=SRC_OS)]
+    r = facts_of(out).parse_text("os_release", parse_os_release)
+    assert r is not None
+    if not r.id:
+        return [garbled(fid, o, "/etc/os-release", o.lines()[:10], source=SRC_OS)]
+    kernel = k.text.strip() if k is not None and k.ok else ""
+    chosen = branch_number(plan.get("driver_branch") if isinstance(plan, Mapping) else None)
+    branch = chosen or DEFAULT_DRIVER_BRANCH
+    bnote = f"R{branch}" + ("" if chosen else " (no branch in the plan yet: the long-term support default)")
+    ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
+    if kernel and k is not None:
+        ev.append(f"{k.source}:{kernel}")
+    rows = support_rows()
+    listed = [x for x in rows if x.kind == "listed" and x.branch == branch]
+    name = r.pretty_name or f"{r.id} {r.version_id}"
+    notes_url = "docs.nvidia.com/datacenter/tesla/"
+    if not listed:
+        return [Finding(fid, Verdict.UNKNOWN, f"{name}, kernel {kernel or '?'}: bringup has no support table for "
+                        f"{bnote}: check that branch's release notes", "host", tuple(ev),
+                        f"Read the supported distributions of R{branch} in its release notes and driver installation "
+                        f"guide at {notes_url}.", SRC_OS)]
+    match = [x for x in listed if x.distro_id == r.id and version_matches(x.version, r.version_id, x.min_version)]
+    if match:
+        m = match[0]
+        vk = [x for x in rows if x.kind == "validated_kernel" and x.distro_id == r.id
+              and version_matches(x.version, r.version_id)]
+        kn = ""
+        if vk:
+            kn = "; NVIDIA validated this release on kernel " + ", ".join(f"{x.kernel} ({x.name})" for x in vk[:4])
+        caveat = f" [{m.verification}]" if m.verification and m.verification != "read from the table" else ""
+        return [Finding(fid, Verdict.PASS, f"{name} is listed for {bnote} as {m.name}; kernel {kernel or '?'}{kn}. Keep "
+                        "driver and kernel paired: DKMS (headers installed) or signed precompiled modules for each "
+                        f"kernel{caveat}", "host", tuple(ev), "", m.source)]
+    family = sorted({x.name for x in listed if x.distro_id == r.id})
+    if family:
+        return [Finding(fid, Verdict.WARN, f"{name} is not in NVIDIA's list for {bnote}, which names {', '.join(family)}: "
+                        "check the branch's release notes before installing", "host", tuple(ev),
+                        f"Use a listed release of this distribution, or confirm support in the R{branch} release notes "
+                        f"at {notes_url}.", listed[0].source)]
+    return [Finding(fid, Verdict.UNKNOWN, f"{name} (ID={r.id}) is not in bringup's table for {bnote}: check the "
+                    "branch's release notes", "host", tuple(ev),
+                    f"Confirm that R{branch} supports this distribution and kernel in its release notes and driver "
+                    f"installation guide at {notes_url}.", SRC_OS)]
+
+
+# ------------------------------------------------------------------ OS: kernel headers
+
+
+def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.kernel_headers: the build tree of the running kernel (``kernel`` release,
+    ``kernel_build`` glob of /lib/modules/*/build and its Makefile), which DKMS needs to build the
+    NVIDIA module. Missing -> warn."""
+    fid = "os.kernel_headers"
+    k, g = out.get("kernel"), out.get("kernel_build")
+    if k is None or not k.ok or not k.text.strip():
+        return [missing_rerun(fid, k, "the running kernel release", source=SRC_HEADERS)]
+    rel = k.text.strip()
+    if g is None or not g.ok:
+        return [missing_rerun(fid, g, f"whether headers for kernel {rel} are installed", source=SRC_HEADERS)]
+    build = f"/lib/modules/{rel}/build"
+    others = sorted({p.split("/")[3] for p in g.files if p.startswith("/lib/modules/") and p.count("/") >= 4
+                     and p.split("/")[3] != rel})
+    ev = [f"{k.source}:{rel}"] + [f"ls -d {p}" for p in sorted(g.files)][:6]
+    if f"{build}/Makefile" in g.files:
+        return [Finding(fid, Verdict.PASS, f"headers for the running kernel {rel} are installed ({build})", "host",
+                        tuple(ev), "", SRC_HEADERS)]
+    remedy = (f"Install the headers for the running kernel: Debian/Ubuntu `apt-get install linux-headers-{rel}`, RHEL "
+              f"family `dnf install kernel-devel-{rel} kernel-headers` (the OS stage's action does this); if no "
+              "package exists for this kernel, boot a distribution kernel that has one.")
+    if build in g.files:
+        return [Finding(fid, Verdict.WARN, f"{build} exists but holds no kernel build tree (no Makefile): the headers "
+                        f"package for {rel} is missing or removed, so DKMS cannot build the NVIDIA module", "host",
+                        tuple(ev), remedy, SRC_HEADERS)]
+    return [Finding(fid, Verdict.WARN, f"no headers for the running kernel {rel} (no {build})"
+                    + (f"; other kernels have them: {', '.join(others[:4])}" if others else "")
+                    + ": DKMS cannot build the NVIDIA module for this kernel", "host",
+                    tuple(ev) + ((f"ls -d {build}: no such file or directory",) if not g.files else ()), remedy,
+                    SRC_HEADERS)]
+
+
+# ------------------------------------------------------------------ OS: swap
+
+
+def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *, on: bool = True,
+                 full: bool = False) -> Finding:
+    """The one swap rule (``os.swap``), whichever output showed the swap (/proc/swaps, ``free``,
+    ``swapon --show``, /etc/fstab): ``what`` says what was seen ("swap is on (2.0 GiB)").
+
+    Swap off: pass. Swap on: warn when the plan says Kubernetes (kubelet refuses to start with swap
+    on unless failSwapOn: false), warn when it is full (``full``: the host ran out of RAM), else pass:
+    a policy choice on a standalone training node."""
+    ev = tuple(evidence)
+    if not on:
+        return Finding("os.swap", Verdict.PASS, what, "host", ev, "", SRC_SWAP)
+    if is_kubernetes(plan):
+        return Finding("os.swap", Verdict.WARN, f"{what}; this node is planned for Kubernetes, whose kubelet refuses to "
+                       "start with swap on", "host", ev,
+                       "Turn swap off (the OS stage's swap action comments the swap entries of /etc/fstab out with a "
+                       "backup and runs swapoff -a), or set failSwapOn: false in the kubelet configuration.", SRC_SWAP)
+    if full:
+        return Finding("os.swap", Verdict.WARN, f"{what}: swap is full, the host ran out of RAM", "host", ev,
+                       "See what holds the memory (`free -h`, `ps aux --sort=-rss | head`).", SRC_SWAP)
+    return Finding("os.swap", Verdict.PASS, f"{what}: a policy choice on a standalone training node", "host", ev, "",
+                   SRC_SWAP)
+
+
+def is_kubernetes(plan: Mapping[str, Any]) -> bool:
+    """Whether the plan says this node runs under Kubernetes (``plan["scheduler"]``)."""
+    return isinstance(plan, Mapping) and plan.get("scheduler") == "kubernetes"
+
+
+def swap(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.swap from ``swaps`` (/proc/swaps), judged by :func:`swap_finding`."""
+    o = out.get("swaps")
+    if o is None or not o.ok:
+        return [missing("os.swap", o, "the swap state")]
+    s = facts_of(out).parse_text("swaps", parse_proc_swaps)
+    assert s is not None
+    if s.problems or not s.header_seen:
+        return [garbled("os.swap", o, "/proc/swaps", s.problems or o.lines()[:5])]
+    if not s.devices:
+        return [swap_finding("swap is off", (o.source + ": no swap devices",), plan, on=False)]
+    used = sum(d.used_kib for d in s.devices)
+    full = bool(s.total_kib) and 100.0 * used / s.total_kib >= SWAP_FULL_PCT
+    return [swap_finding(f"swap is on ({gib(s.total_kib):.1f} GiB)", [o.source] + [d.line for d in s.devices], plan,
+                         full=full)]
+
+
+# ------------------------------------------------------------------ OS: filesystems
+
+
+def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
+    desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
+    if r.used_pct > DISK_WARN_PCT:
+        return Finding(fid, Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", subject, (r.line,),
+                       "Free space before training: checkpoints and logs fill disks fast, and a full root "
+                       "filesystem stops the node.", SRC_DISK)
+    return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK)
+
+
+def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """``/`` from the node-wide df, and the plan's data path from its own df (which also tells
+    whether the path exists and which filesystem really holds it)."""
+    o = out.get("df")
+    findings: list[Finding] = []
+    if o is None or not o.ok:
+        findings.append(missing("os.filesystem", o, "filesystem usage"))
+    else:
+        parsed = facts_of(out).parse_text("df", parse_df)
+        assert parsed is not None
+        rows, problems = parsed
+        root = next((r for r in rows if r.mountpoint == "/"), None)
+        if root is None:
+            findings.append(garbled("os.filesystem", o, "df output (no / row)", problems or o.lines()[:5]))
+        else:
+            findings.append(_usage("os.filesystem", "/", "/", root))
+    data_path = plan.get("data_path")
+    if not isinstance(data_path, str) or not data_path or data_path == "/":
+        return findings
+    d = out.get("data_path_df")
+    if d is None:
+        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
+        return findings
+    if "No such file or directory" in d.stderr:
+        findings.append(Finding(
+            "os.filesystem", Verdict.FAIL, f"the data path {data_path} does not exist", data_path,
+            tuple(d.evidence_error()),
+            f"Create or mount the data volume at {data_path} (check /etc/fstab and `lsblk`), or record the "
+            f"real path with `bringup plan data_path=...`.", SRC_DISK))
+        return findings
+    if not d.ok:
+        findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
+        return findings
+    parsed = facts_of(out).parse_text("data_path_df", parse_df)
+    assert parsed is not None
+    rows, problems = parsed
+    if len(rows) != 1:
+        findings.append(garbled("os.filesystem", d, f"df of {data_path}", problems or d.lines()[:5], data_path))
+        return findings
+    r = rows[0]
+    if r.mountpoint == "/":
+        findings.append(Finding(
+            "os.filesystem", Verdict.WARN,
+            f"the data path {data_path} is on the root filesystem, not a volume of its own", data_path, (r.line,),
+            f"If a data volume should be mounted at {data_path}, mount it (check /etc/fstab and `lsblk`); "
+            f"datasets and checkpoints on / can fill the root filesystem and stop the node.", SRC_DISK))
+        return findings
+    label = data_path if data_path == r.mountpoint else f"{data_path} (on {r.mountpoint})"
+    findings.append(_usage("os.filesystem", label, data_path, r))
+    return findings
+
+
+# ------------------------------------------------------------------ OS: mount options
+
+
+def _barrier_finding(where: str, subject: str, opts: list[str], line: str, configured: bool) -> Finding:
+    bad = ", ".join(barrier_off(opts))
+    when = "is configured in /etc/fstab for" if configured else "is mounted with"
+    return Finding("os.mount_options", Verdict.WARN,
+                   f"{where} {when} {bad}: journal write barriers are off, so a crash or power loss can corrupt the "
+                   "filesystem unless the storage has a non-volatile (battery/capacitor-backed) write cache", subject,
+                   (line,), f"Remove {bad} from the mount options in /etc/fstab and remount (or reboot) so barriers "
+                   "are back on (the default); keep it off only on storage with a non-volatile write cache.",
+                   SRC_BARRIER)
+
+
+def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.mount_options: mount options of ``/`` and of the plan's data path, as mounted
+    (``mounts``: /proc/self/mounts) and as configured (``fstab``): ``barrier=0``/``nobarrier`` ->
+    warn (knowledge.md 8.5; bringup never suggests it)."""
+    fid = "os.mount_options"
+    mo, fo = out.get("mounts"), out.get("fstab")
+    if mo is None or not mo.ok:
+        return [missing_rerun(fid, mo, "the mount options", source=SRC_BARRIER)]
+    parsed_m = facts_of(out).parse_text("mounts", parse_mounts)
+    assert parsed_m is not None
+    mounts, problems = parsed_m
+    if not mounts:
+        return [garbled(fid, mo, "/proc/self/mounts", problems or mo.lines()[:5], source=SRC_BARRIER)]
+    by_mp: dict[str, Any] = {}
+    for m in mounts:  # the last mount on a mount point is the visible one
+        by_mp[m.mountpoint] = m
+    targets = ["/"]
+    data_path = plan.get("data_path") if isinstance(plan, Mapping) else None
+    if isinstance(data_path, str) and data_path.startswith("/") and data_path != "/":
+        mp = mount_for(data_path, list(by_mp))
+        if mp and mp not in targets:
+            targets.append(mp)
+    findings: list[Finding] = []
+    ok: list[str] = []
+    ok_ev: list[str] = []
+    for mp in targets:
+        m = by_mp.get(mp)
+        if m is None:
+            continue
+        label = mp if mp != "/" else "/"
+        if data_path and mp != "/" and data_path != mp:
+            label = f"{mp} (holds {data_path})"
+        if barrier_off(m.options):
+            findings.append(_barrier_finding(label, mp, m.options, m.line, configured=False))
+        else:
+            ok.append(f"{label}: {m.fstype} ({','.join(m.options[:6])})")
+            ok_ev.append(m.line)
+    if fo is not None and fo.ok:
+        parsed_f = facts_of(out).parse_text("fstab", parse_fstab)
+        assert parsed_f is not None
+        entries, _ = parsed_f
+        fs_targets = set(targets)
+        if isinstance(data_path, str) and data_path.startswith("/"):
+            mp = mount_for(data_path, [e.file for e in entries if e.file.startswith("/")])
+            if mp:
+                fs_targets.add(mp)  # the volume the data path will be on at the next mount
+        for e in entries:
+            if e.file in fs_targets and barrier_off(e.options) and not any(
+                    f.subject == e.file and "mounted with" in f.message for f in findings):
+                findings.append(_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True))
+    if ok and not findings:
+        findings.append(Finding(fid, Verdict.PASS, "journal write barriers on (no barrier=0/nobarrier): " + "; ".join(ok),
+                                "host", tuple(ok_ev), "", SRC_BARRIER))
+    elif ok:
+        findings.append(Finding(fid, Verdict.PASS, "barriers on: " + "; ".join(ok), "host", tuple(ok_ev), "",
+                                SRC_BARRIER))
+    return findings or [garbled(fid, mo, "/proc/self/mounts (no / entry)", mo.lines()[:5], source=SRC_BARRIER)]
+
+
+def fstab_table(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Judge a pasted /etc/fstab or /proc/mounts: barrier-disabling options on any entry (warn,
+    ``os.mount_options``) and swap entries (``os.swap``: a policy choice, warn only when the plan
+    says Kubernetes)."""
+    entries, problems = parse_fstab(text)
+    if not entries:
+        return [Finding("os.mount_options", Verdict.UNKNOWN, "no filesystem entry in this text", "host",
+                        tuple(problems[:5]) or tuple(text.splitlines()[:3]), "Paste the whole /etc/fstab or /proc/mounts.",
+                        SRC_BARRIER)]
+    findings = [_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True)
+                for e in entries if barrier_off(e.options)]
+    if not findings:
+        findings.append(Finding("os.mount_options", Verdict.PASS,
+                                f"{len(entries)} entries, none turns journal barriers off ({'/'.join(BARRIER_OFF_OPTIONS)})",
+                                "host", tuple(e.line.strip() for e in entries if e.file == "/")[:2], "", SRC_BARRIER))
+    swaps = [e for e in entries if e.is_swap]
+    if swaps:
+        findings.append(swap_finding(f"{len(swaps)} swap entr{'y' if len(swaps) == 1 else 'ies'} ("
+                                     + ", ".join(e.spec for e in swaps[:4]) + ")",
+                                     [e.line.strip() for e in swaps[:4]], exp))
+    return findings
+
+
+# ------------------------------------------------------------------ OS: time sync
+
+
+def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.time_sync: is the system clock synchronised? ``timedatectl`` (``show -p NTPSynchronized -p
+    NTP``, or pasted status output), else ``chronyc_tracking``. Not synchronised -> warn."""
+    fid = "os.time_sync"
+    results = []
+    tried: list[str] = []
+    for name, parser in (("timedatectl", parse_timedatectl), ("chronyc_tracking", parse_chronyc_tracking)):
+        o = out.get(name)
+        if o is None:
+            continue
+        if not o.ok or o.rc not in (0, None):
+            tried += o.evidence_error()
+            continue
+        t = facts_of(out).parse_text(name, parser)
+        assert t is not None
+        if t.synchronized is None:
+            tried += [o.source] + (t.lines or o.lines()[:4])
+            continue
+        results.append((o, t))
+    if not results:
+        return [Finding(fid, Verdict.UNKNOWN, "could not tell whether the clock is synchronised (timedatectl and "
+                        "chronyc gave no answer)", "host", tuple(tried[:10]) or ("(no probe output)",),
+                        "Check time synchronisation by hand: `timedatectl` (systemd) or `chronyc tracking` (chrony); "
+                        "a node without either needs an NTP client.", SRC_TIME)]
+    o, t = results[0]
+    ev = [o.source] + t.lines
+    detail = ""
+    if t.tool == "chronyc":
+        if t.offset_s is not None:
+            detail = f", system clock {abs(t.offset_s):.6g} s {'fast' if t.offset_s >= 0 else 'slow'} of NTP time"
+        if t.reference:
+            detail += f", reference {t.reference}"
+    else:
+        if t.service:
+            detail = f", NTP service {t.service}"
+    if t.synchronized:
+        return [Finding(fid, Verdict.PASS, f"the system clock is synchronised ({t.tool}{detail})", "host", tuple(ev), "",
+                        SRC_TIME)]
+    return [Finding(fid, Verdict.WARN, f"the system clock is not synchronised ({t.tool}{detail}): logs and timestamps "
+                    "across nodes will not line up", "host", tuple(ev),
+                    "Enable an NTP client that follows your site's time servers: `timedatectl set-ntp true` "
+                    "(systemd-timesyncd) or chrony (`systemctl enable --now chronyd`, `chronyc tracking` to verify); "
+                    "check that UDP port 123 to the NTP servers is open.", SRC_TIME)]
+
+
+# ------------------------------------------------------------------ OS: swap rollback (optional step)
+
+
+def swap_rollback_info(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """os.swap_rollback: an optional step that only carries the rollback action; its check says so
+    (``skip``), with the current swap entries of ``fstab`` as evidence."""
+    o = out.get("fstab")
+    ev: tuple[str, ...] = ()
+    if o is not None and o.ok:
+        ev = tuple(ln for ln in o.lines() if re.search(r"\sswap\s", ln))[:6]
+    return [Finding("os.swap_rollback", Verdict.SKIP, "optional: run this step's action only to undo the swap step's "
+                    "/etc/fstab edit (it restores the backup taken before that edit and turns swap back on)", "host",
+                    ev, "", SRC_SWAP)]

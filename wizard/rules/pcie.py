@@ -1,0 +1,734 @@
+"""PCIe rules: link width and speed, ACS, AER (lspci status bits and sysfs counters), BAR1 and
+the PCIe replay counter.
+
+Every rule has the signature ``(outputs, plan) -> list[Finding]`` and reads its probes through
+:func:`wizard.facts.facts_of`, so a run parses each probe once. The nvidia-smi/NVML document feeds the
+same width/speed rules when ``bringup explain`` is given one (``doc=``), and the replay rule reads only
+that document.
+
+Rules, in short:
+* PCIe width below the device's capability (lspci LnkSta ``(downgraded)``, sysfs current < max, or
+  nvidia-smi current < max) is a FAIL at any load: the width does not change with the power state.
+* A lower *speed* (generation) is judged only under load: at idle or at unknown load it is never a
+  FAIL, because GPUs lower the link speed at idle to save power (lspci(8); NVIDIA's own advice is to
+  read the link under load). Under load it is a FAIL (WARN inside a VM guest). A configuration cap
+  (LnkCtl2 target, or nvidia-smi host max below the GPU's max) is a WARN at any load.
+* ACS enabled (``ACSCtl: SrcValid+``) on a bare-metal node is a WARN with the NCCL troubleshooting remedy
+  when it sits on a PCIe switch port, on a root port/bridge above a GPU (NVIDIA/nccl#2079) or above a
+  switch, or on a bridge whose subtree a pasted excerpt does not show; the grepped form (``lspci -vvv |
+  grep ACSCtl``) warns on any SrcValid+. On a VM host it is expected.
+* AER status bits: uncorrectable + fatal severity -> FAIL, uncorrectable -> WARN, correctable -> noted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from wizard.common import gpu_subject, human_bytes
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict
+from wizard.parsers.gpu import parse_pci
+from wizard.parsers.pcie import LspciDevice, LspciFacts, fmt_link, gen_of, gts
+from wizard.parsers.smi import GpuFacts, SmiDoc
+from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs, garbled, missing
+from wizard.rules.gpu_presence import (
+    _lspci_facts,
+    _no_gpu,
+    _pci,
+    _skip_no_gpu,
+    _subject,
+    _virtualised,
+    _who,
+    _whole,
+    lspci_gpus,
+)
+from wizard.rules.smi import _ev as _doc_ev
+from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, subject, thresholds
+
+SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
+             "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
+             "Specification, Link Capabilities and Link Status registers; Meta GCM health checks, "
+             "https://github.com/facebookresearch/gcm (check-pci: width below max fails)")
+
+
+SRC_SPEED = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html; GPUs lower the PCIe link "
+             "speed at idle to save power, so read it under load: "
+             "https://baaz.dev/blog/understanding-power-management-in-gpu-via-pcie and "
+             "http://billauer.co.il/blog/2018/08/nvidia-low-pci-express-speed/; nvidia-smi documentation, "
+             "https://docs.nvidia.com/deploy/nvidia-smi/ (pcie.link.gen.gpucurrent / max)")
+
+
+SRC_ACS = ("NCCL troubleshooting, 'PCI Access Control Services (ACS)', "
+           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs "
+           "(check: `sudo lspci -vvv | grep ACSCtl`, SrcValid+ = ACS on); NVIDIA/nccl#2079, "
+           "https://github.com/NVIDIA/nccl/issues/2079 (hang traced to ACS on AMD GPP root-complex bridges "
+           "above the GPUs); NVIDIA/nccl#606, https://github.com/NVIDIA/nccl/issues/606 (hang with SrcValid+ "
+           "on an AMD node); NVIDIA/nccl#523, https://github.com/NVIDIA/nccl/issues/523 (SrcValid+ lines may "
+           "be on ports no GPU/NIC traffic uses)")
+
+
+SRC_AER = ("AER status/severity registers as decoded by lspci -vv (lspci(8) man page, "
+           "https://man7.org/linux/man-pages/man8/lspci.8.html); Linux kernel 'The PCI Express Advanced "
+           "Error Reporting Driver Guide', https://docs.kernel.org/PCI/pcieaer-howto.html; Meta GCM health "
+           "checks, https://github.com/facebookresearch/gcm (pcie-aer: fatal -> fail, uncorrectable "
+           "non-fatal -> warn, corrected -> information)")
+
+
+SRC_BAR = ("NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes', https://docs.nvidia.com/cuda/gpudirect-rdma/ "
+           "(large GPU BARs need Above 4G decoding / 64-bit MMIO in the firmware)")
+
+
+REMEDY_WIDTH = ("Power down, reseat the GPU (and its riser or cable), check that the slot is wired x16 and the BIOS "
+                "slot bifurcation is x16, then re-check. If it stays narrow, swap slot/riser to find the faulty part.")
+
+
+REMEDY_SPEED = ("Re-check under load (during gpu-burn or nvbandwidth): `nvidia-smi --query-gpu=index,pcie.link.gen."
+                "gpucurrent,pcie.link.gen.max,pcie.link.width.current --format=csv`, or `sudo lspci -vv -s <bdf> | grep "
+                "LnkSta`. If it stays below LnkCap under load, set the slot's PCIe speed to Auto (or its Gen) in the "
+                "BIOS and check risers/retimers and seating.")
+
+
+REMEDY_ROOT = ("Run `sudo lspci -vvv` (without root lspci hides the PCIe capabilities), or read the link from sysfs "
+               "(no root): `cat /sys/bus/pci/devices/<bdf>/{current,max}_link_{speed,width}`.")
+
+
+REMEDY_ACS = ("On a bare-metal training node, disable ACS on these ports: in the BIOS if it has the option, else "
+              "after every boot `sudo setpci -s <BDF> ECAP_ACS+0x6.w=0000` for each port listed (NCCL "
+              "troubleshooting; NVIDIA/nccl#2079 did this on AMD GPP bridges above the GPUs); then check `nvidia-smi "
+              "topo -p2p r` and NCCL bandwidth again. If this node hosts VMs, keep ACS and set virtualization=true in "
+              "the plan.")
+
+
+REMEDY_AER_UE = ("Uncorrectable PCIe errors are latched on this link: read `journalctl -k | grep -i -e aer -e "
+                 "'PCIe Bus Error'` for when they happened, reseat the GPU/riser and its power cables, and replace "
+                 "the part if they come back after a cold boot.")
+
+
+REMEDY_BAR = ("Enable Above 4G decoding (64-bit MMIO) in the BIOS so the firmware can place the GPU's large BARs, "
+              "then reboot and re-check.")
+
+
+def _under_load(plan: Mapping[str, Any]) -> bool:
+    """True only when the caller says the reading was taken under load (``plan["under_load"] is True``)."""
+    return plan.get("under_load") is True
+
+
+WIDTH_BELOW_CAP = Verdict.FAIL
+"""A link narrower than the device's capability fails at any load, from every input (lspci, sysfs,
+nvidia-smi): the width, unlike the speed, does not change with the power state (lspci(8) marks it
+"downgraded")."""
+
+
+def speed_verdict(load: str, vm: bool = False) -> Verdict:
+    """The verdict for a link *speed* (generation) below its capability, by when it was read: ``load``
+    -> FAIL (WARN inside a VM guest, where the platform presents the link); ``idle`` -> PASS with a note
+    (GPUs lower the link speed at idle to save power: normal); ``unknown`` -> WARN "re-check under
+    load". Never a FAIL at idle or unknown load. Every input (lspci, sysfs, nvidia-smi) uses this."""
+    if load == "load":
+        return Verdict.WARN if vm else Verdict.FAIL
+    return Verdict.PASS if load == "idle" else Verdict.WARN
+
+
+def _port_desc(p: LspciDevice) -> str:
+    kind = p.port_type or "bridge"
+    return f"{p.bus_id} ({kind})"
+
+
+def _targets(facts: LspciFacts) -> list[LspciDevice]:
+    """The devices whose link is judged: NVIDIA GPUs; for a pasted snippet without header lines,
+    the snippet itself (its device is not named)."""
+    if facts.gpus:
+        return facts.gpus
+    return [d for d in facts.snippets if d.lnksta.present or d.lnkcap.present or d.aer.seen]
+
+
+def _narrow(d: LspciDevice) -> bool:
+    cur, cap = d.lnksta.width, d.lnkcap.width
+    return (d.lnksta.width_marker == "downgraded" or cur == 0
+            or (cur is not None and cap is not None and cur < cap))
+
+
+def _slow(d: LspciDevice) -> bool:
+    cur, cap = d.lnksta.speed_gts, d.lnkcap.speed_gts
+    return d.lnksta.speed_marker == "downgraded" or (cur is not None and cap is not None and cur < cap)
+
+
+def _link_text(d: LspciDevice) -> str:
+    """"LnkSta 2.5GT/s (Gen1, downgraded) x16, LnkCap 16GT/s (Gen4) x16" (lspci's own markers kept)."""
+    st = d.lnksta
+    notes = [f"Gen{gen_of(st.speed_gts)}"] if gen_of(st.speed_gts) else []
+    if st.speed_marker == "downgraded":
+        notes.append("downgraded")
+    speed = "?" if st.speed_gts is None else f"{st.speed_gts:g}GT/s" + (f" ({', '.join(notes)})" if notes else "")
+    width = "x?" if st.width is None else f"x{st.width}" + (" (downgraded)" if st.width_marker == "downgraded" else "")
+    cap = fmt_link(d.lnkcap.speed_gts, d.lnkcap.width) if d.lnkcap.present else "not shown"
+    return f"LnkSta {speed} {width}, LnkCap {cap}"
+
+
+def _ev(d: LspciDevice, *lines: str) -> list[str]:
+    out = [d.header] if d.header else []
+    out.extend(x for x in lines if x)
+    return out
+
+
+def _no_link(fid: str, d: LspciDevice, what: str, src: str) -> Finding:
+    if d.caps_denied:
+        return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: {what} not readable: lspci ran without root "
+                       "('Capabilities: <access denied>')", _subject(d),
+                       tuple(_ev(d, "Capabilities: <access denied>")), REMEDY_ROOT, src)
+    return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: no LnkSta line for this device in this output "
+                   f"(cut short, or not lspci -vv): {what} unknown", _subject(d),
+                   tuple(_ev(d, *d.lines[-3:])), "Paste the device's whole `sudo lspci -vv -s <bdf>` section.", src)
+
+
+def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -> list[Finding] | None:
+    """Width/speed from the existing sysfs ``pci`` probe (wizard.parsers.gpu.PciFunction), for hosts
+    where lspci is missing or ran without root. None when that probe has no GPU links either."""
+    o = out.get("pci")
+    if o is None or not o.files:
+        return None
+    facts = facts_of(out).parse("pci", parse_pci)
+    if facts is None:
+        return None
+    gpus = [g for g in facts.gpus if g.current_link_width is not None or g.current_link_speed]
+    if not gpus:
+        return None
+    findings: list[Finding] = []
+    for g in gpus:
+        bdf = g.bdf
+        ev = [f"/sys/bus/pci/devices/{bdf}/current_link_speed:{g.current_link_speed}",
+              f"/sys/bus/pci/devices/{bdf}/max_link_speed:{g.max_link_speed}",
+              f"/sys/bus/pci/devices/{bdf}/current_link_width:{g.current_link_width}",
+              f"/sys/bus/pci/devices/{bdf}/max_link_width:{g.max_link_width}"]
+        cur_s, max_s = gts(g.current_link_speed), gts(g.max_link_speed)
+        cur_w, max_w = g.current_link_width, g.max_link_width
+        link = f"{fmt_link(cur_s, cur_w)} of {fmt_link(max_s, max_w)}"
+        subj = gpu_subject(None, bdf)
+        if not speed:
+            if cur_w is None or max_w is None:
+                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {bdf}: link width not readable in sysfs", subj,
+                                        tuple(ev), REMEDY_ROOT, SRC_WIDTH))
+            elif cur_w < max_w:
+                findings.append(Finding(fid, WIDTH_BELOW_CAP, f"GPU {bdf}: PCIe link x{cur_w}, narrower than its "
+                                        f"max x{max_w} (sysfs)", subj, tuple(ev), REMEDY_WIDTH, SRC_WIDTH))
+            else:
+                findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
+                                        tuple(ev), "", SRC_WIDTH))
+        else:
+            if cur_s is None or max_s is None:
+                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {bdf}: link speed not readable in sysfs", subj,
+                                        tuple(ev), REMEDY_ROOT, SRC_SPEED))
+            elif cur_s < max_s:
+                v = speed_verdict("load" if _under_load(plan) else "unknown")
+                msg = (f"GPU {bdf}: PCIe link at {fmt_link(cur_s, cur_w)} below its max {fmt_link(max_s, max_w)} "
+                       + ("under load" if v is Verdict.FAIL else "(read at idle or unknown load: re-check under load)"))
+                findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED))
+            else:
+                findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
+                                        tuple(ev), "", SRC_SPEED))
+    return findings
+
+
+def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None) -> list[Finding]:
+    """health.pcie_width: every GPU's PCIe link (and the ports above it) at its full width.
+
+    Reads the ``lspci_vvv`` probe; falls back to the sysfs ``pci`` probe (current/max_link_width)
+    when lspci is missing or ran without root. A width below LnkCap is a FAIL at any load
+    (:data:`WIDTH_BELOW_CAP`). With ``doc`` (an nvidia-smi/NVML document, for ``bringup explain`` and
+    :func:`wizard.rules.smi.judge_doc`) it judges the link widths that document reports instead."""
+    fid = "health.pcie_width"
+    if doc is not None:
+        return _doc_width(doc, plan)
+    facts, o = _lspci_facts(out)
+    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
+        fb = _sysfs_links(out, fid, plan, speed=False)
+        if fb is not None:
+            return fb
+    if facts is None:
+        return [missing(fid, o, "the GPUs' PCIe link width", remedy="Install pciutils (lspci) and run as root.",
+                        source=SRC_WIDTH)]
+    targets = _targets(facts)
+    if not targets:
+        return _no_gpu_lspci(fid, facts, o, "PCIe link width", SRC_WIDTH)
+    findings: list[Finding] = []
+    passed: list[str] = []
+    pass_ev: list[str] = []
+    for d in targets:
+        if not d.lnksta.present:
+            findings.append(_no_link(fid, d, "link width", SRC_WIDTH))
+            continue
+        bad_ports = [p for p in facts.parents(d) if p.lnksta.present and _narrow(p)]
+        if _narrow(d) or bad_ports:
+            parts = []
+            ev = _ev(d, d.lnkcap.line, d.lnksta.line)
+            if _narrow(d):
+                cap = f"x{d.lnkcap.width}" if d.lnkcap.width is not None else "its LnkCap (not shown)"
+                parts.append(f"PCIe link x{d.lnksta.width} (downgraded), narrower than {cap}")
+            for p in bad_ports:
+                parts.append(f"upstream port {_port_desc(p)} at x{p.lnksta.width} of x{p.lnkcap.width}")
+                ev += [p.header, p.lnkcap.line, p.lnksta.line]
+            up = facts.parents(d)
+            if up and not bad_ports:
+                parts.append(f"upstream port {_port_desc(up[0])}")
+            findings.append(Finding(fid, WIDTH_BELOW_CAP, f"{_who(d)}: " + "; ".join(parts), _subject(d),
+                                    tuple(x for x in ev if x), REMEDY_WIDTH, SRC_WIDTH))
+        else:
+            up = facts.parents(d)
+            upt = f" (upstream port {_port_desc(up[0])})" if up else ""
+            passed.append(f"{_who(d)} x{d.lnksta.width}{upt}")
+            pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
+    if passed:
+        findings.append(Finding(fid, Verdict.PASS, f"PCIe width at LnkCap for {len(passed)} link(s): "
+                                + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
+                                tuple(pass_ev[:24]), "", SRC_WIDTH))
+    return findings
+
+
+def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None) -> list[Finding]:
+    """health.pcie_speed: PCIe generation of every GPU link, judged by :func:`speed_verdict`. From lspci
+    or sysfs the load is unknown unless ``plan["under_load"] is True``: below LnkCap is then a WARN
+    "re-check under load" (idle GPUs train down), under load a FAIL. A LnkCtl2 target speed below LnkCap
+    (a configuration cap) is a WARN at any load. With ``doc`` (an nvidia-smi/NVML document) it judges
+    the generation that document reports, whose utilization/P-state tells idle from load, and a host
+    side slower than the GPU (platform-limited, WARN)."""
+    fid = "health.pcie_speed"
+    if doc is not None:
+        return _doc_speed(doc, plan)
+    facts, o = _lspci_facts(out)
+    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
+        fb = _sysfs_links(out, fid, plan, speed=True)
+        if fb is not None:
+            return fb
+    if facts is None:
+        return [missing(fid, o, "the GPUs' PCIe link speed", remedy="Install pciutils (lspci) and run as root.",
+                        source=SRC_SPEED)]
+    targets = _targets(facts)
+    if not targets:
+        return _no_gpu_lspci(fid, facts, o, "PCIe link speed", SRC_SPEED)
+    loaded = _under_load(plan)
+    findings: list[Finding] = []
+    passed: list[str] = []
+    pass_ev: list[str] = []
+    for d in targets:
+        if not d.lnksta.present:
+            findings.append(_no_link(fid, d, "link speed", SRC_SPEED))
+            continue
+        slow_ports = [p for p in facts.parents(d) if p.lnksta.present and _slow(p)]
+        capped = (d.lnkctl2_target_gts is not None and d.lnkcap.speed_gts is not None
+                  and d.lnkctl2_target_gts < d.lnkcap.speed_gts)
+        if _slow(d) or slow_ports or capped:
+            parts = [_link_text(d)]
+            ev = _ev(d, d.lnkcap.line, d.lnksta.line, d.lnkctl2_line if capped else "")
+            for p in slow_ports:
+                parts.append(f"upstream port {_port_desc(p)} at {fmt_link(p.lnksta.speed_gts, p.lnksta.width)}")
+                ev += [p.header, p.lnkcap.line, p.lnksta.line]
+            if capped:
+                parts.append(f"LnkCtl2 target speed {d.lnkctl2_target_gts:g}GT/s is below LnkCap: the link is "
+                             "capped by configuration")
+            if (_slow(d) or slow_ports) and loaded:
+                verdict, tail = speed_verdict("load"), "below LnkCap under load"
+            elif _slow(d) or slow_ports:
+                verdict, tail = speed_verdict("unknown"), ("below LnkCap, read at idle or unknown load: GPUs lower the PCIe "
+                                               "speed when idle; re-check under load")
+            else:
+                verdict, tail = Verdict.WARN, "speed capped below LnkCap"
+            findings.append(Finding(fid, verdict, f"{_who(d)}: " + "; ".join(parts) + f" - {tail}", _subject(d),
+                                    tuple(x for x in ev if x), REMEDY_SPEED, SRC_SPEED))
+        else:
+            passed.append(f"{_who(d)} {fmt_link(d.lnksta.speed_gts, d.lnksta.width)}")
+            pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
+    if passed:
+        findings.append(Finding(fid, Verdict.PASS, f"PCIe speed at LnkCap for {len(passed)} link(s): "
+                                + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
+                                tuple(pass_ev[:24]), "", SRC_SPEED))
+    return findings
+
+
+def _no_gpu_lspci(fid: str, facts: LspciFacts, o: ProbeOutput | None, what: str, src: str) -> list[Finding]:
+    if not facts.devices:
+        lines = (o.text if o else "").splitlines()
+        return [garbled(fid, o or ProbeOutput(fid, "lspci"), "the lspci output", lines, source=src)]
+    return [Finding(fid, Verdict.SKIP, f"{what} not judged: no NVIDIA GPU in this lspci output (see "
+                    "health.lspci_gpu_count)", "host", tuple(d.header for d in facts.devices[:5] if d.header),
+                    "", src)]
+
+
+def _switchy(d: LspciDevice) -> bool:
+    """A PCIe switch port: lspci's ``Express ... Upstream/Downstream Port``, or, when the capabilities are not
+    shown, a bridge whose name says switch (``PLX ... PEX 8747 ... Switch``, ``Broadcom / LSI PEX880xx``)."""
+    return d.is_switch_port or (bool(d.bdf) and d.class_name.lower() == "pci bridge" and
+                                bool(re.search(r"\bswitch\b|\bPEX ?\d{3,5}", d.description, re.IGNORECASE)))
+
+
+def _bridge_kind(d: LspciDevice) -> str:
+    if d.port_type:
+        return d.port_type
+    if _switchy(d):
+        return "PCIe switch port"
+    desc = re.split(r"\s*\((?:prog-if|rev)\b", d.description, maxsplit=1)[0].strip()
+    return f"PCI bridge: {desc[:70]}" if desc else "PCI bridge"
+
+
+def _acs_grep(facts: LspciFacts, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_acs from ``sudo lspci -vvv | grep ACSCtl`` (the check knowledge.md §3 prescribes): one
+    ACSCtl line per function, without the device it belongs to."""
+    fid = "health.pcie_acs"
+    lines = [d for d in facts.devices if d.acs_ctl is not None]
+    on = [d for d in lines if d.acs_ctl and d.acs_ctl.get("SrcValid")]
+    total = len(lines)
+    if not on:
+        return [Finding(fid, Verdict.PASS, f"ACS is off (ACSCtl: SrcValid-) on all {total} function(s) in this "
+                        "`lspci -vvv | grep ACSCtl` output", "host", tuple(d.acs_line for d in lines[:8]), "",
+                        SRC_ACS)]
+    ev = tuple(d.acs_line for d in on[:16])
+    if _virtualised(plan):
+        return [Finding(fid, Verdict.PASS, f"ACS is on (SrcValid+) on {len(on)} of {total} function(s); expected on a "
+                        "VM host (the plan says virtualization=true)", "host", ev, "", SRC_ACS)]
+    return [Finding(fid, Verdict.WARN, f"ACS is on (ACSCtl: SrcValid+) on {len(on)} of {total} PCI function(s) of this "
+                    "bare-metal node: on the ports above GPUs, NICs or PCIe switches it redirects peer-to-peer traffic "
+                    "through the CPU root complex (slow P2P, NCCL hangs). grep dropped the device names, so which "
+                    "ports these are is not shown", "host", ev,
+                    "Find the ports: `sudo lspci -vvv | grep -E '^[0-9a-f]{2,4}:|ACSCtl'` prints each device line "
+                    "with its ACSCtl (or give bringup the whole `sudo lspci -vvv`). Lines on ports that no GPU, NIC "
+                    "or switch sits behind do not matter. " + REMEDY_ACS, SRC_ACS)]
+
+
+def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_acs: ACS (``ACSCtl: SrcValid+``) on a bare-metal node (``plan["virtualization"]`` falsy)
+    redirects GPU peer-to-peer traffic through the CPU root complex: WARN with the NCCL troubleshooting
+    remedy when it is on a PCIe switch port, on a root port/bridge above a GPU (NVIDIA/nccl#2079), or on a
+    root port/bridge above a PCIe switch. ACS on a bridge whose subtree this output does not show is a WARN
+    too (knowledge.md §3: SrcValid+ means ACS is on), saying so; on a bridge shown to have neither GPU nor
+    switch behind it, it does not matter. The grepped form (``lspci -vvv | grep ACSCtl``) is judged line by
+    line: any SrcValid+ -> WARN."""
+    fid = "health.pcie_acs"
+    facts, o = _lspci_facts(out)
+    if facts is None:
+        return [missing(fid, o, "the ACS state of the PCIe switch ports", remedy=REMEDY_ROOT, source=SRC_ACS)]
+    if facts.acs_grep:
+        return _acs_grep(facts, plan)
+    bridges = [d for d in facts.devices if d.bdf and (d.is_bridge or d.class_code == "0604" or d.is_switch_port
+                                                      or d.class_name.lower() == "pci bridge")]
+    denied = [d for d in bridges if d.caps_denied]
+    if not bridges:
+        if not any(d.bdf for d in facts.devices):
+            why = "this excerpt has no device sections"
+        else:
+            why = "this output has no PCI bridges (lspci -d 10de: lists only NVIDIA functions)"
+        return [Finding(fid, Verdict.SKIP, f"ACS not judged: {why}; run the whole `sudo lspci -vvv`", "host",
+                        tuple(d.header for d in facts.devices[:3] if d.header), "", SRC_ACS)]
+    if denied and not any(d.acs_ctl is not None for d in bridges):
+        return [Finding(fid, Verdict.UNKNOWN, f"ACS state unknown: lspci ran without root ({len(denied)} bridge(s) "
+                        "show 'Capabilities: <access denied>')", "host",
+                        tuple([d.header for d in denied[:5]] + ["Capabilities: <access denied>"]), REMEDY_ROOT, SRC_ACS)]
+    gpus = facts.gpus
+    whole = _whole(o, facts)
+    gpu_paths_known = bool(gpus) and all(facts.parents(g) for g in gpus)
+    on = [d for d in bridges if d.acs_ctl and d.acs_ctl.get("SrcValid")]
+    flagged: list[str] = []
+    unseen: list[str] = []
+    quiet: list[str] = []
+    ev: list[str] = []
+    for d in on:
+        below = facts.below(d)
+        gpus_below = [g for g in gpus if d in facts.parents(g)]
+        switch_below = [x for x in below if _switchy(x)]
+        kind = _bridge_kind(d)
+        if _switchy(d) or gpus_below or switch_below:
+            what = [f"above GPU {', '.join(g.bus_id for g in gpus_below[:4])}"] if gpus_below else []
+            if switch_below and not _switchy(d):
+                what.append(f"above PCIe switch {switch_below[0].bus_id}")
+            flagged.append(f"{d.bus_id} ({kind}{', ' + '; '.join(what) if what else ''})")
+            ev += [d.header, d.acs_line]
+        elif below or whole or gpu_paths_known:
+            quiet.append(f"{d.bus_id} ({kind})")
+        else:
+            unseen.append(f"{d.bus_id} ({kind})")
+            ev += [d.header] + [x.strip() for x in d.lines if x.strip().startswith(("NUMA node:", "ACSCap:"))] + [
+                d.acs_line]
+    quiet_note = (f"; ACS is on at {', '.join(quiet[:4])}, with no GPU or PCIe switch behind it in this output"
+                  if quiet else "")
+    if not flagged and not unseen:
+        switch = [d for d in bridges if _switchy(d)]
+        if switch:
+            msg = f"no PCIe switch port above a GPU has ACS enabled ({len(switch)} switch port(s))"
+        elif gpus:
+            msg = (f"no ACS on the path of the {len(gpus)} GPU(s) in this output (their root ports; no PCIe switch "
+                   "ports)")
+        else:
+            msg = "no PCIe switch ports and no ACS enabled on the root ports/bridges in this output"
+        pev = [x for d in (on or switch or bridges)[:8] for x in (d.header, d.acs_line) if x]
+        return [Finding(fid, Verdict.PASS, msg + quiet_note, "host", tuple(pev[:16]), "", SRC_ACS)]
+    if _virtualised(plan):
+        return [Finding(fid, Verdict.PASS, f"ACS enabled on {len(flagged) + len(unseen)} PCIe port(s)/bridge(s); "
+                        "expected on a VM host (the plan says virtualization=true)", "host", tuple(ev[:24]), "",
+                        SRC_ACS)]
+    parts: list[str] = []
+    if flagged:
+        parts.append(f"ACS is enabled on {len(flagged)} PCIe port(s) on the GPUs' peer-to-peer path of this bare-metal "
+                     "node: GPU peer-to-peer traffic is redirected through the CPU root complex (slow or hanging P2P): "
+                     + "; ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else ""))
+    if unseen:
+        parts.append(f"ACS is enabled (SrcValid+) on {', '.join(unseen[:6])}"
+                     + ("" if flagged else " on this bare-metal node")
+                     + "; this excerpt does not show what is behind it: if GPUs, NICs or a PCIe switch are, their "
+                     "peer-to-peer traffic goes through the root complex/IOMMU (NCCL hangs, NVIDIA/nccl#2079)")
+    subject = gpu_subject(None, gpus[0].bdf) if len(gpus) == 1 else "host"
+    remedy = REMEDY_ACS if not unseen else (
+        "See what is behind it first: `lspci -tv`, or the whole `sudo lspci -vvv`. " + REMEDY_ACS)
+    return [Finding(fid, Verdict.WARN, "; ".join(parts) + quiet_note, subject, tuple(x for x in ev[:24] if x),
+                    remedy, SRC_ACS)]
+
+
+def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_aer: AER status bits latched on the GPUs and the ports above them (lspci -vv
+    ``UESta``/``CESta``; ``UESvrt+`` = fatal). Fatal -> FAIL, uncorrectable -> WARN, corrected -> noted
+    in a PASS (checks-catalogue B3; the kernel-log side of B3 belongs to the events checks)."""
+    fid = "health.pcie_aer"
+    facts, o = _lspci_facts(out)
+    if facts is None:
+        return [missing(fid, o, "the PCIe AER status of the GPU links", remedy=REMEDY_ROOT, source=SRC_AER)]
+    targets = _targets(facts)
+    if not targets:
+        return _no_gpu_lspci(fid, facts, o, "PCIe AER status", SRC_AER)
+    checked: list[LspciDevice] = []
+    seen_ids: set[int] = set()
+    for d in targets:
+        for x in [d] + facts.parents(d):
+            if id(x) not in seen_ids:
+                seen_ids.add(id(x))
+                checked.append(x)
+    with_aer = [d for d in checked if d.aer.seen]
+    if not with_aer:
+        if any(d.caps_denied for d in checked):
+            return [Finding(fid, Verdict.UNKNOWN, "AER status unknown: lspci ran without root", "host",
+                            tuple([d.header for d in checked if d.header][:5] + ["Capabilities: <access denied>"]),
+                            REMEDY_ROOT, SRC_AER)]
+        return [Finding(fid, Verdict.UNKNOWN, "no AER capability decoded for the GPU links in this output "
+                        "(cut short, or the device has none)", "host",
+                        tuple(d.header for d in checked if d.header)[:5] or tuple(targets[0].lines[:3]),
+                        "Paste the whole `sudo lspci -vvv` section of the GPU and the ports above it.", SRC_AER)]
+    findings: list[Finding] = []
+    notes: list[str] = []
+    ev_ok: list[str] = []
+    for d in with_aer:
+        who = _who(d) if (d.is_gpu or not d.bdf) else f"port {_port_desc(d)}"
+        if d.aer.ue_fatal:
+            findings.append(Finding(fid, Verdict.FAIL, f"{who}: fatal uncorrectable PCIe error(s) latched: "
+                                    f"{', '.join(d.aer.ue_fatal)}", _subject(d), tuple(_ev(d, *d.aer.lines)),
+                                    REMEDY_AER_UE, SRC_AER))
+        elif d.aer.ue_set:
+            findings.append(Finding(fid, Verdict.WARN, f"{who}: uncorrectable (non-fatal) PCIe error(s) latched: "
+                                    f"{', '.join(d.aer.ue_set)}", _subject(d), tuple(_ev(d, *d.aer.lines)),
+                                    REMEDY_AER_UE, SRC_AER))
+        elif d.aer.ce_set:
+            notes.append(f"{who}: corrected {', '.join(d.aer.ce_set)}")
+            ev_ok += _ev(d, *d.aer.lines)
+    if not findings:
+        msg = f"no uncorrectable PCIe error latched on {len(with_aer)} function(s) with AER"
+        if notes:
+            msg += "; corrected error status only (informational, B3): " + "; ".join(notes[:6])
+        findings.append(Finding(fid, Verdict.PASS, msg, "host",
+                                tuple(ev_ok[:20]) or tuple(x for d in with_aer[:4] for x in _ev(d, *d.aer.status_lines)
+                                                           if x), "", SRC_AER))
+    return findings
+
+
+def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.bar1: each GPU's BAR1 (lspci ``Region 1``) size, for information; a BAR the firmware
+    could not assign (``<unassigned>``/``[disabled]``) is a FAIL (Above 4G decoding, knowledge.md §3)."""
+    fid = "health.bar1"
+    facts, o = _lspci_facts(out)
+    if facts is None:
+        return [missing(fid, o, "the GPUs' BAR1 size", source=SRC_BAR)]
+    gpus = [g for g in facts.gpus if g.regions]
+    if not gpus:
+        return [Finding(fid, Verdict.SKIP, "BAR1 not judged: no GPU BARs in this output", "host",
+                        tuple(d.header for d in facts.gpus[:3] if d.header), "", SRC_BAR)]
+    findings: list[Finding] = []
+    sizes: list[str] = []
+    ev: list[str] = []
+    for g in gpus:
+        bad = [r for r in g.regions if r.kind == "Memory" and r.unassigned]
+        if bad:
+            findings.append(Finding(fid, Verdict.FAIL, f"{_who(g)}: BAR(s) {', '.join(str(r.index) for r in bad)} "
+                                    "not assigned by the firmware", _subject(g), tuple(_ev(g, *[r.line for r in bad])),
+                                    REMEDY_BAR, SRC_BAR))
+            continue
+        b = g.bar1
+        if b is not None:
+            sizes.append(f"{g.bus_id} {human_bytes(b.size)}")
+            ev += _ev(g, b.line)
+    if sizes:
+        findings.append(Finding(fid, Verdict.PASS, "GPU BAR1 size: " + ", ".join(sizes[:8])
+                                + (" ..." if len(sizes) > 8 else ""), "host", tuple(ev[:16]), "", SRC_BAR))
+    return findings or [Finding(fid, Verdict.SKIP, "BAR1 not shown for the GPUs in this output", "host",
+                                tuple(g.header for g in gpus[:3]), "", SRC_BAR)]
+
+
+LSPCI_CHECKS = (lspci_gpus, pcie_width, pcie_speed, pcie_acs, pcie_aer, gpu_bar1)
+"""The lspci-based checks, in the order a report reads best."""
+
+
+def lspci_all(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """All lspci-based checks (GPU count, driver binding, width, speed, ACS, AER, BAR1) in one call; for a
+    grepped ACS listing (``lspci -vvv | grep ACSCtl``) only the ACS check, the others having nothing to read."""
+    facts, _ = _lspci_facts(out)
+    if facts is not None and facts.acs_grep:
+        return pcie_acs(out, plan)
+    findings: list[Finding] = []
+    for fn in LSPCI_CHECKS:
+        findings += fn(out, plan)
+    return findings
+
+
+SRC_HOST_GEN = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (PCIe 'Max' generation of "
+                "the GPU and of the host side); PCIe bandwidth per generation, "
+                "https://en.wikipedia.org/wiki/PCI_Express")
+
+
+SRC_REPLAY = ("NVIDIA DCGM, DCGM_FR_PCI_REPLAY_RATE (warns above 8 PCIe replays per minute), "
+              "https://github.com/NVIDIA/DCGM; nvidia-smi documentation, "
+              "https://docs.nvidia.com/deploy/nvidia-smi/ (pcie.replay_counter)")
+
+
+def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_width from an nvidia-smi/NVML document (current vs max link width per GPU)."""
+    out, ok = [], []
+    for g in doc.gpus:
+        cur, mx = g.num("pcie.link.width.current"), g.num("pcie.link.width.max")
+        if cur is None or mx is None:
+            continue
+        lines = g.lines("pcie.link.width.current", "pcie.link.width.max")
+        if cur >= mx:
+            ok.append((g, f" (x{_fmt(cur)})", lines))
+            continue
+        vm = (" On a cloud VM compare with the instance type's documented link: the platform presents it."
+              if in_vm(g, plan) else "")
+        state, slines = _doc_load(g, plan)
+        when = " under load" if state == "load" else " (the width does not drop at idle)"
+        out.append(Finding("health.pcie_width", WIDTH_BELOW_CAP,
+                           f"{subject(g)}: PCIe link is x{_fmt(cur)}, narrower than its maximum x{_fmt(mx)}{when}",
+                           subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH))
+    out += _pass_group("health.pcie_width", ok, "PCIe link at full width", "full PCIe width on {n} GPUs", SRC_WIDTH,
+                       total=len(doc.gpus))
+    return out
+
+
+def _doc_load(g: GpuFacts, plan: Mapping[str, Any]) -> tuple[str, list[str]]:
+    state, lines = load_state(g)
+    return ("load" if _under_load(plan) else state), lines
+
+
+def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_speed from an nvidia-smi/NVML document (current vs max generation per GPU, and the
+    host side's max vs the GPU's)."""
+    out, ok = [], []
+    for g in doc.gpus:
+        cur = g.num("pcie.link.gen.gpucurrent")
+        if cur is None:
+            cur = g.num("pcie.link.gen.current")
+        mx = g.num("pcie.link.gen.max")
+        dev_max, host_max = g.num("pcie.link.gen.gpumax"), g.num("pcie.link.gen.hostmax")
+        lines = g.lines("pcie.link.gen.current", "pcie.link.gen.gpucurrent", "pcie.link.gen.max",
+                        "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
+        if dev_max is not None and host_max is not None and host_max < dev_max:
+            out.append(Finding("health.pcie_speed", Verdict.WARN,
+                               f"{subject(g)}: the GPU supports PCIe Gen{_fmt(dev_max)} but the host side offers only "
+                               f"Gen{_fmt(host_max)} (platform-limited bandwidth)", subject(g), _doc_ev(g, lines),
+                               "Move the GPU to a slot (or riser) of the GPU's generation, or check the slot's PCIe "
+                               "speed setting in the BIOS; accept it only if this platform is built that way.", SRC_HOST_GEN))
+        if cur is None or mx is None:
+            continue
+        if cur >= mx:
+            ok.append((g, f" (Gen{_fmt(cur)})", lines))
+            continue
+        state, slines = _doc_load(g, plan)
+        v = speed_verdict(state, in_vm(g, plan))
+        msg = f"{subject(g)}: PCIe link at Gen{_fmt(cur)}, below its maximum Gen{_fmt(mx)}"
+        if v is Verdict.PASS:
+            ok.append((g, (f" (Gen{_fmt(cur)} now: idle GPUs lower the link speed to save power, normal; re-check "
+                          "under load)"), lines + slines))
+        elif state == "load":
+            out.append(Finding("health.pcie_speed", v, msg + " under load", subject(g), _doc_ev(g, lines, slines),
+                               REMEDY_SPEED, SRC_SPEED))
+        else:
+            out.append(Finding("health.pcie_speed", v,
+                               msg + ": cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check "
+                               "under load", subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED))
+    out += _pass_group("health.pcie_speed", ok, "PCIe generation as expected",
+                       "PCIe generation as expected on {n} GPUs", SRC_SPEED, total=len(doc.gpus))
+    return out
+
+
+def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    t = thresholds()
+    out, ok = [], []
+    bad_n = sum(1 for g in doc.gpus if (g.num("pcie.replay_counter") or 0) > t["replay_count_warn"]
+                or (g.num("pcie.replay_rollover_counter") or 0) > 0)
+    for g in doc.gpus:
+        rep, roll = g.num("pcie.replay_counter"), g.num("pcie.replay_rollover_counter")
+        if rep is None and roll is None:
+            continue
+        lines = g.lines("pcie.replay_counter", "pcie.replay_rollover_counter")
+        if (rep or 0) > t["replay_count_warn"] or (roll or 0) > 0:
+            out.append(Finding("health.pcie_replay", Verdict.WARN,
+                               f"{subject(g)}: {_fmt(rep)} PCIe replays since reset" +
+                               (f" and {_fmt(roll)} rollovers" if roll else "") +
+                               f" (on {bad_n} of {len(doc.gpus)} GPUs); one reading has no rate, DCGM warns above "
+                               f"{_fmt(t['replay_rate_warn_per_min'])} per minute", subject(g), _doc_ev(g, lines),
+                               "Read the counter again after a minute of load: a growing count points at a marginal "
+                               "link (riser, slot, retimer); check `dmesg` for AER errors on this GPU's bus.", SRC_REPLAY))
+        else:
+            ok.append((g, "", lines))
+    out += _pass_group("health.pcie_replay", ok, "no PCIe replays", "no PCIe replays on {n} GPUs", SRC_REPLAY, total=len(doc.gpus))
+    return out
+
+
+SRC_AER_COUNTERS = ("Linux kernel 'The PCI Express Advanced Error Reporting Driver Guide', "
+                    "https://docs.kernel.org/PCI/pcieaer-howto.html (sysfs aer_dev_correctable / aer_dev_fatal / "
+                    "aer_dev_nonfatal); Meta GCM health checks, https://github.com/facebookresearch/gcm (pcie-aer: "
+                    "fatal -> fail, uncorrectable non-fatal -> warn, corrected -> information)")
+
+
+def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """AER error counters the kernel keeps per GPU function since boot (sysfs ``aer_dev_*``):
+    any fatal -> fail, any non-fatal uncorrectable -> warn, corrected -> pass with the count."""
+    facts, err = _pci(out)
+    if err is not None or facts is None:
+        return [err] if err is not None else []
+    if _no_gpu(out):
+        return [_skip_no_gpu("health.pcie_aer_counters", "AER counter check")]
+    findings = []
+    for g in facts.gpus:
+        subject = f"GPU ({g.bdf})"
+        if not g.aer:
+            continue
+        total = {sev: sum(v for k, v in c.items() if not k.startswith("TOTAL")) for sev, c in g.aer.items()}
+        fatal, nonfatal, corr = total.get("fatal", 0), total.get("nonfatal", 0), total.get("correctable", 0)
+        lines = [ln for sev in ("fatal", "nonfatal", "correctable") for ln in g.aer_lines.get(sev, [])
+                 if not ln.rstrip().endswith(" 0")]
+        if fatal:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.FAIL,
+                                    f"{subject}: {fatal} fatal PCIe error(s) since boot", subject, tuple(lines[:12]),
+                                    "Reseat the GPU or check its riser and slot; read `dmesg | grep -i aer` for the "
+                                    "failing port. A GPU with fatal link errors should not train until fixed.", SRC_AER_COUNTERS))
+        elif nonfatal:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.WARN,
+                                    f"{subject}: {nonfatal} uncorrectable (non-fatal) PCIe error(s) since boot",
+                                    subject, tuple(lines[:12]),
+                                    "Watch whether the count grows under load; check seating, risers and cables.",
+                                    SRC_AER_COUNTERS))
+        else:
+            findings.append(Finding("health.pcie_aer_counters", Verdict.PASS,
+                                    f"{subject}: no uncorrectable PCIe errors since boot"
+                                    + (f" ({corr} corrected)" if corr else ""), subject, tuple(lines[:6]), "",
+                                    SRC_AER_COUNTERS))
+    if not findings:
+        return [Finding("health.pcie_aer_counters", Verdict.SKIP,
+                        "no AER counters in sysfs (the kernel exposes aer_dev_* only with AER enabled)",
+                        "host", (), "", SRC_AER_COUNTERS)]
+    return findings

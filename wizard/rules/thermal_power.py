@@ -1,0 +1,178 @@
+"""Thermal and power rules on the nvidia-smi/NVML document: temperature against the GPU's own
+slowdown threshold, clock-event (throttle) reasons, the power limit and the P-state under load.
+Numbers live in ``assets/gpu_thresholds.csv`` and ``assets/smi_clock_events.csv``.
+
+A single reading cannot show a rate or "stays for 3 samples", so thresholds that need time (the
+under-load temperature rule, the share of a stress stage a reason is active) are applied to the one
+reading, and the finding says to sample again.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from wizard.data import table
+from wizard.model import Finding, Verdict, worst
+from wizard.parsers.smi import GpuFacts, SmiDoc
+from wizard.rules.smi import (
+    _ev,
+    _fmt,
+    _pass_group,
+    gpu_class,
+    load_state,
+    subject,
+    thresholds,
+)
+
+SRC_B10 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
+           "(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: the GPU's own slowdown temperature); Meta GCM health "
+           "checks, https://github.com/facebookresearch/gcm (gpu_temperature: 80/85 degC fallback)")
+
+
+SRC_B12 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ (enforced and default power limit, "
+           "performance state); IBM Autopilot (gpupower), https://github.com/IBM/autopilot")
+
+
+POWER_LIMIT_TOLERANCE_W = 0.5
+"""A power limit counts as lowered only when it is more than 0.5 W below the default: nvidia-smi
+prints limits with two decimals and NVML in mW, so equal limits can differ by rounding (derived)."""
+
+
+@functools.cache
+def clock_events() -> tuple[dict[str, str], ...]:
+    """``assets/smi_clock_events.csv`` rows: reason, bit, label, idle_verdict, load_verdict, source."""
+    return table("smi_clock_events.csv")
+
+
+def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    t = thresholds()
+    out, ok = [], []
+    for g in doc.gpus:
+        temp = g.num("temperature.gpu")
+        if temp is None:
+            continue
+        slow, margin, slow_rel = g.num("temperature.slowdown"), g.num("temperature.gpu.tlimit"), \
+            g.num("temperature.slowdown.tlimit")
+        lines = g.lines("temperature.gpu", "temperature.slowdown", "temperature.gpu.tlimit", "temperature.slowdown.tlimit")
+        if slow is not None:
+            headroom, basis = slow - temp, f"{_fmt(temp)} C, its own slowdown threshold is {_fmt(slow)} C"
+        elif margin is not None:
+            headroom = margin - (slow_rel or 0)
+            basis = (f"{_fmt(temp)} C, {_fmt(margin)} C below its T.Limit" +
+                     (f"; slowdown at {_fmt(slow_rel)} C relative to T.Limit" if slow_rel is not None else ""))
+        else:
+            headroom, basis = None, f"{_fmt(temp)} C"
+        if headroom is None:
+            if temp >= t["temp_fallback_fail_c"] or temp >= t["temp_fallback_warn_c"]:
+                v = Verdict.FAIL if temp >= t["temp_fallback_fail_c"] else Verdict.WARN
+                out.append(Finding("health.temperature", v,
+                                   f"{subject(g)}: {basis}; it reports no slowdown threshold, and the fallback limit is "
+                                   f"{_fmt(t['temp_fallback_warn_c'])}/{_fmt(t['temp_fallback_fail_c'])} C",
+                                   subject(g), _ev(g, lines), _COOLING, SRC_B10))
+            else:
+                ok.append((g, (f" ({basis}; no threshold reported, below the {_fmt(t['temp_fallback_warn_c'])} C "
+                              "fallback)"), lines))
+            continue
+        if headroom < t["temp_margin_warn_c"]:
+            where = "at or past" if headroom <= 0 else f"within {_fmt(headroom)} C of"
+            out.append(Finding("health.temperature", Verdict.WARN,
+                               f"{subject(g)}: {basis}: {where} its slowdown point (warn below "
+                               f"{_fmt(t['temp_margin_warn_c'])} C); one reading, sample again under load",
+                               subject(g), _ev(g, lines), _COOLING, SRC_B10))
+        else:
+            ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines))
+    out += _pass_group("health.temperature", ok, "temperature within limits",
+                       "temperature within limits on {n} GPUs", SRC_B10, total=len(doc.gpus))
+    return out
+
+
+_COOLING = ("Fix cooling rather than capping the GPU: check airflow, the BMC fan profile, inlet temperature and "
+            "blanking panels. Locking clocks or lowering the power limit only hides it.")
+
+
+def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    rows = clock_events()
+    active_count: dict[str, int] = {}
+    per_gpu: list[tuple[GpuFacts, list[dict[str, str]], str, list[str]]] = []
+    for g in doc.gpus:
+        readable = [r for r in rows if g.flag(f"clocks_event_reasons.{r['reason']}") is not None]
+        if not readable:
+            continue
+        active = [r for r in readable if g.flag(f"clocks_event_reasons.{r['reason']}")]
+        names = {r["reason"] for r in active}
+        if names & {"hw_thermal_slowdown", "hw_power_brake_slowdown"}:
+            active = [r for r in active if r["reason"] != "hw_slowdown"]  # the parent of the specific reason
+        state, lines = load_state(g)
+        for r in active:
+            active_count[r["reason"]] = active_count.get(r["reason"], 0) + 1
+        per_gpu.append((g, active, state, lines))
+    out, ok = [], []
+    n = len(per_gpu)
+    for g, active, state, lines in per_gpu:
+        judged = []
+        for r in active:
+            verdict = r["idle_verdict"] if state == "idle" else r["load_verdict"]
+            if verdict in ("warn", "fail"):
+                judged.append((Verdict.FAIL if verdict == "fail" else Verdict.WARN, r))
+        ev_lines = [g.line(f"clocks_event_reasons.{r['reason']}") for r in active] + lines
+        if not judged:
+            ignored = [r["label"] for r in active]
+            ok.append((g, f" (active: {', '.join(ignored)})" if ignored else "", ev_lines))
+            continue
+        v = worst(x for x, _ in judged)
+        state_txt = {"idle": "while the GPU is idle", "load": "under load"}.get(state, "(load unknown)")
+        parts = [f"{r['label']} active {state_txt} (on {active_count[r['reason']]} of {n} GPUs)" for _, r in judged]
+        out.append(Finding("health.clock_events", v, f"{subject(g)}: " + "; ".join(parts), subject(g),
+                           _ev(g, ev_lines), " ".join(dict.fromkeys(_event_remedy(r["reason"]) for _, r in judged)),
+                           "; ".join(dict.fromkeys(r["source"] for _, r in judged))))
+    out += _pass_group("health.clock_events", ok, "no clock slowdown reason active",
+                       "no clock slowdown reason active on {n} GPUs",
+                       "NVML API reference, clocks event reasons (nvmlClocksEventReason*), "
+                       "https://docs.nvidia.com/deploy/nvml-api/")
+    return out
+
+
+def _event_remedy(reason: str) -> str:
+    if reason == "hw_power_brake_slowdown":
+        return ("An external power-brake signal from the platform is forcing the clocks down: check PSU health and "
+                "redundancy and the power-capping policy in the BMC (`ipmitool sel list`, `ipmitool sdr`), and the "
+                "baseboard power cabling; involve the server vendor if the brake stays asserted.")
+    if reason in ("hw_thermal_slowdown", "sw_thermal_slowdown"):
+        return _COOLING
+    return ("HW slowdown without a thermal or power-brake sub-reason: check the power supply and cooling in the BMC, "
+            "and `dmesg | grep -e NVRM -e Xid`.")
+
+
+def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    out, ok = [], []
+    for g in doc.gpus:
+        enforced = g.num("enforced.power.limit")
+        if enforced is None:
+            enforced = g.num("power.limit")
+        default = g.num("power.default_limit")
+        state, lines = load_state(g)
+        p = (g.text("pstate") or "").strip()
+        if state == "load" and gpu_class(g) == "datacenter" and re.fullmatch(r"P\d{1,2}", p) and p != "P0":
+            out.append(Finding("health.pstate", Verdict.FAIL,
+                               f"{subject(g)}: under load but in performance state {p}, not P0", subject(g),
+                               _ev(g, g.lines("pstate"), lines),
+                               "Read the clocks-event reasons and `dmesg`; check the power limit and that nothing "
+                               "locked the clocks (`nvidia-smi -q -d CLOCK`).", SRC_B12))
+        if enforced is None or default is None:
+            continue
+        plines = g.lines("enforced.power.limit", "power.limit", "power.default_limit")
+        idx = g.index if g.index is not None else "<index>"
+        if enforced < default - POWER_LIMIT_TOLERANCE_W:
+            out.append(Finding("health.power_limit", Verdict.WARN,
+                               f"{subject(g)}: power limit {_fmt(enforced)} W is below the default {_fmt(default)} W "
+                               "(someone capped it)", subject(g), _ev(g, plines),
+                               f"If nobody capped it on purpose, restore it (`sudo nvidia-smi -i {idx} -pl "
+                               f"{_fmt(default)}`) and find what set it (a boot script, DCGM policy, the BMC).", SRC_B12))
+        else:
+            ok.append((g, f" ({_fmt(enforced)} W)", plines))
+    out += _pass_group("health.power_limit", ok, "power limit at its default",
+                       "power limit at the default on {n} GPUs", SRC_B12, total=len(doc.gpus))
+    return out

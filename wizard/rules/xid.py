@@ -1,0 +1,266 @@
+"""Xid events from the kernel log: their verdict by severity class, Xid 154's recovery action, a GPU
+fallen off the bus and GSP timeouts.
+
+* Verdict by the severity class of the code (``assets/xid.csv`` -> ``assets/xid_severity.csv``),
+  refined by words in the line itself for the NVLink5 codes (``assets/xid_text_severity.csv``:
+  'Fatal' / 'Nonfatal'); codes not in the table warn with "look it up in the catalog".
+* Xid 154 reports the recovery action the driver asks for (``assets/xid154_actions.csv``).
+* Xid 45 that names the Xid it follows is judged as that Xid (the catalog: "not solo: follow the
+  other Xid").
+* "fallen off the bus" without an Xid number: fail, remedy as Xid 79 (bare-metal power cycle).
+* GSP RPC timeouts: fail (the Xid 119 class).
+
+Acknowledgement and the boot filter are the kernel-log check's (:mod:`wizard.rules.kernel_log`):
+this module judges the events it is handed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Mapping
+
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.kernellog import KernelEvent, KernelLog
+from wizard.rules.kernel_log_common import cap, gpu_name, plural
+
+XID_CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
+SRC_XID = f"NVIDIA Xid catalog ({XID_CATALOG_URL})"
+
+SEVERITY_VERDICT = {"fail": Verdict.FAIL, "warn": Verdict.WARN, "pass": Verdict.PASS, "skip": Verdict.SKIP,
+                    "unknown": Verdict.UNKNOWN}
+
+
+# ------------------------------------------------------------------ reference tables
+
+
+def xid_rows() -> dict[int, dict[str, str]]:
+    """assets/xid.csv by code."""
+    out: dict[int, dict[str, str]] = {}
+    for r in table("xid.csv"):
+        try:
+            out[int(r["code"])] = r
+        except (KeyError, ValueError):
+            continue
+    return out
+
+
+def severity_rows() -> dict[str, dict[str, str]]:
+    """assets/xid_severity.csv by severity class."""
+    return {r["severity"]: r for r in table("xid_severity.csv")}
+
+
+def bucket_rows() -> dict[str, dict[str, str]]:
+    """assets/xid_buckets.csv by bucket name."""
+    return {r["bucket"]: r for r in table("xid_buckets.csv")}
+
+
+def recovery_actions() -> list[dict[str, str]]:
+    """assets/xid154_actions.csv rows."""
+    return list(table("xid154_actions.csv"))
+
+
+
+# ------------------------------------------------------------------ findings
+
+
+def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    rows = xid_rows()
+    sev = severity_rows()
+    buckets = bucket_rows()
+    groups: "OrderedDict[tuple[str, int | None], list[KernelEvent]]" = OrderedDict()
+    rec154: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    follow: "OrderedDict[tuple[str, int], list[KernelEvent]]" = OrderedDict()  # Xid 45 "caused by previous Xid N"
+    for ev in events:
+        if ev.kind != "xid":
+            continue
+        code = ev.fields.get("code")
+        cause = ev.fields.get("caused_by")
+        if code == 154:
+            rec154.setdefault(ev.bus_id, []).append(ev)
+        elif code in FOLLOWS_CAUSE and isinstance(cause, int) and cause != code:
+            follow.setdefault((ev.bus_id, cause), []).append(ev)
+        else:
+            groups.setdefault((ev.bus_id, code), []).append(ev)
+    extra: dict[tuple[str, int | None], list[str]] = {}
+    out: list[Finding] = []
+    # fallen off the bus without an Xid: merged into that GPU's Xid 79 if there is one
+    for ev in events:
+        if ev.kind != "gpu_fell_off":
+            continue
+        if (ev.bus_id, 79) in groups:
+            extra.setdefault((ev.bus_id, 79), []).extend(ev.evidence)
+            continue
+        row = rows.get(79, {})
+        out.append(Finding("health.gpu_bus", Verdict.FAIL,
+                           f"{gpu_name(log, ev.bus_id, gpu_index)} has fallen off the bus (not responding on PCIe)",
+                           gpu_name(log, ev.bus_id, gpu_index), cap(ev.evidence), row.get("follow_up", ""),
+                           row.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"))
+    # GSP RPC timeouts: merged into the GPU's Xid 119/120 when present
+    gsp_by_bus: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    gpus_in_log = sorted(log.gpus)
+    for ev in events:
+        if ev.kind != "gsp_timeout":
+            continue
+        bus = ev.bus_id or (gpus_in_log[0] if len(gpus_in_log) == 1 else "")
+        if (bus, 119) in groups:
+            extra.setdefault((bus, 119), []).extend(ev.evidence)
+        elif (bus, 120) in groups:
+            extra.setdefault((bus, 120), []).extend(ev.evidence)
+        else:
+            gsp_by_bus.setdefault(bus, []).append(ev)
+    # Xid 45 that names the Xid it follows: that Xid's finding carries it, or it is judged as that Xid
+    lone_follow: list[tuple[str, int, list[KernelEvent]]] = []
+    for (bus, cause), evs in follow.items():
+        if (bus, cause) in groups:
+            extra.setdefault((bus, cause), []).extend(ln for e in evs for ln in e.evidence)
+        else:
+            lone_follow.append((bus, cause, evs))
+    for (bus, code), evs in groups.items():
+        name = gpu_name(log, bus, gpu_index)
+        evidence = cap([ln for e in evs for ln in e.evidence] + extra.get((bus, code), []))
+        n = len(evs)
+        if code is None:
+            out.append(Finding("health.xid", Verdict.WARN,
+                               f"{name}: {plural(n, 'Xid line')} cut before the Xid number", name, evidence,
+                               f"Read the full line in the kernel log (`journalctl -k | grep -i xid`) and look the "
+                               f"code up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).", SRC_XID))
+            continue
+        row = rows.get(code)
+        if row is None:
+            out.append(Finding("health.xid", Verdict.WARN,
+                               f"{name}: Xid {code} ({plural(n, 'event')}), a code bringup does not know", name,
+                               evidence,
+                               f"Look Xid {code} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}) and follow its "
+                               f"Resolution Bucket (immediate action).", SRC_XID))
+            continue
+        verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
+        out.append(Finding("health.xid", verdict,
+                           f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
+                           f"{plural(n, 'event')}" + (f": {label}" if label else ""),
+                           name, evidence, remedy, source))
+    for bus, cause, evs in lone_follow:
+        name = gpu_name(log, bus, gpu_index)
+        evidence = cap(ln for e in evs for ln in e.evidence)
+        codes = sorted({int(e.fields.get("code") or 0) for e in evs})
+        what = "/".join(str(c) for c in codes)
+        row = rows.get(cause)
+        r45 = rows.get(codes[0], {}) if codes else {}
+        find = (f"Find the Xid {cause} line itself (`journalctl -k | grep -i xid`, it may be in an earlier part of the "
+                f"log) and follow it.")
+        if row is None:
+            out.append(Finding("health.xid", Verdict.WARN,
+                               f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause}, a "
+                               f"code bringup does not know", name, evidence,
+                               f"{find} Look Xid {cause} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).",
+                               r45.get("source", SRC_XID)))
+            continue
+        verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
+        out.append(Finding("health.xid", verdict,
+                           f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause} "
+                           f"{row.get('name', '')} ({row.get('description', '')}): judged as Xid {cause}"
+                           + (f", {label}" if label else ""),
+                           name, evidence, (find + " " + remedy).strip() if verdict is not Verdict.PASS else "",
+                           source + "; " + r45.get("source", SRC_XID).split(";")[0]
+                           + " (Xid 45 not solo: follow the other Xid)"))
+    for bus, evs in rec154.items():
+        out.append(_xid154_finding(log, bus, evs, gpu_index))
+    for bus, evs in gsp_by_bus.items():
+        name = gpu_name(log, bus, gpu_index)
+        row = rows.get(119, {})
+        out.append(Finding("health.gsp", Verdict.FAIL,
+                           f"{name}: GSP RPC timeout ({plural(len(evs), 'message')}): the GPU's firmware processor "
+                           f"stopped answering the driver", name, cap(ln for e in evs for ln in e.evidence),
+                           row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
+                           row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
+    return out
+
+
+FOLLOWS_CAUSE = frozenset({45})
+"""Xid codes that, when their line names the Xid they follow ("caused by previous Xid N"), take
+their verdict from Xid N: the NVIDIA Xid catalog's Xid 45 investigatory action is "Solo:
+RESTART_FM; not solo: IGNORE (follow the other Xid)" (assets/xid.csv)."""
+
+
+def text_severity_rows() -> list[tuple[int, int, re.Pattern[str], Verdict, str, str]]:
+    """assets/xid_text_severity.csv as (code_from, code_to, pattern, verdict, meaning, source);
+    rows that do not parse are skipped."""
+    out = []
+    for r in table("xid_text_severity.csv"):
+        try:
+            out.append((int(r["code_from"]), int(r["code_to"]), re.compile(r["pattern"], re.I),
+                        SEVERITY_VERDICT[r["verdict"]], r.get("meaning", ""), r.get("source", "")))
+        except (KeyError, ValueError, re.error):
+            continue
+    return out
+
+
+def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], sev: Mapping[str, Mapping[str, str]],
+                   buckets: Mapping[str, Mapping[str, str]]) -> tuple[Verdict, str, str, str]:
+    """(verdict, label, remedy, source) for Xid ``code`` from its catalog row, refined by words in
+    the lines themselves (assets/xid_text_severity.csv: NVLink5 'Fatal' / 'Nonfatal')."""
+    cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
+    verdict = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
+    label = {"critical": "hardware-class", "reset": "needs a GPU reset", "app": "mostly an application fault",
+             "investigate": "needs a look", "info": "informational"}.get(row.get("severity", ""), "")
+    source = row.get("source", SRC_XID)
+    rules = [r for r in text_severity_rows() if r[0] <= code <= r[1]]
+    said: "OrderedDict[str, int]" = OrderedDict()
+    line_verdicts: list[Verdict] = []
+    line_source = ""
+    for e in evs:
+        text = str(e.fields.get("text", ""))
+        for _lo, _hi, rx, v, meaning, src in rules:
+            m = rx.search(text)
+            if m:
+                word = m.group(0)
+                said[word[:1].upper() + word[1:].lower()] = said.get(word[:1].upper() + word[1:].lower(), 0) + 1
+                line_verdicts.append(v)
+                line_source = src
+                break
+    if line_verdicts:
+        verdict = max(line_verdicts, key=lambda v: v.rank)
+        label = "the line says " + ", ".join(f"{w} ({n})" if len(said) > 1 or n > 1 else w for w, n in said.items())
+        source = line_source + "; " + source
+    imm = row.get("immediate_action", "")
+    bucket = buckets.get(imm, {}).get("action", "")
+    remedy = row.get("follow_up", "")
+    if verdict is Verdict.FAIL and line_verdicts:
+        remedy = ("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and "
+                  "its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). " + remedy)
+    if imm:
+        remedy += f" NVIDIA immediate action: {imm}" + (f" ({bucket})" if bucket else "") + "."
+    if verdict is Verdict.PASS:
+        remedy = ""
+    return verdict, label, remedy.strip(), source
+
+
+def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> Finding:
+    name = gpu_name(log, bus, gpu_index)
+    last = evs[-1]
+    action = str(last.fields.get("action", "") or "")
+    code = str(last.fields.get("action_code", "") or "").lower()
+    rows = recovery_actions()
+    row = next((r for r in rows if action and r.get("action", "").lower() == action.lower()), None)
+    if row is None and code:
+        row = next((r for r in rows if r.get("code", "").lower() == code), None)
+        if row is not None and not action:
+            action = row.get("action", "")
+    evidence = cap(ln for e in evs for ln in e.evidence)
+    xrow = xid_rows().get(154, {})
+    if row is None:
+        shown = action or code or "not readable"
+        return Finding("health.xid", Verdict.WARN,
+                       f"{name}: Xid 154, recovery action '{shown}' that bringup does not know", name, evidence,
+                       f"Follow the action the line names; look it up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).",
+                       xrow.get("source", SRC_XID))
+    verdict = SEVERITY_VERDICT.get(row.get("verdict", "warn"), Verdict.WARN)
+    history = [str(e.fields.get("action", "") or e.fields.get("action_code", "")) for e in evs]
+    msg = f"{name}: Xid 154 GPU_RECOVERY_ACTION_CHANGED: the driver asks for '{row.get('action', action)}'"
+    if len(history) > 1:
+        msg += f" (latest of {len(history)} changes: {' -> '.join(h for h in history if h)})"
+    return Finding("health.xid", verdict, msg, name, evidence,
+                   row.get("remedy", "") if verdict is not Verdict.PASS else "",
+                   row.get("source", "") or xrow.get("source", SRC_XID))
+
