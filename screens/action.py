@@ -8,6 +8,7 @@ everything; the screen says where it is.
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,6 +21,9 @@ from wizard import actions as act
 from wizard.store import ActionState, short_time
 from wizard.validate import LiveView
 
+if TYPE_CHECKING:
+    from screens.app import BringupApp
+
 SHOW_LINES = 5000
 
 
@@ -29,6 +33,7 @@ def readable(lines: list[str]) -> list[str]:
 
 
 class ActionScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this screen runs in (Textual types it App[object])
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("k", "cancel", "Cancel run"),
@@ -59,6 +64,7 @@ class ActionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         b = self.app.build
+        assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
         log = self.query_one(Log)
         if run is None:
@@ -119,6 +125,7 @@ class ActionScreen(Screen[None]):
         from screens.validation_view import results_panel
 
         b = self.app.build
+        assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
         ended = run is not None and run.state is not ActionState.RUNNING
         # the engine judged the run when it ended and stored its findings and results with it: shown as stored
@@ -137,6 +144,7 @@ class ActionScreen(Screen[None]):
 
     def refresh_state(self) -> None:
         b = self.app.build
+        assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
         if run is None:
             return
@@ -161,7 +169,7 @@ class ActionScreen(Screen[None]):
         if action == "cancel":
             b = self.app.build
             run = b.store.action_run(self.run_id) if b is not None else None
-            return run is not None and run.state is ActionState.RUNNING and not b.observing
+            return b is not None and run is not None and run.state is ActionState.RUNNING and not b.observing
         if action == "results":
             return self.live.has_events or bool(self._stored_results())
         return True
@@ -178,6 +186,7 @@ class ActionScreen(Screen[None]):
         from screens.dialogs import YesNo
 
         b = self.app.build
+        assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
         if run is None or run.state is not ActionState.RUNNING or b.observing:
             self.notify("nothing to cancel here")

@@ -275,7 +275,8 @@ class BringupApp(App[int]):
         run_ids: list[int] = []
 
         async def confirm(prep) -> bool:
-            return bool(await self.push_screen_wait(ConfirmAction(prep)))
+            ok = await self.push_screen_wait(ConfirmAction(prep))  # bool: ConfirmAction is a ModalScreen[bool]
+            return bool(ok)
 
         async def on_start(run) -> None:
             run_ids.append(run.id)
@@ -352,7 +353,7 @@ class BringupApp(App[int]):
     def on_action_ended(self, message: ActionEnded) -> None:
         self.bump()
         run = self.build.store.action_run(message.run_id) if self.build is not None else None
-        if run is not None and not self.build.observing and self.build.needs_check(run.step_id):
+        if run is not None and self.build is not None and not self.build.observing and self.build.needs_check(run.step_id):
             self.run_checks([run.step_id])  # the commands ran; now verify what they were for
         if message.state in (ActionState.FAILED, ActionState.INTERRUPTED):
             self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from wizard.engine import is_checked
+
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -15,8 +19,12 @@ from textual.widgets.option_list import Option
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import TopBar
 
+if TYPE_CHECKING:
+    from screens.app import BringupApp
+
 
 class BuildScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
         Binding("c", "check_stage", "Check stage"),
         Binding("escape", "back", "Back"),
@@ -127,7 +135,7 @@ class BuildScreen(Screen[None]):
         b = self.build
         if b is None or self.stage_id is None:
             return
-        ids = [s.id for s in b.stages[[st.id for st in b.stages].index(self.stage_id)].steps if s.check]
+        ids = [s.id for s in b.stages[[st.id for st in b.stages].index(self.stage_id)].steps if is_checked(s)]
         if ids and not b.observing:
             self.app.run_checks(ids)
         elif not ids:

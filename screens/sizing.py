@@ -11,6 +11,8 @@ field, F3 use as plan, esc back. Below 76 columns the form and the results stack
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -22,6 +24,9 @@ from rich.text import Text
 from screens.widgets import TopBar
 from wizard import sizing as sz
 from wizard.plan import parse_value
+
+if TYPE_CHECKING:
+    from screens.app import BringupApp
 
 # (section, field, label, options or None for a text input, placeholder)
 FORM: tuple[tuple[str, str, str, object, str], ...] = (
@@ -64,6 +69,7 @@ STATUS_STYLE = {"ok": "green", "short": "bold red", "error": "bold red", "info":
 
 
 class SizingScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     """Plan & sizing: type the workload, read what it needs, and keep it as the build's plan."""
 
     BINDINGS = [
@@ -131,7 +137,7 @@ class SizingScreen(Screen[None]):
                                         classes="sz-input", compact=True, select_on_focus=False)
                         else:
                             opts = ([(g.name, g.name) for g in sz.gpu_specs()] if options == "gpus"
-                                    else [(lbl, key) for key, lbl in options.items()])  # type: ignore[union-attr]
+                                    else [(lbl, key) for key, lbl in options.items()])  # type: ignore[attr-defined]  # FORM types options as object: 'gpus' or a dict
                             keys = [k for _, k in opts]
                             value = values.get(name, "")
                             yield Select(opts, value=value if value in keys else keys[0], allow_blank=False,
@@ -179,7 +185,7 @@ class SizingScreen(Screen[None]):
 
     def raw_values(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for _, name, _, options, _ in FORM:
+        for _, name, _, _options, _ in FORM:
             w = self.query_one(f"#f-{name}")
             if isinstance(w, Input):
                 out[name] = w.value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -11,8 +13,12 @@ from textual.widgets import Button, Footer, Static
 from screens.widgets import TopBar
 from wizard.store import short_time
 
+if TYPE_CHECKING:
+    from screens.app import BringupApp
+
 
 class StartScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
         Binding("r", "resume", "Resume"),
         Binding("n", "new", "New build"),
@@ -136,6 +142,7 @@ class StartScreen(Screen[None]):
 
 
 class ErrorScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     """bringup cannot run (e.g. the state directory is not writable): say why, offer quit."""
 
     BINDINGS = [Binding("escape", "quit_app", "Quit")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -11,12 +13,17 @@ from textual.widgets import Button, Collapsible, Footer, Static
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import TopBar
+from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.model import StepStatus, Verdict
 
+if TYPE_CHECKING:
+    from screens.app import BringupApp
+
 
 class StepScreen(Screen[None]):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
         Binding("c", "check", "Check"),
         Binding("a", "run_action", "Run"),
@@ -67,7 +74,7 @@ class StepScreen(Screen[None]):
             yield Static("Findings", classes="section", id="findings-title", markup=False)
             yield Vertical(id="findings")
         with Horizontal(id="step-buttons"):  # keys in the footer; n/p on the buttons
-            if step.check is not None:
+            if is_checked(step):
                 yield Button("Check", id="check", compact=True, variant="primary")
             if step.action is not None:
                 yield Button("Run action", id="run_action", compact=True, variant="primary")
@@ -88,7 +95,7 @@ class StepScreen(Screen[None]):
         step = self.step
         observing = self.build.observing
         if action == "check":
-            return step.check is not None and not observing
+            return is_checked(step) and not observing
         if action == "run_action":
             return step.action is not None and not observing
         if action == "show_log":
@@ -153,8 +160,8 @@ class StepScreen(Screen[None]):
         box.remove_children()
         title = self.query_one("#findings-title", Static)
         if not findings:
-            title.update("Findings" + ("" if step.check else " (none: this step is confirmed by hand)"))
-            if step.check is not None:
+            title.update("Findings" + ("" if is_checked(step) else " (none: this step is confirmed by hand)"))
+            if is_checked(step):
                 box.mount(Static("Not checked yet. Press c to check.", markup=False, classes="muted"))
             return
         title.update(f"Findings ({short_time(run_meta['finished_at']) if run_meta else ''})")
@@ -173,8 +180,8 @@ class StepScreen(Screen[None]):
             if f.source:
                 body.append(Static(f"Source: {f.source}", markup=False, classes="muted"))
             symbols = {"collapsed_symbol": ">", "expanded_symbol": "v"} if basic else {}
-            box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,
-                                  classes=f"finding -{f.verdict.value}", **symbols))
+            box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,  # type: ignore[arg-type]  # a Content title (no markup parsing) works; Textual types it str
+                                  classes=f"finding -{f.verdict.value}", **symbols))  # type: ignore[arg-type]  # symbols: only the two str symbol arguments
         if new_results:  # a check just finished: bring its findings into view
             self.call_after_refresh(title.scroll_visible, top=True, animate=False)
 
@@ -198,7 +205,7 @@ class StepScreen(Screen[None]):
         return True
 
     def action_check(self) -> None:
-        if self.step.check is None:
+        if not is_checked(self.step):
             self.notify("this step has no automatic check; confirm it when done")
             return
         if self._writable():
@@ -272,7 +279,7 @@ class StepScreen(Screen[None]):
             f = next(f for f in ackable if f.key == key)
             self.build.acknowledge(f, reason)
             self.notify("acknowledged; checking again")
-            if self.step.check is not None:
+            if is_checked(self.step):
                 self.app.run_checks([self.step_id])
             self.app.bump()
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from screens.app import BringupApp
 
 
 class TopBar(Static):
+    app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     """One line: product, host, build, and OBSERVING / DRY RUN / SNAPSHOT markers (words, not colour)."""
 
     DEFAULT_CSS = """

@@ -2,8 +2,6 @@
 hints, and a check from the OS wherever the setting's effect is visible. Every BIOS step is
 boot-sensitive: after a reboot (new boot id) bringup re-checks them and shows what changed."""
 
-from wizard.rules import bios as hc
-from wizard.rules import bios as pc
 from wizard.model import Stage, Step
 
 STAGE = Stage(
@@ -30,8 +28,6 @@ STAGE = Stage(
                 "Resizable BAR at its default. Save, reboot, and check again: the check reads each "
                 "GPU's BARs (lspci 'Region 1', nvidia-smi BAR1) and this boot's kernel log."
             ),
-            probes=("lspci_vvv", "nvidia_smi_qx", "kernel_log_journal", "kernel_log_dmesg", "pci"),
-            check=pc.above_4g,
             boot_sensitive=True,
         ),
         Step(
@@ -50,8 +46,6 @@ STAGE = Stage(
                 "update-grub or grub2-mkconfig, and reboot). If the node will host VMs, record "
                 "virtualization = true in the plan answers (F2)."
             ),
-            probes=("cmdline", "iommu"),
-            check=hc.iommu,
             boot_sensitive=True,
         ),
         Step(
@@ -72,8 +66,6 @@ STAGE = Stage(
                 "the NCCL guide's `setpci -s <BDF> ECAP_ACS+0x6.w=0000` on each switch port after every "
                 "boot does it. Needs `sudo lspci -vvv` to check."
             ),
-            probes=("lspci_vvv",),
-            check=pc.pcie_acs,
             boot_sensitive=True,
         ),
         Step(
@@ -88,8 +80,6 @@ STAGE = Stage(
                 "rocm.docs.amd.com .../system-optimization/mi100.html)."
             ),
             instructions="Nothing to do if the check passes; otherwise check the BIOS core settings.",
-            probes=("cpuinfo", "cpu_topology"),
-            check=hc.cpu,
             boot_sensitive=True,
         ),
         Step(
@@ -106,8 +96,6 @@ STAGE = Stage(
                 "Pick the NPS/SNC value for the cluster and set it in the BIOS (memory or CPU "
                 "configuration menu). Record the expected count as numa_nodes in the plan answers (F2)."
             ),
-            probes=("numa",),
-            check=hc.numa,
             boot_sensitive=True,
         ),
         Step(
@@ -126,8 +114,6 @@ STAGE = Stage(
                 "Follow the board manual's DIMM population table. The BIOS memory page (or the BMC) "
                 "lists the slots too; `sudo dmidecode -t 17` shows each slot's size and locator."
             ),
-            probes=("smbios_memory", "dmidecode_17", "dmi_tables", "cpu_topology"),
-            check=pc.memory_channels,
             boot_sensitive=True,
         ),
         Step(
@@ -146,8 +132,6 @@ STAGE = Stage(
                 "benefit from disabling them. The check shows the idle states and frequency governor "
                 "the kernel sees."
             ),
-            probes=("cpuidle", "cpufreq"),
-            check=pc.power_profile,
             boot_sensitive=True,
         ),
         Step(
@@ -164,8 +148,6 @@ STAGE = Stage(
                 "In the PCIe configuration menu, set the link speed of GPU and NIC slots to Auto (or "
                 "the highest generation the slot supports). Needs `sudo lspci -vvv` to check."
             ),
-            probes=("lspci_vvv", "pci"),
-            check=pc.pcie_root_ports,
             boot_sensitive=True,
         ),
         Step(
@@ -180,8 +162,6 @@ STAGE = Stage(
                 "Enable SR-IOV (PCIe or chipset menu, sometimes per slot) only if this node will run VMs "
                 "or NIC virtual functions; otherwise the vendor default is fine."
             ),
-            probes=("sriov",),
-            check=pc.sriov,
             boot_sensitive=True,
         ),
         Step(
@@ -198,8 +178,6 @@ STAGE = Stage(
                 "The check reads `mokutil --sb-state` (or the SecureBoot EFI variable). Keep it on and "
                 "plan signed modules, or turn it off in the BIOS security / boot menu if your policy allows."
             ),
-            probes=("mokutil_sb_state", "efi_secureboot", "efi_firmware", "module_signing"),
-            check=pc.secure_boot,
             boot_sensitive=True,
         ),
     ),

@@ -1,43 +1,9 @@
 """Stage 5: driver & CUDA. Which branch, how to install it, and proof that it is loaded."""
 
-from typing import Any, Mapping
 
-from steps._checks import needs_gpu
 from wizard.actions import ActionSpec
-from wizard.rules import driver_chain as chain
 from wizard.install import driver as di
-from wizard.rules import driver_install as ds
-from wizard.rules import gpu_presence as gc
-from wizard.rules import nvlink
-from wizard.rules import smi
-from wizard.model import Finding, Stage, Step, Verdict
-
-
-def fabric_manager(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
-    """health.fabric from nvidia-smi -q -x; ``skip`` where no GPU reports an NVLink fabric
-    (PCIe-only or bridge-only systems need no Fabric Manager)."""
-    findings = smi.topic_check("health.fabric")(out, plan)
-    if len(findings) == 1 and findings[0].verdict is Verdict.UNKNOWN and "nothing to judge" in findings[0].message:
-        return [Finding("health.fabric", Verdict.SKIP,
-                        "no GPU reports an NVLink fabric (no NVSwitch): Fabric Manager is not needed", "host",
-                        findings[0].evidence, "", nvlink.SRC_A3)]
-    return findings
-
-
-def fabric_manager_all(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
-    """GPU-side fabric registration (health.fabric) plus the host side: the nvidia-fabricmanager
-    service, its version against the driver and NSCQ (driver.fabric_manager, driver.nscq)."""
-    gpu_side = fabric_manager(out, plan)
-    host_side = ds.fabric_manager_setup(out, plan)
-    if all(f.verdict is Verdict.SKIP for f in host_side) and all(f.verdict is Verdict.SKIP for f in gpu_side):
-        return host_side
-    return gpu_side + [f for f in host_side if f.verdict is not Verdict.SKIP or not gpu_side]
-
-
-def persistence(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
-    """The nvidia-persistenced service (driver.persistenced) and each GPU's persistence mode
-    (health.persistence, from nvidia-smi -q -x / NVML)."""
-    return ds.persistenced(out, plan) + smi.topic_check("health.persistence")(out, plan)
+from wizard.model import Stage, Step
 
 
 INSTALL_PROBES = ("os_release", "kernel", "pci", "driver_secure_boot", "driver_uname_m", "driver_dpkg", "driver_rpm",
@@ -56,7 +22,7 @@ STAGE = Stage(
             id="driver.branch",
             title="Choose a supported driver branch and module flavour",
             why=(
-                "NVIDIA's support matrix (as of the date in assets/driver_branches.csv) lists R580 as a Long Term "
+                "NVIDIA's support matrix (as of the date bringup last read it) lists R580 as a Long Term "
                 "Support Branch (end of life June 2028 in the matrix's v615/v620 editions), R595 as a Production "
                 "Branch (March 2027) and R620 as a new LTSB (September 2029, open modules only); R535 (June 2026) "
                 "and R570 (February 2026) have reached end of life. Check the live matrix before you install: "
@@ -72,8 +38,6 @@ STAGE = Stage(
                 "The check reads each GPU's PCI device id, finds its architecture and recommends a branch and "
                 "flavour. The install action (next step) uses that recommendation."
             ),
-            probes=("pci",),
-            check=needs_gpu(ds.branch_choice),
         ),
         Step(
             id="driver.install",
@@ -82,7 +46,7 @@ STAGE = Stage(
                 "Package installs keep the kernel module in step with the kernel (DKMS rebuilds it when new headers "
                 "arrive, or Canonical ships signed precompiled modules per kernel); a .run install sits outside the "
                 "package database and must be rebuilt by hand after every kernel change. Commands per distribution, "
-                "each from the vendor's guide (assets/driver_install.csv): Ubuntu 22.04/24.04 `ubuntu-drivers install "
+                "each from the vendor's guide: Ubuntu 22.04/24.04 `ubuntu-drivers install "
                 "--gpgpu nvidia:<branch>-server[-open]` + nvidia-utils-<branch>-server (Ubuntu Server docs) + "
                 "linux-modules-nvidia-<branch>-server[-open]-$(uname -r), Canonical's signed precompiled modules for the "
                 "running kernel (ubuntu-drivers picks the flavour metapackage, which may track a newer kernel; Ubuntu "
@@ -97,10 +61,10 @@ STAGE = Stage(
                 "nvidia-open-<branch>. apt runs with --no-remove, and a driver from another source, branch or flavour "
                 "(or a driver without packages: a .run install) stops the action with removal instructions instead of "
                 "being replaced. Only "
-                "releases NVIDIA lists for the branch (assets/os_support.csv) get commands. Sources: NVIDIA Driver "
+                "releases NVIDIA lists for the branch in its installation guide get commands. Sources: NVIDIA Driver "
                 "Installation Guide (docs.nvidia.com/datacenter/tesla/driver-installation-guide/, Kernel Modules, "
                 "Version locking and Compute-only pages); NVIDIA CUDA installation guide (Debian contrib; conflicting "
-                "installs); Ubuntu Server documentation; knowledge.md 2."
+                "installs); Ubuntu Server documentation, Install NVIDIA drivers."
             ),
             instructions=(
                 "Preview the exact commands with `bringup --dry-run run driver.install`, then run the action. "
@@ -110,8 +74,6 @@ STAGE = Stage(
                 "(headless) set where NVIDIA documents one (Debian, RHEL family); for a desktop install use nvidia-open "
                 "by hand. Reboot afterwards, then run this stage's checks."
             ),
-            probes=("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "pci"),
-            check=needs_gpu(ds.installed_driver),
             action=ActionSpec(
                 id="install_nvidia_driver",
                 title="Install the NVIDIA driver (recommended branch and flavour)",
@@ -121,8 +83,8 @@ STAGE = Stage(
                     "packages, non-interactively: kernel headers, NVIDIA's repository or Ubuntu's ubuntu-drivers, a "
                     "branch lock, then the driver (compute-only where NVIDIA documents it). Refuses, with removal "
                     "instructions, when a driver from another source, branch or flavour or a .run install is present; "
-                    "apt never removes packages (--no-remove). Sources per command: assets/driver_install.csv (NVIDIA "
-                    "Driver Installation Guide; NVIDIA CUDA installation guide; Ubuntu Server docs). Reboot afterwards."
+                    "apt never removes packages (--no-remove). Sources per command: NVIDIA "
+                    "Driver Installation Guide; NVIDIA CUDA installation guide; Ubuntu Server docs. Reboot afterwards."
                 ),
                 resolve=di.resolve_driver_install,
                 probes=INSTALL_PROBES,
@@ -136,11 +98,9 @@ STAGE = Stage(
                 "The driver works only with a module built for the running kernel: DKMS builds it for every kernel "
                 "whose headers are installed ('dkms status' ... installed), Canonical's linux-modules-nvidia "
                 "packages ship it prebuilt and signed. With Secure Boot on, an unsigned module does not load. "
-                "Sources: Debian nvidia-open-kernel-dkms description; dkms(8); knowledge.md 2."
+                "Sources: Debian nvidia-open-kernel-dkms package description; dkms(8)."
             ),
             instructions="After a kernel upgrade, re-run this check before returning the node to service.",
-            probes=("kernel", "driver_dkms", "driver_modinfo", "driver_dpkg", "driver_rpm", "driver_secure_boot", "pci"),
-            check=needs_gpu(ds.kernel_module),
             boot_sensitive=True,
         ),
         Step(
@@ -151,8 +111,6 @@ STAGE = Stage(
                 "names its version and whether it is the open or proprietary module "
                 "(DCGM diagnostics level 1 checks the same)."
             ),
-            probes=("modules", "sys_module", "nvidia_driver_version", "pci"),
-            check=gc.driver,
             boot_sensitive=True,
         ),
         Step(
@@ -164,8 +122,6 @@ STAGE = Stage(
                 "'No devices were found' with GPUs on the bus means the driver could not initialise "
                 "them (DCGM level 1; NVIDIA driver release notes, RmInitAdapter failures)."
             ),
-            probes=("nvidia_smi_l", "pci"),
-            check=gc.nvidia_smi,
             boot_sensitive=True,
         ),
         Step(
@@ -173,14 +129,12 @@ STAGE = Stage(
             title="Run nvidia-persistenced",
             why=(
                 "Without persistence the driver tears GPU state down whenever no client is attached, "
-                "so every job start pays the initialisation, and DCGM level 1 and AzNHC "
+                "so every job start pays the initialisation, and DCGM level 1 and Azure HPC health checks "
                 "check_gpu_persistence warn. NVIDIA's daemon nvidia-persistenced is the supported way "
                 "to keep it (NVIDIA 'Driver Persistence' documentation, docs.nvidia.com/deploy/"
                 "driver-persistence/)."
             ),
             instructions="Run the action (`systemctl enable --now nvidia-persistenced`), then check.",
-            probes=("driver_services", "nvidia_smi_qx", "nvml", "pci"),
-            check=needs_gpu(persistence),
             action=ActionSpec(
                 id="enable_persistenced",
                 title="Enable and start nvidia-persistenced",
@@ -208,15 +162,12 @@ STAGE = Stage(
                 "(Fabric Manager user guide). SUSE and unverified cases get manual instructions. Every GPU's fabric "
                 "registration must then read Completed / Success. PCIe-only servers skip."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci", "driver_services", "driver_fm_version", "driver_dpkg", "driver_rpm",
-                    "nvidia_driver_version"),
-            check=fabric_manager_all,
             boot_sensitive=True,
             action=ActionSpec(
                 id="install_fabric_manager",
                 title="Install Fabric Manager and NSCQ at the driver's version",
                 description="Installs Fabric Manager and NSCQ for the installed driver from the driver's own source "
-                            "(names per route in assets/driver_install.csv: Ubuntu Server docs; NVIDIA packaging READMEs; "
+                            "(names per route from: Ubuntu Server docs; NVIDIA packaging READMEs; "
                             "NVIDIA driver installation guide 'Ubuntu 590 and later packages'; NVIDIA cloud-native docs "
                             "for RHEL; NVIDIA advises the branch package, not the cuda-drivers-fabricmanager metapackage "
                             "that also pulls the proprietary driver, NVIDIA/gpu-operator#163), plus nvlsm on NVLink 5 "
@@ -237,8 +188,6 @@ STAGE = Stage(
             ),
             instructions="Nothing to do when no toolkit is installed: PyTorch wheels bring their own CUDA runtime. "
                          "To build CUDA extensions, the optional action installs the toolkit the driver runs natively.",
-            probes=("nvcc_version", "nvidia_driver_version", "nvml", "pci"),
-            check=needs_gpu(chain.cuda_toolkit),
             action=ActionSpec(
                 id="install_cuda_toolkit",
                 title="Install the CUDA toolkit (optional, to build CUDA code)",
@@ -261,8 +210,6 @@ STAGE = Stage(
             ),
             instructions="Uses the python3 on PATH; if your training environment is a venv or conda, "
                          "run `bringup check` from it.",
-            probes=("torch_cuda", "nvidia_driver_version", "nvml", "pci"),
-            check=needs_gpu(chain.torch_cuda),
         ),
         Step(
             id="driver.dcgm",
@@ -274,8 +221,6 @@ STAGE = Stage(
             instructions="Skipped when not installed; the action installs datacenter-gpu-manager-4-cuda<major> "
                          "(cuda12 for Maxwell/Pascal/Volta); on Ubuntu's archive driver it explains instead of mixing "
                          "NVIDIA's repository in.",
-            probes=("driver_dpkg", "driver_rpm", "driver_services", "pci"),
-            check=needs_gpu(ds.dcgm),
             action=ActionSpec(
                 id="install_dcgm",
                 title="Install DCGM (optional)",
@@ -295,8 +240,6 @@ STAGE = Stage(
                 "training without containers does not need it. Source: NVIDIA Container Toolkit installation guide."
             ),
             instructions="After installing, configure your runtime: `sudo nvidia-ctk runtime configure --runtime=docker`.",
-            probes=("driver_dpkg", "driver_rpm", "pci"),
-            check=needs_gpu(ds.container_toolkit),
             action=ActionSpec(
                 id="install_container_toolkit",
                 title="Install the NVIDIA Container Toolkit (optional)",
@@ -313,12 +256,9 @@ STAGE = Stage(
             why=(
                 "One line over the chain: the driver runs CUDA up to its version; a toolkit (if any) and torch's "
                 "CUDA each need a driver new enough for them, and nvcc need not match nvidia-smi's CUDA version "
-                "(knowledge.md 1.1; NVIDIA CUDA toolkit release notes, docs.nvidia.com/cuda/cuda-toolkit-release-notes/; "
+                "(NVIDIA CUDA toolkit release notes, docs.nvidia.com/cuda/cuda-toolkit-release-notes/; "
                 "PyTorch maintainers, discuss.pytorch.org)."
             ),
-            probes=("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "nvcc_version",
-                    "torch_cuda", "pci"),
-            check=needs_gpu(ds.chain_summary),
         ),
     ),
 )

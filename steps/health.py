@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from steps._checks import needs_gpu
-from wizard.rules import edac, kernel_log
-from wizard.rules import gpu_presence as gc
-from wizard.rules import nvlink, pcie, topology
-from wizard.rules import smi
 from wizard.rules.baseline import judge_baseline
 from wizard.model import Stage, Step
 
@@ -41,8 +36,6 @@ STAGE = Stage(
                 "gpu_count, GCM gpu_num)."
             ),
             instructions="Record the expected count as gpu_count in the plan answers (F2) to compare.",
-            probes=("pci",),
-            check=gc.gpu_pci,
             boot_sensitive=True,
         ),
         Step(
@@ -53,8 +46,6 @@ STAGE = Stage(
                 "means the driver failed to initialise one (NVIDIA Health Validation gpu_count; Meta GCM "
                 "gpu_num)."
             ),
-            probes=("nvml", "pci"),
-            check=gc.nvml,
             boot_sensitive=True,
         ),
         Step(
@@ -65,8 +56,6 @@ STAGE = Stage(
                 "handle' cannot train; comparing with the plan's count finds one the driver lost "
                 "(NVIDIA Health Validation gpu_count; Meta GCM gpu_num; NVIDIA Xid catalog)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.gpu_count", "health.gpu_responsive"),
             boot_sensitive=True,
         ),
         Step(
@@ -79,8 +68,6 @@ STAGE = Stage(
                 "kernel PCIe AER and RAS documentation; Meta GCM xid and pcie-aer checks."
             ),
             instructions="Fix what a finding names, then check again. Acknowledge (x) only events you have dealt with.",
-            probes=("kernel_log_journal", "kernel_log_dmesg", "nvml"),
-            check=kernel_log.kernel_log,
             boot_sensitive=True,
         ),
         Step(
@@ -89,10 +76,8 @@ STAGE = Stage(
             why=(
                 "Without ECC a memory error silently corrupts training; uncorrectable SRAM errors, or "
                 "counts above Azure's fleet limits (SRAM correctable > 10,000, DRAM > 20,000,000), mean "
-                "the GPU should leave service (AzNHC check_gpu_ecc; NVML ECC documentation)."
+                "the GPU should leave service (Azure HPC health checks check_gpu_ecc; NVML ECC documentation)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.ecc_mode", "health.ecc"),
         ),
         Step(
             id="health.row_remap",
@@ -102,8 +87,6 @@ STAGE = Stage(
                 "effect only after a GPU reset, and a remapping failure means RMA (NVML "
                 "nvmlDeviceGetRemappedRows; Meta GCM row_remap checks; NVIDIA Xid 63/64)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),
         ),
         Step(
             id="health.thermal",
@@ -111,11 +94,9 @@ STAGE = Stage(
             why=(
                 "Each GPU reports its own slowdown temperature; running close to it, or HW slowdown, "
                 "thermal slowdown or a power brake in the clock-event reasons, costs throughput before "
-                "anything fails (NVML clock-event reasons; AzNHC azure_gpu_clock_throttling; Meta GCM "
+                "anything fails (NVML clock-event reasons; Azure HPC health checks azure_gpu_clock_throttling; Meta GCM "
                 "gpu_temperature)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.temperature", "health.clock_events"),
         ),
         Step(
             id="health.power",
@@ -124,18 +105,14 @@ STAGE = Stage(
                 "A power limit below the default (someone capped it) makes a GPU slower than its "
                 "peers (NVIDIA Health Validation GPUPowerLimit; IBM Autopilot gpupower)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.power_limit", "health.pstate"),
         ),
         Step(
             id="health.vbios",
             title="Every GPU runs the same VBIOS",
             why=(
                 "Mixed firmware across GPUs of one model hides faults and makes results differ "
-                "between GPUs (Meta GCM vbios_mismatch; AzNHC check_gpu_vbios)."
+                "between GPUs (Meta GCM vbios_mismatch; Azure HPC health checks check_gpu_vbios)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.vbios"),
         ),
         Step(
             id="health.pcie_width",
@@ -144,8 +121,6 @@ STAGE = Stage(
                 "A GPU at x8 moves half the data per second of x16 at any load, so a lower width than "
                 "the link supports fails (Meta GCM check-pci; lspci(8) LnkCap/LnkSta)."
             ),
-            probes=("lspci_vvv", "pci"),
-            check=pcie.pcie_width,
             boot_sensitive=True,
         ),
         Step(
@@ -156,8 +131,6 @@ STAGE = Stage(
                 "link's capability only asks to re-check under load (lspci(8); NVIDIA nvidia-smi "
                 "documentation on PCIe link generation)."
             ),
-            probes=("lspci_vvv", "pci"),
-            check=pcie.pcie_speed,
             boot_sensitive=True,
         ),
         Step(
@@ -167,9 +140,6 @@ STAGE = Stage(
                 "Uncorrectable AER errors on a GPU link come before GPUs fall off the bus; a growing "
                 "replay counter shows a marginal link (Meta GCM pcie-aer; DCGM PCIe replay rate)."
             ),
-            probes=("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"),
-            check=lambda out, plan: (pcie.pcie_aer(out, plan) + pcie.aer_counters(out, plan)
-                                     + smi.topic_check("health.pcie_replay")(out, plan)),
             boot_sensitive=True,
         ),
         Step(
@@ -180,8 +150,6 @@ STAGE = Stage(
                 "the CPU root complex: slow, or it hangs (NCCL troubleshooting guide, ACS section, "
                 "docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)."
             ),
-            probes=("lspci_vvv", "pci"),
-            check=needs_gpu(pcie.pcie_acs),
             boot_sensitive=True,
         ),
         Step(
@@ -191,8 +159,6 @@ STAGE = Stage(
                 "Large BARs need Above 4G decoding; GPUDirect RDMA reaches GPU memory through BAR1 "
                 "(NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes', docs.nvidia.com/cuda/gpudirect-rdma/)."
             ),
-            probes=("lspci_vvv", "pci"),
-            check=needs_gpu(pcie.gpu_bar1),
             boot_sensitive=True,
         ),
         Step(
@@ -201,10 +167,8 @@ STAGE = Stage(
             why=(
                 "Which GPUs share NVLink or a PCIe switch, and which NIC is near each GPU, decides "
                 "collective bandwidth and GPUDirect RDMA (nvidia-smi topo -m; NVIDIA GPUDirect RDMA "
-                "guide; AzNHC check_hw_topology)."
+                "guide; Azure HPC health checks check_hw_topology)."
             ),
-            probes=("nvidia_smi_topo_m", "pci"),
-            check=needs_gpu(topology.topology),
         ),
         Step(
             id="health.p2p",
@@ -214,8 +178,6 @@ STAGE = Stage(
                 "status other than OK where P2P is expected makes it fall back to slower paths "
                 "(nvidia-smi topo -p2p; NCCL troubleshooting guide)."
             ),
-            probes=("nvidia_smi_topo_p2p", "pci"),
-            check=needs_gpu(topology.p2p),
         ),
         Step(
             id="health.nvlink",
@@ -225,8 +187,6 @@ STAGE = Stage(
                 "count depends on the SKU (H100 SXM 18 links; H100 NVL 12 of 18 by design) "
                 "(NVIDIA Health Validation nvlink_active; nvidia-smi nvlink -s)."
             ),
-            probes=("nvidia_smi_nvlink_s", "pci"),
-            check=needs_gpu(nvlink.nvlink),
         ),
         Step(
             id="health.nvlink_errors",
@@ -235,8 +195,6 @@ STAGE = Stage(
                 "Replay, recovery and CRC errors that grow during a stage show a marginal NVLink; "
                 "lifetime totals alone are not a fault (Meta GCM NVLink counters; DCGM NVLink fields)."
             ),
-            probes=("nvidia_smi_nvlink_e", "pci"),
-            check=needs_gpu(nvlink.nvlink_errors),
         ),
         Step(
             id="health.host_memory",
@@ -246,8 +204,6 @@ STAGE = Stage(
                 "before failures (kernel EDAC sysfs, Documentation/admin-guide/ras.rst; rasdaemon; "
                 "Meta GCM mce)."
             ),
-            probes=("edac_sysfs",),
-            check=edac.edac,
         ),
         Step(
             id="health.processes",
@@ -256,8 +212,6 @@ STAGE = Stage(
                 "A stray job on a GPU skews every measurement that follows and can make tests fail "
                 "(Meta GCM running_procs; IBM Autopilot; DCGM diagnostics)."
             ),
-            probes=("nvidia_smi_qx", "nvml", "pci"),
-            check=smi.topic_check("health.gpu_processes", "health.mig"),
         ),
         Step(
             id="health.idle_baseline",
@@ -267,7 +221,7 @@ STAGE = Stage(
                 "load will only make worse. bringup warns when an idle GPU is within 15 °C of its own "
                 "slowdown threshold (a judgement default; NVSentinel and Meta GCM watch the same "
                 "margin) or when NVML reports HW slowdown, thermal slowdown or a power brake at idle "
-                "(NVML clock-event reasons; AzNHC warns on them). Without a GPU it measures nothing "
+                "(NVML clock-event reasons; Azure HPC health checks warn on them). Without a GPU it measures nothing "
                 "and says so."
             ),
             instructions=(

@@ -147,7 +147,7 @@ STAGE = Stage(
             why=(
                 "One node with a different driver, NCCL or VBIOS slows or hangs every collective it "
                 "joins; fleet tools compare these across nodes and name the odd one out "
-                "(Meta GCM vbios_mismatch; AzNHC check_gpu_vbios); NCCL or net-plugin versions that differ between "
+                "(Meta GCM vbios_mismatch; Azure HPC health checks check_gpu_vbios); NCCL or net-plugin versions that differ between "
                 "nodes break or slow multi-node jobs (NVIDIA/nccl-tests#200, NVIDIA/nccl#1634)."
             ),
             instructions=(

@@ -51,7 +51,7 @@ STAGE = Stage(
                 "Training is a collective: one slow or wrong GPU or link slows or corrupts every step. Every rank "
                 "must report (Stas Bekman's torch-distributed-gpu-test.py idea), the all-reduce must be correct at "
                 "every size with busbw at the largest size at the system's floor (nccl-tests PERFORMANCE.md: "
-                "busbw = algbw x 2(n-1)/n; floors from AzNHC and NVIDIA/nccl-tests#212), and every GPU pair "
+                "busbw = algbw x 2(n-1)/n; floors from Azure HPC health checks and NVIDIA/nccl-tests#212), and every GPU pair "
                 "must copy at about the same speed (nvbandwidth, SuperBench's variance rule)."
             ),
             instructions=(
@@ -111,7 +111,7 @@ STAGE = Stage(
             why=(
                 "Faults that take heat or time to show (thermal slowdown, power brake, a GPU that falls off the "
                 "bus, ECC errors) appear only under sustained load. Pass: no new Xid, ECC, AER or remap, no "
-                "sustained HW thermal slowdown or power brake (NVML clock-event reasons; AzNHC), and the end "
+                "sustained HW thermal slowdown or power brake (NVML clock-event reasons; Azure HPC health checks), and the end "
                 "within 5% of the start (SuperBench's variance rule)."
             ),
             instructions=(

@@ -35,7 +35,7 @@ STAGE = Stage(
                 "A GPU that enumerates can still be slow, corrupt memory or throttle under load. bf16 GEMM is "
                 "judged against the measured Maximum Achievable Matmul FLOPS (Stas Bekman, ml-engineering; "
                 "DCGM's 0.75 x rule for the fail line), device memory bandwidth against the datasheet, pinned "
-                "host<->device copies against the PCIe generation's practical figure (AzNHC check_cuda_bw "
+                "host<->device copies against the PCIe generation's practical figure (Azure HPC health checks check_cuda_bw "
                 "24/52 GB/s), and NVML clock-event reasons and Xid/ECC/AER counters are compared before and "
                 "after the load."
             ),
@@ -61,7 +61,7 @@ STAGE = Stage(
             title="Measure host-to-GPU bandwidth on every GPU",
             why=(
                 "Azure's node health check passes pinned copies at 24 GB/s on PCIe Gen4 x16 and 52 "
-                "GB/s on Gen5 x16 (AzNHC check_cuda_bw); H100 measures about 55 GB/s device-to-host, "
+                "GB/s on Gen5 x16 (Azure HPC health checks check_cuda_bw); H100 measures about 55 GB/s device-to-host, "
                 "while host-to-device has been reported as low as ~35 GB/s on some Gen5 systems "
                 "(NVIDIA/nvbandwidth#24), so compare both directions and compare GPUs with each "
                 "other. Below a quarter of the generation's figure the link trained at x4-equivalent "
@@ -84,7 +84,7 @@ STAGE = Stage(
                 "A stress run with result checking finds GPUs that compute wrong or throttle under "
                 "sustained load; power should reach about 90% of the enforced limit and no HW "
                 "thermal slowdown or power brake should stay active (wilicc/gpu-burn; NVML clock-event "
-                "reasons; AzNHC azure_gpu_clock_throttling)."
+                "reasons; Azure HPC health checks azure_gpu_clock_throttling)."
             ),
             instructions=(
                 "gpu.validate runs a short GEMM and training load with NVML sampling, and node.soak a longer "

@@ -8,12 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from steps._checks import only
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.rules import gpu_presence as gc
-from wizard.rules import host as host_rules
-from wizard.rules import os as os_rules
-from wizard.rules import tools as tc
 from wizard.distro import package_manager
 from wizard.fileedit import backup_name
 from wizard.model import Stage, Step
@@ -210,20 +205,16 @@ STAGE = Stage(
                 "6.8, so a 6.x kernel is not a problem in itself. Source: docs.nvidia.com/datacenter/"
                 "tesla/driver-installation-guide/; CUDA 12.4/12.6 installation guides."
             ),
-            probes=("os_release", "kernel"),
-            check=os_rules.os_release,
         ),
         Step(
             id="os.memory",
             title="Host memory matches the plan",
             why=(
                 "A DIMM that is not detected lowers capacity and leaves a memory channel empty; "
-                "Azure's node health checks (AzNHC check_hw_physmem) warn when memory is more than 5% below "
+                "Azure's HPC health checks (check_hw_physmem) warn when memory is more than 5% below "
                 "the expected size."
             ),
             instructions="Record the expected size as host_ram_gib in the plan answers (F2) to compare.",
-            probes=("meminfo",),
-            check=host_rules.memory,
         ),
         Step(
             id="os.memory_pressure",
@@ -234,8 +225,6 @@ STAGE = Stage(
                 "killer (kernel documentation of MemAvailable, docs.kernel.org/filesystems/proc.html)."
             ),
             instructions="Stop what holds the memory, or add memory before training.",
-            probes=("free_b",),
-            check=only(host_rules.memory_pressure, "os.memory_pressure"),
         ),
         Step(
             id="os.driver_support",
@@ -254,8 +243,6 @@ STAGE = Stage(
                 "driver stage picks one). If the check warns, use a listed release or confirm support "
                 "in that branch's release notes."
             ),
-            probes=("os_release", "kernel"),
-            check=os_rules.os_support,
         ),
         Step(
             id="os.kernel_headers",
@@ -268,8 +255,6 @@ STAGE = Stage(
                 "driver-installation-guide/pre-installation-actions.html); Debian nvidia-open-kernel-dkms."
             ),
             instructions="If the check warns, run the action: it installs the headers package for `uname -r`.",
-            probes=("kernel", "kernel_build"),
-            check=os_rules.kernel_headers,
             boot_sensitive=True,
             action=ActionSpec(
                 id="install_kernel_headers",
@@ -296,8 +281,6 @@ STAGE = Stage(
                 "turn swap off, run the action: it backs up /etc/fstab, comments out its swap entries "
                 "(atomic rewrite) and runs swapoff -a. The next step's action undoes it."
             ),
-            probes=("swaps",),
-            check=os_rules.swap,
             action=ActionSpec(
                 id="swap_off",
                 title="Turn swap off (comment out swap in /etc/fstab, swapoff -a)",
@@ -322,8 +305,6 @@ STAGE = Stage(
                 "concepts/cluster-administration/swap-memory-management)."
             ),
             instructions="Run the action only if you want swap back; otherwise leave this step skipped.",
-            probes=("fstab",),
-            check=os_rules.swap_rollback_info,
             action=ActionSpec(
                 id="swap_rollback",
                 title="Restore /etc/fstab from the swap step's backup and swapon -a",
@@ -340,13 +321,11 @@ STAGE = Stage(
             id="os.filesystem",
             title="Root and data filesystems have room",
             why=(
-                "ext4 and XFS are both fine for datasets and checkpoints (NVIDIA DGX ships mdadm "
-                "RAID-0 over NVMe at /raid); keep journal barriers on. A nearly full disk stops "
-                "checkpoints; Verda's fleet health check warns above 90% used."
+                "ext4 and XFS are both fine for datasets and checkpoints (NVIDIA DGX OS user guide: DGX ships "
+                "mdadm RAID-0 over NVMe at /raid); keep journal barriers on. A nearly full disk stops "
+                "checkpoints; bringup warns above 90% used (its own judgement, as fleet health checks commonly do)."
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
-            probes=("df", "data_path_df"),
-            check=os_rules.filesystems,
         ),
         Step(
             id="os.mount_options",
@@ -359,8 +338,6 @@ STAGE = Stage(
                 "(docs.kernel.org/admin-guide/ext4.html, 'barrier'); Oracle Linux XFS barriers doc."
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
-            probes=("mounts", "fstab"),
-            check=os_rules.mount_options,
         ),
         Step(
             id="os.time_sync",
@@ -376,8 +353,6 @@ STAGE = Stage(
                 "If it warns: `timedatectl set-ntp true` (systemd-timesyncd) or install chrony, pointed "
                 "at your site's NTP servers."
             ),
-            probes=("timedatectl", "chronyc_tracking"),
-            check=os_rules.time_sync,
         ),
         Step(
             id="os.tools",
@@ -390,8 +365,6 @@ STAGE = Stage(
             ),
             instructions="If the check fails, run the action: it installs pciutils with the "
                          "distribution's package manager.",
-            probes=("lspci_version",),
-            check=tc.lspci,
             action=ActionSpec(
                 id="install_pciutils",
                 title="Install pciutils",
@@ -412,8 +385,6 @@ STAGE = Stage(
                 "docs.nvidia.com/cuda/cuda-installation-guide-linux/ ('Disabling Nouveau')."
             ),
             instructions="If the check fails, run the action, then reboot and re-check.",
-            probes=("modules", "sys_module", "modprobe_d"),
-            check=gc.nouveau,
             boot_sensitive=True,
             action=ActionSpec(
                 id="blacklist_nouveau",

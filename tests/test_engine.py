@@ -13,14 +13,18 @@ from wizard.model import Finding, Step, Verdict
 from wizard.probes import ProbeOutput
 
 
-def test_a_crashing_check_becomes_unknown_and_others_still_run():
+def test_a_crashing_check_becomes_unknown_and_others_still_run(monkeypatch):
+    from wizard import registry
+
     def boom(out, plan):
         raise RuntimeError("bug")
 
     def fine(out, plan):
         return [Finding("x.fine", Verdict.PASS, "ok")]
 
-    res = judge([Step("x.boom", "t", "w", check=boom), Step("x.fine", "t", "w", check=fine)], {}, {})
+    monkeypatch.setattr(registry, "RULES", (registry.Rule("x.boom", "x.boom", boom, ()),
+                                            registry.Rule("x.fine", "x.fine", fine, ())))
+    res = judge([Step("x.boom", "t", "w"), Step("x.fine", "t", "w")], {}, {})
     assert res["x.boom"][0].verdict is Verdict.UNKNOWN and "bug" in res["x.boom"][0].message
     assert res["x.fine"][0].verdict is Verdict.PASS and res["x.fine"][0].step == "x.fine"
 
@@ -55,8 +59,9 @@ def test_probes_run_concurrently(monkeypatch):
         extra[n] = command_probe(n, "slow", ["true", str(i)])
         names.append(n)
     monkeypatch.setattr(registry, "PROBES", extra)
-    step = Step("x.slow", "t", "w", probes=tuple(names), check=lambda out, plan: [
-        Finding("x.slow", Verdict.PASS, ",".join(sorted(out)))])
+    step = Step("x.slow", "t", "w")
+    monkeypatch.setattr(registry, "RULES", (registry.Rule("x.slow", "x.slow", lambda out, plan: [
+        Finding("x.slow", Verdict.PASS, ",".join(sorted(out)))], tuple(names)),))
     t0 = time.monotonic()
     res, outs = asyncio.run(run_checks(SlowHost(), [step], {}))
     took = time.monotonic() - t0

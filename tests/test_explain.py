@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from tests.conftest import DATA
 from wizard.explain import clean, explain_text
+from hypothesis import HealthCheck, given, settings, strategies as st
+from tests import strategies
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from pathlib import Path
+from wizard.registry import KINDS
+from wizard.model import Finding, Verdict
 
 CASES = DATA / "cases"
 PUBLIC = DATA / "public"
@@ -54,3 +60,100 @@ def test_an_unrecognised_part_is_said_not_dropped():
     r = explain_text(text)
     assert any(f.id == "explain.unrecognised_part" for f in r.findings)
     assert r.verdict.value == "unknown"
+
+
+TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
+          "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
+          "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
+          "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
+
+
+REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
+              if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
+                                                    "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
+                                                    "synthetic_lscpu", "synthetic_numactl")))
+
+
+def mutated() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL, TOKENS)
+
+
+def _ok(findings: list[Finding]) -> None:
+    assert isinstance(findings, list)
+    for f in findings:
+        assert isinstance(f.verdict, Verdict) and f.id and f.message
+        assert all(isinstance(e, str) for e in f.evidence)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_explain_on_mutated_real_outputs(t: str) -> None:
+    e = explain_text(t)
+    _ok(e.findings)
+    assert e.findings
+
+
+def test_real_inputs_found() -> None:
+    assert len(REAL) >= 30
+
+
+def test_kinds_registered_and_detect_my_public_and_synthetic_files():
+    kinds = KINDS
+    mine = {"lspci-vv", "lspci-iommu-groups", "nvidia-smi-topo-m", "nvidia-smi-topo-p2p", "nvidia-smi-nvlink-status",
+            "nvidia-smi-nvlink-errors", "dcgmi-nvlink-status"}
+    assert mine <= set(kinds)
+    expected = {"lspci-vv": "lspci-vv", "lspci-acsctl-grep": "lspci-vv", "lspci-iommu-groups": "lspci-iommu-groups", "nvidia-smi-topo__": "nvidia-smi-topo-m",
+                "nvidia-smi-topo-p2p": "nvidia-smi-topo-p2p", "nvidia-smi-nvlink-s": "nvidia-smi-nvlink-status",
+                "nvidia-smi-nvlink-e": "nvidia-smi-nvlink-errors", "dcgmi-nvlink": "dcgmi-nvlink-status"}
+    files = [p for d in (PUBLIC, SYNTHETIC) for p in sorted(d.iterdir())  # by name prefix: other areas' files
+             if p.name.removeprefix("synthetic_").startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink",
+                                                              "dcgmi-nvlink"))]  # may mention nvlink too
+    assert len(files) >= 20
+    for p in files:
+        want = next(v for k, v in expected.items() if k in p.name)
+        assert explain_text(text(p)).kind == want, p.name
+
+
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+REAL_LINKS = [p for d in (CASES, PUBLIC, SYNTHETIC) for p in sorted(Path(d).iterdir())
+        if p.name.startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-nvlink", "synthetic_lspci",
+                              "synthetic_nvidia-smi-topo", "synthetic_nvidia-smi-nvlink"))]
+
+
+REAL_TEXT = [text(p) for p in REAL_LINKS]
+
+
+TOKENS_LINKS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", "CPU Affinity", "LnkSta:", "LnkCap:",
+          "Speed 8GT/s", "Speed unknown", "Width x16", "Width x0", "(downgraded)", "(ok)", "\t", "\n", " ", ":",
+          "IOMMU Group 1:", "IOMMU Group 7 ", "01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]",
+          "0000:19:00.0 PCI bridge [0604]: x [1000:c010]", "Express (v2) Downstream Port (Slot+), MSI 00",
+          "Bus: primary=00, secondary=01, subordinate=ff", "ACSCtl:\tSrcValid+", "UESta:\tDLP+", "UESvrt:\tDLP+",
+          "Region 1: Memory at <unassigned> (64-bit, prefetchable)", "[size=99999999999999999999G]",
+          "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
+          "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
+
+
+garbage = strategies.garbage(TOKENS_LINKS, max_size=1500, max_tokens=80)
+
+
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real input of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL_TEXT, TOKENS_LINKS)
+
+
+inputs = st.one_of(garbage, mutated_real())
+
+
+plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_model": "L40S", "virtualization": True},
+                         {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
+                         {"gpu_model": 7, "virtualization": "yes"}])
+
+
+@FUZZ
+@given(inputs, plans)
+def test_explain_never_raises_on_my_inputs(t, plan):
+    e = explain_text(t, expectations=plan)
+    assert e.findings and not any(x.id.startswith("explain.") and "crashed" in x.message for x in e.findings)

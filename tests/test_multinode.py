@@ -1,356 +1,103 @@
-"""Multi-node validation end to end on real OpenSSH servers on loopback (tests/sshd.py).
-
-Each "node" is an sshd on its own 127.0.0.x address; bringup's launcher (``python -m wizard.multinode``)
-reaches them through the system ssh client, copies the real validation script, collects facts and starts the
-real torchrun (c10d rendezvous, gloo on CPU) on each one. The nodes' Python is the test interpreter (it has
-the CPU torch); the odd nodes are made with real differences only:
-
-* a Python without torch: a fresh ``venv`` without site packages;
-* a different Python (same ABI, another patch release: Debian's /usr/bin/python3) that imports the same
-  torch through PYTHONPATH, with ``GLOO_SOCKET_IFNAME`` naming an interface that does not exist, so its
-  ranks really fail to join gloo;
-* a node whose torchrun never starts (its Python wrapper sleeps first, as a node stuck on a hung mount);
-* a rank hung on purpose with the script's own test hook (``BRINGUP_TEST_HANG_RANK``).
-"""
+"""Tests of wizard/multinode.py."""
 
 from __future__ import annotations
 
-import glob
-import json
-import os
-import signal
+import stat
 import subprocess
 import sys
-import time
-import venv
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-import steps
-from tests.conftest import ROOT, env_for_cli, frozen_clock
-from tests.sshd import _free_port
-from wizard import actions as act
-from wizard.actions import ActionContext
-from wizard.rules.multinode import judge_multinode, read_log, results_json
-from wizard.engine import Build
 from wizard.model import Verdict
+from wizard.multinode import (
+    mpirun_allreduce_argv,
+    nccl_tests_present,
+    round_robin,
+    sbcast_argv,
+    slurm_present,
+    srun_argv,
+    torchrun_argv,
+)
+from wizard.rules.multinode import judge_multinode
 
-QUICK = ["--", "--quick", "--timeout", "20"]
-"""The script's small sizes (8 B .. 1 MiB on CPU) and a 20 s collective timeout."""
-
-
-@dataclass
-class Run:
-    rc: int
-    out: str
-    err: str
-    seconds: float
-    logins: dict | None = None
-
-    def events(self, kind: str | None = None) -> list[dict]:
-        out = []
-        for line in self.out.splitlines():
-            if line.startswith("BRINGUP "):
-                d = json.loads(line[8:])
-                if kind is None or d.get("event") == kind:
-                    out.append(d)
-        return out
-
-    def findings(self, plan: dict | None = None):
-        return judge_multinode(self.out, plan or {})
-
-    def by_id(self, fid: str):
-        return [f for f in self.findings() if f.id == fid]
+from tests.conftest import ROOT, env_for_cli
 
 
-@pytest.fixture(scope="session")
-def node_python() -> str:
-    """The nodes' Python: this test interpreter, which must import torch (CPU build)."""
-    r = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        pytest.fail(f"{sys.executable} cannot import torch, which the multi-node tests run on every node: install "
-                    f"the CPU wheel (`{sys.executable} -m pip install torch==2.13.0`).\n{r.stderr[-500:]}",
-                    pytrace=False)
-    return sys.executable
+def test_launcher_with_bad_hostfile_exits_3_with_a_judged_error(tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("a host-a 8\nb host-b\n")
+    r = subprocess.run([sys.executable, "-m", "wizard.multinode", "--hostfile", str(hf)], capture_output=True,
+                       text=True, cwd=ROOT, env=env_for_cli(), timeout=60)
+    assert r.returncode == 3
+    assert "line 2: expected 'name ssh_target gpus'" in r.stderr
+    fs = judge_multinode(r.stdout, {})
+    assert [(f.id, f.verdict) for f in fs] == [("multinode.nodes", Verdict.FAIL)]
+    assert "line 2" in fs[0].message and fs[0].remedy
 
 
-def launch(cluster, hostfile: str, *args: str, timeout: float = 300, tmp: Path) -> Run:
-    hf = tmp / f"hostfile-{time.monotonic_ns()}"
-    hf.write_text(hostfile)
-    argv = [sys.executable, "-m", "wizard.multinode", "--hostfile", str(hf), "--ssh-config", str(cluster.ssh_config),
-            "--device", "cpu", "--port", str(_free_port("127.0.0.2")), "--connect-timeout", "5", *args]
-    t0 = time.monotonic()
-    r = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env_for_cli(), timeout=timeout)
-    return Run(r.returncode, r.stdout, r.stderr, time.monotonic() - t0)
+def test_torchrun_argv_uses_c10d_rendezvous():
+    argv = torchrun_argv("/opt/py", "/tmp/x/bringup_validate.py", 4, 8, "10.0.0.1:29400", "run1", "cuda", True, 120,
+                         "10.0.0.2", ["--quick"])
+    assert argv[:3] == ["/opt/py", "-m", "torch.distributed.run"]
+    assert "--nnodes=4" in argv and "--nproc_per_node=8" in argv and "--rdzv_backend=c10d" in argv
+    assert "--rdzv_endpoint=10.0.0.1:29400" in argv and "--rdzv_id=run1" in argv
+    assert "--rdzv_conf=is_host=1,join_timeout=120" in argv and "--local-addr=10.0.0.2" in argv
+    assert argv[-5:] == ["/tmp/x/bringup_validate.py", "node", "--device", "cuda", "--quick"]
+    other = torchrun_argv("py", "s.py", 2, 1, "h:1", "r", "cpu", False)
+    assert any(a.startswith("--rdzv_conf=is_host=0,") for a in other)
+    assert not any(a.startswith("--local-addr") for a in other)
 
 
-def wrapper(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body + "\n")
-    path.chmod(0o755)
-    return str(path)
+def test_srun_sbcast_and_mpirun_argv():
+    argv = srun_argv(["gpu1", "gpu2"], "/opt/py", "/tmp/b.py", 8, "gpu1:29400", "r1", "cuda", {"NCCL_DEBUG": "INFO"})
+    assert argv[:8] == ["srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--nodelist=gpu1,gpu2", "--label",
+                        "--kill-on-bad-exit=1", "--export=ALL,NCCL_DEBUG=INFO"]
+    assert "--rdzv_endpoint=gpu1:29400" in argv and argv[-4:] == ["node", "--device", "cuda"][:0] + argv[-4:]
+    assert sbcast_argv("/a", "/tmp/b") == ["sbcast", "--force", "/a", "/tmp/b"]
+    m = mpirun_allreduce_argv([("root@gpu1", 8), ("gpu2", 8)], {"NCCL_DEBUG": "INFO"}, ssh_config="/c")
+    assert m[:6] == ["mpirun", "--allow-run-as-root", "-np", "16", "-H", "gpu1:8,gpu2:8"]
+    assert ["-x", "NCCL_DEBUG=INFO"] == m[m.index("-x"):m.index("-x") + 2]
+    assert "plm_rsh_agent" in m and "ssh -F /c" in m
+    assert m[-11:] == ["all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1", "-c", "1"]
 
 
-def procs_with(marker: str) -> list[str]:
-    """Command lines of live processes that contain ``marker`` (the "nodes" are this machine)."""
-    found = []
-    for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) != os.getpid():
-            try:
-                cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-            except OSError:
-                continue
-            if marker in cmd and "pytest" not in cmd:
-                found.append(f"{d}: {cmd[:200]}")
-    return found
+def _exe(d: Path, name: str) -> None:
+    p = d / name
+    p.write_text("#!/bin/sh\nexit 0\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
 
 
-# ------------------------------------------------------------------------------------------ two nodes
+def test_srun_and_mpirun_are_chosen_only_when_present(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert not slurm_present({"SLURM_JOB_ID": "42"})  # no srun on PATH
+    assert nccl_tests_present() == (False, "mpirun, all_reduce_perf")
+    _exe(tmp_path, "srun")
+    _exe(tmp_path, "mpirun")
+    assert slurm_present({"SLURM_JOB_ID": "42"})
+    assert not slurm_present({})  # srun installed but no allocation
+    assert nccl_tests_present() == (False, "all_reduce_perf")
+    _exe(tmp_path, "all_reduce_perf")
+    assert nccl_tests_present() == (True, "")
 
 
-@pytest.fixture(scope="module")
-def two_nodes(ssh_cluster, node_python, tmp_path_factory):
-    hostfile = f"# two loopback nodes\nn1 node1 2 python={node_python}\nn2 node2 2 python={node_python}\n"
-
-    def logins() -> dict[str, int]:
-        return {n.name: n.log.read_text().count("Accepted publickey") for n in ssh_cluster.nodes}
-
-    before = logins()
-    r = launch(ssh_cluster, hostfile, *QUICK, tmp=tmp_path_factory.mktemp("two"))
-    after = logins()
-    r.logins = {k: after[k] - before[k] for k in after}
-    return r
-
-
-def test_two_node_allreduce_completes_through_ssh_and_judges_pass(two_nodes):
-    r = two_nodes
-    assert r.rc == 0, r.err[-2000:]
-    end = [g for g in r.events("group") if g["state"] == "end"]
-    assert len(end) == 1 and end[0]["group"] == "all" and end[0]["rc"] == {"n1": 0, "n2": 0}
-    fs = r.findings()
-    verdicts = {f.id: f.verdict for f in fs}
-    assert verdicts == {"multinode.nodes": Verdict.PASS, "multinode.consistency": Verdict.PASS,
-                        "multinode.transport": Verdict.SKIP, "multinode.allreduce": Verdict.PASS}, fs
-    ar = r.by_id("multinode.allreduce")[0]
-    assert "2 nodes (n1, n2), 4 ranks" in ar.message and "#wrong 0 at all" in ar.message
-    assert "busbw = algbw x 2(n-1)/n" in ar.message and "x 2x3/4" in ar.message
-    assert "gloo" in r.by_id("multinode.transport")[0].message
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_round_robin_runs_every_pair_once_in_disjoint_rounds(n):
+    names = [f"n{i}" for i in range(n)]
+    rounds = round_robin(names)
+    pairs = [p for r in rounds for p in r]
+    assert len(pairs) == n * (n - 1) // 2 == len(set(pairs))
+    assert all(names.index(a) < names.index(b) for a, b in pairs)
+    for r in rounds:
+        used = [x for p in r for x in p]
+        assert len(used) == len(set(used))  # no node twice in a round
+    assert len(rounds) == (n - 1 if n % 2 == 0 else n)
+    assert round_robin(["only"]) == []
 
 
-def test_every_rank_ran_on_its_node_and_lines_carry_the_node(two_nodes, ssh_cluster):
-    ml = read_log(two_nodes.out)
-    g = ml.group("all")
-    assert g is not None and g.end is not None
-    ranks = g.rank_nodes()
-    assert sorted(ranks) == [0, 1, 2, 3]
-    assert sorted(ranks.values()) == ["n1", "n1", "n2", "n2"]
-    # every node reached over its own sshd: copy, facts, launch and clean-up are four logins each; none to node3
-    assert two_nodes.logins == {"node1": 4, "node2": 4, "node3": 0}
-    # the per-run directory is removed from the nodes afterwards
-    run_id = two_nodes.events("hosts")[0]["run_id"]
-    assert not list(Path("/tmp").glob(f"bringup-validate-{run_id}*"))
-    res = results_json(two_nodes.out, {})
-    assert res["results"][0]["verdict"] == "skip" and res["results"][0]["value"] > 0
-    assert res["series"]["points"][0][0] == 8 and res["series"]["floor_gb_s"] is None
+def test_home_relative_python_paths_reach_the_remote_home():
+    from wizard.multinode import _home_relative
 
-
-# ------------------------------------------------------------------------------------------ unreachable, no torch
-
-
-@pytest.fixture(scope="module")
-def with_bad_nodes(ssh_cluster, node_python, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad")
-    bare = tmp / "bare-venv"  # a real Python without torch (no site packages)
-    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(bare)
-    hostfile = (f"n1 node1 1 python={node_python}\nn2 node2 1 python={node_python}\n"
-                f"n3 node3 1 python={bare}/bin/python\ndown dead 1\n")
-    return launch(ssh_cluster, hostfile, *QUICK, tmp=tmp), f"{bare}/bin/python"
-
-
-def test_unreachable_node_is_named_fail_and_the_others_complete(with_bad_nodes, ssh_cluster):
-    r, _ = with_bad_nodes
-    assert r.rc == 0, r.err[-2000:]
-    unreach = [e for e in r.events("error") if e.get("kind") == "unreachable"]
-    assert len(unreach) == 1 and unreach[0]["node"] == "down"
-    assert "Connection refused" in unreach[0]["message"] and ssh_cluster.dead.addr in unreach[0]["message"]
-    nodes = {f.subject: f for f in r.by_id("multinode.nodes")}
-    assert nodes["down"].verdict is Verdict.FAIL and "ssh to dead failed" in nodes["down"].message
-    assert "ssh dead true" in nodes["down"].remedy
-    ar = r.by_id("multinode.allreduce")
-    assert [f.verdict for f in ar] == [Verdict.PASS]
-    assert "2 nodes (n1, n2)" in ar[0].message and "left out: n3 (torch missing), down (unreachable)" in ar[0].message
-    start = [g for g in r.events("group") if g["state"] == "start"][0]
-    assert start["nodes"] == ["n1", "n2"]
-
-
-def test_torch_missing_on_a_node_is_named_with_the_remedy(with_bad_nodes):
-    r, bare = with_bad_nodes
-    nodes = {f.subject: f for f in r.by_id("multinode.nodes")}
-    f = nodes["n3"]
-    assert f.verdict is Verdict.FAIL and f"PyTorch is missing on n3 in {bare}" in f.message
-    assert "No module named 'torch'" in f.message
-    assert bare in f.remedy and "pip install torch" in f.remedy
-    # its facts still arrived (the script runs without torch) and are kept out of the comparison
-    assert "n3" in read_log(r.out).facts
-    cons = r.by_id("multinode.consistency")
-    assert [c.verdict for c in cons] == [Verdict.PASS] and "(n1, n2)" in cons[0].message
-
-
-# ------------------------------------------------------------------------------------------ three nodes, pairwise
-
-
-def _other_python(node_python: str) -> str:
-    """A different Python release with the same ABI as the test interpreter (imports the same torch wheel)."""
-    mine = subprocess.run([node_python, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True,
-                          text=True).stdout.split()
-    cands = ["/usr/bin/python3", f"/usr/bin/python{mine[0]}.{mine[1]}", "/usr/local/bin/python3",
-             *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{mine[0]}.{mine[1]}.*/bin/python3")))]
-    for cand in cands:
-        if not os.path.exists(cand) or os.path.realpath(cand) == os.path.realpath(node_python):
-            continue
-        v = subprocess.run([cand, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True,
-                           text=True).stdout.split()
-        if v[:2] == mine[:2] and v != mine:
-            return cand
-    pytest.fail(f"no other Python {mine[0]}.{mine[1]}.x than {node_python} on this machine: the odd-node test needs "
-                "one (Debian's python3 package provides /usr/bin/python3)", pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def three_pairwise(ssh_cluster, node_python, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pairs")
-    site = subprocess.run([node_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True).stdout.strip()
-    odd = wrapper(tmp / "odd-python", f'PYTHONPATH={site} GLOO_SOCKET_IFNAME=bogus0 exec {_other_python(node_python)} '
-                                     '"$@"')
-    hostfile = f"n1 node1 1 python={node_python}\nn2 node2 1 python={node_python}\nn3 node3 1 python={odd}\n"
-    return launch(ssh_cluster, hostfile, "--pairwise-only", "--fail-grace", "2", "--kill-grace", "2", *QUICK,
-                  tmp=tmp)
-
-
-def test_pairwise_on_three_nodes_names_the_bad_node(three_pairwise):
-    r = three_pairwise
-    assert r.rc == 0, r.err[-2000:]
-    groups = [g for g in r.events("group") if g["state"] == "end"]
-    assert sorted(g["group"] for g in groups) == ["pair:n1,n2", "pair:n1,n3", "pair:n2,n3"]
-    assert {g["group"]: g["rc"] for g in groups}["pair:n1,n2"] == {"n1": 0, "n2": 0}
-    pw = r.by_id("multinode.pairwise")
-    assert len(pw) == 1 and pw[0].verdict is Verdict.FAIL and pw[0].subject == "n3"
-    assert pw[0].message.startswith("n3 is the bad node: all 2 of its pairs failed")
-    assert "n1-n2 passed" in pw[0].message and "bogus0" in pw[0].message
-    assert not r.by_id("multinode.allreduce")  # --pairwise-only: no all-nodes job
-
-
-def test_facts_consistency_names_the_odd_node(three_pairwise):
-    cons = three_pairwise.by_id("multinode.consistency")
-    assert [c.verdict for c in cons] == [Verdict.WARN]
-    assert cons[0].subject == "n3" and cons[0].message.startswith("Python differs on n3: n3 has 3.")
-    assert "2 of 3 nodes (n1, n2) have" in cons[0].message
-
-
-# ------------------------------------------------------------------------------------------ hangs
-
-
-def test_node_that_never_joins_the_rendezvous_is_named(ssh_cluster, node_python, tmp_path):
-    marker = f"{200 + os.getpid() % 1000}.5"
-    stuck = wrapper(tmp_path / "stuck-python", f'if [ "$1" = "-m" ] && [ "$2" = "torch.distributed.run" ]; then '
-                                               f'sleep {marker}; fi\nexec {node_python} "$@"')
-    hostfile = f"n1 node1 1 python={node_python}\nn2 node2 1 python={stuck}\n"
-    r = launch(ssh_cluster, hostfile, "--rdzv-timeout", "5", "--fail-grace", "2", "--kill-grace", "2", *QUICK,
-               tmp=tmp_path)
-    assert r.rc == 0, r.err[-2000:]
-    ar = r.by_id("multinode.allreduce")
-    assert [f.verdict for f in ar] == [Verdict.FAIL] and ar[0].subject == "n2"
-    assert "n2 never completed the rendezvous" in ar[0].message
-    assert not procs_with(f"sleep {marker}"), "the stuck node's process was left running"
-
-
-def test_hung_rank_is_named_with_its_node(ssh_cluster, node_python, tmp_path):
-    hostfile = f"n1 node1 1 python={node_python}\nn2 node2 1 python={node_python}\n"
-    r = launch(ssh_cluster, hostfile, "--fail-grace", "2", "--kill-grace", "2", "--env", "BRINGUP_TEST_HANG_RANK=1",
-               "--env", "BRINGUP_TEST_HANG_PHASE=allreduce", "--", "--quick", "--timeout", "4", tmp=tmp_path)
-    assert r.rc == 0, r.err[-2000:]
-    hung = read_log(r.out).group("all").rank_nodes()[1]
-    ar = r.by_id("multinode.allreduce")
-    assert [f.verdict for f in ar] == [Verdict.FAIL]
-    assert ar[0].subject == hung and f"rank(s) 1 on {hung} did not reach phase 'allreduce'" in ar[0].message
-
-
-def test_sigterm_stops_the_run_and_every_remote_process(ssh_cluster, node_python, tmp_path):
-    marker = f"{1200 + os.getpid() % 1000}.5"
-    stuck = wrapper(tmp_path / "stuck-python", f'if [ "$1" = "-m" ] && [ "$2" = "torch.distributed.run" ]; then '
-                                               f'sleep {marker}; fi\nexec {node_python} "$@"')
-    hf = tmp_path / "hostfile"
-    hf.write_text(f"n1 node1 1 python={node_python}\nn2 node2 1 python={stuck}\n")
-    argv = [sys.executable, "-m", "wizard.multinode", "--hostfile", str(hf), "--ssh-config",
-            str(ssh_cluster.ssh_config), "--device", "cpu", "--port", str(_free_port("127.0.0.2")), "--kill-grace", "2",
-            *QUICK]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
-                         env=env_for_cli(), start_new_session=True)
-    out = []
-    assert p.stdout is not None
-    for line in p.stdout:
-        out.append(line)
-        if '"event":"group"' in line:
-            break
-    time.sleep(1.0)
-    assert procs_with(f"sleep {marker}"), "the stuck node's torchrun should be waiting"
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGTERM)
-    rest, _ = p.communicate(timeout=60)
-    out.append(rest)
-    assert p.returncode == 143 and time.monotonic() - t0 < 20
-    end = [json.loads(ln[8:]) for ln in "".join(out).splitlines() if ln.startswith("BRINGUP ") and '"end"' in ln
-           and '"source":"launcher"' in ln]
-    assert end and end[-1]["rc"] == 143
-    deadline = time.monotonic() + 10
-    while procs_with(f"sleep {marker}") and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not procs_with(f"sleep {marker}")
-
-
-# ------------------------------------------------------------------------------------------ as a step's action
-
-
-def test_consistency_step_runs_detached_and_records_findings(ssh_cluster, node_python, state_dir, tmp_path):
-    hf = tmp_path / "hostfile"
-    hf.write_text(f"n1 node1 1 python={node_python}\nn2 node2 1 python={node_python}\nn3 node3 1 "
-                  f"python={node_python}\n")
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "head", "boot_id": "boot-mn"}, create=True,
-                   clock=frozen_clock)
-    try:
-        step = steps.step_by_id("multinode.consistency")
-        assert step.action is not None and not step.manual
-        # the plan as given (Build.plan() keeps only keys wizard/plan.py knows)
-        ctx = ActionContext({}, {"hostfile": str(hf), "ssh_config": str(ssh_cluster.ssh_config),
-                                 "validate_device": "cpu"}, str(tmp_path / "backups"))
-        resolved = step.action.resolve(ctx)
-        assert not resolved.manual, resolved.manual
-        argv = resolved.ops[0]["argv"]
-        assert argv[1:3] == ["-m", "wizard.multinode"] and "--facts-only" in argv
-        run = b.start_action(step, resolved)
-        assert os.getpgid(run.pid) != os.getpgid(0)  # detached: its own session
-        done = b.wait_action(run, timeout_s=120)
-        assert done.state == act.ActionState.SUCCEEDED, Path(done.log_path).read_text()[-3000:]
-        _, findings = b.store.latest_check(step.id)
-        assert {(f.id, f.verdict) for f in findings} == {("multinode.nodes", Verdict.PASS),
-                                                         ("multinode.consistency", Verdict.PASS)}
-        assert "3 nodes (n1, n2, n3) match" in next(f for f in findings if f.id == "multinode.consistency").message
-        assert '"event":"group"' not in Path(done.log_path).read_text()  # facts only: no torchrun
-    finally:
-        b.close()
-
-
-def test_steps_without_a_usable_hostfile_say_what_to_do(tmp_path):
-    step = steps.step_by_id("multinode.allreduce")
-    ctx = ActionContext({}, {"validate_device": "cpu"}, str(tmp_path))
-    assert "bringup plan hostfile=" in step.action.resolve(ctx).manual
-    bad = tmp_path / "hosts"
-    bad.write_text("a host-a\n")
-    ctx = ActionContext({}, {"validate_device": "cpu", "hostfile": str(bad)}, str(tmp_path))
-    assert "line 1: expected 'name ssh_target gpus'" in step.action.resolve(ctx).manual
-    one = tmp_path / "one"
-    one.write_text("a host-a 8\n")
-    ctx = ActionContext({}, {"validate_device": "cpu", "hostfile": str(one)}, str(tmp_path))
-    assert "at least 2" in step.action.resolve(ctx).manual
+    # ssh quotes every word (no ~ expansion) and starts remote commands in the home directory
+    assert _home_relative("~/venv/bin/python") == "venv/bin/python"
+    assert _home_relative("/opt/venv/bin/python") == "/opt/venv/bin/python"
+    assert _home_relative("python3") == "python3"

@@ -1,6 +1,7 @@
 """The busbw chart: one bar per size, bars proportional to the value, the floor drawn in every row."""
 
-from wizard.textchart import bandwidth_chart, human_bytes
+from wizard.common import human_bytes
+from wizard.textchart import bandwidth_chart
 
 
 def test_bars_scale_and_floor_marker():

@@ -51,7 +51,7 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
     names = list(dict.fromkeys(probe_names or list(PROBES)))
     t0 = time.monotonic()
     outputs = await collect(rec, probes_named(names), plan or {})
-    manifest_probes = []
+    manifest_probes: list[dict[str, Any]] = []
     for name in names:
         o = outputs[name]
         manifest_probes.append({"name": name, "title": PROBES[name].title, "source": o.source,

@@ -280,7 +280,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         from wizard.engine import host_identity, local_host
 
-        host = local_host()
+        host = local_host()  # type: ignore[assignment]  # a SnapshotHost above, a LocalHost here: both are Hosts
         build, note = open_build_for_reading(args, _boot_id())
         if note:
             print(f"bringup: note: {note}: findings are not recorded", file=sys.stderr)
@@ -494,6 +494,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stopped_following(started: list[Any], sd: Path) -> int:
+    """Ctrl-C while ``run``/``validate`` follow an action: the supervised run keeps going; say where to find it."""
+    if started:
+        run = started[0]
+        print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
+              f"See it with `bringup --state {sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
+    return 130
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``bringup run STEP``: show the exact commands, ask (unless ``--yes``), run the step's action through
     ``Build.run_action`` (the TUI's path too), print its log as it grows, then its verdict: the step's judge
@@ -556,12 +565,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             out = asyncio.run(b.run_action(host, step.id, confirm=confirm, on_start=on_start, on_lines=on_lines))
         except KeyboardInterrupt:
-            if not started:
-                return 130
-            run = started[0]
-            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
-                  f"See it with `bringup --state {sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
-            return 130
+            return _stopped_following(started, sd)
         prep = out.prepared
         if prep.refusal:
             for line in prep.confirmation():
@@ -663,12 +667,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             res = asyncio.run(b.run_action(host, step.id, overrides, confirm=show, on_start=on_start,
                                            on_lines=on_lines, poll_s=0.5))
         except KeyboardInterrupt:
-            if not started:
-                return 130
-            run = started[0]
-            print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). See it with `bringup --state "
-                  f"{sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
-            return 130
+            return _stopped_following(started, sd)
         prep = res.prepared
         if prep.refusal:
             print(f"{step.action.title}  ({step.id})", file=out)

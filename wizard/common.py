@@ -12,34 +12,42 @@ from typing import Any
 _INT_RE = {n: re.compile(r"-?\d{1,%d}" % n) for n in (12, 18)}
 
 
-def to_int(s: Any, max_digits: int = 18) -> int | None:
+def to_int(s: Any, max_digits: int = 18, *, text: bool = True, signed: bool = True) -> int | None:
     """A decimal integer written in ``s`` (surrounding blanks ignored), else ``None``; never raises.
 
     The digit count is bounded (``int()`` of a huge digit run is slow on hostile input), so a string
     of more than ``max_digits`` digits is ``None`` too. Non-strings (``None``, numbers from JSON) are
     accepted: an ``int`` (not a ``bool``) is returned as it is, anything else is ``None``.
+    ``text=False`` reads JSON numbers only (a string, even "3", is ``None``); ``signed=False`` reads
+    counts: a string with a minus sign is ``None``.
     """
     if isinstance(s, bool):
         return None
     if isinstance(s, int):
         return s
-    if not isinstance(s, str):
+    if not text or not isinstance(s, str):
         return None
     s = s.strip()
+    if not signed and s.startswith("-"):
+        return None
     pat = _INT_RE.get(max_digits) or re.compile(r"-?\d{1,%d}" % max_digits)
     return int(s) if pat.fullmatch(s) else None
 
 
-def to_float(s: Any) -> float | None:
+def to_float(s: Any, *, text: bool = True, positive: bool = False) -> float | None:
     """A finite number written in ``s`` ("12.5", "1e3", or an int/float from JSON), else ``None``;
-    never raises. NaN and infinities are ``None`` (they compare false with every threshold)."""
-    if isinstance(s, bool) or s is None:
+    never raises. NaN and infinities are ``None`` (they compare false with every threshold).
+    ``text=False`` reads JSON numbers only (a string, even "12.5", is ``None``); ``positive=True``
+    makes 0 and negative numbers ``None`` too (a figure that must be above zero to mean anything)."""
+    if isinstance(s, bool) or s is None or (not text and isinstance(s, str)):
         return None
     try:
         v = float(s.strip() if isinstance(s, str) else s)
     except (TypeError, ValueError, OverflowError):
         return None
-    return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if v != v or v in (float("inf"), float("-inf")) or (positive and v <= 0):
+        return None
+    return v
 
 
 def human_bytes(n: float | int | None) -> str:

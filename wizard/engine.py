@@ -30,11 +30,15 @@ def local_host() -> LocalHost:
     return LocalHost(builtins=BUILTINS)
 
 
+def is_checked(step: Step) -> bool:
+    """True when rules of the registry judge ``step`` from probes (else it is confirmed or run)."""
+    return bool(rules_of_step(step.id))
+
+
 def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[Step]:
-    """Steps that are judged from probes (a check of their own, or rules the registry puts under
-    them), in catalogue order, optionally of one stage."""
-    return [s for st in stages if stage_id in (None, st.id) for s in st.steps
-            if s.check is not None or rules_of_step(s.id)]
+    """Steps judged from probes (rules in :data:`wizard.registry.RULES`), in catalogue order,
+    optionally of one stage."""
+    return [s for st in stages if stage_id in (None, st.id) for s in st.steps if is_checked(s)]
 
 
 def _crashed(fid: str, exc: Exception) -> Finding:
@@ -43,19 +47,14 @@ def _crashed(fid: str, exc: Exception) -> Finding:
 
 
 def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
-    """Judge already-collected outputs: each step's check and every rule the registry puts under the
-    step (:data:`wizard.registry.RULES`), all over one :class:`~wizard.facts.Facts`, so each parser
-    runs once per probe in the run. A check or rule that raises (a bug) yields an ``unknown``
-    finding naming the exception instead of hiding the other findings."""
+    """Judge already-collected outputs: every rule the registry puts under each step
+    (:data:`wizard.registry.RULES`), all over one :class:`~wizard.facts.Facts`, so each parser runs
+    once per probe in the run. A rule that raises (a bug) yields an ``unknown`` finding naming the
+    exception instead of hiding the other findings."""
     facts = facts_of(outputs)  # one cache per run: every rule shares what the parsers read
     result: dict[str, list[Finding]] = {}
     for s in steps:
         findings: list[Finding] = []
-        if s.check is not None:
-            try:
-                findings.extend(s.check(facts, plan))
-            except Exception as exc:  # noqa: BLE001
-                findings.append(_crashed(s.id, exc))
         for rule in rules_of_step(s.id):
             try:
                 findings.extend(rule.judge(facts, plan))
@@ -66,9 +65,8 @@ def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mappi
 
 
 def probes_of(steps: Sequence[Step]) -> list[str]:
-    """Names of every probe ``steps`` read: their own and their registry rules'."""
-    return list(dict.fromkeys([p for s in steps for p in s.probes] +
-                              [p for s in steps for r in rules_of_step(s.id) for p in r.probes]))
+    """Names of every probe the rules of ``steps`` read (each once)."""
+    return list(dict.fromkeys(p for s in steps for r in rules_of_step(s.id) for p in r.probes))
 
 
 async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any]) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
@@ -272,7 +270,7 @@ class Build:
 
     def stale_steps(self) -> list[Step]:
         """Boot-sensitive checked steps verified under another boot (after a reboot), in order."""
-        return [s for s in self.steps() if s.check is not None and self.stale(s.id)]
+        return [s for s in self.steps() if is_checked(s) and self.stale(s.id)]
 
     async def recheck_after_reboot(self, host: Host) -> list[tuple[Step, Verdict | None, Verdict]]:
         """Re-check every stale boot-sensitive step; returns (step, verdict before, verdict now)
@@ -599,7 +597,7 @@ class Build:
                                     boot_id=self.boot_id)
             return
         if run.state is ActionState.SUCCEEDED:
-            if step.check is not None:
+            if is_checked(step):
                 self.store.set_step(run.step_id, StepStatus.PENDING, reason=reason + NEEDS_CHECK, user=run.user,
                                     boot_id=self.boot_id)
                 return

@@ -174,7 +174,8 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     """
     lines = text.split("\n")
     chunks: list[tuple[int, list[str]]] = []
-    start, cur = 0, []
+    start = 0
+    cur: list[str] = []
     for i, ln in enumerate(lines):
         if PROMPT_RE.match(ln):
             if any(x.strip() for x in cur):
@@ -271,7 +272,7 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     if not pieces:
         return Explained(name, None, "", [_unknown(text)], 0.0)
     parts: list[Part] = []
-    findings: list[Finding] = []
+    findings = []
     commands = dict(COMMANDS_SEEN)
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"

@@ -70,7 +70,7 @@ class Facts(Mapping[str, ProbeOutput]):
         key = (probe, parser, on)
         hit = self._cache.get(key, _MISSING)
         if hit is not _MISSING:
-            return hit  # type: ignore[no-any-return]
+            return hit
         out = self._outputs.get(probe)
         if out is None:
             result = None

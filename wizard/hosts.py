@@ -26,7 +26,7 @@ import shlex
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_OUTPUT_BYTES = 32 * 1024 * 1024
@@ -136,7 +136,7 @@ class LocalHost:
         builtins: in-process probes by name (see :mod:`wizard.probes`).
     """
 
-    def __init__(self, root: str = "/", builtins: dict[str, BuiltinFn] | None = None) -> None:
+    def __init__(self, root: str = "/", builtins: Mapping[str, BuiltinFn] | None = None) -> None:
         self.root = root
         self.name = "local"
         self._builtins = dict(builtins or {})

@@ -134,8 +134,9 @@ class Finding:
         )
 
 
-CheckFn = Callable[["Mapping[str, ProbeOutput]", "Mapping[str, Any]"], "list[Finding]"]
-"""A check: probe outputs by probe name + plan answers -> findings. Pure: no I/O."""
+RuleFn = Callable[["Mapping[str, ProbeOutput]", "Mapping[str, Any]"], "list[Finding]"]
+"""A rule: a run's facts (a mapping of probe outputs, :class:`wizard.facts.Facts`) + plan answers ->
+findings. Pure: no I/O."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,7 @@ class Step:
         title: short imperative title.
         why: why it matters, with its source.
         instructions: what the operator does by hand where the machine cannot.
-        probes: names of the probes (:data:`wizard.registry.PROBES`) the check reads.
-        check: optional pure function turning probe outputs (+ plan) into findings.
+        (What judges a step from probes is listed in :data:`wizard.registry.RULES`, by step id.)
         action: optional shell action (see :class:`wizard.actions.ActionSpec`).
         requires: step ids that must be done first.
         boot_sensitive: the verified state depends on the running boot; re-check after reboot.
@@ -159,8 +159,6 @@ class Step:
     title: str
     why: str
     instructions: str = ""
-    probes: tuple[str, ...] = ()
-    check: CheckFn | None = None
     action: "ActionSpec | None" = None
     requires: tuple[str, ...] = ()
     boot_sensitive: bool = False

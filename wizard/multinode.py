@@ -323,7 +323,7 @@ def round_robin(names: Sequence[str]) -> list[list[tuple[str, str]]]:
 def torch_version_at_least(version: Any, major: int, minor: int) -> bool:
     """``"2.13.0+cpu"`` >= (2, 2)? False for anything unreadable."""
     m = re.match(r"(\d+)\.(\d+)", str(version or ""))
-    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= (major, minor)
 
 
 def default_script() -> Path:
@@ -901,7 +901,7 @@ class Launcher:
                            group=group)
         elif rc not in (0, None):
             self.out.error("node_failed", None, f"srun of group {group} failed (exit status {rc}): "
-                           f"{_error_line(l for ls in per.values() for l in ls) or 'no error line'}",
+                           f"{_error_line(ln for ls in per.values() for ln in ls) or 'no error line'}",
                            "Read the nodes' lines above: the first exception names the cause.", group=group, rc=rc)
         self.out.event("group", group=group, state="end", nodes=names, rc={k: rc for k in names},
                        timed_out=[k for k, v in outcomes.items() if v.timed_out], stopped=[],

@@ -88,11 +88,11 @@ def collect() -> dict[str, Any]:
                 out["gpus"].append(gpu)
                 continue
             calls = {
-                "name": lambda: _s(pynvml.nvmlDeviceGetName(h)),
-                "pci_bus_id": lambda: _s(pynvml.nvmlDeviceGetPciInfo(h).busId),
-                "serial": lambda: _s(pynvml.nvmlDeviceGetSerial(h)),
-                "uuid": lambda: _s(pynvml.nvmlDeviceGetUUID(h)),
-                "memory_total_bytes": lambda: int(pynvml.nvmlDeviceGetMemoryInfo(h).total),
+                "name": lambda h=h: _s(pynvml.nvmlDeviceGetName(h)),
+                "pci_bus_id": lambda h=h: _s(pynvml.nvmlDeviceGetPciInfo(h).busId),
+                "serial": lambda h=h: _s(pynvml.nvmlDeviceGetSerial(h)),
+                "uuid": lambda h=h: _s(pynvml.nvmlDeviceGetUUID(h)),
+                "memory_total_bytes": lambda h=h: int(pynvml.nvmlDeviceGetMemoryInfo(h).total),
             }
             for key, call in calls.items():
                 try:

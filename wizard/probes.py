@@ -518,7 +518,7 @@ async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object
         t0 = time.monotonic()
         try:
             if probe.uses_plan:
-                return await probe.collect(host, plan or {})  # type: ignore[call-arg]
+                return await probe.collect(host, plan or {})
             return await probe.collect(host)
         except Exception as exc:  # noqa: BLE001 - turned into an unknown finding downstream
             return ProbeOutput(name=n, source=probe.title, error=f"probe crashed: {exc!r}",

@@ -28,15 +28,28 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard import probes
 from wizard.kinds import Kind
-from wizard.model import Finding
-from wizard.parsers import (
-    cuda, dcgm, edac, host_kinds, hosttools, kernellog, nccl, packages, pcie, platform, smi_kinds, topology,
-)
+from wizard.model import RuleFn
+from wizard.parsers import cuda as p_cuda
+from wizard.parsers import dcgm as p_dcgm
+from wizard.parsers import edac as p_edac
+from wizard.parsers import host_kinds as p_host_kinds
+from wizard.parsers import hosttools as p_hosttools
+from wizard.parsers import kernellog as p_kernellog
+from wizard.parsers import nccl as p_nccl
+from wizard.parsers import packages as p_packages
+from wizard.parsers import pcie as p_pcie
+from wizard.parsers import platform as p_platform
+from wizard.parsers import smi_kinds as p_smi_kinds
+from wizard.parsers import topology as p_topology
 from wizard.parsers import gpu as p_gpu
 from wizard.parsers import host as p_host
 from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
 from wizard.probes import Probe
-from wizard.rules import pasted
+from wizard.rules import (
+    bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nvlink, pasted, pcie, smi,
+    tools, topology,
+)
+from wizard.rules import os as os_rules
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -139,50 +152,50 @@ class Parser:
 PARSERS: dict[str, tuple[Parser, ...]] = {
     "cmdline": (Parser(p_host.parse_cmdline),),
     "cpu_topology": (Parser(p_host.parse_cpu_topology, "files"),),
-    "cpufreq": (Parser(platform.parse_cpufreq, "files"),),
-    "cpuidle": (Parser(platform.parse_cpuidle, "files"),),
-    "chronyc_tracking": (Parser(platform.parse_chronyc_tracking),),
+    "cpufreq": (Parser(p_platform.parse_cpufreq, "files"),),
+    "cpuidle": (Parser(p_platform.parse_cpuidle, "files"),),
+    "chronyc_tracking": (Parser(p_platform.parse_chronyc_tracking),),
     "data_path_df": (Parser(p_host.parse_df),),
     "df": (Parser(p_host.parse_df),),
-    "dmidecode_17": (Parser(platform.parse_dmidecode_memory),),
-    "driver_dkms": (Parser(packages.parse_dkms_status, "text+stderr"),),
-    "driver_dpkg": (Parser(packages.parse_dpkg, "text+stderr"),),
-    "driver_fm_version": (Parser(packages.parse_fm_version),),
-    "driver_modinfo": (Parser(packages.parse_modinfo, "text+stderr"),),
-    "driver_rpm": (Parser(packages.parse_rpm, "text+stderr"),),
-    "driver_secure_boot": (Parser(platform.parse_mokutil_sb_state, "text+stderr"),),
-    "driver_services": (Parser(packages.parse_systemctl_show),),
-    "edac_sysfs": (Parser(edac.parse_edac_sysfs, "files"),),
-    "free_b": (Parser(hosttools.parse_free_bytes),),
-    "fstab": (Parser(platform.parse_fstab),),
+    "dmidecode_17": (Parser(p_platform.parse_dmidecode_memory),),
+    "driver_dkms": (Parser(p_packages.parse_dkms_status, "text+stderr"),),
+    "driver_dpkg": (Parser(p_packages.parse_dpkg, "text+stderr"),),
+    "driver_fm_version": (Parser(p_packages.parse_fm_version),),
+    "driver_modinfo": (Parser(p_packages.parse_modinfo, "text+stderr"),),
+    "driver_rpm": (Parser(p_packages.parse_rpm, "text+stderr"),),
+    "driver_secure_boot": (Parser(p_platform.parse_mokutil_sb_state, "text+stderr"),),
+    "driver_services": (Parser(p_packages.parse_systemctl_show),),
+    "edac_sysfs": (Parser(p_edac.parse_edac_sysfs, "files"),),
+    "free_b": (Parser(p_hosttools.parse_free_bytes),),
+    "fstab": (Parser(p_platform.parse_fstab),),
     "iommu": (Parser(p_host.parse_iommu, "files"),),
-    "kernel_log_dmesg": (Parser(kernellog.parse_kernel_log),),
-    "kernel_log_journal": (Parser(kernellog.parse_kernel_log),),
-    "lscpu": (Parser(hosttools.parse_lscpu),),
-    "lspci_vvv": (Parser(pcie.parse_lspci),),
+    "kernel_log_dmesg": (Parser(p_kernellog.parse_kernel_log),),
+    "kernel_log_journal": (Parser(p_kernellog.parse_kernel_log),),
+    "lscpu": (Parser(p_hosttools.parse_lscpu),),
+    "lspci_vvv": (Parser(p_pcie.parse_lspci),),
     "meminfo": (Parser(p_host.parse_meminfo),),
     "modules": (Parser(p_host.parse_modules),),
-    "mokutil_sb_state": (Parser(platform.parse_mokutil_sb_state, "text+stderr"),),
+    "mokutil_sb_state": (Parser(p_platform.parse_mokutil_sb_state, "text+stderr"),),
     "mounts": (Parser(p_host.parse_mounts),),
     "numa": (Parser(p_host.parse_numa, "files"),),
-    "nvcc_version": (Parser(cuda.parse_nvcc_version),),
+    "nvcc_version": (Parser(p_cuda.parse_nvcc_version),),
     "nvidia_driver_version": (Parser(p_gpu.parse_driver_version),),
     "nvidia_smi_l": (Parser(p_gpu.parse_nvidia_smi_l, "text+stderr"),),
-    "nvidia_smi_nvlink_e": (Parser(topology.parse_nvlink),),
-    "nvidia_smi_nvlink_s": (Parser(topology.parse_nvlink, "text+stderr"),),
+    "nvidia_smi_nvlink_e": (Parser(p_topology.parse_nvlink),),
+    "nvidia_smi_nvlink_s": (Parser(p_topology.parse_nvlink, "text+stderr"),),
     "nvidia_smi_qx": (Parser(parse_smi_xml, "text+stderr"),),
-    "nvidia_smi_topo_m": (Parser(topology.parse_topo_matrix),),
-    "nvidia_smi_topo_p2p": (Parser(topology.parse_p2p_matrix),),
+    "nvidia_smi_topo_m": (Parser(p_topology.parse_topo_matrix),),
+    "nvidia_smi_topo_p2p": (Parser(p_topology.parse_p2p_matrix),),
     "nvml": (Parser(p_gpu.parse_nvml), Parser(parse_nvml_smi)),
     "os_release": (Parser(p_host.parse_os_release),),
     "pci": (Parser(p_gpu.parse_pci, "output"),),
-    "sriov": (Parser(platform.parse_sriov, "files"),),
+    "sriov": (Parser(p_platform.parse_sriov, "files"),),
     "swaps": (Parser(p_host.parse_proc_swaps),),
-    "timedatectl": (Parser(platform.parse_timedatectl),),
-    "torch_cuda": (Parser(cuda.parse_torch_cuda, "text+stderr"),),
+    "timedatectl": (Parser(p_platform.parse_timedatectl),),
+    "torch_cuda": (Parser(p_cuda.parse_torch_cuda, "text+stderr"),),
     # inputs only `explain` provides (a pasted text stands for them; no probe collects them)
-    "dcgmi_nvlink": (Parser(topology.parse_dcgmi_nvlink),),
-    "lspci_iommu_groups": (Parser(pcie.parse_iommu_groups),),
+    "dcgmi_nvlink": (Parser(p_topology.parse_dcgmi_nvlink),),
+    "lspci_iommu_groups": (Parser(p_pcie.parse_iommu_groups),),
 }
 """Which parsers read which probe (probe name -> parsers). A rule asks the run's facts for
 ``facts.parse(probe, parser.fn, on=parser.on)``; the tests check that every (probe, parser) a run
@@ -192,103 +205,103 @@ uses is listed here and that each runs at most once per run."""
 # ------------------------------------------------------------------ explain kinds
 
 KINDS: dict[str, Kind] = _index((
-    # wizard/parsers/cuda.py detects; wizard/rules/pasted.py judges
-    Kind("nvcc-version", "nvcc --version (CUDA toolkit)", cuda.detect_nvcc, pasted.cuda_judge_nvcc, ("nvcc --version",)),
-    Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", cuda.detect_torch, pasted.cuda_judge_torch,
+    # wizard/parsers/p_cuda.py detects; wizard/rules/pasted.py judges
+    Kind("nvcc-version", "nvcc --version (CUDA toolkit)", p_cuda.detect_nvcc, pasted.cuda_judge_nvcc, ("nvcc --version",)),
+    Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, pasted.cuda_judge_torch,
         ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
         "print(torch.cuda.is_available())\"",)),
-    # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
-    Kind("dcgmi-diag", "dcgmi diag -r N (text table)", dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
-    Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
-    # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
-    Kind("edac-util", "edac-util (host memory EDAC error counts)", edac.detect_edac_util, pasted.edac_judge_edac_util,
+    # wizard/parsers/p_dcgm.py detects; wizard/rules/pasted.py judges
+    Kind("dcgmi-diag", "dcgmi diag -r N (text table)", p_dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
+    Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", p_dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
+    # wizard/parsers/p_edac.py detects; wizard/rules/pasted.py judges
+    Kind("edac-util", "edac-util (host memory EDAC error counts)", p_edac.detect_edac_util, pasted.edac_judge_edac_util,
         ("edac-util -v", "edac-util --report=full")),
-    Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", edac.detect_ras_mc_ctl,
+    Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", p_edac.detect_ras_mc_ctl,
         pasted.edac_judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")),
-    Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
+    Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", p_edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
         ("grep -r . /sys/devices/system/edac/mc",)),
-    # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
-    Kind("proc-cmdline", "/proc/cmdline", host_kinds.detect_cmdline, pasted.host_kinds_judge_cmdline, ("cat /proc/cmdline",)),
-    Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", host_kinds.detect_driver_version,
+    # wizard/parsers/p_host_kinds.py detects; wizard/rules/pasted.py judges
+    Kind("proc-cmdline", "/proc/cmdline", p_host_kinds.detect_cmdline, pasted.host_kinds_judge_cmdline, ("cat /proc/cmdline",)),
+    Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", p_host_kinds.detect_driver_version,
         pasted.host_kinds_judge_driver_version, ("cat /proc/driver/nvidia/version",)),
-    Kind("kernel-modules", "lsmod or /proc/modules", host_kinds.detect_modules, pasted.host_kinds_judge_modules,
+    Kind("kernel-modules", "lsmod or /proc/modules", p_host_kinds.detect_modules, pasted.host_kinds_judge_modules,
         ("lsmod", "cat /proc/modules")),
-    Kind("os-release", "/etc/os-release", host_kinds.detect_os_release, pasted.host_kinds_judge_os_release,
+    Kind("os-release", "/etc/os-release", p_host_kinds.detect_os_release, pasted.host_kinds_judge_os_release,
         ("cat /etc/os-release",)),
-    # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
-    Kind("free", "free (-h, -b or KiB)", hosttools.detect_free, pasted.hosttools_judge("judge_free_text"), ("free -h", "free -b")),
-    Kind("swapon", "swapon --show [--output-all]", hosttools.detect_swapon, pasted.hosttools_judge("judge_swapon_text"),
+    # wizard/parsers/p_hosttools.py detects; wizard/rules/pasted.py judges
+    Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, pasted.hosttools_judge("judge_free_text"), ("free -h", "free -b")),
+    Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, pasted.hosttools_judge("judge_swapon_text"),
         ("swapon --show --output-all",)),
-    Kind("lscpu", "lscpu", hosttools.detect_lscpu, pasted.hosttools_judge("judge_lscpu_text"), ("lscpu",)),
-    Kind("numactl-hardware", "numactl --hardware", hosttools.detect_numactl, pasted.hosttools_judge("judge_numactl_text"),
+    Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, pasted.hosttools_judge("judge_lscpu_text"), ("lscpu",)),
+    Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, pasted.hosttools_judge("judge_numactl_text"),
         ("numactl --hardware",)),
-    # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges
-    Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", kernellog.detect_kernel_log, pasted.kernellog_judge,
+    # wizard/parsers/p_kernellog.py detects; wizard/rules/pasted.py judges
+    Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", p_kernellog.detect_kernel_log, pasted.kernellog_judge,
         ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
         "grep kernel: /var/log/syslog")),
-    # wizard/parsers/nccl.py detects; wizard/rules/pasted.py judges
-    Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", nccl.detect_nccl_tests,
+    # wizard/parsers/p_nccl.py detects; wizard/rules/pasted.py judges
+    Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", p_nccl.detect_nccl_tests,
         pasted.nccl_judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
-    Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", nccl.detect_nccl_log,
+    Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", p_nccl.detect_nccl_log,
         pasted.nccl_judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
-    # wizard/parsers/packages.py detects; wizard/rules/pasted.py judges
-    Kind("dkms-status", "dkms status", packages.detect_dkms, pasted.packages_judge("judge_dkms_text"), ("dkms status",)),
-    Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", packages.detect_dpkg, pasted.packages_judge("judge_dpkg_text"),
+    # wizard/parsers/p_packages.py detects; wizard/rules/pasted.py judges
+    Kind("dkms-status", "dkms status", p_packages.detect_dkms, pasted.packages_judge("judge_dkms_text"), ("dkms status",)),
+    Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", p_packages.detect_dpkg, pasted.packages_judge("judge_dpkg_text"),
         ("dpkg -l | grep -i nvidia",)),
-    Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", packages.detect_rpm, pasted.packages_judge("judge_rpm_text"),
+    Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", p_packages.detect_rpm, pasted.packages_judge("judge_rpm_text"),
         ("rpm -qa | grep -i nvidia",)),
     Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
-        packages.detect_service, pasted.packages_judge("judge_service_text"),
+        p_packages.detect_service, pasted.packages_judge("judge_service_text"),
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
-    Kind("fabricmanager-version", "nv-fabricmanager --version", packages.detect_fm_version,
+    Kind("fabricmanager-version", "nv-fabricmanager --version", p_packages.detect_fm_version,
         pasted.packages_judge("judge_fm_version_text"), ("nv-fabricmanager --version",)),
-    Kind("modinfo-nvidia", "modinfo nvidia", packages.detect_modinfo, pasted.packages_judge("judge_modinfo_text"),
+    Kind("modinfo-nvidia", "modinfo nvidia", p_packages.detect_modinfo, pasted.packages_judge("judge_modinfo_text"),
         ("modinfo nvidia",)),
-    # wizard/parsers/pcie.py detects; wizard/rules/pasted.py judges
-    Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", pcie.detect_lspci,
+    # wizard/parsers/p_pcie.py detects; wizard/rules/pasted.py judges
+    Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", p_pcie.detect_lspci,
         pasted.pcie_judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")),
     Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
-        pcie.detect_iommu_groups, pasted.pcie_judge_iommu,
+        p_pcie.detect_iommu_groups, pasted.pcie_judge_iommu,
         ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
         "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)),
-    # wizard/parsers/platform.py detects; wizard/rules/pasted.py judges
-    Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", platform.detect_mokutil, pasted.platform_judge_mokutil,
+    # wizard/parsers/p_platform.py detects; wizard/rules/pasted.py judges
+    Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", p_platform.detect_mokutil, pasted.platform_judge_mokutil,
         ("mokutil --sb-state",)),
     Kind("dmidecode-memory", "dmidecode -t 17 (memory devices: populated and empty DIMM slots)",
-        platform.detect_dmidecode_memory, pasted.platform_judge_dmidecode, ("sudo dmidecode -t 17",)),
-    Kind("timedatectl", "timedatectl / timedatectl show (clock synchronisation)", platform.detect_timedatectl,
+        p_platform.detect_dmidecode_memory, pasted.platform_judge_dmidecode, ("sudo dmidecode -t 17",)),
+    Kind("timedatectl", "timedatectl / timedatectl show (clock synchronisation)", p_platform.detect_timedatectl,
         pasted.platform_judge_timedatectl, ("timedatectl", "timedatectl show -p NTPSynchronized -p NTP")),
-    Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", platform.detect_chronyc, pasted.platform_judge_chronyc,
+    Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", p_platform.detect_chronyc, pasted.platform_judge_chronyc,
         ("chronyc tracking",)),
     Kind("cpu-power-sysfs", "CPU idle states and frequency policy (grep . of cpuidle/cpufreq sysfs files)",
-        platform.detect_cpu_power_tree, pasted.platform_judge_cpu_power,
+        p_platform.detect_cpu_power_tree, pasted.platform_judge_cpu_power,
         ("grep . /sys/devices/system/cpu/cpuidle/* /sys/devices/system/cpu/cpu*/cpuidle/state*/{name,disable,latency}",
         "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
-    Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", platform.detect_fstab, pasted.platform_judge_fstab,
+    Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, pasted.platform_judge_fstab,
         ("cat /etc/fstab", "cat /proc/mounts")),
-    # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
-    Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
+    # wizard/parsers/p_smi_kinds.py detects; wizard/rules/pasted.py judges
+    Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),
-    Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", smi_kinds.detect_q, pasted.smi_kinds_judge(parse_smi_text),
+    Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", p_smi_kinds.detect_q, pasted.smi_kinds_judge(parse_smi_text),
         ("nvidia-smi -q", "nvidia-smi -q -d PERFORMANCE,ECC,TEMPERATURE,POWER,PCI")),
-    Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", smi_kinds.detect_table,
+    Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", p_smi_kinds.detect_table,
         pasted.smi_kinds_judge(parse_smi_table), ("nvidia-smi",)),
-    Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", smi_kinds.detect_csv,
+    Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", p_smi_kinds.detect_csv,
         pasted.smi_kinds_judge(parse_smi_csv),
         ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
         "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
-        "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+        "p_pcie.link.gen.gpucurrent,p_pcie.link.gen.max,p_pcie.link.width.current,p_pcie.link.width.max "
         "--format=csv",)),
-    # wizard/parsers/topology.py detects; wizard/rules/pasted.py judges
-    Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", topology.detect_topo_matrix,
+    # wizard/parsers/p_topology.py detects; wizard/rules/pasted.py judges
+    Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", p_topology.detect_topo_matrix,
         pasted.topology_judge("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", "topology"), ("nvidia-smi topo -m",)),
-    Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", topology.detect_p2p_matrix,
+    Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", p_topology.detect_p2p_matrix,
         pasted.topology_judge("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", "p2p"), ("nvidia-smi topo -p2p r",)),
-    Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", topology.detect_nvlink_status,
+    Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", p_topology.detect_nvlink_status,
         pasted.topology_judge("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", "nvlink"), ("nvidia-smi nvlink -s",)),
-    Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", topology.detect_nvlink_errors,
+    Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", p_topology.detect_nvlink_errors,
         pasted.topology_judge("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", "nvlink_errors"), ("nvidia-smi nvlink -e",)),
-    Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", topology.detect_dcgmi_nvlink,
+    Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", p_topology.detect_dcgmi_nvlink,
         pasted.topology_judge("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", "dcgmi_nvlink"),
         ("dcgmi nvlink --link-status",)),
 ))
@@ -301,29 +314,142 @@ On equal confidence the earlier kind wins."""
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule: a pure function ``(facts, plan) -> list[Finding]`` for one concern, with one finding id.
+    """One rule: a pure function ``(facts, plan) -> list[Finding]`` for one concern.
 
     Attributes:
-        id: the finding id it reports (stable: scripts key on it).
+        id: the finding id it reports (stable: scripts key on it); for a step's own rule, the step id.
         step: the catalogue step its findings join (``check``, ``status``, the TUI and the report show
             them there); the engine runs the rule whenever it checks that step.
         judge: the rule function; it reads facts through :class:`wizard.facts.Facts`.
-        probes: the probes it reads (the engine collects them with the step's own).
+        probes: the probes it reads (the engine collects them).
+        reports: the other finding ids it may report besides ``id`` (a step whose rule judges several
+            concerns together, e.g. ECC mode and ECC counts); they belong to ``step``.
         kinds: ``explain`` kinds whose pasted text it also judges: kind name -> the probe name the
             text stands for (the rule then sees it as that probe's output).
     """
 
     id: str
     step: str
-    judge: Callable[..., list[Finding]]
+    judge: RuleFn
     probes: tuple[str, ...]
+    reports: tuple[str, ...] = ()
     kinds: Mapping[str, str] = field(default_factory=dict)
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("grounding.serials", "grounding.serials", compose.identity_and_serials,
+         ("dmi", "nvidia_smi_qx", "nvml", "pci"), reports=("grounding.gpu_serials",)),
+    Rule("bios.above_4g_decoding", "bios.above_4g_decoding", bios.above_4g,
+         ("lspci_vvv", "nvidia_smi_qx", "kernel_log_journal", "kernel_log_dmesg", "pci")),
+    Rule("bios.iommu", "bios.iommu", bios.iommu,
+         ("cmdline", "iommu")),
+    Rule("bios.pcie_acs", "bios.pcie_acs", bios.pcie_acs,
+         ("lspci_vvv",)),
+    Rule("bios.cpu", "bios.cpu", bios.cpu,
+         ("cpuinfo", "cpu_topology")),
+    Rule("bios.numa", "bios.numa", bios.numa,
+         ("numa",)),
+    Rule("bios.memory_channels", "bios.memory_channels", bios.memory_channels,
+         ("smbios_memory", "dmidecode_17", "dmi_tables", "cpu_topology")),
+    Rule("bios.power_profile", "bios.power_profile", bios.power_profile,
+         ("cpuidle", "cpufreq")),
+    Rule("bios.pcie", "bios.pcie", bios.pcie_root_ports,
+         ("lspci_vvv", "pci")),
+    Rule("bios.sriov", "bios.sriov", bios.sriov,
+         ("sriov",)),
+    Rule("bios.secure_boot", "bios.secure_boot", bios.secure_boot,
+         ("mokutil_sb_state", "efi_secureboot", "efi_firmware", "module_signing")),
+    Rule("os.release", "os.release", os_rules.os_release,
+         ("os_release", "kernel")),
+    Rule("os.memory", "os.memory", host.memory,
+         ("meminfo",)),
+    Rule("os.memory_pressure", "os.memory_pressure", compose.only(host.memory_pressure, "os.memory_pressure"),
+         ("free_b",)),
+    Rule("os.driver_support", "os.driver_support", os_rules.os_support,
+         ("os_release", "kernel")),
+    Rule("os.kernel_headers", "os.kernel_headers", os_rules.kernel_headers,
+         ("kernel", "kernel_build")),
+    Rule("os.swap", "os.swap", os_rules.swap,
+         ("swaps",)),
+    Rule("os.swap_rollback", "os.swap_rollback", os_rules.swap_rollback_info,
+         ("fstab",)),
+    Rule("os.filesystem", "os.filesystem", os_rules.filesystems,
+         ("df", "data_path_df")),
+    Rule("os.mount_options", "os.mount_options", os_rules.mount_options,
+         ("mounts", "fstab")),
+    Rule("os.time_sync", "os.time_sync", os_rules.time_sync,
+         ("timedatectl", "chronyc_tracking")),
+    Rule("os.tools", "os.tools", tools.lspci,
+         ("lspci_version",)),
+    Rule("os.nouveau", "os.nouveau", gpu_presence.nouveau,
+         ("modules", "sys_module", "modprobe_d")),
+    Rule("driver.branch", "driver.branch", compose.needs_gpu(driver_install.branch_choice),
+         ("pci",)),
+    Rule("driver.install", "driver.install", compose.needs_gpu(driver_install.installed_driver),
+         ("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "pci"), reports=("driver.installed", "driver.branch_lifecycle",)),
+    Rule("driver.kernel_module", "driver.kernel_module", compose.needs_gpu(driver_install.kernel_module),
+         ("kernel", "driver_dkms", "driver_modinfo", "driver_dpkg", "driver_rpm", "driver_secure_boot", "pci")),
+    Rule("driver.loaded", "driver.loaded", gpu_presence.driver,
+         ("modules", "sys_module", "nvidia_driver_version", "pci")),
+    Rule("driver.nvidia_smi", "driver.nvidia_smi", gpu_presence.nvidia_smi,
+         ("nvidia_smi_l", "pci")),
+    Rule("driver.persistence", "driver.persistence", compose.needs_gpu(compose.persistence),
+         ("driver_services", "nvidia_smi_qx", "nvml", "pci"), reports=("driver.persistenced", "health.persistence",)),
+    Rule("driver.fabric_manager", "driver.fabric_manager", compose.fabric_manager_all,
+         ("nvidia_smi_qx", "nvml", "pci", "driver_services", "driver_fm_version", "driver_dpkg", "driver_rpm", "nvidia_driver_version"), reports=("health.fabric", "driver.nscq",)),
+    Rule("driver.cuda_toolkit", "driver.cuda_toolkit", compose.needs_gpu(driver_chain.cuda_toolkit),
+         ("nvcc_version", "nvidia_driver_version", "nvml", "pci")),
+    Rule("driver.torch_cuda", "driver.torch_cuda", compose.needs_gpu(driver_chain.torch_cuda),
+         ("torch_cuda", "nvidia_driver_version", "nvml", "pci")),
+    Rule("driver.dcgm", "driver.dcgm", compose.needs_gpu(driver_install.dcgm),
+         ("driver_dpkg", "driver_rpm", "driver_services", "pci")),
+    Rule("driver.container_toolkit", "driver.container_toolkit", compose.needs_gpu(driver_install.container_toolkit),
+         ("driver_dpkg", "driver_rpm", "pci")),
+    Rule("driver.chain", "driver.chain", compose.needs_gpu(driver_install.chain_summary),
+         ("nvidia_driver_version", "nvml", "driver_modinfo", "driver_dpkg", "driver_rpm", "nvcc_version", "torch_cuda", "pci")),
+    Rule("health.gpu_pci", "health.gpu_pci", gpu_presence.gpu_pci,
+         ("pci",)),
+    Rule("health.nvml", "health.nvml", gpu_presence.nvml,
+         ("nvml", "pci")),
+    Rule("health.gpu_count", "health.gpu_count", smi.topic_check("health.gpu_count", "health.gpu_responsive"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_responsive", "health.nvidia_smi")),
+    Rule("health.kernel_log", "health.kernel_log", kernel_log.kernel_log,
+         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error")),
+    Rule("health.ecc", "health.ecc", smi.topic_check("health.ecc_mode", "health.ecc"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.ecc_mode",)),
+    Rule("health.row_remap", "health.row_remap", smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.retired_pages", "health.gpu_reset",)),
+    Rule("health.thermal", "health.thermal", smi.topic_check("health.temperature", "health.clock_events"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.temperature", "health.clock_events",)),
+    Rule("health.power", "health.power", smi.topic_check("health.power_limit", "health.pstate"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.power_limit", "health.pstate",)),
+    Rule("health.vbios", "health.vbios", smi.topic_check("health.vbios"),
+         ("nvidia_smi_qx", "nvml", "pci")),
+    Rule("health.pcie_width", "health.pcie_width", pcie.pcie_width,
+         ("lspci_vvv", "pci")),
+    Rule("health.pcie_speed", "health.pcie_speed", pcie.pcie_speed,
+         ("lspci_vvv", "pci")),
+    Rule("health.pcie_errors", "health.pcie_errors", compose.pcie_errors,
+         ("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"), reports=("health.pcie_replay", "health.pcie_aer", "health.pcie_aer_counters")),
+    Rule("health.pcie_acs", "health.pcie_acs", compose.needs_gpu(pcie.pcie_acs),
+         ("lspci_vvv", "pci")),
+    Rule("health.bar1", "health.bar1", compose.needs_gpu(pcie.gpu_bar1),
+         ("lspci_vvv", "pci")),
+    Rule("health.topology", "health.topology", compose.needs_gpu(topology.topology),
+         ("nvidia_smi_topo_m", "pci"), reports=("health.gpu_nic_affinity",)),
+    Rule("health.p2p", "health.p2p", compose.needs_gpu(topology.p2p),
+         ("nvidia_smi_topo_p2p", "pci")),
+    Rule("health.nvlink", "health.nvlink", compose.needs_gpu(nvlink.nvlink),
+         ("nvidia_smi_nvlink_s", "pci")),
+    Rule("health.nvlink_errors", "health.nvlink_errors", compose.needs_gpu(nvlink.nvlink_errors),
+         ("nvidia_smi_nvlink_e", "pci")),
+    Rule("health.host_memory", "health.host_memory", edac.edac,
+         ("edac_sysfs",), reports=("health.mce",)),
+    Rule("health.processes", "health.processes", smi.topic_check("health.gpu_processes", "health.mig"),
+         ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_processes", "health.mig",)),
 )
-"""Rules that are declared here rather than wired inside a step's own check (steps built before the
-registry keep their ``check``; new rules are added here, one line each)."""
+"""Every rule the engine runs, in catalogue order, with the step it belongs to. Adding a check is one
+line here (plus the rule function and its test)."""
 
 
 def rules_of_step(step_id: str) -> tuple[Rule, ...]:
@@ -338,11 +464,26 @@ def rules_of_kind(kind: str) -> tuple[Rule, ...]:
 
 # ------------------------------------------------------------------ finding ids
 
-FINDING_STEP: dict[str, str] = {
+EXPLAIN_ONLY_IDS: dict[str, str] = {
+    "bios.numa_memory": "bios.numa",  # numactl --hardware
+    "driver.version": "driver.loaded",  # /proc/driver/nvidia/version
+    "health.lspci_gpu_count": "health.gpu_pci",  # lspci -vv, IOMMU group listings
+    "health.gpu_driver_binding": "health.gpu_pci",
+    "node.nccl_errors": "node.nccl_sanity",  # NCCL_DEBUG logs
+    "node.nvls": "node.nccl_sanity",
+    "node.nccl_tests": "node.allreduce",  # nccl-tests output
+    "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
+    "multinode.ib_errors": "multinode.transport",
 }
-"""Finding ids that are not step ids, and the step whose findings they are (a step's check may report
-several concerns, e.g. ``health.gpu_responsive`` with ``health.gpu_count``). A finding id that is a step
-id belongs to that step."""
+"""Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
+step each belongs to."""
+
+FINDING_STEP: dict[str, str] = {
+    **{fid: r.step for r in RULES for fid in (r.id, *r.reports) if fid != r.step},
+    **EXPLAIN_ONLY_IDS,
+}
+"""Finding ids that are not step ids, and the step whose findings they are. A finding id that is a
+step id belongs to that step."""
 
 
 def step_of(finding_id: str, step_ids: Iterable[str] = ()) -> str | None:
@@ -351,12 +492,7 @@ def step_of(finding_id: str, step_ids: Iterable[str] = ()) -> str | None:
     ids = set(step_ids)
     if finding_id in ids:
         return finding_id
-    if finding_id in FINDING_STEP:
-        return FINDING_STEP[finding_id]
-    for r in RULES:
-        if r.id == finding_id:
-            return r.step
-    return None
+    return FINDING_STEP.get(finding_id)
 
 
 def known_ids(step_ids: Iterable[str] = ()) -> list[str]:

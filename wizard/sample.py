@@ -58,15 +58,15 @@ def gpu_static(nv: Any) -> list[dict[str, Any]]:
     gpus = []
     for i in range(nv.nvmlDeviceGetCount()):
         h = nv.nvmlDeviceGetHandleByIndex(i)
-        name = _try(lambda: nv.nvmlDeviceGetName(h))
-        bus = _try(lambda: nv.nvmlDeviceGetPciInfo(h).busId)
+        name = _try(lambda h=h: nv.nvmlDeviceGetName(h))
+        bus = _try(lambda h=h: nv.nvmlDeviceGetPciInfo(h).busId)
         gpus.append({
             "index": i, "handle": h,
             "name": name.decode() if isinstance(name, bytes) else name,
             "pci_bus_id": bus.decode() if isinstance(bus, bytes) else bus,
-            "slowdown_c": _try(lambda: nv.nvmlDeviceGetTemperatureThreshold(
+            "slowdown_c": _try(lambda h=h: nv.nvmlDeviceGetTemperatureThreshold(
                 h, nv.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)),
-            "shutdown_c": _try(lambda: nv.nvmlDeviceGetTemperatureThreshold(
+            "shutdown_c": _try(lambda h=h: nv.nvmlDeviceGetTemperatureThreshold(
                 h, nv.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)),
             "max_temp_c": None, "reasons_seen": 0, "samples": 0,
         })

@@ -628,7 +628,7 @@ def activation_bytes(seq: int, batch: int, hidden: int, heads: int, layers: int,
     FlashAttention's O(s·a) softmax statistics, are not included.
     """
     sbh = seq * batch * hidden
-    per_layer = sbh * ACT_COEFF
+    per_layer: float = sbh * ACT_COEFF
     if attention != "flash":
         per_layer += sbh * ACT_ATTN_COEFF * heads * seq / hidden
     scale = 2.0 if precision == "fp32" else 1.0
@@ -704,6 +704,9 @@ def size(inp: SizingInputs) -> Sizing:
     gpu_w = (gpu.tdp_w if gpu else 0.0) * inp.gpu_count
     comp_w = gpu_w + inp.cpu_w + inp.other_w
     load_w = inp.system_max_w if inp.system_max_w else comp_w
+    psus: int | None
+    n1: int | None
+    nn: int | None
     if inp.psu_w > 0 and load_w > 0:
         psus = math.ceil(load_w / inp.psu_w - 1e-9)
         n1, nn = psus + 1, 2 * psus

@@ -9,19 +9,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from wizard.common import human_bytes
+
 _EIGHTHS = " ▏▎▍▌▋▊▉"
-
-
-def human_bytes(n: float | int | None) -> str:
-    """Bytes in binary units as nccl-tests sizes are chosen: 8 B, 64 KiB, 4 GiB; ``None`` -> "?"."""
-    if n is None:
-        return "?"
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.0f} TiB"  # pragma: no cover
 
 
 def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None = None, *, width: int = 78,

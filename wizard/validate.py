@@ -416,7 +416,7 @@ class LiveView:
 def _what(e: Any) -> str:
     """A measurement's qualifier: device, size or pair."""
     from wizard.parsers.validate import num
-    from wizard.textchart import human_bytes
+    from wizard.common import human_bytes
 
     if e.test in ("allreduce", "soak_allreduce") and num(e.get("size_bytes")) is not None:
         return human_bytes(num(e.get("size_bytes")) or 0)

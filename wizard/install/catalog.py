@@ -40,15 +40,19 @@ Outputs = Mapping[str, ProbeOutput]
 MATRIX_URL = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
 """NVIDIA's live support matrix (branch designation, end of life, CUDA); releases.json on the same site."""
 
-SRC_MATRIX = f"NVIDIA data-center driver support matrix ({MATRIX_URL}) as read into assets/driver_branches.csv"
-SRC_FLAVOUR = ("NVIDIA driver installation guide, Kernel Modules (docs.nvidia.com/datacenter/tesla/driver-installation-guide/"
-               "kernel-modules.html); NVIDIA blog 'NVIDIA transitions fully towards open-source GPU kernel modules'; "
-               "assets/driver_architectures.csv; knowledge.md 1.6")
-SRC_ARCH = ("assets/pci_ids.csv; NVIDIA/gpu-admin-tools gpu/devid_chips.py device-id ranges (assets/driver_gpu_arch.csv)")
-SRC_FM = ("NVIDIA Fabric Manager user guide (docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): on NVSwitch "
-          "systems the nvidia-fabricmanager service must run at exactly the driver's version; knowledge.md 1.8; "
-          "NVIDIA/apt-packaging-fabric-manager ('the version of fabricmanager must match the NVIDIA driver installed')")
-SRC_GUIDE = "NVIDIA Driver Installation Guide (docs.nvidia.com/datacenter/tesla/driver-installation-guide/)"
+SRC_MATRIX = f"NVIDIA data-center driver support matrix, 'Supported Drivers and CUDA Toolkit Versions' ({MATRIX_URL})"
+SRC_FLAVOUR = ("NVIDIA driver installation guide, Kernel Modules (https://docs.nvidia.com/datacenter/tesla/"
+               "driver-installation-guide/kernel-modules.html); NVIDIA blog 'NVIDIA Transitions Fully Towards Open-Source "
+               "GPU Kernel Modules' (https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-"
+               "kernel-modules/)")
+SRC_ARCH = ("NVIDIA/open-gpu-kernel-modules README, 'Compatible GPUs' (product name per PCI device id), "
+            "https://github.com/NVIDIA/open-gpu-kernel-modules; The PCI ID Repository (pci.ids), https://pci-ids.ucw.cz/; "
+            "NVIDIA/gpu-admin-tools gpu/devid_chips.py device-id ranges, https://github.com/NVIDIA/gpu-admin-tools")
+SRC_FM = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): on "
+          "NVSwitch systems the nvidia-fabricmanager service must run at exactly the driver's version; "
+          "NVIDIA/apt-packaging-fabric-manager, https://github.com/NVIDIA/apt-packaging-fabric-manager ('the version of "
+          "fabricmanager must match the NVIDIA driver installed')")
+SRC_GUIDE = "NVIDIA Driver Installation Guide (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)"
 OPEN_DEFAULT_NOTE = ("NVIDIA's default flavour since R560 for Turing and newer GPUs (driver installation guide, Kernel "
                      "Modules)")
 

@@ -43,9 +43,11 @@ SRC_CONFLICT = ("NVIDIA CUDA installation guide 13.0, 3.6 'Handle Conflicting In
                 "autoremove; drivers from other sources 'might potentially overwrite those provided by ubuntu-drivers and "
                 "might break Secure Boot'); apt-get(8) --no-remove")
 SRC_UBUNTU_PKGS = ("Ubuntu Server documentation, Select NVIDIA driver packages manually "
-                   "(documentation.ubuntu.com/server/how-to/graphics/; canonical/ubuntu-server-documentation)")
-SRC_TOOLKIT_CAP = ("knowledge.md 1.7: CUDA 13.0 removed compilation for compute capability < 7.5 (Maxwell, Pascal, Volta): "
-                   "stay on the CUDA 12.9 toolkit with R580 (assets/driver_architectures.csv max_cuda_toolkit)")
+                   "(https://documentation.ubuntu.com/server/how-to/graphics/; canonical/ubuntu-server-documentation)")
+SRC_TOOLKIT_CAP = ("NVIDIA blog, 'Navigating GPU Architecture Support: A Guide for NVIDIA CUDA Developers' "
+                   "(https://developer.nvidia.com/blog/navigating-gpu-architecture-support-a-guide-for-nvidia-cuda-developers): "
+                   "CUDA 13.0 removed compilation for compute capability < 7.5 (Maxwell, Pascal, Volta): stay on the CUDA "
+                   "12.9 toolkit with R580")
 
 REMOVE_CMD = {"debian": "sudo apt --purge remove", "rhel": "sudo dnf remove", "suse": "sudo zypper remove"}
 """Uninstall commands per package family (NVIDIA CUDA installation guide 13.0, 3.6 'Handle Conflicting Installation
@@ -342,8 +344,8 @@ def existing_driver_conflict(h: HostFacts, route: str, branch: str, flavour: str
         return (f"A driver {loaded} is present without any driver package ({ev}): a .run (runfile) install; {what}, "
                 "and the two would "
                 "overwrite each other's files. Uninstall it first with `sudo /usr/bin/nvidia-uninstall`, reboot, then "
-                f"run this action again. Sources: {SRC_CONFLICT}; knowledge.md 2 (runfile installs sit outside the "
-                "package database).")
+                f"run this action again. Sources: {SRC_CONFLICT}; NVIDIA driver README, 'Registering the NVIDIA Kernel Module "
+                "with DKMS' (runfile installs sit outside the package database).")
     pkgs = _driver_packages(h)
     branches = sorted({branch_of(v) for v in pd.versions if branch_of(v)})
     if pkgs and branches and branches != [branch]:
@@ -587,7 +589,7 @@ def _no_mixing(h: HostFacts, what: str, alternative: str) -> Resolved | None:
 def resolve_cuda_toolkit(ctx: ActionContext) -> Resolved:
     """The CUDA toolkit the installed driver runs natively (``cuda-toolkit-<major>-<minor>`` from NVIDIA's
     repository; the driver's CUDA from NVML, else the toolkit/driver table), capped at CUDA 12.9 for Maxwell,
-    Pascal and Volta GPUs (knowledge.md 1.7). Manual instructions on Ubuntu's archive driver (no repository mixing)."""
+    Pascal and Volta GPUs (NVIDIA blog 'Navigating GPU Architecture Support'). Manual instructions on Ubuntu's archive driver (no repository mixing)."""
     h = host_facts(ctx)
     bad = _need_basics(h, "CUDA toolkit installation")
     if bad is not None:

@@ -279,7 +279,7 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
                 key = {"version": "DCGM Version", "Driver Version Detected": "Driver Version Detected",
                        "driver_version": "Driver Version Detected", "driver_version_detected": "Driver Version Detected",
                        "runtime_error": "runtime_error"}.get(k, k)
-                d.metadata.setdefault(key, str(v))
+                d.metadata.setdefault(str(key), str(v))  # key: a JSON object key, a str
             elif isinstance(v, list) and k in ("GPU Device IDs", "gpu_device_ids") and all(isinstance(x, str) for x in v):
                 d.metadata.setdefault("GPU Device IDs Detected", ", ".join(v))
     d.runtime_error = d.metadata.pop("runtime_error", "") if isinstance(d.metadata.get("runtime_error"), str) else ""
@@ -304,7 +304,7 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
             r.status = STATUSES.get(summ["status"].lower(), summ["status"].lower())
             for m in _messages(summ):
                 r.add_message(None, m)
-        results = t.get("results") if isinstance(t.get("results"), list) else []
+        results = res_list if isinstance(res_list := t.get("results"), list) else []
         for res in results:
             if not isinstance(res, dict):
                 continue

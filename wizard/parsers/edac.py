@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 
+from wizard.common import to_int
 from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
 
 
@@ -64,13 +65,6 @@ class EdacFacts:
     unread: list[str] = field(default_factory=list)
 
 
-def _int(v: str | None) -> int | None:
-    try:
-        return int(str(v).strip())
-    except (TypeError, ValueError):
-        return None
-
-
 # ------------------------------------------------------------------ sysfs
 
 _SYSFS_RE = re.compile(r"/mc/(?P<mc>mc\d+)/(?:(?P<sub>dimm\d+|rank\d+|csrow\d+)/)?(?P<file>\w+)$")
@@ -92,7 +86,7 @@ def parse_edac_sysfs(files: Mapping[str, str | None], source: str = EDAC_ROOT) -
         value = content.strip()
         line = f"{path}:{value}"
         if fname == "seconds_since_reset" and not sub:
-            v = _int(value)
+            v = to_int(value)
             if v is not None:
                 facts.seconds_since_reset[mc] = v
             continue
@@ -103,7 +97,7 @@ def parse_edac_sysfs(files: Mapping[str, str | None], source: str = EDAC_ROOT) -
         key = (mc, where)
         if fname in ("ce_count", "ue_count", "dimm_ce_count", "dimm_ue_count", "ce_noinfo_count",
                      "ue_noinfo_count") or (chm and chm.group(2) == "ce_count"):
-            v = _int(value)
+            v = to_int(value)
             if v is None:
                 facts.unread.append(line)
                 continue

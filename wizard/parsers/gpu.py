@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from wizard.common import to_int
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 
 GPU_CLASS_PREFIXES = ("0x0300", "0x0302")
@@ -67,13 +68,6 @@ class PciFacts:
         return [f for f in self.functions if f.is_bridge]
 
 
-def _int(s: str | None) -> int | None:
-    if s is None:
-        return None
-    s = s.strip()
-    return int(s) if re.fullmatch(r"-?\d{1,18}", s) else None
-
-
 def parse_pci(out: ProbeOutput) -> PciFacts:
     """The ``pci`` probe's sysfs tree -> NVIDIA functions with class, link and driver binding."""
     facts = PciFacts()
@@ -106,15 +100,15 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
             elif name == "subsystem_device":
                 fn.subsystem = (fn.subsystem + ":" if fn.subsystem else "") + v
             elif name == "numa_node":
-                fn.numa_node = _int(v)
+                fn.numa_node = to_int(v)
             elif name == "current_link_speed":
                 fn.current_link_speed = v
             elif name == "current_link_width":
-                fn.current_link_width = _int(v)
+                fn.current_link_width = to_int(v)
             elif name == "max_link_speed":
                 fn.max_link_speed = v
             elif name == "max_link_width":
-                fn.max_link_width = _int(v)
+                fn.max_link_width = to_int(v)
             elif name.startswith("aer_dev_"):
                 sev = name[len("aer_dev_"):]
                 counters: dict[str, int] = {}

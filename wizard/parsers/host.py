@@ -243,10 +243,10 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
     for name in ("online", "possible", "present"):
         content = topology.get(f"{base}/{name}")
         if content is not None:
-            cpus = parse_cpulist(content)
-            if cpus is None:
+            cpu_set = parse_cpulist(content)
+            if cpu_set is None:
                 f.problems.append(f"{base}/{name}:{content.strip()}")
-            setattr(f, name, cpus)
+            setattr(f, name, cpu_set)
             f.evidence.append(f"{base}/{name}:{content.strip()}")
     smt = topology.get(f"{base}/smt/active")
     if smt is not None:

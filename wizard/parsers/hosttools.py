@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wizard.common import to_int
 from wizard.parsers.host import parse_cpulist
 
 
@@ -149,29 +150,25 @@ class LscpuFacts:
     numa_cpus: dict[int, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def _int(self, key: str) -> int | None:
-        v = self.fields.get(key, "")
-        return int(v) if re.fullmatch(r"\d{1,9}", v) else None
-
     @property
     def cpus(self) -> int | None:
-        return self._int("CPU(s)")
+        return to_int(self.fields.get("CPU(s)"), 9, signed=False)
 
     @property
     def sockets(self) -> int | None:
-        return self._int("Socket(s)")
+        return to_int(self.fields.get("Socket(s)"), 9, signed=False)
 
     @property
     def cores_per_socket(self) -> int | None:
-        return self._int("Core(s) per socket")
+        return to_int(self.fields.get("Core(s) per socket"), 9, signed=False)
 
     @property
     def threads_per_core(self) -> int | None:
-        return self._int("Thread(s) per core")
+        return to_int(self.fields.get("Thread(s) per core"), 9, signed=False)
 
     @property
     def numa_nodes(self) -> int | None:
-        return self._int("NUMA node(s)")
+        return to_int(self.fields.get("NUMA node(s)"), 9, signed=False)
 
     @property
     def model(self) -> str:

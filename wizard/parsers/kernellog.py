@@ -726,10 +726,10 @@ def _parse(text: str, log: KernelLog) -> None:
                                           {"class": "gpu_driver"}, list(rec.raw)))
             continue
     # GPUs seen in other events (driver lines name them)
-    for ev in log.events:
-        if ev.bus_id and (ev.kind in ("gpu_fell_off", "gsp_timeout") or (
-                ev.kind == "gpu_init" and ev.fields.get("what") in ("rminit", "bar_invalid", "probe_failed"))):
-            log.gpus.setdefault(ev.bus_id, GpuInfo(ev.bus_id))
+    for kev in log.events:
+        if kev.bus_id and (kev.kind in ("gpu_fell_off", "gsp_timeout") or (
+                kev.kind == "gpu_init" and kev.fields.get("what") in ("rminit", "bar_invalid", "probe_failed"))):
+            log.gpus.setdefault(kev.bus_id, GpuInfo(kev.bus_id))
     _attach_driver_context(log)
 
 

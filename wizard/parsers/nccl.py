@@ -11,9 +11,10 @@ Registers the explain kinds ``nccl-tests`` and ``nccl-debug``. Parsers never rai
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
+
+from wizard.common import to_float, to_int
 
 
 TYPE_SIZES = {
@@ -104,25 +105,14 @@ _DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?o
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
 
-def _f(tok: str) -> float | None:
-    if not _NUM.match(tok) or len(tok) > 40:
-        return None
-    v = float(tok)
-    return v if math.isfinite(v) else None
-
-
-def _i(tok: str) -> int | None:
-    return int(tok) if re.fullmatch(r"-?\d{1,18}", tok) else None
-
-
 def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
-    h = PerfHalf(_f(toks[0]), _f(toks[1]), _f(toks[2]))
+    h = PerfHalf(to_float(toks[0]), to_float(toks[1]), to_float(toks[2]))
     if wrong_is_count:
-        h.wrong = _i(toks[3])
-        if h.wrong is None and _f(toks[3]) is not None:  # a float in a "#wrong" column: treat as error value
-            h.error = _f(toks[3])
+        h.wrong = to_int(toks[3])
+        if h.wrong is None and to_float(toks[3]) is not None:  # a float in a "#wrong" column: treat as error value
+            h.error = to_float(toks[3])
     else:
-        h.error = _f(toks[3])
+        h.error = to_float(toks[3])
     return h
 
 
@@ -131,15 +121,15 @@ def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
     if len(toks) < 11 or len(toks) > 13 or not re.fullmatch(r"\d{1,18}", toks[0]):
         return None
     size = int(toks[0])
-    count = _i(toks[1])
+    count = to_int(toks[1])
     dtype = toks[2]
     if _NUM.match(dtype):
         return None
     middle = toks[3:len(toks) - 8]
     redop, root = "", None
     for m in middle:
-        if _i(m) is not None:
-            root = _i(m)
+        if to_int(m) is not None:
+            root = to_int(m)
         else:
             redop = m
     tail = toks[len(toks) - 8:]
@@ -181,7 +171,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 continue
             m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body)
             if m:
-                r.avg_busbw_gb_s, r.avg_line = _f(m.group(1)), s
+                r.avg_busbw_gb_s, r.avg_line = to_float(m.group(1)), s
                 continue
             m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
             if m:

@@ -82,16 +82,6 @@ def size_bytes(number: str, unit: str) -> int | None:
     return int(number) * _SIZE_MULT.get(unit or "", 1)
 
 
-def fmt_size(n: int | None) -> str:
-    """Bytes -> "64 GiB" / "256 MiB" (binary units, as lspci sizes are)."""
-    if n is None:
-        return "?"
-    for unit, mult in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if n >= mult and n % mult == 0:
-            return f"{n // mult} {unit}"
-    return f"{n} B"
-
-
 @dataclass
 class LinkState:
     """One ``LnkCap`` or ``LnkSta`` line: speed (GT/s), width (lanes), lspci's markers, the raw line."""
@@ -278,7 +268,7 @@ class LspciFacts:
         found = [b for b in self.devices if b is not dev and b.bdf and b.domain == dev.domain
                  and b.secondary_bus is not None and b.subordinate_bus is not None
                  and b.secondary_bus <= bus <= b.subordinate_bus]
-        return sorted(found, key=lambda b: (b.subordinate_bus - b.secondary_bus, -(b.bus or 0)))
+        return sorted(found, key=lambda b: ((b.subordinate_bus or 0) - (b.secondary_bus or 0), -(b.bus or 0)))
 
     def below(self, bridge: LspciDevice) -> list[LspciDevice]:
         """Functions behind ``bridge`` (its secondary..subordinate bus range, same domain)."""
@@ -380,11 +370,11 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
         m = _REGION_RE.match(s)
         if m:
             idx = int(m.group("idx")) if m.group("idx") is not None else int(state.get("next_region", 0))
-            flags = {m.group("flags"), m.group("flags2")}
+            rflags = {m.group("flags"), m.group("flags2")}
             d.regions.append(Region(
                 index=idx, kind=m.group("kind"), size=size_bytes(m.group("size") or "", m.group("unit") or ""),
                 prefetchable="prefetchable" in m.group("mid") and "non-prefetchable" not in m.group("mid"),
-                unassigned="unassigned" in m.group("addr") or "disabled" in flags, line=s))
+                unassigned="unassigned" in m.group("addr") or "disabled" in rflags, line=s))
             if m.group("idx") is None:
                 state["next_region"] = idx + 1
 
@@ -593,7 +583,7 @@ def detect_iommu_groups(text: str) -> float:
     groups = [ln for ln in lines if _GROUP_LINE_RE.match(ln)]
     if not groups:
         return 0.0
-    devs = sum(1 for ln in lines if parse_header(_DRIVER_SUFFIX_RE.sub("", (_GROUP_LINE_RE.match(ln).group("rest")
-                                                                            if _GROUP_LINE_RE.match(ln) else ln).strip()))
+    devs = sum(1 for ln in lines if parse_header(_DRIVER_SUFFIX_RE.sub("", (gm.group("rest")
+                                                                            if (gm := _GROUP_LINE_RE.match(ln)) else ln).strip()))
                is not None)
     return 0.97 if devs else 0.5

@@ -26,17 +26,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from wizard.common import to_int
 from wizard.probes import CPUIDLE_BASE, EFI_GLOBAL_GUID, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, ProbeOutput  # noqa: F401
 
 # ------------------------------------------------------------------ helpers
-
-
-def _int(s: Any, max_digits: int = 12) -> int | None:
-    """A decimal integer (bounded length: ``int()`` of a huge digit run is slow), else None."""
-    if not isinstance(s, str):
-        return None
-    s = s.strip()
-    return int(s) if re.fullmatch(r"-?\d{1,%d}" % max_digits, s) else None
 
 
 def _lines(text: Any) -> list[str]:
@@ -120,7 +113,7 @@ def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
             else:
                 f.problems.append(f"{path}:{value}")
         else:
-            st.latency_us = _int(value, 10)
+            st.latency_us = to_int(value, 10)
             if st.latency_us is None:
                 f.problems.append(f"{path}:{value}")
     f.states = [states[k] for k in sorted(states)]
@@ -523,7 +516,7 @@ def parse_sriov(files: Mapping[str, str | None]) -> tuple[list[SriovDevice], lis
         d = devs.setdefault(m.group(1), SriovDevice(m.group(1)))
         v = content.strip() if isinstance(content, str) else ""
         if m.group(2) in ("sriov_totalvfs", "sriov_numvfs"):
-            n = _int(v, 6)
+            n = to_int(v, 6)
             if n is None:
                 problems.append(f"{path}:{v}")
             setattr(d, "total_vfs" if m.group(2) == "sriov_totalvfs" else "num_vfs", n)

@@ -794,14 +794,12 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
     section = "gpus"
     gpu: GpuFacts | None = None
     row = 0
-    seen_table = False
     for raw in lines:
         s = raw.strip()
         if not s:
             continue
         m = _TABLE_HEADER_RE.search(s)
         if m:
-            seen_table = True
             doc.driver_version = Reading(m.group(2), s)
             if m.group(3):
                 doc.cuda_version = Reading(m.group(3), s)
@@ -822,7 +820,6 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
         cells = _cells(s)
         if not cells:
             continue
-        seen_table = True
         if section == "processes":
             pm = _PROC_RE.match(s)
             if pm:
@@ -1077,9 +1074,9 @@ def _nvml_gpu(d: Mapping[str, Any], position: int) -> GpuFacts:
     ecc = sub("ecc_errors")
     ecc_line = f'"ecc_errors": {json.dumps(ecc, sort_keys=True)}'
     for ctr in ("volatile", "aggregate"):
-        c = ecc.get(ctr) if isinstance(ecc.get(ctr), dict) else {}
+        c = cv if isinstance(cv := ecc.get(ctr), dict) else {}
         for err in ("corrected", "uncorrected"):
-            e = c.get(err) if isinstance(c.get(err), dict) else {}
+            e = ev if isinstance(ev := c.get(err), dict) else {}
             for loc in ("total", "dram", "sram"):
                 v = e.get(loc)
                 if isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from wizard.common import to_float
+
 MARKER = "BRINGUP "
 """Prefix of an event line."""
 
@@ -128,7 +130,4 @@ def parse_events(text: str | Iterable[str]) -> ValidateLog:
 
 def num(v: Any) -> float | None:
     """A JSON number as float; ``None`` for anything else (bool, str, NaN-as-null)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    f = float(v)
-    return f if f == f and f not in (float("inf"), float("-inf")) else None
+    return to_float(v, text=False)

@@ -23,9 +23,10 @@ IDLE_MARGIN_C = 15
 REASON_BITS = {
     0x8: "HW slowdown", 0x20: "SW thermal slowdown", 0x40: "HW thermal slowdown", 0x80: "HW power brake",
 }
-SRC = ("idle margin: NVSentinel GpuThermalMarginWatch, Meta GCM gpu_temperature (15 °C is a derived "
-       "default); clock-event reasons: NVML nvmlDeviceGetCurrentClocksEventReasons, AzNHC "
-       "azure_gpu_clock_throttling")
+SRC = ("idle margin: NVIDIA NVSentinel GpuThermalMarginWatch (https://github.com/NVIDIA/NVSentinel), Meta GCM "
+       "gpu_temperature (https://github.com/facebookresearch/gcm; 15 °C is a derived default); clock-event reasons: NVML nvmlDeviceGetCurrentClocksEventReasons, Azure HPC health checks "
+       "azure_gpu_clock_throttling (https://github.com/Azure/azurehpc-health-checks; NVML API reference, "
+       "https://docs.nvidia.com/deploy/nvml-api/)")
 
 
 def summary_from_log(log: str) -> tuple[dict[str, Any] | None, str]:

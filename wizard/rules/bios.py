@@ -37,26 +37,36 @@ from wizard.rules.common import Outputs, garbled, missing, missing_rerun
 
 # ------------------------------------------------------------------ sources and constants
 
-SRC_4G = ("knowledge.md section 3 (Above 4G decoding: enable; Resizable BAR at the vendor default) and section 9 item 4; "
-          "AMD GPU-server BIOS table rocm.docs.amd.com/en/latest/how-to/system-optimization/mi100.html ('Above 4G "
-          "Decoding: Enabled - GPU Large BAR support'); NVIDIA GPUDirect RDMA guide 'PCI BAR sizes' "
-          "(docs.nvidia.com/cuda/gpudirect-rdma/); NVIDIA/open-gpu-kernel-modules#862 (RmInitAdapter until Above 4G "
-          "decoding was enabled)")
-SRC_POWER = ("knowledge.md section 3 (C-states: Dell 'Performance Optimized' disables C1E/C-states, AMD's validated GPU "
-             "table keeps Global C-state Control on Auto: a power/latency trade-off, not a correctness issue; system "
-             "profile: performance, turbo on); kernel cpuidle sysfs (Documentation/admin-guide/pm/cpuidle.rst) and "
-             "cpufreq sysfs (Documentation/admin-guide/pm/cpufreq.rst)")
-SRC_LINK = ("knowledge.md section 3 'PCIe link speed' (leave Auto/max; verify LnkSta = LnkCap under load) and section 9 "
-            "item 19 (idle GPUs down-train); lspci(8): LnkCtl2 'Target Link Speed' is the speed the port may train to")
-SRC_SRIOV = ("knowledge.md section 3 'SR-IOV' (only needed for virtual functions: vGPU, NIC VFs, VMs; harmless if on); "
-             "NVIDIA Holoscan platform prerequisites; kernel sysfs-bus-pci ABI (sriov_totalvfs, sriov_numvfs)")
-SRC_SB = ("knowledge.md section 2: with Secure Boot the kernel loads only signed modules: use signed precompiled driver "
-          "packages (NVIDIA GPU Operator 'precompiled signed drivers', docs.nvidia.com/datacenter/cloud-native/"
-          "gpu-operator/install-precompiled-signed-drivers.html) or sign DKMS modules with an enrolled MOK (Arch wiki "
-          "DKMS); mokutil(1); UEFI 'SecureBoot' global variable")
-SRC_MEM = ("knowledge.md section 3 'Memory frequency / population': populate every memory channel (one DIMM per "
-           "channel) for bandwidth (Dell PowerEdge BIOS performance guide; SUSE EPYC 9004 guide: 12 DDR5 channels per "
-           "socket) and section 9 item 21; DMTF DSP0134 7.18 (Memory Device, type 17)")
+SRC_4G = ("AMD ROCm documentation, MI100 system optimization, BIOS settings table "
+          "(https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi100.html: 'Above 4G Decoding: Enabled - "
+          "GPU Large BAR support'); NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes' (https://docs.nvidia.com/cuda/gpudirect-rdma/; "
+          "no NVIDIA document asks to disable Resizable BAR: leave it at the vendor default); "
+          "NVIDIA/open-gpu-kernel-modules#862, https://github.com/NVIDIA/open-gpu-kernel-modules/issues/862 "
+          "(RmInitAdapter until Above 4G decoding was enabled)")
+SRC_POWER = ("Dell Technologies, 'BIOS Settings for Optimized Performance on Next-Generation Dell PowerEdge Servers' "
+             "(https://infohub.delltechnologies.com/en-us/p/bios-settings-for-optimized-performance-on-next-generation-dell-poweredge-servers/: "
+             "'Performance Optimized' disables C1E/C-states; system profile performance, turbo on); AMD ROCm documentation, "
+             "MI100 system optimization (https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi100.html: Global "
+             "C-state Control on Auto), so C-states are a power/latency trade-off, not a correctness issue; Linux kernel "
+             "cpuidle and cpufreq sysfs (https://docs.kernel.org/admin-guide/pm/cpuidle.html, "
+             "https://docs.kernel.org/admin-guide/pm/cpufreq.html)")
+SRC_LINK = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCtl2 'Target Link Speed' is the "
+            "speed the port may train to; verify LnkSta = LnkCap under load); GPUs down-train the link at idle: "
+            "https://baaz.dev/blog/understanding-power-management-in-gpu-via-pcie and "
+            "http://billauer.co.il/blog/2018/08/nvidia-low-pci-express-speed/ (leave the BIOS link speed on Auto/max)")
+SRC_SRIOV = ("NVIDIA Holoscan for Media platform prerequisites (SR-IOV only for virtual functions: vGPU, NIC VFs, VMs; "
+             "harmless if on), https://docs.nvidia.com/holoscan-for-media/latest/user-guide/platform-setup/prod-automation/"
+             "prerequisites.html; Linux kernel ABI documentation, sysfs-bus-pci (sriov_totalvfs, sriov_numvfs), "
+             "https://docs.kernel.org/admin-guide/abi-testing.html")
+SRC_SB = ("with Secure Boot the kernel loads only signed modules: use signed precompiled driver packages (NVIDIA GPU "
+          "Operator documentation, 'precompiled signed drivers', https://docs.nvidia.com/datacenter/cloud-native/"
+          "gpu-operator/install-precompiled-signed-drivers.html) or sign DKMS modules with an enrolled MOK (ArchWiki, "
+          "DKMS, https://wiki.archlinux.org/title/Dkms); mokutil(1); UEFI Specification, 'SecureBoot' global variable")
+SRC_MEM = ("populate every memory channel (one DIMM per channel) for bandwidth: Dell Technologies, 'BIOS Settings for "
+           "Optimized Performance on Next-Generation Dell PowerEdge Servers' (https://infohub.delltechnologies.com/en-us/p/"
+           "bios-settings-for-optimized-performance-on-next-generation-dell-poweredge-servers/); SUSE best practices guide "
+           "for AMD EPYC 9004 (12 DDR5 channels per socket, https://documentation.suse.com/sbp/server-linux/html/"
+           "SBP-AMD-EPYC-4-SLES15SP4/index.html); DMTF DSP0134 SMBIOS Reference Specification 7.18 (Memory Device, type 17)")
 SRC_CPU = ("Linux kernel CPU topology and hotplug sysfs (present/possible/online), "
            "https://docs.kernel.org/admin-guide/cputopology.html; Linux NUMA documentation, https://docs.kernel.org/mm/numa.html; "
            "Azure HPC health checks (check_hw_cpu, numa count), https://github.com/Azure/azurehpc-health-checks")
@@ -297,6 +307,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     expected_cpus = f.present if f.present is not None else f.possible
     off = sorted(expected_cpus - f.online) if f.online is not None and expected_cpus is not None else []
     if off:
+        assert expected_cpus is not None  # off is empty without it
         kind = "present" if f.present is not None else "possible"
         findings.append(Finding(
             "bios.cpu", Verdict.FAIL,
@@ -589,10 +600,6 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 # ------------------------------------------------------------------ memory channels
 
 
-def _gib(mib: int) -> str:
-    return f"{mib / 1024:g} GiB"
-
-
 def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[str], Finding | None]:
     """(devices or None, where from, evidence of failed sources, a terminal finding)."""
     fid = "bios.memory_channels"
@@ -659,10 +666,9 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if chans:
             part += f", {len(fullc)} of {len(chans)} channels populated"
         per_socket.append(part)
-    speeds = sorted({s.device.configured_speed_mts or s.device.speed_mts for s in pop
-                     if s.device.configured_speed_mts or s.device.speed_mts})
+    speeds = sorted({mts for s in pop if (mts := s.device.configured_speed_mts or s.device.speed_mts)})
     types = sorted({s.device.mem_type for s in pop if s.device.mem_type})
-    desc = (f"{len(pop)} of {len(slots)} DIMM slots populated ({_gib(total_mib)}"
+    desc = (f"{len(pop)} of {len(slots)} DIMM slots populated ({human_bytes(total_mib * 1024 ** 2)}"
             + (f", {'/'.join(types)}" if types else "") + (f", {'/'.join(str(x) for x in speeds)} MT/s" if speeds else "")
             + f"; from {where}): " + "; ".join(per_socket))
     if not slots:

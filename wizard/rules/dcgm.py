@@ -186,7 +186,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     for r in d.results:
         targets: list[tuple[int | None, str]] = []
-        for g in (gpus or [None]):
+        for g in (gpus or (None,)):
             st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
             if st is None and g is not None and not r.per_gpu and not r.all_gpus:
                 st = r.status  # test-level result (deployment tests) applies to every GPU
@@ -281,9 +281,9 @@ def _invalid_without_persistence(d: DcgmDiag, gpus: list[int]) -> dict[int | Non
     out: dict[int | None, tuple[DiagResult, list[DiagResult], list[tuple[DiagResult, str]]]] = {}
     later = [r for r in d.results if r.category.strip().lower() not in _NOT_HARDWARE and r is not pm]
     hardware = [r for r in later if r.category.strip().lower() == "hardware"] or later
-    for g in (gpus or [None]):
+    for g in (gpus or (None,)):
         def status(r: DiagResult) -> str | None:
-            st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
+            st = r.status_for(g) if g is not None else (r.all_gpus or r.status)  # noqa: B023 - status() is called in this iteration
             if st is None and not r.per_gpu and not r.all_gpus:
                 st = r.status
             return st

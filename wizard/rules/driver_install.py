@@ -36,18 +36,22 @@ from wizard.parsers.packages import (
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 
-SRC_PKGS = ("the distribution's package database (dpkg-query / rpm -qa); knowledge.md 2: install the driver from packages "
-            "(DKMS or signed precompiled modules), not the .run file")
+SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
+            "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/introduction.html")
 SRC_DKMS = ("DKMS builds the module for every installed kernel whose headers are present and rebuilds it when new headers "
-            "arrive (Debian nvidia-open-kernel-dkms description; dkms(8) status: added/built/installed); knowledge.md 2")
+            "arrive (Debian nvidia-open-kernel-dkms package description, https://packages.debian.org/sid/amd64/"
+            "nvidia-open-kernel-dkms; dkms(8) status: added/built/installed)")
 SRC_SIGNED = ("modules built by DKMS do not load when the kernel only accepts signed modules (Secure Boot) unless signed "
-              "with an enrolled MOK (knowledge.md 2); Canonical-signed precompiled linux-modules-nvidia packages (NVIDIA "
-              "GPU Operator precompiled signed drivers doc)")
+              "with an enrolled MOK (ArchWiki, DKMS, https://wiki.archlinux.org/title/Dkms); Canonical-signed precompiled "
+              "linux-modules-nvidia packages (NVIDIA GPU Operator documentation, precompiled signed drivers, "
+              "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/install-precompiled-signed-drivers.html)")
 SRC_MISMATCH = ("the kernel module and the user-space driver must be the same version: NVRM 'API mismatch' and NVML "
                 "'Driver/library version mismatch' otherwise (NVIDIA driver README; nvidia-smi man page)")
-SRC_PERSIST = ("NVIDIA 'Driver Persistence' (docs.nvidia.com/deploy/driver-persistence/): nvidia-persistenced is the "
-               "supported way to keep GPUs initialised; nvidia-persistenced(1): --no-persistence-mode starts it with "
-               "persistence mode off; checks-catalogue A4")
+SRC_PERSIST = ("NVIDIA 'Driver Persistence' (https://docs.nvidia.com/deploy/driver-persistence/): nvidia-persistenced is "
+               "the supported way to keep GPUs initialised; nvidia-persistenced(1): --no-persistence-mode starts it with "
+               "persistence mode off; DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/"
+               "dcgm-diagnostics.html (level 1 deployment checks warn when persistence mode is off)")
 SRC_NSCQ = ("NVIDIA/apt-packaging-libnvidia-nscq and yum-packaging-libnvidia-nscq: libnvidia-nscq (NVSwitch Configuration "
             "and Query, used by DCGM to monitor NVSwitches) 'must match the NVIDIA driver installed'")
 SRC_DCGM = ("DCGM installation guide (docs.nvidia.com/datacenter/dcgm/latest/installation.html): "
@@ -214,7 +218,7 @@ def _flavour_findings(st: DriverState, gs: GpuSet) -> list[Finding]:
             if other:
                 out.append(Finding("driver.flavour", Verdict.PASS, f"{who}: proprietary kernel modules, as this box also "
                                    f"holds {', '.join(other)} GPUs that only the proprietary modules drive",
-                                   _subject(gs, arch), ev, "", f"{SRC_FLAVOUR}; knowledge.md 1.6 (mixed old+new: proprietary)"))
+                                   _subject(gs, arch), ev, "", f"{SRC_FLAVOUR} (mixed old+new GPU boxes: proprietary)"))
             else:
                 out.append(Finding("driver.flavour", Verdict.WARN, f"{who} run with the proprietary kernel modules; NVIDIA "
                                    f"recommends the open modules for {arch} ({OPEN_DEFAULT_NOTE})", _subject(gs, arch), ev,
@@ -379,7 +383,7 @@ def _units(out: Outputs) -> tuple[Units | None, ProbeOutput | None]:
 
 def persistenced(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """Check ``driver.persistenced`` (probe ``driver_services``): nvidia-persistenced is installed,
-    active and not started with ``--no-persistence-mode``; warn otherwise (catalogue A4: persistence off
+    active and not started with ``--no-persistence-mode``; warn otherwise (DCGM level 1: persistence off
     is a warning on bare metal)."""
     units, o = _units(out)
     if units is None:

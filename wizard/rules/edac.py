@@ -213,10 +213,10 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
     if out:
         return out
     n = len(facts.controllers) or len({c.mc for c in facts.counts})
-    ev = [source] + [ln for c in places for ln in c.evidence]
+    pass_ev = [source] + [ln for c in places for ln in c.evidence]
     return [Finding("health.host_memory", Verdict.PASS,
                     f"no host memory errors: 0 corrected and 0 uncorrectable on {plural(n, 'memory controller')}",
-                    "host memory", cap(ev), "", SRC_EDAC)]
+                    "host memory", cap(pass_ev), "", SRC_EDAC)]
 
 
 def judge_ras_mc_ctl(facts: RasFacts, expectations: Mapping[str, Any]) -> list[Finding]:

@@ -292,7 +292,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     seen = attached if attached is not None else listed
     ev = [ln for ln in [doc.attached.line if doc.attached else ""] + [g.header for g in doc.gpus[:16]] if ln]
     try:
-        want = int(plan.get("gpu_count")) if plan.get("gpu_count") not in (None, "") else None
+        want = int(plan["gpu_count"]) if plan.get("gpu_count") not in (None, "") else None
     except (TypeError, ValueError):
         want = None
     if attached is not None and listed < attached:
@@ -503,7 +503,7 @@ def nouveau(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if names is None:
         return [missing("os.nouveau", o, "which kernel modules are loaded", source=SRC_NOUVEAU)]
     if not names and problems:
-        return [garbled("os.nouveau", o, "/proc/modules", problems, source=SRC_NOUVEAU)]
+        return [garbled("os.nouveau", o, "/proc/modules", problems, source=SRC_NOUVEAU)]  # type: ignore[arg-type]  # problems come only from a read /proc/modules
     if "nouveau" in names:
         bl = _nouveau_blacklist(out)
         if bl:  # the fix is in place; only the reboot is missing
@@ -532,7 +532,7 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if names is None:
         return [missing("driver.loaded", mo, "whether the nvidia module is loaded", source=SRC_A2)]
     if not names and problems:  # unreadable, not "no nvidia module"
-        return [garbled("driver.loaded", mo, "/proc/modules", problems, source=SRC_A2)]
+        return [garbled("driver.loaded", mo, "/proc/modules", problems, source=SRC_A2)]  # type: ignore[arg-type]  # problems come only from a read /proc/modules
     if "nvidia" not in names:
         return [Finding("driver.loaded", Verdict.FAIL, "the nvidia kernel module is not loaded", "host",
                         (f"{where}: no nvidia module",) + ((vo.source + ": " + vo.error,) if vo is not None and vo.error else ()),
@@ -553,7 +553,8 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("nvidia_smi_l")
     if _no_gpu(out):
-        seen, ev = "", ()
+        seen = ""
+        ev: tuple[str, ...] = ()
         if o is not None:
             if o.rc == 127 or o.error.startswith("command not found"):
                 seen = "nvidia-smi is not installed"
@@ -602,7 +603,8 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("nvml")
     if _no_gpu(out):
-        seen, ev = "", ()
+        seen = ""
+        ev: Sequence[str] = ()
         if o is not None and o.ok:
             nf = facts_of(out).parse_text("nvml", parse_nvml)
             assert nf is not None
@@ -611,7 +613,7 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             ev = (o.source,) + ((nf.error,) if nf.error else ())
         elif o is not None:
             seen, ev = o.error, tuple(o.evidence_error())
-        return [_skip_no_gpu("health.nvml", "NVML check", seen, ev)]
+        return [_skip_no_gpu("health.nvml", "NVML check", seen, tuple(ev))]
     if o is None or not o.ok:
         return [missing("health.nvml", o, "whether NVML initialises", source=SRC_A1)]
     f = facts_of(out).parse_text("nvml", parse_nvml)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import parse_meminfo
@@ -27,10 +28,11 @@ from wizard.parsers.hosttools import (
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding
 
-SRC_A8 = ("NVIDIA Health Validation cpu_count/numa_node_count; "
-          "AzNHC check_hw_physmem 5%")
+SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
+          "https://docs.nvidia.com/health-validation/); Azure HPC health checks, check_hw_physmem (warns 5% below "
+          "the expected memory), https://github.com/Azure/azurehpc-health-checks")
 MEMORY_SHORT_PCT = 5.0
-"""MemTotal more than this percentage below the plan's expectation warns (AzNHC check_hw_physmem)."""
+"""MemTotal more than this percentage below the plan's expectation warns (Azure HPC health checks, check_hw_physmem)."""
 GIB = 1024 ** 3
 LOW_AVAILABLE_PCT = 5.0
 """Available memory (``free``'s "available": the kernel's MemAvailable, its estimate of memory
@@ -38,11 +40,16 @@ for new programs without swapping, Documentation/filesystems/proc.rst) below thi
 the total warns. Derived (judgement), operator may override."""
 NUMA_MEMORY_IMBALANCE = 0.8
 """A NUMA node with CPUs holding less than this fraction of the largest node's memory warns
-(derived: every memory channel should be populated alike, knowledge.md §3 memory population)."""
-SRC_MEM = ("Linux kernel Documentation/filesystems/proc.rst (MemAvailable); OOM killer when memory and swap are "
-           "exhausted; knowledge.md §7.3 (host RAM sizing: data loaders, pinned buffers, checkpoint loading)")
-SRC_NUMA = ("checks-catalogue A8 (NUMA count must match); Linux kernel Documentation/mm/numa.rst (memory-only, "
-            "CPU-less nodes); knowledge.md §3 (populate every memory channel)")
+(derived: every memory channel should be populated alike, Dell PowerEdge BIOS performance guide)."""
+SRC_MEM = ("Linux kernel documentation, The /proc Filesystem (MemAvailable), https://docs.kernel.org/filesystems/proc.html; "
+           "the OOM killer acts when memory and swap are exhausted; host RAM also holds data loaders, pinned buffers and "
+           "checkpoint loading (Rajbhandari et al., ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, "
+           "2020, https://arxiv.org/abs/1910.02054, for what CPU offload keeps in host RAM)")
+SRC_NUMA = ("NVIDIA Health Validation documentation (check numa_node_count: the NUMA count must match; "
+            "https://docs.nvidia.com/health-validation/); Linux NUMA documentation (memory-only, CPU-less nodes), "
+            "https://docs.kernel.org/mm/numa.html; populate every memory channel alike: Dell Technologies, 'BIOS Settings "
+            "for Optimized Performance on Next-Generation Dell PowerEdge Servers', https://infohub.delltechnologies.com/"
+            "en-us/p/bios-settings-for-optimized-performance-on-next-generation-dell-poweredge-servers/")
 
 
 def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -62,7 +69,8 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "host", tuple(ev),
                         "Add memory, or lower what the workload holds in host RAM (CPU offload, data-loader "
                         "workers, checkpoint loading on every rank): see the plan & sizing screen (z).",
-                        "bringup sizing (wizard/sizing.py): host RAM counted from the workload")]
+                        "bringup's judgement: host RAM counted from the planned workload (Rajbhandari et al., ZeRO: Memory "
+                        "Optimizations Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)")]
     expected = plan.get("host_ram_gib")
     if isinstance(expected, (int, float)) and expected > 0:
         short = 100.0 * (expected - total) / expected
@@ -73,12 +81,6 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                             "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
                             "page); a missing DIMM also leaves a memory channel empty.", SRC_A8)]
     return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8)]
-
-
-def _g(b: int | None) -> str:
-    if b is None:
-        return "?"
-    return f"{b / GIB:.1f} GiB" if b >= GIB or b == 0 else f"{b / 1024 ** 2:.1f} MiB"
 
 
 def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> list[Finding]:
@@ -93,18 +95,18 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
     st, su = f.swap.get("total"), f.swap.get("used")
     sf = f.swap.get("free")
     swap_full = bool(st) and ((sf == 0) or (su is not None and st and 100.0 * su / st >= SWAP_FULL_PCT))
-    swap_txt = ("no swap" if not st else f"swap {_g(su)} of {_g(st)} used" + (" (full)" if swap_full else ""))
+    swap_txt = ("no swap" if not st else f"swap {human_bytes(su)} of {human_bytes(st)} used" + (" (full)" if swap_full else ""))
     if avail is None:
         findings.append(Finding("os.memory_pressure", Verdict.UNKNOWN,
-                                f"{_g(total)} of memory; this free does not print 'available' ({swap_txt})", "host",
+                                f"{human_bytes(total)} of memory; this free does not print 'available' ({swap_txt})", "host",
                                 ev, "Use a procps free with the 'available' column (procps-ng 3.3.10+), or read "
                                 "MemAvailable in /proc/meminfo.", SRC_MEM))
     else:
         pct = 100.0 * avail / total
-        desc = f"{_g(avail)} of {_g(total)} available ({pct:.1f}%), {swap_txt}"
+        desc = f"{human_bytes(avail)} of {human_bytes(total)} available ({pct:.1f}%), {swap_txt}"
         remedy = ("Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it "
                   "or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the "
-                  "host needs more RAM (knowledge.md §7.3).")
+                  "host needs more RAM.")
         if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
             findings.append(Finding("os.memory_pressure", Verdict.FAIL,
                                     f"host RAM is exhausted and {'swap is full' if st else 'there is no swap'}: {desc}; "
@@ -125,7 +127,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
                                     f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
                                     ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
     if st and is_kubernetes(exp):  # swap on is only a finding here when it matters (the free view has no device list)
-        findings.append(swap_finding(f"swap is on ({_g(st)})", ev[-1:], exp))
+        findings.append(swap_finding(f"swap is on ({human_bytes(st)})", ev[-1:], exp))
     return findings
 
 
@@ -166,7 +168,7 @@ def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     ev = tuple([header] + [d.line for d in devs])
     size = sum(d.size or 0 for d in devs)
     used = sum(d.used or 0 for d in devs)
-    desc = f"swap is on: {len(devs)} device(s) ({', '.join(f'{d.name} {d.type}' for d in devs)}), {_g(used)} of {_g(size)} used"
+    desc = f"swap is on: {len(devs)} device(s) ({', '.join(f'{d.name} {d.type}' for d in devs)}), {human_bytes(used)} of {human_bytes(size)} used"
     return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT)]
 
 

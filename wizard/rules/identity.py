@@ -47,8 +47,8 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     return [Finding("grounding.serials", Verdict.PASS, f"{product}, serial {serial}", "host", ev, "", SRC_DMI)]
 
 
-SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial) / nvidia-smi -q -x <serial>; "
-               "recorded with the build at first sight and compared on every later check")
+SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial, NVML API reference, https://docs.nvidia.com/deploy/nvml-api/) "
+               "/ nvidia-smi -q -x <serial>; recorded with the build at first sight and compared on every later check")
 
 
 def gpu_serials_seen(out: Outputs) -> dict[str, str]:

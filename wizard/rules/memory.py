@@ -81,8 +81,8 @@ def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
 
 def _sum(g: GpuFacts, *keys: str) -> float | None:
     vals = [g.num(k) for k in keys]
-    vals = [v for v in vals if v is not None]
-    return sum(vals) if vals else None
+    nums = [v for v in vals if v is not None]
+    return sum(nums) if nums else None
 
 
 def _sram_unc(g: GpuFacts, ctr: str) -> float | None:

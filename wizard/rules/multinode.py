@@ -216,9 +216,9 @@ def _launcher_event(ml: MultiLog, active: list[Group], e: Event) -> None:
                     break
     elif e.kind == "error":
         gname = e.get("group")
-        g = next((x for x in reversed(ml.groups) if x.name == gname), None) if gname else None
-        if g is not None:
-            g.errors.append(e)
+        eg = next((x for x in reversed(ml.groups) if x.name == gname), None) if gname else None
+        if eg is not None:
+            eg.errors.append(e)
         else:
             ml.errors.append(e)
     elif e.kind == "end":

@@ -127,12 +127,6 @@ def _floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | No
     return None
 
 
-def _num(v: Any) -> float | None:
-    """A positive number from the plan (a JSON number; text is not read as one here), else ``None``."""
-    f = None if isinstance(v, str) else to_float(v)
-    return f if f is not None and f > 0 else None
-
-
 def _arith(coll: str, row: PerfRow, n: int | None) -> str:
     if coll not in BUS_FACTORS or row.oop.algbw_gb_s is None:
         return ""
@@ -238,7 +232,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     floor_src, floor_desc = "", ""
     reference = ""
     min_bytes = MIN_JUDGED_BYTES
-    override = _num(exp.get("allreduce_floor_gb_s")) if coll == "all_reduce" else None
+    override = to_float(exp.get("allreduce_floor_gb_s"), text=False, positive=True) if coll == "all_reduce" else None
     row = _floor_row(coll, r, per_node, nodes) if coll else None
     if override is not None:
         floor, floor_src, floor_desc = override, "the plan's site baseline (allreduce_floor_gb_s)", "site baseline"
@@ -258,7 +252,8 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             floor_desc = f"{row.get('system')} floor, {row.get('floor_basis', '')}".strip().rstrip(",")
             floor_src = row.get("source", "")
     elif multi and coll == "all_reduce":
-        nics, gbit = _num(exp.get("nics_per_node")), _num(exp.get("nic_gbit_s"))
+        nics = to_float(exp.get("nics_per_node"), text=False, positive=True)
+        gbit = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
             floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may "
@@ -570,7 +565,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                 + f"; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees "
                 "the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.",
                 SRC_HCA))
-        want = _num(exp.get("nics_per_node"))
+        want = to_float(exp.get("nics_per_node"), text=False, positive=True)
         ports = len(lg.ib_devices)
         if want and ports and ports < want and not any(f.verdict is Verdict.WARN and "link layers" in f.message
                                                        for f in out):

@@ -108,6 +108,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if exp is None:
             unknown_sku.append((g, ev))
             continue
+        assert row is not None  # exp is read from the row
         inactive = g.inactive
         if act < exp:
             if rep.ellipsis and not inactive:
@@ -277,6 +278,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.id}: {counts}; {row['sku'] if row else ''} has no NVLink, "
                                     "so DCGM's 'Down' is not a fault", subj, ev, "", SRC_DCGM_FALSE))
         elif exp is not None:
+            assert row is not None  # exp is read from the row
             if up >= exp:
                 passed.append(f"GPU {g.id} {up}/{exp}")
             elif mode == "bridge_optional" and up == 0:

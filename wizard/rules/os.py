@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.host import mount_for, parse_df, parse_mounts, parse_os_release, parse_proc_swaps
@@ -26,26 +27,31 @@ from wizard.parsers.platform import (
     BARRIER_OFF_OPTIONS, barrier_off, branch_number, parse_chronyc_tracking, parse_fstab, parse_timedatectl,
     support_rows, version_matches,
 )
-from wizard.rules.common import Outputs, garbled, gib, missing, missing_rerun
+from wizard.rules.common import Outputs, garbled, missing, missing_rerun
 
 # ------------------------------------------------------------------ sources and constants
 
-SRC_OS = ("NVIDIA driver installation guide, Linux System Requirements (docs.nvidia.com/datacenter/tesla/"
-          "driver-installation-guide/introduction.html and /610/introduction.html); knowledge.md section 2 and section 9 "
-          "item 3; assets/os_support.csv")
+SRC_OS = ("NVIDIA driver installation guide, Linux System Requirements (https://docs.nvidia.com/datacenter/tesla/"
+          "driver-installation-guide/introduction.html and https://docs.nvidia.com/datacenter/tesla/"
+          "driver-installation-guide/610/introduction.html); NVIDIA CUDA installation guide for Linux (validated kernels), "
+          "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/")
 SRC_HEADERS = ("NVIDIA driver installation guide, Pre-installation Actions: the kernel headers and development packages "
                "for the running kernel must be installed at install time and whenever the driver is rebuilt "
-               "(docs.nvidia.com/datacenter/tesla/driver-installation-guide/pre-installation-actions.html); "
-               "knowledge.md section 2 (DKMS rebuilds need headers; keep linux-headers-$(uname -r) installed)")
-SRC_BARRIER = ("knowledge.md section 8.5 and section 9 item 12: barrier=0 / nobarrier disables journal write barriers; safe "
-               "only with a non-volatile (battery/capacitor-backed) write cache, otherwise a crash or power loss can "
-               "corrupt the filesystem (kernel ext4 documentation 'barrier'; Oracle Linux XFS barriers doc)")
+               "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/pre-installation-actions.html); Debian "
+               "nvidia-open-kernel-dkms package description (DKMS rebuilds need headers; keep linux-headers-$(uname -r) "
+               "installed), https://packages.debian.org/sid/amd64/nvidia-open-kernel-dkms")
+SRC_BARRIER = ("barrier=0 / nobarrier disables journal write barriers; safe only with a non-volatile (battery/capacitor-"
+               "backed) write cache, otherwise a crash or power loss can corrupt the filesystem: Linux kernel ext4 "
+               "documentation, 'barrier' (https://docs.kernel.org/admin-guide/ext4.html); Oracle Linux administrator's "
+               "guide, 'About Write Barriers' for XFS (https://docs.oracle.com/en/operating-systems/oracle-linux/6/admin/"
+               "about-xfsbarriers.html)")
 SRC_TIME = ("timedatectl(1) (NTPSynchronized: the kernel considers the clock synchronised), chronyc(1) 'tracking' (Leap "
             "status 'Not synchronised'); multi-node training correlates NCCL, Xid and scheduler logs across nodes by "
             "time, so every node must follow one time source")
-SRC_DISK = "Verda fleet health check: WARN above 90% used (derived threshold, operator may override)"
+SRC_DISK = ("bringup's judgement: WARN above 90% used, as fleet health checks commonly do (no vendor publishes a figure; "
+            "a full disk stops checkpoints and logs; the operator may override); df(1)")
 DISK_WARN_PCT = 90.0
-"""Filesystem use above this percentage warns (checks-catalogue A12, Verda's fleet check)."""
+"""Filesystem use above this percentage warns (bringup's judgement, as fleet health checks commonly do)."""
 SRC_SWAP = ("Kubernetes documentation, Swap memory management (kubelet fails to start with swap on unless "
             "failSwapOn: false), https://kubernetes.io/docs/concepts/cluster-administration/swap-memory-management/; "
             "swapon(8) man page")
@@ -214,7 +220,7 @@ def swap(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [swap_finding("swap is off", (o.source + ": no swap devices",), plan, on=False)]
     used = sum(d.used_kib for d in s.devices)
     full = bool(s.total_kib) and 100.0 * used / s.total_kib >= SWAP_FULL_PCT
-    return [swap_finding(f"swap is on ({gib(s.total_kib):.1f} GiB)", [o.source] + [d.line for d in s.devices], plan,
+    return [swap_finding(f"swap is on ({human_bytes(s.total_kib * 1024)})", [o.source] + [d.line for d in s.devices], plan,
                          full=full)]
 
 
@@ -310,8 +316,8 @@ def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if not mounts:
         return [garbled(fid, mo, "/proc/self/mounts", problems or mo.lines()[:5], source=SRC_BARRIER)]
     by_mp: dict[str, Any] = {}
-    for m in mounts:  # the last mount on a mount point is the visible one
-        by_mp[m.mountpoint] = m
+    for mt in mounts:  # the last mount on a mount point is the visible one
+        by_mp[mt.mountpoint] = mt
     targets = ["/"]
     data_path = plan.get("data_path") if isinstance(plan, Mapping) else None
     if isinstance(data_path, str) and data_path.startswith("/") and data_path != "/":

@@ -22,6 +22,8 @@ Rules, in short:
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -232,6 +234,26 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
     return findings
 
 
+def _link_targets(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool,
+                  src: str) -> tuple[LspciFacts | None, list[LspciDevice], list[Finding]]:
+    """What the PCIe link width/speed rules judge: (lspci facts, the GPUs in them, []) or, where there is
+    nothing to judge from lspci, (None, [], the findings that stand instead): the sysfs ``pci`` probe's
+    links when lspci is missing or ran without root, else "missing" or "no GPU in the lspci output"."""
+    what = "link speed" if speed else "link width"
+    facts, o = _lspci_facts(out)
+    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
+        fb = _sysfs_links(out, fid, plan, speed=speed)
+        if fb is not None:
+            return None, [], fb
+    if facts is None:
+        return None, [], [missing(fid, o, f"the GPUs' PCIe {what}", remedy="Install pciutils (lspci) and run as root.",
+                                  source=src)]
+    targets = _targets(facts)
+    if not targets:
+        return None, [], _no_gpu_lspci(fid, facts, o, f"PCIe {what}", src)
+    return facts, targets, []
+
+
 def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None) -> list[Finding]:
     """health.pcie_width: every GPU's PCIe link (and the ports above it) at its full width.
 
@@ -242,17 +264,9 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
     fid = "health.pcie_width"
     if doc is not None:
         return _doc_width(doc, plan)
-    facts, o = _lspci_facts(out)
-    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
-        fb = _sysfs_links(out, fid, plan, speed=False)
-        if fb is not None:
-            return fb
+    facts, targets, instead = _link_targets(out, fid, plan, speed=False, src=SRC_WIDTH)
     if facts is None:
-        return [missing(fid, o, "the GPUs' PCIe link width", remedy="Install pciutils (lspci) and run as root.",
-                        source=SRC_WIDTH)]
-    targets = _targets(facts)
-    if not targets:
-        return _no_gpu_lspci(fid, facts, o, "PCIe link width", SRC_WIDTH)
+        return instead
     findings: list[Finding] = []
     passed: list[str] = []
     pass_ev: list[str] = []
@@ -297,17 +311,9 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
     fid = "health.pcie_speed"
     if doc is not None:
         return _doc_speed(doc, plan)
-    facts, o = _lspci_facts(out)
-    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
-        fb = _sysfs_links(out, fid, plan, speed=True)
-        if fb is not None:
-            return fb
+    facts, targets, instead = _link_targets(out, fid, plan, speed=True, src=SRC_SPEED)
     if facts is None:
-        return [missing(fid, o, "the GPUs' PCIe link speed", remedy="Install pciutils (lspci) and run as root.",
-                        source=SRC_SPEED)]
-    targets = _targets(facts)
-    if not targets:
-        return _no_gpu_lspci(fid, facts, o, "PCIe link speed", SRC_SPEED)
+        return instead
     loaded = _under_load(plan)
     findings: list[Finding] = []
     passed: list[str] = []
@@ -698,8 +704,8 @@ def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """AER error counters the kernel keeps per GPU function since boot (sysfs ``aer_dev_*``):
     any fatal -> fail, any non-fatal uncorrectable -> warn, corrected -> pass with the count."""
     facts, err = _pci(out)
-    if err is not None or facts is None:
-        return [err] if err is not None else []
+    if err is not None or facts is None:  # under this rule's own id: every finding id belongs to one step
+        return [dataclasses.replace(err, id="health.pcie_aer_counters")] if err is not None else []
     if _no_gpu(out):
         return [_skip_no_gpu("health.pcie_aer_counters", "AER counter check")]
     findings = []

@@ -18,6 +18,8 @@ the driver supports).
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -246,7 +248,9 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
 
 
 def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
-    on, off_bare, off_vm = [], [], []
+    on: list[tuple[GpuFacts, str, list[str]]] = []
+    off_bare: list[GpuFacts] = []
+    off_vm: list[GpuFacts] = []
     for g in doc.gpus:
         f = g.flag("persistence_mode")
         if f is True:
@@ -500,7 +504,8 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
     doc, err = doc_from_outputs(outputs, prefer)
     if doc is None:
         assert err is not None
-        return [err]
+        # reported under the topic's own id: every finding id belongs to one step (wizard.registry)
+        return [dataclasses.replace(err, id=ids[0]) if ids and err.id not in ids else err]
     findings = judge_doc(doc, plan, before_tests=True)
     if ids is None:
         return findings
@@ -508,7 +513,7 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
     if not sel:
         first = findings[0] if findings else None
         if first is not None and first.verdict in (Verdict.FAIL, Verdict.UNKNOWN) and first.id in TOPICS["gpu_count"]:
-            return [first]  # nvidia-smi itself failed: say so rather than nothing
+            return [dataclasses.replace(first, id=ids[0])]  # nvidia-smi itself failed: say so, under this topic
         ev = doc.problems or [g.header for g in doc.gpus if g.header] or [f"({doc.command}: no such fields)"]
         return [Finding(ids[0], Verdict.UNKNOWN, f"{doc.command} reported nothing to judge for {ids[0]}", "host",
                         tuple(ev[:5]), f"Run `{doc.command}` by hand and check its output.", SRC_SMI)]

@@ -110,8 +110,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     aff = {r: a for r, a in mx.affinity.items() if r.startswith("GPU")}
     if aff:
         groups: dict[str, list[str]] = {}
-        for r, a in aff.items():
-            key = f"NUMA {a.get('NUMA Affinity', '?')} (CPUs {a.get('CPU Affinity', '?')})"
+        for r, af in aff.items():
+            key = f"NUMA {af.get('NUMA Affinity', '?')} (CPUs {af.get('CPU Affinity', '?')})"
             groups.setdefault(key, []).append(r)
         f0 = findings[0]
         findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + "; ".join(

@@ -47,29 +47,40 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.textchart import human_bytes
 
-SRC_MAMF = ("Stas Bekman, ml-engineering compute/accelerator/README.md 'Maximum Achievable Matmul FLOPS comparison "
-            "table' (assets/validate_gpus.csv)")
-SRC_DCGM = "NVIDIA DCGM nvvs/diag-skus.yaml (target = 0.75 x measured)"
-SRC_C2 = "checks-catalogue C2 (AzNHC check_cuda_bw 24/52; IBM Autopilot pciebw 25%/80%); knowledge.md 5.2"
-SRC_C4 = "checks-catalogue C4 (GPU memory: pattern test passes; bandwidth >= the SKU's minimum); DCGM memory plugin"
-SRC_B11 = ("checks-catalogue B11/C3 (NVML nvmlDeviceGetCurrentClocksEventReasons; AzNHC azure_gpu_clock_throttling); "
-           "assets/smi_clock_events.csv")
-SRC_C5 = ("checks-catalogue C5 (re-read Stage B after an active stage: any new Xid, ECC error, remap or AER -> as in "
-          "B3/B5/B6/B7; deltas, not lifetime totals); Xid severity: assets/xid.csv + assets/xid_severity.csv "
-          "(NVIDIA Xid catalog)")
-SRC_D1 = "checks-catalogue D1 (P2P: no errors; each pair within 10%/25% of the median pair, derived)"
-SRC_D3 = "checks-catalogue D3 (every rank of a torchrun job reports OK; Stas Bekman torch-distributed-gpu-test.py)"
-SRC_D4 = ("checks-catalogue D4 (#wrong = 0 at every size; busbw at the largest size >= the floor); nccl-tests "
-          "doc/PERFORMANCE.md (busbw = algbw x 2(n-1)/n)")
-SRC_TRAIN = "issue 5 (a small training loop whose loss must fall); assets/validate_thresholds.csv train_loss_max_ratio"
-SRC_SOAK = "checks-catalogue Stage F (soak pass rule: no new Xid/ECC/AER/remap, no throttle beyond B11, end within 5% of start)"
-SRC_RUN = "bringup validation script event protocol (assets/scripts/bringup_validate.py)"
-SRC_FLOORS = "assets/nccl_floors.csv"
+SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
+            "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
+SRC_DCGM = "NVIDIA DCGM nvvs/diag-skus.yaml (target = 0.75 x measured), https://github.com/NVIDIA/DCGM"
+SRC_C2 = ("Azure HPC health checks check_cuda_bw (24 GB/s Gen4 x16, 52 GB/s Gen5 x16), "
+          "https://github.com/Azure/azurehpc-health-checks; IBM Autopilot pciebw (25%/80% of the practical figure), "
+          "https://github.com/IBM/autopilot")
+SRC_C4 = ("DCGM diagnostics, memory plugin (GPU memory: pattern test passes; bandwidth >= the SKU's minimum), "
+          "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html")
+SRC_B11 = ("NVML API reference, nvmlDeviceGetCurrentClocksEventReasons, https://docs.nvidia.com/deploy/nvml-api/; "
+           "Azure HPC health checks azure_gpu_clock_throttling, https://github.com/Azure/azurehpc-health-checks")
+SRC_C5 = ("re-read the passive health checks after an active stage: any new Xid, ECC error, remap or AER counts, judged "
+          "on deltas, not lifetime totals (bringup's judgement); Xid severity: NVIDIA Xid catalog, "
+          "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html")
+SRC_D1 = ("bringup's judgement (derived, following Microsoft SuperBench's variance rule, "
+          "https://github.com/microsoft/superbenchmark): P2P copies have no errors and each pair is within 10%/25% of "
+          "the median pair")
+SRC_D3 = ("Stas Bekman, Machine Learning Engineering, torch-distributed-gpu-test.py (every rank of a torchrun job "
+          "reports OK), https://github.com/stas00/ml-engineering")
+SRC_D4 = ("NVIDIA nccl-tests (#wrong = 0 at every size; busbw at the largest size >= the floor), "
+          "https://github.com/NVIDIA/nccl-tests; doc/PERFORMANCE.md (busbw = algbw x 2(n-1)/n), "
+          "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md")
+SRC_TRAIN = ("bringup's judgement: a small training loop whose loss must at least halve (a model that does not learn "
+             "stays near its first loss)")
+SRC_SOAK = ("bringup's judgement, following Microsoft SuperBench's variance rule (https://github.com/microsoft/"
+            "superbenchmark): no new Xid/ECC/AER/remap during the soak, no sustained throttle, end within 5% of start")
+SRC_RUN = "bringup's judgement: the validation script's own event protocol (it reports each stage's start and end)"
+SRC_FLOORS = ("NVIDIA nccl-tests doc/PERFORMANCE.md (busbw), https://github.com/NVIDIA/nccl-tests/blob/master/doc/"
+              "PERFORMANCE.md; Azure HPC health checks, https://github.com/Azure/azurehpc-health-checks; Stas Bekman, "
+              "Machine Learning Engineering, https://github.com/stas00/ml-engineering")
 
 KINDS = ("gpu", "node", "soak")
 FATAL_ERRORS = ("torch_missing", "no_cuda", "rendezvous")
@@ -121,14 +132,6 @@ class GpuSpec:
     unverified: bool = False
 
 
-def _float(s: str | None) -> float | None:
-    try:
-        f = float(str(s).replace(",", "").strip())
-    except (TypeError, ValueError):
-        return None
-    return f if f > 0 else None
-
-
 def match_gpu(device_name: str) -> GpuSpec | None:
     """The spec of a GPU from its torch/NVML name (``"NVIDIA H100 80GB HBM3"`` -> H100 SXM5), ``None`` if unknown.
 
@@ -150,9 +153,9 @@ def match_gpu(device_name: str) -> GpuSpec | None:
         spec = specs.get(row.get("spec", ""), {}) if row.get("spec") else {}
         return GpuSpec(
             name=row.get("spec", ""),
-            bf16_dense_tflops=_float(spec.get("bf16_dense_tflops")),
-            memory_bw_gb_s=_float(spec.get("memory_bw_gb_s")),
-            mamf_bf16_tflops=_float(row.get("mamf_bf16_tflops")),
+            bf16_dense_tflops=to_float(spec.get("bf16_dense_tflops"), positive=True),
+            memory_bw_gb_s=to_float(spec.get("memory_bw_gb_s"), positive=True),
+            mamf_bf16_tflops=to_float(row.get("mamf_bf16_tflops"), positive=True),
             mamf_basis=row.get("mamf_basis", ""),
             source=row.get("source", ""),
             unverified="UNVERIFIED" in (spec.get("verification", "") + row.get("source", "")).upper(),
@@ -242,10 +245,6 @@ class Analysis:
 # ------------------------------------------------------------------ helpers
 
 
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def _f(v: float | None, digits: int = 1) -> str:
     return "?" if v is None else f"{v:,.{digits}f}"
 
@@ -285,7 +284,7 @@ class _Ctx:
         starts = vlog.starts
         devs = [str(e.get("device")) for e in starts if isinstance(e.get("device"), str)]
         self.device = "cpu" if "cpu" in devs else ("cuda" if "cuda" in devs else "")
-        ws = [_int(e.get("world_size")) for e in starts]
+        ws = [to_int(e.get("world_size"), text=False) for e in starts]
         self.world_size = max([w for w in ws if w] or [1])
         self.versions: dict[str, Any] = {}
         for e in starts:
@@ -295,7 +294,7 @@ class _Ctx:
                 break
         self.devices: dict[tuple[str, int | None], Device] = {}
         for e in vlog.of("device"):
-            idx = _int(e.get("index"))
+            idx = to_int(e.get("index"), text=False)
             name = e.get("name") if isinstance(e.get("name"), str) else ""
             key = (e.node, idx)
             if key in self.devices:
@@ -309,7 +308,7 @@ class _Ctx:
         if not self.devices:  # the node test prints no device events: each rank's sanity measure names its device
             for e in vlog.measures("sanity"):
                 name = e.get("device_name") if isinstance(e.get("device_name"), str) else ""
-                idx = _int(e.get("local_rank"))
+                idx = to_int(e.get("local_rank"), text=False)
                 key = (e.node, idx)
                 if key in self.devices or not name:
                     continue
@@ -332,7 +331,7 @@ class _Ctx:
         return self.device == "cpu"
 
     def dev(self, e: Event) -> Device | None:
-        idx = _int(e.get("device"))
+        idx = to_int(e.get("device"), text=False)
         d = self.devices.get((e.node, idx))
         if d is None and idx is not None:
             d = next((x for (n, i), x in self.devices.items() if i == idx), None)
@@ -342,7 +341,7 @@ class _Ctx:
         d = self.dev(e)
         if d is not None:
             return d.subject
-        idx = _int(e.get("device"))
+        idx = to_int(e.get("device"), text=False)
         return f"GPU {idx}" if idx is not None and not self.cpu else "host"
 
     def add(self, fid: str, verdict: Verdict, message: str, subject: str = "host", evidence: Iterable[str] = (),
@@ -429,7 +428,7 @@ def _run_findings(c: _Ctx) -> None:
             continue
         seen.add(key)
         remedy = str(e.get("remedy") or "").strip() or ERROR_REMEDY.get(kind, ERROR_REMEDY["exception"])
-        rank = _int(e.get("rank"))
+        rank = to_int(e.get("rank"), text=False)
         where = (f"rank {rank}" + (f" on {e.node}" if e.node else "") if rank is not None and c.world_size > 1
                  else (e.node or ""))
         test = e.test or "?"
@@ -443,9 +442,10 @@ def _run_findings(c: _Ctx) -> None:
             text = f"CUDA is not usable from torch ({msg or 'torch.cuda.is_available() is False'})"
         elif kind == "collective_timeout":
             phase = e.get("phase") if isinstance(e.get("phase"), str) else ""
-            ranks = [r for r in (e.get("ranks") or []) if _int(r) is not None] if isinstance(e.get("ranks"), list) else []
-            if not ranks and _int(e.get("peer")) is not None:
-                ranks = [_int(e.get("peer"))]
+            ranks = ([r for r in (e.get("ranks") or []) if to_int(r, text=False) is not None]
+                     if isinstance(e.get("ranks"), list) else [])
+            if not ranks and to_int(e.get("peer"), text=False) is not None:
+                ranks = [to_int(e.get("peer"), text=False)]
             nodes = [str(x) for x in (e.get("nodes") or []) if x] if isinstance(e.get("nodes"), list) else []
             if ranks:
                 who = (f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks[:16]))
@@ -498,7 +498,8 @@ def _gemm(c: _Ctx) -> None:
     for e in ms:
         v = num(e.get("value"))
         dtype = str(e.get("dtype") or "?")
-        shape = "x".join(str(e.get(k)) for k in ("m", "n", "k")) if all(_int(e.get(k)) for k in ("m", "n", "k")) else ""
+        shape = ("x".join(str(e.get(k)) for k in ("m", "n", "k"))
+                 if all(to_int(e.get(k), text=False) for k in ("m", "n", "k")) else "")
         what = f"{dtype} GEMM" + (f" {shape}" if shape else "")
         if v is None:
             c.add("gemm", Verdict.UNKNOWN, f"{what}: no TFLOPS value in the event", c.subject_of(e), [e.raw],
@@ -554,7 +555,7 @@ def _memcpy(c: _Ctx) -> None:
         v = num(e.get("value"))
         if v is None:
             continue
-        b = _int(e.get("bytes"))
+        b = to_int(e.get("bytes"), text=False)
         what = "device-to-device copy" + (f" of {human_bytes(b)}" if b else "") + " (read + write)"
         if c.cpu:
             _perf_skip_cpu(c, "memcpy", "memory copy" + (f" of {human_bytes(b)}" if b else ""), e, v, "GB/s")
@@ -586,7 +587,8 @@ H2D_GEN5_WARN_FRACTION = 35.0 / 52.0
 knowledge.md 5.2 notes that H2D on Gen5 x16 is sometimes only ~35 GB/s on healthy systems (while D2H reaches
 50-55 GB/s), NVIDIA/nvbandwidth#24 (https://github.com/NVIDIA/nvbandwidth/issues/24, practitioner report);
 35 of the 52 GB/s Gen5 x16 figure (derived). The FAIL line (25%) is unchanged; D2H keeps the 0.8 x WARN."""
-SRC_H2D_GEN5 = ("NVIDIA/nvbandwidth#24 (H2D on Gen5 sometimes ~35 GB/s on healthy systems; knowledge.md 5.2): "
+SRC_H2D_GEN5 = ("NVIDIA/nvbandwidth#24, https://github.com/NVIDIA/nvbandwidth/issues/24 (H2D on Gen5 sometimes ~35 GB/s "
+                "on healthy systems): "
                 "h2d on Gen5 warns below 35/52 of the figure (derived)")
 
 
@@ -594,7 +596,7 @@ def _numa_note(e: Event) -> str:
     """What the measure says about the GPU's NUMA node: "" when the copy ran on it (or the script predates the
     fields), else why not."""
     pinned = e.get("cpus_pinned")
-    node = _int(e.get("numa_node"))
+    node = to_int(e.get("numa_node"), text=False)
     if pinned is not False:
         return ""
     why = str(e.get("numa_reason") or "").strip()
@@ -625,16 +627,16 @@ def _host_link(c: _Ctx, test: str) -> None:
         d = c.dev(e)
         subj = c.subject_of(e)
         pcie = d.pcie if d else {}
-        gen, width = _int(pcie.get("max_gen")), _int(pcie.get("max_width"))
+        gen, width = to_int(pcie.get("max_gen"), text=False), to_int(pcie.get("max_width"), text=False)
         cur = ""
-        if _int(pcie.get("current_gen")) is not None or _int(pcie.get("current_width")) is not None:
+        if to_int(pcie.get("current_gen"), text=False) is not None or to_int(pcie.get("current_width"), text=False) is not None:
             cur = f"; link now Gen{pcie.get('current_gen', '?')} x{pcie.get('current_width', '?')}"
         practical, how = pcie_practical_gb_s(gen, width)
         if practical is None:
             c.add(test, Verdict.UNKNOWN, f"{what} {v:.1f} GB/s; {how}: not judged", subj,
                   [e.raw] + ([d.raw] if d else []),
                   "Read the GPU's PCIe generation and width (`nvidia-smi -q -d PCIE` under load, or lspci -vv "
-                  "LnkCap/LnkSta) and compare with checks-catalogue C2 (24 GB/s Gen4 x16, 52 GB/s Gen5 x16).", SRC_C2)
+                  "LnkCap/LnkSta) and compare with Azure HPC health checks check_cuda_bw (24 GB/s Gen4 x16, 52 GB/s Gen5 x16).", SRC_C2)
             c.row(test, "gb_s", v, "GB/s", None, Verdict.UNKNOWN, subj, how)
             continue
         w_f, caveat, src = warn_f, "", SRC_C2
@@ -667,11 +669,11 @@ def _memory(c: _Ctx) -> None:
     for e in c.vlog.measures("memory", "pattern_errors"):
         v = num(e.get("value"))
         subj = c.subject_of(e) if not c.cpu else "host"
-        tested = _int(e.get("bytes_tested"))
+        tested = to_int(e.get("bytes_tested"), text=False)
         frac = num(e.get("fraction"))
         names = e.get("pattern_names")
         pat = (f", patterns {', '.join(str(p) for p in names[:6])}" if isinstance(names, list) and names else
-               f", {_int(e.get('patterns'))} patterns" if _int(e.get("patterns")) else "")
+               f", {to_int(e.get('patterns'), text=False)} patterns" if to_int(e.get("patterns"), text=False) else "")
         what = (f"{human_bytes(tested)} tested" if tested else "memory tested") + (
             f" ({100 * frac:.0f}% of free memory{pat})" if frac is not None else pat)
         if v is None:
@@ -698,9 +700,9 @@ def _train(c: _Ctx) -> None:
     ms = c.vlog.measures("train")
     for e in ms:
         first, last = num(e.get("loss_first")), num(e.get("loss_last"))
-        steps = _int(e.get("steps"))
+        steps = to_int(e.get("steps"), text=False)
         subj = c.subject_of(e) if not c.cpu else "host"
-        mem = _int(e.get("max_memory_allocated_bytes"))
+        mem = to_int(e.get("max_memory_allocated_bytes"), text=False)
         tps = num(e.get("tokens_per_s"))
         extra = (f"; max_memory_allocated {mem / (1 << 30):.2f} GiB" if mem is not None else
                  "; max_memory_allocated n/a (CPU)" if c.cpu else "") + (f"; {tps:,.0f} tokens/s" if tps else "")
@@ -747,13 +749,13 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
     fail_f = threshold("throttle_fail_fraction", 0.10)
     by_dev: dict[tuple[str, int | None], list[Event]] = {}
     for s in samples:
-        by_dev.setdefault((s.node, _int(s.get("device"))), []).append(s)
+        by_dev.setdefault((s.node, to_int(s.get("device"), text=False)), []).append(s)
     for (node, idx), ss in sorted(by_dev.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1)):
         d = c.devices.get((node, idx))
         subj = d.subject if d else (f"GPU {idx}" if idx is not None else "host")
         seen: dict[int, int] = {}
         for s in ss:
-            r = _int(s.get("clock_event_reasons"))
+            r = to_int(s.get("clock_event_reasons"), text=False)
             if r is None:
                 continue
             for bit in bits:
@@ -767,7 +769,7 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
         facts = (f"{n} samples" + (f"; max {max(temps):.0f} °C" if temps else "")
                  + (f"; max power {max(power):.0f} W" + (f" of {max(limits):.0f} W limit" if limits else "")
                     if power else "") + (f"; SM clock {min(clocks):.0f}-{max(clocks):.0f} MHz" if clocks else ""))
-        ev = [s.raw for s in ss if (_int(s.get("clock_event_reasons")) or 0) & sum(bits)][:4] or [ss[-1].raw]
+        ev = [s.raw for s in ss if (to_int(s.get("clock_event_reasons"), text=False) or 0) & sum(bits)][:4] or [ss[-1].raw]
         if not seen:
             c.add(fid, Verdict.PASS, f"no HW slowdown, thermal slowdown or power brake under load ({facts})", subj, ev,
                   "", SRC_B11)
@@ -811,8 +813,8 @@ def _xid_codes(e: Event) -> list[int | None] | None:
     ``xid_count`` entries), else the numbers of the ``xid_lines`` it carried (the last 5 only); ``None`` when
     neither is there."""
     codes = e.get("xid_codes")
-    if isinstance(codes, list) and len(codes) == _int(e.get("xid_count")):  # one per counted line, else not trusted
-        return [_int(x) for x in codes]
+    if isinstance(codes, list) and len(codes) == to_int(e.get("xid_count"), text=False):  # one per counted line, else not trusted
+        return [to_int(x, text=False) for x in codes]
     lines = e.get("xid_lines")
     if isinstance(lines, list):
         out: list[int | None] = []
@@ -849,8 +851,8 @@ def _xid_verdict(code: int | None) -> tuple[Verdict, str]:
 def _counter(d: Mapping[str, Any], name: str) -> int | None:
     if name.startswith("aer."):
         aer = d.get("aer")
-        return _int(aer.get(name[4:])) if isinstance(aer, dict) else None
-    return _int(d.get(name))
+        return to_int(aer.get(name[4:]), text=False) if isinstance(aer, dict) else None
+    return to_int(d.get(name), text=False)
 
 
 def _new_xids(b: Event, a: Event, x: int, y: int, what: str) -> list[tuple[Verdict, str]]:
@@ -872,7 +874,7 @@ def _new_xids(b: Event, a: Event, x: int, y: int, what: str) -> list[tuple[Verdi
         if v in graded:
             grade = {Verdict.FAIL: "FAIL", Verdict.WARN: "WARN", Verdict.PASS: "informational"}[v]
             out.append((v, f"{what}: xid_count {x} -> {y} (+{new}): {', '.join(graded[v])} [{grade}, "
-                           "checks-catalogue B5]"))
+                           "NVIDIA Xid catalog]"))
     return out
 
 
@@ -890,7 +892,8 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
     for e in evs:
         w = e.get("when")
         if w in ("before", "after"):
-            pairs.setdefault((e.node, e.get("device") if _int(e.get("device")) is not None else None), {})[str(w)] = e
+            dev = e.get("device") if to_int(e.get("device"), text=False) is not None else None
+            pairs.setdefault((e.node, dev), {})[str(w)] = e
     for (node, idx), p in sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1)):
         d = c.devices.get((node, idx))
         subj = d.subject if d else (f"GPU {idx}" if idx is not None else "host")
@@ -948,12 +951,12 @@ def _sanity(c: _Ctx) -> None:
     ok: dict[int, Event] = {}
     bad: list[Event] = []
     for e in ms:
-        r = _int(e.get("rank"))
+        r = to_int(e.get("rank"), text=False)
         if r is None:
             continue
         good = num(e.get("value")) == 1.0
         s = num(e.get("allreduce_sum"))
-        ws = _int(e.get("world_size")) or n
+        ws = to_int(e.get("world_size"), text=False) or n
         if s is not None and abs(s - ws) > 1e-6:
             good = False
         (ok.__setitem__(r, e) if good else bad.append(e))
@@ -969,8 +972,9 @@ def _sanity(c: _Ctx) -> None:
     parts = []
     if bad:
         parts.append("wrong all-reduce sum on rank(s) " + ", ".join(
-            f"{_int(e.get('rank'))} ({e.get('allreduce_sum')} instead of {_int(e.get('world_size')) or n})" for e in bad[:8]))
-    really_missing = [r for r in missing if r not in {_int(e.get("rank")) for e in bad}]
+            f"{to_int(e.get('rank'), text=False)} ({e.get('allreduce_sum')} instead of "
+            f"{to_int(e.get('world_size'), text=False) or n})" for e in bad[:8]))
+    really_missing = [r for r in missing if r not in {to_int(e.get("rank"), text=False) for e in bad}]
     if really_missing:
         named = ", ".join(str(r) for r in really_missing[:16]) + (" ..." if len(really_missing) > 16 else "")
         parts.append(f"rank(s) {named} of {n} did not report")
@@ -1012,7 +1016,7 @@ def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
             min_bytes = int(row.get("min_bytes") or min_bytes)
         except ValueError:
             pass
-        fl = _float(row.get("floor_busbw_gb_s"))
+        fl = to_float(row.get("floor_busbw_gb_s"), positive=True)
         ref = row.get("reference_busbw_gb_s", "")
         if fl is not None:
             desc = (f"{row.get('system')}, {row.get('floor_basis', '')}"
@@ -1021,19 +1025,19 @@ def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
         return None, "", min_bytes, (f"{row.get('system')} has only a reference ({ref} GB/s {row.get('reference_basis', '')}"
                                      f"), no floor")
     nvl = [d.nvlink for d in devs]
-    if devs and all(isinstance(x, dict) and _int(x.get("links_active")) == 0 for x in nvl):
-        gens = [_int(d.pcie.get("max_gen")) for d in devs]
-        widths = [_int(d.pcie.get("max_width")) for d in devs]
+    if devs and all(isinstance(x, dict) and to_int(x.get("links_active"), text=False) == 0 for x in nvl):
+        gens = [to_int(d.pcie.get("max_gen"), text=False) for d in devs]
+        widths = [to_int(d.pcie.get("max_width"), text=False) for d in devs]
         if all(g is not None for g in gens) and all(w is not None for w in widths):
             g, w = min(x for x in gens if x is not None), min(x for x in widths if x is not None)
             practical, how = pcie_practical_gb_s(g, w)
             if practical is not None:
                 frac = threshold("pcie_allreduce_fraction", 0.7)
                 return (frac * practical, f"PCIe-only node: {frac:g} x {how} = {frac * practical:.1f} GB/s (derived, "
-                        "checks-catalogue D4)", min_bytes, "")
+                        "bringup's judgement)", min_bytes, "")
             return None, "", min_bytes, f"PCIe-only node, but {how}"
         return None, "", min_bytes, "PCIe-only node, but the PCIe generation/width was not reported"
-    if any(isinstance(x, dict) and (_int(x.get("links_active")) or 0) > 0 for x in nvl):
+    if any(isinstance(x, dict) and (to_int(x.get("links_active"), text=False) or 0) > 0 for x in nvl):
         model = names[0] if len(names) == 1 else " + ".join(names) or "these GPUs"
         return None, "", min_bytes, f"no floor is known for {n}x {model} with NVLink"
     return None, "", min_bytes, ("no floor is known for " + (f"{n}x {names[0]}" if len(names) == 1 else "this node")
@@ -1041,7 +1045,7 @@ def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
 
 
 def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -> None:
-    ms = [e for e in c.vlog.measures(test) if _int(e.get("size_bytes")) is not None]
+    ms = [e for e in c.vlog.measures(test) if to_int(e.get("size_bytes"), text=False) is not None]
     if not ms:
         if c.kind == "node" and test not in c.errored_tests and c.vlog.events:
             c.add(fid, Verdict.UNKNOWN, "no all-reduce measurement in the log", "host", [],
@@ -1049,13 +1053,13 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
         return
     by_size: dict[int, Event] = {}
     for e in ms:
-        by_size[_int(e.get("size_bytes")) or 0] = e  # the last one seen per size
+        by_size[to_int(e.get("size_bytes"), text=False) or 0] = e  # the last one seen per size
     sizes = sorted(by_size)
     series = [(s, num(by_size[s].get("busbw_gb_s", by_size[s].get("value"))) or 0.0) for s in sizes]
     c.out.series = series
-    n = _int(by_size[sizes[-1]].get("world_size")) or c.world_size
-    wrong = [e for e in ms if (_int(e.get("wrong")) or 0) > 0]
-    unchecked = [e for e in ms if _int(e.get("wrong")) is None]
+    n = to_int(by_size[sizes[-1]].get("world_size"), text=False) or c.world_size
+    wrong = [e for e in ms if (to_int(e.get("wrong"), text=False) or 0) > 0]
+    unchecked = [e for e in ms if to_int(e.get("wrong"), text=False) is None]
     big = by_size[sizes[-1]]
     busbw, algbw = num(big.get("busbw_gb_s", big.get("value"))), num(big.get("algbw_gb_s"))
     dtype = str(big.get("dtype") or "")
@@ -1065,13 +1069,14 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     ev = [big.raw] + [e.raw for e in wrong[:6]]
     src = f"{SRC_D4}; {SRC_FLOORS}"
     if wrong:
-        sz = ", ".join(human_bytes(_int(e.get("size_bytes"))) + f" ({_int(e.get('wrong'))} wrong)" for e in wrong[:8])
+        sz = ", ".join(human_bytes(to_int(e.get("size_bytes"), text=False)) + f" ({to_int(e.get('wrong'), text=False)} wrong)"
+                       for e in wrong[:8])
         c.add(fid, Verdict.FAIL, f"all-reduce returned wrong results at {sz} ({where})", "host", ev,
               "Data corruption on a GPU or link: rerun; then test GPU pairs (the P2P matrix, nvbandwidth, DCGM diag "
               "-r 3) to find the bad GPU or NVLink, and check Xid/ECC/NVLink error counters.", src)
         for s, b in series:
             e = by_size[s]
-            w = _int(e.get("wrong")) or 0
+            w = to_int(e.get("wrong"), text=False) or 0
             c.row(test, f"busbw@{human_bytes(s)}", b, "GB/s", None, Verdict.FAIL if w else Verdict.PASS, "host",
                   f"wrong {w}")
         return
@@ -1103,7 +1108,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
         return
     if floor is None:
         c.add(fid, Verdict.UNKNOWN, f"all-reduce over {where}: {arith}{check_note}; {why}", "host", ev,
-              "Compare with the vendor's figure or your site baseline for this system (checks-catalogue D4 lists "
+              "Compare with the vendor's figure or your site baseline for this system (Azure HPC health checks and Stas Bekman's Machine Learning Engineering list "
               "8x A100 >= 228, 8x H100/H200 >= 460, 4x GB200 >= 432 GB/s).", src)
         c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.UNKNOWN, "host", why)
         return
@@ -1111,7 +1116,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     msg = (f"all-reduce over {where}: {arith}; {'>=' if verdict is Verdict.PASS else 'below'} the floor "
            f"{floor:g} GB/s ({desc}){check_note}")
     c.add(fid, verdict, msg, "host", ev, "" if verdict is Verdict.PASS else (
-        "Rerun up to a few times first (checks-catalogue D4 allows retries). Then check: nothing else runs on the "
+        "Rerun up to a few times first (Azure HPC health checks allow retries). Then check: nothing else runs on the "
         "GPUs; every NVLink is up (`nvidia-smi nvlink -s`); on NVSwitch systems nvidia-fabricmanager runs at the "
         "driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run; compare with "
         "nccl-tests all_reduce_perf."), src)
@@ -1122,19 +1127,19 @@ def _p2p(c: _Ctx) -> None:
     ms = [e for e in c.vlog.measures("p2p") if num(e.get("value")) is not None]
     if not ms:
         return
-    wrong = [e for e in ms if (_int(e.get("wrong")) or 0) > 0]
+    wrong = [e for e in ms if (to_int(e.get("wrong"), text=False) or 0) > 0]
     vals = [num(e.get("value")) or 0.0 for e in ms]
     median = statistics.median(vals)
     pairs = ", ".join(f"{e.get('src')}->{e.get('dst')} {num(e.get('value')) or 0:.1f}" for e in ms[:12])
     if wrong:
         c.add("p2p", Verdict.FAIL, "P2P copies returned wrong data on pair(s) " + ", ".join(
-            f"{e.get('src')}->{e.get('dst')} ({_int(e.get('wrong'))} wrong)" for e in wrong[:8]), "host",
+            f"{e.get('src')}->{e.get('dst')} ({to_int(e.get('wrong'), text=False)} wrong)" for e in wrong[:8]), "host",
             [e.raw for e in wrong[:6]],
             "Data corruption between two GPUs: test the pair alone (nvbandwidth), check NVLink error counters "
             "(`nvidia-smi nvlink -e`) and Xid/ECC on both GPUs; run DCGM diag -r 3.", SRC_D1)
         for e in ms:
             c.row("p2p", f"{e.get('src')}->{e.get('dst')}", num(e.get("value")), "GB/s", None,
-                  Verdict.FAIL if (_int(e.get("wrong")) or 0) else Verdict.PASS, "host")
+                  Verdict.FAIL if (to_int(e.get("wrong"), text=False) or 0) else Verdict.PASS, "host")
         return
     if c.cpu:
         c.add("p2p", Verdict.PASS, f"P2P copies correct on all {len(ms)} pair(s) (GB/s: {pairs}); bandwidth is not "
@@ -1222,10 +1227,10 @@ def _soak_perf(c: _Ctx) -> None:
             continue
         if num(e.get("value")) is None or str(e.get("unit", "")) not in ("TFLOPS", "GB/s"):
             continue
-        dev = _int(e.get("device"))
+        dev = to_int(e.get("device"), text=False)
         who = dev if dev is not None else (f"rank {e.rank}" if t == "soak_gemm" else None)
         series.setdefault((t, str(e.get("metric", "")), e.node, who), []).append(e)
-    wrong = [e for evs in series.values() for e in evs if (_int(e.get("wrong")) or 0) > 0]
+    wrong = [e for evs in series.values() for e in evs if (to_int(e.get("wrong"), text=False) or 0) > 0]
     if wrong:
         c.add("perf", Verdict.FAIL, f"wrong all-reduce results during the soak ({len(wrong)} measurement(s))", "host",
               [e.raw for e in wrong[:6]], "Data corruption under sustained load: find the GPU (node validation P2P "

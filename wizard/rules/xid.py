@@ -92,11 +92,11 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         if (ev.bus_id, 79) in groups:
             extra.setdefault((ev.bus_id, 79), []).extend(ev.evidence)
             continue
-        row = rows.get(79, {})
+        row79 = rows.get(79, {})
         out.append(Finding("health.gpu_bus", Verdict.FAIL,
                            f"{gpu_name(log, ev.bus_id, gpu_index)} has fallen off the bus (not responding on PCIe)",
-                           gpu_name(log, ev.bus_id, gpu_index), cap(ev.evidence), row.get("follow_up", ""),
-                           row.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"))
+                           gpu_name(log, ev.bus_id, gpu_index), cap(ev.evidence), row79.get("follow_up", ""),
+                           row79.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"))
     # GSP RPC timeouts: merged into the GPU's Xid 119/120 when present
     gsp_by_bus: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
     gpus_in_log = sorted(log.gpus)
@@ -211,7 +211,7 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     line_source = ""
     for e in evs:
         text = str(e.fields.get("text", ""))
-        for _lo, _hi, rx, v, meaning, src in rules:
+        for _lo, _hi, rx, v, _meaning, src in rules:
             m = rx.search(text)
             if m:
                 word = m.group(0)

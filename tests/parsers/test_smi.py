@@ -1,0 +1,356 @@
+"""Tests of wizard/parsers/smi.py."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+from wizard.parsers.smi import (
+    GpuFacts,
+    csv_key,
+    is_na,
+    parse_nvml_smi,
+    parse_smi_csv,
+    parse_smi_table,
+    parse_smi_text,
+    parse_smi_xml,
+    reasons_from_mask,
+    to_flag,
+    to_number,
+    unreachable_gpus,
+)
+
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+
+P4 = "nvidia-smi__tesla-p4-nas-device-handle-unknown-error.txt"
+
+
+@functools.lru_cache(maxsize=None)
+def body(name: str) -> str:
+    return text(PUBLIC / name)
+
+
+def test_unreachable_line_without_a_space_before_the_bus():
+    ((b, reason, line),) = unreachable_gpus(body(P4).splitlines())
+    assert (b, reason) == ("0000:07:00.0", "Unknown Error") and line.startswith("Unable to determine")
+
+
+def case(name: str) -> str:
+    return text(CASES / name)
+
+
+@pytest.mark.parametrize("raw,num", [("16x", 16), ("67.74 W", 67.74), ("-2 C", -2), ("192 bank(s)", 192),
+                                     ("0 %", 0), ("81559 MiB", 81559), ("0x0000000000000080", 128),
+                                     ("[N/A]", None), ("N/A", None), ("Requested functionality has been deprecated", None),
+                                     ("", None), ("ERR!", None), ("9" * 40, None)])
+def test_to_number(raw, num):
+    assert to_number(raw) == num
+
+
+@pytest.mark.parametrize("raw,flag", [("Enabled", True), ("Active", True), ("Yes", True), ("On", True),
+                                      ("Disabled", False), ("Not Active", False), ("No", False), ("Off", False),
+                                      ("[N/A]", None), ("Pass-Through", None)])
+def test_to_flag(raw, flag):
+    assert to_flag(raw) is flag
+
+
+def test_na_values_are_missing_never_zero():
+    assert is_na("[N/A]") and is_na("N/A") and is_na("[Not Supported]") and is_na(None)
+    assert not is_na("0")
+
+
+def test_csv_header_keys_drop_units_and_old_throttle_names():
+    assert csv_key("memory.total [MiB]") == "memory.total"
+    assert csv_key("clocks_throttle_reasons.hw_slowdown") == "clocks_event_reasons.hw_slowdown"
+    assert csv_key("fan.speed [%]") == "fan.speed"
+
+
+def test_reasons_from_mask_uses_nvml_bits():
+    r = reasons_from_mask(0x88)
+    assert r["hw_power_brake_slowdown"] and r["hw_slowdown"]
+    assert not r["gpu_idle"] and not r["hw_thermal_slowdown"]
+
+
+def test_xml_v12_a100_one_of_four_listed():
+    doc = parse_smi_xml(case("nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml"))
+    assert doc.complete and not doc.truncated
+    assert doc.attached_count == 4 and len(doc.gpus) == 1
+    g = doc.gpus[0]
+    assert g.bus_id == "00000000:01:00.0" and g.name == "NVIDIA A100-SXM4-80GB"
+    assert g.flag("mig.mode.current") is True and g.mig_devices == 4
+    assert g.flag("persistence_mode") is False
+    assert g.num("pcie.link.gen.current") == 4 and g.num("pcie.link.width.max") == 16
+    assert g.num("temperature.slowdown") == 89 and g.num("temperature.gpu") == 27
+    assert g.num("enforced.power.limit") == 500 and g.num("power.default_limit") == 500
+    assert g.text("remapped_rows") is None and g.get("remapped_rows").raw == "N/A"
+    # the MIG devices' own <ecc_error_count> is not the GPU's ECC
+    assert g.num("ecc.errors.uncorrected.volatile.sram") == 0
+    assert g.line("ecc.mode.current") == "<current_ecc>Enabled</current_ecc>"
+    assert doc.driver_version.raw == "535.54.03" and doc.attached.line == "<attached_gpus>4</attached_gpus>"
+
+
+def test_xml_v11_a10g_link_and_idle_reasons():
+    doc = parse_smi_xml(case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml"))
+    g = doc.gpus[0]
+    assert g.num("pcie.link.width.current") == 8 and g.num("pcie.link.width.max") == 16
+    assert g.num("pcie.link.gen.current") == 1 and g.text("pstate") == "P8"
+    assert g.flag("clocks_event_reasons.gpu_idle") is True  # from <clocks_throttle_reason_gpu_idle>
+    assert g.flag("clocks_event_reasons.hw_power_brake_slowdown") is False
+    assert g.text("virtualization_mode") == "Pass-Through"
+    assert g.num("remapped_rows.histogram.max") == 192 and g.flag("remapped_rows.pending") is False
+    assert [(p.pid, p.type, p.name) for p in g.processes] == [("725", "G", "/usr/lib/xorg/Xorg")]
+    assert not g.processes[0].compute
+    assert "<process_name>/usr/lib/xorg/Xorg</process_name>" in g.processes[0].lines
+
+
+def test_xml_multiline_value_is_read():
+    """The A100 pass-through file breaks one value over two lines (`Not Active\\n   </...>`)."""
+    g = parse_smi_xml(case("nvidia-smi-q-x__a100-sxm4-40gb-mig-passthrough-vm.xml")).gpus[0]
+    assert g.flag("clocks_event_reasons.applications_clocks_setting") is False
+    assert g.num("ecc.errors.corrected.volatile.sram") is None  # N/A under MIG
+    assert g.num("ecc.errors.uncorrected.aggregate.dram") == 0
+
+
+def test_xml_v13_truncated_paste_is_closed_and_read():
+    doc = parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__rtx-pro-6000-blackwell-v13-partial.xml"))
+    assert doc.truncated and not doc.complete and not doc.problems
+    g = doc.gpus[0]
+    assert g.text("brand") == "NVIDIA RTX"
+    assert g.num("temperature.gpu.tlimit") == 68 and g.num("temperature.slowdown.tlimit") == -2
+    assert g.num("pcie.link.gen.gpumax") == 5 and g.num("pcie.link.gen.hostmax") == 4
+    assert g.num("fabric.state") is None and g.text("fabric.state") is None
+
+
+def test_xml_cut_in_the_middle_of_an_element():
+    body = case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml")
+    cut = body[: body.index("<gpu_temp>") + 6]  # "<gpu_t": an unfinished tag
+    doc = parse_smi_xml(cut)
+    assert doc.truncated and len(doc.gpus) == 1
+    assert doc.gpus[0].num("remapped_rows.correctable") == 0
+    assert doc.gpus[0].num("temperature.gpu") is None
+
+
+def test_xml_all_na_vgpu_guest_and_old_ecc_elements():
+    g = parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__grid-p4-vgpu-guest-wddm-all-na.xml")).gpus[0]
+    assert g.get("ecc.errors.corrected.volatile.total").raw == "N/A"
+    assert g.num("ecc.errors.corrected.volatile.total") is None
+    assert g.text("virtualization_mode") == "VGPU" and g.text("persistence_mode") is None
+    assert len(g.processes) == 13 and all(p.type == "C+G" for p in g.processes)
+    assert g.processes[-1].name == "C:\\Windows\\explorer.exe"
+
+
+def test_xml_entity_declaration_is_refused():
+    doc = parse_smi_xml(text(SYNTHETIC / "synthetic_nvidia-smi-q-x__entity-declaration.xml"))
+    assert doc.error_kind == "refused" and not doc.gpus
+    assert any("<!ENTITY" in ln for ln in doc.error_lines)
+
+
+def test_xml_doctype_with_embedded_dtd_is_dropped():
+    body = case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml").replace(
+        '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v11.dtd">',
+        "<!DOCTYPE nvidia_smi_log [\n<!ELEMENT nvidia_smi_log (timestamp, driver_version)>\n]>")
+    doc = parse_smi_xml(body)
+    assert doc.complete and doc.gpus[0].name == "NVIDIA A10G"
+
+
+def test_xml_error_printed_instead_of_xml():
+    doc = parse_smi_xml(case("nvidia-smi__driver-not-loaded-failed-to-communicate.txt"))
+    assert doc.error_kind == "no_driver" and not doc.problems
+
+
+def test_text_multi_gpu_hopper_layout():
+    doc = parse_smi_text(case("nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt"))
+    assert doc.attached_count == 8 and len(doc.gpus) == 8
+    assert [g.index for g in doc.gpus] == list(range(8))
+    g = doc.gpus[0]
+    assert g.bus_id == "00000000:19:00.0" and g.header == "GPU 00000000:19:00.0"
+    assert g.flag("clocks_event_reasons.hw_power_brake_slowdown") is True  # nested under "HW Slowdown"
+    assert g.flag("clocks_event_reasons.hw_thermal_slowdown") is False
+    assert g.num("pcie.replay_counter") == 67
+    assert g.num("ecc.errors.uncorrected.volatile.sram.parity") == 0
+    assert g.text("ecc.errors.uncorrected.aggregate.sram.thresholdExceeded") == "No"
+    assert g.num("temperature.gpu.tlimit") == 56 and g.num("temperature.shutdown.tlimit") == -8
+    assert g.text("fabric.state") == "Completed" and g.processes_read and not g.processes
+    assert g.line("pcie.replay_counter") == "Replays Since Reset               : 67"
+    assert doc.gpus[7].num("pcie.replay_counter") == 67 and doc.gpus[6].num("pcie.replay_counter") == 82
+
+
+def test_text_590_wide_layout_with_processes():
+    g = parse_smi_text(case("nvidia-smi-q__h200-single-gpu-vm-gpu-burn-load-healthy.txt")).gpus[0]
+    assert g.num("utilization.gpu") == 100 and g.num("power.draw") == 627.32
+    assert g.num("enforced.power.limit") == 700
+    assert [(p.pid, p.type, p.name, p.used_mib) for p in g.processes] == [
+        ("10291", "C", "/root/tools/memhog", 2566), ("10293", "C", "/root/tools/memhog", 1542),
+        ("10309", "C", "./gpu_burn", 28234)]
+
+
+def test_text_mig_device_blocks_do_not_leak_into_the_gpu():
+    g = parse_smi_text(text(PUBLIC / "nvidia-smi-q__h200-mig-idle-590.txt")).gpus[0]
+    assert g.mig_devices == 5
+    assert g.get("remapped_rows").raw == "N/A"
+    assert g.get("ecc.errors.uncorrected.volatile.sram") is None  # only the MIG devices print it
+    assert g.num("ecc.errors.uncorrected.volatile.sram.parity") == 0
+    assert g.text("utilization.gpu") is None
+
+
+def test_text_section_without_gpu_header():
+    doc = parse_smi_text(case("nvidia-smi-q__remapped-rows-uncorrectable-pending.txt"))
+    assert len(doc.gpus) == 1 and doc.gpus[0].implicit
+    g = doc.gpus[0]
+    assert g.num("remapped_rows.uncorrectable") == 4 and g.flag("remapped_rows.pending") is True
+    assert g.get("remapped_rows.failure") is None
+
+
+def test_text_pci_section_starting_mid_block():
+    g = parse_smi_text(case("nvidia-smi-q__p100-pci-link-gen3-x16-section.txt")).gpus[0]
+    assert g.bus_id == "00000000:40:00.0"
+    assert (g.num("pcie.link.gen.current"), g.num("pcie.link.gen.max")) == (3, 3)
+    assert g.flag("clocks_event_reasons.gpu_idle") is True and g.flag("clocks_event_reasons.hw_slowdown") is False
+
+
+def test_text_performance_display_only():
+    doc = parse_smi_text(case("nvidia-smi-q-d-performance__desktop-idle-no-throttle.txt"))
+    assert doc.driver_version.raw == "495.44" and doc.cuda_version.raw == "11.5"
+    assert doc.gpus[0].text("pstate") == "P0" and doc.gpus[0].flag("clocks_event_reasons.gpu_idle")
+
+
+def test_text_partial_with_cut_markers():
+    doc = parse_smi_text(case("nvidia-smi-q__a100-sxm4-80gb-dram-ce-177-row-remap-pending-partial.txt"))
+    g = doc.gpus[0]
+    assert g.num("ecc.errors.corrected.aggregate.dram") == 177
+    assert g.num("remapped_rows.correctable") == 1 and g.num("remapped_rows.histogram.high") == 1
+    assert g.text("retired_pages.single_bit_ecc.count") is None
+
+
+def test_text_old_single_double_bit_layout():
+    g = parse_smi_text(text(SYNTHETIC / "synthetic_nvidia-smi-q__v100-old-ecc-layout-retired-pages-pending.txt")).gpus[0]
+    assert g.num("ecc.errors.corrected.volatile.device_memory") == 3
+    assert g.num("ecc.errors.uncorrected.volatile.total") == 1
+    assert g.num("retired_pages.single_bit_ecc.count") == 2 and g.flag("retired_pages.pending") is True
+
+
+def test_text_lost_gpu_line_is_an_error():
+    body = ("Attached GPUs                             : 2\n"
+            "Unable to determine the device handle for gpu 0000:3B:00.0: Unknown Error\n"
+            + case("nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt").split("Attached GPUs")[1].split("\n", 1)[1])
+    doc = parse_smi_text(body)
+    assert doc.error_kind == "gpu_unreachable" and len(doc.gpus) == 1
+
+
+def test_table_eight_gpus_and_empty_processes():
+    doc = parse_smi_table(case("nvidia-smi__8x-h100-hbm3-healthy-with-processes.txt"))
+    assert len(doc.gpus) == 8 and doc.complete
+    g = doc.gpus[3]
+    assert (g.index, g.bus_id, g.name) == (3, "00000000:5D:00.0", "NVIDIA H100 80GB HBM3")
+    assert g.num("temperature.gpu") == 23 and g.num("power.draw") == 72 and g.num("enforced.power.limit") == 700
+    assert g.num("ecc.errors.uncorrected.volatile.total") == 0 and g.text("mig.mode.current") == "Disabled"
+    assert g.processes_read and not g.processes
+    assert doc.driver_version.raw == "550.90.07" and doc.cuda_version.raw == "12.4"
+
+
+def test_table_err_gpu_and_cut_table():
+    doc = parse_smi_table(case("nvidia-smi__a40-gpu0-err-partial.txt"))
+    assert len(doc.gpus) == 2 and not doc.complete
+    bad, good = doc.gpus
+    assert bad.text("name") == "ERR!" and bad.errors
+    assert good.num("temperature.gpu") == 26 and not good.errors
+
+
+def test_table_mig_and_processes_with_instance_ids():
+    doc = parse_smi_table(text(PUBLIC / "nvidia-smi__h200-mig-load-gpu-burn-processes.txt"))
+    g = doc.gpus[0]
+    assert g.mig_devices == 5 and g.text("table.ecc") == "On" and g.text("utilization.gpu") is None
+    assert [(p.pid, p.name, p.used_mib) for p in g.processes][-1] == ("12267", "./gpu_burn", 13526)
+
+
+def test_table_fan_err_only():
+    g = parse_smi_table(text(PUBLIC / "nvidia-smi__geforce-fan-err-exclusive-process.txt")).gpus[0]
+    assert g.text("fan.speed") == "ERR!" and g.num("temperature.gpu") == 38 and g.name == "NVIDIA GeForce ..."
+
+
+@pytest.mark.parametrize("name,kind", [("nvidia-smi__driver-not-loaded-failed-to-communicate.txt", "no_driver"),
+                                       ("nvidia-smi__rtx5090-no-devices-found.txt", "no_devices")])
+def test_table_error_messages(name, kind):
+    doc = parse_smi_table(case(name))
+    assert doc.error_kind == kind and doc.error_lines and not doc.gpus and not doc.problems
+
+
+def test_csv_windows_geforce_all_fields():
+    doc = parse_smi_csv(case("nvidia-smi-query-gpu-csv__rtx2080super-wddm-all-fields.txt"))
+    assert doc.complete and doc.attached_count == 1
+    g = doc.gpus[0]
+    assert g.index == 0 and g.bus_id == "00000000:0C:00.0"
+    assert g.text("serial") is None and g.text("persistence_mode") is None  # [N/A]
+    assert g.num("temperature.memory") is None  # bare N/A
+    assert g.num("memory.total") == 8192 and g.num("power.default_limit") == 250
+    assert g.flag("clocks_event_reasons.gpu_idle") is True
+    assert g.line("temperature.gpu") == "temperature.gpu: 36"
+
+
+def test_csv_h200_mig_212_columns_with_mask():
+    g = parse_smi_csv(text(PUBLIC / "nvidia-smi-query-gpu-csv__h200-mig-idle-590-all-fields.txt")).gpus[0]
+    assert g.num("temperature.gpu.tlimit") == 59 and g.text("fabric.state") == "Completed"
+    assert g.text("hostname") is None and g.text("platform.chassis_serial_number") is None
+    assert g.flag("clocks_event_reasons.gpu_idle") is True and g.num("clocks_event_reasons.active") == 1
+
+
+def test_csv_without_header_is_unreadable():
+    doc = parse_smi_csv("0, NVIDIA H100 80GB HBM3, 00000000:19:00.0, 27\n")
+    assert not doc.gpus and doc.problems
+
+
+def test_nvml_json_maps_to_the_same_keys():
+    probe = {"init": "ok", "driver_version": "535.161.08", "cuda_driver_version": 12020, "count": 1,
+             "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": "00000000:19:00.0",
+                       "serial": "1654922005923", "uuid": "GPU-x", "errors": {}, "persistence_mode": True,
+                       "ecc_mode": {"current": True, "pending": True},
+                       "ecc_errors": {"aggregate": {"uncorrected": {"sram": 2, "dram": 0}}},
+                       "remapped_rows": {"correctable": 0, "uncorrectable": 1, "pending": True, "failure": False},
+                       "clocks_event_reasons": 0x88, "pcie": {"width_current": 16, "width_max": 16},
+                       "compute_processes": [{"pid": 7, "used_memory_bytes": 1048576, "name": "python"}]}]}
+    text_ = json.dumps(probe, sort_keys=True)
+    doc = parse_nvml_smi(text_)
+    assert doc.complete and doc.cuda_version.raw == "12.2" and doc.attached_count == 1
+    g = doc.gpus[0]
+    assert g.flag("persistence_mode") is True and g.flag("ecc.mode.current") is True
+    assert g.num("ecc.errors.uncorrected.aggregate.sram") == 2
+    assert g.flag("remapped_rows.pending") is True
+    assert g.flag("clocks_event_reasons.hw_power_brake_slowdown") is True
+    assert g.processes[0].used_mib == 1 and g.processes[0].compute
+    for key in ("ecc.mode.current", "remapped_rows.pending", "pcie.link.width.current"):
+        assert g.line(key) in text_  # evidence is a verbatim fragment of the probe's JSON
+    assert g.processes[0].lines[0] in text_
+
+
+def test_nvml_json_init_failure_and_garbage():
+    assert parse_nvml_smi('{"init": "library_not_found", "error": "x"}').error_kind == "nvml"
+    assert parse_nvml_smi("not json").problems
+    assert parse_nvml_smi('{"init": "ok", "gpus": [1, "x", {"index": true}]}').gpus[0].index == 2
+
+
+def test_every_format_gives_gpufacts():
+    docs = [parse_smi_xml(case("nvidia-smi-q-x__a10g-idle-p8-healthy.xml")),
+            parse_smi_text(case("nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt")),
+            parse_smi_table(case("nvidia-smi__8x-h100-hbm3-healthy-with-processes.txt")),
+            parse_smi_csv(case("nvidia-smi-query-gpu-csv__rtx2080super-wddm-all-fields.txt"))]
+    for d in docs:
+        assert d.gpus and all(isinstance(g, GpuFacts) for g in d.gpus)
+        assert all(r.line for g in d.gpus for r in g.fields.values())
+
+
+def test_text_lost_gpu_between_blocks_is_not_blamed_on_the_previous_gpu():
+    h100 = case("nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt")
+    body = h100.replace("\nGPU 00000000:3B:00.0\n",
+                        "\nUnable to determine the device handle for gpu 0000:3B:00.0: Unknown Error\n"
+                        "GPU 00000000:3B:00.0\n", 1)
+    doc = parse_smi_text(body)
+    assert doc.error_kind == "gpu_unreachable"
+    assert not doc.gpus[0].errors and len(doc.gpus) == 8
+
+
+def test_text_field_reading_gpu_is_lost_marks_that_gpu():
+    body = case("nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt").replace(
+        "    Product Name                          : NVIDIA A10", "    Product Name                          : GPU is lost")
+    g = parse_smi_text(body).gpus[0]
+    assert g.errors == ["Product Name                          : GPU is lost"]

@@ -1,0 +1,113 @@
+"""Tests of wizard/rules/dcgm.py."""
+
+from __future__ import annotations
+
+import functools
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
+from wizard.rules import dcgm
+from wizard.rules import dcgm as dcgm_checks
+
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+
+
+def test_dcgm_text_cases_parse() -> None:
+    d = parse_dcgm_text(text(CASES / "dcgmi-diag__t4-gpu0-cuda-busy-unavailable-fail-section.txt"))
+    mem = d.results[0]
+    assert mem.test == "GPU Memory" and mem.per_gpu == {1: "pass", 0: "fail"}
+    assert "busy or unavailable" in mem.messages[0][0]
+    d = parse_dcgm_text(text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt"))
+    assert d.metadata["DCGM Version"] == "3.3.9" and d.device_ids == ["1db4"] and dcgm.finding_id(d) == "node.dcgm_l3"
+
+
+def test_dcgm_json_dcgm3_and_dcgm4() -> None:
+    d = parse_dcgm_json(text(SYNTHETIC / "synthetic_dcgmi-diag-json__dcgm3-gpu1-memory-fail.json"))
+    assert [r.test for r in d.results] == ["Denylist", "GPU Memory", "EUD Test"]
+    f = dcgm.judge(d, "", {})
+    fails = [x for x in f if x.verdict is Verdict.FAIL]
+    assert [x.subject for x in fails] == ["GPU 1"]
+    assert all(x.verdict is Verdict.SKIP for x in f if "EUD" in x.message)
+    d = parse_dcgm_json(text(SYNTHETIC / "synthetic_dcgmi-diag-json__dcgm4-entity-pcie-skip.json"))
+    assert d.metadata["DCGM Version"] == "4.2.3"
+    f = dcgm.judge(d, "", {})
+    assert [x.verdict for x in f if x.subject == "GPU 0"] == [Verdict.WARN]  # skip is not pass
+    assert [x.verdict for x in f if x.subject == "GPU 1"] == [Verdict.PASS]
+
+
+def test_dcgm_nonfatal_failure_warns_and_pcie_only_nvlink_is_false_alarm() -> None:
+    head = text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt")
+    body = head.replace("| Targeted Power            | Pass - All ", "| Targeted Power            | Fail - All ")
+    f = dcgm.judge(parse_dcgm_text(body), body, {})
+    assert [x.verdict for x in f if "Targeted Power" in x.message] == [Verdict.WARN]
+    # a hand-made NVLink row on the real V100 PCIe (1db4) run: no real PCIe-SKU sample with it at hand
+    body = head.replace("| PCIe                      | Pass - All ",
+                        "| NVLink                    | Fail - All                                     |\n"
+                        "| Warning                   | GPU 0 NvLink 0 is down                         |\n"
+                        "| PCIe                      | Pass - All ")
+    f = dcgm.judge(parse_dcgm_text(body), body, {})
+    nv = [x for x in f if "NVLink" in x.message]
+    assert nv and nv[0].verdict is Verdict.SKIP and "false alarm" in nv[0].message
+
+
+def test_dcgm_metadata_only_is_unknown() -> None:
+    body = "\n".join(text(CASES / "dcgmi-diag__l40s-4gpu-dcgm423-header-partial.txt").splitlines()[:10])
+    e = explain_text(body)
+    assert e.kind == "dcgmi-diag" and e.verdict is Verdict.UNKNOWN
+
+
+FM_DOWN = "dcgmi-diag__r3-8xh100-cuinit-system-not-yet-initialized-fm-down.txt"
+
+
+PM_FAIL = "dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt"
+
+
+@functools.lru_cache(maxsize=None)
+def body(name: str) -> str:
+    return text(PUBLIC / name)
+
+
+def test_dcgm_system_not_yet_initialized_points_at_fabric_manager():
+    e = explain_text(body(FM_DOWN))
+    fails = [f for f in e.findings if f.verdict is Verdict.FAIL]
+    assert len(fails) == 8 and {f.subject for f in fails} == {f"GPU {i}" for i in range(8)}
+    for f in fails:
+        assert "CUDA error 802" in f.message and "not a measured failure" in f.message
+        assert "nvidia-fabricmanager" in f.remedy and "560.35.03" in f.remedy and "H100" in f.remedy
+        assert "ECC" not in f.remedy and "RMA it" not in f.remedy and "Do not RMA" in f.remedy
+        assert "fabric-manager-user-guide" in f.source and "knowledge.md" not in f.source
+    skips = [f for f in e.findings if f.verdict is Verdict.WARN]
+    assert skips and all("Fabric Manager" in f.remedy for f in skips)
+
+
+def test_dcgm_memory_failure_without_802_keeps_the_memory_remedy():
+    e = explain_text(text(CASES / "dcgmi-diag__r2-gpu0-memory-fail-thermal-violation-partial.txt"))
+    f = next(f for f in e.findings if f.verdict is Verdict.FAIL)
+    assert "ECC" in f.remedy and "fabricmanager" not in f.remedy
+
+
+def test_dcgm_persistence_failure_that_skipped_the_hardware_tests_is_not_a_valid_run():
+    e = explain_text(body(PM_FAIL))
+    assert e.verdict is Verdict.UNKNOWN
+    (f,) = [f for f in e.findings if f.verdict is not Verdict.SKIP]
+    assert f.verdict is Verdict.UNKNOWN and f.subject == "GPU 0"
+    assert "does not count" in f.message and "GPU Memory" in f.message and "Memtest (pass)" in f.message
+    assert "nvidia-smi -pm 1" in f.remedy and "rerun" in f.remedy
+    assert "| Persistence Mode          | Fail                                           |" in f.evidence
+
+
+def test_dcgm_persistence_failure_with_hardware_tests_run_is_a_warn():
+    # synthetic: the real r4 table with its skipped tests marked as run (Pass), to test the rule alone
+    ran = body(PM_FAIL).replace("Skip - All", "Pass - All")
+    d = parse_dcgm_text(ran)
+    fs = dcgm_checks.judge(d, ran, {})
+    (pm,) = [f for f in fs if "Persistence Mode" in f.message]
+    assert pm.verdict is Verdict.WARN and pm.remedy == dcgm_checks.PM_REMEDY
+    assert not any(f.verdict is Verdict.UNKNOWN for f in fs)
+
+
+def test_dcgm_persistence_info_alone_does_not_invalidate():
+    """The r3 run says persistence is disabled only as Info (its Persistence Mode test passes)."""
+    d = parse_dcgm_text(body(FM_DOWN))
+    assert not dcgm_checks._invalid_without_persistence(d, dcgm_checks._gpu_ids(d))

@@ -1,0 +1,121 @@
+"""Tests of wizard/rules/driver_chain.py."""
+
+from __future__ import annotations
+
+import pytest
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.probes import ProbeOutput
+from wizard.rules import driver_chain
+
+from tests.probe_data import CASES, text
+
+NVRM = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  {v}  Sat Aug 19 01:15:15 UTC 2023\n"
+
+
+def _v(findings, fid=None):
+    return [f.verdict for f in findings if fid is None or f.id == fid]
+
+
+def test_driver_table_lookups() -> None:
+    assert driver_chain.min_driver("12.4")[0] == "550.54.14"
+    assert driver_chain.min_driver("10.0")[0] == "410.48"
+    assert driver_chain.family_floor("12.8") == "525"
+    assert driver_chain.family_floor("11.8") == "450.80.02"
+    assert driver_chain.family_floor("10.0") == ""
+    assert driver_chain.driver_max_cuda("550.90.07") == "12.4"
+    assert driver_chain.driver_max_cuda("384.81") == "9.0"
+
+
+@pytest.mark.parametrize("mm,driver,verdict", [
+    ("12.4", "550.90.07", Verdict.PASS),
+    ("12.8", "535.104.05", Verdict.WARN),   # minor-version compatibility
+    ("12.4", "520.61.05", Verdict.FAIL),    # below the 12.x family floor
+    ("10.0", "396.26", Verdict.FAIL),       # before CUDA 11: no minor-version compatibility
+    ("13.0", "580.65.06", Verdict.PASS),
+    ("14.1", "610.10", Verdict.UNKNOWN),    # not in the table
+])
+def test_judge_chain(mm: str, driver: str, verdict: Verdict) -> None:
+    res = driver_chain.judge_chain(mm, driver)
+    assert res is not None and res[0] is verdict
+
+
+def test_judge_chain_with_driver_cuda_only() -> None:
+    assert driver_chain.judge_chain("12.1", driver_cuda="12.4")[0] is Verdict.PASS
+    assert driver_chain.judge_chain("12.8", driver_cuda="12.4")[0] is Verdict.WARN
+    assert driver_chain.judge_chain("12.1", driver_cuda="11.4")[0] is Verdict.FAIL
+    assert driver_chain.judge_chain("12.1") is None
+
+
+def _out(name: str, source: str, txt: str = "", rc: int | None = 0, stderr: str = "", error: str = "") -> ProbeOutput:
+    return ProbeOutput(name=name, source=source, text=txt, rc=rc, stderr=stderr, error=error)
+
+
+def test_cuda_toolkit_check_never_compares_nvcc_with_smi() -> None:
+    nv = _out("nvcc_version", "$ nvcc --version", text(CASES / "nvcc-version__cuda-12.4-h100-node.txt"))
+    outs = {"nvcc_version": nv, "nvidia_driver_version": _out("nvidia_driver_version", "/proc/driver/nvidia/version",
+                                                              NVRM.format(v="560.35.03"), rc=None)}
+    f = driver_chain.cuda_toolkit(outs, {})
+    assert _v(f) == [Verdict.PASS]  # nvcc 12.4 on a 12.6 driver is fine
+    assert "need not match" in f[0].message
+    outs["nvidia_driver_version"] = _out("nvidia_driver_version", "/proc/driver/nvidia/version",
+                                         NVRM.format(v="535.104.05"), rc=None)
+    assert _v(driver_chain.cuda_toolkit(outs, {})) == [Verdict.WARN]
+    outs["nvidia_driver_version"] = _out("nvidia_driver_version", "/proc/driver/nvidia/version",
+                                         NVRM.format(v="515.65.01"), rc=None)
+    f = driver_chain.cuda_toolkit(outs, {})
+    assert _v(f) == [Verdict.FAIL] and f[0].remedy
+
+
+def test_cuda_toolkit_check_nvcc_missing_is_skip() -> None:
+    outs = {"nvcc_version": _out("nvcc_version", "$ nvcc --version", rc=127, error="command not found: nvcc")}
+    f = driver_chain.cuda_toolkit(outs, {})
+    assert _v(f) == [Verdict.SKIP]
+    assert driver_chain.cuda_toolkit({}, {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_torch_probe_without_torch_is_skip_not_crash() -> None:
+    o = _out("torch_cuda", "$ python3 -c ...", "", rc=1,
+             stderr="Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+                    "ModuleNotFoundError: No module named 'torch'\n")
+    f = driver_chain.torch_cuda({"torch_cuda": o}, {})
+    assert _v(f) == [Verdict.SKIP] and "no torch" in f[0].message
+
+
+@pytest.mark.parametrize("driver,verdict", [("560.35.03", Verdict.PASS), ("535.104.05", Verdict.WARN),
+                                            ("470.82.01", Verdict.WARN)])
+def test_torch_probe_with_driver(driver: str, verdict: Verdict) -> None:
+    o = _out("torch_cuda", "$ python3 -c ...", "2.5.1+cu124\n12.4\nTrue\n")
+    outs = {"torch_cuda": o, "nvidia_driver_version": _out("nvidia_driver_version", "/proc/driver/nvidia/version",
+                                                           NVRM.format(v=driver), rc=None)}
+    f = driver_chain.torch_cuda(outs, {})
+    assert _v(f, "driver.torch_cuda") == [verdict]
+    if driver.startswith("470"):
+        assert "forward-compatibility" in f[0].message
+
+
+def test_torch_probe_is_available_false_with_old_driver_fails() -> None:
+    o = _out("torch_cuda", "$ python3 -c ...", "2.7.0+cu128\n12.8\nFalse\n",
+             stderr="UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)."
+                    " Please update your GPU driver\n")
+    f = driver_chain.torch_cuda({"torch_cuda": o}, {})
+    assert _v(f) == [Verdict.FAIL]
+    assert "11.4" in f[0].message and "570.26" in f[0].message
+    assert "torch build" in f[0].remedy
+
+
+def test_torch_probe_timeout_is_unknown() -> None:
+    o = _out("torch_cuda", "$ python3 -c ...", rc=124, error="timed out after 180 s")
+    assert _v(driver_chain.torch_cuda({"torch_cuda": o}, {})) == [Verdict.UNKNOWN]
+
+
+def test_ecc_error_is_hardware_not_version() -> None:
+    e = explain_text(text(CASES / "torch-cuda__uncorrectable-ecc-error-encountered.txt"))
+    assert [f.id for f in e.findings] == ["health.ecc"]
+    assert "not a driver/CUDA version problem" in e.findings[0].message
+
+
+def test_cpu_only_torch_fails() -> None:
+    e = explain_text(">>> import torch\n>>> print(torch.__version__)\n2.3.0+cpu\n>>> print(torch.version.cuda)\nNone\n"
+                     ">>> torch.cuda.is_available()\nFalse\n")
+    assert e.kind == "torch-cuda" and e.verdict is Verdict.FAIL and "CPU-only" in e.findings[0].message

@@ -1,0 +1,160 @@
+"""Tests of wizard/rules/edac.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from wizard.explain import explain_text
+from wizard.model import Finding, Verdict
+from wizard.parsers import edac as ed
+from wizard.rules import edac as edac_rules
+
+from tests import strategies
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, collect_tree, text
+
+
+def _ids(findings: list[Finding], verdict: Verdict | None = None) -> set[str]:
+    return {f.id for f in findings if verdict is None or f.verdict is verdict}
+
+
+def test_edac_ue_fails_and_apei_pcie_error_on_nvme_warns():
+    e = explain_text(text(CASES / "dmesg__edac-ue-memory-error-apei-pcie-error.txt"))
+    mem = next(f for f in e.findings if f.id == "health.host_memory")
+    assert mem.verdict is Verdict.FAIL and "CPU_SrcID#1_MC#1_Chan#2_DIMM#0" in mem.message
+    assert "Replace the DIMM" in mem.remedy
+    aer = next(f for f in e.findings if f.id == "health.aer")
+    assert aer.verdict is Verdict.WARN and "0000:5e:00.0 [144d:a808]" in aer.message
+    # the interleaved "mce: ... Machine check events logged" line is not a third finding
+    assert "health.mce" not in _ids(e.findings)
+
+
+def test_journal_edac_ce_sums_the_counts_per_dimm():
+    e = explain_text(text(CASES / "journal__edac-mc0-ce-errors-dimm.txt"))
+    (mem,) = [f for f in e.findings if f.id == "health.host_memory"]
+    assert mem.verdict is Verdict.WARN and "16 corrected (CE)" in mem.message  # 4+2+6+1+1+1+1
+    assert "CPU#0Channel#2_DIMM#0" in mem.subject
+
+
+def test_ras_memory_ue_names_the_dimm():
+    e = explain_text(text(SYNTHETIC / "synthetic_ras-mc-ctl__summary-memory-ue-aer-fatal.txt"))
+    ue = next(f for f in e.findings if f.verdict is Verdict.FAIL and f.id == "health.host_memory")
+    assert ue.subject == "DIMM CPU1_DIMM_C1" and "Replace the DIMM CPU1_DIMM_C1" in ue.remedy
+
+
+def test_edac_util_formats():
+    f = ed.parse_edac_util("mc0: Correctable errors:   7\nmc0: Uncorrectable errors: 0\nTotal CE: 7\nTotal UE: 0\n")
+    (c,) = f.counts
+    assert (c.mc, c.ce, c.ue) == ("mc0", 7, 0)
+    f = ed.parse_edac_util("edac-util: No errors to report.\n")
+    assert f.no_errors_line and not f.counts
+    assert edac_rules.judge_edac_facts(f, {})[0].verdict is Verdict.PASS
+    f = ed.parse_edac_util("edac-util: Error: No memory controller data found.\n")
+    (x,) = edac_rules.judge_edac_facts(f, {})
+    assert x.verdict is Verdict.UNKNOWN and "amd64_edac" in x.remedy
+    f = ed.parse_edac_util("mc0:csrow0:all:UE:1\nmc0:csrow0:all:CE:4\nmc0:csrow0:DIMM_A1:CE:4\n")
+    verdicts = {x.verdict for x in edac_rules.judge_edac_facts(f, {})}
+    assert Verdict.FAIL in verdicts
+
+
+def test_ras_all_clean_passes_and_garbage_is_unknown():
+    clean = "No Memory errors.\n\nNo PCIe AER errors.\n\nNo MCE errors.\n"
+    assert edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(clean), {})[0].verdict is Verdict.PASS
+    (f,) = edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl("ras-mc-ctl: Error: can't access the database\n"), {})
+    assert f.verdict is Verdict.UNKNOWN
+
+
+def test_sysfs_parser_reads_dimm_rank_csrow_and_noinfo():
+    files = {
+        "/sys/devices/system/edac/mc/mc0/ce_count": "5\n", "/sys/devices/system/edac/mc/mc0/ue_count": "0\n",
+        "/sys/devices/system/edac/mc/mc0/ue_noinfo_count": "2\n",
+        "/sys/devices/system/edac/mc/mc0/csrow1/ch0_ce_count": "5\n",
+        "/sys/devices/system/edac/mc/mc0/csrow1/ch0_dimm_label": "DIMM_A2\n",
+        "/sys/devices/system/edac/mc/mc1/ce_count": None,
+    }
+    f = ed.parse_edac_sysfs(files)
+    by = {(c.mc, c.where): c for c in f.counts}
+    assert by[("mc0", "csrow1/ch0")].ce == 5 and by[("mc0", "csrow1/ch0")].label == "DIMM_A2"
+    assert by[("mc0", "noinfo")].ue == 2
+    assert f.unread == ["/sys/devices/system/edac/mc/mc1/ce_count: <unreadable>"]
+    findings = edac_rules.judge_edac_facts(f, {})
+    assert {x.verdict for x in findings} == {Verdict.FAIL, Verdict.WARN}
+    assert not any(x.message.startswith("host memory mc0:") for x in findings)  # totals not double-counted
+
+
+def test_edac_check_on_saved_trees():
+    outs = collect_tree(SYNTHETIC / "synthetic_edac-tree__dimm-ue", ["edac_sysfs"])
+    findings = edac_rules.edac(outs, {})
+    assert {(f.verdict, f.subject) for f in findings} == {
+        (Verdict.FAIL, "DIMM CPU0_DIMM_B1 (mc0 dimm1)"), (Verdict.WARN, "DIMM CPU0_DIMM_A1 (mc0 dimm0)")}
+    outs = collect_tree(PUBLIC / "edac-tree__edac-utils-15-rank-ce", ["edac_sysfs"])
+    (f,) = edac_rules.edac(outs, {})
+    assert f.verdict is Verdict.WARN and "mc0 rank4" in f.message
+    assert "/sys/devices/system/edac/mc/mc0/rank4/dimm_ce_count:1" in f.evidence
+
+
+def test_edac_check_without_edac_is_unknown(tmp_path):
+    outs = collect_tree(tmp_path, ["edac_sysfs"])
+    (f,) = edac_rules.edac(outs, {})
+    assert f.verdict is Verdict.UNKNOWN and "EDAC" in f.message
+
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+REAL: list[Path] = sorted(
+    [p for p in CASES.glob("*") if p.name.startswith(("dmesg__", "journal__", "syslog__", "edac-util__",
+                                                      "ras-mc-ctl-summary__"))]
+    + [p for p in PUBLIC.glob("*") if p.is_file() and p.name.startswith(("kernel-log__", "edac", "ras-mc-ctl"))]
+    + [p for p in SYNTHETIC.glob("synthetic_*") if p.is_file() and p.name.startswith(
+        ("synthetic_kernel-log", "synthetic_edac", "synthetic_ras"))])
+
+
+REAL_TEXT = [text(p) for p in REAL]
+
+
+TOKENS = ["NVRM: Xid (PCI:0000:", "9b:00): ", "154, ", "GPU recovery action changed from 0x0 (None) to 0x",
+          "(Drain and Reset)", "79, GPU has fallen off the bus.", "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] ",
+          "May  7 06:45:12 node01 kernel: ", "10.0.0.1: kern: warning: [2026-04-22T21:30:51Z]: ", "-- Boot 1a --",
+          "pcieport 0000:00:02.0: ", "AER: Corrected error received: id=0010", "PCIe Bus Error: severity=",
+          "Uncorrected (Fatal), type=Transaction Layer, ", "  device [8086:6f04] error status/mask=1/2", "[ 5] x",
+          "EDAC MC3: ", "1 UE memory read error on ", "DIMM_A1 (channel:2)", "{1}[Hardware Error]: ",
+          "section_type: PCIe error", "event severity: fatal", "mce: [Hardware Error]: ", "RmInitAdapter failed! ",
+          "limited by 8.0 GT/s PCIe x4 link at ", "(capable of 1 Gb/s with 16.0 GT/s PCIe x16 link)",
+          "nouveau 0000:01:00.0: ", "NVRM: GPU 0000:01:00.0 is already bound to nouveau.", "Call Trace:",
+          "mc0: csrow0: DIMM: ", "31 Corrected Errors", "No Memory errors.", "MCE records summary:",
+          "\t1 Corrected error, no action required. errors", "Label\tCE\tUE", "/sys/devices/system/edac/mc/mc0/",
+          "ce_count:", "9" * 5000, "\n", " ", "\t", ":", ",", "(", ")", "\0", "\x1b[31m"]
+
+
+garbage = strategies.garbage(TOKENS, max_size=2000)
+
+
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL_TEXT, TOKENS)
+
+
+inputs = st.one_of(garbage, mutated_real())
+
+
+def _valid(findings: list[Finding]) -> None:
+    assert isinstance(findings, list) and findings
+    for f in findings:
+        assert isinstance(f, Finding)
+        assert isinstance(f.verdict, Verdict)
+        assert f.id.startswith(("health.", "explain.")) and f.message and f.subject
+        assert all(isinstance(e, str) for e in f.evidence)
+        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+            assert f.remedy, f
+
+
+@FUZZ
+@given(inputs)
+def test_memory_parsers_and_judges_never_raise(t):
+    _valid(edac_rules.judge_edac_facts(ed.parse_edac_util(t), {}))
+    _valid(edac_rules.judge_ras_mc_ctl(ed.parse_ras_mc_ctl(t), {}))
+    _valid(edac_rules.judge_edac_facts(ed.parse_edac_sysfs(ed.parse_edac_grep(t)), {}))
+    for d in (ed.detect_edac_util, ed.detect_ras_mc_ctl, ed.detect_edac_sysfs):
+        assert 0.0 <= d(t) <= 1.0

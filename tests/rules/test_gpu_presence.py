@@ -1,0 +1,430 @@
+"""Tests of wizard/rules/gpu_presence.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from wizard.model import Finding, Verdict
+from wizard.parsers.pcie import parse_lspci
+from wizard.probes import ProbeOutput
+from wizard.rules import gpu_presence
+from wizard.rules import gpu_presence as gc
+
+from tests.probe_data import (
+    CASES,
+    LOCAL_VM,
+    PUBLIC,
+    SYNTHETIC,
+    collect_tree,
+    command_output,
+    failed,
+    file_output,
+    text,
+    tree_output,
+)
+
+H200_TREE = SYNTHETIC / "synthetic_sysfs-pci-h200x8-nvswitch"
+
+
+VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
+             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
+
+
+DMI = "/sys/class/dmi/id/"
+
+
+SMI_L = "$ nvidia-smi -L"
+
+
+@pytest.fixture(scope="module")
+def _vm_base():
+    outs = collect_tree(LOCAL_VM, VM_PROBES)
+    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
+    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
+    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
+    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
+    return outs
+
+
+@pytest.fixture
+def vm(_vm_base):
+    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
+    return dict(_vm_base)
+
+
+def nvml_output(count: int, listed: int | None = None) -> ProbeOutput:
+    """A synthetic NVML probe output (the JSON wizard.nvml_probe prints) for an H200 board."""
+    bdfs = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
+    n = count if listed is None else listed
+    return ProbeOutput("nvml", "NVML (pynvml)", rc=0, text=json.dumps({
+        "init": "ok", "driver_version": "565.57.01", "cuda_driver_version": 12070, "count": count,
+        "gpus": [{"index": i, "name": "NVIDIA H200", "pci_bus_id": f"00000000:{b}:00.0",
+                  "serial": f"16510240{i:05d}", "uuid": f"GPU-{i:08x}", "errors": {}}
+                 for i, b in enumerate(bdfs[:n])]}))
+
+
+@pytest.fixture(scope="module")
+def _gpu_base(_vm_base):
+    outs = dict(_vm_base)
+    outs["pci"] = collect_tree(H200_TREE, ["pci"])["pci"]
+    outs["modules"] = file_output("modules", CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", "/proc/modules")
+    outs["nvidia_driver_version"] = file_output(
+        "nvidia_driver_version", CASES / "proc-driver-nvidia-version__open-565.txt", "/proc/driver/nvidia/version")
+    outs["nvidia_smi_l"] = command_output("nvidia_smi_l", PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
+                                          "nvidia-smi -L")
+    outs["nvml"] = nvml_output(8)
+    outs["dmi"] = tree_output("dmi", {DMI + "sys_vendor": "Supermicro\n", DMI + "product_name": "SYS-821GE-TNHR\n",
+                                      DMI + "product_serial": "S123456X4A12345\n"}, "/sys/class/dmi/id/*")
+    return outs
+
+
+@pytest.fixture
+def gpu_host(_gpu_base):
+    """The dev VM's host probes plus a (synthetic) 8-GPU board with the driver loaded."""
+    return dict(_gpu_base)
+
+
+def only(findings: list[Finding]) -> Finding:
+    assert len(findings) == 1, findings
+    f = findings[0]
+    assert f.message
+    if f.verdict in (Verdict.FAIL, Verdict.WARN):
+        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
+    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
+        assert f.source, f"{f.id} judged without naming its rule's source"
+    return f
+
+
+def without_gpus(tree_out: ProbeOutput, keep: int) -> ProbeOutput:
+    """The H200 tree with all but the first ``keep`` GPUs removed from the bus."""
+    gpus = sorted({p.split("/")[5] for p, c in tree_out.files.items()
+                   if p.endswith("/class") and (c or "").startswith("0x0302")})
+    gone = set(gpus[keep:])
+    files = {p: c for p, c in tree_out.files.items() if not any(g in p for g in gone)}
+    return tree_output("pci", files, tree_out.source)
+
+
+@pytest.mark.parametrize("check, fid", [(gc.nouveau, "os.nouveau"), (gc.driver, "driver.loaded")])
+def test_no_module_list_at_all_is_unknown(gpu_host, check, fid):
+    gpu_host["modules"] = failed("modules", "/proc/modules", "permission denied")
+    del gpu_host["sys_module"]
+    f = only(check(gpu_host, {}))
+    assert (f.id, f.verdict) == (fid, Verdict.UNKNOWN)
+    assert "error: permission denied" in f.evidence
+
+
+def test_nvidia_smi_synthetic_timeout_is_unknown_with_the_timeout_as_evidence(gpu_host):
+    gpu_host["nvidia_smi_l"] = ProbeOutput("nvidia_smi_l", SMI_L, text="GPU 0: NVIDIA H200 (UUID: GPU-1)\n",
+                                           rc=124, error="timed out after 30 s")
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.UNKNOWN
+    assert "error: timed out after 30 s" in f.evidence
+    assert "exit status 124" in f.evidence
+
+
+def test_gpu_pci_dev_vm_has_no_gpu(vm):
+    f = only(gc.gpu_pci(vm, {}))
+    assert f.verdict is Verdict.FAIL
+    assert f.message == "no NVIDIA GPU on the PCI bus"
+    assert "6 PCI functions" in f.evidence[0]
+    assert "/sys/bus/pci/devices/0000:00:01.0/vendor:0x1af4" in f.evidence  # raw sysfs lines
+    assert "seated" in f.remedy and "Above 4G" in f.remedy
+
+
+@pytest.mark.parametrize("check, fid", [(gc.driver, "driver.loaded"), (gc.nvidia_smi, "driver.nvidia_smi"),
+                                        (gc.nvml, "health.nvml")])
+def test_driver_checks_skip_when_no_gpu_is_on_the_bus(vm, check, fid):
+    f = only(check(vm, {}))
+    assert (f.id, f.verdict) == (fid, Verdict.SKIP)
+    assert "no NVIDIA GPU on the PCI bus" in f.message
+
+
+def test_gpu_pci_synthetic_nvswitch_alone_is_not_a_gpu(gpu_host):
+    gpu_host["pci"] = without_gpus(gpu_host["pci"], keep=0)
+    f = only(gc.gpu_pci(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert "/sys/bus/pci/devices/0000:05:00.0/class:0x068000" in f.evidence
+    assert only(gc.nvml(gpu_host, {})).verdict is Verdict.SKIP
+
+
+def test_gpu_pci_synthetic_empty_bus_is_unknown_not_no_gpu(gpu_host):
+    gpu_host["pci"] = ProbeOutput("pci", "/sys/bus/pci/devices/*/{vendor,...}")  # read, but nothing there
+    f = only(gc.gpu_pci(gpu_host, {}))
+    assert f.verdict is Verdict.UNKNOWN
+    assert only(gc.nvml(gpu_host, {})).verdict is Verdict.PASS  # not skipped on an unknown bus
+
+
+@pytest.mark.parametrize("plan", [{}, {"gpu_count": 8}])
+def test_gpu_pci_synthetic_eight_gpus_pass(gpu_host, plan):
+    f = only(gc.gpu_pci(gpu_host, plan))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "8 NVIDIA GPU(s) on the PCI bus: 8x NVIDIA H200 (H200 SXM 141GB) (10de:2335), 2 NVSwitch/bridge function(s)"
+    assert "/sys/bus/pci/devices/0000:db:00.0/vendor:0x10de" in f.evidence
+    assert "/sys/bus/pci/drivers/nvidia/0000:db:00.0" in f.evidence
+
+
+def test_gpu_pci_more_gpus_than_planned_warns_like_every_count_rule(gpu_host):
+    # was PASS here while lspci and nvidia-smi counts warned: one count verdict (gpu_presence.count_verdict)
+    f = only(gc.gpu_pci(gpu_host, {"gpu_count": 4}))
+    assert f.verdict is Verdict.WARN and "the plan expects only 4" in f.message and "gpu_count" in f.remedy
+    assert "/sys/bus/pci/devices/0000:db:00.0/vendor:0x10de" in f.evidence
+
+
+def test_gpu_pci_synthetic_missing_gpu_fails_the_plan(gpu_host):
+    gpu_host["pci"] = without_gpus(gpu_host["pci"], keep=7)
+    f = only(gc.gpu_pci(gpu_host, {"gpu_count": 8}))
+    assert f.verdict is Verdict.FAIL
+    assert f.message.startswith("7 NVIDIA GPU(s) on the PCI bus") and "the plan expects 8" in f.message
+    assert "/sys/bus/pci/devices/0000:5d:00.0/vendor:0x10de" in f.evidence
+    assert "reseat" in f.remedy
+
+
+def test_nouveau_dev_vm_uses_sys_module_when_proc_modules_is_absent(vm):
+    assert vm["modules"].error == "no such file"  # a kernel booted with nomodule
+    f = only(gc.nouveau(vm, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.evidence == ("/sys/module (no /proc/modules: no such file): no nouveau",)
+
+
+def test_nouveau_synthetic_built_in_found_through_sys_module(vm):
+    vm["sys_module"] = ProbeOutput("sys_module", "ls -d /sys/module/nouveau", text="/sys/module/nouveau",
+                                   files={"/sys/module/nouveau": ""})
+    f = only(gc.nouveau(vm, {}))
+    assert f.verdict is Verdict.FAIL
+    assert f.evidence == ("/sys/module/nouveau",)
+
+
+@pytest.mark.parametrize("path, line", [
+    (PUBLIC / "lsmod__quadro-t2000-nouveau-loaded-partial.txt", "nouveau              2416640  0"),
+    (SYNTHETIC / "synthetic_proc-modules__nouveau-loaded.txt", "nouveau 2416640 0 - Live 0x0000000000000000"),
+])
+def test_nouveau_loaded_fails(gpu_host, path, line):
+    gpu_host["modules"] = file_output("modules", path, "/proc/modules")
+    f = only(gc.nouveau(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert "nouveau" in f.message
+    assert f.evidence == (line,)
+    assert "blacklist nouveau" in f.remedy
+
+
+def test_nouveau_absent_from_real_module_lists(gpu_host):
+    for path in (CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", PUBLIC / "proc-modules__cloudlinux9-vm.txt"):
+        gpu_host["modules"] = file_output("modules", path, "/proc/modules")
+        f = only(gc.nouveau(gpu_host, {}))
+        assert f.verdict is Verdict.PASS
+        assert f.evidence == ("/proc/modules: no nouveau",)
+
+
+def test_driver_loaded_open_module(gpu_host):
+    f = only(gc.driver(gpu_host, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "nvidia kernel module loaded: 565.57.01 (open kernel module)"
+    assert text(CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt").splitlines()[1] in f.evidence
+    assert text(CASES / "proc-driver-nvidia-version__open-565.txt").splitlines()[0].strip() in f.evidence
+
+
+def test_driver_loaded_proprietary_module(gpu_host):
+    gpu_host["nvidia_driver_version"] = file_output(
+        "nvidia_driver_version", PUBLIC / "proc-driver-nvidia-version__proprietary-515.txt",
+        "/proc/driver/nvidia/version")
+    f = only(gc.driver(gpu_host, {}))
+    assert f.message == "nvidia kernel module loaded: 515.76 (proprietary kernel module)"
+
+
+def test_driver_not_loaded_fails(gpu_host):
+    gpu_host["modules"] = file_output("modules", PUBLIC / "proc-modules__cloudlinux9-vm.txt", "/proc/modules")
+    gpu_host["nvidia_driver_version"] = failed("nvidia_driver_version", "/proc/driver/nvidia/version",
+                                               "no such file")
+    f = only(gc.driver(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert f.message == "the nvidia kernel module is not loaded"
+    assert "/proc/modules: no nvidia module" in f.evidence
+    assert "/proc/driver/nvidia/version: no such file" in f.evidence
+    assert "modprobe nvidia" in f.remedy
+
+
+def test_driver_synthetic_found_through_sys_module(gpu_host):
+    gpu_host["modules"] = failed("modules", "/proc/modules", "no such file")
+    gpu_host["sys_module"] = ProbeOutput("sys_module", "ls -d /sys/module/...", text="/sys/module/nvidia",
+                                         files={"/sys/module/nvidia": "", "/sys/module/nvidia_uvm": ""})
+    f = only(gc.driver(gpu_host, {}))
+    assert f.verdict is Verdict.PASS
+    assert "/sys/module/nvidia" in f.evidence
+
+
+def test_nvidia_smi_lists_gpus(gpu_host):
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "nvidia-smi lists 8 GPU(s)"
+    assert text(PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt").splitlines()[0] in f.evidence
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_nvidia_smi_driver_not_loaded_fails(gpu_host, stream):
+    raw = text(CASES / "nvidia-smi__driver-not-loaded-failed-to-communicate.txt")
+    gpu_host["nvidia_smi_l"] = ProbeOutput("nvidia_smi_l", SMI_L, rc=9, **{"text" if stream == "stdout" else "stderr": raw})
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert "driver" in f.message
+    assert raw.strip() in f.evidence
+    assert "reinstall the driver" in f.remedy
+
+
+def test_nvidia_smi_no_devices_fails(gpu_host):
+    raw = text(CASES / "nvidia-smi__rtx5090-no-devices-found.txt")
+    gpu_host["nvidia_smi_l"] = ProbeOutput("nvidia_smi_l", SMI_L, text=raw, rc=6)
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert "no devices" in f.message and "not initialise" in f.message
+    assert "No devices were found" in f.evidence
+    assert "Above 4G" in f.remedy
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_nvidia_smi_synthetic_gpu_that_stopped_answering_fails(gpu_host, stream):
+    raw = text(SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt")
+    error, listing = raw.split("\n", 1)
+    out = {"text": listing, "stderr": error} if stream == "stderr" else {"text": raw}
+    gpu_host["nvidia_smi_l"] = ProbeOutput("nvidia_smi_l", SMI_L, rc=0, **out)
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL  # not "nvidia-smi lists 7 GPU(s)"
+    assert f.message == "nvidia-smi cannot reach 1 GPU(s) (it lists 7)"
+    assert "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error" in f.evidence
+    assert "Xid 79" in f.remedy
+
+
+def test_nvidia_smi_not_installed_fails(gpu_host):
+    gpu_host["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
+    f = only(gc.nvidia_smi(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert f.message == "nvidia-smi is not installed"
+    assert "error: command not found: nvidia-smi" in f.evidence
+
+
+def test_nvml_synthetic_sees_every_gpu_on_the_bus(gpu_host):
+    f = only(gc.nvml(gpu_host, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "NVML sees 8 GPU(s), driver 565.57.01, CUDA 12.7 supported by the driver"
+    assert "GPU 0: NVIDIA H200 00000000:18:00.0 serial 1651024000000" in f.evidence
+
+
+def test_nvml_synthetic_sees_fewer_gpus_than_the_bus_fails(gpu_host):
+    gpu_host["nvml"] = nvml_output(7)
+    f = only(gc.nvml(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert "NVML sees 7 GPU(s)" in f.message and "but 8 are on the PCI bus" in f.message
+    assert "could not bring up 1" in f.message
+    assert "GPU 6: NVIDIA H200 00000000:ba:00.0 serial 1651024000006" in f.evidence
+    assert "Xid" in f.remedy
+
+
+def test_nvml_synthetic_gpu_it_cannot_open_fails(gpu_host):
+    d = json.loads(nvml_output(8).text)
+    d["gpus"][3] = {"index": 3, "errors": {"handle": "GPU is lost"}}
+    gpu_host["nvml"] = ProbeOutput("nvml", "NVML (pynvml)", text=json.dumps(d), rc=0)
+    f = only(gc.nvml(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL  # NVML counts 8, but one is gone
+    assert "cannot open 1 of them" in f.message
+    assert "GPU 3: handle: GPU is lost" in f.evidence
+
+
+def test_nvml_synthetic_per_gpu_errors_other_than_the_handle_do_not_fail(gpu_host):
+    d = json.loads(nvml_output(8).text)
+    d["gpus"][0]["errors"] = {"serial": "Not Supported"}  # GeForce cards have no serial
+    gpu_host["nvml"] = ProbeOutput("nvml", "NVML (pynvml)", text=json.dumps(d), rc=0)
+    assert only(gc.nvml(gpu_host, {})).verdict is Verdict.PASS
+
+
+def test_nvml_library_missing_on_a_gpu_host_fails(gpu_host, _vm_base):
+    gpu_host["nvml"] = _vm_base["nvml"]  # the real dev VM output: libnvidia-ml.so.1 not found
+    f = only(gc.nvml(gpu_host, {}))
+    assert f.verdict is Verdict.FAIL
+    assert f.message.startswith("NVML did not initialise: NVML shared library (libnvidia-ml.so.1) not found")
+    assert "libnvidia-ml.so.1" in f.remedy
+    assert any("libnvidia-ml.so.1" in line for line in f.evidence)
+
+
+def test_nvml_synthetic_without_a_gpu_count_is_unknown(gpu_host):
+    raw = json.dumps({"init": "ok", "driver_version": "565.57.01", "gpus": [],
+                      "errors": {"count": "Unknown Error"}})
+    gpu_host["nvml"] = ProbeOutput("nvml", "NVML (pynvml)", text=raw, rc=0)
+    f = only(gc.nvml(gpu_host, {}))
+    assert f.verdict is Verdict.UNKNOWN  # not "NVML sees None GPU(s)"
+    assert raw in f.evidence
+
+
+def test_nouveau_loaded_but_blacklisted_asks_for_a_reboot():
+    """After the action wrote the blacklist, the check says what is left: the reboot."""
+    mods = ProbeOutput("modules", "/proc/modules", text=text(SYNTHETIC / "synthetic_proc-modules__nouveau-loaded.txt"))
+    conf = "/etc/modprobe.d/blacklist-nouveau.conf"
+    mp = ProbeOutput("modprobe_d", "/etc/modprobe.d/*.conf",
+                     files={conf: "# written by bringup\nblacklist nouveau\noptions nouveau modeset=0\n"})
+    f = only(gc.nouveau({"modules": mods, "modprobe_d": mp}, {}))
+    assert f.verdict is Verdict.FAIL and "reboot" in f.message
+    assert f"{conf}:blacklist nouveau" in f.evidence
+    f = only(gc.nouveau({"modules": mods, "modprobe_d": ProbeOutput("modprobe_d", "x", files={})}, {}))
+    assert f.verdict is Verdict.FAIL and "Blacklist nouveau" in f.remedy
+
+
+SUPERMICRO = PUBLIC / "lspci-vvv__supermicro-as4124gs-quadro-rtx5000-idle-rootport-excerpt.txt"
+
+
+NONROOT = PUBLIC / "lspci-vv__asus-esc4000-g2-nonroot-access-denied-excerpt.txt"
+
+
+IOMMU_H200 = CASES / "lspci-iommu-groups__h200-sxm-8gpu-nvswitch-partial.txt"
+
+
+def by_id(findings, fid):
+    return [f for f in findings if f.id == fid]
+
+
+def test_gpu_count_against_plan():
+    o = {"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "x", text=text(IOMMU_H200))}
+    assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 8}), "health.lspci_gpu_count")[0].verdict is Verdict.PASS
+    assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 9}), "health.lspci_gpu_count")[0].verdict is Verdict.FAIL
+    assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 4}), "health.lspci_gpu_count")[0].verdict is Verdict.WARN
+    whole_no_gpu = {"lspci_vvv": ProbeOutput("lspci_vvv", "$ lspci -D -nn -vvv", text=text(NONROOT) * 2)}
+    assert by_id(gpu_presence.lspci_gpus(whole_no_gpu, {}), "health.lspci_gpu_count")[0].verdict is Verdict.FAIL
+
+
+def test_driver_binding_vfio_on_bare_metal_warns_nouveau_fails():
+    # synthetic: the real H200 listing with the drivers edited
+    vfio = text(IOMMU_H200).replace("(driver: nvidia)", "(driver: vfio-pci)")
+    o = {"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "x", text=vfio)}
+    bare = by_id(gpu_presence.iommu_groups(o, {}), "health.gpu_driver_binding")
+    assert {f.verdict for f in bare} == {Verdict.WARN} and len(bare) == 8
+    vm = by_id(gpu_presence.iommu_groups(o, {"virtualization": True}), "health.gpu_driver_binding")
+    assert [f.verdict for f in vm] == [Verdict.PASS]
+    # synthetic: the real Supermicro GPU section without its "Kernel driver in use" line (module not loaded)
+    t = text(SUPERMICRO).replace("\tKernel driver in use: nvidia\n", "")
+    (nodrv,) = by_id(gpu_presence.lspci_gpus({"lspci_vvv": ProbeOutput("lspci_vvv", "x", text=t)}, {}), "health.gpu_driver_binding")
+    assert nodrv.verdict is Verdict.WARN and "Kernel modules: nvidiafb, nouveau, nvidia_drm, nvidia" in nodrv.evidence
+    nouveau = text(IOMMU_H200).replace("(driver: nvidia)", "(driver: nouveau)", 1)
+    o = {"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "x", text=nouveau)}
+    assert Verdict.FAIL in {f.verdict for f in gpu_presence.iommu_groups(o, {})}
+
+
+HARDWARE_ADVICE = re.compile(r"reseat|power cable|above 4g", re.IGNORECASE)
+
+
+def words(f: Finding) -> str:
+    return " ".join([f.message, f.subject, f.remedy, *f.evidence])
+
+
+def lspci_out(body: str, source: str = "lspci -vv (pasted)") -> dict[str, ProbeOutput]:
+    return {"lspci_vvv": ProbeOutput("lspci_vvv", source, text=body)}
+
+
+def test_whole_listing_without_gpu_still_fails_with_hardware_advice():
+    # in memory: the two real root-port sections without the GPU, twice (second copy renumbered), given as the
+    # node's own probe output (a whole bus scan): there the missing GPU is a hardware fault
+    bridges = text(SUPERMICRO).split("\n61:00.0")[0] + "\n"
+    body = bridges + bridges.replace("60:0", "40:0")
+    assert len(parse_lspci(body).devices) == 4 and not parse_lspci(body).gpus
+    f = gpu_presence.lspci_gpus(lspci_out(body, source="$ lspci -D -nn -vvv"), {})
+    assert [x.verdict for x in f] == [Verdict.FAIL] and HARDWARE_ADVICE.search(f[0].remedy)
+    pasted = gpu_presence.lspci_gpus(lspci_out(body), {})
+    assert [x.verdict for x in pasted] == [Verdict.UNKNOWN] and not HARDWARE_ADVICE.search(words(pasted[0]))

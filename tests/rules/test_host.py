@@ -1,0 +1,116 @@
+"""Tests of wizard/rules/host.py."""
+
+from __future__ import annotations
+
+import pytest
+from wizard.model import Finding, Verdict
+from wizard.parsers.hosttools import parse_free, parse_lscpu, parse_numactl, parse_swapon
+from wizard.probes import ProbeOutput
+from wizard.rules import host as host_rules
+from wizard.rules import host as hosttools
+
+from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, failed, text
+
+
+def _v(findings, fid=None):
+    return [f.verdict for f in findings if fid is None or f.id == fid]
+
+
+def test_free_layouts() -> None:
+    f = parse_free(text(CASES / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt"))
+    assert f.total == 251 * 1024 ** 3 and f.swap["free"] == 0
+    f = parse_free(text(SYNTHETIC / "synthetic_free__old-layout-buffers-cached.txt"))
+    assert f.old_layout and f.available == 516068 * 1024
+    f = parse_free(text(PUBLIC / "free-b__dev-vm-local.txt"), 1)
+    assert 20 * 1024 ** 3 < f.total < 30 * 1024 ** 3
+    out = {"free_b": ProbeOutput("free_b", "$ free -b", text(PUBLIC / "free-b__dev-vm-local.txt"), rc=0)}
+    assert _v(hosttools.memory_pressure(out, {})) == [Verdict.PASS]
+    assert Verdict.WARN in _v(hosttools.memory_pressure(out, {"host_ram_gib": 64}), "os.memory")
+    assert hosttools.memory_pressure({}, {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_swapon_kubernetes_warns() -> None:
+    t = text(CASES / "swapon-show-output-all__zvol-partition.txt")
+    devs, header, problems = parse_swapon(t)
+    assert devs[0].name == "/dev/zd0" and devs[0].size == 4 * 1024 ** 3 and not problems
+    assert _v(hosttools.judge_swapon_text(t, {"scheduler": "kubernetes"})) == [Verdict.WARN]
+
+
+def test_lscpu_formats_and_rules() -> None:
+    f = parse_lscpu(text(PUBLIC / "lscpu__2x-xeon-gold-6326-nested-partial.txt"))
+    assert (f.sockets, f.cores_per_socket, f.threads_per_core, f.cpus) == (2, 16, 2, 64)
+    p9 = parse_lscpu(text(CASES / "lscpu__power9-2socket-v100-node.txt"))
+    assert p9.numa_nodes == 6 and p9.numa_cpus[252] == ""
+    assert _v(hosttools.judge_lscpu(p9, {"numa_nodes": 2}), "bios.numa") == [Verdict.PASS]
+    assert _v(hosttools.judge_lscpu(p9, {"numa_nodes": 4}), "bios.numa") == [Verdict.FAIL]
+    assert _v(hosttools.judge_lscpu_text(text(SYNTHETIC / "synthetic_lscpu__offline-cpus.txt"), {}), "bios.cpu") == [
+        Verdict.FAIL]
+    out = {"lscpu": ProbeOutput("lscpu", "$ lscpu", text(PUBLIC / "lscpu__dev-vm-2vcpu-flat-local.txt"), rc=0)}
+    assert _v(hosttools.cpu_layout(out, {})) == [Verdict.PASS, Verdict.PASS]
+
+
+def test_numactl_rules() -> None:
+    n = parse_numactl(text(CASES / "numactl-hardware__2x-epyc-9375f-1_5tb.txt"))
+    assert n.available == 2 and n.nodes[1].size_mib == 774028 and len(n.nodes[0].cpus) == 32
+    assert _v(hosttools.judge_numactl(n, {"numa_nodes": 4}), "bios.numa") == [Verdict.FAIL]
+    f = hosttools.judge_numactl_text(text(SYNTHETIC / "synthetic_numactl-hardware__node1-half-memory.txt"), {})
+    assert _v(f, "bios.numa_memory") == [Verdict.WARN]
+
+
+VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
+             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
+
+
+SMI_L = "$ nvidia-smi -L"
+
+
+@pytest.fixture(scope="module")
+def _vm_base():
+    outs = collect_tree(LOCAL_VM, VM_PROBES)
+    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
+    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
+    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
+    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
+    return outs
+
+
+@pytest.fixture
+def vm(_vm_base):
+    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
+    return dict(_vm_base)
+
+
+def only(findings: list[Finding]) -> Finding:
+    assert len(findings) == 1, findings
+    f = findings[0]
+    assert f.message
+    if f.verdict in (Verdict.FAIL, Verdict.WARN):
+        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
+    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
+        assert f.source, f"{f.id} judged without naming its rule's source"
+    return f
+
+
+MEMTOTAL_GIB = 24684092 / 1024 / 1024  # the dev VM: 23.54 GiB
+
+
+@pytest.mark.parametrize("expected_gib, verdict", [
+    (None, Verdict.PASS), (24, Verdict.PASS), (24.7, Verdict.PASS),  # 4.7% short: within 5%
+    (24.9, Verdict.WARN), (32, Verdict.WARN), (16, Verdict.PASS),
+])
+def test_memory_dev_vm_against_the_plan(vm, expected_gib, verdict):
+    plan = {} if expected_gib is None else {"host_ram_gib": expected_gib}
+    f = only(host_rules.memory(vm, plan))
+    assert f.verdict is verdict
+    assert f.message.startswith(f"{MEMTOTAL_GIB:.1f} GiB of memory")
+    assert any(e.startswith("/proc/meminfo:MemTotal:") and e.endswith("24684092 kB") for e in f.evidence)
+    if verdict is Verdict.WARN:
+        short = 100 * (expected_gib - MEMTOTAL_GIB) / expected_gib
+        assert f"{short:.0f}% below the plan's {expected_gib:g} GiB" in f.message
+        assert "DIMM" in f.remedy
+
+
+def test_memory_below_the_workload_minimum_warns_without_blaming_dimms(vm):
+    f = only(host_rules.memory(vm, {"host_ram_min_gib": 105}))
+    assert f.verdict is Verdict.WARN and "needs" in f.message and "DIMM" not in f.remedy
+    assert only(host_rules.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS

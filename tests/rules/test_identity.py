@@ -1,0 +1,218 @@
+"""Tests of wizard/rules/identity.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import steps
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from wizard.engine import Build, judge
+from wizard.model import Finding, Verdict
+from wizard.parsers.gpu import parse_pci
+from wizard.parsers.host import parse_cpu, parse_iommu, parse_numa
+from wizard.probes import ProbeOutput
+from wizard.rules.identity import dmi_fields, dmi_identity, gpu_serials, gpu_serials_seen
+
+from tests import strategies
+from tests.conftest import DATA, frozen_clock
+from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, failed, file_output, tree_output
+
+H200_TREE = SYNTHETIC / "synthetic_sysfs-pci-h200x8-nvswitch"
+
+
+VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
+             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
+
+
+DMI = "/sys/class/dmi/id/"
+
+
+SMI_L = "$ nvidia-smi -L"
+
+
+@pytest.fixture(scope="module")
+def _vm_base():
+    outs = collect_tree(LOCAL_VM, VM_PROBES)
+    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
+    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
+    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
+    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
+    return outs
+
+
+@pytest.fixture
+def vm(_vm_base):
+    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
+    return dict(_vm_base)
+
+
+def nvml_output(count: int, listed: int | None = None) -> ProbeOutput:
+    """A synthetic NVML probe output (the JSON wizard.nvml_probe prints) for an H200 board."""
+    bdfs = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
+    n = count if listed is None else listed
+    return ProbeOutput("nvml", "NVML (pynvml)", rc=0, text=json.dumps({
+        "init": "ok", "driver_version": "565.57.01", "cuda_driver_version": 12070, "count": count,
+        "gpus": [{"index": i, "name": "NVIDIA H200", "pci_bus_id": f"00000000:{b}:00.0",
+                  "serial": f"16510240{i:05d}", "uuid": f"GPU-{i:08x}", "errors": {}}
+                 for i, b in enumerate(bdfs[:n])]}))
+
+
+@pytest.fixture(scope="module")
+def _gpu_base(_vm_base):
+    outs = dict(_vm_base)
+    outs["pci"] = collect_tree(H200_TREE, ["pci"])["pci"]
+    outs["modules"] = file_output("modules", CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", "/proc/modules")
+    outs["nvidia_driver_version"] = file_output(
+        "nvidia_driver_version", CASES / "proc-driver-nvidia-version__open-565.txt", "/proc/driver/nvidia/version")
+    outs["nvidia_smi_l"] = command_output("nvidia_smi_l", PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
+                                          "nvidia-smi -L")
+    outs["nvml"] = nvml_output(8)
+    outs["dmi"] = tree_output("dmi", {DMI + "sys_vendor": "Supermicro\n", DMI + "product_name": "SYS-821GE-TNHR\n",
+                                      DMI + "product_serial": "S123456X4A12345\n"}, "/sys/class/dmi/id/*")
+    return outs
+
+
+@pytest.fixture
+def gpu_host(_gpu_base):
+    """The dev VM's host probes plus a (synthetic) 8-GPU board with the driver loaded."""
+    return dict(_gpu_base)
+
+
+def only(findings: list[Finding]) -> Finding:
+    assert len(findings) == 1, findings
+    f = findings[0]
+    assert f.message
+    if f.verdict in (Verdict.FAIL, Verdict.WARN):
+        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
+    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
+        assert f.source, f"{f.id} judged without naming its rule's source"
+    return f
+
+
+def test_dmi_dev_vm_exposes_none(vm):
+    f = only(dmi_identity(vm, {}))
+    assert f.verdict is Verdict.UNKNOWN
+    assert "no DMI identity exposed" in f.message
+    assert f.evidence and f.evidence[0].startswith("/sys/class/dmi/id/")
+
+
+def test_dmi_synthetic_identity_passes(gpu_host):
+    f = only(dmi_identity(gpu_host, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "Supermicro SYS-821GE-TNHR, serial S123456X4A12345"
+    assert "/sys/class/dmi/id/product_serial:S123456X4A12345" in f.evidence
+
+
+def test_dmi_synthetic_serial_readable_only_by_root(gpu_host):
+    files = {DMI + "sys_vendor": "Dell Inc.\n", DMI + "product_name": "PowerEdge XE9680\n",
+             DMI + "product_serial": None}
+    gpu_host["dmi"] = tree_output("dmi", files, "/sys/class/dmi/id/*",
+                                  file_errors={DMI + "product_serial": "permission denied"})
+    f = only(dmi_identity(gpu_host, {}))
+    assert f.verdict is Verdict.UNKNOWN
+    assert f.message == "Dell Inc. PowerEdge XE9680; serial number unreadable (permission denied)"
+    assert "/sys/class/dmi/id/product_serial: <permission denied>" in f.evidence
+    assert "root" in f.remedy
+
+
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+TOKENS = ["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
+          "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]
+
+
+garbage = strategies.garbage(TOKENS, max_size=2000)
+"""Random text, random bytes decoded like hosts decode them, and text made of the tokens the
+parsers look for (including a digit run too long for int())."""
+
+
+CPU, NODE, PCI = "/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci/devices"
+
+
+digits = st.text(alphabet="0123456789", min_size=1, max_size=6000)
+
+
+contents = st.one_of(st.none(), garbage, st.sampled_from(["0\n", "1\n", "0-1\n", "0-3,8\n", "-1\n", "identity\n",
+                                                          "DMA-FQ\n", "0x10de\n", "0x030200\n", "0x068000\n",
+                                                          "16\n", "32.0 GT/s PCIe\n", ""]))
+
+
+bdf = st.sampled_from(["0000:18:00.0", "0000:05:00.0", "0000:00:01.0"]) | st.text(max_size=12)
+
+
+tree_paths = st.one_of(
+    st.sampled_from([f"{CPU}/online", f"{CPU}/possible", f"{CPU}/present", f"{CPU}/smt/active",
+                     f"{CPU}/smt/control", f"{NODE}/online"]),
+    st.builds(lambda n, k: f"{CPU}/cpu{n}/topology/{k}", digits, st.sampled_from(["physical_package_id", "core_id"])),
+    st.builds(lambda n: f"{NODE}/node{n}/cpulist", digits),
+    st.builds(lambda g: f"/sys/kernel/iommu_groups/{g}/type", st.text(max_size=8)),
+    st.builds(lambda u: f"/sys/class/iommu/{u}/uevent", st.text(max_size=8)),
+    st.builds(lambda b, a: f"{PCI}/{b}/{a}", bdf, st.sampled_from(
+        ["vendor", "device", "class", "numa_node", "current_link_width", "max_link_speed", "subsystem_vendor",
+         "subsystem_device"])),
+    st.builds(lambda d, b: f"/sys/bus/pci/drivers/{d}/{b}", st.sampled_from(["nvidia", "vfio-pci"]), bdf),
+    st.builds(lambda f: f"/sys/class/dmi/id/{f}", st.sampled_from(["sys_vendor", "product_name", "product_serial"])),
+    st.text(max_size=60),
+)
+
+
+trees = st.dictionaries(tree_paths, contents, max_size=40)
+
+
+@FUZZ
+@given(tree=trees, cpuinfo=garbage)
+def test_tree_parsers_never_raise(tree, cpuinfo):
+    f = parse_cpu(cpuinfo, tree)
+    assert f.logical is None or f.logical >= 0
+    n = parse_numa(tree)
+    assert all(isinstance(k, int) for k in n.nodes)
+    parse_iommu(tree)
+    facts = parse_pci(ProbeOutput("pci", "sysfs", files=tree))
+    assert facts.devices_seen >= len({fn.bdf for fn in facts.functions})
+    dmi_fields(tree)
+
+
+XML = DATA / "cases" / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml"
+
+
+def outputs(serial: str | None = None) -> dict:
+    text = XML.read_text()
+    if serial is not None:
+        import re
+        text = re.sub(r"<serial>[^<]*</serial>", f"<serial>{serial}</serial>", text)
+    return {"nvidia_smi_qx": ProbeOutput("nvidia_smi_qx", "$ nvidia-smi -q -x", text=text, rc=0)}
+
+
+def test_serials_are_read_by_bus_id():
+    seen = gpu_serials_seen(outputs("1324321000001"))
+    assert list(seen.values()) == ["1324321000001"] and list(seen)[0].startswith("0000:")
+
+
+def test_record_then_detect_a_swapped_gpu_then_accept_it(state_dir):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    step = steps.step_by_id("grounding.serials")
+    first = outputs("1324321000001")
+    res = judge([step], first, b.expectations())
+    assert any(f.id == "grounding.gpu_serials" and f.verdict is Verdict.PASS and "recorded" in f.message
+               for f in res[step.id])
+    b.remember_gpu_serials(first)
+    bus = list(gpu_serials_seen(first))[0]
+    assert b.store.meta()["gpu_serials"][bus]["serial"] == "1324321000001"
+    swapped = outputs("1324321009999")
+    f = [f for f in gpu_serials(swapped, b.expectations()) if f.verdict is Verdict.WARN][0]
+    assert "replaced" in f.message and "1324321000001" in f.message and "RMA" in f.remedy
+    b.remember_gpu_serials(swapped)  # a later check does not silently overwrite the record
+    assert b.store.meta()["gpu_serials"][bus]["serial"] == "1324321000001"
+    b.confirm("grounding.serials", "RMA case 4711: GPU replaced")  # the operator accepts the swap
+    assert b.store.meta()["gpu_serials"][bus]["serial"] == "1324321009999"
+    assert all(x.verdict is Verdict.PASS for x in gpu_serials(swapped, b.expectations()))
+    b.close()
+
+
+def test_a_recorded_gpu_that_disappeared_warns():
+    exp = {"gpu_serials": {"0000:9b:00.0": {"serial": "42", "at": "t"}}}
+    fs = gpu_serials(outputs("1324321000001"), exp)
+    assert any(f.verdict is Verdict.WARN and "0000:9b:00.0" in f.message and "not seen now" in f.message for f in fs)

@@ -1,0 +1,532 @@
+"""Tests of wizard/rules/kernel_log.py."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import pytest
+import steps
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from wizard.engine import Build
+from wizard.explain import explain_text
+from wizard.model import Finding, Verdict, overall
+from wizard.parsers import edac as ed
+from wizard.parsers import kernellog as kl
+from wizard.parsers.smi import parse_smi_table
+from wizard.probes import ProbeOutput
+from wizard.rules import edac as edac_rules
+from wizard.rules import kernel_log as klog
+from wizard.rules import smi as smi_checks
+from wizard.rules.kernel_log import kernel_log
+
+from tests import strategies
+from tests.conftest import DATA, frozen_clock
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+
+
+def _ids(findings: list[Finding], verdict: Verdict | None = None) -> set[str]:
+    return {f.id for f in findings if verdict is None or f.verdict is verdict}
+
+
+def test_nouveau_conflict_absorbs_no_adapter_probed():
+    e = explain_text(text(CASES / "dmesg__v100-nouveau-conflict-probe-not-called.txt"))
+    assert _ids(e.findings) == {"health.driver_conflict"}
+    f = e.findings[0]
+    assert f.verdict is Verdict.FAIL and "3 GPUs" in f.message
+    assert "blacklist nouveau" in f.remedy and "initramfs" in f.remedy
+    assert any("No NVIDIA graphics adapter probed" in ln for ln in f.evidence)
+
+
+def test_rminitadapter_gives_the_bar_and_above_4g_remedy():
+    e = explain_text(text(CASES / "syslog__rtx5090-rminitadapter-failed-rebar-off.txt"))
+    (f,) = e.findings
+    assert f.id == "health.gpu_init" and f.verdict is Verdict.FAIL and f.subject == "GPU (0000:01:00.0)"
+    assert "Above 4G" in f.remedy and "Resizable BAR" in f.remedy
+
+
+PUBLIC_EXPECTED = {
+    # file: (kind, verdict, finding ids that must be present)
+    "kernel-log__gpu-operator-492-bar1-0m-probe-failed.txt": ("kernel-log", "fail", {"health.gpu_init"}),
+    "kernel-log__rockchip-2-rtx3090-limited-x4-bar-no-space-partial.txt": ("kernel-log", "warn",
+                                                                          {"health.pcie_limited", "health.gpu_init"}),
+    "kernel-log__nvsentinel-155-fallen-off-bus-no-xid.txt": ("kernel-log", "fail", {"health.gpu_bus"}),
+    "kernel-log__vgpu-unlock-114-aer-uncorrected-fatal-sdes.txt": ("kernel-log", "fail", {"health.aer"}),
+    "kernel-log__pop-os-3363-correctable-aer-journal-partial.txt": ("kernel-log", "pass", {"health.aer"}),
+    "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt": ("kernel-log", "pass", {"health.aer"}),
+    "kernel-log__negativo17-73-nouveau-gm204-partial.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
+    "kernel-log__nixpkgs-29514-nouveau-loaded-journal-partial.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
+    "kernel-log__olares-3963-already-bound-novacore.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
+    "kernel-log__open-gpu-1151-rtx5080-rm-init-adapter-syslog.txt": ("kernel-log", "fail", {"health.gpu_init"}),
+    "kernel-log__open-gpu-789-rtx3090-rminit-gsp-firmware-partial.txt": ("kernel-log", "fail", {"health.gpu_init"}),
+    "kernel-log__bazzite-2612-bar1-0m-journal-partial.txt": ("kernel-log", "fail", {"health.gpu_init"}),
+    "kernel-log__mbp-2016-linux-60-tb3-egpu-bar-no-space-partial.txt": ("kernel-log", "fail", {"health.gpu_init"}),
+    "kernel-log__gpud-dmesg-decode-iso-xid13-xid43.txt": ("kernel-log", "warn", {"health.xid"}),
+    "kernel-log__gpud-journalctl-short-iso-peermem-errors.txt": ("kernel-log", "warn", {"health.kernel_log"}),
+    "kernel-log__dev-vm-firecracker-dmesg-local.txt": ("kernel-log", "pass", {"health.kernel_log"}),
+    # review round 3 (PROVENANCE.md; judged in detail in tests/test_review_events_smi.py)
+    "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt": ("kernel-log", "warn", {"health.xid"}),
+    "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt": ("kernel-log", "fail", {"health.xid"}),
+    "ras-mc-ctl__rasdaemon-121-errors-mce-corrected.txt": ("ras-mc-ctl", "warn", {"health.mce"}),
+    "ras-mc-ctl__rasdaemon-121-error-count-all-zero.txt": ("ras-mc-ctl", "pass", {"health.host_memory"}),
+    "ras-mc-ctl__rasdaemon-67-error-count-5539-ce.txt": ("ras-mc-ctl", "warn", {"health.host_memory"}),
+    "ras-mc-ctl__nixos-infra-523-errors-mce-corrected-partial.txt": ("ras-mc-ctl", "warn", {"health.mce"}),
+    "ras-mc-ctl__osm-759-errors-memory-ce-partial.txt": ("ras-mc-ctl", "warn", {"health.host_memory"}),
+    "edac-sysfs__edac-utils-15-rank-dimm-ce-count-grep.txt": ("edac-sysfs", "warn", {"health.host_memory"}),
+    "edac-sysfs__netdata-1508-find-cat-server-b-zero.txt": ("edac-sysfs", "pass", {"health.host_memory"}),
+    "edac-util__edac-utils-15-report-full-all-zero.txt": ("edac-util", "pass", {"health.host_memory"}),
+}
+
+
+SYNTHETIC_EXPECTED = {
+    "synthetic_kernel-log__two-boots-xid79-earlier-boot-journal.txt": ("kernel-log", "fail", {"health.xid"}),
+    "synthetic_kernel-log__xid-unknown-code-and-154-node-reboot.txt": ("kernel-log", "fail", {"health.xid"}),
+    "synthetic_kernel-log__clean-boot-nvidia-load.txt": ("kernel-log", "pass", {"health.kernel_log"}),
+    "synthetic_edac-util__dimm-ue-and-ce.txt": ("edac-util", "fail", {"health.host_memory"}),
+    "synthetic_ras-mc-ctl__summary-memory-ue-aer-fatal.txt": ("ras-mc-ctl", "fail", {"health.host_memory",
+                                                                                      "health.aer"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_EXPECTED))
+def test_public_sample(name):
+    kind, verdict, ids = PUBLIC_EXPECTED[name]
+    e = explain_text(text(PUBLIC / name), name)
+    assert e.kind == kind
+    assert e.verdict.value == verdict, [(f.verdict.value, f.message) for f in e.findings]
+    assert ids <= _ids(e.findings)
+    for f in e.findings:
+        assert f.source, f
+        if f.verdict not in (Verdict.PASS, Verdict.SKIP):
+            assert f.remedy, f
+        assert f.evidence, f
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHETIC_EXPECTED))
+def test_synthetic_sample(name):
+    kind, verdict, ids = SYNTHETIC_EXPECTED[name]
+    e = explain_text(text(SYNTHETIC / name), name)
+    assert e.kind == kind
+    assert e.verdict.value == verdict, [(f.verdict.value, f.message) for f in e.findings]
+    assert ids <= _ids(e.findings)
+
+
+def test_every_public_and_synthetic_file_of_this_area_is_tested():
+    mine = {p.name for p in PUBLIC.glob("*") if p.is_file() and p.name.startswith(("kernel-log__", "edac", "ras-mc-ctl"))}
+    assert mine == set(PUBLIC_EXPECTED)
+    syn = {p.name for p in SYNTHETIC.glob("synthetic_*") if p.is_file() and p.name.startswith(
+        ("synthetic_kernel-log", "synthetic_edac", "synthetic_ras"))}
+    assert syn == set(SYNTHETIC_EXPECTED)
+
+
+def test_limited_by_names_the_upstream_port_and_width_remedy():
+    e = explain_text(text(PUBLIC / "kernel-log__rockchip-2-rtx3090-limited-x4-bar-no-space-partial.txt"))
+    f = next(f for f in e.findings if f.id == "health.pcie_limited")
+    assert "upstream port 0000:00:00.0" in f.message and "x4" in f.message and "x16" in f.message
+    assert f.subject == "GPU (0000:01:00.0)"  # vendor 10de, class 0x0300 in the enumeration line
+    assert "narrower" in f.remedy
+
+
+def test_nova_conflict_blacklists_nova_too():
+    e = explain_text(text(PUBLIC / "kernel-log__olares-3963-already-bound-novacore.txt"))
+    f = e.findings[0]
+    assert "NovaCore" in f.message and "blacklist nova_core" in f.remedy and "blacklist nouveau" in f.remedy
+
+
+def test_fallen_off_bus_three_line_form_finds_the_bus_and_absorbs_probe_failure():
+    e = explain_text(text(PUBLIC / "kernel-log__nvsentinel-155-fallen-off-bus-no-xid.txt"))
+    assert _ids(e.findings) == {"health.gpu_bus"}
+    f = e.findings[0]
+    assert f.subject == "GPU (0000:b3:00.0)" and "power-cycle" in f.remedy.lower()
+    assert any("probe routine failed" in ln for ln in f.evidence)
+
+
+def test_bar_hint_from_the_bridge_joins_the_gpu_failure():
+    e = explain_text(text(PUBLIC / "kernel-log__mbp-2016-linux-60-tb3-egpu-bar-no-space-partial.txt"))
+    (f,) = e.findings
+    assert f.subject == "GPU (0000:0a:00.0)"
+    assert any("BAR 15: no space" in ln for ln in f.evidence)
+    assert "Above 4G Decoding" in f.remedy
+
+
+def test_gpu_driver_context_lines_join_the_init_failure():
+    e = explain_text(text(PUBLIC / "kernel-log__open-gpu-1151-rtx5080-rm-init-adapter-syslog.txt"))
+    assert _ids(e.findings) == {"health.gpu_init"}
+    assert any("Cannot attach gpu" in ln for ln in e.findings[0].evidence)
+
+
+def test_corrected_aer_is_information_only():
+    e = explain_text(text(PUBLIC / "kernel-log__pop-os-3363-correctable-aer-journal-partial.txt"))
+    (f,) = e.findings
+    assert f.verdict is Verdict.PASS and "3 PCIe AER errors" in f.message and "[1022:1453]" in f.message
+    assert "information" in f.message and f.remedy == ""
+
+
+def test_aer_cant_recover_fails():
+    lines = ("[ 10.1] pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:3b:00.0\n"
+             "[ 10.1] nvidia 0000:3b:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
+             "(Requester ID)\n"
+             "[ 10.2] nvidia 0000:3b:00.0: AER: can't recover (no error_detected callback)\n")
+    log = kl.parse_kernel_log(lines)
+    aer = [e for e in log.events if e.kind == "aer"]
+    assert aer[0].fields["port"] == "0000:00:03.0" and aer[0].fields["severity"] == "nonfatal"
+    assert any(e.fields.get("recovery_failed") for e in aer)
+    findings = klog.judge_kernel_log(log, {})
+    f = next(f for f in findings if f.id == "health.aer")
+    assert f.verdict is Verdict.FAIL and "could not recover" in f.message
+
+
+def test_uncorrected_non_fatal_aer_warns():
+    lines = ("[ 10.1] pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0\n"
+             "[ 10.1] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
+             "(Requester ID)\n")
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(lines), {})
+    assert f.verdict is Verdict.WARN and "non-fatal" in f.message
+
+
+def test_speed_only_limit_suggests_checking_under_load():
+    line = ("[    2.9] pci 0000:41:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at "
+            "0000:40:01.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)")
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {})
+    assert f.verdict is Verdict.WARN and "under load" in f.remedy and "0000:40:01.1" in f.message
+
+
+def test_boot_only_counts_the_last_boot_and_lists_the_rest():
+    log = kl.parse_kernel_log(text(SYNTHETIC / "synthetic_kernel-log__two-boots-xid79-earlier-boot-journal.txt"))
+    findings = klog.judge_kernel_log(log, {"boot_only": True})
+    assert overall(findings) is Verdict.PASS
+    skip = next(f for f in findings if f.id == "health.kernel_log_ignored")
+    assert skip.verdict is Verdict.SKIP and "1 from earlier boots" in skip.message
+    assert any("Xid (PCI:0000:18:00): 79" in ln for ln in skip.evidence)
+    assert overall(klog.judge_kernel_log(log, {"boot_only": False})) is Verdict.FAIL
+
+
+def test_event_key_is_stable_and_acknowledgement_removes_the_event():
+    body = text(CASES / "dmesg__xid13-xid109-sm-exception-ctx-switch-timeout.txt")
+    a = kl.parse_kernel_log(body)
+    b = kl.parse_kernel_log(body)
+    assert [kl.event_key(e) for e in a.events] == [kl.event_key(e) for e in b.events]
+    assert all(re.fullmatch(r"[0-9a-f]{16}", kl.event_key(e)) for e in a.events)
+    keys = {kl.event_key(e) for e in a.events}
+    assert len(keys) == len(a.events)  # identical Xid 13 texts at the same second differ in text here
+    x109 = next(e for e in a.events if e.fields.get("code") == 109)
+    findings = klog.judge_kernel_log(a, {"acknowledged": {kl.event_key(x109)}})
+    assert not any("Xid 109" in f.message for f in findings if f.id == "health.xid")
+    skip = next(f for f in findings if f.id == "health.kernel_log_ignored")
+    assert "1 acknowledged" in skip.message and kl.event_key(x109) in skip.evidence[0]
+
+
+def test_acknowledged_accepts_a_mapping_of_reasons():
+    log = kl.parse_kernel_log(text(CASES / "dmesg__a100-xid63-row-remapper-new-row-marked.txt"))
+    key = kl.event_key(log.events[0])
+    findings = klog.judge_kernel_log(log, {"acknowledged": {key: "remap done, GPU reset on 2026-11-30"}})
+    assert overall(findings) is Verdict.PASS
+
+
+def test_empty_and_meta_only_logs_are_unknown():
+    for t in ("", "-- No entries --\n", "\n\n"):
+        (f,) = klog.judge_kernel_log(kl.parse_kernel_log(t), {})
+        assert f.verdict is Verdict.UNKNOWN and f.id == "health.kernel_log"
+
+
+def test_benign_module_signature_line_is_not_unrecognised():
+    e = explain_text(text(SYNTHETIC / "synthetic_kernel-log__clean-boot-nvidia-load.txt"))
+    assert e.verdict is Verdict.PASS
+    noisy = "[ 3.9] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping"
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(noisy), {})
+    assert f.verdict is Verdict.WARN and kl.event_key(kl.parse_kernel_log(noisy).events[0]) in f.remedy
+
+
+def test_gpu_index_names_the_gpu():
+    log = kl.parse_kernel_log(text(CASES / "dmesg__a100-xid63-row-remapper-new-row-marked.txt"))
+    (f,) = klog.judge_kernel_log(log, {}, gpu_index={"0000:10:1c.0": 5})
+    assert f.subject == "GPU 5 (0000:10:1c.0)"
+
+
+def _cmd(name: str, argv: str, body: str = "", rc: int = 0, error: str = "", stderr: str = "") -> ProbeOutput:
+    return ProbeOutput(name=name, source="$ " + argv, text=body, rc=rc, error=error, stderr=stderr)
+
+
+JOURNAL = "journalctl -k -b --no-pager -o short-monotonic"
+
+
+def test_kernel_log_check_reads_the_journal_with_boot_only():
+    body = text(SYNTHETIC / "synthetic_kernel-log__two-boots-xid79-earlier-boot-journal.txt")
+    outs = {"kernel_log_journal": _cmd("kernel_log_journal", JOURNAL, body)}
+    findings = klog.kernel_log(outs, {"boot_only": False})  # forced true: the probe is this boot only
+    assert overall(findings) is Verdict.PASS
+    assert "health.kernel_log_ignored" in _ids(findings)
+    assert findings[0].evidence[0] == "$ " + JOURNAL
+
+
+def test_kernel_log_check_falls_back_to_dmesg_and_names_gpu_index():
+    journal = _cmd("kernel_log_journal", JOURNAL, "-- No entries --\n",
+                   stderr="No journal files were found.")  # as on the development VM
+    dmesg = _cmd("kernel_log_dmesg", "dmesg", text(CASES / "dmesg__xe9680-h100-xid119-gsp-timeout.txt"))
+    nvml = ProbeOutput("nvml", "NVML", text='{"init": "ok", "count": 8, "gpus": [{"index": 4, '
+                                            '"pci_bus_id": "00000000:9B:00.0"}]}')
+    findings = klog.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg, "nvml": nvml}, {})
+    x = next(f for f in findings if f.id == "health.xid")
+    assert x.verdict is Verdict.FAIL and x.subject == "GPU 4 (0000:9b:00.0, serial 0000000000000)"
+
+
+def test_kernel_log_check_dmesg_restricted_is_unknown_not_a_crash():
+    journal = _cmd("kernel_log_journal", JOURNAL, error="command not found: journalctl", rc=None)
+    dmesg = _cmd("kernel_log_dmesg", "dmesg", rc=1, stderr="dmesg: read kernel buffer failed: Operation not permitted")
+    (f,) = klog.kernel_log({"kernel_log_journal": journal, "kernel_log_dmesg": dmesg}, {})
+    assert f.verdict is Verdict.UNKNOWN and f.id == "health.kernel_log"
+    assert any("Operation not permitted" in ln for ln in f.evidence)
+    assert "dmesg_restrict" in f.remedy
+    (g,) = klog.kernel_log({}, {})
+    assert g.verdict is Verdict.UNKNOWN
+
+
+def test_bar_failure_that_a_later_allocator_pass_fixed_is_not_reported():
+    base = ("[ 0.2] pci 0000:18:00.0: [10de:2330] type 00 class 0x030200\n"
+            "[ 0.3] pci 0000:18:00.0: BAR 1: no space for [mem size 0x2000000000 64bit pref]\n"
+            "[ 0.3] pci 0000:18:00.0: BAR 1: failed to assign [mem size 0x2000000000 64bit pref]\n")
+    fixed = base + "[ 0.4] pci 0000:18:00.0: BAR 1: assigned [mem 0x220000000000-0x221fffffffff 64bit pref]\n"
+    assert overall(klog.judge_kernel_log(kl.parse_kernel_log(fixed), {})) is Verdict.PASS
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(base), {})
+    assert f.verdict is Verdict.WARN and f.subject == "GPU (0000:18:00.0)" and "Above 4G" in f.remedy
+
+
+def test_gpu_held_by_vfio_pci_is_not_a_blacklist_case():
+    line = "[ 12.1] NVRM: GPU 0000:3b:00.0 is already bound to vfio-pci."
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {})
+    assert f.verdict is Verdict.FAIL and "vfio-pci" in f.message and "blacklist" not in f.remedy
+    (g,) = klog.judge_kernel_log(kl.parse_kernel_log(line), {"virtualization": True})
+    assert g.verdict is Verdict.WARN
+
+
+def test_acknowledged_xid_no_longer_counts(state_dir):
+    text = (DATA / "cases" / "dmesg__xe9680-h100-xid119-gsp-timeout.txt").read_text()
+    out = {"kernel_log_journal": ProbeOutput("kernel_log_journal", "$ journalctl -k -b", text=text, rc=0)}
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    first = kernel_log(out, b.expectations())
+    bad = [f for f in first if f.verdict is Verdict.FAIL]
+    assert bad and all(f.key for f in bad), [(f.id, f.key) for f in first]
+    for f in bad:
+        b.acknowledge(f, "GSP timeouts from the 2025-02 driver, fixed by the driver update")
+    again = kernel_log(out, b.expectations())
+    assert not [f for f in again if f.verdict is Verdict.FAIL]
+    ignored = [f for f in again if f.id == "health.kernel_log_ignored"]
+    assert ignored and "acknowledged" in ignored[0].message
+    # a new event (a later Xid line) still counts
+    newer = text + "\n[Sun Feb 23 17:00:00 2025] NVRM: Xid (PCI:0000:9b:00): 79, pid=1, GPU has fallen off the bus.\n"
+    out["kernel_log_journal"] = ProbeOutput("kernel_log_journal", "$ journalctl -k -b", text=newer, rc=0)
+    assert [f for f in kernel_log(out, b.expectations()) if f.verdict is Verdict.FAIL]
+    b.close()
+
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+FEW = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+REAL: list[Path] = sorted(
+    [p for p in CASES.glob("*") if p.name.startswith(("dmesg__", "journal__", "syslog__", "edac-util__",
+                                                      "ras-mc-ctl-summary__"))]
+    + [p for p in PUBLIC.glob("*") if p.is_file() and p.name.startswith(("kernel-log__", "edac", "ras-mc-ctl"))]
+    + [p for p in SYNTHETIC.glob("synthetic_*") if p.is_file() and p.name.startswith(
+        ("synthetic_kernel-log", "synthetic_edac", "synthetic_ras"))])
+
+
+REAL_TEXT = [text(p) for p in REAL]
+
+
+TOKENS = ["NVRM: Xid (PCI:0000:", "9b:00): ", "154, ", "GPU recovery action changed from 0x0 (None) to 0x",
+          "(Drain and Reset)", "79, GPU has fallen off the bus.", "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] ",
+          "May  7 06:45:12 node01 kernel: ", "10.0.0.1: kern: warning: [2026-04-22T21:30:51Z]: ", "-- Boot 1a --",
+          "pcieport 0000:00:02.0: ", "AER: Corrected error received: id=0010", "PCIe Bus Error: severity=",
+          "Uncorrected (Fatal), type=Transaction Layer, ", "  device [8086:6f04] error status/mask=1/2", "[ 5] x",
+          "EDAC MC3: ", "1 UE memory read error on ", "DIMM_A1 (channel:2)", "{1}[Hardware Error]: ",
+          "section_type: PCIe error", "event severity: fatal", "mce: [Hardware Error]: ", "RmInitAdapter failed! ",
+          "limited by 8.0 GT/s PCIe x4 link at ", "(capable of 1 Gb/s with 16.0 GT/s PCIe x16 link)",
+          "nouveau 0000:01:00.0: ", "NVRM: GPU 0000:01:00.0 is already bound to nouveau.", "Call Trace:",
+          "mc0: csrow0: DIMM: ", "31 Corrected Errors", "No Memory errors.", "MCE records summary:",
+          "\t1 Corrected error, no action required. errors", "Label\tCE\tUE", "/sys/devices/system/edac/mc/mc0/",
+          "ce_count:", "9" * 5000, "\n", " ", "\t", ":", ",", "(", ")", "\0", "\x1b[31m"]
+
+
+garbage = strategies.garbage(TOKENS, max_size=2000)
+
+
+def mutated_real() -> st.SearchStrategy[str]:
+    """A real output of this area, mutated (tests/strategies.py)."""
+    return strategies.mutated(REAL_TEXT, TOKENS)
+
+
+inputs = st.one_of(garbage, mutated_real())
+
+
+def _valid(findings: list[Finding]) -> None:
+    assert isinstance(findings, list) and findings
+    for f in findings:
+        assert isinstance(f, Finding)
+        assert isinstance(f.verdict, Verdict)
+        assert f.id.startswith(("health.", "explain.")) and f.message and f.subject
+        assert all(isinstance(e, str) for e in f.evidence)
+        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+            assert f.remedy, f
+
+
+@FUZZ
+@given(inputs)
+def test_kernel_log_parser_and_judge_never_raise(t):
+    log = kl.parse_kernel_log(t)
+    for e in log.events:
+        assert e.evidence and len(kl.event_key(e)) == 16
+    _valid(klog.judge_kernel_log(log, {"boot_only": True}))
+    _valid(klog.judge_kernel_log(log, {"acknowledged": {kl.event_key(e) for e in log.events[:2]}}))
+    assert 0.0 <= kl.detect_kernel_log(t) <= 1.0
+
+
+@FEW
+@given(inputs, st.sampled_from(["kernel-log", "edac-util", "ras-mc-ctl", "edac-sysfs"]))
+def test_explain_with_each_kind_never_crashes(t, kind):
+    e = explain_text(t, kind=kind)
+    assert e.findings and not any("crashed" in f.message for f in e.findings)
+
+
+@FEW
+@given(inputs, st.sampled_from([0, 1, None]), st.sampled_from(["", "Operation not permitted", "timed out"]),
+       st.dictionaries(st.sampled_from(["/sys/devices/system/edac/mc/mc0/ce_count",
+                                        "/sys/devices/system/edac/mc/mc1/dimm0/dimm_ue_count",
+                                        "/sys/devices/system/edac/mc/mc1/dimm0/dimm_label",
+                                        "/sys/devices/system/edac/mc/mc0/csrow0/ch1_ce_count", "/sys/x/y"]),
+                       st.one_of(st.none(), st.text(max_size=20)), max_size=5))
+def test_checks_never_raise(t, rc, error, files):
+    outs = {"kernel_log_journal": ProbeOutput("kernel_log_journal", "$ journalctl -k -b", text=t, rc=rc, error=error),
+            "kernel_log_dmesg": ProbeOutput("kernel_log_dmesg", "$ dmesg", text=t[::-1], rc=rc),
+            "nvml": ProbeOutput("nvml", "NVML", text=t),
+            "edac_sysfs": ProbeOutput("edac_sysfs", "/sys/devices/system/edac/mc", files=dict(files), error=error)}
+    _valid(klog.kernel_log(outs, {"acknowledged": t[:20]}))
+    _valid(edac_rules.edac(outs, {}))
+
+
+def test_garbage_that_is_no_kernel_log_is_unknown():
+    (f,) = klog.judge_kernel_log_text("hello\nworld\n", {})
+    assert f.verdict is Verdict.UNKNOWN and "hello" in f.evidence
+    (g,) = edac_rules.judge_edac_facts(ed.parse_edac_util("hello\nworld"), {})
+    assert g.verdict is Verdict.UNKNOWN and "world" in g.evidence
+
+
+AER_H = "dmesg-H__returnn-aer-fatal-cmpltto-nvidia-cant-recover.txt"
+
+
+CMCI_H = "dmesg-H__ovro-lwa-cmci-storm-edac-ue.txt"
+
+
+DUNKEL = "dmesg-T__dunkel-edac-262-ce-overflow.txt"
+
+
+RADIASOFT = "journal__radiasoft-edac-sbridge-ce-scrubbing.txt"
+
+
+TITANV = "dmesg__titanv-rminitadapter-failed-0x25.txt"
+
+
+@functools.lru_cache(maxsize=None)
+def body(name: str) -> str:
+    return text(PUBLIC / name)
+
+
+def ids(findings, verdict: Verdict | None = None) -> list[str]:
+    return [f.id for f in findings if verdict is None or f.verdict is verdict]
+
+
+def by_id(findings, fid: str) -> list[Finding]:
+    return [f for f in findings if f.id == fid]
+
+
+def test_dmesg_human_aer_fatal_fails_and_names_the_gpu():
+    log = kl.parse_kernel_log(body(AER_H))
+    assert log.formats == {"dmesg-reltime"}
+    assert all(r.msg.startswith(("nvidia ", "snd_hda_intel ", "pcieport ")) for r in log.records)
+    e = explain_text(body(AER_H))
+    aer = by_id(e.findings, "health.aer")
+    gpu = next(f for f in aer if f.subject == "GPU (0000:03:00.0)")
+    assert gpu.verdict is Verdict.FAIL and "could not recover" in gpu.message
+    assert "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)" in gpu.evidence
+    port = next(f for f in aer if "0000:00:03.0" in f.subject)
+    assert port.verdict is Verdict.FAIL and "CmpltTO" in port.message and "Uncorrected (Fatal)" in " ".join(
+        port.evidence)
+
+
+def test_cmci_storm_and_edac_machine_check_ue_fail():
+    e = explain_text(body(CMCI_H))
+    (mem,) = by_id(e.findings, "health.host_memory")
+    assert mem.verdict is Verdict.FAIL and mem.subject == "memory controller MC3"
+    assert "uncorrectable (UE)" in mem.message and "fc00010001010092" in mem.message and "UC set" in mem.message
+    assert "[  +0.000001] EDAC skx MC3: CPU 10: Machine Check Event: 0 Bank 8: fc00010001010092" in mem.evidence
+    assert "DIMM" in mem.remedy and "Intel SDM" in mem.source
+    (storm,) = by_id(e.findings, "health.mce")
+    assert storm.verdict is Verdict.WARN and "CMCI" in storm.message
+    assert "[May19 19:57] CMCI storm detected: switching to poll mode" in storm.evidence
+
+
+@pytest.mark.parametrize("name,count", [(DUNKEL, "262"), (RADIASOFT, "1")])
+def test_machine_check_detail_joins_its_edac_ce_line(name, count):
+    e = explain_text(body(name))
+    assert ids(e.findings) == ["health.host_memory"], [(f.id, f.message) for f in e.findings]
+    (f,) = e.findings
+    assert f.verdict is Verdict.WARN and f"{count} corrected (CE)" in f.message
+    assert any("Machine Check Event" in ln for ln in f.evidence)
+
+
+def test_plain_kernel_machine_check_line_is_decoded_too():
+    # synthetic: the kernel's own __print_mce line for the ovro status value (real value, kernel format)
+    log = kl.parse_kernel_log("[11219.196673] mce: [Hardware Error]: CPU 10: Machine Check: 0 Bank 8: "
+                              "fc00010001010092\n")
+    (ev,) = [e for e in log.events if e.kind == "mce"]
+    assert ev.fields["severity"] == "uncorrected" and ev.fields["bank"] == 8 and ev.fields["mc"] is None
+    f = by_id(klog.judge_kernel_log(log, {}), "health.mce")[0]
+    assert f.verdict is Verdict.FAIL and "bank 8" in f.message
+
+
+def rebar_only_at_default(t: str) -> bool:
+    """Every mention of Resizable BAR says to leave it at the vendor default (knowledge.md section 3)."""
+    return all("at the vendor default" in m for m in re.findall(r"Resizable BAR[^.;]{0,30}", t, re.I))
+
+
+def test_rminitadapter_remedy_puts_the_hardware_path_first_and_never_enables_rebar():
+    (f,) = explain_text(body(TITANV)).findings
+    assert f.id == "health.gpu_init" and f.verdict is Verdict.FAIL and f.subject == "GPU (0000:81:00.0)"
+    r = f.remedy
+    assert r.index("reseat") < r.index("Above 4G") and "cold power-cycle" in r and "AER" in r
+    assert "new enough for this GPU" in r and "vendor default" in r
+    assert rebar_only_at_default(r)
+    assert "machine-shop-maintenance#76" in f.source
+
+
+def test_rminitadapter_case_keeps_its_mentions_without_rebar_advice():
+    (f,) = explain_text(text(CASES / "syslog__rtx5090-rminitadapter-failed-rebar-off.txt")).findings
+    assert f.verdict is Verdict.FAIL and "RmInitAdapter" in f.message and "4G" in f.remedy
+    assert rebar_only_at_default(f.remedy)
+
+
+def test_rminitadapter_on_a_gpu_that_worked_before_is_the_hardware_path_only():
+    # synthetic: the GPU's own init line ("NVRM: GPU at PCI:...: GPU-<uuid>", format of the chia log) before
+    # the real Titan V failure lines
+    lines = ["[Sun Apr 14 10:00:00 2024] NVRM: GPU at PCI:0000:81:00: GPU-760d0170-b7c5-6817-9414-6cc7112645de"]
+    e = explain_text("\n".join(lines) + "\n" + body(TITANV))
+    (f,) = by_id(e.findings, "health.gpu_init")
+    assert f.remedy == klog.RMINIT_REMEDY_WORKED and "Above 4G" not in f.remedy
+
+
+def test_no_bringup_text_repeats_resizable_bar_advice():
+    """knowledge.md section 9 item 4 and section 3: never 'disable/enable ReBAR', only vendor default."""
+    texts = [klog.BAR_REMEDY, klog.RMINIT_REMEDY, klog.RMINIT_REMEDY_WORKED]
+    doc = parse_smi_table("No devices were found\n")
+    texts += [f.remedy for f in smi_checks.judge_doc(doc, {})]
+    for t in texts:
+        assert rebar_only_at_default(t), t
+
+
+def test_a_kernel_line_about_a_lost_gpu_stays_a_kernel_log():
+    # synthetic one-liner: an NVRM line that says "GPU is lost" is the kernel's, not nvidia-smi's
+    assert explain_text("NVRM: GPU 0000:02:00.0: GPU is lost\n").kind == "kernel-log"

@@ -1,0 +1,88 @@
+"""Tests of wizard/rules/nvlink.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wizard.model import Verdict
+from wizard.parsers.topology import parse_dcgmi_nvlink
+from wizard.probes import ProbeOutput
+from wizard.rules import nvlink
+
+from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+
+DCGMI_DOWN = CASES / "dcgmi-nvlink__h100nvl-all-links-down.txt"
+
+
+def out(name: str, path: Path) -> dict[str, ProbeOutput]:
+    return {name: ProbeOutput(name, f"$ {name}", text=text(path))}
+
+
+def test_nvlink_inactive_link_fails_against_the_sku_table():
+    v100 = nvlink.nvlink(out("nvidia_smi_nvlink_s", PUBLIC / "nvidia-smi-nvlink-s__v100-sxm2-gpu3-2-inactive-partial.txt"), {})
+    assert [f.verdict for f in v100] == [Verdict.FAIL] and v100[0].subject == "GPU 3"
+    assert "4 of 6" in v100[0].message and "Link 3: <inactive>" in v100[0].evidence
+    h100 = nvlink.nvlink(out("nvidia_smi_nvlink_s", SYNTHETIC / "synthetic_nvidia-smi-nvlink-s__8x-h100-gpu5-link7-inactive.txt"), {})
+    assert [(f.verdict, f.subject) for f in h100 if f.verdict is not Verdict.PASS] == [(Verdict.FAIL, "GPU 5")]
+    assert "17 of 18" in h100[0].message
+
+
+def test_nvlink_pass_elided_and_consistency_rules():
+    a100 = nvlink.nvlink(out("nvidia_smi_nvlink_s", PUBLIC / "nvidia-smi-nvlink-s__a100-sxm4-80gb-gpu0-p4de.txt"), {})
+    assert [f.verdict for f in a100] == [Verdict.PASS] and "12/12" in a100[0].message
+    elided = nvlink.nvlink(out("nvidia_smi_nvlink_s", PUBLIC / "nvidia-smi-nvlink-s__h100-abridged.txt"), {})
+    assert [f.verdict for f in elided] == [Verdict.UNKNOWN]
+    h800 = nvlink.nvlink(out("nvidia_smi_nvlink_s", SYNTHETIC / "synthetic_nvidia-smi-nvlink-s__4x-h800-gpu2-two-inactive.txt"), {})
+    assert [(f.verdict, f.subject) for f in h800] == [(Verdict.FAIL, "GPU 2"), (Verdict.PASS, "host")]
+
+
+def test_nvlink_slow_link_warns_and_pcie_sku_is_skipped():
+    # synthetic: the real A100 output with one link slower than NVLink3's 25 GB/s
+    t = text(PUBLIC / "nvidia-smi-nvlink-s__a100-sxm4-80gb-gpu0-p4de.txt").replace("Link 4: 25 GB/s", "Link 4: 12.5 GB/s")
+    fs = nvlink.nvlink({"nvidia_smi_nvlink_s": ProbeOutput("nvidia_smi_nvlink_s", "x", text=t)}, {})
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "12.5" in fs[0].message
+    # synthetic: an L40S lists links the same way when asked; the SKU has no NVLink (gpu_specs.csv)
+    l40s = "GPU 0: NVIDIA L40S (UUID: GPU-1)\n\t Link 0: <inactive>\n\t Link 1: <inactive>\n"
+    fs = nvlink.nvlink({"nvidia_smi_nvlink_s": ProbeOutput("nvidia_smi_nvlink_s", "x", text=l40s)}, {})
+    assert [f.verdict for f in fs] == [Verdict.SKIP]
+
+
+def test_sku_table_matching_order():
+    assert nvlink.sku_row("NVIDIA H100 NVL")["sku"] == "H100 NVL"
+    assert nvlink.sku_row("NVIDIA H100 80GB HBM3")["sku"] == "H100 SXM"
+    assert nvlink.sku_row("NVIDIA H100 PCIe")["sku"] == "H100 PCIe"
+    assert nvlink.sku_row("NVIDIA H200")["sku"] == "H200 SXM"
+    assert nvlink.sku_row("NVIDIA GB200")["sku"] == "GB200/GB300" and nvlink.sku_row("NVIDIA B200")["sku"] == "B200"
+    assert nvlink.sku_row("NVIDIA A100-SXM4-40GB")["links_expected"] == "12"
+    assert nvlink.sku_row("NVIDIA A100 80GB PCIe")["mode"] == "bridge_optional"
+    assert nvlink.sku_row("NVIDIA GeForce RTX 4090")["mode"] == "none" and nvlink.sku_row("") is None
+
+
+def test_dcgmi_all_down_depends_on_the_sku():
+    o = out("dcgmi_nvlink", DCGMI_DOWN)
+    assert parse_dcgmi_nvlink(text(DCGMI_DOWN)).no_switches
+    nvl = nvlink.dcgmi_nvlink(o, {"gpu_model": "H100 NVL"})
+    assert {f.verdict for f in nvl} == {Verdict.FAIL} and "expects 12" in nvl[0].message
+    assert nvl[0].evidence[:2] == ("gpuId 0:", "D D D D D D D D D D D D D D D D D D")
+    l40s = nvlink.dcgmi_nvlink(o, {"gpu_model": "L40S"})
+    assert {f.verdict for f in l40s} == {Verdict.SKIP} and "DCGM" in l40s[0].source
+    a100pcie = nvlink.dcgmi_nvlink(o, {"gpu_model": "A100 80GB PCIe"})
+    assert {f.verdict for f in a100pcie} == {Verdict.WARN}
+    up = nvlink.dcgmi_nvlink(out("dcgmi_nvlink", PUBLIC / "dcgmi-nvlink__8x-h100-all-up.txt"), {"gpu_model": "H100 SXM5"})
+    assert [f.verdict for f in up] == [Verdict.PASS] and "18/18" in up[0].message
+
+
+def test_nvlink_error_counters_single_sample_is_never_a_fail():
+    zero = nvlink.nvlink_errors(out("nvidia_smi_nvlink_e", PUBLIC / "nvidia-smi-nvlink-e__h100-abridged.txt"), {})
+    assert [f.verdict for f in zero] == [Verdict.PASS] and "second sample" in zero[0].message
+    two = text(SYNTHETIC / "synthetic_nvidia-smi-nvlink-e__two-samples-recovery-and-replay-growth.txt")
+    first = two[:len(two) // 2]
+    one = nvlink.nvlink_errors({"nvidia_smi_nvlink_e": ProbeOutput("nvidia_smi_nvlink_e", "x", text=first)}, {})
+    assert [f.verdict for f in one] == [Verdict.WARN] and "lifetime" in one[0].message
+
+
+def test_nvlink_error_counter_deltas():
+    fs = nvlink.nvlink_errors(out("nvidia_smi_nvlink_e", SYNTHETIC /
+                                 "synthetic_nvidia-smi-nvlink-e__two-samples-recovery-and-replay-growth.txt"), {})
+    assert [(f.verdict, f.subject) for f in fs] == [(Verdict.FAIL, "GPU 0"), (Verdict.WARN, "GPU 1")]
+    assert "Recovery Errors +2" in fs[0].message and "Replay Errors +5" in fs[1].message

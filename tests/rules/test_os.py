@@ -1,0 +1,238 @@
+"""Tests of wizard/rules/os.py."""
+
+from __future__ import annotations
+
+
+import pytest
+from wizard.explain import explain_text
+from wizard.model import Finding, Verdict
+from wizard.probes import ProbeOutput
+from wizard.rules import os as os_rules
+
+from tests.probe_data import LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, failed, file_output, text, tree_output
+from tests.conftest import DATA
+
+VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
+             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
+
+
+SMI_L = "$ nvidia-smi -L"
+
+
+@pytest.fixture(scope="module")
+def _vm_base():
+    outs = collect_tree(LOCAL_VM, VM_PROBES)
+    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
+    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
+    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
+    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
+    return outs
+
+
+@pytest.fixture
+def vm(_vm_base):
+    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
+    return dict(_vm_base)
+
+
+def only(findings: list[Finding]) -> Finding:
+    assert len(findings) == 1, findings
+    f = findings[0]
+    assert f.message
+    if f.verdict in (Verdict.FAIL, Verdict.WARN):
+        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
+    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
+        assert f.source, f"{f.id} judged without naming its rule's source"
+    return f
+
+
+def test_os_release_dev_vm(vm):
+    f = only(os_rules.os_release(vm, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "Debian GNU/Linux 12 (bookworm), kernel 6.18.44-fc-v657"
+    assert '/etc/os-release:PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"' in f.evidence  # the raw line
+    assert "/proc/sys/kernel/osrelease:6.18.44-fc-v657" in f.evidence
+
+
+@pytest.mark.parametrize("name, pretty, ids", [
+    ("os-release__ubuntu-24.04.txt", "Ubuntu 24.04.3 LTS", "ID=ubuntu VERSION_ID=24.04"),
+    ("os-release__rhel-9.6.txt", "Red Hat Enterprise Linux 9.6 (Plow)", "ID=rhel VERSION_ID=9.6"),
+])
+def test_os_release_other_distributions_without_kernel_probe(vm, name, pretty, ids):
+    vm["os_release"] = file_output("os_release", PUBLIC / name, "/etc/os-release")
+    del vm["kernel"]
+    f = only(os_rules.os_release(vm, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == f"{pretty}, kernel unknown"
+    for pair in ids.split():  # the raw lines (values may be quoted in the file)
+        key, value = pair.split("=")
+        assert any(e.startswith(f"/etc/os-release:{key}=") and e.rstrip('"').endswith(value) for e in f.evidence), pair
+
+
+def test_swap_dev_vm_is_off(vm):
+    f = only(os_rules.swap(vm, {"scheduler": "kubernetes"}))
+    assert f.verdict is Verdict.PASS
+    assert f.message == "swap is off"
+    assert "/proc/swaps: no swap devices" in f.evidence
+
+
+@pytest.mark.parametrize("scheduler, verdict", [("kubernetes", Verdict.WARN), ("slurm", Verdict.PASS),
+                                                (None, Verdict.PASS)])
+def test_swap_on_depends_on_the_scheduler(vm, scheduler, verdict):
+    raw = text(PUBLIC / "proc-swaps__arm64-nvme-partition.txt")
+    vm["swaps"] = file_output("swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt", "/proc/swaps")
+    f = only(os_rules.swap(vm, {"scheduler": scheduler} if scheduler else {}))
+    assert f.verdict is verdict
+    assert f"swap is on ({466838356 / 1024 / 1024:.1f} GiB)" in f.message
+    assert raw.splitlines()[1] in f.evidence
+    if verdict is Verdict.WARN:
+        assert "Kubernetes" in f.message
+        assert "failSwapOn" in f.remedy
+
+
+def test_filesystems_dev_vm_root(vm):
+    raw = text(LOCAL_VM / "df-P-T-B1-l.txt")
+    root_line = next(line for line in raw.splitlines() if line.endswith(" /"))
+    f = only(os_rules.filesystems(vm, {}))
+    assert f.verdict is Verdict.PASS
+    assert f.subject == "/"
+    assert f.message == "/: ext4, 271 GB, 22% used"
+    assert f.evidence == (root_line,)
+
+
+def data_df(path: str, stdout: str = "", stderr: str = "", rc: int = 0) -> ProbeOutput:
+    return ProbeOutput("data_path_df", f"$ df -P -T -B1 -- {path}", text=stdout, stderr=stderr, rc=rc,
+                       error="" if rc == 0 else f"df exited with status {rc}")
+
+
+def test_filesystems_data_path_on_the_root_filesystem_warns(vm):
+    vm["data_path_df"] = data_df("/tmp", text(LOCAL_VM / "df-P-T-B1--tmp.txt"))
+    findings = os_rules.filesystems(vm, {"data_path": "/tmp"})
+    assert [(f.subject, f.verdict) for f in findings] == [("/", Verdict.PASS), ("/tmp", Verdict.WARN)]
+    assert "is on the root filesystem" in findings[1].message
+    assert findings[1].evidence[0].endswith(" /") and "mount it" in findings[1].remedy
+
+
+def test_filesystems_missing_data_path_fails(vm):
+    err = text(LOCAL_VM / "df-P-T-B1--raid.stderr.txt")
+    vm["data_path_df"] = data_df("/raid", stderr=err, rc=1)
+    root, data = os_rules.filesystems(vm, {"data_path": "/raid"})
+    assert data.verdict is Verdict.FAIL and data.message == "the data path /raid does not exist"
+    assert err.strip() in data.evidence and "bringup plan data_path=" in data.remedy
+
+
+def test_filesystems_synthetic_full_data_volume_warns(vm):
+    raw = text(SYNTHETIC / "synthetic_df__data-volume-96pct.txt")
+    header = raw.splitlines()[0]
+    data_line = next(line for line in raw.splitlines() if line.endswith(" /data"))
+    vm["data_path_df"] = data_df("/data/checkpoints", header + "\n" + data_line + "\n")
+    root, data = os_rules.filesystems(vm, {"data_path": "/data/checkpoints"})
+    assert root.verdict is Verdict.PASS
+    assert data.verdict is Verdict.WARN and data.subject == "/data/checkpoints"
+    assert data.message == "/data/checkpoints (on /data): xfs, 3840 GB, 96% used (above 90%)"
+    assert data.evidence == (data_line,) and data.remedy
+
+
+def test_filesystems_df_without_a_root_row_is_unknown(vm):
+    vm["df"] = ProbeOutput("df", "$ df -P -T -B1 -l", rc=0, text=(
+        "Filesystem Type 1-blocks Used Available Capacity Mounted on\n"
+        "/dev/nvme0n1p1 xfs 1000 10 990 1% /data\n"))
+    root = only(os_rules.filesystems(vm, {}))
+    assert root.verdict is Verdict.UNKNOWN and "no / row" in root.message
+
+
+PLAT = DATA / "platform"
+
+
+PUB, SYN, VM = PLAT / "public", PLAT / "synthetic", PLAT / "local-vm"
+
+
+def one(findings, fid=None):
+    fs = [f for f in findings if fid is None or f.id == fid]
+    assert len(fs) == 1, findings
+    return fs[0]
+
+
+def _os(osr: str, kernel: str = "6.8.0-41-generic") -> dict[str, ProbeOutput]:
+    return {"os_release": ProbeOutput("os_release", "/etc/os-release", text=osr),
+            "kernel": ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text=kernel + "\n")}
+
+
+UBUNTU_2404 = text(DATA / "public" / "os-release__ubuntu-24.04.txt")
+
+
+RHEL_96 = text(DATA / "public" / "os-release__rhel-9.6.txt")
+
+
+def test_os_support_listed_unlisted_and_unknown():
+    f = one(os_rules.os_support(_os(UBUNTU_2404), {}))
+    assert f.verdict is Verdict.PASS and "R580" in f.message and "6.8.0-31" in f.message and "DKMS" in f.message
+    assert one(os_rules.os_support(_os(RHEL_96, "5.14.0-570.el9.x86_64"), {"driver_branch": "R590"})).verdict is Verdict.PASS
+    old = UBUNTU_2404.replace('VERSION_ID="24.04"', 'VERSION_ID="20.04"')
+    w = one(os_rules.os_support(_os(old), {"driver_branch": "590"}))
+    assert w.verdict is Verdict.WARN and "Ubuntu 22.04 LTS" in w.message and "release notes" in w.message
+    u = one(os_rules.os_support(_os(UBUNTU_2404), {"driver_branch": "570"}))
+    assert u.verdict is Verdict.UNKNOWN and "release notes" in u.message  # no table for the branch: never a fail
+    vm = one(os_rules.os_support(collect_tree(VM, ["os_release", "kernel"]), {}))
+    # Debian 12 is in the CUDA 13.0 Update 1 table (R580): listed, with the table's source named
+    assert vm.verdict is Verdict.PASS and "Debian GNU/Linux 12" in vm.message and "listed" in vm.message
+    assert "cuda-installation-guide-linux" in vm.source and "CUDA 13.0 Update 1" in vm.message
+
+
+def test_kernel_headers():
+    kern = ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text="6.8.0-41-generic\n")
+    ok = {"kernel": kern, "kernel_build": tree_output("kernel_build", {"/lib/modules/6.8.0-41-generic/build": "",
+                                                                       "/lib/modules/6.8.0-41-generic/build/Makefile": ""},
+                                                      "ls -d")}
+    assert one(os_rules.kernel_headers(ok, {})).verdict is Verdict.PASS
+    dangling = {"kernel": kern, "kernel_build": tree_output("kernel_build", {"/lib/modules/6.8.0-41-generic/build": "",
+                                                                             "/lib/modules/6.8.0-40-generic/build/Makefile": ""},
+                                                            "ls -d")}
+    f = one(os_rules.kernel_headers(dangling, {}))
+    assert f.verdict is Verdict.WARN and "no Makefile" in f.message and "linux-headers-6.8.0-41-generic" in f.remedy
+    vm = one(os_rules.kernel_headers(collect_tree(VM, ["kernel", "kernel_build"]), {}))
+    assert vm.verdict is Verdict.WARN and "6.18.44-fc-v657" in vm.message
+
+
+def test_mount_options_barrier_off_warns_and_is_never_suggested():
+    out = {"mounts": ProbeOutput("mounts", "/proc/self/mounts", text=text(SYN / "synthetic_proc-mounts__raid-ext4-nobarrier.txt")),
+           "fstab": ProbeOutput("fstab", "/etc/fstab", text=text(SYN / "synthetic_fstab__ubuntu-swapimg-raid-barrier0.txt"))}
+    fs = os_rules.mount_options(out, {"data_path": "/raid/datasets"})
+    warn = [f for f in fs if f.verdict is Verdict.WARN]
+    assert len(warn) == 1 and "/raid (holds /raid/datasets) is mounted with nobarrier" in warn[0].message
+    assert warn[0].remedy.startswith("Remove nobarrier")
+    assert any(f.verdict is Verdict.PASS and "/: ext4" in f.message for f in fs)
+    # configured in fstab only (not mounted so yet): still a warning, saying so
+    out["mounts"] = ProbeOutput("mounts", "/proc/self/mounts", text="/dev/nvme0n1p2 / ext4 rw 0 0\n/dev/md0 /raid ext4 rw 0 0\n")
+    fs = os_rules.mount_options(out, {"data_path": "/raid"})
+    assert [f.verdict for f in fs if "configured in /etc/fstab" in f.message] == [Verdict.WARN]
+    # the data volume is not mounted now: its fstab entry still decides how it will be mounted
+    out["mounts"] = ProbeOutput("mounts", "/proc/self/mounts", text="/dev/nvme0n1p2 / ext4 rw 0 0\n")
+    fs = os_rules.mount_options(out, {"data_path": "/raid/ckpt"})
+    assert [(f.verdict, f.subject) for f in fs if f.verdict is Verdict.WARN] == [(Verdict.WARN, "/raid")]
+    for f in os_rules.mount_options(collect_tree(VM, ["mounts", "fstab"]), {}):
+        assert f.verdict is Verdict.PASS and "barrier=0" not in f.remedy
+
+
+def test_time_sync_on_this_vm_is_unknown_with_the_reason():
+    out = {"timedatectl": command_output("timedatectl", VM / "timedatectl-show.stdout",
+                                         "timedatectl show -p NTPSynchronized -p NTP",
+                                         rc=int(text(VM / "timedatectl-show.rc")), stderr=text(VM / "timedatectl-show.stderr")),
+           "chronyc_tracking": failed("chronyc_tracking", "$ chronyc tracking", "command not found: chronyc", 127)}
+    f = one(os_rules.time_sync(out, {}))
+    assert f.verdict is Verdict.UNKNOWN and any("not been booted with systemd" in e for e in f.evidence)
+
+
+def test_time_sync_not_synchronised_warns_and_chrony_is_the_fallback():
+    out = {"timedatectl": failed("timedatectl", "$ timedatectl show", "command not found: timedatectl", 127),
+           "chronyc_tracking": command_output("chronyc_tracking", PUB / "chronyc-tracking__pingcap-docs-5283-not-synchronised-line.txt",
+                                              "chronyc tracking")}
+    f = one(os_rules.time_sync(out, {}))
+    assert f.verdict is Verdict.WARN and "not synchronised" in f.message and "line up" in f.message
+    assert "Leap status    : Not synchronised" in f.evidence
+
+
+def test_explain_kubernetes_plan_turns_fstab_swap_into_a_warning():
+    r = explain_text(text(PUB / "fstab__insights-core-rhel-anaconda-lvm-swap.txt"), expectations={"scheduler": "kubernetes"})
+    swap = [f for f in r.findings if f.id == "os.swap"]
+    assert swap and swap[0].verdict is Verdict.WARN and "kubelet" in swap[0].message

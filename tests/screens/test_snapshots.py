@@ -1,0 +1,161 @@
+"""Snapshot tests (pytest-textual-snapshot): every screen at 80x24, default theme and basic (ANSI) mode.
+
+Accept changed screens with `pytest tests/test_snapshots.py --snapshot-update` after looking at them.
+State lives in fixed paths so the log paths shown on screen do not vary between runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import steps
+from screens.app import BringupApp
+from screens.step import StepScreen
+from tests.conftest import DATA, DEVVM_BUNDLE, frozen_clock
+from wizard.actions import Resolved
+from wizard.capture import load_bundle
+from wizard.engine import Build
+from wizard.model import Finding, Verdict
+
+SIZE = (80, 24)
+BASE = Path("/tmp/bringup-snapshots")
+MODES = pytest.mark.parametrize("basic", [False, True], ids=["default", "basic"])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_run_at_a_time():
+    """The fixed paths (shown on screen) are shared: two test runs on one machine take turns."""
+    import fcntl
+
+    BASE.mkdir(parents=True, exist_ok=True)
+    with open(BASE / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def fresh_state(name: str) -> Path:
+    d = BASE / name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    return d
+
+
+def host():
+    return load_bundle(DEVVM_BUNDLE)[0]
+
+
+def app(state: Path, basic: bool, **kw) -> BringupApp:
+    return BringupApp(state_dir=state, host=host(), clock=frozen_clock, basic=basic, **kw)
+
+
+def seeded_build(state: Path) -> None:
+    """A build part-way through: plan confirmed, a BIOS warning with evidence, a dry-run action."""
+    # same boot as the bundle: nothing is stale, so resuming does not start a re-check (timing)
+    boot = host().identity.get("boot_id", "")
+    b = Build.open(state, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
+    b.confirm("plan.workload")
+    b.skip("plan.power", "single node on an existing rack")
+    b.record_findings("bios.iommu", [Finding(
+        "bios.iommu", Verdict.WARN, "IOMMU is translating DMA (DMA-FQ domains; intel_iommu=on)", "host",
+        ("/proc/cmdline: intel_iommu=on", "/sys/kernel/iommu_groups/*/type: DMA-FQ (112 groups)"),
+        "For a bare-metal training node add iommu=pt to the kernel command line.",
+        "NCCL troubleshooting guide")], frozen_clock())
+    b.set_cursor("bios.iommu")
+    b.dry_run = True
+    b.start_action(steps.step_by_id("os.tools"), Resolved(
+        ops=[{"argv": ["apt-get", "update"]}, {"argv": ["apt-get", "install", "-y", "pciutils"]}]))
+    b.close()
+
+
+@MODES
+def test_start_no_build(snap_compare, basic):
+    assert snap_compare(app(fresh_state(f"start-empty-{basic}"), basic), terminal_size=SIZE)
+
+
+@MODES
+def test_start_resume(snap_compare, basic):
+    s = fresh_state(f"start-resume-{basic}")
+    seeded_build(s)
+    assert snap_compare(app(s, basic), terminal_size=SIZE)
+
+
+@MODES
+def test_build_overview(snap_compare, basic):
+    s = fresh_state(f"overview-{basic}")
+    seeded_build(s)
+    assert snap_compare(app(s, basic), terminal_size=SIZE, press=["r", "escape"])
+
+
+@MODES
+def test_step_with_findings(snap_compare, basic):
+    s = fresh_state(f"step-{basic}")
+    seeded_build(s)
+
+    async def open_finding(pilot):
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_finding)
+
+
+@MODES
+def test_action_log(snap_compare, basic):
+    s = fresh_state(f"action-{basic}")
+    seeded_build(s)
+
+    async def open_log(pilot):
+        pilot.app.push_screen(StepScreen("os.tools"))
+        await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_log)
+
+
+@MODES
+def test_confirm_action_dialog(snap_compare, basic):
+    s = fresh_state(f"confirm-{basic}")
+    seeded_build(s)
+
+    async def ask(pilot):
+        pilot.app.push_screen(StepScreen("os.nouveau"))
+        await pilot.pause()
+        await pilot.press("a")
+        for _ in range(40):
+            await pilot.pause(0.05)
+
+    assert snap_compare(app(s, basic, dry_run=True), terminal_size=SIZE, run_before=ask)
+
+
+@MODES
+def test_help(snap_compare, basic):
+    assert snap_compare(app(fresh_state(f"help-{basic}"), basic), terminal_size=SIZE, press=["f1"])
+
+
+@MODES
+def test_validation_results_panel(snap_compare, basic):
+    """The results panel of a real node validation log (2 gloo ranks), replayed as a finished run."""
+    s = fresh_state(f"validate-{basic}")
+    boot = host().identity.get("boot_id", "")
+    b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
+    log = BASE / "node-cpu-2ranks.log"  # a fixed path: the command shown on screen must not depend on the checkout
+    shutil.copyfile(DATA / "validate" / "node-cpu-2ranks.log", log)
+    run = b.start_action(steps.step_by_id("node.validate"), Resolved(ops=[{"argv": ["cat", str(log)]}]))
+    b.wait_action(run, timeout_s=30)
+    b.store.update_action_run(run.id, ended_at=frozen_clock())  # the supervisor's real end time would vary
+    b.close()
+
+    async def show(pilot):
+        from screens.action import ActionScreen
+
+        pilot.app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=show)

@@ -1,0 +1,166 @@
+"""Validation in the TUI: a real torchrun (gloo) node validation started from the step screen, its live
+progress line, and the results panel (judged table, busbw chart with the floor, verdicts) behind `v`."""
+
+from __future__ import annotations
+
+
+import steps
+from screens.action import ActionScreen
+from screens.dialogs import ConfirmAction
+from screens.step import StepScreen
+from tests.conftest import DATA, frozen_clock
+from tests.screens.test_tui import SIZE, app_for, boot_id_of, settle, wait_until
+from textual.widgets import Static
+from wizard.engine import Build
+from screens.glyphs import VERDICT_LABEL
+from wizard.model import Verdict
+
+NODE_LOG = DATA / "validate" / "node-cpu-2ranks.log"
+"""A real `bringup validate node --device cpu --quick` action log (2 gloo ranks on this 2-core VM)."""
+
+
+def _static(app, selector: str) -> str:
+    """A Static's text; rich renderables (the results panel) rendered to plain text at 78 columns."""
+    from rich.console import Console
+
+    w = app.screen.query_one(selector, Static)
+    content = w.content
+    if isinstance(content, str):
+        return content
+    con = Console(width=78, record=True, file=open("/dev/null", "w"), color_system=None)
+    con.print(content)
+    return con.export_text()
+
+
+async def test_node_validation_runs_from_the_step_screen_with_progress_and_results(state_dir, devvm_host):
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_plan(validate_device="cpu", validate_quick=True)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("node.validate"))
+        await pilot.pause()
+        await pilot.press("a")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=400)
+        await pilot.press("y")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen), tries=200)
+        scr = app.screen
+        # the progress line follows the script's events while it runs, then says how it ended
+        assert await wait_until(pilot, lambda: bool(_static(app, "#action-progress")), tries=1200)
+
+        def judged():
+            st = app.build.store.step_states().get("node.validate")
+            return st is not None and st.verdict is not None
+
+        assert await wait_until(pilot, judged, tries=1600)
+        await pilot.pause(0.3)
+        assert _static(app, "#action-progress").startswith("finished: exit status 0")
+        assert scr.live.vlog.measures("allreduce") and not scr.live.errors()
+        await pilot.press("v")
+        await pilot.pause()
+        body = _static(app, "#results-body")
+        assert "Results" in body and "busbw (GB/s) by message size" in body and "1 MiB" in body
+        assert "Verdicts" in body and "node.allreduce_sweep" in body
+        assert not scr.query_one("#action-log").display and scr.query_one("#action-results").display
+        st = app.build.store.step_states()["node.validate"]
+        assert st.verdict is Verdict.PASS
+        await pilot.press("v")  # back to the log
+        await pilot.pause()
+        assert scr.query_one("#action-log").display
+
+
+async def test_results_key_only_for_runs_with_events(state_dir, devvm_host):
+    import sys
+
+    from wizard.actions import Resolved
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    plain = b.start_action(steps.step_by_id("report.capture"), Resolved(ops=[{"argv": [sys.executable, "-c", "pass"]}]))
+    b.wait_action(plain, timeout_s=30)
+    replay = b.start_action(steps.step_by_id("node.validate"), Resolved(ops=[{"argv": ["cat", str(NODE_LOG)]}]))
+    b.wait_action(replay, timeout_s=30)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(plain.id))
+        await pilot.pause()
+        keys = {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
+        assert "v" not in keys and not app.screen.query_one("#action-progress").display
+        app.pop_screen()
+        app.push_screen(ActionScreen(replay.id))
+        await pilot.pause()
+        keys = {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
+        assert "v" in keys and _static(app, "#action-progress").startswith("finished: exit status 0")
+
+
+MULTINODE_LOG = DATA / "validate" / "multinode-cpu-2nodes.log"
+"""A real `bringup validate nodes --device cpu --quick` action log (two loopback sshd nodes, 2 gloo ranks)."""
+
+
+async def _results_of_run(app, pilot, run_id: int) -> str:
+    app.push_screen(ActionScreen(run_id))
+    await pilot.pause()
+    await pilot.press("v")
+    await pilot.pause()
+    return _static(app, "#results-body")
+
+
+async def test_tui_shows_a_multinode_run_judged_as_the_engine_stored_it(state_dir, devvm_host):
+    """A multi-node run (the real log replayed as the multinode.allreduce action) is judged once, by the engine,
+    when it ends; the TUI's results panel shows those stored verdicts and results, no judge of its own."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    from wizard.actions import Resolved
+
+    run = b.wait_action(b.start_action(steps.step_by_id("multinode.allreduce"),
+                                       Resolved(ops=[{"argv": ["cat", str(MULTINODE_LOG)]}])), timeout_s=30)
+    stored = b.run_findings(run)
+    results = b.store.action_run(run.id).results
+    b.close()
+    assert {f.id: f.verdict.value for f in stored} == {"multinode.nodes": "pass", "multinode.consistency": "pass",
+                                                       "multinode.transport": "skip", "multinode.allreduce": "pass"}
+    assert results["results"][0]["subject"] == "2 nodes" and results["series"]["points"][-1][0] == 1 << 20
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        body = await _results_of_run(app, pilot, run.id)
+        assert "Verdicts" in body and "Results" in body and "busbw (GB/s) by message size" in body
+        lines = body.splitlines()
+        for f in stored:  # each stored verdict, with its label, on its own line
+            assert any(f"{f.id}:" in ln and VERDICT_LABEL[f.verdict] in ln for ln in lines), (f.id, body)
+        assert "2 nodes" in body and "multinode" in body
+        assert app.build.store.step_states()["multinode.allreduce"].verdict is Verdict.PASS
+
+
+async def test_tui_shows_what_validate_nodes_stored(ssh_cluster, state_dir, devvm_host, tmp_path):
+    """`bringup validate nodes` on two real sshd nodes, then the TUI on the same build: the action screen's
+    results panel shows exactly the verdicts and results the CLI stored (and printed in --json)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, bringup_cmd, env_for_cli
+
+    hf = tmp_path / "hostfile"
+    hf.write_text(f"n1 node1 1 python={sys.executable}\nn2 node2 1 python={sys.executable}\n")
+    r = subprocess.run(bringup_cmd("validate", "nodes", "--state", str(state_dir), "--hostfile", str(hf),
+                                   "--ssh-config", str(ssh_cluster.ssh_config), "--device", "cpu", "--quick", "--json"),
+                       capture_output=True, text=True, cwd=ROOT, env=env_for_cli(), timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(r.stdout)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        body = await _results_of_run(app, pilot, doc["run"]["id"])
+        assert "Verdicts" in body
+        lines = body.splitlines()
+        for f in doc["findings"]:
+            assert any(f"{f['id']}:" in ln and VERDICT_LABEL[Verdict(f["verdict"])] in ln for ln in lines), body
+        run = app.build.store.action_run(doc["run"]["id"])
+        assert [f.to_dict()["id"] for f in app.build.run_findings(run)] == [f["id"] for f in doc["findings"]]
+        assert run.results == {"results": doc["results"], "series": doc["series"]}
+        assert "Results" in body and doc["results"][0]["subject"] in body

@@ -1,0 +1,61 @@
+"""wizard.common: the one integer/float reader and the one byte formatter every layer uses."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wizard.common import human_bytes, to_float, to_int
+
+
+def test_to_int_reads_text_and_json_numbers():
+    assert to_int(" 42\n") == 42
+    assert to_int("-3") == -3
+    assert to_int(7) == 7
+    for bad in (None, True, 1.5, "1.5", "+1", "0x1f", "", "12 MB", [1]):
+        assert to_int(bad) is None, bad
+
+
+def test_to_int_bounds_the_digits():
+    assert to_int("9" * 18) == int("9" * 18)
+    assert to_int("9" * 19) is None
+    assert to_int("1234567890", 9) is None  # lscpu counts: at most 9 digits
+    assert to_int("123456789", 9) == 123456789
+
+
+def test_to_int_json_only_and_unsigned():
+    # validation events are JSON: a number written as text is not read as one
+    assert to_int("3", text=False) is None
+    assert to_int(3, text=False) == 3
+    # counts (lscpu): a minus sign is not a count
+    assert to_int("-1", signed=False) is None
+    assert to_int("8", signed=False) == 8
+
+
+def test_to_float_modes():
+    assert to_float(" 12.5 ") == 12.5
+    assert to_float("1e3") == 1000.0
+    for bad in (None, True, "nan", "inf", float("nan"), float("inf"), "N/A", [1.0]):
+        assert to_float(bad) is None, bad
+    assert to_float("12.5", text=False) is None
+    assert to_float(12.5, text=False) == 12.5
+    assert to_float("0", positive=True) is None
+    assert to_float(-2, text=False, positive=True) is None
+    assert to_float("989.5", positive=True) == 989.5
+
+
+@given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=40),
+                 st.lists(st.integers(), max_size=2)))
+def test_readers_never_raise(v):
+    for text in (True, False):
+        to_int(v, text=text)
+        to_int(v, 9, text=text, signed=False)
+        to_float(v, text=text)
+        to_float(v, text=text, positive=True)
+
+
+def test_human_bytes():
+    assert human_bytes(None) == "?"
+    assert human_bytes(0) == "0 B"
+    assert human_bytes(64 * 1024 ** 3) == "64 GiB"  # whole: no decimals (as lspci prints BAR sizes)
+    assert human_bytes(1536 * 1024 ** 2) == "1.5 GiB"
+    assert human_bytes(128 * 1024 ** 3) == "128 GiB"  # a DIMM total (bios.memory_channels)
+    assert human_bytes(2 * 1024 ** 4) == "2 TiB"
