@@ -107,7 +107,7 @@ def test_parsers_are_declared_for_known_probes_and_read_a_known_input():
     from wizard.facts import INPUTS
 
     for probe, parsers in registry.PARSERS.items():
-        assert probe in registry.PROBES or probe in ("dcgmi_nvlink", "lspci_iommu_groups"), probe
+        assert probe in registry.PROBES or probe in ("dcgmi_nvlink", "lspci_iommu_groups", "nvidia_smi_q"), probe
         for p in parsers:
             assert p.on in INPUTS and p.fn.__module__.startswith("wizard.parsers."), (probe, p)
 

@@ -196,6 +196,7 @@ PARSERS: dict[str, tuple[Parser, ...]] = {
     # inputs only `explain` provides (a pasted text stands for them; no probe collects them)
     "dcgmi_nvlink": (Parser(p_topology.parse_dcgmi_nvlink),),
     "lspci_iommu_groups": (Parser(p_pcie.parse_iommu_groups),),
+    "nvidia_smi_q": (Parser(parse_smi_text),),  # a pasted `nvidia-smi -q` (the live check reads the XML)
 }
 """Which parsers read which probe (probe name -> parsers). A rule asks the run's facts for
 ``facts.parse(probe, parser.fn, on=parser.on)``; the tests check that every (probe, parser) a run

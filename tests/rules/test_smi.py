@@ -912,3 +912,12 @@ def test_no_gpu_on_the_bus_skips():
     outs["nvidia_smi_qx"] = failed("nvidia_smi_qx", QX, "command not found: nvidia-smi", rc=127)
     f = sc.smi_health(outs, {})
     assert len(f) == 1 and f[0].verdict is Verdict.SKIP
+
+
+def test_a_pasted_q_text_is_the_document_when_no_probe_collected_one():
+    """``explain`` hands a pasted ``nvidia-smi -q`` to registry rules as the input ``nvidia_smi_q``."""
+    from wizard.facts import Facts
+
+    raw = (CASES / "nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt").read_text()
+    doc, err = sc.doc_from_outputs(Facts({"nvidia_smi_q": ProbeOutput("nvidia_smi_q", "(pasted)", text=raw)}))
+    assert err is None and doc is not None and doc.gpus and doc.gpus[0].name == "NVIDIA GeForce RTX 4090"

@@ -29,7 +29,7 @@ from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
-from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_xml
+from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
 
 SRC_SMI = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ERR!, 'No devices were "
@@ -456,7 +456,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
 
 def doc_from_outputs(outputs: Outputs, prefer: str = "nvidia_smi_qx") -> tuple[SmiDoc | None, Finding | None]:
     """The SmiDoc the health checks judge: ``nvidia-smi -q -x`` (probe ``nvidia_smi_qx``), else the
-    NVML probe (``nvml``); or an ``unknown`` finding when neither was collected."""
+    NVML probe (``nvml``), else a pasted ``nvidia-smi -q`` text (``nvidia_smi_q``, an input only
+    ``explain`` provides); or an ``unknown`` finding when none was collected."""
+    if "nvidia_smi_q" in outputs and not any(n in outputs for n in ("nvidia_smi_qx", "nvml")):
+        return facts_of(outputs).parse_text("nvidia_smi_q", parse_smi_text), None
     order = [prefer] + [n for n in ("nvidia_smi_qx", "nvml") if n != prefer]
     tried = []
     for name in order:
