@@ -47,7 +47,7 @@ from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, p
 from wizard.probes import Probe
 from wizard.rules import (
     bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nvlink, pasted, pcie, smi,
-    tools, topology,
+    thermal_power, tools, topology,
 )
 from wizard.rules import os as os_rules
 
@@ -422,6 +422,8 @@ RULES: tuple[Rule, ...] = (
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.retired_pages", "health.gpu_reset",)),
     Rule("health.thermal", "health.thermal", smi.topic_check("health.temperature", "health.clock_events"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.temperature", "health.clock_events",)),
+    Rule("health.gpu_fan_idle", "health.thermal", thermal_power.fan_at_idle, ("nvidia_smi_qx", "nvml", "pci"),
+         kinds={"nvidia-smi-q-x": "nvidia_smi_qx", "nvidia-smi-q": "nvidia_smi_q"}),
     Rule("health.power", "health.power", smi.topic_check("health.power_limit", "health.pstate"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.power_limit", "health.pstate",)),
     Rule("health.vbios", "health.vbios", smi.topic_check("health.vbios"),

@@ -165,6 +165,13 @@ class GpuFacts:
         return self.text("name") or ""
 
     @property
+    def fan_speed_pct(self) -> float | None:
+        """The fan's intended speed in percent of its maximum (``Fan Speed`` in ``-q``, ``fan_speed`` in
+        the XML; NVML nvmlDeviceGetFanSpeed, which may read above 100). ``None`` where the GPU has no fan
+        of its own (``N/A``: passively cooled boards such as SXM modules) or the output does not show it."""
+        return self.num("fan.speed")
+
+    @property
     def serial(self) -> str:
         return self.text("serial") or ""
 

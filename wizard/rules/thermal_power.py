@@ -21,6 +21,7 @@ from wizard.rules.smi import (
     _ev,
     _fmt,
     _pass_group,
+    doc_from_outputs,
     gpu_class,
     load_state,
     subject,
@@ -176,3 +177,49 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     out += _pass_group("health.power_limit", ok, "power limit at its default",
                        "power limit at the default on {n} GPUs", SRC_B12, total=len(doc.gpus))
     return out
+
+
+FAN_FULL_PCT = 100.0
+"""A fan at or above this speed (percent of its maximum, as nvidia-smi prints it) runs at full speed
+(NVML API reference, nvmlDeviceGetFanSpeed: the intended speed as a percentage of the fan's maximum)."""
+
+SRC_FAN = ("NVML API reference, nvmlDeviceGetFanSpeed (intended fan speed, percent of the maximum), "
+           "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html; nvidia-smi documentation "
+           "(Fan Speed, N/A on boards without a fan of their own), https://docs.nvidia.com/deploy/nvidia-smi/; "
+           "bringup's judgement: an idle GPU needs no full fan speed, so a fan pinned at 100 % at idle points at "
+           "a fan-control, sensor or cooling fault")
+
+
+def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """health.gpu_fan_idle: a GPU's own fan at full speed (>= :data:`FAN_FULL_PCT` %) while the GPU is
+    idle (:func:`wizard.rules.smi.load_state`: utilisation, the Idle clocks-event reason, P-state) ->
+    warn; a GPU without a fan (``N/A``) is skipped; a GPU under load or at unknown load is not judged on
+    its fan. Reads the nvidia-smi document (``-q -x`` probe, NVML, or a pasted ``-q``); nothing when
+    there is none (the document's own rules say why)."""
+    doc, _ = doc_from_outputs(out)
+    if doc is None or not doc.gpus:
+        return []
+    warn, ok, no_fan = [], [], []
+    for g in doc.gpus:
+        fan = g.fan_speed_pct
+        if fan is None:
+            no_fan.append(g)
+            continue
+        state, load_ev = load_state(g)
+        lines = [*g.lines("fan.speed"), *load_ev]
+        if fan >= FAN_FULL_PCT and state == "idle":
+            warn.append(Finding(
+                "health.gpu_fan_idle", Verdict.WARN, f"{subject(g)}: fan at {_fmt(fan)} % while the GPU is idle",
+                subject(g), _ev(g, lines),
+                "Check the fan and its cable, the BMC fan profile and the GPU's temperature reading "
+                "(`nvidia-smi -q -d TEMPERATURE`); a fan held at 100 % on an idle, cool GPU is a fan-control "
+                "or sensor fault, and it hides the headroom the GPU needs under load.", SRC_FAN))
+        else:
+            ok.append((g, f" (fan {_fmt(fan)} %, {state})", lines))
+    found = warn + _pass_group("health.gpu_fan_idle", ok, "fan not at full speed at idle",
+                               "fans not at full speed at idle on {n} GPUs", SRC_FAN, total=len(doc.gpus))
+    if not found:
+        return [Finding("health.gpu_fan_idle", Verdict.SKIP,
+                        "no GPU reports a fan of its own (Fan Speed N/A: passively cooled): nothing to judge",
+                        "host", tuple(ln for g in no_fan[:8] for ln in g.lines("fan.speed")), "", SRC_FAN)]
+    return found

@@ -1,0 +1,41 @@
+"""wizard.rules.thermal_power: rules registered in wizard.registry.RULES (the smi topic rules are tested
+through judge_doc in tests/rules/test_smi.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probe_data import CASES, text
+from wizard.explain import explain_text
+from wizard.facts import Facts
+from wizard.model import Verdict
+from wizard.probes import ProbeOutput
+from wizard.rules.thermal_power import fan_at_idle
+
+RTX4090 = "nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt"  # Fan Speed 38 %, Gpu 0 %: idle, fan turning
+
+
+def _xml(name: str) -> Facts:
+    return Facts({"nvidia_smi_qx": ProbeOutput("nvidia_smi_qx", "$ nvidia-smi -q -x", text=text(CASES / name), rc=0)})
+
+
+@pytest.mark.parametrize("facts, verdicts", [
+    # real outputs (tests/data/PROVENANCE.md): an A10G idle at P8 with its fan at 0 %, two A100 SXM4 (no fan of
+    # their own: Fan Speed N/A)
+    (_xml("nvidia-smi-q-x__a10g-idle-p8-healthy.xml"), {Verdict.PASS}),
+    (_xml("nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml"), {Verdict.SKIP}),
+    (_xml("nvidia-smi-q-x__a100-sxm4-40gb-mig-passthrough-vm.xml"), {Verdict.SKIP}),
+    (Facts(), set()),  # no nvidia-smi document: the document's own rules say why, this one says nothing
+])
+def test_fan_at_full_speed_on_an_idle_gpu_warns_and_a_gpu_without_a_fan_is_skipped(facts, verdicts):
+    assert {f.verdict for f in fan_at_idle(facts, {})} == verdicts
+    # the real RTX 4090 -q section pasted into explain: idle (0 %) with the fan at 38 % passes; the same real
+    # output with only its Fan Speed line set to 100 % warns (no public paste of that state was found)
+    raw = text(CASES / RTX4090)
+    fan = [f for f in explain_text(raw, RTX4090).findings if f.id == "health.gpu_fan_idle"]
+    assert [f.verdict for f in fan] == [Verdict.PASS]
+    stuck = raw.replace("Fan Speed                             : 38 %", "Fan Speed                             : 100 %")
+    assert stuck != raw
+    (f,) = [f for f in explain_text(stuck, "stuck").findings if f.id == "health.gpu_fan_idle"]
+    assert f.verdict is Verdict.WARN and "fan at 100 % while the GPU is idle" in f.message
+    assert any("Fan Speed" in e for e in f.evidence) and "https://" in f.source
