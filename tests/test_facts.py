@@ -117,3 +117,68 @@ def test_the_engine_collects_the_probes_of_registry_rules_too():
     assert len(names) == len(set(names))
     for r in registry.RULES:
         assert set(r.probes) <= set(names), r.id
+
+
+# Parsed facts are shared by every rule of a run, so they are frozen dataclasses: a rule that wants a changed
+# copy uses dataclasses.replace. Dataclasses of wizard/parsers/* left mutable, each with the reason:
+MUTABLE_PARSER_DATACLASSES: dict[str, str] = {
+    # none today: every dataclass a parser defines is a fact (or part of one) that rules read
+}
+
+
+def _parser_dataclasses() -> list[type]:
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import wizard.parsers
+
+    found = []
+    for info in pkgutil.iter_modules(wizard.parsers.__path__):
+        mod = importlib.import_module(f"wizard.parsers.{info.name}")
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == mod.__name__:
+                found.append(obj)
+    return found
+
+
+def test_every_dataclass_a_parser_defines_is_frozen():
+    classes = _parser_dataclasses()
+    assert len(classes) > 40, [c.__qualname__ for c in classes]  # the walk found the parsers' facts
+    names = {f"{c.__module__}.{c.__qualname__}" for c in classes}
+    assert set(MUTABLE_PARSER_DATACLASSES) <= names, sorted(set(MUTABLE_PARSER_DATACLASSES) - names)
+    mutable = sorted(n for c in classes if not c.__dataclass_params__.frozen  # type: ignore[attr-defined]
+                     for n in [f"{c.__module__}.{c.__qualname__}"] if n not in MUTABLE_PARSER_DATACLASSES)
+    assert not mutable, mutable
+
+
+def test_a_rule_cannot_rebind_the_facts_it_shares():
+    import dataclasses
+
+    import pytest
+
+    facts = facts_of(_gpu_node_outputs())
+    from wizard.parsers.smi import parse_smi_xml
+
+    doc = facts.parse("nvidia_smi_qx", parse_smi_xml, on="text")
+    assert doc is not None and doc.gpus
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        doc.gpus[0].bus_id = "00000000:00:00.0"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        doc.complete = False  # type: ignore[misc]
+    copy = dataclasses.replace(doc.gpus[0], bus_id="00000000:00:00.0")  # the way to a changed copy
+    assert copy.bus_id != doc.gpus[0].bus_id
+
+
+def test_only_parsers_write_the_fields_of_frozen_facts():
+    # the parsers' one builder helper (wizard/parsers/_frozen.py) is used by parsers only, and nothing
+    # outside it goes around frozen with object.__setattr__
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted([*root.joinpath("wizard").rglob("*.py"), *root.joinpath("steps").rglob("*.py"),
+                        *root.joinpath("screens").rglob("*.py")]):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text()
+        if rel != "wizard/parsers/_frozen.py":
+            assert "object.__setattr__" not in text, rel
+        if "build_set" in text:
+            assert rel.startswith("wizard/parsers/"), rel

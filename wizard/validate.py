@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -301,7 +302,7 @@ class LiveView:
         for i, line in enumerate(lines[skip:], start + skip):
             r = parse_event_line(line, i + 1)
             if r is None:
-                self.vlog.other_lines += 1
+                self.vlog = replace(self.vlog, other_lines=self.vlog.other_lines + 1)  # parsed facts are frozen
             elif isinstance(r, str):
                 self.vlog.bad_lines.append((i + 1, r[:500]))
             else:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.parsers.gpu import parse_driver_version
+from wizard.parsers._frozen import build_set
 
 
 # ------------------------------------------------------------------ versions
@@ -46,7 +47,7 @@ def cuda_from_int(n: int) -> str:
 # ------------------------------------------------------------------ nvcc --version
 
 
-@dataclass
+@dataclass(frozen=True)
 class NvccVersion:
     """``nvcc --version``: the toolkit release ("12.4") and full build version ("12.4.131")."""
 
@@ -67,7 +68,9 @@ def parse_nvcc_version(text: str) -> NvccVersion:
             n.lines.append(s)
         m = _NVCC_RELEASE.search(s)
         if m and not n.release:
-            n.release, n.build, n.line = m.group(1), m.group(2), s
+            build_set(n, "release", m.group(1))
+            build_set(n, "build", m.group(2))
+            build_set(n, "line", s)
     return n
 
 
@@ -103,7 +106,7 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class TorchCuda:
     """What a torch CUDA check printed.
 
@@ -155,11 +158,14 @@ def _set(t: TorchCuda, what: str, value: str, line: str, asked: str = "") -> Non
     """Record one fact; ``asked`` is the REPL input line that printed it (kept as evidence too)."""
     v = value.strip().strip("'\"")
     if what == "version" and not t.torch_version and _TORCH_VERSION.match(v):
-        t.torch_version, t.evidence["version"] = v, line
+        build_set(t, "torch_version", v)
+        t.evidence["version"] = line
     elif what == "cuda" and not t.cuda and _CUDA_VALUE.match(v):
-        t.cuda, t.evidence["cuda"] = v, line
+        build_set(t, "cuda", v)
+        t.evidence["cuda"] = line
     elif what == "available" and t.available is None and _BOOL.match(v):
-        t.available, t.evidence["available"] = v == "True", line
+        build_set(t, "available", v == "True")
+        t.evidence["available"] = line
     else:
         return
     if asked:
@@ -188,23 +194,29 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                     break
                 t.errors.append(CudaError(kind, s, detail))
                 if kind == "driver_too_old" and detail.isdigit() and not t.driver_cuda:
-                    t.driver_cuda, t.evidence["driver_cuda"] = cuda_from_int(int(detail)), s
+                    build_set(t, "driver_cuda", cuda_from_int(int(detail)))
+                    t.evidence["driver_cuda"] = s
                 break
         m = re.search(r"CUDA Version:?\s+(\d+\.\d+(?:\.\d+)?)", s)
         if m and "Driver Version" in s:  # nvidia-smi header: driver's CUDA
-            t.driver_cuda, t.evidence["driver_cuda"] = cuda_major_minor(m.group(1)), s
+            build_set(t, "driver_cuda", cuda_major_minor(m.group(1)))
+            t.evidence["driver_cuda"] = s
             dm = re.search(r"Driver Version:\s+(\d+\.\d+(?:\.\d+)?)", s)
             if dm:
-                t.driver_version, t.evidence["driver_version"] = dm.group(1), s
+                build_set(t, "driver_version", dm.group(1))
+                t.evidence["driver_version"] = s
         elif m and s.startswith("CUDA Version"):  # /usr/local/cuda/version.txt: the toolkit
-            t.toolkit, t.evidence["toolkit"] = m.group(1), s
+            build_set(t, "toolkit", m.group(1))
+            t.evidence["toolkit"] = s
         if s.startswith("NVRM version:"):
             d = parse_driver_version(s)
             if d.version:
-                t.driver_version, t.evidence["driver_version"] = d.version, s
+                build_set(t, "driver_version", d.version)
+                t.evidence["driver_version"] = s
         nm = _NVCC_RELEASE.search(s)
         if nm and not t.toolkit:
-            t.toolkit, t.evidence["toolkit"] = nm.group(2), s
+            build_set(t, "toolkit", nm.group(2))
+            t.evidence["toolkit"] = s
         if _REPL.match(raw):
             code = _REPL.sub("", raw, count=1)
             pending, pending_line = _expr_kind(code), raw.strip()

@@ -14,13 +14,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+from wizard.parsers._frozen import build_set as _set
 
 
 STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
             "skip": "skip", "skipped": "skip", "not run": "skip", "notrun": "skip"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class DiagResult:
     """One test's result: ``status`` for the whole test (or None), ``per_gpu`` GPU id -> status,
     ``all_gpus`` status applying to every GPU ("Pass - All"), messages per GPU id (None = not
@@ -47,7 +48,7 @@ class DiagResult:
         return sorted(set(self.per_gpu) | {g for g in self.messages if g is not None})
 
 
-@dataclass
+@dataclass(frozen=True)
 class DcgmDiag:
     """A parsed diagnostic run. ``metadata``: DCGM version, driver, device ids as printed;
     ``orphans``: Warning/Info rows seen before any test row (a section cut at the top)."""
@@ -97,13 +98,13 @@ def _status_value(r: DiagResult, chunk: str) -> bool:
         rest = (m.group(2) or "").strip()
         if not rest:
             if r.status is None:
-                r.status = st
+                _set(r, "status", st)
             else:
-                r.all_gpus = r.all_gpus or st
+                _set(r, "all_gpus", r.all_gpus or st)
             return True
         if rest.lower() == "all":
-            r.all_gpus = st
-            r.status = r.status or st
+            _set(r, "all_gpus", st)
+            _set(r, "status", r.status or st)
             return True
         gl = _gpu_list(rest)
         if gl is not None:
@@ -141,7 +142,7 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
 
     lv = re.search(r"dcgmi\s+diag\b.*?(?:-r|--run)\s*(\d)\b", text)
     if lv:
-        d.level = int(lv.group(1))
+        _set(d, "level", int(lv.group(1)))
     for raw in text.splitlines():
         line = raw.rstrip()
         s = line.strip()
@@ -182,9 +183,10 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
             if base in _MSG_ROWS:
                 target = current
                 if target is None:
-                    if d.orphans is None:
-                        d.orphans = DiagResult("(test above the cut)", section)
                     target = d.orphans
+                    if target is None:
+                        target = DiagResult("(test above the cut)", section)
+                        _set(d, "orphans", target)
                 gm = re.search(r"GPU\s?(\d+)", name)
                 msg_target = (target, int(gm.group(1)) if gm else None, base)
                 msg_parts = [cell.rstrip()]
@@ -282,7 +284,7 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
                 d.metadata.setdefault(str(key), str(v))  # key: a JSON object key, a str
             elif isinstance(v, list) and k in ("GPU Device IDs", "gpu_device_ids") and all(isinstance(x, str) for x in v):
                 d.metadata.setdefault("GPU Device IDs Detected", ", ".join(v))
-    d.runtime_error = d.metadata.pop("runtime_error", "") if isinstance(d.metadata.get("runtime_error"), str) else ""
+    _set(d, "runtime_error", d.metadata.pop("runtime_error", "") if isinstance(d.metadata.get("runtime_error"), str) else "")
     cats = root.get("test_categories") if isinstance(root, dict) else None
     tests: list[tuple[str, Any]] = []
     if isinstance(cats, list):
@@ -301,7 +303,7 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
         r = DiagResult(str(t.get("name", "?")), cname)
         summ = t.get("test_summary")
         if isinstance(summ, dict) and isinstance(summ.get("status"), str):
-            r.status = STATUSES.get(summ["status"].lower(), summ["status"].lower())
+            _set(r, "status", STATUSES.get(summ["status"].lower(), summ["status"].lower()))
             for m in _messages(summ):
                 r.add_message(None, m)
         results = res_list if isinstance(res_list := t.get("results"), list) else []
@@ -315,13 +317,13 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
                 for g in ids:
                     r.per_gpu[g] = st
             elif st and res.get("entity_group") in (None, "GPU", "gpu"):
-                r.status = r.status or st
+                _set(r, "status", r.status or st)
             for m in _messages(res):
                 r.add_message(ids[0] if len(ids) == 1 else None, m)
         if r.status is None and r.per_gpu:
             vals = set(r.per_gpu.values())
-            r.status = "fail" if "fail" in vals else "warn" if "warn" in vals else "pass" if vals == {"pass"} else (
-                "skip" if vals == {"skip"} else None)
+            _set(r, "status", "fail" if "fail" in vals else "warn" if "warn" in vals else "pass" if vals == {"pass"} else (
+                "skip" if vals == {"skip"} else None))
         r.lines.append(json.dumps({"name": t.get("name"), "results": results[:8]}, default=str)[:600])
         d.results.append(r)
     if not d.results and not d.runtime_error:

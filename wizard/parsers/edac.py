@@ -24,9 +24,10 @@ from typing import Mapping
 
 from wizard.common import to_int
 from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
+from wizard.parsers._frozen import build_set as _set
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemCount:
     """Error counts for one place: a memory controller, a DIMM/rank, a csrow channel, or the
     controller's "no DIMM info" bucket.
@@ -52,7 +53,7 @@ class MemCount:
         return f"{self.label} ({place})" if self.label and self.label not in (place,) else place
 
 
-@dataclass
+@dataclass(frozen=True)
 class EdacFacts:
     """What an EDAC source says: counts per place, plus status notes and unreadable lines."""
 
@@ -103,15 +104,15 @@ def parse_edac_sysfs(files: Mapping[str, str | None], source: str = EDAC_ROOT) -
                 continue
             mcnt = per.setdefault(key, MemCount(mc, where))
             if fname in ("ue_count", "dimm_ue_count", "ue_noinfo_count"):
-                mcnt.ue = v
+                _set(mcnt, "ue", v)
             else:
-                mcnt.ce = v
+                _set(mcnt, "ce", v)
             mcnt.evidence.append(line)
         elif fname in ("dimm_label",) or (chm and chm.group(2) == "dimm_label"):
             mcnt = per.setdefault(key, MemCount(mc, where))
-            mcnt.label = value
+            _set(mcnt, "label", value)
             mcnt.evidence.append(line)
-    facts.counts = list(per.values())
+    _set(facts, "counts", list(per.values()))
     return facts
 
 
@@ -157,11 +158,11 @@ def parse_edac_util(text: str) -> EdacFacts:
             continue
         low = line.lower()
         if "no errors to report" in low:
-            facts.no_errors_line = raw
+            _set(facts, "no_errors_line", raw)
             continue
         if "no memory controller" in low or "edac drivers loaded. no memory controllers" in low \
                 or "unable to get edac data" in low or "edac info unavailable" in low:
-            facts.no_controller_line = raw
+            _set(facts, "no_controller_line", raw)
             continue
         m = re.search(r"EDAC drivers are loaded\. (\d+) MC", line)
         if m:
@@ -181,11 +182,11 @@ def parse_edac_util(text: str) -> EdacFacts:
             else:
                 c = per.setdefault((mc, row, label), MemCount(mc, row, label if not re.fullmatch(r"ch\d+", label) else ""))
                 if re.fullmatch(r"ch\d+", label):
-                    c.where = f"{row}/{label}"
+                    _set(c, "where", f"{row}/{label}")
             if kind == "UE":
-                c.ue = (c.ue or 0) + n
+                _set(c, "ue", (c.ue or 0) + n)
             else:
-                c.ce = (c.ce or 0) + n
+                _set(c, "ce", (c.ce or 0) + n)
             c.evidence.append(raw)
             continue
         m = _EU_DEFAULT.match(line)
@@ -200,9 +201,9 @@ def parse_edac_util(text: str) -> EdacFacts:
             c = per.setdefault((mc, where, label), MemCount(mc, where, label))
             n = int(m.group("n"))
             if m.group("kind").lower().startswith("uncorr"):
-                c.ue = (c.ue or 0) + n
+                _set(c, "ue", (c.ue or 0) + n)
             else:
-                c.ce = (c.ce or 0) + n
+                _set(c, "ce", (c.ce or 0) + n)
             c.evidence.append(raw)
             continue
         m = _EU_SIMPLE.match(line)
@@ -211,9 +212,9 @@ def parse_edac_util(text: str) -> EdacFacts:
             facts.controllers.add(mc)
             c = per.setdefault((mc, "", ""), MemCount(mc))
             if m.group("kind").lower().startswith("uncorr"):
-                c.ue = int(m.group("n"))
+                _set(c, "ue", int(m.group("n")))
             else:
-                c.ce = int(m.group("n"))
+                _set(c, "ce", int(m.group("n")))
             c.evidence.append(raw)
             continue
         m = _EU_TOTAL.match(line)
@@ -231,16 +232,16 @@ def parse_edac_util(text: str) -> EdacFacts:
             k[0] == mc and str(k[1]).startswith(row + "/") for k in per)
         if not has_channels or c.ue:
             if has_channels:
-                c.ce = None
+                _set(c, "ce", None)
             per[(mc, row, "all")] = c
-    facts.counts = list(per.values())
+    _set(facts, "counts", list(per.values()))
     if not facts.counts and totals:
         c = MemCount("all")
         for kind, (n, raw) in totals.items():
             if kind == "UE":
-                c.ue = n
+                _set(c, "ue", n)
             else:
-                c.ce = n
+                _set(c, "ce", n)
             c.evidence.append(raw)
         facts.counts.append(c)
     return facts
@@ -261,7 +262,7 @@ def detect_edac_util(text: str) -> float:
 # ------------------------------------------------------------------ ras-mc-ctl
 
 
-@dataclass
+@dataclass(frozen=True)
 class RasItem:
     """One row of ``ras-mc-ctl`` output.
 
@@ -281,7 +282,7 @@ class RasItem:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class RasFacts:
     """``ras-mc-ctl --summary`` / ``--errors`` / ``--error-count`` output."""
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from wizard.common import to_int
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
+from wizard.parsers._frozen import build_set as _set
 
 GPU_CLASS_PREFIXES = ("0x0300", "0x0302")
 """PCI class codes of display controllers: 0x0300 VGA-compatible, 0x0302 3D controller
@@ -20,7 +21,7 @@ BRIDGE_CLASS_PREFIX = "0x0680"
 PCI Code and ID Assignment Specification base class 06h)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class PciFunction:
     """One NVIDIA PCI function from sysfs. Link speeds are strings as sysfs prints them
     ("16.0 GT/s PCIe"); widths are lane counts."""
@@ -52,7 +53,7 @@ class PciFunction:
         return f"10de:{self.device_id.lower().removeprefix('0x')}" if self.device_id else "10de:?"
 
 
-@dataclass
+@dataclass(frozen=True)
 class PciFacts:
     functions: list[PciFunction] = field(default_factory=list)
     devices_seen: int = 0  # PCI functions listed in sysfs
@@ -77,10 +78,10 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
         m = re.fullmatch(r"/sys/bus/pci/devices/([^/]+)/vendor", path)
         if not m:
             continue
-        facts.devices_seen += 1
+        _set(facts, "devices_seen", facts.devices_seen + 1)
         if content is None:
             continue
-        facts.vendors_read += 1
+        _set(facts, "vendors_read", facts.vendors_read + 1)
         if content.strip().lower() == NVIDIA_VENDOR:
             by_bdf[m.group(1)] = PciFunction(bdf=m.group(1), evidence=[f"{path}:{content.strip()}"])
     for path, content in files.items():
@@ -92,23 +93,23 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
                 continue
             v = content.strip()
             if name == "device":
-                fn.device_id = v
+                _set(fn, "device_id", v)
             elif name == "class":
-                fn.class_code = v
+                _set(fn, "class_code", v)
             elif name == "subsystem_vendor":
-                fn.subsystem = v + (":" + fn.subsystem if fn.subsystem else "")
+                _set(fn, "subsystem", v + (":" + fn.subsystem if fn.subsystem else ""))
             elif name == "subsystem_device":
-                fn.subsystem = (fn.subsystem + ":" if fn.subsystem else "") + v
+                _set(fn, "subsystem", (fn.subsystem + ":" if fn.subsystem else "") + v)
             elif name == "numa_node":
-                fn.numa_node = to_int(v)
+                _set(fn, "numa_node", to_int(v))
             elif name == "current_link_speed":
-                fn.current_link_speed = v
+                _set(fn, "current_link_speed", v)
             elif name == "current_link_width":
-                fn.current_link_width = to_int(v)
+                _set(fn, "current_link_width", to_int(v))
             elif name == "max_link_speed":
-                fn.max_link_speed = v
+                _set(fn, "max_link_speed", v)
             elif name == "max_link_width":
-                fn.max_link_width = to_int(v)
+                _set(fn, "max_link_width", to_int(v))
             elif name.startswith("aer_dev_"):
                 sev = name[len("aer_dev_"):]
                 counters: dict[str, int] = {}
@@ -123,16 +124,16 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
             continue
         m = re.fullmatch(r"/sys/bus/pci/drivers/([^/]+)/([^/]+)", path)
         if m and m.group(2) in by_bdf:
-            by_bdf[m.group(2)].driver = m.group(1)
+            _set(by_bdf[m.group(2)], "driver", m.group(1))
             by_bdf[m.group(2)].evidence.append(path)
-    facts.functions = sorted(by_bdf.values(), key=lambda f: f.bdf)
+    _set(facts, "functions", sorted(by_bdf.values(), key=lambda f: f.bdf))
     return facts
 
 
 # ------------------------------------------------------------------ nvidia-smi -L
 
 
-@dataclass
+@dataclass(frozen=True)
 class SmiList:
     """``nvidia-smi -L``: GPU lines, or the driver's error text."""
 
@@ -166,20 +167,20 @@ def parse_nvidia_smi_l(text: str) -> SmiList:
             continue
         for rx, kind in _SMI_ERRORS:
             if rx.search(s):
-                r.error_kind = r.error_kind or kind
+                _set(r, "error_kind", r.error_kind or kind)
                 r.error_lines.append(s)
                 break
         else:
             r.problems.append(line)
     if r.problems and not r.gpus and not r.error_kind:
-        r.error_kind = "other"
+        _set(r, "error_kind", "other")
     return r
 
 
 # ------------------------------------------------------------------ NVML probe JSON
 
 
-@dataclass
+@dataclass(frozen=True)
 class NvmlFacts:
     init: str = ""
     error: str = ""
@@ -208,15 +209,13 @@ def parse_nvml(text: str) -> NvmlFacts:
     if not isinstance(d, dict):
         f.problems.append(text.strip()[:500])
         return f
-    f.init = str(d.get("init", ""))
-    f.error = str(d.get("error", ""))
-    f.driver_version = str(d.get("driver_version", "") or "")
     cv = d.get("cuda_driver_version")
-    f.cuda_driver_version = cv if isinstance(cv, int) else None
     c = d.get("count")
-    f.count = c if isinstance(c, int) else None
     gpus = d.get("gpus") or []
-    f.gpus = [g for g in gpus if isinstance(g, dict)] if isinstance(gpus, list) else []
+    f = replace(f, init=str(d.get("init", "")), error=str(d.get("error", "")),
+                driver_version=str(d.get("driver_version", "") or ""),
+                cuda_driver_version=cv if isinstance(cv, int) else None, count=c if isinstance(c, int) else None,
+                gpus=[g for g in gpus if isinstance(g, dict)] if isinstance(gpus, list) else [])
     if not f.init:
         f.problems.append(text.strip()[:500])
     return f
@@ -225,7 +224,7 @@ def parse_nvml(text: str) -> NvmlFacts:
 # ------------------------------------------------------------------ /proc/driver/nvidia/version
 
 
-@dataclass
+@dataclass(frozen=True)
 class DriverVersion:
     """``/proc/driver/nvidia/version``: version and flavour ("open" or "proprietary")."""
 
@@ -241,11 +240,11 @@ def parse_driver_version(text: str) -> DriverVersion:
     d = DriverVersion()
     for line in text.splitlines():
         if line.startswith("NVRM version:"):
-            d.line = line.strip()
+            _set(d, "line", line.strip())
             m = re.search(r"\s(\d{3,}\.\d+(?:\.\d+)?)\s", line + " ")
             if m:
-                d.version = m.group(1)
-            d.flavour = "open" if "Open Kernel Module" in line else "proprietary"
+                _set(d, "version", m.group(1))
+            _set(d, "flavour", "open" if "Open Kernel Module" in line else "proprietary")
         elif line.startswith("GCC version:"):
-            d.gcc_line = line.strip()
+            _set(d, "gcc_line", line.strip())
     return d

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from wizard.parsers._frozen import build_set as _set
 
 
 def parse_cpulist(text: str) -> set[int] | None:
@@ -34,7 +35,7 @@ def parse_cpulist(text: str) -> set[int] | None:
 # ------------------------------------------------------------------ os-release and kernel
 
 
-@dataclass
+@dataclass(frozen=True)
 class OsRelease:
     """Fields of os-release(5). ``id_like`` is a list; missing fields are empty strings."""
 
@@ -67,19 +68,16 @@ def parse_os_release(text: str) -> OsRelease:
             value = raw.strip("\"'")
         r.fields[key] = value
     f = r.fields
-    r.id = f.get("ID", "").lower()
-    r.id_like = f.get("ID_LIKE", "").lower().split()
-    r.version_id = f.get("VERSION_ID", "")
-    r.name = f.get("NAME", "")
-    r.pretty_name = f.get("PRETTY_NAME", "") or " ".join(x for x in (r.name, r.version_id) if x)
-    r.version_codename = f.get("VERSION_CODENAME", "")
-    return r
+    name, version_id = f.get("NAME", ""), f.get("VERSION_ID", "")
+    return replace(r, id=f.get("ID", "").lower(), id_like=f.get("ID_LIKE", "").lower().split(), version_id=version_id,
+                   name=name, pretty_name=f.get("PRETTY_NAME", "") or " ".join(x for x in (name, version_id) if x),
+                   version_codename=f.get("VERSION_CODENAME", ""))
 
 
 # ------------------------------------------------------------------ memory and swap
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemInfo:
     """/proc/meminfo values in KiB (the file's unit, printed as "kB")."""
 
@@ -114,7 +112,7 @@ def parse_meminfo(text: str) -> MemInfo:
     return r
 
 
-@dataclass
+@dataclass(frozen=True)
 class SwapDevice:
     filename: str
     type: str
@@ -124,7 +122,7 @@ class SwapDevice:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Swaps:
     devices: list[SwapDevice] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -142,7 +140,7 @@ def parse_proc_swaps(text: str) -> Swaps:
         if not line.strip():
             continue
         if line.startswith("Filename"):
-            r.header_seen = True
+            _set(r, "header_seen", True)
             continue
         parts = line.split()
         if len(parts) >= 5 and all(re.fullmatch(r"-?\d{1,20}", p) for p in parts[-3:]):
@@ -156,7 +154,7 @@ def parse_proc_swaps(text: str) -> Swaps:
 # ------------------------------------------------------------------ kernel command line
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cmdline:
     """Kernel command line: ``params`` maps each key to its last value ("" for bare flags)."""
 
@@ -182,7 +180,7 @@ def parse_cmdline(text: str) -> Cmdline:
 # ------------------------------------------------------------------ CPU and NUMA
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuFacts:
     """CPU model and topology.
 
@@ -224,7 +222,7 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
         for line in cpuinfo_text.splitlines():
             k, sep, v = line.partition(":")
             if sep and k.strip() == key and v.strip():
-                f.model = re.sub(r"\s+", " ", v.strip())
+                _set(f, "model", re.sub(r"\s+", " ", v.strip()))
                 f.evidence.append(line.strip())
                 break
         if f.model:
@@ -238,7 +236,7 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
             if k.strip() == "CPU part" and not part:
                 part = v.strip()
         if impl:
-            f.model = f"Arm CPU (implementer {impl}, part {part or '?'})"
+            _set(f, "model", f"Arm CPU (implementer {impl}, part {part or '?'})")
     base = "/sys/devices/system/cpu"
     for name in ("online", "possible", "present"):
         content = topology.get(f"{base}/{name}")
@@ -246,18 +244,18 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
             cpu_set = parse_cpulist(content)
             if cpu_set is None:
                 f.problems.append(f"{base}/{name}:{content.strip()}")
-            setattr(f, name, cpu_set)
+            _set(f, name, cpu_set)
             f.evidence.append(f"{base}/{name}:{content.strip()}")
     smt = topology.get(f"{base}/smt/active")
     if smt is not None:
         if smt.strip() in ("0", "1"):
-            f.smt_active = smt.strip() == "1"
+            _set(f, "smt_active", smt.strip() == "1")
         else:
             f.problems.append(f"{base}/smt/active:{smt.strip()}")
         f.evidence.append(f"{base}/smt/active:{smt.strip()}")
     ctl = topology.get(f"{base}/smt/control")
     if ctl is not None:
-        f.smt_control = ctl.strip()
+        _set(f, "smt_control", ctl.strip())
         f.evidence.append(f"{base}/smt/control:{ctl.strip()}")
     pkg: dict[int, str] = {}
     core: dict[int, str] = {}
@@ -271,11 +269,11 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
     if f.online is not None:
         cpus = [c for c in cpus if c in f.online]
     if cpus:
-        f.logical = len(cpus)
-        f.sockets = len({pkg[c] for c in cpus})
-        f.cores = len({(pkg[c], core[c]) for c in cpus})
+        _set(f, "logical", len(cpus))
+        _set(f, "sockets", len({pkg[c] for c in cpus}))
+        _set(f, "cores", len({(pkg[c], core[c]) for c in cpus}))
     elif f.online is not None:
-        f.logical = len(f.online)
+        _set(f, "logical", len(f.online))
     return f
 
 
@@ -285,7 +283,7 @@ def parse_cpu_topology(topology: dict[str, str | None]) -> CpuFacts:
     return parse_cpu("", topology)
 
 
-@dataclass
+@dataclass(frozen=True)
 class NumaFacts:
     """NUMA nodes: node id -> set of CPUs (an empty set = a memory-only or empty node)."""
 
@@ -300,7 +298,7 @@ def parse_numa(tree: dict[str, str | None]) -> NumaFacts:
     base = "/sys/devices/system/node"
     online = tree.get(f"{base}/online")
     if online is not None:
-        n.online = parse_cpulist(online)
+        _set(n, "online", parse_cpulist(online))
         n.evidence.append(f"{base}/online:{online.strip()}")
         if n.online is None:
             n.problems.append(f"{base}/online:{online.strip()}")
@@ -320,7 +318,7 @@ def parse_numa(tree: dict[str, str | None]) -> NumaFacts:
 # ------------------------------------------------------------------ IOMMU
 
 
-@dataclass
+@dataclass(frozen=True)
 class IommuFacts:
     """IOMMU state from sysfs: hardware units (``/sys/class/iommu``) and each group's default
     domain type (``identity`` = passthrough, ``DMA``/``DMA-FQ`` = translated; kernel
@@ -362,7 +360,7 @@ def _unescape_mount(s: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Mount:
     source: str
     mountpoint: str
@@ -386,7 +384,7 @@ def parse_mounts(text: str) -> tuple[list[Mount], list[str]]:
     return mounts, problems
 
 
-@dataclass
+@dataclass(frozen=True)
 class DfEntry:
     """One ``df -P -T -B1`` row; sizes in bytes."""
 
@@ -434,7 +432,7 @@ def mount_for(path: str, mountpoints: list[str]) -> str | None:
 # ------------------------------------------------------------------ kernel modules
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModuleInfo:
     name: str
     used_by: list[str]

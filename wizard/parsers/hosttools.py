@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from wizard.common import to_int
 from wizard.parsers.host import parse_cpulist
+from wizard.parsers._frozen import build_set as _set
 
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KI": 1024, "M": 1024 ** 2, "MI": 1024 ** 2, "G": 1024 ** 3, "GI": 1024 ** 3,
@@ -37,7 +38,7 @@ def size_bytes(tok: str, plain_unit: int = 1) -> int | None:
 # ------------------------------------------------------------------ free
 
 
-@dataclass
+@dataclass(frozen=True)
 class FreeFacts:
     """``free``: Mem and Swap rows in bytes (None when absent); ``old_layout`` for the
     pre-procps-3.3.10 "buffers cached" layout, whose "-/+ buffers/cache" free column stands in for
@@ -70,9 +71,9 @@ def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
         if not s:
             continue
         if re.match(r"^total\s+used\s+free", s):
-            f.header = raw.rstrip()
+            _set(f, "header", raw.rstrip())
             cols = s.split()
-            f.old_layout = "buffers" in cols and "buff/cache" not in cols
+            _set(f, "old_layout", "buffers" in cols and "buff/cache" not in cols)
             continue
         m = re.match(r"^(Mem|Swap|Low|High|Total|-/\+ buffers/cache):\s*(.*)$", s)
         if not m:
@@ -82,13 +83,13 @@ def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
         nums = [size_bytes(v, plain_unit) for v in vals]
         if label == "Mem":
             names = cols or ["total", "used", "free", "shared", "buff/cache", "available"]
-            f.mem = {n: v for n, v in zip(names, nums)}
-            f.mem_line = raw.rstrip()
+            _set(f, "mem", {n: v for n, v in zip(names, nums)})
+            _set(f, "mem_line", raw.rstrip())
         elif label == "Swap":
-            f.swap = {n: v for n, v in zip(["total", "used", "free"], nums)}
-            f.swap_line = raw.rstrip()
+            _set(f, "swap", {n: v for n, v in zip(["total", "used", "free"], nums)})
+            _set(f, "swap_line", raw.rstrip())
         elif label == "-/+ buffers/cache":
-            f.buffers_line = raw.rstrip()
+            _set(f, "buffers_line", raw.rstrip())
             if len(nums) >= 2 and "available" not in f.mem:
                 f.mem["available"] = nums[1]
     return f
@@ -102,7 +103,7 @@ def parse_free_bytes(text: str) -> FreeFacts:
 # ------------------------------------------------------------------ swapon --show
 
 
-@dataclass
+@dataclass(frozen=True)
 class SwapDevice:
     name: str
     type: str
@@ -140,7 +141,7 @@ def parse_swapon(text: str) -> tuple[list[SwapDevice], str, list[str]]:
 # ------------------------------------------------------------------ lscpu
 
 
-@dataclass
+@dataclass(frozen=True)
 class LscpuFacts:
     """``lscpu``: fields by name (indentation of the nested layout removed) and the counts it gives.
     ``numa_cpus`` maps node id -> its CPU list text ("" for a node without CPUs)."""
@@ -203,7 +204,7 @@ def parse_lscpu(text: str) -> LscpuFacts:
 # ------------------------------------------------------------------ numactl --hardware
 
 
-@dataclass
+@dataclass(frozen=True)
 class NumaNode:
     id: int
     cpus: list[int] = field(default_factory=list)
@@ -212,7 +213,7 @@ class NumaNode:
     lines: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class NumactlFacts:
     available: int | None = None
     available_line: str = ""
@@ -230,7 +231,8 @@ def parse_numactl(text: str) -> NumactlFacts:
             continue
         m = re.match(r"^available:\s*(\d+) nodes?", s)
         if m:
-            f.available, f.available_line = int(m.group(1)), s
+            _set(f, "available", int(m.group(1)))
+            _set(f, "available_line", s)
             continue
         m = re.match(r"^node (\d+) (cpus|size|free):\s*(.*)$", s)
         if m:
@@ -238,11 +240,11 @@ def parse_numactl(text: str) -> NumactlFacts:
             n.lines.append(s)
             what, val = m.group(2), m.group(3).strip()
             if what == "cpus":
-                n.cpus = [int(x) for x in val.split() if x.isdigit()]
+                _set(n, "cpus", [int(x) for x in val.split() if x.isdigit()])
             else:
                 mm = re.match(r"^(\d+)\s*MB", val)
                 if mm:
-                    setattr(n, "size_mib" if what == "size" else "free_mib", int(mm.group(1)))
+                    _set(n, "size_mib" if what == "size" else "free_mib", int(mm.group(1)))
             continue
         if s.startswith("node distances"):
             in_dist = True

@@ -35,6 +35,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from wizard.parsers._frozen import build_set as _set
 
 
 # ------------------------------------------------------------------ line prefixes
@@ -94,7 +95,7 @@ _JOURNAL_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at .*|Journ
 _BOOT_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot) --")
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class LogRecord:
     """One kernel message: its first line plus any continuation lines.
 
@@ -119,7 +120,7 @@ class LogRecord:
     boot: int = 0
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class KernelEvent:
     """Something the checks judge, found in one record (plus related lines).
 
@@ -143,7 +144,7 @@ class KernelEvent:
         return self.record.boot
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuInfo:
     """What the log says about one GPU: its serial and UUID from ``NVRM: GPU at PCI:...``."""
 
@@ -153,7 +154,7 @@ class GpuInfo:
     device_id: str = ""  # "10de:2b85" when the log shows it
 
 
-@dataclass
+@dataclass(frozen=True)
 class KernelLog:
     """Everything read from one kernel log text."""
 
@@ -258,7 +259,7 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
         if p is None:
             if any_prefixed and records:  # continuation of the previous message
                 records[-1].raw.append(line)
-                records[-1].msg = (records[-1].msg + " " + stripped).strip()
+                _set(records[-1], "msg", (records[-1].msg + " " + stripped).strip())
                 continue
             rec = LogRecord([line], stripped, line_no=i + 1, boot=boot)
         else:
@@ -271,7 +272,7 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
             new_boot = True  # the kernel's clock restarted: a later boot in the same file
         if new_boot and records and records[-1].boot == boot:
             boot += 1
-        rec.boot = boot
+        _set(rec, "boot", boot)
         if rec.mono_s is not None:
             last_mono = rec.mono_s
         records.append(rec)
@@ -431,7 +432,10 @@ def parse_kernel_log(text: str) -> KernelLog:
 
 def _parse(text: str, log: KernelLog) -> None:
     records, formats, boots, nonblank = _records(text)
-    log.records, log.formats, log.boots, log.lines = records, formats, boots, nonblank
+    _set(log, "records", records)
+    _set(log, "formats", formats)
+    _set(log, "boots", boots)
+    _set(log, "lines", nonblank)
     last_gpu: str = ""
     aer_open: dict[str, KernelEvent] = {}  # device -> last AER event (detail lines attach to it)
     aer_port_src: dict[str, str] = {}  # reporting port -> source device of the last "error received"
@@ -445,13 +449,13 @@ def _parse(text: str, log: KernelLog) -> None:
         m = GPU_AT_RE.search(msg)
         if m:
             b = bus_id(m.group("bus"))
-            log.gpus.setdefault(b, GpuInfo(b)).uuid = m.group("uuid")
+            _set(log.gpus.setdefault(b, GpuInfo(b)), "uuid", m.group("uuid"))
             last_gpu = b
             continue
         m = SERIAL_RE.search(msg)
         if m:
             if last_gpu:
-                log.gpus.setdefault(last_gpu, GpuInfo(last_gpu)).serial = m.group("serial")
+                _set(log.gpus.setdefault(last_gpu, GpuInfo(last_gpu)), "serial", m.group("serial"))
             continue
         m = PCI_ENUM_RE.match(msg)
         if m:
@@ -504,7 +508,7 @@ def _parse(text: str, log: KernelLog) -> None:
                         break
             pid = PCI_ID_RE.search(msg)
             if b and pid:
-                log.gpus.setdefault(b, GpuInfo(b)).device_id = pid.group("id").lower()
+                _set(log.gpus.setdefault(b, GpuInfo(b)), "device_id", pid.group("id").lower())
             log.events.append(KernelEvent("gpu_fell_off", rec, b, {}, ev))
             continue
         # ---- driver could not initialise the GPU
@@ -683,7 +687,7 @@ def _parse(text: str, log: KernelLog) -> None:
                 event.fields["section"] = sm.group(1).strip()
             sm = re.match(r"device_id:\s*(" + _BDF_RE + r")\s*$", rest)
             if sm:
-                event.bus_id = bus_id(sm.group(1))
+                _set(event, "bus_id", bus_id(sm.group(1)))
             sm = re.match(r"vendor_id:\s*0x([0-9a-f]{4}),\s*device_id:\s*0x([0-9a-f]{4})", low)
             if sm:
                 event.fields["pci_id"] = f"{sm.group(1)}:{sm.group(2)}"
@@ -765,7 +769,7 @@ def _attach_driver_context(log: KernelLog) -> None:
                 target.evidence.extend(ln for ln in ev.evidence if ln not in target.evidence)
                 continue
         keep.append(ev)
-    log.events = keep
+    _set(log, "events", keep)
 
 
 # ------------------------------------------------------------------ detection

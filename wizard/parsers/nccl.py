@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.common import to_float, to_int
+from wizard.parsers._frozen import build_set as _set
 
 
 TYPE_SIZES = {
@@ -28,7 +29,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadc
                "scatter", "gather", "hypercube")
 
 
-@dataclass
+@dataclass(frozen=True)
 class PerfHalf:
     """One half (out-of-place or in-place) of a result row. ``None`` = "N/A" or unreadable.
     ``wrong`` is the #wrong count; ``error`` the max error of old versions (float column)."""
@@ -40,7 +41,7 @@ class PerfHalf:
     error: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class PerfRow:
     size_b: int
     count: int | None
@@ -52,7 +53,7 @@ class PerfRow:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class TestDevice:
     """A "#  Rank  0 Group  0 Pid 1234 on host device  0 [0x1b] NVIDIA H100 80GB HBM3" line."""
 
@@ -64,7 +65,7 @@ class TestDevice:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class NcclTestsRun:
     """One nccl-tests run. ``collective`` is named by the text ("all_reduce") or "" (see
     :func:`infer_collective`); ``wrong_is_count`` False for old versions (an "error" column)."""
@@ -108,11 +109,11 @@ _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
     h = PerfHalf(to_float(toks[0]), to_float(toks[1]), to_float(toks[2]))
     if wrong_is_count:
-        h.wrong = to_int(toks[3])
+        _set(h, "wrong", to_int(toks[3]))
         if h.wrong is None and to_float(toks[3]) is not None:  # a float in a "#wrong" column: treat as error value
-            h.error = to_float(toks[3])
+            _set(h, "error", to_float(toks[3]))
     else:
-        h.error = to_float(toks[3])
+        _set(h, "error", to_float(toks[3]))
     return h
 
 
@@ -148,7 +149,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         if s.startswith("#"):
             body = s.lstrip("#").strip()
             if body.startswith("nThread"):
-                r.header = s
+                _set(r, "header", s)
                 for k in ("nThread", "nGpus", "minBytes", "maxBytes", "warmup iters", "iters", "agg iters",
                           "validation", "graph"):
                     pm = re.search(r"(?:^|\s)" + k + r":?\s+(\S+)", body)
@@ -157,8 +158,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 continue
             m = re.search(r"Collective test (?:starting|concluded):\s*(\w+)", body)
             if m:
-                r.collective = r.collective or _collective_name(m.group(1))
-                r.collective_line = r.collective_line or s
+                _set(r, "collective", r.collective or _collective_name(m.group(1)))
+                _set(r, "collective_line", r.collective_line or s)
                 continue
             d = _DEVICE.match(s)
             if d:
@@ -166,34 +167,36 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                                             d.group(5), s))
                 continue
             if re.search(r"\bsize\b.*\bcount\b.*\btype\b", body):
-                r.columns_line = s
-                r.wrong_is_count = "#wrong" in body or "wrong" in body.split()
+                _set(r, "columns_line", s)
+                _set(r, "wrong_is_count", "#wrong" in body or "wrong" in body.split())
                 continue
             m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body)
             if m:
-                r.avg_busbw_gb_s, r.avg_line = to_float(m.group(1)), s
+                _set(r, "avg_busbw_gb_s", to_float(m.group(1)))
+                _set(r, "avg_line", s)
                 continue
             m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
             if m:
-                r.oob_line = s
-                r.oob_ok = int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK"
+                _set(r, "oob_line", s)
+                _set(r, "oob_ok", int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
                 continue
             continue
         m = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
         if m:
-            r.nccl_version = m.group(1)
+            _set(r, "nccl_version", m.group(1))
         if re.search(r"Test (?:NCCL )?failure|NCCL WARN|Cuda failure|unhandled (?:cuda|system) error", s, re.I):
             r.failures.append(s)
             continue
         if not r.collective:
             m = re.search(r"\b(\w+?)_perf(?:_mpi)?\b", s)
             if m and _collective_name(m.group(1)):
-                r.collective, r.collective_line = _collective_name(m.group(1)), s
+                _set(r, "collective", _collective_name(m.group(1)))
+                _set(r, "collective_line", s)
                 continue
         if re.match(r"^\d", s):
             row = _row(_GLUED_TAG.sub(" ", s), r.wrong_is_count)
             if row is not None:
-                row.line = raw.strip()  # evidence is the input line as it was, rank tags included
+                _set(row, "line", raw.strip())  # evidence is the input line as it was, rank tags included
             if row is not None:
                 r.rows.append(row)
             else:
@@ -261,7 +264,7 @@ def infer_collective(r: NcclTestsRun) -> tuple[str, int | None]:
 # ------------------------------------------------------------------ NCCL debug logs
 
 
-@dataclass
+@dataclass(frozen=True)
 class NetDevice:
     """One ``[i]name:port/IB`` (or ``/RoCE``) entry of a ``NET/IB : Using`` line."""
 
@@ -271,7 +274,7 @@ class NetDevice:
     flags: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class NcclLog:
     """What an ``NCCL_DEBUG`` log (and PyTorch's watchdog lines) says. Each list holds raw lines."""
 
@@ -356,13 +359,13 @@ def parse_nccl_log(text: str) -> NcclLog:
             continue
         m = _NCCL_LINE.search(s)
         if m:
-            lg.nccl_lines += 1
+            _set(lg, "nccl_lines", lg.nccl_lines + 1)
             hosts[m.group("host")] = None
         elif "NCCL" in s or "ProcessGroupNCCL" in s:
-            lg.nccl_lines += 1
+            _set(lg, "nccl_lines", lg.nccl_lines + 1)
         v = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
         if v and not lg.version:
-            lg.version = v.group(1)
+            _set(lg, "version", v.group(1))
         if re.search(r"NET/IB\s*:\s*Using\b(?! interface)", s):
             lg.ib_using.append(s)
             for name, port, link, flags in _IB_DEV.findall(s):
@@ -399,16 +402,16 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.plugin_lines.append(s)
             pm = re.search(r"Loaded net plugin (.+?)\s*(?:\(v\d+\))?\s*$", s)
             if pm and not lg.plugin_net:
-                lg.plugin_net = pm.group(1)
+                _set(lg, "plugin_net", pm.group(1))
                 lg.plugin_named.append(s)
         om = re.search(r"NET/OFI Initializing (aws-ofi-nccl\s*[\w.\-]*)", s)
         if om:
-            lg.plugin_name = om.group(1).strip()
+            _set(lg, "plugin_name", om.group(1).strip())
             lg.plugin_named.append(s)
         pv = re.search(r"NET/OFI (?:Setting provider_filter to|Selected [Pp]rovider is)\s+(\w+)", s) or re.search(
             r"\bFI_PROVIDER\s*=\s*(\w+)", s)
         if pv:
-            lg.ofi_provider = lg.ofi_provider or pv.group(1).lower()
+            _set(lg, "ofi_provider", lg.ofi_provider or pv.group(1).lower())
             lg.plugin_named.append(s)
         if _PLUGIN_FAIL.search(s):
             lg.plugin_failures.append(s)
@@ -453,8 +456,8 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.return_chains.append((s, int(rm.group(1))))
         im = re.search(r"\bnranks (\d+)", s)
         if im:
-            lg.nranks = max(lg.nranks or 0, int(im.group(1)))
-    lg.hosts = list(hosts)
+            _set(lg, "nranks", max(lg.nranks or 0, int(im.group(1))))
+    _set(lg, "hosts", list(hosts))
     return lg
 
 

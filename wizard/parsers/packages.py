@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.probes import DPKG_PATTERNS, RPM_PATTERNS, SERVICE_UNITS  # noqa: F401 - what the package probes ask for
+from wizard.parsers._frozen import build_set as _set
 
 
 # ------------------------------------------------------------------ versions
@@ -57,7 +58,7 @@ def branch_of(version: str) -> str:
 # ------------------------------------------------------------------ packages
 
 
-@dataclass
+@dataclass(frozen=True)
 class Package:
     """One installed (or known) package. ``state`` is dpkg's two/three-letter state (``ii``), or
     ``installed`` for rpm; ``upstream`` is the upstream version (:func:`upstream_version`)."""
@@ -81,7 +82,7 @@ class Package:
         return len(self.state) >= 2 and self.state[1] == "i"
 
 
-@dataclass
+@dataclass(frozen=True)
 class PackageList:
     """Packages read from one listing, with the manager (``dpkg``/``rpm``) and unreadable lines."""
 
@@ -153,7 +154,7 @@ def parse_rpm(text: str) -> PackageList:
 # ------------------------------------------------------------------ dkms status
 
 
-@dataclass
+@dataclass(frozen=True)
 class DkmsEntry:
     """One ``dkms status`` line: module, version, kernel (empty for ``added``), arch, state
     (``added``/``built``/``installed``/...) and the parenthesised notes (WARNING!...)."""
@@ -167,7 +168,7 @@ class DkmsEntry:
     line: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DkmsStatus:
     entries: list[DkmsEntry] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "Error! ..." lines
@@ -212,7 +213,7 @@ def parse_dkms_status(text: str) -> DkmsStatus:
 # ------------------------------------------------------------------ systemd units
 
 
-@dataclass
+@dataclass(frozen=True)
 class Unit:
     """What is known about one systemd unit: load/active/sub/unit-file state, the ExecStart
     command line (``systemctl show``), evidence lines and log lines that followed (``status``)."""
@@ -236,7 +237,7 @@ class Unit:
         return self.load not in ("not-found", "")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Units:
     units: dict[str, Unit] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -315,7 +316,8 @@ def parse_systemctl_status(text: str) -> Units:
             u = out.units.setdefault(name, Unit(name, load="loaded"))
             u.log.append(s.strip())
             if _JOURNAL_FAIL.search(s):
-                u.active, u.result = "failed", u.result or "exit-code"
+                _set(u, "active", "failed")
+                _set(u, "result", u.result or "exit-code")
             continue
         if cur is None:
             d = _JOURNAL_DAEMON.search(s)
@@ -326,31 +328,31 @@ def parse_systemctl_status(text: str) -> Units:
             continue
         m = _LOADED.match(s)
         if m:
-            cur.load = m.group("load")
+            _set(cur, "load", m.group("load"))
             inner = [x.strip() for x in (m.group("inner") or "").split(";")]
             if len(inner) >= 2 and re.fullmatch(r"[a-z\-]+", inner[1]):
-                cur.unit_file = inner[1]
+                _set(cur, "unit_file", inner[1])
             cur.lines.append(s.strip())
             continue
         m = _ACTIVE.match(s)
         if m:
-            cur.active = m.group("active")
+            _set(cur, "active", m.group("active"))
             sub = m.group("sub") or ""
-            cur.sub = sub.split(":")[0].strip() if not sub.startswith("Result") else ""
+            _set(cur, "sub", sub.split(":")[0].strip() if not sub.startswith("Result") else "")
             r = re.search(r"Result:\s*([a-z\-]+)", sub)
             if r:
-                cur.result = r.group(1)
-                cur.sub = "failed" if cur.active == "failed" else cur.sub
+                _set(cur, "result", r.group(1))
+                _set(cur, "sub", "failed" if cur.active == "failed" else cur.sub)
             cur.lines.append(s.strip())
             continue
         if re.match(r"^\s*(Process|Main PID|Tasks|Memory|CPU|CGroup|Docs|Drop-In|TriggeredBy|Status):", s):
             if "ExecStart=" in s and not cur.exec_start:
-                cur.exec_start = s.strip()
+                _set(cur, "exec_start", s.strip())
             cur.lines.append(s.strip())
             continue
         if re.match(r"^\s*[└├│]", s):
             if not cur.exec_start and "/" in s:
-                cur.exec_start = s.strip()
+                _set(cur, "exec_start", s.strip())
             continue
         cur.log.append(s.strip())
     return out
@@ -379,11 +381,13 @@ def parse_systemctl_words(text: str, units: tuple[str, ...], what: str) -> Units
             continue
         u = Unit(_unit_name(units[i]), lines=[s])
         if re.search(r"No such file|not found|could not be found", s, re.I):
-            u.load = "not-found"
+            _set(u, "load", "not-found")
         elif what == "active" and re.fullmatch(r"active|inactive|failed|activating|deactivating|reloading|unknown", s):
-            u.active, u.load = s, "loaded"
+            _set(u, "active", s)
+            _set(u, "load", "loaded")
         elif what == "enabled" and re.fullmatch(r"[a-z\-]+", s):
-            u.unit_file, u.load = s, "loaded"
+            _set(u, "unit_file", s)
+            _set(u, "load", "loaded")
         else:
             out.problems.append(line)
             i += 1
@@ -400,7 +404,7 @@ FM_MISMATCH = re.compile(r"fabric manager NVIDIA GPU driver interface version (?
 # ------------------------------------------------------------------ nv-fabricmanager --version
 
 
-@dataclass
+@dataclass(frozen=True)
 class FmVersion:
     version: str = ""
     line: str = ""
@@ -417,12 +421,12 @@ def parse_fm_version(text: str) -> FmVersion:
             continue
         m = re.search(r"Fabric Manager version is\s*:\s*(\S+)", s, re.I)
         if m:
-            out.line = s
+            _set(out, "line", s)
             v = m.group(1)
-            out.version = v if re.fullmatch(r"\d{3}(?:\.\d{1,4}){1,3}", v) else ""
+            _set(out, "version", v if re.fullmatch(r"\d{3}(?:\.\d{1,4}){1,3}", v) else "")
             continue
         if s.lower().startswith("build info"):
-            out.build_line = s
+            _set(out, "build_line", s)
             continue
         out.problems.append(line)
     return out
@@ -431,7 +435,7 @@ def parse_fm_version(text: str) -> FmVersion:
 # ------------------------------------------------------------------ modinfo nvidia
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModInfo:
     """``modinfo nvidia``: the module file the running kernel would load and its metadata."""
 
@@ -477,7 +481,7 @@ def parse_modinfo(text: str) -> ModInfo:
         if not s.strip() or re.match(r"^\s*([$#] |\S+@\S+[:~].*[$#] )", s):
             continue
         if re.search(r"modinfo: ERROR: Module \S+ not found|FATAL: Module \S+ not found", s):
-            out.not_found = s.strip()
+            _set(out, "not_found", s.strip())
             continue
         m = re.match(r"^\s*([a-z_]+):\s*(.*)$", s)
         if not m:
@@ -486,7 +490,7 @@ def parse_modinfo(text: str) -> ModInfo:
         key, val = m.group(1), m.group(2).strip()
         out.lines.setdefault(key, s.strip())
         if key in ("filename", "version", "license", "vermagic", "signer", "sig_id") and not getattr(out, key):
-            setattr(out, key, val)
+            _set(out, key, val)
     return out
 
 

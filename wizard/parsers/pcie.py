@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.common import normalise_bus_id
+from wizard.parsers._frozen import build_set as _set
 
 NVIDIA_VENDOR_ID = "10de"
 GPU_CLASS_CODES = ("0300", "0302")
@@ -82,7 +83,7 @@ def size_bytes(number: str, unit: str) -> int | None:
     return int(number) * _SIZE_MULT.get(unit or "", 1)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinkState:
     """One ``LnkCap`` or ``LnkSta`` line: speed (GT/s), width (lanes), lspci's markers, the raw line."""
 
@@ -102,16 +103,16 @@ def parse_link(line: str) -> LinkState:
     st = LinkState(line=line.strip())
     m = _SPEED_RE.search(line)
     if m and m.group("v") and m.group("v").lower() != "unknown":
-        st.speed_gts = gts(m.group("v"))
+        _set(st, "speed_gts", gts(m.group("v")))
     m = _WIDTH_RE.search(line)
     if m:
-        st.width = int(m.group("w"))
+        _set(st, "width", int(m.group("w")))
     m = _MARK_SPEED_RE.search(line)
     if m:
-        st.speed_marker = m.group("m").lower()
+        _set(st, "speed_marker", m.group("m").lower())
     m = _MARK_WIDTH_RE.search(line)
     if m:
-        st.width_marker = m.group("m").lower()
+        _set(st, "width_marker", m.group("m").lower())
     return st
 
 
@@ -121,7 +122,7 @@ def parse_flags(line: str) -> dict[str, bool]:
     return {m.group("name"): m.group("v") == "+" for m in _FLAG_RE.finditer(rest)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Region:
     """One BAR as lspci prints it (``Region 1: Memory at ... (64-bit, prefetchable) [size=64G]``)."""
 
@@ -133,7 +134,7 @@ class Region:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class AerStatus:
     """AER status bits that are set (``+``) on one function, with the raw lines."""
 
@@ -145,7 +146,7 @@ class AerStatus:
     seen: bool = False  # an AER status register (UESta or CESta) was decoded
 
 
-@dataclass
+@dataclass(frozen=True)
 class LspciDevice:
     """One PCI function of an lspci listing. ``bdf`` is as printed; :attr:`bus_id` is the sysfs form."""
 
@@ -227,7 +228,7 @@ class LspciDevice:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class LspciFacts:
     """Everything read from one lspci text."""
 
@@ -285,27 +286,30 @@ def parse_header(line: str) -> LspciDevice | None:
         return None
     d = LspciDevice(header=line.rstrip())
     dom = m.group("dom")
-    d.bdf = (f"{dom}:" if dom else "") + f"{m.group('bus')}:{m.group('dev')}.{m.group('fn')}".lower()
+    _set(d, "bdf", (f"{dom}:" if dom else "") + f"{m.group('bus')}:{m.group('dev')}.{m.group('fn')}".lower())
     rest = m.group("rest")
     n = _NUMERIC_RE.match(rest)
     if n:  # lspci -n: "02:00.0 0300: 10de:1f08 (rev a1)"
-        d.class_code, d.vendor_id, d.device_id = n.group("cc").lower(), n.group("ven").lower(), n.group("did").lower()
-        d.description = rest
+        _set(d, "class_code", n.group("cc").lower())
+        _set(d, "vendor_id", n.group("ven").lower())
+        _set(d, "device_id", n.group("did").lower())
+        _set(d, "description", rest)
         return d
     c = _CLASS_RE.match(rest)
     if not c:
         return None
-    d.class_name = c.group("cname").strip()
-    d.class_code = (c.group("cc") or "").lower()
-    d.description = c.group("desc").strip()
+    _set(d, "class_name", c.group("cname").strip())
+    _set(d, "class_code", (c.group("cc") or "").lower())
+    _set(d, "description", c.group("desc").strip())
     ids = _IDS_RE.findall(d.description)
     if ids:
-        d.vendor_id, d.device_id = ids[-1][0].lower(), ids[-1][1].lower()
+        _set(d, "vendor_id", ids[-1][0].lower())
+        _set(d, "device_id", ids[-1][1].lower())
     elif "nvidia" in d.description.lower():
-        d.vendor_id = NVIDIA_VENDOR_ID
+        _set(d, "vendor_id", NVIDIA_VENDOR_ID)
         m2 = re.search(r"\bDevice ([0-9a-fA-F]{4})\b", d.description)
         if m2:
-            d.device_id = m2.group(1).lower()
+            _set(d, "device_id", m2.group(1).lower())
     return d
 
 
@@ -320,52 +324,53 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
     s = raw.strip()
     d.lines.append(raw.rstrip("\n"))
     if s.startswith("LnkCap:"):
-        d.lnkcap = parse_link(s)
+        _set(d, "lnkcap", parse_link(s))
     elif s.startswith("LnkSta:"):
-        d.lnksta = parse_link(s)
+        _set(d, "lnksta", parse_link(s))
     elif s.startswith("LnkCtl2:"):
-        d.lnkctl2_line = s
+        _set(d, "lnkctl2_line", s)
         m = re.search(r"Target Link Speed:\s*([0-9.]+)\s*GT/s", s)
-        d.lnkctl2_target_gts = gts(m.group(1)) if m else None
+        _set(d, "lnkctl2_target_gts", gts(m.group(1)) if m else None)
     elif s.startswith("ACSCtl:"):
-        d.acs_ctl = parse_flags(s)
-        d.acs_line = s
+        _set(d, "acs_ctl", parse_flags(s))
+        _set(d, "acs_line", s)
     elif s.startswith(("UESta:", "CESta:", "UESvrt:")):
         flags = parse_flags(s)
         key = s.split(":", 1)[0]
         state[key] = s
         if key in ("UESta", "CESta") and flags:
-            d.aer.seen = True
+            _set(d.aer, "seen", True)
             d.aer.status_lines.append(s)
         if key == "UESta":
-            d.aer.ue_set = [k for k, v in flags.items() if v]
+            _set(d.aer, "ue_set", [k for k, v in flags.items() if v])
             if d.aer.ue_set:
                 d.aer.lines.append(s)
         elif key == "CESta":
-            d.aer.ce_set = [k for k, v in flags.items() if v]
+            _set(d.aer, "ce_set", [k for k, v in flags.items() if v])
             if d.aer.ce_set:
                 d.aer.lines.append(s)
         elif key == "UESvrt":
             state["svrt"] = ",".join(k for k, v in flags.items() if v)
     elif s.startswith("Kernel driver in use:"):
-        d.driver = s.split(":", 1)[1].strip()
-        d.driver_line = s
+        _set(d, "driver", s.split(":", 1)[1].strip())
+        _set(d, "driver_line", s)
     elif s.startswith("NUMA node:"):
         m = re.match(r"NUMA node:\s*(-?\d{1,4})\s*$", s)
-        d.numa_node = int(m.group(1)) if m else None
-        d.numa_line = s
+        _set(d, "numa_node", int(m.group(1)) if m else None)
+        _set(d, "numa_line", s)
     elif s.startswith("Bus:"):
         m = _BUS_RE.search(s)
         if m:
-            d.secondary_bus, d.subordinate_bus = int(m.group("s"), 16), int(m.group("u"), 16)
+            _set(d, "secondary_bus", int(m.group("s"), 16))
+            _set(d, "subordinate_bus", int(m.group("u"), 16))
     elif s.startswith("Capabilities:"):
         if "access denied" in s:
-            d.caps_denied = True
+            _set(d, "caps_denied", True)
         else:
-            d.caps_seen = True
+            _set(d, "caps_seen", True)
             m = _EXPRESS_RE.search(s + ", ")
             if m:
-                d.port_type = m.group("type").strip()
+                _set(d, "port_type", m.group("type").strip())
     else:
         m = _REGION_RE.match(s)
         if m:
@@ -381,7 +386,7 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
 
 def _finish_aer(d: LspciDevice, svrt: str) -> None:
     fatal = set(svrt.split(",")) if svrt else set()
-    d.aer.ue_fatal = [b for b in d.aer.ue_set if b in fatal]
+    _set(d.aer, "ue_fatal", [b for b in d.aer.ue_set if b in fatal])
 
 
 _ACS_CAP_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+(?: v\d+)?\]\s*Access Control Services")
@@ -438,7 +443,7 @@ def parse_lspci(text: str) -> LspciFacts:
             if cur is None:  # detail lines without their header: a snippet
                 cur, state = LspciDevice(), {}
                 facts.devices.append(cur)
-            facts.verbose = True
+            _set(facts, "verbose", True)
             _detail(cur, raw, state)
         else:
             facts.problems.append(raw)
@@ -450,7 +455,7 @@ def parse_lspci(text: str) -> LspciFacts:
 # ------------------------------------------------------------------ IOMMU group listings
 
 
-@dataclass
+@dataclass(frozen=True)
 class IommuEntry:
     group: str
     device: LspciDevice
@@ -458,7 +463,7 @@ class IommuEntry:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class IommuGroups:
     entries: list[IommuEntry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -502,11 +507,11 @@ def parse_iommu_groups(text: str) -> IommuGroups:
         dev = parse_header(rest)
         if dev is None:
             if s.startswith("Kernel driver in use:") and res.entries:
-                res.entries[-1].driver = s.split(":", 1)[1].strip()
+                _set(res.entries[-1], "driver", s.split(":", 1)[1].strip())
                 continue
             res.problems.append(raw)
             continue
-        dev.driver = drv
+        _set(dev, "driver", drv)
         res.entries.append(IommuEntry(group, dev, drv, s))
     return res
 

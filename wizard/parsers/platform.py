@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from wizard.common import to_int
 from wizard.probes import CPUIDLE_BASE, EFI_GLOBAL_GUID, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, ProbeOutput  # noqa: F401
+from wizard.parsers._frozen import build_set as _set
 
 # ------------------------------------------------------------------ helpers
 
@@ -39,7 +40,7 @@ def _lines(text: Any) -> list[str]:
 # ------------------------------------------------------------------ cpuidle
 
 
-@dataclass
+@dataclass(frozen=True)
 class IdleState:
     """One cpuidle state of one CPU (``/sys/devices/system/cpu/cpuN/cpuidle/stateM``)."""
 
@@ -50,7 +51,7 @@ class IdleState:
     latency_us: int | None = None  # exit latency, microseconds
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuIdleFacts:
     """CPU idle (C-state) facts. ``driver`` is ``current_driver`` ("intel_idle", "acpi_idle",
     "haltpoll", "none" when the kernel registered no idle driver, "" when not read)."""
@@ -93,11 +94,11 @@ def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
             continue
         value = content.strip() if isinstance(content, str) else ""
         if path in (f"{CPUIDLE_BASE}/current_driver",):
-            f.driver = value
+            _set(f, "driver", value)
             f.evidence.append(f"{path}:{value}")
             continue
         if path in (f"{CPUIDLE_BASE}/current_governor", f"{CPUIDLE_BASE}/current_governor_ro"):
-            f.governor = f.governor or value
+            _set(f, "governor", f.governor or value)
             f.evidence.append(f"{path}:{value}")
             continue
         m = _IDLE_RE.fullmatch(path)
@@ -106,24 +107,24 @@ def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
         cpu, idx, what = int(m.group(1)), int(m.group(2)), m.group(3)
         st = states.setdefault((cpu, idx), IdleState(cpu, idx))
         if what == "name":
-            st.name = value[:32]
+            _set(st, "name", value[:32])
         elif what == "disable":
             if value in ("0", "1"):
-                st.disabled = value == "1"
+                _set(st, "disabled", value == "1")
             else:
                 f.problems.append(f"{path}:{value}")
         else:
-            st.latency_us = to_int(value, 10)
+            _set(st, "latency_us", to_int(value, 10))
             if st.latency_us is None:
                 f.problems.append(f"{path}:{value}")
-    f.states = [states[k] for k in sorted(states)]
+    _set(f, "states", [states[k] for k in sorted(states)])
     return f
 
 
 # ------------------------------------------------------------------ cpufreq
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuFreqPolicy:
     name: str
     driver: str = ""
@@ -131,7 +132,7 @@ class CpuFreqPolicy:
     epp: str = ""  # energy_performance_preference ("" when the driver has none)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuFreqFacts:
     """cpufreq policies (``/sys/devices/system/cpu/cpufreq/policyN``) and turbo switches."""
 
@@ -168,9 +169,9 @@ def parse_cpufreq(files: Mapping[str, str | None]) -> CpuFreqFacts:
         if path.endswith("/intel_pstate/no_turbo") or path == "/sys/devices/system/cpu/cpufreq/boost":
             if value in ("0", "1"):
                 if path.endswith("no_turbo"):
-                    f.no_turbo = value == "1"
+                    _set(f, "no_turbo", value == "1")
                 else:
-                    f.boost = value == "1"
+                    _set(f, "boost", value == "1")
                 f.evidence.append(f"{path}:{value}")
             else:
                 f.problems.append(f"{path}:{value}")
@@ -181,19 +182,19 @@ def parse_cpufreq(files: Mapping[str, str | None]) -> CpuFreqFacts:
         p = pols.setdefault(m.group(1), CpuFreqPolicy(m.group(1)))
         value = value[:40]
         if m.group(2) == "scaling_driver":
-            p.driver = value
+            _set(p, "driver", value)
         elif m.group(2) == "scaling_governor":
-            p.governor = value
+            _set(p, "governor", value)
         else:
-            p.epp = value
-    f.policies = [pols[k] for k in sorted(pols, key=lambda n: int(n[6:]) if n[6:].isdigit() else 0)]
+            _set(p, "epp", value)
+    _set(f, "policies", [pols[k] for k in sorted(pols, key=lambda n: int(n[6:]) if n[6:].isdigit() else 0)])
     return f
 
 
 # ------------------------------------------------------------------ Secure Boot
 
 
-@dataclass
+@dataclass(frozen=True)
 class SecureBoot:
     """Secure Boot state. ``state``: "enabled", "disabled", "unsupported" (mokutil: no EFI
     variables / no Secure Boot support: legacy BIOS boot or a VM without it) or "" (not told)."""
@@ -231,16 +232,16 @@ def parse_mokutil_sb_state(text: str) -> SecureBoot:
             continue
         low = s.lower()
         if re.fullmatch(r"secure ?boot enabled", low):
-            sb.state = sb.state or "enabled"
+            _set(sb, "state", sb.state or "enabled")
         elif re.fullmatch(r"secure ?boot disabled", low):
-            sb.state = "disabled"
+            _set(sb, "state", "disabled")
         elif "validation is disabled in shim" in low:
-            sb.shim_validation_off = True
+            _set(sb, "shim_validation_off", True)
         elif "setup mode" in low:
-            sb.setup_mode = True
+            _set(sb, "setup_mode", True)
         elif "efi variables are not supported" in low or "doesn't support secure boot" in low \
                 or "does not support secure boot" in low:
-            sb.state = sb.state or "unsupported"
+            _set(sb, "state", sb.state or "unsupported")
         else:
             sb.problems.append(raw)
             continue
@@ -268,7 +269,7 @@ SMBIOS_MEMORY_TYPES = {
 """Memory Type byte (offset 12h) values, DMTF DSP0134 7.18.2 (subset: the types servers use)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryDevice:
     """One memory slot (SMBIOS type 17). ``size_mib``: 0 = no module installed, None = unknown;
     speeds in MT/s (None = unknown)."""
@@ -322,24 +323,25 @@ def parse_smbios17_raw(data: bytes, source: str = "") -> MemoryDevice | None:
     d = MemoryDevice(handle=f"0x{int.from_bytes(data[2:4], 'little'):04X}")
     size = word(0x0C)
     if size is None or size == 0xFFFF:
-        d.size_mib = None
+        _set(d, "size_mib", None)
     elif size == 0x7FFF:
         ext = dword(0x1C)
-        d.size_mib = (ext & 0x7FFFFFFF) if ext is not None else None
+        _set(d, "size_mib", (ext & 0x7FFFFFFF) if ext is not None else None)
     elif size & 0x8000:
-        d.size_mib = (size & 0x7FFF) // 1024
+        _set(d, "size_mib", (size & 0x7FFF) // 1024)
     else:
-        d.size_mib = size
-    d.locator, d.bank_locator = string(data[0x10]), string(data[0x11])
-    d.mem_type = SMBIOS_MEMORY_TYPES.get(data[0x12], f"type 0x{data[0x12]:02X}")
+        _set(d, "size_mib", size)
+    _set(d, "locator", string(data[0x10]))
+    _set(d, "bank_locator", string(data[0x11]))
+    _set(d, "mem_type", SMBIOS_MEMORY_TYPES.get(data[0x12], f"type 0x{data[0x12]:02X}"))
     sp = word(0x15)
     if sp == 0xFFFF:
         sp = dword(0x54)
-    d.speed_mts = sp or None
+    _set(d, "speed_mts", sp or None)
     cs = word(0x20)
     if cs == 0xFFFF:
         cs = dword(0x58)
-    d.configured_speed_mts = cs or None
+    _set(d, "configured_speed_mts", cs or None)
     return d
 
 
@@ -381,29 +383,29 @@ def parse_dmidecode_memory(text: str) -> tuple[list[MemoryDevice], list[str], bo
             cur.evidence.append(s)
         if key == "Size":
             if value.lower().startswith("no module installed") or value == "0":
-                cur.size_mib = 0
+                _set(cur, "size_mib", 0)
             else:
                 sm = _DMI_SIZE_RE.match(value)
-                cur.size_mib = int(int(sm.group(1)) * _DMI_MULT_MIB[sm.group(2)]) if sm else None
+                _set(cur, "size_mib", int(int(sm.group(1)) * _DMI_MULT_MIB[sm.group(2)]) if sm else None)
                 if sm is None and value.lower() not in ("unknown", "not specified"):
                     problems.append(raw)
         elif key == "Locator":
-            cur.locator = value
+            _set(cur, "locator", value)
         elif key == "Bank Locator":
-            cur.bank_locator = "" if value == "Not Specified" else value
+            _set(cur, "bank_locator", "" if value == "Not Specified" else value)
         elif key == "Type":
-            cur.mem_type = "" if value in ("Unknown", "Other") else value
+            _set(cur, "mem_type", "" if value in ("Unknown", "Other") else value)
         elif key in ("Speed", "Configured Memory Speed", "Configured Clock Speed"):
             sm = re.match(r"^(\d{1,6})\s*(?:MT/s|MHz)$", value)
             v = int(sm.group(1)) if sm else None
             if key == "Speed":
-                cur.speed_mts = v
+                _set(cur, "speed_mts", v)
             else:
-                cur.configured_speed_mts = v
+                _set(cur, "configured_speed_mts", v)
     return devices, problems, seen
 
 
-@dataclass
+@dataclass(frozen=True)
 class Slot:
     device: MemoryDevice
     socket: str = ""  # "0", "1" ("" when the locator names none)
@@ -467,10 +469,10 @@ def smbios_hex_devices(files: Mapping[str, str | None]) -> tuple[list[MemoryDevi
             problems.append(f"{path}: not an SMBIOS type 17 structure ({len(h) // 2} bytes)")
             continue
         size = "no module" if d.size_mib == 0 else "unknown size" if d.size_mib is None else f"{d.size_mib} MiB"
-        d.evidence = [f"{path}: {d.locator or '?'} / {d.bank_locator or '-'}: {size}" + (
+        _set(d, "evidence", [f"{path}: {d.locator or '?'} / {d.bank_locator or '-'}: {size}" + (
             f", {d.mem_type}" if d.mem_type and d.size_mib else "") + (
             f", {d.configured_speed_mts or d.speed_mts} MT/s" if (d.configured_speed_mts or d.speed_mts) and d.size_mib
-            else "")]
+            else "")])
         devices.append(d)
     return devices, problems
 
@@ -478,7 +480,7 @@ def smbios_hex_devices(files: Mapping[str, str | None]) -> tuple[list[MemoryDevi
 # ------------------------------------------------------------------ SR-IOV
 
 
-@dataclass
+@dataclass(frozen=True)
 class SriovDevice:
     bdf: str
     vendor: str = ""
@@ -519,18 +521,18 @@ def parse_sriov(files: Mapping[str, str | None]) -> tuple[list[SriovDevice], lis
             n = to_int(v, 6)
             if n is None:
                 problems.append(f"{path}:{v}")
-            setattr(d, "total_vfs" if m.group(2) == "sriov_totalvfs" else "num_vfs", n)
+            _set(d, "total_vfs" if m.group(2) == "sriov_totalvfs" else "num_vfs", n)
         elif m.group(2) == "class":
-            d.pci_class = v[:10]
+            _set(d, "pci_class", v[:10])
         else:
-            setattr(d, m.group(2), v[:10])
+            _set(d, m.group(2), v[:10])
     return [d for _, d in sorted(devs.items()) if d.total_vfs is not None], problems
 
 
 # ------------------------------------------------------------------ time synchronisation
 
 
-@dataclass
+@dataclass(frozen=True)
 class TimeSync:
     """Whether the system clock is synchronised, as one tool reports it.
 
@@ -563,9 +565,9 @@ def parse_timedatectl(text: str) -> TimeSync:
         m = re.fullmatch(r"(NTPSynchronized|NTP|CanNTP)=(\S*)", s)
         if m:
             if m.group(1) == "NTPSynchronized":
-                t.synchronized = _YES.get(m.group(2).lower())
+                _set(t, "synchronized", _YES.get(m.group(2).lower()))
             elif m.group(1) == "NTP":
-                t.service = m.group(2).lower()
+                _set(t, "service", m.group(2).lower())
             t.lines.append(s)
             continue
         m = re.fullmatch(r"(System clock synchronized|NTP synchronized|NTP service|Network time on|NTP enabled|"
@@ -573,9 +575,9 @@ def parse_timedatectl(text: str) -> TimeSync:
         if m:
             key = m.group(1).lower()
             if key in ("system clock synchronized", "ntp synchronized"):
-                t.synchronized = _YES.get(m.group(2).lower())
+                _set(t, "synchronized", _YES.get(m.group(2).lower()))
             else:
-                t.service = m.group(2).lower()
+                _set(t, "service", m.group(2).lower())
             t.lines.append(s)
             continue
         if re.match(r"^[A-Z][A-Za-z]+=", s) or re.match(r"^(Local time|Universal time|RTC time|Time zone|RTC in local TZ|"
@@ -602,21 +604,21 @@ def parse_chronyc_tracking(text: str) -> TimeSync:
             continue
         key, value = m.group(1).strip(), m.group(2).strip()
         if key == "Leap status":
-            t.leap = value
-            t.synchronized = {"normal": True, "insert second": True, "delete second": True,
-                              "not synchronised": False, "not synchronized": False}.get(value.lower())
+            _set(t, "leap", value)
+            _set(t, "synchronized", {"normal": True, "insert second": True, "delete second": True,
+                              "not synchronised": False, "not synchronized": False}.get(value.lower()))
             t.lines.append(s)
         elif key == "System time":
             om = re.match(r"^([0-9.]{1,20}) seconds (fast|slow) of NTP time", value)
             if om:
                 try:
                     off = float(om.group(1))
-                    t.offset_s = off if om.group(2) == "fast" else -off
+                    _set(t, "offset_s", off if om.group(2) == "fast" else -off)
                 except ValueError:
                     t.problems.append(raw)
             t.lines.append(s)
         elif key == "Reference ID":
-            t.reference = value
+            _set(t, "reference", value)
             t.lines.append(s)
         elif key not in ("Stratum", "Ref time (UTC)", "Last offset", "RMS offset", "Frequency", "Residual freq",
                          "Skew", "Root delay", "Root dispersion", "Update interval"):
@@ -627,7 +629,7 @@ def parse_chronyc_tracking(text: str) -> TimeSync:
 # ------------------------------------------------------------------ fstab and mount options
 
 
-@dataclass
+@dataclass(frozen=True)
 class FstabEntry:
     spec: str
     file: str
@@ -718,7 +720,7 @@ def barrier_off(options: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ distribution support
 
-@dataclass
+@dataclass(frozen=True)
 class SupportRow:
     kind: str
     branch: str

@@ -32,6 +32,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+from wizard.parsers._frozen import build_set as _set
 
 
 # ------------------------------------------------------------------ model
@@ -46,7 +47,7 @@ class Reading:
     line: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuProcess:
     """A process on a GPU. ``type``: C compute, G graphics, C+G both, M/M+C MPS (nvidia-smi
     man page). ``used_mib``: GPU memory in MiB, ``None`` when not reported."""
@@ -103,7 +104,7 @@ def to_flag(raw: str | None) -> bool | None:
     return True if s in _TRUE else False if s in _FALSE else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuFacts:
     """What one source says about one GPU. ``fields``: canonical key -> :class:`Reading`.
 
@@ -176,7 +177,7 @@ class GpuFacts:
         return self.text("serial") or ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SmiDoc:
     """One nvidia-smi output, read.
 
@@ -255,7 +256,7 @@ def scan_errors(doc: SmiDoc, lines: Iterable[str]) -> None:
         for rx, kind in SMI_ERRORS:
             if rx.search(s):
                 if not doc.error_kind or (doc.error_kind == "gpu_unreachable" and kind != "gpu_unreachable"):
-                    doc.error_kind = kind
+                    _set(doc, "error_kind", kind)
                 doc.error_lines.append(s)
                 break
 
@@ -437,7 +438,7 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
     if m:
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", m.start())
-        doc.error_kind = "refused"
+        _set(doc, "error_kind", "refused")
         doc.error_lines.append(text[line_start: line_end if line_end >= 0 else len(text)].strip()[:300])
         return
     start = -1
@@ -465,7 +466,7 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
         index, still_open = _xml_line_index(cut)
         try:
             root = ET.fromstring(cut + "".join(f"</{t}>" for t in reversed(still_open)))
-            doc.truncated = True
+            _set(doc, "truncated", True)
         except ET.ParseError as exc:
             doc.problems.append(f"not well-formed XML: {exc}")
             doc.problems.extend(ln for ln in body.splitlines()[:10] if ln.strip())
@@ -473,7 +474,7 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
     if root.tag != "nvidia_smi_log":
         doc.problems.append(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
         return
-    doc.complete = not doc.truncated and not still_open
+    _set(doc, "complete", not doc.truncated and not still_open)
     rk = (("nvidia_smi_log", 0),)
     top_counts: dict[str, int] = {}
     for child in root:
@@ -485,11 +486,11 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
         line = index.get(ck, "")
         val = _leaf_text(child)
         if child.tag == "driver_version" and val is not None:
-            doc.driver_version = Reading(val, line)
+            _set(doc, "driver_version", Reading(val, line))
         elif child.tag == "cuda_version" and val is not None:
-            doc.cuda_version = Reading(val, line)
+            _set(doc, "cuda_version", Reading(val, line))
         elif child.tag == "attached_gpus" and val is not None:
-            doc.attached = Reading(val, line)
+            _set(doc, "attached", Reading(val, line))
         elif child.tag == "gpu":
             doc.gpus.append(_xml_gpu(child, ck, index, len(doc.gpus)))
 
@@ -503,10 +504,10 @@ def _xml_gpu(el: ET.Element, key: tuple, index: dict[tuple, str], position: int)
         val = _leaf_text(child)
         if rel[0] == "mig_devices":
             if rel == ["mig_devices", "mig_device"]:
-                g.mig_devices += 1
+                _set(g, "mig_devices", g.mig_devices + 1)
             continue
         if rel[0] == "processes":
-            g.processes_read = True
+            _set(g, "processes_read", True)
             if rel == ["processes", "process_info"]:
                 g.processes.append(_xml_process(child))
             elif len(rel) == 3 and g.processes and rel[2] in ("pid", "type", "process_name", "used_memory") and line:
@@ -521,7 +522,7 @@ def _xml_gpu(el: ET.Element, key: tuple, index: dict[tuple, str], position: int)
             continue  # a section with children (e.g. remapped_rows when it has counts)
         g.set(k, val, line or f"<{child.tag}>{val}</{child.tag}>")
     if not g.bus_id and g.text("pci.bus_id"):
-        g.bus_id = g.text("pci.bus_id") or ""
+        _set(g, "bus_id", g.text("pci.bus_id") or "")
     return g
 
 
@@ -700,11 +701,11 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
         path = [s for _, s in stack] + [norm]
         stack.append((indent, norm))
         if gpu is not None and not gpu.implicit:
-            gpu.last_line = content
+            _set(gpu, "last_line", content)
             if len(path) == 1 and norm not in gpu.sections:
                 gpu.sections.append(norm)
         if value is not None and len(path) == 1 and norm in _DOC_LEVEL and (gpu is None or indent == 0):
-            setattr(doc, _DOC_LEVEL[norm], Reading(value.strip(), content))
+            _set(doc, _DOC_LEVEL[norm], Reading(value.strip(), content))
             recognised += 1
             continue
         if value is not None and len(path) == 1 and norm == "timestamp":
@@ -712,7 +713,7 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
             continue
         if path[0] == "mig device":
             if gpu is not None and len(path) == 2 and norm == "index":
-                gpu.mig_devices += 1
+                _set(gpu, "mig_devices", gpu.mig_devices + 1)
             recognised += 1
             continue
         if path[0] == "processes":
@@ -736,7 +737,7 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
         doc.problems.extend(other[:20] or [ln for ln in text.splitlines()[:20] if ln.strip()])
     for g in doc.gpus:
         if g.bus_id == "" and g.text("pci.bus_id"):
-            g.bus_id = g.text("pci.bus_id") or ""
+            _set(g, "bus_id", g.text("pci.bus_id") or "")
 
 
 def _implicit_gpu(doc: SmiDoc) -> GpuFacts:
@@ -748,7 +749,7 @@ def _implicit_gpu(doc: SmiDoc) -> GpuFacts:
 
 def _text_process(gpu: GpuFacts, path: list[str], value: str | None, content: str) -> None:
     if len(path) == 1:
-        gpu.processes_read = True  # "Processes : None" or the section header
+        _set(gpu, "processes_read", True)  # "Processes : None" or the section header
         return
     label = path[-1]
     if label == "process id" and value is not None:
@@ -758,11 +759,11 @@ def _text_process(gpu: GpuFacts, path: list[str], value: str | None, content: st
         return
     p = gpu.processes[-1]
     if label == "type":
-        p.type = value.strip()
+        _set(p, "type", value.strip())
     elif label in ("name", "process name"):
-        p.name = value.strip()
+        _set(p, "name", value.strip())
     elif label in ("used gpu memory", "used memory"):
-        p.used_mib = to_number(value)
+        _set(p, "used_mib", to_number(value))
     else:
         return
     p.lines.append(content)
@@ -807,13 +808,13 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
             continue
         m = _TABLE_HEADER_RE.search(s)
         if m:
-            doc.driver_version = Reading(m.group(2), s)
+            _set(doc, "driver_version", Reading(m.group(2), s))
             if m.group(3):
-                doc.cuda_version = Reading(m.group(3), s)
+                _set(doc, "cuda_version", Reading(m.group(3), s))
             continue
         if s.startswith("| Processes:"):
             section = "processes"
-            doc.complete = True
+            _set(doc, "complete", True)
             gpu = None
             continue
         if s.startswith("| MIG devices:"):
@@ -837,14 +838,14 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
                                                        used_mib=to_number(pm.group(7)), lines=[s]))
             elif "No running processes found" in s:
                 for g in doc.gpus:
-                    g.processes_read = True
+                    _set(g, "processes_read", True)
             continue
         if section == "mig":
             mm = _MIG_ROW_RE.match(s)
             if mm:
                 target = next((g for g in doc.gpus if g.index == int(mm.group(1))), None)
                 if target is not None:
-                    target.mig_devices += 1
+                    _set(target, "mig_devices", target.mig_devices + 1)
             continue
         if len(cells) < 3:
             continue
@@ -947,7 +948,7 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
         return
     header = next(csv.reader([lines[start]], skipinitialspace=True))
     keys = [csv_key(h) for h in header]
-    doc.complete = True
+    _set(doc, "complete", True)
     for n, line in enumerate(lines[start + 1:]):
         if csv_header_score(line) >= 0.8:
             continue
@@ -968,12 +969,12 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
                 g.errors.append(f"{h.strip()}: {v}")
         idx = g.num("index")
         if idx is not None and 0 <= idx < 100000:
-            g.index = int(idx)
-        g.bus_id = g.text("pci.bus_id") or ""
+            _set(g, "index", int(idx))
+        _set(g, "bus_id", g.text("pci.bus_id") or "")
         csv_reasons(g)
         doc.gpus.append(g)
         if doc.attached is None and g.get("count") is not None:
-            doc.attached = g.get("count")
+            _set(doc, "attached", g.get("count"))
 
 
 # ------------------------------------------------------------------ NVML probe JSON
@@ -1002,17 +1003,17 @@ def parse_nvml_smi(text: str) -> SmiDoc:
         doc.problems.append(text.strip()[:500])
         return doc
     if d.get("init") != "ok":
-        doc.error_kind = "nvml"
+        _set(doc, "error_kind", "nvml")
         doc.error_lines.append(f'"init": {json.dumps(d.get("init"))}, "error": {json.dumps(d.get("error", ""))}')
         return doc
-    doc.complete = True
+    _set(doc, "complete", True)
     if isinstance(d.get("driver_version"), str):
-        doc.driver_version = Reading(d["driver_version"], f'"driver_version": {json.dumps(d["driver_version"])}')
+        _set(doc, "driver_version", Reading(d["driver_version"], f'"driver_version": {json.dumps(d["driver_version"])}'))
     cv = d.get("cuda_driver_version")
     if isinstance(cv, int) and not isinstance(cv, bool):
-        doc.cuda_version = Reading(f"{cv // 1000}.{(cv % 1000) // 10}", f'"cuda_driver_version": {cv}')
+        _set(doc, "cuda_version", Reading(f"{cv // 1000}.{(cv % 1000) // 10}", f'"cuda_driver_version": {cv}'))
     if isinstance(d.get("count"), int):
-        doc.attached = Reading(str(d["count"]), f'"count": {d["count"]}')
+        _set(doc, "attached", Reading(str(d["count"]), f'"count": {d["count"]}'))
     gpus = d.get("gpus")
     for i, item in enumerate(gpus if isinstance(gpus, list) else []):
         if isinstance(item, dict):
@@ -1052,8 +1053,8 @@ def _nvml_gpu(d: Mapping[str, Any], position: int) -> GpuFacts:
                       ("power.draw", "power_draw_w"), ("enforced.power.limit", "power_limit_enforced_w"),
                       ("power.default_limit", "power_limit_default_w")):
         put(key, d.get(name), name)
-    g.bus_id = g.text("pci.bus_id") or ""
-    g.header = g.line("pci.bus_id") or g.line("name")
+    _set(g, "bus_id", g.text("pci.bus_id") or "")
+    _set(g, "header", g.line("pci.bus_id") or g.line("name"))
     for key, sect, name in (("mig.mode.current", "mig_mode", "current"), ("mig.mode.pending", "mig_mode", "pending"),
                             ("ecc.mode.current", "ecc_mode", "current"), ("ecc.mode.pending", "ecc_mode", "pending"),
                             ("remapped_rows.correctable", "remapped_rows", "correctable"),
@@ -1096,7 +1097,7 @@ def _nvml_gpu(d: Mapping[str, Any], position: int) -> GpuFacts:
             g.set(f"clocks_event_reasons.{name}", "Active" if on else "Not Active", line)
     procs = d.get("compute_processes")
     if isinstance(procs, list):
-        g.processes_read = True
+        _set(g, "processes_read", True)
         for p in procs:
             if isinstance(p, dict):
                 used = p.get("used_memory_bytes")

@@ -16,7 +16,7 @@ Speeds are GB/s per link and direction as nvidia-smi prints them. Never raise on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 LINK_TYPES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC")
 """nvidia-smi topo -m link types besides NV# (SOC: older drivers' name for SYS)."""
@@ -28,7 +28,7 @@ _NAME_RE = r"(?:GPU\d{1,3}|NIC\d{1,3}|mlx\d_\d{1,3}|mlx\d_bond_\d{1,3})"
 _AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Matrix:
     """A ``topo -m`` or ``topo -p2p`` matrix. ``cells[row][col]`` are the printed tokens."""
 
@@ -75,6 +75,8 @@ def nv_count(token: str) -> int | None:
 def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
     mx = Matrix()
     in_legend = False
+    columns: list[str] = []
+    header_line = ""
     for raw in text.splitlines():
         s = raw.strip()
         if not s:
@@ -90,20 +92,20 @@ def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
                 mx.legend.append(s)
             continue
         toks = s.split()
-        if not mx.columns and re.match(rf"^{_NAME_RE}$", toks[0]) and all(
+        if not columns and re.match(rf"^{_NAME_RE}$", toks[0]) and all(
                 re.fullmatch(_NAME_RE, t) or t in ("CPU", "NUMA", "Affinity", "ID", "GPU") for t in toks):
-            mx.columns = [t for t in toks if re.fullmatch(_NAME_RE, t)]
-            mx.header_line = raw.rstrip()
+            columns = [t for t in toks if re.fullmatch(_NAME_RE, t)]
+            header_line = raw.rstrip()
             continue
-        if mx.columns and re.fullmatch(_NAME_RE, toks[0]):
+        if columns and re.fullmatch(_NAME_RE, toks[0]):
             name = toks[0]
             vals = toks[1:]
-            ncol = len(mx.columns)
+            ncol = len(columns)
             cells = vals[:ncol]
             if not cells or not all(valid.fullmatch(c) for c in cells):
                 mx.problems.append(raw)
                 continue
-            mx.rows[name] = dict(zip(mx.columns, cells))
+            mx.rows[name] = dict(zip(columns, cells))
             mx.row_lines[name] = raw.rstrip()
             extra = vals[ncol:]
             if extra:
@@ -113,7 +115,7 @@ def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
                 mx.affinity[name] = aff
             continue
         mx.problems.append(raw)
-    return mx
+    return replace(mx, columns=columns, header_line=header_line)
 
 
 _TOPO_CELL = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{1,3}|N/A")
@@ -133,7 +135,7 @@ def parse_p2p_matrix(text: str) -> Matrix:
 # ------------------------------------------------------------------ nvidia-smi nvlink
 
 
-@dataclass
+@dataclass(frozen=True)
 class NvlinkGpu:
     """One GPU block of ``nvidia-smi nvlink -s`` / ``-e``."""
 
@@ -156,7 +158,7 @@ class NvlinkGpu:
         return [k for k, v in self.links.items() if v is None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class NvlinkReport:
     gpus: list[NvlinkGpu] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -173,13 +175,14 @@ def parse_nvlink(text: str) -> NvlinkReport:
     """``nvidia-smi nvlink -s`` and ``nvidia-smi nvlink -e`` text (several samples may follow each
     other: a repeated GPU header starts a new block) -> :class:`NvlinkReport`."""
     rep = NvlinkReport()
+    ellipsis = False
     cur: NvlinkGpu | None = None
     for raw in text.splitlines():
         s = raw.strip()
         if not s:
             continue
         if s in ("...", "....", "[...]") or s.startswith("[...]"):
-            rep.ellipsis = True
+            ellipsis = True
             continue
         m = _GPU_HDR.match(s)
         if m and not re.match(r"^GPU \d+: Link \d", s):
@@ -210,13 +213,13 @@ def parse_nvlink(text: str) -> NvlinkReport:
             cur.notes.append(s)
             continue
         rep.problems.append(raw)
-    return rep
+    return replace(rep, ellipsis=ellipsis)
 
 
 # ------------------------------------------------------------------ dcgmi nvlink --link-status
 
 
-@dataclass
+@dataclass(frozen=True)
 class DcgmLinks:
     """One ``gpuId N:`` / ``physicalId N:`` entry: the state letter of each link."""
 
@@ -226,7 +229,7 @@ class DcgmLinks:
     lines: list[str]  # the raw line(s): "gpuId 0: U U ..." or "gpuId 0:" followed by the states line
 
 
-@dataclass
+@dataclass(frozen=True)
 class DcgmNvlink:
     gpus: list[DcgmLinks] = field(default_factory=list)
     switches: list[DcgmLinks] = field(default_factory=list)
@@ -242,6 +245,7 @@ DCGM_STATES = {"U": "Up", "D": "Down", "X": "Disabled", "_": "Not Supported"}
 def parse_dcgmi_nvlink(text: str) -> DcgmNvlink:
     """``dcgmi nvlink --link-status`` (``-s``) -> per GPU and per NVSwitch link states."""
     res = DcgmNvlink()
+    no_switches = False
     section = ""
     pending: tuple[str, int, str] | None = None
     for raw in text.splitlines():
@@ -261,7 +265,7 @@ def parse_dcgmi_nvlink(text: str) -> DcgmNvlink:
             res.header_lines.append(s)
             continue
         if "No NvSwitches found" in s:
-            res.no_switches = True
+            no_switches = True
             continue
         m = re.match(r"^(gpuId|physicalId)\s+(\d{1,6}):\s*(.*)$", s)
         if m:
@@ -287,7 +291,7 @@ def parse_dcgmi_nvlink(text: str) -> DcgmNvlink:
             pending = None
             continue
         res.problems.append(raw)
-    return res
+    return replace(res, no_switches=no_switches)
 
 
 # ------------------------------------------------------------------ explain kinds

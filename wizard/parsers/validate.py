@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from wizard.common import to_float
@@ -55,7 +55,7 @@ class Event:
         return str(self.data.get("node") or self.prefix or "")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ValidateLog:
     """Everything read from one log: events in order, bad marker lines, and the count of other lines."""
 
@@ -117,15 +117,16 @@ def parse_events(text: str | Iterable[str]) -> ValidateLog:
     """Read a whole log (text or lines). Never raises on garbage."""
     lines = text.splitlines() if isinstance(text, str) else list(text)
     log = ValidateLog()
+    other_lines = 0
     for i, line in enumerate(lines, 1):
         r = parse_event_line(line, i)
         if r is None:
-            log.other_lines += 1
+            other_lines += 1
         elif isinstance(r, str):
             log.bad_lines.append((i, r[:500]))
         else:
             log.events.append(r)
-    return log
+    return replace(log, other_lines=other_lines)
 
 
 def num(v: Any) -> float | None:

@@ -18,6 +18,7 @@ failures, PyTorch watchdog timeouts.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from wizard.common import human_bytes, to_float
@@ -153,7 +154,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         m = re.search(r"\b(\w+?)_perf(?:_mpi)?\b", cmd)
         if m and collective_name(m.group(1)):
             coll = collective_name(m.group(1))
-            r.collective, r.collective_line = coll, cmd.strip()
+            r = replace(r, collective=coll, collective_line=cmd.strip())  # a copy: parsed facts are frozen
             coll, n = infer_collective(r)
     hosts = r.hosts
     nodes = len(hosts) if hosts else None
