@@ -45,18 +45,16 @@ def timed(argv: list[str], runs: int) -> tuple[float, list[float]]:
 
 def probe_times(runs: int) -> dict[str, float]:
     from wizard.engine import local_host
-    from wizard.registry import KINDS
     from wizard.probes import collect
-    from wizard.registry import PROBES as REGISTRY
+    from wizard.registry import PROBES
 
-    pass  # the registry lists every kind and probe; nothing to load
     host = local_host()
     out = {}
-    for name in list(REGISTRY):
+    for name, probe in PROBES.items():
         ts = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            asyncio.run(collect(host, [name]))
+            asyncio.run(collect(host, [probe]))
             ts.append(time.perf_counter() - t0)
         out[name] = statistics.median(ts)
     return out
