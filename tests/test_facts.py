@@ -43,10 +43,10 @@ def test_parse_runs_once_and_every_rule_gets_the_same_facts():
         return tuple(out.text.split())
 
     facts = Facts({"x": ProbeOutput("x", "$ x", text="a b")})
-    first = facts.parse("x", parser)
-    assert facts.parse("x", parser) is first and first == ("a", "b")
+    first = facts.parse("x", parser, on="output")
+    assert facts.parse("x", parser, on="output") is first and first == ("a", "b")
     assert calls == ["x"] and facts.parse_counts[("x", parser.__qualname__)] == 1
-    assert facts.parse("absent", parser) is None and calls == ["x"]  # a probe not collected is None, not parsed
+    assert facts.parse("absent", parser, on="output") is None and calls == ["x"]  # a probe not collected is None, not parsed
     assert facts.parse_text("x", str.upper) == "A B"
     assert facts_of(facts) is facts and isinstance(facts_of({"x": facts["x"]}), Facts)
     assert dict(facts) == {"x": facts["x"]}  # still the mapping of raw outputs (evidence)
@@ -80,7 +80,8 @@ def test_one_full_check_of_a_bundle_parses_each_probe_once_per_parser():
         engine.judge = real_judge
     (facts,) = facts_seen
     assert facts.parse_counts, "no rule read its facts through the run's Facts"
-    assert all(n == 1 for n in facts.parse_counts.values()), {k: n for k, n in facts.parse_counts.items() if n > 1}
+    twice = {k: n for k, n in facts.parse_counts.items() if n > 1}
+    assert not twice, f"parsed more than once (rules ask with different on=; use the one in registry.PARSERS): {twice}"
 
 
 def test_gpu_node_outputs_parse_each_probe_once_although_many_rules_read_them():
@@ -98,9 +99,9 @@ def test_every_parser_a_run_uses_is_declared_in_the_registry():
 
     _, outputs = asyncio.run(run_checks(host, checked_steps(steps.STAGES), {}))
     facts2 = _all_counts(dict(outputs))
-    declared = {(probe, p.fn.__qualname__) for probe, parsers in registry.PARSERS.items() for p in parsers}
-    used = set(facts.parse_counts) | set(facts2.parse_counts)
-    assert used <= declared, sorted(used - declared)
+    declared = {(probe, p.fn, p.on) for probe, parsers in registry.PARSERS.items() for p in parsers}
+    used = {key for f in (facts, facts2) for key in f._cache}  # (probe, parser, what it reads)
+    assert used <= declared, sorted((probe, fn.__qualname__, on) for probe, fn, on in used - declared)
 
 
 def test_parsers_are_declared_for_known_probes_and_read_a_known_input():
@@ -182,3 +183,19 @@ def test_only_parsers_write_the_fields_of_frozen_facts():
             assert "object.__setattr__" not in text, rel
         if "build_set" in text:
             assert rel.startswith("wizard/parsers/"), rel
+
+
+def test_the_nvidia_smi_document_is_judged_once_per_run_for_all_health_steps(monkeypatch):
+    """Seven health steps select their concerns from one nvidia-smi document: it is judged once per run."""
+    from wizard.rules import smi
+
+    calls = []
+    real = smi.judge_doc
+
+    def counting(doc, plan=None, before_tests=False):
+        calls.append(doc)
+        return real(doc, plan, before_tests)
+
+    monkeypatch.setattr(smi, "judge_doc", counting)
+    judge(checked_steps(steps.STAGES), Facts(_gpu_node_outputs()), {"gpu_count": 8})
+    assert len(calls) == 1

@@ -217,18 +217,6 @@ def open_build_for_reading(args: argparse.Namespace, boot_id: str):
     return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
 
 
-def open_build(args: argparse.Namespace, identity: dict[str, Any], create: bool = False):
-    from wizard.engine import Build
-    from wizard.store import list_builds
-
-    import steps
-
-    sd = state_dir(args)
-    if not create and not list_builds(sd):
-        return None
-    return Build.open(sd, steps.STAGES, identity, create=create, dry_run=bool(opt(args, "dry_run")))
-
-
 GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]", "unknown": "[ ?? ]"}
 
 
@@ -739,8 +727,11 @@ def cmd_ack(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     sd = state_dir(args, write=args.key is not None)
     if not sd.is_dir() or not list_builds(sd):
-        print(f"no build under {sd} yet: nothing to acknowledge")
-        return 0 if args.key is None else EXIT_ERROR
+        if args.key is None:
+            print(f"no build under {sd} yet: nothing to acknowledge")
+            return 0
+        print(f"bringup: error: no build under {sd} yet: nothing to acknowledge", file=sys.stderr)
+        return EXIT_ERROR
     b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, readonly=args.key is None)
     try:
         if args.key is None:

@@ -37,6 +37,7 @@ class Facts(Mapping[str, ProbeOutput]):
     def __init__(self, outputs: Mapping[str, ProbeOutput] | None = None) -> None:
         self._outputs: dict[str, ProbeOutput] = dict(outputs or {})
         self._cache: dict[tuple[str, Any, str], Any] = {}
+        self._derived: dict[Any, Any] = {}
         self.parse_counts: Counter[tuple[str, str]] = Counter()
 
     # -- Mapping: the raw outputs, for evidence and for rules that read a probe's error
@@ -53,12 +54,13 @@ class Facts(Mapping[str, ProbeOutput]):
         return f"Facts({sorted(self._outputs)})"
 
     # -- facts
-    def parse(self, probe: str, parser: Callable[[Any], T], on: str = "output") -> T | None:
+    def parse(self, probe: str, parser: Callable[[Any], T], on: str = "text") -> T | None:
         """``parser`` applied to ``probe``'s output, computed once per run; ``None`` when ``probe``
         was not collected.
 
-        ``on`` says what the parser reads: ``"output"`` the whole :class:`ProbeOutput` (file trees
-        with their errors, exit status), ``"text"`` its stdout / file content, ``"text+stderr"``
+        ``on`` says what the parser reads, as :data:`wizard.registry.PARSERS` declares it for that probe:
+        ``"output"`` the whole :class:`ProbeOutput` (file trees with their errors, exit status),
+        ``"text"`` (the default) its stdout / file content, ``"text+stderr"``
         stdout then stderr (commands that print their errors on either stream), ``"files"`` the
         path -> content mapping of a file-tree probe.
 
@@ -79,6 +81,15 @@ class Facts(Mapping[str, ProbeOutput]):
             result = parser(INPUTS[on](out))
         self._cache[key] = result
         return result
+
+    def derived(self, key: Any, compute: Callable[[], T]) -> T:
+        """A value computed from this run's facts once and shared (e.g. the judgement of one nvidia-smi
+        document that several steps select their concerns from). ``key`` names it; the first caller
+        computes it."""
+        hit = self._derived.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = self._derived[key] = compute()
+        return hit
 
     def parse_text(self, probe: str, parser: Callable[[str], T]) -> T | None:
         """``parser(output.text)``, computed once per run (``parse(probe, parser, on="text")``)."""
@@ -102,8 +113,3 @@ def facts_of(outputs: Mapping[str, ProbeOutput]) -> Facts:
     """``outputs`` as a :class:`Facts` (itself when it already is one, so a run shares one cache;
     a plain mapping, e.g. in a unit test or a one-off judge, gets a cache of its own)."""
     return outputs if isinstance(outputs, Facts) else Facts(outputs)
-
-
-def of_text(probe: str, text: str, source: str = "(pasted)") -> Facts:
-    """Facts for one pasted or saved text, as if ``probe`` had printed it (``bringup explain``)."""
-    return Facts({probe: ProbeOutput(name=probe, source=source, text=text)})

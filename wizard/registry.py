@@ -206,22 +206,22 @@ uses is listed here and that each runs at most once per run."""
 # ------------------------------------------------------------------ explain kinds
 
 KINDS: dict[str, Kind] = _index((
-    # wizard/parsers/p_cuda.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/cuda.py detects; wizard/rules/pasted.py judges
     Kind("nvcc-version", "nvcc --version (CUDA toolkit)", p_cuda.detect_nvcc, pasted.cuda_judge_nvcc, ("nvcc --version",)),
     Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, pasted.cuda_judge_torch,
         ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
         "print(torch.cuda.is_available())\"",)),
-    # wizard/parsers/p_dcgm.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
     Kind("dcgmi-diag", "dcgmi diag -r N (text table)", p_dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
     Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", p_dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
-    # wizard/parsers/p_edac.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
     Kind("edac-util", "edac-util (host memory EDAC error counts)", p_edac.detect_edac_util, pasted.edac_judge_edac_util,
         ("edac-util -v", "edac-util --report=full")),
     Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", p_edac.detect_ras_mc_ctl,
         pasted.edac_judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")),
     Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", p_edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
         ("grep -r . /sys/devices/system/edac/mc",)),
-    # wizard/parsers/p_host_kinds.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
     Kind("proc-cmdline", "/proc/cmdline", p_host_kinds.detect_cmdline, pasted.host_kinds_judge_cmdline, ("cat /proc/cmdline",)),
     Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", p_host_kinds.detect_driver_version,
         pasted.host_kinds_judge_driver_version, ("cat /proc/driver/nvidia/version",)),
@@ -229,23 +229,23 @@ KINDS: dict[str, Kind] = _index((
         ("lsmod", "cat /proc/modules")),
     Kind("os-release", "/etc/os-release", p_host_kinds.detect_os_release, pasted.host_kinds_judge_os_release,
         ("cat /etc/os-release",)),
-    # wizard/parsers/p_hosttools.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
     Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, pasted.hosttools_judge("judge_free_text"), ("free -h", "free -b")),
     Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, pasted.hosttools_judge("judge_swapon_text"),
         ("swapon --show --output-all",)),
     Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, pasted.hosttools_judge("judge_lscpu_text"), ("lscpu",)),
     Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, pasted.hosttools_judge("judge_numactl_text"),
         ("numactl --hardware",)),
-    # wizard/parsers/p_kernellog.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges
     Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", p_kernellog.detect_kernel_log, pasted.kernellog_judge,
         ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
         "grep kernel: /var/log/syslog")),
-    # wizard/parsers/p_nccl.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/nccl.py detects; wizard/rules/pasted.py judges
     Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", p_nccl.detect_nccl_tests,
         pasted.nccl_judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
     Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", p_nccl.detect_nccl_log,
         pasted.nccl_judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
-    # wizard/parsers/p_packages.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/packages.py detects; wizard/rules/pasted.py judges
     Kind("dkms-status", "dkms status", p_packages.detect_dkms, pasted.packages_judge("judge_dkms_text"), ("dkms status",)),
     Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", p_packages.detect_dpkg, pasted.packages_judge("judge_dpkg_text"),
         ("dpkg -l | grep -i nvidia",)),
@@ -258,14 +258,14 @@ KINDS: dict[str, Kind] = _index((
         pasted.packages_judge("judge_fm_version_text"), ("nv-fabricmanager --version",)),
     Kind("modinfo-nvidia", "modinfo nvidia", p_packages.detect_modinfo, pasted.packages_judge("judge_modinfo_text"),
         ("modinfo nvidia",)),
-    # wizard/parsers/p_pcie.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/pcie.py detects; wizard/rules/pasted.py judges
     Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", p_pcie.detect_lspci,
         pasted.pcie_judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")),
     Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
         p_pcie.detect_iommu_groups, pasted.pcie_judge_iommu,
         ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
         "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)),
-    # wizard/parsers/p_platform.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/platform.py detects; wizard/rules/pasted.py judges
     Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", p_platform.detect_mokutil, pasted.platform_judge_mokutil,
         ("mokutil --sb-state",)),
     Kind("dmidecode-memory", "dmidecode -t 17 (memory devices: populated and empty DIMM slots)",
@@ -280,7 +280,7 @@ KINDS: dict[str, Kind] = _index((
         "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
     Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, pasted.platform_judge_fstab,
         ("cat /etc/fstab", "cat /proc/mounts")),
-    # wizard/parsers/p_smi_kinds.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),
     Kind("nvidia-smi-q", "nvidia-smi -q (text, also -q -d SECTION)", p_smi_kinds.detect_q, pasted.smi_kinds_judge(parse_smi_text),
@@ -291,9 +291,9 @@ KINDS: dict[str, Kind] = _index((
         pasted.smi_kinds_judge(parse_smi_csv),
         ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
         "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
-        "p_pcie.link.gen.gpucurrent,p_pcie.link.gen.max,p_pcie.link.width.current,p_pcie.link.width.max "
+        "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
         "--format=csv",)),
-    # wizard/parsers/p_topology.py detects; wizard/rules/pasted.py judges
+    # wizard/parsers/topology.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", p_topology.detect_topo_matrix,
         pasted.topology_judge("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", "topology"), ("nvidia-smi topo -m",)),
     Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", p_topology.detect_p2p_matrix,
@@ -428,11 +428,11 @@ RULES: tuple[Rule, ...] = (
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.power_limit", "health.pstate",)),
     Rule("health.vbios", "health.vbios", smi.topic_check("health.vbios"),
          ("nvidia_smi_qx", "nvml", "pci")),
-    Rule("health.pcie_width", "health.pcie_width", pcie.pcie_width,
+    Rule("health.pcie_width", "health.pcie_width", compose.needs_gpu(pcie.pcie_width),
          ("lspci_vvv", "pci")),
-    Rule("health.pcie_speed", "health.pcie_speed", pcie.pcie_speed,
+    Rule("health.pcie_speed", "health.pcie_speed", compose.needs_gpu(pcie.pcie_speed),
          ("lspci_vvv", "pci")),
-    Rule("health.pcie_errors", "health.pcie_errors", compose.pcie_errors,
+    Rule("health.pcie_errors", "health.pcie_errors", compose.needs_gpu(compose.pcie_errors),
          ("lspci_vvv", "nvidia_smi_qx", "nvml", "pci"), reports=("health.pcie_replay", "health.pcie_aer", "health.pcie_aer_counters")),
     Rule("health.pcie_acs", "health.pcie_acs", compose.needs_gpu(pcie.pcie_acs),
          ("lspci_vvv", "pci")),

@@ -33,7 +33,7 @@ Sources (each constant below names its own):
   ``offload_optimizer`` "Valid for ZeRO stage 1, 2, 3"; ``pin_memory`` "Offload to page-locked
   CPU memory ... at the cost of extra memory overhead". ZeRO-Offload, Ren et al. 2021,
   https://arxiv.org/abs/2101.06840 : gradients, optimizer states and the optimizer step on the CPU.
-* Real systems for context (knowledge.md §7.3, §7.4): DGX H100 user guide
+* Real systems for context: DGX H100 user guide
   https://docs.nvidia.com/dgx/dgxh100-user-guide/ (2× 56-core Xeon 8480C, 2 TB, 10.2 kW max,
   6× 3.3 kW PSUs 4+2); MLPerf system descriptions (mlcommons inference_results v3.1 Dell XE9680,
   v4.1 NVIDIA H200, v6.0 Nebius B200: 2× 60 cores, 1.8 TB).
@@ -113,7 +113,7 @@ CORES_PER_GPU_REFERENCES = (
     (14, "DGX H100: 2x 56-core Xeon 8480C = 112 cores / 8 GPUs", SRC_DGX_H100),
     (15, "MLPerf 8x B200 system: 2x 60 cores = 120 / 8 GPUs", "mlcommons inference_results v6.0 nebius_b200_n1.json"),
 )
-"""CPU cores per GPU of shipping 8-GPU systems: references, not rules (knowledge.md §7.3)."""
+"""CPU cores per GPU of shipping 8-GPU systems: references, not rules."""
 
 HOST_RAM_RATIOS = (
     ("Nebius 8x B200 (MLPerf): 1.8 TB / 1,440 GB", 1.25),
@@ -121,12 +121,12 @@ HOST_RAM_RATIOS = (
     ("Dell XE9680 8x H100 (MLPerf): 2 TB / 640 GB", 3.2),
     ("DGX H100: 2 TB / 640 GB", 3.2),
 )
-"""(system, host RAM / total GPU memory) of real 8-GPU systems as knowledge.md §7.3 lists them. Context
-only — no vendor states a RAM:GPU-memory rule (knowledge.md §7.3 and §9 #10; SRC_MLPERF, SRC_DGX_H100)."""
+"""(system, host RAM / total GPU memory) of real 8-GPU systems as their vendors' system guides list them. Context
+only — no vendor states a RAM:GPU-memory rule."""
 
 DGX_H100_MAX_W = 10_200
 """DGX H100 maximum system power, W, with 8 x 700 W GPUs (5.6 kW): the vendor's published system
-maximum is the figure to size PSUs, PDUs and cooling for (DGX H100 user guide; knowledge.md §7.4)."""
+maximum is the figure to size PSUs, PDUs and cooling for (DGX H100 user guide)."""
 DGX_H100_GPU_W = 8 * 700
 
 BTU_PER_W = 3.412

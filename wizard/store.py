@@ -385,10 +385,6 @@ class Store:
                                           r["user"], r["boot_id"], r["updated_at"])
         return out
 
-    def step_events(self, step_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(
-            "SELECT * FROM step_event WHERE step_id = ? ORDER BY id", (step_id,))]
-
     # ---------------------------------------------------------------- checks and findings
 
     def record_check(self, step_id: str, findings: Iterable[Finding], verdict: Verdict, boot_id: str,

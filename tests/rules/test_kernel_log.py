@@ -66,7 +66,7 @@ PUBLIC_EXPECTED = {
     "kernel-log__gpud-dmesg-decode-iso-xid13-xid43.txt": ("kernel-log", "warn", {"health.xid"}),
     "kernel-log__gpud-journalctl-short-iso-peermem-errors.txt": ("kernel-log", "warn", {"health.kernel_log"}),
     "kernel-log__dev-vm-firecracker-dmesg-local.txt": ("kernel-log", "pass", {"health.kernel_log"}),
-    # review round 3 (PROVENANCE.md; judged in detail in tests/test_review_events_smi.py)
+    # review round 3 (PROVENANCE.md; judged in detail in tests/rules/test_xid.py and tests/rules/test_smi.py)
     "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt": ("kernel-log", "warn", {"health.xid"}),
     "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt": ("kernel-log", "fail", {"health.xid"}),
     "ras-mc-ctl__rasdaemon-121-errors-mce-corrected.txt": ("ras-mc-ctl", "warn", {"health.mce"}),

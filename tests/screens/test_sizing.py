@@ -1,7 +1,7 @@
 """The Plan & sizing screen: Pilot tests driven by the keyboard (80x24 and 60x20) and snapshots at
 80x24 in the default and the basic (ANSI) theme.
 
-Accept changed snapshots with `pytest tests/test_sizing_screen.py --snapshot-update` after looking at
+Accept changed snapshots with `pytest tests/screens/test_sizing.py --snapshot-update` after looking at
 them. State lives in fixed paths and the clock is frozen, so the top bar does not vary between runs.
 """
 

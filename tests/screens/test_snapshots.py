@@ -1,6 +1,6 @@
 """Snapshot tests (pytest-textual-snapshot): every screen at 80x24, default theme and basic (ANSI) mode.
 
-Accept changed screens with `pytest tests/test_snapshots.py --snapshot-update` after looking at them.
+Accept changed screens with `pytest tests/screens/test_snapshots.py --snapshot-update` after looking at them.
 State lives in fixed paths so the log paths shown on screen do not vary between runs.
 """
 

@@ -224,7 +224,7 @@ def gpus_of(out: Outputs, plan: Mapping[str, Any]) -> GpuSet:
     gs = GpuSet()
     o = out.get("pci")
     if o is not None and o.ok:
-        facts = facts_of(out).parse("pci", parse_pci)
+        facts = facts_of(out).parse("pci", parse_pci, on="output")
         assert facts is not None
         for fn in facts.gpus:
             did = fn.device_id.lower().removeprefix("0x")

@@ -1,7 +1,7 @@
 """Parsers for the driver/CUDA chain: ``nvcc --version``, torch's CUDA report (the probe's three
 lines, ``python -c`` one-liners and REPL transcripts) and the CUDA error messages torch prints.
 
-Three "CUDA versions" are read here and never compared for equality (knowledge.md §1.1): the
+Three "CUDA versions" are read here and never compared for equality: the
 toolkit (``nvcc``), the CUDA runtime torch was built with (``torch.version.cuda``), and the newest
 CUDA the driver supports (nvidia-smi header, NVML, or torch's "found version N"). The driver
 version itself comes from ``/proc/driver/nvidia/version`` (:func:`wizard.parsers.gpu.parse_driver_version`).

@@ -24,7 +24,7 @@ What it extracts (each event keeps its raw lines, verbatim, as evidence):
   (``Machine Check Event: 0 Bank 8: fc00...``: UC bit = uncorrected) and CMCI storms;
   ``ghes``: APEI GHES ``{n}[Hardware Error]`` records;
 * ``unrecognised``: GPU-driver lines that say error/fail/timeout but match no rule above, and
-  kernel oops/BUG/hung-task reports (checks-catalogue B16).
+  kernel oops/BUG/hung-task reports.
 
 Parsers never raise: :func:`parse_kernel_log` returns what it could read.
 """
@@ -311,7 +311,7 @@ XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<co
 XID_PID_RE = re.compile(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
 XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
 """An Xid that names the Xid it follows ("Xid ...: 45, pid=..., Ch 00000001 caused by previous Xid 149"):
-the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid" (knowledge.md section 6)."""
+the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid"."""
 XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
                        r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
 GPU_AT_RE = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")

@@ -247,7 +247,7 @@ class LspciFacts:
 
     @property
     def acs_grep(self) -> bool:
-        """A grepped ACS listing (``sudo lspci -vvv | grep ACSCtl``, knowledge.md §3): ACS lines only,
+        """A grepped ACS listing (``sudo lspci -vvv | grep ACSCtl``, as NCCL's troubleshooting guide prints it): ACS lines only,
         without device lines, so which function each line belongs to is not known."""
         return bool(self.devices) and all(not d.bdf for d in self.devices) and all(
             d.lines and all(_acs_line(x.strip()) for x in d.lines) for d in self.devices) and any(
@@ -256,9 +256,6 @@ class LspciFacts:
     @property
     def non_root(self) -> bool:
         return any(d.caps_denied for d in self.devices)
-
-    def by_bus_id(self) -> dict[str, LspciDevice]:
-        return {d.bus_id: d for d in self.devices if d.bdf}
 
     def parents(self, dev: LspciDevice) -> list[LspciDevice]:
         """Bridges above ``dev``, nearest first (by the ``Bus: secondary..subordinate`` ranges
@@ -567,7 +564,7 @@ def detect_lspci(text: str) -> float:
     keys = sum(1 for ln in lines if _KEY_LINE_RE.match(ln))
     acs = sum(1 for ln in lines if _acs_line(ln.strip()))
     if acs and not headers and any(ln.strip().startswith("ACSCtl:") for ln in lines) and acs >= 0.8 * len(lines):
-        return 0.9  # `sudo lspci -vvv | grep ACSCtl` (knowledge.md §3), perhaps with its command line
+        return 0.9  # `sudo lspci -vvv | grep ACSCtl`, perhaps with its command line
     links = sum(1 for ln in lines if _LINK_LINE_RE.match(ln))
     if links and keys >= 1:
         return 0.96 if (headers or keys >= 3) else 0.93

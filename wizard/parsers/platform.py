@@ -710,7 +710,7 @@ def restore_swap(text: str) -> tuple[str, list[str]]:
 
 BARRIER_OFF_OPTIONS = ("nobarrier", "barrier=0")
 """Mount options that turn off journal write barriers (kernel ext4 documentation, 'barrier=<0|1>'
-and 'nobarrier'; knowledge.md section 8.5: safe only with a non-volatile write cache)."""
+and 'nobarrier'; ext4(5): safe only with a non-volatile write cache)."""
 
 
 def barrier_off(options: list[str]) -> list[str]:

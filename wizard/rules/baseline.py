@@ -1,6 +1,6 @@
 """Judge the idle baseline (the summary line :mod:`wizard.sample` prints at the end of its log).
 
-Rules (checks-catalogue B10, B11):
+Rules:
 * idle GPU temperature within :data:`IDLE_MARGIN_C` of the GPU's own slowdown threshold -> warn
   (the margin is a judgement default, not a vendor figure; NVSentinel GpuThermalMarginWatch and
   Meta GCM gpu_temperature watch the same margin);

@@ -75,7 +75,7 @@ SRC_IOMMU = ("NCCL troubleshooting guide (IOMMU/ACS can break or slow GPU P2P; u
              "troubleshooting.html; NVIDIA/nccl#631")
 FOUR_GIB = 4 * 1024 ** 3
 """A BAR larger than 4 GiB cannot sit below the 4 GB boundary: the firmware placed it in 64-bit
-MMIO space, so Above 4G decoding is on (PCI 64-bit BARs; knowledge.md section 3)."""
+MMIO space, so Above 4G decoding is on (PCI 64-bit BARs)."""
 
 REMEDY_4G = ("Enable Above 4G Decoding (also called 64-bit MMIO / MMIO above 4G) in the BIOS, usually under PCI or PCIe "
              "configuration; leave Resizable BAR at the vendor default (no NVIDIA document says to disable it for NCCL). "

@@ -160,7 +160,7 @@ def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: M
 
 def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.lspci_gpu_count and health.gpu_driver_binding: NVIDIA display-class functions in lspci vs
-    the plan's gpu_count (fewer -> FAIL, more -> WARN; checks-catalogue A1), and which kernel driver
+    the plan's gpu_count (fewer -> FAIL, more -> WARN), and which kernel driver
     holds each GPU (nouveau -> FAIL; vfio-pci on bare metal -> WARN)."""
     fid = "health.lspci_gpu_count"
     facts, o = _lspci_facts(out)
@@ -195,8 +195,7 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def iommu_groups(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
-    """The lspci-based IOMMU group listing (``lspci_iommu_groups`` output): GPU count vs the plan
-    (checks-catalogue A1) and the driver each GPU is bound to."""
+    """The lspci-based IOMMU group listing (``lspci_iommu_groups`` output): GPU count vs the plan and the driver each GPU is bound to."""
     fid = "health.lspci_gpu_count"
     o = out.get("lspci_iommu_groups")
     if o is None or not o.text.strip():
@@ -400,7 +399,7 @@ def _pci(out: Outputs) -> tuple[PciFacts | None, Finding | None]:
     if o is None or (not o.ok and not o.files):
         return None, missing("health.gpu_pci", o, "which NVIDIA GPUs are on the PCI bus",
                              remedy="Check that /sys is mounted and readable.", source=SRC_A1)
-    return facts_of(out).parse("pci", parse_pci), None
+    return facts_of(out).parse("pci", parse_pci, on="output"), None
 
 
 def _no_gpu(out: Outputs) -> bool:

@@ -63,7 +63,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.nvlink from ``nvidia-smi nvlink -s``: active links per GPU vs the SKU's expected count
     and speed (assets/nvlink_expected.csv, by the GPU name nvidia-smi prints, else the plan's gpu_model).
     Fewer active links than expected -> FAIL; slower links -> WARN; SKUs without NVLink -> SKIP; an
-    unknown SKU is judged by consistency with the node's other GPUs (checks-catalogue B8)."""
+    unknown SKU is judged by consistency with the node's other GPUs."""
     fid = "health.nvlink"
     o = out.get("nvidia_smi_nvlink_s")
     if o is None or (not o.ok and not o.text.strip()):

@@ -305,7 +305,7 @@ def _barrier_finding(where: str, subject: str, opts: list[str], line: str, confi
 def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """os.mount_options: mount options of ``/`` and of the plan's data path, as mounted
     (``mounts``: /proc/self/mounts) and as configured (``fstab``): ``barrier=0``/``nobarrier`` ->
-    warn (knowledge.md 8.5; bringup never suggests it)."""
+    warn."""
     fid = "os.mount_options"
     mo, fo = out.get("mounts"), out.get("fstab")
     if mo is None or not mo.ok:

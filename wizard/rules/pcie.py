@@ -192,7 +192,7 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
     o = out.get("pci")
     if o is None or not o.files:
         return None
-    facts = facts_of(out).parse("pci", parse_pci)
+    facts = facts_of(out).parse("pci", parse_pci, on="output")
     if facts is None:
         return None
     gpus = [g for g in facts.gpus if g.current_link_width is not None or g.current_link_speed]
@@ -357,8 +357,8 @@ def _no_gpu_lspci(fid: str, facts: LspciFacts, o: ProbeOutput | None, what: str,
     if not facts.devices:
         lines = (o.text if o else "").splitlines()
         return [garbled(fid, o or ProbeOutput(fid, "lspci"), "the lspci output", lines, source=src)]
-    return [Finding(fid, Verdict.SKIP, f"{what} not judged: no NVIDIA GPU in this lspci output (see "
-                    "health.lspci_gpu_count)", "host", tuple(d.header for d in facts.devices[:5] if d.header),
+    return [Finding(fid, Verdict.SKIP, f"{what} not judged: no NVIDIA GPU in this lspci output (no NVIDIA "
+                    "display or 3D controller listed)", "host", tuple(d.header for d in facts.devices[:5] if d.header),
                     "", src)]
 
 
@@ -379,7 +379,7 @@ def _bridge_kind(d: LspciDevice) -> str:
 
 
 def _acs_grep(facts: LspciFacts, plan: Mapping[str, Any]) -> list[Finding]:
-    """health.pcie_acs from ``sudo lspci -vvv | grep ACSCtl`` (the check knowledge.md §3 prescribes): one
+    """health.pcie_acs from ``sudo lspci -vvv | grep ACSCtl``: one
     ACSCtl line per function, without the device it belongs to."""
     fid = "health.pcie_acs"
     lines = [d for d in facts.devices if d.acs_ctl is not None]
@@ -407,7 +407,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     redirects GPU peer-to-peer traffic through the CPU root complex: WARN with the NCCL troubleshooting
     remedy when it is on a PCIe switch port, on a root port/bridge above a GPU (NVIDIA/nccl#2079), or on a
     root port/bridge above a PCIe switch. ACS on a bridge whose subtree this output does not show is a WARN
-    too (knowledge.md §3: SrcValid+ means ACS is on), saying so; on a bridge shown to have neither GPU nor
+    too, saying so; on a bridge shown to have neither GPU nor
     switch behind it, it does not matter. The grepped form (``lspci -vvv | grep ACSCtl``) is judged line by
     line: any SrcValid+ -> WARN."""
     fid = "health.pcie_acs"
@@ -492,7 +492,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.pcie_aer: AER status bits latched on the GPUs and the ports above them (lspci -vv
     ``UESta``/``CESta``; ``UESvrt+`` = fatal). Fatal -> FAIL, uncorrectable -> WARN, corrected -> noted
-    in a PASS (checks-catalogue B3; the kernel-log side of B3 belongs to the events checks)."""
+    in a PASS."""
     fid = "health.pcie_aer"
     facts, o = _lspci_facts(out)
     if facts is None:
@@ -545,7 +545,7 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.bar1: each GPU's BAR1 (lspci ``Region 1``) size, for information; a BAR the firmware
-    could not assign (``<unassigned>``/``[disabled]``) is a FAIL (Above 4G decoding, knowledge.md §3)."""
+    could not assign (``<unassigned>``/``[disabled]``) is a FAIL (Above 4G decoding)."""
     fid = "health.bar1"
     facts, o = _lspci_facts(out)
     if facts is None:

@@ -64,7 +64,7 @@ SRC_RESET = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-sm
 
 PERSISTENCE_OFF_VERDICT = Verdict.WARN
 """Verdict for persistence mode off on bare metal (or where the output does not say it comes from a
-VM): checks-catalogue A4, "WARN if disabled (DCGM level 1 warns)"; DCGM's deployment check reports
+VM): DCGM level 1 warns when it is disabled; DCGM's deployment check reports
 it (DCGM 3.3 as Info; an older run in tests/data/public fails 'Persistence Mode' and skips every
 hardware test)."""
 
@@ -509,7 +509,9 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
         assert err is not None
         # reported under the topic's own id: every finding id belongs to one step (wizard.registry)
         return [dataclasses.replace(err, id=ids[0]) if ids and err.id not in ids else err]
-    findings = judge_doc(doc, plan, before_tests=True)
+    # the document is judged once per run; each health step selects its concern's ids from it
+    findings = facts_of(outputs).derived(("smi.judge_doc", id(doc), id(plan)),
+                                         lambda: judge_doc(doc, plan, before_tests=True))
     if ids is None:
         return findings
     sel = [f for f in findings if f.id in ids]

@@ -51,7 +51,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.topology and health.gpu_nic_affinity from ``nvidia-smi topo -m``: every GPU pair's link
     type is reported; in a node where every pair is NVLink-connected, a pair bonded over fewer links than
     the others is a WARN (a link may be down; B8); a GPU whose nearest NIC is not PIX/PXB while NICs are
-    present is a WARN (checks-catalogue A10)."""
+    present is a WARN."""
     fid = "health.topology"
     o = out.get("nvidia_smi_topo_m")
     if o is None or (not o.ok and not o.text.strip()):
@@ -154,7 +154,7 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
 
 def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.p2p from ``nvidia-smi topo -p2p r``: any GPU pair not ``OK`` where P2P is expected is a
-    FAIL (checks-catalogue A11). P2P is not expected on GeForce boards (the plan's gpu_model): WARN there."""
+    FAIL. P2P is not expected on GeForce boards (the plan's gpu_model): WARN there."""
     fid = "health.p2p"
     o = out.get("nvidia_smi_topo_p2p")
     if o is None or (not o.ok and not o.text.strip()):

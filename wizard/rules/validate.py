@@ -15,7 +15,7 @@ Rules, in short (ids in brackets):
 * one GPU (``gpu.*``): bf16 GEMM TFLOPS against the achievable figure (measured MAMF, else datasheet x 0.729
   (derived)): WARN below 0.9 x, FAIL below 0.75 x [gpu.gemm]; device-to-device copy against the datasheet memory
   bandwidth: WARN below 0.69 x, FAIL below 0.57 x (derived from DCGM) [gpu.memcpy]; pinned host<->device against
-  the PCIe generation x width practical figure (checks-catalogue C2) [gpu.h2d, gpu.d2h]; memory pattern errors > 0
+  the PCIe generation x width practical figure [gpu.h2d, gpu.d2h]; memory pattern errors > 0
   FAIL [gpu.memory]; the training loss must fall (last/first <= 0.9) [gpu.train]; NVML clock-event reasons
   [gpu.throttle] (B11/C3); Xid/ECC/remap/AER counter deltas [gpu.counters] (C5).
 * the node (``node.*``): every rank 0..n-1 reported its sanity all-reduce [node.sanity] (D3); all-reduce sweep:
@@ -92,8 +92,7 @@ BAD_REASON_BITS = {0x8: "HW slowdown", 0x20: "SW thermal slowdown", 0x40: "HW th
                    0x80: "HW power brake"}
 """Fallback when assets/smi_clock_events.csv cannot be read (NVML nvmlClocksEventReason* bits)."""
 SUSTAINED_BITS = 0x40 | 0x80
-"""HW thermal slowdown and HW power brake: FAIL when active for more than throttle_fail_fraction of the samples
-(checks-catalogue B11)."""
+"""HW thermal slowdown and HW power brake: FAIL when active for more than throttle_fail_fraction of the samples."""
 
 
 # ------------------------------------------------------------------ data
@@ -584,7 +583,7 @@ def _memcpy(c: _Ctx) -> None:
 
 H2D_GEN5_WARN_FRACTION = 35.0 / 52.0
 """Host-to-device on PCIe Gen5 WARNs only below 35/52 (0.67) of the Gen5 practical figure, not 0.8 x:
-knowledge.md 5.2 notes that H2D on Gen5 x16 is sometimes only ~35 GB/s on healthy systems (while D2H reaches
+a report on NVIDIA's nvbandwidth tracker shows that H2D on Gen5 x16 is sometimes only ~35 GB/s on healthy systems (while D2H reaches
 50-55 GB/s), NVIDIA/nvbandwidth#24 (https://github.com/NVIDIA/nvbandwidth/issues/24, practitioner report);
 35 of the 52 GB/s Gen5 x16 figure (derived). The FAIL line (25%) is unchanged; D2H keeps the 0.8 x WARN."""
 SRC_H2D_GEN5 = ("NVIDIA/nvbandwidth#24, https://github.com/NVIDIA/nvbandwidth/issues/24 (H2D on Gen5 sometimes ~35 GB/s "
@@ -799,7 +798,7 @@ _COUNTER_RULES: tuple[tuple[str, str, Verdict], ...] = (
     ("ecc_volatile_corrected", "new corrected ECC error(s)", Verdict.WARN),
     ("retired_pages", "new retired page(s)", Verdict.WARN),
 )
-"""(counter, what a rise means, verdict): checks-catalogue C5 with B3 (AER: fatal FAIL, uncorrectable non-fatal
+"""(counter, what a rise means, verdict): the counters' deltas (AER: fatal FAIL, uncorrectable non-fatal
 WARN, corrected WARN when the count grows during a stage), B5 (Xid: FAIL on a hardware-class Xid, WARN on others,
 graded per code by :func:`_xid_verdict`; the verdict here is for new Xids whose code is not known), B6 (ECC: any
 increase during validation WARN, uncorrected FAIL), B7 (remap failure FAIL); issue 5: deltas, not lifetime
@@ -828,8 +827,8 @@ def _xid_codes(e: Event) -> list[int | None] | None:
 def _xid_verdict(code: int | None) -> tuple[Verdict, str]:
     """(verdict, words) of one new Xid from the repo's Xid data, as the health stage grades it
     (:mod:`wizard.rules.xid`): ``assets/xid.csv`` severity class -> ``assets/xid_severity.csv`` verdict
-    (critical = hardware-class -> FAIL; reset/app/investigate/unknown -> WARN; info -> PASS); checks-catalogue
-    B5. A code bringup does not know, or a line cut before its number, is WARN (B5: WARN on others)."""
+    (critical = hardware-class -> FAIL; reset/app/investigate/unknown -> WARN; info -> PASS).
+    A code bringup does not know, or a line cut before its number, is WARN."""
     from wizard.rules.xid import SEVERITY_VERDICT, severity_rows, xid_rows
 
     if code is None:
@@ -857,7 +856,7 @@ def _counter(d: Mapping[str, Any], name: str) -> int | None:
 
 def _new_xids(b: Event, a: Event, x: int, y: int, what: str) -> list[tuple[Verdict, str]]:
     """The new Xids between two counters events, each graded by :func:`_xid_verdict` (one entry per distinct
-    verdict, naming the codes); new Xids whose numbers the log does not carry are WARN (checks-catalogue B5)."""
+    verdict, naming the codes); new Xids whose numbers the log does not carry are WARN."""
     new = y - x
     codes = _xid_codes(a)
     seen = codes[-new:] if codes is not None and len(codes) >= new and new > 0 else (codes or [])
@@ -1204,7 +1203,7 @@ def _nccl(c: _Ctx) -> None:
     except Exception:  # noqa: BLE001
         return
     for f in fs:
-        # one node: the transport between nodes is stage E's (checks-catalogue D3: "check the NET/ line later")
+        # one node: the transport between nodes is stage E's
         if f.verdict not in (Verdict.FAIL, Verdict.WARN) or f.id == "multinode.transport":
             continue
         if f.id.startswith("multinode."):
