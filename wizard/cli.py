@@ -245,6 +245,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     sel = checked_steps(steps.STAGES, stage)
     only_step = opt(args, "step")
+    if only_step is not None and stage is not None:
+        print("bringup: error: give --stage or --step, not both", file=sys.stderr)
+        return EXIT_ERROR
     if only_step is not None:
         sid, err = resolve_step_id(only_step)
         if sid is None:

@@ -9,7 +9,7 @@ Judges never raise: unreadable text gives an ``unknown`` finding with the raw li
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
@@ -76,16 +76,6 @@ def edac_judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
     return events.judge_edac_facts(parse_edac_sysfs(parse_edac_grep(text)), exp, EDAC_ROOT)
 
 
-# from wizard/parsers/hosttools.py
-def hosttools_judge(name: str):  # noqa: ANN202 - small factory of explain judges
-    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.rules import host as hosttools
-
-        return getattr(hosttools, name)(text, exp)
-
-    return judge
-
-
 # from wizard/parsers/kernellog.py
 def kernellog_judge(text: str, exp: Mapping[str, Any]) -> list:
     from wizard.rules import kernel_log as events
@@ -105,17 +95,6 @@ def nccl_judge_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import nccl
 
     return nccl.judge_nccl_log(text, exp)
-
-
-# from wizard/parsers/packages.py
-def packages_judge(name: str):
-    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        from wizard.rules import driver_install as ds
-
-        return getattr(ds, name)(text, exp)
-
-    judge.__name__ = f"judge_{name}"
-    return judge
 
 
 # from wizard/parsers/pcie.py
@@ -187,12 +166,14 @@ def platform_judge_fstab(text: str, exp: Mapping[str, Any]) -> list:
 
 
 # from wizard/parsers/topology.py
-def topology_judge(probe: str, source: str, fn_name: str):
-    def judge(text: str, exp: "Mapping[str, object]") -> list:
-        from wizard.rules import nvlink, topology
-        from wizard.probes import ProbeOutput
+def as_probe(probe: str, source: str, rule: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Finding]]
+             ) -> Callable[[str, Mapping[str, Any]], list[Finding]]:
+    """A judge that hands the pasted text to ``rule`` as the output of ``probe`` (the same rule the live
+    check runs on that probe)."""
+    def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+        return rule({probe: ProbeOutput(probe, source, text=text)}, exp)
 
-        return getattr(topology if fn_name in ("topology", "p2p") else nvlink, fn_name)({probe: ProbeOutput(probe, source, text=text)}, exp)
+    judge.__name__ = f"judge_{probe}"
     return judge
 
 
