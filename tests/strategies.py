@@ -11,6 +11,10 @@ are mutated (the files of ``tests/data`` an area reads) and which area tokens (f
   the next, random text or byte garbage inserted, a number replaced by a huge / negative / odd one, an
   area token inserted, CRLF line ends, all lines joined into one.
 - :func:`inputs`: either of them.
+
+The end of the module holds the fuzz settings, real outputs and tokens of the areas that several test
+files fuzz (``TOOLS_*``: nvcc, torch, NCCL, DCGM and the host tools; ``HOST_*``: the host probes' text;
+``LINKS_*``: lspci, topology and NVLink), so that each is written once; those tokens are format fragments.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC
 from tests.probe_data import text as _read
 
 HUGE_NUMBERS = ["9" * 40, "18446744073709551616", "-1", "-99999999999999999999", "0", "00000000", "1e400",
@@ -129,3 +135,108 @@ def inputs(sources: Sequence[str | Path], tokens: Sequence[str] = (), max_size: 
            max_ops: int = 4) -> st.SearchStrategy[str]:
     """Garbage or a mutated real output: what a fuzz test feeds a parser, a judge or ``explain``."""
     return st.one_of(garbage(tokens, max_size), mutated(sources, tokens, max_ops))
+
+
+# --- the areas several test files fuzz -----------------------------------------------------------------
+
+TOOLS_FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+TOOLS_TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
+                "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
+                "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
+                "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
+
+
+tools_garbage = garbage(TOOLS_TOKENS, max_size=1500, max_tokens=80)
+
+
+TOOLS_REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
+                    if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
+                                                          "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
+                                                          "synthetic_lscpu", "synthetic_numactl")))
+
+
+def tools_mutated() -> st.SearchStrategy[str]:
+    """A real output of the tools area, mutated."""
+    return mutated(TOOLS_REAL, TOOLS_TOKENS)
+
+
+tools_inputs = st.one_of(tools_garbage, tools_mutated())
+
+
+HOST_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+HOST_TOKENS = ["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
+               "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]
+
+
+host_garbage = garbage(HOST_TOKENS, max_size=2000)
+"""Random text, random bytes decoded like hosts decode them, and text made of the tokens the
+parsers look for (including a digit run too long for int())."""
+
+
+HOST_REAL: dict[str, list[Path]] = {
+    "os_release": [LOCAL_VM / "etc/os-release", PUBLIC / "os-release__ubuntu-24.04.txt",
+                   PUBLIC / "os-release__rhel-9.6.txt"],
+    "meminfo": [LOCAL_VM / "proc/meminfo"],
+    "swaps": [LOCAL_VM / "proc/swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt",
+              PUBLIC / "proc-swaps__cygwin-size-used-run-together.txt"],
+    "cmdline": [LOCAL_VM / "proc/cmdline", CASES / "proc-cmdline__iommu-pt.txt"],
+    "cpuinfo": [LOCAL_VM / "proc/cpuinfo"],
+    "mounts": [LOCAL_VM / "proc/self/mounts"],
+    "df": [LOCAL_VM / "df-P-T-B1-l.txt", SYNTHETIC / "synthetic_df__data-volume-96pct.txt"],
+    "modules": [CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", PUBLIC / "proc-modules__cloudlinux9-vm.txt",
+                PUBLIC / "lsmod__quadro-t2000-nouveau-loaded-partial.txt"],
+    "nvidia_smi_l": [PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
+                     CASES / "nvidia-smi__driver-not-loaded-failed-to-communicate.txt",
+                     CASES / "nvidia-smi__rtx5090-no-devices-found.txt",
+                     SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt"],
+    "nvml": [LOCAL_VM / "nvml-probe.json"],
+    "nvidia_driver_version": [CASES / "proc-driver-nvidia-version__open-565.txt",
+                              PUBLIC / "proc-driver-nvidia-version__proprietary-515.txt"],
+}
+
+
+def host_mutated(paths: list[Path]) -> st.SearchStrategy[str]:
+    """One real output of the host probes, mutated."""
+    return mutated(paths, HOST_TOKENS)
+
+
+def host_real_or_mutated(name: str):
+    """A mutated real output of host probe ``name``, or garbage."""
+    return st.one_of(host_mutated(HOST_REAL[name]), host_garbage)
+
+
+LINKS_REAL = [p for d in (CASES, PUBLIC, SYNTHETIC) for p in sorted(Path(d).iterdir())
+              if p.name.startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-nvlink", "synthetic_lspci",
+                                    "synthetic_nvidia-smi-topo", "synthetic_nvidia-smi-nvlink"))]
+
+
+LINKS_REAL_TEXT = [_read(p) for p in LINKS_REAL]
+
+
+LINKS_TOKENS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", "CPU Affinity", "LnkSta:", "LnkCap:",
+                "Speed 8GT/s", "Speed unknown", "Width x16", "Width x0", "(downgraded)", "(ok)", "\t", "\n", " ", ":",
+                "IOMMU Group 1:", "IOMMU Group 7 ", "01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]",
+                "0000:19:00.0 PCI bridge [0604]: x [1000:c010]", "Express (v2) Downstream Port (Slot+), MSI 00",
+                "Bus: primary=00, secondary=01, subordinate=ff", "ACSCtl:\tSrcValid+", "UESta:\tDLP+", "UESvrt:\tDLP+",
+                "Region 1: Memory at <unassigned> (64-bit, prefetchable)", "[size=99999999999999999999G]",
+                "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
+                "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
+
+
+def links_mutated() -> st.SearchStrategy[str]:
+    """A real input of the links area, mutated."""
+    return mutated(LINKS_REAL_TEXT, LINKS_TOKENS)
+
+
+links_inputs = st.one_of(tools_garbage, links_mutated())
+"""Garbage of the tools area's tokens, or a mutated real links input."""
+
+
+plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_model": "L40S", "virtualization": True},
+                         {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
+                         {"gpu_model": 7, "virtualization": "yes"}])
+"""Plans ``explain`` is fuzzed with: empty, ordinary, and ones with wrong types."""

@@ -6,10 +6,16 @@ from tests.conftest import DATA
 from wizard.explain import clean, explain_text
 from hypothesis import HealthCheck, given, settings, strategies as st
 from tests import strategies
+from tests.outputs import findings_ok as _ok
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-from pathlib import Path
+from tests.strategies import (
+    links_mutated as mutated_real,
+    LINKS_TOKENS as TOKENS_LINKS,
+    plans,
+    tools_mutated as mutated,
+    TOOLS_REAL as REAL,
+)
 from wizard.registry import KINDS
-from wizard.model import Finding, Verdict
 
 CASES = DATA / "cases"
 PUBLIC = DATA / "public"
@@ -62,30 +68,6 @@ def test_an_unrecognised_part_is_said_not_dropped():
     assert r.verdict.value == "unknown"
 
 
-TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
-          "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
-          "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
-          "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
-
-
-REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
-              if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
-                                                    "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
-                                                    "synthetic_lscpu", "synthetic_numactl")))
-
-
-def mutated() -> st.SearchStrategy[str]:
-    """A real output of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL, TOKENS)
-
-
-def _ok(findings: list[Finding]) -> None:
-    assert isinstance(findings, list)
-    for f in findings:
-        assert isinstance(f.verdict, Verdict) and f.id and f.message
-        assert all(isinstance(e, str) for e in f.evidence)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_explain_on_mutated_real_outputs(t: str) -> None:
@@ -118,38 +100,10 @@ def test_kinds_registered_and_detect_my_public_and_synthetic_files():
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-REAL_LINKS = [p for d in (CASES, PUBLIC, SYNTHETIC) for p in sorted(Path(d).iterdir())
-        if p.name.startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-nvlink", "synthetic_lspci",
-                              "synthetic_nvidia-smi-topo", "synthetic_nvidia-smi-nvlink"))]
-
-
-REAL_TEXT = [text(p) for p in REAL_LINKS]
-
-
-TOKENS_LINKS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", "CPU Affinity", "LnkSta:", "LnkCap:",
-          "Speed 8GT/s", "Speed unknown", "Width x16", "Width x0", "(downgraded)", "(ok)", "\t", "\n", " ", ":",
-          "IOMMU Group 1:", "IOMMU Group 7 ", "01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]",
-          "0000:19:00.0 PCI bridge [0604]: x [1000:c010]", "Express (v2) Downstream Port (Slot+), MSI 00",
-          "Bus: primary=00, secondary=01, subordinate=ff", "ACSCtl:\tSrcValid+", "UESta:\tDLP+", "UESvrt:\tDLP+",
-          "Region 1: Memory at <unassigned> (64-bit, prefetchable)", "[size=99999999999999999999G]",
-          "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
-          "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
-
-
 garbage = strategies.garbage(TOKENS_LINKS, max_size=1500, max_tokens=80)
 
 
-def mutated_real() -> st.SearchStrategy[str]:
-    """A real input of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL_TEXT, TOKENS_LINKS)
-
-
 inputs = st.one_of(garbage, mutated_real())
-
-
-plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_model": "L40S", "virtualization": True},
-                         {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
-                         {"gpu_model": 7, "virtualization": "yes"}])
 
 
 @FUZZ

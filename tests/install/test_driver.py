@@ -14,7 +14,8 @@ from wizard.model import Verdict
 from wizard.probes import ProbeOutput
 
 from tests import strategies
-from tests.probe_data import DATA, LOCAL_VM, command_output, file_output, text, tree_output
+from tests.outputs import cmd, ids, kernel, pci
+from tests.probe_data import DATA, LOCAL_VM, command_output, file_output, text
 
 PUB = DATA / "public" / "driver"
 
@@ -25,38 +26,9 @@ SYN = DATA / "synthetic" / "driver"
 TODAY = {"today": "2026-11-30"}
 
 
-def pci(*gpus: str, bridges: tuple[str, ...] = ()) -> ProbeOutput:
-    """A synthetic ``pci`` probe output: NVIDIA GPU functions with these device ids (class 0302), plus
-    NVIDIA bridges (class 0680, NVSwitch) and one non-NVIDIA function."""
-    files: dict[str, str | None] = {"/sys/bus/pci/devices/0000:00:00.0/vendor": "0x8086\n"}
-    for i, did in enumerate(gpus):
-        bdf = f"0000:{0x17 + i * 0x10:02x}:00.0"
-        files[f"/sys/bus/pci/devices/{bdf}/vendor"] = "0x10de\n"
-        files[f"/sys/bus/pci/devices/{bdf}/device"] = f"0x{did}\n"
-        files[f"/sys/bus/pci/devices/{bdf}/class"] = "0x030200\n"
-    for j, did in enumerate(bridges):
-        bdf = f"0000:{0xc0 + j:02x}:00.0"
-        files[f"/sys/bus/pci/devices/{bdf}/vendor"] = "0x10de\n"
-        files[f"/sys/bus/pci/devices/{bdf}/device"] = f"0x{did}\n"
-        files[f"/sys/bus/pci/devices/{bdf}/class"] = "0x068000\n"
-    return tree_output("pci", files, "/sys/bus/pci/devices/*/{vendor,device,class,...}")
-
-
-def kernel(release: str) -> ProbeOutput:
-    return ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text=release + "\n")
-
-
-def cmd(name: str, argv: str, body: str, rc: int = 0, stderr: str = "") -> ProbeOutput:
-    return ProbeOutput(name, "$ " + argv, text=body, rc=rc, stderr=stderr)
-
-
 def os_release(name: str) -> ProbeOutput:
     path = PUB / name if (PUB / name).exists() else DATA / "public" / name
     return file_output("os_release", path, "/etc/os-release")
-
-
-def ids(findings, fid=None):
-    return [(f.id, f.verdict) for f in findings if fid is None or f.id == fid]
 
 
 def show(name: str) -> ProbeOutput:

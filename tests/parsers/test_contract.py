@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from wizard.parsers import pcie, topology
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
@@ -25,33 +24,15 @@ from wizard.parsers.host import (
 from wizard.parsers.hosttools import parse_free, parse_lscpu, parse_numactl, parse_swapon
 from wizard.parsers.nccl import infer_collective, parse_nccl_log, parse_nccl_tests
 
-from tests import strategies
-from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC, text
-
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
-          "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
-          "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
-          "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
-
-
-garbage = strategies.garbage(TOKENS, max_size=1500, max_tokens=80)
-
-
-REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
-              if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
-                                                    "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
-                                                    "synthetic_lscpu", "synthetic_numactl")))
-
-
-def mutated() -> st.SearchStrategy[str]:
-    """A real output of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL, TOKENS)
-
-
-inputs = st.one_of(garbage, mutated())
+from tests.strategies import (
+    HOST_FUZZ as FUZZ_HOST,
+    host_garbage as garbage_host,
+    host_real_or_mutated as real_or_mutated,
+    links_inputs as inputs_links,
+    LINKS_REAL as REAL_LINKS,
+    TOOLS_FUZZ as FUZZ,
+    tools_inputs as inputs,
+)
 
 
 @FUZZ
@@ -71,47 +52,8 @@ def test_parsers_never_raise(t: str) -> None:
     parse_numactl(t)
 
 
-FUZZ_HOST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-TOKENS_HOST = ["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
-          "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]
-
-
-garbage_host = strategies.garbage(TOKENS_HOST, max_size=2000)
 """Random text, random bytes decoded like hosts decode them, and text made of the tokens the
 parsers look for (including a digit run too long for int())."""
-
-
-REAL_HOST: dict[str, list[Path]] = {
-    "os_release": [LOCAL_VM / "etc/os-release", PUBLIC / "os-release__ubuntu-24.04.txt",
-                   PUBLIC / "os-release__rhel-9.6.txt"],
-    "meminfo": [LOCAL_VM / "proc/meminfo"],
-    "swaps": [LOCAL_VM / "proc/swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt",
-              PUBLIC / "proc-swaps__cygwin-size-used-run-together.txt"],
-    "cmdline": [LOCAL_VM / "proc/cmdline", CASES / "proc-cmdline__iommu-pt.txt"],
-    "cpuinfo": [LOCAL_VM / "proc/cpuinfo"],
-    "mounts": [LOCAL_VM / "proc/self/mounts"],
-    "df": [LOCAL_VM / "df-P-T-B1-l.txt", SYNTHETIC / "synthetic_df__data-volume-96pct.txt"],
-    "modules": [CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", PUBLIC / "proc-modules__cloudlinux9-vm.txt",
-                PUBLIC / "lsmod__quadro-t2000-nouveau-loaded-partial.txt"],
-    "nvidia_smi_l": [PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
-                     CASES / "nvidia-smi__driver-not-loaded-failed-to-communicate.txt",
-                     CASES / "nvidia-smi__rtx5090-no-devices-found.txt",
-                     SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt"],
-    "nvml": [LOCAL_VM / "nvml-probe.json"],
-    "nvidia_driver_version": [CASES / "proc-driver-nvidia-version__open-565.txt",
-                              PUBLIC / "proc-driver-nvidia-version__proprietary-515.txt"],
-}
-
-
-def mutated_host(paths: list[Path]) -> st.SearchStrategy[str]:
-    """One real output, mutated (tests/strategies.py)."""
-    return strategies.mutated(paths, TOKENS_HOST)
-
-
-def real_or_mutated(name: str):
-    return st.one_of(mutated_host(REAL_HOST[name]), garbage_host)
 
 
 TEXT_PARSERS: dict[str, Callable] = {
@@ -140,32 +82,6 @@ def test_unreadable_lines_are_kept_verbatim(raw):
                      parse_modules(raw)[1], parse_mounts(raw)[1], parse_os_release(raw).problems,
                      parse_nvidia_smi_l(raw).problems):
         assert all(p in lines for p in problems)
-
-
-REAL_LINKS = [p for d in (CASES, PUBLIC, SYNTHETIC) for p in sorted(Path(d).iterdir())
-        if p.name.startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-nvlink", "synthetic_lspci",
-                              "synthetic_nvidia-smi-topo", "synthetic_nvidia-smi-nvlink"))]
-
-
-REAL_TEXT = [text(p) for p in REAL_LINKS]
-
-
-TOKENS_LINKS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", "CPU Affinity", "LnkSta:", "LnkCap:",
-          "Speed 8GT/s", "Speed unknown", "Width x16", "Width x0", "(downgraded)", "(ok)", "\t", "\n", " ", ":",
-          "IOMMU Group 1:", "IOMMU Group 7 ", "01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]",
-          "0000:19:00.0 PCI bridge [0604]: x [1000:c010]", "Express (v2) Downstream Port (Slot+), MSI 00",
-          "Bus: primary=00, secondary=01, subordinate=ff", "ACSCtl:\tSrcValid+", "UESta:\tDLP+", "UESvrt:\tDLP+",
-          "Region 1: Memory at <unassigned> (64-bit, prefetchable)", "[size=99999999999999999999G]",
-          "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
-          "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
-
-
-def mutated_real() -> st.SearchStrategy[str]:
-    """A real input of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL_TEXT, TOKENS_LINKS)
-
-
-inputs_links = st.one_of(garbage, mutated_real())
 
 
 DETECTORS = [pcie.detect_lspci, pcie.detect_iommu_groups, topology.detect_topo_matrix, topology.detect_p2p_matrix,

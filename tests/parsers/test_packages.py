@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from wizard.install import packages
 from wizard.parsers import packages as pk
 from wizard.parsers.platform import parse_mokutil_sb_state
-from wizard.probes import ProbeOutput
 
 from tests import strategies
 from tests.probe_data import DATA, text
@@ -21,10 +20,6 @@ SYN = DATA / "synthetic" / "driver"
 
 def pub(name: str) -> str:
     return text(PUB / name)
-
-
-def kernel(release: str) -> ProbeOutput:
-    return ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text=release + "\n")
 
 
 def test_dpkg_list_of_real_ubuntu_535_install():

@@ -34,6 +34,8 @@ from wizard.rules.identity import dmi_identity
 
 from tests import strategies
 from tests.conftest import DATA
+from tests.outputs import _gpu_base, _vm_base, gpu_host, only  # noqa: F401  (fixtures)
+from tests.outputs import findings_ok as _ok
 from tests.probe_data import (
     CASES,
     LOCAL_VM,
@@ -44,40 +46,19 @@ from tests.probe_data import (
     failed,
     file_output,
     text,
-    tree_output,
 )
-
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
-          "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
-          "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
-          "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
-
-
-garbage = strategies.garbage(TOKENS, max_size=1500, max_tokens=80)
-
-
-REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
-              if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
-                                                    "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
-                                                    "synthetic_lscpu", "synthetic_numactl")))
-
-
-def mutated() -> st.SearchStrategy[str]:
-    """A real output of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL, TOKENS)
-
-
-inputs = st.one_of(garbage, mutated())
-
-
-def _ok(findings: list[Finding]) -> None:
-    assert isinstance(findings, list)
-    for f in findings:
-        assert isinstance(f.verdict, Verdict) and f.id and f.message
-        assert all(isinstance(e, str) for e in f.evidence)
+from tests.strategies import (
+    HOST_FUZZ as FUZZ_HOST,
+    host_garbage as garbage_host,
+    host_mutated as mutated_host,
+    HOST_REAL as REAL_HOST,
+    host_real_or_mutated as real_or_mutated,
+    links_inputs as inputs_links,
+    plans,
+    TOOLS_FUZZ as FUZZ,
+    tools_garbage as garbage,
+    tools_inputs as inputs,
+)
 
 
 @FUZZ
@@ -110,72 +91,6 @@ def test_checks_over_probe_outputs_never_raise(t: str, rc: int | None, err: str)
     }
     for fn in (driver_chain.cuda_toolkit, driver_chain.torch_cuda, hosttools.cpu_layout, hosttools.memory_pressure):
         _ok(fn(outs, {}))
-
-
-H200_TREE = SYNTHETIC / "synthetic_sysfs-pci-h200x8-nvswitch"
-
-
-VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
-             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
-
-
-DMI = "/sys/class/dmi/id/"
-
-
-SMI_L = "$ nvidia-smi -L"
-
-
-@pytest.fixture(scope="module")
-def _vm_base():
-    outs = collect_tree(LOCAL_VM, VM_PROBES)
-    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
-    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
-    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
-    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
-    return outs
-
-
-def nvml_output(count: int, listed: int | None = None) -> ProbeOutput:
-    """A synthetic NVML probe output (the JSON wizard.nvml_probe prints) for an H200 board."""
-    bdfs = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-    n = count if listed is None else listed
-    return ProbeOutput("nvml", "NVML (pynvml)", rc=0, text=json.dumps({
-        "init": "ok", "driver_version": "565.57.01", "cuda_driver_version": 12070, "count": count,
-        "gpus": [{"index": i, "name": "NVIDIA H200", "pci_bus_id": f"00000000:{b}:00.0",
-                  "serial": f"16510240{i:05d}", "uuid": f"GPU-{i:08x}", "errors": {}}
-                 for i, b in enumerate(bdfs[:n])]}))
-
-
-@pytest.fixture(scope="module")
-def _gpu_base(_vm_base):
-    outs = dict(_vm_base)
-    outs["pci"] = collect_tree(H200_TREE, ["pci"])["pci"]
-    outs["modules"] = file_output("modules", CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", "/proc/modules")
-    outs["nvidia_driver_version"] = file_output(
-        "nvidia_driver_version", CASES / "proc-driver-nvidia-version__open-565.txt", "/proc/driver/nvidia/version")
-    outs["nvidia_smi_l"] = command_output("nvidia_smi_l", PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
-                                          "nvidia-smi -L")
-    outs["nvml"] = nvml_output(8)
-    outs["dmi"] = tree_output("dmi", {DMI + "sys_vendor": "Supermicro\n", DMI + "product_name": "SYS-821GE-TNHR\n",
-                                      DMI + "product_serial": "S123456X4A12345\n"}, "/sys/class/dmi/id/*")
-    return outs
-
-
-@pytest.fixture
-def gpu_host(_gpu_base):
-    """The dev VM's host probes plus a (synthetic) 8-GPU board with the driver loaded."""
-    return dict(_gpu_base)
-
-
-def only(findings: list[Finding]) -> Finding:
-    assert len(findings) == 1, findings
-    f = findings[0]
-    assert f.message
-    if f.verdict in (Verdict.FAIL, Verdict.WARN):
-        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
-    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
-        assert f.source, f"{f.id} judged without naming its rule's source"
-    return f
 
 
 MISSING = [
@@ -238,50 +153,11 @@ def test_garbled_output_is_unknown_with_the_raw_lines(gpu_host, check, fid, prob
     assert f.remedy
 
 
-FUZZ_HOST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
 FEW = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-TOKENS_HOST = ["0", "1", "-", ",", ":", "=", " ", "\t", "\n", "\0", "\"", "'", "\\", "#",
-          "kB", "GPU ", "0x10de", "%", "9" * 5000, "[", "{", "}"]
-
-
-garbage_host = strategies.garbage(TOKENS_HOST, max_size=2000)
 """Random text, random bytes decoded like hosts decode them, and text made of the tokens the
 parsers look for (including a digit run too long for int())."""
-
-
-REAL_HOST: dict[str, list[Path]] = {
-    "os_release": [LOCAL_VM / "etc/os-release", PUBLIC / "os-release__ubuntu-24.04.txt",
-                   PUBLIC / "os-release__rhel-9.6.txt"],
-    "meminfo": [LOCAL_VM / "proc/meminfo"],
-    "swaps": [LOCAL_VM / "proc/swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt",
-              PUBLIC / "proc-swaps__cygwin-size-used-run-together.txt"],
-    "cmdline": [LOCAL_VM / "proc/cmdline", CASES / "proc-cmdline__iommu-pt.txt"],
-    "cpuinfo": [LOCAL_VM / "proc/cpuinfo"],
-    "mounts": [LOCAL_VM / "proc/self/mounts"],
-    "df": [LOCAL_VM / "df-P-T-B1-l.txt", SYNTHETIC / "synthetic_df__data-volume-96pct.txt"],
-    "modules": [CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", PUBLIC / "proc-modules__cloudlinux9-vm.txt",
-                PUBLIC / "lsmod__quadro-t2000-nouveau-loaded-partial.txt"],
-    "nvidia_smi_l": [PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
-                     CASES / "nvidia-smi__driver-not-loaded-failed-to-communicate.txt",
-                     CASES / "nvidia-smi__rtx5090-no-devices-found.txt",
-                     SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt"],
-    "nvml": [LOCAL_VM / "nvml-probe.json"],
-    "nvidia_driver_version": [CASES / "proc-driver-nvidia-version__open-565.txt",
-                              PUBLIC / "proc-driver-nvidia-version__proprietary-515.txt"],
-}
-
-
-def mutated_host(paths: list[Path]) -> st.SearchStrategy[str]:
-    """One real output, mutated (tests/strategies.py)."""
-    return strategies.mutated(paths, TOKENS_HOST)
-
-
-def real_or_mutated(name: str):
-    return st.one_of(mutated_host(REAL_HOST[name]), garbage_host)
 
 
 CPU, NODE, PCI = "/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci/devices"
@@ -516,37 +392,6 @@ def test_every_finding_has_source_and_remedy_when_not_pass():
                 assert f.remedy, f
             if f.verdict in (Verdict.WARN, Verdict.FAIL):
                 assert f.evidence and all(isinstance(e, str) for e in f.evidence)
-
-
-REAL_LINKS = [p for d in (CASES, PUBLIC, SYNTHETIC) for p in sorted(Path(d).iterdir())
-        if p.name.startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-nvlink", "synthetic_lspci",
-                              "synthetic_nvidia-smi-topo", "synthetic_nvidia-smi-nvlink"))]
-
-
-REAL_TEXT = [text(p) for p in REAL_LINKS]
-
-
-TOKENS_LINKS = ["GPU0", "GPU1", "NIC0", "NV18", "NV", "X", "OK", "CNS", "PIX", "SYS", "CPU Affinity", "LnkSta:", "LnkCap:",
-          "Speed 8GT/s", "Speed unknown", "Width x16", "Width x0", "(downgraded)", "(ok)", "\t", "\n", " ", ":",
-          "IOMMU Group 1:", "IOMMU Group 7 ", "01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]",
-          "0000:19:00.0 PCI bridge [0604]: x [1000:c010]", "Express (v2) Downstream Port (Slot+), MSI 00",
-          "Bus: primary=00, secondary=01, subordinate=ff", "ACSCtl:\tSrcValid+", "UESta:\tDLP+", "UESvrt:\tDLP+",
-          "Region 1: Memory at <unassigned> (64-bit, prefetchable)", "[size=99999999999999999999G]",
-          "Capabilities: <access denied>", "GPU 0: NVIDIA H100 (UUID: GPU-1)", "Link 0: 26.562 GB/s",
-          "Link 1: <inactive>", "Link 0: Replay Errors: 7", "gpuId 0:", "U", "D", "_", "[...]", "9" * 40, "\0", "é"]
-
-
-def mutated_real() -> st.SearchStrategy[str]:
-    """A real input of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL_TEXT, TOKENS_LINKS)
-
-
-inputs_links = st.one_of(garbage, mutated_real())
-
-
-plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_model": "L40S", "virtualization": True},
-                         {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
-                         {"gpu_model": 7, "virtualization": "yes"}])
 
 
 CHECKS_LINKS = [(pcie_rules.lspci_all, "lspci_vvv"), (gpu_presence.iommu_groups, "lspci_iommu_groups"),

@@ -12,90 +12,16 @@ from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence
 from wizard.rules import gpu_presence as gc
 
+from tests.outputs import _gpu_base, _vm_base, gpu_host, nvml_output, only, SMI_L, vm  # noqa: F401  (fixtures)
 from tests.probe_data import (
     CASES,
-    LOCAL_VM,
     PUBLIC,
     SYNTHETIC,
-    collect_tree,
-    command_output,
     failed,
     file_output,
     text,
     tree_output,
 )
-
-H200_TREE = SYNTHETIC / "synthetic_sysfs-pci-h200x8-nvswitch"
-
-
-VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
-             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
-
-
-DMI = "/sys/class/dmi/id/"
-
-
-SMI_L = "$ nvidia-smi -L"
-
-
-@pytest.fixture(scope="module")
-def _vm_base():
-    outs = collect_tree(LOCAL_VM, VM_PROBES)
-    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
-    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
-    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
-    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
-    return outs
-
-
-@pytest.fixture
-def vm(_vm_base):
-    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
-    return dict(_vm_base)
-
-
-def nvml_output(count: int, listed: int | None = None) -> ProbeOutput:
-    """A synthetic NVML probe output (the JSON wizard.nvml_probe prints) for an H200 board."""
-    bdfs = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-    n = count if listed is None else listed
-    return ProbeOutput("nvml", "NVML (pynvml)", rc=0, text=json.dumps({
-        "init": "ok", "driver_version": "565.57.01", "cuda_driver_version": 12070, "count": count,
-        "gpus": [{"index": i, "name": "NVIDIA H200", "pci_bus_id": f"00000000:{b}:00.0",
-                  "serial": f"16510240{i:05d}", "uuid": f"GPU-{i:08x}", "errors": {}}
-                 for i, b in enumerate(bdfs[:n])]}))
-
-
-@pytest.fixture(scope="module")
-def _gpu_base(_vm_base):
-    outs = dict(_vm_base)
-    outs["pci"] = collect_tree(H200_TREE, ["pci"])["pci"]
-    outs["modules"] = file_output("modules", CASES / "lsmod__gdrdrv-nvidia-nv_peer_mem.txt", "/proc/modules")
-    outs["nvidia_driver_version"] = file_output(
-        "nvidia_driver_version", CASES / "proc-driver-nvidia-version__open-565.txt", "/proc/driver/nvidia/version")
-    outs["nvidia_smi_l"] = command_output("nvidia_smi_l", PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt",
-                                          "nvidia-smi -L")
-    outs["nvml"] = nvml_output(8)
-    outs["dmi"] = tree_output("dmi", {DMI + "sys_vendor": "Supermicro\n", DMI + "product_name": "SYS-821GE-TNHR\n",
-                                      DMI + "product_serial": "S123456X4A12345\n"}, "/sys/class/dmi/id/*")
-    return outs
-
-
-@pytest.fixture
-def gpu_host(_gpu_base):
-    """The dev VM's host probes plus a (synthetic) 8-GPU board with the driver loaded."""
-    return dict(_gpu_base)
-
-
-def only(findings: list[Finding]) -> Finding:
-    assert len(findings) == 1, findings
-    f = findings[0]
-    assert f.message
-    if f.verdict in (Verdict.FAIL, Verdict.WARN):
-        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
-    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
-        assert f.source, f"{f.id} judged without naming its rule's source"
-    return f
-
 
 def without_gpus(tree_out: ProbeOutput, keep: int) -> ProbeOutput:
     """The H200 tree with all but the first ``keep`` GPUs removed from the bus."""

@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-
 import pytest
 from wizard.explain import explain_text
-from wizard.model import Finding, Verdict
+from wizard.model import Verdict
 from wizard.probes import ProbeOutput
 from wizard.rules import os as os_rules
 
 from tests.probe_data import LOCAL_VM, PUBLIC, SYNTHETIC, collect_tree, command_output, failed, file_output, text, tree_output
 from tests.conftest import DATA
-
-VM_PROBES = ["os_release", "kernel", "cpuinfo", "cpu_topology", "numa", "meminfo", "swaps", "cmdline",
-             "iommu", "mounts", "modules", "sys_module", "nvidia_driver_version", "pci", "dmi"]
-
-
-SMI_L = "$ nvidia-smi -L"
-
-
-@pytest.fixture(scope="module")
-def _vm_base():
-    outs = collect_tree(LOCAL_VM, VM_PROBES)
-    outs["df"] = command_output("df", LOCAL_VM / "df-P-T-B1-l.txt", "df -P -T -B1 -l")
-    outs["nvidia_smi_l"] = failed("nvidia_smi_l", SMI_L, "command not found: nvidia-smi", rc=127)
-    # the NVML probe as it ran on the dev VM: exit status 1, JSON on stdout
-    outs["nvml"] = command_output("nvml", LOCAL_VM / "nvml-probe.json", "python -m wizard.nvml_probe", rc=1)
-    return outs
-
-
-@pytest.fixture
-def vm(_vm_base):
-    """The development VM (Debian 12 Firecracker VM, no GPU), as its probes saw it."""
-    return dict(_vm_base)
-
-
-def only(findings: list[Finding]) -> Finding:
-    assert len(findings) == 1, findings
-    f = findings[0]
-    assert f.message
-    if f.verdict in (Verdict.FAIL, Verdict.WARN):
-        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
-    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
-        assert f.source, f"{f.id} judged without naming its rule's source"
-    return f
-
+from tests.outputs import _vm_base, only, vm  # noqa: F401  (fixtures)
 
 def test_os_release_dev_vm(vm):
     f = only(os_rules.os_release(vm, {}))

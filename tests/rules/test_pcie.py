@@ -12,18 +12,8 @@ from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
 from wizard.rules import pcie
 
+from tests.outputs import only
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
-
-
-def only(findings: list[Finding]) -> Finding:
-    assert len(findings) == 1, findings
-    f = findings[0]
-    assert f.message
-    if f.verdict in (Verdict.FAIL, Verdict.WARN):
-        assert f.remedy.strip(), f"{f.id} {f.verdict} without a remedy"
-    if f.verdict in (Verdict.PASS, Verdict.WARN, Verdict.FAIL):
-        assert f.source, f"{f.id} judged without naming its rule's source"
-    return f
 
 
 def test_aer_counters_from_sysfs_synthetic_gpu():
