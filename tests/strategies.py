@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tests.probe_data import CASES, LOCAL_VM, PUBLIC, SYNTHETIC
+from wizard.model import Finding, Verdict
 from tests.probe_data import text as _read
 
 HUGE_NUMBERS = ["9" * 40, "18446744073709551616", "-1", "-99999999999999999999", "0", "00000000", "1e400",
@@ -240,3 +241,56 @@ plans = st.sampled_from([{}, {"gpu_model": "H100 NVL", "gpu_count": 2}, {"gpu_mo
                          {"gpu_model": "RTX 5090", "under_load": True, "gpu_count": "eight"},
                          {"gpu_model": 7, "virtualization": "yes"}])
 """Plans ``explain`` is fuzzed with: empty, ordinary, and ones with wrong types."""
+
+
+# ------------------------------------------------------------------ the kernel log, EDAC and rasdaemon area
+
+EVENTS_FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+EVENTS_REAL: list[Path] = sorted(
+    [p for p in CASES.glob("*") if p.name.startswith(("dmesg__", "journal__", "syslog__", "edac-util__",
+                                                      "ras-mc-ctl-summary__"))]
+    + [p for p in PUBLIC.glob("*") if p.is_file() and p.name.startswith(("kernel-log__", "edac", "ras-mc-ctl"))]
+    + [p for p in SYNTHETIC.glob("synthetic_*") if p.is_file() and p.name.startswith(
+        ("synthetic_kernel-log", "synthetic_edac", "synthetic_ras"))])
+
+
+EVENTS_REAL_TEXT = [_read(p) for p in EVENTS_REAL]
+
+
+EVENTS_TOKENS = ["NVRM: Xid (PCI:0000:", "9b:00): ", "154, ", "GPU recovery action changed from 0x0 (None) to 0x",
+          "(Drain and Reset)", "79, GPU has fallen off the bus.", "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] ",
+          "May  7 06:45:12 node01 kernel: ", "10.0.0.1: kern: warning: [2026-04-22T21:30:51Z]: ", "-- Boot 1a --",
+          "pcieport 0000:00:02.0: ", "AER: Corrected error received: id=0010", "PCIe Bus Error: severity=",
+          "Uncorrected (Fatal), type=Transaction Layer, ", "  device [8086:6f04] error status/mask=1/2", "[ 5] x",
+          "EDAC MC3: ", "1 UE memory read error on ", "DIMM_A1 (channel:2)", "{1}[Hardware Error]: ",
+          "section_type: PCIe error", "event severity: fatal", "mce: [Hardware Error]: ", "RmInitAdapter failed! ",
+          "limited by 8.0 GT/s PCIe x4 link at ", "(capable of 1 Gb/s with 16.0 GT/s PCIe x16 link)",
+          "nouveau 0000:01:00.0: ", "NVRM: GPU 0000:01:00.0 is already bound to nouveau.", "Call Trace:",
+          "mc0: csrow0: DIMM: ", "31 Corrected Errors", "No Memory errors.", "MCE records summary:",
+          "\t1 Corrected error, no action required. errors", "Label\tCE\tUE", "/sys/devices/system/edac/mc/mc0/",
+          "ce_count:", "9" * 5000, "\n", " ", "\t", ":", ",", "(", ")", "\0", "\x1b[31m"]
+
+
+events_garbage = garbage(EVENTS_TOKENS, max_size=2000)
+
+
+def events_mutated_real() -> st.SearchStrategy[str]:
+    """A real kernel-log / EDAC / rasdaemon output, mutated."""
+    return mutated(EVENTS_REAL_TEXT, EVENTS_TOKENS)
+
+
+events_inputs = st.one_of(events_garbage, events_mutated_real())
+
+
+def events_findings_valid(findings: list[Finding]) -> None:
+    """Findings of the kernel-log area are well formed: ids, messages, subjects, remedies on non-passes."""
+    assert isinstance(findings, list) and findings
+    for f in findings:
+        assert isinstance(f, Finding)
+        assert isinstance(f.verdict, Verdict)
+        assert f.id.startswith(("health.", "explain.")) and f.message and f.subject
+        assert all(isinstance(e, str) for e in f.evidence)
+        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+            assert f.remedy, f

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 import pytest
 import steps
@@ -22,7 +21,6 @@ from wizard.rules import kernel_log as klog
 from wizard.rules import smi as smi_checks
 from wizard.rules.kernel_log import kernel_log
 
-from tests import strategies
 from tests.conftest import DATA, frozen_clock
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
 
@@ -321,57 +319,21 @@ def test_acknowledged_xid_no_longer_counts(state_dir):
     b.close()
 
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+from tests.strategies import (  # noqa: F401 - the kernel-log area's fuzz inputs, shared
+    EVENTS_FUZZ as FUZZ,
+    EVENTS_REAL as REAL,
+    EVENTS_REAL_TEXT as REAL_TEXT,
+    EVENTS_TOKENS as TOKENS,
+    events_findings_valid as _valid,
+    events_garbage as garbage,
+    events_inputs as inputs,
+    events_mutated_real as mutated_real,
+)
 
 
 FEW = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-REAL: list[Path] = sorted(
-    [p for p in CASES.glob("*") if p.name.startswith(("dmesg__", "journal__", "syslog__", "edac-util__",
-                                                      "ras-mc-ctl-summary__"))]
-    + [p for p in PUBLIC.glob("*") if p.is_file() and p.name.startswith(("kernel-log__", "edac", "ras-mc-ctl"))]
-    + [p for p in SYNTHETIC.glob("synthetic_*") if p.is_file() and p.name.startswith(
-        ("synthetic_kernel-log", "synthetic_edac", "synthetic_ras"))])
-
-
-REAL_TEXT = [text(p) for p in REAL]
-
-
-TOKENS = ["NVRM: Xid (PCI:0000:", "9b:00): ", "154, ", "GPU recovery action changed from 0x0 (None) to 0x",
-          "(Drain and Reset)", "79, GPU has fallen off the bus.", "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] ",
-          "May  7 06:45:12 node01 kernel: ", "10.0.0.1: kern: warning: [2026-04-22T21:30:51Z]: ", "-- Boot 1a --",
-          "pcieport 0000:00:02.0: ", "AER: Corrected error received: id=0010", "PCIe Bus Error: severity=",
-          "Uncorrected (Fatal), type=Transaction Layer, ", "  device [8086:6f04] error status/mask=1/2", "[ 5] x",
-          "EDAC MC3: ", "1 UE memory read error on ", "DIMM_A1 (channel:2)", "{1}[Hardware Error]: ",
-          "section_type: PCIe error", "event severity: fatal", "mce: [Hardware Error]: ", "RmInitAdapter failed! ",
-          "limited by 8.0 GT/s PCIe x4 link at ", "(capable of 1 Gb/s with 16.0 GT/s PCIe x16 link)",
-          "nouveau 0000:01:00.0: ", "NVRM: GPU 0000:01:00.0 is already bound to nouveau.", "Call Trace:",
-          "mc0: csrow0: DIMM: ", "31 Corrected Errors", "No Memory errors.", "MCE records summary:",
-          "\t1 Corrected error, no action required. errors", "Label\tCE\tUE", "/sys/devices/system/edac/mc/mc0/",
-          "ce_count:", "9" * 5000, "\n", " ", "\t", ":", ",", "(", ")", "\0", "\x1b[31m"]
-
-
-garbage = strategies.garbage(TOKENS, max_size=2000)
-
-
-def mutated_real() -> st.SearchStrategy[str]:
-    """A real output of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(REAL_TEXT, TOKENS)
-
-
-inputs = st.one_of(garbage, mutated_real())
-
-
-def _valid(findings: list[Finding]) -> None:
-    assert isinstance(findings, list) and findings
-    for f in findings:
-        assert isinstance(f, Finding)
-        assert isinstance(f.verdict, Verdict)
-        assert f.id.startswith(("health.", "explain.")) and f.message and f.subject
-        assert all(isinstance(e, str) for e in f.evidence)
-        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
-            assert f.remedy, f
 
 
 @FUZZ
