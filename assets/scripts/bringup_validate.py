@@ -883,8 +883,8 @@ class NumaPin(object):
     """Context manager: run on the CPUs of the GPU's NUMA node (os.sched_setaffinity), restore after.
 
     Attributes after entering: ``numa_node`` (int or None), ``pinned`` (bool), ``reason`` (why not, or None).
-    Host<->device copies from a remote NUMA node run several-fold slower (knowledge.md 5.2; nvbandwidth runs
-    pinned the same way); pinned host memory is placed by first touch, so the buffer is allocated inside."""
+    Host<->device copies from a remote NUMA node run several-fold slower (NVIDIA nvbandwidth,
+    https://github.com/NVIDIA/nvbandwidth, runs pinned the same way); pinned host memory is placed by first touch, so the buffer is allocated inside."""
 
     def __init__(self, bdf):
         self.bdf = bdf
