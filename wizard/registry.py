@@ -46,7 +46,7 @@ from wizard.parsers import host as p_host
 from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
 from wizard.probes import Probe
 from wizard.rules import (
-    bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nvlink, pasted, pcie, smi,
+    bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
     thermal_power, tools, topology,
 )
 from wizard.rules import os as os_rules
@@ -207,8 +207,8 @@ uses is listed here and that each runs at most once per run."""
 
 KINDS: dict[str, Kind] = _index((
     # wizard/parsers/cuda.py detects; wizard/rules/pasted.py judges
-    Kind("nvcc-version", "nvcc --version (CUDA toolkit)", p_cuda.detect_nvcc, pasted.cuda_judge_nvcc, ("nvcc --version",)),
-    Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, pasted.cuda_judge_torch,
+    Kind("nvcc-version", "nvcc --version (CUDA toolkit)", p_cuda.detect_nvcc, driver_chain.judge_nvcc_text, ("nvcc --version",)),
+    Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, driver_chain.judge_torch_text,
         ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
         "print(torch.cuda.is_available())\"",)),
     # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
@@ -222,12 +222,12 @@ KINDS: dict[str, Kind] = _index((
     Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", p_edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
         ("grep -r . /sys/devices/system/edac/mc",)),
     # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
-    Kind("proc-cmdline", "/proc/cmdline", p_host_kinds.detect_cmdline, pasted.host_kinds_judge_cmdline, ("cat /proc/cmdline",)),
+    Kind("proc-cmdline", "/proc/cmdline", p_host_kinds.detect_cmdline, pasted.as_probe("cmdline", "/proc/cmdline", bios.iommu), ("cat /proc/cmdline",)),
     Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", p_host_kinds.detect_driver_version,
         pasted.host_kinds_judge_driver_version, ("cat /proc/driver/nvidia/version",)),
     Kind("kernel-modules", "lsmod or /proc/modules", p_host_kinds.detect_modules, pasted.host_kinds_judge_modules,
         ("lsmod", "cat /proc/modules")),
-    Kind("os-release", "/etc/os-release", p_host_kinds.detect_os_release, pasted.host_kinds_judge_os_release,
+    Kind("os-release", "/etc/os-release", p_host_kinds.detect_os_release, pasted.as_probe("os_release", "/etc/os-release", os_rules.os_release),
         ("cat /etc/os-release",)),
     # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
     Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, host.judge_free_text, ("free -h", "free -b")),
@@ -237,14 +237,14 @@ KINDS: dict[str, Kind] = _index((
     Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, host.judge_numactl_text,
         ("numactl --hardware",)),
     # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges
-    Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", p_kernellog.detect_kernel_log, pasted.kernellog_judge,
+    Kind("kernel-log", "kernel log (dmesg, journalctl -k, syslog/kern.log)", p_kernellog.detect_kernel_log, kernel_log.judge_kernel_log_text,
         ("journalctl -k -b --no-pager -o short-monotonic", "dmesg", "dmesg -T",
         "grep kernel: /var/log/syslog")),
     # wizard/parsers/nccl.py detects; wizard/rules/pasted.py judges
     Kind("nccl-tests", "nccl-tests result (all_reduce_perf, all_gather_perf, ...)", p_nccl.detect_nccl_tests,
-        pasted.nccl_judge_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
+        nccl.judge_nccl_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
     Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", p_nccl.detect_nccl_log,
-        pasted.nccl_judge_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
+        nccl.judge_nccl_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
     # wizard/parsers/packages.py detects; wizard/rules/pasted.py judges
     Kind("dkms-status", "dkms status", p_packages.detect_dkms, driver_install.judge_dkms_text, ("dkms status",)),
     Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", p_packages.detect_dpkg, driver_install.judge_dpkg_text,
@@ -260,25 +260,25 @@ KINDS: dict[str, Kind] = _index((
         ("modinfo nvidia",)),
     # wizard/parsers/pcie.py detects; wizard/rules/pasted.py judges
     Kind("lspci-vv", "lspci -vv / -vvv (PCI devices: PCIe links, ACS, AER, BARs)", p_pcie.detect_lspci,
-        pasted.pcie_judge_lspci, ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")),
+        pasted.as_probe("lspci_vvv", "lspci -vv (pasted)", pcie.lspci_all), ("sudo lspci -vvv", "sudo lspci -vv -d 10de:", "lspci -nn")),
     Kind("lspci-iommu-groups", "IOMMU group listing (lspci -nns per /sys/kernel/iommu_groups)",
-        p_pcie.detect_iommu_groups, pasted.pcie_judge_iommu,
+        p_pcie.detect_iommu_groups, pasted.as_probe("lspci_iommu_groups", "IOMMU group listing (pasted)", gpu_presence.iommu_groups),
         ("for d in /sys/kernel/iommu_groups/*/devices/*; do n=${d#*/iommu_groups/*}; n=${n%%/*}; "
         "printf 'IOMMU Group %s ' \"$n\"; lspci -nns \"${d##*/}\"; done",)),
     # wizard/parsers/platform.py detects; wizard/rules/pasted.py judges
-    Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", p_platform.detect_mokutil, pasted.platform_judge_mokutil,
+    Kind("mokutil-sb-state", "mokutil --sb-state (Secure Boot state)", p_platform.detect_mokutil, pasted.as_probe("mokutil_sb_state", "$ mokutil --sb-state (pasted)", bios.secure_boot, rc=0),
         ("mokutil --sb-state",)),
     Kind("dmidecode-memory", "dmidecode -t 17 (memory devices: populated and empty DIMM slots)",
-        p_platform.detect_dmidecode_memory, pasted.platform_judge_dmidecode, ("sudo dmidecode -t 17",)),
+        p_platform.detect_dmidecode_memory, pasted.as_probe("dmidecode_17", "$ dmidecode -t 17 (pasted)", bios.memory_channels, rc=0), ("sudo dmidecode -t 17",)),
     Kind("timedatectl", "timedatectl / timedatectl show (clock synchronisation)", p_platform.detect_timedatectl,
-        pasted.platform_judge_timedatectl, ("timedatectl", "timedatectl show -p NTPSynchronized -p NTP")),
-    Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", p_platform.detect_chronyc, pasted.platform_judge_chronyc,
+        pasted.as_probe("timedatectl", "$ timedatectl (pasted)", os_rules.time_sync, rc=0), ("timedatectl", "timedatectl show -p NTPSynchronized -p NTP")),
+    Kind("chronyc-tracking", "chronyc tracking (clock synchronisation)", p_platform.detect_chronyc, pasted.as_probe("chronyc_tracking", "$ chronyc tracking (pasted)", os_rules.time_sync, rc=0),
         ("chronyc tracking",)),
     Kind("cpu-power-sysfs", "CPU idle states and frequency policy (grep . of cpuidle/cpufreq sysfs files)",
         p_platform.detect_cpu_power_tree, pasted.platform_judge_cpu_power,
         ("grep . /sys/devices/system/cpu/cpuidle/* /sys/devices/system/cpu/cpu*/cpuidle/state*/{name,disable,latency}",
         "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
-    Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, pasted.platform_judge_fstab,
+    Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, os_rules.fstab_table,
         ("cat /etc/fstab", "cat /proc/mounts")),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),

@@ -1,7 +1,9 @@
 """Judges for a pasted or saved output (``bringup explain``): text + expectations -> findings.
 
-Each function here reads one explain kind's text with its parser and hands the facts to the same
-rule the live check uses, so a paste and a capture bundle are judged by one set of rules. The
+Where a live rule reads the pasted output as it is, :data:`wizard.registry.KINDS` names that rule
+(through :func:`as_probe` when it takes probe outputs); the functions here are the judges that need
+more: parsing with an extra argument, splitting a listing into two probes, or a judgement of their
+own. Either way a paste reaches the same rule the live check uses, so a paste and a capture bundle are judged by one set of rules. The
 kinds themselves (name, detector, judge, commands) are listed in :data:`wizard.registry.KINDS`.
 Judges never raise: unreadable text gives an ``unknown`` finding with the raw lines as evidence.
 """
@@ -18,27 +20,8 @@ from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers.platform import _lines
 from wizard.probes import EDAC_ROOT, ProbeOutput
 from wizard.rules import gpu_presence as gc
-from wizard.rules import bios as hc  # iommu
-from wizard.rules import os as os_rules  # os_release
 from wizard.rules.smi import judge_doc
 
-
-def _out(name: str, source: str, text: str, **kw: Any) -> dict[str, ProbeOutput]:
-    """One pasted text as the output of probe ``name``."""
-    return {name: ProbeOutput(name, source, text=text, **kw)}
-
-# from wizard/parsers/cuda.py
-def cuda_judge_nvcc(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import driver_chain as chain
-
-    return chain.judge_nvcc_text(text, exp)
-
-
-# from wizard/parsers/cuda.py
-def cuda_judge_torch(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import driver_chain as chain
-
-    return chain.judge_torch_text(text, exp)
 
 
 # from wizard/parsers/dcgm.py
@@ -76,73 +59,6 @@ def edac_judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
     return events.judge_edac_facts(parse_edac_sysfs(parse_edac_grep(text)), exp, EDAC_ROOT)
 
 
-# from wizard/parsers/kernellog.py
-def kernellog_judge(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import kernel_log as events
-
-    return events.judge_kernel_log_text(text, exp)
-
-
-# from wizard/parsers/nccl.py
-def nccl_judge_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import nccl
-
-    return nccl.judge_nccl_tests(text, exp)
-
-
-# from wizard/parsers/nccl.py
-def nccl_judge_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules import nccl
-
-    return nccl.judge_nccl_log(text, exp)
-
-
-# from wizard/parsers/pcie.py
-def pcie_judge_lspci(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.rules import pcie
-    from wizard.probes import ProbeOutput
-
-    out = {"lspci_vvv": ProbeOutput("lspci_vvv", "lspci -vv (pasted)", text=text)}
-    return pcie.lspci_all(out, exp)
-
-
-# from wizard/parsers/pcie.py
-def pcie_judge_iommu(text: str, exp: "Mapping[str, Any]") -> list:
-    from wizard.rules import gpu_presence
-    from wizard.probes import ProbeOutput
-
-    return gpu_presence.iommu_groups({"lspci_iommu_groups": ProbeOutput("lspci_iommu_groups", "IOMMU group listing (pasted)",
-                                                                 text=text)}, exp)
-
-
-# from wizard/parsers/platform.py
-def platform_judge_mokutil(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import bios as bios_rules
-
-    return bios_rules.secure_boot(_out("mokutil_sb_state", "$ mokutil --sb-state (pasted)", text, rc=0), exp)
-
-
-# from wizard/parsers/platform.py
-def platform_judge_dmidecode(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import bios as bios_rules
-
-    return bios_rules.memory_channels(_out("dmidecode_17", "$ dmidecode -t 17 (pasted)", text, rc=0), exp)
-
-
-# from wizard/parsers/platform.py
-def platform_judge_timedatectl(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import os as pc
-
-    return pc.time_sync(_out("timedatectl", "$ timedatectl (pasted)", text, rc=0), exp)
-
-
-# from wizard/parsers/platform.py
-def platform_judge_chronyc(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import os as pc
-
-    return pc.time_sync(_out("chronyc_tracking", "$ chronyc tracking (pasted)", text, rc=0), exp)
-
-
 # from wizard/parsers/platform.py
 def platform_judge_cpu_power(text: str, exp: Mapping[str, Any]) -> list:
     from wizard.rules import bios as bios_rules
@@ -158,29 +74,16 @@ def platform_judge_cpu_power(text: str, exp: Mapping[str, Any]) -> list:
                              "cpufreq": ProbeOutput("cpufreq", src, text=text, files=freq)}, exp)
 
 
-# from wizard/parsers/platform.py
-def platform_judge_fstab(text: str, exp: Mapping[str, Any]) -> list:
-    from wizard.rules import os as pc
-
-    return pc.fstab_table(text, exp)
-
-
 # from wizard/parsers/topology.py
-def as_probe(probe: str, source: str, rule: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Finding]]
-             ) -> Callable[[str, Mapping[str, Any]], list[Finding]]:
+def as_probe(probe: str, source: str, rule: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Finding]],
+             rc: int | None = None) -> Callable[[str, Mapping[str, Any]], list[Finding]]:
     """A judge that hands the pasted text to ``rule`` as the output of ``probe`` (the same rule the live
-    check runs on that probe)."""
+    check runs on that probe); ``rc``: the exit status to assume for a command's output."""
     def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-        return rule({probe: ProbeOutput(probe, source, text=text)}, exp)
+        return rule({probe: ProbeOutput(probe, source, text=text, rc=rc)}, exp)
 
     judge.__name__ = f"judge_{probe}"
     return judge
-
-
-# from wizard/parsers/host_kinds.py
-def host_kinds_judge_cmdline(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    out = {"cmdline": ProbeOutput("cmdline", "/proc/cmdline", text=text)}
-    return hc.iommu(out, exp)
 
 
 # from wizard/parsers/host_kinds.py
@@ -200,11 +103,6 @@ def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]
     src = "/proc/modules" if re.search(r" (Live|Loading) 0x", text) else "lsmod"
     out = {"modules": ProbeOutput("modules", src, text=text)}
     return gc.nouveau(out, exp) + gc.driver(out, exp)
-
-
-# from wizard/parsers/host_kinds.py
-def host_kinds_judge_os_release(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    return os_rules.os_release({"os_release": ProbeOutput("os_release", "/etc/os-release", text=text)}, exp)
 
 
 # from wizard/parsers/smi_kinds.py
