@@ -294,3 +294,92 @@ def events_findings_valid(findings: list[Finding]) -> None:
         assert all(isinstance(e, str) for e in f.evidence)
         if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
             assert f.remedy, f
+
+
+# ------------------------------------------------------------------ sysfs trees of the host probes
+
+CPU, NODE, PCI = "/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci/devices"
+
+
+digits = st.text(alphabet="0123456789", min_size=1, max_size=6000)
+
+
+contents = st.one_of(st.none(), host_garbage, st.sampled_from(["0\n", "1\n", "0-1\n", "0-3,8\n", "-1\n", "identity\n",
+                                                          "DMA-FQ\n", "0x10de\n", "0x030200\n", "0x068000\n",
+                                                          "16\n", "32.0 GT/s PCIe\n", ""]))
+
+
+bdf = st.sampled_from(["0000:18:00.0", "0000:05:00.0", "0000:00:01.0"]) | st.text(max_size=12)
+
+
+tree_paths = st.one_of(
+    st.sampled_from([f"{CPU}/online", f"{CPU}/possible", f"{CPU}/present", f"{CPU}/smt/active",
+                     f"{CPU}/smt/control", f"{NODE}/online"]),
+    st.builds(lambda n, k: f"{CPU}/cpu{n}/topology/{k}", digits, st.sampled_from(["physical_package_id", "core_id"])),
+    st.builds(lambda n: f"{NODE}/node{n}/cpulist", digits),
+    st.builds(lambda g: f"/sys/kernel/iommu_groups/{g}/type", st.text(max_size=8)),
+    st.builds(lambda u: f"/sys/class/iommu/{u}/uevent", st.text(max_size=8)),
+    st.builds(lambda b, a: f"{PCI}/{b}/{a}", bdf, st.sampled_from(
+        ["vendor", "device", "class", "numa_node", "current_link_width", "max_link_speed", "subsystem_vendor",
+         "subsystem_device"])),
+    st.builds(lambda d, b: f"/sys/bus/pci/drivers/{d}/{b}", st.sampled_from(["nvidia", "vfio-pci"]), bdf),
+    st.builds(lambda f: f"/sys/class/dmi/id/{f}", st.sampled_from(["sys_vendor", "product_name", "product_serial"])),
+    st.text(max_size=60),
+)
+
+
+host_trees = st.dictionaries(tree_paths, contents, max_size=40)
+"""Random sysfs trees (path -> content, None = unreadable) in the shape the host probes read."""
+
+
+# ------------------------------------------------------------------ the BIOS/OS area (tests/data/platform)
+
+PLATFORM_SAMPLES = sorted(p for d in ("public", "synthetic") for p in (CASES.parent / "platform" / d).iterdir() if p.is_file())
+
+
+PLATFORM_TOKENS = ["Size: ", "No Module Installed", "Locator: ", "Bank Locator: P0 CHANNEL ", "Handle 0x1, DMI type 17, 84 bytes\n",
+          "Memory Device\n", "\t", "\n", " ", ":", "=", "GB", "MB", "MT/s", "Leap status", "NTPSynchronized=",
+          "System clock synchronized: ", "yes", "no", "SecureBoot enabled", "swap", "#", "barrier=0",
+          "nobarrier", "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:", "9" * 4000, "0x", "\0"]
+
+
+platform_garbage = garbage(PLATFORM_TOKENS, max_size=1500)
+
+
+def platform_mutated_sample() -> st.SearchStrategy[str]:
+    """A real BIOS/OS-area sample (tests/data/platform), mutated."""
+    return mutated(PLATFORM_SAMPLES, PLATFORM_TOKENS)
+
+
+platform_inputs = st.one_of(platform_garbage, platform_mutated_sample())
+
+
+def sysfs_listing_tree(t: str) -> dict[str, str | None]:
+    """A `grep . FILES` listing (path:value lines) as the path -> content map of a tree probe."""
+    files: dict[str, str | None] = {}
+    for ln in t.splitlines():
+        p, sep, v = ln.rpartition(":")
+        if sep:
+            files[p] = v
+    return files
+
+
+# ------------------------------------------------------------------ kernel-log time stamps
+
+KERNEL_LOG_STAMPS = {
+    "[  +0.000004] ": ("dmesg-reltime", "+0.000004"),
+    "[ +12.345678] ": ("dmesg-reltime", "+12.345678"),
+    "[May19 19:57] ": ("dmesg-reltime", "May19 19:57"),
+    "[Jan 5 03:04] ": ("dmesg-reltime", "Jan 5 03:04"),
+    "[    5.123456 <    0.000127>] ": ("dmesg-delta", "0.000127"),
+    "[<    0.000127>] ": ("dmesg-delta", "0.000127"),
+    "kern  :err   : [  +0.000004] ": ("dmesg-decode", "+0.000004"),
+    "kern  :err   : [May19 19:57] ": ("dmesg-decode", "May19 19:57"),
+    "<3>[  +0.000004] ": ("dmesg-raw", "+0.000004"),
+    "[    5.123456] ": ("dmesg", ""),
+    "[Sun May 19 19:57:01 2022] ": ("dmesg-ctime", "Sun May 19 19:57:01 2022"),
+    # journalctl -k -o short-delta / short-full (the same stamps, with the "host kernel:" prefix)
+    "[    5.123456 <    0.000127>] gpu01 kernel: ": ("journal-delta", "0.000127"),
+    "Sun 2024-05-19 19:57:01 CEST gpu01 kernel: ": ("journal-full", "Sun 2024-05-19 19:57:01 CEST"),
+}
+"""Every stamp style of dmesg and journalctl -k, with the format name and the stamp as printed."""

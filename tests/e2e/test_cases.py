@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import functools
 import json
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ from wizard.registry import PROBES as REGISTRY
 
 from tests.conftest import DATA, ROOT, bringup_cmd, env_for_cli
 from tests.probe_data import CASES as CASES_probe_data
-from tests.probe_data import PUBLIC, text
+from tests.probe_data import text
 
 CASES = DATA / "cases"
 
@@ -303,81 +302,13 @@ def test_case_is_detected_as_my_kind_even_after_a_prompt_line(row):
     assert plain.kind in cmd and prompted.kind == plain.kind and prompted.verdict == plain.verdict
 
 
-AER_H = "dmesg-H__returnn-aer-fatal-cmpltto-nvidia-cant-recover.txt"
+from tests.outputs import (  # noqa: F401 - real outputs a reviewer collected
+    AER_H, CMCI_H, DUNKEL, RADIASOFT, XID45, NVL5, CHIA, TITANV,
+    HANDLE, P4, LOST, GCP_A100, L40S_Q, FM_DOWN, PM_FAIL,
+)
 
 
-CMCI_H = "dmesg-H__ovro-lwa-cmci-storm-edac-ue.txt"
-
-
-DUNKEL = "dmesg-T__dunkel-edac-262-ce-overflow.txt"
-
-
-RADIASOFT = "journal__radiasoft-edac-sbridge-ce-scrubbing.txt"
-
-
-XID45 = "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt"
-
-
-NVL5 = "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt"
-
-
-CHIA = "dmesg__chia-xid31-xid62-xid45-chain.txt"
-
-
-TITANV = "dmesg__titanv-rminitadapter-failed-0x25.txt"
-
-
-HANDLE = "nvidia-smi__device-handle-unknown-error-prompt.txt"
-
-
-P4 = "nvidia-smi__tesla-p4-nas-device-handle-unknown-error.txt"
-
-
-LOST = "nvidia-smi__owod-gpu-is-lost-reboot.txt"
-
-
-GCP_A100 = "nvidia-smi__a100-sxm4-40gb-gcp-580-healthy.txt"
-
-
-L40S_Q = "nvidia-smi-q__l40s-595-tlimit-relative-temps.txt"
-
-
-FM_DOWN = "dcgmi-diag__r3-8xh100-cuinit-system-not-yet-initialized-fm-down.txt"
-
-
-PM_FAIL = "dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt"
-
-
-# file -> (kind, verdict) that a careful operator gives it (SOURCES of the review; PROVENANCE.md)
-EXPECTED = {
-    AER_H: ("kernel-log", "fail"),
-    CMCI_H: ("kernel-log", "fail"),
-    DUNKEL: ("kernel-log", "warn"),
-    RADIASOFT: ("kernel-log", "warn"),
-    XID45: ("kernel-log", "warn"),
-    NVL5: ("kernel-log", "fail"),
-    CHIA: ("kernel-log", "fail"),
-    TITANV: ("kernel-log", "fail"),
-    HANDLE: ("nvidia-smi", "fail"),
-    P4: ("nvidia-smi", "fail"),
-    LOST: ("nvidia-smi", "fail"),
-    GCP_A100: ("nvidia-smi", "warn"),  # persistence off, not known to be a VM: A4 WARN
-    L40S_Q: ("nvidia-smi-q", "pass"),  # persistence off inside a Pass-Through VM: a note
-    FM_DOWN: ("dcgmi-diag", "fail"),
-    PM_FAIL: ("dcgmi-diag", "unknown"),
-}
-
-
-@functools.lru_cache(maxsize=None)
-def body(name: str) -> str:
-    return text(PUBLIC / name)
-
-
-def well_formed(findings) -> None:
-    for f in findings:
-        assert isinstance(f, Finding) and f.verdict in Verdict and f.id and f.subject and f.source
-        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
-            assert f.remedy, f
+from tests.outputs import EXPECTED, body, well_formed  # noqa: E402,F401 - the reviewer's cases and verdicts
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -149,22 +149,7 @@ def test_detector_scores():
 MSG = "pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)"
 
 
-STAMPS = {
-    "[  +0.000004] ": ("dmesg-reltime", "+0.000004"),
-    "[ +12.345678] ": ("dmesg-reltime", "+12.345678"),
-    "[May19 19:57] ": ("dmesg-reltime", "May19 19:57"),
-    "[Jan 5 03:04] ": ("dmesg-reltime", "Jan 5 03:04"),
-    "[    5.123456 <    0.000127>] ": ("dmesg-delta", "0.000127"),
-    "[<    0.000127>] ": ("dmesg-delta", "0.000127"),
-    "kern  :err   : [  +0.000004] ": ("dmesg-decode", "+0.000004"),
-    "kern  :err   : [May19 19:57] ": ("dmesg-decode", "May19 19:57"),
-    "<3>[  +0.000004] ": ("dmesg-raw", "+0.000004"),
-    "[    5.123456] ": ("dmesg", ""),
-    "[Sun May 19 19:57:01 2022] ": ("dmesg-ctime", "Sun May 19 19:57:01 2022"),
-    # journalctl -k -o short-delta / short-full (the same stamps, with the "host kernel:" prefix)
-    "[    5.123456 <    0.000127>] gpu01 kernel: ": ("journal-delta", "0.000127"),
-    "Sun 2024-05-19 19:57:01 CEST gpu01 kernel: ": ("journal-full", "Sun 2024-05-19 19:57:01 CEST"),
-}
+from tests.strategies import KERNEL_LOG_STAMPS as STAMPS  # noqa: E402 - every dmesg/journalctl stamp style
 
 
 @pytest.mark.parametrize("stamp", sorted(STAMPS))

@@ -29,7 +29,6 @@ from wizard.parsers.platform import (
     version_matches,
 )
 
-from tests import strategies
 from tests.probe_data import DATA, collect_tree, grep_tree, text
 from tests.conftest import DATA
 
@@ -62,30 +61,13 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-TOKENS = ["Size: ", "No Module Installed", "Locator: ", "Bank Locator: P0 CHANNEL ", "Handle 0x1, DMI type 17, 84 bytes\n",
-          "Memory Device\n", "\t", "\n", " ", ":", "=", "GB", "MB", "MT/s", "Leap status", "NTPSynchronized=",
-          "System clock synchronized: ", "yes", "no", "SecureBoot enabled", "swap", "#", "barrier=0",
-          "nobarrier", "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:", "9" * 4000, "0x", "\0"]
-
-
-garbage = strategies.garbage(TOKENS, max_size=1500)
-
-
-def mutated_sample() -> st.SearchStrategy[str]:
-    """A real sample of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(SAMPLES, TOKENS)
-
-
-inputs = st.one_of(garbage, mutated_sample())
-
-
-def _tree(t: str) -> dict[str, str | None]:
-    files: dict[str, str | None] = {}
-    for ln in t.splitlines():
-        p, sep, v = ln.rpartition(":")
-        if sep:
-            files[p] = v
-    return files
+from tests.strategies import (  # noqa: E402,F401 - the BIOS/OS area's fuzz inputs, shared
+    PLATFORM_TOKENS as TOKENS,
+    platform_garbage as garbage,
+    platform_inputs as inputs,
+    platform_mutated_sample as mutated_sample,
+    sysfs_listing_tree as _tree,
+)
 
 
 @FUZZ

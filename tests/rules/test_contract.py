@@ -160,37 +160,7 @@ FEW = settings(max_examples=100, deadline=None, suppress_health_check=[HealthChe
 parsers look for (including a digit run too long for int())."""
 
 
-CPU, NODE, PCI = "/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci/devices"
-
-
-digits = st.text(alphabet="0123456789", min_size=1, max_size=6000)
-
-
-contents = st.one_of(st.none(), garbage_host, st.sampled_from(["0\n", "1\n", "0-1\n", "0-3,8\n", "-1\n", "identity\n",
-                                                          "DMA-FQ\n", "0x10de\n", "0x030200\n", "0x068000\n",
-                                                          "16\n", "32.0 GT/s PCIe\n", ""]))
-
-
-bdf = st.sampled_from(["0000:18:00.0", "0000:05:00.0", "0000:00:01.0"]) | st.text(max_size=12)
-
-
-tree_paths = st.one_of(
-    st.sampled_from([f"{CPU}/online", f"{CPU}/possible", f"{CPU}/present", f"{CPU}/smt/active",
-                     f"{CPU}/smt/control", f"{NODE}/online"]),
-    st.builds(lambda n, k: f"{CPU}/cpu{n}/topology/{k}", digits, st.sampled_from(["physical_package_id", "core_id"])),
-    st.builds(lambda n: f"{NODE}/node{n}/cpulist", digits),
-    st.builds(lambda g: f"/sys/kernel/iommu_groups/{g}/type", st.text(max_size=8)),
-    st.builds(lambda u: f"/sys/class/iommu/{u}/uevent", st.text(max_size=8)),
-    st.builds(lambda b, a: f"{PCI}/{b}/{a}", bdf, st.sampled_from(
-        ["vendor", "device", "class", "numa_node", "current_link_width", "max_link_speed", "subsystem_vendor",
-         "subsystem_device"])),
-    st.builds(lambda d, b: f"/sys/bus/pci/drivers/{d}/{b}", st.sampled_from(["nvidia", "vfio-pci"]), bdf),
-    st.builds(lambda f: f"/sys/class/dmi/id/{f}", st.sampled_from(["sys_vendor", "product_name", "product_serial"])),
-    st.text(max_size=60),
-)
-
-
-trees = st.dictionaries(tree_paths, contents, max_size=40)
+from tests.strategies import host_trees as trees  # noqa: E402 - random sysfs trees of the host probes
 
 
 CHECKS: dict[str, tuple[Callable, str]] = {
@@ -447,30 +417,13 @@ SAMPLES = sorted(p for d in ("public", "synthetic") for p in (PLAT / d).iterdir(
 FEW_PLATFORM = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-TOKENS_PLATFORM = ["Size: ", "No Module Installed", "Locator: ", "Bank Locator: P0 CHANNEL ", "Handle 0x1, DMI type 17, 84 bytes\n",
-          "Memory Device\n", "\t", "\n", " ", ":", "=", "GB", "MB", "MT/s", "Leap status", "NTPSynchronized=",
-          "System clock synchronized: ", "yes", "no", "SecureBoot enabled", "swap", "#", "barrier=0",
-          "nobarrier", "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:", "9" * 4000, "0x", "\0"]
-
-
-garbage_platform = strategies.garbage(TOKENS_PLATFORM, max_size=1500)
-
-
-def mutated_sample() -> st.SearchStrategy[str]:
-    """A real sample of this area, mutated (tests/strategies.py)."""
-    return strategies.mutated(SAMPLES, TOKENS_PLATFORM)
-
-
-inputs_platform = st.one_of(garbage_platform, mutated_sample())
-
-
-def _tree(t: str) -> dict[str, str | None]:
-    files: dict[str, str | None] = {}
-    for ln in t.splitlines():
-        p, sep, v = ln.rpartition(":")
-        if sep:
-            files[p] = v
-    return files
+from tests.strategies import (  # noqa: E402,F401 - the BIOS/OS area's fuzz inputs, shared
+    PLATFORM_TOKENS as TOKENS_PLATFORM,
+    platform_garbage as garbage_platform,
+    platform_inputs as inputs_platform,
+    platform_mutated_sample as mutated_sample,
+    sysfs_listing_tree as _tree,
+)
 
 
 def _valid(findings) -> None:
@@ -502,102 +455,19 @@ def test_checks_never_raise(t, plan):
     _valid(os_rules.fstab_table(t, plan))
 
 
-AER_H = "dmesg-H__returnn-aer-fatal-cmpltto-nvidia-cant-recover.txt"
-
-
-CMCI_H = "dmesg-H__ovro-lwa-cmci-storm-edac-ue.txt"
-
-
-DUNKEL = "dmesg-T__dunkel-edac-262-ce-overflow.txt"
-
-
-RADIASOFT = "journal__radiasoft-edac-sbridge-ce-scrubbing.txt"
-
-
-XID45 = "kernel-log__nvl-xid45-caused-by-xid149-xid145.txt"
-
-
-NVL5 = "kernel-log__gpud-xid149-145-94-nvlink5-kmsg.txt"
-
-
-CHIA = "dmesg__chia-xid31-xid62-xid45-chain.txt"
-
-
-TITANV = "dmesg__titanv-rminitadapter-failed-0x25.txt"
-
-
-HANDLE = "nvidia-smi__device-handle-unknown-error-prompt.txt"
-
-
-P4 = "nvidia-smi__tesla-p4-nas-device-handle-unknown-error.txt"
-
-
-LOST = "nvidia-smi__owod-gpu-is-lost-reboot.txt"
-
-
-GCP_A100 = "nvidia-smi__a100-sxm4-40gb-gcp-580-healthy.txt"
-
-
-L40S_Q = "nvidia-smi-q__l40s-595-tlimit-relative-temps.txt"
-
-
-FM_DOWN = "dcgmi-diag__r3-8xh100-cuinit-system-not-yet-initialized-fm-down.txt"
-
-
-PM_FAIL = "dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt"
+from tests.outputs import (  # noqa: F401 - real outputs a reviewer collected
+    AER_H, CMCI_H, DUNKEL, RADIASOFT, XID45, NVL5, CHIA, TITANV,
+    HANDLE, P4, LOST, GCP_A100, L40S_Q, FM_DOWN, PM_FAIL,
+)
 
 
 A10_FULL = CASES / "nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt"
 
 
-# file -> (kind, verdict) that a careful operator gives it (SOURCES of the review; PROVENANCE.md)
-EXPECTED = {
-    AER_H: ("kernel-log", "fail"),
-    CMCI_H: ("kernel-log", "fail"),
-    DUNKEL: ("kernel-log", "warn"),
-    RADIASOFT: ("kernel-log", "warn"),
-    XID45: ("kernel-log", "warn"),
-    NVL5: ("kernel-log", "fail"),
-    CHIA: ("kernel-log", "fail"),
-    TITANV: ("kernel-log", "fail"),
-    HANDLE: ("nvidia-smi", "fail"),
-    P4: ("nvidia-smi", "fail"),
-    LOST: ("nvidia-smi", "fail"),
-    GCP_A100: ("nvidia-smi", "warn"),  # persistence off, not known to be a VM: A4 WARN
-    L40S_Q: ("nvidia-smi-q", "pass"),  # persistence off inside a Pass-Through VM: a note
-    FM_DOWN: ("dcgmi-diag", "fail"),
-    PM_FAIL: ("dcgmi-diag", "unknown"),
-}
+from tests.outputs import EXPECTED, body, well_formed  # noqa: E402,F401 - the reviewer's cases and verdicts
 
 
-@functools.lru_cache(maxsize=None)
-def body(name: str) -> str:
-    return text(PUBLIC / name)
-
-
-def well_formed(findings) -> None:
-    for f in findings:
-        assert isinstance(f, Finding) and f.verdict in Verdict and f.id and f.subject and f.source
-        if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
-            assert f.remedy, f
-
-
-STAMPS = {
-    "[  +0.000004] ": ("dmesg-reltime", "+0.000004"),
-    "[ +12.345678] ": ("dmesg-reltime", "+12.345678"),
-    "[May19 19:57] ": ("dmesg-reltime", "May19 19:57"),
-    "[Jan 5 03:04] ": ("dmesg-reltime", "Jan 5 03:04"),
-    "[    5.123456 <    0.000127>] ": ("dmesg-delta", "0.000127"),
-    "[<    0.000127>] ": ("dmesg-delta", "0.000127"),
-    "kern  :err   : [  +0.000004] ": ("dmesg-decode", "+0.000004"),
-    "kern  :err   : [May19 19:57] ": ("dmesg-decode", "May19 19:57"),
-    "<3>[  +0.000004] ": ("dmesg-raw", "+0.000004"),
-    "[    5.123456] ": ("dmesg", ""),
-    "[Sun May 19 19:57:01 2022] ": ("dmesg-ctime", "Sun May 19 19:57:01 2022"),
-    # journalctl -k -o short-delta / short-full (the same stamps, with the "host kernel:" prefix)
-    "[    5.123456 <    0.000127>] gpu01 kernel: ": ("journal-delta", "0.000127"),
-    "Sun 2024-05-19 19:57:01 CEST gpu01 kernel: ": ("journal-full", "Sun 2024-05-19 19:57:01 CEST"),
-}
+from tests.strategies import KERNEL_LOG_STAMPS as STAMPS  # noqa: E402 - every dmesg/journalctl stamp style
 
 
 def first_half(path) -> str:

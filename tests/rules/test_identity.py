@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import steps
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from wizard.engine import Build, judge
 from wizard.model import Verdict
 from wizard.parsers.gpu import parse_pci
@@ -55,37 +54,7 @@ garbage = strategies.garbage(TOKENS, max_size=2000)
 parsers look for (including a digit run too long for int())."""
 
 
-CPU, NODE, PCI = "/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci/devices"
-
-
-digits = st.text(alphabet="0123456789", min_size=1, max_size=6000)
-
-
-contents = st.one_of(st.none(), garbage, st.sampled_from(["0\n", "1\n", "0-1\n", "0-3,8\n", "-1\n", "identity\n",
-                                                          "DMA-FQ\n", "0x10de\n", "0x030200\n", "0x068000\n",
-                                                          "16\n", "32.0 GT/s PCIe\n", ""]))
-
-
-bdf = st.sampled_from(["0000:18:00.0", "0000:05:00.0", "0000:00:01.0"]) | st.text(max_size=12)
-
-
-tree_paths = st.one_of(
-    st.sampled_from([f"{CPU}/online", f"{CPU}/possible", f"{CPU}/present", f"{CPU}/smt/active",
-                     f"{CPU}/smt/control", f"{NODE}/online"]),
-    st.builds(lambda n, k: f"{CPU}/cpu{n}/topology/{k}", digits, st.sampled_from(["physical_package_id", "core_id"])),
-    st.builds(lambda n: f"{NODE}/node{n}/cpulist", digits),
-    st.builds(lambda g: f"/sys/kernel/iommu_groups/{g}/type", st.text(max_size=8)),
-    st.builds(lambda u: f"/sys/class/iommu/{u}/uevent", st.text(max_size=8)),
-    st.builds(lambda b, a: f"{PCI}/{b}/{a}", bdf, st.sampled_from(
-        ["vendor", "device", "class", "numa_node", "current_link_width", "max_link_speed", "subsystem_vendor",
-         "subsystem_device"])),
-    st.builds(lambda d, b: f"/sys/bus/pci/drivers/{d}/{b}", st.sampled_from(["nvidia", "vfio-pci"]), bdf),
-    st.builds(lambda f: f"/sys/class/dmi/id/{f}", st.sampled_from(["sys_vendor", "product_name", "product_serial"])),
-    st.text(max_size=60),
-)
-
-
-trees = st.dictionaries(tree_paths, contents, max_size=40)
+from tests.strategies import host_trees as trees  # noqa: E402 - random sysfs trees of the host probes
 
 
 @FUZZ
