@@ -151,7 +151,7 @@ EXPECTED = {
     CMCI_H: ("kernel-log", "fail"),
     DUNKEL: ("kernel-log", "warn"),
     RADIASOFT: ("kernel-log", "warn"),
-    XID45: ("kernel-log", "warn"),
+    XID45: ("kernel-log", "fail"),  # NVLink errors killed the workload
     NVL5: ("kernel-log", "fail"),
     CHIA: ("kernel-log", "fail"),
     TITANV: ("kernel-log", "fail"),

@@ -111,3 +111,61 @@ inputs = st.one_of(garbage, mutated_real())
 def test_explain_never_raises_on_my_inputs(t, plan):
     e = explain_text(t, expectations=plan)
     assert e.findings and not any(x.id.startswith("explain.") and "crashed" in x.message for x in e.findings)
+
+
+# ------------------------------------------------------------------ errors reported by the framework
+
+import pytest  # noqa: E402
+
+from wizard.model import Verdict  # noqa: E402
+
+
+@pytest.mark.parametrize("name,verdict,words", [
+    # CUDA error numbers, every form, mapped through assets/cuda_errors.csv
+    ("torch-cuda__llamafactory7888-a100-env-cudagetdevicecount-error802-partial.txt", "fail",
+     ("802", "cudaErrorSystemNotReady", "nvidia-fabricmanager", "2.7.0+cu126")),
+    ("torch-cuda__pytorch35710-thcudacheck-runtime-error802-driver440-partial.txt", "fail", ("802", "Fabric Manager")),
+    ("torch-cuda__videollava22-rtx3090-error804-forward-compat.txt", "fail", ("804", "cuda-compat")),
+    ("torch-cuda__aperag120-error805-mps-client-failed.txt", "fail", ("805", "nvidia-cuda-mps-control")),
+    ("torch-cuda__redn5-runtime-error100-no-cuda-capable-device.txt", "fail", ("cudaErrorNoDevice",)),
+    # no kernel image: the wheel's arch list, with or without a CUDA_LAUNCH_BLOCKING line, legacy number 48
+    ("torch-cuda__nailseg8-batchnorm-cuda-error-no-kernel-image.txt", "fail", ("get_arch_list", "compute capability")),
+    ("torch-cuda__pytorch6515-geforce820m-runtime-error48-no-kernel-image-partial.txt", "fail",
+     ("CUDA <= 10.0 numbering", "2.1")),
+    ("torch-cuda__goae16-rtxa6000-sm86-not-compatible-warning-partial.txt", "fail", ("sm_86", "sm_37 sm_50 sm_60 sm_70")),
+    # out of memory: a workload problem, not a broken machine
+    ("torch-cuda__pytorch16417-oom-24gib-gpu-this-process-23gib.txt", "warn",
+     ("not a hardware fault", "22.00 MiB", "11.06 MiB free of 23.65 GiB", "this process holds 23.60 GiB")),
+    ("torch-cuda__vdsr2-legacy-oom-16gib-gpu-reserved.txt", "warn", ("13.13 GiB allocated", "14.80 GiB reserved")),
+    # healthy: collect_env and one-liners
+    ("torch-cuda__vllm6134-collect-env-8x-a100-sxm4-40gb-cuda-available-partial.txt", "pass", ("2.3.0+cu121",)),
+    ("torch-cuda__robosense-track5-11-shell-version-cu118-is-available-true.txt", "pass", ("2.1.0+cu118",)),
+])
+def test_torch_framework_errors_are_judged_with_their_meaning(name: str, verdict: str, words: tuple[str, ...]) -> None:
+    e = explain_text(text(PUBLIC / name))
+    assert e.kind == "torch-cuda" and e.verdict.value == verdict, [(f.verdict, f.message) for f in e.findings]
+    said = " ".join(f"{f.message} {f.remedy}" for f in e.findings)
+    assert all(w in said for w in words), said
+    assert all(f.source for f in e.findings)
+
+
+def test_oom_with_memory_held_by_others_says_so() -> None:
+    """synthetic variant of the torch >= 2.1 message: 80 GiB GPU, 1 GiB free, this process 20 GiB -> others ~59 GiB."""
+    line = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
+            "79.15 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 20.00 GiB memory in "
+            "use. Of the allocated memory 18.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but "
+            "unallocated.")
+    e = explain_text(line)
+    assert e.verdict is Verdict.WARN and "held by other processes" in e.findings[0].message
+    assert "GPU 3" in e.findings[0].message
+
+
+def test_program_errors_warn_and_hardware_errors_fail() -> None:
+    """synthetic one-line variants: the class column of the error table sets the verdict."""
+    assert explain_text("RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be "
+                        "asynchronously reported\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1").verdict is Verdict.WARN
+    assert explain_text("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+                        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.").verdict is Verdict.WARN
+    hw = explain_text("RuntimeError: CUDA error: unknown error\nCompile with `TORCH_USE_CUDA_DSA` to enable "
+                      "device-side assertions.")
+    assert hw.verdict is Verdict.FAIL and "cudaErrorUnknown" in hw.findings[0].message

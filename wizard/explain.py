@@ -156,6 +156,8 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
     start = 0
     for i, ln in enumerate(chunk):
         if i > start and START_MARKERS.match(ln):
+            if ln.startswith("# nThread") and any(x.startswith("# nThread") for x in chunk[start:i]):
+                continue  # the next run of one nccl-tests script: its runs are judged together
             cut = i
             if ln.startswith("|") and i - 1 > start and chunk[i - 1].startswith("+-"):
                 cut = i - 1  # the table's top border belongs to it

@@ -233,6 +233,8 @@ KINDS: dict[str, Kind] = _index((
     Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, host.judge_free_text, ("free -h", "free -b")),
     Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, host.judge_swapon_text,
         ("swapon --show --output-all",)),
+    Kind("proc-swaps", "/proc/swaps (or swapon -s)", p_host.detect_proc_swaps, os_rules.judge_proc_swaps,
+        ("cat /proc/swaps",)),
     Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, host.judge_lscpu_text, ("lscpu",)),
     Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, host.judge_numactl_text,
         ("numactl --hardware",)),
@@ -293,6 +295,9 @@ KINDS: dict[str, Kind] = _index((
         "temperature.gpu,clocks_event_reasons.active,power.limit,power.default_limit,"
         "pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
         "--format=csv",)),
+    Kind("nvidia-smi-query-gpu-csv-noheader", "nvidia-smi --query-gpu=... --format=csv,noheader (rows without column names)",
+        p_smi_kinds.detect_csv_noheader, pasted.smi_csv_noheader_judge,
+        ("nvidia-smi --query-gpu=index,name,pci.bus_id,pstate,temperature.gpu,ecc.mode.current --format=csv",)),
     # wizard/parsers/topology.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-topo-m", "nvidia-smi topo -m (GPU/NIC topology matrix)", p_topology.detect_topo_matrix,
         pasted.as_probe("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", topology.topology), ("nvidia-smi topo -m",)),
@@ -477,6 +482,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.nccl_tests": "node.allreduce",  # nccl-tests output
     "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
     "multinode.ib_errors": "multinode.transport",
+    "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -20,10 +20,11 @@ from tests.probe_data import CASES as CASES_probe_data
 from tests.probe_data import text
 
 CASES = DATA / "cases"
+PUBLIC = DATA / "public"
 
 
-def rows() -> list[dict[str, str]]:
-    with open(CASES / "expected.csv", newline="") as fh:
+def rows(folder: Path = CASES) -> list[dict[str, str]]:
+    with open(folder / "expected.csv", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
@@ -31,9 +32,13 @@ def said(findings) -> str:
     return " ".join(f"{f.message} {f.subject} {f.remedy} {' '.join(f.evidence)}" for f in findings).lower()
 
 
-@pytest.mark.parametrize("row", rows(), ids=lambda r: r["file"])
+@pytest.mark.parametrize("row", [(CASES, r) for r in rows(CASES)] + [(PUBLIC, r) for r in rows(PUBLIC)],
+                         ids=lambda fr: f"{fr[0].name}/{fr[1]['file']}")
 def test_case_gets_its_expected_verdict_and_cause(row):
-    text = (CASES / row["file"]).read_text(errors="replace")
+    """Every real case (``cases/``) and every real public output with a verdict row (``public/expected.csv``):
+    recognised, the verdict a careful operator would reach, the cause named, a remedy for every problem."""
+    folder, row = row
+    text = (folder / row["file"]).read_text(errors="replace")
     r = explain_text(text, row["file"])
     allowed = set(row["verdict"].split("|"))
     assert r.kind is not None, f"{row['file']}: not recognised"

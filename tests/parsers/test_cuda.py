@@ -17,3 +17,71 @@ def test_nvcc_parse_real_outputs() -> None:
 def test_torch_repl_transcript_parse() -> None:
     t = parse_torch_cuda(text(CASES / "torch-cuda__torch12-cu100-vs-cuda90-is-available-false.txt"))
     assert (t.torch_version, t.cuda, t.available, t.toolkit) == ("1.2.0", "10.0.130", False, "9.0.176")
+
+
+# ------------------------------------------------------------------ CUDA error numbers
+
+from wizard.parsers.cuda import cuda_error_lookup, cuda_error_table, parse_oom, resolve_cuda_error  # noqa: E402
+
+
+def test_cuda_error_table_is_one_table_with_unique_codes_and_sources() -> None:
+    rows = cuda_error_table()
+    codes = [r.code for r in rows]
+    assert len(codes) == len(set(codes)) and {2, 3, 35, 46, 100, 214, 719, 802, 804, 999} <= set(codes)
+    assert all(r.source and r.meaning and r.action and r.klass for r in rows)
+    assert cuda_error_lookup(802).klass == "fabric" and "Fabric Manager" in cuda_error_lookup(802).meaning
+    assert cuda_error_lookup(804).klass == "driver" and "forward" in cuda_error_lookup(804).meaning
+
+
+def test_every_form_torch_prints_resolves_to_the_same_row() -> None:
+    """Real lines (pytorch#35710, LlamaFactory#7888, Video-LLaVA#22, REDN#5, pytorch#6515): the legacy
+    ``cuda runtime error (N)`` / THCudaCheck forms, cudaGetDeviceCount's "Error N:", text only, CUresult names."""
+    forms = {
+        "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/x/THCGeneral.cpp:50": (802, 802),
+        "THCudaCheck FAIL file=/x/THCGeneral.cpp line=50 error=802 : system not yet initialized": (802, 802),
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+        "before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was "
+        "attempted on non supported HW (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)": (804, 804),
+        "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at /x.cpp:50": (100, 100),
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device": (None, 209),
+        "cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY": (None, 802),
+        "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. "
+        "(Triggered internally at /x/CUDAFunctions.cpp:108.)": (None, 3),
+    }
+    for line, (printed, code) in forms.items():
+        n, info = resolve_cuda_error(line)
+        assert (n, info.code if info else None) == (printed, code), line
+
+
+def test_legacy_numbers_are_read_by_their_text_not_todays_numbering() -> None:
+    """CUDA <= 10.0 numbered differently: 48 was 'no kernel image' (209 today), 38 'no device' (100), 30 'unknown'
+    (999). The text decides; a bare number uses today's numbering first."""
+    n, info = resolve_cuda_error("THCudaCheck FAIL file = / pytorch / torch / lib / THC / generic / "
+                                 "THCTensorMathPairwise.cu line = 40 error = 48: no kernel image is available for "
+                                 "execution on the device")
+    assert (n, info.code, info.legacy_code) == (48, 209, 48)
+    assert resolve_cuda_error("cuda runtime error (38) : no CUDA-capable device is detected at x")[1].code == 100
+    assert resolve_cuda_error("cuda runtime error (30) : unknown error at x")[1].code == 999
+    assert cuda_error_lookup(2).name == "cudaErrorMemoryAllocation"
+    assert cuda_error_lookup(77).name == "cudaErrorIllegalAddress"  # no 77 today: the old numbering
+
+
+def test_out_of_memory_numbers_both_formats() -> None:
+    new = parse_oom(text(PUBLIC / "torch-cuda__pytorch16417-oom-24gib-gpu-this-process-23gib.txt"))
+    assert (new.tried, new.gpu, new.total, new.free, new.process, new.allocated, new.unallocated) == (
+        "22.00 MiB", "0", "23.65 GiB", "11.06 MiB", "23.60 GiB", "22.90 GiB", "194.87 MiB")
+    old = parse_oom(text(PUBLIC / "torch-cuda__vdsr2-legacy-oom-16gib-gpu-reserved.txt"))
+    assert (old.tried, old.total, old.allocated, old.free, old.reserved) == (
+        "512.00 MiB", "15.90 GiB", "13.13 GiB", "415.88 MiB", "14.80 GiB")
+    assert parse_oom("RuntimeError: CUDA error: an illegal memory access was encountered") is None
+
+
+def test_collect_env_is_read() -> None:
+    t = parse_torch_cuda(text(PUBLIC / "torch-cuda__vllm6134-collect-env-8x-a100-sxm4-40gb-cuda-available-partial.txt"))
+    assert (t.torch_version, t.cuda, t.available, t.driver_version, t.toolkit) == (
+        "2.3.0+cu121", "12.1", True, "550.54.14", "12.0.140")
+    assert len(t.gpus) == 8 and t.gpus[0] == "GPU 0: NVIDIA A100-SXM4-40GB"
+    old = parse_torch_cuda("PyTorch version: 1.6.0\nCUDA used to build PyTorch: 10.2\nIs CUDA available: No\n")
+    assert (old.torch_version, old.cuda, old.available) == ("1.6.0", "10.2", False)
+    na = parse_torch_cuda("PyTorch version: 1.7.0\nCUDA used to build PyTorch: N/A\nIs CUDA available: True\n")
+    assert na.cuda == "" and na.available is True  # "N/A" / "Could not collect" are not versions

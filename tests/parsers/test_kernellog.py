@@ -174,3 +174,33 @@ def test_mci_status_bits_decode():
     assert ce["val"] and not ce["uc"] and ce["over"]
     assert not kl.decode_mci_status("8c00004f000800c2")["uc"]  # radiasoft: "1 CE memory scrubbing error"
     assert kl.decode_mci_status("not hex") == {}
+
+
+@pytest.mark.parametrize("line, seconds", [
+    ("[  123.456789] pcieport 0000:00:01.0: AER: x", 123.456789),
+    ("[Thu Feb 29 13:47:22 2024] pcieport 0000:00:06.0: AER: x", 1709214442.0),
+    ("2024-02-29T13:47:22,123456+00:00 pcieport 0000:00:06.0: AER: x", 1709214442.123456),
+    ("2025-01-17T17:10:43+0000 host kernel: pcieport 0000:00:06.0: AER: x", 1737133843.0),
+    ("Thu 2024-02-29 13:47:22 UTC host kernel: pcieport 0000:00:06.0: AER: x", 1709214442.0),
+    ("1709214442.500000 host kernel: pcieport 0000:00:06.0: AER: x", 1709214442.5),
+    ("[  +0.000844] pcieport 0000:00:06.0: AER: x", None),
+])
+def test_record_seconds_reads_each_stamp_format(line, seconds):
+    log = kl.parse_kernel_log(line + "\n")
+    got = kl.record_seconds(log.records[0])
+    assert got == pytest.approx(seconds) if seconds is not None else got is None
+
+
+def test_syslog_stamps_give_differences():
+    log = kl.parse_kernel_log("Nov 07 17:53:10 server kernel: a\nNov 07 17:54:12.5 server kernel: b\n")
+    a, b = (kl.record_seconds(r) for r in log.records)
+    assert a is not None and b is not None and b - a == pytest.approx(62.5)
+
+
+def test_aer_received_messages_are_kept_with_their_time():
+    log = kl.parse_kernel_log(text(PUBLIC / "dmesg__forum-2019-rootport-1c5-corrected-rxerr-burst.txt"))
+    msgs = log.aer_received
+    assert len(msgs) == 11 and {m.fields["port"] for m in msgs} == {"0000:00:1c.5"}
+    assert msgs[0].fields["seconds"] == pytest.approx(9.388382) and msgs[0].fields["multiple"] is True
+    assert msgs[-1].fields["severity"] == "corrected" and msgs[-1].fields["multiple"] is False
+    assert len([e for e in log.events if e.kind == "aer"]) == 5  # the error reports themselves are unchanged

@@ -37,3 +37,74 @@ def test_rank_tags_glued_inside_rows_parse():
     one = parse_nccl_tests("[1,0]<stdout>:     1048576        262144     float     sum      -1[1,0]<stdout>:"
                            "    1626.5    0.64    1.24      0    2302.3    0.46    0.87      0\n")
     assert one.rows and one.rows[0].oop.busbw_gb_s == 1.24
+
+
+# ------------------------------------------------------------------ setup failures and PyTorch's NCCL errors
+
+from wizard.parsers.nccl import NCCL_RESULTS, nccl_result_name, setup_failure_class  # noqa: E402
+
+
+def test_setup_failure_classes_generalise_over_wordings() -> None:
+    cases = {
+        "x:1:2 [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, "
+        "curr state INIT, next state RTR": "ib_verbs",
+        "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed": "ib_verbs",
+        "n:1:2 [5] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.82<38455> failed : Connection "
+        "refused": "connect",
+        "socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host": "connect",
+        "g:1:2 [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer g<55693>": "peer_closed",
+        "a:1:2 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe":
+            "peer_closed",
+        "h:1:2 [4] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 33621 is neither AF_INET(2) "
+        "nor AF_INET6(10)": "bootstrap",
+        "h:1:2 [0] misc/socket.cc:580 NCCL WARN Call to connect returned Connection refused, retrying": "",
+        "h:1:2 [0] NCCL WARN NET/IB : Got async event : port error": "",
+    }
+    for line, want in cases.items():
+        assert setup_failure_class(line) == want, line
+
+
+def test_pytorch_nccl_errors_and_last_error_are_read() -> None:
+    lg = parse_nccl_log(text(PUBLIC / "nccl-debug__hkproj1-distbackenderror-socketstartconnect-no-route-to-host.txt"))
+    assert lg.framework_errors[0][0] == "ncclSystemError"
+    assert lg.last_errors == ["socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host"]
+    assert [k for k, _ in lg.setup_failures] == ["connect"]
+    one = parse_nccl_log(text(PUBLIC / "nccl-debug__awsome192-distbackenderror-loopback-connection-abort-one-line.txt"))
+    assert one.last_errors and one.last_errors[0].startswith("socketStartConnect: Connect to 127.0.0.1")
+    assert nccl_result_name("NCCL error in: x.cpp:1, remote process exited or there was a network error, NCCL "
+                            "version 2.18.1") == "ncclRemoteError"
+    assert nccl_result_name("RuntimeError: NCCL Error 2: unhandled system error") == "ncclSystemError"
+    assert NCCL_RESULTS[1][0] == "ncclUnhandledCudaError" and NCCL_RESULTS[5][0] == "ncclInvalidUsage"
+
+
+def test_init_complete_lines_are_counted() -> None:
+    lg = parse_nccl_log(text(PUBLIC / "nccl-debug__nccl1412-16rank-init-complete-timings-partial.txt"))
+    assert len(lg.init_complete) == 5 and lg.nranks == 16 and not lg.warn_lines
+
+
+REDHAT_AR = PUBLIC / "nccl-tests__redhat-spectrumx-2node-16xh200-allreduce-16g-partial.txt"
+
+
+def test_split_nccl_tests_one_run_is_the_input() -> None:
+    from wizard.parsers.nccl import split_nccl_tests
+
+    t = text(REDHAT_AR)
+    assert split_nccl_tests(t) == [t]
+
+
+def test_split_nccl_tests_runs_of_a_script() -> None:
+    """Two runs back to back (each "# Collective test starting:" + "# nThread" header): two texts, each with its
+    own header and rows; the starting line stays with its own header."""
+    from wizard.parsers.nccl import split_nccl_tests
+
+    t = text(REDHAT_AR)
+    ag = text(PUBLIC / "nccl-tests__dgx-spark-2node-gb10-allgather-200g-rs-fec.txt")
+    parts = split_nccl_tests(t + ag)
+    assert len(parts) == 2
+    first, second = (parse_nccl_tests(p) for p in parts)
+    assert first.collective == "all_reduce" and len(first.rows) == 25
+    assert second.collective == "all_gather" and len(second.rows) == 3
+    assert parts[1].splitlines()[0] == "# Collective test starting: all_gather_perf"
+    # an old-format script without "Collective test" lines splits at each header
+    old = "# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n       8    2  float  sum  -1  1.0  0.00  0.00  0  1.0  0.00  0.00  0\n"
+    assert len(split_nccl_tests(old + old)) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+
 import functools
 import json
 
@@ -22,6 +24,7 @@ from wizard.parsers.smi import (
 )
 
 from tests.probe_data import CASES, PUBLIC, SYNTHETIC, text
+from tests.strategies import mutated
 
 P4 = "nvidia-smi__tesla-p4-nas-device-handle-unknown-error.txt"
 
@@ -354,3 +357,56 @@ def test_text_field_reading_gpu_is_lost_marks_that_gpu():
         "    Product Name                          : NVIDIA A10", "    Product Name                          : GPU is lost")
     g = parse_smi_text(body).gpus[0]
     assert g.errors == ["Product Name                          : GPU is lost"]
+
+
+def test_csv_noheader_columns_named_only_where_the_values_say_it():
+    from wizard.parsers.smi import parse_smi_csv_noheader, read_noheader_csv
+
+    # real rows (8x H100, driver 580.126.20) without their header line
+    nh = read_noheader_csv(text(PUBLIC / "nvidia-smi-query-gpu-csv-noheader__8x-h100-580-rows-excerpt.txt"))
+    assert nh.columns[:4] == ["index", "uuid", "pci.bus_id", "driver_version"] and nh.columns[10] == "compute_mode"
+    assert nh.columns[4] is None and "MiB" in nh.labels[4] and "cannot tell which" in nh.labels[4]
+    assert nh.columns[5] is None and " W " in nh.labels[5] + " " and nh.columns[11] is None and nh.na == 0
+    doc = parse_smi_csv_noheader(text(PUBLIC / "nvidia-smi-query-gpu-csv-noheader__8x-h100-580-rows-excerpt.txt"))
+    assert len(doc.gpus) == 8 and doc.gpus[7].index == 7 and doc.gpus[1].bus_id == "00000000:18:00.0"
+    assert doc.gpus[0].get("memory.total") is None and not doc.complete  # never guessed
+    # nounits: bare numbers are not guessed (temperature? power? count?); [N/A] counted; pstate and name read
+    nh = read_noheader_csv("0, NVIDIA T4, 45, 5, 1000, 16384, [N/A], [N/A], [N/A], P0\n")
+    assert nh.columns[1] == "name" and nh.columns[9] == "pstate" and nh.columns[2] is None and nh.na == 3
+    # rows of different widths are not read as columns
+    assert read_noheader_csv("NVIDIA A10, 23028 MiB\nNVIDIA A10\n").problems
+
+
+def test_csv_noheader_detector():
+    from wizard.parsers.smi_kinds import detect_csv, detect_csv_noheader
+
+    one = text(PUBLIC / "nvidia-smi-query-gpu-csv-noheader__h100-name-mem-driver-1row.txt")
+    assert detect_csv_noheader(one) == 0.7 and detect_csv(one) == 0.0
+    with_header = text(PUBLIC / "nvidia-smi-query-gpu-csv__8x-h100-580-power-clocks-ecc.txt")
+    assert detect_csv_noheader(with_header) == 0.0 and detect_csv(with_header) == 0.95
+    assert detect_csv_noheader("a, b, c\n1, 2, 3\n") == 0.0  # nothing says nvidia-smi
+    assert detect_csv_noheader("Dec  1 kernel: foo, bar\n") == 0.0
+
+
+@given(mutated([PUBLIC / "nvidia-smi-query-gpu-csv-noheader__8x-h100-580-rows-excerpt.txt",
+                PUBLIC / "nvidia-smi-query-gpu-csv-noheader__h100-name-mem-driver-1row.txt"],
+               [",", ", ", "[N/A]", "P0", "MiB", " W", "GPU-", "00000000:18:00.0", "NVIDIA ", "\n", "\0"]))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_csv_noheader_reader_never_raises_and_names_only_matching_columns(t):
+    from wizard.parsers.smi import parse_smi_csv_noheader, read_noheader_csv
+    from wizard.parsers.smi_kinds import detect_csv_noheader
+
+    nh = read_noheader_csv(t)
+    assert len(nh.columns) == len(nh.labels) and (not nh.columns or all(len(r) == len(nh.columns) for r in nh.rows))
+    for i, k in enumerate(nh.columns):
+        if k == "pci.bus_id":
+            assert all(":" in r[i] or is_na(r[i]) for r in nh.rows)
+    parse_smi_csv_noheader(t)
+    assert detect_csv_noheader(t) in (0.0, 0.7)
+
+
+def test_a_mark_the_reporter_added_after_a_value_is_not_part_of_it():
+    """Real: "Pending : Yes    <===" (the reporter's arrow) is a pending row remap."""
+    doc = parse_smi_text(text(PUBLIC / "nvidia-smi-q__8gpu-node-ecc-unknown-error-row-remap-uncorrectable-pending.txt"))
+    (g,) = doc.gpus
+    assert g.text("remapped_rows.pending") == "Yes"

@@ -111,3 +111,43 @@ def test_dcgm_persistence_info_alone_does_not_invalidate():
     """The r3 run says persistence is disabled only as Info (its Persistence Mode test passes)."""
     d = parse_dcgm_text(body(FM_DOWN))
     assert not dcgm_checks._invalid_without_persistence(d, dcgm_checks._gpu_ids(d))
+
+
+def test_dcgm_excerpt_rows_are_judged_and_say_the_rest_of_the_run_is_not_in_the_paste() -> None:
+    # NVIDIA/DCGM#49: only the Integration rows of a run, no banner/header/metadata, last row cut
+    body = text(PUBLIC / "dcgmi-diag__dcgm49-a100-pcie-fail-all-nvlink-down-excerpt.txt")
+    e = explain_text(body)
+    assert e.kind == "dcgmi-diag" and e.verdict is Verdict.FAIL
+    f = [x for x in e.findings if x.verdict is Verdict.FAIL][0]
+    assert "'PCIe'" in f.message and "NvLink link 0 is currently down" in f.message
+    assert "excerpt" in f.message and "level and its other tests are not in it" in f.message
+    # the PCIe failure rests on NVLink-down rows: the remedy covers both an NVLink board and a PCIe card
+    assert "nvidia-smi nvlink -s" in f.remedy and "false alarm" in f.remedy and "DCGM/issues/49" in f.source
+    # a whole run is not called an excerpt
+    whole = text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt")
+    assert not any("excerpt" in x.message for x in dcgm.judge(parse_dcgm_text(whole), whole, {}))
+
+
+def test_dcgm_narrow_hand_cut_rows_are_recognised_and_judged() -> None:
+    # synthetic: rows re-typed at a narrower width, no borders (no real sample of this shape at hand)
+    body = ("| Memory  | Fail - GPU: 0 |\n"
+            "| Warning | GPU 0 had uncorrectable memory errors and row remapping failed. |\n"
+            "| PCIe    | Pass - All    |\n")
+    e = explain_text(body)
+    assert e.kind == "dcgmi-diag" and e.verdict is Verdict.FAIL
+    f = [x for x in e.findings if x.verdict is Verdict.FAIL][0]
+    assert f.subject.startswith("GPU 0") and "'Memory'" in f.message and "excerpt" in f.message
+
+
+def test_dcgm_paste_cut_inside_the_deployment_checks_is_unknown() -> None:
+    # IBM/autopilot#68 (4x A100 PCIe, -r 3): the paste stops after three deployment checks
+    body = text(PUBLIC / "dcgmi-diag__autopilot68-4xa100pcie-r3-header-partial.txt")
+    d = parse_dcgm_text(body)
+    assert d.banner and d.header and not d.closed and not d.excerpt
+    f = dcgm.judge(d, body, {})
+    unk = [x for x in f if x.verdict is Verdict.UNKNOWN]
+    assert len(unk) == 1 and "ends inside the deployment checks" in unk[0].message
+    assert unk[0].evidence == ("| CUDA Main Library         | Pass                                           |",)
+    # the same run closed after the deployment rows (a level-1 run) is a pass
+    closed = body + "+---------------------------+------------------------------------------------+\n"
+    assert not [x for x in dcgm.judge(parse_dcgm_text(closed), closed, {}) if x.verdict is not Verdict.PASS]

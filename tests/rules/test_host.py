@@ -81,3 +81,23 @@ def test_memory_below_the_workload_minimum_warns_without_blaming_dimms(vm):
     f = only(host_rules.memory(vm, {"host_ram_min_gib": 105}))
     assert f.verdict is Verdict.WARN and "needs" in f.message and "DIMM" not in f.remedy
     assert only(host_rules.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS
+
+
+def test_free_with_swap_in_heavy_use_warns_whatever_the_policy() -> None:
+    """A variant of a real free -h: 200 GiB host with 40 of 64 GiB swap used -> os.swap warn (heavy use) even on
+    a standalone node; light swap use adds no swap finding there."""
+    heavy = ("               total        used        free      shared  buff/cache   available\n"
+             "Mem:           200Gi       150Gi        10Gi       1.0Gi        40Gi        48Gi\n"
+             "Swap:           64Gi        40Gi        24Gi\n")
+    fs = host_rules.judge_free_text(heavy, {})
+    (sw,) = [f for f in fs if f.id == "os.swap"]
+    assert sw.verdict is Verdict.WARN and "heavy use" in sw.message and "40 GiB swapped out" in sw.message
+    light = heavy.replace("40Gi        24Gi", "10Mi        64Gi")
+    assert not [f for f in host_rules.judge_free_text(light, {}) if f.id == "os.swap"]
+
+
+def test_swapon_zram_ninety_percent_full_warns() -> None:
+    # a variant of the real zram swapon line: 14.4G of 16G used (90 %)
+    t = text(PUBLIC / "swapon-show__zram0-lz4-1.2g-29m-used.txt").replace("1.2G 29.3M", " 16G 14.4G")
+    (f,) = host_rules.judge_swapon_text(t, {})
+    assert f.verdict is Verdict.WARN and "heavy use" in f.message and "90%" in f.message

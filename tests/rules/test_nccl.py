@@ -216,3 +216,190 @@ def test_single_rank_run_measures_nothing_and_names_its_collective():
     assert "nccl-tests alltoall ran on 1 rank" in whole[0].message and "alltoall_perf" in whole[0].remedy
     cmd = nccl.judge_nccl_tests(text(ONE_RANK).split("\n", 1)[1], {"command": "sudo ./build/./alltoall_perf"})
     assert "nccl-tests alltoall ran on 1 rank" in cmd[0].message
+
+
+# ------------------------------------------------------------------ the communicator never came up
+
+
+@pytest.mark.parametrize("name,fid,words", [
+    ("nccl-debug__nccl2013-hgx-ibv-modify-qp-110-init-to-rtr-one-line.txt", "multinode.ib_errors", ("NCCL_CROSS_NIC",)),
+    ("nccl-debug__nccl380-2node-a100-roce-ibv-create-cq-failed-partial.txt", "multinode.ib_errors", ("ulimit -l",)),
+    ("nccl-debug__nccl975-8gpu-socketstartconnect-linklocal-ib1-abort-partial.txt", "node.nccl_errors", ("link-local",)),
+    ("nccl-debug__nccltests166-socketprogress-closed-by-remote-peer-internal-error-partial.txt", "node.nccl_errors",
+     ("closed its connection",)),
+    ("nccl-debug__nccl795-p4d-recv-broken-pipe-proxy-connect-retcode6-partial.txt", "node.nccl_errors",
+     ("ncclRemoteError",)),
+    ("nccl-debug__hkproj1-distbackenderror-socketstartconnect-no-route-to-host.txt", "node.nccl_errors",
+     ("No route to host", "ncclSystemError")),
+    ("nccl-debug__awsome192-distbackenderror-loopback-connection-abort-one-line.txt", "node.nccl_errors", ("loopback",)),
+    ("nccl-debug__nccltests294-h100-sharp-bootstrap-bad-address-family-partial.txt", "node.nccl_errors",
+     ("same NCCL version",)),
+])
+def test_setup_failure_warns_are_fail_not_a_warning_count(name: str, fid: str, words: tuple[str, ...]) -> None:
+    e = explain_text(text(PUBLIC / name))
+    f = next(f for f in e.findings if f.id == fid and f.verdict is Verdict.FAIL)
+    said = f"{f.message} {f.remedy}"
+    assert all(w in said for w in words), said
+    assert not any("warning(s)" in x.message for x in e.findings)
+
+
+def test_pytorch_nccl_error_without_detail_fails_and_says_how_to_see_more() -> None:
+    e = explain_text(text(PUBLIC / "nccl-debug__segmenter60-runtimeerror-nccl-unhandled-system-error-2.7.8.txt"))
+    f = next(f for f in e.findings if f.id == "node.nccl_errors")
+    assert f.verdict is Verdict.FAIL and "ncclSystemError" in f.message and "NCCL_DEBUG=INFO" in f.remedy
+    cuda = nccl.judge_nccl_log("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled cuda error, NCCL "
+                               "version 2.10.3\nncclUnhandledCudaError: Call to CUDA function failed.\n", {})
+    assert cuda[0].verdict is Verdict.FAIL and "Xid" in cuda[0].remedy  # unhandled CUDA error -> find the CUDA error
+
+
+def test_unknown_warn_stays_a_warning_with_the_line_quoted_and_retries_are_not_failures() -> None:
+    """synthetic lines in NCCL's format: a WARN bringup does not classify, and a connect that NCCL retries."""
+    log = ("h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+           "h:1:2 [0] misc/socket.cc:580 NCCL WARN Call to connect returned Connection refused, retrying\n"
+           "h:1:2 [0] misc/foo.cc:12 NCCL WARN Some new message about tuning\n")
+    fs = nccl.judge_nccl_log(log, {})
+    w = next(f for f in fs if f.id == "node.nccl_errors")
+    assert w.verdict is Verdict.WARN and "Call to connect returned Connection refused, retrying" in w.message
+    assert not any(f.verdict is Verdict.FAIL for f in fs)
+
+
+@pytest.mark.parametrize("name", ["nccl-debug__nccl1412-16rank-init-complete-timings-partial.txt",
+                                  "nccl-debug__nccl1814-64rank-nvls-init-complete-partial.txt"])
+def test_init_complete_without_warnings_passes(name: str) -> None:
+    e = explain_text(text(PUBLIC / name))
+    assert e.verdict is Verdict.PASS and "Init COMPLETE" in e.findings[0].message
+
+
+# ------------------------------------------------------------------ runs judged from the run itself
+
+LAMBDA4 = PUBLIC / "nccl-tests__lambda-4xh100-sxm-subset-allreduce-1g-excerpt.txt"
+REDHAT_AR = PUBLIC / "nccl-tests__redhat-spectrumx-2node-16xh200-allreduce-16g-partial.txt"
+REDHAT_DT = PUBLIC / "nccl-tests__redhat-spectrumx-2node-h200-allreduce-datatype-all-partial.txt"
+SPARK_OK = PUBLIC / "nccl-tests__dgx-spark-2node-gb10-allgather-200g-rs-fec.txt"
+SPARK_BAD = PUBLIC / "nccl-tests__dgx-spark-2node-gb10-allgather-fec-none-2.8gbs.txt"
+OCI_2N = PUBLIC / "nccl-tests__oci-2node-16xa100-sxm4-40gb-allreduce-10g-57gbs.txt"
+
+
+def test_subset_of_an_nvswitch_board_gets_the_nvlink_floor() -> None:
+    """4 of 8 H100 SXM (Lambda VM): 355.9 GB/s at 1 GiB >= the NVLink ring floor (330, derived from the NCCL
+    developer's ~370 GB/s, nccl-tests#212), not an unknown and not a PCIe floor."""
+    (f,) = nccl.judge_nccl_tests(text(LAMBDA4), {})
+    assert f.verdict is Verdict.PASS and ">= 330 GB/s" in f.message and "4 of the 8 GPUs" in f.message
+    assert "ride NVLink" in f.message and "nccl-tests#212" in f.source
+
+
+def test_small_sweep_that_clears_the_floor_passes_and_one_below_it_is_unknown() -> None:
+    """busbw only rises with message size (nccl-tests doc/PERFORMANCE.md): the same run cut at 512 MiB still
+    clears 330 (347.9) -> pass; scaled below the floor at that size -> unknown, size too small."""
+    cut = "\n".join(ln for ln in text(LAMBDA4).splitlines() if not ln.lstrip().startswith("1073741824"))
+    (f,) = nccl.judge_nccl_tests(cut, {})
+    assert f.verdict is Verdict.PASS and "below the 1 GiB plateau size" in f.message and "only rises" in f.message
+    low = cut.replace("347.88", "247.88").replace("347.20", "247.20")
+    (f,) = nccl.judge_nccl_tests(low, {})
+    assert f.verdict is Verdict.UNKNOWN and "too small" in f.message and "below the 330 GB/s floor" in f.message
+
+
+def test_all_gather_on_an_nvswitch_board_uses_the_ring_floor() -> None:
+    # synthetic: the real GB10 all-gather rows under 8 H100 device lines: 22 GB/s is far below the 330 GB/s ring floor
+    t = text(SPARK_OK).replace("NVIDIA GB10", "NVIDIA H100 80GB HBM3").replace("spark-4440", "spark-fb97")
+    (f,) = nccl.judge_nccl_tests(t, {})
+    assert f.verdict is Verdict.FAIL and "ring floor" in f.message and "no NVLink SHARP" in f.message
+
+
+def test_multinode_run_at_the_node_nvlink_floor_passes_without_nic_data() -> None:
+    """2 x 8 H200 at 485.7 GB/s: the cross-node busbw is bounded by the slower of NVLink and the network, so a
+    run that clears the node's own NVLink floor (460) passes whatever the NIC rate."""
+    (f,) = nccl.judge_nccl_tests(text(REDHAT_AR), {})
+    assert f.id == "multinode.allreduce" and f.verdict is Verdict.PASS and "single-node floor" in f.message
+
+
+def test_multinode_below_the_node_floor_needs_the_nic_rate() -> None:
+    (f,) = nccl.judge_nccl_tests(text(OCI_2N), {})
+    assert f.verdict is Verdict.UNKNOWN and "nics_per_node" in f.message and "not in the plan" not in f.message
+    assert "neither in this output nor in the plan" in f.message
+    # with the plan: 16 x 100 Gb/s -> floor 0.8 x 16 x 100 / 8 = 160 GB/s; 57 GB/s fails
+    (f,) = nccl.judge_nccl_tests(text(OCI_2N), {"nics_per_node": 16, "nic_gbit_s": 100})
+    assert f.verdict is Verdict.FAIL and "below the 160 GB/s floor" in f.message
+
+
+def test_one_gpu_per_node_is_bounded_by_one_nic() -> None:
+    (ok,) = nccl.judge_nccl_tests(text(SPARK_OK), {})
+    (bad,) = nccl.judge_nccl_tests(text(SPARK_BAD), {})
+    assert ok.verdict is Verdict.PASS and ">= 20 GB/s" in ok.message
+    assert bad.verdict is Verdict.FAIL and "below the 20 GB/s floor" in bad.message and bad.remedy
+    # the same shape on a system without a table row: the plan's NIC rate decides, else unknown and why
+    other = text(SPARK_OK).replace("NVIDIA GB10", "NVIDIA L40S")
+    (u,) = nccl.judge_nccl_tests(other, {})
+    assert u.verdict is Verdict.UNKNOWN and "one GPU per node" in u.message and "nic_gbit_s" in u.message
+    (p,) = nccl.judge_nccl_tests(other, {"nic_gbit_s": 200, "nics_per_node": 8})
+    assert p.verdict is Verdict.PASS and "one NIC per node" in p.message and "0.8 x 200 Gb/s" in p.message
+    (fl,) = nccl.judge_nccl_tests(other, {"nic_gbit_s": 400})
+    assert fl.verdict is Verdict.FAIL and "below the 40 GB/s floor" in fl.message
+
+
+def test_datatype_all_run_is_judged_on_float() -> None:
+    (f,) = nccl.judge_nccl_tests(text(REDHAT_DT), {})
+    assert f.verdict is Verdict.PASS and "judged on float/sum" in f.message and "487.06" in f.message
+    assert "f8e4m3/sum 361.02" in f.message and "12 type/op combinations" in f.message
+
+
+def test_suite_of_collectives_passes_on_a_passing_all_reduce() -> None:
+    """A script's output: all_reduce_perf then alltoall_perf (synthetic join of two real runs on one host):
+    the alltoall has no floor and is reported (pass), never dragging the verdict to unknown; alone it stays
+    unknown; a failing all-reduce still fails the suite."""
+    ar = text(LAMBDA4)
+    a2a = (text(SPARK_OK).replace("all_gather_perf", "alltoall_perf").replace("spark-fb97", "192-222-52-239")
+           .replace("spark-4440", "192-222-52-239").replace("NVIDIA GB10", "NVIDIA H100 80GB HBM3"))
+    fs = nccl.judge_nccl_tests(ar + a2a, {})
+    assert [(f.id, f.verdict) for f in fs] == [("node.allreduce", Verdict.PASS), ("node.nccl_tests", Verdict.PASS)]
+    assert "reported as information" in fs[1].message and "alltoall" in fs[1].message
+    (alone,) = nccl.judge_nccl_tests(a2a, {})
+    assert alone.verdict is Verdict.UNKNOWN
+    low = ar.replace("355.89", "155.89").replace("353.40", "153.40")
+    fs = nccl.judge_nccl_tests(low + a2a, {})
+    assert Verdict.FAIL in _v(fs, "node.allreduce") and _v(fs, "node.nccl_tests") == [Verdict.PASS]
+    # explain keeps the script's runs together (one part), so the suite rule applies there too
+    r = explain_text(ar + a2a)
+    assert r.verdict is Verdict.PASS and len(r.parts) == 1
+
+
+# ---- failed calls during set-up, forced sockets, an unknown fabric's lower bound
+
+def test_shared_memory_segment_failure_fails_with_the_shm_remedy():
+    """Real (pytorch/pytorch#37004): shm_open refused, the segment not created, ncclSystemError up the chain."""
+    e = explain_text(text(PUBLIC / "nccl-debug__pytorch-4gpu-shm-open-permission-denied.txt"))
+    (f,) = [x for x in e.findings if x.id == "node.nccl_errors"]
+    assert f.verdict is Verdict.FAIL and "shared-memory segment" in f.message and "shm_open" in f.message
+    assert "--ipc=host" in f.remedy and "/dev/shm" in f.remedy
+
+
+def test_an_unclassified_warn_followed_by_an_error_return_fails():
+    # synthetic: a failed call bringup has no class for, then NCCL's error return chain (-> 3, ncclInternalError)
+    log = ("n1:10:20 [0] misc/foo.cc:12 NCCL WARN frobnicate refused the widget\n"
+           "n1:10:20 [0] NCCL INFO misc/foo.cc:40 -> 3\n"
+           "n1:10:20 [0] NCCL INFO init.cc:1200 -> 3\n")
+    (f,) = nccl.judge_nccl_log(log, {})
+    assert f.verdict is Verdict.FAIL and "ncclInternalError" in f.message and "frobnicate" in f.message
+    warn_only = nccl.judge_nccl_log(log.splitlines()[0] + "\n", {})
+    assert [x.verdict for x in warn_only] == [Verdict.WARN]  # without a return chain it stays a warning
+
+
+def test_a_run_that_disabled_infiniband_measures_sockets_not_the_fabric():
+    """Real: two L40S nodes, `-x NCCL_IB_DISABLE=1` on the mpirun line: the busbw is TCP's."""
+    e = explain_text(text(PUBLIC / "nccl-tests__2node-l40s-1gpu-each-ib-disabled-sockets.txt"))
+    (f,) = [x for x in e.findings if x.id == "multinode.transport"]
+    assert f.verdict is Verdict.WARN and "NCCL_IB_DISABLE=1" in f.message and "socket" in f.message
+    assert any("NCCL_IB_DISABLE=1" in ln for ln in f.evidence)
+
+
+def test_multinode_run_below_what_one_edr_port_carries_warns_without_the_nic_rate():
+    """Real (NVIDIA/nccl-tests#293): 2 nodes, one A100 each, NET/IB with GDRDMA, 6.4 GB/s; no rate in the output
+    or plan: below 0.8 x 100 Gb/s / 8 = 10 GB/s is slow for any fabric since EDR -> warn (not fail)."""
+    e = explain_text(text(PUBLIC / "nccl-tests__2node-a100-pcie-hdr-ib-gdr-6gbs-with-nccl-info.txt"))
+    (f,) = [x for x in e.findings if x.id == "multinode.allreduce"]
+    assert f.verdict is Verdict.WARN and "below 10 GB/s" in f.message and "EDR" in f.message
+    assert "nic_gbit_s" in f.remedy
+    firm = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__2node-a100-pcie-hdr-ib-gdr-6gbs-with-nccl-info.txt"),
+                                 {"nic_gbit_s": 200})
+    (g,) = [x for x in firm if x.id == "multinode.allreduce"]
+    assert g.verdict is Verdict.FAIL and "20 GB/s" in g.message  # HDR from the plan: 0.8 x 200 / 8

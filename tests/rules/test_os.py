@@ -44,16 +44,46 @@ def test_swap_dev_vm_is_off(vm):
 
 @pytest.mark.parametrize("scheduler, verdict", [("kubernetes", Verdict.WARN), ("slurm", Verdict.PASS),
                                                 (None, Verdict.PASS)])
-def test_swap_on_depends_on_the_scheduler(vm, scheduler, verdict):
-    raw = text(PUBLIC / "proc-swaps__arm64-nvme-partition.txt")
-    vm["swaps"] = file_output("swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt", "/proc/swaps")
+def test_swap_on_depends_on_the_scheduler(vm, scheduler, verdict, tmp_path):
+    # a one-line variant of the real arm64 /proc/swaps with little swap in use (116922112 KiB -> 1024 KiB)
+    raw = text(PUBLIC / "proc-swaps__arm64-nvme-partition.txt").replace("116922112", "1024")
+    (tmp_path / "swaps").write_text(raw)
+    vm["swaps"] = file_output("swaps", tmp_path / "swaps", "/proc/swaps")
     f = only(os_rules.swap(vm, {"scheduler": scheduler} if scheduler else {}))
     assert f.verdict is verdict
-    assert f"swap is on ({466838356 / 1024 / 1024:.1f} GiB)" in f.message
+    assert f"swap is on ({466838356 / 1024 / 1024:.1f} GiB" in f.message
     assert raw.splitlines()[1] in f.evidence
     if verdict is Verdict.WARN:
         assert "Kubernetes" in f.message
         assert "failSwapOn" in f.remedy
+
+
+@pytest.mark.parametrize("scheduler", ["kubernetes", "slurm", None])
+def test_swap_in_heavy_use_warns_whatever_the_policy(vm, scheduler):
+    # the real arm64 /proc/swaps: 111.5 GiB of 445 GiB swapped out (>= 8 GiB): heavy use, warn on any scheduler
+    vm["swaps"] = file_output("swaps", PUBLIC / "proc-swaps__arm64-nvme-partition.txt", "/proc/swaps")
+    f = only(os_rules.swap(vm, {"scheduler": scheduler} if scheduler else {}))
+    assert f.verdict is Verdict.WARN
+    assert "heavy use" in f.message and "111.5 GiB swapped out" in f.message and "25%" in f.message
+    assert "ps aux --sort=-rss" in f.remedy and "zram" in f.source
+    assert ("Kubernetes" in f.message) is (scheduler == "kubernetes")
+
+
+@pytest.mark.parametrize("used_kib, size_kib, heavy", [
+    (1024, 16777212, False), (8 * 1024 * 1024, 16777212, True), (15099494, 16777212, True),  # zram 90 % full
+    (3 * 1024 * 1024, 4 * 1024 * 1024, True), (1 * 1024 * 1024, 4 * 1024 * 1024, False)])
+def test_swap_heavy_threshold(used_kib, size_kib, heavy):
+    assert os_rules.swap_heavy(used_kib * 1024, size_kib * 1024) is heavy
+    f = only(os_rules.judge_proc_swaps("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+                                       f"/dev/zram0                              partition\t{size_kib}\t{used_kib}\t100\n", {}))
+    assert (f.verdict is Verdict.WARN) is heavy
+
+
+def test_proc_swaps_paste_is_its_own_kind():
+    r = explain_text(text(PUBLIC / "proc-swaps__arm64-nvme-partition.txt"))
+    assert r.kind == "proc-swaps" and r.verdict is Verdict.WARN
+    r = explain_text("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
+    assert r.kind == "proc-swaps" and r.verdict is Verdict.PASS and "swap is off" in r.findings[0].message
 
 
 def test_filesystems_dev_vm_root(vm):

@@ -16,7 +16,7 @@ _RULE_MODULES = ("kernel_log", "kernel_log_common", "xid", "edac", "dcgm", "nccl
 
 
 _ASSETS = ("xid.csv", "xid_severity.csv", "xid_buckets.csv", "xid154_actions.csv", "xid_text_severity.csv",
-           "kernel_log_benign.csv", "pcie_only_gpus.csv", "cuda_driver_min.csv", "nccl_floors.csv")
+           "kernel_log_benign.csv", "pcie_only_gpus.csv", "cuda_driver_min.csv", "nccl_floors.csv", "cuda_errors.csv")
 
 
 @pytest.mark.parametrize("name", _RULE_MODULES)

@@ -60,3 +60,82 @@ def test_p2p_matrix():
     assert [f.verdict for f in topology_rules.p2p(gns, {})] == [Verdict.FAIL]
     geforce = topology_rules.p2p(gns, {"gpu_model": "RTX 5090"})
     assert [f.verdict for f in geforce] == [Verdict.WARN] and "GeForce" in geforce[0].message
+
+
+def _pci(device_id: str, n: int = 8) -> ProbeOutput:
+    """A ``pci`` probe (sysfs) with ``n`` NVIDIA GPUs of PCI device id ``device_id``."""
+    files: dict[str, str | None] = {}
+    for i in range(n):
+        d = f"/sys/bus/pci/devices/0000:{0x18 + i:02x}:00.0"
+        files.update({f"{d}/vendor": "0x10de\n", f"{d}/device": f"0x{device_id}\n", f"{d}/class": "0x030200\n"})
+    return ProbeOutput("pci", "sysfs", files=files)
+
+
+def test_topology_one_gpu_that_lost_its_nvlinks_fails_naming_it():
+    fs = topology_rules.topology(out("nvidia_smi_topo_m", SYNTHETIC / "synthetic_nvidia-smi-topo__8x-h100-gpu3-lost-nvlink.txt"), {})
+    f = by_id(fs, "health.topology")
+    assert [x.verdict for x in f] == [Verdict.FAIL]
+    assert f[0].subject == "GPU 3" and "GPU3 has lost its NVLink links" in f[0].message
+    assert "nvlink -s -i 3" in f[0].remedy and any(ln.startswith("GPU3 ") for ln in f[0].evidence)
+    # the real, healthy matrix it was made from: no GPU lost anything
+    ok = topology_rules.topology(out("nvidia_smi_topo_m", CASES / "nvidia-smi-topo__h100-8gpu-nv18-no-nics.txt"), {})
+    assert [x.verdict for x in ok] == [Verdict.PASS]
+
+
+def test_topology_pcie_only_paths_on_an_sxm_board_warn_fabric_down():
+    o = out("nvidia_smi_topo_m", SYNTHETIC / "synthetic_nvidia-smi-topo__8x-h100-pcie-paths-only.txt")
+    # model unknown: PCIe cards have no NVLink, so not broken; the message says what an SXM board would get
+    f = by_id(topology_rules.topology(o, {}), "health.topology")[0]
+    assert f.verdict is Verdict.PASS and "On an SXM board" in f.message and "Fabric" in f.message
+    # the plan names an SXM part
+    w = by_id(topology_rules.topology(o, {"gpu_model": "H100 SXM5"}), "health.topology")[0]
+    assert w.verdict is Verdict.WARN and "NVLink/NVSwitch fabric down or Fabric Manager not running" in w.message
+    assert "systemctl status nvidia-fabricmanager" in w.remedy and "grep -A2 Fabric" in w.remedy
+    assert "nvlink -s" in w.remedy and "fabric-manager-user-guide" in w.source
+    # the PCI device id says SXM: 2330 (nvlink_expected.csv) and 20b2 (A100-SXM4-80GB: pci_ids.csv form factor)
+    for dev in ("2330", "20b2"):
+        w = by_id(topology_rules.topology({**o, "pci": _pci(dev)}, {}), "health.topology")[0]
+        assert w.verdict is Verdict.WARN and f"10de:{dev}" in w.message
+    # a PCIe part: nothing broken
+    assert by_id(topology_rules.topology({**o, "pci": _pci("26b9")}, {}), "health.topology")[0].verdict is Verdict.PASS
+    assert by_id(topology_rules.topology(o, {"gpu_model": "L40S"}), "health.topology")[0].verdict is Verdict.PASS
+    # H100 NVL (bridged pairs): no NVLink at all means no bridge or links down
+    b = by_id(topology_rules.topology(o, {"gpu_model": "H100 NVL"}), "health.topology")[0]
+    assert b.verdict is Verdict.WARN and "bridge" in b.message
+
+
+def test_topology_hgx_like_nic_layout_without_nvlink_warns():
+    # synthetic: 8 GPUs over PCIe only, each with its own NIC under its PCIe switch (the DGX/HGX layout)
+    names = [f"GPU{i}" for i in range(8)] + [f"NIC{i}" for i in range(8)]
+
+    def cell(a: int, b: int) -> str:
+        if a == b:
+            return "X"
+        if {a, b} & set(range(8)) == {a, b}:
+            return "NODE" if (a < 4) == (b < 4) else "SYS"
+        g, n = (a, b - 8) if a < 8 else (b, a - 8)
+        return "PIX" if g == n else ("NODE" if (g < 4) == (n < 4) else "SYS")
+
+    t = "        " + "".join(f"{n:<8}" for n in names) + "\n" + "".join(
+        f"{names[i]:<8}" + "".join(f"{cell(i, j):<8}" for j in range(16)) + "\n" for i in range(16))
+    fs = topology_rules.topology({"nvidia_smi_topo_m": ProbeOutput("nvidia_smi_topo_m", "x", text=t)}, {})
+    f = by_id(fs, "health.topology")[0]
+    assert f.verdict is Verdict.WARN and "HGX/DGX-like" in f.message and "Fabric Manager" in f.message
+    assert by_id(fs, "health.gpu_nic_affinity")[0].verdict is Verdict.PASS
+
+
+def test_topology_real_outputs_of_this_round():
+    # NVIDIA/k8s-test-infra#371: GB200, 4 GPUs NV18 -> pass
+    gb = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__gb200-4gpu-nv18-legend-partial.txt"), {})
+    assert [f.verdict for f in gb] == [Verdict.PASS] and "NV18" in gb[0].message
+    # Azure/azhpc-images#443: 2 GPUs over SYS, model not in the paste: not broken, but the note names Fabric Manager
+    az = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__azure-nc80adis-h100nvl-2gpu-sys-no-nvlink.txt"), {})
+    assert by_id(az, "health.topology")[0].verdict is Verdict.PASS and "SXM board" in by_id(az, "health.topology")[0].message
+    # ... with the plan's H100 NVL it is a warning (the bridge's NVLinks are missing)
+    az2 = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__azure-nc80adis-h100nvl-2gpu-sys-no-nvlink.txt"),
+                                  {"gpu_model": "NVIDIA H100 NVL"})
+    assert by_id(az2, "health.topology")[0].verdict is Verdict.WARN
+    # rows without the header (DGX A100, NVIDIA/DCGM#149): NV12 everywhere -> pass, and the message says how it was read
+    rows = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__dgx-a100-nv12-rows-no-header-excerpt.txt"), {})
+    assert [f.verdict for f in rows] == [Verdict.PASS] and "no header row" in rows[0].message
+    assert all(ev for ev in rows[0].evidence)  # no empty header line as evidence

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import re
 
+import pytest
+
 from wizard.data import table
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict
@@ -145,16 +147,43 @@ def by_id(findings, fid: str) -> list[Finding]:
     return [f for f in findings if f.id == fid]
 
 
-def test_xid45_caused_by_previous_xid_takes_that_xids_severity():
+def test_xid45_caused_by_nvlink_xids_fails_naming_every_gpu():
+    """Xid 45 "caused by previous Xid 149/145" (NVLink5 errors, NVIDIA Xid catalog) on four GPUs: NVLink errors
+    killed the workload -> fail on each GPU (reset, check links, re-validate) plus one finding naming all four."""
     log = kl.parse_kernel_log(body(XID45))
     assert {e.fields.get("caused_by") for e in log.events} == {149, 145}
     e = explain_text(body(XID45))
     xids = by_id(e.findings, "health.xid")
-    assert len(xids) == 4 and all(f.verdict is Verdict.WARN for f in xids)  # 149/145: "needs a look", not info
+    assert len(xids) == 5 and all(f.verdict is Verdict.FAIL for f in xids)
     dc = next(f for f in xids if "0000:dc:00.0" in f.subject)
     assert "caused by previous Xid 149" in dc.message and "judged as Xid 149" in dc.message
-    assert "Find the Xid 149 line" in dc.remedy and "Xid 144-150 Decode" in dc.remedy
+    assert "NVLink error (Xid 149) killed the workload" in dc.message
+    assert "Find the Xid 149 line" in dc.remedy and "nvidia-smi nvlink -e" in dc.remedy and "re-validate" in dc.remedy
     assert "not solo" in dc.source
+    summary = next(f for f in xids if f.subject == "4 GPUs")
+    for bus in ("0000:dc:00.0", "0000:ed:00.0", "0000:ba:00.0", "0000:97:00.0"):
+        assert bus in summary.message
+    assert "Xid 145/149" in summary.message
+
+
+@pytest.mark.parametrize("cause", [74, 144, 150])
+def test_xid45_after_an_nvlink_xid_on_the_same_gpu_fails(cause):
+    # synthetic: an NVLink Xid, then an Xid 45 on the same GPU that does not name its cause (older drivers)
+    lines = (f"[  100.000001] NVRM: Xid (PCI:0000:65:00): {cause}, pid=<unknown>, name=<unknown>, NVLink: fatal error "
+             "detected on link 2\n"
+             "[  100.500000] NVRM: Xid (PCI:0000:65:00): 45, pid=4242, name=python3, Ch 00000010\n")
+    xids = by_id(explain_text(lines).findings, "health.xid")
+    assert xids and all(f.verdict is Verdict.FAIL for f in xids)
+    assert any(f"NVLink error (Xid {cause}) killed the workload" in f.message for f in xids)
+    assert len(xids) == 2  # one GPU: its Xid N finding and its Xid 45 finding, no all-GPU summary
+
+
+def test_xid45_after_a_non_nvlink_xid_is_not_an_nvlink_kill():
+    lines = ("[  100.000001] NVRM: Xid (PCI:0000:65:00): 31, pid=4242, name=python3, Ch 00000010, intr 00000000. MMU "
+             "Fault\n[  100.500000] NVRM: Xid (PCI:0000:65:00): 45, pid=4242, name=python3, Ch 00000010\n"
+             "[  100.600000] NVRM: Xid (PCI:0000:66:00): 74, pid=<unknown>, name=<unknown>, NVLink: fatal error\n")
+    xids = by_id(explain_text(lines).findings, "health.xid")
+    assert not any("killed the workload" in f.message for f in xids)  # the 74 is on another GPU, after the 45
 
 
 def test_xid45_joins_the_cause_when_the_cause_is_in_the_log():

@@ -12,6 +12,7 @@ and ``torch-cuda``. Parsers never raise on garbage.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -91,6 +92,136 @@ class CudaError:
     kind: str
     line: str
     detail: str = ""
+    code: int | None = None  # the cudaError_t value (current numbering) the line was resolved to
+    printed: int | None = None  # the number the line printed, when it printed one
+    info: "CudaErrorInfo | None" = None  # the row of ``assets/cuda_errors.csv`` it was resolved to
+    oom: "OutOfMemory | None" = None  # the numbers of a CUDA out-of-memory message
+
+
+@dataclass(frozen=True)
+class CudaErrorInfo:
+    """One row of ``assets/cuda_errors.csv``: a CUDA error's number(s), names, message and meaning."""
+
+    code: int
+    legacy_code: int | None
+    name: str
+    driver_name: str
+    message: str
+    klass: str
+    meaning: str
+    action: str
+    source: str
+
+
+@dataclass(frozen=True)
+class OutOfMemory:
+    """The numbers of PyTorch's "CUDA out of memory" message, as printed ("22.00 MiB", "23.65 GiB"); empty when absent.
+
+    Two formats: torch < 2.1 "(GPU 0; T total capacity; A already allocated; F free; R reserved in total by PyTorch)",
+    torch >= 2.1 "GPU 0 has a total capacity of T of which F is free. Including non-PyTorch memory, this process has
+    P memory in use. Of the allocated memory A is allocated by PyTorch, and U is reserved by PyTorch but unallocated."
+    """
+
+    tried: str = ""
+    gpu: str = ""
+    total: str = ""
+    free: str = ""
+    allocated: str = ""
+    reserved: str = ""
+    process: str = ""
+    unallocated: str = ""
+
+
+def cuda_error_table() -> tuple[CudaErrorInfo, ...]:
+    """The rows of ``assets/cuda_errors.csv`` (CUDA runtime API cudaError_t, with the CUDA <= 10.0 numbers)."""
+    return _cuda_error_table()
+
+
+@functools.lru_cache(maxsize=1)
+def _cuda_error_table() -> tuple[CudaErrorInfo, ...]:
+    from wizard.data import table
+
+    out = []
+    for r in table("cuda_errors.csv"):
+        out.append(CudaErrorInfo(int(r["code"]), int(r["legacy_code"]) if r["legacy_code"] else None, r["name"],
+                                 r["driver_name"], r["message"], r["class"], r["meaning"], r["action"], r["source"]))
+    return tuple(out)
+
+
+def _norm(msg: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", msg.lower()).strip()
+
+
+def cuda_error_lookup(printed: int | None = None, text: str = "", name: str = "") -> CudaErrorInfo | None:
+    """Resolve a CUDA error to its table row. The text (what cudaGetErrorString printed) decides when it is known,
+    because the numbers changed in CUDA 10.1 (e.g. 48 = no kernel image before, 209 since); then a
+    ``cudaError*``/``CUDA_ERROR_*`` name; then the number in today's numbering, and in the old one only when
+    today's has no such code."""
+    rows = _cuda_error_table()
+    t = _norm(text)
+    if t:
+        alts = [(_norm(m), r) for r in rows for m in r.message.split("|") if _norm(m)]
+        for m, r in sorted(alts, key=lambda a: -len(a[0])):
+            if m in t:
+                return r
+    if name:
+        for r in rows:
+            if name in (r.name, r.driver_name):
+                return r
+    if printed is not None:
+        return next((r for r in rows if r.code == printed), None) or next(
+            (r for r in rows if r.legacy_code == printed), None)
+    return None
+
+
+_CODED = (
+    # "cuda runtime error (802) : system not yet initialized at .../THCGeneral.cpp:50" (torch <= 1.4)
+    re.compile(r"cuda runtime error \((\d+)\)\s*:\s*(.*?)(?:\s+at\s+\S+)?\s*$", re.I),
+    # "THCudaCheck FAIL file=... line=50 error=802 : system not yet initialized" (also "error = 48: ...")
+    re.compile(r"THCudaCheck FAIL .*?error\s*=\s*(\d+)\s*:\s*(.*?)\s*$", re.I),
+    # "Unexpected error from cudaGetDeviceCount(). ... Error 802: system not yet initialized (Triggered internally ...)"
+    re.compile(r"\bError (\d+): (.*?)(?:\s*\(Triggered internally.*)?$"),
+    # "CUDA error 2 (out of memory)" / "CUDA error: 999 unknown error"-style lines of other CUDA programs
+    re.compile(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
+)
+_TEXT_ONLY = re.compile(r"CUDA error: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$", re.I)
+_CU_NAME = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
+
+
+def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
+    """The number a line printed (or ``None``) and the table row it resolves to (or ``None``)."""
+    for rx in _CODED:
+        m = rx.search(line)
+        if m:
+            n = int(m.group(1))
+            return n, cuda_error_lookup(n, m.group(2))
+    nm = _CU_NAME.search(line)
+    if nm:
+        return None, cuda_error_lookup(None, "", nm.group(1))
+    m = _TEXT_ONLY.search(line)
+    if m:
+        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or "")
+    return None, None
+
+
+_OOM_OLD = re.compile(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ \w?i?B) total capacity; "
+                      r"(?P<allocated>[\d.]+ \w?i?B) already allocated; (?P<free>[\d.]+ \w?i?B|0 bytes) free;"
+                      r"(?: (?:[\d.]+ \w?i?B) cached| (?P<reserved>[\d.]+ \w?i?B) reserved in total by PyTorch)?")
+_OOM_NEW = re.compile(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B)\. GPU (?P<gpu>\d+) has a total capac\w* of "
+                      r"(?P<total>[\d.]+ \w?i?B) of which (?P<free>[\d.]+ \w?i?B|0 bytes) is free\."
+                      r"(?: Including non-PyTorch memory, this process has (?P<process>[\d.]+ \w?i?B) memory in use\.)?"
+                      r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w?i?B) is allocated by PyTorch, and "
+                      r"(?P<unallocated>[\d.]+ \w?i?B) is reserved by PyTorch but unallocated)?")
+
+
+def parse_oom(line: str) -> OutOfMemory | None:
+    """The numbers of one "CUDA out of memory" line; ``None`` when the line is not one."""
+    if not re.search(r"CUDA out of memory|OutOfMemoryError", line):
+        return None
+    m = _OOM_NEW.search(line) or _OOM_OLD.search(line)
+    if not m:
+        return OutOfMemory()
+    return OutOfMemory(**{k: (v or "") for k, v in m.groupdict().items()})
 
 
 _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -102,7 +233,9 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"no CUDA-capable device is detected", re.I)),
     ("no_kernel_image", re.compile(r"no kernel image is available for execution on the device|"
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
-    ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*", re.I)),
+    ("oom", re.compile(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
+    ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
+                              r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b", re.I)),
 )
 
 
@@ -127,6 +260,8 @@ class TorchCuda:
     toolkit: str = ""
     errors: list[CudaError] = field(default_factory=list)
     evidence: dict[str, str] = field(default_factory=dict)
+    gpus: list[str] = field(default_factory=list)  # collect_env's "GPU 0: NVIDIA A100-SXM4-40GB" lines
+    arch_lines: list[str] = field(default_factory=list)  # torch's "... cuda capability 2.1" / "supports CUDA capabilities" lines
 
     @property
     def cpu_only(self) -> bool:
@@ -192,11 +327,17 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                 detail = next((g for g in m.groups() if g), "") if m.groups() else ""
                 if kind == "other_cuda" and t.errors and t.errors[-1].line == s:
                     break
-                t.errors.append(CudaError(kind, s, detail))
+                printed, info = resolve_cuda_error(s)
+                if kind == "oom":
+                    info = cuda_error_lookup(2)
+                t.errors.append(CudaError(kind, s, detail, info.code if info else None, printed, info,
+                                          parse_oom(s) if kind == "oom" else None))
                 if kind == "driver_too_old" and detail.isdigit() and not t.driver_cuda:
                     build_set(t, "driver_cuda", cuda_from_int(int(detail)))
                     t.evidence["driver_cuda"] = s
                 break
+        if re.search(r"supports CUDA capabilities|cuda capability \d|CUDA capability sm_\d", s, re.I):
+            t.arch_lines.append(s)
         m = re.search(r"CUDA Version:?\s+(\d+\.\d+(?:\.\d+)?)", s)
         if m and "Driver Version" in s:  # nvidia-smi header: driver's CUDA
             build_set(t, "driver_cuda", cuda_major_minor(m.group(1)))
@@ -233,8 +374,27 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         if k and ("print(" in s or s.startswith("torch.")):
             pending, pending_line = k, raw.strip()
             continue
-        # "__version__ 2.5.1" / "torch: 2.5.1" / "CUDA available: True" labelled lines
-        lm = re.match(r"^(?:torch(?:\.__version__)?|pytorch(?: version)?)\s*[:=]?\s+(\S+)$", s, re.I)
+        # "__version__ 2.5.1" / "torch: 2.5.1" / "CUDA available: True" labelled lines; also the labels of
+        # ``python -m torch.utils.collect_env`` ("PyTorch version: 2.3.0+cu121", "CUDA used to build PyTorch: 12.1",
+        # "Is CUDA available: True" (older: Yes/No), "Nvidia driver version: 550.54.14")
+        ce = re.match(r"^(?:- )?(CUDA used to build PyTorch|Is CUDA available|Nvidia driver version|CUDA runtime version)"
+                      r":\s*(\S.*?)\s*$", s, re.I)
+        if ce:
+            label, value = ce.group(1).lower(), ce.group(2)
+            if label == "cuda used to build pytorch":
+                _set(t, "cuda", value, s)
+            elif label == "is cuda available":
+                _set(t, "available", {"Yes": "True", "No": "False"}.get(value, value), s)
+            elif re.fullmatch(r"\d+\.\d+(?:\.\d+)?", value):
+                key = "driver_version" if label.startswith("nvidia") else "toolkit"
+                if not getattr(t, key):
+                    build_set(t, key, value)
+                    t.evidence[key] = s
+            continue
+        gm = re.match(r"^GPU models and configuration:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
+        if gm and (gm.group(1) or gm.group(2)):
+            t.gpus.append((gm.group(1) or gm.group(2)).strip())
+        lm = re.match(r"^(?:- )?(?:torch(?:\.__version__)?|pytorch(?: version)?)\s*[:=]?\s+(\S+)$", s, re.I)
         if lm:
             _set(t, "version", lm.group(1), s)
             continue
@@ -272,6 +432,8 @@ _TORCH_MARKERS = (
     "CUDA driver version is insufficient for CUDA runtime version", "NVIDIA driver on your system is too old",
     "uncorrectable ECC error encountered", "No module named 'torch'", "Found no NVIDIA driver on your system",
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
+    "Is CUDA available:", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
+    "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
 )
 
 

@@ -62,6 +62,14 @@ class DcgmDiag:
     runtime_error: str = ""
     problems: list[str] = field(default_factory=list)
     source: str = "text"  # or "json"
+    banner: bool = False  # "Successfully ran diagnostic for group." (or the dcgmi command line) is in the text
+    header: bool = False  # the "| Diagnostic | Result |" header row is in the text
+    closed: bool = False  # the text ends with the table's closing border: not cut at the bottom
+
+    @property
+    def excerpt(self) -> bool:
+        """A table pasted without its banner, header and metadata: only some rows of a run."""
+        return self.source == "text" and not (self.banner or self.header or self.metadata)
 
     @property
     def device_ids(self) -> list[str]:
@@ -171,6 +179,7 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
         cell = cell[:-1] if cell.endswith("|") else cell
         cell = cell[1:] if cell.startswith(" ") else cell
         if name in ("Diagnostic",) and cell.strip() in ("Result",):
+            _set(d, "header", True)
             continue
         if section == "Metadata" and name:
             flush()
@@ -217,6 +226,9 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
             continue
         d.problems.append(s)
     flush()
+    tail = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    _set(d, "banner", bool(re.search(r"Successfully ran diagnostic|dcgmi\s+diag\b", text)))
+    _set(d, "closed", bool(tail) and bool(re.fullmatch(r"\+[-=+]+\+", tail[-1])))
     return d
 
 
@@ -346,6 +358,14 @@ def detect_text(text: str) -> float:
                      r"Targeted (?:Stress|Power)|Denylist|Blacklist|Persistence Mode", text)
     if keys and table and len(two_col) >= 0.6 * len(table) and len(table) >= 0.6 * len(lines):
         return 0.95
+    # a few rows cut out of the table at any column width: "| Memory  | Fail - GPU: 0 |", with or without
+    # the +---+ borders; at least one row must carry a DCGM result ("Pass", "Fail - GPU: 0", "GPU0: Pass")
+    rows = [ln for ln in table if re.fullmatch(r"\s*\|[^|]{1,60}\|[^|]{0,80}\|?\s*", ln)]
+    borders = [ln for ln in table if re.fullmatch(r"\s*\+[-=+ A-Za-z]+\+?\s*", ln)]
+    status = [ln for ln in rows if re.match(r"\s*\|[^|]*\|\s*(?:(?:Pass|Fail|Skip|Warn)(?:\s*-\s*(?:All|GPUs?\s*:?\s*[\d, ]+))?"
+                                             r"|GPU\s?\d+\s*:\s*(?:Pass|Fail|Skip|Warn))\s*\|?\s*$", ln)]
+    if status and len(rows) + len(borders) >= 0.8 * len(table) and len(table) >= 0.6 * len(lines):
+        return 0.9
     return 0.0
 
 

@@ -151,6 +151,11 @@ def parse_proc_swaps(text: str) -> Swaps:
     return r
 
 
+def detect_proc_swaps(text: str) -> float:
+    """/proc/swaps (or ``swapon -s``, the same table): the ``Filename Type Size Used Priority`` header."""
+    return 1.0 if re.search(r"^Filename\s+Type\s+Size\s+Used\s+Priority\s*$", text, re.M) else 0.0
+
+
 # ------------------------------------------------------------------ kernel command line
 
 

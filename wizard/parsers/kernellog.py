@@ -31,6 +31,7 @@ Parsers never raise: :func:`parse_kernel_log` returns what it could read.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -166,6 +167,10 @@ class KernelLog:
     formats: set[str] = field(default_factory=set)
     boots: int = 1
     lines: int = 0
+    aer_received: list[KernelEvent] = field(default_factory=list)
+    """Every AER "error (message) received" line, one per message the port's AER service took in, with
+    ``fields`` port, severity, multiple and seconds (:func:`record_seconds`): the rate of corrected errors
+    is counted from these (details may be missing: "can't find device of ID...")."""
 
     @property
     def last_boot(self) -> int:
@@ -281,6 +286,43 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
 
 def _norm(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
+
+
+_STAMP_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # dmesg -T: "Thu Feb 29 13:47:22 2024"
+    (re.compile(r"^(?P<b>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})$"), "%a %b %d %H:%M:%S %Y"),
+    # iso, short-iso, rfc3339, short-full ("Thu 2024-02-29 13:47:22 UTC"; the zone is left out)
+    (re.compile(r"^(?:[A-Z][a-z]{2} )?(?P<b>\d{4}-\d\d-\d\d)[T ](?P<t>\d\d:\d\d:\d\d)(?:[.,](?P<f>\d+))?"),
+     "%Y-%m-%d %H:%M:%S"),
+    # syslog / short(-precise): "Nov  7 15:39:12(.123456)" (no year: differences only)
+    (re.compile(r"^(?P<b>[A-Z][a-z]{2})\.?\s+(?P<d>\d{1,2})\s+(?P<t>\d\d:\d\d:\d\d)(?:\.(?P<f>\d+))?"),
+     "%b %d %H:%M:%S"),
+)
+
+
+def record_seconds(rec: LogRecord) -> float | None:
+    """Seconds on one clock for the records of one log, for rates: the ``[seconds]`` since boot when the
+    line has it, else the wall-clock stamp (``dmesg -T``, iso, syslog, journal short-iso/-full/-unix) as
+    seconds; None when the line has no stamp that can be read (``dmesg -H`` deltas, bare lines). Only
+    differences between records of the same log mean anything (a syslog stamp has no year)."""
+    if rec.mono_s is not None:
+        return rec.mono_s
+    st = rec.stamp.strip()
+    if re.fullmatch(r"\d{9,11}\.\d+", st):
+        return float(st)
+    for rx, fmt in _STAMP_FORMATS:
+        m = rx.match(st)
+        if not m:
+            continue
+        gd = m.groupdict()
+        body = " ".join(x for x in (gd.get("b"), gd.get("d"), gd.get("t")) if x)
+        try:
+            t = datetime.datetime.strptime(body, fmt)
+        except ValueError:
+            return None
+        frac = float("0." + gd["f"]) if gd.get("f") else 0.0
+        return (t - datetime.datetime(1900 if "%Y" not in fmt else 1970, 1, 1)).total_seconds() + frac
+    return None
 
 
 def event_key(event: KernelEvent) -> str:
@@ -589,6 +631,12 @@ def _parse(text: str, log: KernelLog) -> None:
             port = bus_id(m.group("port"))
             aer_port_src[port] = _aer_requester(m.group("src"), port)
             aer_port_line[port] = rec.raw[0]
+            sev_raw = m.group("sev").strip()
+            log.aer_received.append(KernelEvent("aer_received", rec, port, {
+                "port": port, "source": aer_port_src[port], "multiple": bool(m.group("multi")),
+                "severity": AER_SEVERITY_NORMAL.get(sev_raw.lower(), "nonfatal" if "uncorr" in sev_raw.lower()
+                                                    else "corrected"),
+                "seconds": record_seconds(rec)}, [rec.raw[0]]))
             continue
         m = AER_BUS_ERROR_RE.match(msg)
         if m:

@@ -204,6 +204,31 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
     return r
 
 
+_SECTION_START = re.compile(r"^#\s*Collective test starting:|^#\s*nThread\s+\d+")
+
+
+def split_nccl_tests(text: str) -> list[str]:
+    """The runs of one nccl-tests output, as texts: a new run starts at "# Collective test starting:" or at
+    a "# nThread ..." header once the current run has its header or result rows (a script that ran
+    all_reduce_perf, all_gather_perf, ... one after another). Lines before the first header stay with the
+    first run. One text (the input) when it holds a single run."""
+    parts: list[list[str]] = [[]]
+    has_header = has_rows = False
+    for raw in text.splitlines():
+        s = _MPI_PREFIX.sub("", raw).strip()
+        starts = bool(_SECTION_START.match(s))
+        if starts and (has_rows or has_header):
+            parts.append([])
+            has_header = has_rows = False
+        if starts and "nThread" in s:
+            has_header = True
+        elif re.match(r"^\d", s) and _row(_GLUED_TAG.sub(" ", s), True) is not None:
+            has_rows = True
+        parts[-1].append(raw)
+    out = ["\n".join(p) + "\n" for p in parts if any(x.strip() for x in p)]
+    return out if len(out) > 1 else [text]
+
+
 def _collective_name(name: str) -> str:
     n = name.lower().removesuffix("_perf_mpi").removesuffix("_perf").removesuffix("_mpi")
     n = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
@@ -306,8 +331,13 @@ class NcclLog:
     test_failures: list[str] = field(default_factory=list)
     warn_lines: list[str] = field(default_factory=list)
     return_chains: list[tuple[str, int]] = field(default_factory=list)  # (line, ncclResult_t code)
+    setup_failures: list[tuple[str, str]] = field(default_factory=list)  # (class of NCCL_SETUP_FAILURES, line)
+    framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
+    last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
+    init_complete: list[str] = field(default_factory=list)  # "... Init COMPLETE" lines: a communicator came up
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
+    nnodes: int | None = None  # "comm ... nRanks 16 nNodes 2 localRanks 8" (NCCL 2.12+): nodes in the communicator
     nccl_lines: int = 0
 
     @property
@@ -321,6 +351,12 @@ class NcclLog:
         none: that is NCCL saying it found no device), ``Using network IB``, or channels via NET/IB."""
         return bool(self.ib_devices) or any(n.startswith("IB") for n in self.networks) or any(
             "NET/IB" in c for c in self.channels_net)
+
+    @property
+    def one_node(self) -> bool:
+        """Every line names the same one host and no communicator spans nodes: NCCL moves data between the GPUs
+        of one node over P2P/SHM, never over its network transport. (Lines without a host prefix say nothing.)"""
+        return len(self.hosts) == 1 and (self.nnodes or 1) == 1
 
     @property
     def link_layers(self) -> list[str]:
@@ -350,13 +386,91 @@ _PLUGIN_FAIL = re.compile(
 developer in NVIDIA/nccl#229)."""
 
 
+NCCL_RESULTS: dict[int, tuple[str, str, str]] = {
+    1: ("ncclUnhandledCudaError", "unhandled cuda error", "a CUDA call made by NCCL failed"),
+    2: ("ncclSystemError", "unhandled system error",
+        "a system call (socket, malloc, ...) or an external library call (libibverbs, a net plugin) failed, or a "
+        "remote peer exited unexpectedly"),
+    3: ("ncclInternalError", "internal error", "an internal consistency check failed (often after a peer's connection "
+        "broke, or memory corruption)"),
+    4: ("ncclInvalidArgument", "invalid argument", "an NCCL call got an invalid argument"),
+    5: ("ncclInvalidUsage", "invalid usage", "NCCL was used incorrectly (e.g. ranks calling different collectives, "
+        "two ranks on one GPU)"),
+    6: ("ncclRemoteError", "remote process exited or there was a network error",
+        "a call failed because a remote process exited or the network failed"),
+    7: ("ncclInProgress", "NCCL operation in progress", "a non-blocking operation has not finished"),
+}
+"""ncclResult_t values, their ncclGetErrorString() text and meaning (nccl.h, NVIDIA/nccl src/nccl.h.in; NCCL API
+documentation, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html#ncclresult-t)."""
+
+NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ib_verbs", re.compile(r"\bCall to ibv_\w+ failed|\bibv_\w+ failed\b|NET/IB\s*:.*\bibv_\w+\b.*\bfail", re.I)),
+    ("connect", re.compile(r"\bConnect to \S+ failed|\bconnect(?:ion)? (?:to \S+ )?(?:refused|timed out)|"
+                           r"Call to connect (?:returned|failed)|No route to host|Network is unreachable", re.I)),
+    ("peer_closed", re.compile(r"socketProgress|socketPollConnect|socketFinalizeAccept|Connection closed by remote peer|"
+                               r"Connection reset by peer|Broken pipe|Socket recv failed|Call to (?:recv|send) \S* ?(?:from|to) "
+                               r"\S+ failed|remote process exited or there was a network error|"
+                               r"Failed to execute operation Connect", re.I)),
+    ("bootstrap", re.compile(r"Bootstrap\s*:\s*no socket interface found|No usable listening interface|"
+                             r"bootstrap\S*\s.*(?:timed? ?out|failed)|connecting to address .*is neither AF_INET", re.I)),
+    ("shm", re.compile(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
+    ("system_call", re.compile(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
+                               r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
+)
+"""WARN lines (and PyTorch's "Last error:" text) that mean the communicator could not be set up or lost its
+connection: a failed libibverbs call while creating queues or moving a queue pair INIT -> RTR -> RTS, a socket connect
+that was refused or timed out, a peer that closed its socket, the bootstrap finding no interface, a shared-memory
+segment for the ranks on one node that could not be created (/dev/shm too small or not writable, e.g. a container's
+64 MB default), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
+https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
+
+_FRAMEWORK = re.compile(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
+                        r"ncclRemoteError)\b|NCCL error in: .*?, (unhandled system error|unhandled cuda error|internal error|"
+                        r"invalid usage|invalid argument|remote process exited or there was a network error)|"
+                        r"\bNCCL [Ee]rror (\d)\b")
+
+
+def setup_failure_class(line: str) -> str:
+    """The class of :data:`NCCL_SETUP_FAILURES` a line belongs to, or ""."""
+    if re.search(r"retrying", line, re.I):
+        return ""
+    return next((name for name, rx in NCCL_SETUP_FAILURES if rx.search(line)), "")
+
+
+def nccl_result_name(text: str) -> str:
+    """"ncclSystemError" for "ncclSystemError", "unhandled system error" or "NCCL error 2"; "" otherwise."""
+    m = _FRAMEWORK.search(text)
+    if not m:
+        return ""
+    if m.group(1):
+        return m.group(1)
+    if m.group(2):
+        return next((n for n, t, _ in NCCL_RESULTS.values() if t == m.group(2)), "")
+    return NCCL_RESULTS.get(int(m.group(3)), ("",))[0]
+
+
 def parse_nccl_log(text: str) -> NcclLog:
     lg = NcclLog()
     hosts: dict[str, None] = {}
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
         s = raw.strip()
         if not s:
             continue
+        fw = nccl_result_name(s)
+        if fw:
+            lg.framework_errors.append((fw, s))
+        le = re.search(r"Last error:\s*(?:\d+:\s*)?(.*)$", s)
+        if le:
+            after = le.group(1).strip() or next((x.strip() for x in lines[i + 1:i + 3] if x.strip()), "")
+            if after:
+                lg.last_errors.append(after)
+                k = setup_failure_class(after)
+                if k:
+                    lg.setup_failures.append((k, after))
+        if "Init COMPLETE" in s:
+            lg.init_complete.append(s)
         m = _NCCL_LINE.search(s)
         if m:
             _set(lg, "nccl_lines", lg.nccl_lines + 1)
@@ -451,12 +565,18 @@ def parse_nccl_log(text: str) -> NcclLog:
         if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
                 r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s):
             lg.warn_lines.append(s)
+            k = setup_failure_class(s)
+            if k and (k, s) not in lg.setup_failures:
+                lg.setup_failures.append((k, s))
         rm = _RETURN.search(s)
         if rm:
             lg.return_chains.append((s, int(rm.group(1))))
         im = re.search(r"\bnranks (\d+)", s)
         if im:
             _set(lg, "nranks", max(lg.nranks or 0, int(im.group(1))))
+        nm = re.search(r"\bnNodes (\d+)", s)
+        if nm:
+            _set(lg, "nnodes", max(lg.nnodes or 0, int(nm.group(1))))
     _set(lg, "hosts", list(hosts))
     return lg
 
@@ -482,7 +602,7 @@ def detect_nccl_log(text: str) -> float:
     if not lines:
         return 0.0
     hits = sum(1 for ln in lines if _NCCL_LINE.search(ln) or "ProcessGroupNCCL" in ln or
-               re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln))
+               re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln) or _FRAMEWORK.search(ln))
     if not hits:
         # NCCL's messages grepped out of a log (the "NCCL INFO" prefix cut off): the transport lines
         strong = sum(1 for ln in lines if _SUMMARY_STRONG.search(ln))

@@ -666,6 +666,11 @@ def parse_smi_text(text: str) -> SmiDoc:
     return doc
 
 
+_PASTE_MARK_RE = re.compile(r"\s{2,}(?:<[-=]+|<<|←|#|\(\s*!|\*{2,}).*$")
+"""A mark a person added after a value when pasting ("Pending : Yes      <===", "... # here"): nvidia-smi never
+prints two spaces then an arrow, '#' or '**' inside a value, so it is dropped before the value is read."""
+
+
 def _parse_text(doc: SmiDoc, text: str) -> None:
     gpu: GpuFacts | None = None
     stack: list[tuple[int, str]] = []
@@ -695,6 +700,8 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
             other.append(raw)  # not a "-q" line (a shell prompt, a note in a paste): never a parent
             continue
         label, value = (kv.group(1), kv.group(2)) if kv else (content, None)
+        if value is not None:
+            value = _PASTE_MARK_RE.sub("", value)
         norm = _norm_label(label)
         while stack and stack[-1][0] >= indent:
             stack.pop()
@@ -975,6 +982,110 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
         doc.gpus.append(g)
         if doc.attached is None and g.get("count") is not None:
             _set(doc, "attached", g.get("count"))
+
+
+# ------------------------------------------------------------------ --query-gpu CSV without its header
+
+_GPU_NAME_RE = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b[\w \-./()]*$|^(?:A|H|B|L|V|P|T)\d{1,3}[A-Z]?\b.*(?:GB|SXM|PCIE|NVL)", re.I)
+_NOHEADER_KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("pci.bus_id", "PCI bus id", re.compile(r"^(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")),
+    ("uuid", "GPU UUID", re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")),
+    ("pstate", "performance state", re.compile(r"^P(?:[0-9]|1[0-5])$")),
+    ("driver_version", "driver version", re.compile(r"^\d{3}\.\d{2,3}(?:\.\d{2,3})?$")),
+    ("compute_mode", "compute mode", re.compile(r"^(?:Default|Exclusive_Process|Exclusive_Thread|Prohibited)$")),
+    ("vbios_version", "VBIOS version", re.compile(r"^[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f]{2}){4}$")),
+)
+"""Values whose shape alone says which ``--query-gpu`` property printed them (nvidia-smi --help-query-gpu)."""
+_NOHEADER_AMBIGUOUS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a memory size in MiB (total, used, free or reserved: cannot tell which)", re.compile(r"^\d+ MiB$")),
+    ("a power in W (draw, limit or default limit: cannot tell which)", re.compile(r"^\d+(?:\.\d+)? W$")),
+    ("a clock in MHz (current or max, graphics, SM or memory: cannot tell which)", re.compile(r"^\d+ MHz$")),
+    ("a percentage (GPU or memory utilisation, fan: cannot tell which)", re.compile(r"^\d+(?:\.\d+)? ?%$")),
+    ("Enabled/Disabled (ECC, persistence, MIG ...: cannot tell which)", re.compile(r"^(?:Enabled|Disabled)$")),
+    ("Active/Not Active (a clock-event reason: cannot tell which)", re.compile(r"^(?:Active|Not Active)$")),
+    ("a bit mask (clock-event reasons or another mask: cannot tell which)", re.compile(r"^0x[0-9A-Fa-f]+$")),
+    ("a plain number (temperature, count, unit-less value with nounits: cannot tell which)",
+     re.compile(r"^-?\d+(?:\.\d+)?$")),
+)
+
+
+@dataclass(frozen=True)
+class NoHeaderCsv:
+    """``--query-gpu ... --format=csv,noheader`` rows read without column names. ``columns``: per column,
+    the canonical key where the values say it unambiguously (``name``, ``pci.bus_id``, ``uuid``, ``pstate``,
+    ``driver_version``, ``compute_mode``, ``vbios_version``, ``index``) else None; ``labels``: what each
+    column looks like; ``na``: how many cells are ``[N/A]``/``N/A``/``[Not Supported]``."""
+
+    rows: list[list[str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    columns: list[str | None] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    na: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def read_noheader_csv(text: str) -> NoHeaderCsv:
+    """Split ``csv,noheader`` rows (an optional ``$ nvidia-smi ...`` prompt line first) and infer what each
+    column is from its values; never guesses a column whose values fit more than one property."""
+    out = NoHeaderCsv()
+    lines = [ln for ln in text.splitlines() if ln.strip()][:2000]
+    if lines and re.match(r"^\s*(?:\S*[$#>]\s*)?nvidia-smi\b", lines[0]):
+        lines = lines[1:]
+    for ln in lines:
+        try:
+            cells = [c.strip() for c in next(csv.reader([ln], skipinitialspace=True))]
+        except (csv.Error, StopIteration):
+            out.problems.append(ln)
+            continue
+        out.rows.append(cells)
+        out.lines.append(ln.rstrip())
+    widths = {len(r) for r in out.rows}
+    if len(widths) != 1:
+        return NoHeaderCsv(problems=out.problems + out.lines[:20])
+    width = widths.pop()
+    for i in range(width):
+        vals = [r[i] for r in out.rows if not is_na(r[i])]
+        key: str | None = None
+        label = "only N/A values" if not vals else "unrecognised"
+        if vals and all(_GPU_NAME_RE.match(v) and not re.fullmatch(r"GPU-[0-9a-fA-F-]+", v) for v in vals):
+            key, label = "name", "GPU name"
+        elif vals:
+            for k, lab, rx in _NOHEADER_KINDS:
+                if all(rx.match(v) for v in vals):
+                    key, label = k, lab
+                    break
+            else:
+                if i == 0 and len(out.rows) > 1 and [r[0] for r in out.rows] == [str(n) for n in range(len(out.rows))]:
+                    key, label = "index", "GPU index (0, 1, 2 ... in row order)"
+                else:
+                    label = next((lab for lab, rx in _NOHEADER_AMBIGUOUS if all(rx.match(v) for v in vals)), label)
+        out.columns.append(key)
+        out.labels.append(label)
+    return NoHeaderCsv(out.rows, out.lines, out.columns, out.labels, sum(1 for r in out.rows for c in r if is_na(c)),
+                       out.problems)
+
+
+def parse_smi_csv_noheader(text: str) -> SmiDoc:
+    """``nvidia-smi --query-gpu=... --format=csv,noheader`` rows -> :class:`SmiDoc` holding only the fields
+    whose column :func:`read_noheader_csv` could name; a pasted excerpt, so not ``complete``."""
+    doc = SmiDoc("csv", "nvidia-smi --query-gpu=... --format=csv,noheader")
+    nh = read_noheader_csv(text)
+    scan_errors(doc, nh.lines)
+    for n, (cells, line) in enumerate(zip(nh.rows, nh.lines)):
+        g = GpuFacts(index=n, header=line if len(line) <= 300 else "")
+        for key, v in zip(nh.columns, cells):
+            if key:
+                g.set(key, v, line if len(line) <= 300 else f"{key}: {v}")
+            if ERR_RE.search(v):
+                g.errors.append(v)
+        idx = g.num("index")
+        if idx is not None and 0 <= idx < 100000:
+            _set(g, "index", int(idx))
+        _set(g, "bus_id", g.text("pci.bus_id") or "")
+        doc.gpus.append(g)
+    if not doc.gpus and not doc.error_kind:
+        doc.problems.extend(nh.problems[:20] or [ln for ln in text.splitlines() if ln.strip()][:20])
+    return doc
 
 
 # ------------------------------------------------------------------ NVML probe JSON

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score)
+from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, read_noheader_csv)
 
 _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/")) | frozenset({
     "bus", "device", "domain", "device id", "sub system id", "gpu link info", "pcie generation", "link width",
@@ -98,3 +98,21 @@ def detect_csv(text: str) -> float:
         if csv_header_score(line) >= 0.8:
             return 0.95 if len(lines) > i + 1 else 0.6
     return 0.0
+
+
+NOHEADER_KEYS = frozenset({"name", "pci.bus_id", "uuid", "pstate", "driver_version"})
+"""Columns whose values alone identify a ``--query-gpu`` row (see :func:`wizard.parsers.smi.read_noheader_csv`)."""
+
+
+def detect_csv_noheader(text: str) -> float:
+    """0.7 for ``--query-gpu ... --format=csv,noheader`` rows: every line splits into the same number (2 or
+    more) of comma-separated fields, and a GPU name, or two of bus id / UUID / pstate / driver version, is
+    among them. Lower than the other nvidia-smi kinds (a CSV with its header is 0.95)."""
+    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
+    if not lines or detect_csv(text) or len(text) > 200000:
+        return 0.0
+    nh = read_noheader_csv("\n".join(lines))
+    if nh.problems or not nh.rows or len(nh.columns) < 2:
+        return 0.0
+    keys = {k for k in nh.columns if k} & NOHEADER_KEYS
+    return 0.7 if "name" in keys or len(keys) >= 2 else 0.0

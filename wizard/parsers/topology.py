@@ -40,6 +40,8 @@ class Matrix:
     legend: list[str] = field(default_factory=list)
     nic_legend: dict[str, str] = field(default_factory=dict)  # NIC0 -> mlx5_0
     problems: list[str] = field(default_factory=list)
+    inferred: bool = False  # no header row: the column order was read from where each row has its X
+    unknown_columns: list[str] = field(default_factory=list)  # "?8": a column no printed row names
 
     @property
     def gpus(self) -> list[str]:
@@ -48,7 +50,7 @@ class Matrix:
 
     @property
     def nics(self) -> list[str]:
-        return [c for c in self.columns if not c.startswith("GPU")]
+        return [c for c in self.columns if not c.startswith(("GPU", "?"))]
 
     def cell(self, a: str, b: str) -> str:
         """The printed token for ``a``/``b`` from either row ("" when not printed)."""
@@ -115,7 +117,63 @@ def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
                 mx.affinity[name] = aff
             continue
         mx.problems.append(raw)
+    if not columns:
+        inferred = _headerless(text, valid)
+        if inferred is not None:
+            return inferred
     return replace(mx, columns=columns, header_line=header_line)
+
+
+def _headerless(text: str, valid: re.Pattern[str]) -> Matrix | None:
+    """A matrix pasted without its header row (only ``GPU0  X  NV18 ...`` rows): nvidia-smi prints row i
+    with ``X`` in column i, so each row's ``X`` names its column. Columns no printed row names (a cut
+    paste, NIC columns whose rows were left out) become ``?<position>``, except that a column holding an
+    NV# link is a GPU (a NIC has no NVLink) and is named after the GPUs around it when that is certain.
+    None when the rows do not have that shape."""
+    rows: list[tuple[str, list[str], list[str], str]] = []
+    for raw in text.splitlines():
+        toks = raw.split()
+        if not toks or not re.fullmatch(_NAME_RE, toks[0]):
+            continue
+        cells: list[str] = []
+        for t in toks[1:]:
+            if not valid.fullmatch(t) or (t == "N/A" and "X" in cells):
+                break
+            cells.append(t)
+        if cells.count("X") != 1:
+            return None
+        rows.append((toks[0], cells, toks[1 + len(cells):], raw.rstrip()))
+    if len(rows) < 2:
+        return None
+    width = max(len(c) for _, c, _, _ in rows)
+    if any(len(c) != width for _, c, _, _ in rows):
+        return None
+    columns: list[str | None] = [None] * width
+    for name, cells, _, _ in rows:
+        pos = cells.index("X")
+        if columns[pos] is not None or name in columns:
+            return None
+        columns[pos] = name
+    known_gpu = {i: int(c[3:]) for i, c in enumerate(columns) if c and c.startswith("GPU")}
+    names: list[str] = []
+    for i, c in enumerate(columns):
+        if c is not None:
+            names.append(c)
+            continue
+        nv_here = any(nv_count(cells[i]) is not None for _, cells, _, _ in rows)
+        before = [n for p, n in known_gpu.items() if p < i]
+        guess = f"GPU{max(before) + (i - max(p for p in known_gpu if p < i))}" if before else ""
+        if nv_here and guess and guess not in columns and all(p < i for p in known_gpu):
+            names.append(guess)
+        else:
+            names.append(f"?{i}")
+    mx = Matrix(columns=names, inferred=True, unknown_columns=[n for n in names if n.startswith("?")])
+    for name, cells, extra, line in rows:
+        mx.rows[name] = dict(zip(names, cells))
+        mx.row_lines[name] = line
+        if extra:
+            mx.affinity[name] = dict(zip(_AFFINITY_HEADERS, extra))
+    return mx
 
 
 _TOPO_CELL = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{1,3}|N/A")

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from wizard.common import gpu_subject
@@ -51,6 +52,11 @@ PERSISTENCE_TEST = re.compile(r"^persistence mode$", re.I)
 deployment checks (real run: tests/data/public/dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt)."""
 SRC_PM = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}; the deployment 'Persistence Mode' test; DCGM's "
           "own message: 'The DCGM diagnostic requires persistence mode to be enabled'; a skipped test is not a pass)")
+SRC_NVLINK_FALSE = ("NVIDIA/DCGM#49, https://github.com/NVIDIA/DCGM/issues/49 (DCGM's PCIe test fails with 'NvLink "
+                    "link N is currently down' on GPUs that have no NVLink) and NVIDIA/NVSentinel PR #1481, "
+                    "https://github.com/NVIDIA/NVSentinel/pull/1481 (PCIe GPUs report every NVLink link down)")
+EXCERPT_NOTE = ("this paste is an excerpt (no banner, header or metadata): the run's level and its other tests are not "
+                "in it")
 PM_REMEDY = ("Enable persistence mode (`sudo nvidia-smi -pm 1`, or `sudo systemctl enable --now nvidia-persistenced`, "
              "which keeps it across reboots) and rerun the diagnostic.")
 
@@ -108,6 +114,12 @@ def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
     else:
         r = (f"Rerun the test on {g} alone (`dcgmi diag -r N -i <gpu>`) and read its message (DCGM_FR_* codes are "
              "in the DCGM documentation).")
+    if "pcie" in t and NVLINK_DOWN.search(text):
+        r = (f"DCGM's PCIe test failed on NVLink links it found down on {g}. If these GPUs have NVLink (SXM "
+             "modules, NVL or bridged cards): `nvidia-smi nvlink -s` and, on NVSwitch systems, `systemctl status "
+             "nvidia-fabricmanager` (`nvidia-smi -q | grep -A2 Fabric` should read Completed), then reset or reboot "
+             "and rerun. If they are PCIe cards without NVLink, DCGM's NVLink check is a known false alarm: set "
+             "gpu_model in the plan so bringup can tell, and judge the PCIe bandwidth lines instead.")
     if "thermal" in text or "temperature" in text:
         r += " Thermal violations were reported: check the cooling (fans, airflow, inlet temperature, thermal interface)."
     return r
@@ -239,8 +251,10 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     findings.append(Finding(fid, Verdict.WARN, f"{who} failed DCGM '{r.test}'{tail}", subject, ev,
                                             PM_REMEDY, SRC_PM))
                     continue
+                nv_down = "pcie" in r.test.lower() and bool(NVLINK_DOWN.search(" ".join(ms)))
                 findings.append(Finding(fid, Verdict.FAIL if fatal else Verdict.WARN,
-                                        f"{who} failed DCGM '{r.test}'{tail}", subject, ev, _remedy(r.test, ms, g), SRC))
+                                        f"{who} failed DCGM '{r.test}'{tail}", subject, ev, _remedy(r.test, ms, g),
+                                        f"{SRC}; {SRC_NVLINK_FALSE}" if nv_down else SRC))
                 continue
             findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM '{r.test}' warned{tail}", subject, ev,
                                     _remedy(r.test, ms, g), SRC))
@@ -259,9 +273,18 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 "results after it are missing", "host",
                                 tuple(ln for ln in text.splitlines() if d.categories[-1] in ln)[:2],
                                 "Give bringup the whole `dcgmi diag` output.", SRC))
+    cats = {r.category.strip().lower() for r in d.results}
+    if (d.source == "text" and (d.banner or d.header) and not d.closed and d.results and cats <= _NOT_HARDWARE
+            and not any(f.verdict == Verdict.UNKNOWN and f.subject == "host" for f in findings)):
+        last = [ln for ln in text.splitlines() if ln.strip()][-1:]
+        findings.append(Finding(fid, Verdict.UNKNOWN, "the paste ends inside the deployment checks (no closing border): "
+                                "the run's hardware tests (PCIe, GPU memory, stress) are not in it, so the GPUs are "
+                                "not judged", "host", tuple(last), "Give bringup the whole `dcgmi diag` output.", SRC))
     if not findings:
         findings.append(Finding(fid, Verdict.UNKNOWN, "could not read any DCGM test result", "host",
                                 tuple(text.splitlines()[:8]), "Give bringup the whole `dcgmi diag` output.", SRC))
+    if d.excerpt:
+        findings = [replace(f, message=f"{f.message} ({EXCERPT_NOTE})") for f in findings]
     return findings
 
 

@@ -18,6 +18,7 @@ CUDA version"):
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from wizard.common import gpu_subject
@@ -263,14 +264,38 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         fail(f"{who}: " + "; ".join(parts))
         return findings
     if t.error("no_driver"):
-        fail(f"{who}: CUDA finds no NVIDIA driver/GPU ({t.error('no_driver').line.strip()})",  # type: ignore[union-attr]
+        nd = t.error("no_driver")
+        assert nd is not None
+        fail(f"{who}: CUDA finds no NVIDIA driver/GPU ({nd.line.strip()})" + (f"; {_coded_text(nd)}" if nd.info else ""),
              "Check the driver stage: `nvidia-smi` must list the GPUs; in a container, start it with the GPUs "
              "passed in (e.g. `--gpus all` with the NVIDIA container toolkit).", SRC_TORCH)
         return findings
     if t.error("no_kernel_image"):
-        fail(f"{who} has no compiled code for this GPU's architecture ({t.error('no_kernel_image').line.strip()})",  # type: ignore[union-attr]
-             "Install a torch build whose CUDA version supports this GPU (e.g. Blackwell needs CUDA >= 12.8 "
-             "wheels; recent CUDA 13 wheels dropped Volta and older).", SRC_ARCH)
+        fail(f"{who} has no compiled code for this GPU's architecture ({_arch_detail(t)}): the wheel (or a CUDA "
+             "extension) was built without this GPU's compute capability; the driver and the GPU are not at fault",
+             "Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` "
+             "(or `nvidia-smi --query-gpu=compute_cap --format=csv`): the GPU's sm_XY must be in the list. Install a "
+             "torch build whose arch list includes it (newer GPUs need newer CUDA wheels, e.g. Blackwell needs "
+             "CUDA >= 12.8 wheels; recent CUDA 13 wheels dropped Volta and older); rebuild custom extensions with it "
+             "in TORCH_CUDA_ARCH_LIST.", SRC_ARCH)
+        return findings
+    coded = [e for e in t.errors if e.info is not None and e.kind in ("other_cuda", "oom")]
+    bad = [e for e in coded if e.info is not None and e.info.klass in FAIL_CLASSES]
+    if bad:
+        e = bad[0]
+        assert e.info is not None
+        findings.append(Finding("driver.torch_cuda", Verdict.FAIL, f"{who}: {_coded_text(e)}", "host",
+                                tuple(dict.fromkeys([x.line for x in bad[:4]] + list(ev)))[:8],
+                                _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
+        return findings
+    for e in coded:
+        assert e.info is not None
+        if e.kind == "oom":
+            findings.append(_oom_finding(e, who))
+        else:
+            findings.append(Finding("driver.torch_cuda", Verdict.WARN, f"{who}: {_coded_text(e)}", "host", (e.line,),
+                                    _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
+    if coded:
         return findings
     if t.cpu_only:
         fail(f"{who} is a CPU-only build (torch.version.cuda is None): it cannot use the GPUs",
@@ -340,6 +365,90 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     tuple([source] + raw_lines[:10]),
                                     "Run the torch one-liner by hand and check its output.", SRC_TORCH))
     return findings
+
+
+FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
+"""Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run
+CUDA work: fail. The others (``workload`` = out of memory, ``busy``, ``program``) say the GPU answered and the program
+or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime API, cudaError_t,
+https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
+
+
+def _first_upper(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+def _coded_text(e: Any) -> str:
+    """'CUDA error 802 = cudaErrorSystemNotReady ("system not yet initialized"): <meaning>' for a resolved error."""
+    i = e.info
+    if e.printed is not None and e.printed != i.code:
+        num = f"CUDA error {e.printed} (CUDA <= 10.0 numbering; {i.code} today) = {i.name}"
+    else:
+        num = f"CUDA error {i.code} = {i.name}"
+    return f"{num} (\"{i.message.split('|')[0]}\"): {i.meaning}"
+
+
+def _gib(v: str) -> float | None:
+    m = re.match(r"([\d.]+)\s*(\w+)", v or "")
+    if not m:
+        return None
+    scale = {"B": 2 ** -30, "bytes": 2 ** -30, "KiB": 2 ** -20, "MiB": 2 ** -10, "GiB": 1.0, "TiB": 1024.0}.get(m.group(2))
+    return float(m.group(1)) * scale if scale is not None else None
+
+
+def _oom_finding(e: Any, who: str) -> Finding:
+    """PyTorch's "CUDA out of memory": a workload that does not fit, not a fault of the machine (warn)."""
+    o = e.oom
+    parts = []
+    if o and o.tried:
+        parts.append(f"tried to allocate {o.tried}" + (f" on GPU {o.gpu}" if o.gpu else ""))
+        if o.total:
+            parts.append(f"{o.free} free of {o.total} total")
+        if o.process:
+            parts.append(f"this process holds {o.process}")
+        if o.allocated:
+            parts.append(f"{o.allocated} allocated by PyTorch")
+        if o.reserved or o.unallocated:
+            parts.append(f"{o.reserved or o.unallocated} reserved by PyTorch" + (" but unallocated" if o.unallocated else ""))
+    others = ""
+    total, free, proc = (_gib(o.total), _gib(o.free), _gib(o.process)) if o else (None, None, None)
+    if total is not None and free is not None and proc is not None and total - free - proc > 1.0:
+        others = (f"; about {total - free - proc:.1f} GiB is held by other processes on that GPU (check `nvidia-smi` "
+                  "for another job or a leftover process)")
+    frag = ""
+    if o and o.unallocated and o.allocated:
+        un, al, tr, fr = _gib(o.unallocated), _gib(o.allocated), _gib(o.tried), _gib(o.free)
+        if (un is not None and al is not None and tr is not None and fr is not None and un > 0.25 * max(al, 0.001)
+                and un > 1.0 and tr <= fr + un):
+            frag = "; much memory is reserved but unallocated (fragmentation): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps"
+    msg = (f"{who}: CUDA out of memory" + (f" ({'; '.join(parts)})" if parts else "") + others + frag +
+           ": the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU "
+           "answered and its memory is in use)")
+    return Finding("driver.torch_cuda", Verdict.WARN, msg, "host", (e.line.strip(),),
+                   _first_upper(e.info.action) + ". Size the job with `bringup size` (model states per GPU).",
+                   f"PyTorch CUDA memory management (https://pytorch.org/docs/stable/notes/cuda.html#memory-management); "
+                   f"{e.info.source}")
+
+
+def _arch_detail(t: TorchCuda) -> str:
+    """The no-kernel-image line, plus the GPU's sm_XY and the wheel's list when torch's warning printed them."""
+    e = t.error("no_kernel_image")
+    assert e is not None
+    text = " ".join(x.line for x in t.errors) + " " + " ".join(t.arch_lines)
+    sm = re.search(r"(?:CUDA capability|capability) (sm_\d+)", e.line + " " + text)
+    sup = next((m.group(1) for ln in t.arch_lines for m in [re.search(r"supports CUDA capabilities ((?:sm_\d+\s*)+)", ln)]
+                if m), "")
+    cc = next((m.group(1) for ln in t.arch_lines for m in [re.search(r"cuda capability (\d+\.\d+)", ln, re.I)] if m), "")
+    bits = [e.line.strip()]
+    if sm:
+        bits.append(f"the GPU is {sm.group(1)}")
+    elif cc:
+        bits.append(f"the GPU has compute capability {cc}")
+    if sup:
+        bits.append(f"this torch supports {sup.strip()}")
+    if e.printed is not None and e.info is not None and e.printed != e.info.code:
+        bits.append(f"error {e.printed} is {e.info.name} in CUDA <= 10.0 numbering")
+    return "; ".join(bits)
 
 
 def judge_torch_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:

@@ -26,7 +26,7 @@ from wizard.parsers.hosttools import (
     FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon,
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
-from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding
+from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding, swap_heavy
 
 SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
           "https://docs.nvidia.com/health-validation/); Azure HPC health checks, check_hw_physmem (warns 5% below "
@@ -126,8 +126,9 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
             findings.append(Finding("os.memory", Verdict.WARN,
                                     f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
                                     ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
-    if st and is_kubernetes(exp):  # swap on is only a finding here when it matters (the free view has no device list)
-        findings.append(swap_finding(f"swap is on ({human_bytes(st)})", ev[-1:], exp))
+    if st and (is_kubernetes(exp) or swap_heavy(su, st)):  # only when it matters (the free view has no device list)
+        findings.append(swap_finding(f"swap is on ({human_bytes(st)}, {human_bytes(su or 0)} used)", ev[-1:], exp,
+                                     used_bytes=su, total_bytes=st))
     return findings
 
 
@@ -169,7 +170,8 @@ def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     size = sum(d.size or 0 for d in devs)
     used = sum(d.used or 0 for d in devs)
     desc = f"swap is on: {len(devs)} device(s) ({', '.join(f'{d.name} {d.type}' for d in devs)}), {human_bytes(used)} of {human_bytes(size)} used"
-    return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT)]
+    return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT, used_bytes=used,
+                         total_bytes=size)]
 
 
 def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") -> list[Finding]:

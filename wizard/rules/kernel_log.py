@@ -11,8 +11,9 @@ its rules: Xid, fallen off the bus and GSP (:mod:`wizard.rules.xid`), host memor
   hardware path; never initialised -> Above 4G decoding (Resizable BAR left at the vendor default),
   then a driver new enough for the GPU. BAR mapping failures: Above 4G decoding / VM 64-bit MMIO.
 * nouveau (or another driver) holding an NVIDIA GPU: fail (blacklist, rebuild initramfs).
-* PCIe AER: fatal or "can't recover" -> fail; uncorrected non-fatal -> warn; corrected -> pass
-  (information; only growth during a stage is a warning).
+* PCIe AER: fatal or "can't recover" -> fail; uncorrected non-fatal -> warn; a burst of corrected
+  errors on one port or device (at least :data:`AER_BURST_MIN` at a pace above
+  :data:`AER_BURST_RATE_PER_MIN` per minute, from the log's timestamps) -> warn (a marginal link); other corrected errors -> pass (information).
 * "limited by ... link at <port>": warn, naming the upstream port.
 * Unrecognised GPU-driver error lines and kernel oops/BUG reports: warn, with their keys so the
   operator can acknowledge each one (``assets/kernel_log_benign.csv`` lists the harmless ones).
@@ -34,7 +35,9 @@ from wizard.data import table
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import parse_nvml
-from wizard.parsers.kernellog import KERNEL_SIGNATURES, KernelEvent, KernelLog, bus_id, event_key, parse_kernel_log
+from wizard.parsers.kernellog import (
+    KERNEL_SIGNATURES, KernelEvent, KernelLog, bus_id, event_key, parse_kernel_log, record_seconds,
+)
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.rules.edac import memory_findings
@@ -67,6 +70,27 @@ SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau' "
 
 AER_FAIL = frozenset({"fatal"})
 AER_WARN = frozenset({"nonfatal"})
+AER_BURST_RATE_PER_MIN = 8
+"""Corrected AER errors from one port or device at a pace above this many per minute are a burst (WARN):
+NVIDIA DCGM's PCIe check fails on more than 8 PCIe replays per minute (DCGM_FR_PCI_REPLAY_RATE), and
+replays are what Bad TLP / Bad DLLP / Replay Timer Timeout / Receiver Error trigger on the link (PCI
+Express Base Specification, Data Link Layer retry). The kernel's messages undercount the link's errors
+(a "Multiple Corrected error received" message stands for two or more, and the AER driver rate-limits its
+reports), so the pace of the messages is a lower bound of the replay rate."""
+AER_BURST_MIN = 3
+"""At least this many corrected errors (a "Multiple ..." message counts as two) make a burst: two are a
+pair, not a pace (a derived floor, so that one or two errors stay information)."""
+AER_BURST_WINDOW_S = 60.0
+"""The window the pace is measured in, seconds (DCGM counts replays per minute)."""
+AER_BURST_MIN_SPAN_S = 1.0
+"""Errors closer together than this are paced as if one second apart (a pace over less is noise)."""
+SRC_AER_RATE = ("Linux PCI Express AER howto (https://docs.kernel.org/PCI/pcieaer-howto.html): corrected errors are "
+                "recovered by hardware without loss, so one is information, but a stream of them shows a marginal "
+                "link; PCI Express Base Specification (correctable errors Receiver Error, Bad TLP, Bad DLLP, "
+                "REPLAY_NUM Rollover, Replay Timer Timeout: the Data Link Layer replays the TLP); NVIDIA DCGM "
+                "diagnostics, DCGM_FR_PCI_REPLAY_RATE (more than 8 PCIe replays per minute; "
+                "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html); NVIDIA Xid catalog, "
+                "Xid 79 (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html)")
 
 
 def benign_patterns() -> list[tuple[re.Pattern[str], str]]:
@@ -332,7 +356,73 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
 
 # ---- PCIe AER (kernel AER lines and firmware-first APEI GHES PCIe records)
 
+def _weight(line: str) -> int:
+    """How many errors one AER message stands for: "Multiple Corrected error received" says two or more."""
+    return 2 if "multiple" in line.lower() else 1
+
+
+def aer_burst(stamps: list[tuple[float, str]]) -> tuple[int, float, list[str]] | None:
+    """(errors, seconds spanned, evidence lines) of the densest run of corrected AER messages within
+    :data:`AER_BURST_WINDOW_S` that holds at least :data:`AER_BURST_MIN` errors at a pace above
+    :data:`AER_BURST_RATE_PER_MIN` per minute; None otherwise (sparse errors are information)."""
+    pts = sorted(stamps, key=lambda x: x[0])
+    best: tuple[int, int, int] | None = None  # (errors, lo, hi)
+    j = 0
+    for i in range(len(pts)):
+        while pts[i][0] - pts[j][0] > AER_BURST_WINDOW_S:
+            j += 1
+        n = sum(_weight(ln) for _, ln in pts[j:i + 1])
+        span = max(pts[i][0] - pts[j][0], AER_BURST_MIN_SPAN_S)
+        if n >= AER_BURST_MIN and (n - 1) * 60.0 / span > AER_BURST_RATE_PER_MIN and (best is None or n > best[0]):
+            best = (n, j, i)
+    if best is None:
+        return None
+    n, lo, hi = best
+    return n, pts[hi][0] - pts[lo][0], [ln for _, ln in pts[lo:hi + 1]]
+
+
+def _aer_rates(log: KernelLog, events: list[KernelEvent]) -> tuple[dict[str, tuple[int, float, list[str]]], set[str]]:
+    """Per reporting port (or device, for AER lines without a port): a burst of corrected errors
+    (:func:`aer_burst`) from the "error received" messages, or from the error reports themselves when
+    the log has no such message for it. Ports whose reports were all acknowledged or left out (earlier
+    boots) are skipped. Also returns the ports and devices whose messages carry timestamps."""
+    counted_boots = {e.boot for e in events} | {log.last_boot}
+    left_out = {str(e.fields.get("port") or e.bus_id) for e in log.events if e.kind == "aer"} - {
+        str(e.fields.get("port") or e.bus_id) for e in events if e.kind == "aer"}
+    stamps: dict[str, list[tuple[float, str]]] = {}
+    for m in log.aer_received:
+        sec = m.fields.get("seconds")
+        port = str(m.fields.get("port") or "")
+        if (m.fields.get("severity") == "corrected" and isinstance(sec, float) and m.boot in counted_boots
+                and port not in left_out):
+            stamps.setdefault(port, []).append((sec, m.evidence[0] if m.evidence else ""))
+    for e in events:
+        port = str(e.fields.get("port") or e.bus_id)
+        sec = record_seconds(e.record)
+        if e.kind == "aer" and e.fields.get("severity") == "corrected" and port not in stamps and sec is not None:
+            stamps.setdefault("@" + port, []).append((sec, e.record.raw[0]))
+    out: dict[str, tuple[int, float, list[str]]] = {}
+    for port, pts in stamps.items():
+        b = aer_burst(pts)
+        if b is not None:
+            out[port.lstrip("@")] = b
+    return out, {p.lstrip("@") for p in stamps}
+
+
+def _burst_text(b: tuple[int, float, list[str]]) -> str:
+    n, span, _ = b
+    return (f"a burst of {n} corrected errors within {span:.1f} s (a pace above {AER_BURST_RATE_PER_MIN} per "
+            f"minute: a marginal link)")
+
+
+AER_BURST_REMEDY = ("A burst of corrected PCIe errors means the link is marginal (signal integrity): reseat the GPU and "
+                    "its riser/cable, check the slot and the card's power, update BIOS/firmware; rerun a load and count "
+                    "them (/sys/bus/pci/devices/<bdf>/aer_dev_correctable, `journalctl -k | grep -i aer`). Watch for "
+                    "uncorrected errors and Xid 79 (GPU fallen off the bus), which such links lead to.")
+
+
 def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    rates, stamped = _aer_rates(log, events)
     groups: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
     for e in events:
         if e.kind == "aer":
@@ -360,6 +450,9 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         types = sorted({str(e.fields.get("type")) for e in evs if e.fields.get("type")})
         names = sorted({n for e in evs for n in e.fields.get("errors", [])})
         firmware = any(e.kind == "ghes" for e in evs)
+        burst = rates.pop(port, None) or rates.pop(dev, None)
+        if burst is not None and verdict is Verdict.PASS:
+            verdict = Verdict.WARN
         detail = ", ".join(types + [f"'{n}'" for n in names])
         msg = (f"{plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error')} "
                f"on {where}, worst {AER_WORDS[worst_sev]}" + (f" ({detail})" if detail else ""))
@@ -369,19 +462,34 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
             msg += f"; reported by upstream port {port}"
         if gpu and gpu != dev:
             msg += f"; the GPU below it is {gpu}"
+        if burst is not None:
+            msg += "; " + _burst_text(burst)
         if verdict is Verdict.FAIL:
             remedy = ("A fatal PCIe error took this link down. Power-cycle, then reseat the device and its riser/cables "
                       "under this port, check its power and cooling, and update BIOS/firmware; if it repeats in the same "
                       "slot, move the card to another slot to tell a bad card from a bad slot.")
+        elif verdict is Verdict.WARN and worst_sev == "corrected":
+            remedy = AER_BURST_REMEDY
         elif verdict is Verdict.WARN:
             remedy = ("Uncorrected (non-fatal) PCIe errors: watch whether they repeat (`journalctl -k | grep -i aer`, "
                       "/sys/bus/pci/devices/<bdf>/aer_dev_nonfatal); reseat the device and riser, check cables, update "
                       "BIOS/firmware.")
         else:
             remedy = ""
-            msg += " (information: corrected errors matter only if their count grows during a stage)"
-        out.append(Finding("health.aer", verdict, msg, subject, cap(ln for e in evs for ln in e.evidence), remedy,
-                           SRC_GHES if firmware else SRC_AER))
+            msg += (f" (information: no burst, never {AER_BURST_MIN} or more at a pace above {AER_BURST_RATE_PER_MIN} per minute; corrected "
+                    "errors matter only if their count grows during a stage)" if (port in stamped or dev in stamped) else
+                    " (information: the lines carry no timestamps, so their rate cannot be told; corrected errors matter "
+                    "only if their count grows during a stage)")
+        src = SRC_GHES if firmware else SRC_AER
+        ev = cap(ln for e in evs for ln in e.evidence)
+        if burst is not None:
+            src = f"{src}; {SRC_AER_RATE}"
+            ev = cap(list(burst[2][:6]) + [ln for ln in ev if ln not in burst[2]])
+        out.append(Finding("health.aer", verdict, msg, subject, ev, remedy, src))
+    for port, b in rates.items():  # corrected-error messages without any error report of their own
+        name = device_name(log, port, gpu_index, "")
+        out.append(Finding("health.aer", Verdict.WARN, f"PCIe port {name}: {_burst_text(b)}", name, cap(b[2]),
+                           AER_BURST_REMEDY, f"{SRC_AER}; {SRC_AER_RATE}"))
     return out
 
 

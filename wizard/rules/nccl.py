@@ -25,7 +25,8 @@ from wizard.common import human_bytes, to_float
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import (
-    BUS_FACTORS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, parse_nccl_log, parse_nccl_tests,
+    BUS_FACTORS, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, parse_nccl_log,
+    parse_nccl_tests, split_nccl_tests,
 )
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
@@ -77,6 +78,36 @@ latency-bound and their busbw says nothing about bandwidth (judgement)."""
 MULTINODE_NIC_FRACTION = 0.8
 """Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (derived from Stas
 Bekman's "about 80% of advertised"; operator may override)."""
+PCIE_LOWER_BOUND_GB_S = 8.8
+"""A single-node ring collective below this busbw (GB/s) is slow for any GPU pair on PCIe Gen3 x16 or better: 0.7 x
+~12.6 GB/s (PCIe Gen3 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s per direction, about 80 % of it after TLP
+overheads; derived). A lower bound for systems without a floor row: a warn, never a fail."""
+SRC_PCIE_BOUND = ("PCI Express Base Specification 3.0 (8.0 GT/s, 128b/130b encoding); nccl-tests PERFORMANCE.md "
+                  "(https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md): busbw compares with the "
+                  "hardware's peak bandwidth; NCCL troubleshooting, PCI ACS "
+                  "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)")
+IB_SLOWEST_GBIT_S = 100.0
+"""The slowest InfiniBand port rate bringup assumes when the output and the plan do not give one: EDR, 100 Gb/s
+(4x lanes at 25 Gb/s), the oldest generation shipped with NVLink-era GPU servers; HDR is 200, NDR 400, XDR 800
+(InfiniBand Trade Association roadmap)."""
+IB_SLOWEST_FLOOR_GB_S = MULTINODE_NIC_FRACTION * IB_SLOWEST_GBIT_S / 8
+"""A multi-node ring collective over NET/IB below this (GB/s) is slow whatever the port rate, short of a pre-EDR fabric."""
+SRC_IB_RATES = "InfiniBand Trade Association, InfiniBand roadmap (https://www.infinibandta.org/infiniband-roadmap/)"
+_FORCED_SOCKET = re.compile(r"\b(NCCL_IB_DISABLE=1|NCCL_NET=[\"']?Socket\b)")
+
+
+def _forced_socket(text: str) -> str:
+    """How the paste's command line forced NCCL onto TCP sockets ("set NCCL_IB_DISABLE=1"), or ""."""
+    m = _FORCED_SOCKET.search(text)
+    return f"set {m.group(1)}" if m else ""
+
+
+def _ib_only(text: str) -> bool:
+    """The run's NCCL log (in the same paste) shows NET/IB on InfiniBand ports only (no RoCE, no socket fallback)."""
+    lg = parse_nccl_log(text)
+    return lg.uses_ib and not lg.uses_socket and lg.link_layers == ["IB"]
+
+
 BAD_IFACE = re.compile(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S*)$")
 """Interfaces NCCL must not carry inter-node traffic on (Stas Bekman's network debug notes: docker0, lo;
 the other virtual bridges are the same kind of host-local interface)."""
@@ -141,16 +172,82 @@ def _arith(coll: str, row: PerfRow, n: int | None) -> str:
             f"{row.oop.algbw_gb_s * fn(n):.2f} GB/s (printed {_fmt(row.oop.busbw_gb_s)})")
 
 
+def _subset_floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | None) -> dict[str, str] | None:
+    """The NVLink ring floor of an NVSwitch board (the all-reduce row's ``subset_floor_busbw_gb_s``) when it
+    applies: an all-reduce over only some of the board's GPUs (4 of 8 H100 SXM: with NVSwitch every GPU
+    keeps all its NVLinks, so the subset rides NVLink, never PCIe), or an all-gather / reduce-scatter over
+    any number of them (no NVLink SHARP: the ring figure, NVIDIA/nccl-tests#212)."""
+    names = list(dict.fromkeys(d.name for d in r.devices))
+    if not names or per_node is None or nodes != 1 or per_node < 2 or coll not in RING_COLLECTIVES:
+        return None
+    for row in table("nccl_floors.csv"):
+        if row.get("collective") != "all_reduce" or row.get("nodes") != "1" or not row.get("subset_floor_busbw_gb_s"):
+            continue
+        try:
+            rx = re.compile(row.get("device_regex", "") or "(?!)")
+            total = int(row.get("gpus_per_node") or 0)
+        except (re.error, ValueError):
+            continue
+        if (per_node < total or (coll != "all_reduce" and per_node == total)) and all(rx.search(n) for n in names):
+            return row
+    return None
+
+
+RING_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+"""Collectives whose busbw over one GPU per node is bounded by that node's one NIC (ring: each rank sends
+and receives at link rate; nccl-tests doc/PERFORMANCE.md)."""
+PREFERRED_TYPES = ("float", "float32", "bfloat16", "half", "float16")
+"""With several data types in one run (-d all), bandwidth is judged on the first of these present: the
+types training all-reduces use; int8/fp8 reductions are bounded by the reduction kernels, not the links."""
+
+
+def _row_groups(r: NcclTestsRun) -> "dict[tuple[str, str], list[PerfRow]]":
+    groups: dict[tuple[str, str], list[PerfRow]] = {}
+    for row in r.rows:
+        groups.setdefault((row.dtype.lower(), row.redop.lower()), []).append(row)
+    return groups
+
+
 def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """nccl-tests output -> findings ``node.allreduce`` / ``multinode.allreduce`` (other
     collectives: ``node.nccl_tests`` / ``multinode.nccl_tests``), plus the NCCL log findings when
     the run was made with NCCL_DEBUG and its lines are interleaved. ``exp["command"]`` (optional, a str)
     is the paste's command line when the caller kept it: it names the collective (``alltoall_perf``)
-    when the output itself does not. Bandwidths in GB/s as nccl-tests prints them."""
+    when the output itself does not. Bandwidths in GB/s as nccl-tests prints them.
+
+    An output of several runs (all_reduce_perf, then all_gather_perf, ...) is judged run by run; when its
+    all-reduce was judged against a floor, a collective without a floor is reported (pass, its busbw as
+    information) instead of dragging the verdict to unknown. Plan keys read: ``allreduce_floor_gb_s``,
+    ``nics_per_node``, ``nic_gbit_s``."""
+    findings: list[Finding] = []
+    lg = parse_nccl_log(text)
+    if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
+        findings.extend(f for f in judge_nccl_log(text, exp, lg) if f.verdict is not Verdict.UNKNOWN)
+    parts = split_nccl_tests(text)
+    if len(parts) == 1:
+        return findings + _judge_run(text, exp, findings, suite=False)
+    judged = [_judge_run(p, exp, findings, suite=True) for p in parts]
+    ar_judged = any(f.id.endswith(".allreduce") and f.verdict in (Verdict.PASS, Verdict.FAIL) and "busbw" in f.message
+                    for fs in judged for f in fs)
+    for p, fs in zip(parts, judged):
+        if ar_judged and any(f.verdict is Verdict.UNKNOWN and NO_FLOOR_MARK in f.message for f in fs):
+            fs = _judge_run(p, exp, findings, suite=True, reported=True)
+        findings.extend(fs)
+    return findings
+
+
+NO_FLOOR_MARK = "bringup has no floor for this collective on this system (floors: all-reduce per system; all-gather and reduce-scatter on NVSwitch boards)"
+
+
+def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite: bool,
+               reported: bool = False) -> list[Finding]:
+    """One nccl-tests run (see :func:`judge_nccl_tests`). ``prior``: findings already made on the whole
+    text (NCCL log); ``reported``: a collective without a floor in a suite whose all-reduce was judged is
+    reported as information (pass)."""
     r = parse_nccl_tests(text)
     coll, n = infer_collective(r)
     cmd = exp.get("command")
-    if not coll and isinstance(cmd, str):  # the paste's command line, when the caller kept it
+    if not coll and isinstance(cmd, str) and not suite:  # the paste's command line, when the caller kept it
         m = re.search(r"\b(\w+?)_perf(?:_mpi)?\b", cmd)
         if m and collective_name(m.group(1)):
             coll = collective_name(m.group(1))
@@ -175,10 +272,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     head_ev = [x for x in (r.header, r.collective_line, r.devices[0].line if r.devices else "") if x]
 
-    lg = parse_nccl_log(text)
-    if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
-        findings.extend(f for f in judge_nccl_log(text, exp, lg) if f.verdict is not Verdict.UNKNOWN)
-    if r.failures and not any(f.verdict is Verdict.FAIL for f in findings):
+    if r.failures and not any(f.verdict is Verdict.FAIL for f in prior):
         findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what} failed ({where})", subject,
                                 tuple(head_ev + r.failures[:10]),
                                 "Read the first NCCL WARN line (rerun with NCCL_DEBUG=WARN, or INFO): it names the "
@@ -210,6 +304,22 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 f"size: the run used -c 0) ({where})", subject,
                                 tuple(head_ev + [r.rows[-1].line]), "Rerun with -c 1 so every size is checked.", SRC_D4))
 
+    # several data types / reduction ops in one run (-d all, -o all): bandwidth on the training type
+    groups = _row_groups(r)
+    others = ""
+    if len(groups) > 1:
+        key = next((k for t in PREFERRED_TYPES for k in groups if k[0] == t), next(iter(groups)))
+        rest = []
+        for k, rows in groups.items():
+            if k == key:
+                continue
+            top = max(rows, key=lambda x: x.size_b)
+            v = [x for x in (top.oop.busbw_gb_s, top.ip.busbw_gb_s) if x is not None]
+            rest.append(f"{'/'.join(x for x in k if x)} {min(v):.2f}" if v else f"{'/'.join(x for x in k if x)} N/A")
+        others = (f"; judged on {'/'.join(x for x in key if x)} ({len(groups)} type/op combinations in this run; the others "
+                  f"at their largest size, GB/s: {', '.join(rest[:10])})")
+        r = replace(r, rows=groups[key])
+
     # bandwidth at the largest message size
     big = max(r.rows, key=lambda x: x.size_b)
     vals = [v for v in (big.oop.busbw_gb_s, big.ip.busbw_gb_s) if v is not None]
@@ -227,14 +337,20 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
     if peak_row is not None and peak_row is not big:
         ev.append(peak_row.line)
-    body = f"nccl-tests {what} over {where}: {at}" + (f"; {arith}" if arith else "")
+    body = f"nccl-tests {what} over {where}: {at}" + (f"; {arith}" if arith else "") + others
 
     floor: float | None = None
     floor_src, floor_desc = "", ""
     reference = ""
     min_bytes = MIN_JUDGED_BYTES
+    why_unknown = ""
+    node_floor = False  # the floor is the node's NVLink floor, used as a bound for a multi-node run
+    soft_floor = False  # the floor is a lower bound from the slowest fabric this transport can be (a warn, not a fail)
     override = to_float(exp.get("allreduce_floor_gb_s"), text=False, positive=True) if coll == "all_reduce" else None
     row = _floor_row(coll, r, per_node, nodes) if coll else None
+    subset = _subset_floor_row(coll, r, per_node, nodes) if coll and row is None else None
+    nics = to_float(exp.get("nics_per_node"), text=False, positive=True)
+    gbit = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     if override is not None:
         floor, floor_src, floor_desc = override, "the plan's site baseline (allreduce_floor_gb_s)", "site baseline"
     elif row is not None:
@@ -252,15 +368,79 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 floor = None
             floor_desc = f"{row.get('system')} floor, {row.get('floor_basis', '')}".strip().rstrip(",")
             floor_src = row.get("source", "")
+    elif subset is not None:
+        floor = float(subset["subset_floor_busbw_gb_s"])
+        if coll == "all_reduce":
+            floor_desc = (f"{per_node} of the {subset.get('gpus_per_node')} GPUs of a {subset.get('system')} board: on "
+                          f"NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; "
+                          f"{subset.get('subset_basis', 'derived')}")
+        else:
+            floor_desc = (f"the NVLink ring floor of a {subset.get('system')} board ({what} has no NVLink SHARP: its busbw "
+                          f"is the ring figure); {subset.get('subset_basis', 'derived')}")
+        floor_src = subset.get("source", "") + "; NVIDIA/nccl-tests#212 (NCCL developer: ~370 GB/s busbw on H100 NVLink " \
+            "for non-allreduce operations; https://github.com/NVIDIA/nccl-tests/issues/212)"
+        try:
+            min_bytes = int(subset.get("min_bytes") or MIN_JUDGED_BYTES)
+        except ValueError:
+            min_bytes = MIN_JUDGED_BYTES
+    elif multi and per_node == 1 and coll in RING_COLLECTIVES:
+        if gbit:
+            floor = MULTINODE_NIC_FRACTION * gbit / 8
+            floor_desc = (f"one GPU per node, so one NIC per node carries it: {MULTINODE_NIC_FRACTION:g} x {gbit:g} Gb/s "
+                          "/ 8 (the plan's nic_gbit_s; derived, operator may override)")
+            floor_src = SRC_NIC_FLOOR
+        else:
+            why_unknown = ("one GPU per node, so the run is bounded by one NIC per node, and that NIC's rate is neither in "
+                           "this output nor in the plan (nic_gbit_s)")
     elif multi and coll == "all_reduce":
-        nics = to_float(exp.get("nics_per_node"), text=False, positive=True)
-        gbit = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
             floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may "
                           "override)")
             floor_src = SRC_NIC_FLOOR
+        else:
+            one = _floor_row(coll, r, per_node, 1)
+            if one is not None and one.get("floor_busbw_gb_s"):
+                try:
+                    nvl = float(one["floor_busbw_gb_s"])
+                except ValueError:
+                    nvl = None
+                if nvl is not None and judged >= nvl:
+                    floor, node_floor = nvl, True
+                    floor_desc = (f"the {one.get('system')} single-node floor: between nodes the busbw is bounded by the "
+                                  "slower of NVLink and the network, so a run at the node's own NVLink floor is not held "
+                                  "back by the network, whatever its NIC rate")
+                    floor_src = one.get("source", "")
+            why_unknown = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
+                           "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are neither in "
+                           "this output nor in the plan (nics_per_node, nic_gbit_s)")
 
+    forced = _forced_socket(text + "\n" + (cmd if isinstance(cmd, str) else "")) if multi else ""
+    if forced:
+        findings.append(Finding("multinode.transport", Verdict.WARN,
+                                f"the run {forced}, so NCCL carried it over TCP sockets: its busbw measures the socket "
+                                "path, not the RDMA (InfiniBand/RoCE) fabric", subject,
+                                tuple([ln[:300] for ln in (text + "\n" + (cmd if isinstance(cmd, str) else "")).splitlines()
+                                       if _FORCED_SOCKET.search(ln)][:1] + head_ev[:1]),
+                                "Rerun without it (unset NCCL_IB_DISABLE / NCCL_NET=Socket) and with NCCL_DEBUG=INFO, "
+                                "and check the log says 'NET/IB : Using' with GDRDMA, before accepting the fabric.",
+                                f"{SRC_E1}; NCCL environment variables NCCL_IB_DISABLE, NCCL_NET "
+                                "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)"))
+    elif floor is None and multi and coll in RING_COLLECTIVES and judged < IB_SLOWEST_FLOOR_GB_S and _ib_only(text):
+        floor = IB_SLOWEST_FLOOR_GB_S
+        soft_floor = True
+        floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {IB_SLOWEST_GBIT_S:g} Gb/s / 8, what even one EDR InfiniBand port "
+                      "carries; the NIC rate is neither in this output nor in the plan (nic_gbit_s), so this is a lower "
+                      "bound: an older fabric (FDR 56 Gb/s or slower) would explain it")
+        floor_src = f"{SRC_NIC_FLOOR}; {SRC_IB_RATES}"
+    elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
+          and judged < PCIE_LOWER_BOUND_GB_S and big.size_b >= min_bytes):
+        floor, soft_floor = PCIE_LOWER_BOUND_GB_S, True
+        floor_desc = ("0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs "
+                      "of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs "
+                      "that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage "
+                      "every transfer through host memory")
+        floor_src = SRC_PCIE_BOUND
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
         findings.append(Finding(fid, Verdict.UNKNOWN,
@@ -279,36 +459,51 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 "PCIe link state and error counters, and ACS/IOMMU on the PCIe path (NCCL "
                                 "troubleshooting); test node pairs and GPU pairs to find the slow one.",
                                 f"{SRC_D4}; {SRC_PERF}; {SRC_COLLAPSE}"))
-    if big.size_b < min_bytes:
+    small = big.size_b < min_bytes
+    if floor is not None and judged >= floor:
+        # bandwidth only rises with message size (nccl-tests doc/PERFORMANCE.md): a small sweep that already
+        # clears the floor passes
+        findings.append(Finding(fid, Verdict.PASS, f"{body}; >= {floor:g} GB/s ({floor_desc})"
+                                + (f"; the largest message ({human_bytes(big.size_b)}) is below the "
+                                   f"{human_bytes(min_bytes)} plateau size, and busbw only rises with size" if small else "")
+                                + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
+                                src))
+    elif small:
         findings.append(Finding(fid, Verdict.UNKNOWN,
                                 f"{body}; the largest message ({human_bytes(big.size_b)}) is below {human_bytes(min_bytes)}, too "
-                                f"small to reach the bandwidth plateau{avg_note}", subject, tuple(ev),
-                                f"Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", src))
-    elif floor is not None:
-        if judged >= floor:
-            findings.append(Finding(fid, Verdict.PASS, f"{body}; >= {floor:g} GB/s ({floor_desc})"
-                                    + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
-                                    src))
-        else:
-            remedy = ("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check "
-                      "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
-                      "counters, and test node pairs to find the slow one." if multi else
-                      "Rerun up to a few times first (validation tools allow retries). Then check: nothing else "
-                      "runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems "
-                      "nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); "
-                      "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
-            findings.append(Finding(fid, Verdict.FAIL, f"{body}; below the {floor:g} GB/s floor ({floor_desc})"
-                                    + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev),
-                                    remedy, src))
+                                f"small to reach the bandwidth plateau" + (f", and {judged:.2f} GB/s is still below the "
+                                f"{floor:g} GB/s floor ({floor_desc})" if floor is not None else "") + avg_note,
+                                subject, tuple(ev), f"Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", src))
+    elif floor is not None and soft_floor:
+        remedy = ("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport "
+                  "(NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error "
+                  "counters, and test the node pair with `ib_write_bw`." if multi else
+                  "Check whether the GPUs can reach each other peer-to-peer: `nvidia-smi topo -p2p r` (OK vs NS/CNS), "
+                  "NCCL_DEBUG=INFO ('via P2P' vs 'via SHM'), ACS and the IOMMU on the PCIe path (NCCL troubleshooting), "
+                  "and each GPU's link (`nvidia-smi -q -d PCIE`: generation and width at load). GeForce cards have no "
+                  "P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this "
+                  "system's own baseline.")
+        findings.append(Finding(fid, Verdict.WARN, f"{body}; below {floor:g} GB/s ({floor_desc})" + avg_note, subject,
+                                tuple(ev), remedy, src))
+    elif floor is not None and not node_floor:
+        remedy = ("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check "
+                  "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
+                  "counters, and test node pairs to find the slow one." if multi else
+                  "Rerun up to a few times first (validation tools allow retries). Then check: nothing else "
+                  "runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems "
+                  "nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); "
+                  "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
+        findings.append(Finding(fid, Verdict.FAIL, f"{body}; below the {floor:g} GB/s floor ({floor_desc})"
+                                + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev),
+                                remedy, src))
     else:
-        why = ("no floor is known for this system" if coll == "all_reduce" else
-               "bringup has floors for all-reduce only")
-        if multi and coll == "all_reduce":
-            why = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
-                   "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are not in this "
-                   "output")
+        why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
         peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {human_bytes(peak_row.size_b)}"
                 if peak_row is not None and peak_row is not big and peak_row.oop.busbw_gb_s is not None else "")
+        if reported and collapse is None:
+            findings.append(Finding(fid, Verdict.PASS, f"{body}{peak}; reported as information: {why}, and this run's "
+                                    "all-reduce was judged against its floor" + avg_note, subject, tuple(ev), "", src))
+            return findings
         findings.append(Finding(fid, Verdict.UNKNOWN, f"{body}{peak}; {why}"
                                 + (f"; reference {reference}" if reference else "") + avg_note, subject, tuple(ev),
                                 "Compare with your site baseline or the vendor's figure for this system (the plan's "
@@ -401,6 +596,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "Find the first rank that failed (its log has the first error, often on another node), "
                                 "then check that node's health: Xid and ECC errors, IB link state and counters, "
                                 "stray processes. A longer timeout only hides the hang.", SRC_E6))
+    findings.extend(_setup_and_framework(lg, subject))
     cuda = [ln for ln in lg.cuda_failures if ln not in lg.nvls_failures]
     if cuda or lg.test_failures:
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
@@ -409,12 +605,32 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 tuple((cuda + lg.test_failures)[:8]),
                                 "Read the first failing line: an illegal memory access after a transport error is a "
                                 "consequence; fix the first error, then check Xid/ECC on that GPU.", SRC_E6))
-    counted = set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
+    counted = (set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
+               | {ln for _, ln in lg.setup_failures})
     other = [ln for ln in lg.warn_lines if ln not in counted and ln not in lg.ibverbs_missing and
              ln not in lg.ib_open_failed]
+    returned = [(ln, c) for ln, c in lg.return_chains if c in NCCL_RESULTS and c != 0]
+    if other and returned and not any(f.verdict is Verdict.FAIL for f in findings):
+        code = returned[-1][1]
+        findings.append(Finding("node.nccl_errors", Verdict.FAIL,
+                                f"an NCCL call failed: '{_warn_text(other[0])}', and NCCL returned "
+                                f"{NCCL_RESULTS[code][0]} ({NCCL_RESULTS[code][1]}: {NCCL_RESULTS[code][2]}) up the call "
+                                f"chain ('-> {code}' lines)", subject, tuple(other[:5] + [ln for ln, _ in returned[:3]]),
+                                "Read the first WARN line: it names the call that failed and why (an errno text, a "
+                                "device). Fix that cause where the job runs (limits, permissions, container settings, "
+                                "the network), then rerun with NCCL_DEBUG=INFO.", f"{SRC_E1}; {SRC_RESULT}"))
     if other and not any(f.verdict is Verdict.FAIL for f in findings):
-        findings.append(Finding("node.nccl_errors", Verdict.WARN, f"NCCL printed {len(other)} warning(s)", subject,
+        findings.append(Finding("node.nccl_errors", Verdict.WARN,
+                                f"NCCL printed {len(other)} warning(s) that bringup does not classify; the first: "
+                                f"'{_warn_text(other[0])}'", subject,
                                 tuple(other[:8]), "Read the warnings; rerun with NCCL_DEBUG=INFO for context.", SRC_E1))
+    if lg.init_complete and not findings:
+        ranks = {m.group(1) for ln in lg.init_complete for m in [re.search(r"\brank (\d+) nranks", ln)] if m}
+        n = lg.nranks
+        findings.append(Finding("node.nccl_errors", Verdict.PASS,
+                                f"NCCL communicator initialised (Init COMPLETE) on {len(ranks) or len(lg.init_complete)} "
+                                f"rank(s) shown" + (f" of {n}" if n else "") + ", with no NCCL warning or error",
+                                subject, tuple(lg.init_complete[:3]), "", SRC_E1))
     if not findings:
         findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,
                                 "NCCL log without a transport choice, errors or warnings in it", subject,
@@ -422,6 +638,128 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "Give bringup the log of the communicator's init (NCCL_DEBUG=INFO), including the "
                                 "'NET/IB : Using' or 'NET/Socket : Using' lines.", SRC_E1))
     return findings
+
+
+_SETUP_MEANING = {
+    "ib_verbs": "a libibverbs call failed while NCCL set up its InfiniBand/RoCE connections",
+    "connect": "a TCP connection to a peer could not be made",
+    "peer_closed": "a peer closed its connection (or it broke) while NCCL talked to it",
+    "bootstrap": "NCCL's bootstrap could not find, read or reach the out-of-band address of a peer",
+    "shm": "NCCL could not create the shared-memory segment the ranks on one node talk through",
+    "system_call": "a system call NCCL made while setting up failed",
+}
+SRC_SETUP = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); "
+             "NCCL environment variables NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_CROSS_NIC "
+             "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html); ibv_modify_qp(3) man page")
+SRC_RESULT = ("NCCL API, ncclResult_t (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html); "
+              "PyTorch distributed, NCCL errors (https://pytorch.org/docs/stable/distributed.html)")
+
+
+def _warn_text(line: str) -> str:
+    m = re.search(r"\bWARN\s+(.*)$", line)
+    return (m.group(1) if m else line.strip())[:160]
+
+
+def _peer_note(lines: list[str]) -> str:
+    """What the failing peer address says: loopback or IPv6 link-local means NCCL picked the wrong interface."""
+    text = " ".join(lines)
+    if re.search(r"\b127\.\d+\.\d+\.\d+\b|\[?::1\]?<", text):
+        return ("; the peer address is loopback (127.x): NCCL picked the lo interface, which other ranks cannot "
+                "reach (set NCCL_SOCKET_IFNAME to the cluster interface)")
+    if re.search(r"\bfe80:", text, re.I):
+        return ("; the peer address is an IPv6 link-local address (fe80::): NCCL picked a link-local address that "
+                "other nodes may not route to (set NCCL_SOCKET_IFNAME to the cluster interface, or "
+                "NCCL_SOCKET_FAMILY=AF_INET)")
+    return ""
+
+
+def _setup_remedy(kind: str, lines: list[str]) -> str:
+    text = " ".join(lines)
+    if kind == "ib_verbs":
+        if re.search(r"ibv_modify_qp", text):
+            return ("The queue pair could not move to the peer (INIT -> RTR/RTS): the two HCA ports cannot reach each "
+                    "other on that path. Check both ports with `ibstat` (State Active, same link layer and rate), on "
+                    "RoCE the GID index (`show_gids`; NCCL_IB_GID_INDEX must name the RoCE v2 GID of the right "
+                    "subnet/VLAN on every node) and MTU; on a rail-optimised fabric where only same-rail NICs reach "
+                    "each other set NCCL_CROSS_NIC=0; test the pair with `ib_write_bw`. Then rerun with NCCL_DEBUG=INFO.")
+        return ("Creating an RDMA resource (completion queue, queue pair, memory registration) failed: usually the "
+                "locked-memory limit (`ulimit -l` must be unlimited for the job and inside its container/Slurm step), "
+                "the RDMA device not passed into the container (/dev/infiniband, IPC_LOCK), or the HCA's resource "
+                "limits. Check `ibv_devinfo` and `ulimit -l` where the job runs, then rerun with NCCL_DEBUG=INFO.")
+    if kind == "connect":
+        return ("Make the peers reachable: NCCL_SOCKET_IFNAME must name the interface the nodes reach each other on "
+                "(not lo, docker0 or a link-local address), the firewall must allow NCCL's ports between the nodes, "
+                "and the peer rank must be running ('No route to host' is routing/firewall; 'Connection refused' is "
+                "nothing listening: the peer died or has not started). Rerun with NCCL_DEBUG=INFO on every rank.")
+    if kind == "peer_closed":
+        return ("Find the rank that went first: a peer that closes its socket has usually crashed (read its log: an "
+                "exception, an out-of-memory kill, an Xid in its kernel log) or lost its network link. Fix that rank's "
+                "error; if every rank was healthy, check the link between the nodes (`ibstat`, NIC error counters).")
+    if kind == "shm":
+        return ("Give the ranks a usable /dev/shm: in a container start it with `--ipc=host` or a larger `--shm-size` "
+                "(Docker's default is 64 MB; Kubernetes: an emptyDir with medium Memory mounted at /dev/shm); on the "
+                "host check `df -h /dev/shm` and that the job's user may write there (mode 1777). NCCL_SHM_DISABLE=1 "
+                "works around it at a bandwidth cost. Then rerun with NCCL_DEBUG=INFO.")
+    if kind == "system_call":
+        return ("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
+                "permitted' is a permission or container restriction, 'Cannot allocate memory' a memory or locked-memory "
+                "limit (`ulimit -l`), 'Too many open files' the file limit (`ulimit -n`), 'No space left on device' a "
+                "full /dev/shm or /tmp. Fix it where the job runs, then rerun with NCCL_DEBUG=INFO.")
+    return ("Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on and check it is up with an "
+            "address on every node; an address NCCL cannot read ('is neither AF_INET nor AF_INET6') means the ranks "
+            "did not exchange the same unique id: check that every rank runs the same NCCL version and gets the "
+            "same NCCL_COMM_ID / rendezvous. Rerun with NCCL_DEBUG=INFO.")
+
+
+def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
+    """WARN lines that mean the communicator never came up (or lost a peer) -> fail; PyTorch's report of an NCCL
+    error (``ncclSystemError`` ..., its "Last error:") -> fail, with the ncclResult_t meaning."""
+    out: list[Finding] = []
+    skip = set(lg.ibverbs_missing) | set(lg.ib_open_failed) | {ln for _, ln in lg.completion_errors}
+    failures = [(k, ln) for k, ln in lg.setup_failures if ln not in skip]
+    names = list(dict.fromkeys(n for n, _ in lg.framework_errors))
+    chain = list(dict.fromkeys(c for _, c in lg.return_chains if c in NCCL_RESULTS and c != 0))
+    if not names and chain:
+        names = [NCCL_RESULTS[chain[-1]][0]]
+    result = ""
+    if names:
+        code = next((c for c, v in NCCL_RESULTS.items() if v[0] == names[0]), None)
+        if code is not None:
+            result = f"{names[0]} ({NCCL_RESULTS[code][1]}: {NCCL_RESULTS[code][2]})"
+    if failures:
+        kinds = list(dict.fromkeys(k for k, _ in failures))
+        lines = [ln for _, ln in failures]
+        first = kinds[0]
+        fid = "multinode.ib_errors" if first == "ib_verbs" else "node.nccl_errors"
+        msg = (f"NCCL's communicator could not be set up or lost a peer: {_SETUP_MEANING[first]}: "
+               f"'{_warn_text(lines[0])}'" + _peer_note(lines)
+               + (f"; NCCL returned {result}" if result else ""))
+        ev = list(dict.fromkeys(lines[:5] + [ln for _, ln in lg.framework_errors[:2]]
+                                + [ln for ln, _ in lg.return_chains[:2]]))
+        out.append(Finding(fid, Verdict.FAIL, msg, subject, tuple(ev), _setup_remedy(first, lines),
+                           f"{SRC_SETUP}; {SRC_RESULT}"))
+        return out
+    if lg.framework_errors:
+        last = f"; last error: '{lg.last_errors[0]}'" if lg.last_errors else ""
+        what = result or names[0]
+        remedy = {
+            "ncclSystemError": "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) on every rank and read the "
+                               "first WARN line: a socket or libibverbs call, or a peer that exited. Check "
+                               "NCCL_SOCKET_IFNAME and that every node reaches the others on it.",
+            "ncclUnhandledCudaError": "Find the CUDA error underneath: NCCL_DEBUG=INFO prints the 'Cuda failure' line; "
+                                      "check the kernel log for an Xid on that GPU and run the GPU health checks.",
+            "ncclRemoteError": "Another rank exited or its network failed: read the first failing rank's log (an "
+                               "exception, an OOM kill, an Xid) and the link between the nodes.",
+            "ncclInternalError": "Usually a consequence of a broken connection to a peer: rerun with NCCL_DEBUG=INFO and "
+                                 "read the first WARN line; if there is none, report it with the NCCL version.",
+            "ncclInvalidUsage": "A program error: ranks calling different collectives or sizes, or two ranks on the "
+                                "same GPU; check each rank's device (LOCAL_RANK) and the collective order.",
+        }.get(names[0], "Rerun with NCCL_DEBUG=INFO and read the first WARN line.")
+        out.append(Finding("node.nccl_errors", Verdict.FAIL,
+                           f"PyTorch reports an NCCL error: {what}{last}", subject,
+                           tuple(dict.fromkeys([ln for _, ln in lg.framework_errors[:3]] + lg.last_errors[:1])),
+                           remedy, SRC_RESULT))
+    return out
 
 
 def _quoted(line: str) -> str:
@@ -503,6 +841,15 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             why = ("libibverbs is missing (install rdma-core / libibverbs1, inside the container too)" if lg.ibverbs_missing
                    else "an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and "
                         "IPC_LOCK)")
+            if lg.one_node:
+                return [Finding("multinode.transport", Verdict.WARN,
+                                f"NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is "
+                                "from one node, where NCCL moves data between its GPUs over P2P/shared memory, not the "
+                                "network, so it costs nothing here, but a multi-node job from this image or host would "
+                                "run over TCP", subject, ev,
+                                "Before running across nodes, make the RDMA devices usable in this environment "
+                                "(ibv_devinfo must list them; in a container install rdma-core and pass /dev/infiniband "
+                                "and IPC_LOCK), then look for 'NET/IB : Using' in NCCL_DEBUG=INFO.", SRC_E1)]
             return [Finding("multinode.transport", Verdict.FAIL,
                             f"NCCL fell back to TCP sockets (NET/Socket): {why}", subject, ev,
                             "Make the RDMA devices usable (ibv_devinfo must list them on every node), then rerun with "

@@ -53,6 +53,23 @@ def sku_row(name: str) -> dict[str, str] | None:
     return None
 
 
+def sku_row_by_device(device_id: str) -> dict[str, str] | None:
+    """The ``assets/nvlink_expected.csv`` row listing PCI device id ``device_id`` ("2330", "0x2330");
+    else, for a device ``assets/pci_ids.csv`` gives an SXM form factor, a synthetic ``mode=all`` row
+    named after it (an SXM module sits on an NVLink baseboard); None when neither knows the id."""
+    dev = (device_id or "").strip().lower().removeprefix("0x")
+    if not re.fullmatch(r"[0-9a-f]{4}", dev):
+        return None
+    for row in table("nvlink_expected.csv"):
+        if dev in (row.get("device_ids") or "").lower().split():
+            return row
+    for row in table("pci_ids.csv"):
+        if (row.get("device_id") or "").lower() == dev and (row.get("form_factor") or "").upper().startswith("SXM"):
+            return {"sku": f"{row.get('name', dev)} ({row.get('form_factor')})", "mode": "all", "match": "",
+                    "device_ids": dev, "source": row.get("source", "")}
+    return None
+
+
 def _expected(row: dict[str, str] | None) -> tuple[str, int | None, float | None]:
     if row is None:
         return "", None, None

@@ -8,7 +8,8 @@ text), pure, naming the public source of its rule.
 * Kernel headers for the running kernel: missing -> warn (DKMS cannot build).
 * Swap: one rule (:func:`swap_finding`) for every view of it (/proc/swaps, ``free``, ``swapon``,
   /etc/fstab): swap off is required only for Kubernetes (kubelet's failSwapOn); on a standalone
-  training node swap on is a policy choice (pass); full swap warns.
+  training node swap on is a policy choice (pass); swap in heavy use (:func:`swap_heavy`: half of
+  it or 8 GiB swapped out) warns whatever the policy; full swap warns.
 * Filesystems: / and the data path above 90 % used warn; a missing data path fails.
 * Mount options of / and the data path: ``barrier=0``/``nobarrier`` -> warn (never suggested).
 * Time sync: not synchronised -> warn (logs across nodes must line up).
@@ -57,6 +58,17 @@ SRC_SWAP = ("Kubernetes documentation, Swap memory management (kubelet fails to 
             "swapon(8) man page")
 SWAP_FULL_PCT = 99.0
 """Swap at or above this percentage used counts as full (derived)."""
+SWAP_HEAVY_PCT = 50.0
+"""Swap at or above this percentage used is heavy use: WARN on a training node whatever the swap
+policy (derived: see :data:`SRC_SWAP_USE`)."""
+SWAP_HEAVY_BYTES = 8 * 1024 ** 3
+"""So much swap in use (8 GiB), whatever the swap size, is heavy use too (derived, as above)."""
+SRC_SWAP_USE = ("Linux kernel documentation, /proc/meminfo SwapTotal/SwapFree and vm.swappiness "
+                "(https://docs.kernel.org/filesystems/proc.html, https://docs.kernel.org/admin-guide/sysctl/vm.html) and "
+                "zram (https://docs.kernel.org/admin-guide/blockdev/zram.html: compressed swap in RAM, so a full zram device "
+                "also holds RAM); swapon(8); bringup's judgement: pages swapped out of a training node come back at disk or "
+                "decompression speed in data loaders and CPU-offloaded optimizer state, so heavy swap use means the host is "
+                "short of RAM for the job (thresholds derived)")
 
 DEFAULT_DRIVER_BRANCH = "580"
 """Branch judged against when the plan names none: R580, the long-term support branch (end of life
@@ -179,8 +191,18 @@ def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 # ------------------------------------------------------------------ OS: swap
 
 
+def swap_heavy(used_bytes: int | float | None, total_bytes: int | float | None) -> bool:
+    """Heavy swap use: at least :data:`SWAP_HEAVY_PCT` of the swap, or :data:`SWAP_HEAVY_BYTES`."""
+    if not used_bytes or used_bytes <= 0:
+        return False
+    if used_bytes >= SWAP_HEAVY_BYTES:
+        return True
+    return bool(total_bytes) and 100.0 * used_bytes / float(total_bytes or 1) >= SWAP_HEAVY_PCT
+
+
 def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *, on: bool = True,
-                 full: bool = False) -> Finding:
+                 full: bool = False, used_bytes: int | float | None = None,
+                 total_bytes: int | float | None = None) -> Finding:
     """The one swap rule (``os.swap``), whichever output showed the swap (/proc/swaps, ``free``,
     ``swapon --show``, /etc/fstab): ``what`` says what was seen ("swap is on (2.0 GiB)").
 
@@ -190,6 +212,18 @@ def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *,
     ev = tuple(evidence)
     if not on:
         return Finding("os.swap", Verdict.PASS, what, "host", ev, "", SRC_SWAP)
+    if swap_heavy(used_bytes, total_bytes):
+        pct = f" ({100.0 * float(used_bytes or 0) / float(total_bytes):.0f}% of it)" if total_bytes else ""
+        return Finding("os.swap", Verdict.WARN,
+                       f"{what}: swap in heavy use, {human_bytes(int(used_bytes or 0))} swapped out{pct}: the host is "
+                       "short of RAM (at least " + (f"{SWAP_HEAVY_PCT:g}% or " if total_bytes else "")
+                       + f"{human_bytes(SWAP_HEAVY_BYTES)} in use is heavy; derived)"
+                       + ("; this node is also planned for Kubernetes, whose kubelet refuses to start with swap on"
+                          if is_kubernetes(plan) else ""), "host", ev,
+                       "Find what holds the memory (`free -h`, `ps aux --sort=-rss | head`, containers, tmpfs/shm in "
+                       "`df -h`) and stop it, or lower data-loader workers, pinned buffers and CPU offload; if the job "
+                       "itself needs it, the host needs more RAM. `swapoff -a` (when RAM can take the pages back) empties "
+                       "swap; zram (`zramctl`) uses RAM itself.", f"{SRC_SWAP_USE}; {SRC_SWAP}")
     if is_kubernetes(plan):
         return Finding("os.swap", Verdict.WARN, f"{what}; this node is planned for Kubernetes, whose kubelet refuses to "
                        "start with swap on", "host", ev,
@@ -216,12 +250,28 @@ def swap(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     assert s is not None
     if s.problems or not s.header_seen:
         return [garbled("os.swap", o, "/proc/swaps", s.problems or o.lines()[:5])]
+    return [_swaps_finding(s, o.source, plan)]
+
+
+def _swaps_finding(s: Any, source: str, plan: Mapping[str, Any]) -> Finding:
     if not s.devices:
-        return [swap_finding("swap is off", (o.source + ": no swap devices",), plan, on=False)]
+        return swap_finding("swap is off", (source + ": no swap devices",), plan, on=False)
     used = sum(d.used_kib for d in s.devices)
     full = bool(s.total_kib) and 100.0 * used / s.total_kib >= SWAP_FULL_PCT
-    return [swap_finding(f"swap is on ({human_bytes(s.total_kib * 1024)})", [o.source] + [d.line for d in s.devices], plan,
-                         full=full)]
+    names = ", ".join(f"{d.filename} {d.type}" for d in s.devices[:4])
+    return swap_finding(f"swap is on ({human_bytes(s.total_kib * 1024)}: {names}; {human_bytes(used * 1024)} used)",
+                        [source] + [d.line for d in s.devices], plan, full=full, used_bytes=used * 1024,
+                        total_bytes=s.total_kib * 1024)
+
+
+def judge_proc_swaps(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for a pasted /proc/swaps (or ``swapon -s``, which prints the same table): ``os.swap``."""
+    s = parse_proc_swaps(text)
+    if not s.header_seen or (s.problems and not s.devices):
+        return [Finding("os.swap", Verdict.UNKNOWN, "could not read /proc/swaps", "host",
+                        tuple(s.problems[:5] or text.splitlines()[:5]),
+                        "Give bringup the whole output of `cat /proc/swaps`.", SRC_SWAP)]
+    return [_swaps_finding(s, "/proc/swaps", exp)]
 
 
 # ------------------------------------------------------------------ OS: filesystems

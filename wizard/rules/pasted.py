@@ -105,7 +105,32 @@ def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]
     return gc.nouveau(out, exp) + gc.driver(out, exp)
 
 
+SRC_CSV_FIELDS = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ and `nvidia-smi "
+                  "--help-query-gpu` (the --query-gpu properties; 'noheader' drops the line naming the columns, "
+                  "'[N/A]' = not available or not supported)")
+
+
 # from wizard/parsers/smi_kinds.py
+def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``--query-gpu ... --format=csv,noheader`` rows: the fields whose column the values name (GPU name,
+    bus id, UUID, pstate, driver version, compute mode) go through the same rules as a CSV with its header;
+    one more finding says which columns could not be named, so are not judged, and counts the N/A cells."""
+    from wizard.parsers.smi import parse_smi_csv_noheader, read_noheader_csv
+
+    nh = read_noheader_csv(text)
+    findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False)
+    named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
+    unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
+    msg = (f"{len(nh.rows)} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: "
+           + (f"read {'; '.join(named)}" if named else "no column could be named from its values")
+           + (f"; not judged, because the value fits more than one property: {'; '.join(unnamed)}" if unnamed else "")
+           + f"; {nh.na} field(s) N/A")
+    findings.append(Finding("health.smi_csv_columns", Verdict.SKIP, msg, "host", tuple(nh.lines[:4]),
+                            "To have every field judged, run the query again with its header "
+                            "(`--format=csv`, not `csv,noheader`) and paste that.", SRC_CSV_FIELDS))
+    return findings
+
+
 def smi_kinds_judge(parse):
     def judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return judge_doc(parse(text), exp, before_tests=False)

@@ -20,8 +20,9 @@ from wizard.parsers.topology import (
     parse_p2p_matrix,
     parse_topo_matrix,
 )
+from wizard.parsers.gpu import parse_pci
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.rules.nvlink import SRC_NVLINK, sku_row
+from wizard.rules.nvlink import SRC_NVLINK, sku_row, sku_row_by_device
 
 SRC_TOPO = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -m legend: X, SYS, "
             "NODE, PHB, PXB, PIX, NV#); Azure HPC health checks, "
@@ -36,6 +37,63 @@ SRC_NIC = ("NVIDIA GPUDirect RDMA guide (best performance when GPU and NIC share
 SRC_P2P = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -p2p legend: OK, CNS, "
            "GNS, TNS, NS, DR, U); NCCL troubleshooting, "
            "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (P2P, ACS, IOMMU)")
+
+
+SRC_FABRIC = ("NVIDIA Fabric Manager user guide, https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ "
+              "(on NVSwitch systems the GPUs join the NVLink fabric only with nvidia-fabricmanager running at the "
+              "driver's version; until then CUDA/NCCL fall back to PCIe or fail); NVIDIA DGX H100/H200 user guide, "
+              "https://docs.nvidia.com/dgx/dgxh100-user-guide/ and NVIDIA HGX platform, "
+              "https://www.nvidia.com/en-us/data-center/hgx/ (every SXM GPU of the baseboard is NVLink-connected to "
+              "every other through NVSwitch); nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ "
+              "(topo -m: NV# = a bonded set of # NVLinks)")
+
+FABRIC_REMEDY = ("Check the NVLink fabric: `nvidia-smi -q | grep -A2 Fabric` (State should read Completed, Status "
+                 "Success), `systemctl status nvidia-fabricmanager` (running, at exactly the driver's version; "
+                 "`sudo systemctl enable --now nvidia-fabricmanager`), `nvidia-smi nvlink -s` (links active); then "
+                 "reset the GPUs or reboot and run `nvidia-smi topo -m` again. If links stay down after a cold boot, "
+                 "involve the vendor (baseboard/NVSwitch).")
+
+HGX_LAYOUT_MIN_NICS = 8
+"""An HGX/DGX board gives its 8 SXM GPUs 8 compute NICs under the GPUs' own PCIe switches (NVIDIA DGX H100
+user guide, https://docs.nvidia.com/dgx/dgxh100-user-guide/: 8 single-port ConnectX-7 for the compute
+fabric, one per GPU; DGX A100 user guide, https://docs.nvidia.com/dgx/dgxa100-user-guide/: 8 ConnectX-6,
+two per PCIe switch of two GPUs). 8 GPUs each with a PIX/PXB NIC, and at least this many NICs, is read as
+that layout."""
+
+
+def _board(out: Outputs, plan: Mapping[str, Any], mx: Matrix) -> tuple[dict[str, str] | None, str]:
+    """The GPU SKU's NVLink row (``assets/nvlink_expected.csv``; SXM parts from ``assets/pci_ids.csv``)
+    and how it was found: the plan's gpu_model, the GPUs' PCI device ids (the ``pci`` probe), or an
+    HGX/DGX-like layout of the matrix itself (8 GPUs, each with its own NIC under its PCIe switch).
+    (None, "") when nothing tells."""
+    model = str(plan.get("gpu_model") or "")
+    row = sku_row(model)
+    if row:
+        return row, f"the plan's gpu_model ({model})"
+    o = out.get("pci")
+    if o is not None and o.files:
+        facts = facts_of(out).parse("pci", parse_pci, on="output")
+        ids = sorted({g.device_id.lower().removeprefix("0x") for g in (facts.gpus if facts else []) if g.device_id})
+        rows = [r for r in (sku_row_by_device(i) for i in ids) if r]
+        if rows and len(rows) == len(ids):
+            return rows[0], f"PCI device id 10de:{ids[0]}"
+    gpus = [g for g in mx.rows if g.startswith("GPU")]
+    if len(mx.gpus) == 8 and len(gpus) == 8 and len(mx.nics) >= HGX_LAYOUT_MIN_NICS:
+        own = {g: [n for n in mx.nics if mx.rows[g].get(n) in _NEAR] for g in gpus}
+        if all(own.values()) and len({n for v in own.values() for n in v}) >= 4:
+            return ({"sku": "an HGX/DGX-like board", "mode": "all"},
+                    f"the layout: {len(mx.gpus)} GPUs, {len(mx.nics)} NICs, each GPU with a NIC under its PCIe switch")
+    return None, ""
+
+
+def _nv_neighbours(mx: Matrix) -> dict[str, set[str]]:
+    """GPU -> the GPUs it reaches over NV# in this matrix."""
+    nb: dict[str, set[str]] = {g: set() for g in mx.gpus}
+    for a, b, t in mx.gpu_pairs():
+        if nv_count(t) is not None:
+            nb[a].add(b)
+            nb[b].add(a)
+    return nb
 
 
 def _gpu_index(name: str) -> int | None:
@@ -63,7 +121,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [garbled(fid, o, "nvidia-smi topo -m", mx.problems or o.lines()[:20], source=SRC_TOPO)]
     findings: list[Finding] = []
     pairs = mx.gpu_pairs()
-    rows_ev = [mx.header_line] + [mx.row_lines[r] for r in mx.rows if r.startswith("GPU")]
+    rows_ev = [x for x in [mx.header_line] + [mx.row_lines[r] for r in mx.rows if r.startswith("GPU")] if x]
     gpu_rows = [r for r in mx.rows if r.startswith("GPU")]
     cut = len(gpu_rows) < len(mx.gpus)
     types: dict[str, int] = {}
@@ -78,7 +136,46 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                             for t, v in sorted(by_type.items(), key=lambda kv: len(kv[1])))
     nvs = [nv_count(t) for _, _, t in pairs]
     head = f"{len(mx.gpus)} GPU(s)" + (f" ({len(gpu_rows)} rows in this excerpt)" if cut else "")
-    if pairs and all(n is not None for n in nvs):
+    if mx.inferred:
+        head += (" (no header row: the column order was read from each row's X"
+                 + (f"; {len(mx.unknown_columns)} column(s) no row names are not judged" if mx.unknown_columns else "")
+                 + ")")
+    nb = _nv_neighbours(mx)
+    linked = [g for g, v in nb.items() if v]
+    lost = [g for g, v in nb.items() if not v and any(mx.cell(g, o) for o in mx.gpus if o != g)]
+    clique = len(linked) >= 3 and all(b in nb[a] for a in linked for b in linked if a != b and mx.cell(a, b))
+    if lost and clique:
+        for g in lost:
+            ev = tuple(x for x in [mx.header_line, mx.row_lines.get(g, "")] if x) or tuple(rows_ev[:20])
+            ev += tuple(mx.row_lines[r] for r in linked if r in mx.row_lines)[:3]
+            others = sorted({mx.cell(g, o) for o in linked if mx.cell(g, o)})
+            findings.append(Finding(fid, Verdict.FAIL, f"{head}: {g} has lost its NVLink links: it reaches the other "
+                                    f"GPUs only over {'/'.join(others)}, while {', '.join(linked[:8])} keep "
+                                    f"{mx.cell(linked[0], linked[1])} between each other", gpu_subject(_gpu_index(g)),
+                                    ev, "Run `nvidia-smi nvlink -s -i " + str(_gpu_index(g)) + "` and `nvidia-smi -q -i "
+                                    + str(_gpu_index(g)) + " | grep -A2 Fabric` for that GPU; reset it or reboot; "
+                                    "if its links stay down, reseat or replace the GPU/baseboard (vendor).", SRC_FABRIC))
+        pairs = [(a, b, t) for a, b, t in pairs if a not in lost and b not in lost]
+        nvs = [nv_count(t) for _, _, t in pairs]
+    board, how = _board(out, plan, mx) if pairs and all(n is None for n in nvs) else (None, "")
+    if findings:  # a GPU that lost its links: said above
+        pass
+    elif pairs and all(n is None for n in nvs) and board and board.get("mode") in ("all", "bridge"):
+        what = ("NVLink/NVSwitch fabric down or Fabric Manager not running" if board.get("mode") == "all" else
+                "NVLink bridge missing or its links down")
+        findings.append(Finding(fid, Verdict.WARN, f"{head}: no GPU pair is NVLink-connected, but {board['sku']} "
+                                f"(from {how}) should reach its peers over NVLink: {what}; {summary}",
+                                _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
+                                FABRIC_REMEDY if board.get("mode") == "all" else
+                                "Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi "
+                                "nvlink -s`.", SRC_FABRIC))
+    elif pairs and all(n is None for n in nvs) and len(mx.gpus) > 1 and not board:
+        findings.append(Finding(fid, Verdict.PASS, f"{head}: {summary} (PCIe only). bringup does not know the GPU model "
+                                "here, so this is not judged as broken: PCIe cards have no NVLink. On an SXM board "
+                                "(HGX/DGX) the same matrix would be a WARN: NVLink/NVSwitch fabric down or Fabric "
+                                "Manager not running; set gpu_model in the plan to have it judged.", "host",
+                                tuple(rows_ev[:20]), "", SRC_TOPO))
+    elif pairs and all(n is not None for n in nvs):
         top = max(n for n in nvs if n is not None)
         low = [(a, b, t) for a, b, t in pairs if nv_count(t) is not None and nv_count(t) < top]  # type: ignore[operator]
         if low:

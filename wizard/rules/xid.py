@@ -6,7 +6,8 @@ fallen off the bus and GSP timeouts.
   'Fatal' / 'Nonfatal'); codes not in the table warn with "look it up in the catalog".
 * Xid 154 reports the recovery action the driver asks for (``assets/xid154_actions.csv``).
 * Xid 45 that names the Xid it follows is judged as that Xid (the catalog: "not solo: follow the
-  other Xid").
+  other Xid"). An Xid 45 caused by (or following, on the same GPU) an NVLink Xid (74, 144-150) means
+  NVLink errors killed the workload: fail on every GPU it hit (reset, check the links, re-validate).
 * "fallen off the bus" without an Xid number: fail, remedy as Xid 79 (bare-metal power cycle).
 * GSP RPC timeouts: fail (the Xid 119 class).
 
@@ -83,6 +84,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
             follow.setdefault((ev.bus_id, cause), []).append(ev)
         else:
             groups.setdefault((ev.bus_id, code), []).append(ev)
+    killed = nvlink_killed(events)
     extra: dict[tuple[str, int | None], list[str]] = {}
     out: list[Finding] = []
     # fallen off the bus without an Xid: merged into that GPU's Xid 79 if there is one
@@ -136,10 +138,12 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                f"Resolution Bucket (immediate action).", SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
-        out.append(Finding("health.xid", verdict,
-                           f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
-                           f"{plural(n, 'event')}" + (f": {label}" if label else ""),
-                           name, evidence, remedy, source))
+        msg = (f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
+               f"{plural(n, 'event')}" + (f": {label}" if label else ""))
+        if bus in killed and (code == 45 or code in killed[bus]):
+            verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
+            msg += f"; {_killed_text(killed[bus])}"
+        out.append(Finding("health.xid", verdict, msg, name, evidence, remedy, source))
     for bus, cause, evs in lone_follow:
         name = gpu_name(log, bus, gpu_index)
         evidence = cap(ln for e in evs for ln in e.evidence)
@@ -157,13 +161,26 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
-        out.append(Finding("health.xid", verdict,
-                           f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause} "
-                           f"{row.get('name', '')} ({row.get('description', '')}): judged as Xid {cause}"
-                           + (f", {label}" if label else ""),
-                           name, evidence, (find + " " + remedy).strip() if verdict is not Verdict.PASS else "",
-                           source + "; " + r45.get("source", SRC_XID).split(";")[0]
-                           + " (Xid 45 not solo: follow the other Xid)"))
+        msg = (f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause} "
+               f"{row.get('name', '')} ({row.get('description', '')}): judged as Xid {cause}"
+               + (f", {label}" if label else ""))
+        remedy = (find + " " + remedy).strip() if verdict is not Verdict.PASS else ""
+        source = (source + "; " + r45.get("source", SRC_XID).split(";")[0]
+                  + " (Xid 45 not solo: follow the other Xid)")
+        if bus in killed:
+            verdict, source = Verdict.FAIL, f"{source}; {SRC_NVLINK_KILL}"
+            remedy = f"{NVLINK_KILL_REMEDY} {find}"
+            msg += f"; {_killed_text(killed[bus])}"
+        out.append(Finding("health.xid", verdict, msg, name, evidence, remedy, source))
+    if len(killed) > 1:
+        names = [gpu_name(log, b, gpu_index) for b in killed]
+        codes = sorted({c for cs in killed.values() for c in cs})
+        out.append(Finding("health.xid", Verdict.FAIL,
+                           f"NVLink errors (Xid {'/'.join(map(str, codes))}) killed the workload on {len(killed)} GPUs: "
+                           + ", ".join(names), f"{len(killed)} GPUs",
+                           cap(ln for e in events if e.kind == "xid" and e.bus_id in killed
+                               and e.fields.get("code") == 45 for ln in e.evidence[:1]),
+                           NVLINK_KILL_REMEDY, SRC_NVLINK_KILL))
     for bus, evs in rec154.items():
         out.append(_xid154_finding(log, bus, evs, gpu_index))
     for bus, evs in gsp_by_bus.items():
@@ -175,6 +192,48 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
     return out
+
+
+NVLINK_XIDS = frozenset({74, 144, 145, 146, 147, 148, 149, 150})
+"""NVLink error Xids in the NVIDIA Xid catalog: 74 NVLINK_ERROR (NVLink up to 4th generation) and
+144-150 (NVLINK_SAW/RLW/TLW/TREX/NVLPW_CTRL/NETIR..., NVLink 5 naming)."""
+SRC_NVLINK_KILL = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/): Xid 45 is the driver tearing down "
+                   "the channels of the processes on the GPU after an error ('caused by previous Xid N' names it); Xid "
+                   "74 and 144-150 are NVLink errors (resolution: reset the GPU, check the links); nvidia-smi(1) "
+                   "nvlink -e (error counters)")
+NVLINK_KILL_REMEDY = ("NVLink errors killed the workload: drain the GPU(s) named, reset them (`nvidia-smi -r -i <id>`, "
+                      "or reboot the node), then re-validate before new jobs (all-reduce test over every GPU, DCGM diag "
+                      "level 3). Check the links with `nvidia-smi nvlink -s` (all up) and `nvidia-smi nvlink -e` (error "
+                      "counters, also on the peers: a failing peer or NVSwitch can hit healthy GPUs); if it repeats on "
+                      "the same GPU or link, open a support case with nvidia-bug-report.sh.")
+
+
+def nvlink_killed(events: list[KernelEvent]) -> "OrderedDict[str, list[int]]":
+    """GPU bus id -> the NVLink Xids behind its Xid 45: an Xid 45 that says "caused by previous Xid N"
+    with N an NVLink Xid (:data:`NVLINK_XIDS`), or an Xid 45 that follows an NVLink Xid on the same GPU."""
+    seen: dict[str, list[int]] = {}
+    out: "OrderedDict[str, list[int]]" = OrderedDict()
+    for ev in events:
+        if ev.kind != "xid":
+            continue
+        code = ev.fields.get("code")
+        if code in NVLINK_XIDS:
+            seen.setdefault(ev.bus_id, []).append(int(code))
+            continue
+        if code != 45:
+            continue
+        cause = ev.fields.get("caused_by")
+        causes = [cause] if isinstance(cause, int) and cause in NVLINK_XIDS else (
+            [] if isinstance(cause, int) else seen.get(ev.bus_id, []))
+        for c in causes:
+            lst = out.setdefault(ev.bus_id, [])
+            if c not in lst:
+                lst.append(c)
+    return out
+
+
+def _killed_text(codes: list[int]) -> str:
+    return f"NVLink error{'s' if len(codes) > 1 else ''} (Xid {'/'.join(map(str, codes))}) killed the workload on this GPU"
 
 
 FOLLOWS_CAUSE = frozenset({45})
