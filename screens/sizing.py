@@ -4,6 +4,9 @@ Every figure comes from :func:`wizard.sizing.size`; this screen only lays the in
 the results. "Use as plan" (F3) writes gpu_model, gpu_count, host_ram_min_gib (what the workload
 needs) and host_ram_gib (only when typed: what the machine has installed) to the build's plan
 answers through :func:`wizard.plan.parse_value`, so later checks compare the machine against them.
+The form's fields are kept with the build (``meta[sizing.STORE_KEY]``) as they change and come back
+on the next visit; the plan answers (GPU model and count, installed RAM) win over them, being what
+the checks use. ``bringup size`` computes the same figures from the command line.
 
 Keyboard only: tab / shift+tab between fields, enter to open a choice list or go to the next
 field, F3 use as plan, esc back. Below 76 columns the form and the results stack (60x20 works).
@@ -37,7 +40,10 @@ FORM: tuple[tuple[str, str, str, object, str], ...] = (
     ("", "optimizer", "Optimizer", sz.OPTIMIZER_LABEL, ""),
     ("", "accounting", "Accounting", sz.ACCOUNTINGS, ""),
     ("Parallelism", "zero_stage", "ZeRO stage", {str(i): f"ZeRO-{i}" for i in range(4)}, ""),
-    ("", "dp_degree", "DP degree Nd", None, "= GPU count"),
+    ("", "dp_degree", "DP degree Nd", None, "GPUs/(TP x PP)"),
+    ("", "tp", "TP degree", None, "1"),
+    ("", "pp", "PP degree", None, "1"),
+    ("", "sp", "Seq. parallel", sz.SEQ_PARALLEL, ""),
     ("", "offload", "CPU offload", sz.OFFLOAD, ""),
     ("Activations", "seq_len", "Sequence len", None, "tokens"),
     ("", "micro_batch", "Micro-batch", None, "per GPU"),
@@ -47,10 +53,11 @@ FORM: tuple[tuple[str, str, str, object, str], ...] = (
     ("", "hidden", "Hidden size", None, "from table"),
     ("", "heads", "Attn heads", None, "from table"),
     ("", "kv_heads", "KV heads", None, "= heads"),
+    ("", "largest_layer", "Largest layer", None, "from table"),
     ("GPUs", "gpu", "GPU model", "gpus", ""),
     ("", "gpu_count", "GPUs per node", None, "8"),
     ("Host and storage", "loader_gb_per_gpu", "Loader GB/GPU", None, "measured RSS"),
-    ("", "ckpt_loaders", "Model load by", sz.CKPT_LOADERS, ""),
+    ("", "ckpt_loaders", "Model loading", sz.CKPT_LOADERS, ""),
     ("", "host_ram_gib", "RAM plan GiB", None, "installed"),
     ("", "dataset_gb", "Dataset GB", None, "0"),
     ("", "checkpoints_kept", "Ckpts kept", None, "1"),
@@ -113,6 +120,7 @@ class SizingScreen(Screen[None]):
         self.initial = dict(initial or {})
         self.result: sz.Sizing | None = None
         self.errors: dict[str, str] = {}
+        self._saved: dict[str, str] = {}
 
     # ------------------------------------------------------------------ layout
 
@@ -121,8 +129,10 @@ class SizingScreen(Screen[None]):
         yield Static("Plan & sizing: what the workload needs from this machine", id="sz-head",
                      markup=False)
         values = dict(sz.FIELDS)
+        values.update(self._stored())
         values.update(self._from_plan())
         values.update(self.initial)
+        self._saved = {k: str(values.get(k, "")) for k in sz.FIELDS}
         with Horizontal(id="sz-body"):
             with VerticalScroll(id="sz-form", can_focus=False):
                 first = True
@@ -154,6 +164,27 @@ class SizingScreen(Screen[None]):
             yield Button("Use as plan (F3)", id="use_plan", compact=True, variant="primary")
             yield Button("Back (esc)", id="back", compact=True)
         yield Footer()
+
+    def _stored(self) -> dict[str, str]:
+        """The form's fields as the last visit left them (stored with the build)."""
+        build = getattr(self.app, "build", None)
+        if build is None:
+            return {}
+        try:
+            return sz.stored_inputs(build.store.meta())
+        except Exception:  # noqa: BLE001 - a broken store must not stop the calculator
+            return {}
+
+    def _save(self, raw: dict[str, str]) -> None:
+        """Keep the form's fields with the build when they changed (not in an observing or read-only build)."""
+        build = getattr(self.app, "build", None)
+        if build is None or build.observing or raw == self._saved:
+            return
+        try:
+            build.store.set_meta(**{sz.STORE_KEY: raw})
+        except Exception:  # noqa: BLE001 - a read-only or broken store must not stop the calculator
+            return
+        self._saved = dict(raw)
 
     def _from_plan(self) -> dict[str, str]:
         """Start from the build's current answers (GPU model and count, host RAM) when they fit."""
@@ -194,7 +225,10 @@ class SizingScreen(Screen[None]):
         return out
 
     def recompute(self) -> None:
-        inputs, errors = sz.parse_inputs(self.raw_values())
+        raw = self.raw_values()
+        if self.is_mounted:
+            self._save(raw)
+        inputs, errors = sz.parse_inputs(raw)
         self.errors = errors
         for _, name, _, _, _ in FORM:
             err = self.query_one(f"#err-{name}", Static)
@@ -219,6 +253,8 @@ class SizingScreen(Screen[None]):
         t.append(f"{sz.fmt_bytes(s.per_gpu)} per GPU vs {gpu} {s.gpu_memory / sz.GB:g} GB: ")
         t.append("fits" if s.fits else "SHORT", style="green" if s.fits else "bold red")
         n = f"{s.min_gpus}" if s.min_gpus else "none at this stage"
+        if s.min_gpus_ds is not None:
+            n += f" (paper {s.min_gpus_paper or 'none'}, DeepSpeed {s.min_gpus_ds})"
         if inp.zero_stage < 3:
             n += f" (ZeRO-3: {s.min_gpus_stage3 or 'none'})"
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)

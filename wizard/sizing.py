@@ -33,6 +33,33 @@ Sources (each constant below names its own):
   ``offload_optimizer`` "Valid for ZeRO stage 1, 2, 3"; ``pin_memory`` "Offload to page-locked
   CPU memory ... at the cost of extra memory overhead". ZeRO-Offload, Ren et al. 2021,
   https://arxiv.org/abs/2101.06840 : gradients, optimizer states and the optimizer step on the CPU.
+* DeepSpeed's estimators, deepspeedai/DeepSpeed (HEAD edaa722):
+  ``deepspeed/runtime/zero/stage_1_and_2.py`` ``estimate_zero2_model_states_mem_needs``
+  (https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage_1_and_2.py):
+  GPU 2Ψ + int(18Ψ/N) ("2 = params_16bit, 18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
+  8_optimizer_states_32bit"), 2Ψ with the optimizer offloaded; host Ψ·4·n·1.5 (every rank builds an
+  fp32 model). ``deepspeed/runtime/zero/stage3.py`` ``estimate_zero3_model_states_mem_needs``
+  (https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py): GPU
+  4·LL + int(18Ψ/N) (LL = the largest layer's parameters: 2 bytes gathered 16-bit params + 2 bytes
+  16-bit grads), 4·LL + int(2Ψ/N) with the optimizer offloaded; host with ``zero_init`` (zero.Init)
+  LL·4·n·1.5, without Ψ·4·n·1.5. Docs: https://deepspeed.readthedocs.io/en/latest/memory.html .
+  ``zero.Init`` "immediately partitions tensors" (``partition_parameters.py`` class Init).
+* PyTorch FSDP, https://pytorch.org/docs/stable/fsdp.html : FULL_SHARD shards parameters, gradients
+  and optimizer states (ZeRO-3), SHARD_GRAD_OP gradients and optimizer states (ZeRO-2);
+  ``param_init_fn`` / meta-device init and ``sync_module_states`` (rank 0 loads, then broadcasts).
+  Accelerate FSDP guide, https://huggingface.co/docs/accelerate/usage_guides/fsdp :
+  ``cpu_ram_efficient_loading`` "only the first process loads the pretrained model checkpoint while
+  all other processes have empty weights"; Accelerate "FSDP vs DeepSpeed": transformers activates
+  zero.Init "whenever DeepSpeed Zero3 is used".
+* Accelerate ``accelerate estimate-memory``, huggingface/accelerate
+  ``src/accelerate/commands/estimate.py`` ``estimate_training_usage``: for bf16/fp16 it prints the
+  largest single part (optimizer = 2 x the fp32 size = 8Ψ), not the sum: shown for comparison only.
+* Megatron-LM: Shoeybi et al. 2019, https://arxiv.org/abs/1909.08053 (tensor parallelism splits
+  each layer's weights over t GPUs); Narayanan et al. 2021, https://arxiv.org/abs/2104.04473 §2
+  (pipeline stages hold L/p layers; data-parallel size d = n/(t·p); 1F1B keeps at most p
+  micro-batches in flight); Korthikanti et al. 2022 Table 2 (activations per layer with TP t:
+  s·b·h·(10 + 24/t + 5as/(ht)), with sequence parallelism s·b·h·(34/t + 5as/(ht)); §4.2.3: the
+  first pipeline stage stores L layers' worth whatever p).
 * Real systems for context: DGX H100 user guide
   https://docs.nvidia.com/dgx/dgxh100-user-guide/ (2× 56-core Xeon 8480C, 2 TB, 10.2 kW max,
   6× 3.3 kW PSUs 4+2); MLPerf system descriptions (mlcommons inference_results v3.1 Dell XE9680,
@@ -46,7 +73,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from wizard.data import table
 
@@ -70,6 +97,17 @@ SRC_MLPERF = "MLPerf system JSONs (github.com/mlcommons inference_results v3.1, 
 SRC_NIST = "NIST SP 811 (2008) App. B.8: 1 BTU_IT/h = 0.2930711 W"
 SRC_80PLUS = "80 PLUS program table (en.wikipedia.org/wiki/80_Plus): Titanium 230 V redundant 90/94/96/91 %"
 SRC_SPECS = "assets/gpu_specs.csv"
+SRC_DS2 = ("DeepSpeed estimate_zero2_model_states_mem_needs, deepspeed/runtime/zero/stage_1_and_2.py "
+           "github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage_1_and_2.py")
+SRC_DS3 = ("DeepSpeed estimate_zero3_model_states_mem_needs, deepspeed/runtime/zero/stage3.py "
+           "github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py")
+SRC_DSMEM = "DeepSpeed memory requirements deepspeed.readthedocs.io/en/latest/memory.html"
+SRC_FSDP = ("PyTorch FSDP pytorch.org/docs/stable/fsdp.html (FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, "
+            "param_init_fn, sync_module_states); Accelerate FSDP guide "
+            "huggingface.co/docs/accelerate/usage_guides/fsdp (cpu_ram_efficient_loading)")
+SRC_ACCEL = "Accelerate estimate-memory, github.com/huggingface/accelerate src/accelerate/commands/estimate.py"
+SRC_MEGATRON = ("Megatron-LM arxiv.org/abs/1909.08053 (tensor parallel); arxiv.org/abs/2104.04473 §2 "
+                "(pipeline parallel, d = n/(t·p)); arxiv.org/abs/2205.05198 Table 2, §4.2.3 (activations with TP/SP)")
 
 # ---------------------------------------------------------------------------- bytes per parameter
 
@@ -108,6 +146,26 @@ ACT_ATTN_COEFF = 5
 ACT_FULL_RECOMPUTE = 2
 """Bytes per (token × hidden unit) kept per layer with full recomputation: only each layer's 16-bit
 input (Korthikanti et al. 2022 §4: 2·s·b·h·L in total)."""
+ACT_TP_REPLICATED = 10
+"""With tensor parallelism but no sequence parallelism, 10·s·b·h per layer stays replicated on every
+TP rank (layer norms, dropouts, the inputs of the first linear layers) and 24·s·b·h is split by t:
+s·b·h·(10 + 24/t + 5as/(ht)) (Korthikanti et al. 2022 Table 2, eq. 2)."""
+
+DS_16BIT_PARAM_BYTES = 2
+"""DeepSpeed's estimators: '2 = params_16bit' (estimate_zero2_model_states_mem_needs)."""
+DS_SHARDED_BYTES = 18
+"""DeepSpeed's estimators: '18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
+8_optimizer_states_32bit(momentum and variance)', divided by the GPU count (stage_1_and_2.py)."""
+DS_OFFLOAD_SHARDED_BYTES = 2
+"""DeepSpeed ZeRO-3 with the optimizer offloaded and parameters on the GPU: int(2·Ψ/N) (stage3.py)."""
+DS_GATHER_BYTES = 4
+"""DeepSpeed ZeRO-3: largest_layer_memory = 4 x largest_layer_params: '2 bytes fp16 params are
+gathered and 2 bytes fp16 grads are computed (total 4x)' (stage3.py; memory.html)."""
+DS_BUFFER_FACTOR = 1.5
+"""DeepSpeed's estimators' additional_buffer_factor default, applied to host (CPU) memory only."""
+DS_HOST_INIT_BYTES = 4
+"""DeepSpeed's host estimate: each rank builds an fp32 model on the CPU, 4 bytes/param
+(``total_params * 4 * num_gpus_per_node * additional_buffer_factor``)."""
 
 CORES_PER_GPU_REFERENCES = (
     (14, "DGX H100: 2x 56-core Xeon 8480C = 112 cores / 8 GPUs", SRC_DGX_H100),
@@ -157,20 +215,40 @@ class ModelShape:
     heads: int
     kv_heads: int
     source: str
+    vocab: int = 0
+    ffn: int = 0
+
+    @property
+    def largest_layer(self) -> int:
+        """Parameters of the largest single module, as DeepSpeed's ``model_to_params`` counts them (max over
+        modules of their own parameters): the embedding / output layer V·h, or an MLP matrix h·ffn."""
+        return max(self.vocab * self.hidden, self.hidden * self.ffn)
 
 
 KNOWN_SHAPES: tuple[ModelShape, ...] = (
     ModelShape("Llama 2 7B", 7e9, 32, 4096, 32, 32,
-               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-7b-hf config.json"),
-    ModelShape("Llama 3.1 8B", 8e9, 32, 4096, 32, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3"),
+               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-7b-hf config.json",
+               32000, 11008),
+    ModelShape("Llama 3.1 8B", 8e9, 32, 4096, 32, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3",
+               128256, 14336),
     ModelShape("Llama 2 13B", 13e9, 40, 5120, 40, 40,
-               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-13b-hf config.json"),
+               "Llama 2 paper arxiv.org/abs/2307.09288; huggingface.co/meta-llama/Llama-2-13b-hf config.json",
+               32000, 13824),
     ModelShape("Llama 2 70B", 70e9, 80, 8192, 64, 8,
-               "Llama 2 paper arxiv.org/abs/2307.09288 (GQA); huggingface.co/meta-llama/Llama-2-70b-hf config.json"),
-    ModelShape("Llama 3.1 405B", 405e9, 126, 16384, 128, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3"),
+               "Llama 2 paper arxiv.org/abs/2307.09288 (GQA); huggingface.co/meta-llama/Llama-2-70b-hf config.json",
+               32000, 28672),
+    ModelShape("Llama 3.1 405B", 405e9, 126, 16384, 128, 8, "Llama 3 paper arxiv.org/abs/2407.21783 Table 3",
+               128256, 53248),
 )
-"""A small table of published shapes (layers, hidden size, attention heads, KV heads), keyed by the
-nominal parameter count. Llama 3.1 70B has the same shape as Llama 2 70B (Llama 3 paper Table 3)."""
+"""A small table of published shapes (layers, hidden size, attention heads, KV heads, vocabulary, MLP
+size), keyed by the nominal parameter count. Llama 3.1 70B has the same shape as Llama 2 70B (Llama 3
+paper Table 3) but a 128,256-token vocabulary; vocabulary and MLP size are from the same config.json
+files (vocab_size, intermediate_size) and the Llama 3 paper (Table 3: 128K vocabulary, FFN 14,336 /
+53,248)."""
+
+VOCAB_ASSUMED = 32000
+"""Vocabulary assumed for an estimated shape (Llama 2's 32,000): it sets the embedding, the largest
+layer DeepSpeed's ZeRO-3 estimator gathers. Type the largest layer to replace it."""
 
 SHAPE_MATCH_TOLERANCE = 0.05
 """A typed parameter count within 5 % of a known nominal size uses that model's shape (e.g. 6.74e9,
@@ -198,7 +276,8 @@ def estimate_shape(params: float) -> ModelShape:
     layers = max(1, round(params / (12 * h * h)))
     heads = h // HEAD_DIM_ASSUMED
     return ModelShape("estimated", params, layers, h, heads, heads,
-                      f"ESTIMATE: {SRC_KAPLAN} with L = h/{HEAD_DIM_ASSUMED} assumed")
+                      f"ESTIMATE: {SRC_KAPLAN} with L = h/{HEAD_DIM_ASSUMED} assumed, d_ff = 4h, "
+                      f"vocabulary {VOCAB_ASSUMED} assumed", VOCAB_ASSUMED, 4 * h)
 
 
 # ---------------------------------------------------------------------------- GPU specs
@@ -269,7 +348,14 @@ ACCOUNTINGS = {"zero": "ZeRO (16 B)", "hf": "HF (18 B)"}
 CHECKPOINTING = {"off": "off", "full": "on, every layer"}
 ATTENTION = {"flash": "FlashAttention", "standard": "standard"}
 OFFLOAD = {"none": "none", "cpu": "optimizer to CPU"}
-CKPT_LOADERS = {"all": "every rank", "one": "rank 0 only"}
+CKPT_LOADERS = {"auto": "by ZeRO stage", "all": "full copy/rank", "one": "rank 0 + bcast",
+                "sharded": "sharded init"}
+"""How the model reaches the GPUs, which sets the host RAM it takes: every rank loads a full copy
+(plain DDP, ZeRO-1/2 with ``from_pretrained`` on each rank), rank 0 loads and broadcasts (FSDP
+``sync_module_states``, Accelerate ``cpu_ram_efficient_loading``), or sharded initialisation where no
+rank holds a full copy (DeepSpeed ``zero.Init``, FSDP meta-device init). ``auto``: sharded at ZeRO-3
+(transformers turns zero.Init on whenever ZeRO-3 is used), a full copy per rank below it."""
+SEQ_PARALLEL = {"off": "off", "on": "on (with TP)"}
 
 
 @dataclass(frozen=True)
@@ -278,8 +364,11 @@ class SizingInputs:
 
     lora_rank / lora_fraction: one of them sets the trainable adapter parameters (rank r on W_q and
     W_v of every layer, or a fraction of Ψ); ignored for pretraining and full fine-tune.
-    dp_degree: data-parallel degree Nd that ZeRO shards over (default: the GPU count).
+    dp_degree: data-parallel degree Nd that ZeRO shards over (default: GPUs / (tp x pp)).
+    tp / pp: tensor / pipeline parallel degrees (Megatron-style); sp: sequence parallelism with TP.
     layers/hidden/heads/kv_heads: None = the known shape for this size, else an estimate.
+    largest_layer: parameters of the largest module (DeepSpeed ZeRO-3 gathers it); None = from the shape.
+    ckpt_loaders: how the model is loaded (:data:`CKPT_LOADERS`), ``auto`` by the ZeRO stage.
     """
 
     params: float = 7e9
@@ -291,6 +380,9 @@ class SizingInputs:
     accounting: str = "zero"
     zero_stage: int = 0
     dp_degree: int | None = None
+    tp: int = 1
+    pp: int = 1
+    sp: str = "off"
     offload: str = "none"
     seq_len: int = 4096
     micro_batch: int = 1
@@ -300,10 +392,11 @@ class SizingInputs:
     hidden: int | None = None
     heads: int | None = None
     kv_heads: int | None = None
+    largest_layer: float | None = None
     gpu: str = "H100 SXM5"
     gpu_count: int = 8
     loader_gb_per_gpu: float = 0.0
-    ckpt_loaders: str = "all"
+    ckpt_loaders: str = "auto"
     host_ram_gib: float | None = None
     dataset_gb: float = 0.0
     checkpoints_kept: int = 1
@@ -313,8 +406,21 @@ class SizingInputs:
     system_max_w: float = 0.0
 
     @property
+    def mp(self) -> int:
+        """Model-parallel ranks one copy of the model spans: t x p."""
+        return self.tp * self.pp
+
+    @property
     def nd(self) -> int:
-        return self.dp_degree if self.dp_degree else self.gpu_count
+        """Data-parallel degree: typed, else GPUs / (t x p) (Narayanan et al. 2021 §2: d = n/(t·p))."""
+        return self.dp_degree if self.dp_degree else max(1, self.gpu_count // self.mp)
+
+    @property
+    def loading(self) -> str:
+        """The loading path: ``ckpt_loaders``, with ``auto`` resolved by the ZeRO stage."""
+        if self.ckpt_loaders != "auto":
+            return self.ckpt_loaders
+        return "sharded" if self.zero_stage == 3 else "all"
 
     @property
     def mixed(self) -> bool:
@@ -362,9 +468,10 @@ def _float(raw: str, lo: float, hi: float, what: str) -> float:
 
 FIELDS: dict[str, str] = {
     "params": "7B", "method": "full", "lora": "16", "precision": "bf16", "optimizer": "adamw",
-    "accounting": "zero", "zero_stage": "0", "dp_degree": "", "offload": "none", "seq_len": "4096",
-    "micro_batch": "1", "checkpointing": "off", "attention": "flash", "layers": "", "hidden": "", "heads": "", "kv_heads": "",
-    "gpu": "H100 SXM5", "gpu_count": "8", "loader_gb_per_gpu": "", "ckpt_loaders": "all", "host_ram_gib": "",
+    "accounting": "zero", "zero_stage": "0", "dp_degree": "", "tp": "1", "pp": "1", "sp": "off", "offload": "none",
+    "seq_len": "4096", "micro_batch": "1", "checkpointing": "off", "attention": "flash", "layers": "", "hidden": "",
+    "heads": "", "kv_heads": "", "largest_layer": "",
+    "gpu": "H100 SXM5", "gpu_count": "8", "loader_gb_per_gpu": "", "ckpt_loaders": "auto", "host_ram_gib": "",
     "dataset_gb": "", "checkpoints_kept": "1", "cpu_w": "", "other_w": "", "psu_w": "", "system_max_w": "",
 }
 """Field name -> default raw text, as the screen's inputs hold them (empty = not given)."""
@@ -418,6 +525,9 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
     choice("accounting", ACCOUNTINGS)
     take("zero_stage", lambda v: _int(v, 0, 3, "ZeRO stage"))
     take("dp_degree", lambda v: _int(v, 1, 1_000_000, "data-parallel degree"), optional=True)
+    take("tp", lambda v: _int(v, 1, 1024, "tensor-parallel degree"))
+    take("pp", lambda v: _int(v, 1, 1024, "pipeline-parallel degree"))
+    choice("sp", SEQ_PARALLEL)
     choice("offload", OFFLOAD)
     take("seq_len", lambda v: _int(v, 1, 10_000_000, "sequence length"))
     take("micro_batch", lambda v: _int(v, 1, 100_000, "micro-batch"))
@@ -425,6 +535,7 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
     choice("attention", ATTENTION)
     for k in ("layers", "hidden", "heads", "kv_heads"):
         take(k, lambda v, k=k: _int(v, 1, 1_000_000, k), optional=True)
+    take("largest_layer", lambda v: _count_any(v, "largest layer"), optional=True)
     names = [g.name for g in gpu_specs()]
     choice("gpu", names)
     take("gpu_count", lambda v: _int(v, 1, 256, "GPU count"))
@@ -444,7 +555,28 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
     if inputs.heads and inputs.kv_heads and inputs.heads % inputs.kv_heads:
         errors["kv_heads"] = "KV heads must divide the attention heads"
         inputs = replace(inputs, kv_heads=None)
+    if not inputs.dp_degree and inputs.gpu_count % inputs.mp:
+        errors["tp"] = (f"TP x PP = {inputs.mp} must divide the {inputs.gpu_count} GPUs "
+                        "(data-parallel degree = GPUs / (TP x PP)), or type the DP degree")
+        inputs = replace(inputs, tp=1, pp=1)
+    if inputs.largest_layer and inputs.largest_layer > inputs.params:
+        errors["largest_layer"] = "the largest layer cannot hold more parameters than the model"
+        inputs = replace(inputs, largest_layer=None)
     return inputs, errors
+
+
+def _count_any(raw: str, what: str) -> float:
+    """A parameter count like :func:`parse_count`, from 1 up (a layer can be small)."""
+    m = _COUNT.match(raw or "")
+    if not m:
+        raise ValueError(f"{what}: a parameter count, got {raw!r} (e.g. 262M, 2.1e9)")
+    try:
+        v = float(m.group(1)) * (10.0 ** int(m.group(2)) if m.group(2) else 1.0) * _SUFFIX[m.group(3).lower()]
+    except OverflowError:
+        v = math.inf
+    if not math.isfinite(v) or not (1 <= v <= 1e14):
+        raise ValueError(f"{what}: between 1 and 100T")
+    return v
 
 
 # ---------------------------------------------------------------------------- results
@@ -483,7 +615,11 @@ class Result:
 
 @dataclass
 class Sizing:
-    """What :func:`size` computed; numbers in bytes (GPU, host, disk), W, BTU/h."""
+    """What :func:`size` computed; numbers in bytes (GPU, host, disk), W, BTU/h.
+
+    ``model_states_per_gpu`` is the ZeRO paper's figure (the chosen accounting), ``ds_states_per_gpu``
+    DeepSpeed's estimator (None where it has none), ``states_per_gpu`` the larger, which ``per_gpu``,
+    ``fits`` and ``min_gpus`` (total GPUs: Nd x t x p) use."""
 
     inputs: SizingInputs
     shape: ModelShape
@@ -512,6 +648,17 @@ class Sizing:
     psus_nn: int | None
     heat_btu_h: float
     results: list[Result] = field(default_factory=list)
+    states_per_gpu: float = 0.0
+    """The model-state figure used for fitting and the GPU count: the larger of the paper's
+    (``model_states_per_gpu``, the chosen accounting) and DeepSpeed's (``ds_states_per_gpu``)."""
+    ds_states_per_gpu: float | None = None
+    ds_note: str = ""
+    min_gpus_paper: int | None = None
+    min_gpus_ds: int | None = None
+    largest_layer: float = 0.0
+    loading: str = "all"
+    ds_host: float | None = None
+    accelerate_bytes: float | None = None
 
     def plan_answers(self) -> dict[str, str]:
         """Raw plan answers for ``wizard.plan.parse_value``: gpu_model, gpu_count, and host RAM.
@@ -526,6 +673,63 @@ class Sizing:
         if self.host_min > 0:
             out["host_ram_min_gib"] = str(math.ceil(self.host_min / GiB))
         return out
+
+
+PAPER_FORMULA = {0: "(2+2+K)Ψ", 1: "4Ψ + KΨ/Nd", 2: "2Ψ + (2+K)Ψ/Nd", 3: "(2+2+K)Ψ/Nd"}
+"""The ZeRO paper's per-GPU model states by stage (§5, Fig. 1), K = 12."""
+
+STORE_KEY = "sizing_inputs"
+"""Key in the build's ``meta`` table under which the sizing form's raw field texts are kept."""
+
+
+def stored_inputs(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The sizing form's fields as the build stored them (``meta[STORE_KEY]``): known fields with text
+    values only, so a damaged record gives defaults instead of an error."""
+    raw = meta.get(STORE_KEY)
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if k in FIELDS and isinstance(v, str)}
+
+
+def _n(x: float | None) -> int | None:
+    return None if x is None else int(round(x))
+
+
+def to_json(sz: Sizing, raw: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The figures of :func:`size` for ``bringup size --json`` (assets/schema/size.schema.json): bytes as
+    integers (GB = 10^9), counts, and every result the screen shows with its arithmetic and source."""
+    inp, shape, gpu = sz.inputs, sz.shape, sz.gpu
+    values = {k: (raw or {}).get(k, FIELDS[k]) for k in FIELDS}
+    return {
+        "inputs": values,
+        "model": {"params": inp.params, "trainable_params": sz.trainable, "shape": shape.name,
+                  "layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads, "kv_heads": shape.kv_heads,
+                  "vocab": shape.vocab, "ffn": shape.ffn, "largest_layer_params": sz.largest_layer,
+                  "shape_source": shape.source},
+        "parallel": {"zero_stage": inp.zero_stage, "dp": inp.nd, "tp": inp.tp, "pp": inp.pp, "sp": inp.sp == "on",
+                     "offload": inp.offload},
+        "gpu": None if gpu is None else {"name": gpu.name, "memory_bytes": _n(sz.gpu_memory), "tdp_w": gpu.tdp_w,
+                                         "count_per_node": inp.gpu_count},
+        "per_gpu": {"model_states_bytes": _n(sz.states_per_gpu),
+                    "paper_bytes": _n(sz.model_states_per_gpu),
+                    "deepspeed_bytes": _n(sz.ds_states_per_gpu),
+                    "deepspeed_note": sz.ds_note,
+                    "accelerate_estimate_bytes": _n(sz.accelerate_bytes),
+                    "activations_bytes": _n(sz.activations),
+                    "total_bytes": _n(sz.per_gpu),
+                    "fits": sz.fits},
+        "min_gpus": {"total": sz.min_gpus, "paper": sz.min_gpus_paper, "deepspeed": sz.min_gpus_ds,
+                     "zero3": sz.min_gpus_stage3},
+        "host_ram": {"loading": sz.loading, "load_bytes": _n(sz.host_ckpt_load), "offload_bytes": _n(sz.host_offload),
+                     "loaders_bytes": _n(sz.host_loaders), "min_bytes": _n(sz.host_min),
+                     "min_gib": math.ceil(sz.host_min / GiB) if sz.host_min > 0 else 0,
+                     "deepspeed_bytes": _n(sz.ds_host)},
+        "nvme": {"checkpoint_bytes": _n(sz.checkpoint_bytes), "total_bytes": _n(sz.nvme_total)},
+        "power": {"gpu_w": sz.gpu_w, "component_w": sz.component_w, "load_w": sz.load_w, "psus": sz.psus,
+                  "psus_n1": sz.psus_n1, "psus_nn": sz.psus_nn, "heat_btu_h": round(sz.heat_btu_h, 1)},
+        "results": [{"key": r.key, "title": r.title, "value": r.value, "status": r.status, "math": list(r.math),
+                     "source": r.source} for r in sz.results],
+    }
 
 
 def fmt_bytes(b: float, gib: bool = False) -> str:
@@ -591,17 +795,86 @@ def model_parts(inp: SizingInputs, trainable: float) -> list[Part]:
     return parts
 
 
-def gpu_bytes_for(parts: list[Part], stage: int, nd: int, offload: bool) -> float:
+def gpu_bytes_for(parts: list[Part], stage: int, nd: int, offload: bool, mp: int = 1) -> float:
     """Model-state bytes on one GPU: parts sharded at this ZeRO stage are divided by Nd (ZeRO paper
     §5: stage 1 optimizer states, 2 + gradients, 3 + parameters). With CPU offload the master
     weights and optimizer states leave the GPU, and so do the gradients from stage 2 on
-    (ZeRO-Offload; DeepSpeed offload_optimizer)."""
+    (ZeRO-Offload; DeepSpeed offload_optimizer). With tensor/pipeline parallelism each GPU holds
+    1/(t·p) of the model before ZeRO shards it over Nd (Megatron-LM; ZeRO paper §I: Nd x Nm)."""
     total = 0.0
     for p in parts:
         if offload and p.offloadable and (p.shard_stage == 1 or stage >= 2):
             continue
         total += p.bytes / nd if stage >= p.shard_stage else p.bytes
-    return total
+    return total / mp
+
+
+@dataclass(frozen=True)
+class DsModel:
+    """What DeepSpeed's estimators need, per model-parallel rank: trained parameters T, the frozen base's
+    bytes (LoRA/QLoRA), the largest layer's parameters LL and the bytes per gathered parameter."""
+
+    stage: int
+    offload: bool
+    trained: float
+    frozen_bytes: float
+    largest_layer: float
+    gather_bpp: float
+
+    def at(self, n: int) -> float:
+        """GPU bytes at data-parallel degree ``n``, DeepSpeed's formulas with total_params = T:
+        ZeRO-2 2T + int(18T/n) (offload: 2T), ZeRO-3 gather·LL + int(18T/n) (offload: + int(2T/n));
+        a frozen base (no grads, no optimizer states) adds its bytes, divided by n at ZeRO-3."""
+        t = self.trained
+        if self.stage == 2:
+            sharded = 0 if self.offload else int(DS_SHARDED_BYTES * t / n)
+            return DS_16BIT_PARAM_BYTES * t + sharded + self.frozen_bytes
+        mult = DS_OFFLOAD_SHARDED_BYTES if self.offload else DS_SHARDED_BYTES
+        return self.gather_bpp * self.largest_layer + int(mult * t / n) + self.frozen_bytes / n
+
+
+def ds_model(inp: SizingInputs, parts: list[Part], trainable: float, largest_layer: float) -> tuple[DsModel | None, str]:
+    """DeepSpeed's ZeRO-2/3 estimator for these inputs, or None and why it does not apply. The estimators
+    assume mixed-precision Adam with every parameter trained; for LoRA/QLoRA their multipliers are applied
+    to the trained adapters and the frozen base is added at its own bytes (derived). With t x p model
+    parallelism they see Ψ/(t·p) and LL/t (the largest layer is split by TP, not by PP; derived)."""
+    if inp.zero_stage not in (2, 3):
+        return None, f"DeepSpeed has no estimator for ZeRO-{inp.zero_stage} (only ZeRO-2 and ZeRO-3)"
+    if not (inp.mixed and inp.optimizer == "adamw"):
+        return None, "DeepSpeed's estimators assume mixed-precision (bf16/fp16) Adam: not these inputs"
+    frozen = sum(p.bytes for p in parts if p.name.startswith("frozen"))
+    full = inp.method in ("pretrain", "full")
+    gather = float(DS_GATHER_BYTES) if full else (QLORA_BASE_BYTES if inp.method == "qlora" else 2.0)
+    offload = inp.offload == "cpu"
+    return DsModel(inp.zero_stage, offload, trainable / inp.mp, frozen / inp.mp, largest_layer / inp.tp, gather), ""
+
+
+def ds_host_bytes(inp: SizingInputs, largest_layer: float) -> float | None:
+    """DeepSpeed's own host-RAM figure (its cpu_mem) for this node, full training with mixed-precision Adam,
+    ZeRO-2/3: num_gpus_per_node = this node's GPUs, total GPUs = Nd, zero_init = the sharded loading path,
+    additional_buffer_factor 1.5 (stage_1_and_2.py, stage3.py)."""
+    if inp.zero_stage not in (2, 3) or not (inp.mixed and inp.optimizer == "adamw") or inp.method not in ("pretrain", "full"):
+        return None
+    psi, n, abf = inp.params / inp.mp, inp.gpu_count, DS_BUFFER_FACTOR
+    total = inp.nd
+    nodes = max(1, math.ceil(total / n))
+    offload = inp.offload == "cpu"
+    if inp.zero_stage == 2:
+        return psi * (max(4 * total, 16) if offload else 4 * n) * abf
+    zero_init = inp.loading == "sharded"
+    if offload:
+        return psi * (16 / nodes if zero_init else max(4 * n, 16 / nodes)) * abf
+    return (largest_layer / inp.tp) * 4 * n * abf if zero_init else psi * 4 * n * abf
+
+
+def accelerate_estimate(inp: SizingInputs) -> float | None:
+    """What ``accelerate estimate-memory`` prints for "Training using Adam" (its estimate_training_usage):
+    the LARGEST single part for the model's fp32 size S = 4Ψ, not their sum: fp32 max(S, S, 2S, 4S) = 4S
+    (16Ψ); bf16/fp16 max(S, S + S/2, 2S, 2S) = 2S (8Ψ). Full training only."""
+    if inp.method not in ("pretrain", "full") or inp.optimizer != "adamw":
+        return None
+    fp32 = 4 * inp.params
+    return 4 * fp32 if inp.precision == "fp32" else 2 * fp32
 
 
 def host_offload_bytes(parts: list[Part], stage: int, nd: int, gpus_here: int, offload: bool) -> float:
@@ -614,7 +887,8 @@ def host_offload_bytes(parts: list[Part], stage: int, nd: int, gpus_here: int, o
 
 
 def activation_bytes(seq: int, batch: int, hidden: int, heads: int, layers: int, checkpointing: str = "off",
-                     attention: str = "standard", precision: str = "bf16") -> tuple[float, float]:
+                     attention: str = "standard", precision: str = "bf16", tp: int = 1,
+                     sp: bool = False) -> tuple[float, float]:
     """(bytes kept for all layers, transient bytes) of activations on one GPU — an ESTIMATE.
 
     Korthikanti et al. 2022: one GPT-style layer keeps s·b·h·(34 + 5·a·s/h) bytes (§4.1 eq. 1), where
@@ -626,31 +900,47 @@ def activation_bytes(seq: int, batch: int, hidden: int, heads: int, layers: int,
     the backward pass, added here as the transient (derived). The formulas are for 16-bit
     activations; fp32 doubles them (derived). Embedding and output-layer (logits) activations, and
     FlashAttention's O(s·a) softmax statistics, are not included.
+
+    Tensor parallelism of degree t (Korthikanti et al. 2022 Table 2): s·b·h·(10 + 24/t + 5as/(ht)),
+    with sequence parallelism s·b·h·(34/t + 5as/(ht)); full recomputation keeps s·b·h·2 per layer in
+    every case. Pipeline parallelism does not lower the first stage's total: with 1F1B it keeps p
+    micro-batches of L/p layers, L layers' worth (§4.2.3), so ``layers`` stays L.
     """
     sbh = seq * batch * hidden
-    per_layer: float = sbh * ACT_COEFF
+    if tp <= 1:
+        per_layer: float = sbh * ACT_COEFF
+    elif sp:
+        per_layer = sbh * ACT_COEFF / tp
+    else:
+        per_layer = sbh * (ACT_TP_REPLICATED + (ACT_COEFF - ACT_TP_REPLICATED) / tp)
     if attention != "flash":
-        per_layer += sbh * ACT_ATTN_COEFF * heads * seq / hidden
+        per_layer += sbh * ACT_ATTN_COEFF * heads * seq / hidden / max(1, tp)
     scale = 2.0 if precision == "fp32" else 1.0
     if checkpointing == "full":
         return layers * sbh * ACT_FULL_RECOMPUTE * scale, per_layer * scale
     return layers * per_layer * scale, 0.0
 
 
-def min_gpus(parts: list[Part], stage: int, offload: bool, act: float, mem: float) -> int | None:
-    """Smallest data-parallel degree N with model states (at ``stage``) + activations <= ``mem``
-    bytes; None when no N does (what is never sharded, plus activations, is already too big)."""
-    fixed = gpu_bytes_for(parts, stage, 10 ** 18, offload)  # the part no N reduces (sharded -> ~0)
-    sharded = gpu_bytes_for(parts, stage, 1, offload) - fixed
+def min_dp(states: Callable[[int], float], act: float, mem: float) -> int | None:
+    """Smallest data-parallel degree N with states(N) + activations <= ``mem`` bytes, for any figure of
+    the form fixed + sharded/N; None when no N does (the unsharded part plus activations is too big)."""
+    fixed = states(10 ** 18)  # the part no N reduces (sharded -> ~0)
+    sharded = states(1) - fixed
     room = mem - fixed - act
     if room <= 0:
         return None
     if sharded <= 0:
         return 1
     n = max(1, math.ceil(sharded / room - 1e-9))
-    while gpu_bytes_for(parts, stage, n, offload) + act > mem:  # guard against rounding
+    while states(n) + act > mem:  # guard against rounding
         n += 1
     return n
+
+
+def min_gpus(parts: list[Part], stage: int, offload: bool, act: float, mem: float, mp: int = 1) -> int | None:
+    """Smallest data-parallel degree N with model states (at ``stage``, ZeRO paper accounting) +
+    activations <= ``mem`` bytes; None when no N does."""
+    return min_dp(lambda n: gpu_bytes_for(parts, stage, n, offload, mp), act, mem)
 
 
 def size(inp: SizingInputs) -> Sizing:
@@ -677,20 +967,47 @@ def size(inp: SizingInputs) -> Sizing:
     trainable, train_math = trainable_params(inp, shape)
     parts = model_parts(inp, trainable)
     pp = _per_param(inp)
-    states = gpu_bytes_for(parts, inp.zero_stage, nd, offload)
+    mp = inp.mp
+    ll = inp.largest_layer or float(shape.largest_layer)
+    paper = gpu_bytes_for(parts, inp.zero_stage, nd, offload, mp)
+    dsm, ds_note = ds_model(inp, parts, trainable, ll)
+    ds = dsm.at(nd) if dsm else None
+    states = max(paper, ds) if ds is not None else paper
     kept, transient = activation_bytes(inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, shape.layers,
-                                       inp.checkpointing, inp.attention, inp.precision)
+                                       inp.checkpointing, inp.attention, inp.precision, inp.tp, inp.sp == "on")
     act = kept + transient
     per_gpu = states + act
     fits = gpu is not None and per_gpu <= mem
-    n_min = min_gpus(parts, inp.zero_stage, offload, act, mem) if gpu else None
-    n_min3 = min_gpus(parts, 3, offload, act, mem) if gpu and inp.zero_stage < 3 else n_min
+
+    def needed(stage: int) -> tuple[int | None, int | None, int | None]:
+        """(paper, DeepSpeed, the larger) minimum data-parallel degree at ``stage``."""
+        a = min_gpus(parts, stage, offload, act, mem, mp)
+        m, _ = ds_model(replace(inp, zero_stage=stage), parts, trainable, ll)
+        b = min_dp(m.at, act, mem) if m else None
+        if m is None:
+            return a, None, a
+        return a, b, (None if a is None or b is None else max(a, b))
+
+    n_paper = n_ds = n_min = n_min3 = None
+    if gpu:
+        n_paper, n_ds, n_min = needed(inp.zero_stage)
+        n_min3 = needed(3)[2] if inp.zero_stage < 3 else n_min
+    def total(n: int | None) -> int | None:
+        return None if n is None else n * mp
+
+    n_paper, n_ds, n_min, n_min3 = total(n_paper), total(n_ds), total(n_min), total(n_min3)
 
     # host RAM on this node
     host_off = host_offload_bytes(parts, inp.zero_stage, nd, inp.gpu_count, offload)
     load_bpp = 4.0 if inp.precision == "fp32" else 2.0
-    loaders_n = min(inp.gpu_count, nd) if inp.ckpt_loaders == "all" else 1
-    host_load = load_bpp * inp.params * loaders_n if inp.method != "pretrain" else 0.0
+    loading = inp.loading
+    loaders_n = inp.gpu_count if loading == "all" else 1
+    if inp.method == "pretrain":
+        host_load = 0.0
+    elif loading == "sharded":
+        host_load = (ll / inp.tp) * DS_HOST_INIT_BYTES * inp.gpu_count * DS_BUFFER_FACTOR
+    else:
+        host_load = load_bpp * inp.params * loaders_n
     host_loaders = inp.loader_gb_per_gpu * GB * inp.gpu_count
     host_min = host_off + host_load + host_loaders
 
@@ -714,8 +1031,11 @@ def size(inp: SizingInputs) -> Sizing:
         psus = n1 = nn = None
     btu = load_w * BTU_PER_W
 
-    sz = Sizing(inp, shape, gpu, trainable, parts, pp, states, act, per_gpu, mem, fits, n_min, n_min3,
-                host_off, host_load, host_loaders, host_min, ckpt, nvme, gpu_w, comp_w, load_w, psus, n1, nn, btu)
+    sz = Sizing(inp, shape, gpu, trainable, parts, pp, paper, act, per_gpu, mem, fits, n_min, n_min3,
+                host_off, host_load, host_loaders, host_min, ckpt, nvme, gpu_w, comp_w, load_w, psus, n1, nn, btu,
+                states_per_gpu=states, ds_states_per_gpu=ds, ds_note=ds_note, min_gpus_paper=n_paper,
+                min_gpus_ds=n_ds, largest_layer=ll, loading=loading, ds_host=ds_host_bytes(inp, ll),
+                accelerate_bytes=accelerate_estimate(inp))
     sz.results = _results(sz, shape_note, train_math, kept, transient, ckpt_bpp, base_model, loaders_n, load_bpp)
     return sz
 
@@ -766,13 +1086,51 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
             lines.append(f"{p.name}: {fmt_bytes(p.bytes)} / Nd {nd} = {fmt_bytes(p.bytes / nd)}")
         else:
             lines.append(f"{p.name}: {fmt_count(p.count)} x {_b(round(p.bytes_per_param, 3))} B = {fmt_bytes(p.bytes)}")
-    stage_txt = {0: "ZeRO-0: nothing sharded (plain data parallel)",
+    stage_txt = {0: "ZeRO-0: nothing sharded (plain data parallel, FSDP NO_SHARD)",
                  1: "ZeRO-1: optimizer states (and fp32 master) / Nd",
-                 2: "ZeRO-2: + gradients / Nd", 3: "ZeRO-3/FSDP full shard: + weights / Nd"}[inp.zero_stage]
+                 2: "ZeRO-2 / FSDP SHARD_GRAD_OP: + gradients / Nd",
+                 3: "ZeRO-3 / FSDP FULL_SHARD: + weights / Nd"}[inp.zero_stage]
     lines.append(stage_txt)
+    if inp.mp > 1:
+        lines.append(f"TP {inp.tp} x PP {inp.pp}: each GPU holds 1/{inp.mp} of the model "
+                     f"(Megatron-LM), Nd = {nd}")
+    name = "paper" if inp.accounting == "zero" else "HF accounting"
+    formula = PAPER_FORMULA[inp.zero_stage] if inp.accounting == "zero" and inp.method in ("pretrain", "full") else ""
+    lines.append(f"{name}{' ' + formula if formula else ''}: {fmt_bytes(sz.model_states_per_gpu)}")
+    llp = sz.largest_layer / inp.tp
+    if sz.ds_states_per_gpu is not None:
+        t = sz.trainable / inp.mp
+        if inp.zero_stage == 2:
+            f = "2T" + ("" if offload else " + int(18T/Nd)")
+        else:
+            g = {"qlora": f"{QLORA_BASE_BYTES:.3f}", "lora": "2"}.get(inp.method, "4")
+            f = f"{g}xLL + int({'2' if offload else '18'}T/Nd)"
+        if inp.method in ("lora", "qlora"):
+            f += " + frozen base" + ("/Nd" if inp.zero_stage == 3 else "")
+        fn = "estimate_zero2_model_states_mem_needs" if inp.zero_stage == 2 else "estimate_zero3_model_states_mem_needs"
+        lines.append(f"DeepSpeed {fn}: {f}")
+        detail = f"T {fmt_count(t)}"
+        if inp.zero_stage == 3:
+            detail += f", largest layer LL {fmt_count(llp)}"
+        lines.append(f"  {detail} = {fmt_bytes(sz.ds_states_per_gpu)}")
+        if inp.method in ("lora", "qlora"):
+            lines.append("  (its multipliers on the trained adapters; the frozen base has no grads/states)")
+        used = "DeepSpeed" if sz.ds_states_per_gpu > sz.model_states_per_gpu else name
+        lines.append(f"used: the larger, {used}")
+    else:
+        lines.append(sz.ds_note)
+    if sz.accelerate_bytes is not None and inp.zero_stage == 0 and inp.mp == 1:
+        lines.append(f"accelerate estimate-memory prints {fmt_bytes(sz.accelerate_bytes)}: its largest "
+                     "single part, not the sum (not used)")
+    src = SRC_ZERO + {2: "; " + SRC_DS2, 3: "; " + SRC_DS3}.get(inp.zero_stage, "") + "; " + SRC_FSDP
+    if offload:
+        src += "; " + SRC_DS + "; " + SRC_OFFLOAD
+    if inp.mp > 1:
+        src += "; " + SRC_MEGATRON
+    if sz.accelerate_bytes is not None and inp.zero_stage == 0:
+        src += "; " + SRC_ACCEL
     out.append(Result("model_states", f"Model states per GPU (ZeRO-{inp.zero_stage}, Nd {nd})",
-                      fmt_bytes(sz.model_states_per_gpu, gib=True), tuple(lines),
-                      SRC_ZERO + ("; " + SRC_DS + "; " + SRC_OFFLOAD if offload else "")))
+                      fmt_bytes(sz.states_per_gpu, gib=True), tuple(lines), src))
 
     # 3. activations
     s, b, h, a, L = inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, shape.layers
@@ -784,7 +1142,20 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     layer = "34" if inp.attention == "flash" else "(34 + 5as/h)"
     if inp.attention == "flash":
         lines.append("FlashAttention keeps no s x s scores: 34 per layer")
-    if inp.checkpointing == "off":
+    t = inp.tp
+    if t > 1:
+        if inp.sp == "on":
+            layer = f"34/{t}" if inp.attention == "flash" else f"(34/{t} + 5as/(h x {t}))"
+            lines.append(f"TP {t} + sequence parallel: s x b x h x {layer} per layer")
+        else:
+            layer = f"(10 + 24/{t})" if inp.attention == "flash" else f"(10 + 24/{t} + 5as/(h x {t}))"
+            lines.append(f"TP {t}, no sequence parallel: s x b x h x {layer} per layer")
+        lines.append(f"= {fmt_bytes(kept / L if inp.checkpointing == 'off' else transient)} per layer")
+    if inp.pp > 1:
+        lines.append(f"PP {inp.pp}: the first stage keeps {inp.pp} micro-batches x L/{inp.pp} layers = L layers' worth")
+    if t > 1 and inp.checkpointing == "off":
+        lines.append(f"L x that{f32} = {L} layers = {fmt_bytes(kept)}")
+    elif inp.checkpointing == "off":
         if inp.attention == "flash":
             lines.append(f"L x s x b x h x 34{f32} = {L} x {s} x {b} x {h} x 34 = {fmt_bytes(kept)}")
         else:
@@ -796,7 +1167,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     lines.append("estimate for GPT-style layers; logits, temp buffers, fragmentation not included")
     out.append(Result("activations", "Activations per GPU (estimate)", fmt_bytes(sz.activations, gib=True),
                       tuple(lines), SRC_ACT + ("; " + SRC_FLASH if inp.attention == "flash" else "")
-                      + ("; " + SRC_KAPLAN if shape_note == "ESTIMATED shape" else "")))
+                      + ("; " + SRC_KAPLAN if shape_note == "ESTIMATED shape" else "")
+                      + ("; " + SRC_MEGATRON if inp.mp > 1 else "")))
 
     # 4. per GPU against the GPU's memory
     if gpu is None:
@@ -804,7 +1176,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     else:
         diff = sz.gpu_memory - sz.per_gpu
         verdict = f"fits, {fmt_bytes(diff)} left" if sz.fits else f"SHORT by {fmt_bytes(-diff, gib=True)}"
-        lines = [f"model states {fmt_bytes(sz.model_states_per_gpu)} + activations {fmt_bytes(sz.activations)}"
+        lines = [f"model states {fmt_bytes(sz.states_per_gpu)} + activations {fmt_bytes(sz.activations)}"
                  f" = {fmt_bytes(sz.per_gpu, gib=True)}",
                  f"{gpu.name}: {gpu.memory_gb:g} GB datasheet = {fmt_bytes(sz.gpu_memory, gib=True)}"]
         seen = OBSERVED_TOTAL_MIB.get(gpu.name)
@@ -828,21 +1200,38 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                 lines.append("ZeRO-0 replicates everything: 1 GPU holds it all, or none does")
             else:
                 lines.append(f"smallest Nd with states(Nd) + activations <= {gpu.memory_gb:g} GB")
+        if sz.min_gpus_ds is not None or sz.ds_states_per_gpu is not None:
+            def _n(n: int | None) -> str:
+                return str(n) if n is not None else "none"
+            lines.append(f"paper: {_n(sz.min_gpus_paper)}; DeepSpeed estimator: {_n(sz.min_gpus_ds)}; "
+                         "the larger counts")
+        if inp.mp > 1:
+            lines.append(f"x TP {inp.tp} x PP {inp.pp}: GPUs = Nd x {inp.mp}")
         if inp.zero_stage < 3:
             lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'none'}")
         if sz.min_gpus is not None and sz.min_gpus > inp.gpu_count:
             lines.append(f"more than this node's {inp.gpu_count}: {math.ceil(sz.min_gpus / inp.gpu_count)} nodes")
         if sz.min_gpus is None and sz.min_gpus_stage3 is None:
             lines.append("cut micro-batch or sequence, or turn on checkpointing; or add tensor/pipeline parallelism")
-        lines.append("data parallel + ZeRO only; tensor/pipeline parallelism not modelled")
         ok = sz.min_gpus is not None and sz.min_gpus <= inp.gpu_count
-        out.append(Result("min_gpus", "Minimum GPU count", value, tuple(lines), SRC_ZERO, "ok" if ok else "short"))
+        src = SRC_ZERO + ("; " + SRC_DS2 if inp.zero_stage == 2 else "; " + SRC_DS3 if inp.zero_stage == 3 else "")
+        out.append(Result("min_gpus", "Minimum GPU count", value, tuple(lines),
+                          src + ("; " + SRC_MEGATRON if inp.mp > 1 else ""), "ok" if ok else "short"))
 
     # 6. host RAM
     lines = []
-    if inp.method != "pretrain":
-        lines.append(f"loading the model, a full copy per loading rank: {loaders_n} x {_b(load_bpp)} B x "
-                     f"{fmt_count(inp.params)} = {fmt_bytes(sz.host_ckpt_load)}")
+    how = {"all": "a full copy per rank", "one": "rank 0 loads, then broadcasts (FSDP sync_module_states)",
+           "sharded": "sharded init (zero.Init / FSDP meta device): no rank holds a full copy"}[sz.loading]
+    auto = f" (auto at ZeRO-{inp.zero_stage})" if inp.ckpt_loaders == "auto" else ""
+    if inp.method == "pretrain":
+        lines.append(f"model loading{auto}: {how}; pretraining loads no checkpoint")
+    elif sz.loading == "sharded":
+        lines.append(f"model loading{auto}: {how}")
+        lines.append(f"DeepSpeed zero_init: LL {fmt_count(sz.largest_layer / inp.tp)} x 4 B x {inp.gpu_count} ranks x "
+                     f"{DS_BUFFER_FACTOR:g} = {fmt_bytes(sz.host_ckpt_load)}")
+    else:
+        lines.append(f"model loading{auto}: {how}")
+        lines.append(f"{loaders_n} x {_b(load_bpp)} B x {fmt_count(inp.params)} = {fmt_bytes(sz.host_ckpt_load)}")
     shares = min(inp.gpu_count, nd)
     if offload:
         lines.append(f"CPU offload: {shares} ranks x 1/{nd} of master+grads+optimizer = {fmt_bytes(sz.host_offload)}"
@@ -854,7 +1243,9 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         lines.append(f"data loaders: {_b(inp.loader_gb_per_gpu)} GB x {inp.gpu_count} GPUs = {fmt_bytes(sz.host_loaders)}")
     else:
         lines.append("data loaders: enter GB per GPU (measure a worker's RSS)")
-    lines.append("not counted: OS, page cache for the dataset, other services")
+    if sz.ds_host is not None:
+        lines.append(f"DeepSpeed's own host estimate (fp32 init, x{DS_BUFFER_FACTOR:g} buffers): {fmt_bytes(sz.ds_host)}")
+    lines.append("not counted: OS, page cache for the dataset and memory-mapped checkpoint files, other services")
     total_gpu = (gpu.memory_gb * GB if gpu else 0) * inp.gpu_count
     if total_gpu:
         lo, hi = min(r for _, r in HOST_RAM_RATIOS), max(r for _, r in HOST_RAM_RATIOS)
@@ -870,7 +1261,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
             lines.append(f"planned {inp.host_ram_gib:g} GiB is {(sz.host_min - planned) / GiB:,.1f} GiB short of the counted")
             status = "short"
     out.append(Result("host_ram", "Host RAM (counted minimum)", fmt_bytes(sz.host_min, gib=True), tuple(lines),
-                      f"{SRC_DS}; {SRC_OFFLOAD}; context: {SRC_MLPERF}; {SRC_DGX_H100}", status))
+                      f"{SRC_DS}; {SRC_OFFLOAD}; {SRC_DSMEM}; {SRC_DS3}; {SRC_FSDP}; context: {SRC_MLPERF}; "
+                      f"{SRC_DGX_H100}", status))
 
     # 7. CPU cores
     lines = [f"{n}/GPU x {inp.gpu_count} = {n * inp.gpu_count} cores ({what})" for n, what, _ in CORES_PER_GPU_REFERENCES]

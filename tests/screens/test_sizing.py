@@ -186,6 +186,38 @@ async def test_opens_with_the_current_plan(state_dir):
         assert "4 x 400 W" in screen.result_plain("power")
 
 
+async def test_form_inputs_are_kept_with_the_build_and_come_back(state_dir):
+    """The fields typed are stored with the build (meta sizing_inputs) and fill the form on the next visit,
+    in this session and in a later bringup; the plan's answers still win for the GPU fields."""
+    from wizard import sizing as sz
+
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "70B")
+        await choose(pilot, screen, "zero_stage", "ZeRO-3")
+        await type_into(pilot, screen, "tp", "2")
+        assert sz.stored_inputs(app.build.store.meta())["params"] == "70B"
+        await pilot.press("escape")
+        await pilot.pause()
+        app.pop_screen()
+        screen = await open_sizing(pilot)
+        assert screen.query_one("#f-params", Input).value == "70B"
+        assert screen.query_one("#f-tp", Input).value == "2"
+        assert "ZeRO-3" in summary(screen) and "DeepSpeed" in summary(screen)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": host().identity.get("boot_id", "")},
+                   clock=frozen_clock)
+    b.store.set_plan(gpu_count=4)
+    b.close()
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        assert screen.query_one("#f-params", Input).value == "70B"
+        assert screen.query_one("#f-zero_stage", Select).value == "3"
+        assert screen.query_one("#f-gpu_count", Input).value == "4"  # the plan's answer
+
+
 async def test_every_field_reachable_at_60x20(state_dir):
     make_build(state_dir)
     app = app_for(state_dir)
