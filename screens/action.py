@@ -18,6 +18,7 @@ from textual.widgets import Footer, Log, Static
 
 from screens.widgets import TopBar
 from wizard import actions as act
+from wizard.model import StepStatus
 from wizard.store import ActionState, short_time
 from wizard.validate import LiveView
 
@@ -156,6 +157,10 @@ class ActionScreen(Screen[None]):
         else:
             text = f"{run.state}" + (f", exit status {run.exit_status}" if run.exit_status is not None else "") + \
                    (f", ended {short_time(run.ended_at)}" if run.ended_at else "")
+            st = b.store.step_states().get(run.step_id)
+            last = b.last_run(run.step_id)
+            if st is not None and last is not None and last.id == run.id:  # what it left its step in; header capped
+                text += f"; step: {st.status}" + (" (the GPU is not validated)" if st.status is StepStatus.CPU_ONLY else "")
         text += f"\nlog file: {run.log_path}"
         self.query_one("#action-state", Static).update(text)
         if run.state != self._state:

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import TopBar
+from wizard.model import StepStatus
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -91,7 +92,8 @@ class BuildScreen(Screen[None]):
             if s.id in self.app.checking:
                 label = Text(". checking" if self.app.basic else "… checking")
             title = Text(s.title)
-            if state and state.verdict is not None and state.verdict.value in ("warn", "unknown"):
+            if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
+                    and state.status is not StepStatus.WARNED):  # "! warned" already says it
                 title.append("  ")
                 title.append_text(verdict_text(state.verdict, self.app.basic))
             if b.stale(s.id):

@@ -13,12 +13,13 @@ from wizard.model import StepStatus, Verdict
 STATUS_GLYPH = {
     StepStatus.PENDING: ("·", "."), StepStatus.RUNNING: ("▶", ">"), StepStatus.PASSED: ("✓", "+"),
     StepStatus.CONFIRMED: ("✓", "+"), StepStatus.FAILED: ("✗", "x"), StepStatus.SKIPPED: ("–", "-"),
-    StepStatus.INTERRUPTED: ("!", "!"),
+    StepStatus.INTERRUPTED: ("↯", "~"), StepStatus.WARNED: ("!", "!"), StepStatus.CPU_ONLY: ("○", "o"),
 }
+"""One glyph per status (unicode, ASCII for --basic); ``warned`` shares the WARN verdict's ``!``, never ``✓``."""
 STATUS_STYLE = {
     StepStatus.PENDING: "", StepStatus.RUNNING: "bold", StepStatus.PASSED: "green",
     StepStatus.CONFIRMED: "green", StepStatus.FAILED: "bold red", StepStatus.SKIPPED: "",
-    StepStatus.INTERRUPTED: "bold yellow",
+    StepStatus.INTERRUPTED: "bold yellow", StepStatus.WARNED: "bold yellow", StepStatus.CPU_ONLY: "yellow",
 }
 VERDICT_LABEL = {Verdict.PASS: "PASS", Verdict.WARN: "WARN", Verdict.FAIL: "FAIL", Verdict.SKIP: "SKIP",
                  Verdict.UNKNOWN: "UNKNOWN"}

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
 from screens.widgets import TopBar
+from wizard.model import StepStatus
 from wizard.store import short_time
 
 if TYPE_CHECKING:
@@ -76,8 +77,12 @@ class StartScreen(Screen[None]):
         rp = build.resume_point()
         total = len(build.steps())
         done = sum(1 for s in build.steps() if build.status(s.id).done)
+        warned = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.WARNED)
+        cpu_only = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.CPU_ONLY)
         host_rec = build.store.host().get("hostname", host)
-        lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done.",
+        lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done"
+                 + (f" ({warned} with warnings)" if warned else "") + "."
+                 + (f" {cpu_only} validated on the CPU only: the GPU is not validated." if cpu_only else ""),
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:
             lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")

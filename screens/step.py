@@ -129,8 +129,9 @@ class StepScreen(Screen[None]):
         basic = self.app.basic
         st = state.status if state else StepStatus.PENDING
         line = status_text(st, basic).plain.strip()
-        if state and state.verdict is not None:
-            line += f"  |  verdict {verdict_text(state.verdict, basic).plain}"
+        if state and state.verdict is not None:  # after a CPU run it is the software path's verdict, not the GPU's
+            line += (f"  |  {'software path' if st is StepStatus.CPU_ONLY else 'verdict'} "
+                     f"{verdict_text(state.verdict, basic).plain}")
         if state:
             line += f"  |  {short_time(state.updated_at)}" + (f" by {state.user}" if state.user else "")
             if state.reason:
@@ -144,6 +145,10 @@ class StepScreen(Screen[None]):
             line += "\nDo first: " + ", ".join(f"{b.step(r).title} ({r})" for r in waiting)
         if step.manual and st is StepStatus.PENDING and not b.observing:
             line += "\nThe machine cannot verify this: do it, then Confirm (d)."
+        if st is StepStatus.WARNED:
+            line += "\nChecked with warnings, not passed: read them below; fix and check again, or Confirm (d) with a note."
+        if st is StepStatus.CPU_ONLY:
+            line += "\nNot done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason."
         self.query_one("#step-status", Static).update(line)
         if step.action is not None:
             a = step.action

@@ -96,13 +96,13 @@ STAGE = Stage(
             why=(
                 "Serials tie this build record to the chassis and to RMA cases. bringup reads the "
                 "DMI product and serial now (SMBIOS, exposed by the kernel in /sys/class/dmi/id); GPU "
-                "serials are read through NVML (nvmlDeviceGetSerial) once the driver is up and shown "
-                "in the health stage."
+                "serials are read from nvidia-smi (else NVML, nvmlDeviceGetSerial) once the driver is up, "
+                "and judged in this step."
             ),
             instructions=(
                 "bringup reads DMI from /sys/class/dmi/id (the serial needs root) and, once the driver "
-                "is up, each GPU's serial, which it records with the build and compares on every "
-                "later check (a swapped GPU shows up). Note any serials the OS cannot see (PSUs, NICs) "
+                "is up, each GPU's serial, which it records with the build the first time a check reads "
+                "it and compares with that record whenever this step is checked again (a swapped GPU shows up). Note any serials the OS cannot see (PSUs, NICs) "
                 "from their labels when you confirm (d). After an intended GPU swap (RMA), confirm "
                 "this step with the RMA case in the note: the new serials become the record."
             ),

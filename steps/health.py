@@ -195,6 +195,12 @@ STAGE = Stage(
                 "Replay, recovery and CRC errors that grow during a stage show a marginal NVLink; "
                 "lifetime totals alone are not a fault (Meta GCM NVLink counters; DCGM NVLink fields)."
             ),
+            instructions=(
+                "The check reads one sample: lifetime totals, all zero passes and any non-zero count warns; it "
+                "cannot see growth. To judge growth, save `nvidia-smi nvlink -e` before and after a load (gpu.validate, "
+                "node.soak), put both in one file and run `bringup explain FILE`: a growing recovery count fails, "
+                "growing replay or CRC counts warn."
+            ),
         ),
         Step(
             id="health.host_memory",

@@ -188,7 +188,8 @@ STAGE = Stage(
                 "Press a (or `bringup validate nodes --hostfile FILE`): torchrun on every node over ssh, "
                 "all-reduce sweep with #wrong checks; multinode_pairwise=true adds every pair of nodes. By hand: "
                 "`mpirun -np <ranks> -H <hosts> all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1`, or the "
-                "equivalent srun; judge the largest message sizes."
+                "equivalent srun; judge the largest message sizes. With validate_device cpu (gloo) these steps "
+                "test the launcher and the software path only: they are then cpu-only, not done."
             ),
             action=ALLREDUCE,
         ),

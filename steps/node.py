@@ -56,7 +56,8 @@ STAGE = Stage(
             ),
             instructions=(
                 "Press a (or `bringup validate node`). One rank per GPU (validate_nproc in the plan, or --nproc, "
-                "overrides). Install nccl-tests (all_reduce_perf on PATH) to have its figures in the same run."
+                "overrides). Install nccl-tests (all_reduce_perf on PATH) to have its figures in the same run. A run "
+                "on the CPU (gloo) tests the software path only and leaves the step cpu-only, not done."
             ),
             action=NODE_VALIDATE,
         ),
@@ -117,7 +118,8 @@ STAGE = Stage(
             instructions=(
                 "Set soak_minutes in the plan (F2; default 10), then press a (or `bringup validate soak "
                 "--minutes M`). It keeps running if the terminal or SSH session closes. For acceptance, soak "
-                "for hours (DCGM diag -r 4, gpu-burn)."
+                "for hours (DCGM diag -r 4, gpu-burn). A soak on the CPU judges no performance or GPU counters: "
+                "the step is then cpu-only, not done."
             ),
             action=SOAK,
         ),

@@ -41,8 +41,9 @@ STAGE = Stage(
             ),
             instructions=(
                 "Press a (or `bringup validate gpu`). It runs with the Python that has PyTorch: set "
-                "torch_python in the plan (F2) if it is not bringup's own. `--device cpu` proves the software "
-                "path on a machine without GPUs; it judges correctness only."
+                "torch_python in the plan (F2) if it is not bringup's own. `--device cpu` (or a machine without "
+                "a GPU) tests the software path only: it judges correctness, not performance, and leaves the step "
+                "cpu-only, not done, because no GPU was validated."
             ),
             action=GPU_VALIDATE,
         ),

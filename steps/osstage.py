@@ -298,7 +298,7 @@ STAGE = Stage(
             id="os.swap_rollback",
             title="Undo the swap edit (optional)",
             why=(
-                "Every edit bringup makes can be rolled back: this restores /etc/fstab byte for byte from "
+                "Every file bringup edits is backed up first (package installs are not undone): this restores /etc/fstab byte for byte from "
                 "the backup the swap step took before its edit, and turns swap back on (swapon -a, "
                 "which activates the swap entries of /etc/fstab: swapon(8), man7.org/linux/man-pages/"
                 "man8/swapon.8.html). Swap is a policy choice on a standalone node (kubernetes.io/docs/"

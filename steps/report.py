@@ -44,11 +44,17 @@ STAGE = Stage(
             id="report.handover",
             title="Hand the machine over with its build record",
             why=(
-                "The build record (`bringup status`) lists every step, who confirmed or skipped it and "
-                "why, and every action run with its log: the evidence that the machine was proven "
-                "ready, and where to look first when it misbehaves later."
+                "The build record (`bringup status`; `--json` adds who set each step and when) lists every "
+                "step with its status and the verdict of its last check or run: passed, warned, confirmed by "
+                "hand, skipped with a reason, cpu-only (validated on the CPU, not on the GPUs), failed or still "
+                "pending. It separates what bringup verified from what someone confirmed, accepted or skipped; "
+                "each action's log stays in the build directory (actions/). It is where to look first when the "
+                "machine misbehaves later."
             ),
-            instructions="Run `bringup status` and attach its output and the capture bundle to the hand-over ticket.",
+            instructions=("Run `bringup status` (and `bringup status --json`) and attach the output and the capture "
+                          "bundle to the hand-over ticket. Name every step that is not passed or confirmed (warned, "
+                          "skipped, cpu-only, pending) in the ticket: the machine is ready only as far as the record "
+                          "shows it."),
             manual=True,
         ),
     ),

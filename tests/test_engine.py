@@ -138,3 +138,93 @@ def test_a_stage_whose_steps_were_all_skipped_is_skipped_not_passed(state_dir):
     b.confirm(stage.steps[0].id)
     assert b.stage_status(stage).value == "passed"
     b.close()
+
+
+# ------------------------------------------------------------------ statuses that never overstate
+
+def _settle(b, step_id, log_text, tmp_path, signal_it=False):
+    """Run ``step_id``'s action as a command that prints ``log_text`` (a recorded log), and settle it."""
+    import signal as _signal
+    import sys as _sys
+    from pathlib import Path
+
+    from wizard import actions as act
+    from wizard.actions import Resolved
+
+    src = tmp_path / "replay.log"
+    src.write_text(log_text)
+    code = (f"import sys, time; sys.stdout.write(open({str(src)!r}).read()); sys.stdout.flush()"
+            + ("; print('replayed', flush=True); time.sleep(60)" if signal_it else ""))
+    run = b.start_action(b.step(step_id), Resolved(ops=[{"argv": [_sys.executable, "-c", code]}]))
+    if signal_it:
+        deadline = time.monotonic() + 10
+        while "replayed" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert act.cancel(run, "b", _signal.SIGTERM)
+    return b.wait_action(run, timeout_s=30)
+
+
+def test_a_validation_that_ran_on_the_cpu_is_cpu_only_never_passed(state_dir, tmp_path):
+    """A CPU run proves the software path, not the GPU: cpu-only with the reason, not done, the stage not passed."""
+    from tests.conftest import ROOT
+    from wizard.model import StepStatus
+    from wizard.rules.validate import CPU_ONLY_REASON
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    log = (ROOT / "tests" / "data" / "validate" / "node-cpu-2ranks.log").read_text()
+    run = _settle(b, "node.validate", log, tmp_path)
+    st = b.store.step_states()["node.validate"]
+    assert run.state.value == "succeeded" and run.check_run is not None  # recorded, with its findings
+    assert st.status is StepStatus.CPU_ONLY and st.reason == CPU_ONLY_REASON and st.verdict is Verdict.PASS
+    assert not b.status("node.validate").done
+    stage = steps.stage_by_id("node")
+    for s in stage.steps:
+        if s.id != "node.validate":
+            b.confirm(s.id)
+    assert b.stage_status(stage) is StepStatus.PENDING  # every other step done: still not passed
+    b.close()
+
+
+def test_a_cuda_log_is_judged_by_its_verdict_not_cpu_only(state_dir, tmp_path):
+    """The same log with device cuda is not a CPU run: its status comes from its verdict."""
+    from tests.conftest import ROOT
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    log = (ROOT / "tests" / "data" / "validate" / "node-cpu-2ranks.log").read_text().replace('"device":"cpu"',
+                                                                                              '"device":"cuda"')
+    _settle(b, "node.validate", log, tmp_path)
+    assert b.status("node.validate") is not StepStatus.CPU_ONLY
+    b.close()
+
+
+def test_a_warning_is_warned_and_the_stage_is_warned_not_passed(state_dir):
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    stage = steps.stage_by_id("report")
+    b.confirm("report.capture")
+    b.record_findings("report.handover", [Finding("report.handover", Verdict.WARN, "a warning")], frozen_clock())
+    assert b.status("report.handover") is StepStatus.WARNED and b.status("report.handover").done
+    assert b.stage_status(stage) is StepStatus.WARNED
+    b.record_findings("report.handover", [Finding("report.handover", Verdict.PASS, "fine")], frozen_clock())
+    assert b.stage_status(stage) is StepStatus.PASSED
+    b.close()
+
+
+def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tmp_path):
+    """An operator's cancel of a read-only action: the run is cancelled, the step pending with why, the stage
+    not failed, even when what it sampled before the cancel warned."""
+    import json as _json
+
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    hot = {"samples": 3, "host_max_c": 40, "nvml": "ok",
+           "gpus": [{"index": 0, "pci_bus_id": "0000:01:00.0", "max_temp_c": 80, "slowdown_c": 87, "samples": 3}]}
+    run = _settle(b, "health.idle_baseline", "# summary " + _json.dumps(hot) + "\n", tmp_path, signal_it=True)
+    st = b.store.step_states()["health.idle_baseline"]
+    assert run.state.value == "cancelled"
+    assert st.status is StepStatus.PENDING and "cancelled" in st.reason and "not a failure" in st.reason
+    assert b.stage_status(steps.stage_by_id("health")) is not StepStatus.FAILED
+    b.close()

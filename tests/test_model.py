@@ -29,9 +29,18 @@ def test_finding_round_trips_through_json_shape():
 
 def test_status_after_a_check():
     assert status_for_verdict(Verdict.PASS) is StepStatus.PASSED
-    assert status_for_verdict(Verdict.WARN) is StepStatus.PASSED
+    assert status_for_verdict(Verdict.WARN) is StepStatus.WARNED  # a warning is not a pass
     assert status_for_verdict(Verdict.FAIL) is StepStatus.FAILED
     assert status_for_verdict(Verdict.SKIP) is StepStatus.SKIPPED  # not applicable is not "passed"
     # unknown means nothing was verified: the step stays open
     assert status_for_verdict(Verdict.UNKNOWN) is StepStatus.PENDING
     assert overall([]) is Verdict.SKIP
+
+
+def test_warned_is_done_but_cpu_only_is_not():
+    """warned: checked, with warnings the operator can read (the stage moves on, rolled up as warned);
+    cpu-only: a GPU validation that ran on the CPU never counts as done."""
+    assert StepStatus.WARNED.done and StepStatus.WARNED is not StepStatus.PASSED
+    assert not StepStatus.CPU_ONLY.done and StepStatus.CPU_ONLY.value == "cpu-only"
+    assert {s.value for s in StepStatus} >= {"pending", "running", "passed", "confirmed", "failed", "skipped",
+                                             "interrupted", "warned", "cpu-only"}  # only ever added

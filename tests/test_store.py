@@ -47,7 +47,7 @@ def test_create_write_reopen(state_dir):
     assert st["grounding.esd"].status is StepStatus.CONFIRMED and st["grounding.esd"].user == "tester"
     assert st["driver.fabric_manager"].status is StepStatus.SKIPPED
     assert st["driver.fabric_manager"].reason == "PCIe-only server"
-    assert st["bios.iommu"].status is StepStatus.PASSED and st["bios.iommu"].verdict is Verdict.WARN
+    assert st["bios.iommu"].status is StepStatus.WARNED and st["bios.iommu"].verdict is Verdict.WARN
     assert st["bios.iommu"].boot_id == "boot-a"
     meta, findings = b2.store.latest_check("bios.iommu")
     assert findings[0].evidence == ("raw [line]",) and meta["boot_id"] == "boot-a"
@@ -249,3 +249,16 @@ def test_acknowledged_keys_reach_the_checks(state_dir):
     with pytest.raises(ValueError):
         b.acknowledge(plain, "x")
     b.close()
+
+
+def test_new_step_statuses_round_trip(state_dir):
+    """warned and cpu-only are stored and read back like every status (the store keeps the value)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.store.set_step("gpu.validate", StepStatus.CPU_ONLY, Verdict.PASS, reason="ran on the CPU")
+    b.store.set_step("bios.iommu", StepStatus.WARNED, Verdict.WARN)
+    b.close()
+    b2 = Build.open(state_dir, steps.STAGES, {"boot_id": "b"})
+    st = b2.store.step_states()
+    assert st["gpu.validate"].status is StepStatus.CPU_ONLY and st["gpu.validate"].reason == "ran on the CPU"
+    assert st["bios.iommu"].status is StepStatus.WARNED and st["bios.iommu"].verdict is Verdict.WARN
+    b2.close()

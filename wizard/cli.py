@@ -9,6 +9,8 @@
     bringup run STEP [--yes]      run a step's action without the TUI
     bringup validate gpu|node|soak [--device auto|cuda|cpu] [--nproc N] [--minutes M] [--python PATH]
                                   [--json] [--verbose]   run a validation and judge it (see cmd_validate)
+    bringup size --params 70e9 --method full --zero 3 --gpus 8 --gpu "H100 SXM5" [--json]
+                                  the Plan & sizing screen's figures (see cmd_size)
     bringup --version
 
 Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic``.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -84,7 +87,55 @@ def build_parser() -> argparse.ArgumentParser:
     for name, vc in VALIDATE_COMMANDS.items():
         kp = vsub.add_parser(name, parents=[common, vcommon], help=vc.help, description=vc.help)
         vc.add_args(kp)
+    sz = sub.add_parser("size", parents=[common], help="GPU memory, GPU count, host RAM, NVMe and power for a workload "
+                        "(the Plan & sizing screen's figures)",
+                        description="One computation (wizard/sizing.py) with the Plan & sizing screen: each option is "
+                        "one of its fields; an option left out takes the field's default (or, with --from-build, the "
+                        "value the screen stored with the build). Exit status: 0 fits on these GPUs, 1 does not fit "
+                        "or needs more GPUs than given, 3 an input is refused.")
+    for field_name, (flag, help_text) in SIZE_FLAGS.items():
+        sz.add_argument(flag, dest=f"f_{field_name}", metavar="V", help=help_text)
+    sz.add_argument("--from-build", action="store_true", help="start from the inputs the sizing screen stored with the build")
+    sz.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/size.schema.json)")
     return p
+
+
+SIZE_FLAGS: dict[str, tuple[str, str]] = {
+    "params": ("--params", "parameter count: 7B, 70e9, 350M (default 7B)"),
+    "method": ("--method", "pretrain | full | lora | qlora (default full)"),
+    "lora": ("--lora", "LoRA rank (16) or fraction of the parameters (0.5%%)"),
+    "precision": ("--precision", "bf16 | fp16 | fp32"),
+    "optimizer": ("--optimizer", "adamw | adam8bit | sgd_momentum | sgd"),
+    "accounting": ("--accounting", "zero (16 B/param, ZeRO paper) | hf (18 B, Hugging Face)"),
+    "zero_stage": ("--zero", "ZeRO stage 0-3 (FSDP: FULL_SHARD = 3, SHARD_GRAD_OP = 2)"),
+    "dp_degree": ("--dp", "data-parallel degree ZeRO shards over (default: GPUs / (TP x PP))"),
+    "tp": ("--tp", "tensor-parallel degree (default 1)"),
+    "pp": ("--pp", "pipeline-parallel degree (default 1)"),
+    "sp": ("--sp", "sequence parallelism with TP: off | on"),
+    "offload": ("--offload", "none | cpu (optimizer to CPU, ZeRO 1-3)"),
+    "seq_len": ("--seq-len", "sequence length, tokens (default 4096)"),
+    "micro_batch": ("--micro-batch", "micro-batch per GPU (default 1)"),
+    "checkpointing": ("--checkpointing", "activation checkpointing: off | full"),
+    "attention": ("--attention", "flash | standard"),
+    "layers": ("--layers", "layers (default: from the model table, else estimated)"),
+    "hidden": ("--hidden", "hidden size"),
+    "heads": ("--heads", "attention heads"),
+    "kv_heads": ("--kv-heads", "KV heads"),
+    "largest_layer": ("--largest-layer", "parameters of the largest layer (DeepSpeed ZeRO-3 gathers it)"),
+    "gpu": ("--gpu", "GPU model as in assets/gpu_specs.csv, e.g. 'H100 SXM5'"),
+    "gpu_count": ("--gpus", "GPUs per node (default 8)"),
+    "loader_gb_per_gpu": ("--loader-gb-per-gpu", "host RAM of one GPU's data loaders, GB"),
+    "ckpt_loaders": ("--loading", "model loading: auto | all (full copy per rank) | one (rank 0 + broadcast) | "
+                     "sharded (zero.Init / FSDP meta device)"),
+    "host_ram_gib": ("--host-ram-gib", "host RAM installed, GiB (compared with the counted minimum)"),
+    "dataset_gb": ("--dataset-gb", "dataset size, GB"),
+    "checkpoints_kept": ("--checkpoints-kept", "checkpoints kept on NVMe"),
+    "cpu_w": ("--cpu-w", "CPU maximum power, W (all sockets)"),
+    "other_w": ("--other-w", "memory, NICs, drives, fans maximum, W"),
+    "psu_w": ("--psu-w", "PSU rating, W"),
+    "system_max_w": ("--system-max-w", "the vendor's system maximum, W"),
+}
+"""``bringup size`` option -> the sizing form's field (wizard.sizing.FIELDS); tests hold the two lists equal."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
-                "validate": cmd_validate}[args.command](args)
+                "validate": cmd_validate, "size": cmd_size}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -384,8 +435,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {st['title']}")
                 for s in st["steps"]:
                     extra = f" -- {s['reason']}" if s["reason"] else ""
-                    if s["verdict"] in ("warn", "unknown") and s["status"] in ("passed", "pending"):
-                        extra = f" ({s['verdict']})" + extra  # passed with warnings is not a clean pass
+                    if s["verdict"] in ("warn", "unknown") and s["status"] in ("pending", "cpu-only"):
+                        extra = f" ({s['verdict']})" + extra  # what the last check or run found
                     stale = " (re-check: rebooted since)" if s["stale_after_reboot"] else ""
                     print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {s['status']}{extra}{stale}")
     finally:
@@ -394,7 +445,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 STATUS_GLYPH = {"pending": "[    ]", "running": "[ >> ]", "passed": "[ OK ]", "confirmed": "[ OK ]",
-                "failed": "[FAIL]", "skipped": "[SKIP]", "interrupted": "[ !! ]"}
+                "failed": "[FAIL]", "skipped": "[SKIP]", "interrupted": "[ !! ]", "warned": "[WARN]",
+                "cpu-only": "[CPU ]"}
 
 
 def _boot_id() -> str:
@@ -679,7 +731,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         extra = res.results
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
-            doc.update({"step": step.id, "run": {"id": run.id, "state": run.state.value,
+            doc.update({"step": step.id, "step_status": b.status(step.id).value,
+                        "run": {"id": run.id, "state": run.state.value,
                                                   "exit_status": run.exit_status, "log": run.log_path,
                                                   "argv": run.argv}})
             doc.update(extra)
@@ -688,6 +741,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _print_results(extra)
             print_findings(findings)
             print(f"overall: {verdict.value}")
+            st = b.store.step_states().get(step.id)
+            if st is not None:
+                print(f"step {step.id}: {st.status.value}" + (f" -- {st.reason}" if st.reason else ""))
         return verdict.exit_code
     finally:
         b.close()
@@ -828,6 +884,59 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     if f.remedy:
                         print(f"         -> {f.remedy}")
     return verdict.exit_code
+
+
+def cmd_size(args: argparse.Namespace) -> int:
+    """``bringup size``: the sizing screen's computation (wizard.sizing.size) from options. Exit 0 fits on the
+    given GPUs (and their count suffices), 1 it does not, 3 an input is refused (the reasons on stderr)."""
+    from wizard import sizing as szm
+
+    raw: dict[str, str] = {}
+    if opt(args, "from_build"):
+        b, _note = open_build_for_reading(args, _boot_id())
+        if b is not None:
+            try:
+                raw.update(szm.stored_inputs(b.store.meta()))
+            finally:
+                b.close()
+    for field_name in SIZE_FLAGS:
+        v = getattr(args, f"f_{field_name}", None)
+        if v is not None:
+            raw[field_name] = v
+    inputs, errors = szm.parse_inputs(raw)
+    if errors:
+        for k, why in errors.items():
+            print(f"bringup: error: {SIZE_FLAGS[k][0]} {raw.get(k, '')!r}: {why}", file=sys.stderr)
+        return EXIT_ERROR
+    s = szm.size(inputs)
+    ok = s.fits and s.min_gpus is not None and s.min_gpus <= inputs.gpu_count
+    if opt(args, "json"):
+        print(json.dumps({"schema": 1, "bringup_version": __version__, "fits": ok, **szm.to_json(s, raw)}, indent=2))
+        return 0 if ok else 1
+    word = {"ok": "OK", "short": "SHORT", "error": "ERROR", "info": ""}
+    def gb(b: float | None) -> str:
+        return "-" if b is None else f"{b / 1e9:,.1f} GB"
+
+    par = f"ZeRO-{inputs.zero_stage}, Nd {inputs.nd}" + (f", TP {inputs.tp}, PP {inputs.pp}" if inputs.mp > 1 else "")
+    rows = [("workload", f"{szm.fmt_count(inputs.params)} params, {szm.METHODS[inputs.method]}, {par}"),
+            ("model states", f"{gb(s.states_per_gpu)} per GPU (paper {gb(s.model_states_per_gpu)}, "
+                             f"DeepSpeed {gb(s.ds_states_per_gpu)})"),
+            ("activations", f"{gb(s.activations)} per GPU (estimate)"),
+            ("per GPU", f"{gb(s.per_gpu)} vs {inputs.gpu} {gb(s.gpu_memory)}: {'fits' if s.fits else 'SHORT'}"),
+            ("min GPUs", f"{s.min_gpus or 'none'} (paper {s.min_gpus_paper or 'none'}, DeepSpeed "
+                         f"{s.min_gpus_ds or '-'}); {inputs.gpu_count} given"),
+            ("host RAM", f"{gb(s.host_min)} counted, {math.ceil(s.host_min / 2**30) if s.host_min else 0} GiB "
+                         f"(loading: {szm.CKPT_LOADERS[s.loading]})")]
+    for k, v in rows:
+        print(f"{k:<13} {v}")
+    print()
+    for r in s.results:
+        print(f"{r.title}: {r.value}" + (f"  [{word[r.status]}]" if word[r.status] and word[r.status] not in r.value
+                                          else ""))
+        for m in r.math:
+            print(f"    {m}")
+        print(f"    source: {r.source}")
+    return 0 if ok else 1
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard import actions as act
 from wizard.rules.identity import dmi_fields
+from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
@@ -265,7 +266,7 @@ class Build:
         """A boot-sensitive step verified under another boot: the reboot may have changed it."""
         s = self.step(step_id)
         st = self.store.step_states().get(step_id)
-        return bool(s.boot_sensitive and st and st.status in (StepStatus.PASSED, StepStatus.FAILED)
+        return bool(s.boot_sensitive and st and st.status in (StepStatus.PASSED, StepStatus.WARNED, StepStatus.FAILED)
                     and st.boot_id and self.boot_id and st.boot_id != self.boot_id)
 
     def stale_steps(self) -> list[Step]:
@@ -286,7 +287,9 @@ class Build:
         return [(s, before.get(s.id), _overall(results[s.id])) for s in stale]
 
     def stage_status(self, stage: Stage) -> StepStatus:
-        """A stage is passed when every step is done, failed if any failed, running if any runs."""
+        """A stage is passed when every step is done without a warning, warned when every step is done and
+        one warned, failed if any failed, running if any runs; a ``cpu-only`` step is not done (the stage
+        stays pending: its GPU was never measured)."""
         states = self.store.step_states()
         sts = [states[s.id].status if s.id in states else StepStatus.PENDING for s in stage.steps]
         if any(x is StepStatus.RUNNING for x in sts):
@@ -298,7 +301,7 @@ class Build:
         if sts and all(x is StepStatus.SKIPPED for x in sts):
             return StepStatus.SKIPPED  # nothing here applied (e.g. no GPU yet): not "passed"
         if all(x.done for x in sts):
-            return StepStatus.PASSED
+            return StepStatus.WARNED if any(x is StepStatus.WARNED for x in sts) else StepStatus.PASSED
         return StepStatus.PENDING
 
     def set_cursor(self, step_id: str) -> None:
@@ -584,7 +587,10 @@ class Build:
     def _step_after_action(self, run: ActionRun) -> None:
         """Settle a step whose action ended. Success proves only that the commands ran: the step is then
         judged from the run's log (:meth:`judge_run`), or left pending for its check (``needs_check``), or
-        passed when there is nothing to verify. A cancel leaves the step pending (not failed)."""
+        passed when there is nothing to verify. A cancel leaves the step pending (not failed), unless what
+        the run measured before the cancel failed. A validation that ran on the CPU (its log says so:
+        :func:`wizard.rules.validate.ran_on_cpu`) is ``cpu-only``, never passed, warned or skipped: it proved the
+        software path, not the GPU (a failure on the CPU stays failed, an unknown stays pending)."""
         reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
         step = self.step(run.step_id)
         spec = step.action
@@ -592,9 +598,19 @@ class Build:
             return
         if spec is not None and spec.judge is not None:
             self.judge_run(run)
+            st = self.store.step_states().get(run.step_id)
+            verdict = st.verdict if st else None
             if run.state is ActionState.INTERRUPTED:  # its status says so; the findings say what it measured
-                self.store.set_step(run.step_id, StepStatus.INTERRUPTED, reason=reason, user=run.user,
+                self.store.set_step(run.step_id, StepStatus.INTERRUPTED, verdict, reason=reason, user=run.user,
                                     boot_id=self.boot_id)
+            elif run.state is ActionState.CANCELLED and (st is None or st.status is not StepStatus.FAILED):
+                self.store.set_step(run.step_id, StepStatus.PENDING, verdict,
+                                    reason=reason + ": not a failure; run it again to finish it", user=run.user,
+                                    boot_id=self.boot_id)
+            elif (st is not None and st.status in (StepStatus.PASSED, StepStatus.WARNED, StepStatus.SKIPPED)
+                  and _ran_on_cpu(run)):  # a CPU run's skips (performance not judged) are not "not applicable"
+                self.store.set_step(run.step_id, StepStatus.CPU_ONLY, verdict, reason=CPU_ONLY_REASON,
+                                    user=run.user, boot_id=self.boot_id)
             return
         if run.state is ActionState.SUCCEEDED:
             if is_checked(step):
@@ -627,6 +643,15 @@ class Build:
 
 
 NEEDS_CHECK = "; check it to verify"
+
+
+def _ran_on_cpu(run: ActionRun) -> bool:
+    """The run's log says it ran on the CPU (a validation run with ``--device cpu``, or ``auto`` without a GPU)."""
+    try:
+        with open(run.log_path, encoding="utf-8", errors="replace") as fh:
+            return ran_on_cpu(fh.read())
+    except OSError:
+        return False
 
 
 @dataclass

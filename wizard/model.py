@@ -60,19 +60,23 @@ class StepStatus(str, enum.Enum):
 
     PENDING = "pending"
     RUNNING = "running"
-    PASSED = "passed"  # verified by a check (or its action succeeded)
+    PASSED = "passed"  # verified by a check (or its action succeeded) with no warning
     CONFIRMED = "confirmed"  # a manual step the operator confirmed
     FAILED = "failed"
     SKIPPED = "skipped"  # with a reason
     INTERRUPTED = "interrupted"  # was running when the process died
+    WARNED = "warned"  # checked, and its worst finding is a warning: done, never shown as passed
+    CPU_ONLY = "cpu-only"  # a GPU validation ran on the CPU: the software path works, the GPU is not validated
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def done(self) -> bool:
-        """True when the step needs nothing more from the operator."""
-        return self in (StepStatus.PASSED, StepStatus.CONFIRMED, StepStatus.SKIPPED)
+        """True when the step needs nothing more to move on: passed, confirmed, skipped, or warned (checked,
+        with warnings the operator can read; a stage with a warned step is ``warned``, not ``passed``).
+        ``cpu-only`` is not done: the GPU it is about was never measured."""
+        return self in (StepStatus.PASSED, StepStatus.CONFIRMED, StepStatus.SKIPPED, StepStatus.WARNED)
 
 
 @dataclass(frozen=True)
@@ -196,15 +200,17 @@ def overall(findings: Sequence[Finding]) -> Verdict:
 
 
 def status_for_verdict(verdict: Verdict) -> StepStatus:
-    """Step status after a check: pass/warn -> passed, skip -> skipped (not applicable here),
-    fail -> failed, unknown -> pending.
+    """Step status after a check: pass -> passed, warn -> warned (a warning is not a pass), skip ->
+    skipped (not applicable here), fail -> failed, unknown -> pending.
 
     ``unknown`` leaves the step pending: nothing was verified, so it is not done.
     """
     if verdict is Verdict.SKIP:
         return StepStatus.SKIPPED
-    if verdict in (Verdict.PASS, Verdict.WARN):
+    if verdict is Verdict.PASS:
         return StepStatus.PASSED
+    if verdict is Verdict.WARN:
+        return StepStatus.WARNED
     if verdict is Verdict.FAIL:
         return StepStatus.FAILED
     return StepStatus.PENDING

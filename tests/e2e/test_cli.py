@@ -17,6 +17,7 @@ import steps
 from tests.conftest import DEVVM_BUNDLE, ROOT, bringup_cmd, env_for_cli
 
 SCHEMA = json.loads((ROOT / "assets" / "schema" / "check.schema.json").read_text())
+STATUS_SCHEMA = json.loads((ROOT / "assets" / "schema" / "status.schema.json").read_text())
 
 
 def run(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -202,6 +203,26 @@ def test_status_without_and_with_a_build(tmp_path):
     assert cpu["status"] in ("passed", "failed") and cpu["verdict"] is not None
     text = run("--state", state, "status").stdout
     assert "resume at:" in text and "bios.cpu" in text
+    jsonschema.validate(doc, STATUS_SCHEMA)
+    jsonschema.validate(json.loads(run("--state", state + "-none", "status", "--json").stdout), STATUS_SCHEMA)
+
+
+def test_status_says_warned_never_passed_for_a_step_that_warns(tmp_path):
+    """Issue 10: a step whose check warns prints `warned` (text and JSON), its stage is not passed."""
+    from wizard.engine import Build
+    from wizard.model import Finding, Verdict
+
+    state = tmp_path / "s"
+    b = Build.open(state, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    b.confirm("report.capture")
+    b.record_findings("report.handover", [Finding("report.handover", Verdict.WARN, "w")], "2026-01-01T00:00:00+00:00")
+    b.close()
+    doc = json.loads(run("--state", str(state), "status", "--json").stdout)
+    jsonschema.validate(doc, STATUS_SCHEMA)
+    report = next(st for st in doc["stages"] if st["id"] == "report")
+    assert report["status"] == "warned" and report["steps"][1]["status"] == "warned"
+    line = next(ln for ln in run("--state", str(state), "status").stdout.splitlines() if "report.handover" in ln)
+    assert line.split()[:3] == ["[WARN]", "report.handover", "warned"] and "passed" not in line
 
 
 def test_run_dry_run_prints_exact_commands_and_runs_nothing(tmp_path):
@@ -331,3 +352,44 @@ def test_check_stage_os_reports_this_machine(tmp_path):
     assert (by["os.kernel_headers"]["verdict"] == "pass") == Path(f"/lib/modules/{rel}/build/Makefile").exists()
     assert by["os.swap_rollback"]["verdict"] == "skip"
     assert by["os.mount_options"]["verdict"] in ("pass", "warn") and "/" in by["os.mount_options"]["message"]
+
+
+def test_size_json_is_the_screens_computation(tmp_path):
+    """`bringup size ... --json` through a real subprocess: valid against assets/schema/size.schema.json, the same
+    numbers as wizard.sizing.size (the screen's computation), and the issue's case: 70B full fine-tune, ZeRO-3,
+    checkpointing, 8 x H100 80 GB -> the ZeRO paper's 16 GPUs, DeepSpeed's estimate_zero3_model_states_mem_needs
+    (4*LL + 18psi/N) 18: the larger counts; sharded init (zero.Init) host RAM 12 GiB, not 1,120 GB."""
+    from wizard import sizing as szm
+    from wizard.cli import SIZE_FLAGS
+
+    assert set(SIZE_FLAGS) == set(szm.FIELDS)  # one option per field of the sizing form
+    r = run("--state", str(tmp_path / "s"), "size", "--params", "70e9", "--method", "full", "--zero", "3",
+            "--gpus", "8", "--gpu", "H100 SXM5", "--checkpointing", "full", "--json")
+    assert r.returncode == 1, r.stderr  # 18 GPUs needed, 8 given
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, json.loads((ROOT / "assets" / "schema" / "size.schema.json").read_text()))
+    assert doc["min_gpus"]["paper"] == 16 and doc["min_gpus"]["deepspeed"] == 18 and doc["min_gpus"]["total"] == 18
+    assert doc["host_ram"]["loading"] == "sharded" and doc["host_ram"]["min_gib"] == 12
+    inputs, errors = szm.parse_inputs({"params": "70e9", "zero_stage": "3", "checkpointing": "full"})
+    here = szm.to_json(szm.size(inputs))
+    assert doc["per_gpu"] == here["per_gpu"] and doc["results"] == here["results"]
+    assert not (tmp_path / "s").exists()  # sizing reads nothing and writes nothing
+
+
+def test_size_human_table_refusals_and_stored_inputs(tmp_path):
+    r = run("size", "--params", "7B", "--method", "qlora", "--gpus", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith("workload ") and "min GPUs" in r.stdout and "source: " in r.stdout
+    bad = run("size", "--zero", "9", "--params", "seven")
+    assert bad.returncode == 3 and not bad.stdout
+    assert "--zero '9': ZeRO stage: between 0 and 3" in bad.stderr and "--params 'seven'" in bad.stderr
+    # --from-build: the inputs the sizing screen kept with the build (meta sizing_inputs); options still win
+    from wizard import sizing as szm
+    from wizard.engine import Build
+
+    state = tmp_path / "s"
+    b = Build.open(state, steps.STAGES, {"hostname": "vm", "boot_id": "x"}, create=True)
+    b.store.set_meta(**{szm.STORE_KEY: {"params": "405B", "zero_stage": "3", "gpu_count": "8"}})
+    b.close()
+    doc = json.loads(run("--state", str(state), "size", "--from-build", "--gpus", "16", "--json").stdout)
+    assert doc["inputs"]["params"] == "405B" and doc["parallel"]["zero_stage"] == 3 and doc["parallel"]["dp"] == 16

@@ -20,6 +20,7 @@ from wizard.actions import ActionContext
 from wizard.probes import ProbeOutput
 
 SCHEMA = json.loads((ROOT / "assets" / "schema" / "check.schema.json").read_text())
+STATUS_SCHEMA = json.loads((ROOT / "assets" / "schema" / "status.schema.json").read_text())
 EXIT = {"pass": 0, "skip": 0, "warn": 1, "unknown": 1, "fail": 2}
 
 
@@ -42,10 +43,19 @@ def test_validate_gpu_cpu_json(tmp_path):
     tests = {row["test"] for row in doc["results"]}
     assert {"gemm", "memcpy", "memory", "train"} <= tests
     assert "started gpu on cpu" in r.stderr and "train: loss" in r.stderr
-    # recorded in the build like any action: the step is settled by its verdict
+    # recorded in the build like any action, with its verdict; but a CPU run proves the software path, not the
+    # GPU: the step is cpu-only, never passed, and its stage is not passed
+    assert doc["step_status"] == "cpu-only"
     st = json.loads(bringup("--state", str(tmp_path / "s"), "status", "--json").stdout)
+    jsonschema.validate(st, STATUS_SCHEMA)
     step = [s for stg in st["stages"] for s in stg["steps"] if s["id"] == "gpu.validate"][0]
-    assert step["status"] == "passed" and step["verdict"] == doc["verdict"]
+    assert step["status"] == "cpu-only" and step["status"] != "passed" and step["verdict"] == doc["verdict"]
+    assert step["reason"] == "ran on the CPU: the software path works, the GPU is not validated"
+    assert [stg for stg in st["stages"] if stg["id"] == "gpu"][0]["status"] != "passed"
+    text = bringup("--state", str(tmp_path / "s"), "status").stdout
+    line = [ln for ln in text.splitlines() if "gpu.validate" in ln][0]
+    assert line.lstrip().startswith("[CPU ]") and "cpu-only" in line and "passed" not in line
+    assert "the GPU is not validated" in line
 
 
 def test_validate_node_cpu_json(tmp_path):
@@ -71,6 +81,7 @@ def test_validate_node_human_output_and_nproc(tmp_path):
     assert "all-reduce 1 MiB" in out and "the run succeeded (exit status 0)" in out
     assert "node.sanity" in out and "all 3 ranks" in out and "overall:" in out
     assert "busbw (GB/s) by message size" in out  # the chart of the sweep
+    assert "step node.validate: cpu-only -- ran on the CPU: the software path works, the GPU is not validated" in out
 
 
 def test_validate_with_a_python_that_cannot_start_fails_with_a_remedy(tmp_path):
@@ -98,6 +109,7 @@ def test_validate_soak_cpu(tmp_path):
     assert perf and all(f["verdict"] == "skip" and "start" in f["message"] for f in perf)
     # on cpu the soak runs 2 ranks under torchrun, so its all-reduce is exercised too
     assert any("soak_allreduce" in f["message"] for f in perf), perf
+    assert doc["step"] == "node.soak" and doc["step_status"] in ("cpu-only", "failed", "pending")  # never passed or skipped
     argv = doc["run"]["argv"][0]
     assert argv[0] == sys.executable and argv[1:3] == ["-m", "torch.distributed.run"]
     assert "--nproc_per_node=2" in argv and argv[argv.index("--minutes") + 1] == "0.03"

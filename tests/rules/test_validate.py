@@ -471,3 +471,16 @@ def test_fuzz_judges_never_raise(items, kind):
     assert_remedies(a.findings)
     for r in a.rows:
         json.dumps(r.to_dict())
+
+
+def test_ran_on_cpu_reads_the_device_from_the_script_and_the_launcher():
+    """The engine's cpu-only status rests on this: the script's start events and the multi-node
+    launcher's hosts event name the device; garbage or a cuda run is not a CPU run."""
+    from tests.conftest import DATA
+    from wizard.rules.validate import ran_on_cpu
+
+    node = (DATA / "validate" / "node-cpu-2ranks.log").read_text()
+    multi = (DATA / "validate" / "multinode-cpu-2nodes.log").read_text()
+    assert ran_on_cpu(node) and ran_on_cpu(multi)
+    assert not ran_on_cpu(node.replace('"device":"cpu"', '"device":"cuda"'))
+    assert not ran_on_cpu("") and not ran_on_cpu("BRINGUP {not json\n\x00garbage")

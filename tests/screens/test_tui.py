@@ -504,3 +504,56 @@ async def test_reboot_rechecks_boot_sensitive_steps_and_shows_what_changed(state
         assert states["bios.iommu"].boot_id == boot_id_of(devvm_host)  # verified under the new boot
         assert states["os.memory"].boot_id == "boot-before"  # not boot-sensitive: left alone
         assert not app.build.stale_steps()
+
+
+@pytest.mark.parametrize("basic", [False, True], ids=["default", "basic"])
+async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, devvm_host, basic):
+    """Issue 10: a warned step shows its own glyph and word, a GPU validation run on the CPU shows cpu-only with
+    why; neither says passed, and the stage they are in is not passed."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets import OptionList
+
+    from wizard.rules.validate import CPU_ONLY_REASON
+
+    def shown(lst, i):  # an option as the terminal shows it
+        con = Console(width=76, file=io.StringIO(), record=True)
+        con.print(lst.get_option_at_index(i).prompt)
+        return con.export_text()
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": devvm_host.identity.get("boot_id", "")},
+                   create=True, clock=frozen_clock)
+    b.record_findings("bios.iommu", [Finding("bios.iommu", Verdict.WARN, "IOMMU is translating DMA")], frozen_clock())
+    b.store.set_step("gpu.validate", StepStatus.CPU_ONLY, Verdict.PASS, reason=CPU_ONLY_REASON)
+    b.close()
+    app = app_for(state_dir, devvm_host, basic=basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await settle(pilot, app)
+        app.push_screen(BuildScreen("bios"))
+        await pilot.pause()
+        stages = app.screen.query_one("#stages", OptionList)
+        steps_list = app.screen.query_one("#steps", OptionList)
+        rows = [shown(steps_list, i) for i in range(steps_list.option_count)]
+        assert rows[1].startswith("! warned") and "IOMMU" in rows[1] and "passed" not in rows[1]
+        assert "passed" not in shown(stages, 2) and "BIOS" in shown(stages, 2)
+        app.pop_screen()
+        app.push_screen(BuildScreen("gpu"))
+        await pilot.pause()
+        steps_list = app.screen.query_one("#steps", OptionList)
+        first = shown(steps_list, 0)
+        assert first.startswith("o cpu-only" if basic else "○ cpu-only") and "passed" not in first
+        gpu_stage = shown(app.screen.query_one("#stages", OptionList), 6)
+        assert "One GPU" in gpu_stage and "passed" not in gpu_stage
+        app.push_screen(StepScreen("gpu.validate"))
+        await pilot.pause()
+        status = text_of(app, "#step-status")
+        assert "cpu-only" in status and "passed" not in status and "the GPU is not validated" in status
+        assert "software path" in status  # the verdict is the software path's, not the GPU's
+        app.pop_screen()
+        app.push_screen(StepScreen("bios.iommu"))
+        await pilot.pause()
+        status = text_of(app, "#step-status")
+        assert status.startswith("! warned") and "passed" not in status.split("\n")[0]

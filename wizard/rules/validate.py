@@ -1339,6 +1339,22 @@ def analyse(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind:
     return c.out
 
 
+CPU_ONLY_REASON = "ran on the CPU: the software path works, the GPU is not validated"
+"""What a validation step says after a run on the CPU (its status is then ``cpu-only``, never ``passed``)."""
+
+
+def ran_on_cpu(log: str) -> bool:
+    """True when a validation log (the script's, or the multi-node launcher's) says it ran on the CPU: a
+    ``start`` event of the script or the launcher's ``hosts`` event with ``device`` ``cpu``, and none with
+    ``cuda``. Such a run proves the software path only. Pure; never raises."""
+    try:
+        vlog = parse_events(log if isinstance(log, str) else "")
+    except Exception:  # noqa: BLE001 - garbage is "not known to be a CPU run"
+        return False
+    devs = {str(e.get("device")) for e in vlog.events if e.kind in ("start", "hosts") and isinstance(e.get("device"), str)}
+    return "cpu" in devs and "cuda" not in devs
+
+
 def _safe(log: str, plan: Mapping[str, Any], kind: str) -> list[Finding]:
     try:
         return analyse(log, plan, kind).findings
