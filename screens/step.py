@@ -246,11 +246,19 @@ class StepScreen(Screen[None]):
             self.notify("the last check failed: fix it and check again, or skip with a reason",
                         severity="warning")
             return
+        why = self.build.confirm_refusal(self.step_id)
+        if why:
+            self.notify(why, severity="warning")
+            return
         from screens.dialogs import ConfirmStep
 
         def done(note: str | None) -> None:
             if note is not None:
-                self.build.confirm(self.step_id, note)
+                try:
+                    self.build.confirm(self.step_id, note)
+                except ValueError as exc:
+                    self.notify(str(exc), severity="warning")
+                    return
                 self.app.bump()
 
         self.app.push_screen(ConfirmStep(self.step.title, act.current_user()), done)

@@ -228,3 +228,22 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
     assert st.status is StepStatus.PENDING and "cancelled" in st.reason and "not a failure" in st.reason
     assert b.stage_status(steps.stage_by_id("health")) is not StepStatus.FAILED
     b.close()
+
+
+def test_a_cpu_only_step_cannot_be_confirmed_and_a_warning_is_accepted_only_with_a_note(state_dir):
+    """Confirm never turns a CPU-only validation into done, and accepting a warning keeps it visibly warned."""
+    import pytest
+    from wizard.model import StepStatus, Verdict
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.store.set_step("gpu.validate", StepStatus.CPU_ONLY, verdict=Verdict.PASS, reason="ran on the CPU")
+    assert "CPU only" in b.confirm_refusal("gpu.validate")
+    with pytest.raises(ValueError):
+        b.confirm("gpu.validate", "looks fine")
+    assert b.status("gpu.validate") is StepStatus.CPU_ONLY
+    b.store.set_step("os.kernel_headers", StepStatus.WARNED, verdict=Verdict.WARN)
+    with pytest.raises(ValueError, match="needs a note"):
+        b.confirm("os.kernel_headers", "  ")
+    b.confirm("os.kernel_headers", "headers come with the next kernel update, DKMS not used here")
+    st = b.store.step_states()["os.kernel_headers"]
+    assert st.status is StepStatus.WARNED and st.verdict is Verdict.WARN and "DKMS not used here" in st.reason

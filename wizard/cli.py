@@ -126,7 +126,8 @@ SIZE_FLAGS: dict[str, tuple[str, str]] = {
     "gpu_count": ("--gpus", "GPUs per node (default 8)"),
     "loader_gb_per_gpu": ("--loader-gb-per-gpu", "host RAM of one GPU's data loaders, GB"),
     "ckpt_loaders": ("--loading", "model loading: auto | all (full copy per rank) | one (rank 0 + broadcast) | "
-                     "sharded (zero.Init / FSDP meta device)"),
+                     "sharded (zero.Init / FSDP meta device) | streamed (shards to the GPU: from_pretrained with "
+                     "device_map, bitsandbytes)"),
     "host_ram_gib": ("--host-ram-gib", "host RAM installed, GiB (compared with the counted minimum)"),
     "dataset_gb": ("--dataset-gb", "dataset size, GB"),
     "checkpoints_kept": ("--checkpoints-kept", "checkpoints kept on NVMe"),

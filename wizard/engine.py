@@ -350,7 +350,30 @@ class Build:
                                 user=act.current_user())
         return verdict
 
+    def confirm_refusal(self, step_id: str, note: str | None = None) -> str:
+        """Why ``step_id`` cannot be confirmed now ("" when it can). A ``cpu-only`` validation is never confirmed
+        into done (the GPU was not measured: validate on the GPUs, or skip with a reason); a ``warned`` step is
+        accepted only with a note (``note`` None: not asked yet), and stays ``warned``."""
+        status = self.status(step_id)
+        if status is StepStatus.CPU_ONLY:
+            return ("this validation ran on the CPU only: the GPU is not validated. Run it on the GPUs "
+                    "(validate_device cuda), or skip it with a reason")
+        if status is StepStatus.WARNED and note is not None and not note.strip():
+            return "accepting a warning needs a note: say why it is acceptable on this machine"
+        return ""
+
     def confirm(self, step_id: str, note: str = "") -> None:
+        """Confirm a manual step, or accept a warned step's warnings with ``note`` (it stays ``warned``, with the
+        note as its reason). Raises ValueError with :meth:`confirm_refusal`'s text when it cannot be confirmed."""
+        why = self.confirm_refusal(step_id, note)
+        if why:
+            raise ValueError(why)
+        if self.status(step_id) is StepStatus.WARNED:
+            st = self.store.step_states().get(step_id)
+            self.store.set_step(step_id, StepStatus.WARNED, verdict=st.verdict if st else None,
+                                reason=f"warnings accepted by {act.current_user()}: {note.strip()}",
+                                user=act.current_user(), boot_id=self.boot_id)
+            return
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=act.current_user(), boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
             pending = self.store.meta().get("gpu_serials_seen_last")

@@ -26,9 +26,11 @@ COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python
 PROMPT_RE = re.compile(
     r"^\s*(?:"
     r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
+    r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
     r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
     r"|[$>]\s+\S"                              # $ cmd, > cmd
     r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
+    r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
     r")")
 
 
@@ -147,7 +149,8 @@ COMMANDS_SEEN: dict[int, str] = {}
 
 def command_of(prompt_line: str) -> str:
     """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q")."""
-    m = re.match(r"^\s*(?:\[[^\]]*\][$#]|\S+@\S+?[$#]|[$>#])\s*(.*)$", prompt_line)
+    m = re.match(r"^\s*(?:\[[^\]]*\][$#]|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#]|\S+@\S+?[$#]|[\w.\-~/()]{1,40}[$#%]>?|"
+                 r"[$>#])\s*(.*)$", prompt_line)
     return (m.group(1) if m else prompt_line).strip()
 
 
@@ -201,10 +204,11 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
         klines = [i for i, ln in enumerate(chunk) if KERNEL_LINE_RE.search(ln)]
         kset = set(klines)
         other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in kset]
-        if klines and len(other) >= 3:
+        if klines and other:
             rest = [chunk[i] for i in range(len(chunk)) if i not in kset]
             kind, score = detect("\n".join(rest))
-            if kind is not None and kind.name != "kernel-log" and score >= 0.5:
+            # a few other lines split off only when they are surely another output (an nvidia-smi error line)
+            if kind is not None and kind.name != "kernel-log" and score >= (0.5 if len(other) >= 3 else 0.8):
                 # e.g. `nvidia-smi; dmesg | grep -i xid`: the table and the Xid lines are judged apart
                 parts.append((first, rest))
                 parts.append((first + klines[0], [chunk[i] for i in klines]))

@@ -305,7 +305,7 @@ KINDS: dict[str, Kind] = _index((
         pasted.as_probe("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", topology.p2p), ("nvidia-smi topo -p2p r",)),
     Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", p_topology.detect_nvlink_status,
         pasted.as_probe("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", nvlink.nvlink), ("nvidia-smi nvlink -s",)),
-    Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e (NVLink error counters)", p_topology.detect_nvlink_errors,
+    Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e or dcgmi nvlink -e (NVLink error counters)", p_topology.detect_nvlink_errors,
         pasted.as_probe("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", nvlink.nvlink_errors), ("nvidia-smi nvlink -e",)),
     Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", p_topology.detect_dcgmi_nvlink,
         pasted.as_probe("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", nvlink.dcgmi_nvlink),

@@ -36,8 +36,8 @@ Sources (each constant below names its own):
 * DeepSpeed's estimators, deepspeedai/DeepSpeed (HEAD edaa722):
   ``deepspeed/runtime/zero/stage_1_and_2.py`` ``estimate_zero2_model_states_mem_needs``
   (https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage_1_and_2.py):
-  GPU 2Ψ + int(18Ψ/N) ("2 = params_16bit, 18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
-  8_optimizer_states_32bit"), 2Ψ with the optimizer offloaded; host Ψ·4·n·1.5 (every rank builds an
+  GPU 4Ψ + int(16Ψ/N) (``gpu_mem = 4 * total_params + int(16 * total_params / total_gpus)``: 16-bit params and
+  grads whole, fp32 params, grads and Adam states sharded), 2Ψ with the optimizer offloaded; host Ψ·4·n·1.5 (every rank builds an
   fp32 model). ``deepspeed/runtime/zero/stage3.py`` ``estimate_zero3_model_states_mem_needs``
   (https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py): GPU
   4·LL + int(18Ψ/N) (LL = the largest layer's parameters: 2 bytes gathered 16-bit params + 2 bytes
@@ -152,10 +152,14 @@ TP rank (layer norms, dropouts, the inputs of the first linear layers) and 24·s
 s·b·h·(10 + 24/t + 5as/(ht)) (Korthikanti et al. 2022 Table 2, eq. 2)."""
 
 DS_16BIT_PARAM_BYTES = 2
-"""DeepSpeed's estimators: '2 = params_16bit' (estimate_zero2_model_states_mem_needs)."""
+"""DeepSpeed ZeRO-2 with the optimizer offloaded: ``gpu_mem = 2 * total_params`` (stage_1_and_2.py)."""
+DS_Z2_WHOLE_BYTES = 4
+"""DeepSpeed ZeRO-2 without offload: ``4 * total_params`` held whole on every GPU (stage_1_and_2.py)."""
+DS_Z2_SHARDED_BYTES = 16
+"""DeepSpeed ZeRO-2 without offload: ``int(16 * total_params / total_gpus)`` sharded (stage_1_and_2.py)."""
 DS_SHARDED_BYTES = 18
-"""DeepSpeed's estimators: '18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
-8_optimizer_states_32bit(momentum and variance)', divided by the GPU count (stage_1_and_2.py)."""
+"""DeepSpeed ZeRO-3: '18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit + 8_optimizer_states_32bit(momentum and
+variance)', divided by the GPU count (stage3.py, estimate_zero3_model_states_mem_needs)."""
 DS_OFFLOAD_SHARDED_BYTES = 2
 """DeepSpeed ZeRO-3 with the optimizer offloaded and parameters on the GPU: int(2·Ψ/N) (stage3.py)."""
 DS_GATHER_BYTES = 4
@@ -349,12 +353,18 @@ CHECKPOINTING = {"off": "off", "full": "on, every layer"}
 ATTENTION = {"flash": "FlashAttention", "standard": "standard"}
 OFFLOAD = {"none": "none", "cpu": "optimizer to CPU"}
 CKPT_LOADERS = {"auto": "by ZeRO stage", "all": "full copy/rank", "one": "rank 0 + bcast",
-                "sharded": "sharded init"}
+                "sharded": "sharded init", "streamed": "shards to GPU"}
 """How the model reaches the GPUs, which sets the host RAM it takes: every rank loads a full copy
 (plain DDP, ZeRO-1/2 with ``from_pretrained`` on each rank), rank 0 loads and broadcasts (FSDP
 ``sync_module_states``, Accelerate ``cpu_ram_efficient_loading``), or sharded initialisation where no
-rank holds a full copy (DeepSpeed ``zero.Init``, FSDP meta-device init). ``auto``: sharded at ZeRO-3
-(transformers turns zero.Init on whenever ZeRO-3 is used), a full copy per rank below it."""
+rank holds a full copy (DeepSpeed ``zero.Init``, FSDP meta-device init), or checkpoint shards streamed to
+each rank's GPU one at a time (``from_pretrained(..., device_map=...)``: the way bitsandbytes 4-bit
+models load, quantised as each shard lands). ``auto``: sharded at ZeRO-3 (transformers turns zero.Init
+on whenever ZeRO-3 is used), streamed for QLoRA below it, a full copy per rank otherwise."""
+HF_SHARD_BYTES = 5e9
+"""Largest checkpoint shard a streamed load holds in host RAM per rank: transformers ``save_pretrained``
+writes shards of at most ``max_shard_size`` = "5GB" by default (Transformers docs, PreTrainedModel.save_pretrained,
+https://huggingface.co/docs/transformers/main_classes/model)."""
 SEQ_PARALLEL = {"off": "off", "on": "on (with TP)"}
 
 
@@ -420,7 +430,7 @@ class SizingInputs:
         """The loading path: ``ckpt_loaders``, with ``auto`` resolved by the ZeRO stage."""
         if self.ckpt_loaders != "auto":
             return self.ckpt_loaders
-        return "sharded" if self.zero_stage == 3 else "all"
+        return "sharded" if self.zero_stage == 3 else "streamed" if self.method == "qlora" else "all"
 
     @property
     def mixed(self) -> bool:
@@ -823,12 +833,13 @@ class DsModel:
 
     def at(self, n: int) -> float:
         """GPU bytes at data-parallel degree ``n``, DeepSpeed's formulas with total_params = T:
-        ZeRO-2 2T + int(18T/n) (offload: 2T), ZeRO-3 gather·LL + int(18T/n) (offload: + int(2T/n));
+        ZeRO-2 4T + int(16T/n) (offload: 2T), ZeRO-3 gather·LL + int(18T/n) (offload: + int(2T/n));
         a frozen base (no grads, no optimizer states) adds its bytes, divided by n at ZeRO-3."""
         t = self.trained
         if self.stage == 2:
-            sharded = 0 if self.offload else int(DS_SHARDED_BYTES * t / n)
-            return DS_16BIT_PARAM_BYTES * t + sharded + self.frozen_bytes
+            if self.offload:
+                return DS_16BIT_PARAM_BYTES * t + self.frozen_bytes
+            return DS_Z2_WHOLE_BYTES * t + int(DS_Z2_SHARDED_BYTES * t / n) + self.frozen_bytes
         mult = DS_OFFLOAD_SHARDED_BYTES if self.offload else DS_SHARDED_BYTES
         return self.gather_bpp * self.largest_layer + int(mult * t / n) + self.frozen_bytes / n
 
@@ -1006,8 +1017,10 @@ def size(inp: SizingInputs) -> Sizing:
         host_load = 0.0
     elif loading == "sharded":
         host_load = (ll / inp.tp) * DS_HOST_INIT_BYTES * inp.gpu_count * DS_BUFFER_FACTOR
-    else:
-        host_load = load_bpp * inp.params * loaders_n
+    elif loading == "streamed":
+        host_load = min(HF_SHARD_BYTES, load_bpp * inp.params) * inp.gpu_count
+    else:  # with tensor/pipeline parallelism each rank loads its own 1/(t x p) slice (Megatron-style checkpoints)
+        host_load = load_bpp * inp.params * loaders_n / (inp.mp if loading == "all" else 1)
     host_loaders = inp.loader_gb_per_gpu * GB * inp.gpu_count
     host_min = host_off + host_load + host_loaders
 
@@ -1101,7 +1114,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     if sz.ds_states_per_gpu is not None:
         t = sz.trainable / inp.mp
         if inp.zero_stage == 2:
-            f = "2T" + ("" if offload else " + int(18T/Nd)")
+            f = "2T" if offload else "4T + int(16T/Nd)"
         else:
             g = {"qlora": f"{QLORA_BASE_BYTES:.3f}", "lora": "2"}.get(inp.method, "4")
             f = f"{g}xLL + int({'2' if offload else '18'}T/Nd)"
@@ -1221,17 +1234,25 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     # 6. host RAM
     lines = []
     how = {"all": "a full copy per rank", "one": "rank 0 loads, then broadcasts (FSDP sync_module_states)",
-           "sharded": "sharded init (zero.Init / FSDP meta device): no rank holds a full copy"}[sz.loading]
-    auto = f" (auto at ZeRO-{inp.zero_stage})" if inp.ckpt_loaders == "auto" else ""
+           "sharded": "sharded init (zero.Init / FSDP meta device): no rank holds a full copy",
+           "streamed": "checkpoint shards streamed to each rank's GPU (from_pretrained with device_map, as "
+                       "bitsandbytes 4-bit loading does): a rank holds one shard at a time"}[sz.loading]
+    auto = (f" (auto at ZeRO-{inp.zero_stage}" + (", QLoRA" if sz.loading == "streamed" else "") + ")"
+            if inp.ckpt_loaders == "auto" else "")
     if inp.method == "pretrain":
         lines.append(f"model loading{auto}: {how}; pretraining loads no checkpoint")
     elif sz.loading == "sharded":
         lines.append(f"model loading{auto}: {how}")
         lines.append(f"DeepSpeed zero_init: LL {fmt_count(sz.largest_layer / inp.tp)} x 4 B x {inp.gpu_count} ranks x "
                      f"{DS_BUFFER_FACTOR:g} = {fmt_bytes(sz.host_ckpt_load)}")
+    elif sz.loading == "streamed":
+        lines.append(f"model loading{auto}: {how}")
+        lines.append(f"{inp.gpu_count} ranks x one shard (at most {fmt_bytes(HF_SHARD_BYTES)}, transformers' default "
+                     f"max_shard_size) = {fmt_bytes(sz.host_ckpt_load)}")
     else:
         lines.append(f"model loading{auto}: {how}")
-        lines.append(f"{loaders_n} x {_b(load_bpp)} B x {fmt_count(inp.params)} = {fmt_bytes(sz.host_ckpt_load)}")
+        slice_ = f" / (TP x PP = {inp.mp})" if sz.loading == "all" and inp.mp > 1 else ""
+        lines.append(f"{loaders_n} x {_b(load_bpp)} B x {fmt_count(inp.params)}{slice_} = {fmt_bytes(sz.host_ckpt_load)}")
     shares = min(inp.gpu_count, nd)
     if offload:
         lines.append(f"CPU offload: {shares} ranks x 1/{nd} of master+grads+optimizer = {fmt_bytes(sz.host_offload)}"

@@ -183,7 +183,7 @@ def test_mci_status_bits_decode():
     ("2025-01-17T17:10:43+0000 host kernel: pcieport 0000:00:06.0: AER: x", 1737133843.0),
     ("Thu 2024-02-29 13:47:22 UTC host kernel: pcieport 0000:00:06.0: AER: x", 1709214442.0),
     ("1709214442.500000 host kernel: pcieport 0000:00:06.0: AER: x", 1709214442.5),
-    ("[  +0.000844] pcieport 0000:00:06.0: AER: x", None),
+    ("[  +0.000844] pcieport 0000:00:06.0: AER: x", 0.000844),  # dmesg -H: a delta, on a clock that starts at 0
 ])
 def test_record_seconds_reads_each_stamp_format(line, seconds):
     log = kl.parse_kernel_log(line + "\n")
@@ -204,3 +204,12 @@ def test_aer_received_messages_are_kept_with_their_time():
     assert msgs[0].fields["seconds"] == pytest.approx(9.388382) and msgs[0].fields["multiple"] is True
     assert msgs[-1].fields["severity"] == "corrected" and msgs[-1].fields["multiple"] is False
     assert len([e for e in log.events if e.kind == "aer"]) == 5  # the error reports themselves are unchanged
+
+
+def test_dmesg_reltime_deltas_make_a_running_clock():
+    """``dmesg -H``: a minute anchor, then ``[+delta]`` from the message before: rates need their sum."""
+    log = kl.parse_kernel_log("[May19 19:57] a: one\n[  +0.500000] a: two\n[  +1.250000] a: three\n"
+                              "[May19 19:58] a: four\n[  +0.100000] a: five\n")
+    secs = [kl.record_seconds(r) for r in log.records]
+    assert secs[1] - secs[0] == 0.5 and secs[2] - secs[0] == 1.75
+    assert secs[3] - secs[0] == 60.0 and round(secs[4] - secs[3], 6) == 0.1

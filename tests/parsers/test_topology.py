@@ -56,3 +56,14 @@ def test_headerless_matrix_never_raises_and_each_named_row_keeps_its_x(t):
     if mx.inferred:
         for name, cells in mx.rows.items():
             assert cells.get(name) == "X"
+
+
+def test_dcgmi_nvlink_error_table_reads_like_nvidia_smi_nvlink_e():
+    """Real (dcgmi nvlink -g 1 -e on an 8x H800): per link CRC FLIT / CRC Data / Replay / Recovery counters."""
+    from wizard.parsers.topology import parse_nvlink
+
+    t = text(PUBLIC / "dcgmi-nvlink__8x-h800-8-links-up-zero-errors.txt")
+    rep = parse_nvlink(t[t.index("> dcgmi nvlink -g 1 -e"):].split("\n", 1)[1])
+    (g,) = rep.gpus
+    assert g.index == 1 and sorted(g.counters) == list(range(8))
+    assert g.counters[7] == {"CRC FLIT Error": 0, "CRC Data Error": 0, "Replay Error": 0, "Recovery Error": 0}

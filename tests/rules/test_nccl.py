@@ -403,3 +403,11 @@ def test_multinode_run_below_what_one_edr_port_carries_warns_without_the_nic_rat
                                  {"nic_gbit_s": 200})
     (g,) = [x for x in firm if x.id == "multinode.allreduce"]
     assert g.verdict is Verdict.FAIL and "20 GB/s" in g.message  # HDR from the plan: 0.8 x 200 / 8
+
+
+def test_an_error_return_chain_without_any_warn_line_fails():
+    # synthetic, in the shape of a bootstrap connect failure: only NCCL's "-> 2" return lines were pasted
+    log = ("n1:1:2 [0] NCCL INFO misc/socket.cc:564 -> 2\nn1:1:2 [0] NCCL INFO bootstrap.cc:270 -> 2\n"
+           "n1:1:2 [0] NCCL INFO init.cc:1303 -> 2\n")
+    (f,) = nccl.judge_nccl_log(log, {})
+    assert f.verdict is Verdict.FAIL and "ncclSystemError" in f.message and "socket.cc:564" in f.message

@@ -446,8 +446,9 @@ def detect_nvcc(text: str) -> float:
 def detect_torch(text: str) -> float:
     if any(m in text for m in _TORCH_MARKERS):
         return 0.9
+    if text.count("\n") > 64 or sum(1 for ln in text.splitlines() if ln.strip()) > 6:
+        return 0.0  # the short form below is a few lines: never parse a long input to find out
     t = parse_torch_cuda(text)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if t.torch_version and t.cuda and t.available is not None and len(lines) <= 6:
+    if t.torch_version and t.cuda and t.available is not None:
         return 0.8
     return 0.0

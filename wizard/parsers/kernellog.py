@@ -36,6 +36,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from wizard.common import to_float
 from wizard.parsers._frozen import build_set as _set
 
 
@@ -119,6 +120,7 @@ class LogRecord:
     fmt: str = "bare"
     line_no: int = 0
     boot: int = 0
+    rel_s: float | None = None  # ``dmesg -H``/reltime: the minute anchor plus the ``[+delta]`` stamps so far, seconds
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,6 +243,19 @@ def _strip_prefix(line: str) -> tuple[str, str, float | None, str, str] | None:
     return None
 
 
+def _reltime_anchor(stamp: str) -> float:
+    """Seconds (on an arbitrary year-1900 clock) of a ``dmesg -H`` minute anchor ("May19 19:57"); 0 if unreadable."""
+    m = re.match(r"([A-Z][a-z]{2}) ?(\d{1,2})(?: \d{4})? (\d{1,2}):(\d\d)(?::(\d\d))?$", stamp.strip("[] "))
+    if not m:
+        return 0.0
+    try:
+        t = datetime.datetime.strptime(f"{m.group(1)} {m.group(2)} {m.group(3)}:{m.group(4)}:{m.group(5) or '00'}",
+                                       "%b %d %H:%M:%S")
+    except ValueError:
+        return 0.0
+    return (t - datetime.datetime(1900, 1, 1)).total_seconds()
+
+
 def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
     """Split text into records; returns (records, formats seen, number of boots, non-blank lines)."""
     lines = text.splitlines()
@@ -250,6 +265,7 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
     formats: set[str] = set()
     boot = 0
     last_mono: float | None = None
+    rel_clock: float | None = None
     nonblank = 0
     for i, (line, p) in enumerate(zip(lines, parsed)):
         if not line.strip():
@@ -271,6 +287,13 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
             fmt, stamp, mono, host, msg = p
             formats.add(fmt)
             rec = LogRecord([line], msg.strip(), stamp, mono, host, fmt, i + 1, boot)
+        if rec.fmt == "dmesg-reltime":  # deltas from the message before: a running clock, for rates
+            st = rec.stamp.strip()
+            if st[:1] in "+-":
+                rel_clock = (rel_clock or 0.0) + (to_float(st) or 0.0)
+            else:
+                rel_clock = _reltime_anchor(st)
+            _set(rec, "rel_s", rel_clock)
         new_boot = bool(re.match(r"Linux version \d", rec.msg)) and bool(records)
         if (not new_boot and rec.mono_s is not None and last_mono is not None
                 and rec.mono_s < 5.0 and last_mono > rec.mono_s + 1.0):
@@ -303,10 +326,12 @@ _STAMP_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = (
 def record_seconds(rec: LogRecord) -> float | None:
     """Seconds on one clock for the records of one log, for rates: the ``[seconds]`` since boot when the
     line has it, else the wall-clock stamp (``dmesg -T``, iso, syslog, journal short-iso/-full/-unix) as
-    seconds; None when the line has no stamp that can be read (``dmesg -H`` deltas, bare lines). Only
+    seconds, or the running clock of ``dmesg -H`` deltas; None when the line has no stamp that can be read. Only
     differences between records of the same log mean anything (a syslog stamp has no year)."""
     if rec.mono_s is not None:
         return rec.mono_s
+    if rec.rel_s is not None:
+        return rec.rel_s
     st = rec.stamp.strip()
     if re.fullmatch(r"\d{9,11}\.\d+", st):
         return float(st)
@@ -380,7 +405,10 @@ ALREADY_BOUND_RE = re.compile(r"NVRM: GPU (?P<bus>" + _BDF_RE + r") is already b
 NOUVEAU_RE = re.compile(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*\]\[(?P<bus2>" + _BDF_RE + r")\]"
                         r"|\[drm\] Initialized nouveau .* for (?P<bus3>" + _BDF_RE + r"))")
 GSP_RE = re.compile(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
-                    r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset", re.I)
+                    r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset"
+                    r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out", re.I)
+"""GSP firmware that stopped answering, as the open and proprietary modules log it: RPC timeouts (the Xid 119
+path) and the GSP heartbeat check (``_kgspIsHeartbeatTimedOut``), with or without an Xid line."""
 AER_RECEIVED_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<port>" + _BDF_RE + r"): (?:AER: )?(?P<multi>Multiple )?"
                              r"(?P<sev>Corrected|Correctable|Uncorrected \((?:Non-Fatal|Fatal)\)|Uncorrectable "
                              r"\((?:Non-Fatal|Fatal)\)) error (?:message )?received(?: from)?:? ?(?P<src>.*)$", re.I)

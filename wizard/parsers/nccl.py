@@ -92,7 +92,11 @@ class NcclTestsRun:
 
     @property
     def nranks(self) -> int | None:
-        return len(self.devices) or None
+        """Ranks in the run: the "# Rank N" lines, or more when an excerpt kept only the last of them ("Rank 71"
+        alone is a 72-rank run)."""
+        if not self.devices:
+            return None
+        return max(len(self.devices), max(d.rank for d in self.devices) + 1)
 
 
 _MPI_PREFIX = re.compile(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")

@@ -70,9 +70,9 @@ NA_VALUES = frozenset({"", "n/a", "[n/a]", "na", "not supported", "[not supporte
 """Values nvidia-smi prints for a field it cannot read (man page: "N/A" = not available /
 not supported); they count as missing, never as zero."""
 
-ERR_RE = re.compile(r"ERR!|GPU is lost|Unable to determine the device handle", re.I)
+ERR_RE = re.compile(r"ERR!|GPU is lost|Unable to determine the device handle|GPU requires reset", re.I)
 """nvidia-smi's markers for a GPU that stopped answering: ``ERR!`` in the table, "GPU is lost"
-(NVML_ERROR_GPU_IS_LOST) in the query formats."""
+(NVML_ERROR_GPU_IS_LOST) and "[GPU requires reset]" (NVML_ERROR_RESET_REQUIRED) in the query formats."""
 
 _TRUE = frozenset({"enabled", "active", "yes", "on", "true"})
 _FALSE = frozenset({"disabled", "not active", "no", "off", "false"})

@@ -229,9 +229,44 @@ _LINK_SPEED = re.compile(r"^Link (?P<n>\d{1,3}): (?:(?P<v>\d{1,4}(?:\.\d{1,4})?)
 _LINK_COUNTER = re.compile(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
 
 
+_DCGMI_ERR_GPU = re.compile(r"^\|\s*GPU (?P<i>\d{1,4})\s*\|\s*$")
+_DCGMI_ERR_LINK = re.compile(r"^\|\s*Link (?P<n>\d{1,3})\s*\|\s*\|\s*$")
+_DCGMI_ERR_COUNTER = re.compile(r"^\|\s*->\s*(?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*\|\s*(?P<v>\d{1,19})\s*\|\s*$")
+
+
+def _dcgmi_errors_as_smi(text: str) -> str:
+    """``dcgmi nvlink -g N -e`` ("NVLINK Error Counts" table: ``| GPU 1 |``, ``| Link 0 | |``,
+    ``| -> CRC FLIT Error | 0 |``) rewritten in ``nvidia-smi nvlink -e``'s lines, so one parser reads both.
+    Other lines pass through."""
+    out: list[str] = []
+    link: str | None = None
+    for raw in text.splitlines():
+        s = raw.strip()
+        m = _DCGMI_ERR_GPU.match(s)
+        if m:
+            out.append(f"GPU {m.group('i')}: (dcgmi nvlink -e)")
+            link = None
+            continue
+        m = _DCGMI_ERR_LINK.match(s)
+        if m:
+            link = m.group("n")
+            continue
+        m = _DCGMI_ERR_COUNTER.match(s)
+        if m and link is not None:
+            out.append(f"Link {link}: {m.group('k')}: {m.group('v')}")
+            continue
+        if s.startswith("+-") or s.startswith("+=") or re.match(r"^\|\s*NVLINK Error Counts\s*\|$", s):
+            continue  # the table's frame
+        out.append(raw)
+    return "\n".join(out)
+
+
 def parse_nvlink(text: str) -> NvlinkReport:
     """``nvidia-smi nvlink -s`` and ``nvidia-smi nvlink -e`` text (several samples may follow each
-    other: a repeated GPU header starts a new block) -> :class:`NvlinkReport`."""
+    other: a repeated GPU header starts a new block), and ``dcgmi nvlink -e``'s error-count table
+    (:func:`_dcgmi_errors_as_smi`) -> :class:`NvlinkReport`."""
+    if "NVLINK Error Counts" in text:
+        text = _dcgmi_errors_as_smi(text)
     rep = NvlinkReport()
     ellipsis = False
     cur: NvlinkGpu | None = None

@@ -340,7 +340,7 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def _err_fields(g: GpuFacts) -> list[str]:
-    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw]
+    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw]
 
 
 def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
@@ -351,8 +351,17 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if not g.errors and not bad:
             ok.append(g)
             continue
+        reset = any("requires reset" in e for e in g.errors)
         name_bad = "name" in bad or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors)
-        if name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
+        if reset:
+            out.append(Finding("health.gpu_responsive", Verdict.FAIL,
+                               f"{subject(g)} needs a reset: nvidia-smi prints '[GPU requires reset]' instead of its "
+                               "readings (NVML_ERROR_RESET_REQUIRED, after an uncorrectable error or a fault the driver "
+                               "cannot recover from)", subject(g), _ev(g, g.errors),
+                               "Drain the GPU, read `dmesg | grep -e NVRM -e Xid` for the error that caused it, reset "
+                               "it (`nvidia-smi -r -i <index>` with no process on it, or reboot the node), then run the "
+                               "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
+        elif name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
                                f"{subject(g)} does not respond: nvidia-smi prints ERR! / 'GPU is lost' for it",
                                subject(g), _ev(g, g.errors),

@@ -78,6 +78,30 @@ latency-bound and their busbw says nothing about bandwidth (judgement)."""
 MULTINODE_NIC_FRACTION = 0.8
 """Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (derived from Stas
 Bekman's "about 80% of advertised"; operator may override)."""
+PCIE_X16_GB_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+"""PCIe x16 bandwidth per direction, GB/s, by generation (8, 16, 32 GT/s with 128b/130b encoding; Gen6 64 GT/s
+PAM4 with FLIT mode): PCI Express Base Specifications 3.0-6.0."""
+PCIE_PRACTICAL = 0.8
+"""The share of a PCIe link's bandwidth data transfers reach after TLP/DLLP overheads (derived)."""
+PCIE_FLOOR_FRACTION = 0.7
+"""Single-node all-reduce floor on GPUs without NVLink: this fraction of the link's practical bandwidth (derived)."""
+
+
+def _pcie_only_gen(model: str) -> tuple[int, str] | None:
+    """(PCIe generation, datasheet name) when ``model`` (the GPU name nccl-tests prints) is a GPU without NVLink in
+    assets/gpu_specs.csv (``nvlink_gen`` "none ..."), else None."""
+    for row in table("gpu_specs.csv"):
+        name = row.get("gpu", "")
+        if (name and re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", model, re.I)
+                and row.get("nvlink_gen", "").lower().startswith("none")):
+            try:
+                gen = int(row.get("pcie_gen", ""))
+            except ValueError:
+                return None
+            return (gen, name) if gen in PCIE_X16_GB_S else None
+    return None
+
+
 PCIE_LOWER_BOUND_GB_S = 8.8
 """A single-node ring collective below this busbw (GB/s) is slow for any GPU pair on PCIe Gen3 x16 or better: 0.7 x
 ~12.6 GB/s (PCIe Gen3 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s per direction, about 80 % of it after TLP
@@ -434,6 +458,14 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                       "bound: an older fabric (FDR 56 Gb/s or slower) would explain it")
         floor_src = f"{SRC_NIC_FLOOR}; {SRC_IB_RATES}"
     elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
+          and (pcie := _pcie_only_gen(model)) is not None):
+        gen, gpu = pcie
+        floor, soft_floor = PCIE_FLOOR_FRACTION * PCIE_PRACTICAL * PCIE_X16_GB_S[gen], True
+        floor_desc = (f"{gpu} has no NVLink: its GPUs talk over PCIe Gen{gen} x16 ({PCIE_X16_GB_S[gen]:g} GB/s per "
+                      f"direction, about {PCIE_PRACTICAL:.0%} of it in practice); floor {PCIE_FLOOR_FRACTION:g} x that "
+                      "(derived)")
+        floor_src = SRC_PCIE_BOUND
+    elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
           and judged < PCIE_LOWER_BOUND_GB_S and big.size_b >= min_bytes):
         floor, soft_floor = PCIE_LOWER_BOUND_GB_S, True
         floor_desc = ("0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs "
@@ -619,6 +651,18 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "Read the first WARN line: it names the call that failed and why (an errno text, a "
                                 "device). Fix that cause where the job runs (limits, permissions, container settings, "
                                 "the network), then rerun with NCCL_DEBUG=INFO.", f"{SRC_E1}; {SRC_RESULT}"))
+    if returned and not other and not any(f.verdict is Verdict.FAIL for f in findings):
+        code = returned[-1][1]
+        findings.append(Finding("node.nccl_errors", Verdict.FAIL,
+                                f"an NCCL call failed: NCCL returned {NCCL_RESULTS[code][0]} ({NCCL_RESULTS[code][1]}: "
+                                f"{NCCL_RESULTS[code][2]}) up the call chain ('-> {code}' lines, first in "
+                                f"'{_return_site(returned[0][0])}'), with no WARN line in this log", subject,
+                                tuple(ln for ln, _ in returned[:5]),
+                                "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) on every rank: the WARN "
+                                "line before the first '-> N' names the call that failed (a socket connect in "
+                                "bootstrap.cc/socket.cc means the ranks cannot reach each other: check "
+                                "NCCL_SOCKET_IFNAME, the firewall and that every rank is running).",
+                                f"{SRC_E1}; {SRC_RESULT}"))
     if other and not any(f.verdict is Verdict.FAIL for f in findings):
         findings.append(Finding("node.nccl_errors", Verdict.WARN,
                                 f"NCCL printed {len(other)} warning(s) that bringup does not classify; the first: "
@@ -762,6 +806,12 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
     return out
 
 
+def _return_site(line: str) -> str:
+    """"socket.cc:540" from an NCCL error-return line ("... NCCL INFO misc/socket.cc:540 -> 2")."""
+    m = re.search(r"(\S+\.(?:cc|cu|h|cpp|c):\d+) -> \d+", line)
+    return m.group(1) if m else line.strip()[:80]
+
+
 def _quoted(line: str) -> str:
     m = re.search(r"'([^']+)'", line)
     return m.group(1) if m else line.strip()[:80]
@@ -879,9 +929,16 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         gdr = any("GDRDMA" in c for c in lg.channels_net)
         ev = tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:2] + lg.plugin_lines[:2] +
                                  [c for c in lg.channels_net if "GDRDMA" in c][:1]))
-        desc = (f"NCCL uses InfiniBand/RoCE (NET/IB) on {len(lg.ib_devices)} HCA port(s)" + (f": {devs}" if devs else "")
+        ib_channels = [c for c in lg.channels_net if "NET/IB" in c]
+        no_gdr = ("; GPUDirect RDMA is not in use on its network channels (they show no /GDRDMA): data between nodes is "
+                  "staged through host memory, which costs bandwidth. That is NCCL's choice when the GPU and HCA are far "
+                  "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
+                  "nvidia-peermem (or use DMA-BUF) so it is used" if ib_channels and not gdr else "")
+        desc = ((f"NCCL uses InfiniBand/RoCE (NET/IB) on {len(lg.ib_devices)} HCA port(s)" if lg.ib_devices else
+                 "NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)")
+                + (f": {devs}" if devs else "")
                 + (f"; network {net}" if net else "") + ("; SHARP (CollNet) plugin" if sharp else "")
-                + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else ""))
+                + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else no_gdr))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
