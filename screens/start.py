@@ -79,9 +79,14 @@ class StartScreen(Screen[None]):
         done = sum(1 for s in build.steps() if build.status(s.id).done)
         warned = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.WARNED)
         cpu_only = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.CPU_ONLY)
+        states = build.store.step_states()
+        by_check = sum(1 for st in states.values()
+                       if st.status is StepStatus.SKIPPED and st.reason.startswith("not applicable"))
         host_rec = build.store.host().get("hostname", host)
+        notes = ([f"{warned} with warnings"] if warned else []) + (
+            [f"{by_check} skipped by a check: nothing to judge there yet"] if by_check else [])
         lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done"
-                 + (f" ({warned} with warnings)" if warned else "") + "."
+                 + (f" ({'; '.join(notes)})" if notes else "") + "."
                  + (f" {cpu_only} validated on the CPU only: the GPU is not validated." if cpu_only else ""),
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:

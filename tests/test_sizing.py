@@ -682,3 +682,10 @@ def test_host_ram_with_tensor_parallelism_loads_one_slice_per_rank():
     """Megatron-style TP: each of the 8 ranks loads its 1/8 slice of 70B x 2 B, not a full copy (140 GB, not 1,120)."""
     s = run(params="70B", zero_stage="1", tp="8", gpu_count="8", ckpt_loaders="all")
     assert s.host_ckpt_load == pytest.approx(8 * 2 * 70e9 / 8)
+
+
+def test_no_gpu_count_says_when_the_activations_alone_do_not_fit():
+    """70B, ZeRO-3, no checkpointing: 80 x 4096 x 8192 x 34 B = 91.3 GB of activations > 80 GB: no Nd helps."""
+    s = run(params="70B", zero_stage="3", gpu="H100 SXM5", gpu_count="8")
+    r = next(r for r in s.results if r.key == "min_gpus")
+    assert s.min_gpus is None and any("activations alone (91.3 GB)" in ln and "checkpointing" in ln for ln in r.math)

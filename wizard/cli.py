@@ -658,7 +658,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
     from wizard.engine import Build, host_identity, local_host
-    from wizard.model import overall
+    from wizard.model import StepStatus, overall
     from wizard.plan import parse_value
     from wizard.store import ActionState, list_builds
     from wizard.validate import event_line
@@ -741,7 +741,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         else:
             _print_results(extra)
             print_findings(findings)
-            print(f"overall: {verdict.value}")
+            cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
+            print(f"overall: {verdict.value}" + (" (of the software path on the CPU: the GPU is not validated)"
+                                                 if cpu_only else ""))
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(f"step {step.id}: {st.status.value}" + (f" -- {st.reason}" if st.reason else ""))

@@ -1206,7 +1206,12 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         lines = []
         if sz.min_gpus is None:
             value = f"none at ZeRO-{inp.zero_stage}"
-            lines.append("what this stage never shards + activations exceed one GPU")
+            if sz.activations >= gpu.memory_gb * GB:
+                lines.append(f"the activations alone ({fmt_bytes(sz.activations)}) exceed one GPU's {gpu.memory_gb:g} GB, "
+                             "whatever is sharded: turn on checkpointing, or cut micro-batch/sequence, or add tensor "
+                             "(and sequence) parallelism")
+            else:
+                lines.append("what this stage never shards + activations exceed one GPU")
         else:
             value = f"{sz.min_gpus} x {gpu.name}"
             if inp.zero_stage == 0:
@@ -1224,7 +1229,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
             lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'none'}")
         if sz.min_gpus is not None and sz.min_gpus > inp.gpu_count:
             lines.append(f"more than this node's {inp.gpu_count}: {math.ceil(sz.min_gpus / inp.gpu_count)} nodes")
-        if sz.min_gpus is None and sz.min_gpus_stage3 is None:
+        if sz.min_gpus is None and sz.min_gpus_stage3 is None and sz.activations < gpu.memory_gb * GB:
             lines.append("cut micro-batch or sequence, or turn on checkpointing; or add tensor/pipeline parallelism")
         ok = sz.min_gpus is not None and sz.min_gpus <= inp.gpu_count
         src = SRC_ZERO + ("; " + SRC_DS2 if inp.zero_stage == 2 else "; " + SRC_DS3 if inp.zero_stage == 3 else "")

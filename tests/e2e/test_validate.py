@@ -58,6 +58,14 @@ def test_validate_gpu_cpu_json(tmp_path):
     assert "the GPU is not validated" in line
 
 
+def test_validate_gpu_cpu_text_says_the_gpu_is_not_validated(tmp_path):
+    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--quick")
+    lines = r.stdout.splitlines()
+    overall = [ln for ln in lines if ln.startswith("overall: ")][0]
+    assert overall.endswith("(of the software path on the CPU: the GPU is not validated)"), overall
+    assert any(ln.startswith("step gpu.validate: cpu-only") for ln in lines)
+
+
 def test_validate_node_cpu_json(tmp_path):
     r = bringup("--state", str(tmp_path / "s"), "validate", "node", "--device", "cpu", "--quick", "--json")
     doc = json.loads(r.stdout)

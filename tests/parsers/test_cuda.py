@@ -85,3 +85,12 @@ def test_collect_env_is_read() -> None:
     assert (old.torch_version, old.cuda, old.available) == ("1.6.0", "10.2", False)
     na = parse_torch_cuda("PyTorch version: 1.7.0\nCUDA used to build PyTorch: N/A\nIs CUDA available: True\n")
     assert na.cuda == "" and na.available is True  # "N/A" / "Could not collect" are not versions
+
+
+def test_a_python_c_one_liner_answers_its_prints_in_order():
+    """Real (bytedance/Protenix#205): `python -c "...print(torch.__version__); print(torch.cuda.is_available());
+    print(torch.cuda.get_device_capability())"` without a prompt, then its three output lines."""
+    from wizard.parsers.cuda import parse_torch_cuda
+
+    t = parse_torch_cuda(text(PUBLIC / "torch-nvcc__rtx5090-torch2.9-cu128-available-sm120-nvcc-13.0.txt"))
+    assert t.torch_version == "2.9.0+cu128" and t.available is True

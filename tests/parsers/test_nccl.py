@@ -108,3 +108,8 @@ def test_split_nccl_tests_runs_of_a_script() -> None:
     # an old-format script without "Collective test" lines splits at each header
     old = "# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n       8    2  float  sum  -1  1.0  0.00  0.00  0  1.0  0.00  0.00  0\n"
     assert len(split_nccl_tests(old + old)) == 2
+
+
+def test_connected_all_rings_and_trees_mean_the_communicator_came_up():
+    lg = parse_nccl_log(text(PUBLIC / "nccl-debug__4gpu-single-node-p2p-direct-pointer-rings-trees-connected.txt"))
+    assert len(lg.init_complete) == 8 and lg.one_node and not lg.warn_lines

@@ -307,6 +307,11 @@ def _set(t: TorchCuda, what: str, value: str, line: str, asked: str = "") -> Non
         t.evidence[what + "_asked"] = asked
 
 
+_ONE_LINER = re.compile(r"\bpython[\d.]*\s+-c\s+[\"'](.*print\(.*)[\"']\s*$")
+"""``python -c "import torch; print(torch.__version__); print(torch.cuda.is_available())"``: its print() calls
+answer, in order, on the output lines that follow."""
+
+
 def parse_torch_cuda(text: str) -> TorchCuda:
     """Reads the probe's output (three lines: version, CUDA, True/False), one-line variants
     ("2.1.0+cu121 12.1 True"), REPL transcripts (an input line naming ``torch.__version__``,
@@ -314,6 +319,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
     CUDA error lines listed in :class:`CudaError`."""
     t = TorchCuda()
     lines = text.splitlines()
+    queued: list[tuple[str, str]] = []  # the facts a `python -c` one-liner's print() calls ask for, in order
     pending = ""  # the fact the previous REPL input line asked for
     pending_line = ""
     bare: list[tuple[str, str]] = []  # (value, line) of lines that are a lone value
@@ -358,6 +364,15 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         if nm and not t.toolkit:
             build_set(t, "toolkit", nm.group(2))
             t.evidence["toolkit"] = s
+        if queued:  # the next output line of a `python -c "print(a); print(b)"` one-liner answers its next print
+            what_q, asked_q = queued.pop(0)
+            if what_q:
+                _set(t, what_q, s, raw.strip(), asked_q)
+            continue
+        one = _ONE_LINER.search(s)
+        if one:
+            queued = [(_expr_kind(expr), s) for expr in re.findall(r"print\((.*?)\)(?=\s*[;\"']|\s*$)", one.group(1))]
+            continue
         if _REPL.match(raw):
             code = _REPL.sub("", raw, count=1)
             pending, pending_line = _expr_kind(code), raw.strip()

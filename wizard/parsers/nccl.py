@@ -338,7 +338,7 @@ class NcclLog:
     setup_failures: list[tuple[str, str]] = field(default_factory=list)  # (class of NCCL_SETUP_FAILURES, line)
     framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
     last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
-    init_complete: list[str] = field(default_factory=list)  # "... Init COMPLETE" lines: a communicator came up
+    init_complete: list[str] = field(default_factory=list)  # "Init COMPLETE", "Connected all rings": a communicator came up
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
     nnodes: int | None = None  # "comm ... nRanks 16 nNodes 2 localRanks 8" (NCCL 2.12+): nodes in the communicator
@@ -473,7 +473,7 @@ def parse_nccl_log(text: str) -> NcclLog:
                 k = setup_failure_class(after)
                 if k:
                     lg.setup_failures.append((k, after))
-        if "Init COMPLETE" in s:
+        if "Init COMPLETE" in s or re.search(r"NCCL INFO Connected all (?:rings|trees)\b", s):
             lg.init_complete.append(s)
         m = _NCCL_LINE.search(s)
         if m:

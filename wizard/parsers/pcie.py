@@ -38,8 +38,8 @@ PCIE_GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 _SIZE_MULT = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
 
-_HEADER_RE = re.compile(
-    r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\s+(?P<rest>\S.*)$")
+_HEADER_RE = re.compile(  # a script's own label before the device line ("Card: 01:00.0 VGA ...") is allowed
+    r"^(?:[A-Za-z][\w ]{0,20}:\s+)?(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\s+(?P<rest>\S.*)$")
 _NUMERIC_RE = re.compile(r"^(?P<cc>[0-9a-fA-F]{4}): (?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})")
 _IDS_RE = re.compile(r"\[(?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})\]")
 _CLASS_RE = re.compile(r"^(?P<cname>[^:\[]+?)(?: \[(?P<cc>[0-9a-fA-F]{4})\])?: (?P<desc>.*)$")

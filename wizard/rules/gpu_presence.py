@@ -323,7 +323,17 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     msg = f"nvidia-smi lists {seen} GPU{'s' if seen != 1 else ''}"
     if want is not None:
         msg += ", as the plan expects"
+    busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
+    if busy:  # a workload is running: say so (idle baselines and validations need the GPUs to themselves)
+        lo, hi = min(u for _, u in busy), max(u for _, u in busy)
+        msg += (f"; {len(busy)} of {len(doc.gpus)} in use by a workload (GPU-Util {lo:g}%" + (f"-{hi:g}%" if hi != lo else "")
+                + "): the idle baseline and validations need them free")
     return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1)]
+
+
+BUSY_UTIL_PCT = 10.0
+"""GPU-Util at or above this (%) in one nvidia-smi sample means something is running on the GPU (derived: an idle
+GPU reads 0-1 %)."""
 
 
 def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
@@ -373,9 +383,13 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                              for k in bad) or "a field"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
                                f"{subject(g)}: nvidia-smi cannot read its {what} (ERR!)", subject(g), _ev(g, g.errors),
-                               "A single sensor reading ERR! (often the fan on a passively cooled or riser-mounted "
-                               "card): check the fan/cooling in the BMC and `dmesg | grep -e NVRM -e Xid`; if more "
-                               "fields turn ERR!, treat the GPU as failing.", SRC_SMI))
+                               (f"A single sensor reading ERR! ({what}): "
+                                + ("often the fan on a passively cooled or riser-mounted card: check the fan/cooling in "
+                                   "the BMC" if "fan" in what else
+                                   "check the GPU's power cables and the BMC's power readings" if "power" in what else
+                                   "check the BMC's readings for it")
+                                + "; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as "
+                                "failing."), SRC_SMI))
     if out and ok:
         out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], "answers nvidia-smi",
                            "the other GPUs ({n}) answer nvidia-smi", SRC_SMI)

@@ -672,8 +672,10 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         ranks = {m.group(1) for ln in lg.init_complete for m in [re.search(r"\brank (\d+) nranks", ln)] if m}
         n = lg.nranks
         findings.append(Finding("node.nccl_errors", Verdict.PASS,
-                                f"NCCL communicator initialised (Init COMPLETE) on {len(ranks) or len(lg.init_complete)} "
-                                f"rank(s) shown" + (f" of {n}" if n else "") + ", with no NCCL warning or error",
+                                (f"NCCL communicator initialised (Init COMPLETE) on {len(ranks) or len(lg.init_complete)} "
+                                 f"rank(s) shown" if ranks or any("Init COMPLETE" in ln for ln in lg.init_complete) else
+                                 f"NCCL connected its rings/trees ({len(lg.init_complete)} 'Connected all' line(s))")
+                                + (f" of {n}" if n else "") + ", with no NCCL warning or error",
                                 subject, tuple(lg.init_complete[:3]), "", SRC_E1))
     if not findings:
         findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,

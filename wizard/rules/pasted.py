@@ -125,7 +125,12 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
            + (f"read {'; '.join(named)}" if named else "no column could be named from its values")
            + (f"; not judged, because the value fits more than one property: {'; '.join(unnamed)}" if unnamed else "")
            + f"; {nh.na} field(s) N/A")
-    findings.append(Finding("health.smi_csv_columns", Verdict.SKIP, msg, "host", tuple(nh.lines[:4]),
+    identity = {"health.gpu_count", "driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}
+    health_judged = any(f.id not in identity and f.verdict is not Verdict.SKIP for f in findings)
+    if not health_judged:  # names and versions only: nothing says whether the GPUs are healthy
+        msg += "; no health field (temperature, ECC, power, clocks, errors) could be named, so health is not judged"
+    findings.append(Finding("health.smi_csv_columns", Verdict.SKIP if health_judged else Verdict.UNKNOWN, msg, "host",
+                            tuple(nh.lines[:4]),
                             "To have every field judged, run the query again with its header "
                             "(`--format=csv`, not `csv,noheader`) and paste that.", SRC_CSV_FIELDS))
     return findings
