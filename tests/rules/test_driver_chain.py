@@ -119,3 +119,11 @@ def test_cpu_only_torch_fails() -> None:
     e = explain_text(">>> import torch\n>>> print(torch.__version__)\n2.3.0+cpu\n>>> print(torch.version.cuda)\nNone\n"
                      ">>> torch.cuda.is_available()\nFalse\n")
     assert e.kind == "torch-cuda" and e.verdict is Verdict.FAIL and "CPU-only" in e.findings[0].message
+
+
+def test_nvcc_not_found_in_a_paste_is_the_same_skip_as_on_the_machine():
+    e = explain_text("user@desk:~$ nvcc --version\n\nCommand 'nvcc' not found, but can be installed with:\n\n"
+                     "sudo apt install nvidia-cuda-toolkit\n")
+    (f,) = e.findings
+    assert e.kind == "nvcc-version" and f.id == "driver.cuda_toolkit" and f.verdict is Verdict.SKIP
+    assert "torch wheels bring their own CUDA runtime" in f.message

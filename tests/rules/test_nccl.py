@@ -411,3 +411,10 @@ def test_an_error_return_chain_without_any_warn_line_fails():
            "n1:1:2 [0] NCCL INFO init.cc:1303 -> 2\n")
     (f,) = nccl.judge_nccl_log(log, {})
     assert f.verdict is Verdict.FAIL and "ncclSystemError" in f.message and "socket.cc:564" in f.message
+
+
+def test_old_format_rows_without_a_header_were_checked():
+    """Real (NVIDIA/nccl#340): old nccl-tests rows with the max-error column (0e+00), pasted without the header:
+    a number in that column means the run checked its results (not -c 0)."""
+    e = explain_text(text(PUBLIC / "nccl-tests__2gpu-allreduce-old-error-column-21gbs-no-header-partial.txt"))
+    assert not any("not checked" in f.message for f in e.findings)

@@ -86,3 +86,14 @@ def test_nvlink_error_counter_deltas():
                                  "synthetic_nvidia-smi-nvlink-e__two-samples-recovery-and-replay-growth.txt"), {})
     assert [(f.verdict, f.subject) for f in fs] == [(Verdict.FAIL, "GPU 0"), (Verdict.WARN, "GPU 1")]
     assert "Recovery Errors +2" in fs[0].message and "Replay Errors +5" in fs[1].message
+
+
+def test_a_saturated_nvlink_error_counter_fails_in_one_sample():
+    """Real (V100 SXM2 notes): GPU 2 link 0 CRC Errors 65535 (a 16-bit counter at its maximum) fails; other non-zero
+    lifetime totals in one sample only warn."""
+    from wizard.explain import explain_text
+
+    e = explain_text(text(PUBLIC / "nvlink-e__2x-v100-sxm2-link3-replay-2353-link0-crc-65535-condensed.txt"))
+    (f,) = [x for x in e.findings if x.id == "health.nvlink_errors"]
+    assert f.verdict is Verdict.FAIL and "GPU 2 link 0 CRC Errors 65535" in f.message and "saturated" in f.message
+    assert "GPU 0 link 3" not in f.message

@@ -39,3 +39,17 @@ def test_fan_at_full_speed_on_an_idle_gpu_warns_and_a_gpu_without_a_fan_is_skipp
     (f,) = [f for f in explain_text(stuck, "stuck").findings if f.id == "health.gpu_fan_idle"]
     assert f.verdict is Verdict.WARN and "fan at 100 % while the GPU is idle" in f.message
     assert any("Fan Speed" in e for e in f.evidence) and "https://" in f.source
+
+
+def test_time_spent_in_thermal_slowdown_since_driver_load_warns():
+    """Real (ollama/ollama#13552, DGX Spark): no reason active now, but the Clocks Event Reasons Counters show
+    173 s of SW and 0.4 s of HW thermal slowdown: the cooling held the GPU back."""
+    from tests.probe_data import PUBLIC
+
+    e = explain_text(text(PUBLIC / "nvidia-smi-q__gb10-perf-counters-sw-hw-thermal-slowdown-time-partial.txt"))
+    (f,) = [x for x in e.findings if x.id == "health.clock_events"]
+    assert f.verdict is Verdict.WARN and "173.5 s in SW thermal slowdown" in f.message and "airflow" in f.remedy
+    zero = text(PUBLIC / "nvidia-smi-q__gb10-perf-counters-sw-hw-thermal-slowdown-time-partial.txt")
+    zero = zero.replace("173453251 us", "0 us").replace("403805 us", "0 us")  # the same GPU with no time in them
+    (g,) = [x for x in explain_text(zero).findings if x.id == "health.clock_events"]
+    assert g.verdict is Verdict.PASS

@@ -452,9 +452,16 @@ _TORCH_MARKERS = (
 )
 
 
+NVCC_NOT_FOUND = re.compile(r"Command 'nvcc' not found|\bnvcc: (?:command )?not found|"
+                            r"command not found: nvcc|No such file or directory.*\bnvcc\b", re.I)
+"""The shell saying there is no ``nvcc`` on PATH (bash, Ubuntu's command-not-found, zsh)."""
+
+
 def detect_nvcc(text: str) -> float:
     if _NVCC_RELEASE.search(text) or "nvcc: NVIDIA (R) Cuda compiler driver" in text:
         return 1.0
+    if NVCC_NOT_FOUND.search(text) and len(text) < 2000:
+        return 0.9
     return 0.0
 
 

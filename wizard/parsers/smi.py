@@ -640,6 +640,11 @@ for _label, _r in (("idle", "gpu_idle"), ("applications clocks setting", "applic
                    ("sync boost", "sync_boost"), ("sw thermal slowdown", "sw_thermal_slowdown"),
                    ("display clock setting", "display_clocks_setting")):
     _TEXT_FIELDS[f"clocks event reasons/{_label}"] = f"clocks_event_reasons.{_r}"
+for _label, _r in (("sw power capping", "sw_power_cap"), ("sync boost", "sync_boost"),
+                   ("sw thermal slowdown", "sw_thermal_slowdown"), ("hw thermal slowdown", "hw_thermal_slowdown"),
+                   ("hw power braking", "hw_power_brake_slowdown")):
+    # "Clocks Event Reasons Counters" (driver 535+): microseconds spent in each reason since the driver loaded
+    _TEXT_FIELDS[f"clocks event reasons counters/{_label}"] = f"clocks_event_counters.{_r}"
 
 _GPU_HEADER_RE = re.compile(r"^GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _KV_RE = re.compile(r"^([^:]*?\S)\s*:\s?(.*)$")

@@ -26,7 +26,7 @@ from wizard.cuda_table import TABLE, driver_max_cuda, family_floor, max_driver, 
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (
-    NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
+    NVCC_NOT_FOUND, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
 )
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
@@ -174,9 +174,20 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
 def judge_nvcc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Explain judge: nvcc output, with a driver version if the paste also shows one (an NVRM line
     or an nvidia-smi header)."""
+    if NVCC_NOT_FOUND.search(text) and not parse_nvcc_version(text).release:
+        return [_nvcc_absent(tuple(ln for ln in text.splitlines() if NVCC_NOT_FOUND.search(ln))[:2])]
     t = parse_torch_cuda(text)
     ev = [t.evidence[k] for k in ("driver_version", "driver_cuda") if k in t.evidence]
     return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev)))
+
+
+def _nvcc_absent(evidence: tuple[str, ...]) -> Finding:
+    """driver.cuda_toolkit when there is no nvcc: not judged (only building CUDA code needs it)."""
+    return Finding("driver.cuda_toolkit", Verdict.SKIP,
+                   "nvcc is not on PATH: no CUDA toolkit to check (it is only needed to build CUDA code; torch "
+                   "wheels bring their own CUDA runtime)", "host", evidence,
+                   "If you build CUDA extensions, install the toolkit from NVIDIA's repository; it usually "
+                   "lives in /usr/local/cuda/bin (add it to PATH).", SRC_NVCC)
 
 
 def cuda_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -188,11 +199,7 @@ def cuda_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o is None:
         return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
     if o.rc == 127 or o.error.startswith("command not found") or "No such file" in o.error:
-        return [Finding("driver.cuda_toolkit", Verdict.SKIP,
-                        "nvcc is not on PATH: no CUDA toolkit to check (it is only needed to build CUDA code; torch "
-                        "wheels bring their own CUDA runtime)", "host", tuple(o.evidence_error()),
-                        "If you build CUDA extensions, install the toolkit from NVIDIA's repository; it usually "
-                        "lives in /usr/local/cuda/bin (add it to PATH).", SRC_NVCC)]
+        return [_nvcc_absent(tuple(o.evidence_error()))]
     if o.error or o.rc not in (0, None):
         return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
     driver, dcuda, dev = driver_facts(out)

@@ -310,7 +310,10 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
 
     # correctness: #wrong must be 0 at every size
     wrong_rows = [row for row in r.rows if (row.oop.wrong or 0) > 0 or (row.ip.wrong or 0) > 0]
-    unchecked = r.wrong_is_count and all(row.oop.wrong is None and row.ip.wrong is None for row in r.rows)
+    # "N/A" in the #wrong column at every size is -c 0; a number in it ("0e+00": the old format's max error column,
+    # pasted without its header) was checked
+    unchecked = r.wrong_is_count and all(row.oop.wrong is None and row.ip.wrong is None and row.oop.error is None
+                                         and row.ip.error is None for row in r.rows)
     if wrong_rows:
         sizes = ", ".join(human_bytes(x.size_b) for x in wrong_rows[:8])
         findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: wrong results (#wrong > 0) at {sizes} ({where})",

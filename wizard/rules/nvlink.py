@@ -187,6 +187,11 @@ def _nvlink_remedy(mode: str) -> str:
             "the vendor (baseboard/GPU RMA).")
 
 
+SATURATED_COUNTS = frozenset({2 ** 16 - 1, 2 ** 32 - 1})
+"""A counter at the largest value its 16- or 32-bit register holds has saturated: the link's errors outran it,
+whatever the time since the counters were last cleared (derived)."""
+
+
 def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.nvlink_errors from ``nvidia-smi nvlink -e``. One sample: lifetime totals, reported but never
     a FAIL (non-zero -> WARN "take a second sample"). Two samples (the output repeats the GPU blocks, e.g.
@@ -221,6 +226,16 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                             "link(s) (one sample: lifetime totals; a delta needs a second sample after the stress stage)",
                             "host", tuple(ev[:8]), "", SRC_NVERR)]
         gpus = sorted({g.index for g, *_ in nonzero})
+        saturated = [(g, k, name, v) for g, k, name, v in nonzero if v in SATURATED_COUNTS]
+        if saturated:
+            return [Finding(fid, Verdict.FAIL, "NVLink error counter saturated at its maximum: "
+                            + "; ".join(f"GPU {g.index} link {k} {name} {v}" for g, k, name, v in saturated[:6])
+                            + " (the counter stopped counting: that link has had at least that many errors)",
+                            gpu_subject(saturated[0][0].index), tuple(ev[:16]),
+                            "Drain the GPU, reset it (or reboot) to clear the counters, run a stress test with "
+                            "`nvidia-smi nvlink -e` sampled before and after: if that link's counters grow again the "
+                            "GPU/baseboard link needs service (RMA); `nvidia-smi nvlink -s` shows whether it trains.",
+                            SRC_NVERR)]
         return [Finding(fid, Verdict.WARN, f"non-zero NVLink error totals on GPU(s) {', '.join(map(str, gpus))}: "
                         + "; ".join(f"GPU {g.index} link {k} {name} {v}" for g, k, name, v in nonzero[:6])
                         + " - one sample only: these are lifetime totals, not a failure by themselves",

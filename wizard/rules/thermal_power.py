@@ -129,11 +129,29 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding("health.clock_events", v, f"{subject(g)}: " + "; ".join(parts), subject(g),
                            _ev(g, ev_lines), " ".join(dict.fromkeys(_event_remedy(r["reason"]) for _, r in judged)),
                            "; ".join(dict.fromkeys(r["source"] for _, r in judged))))
+    for g in doc.gpus:  # time already spent slowed down since the driver loaded (the counters, not the snapshot)
+        spent = [(r, us) for r in COUNTED_SLOWDOWNS for us in [g.num(f"clocks_event_counters.{r}")] if us]
+        if spent:
+            ok = [x for x in ok if x[0] is not g]
+            out.append(Finding("health.clock_events", Verdict.WARN,
+                               f"{subject(g)}: no slowdown active now, but since the driver loaded it spent "
+                               + "; ".join(f"{us / 1e6:,.1f} s in {COUNTED_SLOWDOWNS[r]}" for r, us in spent),
+                               subject(g), _ev(g, [g.line(f"clocks_event_counters.{r}") for r, _ in spent]),
+                               " ".join(dict.fromkeys(_event_remedy(r) for r, _ in spent)),
+                               "NVML API reference, clocks event reasons and their counters "
+                               "(nvmlClocksEventReason*, https://docs.nvidia.com/deploy/nvml-api/); nvidia-smi(1), "
+                               "'Clocks Event Reasons Counters'"))
     out += _pass_group("health.clock_events", ok, "no clock slowdown reason active",
                        "no clock slowdown reason active on {n} GPUs",
                        "NVML API reference, clocks event reasons (nvmlClocksEventReason*), "
                        "https://docs.nvidia.com/deploy/nvml-api/")
     return out
+
+
+COUNTED_SLOWDOWNS = {"hw_thermal_slowdown": "HW thermal slowdown", "sw_thermal_slowdown": "SW thermal slowdown",
+                     "hw_power_brake_slowdown": "HW power braking"}
+"""Reasons whose accumulated time (``Clocks Event Reasons Counters``, microseconds) means the cooling or the platform
+held the GPU back: any time in them is a warning (derived: a well-cooled, well-powered GPU spends none)."""
 
 
 def _event_remedy(reason: str) -> str:
