@@ -249,13 +249,3 @@ def test_acs_on_a_root_port_that_no_gpu_sits_behind_passes():
     assert [f.verdict for f in fs] == [Verdict.PASS]
     assert "0000:60:07.1" in fs[0].message and "no GPU or PCIe switch behind it" in fs[0].message
 
-
-def test_gen1_at_unknown_load_is_not_judged_but_an_intermediate_gen_warns():
-    """Idle GPUs drop their link to Gen1: at unknown load Gen1 is not judged; Gen3 of Gen4 is no power state."""
-    head = "index, pcie.link.gen.current, pcie.link.gen.max, pcie.link.width.current, pcie.link.width.max\n"
-    idle = explain_text(head + "0, 1, 4, 16, 16\n")  # synthetic rows in the shape of the real L40S query
-    (f,) = [x for x in idle.findings if x.id == "health.pcie_speed"]
-    assert f.verdict is Verdict.SKIP and "idle GPU drops its link" in f.message and "under load" in f.remedy
-    mid = explain_text(head + "0, 3, 4, 16, 16\n")
-    (g,) = [x for x in mid.findings if x.id == "health.pcie_speed"]
-    assert g.verdict is Verdict.WARN

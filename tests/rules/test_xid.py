@@ -219,3 +219,15 @@ def test_text_severity_table_is_sourced_and_ordered():
     assert rows and all(src for *_, src in rows)
     first = next(r for r in rows if r[0] <= 145 <= r[1])
     assert first[2].search("RLW_RXPIPE Nonfatal XC0") and first[3] is Verdict.WARN  # Nonfatal before Fatal
+
+
+def test_a_reset_class_xid_that_recurred_needs_the_reset_now():
+    # synthetic lines in the journal form of the real RTX 5080 log (Xid 109 at driver load, five times)
+    line = ("kwi 15 07:56:59 host kernel: NVRM: Xid (PCI:0000:07:00): 109, pid=326, name=modprobe, channel 0x00000007, "
+            "errorString CTX SWITCH TIMEOUT, Info 0x74007\n")
+    once = explain_text(line)
+    (f1,) = [f for f in once.findings if f.id == "health.xid"]
+    assert f1.verdict is Verdict.WARN and "needs a GPU reset" in f1.message
+    twice = explain_text(line + line.replace("07:56:59", "07:57:03"))
+    (f2,) = [f for f in twice.findings if f.id == "health.xid"]
+    assert f2.verdict is Verdict.FAIL and "recurred (2 events)" in f2.message

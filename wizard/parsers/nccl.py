@@ -417,6 +417,8 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
                                r"Failed to execute operation Connect", re.I)),
     ("bootstrap", re.compile(r"Bootstrap\s*:\s*no socket interface found|No usable listening interface|"
                              r"bootstrap\S*\s.*(?:timed? ?out|failed)|connecting to address .*is neither AF_INET", re.I)),
+    ("p2p", re.compile(r"failed to open CUDA IPC handle|peer access is not supported|cudaIpcOpenMemHandle.*fail|"
+                       r"cudaDeviceEnablePeerAccess.*fail", re.I)),
     ("shm", re.compile(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
     ("system_call", re.compile(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),

@@ -61,6 +61,12 @@ PM_REMEDY = ("Enable persistence mode (`sudo nvidia-smi -pm 1`, or `sudo systemc
              "which keeps it across reboots) and rerun the diagnostic.")
 
 
+INTERNAL_ERROR = re.compile(r"internal error during the test|A child process \(\d+\) exited with non-?\s*zero|"
+                            r"plugin .*(?:crashed|failed to (?:load|initiali[sz]e))", re.I)
+"""A DCGM result that says the test process itself failed (an internal error, its child process exited non-zero):
+the test did not measure the GPU, so its 'Fail' is unknown, not a GPU failure (NVIDIA DCGM diagnostics user guide:
+an error in the framework or plugin, not a failed check)."""
+
 def _level(d: DcgmDiag) -> int:
     if d.level:
         return d.level
@@ -250,6 +256,15 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 if PERSISTENCE_TEST.match(r.test.strip()):
                     findings.append(Finding(fid, Verdict.WARN, f"{who} failed DCGM '{r.test}'{tail}", subject, ev,
                                             PM_REMEDY, SRC_PM))
+                    continue
+                if INTERNAL_ERROR.search(" ".join(ms)):
+                    findings.append(Finding(fid, Verdict.UNKNOWN,
+                                            f"{who}: DCGM's '{r.test}' test did not complete: the diagnostic itself hit "
+                                            f"an internal error{tail}; that measures nothing about the GPU", subject, ev,
+                                            "Read the DCGM log (/var/log/nvidia-dcgm/nv-hostengine.log) and the kernel "
+                                            "log for the cause, restart DCGM (`systemctl restart nvidia-dcgm` or "
+                                            "nv-hostengine), make sure no other process holds the GPUs, then rerun "
+                                            "the diagnostic.", SRC))
                     continue
                 nv_down = "pcie" in r.test.lower() and bool(NVLINK_DOWN.search(" ".join(ms)))
                 findings.append(Finding(fid, Verdict.FAIL if fatal else Verdict.WARN,

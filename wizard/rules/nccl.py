@@ -694,6 +694,7 @@ _SETUP_MEANING = {
     "connect": "a TCP connection to a peer could not be made",
     "peer_closed": "a peer closed its connection (or it broke) while NCCL talked to it",
     "bootstrap": "NCCL's bootstrap could not find, read or reach the out-of-band address of a peer",
+    "p2p": "NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport",
     "shm": "NCCL could not create the shared-memory segment the ranks on one node talk through",
     "system_call": "a system call NCCL made while setting up failed",
 }
@@ -744,6 +745,11 @@ def _setup_remedy(kind: str, lines: list[str]) -> str:
         return ("Find the rank that went first: a peer that closes its socket has usually crashed (read its log: an "
                 "exception, an out-of-memory kill, an Xid in its kernel log) or lost its network link. Fix that rank's "
                 "error; if every rank was healthy, check the link between the nodes (`ibstat`, NIC error counters).")
+    if kind == "p2p":
+        return ("The two GPUs cannot reach each other's memory directly (CUDA error 217, peer access not supported): "
+                "check `nvidia-smi topo -p2p r` (OK vs NS/CNS), the IOMMU and PCIe ACS on the path between them, and in "
+                "a VM whether P2P is passed through; GeForce cards have no P2P. NCCL_P2P_DISABLE=1 makes NCCL go through "
+                "host memory instead (slower). Then rerun with NCCL_DEBUG=INFO.")
     if kind == "shm":
         return ("Give the ranks a usable /dev/shm: in a container start it with `--ipc=host` or a larger `--shm-size` "
                 "(Docker's default is 64 MB; Kubernetes: an emptyDir with medium Memory mounted at /dev/shm); on the "

@@ -629,11 +629,6 @@ def _doc_load(g: GpuFacts, plan: Mapping[str, Any]) -> tuple[str, list[str]]:
     return ("load" if _under_load(plan) else state), lines
 
 
-IDLE_GEN = 1
-"""The PCIe generation an idle NVIDIA GPU lowers its link to (2.5 GT/s) to save power; a link below its maximum at an
-intermediate generation is not that power state (nvidia-smi(1), "PCIe Generation": current vs max)."""
-
-
 def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     """health.pcie_speed from an nvidia-smi/NVML document (current vs max generation per GPU, and the
     host side's max vs the GPU's)."""
@@ -666,11 +661,6 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         elif state == "load":
             out.append(Finding("health.pcie_speed", v, msg + " under load", subject(g), _doc_ev(g, lines, slines),
                                REMEDY_SPEED, SRC_SPEED))
-        elif cur == IDLE_GEN:
-            out.append(Finding("health.pcie_speed", Verdict.SKIP,
-                               msg + f": Gen{IDLE_GEN} is the speed an idle GPU drops its link to, and this output "
-                               "does not say whether it was idle, so the speed is not judged; re-check under load",
-                               subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED))
         else:
             out.append(Finding("health.pcie_speed", v,
                                msg + ": cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check "

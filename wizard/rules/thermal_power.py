@@ -48,6 +48,11 @@ def clock_events() -> tuple[dict[str, str], ...]:
     return table("smi_clock_events.csv")
 
 
+MAX_OPERATING_MARGIN_C = 2.0
+"""A GPU within this many °C of its own "GPU Max Operating Temp" (nvidia-smi -q; NVML
+NVML_TEMPERATURE_THRESHOLD_GPU_MAX, the highest temperature for normal operation) is at the edge: WARN (derived)."""
+
+
 def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     t = thresholds()
     out, ok = [], []
@@ -76,6 +81,14 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             else:
                 ok.append((g, (f" ({basis}; no threshold reported, below the {_fmt(t['temp_fallback_warn_c'])} C "
                               "fallback)"), lines))
+            continue
+        max_op = g.num("temperature.max_operating")
+        if max_op is not None and temp >= max_op - MAX_OPERATING_MARGIN_C and headroom >= t["temp_margin_warn_c"]:
+            where = "at or past" if temp >= max_op else f"within {_fmt(max_op - temp)} C of"
+            out.append(Finding("health.temperature", Verdict.WARN,
+                               f"{subject(g)}: {_fmt(temp)} C is {where} its Max Operating Temp {_fmt(max_op)} C (the "
+                               "highest temperature for normal operation); one reading, sample again under load",
+                               subject(g), _ev(g, lines, g.lines("temperature.max_operating")), _COOLING, SRC_B10))
             continue
         if headroom < t["temp_margin_warn_c"]:
             where = "at or past" if headroom <= 0 else f"within {_fmt(headroom)} C of"

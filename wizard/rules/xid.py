@@ -255,6 +255,11 @@ def text_severity_rows() -> list[tuple[int, int, re.Pattern[str], Verdict, str, 
     return out
 
 
+RESET_RECURS_EVENTS = 2
+"""A reset-class Xid logged this many times on one GPU has recurred: per its class (assets/xid_severity.csv, "a reset
+if the event recurs", from the NVIDIA Xid catalog's RESET_GPU bucket) the GPU needs the reset now: FAIL."""
+
+
 def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], sev: Mapping[str, Mapping[str, str]],
                    buckets: Mapping[str, Mapping[str, str]]) -> tuple[Verdict, str, str, str]:
     """(verdict, label, remedy, source) for Xid ``code`` from its catalog row, refined by words in
@@ -282,6 +287,10 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
         verdict = max(line_verdicts, key=lambda v: v.rank)
         label = "the line says " + ", ".join(f"{w} ({n})" if len(said) > 1 or n > 1 else w for w, n in said.items())
         source = line_source + "; " + source
+    elif row.get("severity") == "reset" and len(evs) >= RESET_RECURS_EVENTS and verdict.rank < Verdict.FAIL.rank:
+        # the class's own rule: "a reset if the event recurs" -- it recurred, so the GPU needs it now
+        verdict = Verdict.FAIL
+        label = f"needs a GPU reset now: it recurred ({len(evs)} events)"
     imm = row.get("immediate_action", "")
     bucket = buckets.get(imm, {}).get("action", "")
     remedy = row.get("follow_up", "")
