@@ -69,15 +69,10 @@ def run_script(*args: str, python: list[str] | None = None, env: dict | None = N
     return Run(proc, time.monotonic() - t0)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def torchrun(nproc: int, *args: str, env: dict | None = None, timeout: float = 120) -> Run:
-    argv = [TORCHRUN, "--nnodes=1", "--nproc_per_node=%d" % nproc, "--rdzv_backend=c10d",
-            "--rdzv_endpoint=127.0.0.1:%d" % free_port(), str(SCRIPT), *args]
+    # --standalone: torchrun binds its own free port and a unique run id, so two runs started at once by parallel
+    # test workers never meet in one rendezvous (a port picked here and released could be taken by the other)
+    argv = [TORCHRUN, "--standalone", "--nnodes=1", "--nproc_per_node=%d" % nproc, str(SCRIPT), *args]
     t0 = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True, env=_env(env), timeout=timeout, cwd=str(ROOT))
     return Run(proc, time.monotonic() - t0)
