@@ -418,3 +418,9 @@ def test_old_format_rows_without_a_header_were_checked():
     a number in that column means the run checked its results (not -c 0)."""
     e = explain_text(text(PUBLIC / "nccl-tests__2gpu-allreduce-old-error-column-21gbs-no-header-partial.txt"))
     assert not any("not checked" in f.message for f in e.findings)
+
+
+def test_an_excerpt_that_kept_one_rank_line_does_not_claim_a_node_count():
+    e = explain_text(text(PUBLIC / "nccl-tests__coreweave43-gb200-nvl72-72ranks-rank71-only-partial.txt"))
+    (f,) = [x for x in e.findings if x.id.endswith("allreduce")]
+    assert "72 ranks" in f.message and "nodes unknown" in f.message and "on 1 node" not in f.message

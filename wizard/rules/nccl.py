@@ -278,9 +278,10 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             r = replace(r, collective=coll, collective_line=cmd.strip())  # a copy: parsed facts are frozen
             coll, n = infer_collective(r)
     hosts = r.hosts
-    nodes = len(hosts) if hosts else None
+    partial = bool(r.devices) and (r.nranks or 0) > len(r.devices)  # an excerpt kept only some "# Rank" lines
+    nodes = len(hosts) if hosts and not partial else None
     per_node = None
-    if hosts:
+    if hosts and not partial:
         counts = {h: sum(1 for d in r.devices if d.host == h) for h in hosts}
         if len(set(counts.values())) == 1:
             per_node = next(iter(counts.values()))
@@ -288,7 +289,9 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     stage = "multinode" if multi else "node"
     fid = f"{stage}.allreduce" if coll == "all_reduce" else f"{stage}.nccl_tests"
     model = _model(r)
-    where = (f"{n} ranks" if n else "ranks ?") + (f" on {nodes} node(s)" if nodes else "") + (f", {model}" if model else "")
+    where = ((f"{n} ranks" if n else "ranks ?") + (f" on {nodes} node(s)" if nodes else "")
+             + (f" (the excerpt lists {len(r.devices)} of their '# Rank' lines: nodes unknown)" if partial else "")
+             + (f", {model}" if model else ""))
     subject = hosts[0] if len(hosts) == 1 else (f"{len(hosts)} nodes ({', '.join(hosts[:4])})" if hosts else "host")
     what = (coll or _unnamed(r)).replace("_", "-")
     binary = (f"{coll}_perf" if coll else "all_gather_perf (or alltoall_perf)" if what.startswith("all-gather or")
