@@ -113,3 +113,9 @@ def test_split_nccl_tests_runs_of_a_script() -> None:
 def test_connected_all_rings_and_trees_mean_the_communicator_came_up():
     lg = parse_nccl_log(text(PUBLIC / "nccl-debug__4gpu-single-node-p2p-direct-pointer-rings-trees-connected.txt"))
     assert len(lg.init_complete) == 8 and lg.one_node and not lg.warn_lines
+
+
+def test_an_ipv6_link_local_socket_interface_is_read_with_its_zone():
+    lg = parse_nccl_log("w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:172.18.40.41<0> "
+                        "[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>\n")  # the real line's shape (oneflow#3586)
+    assert lg.socket_ifaces == ["eno1", "veth25f2e72"]

@@ -354,3 +354,15 @@ def test_whole_listing_without_gpu_still_fails_with_hardware_advice():
     assert [x.verdict for x in f] == [Verdict.FAIL] and HARDWARE_ADVICE.search(f[0].remedy)
     pasted = gpu_presence.lspci_gpus(lspci_out(body), {})
     assert [x.verdict for x in pasted] == [Verdict.UNKNOWN] and not HARDWARE_ADVICE.search(words(pasted[0]))
+
+
+def test_full_util_at_a_fraction_of_the_power_limit_is_a_spinning_kernel():
+    """Real (lambdal/deeplearning-benchmark#21): H100 PCIe at GPU-Util 100 % drawing ~70 W of 350 W -> warn."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    e = explain_text(text(PUBLIC / "nvidia-smi__lambdal21-4x-h100-pcie-100pct-util-at-70w-freeze-partial.txt"))
+    spin = [f for f in e.findings if f.id == "health.gpu_responsive" and f.verdict is Verdict.WARN]
+    assert len(spin) == 3 and "spinning or hung" in spin[0].message
+    busy = explain_text(text(PUBLIC / "nvidia-smi__gpuburn114-h100-hbm3-gpu0-1-100pct-698w-under-burn-partial.txt"))
+    assert not [f for f in busy.findings if f.id == "health.gpu_responsive" and f.verdict is Verdict.WARN]

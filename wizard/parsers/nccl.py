@@ -372,7 +372,9 @@ _NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \
                         r"(?P<level>INFO|WARN|TRACE|ABORT)\b")
 """host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL"."""
 _IB_DEV = re.compile(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
-_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:%]+<\d+>")
+_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:]+(?:%[\w.\-]+)?<\d+>")
+"""``[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>``: an interface, its address (an IPv6 link-local one
+carries its %zone), the address family."""
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
 _COMPLETION = re.compile(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z_]+\()?(\d+)", re.I)
 _RETURN = re.compile(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")

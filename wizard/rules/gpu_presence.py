@@ -34,7 +34,7 @@ from wizard.parsers.pcie import (
 from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.rules.smi import SRC_SMI, _ev, _pass_group, subject
+from wizard.rules.smi import SRC_SMI, _ev, _pass_group, gpu_class, subject
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
              "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
@@ -390,10 +390,33 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                    "check the BMC's readings for it")
                                 + "; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as "
                                 "failing."), SRC_SMI))
+    spinning = []
+    for g in ok:  # "100 %" busy while drawing next to nothing: a kernel that spins or hangs, not work
+        util, draw = g.num("utilization.gpu"), g.num("power.draw")
+        cap = g.num("enforced.power.limit") or g.num("power.limit")
+        if (util is not None and draw is not None and cap and util >= SPIN_UTIL_PCT
+                and draw <= SPIN_POWER_FRACTION * cap and gpu_class(g) == "datacenter"):
+            spinning.append(g)
+            out.append(Finding("health.gpu_responsive", Verdict.WARN,
+                               f"{subject(g)}: GPU-Util {util:g}% at {draw:g} W of its {cap:g} W: busy by the counter but "
+                               "drawing almost nothing, which is a kernel spinning or hung, not work",
+                               subject(g), _ev(g, g.lines("utilization.gpu", "power.draw")),
+                               "See what runs on it (`nvidia-smi --query-compute-apps=pid,name --format=csv`, `py-spy "
+                               "dump` on the process): a hang in a collective (NCCL timeout), a deadlock or a spin-wait "
+                               "keeps 'GPU-Util' at 100 % without load; kill the process and rerun; if the GPU stays busy "
+                               "with no process, reset it.", SRC_SMI))
+    ok = [g for g in ok if g not in spinning]
     if out and ok:
         out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], "answers nvidia-smi",
                            "the other GPUs ({n}) answer nvidia-smi", SRC_SMI)
     return out
+
+
+SPIN_UTIL_PCT = 90.0
+SPIN_POWER_FRACTION = 0.25
+"""A datacenter GPU at >= 90 % GPU-Util drawing <= 25 % of its power limit is not doing work: GPU-Util only counts the
+time a kernel is resident ("percent of time over the past sample period during which one or more kernels was executing",
+NVML nvmlUtilization_t), so a spinning or hung kernel reads 100 % (derived thresholds)."""
 
 
 SRC_A1 = ("Meta GCM health checks, https://github.com/facebookresearch/gcm (gpu_num); Azure HPC health "

@@ -169,6 +169,13 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 FABRIC_REMEDY if board.get("mode") == "all" else
                                 "Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi "
                                 "nvlink -s`.", SRC_FABRIC))
+    elif pairs and all(t == "SYS" for _, _, t in pairs) and not board:
+        findings.append(Finding(fid, Verdict.WARN, f"{head}: {summary}: no two GPUs share a CPU socket, so every GPU "
+                                "pair talks across the CPU interconnect (SYS), where peer-to-peer is slow or not "
+                                "supported", _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
+                                "If the GPUs are meant to work together, put them under one socket (or one PCIe "
+                                "switch); check `nvidia-smi topo -p2p r` and run an all-reduce to see what the path "
+                                "delivers.", SRC_TOPO))
     elif pairs and all(n is None for n in nvs) and len(mx.gpus) > 1 and not board:
         findings.append(Finding(fid, Verdict.PASS, f"{head}: {summary} (PCIe only). bringup does not know the GPU model "
                                 "here, so this is not judged as broken: PCIe cards have no NVLink. On an SXM board "
@@ -237,12 +244,19 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
         else:
             far.append(f"{g} (nearest: {sorted(set(types.values()))})")
             ev.append(mx.row_lines[g])
-    if far:
-        return [Finding(fid, Verdict.WARN, f"{len(far)} GPU(s) share no PCIe switch with any NIC: "
-                        + "; ".join(far[:8]), gpu_subject(_gpu_index(far[0].split()[0])), tuple(ev[:20]),
-                        "Compare with the server's topology map: GPUDirect RDMA needs GPU and NIC under one PCIe "
-                        "switch (PIX/PXB) for full speed; check the NICs sit in the intended slots. If this node has "
-                        "no per-GPU NIC by design, this is expected.", SRC_NIC)]
+    cross = [f for f in far if not any(t in f for t in ("'NODE'", "'PHB'"))]
+    if cross:  # a GPU whose nearest NIC is across the CPU interconnect (SYS): its network traffic crosses sockets
+        return [Finding(fid, Verdict.WARN, f"{len(cross)} GPU(s) reach a NIC only across the CPU interconnect (SYS): "
+                        + "; ".join(cross[:8]), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
+                        "Compare with the server's topology map: a GPU's inter-node traffic should leave through a NIC "
+                        "on its own socket (best under its PCIe switch, PIX/PXB, for GPUDirect RDMA); check the NICs sit "
+                        "in the intended slots, or pin each rank to the NIC on its NUMA node (NCCL picks by "
+                        "topology). If this node has fewer NICs than sockets by design, this is expected.", SRC_NIC)]
+    if far:  # NODE/PHB: same socket, no shared switch: works, without GPUDirect RDMA by NCCL's default
+        return [Finding(fid, Verdict.PASS, f"{len(far)} GPU(s) reach a NIC on their own socket but not under a shared "
+                        "PCIe switch (NODE/PHB): " + "; ".join(far[:8]) + ". NCCL's default NCCL_NET_GDR_LEVEL (PXB) "
+                        "then stages network data through host memory instead of GPUDirect RDMA; normal on boards "
+                        "without a NIC per PCIe switch", "host", tuple(ev[:20]), "", SRC_NIC)]
     return [Finding(fid, Verdict.PASS, "every GPU shares a PCIe switch with a NIC (PIX/PXB): " + ", ".join(near[:8])
                     + (" ..." if len(near) > 8 else ""), "host",
                     tuple([mx.header_line] + [mx.row_lines[r] for r in mx.rows if r.startswith("GPU")][:8]), "",
