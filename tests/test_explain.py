@@ -185,3 +185,13 @@ def test_zsh_and_custom_prompts_split_a_session():
                      "Mem:           2.0Ti       397Gi       448Gi       757Mi       1.1Ti       1.6Ti\n"
                      "Swap:             0B          0B          0B\n")
     assert r.kind == "free" and r.verdict.value == "pass"
+
+
+def test_a_comment_or_quote_prefix_on_every_line_is_removed():
+    """Real (GoogleCloudPlatform/ramble): a dcgmi diag table published inside a code comment, "    # " before
+    every line, is judged as the table itself."""
+    from tests.probe_data import PUBLIC as PUB
+
+    r = explain_text(text(PUB / "dcgmi-diag__ramble-8x-h200-dcgm339-r3-all-pass-eud-skip-commented.txt"))
+    assert r.kind == "dcgmi-diag" and r.verdict.value == "pass"
+    assert clean("> a\n> b\n> c\n") == "a\nb\nc\n" and clean("# nThread 1\n# x\n# y\n").startswith("# nThread")

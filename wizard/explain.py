@@ -88,9 +88,23 @@ class Explained:
         return d
 
 
+_QUOTE_PREFIX = re.compile(r"^[ \t]*(?:#|>|//)[ ]?")
+"""A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``) or an e-mail quote (``> ``)."""
+
+
 def clean(text: str) -> str:
-    """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty)."""
-    return ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty), and a comment or quote
+    prefix that every non-blank line carries (``    # ``, ``> ``) removed: outputs never start every line with one."""
+    text = ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    body = [ln for ln in lines if ln.strip()]
+    if len(body) >= 3:
+        prefixes = {m.group(0) for ln in body for m in [_QUOTE_PREFIX.match(ln)] if m}
+        if (len(prefixes) == 1 and all(_QUOTE_PREFIX.match(ln) for ln in body)
+                and not any(ln.lstrip().startswith("# nThread") for ln in body)):  # nccl-tests' own '#' header
+            pre = prefixes.pop()
+            text = "\n".join(ln[len(pre):] if ln.startswith(pre) else ln for ln in lines)
+    return text
 
 
 def strip_command_lines(text: str) -> str:
@@ -263,11 +277,28 @@ def _unknown(body: str) -> Finding:
                    tuple(body.splitlines()[:5]), f"Give bringup the raw output of one of: {known}.", "")
 
 
+_NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)
+
+
+def _named_noheader_rows(text: str) -> str:
+    """``nvidia-smi --query-gpu=a,b --format=csv,noheader`` typed on the paste's first line names the columns that
+    ``noheader`` left out: that line becomes the CSV header, so every field is read by its name."""
+    lines = text.split("\n")
+    i = next((k for k, ln in enumerate(lines) if ln.strip()), None)
+    if i is None:
+        return text
+    m = _NOHEADER_QUERY.search(lines[i])
+    if not m:
+        return text
+    lines[i] = ", ".join(f.strip() for f in m.group(1).split(",") if f.strip())
+    return "\n".join(lines)
+
+
 def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
                  kind: str | None = None) -> Explained:
     """Detect (or take ``kind``), parse and judge one input, part by part. Never raises."""
     exp = dict(expectations or {})
-    text = clean(text)
+    text = _named_noheader_rows(clean(text))
     if kind is not None:
         body = strip_command_lines(text)
         k, score, findings = _explain_one(body, exp, kind)

@@ -120,3 +120,13 @@ def test_grep_lines_are_one_function_each():
     # ACSCap/ACSCtl pairs of `grep ACS` split the same way
     pair = "\t\tACSCap:\tSrcValid+ TransBlk+\n\t\tACSCtl:\tSrcValid+ TransBlk-\n"
     assert len(parse_lspci(pair * 3).devices) == 3
+
+
+def test_the_control_line_is_read_as_flags():
+    """Real (NVIDIA/nvtrust#51): `Control: I/O- Mem+ BusMaster- ...` on an H100 that no driver has enabled."""
+    from wizard.parsers.pcie import parse_lspci
+
+    facts = parse_lspci(text(PUBLIC / "lspci-vvv__nvtrust51-h100-2331-busmaster-off-irq255-msi-off-header-partial.txt"))
+    (g,) = facts.gpus
+    assert g.control is not None and g.control["BusMaster"] is False and g.control["Mem"] is True
+    assert g.control_line.startswith("Control: I/O- Mem+ BusMaster-")

@@ -424,3 +424,9 @@ def test_an_excerpt_that_kept_one_rank_line_does_not_claim_a_node_count():
     e = explain_text(text(PUBLIC / "nccl-tests__coreweave43-gb200-nvl72-72ranks-rank71-only-partial.txt"))
     (f,) = [x for x in e.findings if x.id.endswith("allreduce")]
     assert "72 ranks" in f.message and "nodes unknown" in f.message and "on 1 node" not in f.message
+
+
+def test_every_process_its_own_rank_0_means_nccl_tests_without_mpi():
+    """Real (NVIDIA/nccl-tests#107): mpirun -np 2 on two hosts, both processes print '# Rank 0': no MPI in the binary."""
+    (f,) = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__2node-v100-two-rank0-header-no-mpi.txt"), {})
+    assert f.verdict is Verdict.FAIL and "own rank 0" in f.message and "MPI=1" in f.remedy

@@ -168,6 +168,8 @@ class LspciDevice:
     aer: AerStatus = field(default_factory=AerStatus)
     driver: str = ""
     driver_line: str = ""
+    control: dict[str, bool] | None = None  # "Control: I/O- Mem+ BusMaster- ...": flag -> on
+    control_line: str = ""
     numa_node: int | None = None
     numa_line: str = ""
     secondary_bus: int | None = None
@@ -351,6 +353,9 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
     elif s.startswith("Kernel driver in use:"):
         _set(d, "driver", s.split(":", 1)[1].strip())
         _set(d, "driver_line", s)
+    elif s.startswith("Control:") and d.control is None:
+        _set(d, "control", {k: v == "+" for k, v in re.findall(r"([A-Za-z/][\w/]*)([+-])(?=\s|$)", s)})
+        _set(d, "control_line", s)
     elif s.startswith("NUMA node:"):
         m = re.match(r"NUMA node:\s*(-?\d{1,4})\s*$", s)
         _set(d, "numa_node", int(m.group(1)) if m else None)

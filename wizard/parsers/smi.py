@@ -951,7 +951,7 @@ def parse_smi_csv(text: str) -> SmiDoc:
 
 
 def _parse_csv(doc: SmiDoc, text: str) -> None:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [_PASTE_MARK_RE.sub("", ln) for ln in text.splitlines() if ln.strip()]
     scan_errors(doc, lines)
     start = next((i for i, ln in enumerate(lines) if csv_header_score(ln) >= 0.8), None)
     if start is None:

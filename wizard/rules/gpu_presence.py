@@ -191,6 +191,18 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings += _driver_findings("health.gpu_driver_binding", [
         (g, g.driver, g.driver_line or next((x.strip() for x in g.lines if x.strip().startswith("Kernel modules:")), ""))
         for g in gpus], plan)
+    for g in gpus:  # the command register says no driver drives it (an excerpt may lack "Kernel driver in use")
+        if g.control and g.control.get("BusMaster") is False and not g.driver:
+            mem_off = g.control.get("Mem") is False
+            findings.append(Finding("health.gpu_driver_binding", Verdict.WARN,
+                                    f"{gpu_subject(None, g.bus_id)}: bus mastering is off (Control: BusMaster-)"
+                                    + (" and its memory BARs are disabled (Mem-)" if mem_off else "")
+                                    + ": no driver has enabled this GPU (the NVIDIA driver turns bus mastering on when "
+                                    "it takes the GPU)", gpu_subject(None, g.bus_id), tuple(x for x in (g.header,
+                                    g.control_line) if x),
+                                    "Check `lspci -k -s <bdf>` for 'Kernel driver in use: nvidia' and `dmesg | grep -e "
+                                    "NVRM -e nvidia` for why it did not bind (module not loaded, a probe error, "
+                                    "RmInitAdapter failed, the GPU held by vfio-pci or nouveau).", SRC_COUNT))
     return findings
 
 
@@ -326,7 +338,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
     if busy:  # a workload is running: say so (idle baselines and validations need the GPUs to themselves)
         lo, hi = min(u for _, u in busy), max(u for _, u in busy)
-        msg += (f"; {len(busy)} of {len(doc.gpus)} in use by a workload (GPU-Util {lo:g}%" + (f"-{hi:g}%" if hi != lo else "")
+        msg += (f"; {len(busy)} of {len(doc.gpus)} busy, in use by a workload (GPU-Util {lo:g}%" + (f"-{hi:g}%" if hi != lo else "")
                 + "): the idle baseline and validations need them free")
     return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1)]
 

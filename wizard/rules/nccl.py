@@ -248,6 +248,22 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
         findings.extend(f for f in judge_nccl_log(text, exp, lg) if f.verdict is not Verdict.UNKNOWN)
     parts = split_nccl_tests(text)
+    dup: list[Any] = []
+    for part in parts:  # within one run (a suite repeats "Rank 0" once per run; that is fine)
+        devs = parse_nccl_tests(part).devices
+        dup = dup or [d for d in devs if sum(1 for x in devs if x.rank == d.rank) > 1]
+    if len({(d.host, d.line) for d in dup}) > 1:  # two processes each listing itself as the same rank
+        hosts = sorted({d.host for d in dup})
+        findings.append(Finding("multinode.allreduce" if len(hosts) > 1 else "node.nccl_tests", Verdict.FAIL,
+                                f"every process is its own rank {dup[0].rank} (on {', '.join(hosts[:4])}): the "
+                                "nccl-tests binary was built without MPI, or started once per process without it, "
+                                "so each process ran a test of its own and no data crossed between them",
+                                hosts[0] if len(hosts) == 1 else f"{len(hosts)} nodes ({', '.join(hosts[:4])})",
+                                tuple(d.line for d in dup[:4]),
+                                "Build nccl-tests with MPI (`make MPI=1 MPI_HOME=<mpi>`) and launch it with mpirun/srun, "
+                                "one process per GPU; every '# Rank' line must then show a different rank.",
+                                f"{SRC_PERF}; nccl-tests README, building with MPI ({NCCL_TESTS_URL})"))
+        return findings
     if len(parts) == 1:
         return findings + _judge_run(text, exp, findings, suite=False)
     judged = [_judge_run(p, exp, findings, suite=True) for p in parts]
