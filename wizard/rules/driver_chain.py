@@ -139,10 +139,10 @@ def driver_facts(out: Outputs) -> tuple[str, str, list[str]]:
 # ------------------------------------------------------------------ nvcc
 
 
-TRAINING_ARCH_MIN_TOOLKIT_NAMED = (("Ampere", (11, 0), "sm_80"), ("Hopper", (11, 8), "sm_90"),
-                                   ("Blackwell", (12, 8), "sm_100"))
-"""The first CUDA toolkit that compiles for each data-centre GPU generation LLM training runs on."""
-TRAINING_ARCH_MIN_TOOLKIT = tuple((a, v) for a, v, _ in TRAINING_ARCH_MIN_TOOLKIT_NAMED)
+TRAINING_ARCH_MIN_TOOLKIT = (("Ampere", (11, 0), "sm_80"), ("Hopper", (11, 8), "sm_90"),
+                             ("Blackwell", (12, 8), "sm_100"))
+"""(generation, first CUDA toolkit that compiles for it, its sm) for each data-centre GPU generation LLM training runs
+on; oldest first (see :data:`SRC_ARCH_TOOLKIT`)."""
 SRC_ARCH_TOOLKIT = ("CUDA Toolkit release notes (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/): CUDA 11.0 "
                     "adds sm_80 (Ampere), 11.8 sm_90 (Hopper), 12.8 sm_100 (Blackwell)")
 
@@ -163,8 +163,8 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
             "nvidia-smi's 'CUDA Version'")
     res = judge_chain(n.release, driver, driver_cuda)
     if res is None and version_tuple(n.release) < TRAINING_ARCH_MIN_TOOLKIT[0][1]:
-        cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in
-                  ((a, v, sm) for a, v, sm in TRAINING_ARCH_MIN_TOOLKIT_NAMED) if version_tuple(n.release) < v]
+        cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in TRAINING_ARCH_MIN_TOOLKIT
+                  if version_tuple(n.release) < v]
         return [Finding("driver.cuda_toolkit", Verdict.WARN, f"{head}: too old to build CUDA code for "
                         + ", ".join(cannot) + f" GPUs; {note}", "host", ev,
                         "If you build CUDA code (extensions, flash-attn, DeepSpeed ops) for these GPUs, install a "

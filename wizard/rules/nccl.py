@@ -126,9 +126,8 @@ def _forced_socket(text: str) -> str:
     return f"set {m.group(1)}" if m else ""
 
 
-def _ib_only(text: str) -> bool:
+def _ib_only(lg: NcclLog) -> bool:
     """The run's NCCL log (in the same paste) shows NET/IB on InfiniBand ports only (no RoCE, no socket fallback)."""
-    lg = parse_nccl_log(text)
     return lg.uses_ib and not lg.uses_socket and lg.link_layers == ["IB"]
 
 
@@ -248,10 +247,10 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if lg.nccl_lines:  # run with NCCL_DEBUG: its own findings, but not "nothing to say" ones
         findings.extend(f for f in judge_nccl_log(text, exp, lg) if f.verdict is not Verdict.UNKNOWN)
     parts = split_nccl_tests(text)
+    runs = [parse_nccl_tests(part) for part in parts]  # each run parsed once, here
     dup: list[Any] = []
-    for part in parts:  # within one run (a suite repeats "Rank 0" once per run; that is fine)
-        devs = parse_nccl_tests(part).devices
-        dup = dup or [d for d in devs if sum(1 for x in devs if x.rank == d.rank) > 1]
+    for run in runs:  # within one run (a suite repeats "Rank 0" once per run; that is fine)
+        dup = dup or [d for d in run.devices if sum(1 for x in run.devices if x.rank == d.rank) > 1]
     if len({(d.host, d.line) for d in dup}) > 1:  # two processes each listing itself as the same rank
         hosts = sorted({d.host for d in dup})
         findings.append(Finding("multinode.allreduce" if len(hosts) > 1 else "node.nccl_tests", Verdict.FAIL,
@@ -265,13 +264,14 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 f"{SRC_PERF}; nccl-tests README, building with MPI ({NCCL_TESTS_URL})"))
         return findings
     if len(parts) == 1:
-        return findings + _judge_run(text, exp, findings, suite=False)
-    judged = [_judge_run(p, exp, findings, suite=True) for p in parts]
+        return findings + _judge_run(text, exp, findings, suite=False, run=runs[0] if parts[0] == text else None,
+                                     log=lg)
+    judged = [_judge_run(p, exp, findings, suite=True, run=r, log=lg) for p, r in zip(parts, runs)]
     ar_judged = any(f.id.endswith(".allreduce") and f.verdict in (Verdict.PASS, Verdict.FAIL) and "busbw" in f.message
                     for fs in judged for f in fs)
-    for p, fs in zip(parts, judged):
+    for p, r, fs in zip(parts, runs, judged):
         if ar_judged and any(f.verdict is Verdict.UNKNOWN and NO_FLOOR_MARK in f.message for f in fs):
-            fs = _judge_run(p, exp, findings, suite=True, reported=True)
+            fs = _judge_run(p, exp, findings, suite=True, reported=True, run=r, log=lg)
         findings.extend(fs)
     return findings
 
@@ -280,11 +280,11 @@ NO_FLOOR_MARK = "bringup has no floor for this collective on this system (floors
 
 
 def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite: bool,
-               reported: bool = False) -> list[Finding]:
+               reported: bool = False, run: NcclTestsRun | None = None, log: NcclLog | None = None) -> list[Finding]:
     """One nccl-tests run (see :func:`judge_nccl_tests`). ``prior``: findings already made on the whole
     text (NCCL log); ``reported``: a collective without a floor in a suite whose all-reduce was judged is
     reported as information (pass)."""
-    r = parse_nccl_tests(text)
+    r = run if run is not None else parse_nccl_tests(text)
     coll, n = infer_collective(r)
     cmd = exp.get("command")
     if not coll and isinstance(cmd, str) and not suite:  # the paste's command line, when the caller kept it
@@ -472,7 +472,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 "and check the log says 'NET/IB : Using' with GDRDMA, before accepting the fabric.",
                                 f"{SRC_E1}; NCCL environment variables NCCL_IB_DISABLE, NCCL_NET "
                                 "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)"))
-    elif floor is None and multi and coll in RING_COLLECTIVES and judged < IB_SLOWEST_FLOOR_GB_S and _ib_only(text):
+    elif floor is None and multi and coll in RING_COLLECTIVES and judged < IB_SLOWEST_FLOOR_GB_S and _ib_only(
+            log if log is not None else parse_nccl_log(text)):
         floor = IB_SLOWEST_FLOOR_GB_S
         soft_floor = True
         floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {IB_SLOWEST_GBIT_S:g} Gb/s / 8, what even one EDR InfiniBand port "
