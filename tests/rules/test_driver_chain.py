@@ -127,3 +127,23 @@ def test_nvcc_not_found_in_a_paste_is_the_same_skip_as_on_the_machine():
     (f,) = e.findings
     assert e.kind == "nvcc-version" and f.id == "driver.cuda_toolkit" and f.verdict is Verdict.SKIP
     assert "torch wheels bring their own CUDA runtime" in f.message
+
+
+@pytest.mark.parametrize("name, vgpu", [
+    ("GRID A100D-4C", True), ("NVIDIA A100-40C", True), ("GRID T4-16Q", True), ("NVIDIA L40-48C", True),
+    ("NVIDIA A100-SXM4-80GB", False), ("NVIDIA H100 80GB HBM3", False), ("Tesla V100-SXM2-16GB", False),
+    ("NVIDIA A800-80GB", False), ("NVIDIA GeForce RTX 3090", False),
+])
+def test_vgpu_type_names(name: str, vgpu: bool) -> None:
+    """NVIDIA Virtual GPU Software User Guide, Virtual GPU Types: <board>-<framebuffer GB><series A/B/C/Q>."""
+    assert bool(driver_chain.VGPU_TYPE.search(name)) is vgpu
+
+
+def test_a_tensor_on_cuda_proves_cuda_and_a_vgpu_type_warns() -> None:
+    """A print session without its commands: the tensor on cuda:0 proves CUDA ran; the device is a vGPU slice
+    (the real GRID A100D-4C session in tests/data/public): warn, not pass. The same session on a whole GPU passes."""
+    session = "1.13.1\n11.7\n<torch.cuda.device object at 0x7f>\n{name}\ntensor([0.], device='cuda:0')\n"
+    vg = explain_text(session.format(name="GRID A100D-4C"), "paste")
+    assert vg.verdict is Verdict.WARN and "4 GB framebuffer" in vg.findings[0].message
+    whole = explain_text(session.format(name="NVIDIA A100-SXM4-80GB"), "paste")
+    assert whole.verdict is Verdict.PASS and "is_available() True" in whole.findings[0].message

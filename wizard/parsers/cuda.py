@@ -275,6 +275,11 @@ _TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?(?:\+[\w.]+)?$")
 _CUDA_VALUE = re.compile(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
 _BOOL = re.compile(r"^(True|False)$")
 _REPL = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")
+_CUDA_TENSOR = re.compile(r"^tensor\(.*device='cuda(?::\d+)?'")
+"""A printed tensor on a CUDA device (``tensor([0.], device='cuda:0')``): CUDA initialised and ran a copy."""
+_DEVICE_NAME = re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w .-]*$")
+"""A line that is a GPU name alone, as ``torch.cuda.get_device_name()`` prints it ("NVIDIA A100-SXM4-80GB",
+"Tesla V100-SXM2-16GB", "GRID A100D-4C")."""
 
 
 def _expr_kind(code: str) -> str:
@@ -409,6 +414,13 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         gm = re.match(r"^GPU models and configuration:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
         if gm and (gm.group(1) or gm.group(2)):
             t.gpus.append((gm.group(1) or gm.group(2)).strip())
+        if _CUDA_TENSOR.search(s):  # print(x.cuda()): a tensor that lives on a CUDA device
+            if "cuda_tensor" not in t.evidence:
+                t.evidence["cuda_tensor"] = s
+            continue
+        if _DEVICE_NAME.match(s):  # print(torch.cuda.get_device_name(0))
+            t.gpus.append(s)
+            continue
         lm = re.match(r"^(?:- )?(?:torch(?:\.__version__)?|pytorch(?: version)?)\s*[:=]?\s+(\S+)$", s, re.I)
         if lm:
             _set(t, "version", lm.group(1), s)
@@ -429,6 +441,9 @@ def parse_torch_cuda(text: str) -> TorchCuda:
             continue
         if len(parts) == 1:
             bare.append((s, raw.strip()))
+    if t.available is None and "cuda_tensor" in t.evidence:  # a tensor on cuda:N: is_available() would be True
+        build_set(t, "available", True)
+        t.evidence["available"] = t.evidence["cuda_tensor"]
     # the probe's own output: three lone values in order (version, CUDA, bool)
     for i in range(len(bare) - 2):
         (a, la), (b, lb), (c, lc) = bare[i], bare[i + 1], bare[i + 2]
@@ -449,6 +464,7 @@ _TORCH_MARKERS = (
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
     "Is CUDA available:", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
+    "device='cuda", "<torch.cuda.device object",
 )
 
 

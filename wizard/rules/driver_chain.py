@@ -365,9 +365,22 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "torch build for the driver's CUDA.", f"{chain[2]}; {SRC_TORCH}"))
         else:
             extra = f"; {chain[1]}" if chain is not None else ""
-            findings.append(Finding("driver.torch_cuda", Verdict.PASS,
-                                    f"{who} sees the GPUs (torch.cuda.is_available() True){extra}", "host", ev, "",
-                                    SRC_TORCH))
+            vgpu = [g for g in t.gpus if VGPU_TYPE.search(g)]
+            if vgpu:
+                fb = VGPU_TYPE.search(vgpu[0])
+                assert fb is not None
+                findings.append(Finding(
+                    "driver.torch_cuda", Verdict.WARN,
+                    f"{who} sees the GPU, but it is a virtual GPU ({vgpu[0]}: an NVIDIA vGPU type, a "
+                    f"{fb.group('gb')} GB framebuffer share of a physical GPU){extra}: CUDA works, the physical GPU "
+                    "is not validated here", "host", tuple(dict.fromkeys(list(ev) + vgpu)),
+                    "Validate LLM training on the physical GPU (bare metal or PCIe passthrough), or size the work for "
+                    "this vGPU type's framebuffer; a vGPU's ECC, NVLink and PCIe link are the host's to check.",
+                    f"{SRC_VGPU}; {SRC_TORCH}"))
+            else:
+                findings.append(Finding("driver.torch_cuda", Verdict.PASS,
+                                        f"{who} sees the GPUs (torch.cuda.is_available() True){extra}", "host", ev,
+                                        "", SRC_TORCH))
     elif chain is not None:
         findings.append(Finding("driver.torch_cuda", chain[0], f"{who}: {chain[1]}", "host", ev,
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
@@ -389,6 +402,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "Run the torch one-liner by hand and check its output.", SRC_TORCH))
     return findings
 
+
+VGPU_TYPE = re.compile(r"\b(?:GRID|NVIDIA) [A-Z]\w*?-(?P<gb>\d+)(?P<series>[ABCQ])\b")
+"""An NVIDIA vGPU type name: board, framebuffer in GB, series (A: virtual apps, B: virtual PCs, C: compute,
+Q: virtual workstations), e.g. "GRID A100D-4C", "NVIDIA A100-40C", "GRID T4-16Q" (NVIDIA Virtual GPU Software User
+Guide, Virtual GPU Types)."""
+SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide, Virtual GPU Types "
+            "(https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid-reference)")
 
 FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
 """Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run
