@@ -150,7 +150,7 @@ START_MARKERS = re.compile(
     r"|^Module\s+Size\s+Used by"                         # lsmod
     r"|^Architecture:\s"                                 # lscpu
     r"|^available: \d+ nodes"                            # numactl --hardware
-    r"|^\s+total\s+used\s+free\s+shared"                 # free
+    r"|^\s*total\s+used\s+free\s+shared"                 # free
     r"|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO"                 # swapon --show
     r"|^Traceback \(most recent call last\)")           # a Python/torch error
 """Lines that begin an output bringup reads: where two outputs were pasted back to back

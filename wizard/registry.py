@@ -214,6 +214,8 @@ KINDS: dict[str, Kind] = _index((
     # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
     Kind("dcgmi-diag", "dcgmi diag -r N (text table)", p_dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
     Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", p_dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
+    Kind("dcgmi-health", "dcgmi health -c (DCGM background health report, text or -j)", p_dcgm.detect_health,
+         pasted.dcgm_health_judge, ("dcgmi health -c",)),
     # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
     Kind("edac-util", "edac-util (host memory EDAC error counts)", p_edac.detect_edac_util, pasted.edac_judge_edac_util,
         ("edac-util -v", "edac-util --report=full")),

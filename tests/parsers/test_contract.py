@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wizard.parsers import pcie, topology
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
-from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
+from wizard.parsers.dcgm import parse_dcgm_health, parse_dcgm_json, parse_dcgm_text
 from wizard.parsers.gpu import parse_driver_version, parse_nvidia_smi_l, parse_nvml
 from wizard.parsers.host import (
     parse_cmdline,
@@ -45,6 +45,7 @@ def test_parsers_never_raise(t: str) -> None:
     parse_nccl_log(t)
     parse_dcgm_text(t)
     parse_dcgm_json(t)
+    parse_dcgm_health(t)
     parse_free(t)
     parse_free(t, 1)
     parse_swapon(t)

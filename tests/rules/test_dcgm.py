@@ -151,3 +151,33 @@ def test_dcgm_paste_cut_inside_the_deployment_checks_is_unknown() -> None:
     # the same run closed after the deployment rows (a level-1 run) is a pass
     closed = body + "+---------------------------+------------------------------------------------+\n"
     assert not [x for x in dcgm.judge(parse_dcgm_text(closed), closed, {}) if x.verdict is not Verdict.PASS]
+
+
+def test_dcgmi_health_tree_form_warning_names_gpu_system_and_message() -> None:
+    """DCGM user guide, Health and Diagnostics: Healthy / Warning / Failure per watched system. The real L4 report
+    (tree form, DCGM 3.x/4.x) has one Power system warning on GPU 0 with DCGM's three message rows joined."""
+    from wizard.parsers.dcgm import parse_dcgm_health
+
+    h = parse_dcgm_health(text(PUBLIC / "dcgmi-health__l4-power-system-warning-tree-form.txt"))
+    assert h.overall == "warning" and h.gpus == {0: "warning"}
+    assert [(i.gpu, i.system, i.state) for i in h.incidents] == [(0, "Power", "warning")]
+    assert h.incidents[0].message.endswith("This GPU can still perform workload.")
+    f = dcgm.judge_health(h, "")
+    assert [x.verdict for x in f] == [Verdict.WARN] and f[0].subject == "GPU 0"
+
+
+def test_dcgmi_health_json_healthy_passes_and_says_it_is_passive() -> None:
+    r = explain_text(text(PUBLIC / "dcgmi-health-json__8gpu-healthy-while-gpu1-needs-reset.txt"), "x")
+    assert r.kind == "dcgmi-health" and r.verdict is Verdict.PASS
+    assert "not a diagnostic run" in r.findings[0].message
+
+
+def test_dcgmi_health_failure_fails_and_watches_off_is_unknown() -> None:
+    """A Failure state fails (the same rows with the state changed: synthetic); watches not enabled is unknown."""
+    from wizard.parsers.dcgm import parse_dcgm_health
+
+    t = text(PUBLIC / "dcgmi-health__l4-power-system-warning-tree-form.txt").replace("Warning ", "Failure ")
+    assert [x.verdict for x in dcgm.judge_health(parse_dcgm_health(t), t)] == [Verdict.FAIL]
+    off = "Error: Health watches not enabled. Please enable watches.\n"
+    r = explain_text(off, "x")
+    assert r.kind == "dcgmi-health" and r.verdict is Verdict.UNKNOWN and "dcgmi health -s a" in r.findings[0].remedy

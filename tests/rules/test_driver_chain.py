@@ -82,9 +82,12 @@ def test_torch_probe_without_torch_is_skip_not_crash() -> None:
     assert _v(f) == [Verdict.SKIP] and "no torch" in f[0].message
 
 
-@pytest.mark.parametrize("driver,verdict", [("560.35.03", Verdict.PASS), ("535.104.05", Verdict.WARN),
+@pytest.mark.parametrize("driver,verdict", [("560.35.03", Verdict.PASS), ("535.104.05", Verdict.PASS),
                                             ("470.82.01", Verdict.WARN)])
 def test_torch_probe_with_driver(driver: str, verdict: Verdict) -> None:
+    """A cu124 wheel that sees the GPUs on driver 535 (>= 525, CUDA 12's minor-version-compatibility floor) passes with
+    the note: PyTorch's wheels are built to run that way (NVIDIA CUDA compatibility guide, minor-version compatibility);
+    on 470 (CUDA 11 family) only forward compatibility explains it: warn."""
     o = _out("torch_cuda", "$ python3 -c ...", "2.5.1+cu124\n12.4\nTrue\n")
     outs = {"torch_cuda": o, "nvidia_driver_version": _out("nvidia_driver_version", "/proc/driver/nvidia/version",
                                                            NVRM.format(v=driver), rc=None)}
@@ -92,6 +95,8 @@ def test_torch_probe_with_driver(driver: str, verdict: Verdict) -> None:
     assert _v(f, "driver.torch_cuda") == [verdict]
     if driver.startswith("470"):
         assert "forward-compatibility" in f[0].message
+    if driver.startswith("535"):
+        assert "minor-version compatibility" in f[0].message
 
 
 def test_torch_probe_is_available_false_with_old_driver_fails() -> None:

@@ -366,3 +366,16 @@ def test_full_util_at_a_fraction_of_the_power_limit_is_a_spinning_kernel():
     assert len(spin) == 3 and "spinning or hung" in spin[0].message
     busy = explain_text(text(PUBLIC / "nvidia-smi__gpuburn114-h100-hbm3-gpu0-1-100pct-698w-under-burn-partial.txt"))
     assert not [f for f in busy.findings if f.id == "health.gpu_responsive" and f.verdict is Verdict.WARN]
+
+
+def test_an_architecture_only_end_of_life_branches_drive_warns() -> None:
+    """Kepler's last driver branch is R470 (end of life): the real Tesla K40c -q header warns naming Kepler; a V100
+    (Volta: R580 drives it) gets no driver.branch finding (NVIDIA CUDA GPUs compute-capability pages; driver
+    installation guide)."""
+    from wizard.explain import explain_text
+
+    k40 = explain_text(text(PUBLIC / "nvidia-smi-q__tesla-k40c-440-header-partial.txt"), "k40")
+    br = [f for f in k40.findings if f.id == "driver.branch"]
+    assert [f.verdict for f in br] == [Verdict.WARN] and "Kepler" in br[0].message and "R470" in br[0].message
+    v100 = explain_text(text(PUBLIC / "nvidia-smi-q__v100-sxm2-ecc-section-old-format-all-zero.txt"), "v100")
+    assert not [f for f in v100.findings if f.id == "driver.branch"]

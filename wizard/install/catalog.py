@@ -167,6 +167,34 @@ def architecture_of(device_id: str) -> ArchInfo | None:
     return None
 
 
+def architecture_of_name(name: str) -> ArchInfo | None:
+    """Architecture of a GPU from its product name ("Tesla K40c" -> Kepler) by ``assets/gpu_name_arch.csv`` (NVIDIA's
+    CUDA GPUs compute-capability pages); ``None`` for a name the table does not list (it lists only unambiguous
+    product lines)."""
+    for r in table("gpu_name_arch.csv"):
+        try:
+            if re.search(r.get("match", "") or "(?!)", name or "", re.I):
+                return ArchInfo(r.get("architecture", ""), f"compute capability {r.get('compute_capability', '')}",
+                                r.get("source", ""))
+        except re.error:
+            continue
+    return None
+
+
+def architecture_supported_until(arch: str, today: _dt.date) -> tuple[Branch | None, int | None, bool]:
+    """(the last driver branch row, its number, ended) for an architecture whose drivers stop at a branch
+    (``max_branch`` of assets/driver_architectures.csv); ended = that branch is past its end of life on ``today`` or
+    older than every branch NVIDIA's support matrix still lists. (None, None, False) when no branch limit is known."""
+    rule = arch_rules().get(arch)
+    if rule is None or rule.max_branch is None:
+        return None, None, False
+    bs = branches()
+    b = bs.get(rule.max_branch)
+    if b is None:
+        return None, rule.max_branch, bool(bs) and rule.max_branch < min(bs)
+    return b, rule.max_branch, b.state(today) == "eol"
+
+
 def _in_range(n: int, r: Mapping[str, str]) -> bool:
     try:
         return int(r.get("first", ""), 16) <= n <= int(r.get("last", ""), 16)

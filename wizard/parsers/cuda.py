@@ -271,7 +271,7 @@ class TorchCuda:
         return next((e for e in self.errors if e.kind == kind), None)
 
 
-_TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?(?:\+[\w.]+)?$")
+_TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?$")  # 2.4.0.dev20240507+cu124 too
 _CUDA_VALUE = re.compile(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
 _BOOL = re.compile(r"^(True|False)$")
 _REPL = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")

@@ -375,3 +375,139 @@ def detect_json(text: str) -> float:
     if '"test_categories"' in text:
         return 0.9
     return 0.0
+
+
+# ------------------------------------------------------------------ dcgmi health -c
+
+
+HEALTH_STATES = {"healthy": "healthy", "pass": "healthy", "warning": "warning", "warn": "warning",
+                 "failure": "failure", "fail": "failure"}
+
+
+@dataclass(frozen=True)
+class HealthIncident:
+    """One incident of a health report: the GPU (None when the report does not say), the watched system ("PCIe",
+    "Memory", "Power", ...), its state (healthy / warning / failure) and DCGM's message lines."""
+
+    gpu: int | None
+    system: str
+    state: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class DcgmHealth:
+    """``dcgmi health -c`` (text table, DCGM 1.x ``GPU ID: N`` rows or DCGM 3.x/4.x ``-> N`` tree rows; or ``-j``
+    JSON): overall state, each GPU's state and the incidents. overall = "" when the report does not show it."""
+
+    overall: str = ""
+    overall_line: str = ""
+    gpus: dict[int, str] = field(default_factory=dict)
+    incidents: list[HealthIncident] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+_HEALTH_ROW = re.compile(r"^\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
+
+
+def _state(s: str) -> str:
+    return HEALTH_STATES.get(s.strip().lower(), "")
+
+
+def parse_dcgm_health(text: str) -> DcgmHealth:
+    """Read ``dcgmi health -c`` output; never raises (an unreadable input gives ``overall == ""``)."""
+    if '"Health Monitor Report"' in text or '"Overall Health"' in text:
+        return _health_json(text)
+    h = DcgmHealth()
+    gpu: int | None = None
+    cur: dict[str, Any] | None = None
+    found: list[dict[str, Any]] = []
+    for raw in text.splitlines():
+        m = _HEALTH_ROW.match(raw)
+        if not m:
+            continue
+        label, value = m.group(1), m.group(2)
+        label_n = label.lstrip("-> ").strip()
+        if label_n.lower() == "overall health":
+            _set(h, "overall", _state(value))
+            _set(h, "overall_line", raw.strip())
+            h.lines.append(raw.strip())
+            continue
+        gm = re.fullmatch(r"(?:GPU ID:\s*|GPU\s*)?(\d+)", label_n) if ("GPU" in label or "->" in label) else None
+        if gm and _state(value.split(" - ")[0]):
+            gpu = int(gm.group(1))
+            h.gpus[gpu] = _state(value.split(" - ")[0])
+            h.lines.append(raw.strip())
+            cur = None
+            continue
+        if label_n.lower() in ("gpu", "errors", "warnings"):
+            continue
+        # "-> PCIe system | Warning" then message rows; DCGM 1.x: "| | PCIe system: Warning - Detected ..."
+        sm = re.fullmatch(r"(.+?) system", label_n, re.I)
+        if sm and _state(value):
+            cur = {"gpu": gpu, "system": sm.group(1), "state": _state(value), "message": []}
+            found.append(cur)
+            h.lines.append(raw.strip())
+            continue
+        om = re.match(r"(.+?) system:\s*(\w+)\s*-\s*(.*)$", value, re.I) if not label_n else None
+        if om and _state(om.group(2)):
+            cur = {"gpu": gpu, "system": om.group(1), "state": _state(om.group(2)), "message": [om.group(3)]}
+            found.append(cur)
+            h.lines.append(raw.strip())
+            continue
+        if not label_n and value and cur is not None:
+            cur["message"].append(value)
+            h.lines.append(raw.strip())
+    for f in found:
+        h.incidents.append(HealthIncident(f["gpu"], f["system"], f["state"], " ".join(f["message"]).strip()))
+    return h
+
+
+def _health_json(text: str) -> DcgmHealth:
+    h = DcgmHealth()
+    try:
+        doc = json.loads(text[text.index("{"): text.rindex("}") + 1])
+    except (ValueError, json.JSONDecodeError):
+        return h
+    body = doc.get("body", {}) if isinstance(doc, dict) else {}
+    if not isinstance(body, dict):
+        return h
+    ov = body.get("Overall Health", {})
+    value = ov.get("value", "") if isinstance(ov, dict) else str(ov)
+    _set(h, "overall", _state(str(value)))
+    _set(h, "overall_line", f'"Overall Health": "{value}"')
+    h.lines.append(h.overall_line)
+
+    def walk(node: Any, gpu: int | None, path: list[str]) -> None:
+        if not isinstance(node, dict):
+            return
+        for k, v in node.items():
+            if k in ("Overall Health",):
+                continue
+            key = str(k)
+            num = re.fullmatch(r"[0-9]{1,6}", key)
+            g = int(key) if num and path and path[-1] == "GPU" else gpu
+            if isinstance(v, dict):
+                val = v.get("value")
+                sm = re.fullmatch(r"(.+?) system", key, re.I)
+                if g is not None and num and isinstance(val, str) and _state(val):
+                    h.gpus[g] = _state(val)
+                if sm and isinstance(val, str) and _state(val):
+                    msgs = []
+                    for c in (v.get("children") or {}).values() if isinstance(v.get("children"), dict) else []:
+                        if isinstance(c, dict) and isinstance(c.get("value"), str):
+                            msgs.append(c["value"])
+                    h.incidents.append(HealthIncident(g, sm.group(1), _state(val), " ".join(msgs)))
+                walk(v.get("children", v) if "children" in v else v, g, path + [key])
+    walk(body, None, [])
+    return h
+
+
+def detect_health(text: str) -> float:
+    if re.search(r"\|\s*Health Monitor Report\s*\|", text) or re.search(r"\|\s*Overall Health\s*\|", text):
+        return 1.0
+    if '"Health Monitor Report"' in text:
+        return 1.0
+    if re.search(r"Health watches not enabled", text) and len(text) < 2000:
+        return 0.9
+    return 0.0

@@ -268,7 +268,7 @@ _LSCPU_KEYS = re.compile(r"^\s*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thre
 
 
 def detect_free(text: str) -> float:
-    if re.search(r"^\s+total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
+    if re.search(r"^\s*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
             r"^\s*Mem:", text, re.M):  # indented when pasted from a markdown list
         return 1.0
     return 0.0

@@ -331,3 +331,57 @@ def _invalid_without_persistence(d: DcgmDiag, gpus: list[int]) -> dict[int | Non
         ran = [(r, str(status(r))) for r in later if status(r) not in (None, "skip")]
         out[g] = (pm, skipped, ran)
     return out
+
+
+# ------------------------------------------------------------------ dcgmi health -c
+
+DCGM_HEALTH_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html#health-and-diagnostics"
+SRC_HEALTH = (f"NVIDIA DCGM user guide, Health and Diagnostics ({DCGM_HEALTH_URL}): background health checks report "
+              "Healthy / Warning / Failure per watched system (PCIe, memory, InfoROM, thermal and power, NVLink, "
+              "driver) since the watches were set; they are non-invasive and do not replace `dcgmi diag`")
+HEALTH_NOT_ENABLED = re.compile(r"Health watches not enabled", re.I)
+
+
+def judge_health(h: Any, text: str) -> list[Finding]:
+    """``health.dcgm_health`` from ``dcgmi health -c`` (:class:`wizard.parsers.dcgm.DcgmHealth`): Healthy passes
+    (saying what it covers), a Warning incident warns, a Failure fails, each naming GPU, system and DCGM's message;
+    no Overall Health line (or "Health watches not enabled") is unknown."""
+    fid = "health.dcgm_health"
+    if HEALTH_NOT_ENABLED.search(text) and not h.overall:
+        return [Finding(fid, Verdict.UNKNOWN, "DCGM health watches are not enabled: nothing was watched, nothing to judge",
+                        "node", tuple(ln.strip() for ln in text.splitlines() if HEALTH_NOT_ENABLED.search(ln))[:2],
+                        "Enable the watches and give them a minute: `dcgmi health -s a; sleep 60; dcgmi health -c`.",
+                        SRC_HEALTH)]
+    if not h.overall:
+        return [Finding(fid, Verdict.UNKNOWN, "this DCGM health report has no 'Overall Health' result", "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste the whole `dcgmi health -c` output.", SRC_HEALTH)]
+    out: list[Finding] = []
+    for inc in h.incidents:
+        if inc.state == "healthy":
+            continue
+        who = gpu_subject(inc.gpu) if inc.gpu is not None else "node"
+        verdict = Verdict.FAIL if inc.state == "failure" else Verdict.WARN
+        msg = inc.message or "(no message)"
+        out.append(Finding(fid, verdict, f"DCGM health: {inc.system} system {inc.state} on "
+                           f"{'GPU ' + str(inc.gpu) if inc.gpu is not None else 'the node'}: {msg}", who,
+                           tuple(ln for ln in h.lines if inc.system in ln or (inc.message and ln.strip('| ').strip()
+                                                                              and ln.strip('| ').strip() in inc.message))[:6]
+                           or (h.overall_line,),
+                           "Read the system's counters behind it (`nvidia-smi -q -d PCIE,ECC,POWER,TEMPERATURE`, "
+                           "`dmesg | grep -e NVRM -e Xid`); a Failure means drain the GPU and run `dcgmi diag -r 3`; a "
+                           "power or thermal Warning under full load is the GPU holding its limit, check cooling and "
+                           "the power limit.", SRC_HEALTH))
+    if out:
+        return out
+    if h.overall == "healthy":
+        return [Finding(fid, Verdict.PASS, "DCGM health: Overall Health Healthy (no incident in the watched systems "
+                        "since the watches were set; a health check is passive: it is not a diagnostic run)", "node",
+                        (h.overall_line,), "", SRC_HEALTH)]
+    verdict = Verdict.FAIL if h.overall == "failure" else Verdict.WARN
+    bad = sorted(g for g, s in h.gpus.items() if s != "healthy")
+    return [Finding(fid, verdict, f"DCGM health: Overall Health {h.overall}"
+                    + (f" on GPU {', '.join(map(str, bad))}" if bad else "") + " (the report names no system)", "node",
+                    tuple(h.lines[:6]) or (h.overall_line,),
+                    "Run `dcgmi health -c -j` for the incident details and `dcgmi diag -r 3` on the GPUs it names.",
+                    SRC_HEALTH)]

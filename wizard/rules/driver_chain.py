@@ -358,6 +358,14 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "branch that supports this CUDA natively.",
                                     "NVIDIA CUDA forward compatibility (https://docs.nvidia.com/deploy/cuda-compatibility/"
                                     f"forward-compatibility.html); {SRC_TORCH}"))
+        elif chain is not None and chain[0] is Verdict.WARN and not t.errors:
+            # the running wheel proves minor-version compatibility works for it: PyTorch's CUDA 11/12 wheels ship
+            # compiled code (SASS) for the architectures they support, so no PTX needs the newer driver to JIT
+            findings.append(Finding("driver.torch_cuda", Verdict.PASS,
+                                    f"{who} sees the GPUs (torch.cuda.is_available() True) through CUDA minor-version "
+                                    f"compatibility: {chain[1]}; PyTorch's wheels are built to run this way (note: "
+                                    "custom CUDA extensions built with a newer toolkit may not load)", "host", ev,
+                                    "", f"{SRC_MINOR}; {SRC_TORCH}"))
         elif chain is not None and chain[0] in (Verdict.WARN, Verdict.UNKNOWN):
             findings.append(Finding("driver.torch_cuda", chain[0],
                                     f"{who} sees the GPUs (torch.cuda.is_available() True), but {chain[1]}", "host",

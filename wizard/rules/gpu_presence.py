@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wizard.common import gpu_subject, normalise_bus_id
+from wizard.install import catalog
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import (
@@ -359,6 +360,44 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if doc.cuda_version.line not in ev:
             ev.append(doc.cuda_version.line)
     return [Finding("driver.version", Verdict.PASS, msg, "host", tuple(ev), "", SRC_CUDA)]
+
+
+def smi_architecture(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """``driver.branch`` from an nvidia-smi output: a GPU whose architecture (nvidia-smi's Product Architecture, else
+    its product name by assets/gpu_name_arch.csv) is driven only by driver branches past their end of life
+    (assets/driver_architectures.csv ``max_branch``: Kepler R470, Fermi R390) warns: no supported driver, and current
+    CUDA and PyTorch builds do not compile for it. Nothing is said for architectures current branches drive."""
+    today = catalog.today_of(plan)
+    by_arch: dict[str, list[GpuFacts]] = {}
+    info: dict[str, str] = {}
+    for g in doc.gpus:
+        arch = (g.text("architecture") or "").strip()
+        detail = ""
+        if not arch or arch.upper() == "N/A":
+            a = catalog.architecture_of_name(g.name or "")
+            arch, detail = (a.architecture, a.name) if a else ("", "")
+        if arch:
+            by_arch.setdefault(arch, []).append(g)
+            info.setdefault(arch, detail)
+    out = []
+    for arch, gs in by_arch.items():
+        b, last, ended = catalog.architecture_supported_until(arch, today)
+        if not ended:
+            continue
+        rule = catalog.arch_rules()[arch]
+        names = sorted({g.name or "GPU" for g in gs})
+        what = f"{', '.join(names)} ({arch}" + (f", {info[arch]})" if info[arch] else ")")
+        eol = ("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None else "older than every branch NVIDIA's support matrix lists"
+        out.append(Finding("driver.branch", Verdict.WARN,
+                           f"{len(gs)} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} "
+                           f"({eol}); no supported driver, CUDA 12 and current PyTorch builds do not support this "
+                           "architecture: not a GPU to validate for LLM training",
+                           subject(gs[0]) if len(gs) == 1 else f"{len(gs)} GPUs: " + "; ".join(subject(g) for g in gs[:8]),
+                           tuple(dict.fromkeys(g.name or subject(g) for g in gs)),
+                           "Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
+                           f"then this GPU runs only the R{last} driver and the CUDA releases it supports.",
+                           f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)"))
+    return out
 
 
 def _err_fields(g: GpuFacts) -> list[str]:

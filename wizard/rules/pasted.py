@@ -32,6 +32,14 @@ def dcgm_judge_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 # from wizard/parsers/dcgm.py
+def dcgm_health_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.dcgm import parse_dcgm_health
+    from wizard.rules import dcgm
+
+    return dcgm.judge_health(parse_dcgm_health(text), text)
+
+
+# from wizard/parsers/dcgm.py
 def dcgm_judge_json(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import dcgm
 

@@ -233,7 +233,8 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
                                f"Paste the whole output of `{doc.command}`.", SRC_SMI))
         return out
     rules: tuple[Callable[[SmiDoc, Mapping[str, Any]], list[Finding]], ...] = (
-        gpu_presence.smi_count, gpu_presence.smi_driver_version, gpu_presence.smi_responsive, _persistence, _vbios,
+        gpu_presence.smi_count, gpu_presence.smi_driver_version, gpu_presence.smi_architecture,
+        gpu_presence.smi_responsive, _persistence, _vbios,
         memory.ecc_mode, memory.ecc_counters, memory.row_remap, memory.retired_pages, thermal_power.temperature,
         thermal_power.clock_event_reasons, thermal_power.power,
         lambda d, p: pcie.pcie_width({}, p, doc=d), lambda d, p: pcie.pcie_speed({}, p, doc=d),
