@@ -725,6 +725,7 @@ def to_json(sz: Sizing, raw: Mapping[str, str] | None = None) -> dict[str, Any]:
                     "deepspeed_bytes": _n(sz.ds_states_per_gpu),
                     "deepspeed_note": sz.ds_note,
                     "accelerate_estimate_bytes": _n(sz.accelerate_bytes),
+                    "accelerate_estimate_scope": ACCELERATE_SCOPE if sz.accelerate_bytes else "",
                     "activations_bytes": _n(sz.activations),
                     "total_bytes": _n(sz.per_gpu),
                     "fits": sz.fits},
@@ -876,6 +877,11 @@ def ds_host_bytes(inp: SizingInputs, largest_layer: float) -> float | None:
     if offload:
         return psi * (16 / nodes if zero_init else max(4 * n, 16 / nodes)) * abf
     return (largest_layer / inp.tp) * 4 * n * abf if zero_init else psi * 4 * n * abf
+
+
+ACCELERATE_SCOPE = "whole model on one device, not divided by ZeRO/DP/TP/PP (accelerate estimate-memory's figure)"
+"""What ``accelerate_estimate_bytes`` covers: accelerate prints the figure for one device holding everything, so it
+sits under ``per_gpu`` for comparison only (the JSON contract keeps its place; this field says its scope)."""
 
 
 def accelerate_estimate(inp: SizingInputs) -> float | None:

@@ -373,6 +373,7 @@ def test_size_json_is_the_screens_computation(tmp_path):
     inputs, errors = szm.parse_inputs({"params": "70e9", "zero_stage": "3", "checkpointing": "full"})
     here = szm.to_json(szm.size(inputs))
     assert doc["per_gpu"] == here["per_gpu"] and doc["results"] == here["results"]
+    assert "whole model on one device" in doc["per_gpu"]["accelerate_estimate_scope"]  # not this GPU's share
     assert not (tmp_path / "s").exists()  # sizing reads nothing and writes nothing
 
 
