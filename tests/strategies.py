@@ -146,14 +146,16 @@ TOOLS_FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[He
 TOOLS_TOKENS = ["|", "+", "-", " ", "\n", ":", "#", "GPU", "Pass", "Fail", "Skip", "N/A", "0", "1",
                 "9" * 400, "NCCL INFO", "NCCL WARN", "NET/IB : Using", "[0]", "float", "sum", "-1",
                 "torch", "True", "12.4", "Mem:", "Swap:", "node 0 size:", "MB", "{", "}", "\"",
-                "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1"]
+                "Successfully ran diagnostic for group.", "CPU(s):", "release 12.4, V12.4.1",
+                "100.0%  proc'd: ", " (", " Gflop/s)", "errors: ", "temps: ", " C", "(DIED!)", "Tested 2 GPUs:",
+                "GPU 0: OK", "#Entity   ", "XIDER", "8 GPUs found.", "| Name: ", "NvSwitches found."]
 
 
 tools_garbage = garbage(TOOLS_TOKENS, max_size=1500, max_tokens=80)
 
 
 TOOLS_REAL = sorted(p for d in (CASES, PUBLIC, SYNTHETIC) for p in d.glob("*")
-                    if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "free", "swapon", "lscpu",
+                    if p.is_file() and p.name.startswith(("nvcc", "torch", "nccl", "dcgmi", "gpu-burn", "free", "swapon", "lscpu",
                                                           "numactl", "synthetic_nccl", "synthetic_dcgm", "synthetic_free",
                                                           "synthetic_lscpu", "synthetic_numactl")))
 

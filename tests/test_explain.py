@@ -87,7 +87,8 @@ def test_kinds_registered_and_detect_my_public_and_synthetic_files():
     assert mine <= set(kinds)
     expected = {"lspci-vv": "lspci-vv", "lspci-acsctl-grep": "lspci-vv", "lspci-iommu-groups": "lspci-iommu-groups", "nvidia-smi-topo__": "nvidia-smi-topo-m",
                 "nvidia-smi-topo-p2p": "nvidia-smi-topo-p2p", "nvidia-smi-nvlink-s": "nvidia-smi-nvlink-status",
-                "nvidia-smi-nvlink-e": "nvidia-smi-nvlink-errors", "dcgmi-nvlink": "dcgmi-nvlink-status"}
+                "nvidia-smi-nvlink-e": "nvidia-smi-nvlink-errors", "dcgmi-nvlink": "dcgmi-nvlink-status",
+                "lspci__": "lspci-vv", "lspci-grep": "lspci-vv", "lspci-nn": "lspci-vv"}  # short device lists too
     files = [p for d in (PUBLIC, SYNTHETIC) for p in sorted(d.iterdir())  # by name prefix: other areas' files
              if p.name.removeprefix("synthetic_").startswith(("lspci", "nvidia-smi-topo", "nvidia-smi-nvlink",
                                                               "dcgmi-nvlink"))]  # may mention nvlink too
@@ -195,3 +196,22 @@ def test_a_comment_or_quote_prefix_on_every_line_is_removed():
     r = explain_text(text(PUB / "dcgmi-diag__ramble-8x-h200-dcgm339-r3-all-pass-eud-skip-commented.txt"))
     assert r.kind == "dcgmi-diag" and r.verdict.value == "pass"
     assert clean("> a\n> b\n> c\n") == "a\nb\nc\n" and clean("# nThread 1\n# x\n# y\n").startswith("# nThread")
+
+
+def test_a_venv_prompt_splits_and_names_the_command_and_two_toolkits_warn() -> None:
+    """'(venv) user@host:path$ /usr/bin/nvcc -V' is a prompt (the real two-toolkit paste): each nvcc output is its own
+    part with its command, and two CUDA releases in one paste warn that PATH decides which one builds extensions."""
+    r = explain_text(text(PUBLIC / "nvcc-version__two-nvcc-usr-bin-12.0-vs-usr-local-cuda-12.8.txt"), "x")
+    two = [f for f in r.findings if "CUDA toolkits are installed" in f.message]
+    assert r.verdict.value == "warn" and len(two) == 1
+    assert "12.0 (/usr/bin/nvcc)" in two[0].message and "12.8 (/usr/local/cuda/bin/nvcc)" in two[0].message
+
+
+def test_python_one_liners_at_prompts_stay_one_torch_report_and_peer_access_lines_are_not_prompts() -> None:
+    """A `python -c "print(...)"` prompt keeps its output (the real robosense session passes as one report);
+    deviceQuery's '> Peer access from ...' lines are output, not '> cmd' prompts (the real GTX 1060 + NVS 310 run:
+    one part, Result = PASS)."""
+    r = explain_text(text(PUBLIC / "torch-cuda__robosense-track5-11-shell-version-cu118-is-available-true.txt"), "t")
+    assert r.kind == "torch-cuda" and r.verdict.value == "pass"
+    d = explain_text(text(PUBLIC / "deviceQuery__gtx1060-plus-nvs310-cuda7.5-pass.txt"), "d")
+    assert d.kind == "cuda-devicequery" and d.verdict.value == "pass" and len(d.parts) == 1

@@ -15,6 +15,7 @@ from wizard.kinds import Kind
 from wizard.facts import Facts
 from wizard.probes import ProbeOutput
 from wizard.registry import KINDS, rules_of_kind
+from wizard.rules.driver_chain import several_toolkits
 from wizard.model import Finding, Verdict, overall
 
 MIN_CONFIDENCE = 0.3
@@ -22,13 +23,15 @@ MIN_CONFIDENCE = 0.3
 
 COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python", "python3", "dcgmi",
             "all_reduce_perf", "all_gather_perf", "free", "lscpu", "numactl", "swapon", "lsmod", "edac-util",
-            "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less")
+            "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less", "ibstat", "ibv_devinfo",
+            "ibstatus", "deepspeed", "gpu_burn")
 PROMPT_RE = re.compile(
-    r"^\s*(?:"
+    r"^\s*(?:\([\w.\-]+\)\s+)?(?:"                # an active venv/conda env's "(venv) " / "(base) " first
     r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
     r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
     r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
-    r"|[$>]\s+\S"                              # $ cmd, > cmd
+    r"|\$\s+\S"                                # $ cmd
+    r"|>\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", not deviceQuery's "> Peer access"
     r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
     r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
     r")")
@@ -163,6 +166,7 @@ COMMANDS_SEEN: dict[int, str] = {}
 
 def command_of(prompt_line: str) -> str:
     """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q")."""
+    prompt_line = re.sub(r"^\s*\([\w.\-]+\)\s+", "", prompt_line)  # "(venv) " / "(base) "
     m = re.match(r"^\s*(?:\[[^\]]*\][$#]|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#]|\S+@\S+?[$#]|[\w.\-~/()]{1,40}[$#%]>?|"
                  r"[$>#])\s*(.*)$", prompt_line)
     return (m.group(1) if m else prompt_line).strip()
@@ -185,6 +189,15 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
     return out
 
 
+_PY_ONE_LINER = re.compile(r"^python[\d.]*\s+-c\s")
+
+
+def _splits(line: str) -> bool:
+    """A prompt line starts a new part, except a ``python -c "..."`` one-liner: its print() calls are answered by
+    the lines after it, so the line stays with its output (several one-liners are one torch report)."""
+    return bool(PROMPT_RE.match(line)) and not _PY_ONE_LINER.match(command_of(line))
+
+
 def split_parts(text: str) -> list[tuple[int, list[str]]]:
     """Split a paste into the outputs it holds: at every shell-prompt line (each command's output
     is its own part), and kernel-log lines apart from another output pasted with them.
@@ -196,7 +209,7 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     start = 0
     cur: list[str] = []
     for i, ln in enumerate(lines):
-        if PROMPT_RE.match(ln):
+        if _splits(ln):
             if any(x.strip() for x in cur):
                 chunks.append((start, cur))
             start, cur = i + 1, []
@@ -205,7 +218,7 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     if any(x.strip() for x in cur):
         chunks.append((start, cur))
     COMMANDS_SEEN.clear()
-    typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if PROMPT_RE.match(ln)}
+    typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if _splits(ln)}
     pieces: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
         for piece in _split_at_markers(first, chunk):
@@ -311,6 +324,7 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     parts: list[Part] = []
     findings = []
     commands = dict(COMMANDS_SEEN)
+    nvcc_parts: list[tuple[str, str]] = []
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
@@ -325,9 +339,15 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
                               f"reads", "input", tuple(x for x in lines if x.strip())[:5],
                               "Explain that part on its own, or give the raw output of a command bringup reads "
                               "(bringup explain lists them when given something it does not know).", "")]
+        if k is not None and k.name == "nvcc-version":
+            nvcc_parts.append((commands.get(first, ""), body))
         parts.append(Part(k.name if k else None, k.title if k else "not recognised", first,
                           first + len(lines) - 1, score))
         findings.extend(fs)
+    if len(nvcc_parts) > 1:  # one paste, several nvcc outputs (e.g. /usr/bin/nvcc and /usr/local/cuda/bin/nvcc)
+        two = several_toolkits(nvcc_parts)
+        if two is not None:
+            findings.append(two)
     parts = _merge_same_kind(parts)
     known = [p for p in parts if p.kind]
     if not known:

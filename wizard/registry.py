@@ -30,8 +30,10 @@ from wizard import probes
 from wizard.kinds import Kind
 from wizard.model import RuleFn
 from wizard.parsers import cuda as p_cuda
+from wizard.parsers import cuda_samples as p_cuda_samples
 from wizard.parsers import dcgm as p_dcgm
 from wizard.parsers import edac as p_edac
+from wizard.parsers import fabric as p_fabric
 from wizard.parsers import host_kinds as p_host_kinds
 from wizard.parsers import hosttools as p_hosttools
 from wizard.parsers import kernellog as p_kernellog
@@ -42,14 +44,17 @@ from wizard.parsers import platform as p_platform
 from wizard.parsers import smi_kinds as p_smi_kinds
 from wizard.parsers import topology as p_topology
 from wizard.parsers import gpu as p_gpu
+from wizard.parsers import gpuburn as p_gpuburn
 from wizard.parsers import host as p_host
+from wizard.parsers import launcher as p_launcher
 from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
 from wizard.probes import Probe
 from wizard.rules import (
-    bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
+    bios, compose, cuda_samples, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
     thermal_power, tools, topology,
 )
 from wizard.rules import os as os_rules
+from wizard.rules import gpuburn as gpuburn_rules
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -216,6 +221,23 @@ KINDS: dict[str, Kind] = _index((
     Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", p_dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
     Kind("dcgmi-health", "dcgmi health -c (DCGM background health report, text or -j)", p_dcgm.detect_health,
          pasted.dcgm_health_judge, ("dcgmi health -c",)),
+    Kind("dcgmi-discovery", "dcgmi discovery -l (GPUs and NvSwitches DCGM sees)", p_dcgm.detect_dcgmi_discovery,
+         pasted.dcgm_discovery_judge, ("dcgmi discovery -l",)),
+    Kind("dcgmi-dmon", "dcgmi dmon -e FIELDS (DCGM field samples: Xid, ECC, PCIe replays, ...)", p_dcgm.detect_dcgmi_dmon,
+         pasted.dcgm_dmon_judge, ("dcgmi dmon -e 230,202,310,311 -c 5",)),
+    # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
+    Kind("gpu-burn", "gpu-burn (wilicc/gpu-burn stress test with result checking)", p_gpuburn.detect_gpu_burn,
+         gpuburn_rules.judge_gpu_burn_text, ("gpu_burn -tc 600",)),
+    # wizard/parsers/cuda_samples.py detects; wizard/rules/cuda_samples.py judges (NVIDIA/cuda-samples)
+    Kind("cuda-devicequery", "CUDA samples deviceQuery", p_cuda_samples.detect_device_query,
+         cuda_samples.judge_device_query_text, ("./deviceQuery",)),
+    Kind("cuda-bandwidthtest", "CUDA samples bandwidthTest (host<->device copies)", p_cuda_samples.detect_bandwidth_test,
+         cuda_samples.judge_bandwidth_test_text, ("numactl --cpunodebind=N --membind=N ./bandwidthTest --device=N",)),
+    Kind("cuda-p2p-bandwidth-latency", "CUDA samples p2pBandwidthLatencyTest (GPU peer-to-peer matrices)",
+         p_cuda_samples.detect_p2p_test, cuda_samples.judge_p2p_test_text, ("./p2pBandwidthLatencyTest",)),
+    # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
+    Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus (InfiniBand/RoCE port state, rate, link layer)",
+         p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus")),
     # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
     Kind("edac-util", "edac-util (host memory EDAC error counts)", p_edac.detect_edac_util, pasted.edac_judge_edac_util,
         ("edac-util -v", "edac-util --report=full")),
@@ -291,6 +313,8 @@ KINDS: dict[str, Kind] = _index((
         ("nvidia-smi -q", "nvidia-smi -q -d PERFORMANCE,ECC,TEMPERATURE,POWER,PCI")),
     Kind("nvidia-smi", "nvidia-smi (default table, or the error it prints)", p_smi_kinds.detect_table,
         pasted.smi_kinds_judge(parse_smi_table), ("nvidia-smi",)),
+    Kind("nvidia-smi-L", "nvidia-smi -L (GPU list with UUIDs, MIG devices)", p_gpu.detect_smi_list, pasted.smi_list_judge,
+        ("nvidia-smi -L",)),
     Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", p_smi_kinds.detect_csv,
         pasted.smi_kinds_judge(parse_smi_csv),
         ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
@@ -312,6 +336,9 @@ KINDS: dict[str, Kind] = _index((
     Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", p_topology.detect_dcgmi_nvlink,
         pasted.as_probe("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", nvlink.dcgmi_nvlink),
         ("dcgmi nvlink --link-status",)),
+    # wizard/parsers/launcher.py detects; wizard/rules/pasted.py judges (wizard/rules/launcher.py)
+    Kind("launcher", "torchrun / torch.distributed.elastic or DeepSpeed launcher output (ChildFailedError, exit lines)",
+         p_launcher.detect_launcher, pasted.launcher_judge, ("torchrun --nproc_per_node=N train.py", "deepspeed train.py")),
 ))
 """Every input kind ``bringup explain`` recognises, by name (stable: ``explain --json`` prints it).
 On equal confidence the earlier kind wins."""
@@ -485,6 +512,13 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
     "multinode.ib_errors": "multinode.transport",
     "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
+    "gpu.stress_speed": "gpu.stress",  # gpu-burn output
+    "gpu.stress_temp": "gpu.stress",
+    "health.dcgm_dmon": "health.dcgm_l1",  # dcgmi dmon samples with no error field, or none
+    "multinode.ib_port_state": "multinode.transport",  # ibstat / ibv_devinfo / ibstatus
+    "multinode.ib_port_rate": "multinode.transport",
+    "node.rank_exit": "node.validate",  # torchrun / DeepSpeed launcher: ranks that died (signal or exit code)
+    "node.launch": "node.validate",  # torchrun / DeepSpeed launcher: what a clean or plan-only launch proves
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

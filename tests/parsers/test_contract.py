@@ -9,8 +9,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wizard.parsers import pcie, topology
 from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
-from wizard.parsers.dcgm import parse_dcgm_health, parse_dcgm_json, parse_dcgm_text
-from wizard.parsers.gpu import parse_driver_version, parse_nvidia_smi_l, parse_nvml
+from wizard.parsers.cuda_samples import (
+    detect_bandwidth_test,
+    detect_device_query,
+    detect_p2p_test,
+    parse_bandwidth_test,
+    parse_device_query,
+    parse_p2p_test,
+)
+from wizard.parsers.dcgm import (
+    detect_dcgmi_discovery,
+    detect_dcgmi_dmon,
+    parse_dcgm_health,
+    parse_dcgm_json,
+    parse_dcgm_text,
+    parse_dcgmi_discovery,
+    parse_dcgmi_dmon,
+)
+from wizard.parsers.gpuburn import detect_gpu_burn, parse_gpu_burn
+from wizard.parsers.fabric import parse_ib_ports
+from wizard.parsers.gpu import detect_smi_list, parse_driver_version, parse_nvidia_smi_l, parse_nvml
 from wizard.parsers.host import (
     parse_cmdline,
     parse_cpu,
@@ -22,6 +40,7 @@ from wizard.parsers.host import (
     parse_proc_swaps,
 )
 from wizard.parsers.hosttools import parse_free, parse_lscpu, parse_numactl, parse_swapon
+from wizard.parsers.launcher import detect_launcher, parse_launcher
 from wizard.parsers.nccl import infer_collective, parse_nccl_log, parse_nccl_tests
 
 from tests.strategies import (
@@ -46,11 +65,26 @@ def test_parsers_never_raise(t: str) -> None:
     parse_dcgm_text(t)
     parse_dcgm_json(t)
     parse_dcgm_health(t)
+    parse_device_query(t)
+    parse_bandwidth_test(t)
+    parse_p2p_test(t)
+    for d in (detect_device_query, detect_bandwidth_test, detect_p2p_test):
+        assert 0.0 <= d(t) <= 1.0
+    parse_ib_ports(t)
     parse_free(t)
     parse_free(t, 1)
     parse_swapon(t)
     parse_lscpu(t)
     parse_numactl(t)
+    assert 0.0 <= detect_smi_list(t) <= 1.0
+    parse_nvidia_smi_l(t)
+    parse_gpu_burn(t, t[:40])
+    parse_dcgmi_discovery(t)
+    parse_dcgmi_dmon(t)
+    for det in (detect_gpu_burn, detect_dcgmi_discovery, detect_dcgmi_dmon):
+        assert 0.0 <= det(t) <= 1.0
+    parse_launcher(t)
+    assert 0.0 <= detect_launcher(t) <= 1.0
 
 
 """Random text, random bytes decoded like hosts decode them, and text made of the tokens the

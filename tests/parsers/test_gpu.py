@@ -190,3 +190,31 @@ def test_parse_driver_version_proprietary_module():
 def test_parse_driver_version_nothing_to_read():
     d = parse_driver_version("cat: /proc/driver/nvidia/version: No such file or directory\n")
     assert (d.version, d.flavour, d.line) == ("", "", "")
+
+
+def test_parse_nvidia_smi_l_mig_devices_belong_to_their_gpu():
+    # telegraf#5812: GPU 0 of four A100-SXM4-80GB split into four 1g.20gb instances
+    s = parse_nvidia_smi_l(text(PUBLIC / "nvidia-smi-L__4x-a100-sxm4-80gb-gpu0-mig-4x-1g.20gb.txt"))
+    assert [g[0] for g in s.gpus] == [0, 1, 2, 3]
+    assert [(m[0], m[1]) for m in s.mig] == [(0, "1g.20gb")] * 4
+    assert s.mig[0][2] == "MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a"
+    assert not s.problems  # the "nvidia-smi -L" command line is not a problem
+
+
+def test_parse_nvidia_smi_l_names_the_gpu_it_could_not_open():
+    s = parse_nvidia_smi_l(text(SYNTHETIC / "synthetic_nvidia-smi-L__gpu3-device-handle-error.txt"))
+    assert s.unreachable == ["0000:04:00.0"]
+    # nvidia-smi's other spellings of the same line
+    assert parse_nvidia_smi_l("Unable to determine the device handle for GPU0000:65:00.0: Unknown Error\n"
+                              ).unreachable == ["0000:65:00.0"]
+    assert parse_nvidia_smi_l("Unable to determine the device handle for GPU1: Unknown Error\n").unreachable == ["GPU1"]
+
+
+def test_detect_smi_list_needs_uuid_lines():
+    from wizard.parsers.gpu import detect_smi_list
+
+    assert detect_smi_list(text(PUBLIC / "nvidia-smi-L__4x-rtx3090-prompt.txt")) == 0.95
+    assert detect_smi_list(text(PUBLIC / "nvidia-smi-L__a100-80gb-pcie-mig-2g.20gb-prompt.txt")) == 0.95
+    # torch collect_env's "GPU 0: <name>" lines carry no UUID: not an nvidia-smi -L
+    assert detect_smi_list("GPU models and configuration:\nGPU 0: NVIDIA A100-SXM4-40GB\nGPU 1: NVIDIA A100-SXM4-40GB\n") == 0
+    assert detect_smi_list("") == 0

@@ -181,3 +181,66 @@ def test_dcgmi_health_failure_fails_and_watches_off_is_unknown() -> None:
     off = "Error: Health watches not enabled. Please enable watches.\n"
     r = explain_text(off, "x")
     assert r.kind == "dcgmi-health" and r.verdict is Verdict.UNKNOWN and "dcgmi health -s a" in r.findings[0].remedy
+
+
+# ------------------------------------------------------------------ dcgmi discovery -l and dcgmi dmon
+
+
+def test_discovery_counts_against_the_plan_and_the_sxm_board() -> None:
+    from wizard.parsers.dcgm import parse_dcgmi_discovery
+
+    t = text(PUBLIC / "dcgmi-discovery__8x-h800-sxm-0-nvswitches.txt")
+    f = {x.id: x for x in dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})}
+    assert f["health.gpu_count"].verdict is Verdict.PASS and f["health.nvlink"].verdict is Verdict.WARN
+    assert "0 NVSwitches" in f["health.nvlink"].message and "nscq" in f["health.nvlink"].remedy
+    f = {x.id: x for x in dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {"gpu_count": 16})}
+    assert f["health.gpu_count"].verdict is Verdict.FAIL and "expects 16" in f["health.gpu_count"].message
+    t = text(PUBLIC / "dcgmi-discovery__7x-b300-sxm6-0-nvswitches.txt")
+    f = {x.id: x for x in dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})}
+    assert f["health.gpu_count"].verdict is Verdict.WARN and "7 suggests a GPU is missing" in f["health.gpu_count"].message
+    f = {x.id: x for x in dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {"gpu_count": 7})}
+    assert f["health.gpu_count"].verdict is Verdict.PASS
+
+
+def test_discovery_pcie_cards_need_no_nvswitch() -> None:
+    from wizard.parsers.dcgm import parse_dcgmi_discovery
+
+    for name in ("dcgmi-discovery__1x-v100-pcie-16gb.txt", "dcgmi-discovery__rtx3090-8-found-4-listed-grace-cpus-partial.txt"):
+        t = text(PUBLIC / name)
+        f = dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})
+        assert [(x.id, x.verdict) for x in f] == [("health.gpu_count", Verdict.PASS)]
+    t = "Error: unable to establish a connection to the specified host: localhost\n"
+    assert dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_dmon_xid_by_the_xid_table_ecc_and_replay_warn() -> None:
+    from wizard.parsers.dcgm import parse_dcgmi_dmon
+
+    t = text(SYNTHETIC / "synthetic_dcgmi-dmon__xider-79-gpu1-ecc-replay.txt")
+    f = dcgm.judge_dmon(parse_dcgmi_dmon(t), t, {})
+    by = {(x.id, x.subject): x for x in f if x.verdict is not Verdict.PASS}
+    assert by[("health.xid", "GPU 1")].verdict is Verdict.FAIL and "Xid 79" in by[("health.xid", "GPU 1")].message
+    assert by[("health.pcie_errors", "GPU 2")].verdict is Verdict.WARN
+    assert by[("health.ecc", "GPU 2")].verdict is Verdict.WARN and "single-bit" in by[("health.ecc", "GPU 2")].message
+    assert by[("health.ecc", "GPU 3")].verdict is Verdict.WARN and "double-bit" in by[("health.ecc", "GPU 3")].message
+    # an application-class Xid warns instead of failing
+    t2 = "#Entity   XIDER\nID\nGPU 0     13\n"
+    assert [x.verdict for x in dcgm.judge_dmon(parse_dcgmi_dmon(t2), t2, {})] == [Verdict.WARN]
+
+
+def test_dmon_without_error_fields_or_samples() -> None:
+    from wizard.parsers.dcgm import parse_dcgmi_dmon
+
+    t = text(PUBLIC / "dcgmi-dmon__8gpu-temp-power-energy-util-idle-partial.txt")
+    assert [x.verdict for x in dcgm.judge_dmon(parse_dcgmi_dmon(t), t, {})] == [Verdict.SKIP]
+    t = text(PUBLIC / "dcgmi-dmon__l40s-fp64a-feature-not-supported.txt")
+    f = dcgm.judge_dmon(parse_dcgmi_dmon(t), t, {})
+    assert [x.verdict for x in f] == [Verdict.UNKNOWN] and "Feature not supported" in f[0].message
+
+
+def test_dcgm_json_with_elisions_and_cut_short_is_still_read() -> None:
+    """The real DCGM#139 paste: the reporter elided a category as {"..."} and the paste stops mid-array (invalid
+    JSON). The elision marks are dropped and the open brackets closed: the five tests it shows are read (all Skip)."""
+    d = parse_dcgm_json(text(PUBLIC / "dcgmi-diag-json__r3-t400-all-skip-elided-partial.txt"))
+    assert [r.test for r in d.results] == ["PCIe", "GPU Memory", "Diagnostic", "EUD Test", "Targeted Stress"]
+    assert {s for r in d.results for s in r.per_gpu.values()} == {"skip"}

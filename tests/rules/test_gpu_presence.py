@@ -216,7 +216,8 @@ def test_nvidia_smi_synthetic_gpu_that_stopped_answering_fails(gpu_host, stream)
     gpu_host["nvidia_smi_l"] = ProbeOutput("nvidia_smi_l", SMI_L, rc=0, **out)
     f = only(gc.nvidia_smi(gpu_host, {}))
     assert f.verdict is Verdict.FAIL  # not "nvidia-smi lists 7 GPU(s)"
-    assert f.message == "nvidia-smi cannot reach 1 GPU(s) (it lists 7)"
+    assert f.message == "nvidia-smi cannot reach 1 GPU(s) (it lists 7): GPU (0000:04:00.0)"  # names the lost GPU
+    assert f.subject == "GPU (0000:04:00.0)"
     assert "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error" in f.evidence
     assert "Xid 79" in f.remedy
 
@@ -379,3 +380,65 @@ def test_an_architecture_only_end_of_life_branches_drive_warns() -> None:
     assert [f.verdict for f in br] == [Verdict.WARN] and "Kepler" in br[0].message and "R470" in br[0].message
     v100 = explain_text(text(PUBLIC / "nvidia-smi-q__v100-sxm2-ecc-section-old-format-all-zero.txt"), "v100")
     assert not [f for f in v100.findings if f.id == "driver.branch"]
+
+
+def smi_l_out(name: str, folder=PUBLIC) -> dict[str, ProbeOutput]:
+    return {"nvidia_smi_l": ProbeOutput("nvidia_smi_l", "$ nvidia-smi -L (pasted)", text=text(folder / name), rc=0)}
+
+
+def test_smi_list_counts_gpus_against_the_plan():
+    out = smi_l_out("nvidia-smi-L__4x-rtx3090-prompt.txt")
+    (f,) = gc.smi_list(out, {"gpu_count": 4})
+    assert f.id == "health.gpu_count" and f.verdict is Verdict.PASS
+    assert f.message == "nvidia-smi -L lists 4 GPU(s): 4x NVIDIA GeForce RTX 3090, as the plan expects"
+    (f,) = gc.smi_list(out, {"gpu_count": 8})
+    assert f.verdict is Verdict.FAIL and "the plan expects 8" in f.message and "lspci -d 10de:" in f.remedy
+    (f,) = gc.smi_list(out, {"gpu_count": 2})
+    assert f.verdict is Verdict.WARN
+
+
+def test_smi_list_mixed_models_warn():
+    fs = gc.smi_list(smi_l_out("nvidia-smi-L__4x-k80-1x-rtx2080ti-mixed-empty-uuid.txt"), {})
+    mixed = [f for f in fs if f.verdict is Verdict.WARN]
+    assert len(mixed) == 1 and "mixed GPU models" in mixed[0].message
+    assert "4x Tesla K80, 1x GeForce RTX 2080 Ti" in mixed[0].message
+    assert "pytorch.org" in mixed[0].source
+
+
+def test_smi_list_notes_mig_per_gpu():
+    fs = gc.smi_list(smi_l_out("nvidia-smi-L__4x-a100-sxm4-80gb-gpu0-mig-4x-1g.20gb.txt"), {"gpu_count": 4})
+    (mig,) = [f for f in fs if f.id == "health.mig"]
+    assert mig.verdict is Verdict.PASS and mig.subject == "GPU 0 (NVIDIA A100-SXM4-80GB)"
+    assert "4 MIG device(s) (4x 1g.20gb)" in mig.message and "-mig 0" in mig.remedy
+    assert [f.verdict for f in fs if f.id == "health.gpu_count"] == [Verdict.PASS]
+
+
+def test_smi_list_lost_gpu_fails_through_the_driver_check_and_does_not_count():
+    out = smi_l_out("synthetic_nvidia-smi-L__gpu3-device-handle-error.txt", SYNTHETIC)
+    (count,) = gc.smi_list(out, {"gpu_count": 8})
+    assert count.verdict is Verdict.FAIL and "lists 7 GPU(s)" in count.message and "1 more it could not open" in count.message
+    (drv,) = gc.nvidia_smi(out, {})
+    assert drv.verdict is Verdict.FAIL and drv.subject == "GPU (0000:04:00.0)"
+
+
+def test_smi_list_garbage_is_unknown():
+    out = {"nvidia_smi_l": ProbeOutput("nvidia_smi_l", "x", text="Segmentation fault (core dumped)\n", rc=0)}
+    (f,) = gc.smi_list(out, {})
+    assert f.verdict is Verdict.UNKNOWN
+
+
+def test_lspci_rev_ff_gpu_fails_naming_it():
+    fs = gpu_presence.lspci_gpus(lspci_out(text(PUBLIC / "lspci-nnk-grep-vga__gt520m-rev-ff-dell14z.txt")), {})
+    (dead,) = [f for f in fs if f.verdict is Verdict.FAIL]
+    assert dead.id == "health.lspci_gpu_count" and dead.subject == "GPU (0000:01:00.0)"
+    assert "revision ff" in dead.message and "Xid 79" in dead.remedy
+    # with a plan, the GPU that does not answer does not count towards it
+    fs = gpu_presence.lspci_gpus(lspci_out(text(PUBLIC / "lspci-nnk-grep-vga__gt520m-rev-ff-dell14z.txt")), {"gpu_count": 1})
+    assert [f.verdict for f in fs if f.id == "health.lspci_gpu_count"] == [Verdict.FAIL, Verdict.FAIL]
+
+
+def test_lspci_healthy_rev_a1_list_has_no_rev_ff_finding():
+    fs = gpu_presence.lspci_gpus(lspci_out(text(PUBLIC / "lspci-grep-nvidia__hgx-h100-8gpu-4-nvswitch-fm-guide.txt")),
+                                 {"gpu_count": 8})
+    (f,) = [f for f in fs if f.id == "health.lspci_gpu_count"]
+    assert f.verdict is Verdict.PASS and "8 NVIDIA GPU(s)" in f.message and "4 NVSwitch function(s)" in f.message

@@ -101,3 +101,25 @@ def test_swapon_zram_ninety_percent_full_warns() -> None:
     t = text(PUBLIC / "swapon-show__zram0-lz4-1.2g-29m-used.txt").replace("1.2G 29.3M", " 16G 14.4G")
     (f,) = host_rules.judge_swapon_text(t, {})
     assert f.verdict is Verdict.WARN and "heavy use" in f.message and "90%" in f.message
+
+
+@pytest.mark.parametrize("command, unit", [("free -m", 1024 ** 2), ("free -g", 1024 ** 3), ("free -b", 1),
+                                           ("sudo free -k", 1024), ("free", 1024), ("free --mega", 1000 ** 2),
+                                           ("free -hm", 1024 ** 2), ("nvidia-smi", None), ("", None)])
+def test_free_unit_from_the_command_typed(command: str, unit: int | None) -> None:
+    """procps free(1): -b bytes, -k KiB (the default), -m MiB, -g GiB; --kilo/--mega/--giga powers of 1000."""
+    assert host_rules._free_unit(command) == unit
+
+
+def test_free_m_paste_reads_mib_and_a_small_host_warns_without_a_plan() -> None:
+    """The real `free -m` of a 128 GB server is read in MiB (125.8 GiB, pass); the real 3.6 GiB CentOS host warns
+    (below HOST_RAM_FLOOR_GIB with no plan figure), and stops warning once the plan names its RAM."""
+    from wizard.explain import explain_text
+
+    big = explain_text(text(PUBLIC / "free-m__128g-server-swap-13m-of-16g-used.txt"), "m")
+    assert big.verdict is Verdict.PASS and "125.8 GiB" in big.findings[0].message
+    small_text = text(PUBLIC / "free-h__centos7-3.6g-ram-no-swap.txt")
+    small = explain_text(small_text, "s")
+    assert [f.verdict for f in small.findings if f.id == "os.memory"] == [Verdict.WARN]
+    planned = explain_text(small_text, "s", {"host_ram_gib": 3.6})
+    assert not [f for f in planned.findings if f.id == "os.memory" and f.verdict is Verdict.WARN]

@@ -249,3 +249,13 @@ def test_acs_on_a_root_port_that_no_gpu_sits_behind_passes():
     assert [f.verdict for f in fs] == [Verdict.PASS]
     assert "0000:60:07.1" in fs[0].message and "no GPU or PCIe switch behind it" in fs[0].message
 
+
+
+def test_short_device_list_judges_gpus_only_and_says_links_are_not_in_it():
+    from wizard.rules.pcie import lspci_all
+
+    body = text(PUBLIC / "lspci-grep-nvidia__hgx-a100-8gpu-6-nvswitch-fm-guide.txt")
+    fs = lspci_all({"lspci_vvv": ProbeOutput("lspci_vvv", "lspci -vv (pasted)", text=body)}, {"gpu_count": 8})
+    assert {f.id: f.verdict for f in fs} == {"health.lspci_gpu_count": Verdict.PASS, "health.pcie_width": Verdict.SKIP}
+    (skip,) = [f for f in fs if f.verdict is Verdict.SKIP]
+    assert "without lspci's -vv detail" in skip.message and "lspci -vvv" in skip.remedy

@@ -59,6 +59,8 @@ class NvccVersion:
 
 
 _NVCC_RELEASE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
+NVCC_RELEASE = _NVCC_RELEASE
+"""nvcc's version line: group 1 the release ("12.8"), group 2 the build ("12.8.93")."""
 
 
 def parse_nvcc_version(text: str) -> NvccVersion:
@@ -230,7 +232,8 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("insufficient_driver", re.compile(r"CUDA driver version is insufficient for CUDA runtime version", re.I)),
     ("ecc", re.compile(r"uncorrectable ECC error encountered", re.I)),
     ("no_driver", re.compile(r"Found no NVIDIA driver on your system|NVIDIA driver (?:is )?not (?:loaded|installed)|"
-                             r"no CUDA-capable device is detected", re.I)),
+                             r"no CUDA-capable device is detected|ProcessGroupNCCL is only supported with GPUs, no GPUs "
+                             r"found", re.I)),
     ("no_kernel_image", re.compile(r"no kernel image is available for execution on the device|"
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
     ("oom", re.compile(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
@@ -411,6 +414,9 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                     build_set(t, key, value)
                     t.evidence[key] = s
             continue
+        om = re.match(r"^OS:\s*(\S.*)$", s)  # collect_env's operating system line
+        if om and "os" not in t.evidence:
+            t.evidence["os"] = s
         gm = re.match(r"^GPU models and configuration:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
         if gm and (gm.group(1) or gm.group(2)):
             t.gpus.append((gm.group(1) or gm.group(2)).strip())
@@ -464,6 +470,7 @@ _TORCH_MARKERS = (
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
     "Is CUDA available:", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
+    "ProcessGroupNCCL is only supported with GPUs",
     "device='cuda", "<torch.cuda.device object",
 )
 

@@ -265,15 +265,58 @@ def _messages(res: Mapping[str, Any]) -> list[str]:
     return out
 
 
+_ELISION = re.compile(r'\{\s*"?(?:\.\.\.|…)"?\s*\}\s*,?|"(?:\.\.\.|…)"\s*,?|^\s*(?:\.\.\.|…)\s*,?\s*$', re.M)
+_TRAILING_COMMA = re.compile(r",(\s*[\]}])")
+
+
+def _loads_elided(text: str) -> Any:
+    """json.loads, or, when a reporter cut parts out with ``{"..."}`` / ``"..."`` / a ``...`` line (the JSON is then
+    invalid), the same after removing those marks and the trailing commas they leave; None when neither parses."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    fixed = _TRAILING_COMMA.sub(r"\1", _ELISION.sub("", text))
+    for candidate in (fixed, _close_cut(fixed)):
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+    return None
+
+
+def _close_cut(text: str) -> str:
+    """A JSON document pasted only up to some line: close its open strings, arrays and objects (what it shows is
+    kept; nothing is invented but the closing brackets)."""
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}" and stack:
+            stack.pop()
+    out = text + ('"' if in_str else "")
+    out = re.sub(r"[,:\s]+$", "", out)
+    return out + "".join(reversed(stack))
+
+
 def parse_dcgm_json(text: str) -> DcgmDiag:
     d = DcgmDiag(source="json")
     start = text.find("{")
     if start < 0:
         d.problems.append(text.strip()[:300] or "(empty)")
         return d
-    try:
-        doc = json.loads(text[start:])
-    except (ValueError, RecursionError):
+    doc = _loads_elided(text[start:])
+    if doc is None:
         d.problems.append(text.strip()[:300])
         return d
     if not isinstance(doc, dict):
@@ -510,4 +553,164 @@ def detect_health(text: str) -> float:
         return 1.0
     if re.search(r"Health watches not enabled", text) and len(text) < 2000:
         return 0.9
+    return 0.0
+
+
+# ------------------------------------------------------------------ dcgmi discovery -l
+
+
+@dataclass(frozen=True)
+class DiscoveredGpu:
+    """One GPU row of ``dcgmi discovery -l``: DCGM's GPU id, name, PCI bus id, UUID and the rows' raw lines."""
+
+    gpu_id: int
+    name: str = ""
+    bus_id: str = ""
+    uuid: str = ""
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DcgmDiscovery:
+    """``dcgmi discovery -l``: ``gpus_found`` from "N GPUs found." (None when the paste lacks it), the listed GPUs,
+    ``nvswitches`` / ``connectx`` / ``cpus`` from their "N ... found." lines (None when absent), ``errors``: the
+    lines of a dcgmi that could not reach the host engine."""
+
+    gpus_found: int | None = None
+    found_line: str = ""
+    gpus: list[DiscoveredGpu] = field(default_factory=list)
+    nvswitches: int | None = None
+    nvswitch_line: str = ""
+    connectx: int | None = None
+    cpus: int | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+_DISC_FOUND = re.compile(r"^\s*(\d+)\s+(GPUs?|NvSwitch(?:es)?|ConnectX|CPUs?)\s+found\b", re.I)
+_DISC_ROW = re.compile(r"^\s*\|\s*(\d*)\s*\|\s*(Name|PCI Bus ID|Device UUID):\s*(.*?)\s*\|\s*$")
+_DISC_ERR = re.compile(r"Unable to (?:establish a )?connect|Host engine connection invalid|^Error:", re.I)
+
+
+def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
+    """Read ``dcgmi discovery -l``; never raises (rows it cannot read are left out)."""
+    d = DcgmDiscovery()
+    if not isinstance(text, str):
+        return d
+    section = ""
+    cur: DiscoveredGpu | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        m = _DISC_FOUND.match(line)
+        if m:
+            n, what = int(m.group(1)), m.group(2).lower()
+            section = what
+            if what.startswith("gpu") and d.gpus_found is None:
+                _set(d, "gpus_found", n)
+                _set(d, "found_line", line.strip())
+            elif what.startswith("nvswitch"):
+                _set(d, "nvswitches", n)
+                _set(d, "nvswitch_line", line.strip())
+            elif what == "connectx":
+                _set(d, "connectx", n)
+            elif what.startswith("cpu"):
+                _set(d, "cpus", n)
+            continue
+        if _DISC_ERR.search(line):
+            d.errors.append(line.strip())
+            continue
+        r = _DISC_ROW.match(line)
+        if not r or not section.startswith("gpu"):
+            continue
+        if r.group(1):
+            cur = DiscoveredGpu(int(r.group(1)))
+            d.gpus.append(cur)
+        if cur is None:
+            continue
+        cur.lines.append(line.strip())
+        key, value = r.group(2).lower(), r.group(3)
+        if key == "name":
+            _set(cur, "name", value)
+        elif key == "pci bus id":
+            _set(cur, "bus_id", value)
+        else:
+            _set(cur, "uuid", value)
+    return d
+
+
+def detect_dcgmi_discovery(text: str) -> float:
+    """1.0 for "N GPUs found." with DCGM's "| GPU ID | Device Information |" table, 0.9 for "N NvSwitches found."."""
+    if not isinstance(text, str):
+        return 0.0
+    if re.search(r"^\s*\d+\s+GPUs?\s+found\b", text, re.M) and re.search(r"\|\s*GPU ID\s*\|\s*Device Information", text):
+        return 1.0
+    if re.search(r"^\s*\d+\s+NvSwitch(?:es)?\s+found\.", text, re.M):
+        return 0.9
+    return 0.0
+
+
+# ------------------------------------------------------------------ dcgmi dmon
+
+
+@dataclass(frozen=True)
+class DmonSample:
+    """One ``dcgmi dmon`` row: the entity ("GPU", "Switch", "GPU-I", ...), its id, and the value of each column by
+    the column's short name (as the header prints it: ``XIDER``, ``RPCTR``, ``EDVTL``, ...), raw strings."""
+
+    entity: str
+    entity_id: int
+    values: dict[str, str]
+    line: str
+
+
+@dataclass(frozen=True)
+class DcgmDmon:
+    """``dcgmi dmon -e ...``: the column short names from the ``#Entity`` header, the samples in order, and
+    ``errors`` (e.g. "Error setting watches. Result: -6: Feature not supported")."""
+
+    columns: list[str] = field(default_factory=list)
+    header_line: str = ""
+    samples: list[DmonSample] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+_DMON_HEAD = re.compile(r"^\s*#\s*Entity\s+(.*\S)\s*$", re.I)
+_DMON_ROW = re.compile(r"^\s*(GPU-CI|GPU-I|GPU|Switch|NvSwitch|Link|CPU|Core|CX|ConnectX)\s*(\d+)\s+(.*\S)\s*$", re.I)
+
+
+def parse_dcgmi_dmon(text: str) -> DcgmDmon:
+    """Read ``dcgmi dmon`` output: columns by their header names (never by position alone); never raises."""
+    d = DcgmDmon()
+    if not isinstance(text, str):
+        return d
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        h = _DMON_HEAD.match(line)
+        if h:
+            cols = h.group(1).split()
+            if not d.columns:
+                _set(d, "columns", cols)
+                _set(d, "header_line", line.strip())
+            continue
+        if re.search(r"^\s*Error\b|Result:\s*-\d+", line):
+            d.errors.append(line.strip())
+            continue
+        r = _DMON_ROW.match(line)
+        if not r or not d.columns:
+            continue
+        vals = r.group(3).split()
+        if len(vals) != len(d.columns):
+            d.problems.append(line.strip())
+            if len(vals) < len(d.columns):
+                continue
+        d.samples.append(DmonSample(r.group(1).upper(), int(r.group(2)), dict(zip(d.columns, vals)), line.strip()))
+    return d
+
+
+def detect_dcgmi_dmon(text: str) -> float:
+    """1.0 for dcgmi dmon's ``#Entity  <FIELDS>`` header (with or without sample rows)."""
+    if not isinstance(text, str):
+        return 0.0
+    if re.search(r"^\s*#\s*Entity\s+[A-Z0-9#_]{3,}", text, re.M):
+        return 1.0
     return 0.0

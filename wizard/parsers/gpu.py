@@ -141,6 +141,9 @@ class SmiList:
     error_kind: str = ""  # "", "no_driver", "no_devices", "gpu_unreachable", "other"
     error_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    mig: list[tuple[int, str, str]] = field(default_factory=list)  # (parent GPU index, profile "1g.10gb", uuid)
+    unreachable: list[str] = field(default_factory=list)  # bus ids ("0000:04:00.0") or "GPU3" it could not open
+    lines: list[str] = field(default_factory=list)  # the GPU, MIG and error lines as printed
 
 
 _SMI_ERRORS = (
@@ -153,29 +156,65 @@ _SMI_ERRORS = (
 )
 
 
+_L_GPU_RE = re.compile(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$")
+_L_MIG_RE = re.compile(r"MIG\s+(\S+)\s+Device\s+\d+:\s*(?:\(UUID:\s*([^)]*)\))?")
+_L_BUS_RE = re.compile(r"(?<![0-9A-Fa-f])((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+_L_COMMAND_RE = re.compile(r"^(?:\S*[$#>%]\s*)?(?:sudo\s+)?nvidia-smi\s+(?:-L|--list-gpus)\b|^[$#]$")
+"""The command line itself or a bare prompt in a paste (``$ nvidia-smi -L``, ``# nvidia-smi -L``, ``$``)."""
+
+
 def parse_nvidia_smi_l(text: str) -> SmiList:
+    """``nvidia-smi -L`` (``--list-gpus``): one ``GPU N: <name> (UUID: GPU-...)`` line per GPU, ``MIG <profile>
+    Device N: (UUID: MIG-...)`` lines under a GPU in MIG mode, or nvidia-smi's error lines (a GPU it cannot
+    open: "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error")."""
     r = SmiList()
     for line in text.splitlines():
         s = line.strip()
         if not s:
             continue
-        m = re.match(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$", s)
+        m = _L_GPU_RE.match(s)
         if m:
             r.gpus.append((int(m.group(1)), m.group(2).strip(), m.group(3) or ""))
+            r.lines.append(s)
             continue
         if re.match(r"\s*(MIG|Link)\b", s):  # MIG device lines under a GPU
+            mm = _L_MIG_RE.match(s)
+            if mm and r.gpus:
+                r.mig.append((r.gpus[-1][0], mm.group(1), mm.group(2) or ""))
+                r.lines.append(s)
             continue
         for rx, kind in _SMI_ERRORS:
             if rx.search(s):
                 _set(r, "error_kind", r.error_kind or kind)
                 r.error_lines.append(s)
+                r.lines.append(s)
+                if kind == "gpu_unreachable":
+                    b = _L_BUS_RE.search(s)
+                    g = re.search(r"for GPU\s*(\d{1,3})\b(?!:[0-9A-Fa-f]{2}:)", s, re.I)
+                    r.unreachable.append(b.group(1) if b else f"GPU{g.group(1)}" if g else s)
                 break
         else:
-            r.problems.append(line)
+            if not _L_COMMAND_RE.match(s):
+                r.problems.append(line)
     if r.problems and not r.gpus and not r.error_kind:
         _set(r, "error_kind", "other")
     return r
 
+
+
+def detect_smi_list(text: str) -> float:
+    """0.95 for ``nvidia-smi -L``: at least one ``GPU N: <name> (UUID: GPU-...)`` line and nearly every other
+    line a MIG device line, one of nvidia-smi's error lines or the command itself. The UUID is what tells it
+    from other "GPU 0: <name>" prints (torch's collect_env lists names without one)."""
+    lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
+    if not lines:
+        return 0.0
+    gpus = sum(1 for ln in lines if _L_GPU_RE.match(ln) and "(UUID: GPU-" in ln)
+    if not gpus:
+        return 0.0
+    known = sum(1 for ln in lines if _L_GPU_RE.match(ln) or _L_MIG_RE.match(ln) or _L_COMMAND_RE.match(ln)
+                or any(rx.search(ln) for rx, _ in _SMI_ERRORS))
+    return 0.95 if known >= 0.8 * len(lines) else 0.0
 
 # ------------------------------------------------------------------ NVML probe JSON
 

@@ -199,6 +199,18 @@ class LspciDevice:
         return self.vendor_id.lower() == NVIDIA_VENDOR_ID or "nvidia" in self.description.lower()
 
     @property
+    def revision(self) -> str:
+        """The revision lspci printed in the header ("a1"); "ff" is what a config read of a function that no
+        longer answers returns (all ones)."""
+        m = re.search(r"\(rev ([0-9A-Fa-f]{2})\)", self.header)
+        return m.group(1).lower() if m else ""
+
+    @property
+    def header_only(self) -> bool:
+        """Only the header line (``lspci``, ``lspci -nn``, ``lspci | grep``): no -v detail under it."""
+        return not any(ln.strip() and ln.strip() != self.header.strip() for ln in self.lines)
+
+    @property
     def is_display(self) -> bool:
         return (self.class_code.lower() in GPU_CLASS_CODES) or self.class_name.strip().lower() in GPU_CLASS_NAMES
 

@@ -385,3 +385,187 @@ def judge_health(h: Any, text: str) -> list[Finding]:
                     tuple(h.lines[:6]) or (h.overall_line,),
                     "Run `dcgmi health -c -j` for the incident details and `dcgmi diag -r 3` on the GPUs it names.",
                     SRC_HEALTH)]
+
+
+# ------------------------------------------------------------------ dcgmi discovery -l
+
+DCGMI_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/getting-started.html"
+SRC_DISCOVERY = (f"NVIDIA DCGM user guide, Getting Started ({DCGMI_URL}): `dcgmi discovery -l` lists the GPUs and "
+                 "NvSwitches DCGM can manage")
+HGX_URL = "https://www.nvidia.com/en-us/data-center/hgx/"
+SRC_HGX_COUNT = (f"NVIDIA HGX platform ({HGX_URL}): SXM GPUs come on 4- or 8-GPU baseboards; cloud VMs on them are "
+                 "sold as 1, 2, 4 or 8 GPUs")
+SRC_NVSWITCH = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"
+                "index.html): 8-GPU HGX/DGX baseboards (A100, H100/H800/H200, B200/B300) join their GPUs through "
+                "NVSwitch chips, managed by Fabric Manager; on Hopper and later DCGM reaches the switches through "
+                "libnvidia-nscq (NVIDIA/DCGM#159, https://github.com/NVIDIA/DCGM/issues/159)")
+SXM_SLICES = (1, 2, 4, 8)
+"""GPU counts an SXM node or a VM on an HGX board has (:data:`SRC_HGX_COUNT`); another count of SXM GPUs means one
+is missing when no plan says otherwise."""
+NVSWITCH_BOARD_MIN_GPUS = 5
+"""An SXM board with more than 4 GPUs is an 8-GPU NVSwitch baseboard (4-GPU HGX boards link their GPUs directly,
+without NVSwitch: :data:`SRC_NVSWITCH`)."""
+
+
+def _sxm_nvswitch_class(name: str) -> bool:
+    """An SXM GPU of the NVSwitch generations (A100, H100/H800/H200, B200/B300): its ``assets/nvlink_expected.csv``
+    row is ``mode=all`` or its name says SXM; not Grace-Blackwell (GB200/GB300: the NVLink switches are in separate
+    switch trays) nor V100/P100 (DGX-1's hybrid cube mesh has no NVSwitch)."""
+    from wizard.rules.nvlink import sku_row
+
+    if not name or re.search(r"\bGB[23]00|V100|P100", name, re.I):
+        return False
+    row = sku_row(name)
+    return bool((row and row.get("mode") == "all") or re.search(r"\bSXM", name, re.I))
+
+
+def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.gpu_count`` and ``health.nvlink`` from ``dcgmi discovery -l``
+    (:class:`wizard.parsers.dcgm.DcgmDiscovery`): the GPU count against the plan (fewer fail, more warn); with no
+    plan, a count of SXM GPUs an HGX node never has warns; 0 NvSwitches on an 8-GPU SXM board warns."""
+    from wizard.rules.gpu_presence import SRC_A1, count_verdict
+
+    if d.gpus_found is None and not d.gpus:
+        err_ev = tuple(d.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+        return [Finding("health.gpu_count", Verdict.UNKNOWN, "dcgmi discovery listed no GPUs"
+                        + (": it could not reach the DCGM host engine" if d.errors else ""), "host", err_ev,
+                        "Start the host engine (`sudo systemctl start nvidia-dcgm`, or `nv-hostengine`) and run "
+                        "`dcgmi discovery -l` again.", SRC_DISCOVERY)]
+    found = d.gpus_found if d.gpus_found is not None else len(d.gpus)
+    names = list(dict.fromkeys(g.name for g in d.gpus if g.name))
+    model = names[0] if len(names) == 1 else ""
+    ev = [x for x in [d.found_line] + [g.lines[0] for g in d.gpus[:8] if g.lines] if x]
+    cut = f" (this paste lists {len(d.gpus)} of them)" if d.gpus and len(d.gpus) < found else ""
+    try:
+        want = int(exp["gpu_count"]) if exp.get("gpu_count") not in (None, "") else None
+    except (TypeError, ValueError):
+        want = None
+    out: list[Finding] = []
+    cv = count_verdict(found, want)
+    what = f"DCGM finds {found} GPU{'s' if found != 1 else ''}" + (f" ({model})" if model else "") + cut
+    if want is not None and cv is not Verdict.PASS:
+        out.append(Finding("health.gpu_count", cv, f"{what}; the plan expects {want}", "host", tuple(ev),
+                           "Compare with `lspci -d 10de:` and `nvidia-smi -L`: a GPU on the bus that DCGM does not "
+                           "list failed to initialise (dmesg: NVRM/Xid); one missing from lspci too is unseated, "
+                           "unpowered or disabled.", SRC_A1))
+    elif want is None and model and _sxm_nvswitch_class(model) and found not in SXM_SLICES:
+        out.append(Finding("health.gpu_count", Verdict.WARN, f"{what}: an SXM node or VM has 1, 2, 4 or 8 of them, "
+                           f"so {found} suggests a GPU is missing", "host", tuple(ev),
+                           "Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for "
+                           "a GPU that failed to initialise, and set the plan's GPU count (`bringup plan "
+                           "gpu_count=N`).", SRC_HGX_COUNT + "; " + SRC_A1))
+    else:
+        out.append(Finding("health.gpu_count", Verdict.PASS, what + (", as the plan expects" if want else ""), "host",
+                           tuple(ev), "", SRC_DISCOVERY))
+    if d.nvswitches is not None and model and _sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
+        if d.nvswitches == 0:
+            out.append(Finding("health.nvlink", Verdict.WARN, f"DCGM lists 0 NVSwitches on a {found}-GPU {model} "
+                               "board: DCGM cannot see the NVSwitch fabric (its NvSwitch module or libnvidia-nscq is "
+                               "missing, or the fabric is down)", "host", (d.nvswitch_line, d.found_line),
+                               "Check the fabric from the GPUs: `nvidia-smi -q | grep -A3 Fabric` (State Completed, "
+                               "Status Success), `systemctl status nvidia-fabricmanager`, `nvidia-smi topo -m` (NV# "
+                               "between every pair); for DCGM's view install libnvidia-nscq of the driver's branch "
+                               "and restart nvidia-dcgm.", SRC_NVSWITCH))
+        else:
+            out.append(Finding("health.nvlink", Verdict.PASS, f"DCGM lists {d.nvswitches} NVSwitches on the "
+                               f"{found}-GPU {model} board", "host", (d.nvswitch_line,), "", SRC_NVSWITCH))
+    return out
+
+
+# ------------------------------------------------------------------ dcgmi dmon
+
+DMON_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html"
+SRC_DMON = (f"NVIDIA DCGM user guide ({DMON_URL}), `dcgmi dmon -e <field ids>`; field ids in dcgm_fields.h: 230 "
+            "DCGM_FI_DEV_XID_ERRORS (XIDER, the value of the last Xid), 202 DCGM_FI_DEV_PCIE_REPLAY_COUNTER (RPCTR), "
+            "310-313 ECC single/double-bit volatile/aggregate totals (ESVTL, EDVTL, ESATL, EDATL)")
+_XID_COL = re.compile(r"^XIDER", re.I)
+_REPLAY_COL = re.compile(r"^RPCTR$", re.I)
+_ECC_COL = re.compile(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$", re.I)
+
+
+def _num(v: str) -> int | None:
+    from wizard.common import to_int
+
+    return to_int(v, max_digits=12)
+
+
+def _per_entity(d: Any, col: str) -> dict[tuple[str, int], list[tuple[int, str]]]:
+    """(entity, id) -> [(value, row line)] of the numeric readings of column ``col``, in order."""
+    out: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    for s in d.samples:
+        v = _num(s.values.get(col, ""))
+        if v is not None:
+            out.setdefault((s.entity, s.entity_id), []).append((v, s.line))
+    return out
+
+
+def _xid_verdict(code: int) -> tuple[Verdict, str, str, str]:
+    from wizard.rules import xid as x
+
+    row = x.xid_rows().get(code)
+    if row is None:
+        return (Verdict.WARN, "not in bringup's table", f"Look Xid {code} up in the NVIDIA Xid catalog.", x.SRC_XID)
+    verdict, label, remedy, source = x._xid_judgement(code, row, [], x.severity_rows(), x.bucket_rows())
+    return verdict, (row.get("description") or row.get("name") or "") + (f"; {label}" if label else ""), remedy, source
+
+
+def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.xid`` (XIDER: the last Xid on each GPU, judged by the Xid table), ``health.ecc`` (ECC totals),
+    ``health.pcie_errors`` (PCIe replays) from ``dcgmi dmon`` (:class:`wizard.parsers.dcgm.DcgmDmon`), columns read
+    by their header names; no sample -> unknown with dcgmi's error; only fields that judge nothing -> skip."""
+    if not d.samples:
+        ev = tuple(d.errors[:3]) or ((d.header_line,) if d.header_line else ()) \
+            or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+        why = f": {d.errors[0]}" if d.errors else ""
+        return [Finding("health.dcgm_dmon", Verdict.UNKNOWN, f"dcgmi dmon printed no samples{why}", "host", ev,
+                        "'-6: Feature not supported' means one of the fields is not available on this GPU (profiling "
+                        "fields such as 1006 FP64A are not on every model): drop it (`dcgmi dmon -l` lists the fields) "
+                        "and run again; '-33' means a DCGM module is not loaded.", SRC_DMON)]
+    out: list[Finding] = []
+    judged = False
+    for col in d.columns:
+        if _XID_COL.match(col):
+            judged = True
+            clean: list[str] = []
+            for (ent, eid), vals in _per_entity(d, col).items():
+                subj = gpu_subject(eid) if ent == "GPU" else f"{ent} {eid}"
+                codes = list(dict.fromkeys(v for v, _ in vals if v > 0))
+                if not codes:
+                    clean.append(f"{ent} {eid}")
+                for code in codes:
+                    verdict, meaning, remedy, source = _xid_verdict(code)
+                    lines = [ln for v, ln in vals if v == code]
+                    out.append(Finding("health.xid", verdict, f"DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); "
+                                       "the field keeps the last Xid since DCGM started watching (the kernel log says "
+                                       "when)", subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
+                                       f"{source}; {SRC_DMON}", key=f"dcgm-xid:{ent}{eid}:{code}"))
+            if clean:
+                out.append(Finding("health.xid", Verdict.PASS, f"DCGM reports no Xid on {', '.join(clean)} (XIDER 0)",
+                                   "host", (d.header_line,), "", SRC_DMON))
+        elif _ECC_COL.match(col) or _REPLAY_COL.match(col):
+            judged = True
+            replay = bool(_REPLAY_COL.match(col))
+            fid = "health.pcie_errors" if replay else "health.ecc"
+            m = _ECC_COL.match(col)
+            what = ("PCIe replays" if replay else
+                    f"{'single' if m and m.group(1).upper() == 'S' else 'double'}-bit ECC errors "
+                    f"({'volatile' if m and m.group(2).upper() == 'V' else 'aggregate'}, {col})")
+            bad = {k: v for k, v in _per_entity(d, col).items() if max(x for x, _ in v) > 0}
+            for (ent, eid), vals in bad.items():
+                top = max(vals, key=lambda t: t[0])
+                out.append(Finding(fid, Verdict.WARN, f"{ent} {eid}: {top[0]} {what}", gpu_subject(eid) if ent == "GPU"
+                                   else f"{ent} {eid}", (d.header_line, top[1]),
+                                   "Read the GPU's counters in full (`nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE -i N`) "
+                                   "and the kernel log (`dmesg | grep -e NVRM -e Xid -e AER`); sample again after a "
+                                   "load to see whether the count grows.", SRC_DMON))
+            if not bad and _per_entity(d, col):
+                out.append(Finding(fid, Verdict.PASS, f"no {what.split(' (')[0]} in any sample ({col} 0)", "host",
+                                   (d.header_line,), "", SRC_DMON))
+    if not judged:
+        ents = sorted({f"{s.entity} {s.entity_id}" for s in d.samples})
+        out.append(Finding("health.dcgm_dmon", Verdict.SKIP, f"dcgmi dmon: {len(d.samples)} samples of {len(ents)} "
+                           f"entities, fields {' '.join(d.columns)}: readings, not error counters, so nothing here "
+                           "judges the GPUs' health", "host", (d.header_line,),
+                           "To judge health with dmon, watch the error fields: `dcgmi dmon -e 230,202,310,311 -c 5` "
+                           "(Xid, PCIe replays, ECC).", SRC_DMON))
+    return out

@@ -26,7 +26,7 @@ from wizard.cuda_table import TABLE, driver_max_cuda, family_floor, max_driver, 
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (
-    NVCC_NOT_FOUND, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
+    NVCC_NOT_FOUND, NVCC_RELEASE, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
 )
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
@@ -187,6 +187,33 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                     f"{src}; {SRC_NVCC}")]
 
 
+def several_toolkits(outputs: list[tuple[str, str]]) -> Finding | None:
+    """``driver.cuda_toolkit`` WARN when one paste shows nvcc of more than one CUDA release (``outputs``: (the command
+    typed, its output) per nvcc output, e.g. ``/usr/bin/nvcc -V`` 12.0 and ``/usr/local/cuda/bin/nvcc -V`` 12.8): the
+    nvcc first on PATH (and CUDA_HOME for torch.utils.cpp_extension) decides which toolkit builds extensions, so builds
+    can silently use the older one. None when all show one release."""
+    seen: dict[str, str] = {}
+    for cmd, body in outputs:
+        for ln in body.splitlines():
+            m = NVCC_RELEASE.search(ln)
+            if m and m.group(1) not in seen:
+                seen[m.group(1)] = (cmd.split()[0] if cmd else "") or ln.strip()
+    if len(seen) < 2:
+        return None
+    which = ", ".join(f"{r} ({w})" for r, w in sorted(seen.items(), key=lambda kv: version_tuple(kv[0])))
+    return Finding("driver.cuda_toolkit", Verdict.WARN,
+                   f"{len(seen)} CUDA toolkits are installed: {which}; the nvcc first on PATH (and CUDA_HOME, which "
+                   "torch.utils.cpp_extension reads) decides which one builds CUDA extensions, so a build can silently "
+                   "use the older one", "host", tuple(dict.fromkeys(seen.values())) + tuple(seen),
+                   "Keep one toolkit on PATH for builds: put the wanted one first (export PATH=/usr/local/cuda-X.Y/bin:"
+                   "$PATH; export CUDA_HOME=/usr/local/cuda-X.Y) or remove the other (the distribution's nvidia-cuda-"
+                   "toolkit package installs /usr/bin/nvcc); check with `which -a nvcc`.",
+                   f"NVIDIA CUDA installation guide for Linux, post-installation actions (PATH, "
+                   f"https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#post-installation-actions); "
+                   f"PyTorch torch.utils.cpp_extension (CUDA_HOME, https://pytorch.org/docs/stable/cpp_extension.html); "
+                   f"{SRC_NVCC}")
+
+
 def judge_nvcc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Explain judge: nvcc output, with a driver version if the paste also shows one (an NVRM line
     or an nvidia-smi header)."""
@@ -194,7 +221,8 @@ def judge_nvcc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [_nvcc_absent(tuple(ln for ln in text.splitlines() if NVCC_NOT_FOUND.search(ln))[:2])]
     t = parse_torch_cuda(text)
     ev = [t.evidence[k] for k in ("driver_version", "driver_cuda") if k in t.evidence]
-    return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev)))
+    two = several_toolkits([("", text)])
+    return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev))) + ([two] if two else [])
 
 
 def _nvcc_absent(evidence: tuple[str, ...]) -> Finding:
@@ -321,9 +349,17 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if coded:
         return findings
     if t.cpu_only:
-        fail(f"{who} is a CPU-only build (torch.version.cuda is None): it cannot use the GPUs",
+        osl = t.evidence.get("os", "")
+        where = ""
+        if re.search(r"\bmacOS|Darwin", osl):
+            where = f" ({osl}: NVIDIA CUDA is not available on macOS at all; its last macOS release was CUDA 10.2)"
+        elif re.search(r"\bWindows", osl):
+            where = f" ({osl})"
+        fail(f"{who} is a CPU-only build (torch.version.cuda is None){where}: it cannot use the GPUs",
              "Install a CUDA build of torch (a cuXYZ wheel from pytorch.org) for a CUDA the driver supports.",
-             SRC_TORCH)
+             ("CUDA 10.2 release notes: the last release to support macOS (https://docs.nvidia.com/cuda/archive/10.2/"
+             "cuda-toolkit-release-notes/)" if "macOS" in where else
+             "PyTorch Get Started: CPU-only and CUDA builds (https://pytorch.org/get-started/locally/)"))
         return findings
     if t.available is False:
         parts = [f"{who}: torch.cuda.is_available() is False"]

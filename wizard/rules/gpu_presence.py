@@ -35,12 +35,18 @@ from wizard.parsers.pcie import (
 from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.rules.smi import SRC_SMI, _ev, _pass_group, gpu_class, subject
+from wizard.rules.smi import SRC_MIG, SRC_SMI, _ev, _pass_group, gpu_class, subject
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
              "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
              "https://github.com/facebookresearch/gcm (gpu_num); Azure HPC health checks, "
              "https://github.com/Azure/azurehpc-health-checks (check_gpu_count)")
+
+
+SRC_REV_FF = ("PCI Express Base Specification, configuration reads of a function that does not respond complete "
+              "with all ones (0xFFFF vendor ID / 0xFF revision), as Linux's pci_device_is_present() checks, "
+              "https://docs.kernel.org/PCI/pci-error-recovery.html; NVIDIA Xid catalog, Xid 79 'GPU has fallen off "
+              "the bus', https://docs.nvidia.com/deploy/xid-errors/")
 
 
 SRC_DRIVER = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau', "
@@ -188,7 +194,19 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
                         "`sudo lspci -vvv`.", SRC_COUNT)]
     extra = " (lspci ran without root: capabilities hidden)" if facts.non_root else ""
-    findings = [_count_finding(fid, gpus, switches, plan, ev, whole, extra)]
+    dead = [g for g in gpus if g.revision == "ff"]
+    if dead:
+        extra += f"; {len(dead)} of them do not answer config reads (rev ff)"
+    findings = [_count_finding(fid, [g for g in gpus if g.revision != "ff"], switches, plan, ev, whole, extra)
+                if dead and _plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
+    for g in dead + [d for d in facts.devices if d.is_nvswitch and d.revision == "ff"]:
+        findings.append(Finding(fid, Verdict.FAIL,
+                                f"{_who(g)} reads back revision ff: its PCI config space answers all ones, so the "
+                                "device no longer responds on the bus (fallen off the bus, powered off or its link "
+                                "is down)", _subject(g), (g.header,),
+                                "Read `dmesg | grep -e NVRM -e Xid -e AER` for Xid 79 / link-down events; reseat the "
+                                "GPU and its power cables and cold-boot (power off, not reboot). On an Optimus laptop a "
+                                "powered-down discrete GPU reads the same until it is woken.", SRC_REV_FF))
     findings += _driver_findings("health.gpu_driver_binding", [
         (g, g.driver, g.driver_line or next((x.strip() for x in g.lines if x.strip().startswith("Kernel modules:")), ""))
         for g in gpus], plan)
@@ -682,9 +700,11 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "Read `dmesg | grep -i -e NVRM -e RmInitAdapter`; typical causes are Above 4G "
                         "decoding off in the BIOS, or a driver too old for this GPU.", SRC_A2)]
     if s.error_kind == "gpu_unreachable":
+        buses = [b for b in s.unreachable if ":" in b]  # named by PCI bus id where nvidia-smi printed one
+        who = subjects_of(buses) if buses else "host"
         return [Finding("driver.nvidia_smi", Verdict.FAIL,
-                        f"nvidia-smi cannot reach {len(s.error_lines)} GPU(s) (it lists {len(s.gpus)})",
-                        "host", tuple([o.source] + s.error_lines),
+                        f"nvidia-smi cannot reach {len(s.error_lines)} GPU(s) (it lists {len(s.gpus)})"
+                        + (f": {who}" if buses else ""), who, tuple([o.source] + s.error_lines),
                         "A GPU stopped answering the driver (typically Xid 79, fallen off the bus): read "
                         "`dmesg | grep -e NVRM -e Xid` for its PCI address, check its power cables and "
                         "seating, and RMA it if it happens again after a cold boot.", SRC_A2)]
@@ -694,6 +714,74 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [garbled("driver.nvidia_smi", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A2)]
     return [Finding("driver.nvidia_smi", Verdict.PASS, f"nvidia-smi lists {len(s.gpus)} GPU(s)", "host",
                     tuple([o.source] + o.lines()[:16]), "", SRC_A2)]
+
+
+SRC_MIXED = ("PyTorch DistributedDataParallel design notes, https://pytorch.org/docs/stable/notes/ddp.html (gradients "
+             "are all-reduced every step, so every rank waits for the slowest); NVIDIA CUDA C++ Programming Guide, "
+             "'Compute Capabilities', https://docs.nvidia.com/cuda/cuda-c-programming-guide/ (different GPU models "
+             "can differ in architecture and memory)")
+
+
+def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.gpu_count from ``nvidia-smi -L``: the GPUs listed against the plan's gpu_count (:func:`count_verdict`;
+    a GPU nvidia-smi could not open does not count), mixed GPU models (WARN: a data-parallel job steps at the pace
+    of the slowest GPU), and health.mig for GPUs that list MIG devices (noted, as the smi document's MIG check
+    does). The driver's own errors (not loaded, no devices, a GPU it cannot reach) are :func:`nvidia_smi`'s."""
+    o = out.get("nvidia_smi_l")
+    if o is None or not (o.text.strip() or o.stderr.strip()):
+        return [missing("health.gpu_count", o, "which GPUs nvidia-smi lists", source=SRC_A1)]
+    s = facts_of(out).parse("nvidia_smi_l", parse_nvidia_smi_l, on="text+stderr")
+    assert s is not None
+    if not s.gpus:
+        if s.error_kind and s.error_kind != "other":
+            return []  # nvidia_smi says what the error means
+        return [garbled("health.gpu_count", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A1)]
+    want = _plan_count(plan)
+    seen = len(s.gpus)
+    ev = tuple(s.lines[:24])
+    names: dict[str, int] = {}
+    for _, name, _ in s.gpus:
+        names[name] = names.get(name, 0) + 1
+    listing = ", ".join(f"{n}x {k}" for k, n in names.items())
+    lost = f"; {len(s.unreachable)} more it could not open" if s.unreachable else ""
+    findings: list[Finding] = []
+    verdict = count_verdict(seen, want)
+    if verdict is Verdict.FAIL:
+        findings.append(Finding("health.gpu_count", Verdict.FAIL,
+                                f"nvidia-smi -L lists {seen} GPU(s) ({listing}){lost}; the plan expects {want}", "host", ev,
+                                "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed "
+                                "to initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
+                                "disabled in the BIOS.", SRC_A1))
+    elif verdict is Verdict.WARN:
+        findings.append(Finding("health.gpu_count", Verdict.WARN,
+                                f"nvidia-smi -L lists {seen} GPU(s) ({listing}); the plan expects only {want}", "host",
+                                ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1))
+    else:
+        findings.append(Finding("health.gpu_count", Verdict.PASS,
+                                f"nvidia-smi -L lists {seen} GPU(s): {listing}{lost}"
+                                + (", as the plan expects" if want is not None else ""), "host", ev, "", SRC_A1))
+    if len(names) > 1:
+        findings.append(Finding("health.gpu_count", Verdict.WARN,
+                                f"mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "
+                                "slowest GPU and fits the smallest memory", "host", ev,
+                                "Train on one model of GPU (CUDA_VISIBLE_DEVICES to pick a matching set), or plan batch "
+                                "sizes and sharding for the smallest and slowest GPU.", SRC_MIXED))
+    for idx, name, _ in s.gpus:
+        mig = [m for m in s.mig if m[0] == idx]
+        if not mig:
+            continue
+        profiles: dict[str, int] = {}
+        for _, prof, _ in mig:
+            profiles[prof] = profiles.get(prof, 0) + 1
+        desc = ", ".join(f"{n}x {p}" for p, n in profiles.items())
+        who = f"GPU {idx} ({name})"
+        findings.append(Finding("health.mig", Verdict.PASS,
+                                f"{who}: MIG is enabled with {len(mig)} MIG device(s) ({desc}): CUDA sees those "
+                                "instances, not the whole GPU", who,
+                                tuple(ln for ln in s.lines if ln.startswith(f"GPU {idx}:") or ln.startswith("MIG"))[:12],
+                                f"For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset "
+                                "the GPU.", SRC_MIG))
+    return findings
 
 
 def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:

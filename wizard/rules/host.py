@@ -52,6 +52,25 @@ SRC_NUMA = ("NVIDIA Health Validation documentation (check numa_node_count: the 
             "en-us/p/bios-settings-for-optimized-performance-on-next-generation-dell-poweredge-servers/")
 
 
+HOST_RAM_FLOOR_GIB = 16.0
+"""With no plan figure, host RAM below this warns: a 7B-parameter model's bf16 weights alone are 7e9 x 2 bytes = 14 GB
+(13 GiB), so a smaller host cannot load even a small LLM checkpoint next to the OS and the data loaders (bringup's
+judgement, from the sizing arithmetic of Rajbhandari et al., ZeRO, 2020: 2 bytes per parameter in 16-bit precision)."""
+
+
+def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) -> Finding | None:
+    """``os.memory`` WARN when the plan gives no RAM figure and the host has less than :data:`HOST_RAM_FLOOR_GIB`."""
+    if plan.get("host_ram_min_gib") or plan.get("host_ram_gib") or total_gib >= HOST_RAM_FLOOR_GIB:
+        return None
+    return Finding("os.memory", Verdict.WARN,
+                   f"{total_gib:.1f} GiB of memory: too little host RAM for LLM training (a 7B model's bf16 weights "
+                   f"alone are 14 GB; below {HOST_RAM_FLOOR_GIB:g} GiB bringup warns when no plan says otherwise)",
+                   "host", ev, "Check the node's memory (dmidecode -t 17: DIMMs detected) or the container's memory "
+                   "limit; size the host RAM for the workload on the plan & sizing screen (z).",
+                   "bringup's judgement: 2 bytes per parameter in bf16 (Rajbhandari et al., ZeRO: Memory Optimizations "
+                   "Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)")
+
+
 def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("meminfo")
     if o is None or not o.ok:
@@ -80,6 +99,9 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                             "host", tuple(ev),
                             "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
                             "page); a missing DIMM also leaves a memory channel empty.", SRC_A8)]
+    small = ram_floor(total, tuple(ev), plan)
+    if small is not None:
+        return [small]
     return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8)]
 
 
@@ -126,6 +148,9 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
             findings.append(Finding("os.memory", Verdict.WARN,
                                     f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
                                     ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+    small = ram_floor(total / GIB, ev[:2], exp)
+    if small is not None:
+        findings.append(small)
     if st and (is_kubernetes(exp) or swap_heavy(su, st)):  # only when it matters (the free view has no device list)
         findings.append(swap_finding(f"swap is on ({human_bytes(st)}, {human_bytes(su or 0)} used)", ev[-1:], exp,
                                      used_bytes=su, total_bytes=st))
@@ -137,11 +162,29 @@ BYTES_GUESS_KIB = 16 * 1024 ** 3
 no single host holds that much RAM, and a 16+ GiB host prints more than that in bytes (heuristic)."""
 
 
+def _free_unit(command: str) -> int | None:
+    """The unit of unsuffixed numbers from the ``free`` command typed (procps free(1): -b bytes, -k KiB (default),
+    -m MiB, -g GiB, --tebi TiB; --kilo/--mega/--giga powers of 1000); None when the command is not shown."""
+    if not re.match(r"^(?:sudo\s+)?free\b", command.strip()):
+        return None
+    flags = {"-b": 1, "--bytes": 1, "-k": 1024, "--kibi": 1024, "-m": 1024 ** 2, "--mebi": 1024 ** 2, "-g": 1024 ** 3,
+             "--gibi": 1024 ** 3, "--tebi": 1024 ** 4, "--kilo": 1000, "--mega": 1000 ** 2, "--giga": 1000 ** 3}
+    for tok in command.split()[1:]:
+        if tok in flags:
+            return flags[tok]
+        if re.fullmatch(r"-[a-z]+", tok):
+            for ch in reversed(tok[1:]):
+                if f"-{ch}" in flags:
+                    return flags[f"-{ch}"]
+    return 1024
+
+
 def judge_free_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Explain judge: unsuffixed numbers are KiB (plain ``free``), unless they only make sense as
     bytes (``free -b``, see :data:`BYTES_GUESS_KIB`)."""
-    f = parse_free(text, 1024)
-    if f.total and f.total > BYTES_GUESS_KIB * 1024 and not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line):
+    unit = _free_unit(str(exp.get("command", "")))
+    f = parse_free(text, unit or 1024)
+    if unit is None and f.total and f.total > BYTES_GUESS_KIB * 1024 and not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line):
         f = parse_free(text, 1)
     return judge_free(f, exp, "free")
 

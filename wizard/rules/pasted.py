@@ -39,6 +39,20 @@ def dcgm_health_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return dcgm.judge_health(parse_dcgm_health(text), text)
 
 
+# from wizard/parsers/launcher.py
+def launcher_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.rules import launcher
+
+    return launcher.judge_text(text, exp)
+
+
+# from wizard/parsers/gpu.py
+def smi_list_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``nvidia-smi -L``: the driver's errors (gc.nvidia_smi, as the live check) and the GPU list (gc.smi_list)."""
+    out = {"nvidia_smi_l": ProbeOutput("nvidia_smi_l", "$ nvidia-smi -L (pasted)", text=text, rc=0)}
+    return gc.nvidia_smi(out, exp) + gc.smi_list(out, exp)
+
+
 # from wizard/parsers/dcgm.py
 def dcgm_judge_json(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import dcgm
@@ -150,3 +164,25 @@ def smi_kinds_judge(parse):
     return judge
 
 
+# from wizard/parsers/fabric.py
+def fabric_judge_ib_ports(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_ib_ports
+    from wizard.rules import fabric
+
+    return fabric.judge(parse_ib_ports(text), text, exp)
+
+
+# from wizard/parsers/dcgm.py
+def dcgm_discovery_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.dcgm import parse_dcgmi_discovery
+    from wizard.rules import dcgm
+
+    return dcgm.judge_discovery(parse_dcgmi_discovery(text), text, exp)
+
+
+# from wizard/parsers/dcgm.py
+def dcgm_dmon_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.dcgm import parse_dcgmi_dmon
+    from wizard.rules import dcgm
+
+    return dcgm.judge_dmon(parse_dcgmi_dmon(text), text, exp)

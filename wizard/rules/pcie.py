@@ -585,6 +585,13 @@ def lspci_all(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     facts, _ = _lspci_facts(out)
     if facts is not None and facts.acs_grep:
         return pcie_acs(out, plan)
+    nv = [d for d in facts.devices if d.is_nvidia] if facts is not None else []
+    if nv and all(d.bdf and d.header_only for d in nv):
+        # a device list (`lspci | grep -i nvidia`, `lspci -nn -d 10de:`): headers only, so only which GPUs are there
+        return lspci_gpus(out, plan) + [Finding(
+            "health.pcie_width", Verdict.SKIP, "PCIe link width/speed, ACS, AER and BAR1 not judged: this is a device "
+            "list without lspci's -vv detail", "host", tuple(d.header for d in nv)[:4],
+            "For the link checks give bringup `sudo lspci -vvv -d 10de:`.", SRC_WIDTH)]
     findings: list[Finding] = []
     for fn in LSPCI_CHECKS:
         findings += fn(out, plan)

@@ -1,0 +1,81 @@
+"""wizard/parsers/cuda_samples.py on real deviceQuery, bandwidthTest and p2pBandwidthLatencyTest outputs."""
+
+from __future__ import annotations
+
+from wizard.parsers.cuda_samples import (
+    detect_bandwidth_test,
+    detect_device_query,
+    detect_p2p_test,
+    parse_bandwidth_test,
+    parse_device_query,
+    parse_p2p_test,
+)
+
+from tests.probe_data import PUBLIC, text
+
+
+def body(name: str) -> str:
+    return text(PUBLIC / name)
+
+
+def test_device_query_pass_reads_count_device_and_result() -> None:
+    t = body("deviceQuery__geforce-920mx-cuda11.1-pass.txt")
+    assert detect_device_query(t) >= 0.9
+    dq = parse_device_query(t)
+    assert dq.detected == 1 and dq.numdevs == 1 and dq.result == "PASS"
+    d = dq.devices[0]
+    assert (d.index, d.name, d.compute_capability, d.memory_mib) == (0, "GeForce 920MX", "5.0", 2004.0)
+    assert (d.driver_cuda, d.runtime_cuda, d.pci_bus) == ("11.1", "11.1", 3)
+    assert not dq.problems
+
+
+def test_device_query_error_reads_number_text_and_fail() -> None:
+    dq = parse_device_query(body("deviceQuery__docker-without-nvidia-runtime-returned-35-fail.txt"))
+    assert dq.error_code == 35
+    assert dq.error_text == "CUDA driver version is insufficient for CUDA runtime version"
+    assert dq.result == "FAIL" and dq.detected is None and not dq.devices
+
+
+def test_bandwidth_test_reads_mb_and_gb_units_as_gb_s() -> None:
+    bt = parse_bandwidth_test(body("bandwidthTest__gtx1080-cuda9-11.3gbs-pass.txt"))  # MB/s, no indentation
+    got = {(m.direction, m.memory): round(m.gb_s, 2) for m in bt.measures}
+    assert got == {("h2d", "pinned"): 11.26, ("d2h", "pinned"): 12.88, ("d2d", "pinned"): 231.17}
+    assert bt.devices[0][1] == "GeForce GTX 1080" and bt.result == "PASS"
+    bt = parse_bandwidth_test(body("bandwidthTest__rtx6000ada-gen4-26.8gbs-pass.txt"))  # GB/s
+    assert {(m.direction, m.gb_s) for m in bt.measures} == {("h2d", 26.8), ("d2h", 26.3), ("d2d", 4374.1)}
+
+
+def test_bandwidth_test_banner_without_bracket_is_still_recognised() -> None:
+    t = body("bandwidthTest__p100-pcie-numactl-remote-node-3.8gbs-partial.txt")
+    assert detect_bandwidth_test(t) >= 0.9
+    assert not parse_bandwidth_test(t).result
+
+
+def test_p2p_matrices_connectivity_and_access_lines() -> None:
+    p = parse_p2p_test(body("p2pBandwidthLatencyTest__2x-rtx4090-525-p2p-disabled-geforce.txt"))
+    assert p.access == {(0, 1): False, (1, 0): False}
+    conn = p.matrix("Connectivity")
+    assert conn is not None and conn.values == {0: {0: 1.0, 1: 0.0}, 1: {0: 0.0, 1: 1.0}}
+    on = p.matrix("Unidirectional", "Enabled")
+    assert on is not None and on.values[0][1] == 22.18
+    assert "P2P=Enabled Latency (P2P Writes) Matrix (us) CPU" in p.matrices  # the latency's CPU half kept apart
+    assert p.devices[1][0] == "NVIDIA GeForce RTX 4090"
+
+
+def test_p2p_tab_separated_rows_and_headless_excerpt() -> None:
+    p = parse_p2p_test(body("p2pBandwidthLatencyTest__dgx2-12x-v100-sxm3-nvswitch-145gbs-excerpt.txt"))
+    conn = p.matrix("Connectivity")
+    assert conn is not None and len(conn.values) == 12 and all(v == 1.0 for r in conn.values.values() for v in r.values())
+    t = body("p2pBandwidthLatencyTest__6gpu-p2p-enabled-9.9gbs-below-disabled-22gbs-partial.txt")
+    assert detect_p2p_test(t) >= 0.9
+    p = parse_p2p_test(t)
+    assert p.matrix("Enabled", "Reads") is not None and p.matrix("Disabled") is not None and not p.problems
+
+
+def test_detectors_do_not_claim_each_other() -> None:
+    dq = body("deviceQuery__geforce-920mx-cuda11.1-pass.txt")
+    bt = body("bandwidthTest__gtx780ti-11.6gbs-pass.txt")
+    p2p = body("p2pBandwidthLatencyTest__2x-rtx6000ada-pcie-p2p-enabled-26gbs.txt")
+    assert detect_bandwidth_test(dq) == detect_p2p_test(dq) == 0.0
+    assert detect_device_query(bt) == detect_p2p_test(bt) == 0.0
+    assert detect_device_query(p2p) == detect_bandwidth_test(p2p) == 0.0

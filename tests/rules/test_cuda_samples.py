@@ -1,0 +1,112 @@
+"""wizard/rules/cuda_samples.py: deviceQuery (health.gpu_count), bandwidthTest (gpu.host_bandwidth) and
+p2pBandwidthLatencyTest (health.p2p) judged on real outputs."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.rules.cuda_samples import judge_bandwidth_test_text, judge_device_query_text, judge_p2p_test_text
+
+from tests.probe_data import PUBLIC, text
+
+
+def body(name: str) -> str:
+    return text(PUBLIC / name)
+
+
+def verdicts(fs: list) -> set[Verdict]:
+    return {f.verdict for f in fs}
+
+
+def test_device_query_error_number_is_resolved_through_the_cuda_error_table() -> None:
+    fs = judge_device_query_text(body("deviceQuery__docker-without-nvidia-runtime-returned-35-fail.txt"), {})
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and fs[0].id == "health.gpu_count"
+    assert "cudaErrorInsufficientDriver" in fs[0].message and "older than the CUDA runtime" in fs[0].message
+    assert "cudaGetDeviceCount returned 35" in fs[0].evidence and fs[0].remedy
+    fs = judge_device_query_text(body("deviceQuery__cuda-samples13-returned-999-unknown-error-fail.txt"), {})
+    assert fs[0].verdict is Verdict.FAIL and "cudaErrorUnknown" in fs[0].message
+
+
+def test_device_query_error_100_means_no_device() -> None:
+    t = ("./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\n"
+         "cudaGetDeviceCount returned 100\n-> no CUDA-capable device is detected\nResult = FAIL\n")
+    fs = judge_device_query_text(t, {})
+    assert fs[0].verdict is Verdict.FAIL and "cudaErrorNoDevice" in fs[0].message
+
+
+def test_device_query_pass_says_it_is_not_a_load_test_and_plan_count_warns() -> None:
+    t = body("deviceQuery__tegra-x2-docker-nvidia-runtime-pass.txt")
+    fs = judge_device_query_text(t, {})
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "not that the GPU performs under load" in fs[0].message
+    fs = judge_device_query_text(t, {"gpu_count": 8})
+    assert fs[0].verdict is Verdict.WARN and "the plan expects 8" in fs[0].message
+
+
+def test_device_query_cut_before_result_is_unknown() -> None:
+    t = body("deviceQuery__geforce-920mx-cuda11.1-pass.txt")
+    cut = "\n".join(t.splitlines()[:12])
+    assert verdicts(judge_device_query_text(cut, {})) == {Verdict.UNKNOWN}
+
+
+def test_bandwidth_known_gpu_is_graded_against_its_pcie_generation() -> None:
+    fs = judge_bandwidth_test_text(body("bandwidthTest__rtx6000ada-gen4-26.8gbs-pass.txt"), {})
+    graded = [f for f in fs if f.verdict is not Verdict.SKIP]
+    assert verdicts(graded) == {Verdict.PASS} and len(graded) == 2
+    assert all("Gen4 x16" in f.message and f.id == "gpu.host_bandwidth" for f in graded)
+
+
+def test_bandwidth_remote_numa_node_warns_and_local_passes() -> None:
+    fs = judge_bandwidth_test_text(body("bandwidthTest__p100-pcie-numactl-remote-node-3.8gbs-partial.txt"), {})
+    assert verdicts(fs) == {Verdict.WARN} and all("NUMA" in f.message and f.remedy for f in fs)
+    fs = judge_bandwidth_test_text(body("bandwidthTest__p100-pcie-numactl-local-node-12.2gbs.txt"), {})
+    assert Verdict.PASS in verdicts(fs) and Verdict.WARN not in verdicts(fs)
+
+
+def test_bandwidth_unknown_gpu_is_not_guessed() -> None:
+    fs = judge_bandwidth_test_text(body("bandwidthTest__gtx780ti-11.6gbs-pass.txt"), {})
+    graded = [f for f in fs if f.verdict is not Verdict.SKIP]
+    assert verdicts(graded) == {Verdict.UNKNOWN} and "not judged" in graded[0].message
+
+
+def test_bandwidth_known_link_far_below_fails() -> None:
+    t = body("bandwidthTest__rtx6000ada-gen4-26.8gbs-pass.txt").replace("26.8", "4.1")  # x4-equivalent (synthetic edit)
+    fs = judge_bandwidth_test_text(t, {})
+    assert Verdict.FAIL in verdicts(fs)
+
+
+def test_p2p_geforce_without_p2p_warns_and_data_center_fails() -> None:
+    t = body("p2pBandwidthLatencyTest__2x-rtx4090-525-p2p-disabled-geforce.txt")
+    fs = judge_p2p_test_text(t, {})
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "GeForce" in fs[0].message and fs[0].remedy
+    fs = judge_p2p_test_text(t.replace("NVIDIA GeForce RTX 4090", "NVIDIA A100-PCIE-40GB"), {})  # synthetic edit
+    assert Verdict.FAIL in verdicts(fs) and "ACS" in fs[0].remedy
+
+
+def test_p2p_pcie_box_at_pcie_rate_passes_and_nvswitch_passes() -> None:
+    fs = judge_p2p_test_text(body("p2pBandwidthLatencyTest__2x-rtx6000ada-pcie-p2p-enabled-26gbs.txt"), {})
+    assert [f.verdict for f in fs] == [Verdict.PASS]
+    fs = judge_p2p_test_text(body("p2pBandwidthLatencyTest__dgx2-12x-v100-sxm3-nvswitch-145gbs-excerpt.txt"), {})
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "66 GPU pair" in fs[0].message
+
+
+def test_p2p_enabled_slower_than_staged_through_host_warns() -> None:
+    fs = judge_p2p_test_text(body("p2pBandwidthLatencyTest__6gpu-p2p-enabled-9.9gbs-below-disabled-22gbs-partial.txt"), {})
+    assert verdicts(fs) == {Verdict.WARN} and "ACS" in fs[0].remedy
+
+
+def test_p2p_one_slow_pair_against_the_median_warns() -> None:
+    lines = body("p2pBandwidthLatencyTest__dgx2-12x-v100-sxm3-nvswitch-145gbs-excerpt.txt").splitlines()
+    i = next(n for n, ln in enumerate(lines) if "P2P=Enabled" in ln) + 2  # row 0 of the enabled matrix
+    lines[i] = lines[i].replace("145.57", " 40.12", 1)  # synthetic edit: one pair at 28 % of the median
+    fs = judge_p2p_test_text("\n".join(lines), {})
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "0->1" in fs[0].message
+
+
+def test_explain_picks_the_sample_kinds_and_garbage_is_not_claimed() -> None:
+    for name, kind in (("deviceQuery__docker-without-nvidia-runtime-returned-35-fail.txt", "cuda-devicequery"),
+                       ("bandwidthTest__gtx1080-cuda9-11.3gbs-pass.txt", "cuda-bandwidthtest"),
+                       ("p2pBandwidthLatencyTest__6gpu-p2p-enabled-9.9gbs-below-disabled-22gbs-partial.txt",
+                        "cuda-p2p-bandwidth-latency")):
+        assert explain_text(body(name)).kind == kind
+    for junk in ("Result = PASS", "Device 0: x\nResult = FAIL", "P2P=Enabled\n0 1 2"):
+        assert judge_device_query_text(junk, {}) and judge_bandwidth_test_text(junk, {}) and judge_p2p_test_text(junk, {})

@@ -1,0 +1,67 @@
+"""wizard/rules/fabric.py: InfiniBand/RoCE port state and rate from ibstat / ibv_devinfo / ibstatus (real outputs)."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.parsers.fabric import parse_ib_ports
+from wizard.rules import fabric
+
+from tests.probe_data import PUBLIC, text
+
+
+def _judge(name: str, **plan: object) -> list:
+    t = text(PUBLIC / name)
+    return fabric.judge(parse_ib_ports(t), t, plan)
+
+
+def test_healthy_ndr_node_passes_stating_count_and_rate_and_the_separate_ethernet_port() -> None:
+    f = _judge("ibstat__gpud-h100-8x-ndr-400-ib-active-plus-bond-roce-200.txt")
+    assert {x.verdict for x in f} == {Verdict.PASS}
+    rate = next(x for x in f if x.id == fabric.RATE_ID)
+    assert "8 x 400 Gb/s (NDR) InfiniBand" in rate.message and "mlx5_bond_0" in rate.message
+
+
+def test_plan_rate_above_the_ports_fails_and_equal_passes() -> None:
+    """HDR ports (200 Gb/s) on a plan that expects NDR (400 Gb/s) trained or were bought slow: fail."""
+    f = _judge("ibstatus__gpud-a100-8x-hdr-200-ib-active-plus-eth-40.txt", nic_gbit_s=400.0)
+    bad = [x for x in f if x.verdict is Verdict.FAIL]
+    assert len(bad) == 8 and all(x.id == fabric.RATE_ID and "below the plan's 400" in x.message for x in bad)
+    assert {x.verdict for x in _judge("ibstatus__gpud-a100-8x-hdr-200-ib-active-plus-eth-40.txt",
+                                      nic_gbit_s=200.0)} == {Verdict.PASS}
+
+
+def test_down_port_warns_among_active_ones_and_fails_when_the_plan_needs_it() -> None:
+    name = "ibstat__gpud-h100-roce-9x-active-2-down-polling-disabled.txt"
+    state = [x for x in _judge(name) if x.id == fabric.STATE_ID]
+    assert [x.verdict for x in state] == [Verdict.WARN, Verdict.WARN]
+    assert "Polling" in state[0].message and "no link partner" in state[0].message
+    assert "Disabled" in state[1].message
+    # mixed 400/100 Ethernet ports among the Active ones warn
+    assert any(x.id == fabric.RATE_ID and x.verdict is Verdict.WARN and "different rates" in x.message
+               for x in _judge(name))
+    # 10 Active, plan wants 12 NICs: each Down port fails
+    state = [x for x in _judge(name, nics_per_node=12) if x.id == fabric.STATE_ID]
+    assert {x.verdict for x in state} == {Verdict.FAIL}
+
+
+def test_init_or_down_with_link_up_is_the_subnet_manager() -> None:
+    for name in ("ibv-devinfo__netop1646-pod-mlx5_7-port-init-flattened.txt",
+                 "ibstat__netop249-sriov-vf-mlx5_7-state-down-linkup-hdr-200.txt"):
+        f = _judge(name)
+        assert [x.verdict for x in f if x.id == fabric.STATE_ID] == [Verdict.FAIL], name
+        assert "subnet manager" in f[0].message and "opensm" in f[0].remedy
+
+
+def test_ibv_devinfo_without_rates_passes_state_and_is_unknown_only_against_a_plan_rate() -> None:
+    name = "ibv-devinfo__deepep38-h100-roce-mlx5_2-port-active-mtu-4096-partial.txt"
+    assert [x.verdict for x in _judge(name)] == [Verdict.PASS]
+    f = _judge(name, nic_gbit_s=400.0)
+    assert [x.verdict for x in f if x.id == fabric.RATE_ID] == [Verdict.UNKNOWN]
+
+
+def test_garbage_and_no_ports_are_unknown_never_a_traceback() -> None:
+    f = fabric.judge(parse_ib_ports("CA 'mlx5_0'\n\tCA type: MT4129\n"), "CA 'mlx5_0'\n", {})
+    assert [x.verdict for x in f] == [Verdict.UNKNOWN]
+    r = explain_text(text(PUBLIC / "ibstat__gpud482-cx7-mlx5_10-down-polling-rate-10-excerpt.txt"), "x")
+    assert r.kind == "ib-ports" and r.verdict is Verdict.FAIL

@@ -1,0 +1,88 @@
+"""wizard/rules/launcher.py: launcher pastes judged by what they prove (real outputs from tests/data/public)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wizard.model import Verdict
+from wizard.parsers.launcher import LauncherLog, RankExit
+from wizard.rules.launcher import judge_text, launch_result, rank_exits
+
+PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
+
+
+def _judge(name: str):
+    return judge_text((PUBLIC / name).read_text())
+
+
+def test_sigkill_warns_and_points_at_host_ram_and_dmesg():
+    [f] = _judge("torchrun__cppo6-accelerate-rank0-sigkill-9-root-cause-partial.txt")
+    assert (f.id, f.verdict) == ("node.rank_exit", Verdict.WARN)
+    assert "SIGKILL" in f.message and "rank 0" in f.message
+    assert "OOM" in f.remedy and "dmesg" in f.remedy and "signal.7" in f.source
+    assert any("Signal 9 (SIGKILL)" in ln for ln in f.evidence)
+
+
+def test_deepspeed_return_code_minus_9_is_sigkill():
+    [f] = _judge("deepspeed-launch__ds3232-killing-subprocess-return-code-minus-9.txt")
+    assert f.verdict is Verdict.WARN and "SIGKILL" in f.message and "OOM" in f.remedy
+
+
+def test_sigbus_on_one_host_at_once_points_at_shm():
+    [f] = _judge("torchrun__openocr71-2ranks-sigbus-7-same-host-partial.txt")
+    assert f.verdict is Verdict.WARN
+    assert "ranks 0, 1" in f.message and "SIGBUS" in f.message and "at once" in f.message
+    assert "/dev/shm" in f.remedy and "--shm-size" in f.remedy
+
+
+def test_sigabrt_names_the_nccl_watchdog():
+    [f] = _judge("torchrun__picotron6-8ranks-sigabrt-6-root-cause-excerpt.txt")
+    assert f.verdict is Verdict.WARN and "SIGABRT" in f.message and "watchdog" in f.remedy
+
+
+def test_exit_code_one_without_traceback_is_unknown_and_says_where_to_look():
+    [f] = _judge("torchrun__glm130b100-ranks-6-7-exitcode-1-no-traceback-partial.txt")
+    assert f.verdict is Verdict.UNKNOWN and "code 1" in f.message and "ranks 6, 7" in f.message
+    assert "@record" in f.remedy and "TORCHELASTIC_ERROR_FILE" in f.remedy
+    assert "first observed failure: rank 6" in f.message
+
+
+def test_all_processes_exiting_zero_passes():
+    [f] = _judge("deepspeed-launch__domino-gpt3-4proc-iterations-all-exit-successfully.txt")
+    assert (f.id, f.verdict) == ("node.launch", Verdict.PASS) and "all 4" in f.message
+
+
+def test_torchrun_agents_succeeded_passes():
+    [f] = _judge("torchrun__awsome-cpu-ddp-2node-4proc-worker-group-succeeded.txt")
+    assert f.verdict is Verdict.PASS and "2 nodes x 4 processes" in f.message
+
+
+def test_launch_plan_alone_is_unknown_with_what_it_shows():
+    text = (PUBLIC / "deepspeed-launch__ds618-2gpu-launch-plan-then-nameerror-in-script.txt").read_text()
+    plan = "\n".join(text.splitlines()[:7])
+    [f] = judge_text(plan)
+    assert f.verdict is Verdict.UNKNOWN and "world size 2" in f.message and "CUDA_VISIBLE_DEVICES=0,1" in f.message
+
+
+def test_single_process_plan_says_it_proves_nothing_about_multi_gpu():
+    log = LauncherLog(tool="deepspeed", nnodes=1, procs_per_node=1, world_size=1, plan=["dist_world_size=1"])
+    [f] = launch_result(log)
+    assert f.verdict is Verdict.UNKNOWN and "single-process" in f.message
+
+
+def test_sigterm_only_is_unknown_first_failure_elsewhere():
+    log = LauncherLog(tool="torchrun", exits=[RankExit(-15, rank=1, local_rank=1)])
+    [f] = rank_exits(log)
+    assert f.verdict is Verdict.UNKNOWN and "SIGTERM" in f.message
+
+
+def test_one_host_alone_in_a_multi_node_job_is_named():
+    log = LauncherLog(tool="torchrun", nnodes=4, exits=[RankExit(-9, rank=8, local_rank=0, host="node3"),
+                                                        RankExit(-9, rank=9, local_rank=1, host="node3")])
+    [f] = rank_exits(log)
+    assert "node3 alone" in f.message
+
+
+def test_garbage_is_unknown_never_a_traceback():
+    [f] = judge_text("\x00\x01 not a launcher\n[launch.py:1:x]")
+    assert f.verdict is Verdict.UNKNOWN

@@ -1,0 +1,359 @@
+"""Parsers for the CUDA samples operators run to prove a GPU: ``deviceQuery``, ``bandwidthTest`` and
+``p2pBandwidthLatencyTest`` (NVIDIA/cuda-samples, Samples/1_Utilities and 5_Domain_Specific).
+
+Pure functions from the pasted text to typed facts; they never raise: what cannot be read is listed in
+``problems``. The detectors return a confidence for ``bringup explain``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+# ------------------------------------------------------------------ deviceQuery
+
+_DQ_HEADER = re.compile(r"CUDA Device Query \((?:Runtime|Driver) API\)", re.I)
+_DQ_SUMMARY = re.compile(r"deviceQuery, CUDA Driver = CUDART", re.I)
+_DQ_DETECTED = re.compile(r"Detected (\d+) CUDA Capable device\(s\)")
+_DQ_NONE = re.compile(r"There (?:are|is) no available device\(s\) that support CUDA", re.I)
+_DQ_ERROR = re.compile(r"cudaGetDeviceCount returned (\d+)")
+_DQ_ERROR_TEXT = re.compile(r"^\s*->\s*(.+?)\s*$")
+_DQ_DEVICE = re.compile(r"^\s*Device (\d+): \"(.*)\"\s*$")
+_DQ_CC = re.compile(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)")
+_DQ_MEM = re.compile(r"Total amount of global memory:\s*([\d.]+) MBytes")
+_DQ_VERSIONS = re.compile(r"CUDA Driver Version / Runtime Version\s+([\d.]+) / ([\d.]+)")
+_DQ_PCI = re.compile(r"Device PCI Domain ID / Bus ID / location ID:\s*(\d+) / (\d+) / (\d+)")
+_DQ_NUMDEVS = re.compile(r"NumDevs = (\d+)")
+_RESULT = re.compile(r"^\s*Result = (PASS|FAIL|WAIVED)\b", re.I)
+_SAMPLE_START = re.compile(r"deviceQuery Starting\.\.\.", re.I)
+
+
+@dataclass(frozen=True)
+class DqDevice:
+    """One ``Device N: "name"`` block of deviceQuery."""
+
+    index: int
+    name: str
+    line: str
+    compute_capability: str = ""
+    memory_mib: float | None = None
+    driver_cuda: str = ""
+    runtime_cuda: str = ""
+    pci_bus: int | None = None
+
+
+@dataclass(frozen=True)
+class DeviceQuery:
+    """What deviceQuery printed: the device count, each device, the error it stopped on, its Result line."""
+
+    detected: int | None = None
+    detected_line: str = ""
+    devices: list[DqDevice] = field(default_factory=list)
+    numdevs: int | None = None
+    summary_line: str = ""
+    error_code: int | None = None
+    error_text: str = ""
+    error_lines: list[str] = field(default_factory=list)
+    result: str = ""
+    result_line: str = ""
+    no_device_line: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def detect_device_query(text: str) -> float:
+    """Confidence that ``text`` is deviceQuery output."""
+    if not isinstance(text, str) or not text:
+        return 0.0
+    if _DQ_HEADER.search(text) or _DQ_SUMMARY.search(text) or _SAMPLE_START.search(text):
+        return 0.95
+    if _DQ_DETECTED.search(text) and (_DQ_CC.search(text) or _RESULT.search(text)):
+        return 0.93
+    if _DQ_ERROR.search(text) and re.search(r"^\s*Result = FAIL", text, re.M):
+        return 0.93
+    return 0.0
+
+
+def parse_device_query(text: str) -> DeviceQuery:
+    """Read deviceQuery's output; never raises."""
+    if not isinstance(text, str):
+        return DeviceQuery(problems=["not text"])
+    v: dict[str, object] = {}
+    devices: list[DqDevice] = []
+    error_lines: list[str] = []
+    problems: list[str] = []
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        m = _DQ_DETECTED.search(ln)
+        if m:
+            v["detected"], v["detected_line"] = int(m.group(1)), ln.strip()
+            continue
+        if _DQ_NONE.search(ln):
+            v["no_device_line"] = ln.strip()
+            continue
+        m = _DQ_ERROR.search(ln)
+        if m:
+            v["error_code"] = int(m.group(1))
+            error_lines[:] = [ln.strip()]
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            t = _DQ_ERROR_TEXT.match(nxt)
+            if t:
+                v["error_text"] = t.group(1)
+                error_lines.append(nxt.strip())
+            continue
+        m = _DQ_DEVICE.match(ln)
+        if m:
+            devices.append(DqDevice(int(m.group(1)), m.group(2).strip(), ln.strip()))
+            continue
+        m = _RESULT.match(ln)
+        if m:
+            v["result"], v["result_line"] = m.group(1).upper(), ln.strip()
+            continue
+        m = _DQ_SUMMARY.search(ln)
+        if m:
+            v["summary_line"] = ln.strip()
+            n = _DQ_NUMDEVS.search(ln)
+            v["numdevs"] = int(n.group(1)) if n else None
+            continue
+        if not devices:
+            continue
+        cur = devices[-1]
+        m = _DQ_CC.search(ln)
+        if m:
+            devices[-1] = replace(cur, compute_capability=f"{m.group(1)}.{m.group(2)}")
+            continue
+        m = _DQ_MEM.search(ln)
+        if m:
+            try:
+                devices[-1] = replace(cur, memory_mib=float(m.group(1)))
+            except ValueError:
+                problems.append(f"unreadable memory: {ln.strip()}")
+            continue
+        m = _DQ_VERSIONS.search(ln)
+        if m:
+            devices[-1] = replace(cur, driver_cuda=m.group(1), runtime_cuda=m.group(2))
+            continue
+        m = _DQ_PCI.search(ln)
+        if m:
+            devices[-1] = replace(cur, pci_bus=int(m.group(2)))
+    if "detected" not in v and not devices and "error_code" not in v and "result" not in v:
+        problems.append("no device count, device, error or Result line")
+    return DeviceQuery(devices=devices, error_lines=error_lines, problems=problems, **v)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ bandwidthTest
+
+_BT_HEADER = re.compile(r"CUDA Bandwidth Test\] - Starting", re.I)
+_BT_SECTION = re.compile(r"^\s*(Host to Device|Device to Host|Device to Device) Bandwidth, (\d+) Device\(s\)", re.I)
+_BT_MEMORY = re.compile(r"^\s*(PINNED|PAGEABLE|WRITE-COMBINED)\b.*Memory Transfers", re.I)
+_BT_UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\((MB|GB)/s\)", re.I)
+_BT_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s*$")
+_BT_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
+_DIRECTION = {"host to device": "h2d", "device to host": "d2h", "device to device": "d2d"}
+
+
+@dataclass(frozen=True)
+class BwMeasure:
+    """One bandwidthTest figure: direction (h2d, d2h, d2d), memory (pinned, pageable), size and GB/s."""
+
+    direction: str
+    memory: str
+    size_bytes: int
+    gb_s: float
+    line: str
+    devices: int = 1
+
+
+@dataclass(frozen=True)
+class BandwidthTest:
+    """bandwidthTest's devices, its figures (the largest transfer size per direction and memory) and Result."""
+
+    devices: list[tuple[int, str, str]] = field(default_factory=list)  # (index, name, line)
+    measures: list[BwMeasure] = field(default_factory=list)
+    result: str = ""
+    result_line: str = ""
+    error_code: int | None = None
+    error_lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def detect_bandwidth_test(text: str) -> float:
+    """Confidence that ``text`` is bandwidthTest output."""
+    if not isinstance(text, str) or not text:
+        return 0.0
+    if _BT_HEADER.search(text):
+        return 0.95
+    if re.search(r"^\s*(Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", text, re.M | re.I) and \
+            re.search(r"Memory Transfers", text, re.I):
+        return 0.93
+    return 0.0
+
+
+def parse_bandwidth_test(text: str) -> BandwidthTest:
+    """Read bandwidthTest's output (quick, range or shmoo mode); keeps, per direction and memory kind, the row
+    of the largest transfer size. Never raises."""
+    if not isinstance(text, str):
+        return BandwidthTest(problems=["not text"])
+    devices: list[tuple[int, str, str]] = []
+    error_lines: list[str] = []
+    problems: list[str] = []
+    result, result_line, error_code = "", "", None
+    direction, memory, unit, ndev = "", "", "", 1
+    best: dict[tuple[str, str], BwMeasure] = {}
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        m = _BT_SECTION.match(ln)
+        if m:
+            direction, memory, unit = _DIRECTION[m.group(1).lower()], "", ""
+            ndev = int(m.group(2))
+            continue
+        m = _BT_MEMORY.match(ln)
+        if m:
+            memory = m.group(1).lower()
+            continue
+        m = _BT_UNIT.search(ln)
+        if m:
+            unit = m.group(1).upper()
+            continue
+        m = _RESULT.match(ln)
+        if m:
+            result, result_line = m.group(1).upper(), ln.strip()
+            continue
+        m = _DQ_ERROR.search(ln) or re.search(r"code=(\d+)\(cuda\w+\)", ln)
+        if m:
+            error_code = int(m.group(1))
+            error_lines.append(ln.strip())
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if _DQ_ERROR_TEXT.match(nxt):
+                error_lines.append(nxt.strip())
+            continue
+        m = _BT_ROW.match(ln)
+        if m and direction and unit:
+            try:
+                size, v = int(m.group(1)), float(m.group(2))
+            except ValueError:
+                problems.append(f"unreadable row: {ln.strip()}")
+                continue
+            gb = v / 1000.0 if unit == "MB" else v
+            key = (direction, memory or "pinned")
+            if key not in best or size >= best[key].size_bytes:
+                best[key] = BwMeasure(direction, memory or "pinned", size, gb, ln.strip(), ndev)
+            continue
+        m = _BT_DEVICE.match(ln)
+        if m and not direction:
+            devices.append((int(m.group(1)), m.group(2).strip(), ln.strip()))
+    if not best and not result and error_code is None:
+        problems.append("no bandwidth figure, error or Result line")
+    return BandwidthTest(devices, list(best.values()), result, result_line, error_code, error_lines, problems)
+
+
+# ------------------------------------------------------------------ p2pBandwidthLatencyTest
+
+_P2P_HEADER = re.compile(r"P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test", re.I)
+_P2P_DEVICE = re.compile(r"^\s*Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+)")
+_P2P_ACCESS = re.compile(r"Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)")
+_P2P_MATRIX = re.compile(r"^\s*(P2P Connectivity Matrix|(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) "
+                         r"Bandwidth(?: \((P2P \w+)\))? Matrix \(GB/s\)|P2P=(Disabled|Enabled) Latency(?: \(P2P \w+\))? "
+                         r"Matrix \(us\))", re.I)
+_MATRIX_COLS = re.compile(r"^\s*(D\\D|D/D|GPU|CPU)((?:\s+\d+)+)\s*$")
+_MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+[\d.]+)+)\s*$")
+
+
+@dataclass(frozen=True)
+class P2pMatrix:
+    """One matrix of p2pBandwidthLatencyTest: its title, column GPUs and values[row][col]."""
+
+    title: str
+    cols: list[int] = field(default_factory=list)
+    values: dict[int, dict[int, float]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class P2pTest:
+    """p2pBandwidthLatencyTest: devices, CAN/CANNOT access lines and the matrices by title."""
+
+    devices: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> (name, line)
+    access: dict[tuple[int, int], bool] = field(default_factory=dict)
+    access_lines: dict[tuple[int, int], str] = field(default_factory=dict)
+    matrices: dict[str, P2pMatrix] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def matrix(self, *words: str) -> P2pMatrix | None:
+        """The first matrix whose title contains every word (case-insensitive)."""
+        for t, mx in self.matrices.items():
+            if all(w.lower() in t.lower() for w in words):
+                return mx
+        return None
+
+
+def detect_p2p_test(text: str) -> float:
+    """Confidence that ``text`` is p2pBandwidthLatencyTest output (also its matrices without the banner)."""
+    if not isinstance(text, str) or not text:
+        return 0.0
+    if _P2P_HEADER.search(text):
+        return 0.95
+    if re.search(r"^\s*(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) Bandwidth", text, re.M | re.I) or \
+            re.search(r"^\s*P2P Connectivity Matrix\s*$", text, re.M):
+        return 0.93
+    return 0.0
+
+
+def parse_p2p_test(text: str) -> P2pTest:
+    """Read p2pBandwidthLatencyTest's output; never raises. The CPU half of a latency matrix is kept apart
+    (title + " CPU")."""
+    if not isinstance(text, str):
+        return P2pTest(problems=["not text"])
+    devices: dict[int, tuple[str, str]] = {}
+    access: dict[tuple[int, int], bool] = {}
+    access_lines: dict[tuple[int, int], str] = {}
+    problems: list[str] = []
+    # title -> (cols, values, lines), built here and frozen at the end
+    built: dict[str, tuple[list[int], dict[int, dict[int, float]], list[str]]] = {}
+    cur: str | None = None
+    for ln in text.splitlines():
+        m = _P2P_DEVICE.match(ln)
+        if m:
+            devices[int(m.group(1))] = (m.group(2).strip(), ln.strip())
+            continue
+        m = _P2P_ACCESS.search(ln)
+        if m:
+            key = (int(m.group(1)), int(m.group(3)))
+            access[key] = m.group(2) == "CAN"
+            access_lines[key] = ln.strip()
+            continue
+        m = _P2P_MATRIX.match(ln)
+        if m:
+            cur = re.sub(r"\s+", " ", m.group(1).strip())
+            built.setdefault(cur, ([], {}, [ln.rstrip()]))
+            continue
+        if cur is None:
+            continue
+        m = _MATRIX_COLS.match(ln)
+        if m:
+            if m.group(1) == "CPU":
+                cur = cur.split(" CPU")[0] + " CPU"
+                built.setdefault(cur, ([], {}, []))
+            cols, _, mlines = built[cur]
+            cols[:] = [int(x) for x in m.group(2).split()]
+            mlines.append(ln.rstrip())
+            continue
+        m = _MATRIX_ROW.match(ln)
+        if m and built[cur][0]:
+            cols, values, mlines = built[cur]
+            vals = m.group(2).split()
+            if len(vals) != len(cols):
+                problems.append(f"{cur}: row with {len(vals)} values for {len(cols)} columns: {ln.strip()}")
+                continue
+            try:
+                values[int(m.group(1))] = {c: float(x) for c, x in zip(cols, vals)}
+            except ValueError:
+                problems.append(f"unreadable row: {ln.strip()}")
+                continue
+            mlines.append(ln.rstrip())
+            continue
+        if ln.strip():
+            cur = None
+    matrices = {t: P2pMatrix(t, list(c), dict(vs), list(ls)) for t, (c, vs, ls) in built.items()}
+    if not matrices and not access:
+        problems.append("no P2P matrix or peer-access line")
+    return P2pTest(devices, access, access_lines, matrices, problems)

@@ -1,0 +1,214 @@
+"""InfiniBand / RoCE port status as operators paste it: ``ibstat``, ``ibv_devinfo`` and ``ibstatus``.
+
+One dataclass of ports (:class:`IbPort`) whatever printed them, so a live probe of ``ibstat``,
+``ibv_devinfo`` or ``/sys/class/infiniband/*/ports/*/{state,phys_state,rate,link_layer}`` (whose values
+are ``ibstatus``'s, e.g. ``4: ACTIVE``, ``5: LinkUp``, ``400 Gb/sec (4X NDR)``) can reuse it.
+Pure functions; they never raise (an unreadable input gives no ports).
+
+Formats (linux-rdma/rdma-core: infiniband-diags ``ibstat.c``, ``ibstatus``; libibverbs ``devinfo.c``):
+
+- ``ibstat``: ``CA 'mlx5_0'`` then ``Port N:`` with ``State: Active|Down|Initializing|Armed``,
+  ``Physical state: LinkUp|Polling|Disabled|...``, ``Rate: 400``, ``Link layer: InfiniBand|Ethernet``.
+- ``ibv_devinfo``: ``hca_id: mlx5_0`` then ``port: N`` with ``state: PORT_ACTIVE (4)``,
+  ``active_mtu: 4096 (5)``, ``link_layer: Ethernet`` (no rate; ``phys_state`` only with ``-v``).
+- ``ibstatus``: ``Infiniband device 'mlx5_0' port 1 status:`` with ``state: 4: ACTIVE``,
+  ``phys state: 5: LinkUp``, ``rate: 200 Gb/sec (4X HDR)``, ``link_layer: InfiniBand``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# logical port states (IBA PortInfo:PortState; ibv_port_state): one spelling for all three tools
+STATES = {
+    "active": "active", "port_active": "active", "4": "active", "active_defer": "active", "port_active_defer": "active",
+    "down": "down", "port_down": "down", "1": "down",
+    "initializing": "init", "init": "init", "port_init": "init", "2": "init",
+    "armed": "armed", "port_armed": "armed", "3": "armed",
+}
+# physical port states (IBA PortInfo:PortPhysicalState)
+PHYS_STATES = {
+    "linkup": "linkup", "link_up": "linkup", "5": "linkup",
+    "polling": "polling", "2": "polling",
+    "disabled": "disabled", "3": "disabled",
+    "sleep": "sleep", "1": "sleep",
+    "portconfigurationtraining": "training", "port_configuration_training": "training", "4": "training",
+    "linkerrorrecovery": "recovery", "link_error_recovery": "recovery", "6": "recovery",
+    "phytest": "phytest", "phy_test": "phytest", "7": "phytest",
+}
+
+
+@dataclass(frozen=True)
+class IbPort:
+    """One HCA port: ``ca`` (``mlx5_0``), ``port`` number, ``state`` (active / down / init / armed, "" when not
+    shown), ``phys_state`` (linkup / polling / disabled / sleep / training / recovery, "" when not shown),
+    ``rate_gbit_s`` (None when not shown), ``link_layer`` ("InfiniBand" / "Ethernet" / ""), ``active_mtu``,
+    ``base_lid`` as printed, and the raw lines that said so (evidence)."""
+
+    ca: str
+    port: int
+    state: str = ""
+    phys_state: str = ""
+    rate_gbit_s: float | None = None
+    link_layer: str = ""
+    active_mtu: int | None = None
+    base_lid: str = ""
+    state_raw: str = ""
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IbPorts:
+    """The ports one output lists (``tool``: ibstat / ibv_devinfo / ibstatus / "" when unknown), tool error lines
+    (``ibpanic``, ``Failed to ...``, ``No IB devices found``) in ``errors``, and what could not be read."""
+
+    tool: str = ""
+    ports: list[IbPort] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+_IBSTAT_CA = re.compile(r"^\s*CA '([^']+)'\s*$")
+_IBSTAT_PORT = re.compile(r"^\s*Port (\d+):\s*$")
+_KV = re.compile(r"^\s*([A-Za-z_][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
+_DEVINFO_HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
+_DEVINFO_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
+_IBSTATUS_HEAD = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.I)
+_ERROR = re.compile(r"^\s*(ibpanic:.*|ibwarn:.*fail.*|Failed to .*|No IB devices found.*|ibstat: .*error.*|"
+                    r".*stat of IB device .* failed.*)$", re.I)
+_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)")
+
+
+def _state(raw: str) -> str:
+    v = raw.strip()
+    m = re.match(r"^(\d+)\s*:\s*(\S+)", v)  # ibstatus / sysfs "4: ACTIVE"
+    if m:
+        return STATES.get(m.group(2).lower(), STATES.get(m.group(1), ""))
+    m = re.match(r"^(\S+)", v)
+    return STATES.get(m.group(1).lower(), "") if m else ""
+
+
+def _phys(raw: str) -> str:
+    v = raw.strip()
+    m = re.match(r"^(\d+)\s*:\s*(\S+)", v)
+    if m:
+        return PHYS_STATES.get(m.group(2).lower(), PHYS_STATES.get(m.group(1), ""))
+    m = re.match(r"^(\S+)", v)
+    return PHYS_STATES.get(m.group(1).lower(), "") if m else ""
+
+
+def _rate(raw: str) -> float | None:
+    m = _RATE.match(raw)
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def _mtu(raw: str) -> int | None:
+    m = re.match(r"^\s*(\d+)", raw)
+    return int(m.group(1)) if m else None
+
+
+def _layer(raw: str) -> str:
+    v = raw.strip().lower()
+    return "InfiniBand" if v.startswith("infiniband") else "Ethernet" if v.startswith("ethernet") else ""
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.ports: list[IbPort] = []
+        self.cur: dict[str, object] | None = None
+
+    def start(self, ca: str, port: int, line: str) -> None:
+        self.flush()
+        self.cur = {"ca": ca, "port": port, "lines": [line.strip()]}
+
+    def set(self, key: str, value: object, line: str) -> None:
+        if self.cur is None:
+            return
+        self.cur[key] = value
+        lines = self.cur["lines"]
+        if isinstance(lines, list):
+            lines.append(line.strip())
+
+    def flush(self) -> None:
+        c = self.cur
+        if c is not None:
+            lines = c.pop("lines")
+            self.ports.append(IbPort(lines=tuple(lines) if isinstance(lines, list) else (), **c))  # type: ignore[arg-type]
+        self.cur = None
+
+
+def parse_ib_ports(text: str) -> IbPorts:
+    """Read ``ibstat``, ``ibv_devinfo`` or ``ibstatus`` output (or several pasted together). Never raises."""
+    try:
+        return _parse(text)
+    except Exception as e:  # noqa: BLE001 - a parser never raises: say what went wrong instead
+        return IbPorts(problems=[f"could not read the port list: {type(e).__name__}"])
+
+
+def _parse(text: str) -> IbPorts:
+    errors: list[str] = []
+    b = _Builder()
+    ca = ""
+    tools: list[str] = []
+    for raw in text.splitlines():
+        if _ERROR.match(raw):
+            errors.append(raw.strip())
+            continue
+        m = _IBSTAT_CA.match(raw)
+        if m:
+            b.flush()
+            ca = m.group(1)
+            tools.append("ibstat")
+            continue
+        m = _DEVINFO_HCA.match(raw)
+        if m:
+            b.flush()
+            ca = m.group(1)
+            tools.append("ibv_devinfo")
+            continue
+        m = _IBSTATUS_HEAD.match(raw)
+        if m:
+            tools.append("ibstatus")
+            b.start(m.group(1), int(m.group(2)), raw)
+            continue
+        m = _IBSTAT_PORT.match(raw) or _DEVINFO_PORT.match(raw)
+        if m and ca:
+            b.start(ca, int(m.group(1)), raw)
+            continue
+        kv = _KV.match(raw)
+        if not kv or b.cur is None:
+            continue
+        key, value = kv.group(1).strip().lower().replace(" ", "_"), kv.group(2)
+        if key == "state":
+            b.cur["state_raw"] = value.strip()
+            b.set("state", _state(value), raw)
+        elif key in ("physical_state", "phys_state"):
+            b.set("phys_state", _phys(value), raw)
+        elif key == "rate":
+            b.set("rate_gbit_s", _rate(value), raw)
+        elif key == "link_layer":
+            b.set("link_layer", _layer(value), raw)
+        elif key == "active_mtu":
+            b.set("active_mtu", _mtu(value), raw)
+        elif key == "base_lid":
+            if b.cur is not None:
+                b.cur["base_lid"] = value.strip()
+    b.flush()
+    return IbPorts("+".join(dict.fromkeys(tools)), b.ports, errors)
+
+
+def detect_ib_ports(text: str) -> float:
+    """Confidence that ``text`` is ``ibstat`` / ``ibv_devinfo`` / ``ibstatus`` output."""
+    head = text[:200_000]
+    if re.search(r"^\s*CA '[^']+'\s*$", head, re.M) and re.search(r"^\s*(Physical state|State|CA type):", head, re.M):
+        return 0.95
+    if re.search(r"^\s*hca_id:\s*\S+", head, re.M) and re.search(r"^\s*(state:\s*PORT_|transport:|phys_port_cnt:)",
+                                                                   head, re.M):
+        return 0.95
+    if re.search(r"^\s*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
+        return 0.95
+    return 0.0

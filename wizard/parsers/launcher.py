@@ -1,0 +1,280 @@
+"""Distributed launcher output: torchrun / ``torch.distributed.elastic`` failure summaries and agent lines, and the
+DeepSpeed launcher (``deepspeed/launcher/runner.py`` and ``launch.py``) lines.
+
+What is read:
+
+- torchrun's ``ChildFailedError`` summary (the format of "torch.distributed.elastic Error Propagation",
+  https://pytorch.org/docs/stable/elastic/errors.html): ``Failures:`` and ``Root Cause (first observed failure):``
+  entries with ``time``, ``host``, ``rank (local_rank)``, ``exitcode (pid)``, ``error_file`` and ``traceback``;
+- the elastic agent's lines: ``failed (exitcode: N) local_rank: R (pid: P) of binary: ...``, ``Sending process P
+  closing signal SIGTERM``, ``worker group successfully finished`` / ``Local worker group finished
+  (WorkerState.SUCCEEDED)``, the launch configs (``min_nodes``, ``max_nodes``, ``nproc_per_node``) and the
+  ``Setting OMP_NUM_THREADS`` start-up warning;
+- DeepSpeed's launcher: ``Unable to find hostfile``, ``WORLD INFO DICT``, ``nnodes=, num_local_procs=, node_rank=``,
+  ``dist_world_size=``, ``Setting CUDA_VISIBLE_DEVICES=``, ``Process P exits successfully.``, ``Killing subprocess
+  P`` and ``[...] exits with return code = N``.
+
+A negative exit code is the signal that ended the process (Python's ``subprocess.Popen.returncode``: "A negative
+value -N indicates that the child was terminated by signal N (POSIX only)"). Pure, never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from wizard.parsers._frozen import build_set as _set
+
+
+@dataclass(frozen=True)
+class RankExit:
+    """One rank (or process) that ended with a non-zero code.
+
+    ``exitcode`` < 0 is a signal (-9 = SIGKILL). ``rank``/``local_rank``/``host`` are None/"" when the line does
+    not say. ``traceback`` is the summary's traceback field ("Signal 9 (SIGKILL) received by PID ..." or the
+    hint "To enable traceback see: ..."); ``root_cause`` marks the "Root Cause (first observed failure)" entry.
+    """
+
+    exitcode: int
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str = ""
+    time: str = ""
+    error_file: str = ""
+    traceback: str = ""
+    root_cause: bool = False
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LauncherLog:
+    """What a launcher paste shows. ``tool`` is "torchrun", "deepspeed" or "" (not a launcher output)."""
+
+    tool: str = ""
+    exits: list[RankExit] = field(default_factory=list)
+    """From the ChildFailedError summary; else the agent's ``failed (exitcode: ...)`` lines; else DeepSpeed's
+    ``exits with return code`` lines."""
+    succeeded: list[str] = field(default_factory=list)
+    """Lines that prove processes ended well: DeepSpeed ``Process P exits successfully.``, torchrun ``worker group
+    successfully finished`` / ``(WorkerState.SUCCEEDED)`` (one per agent, i.e. per node)."""
+    agents_succeeded: int = 0
+    processes_succeeded: int = 0
+    sigterm_sent: list[str] = field(default_factory=list)
+    nnodes: int | None = None
+    procs_per_node: int | None = None
+    world_size: int | None = None
+    visible_devices: str = ""
+    no_hostfile: bool = False
+    plan: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+    """Python exception lines of the ranks' own tracebacks in the paste (``NameError: ...``), not the launcher's
+    ChildFailedError."""
+    has_summary: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+_CHILD_FAILED = re.compile(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError")
+_ROOT = re.compile(r"Root Cause \(first observed failure\)")
+_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_RANK = re.compile(r"^(-?\d+)\s*\(local_rank:\s*(-?\d+)\)")
+_EXITCODE = re.compile(r"^(-?\d+)")
+_AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
+_SIGTERM_SENT = re.compile(r"Sending process \d+ closing signal SIG\w+")
+_AGENT_OK = re.compile(r"worker group successfully finished|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
+_LAUNCH_CFG = re.compile(r"launcher\.api: \[INFO\]\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)"
+                         r"|launcher\.api:(?:\[INFO\])?\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)")
+_WORKER_EVENT_OK = re.compile(r'"name": "torchelastic\.worker\.status\.SUCCEEDED", "source": "WORKER"')
+_OMP = re.compile(r"Setting OMP_NUM_THREADS environment variable for each process")
+_DS_TAG = re.compile(r"\[(?:launch|runner)\.py:\d+:\w+\]")
+_DS_OK = re.compile(r"\[launch\.py:\d+:\w+\] Process \d+ exits successfully")
+_DS_RC = re.compile(r"exits with return code = (-?\d+)")
+_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d+)")
+_DS_KILL = re.compile(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess \d+")
+_DS_NNODES = re.compile(r"nnodes=(\d+), num_local_procs=(\d+), node_rank=(\d+)")
+_DS_WORLD = re.compile(r"dist_world_size=(\d+)")
+_DS_CVD = re.compile(r"Setting CUDA_VISIBLE_DEVICES=([\d,]*)")
+_DS_WORLD_INFO = re.compile(r"WORLD INFO DICT: (\{.*\})")
+_NO_HOSTFILE = re.compile(r"Unable to find hostfile, will proceed with training with local resources only")
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
+
+
+def _int(s: str | None) -> int | None:
+    try:
+        return int(s) if s is not None else None
+    except ValueError:
+        return None
+
+
+def _summary(lines: list[str], log: LauncherLog) -> None:
+    cur: dict[str, object] | None = None
+    root = False
+    entries: list[dict[str, object]] = []
+    for raw in lines:
+        if _ROOT.search(raw):
+            root = True
+            continue
+        if _ENTRY.match(raw):
+            cur = {"root": root, "lines": [raw.rstrip()]}
+            entries.append(cur)
+            continue
+        m = _FIELD.match(raw)
+        if m and (cur is None or m.group(1) in cur):
+            # an excerpt that starts inside an entry, or an entry whose "[N]:" line was cut (a field repeats)
+            cur = {"root": root, "lines": []}
+            entries.append(cur)
+        if m and cur is not None:
+            cur[m.group(1)] = m.group(2)
+            lines_l = cur["lines"]
+            if isinstance(lines_l, list):
+                lines_l.append(raw.rstrip())
+    for e in entries:
+        mcode = _EXITCODE.match(str(e.get("exitcode", "")))
+        if not mcode:
+            continue
+        code = int(mcode.group(1))
+        rm = _RANK.match(str(e.get("rank", "")))
+        lines_e = e.get("lines", [])
+        log.exits.append(RankExit(
+            exitcode=code, rank=_int(rm.group(1)) if rm else None, local_rank=_int(rm.group(2)) if rm else None,
+            host=str(e.get("host", "")), time=str(e.get("time", "")), error_file=str(e.get("error_file", "")),
+            traceback=str(e.get("traceback", "")), root_cause=bool(e.get("root")),
+            lines=tuple(lines_e) if isinstance(lines_e, list) else ()))
+
+
+def parse_launcher(text: str) -> LauncherLog:
+    """Read a launcher paste; never raises (unreadable text gives ``tool == ""``)."""
+    log = LauncherLog()
+    try:
+        _parse(text, log)
+    except Exception as e:  # noqa: BLE001 - a parser never raises
+        log.problems.append(f"unreadable launcher output: {type(e).__name__}")
+    return log
+
+
+def _parse(text: str, log: LauncherLog) -> None:
+    lines = text.splitlines()
+    torch_seen = False
+    ds_seen = False
+    if _CHILD_FAILED.search(text) or _ROOT.search(text) or any(_FIELD.match(ln) for ln in lines):
+        _summary(lines, log)
+        _set(log, "has_summary", bool(log.exits) or bool(_CHILD_FAILED.search(text)))
+        torch_seen = torch_seen or log.has_summary
+    agent_exits: list[RankExit] = []
+    ds_exits: list[RankExit] = []
+    cfg: dict[str, int] = {}
+    in_rank_tb = False
+    for raw in lines:
+        ln = raw.rstrip()
+        m = _AGENT_FAILED.search(ln)
+        if m:
+            torch_seen = True
+            agent_exits.append(RankExit(int(m.group(1)), local_rank=int(m.group(2)), lines=(ln,)))
+            continue
+        if _SIGTERM_SENT.search(ln):
+            torch_seen = True
+            log.sigterm_sent.append(ln)
+            continue
+        if _AGENT_OK.search(ln):
+            torch_seen = True
+            log.succeeded.append(ln)
+            if "Local worker group finished" in ln:
+                _set(log, "agents_succeeded", log.agents_succeeded + 1)
+            continue
+        if _WORKER_EVENT_OK.search(ln):
+            torch_seen = True
+            _set(log, "processes_succeeded", log.processes_succeeded + 1)
+            continue
+        m = _LAUNCH_CFG.search(ln)
+        if m:
+            torch_seen = True
+            cfg[m.group(1) or m.group(3)] = int(m.group(2) or m.group(4))
+            log.plan.append(ln)
+            continue
+        if _OMP.search(ln):
+            torch_seen = True
+            log.plan.append(ln)
+            continue
+        if _DS_OK.search(ln):
+            ds_seen = True
+            log.succeeded.append(ln)
+            _set(log, "processes_succeeded", log.processes_succeeded + 1)
+            continue
+        m = _DS_RC.search(ln)
+        if m and (_DS_TAG.search(ln) or "sigkill_handler" in ln):
+            ds_seen = True
+            lr = _DS_LOCAL_RANK.search(ln)
+            ds_exits.append(RankExit(int(m.group(1)), local_rank=int(lr.group(1)) if lr else None, lines=(ln,)))
+            continue
+        if _DS_KILL.search(ln):
+            ds_seen = True
+            continue
+        m = _DS_NNODES.search(ln)
+        if m:
+            ds_seen = True
+            _set(log, "nnodes", int(m.group(1)))
+            _set(log, "procs_per_node", int(m.group(2)))
+            log.plan.append(ln)
+            continue
+        m = _DS_WORLD.search(ln)
+        if m and _DS_TAG.search(ln):
+            ds_seen = True
+            _set(log, "world_size", int(m.group(1)))
+            log.plan.append(ln)
+            continue
+        m = _DS_CVD.search(ln)
+        if m and _DS_TAG.search(ln):
+            ds_seen = True
+            _set(log, "visible_devices", m.group(1))
+            log.plan.append(ln)
+            continue
+        if _DS_WORLD_INFO.search(ln):
+            ds_seen = True
+            log.plan.append(ln)
+            continue
+        if _NO_HOSTFILE.search(ln):
+            ds_seen = True
+            _set(log, "no_hostfile", True)
+            log.plan.append(ln)
+            continue
+        if ln.startswith("Traceback (most recent call last)"):
+            in_rank_tb = True
+            continue
+        m = _EXC.match(ln)
+        if m and in_rank_tb:
+            in_rank_tb = False
+            if "ChildFailedError" not in m.group(1):
+                log.exceptions.append(ln)
+    if not log.exits:
+        log.exits.extend(agent_exits or ds_exits)
+    if "min_nodes" in cfg and cfg.get("min_nodes") == cfg.get("max_nodes"):
+        _set(log, "nnodes", cfg["min_nodes"])
+    if "nproc_per_node" in cfg:
+        _set(log, "procs_per_node", cfg["nproc_per_node"])
+    if log.world_size is None and log.nnodes and log.procs_per_node and "nproc_per_node" in cfg:
+        _set(log, "world_size", log.nnodes * log.procs_per_node)
+    _set(log, "tool", "deepspeed" if ds_seen and not torch_seen else "torchrun" if torch_seen else "")
+    if ds_seen and torch_seen:
+        _set(log, "tool", "torchrun" if log.has_summary else "deepspeed")
+
+
+def detect_launcher(text: str) -> float:
+    """Confidence that ``text`` is launcher output (torchrun/elastic or DeepSpeed's launcher). A ChildFailedError
+    summary scores below the kinds that judge a specific error (a CUDA or NCCL error in the same paste says more)."""
+    if _ROOT.search(text) or _CHILD_FAILED.search(text):
+        return 0.75
+    if _AGENT_FAILED.search(text) or _SIGTERM_SENT.search(text):
+        return 0.7
+    lines = text.splitlines()
+    fields = sum(1 for ln in lines if _FIELD.match(ln))
+    if fields >= 3 and re.search(r"^\s*exitcode\s*:\s*-?\d+ \(pid: \d+\)", text, re.M):
+        return 0.7
+    if _DS_TAG.search(text) and (_DS_OK.search(text) or _DS_RC.search(text) or _DS_NNODES.search(text)
+                                 or _DS_WORLD.search(text) or _DS_WORLD_INFO.search(text) or _NO_HOSTFILE.search(text)
+                                 or _DS_KILL.search(text)):
+        return 0.7
+    if _AGENT_OK.search(text) or _LAUNCH_CFG.search(text):
+        return 0.7
+    if _OMP.search(text) and "torch.distributed" in text:
+        return 0.5
+    return 0.0

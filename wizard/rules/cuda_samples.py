@@ -1,0 +1,331 @@
+"""Judges of the CUDA samples operators run to prove a GPU (``bringup explain``): ``deviceQuery``
+(health.gpu_count), ``bandwidthTest`` (gpu.host_bandwidth) and ``p2pBandwidthLatencyTest`` (health.p2p).
+
+deviceQuery errors are resolved through the one CUDA error table (``assets/cuda_errors.csv``,
+:func:`wizard.parsers.cuda.cuda_error_lookup`); host<->device copies are graded against the validation
+thresholds (``assets/validate_thresholds.csv``: the PCIe practical figures and the IBM Autopilot fractions, read
+through :mod:`wizard.rules.validate`); P2P pairs follow the validation's P2P idea (a pair far below the median
+pair), with P2P=0 judged as ``nvidia-smi topo -p2p`` is (:func:`wizard.rules.topology.p2p`).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from typing import Any, Mapping
+
+from wizard.common import gpu_subject, to_int
+from wizard.data import table
+from wizard.model import Finding, Verdict
+from wizard.parsers.cuda import cuda_error_lookup
+from wizard.parsers.cuda_samples import (
+    BandwidthTest, DeviceQuery, P2pTest, parse_bandwidth_test, parse_device_query, parse_p2p_test,
+)
+from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
+
+SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
+               "p2pBandwidthLatencyTest: 'Result = PASS' means the sample ran, the figures are not a performance "
+               "guarantee)")
+SRC_CUDA_ERR = "CUDA Runtime API, cudaError_t (https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)"
+SRC_BW = ("Azure HPC health checks check_cuda_bw (24 GB/s Gen4 x16, 52 GB/s Gen5 x16), "
+          "https://github.com/Azure/azurehpc-health-checks; Gen3 x16 12 GB/s: mpicbg-scicomp/gearshifft#82; "
+          "IBM Autopilot pciebw (warn below 80 %, fail below 25 % of the practical figure), https://github.com/IBM/autopilot")
+SRC_P2P_SAMPLE = ("NVIDIA CUDA samples p2pBandwidthLatencyTest, https://github.com/NVIDIA/cuda-samples (P2P Connectivity "
+                  "Matrix: 1 = cudaDeviceCanAccessPeer); NCCL troubleshooting (P2P, ACS, IOMMU), "
+                  "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; bringup's judgement "
+                  "following Microsoft SuperBench's variance rule (https://github.com/microsoft/superbenchmark)")
+
+PCIE_GEN_OF_ARCH: dict[str, int] = {"Kepler": 3, "Maxwell": 3, "Pascal": 3, "Volta": 3, "Turing": 3,
+                                    "Ampere": 4, "Ada": 4, "Ada Lovelace": 4, "Hopper": 5, "Blackwell": 5}
+"""The PCIe generation a GPU architecture's boards use, for a GPU whose name bringup knows only by architecture
+(``assets/gpu_name_arch.csv``). NVIDIA datasheets: Tesla K40 / M40 / P100 / V100 / T4 'PCI Express Gen3 x16',
+A100 and L40S 'PCIe Gen4 x16', H100 PCIe 'PCIe Gen5 x16' (https://www.nvidia.com/en-us/data-center/). The lane
+count is then unknown: such a figure passes only when it clears the x16 figure and otherwise warns, never fails."""
+
+P2P_PAIR_FRACTION = 0.5
+"""An enabled P2P pair below half the median enabled pair warns (bringup's judgement, the brief's node.p2p idea
+with a margin wide enough for PCIe-switch vs. cross-socket pairs; SuperBench's variance rule is the stricter
+model, https://github.com/microsoft/superbenchmark)."""
+
+P2P_VS_DISABLED_FRACTION = 0.5
+"""A pair whose P2P-enabled copy runs below half of its P2P-disabled (staged through host memory) copy: the
+direct path is broken or throttled (ACS redirecting peer traffic to the root complex, IOMMU translation), NCCL
+troubleshooting, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (bringup's
+judgement: half leaves room for run-to-run noise)."""
+
+
+def _nonempty(text: str, n: int = 6) -> tuple[str, ...]:
+    return tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:n]
+
+
+# ------------------------------------------------------------------ deviceQuery
+
+
+def judge_device_query_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """health.gpu_count from deviceQuery: the CUDA error it stopped on fails with the CUDA runtime's meaning
+    (``assets/cuda_errors.csv``); 'Result = PASS' with N devices passes (CUDA sees them; it is not a load test);
+    fewer devices than the plan's GPU count warns."""
+    return judge_device_query(parse_device_query(text), text, exp)
+
+
+def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    fid = "health.gpu_count"
+    if dq.error_code is not None or (dq.result == "FAIL" and dq.error_text):
+        info = cuda_error_lookup(dq.error_code, dq.error_text)
+        name = f" ({info.name}, error {dq.error_code})" if info else (f" (error {dq.error_code})" if dq.error_code is not None else "")
+        meaning = f": {info.meaning}" if info else ""
+        what = dq.error_text or (info.message.split("|")[0] if info else "an error CUDA did not name")
+        remedy = (info.action[:1].upper() + info.action[1:] + "." if info and info.action else
+                  "Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.")
+        return [Finding(fid, Verdict.FAIL, f"deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", "host",
+                        tuple(dq.error_lines + ([dq.result_line] if dq.result_line else [])), remedy,
+                        f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
+    if dq.no_device_line or dq.detected == 0:
+        return [Finding(fid, Verdict.FAIL, "deviceQuery: CUDA sees no GPU", "host",
+                        tuple(x for x in (dq.no_device_line, dq.detected_line, dq.result_line) if x),
+                        "Check that `nvidia-smi` lists the GPUs, that CUDA_VISIBLE_DEVICES names existing GPUs, and that "
+                        "a container was started with the GPUs (--gpus all / the NVIDIA container toolkit).", SRC_SAMPLES)]
+    n = dq.detected if dq.detected is not None else (dq.numdevs if dq.numdevs is not None else len(dq.devices) or None)
+    names = ", ".join(f"{d.index}: {d.name}" + (f" (cc {d.compute_capability})" if d.compute_capability else "")
+                      for d in dq.devices[:8])
+    ev = tuple(x for x in [dq.detected_line] + [d.line for d in dq.devices[:8]] + [dq.summary_line, dq.result_line] if x)
+    if dq.result == "FAIL":
+        return [Finding(fid, Verdict.FAIL, "deviceQuery: Result = FAIL" + (f" after {n} device(s)" if n else ""), "host",
+                        ev or _nonempty(text), "Read the lines above 'Result = FAIL' for the CUDA call that failed; check "
+                        "`nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.", SRC_SAMPLES)]
+    if n is None:
+        return [Finding(fid, Verdict.UNKNOWN, "deviceQuery: no device count and no Result line in this paste", "host",
+                        _nonempty(text), "Paste the whole deviceQuery output (it ends with 'Result = PASS' or FAIL).",
+                        SRC_SAMPLES)]
+    want = to_int(exp.get("gpu_count")) if exp else None
+    if isinstance(want, int) and want > n:
+        return [Finding(fid, Verdict.WARN, f"deviceQuery: CUDA sees {n} GPU(s), the plan expects {want}" +
+                        (f" ({names})" if names else ""), "host", ev,
+                        "Check CUDA_VISIBLE_DEVICES and that `nvidia-smi -L` lists every GPU; a missing GPU is a "
+                        "health.gpu_pci question (lspci).", SRC_SAMPLES)]
+    if dq.result != "PASS":
+        return [Finding(fid, Verdict.UNKNOWN, f"deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line"
+                        + (f" ({names})" if names else ""), "host", ev or _nonempty(text),
+                        "Paste the whole deviceQuery output (it ends with 'Result = PASS' or FAIL).", SRC_SAMPLES)]
+    return [Finding(fid, Verdict.PASS, f"deviceQuery: CUDA sees {n} GPU(s) and Result = PASS" +
+                    (f" ({names})" if names else "") + "; it proves the driver and the CUDA runtime work, not that the "
+                    "GPU performs under load", "host", ev, "", SRC_SAMPLES)]
+
+
+# ------------------------------------------------------------------ bandwidthTest
+
+
+def _link_of(name: str) -> tuple[int | None, int | None, str]:
+    """(PCIe generation, lanes, how known) of a GPU from its name: the datasheet row (``gpu_specs.csv``), else
+    its architecture (:data:`PCIE_GEN_OF_ARCH`, lanes unknown)."""
+    spec = match_gpu(name)
+    if spec is not None and spec.name:
+        for r in table("gpu_specs.csv"):
+            if r.get("gpu") == spec.name:
+                gen = to_int((r.get("pcie_gen") or "").split(" ")[0])
+                lanes = to_int(r.get("pcie_lanes"))
+                if gen is not None:
+                    return gen, lanes, f"{spec.name} datasheet: PCIe Gen{gen} x{lanes}"
+    for r in table("gpu_name_arch.csv"):
+        try:
+            if re.search(r.get("match", "") or "(?!)", name or "", re.I):
+                arch = r.get("architecture", "")
+                gen = PCIE_GEN_OF_ARCH.get(arch)
+                if gen:
+                    return gen, None, f"{arch} architecture: PCIe Gen{gen} (lane count not known)"
+        except re.error:  # a bad table row is skipped
+            continue
+    return None, None, ""
+
+
+def judge_bandwidth_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """gpu.host_bandwidth from bandwidthTest: pinned host-to-device and device-to-host copies against the PCIe
+    practical figure of the GPU's link (known from its datasheet row or architecture, never guessed);
+    pageable and device-to-device figures are reported, not graded; Result = FAIL or a CUDA error fails."""
+    return judge_bandwidth_test(parse_bandwidth_test(text), text)
+
+
+def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
+    fid = "gpu.host_bandwidth"
+    if bt.error_code is not None:
+        info = cuda_error_lookup(bt.error_code, " ".join(bt.error_lines))
+        return [Finding(fid, Verdict.FAIL, f"bandwidthTest stopped on CUDA error {bt.error_code}"
+                        + (f" ({info.name}: {info.meaning})" if info else ""), "host",
+                        tuple(bt.error_lines + ([bt.result_line] if bt.result_line else [])),
+                        (info.action[:1].upper() + info.action[1:] + ".") if info and info.action else
+                        "Check `nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.",
+                        f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
+    if bt.result == "FAIL":
+        return [Finding(fid, Verdict.FAIL, "bandwidthTest: Result = FAIL", "host", (bt.result_line,),
+                        "Read the lines above 'Result = FAIL' for the CUDA call that failed; check `nvidia-smi` and "
+                        "`dmesg | grep -i -e NVRM -e Xid`.", SRC_SAMPLES)]
+    if not bt.measures:
+        return [Finding(fid, Verdict.UNKNOWN, "bandwidthTest: no bandwidth figure in this paste", "host", _nonempty(text),
+                        "Paste the whole bandwidthTest output (Host to Device, Device to Host, Device to Device).",
+                        SRC_SAMPLES)]
+    name = bt.devices[0][1] if len(bt.devices) == 1 else ""
+    dev_line = bt.devices[0][2] if len(bt.devices) == 1 else ""
+    subj = gpu_subject(bt.devices[0][0]) if len(bt.devices) == 1 else "host"
+    gen, lanes, how_known = _link_of(name) if name else (None, None, "")
+    out: list[Finding] = []
+    warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
+    graded = [m for m in bt.measures if m.direction in ("h2d", "d2h") and m.memory == "pinned" and m.devices == 1]
+    notes = [m for m in bt.measures if m not in graded]
+    for m in graded:
+        what = f"pinned {'host-to-device' if m.direction == 'h2d' else 'device-to-host'} copy {m.gb_s:.1f} GB/s"
+        ev = tuple(x for x in (dev_line, m.line) if x)
+        if gen is None:
+            out.append(Finding(fid, Verdict.UNKNOWN, f"{what}: the paste does not show the PCIe link and bringup has no "
+                               f"datasheet row for {name or 'these GPUs'!r}: not judged", subj, ev,
+                               "Read the link (`nvidia-smi -q -d PCIE`: generation and width under load, or lspci -vv "
+                               "LnkSta) and compare: about 12 GB/s on Gen3 x16, 24 on Gen4 x16, 52 on Gen5 x16.", SRC_BW))
+            continue
+        practical, how = pcie_practical_gb_s(gen, lanes if lanes else 16)
+        if practical is None:
+            out.append(Finding(fid, Verdict.UNKNOWN, f"{what}: {how} ({how_known}): not judged", subj, ev,
+                               "Compare with the other GPUs of the node and with the link's generation and width.", SRC_BW))
+            continue
+        w_f, src, caveat = warn_f, SRC_BW, ""
+        if m.direction == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
+            w_f, src = H2D_GEN5_WARN_FRACTION, f"{SRC_BW}; {SRC_H2D_GEN5}"
+            caveat = " (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)"
+        warn_at, fail_at = w_f * practical, fail_f * practical
+        pct = f"{100 * m.gb_s / practical:.0f}% of {how}"
+        if m.gb_s >= warn_at:
+            out.append(Finding(fid, Verdict.PASS, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", subj,
+                               ev, "", src))
+            continue
+        remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
+                  "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
+                  "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
+                  "figure several-fold.")
+        if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
+            out.append(Finding(fid, Verdict.WARN, f"{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link "
+                               "is narrower than x16, trained down, or the copy ran off the GPU's NUMA node", subj, ev,
+                               remedy, src))
+            continue
+        verdict = Verdict.FAIL if m.gb_s < fail_at else Verdict.WARN
+        out.append(Finding(fid, verdict, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail "
+                           f"below {fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's "
+                           "NUMA node", subj, ev, remedy, src))
+    if notes:
+        desc = "; ".join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
+                                                                            if m.devices > 1 else "") for m in notes)
+        why = "; ".join(w for w, on in (
+            ("pageable copies go through a staging buffer", any(m.memory != "pinned" for m in notes)),
+            ("a device-to-device copy of a quick-mode size can sit in the L2 cache", any(m.direction == "d2d" for m in notes)),
+            ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
+        out.append(Finding(fid, Verdict.SKIP, f"reported, not graded: {desc} ({why})", subj,
+                           tuple(m.line for m in notes[:4]), "", SRC_SAMPLES))
+    if not graded:
+        out.append(Finding(fid, Verdict.UNKNOWN, "bandwidthTest: no pinned host<->device figure of one GPU to judge",
+                           subj, tuple(m.line for m in bt.measures[:4]),
+                           "Run `bandwidthTest --memory=pinned --device=N` for each GPU.", SRC_BW))
+    return out
+
+
+# ------------------------------------------------------------------ p2pBandwidthLatencyTest
+
+
+def _pair(a: int, b: int) -> str:
+    return f"GPU {a} <-> GPU {b}"
+
+
+def judge_p2p_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """health.p2p from p2pBandwidthLatencyTest: a pair with P2P=0 fails (warns on GeForce boards, where NVIDIA's
+    driver does not offer P2P); an enabled pair below half the median enabled pair, or below half its own
+    P2P-disabled figure, warns; a PCIe-only box whose P2P figure sits at the PCIe rate passes."""
+    return judge_p2p_test(parse_p2p_test(text), text)
+
+
+def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
+    fid = "health.p2p"
+    conn = p.matrix("Connectivity")
+    uni_on = p.matrix("Unidirectional", "Enabled")
+    uni_off = p.matrix("Unidirectional", "Disabled")
+    bi_on = p.matrix("Bidirectional", "Enabled")
+    on = uni_on or bi_on
+    off = uni_off if on is uni_on else p.matrix("Bidirectional", "Disabled")
+    names = {n for n, _ in p.devices.values()}
+    consumer = bool(names) and all("geforce" in n.lower() or "titan" in n.lower() for n in names)
+    gpus = sorted(set(p.devices) | {a for a, _ in p.access} | (set(conn.values) if conn else set())
+                  | (set(on.values) if on else set()))
+    if len(gpus) < 2:
+        if not p.matrices and not p.access:
+            return [Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no matrix or peer-access line in this paste",
+                            "host", _nonempty(text), "Paste the whole p2pBandwidthLatencyTest output.", SRC_P2P_SAMPLE)]
+        return [Finding(fid, Verdict.SKIP, "one GPU: no peer-to-peer pair to judge", "host", _nonempty(text, 4), "",
+                        SRC_P2P_SAMPLE)]
+    out: list[Finding] = []
+    # 1. connectivity: CANNOT / 0 between two GPUs
+    blocked: list[tuple[int, int]] = []
+    for a in gpus:
+        for b in gpus:
+            if a >= b:
+                continue
+            can = [p.access.get((a, b)), p.access.get((b, a))]
+            if conn and a in conn.values and b in conn.values[a]:
+                can.append(conn.values[a][b] >= 1)
+            if any(c is False for c in can):
+                blocked.append((a, b))
+    if blocked:
+        ev = [p.access_lines[k] for k in p.access_lines if (min(k), max(k)) in blocked][:6]
+        ev += conn.lines[:1 + len(gpus)] if conn else []
+        desc = ", ".join(f"{a}-{b}" for a, b in blocked[:8]) + (" ..." if len(blocked) > 8 else "")
+        pairs = len(gpus) * (len(gpus) - 1) // 2
+        rem = ("NCCL then stages GPU-to-GPU traffic through host memory. " +
+               ("NVIDIA's driver does not offer P2P on GeForce boards: expected there; use data-center GPUs for P2P."
+                if consumer else "On bare metal disable ACS on the PCIe switches and keep the IOMMU off or in "
+                "pass-through (iommu=pt); check `nvidia-smi topo -p2p r` and `nvidia-smi topo -m` (P2P is not "
+                "supported across CPU sockets on some platforms); on NVLink/NVSwitch systems check Fabric Manager."))
+        out.append(Finding(fid, Verdict.WARN if consumer else Verdict.FAIL,
+                           f"P2P not available for {len(blocked)} of {pairs} GPU pair(s): {desc}" +
+                           (" (not expected on GeForce boards)" if consumer else ""),
+                           _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))
+    # 2. bandwidth of the enabled pairs
+    if on is None:
+        if not blocked:
+            ok_ev = tuple(conn.lines[:1 + len(gpus)]) if conn else tuple(list(p.access_lines.values())[:6])
+            out.append(Finding(fid, Verdict.UNKNOWN if not conn and not p.access else Verdict.PASS,
+                               f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); no bandwidth "
+                               "matrix in this paste", "host", ok_ev, "", SRC_P2P_SAMPLE))
+        return out
+    vals = {(a, b): v for a, row in on.values.items() for b, v in row.items() if a != b and (a, b) not in blocked
+            and (b, a) not in blocked}
+    if not vals:
+        return out or [Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no GPU pair in the P2P=Enabled matrix",
+                               "host", tuple(on.lines[:4]), "Paste the whole output.", SRC_P2P_SAMPLE)]
+    median = statistics.median(vals.values())
+    slow = [(k, v) for k, v in vals.items() if v < P2P_PAIR_FRACTION * median]
+    below_off: list[tuple[tuple[int, int], float, float]] = []
+    if off is not None:
+        for (a, b), v in vals.items():
+            w = off.values.get(a, {}).get(b)
+            if w and v < P2P_VS_DISABLED_FRACTION * w:
+                below_off.append(((a, b), v, w))
+    kind = on.title
+    if below_off:
+        desc = "; ".join(f"{a}->{b} {v:.1f} vs {w:.1f}" for (a, b), v, w in below_off[:6])
+        (a0, b0) = below_off[0][0]
+        out.append(Finding(fid, Verdict.WARN, f"P2P copies are slower than copies staged through host memory on "
+                           f"{len(below_off)} of {len(vals)} pair(s) (GB/s enabled vs disabled: {desc}): the direct "
+                           "path is redirected or throttled", _pair(a0, b0), tuple(on.lines[:3] + (off.lines[:3] if off else [])),
+                           "Check ACS on the PCIe switches and root ports (`lspci -vvv | grep ACSCtl`: ReqRedir+/"
+                           "CmpltRedir+ send peer traffic through the root complex) and the IOMMU (iommu=pt or off on "
+                           "bare metal); until then set NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL to avoid the slow path.",
+                           SRC_P2P_SAMPLE))
+    if slow:
+        desc = "; ".join(f"{a}->{b} {v:.1f} GB/s ({100 * v / median:.0f}%)" for (a, b), v in slow[:8])
+        a0, b0 = slow[0][0]
+        out.append(Finding(fid, Verdict.WARN, f"slow P2P pair(s) against the median pair {median:.1f} GB/s ({kind}; warn "
+                           f"below {P2P_PAIR_FRACTION:g} x): {desc}", _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
+                           "Find the GPU the slow pairs share: check its NVLink links (`nvidia-smi nvlink -s`, `-e`) or "
+                           "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE))
+    if not slow and not below_off and not blocked:
+        lo, hi = min(vals.values()), max(vals.values())
+        out.append(Finding(fid, Verdict.PASS, f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); "
+                           f"{kind} {lo:.1f}-{hi:.1f} GB/s, every pair within {P2P_PAIR_FRACTION:g} x of the median "
+                           f"{median:.1f} GB/s and not below the P2P-disabled path (a PCIe-only box at its PCIe rate is "
+                           "fine)", "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
+                           SRC_P2P_SAMPLE))
+    return out

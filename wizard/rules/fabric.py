@@ -1,0 +1,182 @@
+"""InfiniBand / RoCE ports (``ibstat``, ``ibv_devinfo``, ``ibstatus``: :mod:`wizard.parsers.fabric`).
+
+Two concerns, one finding id each:
+
+- ``multinode.ib_port_state``: every port Active. A port that is not is a fail when it is the only port
+  listed or the node then has fewer Active ports than the plan's ``nics_per_node``, else a warn (it may be a
+  spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
+  subnet manager has configured the port (start opensm / check the SM); Polling means no link partner;
+  Disabled means the port was disabled.
+- ``multinode.ib_port_rate``: the Active ports of the fabric (the link layer with most Active ports) run at
+  one rate, at least the plan's ``nic_gbit_s``; ports of the other link layer are a separate network
+  (front-end Ethernet, storage) and are named, not judged, unless both link layers have several ports.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+from wizard.common import to_float
+from wizard.model import Finding, Verdict
+from wizard.parsers.fabric import IbPort, IbPorts
+
+STATE_ID = "multinode.ib_port_state"
+RATE_ID = "multinode.ib_port_rate"
+
+SRC_STATE = ("ibstat(8) and ibstatus(8), infiniband-diags (linux-rdma/rdma-core, "
+             "https://github.com/linux-rdma/rdma-core/tree/master/infiniband-diags/man); ibv_devinfo(1) "
+             "(https://man7.org/linux/man-pages/man1/ibv_devinfo.1.html); InfiniBand Architecture Specification "
+             "Vol. 1, PortInfo PortState (Down, Init, Armed, Active: a port leaves Init only when the subnet manager "
+             "configures it) and PortPhysicalState (Sleep, Polling, Disabled, LinkUp); NVIDIA MLNX_OFED "
+             "documentation, InfiniBand Fabric Utilities / OpenSM "
+             "(https://docs.nvidia.com/networking/display/mlnxofedv24010331/opensm): a port stays 'Initializing' "
+             "until a subnet manager runs on the fabric")
+SRC_RATE = ("InfiniBand Architecture Specification Vol. 1 (link speeds x 4X width: QDR 40, FDR 56, EDR 100, HDR 200, "
+            "NDR 400, XDR 800 Gb/s); ibstat(8) 'Rate' and ibstatus(8) 'rate' = active width x active speed "
+            "(Linux Documentation/ABI/stable/sysfs-class-infiniband, "
+            "https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-class-infiniband)")
+
+IB_RATE_NAMES: dict[float, str] = {10: "SDR", 20: "DDR", 40: "QDR", 56: "FDR", 100: "EDR", 200: "HDR", 400: "NDR",
+                                   800: "XDR"}
+"""4X InfiniBand data rates (Gb/s) and their names (InfiniBand Architecture Specification Vol. 1; IBTA roadmap)."""
+
+SM_REMEDY = ("No subnet manager has configured this port: start one on the fabric (`systemctl start opensm` on one "
+             "node, or enable the SM on the managed switch / UFM), check it with `sminfo`, then `ibstat` must say "
+             "State: Active. For an SR-IOV virtual function the SM must have virtualization enabled "
+             "(opensm `virt_enabled 2`) and the VF a GUID.")
+
+
+def _name(p: IbPort) -> str:
+    return f"{p.ca} port {p.port}"
+
+
+def _rate_s(r: float, layer: str = "InfiniBand") -> str:
+    name = IB_RATE_NAMES.get(r) if layer == "InfiniBand" else None  # the names are InfiniBand's, not Ethernet's
+    return f"{r:g} Gb/s" + (f" ({name})" if name else "")
+
+
+def _fabric_layer(ports: list[IbPort]) -> str:
+    active = Counter(p.link_layer for p in ports if p.state == "active" and p.link_layer)
+    if not active:
+        return ""
+    return sorted(active.items(), key=lambda kv: (-kv[1], kv[0] != "InfiniBand"))[0][0]
+
+
+def _in_fabric(p: IbPort, layer: str) -> bool:
+    return not layer or not p.link_layer or p.link_layer == layer
+
+
+def _why_down(p: IbPort) -> tuple[str, str]:
+    if p.state in ("init", "armed"):
+        return (f"{_name(p)} is {p.state_raw or p.state}: the physical link is up but no subnet manager has "
+                "configured the port", SM_REMEDY)
+    if p.state == "down" and p.phys_state == "linkup" and p.link_layer != "Ethernet":
+        return (f"{_name(p)} is Down with the physical link up (LinkUp): the subnet manager has not brought the port "
+                "up (base LID " + (p.base_lid or "?") + ")", SM_REMEDY)
+    if p.phys_state == "polling":
+        return (f"{_name(p)} is Down, physical state Polling: the port sees no link partner",
+                "Check the cable/transceiver seating and the switch port at the other end (`mlxlink -d <dev> -m` shows "
+                "the module and the link-down reason); a port that is meant to be unused can be left, say so.")
+    if p.phys_state == "disabled":
+        return (f"{_name(p)} is Down, physical state Disabled: the port was disabled",
+                "Enable it if this node should use it (`ibportstate <lid> <port> enable` on the switch port, or the "
+                "port's firmware/link-type setting with `mlxconfig`); if it is an unused port, leave it and say so.")
+    return (f"{_name(p)} is {p.state_raw or p.state}" + (f", physical state {p.phys_state}" if p.phys_state else ""),
+            "Check the cable and the switch port, then `ibstat` (State Active, Physical state LinkUp) and "
+            "`mlxlink -d <dev>` for the link-down reason.")
+
+
+def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_port_state``: see the module doc. Plan key read: ``nics_per_node``."""
+    if not ports.ports:
+        ev = tuple(ports.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+        return [Finding(STATE_ID, Verdict.UNKNOWN, "no InfiniBand/RoCE port could be read from this output", "node", ev,
+                        "Paste the whole `ibstat` (or `ibv_devinfo`, `ibstatus`) output; 'No IB devices found' means "
+                        "no RDMA driver is loaded (install rdma-core / MLNX_OFED-DOCA and load mlx5_ib).", SRC_STATE)]
+    layer = _fabric_layer(ports.ports)
+    want = to_float(exp.get("nics_per_node"), text=False, positive=True)
+    active_fabric = [p for p in ports.ports if p.state == "active" and _in_fabric(p, layer)]
+    out: list[Finding] = []
+    for p in ports.ports:
+        if p.state == "active":
+            continue
+        msg, remedy = _why_down(p)
+        only = len(ports.ports) == 1
+        short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
+        verdict = Verdict.FAIL if only or short else Verdict.WARN
+        why = (" (the only port listed)" if only else
+               f" ({len(active_fabric)} Active of the plan's {want:g} NICs per node)" if short else
+               " (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")
+        out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
+    for err in ports.errors[:3]:
+        out.append(Finding(STATE_ID, Verdict.WARN, f"the tool stopped with an error, so the devices after it are not "
+                           f"listed: {err}", "node", (err,),
+                           "Check that device (`ls /sys/class/infiniband`, `dmesg | grep mlx5`): a device that vanished "
+                           "is a card or driver fault; then rerun `ibstat`.", SRC_STATE))
+    if out:
+        return out
+    rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
+    summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
+    return [Finding(STATE_ID, Verdict.PASS, f"{len(ports.ports)} of {len(ports.ports)} ports Active"
+                    + (f" ({summary}{' ' + layer if layer else ''})" if summary else
+                       f" ({ports.tool or 'this tool'} does not show the rate; `ibstat` does)"), "node",
+                    tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
+
+
+def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_port_rate``: see the module doc. Plan key read: ``nic_gbit_s``."""
+    layer = _fabric_layer(ports.ports)
+    active = [p for p in ports.ports if p.state == "active"]
+    fabric = [p for p in active if _in_fabric(p, layer)]
+    other = [p for p in active if not _in_fabric(p, layer)]
+    plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
+    rated = [p for p in fabric if p.rate_gbit_s is not None]
+    if not fabric:
+        return []
+    if not rated:
+        if plan is None:
+            return []
+        return [Finding(RATE_ID, Verdict.UNKNOWN, f"the plan expects {plan:g} Gb/s per NIC but this output does not "
+                        "show port rates", "node", tuple(ln for p in fabric for ln in p.lines[:2])[:6],
+                        "Paste `ibstat` (Rate) or `ibstatus` (rate), or `ibv_devinfo -v` (active_width x active_speed).",
+                        SRC_RATE)]
+    out: list[Finding] = []
+    if plan is not None:
+        for p in rated:
+            if p.rate_gbit_s is not None and p.rate_gbit_s < plan:
+                out.append(Finding(RATE_ID, Verdict.FAIL, f"{_name(p)} is Active at {_rate_s(p.rate_gbit_s, p.link_layer or layer)}, below the "
+                                   f"plan's {plan:g} Gb/s per NIC", _name(p),
+                                   tuple(ln for ln in p.lines if "ate" in ln)[:3],
+                                   "A port that trained below its rated speed: reseat or replace the cable/transceiver, "
+                                   "check the switch port's speed setting (`mlxlink -d <dev>` shows the negotiated and "
+                                   "supported speeds), then `ibstat` must show the expected Rate.", SRC_RATE))
+    rates = Counter(p.rate_gbit_s for p in rated if p.rate_gbit_s is not None)
+    groups = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
+    layers = Counter(p.link_layer for p in active if p.link_layer)
+    if len(rates) > 1:
+        slow = min(rates)
+        out.append(Finding(RATE_ID, Verdict.WARN, f"the Active {layer + ' ' if layer else ''}ports run at different rates: {groups}",
+                           "node", tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated
+                                         if p.rate_gbit_s == slow)[:6],
+                           "If the slower ports are another network (front-end, storage), keep NCCL off them "
+                           "(NCCL_IB_HCA=<the fast HCAs>); if they should be fabric ports, they trained low: check their "
+                           "cables and switch ports.", SRC_RATE))
+    if len(layers) > 1 and min(layers.values()) >= 2:
+        out.append(Finding(RATE_ID, Verdict.WARN, "Active ports on both link layers: "
+                           + ", ".join(f"{n} {k}" for k, n in layers.items()) + " (InfiniBand and RoCE)", "node",
+                           tuple(f"{_name(p)}: {p.link_layer}" for p in active)[:8],
+                           "Tell NCCL which HCAs form the training fabric (NCCL_IB_HCA) so it does not mix them.",
+                           SRC_RATE))
+    if out:
+        return out
+    note = (f"; also {len(other)} {other[0].link_layer} port(s) ({', '.join(_name(p) for p in other)}), a separate "
+            "network, not judged as the fabric" if other else "")
+    vs = f", at least the plan's {plan:g} Gb/s" if plan is not None else ""
+    return [Finding(RATE_ID, Verdict.PASS, f"{groups} {layer}".rstrip() + vs + note, "node",
+                    tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated)[:8], "", SRC_RATE)]
+
+
+def judge(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Both concerns for one pasted port listing."""
+    return judge_state(ports, text, exp) + judge_rate(ports, text, exp)

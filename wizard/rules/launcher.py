@@ -1,0 +1,250 @@
+"""Distributed launcher output (torchrun / torch.distributed.elastic, DeepSpeed's launcher), as operators paste it
+when a job will not start or died: which ranks ended how, and what the launch itself proves.
+
+Two concerns, one finding id each (both explain-only, step ``node.validate``):
+
+- ``node.rank_exit``: ranks that ended with a non-zero code. A negative code is the signal that ended the process
+  (Python ``subprocess`` docs, returncode: "-N indicates that the child was terminated by signal N"); the signal's
+  name and meaning come from signal(7) and :data:`SIGNALS`. A death by signal warns with what to check (it is
+  often, not always, the machine); a positive code is the program's own exit and the cause is in that rank's
+  traceback, not in the launcher's summary: unknown, saying where to find it.
+- ``node.launch``: with no failed rank, what the paste proves: every launched process exited 0 (pass, when more
+  than one process ran), or only the launch plan (unknown: a plan is not a run; one process proves nothing about
+  multi-GPU communication).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wizard.model import Finding, Verdict
+from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
+
+ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
+SRC_ELASTIC = (f"PyTorch docs, torch.distributed.elastic Error Propagation ({ELASTIC_ERRORS_URL}): the "
+               "ChildFailedError summary names each failed rank, its exitcode and error_file; the traceback of a "
+               "rank is recorded only when its entry point is decorated with @record")
+SRC_SIGNAL = ("signal(7), Linux man-pages (https://man7.org/linux/man-pages/man7/signal.7.html): signal numbers "
+              "and their default actions; Python subprocess docs (https://docs.python.org/3/library/"
+              "subprocess.html#subprocess.Popen.returncode): a negative returncode -N means killed by signal N")
+SRC_OOM = ("Linux kernel docs, Memory Resource Controller / OOM killer (https://www.kernel.org/doc/html/latest/"
+           "admin-guide/mm/concepts.html#oom-killer): the kernel kills a process with SIGKILL when memory runs "
+           "out, and logs it ('Out of memory: Killed process')")
+SRC_SHM = ("PyTorch README, Using pre-built images (https://github.com/pytorch/pytorch#docker-image): data loader "
+           "workers share data through shared memory and a container's default segment is not enough: use --ipc=host "
+           "or --shm-size; NCCL troubleshooting, Docker (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
+           "troubleshooting.html#docker): NCCL's shared-memory transport needs a larger /dev/shm too")
+SRC_NCCL_WATCHDOG = ("PyTorch docs, torch.distributed (https://pytorch.org/docs/stable/distributed.html): "
+                     "ProcessGroupNCCL's watchdog aborts the process when a collective times out or fails "
+                     "(TORCH_NCCL_ASYNC_ERROR_HANDLING)")
+SRC_DS_LAUNCHER = ("DeepSpeed docs, Getting Started: resource configuration and the deepspeed launcher "
+                   "(https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node)")
+
+SIGNALS: dict[int, tuple[str, str]] = {
+    1: ("SIGHUP", "the terminal or session that started the job closed"),
+    2: ("SIGINT", "an interrupt (Ctrl-C) reached the rank"),
+    4: ("SIGILL", "an illegal CPU instruction: a binary built for another CPU"),
+    6: ("SIGABRT", "the process aborted itself"),
+    7: ("SIGBUS", "a bus error on mapped memory"),
+    8: ("SIGFPE", "an arithmetic fault in native code"),
+    9: ("SIGKILL", "killed outright"),
+    11: ("SIGSEGV", "a segmentation fault in native code"),
+    13: ("SIGPIPE", "it wrote to a closed pipe or socket"),
+    15: ("SIGTERM", "asked to terminate"),
+}
+"""Linux signal numbers (x86 and ARM) and what each means, from signal(7) (:data:`SRC_SIGNAL`)."""
+
+
+def _remedy(sig: int, hosts: str) -> tuple[str, str]:
+    """What to check for a death by signal ``sig`` and the public source of that advice."""
+    on = f" on {hosts}" if hosts else ""
+    if sig == 9:
+        return (f"SIGKILL is usually the kernel's OOM killer (host RAM, not GPU memory) or a scheduler/operator kill: "
+                f"run `dmesg -T | grep -i -e oom -e 'killed process'`{on} and `free -g`; if the OOM killer fired, "
+                "lower each rank's host memory (DataLoader workers, a full checkpoint loaded by every rank: use "
+                "sharded or rank-0 loading) or add RAM; also check the scheduler's memory limit (cgroup, Slurm "
+                "--mem, Kubernetes limits).", SRC_OOM)
+    if sig == 6:
+        return ("SIGABRT under NCCL is most often the ProcessGroupNCCL watchdog aborting after a collective timed "
+                "out or failed: read the ranks' stderr above this summary for 'Watchdog caught collective operation "
+                f"timeout' or 'NCCL error', rerun with NCCL_DEBUG=INFO, and check `dmesg | grep -i xid`{on}; run "
+                "nccl-tests across the same GPUs to separate the machine from the program.", SRC_NCCL_WATCHDOG)
+    if sig == 7:
+        return (f"SIGBUS in a training job is almost always shared memory running out: check `df -h /dev/shm`{on}; "
+                "in a container start it with `--ipc=host` or a larger `--shm-size` (Docker's default is 64 MB), "
+                "in Kubernetes mount an emptyDir with medium: Memory at /dev/shm.", SRC_SHM)
+    if sig == 11:
+        return ("A segmentation fault is in native code (CUDA, NCCL, a compiled extension, or mismatched "
+                "libraries): run with `python -X faulthandler` or TORCH_SHOW_CPP_STACKTRACES=1 to get the native "
+                f"stack, and check `dmesg | grep -i -e segfault -e xid`{on}.", SRC_SIGNAL)
+    if sig == 15:
+        return ("SIGTERM comes from the launcher, a scheduler or an operator: the launcher sends it to the other "
+                "ranks after one failed, so look for the first rank that failed with another code; on a cluster "
+                "check the scheduler's log (time limit, pre-emption).", SRC_SIGNAL)
+    return (f"Read the rank's stderr above this summary and `dmesg -T`{on} for what sent the signal.", SRC_SIGNAL)
+
+
+def _who(e: RankExit) -> str:
+    parts = []
+    if e.rank is not None:
+        parts.append(f"rank {e.rank}")
+    if e.local_rank is not None and (e.rank is None or e.local_rank != e.rank):
+        parts.append(f"local_rank {e.local_rank}")
+    return " / ".join(parts) or "a process"
+
+
+def _ranks(exits: list[RankExit]) -> str:
+    ranks = sorted({e.rank for e in exits if e.rank is not None})
+    unnamed = sum(1 for e in exits if e.rank is None)
+    if ranks:
+        more = f" and {unnamed} more process{'es' if unnamed > 1 else ''}" if unnamed else ""
+        return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}{more}"
+    lrs = sorted({e.local_rank for e in exits if e.local_rank is not None})
+    if lrs:
+        return f"local_rank{'s' if len(lrs) > 1 else ''} {', '.join(map(str, lrs))}"
+    return f"{len(exits)} process{'es' if len(exits) != 1 else ''}"
+
+
+def _spread(log: LauncherLog, exits: list[RankExit]) -> str:
+    """Where and when: one host alone, every failure in the same second, the first observed failure."""
+    notes = []
+    hosts = sorted({e.host for e in exits if e.host})
+    if len(hosts) == 1:
+        alone = " alone" if (log.nnodes or 0) > 1 else ""
+        notes.append(f"all on host {hosts[0]}{alone}"
+                     + (" (one host failing while the others ran points at that host)" if alone else ""))
+    elif len(hosts) > 1:
+        notes.append(f"on {len(hosts)} hosts ({', '.join(hosts)}): a cause shared by the hosts (network, storage, "
+                     "the program) rather than one machine")
+    times = {e.time for e in exits if e.time}
+    if len(exits) > 1 and len(times) == 1:
+        notes.append(f"all at {next(iter(times))}, at once")
+    root = next((e for e in exits if e.root_cause), None)
+    if root is not None and len(exits) > 1:
+        notes.append(f"first observed failure: {_who(root)}")
+    return "; ".join(notes)
+
+
+def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
+    """``node.rank_exit``: the failed ranks by how they ended (signal -> warn with what to check; a positive exit
+    code -> unknown: the cause is in the rank's traceback). Empty when no rank failed."""
+    fid = "node.rank_exit"
+    if not log.exits:
+        return []
+    out: list[Finding] = []
+    by_sig: dict[int, list[RankExit]] = {}
+    by_code: dict[int, list[RankExit]] = {}
+    for e in log.exits:
+        (by_sig.setdefault(-e.exitcode, []) if e.exitcode < 0 else by_code.setdefault(e.exitcode, [])).append(e)
+    real = {s: es for s, es in by_sig.items() if s != 15}
+    for sig, es in sorted((real or by_sig).items()):
+        name, meaning = SIGNALS.get(sig, (f"signal {sig}", "a signal"))
+        hosts = ", ".join(sorted({e.host for e in es if e.host}))
+        remedy, source = _remedy(sig, hosts)
+        spread = _spread(log, es)
+        evidence = tuple(ln for e in es for ln in e.lines)[:10]
+        if sig == 15 and not real:
+            out.append(Finding(fid, Verdict.UNKNOWN, f"{_ranks(es)} ended by SIGTERM (exitcode -15): {meaning}, which "
+                               "the launcher or a scheduler sends; the first failure is not in this paste",
+                               "node", evidence, remedy, f"{source}; {SRC_ELASTIC}"))
+            continue
+        out.append(Finding(fid, Verdict.WARN, f"{_ranks(es)} killed by {name} (exitcode -{sig}: {meaning})"
+                           + (f"; {spread}" if spread else ""), "node", evidence, remedy, f"{source}; {SRC_SIGNAL}"))
+    for code, es in sorted(by_code.items()):
+        tb_lines = [e.traceback for e in es if e.traceback and not e.traceback.startswith("To enable traceback")]
+        exc = log.exceptions[:2]
+        spread = _spread(log, es)
+        where = ("; ".join(sorted({e.error_file for e in es if e.error_file and e.error_file != "<N/A>"}))
+                 or "")
+        said = (f"; the paste shows the rank's error: {exc[0].strip()}" if exc
+                else f"; its traceback field: {tb_lines[0]}" if tb_lines else "")
+        msg = (f"{_ranks(es)} exited with code {code}: the program ended itself (an exception or sys.exit), so the "
+               f"cause is in that rank's own traceback, not in this launcher summary{said}"
+               + (f"; {spread}" if spread else ""))
+        remedy = ("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block "
+                  "(scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's "
+                  "output)" + (f", or read its error_file {where}" if where else "")
+                  + "; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) "
+                  "so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL "
+                  "error in that traceback is a machine question bringup can judge: paste it.")
+        if exc and not tb_lines:
+            remedy = ("The rank's own error is shown: fix the program (a Python exception is not a machine fault), "
+                      "or paste the CUDA/NCCL error it names.")
+        evidence = tuple(ln for e in es for ln in e.lines)[:10] + tuple(exc)
+        out.append(Finding(fid, Verdict.UNKNOWN, msg, "node", evidence, remedy, SRC_ELASTIC))
+    return out
+
+
+def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
+    """``node.launch``: with no failed rank, what the paste proves: all processes exited 0 (pass when more than one
+    ran), or only the launch plan (unknown)."""
+    fid = "node.launch"
+    if log.exits:
+        return []
+    plan = _plan_words(log)
+    if log.succeeded:
+        n = log.processes_succeeded
+        agents = log.agents_succeeded
+        expected = log.world_size
+        if log.tool == "deepspeed" and expected and log.nnodes == 1 and n < expected:
+            return [Finding(fid, Verdict.UNKNOWN, f"{n} of {expected} launched processes reported a clean exit; the "
+                            "others' ends are not in this paste", "node", tuple(log.succeeded[:8]),
+                            "Paste the end of the launcher log (every 'Process N exits successfully.' line).",
+                            SRC_DS_LAUNCHER)]
+        if n == 1 and agents == 0:
+            return [Finding(fid, Verdict.UNKNOWN, "one process exited cleanly: a single-process run proves nothing "
+                            "about multi-GPU communication" + (f" ({plan})" if plan else ""), "node",
+                            tuple(log.succeeded[:4]),
+                            "Launch one rank per GPU (`deepspeed --num_gpus N` / `torchrun --nproc_per_node N`), or "
+                            "run nccl-tests / `bringup validate node`.", SRC_DS_LAUNCHER)]
+        if agents:
+            size = (f"{log.nnodes} nodes x {log.procs_per_node} processes" if log.nnodes and log.procs_per_node
+                    else f"{n} worker processes SUCCEEDED" if n else f"{agents} agent{'s' if agents > 1 else ''}")
+            what = (f"{agents} elastic agent{'s' if agents > 1 else ''} (one per node) reported "
+                    f"{'their' if agents > 1 else 'its'} worker group SUCCEEDED ({size})")
+        else:
+            what = f"all {n} launched processes exited with code 0" + (f" ({plan})" if plan else "")
+        return [Finding(fid, Verdict.PASS, f"the launcher ran to the end: {what}; the job started, its ranks "
+                        "rendezvoused and finished", "node", tuple(log.succeeded[:8]), "",
+                        SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
+    if log.plan or log.sigterm_sent:
+        single = log.world_size == 1 or (log.nnodes == 1 and log.procs_per_node == 1)
+        why = ("a single-process run (dist_world_size=1) proves nothing about multi-GPU communication" if single
+               else "a launch plan shows what was started, not that the ranks ran, met or communicated")
+        return [Finding(fid, Verdict.UNKNOWN, f"launcher start-up only{': ' + plan if plan else ''}; {why}", "node",
+                        tuple(log.plan[:8] or log.sigterm_sent[:4]),
+                        "Paste the end of the run: the ranks' exit lines ('Process N exits successfully.', 'worker "
+                        "group successfully finished') or the ChildFailedError summary; to test the GPUs together "
+                        "run nccl-tests or `bringup validate node`.",
+                        SRC_DS_LAUNCHER if log.tool == "deepspeed" else SRC_ELASTIC)]
+    return []
+
+
+def _plan_words(log: LauncherLog) -> str:
+    bits = []
+    if log.nnodes is not None:
+        bits.append(f"{log.nnodes} node{'s' if log.nnodes != 1 else ''}")
+    if log.procs_per_node is not None:
+        bits.append(f"{log.procs_per_node} process{'es' if log.procs_per_node != 1 else ''} per node")
+    if log.world_size is not None:
+        bits.append(f"world size {log.world_size}")
+    if log.visible_devices:
+        bits.append(f"CUDA_VISIBLE_DEVICES={log.visible_devices}")
+    if log.no_hostfile:
+        bits.append("no hostfile: local resources only")
+    return ", ".join(bits)
+
+
+def judge_text(text: str, exp: Mapping[str, Any] | None = None) -> list[Finding]:
+    """A pasted launcher output: the failed ranks (:func:`rank_exits`), else what the launch proves
+    (:func:`launch_result`); unknown with the lines when neither can be read."""
+    log = parse_launcher(text)
+    out = rank_exits(log, text) + launch_result(log, text)
+    if out:
+        return out
+    lines = tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+    return [Finding("node.launch", Verdict.UNKNOWN, "launcher output with no rank exit and no launch plan in it: "
+                    "nothing to judge", "node", lines,
+                    "Paste the launcher's whole output: its start-up lines and the ranks' exit lines or the "
+                    "ChildFailedError summary.", SRC_ELASTIC)]
+
