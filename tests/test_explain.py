@@ -210,8 +210,9 @@ def test_a_venv_prompt_splits_and_names_the_command_and_two_toolkits_warn() -> N
 def test_python_one_liners_at_prompts_stay_one_torch_report_and_peer_access_lines_are_not_prompts() -> None:
     """A `python -c "print(...)"` prompt keeps its output (the real robosense session passes as one report);
     deviceQuery's '> Peer access from ...' lines are output, not '> cmd' prompts (the real GTX 1060 + NVS 310 run:
-    one part, Result = PASS)."""
+    one part, Result = PASS; its Fermi NVS 310 warns under driver.branch)."""
     r = explain_text(text(PUBLIC / "torch-cuda__robosense-track5-11-shell-version-cu118-is-available-true.txt"), "t")
     assert r.kind == "torch-cuda" and r.verdict.value == "pass"
     d = explain_text(text(PUBLIC / "deviceQuery__gtx1060-plus-nvs310-cuda7.5-pass.txt"), "d")
-    assert d.kind == "cuda-devicequery" and d.verdict.value == "pass" and len(d.parts) == 1
+    assert d.kind == "cuda-devicequery" and len(d.parts) == 1
+    assert [f.verdict.value for f in d.findings if f.id == "health.gpu_count"] == ["pass"]

@@ -110,3 +110,16 @@ def test_explain_picks_the_sample_kinds_and_garbage_is_not_claimed() -> None:
         assert explain_text(body(name)).kind == kind
     for junk in ("Result = PASS", "Device 0: x\nResult = FAIL", "P2P=Enabled\n0 1 2"):
         assert judge_device_query_text(junk, {}) and judge_bandwidth_test_text(junk, {}) and judge_p2p_test_text(junk, {})
+
+
+def test_p2p_between_different_gpu_models_warns_and_device_query_names_an_ended_architecture() -> None:
+    """Real outputs: a 7-GPU box of four models (aikitoria/open-gpu-kernel-modules#5) where only like pairs reach each
+    other: one WARN for the mixed pairs, no pass claiming every pair; a GTX 770 deviceQuery (compute capability 3.0,
+    Kepler: last driver branch R470) warns under driver.branch."""
+    from wizard.explain import explain_text
+
+    p = explain_text(text(PUBLIC / "p2pBandwidthLatencyTest__aikitoria5-7gpu-mixed-peer-access-partial.txt"), "p")
+    assert [f.verdict for f in p.findings] == [Verdict.WARN] and "different models" in p.findings[0].message
+    d = explain_text(text(PUBLIC / "deviceQuery__openremode9-gtx770-2gb-cc30-partial.txt"), "d")
+    br = [f for f in d.findings if f.id == "driver.branch"]
+    assert [f.verdict for f in br] == [Verdict.WARN] and "Kepler" in br[0].message

@@ -442,3 +442,18 @@ def test_lspci_healthy_rev_a1_list_has_no_rev_ff_finding():
                                  {"gpu_count": 8})
     (f,) = [f for f in fs if f.id == "health.lspci_gpu_count"]
     assert f.verdict is Verdict.PASS and "8 NVIDIA GPU(s)" in f.message and "4 NVSwitch function(s)" in f.message
+
+
+def test_nvidia_smi_from_another_driver_than_the_loaded_one_warns() -> None:
+    """The real nvidia-docker#759 table: NVIDIA-SMI 390.48 against Driver Version 390.59 (a container's own nvidia-smi):
+    driver.version warns naming both; a table whose two versions agree passes (NVIDIA driver README: nvidia-smi and
+    libnvidia-ml ship with the driver)."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi__nvdocker759-2x-tesla-m40-smi-390.48-vs-driver-390.59-busy.txt"), "x")
+    dv = [f for f in r.findings if f.id == "driver.version"]
+    assert [f.verdict for f in dv] == [Verdict.WARN] and "390.48" in dv[0].message and "390.59" in dv[0].message
+    ok = explain_text(text(PUBLIC / "nvidia-smi__vortex7579-gh200-480gb-570-ecc-off.txt"), "y")
+    assert [f.verdict for f in ok.findings if f.id == "driver.version"] == [Verdict.PASS]
+    # the same real table prints Off in the Volatile Uncorr. ECC cell of a data-center GPU: ECC is disabled
+    assert [f.verdict for f in ok.findings if f.id == "health.ecc_mode"] == [Verdict.WARN]

@@ -86,3 +86,13 @@ def test_one_host_alone_in_a_multi_node_job_is_named():
 def test_garbage_is_unknown_never_a_traceback():
     [f] = judge_text("\x00\x01 not a launcher\n[launch.py:1:x]")
     assert f.verdict is Verdict.UNKNOWN
+
+
+def test_a_launcher_paste_that_quotes_the_nccl_error_is_judged_by_it() -> None:
+    """The real pytorch#79847 paste: the rank's traceback ends in ncclInternalError and the elastic agent reports the
+    exit: the NCCL error's own finding (node.nccl_errors, fail) joins the rank-exit finding."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "torchrun__pytorch79847-single-gpu-ddp-ncclinternalerror-nccl-2.10.3.txt").read_text(), "x")
+    assert r.verdict.value == "fail"
+    assert any(f.id == "node.nccl_errors" and "ncclInternalError" in f.message for f in r.findings)

@@ -181,6 +181,19 @@ def architecture_of_name(name: str) -> ArchInfo | None:
     return None
 
 
+CC_ARCH = (("2.", "Fermi"), ("3.", "Kepler"), ("5.", "Maxwell"), ("6.", "Pascal"), ("7.0", "Volta"), ("7.2", "Volta"),
+           ("7.5", "Turing"), ("8.0", "Ampere"), ("8.6", "Ampere"), ("8.7", "Ampere"), ("8.9", "Ada Lovelace"),
+           ("9.0", "Hopper"), ("10.", "Blackwell"), ("11.", "Blackwell"), ("12.", "Blackwell"))
+"""CUDA compute capability -> architecture (NVIDIA 'CUDA GPUs - Compute Capability', https://developer.nvidia.com/cuda-gpus,
+and its legacy page https://developer.nvidia.com/cuda-legacy-gpus)."""
+
+
+def architecture_of_cc(cc: str) -> str:
+    """The architecture of a compute capability ("3.0" -> "Kepler"); "" when not listed."""
+    c = (cc or "").strip()
+    return next((a for prefix, a in CC_ARCH if c == prefix or (prefix.endswith(".") and c.startswith(prefix))), "")
+
+
 def architecture_supported_until(arch: str, today: _dt.date) -> tuple[Branch | None, int | None, bool]:
     """(the last driver branch row, its number, ended) for an architecture whose drivers stop at a branch
     (``max_branch`` of assets/driver_architectures.csv); ended = that branch is past its end of life on ``today`` or

@@ -176,8 +176,8 @@ def _parse(text: str) -> IbPorts:
             b.start(m.group(1), int(m.group(2)), raw)
             continue
         m = _IBSTAT_PORT.match(raw) or _DEVINFO_PORT.match(raw)
-        if m and ca:
-            b.start(ca, int(m.group(1)), raw)
+        if m and (ca or _IBSTAT_PORT.match(raw)):
+            b.start(ca or "?", int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
             continue
         kv = _KV.match(raw)
         if not kv or b.cur is None:
@@ -198,7 +198,8 @@ def _parse(text: str) -> IbPorts:
             if b.cur is not None:
                 b.cur["base_lid"] = value.strip()
     b.flush()
-    return IbPorts("+".join(dict.fromkeys(tools)), b.ports, errors)
+    ports = [x for x in b.ports if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
+    return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors)
 
 
 def detect_ib_ports(text: str) -> float:
@@ -211,4 +212,8 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^\s*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
         return 0.95
+    # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
+    if (re.search(r"^\s*Port \d+:\s*$", head, re.M) and re.search(r"^\s*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
+            and re.search(r"^\s*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
+        return 0.8
     return 0.0

@@ -16,11 +16,13 @@ from typing import Any, Mapping
 
 from wizard.common import gpu_subject, to_int
 from wizard.data import table
+from wizard.install.catalog import architecture_of_cc, today_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import cuda_error_lookup
 from wizard.parsers.cuda_samples import (
     BandwidthTest, DeviceQuery, P2pTest, parse_bandwidth_test, parse_device_query, parse_p2p_test,
 )
+from wizard.rules.gpu_presence import ended_architecture
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
@@ -68,7 +70,7 @@ def judge_device_query_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return judge_device_query(parse_device_query(text), text, exp)
 
 
-def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     fid = "health.gpu_count"
     if dq.error_code is not None or (dq.result == "FAIL" and dq.error_text):
         info = cuda_error_lookup(dq.error_code, dq.error_text)
@@ -110,6 +112,24 @@ def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> li
     return [Finding(fid, Verdict.PASS, f"deviceQuery: CUDA sees {n} GPU(s) and Result = PASS" +
                     (f" ({names})" if names else "") + "; it proves the driver and the CUDA runtime work, not that the "
                     "GPU performs under load", "host", ev, "", SRC_SAMPLES)]
+
+
+def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """deviceQuery: the device count and Result (``health.gpu_count``) and, per architecture (its CUDA compute
+    capability), ``driver.branch`` when only end-of-life driver branches drive it (gpu_presence.ended_architecture)."""
+    out = _device_count(dq, text, exp)
+    by_arch: dict[str, list[Any]] = {}
+    for d in dq.devices:
+        arch = architecture_of_cc(d.compute_capability)
+        if arch:
+            by_arch.setdefault(arch, []).append(d)
+    for arch, ds in by_arch.items():
+        f = ended_architecture(arch, sorted({d.name for d in ds}), f"compute capability {ds[0].compute_capability}",
+                               gpu_subject(ds[0].index) if len(ds) == 1 else f"{len(ds)} GPUs",
+                               tuple(d.line for d in ds[:4]), len(ds), today_of(exp))
+        if f is not None:
+            out.append(f)
+    return out
 
 
 # ------------------------------------------------------------------ bandwidthTest
@@ -268,6 +288,21 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                 can.append(conn.values[a][b] >= 1)
             if any(c is False for c in can):
                 blocked.append((a, b))
+    model = {i: n for i, (n, _) in p.devices.items()}
+    mixed = [(a, b) for a, b in blocked if model.get(a) and model.get(b) and model[a] != model[b]]
+    if mixed:  # a box of several GPU models: the driver offers peer access only between like GPUs
+        blocked = [x for x in blocked if x not in mixed]
+        desc_m = ", ".join(f"{a}-{b}" for a, b in mixed[:8]) + (" ..." if len(mixed) > 8 else "")
+        out.append(Finding(fid, Verdict.WARN,
+                           f"P2P not available between GPUs of different models ({len(mixed)} pair(s): {desc_m}): this "
+                           f"box mixes {len(set(model.values()))} GPU models ({', '.join(sorted(set(model.values())))}); "
+                           "peer access is offered between GPUs of one model, so a job spanning models stages its "
+                           "GPU-to-GPU traffic through host memory", _pair(*mixed[0]),
+                           tuple([p.access_lines[k] for k in p.access_lines if (min(k), max(k)) in mixed][:6]),
+                           "Run multi-GPU training on GPUs of one model (CUDA_VISIBLE_DEVICES), or accept host-staged "
+                           "copies between the models.",
+                           f"bringup's judgement: cudaDeviceCanAccessPeer reports peer access per pair (CUDA runtime API, "
+                           f"https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__PEER.html); {SRC_P2P_SAMPLE}"))
     if blocked:
         ev = [p.access_lines[k] for k in p.access_lines if (min(k), max(k)) in blocked][:6]
         ev += conn.lines[:1 + len(gpus)] if conn else []
@@ -284,14 +319,15 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))
     # 2. bandwidth of the enabled pairs
     if on is None:
-        if not blocked:
+        if not blocked and not mixed:
             ok_ev = tuple(conn.lines[:1 + len(gpus)]) if conn else tuple(list(p.access_lines.values())[:6])
             out.append(Finding(fid, Verdict.UNKNOWN if not conn and not p.access else Verdict.PASS,
                                f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); no bandwidth "
                                "matrix in this paste", "host", ok_ev, "", SRC_P2P_SAMPLE))
         return out
-    vals = {(a, b): v for a, row in on.values.items() for b, v in row.items() if a != b and (a, b) not in blocked
-            and (b, a) not in blocked}
+    off_pairs = set(blocked) | set(mixed)
+    vals = {(a, b): v for a, row in on.values.items() for b, v in row.items() if a != b and (a, b) not in off_pairs
+            and (b, a) not in off_pairs}
     if not vals:
         return out or [Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no GPU pair in the P2P=Enabled matrix",
                                "host", tuple(on.lines[:4]), "Paste the whole output.", SRC_P2P_SAMPLE)]
@@ -321,7 +357,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            f"below {P2P_PAIR_FRACTION:g} x): {desc}", _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
                            "Find the GPU the slow pairs share: check its NVLink links (`nvidia-smi nvlink -s`, `-e`) or "
                            "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE))
-    if not slow and not below_off and not blocked:
+    if not slow and not below_off and not blocked and not mixed:
         lo, hi = min(vals.values()), max(vals.values())
         out.append(Finding(fid, Verdict.PASS, f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); "
                            f"{kind} {lo:.1f}-{hi:.1f} GB/s, every pair within {P2P_PAIR_FRACTION:g} x of the median "

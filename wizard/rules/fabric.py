@@ -48,7 +48,7 @@ SM_REMEDY = ("No subnet manager has configured this port: start one on the fabri
 
 
 def _name(p: IbPort) -> str:
-    return f"{p.ca} port {p.port}"
+    return f"port {p.port} (its CA line is not in the paste)" if p.ca == "?" else f"{p.ca} port {p.port}"
 
 
 def _rate_s(r: float, layer: str = "InfiniBand") -> str:

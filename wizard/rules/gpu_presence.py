@@ -10,6 +10,7 @@ judged by :func:`count_verdict`: fewer than planned -> FAIL, more -> WARN.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -377,6 +378,19 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                 "toolkit: it need not equal nvcc's version)")
         if doc.cuda_version.line not in ev:
             ev.append(doc.cuda_version.line)
+    hm = re.search(r"NVIDIA-SMI\s+(\d+\.\d+(?:\.\d+)?)\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", doc.driver_version.line)
+    if hm and hm.group(1) != hm.group(2):
+        return [Finding("driver.version", Verdict.WARN,
+                        f"nvidia-smi {hm.group(1)} is not from the loaded driver {hm.group(2)}: its NVML/userspace comes "
+                        "from another driver install (a copied binary, a container image's own driver libraries, or an "
+                        "upgrade without a reboot); CUDA programs may load mismatched libraries", "host", tuple(ev),
+                        "Use the nvidia-smi and libnvidia-ml of the driver that is loaded (containers: the NVIDIA "
+                        "container toolkit mounts them from the host; hosts: reinstall the driver packages or reboot "
+                        "after an upgrade); `cat /proc/driver/nvidia/version` names the loaded one.",
+                        "NVIDIA driver README: nvidia-smi and libnvidia-ml ship with the driver and match its version "
+                        "(https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/installedcomponents.html); "
+                        "NVIDIA container toolkit: the driver's user-space libraries are mounted from the host "
+                        "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/)")]
     return [Finding("driver.version", Verdict.PASS, msg, "host", tuple(ev), "", SRC_CUDA)]
 
 
@@ -399,23 +413,32 @@ def smi_architecture(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             info.setdefault(arch, detail)
     out = []
     for arch, gs in by_arch.items():
-        b, last, ended = catalog.architecture_supported_until(arch, today)
-        if not ended:
-            continue
-        rule = catalog.arch_rules()[arch]
-        names = sorted({g.name or "GPU" for g in gs})
-        what = f"{', '.join(names)} ({arch}" + (f", {info[arch]})" if info[arch] else ")")
-        eol = ("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None else "older than every branch NVIDIA's support matrix lists"
-        out.append(Finding("driver.branch", Verdict.WARN,
-                           f"{len(gs)} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} "
-                           f"({eol}); no supported driver, CUDA 12 and current PyTorch builds do not support this "
-                           "architecture: not a GPU to validate for LLM training",
-                           subject(gs[0]) if len(gs) == 1 else f"{len(gs)} GPUs: " + "; ".join(subject(g) for g in gs[:8]),
-                           tuple(dict.fromkeys(g.name or subject(g) for g in gs)),
-                           "Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
-                           f"then this GPU runs only the R{last} driver and the CUDA releases it supports.",
-                           f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)"))
+        f = ended_architecture(arch, sorted({g.name or "GPU" for g in gs}), info[arch],
+                               subject(gs[0]) if len(gs) == 1 else f"{len(gs)} GPUs: " + "; ".join(subject(g) for g in gs[:8]),
+                               tuple(dict.fromkeys(g.name or subject(g) for g in gs)), len(gs), today)
+        if f is not None:
+            out.append(f)
     return out
+
+
+def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, ev: tuple[str, ...], count: int,
+                       today: Any) -> Finding | None:
+    """``driver.branch`` WARN for ``count`` GPU(s) of an architecture only end-of-life driver branches drive (Kepler
+    R470, Fermi R390: assets/driver_architectures.csv); None for an architecture a current branch drives."""
+    b, last, ended = catalog.architecture_supported_until(arch, today)
+    if not ended:
+        return None
+    rule = catalog.arch_rules()[arch]
+    what = f"{', '.join(names)} ({arch}" + (f", {detail})" if detail else ")")
+    eol = (("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None
+           else "older than every branch NVIDIA's support matrix lists")
+    return Finding("driver.branch", Verdict.WARN,
+                   f"{count} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} "
+                   f"({eol}); no supported driver, CUDA 12 and current PyTorch builds do not support this "
+                   "architecture: not a GPU to validate for LLM training", who, ev,
+                   "Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
+                   f"then this GPU runs only the R{last} driver and the CUDA releases it supports.",
+                   f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)")
 
 
 def _err_fields(g: GpuFacts) -> list[str]:

@@ -235,11 +235,26 @@ def _plan_words(log: LauncherLog) -> str:
     return ", ".join(bits)
 
 
+def _cause_in_paste(text: str) -> list[Finding]:
+    """When the paste also holds the rank's own error (an NCCL error, a CUDA error), it is judged by the judge of that
+    error (wizard.rules.nccl / driver_chain), so a launcher summary never hides the cause it quotes."""
+    from wizard.parsers.cuda import detect_torch
+    from wizard.parsers.nccl import detect_nccl_log
+    from wizard.rules import driver_chain, nccl
+
+    if detect_nccl_log(text) >= 0.5:
+        return [f for f in nccl.judge_nccl_log(text, {}) if f.verdict in (Verdict.FAIL, Verdict.WARN)]
+    if detect_torch(text) >= 0.8:
+        return [f for f in driver_chain.judge_torch_text(text, {}) if f.verdict in (Verdict.FAIL, Verdict.WARN)]
+    return []
+
+
 def judge_text(text: str, exp: Mapping[str, Any] | None = None) -> list[Finding]:
     """A pasted launcher output: the failed ranks (:func:`rank_exits`), else what the launch proves
     (:func:`launch_result`); unknown with the lines when neither can be read."""
     log = parse_launcher(text)
     out = rank_exits(log, text) + launch_result(log, text)
+    out += _cause_in_paste(text)
     if out:
         return out
     lines = tuple(ln for ln in text.splitlines() if ln.strip())[:5]

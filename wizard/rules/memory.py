@@ -45,7 +45,13 @@ def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         lines = g.lines("ecc.mode.current", "ecc.mode.pending", "brand", "name")
         idx = g.index if g.index is not None else "<index>"
         if cur is None:
-            if g.text("table.ecc") is None and (g.get("table.ecc") is not None) and cls == "datacenter":
+            if (g.text("table.ecc") or "").strip().lower() == "off" and cls == "datacenter":
+                out.append(Finding("health.ecc_mode", Verdict.WARN,
+                                   f"{subject(g)}: the table prints Off for Volatile Uncorr. ECC: ECC is disabled on "
+                                   f"this data-center GPU", subject(g), _ev(g, g.lines("table.ecc")),
+                                   "Confirm with `nvidia-smi -q -d ECC`; enable it (`sudo nvidia-smi "
+                                   f"-i {idx} -e 1`) and reboot or reset the GPU.", SRC_A6))
+            elif g.text("table.ecc") is None and (g.get("table.ecc") is not None) and cls == "datacenter":
                 out.append(Finding("health.ecc_mode", Verdict.WARN,
                                    f"{subject(g)}: the table prints N/A for Volatile Uncorr. ECC, so ECC looks off "
                                    f"on this data-center GPU", subject(g), _ev(g, g.lines("table.ecc")),
