@@ -216,3 +216,11 @@ def test_python_one_liners_at_prompts_stay_one_torch_report_and_peer_access_line
     d = explain_text(text(PUBLIC / "deviceQuery__gtx1060-plus-nvs310-cuda7.5-pass.txt"), "d")
     assert d.kind == "cuda-devicequery" and len(d.parts) == 1
     assert [f.verdict.value for f in d.findings if f.id == "health.gpu_count"] == ["pass"]
+
+
+def test_theme_prompts_split_like_dollar_prompts() -> None:
+    """zsh/starship themes print '❯ cmd' (the real flash-attention#1921 paste): '❯ nvcc -V' starts the nvcc part and the
+    python --version line between two prompts is a stray line, not an unrecognised part."""
+    r = explain_text(text(PUBLIC / "nvcc__cuda-12.6-v12.6.20.txt"), "x")
+    assert r.kind == "nvcc-version" and r.verdict.value == "pass"
+    assert not [f for f in r.findings if f.id == "explain.unrecognised_part"]

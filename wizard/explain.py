@@ -30,7 +30,7 @@ PROMPT_RE = re.compile(
     r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
     r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
     r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
-    r"|\$\s+\S"                                # $ cmd
+    r"|[$❯➜λ]\s+\S"                             # $ cmd; zsh/starship/oh-my-zsh themes: ❯ cmd, ➜ cmd, λ cmd
     r"|>\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", not deviceQuery's "> Peer access"
     r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
     r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
@@ -168,7 +168,7 @@ def command_of(prompt_line: str) -> str:
     """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q")."""
     prompt_line = re.sub(r"^\s*\([\w.\-]+\)\s+", "", prompt_line)  # "(venv) " / "(base) "
     m = re.match(r"^\s*(?:\[[^\]]*\][$#]|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#]|\S+@\S+?[$#]|[\w.\-~/()]{1,40}[$#%]>?|"
-                 r"[$>#])\s*(.*)$", prompt_line)
+                 r"[$>#❯➜λ])\s*(.*)$", prompt_line)
     return (m.group(1) if m else prompt_line).strip()
 
 

@@ -235,6 +235,8 @@ KINDS: dict[str, Kind] = _index((
          cuda_samples.judge_bandwidth_test_text, ("numactl --cpunodebind=N --membind=N ./bandwidthTest --device=N",)),
     Kind("cuda-p2p-bandwidth-latency", "CUDA samples p2pBandwidthLatencyTest (GPU peer-to-peer matrices)",
          p_cuda_samples.detect_p2p_test, cuda_samples.judge_p2p_test_text, ("./p2pBandwidthLatencyTest",)),
+    Kind("nvbandwidth", "NVIDIA nvbandwidth (host<->device and GPU<->GPU copy matrices)", p_cuda_samples.detect_nvbandwidth,
+         cuda_samples.judge_nvbandwidth_text, ("./nvbandwidth",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus")),

@@ -12,9 +12,11 @@ from wizard.parsers.cuda import parse_nvcc_version, parse_torch_cuda
 from wizard.parsers.cuda_samples import (
     detect_bandwidth_test,
     detect_device_query,
+    detect_nvbandwidth,
     detect_p2p_test,
     parse_bandwidth_test,
     parse_device_query,
+    parse_nvbandwidth,
     parse_p2p_test,
 )
 from wizard.parsers.dcgm import (
@@ -68,7 +70,8 @@ def test_parsers_never_raise(t: str) -> None:
     parse_device_query(t)
     parse_bandwidth_test(t)
     parse_p2p_test(t)
-    for d in (detect_device_query, detect_bandwidth_test, detect_p2p_test):
+    parse_nvbandwidth(t)
+    for d in (detect_device_query, detect_bandwidth_test, detect_p2p_test, detect_nvbandwidth):
         assert 0.0 <= d(t) <= 1.0
     parse_ib_ports(t)
     parse_free(t)

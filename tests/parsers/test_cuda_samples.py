@@ -79,3 +79,19 @@ def test_detectors_do_not_claim_each_other() -> None:
     assert detect_bandwidth_test(dq) == detect_p2p_test(dq) == 0.0
     assert detect_device_query(bt) == detect_p2p_test(bt) == 0.0
     assert detect_device_query(p2p) == detect_bandwidth_test(p2p) == 0.0
+
+
+def test_nvbandwidth_matrices_names_and_waived():
+    from wizard.parsers.cuda_samples import detect_nvbandwidth, parse_nvbandwidth
+    t = (PUBLIC / "nvbandwidth__rtx3050-laptop-v08-all-testcases.txt").read_text()
+    nb = parse_nvbandwidth(t)
+    assert detect_nvbandwidth(t) >= 0.9 and nb.version == "v0.8"
+    assert nb.devices[0][0] == "NVIDIA GeForce RTX 3050 Laptop GPU"
+    h2d = nb.testcases[0]
+    assert (h2d.name, h2d.direction, h2d.engine, h2d.values[0][0], h2d.total) == ("host_to_device_memcpy_ce", "h2d", "ce", 12.98, 12.98)
+    assert len(nb.waived) == 17
+    d2d = parse_nvbandwidth((PUBLIC / "nvbandwidth__6xa6000-v08-d2d-read-ce.txt").read_text()).testcases[0]
+    assert d2d.name == "device_to_device_memcpy_read_ce" and d2d.values[0][0] is None and d2d.values[0][1] == 26.34
+    err = parse_nvbandwidth((PUBLIC / "nvbandwidth__8xa100sxm4-v07-d2d-read-pattern-assert.txt").read_text())
+    assert err.error_testcase == "device_to_device_memcpy_read_ce" and any("ASSERT" in x for x in err.error_lines)
+    assert detect_nvbandwidth("Host to Device Bandwidth, 1 Device(s)\nPINNED Memory Transfers") == 0.0

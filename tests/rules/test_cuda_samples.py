@@ -123,3 +123,51 @@ def test_p2p_between_different_gpu_models_warns_and_device_query_names_an_ended_
     d = explain_text(text(PUBLIC / "deviceQuery__openremode9-gtx770-2gb-cc30-partial.txt"), "d")
     br = [f for f in d.findings if f.id == "driver.branch"]
     assert [f.verdict for f in br] == [Verdict.WARN] and "Kepler" in br[0].message
+
+
+def _nvbw(text: str) -> list:
+    from wizard.rules.cuda_samples import judge_nvbandwidth_text
+    return judge_nvbandwidth_text(text, {})
+
+
+NVBW_H2D = """nvbandwidth Version: v0.7
+Device 0: NVIDIA GeForce RTX 4090
+Device 1: NVIDIA GeForce RTX 4090
+
+Running host_to_device_memcpy_ce.
+memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)
+           0         1
+ 0     {a}     {b}
+
+SUM host_to_device_memcpy_ce 40.00
+"""
+
+
+def test_nvbandwidth_host_copies_graded_per_gpu_against_pcie():
+    ok = _nvbw(NVBW_H2D.format(a="25.10", b="24.90"))
+    assert [f.verdict for f in ok] == [Verdict.PASS] and ok[0].id == "gpu.host_bandwidth"
+    slow = _nvbw(NVBW_H2D.format(a="25.10", b="4.90"))  # GPU 1 below 0.25 x Gen4 x16
+    assert [(f.verdict, f.subject) for f in slow] == [(Verdict.PASS, "GPU 0"), (Verdict.FAIL, "GPU 1")]
+
+
+def test_nvbandwidth_unplaced_gpu_is_unknown_and_waived_never_passes():
+    nameless = NVBW_H2D.replace("Device 0: NVIDIA GeForce RTX 4090\nDevice 1: NVIDIA GeForce RTX 4090\n", "")
+    assert {f.verdict for f in _nvbw(nameless.format(a="25.10", b="24.90"))} == {Verdict.UNKNOWN}
+    waived = _nvbw("nvbandwidth Version: v0.2\nDevice 0: NVIDIA A100-SXM4-80GB\n\nWaiving device_to_device_memcpy_write_ce.\n")
+    assert Verdict.PASS not in {f.verdict for f in waived} and Verdict.UNKNOWN in {f.verdict for f in waived}
+
+
+def test_nvbandwidth_p2p_slow_pair_missing_pair_and_nvlink_figure():
+    rows = ["nvbandwidth Version: v0.7"] + [f"Device {i}: NVIDIA H100 80GB HBM3" for i in range(3)] + [
+        "Running device_to_device_memcpy_read_ce.", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
+        "           0         1         2", " 0       N/A    {x}    390.00", " 1    390.00       N/A    390.00",
+        " 2    390.00    390.00       N/A", "SUM device_to_device_memcpy_read_ce 2000.00"]
+    t = "\n".join(rows)
+    ok = _nvbw(t.format(x="391.00"))
+    assert {f.verdict for f in ok} == {Verdict.PASS} and any("450" in f.message for f in ok)  # H100 SXM 900/2
+    slow = _nvbw(t.format(x="100.00"))
+    assert any(f.id == "health.p2p" and f.verdict == Verdict.WARN and "slow" in f.message for f in slow)
+    na = _nvbw(t.format(x="   N/A"))
+    assert any(f.id == "health.p2p" and f.verdict == Verdict.FAIL for f in na)
+    low = _nvbw(t.replace("390.00", "120.00").format(x="120.00"))  # uniform but far below NVLink: links down
+    assert any(f.verdict == Verdict.WARN and "NVLink" in f.message for f in low)

@@ -152,3 +152,12 @@ def test_a_tensor_on_cuda_proves_cuda_and_a_vgpu_type_warns() -> None:
     assert vg.verdict is Verdict.WARN and "4 GB framebuffer" in vg.findings[0].message
     whole = explain_text(session.format(name="NVIDIA A100-SXM4-80GB"), "paste")
     assert whole.verdict is Verdict.PASS and "is_available() True" in whole.findings[0].message
+
+
+def test_torch_on_windows_warns_that_nccl_is_linux_only() -> None:
+    """The real pytorch#40682 collect_env (Windows Server 2019, CUDA available): the CUDA check passes and a WARN says
+    PyTorch's NCCL backend is Linux-only (torch.distributed documentation, Backends)."""
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "collect-env__windows-2x-titan-rtx-torch150-cu101.txt"), "w")
+    assert r.verdict is Verdict.WARN and any("NCCL backend is Linux-only" in f.message for f in r.findings)

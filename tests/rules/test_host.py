@@ -123,3 +123,13 @@ def test_free_m_paste_reads_mib_and_a_small_host_warns_without_a_plan() -> None:
     assert [f.verdict for f in small.findings if f.id == "os.memory"] == [Verdict.WARN]
     planned = explain_text(small_text, "s", {"host_ram_gib": 3.6})
     assert not [f for f in planned.findings if f.id == "os.memory" and f.verdict is Verdict.WARN]
+
+
+def test_lscpu_excerpt_without_the_online_line_is_not_offline_cpus() -> None:
+    """collect_env's lscpu section cut after 'CPU(s): 224' (the real feral#18 paste): no On-line CPU(s) list line means
+    nothing is known about online CPUs; bringup must not claim 'only 0 are online'."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "collect-env__1x-h100-hbm3-torch291-cu126-driver580.txt"), "x")
+    cpu = [f for f in r.findings if f.id == "bios.cpu"]
+    assert [f.verdict for f in cpu] == [Verdict.PASS] and "online" not in cpu[0].message

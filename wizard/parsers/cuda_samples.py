@@ -357,3 +357,196 @@ def parse_p2p_test(text: str) -> P2pTest:
     if not matrices and not access:
         problems.append("no P2P matrix or peer-access line")
     return P2pTest(devices, access, access_lines, matrices, problems)
+
+
+# ------------------------------------------------------------------ nvbandwidth (NVIDIA/nvbandwidth)
+
+_NB_VERSION = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)", re.M)
+_NB_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
+_NB_RUNNING = re.compile(r"^\s*(?:>\s*)?Running (\w+)\.\s*$")
+_NB_WAIVED = re.compile(r"^\s*(?:Waived:\s*(\w*)|Waiving (\w+)\.)\s*$")
+_NB_TITLE = re.compile(r"^\s*((?:memcpy|memory latency|Device to Device Latency)\b.*?(?:\((?:row|column)\).*)?"
+                       r"\((GB/s|ns)\))\s*$", re.I)
+_NB_COLS = re.compile(r"^\s*(\d+(?:\s+\d+)*)\s*$")
+_NB_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:[\d.]+|N/A))+)\s*$")
+_NB_SUM = re.compile(r"^\s*SUM (\w+) ([\d.]+)\s*$")
+_NB_ERROR = re.compile(r"^\s*(ASSERT in expression .*|Invalid value when checking the pattern.*|.*\bCUDA_ERROR_\w+.*|"
+                       r".*Segmentation fault.*|terminate called .*|.*\bcore dumped\b.*)$")
+
+
+@dataclass(frozen=True)
+class NvbwTestcase:
+    """One nvbandwidth testcase: its name (``host_to_device_memcpy_ce``), matrix title, column GPUs and
+    values[row][col] (``None`` = N/A), the SUM figure and the lines it was read from."""
+
+    name: str
+    title: str
+    unit: str
+    cols: list[int] = field(default_factory=list)
+    values: dict[int, dict[int, float | None]] = field(default_factory=dict)
+    total: float | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def engine(self) -> str:
+        """``ce`` (copy engine) or ``sm`` (kernel copy), from the name or the title."""
+        if self.name.endswith("_sm") or re.search(r"\bSM\b", self.title):
+            return "sm"
+        return "ce" if self.name.endswith("_ce") or re.search(r"\bCE\b", self.title) else ""
+
+    @property
+    def direction(self) -> str:
+        """h2d, d2h, d2d, local, latency or '' (unknown), from the name, else the title."""
+        n, t = self.name.lower(), self.title
+        if "latency" in n or self.unit == "ns":
+            return "latency"
+        if "local" in n or "local" in t.lower():
+            return "local"
+        if n.startswith(("host_to_device", "host_to_all")):
+            return "h2d"
+        if n.startswith(("device_to_host", "all_to_host")):
+            return "d2h"
+        if n.startswith("device_to_device") or "all_to_one" in n or "one_to_all" in n:
+            return "d2d"
+        if "GPU(row)" in t:
+            return "d2d"
+        if "CPU(row) -> GPU" in t:
+            return "h2d"
+        if "CPU(row) <- GPU" in t:
+            return "d2h"
+        return ""
+
+    @property
+    def bidirectional(self) -> bool:
+        return "bidirectional" in self.name or "<->" in self.title
+
+    @property
+    def concurrent(self) -> bool:
+        """All GPUs copy at once (host_to_all, all_to_host, all_to_one, one_to_all)."""
+        return any(w in self.name for w in ("_all", "all_"))
+
+
+@dataclass(frozen=True)
+class Nvbandwidth:
+    """nvbandwidth's output: version, devices, measured testcases, waived testcases, the error it stopped on."""
+
+    version: str = ""
+    devices: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> (name, line)
+    testcases: list[NvbwTestcase] = field(default_factory=list)
+    waived: list[str] = field(default_factory=list)  # waived lines, verbatim
+    waived_names: list[str] = field(default_factory=list)
+    error_lines: list[str] = field(default_factory=list)
+    error_testcase: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def detect_nvbandwidth(text: str) -> float:
+    """Confidence that ``text`` is nvbandwidth output (with or without its banner)."""
+    if not isinstance(text, str) or not text:
+        return 0.0
+    if _NB_VERSION.search(text):
+        return 0.95
+    if re.search(r"^\s*memcpy (?:CE|SM) (?:CPU|GPU)\(row\) (?:->|<-|<->) GPU\(column\) bandwidth", text, re.M) or \
+            re.search(r"^\s*SUM \w+_memcpy_(?:ce|sm) [\d.]+\s*$", text, re.M) or \
+            re.search(r"^\s*(?:Running|Waiving) \w+_memcpy_(?:ce|sm)\.\s*$", text, re.M):
+        return 0.93
+    return 0.0
+
+
+def parse_nvbandwidth(text: str) -> Nvbandwidth:
+    """Read nvbandwidth's output (several runs pasted one after another too); never raises."""
+    if not isinstance(text, str):
+        return Nvbandwidth(problems=["not text"])
+    version = ""
+    devices: dict[int, tuple[str, str]] = {}
+    done: list[NvbwTestcase] = []
+    waived: list[str] = []
+    waived_names: list[str] = []
+    errors: list[str] = []
+    problems: list[str] = []
+    error_tc = ""
+    running = ""
+    cur: NvbwTestcase | None = None  # the testcase whose matrix is being read
+
+    def close() -> None:
+        nonlocal cur
+        if cur is not None and cur.values:
+            done.append(cur)
+        cur = None
+
+    for ln in text.splitlines():
+        m = _NB_VERSION.match(ln)
+        if m:
+            close()
+            version = version or m.group(1)
+            continue
+        m = _NB_RUNNING.match(ln)
+        if m:
+            close()
+            running = m.group(1)
+            continue
+        m = _NB_WAIVED.match(ln)
+        if m:
+            close()
+            waived.append(ln.strip())
+            name = m.group(1) or m.group(2) or ""
+            if name:
+                waived_names.append(name)
+            continue
+        m = _NB_SUM.match(ln)
+        if m:
+            name, total = m.group(1), float(m.group(2))
+            if cur is not None and cur.values:
+                done.append(replace(cur, name=cur.name or name, total=total, lines=cur.lines + [ln.rstrip()]))
+                cur = None
+            else:
+                for i in range(len(done) - 1, -1, -1):
+                    if done[i].name in ("", name) and done[i].total is None:
+                        done[i] = replace(done[i], name=name, total=total, lines=done[i].lines + [ln.rstrip()])
+                        break
+            running = ""
+            continue
+        m = _NB_ERROR.match(ln)
+        if m:
+            errors.append(ln.strip())
+            error_tc = error_tc or running
+            continue
+        m = _NB_TITLE.match(ln)
+        if m:
+            close()
+            cur = NvbwTestcase(running, m.group(1).strip(), m.group(2), lines=[ln.rstrip()])
+            continue
+        m = _NB_DEVICE.match(ln)
+        if m and cur is None:
+            devices[int(m.group(1))] = (m.group(2).strip(), ln.strip())
+            continue
+        if cur is None:
+            continue
+        if not cur.cols:
+            m = _NB_COLS.match(ln)
+            if m:
+                cur.cols[:] = [int(x) for x in m.group(1).split()]
+                cur.lines.append(ln.rstrip())
+            elif ln.strip():
+                problems.append(f"{cur.title}: no column line: {ln.strip()}")
+                cur = None
+            continue
+        m = _NB_ROW.match(ln)
+        if m:
+            vals = m.group(2).split()
+            if len(vals) != len(cur.cols):
+                problems.append(f"{cur.title}: row with {len(vals)} values for {len(cur.cols)} columns: {ln.strip()}")
+                continue
+            try:
+                cur.values[int(m.group(1))] = {c: (None if x == "N/A" else float(x)) for c, x in zip(cur.cols, vals)}
+            except ValueError:
+                problems.append(f"unreadable row: {ln.strip()}")
+                continue
+            cur.lines.append(ln.rstrip())
+            continue
+        if ln.strip():
+            close()
+    close()
+    if not done and not waived and not errors:
+        problems.append("no nvbandwidth matrix, Waived line or error")
+    return Nvbandwidth(version, devices, done, waived, waived_names, errors, error_tc, problems)

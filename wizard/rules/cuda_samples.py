@@ -20,7 +20,8 @@ from wizard.install.catalog import architecture_of_cc, today_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import cuda_error_lookup
 from wizard.parsers.cuda_samples import (
-    BandwidthTest, DeviceQuery, P2pTest, parse_bandwidth_test, parse_device_query, parse_p2p_test,
+    BandwidthTest, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
+    parse_nvbandwidth, parse_p2p_test,
 )
 from wizard.rules.gpu_presence import ended_architecture
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
@@ -158,6 +159,46 @@ def _link_of(name: str) -> tuple[int | None, int | None, str]:
     return None, None, ""
 
 
+def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tuple[int | None, int | None, str],
+                     subj: str, ev: tuple[str, ...]) -> Finding:
+    """gpu.host_bandwidth of one pinned host<->device copy against the PCIe practical figure of the GPU's link
+    (bandwidthTest and nvbandwidth share it): unknown when the link cannot be placed, warn below 0.8 x (0.67 x
+    for host-to-device on Gen5), fail below 0.25 x when the lane count is known."""
+    fid = "gpu.host_bandwidth"
+    gen, lanes, how_known = link
+    warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
+    if gen is None:
+        return Finding(fid, Verdict.UNKNOWN, f"{what}: the paste does not show the PCIe link and bringup has no "
+                         f"datasheet row for {name or 'these GPUs'!r}: not judged", subj, ev,
+                         "Read the link (`nvidia-smi -q -d PCIE`: generation and width under load, or lspci -vv "
+                         "LnkSta) and compare: about 12 GB/s on Gen3 x16, 24 on Gen4 x16, 52 on Gen5 x16.", SRC_BW)
+    practical, how = pcie_practical_gb_s(gen, lanes if lanes else 16)
+    if practical is None:
+        return Finding(fid, Verdict.UNKNOWN, f"{what}: {how} ({how_known}): not judged", subj, ev,
+                         "Compare with the other GPUs of the node and with the link's generation and width.", SRC_BW)
+    w_f, src, caveat = warn_f, SRC_BW, ""
+    if direction == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
+        w_f, src = H2D_GEN5_WARN_FRACTION, f"{SRC_BW}; {SRC_H2D_GEN5}"
+        caveat = " (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)"
+    warn_at, fail_at = w_f * practical, fail_f * practical
+    pct = f"{100 * gb_s / practical:.0f}% of {how}"
+    if gb_s >= warn_at:
+        return Finding(fid, Verdict.PASS, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", subj,
+                         ev, "", src)
+    remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
+              "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
+              "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
+              "figure several-fold.")
+    if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
+        return Finding(fid, Verdict.WARN, f"{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link "
+                         "is narrower than x16, trained down, or the copy ran off the GPU's NUMA node", subj, ev,
+                         remedy, src)
+    verdict = Verdict.FAIL if gb_s < fail_at else Verdict.WARN
+    return Finding(fid, verdict, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail "
+                      f"below {fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's "
+                      "NUMA node", subj, ev, remedy, src)
+
+
 def judge_bandwidth_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """gpu.host_bandwidth from bandwidthTest: pinned host-to-device and device-to-host copies against the PCIe
     practical figure of the GPU's link (known from its datasheet row or architecture, never guessed);
@@ -188,46 +229,12 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     subj = gpu_subject(bt.devices[0][0]) if len(bt.devices) == 1 else "host"
     gen, lanes, how_known = _link_of(name) if name else (None, None, "")
     out: list[Finding] = []
-    warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
     graded = [m for m in bt.measures if m.direction in ("h2d", "d2h") and m.memory == "pinned" and m.devices == 1]
     notes = [m for m in bt.measures if m not in graded]
     for m in graded:
         what = f"pinned {'host-to-device' if m.direction == 'h2d' else 'device-to-host'} copy {m.gb_s:.1f} GB/s"
         ev = tuple(x for x in (dev_line, m.line) if x)
-        if gen is None:
-            out.append(Finding(fid, Verdict.UNKNOWN, f"{what}: the paste does not show the PCIe link and bringup has no "
-                               f"datasheet row for {name or 'these GPUs'!r}: not judged", subj, ev,
-                               "Read the link (`nvidia-smi -q -d PCIE`: generation and width under load, or lspci -vv "
-                               "LnkSta) and compare: about 12 GB/s on Gen3 x16, 24 on Gen4 x16, 52 on Gen5 x16.", SRC_BW))
-            continue
-        practical, how = pcie_practical_gb_s(gen, lanes if lanes else 16)
-        if practical is None:
-            out.append(Finding(fid, Verdict.UNKNOWN, f"{what}: {how} ({how_known}): not judged", subj, ev,
-                               "Compare with the other GPUs of the node and with the link's generation and width.", SRC_BW))
-            continue
-        w_f, src, caveat = warn_f, SRC_BW, ""
-        if m.direction == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
-            w_f, src = H2D_GEN5_WARN_FRACTION, f"{SRC_BW}; {SRC_H2D_GEN5}"
-            caveat = " (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)"
-        warn_at, fail_at = w_f * practical, fail_f * practical
-        pct = f"{100 * m.gb_s / practical:.0f}% of {how}"
-        if m.gb_s >= warn_at:
-            out.append(Finding(fid, Verdict.PASS, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", subj,
-                               ev, "", src))
-            continue
-        remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
-                  "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
-                  "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
-                  "figure several-fold.")
-        if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
-            out.append(Finding(fid, Verdict.WARN, f"{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link "
-                               "is narrower than x16, trained down, or the copy ran off the GPU's NUMA node", subj, ev,
-                               remedy, src))
-            continue
-        verdict = Verdict.FAIL if m.gb_s < fail_at else Verdict.WARN
-        out.append(Finding(fid, verdict, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail "
-                           f"below {fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's "
-                           "NUMA node", subj, ev, remedy, src))
+        out.append(_grade_host_copy(what, m.gb_s, m.direction, name, (gen, lanes, how_known), subj, ev))
     if notes:
         desc = "; ".join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
                                                                             if m.devices > 1 else "") for m in notes)
@@ -364,4 +371,177 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            f"{median:.1f} GB/s and not below the P2P-disabled path (a PCIe-only box at its PCIe rate is "
                            "fine)", "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
                            SRC_P2P_SAMPLE))
+    return out
+
+
+# ------------------------------------------------------------------ nvbandwidth
+
+SRC_NVBW = ("NVIDIA nvbandwidth, https://github.com/NVIDIA/nvbandwidth (README: testcases, CE vs SM copies; a testcase "
+            "is waived when it cannot run, e.g. no peer mapping between the GPUs, NVIDIA/nvbandwidth#13)")
+
+NVLINK_UNI_FRACTION = 0.5
+"""A device-to-device copy on an NVLink/NVSwitch board below half of the GPU's per-direction NVLink figure
+(datasheet total / 2, ``assets/gpu_specs.csv``) warns: healthy H100 SXM boards measure ~395 of 450 GB/s
+(stored copy of a public H100 report), a PCIe fallback is a tenth of it. Bringup's judgement on the datasheet figure."""
+
+
+def _nvbw_link(nb: Nvbandwidth, gpu: int) -> tuple[str, str, tuple[int | None, int | None, str]]:
+    name, line = nb.devices.get(gpu, ("", ""))
+    return name, line, (_link_of(name) if name else (None, None, ""))
+
+
+def judge_nvbandwidth_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """nvbandwidth: host<->device CE copies (gpu.host_bandwidth, as bandwidthTest), device<->device matrices
+    (health.p2p, as p2pBandwidthLatencyTest; NVLink boards against the datasheet NVLink figure), waived testcases
+    reported (never passed), an ASSERT / CUDA error fails."""
+    nb = parse_nvbandwidth(text)
+    out = nvbandwidth_errors(nb) + nvbandwidth_host(nb) + nvbandwidth_p2p(nb) + nvbandwidth_nvlink(nb)
+    out += nvbandwidth_reported(nb)
+    if not any(f.verdict != Verdict.SKIP for f in out):
+        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, "nvbandwidth: no testcase measured in this paste"
+                           + (f" ({len(nb.waived)} waived)" if nb.waived else ""), "host",
+                           tuple(nb.waived[:4]) or _nonempty(text),
+                           "Run `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -t "
+                           "device_to_device_memcpy_read_ce` and paste the whole output.", SRC_NVBW))
+    return out
+
+
+def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
+    """An ASSERT, a CUDA error or a data-pattern mismatch stops nvbandwidth: fail, naming the testcase."""
+    if not nb.error_lines:
+        return []
+    tc = nb.error_testcase
+    fid = "health.p2p" if tc.startswith("device_to_device") else "gpu.host_bandwidth"
+    pattern = any("checking the pattern" in x or "memcmpPattern" in x for x in nb.error_lines)
+    what = ("the copied data did not match the pattern written (data corruption on a GPU or the link)" if pattern
+            else "nvbandwidth stopped on an error")
+    return [Finding(fid, Verdict.FAIL, f"nvbandwidth{' ' + tc if tc else ''}: {what}", "host", tuple(nb.error_lines[:4]),
+                    "Rerun the testcase alone with a smaller buffer (`nvbandwidth -t TESTCASE -b 64`); then test GPU "
+                    "pairs one by one, check `dmesg | grep -i -e NVRM -e Xid` and NVLink/ECC error counters "
+                    "(`nvidia-smi nvlink -e`, `nvidia-smi -q -d ECC`), and run `dcgmi diag -r 3`.", SRC_NVBW)]
+
+
+def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
+    """gpu.host_bandwidth from host_to_device_memcpy_ce / device_to_host_memcpy_ce (one GPU at a time, copy
+    engine): each GPU's figure against its PCIe link's practical rate (:func:`_grade_host_copy`)."""
+    out: list[Finding] = []
+    for tc in nb.testcases:
+        if tc.direction not in ("h2d", "d2h") or tc.engine != "ce" or tc.bidirectional or tc.concurrent:
+            continue
+        label = "host-to-device" if tc.direction == "h2d" else "device-to-host"
+        graded: list[Finding] = []
+        for gpu in tc.cols:
+            v = next((row.get(gpu) for row in tc.values.values() if row.get(gpu) is not None), None)
+            if v is None:
+                continue
+            name, line, link = _nvbw_link(nb, gpu)
+            ev = tuple(x for x in (line, tc.lines[0], tc.lines[1] if len(tc.lines) > 1 else "",
+                                   tc.lines[2] if len(tc.lines) > 2 else "") if x)
+            graded.append(_grade_host_copy(f"{tc.name or label} copy {v:.1f} GB/s", v, tc.direction, name, link,
+                                           gpu_subject(gpu), ev))
+        if graded and all(f.verdict == graded[0].verdict for f in graded) and len(graded) > 1 and \
+                graded[0].verdict in (Verdict.PASS, Verdict.UNKNOWN):
+            vals = [v for row in tc.values.values() for v in row.values() if v is not None]
+            f0 = graded[0]
+            msg = (f"{tc.name or label}: {len(graded)} GPUs {min(vals):.1f}-{max(vals):.1f} GB/s; "
+                   + f0.message.split(": ", 1)[-1] if f0.verdict == Verdict.UNKNOWN else
+                   f"{tc.name or label}: all {len(graded)} GPUs {min(vals):.1f}-{max(vals):.1f} GB/s pass; GPU "
+                   f"{tc.cols[0]}: {f0.message}")
+            out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source))
+        else:
+            out.extend(graded)
+    return out
+
+
+def _nvbw_p2p_test(nb: Nvbandwidth, tc: NvbwTestcase) -> P2pTest:
+    """An nvbandwidth device-to-device matrix as a p2pBandwidthLatencyTest one: off-diagonal N/A or 0 = no peer
+    access between the pair."""
+    access: dict[tuple[int, int], bool] = {}
+    values: dict[int, dict[int, float]] = {}
+    for a, row in tc.values.items():
+        for b, v in row.items():
+            if a == b:
+                continue
+            access[(a, b)] = bool(v)
+            if v:
+                values.setdefault(a, {})[b] = v
+    title = f"{tc.name or 'device_to_device'} (Unidirectional, P2P Enabled)"
+    lines = {k: f"{tc.name}: GPU {k[0]} -> GPU {k[1]} {tc.values[k[0]][k[1]] or 'N/A'}" for k, ok in access.items()
+             if not ok}
+    return P2pTest(dict(nb.devices), access, lines, {title: P2pMatrix(title, list(tc.cols), values, list(tc.lines))})
+
+
+def _nvbw_d2d(nb: Nvbandwidth) -> list[NvbwTestcase]:
+    return [tc for tc in nb.testcases if tc.direction == "d2d" and tc.unit.lower() == "gb/s" and not tc.concurrent
+            and len(tc.cols) > 1]
+
+
+def nvbandwidth_p2p(nb: Nvbandwidth) -> list[Finding]:
+    """health.p2p from each device_to_device matrix, judged as p2pBandwidthLatencyTest is (:func:`judge_p2p_test`:
+    a pair below 0.5 x the median pair warns, a pair without peer access fails, warns on GeForce)."""
+    out: list[Finding] = []
+    for tc in _nvbw_d2d(nb):
+        out.extend(judge_p2p_test(_nvbw_p2p_test(nb, tc), "\n".join(tc.lines)))
+    return out
+
+
+def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
+    """health.p2p on an NVLink/NVSwitch board (gpu_specs.csv nvlink_gen names NVSwitch): the median unidirectional
+    device-to-device copy against half the datasheet's total NVLink figure; boards without the figure or GPUs
+    nvbandwidth does not name are reported only."""
+    out: list[Finding] = []
+    names = {n for n, _ in nb.devices.values()}
+    spec = match_gpu(next(iter(names))) if len(names) == 1 else None
+    row = next((r for r in table("gpu_specs.csv") if spec is not None and r.get("gpu") == spec.name), None)
+    total = to_int((row or {}).get("nvlink_total_bw_gb_s"))
+    switched = "nvswitch" in ((row or {}).get("nvlink_gen") or "").lower()
+    for tc in _nvbw_d2d(nb):
+        if tc.bidirectional:
+            continue
+        vals = [v for a, r in tc.values.items() for b, v in r.items() if a != b and v]
+        if not vals:
+            continue
+        med = statistics.median(vals)
+        if not (switched and total and spec is not None):
+            out.append(Finding("health.p2p", Verdict.SKIP, f"{tc.name}: median pair {med:.1f} GB/s; no NVLink figure "
+                               "for " + (repr(next(iter(names))) if len(names) == 1 else "GPUs nvbandwidth did not name")
+                               + ": the rate is reported, not graded against NVLink", "host", tuple(tc.lines[:3]), "",
+                               SRC_NVBW))
+            continue
+        per_dir = total / 2
+        src = f"{spec.name} datasheet NVLink {total} GB/s total ({(row or {}).get('source', '')}); {SRC_NVBW}"
+        if med >= NVLINK_UNI_FRACTION * per_dir:
+            out.append(Finding("health.p2p", Verdict.PASS, f"{tc.name}: median pair {med:.1f} GB/s = "
+                               f"{100 * med / per_dir:.0f}% of {spec.name}'s {per_dir:g} GB/s per direction "
+                               f"(NVLink {total} GB/s total); warn below {NVLINK_UNI_FRACTION:g} x", "host",
+                               tuple(tc.lines[:3]), "", src))
+        else:
+            out.append(Finding("health.p2p", Verdict.WARN, f"{tc.name}: median pair {med:.1f} GB/s is below "
+                               f"{NVLINK_UNI_FRACTION:g} x of {spec.name}'s {per_dir:g} GB/s per direction: GPU-to-GPU "
+                               "copies are not riding NVLink at full width", "host", tuple(tc.lines[:3]),
+                               "Check `nvidia-smi nvlink -s` (every link up at full speed), `nvidia-smi topo -m` (NV# "
+                               "between every pair) and that nvidia-fabricmanager runs at the driver's version.", src))
+    return out
+
+
+def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
+    """SM copies, bidirectional, all-GPU, latency and local-copy testcases and waived testcases: reported, never
+    passed."""
+    rest = [tc for tc in nb.testcases if not (tc.direction in ("h2d", "d2h") and tc.engine == "ce" and not
+                                              tc.bidirectional and not tc.concurrent) and tc not in _nvbw_d2d(nb)]
+    out: list[Finding] = []
+    if rest:
+        desc = "; ".join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])
+        out.append(Finding("gpu.host_bandwidth", Verdict.SKIP, f"reported, not graded: {desc}" +
+                           (f" (+{len(rest) - 8} more)" if len(rest) > 8 else ""), "host",
+                           tuple(tc.lines[0] for tc in rest[:4]), "", SRC_NVBW))
+    if nb.waived:
+        named = ", ".join(nb.waived_names[:6])
+        out.append(Finding("health.p2p" if any(n.startswith("device_to_device") for n in nb.waived_names)
+                           else "gpu.host_bandwidth", Verdict.SKIP,
+                           f"{len(nb.waived)} testcase(s) waived" + (f" ({named})" if named else "") + ": not run, so "
+                           "not passed (a device-to-device testcase is waived when the GPUs have no peer mapping, or "
+                           "on one GPU)", "host", tuple(nb.waived[:4]),
+                           "For device-to-device: check `nvidia-smi topo -p2p r` (P2P is not offered on GeForce boards "
+                           "and may be blocked by ACS/IOMMU).", SRC_NVBW))
     return out

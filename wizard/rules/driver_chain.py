@@ -433,6 +433,14 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 "host", tuple(e.line for e in other[:5]),
                                 "Read the error: out-of-memory and illegal-address errors come from the program; "
                                 "errors at initialisation point at the driver (see the driver & CUDA stage).", SRC_TORCH))
+    osl = t.evidence.get("os", "")
+    if re.search(r"\bWindows\b", osl) and any(f.verdict is Verdict.PASS for f in findings):
+        findings.append(Finding("driver.torch_cuda", Verdict.WARN,
+                                f"this torch runs on {osl.removeprefix('OS:').strip()}: CUDA works there, but PyTorch's "
+                                "NCCL backend is Linux-only, so multi-GPU and multi-node training falls back to gloo",
+                                "host", (osl,), "Run LLM training on Linux (bare metal, or WSL2 for a single GPU).",
+                                "PyTorch torch.distributed documentation, Backends (NCCL on Linux only; Windows: gloo), "
+                                "https://pytorch.org/docs/stable/distributed.html"))
     if not findings:
         if t.torch_version or mm:
             findings.append(Finding("driver.torch_cuda", Verdict.UNKNOWN,

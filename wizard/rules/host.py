@@ -230,7 +230,8 @@ def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") ->
     shape = (f"{s} socket(s) x {c} cores x {t} threads" if s and c and t else "")
     desc = f"{f.model or 'CPU'}: " + (f"{shape} = " if shape else "") + f"{f.cpus or '?'} CPUs"
     offline = f.fields.get("Off-line CPU(s) list", "").strip()
-    online = cpulist_count(f.fields.get("On-line CPU(s) list", ""))
+    listed = f.fields.get("On-line CPU(s) list", "").strip()
+    online = cpulist_count(listed) if listed else None  # an excerpt without the line says nothing about it
     if offline:
         findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; CPUs {offline} are offline", "host", ev,
                                 "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
