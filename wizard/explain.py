@@ -138,6 +138,8 @@ def detect(text: str) -> tuple[Kind | None, float]:
             score = 0.0
         if score > best_score:
             best, best_score = k, score
+            if best_score >= 1.0:  # certain: a later kind can only tie, and a tie keeps the first (same result)
+                break
     if best_score < MIN_CONFIDENCE:
         return None, best_score
     return best, best_score

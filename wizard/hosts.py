@@ -19,7 +19,11 @@ the recorded output out. An operation the bundle does not hold gets a result who
 
 from __future__ import annotations
 
-import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
+
 import glob as _glob
 import os
 import shlex
@@ -147,6 +151,7 @@ class LocalHost:
         return os.path.join(self.root, path.lstrip("/"))
 
     async def run(self, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> CommandResult:
+        import asyncio  # imported where used: explain and check import this module, not its I/O
         argv = [str(a) for a in argv]
         t0 = time.monotonic()
         if not argv:
@@ -226,6 +231,7 @@ class LocalHost:
 
 async def _finish(proc: Any, argv: list[str], timeout_s: float, t0: float) -> CommandResult:
     """Collect a process started earlier with ``subprocess.Popen`` (see :mod:`wizard.prefetch`)."""
+    import asyncio  # imported where used: explain and check import this module, not its I/O
     loop = asyncio.get_running_loop()
     fut = loop.run_in_executor(None, proc.communicate)
     try:
@@ -249,6 +255,7 @@ async def _communicate(proc: "asyncio.subprocess.Process", timeout_s: float,
                        stdin: bytes | None = None) -> tuple[bytes, bytes, bool]:
     """(stdout, stderr, timed out) of ``proc``; on timeout its process group is killed and what it wrote is
     kept; a cancelled caller kills the group too (LocalHost and SSHHost share this)."""
+    import asyncio  # imported where used: explain and check import this module, not its I/O
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
         return out, err, False
@@ -354,6 +361,7 @@ class SSHHost:
     async def run(self, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S,
                   stdin: bytes | None = None) -> CommandResult:
         """Run ``argv`` on the node (``stdin``: bytes fed to it, else /dev/null). See the class doc."""
+        import asyncio  # imported where used: explain and check import this module, not its I/O
         argv = [str(a) for a in argv]
         t0 = time.monotonic()
         if not argv:

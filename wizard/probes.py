@@ -11,7 +11,6 @@ Every probe the engine knows is defined here, as a constant; :mod:`wizard.regist
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -125,6 +124,8 @@ async def read_tree(host: Host, patterns: Iterable[str], binary: bool = False) -
     paths: list[str] = []
     for pat in patterns:
         paths.extend(await host.glob(pat))
+    import asyncio  # imported where used (explain imports this module for its data classes)
+
     results = await asyncio.gather(*(host.read(p) for p in paths))
     files: dict[str, str | None] = {}
     errors: dict[str, str] = {}
@@ -523,6 +524,8 @@ async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object
         except Exception as exc:  # noqa: BLE001 - turned into an unknown finding downstream
             return ProbeOutput(name=n, source=probe.title, error=f"probe crashed: {exc!r}",
                                duration_s=time.monotonic() - t0)
+
+    import asyncio  # imported where used
 
     outs = await asyncio.gather(*(one(n) for n in unique))
     return dict(zip(unique, outs))
