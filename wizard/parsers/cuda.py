@@ -481,9 +481,9 @@ NVCC_NOT_FOUND = re.compile(r"Command 'nvcc' not found|\bnvcc: (?:command )?not 
 
 
 def detect_nvcc(text: str) -> float:
-    if _NVCC_RELEASE.search(text) or "nvcc: NVIDIA (R) Cuda compiler driver" in text:
+    if "nvcc: NVIDIA (R) Cuda compiler driver" in text or ("Cuda compilation tools" in text and _NVCC_RELEASE.search(text)):
         return 1.0
-    if NVCC_NOT_FOUND.search(text) and len(text) < 2000:
+    if len(text) < 2000 and NVCC_NOT_FOUND.search(text):
         return 0.9
     return 0.0
 

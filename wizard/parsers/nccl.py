@@ -593,7 +593,15 @@ def parse_nccl_log(text: str) -> NcclLog:
 # ------------------------------------------------------------------ kinds
 
 
+_DTYPE_WORD = re.compile(r"\b(?:" + "|".join(sorted(TYPE_SIZES, key=len, reverse=True)) + r")\b")
+_NCCL_TESTS_TOKENS = ("busbw", "algbw", "ngpus", "minbytes", "out-of-place", "avg bus bandwidth", "redop")
+
+
 def detect_nccl_tests(text: str) -> float:
+    low = text.lower()
+    # cheap first: every nccl-tests output this accepts has a data type word or one of its column/header words
+    if not any(t in low for t in _NCCL_TESTS_TOKENS) and not _DTYPE_WORD.search(low):
+        return 0.0
     r = parse_nccl_tests(text)
     if r.rows and (r.columns_line or r.header or r.avg_line or r.devices):
         return 1.0
@@ -607,6 +615,9 @@ def detect_nccl_tests(text: str) -> float:
 
 
 def detect_nccl_log(text: str) -> float:
+    # cheap first: every line counted below holds one of these (NCCL's prefix or level, its error names, NET/ lines)
+    if not any(t in text for t in ("NCCL", "nccl", "INFO", "WARN", "TRACE", "ABORT", "NET/", "Using network")):
+        return 0.0
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return 0.0

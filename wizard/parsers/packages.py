@@ -543,6 +543,8 @@ _NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-
 
 
 def detect_service(text: str) -> float:
+    if "nvidia-" not in text and "nv-hostengine" not in text and "abric" not in text:  # cheap first: no unit named
+        return 0.0
     if FM_MISMATCH.search(text):
         return 0.95
     u = parse_systemctl_status(text)
@@ -559,6 +561,8 @@ def detect_fm_version(text: str) -> float:
 
 
 def detect_modinfo(text: str) -> float:
+    if "nvidia" not in text:  # cheap first: every branch below needs the module's name
+        return 0.0
     m = parse_modinfo(text)
     if m.not_found and re.search(r"Module nvidia", m.not_found):
         return 0.9
