@@ -503,6 +503,8 @@ _PROMPT = r"(?:^|\n)\s*(?:\S+@\S+[:~][^\n$#]*[$#]|[$#])\s*"
 
 
 def detect_dkms(text: str) -> float:
+    if "dkms" not in text and not re.search(r": ?(?:added|built|installed|broken)\b", text):  # cheap first
+        return 0.0
     if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text):
         return 0.95
     d = parse_dkms_status(text)

@@ -25,6 +25,7 @@ P2P_CODES = {"X": "self", "OK": "Status Ok", "CNS": "Chipset not supported", "GN
 """nvidia-smi topo -p2p legend (as printed by nvidia-smi under the matrix)."""
 
 _NAME_RE = r"(?:GPU\d{1,3}|NIC\d{1,3}|mlx\d_\d{1,3}|mlx\d_bond_\d{1,3})"
+_NAME_ANY = re.compile(_NAME_RE)
 _AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
@@ -402,7 +403,7 @@ def _head(text: str) -> str:
 def detect_topo_matrix(text: str) -> float:
     """Confidence that ``text`` is ``nvidia-smi topo -m``."""
     text = _head(text)
-    if not text:
+    if not text or not _NAME_ANY.search(text):  # cheap first: a matrix row is named GPUn, NICn or mlxN_M
         return 0.0
     mx = parse_topo_matrix(text)
     if not mx.rows:
@@ -416,7 +417,7 @@ def detect_topo_matrix(text: str) -> float:
 def detect_p2p_matrix(text: str) -> float:
     """Confidence that ``text`` is ``nvidia-smi topo -p2p``."""
     text = _head(text)
-    if not text:
+    if not text or not _NAME_ANY.search(text):  # cheap first: a matrix row is named GPUn, NICn or mlxN_M
         return 0.0
     mx = parse_p2p_matrix(text)
     if not mx.rows:
