@@ -508,10 +508,8 @@ def parse_dcgm_health(text: str) -> DcgmHealth:
 
 def _health_json(text: str) -> DcgmHealth:
     h = DcgmHealth()
-    try:
-        doc = json.loads(text[text.index("{"): text.rindex("}") + 1])
-    except (ValueError, json.JSONDecodeError):
-        return h
+    start = text.find("{")
+    doc = _loads_elided(text[start:]) if start >= 0 else None
     body = doc.get("body", {}) if isinstance(doc, dict) else {}
     if not isinstance(body, dict):
         return h

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wizard.common import to_float
+
 # logical port states (IBA PortInfo:PortState; ibv_port_state): one spelling for all three tools
 STATES = {
     "active": "active", "port_active": "active", "4": "active", "active_defer": "active", "port_active_defer": "active",
@@ -100,10 +102,7 @@ def _phys(raw: str) -> str:
 
 def _rate(raw: str) -> float | None:
     m = _RATE.match(raw)
-    try:
-        return float(m.group(1)) if m else None
-    except ValueError:
-        return None
+    return to_float(m.group(1)) if m else None
 
 
 def _mtu(raw: str) -> int | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wizard.common import to_int
 from wizard.parsers._frozen import build_set as _set
 
 
@@ -99,13 +100,6 @@ _NO_HOSTFILE = re.compile(r"Unable to find hostfile, will proceed with training 
 _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
 
 
-def _int(s: str | None) -> int | None:
-    try:
-        return int(s) if s is not None else None
-    except ValueError:
-        return None
-
-
 def _summary(lines: list[str], log: LauncherLog) -> None:
     cur: dict[str, object] | None = None
     root = False
@@ -136,7 +130,7 @@ def _summary(lines: list[str], log: LauncherLog) -> None:
         rm = _RANK.match(str(e.get("rank", "")))
         lines_e = e.get("lines", [])
         log.exits.append(RankExit(
-            exitcode=code, rank=_int(rm.group(1)) if rm else None, local_rank=_int(rm.group(2)) if rm else None,
+            exitcode=code, rank=to_int(rm.group(1)) if rm else None, local_rank=to_int(rm.group(2)) if rm else None,
             host=str(e.get("host", "")), time=str(e.get("time", "")), error_file=str(e.get("error_file", "")),
             traceback=str(e.get("traceback", "")), root_cause=bool(e.get("root")),
             lines=tuple(lines_e) if isinstance(lines_e, list) else ()))
