@@ -224,3 +224,16 @@ def test_theme_prompts_split_like_dollar_prompts() -> None:
     r = explain_text(text(PUBLIC / "nvcc__cuda-12.6-v12.6.20.txt"), "x")
     assert r.kind == "nvcc-version" and r.verdict.value == "pass"
     assert not [f for f in r.findings if f.id == "explain.unrecognised_part"]
+
+
+def test_an_output_is_split_only_at_the_start_markers_of_the_output_they_name():
+    """lscpu starts with 'Architecture: x86_64', /proc/driver/nvidia/version with 'NVRM version: NVIDIA': pasted back
+    to back they are two parts; nvidia-container-cli info's 'Architecture: 3.5' and 'NVRM version:   384.130' lines
+    are fields of one output, never a new part."""
+    from tests.probe_data import PUBLIC
+
+    two = text(PUBLIC / "proc-driver-nvidia-version__proprietary-515.txt") + text(
+        PUBLIC / "lscpu__dev-vm-2vcpu-flat-local.txt")
+    assert explain_text(two).kind == "proc-driver-nvidia-version+lscpu"
+    one = explain_text(text(PUBLIC / "nvidia-container-cli__info-tail.txt"))
+    assert one.kind == "nvidia-container-cli" and len(one.parts) == 1

@@ -15,7 +15,8 @@ from wizard.kinds import Kind
 from wizard.facts import Facts
 from wizard.probes import ProbeOutput
 from wizard.registry import KINDS, rules_of_kind
-from wizard.rules.driver_chain import several_toolkits
+from wizard.rules.driver_chain import several_toolkits, toolkit_and_torch
+from wizard.rules.toolwords import judge as program_said
 from wizard.model import Finding, Verdict, overall
 
 MIN_CONFIDENCE = 0.3
@@ -151,9 +152,9 @@ START_MARKERS = re.compile(
     r"|^<\?xml\s"                                       # nvidia-smi -q -x
     r"|^\|\s*NVIDIA-SMI \d"                              # nvidia-smi table header row
     r"|^# nThread \d+ nGpus \d+"                         # nccl-tests
-    r"|^NVRM version:"                                   # /proc/driver/nvidia/version
+    r"|^NVRM version: NVIDIA"                            # /proc/driver/nvidia/version
     r"|^Module\s+Size\s+Used by"                         # lsmod
-    r"|^Architecture:\s"                                 # lscpu
+    r"|^Architecture:\s+(?:x86_64|aarch64|ppc64le|s390x|i[36]86|armv\w+|riscv64)\b"  # lscpu
     r"|^available: \d+ nodes"                            # numactl --hardware
     r"|^\s*total\s+used\s+free\s+shared"                 # free
     r"|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO"                 # swapon --show
@@ -327,6 +328,7 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     findings = []
     commands = dict(COMMANDS_SEEN)
     nvcc_parts: list[tuple[str, str]] = []
+    torch_parts: list[str] = []
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
@@ -334,8 +336,8 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
         if k is None:
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3:
                 continue  # a stray line between two outputs
-            fs = [_unknown(body)]
-            if len(pieces) > 1:
+            fs = program_said(body) or [_unknown(body)]
+            if len(pieces) > 1 and fs[0].id == "explain.unknown_input":
                 fs = [Finding("explain.unrecognised_part", Verdict.UNKNOWN,
                               f"lines {first + 1}-{first + len(lines)} of this input are not an output bringup "
                               f"reads", "input", tuple(x for x in lines if x.strip())[:5],
@@ -343,6 +345,8 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
                               "(bringup explain lists them when given something it does not know).", "")]
         if k is not None and k.name == "nvcc-version":
             nvcc_parts.append((commands.get(first, ""), body))
+        if k is not None and k.name == "torch-cuda":
+            torch_parts.append(body)
         parts.append(Part(k.name if k else None, k.title if k else "not recognised", first,
                           first + len(lines) - 1, score))
         findings.extend(fs)
@@ -350,6 +354,10 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
         two = several_toolkits(nvcc_parts)
         if two is not None:
             findings.append(two)
+    if nvcc_parts and torch_parts:  # nvcc in one part, torch's CUDA in another: can extensions be built?
+        mismatch = toolkit_and_torch(nvcc_parts[0][1], torch_parts)
+        if mismatch is not None:
+            findings.append(mismatch)
     parts = _merge_same_kind(parts)
     known = [p for p in parts if p.kind]
     if not known:

@@ -45,9 +45,13 @@ from wizard.parsers import smi_kinds as p_smi_kinds
 from wizard.parsers import topology as p_topology
 from wizard.parsers import gpu as p_gpu
 from wizard.parsers import gpuburn as p_gpuburn
+from wizard.parsers import container as p_container
+from wizard.parsers import fabricmanager as p_fabricmanager
 from wizard.parsers import host as p_host
 from wizard.parsers import launcher as p_launcher
-from wizard.parsers.smi import parse_nvml_smi, parse_smi_csv, parse_smi_table, parse_smi_text, parse_smi_xml
+from wizard.parsers.smi import (
+    detect_smi_dmon, parse_nvml_smi, parse_smi_csv, parse_smi_dmon, parse_smi_table, parse_smi_text, parse_smi_xml,
+)
 from wizard.probes import Probe
 from wizard.rules import (
     bios, compose, cuda_samples, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
@@ -55,6 +59,8 @@ from wizard.rules import (
 )
 from wizard.rules import os as os_rules
 from wizard.rules import gpuburn as gpuburn_rules
+from wizard.rules import container as container_rules
+from wizard.rules import fabricmanager as fm_rules
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -225,6 +231,12 @@ KINDS: dict[str, Kind] = _index((
          pasted.dcgm_discovery_judge, ("dcgmi discovery -l",)),
     Kind("dcgmi-dmon", "dcgmi dmon -e FIELDS (DCGM field samples: Xid, ECC, PCIe replays, ...)", p_dcgm.detect_dcgmi_dmon,
          pasted.dcgm_dmon_judge, ("dcgmi dmon -e 230,202,310,311 -c 5",)),
+    # wizard/parsers/container.py detects; wizard/rules/container.py judges (NVIDIA Container Toolkit)
+    Kind("nvidia-container-cli", "nvidia-container-cli info, or the NVIDIA Container Toolkit / Docker GPU errors",
+         p_container.detect_container_cli, container_rules.judge_container_text,
+         ("nvidia-container-cli -k -d /dev/tty info", "docker run --rm --gpus all ubuntu nvidia-smi")),
+    Kind("kubectl-get-pods", "kubectl get pods (GPU Operator / device plugin pods)", p_container.detect_kubectl_pods,
+         container_rules.judge_pods_text, ("kubectl get pods -n gpu-operator",)),
     # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
     Kind("gpu-burn", "gpu-burn (wilicc/gpu-burn stress test with result checking)", p_gpuburn.detect_gpu_burn,
          gpuburn_rules.judge_gpu_burn_text, ("gpu_burn -tc 600",)),
@@ -238,6 +250,8 @@ KINDS: dict[str, Kind] = _index((
     Kind("nvbandwidth", "NVIDIA nvbandwidth (host<->device and GPU<->GPU copy matrices)", p_cuda_samples.detect_nvbandwidth,
          cuda_samples.judge_nvbandwidth_text, ("./nvbandwidth",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
+    Kind("perfquery", "perfquery [-x] (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
+         pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus")),
     # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
@@ -282,6 +296,8 @@ KINDS: dict[str, Kind] = _index((
     Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
         p_packages.detect_service, driver_install.judge_service_text,
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
+    Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log)", p_fabricmanager.detect_fm_log,
+         fm_rules.judge_fm_log_text, ("tail -n 200 /var/log/fabricmanager.log",)),
     Kind("fabricmanager-version", "nv-fabricmanager --version", p_packages.detect_fm_version,
         driver_install.judge_fm_version_text, ("nv-fabricmanager --version",)),
     Kind("modinfo-nvidia", "modinfo nvidia", p_packages.detect_modinfo, driver_install.judge_modinfo_text,
@@ -317,6 +333,8 @@ KINDS: dict[str, Kind] = _index((
         pasted.smi_kinds_judge(parse_smi_table), ("nvidia-smi",)),
     Kind("nvidia-smi-L", "nvidia-smi -L (GPU list with UUIDs, MIG devices)", p_gpu.detect_smi_list, pasted.smi_list_judge,
         ("nvidia-smi -L",)),
+    Kind("nvidia-smi-dmon", "nvidia-smi dmon (per-GPU samples: power, temperatures, utilisation, clocks, ECC)",
+         detect_smi_dmon, pasted.smi_kinds_judge(parse_smi_dmon), ("nvidia-smi dmon -s pucve -c 10",)),
     Kind("nvidia-smi-query-gpu-csv", "nvidia-smi --query-gpu=... --format=csv", p_smi_kinds.detect_csv,
         pasted.smi_kinds_judge(parse_smi_csv),
         ("nvidia-smi --query-gpu=index,name,pci.bus_id,serial,persistence_mode,ecc.mode.current,"
@@ -451,7 +469,7 @@ RULES: tuple[Rule, ...] = (
     Rule("health.gpu_count", "health.gpu_count", smi.topic_check("health.gpu_count", "health.gpu_responsive"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_responsive", "health.nvidia_smi")),
     Rule("health.kernel_log", "health.kernel_log", kernel_log.kernel_log,
-         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error")),
+         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error", "health.nic_link")),
     Rule("health.ecc", "health.ecc", smi.topic_check("health.ecc_mode", "health.ecc"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.ecc_mode",)),
     Rule("health.row_remap", "health.row_remap", smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),
@@ -521,6 +539,9 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.ib_port_rate": "multinode.transport",
     "node.rank_exit": "node.validate",  # torchrun / DeepSpeed launcher: ranks that died (signal or exit code)
     "node.launch": "node.validate",  # torchrun / DeepSpeed launcher: what a clean or plan-only launch proves
+    "driver.k8s_pods": "driver.container_toolkit",  # kubectl get pods (GPU Operator, device plugin)
+    "driver.fabric_manager_log": "driver.fabric_manager",  # /var/log/fabricmanager.log
+    "multinode.ib_counters": "multinode.transport",  # perfquery port counters
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -41,7 +41,10 @@ def test_case_gets_its_expected_verdict_and_cause(row):
     text = (folder / row["file"]).read_text(errors="replace")
     r = explain_text(text, row["file"])
     allowed = set(row["verdict"].split("|"))
-    assert r.kind is not None, f"{row['file']}: not recognised"
+    # an output of a kind bringup does not read is not recognised; it may still be judged by the program's own
+    # words (explain.program_said), or be expected to stay unknown
+    assert r.kind is not None or "unknown" in allowed or any(f.id == "explain.program_said" for f in r.findings), \
+        f"{row['file']}: not recognised"
     assert r.verdict.value in allowed, (row["file"], r.kind, r.verdict, [(f.id, f.verdict.value, f.message) for f in r.findings])
     mentions = [m for m in row["mentions"].split("|") if m]
     if mentions:

@@ -94,3 +94,11 @@ def test_a_python_c_one_liner_answers_its_prints_in_order():
 
     t = parse_torch_cuda(text(PUBLIC / "torch-nvcc__rtx5090-torch2.9-cu128-available-sm120-nvcc-13.0.txt"))
     assert t.torch_version == "2.9.0+cu128" and t.available is True
+
+
+def test_pip_show_torch_gives_the_version_and_the_cuda_major_of_its_wheels():
+    t = parse_torch_cuda("Name: torch\nVersion: 2.2.1\nSummary: Tensors\nRequires: filelock, nvidia-cublas-cu12, "
+                         "nvidia-cuda-runtime-cu12, sympy\nRequired-by: peft\n")
+    assert t.torch_version == "2.2.1" and t.cuda == "" and t.cuda_family == "12"
+    t = parse_torch_cuda("Name: torch\nVersion: 2.1.0+cu118\nRequires: filelock\n")
+    assert t.torch_version == "2.1.0+cu118" and t.cuda == "11.8"

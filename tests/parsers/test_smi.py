@@ -410,3 +410,20 @@ def test_a_mark_the_reporter_added_after_a_value_is_not_part_of_it():
     doc = parse_smi_text(text(PUBLIC / "nvidia-smi-q__8gpu-node-ecc-unknown-error-row-remap-uncorrectable-pending.txt"))
     (g,) = doc.gpus
     assert g.text("remapped_rows.pending") == "Yes"
+
+
+def test_dmon_samples_read_as_one_gpu_with_peaks_and_are_judged_by_the_smi_rules():
+    from wizard.explain import explain_text
+    from wizard.parsers.smi import detect_smi_dmon, parse_smi_dmon
+
+    body = text(PUBLIC / "nvidia-smi-dmon__h200-gpuburn.txt")
+    assert detect_smi_dmon(body) > 0.9
+    doc = parse_smi_dmon(body)
+    assert len(doc.gpus) == 1 and doc.gpus[0].index == 0
+    g = doc.gpus[0]
+    assert g.num("power.draw") == 632 and g.num("temperature.gpu") == 54 and g.num("clocks.sm") == 1980
+    r = explain_text(body)
+    assert r.kind == "nvidia-smi-dmon" and r.verdict.value == "pass"
+    assert any(f.id == "health.temperature" and "54 C" in f.message for f in r.findings)
+    hot = body.replace("   54     42", "   91     42", 1)
+    assert explain_text(hot).verdict.value == "fail"

@@ -161,3 +161,14 @@ def test_torch_on_windows_warns_that_nccl_is_linux_only() -> None:
 
     r = explain_text(text(PUBLIC / "collect-env__windows-2x-titan-rtx-torch150-cu101.txt"), "w")
     assert r.verdict is Verdict.WARN and any("NCCL backend is Linux-only" in f.message for f in r.findings)
+
+
+def test_nvcc_of_another_major_than_torchs_cuda_warns_about_building_extensions():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "nvcc-version__nvcc118-vs-torch-cu12-pip-show.txt"))
+    mism = [f for f in r.findings if f.id == "driver.cuda_toolkit" and f.verdict is Verdict.WARN]
+    assert len(mism) == 1 and "11.8" in mism[0].message and "CUDA 12" in mism[0].message
+    assert "cpp_extension" in mism[0].message and "CUDA_HOME" in mism[0].remedy
+    assert driver_chain.toolkit_torch_mismatch("12.4", "12.1", ()) is None  # same major: builds work
+    assert driver_chain.toolkit_torch_mismatch("12.8", "", ()) is None  # torch's CUDA unknown: nothing said

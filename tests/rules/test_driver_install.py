@@ -361,6 +361,8 @@ CASES = [
     ("systemctl-status__sberlinux-fabricmanager-590-active.txt", "nvidia-service-status", "pass", "active"),
     ("systemctl-status__dell-nvl5-fabricmanager-nvlsm-active-partial.txt", "nvidia-service-status", "pass", "active"),
     ("systemctl-status__fabricmanager-failed-signal-kill.txt", "nvidia-service-status", "fail", "signal"),
+    ("journal__fabricmanager-nothing-to-do-2x-rtx4090.txt", "nvidia-service-status", "fail", "NV_WARN_NOTHING_TO_DO"),
+    ("systemctl-status__fabricmanager-active-a100.txt", "nvidia-service-status", "pass", "active"),
     ("systemctl-status__persistenced-active-no-persistence-mode-a100.txt", "nvidia-service-status", "warn",
      "--no-persistence-mode"),
     ("systemctl-status__persistenced-active-proxmox-partial.txt", "nvidia-service-status", "pass", "active"),

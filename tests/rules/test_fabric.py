@@ -65,3 +65,31 @@ def test_garbage_and_no_ports_are_unknown_never_a_traceback() -> None:
     assert [x.verdict for x in f] == [Verdict.UNKNOWN]
     r = explain_text(text(PUBLIC / "ibstat__gpud482-cx7-mlx5_10-down-polling-rate-10-excerpt.txt"), "x")
     assert r.kind == "ib-ports" and r.verdict is Verdict.FAIL
+
+
+def test_no_active_port_at_all_fails_but_a_cut_paste_does_not():
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "ib-ports__mlx4-ib-port-polling.txt"))
+    assert r.verdict.value == "fail" and "none of the 2 ports listed is Active" in r.findings[0].message
+    # the paste stops at an HCA before its ports: they may be the Active ones, so the Down ports only warn
+    cut = explain_text(text(PUBLIC / "ibstat__sglang6823-mlx5-0-1-eth-down-disabled-partial.txt"))
+    assert cut.verdict.value == "warn"
+
+
+def test_perfquery_counters_warn_on_link_errors_and_drops_and_pass_when_zero():
+    from wizard.parsers.fabric import detect_perfquery, parse_perfquery
+    from wizard.rules.fabric import judge_counters
+
+    body = text(PUBLIC / "perfquery__x-port-counters-discards.txt")
+    assert detect_perfquery(body) > 0.9
+    blocks = parse_perfquery(body)
+    assert len(blocks) == 1 and blocks[0].lid == "2052" and blocks[0].port == "1" and blocks[0].extended
+    assert blocks[0].counters["PortXmitDiscards"] == 20046 and blocks[0].counters["LinkDownedCounter"] == 1
+    fs = judge_counters(blocks, body)
+    assert [f.verdict.value for f in fs] == ["warn"]
+    assert "LinkDownedCounter 1" in fs[0].message and "PortXmitDiscards 20046" in fs[0].message
+    zero = "\n".join(ln if ":...." not in ln or ln.startswith(("PortXmit", "PortRcv", "PortUnicast", "PortMulticast"))
+                     and ("Data" in ln or "Pkts" in ln) else ln.rsplit(".", 1)[0] + ".0" for ln in body.splitlines())
+    fs = judge_counters(parse_perfquery(zero), zero)
+    assert [f.verdict.value for f in fs] == ["pass"] and "error and drop counters are 0" in fs[0].message

@@ -560,3 +560,17 @@ def test_aer_without_timestamps_says_the_rate_cannot_be_told():
     e = explain_text(text(PUBLIC / "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt"))
     (f,) = [x for x in e.findings if x.id == "health.aer"]
     assert f.verdict is Verdict.PASS and "no timestamps" in f.message
+
+
+def test_a_link_that_drops_again_and_again_warns_and_one_drop_does_not():
+    body = text(PUBLIC / "kernel-log__syslog-ib6-lost-carrier-flaps.txt")
+    log = kl.parse_kernel_log(body)
+    assert sum(1 for e in log.events if e.kind == "link" and not e.fields["up"]) == 6
+    r = explain_text(body)
+    assert r.kind == "kernel-log" and r.verdict is Verdict.WARN
+    f = [x for x in r.findings if x.id == "health.nic_link"][0]
+    assert "ib6 lost its link 6 times" in f.message and f.key  # acknowledgeable like other events
+    # an interface coming up at boot prints one link-down first: not a flap
+    once = ("[    8.101] mlx5_core 0000:17:00.0 ens1f0np0: Link down\n"
+            "[    9.402] mlx5_core 0000:17:00.0 ens1f0np0: Link up\n")
+    assert not [x for x in explain_text(once).findings if x.id == "health.nic_link"]

@@ -430,3 +430,41 @@ def test_every_process_its_own_rank_0_means_nccl_tests_without_mpi():
     """Real (NVIDIA/nccl-tests#107): mpirun -np 2 on two hosts, both processes print '# Rank 0': no MPI in the binary."""
     (f,) = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__2node-v100-two-rank0-header-no-mpi.txt"), {})
     assert f.verdict is Verdict.FAIL and "own rank 0" in f.message and "MPI=1" in f.remedy
+
+
+def test_could_not_enable_p2p_warns_naming_the_pairs() -> None:
+    body = text(PUBLIC / "nccl-debug__nccl-could-not-enable-p2p-barrier-hang.txt")
+    assert len(parse_nccl_log(body).p2p_disabled) == 2
+    f = [x for x in nccl.judge_nccl_log(body, {}) if x.id == "health.p2p"]
+    assert _v(f) == [Verdict.WARN]
+    assert "dev 5(=89000) and dev 4(=88000)" in f[0].message and "ACS" in f[0].remedy
+
+
+def test_hcas_of_two_drivers_in_net_ib_warn_and_pin_the_majority() -> None:
+    f = nccl.judge_nccl_log(text(PUBLIC / "nccl-debug__nccl-init-roce-with-i40iw-device.txt"), {})
+    t = [x for x in f if x.id == "multinode.transport"]
+    assert _v(t) == [Verdict.WARN] and "i40iw0:1" in t[0].message and "different drivers" in t[0].message
+    assert 'NCCL_IB_HCA="=mlx5_0:1,mlx5_1:1"' in t[0].remedy
+    # one driver family (mlx5 only) stays a pass
+    one = ("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>\n"
+           "h:1:1 [0] NCCL INFO Using network IB\n")
+    assert _v([x for x in nccl.judge_nccl_log(one, {}) if x.id == "multinode.transport"]) == [Verdict.PASS]
+
+
+def test_multinode_allreduce_at_the_gpus_pcie_bound_passes_without_nic_figures() -> None:
+    body = text(PUBLIC / "nccl-tests__allreduce-2node-a100.txt")
+    f = nccl.judge_nccl_tests(body, {})
+    assert _v(f) == [Verdict.PASS], [(x.verdict, x.message) for x in f]
+    assert "PCIe Gen4 x16 of the A100 80GB SXM4" in f[0].message and "whatever its NIC rate" in f[0].message
+    # the same run at a third of the bandwidth (algbw and busbw of every row) is below the bound: NIC figures needed
+    def third(ln: str) -> str:
+        c = ln.split()
+        if len(c) != 13 or not c[0].isdigit():
+            return ln
+        for i in (6, 7, 10, 11):
+            c[i] = f"{float(c[i]) / 3:.2f}"
+        return "  ".join(c)
+
+    slow = "\n".join(third(ln) for ln in body.splitlines())
+    f = nccl.judge_nccl_tests(slow, {})
+    assert _v(f) == [Verdict.UNKNOWN] and "no floor is known for this network" in f[0].message

@@ -265,6 +265,7 @@ class TorchCuda:
     evidence: dict[str, str] = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)  # collect_env's "GPU 0: NVIDIA A100-SXM4-40GB" lines
     arch_lines: list[str] = field(default_factory=list)  # torch's "... cuda capability 2.1" / "supports CUDA capabilities" lines
+    cuda_family: str = ""  # the CUDA major a pip-installed torch's nvidia-*-cuNN wheels name ("12"), when cuda is not shown
 
     @property
     def cpu_only(self) -> bool:
@@ -331,6 +332,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
     pending = ""  # the fact the previous REPL input line asked for
     pending_line = ""
     bare: list[tuple[str, str]] = []  # (value, line) of lines that are a lone value
+    pip_torch = False  # inside ``pip show torch`` output
     for raw in lines:
         s = raw.strip()
         if not s:
@@ -414,6 +416,23 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                     build_set(t, key, value)
                     t.evidence[key] = s
             continue
+        # ``pip show torch``: "Name: torch", "Version: 2.2.1", "Requires: ... nvidia-cuda-runtime-cu12 ..."
+        if s == "Name: torch":
+            pip_torch = True
+            continue
+        if pip_torch and s.startswith("Version:"):
+            _set(t, "version", s.split(":", 1)[1], s)
+            cu = re.search(r"\+cu(\d{2,3})$", t.torch_version)
+            if cu:
+                _set(t, "cuda", f"{cu.group(1)[:-1]}.{cu.group(1)[-1]}", s)
+            continue
+        if pip_torch and s.startswith("Requires:"):
+            fam = re.search(r"\bnvidia-cuda-runtime-cu(\d+)\b", s) or re.search(r"\bnvidia-[\w-]+?-cu(\d+)\b", s)
+            if fam and not t.cuda:
+                build_set(t, "cuda_family", fam.group(1))
+                t.evidence["cuda_family"] = s
+            pip_torch = False
+            continue
         om = re.match(r"^OS:\s*(\S.*)$", s)  # collect_env's operating system line
         if om and "os" not in t.evidence:
             t.evidence["os"] = s
@@ -490,6 +509,8 @@ def detect_nvcc(text: str) -> float:
 
 def detect_torch(text: str) -> float:
     if any(m in text for m in _TORCH_MARKERS):
+        return 0.9
+    if re.search(r"^Name: torch\s*\nVersion: \S", text, re.M):  # pip show torch
         return 0.9
     if text.count("\n") > 64 or sum(1 for ln in text.splitlines() if ln.strip()) > 6:
         return 0.0  # the short form below is a few lines: never parse a long input to find out

@@ -216,3 +216,59 @@ def detect_ib_ports(text: str) -> float:
             and re.search(r"^\s*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
         return 0.8
     return 0.0
+
+
+# ------------------------------------------------------------------ perfquery (IB port counters)
+
+_PQ_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]+):\.{2,}\s*(\S+)\s*$")
+_PQ_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*(?:Lid\s+(\d+))?\s*(?:port\s+(\d+|all))?", re.I)
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    """``perfquery`` / ``perfquery -x`` of one port: counter name -> value (None where it is not a number), the
+    ``# Port counters: Lid N port M`` header and every line read (evidence)."""
+
+    counters: dict[str, int | None] = field(default_factory=dict)
+    lid: str = ""
+    port: str = ""
+    extended: bool = False
+    lines: list[str] = field(default_factory=list)
+    header: str = ""
+
+
+def parse_perfquery(text: str) -> list[PortCounters]:
+    """Every port block of ``perfquery [-x]`` output (a block starts at its ``# Port counters`` header; a paste
+    without one is one block). Values are decimal or 0x hex; never raises."""
+    blocks: list[PortCounters] = []
+    cur: PortCounters | None = None
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        h = _PQ_HEAD.match(s)
+        if h:
+            cur = PortCounters(lid=h.group(2) or "", port=h.group(3) or "", extended=bool(h.group(1)), header=s)
+            blocks.append(cur)
+            continue
+        m = _PQ_LINE.match(s)
+        if not m:
+            continue
+        if cur is None:
+            cur = PortCounters()
+            blocks.append(cur)
+        name, raw_v = m.group(1), m.group(2)
+        try:
+            v: int | None = int(raw_v, 16) if raw_v.lower().startswith("0x") else int(raw_v) if len(raw_v) < 40 else None
+        except ValueError:
+            v = None
+        cur.counters[name] = v
+        cur.lines.append(s)
+    return [b for b in blocks if b.counters]
+
+
+def detect_perfquery(text: str) -> float:
+    """0.95 for perfquery output: ``Name:......value`` lines that include the IB port counters."""
+    if "PortXmitData" not in text and "SymbolErrorCounter" not in text:
+        return 0.0
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    dotted = sum(1 for ln in lines if _PQ_LINE.match(ln))
+    return 0.95 if dotted >= 5 and dotted >= 0.7 * len(lines) else 0.0

@@ -129,7 +129,7 @@ class KernelEvent:
 
     Attributes:
         kind: "xid", "gpu_fell_off", "gpu_init", "gsp_timeout", "aer", "pcie_limited",
-            "driver_conflict", "edac", "mce", "ghes", "unrecognised".
+            "driver_conflict", "edac", "mce", "ghes", "link" (a NIC's carrier down/up), "unrecognised".
         record: the record it was found in (its first raw line is the event's own line).
         bus_id: PCI address in sysfs form ("0000:9b:00.0"), "" when the line names none.
         fields: what was read (code, severity, label, ...), by kind.
@@ -381,6 +381,11 @@ XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
 the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid"."""
 XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
                        r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
+LINK_RE = re.compile(r"(?:systemd-networkd|NetworkManager)\[\d+\]:\s+(?P<if1>[\w.@-]+): (?P<s1>lost carrier|gained carrier)"
+                     r"|\b(?P<if2>[\w.@-]+): (?:NIC )?Link is (?P<s2>Down|Up)\b"
+                     r"|^mlx[45]_core \S+ (?P<if3>[\w.@-]+): Link (?P<s3>down|up)\b")
+"""A network interface's carrier lost or regained: systemd-networkd / NetworkManager (``ib6: lost carrier``), Intel and
+Broadcom NIC drivers (``NIC Link is Down``, ``Link is Up``), mlx5_core (``ens1f0np0: Link down``)."""
 GPU_AT_RE = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
 SERIAL_RE = re.compile(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
 FELL_RE = re.compile(r"fallen off the bus", re.I)
@@ -532,6 +537,14 @@ def _parse(text: str, log: KernelLog) -> None:
             b = bus_id(m.group("bus"))
             log.pci_ids[b] = m.group("id").lower()
             log.pci_class[b] = m.group("cls").lower()
+            continue
+        # ---- a network interface's link went down or came up
+        m = LINK_RE.search(msg)
+        if m:
+            iface = next(g for g in (m.group("if1"), m.group("if2"), m.group("if3")) if g)
+            state = next(g for g in (m.group("s1"), m.group("s2"), m.group("s3")) if g).lower()
+            up = state in ("gained carrier", "up")
+            log.events.append(KernelEvent("link", rec, "", {"iface": iface, "up": up}, list(rec.raw)))
             continue
         # ---- Xid
         m = XID_RE.search(msg)
@@ -853,7 +866,8 @@ def _attach_driver_context(log: KernelLog) -> None:
 
 KERNEL_SIGNATURES = re.compile(
     r"NVRM: |\bEDAC (?:\S+ )?MC\d|\bAER: |PCIe Bus Error|\[Hardware Error\]|\bmce: |^nouveau (?:[0-9a-f]{4}:|\s*\[)|\bpcieport \d|^pci \d{4}:"
-    r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: ")
+    r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: "
+    r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:lost|gained) carrier|: (?:NIC )?Link is (?:Down|Up)\b")
 
 
 def detect_kernel_log(text: str) -> float:

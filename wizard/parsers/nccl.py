@@ -340,6 +340,7 @@ class NcclLog:
     framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
     last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
     init_complete: list[str] = field(default_factory=list)  # "Init COMPLETE", "Connected all rings": a communicator came up
+    p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
     nnodes: int | None = None  # "comm ... nRanks 16 nNodes 2 localRanks 8" (NCCL 2.12+): nodes in the communicator
@@ -480,6 +481,8 @@ def parse_nccl_log(text: str) -> NcclLog:
                     lg.setup_failures.append((k, after))
         if "Init COMPLETE" in s or re.search(r"NCCL INFO Connected all (?:rings|trees)\b", s):
             lg.init_complete.append(s)
+        if "Could not enable P2P between" in s:
+            lg.p2p_disabled.append(s)
         m = _NCCL_LINE.search(s)
         if m:
             _set(lg, "nccl_lines", lg.nccl_lines + 1)

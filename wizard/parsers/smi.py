@@ -1240,3 +1240,67 @@ def csv_reasons(g: GpuFacts) -> None:
 
 # ------------------------------------------------------------------ kinds and the probe
 
+
+# ------------------------------------------------------------------ nvidia-smi dmon
+
+_DMON_FIELDS = {"pwr": "power.draw", "gtemp": "temperature.gpu", "mtemp": "temperature.memory", "sm": "utilization.gpu",
+                "mem": "utilization.memory", "mclk": "clocks.mem", "pclk": "clocks.sm",
+                "sbecc": "ecc.errors.corrected.volatile.total", "dbecc": "ecc.errors.uncorrected.volatile.total"}
+"""dmon column -> the query field it samples (nvidia-smi(1), ``dmon``: pwr W, gtemp/mtemp C, sm/mem %, mclk/pclk MHz,
+sbecc/dbecc error counts in the interval)."""
+_DMON_PEAK = {"power.draw", "temperature.gpu", "temperature.memory"}
+_DMON_SUM = {"ecc.errors.corrected.volatile.total", "ecc.errors.uncorrected.volatile.total"}
+
+
+def detect_smi_dmon(text: str) -> float:
+    """0.95 for ``nvidia-smi dmon``: a ``# gpu ...`` column line naming dmon's columns, then numeric rows."""
+    head = text[:4000]
+    if not re.search(r"^\s*#\s*gpu\s+(?:\S+\s+)*?(?:pwr|gtemp|sm|mclk|sbecc|rxpci)\b", head, re.M):
+        return 0.0
+    return 0.95
+
+
+def parse_smi_dmon(text: str) -> SmiDoc:
+    """``nvidia-smi dmon`` samples -> :class:`SmiDoc`, one GPU per index: power and temperatures at their peak over
+    the samples, utilisation and clocks from the last sample, ECC counts summed (each sample counts its interval).
+    A sampled excerpt, not a complete listing (``complete`` False). Never raises."""
+    doc = SmiDoc("csv", "nvidia-smi dmon")
+    cols: list[str] = []
+    per: dict[str, GpuFacts] = {}
+    peaks: dict[tuple[str, str], float] = {}
+    sums: dict[tuple[str, str], float] = {}
+    for raw in text.splitlines()[:200000]:
+        s = raw.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            words = s.lstrip("#").split()
+            if words and words[0].lower() == "gpu":
+                cols = [w.lower() for w in words]
+            continue
+        cells = s.split()
+        if not cols or len(cells) != len(cols):
+            if cols:
+                doc.problems.append(s[:300])
+            continue
+        idx = cells[0]
+        g = per.get(idx)
+        if g is None:
+            g = GpuFacts(index=int(idx) if idx.isdigit() and len(idx) < 6 else None, header=s[:300])
+            per[idx] = g
+            doc.gpus.append(g)
+        for col, v in zip(cols[1:], cells[1:]):
+            key = _DMON_FIELDS.get(col)
+            if key is None or v in ("-", "N/A"):
+                continue
+            n = to_number(v)
+            if key in _DMON_PEAK and n is not None:
+                if n >= peaks.get((idx, key), float("-inf")):
+                    peaks[(idx, key)] = n
+                    g.fields[key] = Reading(v, s[:300])
+            elif key in _DMON_SUM and n is not None:
+                sums[(idx, key)] = sums.get((idx, key), 0.0) + n
+                g.fields[key] = Reading(f"{sums[(idx, key)]:g}", s[:300])
+            else:
+                g.fields[key] = Reading(v, s[:300])  # the last sample
+    return doc

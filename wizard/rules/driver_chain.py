@@ -187,6 +187,50 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                     f"{src}; {SRC_NVCC}")]
 
 
+SRC_EXT = ("PyTorch torch/utils/cpp_extension.py, _check_cuda_version: 'The detected CUDA version (X) mismatches the "
+           "version that was used to compile PyTorch (Y)' is a RuntimeError when the majors differ "
+           "(https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py; "
+           "https://pytorch.org/docs/stable/cpp_extension.html)")
+
+
+def toolkit_torch_mismatch(toolkit: str, torch_cuda: str, evidence: tuple[str, ...]) -> Finding | None:
+    """``driver.cuda_toolkit`` WARN when the CUDA toolkit (nvcc, ``toolkit`` "11.8") and the CUDA torch was built
+    for (``torch_cuda`` "12.1", or a major alone, "12") are of different major releases: torch.utils.cpp_extension
+    refuses to build CUDA extensions (DeepSpeed ops, flash-attn, apex) with that nvcc. Running torch itself does not
+    need nvcc. None when either is unknown or the majors agree."""
+    tk, tc = version_tuple(toolkit), version_tuple(torch_cuda)
+    if not tk or not tc or tk[0] == tc[0]:
+        return None
+    return Finding("driver.cuda_toolkit", Verdict.WARN,
+                   f"the CUDA toolkit (nvcc) is {cuda_major_minor(toolkit) or toolkit} but torch is built for CUDA "
+                   f"{torch_cuda}: CUDA extensions compiled at install or first use (DeepSpeed ops, flash-attn, apex) "
+                   "cannot be built with this nvcc, torch.utils.cpp_extension stops with 'The detected CUDA version "
+                   "mismatches the version that was used to compile PyTorch'; torch itself runs without nvcc",
+                   "host", evidence,
+                   f"Install a CUDA {tc[0]}.x toolkit next to the old one and put it first (export CUDA_HOME=/usr/local/"
+                   f"cuda-{tc[0]}.N; export PATH=$CUDA_HOME/bin:$PATH), or install the torch build for CUDA "
+                   f"{tk[0]}.x (a cu{tk[0]}x wheel) if the driver and GPUs allow it.", f"{SRC_EXT}; {SRC_NVCC}")
+
+
+def toolkit_and_torch(nvcc_text: str, torch_texts: list[str]) -> Finding | None:
+    """:func:`toolkit_torch_mismatch` across two parts of one paste: an ``nvcc --version`` output and a torch
+    report (``pip show torch``, a version print, collect_env) that does not show a toolkit of its own."""
+    nv = parse_nvcc_version(nvcc_text)
+    if not nv.release:
+        return None
+    for text in torch_texts:
+        t = parse_torch_cuda(text)
+        if t.toolkit or t.cpu_only:
+            continue
+        tc = cuda_major_minor(t.cuda) if t.cuda else t.cuda_family
+        rel = next((ln.strip() for ln in nvcc_text.splitlines() if NVCC_RELEASE.search(ln)), nv.release)
+        ev = (rel,) + tuple(dict.fromkeys(t.evidence[k] for k in ("version", "cuda", "cuda_family") if k in t.evidence))
+        found = toolkit_torch_mismatch(nv.release, tc, ev)
+        if found is not None:
+            return found
+    return None
+
+
 def several_toolkits(outputs: list[tuple[str, str]]) -> Finding | None:
     """``driver.cuda_toolkit`` WARN when one paste shows nvcc of more than one CUDA release (``outputs``: (the command
     typed, its output) per nvcc output, e.g. ``/usr/bin/nvcc -V`` 12.0 and ``/usr/local/cuda/bin/nvcc -V`` 12.8): the
@@ -295,6 +339,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 "container) once torch is installed there.", SRC_TORCH))
         return findings
     chain = judge_chain(mm, driver, driver_cuda) if mm else None
+    if t.cuda_family and not mm:
+        who += f" (built for CUDA {t.cuda_family}.x: its nvidia-*-cu{t.cuda_family} wheels)"
+    if t.toolkit and not t.cpu_only:
+        mismatch = toolkit_torch_mismatch(t.toolkit, mm or t.cuda_family, tuple(
+            dict.fromkeys(t.evidence[k] for k in ("toolkit", "cuda", "version", "cuda_family") if k in t.evidence)))
+        if mismatch is not None:
+            findings.append(mismatch)
 
     def fail(msg: str, remedy: str = REMEDY_UPGRADE, src: str = SRC_TABLE) -> None:
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL, msg, "host", ev, remedy, f"{src}; {SRC_TORCH}"))

@@ -3,8 +3,8 @@
 Two concerns, one finding id each:
 
 - ``multinode.ib_port_state``: every port Active. A port that is not is a fail when it is the only port
-  listed or the node then has fewer Active ports than the plan's ``nics_per_node``, else a warn (it may be a
-  spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
+  listed, when no port listed is Active, or the node then has fewer Active ports than the plan's
+  ``nics_per_node``, else a warn (it may be a spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
   subnet manager has configured the port (start opensm / check the SM); Polling means no link partner;
   Disabled means the port was disabled.
 - ``multinode.ib_port_rate``: the Active ports of the fabric (the link layer with most Active ports) run at
@@ -14,6 +14,7 @@ Two concerns, one finding id each:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, Mapping
 
@@ -97,6 +98,9 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     layer = _fabric_layer(ports.ports)
     want = to_float(exp.get("nics_per_node"), text=False, positive=True)
     active_fabric = [p for p in ports.ports if p.state == "active" and _in_fabric(p, layer)]
+    # an HCA named without its ports is a cut paste: its ports may be the Active ones
+    named = set(re.findall(r"^\s*CA '([^']+)'", text, re.M)) | set(re.findall(r"^\s*hca_id:\s*(\S+)", text, re.M))
+    none_active = not any(p.state == "active" for p in ports.ports) and not (named - {p.ca for p in ports.ports})
     out: list[Finding] = []
     for p in ports.ports:
         if p.state == "active":
@@ -104,9 +108,10 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         msg, remedy = _why_down(p)
         only = len(ports.ports) == 1
         short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
-        verdict = Verdict.FAIL if only or short else Verdict.WARN
+        verdict = Verdict.FAIL if only or short or none_active else Verdict.WARN
         why = (" (the only port listed)" if only else
                f" ({len(active_fabric)} Active of the plan's {want:g} NICs per node)" if short else
+               f" (none of the {len(ports.ports)} ports listed is Active: this node has no RDMA link)" if none_active else
                " (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
@@ -180,3 +185,68 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
 def judge(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Both concerns for one pasted port listing."""
     return judge_state(ports, text, exp) + judge_rate(ports, text, exp)
+
+
+# ------------------------------------------------------------------ port error counters (perfquery)
+
+COUNTERS_ID = "multinode.ib_counters"
+SRC_COUNTERS = ("InfiniBand Architecture Specification Vol. 1, PortCounters and PortCountersExtended attributes; "
+                "perfquery(8), infiniband-diags (https://github.com/linux-rdma/rdma-core/tree/master/infiniband-diags/man); "
+                "NVIDIA, 'InfiniBand Port Counters' "
+                "(https://enterprise-support.nvidia.com/s/article/infiniband-port-counters): the counters accumulate "
+                "from the last reset, so a count says an event happened, a rate needs two readings")
+LINK_ERRORS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+               "PortRcvRemotePhysicalErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors")
+"""Counters of the physical link's health: bit errors, retrains, link drops, malformed packets (cable, transceiver,
+port)."""
+DROPS = ("PortXmitDiscards", "PortRcvSwitchRelayErrors", "PortXmitConstraintErrors", "PortRcvConstraintErrors")
+"""Packets dropped for congestion, routing or partition/constraint reasons (fabric configuration, congestion)."""
+
+
+def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
+    """``multinode.ib_counters`` from ``perfquery [-x]``: any link-error counter above 0 is a warn naming it (a
+    cable, transceiver or port that erred since the counters were last cleared), any drop counter above 0 a warn
+    (congestion or fabric configuration); all of them 0 is a pass. PortXmitWait (time a port had data but no
+    credits) is reported, not judged: some waiting is normal under load."""
+    if not blocks:
+        return [Finding(COUNTERS_ID, Verdict.UNKNOWN, "no port counter could be read from this perfquery output", "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste the whole `perfquery -x <lid> <port>` output.", SRC_COUNTERS)]
+    out: list[Finding] = []
+    for b in blocks:
+        who = (f"LID {b.lid} port {b.port}" if b.lid else "this port").strip()
+        c = b.counters
+        errs = [(k, c[k]) for k in LINK_ERRORS if isinstance(c.get(k), int) and c[k] > 0]
+        drops = [(k, c[k]) for k in DROPS if isinstance(c.get(k), int) and c[k] > 0]
+        read = [k for k in LINK_ERRORS + DROPS if k in c]
+        wait = c.get("PortXmitWait")
+        wait_s = f"; PortXmitWait {wait} (time with data but no credits: congestion, not judged)" if wait else ""
+        ev = tuple(ln for ln in b.lines if any(ln.startswith(k + ":") for k, _ in errs + drops))
+        if errs:
+            out.append(Finding(COUNTERS_ID, Verdict.WARN,
+                               f"{who}: link error counters above 0: "
+                               + ", ".join(f"{k} {v}" for k, v in errs)
+                               + (" and drops: " + ", ".join(f"{k} {v}" for k, v in drops) if drops else "") + wait_s,
+                               who, ((b.header,) if b.header else ()) + ev,
+                               "Clear the counters (`perfquery -R <lid> <port>`), run traffic (e.g. ib_write_bw or "
+                               "nccl-tests) and read them again: counts that grow mean a bad cable, transceiver or port "
+                               "(reseat or replace it, check the switch side too: `mlxlink -d <dev> -c` shows the BER); "
+                               "LinkDownedCounter counts link drops, which break running NCCL jobs.", SRC_COUNTERS))
+        elif drops:
+            out.append(Finding(COUNTERS_ID, Verdict.WARN,
+                               f"{who}: packets dropped: " + ", ".join(f"{k} {v}" for k, v in drops)
+                               + f"; no link error{wait_s}", who, ((b.header,) if b.header else ()) + ev,
+                               "PortXmitDiscards count packets the port dropped (congestion, a peer that stopped "
+                               "accepting, or a path that went down); constraint errors are partition (P_Key) or "
+                               "filtering rejects. Clear the counters and read them under load; check the subnet "
+                               "manager's routing and the switch's congestion counters if they grow.", SRC_COUNTERS))
+        elif read:
+            out.append(Finding(COUNTERS_ID, Verdict.PASS,
+                               f"{who}: all {len(read)} error and drop counters are 0{wait_s}", who,
+                               ((b.header,) if b.header else ()) + tuple(b.lines[:3]), "", SRC_COUNTERS))
+        else:
+            out.append(Finding(COUNTERS_ID, Verdict.UNKNOWN, f"{who}: this output holds traffic counters only, no "
+                               "error counter", who, tuple(b.lines[:5]),
+                               "Run `perfquery <lid> <port>` (the basic counters carry the error counts) or "
+                               "`perfquery -x` on a recent infiniband-diags.", SRC_COUNTERS))
+    return out

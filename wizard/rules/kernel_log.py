@@ -169,6 +169,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += _limited_findings(log, counted, gpu_index)
     findings += memory_findings(log, counted)
     findings += _unrecognised_findings(log, counted)
+    findings += _link_findings(counted)
     findings = _with_keys(findings, counted)
     if acked or earlier:
         parts = []
@@ -544,6 +545,36 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
 
 
 # ------------------------------------------------------------------ the live/snapshot check
+
+
+SRC_LINK = ("NVIDIA, 'InfiniBand Port Counters' (LinkDownedCounter: each link loss breaks the connections over it, "
+            "https://enterprise-support.nvidia.com/s/article/infiniband-port-counters); NCCL troubleshooting "
+            "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html): a peer's network link "
+            "that goes away ends the job with a network error or a timeout; systemd.network(5) carrier events")
+
+
+def _link_findings(events: list[KernelEvent]) -> list[Finding]:
+    """``health.nic_link`` WARN for an interface whose carrier went down twice or more in the log (a link that
+    flaps breaks RDMA connections and NCCL jobs over it: cable, transceiver, switch port). One loss is not judged:
+    drivers and network daemons print one link-down while an interface comes up at boot."""
+    downs: dict[str, list[KernelEvent]] = {}
+    for e in events:
+        if e.kind == "link" and not e.fields.get("up"):
+            downs.setdefault(str(e.fields.get("iface")), []).append(e)
+    out = []
+    for iface, evs in downs.items():
+        if len(evs) < 2:
+            continue
+        first, last = evs[0].record, evs[-1].record
+        when = f" ({first.stamp or first.raw[0][:15]} to {last.stamp or last.raw[0][:15]})"
+        out.append(Finding("health.nic_link", Verdict.WARN,
+                           f"{iface} lost its link {len(evs)} times in this log{when}: a flapping link", iface,
+                           tuple(dict.fromkeys(ln for e in evs[:6] for ln in e.evidence)),
+                           f"Check {iface}'s cable or transceiver and the switch port (on InfiniBand: `ibstat` State "
+                           "and `perfquery -x` LinkDownedCounter / SymbolErrorCounter; on Ethernet: `ethtool -S` and "
+                           "the switch's port log); reseat or replace the cable, then watch whether the link drops "
+                           "again before trusting multi-node jobs on it.", SRC_LINK))
+    return out
 
 
 def gpu_index_from_outputs(outputs: Outputs) -> dict[str, int]:

@@ -102,6 +102,32 @@ def _pcie_only_gen(model: str) -> tuple[int, str] | None:
     return None
 
 
+def _host_link_bound(model: str, per_node: int | None) -> tuple[float, str] | None:
+    """(GB/s, arithmetic) of the most a node's GPUs can move to and from their NICs: GPUs per node x the GPU's
+    PCIe x16 practical bandwidth per direction (its generation from assets/gpu_specs.csv through
+    wizard.rules.validate.match_gpu). GPUDirect RDMA reads and writes GPU memory over that link, so inter-node
+    traffic per node cannot exceed it (PCI Express Base Specification; NVIDIA GPUDirect RDMA documentation).
+    None when the GPU model or the GPUs per node are unknown."""
+    from wizard.rules.validate import match_gpu
+
+    if not per_node or per_node < 1 or not model:
+        return None
+    spec = match_gpu(model)
+    if spec is None or not spec.name:
+        return None
+    row = next((r for r in table("gpu_specs.csv") if r.get("gpu") == spec.name), None)
+    try:
+        gen = int((row or {}).get("pcie_gen", ""))
+    except ValueError:
+        return None
+    if gen not in PCIE_X16_GB_S:
+        return None
+    per_gpu = PCIE_PRACTICAL * PCIE_X16_GB_S[gen]
+    return per_node * per_gpu, (f"{per_node} GPUs x {per_gpu:.1f} GB/s (PCIe Gen{gen} x16 of the {spec.name}, "
+                                f"{PCIE_PRACTICAL:g} x {PCIE_X16_GB_S[gen]:g} GB/s per direction) = "
+                                f"{per_node * per_gpu:.0f} GB/s")
+
+
 PCIE_LOWER_BOUND_GB_S = 8.8
 """A single-node ring collective below this busbw (GB/s) is slow for any GPU pair on PCIe Gen3 x16 or better: 0.7 x
 ~12.6 GB/s (PCIe Gen3 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s per direction, about 80 % of it after TLP
@@ -457,6 +483,13 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                   "slower of NVLink and the network, so a run at the node's own NVLink floor is not held "
                                   "back by the network, whatever its NIC rate")
                     floor_src = one.get("source", "")
+            bound = _host_link_bound(model, per_node) if floor is None else None
+            if bound is not None and judged >= MULTINODE_NIC_FRACTION * bound[0]:
+                floor, node_floor = MULTINODE_NIC_FRACTION * bound[0], True
+                floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {bound[1]}: every byte between nodes crosses a GPU's PCIe "
+                              "link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not "
+                              "held back by the network, whatever its NIC rate (derived)")
+                floor_src = f"{SRC_PCIE_BOUND}; {SRC_NIC_FLOOR}"
             why_unknown = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
                            "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are neither in "
                            "this output nor in the plan (nics_per_node, nic_gbit_s)")
@@ -652,6 +685,21 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "then check that node's health: Xid and ECC errors, IB link state and counters, "
                                 "stray processes. A longer timeout only hides the hang.", SRC_E6))
     findings.extend(_setup_and_framework(lg, subject))
+    if lg.p2p_disabled:
+        pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled
+                                   for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)", ln)] if m))
+        findings.append(Finding("health.p2p", Verdict.WARN,
+                                f"the CUDA driver refuses peer-to-peer access between {len(pairs) or len(lg.p2p_disabled)} "
+                                f"GPU pair(s) NCCL wanted to connect directly ({'; '.join(pairs[:3])}): NCCL's "
+                                "cudaDeviceCanAccessPeer check said no, so those pairs go through host shared memory "
+                                "(slower), and with PCIe ACS redirecting peer traffic collectives can hang", subject,
+                                tuple(lg.p2p_disabled[:6]),
+                                "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
+                                "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "
+                                "redirects peer traffic; disable ACS or the IOMMU in the BIOS on bare metal). GeForce "
+                                "cards and some virtual machines do not allow P2P at all: then this is expected.",
+                                f"{SRC_E6}; NVIDIA/nccl src/transport/p2p.cc (p2pCanConnect: 'Could not enable P2P' when "
+                                "cudaDeviceCanAccessPeer reports 0)"))
     cuda = [ln for ln in lg.cuda_failures if ln not in lg.nvls_failures]
     if cuda or lg.test_failures:
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
@@ -852,6 +900,21 @@ def _hca_names(devs: list[Any]) -> str:
     return ", ".join(f"{d.name}:{d.port}" for d in devs)
 
 
+def _hca_families(devs: list[Any]) -> dict[str, list[Any]]:
+    """HCA ports by kernel driver family, read from the RDMA device name the driver gives (``mlx5_0`` -> mlx5,
+    ``i40iw0`` -> i40iw, ``irdma1`` -> irdma, ``bnxt_re0`` -> bnxt_re). Names from udev's persistent RDMA naming
+    (``rocep1s0f0``, ``ibp3s0``) and bonds do not name a driver: a list with any of them gives ``{}``."""
+    fams: dict[str, list[Any]] = {}
+    for d in devs:
+        if re.match(r"(?:roce|ib)[ps]\d", d.name) or "bond" in d.name:
+            return {}
+        m = re.match(r"([a-z][a-z0-9]*?(?:_[a-z]+)?)_?\d+$", d.name)
+        if not m:
+            return {}
+        fams.setdefault(m.group(1), []).append(d)
+    return fams
+
+
 def _name_gaps(names: list[str]) -> list[str]:
     """Device names missing from a numbered run (mlx5_0, mlx5_1, mlx5_4 -> mlx5_2, mlx5_3), same prefix only.
     A gap is a hint (the device was excluded, or its port was down when NCCL listed them), never proof."""
@@ -1001,6 +1064,21 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                 + f"; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees "
                 "the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.",
                 SRC_HCA))
+        fams = _hca_families(lg.ib_devices)
+        if len(fams) > 1 and not out and len(layers) <= 1:
+            main_fam = max(fams, key=lambda f: len(fams[f]))
+            keep = fams[main_fam]
+            stray = [d for f, ds in fams.items() if f != main_fam for d in ds]
+            hca = ",".join(f"{d.name}:{d.port}" for d in keep)
+            out.append(Finding(
+                "multinode.transport", Verdict.WARN,
+                f"NCCL's NET/IB uses HCAs of different drivers: {_hca_names(stray)} next to {len(keep)} {main_fam} "
+                f"port(s) ({_hca_names(keep)}); NCCL_IB_HCA is not limiting it to the data rails, so rings can cross a "
+                "device of another kind (another vendor's RDMA engine, often a slower on-board port)", subject,
+                tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
+                f"Pin the data rails with NCCL_IB_HCA ('=' prefix for exact names): `export NCCL_IB_HCA=\"={hca}\"`, "
+                f"persist it in /etc/nccl.conf, and on RoCE set NCCL_IB_GID_INDEX to the RoCE v2 GID of those ports "
+                "(`show_gids`); then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.", SRC_HCA))
         want = to_float(exp.get("nics_per_node"), text=False, positive=True)
         ports = len(lg.ib_devices)
         if want and ports and ports < want and not any(f.verdict is Verdict.WARN and "link layers" in f.message

@@ -172,6 +172,14 @@ def fabric_judge_ib_ports(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge(parse_ib_ports(text), text, exp)
 
 
+# from wizard/parsers/fabric.py
+def fabric_judge_perfquery(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_perfquery
+    from wizard.rules import fabric
+
+    return fabric.judge_counters(parse_perfquery(text), text)
+
+
 # from wizard/parsers/dcgm.py
 def dcgm_discovery_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.dcgm import parse_dcgmi_discovery

@@ -1,0 +1,60 @@
+"""Tests of wizard/rules/container.py and wizard/parsers/container.py (NVIDIA Container Toolkit, kubectl pods)."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.parsers.container import detect_container_cli, detect_kubectl_pods, parse_container_cli, parse_kubectl_pods
+from wizard.rules import container
+
+from tests.probe_data import PUBLIC, text
+
+TODAY = {"today": "2026-12-02"}
+
+
+def test_container_cli_info_lists_the_driver_and_gpus_and_warns_on_an_ended_architecture():
+    body = text(PUBLIC / "nvidia-container-cli__info-tail.txt")
+    r = parse_container_cli(body)
+    assert r.driver == "384.130" and r.cuda == "9.0"
+    assert [(d.index, d.model, d.architecture) for d in r.devices] == [("0", "GeForce 920M", "3.5")]
+    fs = container.judge_container_text(body, TODAY)
+    by = {f.id: f for f in fs}
+    assert by["driver.version"].verdict is Verdict.PASS and "384.130" in by["driver.version"].message
+    assert by["health.gpu_count"].verdict is Verdict.PASS and "nvidia-container-cli info lists 1" in by["health.gpu_count"].message
+    assert by["driver.branch"].verdict is Verdict.WARN and "Kepler" in by["driver.branch"].message
+    # the /proc/driver/nvidia/version kind gives way: the info block is one output, not two
+    assert explain_text(body, expectations=TODAY).kind == "nvidia-container-cli"
+
+
+def test_container_toolkit_errors_name_the_cause():
+    real = explain_text(text(PUBLIC / "nvidia-container-cli__containerd-nvml-version-mismatch.txt"))
+    assert real.verdict is Verdict.FAIL
+    cases = {
+        "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.": "not loaded on the host",
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+        "object file: no such file or directory: unknown.": "libnvidia-ml.so.1",
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+        "newer version, or use an earlier cuda container: unknown.": "cuda>=12.4",
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].':
+            "no NVIDIA runtime",
+    }
+    for line, word in cases.items():
+        assert detect_container_cli(line) >= 0.9, line
+        fs = container.judge_container_text(line, {})
+        assert [f.verdict for f in fs] == [Verdict.FAIL] and word in fs[0].message, (line, fs)
+        assert fs[0].remedy
+
+
+def test_kubectl_pods_pass_fail_and_waiting():
+    body = text(PUBLIC / "kubectl-get-pods__gpu-operator-pods-and-validation-pass.txt")
+    pods = parse_kubectl_pods(body)
+    assert len(pods) == 6 and pods[0].status == "Running" and pods[3].status == "Completed"
+    fs = container.judge_pods_text(body, {})
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "not the GPUs' health" in fs[0].message
+    head = "NAME                                   READY   STATUS                  RESTARTS   AGE\n"
+    bad = head + "nvidia-driver-daemonset-x7k2p          0/1     CrashLoopBackOff        12         40m\n"
+    assert detect_kubectl_pods(bad) == 0.9
+    fs = container.judge_pods_text(bad, {})
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "CrashLoopBackOff" in fs[0].message
+    waiting = head + "nvidia-operator-validator-abcde         0/1     Init:0/4                0          5m\n"
+    assert [f.verdict for f in container.judge_pods_text(waiting, {})] == [Verdict.WARN]

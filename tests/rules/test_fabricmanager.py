@@ -1,0 +1,32 @@
+"""Tests of wizard/rules/fabricmanager.py and wizard/parsers/fabricmanager.py (Fabric Manager's own log)."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.parsers.fabricmanager import detect_fm_log, parse_fm_log
+from wizard.rules.fabricmanager import judge_fm_log_text
+
+from tests.probe_data import PUBLIC, text
+
+LOG = PUBLIC / "fabricmanager-log__nvswitch-nonfatal.txt"
+
+
+def test_real_log_with_a_non_fatal_nvswitch_error_warns_naming_switch_and_port():
+    body = text(LOG)
+    log = parse_fm_log(body)
+    assert log.records[0].level == "INFO" and log.records[-1].level == "ERROR"
+    fs = judge_fm_log_text(body, {})
+    assert [f.verdict for f in fs] == [Verdict.WARN]
+    assert "non-fatal" in fs[0].message and "physical id 3 port 61" in fs[0].message and fs[0].remedy
+    # it is Fabric Manager's log, not a kernel log whose bracketed stamps it resembles
+    assert detect_fm_log(body) > 0.9 and explain_text(body).kind == "fabricmanager-log"
+
+
+def test_fatal_error_fails_and_info_only_passes():
+    info = "\n".join(line for line in text(LOG).splitlines() if "[ERROR]" not in line)
+    assert [f.verdict for f in judge_fm_log_text(info, {})] == [Verdict.PASS]
+    fatal = info + ("\n[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch fatal error 20034 on fid 0 on "
+                    "NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n")
+    fs = judge_fm_log_text(fatal, {})
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "reset" in fs[0].remedy

@@ -1,0 +1,53 @@
+"""Tests of wizard/rules/toolwords.py (the program's own words, for outputs of a kind bringup does not read)."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.rules import toolwords
+
+from tests.probe_data import PUBLIC, text
+
+
+def test_a_failed_result_line_fails_and_says_the_verdict_is_the_programs():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__vllm-custom-allreduce-p2p-disabled.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "FAILED" in fs[0].evidence and "program's own words" in fs[0].message and fs[0].remedy
+
+
+def test_no_devices_found_fails_as_no_gpu_visible():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__device-plugin-no-devices-found.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "found no GPU" in fs[0].message
+    assert "container runtime" in fs[0].remedy
+
+
+def test_error_level_log_lines_warn_and_are_quoted():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__nv-hostengine-not-attached-to-nvswitches.txt"))
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "level ERROR" in fs[0].message
+    assert "Not attached to NvSwitches" in fs[0].evidence[0]
+
+
+def test_a_passed_test_passes_only_without_any_contrary_word():
+    assert [f.verdict for f in toolwords.judge("Running vectorAdd\nTest PASSED\nDone\n")] == [Verdict.PASS]
+    both = toolwords.judge("Test PASSED\nERROR: could not open /dev/nvidia1\n")
+    assert [f.verdict for f in both] == [Verdict.WARN]
+
+
+def test_a_python_traceback_is_the_programs_error_not_the_machines():
+    fs = toolwords.judge(text(PUBLIC / "deepspeed-launch__ds618-2gpu-launch-plan-then-nameerror-in-script.txt"))
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN] and "NameError" in fs[0].message
+    assert "says nothing about the machine" in fs[0].message
+
+
+def test_counts_of_zero_errors_are_not_failures_and_plain_text_says_nothing():
+    assert [f.verdict for f in toolwords.judge("tests: 12 passed, 0 failed\nerrors: 0\n")] == [Verdict.PASS]
+    assert toolwords.judge("the quick brown fox\n") == []
+
+
+def test_explain_uses_the_programs_words_only_for_unrecognised_input():
+    r = explain_text(text(PUBLIC / "unrecognised__device-plugin-no-devices-found.txt"))
+    assert r.kind is None and r.verdict is Verdict.FAIL
+    assert [f.id for f in r.findings] == ["explain.program_said"]
+    # a recognised kind is judged by its own rules, never by these words
+    r = explain_text(text(PUBLIC / "kernel-log__gpu-fallen-off-bus.txt"))
+    assert r.kind == "kernel-log" and not any(f.id == "explain.program_said" for f in r.findings)

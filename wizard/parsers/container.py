@@ -1,0 +1,169 @@
+"""NVIDIA Container Toolkit output: ``nvidia-container-cli info`` (the driver and GPUs the container library
+sees) and the errors the toolkit and Docker print when a container cannot get its GPUs. Pure: never raises.
+
+``nvidia-container-cli -k -d /dev/tty info`` prints (glog-style ``I1228 13:13:39.098291 6357 nvc_info.c:489]``
+debug lines around it)::
+
+    NVRM version:   384.130
+    CUDA version:   9.0
+
+    Device Index:   0
+    Device Minor:   0
+    Model:          GeForce 920M
+    GPU UUID:       GPU-4712226b-...
+    Bus Location:   00000000:08:00.0
+    Architecture:   3.5
+
+Errors (NVIDIA Container Toolkit troubleshooting guide; libnvidia-container's error strings)::
+
+    nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown
+    nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file
+    nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version
+    docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from wizard.parsers._frozen import build_set as _set
+
+_KV = re.compile(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|Brand|GPU UUID|Bus Location|"
+                 r"Architecture):\s*(.*?)\s*$")
+_CLI_ERROR = re.compile(r"nvidia-container-cli(?:\.real)?: (?:(\w[\w ]*?) error: )?(.*)$")
+_DOCKER_NO_RUNTIME = re.compile(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
+                                r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia")
+_GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]")
+
+
+@dataclass(frozen=True)
+class ContainerDevice:
+    """One GPU ``nvidia-container-cli info`` lists. ``architecture``: the compute capability it prints ("3.5")."""
+
+    index: str = ""
+    model: str = ""
+    uuid: str = ""
+    bus: str = ""
+    architecture: str = ""
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContainerCli:
+    """What the container toolkit output says: ``driver``/``cuda`` from ``info``, its ``devices``, and the
+    ``errors`` (the cli's ``(class, message, line)`` and Docker's no-NVIDIA-runtime lines as ("runtime", ...))."""
+
+    driver: str = ""
+    cuda: str = ""
+    driver_line: str = ""
+    devices: list[ContainerDevice] = field(default_factory=list)
+    errors: list[tuple[str, str, str]] = field(default_factory=list)
+    info_lines: int = 0
+
+
+def parse_container_cli(text: str) -> ContainerCli:
+    r = ContainerCli()
+    cur: dict[str, str] = {}
+    cur_lines: list[str] = []
+
+    def flush() -> None:
+        if cur.get("Device Index") or cur.get("Model"):
+            r.devices.append(ContainerDevice(cur.get("Device Index", ""), cur.get("Model", ""), cur.get("GPU UUID", ""),
+                                             cur.get("Bus Location", ""), cur.get("Architecture", ""), tuple(cur_lines)))
+        cur.clear()
+        cur_lines.clear()
+
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        m = _KV.match(s)
+        if m:
+            key, value = m.group(1), m.group(2)
+            _set(r, "info_lines", r.info_lines + 1)
+            if key == "NVRM version":
+                _set(r, "driver", value)
+                _set(r, "driver_line", s)
+            elif key == "CUDA version":
+                _set(r, "cuda", value)
+            else:
+                if key == "Device Index" and cur:
+                    flush()
+                cur[key] = value
+                cur_lines.append(s)
+            continue
+        e = _CLI_ERROR.search(s)
+        if e:
+            r.errors.append(((e.group(1) or "").strip(), e.group(2).strip(), s))
+            continue
+        if _DOCKER_NO_RUNTIME.search(s):
+            r.errors.append(("runtime", s, s))
+    flush()
+    return r
+
+
+def detect_container_cli(text: str) -> float:
+    """0.95 for nvidia-container-cli's info block (NVRM version plus Device Index/Model/GPU UUID lines) or its
+    errors; 0.9 for Docker's "could not select device driver ... [[gpu]]" (no NVIDIA runtime configured)."""
+    if "nvidia-container-cli" not in text and "Device Index:" not in text and not _DOCKER_NO_RUNTIME.search(text):
+        return 0.0
+    r = parse_container_cli(text)
+    if r.errors and any(c != "runtime" for c, _, _ in r.errors):
+        return 0.95
+    if r.driver and r.devices:
+        return 0.95
+    if r.errors:
+        return 0.9
+    return 0.0
+
+
+def is_debug_line(line: str) -> bool:
+    """A glog-style debug line of libnvidia-container (``I1228 13:13:39.098291 6357 nvc_info.c:489] ...``)."""
+    return bool(_GLOG.match(line.strip()))
+
+
+# ------------------------------------------------------------------ kubectl get pods
+
+_PODS_HEAD = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
+
+
+@dataclass(frozen=True)
+class Pod:
+    """One row of ``kubectl get pods``: namespace ("" unless -A), name, READY ("1/1"), STATUS, RESTARTS (the
+    number; "3 (5m ago)" reads 3), the raw line."""
+
+    namespace: str
+    name: str
+    ready: str
+    status: str
+    restarts: int | None
+    line: str
+
+
+def parse_kubectl_pods(text: str) -> list[Pod]:
+    pods: list[Pod] = []
+    ns_col = False
+    inside = False
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        if _PODS_HEAD.match(s):
+            inside, ns_col = True, s.startswith("NAMESPACE")
+            continue
+        if not inside or not s:
+            continue
+        cells = s.split()
+        need = 6 if ns_col else 5
+        if len(cells) < need or not re.fullmatch(r"\d+/\d+", cells[need - 4]):
+            inside = False  # the listing ended (another command's output follows)
+            continue
+        ns = cells[0] if ns_col else ""
+        rest = cells[1:] if ns_col else cells
+        restarts = int(rest[3]) if rest[3].isdigit() and len(rest[3]) < 9 else None
+        pods.append(Pod(ns, rest[0], rest[1], rest[2], restarts, s))
+    return pods
+
+
+def detect_kubectl_pods(text: str) -> float:
+    """0.9 for ``kubectl get pods`` (its column header and at least one pod row)."""
+    if "READY" not in text or "STATUS" not in text:
+        return 0.0
+    return 0.9 if parse_kubectl_pods(text) else 0.0

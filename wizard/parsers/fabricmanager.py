@@ -1,0 +1,53 @@
+"""NVIDIA Fabric Manager's own log (``/var/log/fabricmanager.log``): one record per line,
+``[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus id
+00000000:86:00.0 physical id 3 port 61``, some followed by continuation lines (``Message payload details: ...``).
+Pure: never raises."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_LINE = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] \[tid (?P<tid>\d+)\]\s*"
+                   r"(?P<msg>.*)$")
+
+
+@dataclass(frozen=True)
+class FmRecord:
+    """One log record: time stamp as printed, level (INFO, WARNING, ERROR, FATAL), message, the raw line."""
+
+    stamp: str
+    level: str
+    msg: str
+    line: str
+
+
+@dataclass(frozen=True)
+class FmLog:
+    records: list[FmRecord] = field(default_factory=list)
+    other_lines: int = 0
+
+
+def parse_fm_log(text: str) -> FmLog:
+    log = FmLog()
+    other = 0
+    for raw in text.splitlines()[:200000]:
+        s = raw.strip()
+        if not s:
+            continue
+        m = _LINE.match(s)
+        if m:
+            log.records.append(FmRecord(m.group("ts"), m.group("level"), m.group("msg").strip(), s))
+        else:
+            other += 1
+    object.__setattr__(log, "other_lines", other)
+    return log
+
+
+def detect_fm_log(text: str) -> float:
+    """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``)."""
+    lines = [ln.strip() for ln in text.splitlines()[:400] if ln.strip()]
+    if not lines:
+        return 0.0
+    fm = sum(1 for ln in lines if _LINE.match(ln))
+    return 0.97 if fm >= 2 and fm >= 0.4 * len(lines) else 0.0

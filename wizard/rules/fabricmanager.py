@@ -1,0 +1,60 @@
+"""Judging NVIDIA Fabric Manager's log (``/var/log/fabricmanager.log``), finding ``driver.fabric_manager_log``.
+
+Rules (NVIDIA Fabric Manager User Guide, "Error handling" and NVSwitch error classes):
+* an NVSwitch *fatal* error, an NVLink that failed to train, or Fabric Manager giving up (``FATAL`` records,
+  "failed to ..." at level ERROR about the NVSwitch driver or the fabric): fail — GPUs behind that switch cannot
+  use NVLink until the GPUs and switches are reset (the guide's reset sequence, or a reboot);
+* an NVSwitch *non-fatal* error, any other ERROR or WARNING record: warn, quoting it (non-fatal errors are
+  corrected in hardware; one that keeps recurring on a port points at that link or trunk);
+* only INFO records: pass for the span the log covers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from wizard.model import Finding, Verdict
+from wizard.parsers.fabricmanager import parse_fm_log
+
+SRC = ("NVIDIA Fabric Manager User Guide, error handling: NVSwitch fatal and non-fatal errors, GPU and NVSwitch reset "
+       "(https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html)")
+_FATAL = re.compile(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
+_NONFATAL = re.compile(r"non-fatal error", re.I)
+
+
+def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    log = parse_fm_log(text)
+    if not log.records:
+        return [Finding("driver.fabric_manager_log", Verdict.UNKNOWN, "no Fabric Manager log record could be read", "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste lines of /var/log/fabricmanager.log as written ('[date] [LEVEL] [tid N] message').", SRC)]
+    span = f"{log.records[0].stamp} to {log.records[-1].stamp}"
+    fatal = [r for r in log.records if r.level in ("FATAL", "CRITICAL")
+             or (r.level == "ERROR" and _FATAL.search(r.msg) and not _NONFATAL.search(r.msg))]
+    errors = [r for r in log.records if r.level in ("ERROR", "FATAL", "CRITICAL") and r not in fatal]
+    warns = [r for r in log.records if r.level.startswith("WARN")]
+    if fatal:
+        return [Finding("driver.fabric_manager_log", Verdict.FAIL,
+                        f"Fabric Manager logged {len(fatal)} fatal NVSwitch/NVLink error(s) ({span}); the first: "
+                        f"'{fatal[0].msg[:200]}'", "node", tuple(r.line for r in fatal[:6]),
+                        "Stop the GPU jobs and reset the GPUs and NVSwitches as the Fabric Manager guide describes "
+                        "(or reboot the node), then check `nvidia-smi -q | grep -A2 -i fabric` (State Completed, "
+                        "Status Success) and `nvidia-smi nvlink -s`; a fatal error that returns on the same switch port "
+                        "is a hardware fault for the vendor.", SRC)]
+    if errors or warns:
+        nonfatal = [r for r in errors if _NONFATAL.search(r.msg)]
+        ports = sorted({m.group(0) for r in nonfatal for m in [re.search(r"physical id \d+ port \d+", r.msg)] if m})
+        hits = errors or warns
+        what = (f"{len(nonfatal)} NVSwitch non-fatal error(s)" + (f" (on {', '.join(ports[:4])})" if ports else "")
+                if nonfatal and len(nonfatal) == len(errors) else
+                f"{len(errors)} ERROR record(s)" if errors else f"{len(warns)} WARNING record(s)")
+        return [Finding("driver.fabric_manager_log", Verdict.WARN,
+                        f"Fabric Manager logged {what} ({span}); the first: '{hits[0].msg[:200]}'", "node",
+                        tuple(r.line for r in hits[:6]),
+                        "Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch "
+                        "whether they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one "
+                        "port, or NCCL jobs slow down or hit NVLink Xids, have the link or trunk checked.", SRC)]
+    return [Finding("driver.fabric_manager_log", Verdict.PASS,
+                    f"{len(log.records)} Fabric Manager log record(s) ({span}), all at level INFO", "node",
+                    (log.records[0].line, log.records[-1].line), "", SRC)]
