@@ -67,6 +67,8 @@ class ActionScreen(Screen[None]):
         b = self.app.build
         assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
+        if not self.query(Log):  # the app ended (a dropped session) before this screen's widgets were mounted
+            return
         log = self.query_one(Log)
         if run is None:
             log.write_line(f"no action run {self.run_id}")
@@ -105,6 +107,8 @@ class ActionScreen(Screen[None]):
 
     def add_lines(self, start: int, lines: list[str]) -> None:
         """Append lines [start, start+len) of the run's log, skipping any already shown."""
+        if not self.query(Log):  # closing before its widgets were mounted: nothing to show them in
+            return
         skip = max(0, self.next_index - start)
         new = lines[skip:]
         if new:

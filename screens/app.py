@@ -12,25 +12,132 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.reactive import reactive
 
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
 from wizard.engine import Build, host_identity, local_host
 from wizard.hosts import Host
 from wizard.store import (
-    ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, utcnow,
+    ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, tighten_state_dir,
+    tightened_note, utcnow,
 )
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 LOG_BUFFER_LINES = 5000
 """Lines of each action's log kept in memory for the UI (the log file keeps everything)."""
+HANGUP_EXIT_S = 2.0
+"""Seconds the UI gets to end cleanly after SIGHUP (the SSH or tmux session dropped) or SIGTERM; past them the
+process ends anyway (``os._exit(128 + signal)``). Nothing is lost by that: every state change is already committed
+(SQLite), and actions run detached under their supervisor."""
+
+
+class TerminalFile:
+    """The terminal the UI draws on, as Textual's writer thread sees it: once writing fails (EIO after a hangup,
+    EPIPE), later output is dropped instead of raising.
+
+    Textual's writer thread dies on the first ``OSError``; later writes queue behind it and, once 30 are queued,
+    the UI's thread waits forever in ``Queue.put`` (shutdown included: ``LinuxDriver.close``). Writing never
+    raises ``OSError`` here; ``gone`` says the terminal went away."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self._file.write(text)
+            except OSError:
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._file.flush()
+            except OSError:
+                self.gone = True
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def isatty(self) -> bool:
+        return not self.gone and self._file.isatty()
+
+
+class TerminalDriver(LinuxDriver):
+    """Textual's Linux driver drawing through a ``TerminalFile``, so a dropped session cannot block the UI."""
+
+    def __init__(self, app: App, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        if self._file is not None:  # sys.__stderr__: None without one
+            self._file = TerminalFile(self._file)  # type: ignore[assignment]
+
+
+class HangupGuard:
+    """On SIGHUP or SIGTERM: asks the app to exit (``on_signal`` in its event loop) and ends the process
+    ``bound_s`` seconds later if it has not ended by then, whatever blocks it (the UI's shutdown, the loop's
+    executor, interpreter exit).
+
+    The handler only sets an event; a watch thread does the rest, so it works while the event loop is blocked.
+    ``install`` must be called from the main thread (it returns False elsewhere and changes nothing);
+    ``restore`` puts the previous handlers back, and ends the watch unless a signal already came."""
+
+    SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+
+    def __init__(self, on_signal: Callable[[], object], loop: asyncio.AbstractEventLoop,
+                 bound_s: float = HANGUP_EXIT_S) -> None:
+        self.on_signal = on_signal
+        self.loop = loop
+        self.bound_s = bound_s
+        self.signum = 0
+        self._fired = threading.Event()
+        self._stop = threading.Event()
+        self._previous: dict[int, Any] = {}
+        self._thread = threading.Thread(target=self._watch, name="bringup-hangup", daemon=True)
+
+    def install(self) -> bool:
+        try:
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handler)
+        except ValueError:  # not the main thread
+            self.restore()
+            return False
+        self._thread.start()
+        return True
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.signum = self.signum or signum
+        self._fired.set()
+
+    def _watch(self) -> None:
+        self._fired.wait()
+        if self._stop.is_set():
+            return
+        try:
+            self.loop.call_soon_threadsafe(self.on_signal)
+        except RuntimeError:  # the loop is closed: the app is already ending
+            pass
+        if not self._stop.wait(self.bound_s):
+            os._exit(128 + self.signum)
+
+    def restore(self) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous.clear()
+        if not self._fired.is_set():
+            self._stop.set()
+            self._fired.set()
 
 
 class LogBuffer:
@@ -110,6 +217,10 @@ class BringupApp(App[int]):
                  dry_run: bool = False, basic: bool = False, clock: Callable[[], str] = utcnow,
                  observe_poll_s: float = 2.0) -> None:
         super().__init__(ansi_color=basic)
+        self.hangup_guard: HangupGuard | None = None
+        self.read_only_reason = ""
+        """Why the build was opened read-only although no other bringup holds it (the state directory cannot be
+        written); see :meth:`read_only_why`."""
         self.basic = basic
         self.state_dir = Path(state_dir) if state_dir else default_state_dir()
         self.state_dir_given = bool(state_dir)
@@ -135,27 +246,26 @@ class BringupApp(App[int]):
     async def on_mount(self) -> None:
         if self.basic:
             self.theme = "ansi-dark"
-        # SIGHUP (the SSH session dropped) and SIGTERM: leave cleanly. Every state change is
-        # already committed, and running actions are detached, so nothing is lost.
-        self._signals: list[int] = []
-        try:
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGHUP, signal.SIGTERM):
-                loop.add_signal_handler(sig, self.exit)
-                self._signals.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not the main thread
-            pass
+        # SIGHUP (the SSH session dropped) and SIGTERM: leave cleanly, and within HANGUP_EXIT_S whatever
+        # blocks. Every state change is already committed, and running actions are detached, so nothing is lost.
+        guard = HangupGuard(self.exit, asyncio.get_running_loop())
+        if guard.install():
+            self.hangup_guard = guard
         from screens.start import ErrorScreen, StartScreen
 
         readonly = False
         try:
             ensure_state_dir(self.state_dir)
+            tightened = tightened_note(self.state_dir, tighten_state_dir(self.state_dir))
+            if tightened:
+                self.notify(tightened, severity="warning", timeout=10)
         except StateDirError as exc:
             if not list_builds(self.state_dir):
                 self.fatal = str(exc)
                 await self.push_screen(ErrorScreen(self.fatal))
                 return
-            readonly = True  # e.g. root's build viewed by an operator: show it, change nothing
+            readonly = True  # e.g. root's build viewed by an operator, a read-only mount: show it, change nothing
+            self.read_only_reason = str(exc)
             self.notify(f"{exc}: this window is read-only", severity="warning", timeout=8)
         self.identity = await host_identity(self.host)
         recorded = getattr(self.host, "identity", None)  # a bundle's manifest knows who it was
@@ -184,6 +294,15 @@ class BringupApp(App[int]):
 
     def bump(self) -> None:
         self.revision += 1
+
+    def read_only_why(self) -> str:
+        """Why this window changes nothing: the state directory cannot be written, or another bringup holds the
+        build (its lock holder named); "" when it may write."""
+        if self.build is None or not self.build.observing:
+            return ""
+        if self.read_only_reason:
+            return self.read_only_reason
+        return f"another bringup ({self.build.lock.holder or 'another process'}) holds this build"
 
     def new_build(self) -> Build:
         if self.build is not None:
@@ -308,8 +427,8 @@ class BringupApp(App[int]):
             self.bump()
         prep = out.prepared
         if prep.refusal_kind == "observing":
-            await self.push_screen_wait(MessageDialog("Observing", "Another bringup holds this build: actions "
-                                                      "are disabled in this window."))
+            await self.push_screen_wait(MessageDialog("Read-only" if self.read_only_reason else "Observing",
+                                                      f"{self.read_only_why()}: actions are disabled in this window."))
         elif prep.refusal_kind == "manual":
             await self.push_screen_wait(MessageDialog("Do this by hand", prep.refusal))
         elif prep.refusal_kind == "root":
@@ -389,13 +508,13 @@ class BringupApp(App[int]):
     async def action_quit(self) -> None:
         self.exit(0)
 
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        return TerminalDriver if driver is LinuxDriver else driver
+
     def on_unmount(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-            for sig in getattr(self, "_signals", []):
-                loop.remove_signal_handler(sig)
-        except RuntimeError:  # pragma: no cover
-            pass
+        if self.hangup_guard is not None:  # a signal that came still ends the process within its bound
+            self.hangup_guard.restore()
         if self.build is not None:
             self.build.close()
 
@@ -421,9 +540,12 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
         app.run(mouse=not is_basic)
     finally:
         # a dropped session can leave the terminal in mouse-reporting mode (tui-practices C.7)
-        if sys.stdout.isatty():
-            sys.stdout.write("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l")
-            sys.stdout.flush()
+        try:
+            if sys.stdout.isatty():
+                sys.stdout.write("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l")
+                sys.stdout.flush()
+        except OSError:  # the terminal is gone
+            pass
     if app.fatal:
         print(f"bringup: error: {app.fatal}", file=sys.stderr)
         return 3

@@ -99,8 +99,9 @@ class StartScreen(Screen[None]):
             lines.append(f"Interrupted: {build.step(sid).title}: its action died without an exit status; "
                          f"run it again.")
         if build.observing:
-            holder = build.lock.holder or "another process"
-            lines.append(f"Observing: another bringup ({holder}) holds this build; this window is read-only.")
+            why = self.app.read_only_why()
+            lines.append(f"Read-only: {why}; this window changes nothing." if self.app.read_only_reason
+                         else f"Observing: {why}; this window is read-only.")
             new.disabled = True
         summary.update("\n".join(lines))
         resume.focus()

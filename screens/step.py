@@ -205,7 +205,7 @@ class StepScreen(Screen[None]):
 
     def _writable(self) -> bool:
         if self.build.observing:
-            self.notify("observing: another bringup holds this build", severity="warning")
+            self.notify(f"read-only: {self.app.read_only_why()}", severity="warning")
             return False
         return True
 

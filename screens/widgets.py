@@ -32,7 +32,7 @@ class TopBar(Static):
         if build is not None:
             parts.append(f"build {build.info.build_id}")
             if build.observing:
-                parts.append("OBSERVING (read-only)")
+                parts.append("READ-ONLY" if getattr(app, "read_only_reason", "") else "OBSERVING (read-only)")
         if getattr(app, "dry_run", False):
             parts.append("DRY RUN")
         if getattr(app, "snapshot", None):

@@ -70,7 +70,19 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
     if pairwise is None:
         pairwise = ctx.plan.get("multinode_pairwise") is True
     argv = launcher_argv(ctx.plan, ctx.python, _device(ctx), facts_only=facts_only, pairwise=pairwise)
-    return Resolved(ops=[{"argv": argv}], env={"PYTHONUNBUFFERED": "1"})
+    return Resolved(ops=[{"argv": argv, "detail": _remote_plan(nodes, argv)}], env={"PYTHONUNBUFFERED": "1"})
+
+
+def _remote_plan(nodes: list[Any], argv: list[str]) -> list[str]:
+    """What the launcher ``argv`` runs on each node (:func:`wizard.multinode.remote_plan`), read from the same
+    options the launcher will parse."""
+    from wizard.multinode import build_parser, options_from_args, remote_plan
+
+    try:
+        opts = options_from_args(build_parser().parse_args(argv[3:]))
+    except (ValueError, SystemExit) as exc:  # not expected: the argv is bringup's own
+        return [f"(the commands it runs on each node cannot be listed: {exc})"]
+    return remote_plan(nodes, opts)
 
 
 def resolve_facts(ctx: ActionContext) -> Resolved:

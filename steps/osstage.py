@@ -5,7 +5,6 @@ options, time sync, tools, nouveau."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
@@ -40,6 +39,9 @@ def resolve_nouveau(ctx: ActionContext) -> Resolved:
     r = _os(ctx)
     pm = package_manager(r) if r is not None else None
     ops: list[dict] = [{"write": NOUVEAU_CONF, "content": NOUVEAU_CONTENT, "backup_dir": ctx.backup_dir}]
+    conf = ctx.outputs.get("modprobe_d")
+    if conf is not None and conf.ok and conf.files.get(NOUVEAU_CONF, "") is not None:  # read, or not there
+        ops[0]["current"] = conf.files.get(NOUVEAU_CONF)  # the host's file as probed: the confirmation's diff is its
     if pm is None:
         return Resolved(manual=f"Write {NOUVEAU_CONF} with 'blacklist nouveau' and 'options nouveau "
                                f"modeset=0', rebuild your initramfs with your distribution's tool, and reboot.")
@@ -105,30 +107,18 @@ SWAP_BACKUP_SUBDIR = "swap-off"
 the copy from before that edit even after the rollback itself has backed up the edited file."""
 
 
-@dataclass
-class FileEditResolved(Resolved):
-    """A :class:`Resolved` whose description shows the file change line by line (what a dry run
-    prints and what the operator confirms), not only "write <path>"."""
-
-    detail: tuple[str, ...] = ()
-
-    def describe(self) -> list[str]:
-        return super().describe() + [f"    {d}" for d in self.detail]
-
-
-def swap_off_resolved(fstab_text: str, fstab_path: str, backup_dir: str) -> FileEditResolved | None:
+def swap_off_resolved(fstab_text: str, fstab_path: str, backup_dir: str) -> Resolved | None:
     """The swap-off operations for ``fstab_text`` read from ``fstab_path``: back up and atomically
     rewrite the file with every swap entry commented out, then ``swapoff -a``. None when the file
-    has no active swap entry."""
+    has no active swap entry. Its description shows the diff from ``fstab_text`` (what a dry run
+    prints and what the operator confirms)."""
     new, changed = comment_out_swap(fstab_text)
     if not changed:
         return None
-    detail = tuple(x for line in changed for x in (f"- {line}", f"+ {SWAP_OFF_MARK}{line}"))
-    return FileEditResolved(ops=[{"write": fstab_path, "content": new,
-                                  "backup_dir": os.path.join(backup_dir, SWAP_BACKUP_SUBDIR)},
-                                 {"argv": ["swapoff", "-a"]}],
-                            detail=(f"comment out {len(changed)} swap entr{'y' if len(changed) == 1 else 'ies'} "
-                                    f"in {fstab_path}:",) + detail)
+    return Resolved(ops=[{"write": fstab_path, "content": new, "current": fstab_text,
+                          "summary": f"comment out {len(changed)} swap entr{'y' if len(changed) == 1 else 'ies'}",
+                          "backup_dir": os.path.join(backup_dir, SWAP_BACKUP_SUBDIR)},
+                         {"argv": ["swapoff", "-a"]}])
 
 
 def resolve_swap_off(ctx: ActionContext) -> Resolved:
@@ -176,11 +166,11 @@ def swap_rollback_resolved(fstab_text: str | None, backup_dir: str, fstab_path: 
         b = newest_swap_backup(backup_dir, fstab_path)
         hint = f" (the copy from before the swap step is {b})" if b is not None else ""
         return Resolved(manual=f"nothing to roll back: {fstab_path} has no line bringup commented out{hint}.")
-    detail = (f"un-comment {len(restored)} swap entr{'y' if len(restored) == 1 else 'ies'} bringup commented out in "
-              f"{fstab_path} (other lines unchanged):",) + tuple(
-        x for line in restored for x in (f"- {SWAP_OFF_MARK}{line}", f"+ {line}"))
-    return FileEditResolved(ops=[{"write": fstab_path, "content": new, "backup_dir": backup_dir},
-                                 {"argv": ["swapon", "-a"]}], detail=detail)
+    summary = (f"un-comment {len(restored)} swap entr{'y' if len(restored) == 1 else 'ies'} bringup commented out "
+               f"(other lines unchanged)")
+    return Resolved(ops=[{"write": fstab_path, "content": new, "current": fstab_text, "summary": summary,
+                          "backup_dir": backup_dir},
+                         {"argv": ["swapon", "-a"]}])
 
 
 def resolve_swap_rollback(ctx: ActionContext) -> Resolved:
@@ -392,7 +382,7 @@ STAGE = Stage(
                 description=f"Writes {NOUVEAU_CONF} (backing up any existing file) and rebuilds the "
                             "initramfs; takes effect after a reboot.",
                 resolve=resolve_nouveau,
-                probes=("os_release",),
+                probes=("os_release", "modprobe_d"),
                 changes_system=True,
                 needs_root=True,
                 backs_up=(NOUVEAU_CONF,),

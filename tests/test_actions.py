@@ -13,6 +13,7 @@ import pytest
 
 import steps
 from tests.conftest import frozen_clock
+from tests.faults import tmpfs_or_skip, wait_supervisors
 from wizard import actions as act
 from wizard.actions import ActionContext, LogTail, Resolved, clean_line
 from wizard.engine import Build
@@ -356,3 +357,305 @@ def test_a_cancelled_judged_run_is_judged_but_not_failed(build):
     found = build.run_findings(run)
     assert any("cancelled" in f.message and f.verdict.value == "unknown" for f in found)
     assert build.status(step.id) is not StepStatus.FAILED
+
+
+# ---------------------------------------------------------------- kills at any instant, full disks (issue 11)
+
+RUN_STEP = "health.idle_baseline"  # no root needed, judged from its log, 1 s with baseline_minutes=0.01
+
+
+def _boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def test_a_run_whose_pid_was_never_stored_is_followed_through_its_lock(state_dir):
+    """Defect 1 of issue 11: bringup killed after starting the supervisor but before storing its pid left a run
+    with pid NULL, which the next bringup marked interrupted while it ran on. The supervisor holds the run's lock
+    and writes its pid: the next bringup sees it running, learns the pid, and settles it when it ends."""
+    b1 = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, clock=frozen_clock)
+    step = steps.step_by_id(GENERIC)
+    gate = state_dir / "gate"
+    run = b1.start_action(step, Resolved(ops=[py(f"import os, time\nwhile not os.path.exists({str(gate)!r}): "
+                                                 "time.sleep(0.02)\nprint('done', flush=True)")]))
+    real_pid = run.pid
+    b1.store.update_action_run(run.id, pid=None, pid_start=None)  # what a kill before the pid's write leaves
+    b1.close()
+    act._CHILDREN.clear()  # a new process has no Popen object either
+
+    b2 = Build.open(state_dir, steps.STAGES, {"boot_id": BOOT})
+    try:
+        assert [r.id for r in b2.reconcile()] == [run.id]  # alive (it may not have written its pid yet)
+        deadline = time.monotonic() + 10
+        while act.supervisor_pid(run) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        still = b2.reconcile()
+        assert [r.id for r in still] == [run.id] and still[0].pid == real_pid  # pid learnt from its lock file
+        assert b2.store.action_run(run.id).pid == real_pid and b2.status(step.id) is StepStatus.RUNNING
+        assert "supervisor is gone" not in Path(run.log_path).read_text()
+    finally:
+        gate.write_text("go")  # the action ends either way
+    final = b2.wait_action(still[0], timeout_s=30)
+    assert final.state is act.ActionState.SUCCEEDED and final.exit_status == 0
+    assert b2.status(step.id) is StepStatus.PASSED
+    assert not Path(run.status_path + ".tmp").exists()  # the status's reserved space became the status file
+    b2.close()
+
+
+def test_a_run_that_never_started_is_interrupted_and_says_so(build):
+    """A run record whose supervisor never started (bringup killed between the record and the start): no lock
+    holder, no status: interrupted, and its log says it did not start (not that a supervisor died)."""
+    from wizard.store import ActionState
+
+    step = steps.step_by_id(GENERIC)
+    with build.store.tx():  # the record and the step's "running", as start_run writes them, and nothing more
+        rid = build.store.add_action_run(step.id, "t", [["true"]], "tester", False, ActionState.RUNNING, "", "", BOOT)
+        base = build.actions_dir / f"{rid:04d}-{step.id}"
+        build.store.update_action_run(rid, log_path=str(base) + ".log", status_path=str(base) + ".status")
+        build.store.set_step(step.id, StepStatus.RUNNING)
+    build.actions_dir.mkdir(parents=True, exist_ok=True)
+    assert build.reconcile() == []
+    rec = build.store.action_run(rid)
+    assert rec.state is ActionState.INTERRUPTED and build.status(step.id) is StepStatus.INTERRUPTED
+    assert "did not start" in Path(rec.log_path).read_text()
+
+
+def test_a_start_that_fails_records_the_run_failed_and_leaves_the_step_as_it_was(build):
+    """A file of the run cannot be made (here: a directory where its spec goes): nothing runs, the run is
+    recorded failed without an exit status, the step keeps its status, and the error is raised."""
+    step = steps.step_by_id(GENERIC)
+    build.confirm(step.id, "done by hand earlier")
+    build.actions_dir.mkdir(parents=True, exist_ok=True)
+    (build.actions_dir / f"0001-{step.id}.json").mkdir()  # the first run's spec path is taken
+    with pytest.raises(OSError):
+        build.start_action(step, Resolved(ops=[py("pass")]))
+    rec = build.store.action_runs(step_id=step.id)[-1]
+    assert rec.state is act.ActionState.FAILED and rec.exit_status is None and rec.pid is None
+    assert build.status(step.id) is StepStatus.CONFIRMED
+    assert "did not start" in Path(rec.log_path).read_text()
+
+
+def test_kill_at_every_write_of_run_leaves_a_run_that_settles_right(tmp_path):
+    """Issue 11: ``bringup run`` killed (SIGKILL, strace fault injection) at each of its write syscalls, in
+    program order, up to its last write to the state dir: right after, ``status`` (reconcile) never calls a live
+    run interrupted; once the supervisor ends, the store is intact, a run whose status file says rc 0 is
+    succeeded and its step settled from its log (never left running or interrupted), a run without a status is
+    interrupted with its step, and no run is left running."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import bringup_cmd, env_for_cli
+    from tests.faults import ToolUnavailable, kill_at, write_syscalls
+    from wizard.store import ActionState, Store
+
+    env = env_for_cli()
+    template = tmp_path / "template"
+    import subprocess
+
+    r = subprocess.run(bringup_cmd("--state", str(template), "plan", "baseline_minutes=0.01"), env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+    def argv(state: Path) -> list[str]:
+        return bringup_cmd("--state", str(state), "run", RUN_STEP, "--yes")
+
+    import shutil
+
+    dry = tmp_path / "dry"
+    shutil.copytree(template, dry)
+    try:
+        calls = write_syscalls(argv(dry), env)
+    except ToolUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    last = max(i for i, (name, _k) in enumerate(calls) if name != "write")  # the store's last touch
+    points = calls[:last + 1]
+    assert len(points) > 40, calls  # the record, the start, the settle and the close are all in there
+    boot = _boot_id()
+
+    def one(i_point: tuple[int, tuple[str, int]]) -> str:
+        i, (name, k) = i_point
+        state = tmp_path / f"k{i:03d}"
+        shutil.copytree(template, state)
+        killed = kill_at(argv(state), env, name, k).returncode in (137, -9)
+        where = f"write syscall {i + 1} ({name} #{k}){' killed' if killed else ' not reached'}"
+        b = Build.open(state, steps.STAGES, {"boot_id": boot})  # what `status` does right after
+        try:
+            b.reconcile()
+            early = {r.id: r.state for r in b.store.action_runs()}
+        finally:
+            b.close()
+        wait_supervisors(state)
+        b = Build.open(state, steps.STAGES, {"boot_id": boot})
+        try:
+            assert not b.observing, where
+            b.reconcile()
+            runs = b.store.action_runs()
+            st = b.store.step_states().get(RUN_STEP)
+            for run in runs:
+                assert run.log_path and run.status_path, f"{where}: run {run.id} was recorded without its files"
+                status = act.read_status(run.status_path)
+                log = Path(run.log_path).read_text() if Path(run.log_path).is_file() else ""
+                if status is not None:
+                    assert status["rc"] == 0, where
+                    assert run.state is ActionState.SUCCEEDED and run.exit_status == 0, \
+                        f"{where}: run {run.id} exited 0 but is {run.state} (right after the kill: {early[run.id]})"
+                    assert "supervisor is gone" not in log, where
+                    assert run.check_run is not None, f"{where}: the run's log was never judged"
+                else:
+                    assert run.state is ActionState.INTERRUPTED, f"{where}: run {run.id} is {run.state}"
+            if runs and runs[-1].state is ActionState.SUCCEEDED:
+                assert st is not None and st.status not in (StepStatus.RUNNING, StepStatus.INTERRUPTED), \
+                    f"{where}: the step is {st and st.status} after its run succeeded"
+            elif runs:
+                assert st is not None and st.status is StepStatus.INTERRUPTED, where
+            else:
+                assert st is None or st.status is not StepStatus.RUNNING, where
+        finally:
+            b.close()
+        s = Store.open(b.info.db, readonly=True)
+        try:
+            assert s.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", where
+        finally:
+            s.close()
+        shutil.rmtree(state, ignore_errors=True)
+        return "killed" if killed else "ran"
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = list(pool.map(one, enumerate(points)))
+    assert outcomes.count("killed") >= len(points) - 2, outcomes  # (the count can shift by a write or two)
+    print(f"kill at every write of run: {len(points)} write syscalls, {outcomes.count('killed')} kills, "
+          f"{len(points)} consistent stores and settled runs")
+
+
+# ---------------------------------------------------------------- what runs is shown (issue 11 #9), private files (#7)
+
+def test_every_file_write_shows_the_diff_it_makes_before_asking(tmp_path):
+    """Issue 11 #9: a write's confirmation showed only its path (the nouveau blacklist's content was not shown)."""
+    new_file, edited, same = tmp_path / "new.conf", tmp_path / "edited.conf", tmp_path / "same.conf"
+    edited.write_text("keep 1\nkeep 2\nkeep 3\nold line\n")
+    same.write_text("x\n")
+    lines = Resolved(ops=[{"write": str(new_file), "content": "blacklist nouveau\n"},
+                          {"write": str(edited), "content": "keep 1\nkeep 2\nkeep 3\nnew line\n", "summary": "edit"},
+                          {"write": str(same), "content": "x\n"},
+                          {"write": str(tmp_path), "content": "y\n"}]).describe()  # a directory: cannot be read
+    assert lines[:5] == [f"write {new_file} (backed up first, replaced atomically)",
+                         f"    --- {new_file} (now: no such file)", f"    +++ {new_file} (after)",
+                         "    @@ -0,0 +1 @@", "    +blacklist nouveau"]
+    at = lines.index(f"write {edited} (backed up first, replaced atomically): edit")
+    assert lines[at + 1:at + 9] == [f"    --- {edited} (now)", f"    +++ {edited} (after)", "    @@ -1,4 +1,4 @@",
+                                    "     keep 1", "     keep 2", "     keep 3", "    -old line", "    +new line"]
+    assert f"    (no change: {same} already holds exactly this)" in lines
+    at = lines.index(f"write {tmp_path} (backed up first, replaced atomically)")
+    assert lines[at + 1].startswith(f"    (cannot read {tmp_path} now: ") and lines[at + 2] == "    +y"
+    # the resolver's own reading of the host's file wins over this machine's (a snapshot, another node)
+    shown = Resolved(ops=[{"write": str(edited), "content": "a\n", "current": "b\n"}]).describe()
+    assert shown[-2:] == ["    -b", "    +a"]
+
+
+def test_a_huge_write_shows_a_bounded_diff(tmp_path):
+    lines = Resolved(ops=[{"write": str(tmp_path / "big"), "content": "x\n" * 5000}]).describe()
+    assert len(lines) == 1 + act.DIFF_MAX_LINES + 1 and lines[-1] == f"    ... {5000 + 3 - act.DIFF_MAX_LINES} more diff lines"
+
+
+def test_nouveau_blacklist_diffs_the_file_the_host_has():
+    have = "blacklist nouveau\n"
+    probe = ProbeOutput("modprobe_d", "/etc/modprobe.d/*.conf", files={"/etc/modprobe.d/blacklist-nouveau.conf": have})
+    spec = steps.step_by_id("os.nouveau").action
+    assert "modprobe_d" in spec.probes
+    r = spec.resolve(ctx({**osr("ID=ubuntu\nID_LIKE=debian\n"), "modprobe_d": probe}))
+    shown = r.describe()
+    assert shown[1:3] == ["    --- /etc/modprobe.d/blacklist-nouveau.conf (now)",
+                          "    +++ /etc/modprobe.d/blacklist-nouveau.conf (after)"]
+    assert "     blacklist nouveau" in shown and "    +options nouveau modeset=0" in shown
+    none = ProbeOutput("modprobe_d", "/etc/modprobe.d/*.conf", files={})
+    shown = spec.resolve(ctx({**osr("ID=ubuntu\n"), "modprobe_d": none})).describe()
+    assert shown[1] == "    --- /etc/modprobe.d/blacklist-nouveau.conf (now: no such file)"
+
+
+def test_the_supervisor_gives_commands_the_operators_umask_and_keeps_its_own_files_private(tmp_path):
+    """bringup runs under umask 077 (its files are private); what an action's commands make is the system's, so
+    they get the umask bringup was started with."""
+    import subprocess
+
+    made = tmp_path / "made-by-the-command"
+    spec = tmp_path / "run.json"
+    log, status = tmp_path / "run.log", tmp_path / "run.status"
+    spec.write_text(json.dumps({"title": "t", "log": str(log), "status": str(status), "ops": [
+        {"argv": ["sh", "-c", f"umask; echo \"$BRINGUP_OPERATOR_UMASK\"; touch {made}"]}]}))
+    env = dict(os.environ, BRINGUP_OPERATOR_UMASK="022")
+    p = subprocess.run([sys.executable, "-m", "wizard.supervise", str(spec)], env=env, umask=0o077, timeout=60,
+                       cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out = log.read_text().splitlines()
+    assert "0022" in out  # the command's umask; and the variable is not passed on to it
+    assert out[out.index("0022") + 1] == ""
+    assert made.stat().st_mode & 0o777 == 0o644
+    assert log.stat().st_mode & 0o777 == 0o600 and status.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A real 2 MiB tmpfs (root only; skipped with the reason otherwise)."""
+    yield from tmpfs_or_skip(tmp_path)
+
+
+def test_the_exit_status_is_written_on_a_full_disk_through_its_reserved_space(tmpfs):
+    """The supervisor writes its status over bytes reserved before the disk filled: no new space is needed.
+    Without a reservation, a full disk makes it retry, then give up saying so, never a traceback."""
+    from tests.faults import fill
+    from wizard.fileedit import STATUS_RESERVE_BYTES, reserve
+    from wizard.supervise import write_status
+
+    status = tmpfs / "0001-x.status"
+    reserve(tmpfs / "0001-x.status.tmp", STATUS_RESERVE_BYTES)
+    filler = fill(tmpfs, 0)
+    with pytest.raises(OSError):
+        (tmpfs / "probe").write_bytes(b"x" * 8192)  # the disk really is full
+    assert write_status(status, {"rc": 0, "ended_at": "t", "failed_op": None, "signal": None}, retry_s=0)
+    assert act.read_status(str(status)) == {"rc": 0, "ended_at": "t", "failed_op": None, "signal": None}
+    assert not (tmpfs / "0001-x.status.tmp").exists()
+    t0 = time.monotonic()
+    assert not write_status(tmpfs / "0002-y.status", {"rc": 0}, retry_s=1.0)  # nothing reserved: retried, refused
+    assert 0.5 <= time.monotonic() - t0 < 10
+    filler.unlink()
+
+
+def test_a_disk_filling_during_an_action_keeps_its_exit_status(tmpfs, tmp_path):
+    """Defect 6 of issue 11: a disk filling during an action killed the supervisor with a traceback in the log,
+    left a .status.tmp, and the run was recorded interrupted though its command exited 0. Now: the status is
+    written (over its reserved space), the log has no traceback, recording it fails with DiskFullError while the
+    disk is full (the run stays running, nothing lost), and once there is room the run settles as succeeded."""
+    from tests.faults import fill
+    from wizard.store import DiskFullError
+
+    state = tmpfs / "state"
+    b = Build.open(state, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, clock=frozen_clock)
+    step = steps.step_by_id(GENERIC)
+    gate = tmp_path / "gate"  # outside the full disk
+    code = (f"import os, time\nprint('started', flush=True)\n"
+            f"while not os.path.exists({str(gate)!r}): time.sleep(0.02)\n")  # then exits 0, writing nothing
+    run = b.start_action(step, Resolved(ops=[py(code)]))
+    try:
+        deadline = time.monotonic() + 30
+        while "started" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        filler = fill(tmpfs, 0)
+    finally:
+        gate.write_text("go")  # the action ends either way
+    deadline = time.monotonic() + 30
+    while act.read_status(run.status_path) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert act.read_status(run.status_path)["rc"] == 0, Path(run.log_path).read_text()
+    deadline = time.monotonic() + 30
+    while act.supervisor_alive(run) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Traceback" not in Path(run.log_path).read_text()
+    assert not Path(run.status_path + ".tmp").exists()
+    fill(tmpfs, 0)  # whatever the supervisor's exit freed
+    with pytest.raises(DiskFullError) as e:
+        b.wait_action(run, timeout_s=5)
+    assert "the disk holding the state directory" in str(e.value) and "bytes free" in str(e.value)
+    assert b.store.action_run(run.id).state is act.ActionState.RUNNING  # rolled back: nothing half-recorded
+    filler.unlink()
+    done = b.wait_action(run, timeout_s=30)
+    assert done.state is act.ActionState.SUCCEEDED and done.exit_status == 0
+    assert b.status(step.id) is StepStatus.PASSED
+    b.close()

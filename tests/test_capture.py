@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -84,6 +86,18 @@ def _bundle_with_manifest(tmp_path, manifest: dict):
     ({"schema": 1, "ops": [], "host": "abc"}, "'host' is not an object"),
     ({"schema": 1, "ops": [], "plan": "xyz"}, "'plan' is not an object"),
     ({"schema": 1, "ops": [{"kind": "file", "path": "/x", "data": "ops/missing"}]}, "missing"),
+    # issue 11: bad types ended in "internal error ... this is a bug" (or were taken: true == 1 in Python)
+    ({"schema": True, "ops": []}, "unknown bundle schema true"),
+    ({"schema": 1, "ops": [{"kind": "file", "path": ["/etc/os-release"]}]}, "ops[0]: 'path' is list, not a string"),
+    ({"schema": 1, "ops": [{"kind": "command", "argv": "lspci", "rc": 0}]}, "'argv' is not a list of strings"),
+    ({"schema": 1, "ops": [{"kind": "command", "argv": ["x"], "stdout": ["ops/a"]}]}, "'stdout' is list, not a member"),
+    ({"schema": 1, "ops": [{"kind": "command", "argv": ["lspci"], "rc": "zero"}]}, "'rc' is str, not an integer"),
+    ({"schema": 1, "ops": [{"kind": "command", "argv": ["lspci"], "rc": True}]}, "'rc' is bool, not an integer"),
+    ({"schema": 1, "ops": [{"kind": "file", "path": "/x", "duration_s": "fast"}]}, "'duration_s' is \"fast\""),
+    ({"schema": 1, "ops": [{"kind": "glob", "pattern": "/sys/*", "matches": 5}]}, "'matches' is not a list of strings"),
+    ({"schema": 1, "ops": {"a": 1}}, "'ops' is not a list"),
+    ({"schema": 1, "ops": ["lspci"]}, "ops[0]: an entry is str, not an object"),
+    ({"schema": 1, "ops": [], "host": {"hostname": ["a"]}}, "'host' 'hostname' is not a string or number"),
 ])
 def test_bad_bundles_are_refused_with_a_reason(tmp_path, manifest, why):
     with pytest.raises(BundleError) as e:
@@ -97,3 +111,94 @@ def test_truncated_bundle_is_refused(tmp_path):
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(BundleError):
         load_bundle(cut)
+
+
+def _write_bundle(p, members: dict, *, level: int = 1):
+    with tarfile.open(p, "w:gz", compresslevel=level) as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return p
+
+
+def _entries(n: int, member: str) -> list[dict]:
+    return [{"kind": "command", "argv": ["cmd", str(i)], "rc": 0, "stdout": member} for i in range(n)]
+
+
+def test_deeply_nested_manifest_is_refused_not_an_internal_error(tmp_path):
+    p = _write_bundle(tmp_path / "n.tar.gz", {"manifest.json": b'{"schema": 1, "ops": ' + b"[" * 100000 + b"]" * 100000 + b"}"})
+    with pytest.raises(BundleError, match="nested too deeply"):
+        load_bundle(p)
+    r = subprocess.run([sys.executable, "-m", "wizard.cli", "check", "--snapshot", str(p)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 3 and "bringup: error:" in r.stderr and "internal error" not in r.stderr
+
+
+def test_many_entries_naming_one_member_are_refused_in_bounded_memory(tmp_path):
+    """issue 11: an 85 KB bundle whose 300 entries named one 60 MiB member ran to 16 GB: each entry read the member
+    again. Now a member is read once, and what the entries replay counts against MAX_BUNDLE_BYTES."""
+    import tracemalloc
+
+    from wizard.capture import MAX_BUNDLE_BYTES
+
+    size = 2 * 2 ** 20
+    n = MAX_BUNDLE_BYTES // size + 1
+    p = _write_bundle(tmp_path / "b.tar.gz", {"manifest.json": json.dumps({"schema": 1, "ops": _entries(n, "ops/big")}).encode(),
+                                              "ops/big": bytes(size)})
+    tracemalloc.start()
+    try:
+        with pytest.raises(BundleError, match="replay more than 128 MiB"):
+            load_bundle(p)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2 ** 20  # the member once (2 MiB), not n times (130 MiB)
+    ok = _write_bundle(tmp_path / "ok.tar.gz", {"manifest.json": json.dumps({"schema": 1, "ops": _entries(n - 2, "ops/big")}).encode(),
+                                                "ops/big": b"x" * size})
+    host, _ = load_bundle(ok)
+    outs = [op.stdout for op in host._ops.values()]
+    assert len(outs) == n - 2 and all(o is outs[0] for o in outs)  # one bytes object, shared
+
+
+def test_a_member_larger_than_capture_writes_is_refused_from_its_header(tmp_path):
+    """A member past MAX_MEMBER_BYTES is refused from its tar header, before its data is decompressed (a 4 GiB
+    member ahead of the manifest took 21 s to refuse). The header here claims 4 GiB; the data is not there."""
+    from wizard.capture import MAX_MEMBER_BYTES
+
+    info = tarfile.TarInfo("ops/huge")
+    info.size = 4 * 1024 ** 3
+    p = tmp_path / "h.tar.gz"
+    import gzip
+
+    p.write_bytes(gzip.compress(info.tobuf() + bytes(4096)))
+    with pytest.raises(BundleError, match=r"member ops/huge is 4 GiB, more than 32 MiB"):
+        load_bundle(p)
+    assert MAX_MEMBER_BYTES == 32 * 2 ** 20
+    just_over = _write_bundle(tmp_path / "o.tar.gz", {"ops/x": bytes(MAX_MEMBER_BYTES + 1),
+                                                      "manifest.json": b'{"schema": 1, "ops": []}'})
+    with pytest.raises(BundleError, match="more than 32 MiB"):
+        load_bundle(just_over)
+
+
+def test_a_bundle_of_too_many_members_is_refused(tmp_path):
+    from wizard.capture import MAX_BUNDLE_MEMBERS
+
+    p = tmp_path / "many.tar.gz"
+    with tarfile.open(p, "w:gz", compresslevel=1) as tar:
+        for i in range(MAX_BUNDLE_MEMBERS + 1):
+            tar.addfile(tarfile.TarInfo(f"ops/{i}"), io.BytesIO(b""))
+    with pytest.raises(BundleError, match="more than 20,000 members"):
+        load_bundle(p)
+
+
+def test_bundle_bombs_stay_under_512_mib_in_a_child_process(tmp_path):
+    """The CLI on the bombs of issue 11 (sizes cut to the suite's): refused, exit 3, the child's peak RSS well under
+    512 MiB, never an internal error."""
+    from tests.childproc import run_measured
+
+    bomb = _write_bundle(tmp_path / "bomb.tar.gz", {"manifest.json": json.dumps({"schema": 1, "ops": _entries(300, "ops/big")}).encode(),
+                                                    "ops/big": bytes(20 * 2 ** 20)})
+    r = run_measured(["check", "--snapshot", str(bomb)])
+    assert r.rc == 3 and "replay more than 128 MiB" in r.stderr and "internal error" not in r.stderr
+    assert r.maxrss_mib < 512

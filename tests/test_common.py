@@ -1,9 +1,10 @@
 """wizard.common: the one integer/float reader and the one byte formatter every layer uses."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wizard.common import human_bytes, to_float, to_int
+from wizard.common import INT_SATURATION, human_bytes, sat_int, to_float, to_int
 
 
 def test_to_int_reads_text_and_json_numbers():
@@ -59,3 +60,37 @@ def test_human_bytes():
     assert human_bytes(1536 * 1024 ** 2) == "1.5 GiB"
     assert human_bytes(128 * 1024 ** 3) == "128 GiB"  # a DIMM total (bios.memory_channels)
     assert human_bytes(2 * 1024 ** 4) == "2 TiB"
+
+
+def test_sat_int_reads_like_int_and_saturates_huge_digit_runs():
+    assert sat_int("42") == 42 and sat_int(" -7 ") == -7 and sat_int(3.9) == 3
+    assert sat_int("18446744073709551615") == 2 ** 64 - 1  # a 64-bit -1 printed unsigned stays exact
+    assert sat_int("0" * 5000 + "5") == 5  # leading zeros are not digits of the value
+    # int() raises ValueError past 4,300 digits: a parser reading \d+ from hostile text must not crash
+    assert sat_int("9" * 5000) == INT_SATURATION and sat_int("-" + "9" * 5000) == -INT_SATURATION
+    assert sat_int("1" * 21) == INT_SATURATION
+    for bad in ("", "x" * 30, "9" * 30 + "a", "--" + "9" * 30):
+        with pytest.raises(ValueError):
+            sat_int(bad)
+    with pytest.raises(TypeError):
+        sat_int(None)
+
+
+@given(st.text(alphabet="0123456789-+ ", max_size=6000))
+def test_sat_int_agrees_with_int_below_21_digits(s):
+    try:
+        want: int | None = int(s)
+    except ValueError:
+        want = None
+    try:
+        got: int | None = sat_int(s)
+    except ValueError:
+        got = None
+    if want is not None and abs(want) <= INT_SATURATION:
+        assert got == want
+    elif want is not None:
+        assert got == (INT_SATURATION if want > 0 else -INT_SATURATION)
+    elif got is not None:  # int() refused only for its digit limit (leading zeros count there, not here)
+        t = s.strip()
+        sig = t.lstrip("+-").lstrip("0")
+        assert got == (INT_SATURATION if len(sig) > 20 else int(sig or "0")) * (-1 if t.startswith("-") else 1)

@@ -237,3 +237,153 @@ def test_an_output_is_split_only_at_the_start_markers_of_the_output_they_name():
     assert explain_text(two).kind == "proc-driver-nvidia-version+lscpu"
     one = explain_text(text(PUBLIC / "nvidia-container-cli__info-tail.txt"))
     assert one.kind == "nvidia-container-cli" and len(one.parts) == 1
+
+
+def test_theme_prompts_with_a_directory_and_short_custom_prompts_name_their_command():
+    from wizard.explain import command_of
+
+    assert command_of("(base) ➜  ~ nvidia-smi topo -m") == "nvidia-smi topo -m"
+    assert command_of("➜  nccl-tests git:(master) ✗ ./build/all_reduce_perf -g 8") == "./build/all_reduce_perf -g 8"
+    assert command_of(">:/ modinfo nvidia | grep filename") == "modinfo nvidia | grep filename"
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "nvidia-smi__nvml-mismatch-nixos.txt"))  # ">:/ " prompts split the paste
+    assert r.kind.startswith("nvidia-smi+") and r.verdict.value == "fail"
+
+
+def test_the_same_command_run_again_supersedes_its_earlier_output_but_pieces_of_one_output_do_not():
+    from tests.probe_data import PUBLIC
+
+    pods = explain_text(text(PUBLIC / "kubectl-get-pods__k8s-cuda-vectoradd-passed.txt"))
+    assert [f.verdict.value for f in pods.findings if f.id == "driver.k8s_pods"] == ["pass"]
+    # one `nvidia-smi; dmesg` output split into two kinds keeps both parts' findings
+    both = explain_text(text(PUBLIC / "aer__corrected-dll-timeout-burst-rootport-gpu-unknown-error-nvidia-smi.txt"))
+    assert {"health.gpu_responsive", "health.aer"} <= {f.id for f in both.findings}
+
+
+def test_a_kernel_word_inside_another_tools_line_does_not_split_off_a_kernel_log():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "driver" / "dkms-status__autoinstall-nvidia340-build-failed.txt"))
+    assert r.kind == "dkms-status"  # "Error! Bad return status for module build on kernel: 6.6.3..." is DKMS's line
+
+
+def test_a_topology_matrix_whose_paste_glued_two_columns_is_read():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "nvidia-smi-topo__vllm-dgx-h100-topo-nv18.txt"))
+    assert r.kind == "nvidia-smi-topo-m" and r.verdict.value == "pass"
+    assert any("GPU5->NIC9" in f.message for f in r.findings)  # "NIC8NIC9" and "NODENODE" split back
+
+
+# ------------------------------------------------------------------ input bounds (issue 11): size, lines, binary, shapes
+
+
+MiB = 2 ** 20
+
+
+def _explain_child(*args: str, stdin=None):
+    from tests.childproc import run_measured
+
+    return run_measured(["explain", "--json", *args], stdin=stdin)
+
+
+def _findings(out: str) -> list[dict]:
+    import json
+
+    return [f for i in json.loads(out)["inputs"] for f in i["findings"]]
+
+
+def test_a_file_past_the_limit_is_judged_on_its_first_part_and_the_finding_says_which_part(tmp_path):
+    import re
+
+    from wizard.cli import EXPLAIN_MAX_BYTES
+
+    log = text(PUBLIC / "kernel-log__dev-vm-firecracker-dmesg-local.txt").encode()
+    xid = b"[99999.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n"
+    data = log * (EXPLAIN_MAX_BYTES // len(log) + 1) + xid  # the Xid past the limit: not judged, and that is said
+    p = tmp_path / "dmesg.txt"
+    p.write_bytes(data)
+    r = _explain_child(str(p))
+    assert r.rc == 1 and r.maxrss_mib < 512, (r.rc, r.maxrss_mib, r.stderr[-500:])
+    cut = [f for f in _findings(r.stdout) if f["id"] == "explain.input_cut"]
+    assert cut and cut[0]["verdict"] == "unknown"
+    judged = int(re.search(r"only the first ([\d,]+) bytes \(8.0 MiB, ", cut[0]["message"]).group(1).replace(",", ""))
+    assert f"({len(data):,} bytes in all)" in cut[0]["message"]
+    n = int(re.search(r"tail -c \+(\d+) ", cut[0]["remedy"]).group(1))
+    assert n == judged + 1 and judged <= EXPLAIN_MAX_BYTES and data[judged - 1:judged] == b"\n"  # whole lines judged
+    assert xid in data[judged:]  # and the remedy's command gives the rest
+    assert not any(f["verdict"] == "fail" for f in _findings(r.stdout))  # the Xid 79 past the limit: not judged
+
+
+def test_standard_input_is_read_only_to_the_limit(tmp_path):
+    """issue 11: `explain -` read all of stdin (200 MB: 57 s, 3.5 GB). Now it stops at the limit: 40 MiB piped in."""
+    p = tmp_path / "big.txt"
+    p.write_bytes(b"lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt\n"
+                  * (40 * MiB // 90))
+    r = _explain_child("-", stdin=p)
+    assert r.rc == 1 and r.maxrss_mib < 512, (r.rc, r.maxrss_mib)
+    (cut,) = [f for f in _findings(r.stdout) if f["id"] == "explain.input_cut"]
+    assert "(more than 8 MiB)" in cut["message"] and "split -C 8M" in cut["remedy"]
+
+
+def test_many_short_lines_are_cut_at_the_line_limit():
+    from wizard.cli import EXPLAIN_MAX_LINES
+
+    r = _explain_child("-", stdin=b"ab\n" * (EXPLAIN_MAX_LINES + 100_000))
+    assert r.maxrss_mib < 512
+    (cut,) = [f for f in _findings(r.stdout) if f["id"] == "explain.input_cut"]
+    assert f", {EXPLAIN_MAX_LINES:,} lines)" in cut["message"] and f"tail -n +{EXPLAIN_MAX_LINES + 1} " in cut["remedy"]
+
+
+def test_binary_input_is_said_to_be_binary_not_judged(tmp_path):
+    import gzip
+    import random
+
+    p = tmp_path / "random.bin"
+    p.write_bytes(random.Random(5).randbytes(2 * MiB))  # issue 11: 5 MB of random bytes took 10.6 s
+    r = _explain_child(str(p))
+    assert r.rc == 1 and r.cpu_s < 10
+    (f,) = _findings(r.stdout)
+    assert f["id"] == "explain.binary_input" and "not a command's text output" in f["message"]
+    gz = tmp_path / "bundle.tar.gz"
+    gz.write_bytes(gzip.compress(b"x" * 10000))
+    (f,) = _findings(_explain_child(str(gz)).stdout)
+    assert f["id"] == "explain.binary_input" and "bringup check --snapshot" in f["remedy"]
+
+
+def test_utf16_with_a_byte_order_mark_is_read_as_text(tmp_path):
+    """Windows PowerShell 5 writes `nvidia-smi > out.txt` as UTF-16 with a BOM: read as the text it is."""
+    body = case("nvidia-smi__driver-not-loaded-failed-to-communicate.txt")
+    p8, p16 = tmp_path / "u8.txt", tmp_path / "u16.txt"
+    p8.write_text(body, encoding="utf-8")
+    p16.write_bytes(body.encode("utf-16"))
+    import json
+
+    a, b = (json.loads(_explain_child(str(x)).stdout)["inputs"][0] for x in (p8, p16))
+    assert a["kind"] == b["kind"] == "nvidia-smi" and a["verdict"] == b["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("name, data, words", [
+    # issue 11: 210 KB of nested tags took 46 s and 9.7 GB; 160 KB of sibling tags 3.2 GB
+    ("nested.xml", b'<?xml version="1.0" ?>\n<nvidia_smi_log>\n' + b"<gpu>\n" * 35000, "nested more than 32 deep"),
+    ("wide.xml", b'<?xml version="1.0" ?>\n<nvidia_smi_log>\n' + b"<a>1</a>" * 20000 + b"\n</nvidia_smi_log>\n",
+     "no GPU in this nvidia-smi -q -x output"),
+    ("long-line.txt", b"x" * (4 * MiB) + b"\n", "does not recognise"),
+    ("digits.txt", case("dcgmi-diag__r2-gpu0-memory-fail-thermal-violation-partial.txt").replace(
+        "GPU: 0", "GPU: " + "9" * 5000, 1).encode(), "GPU 0"),  # a 5,000-digit number: no judge crashes
+], ids=["nested-xml", "wide-xml", "long-line", "digits"])
+def test_hostile_shapes_stay_in_bounds(tmp_path, name, data, words):
+    p = tmp_path / name
+    p.write_bytes(data)
+    r = _explain_child(str(p))
+    assert r.rc in (0, 1, 2) and r.maxrss_mib < 512 and r.cpu_s < 30, (r.rc, r.maxrss_mib, r.cpu_s, r.stderr[-300:])
+    assert words in r.stdout and "crashed" not in r.stdout and "bringup bug" not in r.stdout
+
+
+def test_nvidia_smi_header_values_one_per_line_are_read_as_the_driver_version():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "nvidia-smi-versions__te516-nvsmi-nvcc-versions.txt"))
+    assert r.kind.startswith("nvidia-smi-versions") and r.verdict.value == "pass"
+    assert any(f.id == "driver.version" and "550.54.14" in f.message and "12.4" in f.message for f in r.findings)

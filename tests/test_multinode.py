@@ -101,3 +101,68 @@ def test_home_relative_python_paths_reach_the_remote_home():
     assert _home_relative("~/venv/bin/python") == "venv/bin/python"
     assert _home_relative("/opt/venv/bin/python") == "/opt/venv/bin/python"
     assert _home_relative("python3") == "python3"
+
+
+# ---------------------------------------------------------------- what runs on the nodes (issue 11 #9)
+
+def test_the_copy_makes_a_fresh_private_directory_and_never_uses_one_already_there(tmp_path):
+    """The script went to ``mkdir -p /tmp/bringup-validate-<run>-<node>``: a guessable name, and a directory
+    someone else made there first was used. Now ``mktemp -d`` makes a new one (the node runs this same argv)."""
+    import os
+
+    from wizard.multinode import copy_argv, workdir_template
+
+    planted = tmp_path / "bringup-validate-RUN1-n1"  # the old name, made first by another user
+    planted.mkdir()
+    planted.chmod(0o777)
+    if os.geteuid() == 0:
+        os.chown(planted, 65534, 65534)
+    template = workdir_template(str(tmp_path), "RUN1", "n 1/x")
+    assert template == f"{tmp_path}/bringup-validate-RUN1-n_1_x.XXXXXXXXXX"
+    dirs = []
+    for _ in range(2):
+        r = subprocess.run(copy_argv(template), input=b"print('validate')\n", capture_output=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        d = Path(r.stdout.decode().strip())
+        assert d.parent == tmp_path and d.name.startswith("bringup-validate-RUN1-n_1_x.") and d != planted
+        st = d.stat()
+        assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+        assert (d / "bringup_validate.py").read_bytes() == b"print('validate')\n"
+        dirs.append(d)
+    assert dirs[0] != dirs[1] and list(planted.iterdir()) == []
+    bad = subprocess.run(copy_argv(str(tmp_path / "missing" / "x.XXXXXXXXXX")), input=b"x", capture_output=True,
+                         timeout=30)
+    assert bad.returncode != 0 and bad.stdout == b""
+
+
+def test_the_confirmation_lists_every_command_run_on_each_node(tmp_path):
+    """Issue 11 #9: `validate nodes` showed `python -m wizard.multinode ...` but not the ssh copy-and-run it does
+    on each node."""
+    import steps
+    from wizard.actions import ActionContext
+    from wizard.multinode import WATCHER
+
+    hf = tmp_path / "hosts"
+    hf.write_text("n1 node1 2 python=/opt/venv/bin/python\nn2 root@10.0.0.2 4\n")
+    spec = steps.step_by_id("multinode.allreduce").action
+    shown = spec.resolve(ActionContext({}, {"hostfile": str(hf), "validate_device": "cuda",
+                                            "ssh_config": "/etc/ssh/site"}, "/b")).describe()
+    assert shown[0].startswith("$ ") and "-m wizard.multinode --hostfile" in shown[0]
+    text = "\n".join(shown)
+    for name, target, py, nproc, head in (("n1", "node1", "/opt/venv/bin/python", 2, 1),
+                                          ("n2", "root@10.0.0.2", "python3", 4, 0)):
+        ssh = f"$ ssh -F /etc/ssh/site -o BatchMode=yes -o ConnectTimeout=10 {target} -- "
+        at = shown.index(f"    on {name}, over ssh ({target}):")
+        copy, facts, job, clean = shown[at + 1:at + 5]
+        assert copy.startswith("      " + ssh + "env LC_ALL=C LANG=C sh -c 'umask 077 && d=$(mktemp -d \"$1\")")
+        assert copy.endswith(f"sh /tmp/bringup-validate-RUN-{name}.XXXXXXXXXX < {ROOT}/assets/scripts/bringup_validate.py")
+        assert facts == f"      {ssh}env LC_ALL=C LANG=C {py} DIR/bringup_validate.py facts"
+        assert job.startswith(f"      {ssh}{py} -c '$WATCHER' ") and f"--nproc_per_node={nproc}" in job
+        assert f"--rdzv_conf=is_host={head}," in job and "--rdzv_endpoint=HEAD:29400" in job
+        assert job.endswith("DIR/bringup_validate.py node --device cuda")
+        assert clean == f"      {ssh}env LC_ALL=C LANG=C rm -rf -- DIR"
+    assert WATCHER not in text  # named, not pasted (it is in wizard/multinode.py)
+    assert "mpirun --allow-run-as-root -np 6 -H node1:2,10.0.0.2:4" in text
+    facts_only = steps.step_by_id("multinode.consistency").action.resolve(
+        ActionContext({}, {"hostfile": str(hf)}, "/b")).describe()
+    assert not any("torch.distributed.run" in ln for ln in facts_only) and any(" facts" in ln for ln in facts_only)

@@ -10,10 +10,19 @@ A run is started detached (own session) under :mod:`wizard.supervise`, which wri
 the exit status. The store records argv, user, pid and the pid's start time, the log path and
 the boot id, so a restarted bringup tells a still-running action (same pid *and* start time, same
 boot) from one that died without a status (``interrupted``).
+
+A run is reconcilable from what is on disk whatever instant a kill lands: its record (with its file names,
+and its step shown running) is one transaction written before anything starts; then ``<run>.pid`` is made
+and ``flock``'ed and handed to the supervisor, which holds it for its whole life and writes its pid into it,
+so "is the run alive" is "is that lock held" (:func:`supervisor_alive`), even when bringup died before it
+stored the pid; the exit status's space is reserved before the start (``<run>.status.tmp``), so a disk that
+fills during the run cannot lose it.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import getpass
 import json
 import os
@@ -24,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, reserve
 from wizard.probes import ProbeOutput
-from wizard.store import ActionRun, ActionState, Store
+from wizard.store import ActionRun, ActionState, DiskFullError, Store, disk_full_message, is_disk_full, state_dir_of
 
 
 @dataclass(frozen=True)
@@ -52,14 +62,65 @@ class Resolved:
     manual: str = ""
 
     def describe(self) -> list[str]:
-        """Human-readable lines: one per operation, as they will run."""
+        """Human-readable lines: one per operation, as they will run; under each file write, the unified diff
+        it makes (:func:`write_diff`), indented. A write op may say what it does (``"summary"``) and carry the
+        file's text as the resolver read it on the host (``"current"``; ``None``: there is no such file); a command
+        op may list what it runs in turn (``"detail"`` lines, e.g. the multi-node launcher's ssh commands)."""
         out = []
         for op in self.ops:
             if "argv" in op:
                 out.append("$ " + " ".join(_quote(a) for a in op["argv"]))
+                out.extend(f"    {line}" for line in op.get("detail", ()))  # what it runs in turn (other nodes)
             elif "write" in op:
-                out.append(f"write {op['write']} (backed up first, replaced atomically)")
+                summary = f": {op['summary']}" if op.get("summary") else ""
+                out.append(f"write {op['write']} (backed up first, replaced atomically){summary}")
+                current = op["current"] if "current" in op else read_current(op["write"])
+                out.extend(f"    {line}" for line in write_diff(op["write"], str(op.get("content", "")), current))
         return out
+
+
+DIFF_MAX_LINES = 400
+"""Lines of a write's diff shown before asking; the rest is counted, not shown (the dialog scrolls)."""
+READ_MAX_BYTES = 1 << 20
+"""Bytes of a file read to show the diff of a write to it (configuration files are far smaller)."""
+
+
+def read_current(path: str) -> str | None | OSError:
+    """The text of ``path`` on this machine, where the supervisor will write it (its first
+    :data:`READ_MAX_BYTES`): ``None`` when there is no such file, an ``OSError`` saying why when it cannot be read
+    or is not UTF-8 text. Never raises."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(READ_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return OSError(f"not UTF-8 text ({exc.reason})")
+
+
+def write_diff(path: str, new: str, current: str | None | OSError) -> list[str]:
+    """The unified diff (3 lines of context) from ``current`` (the file's text now; ``None``: no such file; an
+    ``OSError``: why it could not be read, then the whole new content is shown) to ``new``, at most
+    :data:`DIFF_MAX_LINES` lines."""
+    import difflib
+
+    if isinstance(current, OSError):
+        lines = [f"(cannot read {path} now: {current.strerror or current}; the whole file becomes:)"]
+        lines += [f"+{line}" for line in new.splitlines()]
+    elif current == new:
+        lines = [f"(no change: {path} already holds exactly this)"]
+    else:
+        lines = list(difflib.unified_diff(
+            (current or "").splitlines(), new.splitlines(), lineterm="",
+            fromfile=f"{path} (now)" if current is not None else f"{path} (now: no such file)",
+            tofile=f"{path} (after)"))
+    if len(lines) > DIFF_MAX_LINES:
+        lines = lines[:DIFF_MAX_LINES] + [f"... {len(lines) - DIFF_MAX_LINES} more diff lines"]
+    return lines
 
 
 def _quote(a: str) -> str:
@@ -130,21 +191,45 @@ def read_status(path: str) -> dict[str, Any] | None:
         return None
 
 
+def run_file(run: ActionRun, suffix: str) -> str:
+    """A file of ``run`` next to its status file: ``run_file(run, ".pid")`` -> ``actions/0001-step.pid``."""
+    base = run.status_path[:-len(".status")] if run.status_path.endswith(".status") else run.status_path
+    return base + suffix
+
+
 def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolved: Resolved,
-              boot_id: str, dry_run: bool = False, overrides: Mapping[str, Any] | None = None) -> ActionRun:
+              boot_id: str, dry_run: bool = False, overrides: Mapping[str, Any] | None = None,
+              on_record: Callable[[int], Any] | None = None,
+              on_abort: Callable[[int], Any] | None = None) -> ActionRun:
     """Record and start one action run detached; with ``dry_run`` record it and run nothing.
 
-    Returns the stored :class:`ActionRun`. Raises ``OSError`` if the supervisor cannot start.
+    The run's record, its file names and whatever ``on_record(run_id)`` writes (the engine: the step shown
+    running) are one transaction, committed before anything starts. Then, before the supervisor starts, its
+    files exist: the spec (``.json``), the log, the exit status's reserved space (``.status.tmp``) and the lock
+    file (``.pid``), ``flock``'ed here and handed to the supervisor (see the module doc). When a file cannot be
+    made or the supervisor cannot start, nothing runs: the run is recorded ``failed`` (no exit status) and
+    ``on_abort(run_id)`` (the engine: the step as it was) in one transaction, and the error is raised.
+
+    Returns the stored :class:`ActionRun`. Raises :class:`~wizard.store.DiskFullError` when the disk holding
+    the state directory is full, ``OSError`` if the supervisor cannot start otherwise.
     """
-    actions_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        actions_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(disk_full_message(state_dir_of(store.path))) from None
+        raise
     argvs = [op["argv"] if "argv" in op else ["write", op["write"]] for op in resolved.ops
              if "argv" in op or "write" in op]  # in the order they run
-    run_id = store.add_action_run(step_id, title, argvs, current_user(), dry_run,
-                                  ActionState.DRY_RUN if dry_run else ActionState.RUNNING, "", "", boot_id,
-                                  dict(overrides or {}))
-    base = actions_dir / f"{run_id:04d}-{step_id}"
-    log_path, status_path, spec_path = (str(base) + ".log", str(base) + ".status", str(base) + ".json")
-    store.update_action_run(run_id, log_path=log_path, status_path=status_path)
+    with store.tx():  # the record, its paths and the step's "running": all or nothing
+        run_id = store.add_action_run(step_id, title, argvs, current_user(), dry_run,
+                                      ActionState.DRY_RUN if dry_run else ActionState.RUNNING, "", "", boot_id,
+                                      dict(overrides or {}))
+        base = actions_dir / f"{run_id:04d}-{step_id}"
+        log_path, status_path, spec_path = (str(base) + ".log", str(base) + ".status", str(base) + ".json")
+        store.update_action_run(run_id, log_path=log_path, status_path=status_path)
+        if on_record is not None:
+            on_record(run_id)
     if dry_run:
         with open(log_path, "w") as fh:
             fh.write(f"# dry run of: {title} (nothing was run)\n")
@@ -155,21 +240,53 @@ def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolve
         assert run is not None
         return run
     spec = {"title": title, "ops": resolved.ops, "env": resolved.env, "log": log_path, "status": status_path}
-    with open(spec_path, "w") as fh:
-        json.dump(spec, fh, indent=1)
-    log = open(log_path, "ab")
+    lock_fd = -1
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "wizard.supervise", spec_path],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, close_fds=True, env=_supervisor_env())
+        lock_fd = os.open(str(base) + ".pid", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        os.pwrite(lock_fd, b" " * PID_RESERVE_BYTES, 0)
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh, indent=1)
+        reserve(Path(status_path + ".tmp"), STATUS_RESERVE_BYTES)
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "wizard.supervise", spec_path, "--lock-fd", str(lock_fd)],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, close_fds=True, pass_fds=(lock_fd,),
+                                    env=_supervisor_env())
+    except OSError as exc:
+        _abort_start(store, run_id, log_path, exc, on_abort)
+        if is_disk_full(exc):
+            raise DiskFullError(disk_full_message(state_dir_of(store.path))) from None
+        raise
     finally:
-        log.close()
+        if lock_fd >= 0:
+            os.close(lock_fd)  # the supervisor holds its own copy of the lock from here on
     _CHILDREN[proc.pid] = proc
     start = process_start_time(proc.pid)
     store.update_action_run(run_id, pid=proc.pid, pid_start=start)
     run = store.action_run(run_id)
     assert run is not None
     return run
+
+
+def _abort_start(store: Store, run_id: int, log_path: str, exc: OSError,
+                 on_abort: Callable[[int], Any] | None) -> None:
+    """A run that could not start: recorded ``failed`` without an exit status (and ``on_abort``) in one
+    transaction, and said in its log when the disk lets us. When even that cannot be written (a full disk), the
+    run stays ``running`` with no supervisor holding its lock: the next bringup marks it interrupted."""
+    why = f"# bringup: the action did not start: {exc.strerror or exc}\n"
+    try:
+        with open(log_path, "a") as fh:
+            fh.write(why)
+    except OSError:
+        pass
+    try:
+        with store.tx():
+            store.update_action_run(run_id, state=ActionState.FAILED, ended_at=store.clock())
+            if on_abort is not None:
+                on_abort(run_id)
+    except Exception:  # noqa: BLE001 - the start's own error is the one to report
+        pass
 
 
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
@@ -184,12 +301,47 @@ def _supervisor_env() -> dict[str, str]:
     return env
 
 
-def is_alive(run: ActionRun, boot_id: str) -> bool:
-    """True if the run's supervisor is still the same live process (pid + start time, same boot)."""
-    if run.pid is None or run.boot_id != boot_id:
+def supervisor_alive(run: ActionRun) -> bool | None:
+    """Whether the run's supervisor holds its lock (``<run>.pid``, see the module doc): True held, False not
+    held (the supervisor is gone, or never started); ``None`` when there is no lock file to ask (a run started
+    by an older bringup, or before the file was made) or this user cannot open it."""
+    try:
+        fd = os.open(run_file(run, ".pid"), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return True if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) else None
+    else:
         return False
-    child = _CHILDREN.get(run.pid)
+    finally:
+        os.close(fd)  # closing drops the shared lock, if it was taken
+
+
+def supervisor_pid(run: ActionRun) -> int | None:
+    """The pid the supervisor wrote into its lock file (``None`` before it did, or unreadable)."""
+    try:
+        with open(run_file(run, ".pid"), "rb") as fh:
+            pid = json.loads(fh.read(4096) or b"null")
+    except (OSError, ValueError):
+        return None
+    pid = pid.get("pid") if isinstance(pid, dict) else None
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def is_alive(run: ActionRun, boot_id: str) -> bool:
+    """True if the run's supervisor is still alive: it holds the run's lock (:func:`supervisor_alive`), or,
+    for a run without a lock file, the same pid with the same start time; same boot either way."""
+    if run.boot_id != boot_id:
+        return False
+    child = _CHILDREN.get(run.pid) if run.pid is not None else None
     if child is not None and child.poll() is not None:
+        return False
+    held = supervisor_alive(run)
+    if held is not None:
+        return held
+    if run.pid is None:
         return False
     start = process_start_time(run.pid)
     if start is None or run.pid_start is None:
@@ -211,16 +363,29 @@ def refresh(store: Store, run: ActionRun, boot_id: str) -> ActionRun:
         run.state, run.exit_status, run.ended_at = state, rc, status.get("ended_at")
         return run
     if is_alive(run, boot_id):
+        if run.pid is None:  # bringup was stopped before it stored the pid: the supervisor wrote it
+            pid = supervisor_pid(run)
+            if pid is not None:
+                run.pid, run.pid_start = pid, process_start_time(pid)
+                if not store.readonly:
+                    store.update_action_run(run.id, pid=run.pid, pid_start=run.pid_start)
         return run
     # one more look: it may have finished between the two reads
     status = read_status(run.status_path)
     if status is not None:
         return refresh(store, run, boot_id)
     if not store.readonly:
+        started = run.pid is not None or supervisor_pid(run) is not None
         store.update_action_run(run.id, state=ActionState.INTERRUPTED, ended_at=store.clock())
+        note = ("this action's supervisor is gone and left no exit status (interrupted)" if started else
+                "this action did not start (bringup was stopped while starting it)")
         try:
             with open(run.log_path, "a") as fh:
-                fh.write("# bringup: this action's supervisor is gone and left no exit status (interrupted)\n")
+                fh.write(f"# bringup: {note}\n")
+        except OSError:
+            pass
+        try:
+            os.unlink(run.status_path + ".tmp")  # the exit status's reserved space, unused
         except OSError:
             pass
     run.state = ActionState.INTERRUPTED

@@ -19,19 +19,34 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import tarfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
 from wizard import __version__
-from wizard.hosts import Host, Operation, RecordingHost, SnapshotHost, command_key
+from wizard.hosts import MAX_OUTPUT_BYTES, Host, Operation, RecordingHost, SnapshotHost, command_key
+from wizard.common import human_bytes
 from wizard.probes import collect
 from wizard.registry import PROBES, probes_named
 from wizard.store import utcnow
 
 BUNDLE_SCHEMA = 1
-MAX_MEMBER_BYTES = 64 * 1024 * 1024
+MAX_MEMBER_BYTES = MAX_OUTPUT_BYTES
+"""Largest member read (32 MiB): ``capture`` records at most this much of any output
+(:data:`wizard.hosts.MAX_OUTPUT_BYTES`), so a larger member is not a bringup bundle; refused from its tar
+header, before its data is decompressed."""
+MAX_BUNDLE_BYTES = 128 * 1024 * 1024
+"""Most bytes read from all members together, and most bytes the manifest's entries replay in all (a member
+named by several entries counts each time): 128 MiB uncompressed. A GPU server's capture is a few MiB, with
+long kernel logs some tens."""
+MAX_BUNDLE_MEMBERS = 20_000
+"""Most members (files) in a bundle: one per recorded output, a few thousand on a large server."""
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+"""Largest ``manifest.json`` (8 MiB: about 450 bytes per operation; JSON objects cost about 25 times their
+text in memory, so this keeps the manifest under ~250 MiB however it is written)."""
 
 
 class BundleError(Exception):
@@ -115,63 +130,143 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
 def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
     """Read a bundle into a :class:`SnapshotHost` (nothing is extracted to disk).
 
+    Members are read once each, in archive order, within :data:`MAX_MEMBER_BYTES` each,
+    :data:`MAX_BUNDLE_BYTES` in all and :data:`MAX_BUNDLE_MEMBERS` members (``manifest.json`` within
+    :data:`MAX_MANIFEST_BYTES`), so a small file that expands to gigabytes is refused early; every manifest
+    field is checked for its type.
+
     Raises:
-        BundleError: not a gzip tar, no manifest, an unknown schema, or malformed entries.
+        BundleError: not a gzip tar, no manifest, an unknown schema, past a size limit, or a malformed
+            entry (the message names the file and what is wrong).
     """
     path = Path(path)
+    members = _read_members(path)
+    if "manifest.json" not in members:
+        raise BundleError(f"{path}: member manifest.json is missing")
     try:
-        tar = tarfile.open(path, "r:gz")
-    except (OSError, tarfile.TarError) as exc:
-        raise BundleError(f"{path} is not a bringup capture bundle (.tar.gz): {exc}") from None
-    with tar:
-        def read(name: str) -> bytes:
-            try:
-                m = tar.getmember(name)
-            except KeyError:
-                raise BundleError(f"{path}: member {name} is missing") from None
-            if not m.isfile() or m.size > MAX_MEMBER_BYTES:
-                raise BundleError(f"{path}: member {name} is not a regular file of a sane size")
-            f = tar.extractfile(m)
-            assert f is not None
-            return f.read()
-
-        try:
-            manifest = json.loads(read("manifest.json"))
-        except ValueError as exc:
-            raise BundleError(f"{path}: manifest.json is not JSON: {exc}") from None
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise BundleError(f"{path}: damaged archive: {exc}") from None
-        if not isinstance(manifest, dict) or manifest.get("schema") != BUNDLE_SCHEMA:
-            raise BundleError(f"{path}: unknown bundle schema {manifest.get('schema') if isinstance(manifest, dict) else '?'}"
-                              f" (this bringup reads schema {BUNDLE_SCHEMA})")
-        ops: list[Operation] = []
-        try:
-            for d in manifest.get("ops", []):
-                kind = d["kind"]
-                if kind in ("command", "builtin"):
-                    argv = [str(a) for a in d.get("argv") or []]
-                    if kind == "command" and not argv:
-                        raise ValueError("a command entry without argv")
-                    key = command_key(argv) if kind == "command" else str(d.get("name", ""))
-                    ops.append(Operation(kind, key, argv=argv, rc=d.get("rc"), error=d.get("error", ""),
-                                         duration_s=float(d.get("duration_s", 0)),
-                                         stdout=read(d["stdout"]) if d.get("stdout") else b"",
-                                         stderr=read(d["stderr"]) if d.get("stderr") else b""))
-                elif kind == "file":
-                    ops.append(Operation("file", d["path"], path=d["path"], error=d.get("error", ""),
-                                         duration_s=float(d.get("duration_s", 0)),
-                                         data=read(d["data"]) if d.get("data") else None))
-                elif kind == "glob":
-                    ops.append(Operation("glob", d["pattern"], matches=[str(m) for m in d.get("matches", [])]))
-                else:
-                    raise ValueError(f"unknown entry kind {kind!r}")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BundleError(f"{path}: malformed manifest entry: {exc!r}") from None
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise BundleError(f"{path}: damaged archive: {exc}") from None
+        manifest = json.loads(members.pop("manifest.json"))
+    except ValueError as exc:
+        raise BundleError(f"{path}: manifest.json is not JSON: {exc}") from None
+    except RecursionError:
+        raise BundleError(f"{path}: manifest.json is nested too deeply to be a bringup manifest") from None
+    if not isinstance(manifest, dict) or type(manifest.get("schema")) is not int \
+            or manifest.get("schema") != BUNDLE_SCHEMA:
+        schema = manifest.get("schema") if isinstance(manifest, dict) else "?"
+        raise BundleError(f"{path}: unknown bundle schema {json.dumps(schema)[:40]}"
+                          f" (this bringup reads schema {BUNDLE_SCHEMA})")
     for key in ("host", "plan"):
         value = manifest.setdefault(key, {})
         if not isinstance(value, dict):
             raise BundleError(f"{path}: manifest field {key!r} is not an object")
+    bad = next((k for k, v in manifest["host"].items() if not isinstance(v, (str, int, float, bool, type(None)))),
+               None)
+    if bad is not None:
+        raise BundleError(f"{path}: manifest field 'host' {bad!r} is not a string or number")
+    ops_json = manifest.get("ops", [])
+    if not isinstance(ops_json, list):
+        raise BundleError(f"{path}: malformed manifest entry: 'ops' is not a list")
+    if not isinstance(manifest.get("probes", []), list):
+        raise BundleError(f"{path}: malformed manifest entry: 'probes' is not a list")
+    ops: list[Operation] = []
+    replayed = 0
+    for i, d in enumerate(ops_json):
+        try:
+            op = _operation(d, members)
+        except _Malformed as exc:
+            raise BundleError(f"{path}: malformed manifest entry: ops[{i}]: {exc}") from None
+        replayed += len(op.stdout) + len(op.stderr) + len(op.data or b"")
+        if replayed > MAX_BUNDLE_BYTES:  # many entries naming one big member: each replay is decoded and parsed
+            raise BundleError(f"{path}: its entries replay more than {human_bytes(MAX_BUNDLE_BYTES)} of output "
+                              f"in all (ops[{i}] and before): not a bringup bundle")
+        ops.append(op)
     host = manifest["host"]
     return SnapshotHost(ops, name=str(host.get("hostname") or path.name), identity=host), manifest
+
+
+class _Malformed(Exception):
+    """One manifest entry is not what ``capture`` writes (the message says which field)."""
+
+
+def _read_members(path: Path) -> dict[str, bytes]:
+    """Every regular member of the bundle, name -> bytes, within the size and count limits."""
+    out: dict[str, bytes] = {}
+    total = count = 0
+    try:
+        with tarfile.open(path, "r|gz") as tar:  # a stream: members in order, each decompressed once
+            for m in tar:
+                count += 1
+                if count > MAX_BUNDLE_MEMBERS:
+                    raise BundleError(f"{path}: more than {MAX_BUNDLE_MEMBERS:,} members: not a bringup bundle")
+                if not m.isfile():
+                    continue
+                cap = MAX_MANIFEST_BYTES if m.name == "manifest.json" else MAX_MEMBER_BYTES
+                if m.size > cap:
+                    raise BundleError(f"{path}: member {m.name} is {human_bytes(m.size)}, more than "
+                                      f"{human_bytes(cap)} (capture records at most that much): not a bringup bundle")
+                total += m.size
+                if total > MAX_BUNDLE_BYTES:
+                    raise BundleError(f"{path}: members add up to more than {human_bytes(MAX_BUNDLE_BYTES)}: "
+                                      f"not a bringup bundle")
+                f = tar.extractfile(m)
+                if f is not None:
+                    out[m.name] = f.read()  # m.size bytes: checked above
+    except BundleError:
+        raise
+    except (OSError, tarfile.TarError, EOFError, zlib.error) as exc:
+        if not out:
+            raise BundleError(f"{path} is not a bringup capture bundle (.tar.gz): {exc}") from None
+        raise BundleError(f"{path}: damaged archive: {exc}") from None
+    return out
+
+
+def _operation(d: Any, members: dict[str, bytes]) -> Operation:
+    """One manifest ``ops`` entry -> :class:`Operation`, its member names resolved.
+
+    Raises:
+        _Malformed: a field of the wrong type, a missing required field or member.
+    """
+    if not isinstance(d, dict):
+        raise _Malformed(f"an entry is {type(d).__name__}, not an object")
+
+    def text(key: str, default: str | None = "") -> str:
+        v = d.get(key, default)
+        if not isinstance(v, str):
+            raise _Malformed(f"{key!r} is {'missing' if v is None else type(v).__name__ + ', not a string'}")
+        return v
+
+    def strings(key: str) -> list[str]:
+        v = d.get(key) or []
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise _Malformed(f"{key!r} is not a list of strings")
+        return v
+
+    def member(key: str) -> bytes | None:
+        name = d.get(key)
+        if name in (None, ""):
+            return None
+        if not isinstance(name, str):
+            raise _Malformed(f"{key!r} is {type(name).__name__}, not a member name")
+        if name not in members:
+            raise _Malformed(f"member {name} is missing")
+        return members[name]
+
+    rc = d.get("rc")
+    if rc is not None and type(rc) is not int:
+        raise _Malformed(f"'rc' is {type(rc).__name__}, not an integer")
+    duration = d.get("duration_s", 0)
+    if type(duration) not in (int, float) or not math.isfinite(duration):
+        raise _Malformed(f"'duration_s' is {json.dumps(duration)[:40]}, not a number of seconds")
+    kind = d.get("kind")
+    if kind in ("command", "builtin"):
+        argv = strings("argv")
+        if kind == "command" and not argv:
+            raise _Malformed("a command entry without argv")
+        key = command_key(argv) if kind == "command" else text("name")
+        return Operation(kind, key, argv=argv, rc=rc, error=text("error"), duration_s=float(duration),
+                         stdout=member("stdout") or b"", stderr=member("stderr") or b"")
+    if kind == "file":
+        p = text("path", None)
+        return Operation("file", p, path=p, error=text("error"), duration_s=float(duration), data=member("data"))
+    if kind == "glob":
+        return Operation("glob", text("pattern", None), matches=strings("matches"))
+    raise _Malformed(f"unknown entry kind {json.dumps(kind)[:40]}")

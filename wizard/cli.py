@@ -24,6 +24,7 @@ Imports are deferred so ``bringup --version`` starts in well under a quarter of 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -209,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # usage errors are bringup's own (3), never a hardware verdict (2 = fail)
         return EXIT_ERROR if exc.code == 2 else int(exc.code or 0)
     try:
+        if args.command not in ("explain", "size"):  # they write nothing
+            from wizard.store import use_private_umask
+
+            use_private_umask()  # builds, logs and bundles are their owner's only, whatever the umask
         if args.command is None:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
@@ -229,6 +234,17 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, (StoreError, StateDirError, BundleError)):
             print(f"bringup: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
+        from wizard.store import default_state_dir, disk_full_message, free_bytes, is_disk_full
+
+        if is_disk_full(exc):  # a full disk outside the store's own writes: say it, never "a bug"
+            where = getattr(exc, "filename", None)
+            if where:
+                free = free_bytes(Path(where).parent)
+                msg = f"the disk is full writing {where}" + (f": {free:,} bytes free there" if free is not None else "")
+            else:
+                msg = disk_full_message(Path(opt(args, "state") or default_state_dir()))
+            print(f"bringup: error: {msg}", file=sys.stderr)
+            return EXIT_ERROR
         if os.environ.get("BRINGUP_DEBUG"):
             raise
         print(f"bringup: internal error: {exc!r}. This is a bug in bringup: please report it with the "
@@ -248,14 +264,27 @@ def state_dir(args: argparse.Namespace, write: bool = True) -> Path:
     if raw is not None and not str(raw).strip():
         raise StateDirError("--state is empty: give a directory")
     d = Path(raw) if raw else default_state_dir()
-    return ensure_state_dir(d) if write else d
+    if not write:
+        return d
+    ensure_state_dir(d)
+    say_tightened(d)
+    return d
+
+
+def say_tightened(d: Path) -> None:
+    """Make an existing looser state tree private (:func:`wizard.store.tighten_state_dir`) and say so."""
+    from wizard.store import tighten_state_dir, tightened_note
+
+    note = tightened_note(d, tighten_state_dir(d))
+    if note:
+        print(f"bringup: note: {note}", file=sys.stderr)
 
 
 def open_build_for_reading(args: argparse.Namespace, boot_id: str):
     """(build or None, note). Writable state dir: the build as usual (locked, or observing when
     another bringup holds it). Unwritable: read-only. No build: None. Never creates anything."""
     from wizard.engine import Build
-    from wizard.store import StateDirError, ensure_state_dir, list_builds
+    from wizard.store import DiskFullError, StateDirError, ensure_state_dir, list_builds
 
     import steps
 
@@ -266,7 +295,11 @@ def open_build_for_reading(args: argparse.Namespace, boot_id: str):
         ensure_state_dir(d)
     except StateDirError as exc:
         return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), f"{exc}; read-only"
-    return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
+    say_tightened(d)
+    try:
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
+    except DiskFullError as exc:  # it cannot be written, but it can still be read
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), f"{exc}; read-only"
 
 
 GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]", "unknown": "[ ?? ]"}
@@ -327,6 +360,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         build, note = open_build_for_reading(args, _boot_id())
         if note:
             print(f"bringup: note: {note}: findings are not recorded", file=sys.stderr)
+        elif build is not None and build.observing:
+            print(f"bringup: note: another bringup ({build.lock.holder or 'another process'}) holds this build: "
+                  f"findings are not recorded", file=sys.stderr)
         plan = build.expectations() if build is not None else {}
     try:
         started = utcnow()
@@ -342,9 +378,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         prefetch.discard()  # a --stage check may not have needed all of them
         if build is not None and not build.observing:
-            for sid, fs in results.items():
-                build.record_findings(sid, fs, started)
-            build.remember_gpu_serials(outputs)
+            from wizard.store import DiskFullError
+
+            try:
+                with build.store.tx():  # one check, recorded whole or not at all
+                    for sid, fs in results.items():
+                        build.record_findings(sid, fs, started)
+                    build.remember_gpu_serials(outputs)
+            except DiskFullError as exc:  # the findings are still shown below
+                print(f"bringup: note: {exc}: the findings below are not recorded", file=sys.stderr)
     finally:
         if build is not None:
             build.close()
@@ -428,7 +470,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(json.dumps(doc, indent=2))
         else:
             print(f"build {b.info.build_id} on {host.get('hostname', '?')}"
-                  + ("  (observing: another bringup holds it)" if b.observing else ""))
+                  + ("  (read-only: the state directory cannot be written)" if note
+                     else "  (observing: another bringup holds it)" if b.observing else ""))
             print(f"resume at: {rp.stage.title} > {rp.step.title}")
             for r in running:
                 print(f"running: {r.title} (pid {r.pid}, log {r.log_path})")
@@ -491,8 +534,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
+PLAN_LOCK_WAIT_S = 3.0
+"""How long ``plan KEY=VALUE`` waits for another bringup command to let the build go (two commands started
+together) before it refuses with "another bringup holds this build"."""
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
-    from wizard.plan import PLAN_KEYS, parse_answer
+    from wizard.plan import parse_answer
 
     if opt(args, "snapshot"):
         print("bringup: error: plan edits the build record; --snapshot does not apply", file=sys.stderr)
@@ -503,6 +551,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"bringup: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if not answers:  # reading, as status and check do: a build this user cannot write is shown read-only
+        b, note = open_build_for_reading(args, _boot_id())
+        if b is None:
+            print("no build yet; set answers with `bringup plan KEY=VALUE` to start one")
+            return 0
+        if note:
+            print(f"bringup: note: {note}", file=sys.stderr)
+        try:
+            print_plan(b.store.plan())
+        finally:
+            b.close()
+        return 0
     from wizard.engine import Build
     from wizard.store import list_builds
 
@@ -510,6 +570,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     sd = state_dir(args)
     identity = {"boot_id": _boot_id()}
+    wait = PLAN_LOCK_WAIT_S if answers else 0.0
     if not list_builds(sd):
         if not answers:
             print("no build yet; set answers with `bringup plan KEY=VALUE` to start one")
@@ -519,9 +580,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from wizard.engine import host_identity, local_host
 
         identity = asyncio.run(host_identity(local_host()))
-        b = Build.open(sd, steps.STAGES, identity, create=True)
+        b = Build.open_or_create(sd, steps.STAGES, identity, wait_s=wait)  # another command may have made it
     else:
-        b = Build.open(sd, steps.STAGES, identity)
+        b = Build.open(sd, steps.STAGES, identity, wait_s=wait)
     try:
         if answers:
             if b.observing:
@@ -532,10 +593,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plan = b.store.plan()
     finally:
         b.close()
+    print_plan(plan)
+    return 0
+
+
+def print_plan(plan: Mapping[str, Any]) -> None:
+    """The plan answers as ``bringup plan`` prints them: every key, its value (blank when unset), its help."""
+    from wizard.plan import PLAN_KEYS
+
     for k, pk in PLAN_KEYS.items():
         v = plan.get(k)
         print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {pk.help}")
-    return 0
 
 
 def _stopped_following(started: list[Any], sd: Path) -> int:
@@ -555,7 +623,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from wizard.engine import Build, host_identity, local_host
     from wizard.model import overall
-    from wizard.store import ActionState, list_builds
+    from wizard.store import ActionState
 
     import steps
 
@@ -573,7 +641,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     host = local_host()
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
-    b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
+    b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     said_no: list[int] = []
     started: list[Any] = []
 
@@ -660,7 +728,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from wizard.engine import Build, host_identity, local_host
     from wizard.model import StepStatus, overall
     from wizard.plan import parse_value
-    from wizard.store import ActionState, list_builds
+    from wizard.store import ActionState
     from wizard.validate import event_line
 
     import steps
@@ -686,7 +754,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     host = local_host()
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
-    b = Build.open(sd, steps.STAGES, identity, create=not list_builds(sd), dry_run=bool(opt(args, "dry_run")))
+    b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     started: list[Any] = []
 
     def on_start(run) -> None:
@@ -849,9 +917,150 @@ def resolve_step_id(word: str) -> tuple[str | None, str]:
 
 
 
+EXPLAIN_MAX_BYTES = 8 * 1024 * 1024
+"""``explain`` judges at most this many bytes of one input (a file or standard input), ending at the last
+whole line; the rest is not read, and a finding says how much was judged and how to judge the rest. Real
+outputs cost up to ~35 times their size in memory and ~2.5 s of CPU per MiB to judge (benchmarks/bench_fuzz.py),
+so 8 MiB keeps one input under 512 MiB and ~25 s; a kernel log of 8 MiB is about 90,000 lines."""
+
+EXPLAIN_MAX_LINES = 200_000
+"""...and at most this many lines: parsers keep an object per line or row (a ``--query-gpu`` CSV row costs
+~1.5 KB), so many short lines cost memory per line, not per byte."""
+
+EXPLAIN_BINARY_SHARE = 0.3
+"""An input whose bytes are more than this share control bytes (not tab, line ends, form feed or ESC) or not
+UTF-8 is binary data, not a command's output: it is said so and not judged."""
+
+_CONTROL_BYTES = bytes(b for b in range(256) if b < 0x20 and b not in b"\t\n\r\x0b\x0c\x1b" or b == 0x7f)
+
+
+@dataclass
+class ExplainInput:
+    """What ``explain`` read of one input. ``text``: the judged part, decoded (UTF-8, or UTF-16 with its
+    byte-order mark, as Windows PowerShell writes redirected output; bytes that do not decode become U+FFFD);
+    ``judged_bytes``/``judged_lines``: its size; ``total_bytes``: the whole input's size in bytes, ``None``
+    when unknown (a pipe not read to its end); ``cut``: "" when all of it is judged, else "bytes" or
+    "lines" (which limit cut it); ``binary``: the share (0-1) of non-text bytes when it is over
+    :data:`EXPLAIN_BINARY_SHARE`, else 0; ``gzip``: it starts with the gzip magic number (a capture bundle is
+    one); ``last_line``: the last non-blank line judged of a cut input (where judging stopped; "" when longer
+    than 500 characters); ``utf16``: it was UTF-16 (a byte-order mark)."""
+
+    name: str
+    text: str
+    judged_bytes: int
+    judged_lines: int
+    total_bytes: int | None
+    cut: str = ""
+    binary: float = 0.0
+    gzip: bool = False
+    last_line: str = ""
+    utf16: bool = False
+
+
+def read_explain_input(name: str) -> ExplainInput:
+    """Read one ``explain`` input (``-`` = standard input), at most :data:`EXPLAIN_MAX_BYTES` + 1 bytes of it
+    (standard input is not read further, so a huge pipe costs neither time nor memory), cut to whole lines
+    within :data:`EXPLAIN_MAX_BYTES` and :data:`EXPLAIN_MAX_LINES`.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    import codecs
+    import re
+    import stat
+
+    def size_of(fd: int, got: int) -> int | None:
+        try:
+            st = os.fstat(fd)
+        except (OSError, ValueError):
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) and st.st_size >= got else None
+
+    if name == "-":
+        raw = sys.stdin.buffer.read(EXPLAIN_MAX_BYTES + 1)
+        total = size_of(sys.stdin.buffer.fileno(), len(raw))
+    else:
+        with open(name, "rb") as f:
+            raw = f.read(EXPLAIN_MAX_BYTES + 1)
+            total = size_of(f.fileno(), len(raw))
+    if total is None and len(raw) <= EXPLAIN_MAX_BYTES:
+        total = len(raw)  # read to its end
+    cut = ""
+    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if len(raw) > EXPLAIN_MAX_BYTES:
+        cut = "bytes"
+        nl = -1 if utf16 else raw.rfind(b"\n", 0, EXPLAIN_MAX_BYTES)  # UTF-16: cut at a line end once decoded
+        raw = raw[:nl + 1 if nl >= 0 else EXPLAIN_MAX_BYTES & ~1]
+    if not utf16 and raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n") > EXPLAIN_MAX_LINES:
+        cut = "lines"  # line ends are the same bytes in UTF-8 and ASCII: cut the bytes, then decode
+        end = next(itertools.islice(re.finditer(rb"\r\n|\r|\n", raw), EXPLAIN_MAX_LINES - 1, None)).end()
+        raw = raw[:end]
+    if utf16:
+        text = raw.decode("utf-16", "replace")
+        nontext = text.count("\ufffd") + sum(text.count(chr(b)) for b in _CONTROL_BYTES)
+        if text.count("\n") + text.count("\r") - text.count("\r\n") > EXPLAIN_MAX_LINES:
+            cut = "lines"
+            end = next(itertools.islice(re.finditer(r"\r\n|\r|\n", text), EXPLAIN_MAX_LINES - 1, None)).end()
+            text = text[:end]
+        elif cut and "\n" in text:
+            text = text[:text.rindex("\n") + 1]
+        if cut:
+            raw = raw[:2 + len(text.encode("utf-16-le", "surrogatepass"))]
+    else:
+        text = raw.decode("utf-8-sig", "replace")
+        nontext = text.count("\ufffd") + len(raw) - len(raw.translate(None, _CONTROL_BYTES))
+    share = nontext / max(1, len(text))
+    judged, gz = len(raw), raw.startswith(b"\x1f\x8b")
+    del raw
+    n_lines = text.count("\n") + text.count("\r") - text.count("\r\n") + (not text.endswith(("\n", "\r")) and text != "")
+    last = ""
+    if cut:  # the last non-blank whole line judged, when it is at most 500 characters (evidence is never cut)
+        window = text[-2000:]
+        pieces = window.splitlines()[(len(window) < len(text)):]  # the window's first piece may be part of a line
+        last = next((ln for ln in reversed(pieces) if ln.strip()), "")
+    return ExplainInput(name, text, judged, n_lines, total, cut,
+                        share if share > EXPLAIN_BINARY_SHARE else 0.0, gz,
+                        last if len(last) <= 500 else "", utf16)
+
+
+def input_cut_finding(inp: ExplainInput) -> Any:
+    """The ``explain.input_cut`` finding (verdict unknown: what was not read is not judged) for an input
+    :func:`read_explain_input` cut: how much was judged, of how much, and how to judge the rest."""
+    from wizard.common import human_bytes
+    from wizard.model import Finding, Verdict
+
+    of = f"{inp.total_bytes:,} bytes in all" if inp.total_bytes else f"more than {human_bytes(EXPLAIN_MAX_BYTES)}"
+    limit = (f"at most {human_bytes(EXPLAIN_MAX_BYTES)}" if inp.cut == "bytes" else
+             f"at most {EXPLAIN_MAX_LINES:,} lines")
+    rest = ("convert it to UTF-8 (`iconv -f UTF-16 -t UTF-8 FILE > out.txt`) and explain the part after line "
+            f"{inp.judged_lines:,}" if inp.utf16 else
+            f"`tail -c +{inp.judged_bytes + 1} {inp.name} | bringup explain -` judges what follows"
+            if inp.name != "-" and inp.cut == "bytes" else
+            f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -` judges what follows"
+            if inp.cut == "lines" else "`split -C 8M FILE part.` cuts it into parts bringup judges whole")
+    return Finding("explain.input_cut", Verdict.UNKNOWN,
+                   f"only the first {inp.judged_bytes:,} bytes ({human_bytes(inp.judged_bytes)}, {inp.judged_lines:,} "
+                   f"lines) of this input were judged ({of}): bringup explain reads {limit} of one input; the rest was "
+                   f"not read",
+                   "input", (inp.last_line,) if inp.last_line else (),
+                   f"Judge the rest on its own: {rest}; or give only the part that matters (`tail`, `grep`).", "")
+
+
+def binary_input_finding(inp: ExplainInput) -> Any:
+    """The ``explain.binary_input`` finding (verdict unknown) for an input that is binary data, not text."""
+    from wizard.model import Finding, Verdict
+
+    hint = ("It starts like a gzip file: a capture bundle is judged with `bringup check --snapshot FILE`; "
+            "decompress other files first (`zcat FILE | bringup explain -`)." if inp.gzip else
+            "Give bringup the command's text output (a saved terminal log, `cmd > out.txt 2>&1`).")
+    return Finding("explain.binary_input", Verdict.UNKNOWN,
+                   f"this input is binary data, not a command's text output: {inp.binary:.0%} of it is control "
+                   f"bytes or not UTF-8; it was not judged", "input", (), hint, "")
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     """Judge each input; exit status = the worst verdict over all inputs (0/1/2), 3 unreadable."""
-    from wizard.explain import explain_text
+    from wizard.explain import Explained, explain_text
     from wizard.registry import KINDS
     from wizard.model import worst
 
@@ -862,15 +1071,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
     results = []
     for name in args.inputs:
         try:
-            if name == "-":
-                raw = sys.stdin.buffer.read()
-            else:
-                with open(name, "rb") as fh:
-                    raw = fh.read(64 * 1024 * 1024)
+            inp = read_explain_input(name)
         except OSError as exc:
             print(f"bringup: error: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_ERROR
-        results.append(explain_text(raw.decode("utf-8", "replace"), name, kind=opt(args, "kind")))
+        if inp.binary:
+            results.append(Explained(name, None, "", [binary_input_finding(inp)], 0.0))
+            continue
+        r = explain_text(inp.text, name, kind=opt(args, "kind"))
+        inp.text = ""  # judged: free it before the next input is read
+        if inp.cut:
+            r.findings.insert(0, input_cut_finding(inp))
+        results.append(r)
     verdict = worst(r.verdict for r in results)
     if opt(args, "json"):
         print(json.dumps({"schema": 1, "bringup_version": __version__, "verdict": verdict.value,

@@ -34,6 +34,37 @@ def to_int(s: Any, max_digits: int = 18, *, text: bool = True, signed: bool = Tr
     return int(s) if pat.fullmatch(s) else None
 
 
+INT_SATURATION = 10 ** 20 - 1
+"""The magnitude :func:`sat_int` reads a longer digit run as: tools print at most 20 digits (a 64-bit
+counter, 18446744073709551615 = 2**64 - 1 when a tool prints -1 unsigned); a longer run is garbage, and
+at least this large."""
+
+
+def sat_int(s: Any) -> int:
+    """``int(s)``, except that a decimal string of more than 18 significant digits is read as
+    ±:data:`INT_SATURATION`: Python's ``int()`` raises ``ValueError`` past 4,300 digits (and costs time
+    quadratic in the digit count below that), so parsers read numbers from text with this, never ``int()``
+    (``tests/parsers/test_contract.py`` feeds every real input with huge numbers). Anything else (a float,
+    ``None``) goes to ``int()`` as it is.
+
+    Raises:
+        ValueError, TypeError: as ``int(s)`` does (not an integer literal; ``None``).
+    """
+    if not isinstance(s, str):
+        return int(s)
+    t = s.strip()
+    if len(t) <= 20:
+        return int(t)
+    sign = t[0] if t[0] in "+-" else ""
+    digits = t[len(sign):]
+    if not digits.isdecimal():
+        return int(t)  # raises, as int() does
+    significant = digits.lstrip("0")
+    if len(significant) > 20:
+        return -INT_SATURATION if sign == "-" else INT_SATURATION
+    return int(sign + (significant or "0"))
+
+
 def to_float(s: Any, *, text: bool = True, positive: bool = False) -> float | None:
     """A finite number written in ``s`` ("12.5", "1e3", or an int/float from JSON), else ``None``;
     never raises. NaN and infinities are ``None`` (they compare false with every threshold).

@@ -22,9 +22,28 @@ from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import probes_named, rules_of_step
 from wizard.store import (
-    ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, ensure_state_dir,
-    list_builds, new_build_id, utcnow,
+    ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, create_build,
+    creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
 )
+
+
+def _create_build(state_dir: Path, identity: Mapping[str, Any], clock: Any) -> tuple[BuildInfo, BuildLock]:
+    """A new build (atomically: :func:`wizard.store.create_build`) holding its meta and host identity; the
+    caller holds the creation lock. Returns it with its lock held."""
+    import datetime as _dt
+
+    from wizard import __version__
+
+    try:
+        now = _dt.datetime.fromisoformat(clock())
+    except (TypeError, ValueError):
+        now = None
+
+    def init(store: Store) -> None:
+        store.set_meta(created=clock(), bringup_version=__version__)
+        store.set_host(dict(identity))
+
+    return create_build(state_dir, new_build_id(str(identity.get("hostname", "")), now), init, clock)
 
 
 def local_host() -> LocalHost:
@@ -130,11 +149,13 @@ class Build:
     @classmethod
     def open(cls, state_dir: Path, stages: Sequence[Stage], identity: Mapping[str, Any] | None = None,
              build_id: str | None = None, create: bool = False, dry_run: bool = False,
-             clock: Any = utcnow, readonly: bool = False) -> "Build":
-        """Open the newest build (or ``build_id``) under ``state_dir``; create one with ``create``.
+             clock: Any = utcnow, readonly: bool = False, wait_s: float = 0.0) -> "Build":
+        """Open the newest build (or ``build_id``) under ``state_dir``; create one with ``create`` (atomically:
+        another bringup never sees it half made, :func:`wizard.store.create_build`).
 
         ``readonly``: open without the lock and without writing anything (for a state directory
         this user cannot write, e.g. root's build viewed by an operator); ``observing`` is True.
+        ``wait_s``: seconds to wait for another instance to let the build's lock go before observing.
 
         Raises:
             StateDirError: the state directory is not writable (checked before anything runs).
@@ -145,49 +166,52 @@ class Build:
         if not readonly:
             ensure_state_dir(Path(state_dir))
         identity = dict(identity or {})
-        existing = list_builds(state_dir)
+        lock: BuildLock | None = None
         if create:
-            import datetime as _dt
-
-            try:
-                now = _dt.datetime.fromisoformat(clock())
-            except (TypeError, ValueError):
-                now = None
-            base_id = build_id = new_build_id(identity.get("hostname", ""), now)
-            n = 1
-            while True:  # two builds in the same second get -2, -3, ...
-                path = builds_dir(state_dir) / build_id
-                try:
-                    path.mkdir(parents=True, exist_ok=False)
-                    break
-                except FileExistsError:
-                    n += 1
-                    build_id = f"{base_id}-{n}"
-            info = BuildInfo(build_id, path)
+            with creation_lock(Path(state_dir)):
+                info, lock = _create_build(Path(state_dir), identity, clock)
         elif build_id is not None:
-            match = [b for b in existing if b.build_id == build_id]
+            match = [b for b in list_builds(state_dir) if b.build_id == build_id]
             if not match:
                 raise StoreError(f"no build {build_id} under {builds_dir(state_dir)}")
             info = match[0]
         else:
+            existing = list_builds(state_dir)
             if not existing:
                 raise StoreError(f"no build under {builds_dir(state_dir)} yet: start one with `bringup`")
             info = existing[-1]
-        lock = BuildLock(info.path)
-        if not readonly:
-            lock.acquire()
+        if lock is None:
+            lock = BuildLock(info.path)
+            if not readonly:
+                lock.acquire(wait_s)
         try:
-            store = Store.open(info.db, readonly=not lock.acquired, create=create, clock=clock)
+            store = Store.open(info.db, readonly=not lock.acquired, clock=clock)
         except Exception:
             lock.release()
             raise
-        b = cls(info, store, lock, stages, str(identity.get("boot_id", "")), dry_run)
-        if create:
-            from wizard import __version__
+        return cls(info, store, lock, stages, str(identity.get("boot_id", "")), dry_run)
 
-            store.set_meta(build_id=build_id, created=clock(), bringup_version=__version__)
-            store.set_host({k: v for k, v in identity.items()})
-        return b
+    @classmethod
+    def open_or_create(cls, state_dir: Path, stages: Sequence[Stage], identity: Mapping[str, Any] | None = None,
+                       dry_run: bool = False, clock: Any = utcnow, wait_s: float = 0.0) -> "Build":
+        """The newest build under ``state_dir``, or a new one when there is none; decided under the state
+        directory's creation lock, so commands started at once on an empty state directory share one build.
+
+        Raises:
+            StateDirError: the state directory is not writable (DiskFullError: its disk is full).
+            StoreError: the build file is corrupt, from a newer bringup, or unreadable.
+        """
+        ensure_state_dir(Path(state_dir))
+        with creation_lock(Path(state_dir)):
+            if not list_builds(state_dir):
+                info, lock = _create_build(Path(state_dir), dict(identity or {}), clock)
+                try:
+                    store = Store.open(info.db, clock=clock)
+                except Exception:
+                    lock.release()
+                    raise
+                return cls(info, store, lock, stages, str((identity or {}).get("boot_id", "")), dry_run)
+        return cls.open(state_dir, stages, identity, dry_run=dry_run, clock=clock, wait_s=wait_s)
 
     @property
     def observing(self) -> bool:
@@ -472,7 +496,7 @@ class Build:
                 return out
         try:
             run = self.start_action(prep.step, prep.resolved, dry_run=prep.dry_run, overrides=prep.overrides)
-        except (PermissionError, ValueError, StoreError, OSError) as exc:
+        except (PermissionError, ValueError, StoreError, StateDirError, OSError) as exc:  # a full disk too
             out.error = str(exc)
             return out
         out.run = run
@@ -524,8 +548,11 @@ class Build:
     def start_action(self, step: Step, resolved: act.Resolved, dry_run: bool | None = None,
                      overrides: Mapping[str, Any] | None = None) -> ActionRun:
         """Start ``step``'s resolved action (detached): :meth:`run_action`'s start, for callers that resolved
-        it themselves (tests). Raises ``PermissionError`` when it needs root and this is not root,
-        ``StoreError`` when observing, ``ValueError`` for manual-only."""
+        it themselves (tests). The run's record and the step's ``running`` commit together; a start that fails
+        leaves the run ``failed`` and the step as it was (:func:`wizard.actions.start_run`). Raises
+        ``PermissionError`` when it needs root and this is not root, ``StoreError`` when observing, ``ValueError``
+        for manual-only, ``DiskFullError`` when the state directory's disk is full, ``OSError`` when the
+        supervisor cannot start."""
         import os
 
         assert step.action is not None
@@ -536,21 +563,36 @@ class Build:
         dry = self.dry_run if dry_run is None else dry_run
         if step.action.needs_root and os.geteuid() != 0 and not dry:
             raise PermissionError(f"'{step.action.title}' needs root: run bringup with sudo")
-        run = act.start_run(self.store, self.actions_dir, step.id, step.action.title, resolved, self.boot_id, dry,
-                            overrides)
-        if not dry:
+        before = self.store.step_states().get(step.id)
+
+        def mark(_run_id: int) -> None:  # in the run record's transaction: never a run without its step running
             self.store.set_step(step.id, StepStatus.RUNNING, user=act.current_user(), boot_id=self.boot_id)
-        return run
+
+        def unmark(_run_id: int) -> None:  # it did not start: the step as it was
+            if before is None:
+                self.store.set_step(step.id, StepStatus.PENDING, user=act.current_user(), boot_id=self.boot_id)
+            else:
+                self.store.set_step(step.id, before.status, before.verdict, reason=before.reason, user=before.user,
+                                    boot_id=before.boot_id)
+
+        return act.start_run(self.store, self.actions_dir, step.id, step.action.title, resolved, self.boot_id, dry,
+                             overrides, on_record=None if dry else mark, on_abort=None if dry else unmark)
 
     def refresh_action(self, run: ActionRun) -> ActionRun:
-        """Update a run (finished / still running / interrupted) and, once, settle its step."""
-        run = act.refresh(self.store, run, self.boot_id)
-        if run.state is not ActionState.RUNNING and not self.observing:
-            last = self.last_run(run.step_id)
-            # settle the step once: it still shows this run as running
-            if last is not None and last.id == run.id and self.status(run.step_id) is StepStatus.RUNNING:
-                self._step_after_action(run)
-                run = self.store.action_run(run.id) or run
+        """Update a run (finished / still running / interrupted) and, once, settle its step. The run's new
+        state, the findings judged from its log and its step's status are written in one transaction: a kill
+        at any instant leaves either all of it or a run still recorded running, which the next look settles
+        from its status file."""
+        if self.observing:
+            return act.refresh(self.store, run, self.boot_id)
+        with self.store.tx():
+            run = act.refresh(self.store, run, self.boot_id)
+            if run.state is not ActionState.RUNNING:
+                last = self.last_run(run.step_id)
+                # settle the step once: it still shows this run as running
+                if last is not None and last.id == run.id and self.status(run.step_id) is StepStatus.RUNNING:
+                    self._step_after_action(run)
+                    run = self.store.action_run(run.id) or run
         return run
 
     def wait_action(self, run: ActionRun, timeout_s: float | None = None, poll_s: float = 0.1) -> ActionRun:
@@ -652,12 +694,18 @@ class Build:
         return bool(st and st.status is StepStatus.PENDING and st.reason.endswith(NEEDS_CHECK))
 
     def reconcile(self) -> list[ActionRun]:
-        """On start: settle every run recorded as running. Returns the runs still running."""
+        """On start: settle every run recorded as running, and every step still shown running whose last run
+        has ended (an older bringup recorded the two apart). Returns the runs still running."""
         still = []
         for run in self.store.action_runs(state=ActionState.RUNNING):
             run = self.refresh_action(run)
             if run.state is ActionState.RUNNING:
                 still.append(run)
+        if not self.observing:
+            for sid, st in self.store.step_states().items():
+                last = self.last_run(sid) if st.status is StepStatus.RUNNING else None
+                if last is not None and last.state is not ActionState.RUNNING:
+                    self.refresh_action(last)
         return still
 
     def last_run(self, step_id: str) -> ActionRun | None:

@@ -17,6 +17,7 @@ from wizard.probes import ProbeOutput
 from wizard.registry import KINDS, rules_of_kind
 from wizard.rules.driver_chain import several_toolkits, toolkit_and_torch
 from wizard.rules.toolwords import judge as program_said
+from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
 
 MIN_CONFIDENCE = 0.3
@@ -25,14 +26,16 @@ MIN_CONFIDENCE = 0.3
 COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python", "python3", "dcgmi",
             "all_reduce_perf", "all_gather_perf", "free", "lscpu", "numactl", "swapon", "lsmod", "edac-util",
             "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less", "ibstat", "ibv_devinfo",
-            "ibstatus", "deepspeed", "gpu_burn")
+            "ibstatus", "deepspeed", "gpu_burn", "modinfo", "modprobe", "dkms", "uname", "systemctl", "docker",
+            "kubectl", "nvidia-container-cli", "perfquery", "ib_write_bw", "ib_read_bw", "pip", "pip3")
 PROMPT_RE = re.compile(
     r"^\s*(?:\([\w.\-]+\)\s+)?(?:"                # an active venv/conda env's "(venv) " / "(base) " first
     r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
     r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
     r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
     r"|[$❯➜λ]\s+\S"                             # $ cmd; zsh/starship/oh-my-zsh themes: ❯ cmd, ➜ cmd, λ cmd
-    r"|>\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", not deviceQuery's "> Peer access"
+    r"|>[:~/\w.\-]{0,20}\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", ">:/ nvidia-smi";
+    # not deviceQuery's "> Peer access"
     r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
     r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
     r")")
@@ -44,7 +47,8 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\
 KERNEL_LINE_RE = re.compile(
     r"^\s*\[\s*[+\d.]+\]"                                  # dmesg [  12.345678], dmesg -H [  +0.000844]
     r"|^\s*\[[A-Z][a-z]{2}[ A-Za-z0-9:+.]*\]\s"             # dmesg -T/-H [Sun Feb 23 16:24:18 2025], [May19 19:57]
-    r"|^\S+\s+kernel:\s|\skernel:\s"                       # journalctl / syslog "host kernel: ..."
+    r"|^\S+\s+kernel:\s"                                   # "host kernel: ..."
+    r"|^(?:[A-Z][a-z]{2}\s+\d{1,2}\s+[\d:.]+|\d{4}-\d\d-\d\d[T ][\d:.,+\-Z]+)\s+\S+\s+kernel:\s"  # syslog / journalctl
     r"|^\s*kern\s*:\s"                                     # dmesg -x / Talos "kern  :err   : ..."
     r"|NVRM: Xid")
 """A line of a kernel log, whatever else was pasted around it (``nvidia-smi; dmesg | grep -i xid``)."""
@@ -168,10 +172,15 @@ COMMANDS_SEEN: dict[int, str] = {}
 
 
 def command_of(prompt_line: str) -> str:
-    """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q")."""
+    """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q"; oh-my-zsh's
+    "➜  ~ nvidia-smi" and "➜  repo git:(main) ✗ nvidia-smi" -> "nvidia-smi"; ">:/ nvidia-smi" -> "nvidia-smi")."""
     prompt_line = re.sub(r"^\s*\([\w.\-]+\)\s+", "", prompt_line)  # "(venv) " / "(base) "
+    omz = re.match(r"^\s*➜\s+\S+\s+(?:git:\([^)]*\)\s+)?(?:✗\s+)?(\S.*)$", prompt_line)
+    if omz and (omz.group(1).split()[0] in COMMANDS or re.match(r"^\s*➜\s+(?:~|\S*/)", prompt_line)
+                or "git:(" in prompt_line):
+        return omz.group(1).strip()  # oh-my-zsh: the directory comes first
     m = re.match(r"^\s*(?:\[[^\]]*\][$#]|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#]|\S+@\S+?[$#]|[\w.\-~/()]{1,40}[$#%]>?|"
-                 r"[$>#❯➜λ])\s*(.*)$", prompt_line)
+                 r">[:~/\w.\-]{1,20}\s|[$>#❯➜λ])\s*(.*)$", prompt_line)
     return (m.group(1) if m else prompt_line).strip()
 
 
@@ -329,6 +338,8 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     commands = dict(COMMANDS_SEEN)
     nvcc_parts: list[tuple[str, str]] = []
     torch_parts: list[str] = []
+    bodies: dict[str, list[str]] = {}  # kind -> its parts' text, for the judgements across parts
+    per_command: dict[tuple[str, str, int], set[int]] = {}  # (command, kind, first line) -> its findings' ids
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
@@ -347,8 +358,17 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
             nvcc_parts.append((commands.get(first, ""), body))
         if k is not None and k.name == "torch-cuda":
             torch_parts.append(body)
+        if k is not None:
+            bodies.setdefault(k.name, []).append(body)
         parts.append(Part(k.name if k else None, k.title if k else "not recognised", first,
                           first + len(lines) - 1, score))
+        typed = " ".join(commands.get(first, "").split())
+        if typed and k is not None:
+            # the same command run again later in the paste, giving the same kind of output, shows the state after
+            # the earlier run: the last one counts (pieces of one command's output are of different kinds)
+            for prev in [key for key in per_command if key[:2] == (typed, k.name)]:
+                findings = [f for f in findings if id(f) not in per_command.pop(prev)]
+            per_command[(typed, k.name, first)] = {id(f) for f in fs}
         findings.extend(fs)
     if len(nvcc_parts) > 1:  # one paste, several nvcc outputs (e.g. /usr/bin/nvcc and /usr/local/cuda/bin/nvcc)
         two = several_toolkits(nvcc_parts)
@@ -358,6 +378,11 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
         mismatch = toolkit_and_torch(nvcc_parts[0][1], torch_parts)
         if mismatch is not None:
             findings.append(mismatch)
+    for pkgs, rpm in (("nvidia-packages-dpkg", False), ("nvidia-packages-rpm", True)):
+        if bodies.get("proc-driver-nvidia-version") and bodies.get(pkgs):  # the loaded module vs the packages
+            split = loaded_vs_packaged(bodies["proc-driver-nvidia-version"][-1], bodies[pkgs][-1], rpm)
+            if split is not None:
+                findings.append(split)
     parts = _merge_same_kind(parts)
     known = [p for p in parts if p.kind]
     if not known:

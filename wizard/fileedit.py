@@ -14,6 +14,24 @@ import tempfile
 from pathlib import Path
 
 
+STATUS_RESERVE_BYTES = 512
+"""Bytes reserved in an action run's ``<status>.tmp`` before it starts (a status document is about 100)."""
+PID_RESERVE_BYTES = 64
+"""Bytes reserved in an action run's ``<run>.pid`` for its supervisor's ``{"pid": N}``."""
+
+
+def reserve(path: Path | str, size: int) -> None:
+    """Create ``path`` (mode 0600) holding ``size`` spaces, written and fsynced, so later writes into those bytes
+    need no new space on a disk that has filled up meanwhile. Raises ``OSError`` (ENOSPC when it is already
+    full)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.pwrite(fd, b" " * size, 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def backup_name(path: Path, backup_dir: Path, now: _dt.datetime | None = None) -> Path:
     now = now or _dt.datetime.now(_dt.timezone.utc)
     stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
@@ -28,7 +46,8 @@ def atomic_write(path: Path | str, content: bytes, backup_dir: Path | str | None
     Args:
         path: the file to write.
         content: the new bytes.
-        backup_dir: where the backup goes (created if needed); ``None`` = next to the file.
+        backup_dir: where the backup goes (created if needed); ``None`` = next to the file. The backup is
+            mode 0600.
         mode: permission bits for a new file (an existing file keeps its mode and owner).
 
     Returns:
@@ -46,6 +65,7 @@ def atomic_write(path: Path | str, content: bytes, backup_dir: Path | str | None
         bdir.mkdir(parents=True, exist_ok=True)
         backup = backup_name(path, bdir)
         shutil.copy2(path, backup)
+        os.chmod(backup, 0o600)  # bringup's copy, readable by its owner only (the original keeps its mode)
         _fsync_file(backup)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

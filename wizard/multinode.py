@@ -5,9 +5,11 @@
 ``multinode.*`` actions run, detached under :mod:`wizard.supervise` (so a dropped SSH session of the
 operator does not stop it). It:
 
-1. copies ``assets/scripts/bringup_validate.py`` to every node over SSH (``sh -c 'mkdir -p DIR && cat >
-   DIR/bringup_validate.py'`` with the file on stdin) into a per-run directory
-   ``/tmp/bringup-validate-<run id>-<node>`` (``--workdir``), removed at the end (``--keep`` keeps it);
+1. copies ``assets/scripts/bringup_validate.py`` to every node over SSH (:data:`COPY_COMMAND`, the file on
+   stdin) into a per-run directory that ``mktemp -d`` makes there, ``/tmp/bringup-validate-<run id>-<node>.XXXXXXXXXX``
+   (``--workdir``; the ssh user's, 0700, never one that already existed), removed at the end (``--keep`` keeps
+   it); :func:`remote_plan` lists every command it runs on the nodes, and the multi-node actions show it before
+   asking;
 2. asks every node for its facts (the script's ``facts`` subcommand), concurrently (at most
    ``--max-parallel`` at once); ``--facts-only`` stops here (the consistency step);
 3. starts ``<python> -m torch.distributed.run --nnodes=N --nproc_per_node=G --rdzv_backend=c10d
@@ -50,6 +52,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -209,7 +212,7 @@ def hostfile_nodes(text: str, source: str = "hostfile") -> list[NodeSpec]:
 # ---------------------------------------------------------------------------------------------- argv builders
 
 
-def torchrun_argv(python: str, script: str, nnodes: int, nproc: int, endpoint: str, rdzv_id: str,
+def torchrun_argv(python: str, script: str, nnodes: int, nproc: int | str, endpoint: str, rdzv_id: str,
                   device: str, is_host: bool, rdzv_timeout_s: float = DEFAULT_RDZV_TIMEOUT_S,
                   local_addr: str | None = None, script_args: Sequence[str] = ()) -> list[str]:
     """The argv of one node's torchrun (c10d rendezvous; PyTorch torchrun docs).
@@ -227,7 +230,7 @@ def torchrun_argv(python: str, script: str, nnodes: int, nproc: int, endpoint: s
     return argv + [script, "node", "--device", device, *script_args]
 
 
-def srun_argv(nodes: Sequence[str], python: str, script: str, nproc: int, endpoint: str, rdzv_id: str, device: str,
+def srun_argv(nodes: Sequence[str], python: str, script: str, nproc: int | str, endpoint: str, rdzv_id: str, device: str,
               env: dict[str, str], rdzv_timeout_s: float = DEFAULT_RDZV_TIMEOUT_S,
               script_args: Sequence[str] = ()) -> list[str]:
     """One ``srun`` that starts one torchrun per node inside the current Slurm allocation (``--label``
@@ -420,6 +423,25 @@ class Options:
     facts_only: bool = False
 
 
+COPY_COMMAND = ('umask 077 && d=$(mktemp -d "$1") && { cat > "$d/' + SCRIPT_NAME + '" || { rm -rf -- "$d"; exit 1; }; } '
+                '&& echo "$d"')
+"""The shell command that puts the validation script (on its stdin) on a node: ``mktemp -d`` makes a new
+directory from the template in ``$1`` (the ssh user's, mode 0700, never one that existed: coreutils mktemp), the
+script goes in it, and its path is printed. A directory made by someone else at a guessable name is never used."""
+
+
+def workdir_template(workdir: str, run_id: str, node: str) -> str:
+    """``mktemp -d``'s template for one node's per-run directory under ``workdir``: the run id and node name
+    (for people reading ``ls``), then random characters ``mktemp`` fills in."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", node)[:40]
+    return f"{workdir.rstrip('/') or ''}/bringup-validate-{run_id}-{safe}.XXXXXXXXXX"
+
+
+def copy_argv(template: str) -> list[str]:
+    """The node-side argv of the copy (the script on its stdin; prints the directory made)."""
+    return ["sh", "-c", COPY_COMMAND, "sh", template]
+
+
 def _home_relative(path: str) -> str:
     """``~/venv/bin/python`` -> ``venv/bin/python``: the remote shell gets every word quoted (no ``~``
     expansion), and ssh starts remote commands in the home directory, so the relative path is the same file."""
@@ -428,9 +450,10 @@ def _home_relative(path: str) -> str:
     return path[2:] if path.startswith("~/") else path
 
 
-def _watch_command(python: str, limit_s: float, grace_s: float, argv: list[str], env: dict[str, str]) -> str:
+def _watch_command(python: str, limit_s: float, grace_s: float, argv: list[str], env: dict[str, str],
+                   watcher: str = WATCHER) -> str:
     inner = ["env", *(f"{k}={v}" for k, v in env.items()), *argv] if env else argv
-    return shlex.join([python, "-c", WATCHER, f"{limit_s:g}", f"{grace_s:g}", *inner])
+    return shlex.join([python, "-c", watcher, f"{limit_s:g}", f"{grace_s:g}", *inner])
 
 
 async def _pump(stream: asyncio.StreamReader | None, out: Out, prefix: str, outcome: NodeOutcome | None,
@@ -483,12 +506,14 @@ class Launcher:
         self.launcher = ("srun" if (opts.launcher == "srun" or (opts.launcher == "auto" and slurm_present()))
                          else "ssh")
         base = f"{opts.workdir.rstrip('/') or ''}/bringup-validate-{self.run_id}"
+        # the directory is made by `mktemp -d` on the node when the script is copied (_copy): a fresh one, the ssh
+        # user's, 0700; never one that was there before (another user's, or a link planted at a guessable name)
         self.nodes = [NodeState(s, SSHHost(s.target, s.name, opts.ssh_config, opts.ssh_options,
                                            opts.connect_timeout_s),
-                                _home_relative(s.python or opts.python), f"{base}-{s.name}") for s in specs]
-        if self.launcher == "srun":  # sbcast puts one file at the same path on every node
+                                _home_relative(s.python or opts.python), "") for s in specs]
+        if self.launcher == "srun":  # sbcast puts one file at the same path on every node: a name nobody can guess
             for n in self.nodes:
-                n.dir, n.script_file = "", f"{base}.py"
+                n.dir, n.script_file = "", f"{base}-{secrets.token_hex(8)}.py"
         self.script_bytes = b""
         self._facts_done = 0
         self._facts_total = 0
@@ -567,19 +592,24 @@ class Launcher:
         await self._bounded(self._copy, self.nodes)
 
     async def _copy(self, n: NodeState) -> None:
-        cmd = 'umask 077 && mkdir -p "$1" && cat > "$1/' + SCRIPT_NAME + '"'
-        r = await n.host.run(["sh", "-c", cmd, "sh", n.dir], timeout_s=max(30.0, self.opts.connect_timeout_s + 20),
+        template = workdir_template(self.opts.workdir, self.run_id, n.name)
+        r = await n.host.run(copy_argv(template), timeout_s=max(30.0, self.opts.connect_timeout_s + 20),
                              stdin=self.script_bytes)
+        made = r.text.strip().splitlines()[-1:] if r.ok else []
         if ssh_failed(r):
             n.excluded = "unreachable"
             self.out.error("unreachable", n.name, f"{n.name} ({n.spec.target}) unreachable: {r.error}",
                            REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target)
-        elif not r.ok:
+        elif not r.ok or not made or not made[0].startswith(template.rstrip("X")):
             n.excluded = "copy failed"
-            why = r.error or ssh_error_text(r.stderr) or f"exit status {r.rc}"
-            self.out.error("copy_failed", n.name, f"could not copy the validation script to {n.name}:{n.dir}: {why}",
+            why = ((r.error or ssh_error_text(r.stderr) or f"exit status {r.rc}") if not r.ok
+                   else f"mktemp -d printed no directory under {self.opts.workdir} ({r.text.strip()[-200:]!r})")
+            self.out.error("copy_failed", n.name, f"could not copy the validation script to {n.name}:"
+                           f"{self.opts.workdir}: {why}",
                            f"Check that {self.opts.workdir} on {n.name} is writable and not full (df -h), or pass "
                            "--workdir with a writable directory.")
+        else:
+            n.dir = made[0]
 
     async def _facts_all(self) -> None:
         todo = [n for n in self.nodes if not n.excluded]
@@ -970,6 +1000,72 @@ class Launcher:
                 await n.host.run(["rm", "-rf", "--", n.dir], timeout_s=30)
 
         await self._bounded(one, todo)
+
+
+def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
+    """What the launcher will run on the nodes, one line per command, built by the same functions the run uses
+    (the multi-node actions' confirmation shows these under the launcher's own command line). Values known only
+    once the run starts are named in capitals: ``DIR`` (the directory ``mktemp -d`` makes on the node), ``RUN``
+    (the run id), ``HEAD`` (the first usable node's address), ``GPUS`` (a node's GPU count from its facts, where
+    the hostfile gives none), ``$WATCHER`` (:data:`WATCHER`: it stops torchrun when the ssh session closes or
+    the time is up)."""
+    c_env = {"LC_ALL": "C", "LANG": "C"}
+    env = {"NCCL_DEBUG": "INFO", "PYTHONUNBUFFERED": "1", **({"OMP_NUM_THREADS": "1"} if opts.device == "cpu" else {}),
+           **opts.env}
+    job = not opts.facts_only and len(specs) >= 2
+    endpoint, rdzv = f"HEAD:{opts.port}", "bringup-RUN-all"
+
+    def nproc(s: NodeSpec) -> int | str:
+        return opts.nproc_per_node or s.gpus or ("GPUS" if opts.device == "cuda" else 1)
+
+    counts = [nproc(s) for s in specs]
+    tail: list[str] = []
+    if job and opts.device == "cuda" and opts.nccl_tests != "no":
+        mpirun = mpirun_allreduce_argv([(s.target, c if isinstance(c, int) else 1) for s, c in zip(specs, counts)],
+                                       {"NCCL_DEBUG": "INFO", **opts.env}, ssh_config=opts.ssh_config)
+        if not all(isinstance(c, int) for c in counts):
+            mpirun[mpirun.index("-np") + 1] = "TOTAL"
+            mpirun[mpirun.index("-H") + 1] = ",".join(f"{s.target.rsplit('@', 1)[-1]}:{c}" for s, c in zip(specs, counts))
+        tail = ["then, where mpirun and all_reduce_perf are on PATH here (nccl-tests):", "  $ " + shlex.join(mpirun)]
+    out: list[str] = []
+    if opts.launcher == "srun" or (opts.launcher == "auto" and slurm_present()):
+        script = f"{opts.workdir.rstrip('/') or ''}/bringup-validate-RUN-RANDOM.py"
+        py = _home_relative(specs[0].python or opts.python) if specs else opts.python
+        every = ["srun", f"--nodes={len(specs)}", f"--ntasks={len(specs)}", "--ntasks-per-node=1",
+                 f"--nodelist={','.join(s.target for s in specs)}", "--label"]
+        out.append("in this Slurm allocation, with sbcast and srun (no ssh):")
+        out.append("  $ " + shlex.join(sbcast_argv(opts.script, script)))
+        out.append("  $ " + shlex.join([*every, py, script, "facts"]))
+        if job and opts.all_nodes:
+            most: int | str = max(c for c in counts if isinstance(c, int)) if all(
+                isinstance(c, int) for c in counts) else "GPUS"
+            out.append("  $ " + shlex.join(srun_argv([s.target for s in specs], py, script, most, endpoint, rdzv,
+                                                     opts.device, env, opts.rdzv_timeout_s, opts.script_args)))
+        if job and opts.pairwise:
+            out.append(f"  then every pair of nodes: the same srun over the pair (rendezvous port {opts.port} + the "
+                       "pair's place in its round)")
+        out.append("  $ " + shlex.join([*every, "rm", "-f", "--", script]))
+        return out + tail
+    for i, s in enumerate(specs):
+        host = SSHHost(s.target, s.name, opts.ssh_config, opts.ssh_options, opts.connect_timeout_s)
+        py, script = _home_relative(s.python or opts.python), f"DIR/{SCRIPT_NAME}"
+        ssh = shlex.join(host.ssh_argv("")[:-1])
+        out.append(f"on {s.name}, over ssh ({s.target}):")
+        out.append(f"  $ {ssh} {host.remote_command(copy_argv(workdir_template(opts.workdir, 'RUN', s.name)), c_env)}"
+                   f" < {opts.script}")
+        out.append(f"  $ {ssh} {host.remote_command([py, script, 'facts'], c_env)}")
+        if job and opts.all_nodes:
+            argv = torchrun_argv(py, script, len(specs), counts[i], endpoint, rdzv, opts.device, i == 0,
+                                 opts.rdzv_timeout_s, None, opts.script_args)
+            out.append(f"  $ {ssh} " + _watch_command(py, opts.timeout_s + WATCHER_MARGIN_S, opts.kill_grace_s, argv,
+                                                      env, watcher="$WATCHER"))
+        out.append(f"  $ {ssh} {host.remote_command(['rm', '-rf', '--', 'DIR'], c_env)}")
+    if job and opts.all_nodes:
+        out.append("  (torchrun gets --local-addr=ADDR, the node's address, where the node's torch is 2.2 or later)")
+    if job and opts.pairwise:
+        out.append(f"then every pair of nodes: the same torchrun with --nnodes=2, the pair's first node as HEAD "
+                   f"(rendezvous port {opts.port} + the pair's place in its round)")
+    return out + tail
 
 
 # ---------------------------------------------------------------------------------------------- entry point

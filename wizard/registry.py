@@ -249,8 +249,12 @@ KINDS: dict[str, Kind] = _index((
          p_cuda_samples.detect_p2p_test, cuda_samples.judge_p2p_test_text, ("./p2pBandwidthLatencyTest",)),
     Kind("nvbandwidth", "NVIDIA nvbandwidth (host<->device and GPU<->GPU copy matrices)", p_cuda_samples.detect_nvbandwidth,
          cuda_samples.judge_nvbandwidth_text, ("./nvbandwidth",)),
+    Kind("cuda-sample", "another CUDA sample (vectorAdd, matrixMul, UnifiedMemoryPerf, ...)", p_cuda_samples.detect_cuda_sample,
+         cuda_samples.judge_cuda_sample_text, ("./vectorAdd",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
-    Kind("perfquery", "perfquery [-x] (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
+    Kind("perftest", "ib_write_bw / ib_read_bw / ib_send_bw (perftest RDMA bandwidth)", p_fabric.detect_perftest,
+         pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
+    Kind("perfquery", "perfquery [-x] or ibdiagnet2.pm (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus")),
@@ -296,6 +300,8 @@ KINDS: dict[str, Kind] = _index((
     Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
         p_packages.detect_service, driver_install.judge_service_text,
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
+    Kind("nvidia-smi-versions", "nvidia-smi's header values, one per line (NVIDIA-SMI / Driver Version / CUDA Version)",
+         p_host_kinds.detect_smi_versions, pasted.host_kinds_judge_smi_versions, ("nvidia-smi | head -3",)),
     Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log)", p_fabricmanager.detect_fm_log,
          fm_rules.judge_fm_log_text, ("tail -n 200 /var/log/fabricmanager.log",)),
     Kind("fabricmanager-version", "nv-fabricmanager --version", p_packages.detect_fm_version,
@@ -539,9 +545,11 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.ib_port_rate": "multinode.transport",
     "node.rank_exit": "node.validate",  # torchrun / DeepSpeed launcher: ranks that died (signal or exit code)
     "node.launch": "node.validate",  # torchrun / DeepSpeed launcher: what a clean or plan-only launch proves
+    "gpu.cuda_sample": "gpu.validate",  # a CUDA sample's output (vectorAdd, matrixMul, ...)
     "driver.k8s_pods": "driver.container_toolkit",  # kubectl get pods (GPU Operator, device plugin)
     "driver.fabric_manager_log": "driver.fabric_manager",  # /var/log/fabricmanager.log
     "multinode.ib_counters": "multinode.transport",  # perfquery port counters
+    "multinode.ib_bandwidth": "multinode.transport",  # ib_write_bw / ib_read_bw
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -5,7 +5,9 @@ otherwise; ``$BRINGUP_STATE_DIR`` or ``--state DIR`` to override, ``--state`` fi
 
     builds/<build-id>/build.db        this file (plus -wal/-shm while open)
     builds/<build-id>/lock            flock held by the instance that may write
-    builds/<build-id>/actions/        <run>.log, <run>.status, <run>.json per action run
+    builds/<build-id>/actions/        <run>.log, <run>.status, <run>.json per action run; <run>.pid, the
+                                      lock its supervisor holds while alive (wizard.actions)
+    builds/.new-*                     a build being made (create_build), renamed into place when complete
     builds/<build-id>/backups/        copies of files actions edited
 
 A second instance finds the lock held and opens the build read-only ("observing").
@@ -15,14 +17,18 @@ than this bringup knows is refused with :class:`StoreError` naming it, and is ne
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import enum
+import errno
 import fcntl
 import json
 import os
 import re
+import shutil
 import socket
 import sqlite3
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +88,62 @@ class StateDirError(Exception):
     """The state directory cannot be created or written."""
 
 
+class DiskFullError(StateDirError, StoreError):
+    """The disk (filesystem) holding the state directory is full: nothing more could be written there.
+    The build file is left as it was (the transaction that hit the full disk was rolled back). It is both a
+    :class:`StateDirError` and a :class:`StoreError`, so every handler of either says it plainly."""
+
+
+DISK_FULL_MARGIN_BYTES = 1 << 20
+"""Below this many free bytes, an SQLite I/O error (SQLITE_IOERR: it could not create or grow the -shm or -wal
+file) is taken as the disk being full; SQLITE_FULL and ENOSPC/EDQUOT are always taken as full."""
+
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes free to this user on the filesystem holding ``path`` (its nearest existing parent); ``None`` if
+    it cannot be read."""
+    p = Path(path)
+    for cand in (p, *p.parents):
+        try:
+            return shutil.disk_usage(cand).free
+        except OSError:
+            continue
+    return None
+
+
+def disk_full_message(state_dir: Path) -> str:
+    """"the disk holding the state directory (PATH) is full: N bytes free" and what to do."""
+    free = free_bytes(state_dir)
+    said = f"{free:,} bytes free" if free is not None else "free space unknown"
+    return (f"the disk holding the state directory ({state_dir}) is full: {said}; nothing more can be recorded "
+            f"there until space is freed (or pass --state DIR on another filesystem); the build file was left as "
+            f"it was")
+
+
+def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
+    """True when ``exc`` says the disk is full: ENOSPC/EDQUOT, SQLite's SQLITE_FULL ("database or disk is
+    full"), or an SQLite I/O error while the filesystem of ``path`` has under :data:`DISK_FULL_MARGIN_BYTES`
+    free."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if isinstance(exc, sqlite3.Error):
+        name = str(getattr(exc, "sqlite_errorname", "") or "")
+        if name == "SQLITE_FULL" or "database or disk is full" in str(exc):
+            return True
+        if path is not None and (name.startswith("SQLITE_IOERR") or "disk I/O error" in str(exc)):
+            free = free_bytes(path)
+            return free is not None and free < DISK_FULL_MARGIN_BYTES
+    return False
+
+
+def state_dir_of(db_path: Path) -> Path:
+    """The state directory a build file lives in (``STATE/builds/<id>/build.db``), else the file's directory."""
+    p = Path(db_path)
+    return p.parent.parent.parent if p.parent.parent.name == "builds" else p.parent
+
+
 def utcnow() -> str:
     """Now, UTC, ISO 8601 to the second ("2026-11-30T06:17:13+00:00")."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -131,11 +193,13 @@ def sudo_user_state_dir() -> Path | None:
 
 
 def ensure_state_dir(path: Path) -> Path:
-    """Create ``path`` if needed and prove it is writable, else raise :class:`StateDirError`."""
+    """Create ``path`` if needed (mode 0700) and prove it is writable, else raise :class:`StateDirError`
+    (:class:`DiskFullError` when its disk is full). An existing directory's mode is left to
+    :func:`tighten_state_dir`."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     except OSError as exc:
-        raise StateDirError(f"cannot create the state directory {path}: {exc.strerror or exc}") from None
+        raise StateDirError(_unwritable_message(path, exc, "cannot create the state directory")) from None
     if not path.is_dir():
         raise StateDirError(f"the state path {path} is not a directory")
     try:
@@ -143,10 +207,127 @@ def ensure_state_dir(path: Path) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise StateDirError(
-            f"the state directory {path} is not writable ({exc.strerror or exc}); run as root, or "
-            f"pass --state DIR with a directory you can write") from None
+        if is_disk_full(exc):
+            raise DiskFullError(disk_full_message(path)) from None
+        raise StateDirError(_unwritable_message(path, exc, "the state directory is not writable")) from None
     return path
+
+
+def _unwritable_message(path: Path, exc: OSError, what: str) -> str:
+    """Why the state directory ``path`` cannot be written and what to do: a read-only filesystem named as such,
+    and never "run as root" to root."""
+    if exc.errno == errno.EROFS:
+        return (f"the state directory {path} is on a read-only filesystem; pass --state DIR with a directory on a "
+                f"writable one")
+    said = f"{what}: {path} ({exc.strerror or exc})"
+    if exc.errno not in (errno.EACCES, errno.EPERM):
+        return f"{said}; pass --state DIR with a directory you can write"
+    if os.geteuid() == 0:  # root was refused: an immutable attribute, a read-only bind mount, a security policy
+        return f"{said}; root may not write there either (lsattr -d, findmnt); pass --state DIR with another directory"
+    return f"{said}; run as root, or pass --state DIR with a directory you can write"
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_UMASK = 0o077
+"""bringup's files are readable by their owner only (directories 0700, files 0600): a build holds the machine
+id, DMI serial numbers, ``dmidecode`` output and the kernel log, which ``kernel.dmesg_restrict=1`` hides from
+other users (kernel.org, Documentation/admin-guide/sysctl/kernel.rst, dmesg_restrict)."""
+OPERATOR_UMASK_ENV = "BRINGUP_OPERATOR_UMASK"
+"""The umask bringup was started with (octal), kept for the commands an action runs (:mod:`wizard.supervise`):
+the files they make are the system's, not bringup's."""
+
+
+def use_private_umask() -> int:
+    """From now on this process (and the action supervisors it starts) creates files 0600 and directories
+    0700, whatever umask it was started with; that umask is kept in ``$BRINGUP_OPERATOR_UMASK`` (the outermost
+    bringup's, when one starts another). Returns the umask it replaced."""
+    old = os.umask(PRIVATE_UMASK)
+    os.environ.setdefault(OPERATOR_UMASK_ENV, f"{old:03o}")
+    return old
+
+
+def operator_umask(environ: dict[str, str] | None = None) -> int | None:
+    """The umask kept by :func:`use_private_umask` in ``environ`` (default ``os.environ``); ``None`` when
+    none was kept or it is not an octal umask."""
+    raw = (os.environ if environ is None else environ).get(OPERATOR_UMASK_ENV, "")
+    try:
+        value = int(raw, 8)
+    except ValueError:
+        return None
+    return value if 0 <= value <= 0o777 else None
+
+
+def tighten_state_dir(path: Path) -> list[Path]:
+    """Make an existing state tree private: under ``builds/`` every directory 0700 and every file 0600 (owner
+    bits kept: the owner never loses access), and the state directory itself 0700 when it holds nothing but
+    bringup's own entries (a ``--state`` pointing at a shared directory such as ``/tmp`` is left as it is).
+    Symbolic links are neither followed nor changed; what cannot be changed is skipped.
+
+    Returns the paths other users could read before (group or others had read permission on it and search
+    permission on every directory above it, from ``/``); a loose mode that no one else could reach (a 0644 file
+    in a 0700 directory) is tightened too but not returned. Never raises OSError.
+    """
+    root = Path(path)
+    exposed: list[Path] = []
+    Reach = tuple[bool, bool]  # (group, others) can search every directory down to here
+
+    def below(reach: Reach, mode: int) -> Reach:
+        return reach[0] and bool(mode & 0o010), reach[1] and bool(mode & 0o001)
+
+    def private(p: Path, reach: Reach) -> int | None:
+        """Tighten ``p``; its mode before (``None``: a symbolic link, or gone)."""
+        try:
+            st = os.lstat(p)
+        except OSError:
+            return None
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            return None
+        if mode & 0o077:
+            if (reach[0] and mode & 0o040) or (reach[1] and mode & 0o004):
+                exposed.append(p)
+            try:
+                os.chmod(p, mode & 0o700)
+            except OSError:
+                pass
+        return mode
+
+    reach: Reach = (True, True)
+    for above in reversed(root.absolute().parents):
+        try:
+            reach = below(reach, os.stat(above).st_mode)
+        except OSError:
+            return exposed
+    try:
+        own = {e.name for e in os.scandir(root)} <= {"builds"} or root == default_state_dir()
+        mode = private(root, reach) if own else stat.S_IMODE(os.stat(root).st_mode)
+    except OSError:
+        return exposed
+    builds = builds_dir(root)
+    mode_b = private(builds, below(reach, mode or 0)) if builds.is_dir() else None
+    if mode_b is None:  # none yet, or a symbolic link: left as it is
+        return exposed
+    todo = [(builds, below(below(reach, mode or 0), mode_b))]
+    while todo:
+        d, r = todo.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            m = private(Path(e.path), r)
+            if m is not None and e.is_dir(follow_symlinks=False):
+                todo.append((Path(e.path), below(r, m)))
+    return exposed
+
+
+def tightened_note(path: Path, exposed: list[Path]) -> str:
+    """The one line that says what :func:`tighten_state_dir` found readable by other users ("" when nothing)."""
+    if not exposed:
+        return ""
+    return (f"{len(exposed)} files and directories under {path} could be read by other users; they are now "
+            f"readable by their owner only (directories 0700, files 0600): the builds hold the machine id, serial "
+            f"numbers and kernel logs")
 
 
 @dataclass
@@ -165,7 +346,7 @@ class ActionState(str, enum.Enum):
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
-    FAILED = "failed"  # a non-zero exit status
+    FAILED = "failed"  # a non-zero exit status, or it could not start (no exit status; its log says why)
     INTERRUPTED = "interrupted"  # its supervisor died without an exit status (a reboot, kill -9)
     DRY_RUN = "dry-run"  # recorded, nothing was run
     CANCELLED = "cancelled"  # the operator stopped it (a signal): not a failure
@@ -225,6 +406,7 @@ class Store:
         self.path = path
         self.readonly = readonly
         self.clock = clock
+        self._depth = 0  # open transactions (nested ones are savepoints)
 
     # ---------------------------------------------------------------- opening
 
@@ -235,6 +417,7 @@ class Store:
 
         Raises:
             StoreError: missing (without ``create``), not a database, corrupt, or a newer schema.
+            DiskFullError: the disk holding it is full (it could not be opened for writing, or migrated).
         """
         path = Path(path)
         exists = path.exists() and path.stat().st_size > 0
@@ -258,6 +441,11 @@ class Store:
                                  f"untouched. Move it aside to start a new build.")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
+            if is_disk_full(exc, path.parent):
+                raise DiskFullError(disk_full_message(state_dir_of(path))) from None
+            if str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
+                raise StoreError(f"the build file {path} could not be opened ({exc}); it was left untouched. "
+                                 f"Check the disk and filesystem holding it (dmesg), then try again.") from None
             raise StoreError(f"the build file {path} cannot be read as a database ({exc}); it was left "
                              f"untouched. Move it aside to start a new build.") from None
         if version > SCHEMA_VERSION:
@@ -266,10 +454,16 @@ class Store:
                              f"understands ({SCHEMA_VERSION}); upgrade bringup. The file was left untouched.")
         store = cls(conn, path, readonly, clock)
         if not readonly:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            store._migrate(version)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                store._migrate(version)
+            except (sqlite3.Error, DiskFullError) as exc:
+                conn.close()
+                if isinstance(exc, DiskFullError) or is_disk_full(exc, path.parent):
+                    raise DiskFullError(disk_full_message(state_dir_of(path))) from None
+                raise
         elif version < SCHEMA_VERSION:
             conn.close()
             raise StoreError(f"the build file {path} has an older schema ({version}) and is opened "
@@ -312,23 +506,60 @@ class Store:
             pass
 
     class _Tx:
-        def __init__(self, conn: sqlite3.Connection) -> None:
-            self.conn = conn
+        """One transaction; nested in another (``with store.tx(): ... store.set_step(...)``) it is a savepoint
+        of the outer one, so several writes commit together or not at all."""
+
+        def __init__(self, store: "Store") -> None:
+            self.store = store
+            self.conn = store.conn
 
         def __enter__(self) -> sqlite3.Connection:
-            self.conn.execute("BEGIN IMMEDIATE")
+            depth = self.store._depth
+            try:
+                self.conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            except sqlite3.Error as exc:
+                self.store._raise_if_full(exc)
+                raise
+            self.store._depth = depth + 1
             return self.conn
 
         def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+            self.store._depth -= 1
+            depth = self.store._depth
             if et is None:
-                self.conn.execute("COMMIT")
-            else:
-                self.conn.execute("ROLLBACK")
+                try:
+                    self.conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+                    return
+                except sqlite3.Error as exc:
+                    ev = exc
+            try:
+                if depth == 0:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                else:
+                    self.conn.execute(f"ROLLBACK TO sp{depth}")
+                    self.conn.execute(f"RELEASE sp{depth}")
+            except sqlite3.Error:  # the rollback could not run: SQLite rolls back at the next open
+                pass
+            if isinstance(ev, BaseException):
+                self.store._raise_if_full(ev)
+            if et is None:  # the commit failed
+                raise ev
 
     def tx(self) -> "Store._Tx":
+        """A write transaction (``BEGIN IMMEDIATE``; a savepoint inside another one).
+
+        Raises:
+            StoreError: the store is open read-only.
+            DiskFullError: the disk holding the build is full (the transaction was rolled back).
+        """
         if self.readonly:
             raise StoreError(f"{self.path} is open read-only (another bringup holds this build)")
-        return Store._Tx(self.conn)
+        return Store._Tx(self)
+
+    def _raise_if_full(self, exc: BaseException) -> None:
+        if not isinstance(exc, DiskFullError) and is_disk_full(exc, self.path.parent):
+            raise DiskFullError(disk_full_message(state_dir_of(self.path))) from None
 
     # ---------------------------------------------------------------- key/value tables
 
@@ -529,7 +760,89 @@ def list_builds(state_dir: Path) -> list[BuildInfo]:
     d = builds_dir(state_dir)
     if not d.is_dir():
         return []
-    return [BuildInfo(p.name, p) for p in sorted(d.iterdir()) if (p / DB_NAME).exists()]
+    return [BuildInfo(p.name, p) for p in sorted(d.iterdir())
+            if not p.name.startswith(".") and (p / DB_NAME).exists()]  # ".new-*": one being made
+
+
+@contextlib.contextmanager
+def creation_lock(state_dir: Path) -> Iterator[None]:
+    """Hold the state directory's build-creation lock: an exclusive ``flock`` on the ``builds/`` directory
+    itself, waited for (the kernel drops it when its holder dies), so two commands started at once on an empty
+    state directory make (and then share) one build. Leftovers of a creation that was killed
+    (``builds/.new-*``) are removed under it.
+
+    Raises:
+        StateDirError: ``builds/`` cannot be created (DiskFullError when its disk is full).
+    """
+    d = builds_dir(state_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(disk_full_message(Path(state_dir))) from None
+        raise StateDirError(f"cannot create {d}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        for stale in d.glob(".new-*"):  # whoever made it held this lock and is gone
+            shutil.rmtree(stale, ignore_errors=True)
+        yield
+    finally:
+        os.close(fd)
+
+
+def create_build(state_dir: Path, build_id: str, init: Callable[[Store], None],
+                 clock: Callable[[], str] = utcnow) -> tuple[BuildInfo, "BuildLock"]:
+    """Make a new build atomically; call it holding :func:`creation_lock`. The build directory is made under a
+    hidden name (``builds/.new-*``, never listed), its lock taken, its store created, migrated and filled by
+    ``init(store)``, then it is renamed into place as ``builds/<build_id>`` (``-2``, ``-3``, ... when taken):
+    another bringup sees either no build or a complete one, never an empty file or an unmigrated schema.
+
+    Returns the build and its lock, held. Raises :class:`StoreError`, :class:`StateDirError` (its
+    :class:`DiskFullError` when the disk is full); nothing is left in place then.
+    """
+    d = builds_dir(state_dir)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=d))
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(disk_full_message(Path(state_dir))) from None
+        raise StateDirError(f"cannot create a build under {d}: {exc.strerror or exc}") from None
+    lock = BuildLock(tmp)
+    try:
+        lock.acquire()  # taken before the build is visible: whoever made it holds it
+        final, n = build_id, 1
+        while (d / final).exists():
+            n += 1
+            final = f"{build_id}-{n}"
+        store = Store.open(tmp / DB_NAME, create=True, clock=clock)
+        try:
+            store.set_meta(build_id=final)
+            init(store)
+        finally:
+            store.close()
+        while True:
+            try:
+                os.rename(tmp, d / final)  # a non-empty directory is never replaced
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                n += 1
+                final = f"{build_id}-{n}"
+                fix = Store.open(tmp / DB_NAME, clock=clock)
+                try:
+                    fix.set_meta(build_id=final)
+                finally:
+                    fix.close()
+    except BaseException as exc:
+        lock.release()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and is_disk_full(exc):
+            raise DiskFullError(disk_full_message(Path(state_dir))) from None
+        raise
+    lock.path = d / final / "lock"
+    return BuildInfo(final, d / final), lock
 
 
 def new_build_id(hostname: str, now: _dt.datetime | None = None) -> str:
@@ -547,18 +860,32 @@ class BuildLock:
         self.acquired = False
         self.holder = ""
 
-    def acquire(self) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    def acquire(self, wait_s: float = 0.0) -> bool:
+        """Take the lock, waiting up to ``wait_s`` seconds for another instance to let it go. Returns whether
+        it was taken (``holder`` then says who has it). Raises ``OSError`` if the lock file cannot be opened."""
+        import time
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + wait_s
+        while True:
             try:
-                self.holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
-            finally:
-                os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                try:
+                    self.holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+                finally:
+                    os.close(fd)
+                return False
+        try:  # who holds it, for the message of the next one; written in place (a full disk keeps the old text)
+            line = f"pid {os.getpid()}".ljust(31).encode() + b"\n"
+            os.pwrite(fd, line, 0)
+            os.ftruncate(fd, len(line))
+        except OSError:
+            pass
         self.fd = fd
         self.acquired = True
         return True

@@ -12,6 +12,16 @@ status file atomically when it ends. Operations (from the JSON spec)::
 Status file: ``{"rc": int, "ended_at": ISO-8601, "failed_op": int | null, "signal": int | null}``.
 SIGTERM/SIGINT/SIGHUP to the supervisor are passed to the running command, whose status is then
 recorded (as ``rc`` = -signal).
+
+A full disk does not lose the exit status: the status is written into ``<status>.tmp``, whose space bringup
+reserved before the supervisor started (:data:`STATUS_RESERVE_BYTES`; overwriting reserved bytes needs no
+new space), then renamed over the status file; a write that still fails is retried for up to
+:data:`STATUS_RETRY_S` seconds while the supervisor stays alive (so the run shows running, not
+interrupted). A log line the full disk refuses is dropped; the run goes on.
+
+``--lock-fd N``: a descriptor of ``<run>.pid`` that bringup holds an exclusive ``flock`` on and hands over;
+the supervisor keeps it open (never to its commands) for its whole life, so the run is alive exactly while the
+lock is held, and writes ``{"pid": N}`` into it first (in place, over bytes bringup reserved).
 """
 
 from __future__ import annotations
@@ -22,27 +32,90 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from wizard.fileedit import atomic_write
+from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, atomic_write, reserve
+from wizard.store import OPERATOR_UMASK_ENV, operator_umask
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+STATUS_RETRY_S = 3600.0
+"""How long a supervisor keeps retrying a status write that fails (a full or failing disk), seconds."""
+
+
 def _log(log: Any, text: str) -> None:
-    log.write(text.encode("utf-8", "replace"))
-    log.flush()
+    """Append to the log; a line the disk refuses (full) is dropped, never fatal."""
+    try:
+        log.write(text.encode("utf-8", "replace"))
+        log.flush()
+    except OSError:
+        pass
 
 
-def run(spec: dict[str, Any]) -> int:
+def write_status(status_path: Path, status: dict[str, Any], retry_s: float = STATUS_RETRY_S) -> bool:
+    """Write the status file atomically: into ``<status>.tmp`` in place (over its reserved bytes, without
+    truncating first), fsync, rename. A failure (a full or failing disk) is retried with backoff for
+    ``retry_s`` seconds. Returns whether it was written."""
+    tmp = status_path.with_suffix(status_path.suffix + ".tmp")
+    data = json.dumps(status).encode()
+    deadline = time.monotonic() + retry_s
+    delay = 0.5
+    while True:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                os.pwrite(fd, data, 0)
+                try:
+                    os.ftruncate(fd, len(data))  # shrinking never needs space; trailing blanks would parse too
+                except OSError:
+                    pass
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, status_path)
+            return True
+        except OSError as exc:
+            if time.monotonic() + delay > deadline:
+                sys.stderr.write(f"# bringup supervisor: could not write the exit status {data.decode()} to "
+                                 f"{status_path}: {exc.strerror or exc}\n")
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+
+def _announce(lock_fd: int | None) -> None:
+    """Write this supervisor's pid into the lock file bringup handed over (in place, over reserved bytes)."""
+    if lock_fd is None:
+        return
+    line = json.dumps({"pid": os.getpid()}).encode()
+    try:
+        os.pwrite(lock_fd, line.ljust(PID_RESERVE_BYTES), 0)
+    except OSError:
+        pass  # the lock itself is what says "alive"; the pid is for cancel and display
+
+
+def run(spec: dict[str, Any], lock_fd: int | None = None) -> int:
+    """Run the spec's operations in order (see the module doc), write the status file; returns 0 when every
+    operation succeeded, else 1. ``lock_fd``: the run's lock, kept open until this returns."""
+    _announce(lock_fd)
     log_path = Path(spec["log"])
     status_path = Path(spec["status"])
+    tmp = status_path.with_suffix(status_path.suffix + ".tmp")
+    if not tmp.exists():  # a spec bringup did not reserve for (tests, older bringup): reserve now if we can
+        try:
+            reserve(tmp, STATUS_RESERVE_BYTES)
+        except OSError:
+            pass
     env = dict(os.environ)
     env.update({"LC_ALL": "C", "LANG": "C"})
     env.update(spec.get("env") or {})
+    umask = operator_umask(env)  # the commands get the umask bringup was started with: what they make is the system's
+    env.pop(OPERATOR_UMASK_ENV, None)
     child: subprocess.Popen[bytes] | None = None
     got_signal: list[int] = []
 
@@ -58,7 +131,11 @@ def run(spec: dict[str, Any]) -> int:
         signal.signal(s, forward)
     rc = 0
     failed: int | None = None
-    with open(log_path, "ab", buffering=0) as log:
+    try:
+        log = open(log_path, "ab", buffering=0)
+    except OSError:
+        log = open(os.devnull, "ab", buffering=0)
+    with log:
         _log(log, f"# bringup action: {spec.get('title', '')} started {_now()} (supervisor pid {os.getpid()})\n")
         for i, op in enumerate(spec.get("ops", [])):
             if got_signal:
@@ -70,7 +147,7 @@ def run(spec: dict[str, Any]) -> int:
                 _log(log, "$ " + " ".join(argv) + "\n")
                 try:
                     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             env=env, cwd=spec.get("cwd") or None)
+                                             env=env, cwd=spec.get("cwd") or None, umask=-1 if umask is None else umask)
                 except OSError as exc:
                     _log(log, f"# could not start {argv[0]}: {exc.strerror or exc}\n")
                     rc, failed = (127 if isinstance(exc, FileNotFoundError) else 126), i
@@ -101,23 +178,25 @@ def run(spec: dict[str, Any]) -> int:
         _log(log, f"# exit status {rc} at {_now()}\n")
     status = {"rc": rc, "ended_at": _now(), "failed_op": failed,
               "signal": got_signal[0] if got_signal else None}
-    tmp = status_path.with_suffix(status_path.suffix + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(status, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, status_path)
+    write_status(status_path, status)
     return 0 if rc == 0 else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    lock_fd: int | None = None
+    if len(args) == 3 and args[1] == "--lock-fd" and args[2].isdigit():
+        lock_fd, args = int(args[2]), args[:1]
     if len(args) != 1:
-        sys.stderr.write("usage: python -m wizard.supervise RUN.json\n")
+        sys.stderr.write("usage: python -m wizard.supervise RUN.json [--lock-fd N]\n")
         return 2
-    with open(args[0]) as fh:
-        spec = json.load(fh)
-    return run(spec)
+    try:
+        with open(args[0]) as fh:
+            spec = json.load(fh)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"# bringup supervisor: cannot read the run's spec {args[0]}: {exc}\n")
+        return 2
+    return run(spec, lock_fd)
 
 
 if __name__ == "__main__":

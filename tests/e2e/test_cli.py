@@ -394,3 +394,113 @@ def test_size_human_table_refusals_and_stored_inputs(tmp_path):
     b.close()
     doc = json.loads(run("--state", str(state), "size", "--from-build", "--gpus", "16", "--json").stdout)
     assert doc["inputs"]["params"] == "405B" and doc["parallel"]["zero_stage"] == 3 and doc["parallel"]["dp"] == 16
+
+
+# ---------------------------------------------------------------- private state and honest words (issue 11 #7, #10)
+
+def _loose(root: Path) -> list[str]:
+    """Entries under ``root`` (itself included) that group or others could use: a directory not 0700, a file
+    with any group/other bit."""
+    out = []
+    for p in [root, *root.rglob("*")]:
+        m = p.lstat().st_mode & 0o777
+        if (p.is_dir() and not p.is_symlink() and m != 0o700) or (p.is_file() and m & 0o077):
+            out.append(f"{oct(m)} {p}")
+    return out
+
+
+def test_everything_bringup_writes_is_private_under_umask_022(tmp_path):
+    """Issue 11 #7: as root with umask 022 the state dirs were 0755 and the DB, logs, specs, status files and
+    bundles 0644, though they hold the machine id, serials and the kernel log."""
+    state, bundle = tmp_path / "s", tmp_path / "node.tar.gz"
+
+    def run022(*args: str) -> subprocess.CompletedProcess:
+        return run("--state", str(state), *args, umask=0o022)
+
+    assert run022("plan", "gpu_count=1", "baseline_minutes=0.01").returncode == 0
+    r = run022("run", "health.idle_baseline", "--yes")
+    assert r.returncode in (0, 1, 2), r.stderr
+    assert run022("capture", "-o", str(bundle)).returncode == 0
+    made = [p for p in state.rglob("*")]
+    assert any(p.name == "build.db" for p in made) and any(p.suffix == ".log" for p in made)
+    assert any(p.suffix == ".status" for p in made) and any(p.suffix == ".json" for p in made)
+    assert _loose(state) == [] and bundle.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_loose_state_tree_is_tightened_and_said_once(tmp_path):
+    import shutil
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="bringup-test-"))  # reachable by other users (pytest's tmp_path is not)
+    try:
+        top.chmod(0o755)
+        state = top / "s"
+        assert run("--state", str(state), "plan", "gpu_count=1").returncode == 0
+        for p in [state, *state.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)  # as an older bringup left it
+        r = run("--state", str(state), "status")
+        assert r.returncode == 0
+        assert "could be read by other users; they are now readable by their owner only" in r.stderr, r.stderr
+        assert _loose(state) == []
+        again = run("--state", str(state), "status")
+        assert "could be read" not in again.stderr
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_check_says_its_findings_are_not_recorded_while_another_bringup_holds_the_build(tmp_path):
+    """Issue 11 #10: it said nothing, and recorded nothing."""
+    import sqlite3
+
+    from wizard.store import BuildLock
+
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=1").returncode == 0
+    build_dir = next((state / "builds").iterdir())
+    lock = BuildLock(build_dir)
+    assert lock.acquire()
+    try:
+        r = run("--state", str(state), "check", "--stage", "bios")
+    finally:
+        lock.release()
+    assert r.returncode in (0, 1, 2) and "bios." in r.stdout
+    assert f"another bringup (pid {os.getpid()}) holds this build: findings are not recorded" in r.stderr
+    with sqlite3.connect(f"file:{build_dir / 'build.db'}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT count(*) FROM check_run").fetchone()[0] == 0
+
+
+def test_a_read_only_filesystem_is_named_and_read(tmp_path):
+    """Issue 11 #10 on a real read-only mount (a tmpfs remounted read-only in a private mount namespace):
+    status, check and plan read; the words name the read-only filesystem, never "run as root" nor another
+    bringup; a write says why it cannot."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        import pytest
+
+        pytest.skip("unshare (util-linux) is not installed")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    state = mnt / "s"
+    py = " ".join(bringup_cmd())
+    script = (f"set -e\nmount -t tmpfs -o size=16m tmpfs {mnt}\n{py} --state {state} plan gpu_count=2 >/dev/null\n"
+              f"mount -o remount,ro {mnt}\nset +e\n"
+              f"for c in status 'check --stage bios' plan 'plan gpu_count=4'; do\n"
+              f"  echo \"== $c\"; {py} --state {state} $c 2>&1; echo \"rc=$?\"\ndone\n")
+    root = ["--map-root-user"] if os.geteuid() != 0 else []
+    r = subprocess.run(["unshare", "--mount", *root, "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                       env=env_for_cli(), cwd=ROOT)
+    if "== status" not in r.stdout:
+        import pytest
+
+        pytest.skip(f"cannot mount a tmpfs in a private mount namespace here: {r.stderr.strip()[-300:]}")
+    parts = dict(p.split("\n", 1) for p in r.stdout.split("== ")[1:])
+    for name in ("status", "check --stage bios", "plan"):
+        out = parts[name]
+        assert out.rstrip().endswith("rc=0") or name.startswith("check"), (name, out)
+        assert f"the state directory {state} is on a read-only filesystem" in out, (name, out)
+        assert "run as root" not in out and "another bringup" not in out, (name, out)
+    assert "(read-only: the state directory cannot be written)" in parts["status"]
+    assert "findings are not recorded" in parts["check --stage bios"]
+    assert "gpu_count          2" in parts["plan"]
+    assert parts["plan gpu_count=4"].rstrip().endswith("rc=3") and "read-only filesystem" in parts["plan gpu_count=4"]

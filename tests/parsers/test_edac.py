@@ -21,3 +21,17 @@ def test_ras_sections():
     f = ed.parse_ras_mc_ctl(text(PUBLIC / "ras-mc-ctl__rasdaemon-67-error-count-5539-ce.txt"))
     hits = [i for i in f.items if i.severity]
     assert [(i.label, i.count) for i in hits] == [("CPU_SrcID#1_Ha#0_Chan#0_DIMM#0", 5539)]
+
+
+def test_a_controller_count_no_machine_has_allocates_nothing():
+    """fuzz (issue 11): "EDAC drivers are loaded. N MC" made N names (a mutated N of 99,999,999: 6 GB); 2,000,000 here."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        f = ed.parse_edac_util("EDAC drivers are loaded. 2000000 MC detected\n")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not f.controllers and peak < 2 ** 20
+    assert ed.parse_edac_util("EDAC drivers are loaded. 2 MC detected\n").controllers == {"mc0", "mc1"}

@@ -70,6 +70,29 @@ def test_parse_lspci_fatal_aer_uses_uesvrt():
     assert f.devices[2].is_switch_port and not f.devices[0].is_switch_port
 
 
+def test_a_listing_pasted_many_times_has_each_bridge_once_and_stays_linear():
+    """issue 11 (fuzz): parents() scanned every device for every device, and the ACS rule asked it for every bridge
+    and GPU: a 4 MiB paste of one listing repeated ran past 120 s. Each bus id is now one node of the tree (the first
+    listed), the index is built once, and parents() lists at most MAX_PCIE_DEPTH bridges."""
+    import time
+
+    from wizard.parsers.pcie import MAX_PCIE_DEPTH
+    from wizard.rules.pcie import pcie_acs
+    from wizard.probes import ProbeOutput
+
+    once = text(SWITCH)
+    f = parse_lspci(once * 300)
+    g = next(d for d in f.gpus if d.bus_id == "0000:19:00.0")
+    assert [p.bus_id for p in f.parents(g)] == ["0000:18:08.0", "0000:17:00.0", "0000:16:01.0"]  # not 300 copies each
+    assert len({id(p) for d in f.devices for p in f.parents(d)}) <= len({d.bus_id for d in f.devices})
+    assert all(len(f.parents(d)) <= MAX_PCIE_DEPTH for d in f.devices)
+    t0 = time.process_time()
+    judged = pcie_acs({"lspci_vvv": ProbeOutput(name="lspci_vvv", source="pasted", text=once * 300)}, {})
+    assert judged and time.process_time() - t0 < 30  # generous: quadratic took minutes at this size
+    assert [x.verdict for x in judged] == [x.verdict for x in pcie_acs({"lspci_vvv": ProbeOutput(name="lspci_vvv", source="pasted",
+                                                                                                 text=once)}, {})]
+
+
 def test_parse_header_variants():
     # the four header forms lspci prints: -nn, plain, -n, and with -D
     nn = parse_header("da:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 SXM4 40GB] [10de:20b0] (rev a1)")

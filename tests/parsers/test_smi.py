@@ -157,6 +157,45 @@ def test_xml_doctype_with_embedded_dtd_is_dropped():
     assert doc.complete and doc.gpus[0].name == "NVIDIA A10G"
 
 
+def _peak_bytes(fn, *args):
+    """The peak of Python's allocations (tracemalloc) while ``fn(*args)`` runs, and its result."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        out = fn(*args)
+        return tracemalloc.get_traced_memory()[1], out
+    finally:
+        tracemalloc.stop()
+
+
+XML_HEAD = '<?xml version="1.0" ?>\n<nvidia_smi_log>\n'
+
+
+def test_deeply_nested_xml_is_refused_before_it_costs_memory():
+    # issue 11: a path tuple per tag made 210 KB of nested tags take 46 s and 9.7 GB; 3,500 levels here
+    # (the old reader's tuples: ~100 MB) are refused in well under 20 MB
+    peak, doc = _peak_bytes(parse_smi_xml, XML_HEAD + "<gpu>\n" * 3500)
+    assert not doc.gpus and any("nested more than 32 deep" in p for p in doc.problems)
+    assert peak < 20 * 2 ** 20
+
+
+def test_many_sibling_tags_on_one_line_do_not_copy_the_line_per_tag():
+    # issue 11: 20,000 sibling tags on one 160 KB line took 3.2 GB (a copy of the line per tag); 8,000 tags on
+    # a 120 KB line here (~500 MB in the old reader, 3 MB now); a line past MAX_XML_QUOTED_LINE is quoted as <tag>value</tag>
+    line = "".join(f"<gpu id=\"0000:{i % 256:02x}:00.0\"><product_name>H100</product_name></gpu>" for i in range(2000))
+    peak, doc = _peak_bytes(parse_smi_xml, XML_HEAD + line + "\n</nvidia_smi_log>\n")
+    assert len(doc.gpus) == 2000 and doc.gpus[0].line("name") == "<product_name>H100</product_name>"
+    assert peak < 64 * 2 ** 20
+
+
+def test_an_xml_with_more_elements_than_any_nvidia_smi_output_is_refused():
+    from wizard.parsers.smi import MAX_XML_ELEMENTS
+
+    doc = parse_smi_xml(XML_HEAD + "<a/>" * (MAX_XML_ELEMENTS + 1) + "</nvidia_smi_log>\n")
+    assert not doc.gpus and any(f"more than {MAX_XML_ELEMENTS:,} elements" in p for p in doc.problems)
+
+
 def test_xml_error_printed_instead_of_xml():
     doc = parse_smi_xml(case("nvidia-smi__driver-not-loaded-failed-to-communicate.txt"))
     assert doc.error_kind == "no_driver" and not doc.problems

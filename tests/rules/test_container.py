@@ -58,3 +58,10 @@ def test_kubectl_pods_pass_fail_and_waiting():
     assert [f.verdict for f in fs] == [Verdict.FAIL] and "CrashLoopBackOff" in fs[0].message
     waiting = head + "nvidia-operator-validator-abcde         0/1     Init:0/4                0          5m\n"
     assert [f.verdict for f in container.judge_pods_text(waiting, {})] == [Verdict.WARN]
+
+
+def test_kubectl_listed_several_times_is_judged_as_last_listed():
+    r = explain_text(text(PUBLIC / "kubectl-get-pods__k8s-cuda-vectoradd-passed.txt"))
+    pods = [f for f in r.findings if f.id == "driver.k8s_pods"]
+    # three `kubectl get pods` runs (ContainerCreating, Running, Completed): only the last one counts
+    assert [f.verdict for f in pods] == [Verdict.PASS] and r.verdict is Verdict.PASS

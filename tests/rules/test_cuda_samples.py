@@ -171,3 +171,18 @@ def test_nvbandwidth_p2p_slow_pair_missing_pair_and_nvlink_figure():
     assert any(f.id == "health.p2p" and f.verdict == Verdict.FAIL for f in na)
     low = _nvbw(t.replace("390.00", "120.00").format(x="120.00"))  # uniform but far below NVLink: links down
     assert any(f.verdict == Verdict.WARN and "NVLink" in f.message for f in low)
+
+
+def test_any_other_cuda_sample_passes_when_it_ran_to_its_end_and_fails_on_an_error():
+    from wizard.explain import explain_text
+    from wizard.parsers.cuda_samples import parse_cuda_sample
+
+    body = text(PUBLIC / "cuda-sample__unifiedmemoryperf.txt")
+    s = parse_cuda_sample(body)
+    assert s.name == "UnifiedMemoryPerf" and s.gpus[0][:3] == (0, "Ampere", "8.6") and s.done
+    r = explain_text(body)
+    assert r.kind == "cuda-sample" and r.verdict.value == "pass" and "timings are not judged" in r.findings[0].message
+    err = body.replace("Running ....", "CUDA error at matrixMultiplyPerf.cu:77 code=700(cudaErrorIllegalAddress)\n....")
+    assert explain_text(err).verdict.value == "fail"
+    cut = body.split("Running")[0]
+    assert explain_text(cut).verdict.value == "unknown"

@@ -244,3 +244,10 @@ def test_dcgm_json_with_elisions_and_cut_short_is_still_read() -> None:
     d = parse_dcgm_json(text(PUBLIC / "dcgmi-diag-json__r3-t400-all-skip-elided-partial.txt"))
     assert [r.test for r in d.results] == ["PCIe", "GPU Memory", "Diagnostic", "EUD Test", "Targeted Stress"]
     assert {s for r in d.results for s in r.per_gpu.values()} == {"skip"}
+
+
+def test_a_closed_level_2_table_with_an_empty_stress_section_is_whole():
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "dcgmi-diag__r2-p4de.txt"))
+    assert r.verdict.value == "pass" and not any("section header" in f.message for f in r.findings)

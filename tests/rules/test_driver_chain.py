@@ -172,3 +172,11 @@ def test_nvcc_of_another_major_than_torchs_cuda_warns_about_building_extensions(
     assert "cpp_extension" in mism[0].message and "CUDA_HOME" in mism[0].remedy
     assert driver_chain.toolkit_torch_mismatch("12.4", "12.1", ()) is None  # same major: builds work
     assert driver_chain.toolkit_torch_mismatch("12.8", "", ()) is None  # torch's CUDA unknown: nothing said
+
+
+def test_an_extension_build_stopped_by_a_cuda_version_mismatch_fails():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "torch-cuda__apex955-cuda-version-mismatch.txt"))
+    f = [x for x in r.findings if x.id == "driver.cuda_toolkit"]
+    assert r.verdict is Verdict.FAIL and f and "torch was built with (10.2)" in f[0].message and "CUDA_HOME" in f[0].remedy

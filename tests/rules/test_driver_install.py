@@ -363,6 +363,12 @@ CASES = [
     ("systemctl-status__fabricmanager-failed-signal-kill.txt", "nvidia-service-status", "fail", "signal"),
     ("journal__fabricmanager-nothing-to-do-2x-rtx4090.txt", "nvidia-service-status", "fail", "NV_WARN_NOTHING_TO_DO"),
     ("systemctl-status__fabricmanager-active-a100.txt", "nvidia-service-status", "pass", "active"),
+    ("systemctl-status__fabricmanager-active-set16.txt", "nvidia-service-status", "pass", "active"),
+    ("journal__fabricmanager-nothing-to-do-a40.txt", "nvidia-service-status", "fail", "NV_WARN_NOTHING_TO_DO"),
+    ("dkms-status__autoinstall-nvidia340-build-failed.txt", "dkms-status", "fail", "could not build"),
+    ("dkms-status__nvidia-installed-set18.txt", "dkms-status", "pass", "396.45"),
+    ("modprobe__nvidia-kernel-module-load-failed.txt", "modinfo-nvidia", "fail", "found no GPU it supports"),
+    ("journal__fabricmanager-version-mismatch-set19.txt", "nvidia-service-status", "fail", "version"),
     ("systemctl-status__persistenced-active-no-persistence-mode-a100.txt", "nvidia-service-status", "warn",
      "--no-persistence-mode"),
     ("systemctl-status__persistenced-active-proxmox-partial.txt", "nvidia-service-status", "pass", "active"),
@@ -423,3 +429,11 @@ def test_fabric_manager_without_any_gpu_is_the_no_nvswitch_skip():
 
     g = fabric_manager_all(out, TODAY)
     assert ids(g) == [("driver.fabric_manager", Verdict.SKIP)] and "Completed" not in g[0].message
+
+
+def test_loaded_module_and_installed_packages_of_different_versions_fail():
+    r = explain_text(text(PUB.parent / "proc-driver-nvidia-version__proc-driver-version-dpkg-mismatch.txt"),
+                     expectations=TODAY)
+    f = [x for x in r.findings if x.id == "driver.installed" and x.verdict.value == "fail"]
+    assert f and "loaded kernel module is 520.56.06" in f[0].message and "525.85.12" in f[0].message
+    assert "Reboot" in f[0].remedy

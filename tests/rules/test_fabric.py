@@ -93,3 +93,40 @@ def test_perfquery_counters_warn_on_link_errors_and_drops_and_pass_when_zero():
                      and ("Data" in ln or "Pkts" in ln) else ln.rsplit(".", 1)[0] + ".0" for ln in body.splitlines())
     fs = judge_counters(parse_perfquery(zero), zero)
     assert [f.verdict.value for f in fs] == ["pass"] and "error and drop counters are 0" in fs[0].message
+
+
+def test_perftest_bandwidth_against_the_plan_and_the_line_rates():
+    from wizard.parsers.fabric import detect_perftest, parse_perftest
+    from wizard.rules.fabric import judge_perftest
+
+    body = text(PUBLIC / "perftest__ib-write-bw-loopback-8m.txt")
+    assert detect_perftest(body) > 0.9
+    run = parse_perftest(body)
+    assert run.test == "RDMA_Write" and run.device == "ib0" and run.link_type == "IB"
+    assert abs(run.rows[0][1] - 192.45) < 0.1  # 24056.72 MB/sec x 8 / 1000
+    fs = judge_perftest(run, body, {})
+    assert [f.verdict.value for f in fs] == ["pass"] and "96% of 200 Gb/s (HDR" in fs[0].message
+    fs = judge_perftest(run, body, {"nic_gbit_s": 400})
+    assert [f.verdict.value for f in fs] == ["fail"] and "320 Gb/s" in fs[0].message
+    slow = body.replace("24056.72", "7056.72")
+    assert [f.verdict.value for f in judge_perftest(parse_perftest(slow), slow, {})] == ["warn"]
+    between = body.replace("24056.72", "37500.00")  # 300 Gb/s: a fine HDR-and-a-half? no such port
+    assert [f.verdict.value for f in judge_perftest(parse_perftest(between), between, {})] == ["unknown"]
+
+
+def test_perftest_that_cannot_register_a_gpu_buffer_fails_as_gpudirect_rdma_broken():
+    r = explain_text(text(PUBLIC / "perftest__ib-write-bw-use-cuda-couldnt-allocate-mr.txt"))
+    f = [x for x in r.findings if x.id == "multinode.ib_bandwidth"]
+    assert r.kind == "perftest" and [x.verdict.value for x in f] == ["fail"]
+    assert "GPUDirect RDMA does not work" in f[0].message and "nvidia-peermem" in f[0].remedy
+
+
+def test_ibdiagnet_pm_and_rcv_error_details_read_as_port_counters():
+    from wizard.parsers.fabric import parse_perfquery
+
+    pm = parse_perfquery(text(PUBLIC / "perfquery__ibdiagnet-pm-counters-symbol-errors.txt"))
+    assert pm[0].lid == "1433" and pm[0].port == "2" and pm[0].counters["SymbolErrorCounter"] == 255
+    r = explain_text(text(PUBLIC / "perfquery__ibdiagnet-pm-counters-symbol-errors.txt"))
+    assert r.verdict.value == "warn" and "LinkErrorRecoveryCounter 10" in r.findings[0].message
+    clean = explain_text(text(PUBLIC / "perfquery__rcverrordetails-clean.txt"))
+    assert clean.verdict.value == "pass" and "all 6 error and drop counters are 0" in clean.findings[0].message

@@ -61,3 +61,12 @@ def test_temperature_judged_only_against_a_known_slowdown() -> None:
 def test_garbage_is_unknown_not_a_traceback() -> None:
     f = gpuburn.judge_gpu_burn_text("Initialized device 0 with 100 MB of memory\nrandom\n", {})
     assert [x.verdict for x in f] == [Verdict.UNKNOWN]
+
+
+def test_gpu_burn_that_cannot_start_names_the_cuda_error_it_printed():
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "gpu-burn__h100-system-not-yet-initialized.txt"))
+    f = [x for x in r.findings if x.id == "gpu.stress"]
+    assert r.verdict.value == "fail" and f and "CUDA error 802 = cudaErrorSystemNotReady" in f[0].message
+    assert "nvidia-fabricmanager" in f[0].remedy

@@ -533,7 +533,9 @@ def test_sparse_corrected_aer_is_information(name):
 def test_aer_burst_window():
     from wizard.rules.kernel_log import aer_burst
 
-    assert aer_burst([(0.0, "a"), (0.5, "b")]) is None  # a pair is not a pace
+    assert aer_burst([(0.0, "a")]) is None  # one error is information
+    assert aer_burst([(0.0, "a"), (0.5, "b")]) is not None  # two within a second: 60 per minute
+    assert aer_burst([(0.0, "a"), (30.0, "b")]) is None  # two half a minute apart: 2 per minute
     n, span, ev = aer_burst([(float(i), f"l{i}") for i in range(9)])
     assert (n, span, ev[0], ev[-1]) == (9, 8.0, "l0", "l8")
     assert aer_burst([(0.0, "a"), (5.0, "b"), (10.0, "c")]) is not None  # one every 5 s: 12 per minute
@@ -574,3 +576,30 @@ def test_a_link_that_drops_again_and_again_warns_and_one_drop_does_not():
     once = ("[    8.101] mlx5_core 0000:17:00.0 ens1f0np0: Link down\n"
             "[    9.402] mlx5_core 0000:17:00.0 ens1f0np0: Link up\n")
     assert not [x for x in explain_text(once).findings if x.id == "health.nic_link"]
+
+
+def test_nv_err_reset_required_fails_as_a_gpu_that_needs_a_reset():
+    r = explain_text(text(PUBLIC / "kernel-log__gsp-reset-required.txt"))
+    f = [x for x in r.findings if x.id == "health.gsp"]
+    assert r.verdict is Verdict.FAIL and len(f) == 1 and "NV_ERR_RESET_REQUIRED" in f[0].message
+    assert "only a reset clears" in f[0].message
+
+
+def test_two_corrected_aer_errors_within_milliseconds_are_a_burst():
+    r = explain_text(text(PUBLIC / "kernel-log__aer-corrected-badtlp.txt"))
+    f = [x for x in r.findings if x.id == "health.aer"]
+    assert r.verdict is Verdict.WARN and f and "burst of 2 corrected errors" in f[0].message
+
+
+def test_a_driver_release_that_does_not_support_the_gpu_fails_naming_release_and_pci_id():
+    r = explain_text(text(PUBLIC / "kernel-log__nvrm-gpu-not-supported-h100.txt"))
+    f = [x for x in r.findings if x.id == "health.gpu_init"]
+    assert r.verdict is Verdict.FAIL and "550.90.07 does not support this GPU (PCI ID 10de:2330)" in f[0].message
+    assert "Appendix A" in f[0].remedy
+
+
+def test_a_process_crashing_inside_a_gpu_library_warns_and_kmsg_records_are_read():
+    r = explain_text(text(PUBLIC / "kernel-log__libnccl-segfault.txt"))
+    assert r.verdict is Verdict.WARN and "crashes inside libnccl.so.2" in r.findings[0].message
+    k = explain_text(text(PUBLIC / "kernel-log__kmsg-nvswitch-open-benign.txt"))
+    assert k.kind == "kernel-log" and k.verdict is Verdict.PASS and "(kmsg)" in k.findings[0].message

@@ -468,3 +468,27 @@ def test_multinode_allreduce_at_the_gpus_pcie_bound_passes_without_nic_figures()
     slow = "\n".join(third(ln) for ln in body.splitlines())
     f = nccl.judge_nccl_tests(slow, {})
     assert _v(f) == [Verdict.UNKNOWN] and "no floor is known for this network" in f[0].message
+
+
+def test_nccl_tests_stopping_on_an_nccl_error_fails_without_its_header() -> None:
+    body = text(PUBLIC / "nccl-debug__unhandled-system-error.txt")
+    assert len(parse_nccl_log(body).test_failures) >= 2
+    f = [x for x in nccl.judge_nccl_log(body, {}) if x.id == "node.nccl_errors"]
+    assert _v(f) == [Verdict.FAIL] and "'unhandled system error'" in f[0].message and "2 rank host(s)" in f[0].message
+
+
+def test_gpudirect_rdma_disabled_on_ib_warns_and_p2p_disabled_between_connected_gpus_warns() -> None:
+    f = nccl.judge_nccl_log(text(PUBLIC / "nccl-debug__nccl-info-gdr-disabled-roce.txt"), {})
+    t = [x for x in f if x.id == "multinode.transport"]
+    assert _v(t) == [Verdict.WARN] and "GPUDirect RDMA is disabled for mlx5_0, mlx5_1" in t[0].message
+    p = [x for x in nccl.judge_nccl_log(text(PUBLIC / "nccl-debug__pytorch150734-nccl-p2p-disabled-5090.txt"), {})
+         if x.id == "health.p2p"]
+    assert _v(p) == [Verdict.WARN] and "GPUs 0 and 1" in p[0].message
+
+
+def test_ring_lines_of_a_clean_init_pass_and_gather_or_alltoall_on_nvswitch_gets_the_ring_floor() -> None:
+    f = nccl.judge_nccl_log(text(PUBLIC / "nccl-debug__apex946-nccl-init-p2p-ipc.txt"), {})
+    assert _v(f) == [Verdict.PASS] and "(P2P)" in f[0].message
+    for name in ("nccl-tests__allgather-8xa100.txt", "nccl-tests__nccl-alltoall-a100-8gpu.txt"):
+        g = nccl.judge_nccl_tests(text(PUBLIC / name), {})
+        assert _v(g) == [Verdict.PASS] and "NVLink ring floor" in g[0].message, name

@@ -492,11 +492,13 @@ def test_width_below_max_at_idle_fails():
     assert f.verdict is Verdict.FAIL and "does not drop at idle" in f.message
 
 
-def test_width_below_max_on_a_vm_under_load_fails_with_the_platform_hint():
+def test_width_below_max_on_a_vm_warns_with_the_platform_hint():
+    """Inside a VM guest the hypervisor presents the link (as for the speed): a warn to check against the instance
+    type, not a proven fault of the slot."""
     body = swap(case(H200Q), "                Current                                : 16x",
                 "                Current                                : 8x")
     f = one(q(body), "health.pcie_width")
-    assert f.verdict is Verdict.FAIL and "cloud VM" in f.remedy
+    assert f.verdict is Verdict.WARN and "cloud VM" in f.remedy
 
 
 def test_generation_rules():
@@ -733,7 +735,7 @@ def test_nvml_health_judges_the_probe_like_nvidia_smi(probe_json):
 def test_smi_health_from_the_xml_probe():
     outs = {"nvidia_smi_qx": qx_output("nvidia-smi-q-x__a10g-idle-p8-healthy.xml")}
     f = sc.smi_health(outs, {"gpu_count": 1})
-    assert overall(f) is Verdict.FAIL  # x8 of x16: width below capability fails at any load (was WARN at idle)
+    assert overall(f) is Verdict.WARN  # x8 of x16 inside a VM guest (the A10G's Pass-Through): the platform's link
     assert {x.id for x in f} >= {"health.gpu_count", "health.ecc", "health.pcie_width", "health.temperature"}
 
 

@@ -51,3 +51,29 @@ def test_explain_uses_the_programs_words_only_for_unrecognised_input():
     # a recognised kind is judged by its own rules, never by these words
     r = explain_text(text(PUBLIC / "kernel-log__gpu-fallen-off-bus.txt"))
     assert r.kind == "kernel-log" and not any(f.id == "explain.program_said" for f in r.findings)
+
+
+def test_fatal_lines_and_systemd_start_failures_fail():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__slurmd-gres-dev-nvidia0-missing.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "/dev/nvidia0" in fs[0].message
+
+
+def test_a_cuda_error_number_is_named_from_the_cuda_error_table_with_its_class_verdict():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__ollama-cudart-init-999-after-sleep.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "CUDA error 999 = cudaErrorUnknown" in fs[0].message and "nvidia_uvm" in fs[0].remedy
+    # out of memory (class workload) is the program's load, not the machine: a warn
+    fs = toolwords.judge("myapp: cudaMalloc failure: 2\n")
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "cudaErrorMemoryAllocation" in fs[0].message
+
+
+def test_a_program_finding_its_cuda_devices_passes():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__llamacpp-cuda-init-rtx4050-laptop.txt"))
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "found 1 CUDA devices" in fs[0].message
+
+
+def test_a_stopped_build_and_a_gpu_below_the_required_compute_capability_fail():
+    assert [f.verdict for f in toolwords.judge(text(PUBLIC / "unrecognised__te954-cmake-cudnn-not-found.txt"))] == [
+        Verdict.FAIL]
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__te15-fp8-compute-capability.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "compute capability 9.x required" in fs[0].message

@@ -263,7 +263,7 @@ def _one_run_at_a_time():
 def fresh_state(name: str) -> Path:
     d = BASE / name
     shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
+    d.mkdir(parents=True, mode=0o700)  # private, as bringup makes its state directory (a looser one is tightened and said)
     make_build(d)
     return d
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import hashlib
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
 import pytest
 
 import steps
+from screens import app as app_mod
 from screens.action import ActionScreen
 from screens.app import BringupApp
 from screens.build import BuildScreen
@@ -446,6 +456,11 @@ async def test_unwritable_state_dir_with_a_build_opens_read_only(tmp_path, devvm
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, app)
             assert app.build is not None and app.build.observing
+            # issue 11 #10: it said "another bringup holds this build" though none did
+            summary = text_of(app, "#start-summary")
+            assert f"Read-only: the state directory is not writable: {state}" in summary
+            assert "another bringup" not in summary and "run as root" not in summary
+            assert "READ-ONLY" in str(app.screen.query_one("TopBar", Static).render())
             await pilot.press("r")
             await pilot.pause()
             assert isinstance(app.screen, StepScreen) and app.screen.step_id == "plan.host"  # after the done one
@@ -557,3 +572,154 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
         await pilot.pause()
         status = text_of(app, "#step-status")
         assert status.startswith("! warned") and "passed" not in status.split("\n")[0]
+
+
+# ---------------------------------------------------------------- a dropped session (SIGHUP in a real pty)
+
+class PtyTUI:
+    """The real ``bringup`` TUI on a pseudo-terminal (80x24) it has as its controlling terminal; closing the
+    master end is what sshd or tmux does when the session drops (the kernel hangs the terminal up and sends
+    SIGHUP). Its output is read all along, as a terminal does."""
+
+    ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\x1b\][^\x07]*\x07")
+    TAKE_TTY = ("import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+                "os.execv(sys.argv[1], sys.argv[1:])")
+
+    def __init__(self, state: Path) -> None:
+        from tests.conftest import bringup_cmd, env_for_cli
+
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        env = dict(env_for_cli(), TERM="xterm-256color")
+        self.proc = subprocess.Popen([sys.executable, "-c", self.TAKE_TTY, *bringup_cmd("--state", str(state))],
+                                     stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        os.close(slave)
+        self.out = bytearray()
+
+    def pump(self, seconds: float, until: str = "") -> bool:
+        """Read the terminal for up to ``seconds``; True as soon as ``until`` (escapes removed) was shown."""
+        end = time.monotonic() + seconds
+        while True:
+            if until and until in self.ANSI.sub("", self.out.decode("utf-8", "replace")):
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return not until
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.05))
+            if ready:
+                try:
+                    self.out += os.read(self.master, 65536)
+                except OSError:
+                    return False
+
+    def press(self, key: str) -> None:
+        os.write(self.master, key.encode())
+
+    def hang_up(self) -> None:
+        os.close(self.master)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.mark.parametrize("instant", ["start screen", "confirmation shown", "0 ms after yes", "20 ms after yes",
+                                     "50 ms after yes", "action screen"])
+def test_a_dropped_session_ends_the_ui_within_5_s(state_dir, instant):
+    """Issue 11 #2: 8 in 10 sessions dropped just after confirming an action hung for ever (Textual's writer
+    thread died of EIO and LinuxDriver.close waited on its full queue). The UI now ends, cleanly (status 0)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
+    b.set_cursor("health.idle_baseline")
+    b.store.set_plan(baseline_minutes=0.01)
+    b.close()
+    tui = PtyTUI(state_dir)
+    try:
+        assert tui.pump(20, "Resume"), tui.out[-2000:]
+        if instant != "start screen":
+            tui.press("r")
+            assert tui.pump(10, "Record an idle")
+            tui.pump(0.3)
+            tui.press("a")
+            assert tui.pump(10, "Changes the system: no")
+            if instant != "confirmation shown":
+                tui.press("y")
+                tui.pump({"0 ms after yes": 0, "20 ms after yes": 0.02, "50 ms after yes": 0.05}.get(instant, 0.5))
+        tui.hang_up()
+        try:
+            rc = tui.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"bringup still runs 5 s after its session dropped ({instant})")
+        assert rc == 0, f"ended by the {app_mod.HANGUP_EXIT_S} s bound, not cleanly: status {rc}"
+    finally:
+        tui.close()
+
+
+def test_hangup_guard_ends_a_blocked_process_within_its_bound(tmp_path):
+    """Whatever blocks the UI's shutdown, the process ends HANGUP_EXIT_S after SIGHUP (status 128 + 1)."""
+    script = ("import asyncio, threading\nfrom screens.app import HangupGuard\n"
+              "loop = asyncio.new_event_loop()\n"
+              "assert HangupGuard(lambda: None, loop, bound_s=1.0).install()\n"
+              "print('ready', flush=True)\nthreading.Event().wait()\n")
+    from tests.conftest import env_for_cli
+
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env_for_cli(), cwd=tmp_path)
+    try:
+        assert p.stdout is not None and p.stdout.readline() == b"ready\n"
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGHUP)
+        assert p.wait(5) == 128 + signal.SIGHUP
+        assert time.monotonic() - t0 >= 0.9  # the bound was waited for, not the default action
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_hangup_guard_restores_the_handlers_it_replaced():
+    previous = signal.getsignal(signal.SIGHUP)
+    loop = asyncio.new_event_loop()
+    try:
+        guard = app_mod.HangupGuard(lambda: None, loop)
+        assert guard.install() and signal.getsignal(signal.SIGHUP) is not previous
+        guard.restore()
+        assert signal.getsignal(signal.SIGHUP) is previous
+        guard._thread.join(2)
+        assert not guard._thread.is_alive()  # no signal came: nothing left watching
+    finally:
+        loop.close()
+
+
+def test_terminal_file_drops_output_once_the_terminal_is_gone():
+    m, s = os.openpty()
+    f = app_mod.TerminalFile(os.fdopen(s, "w"))
+    f.write("drawn\n")
+    f.flush()
+    assert os.read(m, 100) == b"drawn\r\n"
+    os.close(m)  # the hangup: writing to the terminal now fails with EIO
+    for _ in range(100):  # more than Textual's writer queue holds
+        assert f.write("x" * 4096) == 4096
+        f.flush()
+    assert f.gone and not f.isatty()
+
+
+async def test_a_loose_state_tree_is_tightened_and_said(devvm_host):
+    """Issue 11 #7: a state tree other users could read is made private when the TUI opens it, and it says so."""
+    import shutil
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="bringup-test-"))  # reachable by other users (pytest's tmp_path is not)
+    try:
+        top.chmod(0o755)
+        state = top / "s"
+        Build.open(state, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock).close()
+        for p in [state, *state.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        app = app_for(state, devvm_host)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            notes = [n.message for n in app._notifications]  # Textual lists what notify() showed only here
+            assert any("could be read by other users" in n for n in notes), notes
+        assert all(p.stat().st_mode & 0o077 == 0 for p in [state, *state.rglob("*")])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -86,12 +86,17 @@ def test_swap_off_then_rollback_for_real_in_a_temp_root(tmp_path, sample):
 def test_describe_shows_exactly_what_changes():
     raw = text(SYN / "synthetic_fstab__ubuntu-swapimg-raid-barrier0.txt")
     r = osstage.swap_off_resolved(raw, "/etc/fstab", "/var/lib/bringup/builds/b/backups")
-    assert r.describe() == [
-        "write /etc/fstab (backed up first, replaced atomically)",
+    assert r.describe() == [  # the diff is from the file the resolver read, whatever /etc/fstab here holds
+        "write /etc/fstab (backed up first, replaced atomically): comment out 1 swap entry",
+        "    --- /etc/fstab (now)",
+        "    +++ /etc/fstab (after)",
+        "    @@ -1,4 +1,4 @@",
+        "     # /etc/fstab: static file system information.",
+        "     UUID=0c9b5f61-1b1c-4e43-9f3a-2b2a5b8f4e21 /               ext4    errors=remount-ro 0       1",
+        "    -/swap.img\tnone\tswap\tsw\t0\t0",
+        "    +#bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0",
+        "     /dev/md0 /raid ext4 defaults,noatime,barrier=0 0 2",
         "$ swapoff -a",
-        "    comment out 1 swap entry in /etc/fstab:",
-        "    - /swap.img\tnone\tswap\tsw\t0\t0",
-        "    + #bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0",
     ]
 
 
@@ -105,7 +110,7 @@ def test_resolve_from_probes_and_the_manual_cases():
     fstab = ProbeOutput("fstab", "/etc/fstab", text=text(PUB / "fstab__insights-core-rhel-anaconda-lvm-swap.txt"))
     r = spec.resolve(_ctx({"fstab": fstab}))
     assert r.ops[0]["write"] == "/etc/fstab" and r.ops[1] == {"argv": ["swapoff", "-a"]}
-    assert "    - /dev/mapper/rhel_hadoop--test--1-swap swap                    swap    defaults        0 0" in r.describe()
+    assert "    -/dev/mapper/rhel_hadoop--test--1-swap swap                    swap    defaults        0 0" in r.describe()
     # this VM: no swap entry, no swap in use
     vm = _ctx({"fstab": ProbeOutput("fstab", "/etc/fstab", text=text(VM / "etc" / "fstab")),
                "swaps": ProbeOutput("swaps", "/proc/swaps", text=text(VM / "proc" / "swaps"))})
@@ -166,7 +171,7 @@ def test_dry_run_records_and_prints_the_exact_ops_and_changes_nothing(state_dir,
         assert run.state == act.ActionState.DRY_RUN and run.pid is None
         log = Path(run.log_path).read_text()
         assert f"would run: write {fstab} (backed up first, replaced atomically)" in log
-        assert "would run: $ swapoff -a" in log and "would run:     + #bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0" in log
+        assert "would run: $ swapoff -a" in log and "would run:     +#bringup-swap-off# /swap.img\tnone\tswap\tsw\t0\t0" in log
         assert fstab.read_text() == raw and not b.backup_dir.exists()
         rec = b.store.action_run(run.id)
         assert rec.argv == [["write", str(fstab)], ["swapoff", "-a"]] and rec.user == "tester" and rec.dry_run

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import sat_int
 
 _KV = re.compile(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|Brand|GPU UUID|Bus Location|"
                  r"Architecture):\s*(.*?)\s*$")
@@ -157,7 +158,7 @@ def parse_kubectl_pods(text: str) -> list[Pod]:
             continue
         ns = cells[0] if ns_col else ""
         rest = cells[1:] if ns_col else cells
-        restarts = int(rest[3]) if rest[3].isdigit() and len(rest[3]) < 9 else None
+        restarts = sat_int(rest[3]) if rest[3].isdigit() and len(rest[3]) < 9 else None
         pods.append(Pod(ns, rest[0], rest[1], rest[2], restarts, s))
     return pods
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers._frozen import build_set
+from wizard.common import sat_int
 
 
 # ------------------------------------------------------------------ versions
@@ -29,7 +30,7 @@ def version_tuple(v: str) -> tuple[int, ...]:
     for part in re.split(r"[.\-]", v.strip()):
         if not re.fullmatch(r"\d{1,9}", part):
             break
-        out.append(int(part))
+        out.append(sat_int(part))
     return tuple(out)
 
 
@@ -145,7 +146,7 @@ def _cuda_error_table() -> tuple[CudaErrorInfo, ...]:
 
     out = []
     for r in table("cuda_errors.csv"):
-        out.append(CudaErrorInfo(int(r["code"]), int(r["legacy_code"]) if r["legacy_code"] else None, r["name"],
+        out.append(CudaErrorInfo(sat_int(r["code"]), sat_int(r["legacy_code"]) if r["legacy_code"] else None, r["name"],
                                  r["driver_name"], r["message"], r["class"], r["meaning"], r["action"], r["source"]))
     return tuple(out)
 
@@ -195,7 +196,7 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
     for rx in _CODED:
         m = rx.search(line)
         if m:
-            n = int(m.group(1))
+            n = sat_int(m.group(1))
             return n, cuda_error_lookup(n, m.group(2))
     nm = _CU_NAME.search(line)
     if nm:
@@ -237,6 +238,9 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("no_kernel_image", re.compile(r"no kernel image is available for execution on the device|"
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
     ("oom", re.compile(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
+    ("ext_mismatch", re.compile(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile "
+                                r"PyTorch|Cuda extensions are being compiled with a version of Cuda that does not match",
+                                re.I)),
     ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b", re.I)),
 )
@@ -349,7 +353,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                 t.errors.append(CudaError(kind, s, detail, info.code if info else None, printed, info,
                                           parse_oom(s) if kind == "oom" else None))
                 if kind == "driver_too_old" and detail.isdigit() and not t.driver_cuda:
-                    build_set(t, "driver_cuda", cuda_from_int(int(detail)))
+                    build_set(t, "driver_cuda", cuda_from_int(sat_int(detail)))
                     t.evidence["driver_cuda"] = s
                 break
         if re.search(r"supports CUDA capabilities|cuda capability \d|CUDA capability sm_\d", s, re.I):
@@ -490,7 +494,8 @@ _TORCH_MARKERS = (
     "Is CUDA available:", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
     "ProcessGroupNCCL is only supported with GPUs",
-    "device='cuda", "<torch.cuda.device object",
+    "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
+    "Cuda extensions are being compiled with a version of Cuda",
 )
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from wizard.common import sat_int
+from wizard.parsers._frozen import build_set as _set
+
 # ------------------------------------------------------------------ deviceQuery
 
 _DQ_HEADER = re.compile(r"CUDA Device Query \((?:Runtime|Driver) API\)", re.I)
@@ -85,14 +88,14 @@ def parse_device_query(text: str) -> DeviceQuery:
     for i, ln in enumerate(lines):
         m = _DQ_DETECTED.search(ln)
         if m:
-            v["detected"], v["detected_line"] = int(m.group(1)), ln.strip()
+            v["detected"], v["detected_line"] = sat_int(m.group(1)), ln.strip()
             continue
         if _DQ_NONE.search(ln):
             v["no_device_line"] = ln.strip()
             continue
         m = _DQ_ERROR.search(ln)
         if m:
-            v["error_code"] = int(m.group(1))
+            v["error_code"] = sat_int(m.group(1))
             error_lines[:] = [ln.strip()]
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             t = _DQ_ERROR_TEXT.match(nxt)
@@ -102,7 +105,7 @@ def parse_device_query(text: str) -> DeviceQuery:
             continue
         m = _DQ_DEVICE.match(ln)
         if m:
-            devices.append(DqDevice(int(m.group(1)), m.group(2).strip(), ln.strip()))
+            devices.append(DqDevice(sat_int(m.group(1)), m.group(2).strip(), ln.strip()))
             continue
         m = _RESULT.match(ln)
         if m:
@@ -112,7 +115,7 @@ def parse_device_query(text: str) -> DeviceQuery:
         if m:
             v["summary_line"] = ln.strip()
             n = _DQ_NUMDEVS.search(ln)
-            v["numdevs"] = int(n.group(1)) if n else None
+            v["numdevs"] = sat_int(n.group(1)) if n else None
             continue
         if not devices:
             continue
@@ -134,7 +137,7 @@ def parse_device_query(text: str) -> DeviceQuery:
             continue
         m = _DQ_PCI.search(ln)
         if m:
-            devices[-1] = replace(cur, pci_bus=int(m.group(2)))
+            devices[-1] = replace(cur, pci_bus=sat_int(m.group(2)))
     if "detected" not in v and not devices and "error_code" not in v and "result" not in v:
         problems.append("no device count, device, error or Result line")
     return DeviceQuery(devices=devices, error_lines=error_lines, problems=problems, **v)  # type: ignore[arg-type]
@@ -204,7 +207,7 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
         m = _BT_SECTION.match(ln)
         if m:
             direction, memory, unit = _DIRECTION[m.group(1).lower()], "", ""
-            ndev = int(m.group(2))
+            ndev = sat_int(m.group(2))
             continue
         m = _BT_MEMORY.match(ln)
         if m:
@@ -220,7 +223,7 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
             continue
         m = _DQ_ERROR.search(ln) or re.search(r"code=(\d+)\(cuda\w+\)", ln)
         if m:
-            error_code = int(m.group(1))
+            error_code = sat_int(m.group(1))
             error_lines.append(ln.strip())
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             if _DQ_ERROR_TEXT.match(nxt):
@@ -229,7 +232,7 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
         m = _BT_ROW.match(ln)
         if m and direction and unit:
             try:
-                size, v = int(m.group(1)), float(m.group(2))
+                size, v = sat_int(m.group(1)), float(m.group(2))
             except ValueError:
                 problems.append(f"unreadable row: {ln.strip()}")
                 continue
@@ -240,7 +243,7 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
             continue
         m = _BT_DEVICE.match(ln)
         if m and not direction:
-            devices.append((int(m.group(1)), m.group(2).strip(), ln.strip()))
+            devices.append((sat_int(m.group(1)), m.group(2).strip(), ln.strip()))
     if not best and not result and error_code is None:
         problems.append("no bandwidth figure, error or Result line")
     return BandwidthTest(devices, list(best.values()), result, result_line, error_code, error_lines, problems)
@@ -313,11 +316,11 @@ def parse_p2p_test(text: str) -> P2pTest:
     for ln in text.splitlines():
         m = _P2P_DEVICE.match(ln)
         if m:
-            devices[int(m.group(1))] = (m.group(2).strip(), ln.strip())
+            devices[sat_int(m.group(1))] = (m.group(2).strip(), ln.strip())
             continue
         m = _P2P_ACCESS.search(ln)
         if m:
-            key = (int(m.group(1)), int(m.group(3)))
+            key = (sat_int(m.group(1)), sat_int(m.group(3)))
             access[key] = m.group(2) == "CAN"
             access_lines[key] = ln.strip()
             continue
@@ -334,7 +337,7 @@ def parse_p2p_test(text: str) -> P2pTest:
                 cur = cur.split(" CPU")[0] + " CPU"
                 built.setdefault(cur, ([], {}, []))
             cols, _, mlines = built[cur]
-            cols[:] = [int(x) for x in m.group(2).split()]
+            cols[:] = [sat_int(x) for x in m.group(2).split()]
             mlines.append(ln.rstrip())
             continue
         m = _MATRIX_ROW.match(ln)
@@ -345,7 +348,7 @@ def parse_p2p_test(text: str) -> P2pTest:
                 problems.append(f"{cur}: row with {len(vals)} values for {len(cols)} columns: {ln.strip()}")
                 continue
             try:
-                values[int(m.group(1))] = {c: float(x) for c, x in zip(cols, vals)}
+                values[sat_int(m.group(1))] = {c: float(x) for c, x in zip(cols, vals)}
             except ValueError:
                 problems.append(f"unreadable row: {ln.strip()}")
                 continue
@@ -518,14 +521,14 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
             continue
         m = _NB_DEVICE.match(ln)
         if m and cur is None:
-            devices[int(m.group(1))] = (m.group(2).strip(), ln.strip())
+            devices[sat_int(m.group(1))] = (m.group(2).strip(), ln.strip())
             continue
         if cur is None:
             continue
         if not cur.cols:
             m = _NB_COLS.match(ln)
             if m:
-                cur.cols[:] = [int(x) for x in m.group(1).split()]
+                cur.cols[:] = [sat_int(x) for x in m.group(1).split()]
                 cur.lines.append(ln.rstrip())
             elif ln.strip():
                 problems.append(f"{cur.title}: no column line: {ln.strip()}")
@@ -538,7 +541,7 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
                 problems.append(f"{cur.title}: row with {len(vals)} values for {len(cur.cols)} columns: {ln.strip()}")
                 continue
             try:
-                cur.values[int(m.group(1))] = {c: (None if x == "N/A" else float(x)) for c, x in zip(cur.cols, vals)}
+                cur.values[sat_int(m.group(1))] = {c: (None if x == "N/A" else float(x)) for c, x in zip(cur.cols, vals)}
             except ValueError:
                 problems.append(f"unreadable row: {ln.strip()}")
                 continue
@@ -550,3 +553,53 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
     if not done and not waived and not errors:
         problems.append("no nvbandwidth matrix, Waived line or error")
     return Nvbandwidth(version, devices, done, waived, waived_names, errors, error_tc, problems)
+
+
+# ------------------------------------------------------------------ any other CUDA sample
+
+_ANY_GPU = re.compile(r"^\s*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
+_ANY_START = re.compile(r"^\s*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
+_ANY_ERROR = re.compile(r"CUDA error at .*code=(\d+)|checkCudaErrors|CUDA [Ee]rror:|Result = FAIL|Test failed|"
+                        r"\bFAILED\b|cudaError\w+")
+_ANY_DONE = re.compile(r"Result = PASS|Test passed|Test PASSED|NOTE: The CUDA Samples are not meant for performance|"
+                       r"^\s*Done\s*$|Result = WAIVED|[Ww]aiving", re.M)
+
+
+@dataclass(frozen=True)
+class CudaSample:
+    """Output of a CUDA sample bringup has no dedicated reader for: its name, the GPUs it picked (index, the name or
+    architecture it printed, compute capability "8.6"), error lines, and the line that shows it ran to its end."""
+
+    name: str = ""
+    gpus: list[tuple[int, str, str, str]] = field(default_factory=list)  # (index, name, cc, line)
+    errors: list[str] = field(default_factory=list)
+    done: str = ""
+    waived: bool = False
+
+
+def parse_cuda_sample(text: str) -> CudaSample:
+    start = _ANY_START.search(text)
+    s = CudaSample(name=next((g for g in start.groups() if g), "") if start else "")
+    for m in _ANY_GPU.finditer(text):
+        s.gpus.append((sat_int(m.group(1)), m.group(2), f"{m.group(3)}.{m.group(4)}", m.group(0).strip()))
+    for ln in text.splitlines():
+        if _ANY_ERROR.search(ln):
+            s.errors.append(ln.strip())
+    done = [m.group(0).strip() for m in _ANY_DONE.finditer(text)]
+    _set(s, "done", done[-1] if done else "")
+    _set(s, "waived", any("aiv" in d for d in done))
+    return s
+
+
+def detect_cuda_sample(text: str) -> float:
+    """0.85 for a CUDA sample's output: the ``GPU Device N: "<name>" with compute capability X.Y`` line the samples'
+    helper prints, or a ``Running sample X`` / ``[X] - Starting...`` banner with a Result/Done line (deviceQuery,
+    bandwidthTest and p2pBandwidthLatencyTest have their own readers and claim theirs with more confidence)."""
+    if not isinstance(text, str) or ("compute capability" not in text and "Starting..." not in text
+                                     and "Running sample" not in text):
+        return 0.0
+    if _ANY_GPU.search(text):
+        return 0.85
+    if _ANY_START.search(text) and (_ANY_DONE.search(text) or _ANY_ERROR.search(text)):
+        return 0.8
+    return 0.0

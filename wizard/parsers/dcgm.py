@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import sat_int
 
 
 STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
@@ -93,7 +94,7 @@ def _gpu_list(s: str) -> list[int] | None:
     """"GPUs: 1, 2, 3" / "GPU: 0" -> [1, 2, 3] / [0]; "All" -> None."""
     m = re.match(r"GPUs?\s*:?\s*([\d,\s]+)$", s.strip(), re.I)
     if m:
-        return [int(x) for x in re.findall(r"\d+", m.group(1))]
+        return [sat_int(x) for x in re.findall(r"\d+", m.group(1))]
     return None
 
 
@@ -123,7 +124,7 @@ def _status_value(r: DiagResult, chunk: str) -> bool:
     found = _GPU_STATUS.findall(c)
     if found and re.fullmatch(r"(?:\s*GPU\s?\d+\s*:\s*\w+\s*,?)+", c, re.I):
         for g, st in found:
-            r.per_gpu[int(g)] = STATUSES.get(st.lower(), st.lower())
+            r.per_gpu[sat_int(g)] = STATUSES.get(st.lower(), st.lower())
         return True
     return False
 
@@ -144,13 +145,13 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
             text_ = re.sub(r"\s+", " ", "".join(msg_parts)).strip()
             if gpu is None:
                 m = _GPU_IN_TEXT.search(text_)
-                gpu = int(m.group(1)) if m else None
+                gpu = sat_int(m.group(1)) if m else None
             res.add_message(gpu, text_)
         msg_target, msg_parts = None, []
 
     lv = re.search(r"dcgmi\s+diag\b.*?(?:-r|--run)\s*(\d)\b", text)
     if lv:
-        _set(d, "level", int(lv.group(1)))
+        _set(d, "level", sat_int(lv.group(1)))
     for raw in text.splitlines():
         line = raw.rstrip()
         s = line.strip()
@@ -197,7 +198,7 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
                         target = DiagResult("(test above the cut)", section)
                         _set(d, "orphans", target)
                 gm = re.search(r"GPU\s?(\d+)", name)
-                msg_target = (target, int(gm.group(1)) if gm else None, base)
+                msg_target = (target, sat_int(gm.group(1)) if gm else None, base)
                 msg_parts = [cell.rstrip()]
                 target.lines.append(s)
                 prev_cell = cell
@@ -245,7 +246,7 @@ def _gpu_ids(res: Mapping[str, Any]) -> list[int]:
         if isinstance(v, int):
             return [v]
         if isinstance(v, str):
-            return [int(x) for x in re.findall(r"\d+", v)]
+            return [sat_int(x) for x in re.findall(r"\d+", v)]
     return []
 
 
@@ -478,7 +479,7 @@ def parse_dcgm_health(text: str) -> DcgmHealth:
             continue
         gm = re.fullmatch(r"(?:GPU ID:\s*|GPU\s*)?(\d+)", label_n) if ("GPU" in label or "->" in label) else None
         if gm and _state(value.split(" - ")[0]):
-            gpu = int(gm.group(1))
+            gpu = sat_int(gm.group(1))
             h.gpus[gpu] = _state(value.split(" - ")[0])
             h.lines.append(raw.strip())
             cur = None
@@ -527,7 +528,7 @@ def _health_json(text: str) -> DcgmHealth:
                 continue
             key = str(k)
             num = re.fullmatch(r"[0-9]{1,6}", key)
-            g = int(key) if num and path and path[-1] == "GPU" else gpu
+            g = sat_int(key) if num and path and path[-1] == "GPU" else gpu
             if isinstance(v, dict):
                 val = v.get("value")
                 sm = re.fullmatch(r"(.+?) system", key, re.I)
@@ -600,7 +601,7 @@ def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
         line = raw.rstrip()
         m = _DISC_FOUND.match(line)
         if m:
-            n, what = int(m.group(1)), m.group(2).lower()
+            n, what = sat_int(m.group(1)), m.group(2).lower()
             section = what
             if what.startswith("gpu") and d.gpus_found is None:
                 _set(d, "gpus_found", n)
@@ -620,7 +621,7 @@ def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
         if not r or not section.startswith("gpu"):
             continue
         if r.group(1):
-            cur = DiscoveredGpu(int(r.group(1)))
+            cur = DiscoveredGpu(sat_int(r.group(1)))
             d.gpus.append(cur)
         if cur is None:
             continue
@@ -701,7 +702,7 @@ def parse_dcgmi_dmon(text: str) -> DcgmDmon:
             d.problems.append(line.strip())
             if len(vals) < len(d.columns):
                 continue
-        d.samples.append(DmonSample(r.group(1).upper(), int(r.group(2)), dict(zip(d.columns, vals)), line.strip()))
+        d.samples.append(DmonSample(r.group(1).upper(), sat_int(r.group(2)), dict(zip(d.columns, vals)), line.strip()))
     return d
 
 

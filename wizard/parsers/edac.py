@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 
-from wizard.common import to_int
+from wizard.common import to_int, sat_int
 from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
 from wizard.parsers._frozen import build_set as _set
 
@@ -164,16 +164,16 @@ def parse_edac_util(text: str) -> EdacFacts:
                 or "unable to get edac data" in low or "edac info unavailable" in low:
             _set(facts, "no_controller_line", raw)
             continue
-        m = re.search(r"EDAC drivers are loaded\. (\d+) MC", line)
+        m = re.search(r"EDAC drivers are loaded\. (\d{1,4}) MC", line)  # bounded: each MC becomes a name
         if m:
-            facts.controllers.update(f"mc{i}" for i in range(int(m.group(1))))
+            facts.controllers.update(f"mc{i}" for i in range(sat_int(m.group(1))))
             continue
         if re.match(r"^mc\d+:\S", line) and not _EU_FULL.match(line):  # --status -v list: "  mc0:Sandy Bridge"
             facts.controllers.add(line.split(":", 1)[0])
             continue
         m = _EU_FULL.match(line)
         if m:
-            mc, row, label, kind, n = m.group("mc"), m.group("row"), m.group("label"), m.group("kind"), int(m.group("n"))
+            mc, row, label, kind, n = m.group("mc"), m.group("row"), m.group("label"), m.group("kind"), sat_int(m.group("n"))
             facts.controllers.add(mc)
             if row == "noinfo":
                 c = per.setdefault((mc, "noinfo", ""), MemCount(mc, "noinfo"))
@@ -199,7 +199,7 @@ def parse_edac_util(text: str) -> EdacFacts:
             if label and re.fullmatch(r"ch\d+(/ch\d+)?", label):
                 where, label = f"{row}/{label}", ""
             c = per.setdefault((mc, where, label), MemCount(mc, where, label))
-            n = int(m.group("n"))
+            n = sat_int(m.group("n"))
             if m.group("kind").lower().startswith("uncorr"):
                 _set(c, "ue", (c.ue or 0) + n)
             else:
@@ -212,14 +212,14 @@ def parse_edac_util(text: str) -> EdacFacts:
             facts.controllers.add(mc)
             c = per.setdefault((mc, "", ""), MemCount(mc))
             if m.group("kind").lower().startswith("uncorr"):
-                _set(c, "ue", int(m.group("n")))
+                _set(c, "ue", sat_int(m.group("n")))
             else:
-                _set(c, "ce", int(m.group("n")))
+                _set(c, "ce", sat_int(m.group("n")))
             c.evidence.append(raw)
             continue
         m = _EU_TOTAL.match(line)
         if m:
-            totals[m.group("kind")] = (int(m.group("n")), raw)
+            totals[m.group("kind")] = (sat_int(m.group("n")), raw)
             continue
         if line.startswith("edac-util:"):
             if "error" in low:
@@ -377,7 +377,7 @@ def _ras_row(section: str, line: str, raw: str) -> RasItem | None:
     if section == "memory":
         m = _RAS_MC_SUMMARY.match(line) or _RAS_MC_ERRORS.match(line)
         if m:
-            return RasItem("memory", _mem_severity(m.group("type")), int(m.group("n")),
+            return RasItem("memory", _mem_severity(m.group("type")), sat_int(m.group("n")),
                            (m.groupdict().get("label") or ""), raw)
     elif section == "aer":
         m = _RAS_AER_ERRORS.match(line)
@@ -385,27 +385,27 @@ def _ras_row(section: str, line: str, raw: str) -> RasItem | None:
             return RasItem("aer", _aer_severity(m.group("type")), 1, m.group("dev"), raw)
         m = _RAS_AER_SUMMARY.match(line)
         if m:
-            return RasItem("aer", _aer_severity(m.group("type")), int(m.group("n")), "", raw)
+            return RasItem("aer", _aer_severity(m.group("type")), sat_int(m.group("n")), "", raw)
     elif section == "mce":
         m = _RAS_MCE_ERRORS.match(line)
         if m:
             return RasItem("mce", _mem_severity(m.group("msg").split(",")[0]), 1, "", raw)
         m = _RAS_MCE_SUMMARY.match(line)
         if m:
-            return RasItem("mce", _mem_severity(m.group("msg")), int(m.group("n")), "", raw)
+            return RasItem("mce", _mem_severity(m.group("msg")), sat_int(m.group("n")), "", raw)
     elif section == "error_count":
         m = _RAS_COUNT_ROW.match(line)
         if m:
-            ce, ue = int(m.group("ce")), int(m.group("ue"))
+            ce, ue = sat_int(m.group("ce")), sat_int(m.group("ue"))
             sev = "ue" if ue else ("ce" if ce else "")
             return RasItem("error_count", sev, ue or ce, m.group("label"), raw)
     elif section in ("memory_failure",):
         m = re.search(r"(\d+)\s*$", line) or re.search(r"errors?: (\d+)", line)
-        return RasItem(section, "ue", int(m.group(1)) if m else 1, "", raw)
+        return RasItem(section, "ue", sat_int(m.group(1)) if m else 1, "", raw)
     elif section:
         m = re.match(r"^(\d+) ", line) or re.search(r"has (\d+) errors", line) or re.search(r"errors: (\d+)", line)
         sev = "fatal" if re.search(r"\bfatal\b", line, re.I) and not re.search(r"non-?fatal", line, re.I) else ""
-        return RasItem(section, sev, int(m.group(1)) if m else 1, "", raw)
+        return RasItem(section, sev, sat_int(m.group(1)) if m else 1, "", raw)
     return None
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from wizard.common import to_float
+from wizard.parsers._frozen import build_set as _set
+
+from wizard.common import to_float, sat_int
 
 # logical port states (IBA PortInfo:PortState; ibv_port_state): one spelling for all three tools
 STATES = {
@@ -107,7 +109,7 @@ def _rate(raw: str) -> float | None:
 
 def _mtu(raw: str) -> int | None:
     m = re.match(r"^\s*(\d+)", raw)
-    return int(m.group(1)) if m else None
+    return sat_int(m.group(1)) if m else None
 
 
 def _layer(raw: str) -> str:
@@ -172,11 +174,11 @@ def _parse(text: str) -> IbPorts:
         m = _IBSTATUS_HEAD.match(raw)
         if m:
             tools.append("ibstatus")
-            b.start(m.group(1), int(m.group(2)), raw)
+            b.start(m.group(1), sat_int(m.group(2)), raw)
             continue
         m = _IBSTAT_PORT.match(raw) or _DEVINFO_PORT.match(raw)
         if m and (ca or _IBSTAT_PORT.match(raw)):
-            b.start(ca or "?", int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
+            b.start(ca or "?", sat_int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
             continue
         kv = _KV.match(raw)
         if not kv or b.cur is None:
@@ -221,7 +223,8 @@ def detect_ib_ports(text: str) -> float:
 # ------------------------------------------------------------------ perfquery (IB port counters)
 
 _PQ_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]+):\.{2,}\s*(\S+)\s*$")
-_PQ_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*(?:Lid\s+(\d+))?\s*(?:port\s+(\d+|all))?", re.I)
+_PQ_HEAD = re.compile(r"^#\s*Port(?:RcvErrorDetails|XmitDiscardDetails|\w*)? ?(extended )?counters:\s*(?:Lid\s+(\d+))?\s*"
+                      r"(?:port\s+(\d+|all))?", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -237,9 +240,25 @@ class PortCounters:
     header: str = ""
 
 
+_PM_HEAD = re.compile(r"^Port=(\d+)\s+Lid=(0x[0-9a-fA-F]+|\d+)\b")
+_PM_LINE = re.compile(r"^([a-z][a-z0-9_]+)=(0x[0-9a-fA-F]+|\d+)\s*$")
+_PM_NAMES = {"port_xmit_discard": "PortXmitDiscards", "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
+             "local_link_integrity_errors": "LocalLinkIntegrityErrors", "excessive_buffer_overrun_errors":
+             "ExcessiveBufferOverrunErrors", "vl15_dropped": "VL15Dropped", "port_xmit_wait": "PortXmitWait"}
+"""ibdiagnet2.pm counter names whose perfquery name is not their CamelCase."""
+
+
+def _pm_name(snake: str) -> str:
+    """``symbol_error_counter_extended`` -> ``SymbolErrorCounter`` (the perfquery name of an ibdiagnet2.pm counter)."""
+    base = re.sub(r"_extended$", "", snake)
+    return _PM_NAMES.get(base) or "".join(w.capitalize() for w in base.split("_"))
+
+
 def parse_perfquery(text: str) -> list[PortCounters]:
     """Every port block of ``perfquery [-x]`` output (a block starts at its ``# Port counters`` header; a paste
-    without one is one block). Values are decimal or 0x hex; never raises."""
+    without one is one block), and of ibdiagnet's ``ibdiagnet2.pm`` (``Port=2 Lid=0x0599 ...`` then
+    ``symbol_error_counter_extended=0xff`` lines, read under the perfquery names). Values are decimal or 0x hex;
+    never raises."""
     blocks: list[PortCounters] = []
     cur: PortCounters | None = None
     for raw in text.splitlines()[:20000]:
@@ -249,6 +268,19 @@ def parse_perfquery(text: str) -> list[PortCounters]:
             cur = PortCounters(lid=h.group(2) or "", port=h.group(3) or "", extended=bool(h.group(1)), header=s)
             blocks.append(cur)
             continue
+        pm = _PM_HEAD.match(s)
+        if pm:
+            lid = str(int(pm.group(2), 16)) if pm.group(2).lower().startswith("0x") else pm.group(2)
+            cur = PortCounters(lid=lid, port=pm.group(1), extended=True, header=s)
+            blocks.append(cur)
+            continue
+        p2 = _PM_LINE.match(s)
+        if p2 and cur is not None and cur.header.startswith("Port="):
+            pv = p2.group(2)
+            cur.counters[_pm_name(p2.group(1))] = (int(pv[:20], 16) if pv.lower().startswith("0x") else
+                                                   int(pv) if len(pv) < 20 else None)
+            cur.lines.append(s)
+            continue
         m = _PQ_LINE.match(s)
         if not m:
             continue
@@ -257,7 +289,7 @@ def parse_perfquery(text: str) -> list[PortCounters]:
             blocks.append(cur)
         name, raw_v = m.group(1), m.group(2)
         try:
-            v: int | None = int(raw_v, 16) if raw_v.lower().startswith("0x") else int(raw_v) if len(raw_v) < 40 else None
+            v: int | None = int(raw_v, 16) if raw_v.lower().startswith("0x") else sat_int(raw_v) if len(raw_v) < 40 else None
         except ValueError:
             v = None
         cur.counters[name] = v
@@ -267,8 +299,72 @@ def parse_perfquery(text: str) -> list[PortCounters]:
 
 def detect_perfquery(text: str) -> float:
     """0.95 for perfquery output: ``Name:......value`` lines that include the IB port counters."""
-    if "PortXmitData" not in text and "SymbolErrorCounter" not in text:
+    if re.search(r"^Port=\d+\s+Lid=", text, re.M) and re.search(r"^(?:symbol_error_counter|port_rcv_errors|"
+                                                                 r"link_downed_counter)\w*=", text, re.M):
+        return 0.95  # ibdiagnet2.pm
+    if "PortXmitData" not in text and "SymbolErrorCounter" not in text and not _PQ_HEAD.search(text):
         return 0.0
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     dotted = sum(1 for ln in lines if _PQ_LINE.match(ln))
     return 0.95 if dotted >= 5 and dotted >= 0.7 * len(lines) else 0.0
+
+
+# ------------------------------------------------------------------ perftest (ib_write_bw, ib_read_bw, ib_send_bw)
+
+_PT_TITLE = re.compile(r"^\s*(RDMA_Write|RDMA_Read|Send|Atomic) BW Test\s*$", re.M)
+_PT_COLS = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
+                      re.I)
+_PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")
+_PT_FIELD = re.compile(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
+
+
+@dataclass(frozen=True)
+class PerftestRun:
+    """perftest bandwidth output: the test (RDMA_Write...), device, link type, and per message size the average
+    bandwidth in Gb/s (converted from MB/sec = 10^6 bytes/s, or MiB/sec) with the row it came from."""
+
+    test: str = ""
+    device: str = ""
+    link_type: str = ""
+    rows: list[tuple[int, float, str]] = field(default_factory=list)  # (bytes, average Gb/s, line)
+    title_line: str = ""
+
+
+def parse_perftest(text: str) -> PerftestRun:
+    t = _PT_TITLE.search(text)
+    r = PerftestRun(test=t.group(1) if t else "", title_line=t.group(0).strip() if t else "")
+    unit = ""
+    for raw in text.splitlines()[:20000]:
+        for k, v in _PT_FIELD.findall(raw):
+            if k == "Device" and not r.device:
+                _set(r, "device", v)
+            elif k == "Link type" and not r.link_type:
+                _set(r, "link_type", v)
+        c = _PT_COLS.search(raw)
+        if c:
+            unit = c.group(2).lower()
+            continue
+        m = _PT_ROW.match(raw)
+        if m and unit:
+            avg = to_float(m.group(4))
+            if avg is None:
+                continue
+            gbit = avg if unit.startswith("gb") else avg * (8 * 1.048576 if unit.startswith("mib") else 8) / 1000
+            r.rows.append((sat_int(m.group(1)), gbit, raw.strip()))
+    return r
+
+
+PT_MR_FAILED = re.compile(r"Couldn't allocate MR|[Ff]ailed to create MR|Couldn't create (?:MR|memory region)|"
+                          r"ibv_reg_(?:dmabuf_)?mr failed", re.I)
+"""perftest could not register its buffer as an RDMA memory region."""
+
+
+def detect_perftest(text: str) -> float:
+    """0.95 for perftest's bandwidth tests (``ib_write_bw`` / ``ib_read_bw`` / ``ib_send_bw``): the test banner and
+    its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for a perftest run that stopped at its memory
+    registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR")."""
+    if re.search(r"\bib_(?:write|read|send)_(?:bw|lat)\b|initializing CUDA", text) and PT_MR_FAILED.search(text):
+        return 0.9
+    if "BW Test" not in text or "#bytes" not in text:
+        return 0.0
+    return 0.95 if _PT_TITLE.search(text) and _PT_COLS.search(text) else 0.0

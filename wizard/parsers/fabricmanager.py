@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from wizard.parsers._frozen import build_set as _set
+
 _LINE = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] \[tid (?P<tid>\d+)\]\s*"
                    r"(?P<msg>.*)$")
 
@@ -40,7 +42,7 @@ def parse_fm_log(text: str) -> FmLog:
             log.records.append(FmRecord(m.group("ts"), m.group("level"), m.group("msg").strip(), s))
         else:
             other += 1
-    object.__setattr__(log, "other_lines", other)
+    _set(log, "other_lines", other)
     return log
 
 

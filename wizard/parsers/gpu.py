@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 
-from wizard.common import to_int
+from wizard.common import to_int, sat_int
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.parsers._frozen import build_set as _set
 
@@ -116,7 +116,7 @@ def parse_pci(out: ProbeOutput) -> PciFacts:
                 for line in content.splitlines():
                     parts = line.split()
                     if len(parts) == 2 and re.fullmatch(r"\d{1,19}", parts[1]):
-                        counters[parts[0]] = int(parts[1])
+                        counters[parts[0]] = sat_int(parts[1])
                 fn.aer[sev] = counters
                 fn.aer_lines[sev] = [f"{path}:{line}" for line in content.splitlines() if line.strip()]
             if name in ("device", "class"):
@@ -174,7 +174,7 @@ def parse_nvidia_smi_l(text: str) -> SmiList:
             continue
         m = _L_GPU_RE.match(s)
         if m:
-            r.gpus.append((int(m.group(1)), m.group(2).strip(), m.group(3) or ""))
+            r.gpus.append((sat_int(m.group(1)), m.group(2).strip(), m.group(3) or ""))
             r.lines.append(s)
             continue
         if re.match(r"\s*(MIG|Link)\b", s):  # MIG device lines under a GPU

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import sat_int
 
 _PROGRESS = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+proc'd:\s*(.*?)\s+errors:\s*(.*?)(?:\s+temps:\s*(.*?))?\s*$")
 _PROCD = re.compile(r"(-?\d+)\s*\(\s*(-?\d+(?:\.\d+)?)\s*Gflop/s\s*\)")
@@ -26,7 +27,8 @@ _TESTED = re.compile(r"^\s*Tested\s+(\d+)\s+GPUs?:?\s*$")
 _RESULT = re.compile(r"^\s*GPU\s+(\d+):\s*(OK|FAULTY)\b", re.I)
 _BURNING = re.compile(r"Burning for\s+(\d+)\s*s(?:ec(?:ond)?s?)?\b", re.I)
 _COMMAND = re.compile(r"\bgpu[_-]burn\b((?:\s+\S+)*)")
-_INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error in \"", re.I)
+_INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error in \"|Error \(gpu_burn-drv\.cpp:\d+\):",
+                        re.I)
 _ABORT = re.compile(r"No clients are alive|Aborting", re.I)
 
 
@@ -90,16 +92,16 @@ def _progress(g: GpuBurn, line: str, m: re.Match[str]) -> None:
     g.progress_lines.append(line)
     for i, (n, gf) in enumerate(procd):
         b = g.gpu(i)
-        b.procd.append(int(n))
+        b.procd.append(sat_int(n))
         b.gflops.append(float(gf))
         if i < len(errs):
-            b.errors.append(int(errs[i].group(1)))
+            b.errors.append(sat_int(errs[i].group(1)))
             if errs[i].group(2):
                 b.flags.append(errs[i].group(2).upper())
-            if int(errs[i].group(1)) != 0 or errs[i].group(2) or int(n) < 0:
+            if sat_int(errs[i].group(1)) != 0 or errs[i].group(2) or sat_int(n) < 0:
                 _set(b, "error_line", line)
         if i < len(temps):
-            b.temps_c.append(int(temps[i]))
+            b.temps_c.append(sat_int(temps[i]))
 
 
 def parse_gpu_burn(text: str, command: str = "") -> GpuBurn:
@@ -114,22 +116,22 @@ def parse_gpu_burn(text: str, command: str = "") -> GpuBurn:
             _progress(g, line, m)
             continue
         if (m2 := _NAME.match(line)) and g.tested is None:
-            _set(g.gpu(int(m2.group(1))), "name", m2.group(2))
+            _set(g.gpu(sat_int(m2.group(1))), "name", m2.group(2))
             continue
         if m3 := _INIT.match(line):
-            _set(g.gpu(int(m3.group(1))), "memory_mb", int(m3.group(2)))
+            _set(g.gpu(sat_int(m3.group(1))), "memory_mb", sat_int(m3.group(2)))
             continue
         if m4 := _TESTED.match(line):
-            _set(g, "tested", int(m4.group(1)))
+            _set(g, "tested", sat_int(m4.group(1)))
             _set(g, "tested_line", line.strip())
             continue
         if (m5 := _RESULT.match(line)) and g.tested is not None:
-            b = g.gpu(int(m5.group(1)))
+            b = g.gpu(sat_int(m5.group(1)))
             _set(b, "result", m5.group(2).upper())
             _set(b, "result_line", line.strip())
             continue
         if m6 := _BURNING.search(line):
-            _set(g, "duration_s", int(m6.group(1)))
+            _set(g, "duration_s", sat_int(m6.group(1)))
             _set(g, "duration_line", line.strip())
             continue
         if _INIT_FAIL.search(line):
@@ -151,7 +153,7 @@ def _duration_from_args(g: GpuBurn, args: str, line: str) -> None:
     prev = ""
     for w in words:
         if w.isdigit() and prev not in ("-m", "-i", "-c", "-stts"):
-            _set(g, "duration_s", int(w))
+            _set(g, "duration_s", sat_int(w))
             _set(g, "duration_line", line)
         prev = w
 

@@ -11,6 +11,7 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import sat_int
 
 
 def parse_cpulist(text: str) -> set[int] | None:
@@ -24,8 +25,8 @@ def parse_cpulist(text: str) -> set[int] | None:
         m = re.fullmatch(r"(\d{1,7})(?:-(\d{1,7}))?", part)  # bounded: int() of huge digit runs raises
         if not m:
             return None
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
+        lo = sat_int(m.group(1))
+        hi = sat_int(m.group(2)) if m.group(2) else lo
         if hi < lo or hi - lo > 1_000_000:
             return None
         out.update(range(lo, hi + 1))
@@ -106,7 +107,7 @@ def parse_meminfo(text: str) -> MemInfo:
     for line in text.splitlines():
         m = re.fullmatch(r"\s*([A-Za-z0-9_()]+):\s+(\d{1,20})(?:\s+kB)?\s*", line)  # u64: 20 digits
         if m:
-            r.kib[m.group(1)] = int(m.group(2))
+            r.kib[m.group(1)] = sat_int(m.group(2))
         elif line.strip():
             r.problems.append(line)
     return r
@@ -145,7 +146,7 @@ def parse_proc_swaps(text: str) -> Swaps:
         parts = line.split()
         if len(parts) >= 5 and all(re.fullmatch(r"-?\d{1,20}", p) for p in parts[-3:]):
             name = " ".join(parts[:-4]).replace("\\040", " ")
-            r.devices.append(SwapDevice(name, parts[-4], int(parts[-3]), int(parts[-2]), int(parts[-1]), line))
+            r.devices.append(SwapDevice(name, parts[-4], sat_int(parts[-3]), sat_int(parts[-2]), sat_int(parts[-1]), line))
         else:
             r.problems.append(line)
     return r
@@ -268,7 +269,7 @@ def parse_cpu(cpuinfo_text: str, topology: dict[str, str | None]) -> CpuFacts:
         m = re.fullmatch(rf"{base}/cpu(\d{{1,7}})/topology/(physical_package_id|core_id)", path)
         if not m or content is None:
             continue
-        cpu = int(m.group(1))
+        cpu = sat_int(m.group(1))
         (pkg if m.group(2) == "physical_package_id" else core)[cpu] = content.strip()
     cpus = sorted(set(pkg) & set(core))
     if f.online is not None:
@@ -316,7 +317,7 @@ def parse_numa(tree: dict[str, str | None]) -> NumaFacts:
         if cpus is None:
             n.problems.append(f"{path}:{content.strip()}")
             continue
-        n.nodes[int(m.group(1))] = cpus
+        n.nodes[sat_int(m.group(1))] = cpus
     return n
 
 
@@ -419,8 +420,8 @@ def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
         if not m:
             problems.append(line)
             continue
-        rows.append(DfEntry(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)),
-                            int(m.group(5)), int(m.group(6)), m.group(7), line))
+        rows.append(DfEntry(m.group(1), m.group(2), sat_int(m.group(3)), sat_int(m.group(4)),
+                            sat_int(m.group(5)), sat_int(m.group(6)), m.group(7), line))
     return rows, problems
 
 

@@ -42,3 +42,26 @@ def detect_modules(text: str) -> float:
 
 def detect_os_release(text: str) -> float:
     return 0.9 if re.search(r"^(PRETTY_NAME|VERSION_ID)=", text, re.M) and re.search(r"^ID=", text, re.M) else 0.0
+
+
+_VERSION_LINE = re.compile(r"^\s*(NVIDIA-SMI|Driver Version|CUDA Version)\s*:?\s*(\d+(?:\.\d+){1,2})\s*$", re.I)
+
+
+def smi_version_lines(text: str) -> dict[str, tuple[str, str]]:
+    """nvidia-smi's header values written one per line ("NVIDIA-SMI 550.54.14", "Driver Version: 550.54.14",
+    "CUDA Version: 12.4"), as issue templates ask for them: label (lower case) -> (value, line)."""
+    out: dict[str, tuple[str, str]] = {}
+    for ln in text.splitlines()[:200]:
+        m = _VERSION_LINE.match(ln)
+        if m:
+            out.setdefault(m.group(1).lower(), (m.group(2), ln.strip()))
+    return out
+
+
+def detect_smi_versions(text: str) -> float:
+    """0.85 when most of a short text is nvidia-smi's header values, one per line, with the driver's version."""
+    lines = [ln for ln in text.splitlines()[:40] if ln.strip()]
+    v = smi_version_lines(text)
+    if not lines or len(lines) > 12 or not ({"driver version", "nvidia-smi"} & set(v)):
+        return 0.0
+    return 0.85 if len(v) >= 2 and len(v) >= 0.5 * len(lines) else 0.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from wizard.common import sat_int
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 """Node names: they become the ``[name]`` prefix of log lines, so no spaces or brackets."""
@@ -68,7 +69,7 @@ one NVLink domain but at most 8-16 per host; 64 leaves room and still catches ty
 
 def _gpus(raw: str, line_no: int, problems: list[str], what: str = "gpus") -> int | None:
     try:
-        n = int(raw)
+        n = sat_int(raw)
     except ValueError:
         problems.append(f"line {line_no}: {what} must be a whole number, got {raw!r}")
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from wizard.common import to_int
+from wizard.common import to_int, sat_int
 from wizard.parsers.host import parse_cpulist
 from wizard.parsers._frozen import build_set as _set
 
@@ -32,7 +32,7 @@ def size_bytes(tok: str, plain_unit: int = 1) -> int | None:
     num = float(m.group(1).replace(",", "."))
     unit = (m.group(2) or "").upper()
     mult = _UNITS.get(unit, 1) if unit else plain_unit
-    return int(num * mult)
+    return sat_int(num * mult)
 
 
 # ------------------------------------------------------------------ free
@@ -192,7 +192,7 @@ def parse_lscpu(text: str) -> LscpuFacts:
         last = key
         nm = re.fullmatch(r"NUMA node(\d+) CPU\(s\)", key)
         if nm:
-            f.numa_cpus[int(nm.group(1))] = val
+            f.numa_cpus[sat_int(nm.group(1))] = val
             f.lines[key] = raw.rstrip()
             continue
         if key not in f.fields:
@@ -231,20 +231,20 @@ def parse_numactl(text: str) -> NumactlFacts:
             continue
         m = re.match(r"^available:\s*(\d+) nodes?", s)
         if m:
-            _set(f, "available", int(m.group(1)))
+            _set(f, "available", sat_int(m.group(1)))
             _set(f, "available_line", s)
             continue
         m = re.match(r"^node (\d+) (cpus|size|free):\s*(.*)$", s)
         if m:
-            n = f.nodes.setdefault(int(m.group(1)), NumaNode(int(m.group(1))))
+            n = f.nodes.setdefault(sat_int(m.group(1)), NumaNode(sat_int(m.group(1))))
             n.lines.append(s)
             what, val = m.group(2), m.group(3).strip()
             if what == "cpus":
-                _set(n, "cpus", [int(x) for x in val.split() if x.isdigit()])
+                _set(n, "cpus", [sat_int(x) for x in val.split() if x.isdigit()])
             else:
                 mm = re.match(r"^(\d+)\s*MB", val)
                 if mm:
-                    _set(n, "size_mib" if what == "size" else "free_mib", int(mm.group(1)))
+                    _set(n, "size_mib" if what == "size" else "free_mib", sat_int(mm.group(1)))
             continue
         if s.startswith("node distances"):
             in_dist = True

@@ -1,7 +1,8 @@
 """Kernel log parser: ``journalctl -k``, ``dmesg`` in every time format (plain ``[  5.1]``, ``-T``
 ctime, ``--time-format iso``, ``-H``/``-e`` reltime ``[May19 19:57]`` / ``[  +0.000844]``, ``-d``
 delta, with ``-x`` decode or ``-r`` raw prefixes), syslog / ``kern.log`` (``host kernel: ...``),
-Talos ``kern: level: [ts]: ...`` and bare pasted lines.
+Talos ``kern: level: [ts]: ...``, ``/dev/kmsg`` records (``6,3964,206764307,-;msg``) and bare pasted lines; also
+network daemons' carrier lines in a syslog (``systemd-networkd[N]: ib6: lost carrier``) for the link-flap rule.
 
 What it extracts (each event keeps its raw lines, verbatim, as evidence):
 
@@ -36,7 +37,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from wizard.common import to_float
+from wizard.common import to_float, sat_int
 from wizard.parsers._frozen import build_set as _set
 
 
@@ -77,6 +78,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"(?P<rest>.*)$")),
     # dmesg -r: "<4>[  5.1] msg"
     ("dmesg-raw", re.compile(r"^<\d{1,3}>(?P<rest>.*)$")),
+    # /dev/kmsg records: "6,3964,206764307,-;msg" (priority, sequence, microseconds since boot, flags)
+    ("kmsg", re.compile(r"^\d{1,3},\d+,(?P<usec>\d{1,15}),[-c+][^;]{0,40};(?P<rest>.*)$")),
     # dmesg -T / --ctime: "[Sun Feb 23 16:24:18 2025] msg"
     ("dmesg-ctime", re.compile(r"^" + _CTIME + r"\s?(?P<rest>.*)$")),
     # dmesg: "[    5.123456] msg"
@@ -220,6 +223,8 @@ def _strip_prefix(line: str) -> tuple[str, str, float | None, str, str] | None:
         rest = gd.get("rest") or ""
         stamp = (gd.get("ts") or "").strip()
         mono: float | None = None
+        if gd.get("usec"):
+            mono = int(gd["usec"]) / 1e6
         if gd.get("mono"):
             try:
                 mono = float(gd["mono"])
@@ -401,6 +406,13 @@ BAR_ASSIGNED_RE = re.compile(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?
                              r"[^:]*(?:\[[^\]]*\])?:\s*assigned\b", re.I)
 NV_PROBE_FAIL_RE = re.compile(r"^(?:nvidia: probe of (?P<bus1>" + _BDF_RE + r") failed with error (?P<err1>-?\d+)"
                               r"|nvidia (?P<bus2>" + _BDF_RE + r"): probe with driver nvidia failed with error (?P<err2>-?\d+))")
+GPU_LIB_CRASH_RE = re.compile(r"\b(?:segfault|general protection(?: fault)?|trap \w+) .*\bin (?P<lib>lib(?:nccl|cuda|cudart|"
+                              r"nvidia-[\w-]+|cublas\w*|cudnn\w*|nvrtc\w*)\.so[\w.]*)")
+"""The kernel reporting a user process that crashed inside a GPU library ("pt_main_thread[2536443]: segfault at ...
+error 4 in libnccl.so.2[...]")."""
+UNSUPPORTED_GPU_RE = re.compile(r"NVRM: installed in this system is not supported by|is not supported by the NVIDIA "
+                                r"[\d.]+ driver release", re.I)
+"""The driver release does not support the GPU it found (NVIDIA driver README, Appendix A: supported GPUs)."""
 NVRM_PROBE_FAIL_RE = re.compile(r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|None of the NVIDIA "
                                 r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?) "
                                 r"(?:probed|found))", re.I)
@@ -412,6 +424,9 @@ NOUVEAU_RE = re.compile(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\
 GSP_RE = re.compile(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
                     r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset"
                     r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out", re.I)
+RESET_REQUIRED_RE = re.compile(r"NV_ERR_RESET_REQUIRED|\bReset required\b")
+"""The driver's status NV_ERR_RESET_REQUIRED (0x62): a call into the GPU (often a GSP RPC) failed because the GPU is
+in a state only a reset clears; read as a ``gsp_timeout`` event with ``reset_required``."""
 """GSP firmware that stopped answering, as the open and proprietary modules log it: RPC timeouts (the Xid 119
 path) and the GSP heartbeat check (``_kgspIsHeartbeatTimedOut``), with or without an Xid line."""
 AER_RECEIVED_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<port>" + _BDF_RE + r"): (?:AER: )?(?P<multi>Multiple )?"
@@ -551,7 +566,7 @@ def _parse(text: str, log: KernelLog) -> None:
         if m:
             b = bus_id(m.group("bus"))
             log.gpus.setdefault(b, GpuInfo(b))
-            f: dict[str, Any] = {"code": int(m.group("code")) if m.group("code") else None}
+            f: dict[str, Any] = {"code": sat_int(m.group("code")) if m.group("code") else None}
             rest = (m.group("rest") or "").strip()
             pm = XID_PID_RE.match(rest)
             if pm:
@@ -569,7 +584,7 @@ def _parse(text: str, log: KernelLog) -> None:
                 f["fell_off"] = True
             cm = XID_CAUSED_BY_RE.search(rest)
             if cm:
-                f["caused_by"] = int(cm.group(1))
+                f["caused_by"] = sat_int(cm.group(1))
             log.events.append(KernelEvent("xid", rec, b, f, list(rec.raw)))
             continue
         if "NVRM: Xid" in msg:  # an Xid line cut before its code
@@ -632,7 +647,7 @@ def _parse(text: str, log: KernelLog) -> None:
                 if CONFLICT_HINT_RE.search(nxt.msg) or "NVRM:" in nxt.msg:
                     ev.extend(nxt.raw)
             log.events.append(KernelEvent("driver_conflict", rec, "", {"what": "probe_not_called",
-                                                                       "devices": int(m.group("n"))}, ev))
+                                                                       "devices": sat_int(m.group("n"))}, ev))
             continue
         m = ALREADY_BOUND_RE.search(msg)
         if m:
@@ -647,10 +662,27 @@ def _parse(text: str, log: KernelLog) -> None:
             continue
         if CONFLICT_HINT_RE.search(msg):
             continue  # the explanation printed with "probe routine was not called": context only
+        if UNSUPPORTED_GPU_RE.search(msg):
+            # "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2330)" / "NVRM: installed in this system is not
+            # supported by the" / "NVRM: NVIDIA 550.90.07 driver release.": the GPU is named on the line before
+            near = " ".join(r.msg for r in records[max(0, idx - 1):idx + 2])
+            bm = re.search(r"NVIDIA GPU (?P<bus>" + _BDF_RE + r")", near)
+            rel = re.search(r"NVIDIA (\d+\.\d+(?:\.\d+)?) driver release", near)
+            pid = PCI_ID_RE.search(near)
+            ev = [r.raw[0] for r in records[max(0, idx - 1):idx + 2] if r.raw]
+            log.events.append(KernelEvent("gpu_init", rec, bus_id(bm.group("bus")) if bm else "",
+                                          {"what": "unsupported", "release": rel.group(1) if rel else "",
+                                           "pci_id": pid.group("id").lower() if pid else ""}, ev))
+            continue
         if NVRM_PROBE_FAIL_RE.search(msg):
             log.events.append(KernelEvent("gpu_init", rec, "", {"what": "nvrm_probe_failed"}, list(rec.raw)))
             continue
         # ---- GSP
+        if RESET_REQUIRED_RE.search(msg):
+            bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
+            log.events.append(KernelEvent("gsp_timeout", rec, bus_id(bm.group("bus")) if bm else "",
+                                          {"reset_required": True}, list(rec.raw)))
+            continue
         if GSP_RE.search(msg):
             bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
             b = bus_id(bm.group("bus")) if bm else ""
@@ -736,8 +768,8 @@ def _parse(text: str, log: KernelLog) -> None:
                 sev = "uncorrected" if bits.get("uc") else "corrected"
                 log.events.append(KernelEvent("mce", rec, "", {
                     "severity": sev, "text": msg, "status": m.group("status").lower(),
-                    "bank": int(m.group("bank") or m.group("bank2") or 0),
-                    "mc": int(m.group("mc")) if m.group("mc") else None, "decoded": True,
+                    "bank": sat_int(m.group("bank") or m.group("bank2") or 0),
+                    "mc": sat_int(m.group("mc")) if m.group("mc") else None, "decoded": True,
                     "overflow": bits.get("over", False), "pcc": bits.get("pcc", False)}, list(rec.raw)))
                 continue
         if CMCI_STORM_RE.match(msg):
@@ -751,7 +783,7 @@ def _parse(text: str, log: KernelLog) -> None:
             lm = EDAC_LABEL_RE.search(m.group("rest"))
             label = ((lm.group("label") or lm.group("qlabel")) if lm else "") or ""
             log.events.append(KernelEvent("edac", rec, "", {
-                "mc": int(m.group("mc")), "count": int(m.group("count") or 1), "type": m.group("type"),
+                "mc": sat_int(m.group("mc")), "count": sat_int(m.group("count") or 1), "type": m.group("type"),
                 "label": label, "detail": m.group("rest").strip()}, list(rec.raw)))
             continue
         if EDAC_CONTEXT_RE.match(msg):
@@ -805,6 +837,12 @@ def _parse(text: str, log: KernelLog) -> None:
             else:
                 continue  # "mce: CPU0: Core temperature above threshold" etc.: not an error report
             log.events.append(KernelEvent("mce", rec, "", {"severity": sev, "text": rest}, list(rec.raw)))
+            continue
+        # ---- a process that crashed inside a GPU library (libnccl, libcuda, libnvidia-*)
+        m = GPU_LIB_CRASH_RE.search(msg)
+        if m:
+            log.events.append(KernelEvent("unrecognised", rec, "", {"class": "gpu_lib_crash", "lib": m.group("lib")},
+                                          list(rec.raw)))
             continue
         # ---- B16: what no rule recognised
         if OOPS_RE.match(msg):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from wizard.common import to_int
+from wizard.common import to_int, sat_int
 from wizard.parsers._frozen import build_set as _set
 
 
@@ -126,7 +126,7 @@ def _summary(lines: list[str], log: LauncherLog) -> None:
         mcode = _EXITCODE.match(str(e.get("exitcode", "")))
         if not mcode:
             continue
-        code = int(mcode.group(1))
+        code = sat_int(mcode.group(1))
         rm = _RANK.match(str(e.get("rank", "")))
         lines_e = e.get("lines", [])
         log.exits.append(RankExit(
@@ -163,7 +163,7 @@ def _parse(text: str, log: LauncherLog) -> None:
         m = _AGENT_FAILED.search(ln)
         if m:
             torch_seen = True
-            agent_exits.append(RankExit(int(m.group(1)), local_rank=int(m.group(2)), lines=(ln,)))
+            agent_exits.append(RankExit(sat_int(m.group(1)), local_rank=sat_int(m.group(2)), lines=(ln,)))
             continue
         if _SIGTERM_SENT.search(ln):
             torch_seen = True
@@ -182,7 +182,7 @@ def _parse(text: str, log: LauncherLog) -> None:
         m = _LAUNCH_CFG.search(ln)
         if m:
             torch_seen = True
-            cfg[m.group(1) or m.group(3)] = int(m.group(2) or m.group(4))
+            cfg[m.group(1) or m.group(3)] = sat_int(m.group(2) or m.group(4))
             log.plan.append(ln)
             continue
         if _OMP.search(ln):
@@ -198,7 +198,7 @@ def _parse(text: str, log: LauncherLog) -> None:
         if m and (_DS_TAG.search(ln) or "sigkill_handler" in ln):
             ds_seen = True
             lr = _DS_LOCAL_RANK.search(ln)
-            ds_exits.append(RankExit(int(m.group(1)), local_rank=int(lr.group(1)) if lr else None, lines=(ln,)))
+            ds_exits.append(RankExit(sat_int(m.group(1)), local_rank=sat_int(lr.group(1)) if lr else None, lines=(ln,)))
             continue
         if _DS_KILL.search(ln):
             ds_seen = True
@@ -206,14 +206,14 @@ def _parse(text: str, log: LauncherLog) -> None:
         m = _DS_NNODES.search(ln)
         if m:
             ds_seen = True
-            _set(log, "nnodes", int(m.group(1)))
-            _set(log, "procs_per_node", int(m.group(2)))
+            _set(log, "nnodes", sat_int(m.group(1)))
+            _set(log, "procs_per_node", sat_int(m.group(2)))
             log.plan.append(ln)
             continue
         m = _DS_WORLD.search(ln)
         if m and _DS_TAG.search(ln):
             ds_seen = True
-            _set(log, "world_size", int(m.group(1)))
+            _set(log, "world_size", sat_int(m.group(1)))
             log.plan.append(ln)
             continue
         m = _DS_CVD.search(ln)

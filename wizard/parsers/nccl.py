@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from wizard.common import to_float, to_int
+from wizard.common import to_float, to_int, sat_int
 from wizard.parsers._frozen import build_set as _set
 
 
@@ -125,7 +125,7 @@ def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
     toks = line.split()
     if len(toks) < 11 or len(toks) > 13 or not re.fullmatch(r"\d{1,18}", toks[0]):
         return None
-    size = int(toks[0])
+    size = sat_int(toks[0])
     count = to_int(toks[1])
     dtype = toks[2]
     if _NUM.match(dtype):
@@ -167,7 +167,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 continue
             d = _DEVICE.match(s)
             if d:
-                r.devices.append(TestDevice(int(d.group(1)), d.group(2), int(d.group(3)), d.group(4),
+                r.devices.append(TestDevice(sat_int(d.group(1)), d.group(2), sat_int(d.group(3)), d.group(4),
                                             d.group(5), s))
                 continue
             if re.search(r"\bsize\b.*\bcount\b.*\btype\b", body):
@@ -182,7 +182,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
             m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
             if m:
                 _set(r, "oob_line", s)
-                _set(r, "oob_ok", int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
+                _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
                 continue
             continue
         m = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
@@ -340,6 +340,9 @@ class NcclLog:
     framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
     last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
     init_complete: list[str] = field(default_factory=list)  # "Init COMPLETE", "Connected all rings": a communicator came up
+    channels_shm: list[str] = field(default_factory=list)  # "Channel 00 : 7[7] -> 6[6] via SHM/direct/direct"
+    channels_p2p: list[str] = field(default_factory=list)  # "... via P2P/IPC", "via P2P/CUMEM/read"
+    gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
     p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
@@ -448,6 +451,10 @@ def setup_failure_class(line: str) -> str:
     return next((name for name, rx in NCCL_SETUP_FAILURES if rx.search(line)), "")
 
 
+_TEST_FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure [\w/.]+\.cu:\d+")
+"""nccl-tests stopping on an NCCL or CUDA call (``host: Test NCCL failure common.cu:345 'unhandled system error'``)."""
+
+
 def nccl_result_name(text: str) -> str:
     """"ncclSystemError" for "ncclSystemError", "unhandled system error" or "NCCL error 2"; "" otherwise."""
     m = _FRAMEWORK.search(text)
@@ -457,7 +464,7 @@ def nccl_result_name(text: str) -> str:
         return m.group(1)
     if m.group(2):
         return next((n for n, t, _ in NCCL_RESULTS.values() if t == m.group(2)), "")
-    return NCCL_RESULTS.get(int(m.group(3)), ("",))[0]
+    return NCCL_RESULTS.get(sat_int(m.group(3)), ("",))[0]
 
 
 def parse_nccl_log(text: str) -> NcclLog:
@@ -481,8 +488,10 @@ def parse_nccl_log(text: str) -> NcclLog:
                     lg.setup_failures.append((k, after))
         if "Init COMPLETE" in s or re.search(r"NCCL INFO Connected all (?:rings|trees)\b", s):
             lg.init_complete.append(s)
-        if "Could not enable P2P between" in s:
+        if "Could not enable P2P between" in s or "P2P is disabled between connected GPUs" in s:
             lg.p2p_disabled.append(s)
+        if re.search(r"GPU Direct RDMA Disabled for HCA", s, re.I):
+            lg.gdr_disabled.append(s)
         m = _NCCL_LINE.search(s)
         if m:
             _set(lg, "nccl_lines", lg.nccl_lines + 1)
@@ -550,9 +559,13 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.ib_open_failed.append(s)
         if re.search(r"via NET/", s):
             lg.channels_net.append(s)
+        elif re.search(r"\bvia SHM\b", s):
+            lg.channels_shm.append(s)
+        elif re.search(r"\bvia P2P\b", s):
+            lg.channels_p2p.append(s)
         cm = _COMPLETION.search(s)
         if cm:
-            lg.completion_errors.append((int(cm.group(1)) if cm.group(1).isdigit() else None, s))
+            lg.completion_errors.append((sat_int(cm.group(1)) if cm.group(1).isdigit() else None, s))
             continue
         wm = _WATCHDOG.search(s)
         if wm:
@@ -571,7 +584,7 @@ def parse_nccl_log(text: str) -> NcclLog:
         if re.search(r"Cuda failure", s):
             lg.cuda_failures.append(s)
             continue
-        if re.search(r"Test (?:NCCL )?failure", s):
+        if _TEST_FAILURE.search(s) or re.search(r"Test (?:NCCL )?failure", s):
             lg.test_failures.append(s)
             continue
         if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
@@ -582,13 +595,13 @@ def parse_nccl_log(text: str) -> NcclLog:
                 lg.setup_failures.append((k, s))
         rm = _RETURN.search(s)
         if rm:
-            lg.return_chains.append((s, int(rm.group(1))))
+            lg.return_chains.append((s, sat_int(rm.group(1))))
         im = re.search(r"\bnranks (\d+)", s)
         if im:
-            _set(lg, "nranks", max(lg.nranks or 0, int(im.group(1))))
+            _set(lg, "nranks", max(lg.nranks or 0, sat_int(im.group(1))))
         nm = re.search(r"\bnNodes (\d+)", s)
         if nm:
-            _set(lg, "nnodes", max(lg.nnodes or 0, int(nm.group(1))))
+            _set(lg, "nnodes", max(lg.nnodes or 0, sat_int(nm.group(1))))
     _set(lg, "hosts", list(hosts))
     return lg
 
@@ -625,7 +638,8 @@ def detect_nccl_log(text: str) -> float:
     if not lines:
         return 0.0
     hits = sum(1 for ln in lines if _NCCL_LINE.search(ln) or "ProcessGroupNCCL" in ln or
-               re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln) or _FRAMEWORK.search(ln))
+               re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln) or _FRAMEWORK.search(ln)
+               or _TEST_FAILURE.search(ln))
     if not hits:
         # NCCL's messages grepped out of a log (the "NCCL INFO" prefix cut off): the transport lines
         strong = sum(1 for ln in lines if _SUMMARY_STRONG.search(ln))

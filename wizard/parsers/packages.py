@@ -188,6 +188,11 @@ _DKMS_OLD = re.compile(r"^(?P<mod>[A-Za-z0-9_.+\-]+),\s*(?P<ver>[^,:\s]+)(?:,\s*
                        r"\s*:\s*(?P<rest>.*)$")
 
 
+DKMS_BUILD_FAILED = re.compile(r"Error! Bad return status for module build on kernel: \S+|"
+                               r"dkms autoinstall on \S+ failed for nvidia|Error! One or more modules failed to install")
+"""DKMS saying a module did not build or install (``dkms install`` / ``autoinstall`` output)."""
+
+
 def parse_dkms_status(text: str) -> DkmsStatus:
     """``dkms status`` (dkms 2.x comma form and 3.x slash form) -> entries; never raises."""
     out = DkmsStatus()
@@ -446,6 +451,7 @@ class ModInfo:
     signer: str = ""
     sig_id: str = ""
     not_found: str = ""  # modinfo's error line when no nvidia module exists for this kernel
+    insert_error: str = ""  # modprobe/insmod could not load it: "modprobe: ERROR: could not insert 'nvidia': <reason>"
     lines: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
@@ -473,6 +479,11 @@ class ModInfo:
         return bool(self.sig_id or self.signer)
 
 
+_INSERT_ERROR = re.compile(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
+                           r"NVIDIA: failed to load the NVIDIA kernel module")
+"""modprobe / insmod refusing to load the nvidia module (the reason follows the last colon)."""
+
+
 def parse_modinfo(text: str) -> ModInfo:
     """``modinfo nvidia`` (or ``modinfo nvidia | head``); ``modinfo: ERROR: Module nvidia not found.``"""
     out = ModInfo()
@@ -482,6 +493,10 @@ def parse_modinfo(text: str) -> ModInfo:
             continue
         if re.search(r"modinfo: ERROR: Module \S+ not found|FATAL: Module \S+ not found", s):
             _set(out, "not_found", s.strip())
+            continue
+        if _INSERT_ERROR.search(s):
+            if not out.insert_error or "NVIDIA: failed to load" in out.insert_error:
+                _set(out, "insert_error", s.strip())
             continue
         m = re.match(r"^\s*([a-z_]+):\s*(.*)$", s)
         if not m:
@@ -505,7 +520,7 @@ _PROMPT = r"(?:^|\n)\s*(?:\S+@\S+[:~][^\n$#]*[$#]|[$#])\s*"
 def detect_dkms(text: str) -> float:
     if "dkms" not in text and not re.search(r": ?(?:added|built|installed|broken)\b", text):  # cheap first
         return 0.0
-    if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text):
+    if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text) or DKMS_BUILD_FAILED.search(text):
         return 0.95
     d = parse_dkms_status(text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -568,6 +583,8 @@ def detect_modinfo(text: str) -> float:
     m = parse_modinfo(text)
     if m.not_found and re.search(r"Module nvidia", m.not_found):
         return 0.9
+    if m.insert_error:
+        return 0.93
     if re.search(r"/nvidia(?:_current)?\.ko", m.filename) or (m.license and re.search(r"nvidia", m.lines.get("firmware", "") + m.filename)):
         return 0.92
     return 0.0

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard.common import normalise_bus_id
+from wizard.common import normalise_bus_id, sat_int
 from wizard.parsers._frozen import build_set as _set
 
 NVIDIA_VENDOR_ID = "10de"
@@ -80,7 +80,7 @@ def size_bytes(number: str, unit: str) -> int | None:
     """lspci ``[size=64G]`` -> bytes (binary multiples, as lspci prints them)."""
     if not re.fullmatch(r"\d{1,15}", number or ""):
         return None
-    return int(number) * _SIZE_MULT.get(unit or "", 1)
+    return sat_int(number) * _SIZE_MULT.get(unit or "", 1)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def parse_link(line: str) -> LinkState:
         _set(st, "speed_gts", gts(m.group("v")))
     m = _WIDTH_RE.search(line)
     if m:
-        _set(st, "width", int(m.group("w")))
+        _set(st, "width", sat_int(m.group("w")))
     m = _MARK_SPEED_RE.search(line)
     if m:
         _set(st, "speed_marker", m.group("m").lower())
@@ -242,6 +242,12 @@ class LspciDevice:
         return None
 
 
+MAX_PCIE_DEPTH = 16
+"""Most bridges :meth:`LspciFacts.parents` lists above one function. A PCIe hierarchy is a few levels deep
+(root port, switch upstream and downstream ports, perhaps a second switch: PCI Express Base Specification,
+s. 1.3); a paste claiming more is not one machine's tree, and listing all of them costs time per function."""
+
+
 @dataclass(frozen=True)
 class LspciFacts:
     """Everything read from one lspci text."""
@@ -249,6 +255,7 @@ class LspciFacts:
     devices: list[LspciDevice] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # lines that looked like lspci but could not be read
     verbose: bool = False  # any -v detail line was seen (else a plain device list)
+    _topology: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # parents()/below() index
 
     @property
     def gpus(self) -> list[LspciDevice]:
@@ -271,23 +278,62 @@ class LspciFacts:
     def non_root(self) -> bool:
         return any(d.caps_denied for d in self.devices)
 
+    def _index(self) -> dict[str, Any]:
+        """Built once per facts: the first function listed at each bus id (a paste that repeats a device
+        lists it twice; the topology has it once), bridges by PCI domain (nearest-first order), functions by
+        (domain, bus), and the caches of :meth:`parents` and :meth:`below`."""
+        t = self._topology
+        if not t:
+            first: dict[str, LspciDevice] = {}
+            for d in self.devices:
+                if d.bdf and d.bus_id not in first:
+                    first[d.bus_id] = d
+            bridges: dict[str, list[LspciDevice]] = {}
+            on_bus: dict[tuple[str, int], list[LspciDevice]] = {}
+            for d in first.values():
+                bus = d.bus
+                if bus is not None:
+                    on_bus.setdefault((d.domain, bus), []).append(d)
+                if d.secondary_bus is not None and d.subordinate_bus is not None:
+                    bridges.setdefault(d.domain, []).append(d)
+            for bs in bridges.values():
+                bs.sort(key=lambda b: ((b.subordinate_bus or 0) - (b.secondary_bus or 0), -(b.bus or 0)))
+            t.update(bridges=bridges, on_bus=on_bus, up={}, down={}, pos={id(d): i for i, d in enumerate(self.devices)})
+        return t
+
     def parents(self, dev: LspciDevice) -> list[LspciDevice]:
         """Bridges above ``dev``, nearest first (by the ``Bus: secondary..subordinate`` ranges
-        printed for bridges in the same PCI domain)."""
+        printed for bridges in the same PCI domain), at most :data:`MAX_PCIE_DEPTH` of them."""
         bus = dev.bus
         if bus is None:
             return []
-        found = [b for b in self.devices if b is not dev and b.bdf and b.domain == dev.domain
-                 and b.secondary_bus is not None and b.subordinate_bus is not None
-                 and b.secondary_bus <= bus <= b.subordinate_bus]
-        return sorted(found, key=lambda b: ((b.subordinate_bus or 0) - (b.secondary_bus or 0), -(b.bus or 0)))
+        t = self._index()
+        key = (dev.domain, bus)
+        found = t["up"].get(key)
+        if found is None:
+            found = []
+            for b in t["bridges"].get(dev.domain, ()):
+                if b.secondary_bus is not None and b.subordinate_bus is not None \
+                        and b.secondary_bus <= bus <= b.subordinate_bus:
+                    found.append(b)
+                    if len(found) > MAX_PCIE_DEPTH:
+                        break
+            t["up"][key] = found
+        return [b for b in found if b is not dev][:MAX_PCIE_DEPTH]
 
     def below(self, bridge: LspciDevice) -> list[LspciDevice]:
         """Functions behind ``bridge`` (its secondary..subordinate bus range, same domain)."""
-        if bridge.secondary_bus is None or bridge.subordinate_bus is None:
+        if bridge.secondary_bus is None or bridge.subordinate_bus is None or not bridge.bdf:
             return []
-        return [d for d in self.devices if d.bdf and d is not bridge and d.domain == bridge.domain
-                and d.bus is not None and bridge.secondary_bus <= d.bus <= bridge.subordinate_bus]
+        t = self._index()
+        key = (bridge.domain, bridge.secondary_bus, bridge.subordinate_bus)
+        found = t["down"].get(key)
+        if found is None:
+            on_bus = t["on_bus"]
+            found = sorted((d for bus in range(max(0, bridge.secondary_bus), min(255, bridge.subordinate_bus) + 1)
+                            for d in on_bus.get((bridge.domain, bus), ())), key=lambda d: t["pos"][id(d)])
+            t["down"][key] = found  # in the order lspci listed them
+        return [d for d in found if d is not bridge]
 
 
 def parse_header(line: str) -> LspciDevice | None:
@@ -370,7 +416,7 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
         _set(d, "control_line", s)
     elif s.startswith("NUMA node:"):
         m = re.match(r"NUMA node:\s*(-?\d{1,4})\s*$", s)
-        _set(d, "numa_node", int(m.group(1)) if m else None)
+        _set(d, "numa_node", sat_int(m.group(1)) if m else None)
         _set(d, "numa_line", s)
     elif s.startswith("Bus:"):
         m = _BUS_RE.search(s)
@@ -388,7 +434,7 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
     else:
         m = _REGION_RE.match(s)
         if m:
-            idx = int(m.group("idx")) if m.group("idx") is not None else int(state.get("next_region", 0))
+            idx = sat_int(m.group("idx")) if m.group("idx") is not None else sat_int(state.get("next_region", 0))
             rflags = {m.group("flags"), m.group("flags2")}
             d.regions.append(Region(
                 index=idx, kind=m.group("kind"), size=size_bytes(m.group("size") or "", m.group("unit") or ""),

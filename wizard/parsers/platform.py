@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.common import to_int
+from wizard.common import to_int, sat_int
 from wizard.probes import CPUIDLE_BASE, EFI_GLOBAL_GUID, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, ProbeOutput  # noqa: F401
 from wizard.parsers._frozen import build_set as _set
 
@@ -104,7 +104,7 @@ def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
         m = _IDLE_RE.fullmatch(path)
         if not m:
             continue
-        cpu, idx, what = int(m.group(1)), int(m.group(2)), m.group(3)
+        cpu, idx, what = sat_int(m.group(1)), sat_int(m.group(2)), m.group(3)
         st = states.setdefault((cpu, idx), IdleState(cpu, idx))
         if what == "name":
             _set(st, "name", value[:32])
@@ -187,7 +187,7 @@ def parse_cpufreq(files: Mapping[str, str | None]) -> CpuFreqFacts:
             _set(p, "governor", value)
         else:
             _set(p, "epp", value)
-    _set(f, "policies", [pols[k] for k in sorted(pols, key=lambda n: int(n[6:]) if n[6:].isdigit() else 0)])
+    _set(f, "policies", [pols[k] for k in sorted(pols, key=lambda n: sat_int(n[6:]) if n[6:].isdigit() else 0)])
     return f
 
 
@@ -386,7 +386,7 @@ def parse_dmidecode_memory(text: str) -> tuple[list[MemoryDevice], list[str], bo
                 _set(cur, "size_mib", 0)
             else:
                 sm = _DMI_SIZE_RE.match(value)
-                _set(cur, "size_mib", int(int(sm.group(1)) * _DMI_MULT_MIB[sm.group(2)]) if sm else None)
+                _set(cur, "size_mib", sat_int(sat_int(sm.group(1)) * _DMI_MULT_MIB[sm.group(2)]) if sm else None)
                 if sm is None and value.lower() not in ("unknown", "not specified"):
                     problems.append(raw)
         elif key == "Locator":
@@ -397,7 +397,7 @@ def parse_dmidecode_memory(text: str) -> tuple[list[MemoryDevice], list[str], bo
             _set(cur, "mem_type", "" if value in ("Unknown", "Other") else value)
         elif key in ("Speed", "Configured Memory Speed", "Configured Clock Speed"):
             sm = re.match(r"^(\d{1,6})\s*(?:MT/s|MHz)$", value)
-            v = int(sm.group(1)) if sm else None
+            v = sat_int(sm.group(1)) if sm else None
             if key == "Speed":
                 _set(cur, "speed_mts", v)
             else:
@@ -735,7 +735,7 @@ class SupportRow:
 
 def _vparts(v: str) -> list[int] | None:
     parts = re.findall(r"\d{1,6}", v or "")
-    return [int(p) for p in parts] if parts else None
+    return [sat_int(p) for p in parts] if parts else None
 
 
 def version_matches(row_version: str, version_id: str, min_version: str = "") -> bool:

@@ -33,6 +33,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import sat_int
 
 
 # ------------------------------------------------------------------ model
@@ -208,11 +209,12 @@ class SmiDoc:
     error_kind: str = ""
     error_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    inforom_corrupt: list[str] = field(default_factory=list)  # "WARNING: infoROM is corrupted at gpu 0008:00:00.0"
 
     @property
     def attached_count(self) -> int | None:
         n = to_number(self.attached.raw) if self.attached else None
-        return int(n) if n is not None and 0 <= n < 100000 else None
+        return sat_int(n) if n is not None and 0 <= n < 100000 else None
 
 
 # ------------------------------------------------------------------ errors printed instead of output
@@ -248,10 +250,13 @@ NVML_ERROR_GPU_IS_LOST). Seen in the shared cases and NVIDIA/open-gpu-kernel-mod
 
 
 def scan_errors(doc: SmiDoc, lines: Iterable[str]) -> None:
-    """Record nvidia-smi error messages found in ``lines`` on ``doc``."""
+    """Record nvidia-smi error messages found in ``lines`` on ``doc`` (and its InfoROM-corruption warnings)."""
     for line in lines:
         s = line.strip()
         if not s or len(s) > 500:
+            continue
+        if re.search(r"infoROM is corrupted", s, re.I):
+            doc.inforom_corrupt.append(s)
             continue
         for rx, kind in SMI_ERRORS:
             if rx.search(s):
@@ -366,55 +371,103 @@ _TAG_RE = re.compile(r"<(/?)([A-Za-z_][\w.\-:]*)([^<>]*?)(/?)>")
 _ENTITY_RE = re.compile(r"<!ENTITY", re.I)
 _DOCTYPE_RE = re.compile(r"<!DOCTYPE\b[^\[>]*(?:\[.*?\]\s*)?>", re.I | re.S)
 
+MAX_XML_DEPTH = 32
+"""Deepest element nesting read (``nvidia_smi_log`` = 1). ``nvidia-smi -q -x`` nests about 7 deep
+(``nvidia_smi_log/gpu/pci/pci_gpu_link_info/pcie_gen/max_link_gen``, nvsmi_device_v12 DTD); a deeper
+document is not its output and is refused before it is parsed (nested tags cost memory per level)."""
+
+MAX_XML_ELEMENTS = 200_000
+"""Most elements read. ``nvidia-smi -q -x`` prints a few hundred per GPU (about 3,000 for 8 GPUs;
+more with many processes or MIG devices); a larger document is refused before ElementTree builds it
+(each element costs about 100 bytes of memory)."""
+
+MAX_XML_QUOTED_LINE = 1000
+"""Longest source line (characters) quoted as a value's evidence; a longer line (a document on one
+line) is quoted as ``<tag>value</tag>`` instead of a copy of the whole line per value."""
+
+
+class XmlTooLarge(ValueError):
+    """A document past :data:`MAX_XML_DEPTH` or :data:`MAX_XML_ELEMENTS` (the message says which)."""
+
 
 def _norm_xml_path(parts: Iterable[str]) -> str:
     return "/".join(p.lower() for p in parts).replace("throttle_reason", "event_reason")
 
 
-def _xml_line_index(text: str) -> tuple[dict[tuple, str], list[str]]:
-    """Path key -> stripped source line of each start tag, plus the tags still open at the end.
+class _XmlIndex:
+    """Where each start tag of a document is: node id -> its offset, and (parent id, tag, n-th such
+    child) -> node id (node 0 is above the root), the same numbering :func:`_walk` follows on the
+    ElementTree, so values can quote their raw line. Memory is one entry per element."""
 
-    A path key is a tuple of (tag, n-th such child) pairs from the root, the same key
-    :func:`_walk` computes from the ElementTree, so values can quote their raw line."""
-    index: dict[tuple, str] = {}
-    stack: list[tuple[str, dict[str, int]]] = [("", {})]
-    keys: list[tuple] = [()]
-    starts = [0]
-    for m in re.finditer(r"\n", text):
-        starts.append(m.end())
-    line_no = 0
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offsets: list[int] = [0]
+        self.children: dict[tuple[int, str, int], int] = {}
+        self._lines: dict[int, str] = {}
+
+    def child(self, parent: int, tag: str, n: int) -> int:
+        """The node id of ``parent``'s ``n``-th ``<tag>`` child; -1 when the index has none."""
+        return self.children.get((parent, tag, n), -1) if parent >= 0 else -1
+
+    def line(self, node: int) -> str:
+        """The stripped source line of ``node``'s start tag; "" for no such node or a line longer than
+        :data:`MAX_XML_QUOTED_LINE` characters (found within that many characters either side)."""
+        if node <= 0 or node >= len(self.offsets):
+            return ""
+        if node not in self._lines:
+            text, off, cap = self.text, self.offsets[node], MAX_XML_QUOTED_LINE
+            lo = text.rfind("\n", max(0, off - cap), off)
+            hi = text.find("\n", off, off + cap)
+            if (lo < 0 and off > cap) or (hi < 0 and off + cap < len(text)):
+                self._lines[node] = ""
+            else:
+                self._lines[node] = text[lo + 1: hi if hi >= 0 else len(text)].strip()
+        return self._lines[node]
+
+
+def _xml_line_index(text: str) -> tuple[_XmlIndex, list[str]]:
+    """The :class:`_XmlIndex` of ``text``, plus the tags still open at the end.
+
+    Raises:
+        XmlTooLarge: nesting deeper than :data:`MAX_XML_DEPTH` or more than :data:`MAX_XML_ELEMENTS`
+            start tags (checked as it reads, so the cost stays bounded)."""
+    index = _XmlIndex(text)
+    stack: list[tuple[str, int, dict[str, int]]] = [("", 0, {})]
     for m in _TAG_RE.finditer(text):
         closing, tag, _attrs, selfclose = m.groups()
         if closing:
             if len(stack) > 1 and stack[-1][0] == tag:
                 stack.pop()
-                keys.pop()
             continue
-        while line_no + 1 < len(starts) and starts[line_no + 1] <= m.start():
-            line_no += 1
-        counts = stack[-1][1]
+        if len(index.offsets) > MAX_XML_ELEMENTS:
+            raise XmlTooLarge(f"more than {MAX_XML_ELEMENTS:,} elements (nvidia-smi -q -x prints a few hundred "
+                              f"per GPU)")
+        _parent_tag, parent, counts = stack[-1]
         n = counts.get(tag, 0)
         counts[tag] = n + 1
-        key = keys[-1] + ((tag, n),)
-        end = text.find("\n", starts[line_no])
-        index[key] = text[starts[line_no]: end if end >= 0 else len(text)].strip()
+        node = len(index.offsets)
+        index.offsets.append(m.start())
+        index.children[(parent, tag, n)] = node
         if not selfclose:
-            stack.append((tag, {}))
-            keys.append(key)
-    return index, [t for t, _ in stack[1:]]
+            if len(stack) > MAX_XML_DEPTH:
+                raise XmlTooLarge(f"elements nested more than {MAX_XML_DEPTH} deep (nvidia-smi -q -x nests "
+                                  f"about 7)")
+            stack.append((tag, node, {}))
+    return index, [t for t, _, _ in stack[1:]]
 
 
-def _walk(el: ET.Element, key: tuple, index: dict[tuple, str]):
-    """Yield (element, path key, raw line) for ``el``'s descendants, depth first."""
+def _walk(el: ET.Element, node: int, rel: tuple[str, ...], index: _XmlIndex):
+    """Yield (element, node id, tags below the start, raw line) for ``el``'s descendants, depth first."""
     counts: dict[str, int] = {}
     for child in el:
         if not isinstance(child.tag, str):
             continue
         n = counts.get(child.tag, 0)
         counts[child.tag] = n + 1
-        ck = key + ((child.tag, n),)
-        yield child, ck, index.get(ck, "")
-        yield from _walk(child, ck, index)
+        cn = index.child(node, child.tag, n)
+        crel = rel + (child.tag,)
+        yield child, cn, crel, index.line(cn)
+        yield from _walk(child, cn, crel, index)
 
 
 def _leaf_text(el: ET.Element) -> str | None:
@@ -424,10 +477,14 @@ def _leaf_text(el: ET.Element) -> str | None:
 
 
 def parse_smi_xml(text: str) -> SmiDoc:
-    """``nvidia-smi -q -x`` -> :class:`SmiDoc`. Refuses entity declarations (``unknown``)."""
+    """``nvidia-smi -q -x`` -> :class:`SmiDoc`. Refuses entity declarations (``unknown``) and documents
+    nested deeper than :data:`MAX_XML_DEPTH` or with more than :data:`MAX_XML_ELEMENTS` elements
+    (``problems`` says which)."""
     doc = SmiDoc("xml", "nvidia-smi -q -x")
     try:
         _parse_xml(doc, text)
+    except XmlTooLarge as exc:
+        doc.problems.append(f"not read: this XML has {exc}")
     except (RecursionError, MemoryError, ValueError) as exc:  # pathological input
         doc.problems.append(f"unreadable XML: {type(exc).__name__}")
     return doc
@@ -452,7 +509,8 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
             doc.problems.extend(ln for ln in text.splitlines()[:20] if ln.strip())
         return
     scan_errors(doc, text[:start].splitlines())
-    body = _DOCTYPE_RE.sub(lambda mm: "\n" * mm.group(0).count("\n"), text[start:])
+    # one DOCTYPE at most (XML 1.0 s. 2.8): a second is not well-formed anyway, and each costs a scan
+    body = _DOCTYPE_RE.sub(lambda mm: "\n" * mm.group(0).count("\n"), text[start:], count=1)
     index, still_open = _xml_line_index(body)
     root = None
     try:
@@ -463,6 +521,7 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
         if lines and not re.search(r">\s*$", lines[-1]):
             lines = lines[:-1]
         cut = "\n".join(lines)
+        del lines
         index, still_open = _xml_line_index(cut)
         try:
             root = ET.fromstring(cut + "".join(f"</{t}>" for t in reversed(still_open)))
@@ -475,15 +534,15 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
         doc.problems.append(f"XML root is <{root.tag}>, not <nvidia_smi_log>")
         return
     _set(doc, "complete", not doc.truncated and not still_open)
-    rk = (("nvidia_smi_log", 0),)
+    rk = index.child(0, "nvidia_smi_log", 0)
     top_counts: dict[str, int] = {}
     for child in root:
         if not isinstance(child.tag, str):
             continue
         n = top_counts.get(child.tag, 0)
         top_counts[child.tag] = n + 1
-        ck = rk + ((child.tag, n),)
-        line = index.get(ck, "")
+        ck = index.child(rk, child.tag, n)
+        line = index.line(ck)
         val = _leaf_text(child)
         if child.tag == "driver_version" and val is not None:
             _set(doc, "driver_version", Reading(val, line))
@@ -495,11 +554,10 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
             doc.gpus.append(_xml_gpu(child, ck, index, len(doc.gpus)))
 
 
-def _xml_gpu(el: ET.Element, key: tuple, index: dict[tuple, str], position: int) -> GpuFacts:
-    g = GpuFacts(index=position, bus_id=(el.get("id") or "").strip(), header=index.get(key, ""))
-    base = len(key)
-    for child, ck, line in _walk(el, key, index):
-        rel = [t for t, _ in ck[base:]]
+def _xml_gpu(el: ET.Element, node: int, index: _XmlIndex, position: int) -> GpuFacts:
+    g = GpuFacts(index=position, bus_id=(el.get("id") or "").strip(), header=index.line(node))
+    for child, _cn, rel_t, line in _walk(el, node, (), index):
+        rel = list(rel_t)
         path = _norm_xml_path(rel)
         val = _leaf_text(child)
         if rel[0] == "mig_devices":
@@ -843,7 +901,7 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
         if section == "processes":
             pm = _PROC_RE.match(s)
             if pm:
-                idx = int(pm.group(1))
+                idx = sat_int(pm.group(1))
                 target = next((g for g in doc.gpus if g.index == idx), None)
                 if target is not None:
                     target.processes.append(GpuProcess(pid=pm.group(4), type=pm.group(5), name=pm.group(6),
@@ -855,7 +913,7 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
         if section == "mig":
             mm = _MIG_ROW_RE.match(s)
             if mm:
-                target = next((g for g in doc.gpus if g.index == int(mm.group(1))), None)
+                target = next((g for g in doc.gpus if g.index == sat_int(mm.group(1))), None)
                 if target is not None:
                     _set(target, "mig_devices", target.mig_devices + 1)
             continue
@@ -863,7 +921,7 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
             continue
         r1 = _ROW1_RE.match(cells[0])
         if r1 and _BUSID_RE.search(cells[1]):
-            gpu = GpuFacts(index=int(r1.group(1)), bus_id=_BUSID_RE.search(cells[1]).group(1), header=s)  # type: ignore[union-attr]
+            gpu = GpuFacts(index=sat_int(r1.group(1)), bus_id=_BUSID_RE.search(cells[1]).group(1), header=s)  # type: ignore[union-attr]
             doc.gpus.append(gpu)
             row = 1
             name = r1.group(2).strip()
@@ -981,7 +1039,7 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
                 g.errors.append(f"{h.strip()}: {v}")
         idx = g.num("index")
         if idx is not None and 0 <= idx < 100000:
-            _set(g, "index", int(idx))
+            _set(g, "index", sat_int(idx))
         _set(g, "bus_id", g.text("pci.bus_id") or "")
         csv_reasons(g)
         doc.gpus.append(g)
@@ -1085,7 +1143,7 @@ def parse_smi_csv_noheader(text: str) -> SmiDoc:
                 g.errors.append(v)
         idx = g.num("index")
         if idx is not None and 0 <= idx < 100000:
-            _set(g, "index", int(idx))
+            _set(g, "index", sat_int(idx))
         _set(g, "bus_id", g.text("pci.bus_id") or "")
         doc.gpus.append(g)
     if not doc.gpus and not doc.error_kind:
@@ -1234,11 +1292,12 @@ def csv_reasons(g: GpuFacts) -> None:
     mask = to_number(r.raw) if r else None
     if r is None or mask is None or mask < 0 or mask >= 2 ** 64:
         return
-    for name, on in reasons_from_mask(int(mask)).items():
+    for name, on in reasons_from_mask(sat_int(mask)).items():
         g.set(f"clocks_event_reasons.{name}", "Active" if on else "Not Active", r.line)
 
 
 # ------------------------------------------------------------------ kinds and the probe
+
 
 
 # ------------------------------------------------------------------ nvidia-smi dmon
@@ -1286,7 +1345,7 @@ def parse_smi_dmon(text: str) -> SmiDoc:
         idx = cells[0]
         g = per.get(idx)
         if g is None:
-            g = GpuFacts(index=int(idx) if idx.isdigit() and len(idx) < 6 else None, header=s[:300])
+            g = GpuFacts(index=sat_int(idx) if idx.isdigit() and len(idx) < 6 else None, header=s[:300])
             per[idx] = g
             doc.gpus.append(g)
         for col, v in zip(cols[1:], cells[1:]):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from wizard.common import sat_int
 
 LINK_TYPES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC")
 """nvidia-smi topo -m link types besides NV# (SOC: older drivers' name for SYS)."""
@@ -72,7 +73,20 @@ class Matrix:
 def nv_count(token: str) -> int | None:
     """"NV18" -> 18; None for other tokens."""
     m = re.fullmatch(r"NV(\d{1,3})", token or "")
-    return int(m.group(1)) if m else None
+    return sat_int(m.group(1)) if m else None
+
+
+_GLUED = re.compile(rf"(?:{_NAME_RE}|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{{1,3}})")
+
+
+def _unglue(toks: list[str]) -> list[str]:
+    """Split tokens a paste glued together when it lost the tab between two columns (``NIC8NIC9``,
+    ``NODENODE``): a token made of two or more whole column names or link types becomes those tokens."""
+    out: list[str] = []
+    for t in toks:
+        parts = _GLUED.findall(t) if len(t) > 4 else []
+        out.extend(parts if len(parts) > 1 and "".join(parts) == t else [t])
+    return out
 
 
 def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
@@ -94,7 +108,7 @@ def _parse_matrix(text: str, valid: re.Pattern[str]) -> Matrix:
             else:
                 mx.legend.append(s)
             continue
-        toks = s.split()
+        toks = _unglue(s.split())
         if not columns and re.match(rf"^{_NAME_RE}$", toks[0]) and all(
                 re.fullmatch(_NAME_RE, t) or t in ("CPU", "NUMA", "Affinity", "ID", "GPU") for t in toks):
             columns = [t for t in toks if re.fullmatch(_NAME_RE, t)]
@@ -155,7 +169,7 @@ def _headerless(text: str, valid: re.Pattern[str]) -> Matrix | None:
         if columns[pos] is not None or name in columns:
             return None
         columns[pos] = name
-    known_gpu = {i: int(c[3:]) for i, c in enumerate(columns) if c and c.startswith("GPU")}
+    known_gpu = {i: sat_int(c[3:]) for i, c in enumerate(columns) if c and c.startswith("GPU")}
     names: list[str] = []
     for i, c in enumerate(columns):
         if c is not None:
@@ -283,7 +297,7 @@ def parse_nvlink(text: str) -> NvlinkReport:
             rest = m.group("rest")
             u = _UUID.search(rest)
             name, uuid, tail = (rest[:u.start()], u.group("uuid"), rest[u.end():]) if u else (rest, "", "")
-            cur = NvlinkGpu(int(m.group("i")), name.strip(), uuid, s)
+            cur = NvlinkGpu(sat_int(m.group("i")), name.strip(), uuid, s)
             tail = tail.strip()
             if tail:
                 cur.notes.append(tail)
@@ -294,13 +308,13 @@ def parse_nvlink(text: str) -> NvlinkReport:
             continue
         m = _LINK_SPEED.match(s)
         if m:
-            n = int(m.group("n"))
+            n = sat_int(m.group("n"))
             cur.links[n] = None if m.group("ina") else float(m.group("v"))
             cur.link_lines[n] = s
             continue
         m = _LINK_COUNTER.match(s)
         if m:
-            cur.counters.setdefault(int(m.group("n")), {})[m.group("k").strip()] = int(m.group("v"))
+            cur.counters.setdefault(sat_int(m.group("n")), {})[m.group("k").strip()] = sat_int(m.group("v"))
             cur.counter_lines.append(s)
             continue
         if re.search(r"nvlink|inactive|not supported|unable", s, re.I):
@@ -370,13 +384,13 @@ def parse_dcgmi_nvlink(text: str) -> DcgmNvlink:
             if rest:
                 toks = rest.split()
                 if all(t in DCGM_STATES for t in toks):
-                    entry = DcgmLinks(kind, int(m.group(2)), toks, [s])
+                    entry = DcgmLinks(kind, sat_int(m.group(2)), toks, [s])
                     (res.gpus if kind == "gpu" else res.switches).append(entry)
                 else:
                     res.problems.append(raw)
                 pending = None
             else:
-                pending = (kind, int(m.group(2)), s)
+                pending = (kind, sat_int(m.group(2)), s)
             continue
         toks = s.split()
         if pending and toks and all(t in DCGM_STATES for t in toks):

@@ -139,14 +139,19 @@ _WAITING = re.compile(r"^(?:Pending|ContainerCreating|PodInitializing|Init:\d+/\
 
 
 def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """``kubectl get pods``: a pod in an error state (CrashLoopBackOff, Error, Init:Error, ImagePullBackOff...)
+    """``kubectl get pods`` (each pod as last listed, when the paste lists them several times): a pod in an error state (CrashLoopBackOff, Error, Init:Error, ImagePullBackOff...)
     fails, a pod still waiting (Pending, ContainerCreating, Init:N/M) or Running but not ready warns, every pod
     Running and ready or Completed passes (``driver.k8s_pods``; the pods' state, not the GPUs' health)."""
     from wizard.parsers.container import parse_kubectl_pods
 
-    pods = parse_kubectl_pods(text)
-    if not pods:
+    listed = parse_kubectl_pods(text)
+    if not listed:
         return []
+    last: dict[tuple[str, str], Any] = {}
+    for p in listed:  # a paste of several `kubectl get pods` over time: each pod as last listed
+        last.pop((p.namespace, p.name), None)
+        last[(p.namespace, p.name)] = p
+    pods = list(last.values())
     bad = [p for p in pods if _BAD.search(p.status)]
     waiting = [p for p in pods if _WAITING.match(p.status)]
     unready = [p for p in pods if p.status == "Running" and p.ready.split("/")[0] != p.ready.split("/")[-1]]

@@ -545,3 +545,49 @@ def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
                            "For device-to-device: check `nvidia-smi topo -p2p r` (P2P is not offered on GeForce boards "
                            "and may be blocked by ACS/IOMMU).", SRC_NVBW))
     return out
+
+
+SRC_SAMPLES = ("NVIDIA/cuda-samples (https://github.com/NVIDIA/cuda-samples): each sample prints the GPU it picked "
+               "(helper_cuda.h findCudaDevice: 'GPU Device N: \"name\" with compute capability X.Y') and ends with its "
+               "result or 'Done'; the samples are not performance measurements (their own NOTE)")
+
+
+def judge_cuda_sample_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Any other CUDA sample: ``gpu.cuda_sample`` fails on a CUDA error or FAIL line, passes when the sample found its
+    GPU and reached its end (its figures are not judged), is unknown when the paste stops before the end; GPUs of an
+    architecture only end-of-life branches drive add ``driver.branch`` (gpu_presence.ended_architecture)."""
+    from wizard.parsers.cuda_samples import parse_cuda_sample
+
+    s = parse_cuda_sample(text)
+    name = s.name or "the CUDA sample"
+    gpus = ", ".join(f"GPU {i} ({n}, compute capability {cc})" for i, n, cc, _ in s.gpus) or "its GPU"
+    ev = tuple(ln for *_, ln in s.gpus)
+    out: list[Finding] = []
+    if s.errors:
+        out.append(Finding("gpu.cuda_sample", Verdict.FAIL, f"{name} failed on {gpus}: '{s.errors[0][:200]}'", "host",
+                           ev + tuple(s.errors[:4]),
+                           "Read the error: a CUDA error number names the cause (driver, memory, a kernel the build "
+                           "lacks for this GPU); check `nvidia-smi` and `dmesg | grep -i -e nvrm -e xid`.", SRC_SAMPLES))
+    elif s.waived:
+        out.append(Finding("gpu.cuda_sample", Verdict.SKIP, f"{name} was waived on {gpus} (this GPU or system lacks "
+                           "a feature it needs): it proves nothing here", "host", ev + (s.done,), "", SRC_SAMPLES))
+    elif s.done:
+        out.append(Finding("gpu.cuda_sample", Verdict.PASS, f"{name} ran to its end on {gpus} with no CUDA error "
+                           "(its timings are not judged: the samples are not benchmarks)", "host", ev + (s.done,), "",
+                           SRC_SAMPLES))
+    else:
+        out.append(Finding("gpu.cuda_sample", Verdict.UNKNOWN, f"{name} started on {gpus}, but the paste stops before "
+                           "its end", "host", ev or _nonempty(text),
+                           "Paste the whole output, down to its Result / Done line.", SRC_SAMPLES))
+    by_arch: dict[str, list[tuple[int, str, str, str]]] = {}
+    for g in s.gpus:
+        arch = architecture_of_cc(g[2])
+        if arch:
+            by_arch.setdefault(arch, []).append(g)
+    for arch, gs in by_arch.items():
+        f = ended_architecture(arch, sorted({g[1] for g in gs}), f"compute capability {gs[0][2]}",
+                               gpu_subject(gs[0][0]) if len(gs) == 1 else f"{len(gs)} GPUs", tuple(g[3] for g in gs),
+                               len(gs), today_of(exp))
+        if f is not None:
+            out.append(f)
+    return out

@@ -339,6 +339,17 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 "container) once torch is installed there.", SRC_TORCH))
         return findings
     chain = judge_chain(mm, driver, driver_cuda) if mm else None
+    ext = t.error("ext_mismatch")
+    if ext is not None:
+        built = re.search(r"(?:compile PyTorch \(|compiled with Cuda )(\d+(?:\.\d+)*)", " ".join(e.line for e in t.errors))
+        findings.append(Finding("driver.cuda_toolkit", Verdict.FAIL,
+                                "a CUDA extension build stopped: the toolkit's nvcc"
+                                + (f" ({ext.detail})" if ext.detail else "") + " is of another CUDA version than torch "
+                                "was built with" + (f" ({built.group(1)})" if built else ""), "host",
+                                tuple(dict.fromkeys(e.line for e in t.errors if e.kind == "ext_mismatch"))[:3],
+                                "Build with a toolkit of torch's CUDA version: install it and point CUDA_HOME and PATH "
+                                "at it (export CUDA_HOME=/usr/local/cuda-X.Y; export PATH=$CUDA_HOME/bin:$PATH), or "
+                                "install the torch wheel built for the installed toolkit's CUDA.", f"{SRC_EXT}; {SRC_NVCC}"))
     if t.cuda_family and not mm:
         who += f" (built for CUDA {t.cuda_family}.x: its nvidia-*-cu{t.cuda_family} wheels)"
     if t.toolkit and not t.cpu_only:

@@ -30,6 +30,7 @@ from wizard.install.packages import (
 )
 from wizard.model import Finding, Verdict, worst
 from wizard.parsers.packages import (
+    DKMS_BUILD_FAILED,
     FM_MISMATCH, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
     parse_rpm, parse_systemctl_show, parse_systemctl_status,
 )
@@ -598,6 +599,20 @@ def judge_dkms_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Explain judge for ``dkms status``: ``driver.kernel_module``."""
     d = parse_dkms_status(text)
     ent = d.module()
+    failed = [ln.strip() for ln in text.splitlines() if DKMS_BUILD_FAILED.search(ln)]
+    if failed:
+        ver = re.search(r"/var/lib/dkms/nvidia[\w-]*/([\d.]+)/", text)
+        kern = re.search(r"module build on kernel: (\S+)|autoinstall on (\S+?)/", text)
+        k = (kern.group(1) or kern.group(2)) if kern else ""
+        return [Finding("driver.kernel_module", Verdict.FAIL,
+                        f"DKMS could not build the nvidia module{' ' + ver.group(1) if ver else ''}"
+                        + (f" for kernel {k}" if k else "") + ": no NVIDIA kernel module for that kernel", "host",
+                        tuple(dict.fromkeys(failed))[:5],
+                        "Read the compiler's error in the make.log DKMS names (/var/lib/dkms/nvidia/<version>/build/"
+                        "make.log). Usual causes: the kernel's headers are missing (install linux-headers-$(uname -r) / "
+                        "kernel-devel), the driver branch is older than the kernel supports (a new kernel needs a newer "
+                        "branch; legacy branches stop building), or the kernel was built with another compiler than "
+                        "DKMS uses. Fix it, then `sudo dkms autoinstall` and reboot.", SRC_DKMS)]
     if not d.entries and not d.errors:
         return _unreadable("driver.kernel_module", text, "dkms status", SRC_DKMS)
     if not ent:
@@ -623,6 +638,29 @@ def judge_dkms_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     "Install the running kernel's headers (linux-headers-$(uname -r) / kernel-devel-$(uname -r)), run "
                     "`sudo dkms autoinstall` and read the make.log under /var/lib/dkms/nvidia/ if it fails. An old branch "
                     "may not build on a new kernel.", SRC_DKMS)]
+
+
+def loaded_vs_packaged(proc_text: str, package_text: str, rpm: bool = False) -> Finding | None:
+    """``driver.installed`` FAIL when the loaded kernel module (/proc/driver/nvidia/version) and the installed driver
+    packages (``dpkg -l`` / ``rpm -qa``) are of different versions: the user-space libraries (NVML, libcuda) no longer
+    match the module, so nvidia-smi and CUDA fail with "Driver/library version mismatch" until the module is reloaded
+    (a reboot) or the packages are put back. None when either version is unknown or they agree."""
+    from wizard.parsers.gpu import parse_driver_version
+
+    loaded = parse_driver_version(proc_text)
+    pd = packaged_driver(parse_rpm(package_text) if rpm else parse_dpkg(package_text))
+    if not loaded.version or not pd.version or loaded.version == pd.version:
+        return None
+    ev = tuple(ln.strip() for ln in proc_text.splitlines() if ln.startswith("NVRM version:"))[:1] + tuple(
+        ln.strip() for ln in package_text.splitlines() if pd.version in ln)[:3]
+    return Finding("driver.installed", Verdict.FAIL,
+                   f"the loaded kernel module is {loaded.version} but the installed driver packages are {pd.version}: "
+                   "user space and kernel module differ, so NVML and CUDA fail ('Driver/library version mismatch') "
+                   "until the new module is loaded", "host", ev,
+                   "Reboot to load the module of the installed packages (or reinstall the packages of the loaded "
+                   f"version {loaded.version}); then pin the driver packages (apt-mark hold / dnf versionlock) so an "
+                   "unattended upgrade cannot split them again.", f"{SRC_PKGS}; NVML API reference, "
+                   "NVML_ERROR_LIB_RM_VERSION_MISMATCH (https://docs.nvidia.com/deploy/nvml-api/)")
 
 
 def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[Finding]:
@@ -768,6 +806,8 @@ def judge_modinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding("driver.kernel_module", Verdict.FAIL, "no nvidia module exists for this kernel", "host",
                         (m.not_found,), "Install the driver's module for the running kernel (DKMS with the kernel's "
                         "headers, or the precompiled package), then `sudo modprobe nvidia`.", SRC_DKMS)]
+    if m.insert_error:
+        return [_insert_failure(m.insert_error)]
     if not (m.version or m.filename):
         return _unreadable("driver.kernel_module", text, "modinfo output", SRC_DKMS)
     ev = tuple(m.lines[k] for k in ("filename", "version", "license", "vermagic", "signer", "sig_id") if k in m.lines)
@@ -776,8 +816,41 @@ def judge_modinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         parts.append(f"{m.flavour} flavour (license {m.license})")
     if m.kernel:
         parts.append(f"for kernel {m.kernel}")
-    parts.append("signed" if m.signed else "unsigned (will not load with Secure Boot on)")
+    if m.signed or len(m.lines) >= 4:  # a `modinfo nvidia | grep filename` excerpt says nothing about a signature
+        parts.append("signed" if m.signed else "unsigned (will not load with Secure Boot on)")
     return [Finding("driver.kernel_module", Verdict.PASS, ", ".join(parts), "host", ev, "", f"{SRC_DKMS}; {SRC_FLAVOUR}")]
+
+
+SRC_MODSIGN = ("Linux kernel documentation, 'Kernel module signing facility' (https://docs.kernel.org/admin-guide/"
+               "module-signing.html): with Secure Boot / module.sig_enforce an unsigned or unknown-key module is refused "
+               "('Key was rejected by service', 'Required key not available'); NVIDIA driver README, 'Installing the "
+               "NVIDIA Driver' (Secure Boot and module signing, https://download.nvidia.com/XFree86/Linux-x86_64/latest/"
+               "README/installdriver.html)")
+_INSERT_CAUSES: tuple[tuple[str, str, str], ...] = (
+    (r"Key was rejected by service|Required key not available|Operation not permitted",
+     "Secure Boot refuses it: the module is not signed with a key the firmware trusts",
+     "Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/dkms/mok.pub`, then reboot and confirm in the "
+     "blue MOK manager screen), or install the distribution's signed precompiled driver; disabling Secure Boot in the "
+     "BIOS also works where the site allows it. Then `sudo modprobe nvidia`."),
+    (r"No such device",
+     "the module found no GPU it supports: no NVIDIA GPU on the PCI bus, a GPU this driver branch does not support "
+     "(a legacy GPU needs a legacy branch; Blackwell needs the open modules), or another driver holds it",
+     "Check `lspci -nn -d 10de:` (is the GPU there?), `dmesg | grep -i -e nvrm -e nouveau` (the kernel's reason) and "
+     "that the driver branch supports this GPU."),
+    (r"Unknown symbol|Invalid module format|Exec format error|Invalid argument",
+     "the module does not fit the running kernel (built for another kernel, or a mixed install)",
+     "Rebuild it for the running kernel: install the headers for `uname -r` and run `sudo dkms autoinstall` (or "
+     "reinstall the driver package), then check `dmesg | tail` for the kernel's reason."),
+)
+
+
+def _insert_failure(line: str) -> Finding:
+    """``driver.kernel_module`` FAIL for modprobe / insmod refusing the nvidia module, naming the cause its reason
+    text gives (Secure Boot key, no supported device, a module built for another kernel)."""
+    why, fix = next(((w, f) for rx, w, f in _INSERT_CAUSES if re.search(rx, line, re.I)),
+                    ("the kernel refused it", "Read `dmesg | tail` right after `sudo modprobe nvidia`: the kernel says why."))
+    return Finding("driver.kernel_module", Verdict.FAIL, f"the nvidia kernel module does not load: {why}", "host",
+                   (line,), fix, f"{SRC_MODSIGN}; {SRC_DKMS}")
 
 
 # ------------------------------------------------------------------ actions: install

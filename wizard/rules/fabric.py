@@ -204,7 +204,8 @@ DROPS = ("PortXmitDiscards", "PortRcvSwitchRelayErrors", "PortXmitConstraintErro
 
 
 def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
-    """``multinode.ib_counters`` from ``perfquery [-x]``: any link-error counter above 0 is a warn naming it (a
+    """``multinode.ib_counters`` from ``perfquery [-x]`` (and its detail views, ``--rcvErrorDetails``...): any
+    link-error counter (or another counter named ...Errors / ...Discards / ...Dropped) above 0 is a warn naming it (a
     cable, transceiver or port that erred since the counters were last cleared), any drop counter above 0 a warn
     (congestion or fabric configuration); all of them 0 is a pass. PortXmitWait (time a port had data but no
     credits) is reported, not judged: some waiting is normal under load."""
@@ -216,9 +217,10 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
     for b in blocks:
         who = (f"LID {b.lid} port {b.port}" if b.lid else "this port").strip()
         c = b.counters
-        errs = [(k, c[k]) for k in LINK_ERRORS if isinstance(c.get(k), int) and c[k] > 0]
+        other = tuple(k for k in c if k not in LINK_ERRORS + DROPS and re.search(r"(?:Errors|Discards|Dropped)$", k))
+        errs = [(k, c[k]) for k in LINK_ERRORS + other if isinstance(c.get(k), int) and c[k] > 0]
         drops = [(k, c[k]) for k in DROPS if isinstance(c.get(k), int) and c[k] > 0]
-        read = [k for k in LINK_ERRORS + DROPS if k in c]
+        read = [k for k in LINK_ERRORS + DROPS + other if k in c]
         wait = c.get("PortXmitWait")
         wait_s = f"; PortXmitWait {wait} (time with data but no credits: congestion, not judged)" if wait else ""
         ev = tuple(ln for ln in b.lines if any(ln.startswith(k + ":") for k, _ in errs + drops))
@@ -242,7 +244,7 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
                                "manager's routing and the switch's congestion counters if they grow.", SRC_COUNTERS))
         elif read:
             out.append(Finding(COUNTERS_ID, Verdict.PASS,
-                               f"{who}: all {len(read)} error and drop counters are 0{wait_s}", who,
+                               f"{who}: all {len(read)} error and drop counters are 0 (no errors){wait_s}", who,
                                ((b.header,) if b.header else ()) + tuple(b.lines[:3]), "", SRC_COUNTERS))
         else:
             out.append(Finding(COUNTERS_ID, Verdict.UNKNOWN, f"{who}: this output holds traffic counters only, no "
@@ -250,3 +252,75 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
                                "Run `perfquery <lid> <port>` (the basic counters carry the error counts) or "
                                "`perfquery -x` on a recent infiniband-diags.", SRC_COUNTERS))
     return out
+
+
+# ------------------------------------------------------------------ perftest bandwidth (ib_write_bw ...)
+
+PERFTEST_ID = "multinode.ib_bandwidth"
+PERFTEST_FRACTION = 0.8
+"""A perftest run at or above this fraction of the port's line rate passes (the same 0.8 of advertised bandwidth
+bringup uses for NCCL across nodes; large-message RDMA writes reach about 95 % of the rate on a healthy port)."""
+LINE_RATES_GBIT = (100.0, 200.0, 400.0, 800.0)
+"""InfiniBand 4X line rates (EDR, HDR, NDR, XDR) a result is compared with when the port's rate is not known."""
+SRC_PERFTEST = ("perftest (https://github.com/linux-rdma/perftest): ib_write_bw reports BW average in MB/sec "
+                "(10^6 bytes/s) unless --report_gbits; " + SRC_RATE + "; Stas Bekman, Machine Learning Engineering "
+                "(https://github.com/stas00/ml-engineering): expect about 80 % of the advertised network bandwidth or more")
+
+
+def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_bandwidth``: the largest message's average bandwidth against the plan's ``nic_gbit_s`` (pass at
+    0.8 x or more, else fail); without a planned rate, against the InfiniBand line rates: within 0.8-1.0 x of one it
+    passes as that rate (saying so, and that a faster port would make it slow), below 0.8 x EDR's 100 Gb/s it warns,
+    otherwise unknown."""
+    from wizard.parsers.fabric import PT_MR_FAILED
+
+    mr = [ln.strip() for ln in text.splitlines() if PT_MR_FAILED.search(ln)]
+    if mr:
+        gpu = bool(re.search(r"--use_cuda|initializing CUDA|cuMemAlloc", text))
+        return [Finding(PERFTEST_ID, Verdict.FAIL,
+                        "perftest could not register its " + ("GPU " if gpu else "") + "buffer as an RDMA memory region"
+                        + (": GPUDirect RDMA does not work on this node (the HCA cannot reach GPU memory)" if gpu else
+                           ""), "node", tuple(dict.fromkeys(mr))[:4],
+                        ("Load nvidia-peermem (`sudo modprobe nvidia-peermem`, `lsmod | grep peermem`; the GPU Operator's "
+                         "driver.rdma.enabled) or use DMA-BUF (`--use_cuda_dmabuf`, open kernel modules), check that "
+                         "ACS/IOMMU does not block peer traffic, then rerun with --use_cuda." if gpu else
+                         "Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and "
+                         "check the HCA with `ibv_devinfo`, then rerun."),
+                        f"{SRC_PERFTEST}; NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)")]
+    if not run.rows:
+        return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"no bandwidth row in this {run.test or 'perftest'} output "
+                        "(a server side still waiting for its client, or a cut paste)", "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste the client's output down to its result row (#bytes ... BW average).", SRC_PERFTEST)]
+    size = max(b for b, _, _ in run.rows)
+    best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])
+    gbit, line = best[1], best[2]
+    what = (f"{run.test or 'perftest'} on {run.device or 'the HCA'}" + (f" ({run.link_type})" if run.link_type else "")
+            + f": {gbit:.1f} Gb/s average at {size} bytes")
+    ev = tuple(x for x in (run.title_line, line) if x)
+    plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
+    if plan:
+        floor = PERFTEST_FRACTION * plan
+        v = Verdict.PASS if gbit >= floor else Verdict.FAIL
+        return [Finding(PERFTEST_ID, v, f"{what}, {'at or above' if v is Verdict.PASS else 'below'} {floor:g} Gb/s "
+                        f"({PERFTEST_FRACTION:g} x the plan's {plan:g} Gb/s per NIC)", run.device or "node", ev,
+                        "" if v is Verdict.PASS else
+                        "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
+                        "Gen and width), the cable and the switch port; run it between other node pairs to find the "
+                        "slow one.", SRC_PERFTEST)]
+    near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
+    if near:
+        r = near[0]
+        return [Finding(PERFTEST_ID, Verdict.PASS,
+                        f"{what}: {gbit / r:.0%} of {r:g} Gb/s ({IB_RATE_NAMES.get(r, '')} line rate), what a healthy "
+                        f"port of that rate delivers; if `ibstat` shows a faster port, it is slow (the plan's nic_gbit_s "
+                        "lets bringup judge it against the real rate)", run.device or "node", ev, "", SRC_PERFTEST)]
+    if gbit < PERFTEST_FRACTION * LINE_RATES_GBIT[0]:
+        return [Finding(PERFTEST_ID, Verdict.WARN,
+                        f"{what}: below {PERFTEST_FRACTION * LINE_RATES_GBIT[0]:g} Gb/s, slow for any InfiniBand port of "
+                        "EDR (100 Gb/s) or later", run.device or "node", ev,
+                        "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
+                        "test used large messages (-s 8388608 or --all) and the right device (-d mlx5_N).", SRC_PERFTEST)]
+    return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
+                    "a healthy slower port or a slow faster one without the port's rate", run.device or "node", ev,
+                    "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import re
+
 import statistics
 from typing import Any, Mapping
 
@@ -78,12 +80,19 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                            f"{', '.join(why)}: it produced wrong results or stopped under load", _subject(b),
                            tuple(x for x in (b.result_line, b.error_line[:400]) if x), REMEDY_FAULTY, SRC_BURN))
     if r.init_errors:
+        from wizard.parsers.cuda import cuda_error_lookup
+
+        said = next((m.group(1).strip() for ln in r.init_errors
+                     for m in [re.search(r"gpu_burn-drv\.cpp:\d+\):\s*(.+)$", ln)] if m), "")
+        info = cuda_error_lookup(text=said) if said else None
+        meaning = (f"; CUDA error {info.code} = {info.name}: {info.meaning}" if info is not None else "")
         out.append(Finding(fid, Verdict.FAIL, f"gpu-burn could not start its test ({r.init_errors[0]}): the GPUs "
                            "were not burned; the CUDA/cuBLAS stack failed on this machine (which is not by itself "
-                           "proof of a GPU fault)", "host", tuple(r.init_errors[:3]),
-                           "Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`), check `nvidia-smi` "
-                           "and `dmesg | grep -e NVRM -e Xid`, free the GPUs of other processes and run it again.",
-                           SRC_BURN))
+                           f"proof of a GPU fault){meaning}", "host", tuple(dict.fromkeys(r.init_errors))[:3],
+                           (f"{info.action[:1].upper()}{info.action[1:]}. " if info is not None else "")
+                           + "Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about "
+                           "a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of "
+                           "other processes and run it again.", SRC_BURN + (f"; {info.source}" if info else "")))
     if r.abort_line and not any("DIED" in b.flags for b in faulty):
         out.append(Finding(fid, Verdict.FAIL, f"gpu-burn aborted: {r.abort_line}", "host", (r.abort_line,),
                            REMEDY_FAULTY, SRC_BURN))

@@ -77,9 +77,10 @@ replays are what Bad TLP / Bad DLLP / Replay Timer Timeout / Receiver Error trig
 Express Base Specification, Data Link Layer retry). The kernel's messages undercount the link's errors
 (a "Multiple Corrected error received" message stands for two or more, and the AER driver rate-limits its
 reports), so the pace of the messages is a lower bound of the replay rate."""
-AER_BURST_MIN = 3
-"""At least this many corrected errors (a "Multiple ..." message counts as two) make a burst: two are a
-pair, not a pace (a derived floor, so that one or two errors stay information)."""
+AER_BURST_MIN = 2
+"""At least this many corrected errors (a "Multiple ..." message counts as two) make a burst when they come at the
+pace below: one error is information, two within seconds already exceed DCGM's 8 replays per minute (the kernel's
+AER messages are rate-limited and undercount the link's errors; derived)."""
 AER_BURST_WINDOW_S = 60.0
 """The window the pace is measured in, seconds (DCGM counts replays per minute)."""
 AER_BURST_MIN_SPAN_S = 1.0
@@ -267,7 +268,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
     for bus, group in by_bus.items():
         members = group + (hostwide if len(by_bus) == 1 else real_host if bus == "" else [])
         whats = {e.fields.get("what") for e in members}
-        hard = whats & {"rminit", "bar_invalid", "probe_failed", "nvrm_probe_failed"}
+        hard = whats & {"rminit", "bar_invalid", "probe_failed", "nvrm_probe_failed", "unsupported"}
         bar = any(e.fields.get("hint") == "bar" for e in members)
         name = gpu_name(log, bus, gpu_index) if bus else "host"
         ordered = sorted(members, key=lambda e: e.record.line_no)
@@ -280,11 +281,20 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                 what.append("its PCI BAR region is invalid")
             if "probe_failed" in whats or "nvrm_probe_failed" in whats:
                 what.append("the NVIDIA probe failed")
+            unsupported = next((e for e in members if e.fields.get("what") == "unsupported"), None)
+            if unsupported is not None:
+                rel = unsupported.fields.get("release") or "this"
+                pid = unsupported.fields.get("pci_id")
+                what.append(f"driver release {rel} does not support this GPU" + (f" (PCI ID {pid})" if pid else ""))
             subject = name
             msg = (f"{name}: the NVIDIA driver could not initialise the GPU ({'; '.join(what)})" if bus else
                    f"the NVIDIA driver could not initialise a GPU ({'; '.join(what)})")
             worked = bool(bus) and _worked_before(log, bus)
             remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
+            if whats == {"unsupported"}:
+                remedy = ("Install a driver branch that lists this GPU in its README's 'Appendix A - Supported NVIDIA "
+                          "GPU Products' (a GPU newer than the branch needs a newer branch; Blackwell and Grace Hopper "
+                          "need the open kernel modules; a legacy GPU needs its legacy branch), then reboot.")
             out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
                                SRC_BAR if bar else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
@@ -535,9 +545,16 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
         return []
     keys = [event_key(e) for e in evs]
     oops = any(e.fields.get("class") == "oops" for e in evs)
-    what = "kernel warnings/oops reports and GPU-driver error messages" if oops else "GPU-driver error messages"
-    return [Finding("health.kernel_log", Verdict.WARN,
-                    f"{plural(len(evs), 'kernel message')} that no rule recognises ({what}): investigate", "host",
+    libs = sorted({str(e.fields.get("lib")) for e in evs if e.fields.get("class") == "gpu_lib_crash"})
+    what = ("kernel warnings/oops reports and GPU-driver error messages" if oops else
+            f"processes that crashed inside {', '.join(libs)}" if libs and len(libs) == len({
+                str(e.fields.get('lib')) for e in evs}) and all(e.fields.get("class") == "gpu_lib_crash" for e in evs)
+            else "GPU-driver error messages" + (f" and crashes inside {', '.join(libs)}" if libs else ""))
+    only_crashes = all(e.fields.get("class") == "gpu_lib_crash" for e in evs)
+    head = (f"{len(evs)} process crash{'' if len(evs) == 1 else 'es'} inside {', '.join(libs)} (the kernel's segfault reports): a program "
+            "died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)"
+            if only_crashes else f"{plural(len(evs), 'kernel message')} that no rule recognises ({what}): investigate")
+    return [Finding("health.kernel_log", Verdict.WARN, head, "host",
                     cap(ln for e in evs for ln in e.evidence),
                     "Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge "
                     "it by its key so it stops counting: " + ", ".join(keys[:20])

@@ -25,7 +25,8 @@ from wizard.common import human_bytes, to_float
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.nccl import (
-    BUS_FACTORS, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, parse_nccl_log,
+    BUS_FACTORS, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, nccl_result_name,
+    parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
 
@@ -421,6 +422,10 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     override = to_float(exp.get("allreduce_floor_gb_s"), text=False, positive=True) if coll == "all_reduce" else None
     row = _floor_row(coll, r, per_node, nodes) if coll else None
     subset = _subset_floor_row(coll, r, per_node, nodes) if coll and row is None else None
+    if not coll and _unnamed(r).startswith("all-gather or alltoall"):
+        # an all-gather or an alltoall on an NVSwitch board: neither has NVLink SHARP, both move each GPU's data over
+        # its own NVLinks through the switches, so the NVLink ring floor bounds either (derived)
+        subset = _subset_floor_row("all_gather", r, per_node, nodes)
     nics = to_float(exp.get("nics_per_node"), text=False, positive=True)
     gbit = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     if override is not None:
@@ -634,6 +639,13 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
 # ------------------------------------------------------------------ NCCL debug logs
 
 
+_VIA = re.compile(r"via (\w+)")
+
+
+def _test_hosts(lines: list[str]) -> list[str]:
+    return [m.group(1) for ln in lines for m in [re.match(r"^\s*(?:\.\.\s*)?([\w.\-]+):\s", ln)] if m]
+
+
 def _ibv(code: int | None) -> str:
     if code is None:
         return "an unknown status"
@@ -685,14 +697,40 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "then check that node's health: Xid and ECC errors, IB link state and counters, "
                                 "stray processes. A longer timeout only hides the hang.", SRC_E6))
     findings.extend(_setup_and_framework(lg, subject))
+    if lg.channels_shm and not lg.channels_p2p and not lg.p2p_disabled:
+        findings.append(Finding("health.p2p", Verdict.WARN,
+                                f"NCCL connects the GPUs of this node through host shared memory: {len(lg.channels_shm)} "
+                                "channel line(s) 'via SHM' and none 'via P2P', so peer-to-peer (PCIe P2P or NVLink) is "
+                                "not used between them: slower collectives (expected on GeForce cards and in VMs "
+                                "without P2P; a fault on a server whose GPUs support P2P)", subject,
+                                tuple(lg.channels_shm[:4]),
+                                "Check `nvidia-smi topo -p2p r` (OK for every pair where P2P is supported), that "
+                                "NCCL_P2P_DISABLE is not set, and PCIe ACS on the bridges above the GPUs (`sudo lspci "
+                                "-vvv | grep -i acsctl`: SrcValid+ redirects peer traffic); in a container, the IPC "
+                                "namespace (--ipc=host).", f"{SRC_E6}; {NCCL_ENV_URL} (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL)"))
+    if lg.gdr_disabled and lg.uses_ib:
+        findings = [f for f in findings if not (f.id == "multinode.transport" and f.verdict is Verdict.PASS)]
+        hcas = list(dict.fromkeys(m.group(1) for ln in lg.gdr_disabled for m in [re.search(r"HCA \d+ '([^']+)'", ln)]
+                                  if m))
+        findings.append(Finding("multinode.transport", Verdict.WARN,
+                                f"NCCL says GPUDirect RDMA is disabled for {', '.join(hcas) or 'its HCAs'}: data between "
+                                "nodes is staged through host memory, which costs bandwidth and CPU (nothing lost on "
+                                "one node, where GPUs talk over NVLink/PCIe)", subject, tuple(lg.gdr_disabled[:4]),
+                                "Load nvidia-peermem (`sudo modprobe nvidia-peermem`; in the GPU Operator set "
+                                "driver.rdma.enabled) or use DMA-BUF (open kernel modules, kernel 5.12+, NCCL 2.19+), "
+                                "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
+                                "'via NET/IB' channel lines.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA "
+                                "GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
     if lg.p2p_disabled:
         pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled
-                                   for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)", ln)] if m))
+                                   for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)|GPUs \d+ and \d+", ln)]
+                                   if m))
         findings.append(Finding("health.p2p", Verdict.WARN,
-                                f"the CUDA driver refuses peer-to-peer access between {len(pairs) or len(lg.p2p_disabled)} "
-                                f"GPU pair(s) NCCL wanted to connect directly ({'; '.join(pairs[:3])}): NCCL's "
-                                "cudaDeviceCanAccessPeer check said no, so those pairs go through host shared memory "
-                                "(slower), and with PCIe ACS redirecting peer traffic collectives can hang", subject,
+                                f"NCCL does not use peer-to-peer between {len(pairs) or len(lg.p2p_disabled)} GPU "
+                                f"pair(s) ({'; '.join(pairs[:3])}): the CUDA driver refuses peer access "
+                                "(cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so those pairs "
+                                "go through host shared memory (slower), and with PCIe ACS redirecting peer traffic "
+                                "collectives can hang", subject,
                                 tuple(lg.p2p_disabled[:6]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
                                 "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "
@@ -701,7 +739,20 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 f"{SRC_E6}; NVIDIA/nccl src/transport/p2p.cc (p2pCanConnect: 'Could not enable P2P' when "
                                 "cudaDeviceCanAccessPeer reports 0)"))
     cuda = [ln for ln in lg.cuda_failures if ln not in lg.nvls_failures]
-    if cuda or lg.test_failures:
+    nccl_failed = [ln for ln in lg.test_failures if "Test NCCL failure" in ln]
+    if nccl_failed and not cuda and not any(f.verdict is Verdict.FAIL for f in findings):
+        said = re.search(r"'([^']+)'", nccl_failed[0])
+        name = nccl_result_name(said.group(1)) if said else ""
+        findings.append(Finding("node.nccl_errors", Verdict.FAIL,
+                                "nccl-tests stopped on an NCCL error" + (f": '{said.group(1)}'" if said else "")
+                                + (f" ({name})" if name else "") + f" on {len(set(_test_hosts(nccl_failed)))} "
+                                "rank host(s) shown", subject, tuple(nccl_failed[:6]),
+                                "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET): the WARN line before the "
+                                "failure names the call that failed. 'unhandled system error' is a system call or "
+                                "library failing: the IB/RoCE devices (ibv_devinfo, ulimit -l unlimited for pinned "
+                                "memory, /dev/infiniband in containers), /dev/shm size, or ranks that cannot reach "
+                                "each other (NCCL_SOCKET_IFNAME, firewall).", f"{SRC_E1}; {SRC_RESULT}"))
+    if cuda or (lg.test_failures and not nccl_failed):
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
                                 "NCCL reported a CUDA failure" + (f": {_quoted(cuda[0])}" if cuda else "")
                                 + (" and the test aborted" if lg.test_failures else ""), subject,
@@ -739,6 +790,12 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 f"NCCL printed {len(other)} warning(s) that bringup does not classify; the first: "
                                 f"'{_warn_text(other[0])}'", subject,
                                 tuple(other[:8]), "Read the warnings; rerun with NCCL_DEBUG=INFO for context.", SRC_E1))
+    connected = lg.init_complete or [c for c in lg.channels_p2p + lg.channels_net + lg.channels_shm]
+    if connected and not lg.init_complete and not findings:
+        via = ", ".join(sorted({m.group(1) for c in connected for m in [_VIA.search(c)] if m}))
+        findings.append(Finding("node.nccl_errors", Verdict.PASS,
+                                f"NCCL set up {len(connected)} ring/channel connection(s) ({via}), with no NCCL "
+                                "warning or error in this excerpt", subject, tuple(connected[:3]), "", SRC_E1))
     if lg.init_complete and not findings:
         ranks = {m.group(1) for ln in lg.init_complete for m in [re.search(r"\brank (\d+) nranks", ln)] if m}
         n = lg.nranks

@@ -121,6 +121,23 @@ def host_kinds_judge_driver_version(text: str, exp: Mapping[str, Any]) -> list[F
 
 
 # from wizard/parsers/host_kinds.py
+def host_kinds_judge_smi_versions(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """nvidia-smi's header values pasted one per line: ``driver.version`` (the driver nvidia-smi talks to and the newest
+    CUDA it supports; the table itself, with the GPUs, is what shows their health)."""
+    from wizard.parsers.host_kinds import smi_version_lines
+
+    v = smi_version_lines(text)
+    drv = (v.get("driver version") or v.get("nvidia-smi") or ("", ""))
+    cuda = v.get("cuda version")
+    return [Finding("driver.version", Verdict.PASS,
+                    f"nvidia-smi reports NVIDIA driver {drv[0]}" + (f", which supports CUDA up to {cuda[0]} (the "
+                                                                     "driver's limit, not the installed toolkit)" if cuda
+                                                                     else "")
+                    + "; these lines hold no GPU, so GPU health is not judged", "host",
+                    tuple(x[1] for x in v.values()), "", gc.SRC_A2)]
+
+
+# from wizard/parsers/host_kinds.py
 def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     src = "/proc/modules" if re.search(r" (Live|Loading) 0x", text) else "lsmod"
     out = {"modules": ProbeOutput("modules", src, text=text)}
@@ -178,6 +195,14 @@ def fabric_judge_perfquery(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import fabric
 
     return fabric.judge_counters(parse_perfquery(text), text)
+
+
+# from wizard/parsers/fabric.py
+def fabric_judge_perftest(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_perftest
+    from wizard.rules import fabric
+
+    return fabric.judge_perftest(parse_perftest(text), text, exp)
 
 
 # from wizard/parsers/dcgm.py

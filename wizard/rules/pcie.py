@@ -121,7 +121,8 @@ def _under_load(plan: Mapping[str, Any]) -> bool:
 WIDTH_BELOW_CAP = Verdict.FAIL
 """A link narrower than the device's capability fails at any load, from every input (lspci, sysfs,
 nvidia-smi): the width, unlike the speed, does not change with the power state (lspci(8) marks it
-"downgraded")."""
+"downgraded"). Inside a VM guest (nvidia-smi's Virtualization Mode) it is a warn: the hypervisor presents the link,
+as for the speed (:func:`speed_verdict`)."""
 
 
 def speed_verdict(load: str, vm: bool = False) -> Verdict:
@@ -438,9 +439,13 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     unseen: list[str] = []
     quiet: list[str] = []
     ev: list[str] = []
+    gpus_under: dict[int, list[LspciDevice]] = {}  # bridge -> the GPUs behind it, built once (not per bridge)
+    for g in gpus:
+        for p in facts.parents(g):
+            gpus_under.setdefault(id(p), []).append(g)
     for d in on:
         below = facts.below(d)
-        gpus_below = [g for g in gpus if d in facts.parents(g)]
+        gpus_below = gpus_under.get(id(d), [])
         switch_below = [x for x in below if _switchy(x)]
         kind = _bridge_kind(d)
         if _switchy(d) or gpus_below or switch_below:
@@ -619,11 +624,14 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if cur >= mx:
             ok.append((g, f" (x{_fmt(cur)})", lines))
             continue
+        guest = in_vm(g, plan)
         vm = (" On a cloud VM compare with the instance type's documented link: the platform presents it."
-              if in_vm(g, plan) else "")
+              if guest else "")
         state, slines = _doc_load(g, plan)
         when = " under load" if state == "load" else " (the width does not drop at idle)"
-        out.append(Finding("health.pcie_width", WIDTH_BELOW_CAP,
+        # inside a VM guest the hypervisor presents the link (as for the speed: speed_verdict): a warn to check
+        # against the instance type, not a proven fault of this GPU's slot
+        out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,
                            f"{subject(g)}: PCIe link is x{_fmt(cur)}, narrower than its maximum x{_fmt(mx)}{when}",
                            subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH))
     out += _pass_group("health.pcie_width", ok, "PCIe link at full width", "full PCIe width on {n} GPUs", SRC_WIDTH,

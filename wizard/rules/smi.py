@@ -241,6 +241,7 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
         pcie.pcie_replay, nvlink.fabric, _mig, _reset, _cut_sections)
     for rule in rules:
         out += rule(doc, plan)
+    out += _inforom(doc)
     out += _processes(doc, plan, before_tests)
     return out
 
@@ -283,6 +284,27 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                            subjects(gpus), tuple(x for x in dict.fromkeys(ev) if x), fix,
                            SRC_A4))
     return out
+
+
+SRC_INFOROM = ("nvidia-smi's 'WARNING: infoROM is corrupted at gpu <bus>'; DCGM error DCGM_FR_CORRUPT_INFOROM ('A corrupt "
+               "InfoROM has been detected in GPU %d. Flash the InfoROM to clear this corruption.', dcgm_errors.h, "
+               "https://github.com/NVIDIA/DCGM); NVIDIA Xid catalog (the InfoROM holds ECC and page-retirement records, "
+               "https://docs.nvidia.com/deploy/xid-errors/)")
+
+
+def _inforom(doc: SmiDoc) -> list[Finding]:
+    """``health.vbios`` WARN for each GPU nvidia-smi says has a corrupted InfoROM: the GPU runs, but the firmware
+    store that keeps its ECC, retired-page and configuration records cannot be trusted."""
+    if not doc.inforom_corrupt:
+        return []
+    buses = [m.group(1) for ln in doc.inforom_corrupt for m in [re.search(r"at gpu\s+(\S+)", ln, re.I)] if m]
+    return [Finding("health.vbios", Verdict.WARN,
+                    f"nvidia-smi reports a corrupted InfoROM on {', '.join(buses) or 'a GPU'}: the firmware store of its "
+                    "ECC, retired-page and configuration records cannot be trusted", ", ".join(buses) or "host",
+                    tuple(doc.inforom_corrupt[:8]),
+                    "Run `nvidia-smi -q -d ECC,PAGE_RETIREMENT -i <bus>` and DCGM's diagnostics on that GPU; the InfoROM "
+                    "has to be reflashed with the vendor's tool, so open a case with the server or GPU vendor (RMA) "
+                    "before trusting it with training.", SRC_INFOROM)]
 
 
 def _vbios(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:

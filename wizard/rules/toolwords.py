@@ -7,13 +7,16 @@ An operator reads those words the same way whatever the tool, so this one genera
 them, quoting the lines, and says plainly that the verdict is the program's, not bringup's.
 
 Order (the worst evidence wins, a pass needs no contrary word anywhere):
-* fail: a failed-test/result line (``FAILED``, ``Result = FAIL``, ``test failed``) or "no devices
-  found" (the program sees no GPU);
+* fail: a failed-test/result line (``FAILED``, ``Result = FAIL``, ``test failed``), a fatal error
+  (``FATAL``, ``fatal:``; systemd's ``Failed to start``), a build that stopped (``CMake Error``, a command that
+  "returned non-zero exit status"), a GPU below the compute capability the program requires, a CUDA error number the CUDA error table knows
+  ("cudart init failure: 999"; a warn for the classes driver_chain.FAIL_CLASSES leaves out: out of memory, a busy
+  GPU, a program error) or "no devices found" (the program sees no GPU);
 * unknown: a crash (a Python traceback's exception line, ``Segmentation fault``, ``core dumped``): the
   program's own error, which by itself says nothing about the machine;
 * warn: log lines at level ERROR (``ERROR``, ``[E]``, ``level=error``, glog's ``E0101``) or WARN;
-* pass: a passed-test/result line (``Test PASSED``, ``Result = PASS``, ``All tests passed``) and
-  none of the above;
+* pass: a passed-test/result line (``Test PASSED``, ``Result = PASS``, ``All tests passed``) or a program
+  saying it found its CUDA devices ("found 1 CUDA devices", "device count 1"), and none of the above;
 * otherwise nothing (the caller reports the input as not recognised).
 """
 
@@ -21,20 +24,32 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 from wizard.model import Finding, Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wizard.parsers.cuda import CudaErrorInfo
 
 SRC = ("the program's own result and log-level words (bringup does not read this program's figures; "
        "log levels as in syslog's severities, RFC 5424 section 6.2.1)")
 
 _FAIL = re.compile(
     r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?:test|tests|check|validation|self-test)"
-    r"\s+(?:has\s+)?failed\b")
+    r"\s+(?:has\s+)?failed\b"
+    r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
+    r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
+    r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
+    r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required")  # the GPU lacks what the program needs
 _CRASH = re.compile(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = re.compile(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
-_ERROR = re.compile(r"\bERROR\b|\bERR\b|\[E\]|\blevel=(?:error|fatal)\b|^E\d{4} \d\d:\d\d|\bFATAL\b|\bCRITICAL\b")
+_ERROR = re.compile(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:")
 _WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d")
-_PASS = re.compile(r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
+_CUDA_ERR = re.compile(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
+"""An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
+_PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
+                   r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"^\s*PASS\b", re.I)
 # words that carry no failure although they contain one of the markers above
 _BENIGN = re.compile(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
@@ -58,6 +73,22 @@ def _traceback_error(lines: list[str]) -> list[str]:
     return out
 
 
+def _cuda_errors(lines: list[str]) -> "list[tuple[int, CudaErrorInfo, str]]":
+    """(number, the CUDA error table's row, line) for every line printing a nonzero CUDA error number that the table
+    (assets/cuda_errors.csv, through wizard.parsers.cuda.cuda_error_lookup) knows."""
+    from wizard.parsers.cuda import cuda_error_lookup
+
+    out = []
+    for ln in lines:
+        m = _CUDA_ERR.search(ln)
+        if not m or m.group(1) == "0":
+            continue
+        info = cuda_error_lookup(int(m.group(1)))
+        if info is not None:
+            out.append((int(m.group(1)), info, ln.strip()))
+    return out
+
+
 def _quote(hits: list[str], n: int = 3) -> str:
     shown = "; ".join(f"'{h[:160]}'" for h in hits[:n])
     return shown + (f" and {len(hits) - n} more" if len(hits) > n else "")
@@ -72,6 +103,15 @@ def judge(text: str) -> list[Finding]:
     tail = " — the program's own words; bringup does not read this program's figures"
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
+    cuda = _cuda_errors(lines)
+    if cuda and not failed:
+        from wizard.rules.driver_chain import FAIL_CLASSES  # one mapping of the CUDA error table's classes to verdicts
+
+        code, info, line = cuda[0]
+        return [Finding("explain.program_said", Verdict.FAIL if info.klass in FAIL_CLASSES else Verdict.WARN,
+                        f"the program reports CUDA error {code} = {info.name} ({info.meaning}): "
+                        f"{_quote([ln for _, _, ln in cuda])}", "input", tuple(dict.fromkeys(ln for _, _, ln in cuda))[:5],
+                        f"{info.action[:1].upper()}{info.action[1:]}.", f"{info.source}; {SRC}")]
     if failed or none_found:
         hits = list(dict.fromkeys(failed + none_found))
         if none_found and not failed:

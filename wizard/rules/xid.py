@@ -186,9 +186,15 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
     for bus, evs in gsp_by_bus.items():
         name = gpu_name(log, bus, gpu_index)
         row = rows.get(119, {})
+        reset = any(e.fields.get("reset_required") for e in evs)
+        what = ("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset "
+                "clears" if reset and all(e.fields.get("reset_required") for e in evs) else
+                "the GPU's firmware processor stopped answering the driver"
+                + ("; calls now fail with NV_ERR_RESET_REQUIRED" if reset else ""))
         out.append(Finding("health.gsp", Verdict.FAIL,
-                           f"{name}: GSP RPC timeout ({plural(len(evs), 'message')}): the GPU's firmware processor "
-                           f"stopped answering the driver", name, cap(ln for e in evs for ln in e.evidence),
+                           f"{name}: " + ("" if reset and all(e.fields.get("reset_required") for e in evs) else
+                                          "GSP RPC timeout, ") + f"{plural(len(evs), 'message')}: {what}", name,
+                           cap(ln for e in evs for ln in e.evidence),
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
     return out
