@@ -601,5 +601,5 @@ def test_a_driver_release_that_does_not_support_the_gpu_fails_naming_release_and
 def test_a_process_crashing_inside_a_gpu_library_warns_and_kmsg_records_are_read():
     r = explain_text(text(PUBLIC / "kernel-log__libnccl-segfault.txt"))
     assert r.verdict is Verdict.WARN and "crashes inside libnccl.so.2" in r.findings[0].message
-    k = explain_text(text(PUBLIC / "kernel-log__kmsg-nvswitch-open-benign.txt"))
+    k = explain_text(text(PUBLIC / "kernel-log__kmsg-raw-nvswitch-open-benign.txt"))
     assert k.kind == "kernel-log" and k.verdict is Verdict.PASS and "(kmsg)" in k.findings[0].message

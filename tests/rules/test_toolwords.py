@@ -49,7 +49,7 @@ def test_explain_uses_the_programs_words_only_for_unrecognised_input():
     assert r.kind is None and r.verdict is Verdict.FAIL
     assert [f.id for f in r.findings] == ["explain.program_said"]
     # a recognised kind is judged by its own rules, never by these words
-    r = explain_text(text(PUBLIC / "kernel-log__gpu-fallen-off-bus.txt"))
+    r = explain_text(text(PUBLIC / "kernel-log__nvsentinel-155-fallen-off-bus-no-xid.txt"))
     assert r.kind == "kernel-log" and not any(f.id == "explain.program_said" for f in r.findings)
 
 
