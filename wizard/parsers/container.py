@@ -165,6 +165,6 @@ def parse_kubectl_pods(text: str) -> list[Pod]:
 
 def detect_kubectl_pods(text: str) -> float:
     """0.9 for ``kubectl get pods`` (its column header and at least one pod row)."""
-    if "READY" not in text or "STATUS" not in text:
+    if "READY" not in text[:20000] or "STATUS" not in text[:20000]:
         return 0.0
-    return 0.9 if parse_kubectl_pods(text) else 0.0
+    return 0.9 if parse_kubectl_pods(text[:20000]) else 0.0

@@ -595,8 +595,10 @@ def detect_cuda_sample(text: str) -> float:
     """0.85 for a CUDA sample's output: the ``GPU Device N: "<name>" with compute capability X.Y`` line the samples'
     helper prints, or a ``Running sample X`` / ``[X] - Starting...`` banner with a Result/Done line (deviceQuery,
     bandwidthTest and p2pBandwidthLatencyTest have their own readers and claim theirs with more confidence)."""
-    if not isinstance(text, str) or ("compute capability" not in text and "Starting..." not in text
-                                     and "Running sample" not in text):
+    if not isinstance(text, str):
+        return 0.0
+    text = text[:20000]  # the sample's banner and GPU line come first
+    if "compute capability" not in text and "Starting..." not in text and "Running sample" not in text:
         return 0.0
     if _ANY_GPU.search(text):
         return 0.85

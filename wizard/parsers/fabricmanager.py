@@ -48,7 +48,9 @@ def parse_fm_log(text: str) -> FmLog:
 
 def detect_fm_log(text: str) -> float:
     """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``)."""
-    lines = [ln.strip() for ln in text.splitlines()[:400] if ln.strip()]
+    if "] [tid " not in text[:20000]:  # cheap first: every record has its thread id
+        return 0.0
+    lines = [ln.strip() for ln in text[:60000].splitlines()[:400] if ln.strip()]
     if not lines:
         return 0.0
     fm = sum(1 for ln in lines if _LINE.match(ln))

@@ -51,7 +51,7 @@ def smi_version_lines(text: str) -> dict[str, tuple[str, str]]:
     """nvidia-smi's header values written one per line ("NVIDIA-SMI 550.54.14", "Driver Version: 550.54.14",
     "CUDA Version: 12.4"), as issue templates ask for them: label (lower case) -> (value, line)."""
     out: dict[str, tuple[str, str]] = {}
-    for ln in text.splitlines()[:200]:
+    for ln in text[:20000].splitlines()[:200]:
         m = _VERSION_LINE.match(ln)
         if m:
             out.setdefault(m.group(1).lower(), (m.group(2), ln.strip()))
@@ -60,8 +60,11 @@ def smi_version_lines(text: str) -> dict[str, tuple[str, str]]:
 
 def detect_smi_versions(text: str) -> float:
     """0.85 when most of a short text is nvidia-smi's header values, one per line, with the driver's version."""
-    lines = [ln for ln in text.splitlines()[:40] if ln.strip()]
-    v = smi_version_lines(text)
+    if "Version" not in text[:4000] and "NVIDIA-SMI" not in text[:4000]:  # cheap first
+        return 0.0
+    head = text[:4000]
+    lines = [ln for ln in head.splitlines()[:40] if ln.strip()]
+    v = smi_version_lines(head)
     if not lines or len(lines) > 12 or not ({"driver version", "nvidia-smi"} & set(v)):
         return 0.0
     return 0.85 if len(v) >= 2 and len(v) >= 0.5 * len(lines) else 0.0
