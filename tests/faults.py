@@ -26,11 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from tests.sshd import apt_install
+
 WRITE_SYSCALLS = ("write", "pwrite64", "fsync", "fdatasync", "ftruncate", "rename", "renameat", "renameat2",
                   "unlink", "unlinkat", "mkdir", "mkdirat")
 """The syscalls a kill is injected at: every one that changes a file or directory on x86-64 Linux."""
 INSTALL_LOCK = Path(tempfile.gettempdir()) / "bringup-tests-strace-install.lock"
-APT_TIMEOUT_S = 600
 _CALL = re.compile(r"^(\w+)\(")
 
 
@@ -55,20 +56,7 @@ def ensure_strace() -> str:
         manual = ("strace not found: the kill-at-every-write tests inject SIGKILL with strace. Install it as root "
                   "(`apt-get install -y --no-install-recommends strace`) or run the tests as root, and the test "
                   "set-up installs it")
-        if os.geteuid() != 0:
-            raise ToolUnavailable(manual + " (these tests are not running as root, so they cannot).")
-        apt = shutil.which("apt-get")
-        if apt is None:
-            raise ToolUnavailable(manual + " (this machine has no apt-get: install strace with its package manager).")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for argv in ([apt, "update", "-q"], [apt, "install", "-y", "-q", "--no-install-recommends", "strace"]):
-            try:
-                r = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=APT_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise ToolUnavailable(f"`{' '.join(argv)}` did not finish in {APT_TIMEOUT_S} s. {manual}.") from None
-            if r.returncode != 0:
-                tail = (r.stdout + r.stderr).strip()[-1500:]
-                raise ToolUnavailable(f"`{' '.join(argv)}` failed (exit status {r.returncode}):\n{tail}\n{manual}.")
+        apt_install(("strace",), manual, ToolUnavailable, "strace")
         found = shutil.which("strace")
         if not found:
             raise ToolUnavailable("strace still missing after `apt-get install strace`.")

@@ -95,6 +95,30 @@ def missing_openssh() -> list[str]:
     return [p for p in (SSHD,) if not os.path.exists(p)] + [b for b in ("ssh", "ssh-keygen") if not shutil.which(b)]
 
 
+def apt_install(packages: "tuple[str, ...] | list[str]", manual: str, error: "type[Exception]", what: str) -> None:
+    """``apt-get update`` then ``apt-get install -y --no-install-recommends PACKAGES`` (non-interactive), the one way
+    the test set-up installs a system package it needs (OpenSSH here, strace in tests/faults.py).
+
+    Raises:
+        error: not root, no apt-get, a step that failed or did not finish in :data:`APT_TIMEOUT_S`; its message says
+            what to install by hand (``manual``).
+    """
+    if os.geteuid() != 0:
+        raise error(manual + " (these tests are not running as root, so they cannot).")
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise error(manual + f" (this machine has no apt-get: install {what} with its package manager).")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in ([apt, "update", "-q"], [apt, "install", "-y", "-q", "--no-install-recommends", *packages]):
+        try:
+            r = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=APT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise error(f"`{' '.join(argv)}` did not finish in {APT_TIMEOUT_S} s. {manual}.") from None
+        if r.returncode != 0:
+            tail = (r.stdout + r.stderr).strip()[-1500:]
+            raise error(f"`{' '.join(argv)}` failed (exit status {r.returncode}):\n{tail}\n{manual}.")
+
+
 def ensure_openssh() -> None:
     """Install OpenSSH (server and client) when any of its programs is missing.
 
@@ -113,22 +137,7 @@ def ensure_openssh() -> None:
         manual = (f"{', '.join(missing)} not found: the multi-node tests run real sshd servers. Install OpenSSH "
                   f"as root (`apt-get install -y --no-install-recommends {' '.join(PACKAGES)}`) or run the tests "
                   "as root, and the test set-up installs it")
-        if os.geteuid() != 0:
-            raise SshdUnavailable(manual + " (these tests are not running as root, so they cannot).")
-        apt = shutil.which("apt-get")
-        if apt is None:
-            raise SshdUnavailable(manual + " (this machine has no apt-get: install OpenSSH's server and client "
-                                           "with its package manager).")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for argv in ([apt, "update", "-q"],
-                     [apt, "install", "-y", "-q", "--no-install-recommends", *PACKAGES]):
-            try:
-                r = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=APT_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise SshdUnavailable(f"`{' '.join(argv)}` did not finish in {APT_TIMEOUT_S} s. {manual}.") from None
-            if r.returncode != 0:
-                tail = (r.stdout + r.stderr).strip()[-1500:]
-                raise SshdUnavailable(f"`{' '.join(argv)}` failed (exit status {r.returncode}):\n{tail}\n{manual}.")
+        apt_install(PACKAGES, manual, SshdUnavailable, "OpenSSH's server and client")
         still = missing_openssh()
         if still:
             raise SshdUnavailable(f"{', '.join(still)} still missing after installing {' '.join(PACKAGES)}.")
