@@ -19,6 +19,7 @@ RLIMIT_AS = ``--as-gib`` (default 4) and RLIMIT_CPU = ``--cpu-limit`` (default 1
 the machine down.
 
 Run: .venv/bin/python benchmarks/bench_fuzz.py [--count 2000] [--jobs 2] [--seed 11] [--keep DIR] [--no-shapes]
+     .venv/bin/python benchmarks/bench_fuzz.py --patterns   (the regular expressions in wizard/ that are superlinear)
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ DATA = ROOT / "tests" / "data"
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 MiB = 1024 * 1024
 RSS_CAP_MIB = 512
-TIME_BASE_S, TIME_PER_MIB_S = 2.0, 3.0
-JUDGED_MAX = 8 * MiB  # wizard.cli.EXPLAIN_MAX_BYTES (not imported: the benchmark runs the CLI as a user does)
+# explain's CPU budget for one input (wizard.cli.explain_cpu_budget): 2 s + 3 s per MiB + 50 us per line judged; the
+# cap adds 1.5 s for the process itself (interpreter start, reading, printing). A bundle: 10 s + 3 s per MiB of file.
+TIME_BASE_S, TIME_PER_MIB_S, TIME_PER_LINE_S, PROCESS_S = 2.0, 3.0, 50e-6, 1.5
+JUDGED_MAX, JUDGED_LINES = 8 * MiB, 200_000  # wizard.cli.EXPLAIN_MAX_BYTES / _LINES (not imported: the CLI as a user runs it)
 
 
 def bringup() -> list[str]:
@@ -61,6 +64,7 @@ class Case:
     path: Path
     kind: str  # "text" | "bundle" | "stdin"
     size: int
+    judged: tuple[float, int] | None = None
 
 
 @dataclass
@@ -71,11 +75,15 @@ class Result:
     cpu_s: float  # the child's user + system time: what the input costs, whatever else the machine runs
     rss_mib: float
     own_error: str  # bringup's own failure: an internal error, a crashed judge, a traceback
+    cut: bool = False
+    stopped: bool = False
+    binary: bool = False
 
 
 def run_case(case: Case, state: Path, cpu_s: float, as_gib: float) -> Result:
     """Run one input in a fresh process, under RLIMIT_CPU = ``cpu_s`` and RLIMIT_AS = ``as_gib``; its wall time,
     CPU time and peak RSS (``os.wait4``'s rusage of that child). "timeout" = killed at the CPU limit."""
+    judged(case)  # what explain will judge of it, for the cap (read before the input is removed)
     if case.kind == "bundle":
         argv = bringup() + ["--state", str(state), "check", "--snapshot", str(case.path), "--json"]
     elif case.kind == "stdin":
@@ -129,7 +137,8 @@ def run_case(case: Case, state: Path, cpu_s: float, as_gib: float) -> Result:
             i = text.index(marker)
             own = text[max(0, text.rfind("\n", 0, i) + 1): text.find("\n", i) if "\n" in text[i:] else None][:300]
             break
-    return Result(case, rc, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, own)
+    return Result(case, rc, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, own, '"explain.input_cut"' in stdout,
+                  '"explain.time_limit"' in stdout, '"explain.binary_input"' in stdout)
 
 
 # ------------------------------------------------------------------ mutations of real inputs
@@ -346,15 +355,39 @@ def shapes(work: Path) -> list[Case]:
     return out
 
 
+def judged(c: Case) -> tuple[float, int]:
+    """(MiB, lines) of ``c`` that explain judges: the first 8 MiB to a line end, at most 200,000 lines."""
+    if c.kind == "bundle":
+        return c.size / MiB, 0
+    if c.judged is None:
+        with open(c.path, "rb") as f:
+            head = f.read(JUDGED_MAX + 1)
+        if len(head) > JUDGED_MAX:
+            nl = head.rfind(b"\n", 0, JUDGED_MAX)
+            head = head[:nl + 1 if nl >= 0 else JUDGED_MAX]
+        ends = [m.end() for m in re.finditer(rb"\r\n|\r|\n", head)]
+        if len(ends) > JUDGED_LINES:
+            head = head[:ends[JUDGED_LINES - 1]]
+        c.judged = (len(head) / MiB, min(len(ends), JUDGED_LINES) + (not head.endswith((b"\n", b"\r")) and head != b""))
+    return c.judged
+
+
 def judged_mib(c: Case) -> float:
-    return min(c.size, JUDGED_MAX) / MiB if c.kind != "bundle" else min(c.size, 128 * MiB) / MiB
+    return judged(c)[0]
+
+
+def cpu_cap(c: Case) -> float:
+    mib, lines = judged(c)
+    if c.kind == "bundle":
+        return 10.0 + TIME_PER_MIB_S * mib
+    return TIME_BASE_S + TIME_PER_MIB_S * mib + TIME_PER_LINE_S * lines + PROCESS_S
 
 
 def over_caps(r: Result) -> list[str]:
     why = []
     if r.rss_mib > RSS_CAP_MIB:
         why.append(f"RSS {r.rss_mib:.0f} MiB > {RSS_CAP_MIB}")
-    cap = TIME_BASE_S + TIME_PER_MIB_S * judged_mib(r.case)
+    cap = cpu_cap(r.case)
     if r.cpu_s > cap:
         why.append(f"CPU {r.cpu_s:.1f} s > {cap:.1f} s")
     if r.own_error:
@@ -380,11 +413,81 @@ def report(title: str, results: list[Result]) -> int:
     print(f"max CPU time per MiB judged (inputs under 0.25 MiB count as 0.25) "
           f"{rate.cpu_s / max(judged_mib(rate.case), 0.25):.2f} s ({rate.case.name})")
     bad = [(r, over_caps(r)) for r in results if over_caps(r)]
-    print(f"over the caps (RSS <= {RSS_CAP_MIB} MiB, CPU time <= {TIME_BASE_S:g} s + {TIME_PER_MIB_S:g} s per MiB): "
-          f"{len(bad)}")
+    print(f"over the caps (RSS <= {RSS_CAP_MIB} MiB; CPU <= {TIME_BASE_S:g} s + {TIME_PER_MIB_S:g} s per MiB + "
+          f"{TIME_PER_LINE_S * 1e6:g} us per line judged + {PROCESS_S:g} s; a bundle 10 s + 3 s per MiB): {len(bad)}")
+    stopped = sum(1 for r in results if r.stopped)
+    cut = sum(1 for r in results if r.cut)
+    print(f"judged on a stated part (explain.input_cut): {cut}; stopped at the CPU budget (explain.time_limit): "
+          f"{stopped}; binary (explain.binary_input): {sum(1 for r in results if r.binary)}")
     for r, why in bad[:30]:
         print(f"  {r.case.name} ({r.case.size / MiB:.2f} MiB): {'; '.join(why)}")
     return len(bad)
+
+
+def pattern_scan(n: int = 20_000, slow_s: float = 0.05) -> int:
+    """``--patterns``: every regular expression literal in wizard/ (``re.compile``/``search``/``match``/...: their
+    first argument, when it is a literal), searched in a line of ``n`` copies of one character (and of blank lines):
+    those slower than ``slow_s`` are superlinear (quadratic: a 1 MiB line costs 2,500 times the 20,000-character one).
+    A pattern used only with ``match``/``fullmatch`` tries one position and is not at risk, though it is listed.
+    explain stops any input at its CPU budget; this lists what to make linear."""
+    import ast
+    import signal
+
+    class Slow(Exception):
+        pass
+
+    def alarm(*_: object) -> None:
+        raise Slow()
+
+    def const(node: ast.AST) -> object:
+        try:
+            return eval(compile(ast.Expression(node), "f", "eval"), {"re": re})  # noqa: S307 - our own literals
+        except Exception:  # noqa: BLE001
+            return None
+
+    pats: dict[tuple[str, int], str] = {}
+    for path in sorted((ROOT / "wizard").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "re" and node.args):
+                pat = const(node.args[0])
+                if not isinstance(pat, str):
+                    continue
+                flag_node = next((k.value for k in node.keywords if k.arg == "flags"), None)
+                if flag_node is None and len(node.args) >= (2 if node.func.attr == "compile" else 3):
+                    flag_node = node.args[1 if node.func.attr == "compile" else 2]
+                flags = const(flag_node) if flag_node is not None else 0
+                pats.setdefault((pat, flags if isinstance(flags, int) else 0),
+                                f"{path.relative_to(ROOT)}:{node.lineno}")
+    signal.signal(signal.SIGALRM, alarm)
+    runs = [" ", "a", "9", "(", "/", ".", ":", "-", "x ", "a.", "9 ", "\t", "[", "<", "=", ",", "|", "_", "#", "0x",
+            "a:", "a/", "1.", "GPU ", "*", "'", '"', "\n", " \n", "a\n"]
+    slow = []
+    for (pat, flags), where in pats.items():
+        try:
+            rx = re.compile(pat, flags)
+        except re.error:
+            continue
+        worst = (0.0, "")
+        for c in runs:
+            line = (c * (n // len(c) + 1))[:n]
+            signal.setitimer(signal.ITIMER_REAL, 2.0)
+            t0 = time.perf_counter()
+            try:
+                rx.findall(line)
+                dt = time.perf_counter() - t0
+            except Slow:
+                dt = float("inf")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            worst = max(worst, (dt, c))
+        if worst[0] > slow_s:
+            slow.append((worst[0], where, worst[1], pat))
+    print(f"\n== patterns: {len(pats)} literals in wizard/; slower than {slow_s * 1000:.0f} ms on a {n:,}-character run: "
+          f"{len(slow)}")
+    for dt, where, c, pat in sorted(slow, reverse=True):
+        print(f"  {'> 2' if dt == float('inf') else f'{dt:.2f}'} s  {where:<34} run of {c!r:<7} {pat[:90]!r}")
+    return len(slow)
 
 
 def main() -> int:
@@ -396,8 +499,11 @@ def main() -> int:
     ap.add_argument("--as-gib", type=float, default=4.0)
     ap.add_argument("--keep", type=Path, help="keep the inputs over a cap in this directory")
     ap.add_argument("--no-shapes", action="store_true")
+    ap.add_argument("--patterns", action="store_true", help="only list the regular expressions that are superlinear")
     ap.add_argument("--bundle-share", type=float, default=0.1, help="share of fuzz inputs made from bundles")
     a = ap.parse_args()
+    if a.patterns:
+        return 1 if pattern_scan() else 0
     work = Path(tempfile.mkdtemp(prefix="bringup-fuzz-"))
     state = work / "state"
     state.mkdir()

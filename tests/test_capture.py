@@ -202,3 +202,20 @@ def test_bundle_bombs_stay_under_512_mib_in_a_child_process(tmp_path):
     r = run_measured(["check", "--snapshot", str(bomb)])
     assert r.rc == 3 and "replay more than 128 MiB" in r.stderr and "internal error" not in r.stderr
     assert r.maxrss_mib < 512
+
+
+def test_a_kernel_file_larger_than_the_kernel_serves_is_refused(tmp_path):
+    """fuzz (issue 11): a bundle whose one-word sysfs file (the cpuidle governor) was 24 MiB took 3.5 GB to check:
+    rules quote such a value whole. sysfs and sysctl files are served in one page; past 1 MiB the bundle is refused."""
+    from wizard.capture import MAX_KERNEL_FILE_BYTES
+
+    with tarfile.open(DEVVM_BUNDLE, "r:gz") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}
+    manifest = json.loads(members["manifest.json"])
+    (i, op), = [(i, o) for i, o in enumerate(manifest["ops"]) if o.get("path") == "/sys/devices/system/cpu/cpuidle/current_governor_ro"]
+    members[op["data"]] = b"menu\n" * (MAX_KERNEL_FILE_BYTES // 5 + 1)
+    with pytest.raises(BundleError, match=rf"ops\[{i}\] gives /sys/devices/system/cpu/cpuidle/current_governor_ro 1.0 MiB"):
+        load_bundle(_write_bundle(tmp_path / "big.tar.gz", members))
+    members[op["data"]] = b"menu\n" * 800  # 4,000 bytes: a page
+    host, _ = load_bundle(_write_bundle(tmp_path / "ok.tar.gz", members))
+    assert asyncio.run(host.read(op["path"])).data == b"menu\n" * 800

@@ -387,3 +387,39 @@ def test_nvidia_smi_header_values_one_per_line_are_read_as_the_driver_version():
     r = explain_text(text(PUBLIC / "nvidia-smi-versions__te516-nvsmi-nvcc-versions.txt"))
     assert r.kind.startswith("nvidia-smi-versions") and r.verdict.value == "pass"
     assert any(f.id == "driver.version" and "550.54.14" in f.message and "12.4" in f.message for f in r.findings)
+
+
+def test_judging_is_stopped_at_its_cpu_and_memory_limits_and_says_so(tmp_path, monkeypatch, capsys):
+    """Whatever a pattern costs on a shape no tool prints (a line of 600,000 characters made one NCCL pattern
+    quadratic: > 120 s, inside one regular-expression match that no Python signal handler interrupts), explain judges
+    in a child the kernel stops at 2 s + 3 s/MiB + 50 us/line of CPU per input, and at 512 MiB, says so, and goes on
+    with the next input in a new child."""
+    import json
+    import re
+    import time
+
+    from wizard import cli, explain
+
+    real = explain.explain_text
+
+    def judge(text, name="-", expectations=None, kind=None):
+        if name.endswith("slow.txt"):  # one match, minutes of CPU (quadratic in the 300,000 characters)
+            re.search(r"\S+\.cc:\d+ -> (\d+)", "x" * 300_000)
+        if name.endswith("big.txt"):
+            return bytearray(600 * 2 ** 20)
+        return real(text, name, expectations, kind)
+
+    monkeypatch.setattr(explain, "explain_text", judge)
+    paths = []
+    for n in ("slow.txt", "fine.txt", "big.txt", "fine2.txt"):
+        paths.append(tmp_path / n)
+        paths[-1].write_text(case("nvidia-smi__driver-not-loaded-failed-to-communicate.txt"))
+    t0 = time.monotonic()
+    assert cli.main(["explain", "--json", *map(str, paths)]) == 2
+    assert time.monotonic() - t0 < 30
+    out = json.loads(capsys.readouterr().out)["inputs"]
+    want = [f.id for f in real(paths[1].read_text(), "fine.txt").findings]
+    assert [[f["id"] for f in i["findings"]] for i in out] == [["explain.time_limit"], want, ["explain.memory_limit"], want]
+    assert "stopped after 2.0 s of CPU time, the limit for 144 B in 1 lines" in out[0]["findings"][0]["message"]
+    assert "stopped at 512 MiB of memory" in out[2]["findings"][0]["message"]
+    assert out[1]["verdict"] == out[3]["verdict"] == "fail"

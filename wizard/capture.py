@@ -44,6 +44,10 @@ named by several entries counts each time): 128 MiB uncompressed. A GPU server's
 long kernel logs some tens."""
 MAX_BUNDLE_MEMBERS = 20_000
 """Most members (files) in a bundle: one per recorded output, a few thousand on a large server."""
+MAX_KERNEL_FILE_BYTES = 1024 * 1024
+"""Largest file under ``/sys`` or ``/proc/sys`` a bundle may give (1 MiB): the kernel serves a sysfs attribute or a
+sysctl in at most one page (4 or 64 KiB; binary attributes such as PCI config space or SMBIOS entries a few KiB), and
+rules quote such a value whole in their findings, so a larger one is not a capture (a 24 MiB governor name took 3.5 GB)."""
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024
 """Largest ``manifest.json`` (8 MiB: about 450 bytes per operation; JSON objects cost about 25 times their
 text in memory, so this keeps the manifest under ~250 MiB however it is written)."""
@@ -133,7 +137,7 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
     Members are read once each, in archive order, within :data:`MAX_MEMBER_BYTES` each,
     :data:`MAX_BUNDLE_BYTES` in all and :data:`MAX_BUNDLE_MEMBERS` members (``manifest.json`` within
     :data:`MAX_MANIFEST_BYTES`), so a small file that expands to gigabytes is refused early; every manifest
-    field is checked for its type.
+    field is checked for its type, and a ``/sys`` or ``/proc/sys`` file past :data:`MAX_KERNEL_FILE_BYTES` is refused.
 
     Raises:
         BundleError: not a gzip tar, no manifest, an unknown schema, past a size limit, or a malformed
@@ -174,6 +178,10 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
             op = _operation(d, members)
         except _Malformed as exc:
             raise BundleError(f"{path}: malformed manifest entry: ops[{i}]: {exc}") from None
+        if op.kind == "file" and (op.path or "").startswith(("/sys/", "/proc/sys/")) \
+                and len(op.data or b"") > MAX_KERNEL_FILE_BYTES:
+            raise BundleError(f"{path}: ops[{i}] gives {op.path} {human_bytes(len(op.data or b''))}: the kernel serves "
+                              f"such a file in one page (a few KiB): not a capture")
         replayed += len(op.stdout) + len(op.stderr) + len(op.data or b"")
         if replayed > MAX_BUNDLE_BYTES:  # many entries naming one big member: each replay is decoded and parsed
             raise BundleError(f"{path}: its entries replay more than {human_bytes(MAX_BUNDLE_BYTES)} of output "

@@ -931,6 +931,15 @@ EXPLAIN_BINARY_SHARE = 0.3
 """An input whose bytes are more than this share control bytes (not tab, line ends, form feed or ESC) or not
 UTF-8 is binary data, not a command's output: it is said so and not judged."""
 
+EXPLAIN_CPU_BASE_S = 2.0
+EXPLAIN_CPU_PER_MIB_S = 3.0
+EXPLAIN_CPU_PER_LINE_S = 50e-6
+"""``explain`` judges its inputs in a child process (:func:`explain_in_child`) that the kernel stops after 2 s + 3 s
+per MiB + 50 us per line judged of CPU time (:func:`explain_cpu_budget`, rounded up to whole seconds; 8 MiB of
+90,000 lines: ~31 s), which an ``explain.time_limit`` finding says: real outputs take well under it
+(benchmarks/bench_fuzz.py); what takes longer is a shape no tool prints (a line of a million characters that some
+pattern reads in quadratic time)."""
+
 _CONTROL_BYTES = bytes(b for b in range(256) if b < 0x20 and b not in b"\t\n\r\x0b\x0c\x1b" or b == 0x7f)
 
 
@@ -1023,6 +1032,142 @@ def read_explain_input(name: str) -> ExplainInput:
                         last if len(last) <= 500 else "", utf16)
 
 
+def explain_cpu_budget(inp: ExplainInput) -> float:
+    """CPU seconds ``explain`` may spend judging ``inp`` (see :data:`EXPLAIN_CPU_BASE_S`)."""
+    return (EXPLAIN_CPU_BASE_S + EXPLAIN_CPU_PER_MIB_S * inp.judged_bytes / (1024 * 1024)
+            + EXPLAIN_CPU_PER_LINE_S * inp.judged_lines)
+
+
+EXPLAIN_MAX_MEMORY = 512 * 1024 * 1024
+"""Address space (bytes) of the process that judges one ``explain`` input (RLIMIT_AS, so its resident memory stays
+under it too): past it, judging stops and an ``explain.memory_limit`` finding says so."""
+
+
+def explain_in_child(names: list[str], kind: str | None) -> tuple[list[tuple[str, Any]], str, dict[str, Any]]:
+    """Read and judge ``names`` in order in one forked child (:func:`_explain_child`): before each input it sets
+    RLIMIT_CPU to the CPU time used so far + that input's :func:`explain_cpu_budget` (the kernel stops it, whatever
+    it is doing, even inside one regular-expression match), and it runs under RLIMIT_AS = :data:`EXPLAIN_MAX_MEMORY`.
+    Results come back pickled through a pipe as each input is done.
+
+    Returns (done, stopped, meta): ``done`` holds ("ok", the result's JSON shape, ``Explained.to_dict()``) or
+    ("unreadable", message) per input finished, in order; ``stopped`` is "" when the child got through all of them, else why it stopped on the next one ("time",
+    "memory", or the child's exit status) and ``meta`` what it had read of that one (sizes, its longest line).
+    """
+    import pickle
+    import signal
+    import struct
+
+    rfd, wfd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller (os._exit), never flushes the parent's buffers
+        code = 70
+        try:
+            os.close(rfd)
+            code = _explain_child(names, kind, wfd)
+        except MemoryError:
+            code = 71
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    done: list[tuple[str, Any]] = []
+    meta: dict[str, Any] = {}
+    with os.fdopen(rfd, "rb") as pipe:
+        while head := pipe.read(4):
+            (n,) = struct.unpack("!I", head)
+            msg, body = pickle.loads(pipe.read(n))
+            if msg == "start":
+                meta = body
+            else:
+                done.append((msg, body))
+                meta = {}
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return done, "", {}
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        return done, "time", meta
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
+        return done, "memory", meta
+    return done, f"the judging process ended with status {status}", meta
+
+
+def _explain_child(names: list[str], kind: str | None, wfd: int) -> int:
+    """The judging child of :func:`explain_in_child`: each input read, judged, sent; 0 when all are done."""
+    import pickle
+    import resource
+    import struct
+
+    from wizard.explain import Explained
+
+    resource.setrlimit(resource.RLIMIT_AS, (EXPLAIN_MAX_MEMORY, EXPLAIN_MAX_MEMORY))
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    with os.fdopen(wfd, "wb") as out:
+        def send(msg: str, body: Any) -> None:
+            data = pickle.dumps((msg, body))
+            out.write(struct.pack("!I", len(data)) + data)
+            out.flush()
+
+        for name in names:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            if hard == resource.RLIM_INFINITY:  # reading and the binary check are cheap: room, whatever the last used
+                resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(usage.ru_utime + usage.ru_stime + 30), hard))
+            try:
+                inp = read_explain_input(name)
+            except OSError as exc:
+                send("unreadable", f"cannot read {name}: {exc.strerror or exc}")
+                return 0
+            if inp.binary:
+                send("ok", Explained(name, None, "", [binary_input_finding(inp)], 0.0).to_dict())
+                continue
+            budget = explain_cpu_budget(inp)
+            longest = max(map(len, inp.text.split("\n")), default=0)
+            send("start", {"name": name, "bytes": inp.judged_bytes, "lines": inp.judged_lines, "longest": longest,
+                           "budget": budget, "cut": input_cut_finding(inp).to_dict() if inp.cut else None})
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            soft = math.ceil(usage.ru_utime + usage.ru_stime + budget)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+            r = _judge_one(inp.text, name, kind)
+            if inp.cut:
+                r.findings.insert(0, input_cut_finding(inp))
+            del inp
+            send("ok", r.to_dict())
+    return 0
+
+
+def _judge_one(text: str, name: str, kind: str | None) -> Any:
+    """``explain_text`` in the judging child; a MemoryError a judge reported as its crash is the memory limit."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text, name, kind=kind)
+    if any(f.verdict.value == "unknown" and "crashed: MemoryError(" in f.message for f in r.findings):
+        raise MemoryError
+    return r
+
+
+def over_budget_finding(meta: Mapping[str, Any], how: str) -> Any:
+    """The finding (verdict unknown) for an input whose judging was stopped: ``explain.time_limit`` at its CPU
+    budget, ``explain.memory_limit`` at :data:`EXPLAIN_MAX_MEMORY`, ``explain.judge_failed`` otherwise (``how``).
+    ``meta``: what :func:`_explain_child` had read of it ("bytes", "lines", "longest" line, "budget" s)."""
+    from wizard.common import human_bytes
+    from wizard.model import Finding, Verdict
+
+    size = (f"{human_bytes(meta.get('bytes', 0))} in {meta.get('lines', 0):,} lines (its longest line: "
+            f"{meta.get('longest', 0):,} characters)")
+    remedy = ("Give bringup the tool's own output, or the part of it that matters: no output bringup reads takes "
+              "this much (very long lines are the usual cause). If it is a tool's real output, please report it.")
+    if how == "time":
+        return Finding("explain.time_limit", Verdict.UNKNOWN, f"judging this input was stopped after "
+                       f"{meta.get('budget', 0):.1f} s of CPU time, the limit for {size}: nothing of it was judged",
+                       "input", (), remedy, "")
+    if how == "memory":
+        return Finding("explain.memory_limit", Verdict.UNKNOWN, f"judging this input was stopped at "
+                       f"{human_bytes(EXPLAIN_MAX_MEMORY)} of memory, the limit for one input ({size}): nothing of it "
+                       f"was judged", "input", (), remedy, "")
+    return Finding("explain.judge_failed", Verdict.UNKNOWN, f"judging this input failed ({how}): nothing of it was "
+                   "judged", "input", (), "This is a bringup bug: please report it with the input.", "")
+
+
 def input_cut_finding(inp: ExplainInput) -> Any:
     """The ``explain.input_cut`` finding (verdict unknown: what was not read is not judged) for an input
     :func:`read_explain_input` cut: how much was judged, of how much, and how to judge the rest."""
@@ -1059,45 +1204,49 @@ def binary_input_finding(inp: ExplainInput) -> Any:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Judge each input; exit status = the worst verdict over all inputs (0/1/2), 3 unreadable."""
-    from wizard.explain import Explained, explain_text
-    from wizard.registry import KINDS
-    from wizard.model import worst
+    """Judge each input; exit status = the worst verdict over all inputs (0/1/2), 3 unreadable.
 
-    if opt(args, "kind") and opt(args, "kind") not in KINDS:
-        print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(KINDS))}",
-              file=sys.stderr)
-        return EXIT_ERROR
-    results = []
-    for name in args.inputs:
-        try:
-            inp = read_explain_input(name)
-        except OSError as exc:
-            print(f"bringup: error: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+    The inputs are read and judged in a child (:func:`explain_in_child`), which sends each result as its JSON shape;
+    this process imports only what it prints with (the child imports the rules: nothing to copy on write)."""
+    from wizard.model import Verdict, worst
+
+    if opt(args, "kind"):
+        from wizard.registry import KINDS
+
+        if opt(args, "kind") not in KINDS:
+            print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(KINDS))}",
+                  file=sys.stderr)
             return EXIT_ERROR
-        if inp.binary:
-            results.append(Explained(name, None, "", [binary_input_finding(inp)], 0.0))
-            continue
-        r = explain_text(inp.text, name, kind=opt(args, "kind"))
-        inp.text = ""  # judged: free it before the next input is read
-        if inp.cut:
-            r.findings.insert(0, input_cut_finding(inp))
-        results.append(r)
-    verdict = worst(r.verdict for r in results)
+    results: list[dict[str, Any]] = []
+    names = list(args.inputs)
+    while len(results) < len(names):  # one judging child; a new one after an input it was stopped on
+        done, stopped, meta = explain_in_child(names[len(results):], opt(args, "kind"))
+        for how, r in done:
+            if how == "unreadable":
+                print(f"bringup: error: {r}", file=sys.stderr)
+                return EXIT_ERROR
+            results.append(r)
+        if stopped:
+            findings = [over_budget_finding(meta, stopped).to_dict()]
+            if meta.get("cut") is not None:
+                findings.insert(0, meta["cut"])
+            results.append({"input": names[len(results)], "kind": None, "title": "", "verdict": "unknown",
+                            "confidence": 0.0, "findings": findings})
+    verdict = worst(Verdict(r["verdict"]) for r in results)
     if opt(args, "json"):
         print(json.dumps({"schema": 1, "bringup_version": __version__, "verdict": verdict.value,
-                          "inputs": [r.to_dict() for r in results]}, indent=2))
+                          "inputs": results}, indent=2))
     else:
         for r in results:
-            print(f"{r.input}: {r.title or 'not recognised'} -> {r.verdict.value}")
-            for f in r.findings:
-                subject = "" if f.subject in ("host", "input") or f.subject in f.message else f"{f.subject}: "
-                print(f"  {GLYPH[f.verdict.value]} {f.id:<22} {subject}{f.message}")
-                if f.verdict.value in ("fail", "warn", "unknown"):
-                    for e in f.evidence[:3]:
+            print(f"{r['input']}: {r['title'] or 'not recognised'} -> {r['verdict']}")
+            for f in r["findings"]:
+                subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
+                print(f"  {GLYPH[f['verdict']]} {f['id']:<22} {subject}{f['message']}")
+                if f["verdict"] in ("fail", "warn", "unknown"):
+                    for e in f["evidence"][:3]:
                         print(f"         | {e}")
-                    if f.remedy:
-                        print(f"         -> {f.remedy}")
+                    if f["remedy"]:
+                        print(f"         -> {f['remedy']}")
     return verdict.exit_code
 
 

@@ -640,9 +640,10 @@ def detect_dcgmi_discovery(text: str) -> float:
     """1.0 for "N GPUs found." with DCGM's "| GPU ID | Device Information |" table, 0.9 for "N NvSwitches found."."""
     if not isinstance(text, str):
         return 0.0
-    if re.search(r"^\s*\d+\s+GPUs?\s+found\b", text, re.M) and re.search(r"\|\s*GPU ID\s*\|\s*Device Information", text):
+    # [ \t]*, not \s*: at each line start \s* ran through every blank line after it (quadratic in a run of them)
+    if re.search(r"^[ \t]*\d+\s+GPUs?\s+found\b", text, re.M) and re.search(r"\|\s*GPU ID\s*\|\s*Device Information", text):
         return 1.0
-    if re.search(r"^\s*\d+\s+NvSwitch(?:es)?\s+found\.", text, re.M):
+    if re.search(r"^[ \t]*\d+\s+NvSwitch(?:es)?\s+found\.", text, re.M):
         return 0.9
     return 0.0
 

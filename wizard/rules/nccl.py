@@ -17,6 +17,7 @@ failures, PyTorch watchdog timeouts.
 
 from __future__ import annotations
 
+import collections
 import re
 from dataclasses import replace
 from typing import Any, Mapping
@@ -277,7 +278,8 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     runs = [parse_nccl_tests(part) for part in parts]  # each run parsed once, here
     dup: list[Any] = []
     for run in runs:  # within one run (a suite repeats "Rank 0" once per run; that is fine)
-        dup = dup or [d for d in run.devices if sum(1 for x in run.devices if x.rank == d.rank) > 1]
+        per_rank = collections.Counter(x.rank for x in run.devices)  # counted once: linear in the devices listed
+        dup = dup or [d for d in run.devices if per_rank[d.rank] > 1]
     if len({(d.host, d.line) for d in dup}) > 1:  # two processes each listing itself as the same rank
         hosts = sorted({d.host for d in dup})
         findings.append(Finding("multinode.allreduce" if len(hosts) > 1 else "node.nccl_tests", Verdict.FAIL,
