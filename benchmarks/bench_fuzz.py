@@ -13,7 +13,8 @@ Two phases, each input in a fresh process (what an operator or a scheduler hook 
 Reported: exit-status counts, bringup's own errors (``internal error``, a judge that ``crashed``), the
 largest RSS and the longest time (with the input), and the inputs over the caps.
 Caps (issue 11, "resource bounds"): RSS <= 512 MiB; CPU time (user + system, so a busy machine does not count)
-<= 2 s + 3 s per MiB of input judged (explain reads at most 8 MiB, ``wizard.cli.EXPLAIN_MAX_BYTES``). Every child
+<= explain's own budget for what it judges (2 s + 3 s per MiB + 50 us per line, ``wizard.cli.explain_cpu_budget``;
+explain reads at most 8 MiB and 200,000 lines) + 1.5 s for the process; a bundle 10 s + 3 s per MiB. Every child
 also runs under
 RLIMIT_AS = ``--as-gib`` (default 4) and RLIMIT_CPU = ``--cpu-limit`` (default 120 s), so a regression cannot take
 the machine down.
@@ -43,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.childproc import start_feeder  # noqa: E402  (one way to feed a child's stdin)
 DATA = ROOT / "tests" / "data"
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 MiB = 1024 * 1024
@@ -100,25 +103,7 @@ def run_case(case: Case, state: Path, cpu_s: float, as_gib: float) -> Result:
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdin=subprocess.PIPE if case.kind == "stdin" else subprocess.DEVNULL, stdout=out,
                          stderr=err, preexec_fn=limits, cwd=ROOT)
-    feeder = None
-    if case.kind == "stdin":
-        import threading
-
-        def feed() -> None:  # a producer as fast as the pipe takes it; bringup may stop reading (EPIPE)
-            try:
-                with open(case.path, "rb") as f:
-                    while chunk := f.read(MiB):
-                        p.stdin.write(chunk)  # type: ignore[union-attr]
-            except OSError:
-                pass
-            finally:
-                try:
-                    p.stdin.close()  # type: ignore[union-attr]
-                except OSError:
-                    pass
-
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
+    feeder = start_feeder(p, case.path) if case.kind == "stdin" else None
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)

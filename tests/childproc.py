@@ -25,6 +25,31 @@ class Measured:
     cpu_s: float  # its user + system time, s
 
 
+def start_feeder(p: subprocess.Popen, stdin: Path | bytes) -> threading.Thread:
+    """Write ``stdin`` (bytes, or a file read 1 MiB at a time) to ``p``'s standard input from a daemon thread, as
+    fast as the pipe takes it, and close it; a child that stops reading (EPIPE) ends the thread quietly."""
+
+    def feed() -> None:
+        try:
+            if isinstance(stdin, bytes):
+                p.stdin.write(stdin)  # type: ignore[union-attr]
+            else:
+                with open(stdin, "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        p.stdin.write(chunk)  # type: ignore[union-attr]
+        except OSError:  # BrokenPipeError: the child read what it wanted
+            pass
+        finally:
+            try:
+                p.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    return feeder
+
+
 def run_measured(args: list[str], stdin: Path | bytes | None = None, timeout_s: float = 120.0,
                  as_gib: float = 2.0) -> Measured:
     """``python -m wizard.cli ARGS`` in a child (stdin from a file or bytes, written by a thread that stops when the
@@ -37,26 +62,7 @@ def run_measured(args: list[str], stdin: Path | bytes | None = None, timeout_s: 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen([sys.executable, "-m", "wizard.cli", *args], cwd=ROOT, stdout=out, stderr=err,
                              stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, preexec_fn=cap)
-        feeder = None
-        if stdin is not None:
-            def feed() -> None:
-                try:
-                    if isinstance(stdin, bytes):
-                        p.stdin.write(stdin)  # type: ignore[union-attr]
-                    else:
-                        with open(stdin, "rb") as f:
-                            while chunk := f.read(1 << 20):
-                                p.stdin.write(chunk)  # type: ignore[union-attr]
-                except OSError:  # BrokenPipeError: the child read what it wanted
-                    pass
-                finally:
-                    try:
-                        p.stdin.close()  # type: ignore[union-attr]
-                    except OSError:
-                        pass
-
-            feeder = threading.Thread(target=feed, daemon=True)
-            feeder.start()
+        feeder = start_feeder(p, stdin) if stdin is not None else None
         deadline = time.monotonic() + timeout_s
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
