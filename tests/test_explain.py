@@ -423,3 +423,27 @@ def test_judging_is_stopped_at_its_cpu_and_memory_limits_and_says_so(tmp_path, m
     assert "stopped after 2.0 s of CPU time, the limit for 144 B in 1 lines" in out[0]["findings"][0]["message"]
     assert "stopped at 512 MiB of memory" in out[2]["findings"][0]["message"]
     assert out[1]["verdict"] == out[3]["verdict"] == "fail"
+
+
+def test_a_command_typed_twice_whose_earlier_output_had_several_findings_does_not_crash():
+    """Found by the hypothesis test of nvidia-smi pastes (synthetic: a real A100 table's lines shuffled under one
+    prompt): the earlier run's findings were dropped with a dict.pop inside a comprehension, popped again for each
+    finding -> KeyError. The later output counts; nothing crashes."""
+    s = ("bash-5.2# nvidia-smi\n|   0  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1C.0 Off |                    0 |\n"
+         "+-----------------------------------------------------------------------------------------+\n"
+         "| NVIDIA-SMI 580.126.09             Driver Version: 580.126.09     CUDA Version: 13.0     |\n"
+         "+-----------------------------------------+------------------------+----------------------+\n"
+         "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+         "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n"
+         "|                                         |                        |               MIG M. |\n"
+         "|=========================================+========================+======================|\n"
+         "Thu Feb 19 19:24:54 2026\n"
+         "| N/A   41C    P0             67W /  400W |     598MiB /  40960MiB |     11%   E. Process |\n"
+         "|                                         |                        |             Disabled |\n"
+         "+-----------------------------------------+------------------------+----------------------+\n"
+         "|   1  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1D.0 Off |                    0 |\n"
+         "| N/A   37C    P0             66W /  400W |     602MiB /  40960MiB |      7%   E. Process |\n"
+         "|                                         |                        |             Disabled |\n")
+    r = explain_text(s, "x")
+    assert r.kind and r.kind.startswith("nvidia-smi") and r.findings
+    assert not any("crashed" in f.message for f in r.findings)

@@ -367,7 +367,8 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
             # the same command run again later in the paste, giving the same kind of output, shows the state after
             # the earlier run: the last one counts (pieces of one command's output are of different kinds)
             for prev in [key for key in per_command if key[:2] == (typed, k.name)]:
-                findings = [f for f in findings if id(f) not in per_command.pop(prev)]
+                gone = per_command.pop(prev)  # once: inside the comprehension it was popped again for each finding
+                findings = [f for f in findings if id(f) not in gone]
             per_command[(typed, k.name, first)] = {id(f) for f in fs}
         findings.extend(fs)
     if len(nvcc_parts) > 1:  # one paste, several nvcc outputs (e.g. /usr/bin/nvcc and /usr/local/cuda/bin/nvcc)

@@ -30,6 +30,7 @@ from wizard import probes
 from wizard.kinds import Kind
 from wizard.model import RuleFn
 from wizard.parsers import cuda as p_cuda
+from wizard.parsers import cuda_env as p_cuda_env
 from wizard.parsers import cuda_samples as p_cuda_samples
 from wizard.parsers import dcgm as p_dcgm
 from wizard.parsers import edac as p_edac
@@ -54,7 +55,7 @@ from wizard.parsers.smi import (
 )
 from wizard.probes import Probe
 from wizard.rules import (
-    bios, compose, cuda_samples, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
+    bios, compose, cuda_env, cuda_samples, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
     thermal_power, tools, topology,
 )
 from wizard.rules import os as os_rules
@@ -222,6 +223,11 @@ KINDS: dict[str, Kind] = _index((
     Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, driver_chain.judge_torch_text,
         ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
         "print(torch.cuda.is_available())\"",)),
+    # wizard/parsers/cuda_env.py detects; wizard/rules/cuda_env.py judges (CuPy, xFormers, Numba environment reports)
+    Kind("cuda-env-report", "CUDA library environment report (cupy.show_config(), xformers.info, numba cuda.detect())",
+         p_cuda_env.detect_cuda_env, cuda_env.judge_cuda_env_text,
+         ("python -c \"import cupy; cupy.show_config()\"", "python -m xformers.info",
+          "python -c \"from numba import cuda; cuda.detect()\"", "numba -s")),
     # wizard/parsers/dcgm.py detects; wizard/rules/pasted.py judges
     Kind("dcgmi-diag", "dcgmi diag -r N (text table)", p_dcgm.detect_text, pasted.dcgm_judge_text, ("dcgmi diag -r 2",)),
     Kind("dcgmi-diag-json", "dcgmi diag -r N -j (JSON)", p_dcgm.detect_json, pasted.dcgm_judge_json, ("dcgmi diag -r 2 -j",)),
@@ -258,6 +264,8 @@ KINDS: dict[str, Kind] = _index((
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus")),
+    Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,
+         pasted.fabric_judge_ip_addr, ("ip addr",)),
     # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
     Kind("edac-util", "edac-util (host memory EDAC error counts)", p_edac.detect_edac_util, pasted.edac_judge_edac_util,
         ("edac-util -v", "edac-util --report=full")),
@@ -355,6 +363,8 @@ KINDS: dict[str, Kind] = _index((
         pasted.as_probe("nvidia_smi_topo_m", "nvidia-smi topo -m (pasted)", topology.topology), ("nvidia-smi topo -m",)),
     Kind("nvidia-smi-topo-p2p", "nvidia-smi topo -p2p (GPU peer-to-peer status)", p_topology.detect_p2p_matrix,
         pasted.as_probe("nvidia_smi_topo_p2p", "nvidia-smi topo -p2p (pasted)", topology.p2p), ("nvidia-smi topo -p2p r",)),
+    Kind("nvidia-smi-mig", "nvidia-smi mig -lgip / -lgi / -lcip / -lci (MIG profiles and instances)",
+         p_smi_kinds.detect_mig_listing, smi.judge_mig_listing, ("nvidia-smi mig -lgip",)),
     Kind("nvidia-smi-nvlink-status", "nvidia-smi nvlink -s (NVLink link speeds)", p_topology.detect_nvlink_status,
         pasted.as_probe("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", nvlink.nvlink), ("nvidia-smi nvlink -s",)),
     Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e or dcgmi nvlink -e (NVLink error counters)", p_topology.detect_nvlink_errors,
@@ -550,6 +560,8 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "driver.fabric_manager_log": "driver.fabric_manager",  # /var/log/fabricmanager.log
     "multinode.ib_counters": "multinode.transport",  # perfquery port counters
     "multinode.ib_bandwidth": "multinode.transport",  # ib_write_bw / ib_read_bw
+    "multinode.netdev": "multinode.transport",  # ip addr / ip link: IPoIB interfaces
+    "driver.cuda_env": "driver.chain",  # a CUDA library's environment report (cupy.show_config(), xformers.info, numba)
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -180,3 +180,20 @@ def test_an_extension_build_stopped_by_a_cuda_version_mismatch_fails():
     r = explain_text(text(PUBLIC / "torch-cuda__apex955-cuda-version-mismatch.txt"))
     f = [x for x in r.findings if x.id == "driver.cuda_toolkit"]
     assert r.verdict is Verdict.FAIL and f and "torch was built with (10.2)" in f[0].message and "CUDA_HOME" in f[0].remedy
+
+
+def test_another_programs_cuda_error_is_named_generically_and_no_libcuda_fails():
+    """NVIDIA Warp's init log (NVIDIA/warp#672) is taken by the torch-cuda kind for its "CUDA error:" lines: the
+    findings name "the program", not torch, and "Could not open libcuda.so" fails (no driver user space visible)."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "torch-cuda__warp170-could-not-open-libcuda-driver-0.0.txt"))
+    assert r.kind == "torch-cuda" and r.verdict is Verdict.FAIL
+    f = r.findings[0]
+    assert f.id == "driver.torch_cuda" and f.message.startswith("the program cannot load libcuda.so")
+    assert "torch" not in f.message and "Warp CUDA error: Could not open libcuda.so." in f.evidence
+    assert "docs.nvidia.com/deploy/cuda-compatibility" in f.source and "--gpus all" in f.remedy
+    # a torch traceback still says torch
+    r = explain_text("Traceback (most recent call last):\n  File \"t.py\", line 2, in <module>\n    torch.zeros(1).cuda()\n"
+                     "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    assert r.findings[0].message.startswith("torch")

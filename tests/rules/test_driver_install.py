@@ -378,6 +378,11 @@ CASES = [
     ("modinfo-nvidia__nobara43-580-open-on-gtx1050ti.txt", "modinfo-nvidia", "pass", "open"),
     ("modinfo-nvidia__ubuntu-nvidia-current-295-proprietary.txt", "modinfo-nvidia", "pass", "proprietary"),
     ("modprobe__gcp-module-nvidia-not-found.txt", "modinfo-nvidia", "fail", "no nvidia module"),
+    # held-out sets 22 and 24 (real, tests/data/PROVENANCE.md)
+    ("nvidia-service-status__h100x8-fabricmanager-log-version-mismatch.txt", "nvidia-service-status", "fail", "535.230.02"),
+    ("nvidia-service-status__h100x8-fabricmanager-systemctl-failed.txt", "nvidia-service-status", "fail", "exit-code"),
+    ("nvidia-service-status__nvidia-persistenced-journal-signal15.txt", "nvidia-service-status", "warn", "not running"),
+    ("dkms-status__dkms-install-missing-headers.txt", "dkms-status", "fail", "6.2.6-zen1-1-zen"),
 ]
 
 

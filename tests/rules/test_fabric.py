@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from wizard.explain import explain_text
 from wizard.model import Verdict
 from wizard.parsers.fabric import parse_ib_ports
@@ -130,3 +132,28 @@ def test_ibdiagnet_pm_and_rcv_error_details_read_as_port_counters():
     assert r.verdict.value == "warn" and "LinkErrorRecoveryCounter 10" in r.findings[0].message
     clean = explain_text(text(PUBLIC / "perfquery__rcverrordetails-clean.txt"))
     assert clean.verdict.value == "pass" and "all 6 error and drop counters are 0" in clean.findings[0].message
+
+
+def test_an_ipoib_interface_that_is_down_warns_and_this_machines_own_ip_addr_passes():
+    """Real RAPIDS Azure guide paste (ND40rs_v2): the IPoIB netdev ibP59423s2 is DOWN without an address -> warn naming
+    it; this VM's own `ip addr` (no InfiniBand) passes, listing what is up."""
+    import shutil
+    import subprocess
+
+    from wizard.explain import explain_text
+    from wizard.parsers.fabric import parse_ip_addr
+
+    body = (PUBLIC / "ip-addr__rapids-azure-nd40rsv2-ipoib-down.txt").read_text()
+    ifs = parse_ip_addr(body)
+    assert [(i.name, i.link, i.up) for i in ifs] == [("lo", "loopback", True), ("eth0", "ether", True),
+                                                   ("eth1", "ether", False), ("enP44906s1", "ether", True),
+                                                   ("ibP59423s2", "infiniband", False)]
+    r = explain_text(body, "ip.txt")
+    (f,) = [x for x in r.findings if x.id == "multinode.netdev"]
+    assert r.kind == "ip-addr" and f.verdict is Verdict.WARN and "ibP59423s2 (down" in f.message
+    if shutil.which("ip") is None:
+        pytest.skip("no iproute2 here")
+    own = subprocess.run(["ip", "addr"], capture_output=True, text=True, timeout=10).stdout
+    r = explain_text(own, "own.txt")
+    (f,) = [x for x in r.findings if x.id == "multinode.netdev"]
+    assert r.kind == "ip-addr" and f.verdict in (Verdict.PASS, Verdict.WARN) and "up with an address" in f.message

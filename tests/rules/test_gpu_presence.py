@@ -457,3 +457,18 @@ def test_nvidia_smi_from_another_driver_than_the_loaded_one_warns() -> None:
     assert [f.verdict for f in ok.findings if f.id == "driver.version"] == [Verdict.PASS]
     # the same real table prints Off in the Volatile Uncorr. ECC cell of a data-center GPU: ECC is disabled
     assert [f.verdict for f in ok.findings if f.id == "health.ecc_mode"] == [Verdict.WARN]
+
+
+def test_nvidia_smi_from_another_driver_branch_fails_and_wsl_and_old_version_forms_do_not() -> None:
+    """Real tensorflow#19266 table: NVIDIA-SMI 352.63 against Driver Version 384.130, two driver branches installed side
+    by side: fail. WSL's Linux build next to its Windows driver (510.47.03 / 511.79, real caffe#7049) and the old
+    "NVIDIA-SMI 5.325.15" form of 325.15 (real cbio-cluster#39) are not two installs."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi__tf19266-titanx-smi-352.63-vs-driver-384.130-partial.txt"), "x")
+    dv = [f for f in r.findings if f.id == "driver.version"]
+    assert [f.verdict for f in dv] == [Verdict.FAIL] and "branch 352 next to branch 384" in dv[0].message
+    wsl = explain_text(text(PUBLIC / "nvidia-smi__wsl-geforce-3gb-511.79-idle-table.txt"), "w")
+    assert [f.verdict for f in wsl.findings if f.id == "driver.version"] == [Verdict.WARN]
+    old = explain_text(text(PUBLIC / "nvidia-smi__cbio39-3xgtxtitan-driver325.txt"), "o")
+    assert [f.verdict for f in old.findings if f.id == "driver.version"] == [Verdict.PASS]

@@ -53,7 +53,7 @@ PUBLIC_EXPECTED = {
     "kernel-log__nvsentinel-155-fallen-off-bus-no-xid.txt": ("kernel-log", "fail", {"health.gpu_bus"}),
     "kernel-log__vgpu-unlock-114-aer-uncorrected-fatal-sdes.txt": ("kernel-log", "fail", {"health.aer"}),
     "kernel-log__pop-os-3363-correctable-aer-journal-partial.txt": ("kernel-log", "warn", {"health.aer"}),
-    "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt": ("kernel-log", "pass", {"health.aer"}),
+    "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt": ("kernel-log", "warn", {"health.aer"}),
     "kernel-log__negativo17-73-nouveau-gm204-partial.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
     "kernel-log__nixpkgs-29514-nouveau-loaded-journal-partial.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
     "kernel-log__olares-3963-already-bound-novacore.txt": ("kernel-log", "fail", {"health.driver_conflict"}),
@@ -558,10 +558,36 @@ def test_aer_burst_from_error_reports_without_received_lines():
     assert f.verdict is Verdict.WARN and "burst of 12 corrected errors within 11.0 s" in f.message
 
 
-def test_aer_without_timestamps_says_the_rate_cannot_be_told():
-    e = explain_text(text(PUBLIC / "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt"))
-    (f,) = [x for x in e.findings if x.id == "health.aer"]
+def test_a_localised_month_is_read_for_the_rate_and_no_timestamps_says_it_cannot_be_told():
+    """journalctl in a Russian locale prints "фев 12 00:48:02": two corrected errors in one second are a burst; the
+    same lines with their stamps cut (synthetic: the real lines' messages only) cannot be paced."""
+    body = text(PUBLIC / "kernel-log__gsconnect-1052-localised-month-corrected-aer-partial.txt")
+    (f,) = [x for x in explain_text(body).findings if x.id == "health.aer"]
+    assert f.verdict is Verdict.WARN and "burst of 2 corrected errors" in f.message
+    bare = "\n".join(ln.split(" kernel: ", 1)[1] for ln in body.splitlines() if " kernel: " in ln) + "\n"
+    (f,) = [x for x in explain_text(bare).findings if x.id == "health.aer"]
     assert f.verdict is Verdict.PASS and "no timestamps" in f.message
+
+
+def test_rsyslog_escaped_line_feeds_are_lines_again_and_an_api_mismatch_fails():
+    """rsyslog writes NVRM's four-line API-mismatch message as one line with #012 for each line feed (real:
+    stackhpc/ansible-slurm-appliance#287)."""
+    e = explain_text(text(PUBLIC / "kernel-log__syslog-012-escaped-nvrm-api-mismatch.txt"))
+    (f,) = [x for x in e.findings if x.id == "health.driver_conflict"]
+    assert f.verdict is Verdict.FAIL and "530.30.02" in f.message and "535.54.03" in f.message
+    log = kl.parse_kernel_log(text(PUBLIC / "kernel-log__syslog-012-escaped-nvrm-api-mismatch.txt"))
+    assert any(r.msg.startswith("NVRM: this kernel module has the version 530.30.02") for r in log.records)
+
+
+def test_an_oops_in_the_nvidia_module_fails_and_a_kernel_warning_does_not():
+    """A BUG/Oops taints the kernel D until reboot (real: tensorflow/tensorflow#26653, an oops inside nvidia.ko while
+    nvidia-smi ran); a WARNING: report the kernel survives stays a warning."""
+    e = explain_text(text(PUBLIC / "kernel-log__oops-in-nvidia-module-nvidia-smi.txt"))
+    (f,) = [x for x in e.findings if x.id == "health.kernel_log"]
+    assert f.verdict is Verdict.FAIL and "nvidia module" in f.message and "nvidia-smi" in f.message
+    assert "tainted 'D'" in f.message
+    warn = explain_text("[  5.0] WARNING: CPU: 3 PID: 1 at drivers/base/core.c:100 device_add+0x1/0x2\n")
+    assert [x.verdict for x in warn.findings if x.id == "health.kernel_log"] == [Verdict.WARN]
 
 
 def test_a_link_that_drops_again_and_again_warns_and_one_drop_does_not():

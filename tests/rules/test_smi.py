@@ -806,3 +806,14 @@ def test_a_pasted_q_text_is_the_document_when_no_probe_collected_one():
     raw = (CASES / "nvidia-smi-q__8x-rtx4090-server-gpu0-section.txt").read_text()
     doc, err = sc.doc_from_outputs(Facts({"nvidia_smi_q": ProbeOutput("nvidia_smi_q", "(pasted)", text=raw)}))
     assert err is None and doc is not None and doc.gpus and doc.gpus[0].name == "NVIDIA GeForce RTX 4090"
+
+
+def test_a_mig_profile_listing_says_mig_is_on_and_what_it_lists():
+    """Real `nvidia-smi mig -lgip` of an A100 40GB from the NVIDIA developer forum (thread 170488): MIG is on (the table
+    exists only in MIG mode), five profiles, none with room left; pass with the training remedy."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "nvidia-smi-mig__forum170488-a100-40gb-lgip-all-taken.txt").read_text(), "mig.txt")
+    (f,) = r.findings
+    assert r.kind == "nvidia-smi-mig" and (f.id, f.verdict) == ("health.mig", Verdict.PASS)
+    assert "MIG 1g.5gb" in f.message and "MIG 7g.40gb" in f.message and "0/7" in f.message and "-mig 0" in f.remedy

@@ -12,7 +12,8 @@ _INTERNAL = re.compile(r"knowledge\.md|knowledge base|checks-catalogue|DESIGN\.m
 _PUBLIC_DOC = re.compile(r"https?://|\(\d\)|man page|Spec|SDM|\b[\w.-]+/[\w.-]+#\d+")
 
 
-_RULE_MODULES = ("kernel_log", "kernel_log_common", "xid", "edac", "dcgm", "nccl", "driver_chain", "multinode", "tools")
+_RULE_MODULES = ("kernel_log", "kernel_log_common", "xid", "edac", "dcgm", "nccl", "driver_chain", "multinode", "tools",
+                 "cuda_env")
 
 
 _ASSETS = ("xid.csv", "xid_severity.csv", "xid_buckets.csv", "xid154_actions.csv", "xid_text_severity.csv",

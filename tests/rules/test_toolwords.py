@@ -77,3 +77,61 @@ def test_a_stopped_build_and_a_gpu_below_the_required_compute_capability_fail():
         Verdict.FAIL]
     fs = toolwords.judge(text(PUBLIC / "unrecognised__te15-fp8-compute-capability.txt"))
     assert [f.verdict for f in fs] == [Verdict.FAIL] and "compute capability 9.x required" in fs[0].message
+
+
+# ------------------------------------------------------------------ the CUDA driver chain is not reachable
+
+
+def test_cuinit_failing_fails_and_names_the_error_where_the_cuda_error_table_knows_it():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__numba-s-cuinit-unknown-cuda-error.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "cuInit failed with UNKNOWN_CUDA_ERROR (code -1)" in fs[0].message
+    assert "does not name" in fs[0].message and "lsmod | grep nvidia" in fs[0].remedy
+    assert "cuda-driver-api/group__CUDA__INITIALIZE" in fs[0].source
+    # TensorFlow's form (tensorflow/tensorflow#394 prints it this way), a CUresult the table knows
+    fs = toolwords.judge("E tensorflow/stream_executor/cuda/cuda_driver.cc:481] failed call to cuInit: "
+                         "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "CUDA_ERROR_NO_DEVICE (100" in fs[0].message
+    assert "CUDA_VISIBLE_DEVICES" in fs[0].remedy
+
+
+def test_libcuda_that_cannot_be_opened_fails_as_no_driver_visible():
+    fs = toolwords.judge("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "no NVIDIA driver user space is visible" in fs[0].message
+    assert "libcudart" not in fs[0].message
+
+
+def test_a_cpu_only_build_without_libcudart_fails_and_libcudart_alone_warns():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__bitsandbytes-compiled-without-gpu-support-no-libcudart.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "CPU-only build" in fs[0].message
+    assert "libcudart.so was not found" in fs[0].message and "GPU path is not installed" in fs[0].message
+    fs = toolwords.judge("CUDA_SETUP: WARNING! libcudart.so not found in any environmental path.\n")
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "libcudart.so" in fs[0].message
+
+
+def test_a_gpu_below_the_builds_compute_capability_fails_naming_both():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__tensorflow-ignoring-gpu-grid-k520-cc3.0-min-3.5.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "GRID K520 (compute capability 3.0)" in fs[0].message and "3.5 or higher" in fs[0].message
+    assert "not faulty" in fs[0].message and "tensorflow.org" in fs[0].source
+
+
+def test_cudnn_that_cannot_start_fails_with_the_usual_causes():
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__jax-h100-could-not-create-cudnn-handle-internal-error.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "cannot start cuDNN" in fs[0].message
+    assert "memory already taken" in fs[0].message and "versions that do not go together" in fs[0].message
+    assert any("Could not create cudnn handle" in e for e in fs[0].evidence)
+    assert "cudnn" in fs[0].source.lower() and "XLA_PYTHON_CLIENT_PREALLOCATE" in fs[0].remedy
+    # the chain's causes are listed most fundamental first: no libcuda before the cuInit it makes fail
+    causes = [c.cause for c in toolwords.chain_words(["Could not open libcuda.so", "cuInit failed: 999"])]
+    assert causes == ["libcuda", "cuinit"]
+
+
+def test_systemctl_job_failed_fails_and_ibdiagnet_warning_lines_warn():
+    """Real pastes: `service nvidia-fabricmanager start` answering "Job for nvidia-fabricmanager.service failed"
+    (NVIDIA/gpu-operator#356) fails; ibdiagnet 1.5.7's `-W-` lines (ArchWiki InfiniBand page) are its warnings."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "unrecognised__gpuop356-service-start-fabricmanager-job-failed.txt").read_text(), "a")
+    assert r.verdict is Verdict.FAIL and any("Job for nvidia-fabricmanager.service failed" in f.message for f in r.findings)
+    r = explain_text((PUBLIC / "unrecognised__archwiki-ibdiagnet157-2node-ddr-ipoib-suboptimal-rate.txt").read_text(), "b")
+    assert r.verdict is Verdict.WARN and any("Suboptimal rate for group" in f.message for f in r.findings)

@@ -368,3 +368,72 @@ def detect_perftest(text: str) -> float:
     if "BW Test" not in text or "#bytes" not in text:
         return 0.0
     return 0.95 if _PT_TITLE.search(text) and _PT_COLS.search(text) else 0.0
+
+
+# ------------------------------------------------------------------ ip addr / ip link (iproute2)
+
+
+@dataclass(frozen=True)
+class NetIface:
+    """One interface of ``ip addr`` / ``ip link`` (iproute2, ip-address(8)): ``name``, the ``<FLAGS>`` (UP: set up by
+    the administrator; LOWER_UP: the link has carrier; NO-CARRIER), ``state`` (the operstate: UP, DOWN, UNKNOWN),
+    ``mtu`` (bytes), ``link`` (``ether``, ``infiniband``, ``loopback``, ...), its IPv4/IPv6 addresses (global scope
+    and link-local alike), and the lines it was read from."""
+
+    name: str
+    flags: tuple[str, ...]
+    state: str
+    mtu: int | None
+    link: str = ""
+    addrs: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+
+    @property
+    def up(self) -> bool:
+        """Set up and with carrier (``UP`` and ``LOWER_UP`` among its flags)."""
+        return "UP" in self.flags and "LOWER_UP" in self.flags
+
+
+_IP_HEAD = re.compile(r"^(\d+):\s+(\S+?)(?:@\S+)?:\s+<([A-Z0-9_,-]*)>\s+mtu\s+(\d+).*?\bstate\s+(\S+)")
+
+
+def parse_ip_addr(text: str) -> list[NetIface]:
+    """The interfaces of an ``ip addr`` (``ip a``, ``ip addr show``) or ``ip link`` output, in order. Never raises."""
+    out: list[NetIface] = []
+    addrs: list[str] = []
+    lines: list[str] = []
+
+    def close() -> None:
+        if out:
+            out[-1] = NetIface(out[-1].name, out[-1].flags, out[-1].state, out[-1].mtu, out[-1].link, tuple(addrs),
+                               tuple(lines))
+
+    for raw in text.splitlines():
+        m = _IP_HEAD.match(raw.strip())
+        if m:
+            close()
+            addrs, lines = [], [raw.rstrip()]
+            out.append(NetIface(m.group(2), tuple(f for f in m.group(3).split(",") if f), m.group(5), sat_int(m.group(4))))
+            continue
+        if not out:
+            continue
+        s = raw.strip()
+        lm = re.match(r"link/(\S+)", s)
+        if lm and not out[-1].link:
+            out[-1] = NetIface(out[-1].name, out[-1].flags, out[-1].state, out[-1].mtu, lm.group(1))
+        am = re.match(r"inet6?\s+(\S+)", s)
+        if am:
+            addrs.append(am.group(1))
+        if lm or am:
+            lines.append(raw.rstrip())
+    close()
+    return out
+
+
+def detect_ip_addr(text: str) -> float:
+    """0.9 for ``ip addr`` / ``ip link`` output: interface header lines ("2: eth0: <BROADCAST,...> mtu 1500 ... state
+    UP") with their ``link/`` lines."""
+    if "mtu" not in text or "link/" not in text:
+        return 0.0
+    heads = sum(1 for ln in text.splitlines()[:2000] if _IP_HEAD.match(ln.strip()))
+    return 0.9 if heads else 0.0

@@ -261,9 +261,30 @@ def _reltime_anchor(stamp: str) -> float:
     return (t - datetime.datetime(1900, 1, 1)).total_seconds()
 
 
+def _unescape_rsyslog(lines: list[str]) -> list[str]:
+    """rsyslog writes a control character inside a message as ``#`` and three octal digits
+    ($EscapeControlCharactersOnReceive, on by default: ``#012`` a line feed, ``#011`` a tab; rsyslog.conf(5),
+    https://www.rsyslog.com/doc/configuration/global/index.html): a multi-line kernel message (NVRM's "API mismatch")
+    arrives as one line. Split it back into lines, each with the first line's syslog prefix."""
+    if not any("#012" in ln or "#011" in ln for ln in lines):
+        return lines
+    out: list[str] = []
+    for ln in lines:
+        ln = ln.replace("#011", "\t")
+        if "#012" not in ln:
+            out.append(ln)
+            continue
+        first, *more = ln.split("#012")
+        p = _strip_prefix(first)
+        prefix = first[:len(first) - len(p[4])] if p is not None and p[4] and first.endswith(p[4]) else ""
+        out.append(first)
+        out.extend(prefix + part for part in more if part.strip())
+    return out
+
+
 def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
     """Split text into records; returns (records, formats seen, number of boots, non-blank lines)."""
-    lines = text.splitlines()
+    lines = _unescape_rsyslog(text.splitlines())
     parsed = [_strip_prefix(ln) for ln in lines]
     any_prefixed = any(p is not None for p in parsed)
     records: list[LogRecord] = []
@@ -343,6 +364,11 @@ def record_seconds(rec: LogRecord) -> float | None:
     for rx, fmt in _STAMP_FORMATS:
         m = rx.match(st)
         if not m:
+            if fmt == "%b %d %H:%M:%S":  # a localised month word ("фев 12 00:48:02", journalctl in that locale)
+                lm = re.match(r"^[^\W\d_]{3,}\.?\s+(\d{1,2})\s+(\d\d):(\d\d):(\d\d)(?:\.(\d+))?", st)
+                if lm:  # the month cannot be read: seconds within a month (rates are counted over minutes)
+                    d, hh, mm, ss = (int(x) for x in lm.groups()[:4])
+                    return d * 86400 + hh * 3600 + mm * 60 + ss + (float("0." + lm.group(5)) if lm.group(5) else 0.0)
             continue
         gd = m.groupdict()
         body = " ".join(x for x in (gd.get("b"), gd.get("d"), gd.get("t")) if x)
@@ -478,6 +504,14 @@ def decode_mci_status(hexstr: str) -> dict[str, bool]:
     except (TypeError, ValueError):
         return {}
     return {name: bool(v >> bit & 1) for name, bit in MCI_STATUS_BITS.items()}
+API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (\d+\.\d+(?:\.\d+)?)")
+"""NVRM refusing a user-space driver library of another version than the loaded module (the NVIDIA driver README,
+"Driver/library version mismatch")."""
+FATAL_OOPS_RE = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|Oops: |Kernel panic"
+                           r"|general protection fault)")
+"""The oops reports after which the kernel is tainted "D" (died) until a reboot (the kernel's "Tainted kernels"
+page, https://docs.kernel.org/admin-guide/tainted-kernels.html): the task was killed mid-way, locks it held stay
+held; unlike a WARNING or a hung-task report, which the kernel survives."""
 GHES_RE = re.compile(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
 OOPS_RE = re.compile(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
                      r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
@@ -639,6 +673,18 @@ def _parse(text: str, log: KernelLog) -> None:
                                                                "error": m.group("err1") or m.group("err2")},
                                           list(rec.raw)))
             continue
+        # ---- user space and kernel module from two driver versions (NVRM prints it over three or four lines)
+        m = API_MISMATCH_RE.search(msg)
+        if m:
+            near = " ".join(r.msg for r in records[idx:idx + 3])
+            km = re.search(r"kernel module has the version (\d+\.\d+(?:\.\d+)?)", near)
+            ev = [ln for r in records[idx:idx + 4] if "NVRM" in r.msg for ln in r.raw]
+            log.events.append(KernelEvent("driver_conflict", rec, "", {"what": "api_mismatch", "client": m.group(1),
+                                                                       "module": km.group(1) if km else ""}, ev))
+            continue
+        if re.match(r"NVRM: (?:this kernel module has the version|make sure that this kernel module|components have "
+                    r"the same version)", msg):
+            continue  # the rest of the API-mismatch message: context
         # ---- driver conflicts (nouveau / nova holding the GPU)
         m = PROBE_NOT_CALLED_RE.search(msg)
         if m:
@@ -846,10 +892,27 @@ def _parse(text: str, log: KernelLog) -> None:
             continue
         # ---- B16: what no rule recognised
         if OOPS_RE.match(msg):
-            if msg.startswith("Call Trace:") and idx - recent_oops <= 30:
-                continue
+            if msg.startswith("Call Trace:") and idx - recent_oops <= 30 or msg.startswith("Oops: ") and idx - recent_oops <= 5:
+                continue  # the same oops report's trace, or its "Oops:" line after "BUG: unable to handle ..."
             recent_oops = idx
-            log.events.append(KernelEvent("unrecognised", rec, "", {"class": "oops"}, list(rec.raw)))
+            fields: dict[str, Any] = {"class": "oops"}
+            ev = list(rec.raw)
+            if FATAL_OOPS_RE.match(msg):  # the module it died in ("RIP: 0010:_nv006968rm+0x2c/0x330 [nvidia]")
+                fields["fatal"] = True
+                for nxt in records[idx + 1: idx + 12]:
+                    if OOPS_RE.match(nxt.msg) and not nxt.msg.startswith(("Oops: ", "Call Trace:")):
+                        break
+                    rm = re.match(r"(?:RIP|pc|PC is at)\s*:?\s*(?:\d{4}:)?(\S+?)(?:\+0x\w+/0x\w+)?\s+\[(\w+)\]", nxt.msg)
+                    cm = re.search(r"\bComm: (\S+)", nxt.msg)
+                    if cm:
+                        fields["comm"] = cm.group(1)
+                    if rm:
+                        fields["module"], fields["function"] = rm.group(2), rm.group(1)
+                        ev.extend(nxt.raw)
+                        break
+                    if nxt.msg.startswith(("Oops: ", "CPU: ")):
+                        ev.extend(nxt.raw)
+            log.events.append(KernelEvent("unrecognised", rec, "", fields, ev))
             continue
         if GPU_DRIVER_RE.match(msg) and ERROR_WORD_RE.search(msg):
             bm = re.search(r"(?:PCI:)(?P<bus>" + _BDF_RE + r")", msg)

@@ -276,7 +276,9 @@ def infer_collective(r: NcclTestsRun) -> tuple[str, int | None]:
         reduces = row.redop not in ("", "none")
         if not coll:
             if reduces and row.root in (-1, None) and es and row.count is not None and row.count * es == row.size_b:
-                coll = "all_reduce"
+                # sendrecv_perf prints the same columns (redop sum, root -1, count = size) but busbw = algbw; an
+                # all-reduce over more than 2 ranks has busbw = 2(n-1)/n x algbw > algbw (nccl-tests PERFORMANCE.md)
+                coll = "sendrecv" if n and n > 2 and ratio is not None and abs(ratio - 1.0) < 0.02 else "all_reduce"
             elif row.root is not None and row.root >= 0:
                 coll = "reduce" if reduces else "broadcast"
             elif reduces and ratio is not None and n and abs(ratio - BUS_FACTORS["reduce_scatter"][1](n)) < 0.02:
@@ -652,6 +654,7 @@ def detect_nccl_log(text: str) -> float:
 
 _SUMMARY_STRONG = re.compile(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]+:|\[RO\]|interface)"
                              r"|NET/IB\s*:\s*No device found|\bvia NET/(?:IB|Socket)\b"
+                             r"|NET/IB\w*\s*:\s*Got completion from peer"
                              r"|^\s*Using network (?:IB|Socket|AWS Libfabric|Libfabric)\s*$")
 """NCCL's own transport lines, recognisable without their "host:pid:tid [dev] NCCL INFO" prefix."""
 _SUMMARY_WEAK = re.compile(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"

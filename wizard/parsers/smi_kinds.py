@@ -116,3 +116,36 @@ def detect_csv_noheader(text: str) -> float:
         return 0.0
     keys = {k for k in nh.columns if k} & NOHEADER_KEYS
     return 0.7 if "name" in keys or len(keys) >= 2 else 0.0
+
+
+# ------------------------------------------------------------------ nvidia-smi mig -lgip / -lgi / -lci
+
+_MIG_TITLE = re.compile(r"^\|\s*(GPU instance profiles|GPU instances|Compute instance profiles|Compute instances):\s*\|?\s*$")
+_MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(MIG\s+\S+|\S+)\s+(\d+)\s+(\d+)/(\d+)\b")
+
+
+def parse_mig_listing(text: str) -> tuple[str, list[dict[str, object]]]:
+    """(table title, rows) of an ``nvidia-smi mig -lgip`` / ``-lgi`` / ``-lcip`` / ``-lci`` table (nvidia-smi(1), MIG
+    user guide): each row's GPU index, profile name ("MIG 1g.5gb"), profile id, and for profile listings the
+    instances free / total, with its line. ("", []) when there is none. Never raises."""
+    title = ""
+    rows: list[dict[str, object]] = []
+    for raw in text.splitlines():
+        s = raw.strip()
+        m = _MIG_TITLE.match(s)
+        if m:
+            title = title or m.group(1)
+            continue
+        r = _MIG_ROW.match(s)
+        if r and title:
+            rows.append({"gpu": int(r.group(1)), "name": r.group(2), "id": int(r.group(3)), "free": int(r.group(4)),
+                         "total": int(r.group(5)), "line": raw.rstrip()})
+    return title, rows
+
+
+def detect_mig_listing(text: str) -> float:
+    """0.95 for an ``nvidia-smi mig -lgip`` (or ``-lgi``/``-lcip``/``-lci``) table: its title row and a ``MIG`` row."""
+    if "MIG" not in text and "instance" not in text:
+        return 0.0
+    title, rows = parse_mig_listing(text)
+    return 0.95 if title and rows else 0.0

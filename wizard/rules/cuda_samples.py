@@ -10,7 +10,6 @@ pair), with P2P=0 judged as ``nvidia-smi topo -p2p`` is (:func:`wizard.rules.top
 
 from __future__ import annotations
 
-import re
 import statistics
 from typing import Any, Mapping
 
@@ -147,15 +146,12 @@ def _link_of(name: str) -> tuple[int | None, int | None, str]:
                 lanes = to_int(r.get("pcie_lanes"))
                 if gen is not None:
                     return gen, lanes, f"{spec.name} datasheet: PCIe Gen{gen} x{lanes}"
-    for r in table("gpu_name_arch.csv"):
-        try:
-            if re.search(r.get("match", "") or "(?!)", name or "", re.I):
-                arch = r.get("architecture", "")
-                gen = PCIE_GEN_OF_ARCH.get(arch)
-                if gen:
-                    return gen, None, f"{arch} architecture: PCIe Gen{gen} (lane count not known)"
-        except re.error:  # a bad table row is skipped
-            continue
+    from wizard.install.catalog import architecture_of_name
+
+    info = architecture_of_name(name)
+    gen = PCIE_GEN_OF_ARCH.get(info.architecture) if info is not None else None
+    if info is not None and gen:
+        return gen, None, f"{info.architecture} architecture: PCIe Gen{gen} (lane count not known)"
     return None, None, ""
 
 

@@ -31,6 +31,7 @@ from wizard.parsers.cuda import (
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
+from wizard.rules.toolwords import chain_words
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
              "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
@@ -323,7 +324,10 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                         "available") if k in t.evidence]
     ev = tuple(dict.fromkeys(facts_ev + [e.line for e in t.errors] + dev))
     mm = cuda_major_minor(t.cuda) if t.cuda and not t.cpu_only else ""
-    who = f"torch {t.torch_version}" if t.torch_version else "torch"
+    torch_seen = bool(t.torch_version or t.cuda or t.available is not None or t.cuda_family
+                      or TORCH_WORDS.search("\n".join(raw_lines)))
+    # the torch-cuda kind also takes CUDA errors other programs print (NVIDIA Warp, JAX): name those generically
+    who = f"torch {t.torch_version}" if t.torch_version else ("torch" if torch_seen else "the program")
     if mm:
         who += f" (built for CUDA {mm})"
 
@@ -400,6 +404,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL, f"{who}: {_coded_text(e)}", "host",
                                 tuple(dict.fromkeys([x.line for x in bad[:4]] + list(ev)))[:8],
                                 _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
+        return findings
+    unreachable = [c for c in chain_words(raw_lines, who) if c.verdict is Verdict.FAIL]
+    if unreachable:  # libcuda.so cannot be opened, cuInit fails, cuDNN cannot start, ...: the program's own words
+        c = unreachable[0]
+        findings.append(Finding("driver.torch_cuda", Verdict.FAIL, c.message, "host",
+                                tuple(dict.fromkeys(list(c.lines) + [x.lines[0] for x in unreachable[1:]] + list(ev)))[:8],
+                                c.remedy, f"{c.source}; {SRC_TORCH}"))
         return findings
     for e in coded:
         assert e.info is not None
@@ -523,6 +534,9 @@ Q: virtual workstations), e.g. "GRID A100D-4C", "NVIDIA A100-40C", "GRID T4-16Q"
 Guide, Virtual GPU Types)."""
 SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide, Virtual GPU Types "
             "(https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid-reference)")
+
+TORCH_WORDS = re.compile(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGroupNCCL", re.I)
+"""Words that show a text is PyTorch's (else the torch-cuda kind's findings name "the program")."""
 
 FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
 """Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run

@@ -324,3 +324,43 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
     return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
                     "a healthy slower port or a slow faster one without the port's rate", run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
+
+
+NETDEV_ID = "multinode.netdev"
+SRC_NETDEV = ("ip-address(8) and ip-link(8) (iproute2: UP = set up, LOWER_UP = carrier, state = operstate); the Linux "
+              "kernel's IPoIB documentation (https://docs.kernel.org/infiniband/ipoib.html); NCCL environment variables "
+              "(NCCL_SOCKET_IFNAME: the interface NCCL's bootstrap and socket transport use, "
+              "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)")
+
+
+def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.netdev`` from ``ip addr``: an InfiniBand interface (IPoIB, ``link/infiniband``) that is down or has
+    no address warns (its HCA port may still carry RDMA, but whatever addresses the node over it, NCCL bootstrap on
+    NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage, cannot); otherwise a pass listing the interfaces up with an address.
+    An Ethernet port that is down is listed, not judged (servers have unused ports)."""
+    real = [i for i in ifaces if i.link != "loopback" and i.name != "lo"]
+    if not real:
+        return [Finding(NETDEV_ID, Verdict.UNKNOWN, "no network interface besides loopback in this ip output", "host",
+                        tuple(ln for i in ifaces for ln in i.lines)[:4], "Paste the whole `ip addr` output.", SRC_NETDEV)]
+    ib = [i for i in real if i.link == "infiniband"]
+    bad_ib = [i for i in ib if not i.up or not [a for a in i.addrs if not a.startswith("fe80:")]]
+    up = [i for i in real if i.up and i.addrs]
+    down = [i for i in real if not i.up]
+    listed = (f"up with an address: {', '.join(i.name for i in up) or 'none'}"
+              + (f"; down: {', '.join(i.name for i in down)}" if down else ""))
+    if bad_ib:
+        what = "; ".join(f"{i.name} ({'down' if not i.up else 'up'}, state {i.state}"
+                         + (", no IP address" if not [a for a in i.addrs if not a.startswith('fe80:')] else "") + ")"
+                         for i in bad_ib)
+        return [Finding(NETDEV_ID, Verdict.WARN,
+                        f"InfiniBand interface{'s' if len(bad_ib) > 1 else ''} (IPoIB) not ready: {what}; {listed}. The "
+                        "HCA's RDMA path may still work, but anything that reaches this node over IPoIB (NCCL bootstrap "
+                        "with NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage) cannot", "host",
+                        tuple(ln for i in bad_ib for ln in i.lines)[:8],
+                        "Check the HCA port (`ibstat`: State Active, Physical state LinkUp), then bring the interface up "
+                        "with its address (`ip link set <if> up`; persist it in netplan/NetworkManager/ifcfg), and "
+                        "confirm with `ip addr show <if>`. If IPoIB is not used here, NCCL_SOCKET_IFNAME must name "
+                        "another interface.", SRC_NETDEV)]
+    return [Finding(NETDEV_ID, Verdict.PASS, f"{len(real)} network interface(s): {listed}"
+                    + (f"; InfiniBand (IPoIB) up: {', '.join(i.name for i in ib)}" if ib else "; no InfiniBand (IPoIB) "
+                       "interface listed"), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]

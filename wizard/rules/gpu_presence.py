@@ -379,9 +379,18 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if doc.cuda_version.line not in ev:
             ev.append(doc.cuda_version.line)
     hm = re.search(r"NVIDIA-SMI\s+(\d+\.\d+(?:\.\d+)?)\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", doc.driver_version.line)
-    if hm and hm.group(1) != hm.group(2):
-        return [Finding("driver.version", Verdict.WARN,
-                        f"nvidia-smi {hm.group(1)} is not from the loaded driver {hm.group(2)}: its NVML/userspace comes "
+    if hm and hm.group(1) != hm.group(2) and not hm.group(1).endswith("." + hm.group(2)):  # old "5.325.15" = 325.15
+        # another branch (352 vs 384): two whole driver installs side by side, whose libcuda/libnvidia-* CUDA programs
+        # may load from either: not a machine to sign off. The same branch at another patch level: a leftover binary.
+        # WSL prints the Windows driver (two parts, "511.79") next to its Linux build ("510.47.03"): not two installs.
+        smi_v, drv_v = hm.group(1).split("."), hm.group(2).split(".")
+        wsl_pair = len(drv_v) == 2 and len(smi_v) == 3
+        other_branch = smi_v[0] != drv_v[0] and not wsl_pair
+        return [Finding("driver.version", Verdict.FAIL if other_branch else Verdict.WARN,
+                        f"nvidia-smi {hm.group(1)} is not from the loaded driver {hm.group(2)}"
+                        + (f" (driver branch {hm.group(1).split('.')[0]} next to branch {hm.group(2).split('.')[0]}: two "
+                           "driver installs on one machine, a mixed install)" if other_branch else "")
+                        + ": its NVML/userspace comes "
                         "from another driver install (a copied binary, a container image's own driver libraries, or an "
                         "upgrade without a reboot); CUDA programs may load mismatched libraries", "host", tuple(ev),
                         "Use the nvidia-smi and libnvidia-ml of the driver that is loaded (containers: the NVIDIA "

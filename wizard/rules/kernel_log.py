@@ -333,6 +333,21 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
     passthrough = [e for e in evs if str(e.fields.get("driver", "")).lower() in PASSTHROUGH_DRIVERS]
     evs = [e for e in evs if e not in passthrough]
     out: list[Finding] = []
+    mismatch = [e for e in evs if e.fields.get("what") == "api_mismatch"]
+    evs = [e for e in evs if e not in mismatch]
+    if mismatch:
+        e = mismatch[-1]
+        client, module = e.fields.get("client"), e.fields.get("module")
+        out.append(Finding("health.driver_conflict", Verdict.FAIL,
+                           f"the loaded NVIDIA kernel module ({module or 'another version'}) refused a user-space driver "
+                           f"library of version {client} (NVRM API mismatch): NVML and CUDA fail "
+                           "('Driver/library version mismatch') until both are one version", "host",
+                           cap(ln for x in mismatch for ln in x.evidence),
+                           "Make the module and the user-space libraries one version: after a driver upgrade reboot (or "
+                           "unload and reload the nvidia modules); otherwise remove the second driver install (a .run "
+                           "install over packages, a container image's own driver libraries) and reinstall the driver "
+                           "packages.", "NVIDIA driver README (the kernel module and user-space components must be the "
+                           "same version); nvidia-smi(1): 'Driver/library version mismatch'"))
     for e in passthrough:
         name = gpu_name(log, e.bus_id, gpu_index)
         hosts_vms = bool((exp or {}).get("virtualization"))
@@ -541,8 +556,11 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
     benign = benign_patterns()
     evs = [e for e in events if e.kind == "unrecognised"
            and not any(rx.search(e.record.msg) for rx, _ in benign)]
+    fatal = [e for e in evs if e.fields.get("fatal")]
+    evs = [e for e in evs if not e.fields.get("fatal")]
+    out = [_oops_finding(fatal)] if fatal else []
     if not evs:
-        return []
+        return out
     keys = [event_key(e) for e in evs]
     oops = any(e.fields.get("class") == "oops" for e in evs)
     libs = sorted({str(e.fields.get("lib")) for e in evs if e.fields.get("class") == "gpu_lib_crash"})
@@ -554,11 +572,37 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
     head = (f"{len(evs)} process crash{'' if len(evs) == 1 else 'es'} inside {', '.join(libs)} (the kernel's segfault reports): a program "
             "died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)"
             if only_crashes else f"{plural(len(evs), 'kernel message')} that no rule recognises ({what}): investigate")
-    return [Finding("health.kernel_log", Verdict.WARN, head, "host",
+    return out + [Finding("health.kernel_log", Verdict.WARN, head, "host",
                     cap(ln for e in evs for ln in e.evidence),
                     "Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge "
                     "it by its key so it stops counting: " + ", ".join(keys[:20])
                     + (f" (and {len(keys) - 20} more)" if len(keys) > 20 else "") + ".", SRC_UNRECOGNISED)]
+
+
+SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, https://docs.kernel.org/admin-guide/"
+            "tainted-kernels.html) and 'Bug hunting' (https://docs.kernel.org/admin-guide/bug-hunting.html) pages")
+
+
+def _oops_finding(evs: list[KernelEvent]) -> Finding:
+    """``health.kernel_log`` FAIL for kernel oops/BUG/panic reports (taint D): the task died inside the kernel, what it
+    held stays held, and the kernel is not to be trusted until a reboot; in a GPU driver module the GPU state is
+    suspect too."""
+    mods = sorted({str(e.fields["module"]) for e in evs if e.fields.get("module")})
+    comms = sorted({str(e.fields["comm"]) for e in evs if e.fields.get("comm")})
+    gpu_mod = [m for m in mods if m.startswith("nvidia")]
+    where = (f" inside the {', '.join(mods)} module{'s' if len(mods) > 1 else ''}" if mods else "")
+    who = f" (process {', '.join(comms)})" if comms else ""
+    head = (f"{plural(len(evs), 'kernel oops report')}{where}{who}: the kernel killed a task mid-way and is tainted "
+            "'D' until a reboot, so nothing run on this boot can be trusted"
+            + ("; it died in the NVIDIA driver, whose GPU state is now suspect" if gpu_mod else ""))
+    remedy = ("Reboot, then read the whole report (`journalctl -k -b -1`: the lines from 'BUG:'/'Oops:' to '---[ end "
+              "trace ]---'). " + ("In the NVIDIA module: match the driver to the kernel (a driver built for another "
+                                  "kernel, or a driver/kernel pair NVIDIA does not support), update it, and if it "
+                                  "recurs collect `nvidia-bug-report.sh` for NVIDIA. " if gpu_mod else
+                                  "Find the module named in the RIP line and update it or the kernel. ")
+              + "Repeated oopses on a healthy kernel point at memory (run a memory test) or the CPU.")
+    return Finding("health.kernel_log", Verdict.FAIL, head, "host", cap(ln for e in evs for ln in e.evidence), remedy,
+                   SRC_OOPS)
 
 
 # ------------------------------------------------------------------ the live/snapshot check

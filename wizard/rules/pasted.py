@@ -190,6 +190,14 @@ def fabric_judge_ib_ports(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 # from wizard/parsers/fabric.py
+def fabric_judge_ip_addr(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_ip_addr
+    from wizard.rules import fabric
+
+    return fabric.judge_ip_addr(parse_ip_addr(text), text, exp)
+
+
+# from wizard/parsers/fabric.py
 def fabric_judge_perfquery(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_perfquery
     from wizard.rules import fabric

@@ -611,3 +611,27 @@ def topic_check(*ids: str) -> Callable[[Outputs, Mapping[str, Any]], list[Findin
     check.__name__ = "topic_check_" + "_".join(i.split(".")[-1] for i in ids)
     check.__doc__ = f"Findings {', '.join(ids)} from nvidia_smi_qx (else nvml)."
     return check
+
+
+def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.mig`` from ``nvidia-smi mig -lgip`` (and its -lgi/-lcip/-lci siblings): MIG is enabled on the GPUs it
+    lists (nvidia-smi prints these tables only in MIG mode); like the health check's MIG finding, a pass that says
+    what MIG costs a training node (whole-GPU jobs and NCCL across GPUs need it off)."""
+    from wizard.parsers.smi_kinds import parse_mig_listing
+
+    title, rows = parse_mig_listing(text)
+    if not rows:
+        return [Finding("health.mig", Verdict.UNKNOWN, "no MIG profile or instance rows in this nvidia-smi mig output",
+                        "host", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `nvidia-smi mig -lgip` table.", SRC_MIG)]
+    gpus = sorted({int(str(r["gpu"])) for r in rows})
+    names = list(dict.fromkeys(str(r["name"]) for r in rows))
+    used = [r for r in rows if int(str(r["free"])) < int(str(r["total"]))]
+    what = (f"{title.lower()} listed for GPU {', '.join(map(str, gpus))}: {', '.join(names)}"
+            + ("; free/total instances " + ", ".join(f"{r['free']}/{r['total']}" for r in rows)
+               + " (instances already created take the room)" if used and title.endswith("profiles") else ""))
+    return [Finding("health.mig", Verdict.PASS,
+                    f"MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) cannot be "
+                    "read in this mode", "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],
+                    "For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.",
+                    SRC_MIG)]

@@ -7,6 +7,13 @@ An operator reads those words the same way whatever the tool, so this one genera
 them, quoting the lines, and says plainly that the verdict is the program's, not bringup's.
 
 Order (the worst evidence wins, a pass needs no contrary word anywhere):
+* first, the words that say the CUDA driver chain is not reachable (:func:`chain_words`; each with its public
+  source): libcuda.so cannot be opened (no NVIDIA driver user space visible: fail), cuInit failing in any form
+  (fail, naming the error from the CUDA driver API's CUresult list where the CUDA error table knows it), a library
+  "compiled without GPU support" or a CPU-only fallback because libcudart.so is not found (fail: the GPU path is not
+  installed; libcudart.so not found alone warns), a GPU ignored because its compute capability is below what the
+  build needs (fail), cuDNN that cannot start (CUDNN_STATUS_INTERNAL_ERROR, "DNN library initialization failed",
+  "Could not create cudnn handle": fail). One finding names the first of these (in that order) and quotes the others;
 * fail: a failed-test/result line (``FAILED``, ``Result = FAIL``, ``test failed``), a fatal error
   (``FATAL``, ``fatal:``; systemd's ``Failed to start``), a build that stopped (``CMake Error``, a command that
   "returned non-zero exit status"), a GPU below the compute capability the program requires, a CUDA error number the CUDA error table knows
@@ -23,6 +30,7 @@ Order (the worst evidence wins, a pass needs no contrary word anywhere):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
@@ -39,13 +47,15 @@ _FAIL = re.compile(
     r"\s+(?:has\s+)?failed\b"
     r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
+    r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required")  # the GPU lacks what the program needs
 _CRASH = re.compile(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = re.compile(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
-_ERROR = re.compile(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:")
-_WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d")
+_ERROR = re.compile(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- ")
+_WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W- ")
+"""ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
 _CUDA_ERR = re.compile(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
 """An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
 _PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
@@ -53,6 +63,169 @@ _PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice co
                    r"^\s*PASS\b", re.I)
 # words that carry no failure although they contain one of the markers above
 _BENIGN = re.compile(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
+
+
+# ------------------------------------------------------------------ the CUDA driver chain is not reachable
+
+SRC_LIBCUDA = ("NVIDIA CUDA Compatibility guide: the CUDA driver library libcuda.so is installed with the NVIDIA driver "
+               "(https://docs.nvidia.com/deploy/cuda-compatibility/); NVIDIA CUDA installation guide for Linux "
+               "(https://docs.nvidia.com/cuda/cuda-installation-guide-linux/)")
+SRC_CUINIT = ("CUDA Driver API: cuInit must succeed before any other driver call, its CUresult names the failure "
+              "(https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html; "
+              "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html)")
+SRC_NO_GPU_BUILD = ("bitsandbytes installation guide: the CUDA build needs the CUDA runtime libcudart.so "
+                    "(https://huggingface.co/docs/bitsandbytes/main/en/installation); NVIDIA CUDA installation guide for "
+                    "Linux, post-installation actions, LD_LIBRARY_PATH "
+                    "(https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#post-installation-actions)")
+SRC_CC_BELOW = ("TensorFlow install guide, hardware requirements: a build runs on GPUs of the CUDA compute capabilities "
+                "it was compiled for (https://www.tensorflow.org/install/pip#hardware_requirements); NVIDIA CUDA GPUs and "
+                "their compute capability (https://developer.nvidia.com/cuda-gpus)")
+SRC_CUDNN = ("NVIDIA cuDNN API reference, cudnnStatus_t: CUDNN_STATUS_INTERNAL_ERROR, an internal cuDNN operation failed "
+             "(https://docs.nvidia.com/deeplearning/cudnn/latest/api/cudnn-graph-library.html); cuDNN support matrix, "
+             "the cuDNN / CUDA / driver versions that go together "
+             "(https://docs.nvidia.com/deeplearning/cudnn/latest/reference/support-matrix.html)")
+
+_LIBCUDA = re.compile(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|load|find|dlopen|locate) "
+                      r"(?:the )?(?:CUDA driver (?:library )?)?['\"`]?libcuda\.so"
+                      r"|\blibcuda\.so(?:\.[\d.]+)?['\"`]?: cannot open shared object file"
+                      r"|\blibcuda\.so(?:\.[\d.]+)? (?:was |is )?not found|\bCUDA driver library cannot be found", re.I)
+"""The CUDA driver library (the NVIDIA driver's user space) cannot be loaded: "Could not open libcuda.so" (NVIDIA
+Warp), "libcuda.so.1: cannot open shared object file" (the dynamic loader), Numba's "CUDA driver library cannot be
+found"."""
+_CUINIT = re.compile(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
+                     r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)", re.I)
+"""cuInit failing, in the forms programs print it: Numba "[N] Call to cuInit results in NAME", TensorFlow/JAX
+"failed call to cuInit: CUDA_ERROR_...", "cuInit: CUDA_ERROR_...", "cuInit(0) failed", "cuInit returned 999"."""
+_CUINIT_CODE = re.compile(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:returned|error|code)\s*[=:]?\s*(-?\d{1,5})\b",
+                          re.I)
+_CU_RESULT = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)\b")
+_NO_GPU_BUILD = re.compile(r"\bcompiled without (?:GPU|CUDA) support\b|\bbuilt without (?:GPU|CUDA) support\b", re.I)
+_CPU_FALLBACK = re.compile(r"\b\w*_cpu\.(?:so|dll|dylib)\b|\bCPU[- ]only\b|\bfalling back to (?:the )?CPU\b", re.I)
+_NO_CUDART = re.compile(r"\blibcudart\.so(?:\.[\d.]+)?['\"`]? (?:was |is )?not found\b", re.I)
+_CC_BELOW = re.compile(r"(?:compute|cuda) capability (\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
+                       r"capability is (\d+\.\d+)", re.I)
+"""A GPU the program leaves out because its build needs a higher compute capability (TensorFlow: "Ignoring visible
+gpu device (device: 0, name: GRID K520, ...) with Cuda compute capability 3.0. The minimum required Cuda capability
+is 3.5.")."""
+_CUDNN = re.compile(r"\bCUDNN_STATUS_(?:INTERNAL_ERROR|NOT_INITIALIZED)\b|\bDNN library initialization failed\b|"
+                    r"\bCould not create cudnn handle\b|\bcuDNN failed to initialize\b", re.I)
+
+
+@dataclass(frozen=True)
+class ChainWords:
+    """What a program said that means the CUDA driver chain is not reachable: one cause (``libcuda``, ``cuinit``,
+    ``no_gpu_build``, ``cc_below``, ``cudnn``, ``no_cudart``), its verdict, a message naming the program generically
+    (``who``), a remedy, its public source and the lines quoted."""
+
+    cause: str
+    verdict: Verdict
+    message: str
+    remedy: str
+    source: str
+    lines: tuple[str, ...]
+
+
+def _cuinit_words(hits: list[str], who: str) -> ChainWords:
+    """cuInit failed: name the CUresult from the CUDA error table where it knows it."""
+    from wizard.parsers.cuda import cuda_error_lookup
+
+    text = " ".join(hits)
+    nm = _CU_RESULT.search(text)
+    name = nm.group(1) if nm else ""
+    cm = next((m for h in hits for m in [_CUINIT_CODE.search(h)] if m), None)
+    code = int(next(g for g in cm.groups() if g is not None)) if cm else None
+    info = cuda_error_lookup(None, "", name) if name.startswith("CUDA_ERROR_") else None
+    if info is None and code is not None and code > 0:
+        info = next((r for r in _driver_rows() if r.code == code), None)
+    if info is not None:
+        named = (f" with {info.driver_name or name} ({info.code}, \"{info.message.split('|')[0]}\" in the CUDA driver "
+                 f"API's CUresult list): {info.meaning}")
+        remedy = f"{info.action[:1].upper()}{info.action[1:]}."
+        source = f"{SRC_CUINIT}; {info.source}"
+    else:
+        what = name or "an error"
+        num = f" (code {code})" if code is not None else ""
+        named = (f" with {what}{num}, a result the CUDA driver API's CUresult list does not name (the program did not "
+                 "know the code)" if name == "UNKNOWN_CUDA_ERROR" or (code is not None and code < 0)
+                 else f" with {what}{num}")
+        remedy = ("Check that the NVIDIA driver is installed and its kernel module loaded (`nvidia-smi`, "
+                  "`lsmod | grep nvidia`, `dmesg | grep NVRM`), that /dev/nvidia* and /dev/nvidia-uvm exist and this "
+                  "user can open them, that libcuda.so matches the loaded module's version, and on NVSwitch systems "
+                  "that nvidia-fabricmanager is running.")
+        source = SRC_CUINIT
+    return ChainWords("cuinit", Verdict.FAIL, f"{who} cannot initialise the CUDA driver: cuInit failed{named}; no GPU "
+                      "is usable in this process", remedy, source, tuple(dict.fromkeys(hits))[:5])
+
+
+def _driver_rows() -> "tuple[CudaErrorInfo, ...]":
+    """Rows of the CUDA error table whose number is also a CUDA driver API CUresult (driver_name set)."""
+    from wizard.parsers.cuda import cuda_error_table
+
+    return tuple(r for r in cuda_error_table() if r.driver_name)
+
+
+def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
+    """The causes in ``lines`` that mean the CUDA driver chain is not reachable, most fundamental first (libcuda,
+    cuInit, a CPU-only build, a GPU below the build's compute capability, cuDNN); ``[]`` when none. ``who`` names
+    the program in the messages. Never raises."""
+    def hits(rx: re.Pattern[str]) -> list[str]:
+        return [ln.strip() for ln in lines if rx.search(ln)]
+
+    out: list[ChainWords] = []
+    lib = hits(_LIBCUDA)
+    if lib:
+        out.append(ChainWords(
+            "libcuda", Verdict.FAIL, f"{who} cannot load libcuda.so, the CUDA driver library that the NVIDIA driver "
+            "installs: no NVIDIA driver user space is visible to this process (no driver installed, or a container "
+            "started without the GPUs and their driver libraries), so it can use no GPU",
+            "Check `nvidia-smi` and `ldconfig -p | grep libcuda` on this host (no libcuda: install the NVIDIA driver, the "
+            "driver stage); in a container, start it with the GPUs (--gpus all / the NVIDIA Container Toolkit), which "
+            "mounts the host's libcuda.so.1; do not point LD_LIBRARY_PATH at the toolkit's stubs directory.",
+            SRC_LIBCUDA, tuple(dict.fromkeys(lib))[:5]))
+    cu = hits(_CUINIT)
+    cu = [h for h in cu if "CUDA_SUCCESS" not in h]
+    if cu:
+        out.append(_cuinit_words(cu, who))
+    nogpu = hits(_NO_GPU_BUILD)
+    cudart = hits(_NO_CUDART)
+    fallback = hits(_CPU_FALLBACK)
+    if nogpu or (cudart and fallback):
+        quoted = tuple(dict.fromkeys(nogpu + cudart + fallback))[:5]
+        why = (" because the CUDA runtime libcudart.so was not found on the library path" if cudart else "")
+        out.append(ChainWords(
+            "no_gpu_build", Verdict.FAIL, f"{who} runs its CPU-only build{why}: the GPU path is not installed, so "
+            "its GPU features are unavailable", "Install the library's CUDA build for the CUDA the driver supports and "
+            "make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on "
+            "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs.", SRC_NO_GPU_BUILD, quoted))
+    elif cudart:
+        out.append(ChainWords(
+            "no_cudart", Verdict.WARN, f"{who} did not find the CUDA runtime libcudart.so on its library path",
+            "Make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on LD_LIBRARY_PATH "
+            "/ ldconfig) and check whether the program then loads its CUDA build.", SRC_NO_GPU_BUILD,
+            tuple(dict.fromkeys(cudart))[:5]))
+    cc = [(m, ln.strip()) for ln in lines for m in [_CC_BELOW.search(ln)] if m]
+    if cc:
+        m, ln = cc[0]
+        name = re.search(r"\bname: ([^,)]+)", ln)
+        gpu = f"{name.group(1).strip()} " if name else "a GPU "
+        out.append(ChainWords(
+            "cc_below", Verdict.FAIL, f"{who} leaves out {gpu}(compute capability {m.group(1)}): this build needs "
+            f"compute capability {m.group(2)} or higher, so the work runs without that GPU (on the CPU if it is the "
+            "only one); the GPU is below what the build supports, not faulty",
+            f"Use GPUs of compute capability {m.group(2)} or higher for this build, or a build of the program compiled "
+            f"for compute capability {m.group(1)} (an older release, or a source build with it in the CUDA "
+            "architectures).", SRC_CC_BELOW, tuple(dict.fromkeys(x for _, x in cc))[:5]))
+    dnn = hits(_CUDNN)
+    if dnn:
+        out.append(ChainWords(
+            "cudnn", Verdict.FAIL, f"{who} cannot start cuDNN (the CUDA runtime / cuDNN stack fails at initialisation), "
+            "so no GPU work that needs it runs; the usual causes: the GPU's memory already taken (another process, or "
+            "the framework preallocating it), or cuDNN, CUDA and driver versions that do not go together",
+            "Check `nvidia-smi` for processes holding the GPU's memory (JAX and TensorFlow preallocate it: "
+            "XLA_PYTHON_CLIENT_PREALLOCATE=false, TF_FORCE_GPU_ALLOW_GROWTH=true); check that the cuDNN the framework "
+            "loads is the one its release was built with and that the driver supports that CUDA (the framework's "
+            "install guide and cuDNN's support matrix list them).", SRC_CUDNN, tuple(dict.fromkeys(dnn))[:5]))
+    return out
 
 
 def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
@@ -101,6 +274,14 @@ def judge(text: str) -> list[Finding]:
     lines = text.splitlines()
     what = "this output's program (a kind bringup does not read)"
     tail = " — the program's own words; bringup does not read this program's figures"
+    chain = chain_words(lines)
+    if chain:
+        first = chain[0]
+        also = [c for c in chain[1:] if c.verdict is Verdict.FAIL]
+        more = ("; also: " + "; ".join(f"'{c.lines[0][:120]}'" for c in also)) if also else ""
+        return [Finding("explain.program_said", first.verdict, f"{first.message}{more}{tail}", "input",
+                        tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
+                        f"{first.source}; {SRC}")]
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
     cuda = _cuda_errors(lines)

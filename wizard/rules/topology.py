@@ -170,9 +170,15 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi "
                                 "nvlink -s`.", SRC_FABRIC))
     elif pairs and all(t == "SYS" for _, _, t in pairs) and not board:
-        findings.append(Finding(fid, Verdict.WARN, f"{head}: {summary}: no two GPUs share a CPU socket, so every GPU "
-                                "pair talks across the CPU interconnect (SYS), where peer-to-peer is slow or not "
-                                "supported", _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
+        numas = {a.get("NUMA Affinity") for r, a in mx.affinity.items() if r.startswith("GPU")}
+        one_numa = len(numas) == 1 and not numas & {None, "", "N/A"}
+        findings.append(Finding(fid, Verdict.WARN, f"{head}: {summary}: "
+                                + ("every GPU pair talks across the CPU interconnect (SYS), though all report one NUMA "
+                                   "node (NUMA per socket may be off in the BIOS, or the sockets' memory interleaved)"
+                                   if one_numa else "no two GPUs share a CPU socket, so every GPU pair talks across the "
+                                   "CPU interconnect (SYS)")
+                                + ", where peer-to-peer is slow or not supported",
+                                _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
                                 "If the GPUs are meant to work together, put them under one socket (or one PCIe "
                                 "switch); check `nvidia-smi topo -p2p r` and run an all-reduce to see what the path "
                                 "delivers.", SRC_TOPO))
