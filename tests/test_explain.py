@@ -447,3 +447,17 @@ def test_a_command_typed_twice_whose_earlier_output_had_several_findings_does_no
     r = explain_text(s, "x")
     assert r.kind and r.kind.startswith("nvidia-smi") and r.findings
     assert not any("crashed" in f.message for f in r.findings)
+
+
+def test_an_input_that_lists_thousands_of_gpus_keeps_a_bounded_answer():
+    """fuzz (issue 11): a real query-gpu CSV whose GPU row was duplicated 158,000 times gave a finding per GPU and
+    check, and the explain process grew to 736 MiB writing them. At most MAX_FINDINGS are kept, the most severe
+    first; one more finding counts what was folded, so the verdict is unchanged."""
+    from wizard.explain import MAX_FINDINGS
+
+    body = text(PUBLIC / "query-gpu-csv__h100-gpu-requires-reset-after-launch-failure.txt")
+    head, *rows = [ln for ln in body.splitlines() if ln.strip()]
+    big = "\n".join([head] + rows * (3 * MAX_FINDINGS // max(1, len(rows)) + 1)) + "\n"
+    small, r = explain_text(body, "x"), explain_text(big, "y")
+    assert len(r.findings) == MAX_FINDINGS and r.findings[-1].id == "explain.findings_folded"
+    assert r.verdict == small.verdict and "more findings of this input are not listed" in r.findings[-1].message

@@ -7,6 +7,7 @@ unknown, with the list of kinds bringup reads.
 
 from __future__ import annotations
 
+import collections
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -319,9 +320,38 @@ def _named_noheader_rows(text: str) -> str:
     return "\n".join(lines)
 
 
+MAX_FINDINGS = 1000
+"""Most findings one input's explanation holds (the largest real outputs give a few hundred: eight GPUs times some
+forty fields); past it the least severe are folded into one ``explain.findings_folded`` finding that counts them by
+verdict, so a mutated output that lists a hundred thousand GPUs cannot grow the answer (and its JSON) without bound."""
+
+_SEVERITY = {"fail": 0, "warn": 1, "unknown": 2, "pass": 3, "skip": 4}
+
+
 def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
                  kind: str | None = None) -> Explained:
-    """Detect (or take ``kind``), parse and judge one input, part by part. Never raises."""
+    """Detect (or take ``kind``), parse and judge one input, part by part, keeping at most :data:`MAX_FINDINGS`
+    findings. Never raises."""
+    r = _explain_text(text, name, expectations, kind)
+    if len(r.findings) <= MAX_FINDINGS:
+        return r
+    ranked = sorted(range(len(r.findings)), key=lambda i: (_SEVERITY.get(r.findings[i].verdict.value, 5), i))
+    keep = sorted(ranked[:MAX_FINDINGS - 1])
+    dropped = [r.findings[i] for i in ranked[MAX_FINDINGS - 1:]]
+    counts = collections.Counter(f.verdict.value for f in dropped)
+    worst_dropped = min(dropped, key=lambda f: _SEVERITY.get(f.verdict.value, 5)).verdict
+    fold = Finding("explain.findings_folded", worst_dropped,
+                   f"{len(dropped):,} more findings of this input are not listed ("
+                   + ", ".join(f"{n:,} {v}" for v, n in sorted(counts.items(), key=lambda x: _SEVERITY.get(x[0], 5)))
+                   + f"): an output this large is not one machine's (more than {MAX_FINDINGS - 1:,} findings)", "input",
+                   (), "Give bringup one machine's output at a time.", "")
+    r.findings[:] = [r.findings[i] for i in keep] + [fold]
+    return r
+
+
+def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
+                  kind: str | None = None) -> Explained:
+    """:func:`explain_text` without the bound on findings."""
     exp = dict(expectations or {})
     text = _named_noheader_rows(clean(text))
     if kind is not None:
