@@ -15,11 +15,22 @@ def resolve_capture(ctx: ActionContext) -> Resolved:
     return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "capture", "-o", out]}])
 
 
+def resolve_report(ctx: ActionContext) -> Resolved:
+    """``bringup report -o <build dir>/report-<UTC time>.html``: the acceptance report of this build, written into
+    its build directory (the path is in the command shown before it runs, and in its log)."""
+    import os
+    import time
+
+    out = os.path.join(os.path.dirname(ctx.backup_dir), f"report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.html")
+    state = ["--state", ctx.state_dir] if ctx.state_dir else []
+    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "report", "-o", out]}])
+
+
 STAGE = Stage(
     id="report",
     title="Report",
     short="Report",
-    summary="A capture bundle and the build record, for whoever takes over the machine.",
+    summary="A capture bundle and the acceptance report, for whoever takes over the machine.",
     steps=(
         Step(
             id="report.capture",
@@ -41,20 +52,47 @@ STAGE = Stage(
             ),
         ),
         Step(
-            id="report.handover",
-            title="Hand the machine over with its build record",
+            id="report.document",
+            title="Write the acceptance report",
             why=(
-                "The build record (`bringup status`; `--json` adds who set each step and when) lists every "
-                "step with its status and the verdict of its last check or run: passed, warned, confirmed by "
-                "hand, skipped with a reason, cpu-only (validated on the CPU, not on the GPUs), failed or still "
-                "pending. It separates what bringup verified from what someone confirmed, accepted or skipped; "
-                "each action's log stays in the build directory (actions/). It is where to look first when the "
+                "The acceptance report is the hand-over document a cluster owner, a vendor's support engineer or a "
+                "procurement acceptance test asks for: the inventory (DMI, CPU, memory modules, every GPU's serial, "
+                "UUID, VBIOS and PCIe link, driver, CUDA, torch), every step's status with who set it and why, every "
+                "finding with its evidence and public source, the validation figures against their floors (a run on "
+                "the CPU labelled as such), every action run with its exit status and log, and a verdict line: ready, "
+                "ready with warnings, or not ready with the blocking findings. Where nvidia-bug-report.sh gathers the raw "
+                "logs for a support case, this report is the judged record of the whole bring-up, readable without "
+                "logging in; a later report of the same build lists what changed since this one."
+            ),
+            instructions=("bringup writes report-<time>.html into this build's directory and prints its path "
+                          "(`bringup report -o FILE --format html|md|json` writes it anywhere; md for a ticket, json "
+                          "for fleet tools)."),
+            action=ActionSpec(
+                id="report",
+                title="Write the acceptance report",
+                description="Writes the acceptance report (HTML) of this build into the build directory; its path is "
+                            "in the command and the log.",
+                resolve=resolve_report,
+                changes_system=False,
+                needs_root=False,
+            ),
+        ),
+        Step(
+            id="report.handover",
+            title="Hand the machine over with its acceptance report",
+            why=(
+                "The acceptance report (`bringup report`) holds what the build recorded: the inventory, every step "
+                "with its status (passed, warned, confirmed by hand, skipped with a reason, cpu-only: validated on the "
+                "CPU, not on the GPUs, failed or still pending), who set it and when, every finding with its evidence, "
+                "the measured figures and every action run with its log path. It separates what bringup verified from "
+                "what someone confirmed, accepted or skipped. `bringup status` is only the step list (status and "
+                "reason, the verdict where a step is still pending); the report is where to look first when the "
                 "machine misbehaves later."
             ),
-            instructions=("Run `bringup status` (and `bringup status --json`) and attach the output and the capture "
-                          "bundle to the hand-over ticket. Name every step that is not passed or confirmed (warned, "
-                          "skipped, cpu-only, pending) in the ticket: the machine is ready only as far as the record "
-                          "shows it."),
+            instructions=("Attach the acceptance report (report-*.html in the build directory, or `bringup report -o "
+                          "report.md` for a ticket) and the capture bundle to the hand-over ticket. Name every step that "
+                          "is not passed or confirmed (warned, skipped, cpu-only, pending) in the ticket: the machine is "
+                          "ready only as far as the report's verdict line says."),
             manual=True,
         ),
     ),

@@ -204,6 +204,7 @@ def test_a_warning_is_warned_and_the_stage_is_warned_not_passed(state_dir):
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
     stage = steps.stage_by_id("report")
     b.confirm("report.capture")
+    b.confirm("report.document")
     b.record_findings("report.handover", [Finding("report.handover", Verdict.WARN, "a warning")], frozen_clock())
     assert b.status("report.handover") is StepStatus.WARNED and b.status("report.handover").done
     assert b.stage_status(stage) is StepStatus.WARNED

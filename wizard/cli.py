@@ -9,6 +9,8 @@
     bringup run STEP [--yes]      run a step's action without the TUI
     bringup validate gpu|node|soak [--device auto|cuda|cpu] [--nproc N] [--minutes M] [--python PATH]
                                   [--json] [--verbose]   run a validation and judge it (see cmd_validate)
+    bringup report [-o FILE] [--format html|md|json] [--snapshot BUNDLE... | --builds DIR...]
+                                  the acceptance report (see cmd_report)
     bringup size --params 70e9 --method full --zero 3 --gpus 8 --gpu "H100 SXM5" [--json]
                                   the Plan & sizing screen's figures (see cmd_size)
     bringup --version
@@ -36,16 +38,23 @@ from typing import Any, Callable, Mapping
 from wizard import __version__
 
 EXIT_ERROR = 3
-def build_parser() -> argparse.ArgumentParser:
+def _common_options(snapshot: bool = True) -> argparse.ArgumentParser:
+    """The options every command takes (``report`` takes ``--snapshot`` with several bundles: ``snapshot=False``)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
                         help="state directory (default: /var/lib/bringup as root, else the user state dir)")
     common.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
                         help="show what actions would run; run nothing that changes the system")
-    common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
-                        help="analyse a capture bundle instead of this machine")
+    if snapshot:
+        common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
+                            help="analyse a capture bundle instead of this machine")
     common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
                         help="ANSI colours and ASCII glyphs (automatic on TERM=linux and serial consoles)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options()
     p = argparse.ArgumentParser(prog="bringup", parents=[common],
                                 description="Take a GPU server from bare metal to proven ready for LLM training.")
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
@@ -98,6 +107,19 @@ def build_parser() -> argparse.ArgumentParser:
         sz.add_argument(flag, dest=f"f_{field_name}", metavar="V", help=help_text)
     sz.add_argument("--from-build", action="store_true", help="start from the inputs the sizing screen stored with the build")
     sz.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/size.schema.json)")
+    rp = sub.add_parser("report", parents=[_common_options(snapshot=False)],
+                        help="the acceptance report: inventory, every step and finding, validation figures, action runs",
+                        description="Write the acceptance report of the current build (or of capture bundles, offline). "
+                                    "Without -o: a build's report goes into its build directory, a bundle's to standard "
+                                    "output. Exit status 0 when written (the verdict is in the report; `check` gates).")
+    rp.add_argument("-o", "--output", metavar="FILE", help="where to write it (- for standard output)")
+    rp.add_argument("--format", choices=("html", "md", "json"),
+                    help="html (default; .md and .json outputs pick their format), md (GitHub-flavoured), json "
+                         "(assets/schema/report.schema.json)")
+    rp.add_argument("--snapshot", metavar="BUNDLE", nargs="+", default=argparse.SUPPRESS,
+                    help="report on capture bundles instead of the build (several: one report of all the nodes)")
+    rp.add_argument("--builds", metavar="DIR", nargs="+",
+                    help="report on these build directories (STATE/builds/<id>) together, one node each")
     return p
 
 
@@ -218,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_tui(args)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
-                "validate": cmd_validate, "size": cmd_size}[args.command](args)
+                "validate": cmd_validate, "size": cmd_size, "report": cmd_report}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -229,9 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 - turned into a clear one-line error below
         from wizard.capture import BundleError
+        from wizard.report import ReportError
         from wizard.store import StateDirError, StoreError
 
-        if isinstance(exc, (StoreError, StateDirError, BundleError)):
+        if isinstance(exc, (StoreError, StateDirError, BundleError, ReportError)):
             print(f"bringup: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
         from wizard.store import default_state_dir, disk_full_message, free_bytes, is_disk_full
@@ -483,6 +506,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                         extra = f" ({s['verdict']})" + extra  # what the last check or run found
                     stale = " (re-check: rebooted since)" if s["stale_after_reboot"] else ""
                     print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {s['status']}{extra}{stale}")
+            print("(steps and their status only; the inventory, every finding, the measured figures and past action "
+                  "runs: `bringup report`)")
     finally:
         b.close()
     return 0
@@ -1301,6 +1326,144 @@ def cmd_size(args: argparse.Namespace) -> int:
             print(f"    {m}")
         print(f"    source: {r.source}")
     return 0 if ok else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``bringup report``: one report model (wizard.report) from the current build, from ``--builds DIR...`` or from
+    ``--snapshot BUNDLE...``, rendered as html, md or json. A single build's report also stores its findings summary
+    under the build directory, which the next report of that build compares with ("What changed")."""
+    import asyncio
+
+    import steps
+    from wizard import report as rpt
+    from wizard.store import utcnow
+
+    out = opt(args, "output")
+    snaps = opt(args, "snapshot")
+    if isinstance(snaps, str):  # `bringup --snapshot B report`: the global option's one bundle
+        snaps = [snaps]
+    builds = opt(args, "builds")
+    if snaps and builds:
+        print("bringup: error: give --snapshot BUNDLE... or --builds DIR..., not both", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        fmt = rpt.format_of(None if out in (None, "-") else out, opt(args, "format"))
+    except rpt.ReportError as exc:
+        print(f"bringup: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    build_dir: Path | None = None
+    previous = None
+    if snaps:
+        async def all_bundles() -> list[dict]:
+            return [await rpt.node_from_bundle(p, steps.STAGES) for p in snaps]
+
+        nodes = asyncio.run(all_bundles())
+    elif builds:
+        nodes = [_report_node_of_build_dir(Path(d)) for d in builds]
+    else:
+        b, note = open_build_for_reading(args, _boot_id())
+        if b is None:
+            print(f"bringup: error: no build under {state_dir(args, write=False)} yet: start one with `bringup` (or "
+                  f"report on a capture bundle: `bringup report --snapshot BUNDLE`)", file=sys.stderr)
+            return EXIT_ERROR
+        if note:
+            print(f"bringup: note: {note}", file=sys.stderr)
+        try:
+            nodes = [_report_node(b)]
+            build_dir = b.info.path
+        finally:
+            b.close()
+        previous = rpt.previous_summary(build_dir)
+    report = rpt.assemble(nodes, previous)
+    text = rpt.render(report, fmt)
+    if out == "-" or (out is None and build_dir is None):
+        sys.stdout.write(text)
+        where = "standard output"
+    else:
+        stamp = utcnow().replace(":", "").replace("-", "").replace("+0000", "Z")
+        path = Path(out) if out else build_dir / f"report-{stamp}.{fmt}"  # type: ignore[operator]  # build_dir is set when out is None here
+        tmp = path.with_name(path.name + ".part")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            print(f"bringup: error: cannot write the report to {path}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERROR
+        where = str(path)
+    if build_dir is not None:
+        try:
+            rpt.store_summary(build_dir, report)
+        except OSError as exc:
+            print(f"bringup: note: the findings summary was not kept in {build_dir} ({exc.strerror or exc}): the next "
+                  f"report cannot say what changed since this one", file=sys.stderr)
+    if where != "standard output":
+        c = report["changes"]
+        print(f"wrote {where}: {report['verdict']}"
+              + (f"; {len(report['blocking'])} blocking finding(s), {len(report['steps_not_done'])} step(s) not done"
+                 if report["verdict"] == "not ready" else "")
+              + (f"; since the previous report: {len(c['new'])} new, {len(c['resolved'])} resolved, "
+                 f"{len(c['changed'])} changed" if c["previous"] else ""))
+    else:
+        print(f"bringup: report: {report['verdict']}", file=sys.stderr)
+    return 0
+
+
+def _machine_id() -> str:
+    try:
+        return Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _report_node(b) -> dict:
+    """The report's node of an opened build. Its inventory is read from this machine now when the build is this
+    machine's (same machine id), else from the newest capture bundle in the build directory, else it is absent
+    (said)."""
+    import asyncio
+
+    from wizard import report as rpt
+
+    host = b.store.host()
+    here = _machine_id()
+    if here and host.get("machine_id") == here:
+        from wizard.engine import local_host
+        from wizard.store import utcnow
+
+        outputs = asyncio.run(rpt.collect_inventory(local_host(), b.plan()))
+        return rpt.node_from_build(b, outputs, f"this machine when the report was made ({utcnow()})")
+    bundles = sorted(b.info.path.glob("capture-*.tar.gz"))
+    if bundles:
+        from wizard.capture import BundleError, load_bundle
+
+        try:
+            snap, manifest = load_bundle(bundles[-1])
+            outputs = asyncio.run(rpt.collect_inventory(snap, manifest.get("plan") or {}))
+            return rpt.node_from_build(b, outputs, f"capture bundle {bundles[-1].name} ({manifest.get('created', '')})")
+        except BundleError as exc:
+            return rpt.node_from_build(b, None, f"No inventory: the build's capture bundle cannot be read ({exc}).")
+    return rpt.node_from_build(b, None, "No inventory: the report was not made on this build's machine and its build "
+                                        "directory holds no capture bundle (the Report stage's capture step writes one).")
+
+
+def _report_node_of_build_dir(d: Path) -> dict:
+    """The report's node of one build directory (``STATE/builds/<id>``), opened read-only.
+
+    Raises:
+        StoreError: not a build directory, or its build file cannot be read.
+    """
+    from wizard.engine import Build
+    from wizard.store import DB_NAME, StoreError
+
+    import steps
+
+    if not (d / DB_NAME).is_file() or d.parent.name != "builds":
+        raise StoreError(f"{d} is not a build directory (STATE/builds/<id> holding {DB_NAME})")
+    b = Build.open(d.parent.parent, steps.STAGES, {"boot_id": _boot_id()}, build_id=d.name, readonly=True)
+    try:
+        return _report_node(b)
+    finally:
+        b.close()
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, status_for_verdict
+from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import probes_named, rules_of_step
@@ -315,18 +315,7 @@ class Build:
         one warned, failed if any failed, running if any runs; a ``cpu-only`` step is not done (the stage
         stays pending: its GPU was never measured)."""
         states = self.store.step_states()
-        sts = [states[s.id].status if s.id in states else StepStatus.PENDING for s in stage.steps]
-        if any(x is StepStatus.RUNNING for x in sts):
-            return StepStatus.RUNNING
-        if any(x is StepStatus.FAILED for x in sts):
-            return StepStatus.FAILED
-        if any(x is StepStatus.INTERRUPTED for x in sts):
-            return StepStatus.INTERRUPTED
-        if sts and all(x is StepStatus.SKIPPED for x in sts):
-            return StepStatus.SKIPPED  # nothing here applied (e.g. no GPU yet): not "passed"
-        if all(x.done for x in sts):
-            return StepStatus.WARNED if any(x is StepStatus.WARNED for x in sts) else StepStatus.PASSED
-        return StepStatus.PENDING
+        return stage_rollup([states[s.id].status if s.id in states else StepStatus.PENDING for s in stage.steps])
 
     def set_cursor(self, step_id: str) -> None:
         if not self.observing:

@@ -199,6 +199,23 @@ def overall(findings: Sequence[Finding]) -> Verdict:
     return worst(f.verdict for f in findings)
 
 
+def stage_rollup(statuses: Sequence[StepStatus]) -> StepStatus:
+    """A stage's status from its steps' statuses: running if any runs, failed if any failed, interrupted if any
+    was, skipped when all were skipped, passed when every step is done without a warning, warned when every step
+    is done and one warned; else pending (a ``cpu-only`` step is not done: its GPU was never measured)."""
+    if any(x is StepStatus.RUNNING for x in statuses):
+        return StepStatus.RUNNING
+    if any(x is StepStatus.FAILED for x in statuses):
+        return StepStatus.FAILED
+    if any(x is StepStatus.INTERRUPTED for x in statuses):
+        return StepStatus.INTERRUPTED
+    if statuses and all(x is StepStatus.SKIPPED for x in statuses):
+        return StepStatus.SKIPPED  # nothing here applied (e.g. no GPU yet): not "passed"
+    if all(x.done for x in statuses):
+        return StepStatus.WARNED if any(x is StepStatus.WARNED for x in statuses) else StepStatus.PASSED
+    return StepStatus.PENDING
+
+
 def status_for_verdict(verdict: Verdict) -> StepStatus:
     """Step status after a check: pass -> passed, warn -> warned (a warning is not a pass), skip ->
     skipped (not applicable here), fail -> failed, unknown -> pending.

@@ -215,12 +215,13 @@ def test_status_says_warned_never_passed_for_a_step_that_warns(tmp_path):
     state = tmp_path / "s"
     b = Build.open(state, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
     b.confirm("report.capture")
+    b.confirm("report.document")
     b.record_findings("report.handover", [Finding("report.handover", Verdict.WARN, "w")], "2026-01-01T00:00:00+00:00")
     b.close()
     doc = json.loads(run("--state", str(state), "status", "--json").stdout)
     jsonschema.validate(doc, STATUS_SCHEMA)
     report = next(st for st in doc["stages"] if st["id"] == "report")
-    assert report["status"] == "warned" and report["steps"][1]["status"] == "warned"
+    assert report["status"] == "warned" and report["steps"][2]["status"] == "warned"
     line = next(ln for ln in run("--state", str(state), "status").stdout.splitlines() if "report.handover" in ln)
     assert line.split()[:3] == ["[WARN]", "report.handover", "warned"] and "passed" not in line
 

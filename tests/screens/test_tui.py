@@ -723,3 +723,30 @@ async def test_a_loose_state_tree_is_tightened_and_said(devvm_host):
         assert all(p.stat().st_mode & 0o077 == 0 for p in [state, *state.rglob("*")])
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+async def test_report_stage_action_writes_the_report_and_shows_its_path(state_dir, devvm_host):
+    """The Report stage's action, run from its step screen as an operator would (a, then y): the acceptance report
+    is written into the build directory, and the action screen's log shows where."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    build_dir = b.info.path
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("report.document"))
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        assert f"report -o {build_dir}/report-" in screen_text(app)  # the path, before anything runs
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
+
+        def wrote() -> bool:
+            return any("wrote " in ln and ".html" in ln for ln in app.screen.query_one(Log).lines)
+        assert await wait_until(pilot, wrote, tries=400)
+        line = next(ln for ln in app.screen.query_one(Log).lines if ln.startswith("wrote "))
+        path = Path(line.split()[1].rstrip(":"))
+        assert path.parent == build_dir and path.read_text().startswith("<!DOCTYPE html>")
+        assert "Acceptance report: vm" in path.read_text()

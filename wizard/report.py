@@ -1,0 +1,724 @@
+"""The acceptance report: the hand-over document that says whether a machine is ready, with the evidence.
+
+One report model (a JSON-ready dict, :data:`REPORT_SCHEMA`, ``assets/schema/report.schema.json``) is built once
+from what a build's store holds (:func:`node_from_build`) or what a capture bundle holds (:func:`node_from_bundle`),
+for one node or several (:func:`assemble`), and rendered three ways from that one model: HTML (Jinja2 templates in
+``assets/report/``, autoescaped, inline CSS with print rules, charts as inline SVG, no JavaScript), GitHub-flavoured
+Markdown and JSON (:func:`render`). Nothing here judges anew what a build recorded: a build's findings, statuses,
+acknowledgements and action runs are the store's; a bundle is judged by the same rules as ``check --snapshot``.
+
+Per node it holds the inventory (read by the parsers bringup already has, from a capture bundle or from this
+machine when the report is made on it), every stage and step with its status word and glyph, who and when, notes,
+skip reasons and acknowledgements, every finding (verdict, message, subject, evidence, public source), the
+validation results (value against its floor, unit and verdict; the all-reduce busbw curve; a P2P matrix) with a
+run on the CPU labelled as such, and every action run (argv, who, exit status in words, duration, log path). At the
+top: the verdict (``ready`` / ``ready with warnings`` / ``not ready``), bringup's version, the time and a content
+hash; with several nodes a node x stage table marking the odd node out; and what changed since the previous report
+of the same build (:func:`store_summary` keeps each report's findings summary under ``<build>/reports/``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import hashlib
+import json
+import os
+import shlex
+import signal
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from wizard import __version__
+from wizard.common import human_bytes
+from wizard.facts import facts_of
+from wizard.hosts import Host
+from wizard.model import Finding, Stage, StepStatus, Verdict, stage_rollup, status_for_verdict, worst
+from wizard.probes import ProbeOutput, collect
+from wizard.registry import probes_named
+from wizard.store import ActionRun, ActionState, utcnow
+
+REPORT_SCHEMA = 1
+FORMATS = ("html", "md", "json")
+SUMMARY_DIR = "reports"
+"""Under a build directory: one findings summary (JSON) per report written of that build, newest last by name."""
+
+INVENTORY_PROBES = ("hostname", "dmi", "os_release", "kernel", "lscpu", "numa", "meminfo", "dmidecode_17",
+                    "nvidia_driver_version", "nvidia_smi_qx", "lspci_vvv", "nvcc_version", "torch_cuda",
+                    "driver_fm_version")
+"""The probes the inventory reads (each read by its parser as :data:`wizard.registry.PARSERS` declares it)."""
+
+STATUS_GLYPH = {"pending": "·", "running": "▶", "passed": "✓", "confirmed": "✓", "failed": "✗", "skipped": "–",
+                "interrupted": "↯", "warned": "!", "cpu-only": "○"}
+"""The TUI's glyph of each step status (``screens/glyphs.py``): always shown with the word."""
+VERDICT_GLYPH = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–", "unknown": "?"}
+READY, READY_WARN, NOT_READY = "ready", "ready with warnings", "not ready"
+NOT_IN_BUNDLE = ("not in a capture bundle: actions and confirmations are recorded in the build "
+                 "(`bringup report` on the machine)")
+NOT_COLLECTED = "not collected by bringup"
+NOT_READ = "not available (its probe gave nothing)"
+HANDOVER_STAGES = ("report",)
+"""Stages about handing the machine over (writing this report, the hand-over itself): shown, but a step of theirs
+still pending does not make the machine "not ready"."""
+
+
+class ReportError(Exception):
+    """A report cannot be made (nothing to report on, an unwritable output); the message says why."""
+
+
+# ------------------------------------------------------------------ small pieces
+
+
+def exit_words(state: ActionState | str, rc: int | None) -> str:
+    """An action run's end in words: ``succeeded (exit status 0)``, ``failed (exit status 2)``, ``cancelled
+    (SIGTERM)`` for a run the operator stopped (the supervisor records a signal as ``rc`` = -signal), ``killed
+    by SIGKILL``, ``interrupted (no exit status: its supervisor died)``, ``running``, ``dry run (nothing ran)``."""
+    st = ActionState(state)
+    if st is ActionState.RUNNING:
+        return "running"
+    if st is ActionState.DRY_RUN:
+        return "dry run (nothing ran)"
+    if rc is None:
+        if st is ActionState.INTERRUPTED:
+            return "interrupted (no exit status: its supervisor died)"
+        return f"{st.value} (no exit status: it could not start; its log says why)"
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"cancelled ({name})" if st is ActionState.CANCELLED else f"killed by {name}"
+    if rc == 0:
+        return "succeeded (exit status 0)"
+    return f"failed (exit status {rc})"
+
+
+def _seconds_between(a: str | None, b: str | None) -> float | None:
+    try:
+        return (_dt.datetime.fromisoformat(str(b)) - _dt.datetime.fromisoformat(str(a))).total_seconds() if a and b \
+            else None
+    except ValueError:
+        return None
+
+
+def duration_words(seconds: float | None) -> str:
+    """``42 s``, ``3 min 5 s``, ``2 h 4 min``; ``-`` when unknown."""
+    if seconds is None or seconds < 0:
+        return "-"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {(s % 3600) // 60} min"
+
+
+def _status_doc(status: StepStatus | str) -> dict[str, str]:
+    word = StepStatus(status).value
+    return {"status": word, "glyph": STATUS_GLYPH[word]}
+
+
+def finding_doc(f: Finding, acks: Mapping[str, Mapping[str, Any]] | None = None, checked_at: str = "") -> dict[str, Any]:
+    """One finding as the report holds it: :meth:`Finding.to_dict` plus its glyph, when it was checked and the
+    acknowledgement(s) of the event(s) it rests on."""
+    d = f.to_dict()
+    d["glyph"] = VERDICT_GLYPH[f.verdict.value]
+    d["checked_at"] = checked_at
+    acked = [dict(acks[k]) for k in f.key.split(",") if k and acks and k in acks]
+    d["acknowledged"] = [{"key": a.get("key", ""), "reason": a.get("reason", ""), "user": a.get("user", ""),
+                          "at": a.get("at", "")} for a in acked]
+    return d
+
+
+# ------------------------------------------------------------------ inventory
+
+
+def _text(outputs: Mapping[str, ProbeOutput], name: str) -> str:
+    o = outputs.get(name)
+    return o.text.strip() if o is not None and o.ok else ""
+
+
+def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
+    """What the machine is, from the probes' outputs, read by bringup's own parsers (never raises: a probe that
+    was not collected leaves its rows ``not collected``). Returns ``{"host": [[label, value]...], "memory":
+    {...}, "gpus": [...], "nics": [...], "software": [[label, value]...]}``."""
+    from wizard.parsers import cuda as p_cuda
+    from wizard.parsers import gpu as p_gpu
+    from wizard.parsers import host as p_host
+    from wizard.parsers import hosttools as p_hosttools
+    from wizard.parsers import packages as p_packages
+    from wizard.parsers import pcie as p_pcie
+    from wizard.parsers import platform as p_platform
+    from wizard.rules.identity import dmi_fields
+    from wizard.rules.smi import doc_from_outputs
+
+    facts = facts_of(outputs)
+
+    def parsed(name: str, fn: Any, on: str = "text") -> Any:
+        o = outputs.get(name)
+        if o is None or (not o.ok and not o.files and not o.text):
+            return None
+        try:
+            return facts.parse(name, fn, on=on)
+        except Exception:  # noqa: BLE001 - a parser bug must not lose the report
+            return None
+
+    miss = NOT_READ
+    dmi = dmi_fields(outputs["dmi"].files) if "dmi" in outputs else {}
+    osr = parsed("os_release", p_host.parse_os_release)
+    lscpu = parsed("lscpu", p_hosttools.parse_lscpu)
+    numa = parsed("numa", p_host.parse_numa, "files")
+    mem = parsed("meminfo", p_host.parse_meminfo)
+    host: list[list[str]] = [
+        ["Host name", _text(outputs, "hostname") or miss],
+        ["System", " ".join(x for x in (dmi.get("sys_vendor", ""), dmi.get("product_name", "")) if x) or miss],
+        ["Serial number", dmi.get("product_serial", "") or miss],
+        ["Board", " ".join(x for x in (dmi.get("board_vendor", ""), dmi.get("board_name", "")) if x) or miss],
+        ["BIOS", " ".join(x for x in (dmi.get("bios_vendor", ""), dmi.get("bios_version", ""),
+                                      f"({dmi['bios_date']})" if dmi.get("bios_date") else "") if x) or miss],
+        ["BMC firmware", f"{NOT_COLLECTED} (bringup has no BMC probe: `ipmitool mc info` shows it)"],
+        ["CPU", (lscpu.fields.get("Model name", "") if lscpu else "") or miss],
+        ["Sockets / cores per socket / threads per core",
+         " / ".join(str(x) if x is not None else "?" for x in (lscpu.sockets, lscpu.cores_per_socket,
+                                                              lscpu.threads_per_core)) if lscpu else miss],
+        ["NUMA nodes", str(len(numa.nodes)) if numa and numa.nodes else miss],
+        ["Memory", human_bytes(mem.total_kib * 1024) if mem and mem.total_kib else miss],
+        ["OS", (osr.pretty_name if osr else "") or miss],
+        ["Kernel", _text(outputs, "kernel") or miss],
+    ]
+    memory: dict[str, Any] = {"dimms": [], "populated": None, "slots": None}
+    dm = parsed("dmidecode_17", p_platform.parse_dmidecode_memory)
+    if dm is not None:
+        devices = dm[0]
+        memory["dimms"] = [{"locator": d.locator, "bank": d.bank_locator,
+                            "size": human_bytes(d.size_mib * 1024 * 1024) if d.size_mib else
+                            ("empty" if d.size_mib == 0 else "?"),
+                            "type": d.mem_type, "speed_mts": d.configured_speed_mts or d.speed_mts}
+                           for d in devices]
+        memory["slots"] = len(devices)
+        memory["populated"] = sum(1 for d in devices if d.populated)
+    gpus: list[dict[str, Any]] = []
+    doc = None
+    try:
+        doc, _ = doc_from_outputs(outputs)
+    except Exception:  # noqa: BLE001
+        doc = None
+    if doc is not None:
+        for i, g in enumerate(doc.gpus):
+            def link(kind: str, which: str, g: Any = g) -> str:
+                v = g.num(f"pcie.link.{kind}.{which}")
+                return "?" if v is None else (f"Gen{int(v)}" if kind == "gen" else f"x{int(v)}")
+            gpus.append({"index": g.index if g.index is not None else i, "name": g.name, "bus_id": g.bus_id,
+                         "serial": g.serial, "uuid": g.text("uuid") or "", "vbios": g.text("vbios_version") or "",
+                         "inforom": g.text("inforom.img") or "",
+                         "pcie_capability": f"{link('gen', 'max')} {link('width', 'max')}",
+                         "pcie_state": f"{link('gen', 'current')} {link('width', 'current')}",
+                         "memory": g.text("memory.total") or ""})
+    nics: list[dict[str, Any]] = []
+    lspci = parsed("lspci_vvv", p_pcie.parse_lspci)
+    if lspci is not None:
+        for d in lspci.devices:
+            if d.class_code.startswith("02") or any(w in d.class_name.lower() for w in ("ethernet", "infiniband",
+                                                                                         "network")):
+                def ls(x: Any) -> str:
+                    return (f"{x.speed_gts:g} GT/s x{x.width}" if x.speed_gts is not None and x.width is not None
+                            else "?")
+                nics.append({"bus_id": d.bdf, "model": d.description, "driver": d.driver,
+                             "pcie_capability": ls(d.lnkcap), "pcie_state": ls(d.lnksta),
+                             "firmware": f"{NOT_COLLECTED} (`ethtool -i`)",
+                             "port": f"{NOT_COLLECTED} (`ibstat`, `ip link`)"})
+    drv = parsed("nvidia_driver_version", p_gpu.parse_driver_version)
+    nvcc = parsed("nvcc_version", p_cuda.parse_nvcc_version)
+    torch = parsed("torch_cuda", p_cuda.parse_torch_cuda, "text+stderr")
+    fm = parsed("driver_fm_version", p_packages.parse_fm_version)
+    smi_driver = doc.driver_version.raw if doc is not None and doc.driver_version else ""
+    software = [
+        ["NVIDIA driver", (f"{drv.version} ({drv.flavour})" if drv and drv.version else smi_driver) or miss],
+        ["CUDA driver API (newest CUDA the driver supports)",
+         (doc.cuda_version.raw if doc is not None and doc.cuda_version else "") or miss],
+        ["CUDA toolkit (nvcc)", (nvcc.build or nvcc.release if nvcc else "") or miss],
+        ["PyTorch", (f"{torch.torch_version}" + (f" (CUDA {torch.cuda})" if torch.cuda else "")
+                     if torch and torch.torch_version else "") or miss],
+        ["NCCL", f"{NOT_COLLECTED} (the validation run's log names the NCCL torch loads)"],
+        ["Fabric Manager", (fm.version if fm and fm.version else "") or miss],
+        ["DCGM", f"{NOT_COLLECTED} (`dcgmi --version`)"],
+    ]
+    return {"host": host, "memory": memory, "gpus": gpus, "nics": nics, "software": software}
+
+
+async def collect_inventory(host: Host, plan: Mapping[str, Any] | None = None) -> dict[str, ProbeOutput]:
+    """Collect :data:`INVENTORY_PROBES` on ``host`` (read-only probes, concurrently)."""
+    return await collect(host, probes_named(INVENTORY_PROBES), dict(plan or {}))
+
+
+# ------------------------------------------------------------------ validation results
+
+
+VALIDATION_STEPS = ("gpu.validate", "node.validate", "node.soak")
+"""Steps whose action stores a results table (``ActionRun.results``); the multi-node stage's steps too."""
+
+
+def _log_head(path: str, cap: int = 4 << 20) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(cap).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def validation_doc(run: ActionRun) -> dict[str, Any] | None:
+    """One validation run's figures (its stored results table and all-reduce series), labelled by the device
+    it ran on: a run on the CPU is ``cpu`` and says that it is not a GPU result. ``None`` when the run stored
+    no results."""
+    from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
+
+    res = run.results if isinstance(run.results, dict) else {}
+    rows = [r for r in res.get("results") or [] if isinstance(r, dict)]
+    raw_series = res.get("series")
+    series: dict[str, Any] = raw_series if isinstance(raw_series, dict) else {}
+    points = [p for p in (series.get("points") or []) if isinstance(p, list) and len(p) == 2
+              and all(isinstance(x, (int, float)) for x in p)]
+    if not rows and not points:
+        return None
+    cpu = ran_on_cpu(_log_head(run.log_path)) or any(str(r.get("note", "")).startswith("CPU") for r in rows)
+    p2p: dict[str, Any] | None = None
+    pairs = [(str(r.get("metric", "")), r) for r in rows if r.get("test") == "p2p" and "->" in str(r.get("metric", ""))]
+    if pairs:
+        ends = sorted({x.strip() for m, _ in pairs for x in m.split("->", 1)},
+                      key=lambda s: (0, int(s)) if s.isdigit() else (1, s))
+        cells = {m.replace(" ", ""): r for m, r in pairs}
+        vals = [float(r["value"]) for _, r in pairs if isinstance(r.get("value"), (int, float))]
+        top = max(vals) if vals else 0.0
+        p2p = {"devices": ends, "unit": pairs[0][1].get("unit", ""),
+               "rows": [[{"value": cells[f"{a}->{b}"].get("value") if f"{a}->{b}" in cells else None,
+                          "verdict": cells[f"{a}->{b}"].get("verdict", "") if f"{a}->{b}" in cells else "",
+                          "shade": (round(float(cells[f"{a}->{b}"]["value"]) / top, 3)
+                                    if top and f"{a}->{b}" in cells
+                                    and isinstance(cells[f"{a}->{b}"].get("value"), (int, float)) else None)}
+                         for b in ends] for a in ends]}
+    return {"run": run.id, "step": run.step_id, "title": run.title, "started_at": run.started_at,
+            "device": "cpu" if cpu else "gpu",
+            "label": (f"CPU run: {CPU_ONLY_REASON}; its figures are not GPU results" if cpu else "GPU run"),
+            "rows": rows,
+            "series": {"points": points, "floor_gb_s": series.get("floor_gb_s"),
+                       "floor_basis": str(series.get("floor_basis") or "")},
+            "p2p": p2p}
+
+
+def action_doc(run: ActionRun) -> dict[str, Any]:
+    """One action run: what ran (each command as a shell would show it), who, exit status in words, when, how
+    long and where its log is."""
+    return {"id": run.id, "step": run.step_id, "title": run.title,
+            "commands": [shlex.join(a) if isinstance(a, list) else str(a) for a in run.argv],
+            "user": run.user, "state": run.state.value, "exit_status": run.exit_status,
+            "exit": exit_words(run.state, run.exit_status), "started_at": run.started_at, "ended_at": run.ended_at,
+            "duration": duration_words(_seconds_between(run.started_at, run.ended_at)), "log": run.log_path}
+
+
+# ------------------------------------------------------------------ nodes
+
+
+def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], states: Mapping[str, dict[str, Any]],
+                findings_by_step: Mapping[str, list[dict[str, Any]]], inv: dict[str, Any] | None, inv_source: str,
+                acks: list[dict[str, Any]], validations: list[dict[str, Any]],
+                actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The node's part of the report, with its own verdict: ``not ready`` when a finding fails or a step is not
+    done (pending, running, failed, interrupted, cpu-only), ``ready with warnings`` when a finding warns or is
+    unknown or a step warned, else ``ready``."""
+    stage_docs: list[dict[str, Any]] = []
+    not_done: list[dict[str, str]] = []
+    for st in stages:
+        steps = []
+        for s in st.steps:
+            rec = states.get(s.id) or {}
+            status = StepStatus(rec.get("status", "pending"))
+            fs = findings_by_step.get(s.id, [])
+            steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
+                          "reason": rec.get("reason", ""), "user": rec.get("user", ""),
+                          "updated_at": rec.get("updated_at"), "findings": len(fs)})
+            if not status.done and st.id not in HANDOVER_STAGES:
+                not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
+        roll = stage_rollup([StepStatus(x["status"]) for x in steps])
+        stage_docs.append({"id": st.id, "title": st.title, **_status_doc(roll), "steps": steps})
+    findings = [f for st in stages for s in st.steps for f in findings_by_step.get(s.id, [])]
+    blocking = [f for f in findings if f["verdict"] == "fail"]
+    warnings = [f for f in findings if f["verdict"] in ("warn", "unknown")]
+    warned_steps = [x["id"] for st in stage_docs for x in st["steps"] if x["status"] == "warned"]
+    verdict = NOT_READY if blocking or not_done else READY_WARN if warnings or warned_steps else READY
+    return {"name": name, "source": source, "verdict": verdict,
+            "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
+            "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
+            "steps_not_done": not_done, "inventory": inv, "inventory_source": inv_source,
+            "stages": stage_docs, "findings": findings, "acks": acks, "validations": validations,
+            "actions": actions}
+
+
+def _ref(f: Mapping[str, Any]) -> dict[str, str]:
+    return {"id": f["id"], "step": f.get("step", ""), "subject": f.get("subject", ""), "message": f["message"],
+            "verdict": f["verdict"]}
+
+
+def _nccl_of_runs(runs: Sequence[ActionRun]) -> str:
+    """The NCCL version the newest validation run's torch reported (its ``start`` event's ``versions.nccl``), with
+    which run said it; on the CPU, that NCCL was not used; ``""`` when no run says."""
+    from wizard.parsers.validate import Event, parse_event_line
+
+    for run in reversed(runs):
+        if run.step_id not in VALIDATION_STEPS:
+            continue
+        for line in _log_head(run.log_path, 1 << 20).splitlines():
+            e = parse_event_line(line)
+            if isinstance(e, Event) and e.kind == "start" and isinstance(e.get("versions"), dict):
+                v = e.get("versions")
+                if v.get("nccl"):
+                    return f"{v['nccl']} (torch's, from validation run {run.id}'s log)"
+                if e.get("device") == "cpu":
+                    return f"not used: validation run {run.id} ran on the CPU (gloo), so torch loaded no NCCL"
+    return ""
+
+
+def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, inv_source: str) -> dict[str, Any]:
+    """A node of the report from an opened :class:`wizard.engine.Build`: its step states, the latest check of
+    every step (an action's judged log included), acknowledgements, action runs and validation results, as the
+    store holds them. ``inv_outputs``: the probe outputs the inventory is read from (``None``: no inventory,
+    ``inv_source`` says why)."""
+    store = build.store
+    acks = store.acks()
+    states = {sid: {"status": st.status.value, "verdict": st.verdict.value if st.verdict else None,
+                    "reason": st.reason, "user": st.user, "updated_at": st.updated_at}
+              for sid, st in store.step_states().items()}
+    by_step: dict[str, list[dict[str, Any]]] = {}
+    for st in build.stages:
+        for s in st.steps:
+            meta, fs = store.latest_check(s.id)
+            if meta is not None:
+                by_step[s.id] = [finding_doc(f, acks, str(meta.get("finished_at") or "")) for f in fs]
+    runs = store.action_runs()
+    validations = [v for v in (validation_doc(r) for r in runs) if v is not None]
+    host = store.host()
+    meta = store.meta()
+    inv = inventory(inv_outputs) if inv_outputs is not None else None
+    if inv is not None:
+        nccl = _nccl_of_runs(runs)
+        if nccl:
+            inv["software"] = [[k, nccl if k == "NCCL" else v] for k, v in inv["software"]]
+    source = {"kind": "build", "build_id": build.info.build_id, "path": str(build.info.path),
+              "created": str(meta.get("created", "")), "bringup_version": str(meta.get("bringup_version", ""))}
+    return _judge_node(str(host.get("hostname") or build.info.build_id), source, build.stages, states, by_step,
+                       inv, inv_source,
+                       [{"key": k, **{x: a.get(x, "") for x in ("finding_id", "subject", "message", "reason", "user",
+                                                                  "at")}} for k, a in acks.items()],
+                       validations, [action_doc(r) for r in runs])
+
+
+async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[str, Any]:
+    """A node of the report from a capture bundle (offline): every checked step judged by the same rules as
+    ``check --snapshot``, the inventory read from the bundle; steps judged by actions or confirmed by hand are
+    ``pending`` with the reason that a bundle does not hold them.
+
+    Raises:
+        wizard.capture.BundleError: not a bundle bringup can read.
+    """
+    from wizard.capture import load_bundle
+    from wizard.engine import checked_steps, judge, probes_of
+    from wizard.plan import valid_plan
+
+    host, manifest = load_bundle(path)
+    plan = valid_plan(dict(manifest["plan"]))
+    sel = checked_steps(stages)
+    outputs = await collect(host, probes_named(list(dict.fromkeys([*probes_of(sel), *INVENTORY_PROBES]))), plan)
+    results = judge(sel, outputs, plan)
+    created = str(manifest.get("created", ""))
+    states: dict[str, dict[str, Any]] = {}
+    by_step: dict[str, list[dict[str, Any]]] = {}
+    for st in stages:
+        for s in st.steps:
+            if s.id in results:
+                fs = results[s.id]
+                v = worst(f.verdict for f in fs)
+                states[s.id] = {"status": status_for_verdict(v).value, "verdict": v.value, "reason": "",
+                                "user": "", "updated_at": created}
+                by_step[s.id] = [finding_doc(f, None, created) for f in fs]
+            else:
+                states[s.id] = {"status": "pending", "verdict": None, "reason": NOT_IN_BUNDLE, "user": "",
+                                "updated_at": None}
+    ident = manifest.get("host") or {}
+    inv = inventory(outputs)
+    if inv["host"][0][1].startswith(NOT_READ) and ident.get("hostname"):
+        inv["host"][0][1] = f"{ident['hostname']} (from the bundle's manifest)"
+    source = {"kind": "snapshot", "build_id": None, "path": str(path), "created": created,
+              "bringup_version": str(manifest.get("bringup_version", ""))}
+    return _judge_node(str(ident.get("hostname") or Path(path).name), source, stages, states, by_step,
+                       inv, f"capture bundle {Path(path).name} ({created})", [], [], [])
+
+
+# ------------------------------------------------------------------ the whole report
+
+
+def content_hash(nodes: Sequence[Mapping[str, Any]]) -> str:
+    """``sha256:<hex>`` of the nodes' canonical JSON: the same build state gives the same hash."""
+    blob = json.dumps(list(nodes), sort_keys=True, separators=(",", ":"), default=str).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def node_matrix(nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The node x stage table: each cell the stage's status; a cell that differs from the status most nodes
+    have (a strict majority, three nodes or more) is odd, and a node with an odd cell is the odd node out."""
+    stages = [{"id": s["id"], "title": s["title"]} for s in nodes[0]["stages"]] if nodes else []
+    rows = []
+    for n in nodes:
+        cells = {s["id"]: s["status"] for s in n["stages"]}
+        rows.append({"node": n["name"], "verdict": n["verdict"], "cells": cells, "odd": []})
+    if len(nodes) >= 3:
+        for st in stages:
+            counts: dict[str, int] = {}
+            for r in rows:
+                counts[r["cells"].get(st["id"], "")] = counts.get(r["cells"].get(st["id"], ""), 0) + 1
+            common, k = max(counts.items(), key=lambda kv: kv[1])
+            if k * 2 > len(rows):
+                for r in rows:
+                    if r["cells"].get(st["id"], "") != common:
+                        r["odd"].append(st["id"])
+        counts = {}
+        for r in rows:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        common, k = max(counts.items(), key=lambda kv: kv[1])
+        if k * 2 > len(rows):
+            for r in rows:
+                if r["verdict"] != common and "verdict" not in r["odd"]:
+                    r["odd"].append("verdict")
+    return {"stages": stages, "rows": [{**r, "glyphs": {k: STATUS_GLYPH.get(v, "") for k, v in r["cells"].items()},
+                                        "odd_node_out": bool(r["odd"])} for r in rows]}
+
+
+def summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What the next report of the same build compares with: time, hash and each finding (node, id, subject)
+    with its verdict and message."""
+    findings = []
+    for n in report["nodes"]:
+        for f in n["findings"]:
+            findings.append({"node": n["name"], "id": f["id"], "subject": f["subject"], "verdict": f["verdict"],
+                             "message": f["message"]})
+    return {"schema": REPORT_SCHEMA, "generated_at": report["generated_at"], "content_hash": report["content_hash"],
+            "verdict": report["verdict"], "findings": findings}
+
+
+def changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dict[str, Any]:
+    """New, resolved and changed findings since ``previous`` (a :func:`summary`); ``previous`` None: the first
+    report. New: a finding that was not there (a pass included); resolved: one that is gone, or was not a pass
+    and now passes; changed: its verdict or message differs."""
+    if not previous or not isinstance(previous.get("findings"), list):
+        return {"previous": None, "new": [], "resolved": [], "changed": []}
+
+    def key(f: Mapping[str, Any]) -> tuple[str, str, str]:
+        return (str(f.get("node", "")), str(f.get("id", "")), str(f.get("subject", "")))
+
+    before = {key(f): f for f in previous["findings"] if isinstance(f, dict)}
+    now = {key(f): f for f in current["findings"]}
+    new = [dict(f) for k, f in now.items() if k not in before]
+    resolved, changed = [], []
+    for k, f in before.items():
+        cur = now.get(k)
+        if cur is None:
+            resolved.append({**f, "now": "gone"})
+        elif f.get("verdict") != "pass" and cur["verdict"] == "pass":
+            resolved.append({**f, "now": "pass"})
+        elif f.get("verdict") != cur["verdict"] or f.get("message") != cur["message"]:
+            changed.append({**cur, "was_verdict": f.get("verdict"), "was_message": f.get("message")})
+    return {"previous": {"generated_at": previous.get("generated_at"), "content_hash": previous.get("content_hash"),
+                         "verdict": previous.get("verdict")},
+            "new": new, "resolved": resolved, "changed": changed}
+
+
+def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None = None,
+             now: str | None = None) -> dict[str, Any]:
+    """The report model (``assets/schema/report.schema.json``): the nodes, the overall verdict (the worst node's:
+    not ready > ready with warnings > ready), bringup's version, the time, the content hash, the node x stage
+    table (several nodes) and what changed since ``previous`` (a :func:`summary`).
+
+    Raises:
+        ReportError: no node.
+    """
+    if not nodes:
+        raise ReportError("nothing to report on: no build and no bundle")
+    rank = {READY: 0, READY_WARN: 1, NOT_READY: 2}
+    verdict = max((n["verdict"] for n in nodes), key=lambda v: rank[v])
+    doc: dict[str, Any] = {
+        "schema": REPORT_SCHEMA, "kind": "bringup-report", "bringup_version": __version__,
+        "generated_at": now or utcnow(), "content_hash": content_hash(nodes), "verdict": verdict,
+        "blocking": [{"node": n["name"], **b} for n in nodes for b in n["blocking"]],
+        "warnings": [{"node": n["name"], **w} for n in nodes for w in n["warnings"]],
+        "steps_not_done": [{"node": n["name"], **s} for n in nodes for s in n["steps_not_done"]],
+        "nodes": list(nodes),
+    }
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for s in doc["steps_not_done"]:
+        groups.setdefault((s["node"], s["status"], s["reason"]), []).append(s["step"])
+    doc["steps_not_done_grouped"] = [{"node": k[0], "status": k[1], "reason": k[2], "steps": v}
+                                     for k, v in groups.items()]
+    doc["matrix"] = node_matrix(nodes) if len(nodes) > 1 else None
+    doc["changes"] = changes(previous, summary(doc))
+    return doc
+
+
+# ------------------------------------------------------------------ "what changed": summaries in the build
+
+
+def previous_summary(build_dir: Path) -> dict[str, Any] | None:
+    """The newest stored summary of a report of this build (``<build>/reports/*.json``), or ``None`` (none, or
+    unreadable: a damaged file is skipped, never trusted)."""
+    d = Path(build_dir) / SUMMARY_DIR
+    try:
+        names = sorted(p for p in d.iterdir() if p.suffix == ".json")
+    except OSError:
+        return None
+    for p in reversed(names):
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("findings"), list):
+            return doc
+    return None
+
+
+def store_summary(build_dir: Path, report: Mapping[str, Any]) -> Path:
+    """Write the report's :func:`summary` under ``<build>/reports/`` (atomically; named by time and hash) and
+    return its path.
+
+    Raises:
+        OSError: the build directory cannot be written (the report itself is still written).
+    """
+    d = Path(build_dir) / SUMMARY_DIR
+    d.mkdir(mode=0o700, exist_ok=True)
+    stamp = str(report["generated_at"]).replace(":", "").replace("-", "").replace("+0000", "Z")
+    target = d / f"{stamp}-{str(report['content_hash']).split(':')[-1][:12]}.json"
+    tmp = target.with_name(target.name + ".part")
+    tmp.write_text(json.dumps(summary(report), indent=1), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def busbw_chart(points: Sequence[Sequence[float]], floor: float | None, *, width: int = 640,
+                height: int = 260) -> dict[str, Any] | None:
+    """Geometry of the busbw-by-size chart the HTML template draws as inline SVG: message size (bytes) on a log2
+    x axis, busbw (GB/s) on a linear y axis from 0, the floor as a horizontal line. ``None`` for an empty series."""
+    pts = [(float(s), float(v)) for s, v in points if s and s > 0 and v is not None and v >= 0]
+    if not pts:
+        return None
+    import math
+
+    left, right, top, bottom = 64, 16, 16, 40
+    w, h = width - left - right, height - top - bottom
+    xs = [math.log2(s) for s, _ in pts]
+    x0, x1 = min(xs), max(xs)
+    span = (x1 - x0) or 1.0
+    ytop = max([v for _, v in pts] + ([floor] if floor else [])) * 1.05 or 1.0
+    mag = 10 ** math.floor(math.log10(ytop / 4))
+    ystep = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag * 4 >= ytop)
+    ymax = ystep * 4
+
+    def X(lx: float) -> float:
+        return round(left + (lx - x0) / span * w, 1)
+
+    def Y(v: float) -> float:
+        return round(top + h - v / ymax * h, 1)
+
+    step = max(1, int(math.ceil(span / 8)))
+    xticks = [{"x": X(float(e)), "label": human_bytes(2 ** e)} for e in range(int(math.ceil(x0)), int(x1) + 1, step)]
+    yticks = [{"y": Y(ystep * i), "label": f"{ystep * i:.4g}"} for i in range(5)]
+    return {"width": width, "height": height, "left": left, "top": top, "right": width - right, "bottom": top + h,
+            "polyline": " ".join(f"{X(math.log2(s))},{Y(v)}" for s, v in pts),
+            "dots": [{"x": X(math.log2(s)), "y": Y(v), "title": f"{human_bytes(s)}: {v:.3g} GB/s"} for s, v in pts],
+            "floor_y": Y(floor) if floor else None, "floor": floor, "xticks": xticks, "yticks": yticks}
+
+
+def _env(autoescape: bool) -> Any:
+    import jinja2
+
+    from wizard.data import ASSETS
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ASSETS / "report")), autoescape=autoescape,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["mdcell"] = md_cell
+    env.filters["fence"] = md_fence
+    env.filters["human_bytes"] = human_bytes
+    env.filters["short_time"] = _short_time
+    env.filters["figure"] = _figure
+    env.globals["busbw_chart"] = busbw_chart
+    return env
+
+
+def _short_time(iso: Any) -> str:
+    from wizard.store import short_time
+
+    return short_time(str(iso)) if iso else "-"
+
+
+def _figure(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return "-" if v is None else str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 1000 else (f"{v:.2f}" if abs(v) >= 1 else f"{v:.3g}")
+    return str(v)
+
+
+def md_cell(text: Any) -> str:
+    """Machine text made safe for one GitHub-flavoured Markdown table cell: one line, ``|`` and HTML escaped,
+    backslashes and emphasis characters kept literal."""
+    s = " ".join(str(text).split())
+    for ch in ("\\", "|", "*", "_", "`", "[", "]"):
+        s = s.replace(ch, "\\" + ch)
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_fence(lines: Sequence[str]) -> str:
+    """Evidence lines as a fenced code block whose fence is longer than any backtick run inside (so machine text
+    cannot close it)."""
+    body = "\n".join(str(x) for x in lines)
+    run = longest = 0
+    for ch in body:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{body}\n{fence}"
+
+
+def render(report: Mapping[str, Any], fmt: str) -> str:
+    """The report as ``html``, ``md`` or ``json`` text.
+
+    Raises:
+        ReportError: an unknown format.
+    """
+    if fmt == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "html":
+        return _env(True).get_template("report.html.j2").render(r=report)
+    if fmt == "md":
+        return _env(False).get_template("report.md.j2").render(r=report)
+    raise ReportError(f"unknown report format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def format_of(path: str | None, fmt: str | None) -> str:
+    """The format to write: ``fmt`` when given, else from the output's extension (.md, .json; anything else html).
+
+    Raises:
+        ReportError: an unknown format.
+    """
+    if fmt:
+        if fmt not in FORMATS:
+            raise ReportError(f"unknown report format {fmt!r}: one of {', '.join(FORMATS)}")
+        return fmt
+    ext = Path(path or "").suffix.lower()
+    return {".md": "md", ".markdown": "md", ".json": "json"}.get(ext, "html")
+
+
+def run_async(coro: Any) -> Any:
+    """Run a coroutine to its end (the CLI's one event loop for a report)."""
+    return asyncio.run(coro)
