@@ -375,9 +375,11 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
         k, score, fs = _explain_one(body, part_exp, None)
         if k is None:
-            if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3:
-                continue  # a stray line between two outputs
-            fs = program_said(body) or [_unknown(body)]
+            said = program_said(body)
+            if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3 and not any(
+                    f.verdict is Verdict.FAIL for f in said):
+                continue  # a stray line between two outputs (unless it says a command failed: "Job for X failed")
+            fs = said or [_unknown(body)]
             if len(pieces) > 1 and fs[0].id == "explain.unknown_input":
                 fs = [Finding("explain.unrecognised_part", Verdict.UNKNOWN,
                               f"lines {first + 1}-{first + len(lines)} of this input are not an output bringup "

@@ -485,7 +485,7 @@ RULES: tuple[Rule, ...] = (
     Rule("health.gpu_count", "health.gpu_count", smi.topic_check("health.gpu_count", "health.gpu_responsive"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_responsive", "health.nvidia_smi")),
     Rule("health.kernel_log", "health.kernel_log", kernel_log.kernel_log,
-         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error", "health.nic_link")),
+         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error", "health.nic_link", "health.sxid")),
     Rule("health.ecc", "health.ecc", smi.topic_check("health.ecc_mode", "health.ecc"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.ecc_mode",)),
     Rule("health.row_remap", "health.row_remap", smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),

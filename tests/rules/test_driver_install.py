@@ -383,6 +383,10 @@ CASES = [
     ("nvidia-service-status__h100x8-fabricmanager-systemctl-failed.txt", "nvidia-service-status", "fail", "exit-code"),
     ("nvidia-service-status__nvidia-persistenced-journal-signal15.txt", "nvidia-service-status", "warn", "not running"),
     ("dkms-status__dkms-install-missing-headers.txt", "dkms-status", "fail", "6.2.6-zen1-1-zen"),
+    # held-out set 25 (real)
+    ("nvidia-service-status__fabricmanager-restart-failed-h20-ppcie.txt", "nvidia-service-status", "fail",
+     "on an NVSwitch system"),
+    ("dkms-status__dkms-build-fail-580-pop-kernel.txt", "dkms-status", "fail", "580.119.02"),
 ]
 
 

@@ -629,3 +629,15 @@ def test_a_process_crashing_inside_a_gpu_library_warns_and_kmsg_records_are_read
     assert r.verdict is Verdict.WARN and "crashes inside libnccl.so.2" in r.findings[0].message
     k = explain_text(text(PUBLIC / "kernel-log__kmsg-raw-nvswitch-open-benign.txt"))
     assert k.kind == "kernel-log" and k.verdict is Verdict.PASS and "(kmsg)" in k.findings[0].message
+
+
+def test_nvswitch_sxid_lines_warn_when_non_fatal_and_fail_when_fatal():
+    """Real dmesg of an H100 TDX guest (NVIDIA/nvtrust): NVSwitch SXid 22013 'Non-fatal, Link 44 Minion Link DLREQ
+    interrupt' warns (health.sxid) where it passed before ("no Xid ..."); the same line marked Fatal (synthetic: the
+    one word changed) fails."""
+    body = text(PUBLIC / "kernel-log__nvtrust-h100-tdx-sxid-22013-nonfatal-minion-dlreq.txt")
+    (f,) = [x for x in explain_text(body).findings if x.id == "health.sxid"]
+    assert f.verdict is Verdict.WARN and "SXid 22013" in f.message and "nvidia-nvswitch3" in f.message
+    fatal = body.replace("22013, Non-fatal, Link 44", "22013, Fatal, Link 44")
+    (f,) = [x for x in explain_text(fatal).findings if x.id == "health.sxid"]
+    assert f.verdict is Verdict.FAIL and "fatal NVSwitch error" in f.message

@@ -159,7 +159,11 @@ _SMI_ERRORS = (
 _L_GPU_RE = re.compile(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$")
 _L_MIG_RE = re.compile(r"MIG\s+(\S+)\s+Device\s+\d+:\s*(?:\(UUID:\s*([^)]*)\))?")
 _L_BUS_RE = re.compile(r"(?<![0-9A-Fa-f])((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
-_L_COMMAND_RE = re.compile(r"^(?:\S*[$#>%]\s*)?(?:sudo\s+)?nvidia-smi\s+(?:-L|--list-gpus)\b|^[$#]$")
+_L_COMMAND_RE = re.compile(r"^(?:\S*[$#>%]\s*)?(?:sudo\s+)?nvidia-smi\s+(?:-L|--list-gpus)\b|^[$#]$"
+                           r"|^(?:\S*[$#>%]\s*)?(?:srun|docker|podman|singularity|apptainer|enroot|kubectl)\b.*\bnvidia-smi\s+"
+                           r"(?:-L|--list-gpus)\s*$")
+"""The command itself, typed alone or at the end of a launcher's command line (``srun -G8 --container-image=...
+nvidia-smi -L``)."""
 """The command line itself or a bare prompt in a paste (``$ nvidia-smi -L``, ``# nvidia-smi -L``, ``$``)."""
 
 
@@ -214,7 +218,11 @@ def detect_smi_list(text: str) -> float:
         return 0.0
     known = sum(1 for ln in lines if _L_GPU_RE.match(ln) or _L_MIG_RE.match(ln) or _L_COMMAND_RE.match(ln)
                 or any(rx.search(ln) for rx, _ in _SMI_ERRORS))
-    return 0.95 if known >= 0.8 * len(lines) else 0.0
+    if known >= 0.8 * len(lines):
+        return 0.95
+    # run through a launcher, which adds a few lines of its own (srun's cpu-bind, pyxis importing the image)
+    launched = any(_L_COMMAND_RE.match(ln) for ln in lines)  # the paste shows nvidia-smi -L was what ran
+    return 0.9 if launched and gpus >= 2 and known >= 0.6 * len(lines) else 0.0
 
 # ------------------------------------------------------------------ NVML probe JSON
 

@@ -27,8 +27,10 @@ _TESTED = re.compile(r"^\s*Tested\s+(\d+)\s+GPUs?:?\s*$")
 _RESULT = re.compile(r"^\s*GPU\s+(\d+):\s*(OK|FAULTY)\b", re.I)
 _BURNING = re.compile(r"Burning for\s+(\d+)\s*s(?:ec(?:ond)?s?)?\b", re.I)
 _COMMAND = re.compile(r"\bgpu[_-]burn\b((?:\s+\S+)*)")
-_INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error in \"|Error \(gpu_burn-drv\.cpp:\d+\):",
-                        re.I)
+_INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error in \"|Error \(gpu_burn-drv\.cpp:\d+\):"
+                        r"|^\s*No CUDA devices\s*$", re.I)
+"""gpu-burn could not start its test; "No CUDA devices" is what it throws when cuDeviceGetCount finds none (its
+nvidia-smi -L listing above may still show the GPUs: the driver sees them, CUDA cannot)."""
 _ABORT = re.compile(r"No clients are alive|Aborting", re.I)
 
 

@@ -43,7 +43,7 @@ from wizard.parsers._frozen import build_set as _set
 
 # ------------------------------------------------------------------ line prefixes
 
-_MONO = r"\[\s*(?P<mono>\d{1,10}\.\d{1,9})\]"
+_MONO = r"\[\s*(?P<mono>\d{1,9}\.\d{1,9})\]"  # seconds since boot: ten digits would be 300 years (an epoch stamp, UCX's)
 _CTIME = r"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]"
 _ISO = r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)"
 _RELMIN = r"\[(?P<ts>[A-Z][a-z]{2} ?\d{1,2}(?: \d{4})? \d{1,2}:\d\d(?::\d\d)?)\]"
@@ -132,7 +132,8 @@ class KernelEvent:
 
     Attributes:
         kind: "xid", "gpu_fell_off", "gpu_init", "gsp_timeout", "aer", "pcie_limited",
-            "driver_conflict", "edac", "mce", "ghes", "link" (a NIC's carrier down/up), "unrecognised".
+            "driver_conflict", "edac", "mce", "ghes", "link" (a NIC's carrier down/up), "sxid" (an NVSwitch error),
+            "unrecognised".
         record: the record it was found in (its first raw line is the event's own line).
         bus_id: PCI address in sysfs form ("0000:9b:00.0"), "" when the line names none.
         fields: what was read (code, severity, label, ...), by kind.
@@ -405,6 +406,10 @@ def event_key(event: KernelEvent) -> str:
 
 # ------------------------------------------------------------------ message patterns
 
+SXID_RE = re.compile(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
+                     r"(?P<rest>.*)$")
+"""An NVSwitch error (the NVSwitch driver's SXid, NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors'): its
+lines say "Non-fatal" or "Fatal" themselves; the "Data {...}" and "Severity N Engine instance" lines are context."""
 XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+)?(?:,\s*(?P<rest>.*))?$")
 XID_PID_RE = re.compile(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
 XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
@@ -672,6 +677,16 @@ def _parse(text: str, log: KernelLog) -> None:
             log.events.append(KernelEvent("gpu_init", rec, b, {"what": "probe_failed",
                                                                "error": m.group("err1") or m.group("err2")},
                                           list(rec.raw)))
+            continue
+        # ---- NVSwitch errors (SXid): one event per "Fatal"/"Non-fatal" line, the Data/Severity lines as evidence
+        m = SXID_RE.search(msg)
+        if m:
+            rest = m.group("rest")
+            sx = re.match(r"(Non-fatal|Fatal)\b,?\s*(.*)$", rest, re.I)
+            if sx:
+                log.events.append(KernelEvent("sxid", rec, bus_id(m.group("bus")),
+                                              {"code": sat_int(m.group("code")), "fatal": sx.group(1).lower() == "fatal",
+                                               "switch": m.group("sw"), "text": sx.group(2)}, list(rec.raw)))
             continue
         # ---- user space and kernel module from two driver versions (NVRM prints it over three or four lines)
         m = API_MISMATCH_RE.search(msg)

@@ -394,7 +394,7 @@ def judge_nvbandwidth_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     out = nvbandwidth_errors(nb) + nvbandwidth_host(nb) + nvbandwidth_p2p(nb) + nvbandwidth_nvlink(nb)
     out += nvbandwidth_reported(nb)
     if not any(f.verdict != Verdict.SKIP for f in out):
-        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, "nvbandwidth: no testcase measured in this paste"
+        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, "nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)"
                            + (f" ({len(nb.waived)} waived)" if nb.waived else ""), "host",
                            tuple(nb.waived[:4]) or _nonempty(text),
                            "Run `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -t "
@@ -419,10 +419,14 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
 
 def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
     """gpu.host_bandwidth from host_to_device_memcpy_ce / device_to_host_memcpy_ce (one GPU at a time, copy
-    engine): each GPU's figure against its PCIe link's practical rate (:func:`_grade_host_copy`)."""
+    engine; the _sm copy-kernel testcases where the paste has no copy-engine one of that direction): each GPU's figure
+    against its PCIe link's practical rate (:func:`_grade_host_copy`)."""
     out: list[Finding] = []
+    ce = {tc.direction for tc in nb.testcases if tc.engine == "ce" and not tc.bidirectional and not tc.concurrent}
     for tc in nb.testcases:
-        if tc.direction not in ("h2d", "d2h") or tc.engine != "ce" or tc.bidirectional or tc.concurrent:
+        # a copy-kernel (SM) host copy crosses the same PCIe link: graded when the paste has no copy-engine one
+        if (tc.direction not in ("h2d", "d2h") or tc.engine not in ("ce", "sm") or tc.bidirectional or tc.concurrent
+                or (tc.engine == "sm" and tc.direction in ce)):
             continue
         label = "host-to-device" if tc.direction == "h2d" else "device-to-host"
         graded: list[Finding] = []
@@ -523,8 +527,10 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
 def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
     """SM copies, bidirectional, all-GPU, latency and local-copy testcases and waived testcases: reported, never
     passed."""
-    rest = [tc for tc in nb.testcases if not (tc.direction in ("h2d", "d2h") and tc.engine == "ce" and not
-                                              tc.bidirectional and not tc.concurrent) and tc not in _nvbw_d2d(nb)]
+    ce = {tc.direction for tc in nb.testcases if tc.engine == "ce" and not tc.bidirectional and not tc.concurrent}
+    graded = [tc for tc in nb.testcases if tc.direction in ("h2d", "d2h") and not tc.bidirectional and not tc.concurrent
+              and (tc.engine == "ce" or (tc.engine == "sm" and tc.direction not in ce))]  # as nvbandwidth_host grades
+    rest = [tc for tc in nb.testcases if tc not in graded and tc not in _nvbw_d2d(nb)]
     out: list[Finding] = []
     if rest:
         desc = "; ".join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])

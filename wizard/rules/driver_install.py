@@ -726,6 +726,12 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             findings += judge_persistenced_unit(u, "systemctl status")
         elif "fabricmanager" in name:
             ev = tuple(u.lines[:6]) + tuple(u.log[-6:])
+            # systemctl start/restart answering "Job for nvidia-fabricmanager.service failed because the control process
+            # exited with error code": the start failed, whatever state the unit is in a moment later
+            job_failed = [ln.strip() for ln in text.splitlines()
+                          if re.search(r"\bJob for nvidia-fabricmanager(?:\.service)? failed\b", ln)]
+            if job_failed:
+                ev = ev + (job_failed[0],)
             if mism:
                 m = mism[0]
                 findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
@@ -742,14 +748,24 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             elif u.active == "active":
                 findings.append(Finding("driver.fabric_manager", Verdict.PASS, "nvidia-fabricmanager is active (running)",
                                         "host", ev, "", SRC_FM))
-            elif u.active == "failed" or u.result not in ("", "success"):
-                why = next((ln for ln in u.log if re.search(r"fail|error|NV_WARN|NV_ERR", ln, re.I)), "")
+            elif u.active == "failed" or u.result not in ("", "success") or job_failed:
+                why = next((ln for ln in u.log if re.search(r"fail|error|NV_WARN|NV_ERR", ln, re.I)), "") or (
+                    job_failed[0] if job_failed else "")
                 findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
                                         f"nvidia-fabricmanager failed ({u.result or u.active})" + (f": {why}" if why else ""),
                                         "host", ev, "Read `journalctl -u nvidia-fabricmanager`: a driver/Fabric Manager "
                                         "version mismatch, NV_WARN_NOTHING_TO_DO (no NVSwitch, or on NVLink 5 systems no "
                                         "NVLSM / ib_umad) or an NVSwitch error stops it; then `sudo systemctl restart "
                                         "nvidia-fabricmanager`.", SRC_FM))
+            elif any(re.search(r"configured all the available NVSwitches|Detected (?:Pre-)?NVL\d system", ln) for ln in u.log):
+                # its own log says this is an NVSwitch system (it configured the switches before it stopped)
+                findings.append(Finding("driver.fabric_manager", Verdict.FAIL, f"nvidia-fabricmanager is "
+                                        f"{u.active or 'not running'} on an NVSwitch system (its log shows it configured "
+                                        "the NVSwitches): the GPUs cannot use NVLink, and CUDA fails to initialise (error "
+                                        "802) until it runs", "host", ev,
+                                        "Read `journalctl -u nvidia-fabricmanager` for why it stopped, then `sudo systemctl "
+                                        "enable --now nvidia-fabricmanager` and check `nvidia-smi -q | grep -A2 Fabric` "
+                                        "(State Completed, Status Success).", SRC_FM))
             else:
                 findings.append(Finding("driver.fabric_manager", Verdict.WARN, f"nvidia-fabricmanager is {u.active or 'not running'}"
                                         " (NVSwitch systems need it running)", "host", ev,

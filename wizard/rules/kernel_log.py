@@ -171,6 +171,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += memory_findings(log, counted)
     findings += _unrecognised_findings(log, counted)
     findings += _link_findings(counted)
+    findings += _sxid_findings(counted)
     findings = _with_keys(findings, counted)
     if acked or earlier:
         parts = []
@@ -577,6 +578,36 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
                     "Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge "
                     "it by its key so it stops counting: " + ", ".join(keys[:20])
                     + (f" (and {len(keys) - 20} more)" if len(keys) > 20 else "") + ".", SRC_UNRECOGNISED)]
+
+
+SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "
+            "by the switch and logged; fatal SXids stop the traffic through the switch until it is reset, "
+            "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)")
+
+
+def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
+    """``health.sxid`` from NVSwitch SXid lines: a fatal one fails (the fabric stops through that switch until
+    it is reset), non-fatal ones warn (the switch corrected or contained them: count them again after a load; a
+    link that keeps logging them is marginal)."""
+    sx = [e for e in events if e.kind == "sxid"]
+    if not sx:
+        return []
+    fatal = [e for e in sx if e.fields.get("fatal")]
+    codes = sorted({int(e.fields.get("code") or 0) for e in (fatal or sx)})
+    switches = sorted({f"nvidia-nvswitch{e.fields.get('switch')} ({e.bus_id})" for e in (fatal or sx)})
+    what = "; ".join(dict.fromkeys(str(e.fields.get("text", "")) for e in (fatal or sx) if e.fields.get("text")))[:300]
+    head = (f"{plural(len(fatal or sx), 'fatal ' * bool(fatal) + 'NVSwitch error')} (SXid "
+            f"{', '.join(map(str, codes))}) on {', '.join(switches[:4])}" + (f": {what}" if what else ""))
+    if fatal:
+        return [Finding("health.sxid", Verdict.FAIL, head + ": traffic through that switch stops until it "
+                        "is reset", "host", cap(ln for e in fatal for ln in e.evidence),
+                        "Drain the node; reset the NVSwitch/GPU baseboard (a node reboot), restart Fabric Manager, and "
+                        "if the SXid returns collect `nvidia-bug-report.sh` for NVIDIA (RMA of the baseboard).", SRC_SXID)]
+    return [Finding("health.sxid", Verdict.WARN, head + " (non-fatal: the switch corrected or contained them)",
+                    "host", cap(ln for e in sx for ln in e.evidence),
+                    "Count them again after an all-reduce load (`dmesg | grep SXid`): a link that keeps logging them is "
+                    "marginal (reseat or replace per NVIDIA's guidance); a one-off burst at driver load is usually "
+                    "link training.", SRC_SXID)]
 
 
 SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, https://docs.kernel.org/admin-guide/"

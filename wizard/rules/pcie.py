@@ -182,6 +182,12 @@ def _no_link(fid: str, d: LspciDevice, what: str, src: str) -> Finding:
         return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: {what} not readable: lspci ran without root "
                        "('Capabilities: <access denied>')", _subject(d),
                        tuple(_ev(d, "Capabilities: <access denied>")), REMEDY_ROOT, src)
+    if not any("Capabilities:" in ln for ln in d.lines) and any(
+            re.match(r"\s*(?:Kernel driver in use|Kernel modules|Subsystem):", ln) for ln in d.lines):
+        # lspci -k / -nn: a listing that never prints capabilities, so it says nothing about the link either way
+        return Finding(fid, Verdict.SKIP, f"{_who(d)}: {what} not judged: this lspci listing prints no capabilities "
+                       "(run without -vv)", _subject(d), tuple(_ev(d)),
+                       "For the link, run `sudo lspci -vv -s <bdf>` (LnkCap / LnkSta).", src)
     return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: no LnkSta line for this device in this output "
                    f"(cut short, or not lspci -vv): {what} unknown", _subject(d),
                    tuple(_ev(d, *d.lines[-3:])), "Paste the device's whole `sudo lspci -vv -s <bdf>` section.", src)
@@ -518,6 +524,10 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             return [Finding(fid, Verdict.UNKNOWN, "AER status unknown: lspci ran without root", "host",
                             tuple([d.header for d in checked if d.header][:5] + ["Capabilities: <access denied>"]),
                             REMEDY_ROOT, SRC_AER)]
+        if not any("Capabilities:" in ln for d in checked for ln in d.lines):  # lspci -k / -nn: no capabilities at all
+            return [Finding(fid, Verdict.SKIP, "AER not judged: this lspci listing prints no capabilities (run without "
+                            "-vv)", "host", tuple(d.header for d in checked if d.header)[:5],
+                            "For AER, run `sudo lspci -vvv` (the Advanced Error Reporting capability).", SRC_AER)]
         return [Finding(fid, Verdict.UNKNOWN, "no AER capability decoded for the GPU links in this output "
                         "(cut short, or the device has none)", "host",
                         tuple(d.header for d in checked if d.header)[:5] or tuple(targets[0].lines[:3]),

@@ -85,6 +85,19 @@ SRC_CUDNN = ("NVIDIA cuDNN API reference, cudnnStatus_t: CUDNN_STATUS_INTERNAL_E
              "the cuDNN / CUDA / driver versions that go together "
              "(https://docs.nvidia.com/deeplearning/cudnn/latest/reference/support-matrix.html)")
 
+_NV_TOOL = r"(nvidia-smi|nvidia-container-cli|nvidia-ctk|nvidia-persistenced|nv-fabricmanager|nvcc|dcgmi|nv-hostengine)"
+_NV_TOOL_MISSING = re.compile(r"\bCommand not found: " + _NV_TOOL + r"\b|\b" + _NV_TOOL
+                              + r": (?:command )?not found\b|\bexec: " + _NV_TOOL + r": not found\b"
+                              + r"|\b(?:which|command -v): no " + _NV_TOOL + r"\b", re.I)
+"""A shell or a container runtime saying an NVIDIA tool is not there: bash's "nvidia-smi: command not found",
+dash/busybox's "exec: nvidia-smi: not found" (a Singularity --nv container without the host's binaries), enroot's
+"Command not found: nvidia-container-cli"."""
+SRC_TOOL_MISSING = ("NVIDIA driver README, installed components (nvidia-smi ships with the driver, "
+                    "https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/installedcomponents.html); NVIDIA "
+                    "Container Toolkit install guide (libnvidia-container-tools provides nvidia-container-cli, "
+                    "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html); "
+                    "Apptainer user guide, GPU support (--nv binds the host's NVIDIA binaries and libraries listed in "
+                    "nvliblist.conf, https://apptainer.org/docs/user/latest/gpu.html)")
 _LIBCUDA = re.compile(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|load|find|dlopen|locate) "
                       r"(?:the )?(?:CUDA driver (?:library )?)?['\"`]?libcuda\.so"
                       r"|\blibcuda\.so(?:\.[\d.]+)?['\"`]?: cannot open shared object file"
@@ -182,6 +195,22 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "driver stage); in a container, start it with the GPUs (--gpus all / the NVIDIA Container Toolkit), which "
             "mounts the host's libcuda.so.1; do not point LD_LIBRARY_PATH at the toolkit's stubs directory.",
             SRC_LIBCUDA, tuple(dict.fromkeys(lib))[:5]))
+    tool = [(m, ln.strip()) for ln in lines for m in [_NV_TOOL_MISSING.search(ln)] if m]
+    if tool:
+        names = list(dict.fromkeys(next(g for g in m.groups() if g) for m, _ in tool))
+        hook = any(n.lower() in ("nvidia-container-cli", "nvidia-ctk") for n in names)
+        inside = not hook and any(re.search(r"singularity|apptainer|enroot|pyxis|docker|podman|container|/\.singularity\.d",
+                                            ln, re.I) for ln in lines)
+        out.append(ChainWords(
+            "tool_missing", Verdict.FAIL, f"{', '.join(names)}: not found where {who} runs"
+            + (" (inside a container: the GPU runtime did not inject the host's NVIDIA tools and libraries)" if inside
+               else " (not installed on this node: the container runtime's GPU hook needs it to give containers their "
+               "GPUs)" if hook else " (not installed, or not on PATH)"), "Install the NVIDIA package that ships it (nvidia-smi: the driver; "
+            "nvidia-container-cli: libnvidia-container-tools from the NVIDIA Container Toolkit; nvcc: the CUDA toolkit; "
+            "dcgmi: DCGM) on the host, check `command -v` for it; in a container, start it with the GPU runtime (docker "
+            "--gpus all, apptainer/singularity --nv with nvliblist.conf listing the binaries, enroot/pyxis with its 98-nvidia "
+            "hook and nvidia-container-cli installed on the node).", SRC_TOOL_MISSING,
+            tuple(dict.fromkeys(ln for _, ln in tool))[:5]))
     cu = hits(_CUINIT)
     cu = [h for h in cu if "CUDA_SUCCESS" not in h]
     if cu:
