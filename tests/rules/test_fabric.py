@@ -157,3 +157,17 @@ def test_an_ipoib_interface_that_is_down_warns_and_this_machines_own_ip_addr_pas
     r = explain_text(own, "own.txt")
     (f,) = [x for x in r.findings if x.id == "multinode.netdev"]
     assert r.kind == "ip-addr" and f.verdict in (Verdict.PASS, Verdict.WARN) and "up with an address" in f.message
+
+
+def test_sysfs_port_attributes_grepped_with_their_paths_are_read_as_ports():
+    """Real paste (stackhpc/ansible-slurm-appliance#988): `grep "" /sys/class/infiniband/*/ports/*/{state,rate,
+    phys_state}` prints path:value lines; both EDR ports are read ACTIVE / LinkUp / 100 Gb/s and pass."""
+    from wizard.parsers.fabric import parse_ib_ports
+
+    [name] = [p.name for p in PUBLIC.glob("ib-ports__*sysfs*")]
+    body = (PUBLIC / name).read_text()
+    ports = parse_ib_ports(body).ports
+    assert [(p.ca, p.port, p.state, p.phys_state, p.rate_gbit_s) for p in ports] == [
+        ("mlx5_0", 1, "active", "linkup", 100.0), ("mlx5_1", 1, "active", "linkup", 100.0)]
+    r = explain_text(body, "sysfs.txt")
+    assert r.kind == "ib-ports" and r.verdict is Verdict.PASS

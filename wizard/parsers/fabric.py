@@ -199,8 +199,36 @@ def _parse(text: str) -> IbPorts:
             if b.cur is not None:
                 b.cur["base_lid"] = value.strip()
     b.flush()
+    # `grep . /sys/class/infiniband/*/ports/*/{state,phys_state,rate,link_layer}`: one "path:value" line per attribute,
+    # values as ibstatus prints them ("4: ACTIVE", "5: LinkUp", "100 Gb/sec (4X EDR)")
+    sysfs: dict[tuple[str, int], dict[str, object]] = {}
+    sysfs_lines: dict[tuple[str, int], list[str]] = {}
+    for raw in text.splitlines():
+        m = _SYSFS_PORT.match(raw.strip())
+        if not m:
+            continue
+        key = (m.group(1), sat_int(m.group(2)) or 0)
+        port = sysfs.setdefault(key, {})
+        sysfs_lines.setdefault(key, []).append(raw.strip())
+        attr, value = m.group(3), m.group(4)
+        if attr == "state":
+            port["state_raw"], port["state"] = value.strip(), _state(value)
+        elif attr == "phys_state":
+            port["phys_state"] = _phys(value)
+        elif attr == "rate":
+            port["rate_gbit_s"] = _rate(value)
+        elif attr == "link_layer":
+            port["link_layer"] = _layer(value)
+    have = {(x.ca, x.port) for x in b.ports}
+    for (ca, pn), attrs in sysfs.items():
+        if (ca, pn) not in have:
+            b.ports.append(IbPort(ca=ca, port=pn, lines=tuple(sysfs_lines[(ca, pn)]), **attrs))  # type: ignore[arg-type]
+            tools.append("sysfs")
     ports = [x for x in b.ports if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
     return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors)
+
+
+_SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
 
 
 def detect_ib_ports(text: str) -> float:
@@ -213,6 +241,8 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^\s*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
         return 0.95
+    if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
+        return 0.9
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^\s*Port \d+:\s*$", head, re.M) and re.search(r"^\s*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
             and re.search(r"^\s*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
