@@ -429,6 +429,7 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("p2p", re.compile(r"failed to open CUDA IPC handle|peer access is not supported|cudaIpcOpenMemHandle.*fail|"
                        r"cudaDeviceEnablePeerAccess.*fail", re.I)),
     ("shm", re.compile(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
+    ("rank", re.compile(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch", re.I)),
     ("system_call", re.compile(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
@@ -436,14 +437,19 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
 connection: a failed libibverbs call while creating queues or moving a queue pair INIT -> RTR -> RTS, a socket connect
 that was refused or timed out, a peer that closed its socket, the bootstrap finding no interface, a shared-memory
 segment for the ranks on one node that could not be created (/dev/shm too small or not writable, e.g. a container's
-64 MB default), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+64 MB default), a rank outside the job's size or two ranks on one GPU ("Invalid rank requested : 2/2", "Duplicate GPU
+detected": the launcher's world size or device mapping is wrong), any other failed system call ("Call to X failed : <errno text>"). Classified by what
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
 _FRAMEWORK = re.compile(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
                         r"ncclRemoteError)\b|NCCL error in: .*?, (unhandled system error|unhandled cuda error|internal error|"
                         r"invalid usage|invalid argument|remote process exited or there was a network error)|"
-                        r"\bNCCL [Ee]rror (\d)\b")
+                        r"\bNCCL [Ee]rror (\d)\b|"
+                        r"\b(unhandled system error|unhandled cuda error|internal error) at \[[^\]]*nccl[^\]]*\]")
+"""How frameworks report an ncclResult_t: PyTorch names it (ncclUnhandledCudaError) or quotes ncclGetErrorString
+("NCCL error in: file:line, unhandled cuda error"), others "NCCL error 1"; PaddlePaddle "unhandled cuda error at
+[.../nccl_helper.h:93]"."""
 
 
 def setup_failure_class(line: str) -> str:
@@ -464,8 +470,8 @@ def nccl_result_name(text: str) -> str:
         return ""
     if m.group(1):
         return m.group(1)
-    if m.group(2):
-        return next((n for n, t, _ in NCCL_RESULTS.values() if t == m.group(2)), "")
+    if m.group(2) or m.group(4):
+        return next((n for n, t, _ in NCCL_RESULTS.values() if t == (m.group(2) or m.group(4))), "")
     return NCCL_RESULTS.get(sat_int(m.group(3)), ("",))[0]
 
 

@@ -824,6 +824,7 @@ _SETUP_MEANING = {
     "p2p": "NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport",
     "shm": "NCCL could not create the shared-memory segment the ranks on one node talk through",
     "system_call": "a system call NCCL made while setting up failed",
+    "rank": "the ranks do not agree on the job: a rank number past the world size, or two ranks on one GPU",
 }
 SRC_SETUP = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); "
              "NCCL environment variables NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_CROSS_NIC "
@@ -882,6 +883,10 @@ def _setup_remedy(kind: str, lines: list[str]) -> str:
                 "(Docker's default is 64 MB; Kubernetes: an emptyDir with medium Memory mounted at /dev/shm); on the "
                 "host check `df -h /dev/shm` and that the job's user may write there (mode 1777). NCCL_SHM_DISABLE=1 "
                 "works around it at a bandwidth cost. Then rerun with NCCL_DEBUG=INFO.")
+    if kind == "rank":
+        return ("Make the launch consistent: every process must get the same world size and a distinct rank below it "
+                "(torchrun --nnodes/--nproc_per_node, WORLD_SIZE/RANK from the launcher or operator), and each local "
+                "rank its own GPU (LOCAL_RANK -> CUDA device; one process per GPU). Then rerun with NCCL_DEBUG=INFO.")
     if kind == "system_call":
         return ("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
                 "permitted' is a permission or container restriction, 'Cannot allocate memory' a memory or locked-memory "
@@ -913,7 +918,7 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         lines = [ln for _, ln in failures]
         first = kinds[0]
         fid = "multinode.ib_errors" if first == "ib_verbs" else "node.nccl_errors"
-        msg = (f"NCCL's communicator could not be set up or lost a peer: {_SETUP_MEANING[first]}: "
+        msg = (f"NCCL's communicator could not be set up or lost a peer: {_SETUP_MEANING.get(first, 'a step of its set-up failed')}: "
                f"'{_warn_text(lines[0])}'" + _peer_note(lines)
                + (f"; NCCL returned {result}" if result else ""))
         ev = list(dict.fromkeys(lines[:5] + [ln for _, ln in lg.framework_errors[:2]]
@@ -937,8 +942,11 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
             "ncclInvalidUsage": "A program error: ranks calling different collectives or sizes, or two ranks on the "
                                 "same GPU; check each rank's device (LOCAL_RANK) and the collective order.",
         }.get(names[0], "Rerun with NCCL_DEBUG=INFO and read the first WARN line.")
+        fw_text = " ".join(ln for _, ln in lg.framework_errors[:3])
+        who = ("PaddlePaddle" if re.search(r"paddle", fw_text, re.I) else "PyTorch" if re.search(
+            r"torch|ProcessGroupNCCL|DistBackendError", fw_text) or not fw_text else "The framework")
         out.append(Finding("node.nccl_errors", Verdict.FAIL,
-                           f"PyTorch reports an NCCL error: {what}{last}", subject,
+                           f"{who} reports an NCCL error: {what}{last}", subject,
                            tuple(dict.fromkeys([ln for _, ln in lg.framework_errors[:3]] + lg.last_errors[:1])),
                            remedy, SRC_RESULT))
     return out

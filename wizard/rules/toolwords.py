@@ -49,7 +49,8 @@ _FAIL = re.compile(
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
-    r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required")  # the GPU lacks what the program needs
+    r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
+    r"|\bNotEnoughCUDADevices\b|\bnot enough (?:CUDA |GPU )?devices\b")  # fewer GPUs than the program was told to use
 _CRASH = re.compile(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = re.compile(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
@@ -101,12 +102,17 @@ SRC_TOOL_MISSING = ("NVIDIA driver README, installed components (nvidia-smi ship
 _LIBCUDA = re.compile(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|load|find|dlopen|locate) "
                       r"(?:the )?(?:CUDA driver (?:library )?)?['\"`]?libcuda\.so"
                       r"|\blibcuda\.so(?:\.[\d.]+)?['\"`]?: cannot open shared object file"
-                      r"|\blibcuda\.so(?:\.[\d.]+)? (?:was |is )?not found|\bCUDA driver library cannot be found", re.I)
+                      r"|\blibcuda\.so(?:\.[\d.]+)? (?:was |is )?not found|\bCUDA driver library cannot be found"
+                      r"|\blibnvidia-ml\.so(?:\.[\d.]+)?['\"`]?: cannot open shared object file|\bcould not load NVML library\b"
+                      r"|\bThe NVIDIA Driver was not detected\b", re.I)
 """The CUDA driver library (the NVIDIA driver's user space) cannot be loaded: "Could not open libcuda.so" (NVIDIA
 Warp), "libcuda.so.1: cannot open shared object file" (the dynamic loader), Numba's "CUDA driver library cannot be
-found"."""
+found"; its NVML library likewise (the Kubernetes device plugin's "could not load NVML library: libnvidia-ml.so.1: ...");
+NVIDIA's NGC container images print "WARNING: The NVIDIA Driver was not detected" when started without the driver."""
 _CUINIT = re.compile(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
-                     r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)", re.I)
+                     r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)"
+                     r"|\b(?:get|getting) (?:the )?(?:number of CUDA devices|device count)\b[^\n]{0,80}?: initialization error",
+                     re.I)
 """cuInit failing, in the forms programs print it: Numba "[N] Call to cuInit results in NAME", TensorFlow/JAX
 "failed call to cuInit: CUDA_ERROR_...", "cuInit: CUDA_ERROR_...", "cuInit(0) failed", "cuInit returned 999"."""
 _CUINIT_CODE = re.compile(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:returned|error|code)\s*[=:]?\s*(-?\d{1,5})\b",
@@ -188,7 +194,9 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     lib = hits(_LIBCUDA)
     if lib:
         out.append(ChainWords(
-            "libcuda", Verdict.FAIL, f"{who} cannot load libcuda.so, the CUDA driver library that the NVIDIA driver "
+            "libcuda", Verdict.FAIL, f"{who} cannot load "
+            + ("libcuda.so, the CUDA driver library" if any("libcuda" in ln.lower() for ln in lib) else
+               "the NVIDIA driver's libraries (libcuda.so, libnvidia-ml.so)") + " that the NVIDIA driver "
             "installs: no NVIDIA driver user space is visible to this process (no driver installed, or a container "
             "started without the GPUs and their driver libraries), so it can use no GPU",
             "Check `nvidia-smi` and `ldconfig -p | grep libcuda` on this host (no libcuda: install the NVIDIA driver, the "
