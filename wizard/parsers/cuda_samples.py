@@ -71,7 +71,7 @@ def detect_device_query(text: str) -> float:
         return 0.95
     if _DQ_DETECTED.search(text) and (_DQ_CC.search(text) or _RESULT.search(text)):
         return 0.93
-    if _DQ_ERROR.search(text) and re.search(r"^\s*Result = FAIL", text, re.M):
+    if _DQ_ERROR.search(text) and re.search(r"^[ \t]*Result = FAIL", text, re.M):
         return 0.93
     return 0.0
 
@@ -185,7 +185,7 @@ def detect_bandwidth_test(text: str) -> float:
         return 0.0
     if _BT_HEADER.search(text):
         return 0.95
-    if re.search(r"^\s*(Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", text, re.M | re.I) and \
+    if re.search(r"^[ \t]*(Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", text, re.M | re.I) and \
             re.search(r"Memory Transfers", text, re.I):
         return 0.93
     return 0.0
@@ -295,8 +295,8 @@ def detect_p2p_test(text: str) -> float:
         return 0.0
     if _P2P_HEADER.search(text):
         return 0.95
-    if re.search(r"^\s*(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) Bandwidth", text, re.M | re.I) or \
-            re.search(r"^\s*P2P Connectivity Matrix\s*$", text, re.M):
+    if re.search(r"^[ \t]*(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) Bandwidth", text, re.M | re.I) or \
+            re.search(r"^[ \t]*P2P Connectivity Matrix\s*$", text, re.M):
         return 0.93
     return 0.0
 
@@ -364,7 +364,7 @@ def parse_p2p_test(text: str) -> P2pTest:
 
 # ------------------------------------------------------------------ nvbandwidth (NVIDIA/nvbandwidth)
 
-_NB_VERSION = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)", re.M)
+_NB_VERSION = re.compile(r"^[ \t]*nvbandwidth Version:\s*(\S+)", re.M)
 _NB_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
 _NB_RUNNING = re.compile(r"^\s*(?:>\s*)?Running (\w+)\.\s*$")
 _NB_WAIVED = re.compile(r"^\s*(?:Waived:\s*(\w*)|Waiving (\w+)\.)\s*$")
@@ -449,9 +449,9 @@ def detect_nvbandwidth(text: str) -> float:
         return 0.0
     if _NB_VERSION.search(text):
         return 0.95
-    if re.search(r"^\s*memcpy (?:CE|SM) (?:CPU|GPU)\(row\) (?:->|<-|<->) GPU\(column\) bandwidth", text, re.M) or \
-            re.search(r"^\s*SUM \w+_memcpy_(?:ce|sm) [\d.]+\s*$", text, re.M) or \
-            re.search(r"^\s*(?:Running|Waiving) \w+_memcpy_(?:ce|sm)\.\s*$", text, re.M):
+    if re.search(r"^[ \t]*memcpy (?:CE|SM) (?:CPU|GPU)\(row\) (?:->|<-|<->) GPU\(column\) bandwidth", text, re.M) or \
+            re.search(r"^[ \t]*SUM \w+_memcpy_(?:ce|sm) [\d.]+\s*$", text, re.M) or \
+            re.search(r"^[ \t]*(?:Running|Waiving) \w+_memcpy_(?:ce|sm)\.\s*$", text, re.M):
         return 0.93
     return 0.0
 
@@ -557,8 +557,8 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
 
 # ------------------------------------------------------------------ any other CUDA sample
 
-_ANY_GPU = re.compile(r"^\s*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
-_ANY_START = re.compile(r"^\s*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
+_ANY_GPU = re.compile(r"^[ \t]*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
+_ANY_START = re.compile(r"^[ \t]*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
 _ANY_ERROR = re.compile(r"CUDA error at .*code=(\d+)|checkCudaErrors|CUDA [Ee]rror:|Result = FAIL|Test failed|"
                         r"\bFAILED\b|cudaError\w+")
 _ANY_DONE = re.compile(r"Result = PASS|Test passed|Test PASSED|NOTE: The CUDA Samples are not meant for performance|"

@@ -711,6 +711,6 @@ def detect_dcgmi_dmon(text: str) -> float:
     """1.0 for dcgmi dmon's ``#Entity  <FIELDS>`` header (with or without sample rows)."""
     if not isinstance(text, str):
         return 0.0
-    if re.search(r"^\s*#\s*Entity\s+[A-Z0-9#_]{3,}", text, re.M):
+    if re.search(r"^[ \t]*#\s*Entity\s+[A-Z0-9#_]{3,}", text, re.M):
         return 1.0
     return 0.0

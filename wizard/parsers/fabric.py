@@ -234,18 +234,18 @@ _SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|p
 def detect_ib_ports(text: str) -> float:
     """Confidence that ``text`` is ``ibstat`` / ``ibv_devinfo`` / ``ibstatus`` output."""
     head = text[:200_000]
-    if re.search(r"^\s*CA '[^']+'\s*$", head, re.M) and re.search(r"^\s*(Physical state|State|CA type):", head, re.M):
+    if re.search(r"^[ \t]*CA '[^']+'\s*$", head, re.M) and re.search(r"^[ \t]*(Physical state|State|CA type):", head, re.M):
         return 0.95
-    if re.search(r"^\s*hca_id:\s*\S+", head, re.M) and re.search(r"^\s*(state:\s*PORT_|transport:|phys_port_cnt:)",
+    if re.search(r"^[ \t]*hca_id:\s*\S+", head, re.M) and re.search(r"^[ \t]*(state:\s*PORT_|transport:|phys_port_cnt:)",
                                                                    head, re.M):
         return 0.95
-    if re.search(r"^\s*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
+    if re.search(r"^[ \t]*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
         return 0.95
     if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
         return 0.9
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
-    if (re.search(r"^\s*Port \d+:\s*$", head, re.M) and re.search(r"^\s*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
-            and re.search(r"^\s*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
+    if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
+            and re.search(r"^[ \t]*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
         return 0.8
     return 0.0
 
@@ -341,7 +341,7 @@ def detect_perfquery(text: str) -> float:
 
 # ------------------------------------------------------------------ perftest (ib_write_bw, ib_read_bw, ib_send_bw)
 
-_PT_TITLE = re.compile(r"^\s*(RDMA_Write|RDMA_Read|Send|Atomic) BW Test\s*$", re.M)
+_PT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) BW Test\s*$", re.M)
 _PT_COLS = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
                       re.I)
 _PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")

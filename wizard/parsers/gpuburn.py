@@ -165,12 +165,12 @@ def detect_gpu_burn(text: str) -> float:
     start-up lines alone; 0 otherwise (``GPU N: name (UUID: ...)`` alone is ``nvidia-smi -L``, not gpu-burn)."""
     if not isinstance(text, str):
         return 0.0
-    if re.search(r"^\s*\d+(?:\.\d+)?%\s+proc'd:\s*-?\d+\s*\(", text, re.M):
+    if re.search(r"^[ \t]*\d+(?:\.\d+)?%\s+proc'd:\s*-?\d+\s*\(", text, re.M):
         return 1.0
-    if re.search(r"^\s*Tested\s+\d+\s+GPUs?:\s*$", text, re.M) and re.search(r"^\s*GPU\s+\d+:\s*(OK|FAULTY)\s*$", text,
+    if re.search(r"^[ \t]*Tested\s+\d+\s+GPUs?:\s*$", text, re.M) and re.search(r"^[ \t]*GPU\s+\d+:\s*(OK|FAULTY)\s*$", text,
                                                                              re.M | re.I):
         return 1.0
-    if re.search(r"^\s*Initialized device\s+\d+\s+with\s+\d+\s*MB of memory", text, re.M):
+    if re.search(r"^[ \t]*Initialized device\s+\d+\s+with\s+\d+\s*MB of memory", text, re.M):
         return 0.9
     if re.search(r"Couldn't init a GPU test", text) or re.search(r"Burning for\s+\d+\s+sec", text):
         return 0.8

@@ -262,14 +262,14 @@ def parse_numactl(text: str) -> NumactlFacts:
 
 # ------------------------------------------------------------------ kinds
 
-_LSCPU_KEYS = re.compile(r"^\s*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thread\(s\) per core|Core\(s\) per "
+_LSCPU_KEYS = re.compile(r"^[ \t]*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thread\(s\) per core|Core\(s\) per "
                          r"(?:socket|cluster)|Socket\(s\)|NUMA node\(s\)|Model name|Vendor ID|Byte Order|"
                          r"CPU op-mode\(s\)):", re.M)
 
 
 def detect_free(text: str) -> float:
-    if re.search(r"^\s*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
-            r"^\s*Mem:", text, re.M):  # indented when pasted from a markdown list
+    if re.search(r"^[ \t]*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
+            r"^[ \t]*Mem:", text, re.M):  # indented when pasted from a markdown list
         return 1.0
     return 0.0
 

@@ -261,7 +261,7 @@ def detect_launcher(text: str) -> float:
         return 0.7
     lines = text.splitlines()
     fields = sum(1 for ln in lines if _FIELD.match(ln))
-    if fields >= 3 and re.search(r"^\s*exitcode\s*:\s*-?\d+ \(pid: \d+\)", text, re.M):
+    if fields >= 3 and re.search(r"^[ \t]*exitcode\s*:\s*-?\d+ \(pid: \d+\)", text, re.M):
         return 0.7
     if _DS_TAG.search(text) and (_DS_OK.search(text) or _DS_RC.search(text) or _DS_NNODES.search(text)
                                  or _DS_WORLD.search(text) or _DS_WORLD_INFO.search(text) or _NO_HOSTFILE.search(text)

@@ -1314,7 +1314,7 @@ _DMON_SUM = {"ecc.errors.corrected.volatile.total", "ecc.errors.uncorrected.vola
 def detect_smi_dmon(text: str) -> float:
     """0.95 for ``nvidia-smi dmon``: a ``# gpu ...`` column line naming dmon's columns, then numeric rows."""
     head = text[:4000]
-    if not re.search(r"^\s*#\s*gpu\s+(?:\S+\s+)*?(?:pwr|gtemp|sm|mclk|sbecc|rxpci)\b", head, re.M):
+    if not re.search(r"^[ \t]*#\s*gpu\s+(?:\S+\s+)*?(?:pwr|gtemp|sm|mclk|sbecc|rxpci)\b", head, re.M):
         return 0.0
     return 0.95
 

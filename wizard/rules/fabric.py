@@ -99,7 +99,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     want = to_float(exp.get("nics_per_node"), text=False, positive=True)
     active_fabric = [p for p in ports.ports if p.state == "active" and _in_fabric(p, layer)]
     # an HCA named without its ports is a cut paste: its ports may be the Active ones
-    named = set(re.findall(r"^\s*CA '([^']+)'", text, re.M)) | set(re.findall(r"^\s*hca_id:\s*(\S+)", text, re.M))
+    named = set(re.findall(r"^[ \t]*CA '([^']+)'", text, re.M)) | set(re.findall(r"^[ \t]*hca_id:\s*(\S+)", text, re.M))
     none_active = not any(p.state == "active" for p in ports.ports) and not (named - {p.ca for p in ports.ports})
     out: list[Finding] = []
     for p in ports.ports:
