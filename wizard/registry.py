@@ -224,7 +224,7 @@ KINDS: dict[str, Kind] = _index((
         ("python3 -c \"import torch; print(torch.__version__); print(torch.version.cuda); "
         "print(torch.cuda.is_available())\"",)),
     # wizard/parsers/cuda_env.py detects; wizard/rules/cuda_env.py judges (CuPy, xFormers, Numba environment reports)
-    Kind("cuda-env-report", "CUDA library environment report (cupy.show_config(), xformers.info, numba cuda.detect())",
+    Kind("cuda-env-report", "CUDA library environment report (cupy.show_config(), xformers.info, numba cuda.detect(), lmdeploy check_env / collect_env)",
          p_cuda_env.detect_cuda_env, cuda_env.judge_cuda_env_text,
          ("python -c \"import cupy; cupy.show_config()\"", "python -m xformers.info",
           "python -c \"from numba import cuda; cuda.detect()\"", "numba -s")),

@@ -86,3 +86,19 @@ def test_never_raises(t: str) -> None:
     r = parse_cuda_env(t)
     assert 0.0 <= detect_cuda_env(t) <= 1.0
     assert all(g.index is None or g.index >= 0 for g in r.gpus)
+
+
+def test_openmmlab_collect_env_reports_are_read_not_taken_for_nvcc():
+    """Real `lmdeploy check_env` (InternLM/lmdeploy, held-out set 29): OpenMMLab's collect_env lines (sys.platform,
+    CUDA available, "GPU 0,1,2,3: NAME", "NVCC: Cuda compilation tools, ...") are one environment report: its GPUs
+    are read (the GPU key holds commas) and the NVCC field does not make it nvcc's own output."""
+    from wizard.explain import explain_text
+
+    body = (PUBLIC / "cuda-env-report__lmdeploy-check-env-4x-rtx4090.txt").read_text()
+    r = parse_cuda_env(body)
+    assert r.cuda_available is True and [g.name for g in r.gpus] == ["NVIDIA GeForce RTX 4090"] * 4
+    e = explain_text(body, "check_env.txt")
+    assert e.kind == "cuda-env-report" and "4x NVIDIA GeForce RTX 4090" in e.findings[0].message
+    # its system nvcc (11.5) against torch's CUDA 12.1: the toolkit rule of an nvcc output pasted next to torch's
+    (tk,) = [f for f in e.findings if f.id == "driver.cuda_toolkit"]
+    assert tk.verdict.value == "warn" and "11.5" in tk.message and "12.1" in tk.message

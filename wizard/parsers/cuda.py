@@ -506,6 +506,8 @@ NVCC_NOT_FOUND = re.compile(r"Command 'nvcc' not found|\bnvcc: (?:command )?not 
 
 def detect_nvcc(text: str) -> float:
     if "nvcc: NVIDIA (R) Cuda compiler driver" in text or ("Cuda compilation tools" in text and _NVCC_RELEASE.search(text)):
+        if re.search(r"^[ \t]*NVCC:[ \t]*Cuda compilation tools", text, re.M) and "nvcc: NVIDIA (R)" not in text:
+            return 0.5  # one field ("NVCC: Cuda compilation tools, ...") of an environment report (collect_env)
         return 1.0
     if len(text) < 2000 and NVCC_NOT_FOUND.search(text):
         return 0.9

@@ -84,7 +84,7 @@ class CudaEnvReport:
     problems: list[str] = field(default_factory=list)
 
 
-_KV = re.compile(r"^[ \t]*([A-Za-z_][\w .()/+\t-]{0,80}):(.*)$")
+_KV = re.compile(r"^[ \t]*([A-Za-z_][\w .,()/+\t-]{0,80}):(.*)$")
 _FOUND = re.compile(r"^\s*Found (\d{1,6}) CUDA devices?\b")
 _SUMMARY = re.compile(r"^\s*(\d{1,6})/(\d{1,6}) devices are supported\b")
 _DEVICE_KEY = re.compile(r"^Device (\d{1,4}) (Name|Compute Capability)$", re.I)
@@ -290,9 +290,18 @@ _ENV_KEYS = re.compile(r"^[ \t]*(?:CUDA Driver Version|CUDA Runtime Version|CUDA
                        re.M)
 
 
+_MM_ENV = re.compile(r"^[ \t]*sys\.platform:[ \t]*\w+[ \t]*$", re.M)
+_MM_CUDA = re.compile(r"^[ \t]*CUDA available:[ \t]*(?:True|False)[ \t]*$", re.M)
+"""OpenMMLab's ``collect_env`` (mmcv/mmengine, and the tools built on it: ``lmdeploy check_env``, xtuner, mmdet):
+``sys.platform: linux``, ``CUDA available: True``, ``GPU 0,1: NAME``, ``NVCC: Cuda compilation tools, ...``."""
+
+
 def detect_cuda_env(text: str) -> float:
-    """Confidence that ``text`` is a CUDA environment report of CuPy, xFormers, Numba or the like."""
+    """Confidence that ``text`` is a CUDA environment report of CuPy, xFormers, Numba, OpenMMLab's collect_env
+    (``lmdeploy check_env``) or the like."""
     head = text[:16384]
+    if _MM_ENV.search(head) and _MM_CUDA.search(head):
+        return 0.97  # above nvcc's own kind: its "NVCC:" line is one field of the report
     keys = len(_ENV_KEYS.findall(head))
     numba = bool(_FOUND_LINE.search(head) and _DEV_LINE.search(head))
     if numba or (_STRONG.search(head) and keys):

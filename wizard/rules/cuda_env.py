@@ -69,6 +69,20 @@ def judge_cuda_env_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         c = said[0]
         findings = [f for f in findings if f.verdict is not Verdict.UNKNOWN]
         findings.insert(0, Finding(FID, Verdict.FAIL, c.message, "host", c.lines, c.remedy, f"{c.source}; {SRC_REPORTS}"))
+    # a collect_env report (lmdeploy check_env, mmcv) shows the system nvcc next to torch's CUDA: the same rule as an
+    # nvcc output pasted next to a torch report (driver_chain.toolkit_and_torch)
+    nvcc = [ln.split(":", 1)[1] for ln in text.splitlines()[:MAX_LINES] if ln.strip().startswith("NVCC:")]
+    if nvcc:
+        from wizard.rules.driver_chain import toolkit_and_torch
+
+        body = "\n".join(text.splitlines()[:MAX_LINES])
+        built = (re.search(r"^\s*-\s*CUDA Runtime (\d+\.\d+)", body, re.M)
+                 or re.search(r"^PyTorch:\s*\S+\+cu(\d{2,3})(\d)\b", body, re.M))
+        cuda = (built.group(1) if built and built.lastindex == 1 else f"{built.group(1)}.{built.group(2)}") if built else ""
+        # torch's own CUDA, in the line collect_env prints it ("CUDA used to build PyTorch: 12.1")
+        mismatch = toolkit_and_torch(nvcc[0].strip() + "\n", [f"CUDA used to build PyTorch: {cuda}\n"]) if cuda else None
+        if mismatch is not None:
+            findings.append(mismatch)
     return findings
 
 
