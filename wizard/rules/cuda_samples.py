@@ -417,17 +417,20 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
                     "(`nvidia-smi nvlink -e`, `nvidia-smi -q -d ECC`), and run `dcgmi diag -r 3`.", SRC_NVBW)]
 
 
+def _nvbw_graded_host(nb: Nvbandwidth) -> list[NvbwTestcase]:
+    """The one-GPU-at-a-time host copies :func:`nvbandwidth_host` grades: every copy-engine one, and a copy-kernel (SM)
+    one where the paste has no copy-engine one of that direction (it crosses the same PCIe link)."""
+    one = [tc for tc in nb.testcases if tc.direction in ("h2d", "d2h") and not tc.bidirectional and not tc.concurrent]
+    ce = {tc.direction for tc in one if tc.engine == "ce"}
+    return [tc for tc in one if tc.engine == "ce" or (tc.engine == "sm" and tc.direction not in ce)]
+
+
 def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
     """gpu.host_bandwidth from host_to_device_memcpy_ce / device_to_host_memcpy_ce (one GPU at a time, copy
     engine; the _sm copy-kernel testcases where the paste has no copy-engine one of that direction): each GPU's figure
     against its PCIe link's practical rate (:func:`_grade_host_copy`)."""
     out: list[Finding] = []
-    ce = {tc.direction for tc in nb.testcases if tc.engine == "ce" and not tc.bidirectional and not tc.concurrent}
-    for tc in nb.testcases:
-        # a copy-kernel (SM) host copy crosses the same PCIe link: graded when the paste has no copy-engine one
-        if (tc.direction not in ("h2d", "d2h") or tc.engine not in ("ce", "sm") or tc.bidirectional or tc.concurrent
-                or (tc.engine == "sm" and tc.direction in ce)):
-            continue
+    for tc in _nvbw_graded_host(nb):
         label = "host-to-device" if tc.direction == "h2d" else "device-to-host"
         graded: list[Finding] = []
         for gpu in tc.cols:
@@ -527,9 +530,7 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
 def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
     """SM copies, bidirectional, all-GPU, latency and local-copy testcases and waived testcases: reported, never
     passed."""
-    ce = {tc.direction for tc in nb.testcases if tc.engine == "ce" and not tc.bidirectional and not tc.concurrent}
-    graded = [tc for tc in nb.testcases if tc.direction in ("h2d", "d2h") and not tc.bidirectional and not tc.concurrent
-              and (tc.engine == "ce" or (tc.engine == "sm" and tc.direction not in ce))]  # as nvbandwidth_host grades
+    graded = _nvbw_graded_host(nb)
     rest = [tc for tc in nb.testcases if tc not in graded and tc not in _nvbw_d2d(nb)]
     out: list[Finding] = []
     if rest:
