@@ -25,11 +25,14 @@ import pytest
 
 import steps
 from tests.conftest import DATA, DEVVM_BUNDLE, ROOT, bringup_cmd, env_for_cli, frozen_clock
+from tests.validate_fixtures import logs, synthetic_gpu_log, synthetic_node_log  # noqa: F401
 from wizard import report as rpt
 from wizard.capture import capture
 from wizard.engine import Build
 from wizard.hosts import CommandResult, LocalHost
 from wizard.model import Finding, Verdict
+from wizard.rules.validate import results_gpu, results_node, results_soak
+from wizard.store import ActionState
 
 SCHEMA = json.loads((ROOT / "assets" / "schema" / "report.schema.json").read_text())
 CASES = DATA / "cases"
@@ -146,6 +149,57 @@ def test_report_to_standard_output_and_bad_input_are_clear(case_bundle, tmp_path
     assert notbuild.returncode == 3 and "is not a build directory" in notbuild.stderr
 
 
+def test_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(case_bundle, tmp_path):
+    """-o naming a FIFO or a symbolic link: refused (exit 3, said), nothing replaced by the rename, no summary or
+    part file left; ``-o -`` is still standard output."""
+    import stat
+
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    target = tmp_path / "real.html"
+    target.write_text("old report\n")
+    link = tmp_path / "link.html"
+    link.symlink_to(target)
+    for path, kind in ((fifo, "is a FIFO"), (link, f"is a symbolic link (to {target})")):
+        p = run_cli("report", "--snapshot", str(case_bundle), "-o", str(path))
+        assert p.returncode == 3 and p.stdout == "", p.stdout
+        assert p.stderr.startswith(f"bringup: error: cannot write the report: {path} {kind}"), p.stderr
+        assert "left as it is" in p.stderr and "Traceback" not in p.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.readlink(link) == str(target)
+    assert target.read_text() == "old report\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["link.html", "pipe.html", "real.html"]
+    out = run_cli("report", "--snapshot", str(case_bundle), "-o", "-", "--format", "md")
+    assert out.returncode == 0 and out.stdout.startswith("# Acceptance report: case-node\n")
+
+
+def test_the_same_bundle_given_twice_is_reported_once_and_said(case_bundle, tmp_path):
+    alias = tmp_path / "alias.tar.gz"
+    alias.symlink_to(case_bundle)  # another name of the same file
+    out = tmp_path / "r.json"
+    p = run_cli("report", "--snapshot", str(case_bundle), str(case_bundle), str(alias), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert f"bringup: note: bundle {case_bundle} was given twice: it is reported once" in p.stderr
+    assert f"bringup: note: bundle {alias} was given twice (it is {case_bundle}): it is reported once" in p.stderr
+    doc = json.loads(out.read_text())
+    assert [n["name"] for n in doc["nodes"]] == ["case-node"] and doc["matrix"] is None
+
+
+def test_html_stage_rows_and_code_spans(case_bundle, tmp_path):
+    """A stage row's status sits under the "status" column; `code` in bringup's text is a <code> element in HTML
+    (escaped first: machine text cannot add markup) and stays a code span in Markdown."""
+    doc = rpt.assemble([asyncio.run(rpt.node_from_bundle(case_bundle, steps.STAGES))])
+    html = rpt.render(doc, "html")
+    rows = re.findall(r'<tr class="stage-row">(.*?)</tr>', html)
+    assert rows and all(re.fullmatch(r'<th>[^<]+</th><td class="s-[a-z-]+"><span class="g">.</span> [a-z-]+</td>'
+                                     r'<td colspan="2"></td>', r) for r in rows), rows[:2]
+    assert "bringup has no BMC probe: <code>ipmitool mc info</code> shows it" in html and "`ipmitool" not in html
+    assert "<code>bringup report</code> on the machine" in html  # a step's reason: not in a capture bundle
+    assert str(rpt.html_code_spans("run `<b>x</b>` & `y`")) == "run <code>&lt;b&gt;x&lt;/b&gt;</code> &amp; <code>y</code>"
+    md = rpt.render(doc, "md")
+    assert "bringup has no BMC probe: `ipmitool mc info` shows it" in md
+    assert rpt.md_cell("a `x | y` b_c | ` lone") == "a `x \\| y` b\\_c \\| \\` lone"
+
+
 # ------------------------------------------------------------------ several nodes
 
 
@@ -161,7 +215,9 @@ def test_several_bundles_make_one_report_with_the_odd_node_out(case_bundle, tmp_
     doc = json.loads(out.read_text())
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     rows = {r["node"]: r for r in doc["matrix"]["rows"]}
-    assert [r["node"] for r in doc["matrix"]["rows"]] == ["vm", "vm", "case-node"]
+    # two bundles of one host stay two nodes, told apart by name (each with its own source)
+    assert [r["node"] for r in doc["matrix"]["rows"]] == ["vm (1 of 2)", "vm (2 of 2)", "case-node"]
+    assert [Path(n["source"]["path"]).name for n in doc["nodes"]][:2] == ["vm1.tar.gz", "vm2.tar.gz"]
     assert rows["case-node"]["odd_node_out"] and "bios" in rows["case-node"]["odd"]
     assert not doc["matrix"]["rows"][0]["odd_node_out"]
     html = rpt.render(doc, "html")
@@ -262,17 +318,33 @@ def test_what_changed_since_the_previous_report_of_the_build(state_dir, tmp_path
     assert json.loads((tmp_path / "1.json").read_text())["changes"]["previous"] is None
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"}, clock=frozen_clock)
     b.record_findings("os.release", [Finding("os.release", Verdict.PASS, "Ubuntu 24.04", source="s")], frozen_clock())
-    b.record_findings("os.memory", [Finding("os.memory", Verdict.WARN, "64 GiB of RAM", source="s"),
+    b.record_findings("os.memory", [Finding("os.memory", Verdict.FAIL, "16 GiB of RAM", source="s"),
                                     Finding("os.swap", Verdict.FAIL, "swap is on", source="s")], frozen_clock())
     b.close()
     second = run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "2.md"))
     assert "since the previous report: 1 new, 1 resolved, 1 changed" in second.stdout, second.stdout
     md = (tmp_path / "2.md").read_text()
     assert "| resolved | `os.release` | was fail, now pass: unsupported release |" in md
-    assert "| changed | `os.memory` | warn → warn: 64 GiB of RAM |" in md
+    assert "| changed | `os.memory` | warn → fail: 16 GiB of RAM |" in md
     assert "| new | `os.swap` | fail: swap is on |" in md
     summaries = sorted((state_dir / "builds").glob("*/reports/*.json"))
     assert len(summaries) == 2
+
+
+def test_a_message_that_differs_only_in_a_figure_is_not_a_change():
+    """Same verdict, another figure in the message (a memory-pressure reading moving on the same side of its
+    threshold): not "changed"; a verdict change is, the message included."""
+    def summ(*findings: tuple[str, str, str]) -> dict:
+        return {"generated_at": "t", "content_hash": "h", "verdict": "ready",
+                "findings": [{"node": "n", "id": i, "subject": "host", "verdict": v, "message": m}
+                             for i, v, m in findings]}
+
+    before = summ(("os.memory_pressure", "pass", "some avg10 0.12%"), ("os.swap", "warn", "swap 2 GiB"))
+    after = summ(("os.memory_pressure", "pass", "some avg10 0.31%"), ("os.swap", "fail", "swap 9 GiB"))
+    c = rpt.changes(before, after)
+    assert [(f["id"], f["was_verdict"], f["verdict"], f["was_message"]) for f in c["changed"]] == [
+        ("os.swap", "warn", "fail", "swap 2 GiB")]
+    assert c["new"] == [] and c["resolved"] == []
 
 
 def test_the_report_stage_action_writes_the_report_into_the_build_directory(state_dir):
@@ -310,11 +382,169 @@ def local_report(tmp_path_factory) -> dict:
     run_cli("--state", st, "check")  # its verdict is this machine's; the report holds whatever it is
     v = run_cli("--state", st, "validate", "node", "--device", "cpu", "--quick", "--yes", timeout=600)
     assert "node.validate" in v.stdout, v.stdout + v.stderr
+    v = run_cli("--state", st, "validate", "soak", "--device", "cpu", "--quick", "--minutes", "0.05", "--yes",
+                timeout=600)
+    assert "node.soak" in v.stdout, v.stdout + v.stderr
     html, js = d / "r.html", d / "r.json"
     for out in (html, js):
         p = run_cli("--state", st, "report", "-o", str(out))
         assert p.returncode == 0, p.stderr
     return {"dir": d, "html": html, "json": json.loads(js.read_text())}
+
+
+SYNTHETIC_SOAK = DATA / "validate" / "synthetic_soak-2x-h100-gpu1-thermal.log"
+"""A 5-minute soak of two H100s (GPU 1 throttles and slows, a corrected ECC rise), exactly as the validation script
+prints it; synthetic: no GPU here (tests/data/PROVENANCE.md)."""
+
+
+def _store_run(b: Build, step_id: str, log: Path, results: dict) -> int:
+    """A finished validation run recorded as the engine records one: its log and its judged results."""
+    rid = b.store.add_action_run(step_id, "soak", [["python3", "bringup_validate.py", "soak"]], "tester", False,
+                                 ActionState.SUCCEEDED, str(log), "", "b")
+    b.store.update_action_run(rid, results=results, exit_status=0, ended_at=frozen_clock())
+    return rid
+
+
+@pytest.fixture(scope="module")
+def gpu_soak_report(tmp_path_factory) -> dict:
+    d = tmp_path_factory.mktemp("gpu-soak")
+    (d / "state").mkdir()
+    b = Build.open(d / "state", steps.STAGES, {"hostname": "hgx-h100-01", "boot_id": "b"}, create=True,
+                   clock=frozen_clock)
+    _store_run(b, "node.soak", SYNTHETIC_SOAK, results_soak(SYNTHETIC_SOAK.read_text(), {}))
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    b.close()
+    doc = rpt.assemble([node], now=frozen_clock())
+    html = d / "soak.html"
+    html.write_text(rpt.render(doc, "html"))
+    return {"doc": doc, "html": html, "md": rpt.render(doc, "md")}
+
+
+def test_gpu_soak_draws_temperature_and_power_per_gpu(gpu_soak_report):
+    doc = gpu_soak_report["doc"]
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    v = doc["nodes"][0]["validations"][0]
+    assert v["device"] == "gpu" and v["label"] == "GPU run"
+    assert [s["subject"] for s in v["samples"]] == ["GPU 0 (0000:18:00.0)", "GPU 1 (0000:2a:00.0)"]
+    html = gpu_soak_report["html"].read_text()
+    charts = re.findall(r'<svg class="tchart (temp_c|power_w)"[^>]*data-points="(\d+)"[^>]*>(.*?)</svg>', html, re.S)
+    assert [(m, n) for m, n, _ in charts] == [("temp_c", "120"), ("power_w", "120")] * 2
+    for m, _, body in charts:
+        points = re.search(r'<polyline points="([^"]+)"', body).group(1).split()
+        assert len(points) == 120 and all(re.fullmatch(r"[\d.]+,[\d.]+", p) for p in points)
+        assert ">elapsed (s)</text>" in body
+        assert (">temperature (°C)</text>" if m == "temp_c" else ">power (W)</text>") in body
+        assert ("limit 700 W" in body) is (m == "power_w")  # the power limit drawn on the power chart
+    assert "<b>GPU 1 (0000:2a:00.0)</b>: temperature 36–87 °C" in html
+    assert "SW Thermal Slowdown (0x20, warn) in 31 samples" in html
+    assert "<script" not in html and "<link" not in html
+
+
+def test_gpu_soak_table_and_counters_before_after(gpu_soak_report):
+    html = gpu_soak_report["html"].read_text()
+    rows = re.findall(r'<tr class="soak-row">(.*?)</tr>', html)
+    assert len(rows) == 3
+    gpu1 = next(r for r in rows if r.startswith("<td>GPU 1 (0000:2a:00.0)</td>"))
+    assert "741.08" in gpu1 and "(#15 of 15)" in gpu1 and "-5.2%" in gpu1 and "756.23 → 701.12 (-7.3%" in gpu1
+    assert '<span class="g v-fail">fail</span>' in gpu1
+    assert "<td>all-reduce across 2 ranks, 256 MiB</td>" in rows[2] and "v-pass" in rows[2]
+    # the counters: one table, a column per GPU; the one counter that rose is marked, the others are not
+    assert html.count('class="delta"') == 1
+    assert re.search(r'<tr class="changed"><th>ecc_volatile_corrected</th><td>0 → 0</td><td class="delta">0 → 2 '
+                     r'<b>\(Δ \+2\)</b></td></tr>', html)
+    assert "<tr><th>aer.correctable</th><td>0 → 0</td><td>5 → 5</td></tr>" in html
+    md = gpu_soak_report["md"]
+    assert ("| GPU 1 (0000:2a:00.0) | GEMM (TFLOPS) | 741.08 (#1) | 702.50 (#15 of 15) | -5.2% | 756.23 → 701.12 "
+            "(-7.3%; allowed −5%) | fail |") in md
+    assert "| ecc\\_volatile\\_corrected | 0 → 0 | **0 → 2 (Δ +2)** |" in md
+    # Markdown: no chart, one line per GPU's series with its min/max
+    assert "<svg" not in md
+    assert re.search(r"^- GPU 1 \(0000:2a:00\.0\): temperature 36–87 °C \(mean 75\.3\); power 95–696\.7 W "
+                     r"\(mean 544\.2, limit 700 W\); SM clock 1,755–1,980 MHz", md, re.M)
+    for block in re.findall(r"((?:^\|.*\|\n)+)", md, re.M):
+        widths = {len(re.split(r"(?<!\\)\|", r)) for r in block.splitlines() if r.strip()}
+        assert len(widths) == 1, block[:300]
+
+
+def test_results_stored_before_the_telemetry_or_damaged_still_render(state_dir):
+    b = _build(state_dir)
+    old = results_soak(SYNTHETIC_SOAK.read_text(), {})
+    del old["telemetry"]  # what a build made before the telemetry was stored holds
+    _store_run(b, "node.soak", SYNTHETIC_SOAK, old)
+    _store_run(b, "node.soak", SYNTHETIC_SOAK, {**old, "telemetry": {
+        "samples": [{"series": {"temp_c": [[1, "x"], "bad"]}, "stats": 5}], "counters": "no", "soak": [{"first": 3}]}})
+    node = rpt.node_from_build(b, None, "none")
+    b.close()
+    before, damaged = node["validations"]
+    assert before["rows"] and before["soak"] == before["samples"] == before["counters"] == []
+    assert damaged["samples"][0]["series"]["temp_c"] == [] and damaged["soak"][0]["verdict"] == "unknown"
+    doc = rpt.assemble([node])
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    html = rpt.render(doc, "html")
+    assert '<svg class="tchart' not in html and "<b>?</b>: temperature not sampled" in html
+    assert "Error counters" not in rpt.render(doc, "md")
+
+
+def test_one_gpu_run_shows_each_gpu_against_the_floors(logs, state_dir):
+    """A real ``gpu --device cpu`` run edited into one H100's (tests.validate_fixtures.synthetic_gpu_log): GEMM, memory
+    copy and host<->device copies each against its floor in one row per GPU; its NVML samples drawn."""
+    log = state_dir / "gpu.log"
+    log.write_text(synthetic_gpu_log(logs("gpu_cpu"), tflops=760.0, d2d_gb_s=2800.0, h2d_gb_s=50.0, d2h_gb_s=10.0,
+                                     pcie={"current_gen": 5, "current_width": 16, "max_gen": 5, "max_width": 16},
+                                     samples=[0, 0, 0, 0, 0]))
+    b = _build(state_dir)
+    _store_run(b, "gpu.validate", log, results_gpu(log.read_text(), {}))
+    node = rpt.node_from_build(b, None, "none")
+    b.close()
+    v = node["validations"][0]
+    assert v["device"] == "gpu"
+    assert [c["test"] for c in v["per_gpu"]["columns"]] == ["gemm", "memcpy", "h2d", "d2h"]
+    (row,) = v["per_gpu"]["rows"]
+    assert row["subject"] == "GPU 0 (0000:17:00.0)"
+    assert [c["verdict"] for c in row["cells"]] == ["pass", "pass", "pass", "fail"]
+    assert all(c["floor"] for c in row["cells"]) and row["cells"][3]["value"] == 10.0
+    doc = rpt.assemble([node])
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    html = rpt.render(doc, "html")
+    table = re.search(r'<table class="fixed small per-gpu">.*?</table>', html, re.S).group(0)
+    assert "<th>GEMM</th><th>memory copy</th><th>host → device</th><th>device → host</th>" in table
+    assert re.search(r"<td>760.00 TFLOPS <span class=\"muted\">\(≥ [\d,.]+\)</span> <span class=\"g v-pass\">pass</span>",
+                     table)
+    assert re.search(r"<td>10.00 GB/s <span class=\"muted\">\(≥ 13.00\)</span> <span class=\"g v-fail\">fail</span>", table)
+    assert len(re.findall(r'<svg class="tchart', html)) == 2 and 'data-points="5"' in html
+    md = rpt.render(doc, "md")
+    assert "| GPU | GEMM | memory copy | host → device | device → host |" in md
+    assert "| GPU 0 (0000:17:00.0) | 760.00 TFLOPS (≥ " in md
+
+
+def test_node_run_draws_the_busbw_curve_with_its_floor_and_the_p2p_heat_map(logs, state_dir):
+    """A real 2-rank ``node --device cpu`` run edited into 8x H100 with NVLink (tests.validate_fixtures): the busbw
+    curve with the floor it was judged against drawn, and the P2P pairs as a shaded source x destination table."""
+    log = state_dir / "node.log"
+    log.write_text(synthetic_node_log(logs("node_cpu"), busbw_at_max=470.0, nvlink={"links_active": 18, "version": 4},
+                                      p2p=[300.0, 310.0, 305.0, 150.0]))
+    b = _build(state_dir)
+    _store_run(b, "node.validate", log, results_node(log.read_text(), {}))
+    node = rpt.node_from_build(b, None, "none")
+    b.close()
+    v = node["validations"][0]
+    assert v["device"] == "gpu" and v["series"]["floor_gb_s"] == 460 and v["series"]["points"][-1] == [4 << 30, 470.0]
+    html = rpt.render(rpt.assemble([node]), "html")
+    chart = re.search(r'<svg class="busbw".*?</svg>', html, re.S).group(0)
+    assert '<line class="floor"' in chart and "floor 460.00 GB/s" in chart and ">busbw (GB/s)</text>" in chart
+    assert len(re.search(r'<polyline points="([^"]+)"', chart).group(1).split()) == len(v["series"]["points"])
+    heat = re.search(r'<table class="heat small">.*?</table>', html, re.S).group(0)
+    assert heat.count("<tr>") == 1 + len(v["p2p"]["devices"]) and "rgba(31,95,168," in heat and ">150.00<" in heat
+
+
+def test_time_chart_axes():
+    ch = rpt.time_chart([[0, 40.0], [700, 80.0], [1300, 82.0]], label="temperature", unit="°C")
+    assert ch["x_label"] == "elapsed (min)" and ch["y_label"] == "temperature (°C)" and ch["points"] == 3
+    assert [t["label"] for t in ch["xticks"]] == ["0", "10", "20", "30"]  # minutes past 10 minutes
+    assert [t["label"] for t in ch["yticks"]] == ["40", "60", "80", "100"]
+    assert ch["limit_y"] is None and rpt.time_chart([], label="power", unit="W") is None
+    flat = rpt.time_chart([[0, 1980.0], [10, 1980.0]], label="SM clock", unit="MHz")
+    assert len(flat["yticks"]) >= 2  # a flat series still gets an axis
 
 
 def test_report_of_this_machine(local_report):
@@ -335,6 +565,17 @@ def test_report_of_this_machine(local_report):
     assert "<script" not in html and "<link" not in html and "@import" not in html and "url(" not in html
     assert not re.search(r"""\b(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert 'class="busbw"' in html and "Ran on the CPU (gloo): not a GPU result." in html
+    # the CPU soak: labelled, its soak table said to be the CPU's, nothing of it drawn or tabled as a GPU's
+    soak = next(x for x in node["validations"] if x["step"] == "node.soak")
+    assert soak["device"] == "cpu" and soak["label"].startswith("CPU run: proves the software path, not a GPU")
+    assert soak["samples"] == [] and soak["per_gpu"] is None and len(soak["soak"]) >= 2
+    assert all(s["verdict"] == "skip" for s in soak["soak"]) and not soak["counters"][0]["available"]
+    block = html.split('<section class="validation">', 1)[1].split("<code>node.soak</code>, ", 1)[1]
+    block = block.split('<div class="vrun', 1)[0].split("</section>", 1)[0]
+    assert '<p class="label cpu-label">CPU run: proves the software path, not a GPU' in block
+    assert '<span class="cpu-label">CPU run: proves the software path, not a GPU</span>' in block
+    assert '<tr class="soak-row">' in block and "counters not read: no CUDA device" in block
+    assert '<svg class="tchart' not in html and "Per GPU against the floors" not in html
 
 
 CHROMIUM_MANUAL = "Debian's chromium package is needed for the report's browser tests: apt-get install chromium"
@@ -402,6 +643,33 @@ def test_chromium_renders_the_report_dom(chromium, local_report, tmp_path):
     assert 'data-overflowing-tables="0"' in dom, re.search(r'data-overflowing-names="[^"]*"', dom)
 
 
+MEASURE_CHARTS = """<script>
+window.addEventListener('load', function () {
+  var width = document.documentElement.clientWidth, drawn = 0, out = [];
+  document.querySelectorAll('svg.tchart').forEach(function (s) {
+    var r = s.getBoundingClientRect(), line = s.querySelector('polyline');
+    if (r.width > 100 && r.height > 50 && line && line.getTotalLength() > 0) { drawn++; }
+    if (r.right > width + 0.5) { out.push(s.getAttribute('class')); }
+  });
+  document.body.setAttribute('data-drawn-charts', String(drawn));
+  document.body.setAttribute('data-overflowing-charts', String(out.length));
+});
+</script>"""
+"""Added to a copy of the GPU soak report for the DOM test only: counts the temperature/power charts drawn with a line
+and those reaching past the page's width."""
+
+
+def test_chromium_draws_the_soak_charts_within_the_page(chromium, gpu_soak_report, tmp_path):
+    page = tmp_path / "charts.html"
+    page.write_text(gpu_soak_report["html"].read_text().replace("</body>", MEASURE + MEASURE_CHARTS + "</body>"))
+    p = _chromium(chromium, tmp_path, f"--window-size={A4_CSS_PX},1200", "--dump-dom", page.as_uri())
+    dom = p.stdout
+    assert p.returncode == 0 and "<body" in dom, p.stderr[-2000:]
+    assert 'data-drawn-charts="4"' in dom, re.search(r'data-drawn-charts="[^"]*"', dom)
+    assert 'data-overflowing-charts="0"' in dom
+    assert 'data-overflowing-tables="0"' in dom, re.search(r'data-overflowing-names="[^"]*"', dom)
+
+
 def test_chromium_screenshot_of_the_report(chromium, local_report, tmp_path):
     png = tmp_path / "report.png"
     p = _chromium(chromium, tmp_path, "--window-size=1280,2000", f"--screenshot={png}",
@@ -426,3 +694,101 @@ def test_chromium_prints_the_report_to_pdf(chromium, local_report, tmp_path):
     # the summary page, then each section of the node on its own page (inventory, steps over several pages,
     # findings, validation, action runs): never one long page, never hundreds
     assert 6 <= n <= 60, n
+
+
+def test_chromium_prints_the_evidence_of_closed_details(chromium, state_dir, tmp_path):
+    """The evidence sits in closed <details> on screen; printed (no JavaScript), it is on paper: the PDF of the report
+    as written has as many pages as the same report with every <details> open, and more than the same report
+    without the evidence. The evidence: the real A10G nvidia-smi -q -x, 354 lines."""
+    lines = tuple((CASES / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml").read_text().splitlines())
+    b = _build(state_dir)
+    b.record_findings("os.release", [Finding("os.release", Verdict.PASS, "the GPU answers", evidence=lines,
+                                             source="nvidia-smi(1)")], frozen_clock())
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    b.close()
+    html = rpt.render(rpt.assemble([node]), "html")
+    assert html.count("<details>") == 1
+    pages = {}
+    for name, text in (("closed", html), ("open", html.replace("<details>", "<details open>")),
+                       ("none", re.sub(r"<details>.*?</details>", "", html, flags=re.S))):
+        page, pdf = tmp_path / f"{name}.html", tmp_path / f"{name}.pdf"
+        page.write_text(text)
+        p = _chromium(chromium, tmp_path, "--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri())
+        assert p.returncode == 0, p.stderr[-2000:]
+        pages[name] = pdf_pages(pdf.read_bytes())
+    assert pages["closed"] == pages["open"] > pages["none"] + 2, pages
+
+
+def test_findings_of_a_cpu_run_are_never_shown_as_a_gpu_pass(local_report):
+    """The real CPU validation runs' steps are cpu-only: each of their findings carries cpu_run and a pass among
+    them reads "pass (CPU run)" in HTML and Markdown, never a green "✓ pass"."""
+    doc = local_report["json"]
+    node = doc["nodes"][0]
+    cpu_steps = {s["id"] for st in node["stages"] for s in st["steps"] if s["status"] == "cpu-only"}
+    assert {"node.validate", "node.soak"} <= cpu_steps
+    of_cpu = [f for f in node["findings"] if f["step"] in cpu_steps]
+    assert of_cpu and all(f.get("cpu_run") is True for f in of_cpu)
+    assert not any(f.get("cpu_run") for f in node["findings"] if f["step"] not in cpu_steps)
+    passes = [f for f in of_cpu if f["verdict"] == "pass"]
+    assert passes
+    html = local_report["html"].read_text()
+    for f in passes:
+        assert f'<span class="g s-cpu-only">○ pass (CPU run)</span>' in html
+        assert not re.search(r'<span class="g v-pass">✓ pass</span>(?: <span class="measured">[^<]*</span>)? <code>'
+                             + re.escape(f["id"]) + "</code>", html), f["id"]
+    md = rpt.render(doc, "md")
+    assert any(f"○ pass (CPU run)" in ln and f"`{f['id']}`" in ln for f in passes for ln in md.splitlines())
+
+
+def test_findings_show_their_measured_value_against_the_threshold(state_dir):
+    """Findings judged from real outputs by the rules (the real 8x H100 nccl-tests all-reduce against its floor, the
+    real A10G nvidia-smi -q -x link width and temperature) keep their measured value through the store: the JSON
+    report carries it (schema-valid), the HTML and the Markdown show the value against the threshold next to the
+    verdict, and a finding without one shows none."""
+    from wizard.explain import explain_text
+    from wizard.rules import nccl
+
+    b = _build(state_dir)
+    allreduce = nccl.judge_nccl_tests((CASES / "nccl-tests__1node-8xh100-allreduce-256m-2g.txt").read_text(), {})
+    b.record_findings("node.allreduce", allreduce, frozen_clock())
+    smi = explain_text((CASES / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml").read_text()).findings
+    b.record_findings("health.pcie_width", [f for f in smi if f.id == "health.pcie_width"], frozen_clock())
+    b.record_findings("health.thermal", [f for f in smi if f.id == "health.temperature"], frozen_clock())
+    b.record_findings("os.release", [Finding("os.release", Verdict.PASS, "Ubuntu 24.04", source="os-release(5)")],
+                      frozen_clock())
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    b.close()
+    doc = rpt.assemble([node])
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(rpt.render(doc, "json")))
+    by_id = {f["id"]: f for f in doc["nodes"][0]["findings"]}
+    assert by_id["node.allreduce"]["measured"] == {"value": 470.63, "threshold": 460.0, "unit": "GB/s",
+                                                   "direction": "at_least", "label": "busbw at 2 GiB"}
+    assert "measured" not in by_id["os.release"]
+    html = rpt.render(doc, "html")
+    assert re.search(r"✓ pass</span> <span class=\"measured\">\(busbw at 2 GiB: 470\.6 GB/s, expected ≥ 460 GB/s\)"
+                     r"</span> <code>node\.allreduce</code>", html)
+    assert "(GPU 0 (0000:00:1e.0) link width: 8 lanes, expected ≥ 16 lanes)" in html
+    assert "headroom to slowdown: 78 °C, expected ≥ 15 °C" in html
+    assert html.count('class="measured"') == 3
+    md = rpt.render(doc, "md")
+    assert "**! warn** (GPU 0 (0000:00:1e.0) link width: 8 lanes, expected ≥ 16 lanes) `health.pcie_width`" in md
+    assert "| ✓ pass (busbw at 2 GiB: 470.6 GB/s, expected ≥ 460 GB/s) | `node.allreduce` |" in md
+    assert "| ✓ pass | `os.release` |" in md
+
+
+def test_steps_a_person_skipped_are_listed_with_the_reason_and_the_ones_found_not_applicable_are_not(tmp_path):
+    b = Build.open(tmp_path, steps.STAGES, {"hostname": "gpu01", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.skip("health.nvlink", "PCIe-only board: no NVLink bridges fitted", user="alice")
+    b.record_findings("driver.fabric_manager",
+                      [Finding("driver.fabric_manager", Verdict.SKIP, "no NVSwitch on this board", source="s")],
+                      frozen_clock())
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    b.close()
+    doc = rpt.assemble([node], now=frozen_clock())
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert [(w["step"], w["user"]) for w in doc["waived"]] == [("health.nvlink", "alice")]
+    html, md = rpt.render(doc, "html"), rpt.render(doc, "md")
+    for text in (html, md):
+        assert "1 step skipped by a person (listed)" in text and "PCIe-only board: no NVLink bridges fitted" in text
+        assert "Skipped by a person" in text
+    assert "driver.fabric_manager</code> —" not in html  # found not applicable by its check: not a person's waiver

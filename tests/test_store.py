@@ -222,13 +222,14 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     c.commit()
     c.close()
     s = Store.open(db)
-    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     run = s.action_runs()[0]  # schema 3: an action run keeps its overrides, judged check and results
     assert run.state is ActionState.SUCCEEDED and run.state == "succeeded"
     assert run.overrides == {} and run.check_run is None and run.results == {}
     assert s.plan() == {"gpu_count": 8}
     meta, findings = s.latest_check("bios.cpu")
     assert findings[0].evidence == ("line",) and findings[0].key == ""
+    assert findings[0].measured is None  # schema 4: a finding stored before measured values reads as none
     s.add_ack("k1", "health.xid", "GPU 3 (0000:9b:00.0)", "Xid 79", "reseated on 2026-11-29, RMA case 123", "t", "b")
     assert s.acks()["k1"]["reason"] == "reseated on 2026-11-29, RMA case 123"
     with pytest.raises(ValueError):
@@ -638,3 +639,31 @@ def test_a_full_disk_is_said_plainly_at_every_write_point_and_loses_nothing(tmpf
                                  (ActionState.FAILED, ActionState.INTERRUPTED)), (free, run)
         s.close()
     assert said_full >= 3  # the full disk was hit, and said
+
+
+def test_a_findings_measured_value_round_trips_and_a_garbled_one_is_refused_at_open(state_dir):
+    """A finding's measured value (value, threshold, unit, direction, label) is stored with it and read back equal;
+    a finding without one reads back without one; a stored measured column that is not a measure is refused when
+    the build is opened, the file left as it was."""
+    from wizard.model import Finding, Measure
+
+    b = make_build(state_dir)
+    m = Measure(8.0, 16.0, "lanes", "at_least", "PCIe link width")
+    fs = [Finding("health.pcie_width", Verdict.FAIL, "GPU 0: x8 of x16", "GPU 0", ("LnkSta: x8",), "reseat", "lspci(8)",
+                  measured=m),
+          Finding("health.pcie_speed", Verdict.PASS, "ok", "host", (), "", "lspci(8)")]
+    run = b.store.record_check("health.pcie", fs, Verdict.FAIL, "boot", "t")
+    got = b.store.findings_of_check(run)
+    assert got[0].measured == m and got[0].measured.text() == "PCIe link width: 8 lanes, expected ≥ 16 lanes"
+    assert got[1].measured is None and "measured" not in got[1].to_dict()
+    path = b.store.path
+    b.close()
+    c = sqlite3.connect(path)
+    c.execute("UPDATE finding SET measured = '{\"value\": \"x8\", \"unit\": \"lanes\", \"direction\": \"at_least\"}' "
+              "WHERE finding_id = 'health.pcie_width'")
+    c.commit()
+    c.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="cannot read"):
+        Store.open(path)
+    assert path.read_bytes() == before

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -30,6 +31,38 @@ def reserve(path: Path | str, size: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class NotRegularFileError(OSError):
+    """An output path names something other than a regular file (a directory, a FIFO, a device node, a socket, a
+    symbolic link): writing it by rename would replace that thing with a file. The message says what it is."""
+
+
+def refuse_non_regular(path: Path | str) -> None:
+    """Refuse an output ``path`` that exists and is not a regular file, before anything is written; a path that does
+    not exist yet, or is a regular file, passes. Checked with :func:`os.lstat`, so a symbolic link is refused
+    whatever it points to (it is never followed, nor replaced): give its target instead. Used by every command that
+    writes an output file by rename (``report -o``, ``check --prometheus``, ``answers export -o``).
+
+    Raises:
+        NotRegularFileError: the path is a directory, FIFO, character or block device, socket or symbolic link.
+        OSError: the path cannot be examined (a parent that is not searchable).
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a symbolic link (to " + os.readlink(path) + "): give the file it points to" if stat.S_ISLNK(mode)
+            else "a directory" if stat.S_ISDIR(mode)
+            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    raise NotRegularFileError(f"{path} is {kind}; bringup writes a new file and renames it into place, which would "
+                              f"replace it, so it is left as it is")
 
 
 def backup_name(path: Path, backup_dir: Path, now: _dt.datetime | None = None) -> Path:

@@ -8,6 +8,7 @@ used by LBNL NHC and Meta GCM: exit 0 = all pass (or only skips), 1 = warn or un
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -79,6 +80,144 @@ class StepStatus(str, enum.Enum):
         return self in (StepStatus.PASSED, StepStatus.CONFIRMED, StepStatus.SKIPPED, StepStatus.WARNED)
 
 
+
+DIRECTIONS = ("at_least", "at_most", "equal")
+"""How a :class:`Measure`'s value is held to its threshold: ``at_least`` (value >= threshold passes: a floor),
+``at_most`` (value <= threshold passes: a ceiling, e.g. an error count), ``equal`` (value == threshold)."""
+
+_DIRECTION_SIGN = {"at_least": "\u2265", "at_most": "\u2264", "equal": "="}
+
+
+def _num_text(v: float) -> str:
+    """A figure as a report prints it: integers with thousands separators, else up to 4 significant digits."""
+    v = float(v)
+    if v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A number a finding judged against a threshold, in structured form (what the report shows as "measured
+    against its threshold").
+
+    Attributes:
+        value: what was measured, in ``unit`` (a finite number).
+        threshold: the limit the verdict compared it with, in ``unit``; ``None`` when the figure is shown as
+            evidence without a limit (e.g. a BAR1 size).
+        unit: ``GB/s``, ``GT/s``, ``lanes``, ``°C``, ``W``, ``GiB``, ``TFLOPS``, ``count``, ... (free text).
+        direction: one of :data:`DIRECTIONS`: the side of ``threshold`` that passes, limit included (a rule whose
+            comparison is strict on integer readings gives the next integer as its threshold).
+        label: what was measured, e.g. ``"busbw at 8 GiB"``; may be empty.
+
+    Raises:
+        ValueError: ``direction`` is not one of :data:`DIRECTIONS`, or ``value``/``threshold`` is not a finite
+            number.
+    """
+
+    value: float
+    threshold: float | None
+    unit: str
+    direction: str = "at_least"
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"measure direction {self.direction!r} is not one of {', '.join(DIRECTIONS)}")
+        for name in ("value", "threshold"):
+            x = getattr(self, name)
+            if x is None and name == "threshold":
+                continue
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ValueError(f"measure {name} {x!r} is not a finite number")
+
+    @property
+    def met(self) -> bool | None:
+        """True when the value is on the passing side of the threshold (limit included); ``None`` without one."""
+        if self.threshold is None:
+            return None
+        if self.direction == "at_least":
+            return self.value >= self.threshold
+        if self.direction == "at_most":
+            return self.value <= self.threshold
+        return self.value == self.threshold
+
+    @property
+    def margin(self) -> float:
+        """How far the value is on the passing side of its threshold, in ``unit`` (negative: on the failing
+        side); ``inf`` without a threshold. The smallest margin of several is the tightest (:func:`tightest`)."""
+        if self.threshold is None:
+            return math.inf
+        if self.direction == "at_least":
+            return self.value - self.threshold
+        if self.direction == "at_most":
+            return self.threshold - self.value
+        return -abs(self.value - self.threshold)
+
+    def text(self) -> str:
+        """One line for people: ``"busbw at 8 GiB: 182.4 GB/s, expected \u2265 150 GB/s"`` (``"8 lanes, expected
+        \u2265 16 lanes"`` without a label; just the value and unit without a threshold)."""
+        unit = f" {self.unit}" if self.unit else ""
+        s = f"{self.label}: " if self.label else ""
+        s += f"{_num_text(self.value)}{unit}"
+        if self.threshold is not None:
+            s += f", expected {_DIRECTION_SIGN[self.direction]} {_num_text(self.threshold)}{unit}"
+        return s
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"value", "threshold", "unit", "direction", "label"}`` (the JSON contract's ``measured`` object)."""
+        return {"value": float(self.value), "threshold": None if self.threshold is None else float(self.threshold),
+                "unit": self.unit, "direction": self.direction, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Measure":
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: ``d`` is not a mapping, lacks ``value``/``unit``/``direction``, or holds a value of the
+                wrong type (a non-numeric value or threshold, an unknown direction).
+        """
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a measured value must be an object, not {type(d).__name__}")
+        missing = [k for k in ("value", "unit", "direction") if k not in d]
+        if missing:
+            raise ValueError(f"a measured value lacks {', '.join(missing)}")
+        for k in ("unit", "direction", "label"):
+            if k in d and not isinstance(d[k], str):
+                raise ValueError(f"measured {k} {d[k]!r} is not a string")
+        return cls(value=d["value"], threshold=d.get("threshold"), unit=d["unit"], direction=d["direction"],
+                   label=d.get("label", ""))
+
+
+def measure(value: float | int | None, threshold: float | int | None, unit: str, direction: str = "at_least",
+            label: str = "") -> Measure | None:
+    """A :class:`Measure`, or ``None`` when ``value`` is missing or not a finite number (a rule passes what it
+    read; nothing is made up). A non-finite ``threshold`` is dropped (shown without a limit).
+
+    Raises:
+        ValueError: an unknown ``direction``.
+    """
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        if direction not in DIRECTIONS:
+            raise ValueError(f"measure direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+        return None
+    if threshold is not None and not math.isfinite(threshold):
+        threshold = None
+    return Measure(value, threshold, unit, direction, label)
+
+
+def tightest(measures: Iterable[Measure | None]) -> Measure | None:
+    """Of several measures of one kind (one finding about several GPUs or links), the one nearest to failing
+    its threshold (smallest :attr:`Measure.margin`; the first on a tie); ``None`` when there is none."""
+    best: Measure | None = None
+    for m in measures:
+        if m is not None and (best is None or m.margin < best.margin):
+            best = m
+    return best
+
+
 @dataclass(frozen=True)
 class Finding:
     """One judgement about the machine: the unit the UI, the JSON output and the report show.
@@ -94,6 +233,8 @@ class Finding:
         step: the catalogue step that produced it (filled in by the engine).
         key: for a finding about one past event (an Xid, an AER line), a stable key the operator
             can acknowledge with a reason (``bringup ack KEY``); empty otherwise.
+        measured: the number the verdict compared with a threshold (:class:`Measure`), for a finding that judged
+            one; ``None`` otherwise. Passes carry it too (the figure is the evidence).
     """
 
     id: str
@@ -105,10 +246,12 @@ class Finding:
     source: str = ""
     step: str = ""
     key: str = ""
+    measured: Measure | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-contract shape of a finding (DESIGN.md "The machine-readable contract")."""
-        d = {
+        """The JSON-contract shape of a finding (DESIGN.md "The machine-readable contract"); ``measured`` only
+        when set."""
+        d: dict[str, Any] = {
             "id": self.id,
             "verdict": self.verdict.value,
             "subject": self.subject,
@@ -120,11 +263,15 @@ class Finding:
         }
         if self.key:
             d["key"] = self.key
+        if self.measured is not None:
+            d["measured"] = self.measured.to_dict()
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
-        """Inverse of :meth:`to_dict`; raises ``KeyError``/``ValueError`` on a malformed dict."""
+        """Inverse of :meth:`to_dict`; raises ``KeyError``/``ValueError`` on a malformed dict (a malformed
+        ``measured`` object included: :meth:`Measure.from_dict`); ``measured`` absent or null reads as ``None``."""
+        m = d.get("measured")
         return cls(
             id=str(d["id"]),
             verdict=Verdict(d["verdict"]),
@@ -135,6 +282,7 @@ class Finding:
             source=str(d.get("source", "")),
             step=str(d.get("step", "")),
             key=str(d.get("key", "")),
+            measured=None if m is None else Measure.from_dict(m),
         )
 
 
@@ -214,6 +362,17 @@ def stage_rollup(statuses: Sequence[StepStatus]) -> StepStatus:
     if all(x.done for x in statuses):
         return StepStatus.WARNED if any(x is StepStatus.WARNED for x in statuses) else StepStatus.PASSED
     return StepStatus.PENDING
+
+
+AUTO_SKIP_PREFIX = "not applicable: "
+"""How the engine words the reason of a step its own check found not applicable (``Build.record_findings``); any
+other skip is a person's decision (the report lists it as skipped by a person, with the reason, who and when)."""
+
+
+def proven_by_run(step: "Step") -> bool:
+    """A step only its own judged run can pass (a validation, the idle baseline, the multi-node runs: an action
+    with a judge, not a manual step): a person's note never confirms it (:meth:`wizard.engine.Build.confirm`)."""
+    return not step.manual and step.action is not None and step.action.judge is not None
 
 
 def status_for_verdict(verdict: Verdict) -> StepStatus:

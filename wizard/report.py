@@ -10,8 +10,9 @@ acknowledgements and action runs are the store's; a bundle is judged by the same
 Per node it holds the inventory (read by the parsers bringup already has, from a capture bundle or from this
 machine when the report is made on it), every stage and step with its status word and glyph, who and when, notes,
 skip reasons and acknowledgements, every finding (verdict, message, subject, evidence, public source), the
-validation results (value against its floor, unit and verdict; the all-reduce busbw curve; a P2P matrix) with a
-run on the CPU labelled as such, and every action run (argv, who, exit status in words, duration, log path). At the
+validation results (value against its floor, unit and verdict; each GPU's one-GPU tests against their floors; the
+all-reduce busbw curve with its floor; a P2P matrix; the soak's first and last intervals; each GPU's temperature and
+power over time; error counters before and after) with a run on the CPU labelled as such and never drawn as a GPU's, and every action run (argv, who, exit status in words, duration, log path). At the
 top: the verdict (``ready`` / ``ready with warnings`` / ``not ready``), bringup's version, the time and a content
 hash; with several nodes a node x stage table marking the odd node out; and what changed since the previous report
 of the same build (:func:`store_summary` keeps each report's findings summary under ``<build>/reports/``).
@@ -24,8 +25,10 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shlex
 import signal
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -33,7 +36,7 @@ from wizard import __version__
 from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
-from wizard.model import Finding, Stage, StepStatus, Verdict, stage_rollup, status_for_verdict, worst
+from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, Stage, StepStatus, Verdict, stage_rollup, status_for_verdict, worst
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
 from wizard.store import ActionRun, ActionState, utcnow
@@ -278,7 +281,12 @@ def validation_doc(run: ActionRun) -> dict[str, Any] | None:
     series: dict[str, Any] = raw_series if isinstance(raw_series, dict) else {}
     points = [p for p in (series.get("points") or []) if isinstance(p, list) and len(p) == 2
               and all(isinstance(x, (int, float)) for x in p)]
-    if not rows and not points:
+    raw_tel = res.get("telemetry")
+    tel: dict[str, Any] = raw_tel if isinstance(raw_tel, dict) else {}  # results stored before it: none
+    soak = [_soak_doc(x) for x in _dicts(tel.get("soak"))[:MAX_DEVICES]]
+    counters = [_counters_doc(x) for x in _dicts(tel.get("counters"))[:MAX_DEVICES]]
+    samples = [_samples_doc(x) for x in _dicts(tel.get("samples"))[:MAX_DEVICES]]
+    if not rows and not points and not soak and not counters and not samples:
         return None
     cpu = ran_on_cpu(_log_head(run.log_path)) or any(str(r.get("note", "")).startswith("CPU") for r in rows)
     p2p: dict[str, Any] | None = None
@@ -298,11 +306,119 @@ def validation_doc(run: ActionRun) -> dict[str, Any] | None:
                          for b in ends] for a in ends]}
     return {"run": run.id, "step": run.step_id, "title": run.title, "started_at": run.started_at,
             "device": "cpu" if cpu else "gpu",
-            "label": (f"CPU run: {CPU_ONLY_REASON}; its figures are not GPU results" if cpu else "GPU run"),
+            "label": (f"{CPU_LABEL} ({CPU_ONLY_REASON}); its figures are not GPU results" if cpu else "GPU run"),
             "rows": rows,
             "series": {"points": points, "floor_gb_s": series.get("floor_gb_s"),
                        "floor_basis": str(series.get("floor_basis") or "")},
-            "p2p": p2p}
+            "p2p": p2p,
+            "per_gpu": None if cpu else _per_gpu(rows),
+            "soak": soak,
+            "samples": [] if cpu else samples,  # a CPU has no NVML: nothing of it is ever drawn as a GPU's
+            "counters": counters}
+
+
+CPU_LABEL = "CPU run: proves the software path, not a GPU"
+"""What a validation run on the CPU is labelled with, wherever its figures are shown."""
+PER_GPU_TESTS = (("gemm", "GEMM"), ("memcpy", "memory copy"), ("h2d", "host → device"), ("d2h", "device → host"))
+"""The one-GPU measurements shown per GPU against their floors (test, column title)."""
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _dicts(v: Any) -> list[dict[str, Any]]:
+    return [x for x in _list(v) if isinstance(x, dict)]
+
+
+def _number(v: Any) -> float | int | None:
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+
+
+def _pairs(v: Any) -> list[list[float]]:
+    return [[float(p[0]), float(p[1])] for p in (v if isinstance(v, list) else [])
+            if isinstance(p, list) and len(p) == 2 and all(_number(x) is not None for x in p)]
+
+
+def _per_gpu(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The one-GPU tests as a GPU x test table (each cell the results-table row: value, unit, floor, verdict),
+    ``None`` when the run measured none of :data:`PER_GPU_TESTS`."""
+    cols = [(t, title) for t, title in PER_GPU_TESTS if any(r.get("test") == t for r in rows)]
+    if not cols:
+        return None
+    subjects = list(dict.fromkeys(str(r.get("subject", "")) for r in rows if r.get("test") in dict(cols)))
+    out = []
+    for subj in subjects:
+        cells = []
+        for t, _ in cols:
+            r = next((x for x in rows if x.get("test") == t and str(x.get("subject", "")) == subj), None)
+            cells.append(None if r is None else {k: r.get(k) for k in ("value", "unit", "floor", "limit_op",
+                                                                       "verdict", "note")})
+        out.append({"subject": subj, "cells": cells})
+    return {"columns": [{"test": t, "title": title} for t, title in cols], "rows": out}
+
+
+def _soak_doc(x: Mapping[str, Any]) -> dict[str, Any]:
+    """One soak series as the report holds it (a stored entry of :func:`wizard.rules.validate.telemetry`)."""
+    def point(p: Any) -> dict[str, Any]:
+        p = p if isinstance(p, dict) else {}
+        return {"interval": _number(p.get("interval")), "value": _number(p.get("value")),
+                "elapsed_s": _number(p.get("elapsed_s"))}
+
+    judged = x.get("judged") if isinstance(x.get("judged"), dict) else None
+    size = _number(x.get("size_bytes"))
+    test = str(x.get("test", ""))
+    who = str(x.get("subject", ""))
+    if test == "soak_allreduce":
+        ws = _number(x.get("world_size"))
+        who = (f"all-reduce across {ws} ranks" if ws else "all-reduce") + (f", {human_bytes(size)}" if size else "")
+    return {"test": test, "what": {"soak_gemm": "GEMM", "soak_allreduce": "all-reduce busbw"}.get(test, test),
+            "metric": str(x.get("metric", "")), "unit": str(x.get("unit", "")), "subject": who,
+            "device": _number(x.get("device")), "intervals": _number(x.get("intervals")),
+            "first": point(x.get("first")), "last": point(x.get("last")), "change_pct": _number(x.get("change_pct")),
+            "judged": None if judged is None else {k: _number(judged.get(k)) for k in ("k", "start", "end",
+                                                                                         "change_pct")},
+            "tolerance_pct": _number(x.get("tolerance_pct")),
+            "verdict": str(x.get("verdict")) if x.get("verdict") in VERDICT_GLYPH else "unknown"}
+
+
+def _counters_doc(x: Mapping[str, Any]) -> dict[str, Any]:
+    """One device's error counters before and after the run (a stored entry of the telemetry)."""
+    rows = [{"name": str(c.get("name", "")), "before": _number(c.get("before")), "after": _number(c.get("after")),
+             "delta": _number(c.get("delta"))} for c in _dicts(x.get("counters"))[:60]]
+    return {"subject": str(x.get("subject", "")), "device": _number(x.get("device")),
+            "available": x.get("available") is True, "reason": str(x.get("reason") or ""), "counters": rows,
+            "changed": [r["name"] for r in rows if r["delta"] not in (None, 0)],
+            "new_xid_codes": [c if isinstance(c, int) and not isinstance(c, bool) else None
+                              for c in _list(x.get("new_xid_codes"))][:20],
+            "notes": [n for n in _list(x.get("notes")) if isinstance(n, str)][:10]}
+
+
+def _samples_doc(x: Mapping[str, Any]) -> dict[str, Any]:
+    """One device's NVML samples over time (a stored entry of the telemetry): ``[elapsed s, value]`` per metric."""
+    from wizard.rules.validate import SAMPLE_METRICS
+
+    rs, rt = x.get("series"), x.get("stats")
+    raw_series: dict[str, Any] = rs if isinstance(rs, dict) else {}
+    raw_stats: dict[str, Any] = rt if isinstance(rt, dict) else {}
+    stats: dict[str, Any] = {}
+    for m in SAMPLE_METRICS:
+        st = raw_stats.get(m)
+        stats[m] = ({k: _number(st.get(k)) for k in ("min", "max", "mean")} if isinstance(st, dict) else None)
+    return {"subject": str(x.get("subject") or "?"), "device": _number(x.get("device")),
+            "samples": _number(x.get("samples")) or 0, "per_point": _number(x.get("per_point")) or 1,
+            "duration_s": _number(x.get("duration_s")), "power_limit_w": _number(x.get("power_limit_w")),
+            "series": {m: _pairs(raw_series.get(m))[:MAX_CHART_POINTS] for m in SAMPLE_METRICS}, "stats": stats,
+            "reasons": [{"bit": str(r.get("bit", "")), "label": str(r.get("label", "")),
+                         "judged": str(r.get("judged", "")), "samples": _number(r.get("samples")) or 0}
+                        for r in _dicts(x.get("reasons"))]}
+
+
+MAX_CHART_POINTS = 500
+"""Most points a chart draws of one stored series (the judge stores at most 120; a damaged store cannot make a
+report heavy)."""
+MAX_DEVICES = 64
+"""Most devices shown per part of a run's telemetry (the judge keeps at most 64)."""
 
 
 def action_doc(run: ActionRun) -> dict[str, Any]:
@@ -324,9 +440,11 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                 actions: list[dict[str, Any]]) -> dict[str, Any]:
     """The node's part of the report, with its own verdict: ``not ready`` when a finding fails or a step is not
     done (pending, running, failed, interrupted, cpu-only), ``ready with warnings`` when a finding warns or is
-    unknown or a step warned, else ``ready``."""
+    unknown or a step warned, else ``ready``. The findings of a ``cpu-only`` step (its validation ran on the CPU)
+    carry ``cpu_run: true``: rendered as "pass (CPU run)", never as a GPU's pass."""
     stage_docs: list[dict[str, Any]] = []
     not_done: list[dict[str, str]] = []
+    waived: list[dict[str, Any]] = []
     for st in stages:
         steps = []
         for s in st.steps:
@@ -338,9 +456,14 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                           "updated_at": rec.get("updated_at"), "findings": len(fs)})
             if not status.done and st.id not in HANDOVER_STAGES:
                 not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
+            elif status is StepStatus.SKIPPED and not str(rec.get("reason", "")).startswith(AUTO_SKIP_PREFIX):
+                waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
+                               "at": rec.get("updated_at")})
         roll = stage_rollup([StepStatus(x["status"]) for x in steps])
         stage_docs.append({"id": st.id, "title": st.title, **_status_doc(roll), "steps": steps})
-    findings = [f for st in stages for s in st.steps for f in findings_by_step.get(s.id, [])]
+    cpu_steps = {x["id"] for st in stage_docs for x in st["steps"] if x["status"] == StepStatus.CPU_ONLY.value}
+    findings = [{**f, "cpu_run": True} if s.id in cpu_steps else f
+                for st in stages for s in st.steps for f in findings_by_step.get(s.id, [])]
     blocking = [f for f in findings if f["verdict"] == "fail"]
     warnings = [f for f in findings if f["verdict"] in ("warn", "unknown")]
     warned_steps = [x["id"] for st in stage_docs for x in st["steps"] if x["status"] == "warned"]
@@ -348,7 +471,7 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     return {"name": name, "source": source, "verdict": verdict,
             "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
             "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
-            "steps_not_done": not_done, "inventory": inv, "inventory_source": inv_source,
+            "steps_not_done": not_done, "waived": waived, "inventory": inv, "inventory_source": inv_source,
             "stages": stage_docs, "findings": findings, "acks": acks, "validations": validations,
             "actions": actions}
 
@@ -448,7 +571,8 @@ async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[st
         inv["host"][0][1] = f"{ident['hostname']} (from the bundle's manifest)"
     source = {"kind": "snapshot", "build_id": None, "path": str(path), "created": created,
               "bringup_version": str(manifest.get("bringup_version", ""))}
-    return _judge_node(str(ident.get("hostname") or Path(path).name), source, stages, states, by_step,
+    return _judge_node(str(ident.get("fleet_node") or ident.get("hostname") or Path(path).name), source, stages,
+                       states, by_step,
                        inv, f"capture bundle {Path(path).name} ({created})", [], [], [])
 
 
@@ -506,7 +630,8 @@ def summary(report: Mapping[str, Any]) -> dict[str, Any]:
 def changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dict[str, Any]:
     """New, resolved and changed findings since ``previous`` (a :func:`summary`); ``previous`` None: the first
     report. New: a finding that was not there (a pass included); resolved: one that is gone, or was not a pass
-    and now passes; changed: its verdict or message differs."""
+    and now passes; changed: its verdict differs (a message that differs only in a figure, its verdict the same, is
+    not a change: a measured value moving on the same side of its threshold leaves the verdict as it was)."""
     if not previous or not isinstance(previous.get("findings"), list):
         return {"previous": None, "new": [], "resolved": [], "changed": []}
 
@@ -523,11 +648,28 @@ def changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> d
             resolved.append({**f, "now": "gone"})
         elif f.get("verdict") != "pass" and cur["verdict"] == "pass":
             resolved.append({**f, "now": "pass"})
-        elif f.get("verdict") != cur["verdict"] or f.get("message") != cur["message"]:
+        elif f.get("verdict") != cur["verdict"]:
             changed.append({**cur, "was_verdict": f.get("verdict"), "was_message": f.get("message")})
     return {"previous": {"generated_at": previous.get("generated_at"), "content_hash": previous.get("content_hash"),
                          "verdict": previous.get("verdict")},
             "new": new, "resolved": resolved, "changed": changed}
+
+
+def distinct_names(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The nodes with a name no other node in the report has: two bundles of one host (captured before and after a
+    repair, or two hosts that answer to the same hostname) become ``gpu01 (1 of 2)`` and ``gpu01 (2 of 2)`` in the
+    order given, so the node x stage table, the blocking list and the per-node sections never merge or confuse them
+    (each keeps its ``source``)."""
+    total = Counter(str(n["name"]) for n in nodes)
+    seen: Counter[str] = Counter()
+    out = []
+    for n in nodes:
+        name = str(n["name"])
+        if total[name] > 1:
+            seen[name] += 1
+            n = {**n, "name": f"{name} ({seen[name]} of {total[name]})"}
+        out.append(n)
+    return out
 
 
 def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None = None,
@@ -541,6 +683,7 @@ def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None
     """
     if not nodes:
         raise ReportError("nothing to report on: no build and no bundle")
+    nodes = distinct_names(nodes)
     rank = {READY: 0, READY_WARN: 1, NOT_READY: 2}
     verdict = max((n["verdict"] for n in nodes), key=lambda v: rank[v])
     doc: dict[str, Any] = {
@@ -549,6 +692,7 @@ def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None
         "blocking": [{"node": n["name"], **b} for n in nodes for b in n["blocking"]],
         "warnings": [{"node": n["name"], **w} for n in nodes for w in n["warnings"]],
         "steps_not_done": [{"node": n["name"], **s} for n in nodes for s in n["steps_not_done"]],
+        "waived": [{"node": n["name"], **w} for n in nodes for w in n.get("waived", [])],
         "nodes": list(nodes),
     }
     groups: dict[tuple[str, str, str], list[str]] = {}
@@ -636,6 +780,117 @@ def busbw_chart(points: Sequence[Sequence[float]], floor: float | None, *, width
             "floor_y": Y(floor) if floor else None, "floor": floor, "xticks": xticks, "yticks": yticks}
 
 
+def _nice_step(span: float, parts: int) -> float:
+    """The smallest 1, 2, 2.5 or 5 x 10^k at least ``span / parts`` (a chart's tick step)."""
+    import math
+
+    raw = max(span, 1e-9) / parts
+    mag = 10 ** math.floor(math.log10(raw))
+    return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
+
+
+def time_chart(points: Sequence[Sequence[float]], *, label: str, unit: str, limit: float | None = None,
+               width: int = 340, height: int = 180) -> dict[str, Any] | None:
+    """Geometry of a small metric-over-time chart the HTML template draws as inline SVG: elapsed time since the
+    run's start on the x axis (seconds, minutes past 10 minutes), the metric (``label`` in ``unit``) on a linear y
+    axis fitted to the data with round ticks, and ``limit`` (a power limit) as a dashed line. ``points``:
+    ``[[elapsed_s, value]...]``. ``None`` for an empty series."""
+    import math
+
+    pts = [(float(x), float(y)) for x, y in points
+           if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(x) and math.isfinite(y)]
+    if not pts:
+        return None
+    left, right, top, bottom = 52, 12, 12, 36
+    w, h = width - left - right, height - top - bottom
+    xmax = max(max(x for x, _ in pts), 1.0)
+    minutes = xmax > 600
+    scale = 60.0 if minutes else 1.0
+    xstep = _nice_step(xmax / scale, 4) * scale
+    xend = math.ceil(xmax / xstep) * xstep
+    ys = [y for _, y in pts] + ([limit] if isinstance(limit, (int, float)) and math.isfinite(limit) else [])
+    lo, hi = min(ys), max(ys)
+    ystep = _nice_step((hi - lo) or max(1.0, abs(hi) * 0.1), 4)
+    y0, y1 = math.floor(lo / ystep) * ystep, math.ceil(hi / ystep) * ystep
+    if y1 <= y0:
+        y0, y1 = y0 - ystep, y1 + ystep
+
+    def X(v: float) -> float:
+        return round(left + max(0.0, v) / xend * w, 1)
+
+    def Y(v: float) -> float:
+        return round(top + h - (v - y0) / (y1 - y0) * h, 1)
+
+    xticks = [{"x": X(i * xstep), "label": f"{i * xstep / scale:g}"} for i in range(int(round(xend / xstep)) + 1)]
+    yticks = [{"y": Y(y0 + i * ystep), "label": f"{y0 + i * ystep:g}"}
+              for i in range(int(round((y1 - y0) / ystep)) + 1)]
+    return {"width": width, "height": height, "left": left, "top": top, "right": width - right, "bottom": top + h,
+            "points": len(pts), "polyline": " ".join(f"{X(x)},{Y(y)}" for x, y in pts),
+            "xticks": xticks, "yticks": yticks, "x_label": f"elapsed ({'min' if minutes else 's'})",
+            "y_label": f"{label} ({unit})",
+            "limit_y": Y(limit) if isinstance(limit, (int, float)) and math.isfinite(limit) else None, "limit": limit}
+
+
+def samples_summary(s: Mapping[str, Any]) -> str:
+    """One line of a device's NVML samples (a validation's ``samples`` entry): min-max of temperature, power and SM
+    clock, how many samples over how long, and the clock-event reasons seen."""
+    words = {"temp_c": ("temperature", "°C"), "power_w": ("power", "W"), "sm_clock_mhz": ("SM clock", "MHz")}
+    parts = []
+    for m, (name, unit) in words.items():
+        st = (s.get("stats") or {}).get(m)
+        if not st or st.get("min") is None or st.get("max") is None:
+            parts.append(f"{name} not sampled")
+            continue
+        detail = [f"mean {_short(st['mean'])}"] if st.get("mean") is not None else []
+        if m == "power_w" and s.get("power_limit_w"):
+            detail.append(f"limit {_short(s['power_limit_w'])} W")
+        parts.append(f"{name} {_short(st['min'])}–{_short(st['max'])} {unit}"
+                     + (f" ({', '.join(detail)})" if detail else ""))
+    n, dur = s.get("samples") or 0, s.get("duration_s")
+    line = "; ".join(parts) + f"; {n} sample{'' if n == 1 else 's'}" + (f" over {duration_words(dur)}" if dur else "")
+    reasons = [f"{r['label'] or r['bit']} ({r['bit']}, {'not judged' if r['judged'] == 'ignore' else r['judged']}) in "
+               f"{r['samples']} sample{'' if r['samples'] == 1 else 's'}" for r in s.get("reasons") or []]
+    return line + ("; clock-event reasons: " + ", ".join(reasons) if reasons else "; no clock-event reason active")
+
+
+def _short(v: Any) -> str:
+    """A figure in a sentence or on an axis: whole numbers without decimals (``700``, ``1,980``), else one decimal
+    (three significant digits below 10)."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "-" if v is None else str(v)
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def _pct(v: Any) -> str:
+    return "-" if not isinstance(v, (int, float)) or isinstance(v, bool) else f"{v:+.1f}%"
+
+
+def _signed(v: Any) -> str:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "-"
+    return f"{v:+,}" if isinstance(v, int) else f"{v:+,.3g}"
+
+
+def counters_table(devices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The counters of a run as one table: a row per counter, a column per device whose counters were read, each
+    cell ``{"before", "after", "delta", "changed"}`` (``None`` where the device has no such counter); ``unread``:
+    the devices whose counters were not read, with why."""
+    read = [d for d in devices if d.get("counters")]
+    names = list(dict.fromkeys(c["name"] for d in read for c in d["counters"]))
+    rows = []
+    for name in names:
+        cells = []
+        for d in read:
+            c = next((x for x in d["counters"] if x["name"] == name), None)
+            cells.append(None if c is None else {**c, "changed": c["delta"] not in (None, 0)})
+        rows.append({"name": name, "cells": cells, "changed": any(x and x["changed"] for x in cells)})
+    return {"devices": [d["subject"] for d in read], "rows": rows,
+            "unread": [{"subject": d["subject"], "reason": d["reason"] or "not read"} for d in devices
+                       if not d.get("counters")]}
+
+
 def _env(autoescape: bool) -> Any:
     import jinja2
 
@@ -645,11 +900,20 @@ def _env(autoescape: bool) -> Any:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters["mdcell"] = md_cell
+    env.filters["codespans"] = html_code_spans
     env.filters["fence"] = md_fence
     env.filters["human_bytes"] = human_bytes
     env.filters["short_time"] = _short_time
     env.filters["figure"] = _figure
+    env.filters["measured"] = measured_text
     env.globals["busbw_chart"] = busbw_chart
+    env.globals["time_chart"] = time_chart
+    env.globals["counters_table"] = counters_table
+    env.globals["samples_summary"] = samples_summary
+    env.globals["cpu_label"] = CPU_LABEL
+    env.filters["pct"] = _pct
+    env.filters["short"] = _short
+    env.filters["signed"] = _signed
     return env
 
 
@@ -657,6 +921,18 @@ def _short_time(iso: Any) -> str:
     from wizard.store import short_time
 
     return short_time(str(iso)) if iso else "-"
+
+
+def measured_text(d: Any) -> str:
+    """A finding's ``measured`` object (:meth:`wizard.model.Measure.to_dict`) as one line: ``"busbw at 8 GiB: 182.4
+    GB/s, expected ≥ 150 GB/s"``; ``""`` for none or one that does not read as a measure (a report never fails on
+    it)."""
+    if not d:
+        return ""
+    try:
+        return Measure.from_dict(d).text()
+    except ValueError:
+        return ""
 
 
 def _figure(v: Any) -> str:
@@ -669,13 +945,36 @@ def _figure(v: Any) -> str:
     return str(v)
 
 
+CODE_SPAN = re.compile(r"`([^`]+)`")
+"""A code span in bringup's own text (a command to run: ``ipmitool mc info``), one backtick each side."""
+
+
 def md_cell(text: Any) -> str:
     """Machine text made safe for one GitHub-flavoured Markdown table cell: one line, ``|`` and HTML escaped,
-    backslashes and emphasis characters kept literal."""
+    backslashes and emphasis characters kept literal; a code span (:data:`CODE_SPAN`) stays one, only its ``|``
+    escaped (the table's; nothing else is interpreted inside a code span), and a lone backtick is literal."""
     s = " ".join(str(text).split())
+    out, at = [], 0
+    for m in CODE_SPAN.finditer(s):
+        out.append(_md_text(s[at:m.start()]))
+        out.append("`" + m.group(1).replace("|", "\\|") + "`")
+        at = m.end()
+    out.append(_md_text(s[at:]))
+    return "".join(out)
+
+
+def _md_text(s: str) -> str:
     for ch in ("\\", "|", "*", "_", "`", "[", "]"):
         s = s.replace(ch, "\\" + ch)
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def html_code_spans(text: Any) -> Any:
+    """Text for the HTML report: escaped first, then each code span (:data:`CODE_SPAN`) made a ``<code>`` element
+    (so machine text can never add markup); a :class:`markupsafe.Markup`."""
+    from markupsafe import Markup, escape
+
+    return Markup(CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(str(text)))))
 
 
 def md_fence(lines: Sequence[str]) -> str:

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from wizard.model import Finding, StepStatus, Verdict
+from wizard.model import Finding, Measure, StepStatus, Verdict
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "build.db"
 
@@ -76,6 +76,9 @@ MIGRATIONS: dict[int, str] = {
     ALTER TABLE action_run ADD COLUMN overrides TEXT NOT NULL DEFAULT '{}';
     ALTER TABLE action_run ADD COLUMN check_run INTEGER;
     ALTER TABLE action_run ADD COLUMN results TEXT NOT NULL DEFAULT '{}';
+    """,
+    4: """
+    ALTER TABLE finding ADD COLUMN measured TEXT NOT NULL DEFAULT '';
     """,
 }
 
@@ -364,7 +367,9 @@ class ActionRun:
     """One recorded action run. ``overrides``: plan answers given for this run only (``bringup validate
     --nproc 2``), used again to judge it; ``check_run``: the id of the check record holding the findings judged
     from its log (``None`` until judged, or when the step's own check judges it); ``results``: the judged
-    results table and series (``{"results": [...], "series": {...}}``, empty when the step has none)."""
+    results table and series (``{"results": [...], "series": {...}, "telemetry": {...}}``, empty when the step has
+    none; ``telemetry``, the NVML samples, counters and soak intervals the report draws, is absent from results
+    stored before it was kept: readers treat it as optional)."""
 
     id: int
     step_id: str
@@ -483,9 +488,10 @@ class Store:
         """
         try:
             self.meta(), self.host(), self.plan(), self.step_states(), self.action_runs(), self.acks()
-            for r in self.conn.execute("SELECT verdict, evidence FROM finding"):
+            for r in self.conn.execute("SELECT verdict, evidence, measured FROM finding"):
                 Verdict(r["verdict"])
                 json.loads(r["evidence"])
+                _measured(r["measured"])
             for r in self.conn.execute("SELECT verdict FROM check_run"):
                 Verdict(r["verdict"])
         except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
@@ -627,9 +633,10 @@ class Store:
             run_id = int(cur.lastrowid or 0)
             for f in findings:
                 c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence,"
-                          " remedy, source, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          " remedy, source, key, measured) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (run_id, step_id, f.id, f.verdict.value, f.subject, f.message,
-                           json.dumps(list(f.evidence)), f.remedy, f.source, f.key))
+                           json.dumps(list(f.evidence)), f.remedy, f.source, f.key,
+                           json.dumps(f.measured.to_dict()) if f.measured is not None else ""))
         return run_id
 
     def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
@@ -705,8 +712,18 @@ class Store:
         if row is None:
             return []
         return [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
-                        tuple(json.loads(r["evidence"])), r["remedy"], r["source"], row["step_id"], r["key"])
+                        tuple(json.loads(r["evidence"])), r["remedy"], r["source"], row["step_id"], r["key"],
+                        _measured(r["measured"]))
                 for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (check_run,))]
+
+
+def _measured(text: str) -> Measure | None:
+    """A finding's stored ``measured`` column ('' for none, else :meth:`Measure.to_dict` as JSON).
+
+    Raises:
+        ValueError: the text is not that JSON (``json.JSONDecodeError`` is a ``ValueError``).
+    """
+    return Measure.from_dict(json.loads(text)) if text else None
 
 
 def _connect_ro(path: Path) -> sqlite3.Connection:

@@ -186,3 +186,22 @@ def test_any_other_cuda_sample_passes_when_it_ran_to_its_end_and_fails_on_an_err
     assert explain_text(err).verdict.value == "fail"
     cut = body.split("Running")[0]
     assert explain_text(cut).verdict.value == "unknown"
+
+
+def test_host_copies_and_p2p_pairs_carry_the_measured_bandwidth_against_the_floor():
+    """Real bandwidthTest outputs: an RTX 6000 Ada on Gen4 x16 (26.8 GB/s against the 19.2 GB/s warn floor) and a
+    P100 run off its NUMA node (3.8 GB/s, below 9.6); the real RTX 6000 Ada p2pBandwidthLatencyTest (slowest pair
+    against half the median pair)."""
+    from wizard.model import Measure
+
+    ada = judge_bandwidth_test_text(text(PUBLIC / "bandwidthTest__rtx6000ada-gen4-26.8gbs-pass.txt"), {})
+    h2d = next(f for f in ada if f.measured and f.measured.label.startswith("host-to-device"))
+    assert h2d.verdict is Verdict.PASS and (h2d.measured.value, h2d.measured.unit) == (26.8, "GB/s")
+    assert abs(h2d.measured.threshold - 19.2) < 1e-9 and h2d.measured.direction == "at_least"
+    p100 = judge_bandwidth_test_text(text(PUBLIC / "bandwidthTest__p100-pcie-numactl-remote-node-3.8gbs-partial.txt"), {})
+    slow = next(f for f in p100 if f.measured and f.measured.label.startswith("host-to-device"))
+    assert slow.verdict is Verdict.WARN and slow.measured.value == 3.7834 and slow.measured.met is False
+    (p2p,) = [f for f in judge_p2p_test_text(text(PUBLIC / "cuda-p2p-bandwidth-latency__rtx6000ada-p2pbandwidthlatency.txt"), {})
+              if f.verdict is Verdict.PASS]
+    assert p2p.measured.unit == "GB/s" and p2p.measured.met and p2p.measured.label.startswith("slowest P2P pair")
+    assert isinstance(p2p.measured, Measure)

@@ -171,3 +171,20 @@ def test_sysfs_port_attributes_grepped_with_their_paths_are_read_as_ports():
         ("mlx5_0", 1, "active", "linkup", 100.0), ("mlx5_1", 1, "active", "linkup", 100.0)]
     r = explain_text(body, "sysfs.txt")
     assert r.kind == "ib-ports" and r.verdict is Verdict.PASS
+
+
+def test_port_rate_and_rdma_bandwidth_carry_the_measured_figure_against_the_plan() -> None:
+    """Real outputs: HDR ports (200 Gb/s) against a plan of 400 Gb/s per NIC; the real ib_write_bw loopback
+    (192.5 Gb/s) against 0.8 x the plan's 400 Gb/s."""
+    from wizard.parsers.fabric import parse_perftest
+    from wizard.rules.fabric import judge_perftest
+
+    bad = [x for x in _judge("ibstatus__gpud-a100-8x-hdr-200-ib-active-plus-eth-40.txt", nic_gbit_s=400.0)
+           if x.verdict is Verdict.FAIL]
+    assert all((x.measured.value, x.measured.threshold, x.measured.unit) == (200, 400, "Gb/s") for x in bad)
+    ok = next(x for x in _judge("ibstatus__gpud-a100-8x-hdr-200-ib-active-plus-eth-40.txt", nic_gbit_s=200.0)
+              if x.id == fabric.RATE_ID)
+    assert ok.verdict is Verdict.PASS and ok.measured.met and ok.measured.label.startswith("slowest port rate")
+    body = text(PUBLIC / "perftest__ib-write-bw-loopback-8m.txt")
+    (f,) = judge_perftest(parse_perftest(body), body, {"nic_gbit_s": 400})
+    assert f.verdict is Verdict.FAIL and f.measured.threshold == 320 and abs(f.measured.value - 192.45) < 0.1

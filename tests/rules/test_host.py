@@ -133,3 +133,16 @@ def test_lscpu_excerpt_without_the_online_line_is_not_offline_cpus() -> None:
     r = explain_text(text(PUBLIC / "collect-env__1x-h100-hbm3-torch291-cu126-driver580.txt"), "x")
     cpu = [f for f in r.findings if f.id == "bios.cpu"]
     assert [f.verdict for f in cpu] == [Verdict.PASS] and "online" not in cpu[0].message
+
+
+def test_host_ram_and_available_memory_carry_the_measured_figure(vm):
+    """The dev VM's real /proc/meminfo (23.5 GiB) against the plan's 32 GiB less 5% (warn) and against the
+    workload's 16 GiB need (pass); the real free -h of a node whose RAM is exhausted (1.2% available, warn below 5%)."""
+    short = only(host_rules.memory(vm, {"host_ram_gib": 32}))
+    assert short.verdict is Verdict.WARN and short.measured.threshold == 30.4 and short.measured.unit == "GiB"
+    assert abs(short.measured.value - MEMTOTAL_GIB) < 1e-9 and short.measured.met is False
+    need = only(host_rules.memory(vm, {"host_ram_min_gib": 16}))
+    assert need.verdict is Verdict.PASS and need.measured.threshold == 16 and need.measured.met
+    fs = hosttools.judge_free(parse_free(text(CASES / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt")), {})
+    (p,) = [f for f in fs if f.id == "os.memory_pressure"]
+    assert p.verdict is Verdict.FAIL and p.measured.unit == "%" and p.measured.threshold == 5 and not p.measured.met

@@ -492,3 +492,18 @@ def test_ring_lines_of_a_clean_init_pass_and_gather_or_alltoall_on_nvswitch_gets
     for name in ("nccl-tests__allgather-8xa100.txt", "nccl-tests__nccl-alltoall-a100-8gpu.txt"):
         g = nccl.judge_nccl_tests(text(PUBLIC / name), {})
         assert _v(g) == [Verdict.PASS] and "NVLink ring floor" in g[0].message, name
+
+
+def test_busbw_against_the_floor_is_carried_as_a_measured_value() -> None:
+    """Real nccl-tests: 8x H100 all-reduce, busbw 470.63 GB/s at 2 GiB against the 460 GB/s floor; two A3 Mega
+    nodes, 337.35 GB/s at 8 GiB against the NIC floor (320 GB/s) and against a site baseline of 370 GB/s (fail)."""
+    from wizard.model import Measure
+
+    (f,) = nccl.judge_nccl_tests(text(CASES / "nccl-tests__1node-8xh100-allreduce-256m-2g.txt"), {})
+    assert f.measured == Measure(470.63, 460, "GB/s", "at_least", "busbw at 2 GiB")  # the in-place busbw of the 2 GiB row
+    assert f.measured.text() == "busbw at 2 GiB: 470.6 GB/s, expected ≥ 460 GB/s"
+    t = text(CASES / "nccl-tests__2node-16xh100-a3mega-allreduce.txt")
+    (ok,) = nccl.judge_nccl_tests(t, {"nics_per_node": 8, "nic_gbit_s": 400})
+    (bad,) = nccl.judge_nccl_tests(t, {"allreduce_floor_gb_s": 370})
+    assert (ok.verdict, ok.measured.value, ok.measured.threshold) == (Verdict.PASS, 337.35, 320)
+    assert (bad.verdict, bad.measured.threshold, bad.measured.met) == (Verdict.FAIL, 370, False)

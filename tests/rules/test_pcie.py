@@ -259,3 +259,23 @@ def test_short_device_list_judges_gpus_only_and_says_links_are_not_in_it():
     assert {f.id: f.verdict for f in fs} == {"health.lspci_gpu_count": Verdict.PASS, "health.pcie_width": Verdict.SKIP}
     (skip,) = [f for f in fs if f.verdict is Verdict.SKIP]
     assert "without lspci's -vv detail" in skip.message and "lspci -vvv" in skip.remedy
+
+
+def test_link_width_speed_and_replays_carry_the_measured_figure_against_their_limit():
+    """The number each verdict compared, in structured form, on real outputs: the Supermicro AS-4124GS excerpt
+    (width x16 of LnkCap x16 passes with its figure; LnkSta 2.5 GT/s against LnkCap 8 GT/s warns), the real A10G
+    nvidia-smi -q -x in a VM (x8 of x16), and the real 8x H100 -q with 67 PCIe replays on GPU 0."""
+    from wizard.model import Measure
+
+    (w,) = [f for f in pcie.pcie_width(lspci_out(SUPERMICRO), {}) if f.verdict is Verdict.PASS]
+    assert w.measured == Measure(16, 16, "lanes", "at_least", "0000:61:00.0 link width") and w.measured.met
+    (s,) = pcie.pcie_speed(lspci_out(SUPERMICRO), {})
+    assert s.verdict is Verdict.WARN and s.measured == Measure(2.5, 8, "GT/s", "at_least", "0000:61:00.0 link speed")
+    assert s.measured.met is False  # the figure is below its limit; the verdict (warn, idle) is the rule's
+    (pw,) = [f for f in explain_text(text(CASES / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml")).findings
+             if f.id == "health.pcie_width"]
+    assert pw.verdict is Verdict.WARN and pw.measured.text() == "GPU 0 (0000:00:1e.0) link width: 8 lanes, expected ≥ 16 lanes"
+    replays = [f for f in explain_text(text(CASES / "nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt"))
+               .findings if f.id == "health.pcie_replay"]
+    assert len(replays) == 8 and replays[0].measured == Measure(67, 0, "replays", "at_most",
+                                                                "GPU 0 (0000:19:00.0) PCIe replays since reset")

@@ -817,3 +817,19 @@ def test_a_mig_profile_listing_says_mig_is_on_and_what_it_lists():
     (f,) = r.findings
     assert r.kind == "nvidia-smi-mig" and (f.id, f.verdict) == ("health.mig", Verdict.PASS)
     assert "MIG 1g.5gb" in f.message and "MIG 7g.40gb" in f.message and "0/7" in f.message and "-mig 0" in f.remedy
+
+
+def test_ecc_and_row_remap_counts_carry_the_measured_count_against_their_limit():
+    """Real 8x H100 -q: every GPU's ECC counters are within limits (the group pass carries the counter nearest its
+    limit: uncorrectable SRAM errors, 0 of at most 0); the real A10 with 4 uncorrectable errors and a pending remap
+    fails on the pending flag, so it carries no count it was not judged on."""
+    from wizard.model import Measure
+
+    fs = sc.judge_doc(parse_smi_text(text(CASES / "nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt")), {})
+    ecc = one(fs, "health.ecc")
+    assert ecc.verdict is Verdict.PASS and ecc.measured == Measure(0, 0, "count", "at_most",
+                                                                   "GPU 0 (0000:19:00.0) uncorrectable SRAM ECC errors")
+    assert one(fs, "health.row_remap").measured.text() == "GPU 0 (0000:19:00.0) rows remapped: 0 rows, expected ≤ 0 rows"
+    a10 = sc.judge_doc(parse_smi_text(text(A10_FULL)), {})
+    (remap,) = by_id(a10, "health.row_remap")
+    assert remap.verdict is Verdict.FAIL and remap.measured is None

@@ -53,3 +53,21 @@ def test_time_spent_in_thermal_slowdown_since_driver_load_warns():
     zero = zero.replace("173453251 us", "0 us").replace("403805 us", "0 us")  # the same GPU with no time in them
     (g,) = [x for x in explain_text(zero).findings if x.id == "health.clock_events"]
     assert g.verdict is Verdict.PASS
+
+
+def test_temperature_power_limit_and_slowdown_time_carry_the_measured_figure():
+    """Real outputs: the A10G at idle has 78 degC of headroom to its own slowdown threshold (warn below 15) and its
+    power limit at the 300 W default; the GB10 spent 173.9 s in thermal slowdown since the driver loaded (limit 0)."""
+    from tests.probe_data import PUBLIC
+    from wizard.model import Measure
+
+    fs = {f.id: f for f in explain_text(text(CASES / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml")).findings}
+    t = fs["health.temperature"]
+    assert t.verdict is Verdict.PASS and t.measured == Measure(78, 15, "°C", "at_least",
+                                                               "GPU 0 (0000:00:1e.0) headroom to slowdown")
+    p = fs["health.power_limit"].measured
+    assert (p.value, p.threshold, p.unit, p.direction, p.met) == (300, 299.5, "W", "at_least", True)
+    e = explain_text(text(PUBLIC / "nvidia-smi-q__gb10-perf-counters-sw-hw-thermal-slowdown-time-partial.txt"))
+    (c,) = [x for x in e.findings if x.id == "health.clock_events"]
+    assert c.verdict is Verdict.WARN and c.measured.unit == "s" and c.measured.threshold == 0
+    assert abs(c.measured.value - 173.857056) < 1e-6 and c.measured.met is False

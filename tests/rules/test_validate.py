@@ -11,14 +11,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wizard.model import Verdict, overall
 from wizard.rules.validate import (
+    TELEMETRY_POINTS,
     allreduce_series,
     analyse,
+    downsample,
     judge_gpu,
     judge_node,
     judge_soak,
     match_gpu,
     nccl_tests_slice,
     pcie_practical_gb_s,
+    results_soak,
     results_table,
 )
 
@@ -326,6 +329,98 @@ def test_real_cpu_soak_measures_allreduce_under_torchrun(logs):
     assert len(ar) >= 4 and all(e["world_size"] == 2 and e["value"] > 0 for e in ar)
 
 
+# ------------------------------------------------------------------ what the report draws (telemetry)
+
+
+SYNTHETIC_SOAK = DATA / "validate" / "synthetic_soak-2x-h100-gpu1-thermal.log"
+"""A 5-minute soak of two H100s under torchrun, as the script prints it (synthetic: no GPU here; PROVENANCE.md)."""
+
+
+def test_soak_telemetry_keeps_samples_counters_and_first_last_per_gpu():
+    res = results_soak(SYNTHETIC_SOAK.read_text(), {})
+    tel = res["telemetry"]
+    assert set(tel) == {"samples", "counters", "soak"}
+    # NVML samples per GPU: 154 each, kept as 120 points per metric (each the mean of 2), exact min/max beside them
+    gpu0, gpu1 = tel["samples"]
+    assert [gpu0["subject"], gpu1["subject"]] == ["GPU 0 (0000:18:00.0)", "GPU 1 (0000:2a:00.0)"]
+    for s in (gpu0, gpu1):
+        assert s["samples"] == 154 and s["per_point"] == 2 and s["power_limit_w"] == 700.0
+        assert {m: len(v) for m, v in s["series"].items()} == {"temp_c": 120, "power_w": 120, "sm_clock_mhz": 120}
+        xs = [x for x, _ in s["series"]["temp_c"]]
+        assert xs == sorted(xs) and 0 < xs[0] < 10 and 300 < xs[-1] < 320  # seconds since the run's start event
+    assert gpu0["stats"]["temp_c"]["max"] == 71 and gpu1["stats"]["temp_c"]["max"] == 87
+    assert gpu1["stats"]["sm_clock_mhz"] == {"min": 1755, "max": 1980, "mean": pytest.approx(1934.7, abs=0.1)}
+    assert {"bit": "0x20", "label": "SW Thermal Slowdown", "judged": "warn", "samples": 31} in gpu1["reasons"]
+    assert all(r["bit"] != "0x20" for r in gpu0["reasons"])
+    # counters before/after: every counter the script read, the corrected ECC rise on GPU 1 named
+    c0, c1 = tel["counters"]
+    assert c0["available"] and c0["changed"] == [] and len(c0["counters"]) == 11
+    assert c1["changed"] == ["ecc_volatile_corrected"]
+    assert {"name": "ecc_volatile_corrected", "before": 0, "after": 2, "delta": 2} in c1["counters"]
+    assert {"name": "aer.correctable", "before": 5, "after": 5, "delta": 0} in c1["counters"]
+    # soak: first and last interval per GPU and for the all-reduce, with the judged drift and its verdict
+    by = {(x["test"], x["device"]): x for x in tel["soak"]}
+    g1 = by[("soak_gemm", 1)]
+    assert g1["first"]["interval"] == 1 and g1["last"]["interval"] == 15 and g1["intervals"] == 15
+    assert g1["verdict"] == "fail" and g1["judged"]["k"] == 3 and g1["judged"]["change_pct"] == pytest.approx(-7.29, abs=0.01)
+    assert g1["change_pct"] == pytest.approx(100 * (g1["last"]["value"] - g1["first"]["value"]) / g1["first"]["value"],
+                                             abs=0.01)
+    assert by[("soak_gemm", 0)]["verdict"] == "pass"
+    ar = by[("soak_allreduce", None)]
+    assert ar["verdict"] == "pass" and ar["size_bytes"] == 256 << 20 and ar["world_size"] == 2
+    json.dumps(res, allow_nan=False)  # stored as JSON
+
+
+def test_sample_series_stay_bounded_whatever_the_run_length():
+    """10,000 NVML samples of one GPU (a long soak at the script's 1 s period) keep 120 points per metric; the one
+    hot sample averaged away in its point is still the series' exact maximum."""
+    items = events(SYNTHETIC_SOAK.read_text())
+    tmpl = next(x for x in items if isinstance(x, dict) and x["event"] == "sample" and x["device"] == 0)
+    start_t = next(x for x in items if isinstance(x, dict) and x["event"] == "start")["t"]
+    kept = [x for x in items if not (isinstance(x, dict) and x["event"] == "sample")]
+    samples = [{**tmpl, "t": start_t + 5 + i, "temp_c": 60 + i % 7, "power_w": 500.0 + i % 50} for i in range(10_000)]
+    samples[5_000]["temp_c"] = 99
+    end = next(i for i, x in enumerate(kept) if isinstance(x, dict) and x["event"] == "end")
+    tel = analyse(render(kept[:end] + samples + kept[end:]), {}, "soak").to_json()["telemetry"]
+    (s,) = [x for x in tel["samples"] if x["device"] == 0]
+    assert s["samples"] == 10_000 and s["per_point"] == 84
+    assert all(len(v) <= TELEMETRY_POINTS for v in s["series"].values())
+    assert len(s["series"]["temp_c"]) == 120 and max(v for _, v in s["series"]["temp_c"]) < 99
+    assert s["stats"]["temp_c"]["max"] == 99 and s["stats"]["power_w"] == {"min": 500, "max": 549, "mean": 524.5}
+    assert s["series"]["temp_c"][-1][0] == pytest.approx(5 + 9_957.5, abs=0.1)  # the last bucket (samples 9,916-9,999): its mean time
+    assert len(json.dumps(tel)) < 40_000
+
+
+def test_downsample_averages_consecutive_buckets():
+    pts = [(float(i), float(10 * i)) for i in range(10)]
+    assert downsample(pts, 20) == [[float(i), float(10 * i)] for i in range(10)]  # no more than the limit: as is
+    # 10 points into 4 buckets of 2, 3, 2, 3 consecutive points
+    assert downsample(pts, 4) == [[0.5, 5.0], [3.0, 30.0], [5.5, 55.0], [8.0, 80.0]]
+    assert downsample([], 4) == []
+
+
+def test_real_cpu_soak_telemetry_has_no_gpu_samples_and_says_why_no_counters(logs):
+    tel = analyse(logs("soak_cpu"), {}, "soak").to_json()["telemetry"]
+    assert tel["samples"] == []
+    (c,) = tel["counters"]
+    assert not c["available"] and c["counters"] == [] and "no CUDA device" in c["reason"]
+    assert len(tel["soak"]) == 3 and all(x["verdict"] == "skip" for x in tel["soak"])
+    assert {x["subject"] for x in tel["soak"] if x["test"] == "soak_gemm"} == {f"rank {r} on {c['node']}" for r in (0, 1)}
+
+
+def test_gpu_run_telemetry_reads_the_counter_deltas(logs):
+    log = synthetic_gpu_log(logs("gpu_cpu"), samples=[0, 0x40, 0x40],
+                            counters_after={"xid_count": 1, "xid_lines": ["NVRM: Xid (PCI:0000:17:00): 79, pid=1"],
+                                            "aer": {"correctable": 4}})
+    tel = analyse(log, {}, "gpu").to_json()["telemetry"]
+    (c,) = tel["counters"]
+    assert sorted(c["changed"]) == ["aer.correctable", "xid_count"] and c["new_xid_codes"] == [79]
+    (s,) = tel["samples"]
+    assert s["samples"] == 3 and {"bit": "0x40", "label": "HW Thermal Slowdown", "judged": "warn", "samples": 2} \
+        in s["reasons"]
+    assert tel["soak"] == []
+
+
 # ------------------------------------------------------------------ the node (edited real logs)
 
 
@@ -484,3 +579,24 @@ def test_ran_on_cpu_reads_the_device_from_the_script_and_the_launcher():
     assert ran_on_cpu(node) and ran_on_cpu(multi)
     assert not ran_on_cpu(node.replace('"device":"cpu"', '"device":"cuda"'))
     assert not ran_on_cpu("") and not ran_on_cpu("BRINGUP {not json\n\x00garbage")
+
+
+def test_validation_findings_carry_the_measured_figure_against_their_floor(logs):
+    """Edited real logs (tests.validate_fixtures): a GEMM at 760 TFLOPS against the warn floor 0.9 x 794.5 (MAMF)
+    passes, one at 450 against the fail floor 0.75 x 794.5 fails; the all-reduce busbw at 4 GiB against the 460 GB/s
+    floor; pattern errors against 0; the soak's end against 95% of its start; each equals the results-table row."""
+    from wizard.model import Measure
+
+    base = logs("gpu_cpu")
+    ok = one(judge_gpu(synthetic_gpu_log(base, tflops=760.0), {}), "gpu.gemm")
+    assert ok.measured == Measure(760.0, 0.9 * 794.5, "TFLOPS", "at_least", "bf16 GEMM 256x256x256 (warn floor)")
+    slow = one(judge_gpu(synthetic_gpu_log(base, tflops=450.0), {}), "gpu.gemm")
+    assert (slow.measured.threshold, slow.measured.met) == (0.75 * 794.5, False) and "fail floor" in slow.measured.label
+    bad = one(judge_gpu(synthetic_gpu_log(base, pattern_errors=2), {}), "gpu.memory")
+    assert bad.verdict is Verdict.FAIL and bad.measured == Measure(2, 0, "count", "at_most", "memory pattern errors")
+    node = one(judge_node(synthetic_node_log(logs("node_cpu"), busbw_at_max=400.0), {}), "node.allreduce_sweep")
+    assert node.measured == Measure(400.0, 460.0, "GB/s", "at_least", "busbw at 4 GiB")
+    soak = one(judge_soak(synthetic_soak_log(logs("soak_cpu"), [100.0, 100.0, 100.0, 98.0, 95.0, 92.0, 90.0, 90.0, 90.0]),
+                          {}), "soak.perf")
+    assert soak.verdict is Verdict.FAIL and soak.measured.value == 90.0 and soak.measured.threshold == 0.95 * 100.0
+    assert soak.measured.direction == "at_least" and soak.measured.met is False

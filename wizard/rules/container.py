@@ -113,7 +113,8 @@ def _devices(r: ContainerCli, exp: Mapping[str, Any]) -> list[Finding]:
     o = ProbeOutput("nvidia_smi_l", "nvidia-container-cli info (pasted)", text=listing + "\n", rc=0)
     out = [f for f in gc.smi_list({"nvidia_smi_l": o}, exp) if f.id != "health.mig"]
     out = [Finding(f.id, f.verdict, f.message.replace("nvidia-smi -L lists", "nvidia-container-cli info lists"),
-                   f.subject, tuple(ln for d in r.devices for ln in d.lines)[:24], f.remedy, f.source) for f in out]
+                   f.subject, tuple(ln for d in r.devices for ln in d.lines)[:24], f.remedy, f.source,
+                   measured=f.measured) for f in out]
     by_arch: dict[str, list[Any]] = {}
     for d in r.devices:
         arch = architecture_of_cc(d.architecture)

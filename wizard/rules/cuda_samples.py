@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from wizard.common import gpu_subject, to_int
 from wizard.data import table
 from wizard.install.catalog import architecture_of_cc, today_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure, tightest
 from wizard.parsers.cuda import cuda_error_lookup
 from wizard.parsers.cuda_samples import (
     BandwidthTest, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
@@ -178,9 +178,11 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
         caveat = " (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)"
     warn_at, fail_at = w_f * practical, fail_f * practical
     pct = f"{100 * gb_s / practical:.0f}% of {how}"
+    copy = {"h2d": "host-to-device copy", "d2h": "device-to-host copy"}.get(direction, "host copy")
+    wm = measure(gb_s, warn_at, "GB/s", "at_least", f"{copy} (warn floor, {w_f:.2g} x {how})")
     if gb_s >= warn_at:
         return Finding(fid, Verdict.PASS, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", subj,
-                         ev, "", src)
+                         ev, "", src, measured=wm)
     remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
               "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
               "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
@@ -188,11 +190,13 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
         return Finding(fid, Verdict.WARN, f"{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link "
                          "is narrower than x16, trained down, or the copy ran off the GPU's NUMA node", subj, ev,
-                         remedy, src)
+                         remedy, src, measured=wm)
     verdict = Verdict.FAIL if gb_s < fail_at else Verdict.WARN
     return Finding(fid, verdict, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail "
                       f"below {fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's "
-                      "NUMA node", subj, ev, remedy, src)
+                      "NUMA node", subj, ev, remedy, src,
+                   measured=wm if verdict is Verdict.WARN else
+                   measure(gb_s, fail_at, "GB/s", "at_least", f"{copy} (fail floor, {fail_f:g} x {how})"))
 
 
 def judge_bandwidth_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -336,6 +340,9 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                                "host", tuple(on.lines[:4]), "Paste the whole output.", SRC_P2P_SAMPLE)]
     median = statistics.median(vals.values())
     slow = [(k, v) for k, v in vals.items() if v < P2P_PAIR_FRACTION * median]
+    (la, lb), lo_v = min(vals.items(), key=lambda kv: kv[1])
+    pm = measure(lo_v, P2P_PAIR_FRACTION * median, "GB/s", "at_least",
+                 f"slowest P2P pair {la}->{lb} ({P2P_PAIR_FRACTION:g} x the median pair {median:.1f} GB/s)")
     below_off: list[tuple[tuple[int, int], float, float]] = []
     if off is not None:
         for (a, b), v in vals.items():
@@ -359,14 +366,15 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         out.append(Finding(fid, Verdict.WARN, f"slow P2P pair(s) against the median pair {median:.1f} GB/s ({kind}; warn "
                            f"below {P2P_PAIR_FRACTION:g} x): {desc}", _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
                            "Find the GPU the slow pairs share: check its NVLink links (`nvidia-smi nvlink -s`, `-e`) or "
-                           "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE))
+                           "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE,
+                           measured=pm))
     if not slow and not below_off and not blocked and not mixed:
         lo, hi = min(vals.values()), max(vals.values())
         out.append(Finding(fid, Verdict.PASS, f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); "
                            f"{kind} {lo:.1f}-{hi:.1f} GB/s, every pair within {P2P_PAIR_FRACTION:g} x of the median "
                            f"{median:.1f} GB/s and not below the P2P-disabled path (a PCIe-only box at its PCIe rate is "
                            "fine)", "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
-                           SRC_P2P_SAMPLE))
+                           SRC_P2P_SAMPLE, measured=pm))
     return out
 
 
@@ -450,7 +458,8 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
                    + f0.message.split(": ", 1)[-1] if f0.verdict == Verdict.UNKNOWN else
                    f"{tc.name or label}: all {len(graded)} GPUs {min(vals):.1f}-{max(vals):.1f} GB/s pass; GPU "
                    f"{tc.cols[0]}: {f0.message}")
-            out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source))
+            out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source,
+                               measured=tightest(f.measured for f in graded)))
         else:
             out.extend(graded)
     return out
@@ -513,17 +522,20 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
             continue
         per_dir = total / 2
         src = f"{spec.name} datasheet NVLink {total} GB/s total ({(row or {}).get('source', '')}); {SRC_NVBW}"
+        nm = measure(med, NVLINK_UNI_FRACTION * per_dir, "GB/s", "at_least",
+                     f"{tc.name} median pair ({NVLINK_UNI_FRACTION:g} x {per_dir:g} GB/s per direction)")
         if med >= NVLINK_UNI_FRACTION * per_dir:
             out.append(Finding("health.p2p", Verdict.PASS, f"{tc.name}: median pair {med:.1f} GB/s = "
                                f"{100 * med / per_dir:.0f}% of {spec.name}'s {per_dir:g} GB/s per direction "
                                f"(NVLink {total} GB/s total); warn below {NVLINK_UNI_FRACTION:g} x", "host",
-                               tuple(tc.lines[:3]), "", src))
+                               tuple(tc.lines[:3]), "", src, measured=nm))
         else:
             out.append(Finding("health.p2p", Verdict.WARN, f"{tc.name}: median pair {med:.1f} GB/s is below "
                                f"{NVLINK_UNI_FRACTION:g} x of {spec.name}'s {per_dir:g} GB/s per direction: GPU-to-GPU "
                                "copies are not riding NVLink at full width", "host", tuple(tc.lines[:3]),
                                "Check `nvidia-smi nvlink -s` (every link up at full speed), `nvidia-smi topo -m` (NV# "
-                               "between every pair) and that nvidia-fabricmanager runs at the driver's version.", src))
+                               "between every pair) and that nvidia-fabricmanager runs at the driver's version.", src,
+                               measured=nm))
     return out
 
 

@@ -424,7 +424,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``health.gpu_count`` and ``health.nvlink`` from ``dcgmi discovery -l``
     (:class:`wizard.parsers.dcgm.DcgmDiscovery`): the GPU count against the plan (fewer fail, more warn); with no
     plan, a count of SXM GPUs an HGX node never has warns; 0 NvSwitches on an 8-GPU SXM board warns."""
-    from wizard.rules.gpu_presence import SRC_A1, count_verdict
+    from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict
 
     if d.gpus_found is None and not d.gpus:
         err_ev = tuple(d.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
@@ -444,11 +444,12 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     cv = count_verdict(found, want)
     what = f"DCGM finds {found} GPU{'s' if found != 1 else ''}" + (f" ({model})" if model else "") + cut
+    cm = count_measure(found, want, "GPUs DCGM finds (the plan's gpu_count)")
     if want is not None and cv is not Verdict.PASS:
         out.append(Finding("health.gpu_count", cv, f"{what}; the plan expects {want}", "host", tuple(ev),
                            "Compare with `lspci -d 10de:` and `nvidia-smi -L`: a GPU on the bus that DCGM does not "
                            "list failed to initialise (dmesg: NVRM/Xid); one missing from lspci too is unseated, "
-                           "unpowered or disabled.", SRC_A1))
+                           "unpowered or disabled.", SRC_A1, measured=cm))
     elif want is None and model and _sxm_nvswitch_class(model) and found not in SXM_SLICES:
         out.append(Finding("health.gpu_count", Verdict.WARN, f"{what}: an SXM node or VM has 1, 2, 4 or 8 of them, "
                            f"so {found} suggests a GPU is missing", "host", tuple(ev),
@@ -457,7 +458,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "gpu_count=N`).", SRC_HGX_COUNT + "; " + SRC_A1))
     else:
         out.append(Finding("health.gpu_count", Verdict.PASS, what + (", as the plan expects" if want else ""), "host",
-                           tuple(ev), "", SRC_DISCOVERY))
+                           tuple(ev), "", SRC_DISCOVERY, measured=cm))
     if d.nvswitches is not None and model and _sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
         if d.nvswitches == 0:
             out.append(Finding("health.nvlink", Verdict.WARN, f"DCGM lists 0 NVSwitches on a {found}-GPU {model} "

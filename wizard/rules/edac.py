@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Any, Mapping
 
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure
 from wizard.parsers.edac import EDAC_ROOT, EdacFacts, RasFacts, parse_edac_sysfs
 from wizard.parsers.kernellog import KernelEvent, KernelLog
 from wizard.rules.common import Outputs, missing
@@ -202,21 +202,25 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
                                + (f" and {c.ce} corrected (CE)" if c.ce else ""), where, cap([source] + c.evidence),
                                f"Replace the DIMM {c.label or '(find the slot in the BMC event log)'}: an uncorrectable "
                                f"memory error crashes jobs or corrupts data; run a memory test before returning the node.",
-                               SRC_EDAC))
+                               SRC_EDAC, measured=measure(c.ue, 0, "errors", "at_most",
+                                                          f"{where}: uncorrectable memory errors")))
         elif c.ce:
             out.append(Finding("health.host_memory", Verdict.WARN,
                                f"{where}: {c.ce} corrected (CE) memory error(s) since the counters were reset", where,
                                cap([source] + c.evidence),
                                "Corrected errors: re-read the counter after the validation stages; if it grows, replace "
                                f"the DIMM {c.label or ''} at the next maintenance (`ras-mc-ctl --errors` shows when).".replace(
-                                   "DIMM  at", "DIMM at"), SRC_EDAC))
+                                   "DIMM  at", "DIMM at"), SRC_EDAC,
+                               measured=measure(c.ce, 0, "errors", "at_most", f"{where}: corrected memory errors")))
     if out:
         return out
     n = len(facts.controllers) or len({c.mc for c in facts.counts})
     pass_ev = [source] + [ln for c in places for ln in c.evidence]
     return [Finding("health.host_memory", Verdict.PASS,
                     f"no host memory errors: 0 corrected and 0 uncorrectable on {plural(n, 'memory controller')}",
-                    "host memory", cap(pass_ev), "", SRC_EDAC)]
+                    "host memory", cap(pass_ev), "", SRC_EDAC,
+                    measured=measure(sum((c.ue or 0) + (c.ce or 0) for c in places), 0, "errors", "at_most",
+                                     "host memory errors (corrected and uncorrectable)"))]
 
 
 def judge_ras_mc_ctl(facts: RasFacts, expectations: Mapping[str, Any]) -> list[Finding]:

@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any, Mapping
 
 from wizard.common import to_float
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure
 from wizard.parsers.fabric import IbPort, IbPorts
 
 STATE_ID = "multinode.ib_port_state"
@@ -155,7 +155,9 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
                                    tuple(ln for ln in p.lines if "ate" in ln)[:3],
                                    "A port that trained below its rated speed: reseat or replace the cable/transceiver, "
                                    "check the switch port's speed setting (`mlxlink -d <dev>` shows the negotiated and "
-                                   "supported speeds), then `ibstat` must show the expected Rate.", SRC_RATE))
+                                   "supported speeds), then `ibstat` must show the expected Rate.", SRC_RATE,
+                                   measured=measure(p.rate_gbit_s, plan, "Gb/s", "at_least",
+                                                    f"{_name(p)} port rate (the plan's nic_gbit_s)")))
     rates = Counter(p.rate_gbit_s for p in rated if p.rate_gbit_s is not None)
     groups = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     layers = Counter(p.link_layer for p in active if p.link_layer)
@@ -178,8 +180,12 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
     note = (f"; also {len(other)} {other[0].link_layer} port(s) ({', '.join(_name(p) for p in other)}), a separate "
             "network, not judged as the fabric" if other else "")
     vs = f", at least the plan's {plan:g} Gb/s" if plan is not None else ""
+    slowest = min(rated, key=lambda p: p.rate_gbit_s or 0.0)
     return [Finding(RATE_ID, Verdict.PASS, f"{groups} {layer}".rstrip() + vs + note, "node",
-                    tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated)[:8], "", SRC_RATE)]
+                    tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated)[:8], "", SRC_RATE,
+                    measured=measure(slowest.rate_gbit_s, plan, "Gb/s", "at_least",
+                                     f"slowest port rate ({_name(slowest)})"
+                                     + (" (the plan's nic_gbit_s)" if plan is not None else "")))]
 
 
 def judge(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -307,20 +313,29 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         "" if v is Verdict.PASS else
                         "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
                         "Gen and width), the cable and the switch port; run it between other node pairs to find the "
-                        "slow one.", SRC_PERFTEST)]
+                        "slow one.", SRC_PERFTEST,
+                        measured=measure(gbit, floor, "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the plan's "
+                                         f"{plan:g} Gb/s)"))]
     near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
     if near:
         r = near[0]
         return [Finding(PERFTEST_ID, Verdict.PASS,
                         f"{what}: {gbit / r:.0%} of {r:g} Gb/s ({IB_RATE_NAMES.get(r, '')} line rate), what a healthy "
                         f"port of that rate delivers; if `ibstat` shows a faster port, it is slow (the plan's nic_gbit_s "
-                        "lets bringup judge it against the real rate)", run.device or "node", ev, "", SRC_PERFTEST)]
+                        "lets bringup judge it against the real rate)", run.device or "node", ev, "", SRC_PERFTEST,
+                        measured=measure(gbit, PERFTEST_FRACTION * r, "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the {r:g} Gb/s "
+                                         "line rate)"))]
     if gbit < PERFTEST_FRACTION * LINE_RATES_GBIT[0]:
         return [Finding(PERFTEST_ID, Verdict.WARN,
                         f"{what}: below {PERFTEST_FRACTION * LINE_RATES_GBIT[0]:g} Gb/s, slow for any InfiniBand port of "
                         "EDR (100 Gb/s) or later", run.device or "node", ev,
                         "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
-                        "test used large messages (-s 8388608 or --all) and the right device (-d mlx5_N).", SRC_PERFTEST)]
+                        "test used large messages (-s 8388608 or --all) and the right device (-d mlx5_N).", SRC_PERFTEST,
+                        measured=measure(gbit, PERFTEST_FRACTION * LINE_RATES_GBIT[0], "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x EDR's "
+                                         f"{LINE_RATES_GBIT[0]:g} Gb/s)"))]
     return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
                     "a healthy slower port or a slow faster one without the port's rate", run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]

@@ -17,7 +17,7 @@ from typing import Any
 from wizard.common import gpu_subject, normalise_bus_id
 from wizard.install import catalog
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure
 from wizard.parsers.gpu import (
     PciFacts,
     parse_driver_version,
@@ -53,6 +53,14 @@ SRC_REV_FF = ("PCI Express Base Specification, configuration reads of a function
 SRC_DRIVER = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau', "
               "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/; NVIDIA GPUDirect RDMA guide, "
               "'IOMMUs' (VFIO/IOMMU only for VMs and passthrough), https://docs.nvidia.com/cuda/gpudirect-rdma/")
+
+
+def count_measure(seen: int, want: Any, label: str) -> Measure | None:
+    """GPUs seen against the plan's gpu_count as a measured value (``equal``), ``None`` without a usable plan count
+    (:func:`count_verdict` judges the same pair)."""
+    if not isinstance(want, int) or isinstance(want, bool) or want <= 0:
+        return None
+    return measure(seen, want, "GPUs", "equal", label)
 
 
 def count_verdict(seen: int, want: Any) -> Verdict:
@@ -110,20 +118,22 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
         desc += f"; NUMA node(s) {', '.join(str(n) for n in numa)}"
     desc += extra
     expected = _plan_count(plan)
+    cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
     if count_verdict(len(gpus), expected) is Verdict.FAIL:
         return Finding(fid, Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", tuple(ev[:20]),
                        "A GPU is missing from the PCI bus: reseat it and its power cables, check the BIOS sees it "
-                       "(Above 4G decoding on), then re-check.", SRC_COUNT)
+                       "(Above 4G decoding on), then re-check.", SRC_COUNT, measured=cm)
     if count_verdict(len(gpus), expected) is Verdict.WARN:
         return Finding(fid, Verdict.WARN, f"{desc}; the plan expects only {expected}", "host", tuple(ev[:20]),
-                       "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.", SRC_COUNT)
+                       "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.", SRC_COUNT,
+                       measured=cm)
     if not gpus:
         v = Verdict.FAIL if whole else Verdict.WARN
         return Finding(fid, v, "no NVIDIA GPU (class 0300/0302) in this lspci output", "host", tuple(ev[:20]),
                        "If this is the whole listing, the GPUs did not enumerate: reseat them, check power cables "
                        "and enable Above 4G decoding in the BIOS. `lspci -d 10de:` lists NVIDIA functions.", SRC_COUNT)
     return Finding(fid, Verdict.PASS, desc + ("" if expected is None else f" (the plan expects {expected})"), "host",
-                   tuple(ev[:20]), "", SRC_COUNT)
+                   tuple(ev[:20]), "", SRC_COUNT, measured=cm)
 
 
 def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: Mapping[str, Any]) -> list[Finding]:
@@ -338,6 +348,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         f"this paste shows {listed} of the {attached} attached GPUs (it looks cut); only those "
                         "are judged", "host", tuple(ev), f"Paste the whole `{doc.command}` output to judge every GPU.",
                         SRC_A1)]
+    cm = count_measure(seen, want, "GPUs nvidia-smi sees (the plan's gpu_count)")
     if count_verdict(seen, want) is Verdict.FAIL:
         if doc.fmt == "table" and not doc.complete:
             return [Finding("health.gpu_count", Verdict.UNKNOWN,
@@ -347,11 +358,11 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         f"nvidia-smi sees {seen} GPUs; the plan expects {want}", "host", tuple(ev),
                         "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed to "
                         "initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
-                        "disabled in the BIOS.", SRC_A1)]
+                        "disabled in the BIOS.", SRC_A1, measured=cm)]
     if count_verdict(seen, want) is Verdict.WARN:
         return [Finding("health.gpu_count", Verdict.WARN, f"nvidia-smi sees {seen} GPUs; the plan expects {want}",
                         "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
-                        SRC_A1)]
+                        SRC_A1, measured=cm)]
     msg = f"nvidia-smi lists {seen} GPU{'s' if seen != 1 else ''}"
     if want is not None:
         msg += ", as the plan expects"
@@ -360,7 +371,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         lo, hi = min(u for _, u in busy), max(u for _, u in busy)
         msg += (f"; {len(busy)} of {len(doc.gpus)} busy, in use by a workload (GPU-Util {lo:g}%" + (f"-{hi:g}%" if hi != lo else "")
                 + "): the idle baseline and validations need them free")
-    return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1)]
+    return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1, measured=cm)]
 
 
 BUSY_UTIL_PCT = 10.0
@@ -603,16 +614,18 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = tuple(line for g in gpus for line in g.evidence)
     expected = plan.get("gpu_count")
     v = count_verdict(len(gpus), expected)
+    cm = count_measure(len(gpus), expected, "NVIDIA GPUs on the PCI bus (the plan's gpu_count)")
     if v is Verdict.FAIL:
         findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects {expected}", "host",
                                 ev, "A GPU is missing from the bus: reseat it and its power cables, check "
-                                "the BIOS sees it, then re-check. " + NO_GPU_REMEDY.split(". ")[-1], SRC_A1))
+                                "the BIOS sees it, then re-check. " + NO_GPU_REMEDY.split(". ")[-1], SRC_A1,
+                                measured=cm))
     elif v is Verdict.WARN:
         findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects only {expected}", "host", ev,
                                 "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.",
-                                SRC_A1))
+                                SRC_A1, measured=cm))
     else:
-        findings.append(Finding("health.gpu_pci", Verdict.PASS, desc, "host", ev, "", SRC_A1))
+        findings.append(Finding("health.gpu_pci", Verdict.PASS, desc, "host", ev, "", SRC_A1, measured=cm))
     return findings
 
 
@@ -778,20 +791,23 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     lost = f"; {len(s.unreachable)} more it could not open" if s.unreachable else ""
     findings: list[Finding] = []
     verdict = count_verdict(seen, want)
+    cm = count_measure(seen, want, "GPUs nvidia-smi -L lists (the plan's gpu_count)")
     if verdict is Verdict.FAIL:
         findings.append(Finding("health.gpu_count", Verdict.FAIL,
                                 f"nvidia-smi -L lists {seen} GPU(s) ({listing}){lost}; the plan expects {want}", "host", ev,
                                 "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed "
                                 "to initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
-                                "disabled in the BIOS.", SRC_A1))
+                                "disabled in the BIOS.", SRC_A1, measured=cm))
     elif verdict is Verdict.WARN:
         findings.append(Finding("health.gpu_count", Verdict.WARN,
                                 f"nvidia-smi -L lists {seen} GPU(s) ({listing}); the plan expects only {want}", "host",
-                                ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1))
+                                ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1,
+                                measured=cm))
     else:
         findings.append(Finding("health.gpu_count", Verdict.PASS,
                                 f"nvidia-smi -L lists {seen} GPU(s): {listing}{lost}"
-                                + (", as the plan expects" if want is not None else ""), "host", ev, "", SRC_A1))
+                                + (", as the plan expects" if want is not None else ""), "host", ev, "", SRC_A1,
+                                measured=cm))
     if len(names) > 1:
         findings.append(Finding("health.gpu_count", Verdict.WARN,
                                 f"mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "

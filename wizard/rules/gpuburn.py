@@ -19,7 +19,7 @@ import statistics
 from typing import Any, Mapping
 
 from wizard.common import gpu_subject, to_int
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure
 from wizard.parsers.gpuburn import BurnGpu, GpuBurn, parse_gpu_burn
 
 GPU_BURN_URL = "https://github.com/wilicc/gpu-burn"
@@ -151,7 +151,9 @@ def burn_speed(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                                    "Read its clock-event reasons and temperature under load (`nvidia-smi -q -d "
                                    "PERFORMANCE,TEMPERATURE,POWER -i N`) and its PCIe link (`nvidia-smi -q -d PCIE`); "
                                    "a GPU that throttles alone has a cooling, power-cap or seating problem.",
-                                   SRC_SPEED))
+                                   SRC_SPEED, measured=measure(steady[b.index], SLOW_FRACTION * med, "Gflop/s",
+                                                               "at_least", f"GPU {b.index} steady Gflop/s "
+                                                               f"({SLOW_FRACTION:g} x its peers' median {med:.0f})")))
     return out
 
 
@@ -168,7 +170,10 @@ def burn_temperature(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                                f"slowdown temperature {slowdown} C: it cut its clocks under load", _subject(b),
                                tuple(r.progress_lines[-1:]),
                                "Check airflow, fan speeds and inlet temperature; read `nvidia-smi -q -d "
-                               "TEMPERATURE,PERFORMANCE` during the burn.", SRC_TEMP))
+                               "TEMPERATURE,PERFORMANCE` during the burn.", SRC_TEMP,
+                               # at or above the slowdown warns: the passing side is the whole degree below it
+                               measured=measure(hot, slowdown - 1, "°C", "at_most",
+                                                f"GPU {b.index} hottest reading (slowdown at {slowdown} °C)")))
     return out
 
 

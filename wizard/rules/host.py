@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from wizard.common import human_bytes
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure
 from wizard.parsers.host import parse_meminfo
 from wizard.parsers.hosttools import (
     parse_free_bytes,
@@ -58,6 +58,23 @@ HOST_RAM_FLOOR_GIB = 16.0
 judgement, from the sizing arithmetic of Rajbhandari et al., ZeRO, 2020: 2 bytes per parameter in 16-bit precision)."""
 
 
+def _plan_short(total_gib: float, expected: float) -> Measure | None:
+    """Host RAM against the plan's figure less :data:`MEMORY_SHORT_PCT` (the shortfall that warns)."""
+    return measure(total_gib, expected * (1 - MEMORY_SHORT_PCT / 100), "GiB", "at_least",
+                   f"host RAM (the plan's {expected:g} GiB less {MEMORY_SHORT_PCT:g}%)")
+
+
+def ram_measure(total_gib: float, plan: Mapping[str, Any]) -> Measure | None:
+    """The host RAM against the figure ``os.memory`` holds it to: the planned workload's need
+    (``host_ram_min_gib``), else the plan's RAM less :data:`MEMORY_SHORT_PCT`, else :data:`HOST_RAM_FLOOR_GIB`."""
+    need, expected = plan.get("host_ram_min_gib"), plan.get("host_ram_gib")
+    if isinstance(need, (int, float)) and not isinstance(need, bool) and need > 0:
+        return measure(total_gib, need, "GiB", "at_least", "host RAM (the planned workload's need)")
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
+        return _plan_short(total_gib, expected)
+    return measure(total_gib, HOST_RAM_FLOOR_GIB, "GiB", "at_least", "host RAM (bringup's floor without a plan figure)")
+
+
 def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) -> Finding | None:
     """``os.memory`` WARN when the plan gives no RAM figure and the host has less than :data:`HOST_RAM_FLOOR_GIB`."""
     if plan.get("host_ram_min_gib") or plan.get("host_ram_gib") or total_gib >= HOST_RAM_FLOOR_GIB:
@@ -68,7 +85,8 @@ def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) ->
                    "host", ev, "Check the node's memory (dmidecode -t 17: DIMMs detected) or the container's memory "
                    "limit; size the host RAM for the workload on the plan & sizing screen (z).",
                    "bringup's judgement: 2 bytes per parameter in bf16 (Rajbhandari et al., ZeRO: Memory Optimizations "
-                   "Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)")
+                   "Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)",
+                   measured=ram_measure(total_gib, plan))
 
 
 def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -89,7 +107,8 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "Add memory, or lower what the workload holds in host RAM (CPU offload, data-loader "
                         "workers, checkpoint loading on every rank): see the plan & sizing screen (z).",
                         "bringup's judgement: host RAM counted from the planned workload (Rajbhandari et al., ZeRO: Memory "
-                        "Optimizations Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)")]
+                        "Optimizations Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)",
+                        measured=ram_measure(total, plan))]
     expected = plan.get("host_ram_gib")
     if isinstance(expected, (int, float)) and expected > 0:
         short = 100.0 * (expected - total) / expected
@@ -98,11 +117,13 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                             f"{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB",
                             "host", tuple(ev),
                             "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
-                            "page); a missing DIMM also leaves a memory channel empty.", SRC_A8)]
+                            "page); a missing DIMM also leaves a memory channel empty.", SRC_A8,
+                            measured=_plan_short(total, expected))]
     small = ram_floor(total, tuple(ev), plan)
     if small is not None:
         return [small]
-    return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8)]
+    return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8,
+                    measured=ram_measure(total, plan))]
 
 
 def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> list[Finding]:
@@ -126,6 +147,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
     else:
         pct = 100.0 * avail / total
         desc = f"{human_bytes(avail)} of {human_bytes(total)} available ({pct:.1f}%), {swap_txt}"
+        am = measure(pct, LOW_AVAILABLE_PCT, "%", "at_least", "host memory available")
         remedy = ("Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it "
                   "or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the "
                   "host needs more RAM.")
@@ -133,13 +155,14 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
             findings.append(Finding("os.memory_pressure", Verdict.FAIL,
                                     f"host RAM is exhausted and {'swap is full' if st else 'there is no swap'}: {desc}; "
                                     "the next allocation wakes the OOM killer (data loaders die first)", "host", ev,
-                                    remedy, SRC_MEM))
+                                    remedy, SRC_MEM, measured=am))
         elif pct < LOW_AVAILABLE_PCT:
             findings.append(Finding("os.memory_pressure", Verdict.WARN,
                                     f"host RAM is nearly exhausted: {desc} (below {LOW_AVAILABLE_PCT:g}%, a derived "
-                                    "threshold)", "host", ev, remedy, SRC_MEM))
+                                    "threshold)", "host", ev, remedy, SRC_MEM, measured=am))
         else:
-            findings.append(Finding("os.memory_pressure", Verdict.PASS, f"memory: {desc}", "host", ev, "", SRC_MEM))
+            findings.append(Finding("os.memory_pressure", Verdict.PASS, f"memory: {desc}", "host", ev, "", SRC_MEM,
+                                    measured=am))
     expected = exp.get("host_ram_gib")
     if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
         have = total / GIB
@@ -147,7 +170,8 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
         if short > MEMORY_SHORT_PCT:
             findings.append(Finding("os.memory", Verdict.WARN,
                                     f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
-                                    ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+                                    ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8,
+                                    measured=_plan_short(have, expected)))
     small = ram_floor(total / GIB, ev[:2], exp)
     if small is not None:
         findings.append(small)
@@ -301,16 +325,20 @@ def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
         low = [(n, s) for n, s in sizes if biggest and s < NUMA_MEMORY_IMBALANCE * biggest]
         mev = tuple(ln for n in nodes for ln in n.lines if " size:" in ln)
         per = ", ".join(f"node {n.id} {s / 1024:.1f} GiB" for n, s in sizes)
+        least, least_mib = min(sizes, key=lambda x: x[1])
+        nm = measure(least_mib / 1024, NUMA_MEMORY_IMBALANCE * biggest / 1024, "GiB", "at_least",
+                     f"NUMA node {least.id} memory ({NUMA_MEMORY_IMBALANCE:.0%} of the largest node)")
         if low:
             findings.append(Finding("bios.numa_memory", Verdict.WARN,
                                     f"memory is uneven across NUMA nodes ({per}): node(s) "
                                     f"{', '.join(str(n.id) for n, _ in low)} hold less than "
                                     f"{NUMA_MEMORY_IMBALANCE:.0%} of the largest", "host", mev,
                                     "Check that every memory channel of every socket holds a DIMM of the same size "
-                                    "(dmidecode -t 17); a missing or failed DIMM empties a channel.", SRC_NUMA))
+                                    "(dmidecode -t 17); a missing or failed DIMM empties a channel.", SRC_NUMA,
+                                    measured=nm))
         else:
             findings.append(Finding("bios.numa_memory", Verdict.PASS, f"memory is even across NUMA nodes ({per})",
-                                    "host", mev, "", SRC_NUMA))
+                                    "host", mev, "", SRC_NUMA, measured=nm))
         total_gib = sum(s for _, s in sizes) / 1024
         expected = exp.get("host_ram_gib")
         if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
@@ -318,7 +346,8 @@ def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
             if short > MEMORY_SHORT_PCT:
                 findings.append(Finding("os.memory", Verdict.WARN, f"{total_gib:.1f} GiB of memory in the NUMA nodes, "
                                         f"{short:.0f}% below the plan's {expected:g} GiB", "host", mev,
-                                        "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8))
+                                        "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8,
+                                        measured=_plan_short(total_gib, expected)))
     return findings
 
 

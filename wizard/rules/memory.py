@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wizard.model import Finding, Verdict, worst
+from wizard.model import Finding, Verdict, measure, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.rules.smi import (
     RESET_REMEDY,
@@ -17,6 +17,7 @@ from wizard.rules.smi import (
     _fmt,
     _pass_group,
     gpu_class,
+    short_subject,
     subject,
     threshold_source,
     thresholds,
@@ -126,7 +127,14 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                    g.num("ecc.errors.uncorrected.volatile.device_memory"),
                                    g.num("ecc.errors.uncorrected.volatile.total")) if v is not None), default=None)
         ev = _ev(g, lines or [g.fields[k].line for k in keys[:4]])
+        who = short_subject(g)
+        m_sram_unc = measure(sram_unc, t["ecc_sram_uncorrectable_fail"], "count", "at_most",
+                             f"{who} uncorrectable SRAM ECC errors")
+        m_sram_cor = measure(sram_cor, t["ecc_sram_correctable_fail"], "count", "at_most",
+                             f"{who} corrected SRAM ECC errors")
+        m_dram = measure(dram_max, t["ecc_dram_any_fail"], "count", "at_most", f"{who} largest DRAM ECC counter")
         problems: list[tuple[Verdict, str, str]] = []
+        measured = []
         if exceeded:
             problems.append((Verdict.FAIL, "the SRAM uncorrectable-error threshold is exceeded",
                              "Drain the node and run NVIDIA field diagnostics; this GPU is an RMA candidate."))
@@ -136,25 +144,33 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                              RESET_REMEDY + (" Aggregate SRAM uncorrectable errors above "
                                              f"{_fmt(t['ecc_sram_uncorrectable_aggregate_rma'])}: RMA the GPU."
                                              if rma else " RMA the GPU if they return.")))
+            measured.append(m_sram_unc)
         if sram_cor is not None and sram_cor > t["ecc_sram_correctable_fail"]:
             problems.append((Verdict.FAIL, (f"{_fmt(sram_cor)} corrected SRAM errors (limit "
                              f"{_fmt(t['ecc_sram_correctable_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+            measured.append(m_sram_cor)
         if dram_max is not None and dram_max > t["ecc_dram_any_fail"]:
             problems.append((Verdict.FAIL, (f"a DRAM ECC counter at {_fmt(dram_max)} (limit "
                              f"{_fmt(t['ecc_dram_any_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+            measured.append(m_dram)
         if unc_vol is not None and unc_vol > 0 and not any(v is Verdict.FAIL for v, _, _ in problems):
             problems.append((Verdict.WARN, f"{_fmt(unc_vol)} uncorrectable memory error(s) since the driver loaded",
                              ("Look for Xid 48/63/64 in `dmesg` and at the row-remapping / retired-pages finding: "
                              "the GPU needs a reset if a remap or retirement is pending.")))
+            measured.append(measure(unc_vol, 0, "count", "at_most", f"{who} uncorrectable memory errors since the "
+                                    "driver loaded"))
         if problems:
             v = worst(p[0] for p in problems)
             out.append(Finding("health.ecc", v, f"{subject(g)}: " + "; ".join(p[1] for p in problems) + note,
-                               subject(g), ev, " ".join(dict.fromkeys(p[2] for p in problems)), SRC_B6))
+                               subject(g), ev, " ".join(dict.fromkeys(p[2] for p in problems)), SRC_B6,
+                               measured=next((m for m in measured if m is not None), None)))
             continue
         nonzero = [f"{_fmt(v)} {k.replace('ecc.errors.', '').replace('.', ' ')}" for k, v in readable.items() if v]
         detail = ("; counts: " + ", ".join(nonzero) + f" (limits: DRAM {_fmt(t['ecc_dram_any_fail'])}, SRAM corrected "
                   f"{_fmt(t['ecc_sram_correctable_fail'])})") if nonzero else ": no errors"
-        ok.append((g, detail + note, lines or [g.fields[k].line for k in keys[:2]]))
+        # the counter nearest its limit (the SRAM uncorrectable one has a limit of 0: any error fails)
+        ok.append((g, detail + note, lines or [g.fields[k].line for k in keys[:2]],
+                   m_sram_unc or m_dram or m_sram_cor))
     out += _pass_group("health.ecc", ok, "ECC error counters within limits", "ECC error counters within limits on "
                        "{n} GPUs", SRC_B6, total=len(doc.gpus))
     return out
@@ -177,6 +193,7 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                    _ev(g, lines, g.lines("mig.mode.current")), "", SRC_MIG))
             continue
         idx = g.index if g.index is not None else "<index>"
+        remaps = measure((corr or 0) + (unc or 0), 0, "rows", "at_most", f"{short_subject(g)} rows remapped")
         if failure:
             out.append(Finding("health.row_remap", Verdict.FAIL,
                                f"{subject(g)}: row remapping failed (Remapping Failure Occurred: Yes)", subject(g),
@@ -200,15 +217,18 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding("health.row_remap", Verdict.FAIL,
                                f"{subject(g)}: {_fmt(none_banks)} memory bank(s) have no spare rows left (Bank Remap "
                                "Availability 'None')", subject(g), _ev(g, lines),
-                               "The next error in those banks cannot be remapped: plan the RMA.", SRC_B7 + " (derived)"))
+                               "The next error in those banks cannot be remapped: plan the RMA.", SRC_B7 + " (derived)",
+                               measured=measure(none_banks, 0, "banks", "at_most",
+                                                f"{short_subject(g)} banks without spare rows")))
         elif (corr or 0) + (unc or 0) > 0:
             out.append(Finding("health.row_remap", Verdict.WARN,
                                f"{subject(g)}: {_fmt(corr)} correctable and {_fmt(unc)} uncorrectable row remap(s) "
                                "done, none pending: the GPU memory has had errors", subject(g), _ev(g, lines),
                                "Nothing to do now; watch the counts and Xid 48/63/64 in the kernel log, and RMA if "
-                               "remaps keep growing.", SRC_B7 + "; IBM Autopilot, https://github.com/IBM/autopilot (remaps alone -> WARN)"))
+                               "remaps keep growing.", SRC_B7 + "; IBM Autopilot, https://github.com/IBM/autopilot (remaps alone -> WARN)",
+                               measured=remaps))
         else:
-            ok.append((g, "", lines[:4]))
+            ok.append((g, "", lines[:4], remaps if corr is not None or unc is not None else None))
     out += _pass_group("health.row_remap", ok, "no row remaps done or pending",
                        "no row remaps done or pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
     return out
@@ -228,11 +248,13 @@ def retired_pages(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         lines = g.lines("retired_pages.single_bit_ecc.count", "retired_pages.double_bit.count", "retired_pages.pending",
                         "retired_pages.pending_retirement")
         limit = t["retired_pages_fail"]
+        # >= the limit is the problem: the passing side is the whole page below it
+        rm = measure(total, limit - 1, "pages", "at_most", f"{short_subject(g)} retired pages (limit {_fmt(limit)})")
         if total >= limit and pending:
             out.append(Finding("health.retired_pages", Verdict.FAIL,
                                f"{subject(g)}: {_fmt(total)} retired pages and one more pending (limit {_fmt(limit)})",
                                subject(g), _ev(g, lines), "The GPU has nearly used up page retirement: RMA it.",
-                               SRC_B7 + "; " + threshold_source("retired_pages_fail")))
+                               SRC_B7 + "; " + threshold_source("retired_pages_fail"), measured=rm))
         elif pending:
             out.append(Finding("health.retired_pages", Verdict.WARN,
                                f"{subject(g)}: a page is pending retirement ({_fmt(total)} retired so far)", subject(g),
@@ -241,9 +263,10 @@ def retired_pages(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         elif total >= limit:
             out.append(Finding("health.retired_pages", Verdict.WARN,
                                f"{subject(g)}: {_fmt(total)} retired pages (limit {_fmt(limit)})", subject(g),
-                               _ev(g, lines), "Close to the page-retirement limit: plan the RMA.", SRC_B7))
+                               _ev(g, lines), "Close to the page-retirement limit: plan the RMA.", SRC_B7, measured=rm))
         else:
-            ok.append((g, f" ({_fmt(total)} retired)" if total else "", lines))
+            ok.append((g, f" ({_fmt(total)} retired)" if total else "", lines,
+                       rm if sbe is not None or dbe is not None else None))
     out += _pass_group("health.retired_pages", ok, "no page retirement pending",
                        "no page retirement pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
     return out

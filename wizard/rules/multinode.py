@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from wizard.common import human_bytes, to_int
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure
 from wizard.parsers.nccl import parse_nccl_log
 from wizard.parsers.validate import Event, num, parse_event_line
 from wizard.rules.nccl import (
@@ -295,8 +295,9 @@ def _nodes(ml: MultiLog) -> list[Finding]:
                                f"no facts from {_nodes_text(missing)} (the run may have been stopped early)",
                                _nodes_text(missing), (ml.hosts.raw,), "Rerun the multi-node validation.", SRC_RUN))
         else:
+            via = "srun (Slurm)" if ml.hosts.get("launcher") == "srun" else "ssh"
             out.append(Finding("multinode.nodes", Verdict.PASS,
-                               f"all {len(ok)} nodes reachable over ssh, each with a Python that has torch: "
+                               f"all {len(ok)} nodes reachable over {via}, each with a Python that has torch: "
                                f"{_nodes_text(ok)}", f"{len(ok)} nodes", tuple(_raw(ml.facts[n]) for n in ok[:4]), "",
                                SRC_SSH))
     return out
@@ -592,14 +593,15 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
                        "0.8 x 8 x 400 / 8 = 320 GB/s, derived) and the NIC count/speed are not known",
                        _nodes_text(nodes), evs,
                        "Give bringup the NICs (plan nics_per_node and nic_gbit_s) to judge the bandwidth.", SRC_E4)
+    bm = measure(busbw, floor, "GB/s", "at_least", f"busbw at {human_bytes(sizes[-1])}")
     if busbw >= floor:
         return Finding(fid, Verdict.PASS, f"multi-node all-reduce over {where}: {ok_note}; {arith} >= floor {desc}",
-                       _nodes_text(nodes), evs, "", SRC_E4)
+                       _nodes_text(nodes), evs, "", SRC_E4, measured=bm)
     return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where}: {arith}, below the floor {desc}; {ok_note}",
                    _nodes_text(nodes), evs,
                    "Check NCCL's transport on every node (multinode.transport: NET/IB on every HCA, GDRDMA), the IB "
                    "port rates and error counters (ibstat, perfquery), then run --pairwise to find the slow node.",
-                   SRC_E4)
+                   SRC_E4, measured=bm)
 
 
 def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
@@ -680,6 +682,11 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         med = statistics.median(v for _, v, _ in bw) if len(bw) >= 3 else None
         slow = [(g, v, e) for g, v, e in bw if (med is not None and v < PAIR_WARN_FRACTION * med) or
                 (floor is not None and v < floor)]
+        limits = [x for x in (PAIR_WARN_FRACTION * med if med is not None else None, floor) if x is not None]
+        pm: Measure | None = None
+        if bw and limits:  # the slowest pair against the higher of its limits (the one that warns first)
+            sg, sv, _ = min(bw, key=lambda x: x[1])
+            pm = measure(sv, max(limits), "GB/s", "at_least", f"slowest node pair {'-'.join(sg.nodes)} busbw")
         if slow:
             slow_found = True
             fail = any((med is not None and v < PAIR_FAIL_FRACTION * med) or (floor is not None and v < floor)
@@ -704,7 +711,8 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                                + "; ".join(rules) + ")", _nodes_text(named) or "pairs",
                                tuple(_raw(e) for _, _, e in slow[:6]),
                                "Check the named node's NICs (ibstat: rate and state; error counters), its PCIe links "
-                               "to the NICs and its NCCL transport lines.", f"{SRC_E5}; {SRC_D1}; {SRC_E4}"))
+                               "to the NICs and its NCCL transport lines.", f"{SRC_E5}; {SRC_D1}; {SRC_E4}",
+                               measured=pm))
     if not out and not slow_found:
         lst = "; ".join(f"{'-'.join(g.nodes)}: {f.message.split(': ', 1)[-1][:120]}" for g, f in results[:6])
         verdict = Verdict.PASS if all(f.verdict is Verdict.PASS for _, f in results) else Verdict.UNKNOWN

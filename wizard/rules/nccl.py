@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from wizard.common import human_bytes, to_float
 from wizard.data import table
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure
 from wizard.parsers.nccl import (
     BUS_FACTORS, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, nccl_result_name,
     parse_nccl_log,
@@ -555,6 +555,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 "troubleshooting); test node pairs and GPU pairs to find the slow one.",
                                 f"{SRC_D4}; {SRC_PERF}; {SRC_COLLAPSE}"))
     small = big.size_b < min_bytes
+    bm = measure(judged, floor, "GB/s", "at_least", f"busbw at {human_bytes(big.size_b)}")
     if floor is not None and judged >= floor:
         # bandwidth only rises with message size (nccl-tests doc/PERFORMANCE.md): a small sweep that already
         # clears the floor passes
@@ -562,7 +563,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 + (f"; the largest message ({human_bytes(big.size_b)}) is below the "
                                    f"{human_bytes(min_bytes)} plateau size, and busbw only rises with size" if small else "")
                                 + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
-                                src))
+                                src, measured=bm))
     elif small:
         findings.append(Finding(fid, Verdict.UNKNOWN,
                                 f"{body}; the largest message ({human_bytes(big.size_b)}) is below {human_bytes(min_bytes)}, too "
@@ -579,7 +580,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                   "P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this "
                   "system's own baseline.")
         findings.append(Finding(fid, Verdict.WARN, f"{body}; below {floor:g} GB/s ({floor_desc})" + avg_note, subject,
-                                tuple(ev), remedy, src))
+                                tuple(ev), remedy, src, measured=bm))
     elif floor is not None and not node_floor:
         remedy = ("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check "
                   "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
@@ -590,7 +591,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                   "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
         findings.append(Finding(fid, Verdict.FAIL, f"{body}; below the {floor:g} GB/s floor ({floor_desc})"
                                 + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev),
-                                remedy, src))
+                                remedy, src, measured=bm))
     else:
         why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
         peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {human_bytes(peak_row.size_b)}"

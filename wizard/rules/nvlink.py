@@ -16,7 +16,7 @@ from typing import Any
 from wizard.common import gpu_subject, to_float, to_int
 from wizard.data import table
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.smi import SmiDoc
 from wizard.parsers.topology import parse_dcgmi_nvlink, parse_nvlink
 from wizard.rules.common import Outputs, garbled, missing
@@ -98,6 +98,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     passed: list[str] = []
     pass_ev: list[str] = []
+    pass_m: list[Measure | None] = []
     unknown_sku: list[tuple[Any, list[str]]] = []
     consistency = False
     for g in rep.gpus:
@@ -127,6 +128,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             continue
         assert row is not None  # exp is read from the row
         inactive = g.inactive
+        lm = measure(act, exp, "links", "at_least", f"GPU {g.index} active NVLink links (expected on {row['sku']})")
         if act < exp:
             if rep.ellipsis and not inactive:
                 findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {g.index} ({g.name}): this output elides links "
@@ -140,17 +142,21 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} of {exp} NVLink links "
                                         f"active on {row['sku']}; inactive: "
                                         + (", ".join(f"link {k}" for k in inactive) or "not listed"), subj, tuple(ev),
-                                        _nvlink_remedy(mode), SRC_NVLINK))
+                                        _nvlink_remedy(mode), SRC_NVLINK, measured=lm))
             continue
         slow = [k for k in g.active if speed and (g.links[k] or 0) < speed * 0.99]
         if slow:
             findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): link(s) {', '.join(map(str, slow))} "
                                     f"at {g.links[slow[0]]:g} GB/s, below {speed:g} GB/s expected on {row['sku']}",
                                     subj, tuple(ev), "Reset the GPU or reboot; if the speed stays low, contact the "
-                                    "vendor (NVLink training problem).", SRC_NVLINK))
+                                    "vendor (NVLink training problem).", SRC_NVLINK,
+                                    measured=measure(min(g.links[k] or 0.0 for k in slow), (speed or 0.0) * 0.99, "GB/s",
+                                                     "at_least", f"GPU {g.index} slowest NVLink link speed "
+                                                     f"(expected {speed:g} GB/s, 1% tolerance)")))
             continue
         passed.append(f"GPU {g.index} {act}/{exp}")
         pass_ev += ev[:3]
+        pass_m.append(lm)
     if unknown_sku:
         most = max(len(g.active) for g, _ in unknown_sku)
         for g, ev in unknown_sku:
@@ -164,17 +170,21 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} NVLink links active, "
                                         f"fewer than the {most} of this node's other GPUs; inactive: "
                                         + (", ".join(f"link {k}" for k in g.inactive) or "not listed"), subj,
-                                        tuple(ev), _nvlink_remedy("all"), SRC_NVLINK))
+                                        tuple(ev), _nvlink_remedy("all"), SRC_NVLINK,
+                                        measured=measure(act, most, "links", "at_least", f"GPU {g.index} active NVLink "
+                                                         "links (the most on this node's other GPUs)")))
             else:
                 passed.append(f"GPU {g.index} {act} active")
                 consistency = True
                 pass_ev += ev[:3]
+                pass_m.append(measure(act, most, "links", "at_least",
+                                      f"GPU {g.index} active NVLink links (the most on this node's other GPUs)"))
     if passed:
         note = (" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the "
                 "node's other GPUs)" if consistency else "")
         findings.append(Finding(fid, Verdict.PASS, "NVLink links active as expected: " + "; ".join(passed[:8])
                                 + (" ..." if len(passed) > 8 else "") + note, "host", tuple(pass_ev[:20]), "",
-                                SRC_NVLINK))
+                                SRC_NVLINK, measured=tightest(pass_m)))
     return findings
 
 
@@ -296,6 +306,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     key = next((x for x in d.header_lines if x.startswith("Key:")), "")
     findings: list[Finding] = []
     passed: list[str] = []
+    up_m: list[Measure | None] = []
     most = max(g.states.count("U") for g in d.gpus)
     for g in d.gpus:
         up, down, dis = g.states.count("U"), g.states.count("D"), g.states.count("X")
@@ -311,15 +322,17 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "so DCGM's 'Down' is not a fault", subj, ev, "", SRC_DCGM_FALSE))
         elif exp is not None:
             assert row is not None  # exp is read from the row
+            em = measure(up, exp, "links", "at_least", f"GPU {g.id} NVLink links Up (expected on {row['sku']})")
             if up >= exp:
                 passed.append(f"GPU {g.id} {up}/{exp}")
+                up_m.append(em)
             elif mode == "bridge_optional" and up == 0:
                 findings.append(Finding(fid, Verdict.WARN, f"GPU {g.id}: {counts}; on {row['sku']} that means no NVLink "
                                         "bridge, or a bridge that is down (DCGM also reports bridge-less PCIe cards as "
                                         "Down)", subj, ev, _nvlink_remedy(mode), f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
             else:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}; {row['sku']} expects {exp} Up",
-                                        subj, ev, _nvlink_remedy(mode), SRC_NVLINK))
+                                        subj, ev, _nvlink_remedy(mode), SRC_NVLINK, measured=em))
         else:
             if up == 0:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}: NVLink is down", subj, ev,
@@ -328,13 +341,17 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                         "plan so bringup can tell.", f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
             elif up < most:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}, fewer than the {most} Up on this "
-                                        "node's other GPUs", subj, ev, _nvlink_remedy("all"), SRC_NVLINK))
+                                        "node's other GPUs", subj, ev, _nvlink_remedy("all"), SRC_NVLINK,
+                                        measured=measure(up, most, "links", "at_least", f"GPU {g.id} NVLink links Up "
+                                                         "(the most on this node's other GPUs)")))
             else:
                 passed.append(f"GPU {g.id} {up}/{slots} Up")
+                up_m.append(measure(up, most, "links", "at_least",
+                                    f"GPU {g.id} NVLink links Up (the most on this node's other GPUs)"))
     if passed:
         findings.append(Finding(fid, Verdict.PASS, "NVLink links Up as expected: " + "; ".join(passed[:8])
                                 + (" ..." if len(passed) > 8 else ""), "host",
-                                tuple(x for g in d.gpus[:8] for x in g.lines), "", SRC_NVLINK))
+                                tuple(x for g in d.gpus[:8] for x in g.lines), "", SRC_NVLINK, measured=tightest(up_m)))
     return findings
 
 

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from wizard.common import human_bytes
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, measure
 from wizard.parsers.host import mount_for, parse_df, parse_mounts, parse_os_release, parse_proc_swaps
 from wizard.parsers.platform import (
     BARRIER_OFF_OPTIONS, barrier_off, branch_number, parse_chronyc_tracking, parse_fstab, parse_timedatectl,
@@ -279,11 +279,12 @@ def judge_proc_swaps(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
     desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
+    um = measure(r.used_pct, DISK_WARN_PCT, "%", "at_most", f"{label} space used")
     if r.used_pct > DISK_WARN_PCT:
         return Finding(fid, Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", subject, (r.line,),
                        "Free space before training: checkpoints and logs fill disks fast, and a full root "
-                       "filesystem stops the node.", SRC_DISK)
-    return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK)
+                       "filesystem stops the node.", SRC_DISK, measured=um)
+    return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK, measured=um)
 
 
 def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:

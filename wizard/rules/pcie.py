@@ -30,9 +30,9 @@ from typing import Any
 
 from wizard.common import gpu_subject, human_bytes
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.gpu import parse_pci
-from wizard.parsers.pcie import LspciDevice, LspciFacts, fmt_link, gen_of, gts
+from wizard.parsers.pcie import PCIE_GEN_BY_GTS, LspciDevice, LspciFacts, fmt_link, gen_of, gts
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
@@ -48,7 +48,7 @@ from wizard.rules.gpu_presence import (
     lspci_gpus,
 )
 from wizard.rules.smi import _ev as _doc_ev
-from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, subject, thresholds
+from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, short_subject, subject, thresholds
 
 SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
              "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
@@ -159,6 +159,31 @@ def _slow(d: LspciDevice) -> bool:
     return d.lnksta.speed_marker == "downgraded" or (cur is not None and cap is not None and cur < cap)
 
 
+def _where(d: LspciDevice) -> str:
+    return f"{d.bus_id} " if d.bdf else ""
+
+
+def _width_measure(d: LspciDevice, label: str = "link width") -> Measure | None:
+    """LnkSta width against LnkCap width (lanes, at least)."""
+    return measure(d.lnksta.width, d.lnkcap.width, "lanes", "at_least", f"{_where(d)}{label}")
+
+
+def _speed_measure(d: LspciDevice, label: str = "link speed") -> Measure | None:
+    """LnkSta speed against LnkCap speed (GT/s per lane, at least)."""
+    return measure(d.lnksta.speed_gts, d.lnkcap.speed_gts, "GT/s", "at_least", f"{_where(d)}{label}")
+
+
+_GTS_BY_GEN = {g: r for r, g in PCIE_GEN_BY_GTS.items()}
+
+
+def _gen_measure(cur: float | None, mx: float | None, label: str) -> Measure | None:
+    """A PCIe generation nvidia-smi reports, as its per-lane rate (GT/s, PCI Express Base Specification) against
+    the maximum's; ``None`` for a generation outside the table."""
+    c = _GTS_BY_GEN.get(int(cur)) if cur is not None and float(cur).is_integer() else None
+    m = _GTS_BY_GEN.get(int(mx)) if mx is not None and float(mx).is_integer() else None
+    return measure(c, m, "GT/s", "at_least", label) if c is not None else None
+
+
 def _link_text(d: LspciDevice) -> str:
     """"LnkSta 2.5GT/s (Gen1, downgraded) x16, LnkCap 16GT/s (Gen4) x16" (lspci's own markers kept)."""
     st = d.lnksta
@@ -222,10 +247,12 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
                                         tuple(ev), REMEDY_ROOT, SRC_WIDTH))
             elif cur_w < max_w:
                 findings.append(Finding(fid, WIDTH_BELOW_CAP, f"GPU {bdf}: PCIe link x{cur_w}, narrower than its "
-                                        f"max x{max_w} (sysfs)", subj, tuple(ev), REMEDY_WIDTH, SRC_WIDTH))
+                                        f"max x{max_w} (sysfs)", subj, tuple(ev), REMEDY_WIDTH, SRC_WIDTH,
+                                        measured=measure(cur_w, max_w, "lanes", "at_least", "link width")))
             else:
                 findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
-                                        tuple(ev), "", SRC_WIDTH))
+                                        tuple(ev), "", SRC_WIDTH,
+                                        measured=measure(cur_w, max_w, "lanes", "at_least", "link width")))
         else:
             if cur_s is None or max_s is None:
                 findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {bdf}: link speed not readable in sysfs", subj,
@@ -234,10 +261,12 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
                 v = speed_verdict("load" if _under_load(plan) else "unknown")
                 msg = (f"GPU {bdf}: PCIe link at {fmt_link(cur_s, cur_w)} below its max {fmt_link(max_s, max_w)} "
                        + ("under load" if v is Verdict.FAIL else "(read at idle or unknown load: re-check under load)"))
-                findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED))
+                findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED,
+                                        measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
             else:
                 findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
-                                        tuple(ev), "", SRC_SPEED))
+                                        tuple(ev), "", SRC_SPEED,
+                                        measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
     return findings
 
 
@@ -277,6 +306,7 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
     findings: list[Finding] = []
     passed: list[str] = []
     pass_ev: list[str] = []
+    pass_m: list[Measure | None] = []
     for d in targets:
         if not d.lnksta.present:
             findings.append(_no_link(fid, d, "link width", SRC_WIDTH))
@@ -294,17 +324,21 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             up = facts.parents(d)
             if up and not bad_ports:
                 parts.append(f"upstream port {_port_desc(up[0])}")
+            # the GPU's own link when it is the narrow one, else the narrowest port above it
+            m = _width_measure(d) if _narrow(d) else tightest(_width_measure(p, "upstream port link width")
+                                                              for p in bad_ports)
             findings.append(Finding(fid, WIDTH_BELOW_CAP, f"{_who(d)}: " + "; ".join(parts), _subject(d),
-                                    tuple(x for x in ev if x), REMEDY_WIDTH, SRC_WIDTH))
+                                    tuple(x for x in ev if x), REMEDY_WIDTH, SRC_WIDTH, measured=m))
         else:
             up = facts.parents(d)
             upt = f" (upstream port {_port_desc(up[0])})" if up else ""
             passed.append(f"{_who(d)} x{d.lnksta.width}{upt}")
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
+            pass_m.append(_width_measure(d))
     if passed:
         findings.append(Finding(fid, Verdict.PASS, f"PCIe width at LnkCap for {len(passed)} link(s): "
                                 + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
-                                tuple(pass_ev[:24]), "", SRC_WIDTH))
+                                tuple(pass_ev[:24]), "", SRC_WIDTH, measured=tightest(pass_m)))
     return findings
 
 
@@ -325,6 +359,7 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
     findings: list[Finding] = []
     passed: list[str] = []
     pass_ev: list[str] = []
+    pass_m: list[Measure | None] = []
     for d in targets:
         if not d.lnksta.present:
             findings.append(_no_link(fid, d, "link speed", SRC_SPEED))
@@ -348,15 +383,21 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
                                                "speed when idle; re-check under load")
             else:
                 verdict, tail = Verdict.WARN, "speed capped below LnkCap"
+            m = _speed_measure(d) if _slow(d) else tightest(_speed_measure(p, "upstream port link speed")
+                                                            for p in slow_ports)
+            if m is None and capped:
+                m = measure(d.lnkctl2_target_gts, d.lnkcap.speed_gts, "GT/s", "at_least",
+                            f"{_where(d)}LnkCtl2 target speed")
             findings.append(Finding(fid, verdict, f"{_who(d)}: " + "; ".join(parts) + f" - {tail}", _subject(d),
-                                    tuple(x for x in ev if x), REMEDY_SPEED, SRC_SPEED))
+                                    tuple(x for x in ev if x), REMEDY_SPEED, SRC_SPEED, measured=m))
         else:
             passed.append(f"{_who(d)} {fmt_link(d.lnksta.speed_gts, d.lnksta.width)}")
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
+            pass_m.append(_speed_measure(d))
     if passed:
         findings.append(Finding(fid, Verdict.PASS, f"PCIe speed at LnkCap for {len(passed)} link(s): "
                                 + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
-                                tuple(pass_ev[:24]), "", SRC_SPEED))
+                                tuple(pass_ev[:24]), "", SRC_SPEED, measured=tightest(pass_m)))
     return findings
 
 
@@ -572,6 +613,7 @@ def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     sizes: list[str] = []
     ev: list[str] = []
+    bars: list[tuple[LspciDevice, int]] = []
     for g in gpus:
         bad = [r for r in g.regions if r.kind == "Memory" and r.unassigned]
         if bad:
@@ -583,9 +625,15 @@ def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if b is not None:
             sizes.append(f"{g.bus_id} {human_bytes(b.size)}")
             ev += _ev(g, b.line)
+            if b.size is not None:
+                bars.append((g, b.size))
     if sizes:
+        least = min(bars, key=lambda x: x[1]) if bars else None
+        # for information: no size is held to a limit here (an unassigned BAR is what fails)
         findings.append(Finding(fid, Verdict.PASS, "GPU BAR1 size: " + ", ".join(sizes[:8])
-                                + (" ..." if len(sizes) > 8 else ""), "host", tuple(ev[:16]), "", SRC_BAR))
+                                + (" ..." if len(sizes) > 8 else ""), "host", tuple(ev[:16]), "", SRC_BAR,
+                                measured=measure(least[1] / (1 << 30), None, "GiB", "at_least",
+                                                 f"{_where(least[0])}BAR1 size (the smallest)") if least else None))
     return findings or [Finding(fid, Verdict.SKIP, "BAR1 not shown for the GPUs in this output", "host",
                                 tuple(g.header for g in gpus[:3]), "", SRC_BAR)]
 
@@ -631,8 +679,9 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if cur is None or mx is None:
             continue
         lines = g.lines("pcie.link.width.current", "pcie.link.width.max")
+        wm = measure(cur, mx, "lanes", "at_least", f"{short_subject(g)} link width")
         if cur >= mx:
-            ok.append((g, f" (x{_fmt(cur)})", lines))
+            ok.append((g, f" (x{_fmt(cur)})", lines, wm))
             continue
         guest = in_vm(g, plan)
         vm = (" On a cloud VM compare with the instance type's documented link: the platform presents it."
@@ -643,7 +692,7 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         # against the instance type, not a proven fault of this GPU's slot
         out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,
                            f"{subject(g)}: PCIe link is x{_fmt(cur)}, narrower than its maximum x{_fmt(mx)}{when}",
-                           subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH))
+                           subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH, measured=wm))
     out += _pass_group("health.pcie_width", ok, "PCIe link at full width", "full PCIe width on {n} GPUs", SRC_WIDTH,
                        total=len(doc.gpus))
     return out
@@ -671,25 +720,29 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                f"{subject(g)}: the GPU supports PCIe Gen{_fmt(dev_max)} but the host side offers only "
                                f"Gen{_fmt(host_max)} (platform-limited bandwidth)", subject(g), _doc_ev(g, lines),
                                "Move the GPU to a slot (or riser) of the GPU's generation, or check the slot's PCIe "
-                               "speed setting in the BIOS; accept it only if this platform is built that way.", SRC_HOST_GEN))
+                               "speed setting in the BIOS; accept it only if this platform is built that way.", SRC_HOST_GEN,
+                               measured=_gen_measure(host_max, dev_max, f"{short_subject(g)} host side max link speed "
+                                                     f"(Gen{_fmt(host_max)}, GPU Gen{_fmt(dev_max)})")))
         if cur is None or mx is None:
             continue
+        sm = _gen_measure(cur, mx, f"{short_subject(g)} link speed (Gen{_fmt(cur)}, max Gen{_fmt(mx)})")
         if cur >= mx:
-            ok.append((g, f" (Gen{_fmt(cur)})", lines))
+            ok.append((g, f" (Gen{_fmt(cur)})", lines, sm))
             continue
         state, slines = _doc_load(g, plan)
         v = speed_verdict(state, in_vm(g, plan))
         msg = f"{subject(g)}: PCIe link at Gen{_fmt(cur)}, below its maximum Gen{_fmt(mx)}"
         if v is Verdict.PASS:
             ok.append((g, (f" (Gen{_fmt(cur)} now: idle GPUs lower the link speed to save power, normal; re-check "
-                          "under load)"), lines + slines))
+                          "under load)"), lines + slines, sm))
         elif state == "load":
             out.append(Finding("health.pcie_speed", v, msg + " under load", subject(g), _doc_ev(g, lines, slines),
-                               REMEDY_SPEED, SRC_SPEED))
+                               REMEDY_SPEED, SRC_SPEED, measured=sm))
         else:
             out.append(Finding("health.pcie_speed", v,
                                msg + ": cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check "
-                               "under load", subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED))
+                               "under load", subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED,
+                               measured=sm))
     out += _pass_group("health.pcie_speed", ok, "PCIe generation as expected",
                        "PCIe generation as expected on {n} GPUs", SRC_SPEED, total=len(doc.gpus))
     return out
@@ -705,6 +758,7 @@ def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if rep is None and roll is None:
             continue
         lines = g.lines("pcie.replay_counter", "pcie.replay_rollover_counter")
+        rm = measure(rep, t["replay_count_warn"], "replays", "at_most", f"{short_subject(g)} PCIe replays since reset")
         if (rep or 0) > t["replay_count_warn"] or (roll or 0) > 0:
             out.append(Finding("health.pcie_replay", Verdict.WARN,
                                f"{subject(g)}: {_fmt(rep)} PCIe replays since reset" +
@@ -712,9 +766,11 @@ def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                f" (on {bad_n} of {len(doc.gpus)} GPUs); one reading has no rate, DCGM warns above "
                                f"{_fmt(t['replay_rate_warn_per_min'])} per minute", subject(g), _doc_ev(g, lines),
                                "Read the counter again after a minute of load: a growing count points at a marginal "
-                               "link (riser, slot, retimer); check `dmesg` for AER errors on this GPU's bus.", SRC_REPLAY))
+                               "link (riser, slot, retimer); check `dmesg` for AER errors on this GPU's bus.", SRC_REPLAY,
+                               measured=rm if (rep or 0) > t["replay_count_warn"] else
+                               measure(roll, 0, "rollovers", "at_most", f"{short_subject(g)} PCIe replay counter rollovers")))
         else:
-            ok.append((g, "", lines))
+            ok.append((g, "", lines, rm))
     out += _pass_group("health.pcie_replay", ok, "no PCIe replays", "no PCIe replays on {n} GPUs", SRC_REPLAY, total=len(doc.gpus))
     return out
 
@@ -746,18 +802,21 @@ def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding("health.pcie_aer_counters", Verdict.FAIL,
                                     f"{subject}: {fatal} fatal PCIe error(s) since boot", subject, tuple(lines[:12]),
                                     "Reseat the GPU or check its riser and slot; read `dmesg | grep -i aer` for the "
-                                    "failing port. A GPU with fatal link errors should not train until fixed.", SRC_AER_COUNTERS))
+                                    "failing port. A GPU with fatal link errors should not train until fixed.", SRC_AER_COUNTERS,
+                                    measured=measure(fatal, 0, "errors", "at_most", "fatal PCIe errors since boot")))
         elif nonfatal:
             findings.append(Finding("health.pcie_aer_counters", Verdict.WARN,
                                     f"{subject}: {nonfatal} uncorrectable (non-fatal) PCIe error(s) since boot",
                                     subject, tuple(lines[:12]),
                                     "Watch whether the count grows under load; check seating, risers and cables.",
-                                    SRC_AER_COUNTERS))
+                                    SRC_AER_COUNTERS, measured=measure(nonfatal, 0, "errors", "at_most",
+                                                                       "uncorrectable PCIe errors since boot")))
         else:
             findings.append(Finding("health.pcie_aer_counters", Verdict.PASS,
                                     f"{subject}: no uncorrectable PCIe errors since boot"
                                     + (f" ({corr} corrected)" if corr else ""), subject, tuple(lines[:6]), "",
-                                    SRC_AER_COUNTERS))
+                                    SRC_AER_COUNTERS, measured=measure(fatal + nonfatal, 0, "errors", "at_most",
+                                                                       "uncorrectable PCIe errors since boot")))
     if not findings:
         return [Finding("health.pcie_aer_counters", Verdict.SKIP,
                         "no AER counters in sysfs (the kernel exposes aer_dev_* only with AER enabled)",

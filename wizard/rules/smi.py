@@ -28,7 +28,7 @@ from typing import Any
 from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Verdict, tightest
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
 
@@ -151,6 +151,11 @@ def subject(g: GpuFacts) -> str:
     return gpu_subject(g.index if g.index is not None else None, g.bus_id, g.serial)
 
 
+def short_subject(g: GpuFacts) -> str:
+    """A GPU named without its serial ("GPU 3 (0000:9b:00.0)"), for the label of a measured value."""
+    return gpu_subject(g.index if g.index is not None else None, g.bus_id)
+
+
 def subjects(gpus: Sequence[GpuFacts]) -> str:
     if len(gpus) == 1:
         return subject(gpus[0])
@@ -174,26 +179,31 @@ def _fmt(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def _pass_group(fid: str, gpus: list[tuple[GpuFacts, str, list[str]]], msg_one: str, msg_many: str,
+def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_many: str,
                 source: str, total: int | None = None) -> list[Finding]:
-    """One ``pass`` finding for the GPUs in ``gpus`` ((gpu, detail, evidence lines)). ``{n}`` in
-    ``msg_many`` reads "all 8" or "7 of 8" when ``total`` (the GPUs in the output) is given."""
+    """One ``pass`` finding for the GPUs in ``gpus`` ((gpu, detail, evidence lines) or (gpu, detail, evidence
+    lines, :class:`~wizard.model.Measure` or None)); its ``measured`` is the tightest of the GPUs' measures
+    (:func:`wizard.model.tightest`; each measure's label names its GPU). ``{n}`` in ``msg_many`` reads "all 8" or
+    "7 of 8" when ``total`` (the GPUs in the output) is given."""
     if not gpus:
         return []
-    if len(gpus) == 1:
-        g, detail, lines = gpus[0]
-        return [Finding(fid, Verdict.PASS, f"{subject(g)}: {msg_one}{detail}", subject(g), _ev(g, lines), "", source)]
+    rows = [(x[0], x[1], x[2], x[3] if len(x) > 3 else None) for x in gpus]
+    m = tightest(r[3] for r in rows)
+    if len(rows) == 1:
+        g, detail, lines, _ = rows[0]
+        return [Finding(fid, Verdict.PASS, f"{subject(g)}: {msg_one}{detail}", subject(g), _ev(g, lines), "", source,
+                        measured=m)]
     ev: list[str] = []
-    for g, _, lines in gpus:
+    for g, _, lines, _ in rows:
         for ln in [g.header, *lines]:
             if ln and ln not in ev:
                 ev.append(ln)
-    details = sorted({d for _, d, _ in gpus})
+    details = sorted({d for _, d, _, _ in rows})
     detail = details[0] if len(details) == 1 else ""
-    n = len(gpus)
+    n = len(rows)
     n_txt = str(n) if total is None else (f"all {n}" if n >= total else f"{n} of {total}")
-    return [Finding(fid, Verdict.PASS, f"{msg_many.format(n=n_txt)}{detail}", subjects([g for g, _, _ in gpus]),
-                    tuple(ev[:24]), "", source)]
+    return [Finding(fid, Verdict.PASS, f"{msg_many.format(n=n_txt)}{detail}", subjects([g for g, _, _, _ in rows]),
+                    tuple(ev[:24]), "", source, measured=m)]
 
 
 def judge_doc(doc: SmiDoc, plan: Mapping[str, Any] | None = None, before_tests: bool = False) -> list[Finding]:

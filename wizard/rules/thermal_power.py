@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wizard.data import table
-from wizard.model import Finding, Verdict, worst
+from wizard.model import Finding, Verdict, measure, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.rules.smi import (
     _ev,
@@ -24,6 +24,7 @@ from wizard.rules.smi import (
     doc_from_outputs,
     gpu_class,
     load_state,
+    short_subject,
     subject,
     thresholds,
 )
@@ -72,32 +73,39 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             headroom, basis = None, f"{_fmt(temp)} C"
         if headroom is None:
+            # warn at >= the fallback: the passing side is the whole degree below it (readings are whole degC)
+            fm = measure(temp, t["temp_fallback_warn_c"] - 1, "°C", "at_most",
+                         f"{short_subject(g)} temperature (fallback limit {_fmt(t['temp_fallback_warn_c'])} °C)")
             if temp >= t["temp_fallback_fail_c"] or temp >= t["temp_fallback_warn_c"]:
                 v = Verdict.FAIL if temp >= t["temp_fallback_fail_c"] else Verdict.WARN
                 out.append(Finding("health.temperature", v,
                                    f"{subject(g)}: {basis}; it reports no slowdown threshold, and the fallback limit is "
                                    f"{_fmt(t['temp_fallback_warn_c'])}/{_fmt(t['temp_fallback_fail_c'])} C",
-                                   subject(g), _ev(g, lines), _COOLING, SRC_B10))
+                                   subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=fm))
             else:
                 ok.append((g, (f" ({basis}; no threshold reported, below the {_fmt(t['temp_fallback_warn_c'])} C "
-                              "fallback)"), lines))
+                              "fallback)"), lines, fm))
             continue
+        hm = measure(headroom, t["temp_margin_warn_c"], "°C", "at_least", f"{short_subject(g)} headroom to slowdown")
         max_op = g.num("temperature.max_operating")
         if max_op is not None and temp >= max_op - MAX_OPERATING_MARGIN_C and headroom >= t["temp_margin_warn_c"]:
             where = "at or past" if temp >= max_op else f"within {_fmt(max_op - temp)} C of"
             out.append(Finding("health.temperature", Verdict.WARN,
                                f"{subject(g)}: {_fmt(temp)} C is {where} its Max Operating Temp {_fmt(max_op)} C (the "
                                "highest temperature for normal operation); one reading, sample again under load",
-                               subject(g), _ev(g, lines, g.lines("temperature.max_operating")), _COOLING, SRC_B10))
+                               subject(g), _ev(g, lines, g.lines("temperature.max_operating")), _COOLING, SRC_B10,
+                               measured=measure(temp, max_op - MAX_OPERATING_MARGIN_C - 1, "°C", "at_most",
+                                                f"{short_subject(g)} temperature (Max Operating Temp {_fmt(max_op)} °C, "
+                                                f"warn within {_fmt(MAX_OPERATING_MARGIN_C)} °C)")))
             continue
         if headroom < t["temp_margin_warn_c"]:
             where = "at or past" if headroom <= 0 else f"within {_fmt(headroom)} C of"
             out.append(Finding("health.temperature", Verdict.WARN,
                                f"{subject(g)}: {basis}: {where} its slowdown point (warn below "
                                f"{_fmt(t['temp_margin_warn_c'])} C); one reading, sample again under load",
-                               subject(g), _ev(g, lines), _COOLING, SRC_B10))
+                               subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=hm))
         else:
-            ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines))
+            ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines, hm))
     out += _pass_group("health.temperature", ok, "temperature within limits",
                        "temperature within limits on {n} GPUs", SRC_B10, total=len(doc.gpus))
     return out
@@ -153,7 +161,9 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                " ".join(dict.fromkeys(_event_remedy(r) for r, _ in spent)),
                                "NVML API reference, clocks event reasons and their counters "
                                "(nvmlClocksEventReason*, https://docs.nvidia.com/deploy/nvml-api/); nvidia-smi(1), "
-                               "'Clocks Event Reasons Counters'"))
+                               "'Clocks Event Reasons Counters'",
+                               measured=measure(sum(us for _, us in spent) / 1e6, 0, "s", "at_most",
+                                                f"{short_subject(g)} time in slowdown since the driver loaded")))
     out += _pass_group("health.clock_events", ok, "no clock slowdown reason active",
                        "no clock slowdown reason active on {n} GPUs",
                        "NVML API reference, clocks event reasons (nvmlClocksEventReason*), "
@@ -197,14 +207,18 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             continue
         plines = g.lines("enforced.power.limit", "power.limit", "power.default_limit")
         idx = g.index if g.index is not None else "<index>"
+        pm = measure(enforced, default - POWER_LIMIT_TOLERANCE_W, "W", "at_least",
+                     f"{short_subject(g)} power limit (default {_fmt(default)} W, less {_fmt(POWER_LIMIT_TOLERANCE_W)} W "
+                     "rounding)")
         if enforced < default - POWER_LIMIT_TOLERANCE_W:
             out.append(Finding("health.power_limit", Verdict.WARN,
                                f"{subject(g)}: power limit {_fmt(enforced)} W is below the default {_fmt(default)} W "
                                "(someone capped it)", subject(g), _ev(g, plines),
                                f"If nobody capped it on purpose, restore it (`sudo nvidia-smi -i {idx} -pl "
-                               f"{_fmt(default)}`) and find what set it (a boot script, DCGM policy, the BMC).", SRC_B12))
+                               f"{_fmt(default)}`) and find what set it (a boot script, DCGM policy, the BMC).", SRC_B12,
+                               measured=pm))
         else:
-            ok.append((g, f" ({_fmt(enforced)} W)", plines))
+            ok.append((g, f" ({_fmt(enforced)} W)", plines, pm))
     out += _pass_group("health.power_limit", ok, "power limit at its default",
                        "power limit at the default on {n} GPUs", SRC_B12, total=len(doc.gpus))
     return out

@@ -225,7 +225,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             groups.setdefault(key, []).append(r)
         f0 = findings[0]
         findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + "; ".join(
-            f"{','.join(v)} on {k}" for k, v in groups.items()), f0.subject, f0.evidence, f0.remedy, f0.source)
+            f"{','.join(v)} on {k}" for k, v in groups.items()), f0.subject, f0.evidence, f0.remedy, f0.source,
+            measured=f0.measured)
     findings += _nic_affinity(mx)
     return findings
 

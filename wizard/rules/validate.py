@@ -49,7 +49,7 @@ from typing import Any, Iterable, Mapping
 
 from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
-from wizard.model import Finding, Verdict
+from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
@@ -233,12 +233,18 @@ class Analysis:
     series: list[tuple[int, float]] = field(default_factory=list)
     floor_gb_s: float | None = None
     floor_basis: str = ""
+    telemetry: dict[str, Any] = field(default_factory=dict)
+    """What the report draws beside the table (:func:`telemetry`): NVML samples per device (at most
+    :data:`TELEMETRY_POINTS` points per metric), error counters before/after per device, soak first/last intervals."""
 
     def to_json(self) -> dict[str, Any]:
-        """``{"results": [row...], "series": {"points": [[size_bytes, busbw_gb_s]...], "floor_gb_s", "floor_basis"}}``."""
+        """``{"results": [row...], "series": {"points": [[size_bytes, busbw_gb_s]...], "floor_gb_s", "floor_basis"},
+        "telemetry": {"samples": [...], "counters": [...], "soak": [...]}}`` (telemetry: :func:`telemetry`; a stored
+        result written before it existed has no ``telemetry`` key)."""
         return {"results": [r.to_dict() for r in self.rows],
                 "series": {"points": [[s, b] for s, b in self.series], "floor_gb_s": self.floor_gb_s,
-                           "floor_basis": self.floor_basis}}
+                           "floor_basis": self.floor_basis},
+                "telemetry": self.telemetry}
 
 
 # ------------------------------------------------------------------ helpers
@@ -344,18 +350,22 @@ class _Ctx:
         return f"GPU {idx}" if idx is not None and not self.cpu else "host"
 
     def add(self, fid: str, verdict: Verdict, message: str, subject: str = "host", evidence: Iterable[str] = (),
-            remedy: str = "", source: str = "") -> None:
+            remedy: str = "", source: str = "", measured: Measure | None = None) -> None:
         ev = tuple(dict.fromkeys(str(x)[:500] for x in evidence if x))[:12]
-        self.out.findings.append(Finding(f"{self.prefix}.{fid}", verdict, message, subject, ev, remedy, source))
+        self.out.findings.append(Finding(f"{self.prefix}.{fid}", verdict, message, subject, ev, remedy, source,
+                                         measured=measured))
 
     def row(self, test: str, metric: str, value: float | int | None, unit: str, floor: float | int | None,
-            verdict: Verdict, subject: str = "", note: str = "", op: str = ">=") -> None:
+            verdict: Verdict, subject: str = "", note: str = "", op: str = ">=", label: str = "") -> Measure | None:
         """One results-table row; ``op`` is the passing side of ``floor`` (``">="`` lower limit, ``"<="`` upper
-        limit; dropped when there is no floor). Integral values of a ``count``/``ranks`` unit stay ints."""
+        limit; dropped when there is no floor). Integral values of a ``count``/``ranks`` unit stay ints. Returns the
+        row as the finding's :class:`~wizard.model.Measure` (``label``, else the metric, names it; ``None`` without a
+        value)."""
         if unit in ("count", "ranks"):
             value, floor = _as_int(value), _as_int(floor)
         self.out.rows.append(ResultRow(test, metric, value, unit, floor, verdict.value, subject, note,
                                        op if floor is not None else ""))
+        return measure(value, floor, unit, "at_most" if op == "<=" else "at_least", label or metric)
 
 
 def _as_int(v: float | int | None) -> float | int | None:
@@ -542,9 +552,11 @@ def _gemm(c: _Ctx) -> None:
             "Check this GPU under load: clocks and clock-event reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`), "
             "temperature and power limit (`nvidia-smi -q -d TEMPERATURE,POWER`), nothing else running on it; then "
             "rerun. A GPU well below its siblings with clean reasons is an RMA candidate (DCGM diag -r 3).")
-        c.add("gemm", verdict, msg, subj, [e.raw], remedy, f"{SRC_MAMF}; {SRC_DCGM}; gpu_specs.csv ({spec.source})")
-        c.row("gemm", "tflops", v, "TFLOPS", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
-              f"{100 * v / expect:.0f}% of {expect:.0f}")
+        m = c.row("gemm", "tflops", v, "TFLOPS", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+                  f"{100 * v / expect:.0f}% of {expect:.0f}",
+                  label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
+        c.add("gemm", verdict, msg, subj, [e.raw], remedy, f"{SRC_MAMF}; {SRC_DCGM}; gpu_specs.csv ({spec.source})",
+              measured=m)
 
 
 def _memcpy(c: _Ctx) -> None:
@@ -576,9 +588,10 @@ def _memcpy(c: _Ctx) -> None:
         remedy = "" if verdict is Verdict.PASS else (
             "Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
             "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.")
-        c.add("memcpy", verdict, msg, subj, [e.raw], remedy, f"{SRC_C4}; {SRC_DCGM}")
-        c.row("memcpy", "d2d_gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
-              f"{100 * v / bw:.0f}% of {bw:g}")
+        m = c.row("memcpy", "d2d_gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+                  f"{100 * v / bw:.0f}% of {bw:g}",
+                  label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
+        c.add("memcpy", verdict, msg, subj, [e.raw], remedy, f"{SRC_C4}; {SRC_DCGM}", measured=m)
 
 
 H2D_GEN5_WARN_FRACTION = 35.0 / 52.0
@@ -659,9 +672,13 @@ def _host_link(c: _Ctx, test: str) -> None:
             "reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on "
             "the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node "
             "cuts the figure several-fold.")
-        c.add(test, verdict, msg, subj, [e.raw] + ([d.raw] if d else []), remedy, src)
-        c.row(test, "gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
-              f"{100 * v / practical:.0f}% of {practical:g}")
+        m = c.row(test, "gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
+                  f"{100 * v / practical:.0f}% of {practical:g}",
+                  label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
+        if spread:  # the warning is about the node median, not the floor
+            m = measure(v, spread_f * (median or 0.0), "GB/s", "at_least",
+                        f"{what} ({spread_f:g} x the node median {median or 0.0:.1f} GB/s)")
+        c.add(test, verdict, msg, subj, [e.raw] + ([d.raw] if d else []), remedy, src, measured=m)
 
 
 def _memory(c: _Ctx) -> None:
@@ -680,15 +697,17 @@ def _memory(c: _Ctx) -> None:
                   "Rerun the validation.", SRC_C4)
             continue
         if v > 0:
+            m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj, op="<=",
+                      label="memory pattern errors")
             c.add("memory", Verdict.FAIL, f"memory pattern test: {v:.0f} wrong value(s) read back; {what}", subj,
                   [e.raw], "Memory returned wrong data: check ECC and row-remapping counters (`nvidia-smi -q -d "
                   "ECC,ROW_REMAPPER`) and the kernel log for Xid 48/63/64/94/95; run DCGM diag -r 3 on this GPU; "
-                  "a repeat is an RMA case.", SRC_C4)
-            c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj, op="<=")
+                  "a repeat is an RMA case.", SRC_C4, measured=m)
         else:
+            m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj, op="<=",
+                      label="memory pattern errors")
             c.add("memory", Verdict.PASS, f"memory pattern test: every value read back correctly; {what}", subj,
-                  [e.raw], "", SRC_C4)
-            c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj, op="<=")
+                  [e.raw], "", SRC_C4, measured=m)
     if not c.vlog.measures("memory") and "memory" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
         c.add("memory", Verdict.UNKNOWN, "no memory pattern result in the log", "host", [],
               "Rerun the validation; read the log for why the memory test did not report.", SRC_RUN)
@@ -719,15 +738,17 @@ def _train(c: _Ctx) -> None:
         msg = (f"training loss {first:.3f} -> {last:.3f} over {steps if steps else '?'} steps: last/first = "
                f"{ratio:.3f}")
         if ratio <= max_ratio:
+            m = c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj, op="<=",
+                      label="training loss last/first")
             c.add("train", Verdict.PASS, f"{msg} <= {max_ratio:g}: the model learns{extra}", subj, [e.raw], "",
-                  SRC_TRAIN)
-            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj, op="<=")
+                  SRC_TRAIN, measured=m)
         else:
+            m = c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj, op="<=",
+                      label="training loss last/first")
             c.add("train", Verdict.FAIL, f"{msg} > {max_ratio:g}: the loss did not fall{extra}", subj, [e.raw],
                   "A tiny model on a fixed batch must learn: wrong arithmetic (a faulty GPU, or NaN/Inf from a "
                   "broken library) is the likely cause. Rerun; if it repeats, compare with another GPU and run "
-                  "DCGM diag -r 3 on this one.", SRC_TRAIN)
-            c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj, op="<=")
+                  "DCGM diag -r 3 on this one.", SRC_TRAIN, measured=m)
     if not ms and "train" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
         c.add("train", Verdict.UNKNOWN, "no training result in the log", "host", [],
               "Rerun the validation; read the log for why the training test did not report.", SRC_RUN)
@@ -771,19 +792,24 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
         ev = [s.raw for s in ss if (to_int(s.get("clock_event_reasons"), text=False) or 0) & sum(bits)][:4] or [ss[-1].raw]
         if not seen:
             c.add(fid, Verdict.PASS, f"no HW slowdown, thermal slowdown or power brake under load ({facts})", subj, ev,
-                  "", SRC_B11)
+                  "", SRC_B11, measured=measure(0, 0, "samples", "at_most", f"samples with a slowdown reason (of {n})"))
             c.row(fid, "throttled_samples", 0, "count", None, Verdict.PASS, subj)
             continue
         listed = ", ".join(f"{bits[b]} (0x{b:x}) in {k}/{n} samples ({100 * k / n:.0f}%)" for b, k in sorted(seen.items()))
         sustained = {b: k for b, k in seen.items() if b & SUSTAINED_BITS and k / n > fail_f}
         verdict = Verdict.FAIL if sustained else Verdict.WARN
+        # what each verdict's rule compared: a sustained reason's share of the samples (fail above fail_f), else
+        # any sample with a reason active (warn)
+        tm = (measure(100 * max(sustained.values()) / n, 100 * fail_f, "%", "at_most",
+                      "share of samples in HW thermal slowdown or power brake") if sustained else
+              measure(max(seen.values()), 0, "samples", "at_most", f"samples with a slowdown reason (of {n})"))
         rule = (f"HW thermal slowdown or power brake active in more than {100 * fail_f:.0f}% of the samples"
                 if sustained else "active during the run")
         c.add(fid, verdict, f"clock-event reasons {rule}: {listed} ({facts})", subj, ev,
               "Fix the cause, not the clocks: check airflow and fans, inlet temperature and the GPU's temperature "
               "thresholds (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE`); a power brake comes from the platform "
               "(PSU/BMC): check the power supplies and the BMC's power capping. Do not lock clocks or lower the "
-              "power limit to hide it.", SRC_B11)
+              "power limit to hide it.", SRC_B11, measured=tm)
         c.row(fid, "throttled_samples", max(seen.values()), "count", None, verdict, subj, listed)
 
 
@@ -927,18 +953,21 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
         if info:
             note += "; " + "; ".join(info)
         if not bad:
+            m = c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj, op="<=",
+                      label="new error kinds during the run")
             c.add(fid, Verdict.PASS, ("no new ECC, row-remap or AER errors and only informational Xids" if info else
                                       "no new Xid, ECC, row-remap or AER errors")
-                  + f" during the run (deltas of the counters before and after){note}", subj, ev, "", SRC_C5)
-            c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj, op="<=")
+                  + f" during the run (deltas of the counters before and after){note}", subj, ev, "", SRC_C5,
+                  measured=m)
             continue
         worst = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
+        m = c.row(fid, "new_errors", len(bad), "count", 0, worst, subj, "; ".join(t for _, t in bad), op="<=",
+                  label="new error kinds during the run")
         c.add(fid, worst, "; ".join(t for _, t in bad) + note, subj, ev,
               "Read the new kernel-log lines (Xid numbers in the NVIDIA Xid catalog; `journalctl -k`), `nvidia-smi -q "
               "-d ECC,ROW_REMAPPER`, and the PCIe AER counters of the GPU's link; an uncorrected ECC error or pending "
               "remap needs a GPU reset or reboot and a re-check, a remap failure or a repeat means RMA. `bringup check` "
-              "judges the same counters in detail.", SRC_C5)
-        c.row(fid, "new_errors", len(bad), "count", 0, worst, subj, "; ".join(t for _, t in bad), op="<=")
+              "judges the same counters in detail.", SRC_C5, measured=m)
 
 
 # ------------------------------------------------------------------ the node
@@ -964,9 +993,9 @@ def _sanity(c: _Ctx) -> None:
     if not ms and not c.vlog.events:
         return
     if not bad and not missing:
+        m = c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.PASS, "host", label="ranks that passed")
         c.add("sanity", Verdict.PASS, f"all {n} ranks all-reduced ones to {n} and passed the barrier"
-              + (f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3)
-        c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.PASS, "host")
+              + (f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3, measured=m)
         return
     parts = []
     if bad:
@@ -977,11 +1006,11 @@ def _sanity(c: _Ctx) -> None:
     if really_missing:
         named = ", ".join(str(r) for r in really_missing[:16]) + (" ..." if len(really_missing) > 16 else "")
         parts.append(f"rank(s) {named} of {n} did not report")
+    m = c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.FAIL, "host", label="ranks that passed")
     c.add("sanity", Verdict.FAIL, "rank sanity: " + "; ".join(parts) + (f" ({vers})" if vers else ""), "host",
           [e.raw for e in bad[:4]] + [e.raw for e in c.vlog.errors[:4]],
           "Read the first error of the missing or wrong rank (its GPU: Xid/ECC in the kernel log, `nvidia-smi`); "
-          "on NVSwitch systems check nvidia-fabricmanager; rerun with NCCL_DEBUG=INFO.", SRC_D3)
-    c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.FAIL, "host")
+          "on NVSwitch systems check nvidia-fabricmanager; rerun with NCCL_DEBUG=INFO.", SRC_D3, measured=m)
 
 
 def _floor_row(names: list[str], gpus: int) -> dict[str, str] | None:
@@ -1114,12 +1143,13 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     verdict = Verdict.PASS if busbw >= floor else Verdict.FAIL
     msg = (f"all-reduce over {where}: {arith}; {'>=' if verdict is Verdict.PASS else 'below'} the floor "
            f"{floor:g} GB/s ({desc}){check_note}")
+    m = c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, verdict, "host", arith,
+              label=f"busbw at {human_bytes(sizes[-1])}")
     c.add(fid, verdict, msg, "host", ev, "" if verdict is Verdict.PASS else (
         "Rerun up to a few times first (Azure HPC health checks allow retries). Then check: nothing else runs on the "
         "GPUs; every NVLink is up (`nvidia-smi nvlink -s`); on NVSwitch systems nvidia-fabricmanager runs at the "
         "driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run; compare with "
-        "nccl-tests all_reduce_perf."), src)
-    c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, verdict, "host", arith)
+        "nccl-tests all_reduce_perf."), src, measured=m)
 
 
 def _p2p(c: _Ctx) -> None:
@@ -1150,6 +1180,7 @@ def _p2p(c: _Ctx) -> None:
     warn_f, fail_f = threshold("p2p_warn_fraction", 0.9), threshold("p2p_fail_fraction", 0.75)
     worst = Verdict.PASS
     slow: list[str] = []
+    pair_m: list[Measure | None] = []
     for e in ms:
         v = num(e.get("value")) or 0.0
         verdict = _grade(v, warn_f * median, fail_f * median) if median > 0 else Verdict.UNKNOWN
@@ -1157,17 +1188,19 @@ def _p2p(c: _Ctx) -> None:
             slow.append(f"{e.get('src')}->{e.get('dst')} {v:.1f} GB/s ({100 * v / median:.0f}% of the median)")
         if verdict.rank > worst.rank:
             worst = verdict
-        c.row("p2p", f"{e.get('src')}->{e.get('dst')}", v, "GB/s", warn_f * median, verdict, "host")
+        pair_m.append(c.row("p2p", f"{e.get('src')}->{e.get('dst')}", v, "GB/s", warn_f * median, verdict, "host",
+                            label=f"P2P {e.get('src')}->{e.get('dst')} ({warn_f:g} x the median pair)"))
     if worst is Verdict.PASS:
         c.add("p2p", Verdict.PASS, f"every P2P pair within {100 * (1 - warn_f):.0f}% of the median pair "
-              f"{median:.1f} GB/s ({len(ms)} pairs; results correct)", "host", [e.raw for e in ms[:4]], "", SRC_D1)
+              f"{median:.1f} GB/s ({len(ms)} pairs; results correct)", "host", [e.raw for e in ms[:4]], "", SRC_D1,
+              measured=tightest(pair_m))
     else:
         c.add("p2p", worst, f"slow P2P pair(s) against the median {median:.1f} GB/s (warn below {warn_f:g} x, fail "
               f"below {fail_f:g} x): " + "; ".join(slow[:8]), "host",
               [e.raw for e in ms if f"{e.get('src')}->{e.get('dst')} " in " ".join(slow)][:6],
               "Find the common GPU of the slow pairs: check its NVLink links (`nvidia-smi nvlink -s`, `-e` for "
               "errors) or PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU redirecting P2P), then rerun.",
-              SRC_D1)
+              SRC_D1, measured=tightest(pair_m))
 
 
 def nccl_tests_slice(text: str) -> tuple[str, str]:
@@ -1207,18 +1240,17 @@ def _nccl(c: _Ctx) -> None:
         if f.verdict not in (Verdict.FAIL, Verdict.WARN) or f.id == "multinode.transport":
             continue
         if f.id.startswith("multinode."):
-            f = Finding("node.nccl_errors", f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source)
+            f = Finding("node.nccl_errors", f.verdict, f.message, f.subject, f.evidence, f.remedy, f.source,
+                        measured=f.measured)
         c.out.findings.append(f)
 
 
 # ------------------------------------------------------------------ soak
 
 
-def _soak_perf(c: _Ctx) -> None:
-    """End-of-soak performance within soak_perf_tolerance (5%, issue 5) of the start, per series (test, metric,
-    device): medians of the first and last k intervals after a warm-up interval (:func:`soak_compare`); UNKNOWN
-    when the soak is too short to compare; below the line FAIL."""
-    tol = threshold("soak_perf_tolerance", 0.05)
+def _soak_series(c: _Ctx) -> dict[tuple[str, str, str, Any], list[Event]]:
+    """The soak's judged series, in log order: (test, metric, node, who) -> its measures (one per interval), where
+    who is the GPU index, ``"rank N"`` for a CPU rank's GEMM, ``None`` for the all-reduce (rank 0 measures it)."""
     series: dict[tuple[str, str, str, Any], list[Event]] = {}
     for e in c.vlog.of("measure"):
         t = e.test
@@ -1229,6 +1261,19 @@ def _soak_perf(c: _Ctx) -> None:
         dev = to_int(e.get("device"), text=False)
         who = dev if dev is not None else (f"rank {e.rank}" if t == "soak_gemm" else None)
         series.setdefault((t, str(e.get("metric", "")), e.node, who), []).append(e)
+    return series
+
+
+def _soak_subject(c: _Ctx, evs: list[Event], node: str, who: Any) -> str:
+    return c.subject_of(evs[0]) if isinstance(who, int) else (f"{who} on {node}" if who else "host")
+
+
+def _soak_perf(c: _Ctx) -> None:
+    """End-of-soak performance within soak_perf_tolerance (5%, issue 5) of the start, per series (test, metric,
+    device): medians of the first and last k intervals after a warm-up interval (:func:`soak_compare`); UNKNOWN
+    when the soak is too short to compare; below the line FAIL."""
+    tol = threshold("soak_perf_tolerance", 0.05)
+    series = _soak_series(c)
     wrong = [e for evs in series.values() for e in evs if (to_int(e.get("wrong"), text=False) or 0) > 0]
     if wrong:
         c.add("perf", Verdict.FAIL, f"wrong all-reduce results during the soak ({len(wrong)} measurement(s))", "host",
@@ -1240,7 +1285,7 @@ def _soak_perf(c: _Ctx) -> None:
                   "Rerun the soak; read the log for why it did not report.", SRC_SOAK)
         return
     for (t, metric, node, who), evs in series.items():
-        subj = c.subject_of(evs[0]) if isinstance(who, int) else (f"{who} on {node}" if who else "host")
+        subj = _soak_subject(c, evs, node, who)
         unit = str(evs[0].get("unit", ""))
         cmp = soak_compare([num(e.get("value")) or 0.0 for e in evs])
         if cmp is None:
@@ -1271,7 +1316,9 @@ def _soak_perf(c: _Ctx) -> None:
         c.add("perf", verdict, f"{figs}; {'within' if ok else 'more than'} {100 * tol:.0f}% of the start"
               + ("" if ok else " (below it)"), subj, ev,
               "" if ok else "Performance fell under sustained load: look at the throttle finding (thermal slowdown, "
-              "power brake), temperatures and fans; rerun after fixing cooling.", SRC_SOAK)
+              "power brake), temperatures and fans; rerun after fixing cooling.", SRC_SOAK,
+              measured=measure(end, (1 - tol) * start, unit, "at_least",
+                               f"{t} {metric} at the end ({100 * tol:g}% below the start {start:,.2f} {unit})"))
         c.row(t, metric, end, unit, (1 - tol) * start, verdict, subj, f"start {start:,.2f} (median of {k})")
 
 
@@ -1291,6 +1338,198 @@ def soak_compare(values: list[float]) -> tuple[int, float, float, float] | None:
     k = max(1, len(rest) // 4)
     start, end = statistics.median(rest[:k]), statistics.median(rest[-k:])
     return k, start, end, ((end - start) / start if start > 0 else 0.0)
+
+
+# ------------------------------------------------------------------ telemetry: what the report draws
+
+
+TELEMETRY_POINTS = 120
+"""Most points kept per metric of one device's NVML sample series in a stored result, whatever the run's length:
+beyond it consecutive samples are averaged into this many points (judgement: a chart a page wide shows no more; the
+exact minimum and maximum of every metric are kept beside the points)."""
+TELEMETRY_DEVICES = 64
+"""Most devices kept per part of the telemetry (samples, counters, soak series): a log naming more is not a
+machine's, and the stored result stays bounded whatever the log holds."""
+SAMPLE_METRICS = ("temp_c", "power_w", "sm_clock_mhz")
+"""The NVML sample fields kept for charts: GPU temperature (°C), power draw (W), SM clock (MHz)."""
+_NOT_COUNTERS = frozenset({"v", "t", "rank", "node", "event", "device", "when", "available"})
+
+
+def downsample(points: list[tuple[float, float]], limit: int = TELEMETRY_POINTS) -> list[list[float]]:
+    """``[[x, y]...]`` of at most ``limit`` points: the points themselves when there are no more, else ``limit``
+    buckets of consecutive points (sizes differing by at most one), each point the mean x and mean y of its bucket.
+    Values rounded to 0.1 (x in s, y in the metric's unit). Pure."""
+    n = len(points)
+    if n <= limit:
+        return [[round(x, 1), round(y, 1)] for x, y in points]
+    out: list[list[float]] = []
+    for i in range(limit):
+        chunk = points[i * n // limit:(i + 1) * n // limit]
+        out.append([round(statistics.fmean(x for x, _ in chunk), 1), round(statistics.fmean(y for _, y in chunk), 1)])
+    return out
+
+
+def _reason_labels() -> dict[int, tuple[str, str]]:
+    """NVML clock-event reason bit -> (label, load verdict) from ``assets/smi_clock_events.csv``."""
+    out: dict[int, tuple[str, str]] = {}
+    try:
+        for row in table("smi_clock_events.csv"):
+            out[int(row.get("bit", "0"), 16)] = (row.get("label", ""), row.get("load_verdict", ""))
+    except (OSError, ValueError):
+        return {b: (label, "warn") for b, label in BAD_REASON_BITS.items()}
+    return out
+
+
+def _dev_key(item: tuple[tuple[str, int | None], Any]) -> tuple[str, int]:
+    (node, idx), _ = item
+    return node, idx if idx is not None else -1
+
+
+def _subject(c: _Ctx, node: str, idx: int | None) -> str:
+    d = c.devices.get((node, idx))
+    return d.subject if d else (f"GPU {idx}" if idx is not None and not c.cpu else "host")
+
+
+def _sample_telemetry(c: _Ctx) -> list[dict[str, Any]]:
+    """Per device: its NVML samples as ``[elapsed s since the run's start, value]`` series of :data:`SAMPLE_METRICS`
+    (:func:`downsample`: at most :data:`TELEMETRY_POINTS` each), their exact min/max/mean, the power limit and the
+    clock-event reasons seen (samples per reason)."""
+    by_dev: dict[tuple[str, int | None], list[Event]] = {}
+    for s in c.vlog.of("sample"):
+        by_dev.setdefault((s.node, to_int(s.get("device"), text=False)), []).append(s)
+    labels = _reason_labels()
+    out: list[dict[str, Any]] = []
+    for (node, idx), ss in sorted(by_dev.items(), key=_dev_key)[:TELEMETRY_DEVICES]:
+        starts = [t for t in (num(e.get("t")) for e in c.vlog.starts if e.node == node) if t is not None]
+        times = [t for t in (num(s.get("t")) for s in ss) if t is not None]
+        t0 = min(starts) if starts else (min(times) if times else 0.0)
+        series: dict[str, list[list[float]]] = {}
+        stats: dict[str, dict[str, float] | None] = {}
+        for m in SAMPLE_METRICS:
+            pts = sorted((t - t0, v) for t, v in ((num(s.get("t")), num(s.get(m))) for s in ss)
+                         if t is not None and v is not None)
+            series[m] = downsample(pts)
+            ys = [v for _, v in pts]
+            stats[m] = ({"min": round(min(ys), 1), "max": round(max(ys), 1), "mean": round(statistics.fmean(ys), 1)}
+                        if ys else None)
+        limits = [x for x in (num(s.get("power_limit_w")) for s in ss) if x is not None]
+        seen: dict[int, int] = {}
+        for s in ss:
+            r = to_int(s.get("clock_event_reasons"), text=False)
+            if r is None or r <= 0:
+                continue
+            for bit in (1 << i for i in range(min(r.bit_length(), 64))):
+                if r & bit:
+                    seen[bit] = seen.get(bit, 0) + 1
+        reasons = [{"bit": f"0x{b:x}", "label": labels.get(b, (f"bit 0x{b:x}", ""))[0] or f"bit 0x{b:x}",
+                    "judged": labels.get(b, ("", "unknown"))[1] or "unknown", "samples": k}
+                   for b, k in sorted(seen.items())]
+        out.append({"node": node, "device": idx, "subject": _subject(c, node, idx), "samples": len(ss),
+                    "per_point": max(1, math.ceil(len(ss) / TELEMETRY_POINTS)),
+                    "duration_s": round(max(times) - t0, 1) if times else None,
+                    "series": series, "stats": stats, "power_limit_w": max(limits) if limits else None,
+                    "reasons": reasons})
+    return out
+
+
+def _flat_counters(data: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counters a ``counters`` event holds, whatever the script emits: every whole-number (or null) field, and
+    those of a nested object as ``name.field`` (``aer.fatal``); lists and text (``xid_lines``, reasons) are not
+    counters."""
+    out: dict[str, int | None] = {}
+    for k, v in data.items():
+        if k in _NOT_COUNTERS or not isinstance(k, str):
+            continue
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                if vv is None or (isinstance(vv, int) and not isinstance(vv, bool)):
+                    out[f"{k}.{kk}"] = vv
+        elif v is None and not k.endswith("reason"):
+            out[k] = None
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out[k] = v
+        if len(out) >= 40:
+            break
+    return out
+
+
+def _counter_telemetry(c: _Ctx) -> list[dict[str, Any]]:
+    """Per device: every counter before and after the run and its delta (``changed``: the names whose delta is not
+    0), the Xid numbers of the new Xid lines, and why counters were not read (``reason``, ``notes``)."""
+    pairs: dict[tuple[str, int | None], dict[str, Event]] = {}
+    for e in c.vlog.of("counters"):
+        w = e.get("when")
+        if w in ("before", "after"):
+            pairs.setdefault((e.node, to_int(e.get("device"), text=False)), {})[str(w)] = e
+    out: list[dict[str, Any]] = []
+    for (node, idx), p in sorted(pairs.items(), key=_dev_key)[:TELEMETRY_DEVICES]:
+        b, a = p.get("before"), p.get("after")
+        fb = _flat_counters(b.data) if b else {}
+        fa = _flat_counters(a.data) if a else {}
+        available = bool(b and a and b.get("available") is True and a.get("available") is True)
+        reason = ""
+        if b is None or a is None:
+            reason = f"read only {'before' if b else 'after'} the run: no delta"
+        elif not available:
+            reason = str((a.get("reason") if a.get("available") is not True else b.get("reason")) or "not available")
+        readable = [x for x in (b, a) if x is not None and x.get("available") is True]
+        rows: list[dict[str, Any]] = []
+        for name in list(dict.fromkeys([*fb, *fa])) if readable else []:
+            x, y = fb.get(name), fa.get(name)
+            rows.append({"name": name, "before": x, "after": y,
+                         "delta": y - x if x is not None and y is not None else None})
+        new_xids: list[int | None] = []
+        xb, xa = fb.get("xid_count"), fa.get("xid_count")
+        if a is not None and xb is not None and xa is not None and xa > xb:
+            codes = _xid_codes(a) or []
+            new_xids = codes[-(xa - xb):][:20]
+        notes = [f"{k}: {str(x.get(k))[:300]}" for x in (b, a) if x is not None
+                 for k in ("aer_reason", "xid_reason") if x.get(k)]
+        out.append({"node": node, "device": idx, "subject": _subject(c, node, idx), "available": available,
+                    "reason": reason, "counters": rows,
+                    "changed": [r["name"] for r in rows if r["delta"] not in (None, 0)],
+                    "new_xid_codes": new_xids, "notes": list(dict.fromkeys(notes))})
+    return out
+
+
+def _soak_telemetry(c: _Ctx) -> list[dict[str, Any]]:
+    """Per soak series (a GPU's GEMM TFLOPS, the all-reduce busbw): its first and last interval, their change, the
+    judged comparison (:func:`soak_compare`: medians after the warm-up interval) and the verdict of its
+    results-table row."""
+    rows = list(c.out.rows)
+    tol = threshold("soak_perf_tolerance", 0.05)
+    out: list[dict[str, Any]] = []
+    for (t, metric, node, who), evs in list(_soak_series(c).items())[:TELEMETRY_DEVICES]:
+        subj = _soak_subject(c, evs, node, who)
+        vals = [num(e.get("value")) or 0.0 for e in evs]
+        row = next((r for r in rows if r.test == t and r.metric == metric and r.subject == subj), None)
+        if row is not None:
+            rows.remove(row)
+        cmp = soak_compare(vals)
+
+        def point(e: Event, v: float) -> dict[str, Any]:
+            elapsed = num(e.get("elapsed_s"))
+            return {"interval": to_int(e.get("interval"), text=False), "value": v,
+                    "elapsed_s": round(elapsed, 1) if elapsed is not None else None}
+
+        out.append({"test": t, "metric": metric, "unit": str(evs[0].get("unit", "")), "node": node,
+                    "device": who if isinstance(who, int) else None, "subject": subj, "intervals": len(evs),
+                    "size_bytes": to_int(evs[0].get("size_bytes"), text=False),
+                    "world_size": to_int(evs[0].get("world_size"), text=False),
+                    "first": point(evs[0], vals[0]), "last": point(evs[-1], vals[-1]),
+                    "change_pct": round(100 * (vals[-1] - vals[0]) / vals[0], 2) if vals[0] else None,
+                    "judged": ({"k": cmp[0], "start": cmp[1], "end": cmp[2], "change_pct": round(100 * cmp[3], 2)}
+                               if cmp else None),
+                    "tolerance_pct": round(100 * tol, 2), "verdict": row.verdict if row else Verdict.UNKNOWN.value})
+    return out
+
+
+def telemetry(c: _Ctx) -> dict[str, Any]:
+    """``{"samples": [...], "counters": [...], "soak": [...]}`` of one judged log (see :func:`_sample_telemetry`,
+    :func:`_counter_telemetry`, :func:`_soak_telemetry`; soak series only for a soak). Bounded whatever the log's
+    length: at most :data:`TELEMETRY_POINTS` points per metric and :data:`TELEMETRY_DEVICES` devices per part."""
+    return {"samples": _sample_telemetry(c), "counters": _counter_telemetry(c),
+            "soak": _soak_telemetry(c) if c.kind == "soak" else []}
 
 
 # ------------------------------------------------------------------ entry points
@@ -1333,6 +1572,11 @@ def analyse(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind:
             _counters(c)
     if c.kind == "node":
         _nccl(c)
+    if vlog.events and not c.fatal:
+        try:
+            c.out.telemetry = telemetry(c)
+        except Exception as exc:  # noqa: BLE001 - the judged results must survive a bug in what the report draws
+            c.out.telemetry = {"error": f"the samples and counters could not be read: {exc!r}"}
     if not c.out.findings:
         c.add("run", Verdict.UNKNOWN, "nothing in the log could be judged", "host", raw.splitlines()[-5:],
               "Rerun the validation and attach its log to a bug report if this repeats.", SRC_RUN)
