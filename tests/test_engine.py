@@ -135,7 +135,7 @@ def test_a_stage_whose_steps_were_all_skipped_is_skipped_not_passed(state_dir):
     for s in stage.steps:
         b.skip(s.id, "no GPU yet")
     assert b.stage_status(stage).value == "skipped"
-    b.confirm(stage.steps[0].id)
+    b.confirm(next(s.id for s in stage.steps if s.manual))  # a step a person does and confirms
     assert b.stage_status(stage).value == "passed"
     b.close()
 
@@ -180,7 +180,10 @@ def test_a_validation_that_ran_on_the_cpu_is_cpu_only_never_passed(state_dir, tm
     stage = steps.stage_by_id("node")
     for s in stage.steps:
         if s.id != "node.validate":
-            b.confirm(s.id)
+            if s.manual:
+                b.confirm(s.id)
+            else:
+                b.skip(s.id, "not this test's concern")
     assert b.stage_status(stage) is StepStatus.PENDING  # every other step done: still not passed
     b.close()
 
@@ -232,7 +235,8 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
 
 
 def test_a_cpu_only_step_cannot_be_confirmed_and_a_warning_is_accepted_only_with_a_note(state_dir):
-    """Confirm never turns a CPU-only validation into done, and accepting a warning keeps it visibly warned."""
+    """Confirm never turns a CPU-only validation, or a step proven only by its run, into done, and accepting a
+    warning keeps it visibly warned."""
     import pytest
     from wizard.model import StepStatus, Verdict
 
@@ -242,9 +246,44 @@ def test_a_cpu_only_step_cannot_be_confirmed_and_a_warning_is_accepted_only_with
     with pytest.raises(ValueError):
         b.confirm("gpu.validate", "looks fine")
     assert b.status("gpu.validate") is StepStatus.CPU_ONLY
+    # a step proven by its own judged run is never confirmed by a note (no run, or a run that could not judge)
+    for sid in ("node.validate", "node.soak", "health.idle_baseline", "multinode.allreduce"):
+        assert "proven by its run" in b.confirm_refusal(sid, "ran it by hand, fine")
+        with pytest.raises(ValueError, match="proven by its run"):
+            b.confirm(sid, "ran it by hand, fine")
+        assert b.status(sid) is StepStatus.PENDING
+    assert b.confirm_refusal("gpu.stress", "gpu-burn 10 min clean") == ""  # a manual step is confirmed by a person
     b.store.set_step("os.kernel_headers", StepStatus.WARNED, verdict=Verdict.WARN)
     with pytest.raises(ValueError, match="needs a note"):
         b.confirm("os.kernel_headers", "  ")
     b.confirm("os.kernel_headers", "headers come with the next kernel update, DKMS not used here")
     st = b.store.step_states()["os.kernel_headers"]
     assert st.status is StepStatus.WARNED and st.verdict is Verdict.WARN and "DKMS not used here" in st.reason
+
+
+def test_a_re_check_keeps_what_a_person_decided_while_the_machine_says_the_same(state_dir):
+    """A confirmation over a check that could not tell stands while the machine still cannot tell, and accepted
+    warnings stay accepted while the re-check warns about the same things; a failure, or a new warning, ends them."""
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    unknown = [Finding("bios.iommu", Verdict.UNKNOWN, "IOMMU state not readable", source="s")]
+    b.record_findings("bios.iommu", unknown, frozen_clock())
+    b.confirm("bios.iommu", "seen in the BIOS setup: IOMMU on, passthrough")
+    b.record_findings("bios.iommu", unknown, frozen_clock())
+    st = b.store.step_states()["bios.iommu"]
+    assert st.status is StepStatus.CONFIRMED and "passthrough" in st.reason
+    b.record_findings("bios.iommu", [Finding("bios.iommu", Verdict.FAIL, "IOMMU off", source="s")], frozen_clock())
+    assert b.status("bios.iommu") is StepStatus.FAILED  # the machine's evidence wins over the note
+
+    warn = Finding("os.kernel_headers", Verdict.WARN, "no headers for 6.1", source="s")
+    b.record_findings("os.kernel_headers", [warn], frozen_clock())
+    b.confirm("os.kernel_headers", "DKMS not used on this image")
+    b.record_findings("os.kernel_headers", [warn], frozen_clock())
+    st = b.store.step_states()["os.kernel_headers"]
+    assert st.status is StepStatus.WARNED and "DKMS not used" in st.reason
+    other = Finding("os.kernel_headers", Verdict.WARN, "headers of another kernel", subject="/usr/src", source="s")
+    b.record_findings("os.kernel_headers", [warn, other], frozen_clock())
+    st = b.store.step_states()["os.kernel_headers"]
+    assert st.status is StepStatus.WARNED and st.reason == ""  # a new warning: asked again
+    b.close()

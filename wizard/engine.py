@@ -17,7 +17,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import Finding, Stage, Step, StepStatus, Verdict, overall, stage_rollup, status_for_verdict
+from wizard.model import AUTO_SKIP_PREFIX, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import probes_named, rules_of_step
@@ -89,10 +89,11 @@ def probes_of(steps: Sequence[Step]) -> list[str]:
     return list(dict.fromkeys(p for s in steps for r in rules_of_step(s.id) for p in r.probes))
 
 
-async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any]) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
-    """Collect every probe ``steps`` need (concurrently) and judge them. Returns
+async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any], also: Sequence[str] = ()
+                     ) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
+    """Collect every probe ``steps`` need, and the probes named in ``also`` (concurrently), and judge them. Returns
     (step id -> findings, probe name -> output)."""
-    outputs = await collect(host, probes_named(probes_of(steps)), plan)
+    outputs = await collect(host, probes_named([*probes_of(steps), *also]), plan)
     return judge(steps, outputs, plan), outputs
 
 
@@ -126,6 +127,12 @@ class ResumePoint:
     step: Step
     running: list[ActionRun] = field(default_factory=list)
     interrupted: list[str] = field(default_factory=list)
+
+
+def _warning_keys(findings: Sequence[Finding]) -> set[tuple[str, str]]:
+    """What a set of warnings is about: each warning or unknown finding's (id, subject); a re-check whose
+    warnings are among the accepted ones keeps their acceptance, a new one drops it."""
+    return {(f.id, f.subject) for f in findings if f.verdict in (Verdict.WARN, Verdict.UNKNOWN)}
 
 
 class Build:
@@ -351,16 +358,22 @@ class Build:
     def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "") -> Verdict:
         verdict = overall(findings)
         if not self.observing:
+            before = self.store.step_states().get(step_id)
+            _, before_findings = self.store.latest_check(step_id)
             self.store.record_check(step_id, findings, verdict, self.boot_id, started_at, snapshot)
-            step = self.step(step_id)
             status = status_for_verdict(verdict)
-            if step.manual and status is StepStatus.PENDING and self.status(step_id) is StepStatus.CONFIRMED:
-                status = StepStatus.CONFIRMED
-            reason = ""
+            reason, user = "", act.current_user()
             if status is StepStatus.SKIPPED:
-                reason = "not applicable: " + next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
-            self.store.set_step(step_id, status, verdict, reason=reason, boot_id=self.boot_id,
-                                user=act.current_user())
+                reason = AUTO_SKIP_PREFIX + next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
+            elif before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
+                # the machine still cannot tell (unknown, or no check): the person's confirmation stands
+                status, reason, user = StepStatus.CONFIRMED, before.reason, before.user
+            elif (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
+                  and before.reason.startswith("warnings accepted by ")
+                  and _warning_keys(findings) <= _warning_keys(before_findings)):
+                # the same warnings as the ones accepted (no new one): the acceptance and its note stand
+                reason, user = before.reason, before.user
+            self.store.set_step(step_id, status, verdict, reason=reason, boot_id=self.boot_id, user=user)
         return verdict
 
     def confirm_refusal(self, step_id: str, note: str | None = None) -> str:
@@ -368,6 +381,10 @@ class Build:
         into done (the GPU was not measured: validate on the GPUs, or skip with a reason); a ``warned`` step is
         accepted only with a note (``note`` None: not asked yet), and stays ``warned``."""
         status = self.status(step_id)
+        step = next((s for s in self.steps() if s.id == step_id), None)
+        if step is not None and proven_by_run(step) and status not in (StepStatus.WARNED, StepStatus.CPU_ONLY):
+            return ("this step is proven by its run, not by a note: run it (a, or `bringup run "
+                    f"{step_id}`), or skip it with a reason")
         if status is StepStatus.CPU_ONLY:
             return ("this validation ran on the CPU only: the GPU is not validated. Run it on the GPUs "
                     "(validate_device cuda), or skip it with a reason")
@@ -375,19 +392,22 @@ class Build:
             return "accepting a warning needs a note: say why it is acceptable on this machine"
         return ""
 
-    def confirm(self, step_id: str, note: str = "") -> None:
+    def confirm(self, step_id: str, note: str = "", user: str | None = None) -> None:
         """Confirm a manual step, or accept a warned step's warnings with ``note`` (it stays ``warned``, with the
-        note as its reason). Raises ValueError with :meth:`confirm_refusal`'s text when it cannot be confirmed."""
+        note as its reason). ``user``: who it is recorded as (default :func:`wizard.actions.current_user`; an
+        answers file's walk names the file too). Raises ValueError with :meth:`confirm_refusal`'s text when it
+        cannot be confirmed."""
         why = self.confirm_refusal(step_id, note)
         if why:
             raise ValueError(why)
+        user = user or act.current_user()
         if self.status(step_id) is StepStatus.WARNED:
             st = self.store.step_states().get(step_id)
             self.store.set_step(step_id, StepStatus.WARNED, verdict=st.verdict if st else None,
-                                reason=f"warnings accepted by {act.current_user()}: {note.strip()}",
-                                user=act.current_user(), boot_id=self.boot_id)
+                                reason=f"warnings accepted by {user}: {note.strip()}",
+                                user=user, boot_id=self.boot_id)
             return
-        self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=act.current_user(), boot_id=self.boot_id)
+        self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=user, boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
             pending = self.store.meta().get("gpu_serials_seen_last")
             if isinstance(pending, dict) and pending:
@@ -395,10 +415,12 @@ class Build:
                 rec.update({bus: {"serial": s, "at": self.store.clock()} for bus, s in pending.items()})
                 self.store.set_meta(gpu_serials=rec)
 
-    def skip(self, step_id: str, reason: str) -> None:
+    def skip(self, step_id: str, reason: str, user: str | None = None) -> None:
+        """Skip a step with a reason, recorded as ``user`` (default :func:`wizard.actions.current_user`).
+        Raises ValueError for an empty reason."""
         if not reason.strip():
             raise ValueError("a skip needs a reason")
-        self.store.set_step(step_id, StepStatus.SKIPPED, reason=reason.strip(), user=act.current_user(),
+        self.store.set_step(step_id, StepStatus.SKIPPED, reason=reason.strip(), user=user or act.current_user(),
                             boot_id=self.boot_id)
 
     def reset(self, step_id: str) -> None:
