@@ -200,6 +200,7 @@ class BringupApp(App[int]):
         dry_run: actions print what they would run and run nothing.
         basic: ANSI theme + ASCII glyphs.
         clock: ISO-8601 timestamp source (tests freeze it).
+        fleet: nodes to check over ssh (:class:`screens.fleet.FleetRequest`): the app opens on the fleet view.
     """
 
     CSS_PATH = str(ASSETS / "bringup.tcss")
@@ -215,7 +216,7 @@ class BringupApp(App[int]):
 
     def __init__(self, state_dir: Path | str | None = None, host: Host | None = None, snapshot: str | None = None,
                  dry_run: bool = False, basic: bool = False, clock: Callable[[], str] = utcnow,
-                 observe_poll_s: float = 2.0) -> None:
+                 observe_poll_s: float = 2.0, fleet: Any = None) -> None:
         super().__init__(ansi_color=basic)
         self.hangup_guard: HangupGuard | None = None
         self.read_only_reason = ""
@@ -238,6 +239,12 @@ class BringupApp(App[int]):
         self.logs: dict[int, LogBuffer] = {}
         self.watched: set[int] = set()
         self.observe_poll_s = observe_poll_s
+        self.fleet_request = fleet
+        self.fleet_check: Any = None
+        """The last :class:`wizard.fleet.FleetCheck` of ``fleet_request`` (``None`` until one finished)."""
+        self.fleet_progress: Any = None
+        self.fleet_running = False
+        self.fleet_error = ""
         if basic:
             self.add_class("-basic")
 
@@ -285,6 +292,18 @@ class BringupApp(App[int]):
         if self.build is not None and self.build.observing:
             self.set_interval(self.observe_poll_s, self.bump)
         await self.push_screen(StartScreen())
+        if self.fleet_request is not None:
+            from screens.fleet import FleetScreen
+
+            self.run_fleet_check()
+            await self.push_screen(FleetScreen())
+
+    @property
+    def fleet_nodeset(self) -> str:
+        """The fleet view's nodes, folded (``gpu[001-016]``); "" without any."""
+        from wizard.rules.fleet import fold
+
+        return fold([n.name for n in self.fleet_request.nodes]) if self.fleet_request is not None else ""
 
     @property
     def stages(self):
@@ -373,6 +392,34 @@ class BringupApp(App[int]):
         changed = sum(1 for _, b, n in changes if b is not n)
         await self.push_screen_wait(MessageDialog(
             f"Rebooted: {len(changes)} boot-sensitive steps re-checked, {changed} changed", "\n".join(lines)))
+
+    @work(group="fleet", exclusive=True, exit_on_error=False, description="check the fleet's nodes over ssh")
+    async def run_fleet_check(self) -> None:
+        """``check_fleet`` on the fleet view's nodes (every step checked from probes unless the request names some),
+        with the open build's plan as the expectation and nothing recorded; ``fleet_progress`` follows it."""
+        from wizard.engine import checked_steps
+        from wizard.fleet import Progress, check_fleet
+
+        req = self.fleet_request
+        if req is None:
+            return
+        sel = req.steps if req.steps is not None else checked_steps(self.stages)
+        plan = self.build.expectations() if self.build is not None else {}
+        self.fleet_running, self.fleet_error = True, ""
+        self.fleet_progress = Progress(len(req.nodes))
+
+        def on_progress(p: Progress) -> None:
+            self.fleet_progress = p
+
+        self.bump()
+        try:
+            self.fleet_check = await check_fleet(req.nodes, sel, plan, on_progress=on_progress, **req.options)
+        except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
+            self.fleet_error = str(exc) or repr(exc)
+            self.notify(f"fleet check failed to run: {self.fleet_error}", severity="error", timeout=10)
+        finally:
+            self.fleet_running = False
+            self.bump()
 
     @work(group="action-start", exit_on_error=False, description="run an action")
     async def start_action(self, step_id: str) -> None:
@@ -520,8 +567,9 @@ class BringupApp(App[int]):
 
 
 def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool = False,
-            basic: bool | None = None) -> int:
-    """Launcher: terminal defaults for SSH and the console, then the app (tui-practices C.1)."""
+            basic: bool | None = None, fleet: tuple[list[Any], dict[str, Any]] | None = None) -> int:
+    """Launcher: terminal defaults for SSH and the console, then the app (tui-practices C.1). ``fleet``: (nodes,
+    keyword options of :func:`wizard.fleet.check_fleet`): open on the fleet view of those nodes."""
     is_basic = detect_basic() if basic is None else basic
     if os.environ.get("SSH_CONNECTION") or is_basic:
         os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
@@ -534,7 +582,12 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
         from wizard.capture import load_bundle
 
         host, manifest = load_bundle(snapshot)
-    app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic)
+    request = None
+    if fleet is not None:
+        from screens.fleet import FleetRequest
+
+        request = FleetRequest(fleet[0], None, fleet[1])
+    app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic, fleet=request)
     app.bundle_plan = dict(manifest.get("plan") or {})
     try:
         app.run(mouse=not is_basic)

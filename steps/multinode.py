@@ -12,6 +12,7 @@ Every step here is backed by the multi-node launcher (``python -m wizard.multino
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
@@ -38,7 +39,10 @@ def _device(ctx: ActionContext) -> str:
 def launcher_argv(plan: Mapping[str, Any], python: str, device: str, *, facts_only: bool = False,
                   pairwise: bool = False) -> list[str]:
     """The launcher's argv for this plan (hostfile, nodes' Python, ssh config, quick sizes)."""
-    argv = [python, "-m", "wizard.multinode", "--hostfile", str(plan.get("hostfile")), "--device", device]
+    argv = [python, "-m", "wizard.multinode"]
+    if plan.get("hostfile"):  # without one, inside a Slurm allocation, the launcher takes the allocation's nodes
+        argv += ["--hostfile", str(plan.get("hostfile"))]
+    argv += ["--device", device]
     if plan.get("torch_python"):
         argv += ["--python", str(plan["torch_python"])]
     if plan.get("ssh_config"):
@@ -53,20 +57,28 @@ def launcher_argv(plan: Mapping[str, Any], python: str, device: str, *, facts_on
 
 
 def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None = None) -> Resolved:
-    from wizard.multinode import HostfileError, read_hostfile
+    from wizard.multinode import HostfileError, read_hostfile, slurm_nodes, slurm_present
 
     hostfile = ctx.plan.get("hostfile")
-    if not hostfile:
+    if not hostfile and slurm_present():  # inside a Slurm allocation (salloc/sbatch): its nodes, through srun
+        try:
+            nodes = slurm_nodes()
+        except HostfileError as exc:
+            return Resolved(manual=f"the Slurm allocation's nodes cannot be listed: {exc}")
+        where = f"this Slurm allocation (job {os.environ.get('SLURM_JOB_ID')}) has"
+    elif not hostfile:
         return Resolved(manual="bringup needs the list of nodes: write a hostfile (" + HOSTFILE_HELP + ") and set "
                                "`bringup plan hostfile=/path/to/hostfile`, or run `bringup validate nodes --hostfile "
-                               "FILE`.")
-    try:
-        nodes = read_hostfile(str(hostfile))
-    except HostfileError as exc:
-        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+                               "FILE` (or run it inside a Slurm allocation: `salloc -N2 bringup validate nodes`).")
+    else:
+        try:
+            nodes = read_hostfile(str(hostfile))
+        except HostfileError as exc:
+            return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+        where = f"the hostfile {hostfile} lists"
     if len(nodes) < 2 and not facts_only:
-        return Resolved(manual=f"the hostfile {hostfile} lists {len(nodes)} node; a multi-node validation needs at "
-                               "least 2 (the node stage validates one node)")
+        return Resolved(manual=f"{where} {len(nodes)} node; a multi-node validation needs at least 2 (the node "
+                               "stage validates one node)")
     if pairwise is None:
         pairwise = ctx.plan.get("multinode_pairwise") is True
     argv = launcher_argv(ctx.plan, ctx.python, _device(ctx), facts_only=facts_only, pairwise=pairwise)

@@ -27,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping, Sequence
 
 SSHD = "/usr/sbin/sshd"
 """sshd must be started by absolute path (it re-executes itself for every connection)."""
@@ -168,8 +169,11 @@ def _keygen(path: Path) -> None:
         raise SshdUnavailable(f"ssh-keygen failed: {r.stderr.strip()}")
 
 
-def start_cluster(tmp: Path, count: int = 3) -> Cluster:
+def start_cluster(tmp: Path, count: int = 3, sshd_extra: "Mapping[str, Sequence[str]] | None" = None) -> Cluster:
     """Start ``count`` sshd nodes named node1..nodeN on 127.0.0.2.. and write the client config.
+
+    ``sshd_extra``: node name -> more sshd_config(5) lines for that node's server (e.g. ``SetEnv PATH=...``, which
+    sshd applies to every session it starts, so one "node" of this machine can see other programs than the rest).
 
     Raises :class:`SshdUnavailable` when ``/usr/sbin/sshd``, ``ssh`` or ``ssh-keygen`` is missing or a
     server does not listen within 10 s (its log is in the message).
@@ -215,6 +219,7 @@ def start_cluster(tmp: Path, count: int = 3) -> Cluster:
                 "MaxSessions 100",
                 "Subsystem sftp internal-sftp",
                 "LogLevel INFO",
+                *(sshd_extra or {}).get(name, ()),
             ]) + "\n")
             log = tmp / f"sshd_{name}.log"
             with open(log, "wb") as fh:

@@ -2,6 +2,7 @@
 
     bringup                       the TUI (start or resume a build)
     bringup check [--json] [--stage ID] [--snapshot BUNDLE]
+    bringup check --profile health [--timeout S] [--slurm]   the fast health profile (see cmd_check_profile)
     bringup status [--json]
     bringup capture -o node.tar.gz
     bringup plan [KEY=VALUE ...]
@@ -13,11 +14,15 @@
                                   the acceptance report (see cmd_report)
     bringup size --params 70e9 --method full --zero 3 --gpus 8 --gpu "H100 SXM5" [--json]
                                   the Plan & sizing screen's figures (see cmd_size)
+    bringup answers check FILE | export [-o FILE]
+                                  validate an answers file; write the build's (see cmd_answers)
+    bringup auto --answers FILE [--build ID|new]
+                                  an unattended build from an answers file (see cmd_auto)
     bringup --version
 
 Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic``.
 Exit status of ``check``: 0 all pass (or skips), 1 warn or unknown, 2 fail (NHC/GCM
-convention). Any command exits 3 when bringup itself cannot run (unwritable state dir,
+convention; ``check --profile health``: 0 healthy, 2 unhealthy). Any command exits 3 when bringup itself cannot run (unwritable state dir,
 corrupt build file, unreadable bundle), with the reason on stderr.
 
 Imports are deferred so ``bringup --version`` starts in well under a quarter of a second.
@@ -58,15 +63,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bringup", parents=[common],
                                 description="Take a GPU server from bare metal to proven ready for LLM training.")
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
+    _tui_fleet_args(p)
     sub = p.add_subparsers(dest="command")
     c = sub.add_parser("check", parents=[common], help="run the checks and print findings")
     c.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
     c.add_argument("--stage", metavar="ID", help="only this stage's checks (plan grounding bios os driver health ...)")
     c.add_argument("--step", metavar="ID", help="only this step's checks (a step id, or a finding id: its step)")
+    _fleet_args(c)
+    c.add_argument("--prometheus", metavar="FILE", help="also write the findings as Prometheus metrics for "
+                   "node-exporter's textfile collector (FILE.prom, replaced atomically; wizard/metrics.py)")
+    _profile_args(c)
     s = sub.add_parser("status", parents=[common], help="where the current build stands")
     s.add_argument("--json", action="store_true")
     cap = sub.add_parser("capture", parents=[common], help="run every probe and write a bundle")
-    cap.add_argument("-o", "--output", required=True, metavar="FILE", help="bundle to write (.tar.gz)")
+    cap.add_argument("-o", "--output", required=True, metavar="FILE",
+                     help="bundle to write (.tar.gz); with --nodes or --hostfile a directory: one NODE.tar.gz per node")
+    _fleet_args(cap)
     pl = sub.add_parser("plan", parents=[common], help="show or set the build's plan answers")
     pl.add_argument("answers", nargs="*", metavar="KEY=VALUE")
     ex = sub.add_parser("explain", parents=[common],
@@ -120,6 +132,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="report on capture bundles instead of the build (several: one report of all the nodes)")
     rp.add_argument("--builds", metavar="DIR", nargs="+",
                     help="report on these build directories (STATE/builds/<id>) together, one node each")
+    an = sub.add_parser("answers", parents=[common], help="check an answers file, or export the build's as one",
+                        description="Answers files drive unattended builds (`bringup auto`); README 'Unattended builds'. "
+                                    "Exit status of check: 0 valid, 3 invalid (each error as FILE:LINE:COL).")
+    ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
+    anc = ansub.add_parser("check", parents=[common], help="validate an answers file offline")
+    anc.add_argument("file", metavar="FILE")
+    ane = ansub.add_parser("export", parents=[common], help="write the build's answers (plan, confirmations, skips, "
+                           "actions run) for the next node")
+    ane.add_argument("-o", "--output", metavar="FILE", help="where to write it (default: standard output)")
+    ane.add_argument("--build", metavar="ID", help="this build (default: the newest)")
+    au = sub.add_parser("auto", parents=[common], help="an unattended build from an answers file",
+                        description="Validate the answers file, then walk the build in catalogue order: plan, checks, "
+                                    "confirmations and skips from the file, the actions it allows. Exit status: 0 all "
+                                    "done, 1 warnings or steps not done, 2 a failure, 3 invalid file (nothing ran).")
+    au.add_argument("--answers", required=True, metavar="FILE", help="the answers file (TOML; bringup answers check)")
+    au.add_argument("--build", metavar="ID|new", help="continue build ID, or start a new one (default: the newest, "
+                    "or a new one when there is none)")
     return p
 
 
@@ -160,6 +189,52 @@ SIZE_FLAGS: dict[str, tuple[str, str]] = {
     "system_max_w": ("--system-max-w", "the vendor's system maximum, W"),
 }
 """``bringup size`` option -> the sizing form's field (wizard.sizing.FIELDS); tests hold the two lists equal."""
+
+
+def _profile_args(p: argparse.ArgumentParser) -> None:
+    """``check --profile health [--timeout S] [--slurm]`` (wizard/health.py, wizard/slurm.py)."""
+    g = p.add_argument_group("health profile (Slurm HealthCheckProgram, prolog, epilog; README: Slurm health check)")
+    g.add_argument("--profile", choices=("health",), help="only the fast checks that mean 'this node must not take "
+                   "jobs' (driver, nvidia-smi, GPU count, Xid, ECC, row remapping, PCIe link, NVLink, Fabric Manager, "
+                   "full disks), within --timeout; records nothing. Exit 0 healthy, 2 unhealthy, 3 bringup could "
+                   "not run")
+    g.add_argument("--timeout", type=float, metavar="S", help="with --profile: the whole run's time limit in seconds "
+                   "(default 10); a probe still running then is stopped and fails the check")
+    g.add_argument("--slurm", action="store_true", help="with --profile health: drain this Slurm node "
+                   "(scontrol update State=DRAIN Reason='bringup: ...') when a check fails; resume it when none fails "
+                   "and bringup drained it (an operator's drain is left alone). Node: $SLURMD_NODENAME, else "
+                   "hostname -s")
+
+
+def _fleet_args(p: argparse.ArgumentParser) -> None:
+    """``check`` and ``capture`` on many nodes at once over ssh (wizard/fleet.py)."""
+    g = p.add_argument_group("many nodes over ssh")
+    g.add_argument("--nodes", metavar="NODESET", help="these nodes over ssh, e.g. 'gpu[001-016]' (ClusterShell nodeset "
+                   "syntax; each name is its ssh target)")
+    g.add_argument("--hostfile", metavar="FILE", help="the nodes of a hostfile ('name ssh_target gpus' or 'host slots=N' "
+                   "lines, as validate nodes reads it)")
+    g.add_argument("--ssh-config", metavar="FILE", help="ssh client config (-F) to reach the nodes")
+    g.add_argument("--fanout", type=int, metavar="N", help="nodes at once (default 32)")
+    g.add_argument("--node-timeout", type=float, metavar="S", help="seconds one node may take, login included "
+                   "(default 600); past it the node is a fleet.timeout finding")
+    g.add_argument("--progress", action="store_true", help="progress on stderr even when it is not a terminal")
+
+
+TUI_FLEET_OPTIONS = ("nodes", "hostfile", "ssh_config", "fanout", "node_timeout")
+"""The fleet options ``bringup`` (the TUI) takes before any command; read as ``tui_<name>``."""
+
+
+def _tui_fleet_args(p: argparse.ArgumentParser) -> None:
+    """``bringup --nodes NODESET`` (or ``--hostfile FILE``): the TUI opens on the fleet view of those nodes
+    (screens/fleet.py); the options mean what they mean for ``check --nodes``."""
+    g = p.add_argument_group("the TUI's fleet view (bringup --nodes NODESET)")
+    g.add_argument("--nodes", dest="tui_nodes", metavar="NODESET", help="open on the fleet view: check these nodes "
+                   "over ssh, e.g. 'gpu[001-016]', and show the node x stage table")
+    g.add_argument("--hostfile", dest="tui_hostfile", metavar="FILE", help="the fleet view's nodes from a hostfile")
+    g.add_argument("--ssh-config", dest="tui_ssh_config", metavar="FILE", help="ssh client config (-F) to reach them")
+    g.add_argument("--fanout", dest="tui_fanout", type=int, metavar="N", help="nodes at once (default 32)")
+    g.add_argument("--node-timeout", dest="tui_node_timeout", type=float, metavar="S",
+                   help="seconds one node may take, login included (default 600)")
 
 
 @dataclass(frozen=True)
@@ -238,9 +313,16 @@ def main(argv: list[str] | None = None) -> int:
             use_private_umask()  # builds, logs and bundles are their owner's only, whatever the umask
         if args.command is None:
             return cmd_tui(args)
+        given = [n for n in TUI_FLEET_OPTIONS if opt(args, "tui_" + n) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            print(f"bringup: error: {flag} before the command opens the TUI's fleet view; for "
+                  f"`{args.command}` put it after the command (bringup {args.command} {flag} ...)", file=sys.stderr)
+            return EXIT_ERROR
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
-                "validate": cmd_validate, "size": cmd_size, "report": cmd_report}[args.command](args)
+                "validate": cmd_validate, "size": cmd_size, "report": cmd_report,
+                "answers": cmd_answers, "auto": cmd_auto}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
@@ -332,7 +414,9 @@ GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]",
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    if not opt(args, "snapshot"):
+    if opt(args, "profile") is not None or opt(args, "slurm") or opt(args, "timeout") is not None:
+        return cmd_check_profile(args)
+    if not opt(args, "snapshot") and opt(args, "nodes") is None and opt(args, "hostfile") is None:
         from wizard import prefetch
 
         prefetch.start()  # the slow probes start while the rest of bringup loads
@@ -346,6 +430,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     from wizard.registry import did_you_mean
 
     stage = opt(args, "stage")
+    if opt(args, "prometheus") is not None and (stage is not None or opt(args, "step") is not None):
+        # a part of the check would replace the whole check's file: its failing series and fail count would vanish
+        # and an alert on them would silently stop firing
+        print(f"bringup: error: --prometheus writes the whole check's metrics; with "
+              f"{'--stage' if stage is not None else '--step'} the file would hold only part of them (a failure "
+              f"elsewhere would vanish from it and stop alerting): run `bringup check --prometheus FILE` without "
+              f"--stage or --step", file=sys.stderr)
+        return EXIT_ERROR
     if stage is not None and stage not in {st.id for st in steps.STAGES}:
         near = did_you_mean(stage, [st.id for st in steps.STAGES])
         print(f"bringup: error: unknown stage {stage!r}" + (f"; did you mean {' or '.join(near)}?" if near else "")
@@ -366,6 +458,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"bringup: error: step {sid} is not checked from probes (it is confirmed or run as an action)",
                   file=sys.stderr)
             return EXIT_ERROR
+    if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
+        return cmd_check_fleet(args, sel, stage)
     snap = opt(args, "snapshot")
     build = None
     if snap:
@@ -429,7 +523,114 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
         print_findings(findings)
         print(f"overall: {verdict.value}" + (f" ({note})" if note else ""))
+    if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
+        from wizard.metrics import MetricsError, write_check_metrics
+
+        try:
+            for said in write_check_metrics(opt(args, "prometheus"), findings, snapshot=bool(snap),
+                                            node=(identity.get("hostname") or Path(snap).name) if snap else None,
+                                            state_dir=None if snap else state_dir(args, write=False)):
+                print(f"bringup: note: {said}", file=sys.stderr)
+        except MetricsError as exc:
+            print(f"bringup: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     return verdict.exit_code
+
+
+def cmd_check_profile(args: argparse.Namespace) -> int:
+    """``check --profile NAME [--timeout S] [--slurm]`` (wizard/health.py): only the profile's rules, every probe
+    stopped at ``--timeout`` seconds, nothing recorded; ``--slurm`` drains or resumes the Slurm node
+    (wizard/slurm.py; with ``--snapshot`` the bundle is judged and this node is the one drained or resumed).
+    Exit status, LBNL NHC's convention: 0 healthy (nothing fails; warnings and unknowns are printed), 2 unhealthy
+    (a finding fails), 3 bringup could not run (bad options, an unreadable bundle) or an scontrol it needed failed."""
+    name = opt(args, "profile")
+    if name is None:
+        print("bringup: error: --timeout and --slurm go with --profile health", file=sys.stderr)
+        return EXIT_ERROR
+    for flag in ("stage", "step", "nodes", "hostfile", "prometheus"):
+        if opt(args, flag) is not None:
+            print(f"bringup: error: --profile {name} runs its own set of checks on this node: "
+                  f"--{flag} does not apply", file=sys.stderr)
+            return EXIT_ERROR
+    timeout = 10.0 if opt(args, "timeout") is None else float(args.timeout)
+    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
+        print(f"bringup: error: --timeout must be more than 0 and at most 3600 seconds, got {timeout:g}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    snap = opt(args, "snapshot")
+    from wizard import prefetch
+
+    if not snap:
+        prefetch.start(prefetch.HEALTH)  # the profile's slow commands start while its rules are imported
+    import asyncio
+    import datetime as _dt
+
+    from wizard import health
+
+    do_slurm = bool(opt(args, "slurm"))
+
+    def hung() -> None:  # the watchdog: something blocked past every time limit (a read stuck in the kernel)
+        why = f"the health check did not finish within {timeout + health.WATCHDOG_GRACE_S:g} s"
+        print(f"[FAIL] {health.OVERRUN_ID}: {why}", flush=True)
+        if do_slurm:
+            from wizard import slurm
+
+            try:
+                out = slurm.apply(False, None, reason=f"{slurm.REASON_PREFIX} health check hung")
+                print(f"slurm: {out.why}", flush=True)
+            except slurm.SlurmError as exc:
+                print(f"bringup: error: {exc}", file=sys.stderr, flush=True)
+
+    watchdog = health.start_watchdog(timeout + health.WATCHDOG_GRACE_S, hung)
+    try:
+        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        if snap:
+            from wizard.capture import load_bundle
+            from wizard.plan import valid_plan
+
+            host, manifest = load_bundle(snap)
+            identity = dict(manifest["host"])
+            plan = valid_plan(dict(manifest["plan"]))
+        else:
+            import socket
+
+            from wizard.hosts import LocalHost
+            from wizard.probes import BUILTINS
+
+            host = LocalHost(builtins=BUILTINS)  # type: ignore[assignment]  # both are Hosts
+            plan = health.build_expectations(state_dir(args, write=False))
+            identity = {"hostname": socket.gethostname()}
+        result = asyncio.run(health.run_profile(host, name, plan, timeout))
+        outcome, slurm_error = None, ""
+        if do_slurm:
+            from wizard import slurm
+
+            try:
+                outcome = slurm.apply(result.healthy, result.first_failure())
+            except slurm.SlurmError as exc:
+                slurm_error = str(exc)
+    finally:
+        watchdog.cancel()
+        prefetch.discard()  # what the profile did not take (a probe stopped early, an error)
+    state = "healthy" if result.healthy else "unhealthy"
+    if opt(args, "json"):
+        doc = check_doc(identity, result.verdict, result.findings, None, snap, started)
+        doc.update(profile=name, healthy=result.healthy, duration_s=round(result.duration_s, 3), timeout_s=timeout)
+        if do_slurm:
+            doc["slurm"] = outcome.to_dict() if outcome is not None else {"error": slurm_error}
+        print(json.dumps(doc, indent=2))
+    else:
+        host_name = identity.get("hostname") or "this host"
+        print(f"bringup check --profile {name} on {host_name}" + (f" (snapshot {snap})" if snap else "")
+              + f": {state} in {result.duration_s:.2f} s")
+        print_findings(result.findings)
+        print(f"overall: {result.verdict.value} ({state})")
+        if outcome is not None:
+            print(f"slurm: {outcome.why}")
+    if slurm_error:
+        print(f"bringup: error: {slurm_error}", file=sys.stderr)
+        return EXIT_ERROR
+    return result.exit_code
 
 
 def check_doc(identity: Mapping[str, Any], verdict, findings, stage: str | None, snapshot: str | None,
@@ -451,6 +652,182 @@ def print_findings(findings, out=None) -> None:
         print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}", file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
             print(f"       -> {f.remedy}", file=out)
+
+
+def fleet_options(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
+    """(nodes, keyword options of wizard.fleet's runners) from ``--nodes``/``--hostfile`` and the fleet options.
+
+    Raises:
+        wizard.fleet.FleetError: both or neither node list, a bad nodeset or hostfile, a fanout or timeout out of range.
+    """
+    from wizard.fleet import DEFAULT_FANOUT, DEFAULT_NODE_TIMEOUT_S, FleetError, nodes_from_hostfile, nodes_from_spec
+
+    if opt(args, "nodes") is not None and opt(args, "hostfile") is not None:
+        raise FleetError("give --nodes or --hostfile, not both")
+    if opt(args, "snapshot"):
+        raise FleetError("--snapshot reads one bundle; with --nodes or --hostfile the nodes are reached over ssh")
+    nodes = nodes_from_spec(args.nodes) if opt(args, "nodes") is not None else nodes_from_hostfile(args.hostfile)
+    fanout = DEFAULT_FANOUT if opt(args, "fanout") is None else args.fanout
+    if not 1 <= fanout <= 4096:
+        raise FleetError(f"--fanout must be from 1 to 4096 nodes, got {fanout}")
+    timeout = DEFAULT_NODE_TIMEOUT_S if opt(args, "node_timeout") is None else args.node_timeout
+    if not (math.isfinite(timeout) and 1 <= timeout <= 86400):
+        raise FleetError(f"--node-timeout must be from 1 to 86400 seconds, got {timeout:g}")
+    cfg = opt(args, "ssh_config")
+    if cfg is not None and not os.path.isfile(cfg):
+        raise FleetError(f"--ssh-config {cfg}: no such file")
+    return nodes, {"fanout": fanout, "node_timeout_s": timeout, "ssh_config": os.path.abspath(cfg) if cfg else None,
+                   "on_progress": _progress_printer(bool(opt(args, "progress")))}
+
+
+def _progress_printer(forced: bool) -> Callable[[Any], None] | None:
+    """Progress on stderr ("nodes 7/16 done, slowest still running: gpu012 (14 s)"): rewritten in place on a terminal
+    (at most every 0.2 s), one line per finished node with ``--progress`` elsewhere; ``None`` when neither."""
+    import time
+
+    tty = sys.stderr.isatty()
+    if not tty and not forced:
+        return None
+    last = {"t": 0.0, "done": -1}
+
+    def show(p: Any) -> None:
+        now = time.monotonic()
+        final = p.done == p.total
+        if tty:
+            if final or now - last["t"] >= 0.2:
+                last["t"] = now
+                sys.stderr.write("\r\x1b[K" + p.line(now) + ("\n" if final else ""))
+                sys.stderr.flush()
+        elif p.done != last["done"]:
+            last["done"] = p.done
+            print(p.line(now), file=sys.stderr, flush=True)
+
+    return show
+
+
+def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None) -> int:
+    """``check --nodes``/``--hostfile``: the selected steps on every node over ssh, then the fleet comparison. Exit
+    status: the worst verdict of all nodes and the fleet (0, 1, 2), 3 when bringup cannot run (bad node list)."""
+    import asyncio
+
+    import steps
+    from wizard.fleet import FleetError, check_fleet, folded_findings, stage_matrix
+    from wizard.store import utcnow
+
+    if opt(args, "prometheus") is not None:
+        print("bringup: error: --prometheus writes one node's metrics; run it on each node (without --nodes)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        nodes, kw = fleet_options(args)
+    except FleetError as exc:
+        print(f"bringup: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    plan: dict[str, Any] = {}
+    build, _note = open_build_for_reading(args, _boot_id())
+    if build is not None:  # the build's plan is the fleet's expectation; nothing is recorded in it
+        try:
+            plan = build.expectations()
+        finally:
+            build.close()
+    started = utcnow()
+    fc = asyncio.run(check_fleet(nodes, sel, plan, **kw))
+    verdict = fc.verdict
+    if opt(args, "json"):
+        doc = check_doc({"hostname": fc.nodeset}, verdict, fc.findings, stage, None, started)
+        doc["nodes"] = {n: {"verdict": c.verdict.value, "findings": [f.to_dict() for f in c.findings],
+                            **({"error": c.error} if c.error else {}), "target": c.target, "host": c.identity,
+                            "seconds": round(c.seconds, 3)} for n, c in fc.nodes.items()}
+        doc["fleet"] = {"nodeset": fc.nodeset, "fanout": fc.fanout, "node_timeout_s": fc.node_timeout_s,
+                        "wall_s": round(fc.wall_s, 3)}
+        print(json.dumps(doc, indent=2))
+        return verdict.exit_code
+    from wizard.rules.fleet import fold
+
+    print(f"bringup check on {len(fc.nodes)} node{'s' if len(fc.nodes) != 1 else ''}: {fc.nodeset} (fanout {fc.fanout}, node timeout "
+          f"{fc.node_timeout_s:g} s, {fc.wall_s:.1f} s in all)")
+    ids, rows = stage_matrix(fc, steps.STAGES)
+    width = max(6, *(len(r["node"]) for r in rows))
+    cols = {sid: max(len(sid), 8) + 1 for sid in ids}
+    print(f"{'node':<{width}}  {'verdict':<8}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids) + "time")
+    for r in rows:
+        line = f"{r['node']:<{width}}  {r['verdict'].value:<8}"
+        if r["reason"]:
+            line += f"{r['reason']}: {r['error']}"
+        else:
+            line += "".join(f"{(r['cells'][sid].value if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''):<{cols[sid]}}"
+                            for sid in ids) + f"{r['seconds']:.1f} s"
+        print(line)
+    if any(r["odd"] for r in rows):
+        print("(* differs from most nodes)")
+    judged = [n for n, c in fc.nodes.items() if not c.reason]
+    print(f"\nacross the nodes ({len(judged)} compared):")
+    print_findings([f for f in fc.findings if f.verdict.value != "pass"])
+    passed = [f for f in fc.findings if f.verdict.value == "pass"]
+    if passed:
+        print("[ OK ] the same on every node compared: " + "; ".join(f.message.split(" on all ")[0] for f in passed))
+    print("\nfindings by node (folded where identical):")
+    groups = folded_findings(fc)
+    for g in groups:
+        if g.findings:
+            print(f"{fold(g.nodes)}" + (f" ({len(g.nodes)} nodes)" if len(g.nodes) > 1 else "") + ":")
+            print_findings(g.findings)
+    counts: dict[tuple[int, int], list[str]] = {}
+    for n, c in fc.nodes.items():
+        if not c.reason:
+            counts.setdefault((sum(f.verdict.value == "pass" for f in c.findings),
+                               sum(f.verdict.value == "skip" for f in c.findings)), []).append(n)
+    for (npass, nskip), ns in counts.items():
+        print(f"{fold(ns)}: {npass} passed, {nskip} not applicable (--json lists them)")
+    by_verdict: dict[str, list[str]] = {}
+    for n, c in fc.nodes.items():
+        by_verdict.setdefault(c.verdict.value, []).append(n)
+    print(f"overall: {verdict.value} (" + "; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))
+          + ")")
+    return verdict.exit_code
+
+
+def cmd_capture_fleet(args: argparse.Namespace) -> int:
+    """``capture --nodes``/``--hostfile -o DIR``: one bundle per node (DIR/NODE.tar.gz) over ssh. Exit status 0 when
+    every node's bundle was written, 2 when a node was unreachable or timed out (the others are written), 3 when
+    bringup cannot run."""
+    import asyncio
+
+    from wizard.fleet import FleetError, capture_fleet
+
+    try:
+        nodes, kw = fleet_options(args)
+    except FleetError as exc:
+        print(f"bringup: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        print(f"bringup: error: -o {out} is a file: with --nodes or --hostfile give a directory (one bundle per node)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"bringup: error: cannot make the directory {out}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    plan: dict[str, Any] = {}
+    build, _note = open_build_for_reading(args, _boot_id())
+    if build is not None:
+        try:
+            plan = build.plan()
+        finally:
+            build.close()
+    got = asyncio.run(capture_fleet(nodes, out, plan, **kw))
+    missing = 0
+    for name, c in got.items():
+        if c.path is None:
+            missing += 1
+            print(f"{name}: no bundle: {c.error}")
+        else:
+            print(f"{name}: wrote {c.path}: {c.probes} probes" + (f"; not collected there: {', '.join(c.failed)}"
+                                                               if c.failed else ""))
+    print(f"{len(got) - missing} of {len(got)} nodes captured into {out}")
+    return 2 if missing else 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -534,6 +911,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if opt(args, "snapshot"):
         print("bringup: error: capture reads this machine; --snapshot makes no sense here", file=sys.stderr)
         return EXIT_ERROR
+    if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
+        return cmd_capture_fleet(args)
     host = local_host()
     identity = asyncio.run(host_identity(host))
     plan: dict[str, Any] = {}
@@ -1348,9 +1727,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         fmt = rpt.format_of(None if out in (None, "-") else out, opt(args, "format"))
-    except rpt.ReportError as exc:
-        print(f"bringup: error: {exc}", file=sys.stderr)
+        if out not in (None, "-"):
+            from wizard.fileedit import refuse_non_regular
+
+            refuse_non_regular(out)  # a FIFO, device, socket, directory or symlink: never replaced by the rename
+    except (rpt.ReportError, OSError) as exc:
+        print(f"bringup: error: cannot write the report: {exc}" if isinstance(exc, OSError) else
+              f"bringup: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if snaps and len(snaps) > 1:
+        snaps = _distinct_bundles(snaps)
     build_dir: Path | None = None
     previous = None
     if snaps:
@@ -1407,6 +1793,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)
     return 0
+
+
+def _distinct_bundles(paths: list[str]) -> list[str]:
+    """``paths`` with a bundle given again (the same file: same path, or another name of the same file) left out,
+    each one said on standard error; a file that cannot be examined is kept (loading it says why)."""
+    seen: list[tuple[str, os.stat_result | None]] = []
+    out = []
+    for p in paths:
+        try:
+            st: os.stat_result | None = os.stat(p)
+        except OSError:
+            st = None
+        same = next((q for q, s in seen if (st is not None and s is not None and os.path.samestat(st, s))
+                     or (st is None and q == p)), None)
+        if same is not None:
+            print(f"bringup: note: bundle {p} was given twice" + ("" if same == p else f" (it is {same})")
+                  + ": it is reported once", file=sys.stderr)
+            continue
+        seen.append((p, st))
+        out.append(p)
+    return out
 
 
 def _machine_id() -> str:
@@ -1466,11 +1873,222 @@ def _report_node_of_build_dir(d: Path) -> dict:
         b.close()
 
 
+def cmd_answers(args: argparse.Namespace) -> int:
+    """``bringup answers check FILE``: validate an answers file offline (TOML syntax, ``assets/schema/answers.schema.json``,
+    the catalogue's step and action ids, the plan's own ranges: :func:`wizard.answers.load_answers`); each error goes
+    to stderr as ``FILE:LINE:COL: error: ...`` (``FILE: error: ...`` when it is about the whole file: unreadable, not
+    a regular file, too large), at most :data:`wizard.answers.MAX_ERRORS_SHOWN` of them. Exit status 0 valid, 3 invalid or unreadable (bringup's status for a
+    usage error: 2 is kept for a hardware failure).
+
+    ``bringup answers export [-o FILE] [--build ID]``: the current build's answers (plan, confirmations with their
+    notes, skips with their reasons, the actions that were run) as a file ``answers check`` accepts and ``auto``
+    replays on the next node; standard output without ``-o``. Exit status 0 written, 3 no build or not writable."""
+    import steps
+    from wizard import answers as ans
+
+    if args.answers_command == "check":
+        try:
+            a = ans.load_answers(args.file, steps.STAGES)
+        except ans.AnswersError as exc:
+            for line in ans.error_lines(exc):
+                print(line, file=sys.stderr)
+            print(f"{exc.source}: invalid ({len(exc.errors)} error(s))", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"{args.file}: valid: {a.summary()}")
+        return 0
+    from wizard.engine import Build
+    from wizard.store import list_builds, utcnow
+
+    if opt(args, "snapshot"):
+        print("bringup: error: answers export reads the build record; --snapshot does not apply", file=sys.stderr)
+        return EXIT_ERROR
+    sd = state_dir(args, write=False)
+    if not sd.is_dir() or not list_builds(sd):
+        print(f"bringup: error: no build under {sd} yet: nothing to export", file=sys.stderr)
+        return EXIT_ERROR
+    b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, build_id=opt(args, "build"), readonly=True)
+    try:
+        host = b.store.host()
+        text = ans.export_answers(b, header=(
+            f"bringup answers export of build {b.info.build_id} ({host.get('hostname') or 'unknown host'}), {utcnow()}",
+            "check it: bringup answers check FILE; replay it on the next node: bringup auto --answers FILE"))
+    finally:
+        b.close()
+    out = opt(args, "output")
+    if out in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    path = Path(out)
+    try:
+        ans.write_answers(path, text)  # refuses a FIFO, device, directory or symbolic link: nothing is written
+    except OSError as exc:
+        print(f"bringup: error: cannot write the answers to {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_auto(args: argparse.Namespace) -> int:
+    """``bringup auto --answers FILE [--build ID|new]``: an unattended build (:func:`wizard.answers.run_auto`). The
+    file is validated first (invalid: its errors, nothing runs, exit 3); then the build (the newest, or a new one when
+    there is none; ``--build new`` starts one, ``--build ID`` continues that one) is walked step by step in
+    catalogue order, one progress line each, and the steps not done are listed at the end. With ``--snapshot`` the
+    checks read the bundle and allowed actions are dry runs; a bundle of another host than the build's is refused
+    (:func:`_bundle_fits_build`). With ``--dry-run`` nothing is written: the walk is previewed (:func:`_auto_preview`).
+    Exit status: 0 every step passed, was confirmed or
+    skipped; 1 a step warned or is not done (waiting for a person, an action not allowed, a check that could not
+    tell); 2 a step failed or an allowed action could not start (with ``on_failure = "stop"`` the walk ends there);
+    3 the answers file is invalid or bringup could not run."""
+    import asyncio
+    import dataclasses
+
+    import steps
+    from wizard import answers as ans
+    from wizard.engine import Build
+
+    try:
+        a = ans.load_answers(args.answers, steps.STAGES)
+    except ans.AnswersError as exc:
+        for line in ans.error_lines(exc):
+            print(line, file=sys.stderr)
+        print(f"bringup: error: {exc.source} is not a valid answers file ({len(exc.errors)} error(s)): nothing was run",
+              file=sys.stderr)
+        return EXIT_ERROR
+    a = dataclasses.replace(a, source=str(Path(args.answers).absolute()))
+    snap = opt(args, "snapshot")
+    if snap:
+        from wizard.capture import load_bundle
+
+        host, manifest = load_bundle(snap)
+        identity = dict(manifest["host"])
+    else:
+        from wizard.engine import host_identity, local_host
+
+        host = local_host()  # type: ignore[assignment]  # a SnapshotHost above, a LocalHost here: both are Hosts
+        identity = asyncio.run(host_identity(host))
+    which = opt(args, "build")
+    dry = bool(opt(args, "dry_run"))
+    if dry:
+        return _auto_preview(args, a, identity if snap else None, snap or "")
+    sd = state_dir(args)
+    if which == "new":
+        b = Build.open(sd, steps.STAGES, identity, create=True, dry_run=dry)
+    elif which:
+        b = Build.open(sd, steps.STAGES, identity, build_id=which, dry_run=dry)
+    else:
+        b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=dry)
+    try:
+        if b.observing:
+            print(f"bringup: error: another bringup ({b.lock.holder or 'another process'}) holds build "
+                  f"{b.info.build_id}: close it first", file=sys.stderr)
+            return EXIT_ERROR
+        if snap and not _bundle_fits_build(b, identity, snap, sd):
+            return EXIT_ERROR
+        still = b.reconcile()
+        if still:
+            print(f"bringup: error: run {still[0].id} ({still[0].step_id}) is still running: let it finish "
+                  f"(`bringup status`) before an unattended walk", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"bringup auto: {a.source}: {a.summary()}; build {b.info.build_id}"
+              + (f" (snapshot {snap}: allowed actions are dry runs)" if snap else ""), flush=True)
+        try:
+            result = asyncio.run(ans.run_auto(b, host, a, snapshot=snap or "", say=lambda line: print(line, flush=True)))
+        except KeyboardInterrupt:
+            print("\nbringup auto: stopped (Ctrl-C): what it recorded is kept; a started action keeps running "
+                  f"(`bringup --state {sd} status`)", file=sys.stderr)
+            return 130
+        ans.print_auto_summary(result, a)
+        return result.exit_code
+    finally:
+        b.close()
+
+
+def _bundle_fits_build(b, identity: Mapping[str, Any], snap: str, sd: Path) -> bool:
+    """Whether ``auto --snapshot`` may record the bundle's findings into build ``b``: not when the build is another
+    host's (by machine id, else hostname: :func:`wizard.answers.same_host`). Builds are not keyed by host: the
+    newest build of a state directory is the one every command acts on, so a build for the bundle's host is only
+    started when asked (``--build new``); refused, it says so and names that host's builds. Prints the refusal."""
+    from wizard import answers as ans
+    from wizard.store import Store, list_builds
+
+    recorded = b.store.host()
+    if ans.same_host(recorded, identity) is not False:
+        return True
+    theirs = []
+    for info in list_builds(sd):
+        try:
+            st = Store.open(info.db, readonly=True)
+        except Exception:  # an unreadable build is not a candidate; status says why
+            continue
+        try:
+            if ans.same_host(st.host(), identity):
+                theirs.append(info.build_id)
+        finally:
+            st.close()
+    print(f"bringup: error: the bundle {snap} is from {ans.host_words(identity)}, but build {b.info.build_id} was "
+          f"made for {ans.host_words(recorded)}: auto records the bundle's findings into the build, so nothing was "
+          f"written; start a build for {identity.get('hostname') or 'the bundle'} with `--build new`"
+          + (f", or continue its build with `--build {theirs[-1]}`" if theirs else ""), file=sys.stderr)
+    return False
+
+
+def _auto_preview(args: argparse.Namespace, a, identity: Mapping[str, Any] | None, snap: str) -> int:
+    """``bringup --dry-run auto``: what the walk would do (:func:`wizard.answers.preview_auto`) on the build it
+    would walk, opened read-only; nothing is created or written, nothing is checked or run. Exit 0, or 3 when the
+    build cannot be opened, or is another host's (``--snapshot``)."""
+    import steps
+    from wizard import answers as ans
+    from wizard.engine import Build
+    from wizard.store import list_builds
+
+    sd = state_dir(args, write=False)
+    which = opt(args, "build")
+    b = None
+    if which != "new" and sd.is_dir() and list_builds(sd):
+        b = Build.open(sd, steps.STAGES, build_id=which, readonly=True)
+    elif which not in (None, "new"):
+        print(f"bringup: error: no build {which} under {sd}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        if b is not None and identity is not None and not _bundle_fits_build(b, identity, snap, sd):
+            return EXIT_ERROR
+        where = f"build {b.info.build_id}" if b is not None else f"a new build under {sd}"
+        print(f"bringup auto --dry-run: {a.source}: {a.summary()}; {where}"
+              + (f" (snapshot {snap}: allowed actions would be dry runs)" if snap else ""))
+        print("nothing is written, checked or run: this is what `bringup auto` would do (what the checks find decides "
+              "whether an allowed action runs and whether a confirmation applies)")
+        for line in ans.preview_auto(a, steps.STAGES, b, snapshot=snap):
+            print(line)
+        return 0
+    finally:
+        if b is not None:
+            b.close()
+
+
 def cmd_tui(args: argparse.Namespace) -> int:
+    """The TUI; with ``--nodes``/``--hostfile`` it opens on the fleet view of those nodes (exit 3 with the reason
+    when the node list or a fleet option cannot be used)."""
+    fleet = None
+    if opt(args, "tui_nodes") is not None or opt(args, "tui_hostfile") is not None:
+        from wizard.fleet import FleetError
+
+        ns = argparse.Namespace(snapshot=opt(args, "snapshot"),
+                                **{n: opt(args, "tui_" + n) for n in TUI_FLEET_OPTIONS})
+        try:
+            nodes, kw = fleet_options(ns)
+        except FleetError as exc:
+            print(f"bringup: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        kw.pop("on_progress", None)  # the fleet view shows progress itself
+        fleet = (nodes, kw)
+    elif any(opt(args, "tui_" + n) is not None for n in TUI_FLEET_OPTIONS):
+        print("bringup: error: --ssh-config, --fanout and --node-timeout go with --nodes or --hostfile",
+              file=sys.stderr)
+        return EXIT_ERROR
     from screens.app import run_app
 
     return run_app(state=opt(args, "state"), snapshot=opt(args, "snapshot"),
-                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"))
+                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"), fleet=fleet)
 
 
 if __name__ == "__main__":

@@ -236,6 +236,9 @@ async def _finish(proc: Any, argv: list[str], timeout_s: float, t0: float) -> Co
     fut = loop.run_in_executor(None, proc.communicate)
     try:
         out, err = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+    except asyncio.CancelledError:  # a caller's own time limit (check --profile): never leave it running
+        _kill_group(proc.pid)
+        raise
     except asyncio.TimeoutError:
         _kill_group(proc.pid)
         out, err = await fut

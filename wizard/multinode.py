@@ -23,7 +23,8 @@ operator does not stop it). It:
 5. runs nccl-tests' ``all_reduce_perf`` under ``mpirun`` when both are installed here and the device is
    cuda; inside a Slurm allocation (``SLURM_JOB_ID`` set and ``srun`` on PATH) uses ``sbcast`` for the
    copy and ``srun --label`` for facts and the job instead of SSH, and takes the allocation's nodes when no
-   hostfile is given. (Only the SSH path is exercised by the tests: they run on loopback sshd servers.)
+   hostfile is given. (The tests run the SSH path on loopback sshd servers, and the srun path inside a real
+   allocation of a two-node Slurm on one machine: tests/test_slurm.py.)
 
 Every node's output line is re-printed as ``[<node name>] <line>`` so one log holds all nodes (the event
 parser, :mod:`wizard.parsers.validate`, strips the prefix). The launcher's own events are ``BRINGUP``

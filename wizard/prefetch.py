@@ -24,6 +24,22 @@ PREFETCH: tuple[tuple[str, ...], ...] = (
     ("lspci", "-D", "-nn", "-vvv"),
 )
 
+HEALTH: tuple[tuple[str, ...], ...] = (
+    NVML_ARGV,
+    ("nvidia-smi", "-q", "-x"),
+    ("lspci", "-D", "-nn", "-vvv"),
+    ("nvidia-smi", "-L"),
+    ("nvidia-smi", "nvlink", "-s"),
+    ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"),
+    ("dmesg",),
+    ("df", "-P", "-T", "-B1", "-l"),
+    ("systemctl", "show", "--no-pager", "--property=Id,LoadState,ActiveState,SubState,UnitFileState,Result,ExecStart",
+     "nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service"),
+)
+"""What ``check --profile health`` prefetches: every command its rules read that takes more than a few milliseconds
+(they run while bringup imports its rules: on a 2-core VM that is about a third of the wall time), never the torch
+probe. Each is exactly the argv of a probe of the profile (a test checks)."""
+
 _PROCS: dict[tuple[str, ...], "subprocess.Popen[bytes]"] = {}
 
 

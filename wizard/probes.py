@@ -121,10 +121,11 @@ async def read_tree(host: Host, patterns: Iterable[str], binary: bool = False) -
     Returns (path -> content, ``None`` when unreadable; path -> error). ``binary``: each content is
     the file's bytes as lowercase hex (sysfs binary attributes such as SMBIOS raw entries or
     efivars must not go through UTF-8 decoding)."""
-    paths: list[str] = []
-    for pat in patterns:
-        paths.extend(await host.glob(pat))
     import asyncio  # imported where used (explain imports this module for its data classes)
+
+    paths: list[str] = []
+    for matched in await asyncio.gather(*(host.glob(pat) for pat in patterns)):  # together: one round trip over ssh
+        paths.extend(matched)
 
     results = await asyncio.gather(*(host.read(p) for p in paths))
     files: dict[str, str | None] = {}
@@ -174,9 +175,11 @@ def glob_probe(name: str, title: str, *patterns: str) -> Probe:
         t0 = time.monotonic()
         matches: list[str] = []
         source = "ls -d " + " ".join(patterns)
+        import asyncio  # imported where used (explain imports this module for its data classes)
+
         try:
-            for pat in patterns:
-                matches.extend(await host.glob(pat))
+            for matched in await asyncio.gather(*(host.glob(pat) for pat in patterns)):  # together (see read_tree)
+                matches.extend(matched)
         except NotInSnapshot as exc:
             return ProbeOutput(name=name, source=source, error=str(exc), duration_s=time.monotonic() - t0)
         return ProbeOutput(name=name, source=source, text="\n".join(matches),

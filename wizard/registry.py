@@ -30,38 +30,23 @@ from wizard import probes
 from wizard.kinds import Kind
 from wizard.model import RuleFn
 from wizard.parsers import cuda as p_cuda
-from wizard.parsers import cuda_env as p_cuda_env
-from wizard.parsers import cuda_samples as p_cuda_samples
-from wizard.parsers import dcgm as p_dcgm
 from wizard.parsers import edac as p_edac
-from wizard.parsers import fabric as p_fabric
-from wizard.parsers import host_kinds as p_host_kinds
 from wizard.parsers import hosttools as p_hosttools
 from wizard.parsers import kernellog as p_kernellog
-from wizard.parsers import nccl as p_nccl
 from wizard.parsers import packages as p_packages
 from wizard.parsers import pcie as p_pcie
 from wizard.parsers import platform as p_platform
-from wizard.parsers import smi_kinds as p_smi_kinds
 from wizard.parsers import topology as p_topology
 from wizard.parsers import gpu as p_gpu
-from wizard.parsers import gpuburn as p_gpuburn
-from wizard.parsers import container as p_container
-from wizard.parsers import fabricmanager as p_fabricmanager
 from wizard.parsers import host as p_host
-from wizard.parsers import launcher as p_launcher
-from wizard.parsers.smi import (
-    detect_smi_dmon, parse_nvml_smi, parse_smi_csv, parse_smi_dmon, parse_smi_table, parse_smi_text, parse_smi_xml,
-)
+from wizard.parsers.smi import parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.probes import Probe
 from wizard.rules import (
-    bios, compose, cuda_env, cuda_samples, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nccl, nvlink, pasted, pcie, smi,
-    thermal_power, tools, topology,
+    bios, compose, driver_chain, driver_install, edac, gpu_presence, host, kernel_log, nvlink, pcie, smi, thermal_power, tools,
+    topology,
 )
 from wizard.rules import os as os_rules
-from wizard.rules import gpuburn as gpuburn_rules
-from wizard.rules import container as container_rules
-from wizard.rules import fabricmanager as fm_rules
+from wizard.rules import fleet as fleet_rules
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -217,7 +202,34 @@ uses is listed here and that each runs at most once per run."""
 
 # ------------------------------------------------------------------ explain kinds
 
-KINDS: dict[str, Kind] = _index((
+KINDS: dict[str, Kind]
+"""Every input kind ``bringup explain`` recognises, by name (stable: ``explain --json`` prints it).
+On equal confidence the earlier kind wins. Built on first use (:func:`__getattr__`, :func:`_build_kinds`)."""
+
+
+def _build_kinds() -> dict[str, Kind]:
+    """:data:`KINDS`. Its detectors and judges of pasted outputs are imported here, on first use, so that a
+    command that never reads a paste (``check``, above all ``check --profile health``, which Slurm runs every
+    few minutes on every node) does not import them: about a third of this module's import time
+    (``benchmarks/bench_health.py``)."""
+    from wizard.parsers import cuda_env as p_cuda_env
+    from wizard.parsers import cuda_samples as p_cuda_samples
+    from wizard.parsers import dcgm as p_dcgm
+    from wizard.parsers import fabric as p_fabric
+    from wizard.parsers import host_kinds as p_host_kinds
+    from wizard.parsers import nccl as p_nccl
+    from wizard.parsers import smi_kinds as p_smi_kinds
+    from wizard.parsers import gpuburn as p_gpuburn
+    from wizard.parsers import container as p_container
+    from wizard.parsers import fabricmanager as p_fabricmanager
+    from wizard.parsers import launcher as p_launcher
+    from wizard.rules import gpuburn as gpuburn_rules
+    from wizard.rules import container as container_rules
+    from wizard.rules import fabricmanager as fm_rules
+    from wizard.parsers.smi import detect_smi_dmon, parse_smi_csv, parse_smi_dmon, parse_smi_table
+    from wizard.rules import cuda_env, cuda_samples, nccl, pasted
+
+    return _index((
     # wizard/parsers/cuda.py detects; wizard/rules/pasted.py judges
     Kind("nvcc-version", "nvcc --version (CUDA toolkit)", p_cuda.detect_nvcc, driver_chain.judge_nvcc_text, ("nvcc --version",)),
     Kind("torch-cuda", "torch CUDA report or CUDA error (python / traceback)", p_cuda.detect_torch, driver_chain.judge_torch_text,
@@ -375,9 +387,17 @@ KINDS: dict[str, Kind] = _index((
     # wizard/parsers/launcher.py detects; wizard/rules/pasted.py judges (wizard/rules/launcher.py)
     Kind("launcher", "torchrun / torch.distributed.elastic or DeepSpeed launcher output (ChildFailedError, exit lines)",
          p_launcher.detect_launcher, pasted.launcher_judge, ("torchrun --nproc_per_node=N train.py", "deepspeed train.py")),
-))
-"""Every input kind ``bringup explain`` recognises, by name (stable: ``explain --json`` prints it).
-On equal confidence the earlier kind wins."""
+    ))
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: :data:`KINDS` is built the first time anything reads it (``registry.KINDS`` or
+    ``from wizard.registry import KINDS``), then kept as an ordinary module attribute."""
+    if name == "KINDS":
+        kinds = _build_kinds()
+        globals()["KINDS"] = kinds
+        return kinds
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------ rules
@@ -535,6 +555,41 @@ def rules_of_kind(kind: str) -> tuple[Rule, ...]:
     return tuple(r for r in RULES if kind in r.kinds)
 
 
+PROFILES: dict[str, tuple[str, ...]] = {
+    # `bringup check --profile health` (wizard/health.py): LBNL NHC's role, run by Slurm every few minutes, in a
+    # prolog or an epilog. Only rules that are cheap (files, sysfs, one nvidia-smi query, the kernel log, df,
+    # systemctl) and whose failure means "this node must not take jobs"; no torch, no nvcc, no long probe.
+    "health": (
+        "health.kernel_log",  # Xid, GPU fallen off the bus, AER fatal, SXid (first: its failure names the cause)
+        "driver.loaded",  # the nvidia module loaded, /proc/driver/nvidia/version present
+        "driver.nvidia_smi",  # nvidia-smi answers
+        "health.gpu_pci",  # GPUs on the PCI bus, bound to nvidia
+        "health.nvml",  # NVML initialises and counts them
+        "health.gpu_count",  # every planned (or previously recorded) GPU listed and answering
+        "health.ecc",  # uncorrectable ECC errors
+        "health.row_remap",  # row-remap failure / pending, retired pages, reset required
+        "health.pcie_width",  # PCIe link degraded (width)
+        "health.pcie_speed",  # PCIe link degraded (speed)
+        "health.nvlink",  # NVLink links down
+        "driver.fabric_manager",  # Fabric Manager not running where NVSwitch needs it
+        "health.host_memory",  # host memory uncorrectable errors (EDAC)
+        "os.filesystem",  # a full filesystem
+    ),
+}
+"""Named subsets of :data:`RULES` by rule id (``bringup check --profile NAME``), in the order they run and report
+(``--slurm`` drains with the first failing finding as the reason)."""
+
+
+def rules_of_profile(name: str) -> tuple[Rule, ...]:
+    """The registry rules of profile ``name`` (:data:`PROFILES`), in the profile's order.
+
+    Raises:
+        KeyError: no such profile, or a profile naming a rule id that is not in :data:`RULES` (a registry bug).
+    """
+    by_id = {r.id: r for r in RULES}
+    return tuple(by_id[i] for i in PROFILES[name])
+
+
 # ------------------------------------------------------------------ finding ids
 
 EXPLAIN_ONLY_IDS: dict[str, str] = {
@@ -569,6 +624,8 @@ step each belongs to."""
 FINDING_STEP: dict[str, str] = {
     **{fid: r.step for r in RULES for fid in (r.id, *r.reports) if fid != r.step},
     **EXPLAIN_ONLY_IDS,
+    **fleet_rules.FLEET_IDS,  # `check --nodes`: judged across nodes, so not a per-host Rule (wizard/rules/fleet.py)
+    "health.probe_timeout": "health.gpu_count",  # `check --profile`: a probe past the run's time limit (wizard/health.py)
 }
 """Finding ids that are not step ids, and the step whose findings they are. A finding id that is a
 step id belongs to that step."""

@@ -466,3 +466,17 @@ def test_dmon_samples_read_as_one_gpu_with_peaks_and_are_judged_by_the_smi_rules
     assert any(f.id == "health.temperature" and "54 C" in f.message for f in r.findings)
     hot = body.replace("   54     42", "   91     42", 1)
     assert explain_text(hot).verdict.value == "fail"
+
+
+def test_what_follows_the_xml_document_is_not_part_of_it():
+    """The probe reads stdout and stderr together: a login shell's complaint after the document (captured on this
+    VM from a root login over ssh while other shells ran pyenv's rehash) must not make the document unreadable."""
+    xml = (CASES / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml").read_text()
+    tail = ("rm: cannot remove '/root/.pyenv/shims/tmp.yTI4SOU8ri': No such file or directory\n"
+            "pyenv: cannot rehash: /root/.pyenv/shims isn't writable\n")
+    doc = parse_smi_xml(xml + tail)
+    assert doc.driver_version is not None and doc.driver_version.raw == "515.105.01"
+    assert len(doc.gpus) == 1 and not doc.problems and not doc.error_kind
+    # an nvidia-smi error after the document is still read as one
+    doc = parse_smi_xml(xml + "Unable to determine the device handle for GPU0000:00:1E.0: Unknown Error\n")
+    assert doc.driver_version is not None and doc.error_kind

@@ -511,6 +511,13 @@ def _parse_xml(doc: SmiDoc, text: str) -> None:
     scan_errors(doc, text[:start].splitlines())
     # one DOCTYPE at most (XML 1.0 s. 2.8): a second is not well-formed anyway, and each costs a scan
     body = _DOCTYPE_RE.sub(lambda mm: "\n" * mm.group(0).count("\n"), text[start:], count=1)
+    end = body.rfind("</nvidia_smi_log>")
+    if end >= 0:
+        # what follows the document (the probe's stderr read with it: a login shell's own complaint; a paste's next
+        # prompt) is not part of it: it is scanned for nvidia-smi's error words like what comes before it
+        end += len("</nvidia_smi_log>")
+        scan_errors(doc, body[end:].splitlines())
+        body = body[:end]
     index, still_open = _xml_line_index(body)
     root = None
     try:
