@@ -51,7 +51,12 @@ def _stable_env(monkeypatch, tmp_path):
     monkeypatch.setenv("SUDO_USER", "tester")
     monkeypatch.delenv("NO_COLOR", raising=False)
     _point_state_at(monkeypatch.setenv, tmp_path / "default-state")
-    yield
+    umask = os.umask(0o022)  # a test that calls the CLI in this process gets bringup's umask 077: never the next one's
+    os.umask(umask)
+    try:
+        yield
+    finally:
+        os.umask(umask)
 
 
 @pytest.fixture

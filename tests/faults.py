@@ -17,7 +17,6 @@ reason), and :func:`fill` fills it to leave a given number of bytes free.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import shutil
@@ -26,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from tests.sshd import apt_install
+from tests.sshd import ensure_installed
 
 WRITE_SYSCALLS = ("write", "pwrite64", "fsync", "fdatasync", "ftruncate", "rename", "renameat", "renameat2",
                   "unlink", "unlinkat", "mkdir", "mkdirat")
@@ -40,27 +39,17 @@ class ToolUnavailable(RuntimeError):
 
 
 def ensure_strace() -> str:
-    """The path of ``strace``, installing it first when missing (as root, with apt-get, one process at a time).
+    """The path of ``strace``, installing it first when missing (:func:`tests.sshd.ensure_installed`).
 
     Raises:
         ToolUnavailable: not installed and not installable here (not root, no apt-get, or apt failed).
     """
-    found = shutil.which("strace")
-    if found:
-        return found
-    with open(INSTALL_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = shutil.which("strace")
-        if found:  # another worker installed it while this one waited
-            return found
-        manual = ("strace not found: the kill-at-every-write tests inject SIGKILL with strace. Install it as root "
-                  "(`apt-get install -y --no-install-recommends strace`) or run the tests as root, and the test "
-                  "set-up installs it")
-        apt_install(("strace",), manual, ToolUnavailable, "strace")
-        found = shutil.which("strace")
-        if not found:
-            raise ToolUnavailable("strace still missing after `apt-get install strace`.")
-        return found
+    ensure_installed(lambda: [] if shutil.which("strace") else ["strace"], ("strace",),
+                     lambda _missing: ("strace not found: the kill-at-every-write tests inject SIGKILL with strace. "
+                                       "Install it as root (`apt-get install -y --no-install-recommends strace`) or "
+                                       "run the tests as root, and the test set-up installs it"),
+                     ToolUnavailable, "strace", INSTALL_LOCK)
+    return shutil.which("strace") or "strace"
 
 
 def write_syscalls(argv: Sequence[str], env: Mapping[str, str], timeout_s: float = 120) -> list[tuple[str, int]]:

@@ -21,7 +21,6 @@ up, :class:`SlurmUnavailable` says exactly why (with the daemon's log) and the f
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
@@ -59,26 +58,19 @@ def missing_programs() -> list[str]:
 
 
 def ensure_slurm() -> None:
-    """Install Slurm (slurmctld, slurmd, the client commands) and munge when any program is missing.
+    """Install Slurm (slurmctld, slurmd, the client commands) and munge when any program is missing
+    (:func:`tests.sshd.ensure_installed`).
 
     Raises:
         SlurmUnavailable: not root, no apt-get, or the install failed (apt's own output in the message).
     """
-    if not missing_programs():
-        return
-    from tests.sshd import apt_install
+    from tests.sshd import ensure_installed
 
-    with open(INSTALL_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        missing = missing_programs()
-        if not missing:  # another worker installed them while this one waited
-            return
-        manual = (f"{', '.join(missing)} not found: the Slurm tests run a real slurmctld, slurmd and munged. Install "
-                  f"them as root (`apt-get install -y --no-install-recommends {' '.join(PACKAGES)}`)")
-        apt_install(PACKAGES, manual, SlurmUnavailable, "Slurm and munge")
-        still = missing_programs()
-        if still:
-            raise SlurmUnavailable(f"{', '.join(still)} still missing after installing {' '.join(PACKAGES)}.")
+    ensure_installed(missing_programs, PACKAGES,
+                     lambda missing: (f"{', '.join(missing)} not found: the Slurm tests run a real slurmctld, slurmd "
+                                      f"and munged. Install them as root (`apt-get install -y --no-install-recommends "
+                                      f"{' '.join(PACKAGES)}`)"),
+                     SlurmUnavailable, "Slurm and munge", INSTALL_LOCK)
 
 
 def free_port() -> int:

@@ -27,7 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 SSHD = "/usr/sbin/sshd"
 """sshd must be started by absolute path (it re-executes itself for every connection)."""
@@ -120,28 +120,38 @@ def apt_install(packages: "tuple[str, ...] | list[str]", manual: str, error: "ty
             raise error(f"`{' '.join(argv)}` failed (exit status {r.returncode}):\n{tail}\n{manual}.")
 
 
-def ensure_openssh() -> None:
-    """Install OpenSSH (server and client) when any of its programs is missing.
+def ensure_installed(missing: "Callable[[], list[str]]", packages: "tuple[str, ...]", manual: "Callable[[list[str]], str]",
+                     error: "type[Exception]", what: str, lock: Path) -> None:
+    """Install ``packages`` with :func:`apt_install` when ``missing()`` names anything, under an exclusive flock on
+    ``lock`` so only one process (pytest-xdist worker, or parallel session) installs while the others wait and then
+    find it installed. The one way the test set-up makes sure of a system program (OpenSSH, Slurm, strace...).
 
-    As root on a machine with apt-get: ``apt-get update`` then ``apt-get install -y --no-install-recommends
-    openssh-server openssh-client`` (non-interactive), under an exclusive flock on :data:`INSTALL_LOCK` so
-    only one process installs while the others wait and then find it installed. Not root, no apt-get, or a
-    failed install: :class:`SshdUnavailable` saying what to install by hand.
+    Raises:
+        error: not root, no apt-get, the install failed (``manual(missing)`` says what to install by hand), or
+            something is still missing after it.
     """
-    if not missing_openssh():
+    if not missing():
         return
-    with open(INSTALL_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        missing = missing_openssh()
-        if not missing:  # another worker installed it while this one waited
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        now = missing()
+        if not now:  # another worker installed it while this one waited
             return
-        manual = (f"{', '.join(missing)} not found: the multi-node tests run real sshd servers. Install OpenSSH "
-                  f"as root (`apt-get install -y --no-install-recommends {' '.join(PACKAGES)}`) or run the tests "
-                  "as root, and the test set-up installs it")
-        apt_install(PACKAGES, manual, SshdUnavailable, "OpenSSH's server and client")
-        still = missing_openssh()
+        apt_install(packages, manual(now), error, what)
+        still = missing()
         if still:
-            raise SshdUnavailable(f"{', '.join(still)} still missing after installing {' '.join(PACKAGES)}.")
+            raise error(f"{', '.join(still)} still missing after installing {' '.join(packages)}.")
+
+
+def ensure_openssh() -> None:
+    """Install OpenSSH (server and client) when any of its programs is missing (:func:`ensure_installed`).
+    Not root, no apt-get, or a failed install: :class:`SshdUnavailable` saying what to install by hand.
+    """
+    ensure_installed(missing_openssh, PACKAGES,
+                     lambda missing: (f"{', '.join(missing)} not found: the multi-node tests run real sshd servers. "
+                                      f"Install OpenSSH as root (`apt-get install -y --no-install-recommends "
+                                      f"{' '.join(PACKAGES)}`) or run the tests as root, and the test set-up installs it"),
+                     SshdUnavailable, "OpenSSH's server and client", INSTALL_LOCK)
 
 
 def _free_port(addr: str) -> int:
@@ -241,3 +251,15 @@ def start_cluster(tmp: Path, count: int = 3, sshd_extra: "Mapping[str, Sequence[
         cluster.stop()
         raise
     return cluster
+
+
+def fake_nvidia_smi(d: Path, xml: Path) -> str:
+    """A directory holding an ``nvidia-smi`` that prints ``xml`` (a real captured ``nvidia-smi -q -x``) for
+    ``-q -x`` and fails for anything else: put first on a node's PATH (sshd's ``SetEnv PATH=``, ``start_cluster``'s
+    ``extra``) to give that "node" another GPU and driver than the others. Returns the directory."""
+    d.mkdir(parents=True)
+    p = d / "nvidia-smi"
+    p.write_text(f'#!/bin/sh\nif [ "$*" = "-q -x" ]; then exec cat {xml}; fi\n'
+                 'echo "test fixture: only nvidia-smi -q -x was captured" >&2\nexit 9\n')
+    p.chmod(0o755)
+    return str(d)

@@ -83,21 +83,12 @@ class Fleet:
     tmp: Path
 
 
-def _fake_smi(d: Path, xml: Path) -> str:
-    d.mkdir(parents=True)
-    p = d / "nvidia-smi"
-    p.write_text(f'#!/bin/sh\nif [ "$*" = "-q -x" ]; then exec cat {xml}; fi\n'
-                 'echo "test fixture: only nvidia-smi -q -x was captured" >&2\nexit 9\n')
-    p.chmod(0o755)
-    return str(d)
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    from tests.sshd import SshdUnavailable, ensure_openssh, start_cluster
+    from tests.sshd import SshdUnavailable, ensure_openssh, fake_nvidia_smi, start_cluster
 
     tmp = tmp_path_factory.mktemp("fleet")
-    a, b = _fake_smi(tmp / "smi-a10g", A10G), _fake_smi(tmp / "smi-a100", A100)
+    a, b = fake_nvidia_smi(tmp / "smi-a10g", A10G), fake_nvidia_smi(tmp / "smi-a100", A100)
     path = os.environ.get("PATH", "/usr/bin:/bin")
     extra = {f"node{i}": [f"SetEnv PATH={b if i in ODD else a}:{path}"] for i in range(1, 16)}
     try:

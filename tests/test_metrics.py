@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-import fcntl
 import json
 import os
 import re
@@ -354,32 +353,22 @@ def test_a_partial_check_is_refused_with_prometheus(tmp_path):
 
 
 def _install_node_exporter() -> str:
-    """The node-exporter binary; installed with apt-get (tests/sshd.apt_install) when missing, one process at a
+    """The node-exporter binary; installed with apt-get (tests/sshd.ensure_installed) when missing, one process at a
     time. Fails (never skips) with what to install by hand when it cannot be."""
-    from tests.sshd import apt_install
+    from tests.sshd import ensure_installed
 
     class Unavailable(RuntimeError):
         pass
 
-    found = shutil.which(EXPORTER)
-    if found:
-        return found
-    with open(INSTALL_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = shutil.which(EXPORTER)
-        if found:  # another worker installed it while this one waited
-            return found
-        manual = (f"{EXPORTER} not found: the textfile end-to-end test scrapes a real node-exporter. Install it as "
-                  f"root (`apt-get install -y --no-install-recommends {EXPORTER}`) or run the tests as root, and the "
-                  "test set-up installs it")
-        try:
-            apt_install((EXPORTER,), manual, Unavailable, EXPORTER)
-        except Unavailable as exc:
-            pytest.fail(str(exc), pytrace=False)
-        found = shutil.which(EXPORTER)
-        if not found:
-            pytest.fail(f"{EXPORTER} still missing after `apt-get install {EXPORTER}`.", pytrace=False)
-        return found
+    try:
+        ensure_installed(lambda: [] if shutil.which(EXPORTER) else [EXPORTER], (EXPORTER,),
+                         lambda _m: (f"{EXPORTER} not found: the textfile end-to-end test scrapes a real node-exporter. "
+                                     f"Install it as root (`apt-get install -y --no-install-recommends {EXPORTER}`) or "
+                                     "run the tests as root, and the test set-up installs it"),
+                         Unavailable, EXPORTER, INSTALL_LOCK)
+    except Unavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return shutil.which(EXPORTER) or EXPORTER
 
 
 def _free_port() -> int:

@@ -8,7 +8,6 @@ bundle, and this machine (`plan`, `check`, a real CPU validation run, then `repo
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 import re
@@ -583,25 +582,19 @@ CHROMIUM_MANUAL = "Debian's chromium package is needed for the report's browser 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    """The chromium binary; installed with apt-get (tests/sshd.apt_install) when missing, one worker at a time.
-    Skipped with the reason only where it cannot be installed (not root, no apt-get)."""
-    from tests.sshd import apt_install
+    """The chromium binary; installed with apt-get (tests/sshd.ensure_installed) when missing, one worker at a time.
+    Fails (never skips) with what to install by hand when it cannot be."""
+    from tests.sshd import ensure_installed
 
     class Unavailable(Exception):
         pass
 
-    found = shutil.which("chromium")
-    if found:
-        return found
-    with open(Path(tempfile.gettempdir()) / "bringup-tests-chromium-install.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not shutil.which("chromium"):
-            try:
-                apt_install(("chromium",), CHROMIUM_MANUAL, Unavailable, "chromium")
-            except Unavailable as exc:
-                if os.geteuid() != 0 or shutil.which("apt-get") is None:
-                    pytest.skip(str(exc))
-                pytest.fail(str(exc), pytrace=False)
+    try:
+        ensure_installed(lambda: [] if shutil.which("chromium") else ["chromium"], ("chromium",),
+                         lambda _m: CHROMIUM_MANUAL, Unavailable, "chromium",
+                         Path(tempfile.gettempdir()) / "bringup-tests-chromium-install.lock")
+    except Unavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
     found = shutil.which("chromium")
     assert found, "apt-get installed chromium but it is not on PATH"
     return found
@@ -733,11 +726,11 @@ def test_findings_of_a_cpu_run_are_never_shown_as_a_gpu_pass(local_report):
     assert passes
     html = local_report["html"].read_text()
     for f in passes:
-        assert f'<span class="g s-cpu-only">○ pass (CPU run)</span>' in html
+        assert '<span class="g s-cpu-only">○ pass (CPU run)</span>' in html
         assert not re.search(r'<span class="g v-pass">✓ pass</span>(?: <span class="measured">[^<]*</span>)? <code>'
                              + re.escape(f["id"]) + "</code>", html), f["id"]
     md = rpt.render(doc, "md")
-    assert any(f"○ pass (CPU run)" in ln and f"`{f['id']}`" in ln for f in passes for ln in md.splitlines())
+    assert any("○ pass (CPU run)" in ln and f"`{f['id']}`" in ln for f in passes for ln in md.splitlines())
 
 
 def test_findings_show_their_measured_value_against_the_threshold(state_dir):

@@ -523,6 +523,7 @@ def test_a_shared_directory_given_as_state_dir_is_left_as_it_is(tmp_path):
     shared.mkdir()
     shared.chmod(0o755)
     (shared / "someone-elses.txt").write_text("x")
+    (shared / "someone-elses.txt").chmod(0o644)
     with _umask(0o022):
         make_build(shared).close()
     tighten_state_dir(shared)

@@ -34,21 +34,12 @@ DEAD = ("127.0.0.250", 9)
 """gpu005's address: nothing listens there, so ssh's words are always "Connection refused"."""
 
 
-def _fake_smi(d: Path, xml: Path) -> str:
-    d.mkdir(parents=True)
-    p = d / "nvidia-smi"
-    p.write_text(f'#!/bin/sh\nif [ "$*" = "-q -x" ]; then exec cat {xml}; fi\n'
-                 'echo "test fixture: only nvidia-smi -q -x was captured" >&2\nexit 9\n')
-    p.chmod(0o755)
-    return str(d)
-
-
 @pytest.fixture(scope="module")
 def ssh_config(tmp_path_factory):
-    from tests.sshd import SshdUnavailable, ensure_openssh, start_cluster
+    from tests.sshd import SshdUnavailable, ensure_openssh, fake_nvidia_smi, start_cluster
 
     tmp = tmp_path_factory.mktemp("fleetview")
-    a, b = _fake_smi(tmp / "smi-a10g", A10G), _fake_smi(tmp / "smi-a100", A100)
+    a, b = fake_nvidia_smi(tmp / "smi-a10g", A10G), fake_nvidia_smi(tmp / "smi-a100", A100)
     path = os.environ.get("PATH", "/usr/bin:/bin")
     extra = {f"node{i}": [f"SetEnv PATH={b if i == 3 else a}:{path}"] for i in range(1, 5)}
     try:
