@@ -785,3 +785,10 @@ def test_steps_a_person_skipped_are_listed_with_the_reason_and_the_ones_found_no
         assert "1 step skipped by a person (listed)" in text and "PCIe-only board: no NVLink bridges fitted" in text
         assert "Skipped by a person" in text
     assert "driver.fabric_manager</code> —" not in html  # found not applicable by its check: not a person's waiver
+
+
+def test_a_bundle_s_not_applicable_steps_are_not_listed_as_skipped_by_a_person(case_bundle):
+    node = asyncio.run(rpt.node_from_bundle(case_bundle, steps.STAGES))
+    assert node["waived"] == []
+    skipped = [s for st in node["stages"] for s in st["steps"] if s["status"] == "skipped"]
+    assert skipped  # the bundle has steps its checks found not applicable: none of them is a person's decision

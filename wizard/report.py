@@ -456,7 +456,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                           "updated_at": rec.get("updated_at"), "findings": len(fs)})
             if not status.done and st.id not in HANDOVER_STAGES:
                 not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
-            elif status is StepStatus.SKIPPED and not str(rec.get("reason", "")).startswith(AUTO_SKIP_PREFIX):
+            elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")
+                  and not str(rec["reason"]).startswith(AUTO_SKIP_PREFIX)):  # a person's skip: with a reason, by someone
                 waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
                                "at": rec.get("updated_at")})
         roll = stage_rollup([StepStatus(x["status"]) for x in steps])
