@@ -490,3 +490,15 @@ def test_export_refuses_to_replace_what_is_not_a_regular_file(tmp_path):
     out.chmod(0o600)
     r = run("--state", str(state), "answers", "export", "-o", str(out))
     assert r.returncode == 0 and "gpu_count = 4" in out.read_text() and (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_export_writes_back_the_on_failure_the_walk_used(tmp_path):
+    f = tmp_path / "a.toml"
+    f.write_text('version = 1\non_failure = "continue"\n[skip]\n"bios.sriov" = "no VMs"\n')
+    state = tmp_path / "s"
+    r = run("--state", str(state), "auto", "--answers", str(f), "--snapshot", str(DEVVM_BUNDLE))
+    assert r.returncode in (1, 2), r.stderr
+    out = tmp_path / "exported.toml"
+    r = run("--state", str(state), "answers", "export", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert 'on_failure = "continue"' in out.read_text()  # replayed on the next node, it walks every step again

@@ -634,6 +634,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
     user = attribution(answers.source)
     if answers.plan:
         build.store.set_plan(**answers.plan)
+    build.store.set_meta(answers_on_failure=answers.on_failure)  # what `answers export` writes back
     result = AutoResult([], total)
     checked: dict[str, list[Finding]] = {}
     started = ""
@@ -916,13 +917,17 @@ def render_answers(answers: Answers, stages: Sequence[Stage], header: Iterable[s
     return "\n".join(out) + "\n"
 
 
-def export_answers(build: Build, header: Iterable[str] = (), on_failure: str = "stop") -> str:
+def export_answers(build: Build, header: Iterable[str] = (), on_failure: str | None = None) -> str:
     """The answers file of ``build`` (:func:`build_answers` rendered by :func:`render_answers`), checked with
-    :func:`validate_text` before it is returned.
+    :func:`validate_text` before it is returned. ``on_failure``: as given, else what the last ``auto`` walk of the
+    build used, else ``stop``.
 
     Raises:
         ValueError: the text would not validate (a bug: the message lists why).
     """
+    if on_failure is None:
+        last = build.store.meta().get("answers_on_failure")
+        on_failure = last if last in ("stop", "continue") else "stop"
     text = render_answers(build_answers(build, on_failure), build.stages, header)
     _, errors = validate_text(text, build.stages)
     if errors:
