@@ -25,7 +25,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.reactive import reactive
 
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
-from wizard.engine import Build, host_identity, local_host
+from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
 from wizard.store import (
     ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, tighten_state_dir,
@@ -287,6 +287,13 @@ class BringupApp(App[int]):
                                         clock=self.clock, readonly=readonly)
             except StoreError as exc:
                 self.build_error = str(exc)
+        if self.build is not None and self.snapshot and same_host(self.build.store.host(), self.identity) is False:
+            # a bundle of another machine: its findings never go into this build (start one for it with n)
+            self.notify(f"the newest build is {host_words(self.build.store.host())}'s; this bundle is from "
+                        f"{host_words(self.identity)}: start a build for it to judge it", severity="warning",
+                        timeout=12)
+            self.build.close()
+            self.build = None
         if self.build is not None:
             self.attach_running()
         if self.build is not None and self.build.observing:

@@ -742,26 +742,6 @@ def _apply_confirm(build: Build, s: Step, note: str, user: str, details: list[st
     details.append(note)
 
 
-def same_host(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool | None:
-    """Whether two host identities (:func:`wizard.engine.host_identity`, a bundle manifest's ``host``, a build's
-    recorded host) are one machine: by machine id when both have one (a renamed host is the same machine; a
-    reinstalled one is not), else by hostname; ``None`` when neither can tell (one recorded neither)."""
-    ma, mb = str(a.get("machine_id") or "").strip(), str(b.get("machine_id") or "").strip()
-    if ma and mb:
-        return ma == mb
-    ha, hb = str(a.get("hostname") or "").strip(), str(b.get("hostname") or "").strip()
-    if ha and hb:
-        return ha == hb
-    return None
-
-
-def host_words(identity: Mapping[str, Any]) -> str:
-    """A host identity for a message: ``gpu-007 (machine id 0123abcd…)``."""
-    name = str(identity.get("hostname") or "").strip() or "an unnamed host"
-    mid = str(identity.get("machine_id") or "").strip()
-    return name + (f" (machine id {mid[:12]}{'…' if len(mid) > 12 else ''})" if mid else "")
-
-
 def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None = None, *,
                  snapshot: str = "") -> list[str]:
     """What :func:`run_auto` would do with ``answers``, step by step, without doing any of it (``bringup --dry-run

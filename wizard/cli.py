@@ -2005,14 +2005,14 @@ def cmd_auto(args: argparse.Namespace) -> int:
 
 def _bundle_fits_build(b, identity: Mapping[str, Any], snap: str, sd: Path) -> bool:
     """Whether ``auto --snapshot`` may record the bundle's findings into build ``b``: not when the build is another
-    host's (by machine id, else hostname: :func:`wizard.answers.same_host`). Builds are not keyed by host: the
+    host's (by machine id, else hostname: :func:`wizard.engine.same_host`). Builds are not keyed by host: the
     newest build of a state directory is the one every command acts on, so a build for the bundle's host is only
     started when asked (``--build new``); refused, it says so and names that host's builds. Prints the refusal."""
-    from wizard import answers as ans
+    from wizard.engine import host_words, same_host
     from wizard.store import Store, list_builds
 
     recorded = b.store.host()
-    if ans.same_host(recorded, identity) is not False:
+    if same_host(recorded, identity) is not False:
         return True
     theirs = []
     for info in list_builds(sd):
@@ -2021,12 +2021,12 @@ def _bundle_fits_build(b, identity: Mapping[str, Any], snap: str, sd: Path) -> b
         except Exception:  # an unreadable build is not a candidate; status says why
             continue
         try:
-            if ans.same_host(st.host(), identity):
+            if same_host(st.host(), identity):
                 theirs.append(info.build_id)
         finally:
             st.close()
-    print(f"bringup: error: the bundle {snap} is from {ans.host_words(identity)}, but build {b.info.build_id} was "
-          f"made for {ans.host_words(recorded)}: auto records the bundle's findings into the build, so nothing was "
+    print(f"bringup: error: the bundle {snap} is from {host_words(identity)}, but build {b.info.build_id} was "
+          f"made for {host_words(recorded)}: auto records the bundle's findings into the build, so nothing was "
           f"written; start a build for {identity.get('hostname') or 'the bundle'} with `--build new`"
           + (f", or continue its build with `--build {theirs[-1]}`" if theirs else ""), file=sys.stderr)
     return False

@@ -135,6 +135,26 @@ def _warning_keys(findings: Sequence[Finding]) -> set[tuple[str, str]]:
     return {(f.id, f.subject) for f in findings if f.verdict in (Verdict.WARN, Verdict.UNKNOWN)}
 
 
+def same_host(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool | None:
+    """Whether two host identities (:func:`wizard.engine.host_identity`, a bundle manifest's ``host``, a build's
+    recorded host) are one machine: by machine id when both have one (a renamed host is the same machine; a
+    reinstalled one is not), else by hostname; ``None`` when neither can tell (one recorded neither)."""
+    ma, mb = str(a.get("machine_id") or "").strip(), str(b.get("machine_id") or "").strip()
+    if ma and mb:
+        return ma == mb
+    ha, hb = str(a.get("hostname") or "").strip(), str(b.get("hostname") or "").strip()
+    if ha and hb:
+        return ha == hb
+    return None
+
+
+def host_words(identity: Mapping[str, Any]) -> str:
+    """A host identity for a message: ``gpu-007 (machine id 0123abcd…)``."""
+    name = str(identity.get("hostname") or "").strip() or "an unnamed host"
+    mid = str(identity.get("machine_id") or "").strip()
+    return name + (f" (machine id {mid[:12]}{'…' if len(mid) > 12 else ''})" if mid else "")
+
+
 class Build:
     """One build: its directory, store and lock.
 

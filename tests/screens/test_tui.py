@@ -361,6 +361,23 @@ async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_
         assert run.state == act.ActionState.DRY_RUN and run.pid is None
 
 
+async def test_a_bundle_of_another_machine_never_goes_into_this_machine_s_build(state_dir, devvm_host):
+    """The newest build is gpu-007's; the bundle is the VM's: the TUI does not open that build for the bundle (its
+    findings would be recorded as gpu-007's), says so, and a new build is the bundle's host's."""
+    other = Build.open(state_dir, steps.STAGES, {"hostname": "gpu-007", "machine_id": "f" * 32, "boot_id": "b"},
+                       create=True, clock=frozen_clock)
+    other_id = other.info.build_id
+    other.close()
+    app = app_for(state_dir, devvm_host, snapshot="devvm.tar.gz")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.build is None
+        assert any("gpu-007" in str(n.message) and "start a build" in str(n.message) for n in app._notifications)
+        await start_new_build(pilot, app)
+        assert app.build is not None and app.build.info.build_id != other_id
+        assert app.build.store.host().get("hostname") != "gpu-007"
+
+
 async def test_plan_form_validates_and_saves(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
