@@ -47,14 +47,14 @@ def test_what_the_profile_prefetches_is_exactly_what_its_probes_run():
     """prefetch.HEALTH starts commands before the rules are imported; each must be one of the profile's probes'
     argv exactly (else the prefetched process is never taken), and the torch probe is never among them."""
     from wizard.hosts import CommandResult, LocalHost, RecordingHost
-    from wizard.probes import BUILTINS
+    from wizard.probes import BUILTINS, collect
 
     class Refuse(LocalHost):
         async def run(self, argv, timeout_s=20):
             return CommandResult(list(argv), 127, error="not run in this test")
 
     host = RecordingHost(Refuse(builtins=BUILTINS))
-    asyncio.run(health.collect_within(host, health.profile_probes(rules_of_profile("health")), {}, 10))
+    asyncio.run(collect(host, health.profile_probes(rules_of_profile("health")), {}, timeout_s=10))
     ran = {tuple(op.argv) for op in host.ops if op.kind == "command"}
     for argv in prefetch.HEALTH:
         assert argv == prefetch.NVML_ARGV or argv in ran, argv

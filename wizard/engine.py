@@ -20,7 +20,7 @@ from wizard.hosts import Host, LocalHost
 from wizard.model import AUTO_SKIP_PREFIX, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
-from wizard.registry import probes_named, rules_of_step
+from wizard.registry import apply_rules, probes_named, rules_of_step
 from wizard.store import (
     ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, create_build,
     creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
@@ -61,27 +61,13 @@ def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[
     return [s for st in stages if stage_id in (None, st.id) for s in st.steps if is_checked(s)]
 
 
-def _crashed(fid: str, exc: Exception) -> Finding:
-    return Finding(fid, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
-                   "This is a bringup bug: please report it with a capture bundle.", "")
-
-
 def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
     """Judge already-collected outputs: every rule the registry puts under each step
     (:data:`wizard.registry.RULES`), all over one :class:`~wizard.facts.Facts`, so each parser runs
     once per probe in the run. A rule that raises (a bug) yields an ``unknown`` finding naming the
     exception instead of hiding the other findings."""
     facts = facts_of(outputs)  # one cache per run: every rule shares what the parsers read
-    result: dict[str, list[Finding]] = {}
-    for s in steps:
-        findings: list[Finding] = []
-        for rule in rules_of_step(s.id):
-            try:
-                findings.extend(rule.judge(facts, plan))
-            except Exception as exc:  # noqa: BLE001
-                findings.append(_crashed(rule.id, exc))
-        result[s.id] = [dataclasses.replace(f, step=s.id) for f in findings]
-    return result
+    return {s.id: apply_rules(rules_of_step(s.id), facts, plan, step=s.id) for s in steps}
 
 
 def probes_of(steps: Sequence[Step]) -> list[str]:

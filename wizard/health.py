@@ -20,20 +20,19 @@ lock) and changes no step status (it runs a subset of each step's rules, every f
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from wizard.facts import facts_of
 from wizard.hosts import Host
 from wizard.model import Finding, Verdict, overall
-from wizard.probes import Probe, ProbeOutput
-from wizard.registry import PROBES, PROFILES, Rule, rules_of_profile
+from wizard.probes import TIMEOUT_ERROR, Probe, ProbeOutput, collect
+from wizard.registry import PROBES, PROFILES, Rule, apply_rules, rules_of_profile
 
 DEFAULT_TIMEOUT_S = 10.0
 """The whole health check's limit, seconds (``--timeout``). LBNL NHC's own default is 30 s (its ``-t``); 10 s is
@@ -61,33 +60,12 @@ def profile_probes(rules: Sequence[Rule]) -> list[Probe]:
     return [PROBES[n] for n in dict.fromkeys(p for r in rules for p in r.probes)]
 
 
-async def collect_within(host: Host, probes: Sequence[Probe], plan: Mapping[str, Any],
-                         timeout_s: float) -> dict[str, ProbeOutput]:
-    """Collect ``probes`` concurrently, all started together; a probe not done ``timeout_s`` seconds after the
-    start is cancelled (a command's process group is killed) and its output says so (``rc`` 124, ``error``
-    "did not finish within N s"). A probe that raises (a bringup bug) gets the exception as its error."""
-
-    async def one(p: Probe) -> ProbeOutput:
-        t0 = time.monotonic()
-        try:
-            coro = p.collect(host, plan) if p.uses_plan else p.collect(host)
-            return await asyncio.wait_for(coro, timeout_s)
-        except asyncio.TimeoutError:
-            return ProbeOutput(name=p.name, source=p.title, rc=124, duration_s=time.monotonic() - t0,
-                               error=f"did not finish within {timeout_s:g} s (the health check's time limit)")
-        except Exception as exc:  # noqa: BLE001 - judged unknown downstream, like wizard.probes.collect
-            return ProbeOutput(name=p.name, source=p.title, error=f"probe crashed: {exc!r}",
-                               duration_s=time.monotonic() - t0)
-
-    outs = await asyncio.gather(*(one(p) for p in probes))
-    return {p.name: o for p, o in zip(probes, outs)}
-
-
 def overrun_findings(outputs: Mapping[str, ProbeOutput], timeout_s: float) -> list[Finding]:
-    """One failing ``health.probe_timeout`` finding per probe stopped at the time limit (:func:`collect_within`)."""
+    """One failing ``health.probe_timeout`` finding per probe stopped at the time limit (``wizard.probes.collect``'s
+    ``timeout_s``)."""
     out = []
     for name, o in outputs.items():
-        if o.rc == 124 and o.error.startswith("did not finish within"):
+        if o.rc == 124 and o.error.startswith(TIMEOUT_ERROR):
             out.append(Finding(
                 OVERRUN_ID, Verdict.FAIL, f"{o.source}: no answer within {timeout_s:g} s; stopped", "host",
                 (f"{name}: {o.source}", f"error: {o.error}"),
@@ -97,23 +75,11 @@ def overrun_findings(outputs: Mapping[str, ProbeOutput], timeout_s: float) -> li
     return out
 
 
-def _crashed(rule: Rule, exc: Exception) -> Finding:
-    return Finding(rule.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
-                   "This is a bringup bug: please report it with a capture bundle.", "")
-
-
 def judge_profile(rules: Sequence[Rule], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> list[Finding]:
     """Every rule of ``rules`` over one :class:`~wizard.facts.Facts` (each parser once), each finding tagged with its
-    rule's step; a rule that raises (a bug) gives an ``unknown`` finding naming the exception."""
-    facts = facts_of(outputs)
-    findings: list[Finding] = []
-    for rule in rules:
-        try:
-            got = rule.judge(facts, plan)
-        except Exception as exc:  # noqa: BLE001
-            got = [_crashed(rule, exc)]
-        findings.extend(replace(f, step=rule.step) for f in got)
-    return findings
+    rule's step; a rule that raises (a bug) gives an ``unknown`` finding naming the exception
+    (:func:`wizard.registry.apply_rules`)."""
+    return apply_rules(rules, facts_of(outputs), plan)
 
 
 @dataclass
@@ -150,7 +116,8 @@ async def run_profile(host: Host, name: str, plan: Mapping[str, Any], timeout_s:
     """
     t0 = time.monotonic()
     rules = rules_of_profile(name)
-    outputs = await collect_within(host, profile_probes(rules), plan, timeout_s)
+    outputs = await collect(host, profile_probes(rules), plan, timeout_s=timeout_s,
+                            timeout_note="the health check's time limit")
     findings = overrun_findings(outputs, timeout_s) + judge_profile(rules, outputs, plan)
     return HealthResult(name, findings, overall(findings), outputs, time.monotonic() - t0)
 

@@ -507,13 +507,22 @@ KERNEL_BUILD = glob_probe("kernel_build", "Kernel headers/build trees (/lib/modu
            "/lib/modules/*/build/Makefile")
 
 
-async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object] | None = None) -> dict[str, ProbeOutput]:
-    """Collect ``probes`` concurrently (each once, by name); returns name -> output.
+TIMEOUT_ERROR = "did not finish within"
+"""How the error of a probe :func:`collect` stopped at its ``timeout_s`` begins."""
+
+
+async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object] | None = None, *,
+                  timeout_s: float | None = None, timeout_note: str = "") -> dict[str, ProbeOutput]:
+    """Collect ``probes`` concurrently (each once, by name, all started together); returns name -> output.
     :data:`wizard.registry.PROBES` names every probe the engine knows.
 
     A probe that raises (a bug, not the machine's fault) still yields an output with the
-    exception as its error, so one broken probe cannot hide the others' findings.
+    exception as its error, so one broken probe cannot hide the others' findings. With ``timeout_s`` (seconds), a
+    probe not done that long after the start is cancelled (a command's process group is killed) and its output says
+    so: ``rc`` 124, ``error`` "did not finish within N s" (:data:`TIMEOUT_ERROR`) and ``timeout_note`` in brackets.
     """
+    import asyncio  # imported where used
+
     by_name = {p.name: p for p in probes}
     unique = list(by_name)
 
@@ -521,14 +530,16 @@ async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object
         probe = by_name[n]
         t0 = time.monotonic()
         try:
-            if probe.uses_plan:
-                return await probe.collect(host, plan or {})
-            return await probe.collect(host)
+            coro = probe.collect(host, plan or {}) if probe.uses_plan else probe.collect(host)
+            return await (coro if timeout_s is None else asyncio.wait_for(coro, timeout_s))
+        except asyncio.TimeoutError:
+            note = f" ({timeout_note})" if timeout_note else ""
+            return ProbeOutput(name=n, source=probe.title, rc=124, duration_s=time.monotonic() - t0,
+                               error=f"{TIMEOUT_ERROR} {timeout_s:g} s{note}")
         except Exception as exc:  # noqa: BLE001 - turned into an unknown finding downstream
             return ProbeOutput(name=n, source=probe.title, error=f"probe crashed: {exc!r}",
                                duration_s=time.monotonic() - t0)
 
-    import asyncio  # imported where used
 
     outs = await asyncio.gather(*(one(n) for n in unique))
     return dict(zip(unique, outs))

@@ -23,12 +23,13 @@ How to add things (ARCHITECTURE.md has the long form):
 from __future__ import annotations
 
 import difflib
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard import probes
 from wizard.kinds import Kind
-from wizard.model import RuleFn
+from wizard.model import Finding, RuleFn, Verdict
 from wizard.parsers import cuda as p_cuda
 from wizard.parsers import edac as p_edac
 from wizard.parsers import hosttools as p_hosttools
@@ -548,6 +549,21 @@ line here (plus the rule function and its test)."""
 def rules_of_step(step_id: str) -> tuple[Rule, ...]:
     """The registry rules whose findings join ``step_id``."""
     return tuple(r for r in RULES if r.step == step_id)
+
+
+def apply_rules(rules: Iterable[Rule], facts: Mapping[str, Any], plan: Mapping[str, Any], step: str = "") -> list[Finding]:
+    """The findings of ``rules`` over one run's ``facts`` (:class:`wizard.facts.Facts`: each parser once), each tagged
+    with ``step`` (default: its rule's step). A rule that raises (a bug) yields an ``unknown`` finding naming the
+    exception instead of hiding the other findings. The one loop ``check`` (per step) and the health profile use."""
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            got = rule.judge(facts, plan)
+        except Exception as exc:  # noqa: BLE001 - a bug in one rule must not hide the others
+            got = [Finding(rule.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
+                           "This is a bringup bug: please report it with a capture bundle.", "")]
+        findings.extend(dataclasses.replace(f, step=step or rule.step) for f in got)
+    return findings
 
 
 def rules_of_kind(kind: str) -> tuple[Rule, ...]:
