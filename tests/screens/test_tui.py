@@ -129,8 +129,11 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
                 await pilot.pause(0.1)
             assert any("sample 0" in ln for ln in log.lines)
             gate.write_text("go")
-            for _ in range(100):
-                if any("done" in ln for ln in log.lines) and app.build.status("health.idle_baseline") is StepStatus.PASSED:
+            # wait (bounded, 30 s: CI runs two workers on two cores) for the log's last line and the judged status
+            for _ in range(300):
+                if (any("# exit status 0" in ln for ln in log.lines)
+                        and app.build.status("health.idle_baseline") is StepStatus.PASSED
+                        and "succeeded" in text_of(app, "#action-state")):
                     break
                 await pilot.pause(0.1)
             assert any("# exit status 0" in ln for ln in log.lines)
