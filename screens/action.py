@@ -112,7 +112,8 @@ class ActionScreen(Screen[None]):
         skip = max(0, self.next_index - start)
         new = lines[skip:]
         if new:
-            self.query_one(Log).write_lines(readable(new))
+            # the Log keeps its last SHOW_LINES lines: a batch longer than that would be drawn only to be dropped
+            self.query_one(Log).write_lines(readable(new[-SHOW_LINES:]))
             self.next_index = start + len(lines)
         if self.live.add(start, lines):
             self.update_progress()

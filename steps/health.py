@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.rules.baseline import judge_baseline
+from wizard import dcgm_diag
 from wizard.model import Stage, Step
 
 DEFAULT_BASELINE_MINUTES = 10
@@ -247,18 +248,52 @@ STAGE = Stage(
             ),
         ),
         Step(
+            id="health.bmc",
+            title="The BMC's event log and sensors show no hardware fault",
+            why=(
+                "The BMC watches what the OS cannot: power supplies, fans, inlet air, and the memory and PCIe errors "
+                "the firmware logs. Its System Event Log records each as a sensor event (IPMI v2.0 specification, "
+                "section 31 and table 42-3 sensor types: Power Supply, Fan, Temperature, Memory, Critical "
+                "Interrupt); a PSU failure, lost redundancy, an uncorrectable memory or PCI error, or a critical "
+                "threshold since the build started means the node is not ready (ipmitool(1) 'sel elist', 'sdr "
+                "elist'; Meta GCM health checks check_ipmitool and check_sensors, "
+                "github.com/facebookresearch/gcm)."
+            ),
+            instructions=(
+                "The check reads `ipmitool sel elist`, `ipmitool sdr elist` and `ipmitool sensor` (15 s each at "
+                "most). Records from before the build started, and faults the BMC later deasserted, are shown as "
+                "history. Without a BMC reachable from the host (no ipmitool, no /dev/ipmi0, not root) it is skipped "
+                "with the reason: `modprobe ipmi_si ipmi_devintf`, install ipmitool, run as root."
+            ),
+        ),
+        Step(
             id="health.dcgm_l1",
             title="Run DCGM's quick diagnostic (level 1)",
             why=(
                 "DCGM level 1 checks deployment (driver, persistence, permissions, blacklisted "
-                "drivers) in seconds; a skip is not a pass (DCGM diagnostics documentation, "
-                "docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)."
+                "drivers), 'normally lasting seconds'; a skip is not a pass (NVIDIA dcgmi diag reference, "
+                "docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html; DCGM "
+                "diagnostics documentation)."
             ),
             instructions=(
-                "With datacenter-gpu-manager installed: `dcgmi diag -r 1 -j > dcgm-r1.json`. Every "
-                "test must pass; explain any skip before you confirm."
+                "Press a (or `bringup run health.dcgm_l1`): it runs `dcgmi diag -r 1 -j` (seconds), starting DCGM's "
+                "host engine first when nvidia-dcgm is stopped (then it needs root), and judges every test on every "
+                "GPU. Without DCGM, install it with step driver.dcgm; the Health stage's own checks cover the same "
+                "ground meanwhile."
             ),
-            manual=True,
+            action=ActionSpec(
+                id="dcgm_l1",
+                title="Run DCGM diagnostics level 1 (dcgmi diag -r 1 -j)",
+                description="Runs `dcgmi diag -r 1 -j` (deployment checks, normally seconds: NVIDIA dcgmi diag "
+                            "reference) with a progress line while it runs, then judges each test per GPU. Starts "
+                            "nvidia-dcgm first when it is installed and stopped. Measures only.",
+                resolve=dcgm_diag.resolve_l1,
+                probes=("driver_services",),
+                changes_system=False,
+                needs_root=False,
+                judge=dcgm_diag.judge_l1,
+                judges_exit=True,
+            ),
         ),
     ),
 )

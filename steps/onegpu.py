@@ -1,5 +1,6 @@
 """Stage 7: validate one GPU at a time (each GPU on its own)."""
 
+from wizard import dcgm_diag
 from wizard.actions import ActionSpec
 from wizard.rules.validate import judge_gpu, results_gpu
 from wizard.model import Stage, Step
@@ -20,6 +21,40 @@ GPU_VALIDATE = ActionSpec(
     judge=judge_gpu,
     results=results_gpu,
     command="gpu",
+)
+
+DCGM_L2 = ActionSpec(
+    id="dcgm_l2",
+    title="Run DCGM diagnostics level 2 on every GPU (dcgmi diag -r 2 -j)",
+    description=(
+        "Runs `dcgmi diag -r 2 -j` over every GPU (medium validation: deployment, PCIe, GPU memory; "
+        "'approximately two minutes', NVIDIA dcgmi diag reference) with a progress line while it runs, then "
+        "judges each test per GPU. Starts nvidia-dcgm first when it is installed and stopped. Measures only."),
+    resolve=dcgm_diag.resolve_l2,
+    probes=("driver_services",),
+    changes_system=False,
+    needs_root=False,
+    judge=dcgm_diag.judge_l2,
+    judges_exit=True,
+)
+
+BURNIN = ActionSpec(
+    id="burnin",
+    title="Burn in every GPU: DCGM targeted stress and power, else sustained GEMM, for burnin_minutes",
+    description=(
+        "With DCGM: `dcgmi diag -r targeted_stress` then `-r targeted_power`, each for half of burnin_minutes "
+        "(default 10; `-p <test>.test_duration=S`). Without DCGM (or on the CPU): bringup's validation script "
+        "runs sustained GEMM on every GPU for burnin_minutes (`bringup validate burnin --minutes M`), sampling NVML "
+        "(clocks, temperature, power, clock-event reasons) and reading Xid/ECC/AER/remap counters before and "
+        "after; judged like the soak. Measures only."),
+    resolve=dcgm_diag.resolve_burnin,
+    probes=VALIDATE_PROBES + ("driver_services",),
+    changes_system=False,
+    needs_root=False,
+    judge=dcgm_diag.judge_burnin,
+    results=dcgm_diag.results_burnin,
+    command="burnin",
+    judges_exit=True,
 )
 
 STAGE = Stage(
@@ -51,11 +86,17 @@ STAGE = Stage(
             id="gpu.dcgm_l2",
             title="Run DCGM diagnostics level 2 on every GPU",
             why=(
-                "Level 2 adds memory, PCIe and short stress tests per GPU; treat PCIe, NVLink, ECC and "
-                "memory failures as fatal (DCGM diagnostics documentation; IBM Autopilot's fatal list)."
+                "Level 2 adds memory, PCIe and short stress tests per GPU ('approximately two minutes', NVIDIA "
+                "dcgmi diag reference); treat PCIe, NVLink, ECC and memory failures as fatal (DCGM diagnostics "
+                "documentation; IBM Autopilot's fatal list)."
             ),
-            instructions="`dcgmi diag -r 2 -j > dcgm-r2.json`; every GPU must pass before you confirm.",
-            manual=True,
+            instructions=(
+                "Press a (or `bringup run gpu.dcgm_l2`): it runs `dcgmi diag -r 2 -j` over every GPU (about 2 "
+                "minutes, progress shown), starting nvidia-dcgm first when it is stopped (then it needs root), and "
+                "judges each test per GPU; every GPU must pass. Without DCGM, install it with step driver.dcgm; "
+                "gpu.validate and the burn-in (gpu.stress) cover the same ground meanwhile."
+            ),
+            action=DCGM_L2,
         ),
         Step(
             id="gpu.host_bandwidth",
@@ -88,13 +129,15 @@ STAGE = Stage(
                 "reasons; Azure HPC health checks azure_gpu_clock_throttling)."
             ),
             instructions=(
-                "gpu.validate runs a short GEMM and training load with NVML sampling, and node.soak a longer "
-                "one; a full stress still needs a dedicated tool: "
-                "`gpu_burn -tc 600` (wilicc/gpu-burn: -tc uses tensor cores, the last argument is "
-                "seconds; -d would switch to FP64) or `dcgmi diag -r 3`, while `nvidia-smi dmon "
-                "-s pucv` runs in another terminal; every GPU must report OK with zero errors."
+                "Set burnin_minutes in the plan (F2; default 10), then press a (or `bringup validate burnin "
+                "--minutes M`). With DCGM it runs `dcgmi diag -r targeted_stress` and `-r targeted_power`, each for "
+                "half the time (DCGM targeted stress / power plugins), judged per GPU; without DCGM, bringup's "
+                "sustained GEMM on every GPU under NVML sampling, judged like the soak. A run on the CPU proves the "
+                "software path only and leaves the step cpu-only, not done. By hand, gpu-burn does the same: "
+                "`gpu_burn -tc 600` (wilicc/gpu-burn; -tc uses tensor cores, the last argument is seconds) while "
+                "`nvidia-smi dmon -s pucv` runs in another terminal; every GPU must report OK with zero errors."
             ),
-            manual=True,
+            action=BURNIN,
         ),
     ),
 )

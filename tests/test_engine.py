@@ -90,6 +90,14 @@ def test_skip_verdict_skips_the_step_with_the_reason(state_dir):
     b.close()
 
 
+def test_expectations_carry_when_the_build_started(state_dir):
+    """The BMC's event log counts records from the build's start (wizard/rules/bmc.py): the engine hands it over."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    exp = b.expectations()
+    assert exp["build_started"] == frozen_clock() == b.store.meta()["created"]
+    b.close()
+
+
 def test_prefetched_argv_are_the_probes_argv():
     """wizard.prefetch starts slow probes early by argv: they must be exactly the probes' argv,
     or the prefetch silently never gets used."""
@@ -247,12 +255,13 @@ def test_a_cpu_only_step_cannot_be_confirmed_and_a_warning_is_accepted_only_with
         b.confirm("gpu.validate", "looks fine")
     assert b.status("gpu.validate") is StepStatus.CPU_ONLY
     # a step proven by its own judged run is never confirmed by a note (no run, or a run that could not judge)
-    for sid in ("node.validate", "node.soak", "health.idle_baseline", "multinode.allreduce"):
+    for sid in ("node.validate", "node.soak", "health.idle_baseline", "multinode.allreduce", "gpu.stress",
+                "health.dcgm_l1", "gpu.dcgm_l2", "node.dcgm_l3"):
         assert "proven by its run" in b.confirm_refusal(sid, "ran it by hand, fine")
         with pytest.raises(ValueError, match="proven by its run"):
             b.confirm(sid, "ran it by hand, fine")
         assert b.status(sid) is StepStatus.PENDING
-    assert b.confirm_refusal("gpu.stress", "gpu-burn 10 min clean") == ""  # a manual step is confirmed by a person
+    assert b.confirm_refusal("gpu.host_bandwidth", "nvbandwidth clean") == ""  # a manual step is confirmed by a person
     b.store.set_step("os.kernel_headers", StepStatus.WARNED, verdict=Verdict.WARN)
     with pytest.raises(ValueError, match="needs a note"):
         b.confirm("os.kernel_headers", "  ")
@@ -286,4 +295,31 @@ def test_a_re_check_keeps_what_a_person_decided_while_the_machine_says_the_same(
     b.record_findings("os.kernel_headers", [warn, other], frozen_clock())
     st = b.store.step_states()["os.kernel_headers"]
     assert st.status is StepStatus.WARNED and st.reason == ""  # a new warning: asked again
+    b.close()
+
+
+def test_following_a_run_hands_over_every_line_even_when_the_reader_is_far_behind(state_dir):
+    """A run that wrote tens of MiB before its follower's next look: ``follow_action`` hands over every line up to
+    the exit status (it read one 1 MiB chunk after the end and dropped the rest, so the screen and ``bringup run``
+    lost the log's tail)."""
+    import sys as _sys
+    from pathlib import Path
+
+    from wizard import actions as act
+    from wizard.actions import Resolved
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    n = 300_000  # about 18 MB: many reads of 1 MiB
+    code = f"import sys\nfor i in range({n}): sys.stdout.write(f'line {{i:>8}} of a verbose tool output ok\\n')"
+    run = b.start_action(b.step("report.capture"), Resolved(ops=[{"argv": [_sys.executable, "-c", code]}]))
+    deadline = time.monotonic() + 60
+    while act.read_status(run.status_path) is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the run ends before the follower reads anything: it is as far behind as it can be
+    got: list[str] = []
+    done = asyncio.run(b.follow_action(run, got.extend, poll_s=0.05))
+    assert done.state is act.ActionState.SUCCEEDED
+    body = [ln for ln in got if ln.startswith("line ")]
+    assert len(body) == n and body[0].startswith("line        0") and body[-1] == f"line {n - 1:>8} of a verbose tool output ok"
+    assert got[-1].startswith("# exit status 0")
+    assert len(got) == sum(1 for _ in open(Path(done.log_path), "rb"))
     b.close()

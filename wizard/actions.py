@@ -54,12 +54,16 @@ class Resolved:
     """An action made concrete for this host.
 
     ``ops`` are the supervisor's operations (``{"argv": [...]}`` or ``{"write": path, ...}``);
-    ``manual`` is set instead when bringup cannot run it here, saying what to do by hand.
+    ``manual`` is set instead when bringup cannot run it here, saying what to do by hand. ``needs_root`` /
+    ``changes_system``: this resolution needs root / changes the system although the action does not always (it
+    starts a stopped service first); the engine asks and refuses as for :attr:`ActionSpec.needs_root`.
     """
 
     ops: list[dict[str, Any]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     manual: str = ""
+    needs_root: bool = False
+    changes_system: bool = False
 
     def describe(self) -> list[str]:
         """Human-readable lines: one per operation, as they will run; under each file write, the unified diff
@@ -149,6 +153,9 @@ class ActionSpec:
             ``{"results": [row...], "series": {"points", "floor_gb_s", "floor_basis"}}``; stored with
             the run, printed by ``bringup validate`` and its ``--json``, shown by the TUI's results panel.
         command: the ``bringup validate NAME`` that runs this action ("" when it has none).
+        judges_exit: the judge reads a failed run's exit status from its log (the progress wrapper's last line,
+            :mod:`wizard.progress`) and says what it means (dcgmi that cannot reach its host engine: ``unknown``,
+            not a GPU failure); the engine then adds no failing finding of its own for the exit status.
     """
 
     id: str
@@ -162,6 +169,7 @@ class ActionSpec:
     judge: "Callable[[str, Mapping[str, Any]], list[Any]] | None" = None
     results: "Callable[[str, Mapping[str, Any]], dict[str, Any]] | None" = None
     command: str = ""
+    judges_exit: bool = False
 
 
 def current_user() -> str:
@@ -428,6 +436,8 @@ class LogTail:
         self.offset = start
         self._partial = b""
         self.max_line = max_line
+        self.more = False
+        """The last :meth:`read_new` stopped at its byte cap (the writer is ahead of the reader)."""
 
     def read_new(self, max_bytes: int = 1 << 20) -> list[str]:
         try:
@@ -437,12 +447,18 @@ class LogTail:
         except OSError:
             return []
         self.offset += len(data)
+        self.more = len(data) == max_bytes  # the read stopped at its cap: more is waiting in the file
         data = self._partial + data
-        *complete, self._partial = data.split(b"\n")
+        dirty = b"\x1b" in data or b"\r" in data  # escapes or redraws somewhere: clean those lines
+        end = data.rfind(b"\n")
+        body, self._partial = (data[:end], data[end + 1:]) if end >= 0 else (b"", data)
+        lines = body.decode("utf-8", "replace").split("\n") if end >= 0 else []
         if len(self._partial) > self.max_line:
-            complete.append(self._partial)
+            lines.append(self._partial.decode("utf-8", "replace"))
             self._partial = b""
-        return [clean_line(c.decode("utf-8", "replace")) for c in complete]
+        if dirty:
+            return [clean_line(c) if ("\x1b" in c or "\r" in c) else c for c in lines]
+        return lines
 
     def flush(self) -> list[str]:
         """The last line even without a trailing newline (once the action has ended)."""

@@ -259,6 +259,11 @@ def _soak_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minutes", type=float, metavar="M", help="soak length (default: the plan's soak_minutes, else 10)")
 
 
+def _burnin_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--minutes", type=float, metavar="M",
+                   help="burn-in length (default: the plan's burnin_minutes, else 10)")
+
+
 def _nodes_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostfile", metavar="FILE", help="the nodes, one per line: 'name ssh_target gpus "
                    "[python=/path] [addr=IP]' or 'host slots=N' (default: the plan's hostfile)")
@@ -278,6 +283,9 @@ VALIDATE_COMMANDS: dict[str, ValidateCommand] = {
                             "when installed)", _nproc_arg, lambda a: {"validate_nproc": a.nproc}),
     "soak": ValidateCommand("GEMM and all-reduce for --minutes under NVML sampling", _soak_args,
                             lambda a: {"validate_nproc": a.nproc, "soak_minutes": a.minutes}),
+    "burnin": ValidateCommand("burn in every GPU for --minutes: DCGM targeted stress and power where DCGM is installed, "
+                              "else sustained GEMM under NVML sampling", _burnin_args,
+                              lambda a: {"burnin_minutes": a.minutes}),
     "nodes": ValidateCommand("torchrun across the hostfile's nodes over ssh: facts, rank sanity, all-reduce sweep "
                              "(every pair of nodes with --pairwise)", _nodes_args, _nodes_plan),
 }
@@ -1169,6 +1177,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def on_lines(lines: list[str]) -> None:
         for line in lines:
             text = line if verbose else event_line(line)
+            if text is None and line.startswith("# dcgmi "):  # the progress wrapper's lines (wizard.progress)
+                text = line[2:]
             if text is not None:
                 print(text, file=out, flush=True)
 

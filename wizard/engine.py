@@ -261,12 +261,16 @@ class Build:
 
     def expectations(self) -> dict[str, Any]:
         """What checks judge against: the plan answers plus ``acknowledged`` (event keys the
-        operator acknowledged with a reason; those past events no longer count)."""
+        operator acknowledged with a reason; those past events no longer count), the recorded GPU serials and
+        ``build_started`` (when this build was created, ISO 8601 UTC: the BMC's event log counts records from then)."""
         exp = self.plan()
         exp["acknowledged"] = frozenset(self.store.acks())
-        serials = self.store.meta().get("gpu_serials")
+        meta = self.store.meta()
+        serials = meta.get("gpu_serials")
         if isinstance(serials, dict):
             exp["gpu_serials"] = serials
+        if isinstance(meta.get("created"), str):
+            exp["build_started"] = meta["created"]
         return exp
 
     def remember_gpu_serials(self, outputs: Mapping[str, ProbeOutput]) -> None:
@@ -361,12 +365,32 @@ class Build:
         return ResumePoint(self.stage_of(step.id), step, running,
                            [st.step_id for st in interrupted if st.step_id in ids])
 
-    def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "") -> Verdict:
+    def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "",
+                        from_run: bool = False) -> Verdict:
+        """Store a check's findings (``from_run``: a run's, judged from its log) and set the step's status from
+        their verdict. A check of a step only its run proves (:func:`~wizard.model.proven_by_run`) never passes it
+        and never undoes what its run settled; it skips it ("not applicable: ...") only with a skip finding saying
+        why, while no run has settled it. Returns the verdict."""
         verdict = overall(findings)
         if not self.observing:
             before = self.store.step_states().get(step_id)
             _, before_findings = self.store.latest_check(step_id)
             self.store.record_check(step_id, findings, verdict, self.boot_id, started_at, snapshot)
+            step = next((s for s in self.steps() if s.id == step_id), None)
+            not_applicable = (verdict is Verdict.SKIP and bool(findings)  # the check said why it does not apply
+                              and (before is None or before.status is StepStatus.PENDING
+                                   or (before.status is StepStatus.SKIPPED and before.reason.startswith(AUTO_SKIP_PREFIX))))
+            if (not from_run and step is not None and proven_by_run(step) and not not_applicable
+                    and verdict in (Verdict.PASS, Verdict.SKIP, Verdict.UNKNOWN)):
+                # a step only its run proves (a DCGM level with a check saying whether dcgmi is there): a check never
+                # passes it, never undoes what its run settled, and skips it only when it said why the step does
+                # not apply on this machine (no GPU, no RDMA device and none planned) before any run settled it;
+                # with no run yet it stays pending
+                if before is None or before.status is StepStatus.PENDING:
+                    reason = next((f.message for f in findings if f.verdict is Verdict.UNKNOWN), "")
+                    self.store.set_step(step_id, StepStatus.PENDING, verdict if findings else None, reason=reason,
+                                        boot_id=self.boot_id, user=act.current_user())
+                return verdict
             status = status_for_verdict(verdict)
             reason, user = "", act.current_user()
             if status is StepStatus.SKIPPED:
@@ -479,7 +503,7 @@ class Build:
                                                "window", "observing")
         elif resolved.manual:
             prep.refusal, prep.refusal_kind = resolved.manual, "manual"
-        elif step.action.needs_root and os.geteuid() != 0 and not dry:
+        elif (step.action.needs_root or resolved.needs_root) and os.geteuid() != 0 and not dry:
             prep.refusal, prep.refusal_kind = f"'{step.action.title}' needs root", "root"
         return prep
 
@@ -539,6 +563,8 @@ class Build:
                             poll_s: float = 0.2, tail: "act.LogTail | None" = None) -> ActionRun:
         """Follow a running run's log until it ends (a re-attached run too), settling its step; ``on_lines``
         gets each batch of new, cleaned log lines (the last batch after the end). Returns the settled run."""
+        import asyncio
+
         tail = tail or act.LogTail(run.log_path)
         while True:
             lines = tail.read_new()
@@ -546,10 +572,20 @@ class Build:
                 await _maybe_await(on_lines(lines))
             run = self.refresh_action(run)
             if run.state is not ActionState.RUNNING:
-                rest = tail.read_new() + tail.flush()
+                while True:  # everything written before the end, however far the reader was behind
+                    rest = tail.read_new()
+                    if not rest and not tail.more:
+                        break
+                    if rest and on_lines is not None:
+                        await _maybe_await(on_lines(rest))
+                    await asyncio.sleep(0)
+                rest = tail.flush()
                 if rest and on_lines is not None:
                     await _maybe_await(on_lines(rest))
                 return self.store.action_run(run.id) or run
+            if tail.more:  # the log grows faster than one read a tick: read on, letting the loop run between reads
+                await asyncio.sleep(0)
+                continue
             await _tick(run, poll_s)
 
     def run_findings(self, run: ActionRun) -> list[Finding]:
@@ -578,7 +614,7 @@ class Build:
         if resolved.manual:
             raise ValueError(resolved.manual)
         dry = self.dry_run if dry_run is None else dry_run
-        if step.action.needs_root and os.geteuid() != 0 and not dry:
+        if (step.action.needs_root or resolved.needs_root) and os.geteuid() != 0 and not dry:
             raise PermissionError(f"'{step.action.title}' needs root: run bringup with sudo")
         before = self.store.step_states().get(step.id)
 
@@ -645,7 +681,8 @@ class Build:
         except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
             findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
         findings = [dataclasses.replace(f, step=step.id) for f in findings]
-        if run.state is ActionState.FAILED and not any(f.verdict is Verdict.FAIL for f in findings):
+        if (run.state is ActionState.FAILED and not any(f.verdict is Verdict.FAIL for f in findings)
+                and not (spec.judges_exit and findings)):  # that judge said what the exit status means
             findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
                                     "host", (f"exit status {run.exit_status}",),
                                     f"Read the run's log for what failed: {run.log_path} (`l` on the step screen)."))
@@ -661,7 +698,7 @@ class Build:
             except Exception as exc:  # noqa: BLE001 - the findings stand without the table
                 results = {"error": f"the results table could not be read: {exc!r}"}
         if not self.observing:
-            self.record_findings(step.id, findings, run.started_at)
+            self.record_findings(step.id, findings, run.started_at, from_run=True)
             check_id = self.store.latest_check(step.id)[0]
             self.store.update_action_run(run.id, check_run=check_id["id"] if check_id else None, results=results)
         return findings
@@ -765,9 +802,10 @@ class PreparedAction:
         """The text shown before asking: title, why, what it changes, then the exact commands."""
         a = self.step.action
         assert a is not None
+        changes, root = a.changes_system or self.resolved.changes_system, a.needs_root or self.resolved.needs_root
         return ([f"{a.title}  ({self.step.id})", f"  {a.description}",
-                 f"  changes the system: {'yes' if a.changes_system else 'no'}; needs root: "
-                 f"{'yes' if a.needs_root else 'no'}" + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else "")]
+                 f"  changes the system: {'yes' if changes else 'no'}; needs root: "
+                 f"{'yes' if root else 'no'}" + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else "")]
                 + [f"  {line}" for line in self.commands])
 
 

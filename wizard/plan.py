@@ -46,6 +46,18 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             _float_range(0, 1 << 20)),
     PlanKey("data_path", str, "absolute path of datasets and checkpoints, e.g. /raid",
             lambda v: "" if v.startswith("/") else "must be an absolute path"),
+    PlanKey("data_read_gb_s", float, "read throughput the training job needs from the data path, GB/s (10^9 "
+            "bytes/s; your figure, e.g. from the data loader's profile); node.storage_read judges fio against it",
+            _float_range(0, 10000)),
+    PlanKey("train_tokens_s", float, "tokens per second this node trains at (with token_bytes: the data path must "
+            "read at least tokens/s x bytes per token; used when data_read_gb_s is not set)", _float_range(0, 1e12)),
+    PlanKey("token_bytes", int, "bytes per token in the tokenized dataset on disk: 2 (uint16, vocabulary under "
+            "65,500) or 4 (int32), as Megatron-LM's indexed dataset stores them; default 4", _int_range(1, 8)),
+    PlanKey("data_block_kib", int, "block size the data loader reads with, KiB (fio's random-read block size; "
+            "default 128)", _int_range(4, 65536)),
+    PlanKey("storage_test_mib", int, "size of the test file fio reads under the data path, MiB (default 4096; "
+            "written once, removed after)", _int_range(16, 1 << 20)),
+    PlanKey("storage_test_s", int, "seconds each fio read job runs (default 30)", _int_range(1, 3600)),
     PlanKey("scheduler", str, "none | slurm | kubernetes",
             lambda v: "" if v in SCHEDULERS else f"must be one of {', '.join(SCHEDULERS)}"),
     PlanKey("virtualization", bool, "true if this node hosts VMs (keeps the IOMMU on)", lambda v: ""),
@@ -61,6 +73,11 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             _int_range(1, 256)),
     PlanKey("soak_minutes", float, "length of the soak (GEMM + all-reduce under NVML sampling), minutes",
             _float_range(0, 7 * 24 * 60)),
+    PlanKey("dcgm_node_level", str, "DCGM level node.dcgm_l3 runs: 3 (long, ~15 min) or 4 (xlong, longer-running; "
+            "DCGM >= 2.4); also long | xlong",
+            lambda v: "" if v.strip().lower() in ("3", "4", "long", "xlong") else "must be 3, 4, long or xlong"),
+    PlanKey("burnin_minutes", float, "length of the GPU burn-in (gpu.stress: DCGM targeted stress + power, else "
+            "sustained GEMM), minutes; default 10", _float_range(0, 7 * 24 * 60)),
     PlanKey("validate_quick", bool, "true: validation scripts use small sizes and few steps (tests, smoke runs)",
             lambda v: ""),
     PlanKey("hostfile", str, "the nodes of the multi-node validation: a file with 'name ssh_target gpus "

@@ -325,6 +325,18 @@ async def _collect_data_path(host: Host, plan: Mapping[str, object]) -> ProbeOut
 DATA_PATH_DF = Probe("data_path_df", "Filesystem of the plan's data path (df)", _collect_data_path,
                      uses_plan=True)
 
+# The data path's storage (node.storage, node.storage_read): block devices, NVMe controllers, md RAID, fio.
+LSBLK = command_probe("lsblk", "Block devices (lsblk -J)",
+                      ["lsblk", "-J", "-b", "-o", "NAME,KNAME,TYPE,SIZE,MODEL,ROTA,TRAN,MOUNTPOINT,PKNAME"], timeout_s=15)
+NVME_SYSFS = tree_probe(
+    "nvme_sysfs", "NVMe controllers: model, firmware, PCIe link (sysfs)",
+    *(f"/sys/class/nvme/nvme*/{f}" for f in ("model", "firmware_rev", "transport")),
+    *(f"/sys/class/nvme/nvme*/device/{f}" for f in ("current_link_speed", "current_link_width", "max_link_speed",
+                                                    "max_link_width")),
+)
+MDSTAT = file_probe("mdstat", "Software RAID arrays (/proc/mdstat)", "/proc/mdstat")
+FIO_VERSION = command_probe("fio_version", "fio present (the storage benchmark)", ["fio", "--version"], timeout_s=10)
+
 
 # --------------------------------------------------------------------------------------------
 # Probes of the driver, CUDA, kernel log, host tools, links and platform areas (paths and
@@ -506,6 +518,16 @@ FSTAB = file_probe("fstab", "Filesystem table (/etc/fstab)", "/etc/fstab")
 KERNEL_BUILD = glob_probe("kernel_build", "Kernel headers/build trees (/lib/modules/*/build)", "/lib/modules/*/build",
            "/lib/modules/*/build/Makefile")
 
+# The BMC through IPMI (health.bmc; read by wizard/parsers/bmc.py). Without /dev/ipmi0 ipmitool fails at once; a BMC
+# that does not answer must not stall the check, so each has a short limit.
+BMC_TIMEOUT_S = 15.0
+IPMITOOL_SEL = command_probe("ipmitool_sel", "BMC event log (ipmitool sel elist; 15 s limit)", ["ipmitool", "sel", "elist"],
+                             timeout_s=BMC_TIMEOUT_S)
+IPMITOOL_SDR = command_probe("ipmitool_sdr", "BMC sensors and their states (ipmitool sdr elist; 15 s limit)",
+                             ["ipmitool", "sdr", "elist"], timeout_s=BMC_TIMEOUT_S)
+IPMITOOL_SENSOR = command_probe("ipmitool_sensor", "BMC sensor thresholds (ipmitool sensor; 15 s limit)",
+                                ["ipmitool", "sensor"], timeout_s=BMC_TIMEOUT_S)
+
 
 TIMEOUT_ERROR = "did not finish within"
 """How the error of a probe :func:`collect` stopped at its ``timeout_s`` begins."""
@@ -543,3 +565,66 @@ async def collect(host: Host, probes: Iterable[Probe], plan: Mapping[str, object
 
     outs = await asyncio.gather(*(one(n) for n in unique))
     return dict(zip(unique, outs))
+
+
+# --------------------------------------------------------------------------------------------
+# The network fabric (InfiniBand / RoCE HCAs, their netdevs, NCCL's settings): read by wizard/parsers/fabric.py.
+
+IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
+IB_DEVICE_FILES = ("fw_ver", "board_id", "hca_type", "node_desc", "node_type", "device/numa_node")
+IB_GID_INDEXES = 16
+"""GID table entries read per RoCE port (``ports/N/gids/0..15`` and ``gid_attrs/types/0..15``): the table has up to
+several hundred entries, nearly all zero; RoCE's entries (one per address and RoCE version) sit at the start."""
+
+
+async def _collect_ib(host: Host) -> ProbeOutput:
+    """RDMA devices from sysfs (Documentation/ABI/stable/sysfs-class-infiniband): every port's state, physical
+    state, rate and link layer; every device's firmware, board id, HCA type, node description and NUMA node; the PCI
+    function of each (``/sys/bus/pci/devices/ADDR/infiniband/DEV``, listed) and its netdevs
+    (``/sys/class/infiniband/DEV/device/net/NAME``, listed); the first :data:`IB_GID_INDEXES` GIDs and GID types of each
+    Ethernet (RoCE) port. No /sys/class/infiniband at all: an empty output, not an error (a node without RDMA)."""
+    import asyncio  # imported where used
+
+    t0 = time.monotonic()
+    base = "/sys/class/infiniband"
+    source = f"{base}/*/ports/*/{{{','.join(IB_PORT_FILES)}}} {base}/*/{{{','.join(IB_DEVICE_FILES)}}} (+ GIDs, PCI, net)"
+    try:
+        files, errors = await read_tree(host, [f"{base}/*/ports/*/{f}" for f in IB_PORT_FILES]
+                                        + [f"{base}/*/{f}" for f in IB_DEVICE_FILES])
+        links = await asyncio.gather(host.glob(f"{base}/*/device/net/*"),
+                                     host.glob("/sys/bus/pci/devices/*/infiniband/*"))
+        roce = sorted(p.rsplit("/", 1)[0] for p, v in files.items()
+                      if p.endswith("/link_layer") and v is not None and v.strip() == "Ethernet")
+        if roce:
+            more, merr = await read_tree(host, [f"{d}/{kind}/{i}" for d in roce for i in range(IB_GID_INDEXES)
+                                                for kind in ("gids", "gid_attrs/types")])
+            files.update(more)
+            errors.update(merr)
+    except NotInSnapshot as exc:
+        return ProbeOutput(name="ib_sysfs", source=source, error=str(exc), duration_s=time.monotonic() - t0)
+    listed = [p for group in links for p in group]
+    text = tree_text(files, errors) + ("\n" + "\n".join(listed) if listed else "")
+    files.update({p: "" for p in listed})
+    return ProbeOutput(name="ib_sysfs", source=source, text=text.strip("\n"), files=files, file_errors=errors,
+                       duration_s=time.monotonic() - t0)
+
+
+IB_SYSFS = Probe("ib_sysfs", "InfiniBand/RoCE devices and ports (sysfs: state, rate, link layer, firmware, PCI, GIDs)",
+                 _collect_ib)
+NET_SYSFS = tree_probe("net_sysfs", "Network interfaces (sysfs: speed, MTU, operstate, type)",
+                       *(f"/sys/class/net/*/{f}" for f in ("speed", "mtu", "operstate", "type")))
+IBSTAT = command_probe("ibstat", "InfiniBand/RoCE ports (ibstat, infiniband-diags)", ["ibstat"], timeout_s=15)
+IBV_DEVINFO = command_probe("ibv_devinfo", "RDMA devices and ports (ibv_devinfo, libibverbs)", ["ibv_devinfo"],
+                            timeout_s=15)
+
+NCCL_ENV_SH = (
+    'echo "# environment"; env | grep "^NCCL_"; '
+    'home="$HOME"; [ -n "${SUDO_USER:-}" ] && home=$(getent passwd "$SUDO_USER" | cut -d: -f6); '
+    'for f in /etc/nccl.conf "${NCCL_CONF_FILE:-}" "$home/.nccl.conf"; do '
+    '[ -n "$f" ] && [ -r "$f" ] && { echo "# file $f"; head -c 65536 "$f"; echo; }; done; true')
+"""Prints the ``NCCL_*`` variables of the environment bringup runs in (no other variable: a capture bundle must not
+carry the operator's secrets) and the NCCL configuration files NCCL reads (``/etc/nccl.conf``, ``$NCCL_CONF_FILE``
+since NCCL 2.23, ``~/.nccl.conf`` of the invoking user, ``$SUDO_USER``'s under sudo), each under a ``# file PATH``
+line (NCCL environment variables documentation, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)."""
+NCCL_ENV = command_probe("nccl_env", "NCCL settings: NCCL_* environment and /etc/nccl.conf, ~/.nccl.conf",
+                         ["sh", "-c", NCCL_ENV_SH], timeout_s=10)

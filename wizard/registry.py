@@ -31,10 +31,13 @@ from wizard import probes
 from wizard.kinds import Kind
 from wizard.model import Finding, RuleFn, Verdict
 from wizard.parsers import cuda as p_cuda
+from wizard.parsers import bmc as p_bmc
 from wizard.parsers import edac as p_edac
+from wizard.parsers import fabric as p_fabric
 from wizard.parsers import hosttools as p_hosttools
 from wizard.parsers import kernellog as p_kernellog
 from wizard.parsers import packages as p_packages
+from wizard.parsers import storage as p_storage
 from wizard.parsers import pcie as p_pcie
 from wizard.parsers import platform as p_platform
 from wizard.parsers import topology as p_topology
@@ -47,7 +50,11 @@ from wizard.rules import (
     topology,
 )
 from wizard.rules import os as os_rules
+from wizard.rules import bmc as bmc_rules
+from wizard.rules import storage as storage_rules
+from wizard.rules import fabric_node
 from wizard.rules import fleet as fleet_rules
+from wizard.rules import dcgm as dcgm_rules
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -86,6 +93,10 @@ PROBES: dict[str, Probe] = _index((
     probes.PCI,
     probes.NVML,
     probes.DATA_PATH_DF,
+    probes.LSBLK,
+    probes.NVME_SYSFS,
+    probes.MDSTAT,
+    probes.FIO_VERSION,
     probes.NVCC_VERSION,
     probes.TORCH_CUDA,
     probes.EDAC_SYSFS,
@@ -121,6 +132,14 @@ PROBES: dict[str, Probe] = _index((
     probes.CHRONYC_TRACKING,
     probes.FSTAB,
     probes.KERNEL_BUILD,
+    probes.IPMITOOL_SEL,
+    probes.IPMITOOL_SDR,
+    probes.IPMITOOL_SENSOR,
+    probes.IB_SYSFS,
+    probes.NET_SYSFS,
+    probes.IBSTAT,
+    probes.IBV_DEVINFO,
+    probes.NCCL_ENV,
 ))
 """Every probe, by name (names are stable: capture bundles and tests use them)."""
 
@@ -166,15 +185,25 @@ PARSERS: dict[str, tuple[Parser, ...]] = {
     "edac_sysfs": (Parser(p_edac.parse_edac_sysfs, "files"),),
     "free_b": (Parser(p_hosttools.parse_free_bytes),),
     "fstab": (Parser(p_platform.parse_fstab),),
+    "ib_sysfs": (Parser(p_fabric.parse_ib_sysfs, "files"),),
+    "ibstat": (Parser(p_fabric.parse_ib_ports),),
+    "ibv_devinfo": (Parser(p_fabric.parse_ib_ports),),
     "iommu": (Parser(p_host.parse_iommu, "files"),),
+    "ipmitool_sdr": (Parser(p_bmc.parse_sdr),),
+    "ipmitool_sel": (Parser(p_bmc.parse_sel),),
+    "ipmitool_sensor": (Parser(p_bmc.parse_sdr),),
     "kernel_log_dmesg": (Parser(p_kernellog.parse_kernel_log),),
     "kernel_log_journal": (Parser(p_kernellog.parse_kernel_log),),
     "lscpu": (Parser(p_hosttools.parse_lscpu),),
+    "lsblk": (Parser(p_storage.parse_lsblk_json),),
     "lspci_vvv": (Parser(p_pcie.parse_lspci),),
+    "mdstat": (Parser(p_storage.parse_mdstat),),
     "meminfo": (Parser(p_host.parse_meminfo),),
     "modules": (Parser(p_host.parse_modules),),
     "mokutil_sb_state": (Parser(p_platform.parse_mokutil_sb_state, "text+stderr"),),
     "mounts": (Parser(p_host.parse_mounts),),
+    "nccl_env": (Parser(p_fabric.parse_nccl_env),),
+    "net_sysfs": (Parser(p_fabric.parse_net_sysfs, "files"),),
     "numa": (Parser(p_host.parse_numa, "files"),),
     "nvcc_version": (Parser(p_cuda.parse_nvcc_version),),
     "nvidia_driver_version": (Parser(p_gpu.parse_driver_version),),
@@ -184,6 +213,7 @@ PARSERS: dict[str, tuple[Parser, ...]] = {
     "nvidia_smi_qx": (Parser(parse_smi_xml, "text+stderr"),),
     "nvidia_smi_topo_m": (Parser(p_topology.parse_topo_matrix),),
     "nvidia_smi_topo_p2p": (Parser(p_topology.parse_p2p_matrix),),
+    "nvme_sysfs": (Parser(p_storage.parse_nvme_sysfs, "files"),),
     "nvml": (Parser(p_gpu.parse_nvml), Parser(parse_nvml_smi)),
     "os_release": (Parser(p_host.parse_os_release),),
     "pci": (Parser(p_gpu.parse_pci, "output"),),
@@ -351,6 +381,18 @@ def _build_kinds() -> dict[str, Kind]:
         "grep . /sys/devices/system/cpu/cpufreq/policy*/{scaling_driver,scaling_governor}")),
     Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, os_rules.fstab_table,
         ("cat /etc/fstab", "cat /proc/mounts")),
+    # wizard/parsers/storage.py detects; wizard/rules/storage.py judges (the data path's storage)
+    Kind("fio-json", "fio --output-format=json (storage read/write benchmark)", p_storage.detect_fio_json,
+         storage_rules.judge_fio_text,
+         ("fio --output-format=json --direct=1 --ioengine=libaio --filename=/raid/fio.tmp --size=4G --runtime=30 "
+          "--time_based --name=randread --rw=randread --bs=128k --iodepth=32",)),
+    Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
+         pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
+    # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
+    Kind("ipmitool-sel", "ipmitool sel elist / sel list (the BMC's System Event Log)", p_bmc.detect_sel,
+         bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
+    Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
+         p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),
@@ -541,6 +583,37 @@ RULES: tuple[Rule, ...] = (
          ("edac_sysfs",), reports=("health.mce",)),
     Rule("health.processes", "health.processes", smi.topic_check("health.gpu_processes", "health.mig"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_processes", "health.mig",)),
+    # the BMC through ipmitool: its event log since the build started, power supplies, fans and temperatures
+    Rule("health.bmc_sel", "health.bmc", bmc_rules.sel, ("ipmitool_sel",), reports=("health.bmc",)),
+    Rule("health.bmc_psu", "health.bmc", bmc_rules.psu, ("ipmitool_sdr", "ipmitool_sel"), reports=("health.bmc",)),
+    Rule("health.bmc_sensors", "health.bmc", bmc_rules.sensors, ("ipmitool_sdr", "ipmitool_sensor", "ipmitool_sel"),
+         reports=("health.bmc",)),
+    # DCGM levels: only their runs judge them (the step's action); the check says whether DCGM is there to run them
+    Rule("health.dcgm_l1", "health.dcgm_l1", compose.needs_gpu(dcgm_rules.installed_l1), ("driver_dpkg", "driver_rpm", "pci")),
+    Rule("gpu.dcgm_l2", "gpu.dcgm_l2", compose.needs_gpu(dcgm_rules.installed_l2), ("driver_dpkg", "driver_rpm", "pci")),
+    Rule("node.dcgm_l3", "node.dcgm_l3", compose.needs_gpu(dcgm_rules.installed_l3), ("driver_dpkg", "driver_rpm", "pci")),
+    Rule("node.fabric", "node.fabric", fabric_node.ports,
+         ("ib_sysfs", "ibstat", "ibv_devinfo")),
+    Rule("node.fabric_rate", "node.fabric", fabric_node.rate,
+         ("ib_sysfs", "ibstat", "ibv_devinfo")),
+    Rule("node.fabric_mtu", "node.fabric", fabric_node.mtu,
+         ("ib_sysfs", "ibstat", "ibv_devinfo", "net_sysfs")),
+    Rule("node.gpudirect_rdma", "node.fabric", fabric_node.gpudirect,
+         ("ib_sysfs", "ibstat", "ibv_devinfo", "modules", "nvidia_driver_version", "kernel", "nccl_env", "pci")),
+    Rule("node.fabric_affinity", "node.fabric", fabric_node.affinity,
+         ("ib_sysfs", "ibstat", "ibv_devinfo", "nvidia_smi_topo_m", "pci")),
+    Rule("node.nccl_env", "node.nccl_env", fabric_node.nccl_env,
+         ("nccl_env", "net_sysfs", "ib_sysfs", "ibstat", "ibv_devinfo")),
+    Rule("node.rdma_bandwidth", "node.rdma_bandwidth", fabric_node.bandwidth_pending,
+         ("ib_sysfs", "ibstat", "ibv_devinfo")),
+    Rule("node.storage", "node.storage", storage_rules.storage,
+         ("mounts", "data_path_df", "lsblk"), reports=("node.storage_mount",)),
+    Rule("node.storage_raid", "node.storage", storage_rules.raid,
+         ("mdstat", "lsblk", "mounts", "data_path_df")),
+    Rule("node.storage_nvme_link", "node.storage", storage_rules.nvme_link,
+         ("nvme_sysfs", "lsblk", "mounts", "data_path_df")),
+    Rule("node.storage_tools", "node.storage_tools", storage_rules.fio_tool,
+         ("fio_version",)),
 )
 """Every rule the engine runs, in catalogue order, with the step it belongs to. Adding a check is one
 line here (plus the rule function and its test)."""

@@ -207,6 +207,19 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     return Resolved(ops=[{"argv": argv}], env=_env(device))
 
 
+def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
+    """The GPU burn-in without DCGM (step ``gpu.stress``): ``<python> bringup_validate.py soak --device D --minutes M``
+    in one process, i.e. sustained GEMM on every visible GPU with NVML sampling and the Xid/ECC/AER/remap counters
+    read before and after (no all-reduce: that needs torchrun), judged like the soak."""
+    missing = _missing_script()
+    if missing:
+        return missing
+    python, _ = target_python(ctx.plan)
+    device = validate_device(ctx)
+    return Resolved(ops=[{"argv": [python, str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"]
+                          + _quick(ctx.plan)}], env=_env(device))
+
+
 VALIDATE_PROBES = ("pci", "nvml")
 """Probes the resolvers read (GPU on the bus; GPU count)."""
 
@@ -295,19 +308,22 @@ class LiveView:
     def add(self, start: int, lines: list[str]) -> bool:
         """Lines ``[start, start+len)`` of the log (0-based), those already read skipped. True when an event
         was added."""
-        from wizard.parsers.validate import parse_event_line
+        from wizard.parsers.validate import MARKER, parse_event_line
 
         skip = max(0, self._parsed_upto - start)
         added = False
+        other = 0
         for i, line in enumerate(lines[skip:], start + skip):
-            r = parse_event_line(line, i + 1)
+            r = parse_event_line(line, i + 1) if MARKER in line else None  # most lines of a log are not events
             if r is None:
-                self.vlog = replace(self.vlog, other_lines=self.vlog.other_lines + 1)  # parsed facts are frozen
+                other += 1
             elif isinstance(r, str):
                 self.vlog.bad_lines.append((i + 1, r[:500]))
             else:
                 self.vlog.events.append(r)
                 added = True
+        if other:
+            self.vlog = replace(self.vlog, other_lines=self.vlog.other_lines + other)  # parsed facts are frozen
         self._parsed_upto = max(self._parsed_upto, start + len(lines))
         return added
 

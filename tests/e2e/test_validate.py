@@ -140,7 +140,7 @@ def test_validate_commands_are_the_catalogues_and_the_table_is_the_hook(monkeypa
     from wizard import cli
 
     declared = {s.action.command: s for st in steps.STAGES for s in st.steps if s.action is not None and s.action.command}
-    assert set(declared) == set(cli.VALIDATE_COMMANDS) == {"gpu", "node", "soak", "nodes"}
+    assert set(declared) == set(cli.VALIDATE_COMMANDS) == {"gpu", "node", "soak", "burnin", "nodes"}
     for name, step in declared.items():
         assert cli.validate_step(name) is step and step.action.judge is not None and step.action.results is not None
     assert cli.validate_step("nodes").id == "multinode.allreduce"

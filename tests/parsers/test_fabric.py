@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from wizard.parsers.fabric import detect_ib_ports, parse_ib_ports
 
 from tests.probe_data import PUBLIC, text
@@ -46,3 +48,116 @@ def test_detector_takes_the_three_tools_and_leaves_other_outputs() -> None:
     # NCCL logs name HCAs (NET/IB : Using [0]mlx5_0:1/IB) but are not a port listing
     assert detect_ib_ports("NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0\n") == 0.0
     assert parse_ib_ports("garbage\nState: Active\nPort 1:\n").ports == []
+
+
+# ------------------------------------------------------------------ the live probes: sysfs, netdevs, NCCL's settings
+
+def test_sysfs_tree_of_a_real_h100_node_reads_ports_firmware_and_type(tmp_path) -> None:
+    """leptonai/gpud's sysfs tree of an H100 node: 8 NDR InfiniBand ports and an Ethernet bond, read by the probe."""
+    from wizard.parsers.fabric import parse_ib_sysfs
+
+    from tests.fabric_data import tree_outputs
+
+    out = tree_outputs(tmp_path, "sysfs__gpud-h100-8x-ndr-400-ib-plus-bond-roce-200.txt")["ib_sysfs"]
+    assert out.ok and not out.file_errors
+    s = parse_ib_sysfs(out.files)
+    assert len(s.devices) == 9 and s.ports.tool == "sysfs" and len(s.ports.ports) == 9
+    assert {(p.state, p.phys_state) for p in s.ports.ports} == {("active", "linkup")}
+    assert sorted(p.rate_gbit_s for p in s.ports.ports if p.link_layer == "InfiniBand") == [400.0] * 8
+    bond = s.devices["mlx5_bond_0"]
+    assert (bond.fw_ver, bond.hca_type, bond.board_id) == ("32.38.3056", "MT41692", "MT_0000000884")
+    assert s.devices["mlx5_0"].fw_ver == "28.41.1000" and s.devices["mlx5_0"].gids == ()  # InfiniBand: no GID read
+
+
+def test_sysfs_roce_gids_netdevs_pci_and_numa_from_a_synthetic_tree(tmp_path) -> None:
+    """Formats of Documentation/ABI/stable/sysfs-class-infiniband (gids/N, gid_attrs/types/N) on a composed tree."""
+    from wizard.parsers.fabric import parse_ib_sysfs, parse_net_sysfs
+
+    from tests.fabric_data import tree_outputs
+
+    outs = tree_outputs(tmp_path, "synthetic_sysfs__roce-2x200-one-port-down-gids-netdevs.txt")
+    s = parse_ib_sysfs(outs["ib_sysfs"].files)
+    d = s.devices["mlx5_0"]
+    assert (d.pci_addr, d.numa_node, d.netdevs) == ("0000:17:00.0", 0, ("ens1f0np0",))
+    assert [(g.index, g.type) for g in d.gids] == [(0, "IB/RoCE v1"), (1, "RoCE v2"), (2, "IB/RoCE v1"), (3, "RoCE v2")]
+    assert s.devices["mlx5_1"].gids == ()  # a Down port with no address has no non-zero GID
+    nets = parse_net_sysfs(outs["net_sysfs"].files)
+    assert (nets["ens1f0np0"].mtu, nets["ens1f0np0"].speed_mbit_s) == (4200, 200000)
+    assert nets["ens2f0np0"].speed_mbit_s is None and nets["ens2f0np0"].operstate == "down"
+
+
+def test_no_infiniband_class_is_an_empty_output_not_an_error(tmp_path) -> None:
+    from wizard.parsers.fabric import parse_ib_sysfs
+
+    from tests.fabric_data import fabric_outputs
+
+    out = fabric_outputs(tmp_path, "ib_sysfs")["ib_sysfs"]
+    assert out.ok and out.files == {} and parse_ib_sysfs(out.files).devices == {}
+
+
+def test_this_machines_own_net_sysfs_is_read_as_the_kernel_says() -> None:
+    """The real /sys/class/net of the machine running the tests (skipped where there is none)."""
+    import os
+
+    import pytest
+
+    from wizard.parsers.fabric import parse_net_sysfs
+
+    from tests.fabric_data import fabric_outputs
+
+    if not os.path.isdir("/sys/class/net"):
+        pytest.skip("no /sys/class/net here")
+    nets = parse_net_sysfs(fabric_outputs(__import__("pathlib").Path("/"), "net_sysfs")["net_sysfs"].files)
+    assert set(nets) == set(os.listdir("/sys/class/net"))
+    for name, n in nets.items():
+        with open(f"/sys/class/net/{name}/mtu") as fh:
+            assert n.mtu == int(fh.read())
+    if "lo" in nets:
+        assert nets["lo"].link == "loopback" and nets["lo"].speed_mbit_s is None
+
+
+def test_nccl_env_probe_prints_only_nccl_variables_and_the_config_files(tmp_path, monkeypatch) -> None:
+    """The real probe (sh, env, the user's ~/.nccl.conf) run with a temporary HOME."""
+    from wizard.parsers.fabric import parse_nccl_env
+
+    from tests.fabric_data import fabric_outputs
+
+    (tmp_path / ".nccl.conf").write_text("# site settings\nNCCL_SOCKET_IFNAME==eth0\nNCCL_DEBUG=WARN\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SUDO_USER", raising=False)
+    monkeypatch.setenv("NCCL_DEBUG", "INFO")
+    monkeypatch.setenv("NOT_NCCL_SECRET", "hunter2")
+    out = fabric_outputs(tmp_path, "nccl_env")["nccl_env"]
+    assert out.ok and "hunter2" not in out.text
+    got = [(s.origin, s.name, s.value) for s in parse_nccl_env(out.text)]
+    assert ("environment", "NCCL_DEBUG", "INFO") in got
+    assert (f"{tmp_path}/.nccl.conf", "NCCL_SOCKET_IFNAME", "=eth0") in got
+    assert parse_nccl_env("garbage\nNCCL_X=1\n") == []  # no section header: not a setting
+
+
+# ------------------------------------------------------------------ fuzz: the live parsers never raise
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.strategies import TOOLS_FUZZ, inputs  # noqa: E402
+
+_FABRIC_SOURCES = sorted(p for p in (Path(__file__).resolve().parents[1] / "data" / "fabric").glob("*.txt"))
+_SYSFS_TOKENS = ["/sys/class/infiniband/mlx5_0/ports/1/", "/sys/class/net/eth0/", "gids/", "gid_attrs/types/",
+                 "state", "rate", "link_layer", "fw_ver", "device/numa_node", "device/net/", "mtu", "speed", "type",
+                 "4: ACTIVE", "Gb/sec", "RoCE v2", "-1", "9" * 60, ":", "\n", "/sys/bus/pci/devices/0000:17:00.0/infiniband/"]
+
+
+@TOOLS_FUZZ
+@given(t=inputs(_FABRIC_SOURCES, _SYSFS_TOKENS), none=st.booleans())
+def test_sysfs_net_and_nccl_parsers_never_raise(t: str, none: bool) -> None:
+    from wizard.parsers.fabric import parse_ib_sysfs, parse_nccl_env, parse_net_sysfs
+
+    files: dict[str, str | None] = {}
+    for line in t.splitlines():
+        path, _, value = line.partition(":")
+        files[path] = None if none and not value else value
+    s = parse_ib_sysfs(files)
+    assert isinstance(s.devices, dict)
+    parse_net_sysfs(files)
+    parse_nccl_env("# environment\n" + t)

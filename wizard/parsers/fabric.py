@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from wizard.parsers._frozen import build_set as _set
 
@@ -467,3 +468,209 @@ def detect_ip_addr(text: str) -> float:
         return 0.0
     heads = sum(1 for ln in text.splitlines()[:2000] if _IP_HEAD.match(ln.strip()))
     return 0.9 if heads else 0.0
+
+
+# ------------------------------------------------------------------ the live node: sysfs, netdevs, NCCL's settings
+
+IB_CLASS = "/sys/class/infiniband"
+"""The RDMA devices' sysfs class (Linux Documentation/ABI/stable/sysfs-class-infiniband)."""
+
+_IB_PORT_ATTR = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer)$")
+_IB_DEV_ATTR = re.compile(r"^/sys/class/infiniband/([\w.-]+)/(fw_ver|board_id|hca_type|node_desc|node_type|"
+                          r"device/numa_node)$")
+_IB_GID = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gids/(\d+)$")
+_IB_GID_TYPE = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gid_attrs/types/(\d+)$")
+_IB_NETDEV = re.compile(r"^/sys/class/infiniband/([\w.-]+)/device/net/([^/]+)$")
+_PCI_IBDEV = re.compile(r"^/sys/bus/pci/devices/([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/infiniband/"
+                        r"([\w.-]+)$")
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+"""An unused GID table entry (sysfs-class-infiniband: ``gids/<N>``)."""
+
+
+@dataclass(frozen=True)
+class Gid:
+    """One non-zero GID table entry of a port: ``index``, the GID as sysfs prints it, its type (``IB/RoCE v1`` or
+    ``RoCE v2``; "" when not read)."""
+
+    port: int
+    index: int
+    gid: str
+    type: str = ""
+
+
+@dataclass(frozen=True)
+class HcaDevice:
+    """One RDMA device (``mlx5_0``) from sysfs: firmware (``fw_ver``), ``board_id`` (the card's PSID),
+    ``hca_type`` (``MT4129``), ``node_desc``, the PCI function it sits on (``pci_addr``, "" when not found), its
+    NUMA node (None when the kernel says -1 or it was not read), the network interfaces on the same PCI function
+    (``netdevs``) and its non-zero GIDs."""
+
+    name: str
+    fw_ver: str = ""
+    board_id: str = ""
+    hca_type: str = ""
+    node_desc: str = ""
+    node_type: str = ""
+    pci_addr: str = ""
+    numa_node: int | None = None
+    netdevs: tuple[str, ...] = ()
+    gids: tuple[Gid, ...] = ()
+
+
+@dataclass(frozen=True)
+class IbSysfs:
+    """The RDMA devices and their ports as sysfs shows them: ``devices`` by name, ``ports`` (the same
+    :class:`IbPorts` as ``ibstat``'s, ``tool`` "sysfs"), and what could not be read (``problems``)."""
+
+    devices: dict[str, HcaDevice] = field(default_factory=dict)
+    ports: IbPorts = field(default_factory=IbPorts)
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_ib_sysfs(files: Mapping[str, str | None]) -> IbSysfs:
+    """Read the ``ib_sysfs`` probe's files (path -> content, ``None`` when unreadable; a path with "" is a link the
+    probe only listed: ``/sys/class/infiniband/DEV/device/net/NETDEV``, ``/sys/bus/pci/devices/ADDR/infiniband/DEV``).
+    Values are the kernel's (Documentation/ABI/stable/sysfs-class-infiniband): ``state`` "4: ACTIVE", ``phys_state``
+    "5: LinkUp", ``rate`` "400 Gb/sec (4X NDR)", ``link_layer`` "InfiniBand"/"Ethernet", ``gids/N`` a colon-separated
+    IPv6-style GID, ``gid_attrs/types/N`` "RoCE v2". Never raises."""
+    try:
+        return _parse_ib_sysfs(files)
+    except Exception as e:  # noqa: BLE001 - a parser never raises
+        return IbSysfs(problems=[f"could not read the sysfs tree: {type(e).__name__}"])
+
+
+def _parse_ib_sysfs(files: Mapping[str, str | None]) -> IbSysfs:
+    devs: dict[str, dict[str, object]] = {}
+    gids: dict[tuple[str, int, int], str] = {}
+    types: dict[tuple[str, int, int], str] = {}
+    lines: list[str] = []
+    problems: list[str] = []
+    for path in sorted(files):
+        value = files[path]
+        m = _IB_PORT_ATTR.match(path)
+        if m:
+            devs.setdefault(m.group(1), {})
+            if value is not None:
+                lines.append(f"{path}:{value.strip()}")
+            continue
+        m = _IB_DEV_ATTR.match(path)
+        if m:
+            d = devs.setdefault(m.group(1), {})
+            if value is None:
+                continue
+            v = value.strip()
+            if m.group(2) == "device/numa_node":
+                n = sat_int(v) if re.fullmatch(r"-?\d{1,6}", v) else None
+                d["numa_node"] = n if n is not None and n >= 0 else None
+            else:
+                d[m.group(2)] = v[:200]
+            continue
+        m = _IB_GID.match(path)
+        if m:
+            if value and value.strip() and value.strip() != ZERO_GID:
+                gids[(m.group(1), sat_int(m.group(2)), sat_int(m.group(3)))] = value.strip()[:64]
+            continue
+        m = _IB_GID_TYPE.match(path)
+        if m:
+            if value and value.strip():
+                types[(m.group(1), sat_int(m.group(2)), sat_int(m.group(3)))] = value.strip()[:32]
+            continue
+        m = _IB_NETDEV.match(path)
+        if m:
+            d = devs.setdefault(m.group(1), {})
+            d["netdevs"] = tuple(sorted({*d.get("netdevs", ()), m.group(2)}))  # type: ignore[misc]
+            continue
+        m = _PCI_IBDEV.match(path)
+        if m:
+            devs.setdefault(m.group(2), {})["pci_addr"] = m.group(1).lower()
+            continue
+    ports = parse_ib_ports("\n".join(lines)) if lines else IbPorts()
+    ports = IbPorts("sysfs" if ports.ports else "", ports.ports, ports.errors, ports.problems)
+    out: dict[str, HcaDevice] = {}
+    for name, d in sorted(devs.items()):
+        g = tuple(Gid(p, i, v, types.get((n, p, i), "")) for (n, p, i), v in sorted(gids.items()) if n == name)
+        out[name] = HcaDevice(name=name, gids=g, **d)  # type: ignore[arg-type]
+    return IbSysfs(out, ports, problems)
+
+
+@dataclass(frozen=True)
+class NetDev:
+    """One network interface from ``/sys/class/net/NAME/{speed,mtu,operstate,type}`` (Documentation/ABI/testing/
+    sysfs-class-net): ``speed_mbit_s`` (None when the kernel cannot tell: no link, a virtual device), ``mtu`` (bytes),
+    ``operstate`` (up / down / unknown / ...), ``type`` (ARPHRD: 1 Ethernet, 32 InfiniBand, 772 loopback)."""
+
+    name: str
+    speed_mbit_s: int | None = None
+    mtu: int | None = None
+    operstate: str = ""
+    type: int | None = None
+
+    @property
+    def link(self) -> str:
+        """``ether`` / ``infiniband`` / ``loopback`` / "" (the ARPHRD type, include/uapi/linux/if_arp.h)."""
+        return {1: "ether", 32: "infiniband", 772: "loopback"}.get(self.type or -1, "")
+
+
+_NET_ATTR = re.compile(r"^/sys/class/net/([^/]+)/(speed|mtu|operstate|type)$")
+
+
+def parse_net_sysfs(files: Mapping[str, str | None]) -> dict[str, NetDev]:
+    """The ``net_sysfs`` probe's files -> interface name -> :class:`NetDev`. A speed of -1 or an unreadable one
+    (EINVAL on a device without link) is ``None``. Never raises."""
+    attrs: dict[str, dict[str, object]] = {}
+    for path, value in files.items():
+        m = _NET_ATTR.match(path)
+        if not m:
+            continue
+        d = attrs.setdefault(m.group(1), {})
+        v = (value or "").strip()
+        key = m.group(2)
+        if key == "operstate":
+            d["operstate"] = v[:20]
+        elif re.fullmatch(r"-?\d{1,12}", v):
+            n = sat_int(v)
+            if key == "speed":
+                d["speed_mbit_s"] = n if n > 0 else None
+            else:
+                d[key] = n
+    return {n: NetDev(name=n, **a) for n, a in sorted(attrs.items())}  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class NcclSetting:
+    """One ``NCCL_*`` setting: where it came from (``environment`` or a config file's path), name, value, line."""
+
+    origin: str
+    name: str
+    value: str
+    line: str
+
+
+_NCCL_KV = re.compile(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)\s*$")
+
+
+def parse_nccl_env(text: str) -> list[NcclSetting]:
+    """The ``nccl_env`` probe's output: a ``# environment`` section (``env`` lines of the NCCL_ variables bringup
+    runs with) and a ``# file PATH`` section per NCCL configuration file read (``/etc/nccl.conf``,
+    ``$NCCL_CONF_FILE``, ``~/.nccl.conf``: NCCL environment variables documentation, one ``NAME=value`` per line,
+    ``#`` comments). Later sections do not override earlier ones here; the rule applies NCCL's precedence (the
+    environment wins). Never raises."""
+    out: list[NcclSetting] = []
+    origin = ""
+    for raw in text.splitlines()[:5000]:
+        s = raw.strip()
+        if s == "# environment":
+            origin = "environment"
+            continue
+        if s.startswith("# file "):
+            origin = s[len("# file "):].strip()
+            continue
+        if not origin or not s or s.startswith("#"):
+            continue
+        m = _NCCL_KV.match(s)
+        if m:
+            v = m.group(2)
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+                v = v[1:-1]
+            out.append(NcclSetting(origin, m.group(1), v[:500], s[:500]))
+    return out

@@ -571,3 +571,50 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "To judge health with dmon, watch the error fields: `dcgmi dmon -e 230,202,310,311 -c 5` "
                            "(Xid, PCIe replays, ECC).", SRC_DMON))
     return out
+
+
+# ------------------------------------------------------------------ is DCGM there to run a level? (registry checks)
+
+SRC_DCGM_INSTALL = ("NVIDIA DCGM installation guide (https://docs.nvidia.com/datacenter/dcgm/latest/installation.html): "
+                    "package datacenter-gpu-manager(-4-cuda<major>), dcgmi and nv-hostengine")
+_EQUIVALENT = {1: "the Health stage's checks (`bringup check --stage health`)",
+               2: "gpu.validate and the burn-in gpu.stress (`bringup validate gpu`, `bringup validate burnin`)",
+               3: "node.validate and node.soak (`bringup validate node`, `bringup validate soak`)"}
+_LEVEL_STEP = {1: "health.dcgm_l1", 2: "gpu.dcgm_l2", 3: "node.dcgm_l3"}
+
+
+def _installed_check(level: int, out: Mapping[str, Any]) -> list[Finding]:
+    """The check of a DCGM level's step: ``unknown`` "DCGM is not installed: level N has not run" (with the install
+    and bringup's equivalents) when no DCGM package is installed, ``unknown`` when that cannot be told; nothing when
+    DCGM is installed: only the level's run (the step's action) judges it, a check never passes it."""
+    from wizard.install.packages import DCGM_PKG, packages_of
+    from wizard.rules.common import missing
+
+    fid = _LEVEL_STEP[level]
+    pl, po = packages_of(out)
+    if pl is None:
+        return [missing(fid, po, f"whether DCGM is installed (level {level} needs it)",
+                        remedy="Run `dpkg -l 'datacenter-gpu-manager*'` or `rpm -qa 'datacenter-gpu-manager*'`, or "
+                               "`command -v dcgmi`, by hand.", source=SRC_DCGM_INSTALL)]
+    if pl.find(DCGM_PKG.pattern):
+        return []
+    return [Finding(fid, Verdict.UNKNOWN, f"DCGM is not installed: level {level} has not run", "host",
+                    tuple(x for x in (po.source if po else "",) if x),
+                    "Install DCGM with step driver.dcgm (press a on it, or `bringup run driver.dcgm`), then run this "
+                    f"step's action; without DCGM, bringup's own equivalents are {_EQUIVALENT[level]}.",
+                    SRC_DCGM_INSTALL)]
+
+
+def installed_l1(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """Check of ``health.dcgm_l1`` (probes ``driver_dpkg``, ``driver_rpm``): :func:`_installed_check`."""
+    return _installed_check(1, out)
+
+
+def installed_l2(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """Check of ``gpu.dcgm_l2`` (probes ``driver_dpkg``, ``driver_rpm``): :func:`_installed_check`."""
+    return _installed_check(2, out)
+
+
+def installed_l3(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
+    """Check of ``node.dcgm_l3`` (probes ``driver_dpkg``, ``driver_rpm``): :func:`_installed_check`."""
+    return _installed_check(3, out)

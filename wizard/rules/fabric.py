@@ -273,17 +273,19 @@ SRC_PERFTEST = ("perftest (https://github.com/linux-rdma/perftest): ib_write_bw 
                 "(https://github.com/stas00/ml-engineering): expect about 80 % of the advertised network bandwidth or more")
 
 
-def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """``multinode.ib_bandwidth``: the largest message's average bandwidth against the plan's ``nic_gbit_s`` (pass at
-    0.8 x or more, else fail); without a planned rate, against the InfiniBand line rates: within 0.8-1.0 x of one it
-    passes as that rate (saying so, and that a faster port would make it slow), below 0.8 x EDR's 100 Gb/s it warns,
-    otherwise unknown."""
+def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PERFTEST_ID,
+                   line_rate_gbit_s: float | None = None, line_rate_of: str = "") -> list[Finding]:
+    """``multinode.ib_bandwidth`` (or ``fid``): the largest message's average bandwidth against a rate, pass at 0.8 x
+    or more, else fail. The rate is ``line_rate_gbit_s`` when given (the tested port's own rate, read by the caller;
+    ``line_rate_of`` names it, e.g. "mlx5_0 port 1"), else the plan's ``nic_gbit_s``; without either, the InfiniBand
+    line rates: within 0.8-1.0 x of one it passes as that rate (saying so, and that a faster port would make it slow),
+    below 0.8 x EDR's 100 Gb/s it warns, otherwise unknown."""
     from wizard.parsers.fabric import PT_MR_FAILED
 
     mr = [ln.strip() for ln in text.splitlines() if PT_MR_FAILED.search(ln)]
     if mr:
         gpu = bool(re.search(r"--use_cuda|initializing CUDA|cuMemAlloc", text))
-        return [Finding(PERFTEST_ID, Verdict.FAIL,
+        return [Finding(fid, Verdict.FAIL,
                         "perftest could not register its " + ("GPU " if gpu else "") + "buffer as an RDMA memory region"
                         + (": GPUDirect RDMA does not work on this node (the HCA cannot reach GPU memory)" if gpu else
                            ""), "node", tuple(dict.fromkeys(mr))[:4],
@@ -294,7 +296,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                          "check the HCA with `ibv_devinfo`, then rerun."),
                         f"{SRC_PERFTEST}; NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)")]
     if not run.rows:
-        return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"no bandwidth row in this {run.test or 'perftest'} output "
+        return [Finding(fid, Verdict.UNKNOWN, f"no bandwidth row in this {run.test or 'perftest'} output "
                         "(a server side still waiting for its client, or a cut paste)", "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:5],
                         "Paste the client's output down to its result row (#bytes ... BW average).", SRC_PERFTEST)]
@@ -305,22 +307,25 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
             + f": {gbit:.1f} Gb/s average at {size} bytes")
     ev = tuple(x for x in (run.title_line, line) if x)
     plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
+    rate_of = f"the plan's {plan:g} Gb/s per NIC" if plan else ""
+    if line_rate_gbit_s:
+        plan = line_rate_gbit_s
+        rate_of = f"the {plan:g} Gb/s line rate of {line_rate_of or 'the port'}"
     if plan:
         floor = PERFTEST_FRACTION * plan
         v = Verdict.PASS if gbit >= floor else Verdict.FAIL
-        return [Finding(PERFTEST_ID, v, f"{what}, {'at or above' if v is Verdict.PASS else 'below'} {floor:g} Gb/s "
-                        f"({PERFTEST_FRACTION:g} x the plan's {plan:g} Gb/s per NIC)", run.device or "node", ev,
+        return [Finding(fid, v, f"{what}, {'at or above' if v is Verdict.PASS else 'below'} {floor:g} Gb/s "
+                        f"({PERFTEST_FRACTION:g} x {rate_of})", run.device or "node", ev,
                         "" if v is Verdict.PASS else
                         "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
                         "Gen and width), the cable and the switch port; run it between other node pairs to find the "
                         "slow one.", SRC_PERFTEST,
                         measured=measure(gbit, floor, "Gb/s", "at_least",
-                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the plan's "
-                                         f"{plan:g} Gb/s)"))]
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {rate_of})"))]
     near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
     if near:
         r = near[0]
-        return [Finding(PERFTEST_ID, Verdict.PASS,
+        return [Finding(fid, Verdict.PASS,
                         f"{what}: {gbit / r:.0%} of {r:g} Gb/s ({IB_RATE_NAMES.get(r, '')} line rate), what a healthy "
                         f"port of that rate delivers; if `ibstat` shows a faster port, it is slow (the plan's nic_gbit_s "
                         "lets bringup judge it against the real rate)", run.device or "node", ev, "", SRC_PERFTEST,
@@ -328,7 +333,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the {r:g} Gb/s "
                                          "line rate)"))]
     if gbit < PERFTEST_FRACTION * LINE_RATES_GBIT[0]:
-        return [Finding(PERFTEST_ID, Verdict.WARN,
+        return [Finding(fid, Verdict.WARN,
                         f"{what}: below {PERFTEST_FRACTION * LINE_RATES_GBIT[0]:g} Gb/s, slow for any InfiniBand port of "
                         "EDR (100 Gb/s) or later", run.device or "node", ev,
                         "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
@@ -336,7 +341,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         measured=measure(gbit, PERFTEST_FRACTION * LINE_RATES_GBIT[0], "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x EDR's "
                                          f"{LINE_RATES_GBIT[0]:g} Gb/s)"))]
-    return [Finding(PERFTEST_ID, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
+    return [Finding(fid, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
                     "a healthy slower port or a slow faster one without the port's rate", run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard.facts import Facts
 from wizard.model import Finding, Verdict
+from wizard.parsers import fabric as p_fabric
 from wizard.parsers import gpu as p_gpu
 from wizard.parsers import host as p_host
 from wizard.parsers import platform as p_platform
@@ -39,6 +40,9 @@ STEP = "multinode.consistency"
 
 SRC_BIOS = ("consistent configuration across nodes (NVIDIA/nccl-tests#200, https://github.com/NVIDIA/nccl-tests/issues/200); "
             "judgement: the same BIOS settings on every node of a job, read from the OS as the bios stage reads them")
+SRC_HCA = ("Linux Documentation/ABI/stable/sysfs-class-infiniband (ports/N/rate, fw_ver, hca_type); Azure HPC health "
+           "checks check_ibstat / check_ib_bw_* (https://github.com/Azure/azurehpc-health-checks): every node's IB ports "
+           "at the same rate")
 SRC_TIMEOUT = ("ssh_config(5) ConnectTimeout; judgement: a node that does not finish its checks within the operator's "
                "--node-timeout is not ready to take part in a job")
 
@@ -201,6 +205,42 @@ def _secure_boot(facts: Facts) -> Value | None:
     return Value(s.state, s.line)
 
 
+def _hcas(facts: Facts) -> Any:
+    s = _parsed(facts, "ib_sysfs", p_fabric.parse_ib_sysfs, "files")
+    return s if s is not None and (s.devices or s.ports.ports) else None
+
+
+def _hca_rate(facts: Facts) -> Value | None:
+    """The Active RDMA ports' rates (``4 x 400 Gb/s InfiniBand``; "no Active port" when the node has RDMA ports and
+    none is Active; ``None`` without an RDMA device), from sysfs."""
+    s = _hcas(facts)
+    if s is None or not s.ports.ports:
+        return None
+    active = [p for p in s.ports.ports if p.state == "active" and p.rate_gbit_s]
+    if not active:  # RDMA devices without an Active port: the odd node out among nodes whose ports are up
+        return Value("no Active port", next((ln for p in s.ports.ports for ln in p.lines if "/state:" in ln), ""))
+    counts: dict[str, int] = {}
+    for p in active:
+        k = f"{p.rate_gbit_s:g} Gb/s {p.link_layer}".strip()
+        counts[k] = counts.get(k, 0) + 1
+    return Value(", ".join(f"{n} x {k}" for k, n in sorted(counts.items())),
+                 next((ln for p in active for ln in p.lines if "/rate:" in ln), ""))
+
+
+def _hca_firmware(facts: Facts) -> Value | None:
+    """The RDMA devices' firmware by HCA type (``MT4129 28.41.1000``), from sysfs fw_ver and hca_type."""
+    s = _hcas(facts)
+    devs = [d for d in (s.devices.values() if s is not None else []) if d.fw_ver]
+    if not devs:
+        return None
+    counts: dict[str, int] = {}
+    for d in devs:
+        k = f"{d.hca_type or d.board_id or '?'} {d.fw_ver}"
+        counts[k] = counts.get(k, 0) + 1
+    return Value(", ".join(f"{n} x {k}" if n > 1 else k for k, n in sorted(counts.items())),
+                 f"/sys/class/infiniband/{devs[0].name}/fw_ver:{devs[0].fw_ver}")
+
+
 @dataclass(frozen=True)
 class Field:
     """One compared fact: ``key`` (the finding id is ``fleet.consistency.<key>``), ``label`` (shown), the verdict of a
@@ -248,12 +288,19 @@ FIELDS: tuple[Field, ...] = (
     Field("cstates", "C-states", Verdict.WARN, SRC_BIOS, _BIOS, _cstates),
     Field("cpufreq", "CPU frequency governor", Verdict.WARN, SRC_BIOS, _BIOS, _governor),
     Field("secure_boot", "Secure Boot", Verdict.WARN, SRC_BIOS, _BIOS, _secure_boot),
+    Field("hca_rate", "HCA port rates", Verdict.FAIL, f"{SRC_E2}; {SRC_HCA}",
+          "Find why {odd} runs other port rates than {others} (`ibstat` there: a port Down or trained low; a cable, "
+          "transceiver or switch port): a collective runs at its slowest link.", _hca_rate),
+    Field("hca_firmware", "HCA firmware", Verdict.WARN, f"{SRC_E2}; {SRC_HCA}",
+          "Flash the fleet's HCA firmware ({majority}) on {odd} (`mlxfwmanager --online -u`, or the system vendor's "
+          "bundle), then reboot or `mlxfwreset`, and check again.", _hca_firmware),
 )
 """The facts compared across the fleet, in the order findings are given. Driver, CUDA, GPUs and VBIOS must match (FAIL,
 as ``bringup validate nodes`` judges them); firmware, kernel, OS and BIOS settings should (WARN)."""
 
 FLEET_PROBES: tuple[str, ...] = ("nvidia_driver_version", "nvidia_smi_qx", "nvml", "dmi", "kernel", "os_release",
-                                 "cmdline", "iommu", "cpu_topology", "numa", "cpuidle", "cpufreq", "mokutil_sb_state")
+                                 "cmdline", "iommu", "cpu_topology", "numa", "cpuidle", "cpufreq", "mokutil_sb_state",
+                                 "ib_sysfs")
 """The probes :func:`node_values` reads (collected on every node besides the selected steps' own)."""
 
 FLEET_IDS: dict[str, str] = {

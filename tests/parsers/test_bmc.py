@@ -1,0 +1,100 @@
+"""Tests of wizard/parsers/bmc.py on real ipmitool output (tests/data/bmc, PROVENANCE.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given
+from wizard.parsers import bmc
+
+from tests.probe_data import DATA, text
+from tests.strategies import TOOLS_FUZZ, inputs
+
+BMC = DATA / "bmc"
+BMC_REAL = sorted(BMC.glob("*.txt"))
+TOKENS = ["|", " | ", "\n", "Asserted", "Deasserted", "Pre-Init", "0000000053", "12/14/22", "23:09:44 CET",
+          "05:15:35 PM CEST", "Power Supply", "Memory #0x88", "Correctable ECC", "Redundancy Lost", " | 0Eh | ",
+          " | ok  | ", " | cr  | ", " | ns  | ", "10.1", "degrees C", "RPM", "Watts", "discrete", "0x0180", "na",
+          "9" * 400, "-", ".", ","]
+
+
+def test_sel_elist_with_a_zone_and_a_two_digit_year():
+    """ipmitool >= 1.8.19 prints %x and '%X %Z' (ipmitool#385): the year has two digits and the time a zone."""
+    f = bmc.parse_sel(text(BMC / "ipmitool-sel-elist__quanta-t22hf-correctable-ecc-cet.txt"))
+    (r,) = f.records
+    assert (r.record_id, r.when, r.zone) == ("3a", dt.datetime(2022, 12, 14, 23, 9, 44), "CET")
+    assert (r.sensor_type, r.sensor, r.event, r.direction) == ("Memory", "#0x88", "Correctable ECC (CPU0_G1)", "Asserted")
+    assert not f.unread
+
+
+def test_sel_list_splits_the_sensor_type_from_the_name_and_keeps_the_direction():
+    f = bmc.parse_sel(text(BMC / "ipmitool-sel-elist__intel-server-fan-psu-redundancy-history-partial.txt"))
+    by_id = {r.record_id: r for r in f.records}
+    assert len(f.records) == 49 and not f.unread
+    assert (by_id["29"].sensor_type, by_id["29"].sensor, by_id["29"].event) == ("Power Supply", "PS1 Status",
+                                                                               "Power Supply AC lost")
+    assert (by_id["d"].sensor_type, by_id["d"].sensor) == ("Management Subsystem Health", "BMC FW Health")
+    assert by_id["1a"].direction == "Deasserted" and not by_id["1a"].asserted
+    assert by_id["1a"].event == "Lower Critical going low"
+    assert by_id["12"].event == "" and by_id["12"].sensor_type == "Version Change"
+
+
+def test_sel_pre_init_and_twelve_hour_times():
+    """One-line inputs copied from real published listings (stored copy ids 18034339998 and 10392895351, PROVENANCE.md
+    `bmc/` section): a record logged before the BMC had the time, and a 1.8.19 listing in a 12-hour locale."""
+    pre = bmc.parse_sel("   1 |  Pre-Init  |0000000053| Fan #0x03 | Lower Critical going low  | Asserted\n").records[0]
+    assert pre.pre_init and pre.when is None and pre.sensor_type == "Fan" and pre.event == "Lower Critical going low"
+    pm = bmc.parse_sel("  23 | 12/06/2024 | 10:06:50 PM EST | Fan #0x41 | Lower Critical going low  | Asserted\n"
+                       ).records[0]
+    assert (pm.when, pm.zone) == (dt.datetime(2024, 12, 6, 22, 6, 50), "EST")
+
+
+def test_sel_empty_and_not_sel():
+    f = bmc.parse_sel(text(BMC / "ipmitool-sel-list__proliant-dl360-g7-cleared-no-entries.txt"))
+    assert f.empty_line == "SEL has no entries" and not f.records
+    err = bmc.parse_sel(text(BMC / "ipmitool-sel-elist__dev-vm-no-ipmi-device.stderr.txt"))
+    assert not err.records and err.unread == ("Could not open device at /dev/ipmi0 or /dev/ipmi/0 or "
+                                              "/dev/ipmidev/0: No such file or directory",)
+
+
+def test_sdr_elist_states_entity_and_units():
+    f = bmc.parse_sdr(text(BMC / "ipmitool-sdr-elist-full__proliant-dl360-g7-psu1-failed-nonredundant.txt"))
+    assert f.form == "elist" and len(f.readings) == 43 and not f.unread
+    by = {r.name: r for r in f.readings}
+    ps1 = by["Power Supply 1"]
+    assert (ps1.entity_id, ps1.power_w, ps1.states) == (10, 0.0, ("Presence detected", "Failure detected"))
+    assert by["Power Supplies"].states == ("Non-Redundant: Sufficient from Redundant",)
+    assert (by["Temp 1"].temperature_c, by["Temp 1"].entity_id) == (20.0, 64)
+    assert by["Temp 4"].status == "ns" and by["Temp 4"].value is None and by["Temp 4"].states == ("Disabled",)
+    assert by["Fan Block 1"].unit == "percent" and by["Fan Block 1"].states == ("Transition to Running",)
+    assert by["UID Light"].states == () and by["UID Light"].value is None
+
+
+def test_sdr_list_and_sensor_thresholds():
+    f = bmc.parse_sdr(text(BMC / "ipmitool-sdr-list-full__dell-r320-two-fans-0rpm-cr.txt"))
+    assert f.form == "list" and len(f.readings) == 17
+    fan = next(r for r in f.readings if r.name == "Fan3B")
+    assert (fan.speed_rpm, fan.status) == (0.0, "cr")
+    s = bmc.parse_sdr(text(BMC / "ipmitool-sensor__hpe-dl360p-g8-inlet-thresholds-partial.txt"))
+    assert s.form == "sensor" and len(s.readings) == 10
+    inlet = next(r for r in s.readings if r.name == "01-Inlet Ambient")
+    assert (inlet.temperature_c, inlet.status, dict(inlet.thresholds)) == (32.0, "ok", {"unc": 40.0, "ucr": 42.0,
+                                                                                       "unr": 46.0})
+    assert s.readings[0].value is None and s.readings[0].unit == ""  # a discrete sensor: no reading in this table
+
+
+def test_detectors_tell_sel_from_sdr():
+    sel = text(BMC / "ipmitool-sel-list__idrac-psu-ac-lost-partial.txt")
+    sdr = text(BMC / "ipmitool-sdr-elist__hpe-dl360-g10-healthy-partial.txt")
+    assert bmc.detect_sel(sel) > 0.9 and bmc.detect_sdr(sel) == 0
+    assert bmc.detect_sdr(sdr) > 0.9 and bmc.detect_sel(sdr) == 0
+    assert bmc.detect_sel("") == bmc.detect_sdr("") == 0
+
+
+@TOOLS_FUZZ
+@given(inputs(BMC_REAL, TOKENS))
+def test_bmc_parsers_never_raise(t):
+    s = bmc.parse_sel(t)
+    d = bmc.parse_sdr(t)
+    assert all(r.line for r in s.records) and all(r.line for r in d.readings)
+    assert 0 <= bmc.detect_sel(t) <= 1 and 0 <= bmc.detect_sdr(t) <= 1

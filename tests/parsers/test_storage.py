@@ -1,0 +1,154 @@
+"""wizard/parsers/storage.py on real outputs: fio's JSON (this machine's run and public repositories' samples),
+/proc/mdstat (public reports: degraded, recovering, resyncing, replacing, checking), lsblk -J (this machine), and
+garbage that must never raise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import DATA
+from wizard.parsers.storage import (
+    detect_fio_json, detect_mdstat, disks_under, fio_size_bytes, nvme_controller_of, parse_fio_json, parse_lsblk_json,
+    parse_mdstat, parse_nvme_sysfs,
+)
+
+S = DATA / "storage"
+
+
+def _t(name: str) -> str:
+    return (S / name).read_text()
+
+
+def test_fio_json_of_this_machine_two_read_jobs():
+    run = parse_fio_json(_t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json"))
+    assert run.found and run.version == "fio-3.33" and run.disks == ["vda"] and not run.errors
+    seq, rnd = run.jobs
+    assert (seq.name, seq.rw, seq.bs_bytes, seq.iodepth, seq.error, seq.direct) == ("seqread", "read", 1 << 20, 32, 0, True)
+    assert seq.read_bw_bytes_s == 1796963244 and round(seq.read_iops) == 1714 and seq.read_clat_p99_ns == 24772608
+    assert (rnd.rw, rnd.bs_bytes, rnd.read_bw_bytes_s) == ("randread", 128 << 10, 2233157756)
+    assert rnd.filename == "/tmp/stor/dp/.bringup-fio-read-test" and seq.read_runtime_ms == 3018
+
+
+def test_fio_json_kubestr_ceph_rbd_randread_job_options_and_tabs():
+    run = parse_fio_json(_t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json"))
+    rd, wr = run.jobs
+    assert run.version == "fio-3.20" and run.disks == ["rbd4"]
+    assert (rd.name, rd.rw, rd.bs_bytes, rd.iodepth, rd.direct) == ("read_iops", "randread", 4096, 64, True)
+    assert rd.read_bw_bytes_s == 4039322 and rd.read_iops == pytest.approx(982.05078) and rd.read_clat_p99_ns is None
+    assert wr.rw == "randwrite" and wr.read_bw_bytes_s == 0 and wr.write_bw_bytes_s == 1616406
+
+
+def test_fio_31_without_bw_bytes_reads_bw_in_kib():
+    run = parse_fio_json(_t("fio-json__gvisor-sample-nvme-dm-write-fio31.json"))
+    (j,) = run.jobs
+    assert j.rw == "write" and j.bs_bytes == 4096 and j.write_bw_bytes_s == 1753471 * 1024 and j.read_bw_bytes_s == 0
+    assert run.disks == ["dm-1", "dm-0", "nvme0n1"]
+
+
+def test_fio_error_line_before_the_json_and_the_failed_job():
+    run = parse_fio_json(_t("fio-json__dev-vm-randread-error2-file-unlinked-by-first-job.txt"))
+    assert run.errors and run.errors[0].startswith("fio: pid=") and "No such file or directory" in run.errors[0]
+    assert [(j.name, j.error) for j in run.jobs] == [("seqread", 0), ("randread", 2)]
+
+
+def test_fio_json_inside_an_action_log():
+    body = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    log = "# bringup action: fio started 2026-12-02T11:44:35+00:00 (supervisor pid 1)\n$ fio --output-format=json\n" \
+          + body + "# exit status 0 at 2026-12-02T11:44:42+00:00\n"
+    assert [j.name for j in parse_fio_json(log).jobs] == ["seqread", "randread"]
+
+
+def test_detect_fio_json():
+    assert detect_fio_json(_t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")) >= 0.9
+    assert detect_fio_json(_t("mdstat__raid1-resync-in-progress.txt")) == 0
+
+
+@pytest.mark.parametrize("v, want", [("1M", 1 << 20), ("128k", 128 << 10), ("4096B", 4096), ("4KiB", 4096),
+                                     ("1048576", 1 << 20), ("1g", 1 << 30), ("4k-8k", None), ("", None), (None, None)])
+def test_fio_sizes(v, want):
+    assert fio_size_bytes(v) == want
+
+
+def test_mdstat_degraded_with_failed_members():
+    md = parse_mdstat(_t("mdstat__hetzner-raid1-sda-failed-degraded.txt"))
+    assert md.seen_header and "raid1" in md.personalities and [a.name for a in md.arrays] == ["md0", "md3", "md1", "md2"]
+    a = md.arrays[0]
+    assert (a.level, a.raid_disks, a.working, a.slots, a.degraded) == ("raid1", 2, 1, "_U", True)
+    assert [m.name for m in a.faulty] == ["sda1"] and a.members[0].flags == () and a.action == ""
+
+
+def test_mdstat_recovery_resync_replace_and_check():
+    rec = parse_mdstat(_t("mdstat__raid6-recovery-two-missing.txt")).arrays[0]
+    assert (rec.level, rec.raid_disks, rec.working, rec.action, rec.progress_pct, rec.degraded) == ("raid6", 6, 4, "recovery", 19.6, True)
+    md1, md2 = parse_mdstat(_t("mdstat__raid1-resync-in-progress.txt")).arrays
+    assert not md1.action and (md2.action, md2.progress_pct, md2.degraded) == ("resync", 51.4, False)
+    rep = parse_mdstat(_t("mdstat__raid5-replace-recovery-spare.txt")).arrays[0]
+    assert [m.flags for m in rep.members[:2]] == [("R",), ("S",)] and rep.action == "recovery" and not rep.degraded
+    chk = parse_mdstat(_t("mdstat__raid1-check-healthy.txt")).arrays[0]
+    assert (chk.action, chk.progress_pct, chk.degraded) == ("check", 95.7, False)
+
+
+def test_mdstat_delayed_and_inactive_lines():
+    md = parse_mdstat("Personalities : [raid1]\nmd1 : active raid1 sdb2[1] sda2[0]\n      524224 blocks super 1.0 [2/2] [UU]\n"
+                      "        resync=DELAYED\n\nmd9 : inactive sdc1[0](S)\n      976631512 blocks super 1.2\n\n"
+                      "unused devices: <none>\n")  # md1: centreon/centreon-plugins#18's lines; md9: md.c's inactive form
+    assert md.arrays[0].delayed == "resync=DELAYED" and md.arrays[1].state == "inactive" and md.arrays[1].level == ""
+
+
+def test_detect_mdstat():
+    assert detect_mdstat(_t("mdstat__hetzner-raid1-sda-failed-degraded.txt")) >= 0.9
+    assert detect_mdstat(_t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")) == 0
+
+
+def test_lsblk_of_this_machine_and_the_older_string_form():
+    ls = parse_lsblk_json(_t("lsblk-json__dev-vm-vda-zram.json"))
+    vda = ls.first("vda")
+    assert vda is not None and vda.rotational is True and vda.size_bytes == 274877906944 and vda.mountpoint == "/"
+    assert [d.kname for d in disks_under(ls, ["vda"])] == ["vda"]
+    old = parse_lsblk_json(_t("synthetic_lsblk-json__md0-raid0-on-two-nvme-raid.json"))
+    assert [d.kname for d in old.by_kname("md0")] == ["md0", "md0"] and old.first("md0").parents == ("nvme0n1",)
+    assert [(d.kname, d.rotational, d.tran) for d in disks_under(old, ["md0"])] == [("nvme0n1", False, "nvme"),
+                                                                                  ("nvme1n1", False, "nvme")]
+    assert old.first("nvme0n1").size_bytes == 3840755982336
+
+
+def test_nvme_sysfs_files_and_namespace_names():
+    # inline: the kernel's sysfs-bus-pci formats ("16.0 GT/s PCIe", "4"); no real capture of an NVMe node here
+    files = {"/sys/class/nvme/nvme0/model": "SAMSUNG MZQL23T8HCLS-00A07          \n",
+             "/sys/class/nvme/nvme0/firmware_rev": "GDC5902Q\n", "/sys/class/nvme/nvme0/transport": "pcie\n",
+             "/sys/class/nvme/nvme0/device/current_link_speed": "8.0 GT/s PCIe\n",
+             "/sys/class/nvme/nvme0/device/current_link_width": "4\n",
+             "/sys/class/nvme/nvme0/device/max_link_speed": "16.0 GT/s PCIe\n",
+             "/sys/class/nvme/nvme0/device/max_link_width": "4\n", "/sys/class/nvme/nvme1/model": None}
+    (c,), problems = parse_nvme_sysfs(files)
+    assert (c.name, c.model, c.firmware, c.speed_gts, c.width, c.max_speed_gts, c.max_width) == (
+        "nvme0", "SAMSUNG MZQL23T8HCLS-00A07", "GDC5902Q", 8.0, 4, 16.0, 4) and not problems
+    assert [nvme_controller_of(k) for k in ("nvme0n1", "nvme1c1n1", "nvme12n1p3", "sda")] == ["nvme0", "nvme1", "nvme12", ""]
+
+
+GARBAGE = ["", "{", "{}", '{"jobs": 5}', '{"jobs": [5, {"read": 7, "job options": []}]}', "[" * 100000,
+           '{"blockdevices": [{"children": ' * 200 + "]" * 200, "Personalities : [raid1]\nmd0 : active raid1 x[y]\n",
+           '{"fio version" : "fio-3", "jobs" : [{"jobname": "x", "error": "5", "read": {"bw_bytes": "1e999999"}}]}',
+           "md0 : active raid1 sda1[" + "9" * 5000 + "]\n [2/1] [" + "_" * 10000 + "]"]
+
+
+@pytest.mark.parametrize("text", GARBAGE)
+def test_garbage_never_raises(text):
+    assert parse_fio_json(text).jobs is not None
+    assert parse_mdstat(text).arrays is not None
+    assert parse_lsblk_json(text).devices is not None
+    detect_fio_json(text), detect_mdstat(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["fio-json__dev-vm-vda-seqread-1m-randread-128k.json", "mdstat__raid6-recovery-two-missing.txt",
+                        "lsblk-json__dev-vm-vda-zram.json"]), st.integers(0, 20000), st.text(max_size=40))
+def test_mutated_real_outputs_never_raise(name, cut, junk):
+    text = _t(name)
+    mutated = text[:cut] + junk + text[cut:]
+    parse_fio_json(mutated), parse_mdstat(mutated), parse_lsblk_json(mutated)
+    json.dumps(parse_fio_json(mutated).problems)

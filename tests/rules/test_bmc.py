@@ -1,0 +1,225 @@
+"""Tests of wizard/rules/bmc.py (health.bmc) on real ipmitool output (tests/data/bmc, PROVENANCE.md), and of the
+probes on this machine, which has no BMC."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from wizard.engine import run_checks
+from wizard.explain import explain_text
+from wizard.hosts import LocalHost
+from wizard.model import Verdict, overall
+from wizard.parsers.bmc import parse_sel
+from wizard.probes import ProbeOutput
+from wizard.rules import bmc
+
+import steps
+from tests.parsers.test_bmc import BMC, BMC_REAL, TOKENS
+from tests.probe_data import command_output, text
+from tests.strategies import TOOLS_FUZZ, inputs
+
+STEP = next(s for st in steps.STAGES for s in st.steps if s.id == "health.bmc")
+NO_DEVICE = BMC / "ipmitool-sel-elist__dev-vm-no-ipmi-device.stderr.txt"
+
+
+def sel(name: str, **exp) -> list:
+    return bmc.sel({"ipmitool_sel": command_output("ipmitool_sel", BMC / name, "ipmitool sel elist")}, exp)
+
+
+def sdr(name: str, probe: str = "ipmitool_sdr") -> dict[str, ProbeOutput]:
+    return {probe: command_output(probe, BMC / name, "ipmitool sdr elist")}
+
+
+def verdicts(findings) -> list[tuple[str, Verdict]]:
+    return [(f.id, f.verdict) for f in findings]
+
+
+# ------------------------------------------------------------------ SEL
+
+
+def test_a_psu_that_lost_ac_since_the_build_started_fails():
+    f = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt", build_started="2020-02-01T00:00:00+00:00")
+    assert verdicts(f) == [("health.bmc_sel", Verdict.FAIL)]
+    assert "Power Supply AC lost" in f[0].message and "offset 03h" in f[0].message
+    assert f[0].key and "11 | 02/06/2020" in "\n".join(f[0].evidence)
+
+
+def test_records_from_before_the_build_are_history_not_failures():
+    f = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt", build_started="2021-01-01T00:00:00+00:00")
+    assert verdicts(f) == [("health.bmc_sel", Verdict.PASS)]
+    assert "1 fault record from before the build started" in f[0].message
+
+
+def test_the_bmc_clock_zone_is_unknown_so_a_record_within_14_hours_counts():
+    """The record is 02/06/2020 18:30:50 on the BMC's clock: 11.5 h before a start at 06:00 the next morning may
+    still be after it in another zone; 15.5 h before is history."""
+    near = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt", build_started="2020-02-07T06:00:00+00:00")
+    far = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt", build_started="2020-02-07T10:00:00+00:00")
+    assert overall(near) is Verdict.FAIL and overall(far) is Verdict.PASS
+    assert bmc.SEL_CLOCK_SLACK_H == 14
+
+
+def test_deasserted_faults_are_history_and_the_rest_fail_by_severity():
+    f = sel("ipmitool-sel-elist__intel-server-fan-psu-redundancy-history-partial.txt",
+            build_started="2014-06-03T00:00:00+00:00")
+    bad = {(x.verdict, x.subject) for x in f if x.verdict is not Verdict.PASS}
+    assert bad == {(Verdict.FAIL, "BMC Power Unit #0x02"), (Verdict.WARN, "BMC Power Unit #0x02"),
+                   (Verdict.FAIL, "BMC Power Supply PS1 Status")}
+    (hist,) = [x for x in f if x.verdict is Verdict.PASS]
+    assert "6 faults asserted and later deasserted" in hist.message and "Fan #0x38: Lower Critical going low" in hist.message
+    later = sel("ipmitool-sel-elist__intel-server-fan-psu-redundancy-history-partial.txt",
+                build_started="2014-07-01T00:00:00+00:00")
+    assert verdicts(later) == [("health.bmc_sel", Verdict.PASS)]
+    assert "before the build started" in later[0].message and "6 faults asserted and later deasserted" in later[0].message
+
+
+def test_an_acknowledged_record_no_longer_counts():
+    first = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt")
+    assert overall(first) is Verdict.FAIL
+    f = sel("ipmitool-sel-list__idrac-psu-ac-lost-partial.txt", acknowledged=frozenset(first[0].key.split(",")))
+    assert verdicts(f) == [("health.bmc_sel", Verdict.PASS)] and "1 acknowledged by the operator" in f[0].message
+
+
+def test_uncorrectable_machine_checks_fail_and_undecoded_temperature_events_warn():
+    f = sel("ipmitool-sel-list__fboss-uncorrectable-mce-head-tail-partial.txt")
+    assert sorted(verdicts(f)) == [("health.bmc_sel", Verdict.FAIL), ("health.bmc_sel", Verdict.WARN)]
+    fail = next(x for x in f if x.verdict is Verdict.FAIL)
+    assert "Uncorrectable machine check exception" in fail.message and "4 times" in fail.message
+    assert "no build start to compare with" in fail.message
+
+
+def test_correctable_ecc_warns_and_a_healthy_or_empty_log_passes():
+    assert verdicts(sel("ipmitool-sel-list__proliant-dl360-g7-ce-logging-limit.txt")) == [("health.bmc_sel", Verdict.WARN)]
+    assert verdicts(sel("ipmitool-sel-elist__quanta-t22hf-correctable-ecc-cet.txt")) == [("health.bmc_sel", Verdict.WARN)]
+    assert verdicts(sel("ipmitool-sel-list__openpower-firmware-progress-healthy-partial.txt")) == [
+        ("health.bmc_sel", Verdict.PASS)]
+    empty = sel("ipmitool-sel-list__proliant-dl360-g7-cleared-no-entries.txt")
+    assert verdicts(empty) == [("health.bmc_sel", Verdict.PASS)] and "empty" in empty[0].message
+
+
+def test_a_pre_init_fault_has_no_time_so_it_warns_at_most():
+    """A real Pre-Init record (stored copy id 18034339998): a fan below its critical threshold while the BMC started."""
+    line = "   1 |  Pre-Init  |0000000053| Fan #0x03 | Lower Critical going low  | Asserted\n"
+    f = bmc.judge_sel(parse_sel(line), {"build_started": "2026-01-01T00:00:00+00:00"})
+    assert verdicts(f) == [("health.bmc_sel", Verdict.WARN)] and "Pre-Init" in f[0].message
+
+
+def test_a_bmc_that_does_not_answer_is_unknown_never_pass():
+    out = ProbeOutput("ipmitool_sel", "$ ipmitool sel elist", rc=None, error="timed out after 15 s")
+    (f,) = bmc.sel({"ipmitool_sel": out}, {})
+    assert f.verdict is Verdict.UNKNOWN and "did not answer in time" in f.message and "mc reset" in f.remedy
+
+
+# ------------------------------------------------------------------ sensors
+
+
+def test_a_failed_psu_and_lost_redundancy_from_sdr_elist():
+    f = bmc.psu(sdr("ipmitool-sdr-elist-full__proliant-dl360-g7-psu1-failed-nonredundant.txt"), {})
+    assert verdicts(f) == [("health.bmc_psu", Verdict.FAIL), ("health.bmc_psu", Verdict.WARN)]
+    assert f[0].subject == "BMC Power Supply 1" and "Failure detected" in f[0].message
+    assert "Non-Redundant: Sufficient from Redundant" in f[1].message
+    s = bmc.sensors(sdr("ipmitool-sdr-elist-full__proliant-dl360-g7-psu1-failed-nonredundant.txt"), {})
+    mem = [x for x in s if x.verdict is Verdict.WARN]
+    assert len(mem) == 1 and "Correctable ECC logging limit reached" in mem[0].message
+
+
+def test_two_fans_at_0_rpm_fail_and_the_inlet_is_shown():
+    f = bmc.sensors(sdr("ipmitool-sdr-list-full__dell-r320-two-fans-0rpm-cr.txt"), {})
+    fails = [x for x in f if x.verdict is Verdict.FAIL]
+    assert [x.subject for x in fails] == ["BMC Fan3B", "BMC Fan4B"] and all("status cr" in x.message for x in fails)
+    inlet = next(x for x in f if x.measured is not None)
+    assert inlet.verdict is Verdict.PASS and (inlet.measured.value, inlet.measured.threshold) == (32.0, None)
+    assert bmc.psu(sdr("ipmitool-sdr-list-full__dell-r320-two-fans-0rpm-cr.txt"), {})[0].verdict is Verdict.SKIP
+
+
+def test_the_inlet_is_measured_against_the_sensors_own_upper_threshold():
+    outs = sdr("ipmitool-sensor__hpe-dl360p-g8-inlet-thresholds-partial.txt", "ipmitool_sensor")
+    f = bmc.sensors(outs, {})
+    inlet = next(x for x in f if x.measured is not None)
+    m = inlet.measured
+    assert (m.value, m.threshold, m.unit, m.direction) == (32.0, 40.0, "°C", "at_most")
+    assert inlet.verdict is Verdict.PASS and "unc threshold 40" in inlet.message
+    assert overall(f) is Verdict.PASS
+
+
+def test_a_healthy_sdr_passes_and_says_what_it_did_not_judge():
+    f = bmc.sensors(sdr("ipmitool-sdr-elist__hpe-dl360-g10-healthy-partial.txt"), {})
+    assert overall(f) is Verdict.PASS
+    summary = f[-1].message
+    assert "7 temperature sensors within the BMC's thresholds" in summary and "6 sensors without a reading" in summary
+
+
+# ------------------------------------------------------------------ no BMC
+
+
+def _fake_ipmitool(d: Path) -> None:
+    """An ipmitool that prints what the real one printed on the dev VM (no /dev/ipmi0) and exits 1."""
+    tool = d / "ipmitool"
+    tool.write_text(f"#!/bin/sh\n/bin/cat '{NO_DEVICE}' >&2\nexit 1\n")
+    tool.chmod(0o755)
+
+
+def _check(env_path: str, monkeypatch) -> list:
+    monkeypatch.setenv("PATH", env_path)
+    results, _ = asyncio.run(run_checks(LocalHost(), [STEP], {}))
+    return results["health.bmc"]
+
+
+def test_no_ipmi_device_is_one_skip_with_the_exact_reason(tmp_path, monkeypatch):
+    _fake_ipmitool(tmp_path)
+    f = _check(str(tmp_path), monkeypatch)
+    assert verdicts(f) == [("health.bmc", Verdict.SKIP)]
+    assert "Could not open device at /dev/ipmi0" in f[0].message and "modprobe ipmi_si ipmi_devintf" in f[0].remedy
+    assert "exit status 1" in f[0].evidence
+
+
+def test_no_ipmitool_is_a_skip_saying_so(tmp_path, monkeypatch):
+    f = _check(str(tmp_path), monkeypatch)  # an empty PATH directory: no ipmitool
+    assert verdicts(f) == [("health.bmc", Verdict.SKIP)] and "ipmitool is not installed" in f[0].message
+
+
+@pytest.mark.skipif(any(os.path.exists(p) for p in ("/dev/ipmi0", "/dev/ipmi/0", "/dev/ipmidev/0")),
+                    reason="this machine has an IPMI device")
+def test_this_machine_without_a_bmc_is_skipped_never_passed():
+    """The real probes on this machine (no IPMI device; ipmitool installed or not)."""
+    results, outs = asyncio.run(run_checks(LocalHost(), [STEP], {}))
+    f = results["health.bmc"]
+    assert verdicts(f) == [("health.bmc", Verdict.SKIP)]
+    assert ("ipmitool is not installed" in f[0].message) or ("Could not open device" in f[0].message)
+    assert {"ipmitool_sel", "ipmitool_sdr", "ipmitool_sensor"} <= set(outs)
+
+
+def test_permission_denied_says_run_as_root():
+    out = ProbeOutput("ipmitool_sel", "$ ipmitool sel elist", rc=1,
+                      stderr=text(NO_DEVICE).replace("No such file or directory", "Permission denied"))
+    (f,) = bmc.sel({"ipmitool_sel": out}, {})
+    assert f.verdict is Verdict.SKIP and "root" in f.remedy and "Permission denied" in f.message
+
+
+# ------------------------------------------------------------------ explain
+
+
+def test_explain_judges_pasted_sel_and_sdr_with_the_same_rules():
+    r = explain_text(text(BMC / "ipmitool-sdr-elist-full__proliant-dl360-g7-psu1-failed-nonredundant.txt"))
+    assert r.verdict is Verdict.FAIL and {f.id for f in r.findings} >= {"health.bmc_psu", "health.bmc_sensors"}
+    r = explain_text(text(BMC / "ipmitool-sel-list__idrac-psu-ac-lost-partial.txt"))
+    assert r.verdict is Verdict.FAIL and r.findings[0].id == "health.bmc_sel"
+
+
+@TOOLS_FUZZ
+@given(inputs(BMC_REAL, TOKENS))
+def test_bmc_judges_never_raise_and_always_cite(t):
+    for f in bmc.judge_sel_text(t, {"build_started": "2020-01-01T00:00:00+00:00"}) + bmc.judge_sdr_text(t, {}):
+        assert f.source and f.subject and f.id.startswith("health.bmc")
+        assert f.verdict is Verdict.PASS or f.remedy
+
+
+def test_thresholds_that_did_not_come_are_said_with_the_inlet():
+    outs = sdr("ipmitool-sdr-list-full__dell-r320-two-fans-0rpm-cr.txt")
+    outs["ipmitool_sensor"] = ProbeOutput("ipmitool_sensor", "$ ipmitool sensor", rc=124, error="timed out after 15 s")
+    inlet = next(x for x in bmc.sensors(outs, {}) if x.measured is not None)
+    assert "ipmitool sensor` gave none (timed out after 15 s)" in inlet.message and inlet.measured.threshold is None

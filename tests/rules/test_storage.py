@@ -1,0 +1,204 @@
+"""wizard/rules/storage.py on real outputs: this machine's mounts, df and lsblk (its root disk, a virtio disk the
+kernel calls rotational), public /proc/mdstat reports (degraded, recovering, resyncing, checking), an NFS mount line
+from a public repository, fio results (this machine's run and public samples) judged against the plan's figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import DATA
+from wizard import registry
+from wizard.hosts import LocalHost
+from wizard.model import Verdict
+from wizard.probes import ProbeOutput
+from wizard.rules import storage
+
+S = DATA / "storage"
+
+
+def _t(name: str) -> str:
+    return (S / name).read_text()
+
+
+def _out(**texts: str) -> dict[str, ProbeOutput]:
+    return {k: ProbeOutput(k, f"({k})", text=v, rc=0) for k, v in texts.items()}
+
+
+def _vm(**more: str) -> dict[str, ProbeOutput]:
+    return _out(mounts=_t("mounts__dev-vm.txt"), data_path_df=_t("df-data-path__dev-vm-tmp-on-root.txt"),
+                lsblk=_t("lsblk-json__dev-vm-vda-zram.json"), **more)
+
+
+def test_no_data_path_is_a_skip_that_says_where_to_set_it():
+    (f,) = storage.storage(_vm(), {})
+    assert f.verdict is Verdict.SKIP and "set data_path in the plan (F2)" in f.message
+
+
+def test_this_machine_root_disk_virtio_reported_rotational_warns_with_the_caveat():
+    fs = storage.storage(_vm(), {"data_path": "/tmp"})
+    by = {f.id: f for f in fs}
+    dev, mnt = by["node.storage"], by["node.storage_mount"]
+    assert dev.verdict is Verdict.WARN and "vda" in dev.message and "rotational" in dev.message
+    assert "virtual disk" in dev.message and "/tmp (on /)" in dev.message and dev.source
+    assert mnt.verdict is Verdict.PASS and "relatime" in mnt.message and "ext4" in mnt.message
+
+
+def test_nfs_data_path_is_a_note_about_the_network_not_a_warning():
+    out = _out(mounts=_t("mounts__dev-vm.txt") + _t("mounts__nfs4-images-clone-excerpt.txt"),
+               lsblk=_t("lsblk-json__dev-vm-vda-zram.json"))
+    fs = storage.storage(out, {"data_path": "/rpool/subvol-115-disk-0/mnt/images/train"})
+    dev = next(f for f in fs if f.id == "node.storage")
+    assert dev.verdict is Verdict.PASS and "nfs4" in dev.message and "network" in dev.message
+    assert "node.storage_read measures" in dev.message
+
+
+def test_md_raid0_of_nvme_passes_and_names_the_disks_and_sync_mount_warns():
+    # inline: a /raid mount line for the synthetic lsblk tree (md0 on two NVMe drives)
+    out = _out(mounts=_t("mounts__dev-vm.txt") + "/dev/md0 /raid xfs rw,sync,noatime,attr2,inode64 0 0\n",
+               lsblk=_t("synthetic_lsblk-json__md0-raid0-on-two-nvme-raid.json"))
+    by = {f.id: f for f in storage.storage(out, {"data_path": "/raid/datasets"})}
+    assert by["node.storage"].verdict is Verdict.PASS
+    assert "md0 (raid0)" in by["node.storage"].message and "nvme0n1" in by["node.storage"].message
+    assert "nvme1n1" in by["node.storage"].message and "NVME" in by["node.storage"].message
+    assert by["node.storage_mount"].verdict is Verdict.WARN and "sync" in by["node.storage_mount"].message
+
+
+def test_missing_data_path_is_unknown_here_and_left_to_os_filesystem():
+    out = _vm()
+    out["data_path_df"] = ProbeOutput("data_path_df", "$ df -P -T -B1 -- /nope", rc=1, error="df exited with status 1",
+                                      stderr="df: /nope: No such file or directory\n")
+    (f, *_) = storage.storage(out, {"data_path": "/nope"})
+    assert f.verdict is Verdict.UNKNOWN and "does not exist" in f.message
+
+
+@pytest.mark.parametrize("name, verdicts, words", [
+    ("mdstat__hetzner-raid1-sda-failed-degraded.txt", {Verdict.FAIL}, ["sda1", "degraded", "[2/1] [_U]"]),
+    ("mdstat__raid6-recovery-two-missing.txt", {Verdict.FAIL}, ["recovery 19.6%", "slots 4, 5"]),
+    ("mdstat__raid1-resync-in-progress.txt", {Verdict.WARN, Verdict.PASS}, ["resync 51.4%"]),
+    ("mdstat__raid5-replace-recovery-spare.txt", {Verdict.WARN}, ["recovery 1.4%"]),
+    ("mdstat__raid1-check-healthy.txt", {Verdict.PASS}, ["check 95.7%", "scrub"]),
+])
+def test_mdstat_verdicts_name_the_members(name, verdicts, words):
+    fs = storage.raid(_out(mdstat=_t(name)), {})
+    assert {f.verdict for f in fs} == verdicts and all(f.id == "node.storage_raid" and f.source for f in fs)
+    text = " ".join(f.message for f in fs)
+    assert all(w in text for w in words), text
+
+
+def test_mdstat_marks_the_array_that_holds_the_data_path():
+    # inline: a mount line and a minimal lsblk tree (sda -> sda3 -> md2) that put the data path on the real file's md2
+    out = _out(mdstat=_t("mdstat__hetzner-raid1-sda-failed-degraded.txt"),
+               mounts="/dev/md2 / ext4 rw,relatime 0 0\n",
+               lsblk='{"blockdevices": [{"name": "sda", "kname": "sda", "type": "disk", "children": [{"name": "sda3", '
+                     '"kname": "sda3", "type": "part", "children": [{"name": "md2", "kname": "md2", "type": "raid1", '
+                     '"mountpoint": "/"}]}]}]}')
+    fs = storage.raid(out, {"data_path": "/data"})
+    assert [f.message.startswith("md2 (holds the data path)") for f in fs] == [False, False, False, True]
+
+
+def test_no_proc_mdstat_means_no_md_and_no_finding():
+    out = {"mdstat": ProbeOutput("mdstat", "/proc/mdstat", error="no such file")}
+    assert storage.raid(out, {}) == []
+
+
+def _nvme(cur: str, width: str) -> ProbeOutput:
+    files = {"/sys/class/nvme/nvme0/model": "SAMSUNG MZQL23T8HCLS-00A07\n", "/sys/class/nvme/nvme0/firmware_rev": "GDC5902Q\n",
+             "/sys/class/nvme/nvme0/device/current_link_speed": cur, "/sys/class/nvme/nvme0/device/current_link_width": width,
+             "/sys/class/nvme/nvme0/device/max_link_speed": "16.0 GT/s PCIe\n", "/sys/class/nvme/nvme0/device/max_link_width": "4\n"}
+    return ProbeOutput("nvme_sysfs", "/sys/class/nvme/...", files=files)  # inline: sysfs-bus-pci's formats
+
+
+def test_nvme_link_below_its_capability_warns_with_the_figure():
+    (f,) = storage.nvme_link({"nvme_sysfs": _nvme("8.0 GT/s PCIe\n", "4\n")}, {})
+    assert f.verdict is Verdict.WARN and "8 GT/s x4" in f.message and "16 GT/s x4" in f.message and "LnkSta" in f.message
+    assert f.measured is not None and f.measured.value == 8.0 and f.measured.threshold == 16.0
+    (ok,) = storage.nvme_link({"nvme_sysfs": _nvme("16.0 GT/s PCIe\n", "4\n")}, {})
+    assert ok.verdict is Verdict.PASS
+    (narrow,) = storage.nvme_link({"nvme_sysfs": _nvme("16.0 GT/s PCIe\n", "2\n")}, {})
+    assert narrow.verdict is Verdict.WARN and "width" in narrow.message
+
+
+async def test_fio_tool_present_and_missing_for_real():
+    host = LocalHost()
+    (f,) = storage.fio_tool(_out(fio_version=_t("fio-version__dev-vm.txt")), {})
+    assert f.verdict is Verdict.PASS and "fio-3.33" in f.message
+    r = await host.run(["bringup-test-no-such-fio", "--version"], 10)  # a real exec of a missing program
+    o = ProbeOutput("fio_version", "$ fio --version", rc=r.rc, error=r.error)
+    (m,) = storage.fio_tool({"fio_version": o}, {})
+    assert m.verdict is Verdict.FAIL and "not installed" in m.message
+
+
+def test_fio_of_this_machine_against_the_plans_figure():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    (ok,) = storage.judge_fio_text(text, {"data_read_gb_s": 2.0})
+    assert ok.verdict is Verdict.PASS and "randread read 2.23 GB/s" in ok.message and "seqread" in ok.message
+    assert ok.measured.value == pytest.approx(2.233157756) and ok.measured.threshold == 2.0
+    (low,) = storage.judge_fio_text(text, {"data_read_gb_s": 3.0})
+    assert low.verdict is Verdict.FAIL and "below the 3.00 GB/s" in low.message
+    (none,) = storage.judge_fio_text(text, {})
+    assert none.verdict is Verdict.UNKNOWN and "data_read_gb_s" in none.remedy and "2.23 GB/s" in none.message
+    assert any('"bw_bytes" : 2233157756' in e for e in none.evidence)
+
+
+def test_fio_need_from_tokens_per_second():
+    text = _t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")  # 4.0 MB/s of 4 KiB random reads on Ceph RBD
+    (f,) = storage.judge_fio_text(text, {"train_tokens_s": 2_000_000})  # 4 bytes/token by default: 8 MB/s
+    assert f.verdict is Verdict.FAIL and "2e+06 x 4 bytes per token" in f.message and "token_bytes not set" in f.message
+    (g,) = storage.judge_fio_text(text, {"train_tokens_s": 500_000, "token_bytes": 2})  # 1 MB/s
+    assert g.verdict is Verdict.PASS
+
+
+def test_fio_without_direct_warns_and_a_write_only_result_is_unknown():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json").replace('"direct" : "1"', '"direct" : "0"')  # variant
+    (f,) = storage.judge_fio_text(text, {"data_read_gb_s": 1})
+    assert f.verdict is Verdict.WARN and "page cache" in f.message
+    (w,) = storage.judge_fio_text(_t("fio-json__gvisor-sample-nvme-dm-write-fio31.json"), {"data_read_gb_s": 1})
+    assert w.verdict is Verdict.UNKNOWN and "no read job" in w.message
+
+
+def test_fio_failed_job_and_missing_fio_in_the_log():
+    fs = storage.judge_fio_text(_t("fio-json__dev-vm-randread-error2-file-unlinked-by-first-job.txt"), {"data_read_gb_s": 1})
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN, Verdict.PASS]
+    assert "errno 2" in fs[0].message and "fio: pid=" in fs[0].message
+    eio = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json").replace('"error" : 0', '"error" : 5', 1)  # variant
+    assert storage.judge_fio_text(eio, {})[0].verdict is Verdict.FAIL
+    log = "$ fio --output-format=json\n# could not start fio: No such file or directory\n# exit status 127 at x\n"
+    (m,) = storage.judge_fio_log(log, {})
+    assert m.verdict is Verdict.UNKNOWN and "not installed" in m.message
+
+
+def test_results_table_has_one_row_per_read_job_and_the_floor_on_the_judged_one():
+    rows = storage.results_fio(_t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json"), {"data_read_gb_s": 1.5})["results"]
+    assert [(r["test"], r["unit"], r["floor"], r["verdict"]) for r in rows] == [
+        ("fio seqread", "MB/s", None, "unknown"), ("fio randread", "MB/s", 1500.0, "pass")]
+    assert rows[1]["value"] == pytest.approx(2233.2, abs=0.1) and "IOPS" in rows[1]["note"]
+
+
+def test_explain_picks_the_fio_and_mdstat_kinds():
+    kinds = registry.KINDS
+    fio = _t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")
+    best = max(kinds.values(), key=lambda k: k.detect(fio))
+    assert best.name == "fio-json"
+    md = _t("mdstat__hetzner-raid1-sda-failed-degraded.txt")
+    best = max(kinds.values(), key=lambda k: k.detect(md))
+    assert best.name == "mdstat" and {f.verdict for f in best.judge(md, {})} == {Verdict.FAIL}
+
+
+async def test_the_probes_on_this_machine_name_the_device_under_a_temporary_data_path(tmp_path):
+    import asyncio
+
+    from wizard import probes
+
+    host = LocalHost()
+    plan = {"data_path": str(tmp_path)}
+    outs = await asyncio.gather(probes.MOUNTS.collect(host), probes.LSBLK.collect(host), probes.MDSTAT.collect(host),
+                                probes.DATA_PATH_DF.collect(host, plan), probes.NVME_SYSFS.collect(host))
+    out = {o.name: o for o in outs}
+    assert out["lsblk"].ok and '"blockdevices"' in out["lsblk"].text and out["mounts"].ok
+    fs = storage.storage(out, plan) + storage.raid(out, plan) + storage.nvme_link(out, plan)
+    dev = next(f for f in fs if f.id == "node.storage")
+    assert dev.verdict in (Verdict.PASS, Verdict.WARN, Verdict.UNKNOWN) and str(tmp_path) in dev.message
+    if dev.verdict is not Verdict.UNKNOWN:  # the data path's disk, named from this machine's own lsblk
+        from wizard.parsers.storage import parse_lsblk_json
+        assert any(d.kname in dev.message for d in parse_lsblk_json(out["lsblk"].text).devices if d.type == "disk")
+    assert next(f for f in fs if f.id == "node.storage_mount").verdict in (Verdict.PASS, Verdict.WARN)

@@ -1,0 +1,349 @@
+"""The BMC's own records, read through IPMI with ``ipmitool``: the System Event Log (``ipmitool sel elist`` /
+``sel list``) and the sensors (``ipmitool sdr elist`` / ``sdr list``, and ``ipmitool sensor`` for thresholds).
+
+Sources for the formats:
+
+* ipmitool(1) man page (https://github.com/ipmitool/ipmitool, ``doc/ipmitool.1``): ``sel list`` / ``sel elist``
+  print ``ID | date | time | sensor | event | Asserted/Deasserted`` (elist adds the sensor's name from the SDR and,
+  for threshold events, ``Reading N > Threshold M unit``); ``sdr elist`` prints ``name | id | status | entity |
+  reading or states``; ``sdr list`` ``name | reading | status``; ``sensor`` ``name | value | unit | status | lnr |
+  lcr | lnc | unc | ucr | unr``.
+* ipmitool ``lib/ipmi_sel.c`` / ``lib/ipmi_time.c``: record ids are hexadecimal; a record logged before the BMC knew
+  the time prints ``Pre-Init`` and the seconds since the BMC started; 1.8.19 and later print the date with ``%x``
+  and the time with ``%X %Z`` (so ``12/14/22 | 23:09:44 CET`` and, in some locales, ``05:15:35 PM CEST``), earlier
+  releases ``06/03/2014 | 17:38:05``.
+* IPMI v2.0 rev 1.1 specification, section 42.2 and table 42-3 (sensor types and their event offsets), table 43-13
+  (entity ids: 10 power supply, 19 power unit, 29 fan device, 55/64 air inlet): the sensor-type names ipmitool
+  prints before a sensor's name.
+
+Parsers never raise; lines they cannot read are kept in ``unread``. Numbers keep their unit in the field name
+(``value`` is in ``unit``; :attr:`SdrReading.temperature_c`, :attr:`SdrReading.speed_rpm`, :attr:`SdrReading.power_w`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from wizard.common import to_float
+
+SENSOR_TYPES = (
+    # IPMI v2.0 table 42-3, as ipmitool names them (lib/ipmi_sel.c sensor_type_desc), and the variants ipmitool
+    # releases and BMCs print; the longest that starts the sensor column wins
+    "Temperature", "Voltage", "Current", "Fan", "Physical Security", "Platform Security", "Processor",
+    "Power Supply", "Power Unit", "Cooling Device", "Other", "Memory", "Drive Slot / Bay", "Drive Slot (Bay)",
+    "POST Memory Resize", "System Firmwares", "System Firmware Progress", "System Firmware Error",
+    "Event Logging Disabled", "Watchdog1", "Watchdog", "System Event", "Critical Interrupt", "Button",
+    "Button / Switch", "Module / Board", "Microcontroller", "Add-in Card", "Chassis", "Chip Set", "Other FRU",
+    "Cable / Interconnect", "Terminator", "System Boot Initiated", "Boot Error", "OS Boot", "OS Critical Stop",
+    "Slot / Connector", "System ACPI Power State", "Watchdog2", "Platform Alert", "Entity Presence",
+    "Monitor ASIC", "LAN", "Management Subsystem Health", "Management Subsys Health", "Battery", "Session Audit",
+    "Version Change", "FRU State", "Unknown", "OEM",
+)
+_TYPES_LONGEST = sorted(SENSOR_TYPES, key=len, reverse=True)
+
+THRESHOLD_NAMES = ("lnr", "lcr", "lnc", "unc", "ucr", "unr")
+"""``ipmitool sensor``'s threshold columns, in order: lower non-recoverable, critical, non-critical, upper
+non-critical, critical, non-recoverable (IPMI v2.0 section 36.3)."""
+
+MAX_LINES = 200_000
+"""Lines read from one output (a SEL holds at most 65,535 records, IPMI v2.0 section 31.2; an SDR far fewer)."""
+
+
+# ------------------------------------------------------------------ SEL
+
+
+@dataclass(frozen=True)
+class SelRecord:
+    """One SEL record as ``ipmitool sel elist`` / ``sel list`` prints it.
+
+    Attributes:
+        record_id: the record id as printed (hexadecimal, "3a").
+        date, time: the date and time columns as printed ("12/14/22", "23:09:44 CET"; "Pre-Init" and the BMC's
+            seconds since start for a record logged before the BMC had the time).
+        when: the date and time read as a wall-clock time of the BMC's clock, the zone dropped (naive); ``None``
+            for a Pre-Init record or a date it could not read.
+        zone: the zone the time column names ("CET", "+07"), "" when none.
+        sensor_type: the IPMI sensor type ("Power Supply", "Memory", ...), "" when the column starts with none.
+        sensor: the sensor's name or number after the type ("PS1 Status", "#0x51").
+        event: the event ("Power Supply AC lost", "Lower Critical going low").
+        direction: "Asserted", "Deasserted" or "" (an OEM record has none).
+        detail: elist's last column for a threshold event ("Reading 0 < Threshold 1000 RPM"), else "".
+        line: the raw line.
+    """
+
+    record_id: str
+    date: str
+    time: str
+    when: _dt.datetime | None
+    zone: str
+    sensor_type: str
+    sensor: str
+    event: str
+    direction: str
+    detail: str
+    line: str
+
+    @property
+    def pre_init(self) -> bool:
+        return self.date.replace(" ", "").lower().startswith("pre-init")
+
+    @property
+    def asserted(self) -> bool:
+        return self.direction.lower() != "deasserted"
+
+
+@dataclass(frozen=True)
+class SelFacts:
+    """What a SEL listing says: its records in order, whether it said it is empty, and what it could not read."""
+
+    records: tuple[SelRecord, ...] = ()
+    empty_line: str = ""  # "SEL has no entries"
+    unread: tuple[str, ...] = ()
+
+
+_HEX_ID = re.compile(r"^[0-9a-fA-F]{1,8}$")
+_TIME = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ampm>[AaPp][Mm]))?(?:\s+(?P<zone>\S.*))?$")
+_DATE = re.compile(r"^(?P<a>\d{1,4})[/.-](?P<b>\d{1,2})[/.-](?P<c>\d{1,4})$")
+
+
+def _sel_when(date: str, time: str) -> tuple[_dt.datetime | None, str]:
+    """(wall-clock time, zone) of a SEL record's date and time columns; (None, zone) when unreadable."""
+    tm = _TIME.match(time.strip())
+    zone = (tm.group("zone") or "").strip() if tm else ""
+    dm = _DATE.match(date.strip())
+    if not tm or not dm:
+        return None, zone
+    a, b, c = (int(x) for x in dm.group("a", "b", "c"))
+    if len(dm.group("a")) == 4:  # 2019/05/12 (some BMCs' own format)
+        year, month, day = a, b, c
+    else:
+        month, day, year = a, b, c
+        if month > 12 and day <= 12:  # a day-first locale's %x (31/12/2024)
+            month, day = day, month
+        if len(dm.group("c")) <= 2:
+            year += 2000 if year < 70 else 1900  # strptime's %y rule (POSIX)
+    hour, minute, second = int(tm.group("h")), int(tm.group("m")), int(tm.group("s") or 0)
+    ampm = (tm.group("ampm") or "").upper()
+    if ampm == "PM" and hour < 12:
+        hour += 12
+    elif ampm == "AM" and hour == 12:
+        hour = 0
+    try:
+        return _dt.datetime(year, month, day, hour, minute, second), zone
+    except ValueError:
+        return None, zone
+
+
+def split_sensor(column: str) -> tuple[str, str]:
+    """("Power Supply", "PS1 Status") from a SEL sensor column "Power Supply PS1 Status"; ("", column) when it
+    starts with no IPMI sensor-type name."""
+    col = column.strip()
+    low = col.lower()
+    for t in _TYPES_LONGEST:
+        tl = t.lower()
+        if low == tl:
+            return t, ""
+        if low.startswith(tl + " "):
+            return t, col[len(t):].strip()
+    return "", col
+
+
+def parse_sel(text: str) -> SelFacts:
+    """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent). Never raises."""
+    records: list[SelRecord] = []
+    unread: list[str] = []
+    empty = ""
+    for n, raw in enumerate(text.splitlines()):
+        if n >= MAX_LINES:
+            unread.append(f"... output cut at {MAX_LINES} lines")
+            break
+        line = raw.strip()
+        if not line:
+            continue
+        if re.match(r"^SEL has no entries", line, re.I):
+            empty = raw
+            continue
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) >= 5 and _HEX_ID.match(cols[0]):
+            rid, date, time = cols[0], cols[1], cols[2]
+            sensor_col = cols[3]
+            event = cols[4]
+            direction = ""
+            detail = ""
+            rest = cols[5:]
+            if rest and rest[0].lower() in ("asserted", "deasserted"):
+                direction = rest[0].capitalize() if rest[0].lower() == "asserted" else "Deasserted"
+                detail = " | ".join(c for c in rest[1:] if c)
+            elif rest:
+                # an event text that holds a '|' of its own ("Uncorrectable ECC (UnCorrectable ECC |  DIMMD7)")
+                for i, c in enumerate(rest):
+                    if c.lower() in ("asserted", "deasserted"):
+                        event = " | ".join([event] + rest[:i])
+                        direction = "Asserted" if c.lower() == "asserted" else "Deasserted"
+                        detail = " | ".join(x for x in rest[i + 1:] if x)
+                        break
+                else:
+                    detail = " | ".join(c for c in rest if c)
+            elif event.lower() in ("asserted", "deasserted"):
+                direction, event = event.capitalize(), ""
+            when, zone = (None, "") if date.replace(" ", "").lower().startswith("pre-init") else _sel_when(date, time)
+            stype, sensor = split_sensor(sensor_col)
+            records.append(SelRecord(rid, date, time, when, zone, stype, sensor, event, direction, detail, raw))
+            continue
+        unread.append(raw)
+    return SelFacts(tuple(records), empty, tuple(unread))
+
+
+def detect_sel(text: str) -> float:
+    """Confidence that ``text`` is ``ipmitool sel elist`` / ``sel list`` output."""
+    lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
+    if not lines:
+        return 0.0
+    if len(lines) == 1 and lines[0].lower().startswith("sel has no entries"):
+        return 0.95
+    hits = 0
+    for ln in lines:
+        cols = [c.strip() for c in ln.split("|")]
+        if len(cols) >= 5 and _HEX_ID.match(cols[0]) and (
+                _DATE.match(cols[1]) or cols[1].replace(" ", "").lower().startswith("pre-init")) and (
+                any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
+            hits += 1
+    if not hits:
+        return 0.0
+    return min(0.97, 0.6 + 0.4 * hits / len(lines))
+
+
+# ------------------------------------------------------------------ SDR and sensor
+
+
+@dataclass(frozen=True)
+class SdrReading:
+    """One sensor as ``ipmitool sdr elist`` / ``sdr list`` / ``sensor`` prints it.
+
+    Attributes:
+        name: the sensor's name ("Inlet Temp", "PS1 Status").
+        sensor_id: the sensor number as ``sdr elist`` prints it ("0Eh"), "" otherwise.
+        status: ipmitool's status word, lower case: ``ok``, ``ns`` (no reading: absent or disabled), ``nc``,
+            ``cr``, ``nr`` (non-critical, critical, non-recoverable; ``sensor`` says which side: ``lnc``, ``unc``,
+            ``lcr``, ``ucr``, ``lnr``, ``unr``), ``na``; "" when the output has none.
+        entity: the IPMI entity "id.instance" (``sdr elist``: "10.1" is power supply 1), "" otherwise.
+        value: the reading in ``unit``; ``None`` for a discrete sensor or no reading.
+        unit: "degrees C", "RPM", "Volts", "Watts", "Amps", "percent", "CFM", ... ; "" for a discrete sensor.
+        states: a discrete sensor's asserted states as printed ("Presence detected", "Failure detected").
+        thresholds: ``sensor``'s thresholds that are set, in ``unit`` (keys from :data:`THRESHOLD_NAMES`).
+        line: the raw line.
+    """
+
+    name: str
+    sensor_id: str = ""
+    status: str = ""
+    entity: str = ""
+    value: float | None = None
+    unit: str = ""
+    states: tuple[str, ...] = ()
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    line: str = ""
+
+    @property
+    def entity_id(self) -> int | None:
+        head = self.entity.split(".", 1)[0]
+        return int(head) if head.isdigit() and len(head) <= 3 else None
+
+    @property
+    def temperature_c(self) -> float | None:
+        return self.value if self.unit.lower() in ("degrees c", "c") else None
+
+    @property
+    def speed_rpm(self) -> float | None:
+        return self.value if self.unit.upper() == "RPM" else None
+
+    @property
+    def power_w(self) -> float | None:
+        return self.value if self.unit.lower() in ("watts", "w") else None
+
+
+@dataclass(frozen=True)
+class SdrFacts:
+    """A sensor listing: its sensors in order, its format ("elist", "list", "sensor", "" when nothing was read)
+    and the lines it could not read."""
+
+    readings: tuple[SdrReading, ...] = ()
+    form: str = ""
+    unread: tuple[str, ...] = ()
+
+
+_SENSOR_ID = re.compile(r"^[0-9A-Fa-f]{1,2}h$")
+_ENTITY = re.compile(r"^\d{1,3}\.\d{1,3}$")
+_STATUS = {"ok", "ns", "nc", "cr", "nr", "na", "lnc", "unc", "lcr", "ucr", "lnr", "unr"}
+_READING = re.compile(r"^(?P<v>[-+]?\d+(?:\.\d+)?)(?:\s*\(\+/-\s*[\d.]+\))?\s+(?P<u>[A-Za-z%][A-Za-z %/]*?)\s*$")
+
+
+def _reading(text: str) -> tuple[float | None, str, tuple[str, ...]]:
+    """(value, unit, states) of an ``sdr`` reading column: "19 degrees C", "0 Watts, Presence detected, Failure
+    detected", "Disabled", "0x00"."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    value, unit = None, ""
+    if parts:
+        m = _READING.match(parts[0])
+        if m and not parts[0].lower().startswith("0x"):
+            value, unit = to_float(m.group("v")), m.group("u").strip()
+            parts = parts[1:]
+    return value, unit, tuple(parts)
+
+
+def parse_sdr(text: str) -> SdrFacts:
+    """``ipmitool sdr elist`` (5 columns), ``sdr list`` (3 columns) or ``ipmitool sensor`` (10 columns) output, each
+    line read by its own column count. Never raises."""
+    readings: list[SdrReading] = []
+    unread: list[str] = []
+    forms: dict[str, int] = {}
+    for n, raw in enumerate(text.splitlines()):
+        if n >= MAX_LINES:
+            unread.append(f"... output cut at {MAX_LINES} lines")
+            break
+        line = raw.strip()
+        if not line:
+            continue
+        cols = [c.strip() for c in line.split("|")]
+        name = cols[0]
+        if len(cols) == 5 and _SENSOR_ID.match(cols[1]) and cols[2].lower() in _STATUS and (
+                _ENTITY.match(cols[3]) or not cols[3]):
+            value, unit, states = _reading(cols[4])
+            readings.append(SdrReading(name, cols[1], cols[2].lower(), cols[3], value, unit, states, {}, raw))
+            forms["elist"] = forms.get("elist", 0) + 1
+        elif len(cols) >= 10 and (cols[2].lower() == "discrete" or cols[3].lower() in _STATUS):
+            status = cols[3].lower() if cols[3].lower() in _STATUS else ""
+            if cols[2].lower() == "discrete":
+                readings.append(SdrReading(name, status=status, line=raw))
+            else:
+                value = to_float(cols[1]) if cols[1].lower() != "na" else None
+                th = {k: v for k, c in zip(THRESHOLD_NAMES, cols[4:10])
+                      if c.lower() != "na" and (v := to_float(c)) is not None}
+                readings.append(SdrReading(name, status=status, value=value, unit=cols[2], thresholds=th, line=raw))
+            forms["sensor"] = forms.get("sensor", 0) + 1
+        elif len(cols) == 3 and cols[2].lower() in _STATUS:
+            value, unit, states = _reading(cols[1])
+            readings.append(SdrReading(name, status=cols[2].lower(), value=value, unit=unit, states=states, line=raw))
+            forms["list"] = forms.get("list", 0) + 1
+        else:
+            unread.append(raw)
+    form = max(forms, key=lambda k: forms[k]) if forms else ""
+    return SdrFacts(tuple(readings), form, tuple(unread))
+
+
+def detect_sdr(text: str) -> float:
+    """Confidence that ``text`` is ``ipmitool sdr elist`` / ``sdr list`` / ``sensor`` output."""
+    lines = [ln for ln in text.splitlines()[:2000] if ln.strip()]
+    if not lines:
+        return 0.0
+    f = parse_sdr("\n".join(lines))
+    if not f.readings:
+        return 0.0
+    share = len(f.readings) / len(lines)
+    has_unit = any(r.unit or r.states for r in f.readings)
+    if share < 0.5 or not has_unit and f.form != "sensor":
+        return 0.0
+    return min(0.95, 0.55 + 0.4 * share)

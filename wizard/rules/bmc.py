@@ -1,0 +1,614 @@
+"""The BMC's view of the hardware, through IPMI (``ipmitool``): its System Event Log and its sensors.
+
+* ``health.bmc_sel``: SEL records of a hardware fault (IPMI v2.0 table 42-3 sensor-specific offsets and the generic
+  threshold, severity and redundancy event types of table 42-1) that were asserted since the build started and not
+  deasserted since: a failure, an uncorrectable error, a critical or non-recoverable threshold -> fail; a predictive
+  failure, a correctable error, a non-critical threshold, degraded redundancy -> warn. Faults later deasserted, and
+  records from before the build, are history (said, never failing). Each record can be acknowledged.
+* ``health.bmc_psu``: the power supplies' states and the power redundancy sensor (``ipmitool sdr elist``).
+* ``health.bmc_sensors``: fans, temperatures and other threshold sensors by the BMC's own status (``cr``/``nr``
+  fail, ``nc`` warn); the inlet temperature with the sensor's own upper threshold where ``ipmitool sensor`` gives one.
+* No ``ipmitool``, no ``/dev/ipmi*``, permission denied: ``health.bmc`` skip with the exact reason and how to
+  enable it, said once for the three.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any, Mapping
+
+from wizard.facts import facts_of
+from wizard.model import Finding, Verdict, measure
+from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_sdr, parse_sel
+from wizard.probes import ProbeOutput
+from wizard.rules.common import Outputs
+from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
+
+SEL_PROBE = "ipmitool_sel"
+SDR_PROBE = "ipmitool_sdr"
+SENSOR_PROBE = "ipmitool_sensor"
+
+SRC_IPMI = ("IPMI v2.0 rev 1.1 specification, section 31 'System Event Log', table 42-1 (event/reading types: 01h "
+            "threshold, 07h severity, 0Bh redundancy) and table 42-3 (sensor-specific offsets: Power Supply 08h, "
+            "Power Unit 09h, Memory 0Ch, Critical Interrupt 13h, Processor 07h) "
+            "(https://www.intel.com/content/www/us/en/products/docs/servers/ipmi/ipmi-second-gen-interface-spec-v2-rev1-1.html)")
+SRC_IPMITOOL = "ipmitool(1), 'sel elist', 'sdr elist', 'sensor' (https://github.com/ipmitool/ipmitool/blob/master/doc/ipmitool.1.in)"
+SRC_GCM_SEL = ("Meta GCM health checks, check_ipmitool (SEL: power supply AC lost, uncorrectable errors, Bus Fatal Error, "
+               "PCI SERR -> critical; https://github.com/facebookresearch/gcm/blob/main/gcm/health_checks/checks/check_ipmitool.py)")
+SRC_SEL = f"{SRC_IPMI}; {SRC_IPMITOOL}; {SRC_GCM_SEL}"
+SRC_SDR = (f"IPMI v2.0 rev 1.1 specification, section 36.3 (sensor thresholds: non-critical, critical, non-recoverable) "
+           f"and table 43-13 (entity ids: 10 power supply, 19 power unit, 55/64 air inlet); {SRC_IPMITOOL}; Meta GCM "
+           "health checks, check_sensors (fan and power-supply errors from the IPMI sensors; "
+           "https://github.com/facebookresearch/gcm)")
+
+SEL_CLOCK_SLACK_H = 14
+"""Hours either side of the build's start within which a SEL record counts as "since the build started". The SEL's
+times are the BMC's clock, whose zone is not known (ipmitool before 1.8.19 prints it as it is, later releases in the
+host's zone); civil time zones run from UTC-12 to UTC+14 (IANA time zone database, https://www.iana.org/time-zones),
+so a record less than 14 hours before the start may still be after it, and is counted."""
+
+REMEDY_ENABLE = ("Load the IPMI drivers (`modprobe ipmi_si ipmi_devintf`; `ipmi_ssif` on boards whose BMC sits on "
+                 "SMBus), check that /dev/ipmi0 appears, install ipmitool (`apt install ipmitool` / `dnf install "
+                 "ipmitool`) and run the check as root. A virtual machine or a workstation without a BMC has none: "
+                 "read the event log and sensors in the BMC's web interface or over Redfish instead.")
+
+
+# ------------------------------------------------------------------ access
+
+
+def unreachable(out: ProbeOutput | None) -> tuple[str, str] | None:
+    """(reason, how to enable) when ``out`` says ipmitool could not reach a BMC (not installed, no IPMI device,
+    permission denied), else ``None``."""
+    if out is None:
+        return None
+    err = out.error or ""
+    words = f"{out.stderr}\n{out.text}"
+    first = next((ln.strip() for ln in out.stderr.splitlines() if ln.strip()), "")
+    if err.startswith("command not found"):
+        return "ipmitool is not installed", REMEDY_ENABLE
+    if err.startswith("permission denied"):
+        return f"ipmitool could not be run ({err})", "Run bringup as root (sudo)."
+    m = re.search(r"Could not open device at [^\n]*?: ([^\n]+)", words)
+    if m:
+        if "permission denied" in m.group(1).lower():
+            return (f"ipmitool cannot open the IPMI device: {first or m.group(0)}",
+                    "Run the check as root (sudo): /dev/ipmi0 is readable by root only.")
+        return (f"no IPMI device: {first or m.group(0)} (the IPMI kernel driver is not loaded, or this machine has no "
+                "BMC)", REMEDY_ENABLE)
+    return None
+
+
+def _access_skip(out: ProbeOutput, why: tuple[str, str]) -> Finding:
+    reason, how = why
+    return Finding("health.bmc", Verdict.SKIP, f"the BMC could not be read: {reason}", "BMC",
+                   tuple(out.evidence_error()), how, SRC_IPMITOOL)
+
+
+def _not_read(fid: str, out: ProbeOutput | None, what: str) -> Finding:
+    """unknown: the probe ran but gave nothing readable (a timeout, an IPMI error)."""
+    if out is None:
+        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: probe not collected", "BMC",
+                       ("(no probe output: it was not collected)",), "Run the check again.", SRC_IPMITOOL)
+    if "timed out" in (out.error or "") or "did not finish" in (out.error or ""):
+        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: the BMC did not answer in time ({out.error})",
+                       "BMC", tuple(out.evidence_error()),
+                       "Run `ipmitool mc info` by hand: a BMC that does not answer needs a reset from its web "
+                       "interface or `ipmitool mc reset cold` (the host keeps running).", SRC_IPMITOOL)
+    return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'ipmitool printed nothing readable'}",
+                   "BMC", tuple(out.evidence_error()) + cap(out.text.splitlines(), 5),
+                   "Run the command by hand as root and read its error.", SRC_IPMITOOL)
+
+
+def _said_by_sel(outputs: Outputs) -> bool:
+    """True when the SEL probe's output says the BMC is unreachable (health.bmc says it once for all three)."""
+    return unreachable(outputs.get(SEL_PROBE)) is not None
+
+
+# ------------------------------------------------------------------ SEL
+
+
+_TYPE_PSU = r"power supply"
+_TYPE_REDUND = r"power supply|power unit|fan|cooling device|management subsys(?:tem)? health|other"
+_THRESHOLD_TYPES = r"temperature|voltage|current|fan|power supply|other|cooling device"
+
+# (sensor type regex, event regex, verdict, concern, what the IPMI specification says the event is); first match wins
+_SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
+    (_TYPE_PSU, r"ac lost or out-of-range|input lost or out-of-range", Verdict.FAIL, "power supply",
+     "Power Supply offset 04h: input lost or out of range"),
+    (_TYPE_PSU, r"out-of-range, but present", Verdict.WARN, "power supply",
+     "Power Supply offset 05h: input out of range, but present"),
+    (_TYPE_PSU, r"failure detected", Verdict.FAIL, "power supply", "Power Supply offset 01h: power supply failure detected"),
+    (_TYPE_PSU, r"predictive failure", Verdict.WARN, "power supply", "Power Supply offset 02h: predictive failure"),
+    (_TYPE_PSU, r"ac lost|input lost", Verdict.FAIL, "power supply", "Power Supply offset 03h: power supply input lost (AC/DC)"),
+    (_TYPE_PSU, r"config(?:uration)? error", Verdict.FAIL, "power supply", "Power Supply offset 06h: configuration error"),
+    (r"power unit", r"soft.power control failure|failure detected", Verdict.FAIL, "power supply",
+     "Power Unit offsets 05h/06h: power unit failure"),
+    (r"power unit", r"predictive failure", Verdict.WARN, "power supply", "Power Unit offset 07h: predictive failure"),
+    (r"power unit", r"ac lost", Verdict.WARN, "power supply", "Power Unit offset 04h: the system lost input power"),
+    (_TYPE_REDUND, r"redundancy lost", Verdict.FAIL, "redundancy", "redundancy event type 0Bh offset 01h: redundancy lost"),
+    (_TYPE_REDUND, r"non-redundant:\s*insufficient", Verdict.FAIL, "redundancy",
+     "redundancy event type 0Bh offset 05h: non-redundant, insufficient resources"),
+    (_TYPE_REDUND, r"non-redundant|redundancy degraded", Verdict.WARN, "redundancy",
+     "redundancy event type 0Bh offsets 02h-04h, 06h, 07h: redundancy degraded or lost to non-redundant"),
+    (_THRESHOLD_TYPES, r"upper non-recoverable going high|lower non-recoverable going low", Verdict.FAIL, "threshold",
+     "threshold event type 01h: a non-recoverable threshold crossed"),
+    (_THRESHOLD_TYPES, r"upper critical going high|lower critical going low", Verdict.FAIL, "threshold",
+     "threshold event type 01h: a critical threshold crossed"),
+    (_THRESHOLD_TYPES, r"upper non-critical going high|lower non-critical going low", Verdict.WARN, "threshold",
+     "threshold event type 01h: a non-critical threshold crossed"),
+    (r"memory", r"uncorrectable", Verdict.FAIL, "memory", "Memory offset 01h: uncorrectable ECC or other uncorrectable memory error"),
+    (r"memory", r"parity", Verdict.FAIL, "memory", "Memory offset 02h: parity error"),
+    (r"memory", r"scrub", Verdict.FAIL, "memory", "Memory offset 03h: memory scrub failed"),
+    (r"memory", r"device disabled", Verdict.FAIL, "memory", "Memory offset 04h: memory device disabled"),
+    (r"memory", r"logging limit", Verdict.WARN, "memory", "Memory offset 05h: correctable ECC logging limit reached"),
+    (r"memory", r"config(?:uration)? error", Verdict.FAIL, "memory", "Memory offset 07h: configuration error"),
+    (r"memory", r"critical overtemperature", Verdict.FAIL, "memory", "Memory offset 0Ah: critical overtemperature"),
+    (r"memory", r"correctable ecc|correctable memory error", Verdict.WARN, "memory",
+     "Memory offset 00h: correctable ECC or other correctable memory error"),
+    (r"critical interrupt", r"bus fatal|fatal nmi|bus uncorrectable|pci serr|pci perr|i/o channel check|bus timeout",
+     Verdict.FAIL, "pcie", "Critical Interrupt offsets 01h-02h, 04h-05h, 08h-0Ah: a bus or PCI error the system could "
+     "not correct"),
+    (r"critical interrupt", r"bus correctable|bus degraded|nmi", Verdict.WARN, "pcie",
+     "Critical Interrupt offsets 00h, 03h, 07h, 0Bh: a corrected bus error, a degraded bus or an NMI"),
+    (r"processor", r"ierr|thermal trip|frb\d|uncorrectable|config(?:uration)? error|machine check exception",
+     Verdict.FAIL, "processor", "Processor offsets 00h-04h, 05h, 0Bh: processor error (IERR, thermal trip, "
+     "uncorrectable machine check)"),
+    (r"processor", r"throttled|correctable machine check", Verdict.WARN, "processor",
+     "Processor offsets 0Ah, 0Ch: throttled, or a correctable machine check"),
+    (r"system firmware(?:s| error| progress)?", r"bios corruption|firmware error|no usable system memory|"
+     r"unrecoverable", Verdict.FAIL, "firmware", "System Firmware Progress offset 00h: system firmware error"),
+    (r"drive slot", r"drive fault|in failed array", Verdict.FAIL, "drive", "Drive Slot offsets 01h, 05h: drive fault"),
+    (r"drive slot", r"predictive failure", Verdict.WARN, "drive", "Drive Slot offset 02h: predictive failure"),
+    (r".*", r"transition to non-recoverable|transition to critical", Verdict.FAIL, "severity",
+     "severity event type 07h offsets 02h-06h, 08h: the sensor went critical or non-recoverable"),
+    (r".*", r"transition to non-critical from ok", Verdict.WARN, "severity",
+     "severity event type 07h offset 01h: the sensor went non-critical"),
+)
+
+_UNDECODED_TYPES = re.compile(r"^(?:temperature|voltage|current|fan|power supply|memory|critical interrupt|processor)$", re.I)
+
+_REMEDY = {
+    "power supply": "Check the power supply's input cable and its PDU feed; reseat the supply, and replace it if the "
+                    "failure stays asserted.",
+    "redundancy": "Bring back the missing unit (a power supply unplugged or failed, a fan out) so the BMC reports Fully "
+                  "Redundant again.",
+    "threshold": "Read the sensor now (`ipmitool sdr elist`): for a fan, reseat or replace it; for a temperature, check "
+                 "the inlet air, blanking panels and fans; for a voltage, the power supply or board.",
+    "memory": "Find the DIMM in the BMC's log (`ipmitool sel get ID`, the web interface) and in the kernel's EDAC "
+              "counters; replace a DIMM with uncorrectable errors or at its correctable-error logging limit, and run a "
+              "memory test before the node returns.",
+    "pcie": "Find the device in the kernel log (PCIe AER) at the same time; reseat the card and its riser, update its "
+            "firmware, and replace it if the error repeats.",
+    "processor": "Read the machine-check record (`ipmitool sel get ID`, `ras-mc-ctl --errors`); a processor error that "
+                 "repeats means the CPU or board needs service.",
+    "firmware": "Reflash the system firmware (BIOS) from the vendor's image and check again.",
+    "drive": "Check the drive named in the record with its controller's tool; replace a failed drive.",
+    "severity": "Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`).",
+    "undecoded": "Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference.",
+}
+_ACK_HINT = " Once dealt with, acknowledge the records (x), or save the log (`ipmitool sel save FILE`) and clear it."
+
+
+def classify(rec: SelRecord) -> tuple[Verdict, str, str] | None:
+    """(verdict, concern, what the IPMI specification says) for a record that reports a hardware fault when asserted,
+    ``None`` for an informational one (boot, button, log cleared, presence, ...)."""
+    stype = rec.sensor_type.lower()
+    event = rec.event.lower()
+    for type_rx, event_rx, verdict, concern, why in _SEL_EVENTS:
+        if re.fullmatch(type_rx, stype) and re.search(event_rx, event):
+            return verdict, concern, why
+    if not event.strip() and _UNDECODED_TYPES.match(stype):
+        return Verdict.WARN, "undecoded", f"a {rec.sensor_type} event that ipmitool could not decode (OEM or reserved offset)"
+    return None
+
+
+def record_key(rec: SelRecord) -> str:
+    """The acknowledgement key of one SEL record (record ids are reused after the log is cleared, so the time joins it)."""
+    return re.sub(r"[,\s]+", "_", f"bmc-sel:{rec.record_id}:{rec.date}:{rec.time}")
+
+
+def build_start(exp: Mapping[str, Any]) -> _dt.datetime | None:
+    """The build's start (``exp["build_started"]``, ISO 8601) as a naive UTC time; ``None`` when unknown."""
+    raw = exp.get("build_started") if isinstance(exp, Mapping) else None
+    if not isinstance(raw, str):
+        return None
+    try:
+        t = _dt.datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    if t.tzinfo is not None:
+        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return t
+
+
+def _when(rec: SelRecord, start: _dt.datetime | None) -> str:
+    """"since", "before" or "unknown" (a Pre-Init record or an unreadable date) against the build's start."""
+    if start is None:
+        return "since"
+    if rec.when is None:
+        return "unknown"
+    return "before" if rec.when < start - _dt.timedelta(hours=SEL_CLOCK_SLACK_H) else "since"
+
+
+def _what(rec: SelRecord) -> str:
+    return " ".join(x for x in (rec.sensor_type, rec.sensor) if x) or "a sensor"
+
+
+def judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str = "$ ipmitool sel elist") -> list[Finding]:
+    """Findings for a SEL listing (see the module docstring). Never raises."""
+    try:
+        return _judge_sel(facts, exp, source)
+    except Exception as exc:  # noqa: BLE001 - a bug must not hide the others' findings
+        return [Finding("health.bmc_sel", Verdict.UNKNOWN, f"could not judge the BMC event log: {exc!r}", "BMC",
+                        (source,), "This is a bringup bug: please report it with the input.", SRC_SEL)]
+
+
+def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Finding]:
+    if not facts.records:
+        if facts.empty_line:
+            return [Finding("health.bmc_sel", Verdict.PASS, "the BMC event log is empty: no hardware fault recorded",
+                            "BMC", (source, facts.empty_line), "", SRC_SEL)]
+        return [Finding("health.bmc_sel", Verdict.UNKNOWN, "could not read the BMC event log: no records in this output",
+                        "BMC", (source,) + cap(facts.unread, 10), "Run `ipmitool sel elist` as root and check its output.",
+                        SRC_SEL)]
+    start = build_start(exp)
+    acked = acknowledged_keys(exp)
+    open_: dict[tuple[str, str, str], list[tuple[SelRecord, tuple[Verdict, str, str]]]] = {}
+    resolved: list[tuple[SelRecord, SelRecord]] = []
+    n_ack = 0
+    for rec in facts.records:
+        key = (rec.sensor_type.lower(), rec.sensor.lower(), rec.event.lower())
+        if not rec.asserted:
+            for a, _ in open_.pop(key, []):
+                resolved.append((a, rec))
+            continue
+        c = classify(rec)
+        if c is None:
+            continue
+        if record_key(rec) in acked:
+            n_ack += 1
+            continue
+        open_.setdefault(key, []).append((rec, c))
+    active: dict[tuple[str, str, str, str], list[tuple[SelRecord, tuple[Verdict, str, str], str]]] = {}
+    before: list[SelRecord] = []
+    for items in open_.values():
+        for rec, c in items:
+            when = _when(rec, start)
+            if when == "before":
+                before.append(rec)
+                continue
+            active.setdefault((c[1], rec.sensor_type, rec.sensor, rec.event), []).append((rec, c, when))
+    out: list[Finding] = []
+    for (concern, _stype, _sensor, _event), group in active.items():
+        recs = [r for r, _, _ in group]
+        verdict, _, why = group[0][1]
+        timeless = all(w == "unknown" for _, _, w in group)
+        if timeless and verdict is Verdict.FAIL:
+            verdict = Verdict.WARN  # logged before the BMC had the time: when is unknown, it may be a power-on event
+        last = recs[-1]
+        when_words = ("logged before the BMC had the time (Pre-Init), so when is unknown" if timeless else
+                      f"last {last.date} {last.time}" + ("" if start is not None else
+                                                         "; no build start to compare with, so every record counts"))
+        msg = (f"{_what(last)}: {last.event or '(event not decoded)'} asserted"
+               f"{'' if len(recs) == 1 else f' {len(recs)} times'} and not deasserted since ({when_words}); "
+               f"IPMI: {why}")
+        out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
+                           _REMEDY.get(concern, _REMEDY["undecoded"]) + _ACK_HINT, SRC_SEL,
+                           key=",".join(dict.fromkeys(record_key(r) for r in recs))))
+    history: list[str] = []
+    if resolved:
+        names = list(dict.fromkeys(f"{_what(a)}: {a.event}" for a, _ in resolved))
+        history.append(plural(len(resolved), "fault") + " asserted and later deasserted (" + "; ".join(names[:5])
+                       + ("; ..." if len(names) > 5 else "") + ")")
+    if before:
+        history.append(plural(len(before), "fault record") + f" from before the build started ({before[0].date} to "
+                       f"{before[-1].date})")
+    if n_ack:
+        history.append(f"{n_ack} acknowledged by the operator")
+    read = f"{plural(len(facts.records), 'record')} read"
+    if out:
+        if history:
+            ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
+            out.append(Finding("health.bmc_sel", Verdict.PASS, "BMC event log history, not a current fault: "
+                               + "; ".join(history), "BMC", cap(ev), "", SRC_SEL))
+        return out
+    msg = (f"no hardware fault active in the BMC event log{' since the build started' if start else ''} ({read}"
+           + (f"; history: {'; '.join(history)}" if history else "") + ")")
+    ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
+    if len(ev) == 1:
+        ev += [r.line for r in facts.records[-5:]]
+    return [Finding("health.bmc_sel", Verdict.PASS, msg, "BMC", cap(ev), "", SRC_SEL)]
+
+
+def sel(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over ``ipmitool sel elist`` (probe ``ipmitool_sel``).
+
+    Findings: ``health.bmc_sel`` (fail / warn per active fault record, pass with the history), ``health.bmc`` (skip:
+    no BMC access, with the reason and how to enable it), unknown when ipmitool answered nothing readable."""
+    o = outputs.get(SEL_PROBE) if isinstance(outputs, Mapping) else None
+    if o is None:
+        return [_not_read("health.bmc_sel", o, "the BMC event log")]
+    why = unreachable(o)
+    if why is not None:
+        return [_access_skip(o, why)]
+    facts = facts_of(outputs).parse(SEL_PROBE, parse_sel, on="text")
+    assert facts is not None  # the probe was collected (checked above)
+    if not facts.records and not facts.empty_line and (o.error or o.rc not in (0, None)):
+        return [_not_read("health.bmc_sel", o, "the BMC event log")]
+    return judge_sel(facts, expectations, o.source)
+
+
+# ------------------------------------------------------------------ sensors: power supplies
+
+
+_PSU_NAME = re.compile(r"\bPSU?\s*_?\d|\bpower\s*supply|\bPS\d|\bpwr\s*supply", re.I)
+_POWER_NAME = re.compile(r"\bPSU?\b|\bPS\d|power|pwr", re.I)
+_PSU_STATES: tuple[tuple[str, Verdict, str], ...] = (
+    (r"ac lost or out-of-range|input lost or out-of-range", Verdict.FAIL, "input lost or out of range"),
+    (r"out-of-range, but present", Verdict.WARN, "input out of range, but present"),
+    (r"failure detected", Verdict.FAIL, "failure detected"),
+    (r"predictive failure", Verdict.WARN, "predictive failure"),
+    (r"ac lost|input lost", Verdict.FAIL, "input lost"),
+    (r"config(?:uration)? error", Verdict.FAIL, "configuration error"),
+)
+
+
+def _redundancy(states: tuple[str, ...]) -> tuple[Verdict, str] | None:
+    """(verdict, state) of a redundancy sensor's states, ``None`` when it shows none."""
+    for s in states:
+        low = s.lower()
+        if "redundancy lost" in low or re.search(r"non-redundant:\s*insufficient", low):
+            return Verdict.FAIL, s
+    for s in states:
+        low = s.lower()
+        if "non-redundant" in low or "redundancy degraded" in low:
+            return Verdict.WARN, s
+    for s in states:
+        if "fully redundant" in s.lower():
+            return Verdict.PASS, s
+    return None
+
+
+def _bad_status(status: str) -> Verdict | None:
+    if status in ("cr", "nr", "lcr", "ucr", "lnr", "unr"):
+        return Verdict.FAIL
+    if status in ("nc", "lnc", "unc"):
+        return Verdict.WARN
+    return None
+
+
+_STATUS_WORDS = {"cr": "critical", "nr": "non-recoverable", "nc": "non-critical", "lcr": "below its lower critical "
+                 "threshold", "ucr": "above its upper critical threshold", "lnr": "below its lower non-recoverable "
+                 "threshold", "unr": "above its upper non-recoverable threshold", "lnc": "below its lower "
+                 "non-critical threshold", "unc": "above its upper non-critical threshold"}
+
+
+def _psu_name(r: SdrReading) -> str:
+    return r.name if re.search(r"power\s*supply|\bPSU?\b|\bPS\d", r.name, re.I) else f"power supply {r.name}"
+
+
+def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Finding]:
+    """``health.bmc_psu`` over a sensor listing: each power supply's states and the power redundancy sensor."""
+    psus = [r for r in sdr.readings if (r.entity_id == 10 or _PSU_NAME.search(r.name)) and "redundan" not in
+            " ".join(r.states).lower()]
+    redund = [r for r in sdr.readings if any("redundan" in s.lower() for s in r.states) and (
+        r.entity_id in (10, 19, 20, 21) or _POWER_NAME.search(r.name))]
+    discrete = [r for r in psus if r.states or (r.value is None and r.status not in ("", "ns"))]
+    if not psus and not redund:
+        if not sdr.readings:
+            return [Finding("health.bmc_psu", Verdict.UNKNOWN, "could not read the BMC's sensors", "BMC power supplies",
+                            (source,) + cap(sdr.unread, 10), "Run `ipmitool sdr elist` as root and check its output.",
+                            SRC_SDR)]
+        return [Finding("health.bmc_psu", Verdict.SKIP, "the BMC lists no power-supply sensor (a blade or a "
+                        "chassis-powered node reports its supplies in the chassis manager)", "BMC power supplies",
+                        (source,), "Check the supplies in the chassis manager or the BMC's web interface.", SRC_SDR)]
+    out: list[Finding] = []
+    for r in psus:
+        bad = [(v, words, s) for s in r.states for rx, v, words in _PSU_STATES if re.search(rx, s.lower())]
+        st = _bad_status(r.status)
+        if bad:
+            verdict = Verdict.FAIL if any(v is Verdict.FAIL for v, _, _ in bad) else Verdict.WARN
+            out.append(Finding("health.bmc_psu", verdict, f"{_psu_name(r)}: " + ", ".join(
+                dict.fromkeys(s for _, _, s in bad)) + f" (IPMI Power Supply sensor: {bad[0][1]})",
+                f"BMC {r.name}", (source, r.line), _REMEDY["power supply"], SRC_SDR))
+        elif st is not None:
+            out.append(Finding("health.bmc_psu", st, f"{_psu_name(r)}: status {r.status} "
+                               f"({_STATUS_WORDS.get(r.status, r.status)})", f"BMC {r.name}", (source, r.line),
+                               _REMEDY["power supply"], SRC_SDR))
+    red_ev: list[str] = []
+    red_words: list[str] = []
+    for r in redund:
+        rv = _redundancy(r.states)
+        if rv is None:
+            continue
+        red_ev.append(r.line)
+        red_words.append(f"{r.name}: {rv[1]}")
+        if rv[0] is not Verdict.PASS:
+            out.append(Finding("health.bmc_psu", rv[0], f"power redundancy {r.name}: {rv[1]} (IPMI redundancy "
+                               "event type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+    if out:
+        return out
+    if psus and not discrete and not red_words:
+        return [Finding("health.bmc_psu", Verdict.UNKNOWN, "this sensor listing does not show the power supplies' "
+                        "states (`sdr list` prints them as hex, 0x00 'ok' even when redundancy is lost)",
+                        "BMC power supplies", cap([source] + [r.line for r in psus]),
+                        "Run `ipmitool sdr elist`, which decodes the states.", SRC_SDR)]
+    present = [r for r in psus if any("presence detected" in s.lower() for s in r.states)]
+    msg = (f"{plural(len(psus), 'power-supply sensor')}, none reports a failure"
+           + (f" ({len(present)} present)" if present else "")
+           + (f"; redundancy: {', '.join(red_words)}" if red_words else "; no power redundancy sensor"))
+    return [Finding("health.bmc_psu", Verdict.PASS, msg, "BMC power supplies",
+                    cap([source] + [r.line for r in psus] + red_ev), "", SRC_SDR)]
+
+
+def psu(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over ``ipmitool sdr elist`` (probe ``ipmitool_sdr``): ``health.bmc_psu``."""
+    o = outputs.get(SDR_PROBE) if isinstance(outputs, Mapping) else None
+    if o is None:
+        return [_not_read("health.bmc_psu", o, "the power supplies' state")]
+    why = unreachable(o)
+    if why is not None:
+        return [] if _said_by_sel(outputs) else [_access_skip(o, why)]
+    sdr = facts_of(outputs).parse(SDR_PROBE, parse_sdr, on="text")
+    assert sdr is not None
+    if not sdr.readings and (o.error or o.rc not in (0, None)):
+        return [_not_read("health.bmc_psu", o, "the power supplies' state")]
+    return judge_psu(sdr, o.source)
+
+
+# ------------------------------------------------------------------ sensors: fans, temperatures, inlet
+
+
+_DISCRETE_FAULTS: tuple[tuple[str, Verdict], ...] = (
+    # states a discrete sensor shows as asserted now (``sdr elist``), IPMI table 42-3: Memory 0Ch offsets 00h-05h,
+    # Processor 07h offsets 00h-05h, Critical Interrupt 13h
+    (r"uncorrectable|parity|memory scrub|ierr|thermal trip|bus fatal|pci serr|pci perr|fatal nmi", Verdict.FAIL),
+    (r"logging limit|^correctable ecc|predictive failure", Verdict.WARN),
+)
+_INLET = re.compile(r"inlet|ambient|intake|front\s*panel\s*temp", re.I)
+
+
+def _is_fan(r: SdrReading) -> bool:
+    return r.unit.upper() == "RPM" or (bool(re.search(r"\bfan", r.name, re.I)) and r.unit.lower() == "percent")
+
+
+def _upper_threshold(r: SdrReading) -> tuple[float | None, str]:
+    for k in ("unc", "ucr", "unr"):
+        if k in r.thresholds:
+            return r.thresholds[k], k
+    return None, ""
+
+
+def _fmt(v: float | None) -> str:
+    return "no reading" if v is None else f"{v:g}"
+
+
+def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str = "$ ipmitool sdr elist",
+                  th_source: str = "$ ipmitool sensor", th_note: str = "") -> list[Finding]:
+    """``health.bmc_sensors`` over a sensor listing (and ``ipmitool sensor``'s thresholds, when given; ``th_note``:
+    why they are missing, said with the inlet)."""
+    by_name: dict[str, SdrReading] = {}
+    for r in (thresholds.readings if thresholds else ()):
+        by_name.setdefault(r.name, r)
+    readings = list(sdr.readings) or list(thresholds.readings if thresholds else ())
+    if not readings:
+        return [Finding("health.bmc_sensors", Verdict.UNKNOWN, "could not read the BMC's sensors", "BMC sensors",
+                        (source,) + cap(sdr.unread, 10), "Run `ipmitool sdr elist` as root and check its output.",
+                        SRC_SDR)]
+    out: list[Finding] = []
+    fans = [r for r in readings if _is_fan(r)]
+    temps = [r for r in readings if r.temperature_c is not None or r.unit.lower() == "degrees c"]
+    inlet = next((r for r in temps if (_INLET.search(r.name) or r.entity_id in (55, 64)) and r.value is not None), None)
+    no_reading = [r for r in readings if r.status == "ns"]
+    for r in readings:
+        th = by_name.get(r.name)
+        status = r.status if r.status not in ("", "ok", "ns", "na") else (th.status if th else r.status)
+        v = _bad_status(status)
+        if v is None:
+            continue
+        kind = "fan" if r in fans else "temperature" if r in temps else "sensor"
+        upper, which = _upper_threshold(th or r)
+        m = None
+        if r is inlet:
+            m = measure(r.value, upper, "°C", "at_most", f"inlet temperature ({r.name})")
+        out.append(Finding("health.bmc_sensors", v, f"{kind} {r.name}: {_fmt(r.value)} {r.unit}".rstrip()
+                           + f", BMC status {status} ({_STATUS_WORDS.get(status, status)})"
+                           + (f"; its {which} threshold is {upper:g} {r.unit}" if upper is not None else ""),
+                           f"BMC {r.name}", tuple(x for x in (source, r.line, th_source if th else "", th.line if th
+                                                             else "") if x),
+                           _REMEDY["threshold"], SRC_SDR, measured=m))
+    for r in fans:
+        rv = _redundancy(r.states)
+        if rv is not None and rv[0] is not Verdict.PASS:
+            out.append(Finding("health.bmc_sensors", rv[0], f"fan redundancy {r.name}: {rv[1]} (IPMI redundancy event "
+                               "type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+    for r in readings:
+        if r in fans:
+            continue
+        if any("redundan" in s.lower() for s in r.states) and re.search(r"fan|cool", r.name, re.I):
+            rv = _redundancy(r.states)
+            if rv is not None and rv[0] is not Verdict.PASS:
+                out.append(Finding("health.bmc_sensors", rv[0], f"fan redundancy {r.name}: {rv[1]} (IPMI redundancy "
+                                   "event type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+    for r in readings:
+        bad = [(v, st) for st in r.states for rx, v in _DISCRETE_FAULTS if re.search(rx, st.lower())]
+        if bad and not (r.entity_id == 10 or _PSU_NAME.search(r.name)):
+            verdict = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
+            out.append(Finding("health.bmc_sensors", verdict, f"{r.name}: the BMC shows "
+                               + ", ".join(dict.fromkeys(st for _, st in bad)) + " asserted now (IPMI table 42-3 "
+                               "sensor-specific state)", f"BMC {r.name}", (source, r.line),
+                               _REMEDY["memory"] if "ecc" in " ".join(r.states).lower() else _REMEDY["severity"],
+                               SRC_SDR))
+    judged_inlet = any(f.measured is not None for f in out)
+    if inlet is not None and not judged_inlet:
+        th = by_name.get(inlet.name)
+        upper, which = _upper_threshold(th or inlet)
+        out.append(Finding("health.bmc_sensors", Verdict.PASS,
+                           f"inlet temperature {inlet.name}: {inlet.value:g} °C, BMC status "
+                           f"{(th.status if th else inlet.status) or 'not shown'}"
+                           + (f" (its {which} threshold {upper:g} °C)" if upper is not None else
+                              f" ({th_note or 'this output gives no threshold: `ipmitool sensor` shows them'})"),
+                           f"BMC {inlet.name}", tuple(x for x in (source, inlet.line, th_source if th else "",
+                                                                 th.line if th else "") if x), "", SRC_SDR,
+                           measured=measure(inlet.value, upper, "°C", "at_most", f"inlet temperature ({inlet.name})")))
+    if any(f.verdict is not Verdict.PASS for f in out):
+        return out
+    judged = [r for r in fans + temps if r.status not in ("ns", "na") and r.value is not None]
+    if not judged:
+        return out + [Finding("health.bmc_sensors", Verdict.UNKNOWN, "the BMC's sensor listing shows no fan or "
+                              "temperature reading", "BMC sensors", cap([source] + [r.line for r in readings]),
+                              "Run `ipmitool sdr elist` as root on the host (not a chassis manager).", SRC_SDR)]
+    nf = sum(1 for r in fans if r in judged)
+    nt = sum(1 for r in temps if r in judged)
+    msg = (f"{plural(nf, 'fan')} and {plural(nt, 'temperature sensor')} within the BMC's thresholds"
+           + (f"; {plural(len(no_reading), 'sensor')} without a reading (absent or disabled) not judged"
+              if no_reading else ""))
+    hottest = max((r for r in temps if r in judged), key=lambda r: r.value or 0.0, default=None)
+    if hottest is not None:
+        msg += f"; hottest {hottest.name} {hottest.value:g} °C"
+    return out + [Finding("health.bmc_sensors", Verdict.PASS, msg, "BMC sensors",
+                          cap([source] + [r.line for r in judged], 12), "", SRC_SDR)]
+
+
+def sensors(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
+    """Health-stage check over ``ipmitool sdr elist`` and ``ipmitool sensor`` (probes ``ipmitool_sdr``,
+    ``ipmitool_sensor``): ``health.bmc_sensors``."""
+    o = outputs.get(SDR_PROBE) if isinstance(outputs, Mapping) else None
+    t = outputs.get(SENSOR_PROBE) if isinstance(outputs, Mapping) else None
+    if o is None and t is None:
+        return [_not_read("health.bmc_sensors", o, "the BMC's fans and temperatures")]
+    main = o if o is not None else t
+    assert main is not None
+    why = unreachable(main)
+    if why is not None:
+        return [] if _said_by_sel(outputs) else [_access_skip(main, why)]
+    f = facts_of(outputs)
+    sdr = f.parse(SDR_PROBE, parse_sdr, on="text") if o is not None else None
+    th = f.parse(SENSOR_PROBE, parse_sdr, on="text") if t is not None and t.ok and unreachable(t) is None else None
+    if sdr is None or not sdr.readings:
+        if th is not None and th.readings:
+            return judge_sensors(th, None, t.source if t is not None else "$ ipmitool sensor")
+        return [_not_read("health.bmc_sensors", main, "the BMC's fans and temperatures")]
+    note = f"no threshold: `ipmitool sensor` gave none ({t.error or f'exit status {t.rc}'})" if (
+        t is not None and th is None and (t.error or t.rc not in (0, None))) else ""
+    return judge_sensors(sdr, th, main.source, t.source if t is not None else "$ ipmitool sensor", note)
+
+
+# ------------------------------------------------------------------ pasted outputs (explain)
+
+
+def judge_sel_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """A pasted ``ipmitool sel elist`` / ``sel list``, judged by the live rule."""
+    return sel({SEL_PROBE: ProbeOutput(SEL_PROBE, "$ ipmitool sel elist (pasted)", text=text, rc=0)}, exp)
+
+
+def judge_sdr_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """A pasted ``ipmitool sdr elist`` / ``sdr list`` / ``sensor``, judged by the live rules (power supplies and
+    sensors)."""
+    sdr = parse_sdr(text)
+    if sdr.form == "sensor":
+        outs = {SENSOR_PROBE: ProbeOutput(SENSOR_PROBE, "$ ipmitool sensor (pasted)", text=text, rc=0)}
+        return psu({SDR_PROBE: outs[SENSOR_PROBE]}, exp) + sensors(outs, exp)
+    outs = {SDR_PROBE: ProbeOutput(SDR_PROBE, "$ ipmitool sdr elist (pasted)", text=text, rc=0)}
+    return psu(outs, exp) + sensors(outs, exp)

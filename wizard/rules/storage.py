@@ -1,0 +1,527 @@
+"""The data path's storage: what holds it (filesystem, device, RAID, NVMe link) and how fast it reads (fio).
+
+Rules ``(outputs, plan) -> list[Finding]`` of the node stage's storage steps, pure, each finding with its public
+source:
+
+* ``node.storage`` (:func:`storage`): the plan's data path -> its mount (``data_path_df``, ``mounts``) -> the block
+  devices under it (``lsblk``). A network filesystem is said with what it means for the data loader (pass, a
+  note); a rotational disk under it warns; no data path in the plan is ``skip``. ``node.storage_mount``: ``sync``
+  warns (mount(8)); the atime policy is a note only (``relatime`` is the kernel default). The os stage's
+  ``os.filesystem`` / ``os.mount_options`` keep space and journal barriers: nothing of theirs is repeated here.
+* ``node.storage_raid`` (:func:`raid`): md arrays in /proc/mdstat: degraded or inactive fails, a faulty member
+  kept beside a full array or a resync / recovery / reshape in progress warns, a check or repair is a note; the
+  members are named. (``mdadm --detail`` is not run: it needs root and says nothing /proc/mdstat does not.)
+* ``node.storage_nvme_link`` (:func:`nvme_link`): an NVMe controller whose PCIe link trained below its
+  capability (sysfs current_link_* < max_link_*, lspci's LnkSta below LnkCap) warns.
+* ``node.storage_tools`` (:func:`fio_tool`): fio installed (its action installs it).
+* ``node.storage_read`` (:func:`judge_fio_log`, the fio action's judge, and :func:`judge_fio_text` for a pasted
+  ``fio --output-format=json``): the random reads at the data loader's block size (and the sequential 1 MiB reads)
+  against what the workload needs: the plan's ``data_read_gb_s``, else ``train_tokens_s`` x ``token_bytes``. No
+  figure to compare -> ``unknown`` with what was measured. The device's own rating is not compared: bringup has
+  no sourced table of drive ratings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Mapping
+
+from wizard.facts import facts_of
+from wizard.install.fio import plan_int
+from wizard.model import Finding, Verdict, measure
+from wizard.parsers.host import mount_for, parse_df, parse_mounts
+from wizard.parsers.storage import (
+    FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio_json, parse_lsblk_json, parse_mdstat,
+    parse_nvme_sysfs,
+)
+from wizard.rules.common import Outputs, missing
+
+# ------------------------------------------------------------------ sources and constants
+
+SRC_DEVICE = ("lsblk(8) (ROTA: rotational device, TRAN: transport, PKNAME: parent), "
+              "https://man7.org/linux/man-pages/man8/lsblk.8.html; Linux kernel 'Queue sysfs files' (rotational: the "
+              "device is of rotational type; a virtual disk reports what its driver sets), "
+              "https://docs.kernel.org/block/queue-sysfs.html; bringup's judgement: a shuffling data loader reads "
+              "samples at random offsets, and a rotational disk pays a seek for each")
+SRC_NETFS = ("nfs(5), https://man7.org/linux/man-pages/man5/nfs.5.html, and each network filesystem's manual (Lustre, "
+             "GPFS/Storage Scale, BeeGFS, CephFS, CIFS): the data crosses the network from shared servers; bringup's "
+             "judgement: what one node reads then depends on the network and on every other client, so it is measured "
+             "(node.storage_read), not assumed")
+SRC_MOUNT = ("mount(8), filesystem-independent mount options, https://man7.org/linux/man-pages/man8/mount.8.html (sync: "
+             "all I/O to the filesystem is done synchronously; relatime, the default since Linux 2.6.30: the access time "
+             "is written only when older than the modify/change time or a day; noatime: never; strictatime: on every "
+             "access)")
+SRC_MD = ("Linux kernel documentation 'RAID arrays', https://docs.kernel.org/admin-guide/md.html (a degraded array has "
+          "lost redundancy; md/sync_action resync / recover / check / repair; md/degraded) and /proc/mdstat as "
+          "drivers/md/md.c md_seq_show prints it ([n/m] raid devices / working, [UU_] one letter per slot, (F) faulty, "
+          "(S) spare, (R) replacement); mdadm(8) --fail / --remove / --add / --replace, "
+          "https://man7.org/linux/man-pages/man8/mdadm.8.html")
+SRC_NVME_LINK = ("Linux PCI sysfs ABI, current_link_speed/width and max_link_speed/width "
+                 "(https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci); lspci(8), "
+                 "https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link can do, LnkSta = what it "
+                 "trained to); PCI Express Base Specification, Link Capabilities and Link Status registers")
+SRC_FIO = ("fio HOWTO (https://fio.readthedocs.io/en/latest/fio_doc.html): direct=1 (O_DIRECT, no page cache), rw=read / "
+           "randread, bs, iodepth, time_based/runtime, --output-format=json (bw_bytes in bytes/s, iops, clat_ns "
+           "percentiles, error: the job's errno)")
+SRC_NEED = ("the plan's data_read_gb_s (the operator's figure), else train_tokens_s x token_bytes: a tokenized dataset "
+            "stores 2 bytes per token (uint16) for vocabularies under 65,500 and 4 (int32) above, Megatron-LM "
+            "megatron/core/datasets/indexed_dataset.py DType.optimal_dtype "
+            "(https://github.com/NVIDIA/Megatron-LM); bringup's judgement: a shuffling data loader reads samples at random "
+            "offsets, so the random-read rate at its block size is what it gets; " + SRC_FIO)
+SRC_TOOLS = "fio(1), https://fio.readthedocs.io/en/latest/fio_doc.html (Debian/Ubuntu and RHEL package: fio)"
+
+NETWORK_FS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "fuse.glusterfs",
+    "fuse.cephfs", "ocfs2", "gfs2", "afs", "9p", "wekafs", "panfs", "orangefs", "pvfs2", "fuse.s3fs", "fuse.gcsfuse",
+    "fuse.juicefs", "fuse.rclone", "fuse.sshfs", "fuse.mountpoint-s3", "fuse.goofys", "fuse.blobfuse", "fuse.blobfuse2",
+})
+"""Filesystem types (/proc/mounts' third field) whose data crosses the network (nfs(5), each filesystem's manual)."""
+RAM_FS = frozenset({"tmpfs", "ramfs"})
+"""Filesystems held in memory (tmpfs(5)): gone at reboot."""
+
+DEFAULT_TOKEN_BYTES = 4
+"""Bytes per token when train_tokens_s is set without token_bytes: int32, Megatron-LM's type for vocabularies of
+65,500 or more (the conservative side)."""
+READ_ERRNOS = {5: "EIO", 61: "ENODATA", 74: "EBADMSG", 117: "EUCLEAN"}
+"""Job errors that mean the device failed a read (errno values of Linux; errno(3))."""
+
+
+def _data_path(plan: Mapping[str, Any]) -> str:
+    dp = plan.get("data_path") if isinstance(plan, Mapping) else None
+    return dp if isinstance(dp, str) and dp.startswith("/") else ""
+
+
+def _skip(fid: str, what: str) -> Finding:
+    return Finding(fid, Verdict.SKIP, f"no data path in the plan: {what}; set data_path in the plan (F2)", "host", (),
+                   "Record where datasets and checkpoints live: `bringup plan data_path=/raid` (or F2).", SRC_DEVICE)
+
+
+# ------------------------------------------------------------------ the data path's mount and device
+
+
+def _mount_of(out: Outputs, dp: str) -> tuple[Any, str, tuple[str, ...]]:
+    """(the mount holding ``dp`` or None, why not, evidence). The mount point comes from ``data_path_df`` (df
+    resolves symlinks) when it answered, else from /proc/self/mounts by path prefix."""
+    mo = out.get("mounts")
+    if mo is None or not mo.ok:
+        return None, "the mounted filesystems (/proc/self/mounts) could not be read", tuple(mo.evidence_error() if mo else ())
+    mounts, _ = facts_of(out).parse_text("mounts", parse_mounts) or ([], [])
+    by_mp: dict[str, Any] = {}
+    for m in mounts:
+        by_mp[m.mountpoint] = m  # the last mount on a mount point is the visible one
+    mp = None
+    d = out.get("data_path_df")
+    if d is not None and "No such file or directory" in d.stderr:
+        return None, f"the data path {dp} does not exist (os.filesystem says so)", tuple(d.evidence_error())
+    if d is not None and d.ok:
+        rows, _ = facts_of(out).parse_text("data_path_df", parse_df) or ([], [])
+        if len(rows) == 1 and rows[0].mountpoint in by_mp:
+            mp = rows[0].mountpoint
+    if mp is None:
+        mp = mount_for(dp, list(by_mp))
+    if mp is None or mp not in by_mp:
+        return None, f"no mount in /proc/self/mounts holds {dp}", (mo.source,)
+    return by_mp[mp], "", ()
+
+
+def _devices(lsblk: Lsblk, mount: Any) -> list[str]:
+    """Kernel names of the block device(s) mounted at ``mount``: lsblk's MOUNTPOINT, else the mount's source."""
+    knames = list(dict.fromkeys(d.kname for d in lsblk.devices if d.mountpoint == mount.mountpoint))
+    if knames:
+        return knames
+    src = mount.source
+    base = src.rsplit("/", 1)[-1] if src.startswith("/dev/") else ""
+    return list(dict.fromkeys(d.kname for d in lsblk.devices if base and base in (d.name, d.kname)))
+
+
+def _disk_word(d: Any) -> str:
+    kind = "rotational" if d.rotational else ("non-rotational" if d.rotational is False else "rotation unknown")
+    bits = [b for b in (d.model, d.tran.upper() if d.tran else "", kind) if b]
+    return f"{d.kname} ({', '.join(bits)})"
+
+
+def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """node.storage (+ node.storage_mount): the filesystem and devices under the plan's data path."""
+    fid = "node.storage"
+    dp = _data_path(plan)
+    if not dp:
+        return [_skip(fid, "bringup cannot tell which storage the training data is read from")]
+    mount, why, ev = _mount_of(out, dp)
+    if mount is None:
+        return [Finding(fid, Verdict.UNKNOWN, f"could not tell which filesystem holds {dp}: {why}", dp, tuple(ev),
+                        "Check that the data path exists and is mounted (`findmnt -T PATH`, `lsblk`).", SRC_DEVICE)]
+    where = dp if dp == mount.mountpoint else f"{dp} (on {mount.mountpoint})"
+    findings = [_mount_options(where, dp, mount)]
+    fs = mount.fstype
+    if fs in NETWORK_FS or fs.startswith("fuse."):
+        what = "a network filesystem" if fs in NETWORK_FS else "a FUSE filesystem (served by a user-space daemon)"
+        findings.insert(0, Finding(
+            fid, Verdict.PASS,
+            f"{where} is on {fs} ({mount.source}), {what}: what the data loader gets depends on the network and the "
+            "servers, shared with every node reading them; node.storage_read measures this node's share", dp,
+            (mount.line,), "", SRC_NETFS))
+        return findings
+    if fs in RAM_FS:
+        findings.insert(0, Finding(
+            fid, Verdict.WARN, f"{where} is on {fs}: held in memory, gone at reboot, and it takes host RAM", dp,
+            (mount.line,), "Mount the data volume at the data path (check /etc/fstab and `lsblk`), or record the real "
+            "path with `bringup plan data_path=...`.", SRC_DEVICE))
+        return findings
+    lo = out.get("lsblk")
+    if lo is None or not lo.ok:
+        findings.insert(0, missing(fid, lo, f"which block devices hold {where} ({fs} on {mount.source})", dp,
+                                   "Run `lsblk` (util-linux) by hand and check what the data path's device is.",
+                                   SRC_DEVICE))
+        return findings
+    lsblk = facts_of(out).parse_text("lsblk", parse_lsblk_json)
+    assert lsblk is not None
+    knames = _devices(lsblk, mount)
+    disks = disks_under(lsblk, knames)
+    if not disks:
+        findings.insert(0, Finding(
+            fid, Verdict.UNKNOWN, f"{where}: {fs} on {mount.source}, and lsblk lists no block device for it (a ZFS "
+            "dataset, a bind mount or a device lsblk does not show)", dp, (mount.line, lo.source) + tuple(lsblk.problems[:3]),
+            "Check by hand which devices hold it (`findmnt -T PATH`, `zpool status`, `lsblk`).", SRC_DEVICE))
+        return findings
+    top = lsblk.first(knames[0]) if knames else None
+    layer = f"{top.kname} ({top.type})" if top is not None and top.type not in ("disk",) else ""
+    desc = (f"{where}: {fs} on {mount.source}" + (f" = {layer}" if layer else "")
+            + f", on {len(disks)} disk{'s' if len(disks) != 1 else ''}: " + "; ".join(_disk_word(d) for d in disks[:8])
+            + (f" and {len(disks) - 8} more" if len(disks) > 8 else ""))
+    ev = (mount.line,) + tuple(f"lsblk: {d.kname} type={d.type} model={d.model or '-'} rota={d.rotational} "
+                                f"tran={d.tran or '-'}" for d in disks[:8])
+    rot = [d for d in disks if d.rotational]
+    if rot:
+        virt = [d.kname for d in rot if re.match(r"x?vd[a-z]", d.kname)]
+        caveat = (f" ({', '.join(virt)}: a virtual disk reports whatever its driver sets; the storage behind it may "
+                  "be solid-state)") if virt else ""
+        findings.insert(0, Finding(
+            fid, Verdict.WARN, desc + f". The kernel reports {', '.join(d.kname for d in rot)} as rotational{caveat}: "
+            "a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each",
+            dp, ev, "Keep datasets as large shards read sequentially (e.g. WebDataset tar shards), or stage them to "
+            "NVMe/SSD; node.storage_read measures what this path reads.", SRC_DEVICE))
+        return findings
+    verdict = Verdict.PASS if all(d.rotational is False for d in disks) else Verdict.UNKNOWN
+    findings.insert(0, Finding(fid, verdict, desc, dp, ev,
+                               "" if verdict is Verdict.PASS else "Check the disks' type by hand: `lsblk -d -o NAME,ROTA,MODEL`.",
+                               SRC_DEVICE))
+    return findings
+
+
+def _mount_options(where: str, subject: str, m: Any) -> Finding:
+    fid = "node.storage_mount"
+    opts = m.options
+    atime = next((o for o in ("noatime", "strictatime", "relatime") if o in opts), "relatime (the default)")
+    note = {"noatime": "noatime: reads never write the access time",
+            "strictatime": "strictatime: every read also writes the access time (relatime, the default, writes it "
+                           "at most once a day per file; a note, not a problem)"}.get(atime, f"{atime}: the access "
+                                                                                             "time is written at most once a day per file")
+    if "sync" in opts:
+        return Finding(fid, Verdict.WARN, f"{where} is mounted with sync: every write waits for the disk, so "
+                       f"checkpoints and logs written there are slow ({note})", subject, (m.line,),
+                       "Remove sync from its mount options in /etc/fstab and remount, unless the site needs it.",
+                       SRC_MOUNT)
+    return Finding(fid, Verdict.PASS, f"{where}: {m.fstype} mounted {','.join(opts[:8])} ({note})", subject,
+                   (m.line,), "", SRC_MOUNT)
+
+
+# ------------------------------------------------------------------ md RAID
+
+
+def _data_arrays(out: Outputs, plan: Mapping[str, Any]) -> set[str]:
+    """Kernel names of the md arrays under the data path (empty when that cannot be told)."""
+    dp = _data_path(plan)
+    lo = out.get("lsblk")
+    if not dp or lo is None or not lo.ok:
+        return set()
+    mount, _, _ = _mount_of(out, dp)
+    if mount is None:
+        return set()
+    lsblk = facts_of(out).parse_text("lsblk", parse_lsblk_json)
+    assert lsblk is not None
+    names: set[str] = set()
+    for k in _devices(lsblk, mount):
+        for d in lsblk.by_kname(k):
+            names.update(x for x in (d.kname,) + d.parents if x.startswith("md"))
+    return names
+
+
+def _members(a: MdArray) -> str:
+    return " ".join(f"{m.name}[{m.slot}]" + "".join(f"({f})" for f in m.flags) for m in a.members)
+
+
+def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
+    """Findings ``node.storage_raid`` of one /proc/mdstat text (``under_data``: arrays that hold the data path)."""
+    fid = "node.storage_raid"
+    md = parse_mdstat(text)
+    if not md.arrays:
+        if md.seen_header:
+            return [Finding(fid, Verdict.PASS, "no software RAID (md) arrays", "host", tuple(text.splitlines()[:2]), "",
+                            SRC_MD)]
+        return [Finding(fid, Verdict.UNKNOWN, "no md array and no /proc/mdstat header in this text", "host",
+                        tuple(text.splitlines()[:3]), "Paste the whole of `cat /proc/mdstat`.", SRC_MD)]
+    findings: list[Finding] = []
+    ok: list[str] = []
+    ok_ev: list[str] = []
+    for a in md.arrays:
+        tag = " (holds the data path)" if a.name in under_data else ""
+        shape = f"{a.level or '?'} [{a.raid_disks}/{a.working}] [{a.slots}]" if a.raid_disks is not None else (a.level or "?")
+        ev = tuple([source] + a.lines[:4])
+        faulty = ", ".join(m.name for m in a.faulty)
+        if a.state.startswith("inactive"):
+            findings.append(Finding(fid, Verdict.FAIL, f"{a.name}{tag} is inactive (members: {_members(a) or 'none'}): "
+                                    "its filesystem cannot be mounted", a.name, ev,
+                                    f"Find out why it did not assemble (`mdadm --detail /dev/{a.name}`, `mdadm --examine` "
+                                    "of its members, the kernel log) before forcing anything.", SRC_MD))
+            continue
+        if a.degraded:
+            missing_slots = [str(i) for i, c in enumerate(a.slots) if c == "_"]
+            who = (f"failed member{'s' if len(a.faulty) > 1 else ''} {faulty}" if faulty
+                   else f"raid slot{'s' if len(missing_slots) > 1 else ''} {', '.join(missing_slots) or '?'} (counting from 0) empty: "
+                   "member removed or missing")
+            act = f"; {a.action} {a.progress_pct:g}% done" if a.action and a.progress_pct is not None else ""
+            findings.append(Finding(
+                fid, Verdict.FAIL, f"{a.name}{tag} ({shape}) is degraded: {who}{act}; {a.working} of {a.raid_disks} devices "
+                "work, so it runs without its full redundancy and another failure can lose the data",
+                a.name, ev, (f"A rebuild is running ({a.action}): let it finish (watch /proc/mdstat) before training "
+                             "from it; if it stops, replace the disk. " if a.action in ("recovery", "resync", "reshape")
+                             else "") + f"Replace the failed disk and add the new one (`mdadm /dev/{a.name} --remove "
+                f"<failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log "
+                "first.", SRC_MD))
+            continue
+        if faulty:
+            findings.append(Finding(fid, Verdict.WARN, f"{a.name}{tag} ({shape}) is whole but keeps faulty member "
+                                    f"{faulty}: replace it so a spare is there for the next failure", a.name, ev,
+                                    f"`mdadm /dev/{a.name} --remove {a.faulty[0].name}`, then add a new disk.", SRC_MD))
+            continue
+        if a.action in ("resync", "recovery", "reshape") or a.delayed:
+            what = f"{a.action} {a.progress_pct:g}% done" if a.action else a.delayed
+            findings.append(Finding(fid, Verdict.WARN, f"{a.name}{tag} ({shape}): {what}; until it ends reads are "
+                                    "slower and redundancy is not complete", a.name, ev,
+                                    "Let it finish before measuring the data path (node.storage_read) or starting "
+                                    "training; progress is in /proc/mdstat.", SRC_MD))
+            continue
+        note = f", {a.action} {a.progress_pct:g}% done (a scrub: reads are slower while it runs)" if a.action else ""
+        if a.level == "raid0":
+            note += ", raid0: no redundancy (one failed disk loses the array)"
+        ok.append(f"{a.name}{tag} {shape}{note}")
+        ok_ev.extend(a.lines[:2])
+    if ok:
+        findings.append(Finding(fid, Verdict.PASS, "md arrays healthy: " + "; ".join(ok), "host",
+                                tuple([source] + ok_ev[:8]), "", SRC_MD))
+    return findings
+
+
+def raid(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """node.storage_raid: every md array in /proc/mdstat (no /proc/mdstat: md is not loaded, no finding)."""
+    o = out.get("mdstat")
+    if o is None or (not o.ok and o.error.startswith("no such file")):
+        return []
+    if not o.ok:
+        return [missing("node.storage_raid", o, "the state of the md RAID arrays", source=SRC_MD)]
+    return judge_mdstat(o.text, o.source, _data_arrays(out, plan))
+
+
+# ------------------------------------------------------------------ NVMe PCIe links
+
+
+def nvme_link(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """node.storage_nvme_link: each PCIe NVMe controller's link against its capability (sysfs)."""
+    fid = "node.storage_nvme_link"
+    o = out.get("nvme_sysfs")
+    if o is None or not o.ok or not o.files:
+        return []
+    parsed = facts_of(out).parse("nvme_sysfs", parse_nvme_sysfs, on="files")
+    assert parsed is not None
+    ctrls, _ = parsed
+    data_ctrls: set[str] = set()
+    lo = out.get("lsblk")
+    dp = _data_path(plan)
+    if dp and lo is not None and lo.ok:
+        mount, _, _ = _mount_of(out, dp)
+        if mount is not None:
+            lsblk = facts_of(out).parse_text("lsblk", parse_lsblk_json)
+            assert lsblk is not None
+            data_ctrls = {nvme_controller_of(d.kname) for d in disks_under(lsblk, _devices(lsblk, mount))}
+    findings: list[Finding] = []
+    ok: list[str] = []
+    for c in ctrls:
+        if c.speed_gts is None or c.max_speed_gts is None or c.width is None or c.max_width is None:
+            continue  # not PCIe (NVMe over fabrics) or unreadable
+        tag = " (holds the data path)" if c.name in data_ctrls else ""
+        who = f"{c.name}{tag} ({c.model or 'model ?'}, firmware {c.firmware or '?'})"
+        now = f"{c.speed_gts:g} GT/s x{c.width}"
+        cap = f"{c.max_speed_gts:g} GT/s x{c.max_width}"
+        if c.speed_gts < c.max_speed_gts or c.width < c.max_width:
+            low = " and ".join(w for w, bad in (("speed", c.speed_gts < c.max_speed_gts), ("width", c.width < c.max_width)) if bad)
+            m = (measure(c.speed_gts, c.max_speed_gts, "GT/s", "at_least", f"{c.name} PCIe link speed")
+                 if c.speed_gts < c.max_speed_gts else measure(c.width, c.max_width, "lanes", "at_least", f"{c.name} PCIe link width"))
+            findings.append(Finding(fid, Verdict.WARN, f"{who}: PCIe link trained at {now}, below its capability {cap} "
+                                    f"(LnkSta below LnkCap: {low}); its reads are capped by the link", c.name, c.lines,
+                                    "Reseat the drive or its cable/backplane, check the slot's PCIe setting in the BIOS "
+                                    "(Auto or its Gen), and compare with `sudo lspci -vv -s <bdf>` (LnkCap / LnkSta).",
+                                    SRC_NVME_LINK, measured=m))
+        else:
+            ok.append(f"{who} {now}")
+    if ok:
+        findings.append(Finding(fid, Verdict.PASS, "NVMe PCIe links at their capability: " + "; ".join(ok[:16]), "host",
+                                tuple(ln for c in ctrls for ln in c.lines if "link" in ln)[:16], "", SRC_NVME_LINK))
+    return findings
+
+
+# ------------------------------------------------------------------ fio installed
+
+
+def fio_tool(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """node.storage_tools: is fio installed?"""
+    fid = "node.storage_tools"
+    o = out.get("fio_version")
+    if o is None:
+        return [missing(fid, o, "whether fio is installed", source=SRC_TOOLS)]
+    if o.rc == 127 or o.error.startswith("command not found"):
+        return [Finding(fid, Verdict.FAIL, "fio is not installed: node.storage_read cannot measure the data path",
+                        "host", tuple(o.evidence_error()), "Run this step's action: it installs fio with the "
+                        "distribution's package manager.", SRC_TOOLS)]
+    if o.error or o.rc != 0:
+        return [missing(fid, o, "whether fio works", source=SRC_TOOLS)]
+    first = (o.text.strip().splitlines() or [""])[0]
+    return [Finding(fid, Verdict.PASS, f"fio is installed ({first})", "host", (o.source, first), "", SRC_TOOLS)]
+
+
+# ------------------------------------------------------------------ fio: the argv and the judge
+
+
+def workload_need(plan: Mapping[str, Any]) -> tuple[float | None, str]:
+    """(bytes/s the workload needs from the data path, how that figure was made) from the plan; (None, "") when the
+    plan gives no figure."""
+    v = plan.get("data_read_gb_s") if isinstance(plan, Mapping) else None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+        return float(v) * 1e9, f"data_read_gb_s = {v:g} GB/s (the plan)"
+    t = plan.get("train_tokens_s") if isinstance(plan, Mapping) else None
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
+        b = plan_int(plan, "token_bytes", DEFAULT_TOKEN_BYTES)
+        said = "" if isinstance(plan.get("token_bytes"), int) else " (token_bytes not set: 4, int32)"
+        return float(t) * b, f"train_tokens_s {t:g} x {b} bytes per token{said} = {t * b / 1e6:.3g} MB/s"
+    return None, ""
+
+
+def _gb(b: float | None) -> str:
+    return "?" if b is None else (f"{b / 1e9:.2f} GB/s" if b >= 1e8 else f"{b / 1e6:.1f} MB/s")
+
+
+def _bs(j: FioJob) -> str:
+    if j.bs_bytes is None:
+        return "bs ?"
+    return f"{j.bs_bytes >> 20} MiB" if j.bs_bytes >= 1 << 20 and j.bs_bytes % (1 << 20) == 0 else f"{j.bs_bytes >> 10} KiB" \
+        if j.bs_bytes % 1024 == 0 else f"{j.bs_bytes} B"
+
+
+def _job_words(j: FioJob) -> str:
+    p99 = f", p99 latency {j.read_clat_p99_ns / 1e6:.2f} ms" if j.read_clat_p99_ns else ""
+    return (f"{j.name} ({j.rw or 'rw ?'}, {_bs(j)}, iodepth {j.iodepth or '?'}): {_gb(j.read_bw_bytes_s)}, "
+            f"{j.read_iops or 0:,.0f} IOPS{p99}")
+
+
+def _evidence(text: str, run: FioRun) -> tuple[str, ...]:
+    keep = re.compile(r'^\s*"(?:fio version|jobname|rw|bs|iodepth|bw_bytes|iops|error|direct|filename)"\s*:|^\s*fio:\s')
+    lines = [ln for ln in text.splitlines()[:200000] if keep.match(ln)]
+    return tuple(lines[:24]) or tuple(text.splitlines()[:5])
+
+
+def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """node.storage_read from one fio result (:func:`parse_fio_json`)."""
+    fid = "node.storage_read"
+    ev = _evidence(text, run)
+    if not run.found:
+        if re.search(r"could not start fio|fio: (?:command )?not found|No such file or directory: 'fio'", text):
+            return [Finding(fid, Verdict.UNKNOWN, "fio is not installed: nothing was measured", "host", ev,
+                            "Install fio (node.storage_tools' action, or `apt-get install fio` / `dnf install fio`) and "
+                            "run this step again.", SRC_TOOLS)]
+        return [Finding(fid, Verdict.UNKNOWN, "no fio result in this output" + (f": fio said {run.errors[0]}" if run.errors else ""),
+                        "host", ev, "Run fio with --output-format=json (this step's action does) and look at its "
+                        "messages above.", SRC_FIO)]
+    findings: list[Finding] = []
+    bad = [j for j in run.jobs if j.error]
+    for j in bad:
+        name = READ_ERRNOS.get(j.error)
+        if name:
+            findings.append(Finding(fid, Verdict.FAIL, f"fio job {j.name} failed with {name} (errno {j.error}: "
+                                    f"{os.strerror(j.error)}): the device failed a read", "host", ev,
+                                    "Check the kernel log for the device's errors (`journalctl -k | grep -i -e nvme -e "
+                                    "blk_update_request -e 'I/O error'`) and its SMART / NVMe error log.", SRC_FIO))
+        else:
+            findings.append(Finding(fid, Verdict.UNKNOWN, f"fio job {j.name} failed: errno {j.error} "
+                                    f"({os.strerror(j.error)})" + (f"; fio said {run.errors[0]}" if run.errors else ""),
+                                    "host", ev, "Read fio's message, fix the cause (space, permissions, O_DIRECT "
+                                    "support of the filesystem) and run again.", SRC_FIO))
+    reads = [j for j in run.jobs if not j.error and (j.read_bw_bytes_s or 0) > 0]
+    if not reads:
+        if not bad:
+            findings.append(Finding(fid, Verdict.UNKNOWN, "this fio result has no read job: it says nothing about how "
+                                    "fast the data path reads", "host", ev, "Run a read test (this step's action: "
+                                    "rw=read and rw=randread with --direct=1).", SRC_FIO))
+        return findings
+    rand = [j for j in reads if "rand" in j.rw]
+    seq = [j for j in reads if "rand" not in j.rw]
+    judged = rand[0] if rand else seq[0]
+    need, basis = workload_need(plan)
+    words = "; ".join(_job_words(j) for j in reads[:6])
+    cached = [j.name for j in reads if j.direct is not True]
+    cache_note = (f"; {', '.join(cached)} ran without direct=1, so the page cache may have served it" if cached else "")
+    if need is None:
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"measured {words}{cache_note}; the plan gives no figure of what "
+                                "the workload needs, so this is not judged", "host", ev,
+                                "Set data_read_gb_s (or train_tokens_s and token_bytes) in the plan (F2) and run again.",
+                                SRC_NEED, measured=measure(judged.read_bw_bytes_s / 1e9 if judged.read_bw_bytes_s else None,
+                                                           None, "GB/s", "at_least", f"{judged.name} read")))
+        return findings
+    got = judged.read_bw_bytes_s or 0.0
+    m = measure(got / 1e9, need / 1e9, "GB/s", "at_least", f"{judged.name} read at {_bs(judged)}")
+    if got < need:
+        findings.append(Finding(fid, Verdict.FAIL, f"{judged.name} read {_gb(got)}, below the {_gb(need)} the workload "
+                                f"needs ({basis}); measured {words}{cache_note}", "host", ev,
+                                "Move the dataset to faster storage (local NVMe, a RAID0 of NVMe) or stage it there, read "
+                                "larger shards sequentially, or check the device and RAID findings of node.storage.",
+                                SRC_NEED, measured=m))
+    elif cached:
+        findings.append(Finding(fid, Verdict.WARN, f"{judged.name} read {_gb(got)}, at least the {_gb(need)} the workload "
+                                f"needs ({basis}), but {cache_note[2:]}; measured {words}", "host", ev,
+                                "Run fio with --direct=1 (this step's action does) to measure the device.", SRC_NEED,
+                                measured=m))
+    else:
+        findings.append(Finding(fid, Verdict.PASS, f"{judged.name} read {_gb(got)}, at least the {_gb(need)} the workload "
+                                f"needs ({basis}); measured {words}", "host", ev, "", SRC_NEED, measured=m))
+    return findings
+
+
+def judge_fio_log(log: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """ActionSpec.judge of node.storage_read: the action's log (fio's JSON among the supervisor's lines) + plan."""
+    return judge_fio(parse_fio_json(log), log, plan)
+
+
+def judge_fio_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``explain`` judge of a pasted ``fio --output-format=json`` (the same judge as the action's)."""
+    return judge_fio(parse_fio_json(text), text, exp)
+
+
+def results_fio(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """ActionSpec.results of node.storage_read: one row per fio read job (MB/s and IOPS), the judged one with the
+    workload's need as its floor."""
+    run = parse_fio_json(log)
+    need, _ = workload_need(plan)
+    reads = [j for j in run.jobs if (j.read_bw_bytes_s or 0) > 0 or j.error]
+    rand = [j for j in reads if "rand" in j.rw and not j.error]
+    ok_reads = rand or [j for j in reads if not j.error]
+    judged = ok_reads[0] if ok_reads else None
+    rows = []
+    for j in reads:
+        is_judged = j is judged
+        floor = need / 1e6 if is_judged and need else None
+        bw = (j.read_bw_bytes_s or 0) / 1e6
+        verdict = ("fail" if j.error else ("unknown" if floor is None else ("pass" if bw >= floor else "fail")))
+        rows.append({"test": f"fio {j.name}", "metric": f"{j.rw} {_bs(j)} read", "value": round(bw, 1), "unit": "MB/s",
+                     "floor": round(floor, 3) if floor is not None else None, "verdict": verdict, "subject": "host",
+                     "note": f"{j.read_iops or 0:,.0f} IOPS" + (f", error {j.error}" if j.error else ""),
+                     "limit_op": ">=" if floor is not None else ""})
+    return {"results": rows}
