@@ -131,7 +131,10 @@ STAGE = Stage(
             instructions=(
                 "Set burnin_minutes in the plan (F2; default 10), then press a (or `bringup validate burnin "
                 "--minutes M`). With DCGM it runs `dcgmi diag -r targeted_stress` and `-r targeted_power`, each for "
-                "half the time (DCGM targeted stress / power plugins), judged per GPU; without DCGM, bringup's "
+                "half the time, judged per GPU (DCGM's plugins watch temperature, Xid, memory errors and PCIe "
+                "replays while they load the GPU and fail on them: DCGM 'Targeted Stress Plugin', "
+                "docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/targeted-stress.html); "
+                "without DCGM, bringup's "
                 "sustained GEMM on every GPU under NVML sampling, judged like the soak. A run on the CPU proves the "
                 "software path only and leaves the step cpu-only, not done. By hand, gpu-burn does the same: "
                 "`gpu_burn -tc 600` (wilicc/gpu-burn; -tc uses tensor cores, the last argument is seconds) while "
