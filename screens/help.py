@@ -30,15 +30,33 @@ Step screen
 Action screen
   esc  back: the action keeps running, also if SSH drops
   k    cancel the run (SIGTERM to its process group)
+  v    switch between the log and the results (validations)
+
+Fleet view (bringup --nodes NODESET)
+  enter  open the highlighted node's findings
+  r      check every node again       esc  back
 
 Your place is saved at every step: start bringup again and
 choose Resume. A restarted bringup re-attaches to a running
 action, or marks one that died without an exit status as
 interrupted. A second bringup on the same build is read-only.
-
-Command line: bringup check --json | status | capture -o FILE
-              | plan KEY=VALUE | run STEP
 """
+
+
+def command_lines(width: int = 60) -> str:
+    """The command line's subcommands with their one-line help, read from the CLI's own parser (one source)."""
+    import argparse
+    import textwrap
+
+    from wizard.cli import build_parser
+
+    out = ["Command line (bringup SUBCOMMAND --help for more):"]
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                out += textwrap.wrap(f"{choice.dest:<9} {choice.help or ''}", width, initial_indent="  ",
+                                     subsequent_indent=" " * 12)
+    return "\n".join(out)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -48,7 +66,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", classes="dialog"):
             yield Static("bringup help", classes="dialog-title", markup=False)
-            yield Static(HELP, markup=False)
+            yield Static(HELP + "\n" + command_lines(), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

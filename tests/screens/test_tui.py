@@ -314,6 +314,13 @@ async def test_help_and_build_overview_keys(state_dir, devvm_host):
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        shown = screen_text(app)
+        # every key the screens bind is listed (the action screen's v, the fleet view's), and every subcommand
+        assert "  v    switch between the log and the results" in shown and "Fleet view (bringup --nodes" in shown
+        from wizard.cli import build_parser
+
+        subcommands = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+        assert all(f"  {name:<9} " in shown for name in subcommands.choices)
         await pilot.press("escape")
         await pilot.press("n")
         await settle(pilot, app)
