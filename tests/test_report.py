@@ -792,3 +792,27 @@ def test_a_bundle_s_not_applicable_steps_are_not_listed_as_skipped_by_a_person(c
     assert node["waived"] == []
     skipped = [s for st in node["stages"] for s in st["steps"] if s["status"] == "skipped"]
     assert skipped  # the bundle has steps its checks found not applicable: none of them is a person's decision
+
+
+def test_inventory_names_each_hca_s_firmware_and_ports_and_the_dcgm_package(tmp_path):
+    """The NIC rows carry the RDMA devices' firmware and port states read from sysfs (the node.fabric probe; a real
+    8x NDR H100 node's tree), and the DCGM row the installed package's version, not 'not collected'."""
+    from tests.fabric_data import tree_outputs
+    from wizard.probes import ProbeOutput
+
+    outs = dict(tree_outputs(tmp_path, "sysfs__gpud-h100-8x-ndr-400-ib-plus-bond-roce-200.txt", "ib_sysfs"))
+    assert outs["ib_sysfs"].files
+    inv = rpt.inventory(outs)
+    by_port = {n["port"].split(" port ")[0]: n for n in inv["nics"]}
+    mlx = by_port["mlx5_0"]
+    assert re.match(r"\d+\.\d+\.\d+", mlx["firmware"]) and "mlx5_0 port 1: active linkup 400 Gb/s InfiniBand" in \
+        mlx["port"].replace("ACTIVE", "active").replace("LinkUp", "linkup")
+    assert all(not n["firmware"].startswith(rpt.NOT_COLLECTED) for n in inv["nics"])
+    software = dict(inv["software"])
+    assert software["DCGM"] == rpt.NOT_READ  # no package list read: said, not guessed
+    pkgs = ProbeOutput(  # dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package} ${Version} ${Architecture}\n' form
+        name="driver_dpkg", source="dpkg-query", text=(
+        "ii  datacenter-gpu-manager-4-cuda12 1:4.2.3-1 amd64\nii  datacenter-gpu-manager-4-core 1:4.2.3-1 amd64\n"),
+        rc=0)
+    software = dict(rpt.inventory({**outs, "driver_dpkg": pkgs})["software"])
+    assert software["DCGM"].startswith("4.2.3") and "datacenter-gpu-manager-4" in software["DCGM"]

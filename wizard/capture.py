@@ -9,10 +9,13 @@ Layout of a bundle::
                                   {"kind": "file", "path", "error", "data": "ops/0004.data"},
                                   {"kind": "glob", "pattern", "matches": [...]},
                                   {"kind": "builtin", "name", "argv", "rc", "error", "stdout", ...}]}
+    index.txt            the same for a person: each probe, the command it ran or the file it read, the
+                         member that holds the output, the exit status or error (:func:`index_text`)
     ops/NNNN.stdout|.stderr|.data   raw bytes as collected
 
 ``load_bundle`` reads it back without extracting anything to disk and returns a
-:class:`wizard.hosts.SnapshotHost`.
+:class:`wizard.hosts.SnapshotHost`. ``index.txt`` is for reading only: nothing is replayed from it, and bundles
+written before it existed load the same.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import shlex
 import tarfile
 import time
 import zlib
@@ -50,7 +54,8 @@ sysctl in at most one page (4 or 64 KiB; binary attributes such as PCI config sp
 rules quote such a value whole in their findings, so a larger one is not a capture (a 24 MiB governor name took 3.5 GB)."""
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024
 """Largest ``manifest.json`` (8 MiB: about 450 bytes per operation; JSON objects cost about 25 times their
-text in memory, so this keeps the manifest under ~250 MiB however it is written)."""
+text in memory, so this keeps the manifest under ~250 MiB however it is written), and largest ``index.txt`` (a
+shorter line or two per operation)."""
 
 
 class BundleError(Exception):
@@ -107,10 +112,71 @@ async def capture(host: Host, out_path: Path, identity: dict[str, Any] | None = 
     tmp = out_path.with_name(out_path.name + ".part")
     with tarfile.open(tmp, "w:gz") as tar:
         _add(tar, "manifest.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
+        _add(tar, INDEX_MEMBER, index_text(manifest, {n: len(b) for n, b in members.items()}).encode())
         for name, data in members.items():
             _add(tar, name, data)
     tmp.replace(out_path)
     return manifest
+
+
+INDEX_MEMBER = "index.txt"
+"""The bundle's readable table of contents (:func:`index_text`); never a probe output."""
+
+
+def index_text(manifest: dict[str, Any], sizes: dict[str, int] | None = None) -> str:
+    """The bundle's ``index.txt``: for each probe of ``manifest``, each command it ran (its argv, shell-quoted) or
+    file it read, the bundle member holding that output (with its size in bytes when ``sizes``, member name ->
+    bytes, gives it) and how it ended (exit status, error). Operations no probe claims are listed last.
+    Plain ASCII apart from what the machine itself named (a path, an argument). Raises nothing on a manifest
+    ``capture`` wrote."""
+    host = manifest.get("host") or {}
+    ops = manifest.get("ops") or []
+    lines = [f"bringup capture of {host.get('hostname') or '?'} ({manifest.get('created', '?')}, bringup "
+             f"{manifest.get('bringup_version', '?')})",
+             "Each probe: what it ran or read -> the file in this bundle that holds the output -> how it ended.",
+             "manifest.json holds the same for bringup (check --snapshot, report --snapshot, explain).", ""]
+
+    def member(name: str | None) -> str:
+        if not name:
+            return ""
+        size = (sizes or {}).get(name)
+        return name + (f" ({size:,} bytes)" if size is not None else "")
+
+    def op_line(d: dict[str, Any]) -> str:
+        kind = d.get("kind")
+        err = d.get("error") or ""
+        if kind in ("command", "builtin"):
+            what = ("run " if kind == "command" else f"builtin {d.get('name', '')}: ") + shlex.join(d.get("argv") or [])
+            files = ", ".join(member(d.get(s)) for s in ("stdout", "stderr") if d.get(s))
+            end = f"exit status {d['rc']}" if d.get("rc") is not None else "no exit status"
+            return f"  {what}\n      -> {files or '(no output kept)'} -> {end}" + (f"; error: {err}" if err else "")
+        if kind == "file":
+            got = member(d.get("data"))
+            return f"  read {d.get('path')}\n      -> {got or '(not read)'}" + (f" -> error: {err}" if err else "")
+        if kind == "glob":
+            found = d.get("matches") or []
+            said = (", ".join(found) if len(found) <= 3 else f"{len(found)} matches (listed in manifest.json)") \
+                if found else "no match"
+            return f"  list {d.get('pattern')}\n      -> {said}"
+        return f"  {kind}"
+
+    claimed: set[int] = set()
+    for p in manifest.get("probes") or []:
+        title = p.get("title") or ""
+        lines.append(f"{p.get('name')}" + (f": {title}" if title else ""))
+        if p.get("error"):
+            lines.append(f"  not collected: {p['error']}")
+        for i in p.get("ops") or []:
+            if isinstance(i, int) and 0 <= i < len(ops):
+                claimed.add(i)
+                lines.append(op_line(ops[i]))
+        lines.append("")
+    rest = [i for i in range(len(ops)) if i not in claimed]
+    if rest:
+        lines.append("(no probe)")
+        lines.extend(op_line(ops[i]) for i in rest)
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _op_in_probe(op: Operation, out: Any) -> bool:
@@ -135,8 +201,8 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
     """Read a bundle into a :class:`SnapshotHost` (nothing is extracted to disk).
 
     Members are read once each, in archive order, within :data:`MAX_MEMBER_BYTES` each,
-    :data:`MAX_BUNDLE_BYTES` in all and :data:`MAX_BUNDLE_MEMBERS` members (``manifest.json`` within
-    :data:`MAX_MANIFEST_BYTES`), so a small file that expands to gigabytes is refused early; every manifest
+    :data:`MAX_BUNDLE_BYTES` in all and :data:`MAX_BUNDLE_MEMBERS` members (``manifest.json`` and ``index.txt``
+    within :data:`MAX_MANIFEST_BYTES`; ``index.txt`` is optional and never replayed), so a small file that expands to gigabytes is refused early; every manifest
     field is checked for its type, and a ``/sys`` or ``/proc/sys`` file past :data:`MAX_KERNEL_FILE_BYTES` is refused.
 
     Raises:
@@ -145,6 +211,7 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
     """
     path = Path(path)
     members = _read_members(path)
+    members.pop(INDEX_MEMBER, None)  # for a person to read (capture writes it; older bundles have none): never replayed
     if "manifest.json" not in members:
         raise BundleError(f"{path}: member manifest.json is missing")
     try:
@@ -207,7 +274,7 @@ def _read_members(path: Path) -> dict[str, bytes]:
                     raise BundleError(f"{path}: more than {MAX_BUNDLE_MEMBERS:,} members: not a bringup bundle")
                 if not m.isfile():
                     continue
-                cap = MAX_MANIFEST_BYTES if m.name == "manifest.json" else MAX_MEMBER_BYTES
+                cap = MAX_MANIFEST_BYTES if m.name in ("manifest.json", INDEX_MEMBER) else MAX_MEMBER_BYTES
                 if m.size > cap:
                     raise BundleError(f"{path}: member {m.name} is {human_bytes(m.size)}, more than "
                                       f"{human_bytes(cap)} (capture records at most that much): not a bringup bundle")

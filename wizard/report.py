@@ -48,8 +48,13 @@ SUMMARY_DIR = "reports"
 
 INVENTORY_PROBES = ("hostname", "dmi", "os_release", "kernel", "lscpu", "numa", "meminfo", "dmidecode_17",
                     "nvidia_driver_version", "nvidia_smi_qx", "lspci_vvv", "nvcc_version", "torch_cuda",
-                    "driver_fm_version")
+                    "driver_fm_version", "ib_sysfs", "driver_dpkg", "driver_rpm")
 """The probes the inventory reads (each read by its parser as :data:`wizard.registry.PARSERS` declares it)."""
+
+PHYS_WORD = {"linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep",
+             "training": "PortConfigurationTraining", "recovery": "LinkErrorRecovery"}
+"""An IB port's physical state as the kernel's sysfs ``phys_state`` spells it (Documentation/ABI/stable/
+sysfs-class-infiniband)."""
 
 STATUS_GLYPH = {"pending": "·", "running": "▶", "passed": "✓", "confirmed": "✓", "failed": "✗", "skipped": "–",
                 "interrupted": "↯", "warned": "!", "cpu-only": "○"}
@@ -146,6 +151,7 @@ def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
     was not collected leaves its rows ``not collected``). Returns ``{"host": [[label, value]...], "memory":
     {...}, "gpus": [...], "nics": [...], "software": [[label, value]...]}``."""
     from wizard.parsers import cuda as p_cuda
+    from wizard.parsers import fabric as p_fabric
     from wizard.parsers import gpu as p_gpu
     from wizard.parsers import host as p_host
     from wizard.parsers import hosttools as p_hosttools
@@ -179,7 +185,8 @@ def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
         ["Board", " ".join(x for x in (dmi.get("board_vendor", ""), dmi.get("board_name", "")) if x) or miss],
         ["BIOS", " ".join(x for x in (dmi.get("bios_vendor", ""), dmi.get("bios_version", ""),
                                       f"({dmi['bios_date']})" if dmi.get("bios_date") else "") if x) or miss],
-        ["BMC firmware", f"{NOT_COLLECTED} (bringup has no BMC probe: `ipmitool mc info` shows it)"],
+        ["BMC firmware", f"{NOT_COLLECTED} (bringup reads the BMC's event log and sensors, health.bmc, not its "
+                         "version: `ipmitool mc info` shows it)"],
         ["CPU", (lscpu.fields.get("Model name", "") if lscpu else "") or miss],
         ["Sockets / cores per socket / threads per core",
          " / ".join(str(x) if x is not None else "?" for x in (lscpu.sockets, lscpu.cores_per_socket,
@@ -230,11 +237,36 @@ def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
                              "pcie_capability": ls(d.lnkcap), "pcie_state": ls(d.lnksta),
                              "firmware": f"{NOT_COLLECTED} (`ethtool -i`)",
                              "port": f"{NOT_COLLECTED} (`ibstat`, `ip link`)"})
+    ib = parsed("ib_sysfs", p_fabric.parse_ib_sysfs, "files")
+    for hca in (ib.devices.values() if ib is not None else ()):
+        # an RDMA device's firmware and ports, from sysfs (the node.fabric probe), on its PCI function's row
+        ports = [p for p in ib.ports.ports if p.ca == hca.name]
+        port = "; ".join(f"{hca.name} port {p.port}: {(p.state or '?').upper()} {PHYS_WORD.get(p.phys_state, p.phys_state or '?')}"
+                         + (f" {p.rate_gbit_s:g} Gb/s" if p.rate_gbit_s is not None else "")
+                         + (f" {p.link_layer}" if p.link_layer else "") for p in ports) or f"{hca.name}: no port read"
+        fw = " ".join(x for x in (hca.fw_ver, f"(board {hca.board_id})" if hca.board_id else "") if x) or "?"
+        row = next((n for n in nics if hca.pci_addr and n["bus_id"].lower() == hca.pci_addr.lower()), None)
+        if row is None:
+            nics.append({"bus_id": hca.pci_addr or "?", "model": hca.hca_type or hca.name, "driver": "",
+                         "pcie_capability": "?", "pcie_state": "?", "firmware": fw, "port": port})
+        else:
+            row["firmware"], row["port"] = fw, (port if row["port"].startswith(NOT_COLLECTED) else
+                                                f"{row['port']}; {port}")
     drv = parsed("nvidia_driver_version", p_gpu.parse_driver_version)
     nvcc = parsed("nvcc_version", p_cuda.parse_nvcc_version)
     torch = parsed("torch_cuda", p_cuda.parse_torch_cuda, "text+stderr")
     fm = parsed("driver_fm_version", p_packages.parse_fm_version)
     smi_driver = doc.driver_version.raw if doc is not None and doc.driver_version else ""
+    dcgm_version = ""
+    try:
+        from wizard.rules.driver_install import DCGM_PKG, packages_of
+
+        pl, _ = packages_of(outputs)
+        found = pl.find(DCGM_PKG.pattern) if pl is not None else []
+        dcgm_version = (f"{found[0].upstream or found[0].version} ({found[0].name})" if found else
+                        "not installed" if pl is not None else "")
+    except Exception:  # noqa: BLE001 - a parser bug must not lose the report
+        dcgm_version = ""
     software = [
         ["NVIDIA driver", (f"{drv.version} ({drv.flavour})" if drv and drv.version else smi_driver) or miss],
         ["CUDA driver API (newest CUDA the driver supports)",
@@ -244,7 +276,7 @@ def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
                      if torch and torch.torch_version else "") or miss],
         ["NCCL", f"{NOT_COLLECTED} (the validation run's log names the NCCL torch loads)"],
         ["Fabric Manager", (fm.version if fm and fm.version else "") or miss],
-        ["DCGM", f"{NOT_COLLECTED} (`dcgmi --version`)"],
+        ["DCGM", dcgm_version or miss],
     ]
     return {"host": host, "memory": memory, "gpus": gpus, "nics": nics, "software": software}
 

@@ -25,7 +25,7 @@ import shutil
 
 from wizard.actions import ActionContext, Resolved
 from wizard.distro import package_manager
-from wizard.parsers.fabric import HcaDevice, IbPort, parse_ib_sysfs
+from wizard.parsers.fabric import HcaDevice, IbPort, IbSysfs, parse_ib_sysfs
 from wizard.parsers.host import parse_os_release
 
 PERFTEST_BINARY = "ib_write_bw"
@@ -54,12 +54,23 @@ def _port_choice(ctx: ActionContext) -> tuple[IbPort | None, HcaDevice | None]:
     o = ctx.outputs.get("ib_sysfs")
     if o is None or not o.ok:
         return None, None
-    sysfs = parse_ib_sysfs(o.files)
+    return fastest_active_port(parse_ib_sysfs(o.files))
+
+
+def fastest_active_port(sysfs: IbSysfs) -> tuple[IbPort | None, HcaDevice | None]:
+    """The port perftest tests on a node: the fastest Active (and LinkUp) port, InfiniBand before RoCE, then by
+    device name and port number; with its device (for its GIDs). ``(None, None)`` when no port is Active."""
     active = [p for p in sysfs.ports.ports if p.state == "active" and p.phys_state in ("linkup", "")]
     active.sort(key=lambda p: (p.link_layer != "InfiniBand", -(p.rate_gbit_s or 0.0), p.ca, p.port))
     if not active:
         return None, None
     return active[0], sysfs.devices.get(active[0].ca)
+
+
+def gid_index(port: IbPort, dev: HcaDevice | None) -> int | None:
+    """perftest's ``-x`` for a RoCE port: its first RoCE v2 GID with an IPv4-mapped address, else its first RoCE v2
+    GID, else its first GID; ``None`` when its table has none."""
+    return _gid_index(port, dev)
 
 
 def _gid_index(port: IbPort, dev: HcaDevice | None) -> int | None:

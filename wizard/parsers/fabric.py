@@ -385,6 +385,66 @@ def parse_perftest(text: str) -> PerftestRun:
     return r
 
 
+@dataclass(frozen=True)
+class RdmaPair:
+    """One pair of the ``multinode.rdma_pairs`` log (:mod:`wizard.rdma_pairs`): ``client`` wrote to ``server``;
+    ``ports`` as the header says them (``mlx5_0 port 1 -> mlx5_1 port 1``), ``line_rate_gbit_s`` the slower port's
+    rate (None: unknown), each side's output without its ``[NODE client]`` / ``[NODE server]`` prefix, ``error`` the
+    ``failed:`` line's reason ("" when it ran), ``done`` when its ``done:`` line was printed, and the header line."""
+
+    client: str
+    server: str
+    ports: str = ""
+    line_rate_gbit_s: float | None = None
+    client_text: str = ""
+    server_text: str = ""
+    error: str = ""
+    done: bool = False
+    header: str = ""
+
+
+_RP_HEAD = re.compile(r"^# pair (\S+) -> (\S+): (.*), line rate (?:([\d.]+) Gb/s|unknown)\s*$")
+_RP_END = re.compile(r"^# pair (\S+) -> (\S+) (done|failed): (.*)$")
+
+
+def parse_rdma_pairs(text: str) -> list[RdmaPair]:
+    """The pairs of a ``multinode.rdma_pairs`` log, in the order they ran (see :class:`RdmaPair`). Never raises."""
+    pairs: list[RdmaPair] = []
+    cur: dict[str, object] | None = None
+    client: list[str] = []
+    server: list[str] = []
+
+    def close() -> None:
+        if cur is not None:
+            pairs.append(RdmaPair(client_text="\n".join(client), server_text="\n".join(server), **cur))  # type: ignore[arg-type]
+
+    for raw in text.splitlines()[:200000]:
+        line = raw.rstrip("\r")
+        m = _RP_HEAD.match(line)
+        if m:
+            close()
+            cur = {"client": m.group(1), "server": m.group(2), "ports": m.group(3),
+                   "line_rate_gbit_s": to_float(m.group(4), positive=True) if m.group(4) else None, "header": line}
+            client, server = [], []
+            continue
+        if cur is None:
+            continue
+        m = _RP_END.match(line)
+        if m and (m.group(1), m.group(2)) == (cur["client"], cur["server"]):
+            if m.group(3) == "done":
+                cur["done"] = True
+            else:
+                cur["error"] = m.group(4).strip()
+            continue
+        for side, sink in (("client", client), ("server", server)):
+            node = cur[side]
+            pre = f"[{node} {side}]"
+            if line.startswith(pre):
+                sink.append(line[len(pre) + 1:] if line[len(pre):len(pre) + 1] == " " else line[len(pre):])
+    close()
+    return pairs
+
+
 PT_MR_FAILED = re.compile(r"Couldn't allocate MR|[Ff]ailed to create MR|Couldn't create (?:MR|memory region)|"
                           r"ibv_reg_(?:dmabuf_)?mr failed", re.I)
 """perftest could not register its buffer as an RDMA memory region."""
