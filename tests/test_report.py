@@ -191,11 +191,11 @@ def test_html_stage_rows_and_code_spans(case_bundle, tmp_path):
     rows = re.findall(r'<tr class="stage-row">(.*?)</tr>', html)
     assert rows and all(re.fullmatch(r'<th>[^<]+</th><td class="s-[a-z-]+"><span class="g">.</span> [a-z-]+</td>'
                                      r'<td colspan="2"></td>', r) for r in rows), rows[:2]
-    assert "bringup has no BMC probe: <code>ipmitool mc info</code> shows it" in html and "`ipmitool" not in html
+    assert "not its version: <code>ipmitool mc info</code> shows it" in html and "`ipmitool" not in html
     assert "<code>bringup report</code> on the machine" in html  # a step's reason: not in a capture bundle
     assert str(rpt.html_code_spans("run `<b>x</b>` & `y`")) == "run <code>&lt;b&gt;x&lt;/b&gt;</code> &amp; <code>y</code>"
     md = rpt.render(doc, "md")
-    assert "bringup has no BMC probe: `ipmitool mc info` shows it" in md
+    assert "not its version: `ipmitool mc info` shows it" in md
     assert rpt.md_cell("a `x | y` b_c | ` lone") == "a `x \\| y` b\\_c \\| \\` lone"
 
 

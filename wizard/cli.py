@@ -31,6 +31,7 @@ Imports are deferred so ``bringup --version`` starts in well under a quarter of 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import math
@@ -43,29 +44,209 @@ from typing import Any, Callable, Mapping
 from wizard import __version__
 
 EXIT_ERROR = 3
-def _common_options(snapshot: bool = True) -> argparse.ArgumentParser:
-    """The options every command takes (``report`` takes ``--snapshot`` with several bundles: ``snapshot=False``)."""
+
+EXIT_CONTRACT = "0 pass or only skips, 1 warn or unknown, 2 fail, 3 bringup itself could not run (the reason on stderr)"
+"""The exit statuses every command draws from (ARCHITECTURE.md, "The JSON contract")."""
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    """One command's ``--help``: its one-line summary, the exit statuses it can return (status, what it means for
+    this command) and which global options apply to it (``state``, ``dry_run``, ``snapshot``; the others are
+    accepted as before but not shown, and the command refuses one that makes no sense there with its reason)."""
+
+    summary: str
+    exits: tuple[tuple[int, str], ...]
+    options: tuple[str, ...] = ("state",)
+    details: str = ""
+
+
+_COULD_NOT_RUN = "bringup could not run (the reason on stderr)"
+_STOPPED = (130, "you stopped following it (Ctrl-C); the run goes on (bringup status shows it)")
+COMMANDS: dict[str, CommandHelp] = {
+    "check": CommandHelp(
+        "run the checks on this machine (or a capture bundle) and print the findings",
+        ((0, "every check passed or was not applicable (skip); --profile health: healthy"),
+         (1, "a check warned or could not tell (unknown)"),
+         (2, "a check failed; --profile health: unhealthy; --nodes: on any node"),
+         (3, "bringup could not run: unknown stage or step, unreadable bundle, ... (the reason on stderr)")),
+        ("state", "snapshot")),
+    "status": CommandHelp("where the current build stands: each stage and step with its status",
+                          ((0, "shown (also when there is no build yet)"), (3, _COULD_NOT_RUN))),
+    "capture": CommandHelp(
+        "run every probe and write a capture bundle (.tar.gz: manifest.json, index.txt, the raw outputs)",
+        ((0, "written"), (2, "--nodes or --hostfile: a node was unreachable or timed out (the others are written)"),
+         (3, "nothing written (the reason on stderr)"))),
+    "plan": CommandHelp("show the build's plan answers, or set them (KEY=VALUE ...)",
+                        ((0, "shown or set"), (3, "a key or value refused, or the build could not be opened"))),
+    "explain": CommandHelp(
+        "judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)",
+        ((0, "what was read passed (or only skips)"), (1, "a warning, or an output bringup could not judge"),
+         (2, "a failure in what was read"), (3, "an input could not be read (the reason on stderr)")), ()),
+    "ack": CommandHelp("acknowledge a past event (an Xid, an AER error) with a reason; no KEY lists them",
+                       ((0, "acknowledged, or listed"), (3, "no such key, no --reason, or no build"))),
+    "run": CommandHelp(
+        "run a step's action: shows the exact commands and asks first (unless --yes)",
+        ((0, "done (--dry-run: shown, nothing run)"), (1, "not run (you said no), or its judge warned"),
+         (2, "it failed, or its check did not verify it"),
+         (3, "not started: unknown step, no action, needs root, no terminal without --yes"), _STOPPED),
+        ("state", "dry_run")),
+    "validate": CommandHelp(
+        "run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it",
+        ((0, "passed (or only skips)"), (1, "a warning or a result that could not be judged"), (2, "it failed"),
+         (3, "not started (the reason on stderr)"), _STOPPED), ("state", "dry_run")),
+    "size": CommandHelp(
+        "GPU memory, GPU count, host RAM, NVMe and power for a workload (the Plan & sizing screen's figures)",
+        ((0, "fits on these GPUs"), (1, "does not fit, or needs more GPUs than given"), (3, "an input is refused")),
+        details="One computation (wizard/sizing.py) with the Plan & sizing screen: each option is one of its "
+                "fields; an option left out takes the field's default (or, with --from-build, the value the screen "
+                "stored with the build; --state applies only then)."),
+    "report": CommandHelp(
+        "write the acceptance report: inventory, every step and finding, validation figures, action runs",
+        ((0, "written (the node's verdict is in the report; `check` is the gate)"), (3, "not written")),
+        details="Write the acceptance report of the current build (or of capture bundles, offline). Without -o: a "
+                "build's report goes into its build directory, a bundle's to standard output."),
+    "answers": CommandHelp(
+        "check an answers file, or export the build's as one",
+        ((0, "check: valid; export: written"), (3, "check: invalid (each error as FILE:LINE:COL); export: no build "
+                                                   "or not writable")),
+        details="Answers files drive unattended builds (`bringup auto`); README 'Unattended builds'."),
+    "auto": CommandHelp(
+        "an unattended build from an answers file",
+        ((0, "every step passed, was confirmed or skipped"), (1, "a step warned or is not done"),
+         (2, "a step failed, or an allowed action could not start"),
+         (3, "the answers file is invalid (nothing ran), or bringup could not run"), _STOPPED),
+        ("state", "dry_run", "snapshot"),
+        details="Validate the answers file, then walk the build in catalogue order: plan, checks, confirmations and "
+                "skips from the file, the actions it allows."),
+}
+"""Every ``bringup`` command's help: ``build_parser`` draws each command's summary, description and exit statuses
+from here (tests hold every command to having them)."""
+
+ANSWERS_COMMANDS: dict[str, CommandHelp] = {
+    "check": CommandHelp("validate an answers file offline",
+                         ((0, "valid"), (3, "invalid (each error as FILE:LINE:COL) or unreadable")), ()),
+    "export": CommandHelp("write the build's answers (plan, confirmations, skips, actions run) for the next node",
+                          ((0, "written"), (3, "no build, or not writable"))),
+}
+
+
+def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
+    """The ``exit status:`` part of a command's help: one row per status it returns, then the contract's statuses
+    it never returns (help text for :class:`_HelpFormatter`)."""
+    rows = "\n".join(f"  {code}\t{what}" for code, what in exits)
+    never = [str(c) for c in (0, 1, 2, 3) if c not in {code for code, _ in exits}]
+    tail = (f"\n\nIt never exits {' or '.join(never)}." if never else "")
+    return f"exit status (of {EXIT_CONTRACT.split(' (')[0]}):\n{rows}{tail}"
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, with descriptions and epilogs in paragraphs (blank-line separated) and tables: a
+    paragraph whose lines start with spaces is kept line by line, a line ``"  TERM\\tTEXT"`` a row whose TEXT is
+    wrapped to the terminal under itself; any other paragraph is filled to the terminal's width."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for para in text.split("\n\n"):
+            if not para.startswith(" "):
+                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+                continue
+            rows = [ln.split("\t", 1) for ln in para.splitlines()]
+            col = min(max((len(r[0]) for r in rows if len(r) == 2), default=0) + 2, max(12, width // 3))
+            lines = []
+            for r in rows:
+                if len(r) == 1:
+                    lines.append(indent + r[0])
+                    continue
+                term, what = r
+                first = indent + (term + " " * (col - len(term)) if len(term) + 2 <= col else term + "  ")
+                lines.append(textwrap.fill(what, max(width, len(first) + 20), initial_indent=first,
+                                           subsequent_indent=indent + " " * col, break_on_hyphens=False))
+            out.append("\n".join(lines))
+        return "\n\n".join(out)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose epilog may be computed when help is shown (``lazy_epilog``), so that listing the
+    catalogue's steps in ``run --help`` does not import the catalogue for every other command."""
+
+    lazy_epilog: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = "\n\n".join(e for e in (self.lazy_epilog(), self.epilog) if e)
+            self.lazy_epilog = None
+        return super().format_help()
+
+
+def _common_options(applies: tuple[str, ...] = ("state", "dry_run", "snapshot", "basic"),
+                    snapshot: bool = True) -> argparse.ArgumentParser:
+    """The global options. Every command accepts them (before or after its name), as before; its help shows those in
+    ``applies`` (the rest are hidden: ``--basic`` is the TUI's). ``report`` takes ``--snapshot`` with several bundles
+    (``snapshot=False``)."""
     common = argparse.ArgumentParser(add_help=False)
+
+    def shown(name: str, text: str) -> str:
+        return text if name in applies else argparse.SUPPRESS
+
     common.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
-                        help="state directory (default: /var/lib/bringup as root, else the user state dir)")
+                        help=shown("state", "state directory (default: /var/lib/bringup as root, else the user "
+                                            "state dir)"))
     common.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
-                        help="show what actions would run; run nothing that changes the system")
+                        help=shown("dry_run", "show what actions would run; run nothing that changes the system"))
     if snapshot:
         common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
-                            help="analyse a capture bundle instead of this machine")
+                            help=shown("snapshot", "analyse a capture bundle instead of this machine"))
     common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
-                        help="ANSI colours and ASCII glyphs (automatic on TERM=linux and serial consoles)")
+                        help=shown("basic", "ANSI colours and ASCII glyphs (automatic on TERM=linux and serial "
+                                            "consoles)"))
     return common
 
 
+def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.ArgumentParser] | None = None,
+             snapshot: bool = True) -> argparse.ArgumentParser:
+    """One command's parser: its summary in the command list and atop its help, its details, its exit statuses."""
+    desc = ch.summary[0].upper() + ch.summary[1:] + "." + (f"\n\n{ch.details}" if ch.details else "")
+    return sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])], help=ch.summary,
+                          description=desc, epilog=exit_status_text(ch.exits), formatter_class=_HelpFormatter)
+
+
+def _plan_keys_text() -> str:
+    """``plan --help``'s list of keys, from :data:`wizard.plan.PLAN_KEYS` (their help lines: one source)."""
+    from wizard.plan import PLAN_KEYS
+
+    return "plan keys (KEY=VALUE; the TUI's plan form asks the same):\n" + "\n".join(
+        f"  {k.name}\t{k.help}" for k in PLAN_KEYS.values())
+
+
+def _run_steps_text() -> str:
+    """``run --help``'s list of the catalogue's steps that have an action (what STEP may be), by stage."""
+    import steps
+
+    parts = ["STEP is one of these (the catalogue's steps with an action), by stage; a finding id names its step:"]
+    for st in steps.STAGES:
+        rows = [f"    {s.id}\t{s.title}" for s in st.steps if s.action is not None]
+        if rows:
+            parts.append(f"  {st.title}\n" + "\n".join(rows))
+    return "\n\n".join(parts)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = _common_options()
-    p = argparse.ArgumentParser(prog="bringup", parents=[common],
-                                description="Take a GPU server from bare metal to proven ready for LLM training.")
+    p = _Parser(prog="bringup", parents=[_common_options()], formatter_class=_HelpFormatter,
+                description="Take a GPU server from bare metal to proven ready for LLM training.\n\n"
+                            "With no command, bringup opens the TUI: the full-screen wizard that walks the build "
+                            "stage by stage (its options are below). A command runs one part without the TUI; "
+                            "`bringup COMMAND --help` says what it does, its options and its exit statuses.",
+                epilog=f"exit status: {EXIT_CONTRACT}. By command:\n"
+                       + "\n".join(f"  {n}\t{' '.join(str(c) for c, _ in ch.exits)}" for n, ch in COMMANDS.items()))
+    p._optionals.title = "options (the TUI's; --state, --dry-run and --snapshot also go before a command)"
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
     _tui_fleet_args(p)
-    sub = p.add_subparsers(dest="command")
-    c = sub.add_parser("check", parents=[common], help="run the checks and print findings")
+    sub = p.add_subparsers(dest="command", title="commands (each runs without the TUI)", metavar="COMMAND")
+    c = _command(sub, "check", COMMANDS["check"])
     c.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
     c.add_argument("--stage", metavar="ID", help="only this stage's checks (plan grounding bios os driver health ...)")
     c.add_argument("--step", metavar="ID", help="only this step's checks (a step id, or a finding id: its step)")
@@ -73,26 +254,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--prometheus", metavar="FILE", help="also write the findings as Prometheus metrics for "
                    "node-exporter's textfile collector (FILE.prom, replaced atomically; wizard/metrics.py)")
     _profile_args(c)
-    s = sub.add_parser("status", parents=[common], help="where the current build stands")
-    s.add_argument("--json", action="store_true")
-    cap = sub.add_parser("capture", parents=[common], help="run every probe and write a bundle")
+    s = _command(sub, "status", COMMANDS["status"])
+    s.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/status.schema.json)")
+    cap = _command(sub, "capture", COMMANDS["capture"])
     cap.add_argument("-o", "--output", required=True, metavar="FILE",
                      help="bundle to write (.tar.gz); with --nodes or --hostfile a directory: one NODE.tar.gz per node")
     _fleet_args(cap)
-    pl = sub.add_parser("plan", parents=[common], help="show or set the build's plan answers")
-    pl.add_argument("answers", nargs="*", metavar="KEY=VALUE")
-    ex = sub.add_parser("explain", parents=[common],
-                        help="judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)")
+    pl = _command(sub, "plan", COMMANDS["plan"])
+    pl.add_argument("answers", nargs="*", metavar="KEY=VALUE", help="set these answers (the keys are listed below)")
+    pl.lazy_epilog = _plan_keys_text  # type: ignore[attr-defined]
+    ex = _command(sub, "explain", COMMANDS["explain"])
     ex.add_argument("inputs", nargs="+", metavar="FILE", help="files to read; - reads standard input")
     ex.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
     ex.add_argument("--kind", help="skip detection: treat every input as this kind")
-    ak = sub.add_parser("ack", parents=[common],
-                        help="acknowledge a past event (an Xid, an AER error) with a reason; no KEY lists them")
+    ak = _command(sub, "ack", COMMANDS["ack"])
     ak.add_argument("key", nargs="?", metavar="KEY", help="the finding's key (check --json shows it)")
     ak.add_argument("--reason", help="why it no longer counts (kept with the build)")
-    r = sub.add_parser("run", parents=[common], help="run a step's action (asks first unless --yes)")
-    r.add_argument("step", metavar="STEP")
+    r = _command(sub, "run", COMMANDS["run"])
+    r.add_argument("step", metavar="STEP", help="the step whose action runs (listed below)")
     r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    r.lazy_epilog = _run_steps_text  # type: ignore[attr-defined]
     vcommon = argparse.ArgumentParser(add_help=False)
     vcommon.add_argument("--device", choices=("auto", "cuda", "cpu"),
                          help="where to run (default: the plan's validate_device, else auto = cuda with a GPU)")
@@ -104,26 +285,17 @@ def build_parser() -> argparse.ArgumentParser:
     vcommon.add_argument("--yes", action="store_true",
                          help="accepted for scripts; validation changes nothing, so it never asks")
     vcommon.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)  # small sizes: tests, smoke runs
-    v = sub.add_parser("validate", parents=[common], help="run a validation (one GPU, the node, a soak) and judge it")
+    v = _command(sub, "validate", COMMANDS["validate"])
     vsub = v.add_subparsers(dest="kind", metavar="KIND", required=True)
     for name, vc in VALIDATE_COMMANDS.items():
-        kp = vsub.add_parser(name, parents=[common, vcommon], help=vc.help, description=vc.help)
+        kp = _command(vsub, name, dataclasses.replace(COMMANDS["validate"], summary=vc.help), [vcommon])
         vc.add_args(kp)
-    sz = sub.add_parser("size", parents=[common], help="GPU memory, GPU count, host RAM, NVMe and power for a workload "
-                        "(the Plan & sizing screen's figures)",
-                        description="One computation (wizard/sizing.py) with the Plan & sizing screen: each option is "
-                        "one of its fields; an option left out takes the field's default (or, with --from-build, the "
-                        "value the screen stored with the build). Exit status: 0 fits on these GPUs, 1 does not fit "
-                        "or needs more GPUs than given, 3 an input is refused.")
+    sz = _command(sub, "size", COMMANDS["size"])
     for field_name, (flag, help_text) in SIZE_FLAGS.items():
         sz.add_argument(flag, dest=f"f_{field_name}", metavar="V", help=help_text)
     sz.add_argument("--from-build", action="store_true", help="start from the inputs the sizing screen stored with the build")
     sz.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/size.schema.json)")
-    rp = sub.add_parser("report", parents=[_common_options(snapshot=False)],
-                        help="the acceptance report: inventory, every step and finding, validation figures, action runs",
-                        description="Write the acceptance report of the current build (or of capture bundles, offline). "
-                                    "Without -o: a build's report goes into its build directory, a bundle's to standard "
-                                    "output. Exit status 0 when written (the verdict is in the report; `check` gates).")
+    rp = _command(sub, "report", COMMANDS["report"], snapshot=False)
     rp.add_argument("-o", "--output", metavar="FILE", help="where to write it (- for standard output)")
     rp.add_argument("--format", choices=("html", "md", "json"),
                     help="html (default; .md and .json outputs pick their format), md (GitHub-flavoured), json "
@@ -132,20 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="report on capture bundles instead of the build (several: one report of all the nodes)")
     rp.add_argument("--builds", metavar="DIR", nargs="+",
                     help="report on these build directories (STATE/builds/<id>) together, one node each")
-    an = sub.add_parser("answers", parents=[common], help="check an answers file, or export the build's as one",
-                        description="Answers files drive unattended builds (`bringup auto`); README 'Unattended builds'. "
-                                    "Exit status of check: 0 valid, 3 invalid (each error as FILE:LINE:COL).")
+    an = _command(sub, "answers", COMMANDS["answers"])
     ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
-    anc = ansub.add_parser("check", parents=[common], help="validate an answers file offline")
+    anc = _command(ansub, "check", ANSWERS_COMMANDS["check"])
     anc.add_argument("file", metavar="FILE")
-    ane = ansub.add_parser("export", parents=[common], help="write the build's answers (plan, confirmations, skips, "
-                           "actions run) for the next node")
+    ane = _command(ansub, "export", ANSWERS_COMMANDS["export"])
     ane.add_argument("-o", "--output", metavar="FILE", help="where to write it (default: standard output)")
     ane.add_argument("--build", metavar="ID", help="this build (default: the newest)")
-    au = sub.add_parser("auto", parents=[common], help="an unattended build from an answers file",
-                        description="Validate the answers file, then walk the build in catalogue order: plan, checks, "
-                                    "confirmations and skips from the file, the actions it allows. Exit status: 0 all "
-                                    "done, 1 warnings or steps not done, 2 a failure, 3 invalid file (nothing ran).")
+    au = _command(sub, "auto", COMMANDS["auto"])
     au.add_argument("--answers", required=True, metavar="FILE", help="the answers file (TOML; bringup answers check)")
     au.add_argument("--build", metavar="ID|new", help="continue build ID, or start a new one (default: the newest, "
                     "or a new one when there is none)")

@@ -346,6 +346,87 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
 
 
+RDMA_PAIRS_ID = "multinode.rdma_pairs"
+SRC_RDMA_PAIRS = (SRC_PERFTEST + "; perftest README, Running Tests (server `ib_write_bw`, client `ib_write_bw "
+                  "<server>`); NVIDIA InfiniBand Cluster Bring-up Procedure, Performance Testing "
+                  "(https://docs.nvidia.com/networking/display/infinibandclusterbringupprocedure/Performance+Testing)")
+
+
+def _pair_runs(text: str) -> list[tuple[Any, Any, list[Finding]]]:
+    """(pair, its client's perftest result or None, its findings) for each pair of a ``multinode.rdma_pairs`` log."""
+    import dataclasses
+
+    from wizard.parsers.fabric import parse_perftest, parse_rdma_pairs
+
+    out: list[tuple[Any, Any, list[Finding]]] = []
+    for p in parse_rdma_pairs(text):
+        subj = f"{p.client} -> {p.server}"
+        if p.error:
+            ssh = "ssh" in p.error.lower()
+            out.append((p, None, [Finding(
+                RDMA_PAIRS_ID, Verdict.FAIL, f"{subj}: the pair test did not run: {p.error}", subj,
+                tuple(x for x in (p.header, f"# pair {subj} failed: {p.error}") if x),
+                ("Check that `ssh NODE true` works from this machine for both nodes without a password prompt "
+                 "(BatchMode), then run the step again." if ssh else
+                 "Install perftest on both nodes (package `perftest`; `ib_write_bw` on the ssh login's PATH), check "
+                 "the ports with `ibstat` (State: Active) and the server's lines above in the log, then run the "
+                 "step again."), SRC_RDMA_PAIRS)]))
+            continue
+        run = parse_perftest(p.client_text)
+        found = judge_perftest(run, p.client_text, {} if p.line_rate_gbit_s else {}, fid=RDMA_PAIRS_ID,
+                               line_rate_gbit_s=p.line_rate_gbit_s,
+                               line_rate_of=f"the slower port of the pair ({p.ports})")
+        out.append((p, run, [dataclasses.replace(f, subject=subj, message=f"{subj}: {f.message}",
+                                                 evidence=(p.header, *f.evidence)) for f in found]))
+    return out
+
+
+def judge_rdma_pairs(text: str, plan: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.rdma_pairs`` from the log of :mod:`wizard.rdma_pairs`: each pair's client result judged by
+    :func:`judge_perftest` against the slower of the pair's two ports (0.8 x its line rate or more passes; without
+    either rate, the plan's ``nic_gbit_s``, else the InfiniBand line rates), one finding per pair (subject ``A ->
+    B``); a pair that did not run fails with the ssh or perftest words the log gives; then the slowest pair named
+    (and, with 3 nodes or more, a node that is in two failing pairs: in the ring each node is in two pairs)."""
+    runs = _pair_runs(text)
+    if not runs:
+        cannot = [ln for ln in text.splitlines() if ln.startswith("# rdma_pairs: cannot start")]
+        return [Finding(RDMA_PAIRS_ID, Verdict.FAIL if cannot else Verdict.UNKNOWN,
+                        "the pair test could not start: " + cannot[0].split("cannot start:", 1)[1].strip() if cannot else
+                        "no pair was tested (the run stopped before its first pair)", "ring",
+                        tuple(cannot[:1] or [ln for ln in text.splitlines() if ln.strip()][-5:]),
+                        "Fix what the log says, then run the step again.", SRC_RDMA_PAIRS)]
+    plan_rate = to_float(plan.get("nic_gbit_s"), text=False, positive=True)
+    out: list[Finding] = []
+    for p, run, found in runs:
+        if p.line_rate_gbit_s is None and plan_rate:  # the ports' rates were not read: the plan's NIC rate
+            from wizard.parsers.fabric import parse_perftest  # noqa: F401 - parsed already in _pair_runs
+            found = [dataclasses_replace(f, x) for f, x in zip(found, judge_perftest(
+                run, p.client_text, plan, fid=RDMA_PAIRS_ID))] if run is not None else found
+        out.extend(found)
+    measured = [(run_gbit(run), p, f) for p, run, found in runs for f in found[:1] if run is not None and run.rows]
+    bad = [f for f in out if f.verdict in (Verdict.FAIL, Verdict.WARN)]
+    if len(measured) >= 2:
+        gbit, p, f = min(measured, key=lambda x: x[0])
+        v = f.verdict if f.verdict is not Verdict.PASS else Verdict.PASS
+        out.append(Finding(RDMA_PAIRS_ID, v, f"slowest of {len(measured)} pairs measured: {p.client} -> {p.server} at "
+                           f"{gbit:.1f} Gb/s ({p.ports})", "ring", (p.header,),
+                           "" if v is Verdict.PASS else f.remedy, SRC_RDMA_PAIRS))
+    nodes = [x.subject.split(" -> ") for x in bad if " -> " in x.subject]
+    if len({n for runs_ in runs for n in (runs_[0].client, runs_[0].server)}) >= 3 and len(nodes) >= 2:
+        from collections import Counter as _Counter
+
+        twice = sorted(n for n, c in _Counter(n for pair in nodes for n in set(pair)).items() if c >= 2)
+        if twice:
+            out.append(Finding(RDMA_PAIRS_ID, Verdict.FAIL, f"{', '.join(twice)} in two failing pairs: each node is in "
+                               "two pairs of the ring (writing to one neighbour, written to by the other), so its "
+                               "port, cable or switch port is the likely cause", ", ".join(twice),
+                               tuple(x.subject for x in bad),
+                               f"Check {', '.join(twice)}: `ibstat` (Rate, State), `lspci -vv` LnkSta of its HCA, its "
+                               "cable and switch port; node.rdma_bandwidth's loopback on it tells the HCA from the "
+                               "link.", SRC_RDMA_PAIRS))
+    return out
+
+
 NETDEV_ID = "multinode.netdev"
 SRC_NETDEV = ("ip-address(8) and ip-link(8) (iproute2: UP = set up, LOWER_UP = carrier, state = operstate); the Linux "
               "kernel's IPoIB documentation (https://docs.kernel.org/infiniband/ipoib.html); NCCL environment variables "
