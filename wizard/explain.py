@@ -163,9 +163,25 @@ START_MARKERS = re.compile(
     r"|^available: \d+ nodes"                            # numactl --hardware
     r"|^\s*total\s+used\s+free\s+shared"                 # free
     r"|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO"                 # swapon --show
-    r"|^Traceback \(most recent call last\)")           # a Python/torch error
+    r"|^Traceback \(most recent call last\)"           # a Python/torch error
+    r"|^Personalities : "                                # /proc/mdstat
+    r"|^CA '[^']+'\s*$"                                  # ibstat
+    r"|^hca_id:\s"                                       # ibv_devinfo
+    r"|^Infiniband device '"                             # ibstatus
+    r"|^\{\s*$")  # a pretty-printed JSON document (fio, dcgmi diag -j), where no JSON value is open before it
 """Lines that begin an output bringup reads: where two outputs were pasted back to back
 without a prompt between them, a new part starts here."""
+
+BLOCK_STARTS = ("CA '", "hca_id:", "Infiniband device '", "{")
+"""Start markers that also begin each further block of the same output: a new part only at the first (ibstat's CA
+blocks, ibv_devinfo's hca_id blocks; a stream of JSON documents, as `jq` prints a JSON-lines log)."""
+
+ROW_STARTS = (
+    re.compile(r"^\s*[0-9a-fA-F]{1,8}\s*\|\s*(?:\d\d/\d\d/\d\d(?:\d\d)?|Pre-Init)\s*\|"),  # ipmitool sel list/elist
+    re.compile(r"^[^|]{1,40}\|\s*[0-9a-fA-F]{2}h\s*\|\s*(?:ok|ns|nr|cr|nc|lnr|lcr|lnc|unc|ucr|unr)\s*\|"),  # sdr elist
+)
+"""Row forms of outputs that have no header line: the first row of one, after lines that are not its rows, starts
+a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 
 
 COMMANDS_SEEN: dict[int, str] = {}
@@ -189,9 +205,20 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
     out: list[tuple[int, list[str]]] = []
     start = 0
     for i, ln in enumerate(chunk):
+        row = next((r for r in ROW_STARTS if r.match(ln)), None)
+        if i > start and row is not None and chunk[i - 1].strip() and not row.match(chunk[i - 1]):
+            out.append((first + start, chunk[start:i]))
+            start = i
+            continue
         if i > start and START_MARKERS.match(ln):
+            before = next((x.rstrip() for x in reversed(chunk[start:i]) if x.strip()), "")
+            if ln.startswith("{") and before.endswith((":", ",", "[", "{")):
+                continue  # a nested object of an open JSON document (DCGM writes them at column 0), not a new one
             if ln.startswith("# nThread") and any(x.startswith("# nThread") for x in chunk[start:i]):
                 continue  # the next run of one nccl-tests script: its runs are judged together
+            block = next((b for b in BLOCK_STARTS if ln.startswith(b)), "")
+            if block and any(x.startswith(block) for x in chunk[start:i]):
+                continue  # the next block of the same output
             cut = i
             if ln.startswith("|") and i - 1 > start and chunk[i - 1].startswith("+-"):
                 cut = i - 1  # the table's top border belongs to it
