@@ -816,3 +816,32 @@ def test_inventory_names_each_hca_s_firmware_and_ports_and_the_dcgm_package(tmp_
         rc=0)
     software = dict(rpt.inventory({**outs, "driver_dpkg": pkgs})["software"])
     assert software["DCGM"].startswith("4.2.3") and "datacenter-gpu-manager-4" in software["DCGM"]
+
+
+def test_a_person_s_skip_of_a_measurement_leaves_the_node_ready_with_warnings_not_ready(tmp_path):
+    """Skipping a step only its run proves (a DCGM level, fio's read test) is a decision, not a proof: the node reads
+    'ready with warnings' and the skip says nothing proved it; skipping a by-hand step (NVLink on a PCIe board) does
+    not lower the verdict."""
+    from wizard.model import StepStatus
+
+    def verdict_with(skipped: dict[str, str]) -> dict:
+        state = tmp_path / "-".join(skipped)
+        b = Build.open(state, steps.STAGES, {"hostname": "gpu01", "boot_id": "b"}, create=True, clock=frozen_clock)
+        for st in steps.STAGES:  # every other step done by hand, so only the skips decide
+            for s in st.steps:
+                if s.id not in skipped:
+                    b.store.set_step(s.id, StepStatus.CONFIRMED, user="alice", boot_id="b")
+        for sid, why in skipped.items():
+            b.skip(sid, why, user="alice")
+        node = rpt.node_from_build(b, None, "no inventory in this test")
+        b.close()
+        return rpt.assemble([node], now=frozen_clock())
+
+    by_hand = verdict_with({"health.nvlink": "PCIe-only board: no NVLink bridges fitted"})
+    assert by_hand["verdict"] == "ready" and by_hand["waived"][0]["unproven"] is False
+    measured = verdict_with({"node.dcgm_l3": "DCGM not allowed on this site", "node.storage_read": "dataset on NFS"})
+    jsonschema.Draft202012Validator(SCHEMA).validate(measured)
+    assert measured["verdict"] == "ready with warnings"
+    assert [w["unproven"] for w in measured["waived"]] == [True, True]
+    assert "(a measurement: nothing proved it)" in rpt.render(measured, "html")
+    assert "**(a measurement: nothing proved it)**" in rpt.render(measured, "md")

@@ -36,7 +36,7 @@ from wizard import __version__
 from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
-from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, Stage, StepStatus, Verdict, stage_rollup, status_for_verdict, worst
+from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
 from wizard.store import ActionRun, ActionState, utcnow
@@ -472,7 +472,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                 actions: list[dict[str, Any]]) -> dict[str, Any]:
     """The node's part of the report, with its own verdict: ``not ready`` when a finding fails or a step is not
     done (pending, running, failed, interrupted, cpu-only), ``ready with warnings`` when a finding warns or is
-    unknown or a step warned, else ``ready``. The findings of a ``cpu-only`` step (its validation ran on the CPU)
+    unknown, a step warned, or a person skipped a step only its run can prove (a DCGM level, a validation, a
+    storage or RDMA measurement: ``unproven`` in ``waived``; nothing measured it), else ``ready``. The findings of a ``cpu-only`` step (its validation ran on the CPU)
     carry ``cpu_run: true``: rendered as "pass (CPU run)", never as a GPU's pass."""
     stage_docs: list[dict[str, Any]] = []
     not_done: list[dict[str, str]] = []
@@ -491,7 +492,7 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")
                   and not str(rec["reason"]).startswith(AUTO_SKIP_PREFIX)):  # a person's skip: with a reason, by someone
                 waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
-                               "at": rec.get("updated_at")})
+                               "at": rec.get("updated_at"), "unproven": proven_by_run(s)})
         roll = stage_rollup([StepStatus(x["status"]) for x in steps])
         stage_docs.append({"id": st.id, "title": st.title, **_status_doc(roll), "steps": steps})
     cpu_steps = {x["id"] for st in stage_docs for x in st["steps"] if x["status"] == StepStatus.CPU_ONLY.value}
@@ -500,7 +501,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     blocking = [f for f in findings if f["verdict"] == "fail"]
     warnings = [f for f in findings if f["verdict"] in ("warn", "unknown")]
     warned_steps = [x["id"] for st in stage_docs for x in st["steps"] if x["status"] == "warned"]
-    verdict = NOT_READY if blocking or not_done else READY_WARN if warnings or warned_steps else READY
+    unproven = [w for w in waived if w["unproven"]]  # a measurement a person chose not to run: nothing proved it
+    verdict = NOT_READY if blocking or not_done else READY_WARN if warnings or warned_steps or unproven else READY
     return {"name": name, "source": source, "verdict": verdict,
             "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
             "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
