@@ -64,6 +64,14 @@ class ActionScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        from textual.css.query import NoMatches
+
+        try:
+            self._fill()
+        except NoMatches:  # the app is ending (a dropped session) while this screen mounts: its widgets are going
+            return
+
+    def _fill(self) -> None:
         b = self.app.build
         assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)

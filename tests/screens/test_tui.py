@@ -677,7 +677,8 @@ def test_a_dropped_session_ends_the_ui_within_5_s(state_dir, instant):
             rc = tui.proc.wait(5)
         except subprocess.TimeoutExpired:
             pytest.fail(f"bringup still runs 5 s after its session dropped ({instant})")
-        assert rc == 0, f"ended by the {app_mod.HANGUP_EXIT_S} s bound, not cleanly: status {rc}"
+        assert rc == 0, (f"not a clean end: status {rc} (the {app_mod.HANGUP_EXIT_S} s bound ends with "
+                         f"{128 + signal.SIGHUP}); its last output: {tui.out[-1500:]!r}")
     finally:
         tui.close()
 
