@@ -12,7 +12,7 @@ import tarfile
 import pytest
 
 import steps
-from tests.conftest import DEVVM_BUNDLE
+from tests.conftest import DEVVM_BUNDLE, bringup_cmd, env_for_cli
 from wizard.capture import BUNDLE_SCHEMA, BundleError, capture, load_bundle
 from wizard.engine import checked_steps, run_checks
 from wizard.hosts import LocalHost, SnapshotHost
@@ -219,3 +219,77 @@ def test_a_kernel_file_larger_than_the_kernel_serves_is_refused(tmp_path):
     members[op["data"]] = b"menu\n" * 800  # 4,000 bytes: a page
     host, _ = load_bundle(_write_bundle(tmp_path / "ok.tar.gz", members))
     assert asyncio.run(host.read(op["path"])).data == b"menu\n" * 800
+
+
+def test_index_txt_of_a_real_capture_names_each_probes_command_or_file_member_and_status(tmp_path):
+    """Issue 15: `bringup capture` of this machine writes index.txt next to manifest.json: every probe, the command
+    it ran (shell-quoted argv) or the file it read, the member holding the output (with its size) and how it ended."""
+    import shlex
+
+    out = tmp_path / "node.tar.gz"
+    r = subprocess.run(bringup_cmd("--state", str(tmp_path / "s"), "capture", "-o", str(out)), capture_output=True,
+                       text=True, timeout=300, env=env_for_cli())
+    assert r.returncode == 0, r.stderr
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+        sizes = {m.name: m.size for m in tar.getmembers()}
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+        index = tar.extractfile("index.txt").read().decode()
+    assert names[:2] == ["manifest.json", "index.txt"]
+    assert index.startswith(f"bringup capture of {manifest['host']['hostname']} ({manifest['created']}")
+    blocks = {b.split("\n", 1)[0].split(":", 1)[0]: b for b in index.split("\n\n")[1:] if b.strip()}
+    assert {p["name"] for p in manifest["probes"]} <= set(blocks)
+    for p in manifest["probes"]:
+        block = blocks[p["name"]]
+        assert block.startswith(f"{p['name']}: {p['title']}\n")
+        if p["error"]:
+            assert f"  not collected: {p['error']}" in block
+        for i in p["ops"]:
+            op = manifest["ops"][i]
+            if op["kind"] == "command":
+                assert f"  run {shlex.join(op['argv'])}\n" in block
+                assert f"{op['stdout']} ({sizes[op['stdout']]:,} bytes)" in block
+                assert f"exit status {op['rc']}" in block if op["rc"] is not None else "no exit status" in block
+            elif op["kind"] == "file":
+                assert f"  read {op['path']}\n" in block
+                if op.get("data"):
+                    assert f"-> {op['data']} ({sizes[op['data']]:,} bytes)" in block
+                else:
+                    assert f"-> (not read) -> error: {op['error']}" in block
+    members = [n for n in names if n not in ("manifest.json", "index.txt")]
+    assert members and all(n in index for n in members)  # every output in the bundle is findable from the index
+    host, loaded = load_bundle(out)  # and the bundle loads as before: index.txt is not an output
+    assert loaded == manifest and len(host._ops) == len({(op["kind"], op.get("path") or op.get("pattern")
+                                                          or " ".join(op.get("argv") or [])) for op in manifest["ops"]})
+
+
+def test_a_bundle_without_index_txt_loads_the_same(tmp_path):
+    """Bundles from before index.txt (the dev VM's) load; stripping index.txt from a new one changes nothing."""
+    with tarfile.open(DEVVM_BUNDLE) as tar:
+        assert "index.txt" not in tar.getnames()
+    load_bundle(DEVVM_BUNDLE)
+    out = tmp_path / "b.tar.gz"
+    asyncio.run(capture(LocalHost(), out, {"hostname": "h"}, ["cmdline", "df", "numa"]))
+    with tarfile.open(out) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    assert "index.txt" in members
+    without = _write_bundle(tmp_path / "old.tar.gz", {n: d for n, d in members.items() if n != "index.txt"})
+    (h1, m1), (h2, m2) = load_bundle(out), load_bundle(without)
+    assert m1 == m2 and h1._ops == h2._ops
+
+
+def test_index_txt_is_never_replayed_and_is_bounded(tmp_path):
+    """index.txt is for a person: a manifest entry naming it as an output is refused (it is not an output), and one
+    larger than a manifest may be is refused from its tar header."""
+    from wizard.capture import MAX_MANIFEST_BYTES
+
+    named = _write_bundle(tmp_path / "n.tar.gz", {
+        "manifest.json": json.dumps({"schema": 1, "ops": [{"kind": "command", "argv": ["lspci"], "rc": 0,
+                                                             "stdout": "index.txt"}]}).encode(),
+        "index.txt": b"lspci output?\n"})
+    with pytest.raises(BundleError, match="ops\\[0\\]: member index.txt is missing"):
+        load_bundle(named)
+    big = _write_bundle(tmp_path / "big.tar.gz", {"index.txt": bytes(MAX_MANIFEST_BYTES + 1),
+                                                  "manifest.json": b'{"schema": 1, "ops": []}'})
+    with pytest.raises(BundleError, match="member index.txt is 8.0 MiB, more than 8 MiB"):
+        load_bundle(big)

@@ -166,6 +166,9 @@ def index_text(manifest: dict[str, Any], sizes: dict[str, int] | None = None) ->
         lines.append(f"{p.get('name')}" + (f": {title}" if title else ""))
         if p.get("error"):
             lines.append(f"  not collected: {p['error']}")
+        elif not p.get("ops"):
+            lines.append(f"  {p.get('source', '')}: no operation is attributed to it in manifest.json (those it "
+                         f"made are listed at the end)")
         for i in p.get("ops") or []:
             if isinstance(i, int) and 0 <= i < len(ops):
                 claimed.add(i)
@@ -173,7 +176,7 @@ def index_text(manifest: dict[str, Any], sizes: dict[str, int] | None = None) ->
         lines.append("")
     rest = [i for i in range(len(ops)) if i not in claimed]
     if rest:
-        lines.append("(no probe)")
+        lines.append("operations not attributed to a probe:")
         lines.extend(op_line(ops[i]) for i in rest)
         lines.append("")
     return "\n".join(lines)

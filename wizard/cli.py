@@ -20,7 +20,8 @@
                                   an unattended build from an answers file (see cmd_auto)
     bringup --version
 
-Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic``.
+Global options: ``--state DIR``, ``--dry-run``, ``--snapshot BUNDLE``, ``--basic`` (a command's ``--help`` shows those
+that apply to it: :data:`COMMANDS`, with its summary and exit statuses).
 Exit status of ``check``: 0 all pass (or skips), 1 warn or unknown, 2 fail (NHC/GCM
 convention; ``check --profile health``: 0 healthy, 2 unhealthy). Any command exits 3 when bringup itself cannot run (unwritable state dir,
 corrupt build file, unreadable bundle), with the reason on stderr.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -52,8 +54,9 @@ EXIT_CONTRACT = "0 pass or only skips, 1 warn or unknown, 2 fail, 3 bringup itse
 @dataclass(frozen=True)
 class CommandHelp:
     """One command's ``--help``: its one-line summary, the exit statuses it can return (status, what it means for
-    this command) and which global options apply to it (``state``, ``dry_run``, ``snapshot``; the others are
-    accepted as before but not shown, and the command refuses one that makes no sense there with its reason)."""
+    this command) and which global options apply to it (``state``, ``dry_run``, ``snapshot``): its help shows only
+    those; the others are still accepted, as before, and not shown (status, plan, run, ... refuse ``--snapshot``
+    with their reason)."""
 
     summary: str
     exits: tuple[tuple[int, str], ...]
@@ -77,7 +80,7 @@ COMMANDS: dict[str, CommandHelp] = {
         "run every probe and write a capture bundle (.tar.gz: manifest.json, index.txt, the raw outputs)",
         ((0, "written"), (2, "--nodes or --hostfile: a node was unreachable or timed out (the others are written)"),
          (3, "nothing written (the reason on stderr)"))),
-    "plan": CommandHelp("show the build's plan answers, or set them (KEY=VALUE ...)",
+    "plan": CommandHelp("show or set the build's plan answers (KEY=VALUE)",
                         ((0, "shown or set"), (3, "a key or value refused, or the build could not be opened"))),
     "explain": CommandHelp(
         "judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)",
@@ -115,7 +118,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "an unattended build from an answers file",
         ((0, "every step passed, was confirmed or skipped"), (1, "a step warned or is not done"),
          (2, "a step failed, or an allowed action could not start"),
-         (3, "the answers file is invalid (nothing ran), or bringup could not run"), _STOPPED),
+         (3, "the answers file is invalid (nothing ran), or bringup could not run"),
+         (130, "stopped (Ctrl-C): what it recorded is kept; a started action keeps running")),
         ("state", "dry_run", "snapshot"),
         details="Validate the answers file, then walk the build in catalogue order: plan, checks, confirmations and "
                 "skips from the file, the actions it allows."),
@@ -136,37 +140,58 @@ def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
     it never returns (help text for :class:`_HelpFormatter`)."""
     rows = "\n".join(f"  {code}\t{what}" for code, what in exits)
     never = [str(c) for c in (0, 1, 2, 3) if c not in {code for code, _ in exits}]
-    tail = (f"\n\nIt never exits {' or '.join(never)}." if never else "")
-    return f"exit status (of {EXIT_CONTRACT.split(' (')[0]}):\n{rows}{tail}"
+    tail = (f"\n\nIt never exits {' or '.join(never)} (bringup's statuses: {EXIT_CONTRACT.split(' (')[0]})."
+            if never else "")
+    return f"exit status:\n{rows}{tail}"
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, with descriptions and epilogs in paragraphs (blank-line separated) and tables: a
-    paragraph whose lines start with spaces is kept line by line, a line ``"  TERM\\tTEXT"`` a row whose TEXT is
-    wrapped to the terminal under itself; any other paragraph is filled to the terminal's width."""
+    """argparse's formatter, with descriptions and epilogs in paragraphs (blank-line separated) that may end in a
+    table: lines that start with spaces are kept line by line, a line ``"  TERM\\tTEXT"`` is a row whose TEXT is
+    wrapped to the terminal under itself (one TEXT column for the whole text); other lines are filled to the
+    terminal's width."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap
 
-        out = []
+        def fill(words: str, first: str, rest: str) -> str:
+            return textwrap.fill(words, max(width, len(rest) + 20), initial_indent=first, subsequent_indent=rest,
+                                 break_on_hyphens=False, break_long_words=False)
+
+        sections: list[list[list[str]]] = []  # a section: paragraphs from one with a head line to the next
         for para in text.split("\n\n"):
-            if not para.startswith(" "):
-                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
-                                         subsequent_indent=indent, break_on_hyphens=False))
-                continue
-            rows = [ln.split("\t", 1) for ln in para.splitlines()]
-            col = min(max((len(r[0]) for r in rows if len(r) == 2), default=0) + 2, max(12, width // 3))
-            lines = []
-            for r in rows:
-                if len(r) == 1:
-                    lines.append(indent + r[0])
-                    continue
-                term, what = r
-                first = indent + (term + " " * (col - len(term)) if len(term) + 2 <= col else term + "  ")
-                lines.append(textwrap.fill(what, max(width, len(first) + 20), initial_indent=first,
-                                           subsequent_indent=indent + " " * col, break_on_hyphens=False))
-            out.append("\n".join(lines))
+            lines = para.splitlines()
+            if not sections or (lines and not lines[0].startswith(" ")):
+                sections.append([])
+            sections[-1].append(lines)
+        out = []
+        for paras in sections:
+            terms = [ln.split("\t", 1)[0] for lines in paras for ln in lines if ln.startswith(" ") and "\t" in ln]
+            col = min(max((len(t) for t in terms), default=0) + 2, max(12, width * 2 // 5))
+            out.extend(self._paragraphs(paras, col, indent, fill))
         return "\n\n".join(out)
+
+    @staticmethod
+    def _paragraphs(paras: list[list[str]], col: int, indent: str, fill: Callable[[str, str, str], str]) -> list[str]:
+        out = []
+        for lines in paras:
+            head = list(itertools.takewhile(lambda ln: not ln.startswith(" "), lines))
+            done = [fill(" ".join(" ".join(head).split()), indent, indent)] if head else []
+            for ln in lines[len(head):]:
+                term, tab, what = ln.partition("\t")
+                if not tab:
+                    done.append(indent + ln)
+                    continue
+                first = indent + (term.ljust(col) if len(term) + 2 <= col else term + "  ")
+                done.append(fill(what, first, indent + " " * col))
+            out.append("\n".join(done))
+        return out
+
+    def _format_action(self, action: argparse.Action) -> str:
+        text = super()._format_action(action)
+        if isinstance(action, argparse._SubParsersAction):  # the commands themselves, without a COMMAND line atop
+            text = text.split("\n", 1)[1]
+        return text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -182,6 +207,7 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
+@functools.lru_cache(maxsize=None)  # one parent per set of options shown: parents are only read
 def _common_options(applies: tuple[str, ...] = ("state", "dry_run", "snapshot", "basic"),
                     snapshot: bool = True) -> argparse.ArgumentParser:
     """The global options. Every command accepts them (before or after its name), as before; its help shows those in
@@ -240,9 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "With no command, bringup opens the TUI: the full-screen wizard that walks the build "
                             "stage by stage (its options are below). A command runs one part without the TUI; "
                             "`bringup COMMAND --help` says what it does, its options and its exit statuses.",
-                epilog=f"exit status: {EXIT_CONTRACT}. By command:\n"
+                epilog=f"exit status: {EXIT_CONTRACT}; 130 stopped with Ctrl-C. Which a command returns (its --help says what each means "
+                       f"there):\n\n"
                        + "\n".join(f"  {n}\t{' '.join(str(c) for c, _ in ch.exits)}" for n, ch in COMMANDS.items()))
-    p._optionals.title = "options (the TUI's; --state, --dry-run and --snapshot also go before a command)"
+    p._optionals.title = "options (the TUI's; --state, --dry-run, --snapshot also go before a command)"
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
     _tui_fleet_args(p)
     sub = p.add_subparsers(dest="command", title="commands (each runs without the TUI)", metavar="COMMAND")
@@ -359,7 +386,7 @@ SIZE_FLAGS: dict[str, tuple[str, str]] = {
 
 def _profile_args(p: argparse.ArgumentParser) -> None:
     """``check --profile health [--timeout S] [--slurm]`` (wizard/health.py, wizard/slurm.py)."""
-    g = p.add_argument_group("health profile (Slurm HealthCheckProgram, prolog, epilog; README: Slurm health check)")
+    g = p.add_argument_group("health profile (Slurm HealthCheckProgram, prolog, epilog; README)")
     g.add_argument("--profile", choices=("health",), help="only the fast checks that mean 'this node must not take "
                    "jobs' (driver, nvidia-smi, GPU count, Xid, ECC, row remapping, PCIe link, NVLink, Fabric Manager, "
                    "full disks), within --timeout; records nothing. Exit 0 healthy, 2 unhealthy, 3 bringup could "
@@ -695,8 +722,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         name = identity.get("hostname") or "this host"
         print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
-        print_findings(findings)
-        print(f"overall: {verdict.value}" + (f" ({note})" if note else ""))
+        width = text_width()
+        for st in steps.STAGES:  # catalogue order, one heading per stage with findings
+            fs = [f for s in sel if s.stage_id == st.id for f in results[s.id]]
+            if fs:
+                print("\n" + "\n".join(_wrap("", f"{st.title}: {verdict_counts(fs)}", width, 2)))
+                print_findings(fs, width=width)
+        print()
+        counts = verdict_counts(findings) if findings else ""
+        said = "; ".join(x for x in (counts, note) if x)
+        print("\n".join(_wrap("", f"overall: {verdict.value}" + (f" ({said})" if said else ""), width, 2)))
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
         from wizard.metrics import MetricsError, write_check_metrics
 
@@ -818,14 +853,57 @@ def check_doc(identity: Mapping[str, Any], verdict, findings, stage: str | None,
     return doc
 
 
-def print_findings(findings, out=None) -> None:
-    """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass."""
+VERDICT_ORDER = ("pass", "warn", "fail", "skip")
+"""The verdicts ``check`` always counts, in this order; ``unknown`` is counted only when there is one."""
+
+
+def verdict_counts(findings) -> str:
+    """"12 pass, 1 warn, 0 fail, 3 skip" (", 2 unknown" when some could not tell) for ``check``'s headings."""
+    n = {v: 0 for v in (*VERDICT_ORDER, "unknown")}
+    for f in findings:
+        n[f.verdict.value] += 1
+    return ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER) + (f", {n['unknown']} unknown" if n["unknown"] else "")
+
+
+MIN_TEXT_WIDTH = 40
+"""Narrowest width ``check`` wraps its text to (columns); a narrower terminal gets lines of this width."""
+
+
+def text_width() -> int:
+    """The terminal's width in columns for wrapped text: ``COLUMNS`` when set, else the terminal's, else 80
+    (:func:`shutil.get_terminal_size`; output to a pipe or file is 80 wide), at least :data:`MIN_TEXT_WIDTH`."""
+    import shutil
+
+    return max(MIN_TEXT_WIDTH, shutil.get_terminal_size().columns)
+
+
+def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
+    """``first + text`` as lines of at most ``width`` columns (words are never split: a longer path or word
+    stays whole), continuation lines indented by ``indent`` (by 7 when that would leave under 30 columns);
+    one line when ``width`` is None."""
+    if width is None:
+        return [first + text]
+    import textwrap
+
+    if width - indent < 30:
+        indent = min(indent, 7)
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
+def print_findings(findings, out=None, width: int | None = None) -> None:
+    """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass. ``width``
+    (columns): wrap each to it, continuation lines under the message (the remedy's under the remedy); None: one
+    line each."""
     out = out or sys.stdout
     for f in findings:
         subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
-        print(f"{GLYPH[f.verdict.value]} {f.id:<18} {subject}{f.message}", file=out)
+        first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
+        for line in _wrap(first, subject + f.message, width, len(first)):
+            print(line, file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
-            print(f"       -> {f.remedy}", file=out)
+            for line in _wrap("       -> ", f.remedy, width, 10):
+                print(line, file=out)
 
 
 def fleet_options(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 import steps
 
 from tests.conftest import DEVVM_BUNDLE, ROOT, bringup_cmd, env_for_cli
@@ -505,3 +507,121 @@ def test_a_read_only_filesystem_is_named_and_read(tmp_path):
     assert "findings are not recorded" in parts["check --stage bios"]
     assert "gpu_count          2" in parts["plan"]
     assert parts["plan gpu_count=4"].rstrip().endswith("rc=3") and "read-only filesystem" in parts["plan gpu_count=4"]
+
+
+# ---------------------------------------------------------------------------------- issue 15: the command line
+
+
+def _help(*args: str, columns: int = 80) -> str:
+    env = {**env_for_cli(), "COLUMNS": str(columns)}
+    r = subprocess.run(bringup_cmd(*args, "--help"), capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    return r.stdout
+
+
+def test_help_says_no_command_opens_the_tui_and_each_commands_exit_statuses():
+    from wizard import cli
+
+    top = _help()
+    assert max(len(ln) for ln in top.splitlines()) <= 80
+    assert "With no command, bringup opens the TUI: the full-screen wizard" in top
+    assert "--basic" in top and "--nodes NODESET" in top  # the TUI's own options are shown there
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(cli.COMMANDS)  # a new command without its help and exit statuses fails here
+    for name, ch in cli.COMMANDS.items():
+        assert f"    {name:<17}{ch.summary.split()[0]}" in top  # one line in the command list
+        row = next(ln for ln in top.splitlines() if ln.startswith(f"  {name} ") and ln.split()[1:2] == ["0"])
+        assert row.split()[1:] == [str(c) for c, _ in ch.exits]
+        text = _help(name)
+        assert ch.summary[1:].split(",")[0] in " ".join(text.split())  # its one-line description atop its help
+        assert max(len(ln) for ln in text.splitlines()) <= 80, name  # readable on an 80-column console
+        table = text.split("\nexit status:\n", 1)[1]
+        for code, what in ch.exits:
+            assert f"  {code}" in table and " ".join(what.split()[:3]) in " ".join(table.split()), (name, code)
+        never = [c for c in (0, 1, 2, 3) if c not in dict(ch.exits)]
+        assert (f"It never exits {' or '.join(map(str, never))}" in text) == bool(never), name
+    assert "It never exits 1 or 2" in _help("plan")
+    assert "It never exits" not in _help("check")
+
+
+def test_check_help_shows_only_the_global_options_that_apply():
+    check = _help("check")
+    assert "--state DIR" in check and "--snapshot BUNDLE" in check
+    assert "--basic" not in check and "--dry-run" not in check  # the TUI's / actions' options
+    assert "--dry-run" in _help("run") and "--snapshot" not in _help("run")
+    assert "--state" not in _help("explain")  # it reads no build
+    # still accepted where they were (scripts keep working): --snapshot on status is refused with its reason
+    r = run("status", "--snapshot", str(DEVVM_BUNDLE))
+    assert r.returncode == 3 and "--snapshot does not apply" in r.stderr
+
+
+def test_plan_help_lists_every_key_with_its_meaning():
+    from wizard.plan import PLAN_KEYS
+
+    text = _help("plan")
+    flat = " ".join(text.split())
+    for k in PLAN_KEYS.values():
+        assert f"\n  {k.name}  " in text and " ".join(k.help.split()) in flat, k.name
+    assert max(len(ln) for ln in text.splitlines()) <= 80
+
+
+def test_run_help_lists_the_steps_it_runs_by_stage_within_80_columns():
+    text = _help("run")
+    listed = text.split("STEP is one of these", 1)[1].split("\nexit status:")[0]
+    flat = " ".join(listed.split())
+    for st in steps.STAGES:
+        runnable = [s for s in st.steps if s.action is not None]
+        assert (f"\n  {st.title}\n" in listed) == bool(runnable), st.id
+        for s in runnable:
+            assert f"\n    {s.id} " in listed and f"{s.id} {' '.join(s.title.split())}" in flat, s.id
+    assert "health.gpu_pci" not in listed  # checked, not run
+    assert max(len(ln) for ln in text.splitlines()) <= 80, text
+
+
+def _check_counts(findings) -> str:
+    n = {v: sum(f["verdict"] == v for f in findings) for v in ("pass", "warn", "fail", "skip", "unknown")}
+    return (f"{n['pass']} pass, {n['warn']} warn, {n['fail']} fail, {n['skip']} skip"
+            + (f", {n['unknown']} unknown" if n["unknown"] else ""))
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path, columns):
+    """Issue 15: `check`'s text is grouped under its stages with counts per verdict, every finding wrapped to the
+    terminal (COLUMNS) with its continuation lines under the message, and --json does not change."""
+    env = {**env_for_cli(), "COLUMNS": str(columns)}
+
+    def check(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(bringup_cmd("--state", str(tmp_path / "s"), "check", "--snapshot", str(DEVVM_BUNDLE),
+                                          *extra), capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+
+    r, j = check(), check("--json")
+    doc = json.loads(j.stdout)
+    assert r.returncode == j.returncode == 2
+    jsonschema.validate(doc, SCHEMA)
+    plain = json.loads(run("--state", str(tmp_path / "s"), "check", "--snapshot", str(DEVVM_BUNDLE), "--json").stdout)
+    assert doc["findings"] == plain["findings"]  # the terminal's width never reaches the JSON
+    lines = r.stdout.splitlines()
+    by_stage: dict[str, list] = {}
+    for f in doc["findings"]:
+        by_stage.setdefault(steps.step_by_id(f["step"]).stage_id, []).append(f)
+    paragraphs = [" ".join(p.split()) for p in r.stdout.split("\n\n")]  # a heading opens each stage's paragraph
+    headings = [p.split(" [", 1)[0] for p in paragraphs[1:-1]]
+    assert headings == [f"{st.title}: {_check_counts(by_stage[st.id])}" for st in steps.STAGES if st.id in by_stage]
+    assert paragraphs[-1] == f"overall: {doc['verdict']} ({_check_counts(doc['findings'])})"
+    for ln in lines:  # within the width, but for a word longer than the room (a long path stays whole)
+        assert len(ln) <= columns or " " not in ln.strip() or len(ln.rstrip().rsplit(" ", 1)[1]) > columns // 3, ln
+    flat = " ".join(r.stdout.split())
+    for f in doc["findings"]:  # nothing lost or cut: each message (and a non-pass's remedy) reads whole
+        subject = "" if f["subject"] == "host" or f["subject"] in f["message"] else f"{f['subject']}: "
+        assert " ".join((subject + f["message"]).split()) in flat, f["id"]
+        if f["verdict"] in ("fail", "warn", "unknown") and f["remedy"]:
+            assert "-> " + " ".join(f["remedy"].split()) in flat, f["id"]
+    gpu_pci = lines.index("[FAIL] health.gpu_pci     no NVIDIA GPU on the PCI bus")
+    assert lines[gpu_pci + 1].startswith("       -> Check that the GPUs")
+    assert lines[gpu_pci + 2].startswith(" " * 10) and lines[gpu_pci + 2][10] != " "  # under the remedy
+    long_ones = [i for i, ln in enumerate(lines) if ln.startswith("[SKIP] bios.secure_boot ")]
+    assert long_ones and lines[long_ones[0] + 1].startswith(" " * 26) and lines[long_ones[0] + 1][26] != " "
+    wrapped = sum(1 for ln in lines if ln.startswith(" " * 26))
+    assert wrapped > (40 if columns == 60 else 10)
+    assert all(h.isascii() for h in headings + paragraphs[:1] + paragraphs[-1:])
+    assert all(ln[:6] in ("[ OK ]", "[WARN]", "[FAIL]", "[SKIP]", "[ ?? ]") for ln in lines if ln.startswith("["))
