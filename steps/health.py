@@ -262,8 +262,10 @@ STAGE = Stage(
             instructions=(
                 "The check reads `ipmitool sel elist`, `ipmitool sdr elist` and `ipmitool sensor` (15 s each at "
                 "most). Records from before the build started, and faults the BMC later deasserted, are shown as "
-                "history. Without a BMC reachable from the host (no ipmitool, no /dev/ipmi0, not root) it is skipped "
-                "with the reason: `modprobe ipmi_si ipmi_devintf`, install ipmitool, run as root."
+                "history. When ipmitool cannot reach the BMC (no ipmitool, no /dev/ipmi0, not root) the step stays pending "
+                "with the fix for that case (install ipmitool; `modprobe ipmi_devintf ipmi_si`; run as root) while "
+                "the firmware's SMBIOS declares a BMC (type 38); it is skipped only when SMBIOS declares none or the "
+                "node is a virtual machine."
             ),
         ),
         Step(

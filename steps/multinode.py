@@ -1,13 +1,15 @@
 """Stage 9: validate several nodes together.
 
-Every step here is backed by the multi-node launcher (``python -m wizard.multinode``, see
+Every step here but the last is backed by the multi-node launcher (``python -m wizard.multinode``, see
 :mod:`wizard.multinode`), run detached like every action, over the nodes of the plan's ``hostfile``:
 
 * ``multinode.consistency``: copy the validation script to every node and collect its facts (seconds);
   judged by :func:`wizard.rules.multinode.judge_consistency`;
 * ``multinode.transport``: the all-nodes torchrun job with ``NCCL_DEBUG=INFO``, judged for NCCL's transport;
 * ``multinode.allreduce``: the same job (plus every pair of nodes with ``multinode_pairwise``), judged for
-  everything: reachability, consistency, transport, the all-reduce and the pairs.
+  everything: reachability, consistency, transport, the all-reduce and the pairs;
+* ``multinode.rdma_pairs``: not the launcher but :mod:`wizard.rdma_pairs` (perftest's ib_write_bw between
+  neighbouring nodes over ssh), judged by :func:`wizard.rules.fabric.judge_rdma_pairs`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 from typing import Any, Mapping
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
+from wizard.rules.fabric import judge_rdma_pairs, rdma_pairs_results
 from wizard.rules.multinode import judge_consistency, judge_multinode, judge_transport, results_json
 from wizard.model import Stage, Step
 
@@ -109,6 +112,52 @@ def resolve_allreduce(ctx: ActionContext) -> Resolved:
     return _resolve(ctx)
 
 
+def rdma_pairs_argv(plan: Mapping[str, Any], python: str, hostfile: str) -> list[str]:
+    """``python -m wizard.rdma_pairs`` for this plan (hostfile, ssh config, the plan's ``rdma_device``)."""
+    from wizard.install.perftest import DURATION_S, MESSAGE_BYTES
+
+    argv = [python, "-m", "wizard.rdma_pairs", "--hostfile", hostfile]
+    if plan.get("ssh_config"):
+        argv += ["--ssh-config", str(plan["ssh_config"])]
+    argv += ["--seconds", str(DURATION_S), "--size", str(MESSAGE_BYTES)]
+    if plan.get("rdma_device"):
+        argv += ["--device", str(plan["rdma_device"])]
+    return argv
+
+
+def resolve_rdma_pairs(ctx: ActionContext) -> Resolved:
+    """The pair test's one op (:func:`rdma_pairs_argv`) with every ssh command it makes as its ``detail``
+    (:func:`wizard.rdma_pairs.remote_plan`); ``manual`` without a hostfile, with fewer than 2 nodes, or without
+    ``ib_write_bw`` on this node (a cluster's nodes are alike: perftest is missing on them too)."""
+    import shutil
+
+    from wizard.install.perftest import PERFTEST_BINARY, PERFTEST_PACKAGE, install_hint
+    from wizard.multinode import HostfileError, read_hostfile
+    from wizard.rdma_pairs import build_parser, options_from_args, remote_plan
+
+    hostfile = ctx.plan.get("hostfile")
+    if not hostfile:
+        return Resolved(manual="bringup needs the list of nodes to test in pairs: write a hostfile (" + HOSTFILE_HELP
+                               + ") and set `bringup plan hostfile=/path/to/hostfile`, then run this action again.")
+    try:
+        nodes = read_hostfile(str(hostfile))
+    except HostfileError as exc:
+        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+    if len(nodes) < 2:
+        return Resolved(manual=f"the hostfile {hostfile} lists {len(nodes)} node; an RDMA test between nodes needs at "
+                               "least 2 (node.rdma_bandwidth tests one node's HCA in loopback)")
+    if shutil.which(PERFTEST_BINARY) is None:
+        return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node, and a cluster's nodes are "
+                               f"alike: {install_hint(ctx)} on every node of the hostfile (package "
+                               f"`{PERFTEST_PACKAGE}`), then run this action again.")
+    argv = rdma_pairs_argv(ctx.plan, ctx.python, str(hostfile))
+    try:
+        detail = remote_plan(nodes, options_from_args(build_parser().parse_args(argv[3:])))
+    except (ValueError, SystemExit) as exc:
+        return Resolved(manual=f"the pair test's options cannot be used: {exc}")
+    return Resolved(ops=[{"argv": argv, "detail": detail}], env={"PYTHONUNBUFFERED": "1"})
+
+
 _PROBES = ("pci", "nvml")
 """What ``validate_device`` reads when the plan says ``auto`` (a GPU on this machine's bus)."""
 
@@ -157,6 +206,22 @@ ALLREDUCE = ActionSpec(
     judge=judge_multinode,
     results=results_json,
     command="nodes",
+)
+
+RDMA_PAIRS = ActionSpec(
+    id="multinode_rdma_pairs",
+    title="RDMA write bandwidth between node pairs (ib_write_bw)",
+    description=(
+        "Over ssh, reads every node's RDMA ports from sysfs, then tests the hostfile's nodes as a ring of neighbouring "
+        "pairs, one pair at a time: perftest's ib_write_bw server on one node, its client on the previous one, "
+        "8 MiB messages for 5 seconds, each node's fastest Active port (or the plan's rdma_device). Each pair's "
+        "bandwidth is judged against the slower port's line rate. Measures only."),
+    resolve=resolve_rdma_pairs,
+    probes=("os_release",),
+    changes_system=False,
+    needs_root=False,
+    judge=judge_rdma_pairs,
+    results=rdma_pairs_results,
 )
 
 STAGE = Stage(
@@ -216,6 +281,28 @@ STAGE = Stage(
                 "test the launcher and the software path only: they are then cpu-only, not done."
             ),
             action=ALLREDUCE,
+        ),
+        Step(
+            id="multinode.rdma_pairs",
+            title="RDMA write bandwidth between node pairs (ib_write_bw)",
+            why=(
+                "An RDMA write between two nodes crosses both HCAs, their cables and the switches between them, which "
+                "a one-node loopback does not; perftest's ib_write_bw runs a server on one node and a client on the "
+                "other (perftest README, github.com/linux-rdma/perftest), and with 8 MiB messages and --report_gbits "
+                "its average is comparable with the port's line rate (Azure HPC health checks, "
+                "github.com/Azure/azurehpc-health-checks, check_ib_bw_gdr / check_ib_bw_non_gdr: ib_write_bw -s "
+                "8388608 -F --report_gbits). NVIDIA's InfiniBand Cluster Bring-up Procedure validates the fabric's "
+                "end-to-end bandwidth between nodes once it is configured (Performance Testing, "
+                "docs.nvidia.com/networking/display/infinibandclusterbringupprocedure)."
+            ),
+            instructions=(
+                "Set the hostfile (`bringup plan hostfile=/path`; " + HOSTFILE_HELP + "), install perftest on every "
+                "node and press a: each node writes to the next of the hostfile (the last to the first), one pair at "
+                "a time, on each node's fastest Active port (`bringup plan rdma_device=mlx5_0:1` to choose one). By "
+                "hand: `ib_write_bw -d mlx5_0 -i 1 -s 8388608 -D 5 --report_gbits -F` on node B, then the same with "
+                "B's address on node A; 0.8 x the slower port's rate or more passes."
+            ),
+            action=RDMA_PAIRS,
         ),
     ),
 )

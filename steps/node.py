@@ -142,8 +142,8 @@ STAGE = Stage(
                 "Press a (or `bringup run node.dcgm_l3`): it runs `dcgmi diag -r 3 -j` (about 15 minutes, progress "
                 "shown), or level 4 when dcgm_node_level is 4 / xlong in the plan (F2; longer-running: the reference "
                 "gives no figure), starting nvidia-dcgm first when it is stopped (then it needs root); all tests must pass. "
-                "Without DCGM, install it with step driver.dcgm; node.validate and node.soak cover the same ground "
-                "meanwhile."
+                "Without DCGM, install it with step driver.dcgm; node.validate and node.soak cover part of it "
+                "meanwhile (no memtest, targeted power, targeted stress, memory bandwidth or DCGM PCIe test)."
             ),
             action=DCGM_L3,
         ),
@@ -263,22 +263,20 @@ STAGE = Stage(
                 "Set data_path (and data_read_gb_s, or train_tokens_s and token_bytes) in the plan (F2), then press a "
                 "(or `bringup run node.storage_read`): fio writes one test file (storage_test_mib, default 4096 MiB) "
                 "as DATA_PATH/.bringup-fio-read-test, reads it sequentially (1 MiB) then at random (data_block_kib, "
-                "default 128 KiB) for storage_test_s seconds each (default 30), and removes it. A run stopped half "
-                "way may leave that file: delete it. `bringup explain` judges a pasted `fio --output-format=json`."
+                "default 128 KiB) for storage_test_s seconds each (default 30, iodepth 32, libaio), showing its progress, and "
+                "removes it however the run ends (a file it could not remove is named in the log and the finding). "
+                "`bringup explain` judges a pasted `fio --output-format=json`."
             ),
             action=ActionSpec(
                 id="fio_read",
                 title="fio: sequential and random reads of a test file under the data path",
-                description=(
-                    "Runs `fio --output-format=json --direct=1 --ioengine=libaio` on one test file under the data path "
-                    "(never a device): sequential 1 MiB reads, then random reads at the data loader's block size, "
-                    "each for storage_test_s seconds, iodepth 32. fio writes the file first and removes it after "
-                    "the last job. Measures only."),
+                description="Writes, reads (fio, O_DIRECT) and removes one test file under the data path.",
                 resolve=fio_install.resolve_read,
                 probes=fio_install.PROBES,
                 changes_system=True,  # it writes (then removes) a test file on the data path's filesystem
                 needs_root=False,
                 judge=judge_fio_log,
+                judges_exit=True,  # fio's exit status is read from the progress wrapper's last line
                 results=results_fio,
             ),
         ),

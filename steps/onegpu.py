@@ -94,7 +94,8 @@ STAGE = Stage(
                 "Press a (or `bringup run gpu.dcgm_l2`): it runs `dcgmi diag -r 2 -j` over every GPU (about 2 "
                 "minutes, progress shown), starting nvidia-dcgm first when it is stopped (then it needs root), and "
                 "judges each test per GPU; every GPU must pass. Without DCGM, install it with step driver.dcgm; "
-                "gpu.validate and the burn-in (gpu.stress) cover the same ground meanwhile."
+                "gpu.validate and the burn-in (gpu.stress) cover part of it meanwhile (not DCGM's memory test with its ECC "
+                "checks, nor its PCIe test)."
             ),
             action=DCGM_L2,
         ),

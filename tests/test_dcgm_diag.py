@@ -82,6 +82,9 @@ def test_without_dcgmi_every_level_is_manual_and_names_the_install_and_bringups_
         r = resolve(ctx())
         assert not r.ops and f"DCGM is not installed here (no `dcgmi` on PATH): level {level} has not run" in r.manual
         assert "driver.dcgm" in r.manual and "bringup run driver.dcgm" in r.manual and equivalent in r.manual
+        # bringup's own checks cover part of a level, never "the same ground"
+        assert "same ground" not in r.manual and "cover part of it" in r.manual and "not replace it" in r.manual
+    assert "no memtest, targeted power" in dcgm_diag.resolve_node(ctx()).manual
 
 
 def test_with_dcgmi_the_level_runs_under_the_progress_wrapper_and_says_how_long(tmp_path, only_path):
@@ -226,7 +229,7 @@ def test_a_resolution_that_starts_the_host_engine_needs_root_and_says_so(build, 
 
 def test_the_dcgm_burnin_is_judged_by_the_dcgm_judge_under_the_steps_id():
     """Real outputs in a log as the wrapper leaves it: all passing, and a real Targeted Power failure on GPU 1 of
-    4x A10G (not a fatal test: a warning, IBM Autopilot's list), and an exit status nothing explains."""
+    4x A10G (every DCGM test must pass: a failure, whatever the test), and an exit status nothing explains."""
     def log(path: Path, rc: int) -> str:
         return ("$ python -m wizard.progress --label dcgmi diag -r targeted_power -- dcgmi diag -r targeted_power -j\n"
                 "# dcgmi diag -r targeted_power: started; expected to take about 2 min\n" + path.read_text()
@@ -235,7 +238,7 @@ def test_the_dcgm_burnin_is_judged_by_the_dcgm_judge_under_the_steps_id():
     assert ok and {(f.id, f.verdict) for f in ok} == {("gpu.stress", Verdict.PASS)}
     tp = dcgm_diag.judge_burnin(log(DATA / "public" / "dcgmi-diag__r3-4x-a10g-dcgm339-targeted-power-fail-gpu1.txt", 226), {})
     gpu1 = [f for f in tp if f.subject == "GPU 1"]
-    assert gpu1 and gpu1[0].verdict is Verdict.WARN and "Targeted Power" in gpu1[0].message
-    assert all(f.id == "gpu.stress" for f in tp) and not any(f.verdict is Verdict.FAIL for f in tp)
+    assert gpu1 and gpu1[0].verdict is Verdict.FAIL and "Targeted Power" in gpu1[0].message
+    assert all(f.id == "gpu.stress" for f in tp) and [f.subject for f in tp if f.verdict is Verdict.FAIL] == ["GPU 1"]
     silent = dcgm_diag.judge_burnin("# dcgmi diag -r targeted_stress: ended after 1 s, exit status 1\n", {})
     assert [(f.id, f.verdict) for f in silent] == [("gpu.stress", Verdict.UNKNOWN)] and "status 1" in silent[0].message

@@ -845,3 +845,21 @@ def test_a_person_s_skip_of_a_measurement_leaves_the_node_ready_with_warnings_no
     assert [w["unproven"] for w in measured["waived"]] == [True, True]
     assert "(a measurement: nothing proved it)" in rpt.render(measured, "html")
     assert "**(a measurement: nothing proved it)**" in rpt.render(measured, "md")
+
+
+def test_a_fio_run_is_labelled_a_storage_test_not_a_gpu_run(tmp_path):
+    """node.storage_read's results are fio jobs: the report says so, never "GPU run"."""
+    from wizard.rules.storage import results_fio
+
+    log = ROOT / "tests" / "data" / "storage" / "fio-json__dev-vm-vda-seqread-1m-randread-128k.json"
+    (tmp_path / "state").mkdir()
+    b = Build.open(tmp_path / "state", steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    _store_run(b, "node.storage_read", log, results_fio(log.read_text(), {"data_read_gb_s": 1}))
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    b.close()
+    doc = rpt.assemble([node], now=frozen_clock())
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    (v,) = doc["nodes"][0]["validations"]
+    assert v["label"] == rpt.STORAGE_LABEL and ": GPU run" not in rpt.render(doc, "md")  # was ": GPU run"
+    assert [r["test"] for r in v["rows"]] == ["fio seqread", "fio randread"]
+    assert "| fio job | metric | measured |" in rpt.render(doc, "md") and "<th>fio job</th>" in rpt.render(doc, "html")

@@ -61,7 +61,8 @@ DCGM_UNIT = "nvidia-dcgm"
 @dataclass(frozen=True)
 class Level:
     """One DCGM diagnostic level: its number, DCGM's suite name, the expected duration (seconds) and how the
-    documentation words it, the step it belongs to, and bringup's own checks that cover the same ground."""
+    documentation words it, the step it belongs to, bringup's own checks that cover part of its ground, and what
+    they do not (``gaps``)."""
 
     level: int
     name: str
@@ -69,21 +70,26 @@ class Level:
     about: str
     step: str
     equivalent: str
+    gaps: str = ""
 
 
 LEVELS: dict[int, Level] = {
     1: Level(1, "short", 30.0, "normally seconds (bringup shows progress against 30 s)", "health.dcgm_l1",
              "the Health stage's checks (health.gpu_count, health.ecc, health.row_remap, health.pcie_width, "
-             "health.kernel_log, ...: `bringup check --stage health`)"),
+             "health.kernel_log, ...: `bringup check --stage health`)",
+             "not DCGM's own deployment checks (denylisted drivers, NVML and CUDA library loading, permissions)"),
     2: Level(2, "medium", 120.0, "approximately two minutes", "gpu.dcgm_l2",
              "gpu.validate (GEMM, memory pattern, host<->device copies, a training loop per GPU) and the burn-in "
-             "gpu.stress (`bringup validate gpu`, `bringup validate burnin`)"),
+             "gpu.stress (`bringup validate gpu`, `bringup validate burnin`)",
+             "no DCGM memory test with its ECC/row-remap checks and no DCGM PCIe bandwidth/replay test"),
     3: Level(3, "long", 15 * 60.0, "approximately 15 minutes", "node.dcgm_l3",
              "node.validate (all-reduce sweep, P2P matrix) and node.soak (`bringup validate node`, "
-             "`bringup validate soak --minutes M`)"),
+             "`bringup validate soak --minutes M`)",
+             "no memtest, targeted power, targeted stress, memory bandwidth or DCGM PCIe test"),
     4: Level(4, "xlong", 2 * 3600.0, "extended, longer-running (the reference gives no figure; bringup shows "
              "progress against 2 h, a judgement)", "node.dcgm_l3",
-             "node.validate and a long node.soak (`bringup validate soak --minutes 120`)"),
+             "node.validate and a long node.soak (`bringup validate soak --minutes 120`)",
+             "no memtest, targeted power, targeted stress, memory bandwidth or DCGM PCIe test"),
 }
 """The levels bringup runs (:data:`SRC_LEVELS`; level 4: :data:`SRC_L4`)."""
 
@@ -119,7 +125,8 @@ def not_installed(level: int | None, what: str = "") -> str:
     """The manual text when ``dcgmi`` is not on PATH: DCGM is missing, how to install it, bringup's equivalents."""
     lv = LEVELS.get(level or 0)
     ran = f"level {level} has not run" if lv else f"{what or 'the DCGM diagnostic'} has not run"
-    eq = f" Without DCGM, bringup's own checks cover the same ground: {lv.equivalent}." if lv else ""
+    eq = (f" Without DCGM, bringup's own checks cover part of it: {lv.equivalent}; they run {lv.gaps}, so they do "
+          "not replace it." if lv else "")
     return (f"DCGM is not installed here (no `dcgmi` on PATH): {ran}. Install it with step driver.dcgm (press a on "
             f"that step, or `bringup run driver.dcgm`), then run this step again.{eq}")
 
@@ -277,7 +284,7 @@ def judge_diag(log: str, plan: Mapping[str, Any], level: int, fid: str | None = 
         found.extend(dataclasses.replace(f, id=fid) if fid else f for f in got)
     bad = [(label, rc) for label, rc in _exit_statuses(log) if rc != 0]
     # dcgmi exits non-zero when a test reported a failure (DCGM_ST_NVVS_ERROR): a failing, warning or unknown finding
-    # already says which; the judge's verdict on it stands (a non-fatal test's failure is a warning)
+    # already says which; the judge's verdict on it stands
     explained = any(f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN) for f in found)
     if not found:
         tail = tuple(ln for ln in log.splitlines() if ln.strip())[-6:]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,6 +37,16 @@ def _float_range(lo: float, hi: float) -> Callable[[Any], str]:
     return check
 
 
+def _data_path(v: str) -> str:
+    """data_path: absolute, without a control character (a newline or tab in it would split the log lines and
+    commands that show it; unicodedata category Cc)."""
+    if not v.startswith("/"):
+        return "must be an absolute path"
+    if any(unicodedata.category(c) == "Cc" for c in v):
+        return "must not contain a control character (newline, tab, ...)"
+    return ""
+
+
 PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
     PlanKey("gpu_model", str, "expected GPU model, e.g. 'H100 SXM5'",
             lambda v: "" if v.strip() else "must not be empty"),
@@ -44,8 +55,7 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
     PlanKey("host_ram_gib", float, "host memory this machine has installed, GiB", _float_range(0, 1 << 20)),
     PlanKey("host_ram_min_gib", float, "host memory the workload needs at least, GiB (sizing)",
             _float_range(0, 1 << 20)),
-    PlanKey("data_path", str, "absolute path of datasets and checkpoints, e.g. /raid",
-            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+    PlanKey("data_path", str, "absolute path of datasets and checkpoints, e.g. /raid", _data_path),
     PlanKey("data_read_gb_s", float, "read throughput the training job needs from the data path, GB/s (10^9 "
             "bytes/s; your figure, e.g. from the data loader's profile); node.storage_read judges fio against it",
             _float_range(0, 10000)),
@@ -92,6 +102,9 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
     PlanKey("allreduce_floor_gb_s", float, "site baseline for the node's all-reduce busbw at large sizes, GB/s "
             "(overrides the floor bringup derives from assets/nccl_floors.csv or the topology; e.g. your vendor's "
             "acceptance figure)", _float_range(0, 100000)),
+    PlanKey("rdma_device", str, "RDMA device (and port) multinode.rdma_pairs tests on every node, DEV or DEV:PORT, e.g. "
+            "mlx5_0:1; default: each node's fastest Active port",
+            lambda v: "" if re.fullmatch(r"[\w.-]+(?::\d{1,3})?", v) else "must be DEV or DEV:PORT, e.g. mlx5_0:1"),
     PlanKey("nic_gbit_s", float, "line rate of one such NIC, Gb/s (e.g. 400 for NDR, 200 for HDR)",
             _float_range(0, 3200)),
 )}

@@ -527,6 +527,12 @@ IPMITOOL_SDR = command_probe("ipmitool_sdr", "BMC sensors and their states (ipmi
                              ["ipmitool", "sdr", "elist"], timeout_s=BMC_TIMEOUT_S)
 IPMITOOL_SENSOR = command_probe("ipmitool_sensor", "BMC sensor thresholds (ipmitool sensor; 15 s limit)",
                                 ["ipmitool", "sensor"], timeout_s=BMC_TIMEOUT_S)
+SMBIOS_IPMI = glob_probe("smbios_ipmi", "Is a BMC declared: SMBIOS type 38 'IPMI Device Information' entries "
+                         "(/sys/firmware/dmi/entries/38-*)", "/sys/firmware/dmi/entries", "/sys/firmware/dmi/entries/38-*",
+                         "/dev/ipmi*")
+"""Which SMBIOS structures the firmware exposes (the directory), whether one is of type 38 (DMTF SMBIOS DSP0134,
+7.39: the IPMI Device Information structure a system with a BMC carries) and the IPMI device nodes: read without
+root (the entries' names, not their raw bytes)."""
 
 
 TIMEOUT_ERROR = "did not finish within"
@@ -618,12 +624,17 @@ IBV_DEVINFO = command_probe("ibv_devinfo", "RDMA devices and ports (ibv_devinfo,
                             timeout_s=15)
 
 NCCL_ENV_SH = (
-    'echo "# environment"; env | grep "^NCCL_"; '
+    'echo "# environment"; '
+    'if grep -qz . /proc/self/environ 2>/dev/null; then grep -az "^NCCL_" /proc/self/environ; '
+    'echo "# end environment"; else echo "# environment not read: no /proc/self/environ or no grep -z"; fi; '
     'home="$HOME"; [ -n "${SUDO_USER:-}" ] && home=$(getent passwd "$SUDO_USER" | cut -d: -f6); '
     'for f in /etc/nccl.conf "${NCCL_CONF_FILE:-}" "$home/.nccl.conf"; do '
     '[ -n "$f" ] && [ -r "$f" ] && { echo "# file $f"; head -c 65536 "$f"; echo; }; done; true')
 """Prints the ``NCCL_*`` variables of the environment bringup runs in (no other variable: a capture bundle must not
-carry the operator's secrets) and the NCCL configuration files NCCL reads (``/etc/nccl.conf``, ``$NCCL_CONF_FILE``
+carry the operator's secrets), read NUL-separated from the environment block (``grep -z`` over grep's own
+``/proc/self/environ``, which it inherits from the shell: proc(5); GNU and BusyBox grep have ``-z``), each record
+ending in a NUL byte and the list closed by ``# end environment``, so a newline inside another variable's value
+cannot forge an ``NCCL_`` line and the NCCL configuration files NCCL reads (``/etc/nccl.conf``, ``$NCCL_CONF_FILE``
 since NCCL 2.23, ``~/.nccl.conf`` of the invoking user, ``$SUDO_USER``'s under sudo), each under a ``# file PATH``
 line (NCCL environment variables documentation, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)."""
 NCCL_ENV = command_probe("nccl_env", "NCCL settings: NCCL_* environment and /etc/nccl.conf, ~/.nccl.conf",

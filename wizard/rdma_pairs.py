@@ -75,16 +75,19 @@ _DEVICE = re.compile(r"^([\w.-]+)(?::(\d{1,3}))?$")
 
 @dataclass
 class NodePort:
-    """What a node's sysfs says: its chosen ``port`` (None: no Active port or it could not be read, ``error`` says
-    why) and the ``-x`` GID index for a RoCE port."""
+    """The port a node tests with: ``ca`` and ``num`` ("" and 0 when there is none: ``error`` says why), ``port`` as
+    its sysfs reads (None when not listed there: the plan named a device sysfs does not show, so its rate is unknown)
+    and the ``-x`` GID index for a RoCE port."""
 
     spec: NodeSpec
+    ca: str = ""
+    num: int = 0
     port: IbPort | None = None
     gid: int | None = None
     error: str = ""
 
     def label(self) -> str:
-        return f"{self.port.ca} port {self.port.port}" if self.port is not None else "?"
+        return f"{self.ca} port {self.num}" if self.ca else "?"
 
 
 @dataclass
@@ -113,10 +116,9 @@ def _host(spec: NodeSpec, opts: Options) -> SSHHost:
     return SSHHost(spec.target, spec.name, opts.ssh_config, opts.ssh_options, opts.connect_timeout_s)
 
 
-def perftest_args(port: IbPort | None, gid: int | None, opts: Options, dev: str = "") -> list[str]:
-    """``-d DEV -i PORT -s SIZE -D SECONDS --report_gbits -F [-x GID]`` (the loopback test's options)."""
-    ca, num = (port.ca, port.port) if port is not None else _split_device(dev or opts.device)
-    args = ["-d", ca, "-i", str(num), "-s", str(opts.size), "-D", str(opts.seconds), "--report_gbits", "-F"]
+def perftest_args(ca: str, port: int | str, gid: int | None, opts: Options) -> list[str]:
+    """``-d CA -i PORT -s SIZE -D SECONDS --report_gbits -F [-x GID]`` (the loopback test's options)."""
+    args = ["-d", ca, "-i", str(port), "-s", str(opts.size), "-D", str(opts.seconds), "--report_gbits", "-F"]
     return args + (["-x", str(gid)] if gid is not None else [])
 
 
@@ -136,25 +138,23 @@ async def read_port(spec: NodeSpec, opts: Options) -> NodePort:
         if sep and path.startswith("sys/class/infiniband/"):
             files["/" + path] = value
     sysfs = parse_ib_sysfs(files)
-    if opts.device:
+    if opts.device:  # the plan's device: tested whatever sysfs says (perftest says it when there is no such device)
         ca, num = _split_device(opts.device)
         port = next((p for p in sysfs.ports.ports if p.ca == ca and p.port == num), None)
-        if port is None:
-            return NodePort(spec, error=f"{spec.name} has no RDMA device {ca} port {num} in /sys/class/infiniband "
-                                        f"(the plan's rdma_device={opts.device})")
         dev = sysfs.devices.get(ca)
     else:
         port, dev = fastest_active_port(sysfs)
         if port is None:
             return NodePort(spec, error=f"{spec.name} has no Active InfiniBand/RoCE port in /sys/class/infiniband "
                                         "(ibstat must show State: Active, Physical state: LinkUp)")
+        ca, num = port.ca, port.port
     gid = None
-    if port.link_layer == "Ethernet":
+    if port is not None and port.link_layer == "Ethernet":
         gid = gid_index(port, dev)
         if gid is None:
-            return NodePort(spec, port, error=f"{spec.name}'s {port.ca} port {port.port} is RoCE but has no GID in its "
-                                              "table (no IP address on its netdev?)")
-    return NodePort(spec, port, gid)
+            return NodePort(spec, ca, num, port, error=f"{spec.name}'s {ca} port {num} is RoCE but has no GID in its "
+                                                       "table (no IP address on its netdev?)")
+    return NodePort(spec, ca, num, port, gid)
 
 
 async def _address(spec: NodeSpec, opts: Options) -> str:
@@ -194,18 +194,19 @@ async def run_pair(a: NodePort, b: NodePort, opts: Options) -> bool:
     print(f"# pair {name_a} -> {name_b}: {a.label()} -> {b.label()}, line rate "
           + (f"{rate:g} Gb/s" if rate else "unknown"), flush=True)
     for n in (a, b):
-        if n.port is not None:
-            print(f"# {n.spec.name} {n.port.ca} port {n.port.port}: rate "
-                  + (f"{n.port.rate_gbit_s:g} Gb/s" if n.port.rate_gbit_s else "unknown")
-                  + f", link layer {n.port.link_layer or 'unknown'}", flush=True)
+        if n.ca:
+            print(f"# {n.spec.name} {n.label()}: " + (
+                (f"rate {n.port.rate_gbit_s:g} Gb/s" if n.port.rate_gbit_s else "rate unknown")
+                + f", link layer {n.port.link_layer or 'unknown'}"
+                if n.port is not None else "not listed in its /sys/class/infiniband: rate unknown"), flush=True)
     bad = next((n for n in (a, b) if n.error), None)
     if bad is not None:
         print(f"# pair {name_a} -> {name_b} failed: {bad.error}", flush=True)
         return False
     addr = await _address(b.spec, opts)
     server_cmd = _host(b.spec, opts).ssh_argv(SSHHost.remote_command(
-        ["sh", "-c", SERVER_SH, "sh", opts.perftest, *perftest_args(b.port, b.gid, opts)], _C))
-    client_argv = [opts.perftest, *perftest_args(a.port, a.gid, opts), addr]
+        ["sh", "-c", SERVER_SH, "sh", opts.perftest, *perftest_args(b.ca, b.num, b.gid, opts)], _C))
+    client_argv = [opts.perftest, *perftest_args(a.ca, a.num, a.gid, opts), addr]
     client_host = _host(a.spec, opts)
     print(f"# server on {name_b}: $ {shlex.join(server_cmd)}", flush=True)
     try:
@@ -250,7 +251,9 @@ async def run_pair(a: NodePort, b: NodePort, opts: Options) -> bool:
     if client is None:
         why = ssh_error_text(b"".join(err)) if server_rc == 255 else ""
         print(f"# pair {name_a} -> {name_b} failed: the perftest server on {name_b} exited (status {server_rc}) before "
-              "the client started" + (f": ssh to {b.spec.target} failed: {why}" if why else ""), flush=True)
+              "the client started" + (f": ssh to {b.spec.target} failed: {why}" if why else
+                                      ": ib_write_bw (perftest) is not installed there" if server_rc == 127 else ""),
+              flush=True)
         return False
     _print(f"[{name_a} client]", client.stdout)
     _print(f"[{name_a} client]", client.stderr)
@@ -285,6 +288,30 @@ async def run(specs: list[NodeSpec], opts: Options) -> int:
             failed += 1
     print(f"# rdma_pairs: {len(pairs)} pairs, {failed} failed", flush=True)
     return 1 if failed else 0
+
+
+def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
+    """Every ssh command a run makes, one line each (the step's confirmation shows them under the module's own
+    command line). ``DEV``/``PORT`` (and ``-x GID`` on a RoCE port) are each node's port as the first command reads
+    it, unless ``--device`` names it; ``ADDR`` is the server's address (its hostfile ``addr=``, else the HostName
+    ``ssh -G`` gives)."""
+    out = ["on every node, the RDMA ports (sysfs), all nodes at once:"]
+    for s in specs:
+        ssh = shlex.join(_host(s, opts).ssh_argv("")[:-1])
+        out.append(f"  $ {ssh} {SSHHost.remote_command(['sh', '-c', PORTS_SH, 'sh', opts.sysfs_root], _C)}")
+    ca, num = _split_device(opts.device) if opts.device else ("DEV", "PORT")
+    pairs = ring([s.name for s in specs])
+    by = {s.name: s for s in specs}
+    out.append(f"then each pair in turn ({len(pairs)}: a ring in hostfile order), the server first:")
+    for a, b in pairs:
+        sa, sb = by[a], by[b]
+        args = perftest_args(ca, num, None, opts)
+        srv = _host(sb, opts).ssh_argv(SSHHost.remote_command(["sh", "-c", SERVER_SH, "sh", opts.perftest, *args], _C))
+        cli = _host(sa, opts).ssh_argv(SSHHost.remote_command([opts.perftest, *args, sb.addr or "ADDR"], _C))
+        out.append(f"  # pair {a} -> {b}")
+        out.append(f"  $ {shlex.join(srv)}")
+        out.append(f"  $ {shlex.join(cli)}")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -135,6 +135,7 @@ PROBES: dict[str, Probe] = _index((
     probes.IPMITOOL_SEL,
     probes.IPMITOOL_SDR,
     probes.IPMITOOL_SENSOR,
+    probes.SMBIOS_IPMI,
     probes.IB_SYSFS,
     probes.NET_SYSFS,
     probes.IBSTAT,
@@ -192,6 +193,7 @@ PARSERS: dict[str, tuple[Parser, ...]] = {
     "ipmitool_sdr": (Parser(p_bmc.parse_sdr),),
     "ipmitool_sel": (Parser(p_bmc.parse_sel),),
     "ipmitool_sensor": (Parser(p_bmc.parse_sdr),),
+    "smbios_ipmi": (Parser(p_bmc.parse_smbios_ipmi, "files"),),
     "kernel_log_dmesg": (Parser(p_kernellog.parse_kernel_log),),
     "kernel_log_journal": (Parser(p_kernellog.parse_kernel_log),),
     "lscpu": (Parser(p_hosttools.parse_lscpu),),
@@ -393,6 +395,9 @@ def _build_kinds() -> dict[str, Kind]:
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
+    Kind("ipmitool-error", "ipmitool failing to reach a BMC (Could not open device at /dev/ipmi0, Unable to establish "
+         "IPMI v2 / RMCP+ session)", p_bmc.detect_ipmi_error, bmc_rules.judge_ipmi_error_text,
+         ("sudo ipmitool sel elist",)),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),
@@ -584,10 +589,11 @@ RULES: tuple[Rule, ...] = (
     Rule("health.processes", "health.processes", smi.topic_check("health.gpu_processes", "health.mig"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_processes", "health.mig",)),
     # the BMC through ipmitool: its event log since the build started, power supplies, fans and temperatures
-    Rule("health.bmc_sel", "health.bmc", bmc_rules.sel, ("ipmitool_sel",), reports=("health.bmc",)),
-    Rule("health.bmc_psu", "health.bmc", bmc_rules.psu, ("ipmitool_sdr", "ipmitool_sel"), reports=("health.bmc",)),
-    Rule("health.bmc_sensors", "health.bmc", bmc_rules.sensors, ("ipmitool_sdr", "ipmitool_sensor", "ipmitool_sel"),
+    Rule("health.bmc_sel", "health.bmc", bmc_rules.sel, ("ipmitool_sel", "smbios_ipmi", "dmi"), reports=("health.bmc",)),
+    Rule("health.bmc_psu", "health.bmc", bmc_rules.psu, ("ipmitool_sdr", "ipmitool_sel", "smbios_ipmi", "dmi"),
          reports=("health.bmc",)),
+    Rule("health.bmc_sensors", "health.bmc", bmc_rules.sensors, ("ipmitool_sdr", "ipmitool_sensor", "ipmitool_sel",
+                                                                 "smbios_ipmi", "dmi"), reports=("health.bmc",)),
     # DCGM levels: only their runs judge them (the step's action); the check says whether DCGM is there to run them
     Rule("health.dcgm_l1", "health.dcgm_l1", compose.needs_gpu(dcgm_rules.installed_l1), ("driver_dpkg", "driver_rpm", "pci")),
     Rule("gpu.dcgm_l2", "gpu.dcgm_l2", compose.needs_gpu(dcgm_rules.installed_l2), ("driver_dpkg", "driver_rpm", "pci")),

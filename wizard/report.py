@@ -338,7 +338,9 @@ def validation_doc(run: ActionRun) -> dict[str, Any] | None:
                          for b in ends] for a in ends]}
     return {"run": run.id, "step": run.step_id, "title": run.title, "started_at": run.started_at,
             "device": "cpu" if cpu else "gpu",
-            "label": (f"{CPU_LABEL} ({CPU_ONLY_REASON}); its figures are not GPU results" if cpu else "GPU run"),
+            "label": (f"{CPU_LABEL} ({CPU_ONLY_REASON}); its figures are not GPU results" if cpu
+                      else STORAGE_LABEL if rows and all(str(r.get("test", "")).startswith("fio ") for r in rows)
+                      else "GPU run"),
             "rows": rows,
             "series": {"points": points, "floor_gb_s": series.get("floor_gb_s"),
                        "floor_basis": str(series.get("floor_basis") or "")},
@@ -349,6 +351,8 @@ def validation_doc(run: ActionRun) -> dict[str, Any] | None:
             "counters": counters}
 
 
+STORAGE_LABEL = "Storage read test (fio on the data path): one row per fio job; no GPU involved"
+"""What a run of node.storage_read's fio is labelled with (its rows are fio jobs, not GPU results)."""
 CPU_LABEL = "CPU run: proves the software path, not a GPU"
 """What a validation run on the CPU is labelled with, wherever its figures are shown."""
 PER_GPU_TESTS = (("gemm", "GEMM"), ("memcpy", "memory copy"), ("h2d", "host → device"), ("d2h", "device → host"))

@@ -135,6 +135,27 @@ def test_nccl_env_probe_prints_only_nccl_variables_and_the_config_files(tmp_path
     assert parse_nccl_env("garbage\nNCCL_X=1\n") == []  # no section header: not a setting
 
 
+def test_nccl_env_probe_reads_the_environment_nul_separated_so_a_newline_cannot_spoof_a_setting(tmp_path, monkeypatch):
+    """The real probe with a variable whose value holds a newline and a forged NCCL_ line, and an NCCL_ value that
+    holds a newline itself."""
+    from wizard.parsers.fabric import parse_nccl_env
+
+    from tests.fabric_data import fabric_outputs
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SUDO_USER", raising=False)
+    monkeypatch.setenv("FOO", "x\nNCCL_SOCKET_IFNAME=bogus9")
+    monkeypatch.setenv("NCCL_DEBUG_FILE", "/tmp/a\nNCCL_IB_HCA=forged")
+    out = fabric_outputs(tmp_path, "nccl_env")["nccl_env"]
+    assert out.ok and "FOO" not in out.text and "\0" in out.text
+    got = {(s.origin, s.name): s.value for s in parse_nccl_env(out.text)}
+    assert ("environment", "NCCL_SOCKET_IFNAME") not in got and ("environment", "NCCL_IB_HCA") not in got
+    assert got[("environment", "NCCL_DEBUG_FILE")] == "/tmp/a\nNCCL_IB_HCA=forged"
+    # the environment block is closed: nothing after it is read as the environment
+    cut = parse_nccl_env("# environment\nNCCL_DEBUG=INFO\0# end environment\nNCCL_IB_HCA=x\n")
+    assert [(s.origin, s.name) for s in cut] == [("environment", "NCCL_DEBUG")]
+
+
 # ------------------------------------------------------------------ fuzz: the live parsers never raise
 
 from hypothesis import given  # noqa: E402

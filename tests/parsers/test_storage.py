@@ -152,3 +152,20 @@ def test_mutated_real_outputs_never_raise(name, cut, junk):
     mutated = text[:cut] + junk + text[cut:]
     parse_fio_json(mutated), parse_mdstat(mutated), parse_lsblk_json(mutated)
     json.dumps(parse_fio_json(mutated).problems)
+
+
+def test_mdstat_cut_short_or_garbage_counts_are_problems_of_the_array():
+    full = _t("mdstat__raid1-check-healthy.txt")
+    head = full[:full.index("md0 :")] + "md0 : active raid1 sda1[2] sdb1[1]\n      2096116 blocks super 1.2 "
+    (md0,) = [a for a in parse_mdstat(head + "[2/1]").arrays if a.name == "md0"]
+    assert (md0.raid_disks, md0.working, md0.slots, md0.degraded) == (2, 1, "", True)
+    assert md0.problems and "cut short" in md0.problems[0]
+    (md0,) = [a for a in parse_mdstat(head + "[2/2] [U_").arrays if a.name == "md0"]
+    assert md0.slots == "U_" and md0.degraded
+    (md0,) = [a for a in parse_mdstat(head + "[2/9999999999999999999999] [UU]").arrays if a.name == "md0"]
+    assert not md0.degraded and any("not a possible count" in p for p in md0.problems)
+    (md0,) = [a for a in parse_mdstat(full[:full.index("md0 :")] + "md0 : active raid1 sda1[2] sdb1[1](F").arrays
+              if a.name == "md0"]
+    assert any("member is cut short" in p for p in md0.problems)
+    whole = parse_mdstat(full)
+    assert all(not a.problems for a in whole.arrays)  # the real, whole report reads clean

@@ -169,35 +169,111 @@ def _check(env_path: str, monkeypatch) -> list:
     return results["health.bmc"]
 
 
-def test_no_ipmi_device_is_one_skip_with_the_exact_reason(tmp_path, monkeypatch):
+def _smbios(*entries: str) -> ProbeOutput:
+    """The smbios_ipmi probe's listing: /sys/firmware/dmi/entries and the given entries under it."""
+    paths = ["/sys/firmware/dmi/entries"] + [f"/sys/firmware/dmi/entries/{e}" for e in entries]
+    return ProbeOutput("smbios_ipmi", "ls -d /sys/firmware/dmi/entries ...", text="\n".join(paths),
+                       files={p: "" for p in paths})
+
+
+NO_SMBIOS = ProbeOutput("smbios_ipmi", "ls -d /sys/firmware/dmi/entries ...")
+
+
+def _no_device(smbios: ProbeOutput, **more: ProbeOutput) -> list:
+    out = ProbeOutput("ipmitool_sel", "$ ipmitool sel elist", rc=1, stderr=text(NO_DEVICE))
+    return bmc.sel({"ipmitool_sel": out, "smbios_ipmi": smbios, **more}, {})
+
+
+def test_no_ipmi_device_with_a_bmc_declared_in_smbios_is_unknown_with_modprobe():
+    (f,) = _no_device(_smbios("0-0", "17-0", "38-0"))
+    assert f.id == "health.bmc" and f.verdict is Verdict.UNKNOWN
+    assert "Could not open device at /dev/ipmi0" in f.message and "type 38" in f.message
+    assert "modprobe ipmi_devintf" in f.remedy and "ipmi_si" in f.remedy and "install ipmitool" not in f.remedy.lower()
+    assert "exit status 1" in f.evidence
+
+
+def test_no_type_38_or_a_vm_is_a_skip_and_unreadable_smbios_is_unknown():
+    (f,) = _no_device(_smbios("0-0", "17-0"))
+    assert f.verdict is Verdict.SKIP and "no BMC declared in SMBIOS" in f.message
+    vm = ProbeOutput("dmi", "/sys/class/dmi/id", files={"/sys/class/dmi/id/sys_vendor": "QEMU\n",
+                                                          "/sys/class/dmi/id/product_name": "Standard PC (Q35 + ICH9, 2009)\n"})
+    (f,) = _no_device(NO_SMBIOS, dmi=vm)
+    assert f.verdict is Verdict.SKIP and "virtual machine" in f.message and "QEMU" in f.message
+    (f,) = _no_device(NO_SMBIOS)
+    assert f.verdict is Verdict.UNKNOWN and "SMBIOS tables could not be read" in f.message
+
+
+def test_the_live_check_with_no_ipmi_device_says_load_the_drivers(tmp_path, monkeypatch):
     _fake_ipmitool(tmp_path)
     f = _check(str(tmp_path), monkeypatch)
-    assert verdicts(f) == [("health.bmc", Verdict.SKIP)]
-    assert "Could not open device at /dev/ipmi0" in f[0].message and "modprobe ipmi_si ipmi_devintf" in f[0].remedy
-    assert "exit status 1" in f[0].evidence
+    assert [x.id for x in f] == ["health.bmc"] and "Could not open device at /dev/ipmi0" in f[0].message
+    assert f[0].verdict in (Verdict.SKIP, Verdict.UNKNOWN)
+    if f[0].verdict is Verdict.UNKNOWN:
+        assert "modprobe ipmi_devintf" in f[0].remedy
 
 
-def test_no_ipmitool_is_a_skip_saying_so(tmp_path, monkeypatch):
-    f = _check(str(tmp_path), monkeypatch)  # an empty PATH directory: no ipmitool
-    assert verdicts(f) == [("health.bmc", Verdict.SKIP)] and "ipmitool is not installed" in f[0].message
+def test_no_ipmitool_with_a_bmc_declared_says_install_it():
+    out = ProbeOutput("ipmitool_sel", "$ ipmitool sel elist", error="command not found: ipmitool")
+    (f,) = bmc.sel({"ipmitool_sel": out, "smbios_ipmi": _smbios("38-0")}, {})
+    assert f.verdict is Verdict.UNKNOWN and "ipmitool is not installed" in f.message
+    assert "apt install ipmitool" in f.remedy and "modprobe" not in f.remedy
+
+
+def test_the_live_check_without_ipmitool_never_passes_or_skips_a_declared_bmc(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty PATH directory: no ipmitool
+    results, outs = asyncio.run(run_checks(LocalHost(), [STEP], {}))
+    f = results["health.bmc"]
+    assert [x.id for x in f] == ["health.bmc"] and "ipmitool is not installed" in f[0].message
+    has = bmc.declared(outs)[0]
+    assert f[0].verdict is (Verdict.SKIP if has in ("no", "vm") else Verdict.UNKNOWN), (has, f[0].message)
+    assert "smbios_ipmi" in outs
 
 
 @pytest.mark.skipif(any(os.path.exists(p) for p in ("/dev/ipmi0", "/dev/ipmi/0", "/dev/ipmidev/0")),
                     reason="this machine has an IPMI device")
-def test_this_machine_without_a_bmc_is_skipped_never_passed():
+def test_this_machine_without_a_bmc_is_never_passed():
     """The real probes on this machine (no IPMI device; ipmitool installed or not)."""
     results, outs = asyncio.run(run_checks(LocalHost(), [STEP], {}))
     f = results["health.bmc"]
-    assert verdicts(f) == [("health.bmc", Verdict.SKIP)]
+    assert [x.id for x in f] == ["health.bmc"] and f[0].verdict in (Verdict.SKIP, Verdict.UNKNOWN)
     assert ("ipmitool is not installed" in f[0].message) or ("Could not open device" in f[0].message)
-    assert {"ipmitool_sel", "ipmitool_sdr", "ipmitool_sensor"} <= set(outs)
+    assert {"ipmitool_sel", "ipmitool_sdr", "ipmitool_sensor", "smbios_ipmi"} <= set(outs)
 
 
 def test_permission_denied_says_run_as_root():
     out = ProbeOutput("ipmitool_sel", "$ ipmitool sel elist", rc=1,
                       stderr=text(NO_DEVICE).replace("No such file or directory", "Permission denied"))
-    (f,) = bmc.sel({"ipmitool_sel": out}, {})
-    assert f.verdict is Verdict.SKIP and "root" in f.remedy and "Permission denied" in f.message
+    (f,) = bmc.sel({"ipmitool_sel": out, "smbios_ipmi": _smbios("38-0")}, {})
+    assert f.verdict is Verdict.UNKNOWN and "root" in f.remedy and "Permission denied" in f.message
+
+
+def test_pasted_ipmitool_errors_are_recognised_and_judged_like_the_live_check():
+    r = explain_text(text(NO_DEVICE))
+    assert r.kind == "ipmitool-error" and r.verdict is Verdict.UNKNOWN
+    assert "modprobe ipmi_devintf" in r.findings[0].remedy
+    r = explain_text("Error: Unable to establish IPMI v2 / RMCP+ session\n")
+    assert r.kind == "ipmitool-error" and r.verdict is Verdict.UNKNOWN and "RMCP+" in r.findings[0].remedy
+
+
+def test_impossible_sensor_figures_are_a_sensor_fault_not_ok():
+    body = text(BMC / "ipmitool-sdr-elist__hpe-dl360-g10-healthy-partial.txt")
+    line = next(ln for ln in body.splitlines() if "degrees C" in ln and "| ok" in ln)
+    value = line.split("|")[-1].strip().split()[0]
+    odd = body.replace(line, line.replace(f"{value} degrees C", "999 degrees C"))
+    f = bmc.sensors({"ipmitool_sdr": ProbeOutput("ipmitool_sdr", "$ ipmitool sdr elist", text=odd, rc=0)}, {})
+    bad = [x for x in f if x.verdict is Verdict.WARN]
+    assert len(bad) == 1 and "999" in bad[0].message and "150" in bad[0].message
+    assert not any("hottest" in x.message and "999" in x.message for x in f)
+
+
+def test_sel_garbage_rows_and_impossible_dates_are_counted_and_said():
+    body = text(BMC / "ipmitool-sel-list__idrac-psu-ac-lost-partial.txt")
+    first = next(ln for ln in body.splitlines() if ln.strip())
+    date = first.split("|")[1].strip()
+    odd = body.replace(first, first.replace(date, "13/45/2024"), 1) + "\n\x00garbage row !!\n"
+    f = bmc.judge_sel(parse_sel(odd), {"build_started": "2000-01-01T00:00:00+00:00"})
+    assert any(x.verdict is Verdict.UNKNOWN and "could not be read as records" in x.message for x in f)
+    assert any("13/45/2024" in x.message and "cannot be" in x.message for x in f)
 
 
 # ------------------------------------------------------------------ explain

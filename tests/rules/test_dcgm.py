@@ -36,11 +36,12 @@ def test_dcgm_json_dcgm3_and_dcgm4() -> None:
     assert [x.verdict for x in f if x.subject == "GPU 1"] == [Verdict.PASS]
 
 
-def test_dcgm_nonfatal_failure_warns_and_pcie_only_nvlink_is_false_alarm() -> None:
+def test_dcgm_any_failed_test_fails_and_pcie_only_nvlink_is_false_alarm() -> None:
     head = text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt")
+    # every DCGM test must pass for acceptance: a failed Targeted Power is no longer a mere warning
     body = head.replace("| Targeted Power            | Pass - All ", "| Targeted Power            | Fail - All ")
     f = dcgm.judge(parse_dcgm_text(body), body, {})
-    assert [x.verdict for x in f if "Targeted Power" in x.message] == [Verdict.WARN]
+    assert [x.verdict for x in f if "Targeted Power" in x.message] == [Verdict.FAIL]
     # a hand-made NVLink row on the real V100 PCIe (1db4) run: no real PCIe-SKU sample with it at hand
     body = head.replace("| PCIe                      | Pass - All ",
                         "| NVLink                    | Fail - All                                     |\n"
@@ -251,3 +252,73 @@ def test_a_closed_level_2_table_with_an_empty_stress_section_is_whole():
 
     r = explain_text(text(PUBLIC / "dcgmi-diag__r2-p4de.txt"))
     assert r.verdict.value == "pass" and not any("section header" in f.message for f in r.findings)
+
+
+def _row(name: str, cell: str) -> str:
+    """One row of a DCGM 3.x table, padded as dcgmi pads it (27 + 48 characters between the bars)."""
+    return f"| {name:<26}| {cell:<47}|"
+
+
+def test_dcgm_failed_diagnostic_miscompare_fails_not_warns() -> None:
+    head = text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt")
+    body = head.replace(_row("Diagnostic", "Pass - All"),
+                        _row("Diagnostic", "Fail - All") + "\n" + _row("Warning", "GPU 0 Detected 12 miscompares"))
+    assert body != head
+    f = dcgm.judge(parse_dcgm_text(body), body, {})
+    diag = [x for x in f if "'Diagnostic'" in x.message]
+    assert [x.verdict for x in diag] == [Verdict.FAIL] and "miscompares" in diag[0].message
+
+
+def _json_with(pcie_gpu0: str) -> str:
+    body = text(SYNTHETIC / "synthetic_dcgmi-diag-json__dcgm4-entity-pcie-skip.json")
+    old = ('"entity_id": 0, "status": "Skip",\n'
+           '               "info": ["The test was skipped because its plugin is not available for this GPU."]}')
+    assert old in body
+    return body.replace(old, f'"entity_id": 0, {pcie_gpu0}}}')
+
+
+def test_dcgm_json_error_category_and_severity_word_the_remedy() -> None:
+    body = _json_with('"status": "Fail", "errors": [{"error_id": 42, "category": 13, "severity": 2, '
+                      '"error": "GPU 0 is running at PCI link width 8X"}]')
+    f = dcgm.judge(parse_dcgm_json(body), body, {})
+    g0 = [x for x in f if x.subject == "GPU 0"]
+    assert [x.verdict for x in g0] == [Verdict.FAIL]
+    assert "hardware PCIe" in g0[0].message and g0[0].remedy.startswith("DCGM rates it 'isolate'")
+    # DCGM_FR_EC_INTERNAL_OTHER: DCGM's own error, not the GPU's
+    body = _json_with('"status": "Fail", "errors": [{"error_id": 1, "category": 16, "severity": 3, '
+                      '"error": "plugin setup"}]')
+    g0 = [x for x in dcgm.judge(parse_dcgm_json(body), body, {}) if x.subject == "GPU 0"]
+    assert [x.verdict for x in g0] == [Verdict.UNKNOWN] and "internal" in g0[0].message
+
+
+def test_dcgm_unknown_status_is_unknown_and_cut_json_is_said() -> None:
+    body = _json_with('"status": "banana"')
+    g0 = [x for x in dcgm.judge(parse_dcgm_json(body), body, {}) if x.subject == "GPU 0"]
+    assert [x.verdict for x in g0] == [Verdict.UNKNOWN] and "banana" in g0[0].message
+    whole = text(SYNTHETIC / "synthetic_dcgmi-diag-json__dcgm4-entity-pcie-skip.json")
+    cut = whole[:whole.index('"category": "Deployment"') + 30]
+    d = parse_dcgm_json(cut)
+    assert d.truncated
+    f = dcgm.judge(d, cut, {})
+    assert [x.verdict for x in f] == [Verdict.UNKNOWN] and "truncated" in f[0].message
+    cut = whole[:whole.index('"name": "pcie"') + 20]
+    f = dcgm.judge(parse_dcgm_json(cut), cut, {})
+    assert any(x.verdict is Verdict.UNKNOWN and "cut short" in x.message for x in f)
+
+
+def test_dcgm_planned_gpu_without_result_fails() -> None:
+    import dataclasses
+
+    body = text(SYNTHETIC / "synthetic_dcgmi-diag-json__dcgm4-entity-pcie-skip.json").replace('"Skip"', '"Pass"')
+    d = dataclasses.replace(parse_dcgm_json(body), level=2)
+    assert not [x for x in dcgm.judge(d, body, {"gpu_count": 2}) if x.verdict is not Verdict.PASS]
+    miss = [x for x in dcgm.judge(d, body, {"gpu_count": 4}) if x.verdict is Verdict.FAIL]
+    assert len(miss) == 1 and miss[0].id == "gpu.dcgm_l2" and "GPU 2, GPU 3" in miss[0].message
+    # the real V100 run: one device id, "Pass - All"; a plan of 2 GPUs leaves GPU 1 untested
+    v100 = text(CASES / "dcgmi-diag__r3-v100-pcie-16gb-dcgm339-all-pass-eud-skip.txt")
+    miss = [x for x in dcgm.judge(parse_dcgm_text(v100), v100, {"gpu_count": 2}) if x.verdict is Verdict.FAIL]
+    assert len(miss) == 1 and miss[0].id == "node.dcgm_l3" and "GPU 1" in miss[0].message
+    # no device ids and no per-GPU result: how many GPUs were tested cannot be told
+    blind = "\n".join(ln for ln in v100.splitlines() if "Device IDs" not in ln)
+    f = dcgm.judge(parse_dcgm_text(blind), blind, {"gpu_count": 2})
+    assert any(x.verdict is Verdict.UNKNOWN and "cannot be told" in x.message for x in f)

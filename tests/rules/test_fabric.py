@@ -105,9 +105,10 @@ def test_perftest_bandwidth_against_the_plan_and_the_line_rates():
     assert detect_perftest(body) > 0.9
     run = parse_perftest(body)
     assert run.test == "RDMA_Write" and run.device == "ib0" and run.link_type == "IB"
-    assert abs(run.rows[0][1] - 192.45) < 0.1  # 24056.72 MB/sec x 8 / 1000
+    # perftest's MB/sec is 2^20 bytes/s (perftest_parameters.c: format_factor 0x100000): 24056.72 x 1048576 x 8 / 1e9
+    assert abs(run.rows[0][1] - 201.80) < 0.01
     fs = judge_perftest(run, body, {})
-    assert [f.verdict.value for f in fs] == ["pass"] and "96% of 200 Gb/s (HDR" in fs[0].message
+    assert [f.verdict.value for f in fs] == ["pass"] and "101% of 200 Gb/s (HDR" in fs[0].message
     fs = judge_perftest(run, body, {"nic_gbit_s": 400})
     assert [f.verdict.value for f in fs] == ["fail"] and "320 Gb/s" in fs[0].message
     slow = body.replace("24056.72", "7056.72")
@@ -175,7 +176,7 @@ def test_sysfs_port_attributes_grepped_with_their_paths_are_read_as_ports():
 
 def test_port_rate_and_rdma_bandwidth_carry_the_measured_figure_against_the_plan() -> None:
     """Real outputs: HDR ports (200 Gb/s) against a plan of 400 Gb/s per NIC; the real ib_write_bw loopback
-    (192.5 Gb/s) against 0.8 x the plan's 400 Gb/s."""
+    (201.8 Gb/s: perftest's MB/sec is 2^20 bytes/s) against 0.8 x the plan's 400 Gb/s."""
     from wizard.parsers.fabric import parse_perftest
     from wizard.rules.fabric import judge_perftest
 
@@ -187,4 +188,22 @@ def test_port_rate_and_rdma_bandwidth_carry_the_measured_figure_against_the_plan
     assert ok.verdict is Verdict.PASS and ok.measured.met and ok.measured.label.startswith("slowest port rate")
     body = text(PUBLIC / "perftest__ib-write-bw-loopback-8m.txt")
     (f,) = judge_perftest(parse_perftest(body), body, {"nic_gbit_s": 400})
-    assert f.verdict is Verdict.FAIL and f.measured.threshold == 320 and abs(f.measured.value - 192.45) < 0.1
+    assert f.verdict is Verdict.FAIL and f.measured.threshold == 320 and abs(f.measured.value - 201.80) < 0.01
+
+
+def test_an_unreadable_rate_and_a_cut_ibstat_are_said_not_passed() -> None:
+    body = text(PUBLIC / "ibstat__cx6dx-2port-active-linkup-100-ethernet.txt")
+    odd = body.replace("Rate: 100", "Rate: banana", 1)
+    f = fabric.judge_state(parse_ib_ports(odd), odd, {})
+    assert any(x.verdict is Verdict.UNKNOWN and "Rate 'banana'" in x.message and "mlx5_0 port 1" in x.message
+               for x in f)
+    # cut inside the first port block: no "1 of 1 ports Active" pass
+    cut = "\n".join(body.splitlines()[:10])
+    f = fabric.judge_state(parse_ib_ports(cut), cut, {})
+    assert [x.verdict for x in f][0] is Verdict.UNKNOWN and "cut" in f[0].message
+    assert not any(x.verdict is Verdict.PASS and "1 of 1 ports Active" in x.message for x in f)
+    # a CA that says it has 2 ports and shows 1
+    two = body.replace("Number of ports: 1", "Number of ports: 2", 1)
+    f = fabric.judge_state(parse_ib_ports(two), two, {})
+    assert any(x.verdict is Verdict.UNKNOWN and "has 2 ports" in x.message for x in f)
+    assert [x.verdict for x in fabric.judge_state(parse_ib_ports(body), body, {})] == [Verdict.PASS]

@@ -160,7 +160,8 @@ def test_nccl_debug_left_on_warns_and_the_environment_beats_the_file(tmp_path: P
 
 
 def test_the_loopback_judge_on_a_real_ib_write_bw_output() -> None:
-    """microsoft/superbenchmark's real ib_write_bw loopback (8 MiB, 24056.72 MB/s = 192.5 Gb/s on an HDR port)."""
+    """microsoft/superbenchmark's real ib_write_bw loopback (8 MiB, 24056.72 MB/s = 201.8 Gb/s on an HDR
+    port: perftest's MB is 2^20 bytes)."""
     log = text(PUBLIC / "perftest__ib-write-bw-loopback-8m.txt")
     f = fn.judge_rdma_loopback(log, {})
     assert [x.verdict for x in f] == [Verdict.PASS] and f[0].id == fn.BANDWIDTH_ID
@@ -180,3 +181,38 @@ def test_the_bandwidth_step_s_check_never_settles_it_and_says_what_to_do(tmp_pat
     assert [x.verdict for x in some] == [Verdict.UNKNOWN] and "mlx5_0 port 1" in some[0].message
     planned = fn.bandwidth_pending(fabric_outputs(tmp_path / "empty2"), {"nics_per_node": 4})
     assert [x.verdict for x in planned] == [Verdict.UNKNOWN] and "skip this step" not in planned[0].message
+
+
+def test_nccl_ib_disable_on_a_node_planned_for_ib_fails(tmp_path: Path) -> None:
+    body = "# environment\nNCCL_IB_DISABLE=1\n"
+    f = fn.nccl_env(_nccl(tmp_path, body), {"nics_per_node": 8})
+    assert [x.verdict for x in f] == [Verdict.FAIL] and "IP sockets" in f[0].message and "8 InfiniBand" in f[0].message
+    # without a plan it stays a debugging setting left on
+    assert [x.verdict for x in fn.nccl_env(_nccl(tmp_path, body), {})] == [Verdict.WARN]
+
+
+def test_nccl_socket_ifname_on_a_down_interface_warns(tmp_path: Path) -> None:
+    outs = tree_outputs(tmp_path, ROCE)
+    outs["nccl_env"] = _out("nccl_env", "# environment\nNCCL_SOCKET_IFNAME==ens2f0np0\n", rc=0)
+    f = fn.nccl_env(outs, {})
+    assert [x.verdict for x in f] == [Verdict.WARN] and "operstate down" in f[0].message
+    outs["nccl_env"] = _out("nccl_env", "# environment\nNCCL_SOCKET_IFNAME==ens1f0np0\n", rc=0)
+    assert [x.verdict for x in fn.nccl_env(outs, {})] == [Verdict.PASS]
+
+
+def test_nccl_value_outside_the_documented_ones_warns(tmp_path: Path) -> None:
+    f = fn.nccl_env(_nccl(tmp_path, "# environment\nNCCL_NET_GDR_LEVEL=banana\n"), {})
+    assert [x.verdict for x in f] == [Verdict.WARN] and "LOC, PIX, PXB, PHB or SYS" in f[0].message
+    assert [x.verdict for x in fn.nccl_env(_nccl(tmp_path, "# environment\nNCCL_NET_GDR_LEVEL=PHB\n"), {})] == [
+        Verdict.PASS]
+
+
+def test_nccl_ib_hca_on_a_node_without_rdma_and_no_planned_nic_is_a_leftover_warning(tmp_path: Path) -> None:
+    (tmp_path / "sys/class/infiniband").mkdir(parents=True)
+    (tmp_path / "sys/class/net/eth0").mkdir(parents=True)
+    (tmp_path / "sys/class/net/eth0/operstate").write_text("up\n")
+    outs = fabric_outputs(tmp_path)
+    outs["nccl_env"] = _out("nccl_env", "# environment\nNCCL_IB_HCA=mlx5_0:1,mlx5_1\n", rc=0)
+    f = fn.nccl_env(outs, {})
+    assert [x.verdict for x in f] == [Verdict.WARN] and "leftover" in f[0].message and "socket" in f[0].message
+    assert [x.verdict for x in fn.nccl_env(outs, {"nics_per_node": 2})] == [Verdict.FAIL]

@@ -143,7 +143,7 @@ def test_fio_of_this_machine_against_the_plans_figure():
 def test_fio_need_from_tokens_per_second():
     text = _t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")  # 4.0 MB/s of 4 KiB random reads on Ceph RBD
     (f,) = storage.judge_fio_text(text, {"train_tokens_s": 2_000_000})  # 4 bytes/token by default: 8 MB/s
-    assert f.verdict is Verdict.FAIL and "2e+06 x 4 bytes per token" in f.message and "token_bytes not set" in f.message
+    assert f.verdict is Verdict.FAIL and "2,000,000 x 4 bytes per token" in f.message and "token_bytes not set" in f.message
     (g,) = storage.judge_fio_text(text, {"train_tokens_s": 500_000, "token_bytes": 2})  # 1 MB/s
     assert g.verdict is Verdict.PASS
 
@@ -202,3 +202,98 @@ async def test_the_probes_on_this_machine_name_the_device_under_a_temporary_data
         from wizard.parsers.storage import parse_lsblk_json
         assert any(d.kname in dev.message for d in parse_lsblk_json(out["lsblk"].text).devices if d.type == "disk")
     assert next(f for f in fs if f.id == "node.storage_mount").verdict in (Verdict.PASS, Verdict.WARN)
+
+
+def _wrapped(fio_text: str, fstype: str = "ext4", tail: str = "# fio: ended after 8 s, exit status 0\n") -> str:
+    """An action log as node.storage_read writes it: the progress wrapper's notes and lines around fio's output."""
+    return (f"# data path: /raid/scratch on {fstype}\n# test file: /raid/scratch/.bringup-fio-read-test\n"
+            "# fio: started; expected to take about 1 min\n# fio: 15 s elapsed of about 1 min\n" + fio_text + tail)
+
+
+def test_need_from_tokens_is_worded_with_units_not_exponents():
+    _, basis = storage.workload_need({"train_tokens_s": 250_000_000, "token_bytes": 4})  # was "= 1e+03 MB/s"
+    assert basis.endswith("= 1.00 GB/s") and "250,000,000 x 4" in basis and "e+" not in basis
+    _, basis = storage.workload_need({"train_tokens_s": 20_000, "token_bytes": 2})
+    assert basis.endswith("= 40.0 kB/s") and "e+" not in basis
+    assert storage._gb(9.995e8) == "1,000 MB/s" and storage._gb(2e7) == "20.0 MB/s"
+
+
+def test_read_only_and_not_a_directory_are_unknown_with_what_to_do_never_a_hardware_fail():
+    for name, words in (("fio-json__dev-vm-erofs-read-only-tmpfs.txt", "EROFS"),
+                        ("fio-json__dev-vm-enotdir-data-path-is-a-file.txt", "ENOTDIR")):
+        log = _wrapped(_t(name), tail="# fio: ended after 0 s, exit status 2\n")
+        fs = storage.judge_fio_log(log, {"data_read_gb_s": 1})
+        assert fs and {f.verdict for f in fs} == {Verdict.UNKNOWN}, [(f.verdict, f.message) for f in fs]
+        assert words in fs[0].message and "says nothing about the device" in fs[0].message
+        assert "writable directory on the same filesystem" in fs[0].remedy
+    cut = "fio: pid=0, err=13/file:filesetup.c:150, func=open, error=Permission denied\n"  # no JSON came
+    (p,) = storage.judge_fio_log(_wrapped(cut, tail="# fio: ended after 0 s, exit status 1\n"), {"data_read_gb_s": 1})
+    assert p.verdict is Verdict.UNKNOWN and "Permission denied" in p.message
+
+
+def test_a_ram_backed_data_path_warns_that_it_measured_memory():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    for fs in ("tmpfs", "ramfs", "devtmpfs"):
+        (f,) = storage.judge_fio_log(_wrapped(text, fstype=fs), {"data_read_gb_s": 1})
+        assert f.verdict is Verdict.WARN and "measured memory, not a storage device" in f.message and fs in f.message
+    (ok,) = storage.judge_fio_log(_wrapped(text), {"data_read_gb_s": 1})
+    assert ok.verdict is Verdict.PASS
+
+
+def test_a_test_file_left_behind_is_said_with_its_path():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    left = _wrapped(text, tail="# fio: ended after 8 s, exit status 0\n# could not remove /raid/scratch/"
+                    ".bringup-fio-read-test: Permission denied; delete it by hand\n")
+    fs = storage.judge_fio_log(left, {"data_read_gb_s": 1})
+    assert [f.verdict for f in fs] == [Verdict.PASS, Verdict.WARN]
+    assert "/raid/scratch/.bringup-fio-read-test" in fs[1].message and "Delete it" in fs[1].remedy
+    killed = _wrapped("", tail="")  # the wrapper never ended (SIGKILL): the file may be there
+    fs = storage.judge_fio_log(killed, {"data_read_gb_s": 1})
+    assert any(f.verdict is Verdict.WARN and "may still be there" in f.message for f in fs)
+
+
+def test_a_failed_exit_status_nothing_else_explains_fails():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    fs = storage.judge_fio_log(_wrapped(text, tail="# fio: ended after 8 s, exit status 1\n"), {"data_read_gb_s": 1})
+    assert [f.verdict for f in fs] == [Verdict.PASS, Verdict.FAIL] and "status 1" in fs[1].message
+    stopped = _wrapped(text, tail="# fio: ended after 8 s, exit status 128 (after SIGTERM was forwarded to it)\n")
+    assert all(f.verdict is not Verdict.FAIL for f in storage.judge_fio_log(stopped, {"data_read_gb_s": 1}))
+
+
+def test_impossible_or_negative_bandwidth_is_said_not_printed_or_dropped():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")
+    huge = text.replace('"bw_bytes" : 2233157756', '"bw_bytes" : 1e308')  # variant of the real result
+    assert huge != text
+    fs = storage.judge_fio_text(huge, {"data_read_gb_s": 1})
+    assert all(len(f.message) < 2000 for f in fs) and "0" * 30 not in " ".join(f.message for f in fs)
+    bad = [f for f in fs if f.verdict is Verdict.UNKNOWN]
+    assert bad and "randread" in bad[0].message and "corrupt" in bad[0].message
+    neg = text.replace('"bw_bytes" : 2233157756', '"bw_bytes" : -5')
+    fs = storage.judge_fio_text(neg, {"data_read_gb_s": 1})
+    assert any(f.verdict is Verdict.UNKNOWN and "randread" in f.message and "-5" in f.message for f in fs)
+    assert all(r["test"] != "fio randread" for r in storage.results_fio(huge, {})["results"])
+
+
+@pytest.mark.parametrize("cut, verdict", [
+    ("12581816 blocks super 1.2 [2/1]", Verdict.FAIL),  # 1 of 2 members works: degraded, whatever follows
+    ("12581816 blocks super 1.2 [2/1] [_U", Verdict.FAIL),
+    ("12581816 blocks super 1.2 [2/2] [U_", Verdict.FAIL),
+    ("12581816 blocks super 1.2 [2/2]", Verdict.UNKNOWN),  # cut before the slots: not known healthy
+    ("12581816 blocks super 1.2 [2/2] [UU", Verdict.UNKNOWN),
+    ("12581816 blocks super 1.2 [2/9999999999999999999999] [UU]", Verdict.UNKNOWN),  # garbage
+    ("", Verdict.UNKNOWN),  # the paste ends after the array's first line
+])
+def test_mdstat_cut_short_is_never_healthy(cut, verdict):
+    full = _t("mdstat__raid1-check-healthy.txt")  # real; cut after md0's first line as a truncated paste is
+    head = full[:full.index("md0 :")] + "md0 : active raid1 sda1[2] sdb1[1]\n"
+    fs = storage.judge_mdstat(head + ("      " + cut if cut else ""), "/proc/mdstat", set())
+    md0 = [f for f in fs if f.subject == "md0"]
+    assert [f.verdict for f in md0] == [verdict], [(f.verdict, f.message) for f in fs]
+    assert not any("md0" in f.message for f in fs if f.verdict is Verdict.PASS)
+
+
+def test_mdstat_cut_inside_a_faulty_member_is_unknown_not_healthy():
+    text = "Personalities : [raid1]\nmd0 : active raid1 sdb1[1] sda1[0](F"  # the real report's first line, cut
+    assert _t("mdstat__hetzner-raid1-sda-failed-degraded.txt").find("md0 : active raid1 sdb1[1] sda1[0](F") > 0
+    (f,) = storage.judge_mdstat(text, "/proc/mdstat", set())
+    assert f.verdict is Verdict.UNKNOWN and "cut short" in f.message

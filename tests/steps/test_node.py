@@ -78,3 +78,95 @@ async def test_without_fio_the_read_test_is_refused_and_says_what_to_install(sta
         assert not b.store.action_runs()
     finally:
         b.close()
+
+
+async def test_a_colon_in_the_data_path_touches_nothing_outside_it(state_dir, tmp_path, fio_binary):
+    """fio splits --filename at ':' unless escaped: the path `W/ok:W/data` once made fio lay out (and unlink) W/ok.
+    Now the colon is escaped, the test file is made and removed inside the data path, and W/ok is untouched."""
+    w = tmp_path / "w"
+    w.mkdir()
+    precious = w / "ok"
+    precious.write_text("precious\n")
+    data = w / f"ok:{w}" / "data"
+    data.mkdir(parents=True)
+    before = sorted(p for p in w.rglob("*"))
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
+    try:
+        b.store.set_plan(data_path=str(data), storage_test_mib=16, storage_test_s=1, data_read_gb_s=0.001)
+        out = await b.run_action(local_host(), "node.storage_read", confirm=lambda p: True, poll_s=0.1)
+        assert out.run is not None and out.run.state is ActionState.SUCCEEDED, Path(out.run.log_path).read_text()
+        assert precious.read_text() == "precious\n"  # before the fix fio deleted it
+        assert sorted(p for p in w.rglob("*")) == before  # nothing made or left anywhere under W
+        log = Path(out.run.log_path).read_text()
+        assert f"--filename={w}/ok\\:{w}/data/.bringup-fio-read-test" in log
+        assert {f.verdict for f in out.findings} == {Verdict.PASS}
+    finally:
+        b.close()
+
+
+async def test_the_log_shows_progress_and_the_filesystem_it_measured(state_dir, tmp_path, fio_binary):
+    data = tmp_path / "data"
+    data.mkdir()
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
+    try:
+        b.store.set_plan(data_path=str(data), storage_test_mib=16, storage_test_s=2, data_read_gb_s=0.001)
+        out = await b.run_action(local_host(), "node.storage_read", confirm=lambda p: True, poll_s=0.1)
+        assert out.run is not None
+        log = Path(out.run.log_path).read_text()
+        assert "# fio: started; expected to take about 4 s" in log
+        assert "# fio: 1 s elapsed of about 4 s" in log  # a line while fio is silent
+        assert f"# data path: {data} on " in log and "# fio: ended after " in log
+    finally:
+        b.close()
+
+
+async def test_a_cancel_in_the_sequential_phase_removes_the_test_file(state_dir, tmp_path, fio_binary):
+    """Before, a cancel left the (4 GiB by default) test file behind, and nothing said so."""
+    import signal
+    import time
+
+    from wizard import actions as act
+
+    data = tmp_path / "data"
+    data.mkdir()
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
+    try:
+        b.store.set_plan(data_path=str(data), storage_test_mib=16, storage_test_s=60, data_read_gb_s=0.001)
+        prep = await b.prepare_action(local_host(), "node.storage_read")
+        assert not prep.refusal, prep.refusal
+        run = b.start_action(prep.step, prep.resolved)
+        test_file = data / ".bringup-fio-read-test"
+        deadline = time.monotonic() + 30
+        while not (test_file.exists() and "# fio: started" in Path(run.log_path).read_text()):
+            assert time.monotonic() < deadline, Path(run.log_path).read_text()
+            time.sleep(0.1)
+        time.sleep(1.0)  # fio is in its sequential job
+        assert act.cancel(run, "boot-1", signal.SIGTERM)  # as the TUI's cancel does: the run's process group
+        run = b.wait_action(run, timeout_s=30)
+        log = Path(run.log_path).read_text()
+        assert run.state is ActionState.CANCELLED, log
+        assert not test_file.exists() and list(data.iterdir()) == [], log
+        assert f"# removed {test_file}" in log or "could not remove" not in log
+        assert not any(f.verdict is Verdict.FAIL for f in b.run_findings(run))
+    finally:
+        b.close()
+
+
+async def test_a_read_only_or_file_data_path_is_refused_before_running(state_dir, tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
+    try:
+        b.store.set_plan(data_path=str(f))
+        out = await b.run_action(local_host(), "node.storage_read", confirm=lambda p: pytest.fail("asked"))
+        assert out.run is None and out.prepared.refusal_kind == "manual"
+        assert "is not a directory" in out.prepared.refusal and "writable directory" in out.prepared.refusal
+    finally:
+        b.close()
+
+
+def test_the_action_description_fits_one_80_column_line():
+    """The first line users read in the confirmation (`bringup run`, the TUI dialog) is not cut mid-sentence."""
+    spec = steps.step_by_id("node.storage_read").action
+    assert spec is not None and spec.judges_exit
+    assert len(spec.description) + 2 <= 80 and spec.description.endswith("."), spec.description

@@ -8,10 +8,24 @@ streaming rate), then random reads at the data loader's block size (what a shuff
 ``storage_test_s`` seconds (``--time_based``). ``--unlink=1`` on the last job removes the file when it ends (a global
 ``--unlink=1`` removes it after the first job, and the second then fails with ENOENT: seen on fio 3.33). The result
 is ``--output-format=json``, judged by :func:`wizard.rules.storage.judge_fio_log`. Data, not judgement.
+
+fio runs under the progress wrapper (:mod:`wizard.progress`): the log gets a ``# fio: N s elapsed of about M``
+line every few seconds (M: the two jobs' runtimes; laying the file out comes on top), ``# data path: REAL on
+FSTYPE`` (:data:`DATA_PATH_NOTE`, the filesystem df reported: the judge says when that is memory) and
+``# test file: PATH`` (:data:`TEST_FILE_NOTE`) before fio starts, and the wrapper's ``--remove`` deletes the test file
+however the run ends (cancel, SIGTERM, a fio error), saying so when it cannot.
+
+fio splits ``--filename`` at ``:`` (several files) unless the colon is escaped ``\\:`` (fio HOWTO, "filename"), so
+:func:`fio_filename` escapes it; a backslash has no escape of its own in fio's filename syntax, so a data path with
+one is refused, as is one with a control character. The data path is resolved (``os.path.realpath``: symlinks,
+``..``) before it is judged and used, and it must be a writable directory of a writable filesystem
+(:func:`resolve_read`).
 """
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from typing import Any, Mapping
 
 from wizard.actions import ActionContext, Resolved
@@ -38,6 +52,17 @@ FREE_MARGIN = 1.1
 """The data path must have this times the test file's size free before fio writes it (bringup's judgement)."""
 PROBES = ("os_release", "fio_version", "data_path_df")
 """What the resolvers read."""
+KERNEL_DIRS = frozenset({"dev", "proc", "sys"})
+"""Top-level directories that hold devices and kernel files, never a dataset: a data path resolving under one is
+refused (compared by path component after ``os.path.realpath``)."""
+RAM_FS = frozenset({"tmpfs", "ramfs", "devtmpfs"})
+"""Filesystems held in RAM (tmpfs(5), ramfs, devtmpfs): fio on them measures memory, not a storage device."""
+DATA_PATH_NOTE = "data path: "
+"""The start of the log's ``# data path: REAL on FSTYPE`` line (after the wrapper's ``# ``)."""
+TEST_FILE_NOTE = "test file: "
+"""The start of the log's ``# test file: PATH`` line (after the wrapper's ``# ``)."""
+PROGRESS_EVERY_S = 15.0
+"""Seconds between the wrapper's progress lines at most (a short run gets one every quarter of its time, >= 1 s)."""
 
 
 def plan_int(plan: Mapping[str, Any], key: str, default: int) -> int:
@@ -61,10 +86,38 @@ def test_file(data_path: str) -> str:
     return data_path.rstrip("/") + "/" + TEST_FILE
 
 
+def test_s(plan: Mapping[str, Any]) -> int:
+    """Seconds each read job runs: the plan's ``storage_test_s``, else :data:`DEFAULT_TEST_S`."""
+    return plan_int(plan, "storage_test_s", DEFAULT_TEST_S)
+
+
+def fio_filename(path: str) -> str:
+    """``path`` as fio's ``filename`` option reads it: each ``:`` escaped ``\\:`` (fio HOWTO, "filename": a colon
+    separates several files). A path with a backslash has no faithful form: :func:`path_problem` refuses it."""
+    return path.replace(":", "\\:")
+
+
+def path_problem(path: str) -> str:
+    """Why ``path`` cannot be handed to fio as it is ("" when it can): a control character (newline, tab, ...) or a
+    backslash (fio reads ``\\:`` as an escaped colon and has no escape for a backslash)."""
+    bad = sorted({c for c in path if unicodedata.category(c) == "Cc"})
+    if bad:
+        return "it contains a control character (" + ", ".join(repr(c) for c in bad[:4]) + ")"
+    if "\\" in path:
+        return "it contains a backslash, which fio's filename option cannot carry faithfully (fio HOWTO, \"filename\")"
+    return ""
+
+
+def kernel_path(path: str) -> bool:
+    """Is ``path`` (absolute, already resolved) /dev, /proc or /sys or under one (by path component)?"""
+    parts = [p for p in os.path.normpath(path).split("/") if p]
+    return bool(parts) and parts[0] in KERNEL_DIRS
+
+
 def fio_argv(data_path: str, plan: Mapping[str, Any]) -> list[str]:
-    """The fio command of node.storage_read (see the module doc)."""
-    secs = plan_int(plan, "storage_test_s", DEFAULT_TEST_S)
-    return ["fio", "--output-format=json", "--ioengine=libaio", "--direct=1", f"--filename={test_file(data_path)}",
+    """The fio command of node.storage_read (see the module doc); ``data_path`` is used as given (resolve it first)."""
+    secs = test_s(plan)
+    return ["fio", "--output-format=json", "--ioengine=libaio", "--direct=1", f"--filename={fio_filename(test_file(data_path))}",
             f"--size={test_mib(plan)}M", f"--runtime={secs}", "--time_based", f"--iodepth={IODEPTH}",
             "--name=seqread", "--rw=read", f"--bs={SEQ_BS_KIB}k",
             "--name=randread", "--stonewall", "--rw=randread", f"--bs={block_kib(plan)}k", "--unlink=1"]
@@ -98,29 +151,80 @@ def resolve_install(ctx: ActionContext) -> Resolved:
     return Resolved(ops=[{"argv": a} for a in argvs], env=env)
 
 
+def writable_problem(path: str) -> str:
+    """Why fio cannot write its test file in the directory ``path`` on this machine ("" when it can): it does not
+    exist, is not a directory, its filesystem is mounted read-only (statvfs ST_RDONLY), or this user may not write
+    there (access(2) W_OK|X_OK). Never raises."""
+    try:
+        if not os.path.isdir(path):
+            return "does not exist" if not os.path.lexists(path) else "is not a directory (fio would fail with ENOTDIR)"
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "is on a read-only filesystem (fio would fail with EROFS)"
+    except OSError as exc:
+        return f"cannot be examined: {exc.strerror or exc}"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"is not writable by this user (uid {os.getuid()}; fio would fail with EACCES)"
+    return ""
+
+
 def resolve_read(ctx: ActionContext) -> Resolved:
-    """node.storage_read: the fio command (:func:`fio_argv`), or what stops it: no data path in the plan, a data path
-    under /dev (a device: never written), fio missing, a data path that does not exist, or less free space than
-    :data:`FREE_MARGIN` x the test file."""
+    """node.storage_read: fio (:func:`fio_argv`) under the progress wrapper, or what stops it: no data path in the
+    plan, a path fio cannot carry (:func:`path_problem`), one that resolves (``os.path.realpath``) to /dev, /proc or
+    /sys (never written), fio missing, a data path that does not exist, is not a directory or cannot be written
+    (:func:`writable_problem`: a read-only mount, no permission), or less free space than :data:`FREE_MARGIN` x the
+    test file. The test file goes under the resolved path."""
     dp = ctx.plan.get("data_path")
     if not isinstance(dp, str) or not dp.startswith("/"):
         return Resolved(manual="No data path in the plan: set data_path in the plan (F2), e.g. "
                                "`bringup plan data_path=/raid`, then run this step.")
-    if dp == "/dev" or dp.startswith("/dev/") or dp.startswith("/proc") or dp.startswith("/sys"):
-        return Resolved(manual=f"The data path {dp} is a device or kernel path: bringup reads only a test file in a "
-                               "directory of a mounted filesystem and never writes a device. Set data_path to the "
+    why = path_problem(dp)
+    if why:
+        return Resolved(manual=f"The data path {dp!r} cannot be used: {why}. Set data_path to a directory whose name "
+                               "has neither (`bringup plan data_path=/raid`, or F2).")
+    real = os.path.realpath(dp)
+    if kernel_path(dp) or kernel_path(real):
+        via = f" (it resolves to {real})" if real != os.path.normpath(dp) else ""
+        return Resolved(manual=f"The data path {dp}{via} is a device or kernel path: bringup reads only a test file "
+                               "in a directory of a mounted filesystem and never writes a device. Set data_path to the "
                                "directory where datasets live.")
+    why = path_problem(real)
+    if why:
+        return Resolved(manual=f"The data path {dp} resolves to {real!r}, which cannot be used: {why}.")
     if _fio_missing(ctx):
         return Resolved(manual=f"fio is not installed: run node.storage_tools' action (Install fio), or {install_hint(ctx)}, "
                                "then run this step.")
     size = test_mib(ctx.plan) << 20
     d = ctx.outputs.get("data_path_df")
+    shown = dp if real == os.path.normpath(dp) else f"{dp} (= {real})"
     if d is not None and "No such file or directory" in d.stderr:
         return Resolved(manual=f"The data path {dp} does not exist: create or mount it (os.filesystem), then run this step.")
+    why = writable_problem(real)
+    if why == "does not exist":
+        return Resolved(manual=f"The data path {shown} does not exist: create or mount it (os.filesystem), then run "
+                               "this step.")
+    if why:
+        return Resolved(manual=f"The data path {shown} {why}: fio must write its {size >> 20} MiB test file there "
+                               "before reading it. Set data_path to a writable directory on the same filesystem as "
+                               "the datasets (e.g. a scratch directory beside them: `bringup plan data_path=...`), or "
+                               "run bringup as a user who may write there; on a read-only mount, measure where it "
+                               "is mounted read-write.")
+    fstype = ""
     if d is not None and d.ok:
         rows, _ = parse_df(d.text)
-        if len(rows) == 1 and rows[0].avail_bytes < size * FREE_MARGIN:
-            return Resolved(manual=f"{dp} has {rows[0].avail_bytes / 2**20:,.0f} MiB free, less than the "
-                                   f"{size * FREE_MARGIN / 2**20:,.0f} MiB the {size >> 20} MiB test file needs: free "
-                                   "space, or set storage_test_mib smaller in the plan (F2).")
-    return Resolved(ops=[{"argv": fio_argv(dp, ctx.plan)}])
+        if len(rows) == 1:
+            fstype = rows[0].fstype
+            if rows[0].avail_bytes < size * FREE_MARGIN:
+                return Resolved(manual=f"{dp} has {rows[0].avail_bytes / 2**20:,.0f} MiB free, less than the "
+                                       f"{size * FREE_MARGIN / 2**20:,.0f} MiB the {size >> 20} MiB test file needs: "
+                                       "free space, or set storage_test_mib smaller in the plan (F2).")
+    expect = 2 * test_s(ctx.plan)
+    path = test_file(real)
+    notes = [f"{DATA_PATH_NOTE}{real} on {fstype or 'a filesystem df did not name'}", f"{TEST_FILE_NOTE}{path}"]
+    argv = [ctx.python, "-m", "wizard.progress", "--label", "fio", "--expect-s", f"{expect:g}",
+            "--every", f"{min(PROGRESS_EVERY_S, max(1.0, expect / 4)):g}", "--remove", path,
+            *(x for n in notes for x in ("--note", n)), "--", *fio_argv(real, ctx.plan)]
+    detail = [f"writes {path} ({size >> 20} MiB), reads it for about {expect} s, then removes it however the run ends",
+              f"{real} is on {fstype or 'a filesystem df did not name'}"]
+    if fstype in RAM_FS:
+        detail.append(f"{fstype} is held in RAM: this measures memory, not a storage device (judged warn)")
+    return Resolved(ops=[{"argv": argv, "detail": detail}])

@@ -81,7 +81,8 @@ def _gid_index(port: IbPort, dev: HcaDevice | None) -> int | None:
     return pick[0].index if pick else None
 
 
-def _install_hint(ctx: ActionContext) -> str:
+def install_hint(ctx: ActionContext) -> str:
+    """How to install perftest here (the ``os_release`` probe's package manager), as a phrase."""
     o = ctx.outputs.get("os_release")
     r = parse_os_release(o.text) if o is not None and o.ok else None
     pm = package_manager(r) if r is not None else None
@@ -93,10 +94,18 @@ def _install_hint(ctx: ActionContext) -> str:
 def resolve_rdma_loopback(ctx: ActionContext) -> Resolved:
     """The ops of the loopback test on the fastest Active port (InfiniBand first): :data:`RATE_SH` over the port's
     rate/state/link_layer files (the judge reads the line rate from them), then :data:`LOOPBACK_SH`. ``manual``
-    when perftest is not installed (what to install), when no port is Active, or when a RoCE port has no GID."""
+    when the node has no RDMA device at all (said first: installing perftest would not help), when perftest is not
+    installed (what to install), when no port is Active, or when a RoCE port has no GID."""
+    o = ctx.outputs.get("ib_sysfs")
+    sysfs = parse_ib_sysfs(o.files) if o is not None and o.ok else None
+    if sysfs is not None and not sysfs.devices and not sysfs.ports.ports:
+        return Resolved(manual="this node has no RDMA device (/sys/class/infiniband is empty): there is nothing for "
+                               "perftest to test. If it should have one, see node.fabric (the HCA on the PCI bus, its "
+                               "RDMA driver loaded: `lspci | grep -i mellanox`, `modprobe mlx5_ib`), then run this "
+                               "action again.")
     binary = shutil.which(PERFTEST_BINARY)
     if binary is None:
-        return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node: {_install_hint(ctx)} "
+        return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node: {install_hint(ctx)} "
                                f"(package `{PERFTEST_PACKAGE}` on Debian/Ubuntu and RHEL-family systems), then run "
                                "this step's action again.")
     port, dev = _port_choice(ctx)

@@ -216,6 +216,48 @@ def detect_sel(text: str) -> float:
     return min(0.97, 0.6 + 0.4 * hits / len(lines))
 
 
+# ------------------------------------------------------------------ is there a BMC? (SMBIOS type 38)
+
+
+@dataclass(frozen=True)
+class BmcDeclared:
+    """What the firmware's SMBIOS tables say about a BMC (probe ``smbios_ipmi``).
+
+    Attributes:
+        smbios: the firmware's SMBIOS entries could be listed (``/sys/firmware/dmi/entries`` exists).
+        type38: the type 38 'IPMI Device Information' entries (DMTF SMBIOS DSP0134, 7.39), by path.
+        devices: the IPMI device nodes present (``/dev/ipmi0``, ``/dev/ipmi/0``).
+    """
+
+    smbios: bool = False
+    type38: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+
+
+def parse_smbios_ipmi(files: Mapping[str, str | None]) -> BmcDeclared:
+    """The ``smbios_ipmi`` probe's matched paths -> :class:`BmcDeclared`. Never raises."""
+    paths = [str(p) for p in files]
+    return BmcDeclared(smbios=any(p.rstrip("/") == "/sys/firmware/dmi/entries" or p.startswith(
+        "/sys/firmware/dmi/entries/") for p in paths),
+        type38=tuple(sorted(p for p in paths if re.fullmatch(r"/sys/firmware/dmi/entries/38-\d+", p))),
+        devices=tuple(sorted(p for p in paths if p.startswith("/dev/ipmi"))))
+
+
+IPMI_ACCESS_ERROR = re.compile(r"Could not open device at /dev/ipmi\S*|Unable to establish IPMI v[12] / RMCP\+? session|"
+                               r"Unable to establish (?:IPMI v1\.5 / RMCP|LAN) session|"
+                               r"Get (?:Device ID|SEL Info|SDR) command failed|Error obtaining SDR info", re.I)
+"""ipmitool's own words when it cannot talk to a BMC (lib/ipmi_intf.c, src/plugins/open/open.c, lanplus.c)."""
+
+
+def detect_ipmi_error(text: str) -> float:
+    """Confidence that ``text`` is ipmitool failing to reach a BMC (its error lines, pasted alone)."""
+    lines = [ln.strip() for ln in text.splitlines()[:50] if ln.strip()]
+    if not lines or len(lines) > 12:
+        return 0.0
+    hits = sum(1 for ln in lines if IPMI_ACCESS_ERROR.search(ln))
+    return 0.0 if not hits else min(0.95, 0.7 + 0.25 * hits / len(lines))
+
+
 # ------------------------------------------------------------------ SDR and sensor
 
 

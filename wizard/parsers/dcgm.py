@@ -66,6 +66,7 @@ class DcgmDiag:
     banner: bool = False  # "Successfully ran diagnostic for group." (or the dcgmi command line) is in the text
     header: bool = False  # the "| Diagnostic | Result |" header row is in the text
     closed: bool = False  # the text ends with the table's closing border: not cut at the bottom
+    truncated: bool = False  # JSON cut short (it parsed only once its open strings/brackets were closed)
 
     @property
     def excerpt(self) -> bool:
@@ -261,8 +262,11 @@ def _messages(res: Mapping[str, Any]) -> list[str]:
             elif isinstance(it, Mapping):
                 t = it.get("warning") or it.get("error") or it.get("message") or it.get("info")
                 if isinstance(t, str):
-                    code = it.get("error_id")
-                    out.append(t + (f" (error_id {code})" if isinstance(code, int) else ""))
+                    tags = [f"{k} {v}" for k, v in (("error_id", it.get("error_id")),
+                                                    ("category", it.get("category", it.get("error_category"))),
+                                                    ("severity", it.get("severity", it.get("error_severity"))))
+                            if isinstance(v, int) and not isinstance(v, bool)]
+                    out.append(t + (f" ({', '.join(tags)})" if tags else ""))
     return out
 
 
@@ -270,20 +274,22 @@ _ELISION = re.compile(r'\{\s*"?(?:\.\.\.|…)"?\s*\}\s*,?|"(?:\.\.\.|…)"\s*,?|
 _TRAILING_COMMA = re.compile(r",(\s*[\]}])")
 
 
-def _loads_elided(text: str) -> Any:
-    """json.loads, or, when a reporter cut parts out with ``{"..."}`` / ``"..."`` / a ``...`` line (the JSON is then
-    invalid), the same after removing those marks and the trailing commas they leave; None when neither parses."""
+def _loads_elided(text: str) -> tuple[Any, bool]:
+    """(json.loads, False), or, when a reporter cut parts out with ``{"..."}`` / ``"..."`` / a ``...`` line (the JSON
+    is then invalid), the same after removing those marks and the trailing commas they leave; (doc, True) when it
+    parsed only once its open strings, arrays and objects were closed (the document is cut short); (None, False) when
+    nothing parses."""
     try:
-        return json.loads(text)
+        return json.loads(text), False
     except (ValueError, RecursionError):
         pass
     fixed = _TRAILING_COMMA.sub(r"\1", _ELISION.sub("", text))
-    for candidate in (fixed, _close_cut(fixed)):
+    for cut, candidate in ((False, fixed), (True, _close_cut(fixed))):
         try:
-            return json.loads(candidate)
+            return json.loads(candidate), cut
         except (ValueError, RecursionError):
             continue
-    return None
+    return None, False
 
 
 def _close_cut(text: str) -> str:
@@ -316,7 +322,8 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
     if start < 0:
         d.problems.append(text.strip()[:300] or "(empty)")
         return d
-    doc = _loads_elided(text[start:])
+    doc, cut = _loads_elided(text[start:])
+    _set(d, "truncated", cut)
     if doc is None:
         d.problems.append(text.strip()[:300])
         return d
@@ -510,7 +517,7 @@ def parse_dcgm_health(text: str) -> DcgmHealth:
 def _health_json(text: str) -> DcgmHealth:
     h = DcgmHealth()
     start = text.find("{")
-    doc = _loads_elided(text[start:]) if start >= 0 else None
+    doc = _loads_elided(text[start:])[0] if start >= 0 else None
     body = doc.get("body", {}) if isinstance(doc, dict) else {}
     if not isinstance(body, dict):
         return h

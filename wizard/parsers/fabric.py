@@ -153,6 +153,8 @@ def parse_ib_ports(text: str) -> IbPorts:
 
 def _parse(text: str) -> IbPorts:
     errors: list[str] = []
+    problems: list[str] = []
+    declared: dict[str, int] = {}  # ibstat's "Number of ports: N" per CA
     b = _Builder()
     ca = ""
     tools: list[str] = []
@@ -182,6 +184,11 @@ def _parse(text: str) -> IbPorts:
             b.start(ca or "?", sat_int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
             continue
         kv = _KV.match(raw)
+        if kv and ca and b.cur is None and kv.group(1).strip().lower() == "number of ports":
+            nm = re.match(r"\d{1,3}$", kv.group(2).strip())
+            if nm:
+                declared[ca] = sat_int(nm.group(0))
+            continue
         if not kv or b.cur is None:
             continue
         key, value = kv.group(1).strip().lower().replace(" ", "_"), kv.group(2)
@@ -192,6 +199,9 @@ def _parse(text: str) -> IbPorts:
             b.set("phys_state", _phys(value), raw)
         elif key == "rate":
             b.set("rate_gbit_s", _rate(value), raw)
+            if _rate(value) is None and value.strip():
+                problems.append(f"{b.cur.get('ca')} port {b.cur.get('port')}: Rate {value.strip()[:40]!r} could not "
+                                "be read as a rate")
         elif key == "link_layer":
             b.set("link_layer", _layer(value), raw)
         elif key == "active_mtu":
@@ -226,7 +236,19 @@ def _parse(text: str) -> IbPorts:
             b.ports.append(IbPort(ca=ca, port=pn, lines=tuple(sysfs_lines[(ca, pn)]), **attrs))  # type: ignore[arg-type]
             tools.append("sysfs")
     ports = [x for x in b.ports if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
-    return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors)
+    for x in ports:
+        # ibstat prints each port's "Link layer:" last: a block without it was cut
+        if x.lines and _IBSTAT_PORT.match(x.lines[0]) and not any(ln.lower().startswith("link layer") for ln in x.lines):
+            problems.append(f"{x.ca} port {x.port}: its block ends before ibstat's 'Link layer' line (the output is "
+                            "cut), so what follows it is not known")
+        elif x.lines and _IBSTAT_PORT.match(x.lines[0]) and not x.state:
+            problems.append(f"{x.ca} port {x.port}: no State could be read")
+    for c, count in declared.items():
+        got = sum(1 for x in ports if x.ca == c)
+        if got < count:
+            problems.append(f"CA '{c}' has {count} ports (its 'Number of ports'), this output shows {got}: the others are "
+                            "cut off")
+    return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors, problems)
 
 
 _SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
@@ -349,10 +371,17 @@ _PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s
 _PT_FIELD = re.compile(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
 
 
+PERFTEST_MB_BYTES = 0x100000
+"""Bytes per second in perftest's "MB/sec" column: 2^20, not 10^6. linux-rdma/perftest src/perftest_parameters.c
+(commit 00b55b6, line 4766): ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 : 125000000;`` - the
+bandwidth is bytes / 0x100000 in MB/sec, or bytes / 125,000,000 (10^9 bits) in Gb/sec (``--report_gbits``)."""
+
+
 @dataclass(frozen=True)
 class PerftestRun:
     """perftest bandwidth output: the test (RDMA_Write...), device, link type, and per message size the average
-    bandwidth in Gb/s (converted from MB/sec = 10^6 bytes/s, or MiB/sec) with the row it came from."""
+    bandwidth in Gb/s (converted from perftest's MB/sec, which is 2^20 bytes/s: :data:`PERFTEST_MB_BYTES`) with the row
+    it came from."""
 
     test: str = ""
     device: str = ""
@@ -380,7 +409,7 @@ def parse_perftest(text: str) -> PerftestRun:
             avg = to_float(m.group(4))
             if avg is None:
                 continue
-            gbit = avg if unit.startswith("gb") else avg * (8 * 1.048576 if unit.startswith("mib") else 8) / 1000
+            gbit = avg if unit.startswith("gb") else avg * PERFTEST_MB_BYTES * 8 / 1e9
             r.rows.append((sat_int(m.group(1)), gbit, raw.strip()))
     return r
 
@@ -707,16 +736,36 @@ class NcclSetting:
 
 
 _NCCL_KV = re.compile(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)\s*$")
+_NCCL_REC = re.compile(r"(NCCL_[A-Z0-9_]+)=(.*)", re.S)
 
 
 def parse_nccl_env(text: str) -> list[NcclSetting]:
     """The ``nccl_env`` probe's output: a ``# environment`` section (``env`` lines of the NCCL_ variables bringup
     runs with) and a ``# file PATH`` section per NCCL configuration file read (``/etc/nccl.conf``,
     ``$NCCL_CONF_FILE``, ``~/.nccl.conf``: NCCL environment variables documentation, one ``NAME=value`` per line,
-    ``#`` comments). Later sections do not override earlier ones here; the rule applies NCCL's precedence (the
-    environment wins). Never raises."""
+    ``#`` comments). The environment comes NUL-separated (each ``NAME=value`` ends in a NUL byte, the list closed by
+    ``# end environment``: a value may hold newlines); a text without NUL (an older capture, a paste) is read line by
+    line. Later sections do not override earlier ones here; the rule applies NCCL's precedence (the environment wins).
+    Never raises."""
     out: list[NcclSetting] = []
     origin = ""
+    head = text.find("# environment\n")
+    if head >= 0 and "\0" in text:
+        # the probe's NUL-separated environment: records up to "# end environment" (a value may hold newlines)
+        p = head + len("# environment\n")
+        while p < len(text) and len(out) < 5000:
+            if text.startswith("# end environment\n", p) or text.startswith("# end environment", p):
+                p = text.find("\n", p) + 1 or len(text)
+                break
+            k = text.find("\0", p)
+            if k < 0:
+                break  # cut short
+            rec = text[p:k]
+            p = k + 1
+            m = _NCCL_REC.match(rec)
+            if m:
+                out.append(NcclSetting("environment", m.group(1), m.group(2)[:500], rec.replace("\n", "\\n")[:500]))
+        text = text[p:]
     for raw in text.splitlines()[:5000]:
         s = raw.strip()
         if s == "# environment":

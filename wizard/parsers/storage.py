@@ -204,6 +204,7 @@ class MdArray:
     progress_pct: float | None = None
     delayed: str = ""  # "resync=DELAYED" / "resync=PENDING" lines' word
     lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why its state cannot be read whole (a cut paste, garbage)
 
     @property
     def faulty(self) -> list[MdMember]:
@@ -228,6 +229,10 @@ class Mdstat:
 _MD_HEAD = re.compile(r"^(md[\w/.-]{0,64})\s*:\s*(\w+)(\s*\((?:auto-)?read-only\))?\s*(.*)$")
 _MEMBER = re.compile(r"^([\w.:/-]{1,64})\[(\d{1,6})\]((?:\([A-Z]\))*)$")
 _COUNTS = re.compile(r"\[(\d{1,6})/(\d{1,6})\]\s*\[([U_]{0,4096})\]")
+_COUNTS_ANY = re.compile(r"\[(\d{1,40})/(\d{1,40})\](?:\s*\[([U_]{0,4096})(\]?))?")
+COUNTED_LEVELS = frozenset({"raid1", "raid4", "raid5", "raid6", "raid10"})
+"""Levels whose status line carries ``[n/m] [UU_]`` (drivers/md raid1.c, raid10.c, raid5.c ``status``); raid0, linear
+and multipath print none."""
 _ACTION = re.compile(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(\d{1,3}(?:\.\d{1,3})?)%")
 _DELAYED = re.compile(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(DELAYED|PENDING|REMOTE)\b")
 
@@ -268,22 +273,49 @@ def parse_mdstat(text: str) -> Mdstat:
                                                    tuple(re.findall(r"\(([A-Z])\)", mm.group(3)))))
                 else:
                     problems.append(f"{m.group(1)}: unreadable member {tok!r}")
+                    cur["bad_member"] = True
             arrays.append(cur)
             continue
         if cur is None:
             problems.append(line[:200])
             continue
         cur["lines"].append(raw)
-        c = _COUNTS.search(line)
+        c = _COUNTS_ANY.search(line)
         if c:
-            cur.update(raid_disks=sat_int(c.group(1)), working=sat_int(c.group(2)), slots=c.group(3))
+            cur.update(raid_disks=sat_int(c.group(1)), working=sat_int(c.group(2)), slots=c.group(3) or "",
+                       counts_raw=line[c.start():c.end()][:200])
+            if c.group(3) is None or not c.group(4):
+                cur["cut"] = f"{cur['name']}: its [n/m] [UU_] status is cut short ({line[c.start():c.end()]!r})"
         a = _ACTION.search(line)
         if a:
             cur.update(action=a.group(1), progress_pct=float(a.group(2)))
         d = _DELAYED.search(line)
         if d:
             cur["delayed"] = f"{d.group(1)}={d.group(2)}"
-    return Mdstat(personalities, [MdArray(**a) for a in arrays], problems, seen_header)
+    return Mdstat(personalities, [_md_array(a) for a in arrays], problems, seen_header)
+
+
+def _md_array(a: dict[str, Any]) -> MdArray:
+    """One array's fields -> :class:`MdArray`, with what makes its state unreadable in ``problems``: a member cut
+    short or unreadable, the ``[n/m]`` line missing (a level that prints one) or cut short, or counts that cannot
+    be (more working devices than raid devices, a slot string of another length, over 4096 devices)."""
+    probs: list[str] = []
+    name = a["name"]
+    if a.pop("bad_member", None):
+        probs.append(f"{name}: a member is cut short or unreadable")
+    cut = a.pop("cut", "")
+    raw = a.pop("counts_raw", "")
+    n, m, slots = a.get("raid_disks"), a.get("working"), a.get("slots", "")
+    if a["state"].startswith("active") and a["level"] in COUNTED_LEVELS and n is None:
+        probs.append(f"{name}: no [n/m] [UU_] status line (the text ends before it?)")
+    if cut:
+        probs.append(cut)
+    if n is not None and m is not None:
+        if n > 4096 or m > n:
+            probs.append(f"{name}: {raw} is not a possible count of raid devices / working devices")
+        elif slots and not cut and len(slots) != n:
+            probs.append(f"{name}: [{slots}] has {len(slots)} slots for {n} raid devices")
+    return MdArray(**a, problems=probs)
 
 
 def detect_mdstat(text: str) -> float:

@@ -8,8 +8,13 @@
 * ``health.bmc_psu``: the power supplies' states and the power redundancy sensor (``ipmitool sdr elist``).
 * ``health.bmc_sensors``: fans, temperatures and other threshold sensors by the BMC's own status (``cr``/``nr``
   fail, ``nc`` warn); the inlet temperature with the sensor's own upper threshold where ``ipmitool sensor`` gives one.
-* No ``ipmitool``, no ``/dev/ipmi*``, permission denied: ``health.bmc`` skip with the exact reason and how to
-  enable it, said once for the three.
+* No ``ipmitool``, no ``/dev/ipmi*``, permission denied, an IPMI-over-LAN session refused: ``health.bmc``, said once
+  for the three: skip ("no BMC declared in SMBIOS") only when the firmware's SMBIOS tables hold no type 38 'IPMI
+  Device Information' structure or DMI names a hypervisor; unknown (the step stays pending) when SMBIOS declares a
+  BMC or cannot be read, with the remedy of the case (install ipmitool; load ipmi_devintf + ipmi_si; run as root).
+* Sensor figures outside physical bounds (:data:`TEMP_BOUNDS_C`, :data:`FAN_MAX_RPM`) are a sensor fault (warn),
+  whatever status the BMC gives them; SEL lines that are not records, and records with an impossible date, are
+  counted and said.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any, Mapping
 
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict, measure
-from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_sdr, parse_sel
+from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_sdr, parse_sel, parse_smbios_ipmi
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
@@ -48,41 +53,104 @@ times are the BMC's clock, whose zone is not known (ipmitool before 1.8.19 print
 host's zone); civil time zones run from UTC-12 to UTC+14 (IANA time zone database, https://www.iana.org/time-zones),
 so a record less than 14 hours before the start may still be after it, and is counted."""
 
-REMEDY_ENABLE = ("Load the IPMI drivers (`modprobe ipmi_si ipmi_devintf`; `ipmi_ssif` on boards whose BMC sits on "
-                 "SMBus), check that /dev/ipmi0 appears, install ipmitool (`apt install ipmitool` / `dnf install "
-                 "ipmitool`) and run the check as root. A virtual machine or a workstation without a BMC has none: "
-                 "read the event log and sensors in the BMC's web interface or over Redfish instead.")
+REMEDY_INSTALL = ("Install ipmitool (`sudo apt install ipmitool` / `sudo dnf install ipmitool`) and run the check "
+                  "again as root.")
+REMEDY_MODPROBE = ("Load the IPMI drivers: `sudo modprobe ipmi_devintf` (it makes /dev/ipmi0) and `sudo modprobe ipmi_si` "
+                   "(the KCS/SMIC/BT system interface; `ipmi_ssif` where the BMC sits on SMBus), check that /dev/ipmi0 "
+                   "appears, and run the check again as root.")
+REMEDY_ROOT = "Run the check as root (sudo): /dev/ipmi0 is readable by root only."
+REMEDY_LAN = ("ipmitool could not open an IPMI-over-LAN (RMCP+) session: check the BMC's address, user and password "
+              "(-H/-U/-P), the cipher suite (`-C 17`), that IPMI over LAN is enabled in the BMC and reachable on UDP "
+              "623; on the host itself read it in-band instead (`sudo ipmitool sel elist`, with the drivers loaded).")
+SRC_SMBIOS = ("DMTF SMBIOS specification DSP0134, 7.39 'IPMI Device Information (Type 38)': a system with an IPMI BMC "
+              "describes its interface in a type 38 structure (https://www.dmtf.org/standards/smbios); Linux lists "
+              "the structures under /sys/firmware/dmi/entries (sysfs-firmware-dmi-entries ABI); systemd's "
+              "detect-virt reads hypervisors from the DMI vendor (src/basic/virt.c)")
+VM_VENDORS = re.compile(r"^(?:QEMU|innotek GmbH|VMware, Inc\.|Xen|Parallels|Bochs|BHYVE|Red Hat|Google|"
+                        r"OpenStack Foundation|Amazon EC2)$|Virtual Machine|VirtualBox|KVM|HVM domU|Google Compute Engine",
+                        re.I)
+"""DMI sys_vendor / product_name of a virtual machine (systemd's detect-virt DMI table, src/basic/virt.c: QEMU,
+VMware, innotek (VirtualBox), Xen, KVM, Microsoft 'Virtual Machine', Parallels, Bochs, BHYVE, Google, Amazon EC2)."""
 
 
 # ------------------------------------------------------------------ access
 
 
-def unreachable(out: ProbeOutput | None) -> tuple[str, str] | None:
-    """(reason, how to enable) when ``out`` says ipmitool could not reach a BMC (not installed, no IPMI device,
-    permission denied), else ``None``."""
+def access_problem(out: ProbeOutput | None) -> tuple[str, str, str] | None:
+    """(case, reason, how to fix) when ``out`` says ipmitool could not reach a BMC, else ``None``. Cases:
+    ``no-ipmitool`` (not installed), ``no-device`` (no /dev/ipmi*: the IPMI drivers are not loaded, or no BMC),
+    ``permission`` (not root), ``lan`` (an IPMI-over-LAN session failed)."""
     if out is None:
         return None
     err = out.error or ""
     words = f"{out.stderr}\n{out.text}"
-    first = next((ln.strip() for ln in out.stderr.splitlines() if ln.strip()), "")
+    first = next((ln.strip() for ln in out.stderr.splitlines() if ln.strip()), "") or next(
+        (ln.strip() for ln in out.text.splitlines() if ln.strip()), "")
     if err.startswith("command not found"):
-        return "ipmitool is not installed", REMEDY_ENABLE
+        return "no-ipmitool", "ipmitool is not installed", REMEDY_INSTALL
     if err.startswith("permission denied"):
-        return f"ipmitool could not be run ({err})", "Run bringup as root (sudo)."
-    m = re.search(r"Could not open device at [^\n]*?: ([^\n]+)", words)
+        return "permission", f"ipmitool could not be run ({err})", "Run bringup as root (sudo)."
+    m = re.search(r"Could not open device at [^\n]*?: ([^\n]+)", words) or re.search(
+        r"Could not open device at \S+", words)
     if m:
-        if "permission denied" in m.group(1).lower():
-            return (f"ipmitool cannot open the IPMI device: {first or m.group(0)}",
-                    "Run the check as root (sudo): /dev/ipmi0 is readable by root only.")
-        return (f"no IPMI device: {first or m.group(0)} (the IPMI kernel driver is not loaded, or this machine has no "
-                "BMC)", REMEDY_ENABLE)
+        if m.groups() and "permission denied" in m.group(1).lower():
+            return "permission", f"ipmitool cannot open the IPMI device: {first or m.group(0)}", REMEDY_ROOT
+        return ("no-device", f"no IPMI device: {first or m.group(0)} (the IPMI kernel drivers are not loaded)",
+                REMEDY_MODPROBE)
+    m = re.search(r"Unable to establish (?:IPMI v[12](?:\.5)? / RMCP\+?|LAN) session", words, re.I)
+    if m:
+        return "lan", f"ipmitool could not open a session with the BMC: {first or m.group(0)}", REMEDY_LAN
     return None
 
 
-def _access_skip(out: ProbeOutput, why: tuple[str, str]) -> Finding:
-    reason, how = why
-    return Finding("health.bmc", Verdict.SKIP, f"the BMC could not be read: {reason}", "BMC",
-                   tuple(out.evidence_error()), how, SRC_IPMITOOL)
+def unreachable(out: ProbeOutput | None) -> tuple[str, str] | None:
+    """(reason, how to enable) when ``out`` says ipmitool could not reach a BMC (not installed, no IPMI device,
+    permission denied, an IPMI-over-LAN session refused), else ``None``."""
+    p = access_problem(out)
+    return None if p is None else (p[1], p[2])
+
+
+def declared(outputs: Outputs) -> tuple[str, str, tuple[str, ...]]:
+    """Whether this machine has a BMC by its firmware: ("yes" | "no" | "vm" | "unknown", words, evidence).
+    "yes": an SMBIOS type 38 'IPMI Device Information' structure (:data:`SRC_SMBIOS`); "vm": DMI names a hypervisor;
+    "no": the SMBIOS structures are listed and none is of type 38; "unknown": they could not be read."""
+    d = outputs.get("dmi") if isinstance(outputs, Mapping) else None
+    vendor = product = ""
+    if d is not None and d.files:
+        vendor = (d.files.get("/sys/class/dmi/id/sys_vendor") or "").strip()
+        product = (d.files.get("/sys/class/dmi/id/product_name") or "").strip()
+    o = outputs.get("smbios_ipmi") if isinstance(outputs, Mapping) else None
+    b = facts_of(outputs).parse("smbios_ipmi", parse_smbios_ipmi, on="files") if o is not None and not o.error else None
+    if b is not None and b.type38:
+        return "yes", f"SMBIOS declares a BMC ({b.type38[0]}: type 38 IPMI Device Information)", b.type38[:2]
+    if (vendor and VM_VENDORS.search(vendor)) or (product and VM_VENDORS.search(product)):
+        return ("vm", f"a virtual machine by DMI ({vendor} {product}".rstrip() + "): it has no BMC of its own",
+                (f"/sys/class/dmi/id/sys_vendor: {vendor}", f"/sys/class/dmi/id/product_name: {product}"))
+    if b is not None and b.smbios:
+        return "no", "no BMC declared in SMBIOS (no type 38 IPMI Device Information structure)", (
+            "/sys/firmware/dmi/entries: no 38-* entry",)
+    why = (o.error if o is not None and o.error else "/sys/firmware/dmi/entries is absent" if o is not None
+           else "the SMBIOS probe was not collected")
+    return "unknown", f"the SMBIOS tables could not be read ({why})", ()
+
+
+def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> Finding:
+    """``health.bmc`` for a BMC ipmitool could not reach: skip only when the firmware declares none (or a VM),
+    unknown otherwise (the step stays pending), with the remedy of the case."""
+    case, reason, how = prob
+    has, words, ev = declared(outputs)
+    if case != "lan" and has in ("no", "vm"):
+        return Finding("health.bmc", Verdict.SKIP, f"no BMC to read: {words}; ipmitool says: {reason}", "BMC",
+                       tuple(out.evidence_error()) + ev, "", f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
+    if case == "lan" or has == "yes":
+        msg = f"the BMC could not be read: {reason}" + (f"; {words}, so its event log and sensors go unseen"
+                                                        if has == "yes" else "")
+    else:
+        msg = (f"the BMC could not be read: {reason}; whether this machine has one is not known: {words}")
+        how += (" If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints "
+                "nothing there.")
+    return Finding("health.bmc", Verdict.UNKNOWN, msg, "BMC", tuple(out.evidence_error()) + ev, how,
+                   f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
 
 
 def _not_read(fid: str, out: ProbeOutput | None, what: str) -> Finding:
@@ -102,7 +170,7 @@ def _not_read(fid: str, out: ProbeOutput | None, what: str) -> Finding:
 
 def _said_by_sel(outputs: Outputs) -> bool:
     """True when the SEL probe's output says the BMC is unreachable (health.bmc says it once for all three)."""
-    return unreachable(outputs.get(SEL_PROBE)) is not None
+    return access_problem(outputs.get(SEL_PROBE)) is not None
 
 
 # ------------------------------------------------------------------ SEL
@@ -306,8 +374,20 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                        f"{before[-1].date})")
     if n_ack:
         history.append(f"{n_ack} acknowledged by the operator")
+    bad_dates = [r for r in facts.records if r.when is None and not r.pre_init]
+    if bad_dates:
+        history.append(plural(len(bad_dates), "record") + " with a date or time that cannot be ("
+                       + ", ".join(dict.fromkeys(f"{r.date} {r.time}" for r in bad_dates[:3]))
+                       + ("" if start is None else "; a fault among them counts as since the build started") + ")")
+    garbage = [ln for ln in facts.unread if ln.strip()]
+    if garbage:
+        out.append(Finding("health.bmc_sel", Verdict.UNKNOWN, f"{plural(len(garbage), 'line')} of the BMC event log "
+                           f"could not be read as records (first: {garbage[0].strip()[:80]!r}): a fault recorded there "
+                           "is not judged", "BMC", cap([source] + garbage, 6),
+                           "Run `ipmitool sel elist` as root and read those lines; `ipmitool sel get ID` decodes one "
+                           "record.", SRC_SEL))
     read = f"{plural(len(facts.records), 'record')} read"
-    if out:
+    if any(f.verdict is not Verdict.UNKNOWN for f in out):
         if history:
             ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
             out.append(Finding("health.bmc_sel", Verdict.PASS, "BMC event log history, not a current fault: "
@@ -318,7 +398,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
     ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
     if len(ev) == 1:
         ev += [r.line for r in facts.records[-5:]]
-    return [Finding("health.bmc_sel", Verdict.PASS, msg, "BMC", cap(ev), "", SRC_SEL)]
+    return out + [Finding("health.bmc_sel", Verdict.PASS, msg, "BMC", cap(ev), "", SRC_SEL)]
 
 
 def sel(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
@@ -329,9 +409,9 @@ def sel(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     o = outputs.get(SEL_PROBE) if isinstance(outputs, Mapping) else None
     if o is None:
         return [_not_read("health.bmc_sel", o, "the BMC event log")]
-    why = unreachable(o)
+    why = access_problem(o)
     if why is not None:
-        return [_access_skip(o, why)]
+        return [_access(outputs, o, why)]
     facts = facts_of(outputs).parse(SEL_PROBE, parse_sel, on="text")
     assert facts is not None  # the probe was collected (checked above)
     if not facts.records and not facts.empty_line and (o.error or o.rc not in (0, None)):
@@ -447,9 +527,9 @@ def psu(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     o = outputs.get(SDR_PROBE) if isinstance(outputs, Mapping) else None
     if o is None:
         return [_not_read("health.bmc_psu", o, "the power supplies' state")]
-    why = unreachable(o)
+    why = access_problem(o)
     if why is not None:
-        return [] if _said_by_sel(outputs) else [_access_skip(o, why)]
+        return [] if _said_by_sel(outputs) else [_access(outputs, o, why)]
     sdr = facts_of(outputs).parse(SDR_PROBE, parse_sdr, on="text")
     assert sdr is not None
     if not sdr.readings and (o.error or o.rc not in (0, None)):
@@ -467,6 +547,28 @@ _DISCRETE_FAULTS: tuple[tuple[str, Verdict], ...] = (
     (r"logging limit|^correctable ecc|predictive failure", Verdict.WARN),
 )
 _INLET = re.compile(r"inlet|ambient|intake|front\s*panel\s*temp", re.I)
+TEMP_BOUNDS_C = (-40.0, 150.0)
+"""Temperatures a server sensor can truly read while the machine runs, in °C: below -40 °C (the lowest rating of
+industrial-grade parts, JEDEC JESD22-A104 temperature-cycling condition range) or above 150 °C (beyond the junction
+maximum of any server CPU, GPU or memory, 100-125 °C, and the 150 °C ceiling of JEDEC's high-temperature operating
+life tests, JESD22-A108) is a sensor or BMC fault, not a temperature."""
+FAN_MAX_RPM = 50_000.0
+"""Fan speeds above 50,000 RPM (server fans top out near 30,000 RPM: e.g. Delta's 40 mm PFR0412 series at about 25,000)
+or below 0 are a sensor or BMC fault, not a speed."""
+
+
+def _implausible(r: SdrReading, fan: bool) -> str:
+    """Why a reading cannot be physical ("" when it can): the bound it breaks."""
+    if r.value is None:
+        return ""
+    if fan and r.unit.upper() == "RPM" and not 0.0 <= r.value <= FAN_MAX_RPM:
+        return f"{r.value:g} RPM is outside 0-{FAN_MAX_RPM:g} RPM (no server fan turns that fast)"
+    if not fan and (r.temperature_c is not None or r.unit.lower() == "degrees c"):
+        lo, hi = TEMP_BOUNDS_C
+        if not lo <= r.value <= hi:
+            return (f"{r.value:g} °C is outside {lo:g}..{hi:g} °C (no running server part reads that: junction "
+                    "maxima are 100-125 °C)")
+    return ""
 
 
 def _is_fan(r: SdrReading) -> bool:
@@ -497,6 +599,16 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
                         (source,) + cap(sdr.unread, 10), "Run `ipmitool sdr elist` as root and check its output.",
                         SRC_SDR)]
     out: list[Finding] = []
+    odd = {id(r): why for r in readings if (why := _implausible(r, _is_fan(r)))}
+    for r in readings:
+        if id(r) in odd:
+            out.append(Finding("health.bmc_sensors", Verdict.WARN, f"sensor {r.name}: {odd[id(r)]}: a sensor or BMC "
+                               f"fault, not a reading, whatever status the BMC gives it ({r.status or 'none'})",
+                               f"BMC {r.name}", (source, r.line),
+                               "Read the sensor again (`ipmitool sdr get NAME`); if it stays impossible, reset the BMC "
+                               "(`ipmitool mc reset cold`, the host keeps running) and update its firmware; meanwhile "
+                               "watch that part's temperature another way (`nvidia-smi`, `sensors`).", SRC_SDR))
+    readings = [r for r in readings if id(r) not in odd]
     fans = [r for r in readings if _is_fan(r)]
     temps = [r for r in readings if r.temperature_c is not None or r.unit.lower() == "degrees c"]
     inlet = next((r for r in temps if (_INLET.search(r.name) or r.entity_id in (55, 64)) and r.value is not None), None)
@@ -580,9 +692,9 @@ def sensors(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
         return [_not_read("health.bmc_sensors", o, "the BMC's fans and temperatures")]
     main = o if o is not None else t
     assert main is not None
-    why = unreachable(main)
+    why = access_problem(main)
     if why is not None:
-        return [] if _said_by_sel(outputs) else [_access_skip(main, why)]
+        return [] if _said_by_sel(outputs) else [_access(outputs, main, why)]
     f = facts_of(outputs)
     sdr = f.parse(SDR_PROBE, parse_sdr, on="text") if o is not None else None
     th = f.parse(SENSOR_PROBE, parse_sdr, on="text") if t is not None and t.ok and unreachable(t) is None else None
@@ -612,3 +724,9 @@ def judge_sdr_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return psu({SDR_PROBE: outs[SENSOR_PROBE]}, exp) + sensors(outs, exp)
     outs = {SDR_PROBE: ProbeOutput(SDR_PROBE, "$ ipmitool sdr elist (pasted)", text=text, rc=0)}
     return psu(outs, exp) + sensors(outs, exp)
+
+
+def judge_ipmi_error_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """ipmitool's error lines pasted alone ("Could not open device at /dev/ipmi0 ...", "Unable to establish IPMI v2 /
+    RMCP+ session"), judged by the live check (the SMBIOS tables are not in a paste, so the BMC's presence is unknown)."""
+    return sel({SEL_PROBE: ProbeOutput(SEL_PROBE, "$ ipmitool sel elist (pasted)", stderr=text, rc=1)}, exp)

@@ -1,8 +1,15 @@
 """Judging DCGM diagnostics (``dcgmi diag`` levels 1-3).
 
-* Every test must pass. A failure of a PCIe, NVLink, ECC (page retirement / row remap) or GPU
-  memory test is fatal (FAIL); a failure of another test is a WARN (IBM Autopilot's default
-  fatal list). A test's Warn result is a WARN.
+* Every test must pass (DCGM's own rule for acceptance): a failed test is a FAIL, whatever the test
+  (Diagnostic miscompares, Targeted Stress / Power, Memory Bandwidth fail too, not only the PCIe,
+  NVLink, ECC and memory tests IBM Autopilot's monitoring treats as fatal). Where the JSON gives
+  DCGM's error code, category and severity (``dcgm_errors.h``: DCGM_FR_*, DCGM_FR_EC_*,
+  DCGM_ERROR_*), the remedy says them (isolate, drain and reset, configuration); an error of
+  category DCGM_FR_EC_INTERNAL_OTHER is DCGM's own, unknown. A test's Warn result is a WARN; a
+  status DCGM does not print (not Pass/Fail/Warn/Skip) is UNKNOWN.
+* A planned GPU (the plan's ``gpu_count``) with no result in a level-2/3 run is a FAIL naming it;
+  UNKNOWN when the run does not say which GPUs it tested. A JSON document cut short is UNKNOWN
+  for what is missing.
 * Skip is not pass: a skipped test is a WARN with its cause to explain, except the EUD test
   skipped because the EUD package is not installed, which is expected (SKIP).
 * "NvLink down"-style results on PCIe-only SKUs (``assets/pcie_only_gpus.csv``) are known false
@@ -28,12 +35,32 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
-SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass, a skipped test is not a pass; "
-       "IBM Autopilot health checks (https://github.com/IBM/autopilot): PCIe, NVLink, ECC and GPU memory failures "
-       "fatal, others WARN")
+SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
+       "the named defect or threshold violation, or could not complete because of a setup or execution error), a "
+       "skipped test is not a pass")
+SRC_ERRORS = ("NVIDIA DCGM dcgm_errors.h (https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_errors.h): error "
+              "codes DCGM_FR_*, categories DCGM_FR_EC_* (16 = internal), severities DCGM_ERROR_* (1 monitor, "
+              "2 isolate, 4 triage, 5 config, 6 drain and reset)")
 FATAL_TESTS = re.compile(r"^(pcie|nvlink|gpu memory|memory|page retirement/row remap|memtest|inforom)$", re.I)
-"""Tests whose failure is fatal (IBM Autopilot's default list: PCIe, NVLink, ECC and GPU Memory; DCGM 4 names
-the memory test "memory" and PCIe "pcie"; page retirement/row remap is DCGM's ECC check)."""
+"""Tests IBM Autopilot's monitoring treats as fatal (PCIe, NVLink, ECC and GPU Memory; DCGM 4 names the memory test
+"memory" and PCIe "pcie"; page retirement/row remap is DCGM's ECC check). For acceptance every failed test fails
+(:data:`SRC`); this list only words the finding ("a hardware defect" vs "a test under load")."""
+ERROR_TAGS = re.compile(r"\(error_id (?P<code>\d+)(?:, category (?P<cat>\d+))?(?:, severity (?P<sev>\d+))?\)")
+"""The tags :func:`wizard.parsers.dcgm.parse_dcgm_json` appends to a JSON error's message."""
+INTERNAL_CATEGORY = 16
+"""DCGM_FR_EC_INTERNAL_OTHER (:data:`SRC_ERRORS`): an error of DCGM itself, not a measurement of the GPU."""
+SEVERITY_WORDS = {1: "DCGM rates it 'monitor' (the GPU can run work but must be watched)",
+                  2: "DCGM rates it 'isolate' (the GPU cannot run work: take it out of service)",
+                  4: "DCGM rates it 'triage' (collect `nvidia-bug-report.sh` and triage it)",
+                  5: "DCGM rates it 'config' (a configuration change may clear it)",
+                  6: "DCGM rates it 'reset' (drain the GPU and reset it)"}
+"""DCGM_ERROR_* severities (:data:`SRC_ERRORS`), in words."""
+CATEGORY_WORDS = {1: "performance threshold", 2: "performance violation", 3: "software configuration",
+                  4: "software library", 5: "software Xid", 6: "CUDA software", 7: "EUD software", 8: "other software",
+                  9: "hardware thermal", 10: "hardware memory", 11: "hardware NVLink", 12: "hardware NVSwitch",
+                  13: "hardware PCIe", 14: "hardware power", 15: "other hardware", 16: "DCGM internal"}
+"""DCGM_FR_EC_* categories (:data:`SRC_ERRORS`), in words."""
+KNOWN_STATUSES = frozenset({"pass", "fail", "warn", "skip"})
 STRESS_TESTS = re.compile(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
                           r"nvbandwidth|stress|power", re.I)
 NVLINK_DOWN = re.compile(r"nv\s?link\b.*\b(down|inactive|not active)|link\s+\d+\s+.*\bdown\b", re.I)
@@ -173,6 +200,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         (d.runtime_error,), "Fix the error DCGM names (hostengine running? GPUs idle?) and rerun.", SRC)]
     if not d.results:
         what = "only the metadata" if d.metadata else "no test results"
+        if d.truncated:
+            what = "a JSON document cut short (truncated) before its first test result"
         ev = meta_ev or tuple(text.splitlines()[:8])
         return [Finding(fid, Verdict.UNKNOWN, f"this DCGM output holds {what}: no test result to judge", "host", ev,
                         "Give bringup the whole `dcgmi diag` output (or its -j JSON).", SRC)]
@@ -246,7 +275,6 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         "not a pass", subject, ev, remedy, SRC_802 if not_ready else SRC))
                 continue
             if st == "fail":
-                fatal = bool(FATAL_TESTS.match(r.test.strip()))
                 if not_ready and not PERSISTENCE_TEST.match(r.test.strip()):
                     findings.append(Finding(fid, Verdict.FAIL,
                                             f"{who}: DCGM '{r.test}' could not run: CUDA did not initialise ('system "
@@ -266,13 +294,46 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                             "nv-hostengine), make sure no other process holds the GPUs, then rerun "
                                             "the diagnostic.", SRC))
                     continue
+                tags = [m for x in ms for m in ERROR_TAGS.finditer(x)]
+                err_cats = {int(m.group("cat")) for m in tags if m.group("cat")}
+                sevs = [int(m.group("sev")) for m in tags if m.group("sev")]
+                if err_cats and err_cats <= {INTERNAL_CATEGORY}:
+                    findings.append(Finding(fid, Verdict.UNKNOWN,
+                                            f"{who}: DCGM's '{r.test}' failed with an error DCGM files as its own "
+                                            f"(category {INTERNAL_CATEGORY}, internal){tail}; that measures nothing "
+                                            "about the GPU", subject, ev,
+                                            "Read the DCGM log (/var/log/nvidia-dcgm/nv-hostengine.log), restart DCGM "
+                                            "(`systemctl restart nvidia-dcgm`), then rerun the diagnostic.",
+                                            f"{SRC}; {SRC_ERRORS}"))
+                    continue
                 nv_down = "pcie" in r.test.lower() and bool(NVLINK_DOWN.search(" ".join(ms)))
-                findings.append(Finding(fid, Verdict.FAIL if fatal else Verdict.WARN,
-                                        f"{who} failed DCGM '{r.test}'{tail}", subject, ev, _remedy(r.test, ms, g),
-                                        f"{SRC}; {SRC_NVLINK_FALSE}" if nv_down else SRC))
+                said = (f"DCGM files it as {', '.join(CATEGORY_WORDS[c] for c in sorted(err_cats) if c in CATEGORY_WORDS)}"
+                        if any(c in CATEGORY_WORDS for c in err_cats) else "")
+                sev = next((SEVERITY_WORDS[v] for v in (6, 2, 4, 5, 1) if v in sevs and v in SEVERITY_WORDS), "")
+                remedy = _remedy(r.test, ms, g)
+                if sev:
+                    remedy = f"{sev[0].upper()}{sev[1:]}. {remedy}"
+                findings.append(Finding(fid, Verdict.FAIL,
+                                        f"{who} failed DCGM '{r.test}'{tail}" + (f" ({said})" if said else ""),
+                                        subject, ev, remedy,
+                                        f"{SRC}; {SRC_NVLINK_FALSE}" if nv_down else
+                                        f"{SRC}; {SRC_ERRORS}" if tags else SRC))
+                continue
+            if st not in KNOWN_STATUSES:
+                findings.append(Finding(fid, Verdict.UNKNOWN, f"{who}: DCGM '{r.test}' has a status DCGM does not "
+                                        f"print ('{st}'){tail}: not read as pass, warn or fail", subject, ev,
+                                        "Rerun the diagnostic and give bringup dcgmi's own output (Pass, Fail, Warn "
+                                        "or Skip per test).", SRC))
                 continue
             findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM '{r.test}' warned{tail}", subject, ev,
                                     _remedy(r.test, ms, g), SRC))
+    findings += _missing_gpus(d, fid, gpus, exp)
+    if d.truncated:
+        last_test = d.results[-1].test
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"this DCGM JSON is cut short (truncated) after '{last_test}': the "
+                                "tests after it, and the rest of that one, are missing", "host",
+                                tuple(ln for ln in text.splitlines() if ln.strip())[-1:],
+                                "Give bringup the whole `dcgmi diag -j` output.", SRC))
     bad = {f.subject for f in findings if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)}
     for g, tests in passed.items():
         subject = gpu_subject(g) if g is not None else "host"
@@ -305,6 +366,43 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 _GPU_RE = re.compile(r"\bGPU\s?\d+\b")
+
+
+def _planned(exp: Mapping[str, Any]) -> int | None:
+    from wizard.common import to_int
+
+    v = exp.get("gpu_count")
+    n = to_int(str(v), max_digits=4) if v not in (None, "") and not isinstance(v, bool) else None
+    return n if n is not None and n > 0 else None
+
+
+def _missing_gpus(d: DcgmDiag, fid: str, gpus: list[int], exp: Mapping[str, Any]) -> list[Finding]:
+    """A level-2/3 run that tested fewer GPUs than the plan's ``gpu_count``: FAIL naming the planned GPUs (ids
+    0..gpu_count-1) with no result; UNKNOWN when the run names no GPU (test-level results, no device ids), so how
+    many it tested cannot be told. Nothing for level 1, an excerpt, or without a plan."""
+    want = _planned(exp)
+    if want is None or fid == "health.dcgm_l1" or d.excerpt:
+        return []
+    named = [g for g in gpus if g is not None]
+    if not named:
+        return [Finding(fid, Verdict.UNKNOWN, f"the plan has {want} GPU{'s' if want != 1 else ''}, and this DCGM run "
+                        "does not say which GPUs it tested (no per-GPU result, no device ids): whether every planned "
+                        "GPU was tested cannot be told", "host", tuple(d.metadata_lines[:3]),
+                        "Run the level on every GPU (`dcgmi diag -r N` without `-i`, or `-i 0,1,...`) and give bringup "
+                        "its whole output (`-j` names each GPU).", SRC)]
+    seen = set(named)
+    if len(seen) >= want:
+        return []
+    missing = [g for g in range(want) if g not in seen] or []
+    names = ", ".join(f"GPU {g}" for g in missing[:16]) + (" ..." if len(missing) > 16 else "")
+    tested = ", ".join(str(g) for g in sorted(seen))
+    return [Finding(fid, Verdict.FAIL, f"DCGM tested {len(seen)} of the plan's {want} GPUs (GPU {tested}): no result "
+                    f"for {names or f'{want - len(seen)} GPU(s)'}; an untested GPU is not a passed one", "host",
+                    tuple(d.metadata_lines[:3]),
+                    "Check that every GPU is visible (`nvidia-smi -L`, `dcgmi discovery -l`, `lspci -d 10de:`): one "
+                    "missing there failed to initialise (dmesg: NVRM/Xid) or is unseated; one that is visible was left "
+                    "out of the run (`-i` list, CUDA_VISIBLE_DEVICES, a GPU in use): rerun the level on all GPUs.",
+                    SRC)]
 
 _NOT_HARDWARE = frozenset({"", "metadata", "deployment"})
 

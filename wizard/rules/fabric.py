@@ -119,8 +119,16 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                            f"listed: {err}", "node", (err,),
                            "Check that device (`ls /sys/class/infiniband`, `dmesg | grep mlx5`): a device that vanished "
                            "is a card or driver fault; then rerun `ibstat`.", SRC_STATE))
+    unread = [Finding(STATE_ID, Verdict.UNKNOWN, f"could not read: {why}", "node",
+                      tuple(ln for ln in text.splitlines() if ln.strip())[-2:],
+                      "Paste the whole `ibstat` output (every CA, every port block to its 'Link layer' line).", SRC_STATE)
+              for why in ports.problems[:8]]
     if out:
-        return out
+        return out + unread
+    if unread:
+        return unread + [Finding(STATE_ID, Verdict.PASS, f"the {len(ports.ports)} port(s) read are Active (what could "
+                                 "not be read is said apart)", "node",
+                                 tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     return [Finding(STATE_ID, Verdict.PASS, f"{len(ports.ports)} of {len(ports.ports)} ports Active"
@@ -352,7 +360,7 @@ SRC_RDMA_PAIRS = (SRC_PERFTEST + "; perftest README, Running Tests (server `ib_w
                   "(https://docs.nvidia.com/networking/display/infinibandclusterbringupprocedure/Performance+Testing)")
 
 
-def _pair_runs(text: str) -> list[tuple[Any, Any, list[Finding]]]:
+def _pair_runs(text: str, plan: Mapping[str, Any]) -> list[tuple[Any, Any, list[Finding]]]:
     """(pair, its client's perftest result or None, its findings) for each pair of a ``multinode.rdma_pairs`` log."""
     import dataclasses
 
@@ -368,17 +376,21 @@ def _pair_runs(text: str) -> list[tuple[Any, Any, list[Finding]]]:
                 tuple(x for x in (p.header, f"# pair {subj} failed: {p.error}") if x),
                 ("Check that `ssh NODE true` works from this machine for both nodes without a password prompt "
                  "(BatchMode), then run the step again." if ssh else
-                 "Install perftest on both nodes (package `perftest`; `ib_write_bw` on the ssh login's PATH), check "
-                 "the ports with `ibstat` (State: Active) and the server's lines above in the log, then run the "
-                 "step again."), SRC_RDMA_PAIRS)]))
+                 "Install perftest on both nodes (package `perftest`: `ib_write_bw` on the ssh login's PATH), check "
+                 "the ports with `ibstat` (State: Active) and the pair's server and client lines in the log, then "
+                 "run the step again."), SRC_RDMA_PAIRS)]))
             continue
         run = parse_perftest(p.client_text)
-        found = judge_perftest(run, p.client_text, {} if p.line_rate_gbit_s else {}, fid=RDMA_PAIRS_ID,
-                               line_rate_gbit_s=p.line_rate_gbit_s,
-                               line_rate_of=f"the slower port of the pair ({p.ports})")
+        found = judge_perftest(run, p.client_text, plan, fid=RDMA_PAIRS_ID, line_rate_gbit_s=p.line_rate_gbit_s,
+                               line_rate_of="the slower of " + p.ports.replace(" -> ", " and "))
         out.append((p, run, [dataclasses.replace(f, subject=subj, message=f"{subj}: {f.message}",
                                                  evidence=(p.header, *f.evidence)) for f in found]))
     return out
+
+
+def _gbit(run: Any) -> float:
+    size = max(b for b, _, _ in run.rows)
+    return max(g for b, g, _ in run.rows if b == size)
 
 
 def judge_rdma_pairs(text: str, plan: Mapping[str, Any]) -> list[Finding]:
@@ -386,45 +398,53 @@ def judge_rdma_pairs(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     :func:`judge_perftest` against the slower of the pair's two ports (0.8 x its line rate or more passes; without
     either rate, the plan's ``nic_gbit_s``, else the InfiniBand line rates), one finding per pair (subject ``A ->
     B``); a pair that did not run fails with the ssh or perftest words the log gives; then the slowest pair named
-    (and, with 3 nodes or more, a node that is in two failing pairs: in the ring each node is in two pairs)."""
-    runs = _pair_runs(text)
+    (and, with 3 nodes or more, a node that is in two failing pairs while not every node is: in the ring each node
+    is in two pairs)."""
+    runs = _pair_runs(text, plan)
     if not runs:
         cannot = [ln for ln in text.splitlines() if ln.startswith("# rdma_pairs: cannot start")]
         return [Finding(RDMA_PAIRS_ID, Verdict.FAIL if cannot else Verdict.UNKNOWN,
-                        "the pair test could not start: " + cannot[0].split("cannot start:", 1)[1].strip() if cannot else
-                        "no pair was tested (the run stopped before its first pair)", "ring",
+                        ("the pair test could not start: " + cannot[0].split("cannot start:", 1)[1].strip()) if cannot
+                        else "no pair was tested (the run stopped before its first pair)", "ring",
                         tuple(cannot[:1] or [ln for ln in text.splitlines() if ln.strip()][-5:]),
                         "Fix what the log says, then run the step again.", SRC_RDMA_PAIRS)]
-    plan_rate = to_float(plan.get("nic_gbit_s"), text=False, positive=True)
-    out: list[Finding] = []
-    for p, run, found in runs:
-        if p.line_rate_gbit_s is None and plan_rate:  # the ports' rates were not read: the plan's NIC rate
-            from wizard.parsers.fabric import parse_perftest  # noqa: F401 - parsed already in _pair_runs
-            found = [dataclasses_replace(f, x) for f, x in zip(found, judge_perftest(
-                run, p.client_text, plan, fid=RDMA_PAIRS_ID))] if run is not None else found
-        out.extend(found)
-    measured = [(run_gbit(run), p, f) for p, run, found in runs for f in found[:1] if run is not None and run.rows]
-    bad = [f for f in out if f.verdict in (Verdict.FAIL, Verdict.WARN)]
+    out = [f for _, _, found in runs for f in found]
+    measured = [(_gbit(run), p, found[0]) for p, run, found in runs if run is not None and run.rows and found]
     if len(measured) >= 2:
         gbit, p, f = min(measured, key=lambda x: x[0])
-        v = f.verdict if f.verdict is not Verdict.PASS else Verdict.PASS
-        out.append(Finding(RDMA_PAIRS_ID, v, f"slowest of {len(measured)} pairs measured: {p.client} -> {p.server} at "
-                           f"{gbit:.1f} Gb/s ({p.ports})", "ring", (p.header,),
-                           "" if v is Verdict.PASS else f.remedy, SRC_RDMA_PAIRS))
-    nodes = [x.subject.split(" -> ") for x in bad if " -> " in x.subject]
-    if len({n for runs_ in runs for n in (runs_[0].client, runs_[0].server)}) >= 3 and len(nodes) >= 2:
-        from collections import Counter as _Counter
-
-        twice = sorted(n for n, c in _Counter(n for pair in nodes for n in set(pair)).items() if c >= 2)
-        if twice:
-            out.append(Finding(RDMA_PAIRS_ID, Verdict.FAIL, f"{', '.join(twice)} in two failing pairs: each node is in "
-                               "two pairs of the ring (writing to one neighbour, written to by the other), so its "
-                               "port, cable or switch port is the likely cause", ", ".join(twice),
-                               tuple(x.subject for x in bad),
-                               f"Check {', '.join(twice)}: `ibstat` (Rate, State), `lspci -vv` LnkSta of its HCA, its "
-                               "cable and switch port; node.rdma_bandwidth's loopback on it tells the HCA from the "
-                               "link.", SRC_RDMA_PAIRS))
+        out.append(Finding(RDMA_PAIRS_ID, f.verdict, f"slowest of {len(measured)} pairs measured: {p.client} -> "
+                           f"{p.server} at {gbit:.1f} Gb/s ({p.ports})", "ring", (p.header,),
+                           f.remedy, SRC_RDMA_PAIRS))
+    bad = [f.subject.split(" -> ") for f in out if f.verdict in (Verdict.FAIL, Verdict.WARN) and " -> " in f.subject]
+    every = {n for p, _, _ in runs for n in (p.client, p.server)}
+    if len(every) >= 3 and len(bad) >= 2:
+        twice = sorted(n for n, c in Counter(n for pair in bad for n in set(pair)).items() if c >= 2)
+        if twice and len(twice) < len(every):  # every node in two failing pairs names none of them
+            out.append(Finding(RDMA_PAIRS_ID, Verdict.FAIL, f"{', '.join(twice)}: in two failing pairs; each node is "
+                               "in two pairs of the ring (it writes to one neighbour and is written to by the other), "
+                               "so its port, cable or switch port is the likely cause", ", ".join(twice),
+                               tuple(" -> ".join(b) for b in bad),
+                               f"Check {', '.join(twice)}: `ibstat` (Rate, State), `lspci -vv` LnkSta of the HCA, the "
+                               "cable and the switch port; node.rdma_bandwidth's loopback there tells the HCA from "
+                               "the link.", SRC_RDMA_PAIRS))
     return out
+
+
+def rdma_pairs_results(text: str, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The results table of a ``multinode.rdma_pairs`` log: one row per pair, ``{"test": "rdma_pairs", "metric":
+    "ib_write_bw@SIZE", "value": Gb/s or None, "unit": "Gb/s", "floor": 0.8 x the line rate (Gb/s) or None,
+    "verdict", "subject": "A -> B", "note": the ports and line rate, or why it did not run}``."""
+    rows: list[dict[str, Any]] = []
+    for p, run, found in _pair_runs(text, plan):
+        f = found[0]
+        size = max((b for b, _, _ in run.rows), default=0) if run is not None else 0
+        rate = f" line rate {p.line_rate_gbit_s:g} Gb/s" if p.line_rate_gbit_s else " line rate unknown"
+        rows.append({"test": "rdma_pairs", "metric": f"ib_write_bw@{size}" if size else "ib_write_bw",
+                     "value": round(_gbit(run), 2) if run is not None and run.rows else None, "unit": "Gb/s",
+                     "floor": f.measured.threshold if f.measured is not None else None, "verdict": f.verdict.value,
+                     "subject": f"{p.client} -> {p.server}",
+                     "note": p.error[:200] if p.error else f"{p.ports},{rate}"})
+    return {"results": rows} if rows else {}
 
 
 NETDEV_ID = "multinode.netdev"

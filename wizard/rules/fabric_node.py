@@ -62,6 +62,34 @@ DEBUG_LEVELS = ("INFO", "TRACE")
 """NCCL_DEBUG levels that log every rank's setup (NCCL env documentation: VERSION, WARN, INFO, TRACE)."""
 DISABLES = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE")
 """Transport switches of NCCL's 'Debugging' section: set to 1 they turn a transport off (NCCL env documentation)."""
+_LEVELS = r"(?:LOC|PIX|PXB|PHB|SYS|[0-5])"
+ACCEPTED: dict[str, tuple[str, str]] = {
+    "NCCL_DEBUG": (r"(?i:VERSION|WARN|INFO|TRACE)", "VERSION, WARN, INFO or TRACE"),
+    "NCCL_NET_GDR_LEVEL": (_LEVELS, "LOC, PIX, PXB, PHB or SYS (or the older integers 0-5)"),
+    "NCCL_P2P_LEVEL": (r"(?:LOC|NVL|PIX|PXB|PHB|SYS|[0-5])", "LOC, NVL, PIX, PXB, PHB or SYS (or the older integers 0-5)"),
+    "NCCL_IB_DISABLE": (r"[01]", "0 or 1"),
+    "NCCL_P2P_DISABLE": (r"[01]", "0 or 1"),
+    "NCCL_SHM_DISABLE": (r"[01]", "0 or 1"),
+    "NCCL_DMABUF_ENABLE": (r"[01]", "0 or 1"),
+    "NCCL_NET_GDR_READ": (r"[01]", "0 or 1"),
+    "NCCL_CROSS_NIC": (r"[012]", "0, 1 or 2"),
+    "NCCL_PROTO": (r"\^?(?i:LL|LL128|Simple)(?:,(?i:LL|LL128|Simple))*", "a list of LL, LL128, Simple (^ excludes)"),
+    "NCCL_IB_TIMEOUT": (r"\d{1,2}", "an integer (the IB timeout exponent, 1-31)"),
+    "NCCL_IB_RETRY_CNT": (r"[0-7]", "an integer 0-7"),
+    "NCCL_IB_GID_INDEX": (r"-?\d{1,3}", "an integer (the GID index)"),
+    "NCCL_IB_SL": (r"\d{1,2}", "an integer 0-15"),
+    "NCCL_IB_TC": (r"\d{1,3}", "an integer 0-255"),
+    "NCCL_BUFFSIZE": (r"\d{1,12}", "a size in bytes"),
+    "NCCL_NTHREADS": (r"\d{1,4}", "an integer"),
+    "NCCL_MIN_NCHANNELS": (r"\d{1,4}", "an integer"),
+    "NCCL_MAX_NCHANNELS": (r"\d{1,4}", "an integer"),
+    "NCCL_SOCKET_NTHREADS": (r"\d{1,2}", "an integer 1-16"),
+    "NCCL_NSOCKS_PERTHREAD": (r"\d{1,3}", "an integer"),
+}
+"""Values NCCL's environment documentation accepts for the variables it documents by value (NCCL env
+documentation, each variable's 'Values accepted'); a value outside them is ignored or misread by NCCL."""
+DOWN_STATES = ("down", "lowerlayerdown", "notpresent", "dormant")
+"""``operstate`` values of an interface that carries no traffic (Documentation/ABI/testing/sysfs-class-net, RFC 2863)."""
 
 
 # ------------------------------------------------------------------ reading the facts
@@ -408,12 +436,20 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     selects nothing on this node fails (NCCL finds no interface / no HCA: bootstrap fails, or it falls back to TCP
     sockets); an entry of them that matches nothing (a typo among good ones, a ``:port`` the HCA does not have) warns;
     ``NCCL_DEBUG`` at INFO/TRACE, ``NCCL_DEBUG_SUBSYS``, or a transport switched off (``NCCL_P2P_DISABLE``,
-    ``NCCL_SHM_DISABLE``, ``NCCL_IB_DISABLE`` with a fabric present) warns: debugging settings left on. Nothing set:
-    pass (NCCL's defaults)."""
+    ``NCCL_SHM_DISABLE``, ``NCCL_IB_DISABLE`` with a fabric present) warns: debugging settings left on.
+    ``NCCL_IB_DISABLE=1`` on a node the plan gives NICs (``nics_per_node``) fails: NCCL falls back to IP sockets.
+    ``NCCL_SOCKET_IFNAME`` selecting an interface whose ``operstate`` is down warns; a value NCCL does not accept
+    (:data:`ACCEPTED`) warns; ``NCCL_IB_HCA`` on a node with no RDMA device and no planned NIC warns (a leftover NCCL
+    never applies). Nothing set: pass (NCCL's defaults)."""
     o = out.get("nccl_env")
     if o is None or not o.ok:
         return [missing(NCCL_ENV_ID, o, "NCCL's settings", source=SRC_NCCL_ENV)]
     eff = _effective(out)
+    if not eff and "# environment not read" in o.text:
+        return [Finding(NCCL_ENV_ID, Verdict.UNKNOWN, "could not read bringup's environment for NCCL_* variables (no "
+                        "/proc/self/environ or no `grep -z` on this node), and no NCCL configuration file sets any",
+                        "node", tuple(ln for ln in o.lines() if ln.startswith("# "))[:4],
+                        "Run `env | grep ^NCCL_` by hand in the environment jobs start with.", SRC_NCCL_ENV)]
     if not eff:
         return [Finding(NCCL_ENV_ID, Verdict.PASS, "no NCCL_* variable in bringup's environment and no NCCL "
                         "configuration file (/etc/nccl.conf, ~/.nccl.conf): NCCL's defaults apply", "node",
@@ -425,13 +461,39 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     f = _read(out)
     hcas = sorted(f.sysfs.devices) if f.sysfs is not None and f.sysfs.devices else sorted({p.ca for p in f.ports.ports})
     hca_ports = {(p.ca, str(p.port)) for p in f.ports.ports}
+    netdevs = (facts.parse("net_sysfs", parse_net_sysfs, on="files") or {}) if net is not None and net.ok else {}
     for name, names, what in (("NCCL_SOCKET_IFNAME", ifaces, "network interface"), ("NCCL_IB_HCA", hcas, "RDMA device")):
         s = eff.get(name)
         if s is None or (not names and name == "NCCL_SOCKET_IFNAME" and (net is None or not net.ok)):
             continue
+        if name == "NCCL_IB_HCA" and not names and f.unknown:
+            continue  # the RDMA devices could not be read: node.fabric says so
         exclude, dead, chosen = _match(s.value, names, port_suffix=name == "NCCL_IB_HCA")
         where = f"{name}={s.value} ({s.origin})"
         have = ", ".join(names) or "none"
+        if name == "NCCL_IB_HCA" and not names and _want(plan) is None:
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{where} names RDMA devices, but this node has none and "
+                                 "the plan names no NIC (nics_per_node): NCCL finds no InfiniBand/RoCE device, so it "
+                                 "never applies NCCL_IB_HCA and uses its socket transport; a leftover from another "
+                                 "node model", "node", (s.line,),
+                                 "Remove NCCL_IB_HCA from this node's environment and NCCL configuration files, or set "
+                                 "nics_per_node in the plan if this node should have an RDMA fabric.", SRC_NCCL_ENV))
+            continue
+        if name == "NCCL_SOCKET_IFNAME" and chosen:
+            down = [n for n in chosen if n in netdevs and netdevs[n].operstate.lower() in DOWN_STATES]
+            if down:
+                found.append(Finding(NCCL_ENV_ID, Verdict.WARN,
+                                     f"{where} selects {', '.join(down)}, which is not up ("
+                                     + ", ".join(f"{n}: operstate {netdevs[n].operstate}" for n in down)
+                                     + ("): NCCL's bootstrap and socket traffic cannot use it"
+                                        if len(down) < len(chosen) else
+                                        "): it is every interface NCCL may use, so a job started now cannot bootstrap"),
+                                     "node", (s.line,) + tuple(f"/sys/class/net/{n}/operstate: {netdevs[n].operstate}"
+                                                               for n in down),
+                                     f"Bring the interface up with an address (`ip link set {down[0]} up`, its network "
+                                     f"configuration), or point {name} at a working interface (`ip -br addr`). "
+                                     "bringup reads the link state, not the addresses: check the address too.",
+                                     SRC_NCCL_ENV + "; Linux sysfs-class-net operstate (RFC 2863)"))
         if not exclude and not chosen:
             found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, f"{where} names no {what} of this node (it has: {have}): "
                                  + ("NCCL's bootstrap finds no interface and the job fails to start"
@@ -457,10 +519,29 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         left.append(dbg)
     if "NCCL_DEBUG_SUBSYS" in eff:
         left.append(eff["NCCL_DEBUG_SUBSYS"])
+    ib_off = eff.get("NCCL_IB_DISABLE")
+    planned = _want(plan)
+    if ib_off is not None and ib_off.value.strip() == "1" and planned is not None:
+        found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, f"NCCL_IB_DISABLE=1 ({ib_off.origin}) on a node the plan gives "
+                             f"{planned:g} InfiniBand/RoCE NIC(s): NCCL does not use the IB/RoCE transport and falls "
+                             "back to IP sockets, so every inter-node collective runs over TCP at a fraction of the "
+                             "fabric's bandwidth", "node", (ib_off.line,),
+                             "Remove NCCL_IB_DISABLE (or set it to 0) in the environment and in /etc/nccl.conf / "
+                             "~/.nccl.conf; if the fabric does not work yet, fix it (node.fabric) rather than hide it.",
+                             SRC_NCCL_ENV + " (NCCL_IB_DISABLE: 'disable the IB/RoCE transport ... NCCL will fallback "
+                             "to using IP sockets')"))
     for n in DISABLES:
         s = eff.get(n)
+        if n == "NCCL_IB_DISABLE" and planned is not None:
+            continue  # said above, as a failure
         if s is not None and s.value.strip() == "1" and (n != "NCCL_IB_DISABLE" or f.ports.ports):
             left.append(s)
+    for n, (rx, words) in ACCEPTED.items():
+        s = eff.get(n)
+        if s is not None and not re.fullmatch(rx, s.value.strip()):
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{n}={s.value} ({s.origin}) is not a value NCCL accepts "
+                                 f"for it ({words}): NCCL ignores it or reads it as something else", "node", (s.line,),
+                                 f"Set {n} to one of the documented values, or remove it.", SRC_NCCL_ENV))
     if left:
         found.append(Finding(NCCL_ENV_ID, Verdict.WARN, "debugging settings left on for every NCCL job started here: "
                              + "; ".join(f"{s.name}={s.value} ({s.origin})" for s in left)

@@ -23,18 +23,20 @@ source:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any, Mapping
 
 from wizard.facts import facts_of
-from wizard.install.fio import plan_int
+from wizard.install.fio import DATA_PATH_NOTE, RAM_FS as FIO_RAM_FS, TEST_FILE_NOTE, plan_int
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.host import mount_for, parse_df, parse_mounts
 from wizard.parsers.storage import (
     FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio_json, parse_lsblk_json, parse_mdstat,
     parse_nvme_sysfs,
 )
+from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
 
 # ------------------------------------------------------------------ sources and constants
@@ -85,6 +87,18 @@ DEFAULT_TOKEN_BYTES = 4
 65,500 or more (the conservative side)."""
 READ_ERRNOS = {5: "EIO", 61: "ENODATA", 74: "EBADMSG", 117: "EUCLEAN"}
 """Job errors that mean the device failed a read (errno values of Linux; errno(3))."""
+PATH_ERRNOS = {30: ("EROFS", "the data path's filesystem is mounted read-only"),
+               13: ("EACCES", "this user may not write in the data path"),
+               1: ("EPERM", "this user may not write in the data path"),
+               20: ("ENOTDIR", "the data path is not a directory")}
+"""Job errors that mean fio could not write its test file where it was told to (errno(3)): the data path, not the
+device, is the problem, so the verdict is unknown with what to do, never a hardware failure."""
+PATH_ERROR_WORDS = re.compile(r"error=(Read-only file system|Permission denied|Operation not permitted|Not a directory)")
+"""fio's own error lines (``fio: pid=0, err=30/file:filesetup.c:150, func=unlink, error=Read-only file system``)
+for the same causes, when no JSON result came."""
+MAX_READ_BYTES_S = 1e13
+"""The highest read rate, bytes/s, taken as a measurement (10 TB/s): bringup's judgement, far above any one node's
+storage or memory bandwidth (a PCIe 6.0 x16 link carries 128 GB/s each way); a larger figure is a corrupt result."""
 
 
 def _data_path(plan: Mapping[str, Any]) -> str:
@@ -266,7 +280,8 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
     ok_ev: list[str] = []
     for a in md.arrays:
         tag = " (holds the data path)" if a.name in under_data else ""
-        shape = f"{a.level or '?'} [{a.raid_disks}/{a.working}] [{a.slots}]" if a.raid_disks is not None else (a.level or "?")
+        shape = (f"{a.level or '?'} [{a.raid_disks}/{a.working}]" + (f" [{a.slots}]" if a.slots else "")
+                 if a.raid_disks is not None else (a.level or "?"))
         ev = tuple([source] + a.lines[:4])
         faulty = ", ".join(m.name for m in a.faulty)
         if a.state.startswith("inactive"):
@@ -289,6 +304,12 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                              else "") + f"Replace the failed disk and add the new one (`mdadm /dev/{a.name} --remove "
                 f"<failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log "
                 "first.", SRC_MD))
+            continue
+        if a.problems:
+            findings.append(Finding(fid, Verdict.UNKNOWN, f"{a.name}{tag}: its state cannot be read whole: "
+                                    + "; ".join(a.problems[:3]) + " (a paste cut short?)", a.name, ev,
+                                    "Paste the whole of `cat /proc/mdstat` (or check `mdadm --detail "
+                                    f"/dev/{a.name}`).", SRC_MD))
             continue
         if faulty:
             findings.append(Finding(fid, Verdict.WARN, f"{a.name}{tag} ({shape}) is whole but keeps faulty member "
@@ -402,12 +423,25 @@ def workload_need(plan: Mapping[str, Any]) -> tuple[float | None, str]:
     if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
         b = plan_int(plan, "token_bytes", DEFAULT_TOKEN_BYTES)
         said = "" if isinstance(plan.get("token_bytes"), int) else " (token_bytes not set: 4, int32)"
-        return float(t) * b, f"train_tokens_s {t:g} x {b} bytes per token{said} = {t * b / 1e6:.3g} MB/s"
+        return float(t) * b, f"train_tokens_s {t:,.0f} x {b} bytes per token{said} = {_gb(float(t) * b)}"
     return None, ""
 
 
 def _gb(b: float | None) -> str:
-    return "?" if b is None else (f"{b / 1e9:.2f} GB/s" if b >= 1e8 else f"{b / 1e6:.1f} MB/s")
+    """A rate in bytes/s for people: ``1.00 GB/s`` from 1 GB/s up, else ``1,000 MB/s`` / ``12.5 MB/s`` / ``40.0 kB/s``."""
+    if b is None or b != b:
+        return "?"
+    if b >= 1e9:
+        return f"{b / 1e9:,.2f} GB/s"
+    if b >= 1e8:
+        return f"{b / 1e6:,.0f} MB/s"
+    return f"{b / 1e6:,.1f} MB/s" if b >= 1e5 else f"{b / 1e3:,.1f} kB/s"
+
+
+def _sane_bw(j: FioJob) -> bool:
+    """Is the job's read rate a possible figure (finite, >= 0, at most :data:`MAX_READ_BYTES_S`)?"""
+    b = j.read_bw_bytes_s
+    return b is None or (b == b and 0 <= b <= MAX_READ_BYTES_S)
 
 
 def _bs(j: FioJob) -> str:
@@ -434,7 +468,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "node.storage_read"
     ev = _evidence(text, run)
     if not run.found:
-        if re.search(r"could not start fio|fio: (?:command )?not found|No such file or directory: 'fio'", text):
+        if re.search(r"could not start '?fio'?:? |fio: (?:command )?not found|No such file or directory: 'fio'", text):
             return [Finding(fid, Verdict.UNKNOWN, "fio is not installed: nothing was measured", "host", ev,
                             "Install fio (node.storage_tools' action, or `apt-get install fio` / `dnf install fio`) and "
                             "run this step again.", SRC_TOOLS)]
@@ -445,7 +479,11 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     bad = [j for j in run.jobs if j.error]
     for j in bad:
         name = READ_ERRNOS.get(j.error)
-        if name:
+        if j.error in PATH_ERRNOS:
+            ename, why = PATH_ERRNOS[j.error]
+            findings.append(_path_error(f"fio job {j.name} could not use its test file: {ename} (errno {j.error}: "
+                                        f"{os.strerror(j.error)}): {why}", ev))
+        elif name:
             findings.append(Finding(fid, Verdict.FAIL, f"fio job {j.name} failed with {name} (errno {j.error}: "
                                     f"{os.strerror(j.error)}): the device failed a read", "host", ev,
                                     "Check the kernel log for the device's errors (`journalctl -k | grep -i -e nvme -e "
@@ -455,9 +493,16 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
                                     f"({os.strerror(j.error)})" + (f"; fio said {run.errors[0]}" if run.errors else ""),
                                     "host", ev, "Read fio's message, fix the cause (space, permissions, O_DIRECT "
                                     "support of the filesystem) and run again.", SRC_FIO))
-    reads = [j for j in run.jobs if not j.error and (j.read_bw_bytes_s or 0) > 0]
+    insane = [j for j in run.jobs if not j.error and not _sane_bw(j)]
+    for j in insane:
+        findings.append(Finding(fid, Verdict.UNKNOWN, f"fio job {j.name} reported a read rate of "
+                                f"{_figure(j.read_bw_bytes_s)} bytes/s, which no storage reads (negative, not a number "
+                                f"or above {MAX_READ_BYTES_S:.0e} bytes/s): the result is corrupt and this job is not "
+                                "judged", "host", ev, "Run the test again (this step's action) and keep fio's whole "
+                                "JSON output.", SRC_FIO))
+    reads = [j for j in run.jobs if not j.error and _sane_bw(j) and (j.read_bw_bytes_s or 0) > 0]
     if not reads:
-        if not bad:
+        if not bad and not insane:
             findings.append(Finding(fid, Verdict.UNKNOWN, "this fio result has no read job: it says nothing about how "
                                     "fast the data path reads", "host", ev, "Run a read test (this step's action: "
                                     "rw=read and rw=randread with --direct=1).", SRC_FIO))
@@ -495,9 +540,79 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
+def _figure(v: float | None) -> str:
+    if v is None or v != v:
+        return "not a number"
+    return f"{v:.3g}" if abs(v) < 1e15 else ("-" if v < 0 else "") + "more than 1e15"
+
+
+def _path_error(what: str, ev: tuple[str, ...]) -> Finding:
+    return Finding("node.storage_read", Verdict.UNKNOWN, what + "; nothing was measured, and this says nothing about "
+                   "the device", "host", ev, "Set data_path to a writable directory on the same filesystem as the "
+                   "datasets (e.g. a scratch directory beside them: `bringup plan data_path=...`), or run as a user "
+                   "who may write there; on a read-only mount, measure where it is mounted read-write.", SRC_FIO)
+
+
+def _notes(log: str) -> dict[str, str]:
+    """The progress wrapper's notes in an action log: ``fstype``/``data_path`` (``# data path: REAL on FSTYPE``),
+    ``test_file``, ``left`` (``# could not remove PATH: why``), ``status`` (its ``exit status N`` end line)."""
+    out: dict[str, str] = {}
+    for ln in log.splitlines()[:200000]:
+        if not ln.startswith(MARK):
+            continue
+        body = ln[len(MARK):]
+        if body.startswith(DATA_PATH_NOTE) and " on " in body:
+            out["data_path"], _, out["fstype"] = body[len(DATA_PATH_NOTE):].rpartition(" on ")
+        elif body.startswith(TEST_FILE_NOTE):
+            out["test_file"] = body[len(TEST_FILE_NOTE):]
+        elif body.startswith(REMOVE_FAILED + " "):
+            out["left"] = body[len(REMOVE_FAILED) + 1:]
+        else:
+            m = re.match(r"fio: ended after .*, exit status (\d{1,3})\b( \(after SIG\w+ was forwarded)?", body)
+            if m:
+                out["status"] = m.group(1)
+                if m.group(2):
+                    out["stopped"] = "yes"
+    return out
+
+
 def judge_fio_log(log: str, plan: Mapping[str, Any]) -> list[Finding]:
-    """ActionSpec.judge of node.storage_read: the action's log (fio's JSON among the supervisor's lines) + plan."""
-    return judge_fio(parse_fio_json(log), log, plan)
+    """ActionSpec.judge of node.storage_read: the action's log (fio's JSON among the supervisor's and the progress
+    wrapper's ``# `` lines) + plan. Beyond :func:`judge_fio`: a data path on a RAM filesystem (the wrapper's
+    ``# data path: X on tmpfs`` note) caps the verdict at warn ("measured memory, not a storage device"); a test file
+    the wrapper could not remove, or a run that ended before the wrapper did (the file may be left), warns with its
+    path; fio's exit status (the wrapper's end line) fails the run when nothing else explains it (not when a signal
+    was forwarded to it: a cancel, which the engine reports itself)."""
+    notes = _notes(log)
+    body = strip_marked(log)
+    run = parse_fio_json(body)
+    findings = judge_fio(run, body if run.found else log, plan)
+    if not run.found and PATH_ERROR_WORDS.search(body) and not any(f.verdict is Verdict.FAIL for f in findings):
+        m = PATH_ERROR_WORDS.search(body)
+        assert m is not None
+        findings = [_path_error(f"fio could not write its test file: {m.group(1)}", tuple(run.errors[:4]) or (m.group(0),))]
+    fs = notes.get("fstype", "")
+    if fs in FIO_RAM_FS:
+        findings = [dataclasses.replace(f, verdict=Verdict.WARN, message=f"{notes.get('data_path', 'the data path')} is "
+                                        f"on {fs} (RAM): measured memory, not a storage device; " + f.message,
+                                        remedy="Set data_path to the directory on the storage the datasets are read "
+                                        "from and run again." + (" " + f.remedy if f.remedy else ""))
+                    if f.verdict is Verdict.PASS else f for f in findings]
+    tf = notes.get("test_file", "")
+    if "left" in notes:
+        findings.append(Finding("node.storage_read", Verdict.WARN, f"the test file is still there: could not remove "
+                                f"{notes['left']}", "host", (MARK + REMOVE_FAILED + " " + notes["left"],),
+                                "Delete it by hand (`rm -f PATH`): it takes the test size on the data path.", SRC_FIO))
+    elif tf and "status" not in notes:
+        findings.append(Finding("node.storage_read", Verdict.WARN, f"the run ended before fio's wrapper did (killed?): "
+                                f"the test file {tf} may still be there", "host", (MARK + TEST_FILE_NOTE + tf,),
+                                f"Check and delete it by hand: `rm -f -- '{tf}'`.", SRC_FIO))
+    status = int(notes.get("status", "0"))
+    if status and "stopped" not in notes and not any(f.verdict in (Verdict.FAIL, Verdict.UNKNOWN) for f in findings):
+        findings.append(Finding("node.storage_read", Verdict.FAIL, f"fio exited with status {status}: see the run's "
+                                "log", "host", (f"exit status {status}",) + tuple(run.errors[:4]),
+                                "Read fio's messages in the run's log.", SRC_FIO))
+    return findings
 
 
 def judge_fio_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -508,9 +623,9 @@ def judge_fio_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 def results_fio(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
     """ActionSpec.results of node.storage_read: one row per fio read job (MB/s and IOPS), the judged one with the
     workload's need as its floor."""
-    run = parse_fio_json(log)
+    run = parse_fio_json(strip_marked(log))
     need, _ = workload_need(plan)
-    reads = [j for j in run.jobs if (j.read_bw_bytes_s or 0) > 0 or j.error]
+    reads = [j for j in run.jobs if _sane_bw(j) and ((j.read_bw_bytes_s or 0) > 0 or j.error)]
     rand = [j for j in reads if "rand" in j.rw and not j.error]
     ok_reads = rand or [j for j in reads if not j.error]
     judged = ok_reads[0] if ok_reads else None
