@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from typing import Any, Mapping
-
-from wizard.actions import ActionContext, Resolved
+from typing import TYPE_CHECKING, Any, Mapping
 from wizard.distro import package_manager
 from wizard.parsers.host import parse_df, parse_os_release
+
+if TYPE_CHECKING:  # wizard.actions (the store, psutil) is imported only when an action resolves: `explain` and
+    from wizard.actions import ActionContext, Resolved  # `check` read this module's judge constants without it
 
 FIO_PACKAGE = "fio"
 """The package that ships fio (Debian/Ubuntu, RHEL/Fedora, SUSE)."""
@@ -141,6 +142,8 @@ def install_hint(ctx: ActionContext) -> str:
 
 def resolve_install(ctx: ActionContext) -> Resolved:
     """node.storage_tools: install fio with the distribution's package manager; another distribution: manual."""
+    from wizard.actions import Resolved
+
     o = ctx.outputs.get("os_release")
     r = parse_os_release(o.text) if o is not None and o.ok else None
     pm = package_manager(r) if r is not None else None
@@ -173,6 +176,8 @@ def resolve_read(ctx: ActionContext) -> Resolved:
     /sys (never written), fio missing, a data path that does not exist, is not a directory or cannot be written
     (:func:`writable_problem`: a read-only mount, no permission), or less free space than :data:`FREE_MARGIN` x the
     test file. The test file goes under the resolved path."""
+    from wizard.actions import Resolved
+
     dp = ctx.plan.get("data_path")
     if not isinstance(dp, str) or not dp.startswith("/"):
         return Resolved(manual="No data path in the plan: set data_path in the plan (F2), e.g. "
