@@ -147,6 +147,26 @@ def run(argv: Sequence[str], label: str = "", expect_s: float | None = None, eve
         say(MARK + " ".join(note.splitlines()))
     say(f"{MARK}{label}: started" + (f"; expected to take about {fmt_duration(expect_s)}" if expect_s else ""))
     t0 = time.monotonic()
+    forwarded: list[tuple[int, float]] = []
+    started: list[subprocess.Popen[bytes]] = []
+
+    def to_child(sig: int) -> None:
+        if not started:
+            return  # not started yet: it is sent the signal as soon as it is
+        try:
+            os.killpg(started[0].pid, sig)
+        except OSError:
+            try:
+                started[0].send_signal(sig)
+            except OSError:
+                pass
+
+    if threading.current_thread() is threading.main_thread():
+        def forward(signum: int, _frame: object) -> None:
+            forwarded.append((signum, time.monotonic()))
+            to_child(signum)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # before the child starts: no signal is missed
+            signal.signal(sig, forward)
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 preexec_fn=_child_setup())
@@ -154,6 +174,9 @@ def run(argv: Sequence[str], label: str = "", expect_s: float | None = None, eve
         say(f"{MARK}{label}: could not start {argv[0]!r}: {getattr(exc, 'strerror', None) or exc}")
         remove_paths(remove, say)
         return 127
+    started.append(proc)
+    if forwarded:  # a signal came while it was starting
+        to_child(forwarded[0][0])
 
     def write_child(text: str) -> None:
         if text:
@@ -186,23 +209,6 @@ def run(argv: Sequence[str], label: str = "", expect_s: float | None = None, eve
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    forwarded: list[tuple[int, float]] = []
-
-    def to_child(sig: int) -> None:
-        try:
-            os.killpg(proc.pid, sig)
-        except OSError:
-            try:
-                proc.send_signal(sig)
-            except OSError:
-                pass
-
-    if threading.current_thread() is threading.main_thread():
-        def forward(signum: int, _frame: object) -> None:
-            forwarded.append((signum, time.monotonic()))
-            to_child(signum)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, forward)
     every = max(0.05, float(every_s))
     next_tick = t0 + every
     killed = False
