@@ -62,7 +62,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence, TextIO
+from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
@@ -1072,6 +1072,24 @@ def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
 # ---------------------------------------------------------------------------------------------- entry point
 
 
+def run_cancelled_by_signals(main: "Callable[[], Awaitable[int]]") -> int:
+    """``asyncio.run(main())`` with SIGTERM, SIGINT and SIGHUP cancelling its task (so its ``finally`` clauses stop
+    what it started on the nodes). Raises what ``asyncio.run`` raises (``CancelledError`` after such a signal when
+    ``main`` does not handle it, ``KeyboardInterrupt``)."""
+
+    async def go() -> int:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(s, task.cancel if task else (lambda: None))
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - not on the main thread
+                pass
+        return await main()
+
+    return asyncio.run(go())
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m wizard.multinode",
                                 description="Run bringup's validation script across several nodes (torchrun over "
@@ -1158,19 +1176,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"bringup multinode: {exc}\n")
         return 3
     launcher = Launcher(specs, opts, out)
-
-    async def go() -> int:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(s, task.cancel if task else (lambda: None))
-            except (NotImplementedError, RuntimeError):  # pragma: no cover - not on the main thread
-                pass
-        return await launcher.run()
-
     try:
-        return asyncio.run(go())
+        return run_cancelled_by_signals(launcher.run)
     except KeyboardInterrupt:  # pragma: no cover
         return 130
 

@@ -44,7 +44,7 @@ from typing import Sequence
 
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, SSHHost, probe_env, ssh_error_text
 from wizard.install.perftest import DURATION_S, MESSAGE_BYTES, PERFTEST_BINARY, fastest_active_port, gid_index
-from wizard.multinode import HostfileError, read_hostfile
+from wizard.multinode import HostfileError, read_hostfile, run_cancelled_by_signals
 from wizard.parsers.fabric import IbPort, parse_ib_sysfs
 from wizard.parsers.hostfile import NodeSpec
 
@@ -358,19 +358,8 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         return 3
 
-    async def go() -> int:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        import signal
-        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(s, task.cancel if task else (lambda: None))
-            except (NotImplementedError, RuntimeError):  # pragma: no cover - not on the main thread
-                pass
-        return await run(specs, opts)
-
     try:
-        return asyncio.run(go())
+        return run_cancelled_by_signals(lambda: run(specs, opts))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("# rdma_pairs: stopped", flush=True)
         return 143
