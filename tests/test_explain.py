@@ -461,3 +461,61 @@ def test_an_input_that_lists_thousands_of_gpus_keeps_a_bounded_answer():
     small, r = explain_text(body, "x"), explain_text(big, "y")
     assert len(r.findings) == MAX_FINDINGS and r.findings[-1].id == "explain.findings_folded"
     assert r.verdict == small.verdict and "more findings of this input are not listed" in r.findings[-1].message
+
+
+def test_a_job_runners_per_line_tags_are_removed_before_judging():
+    """Ray and SkyPilot tag every relayed line with the worker: "(sky-cmd, pid=13008) " (real: skypilot-org/skypilot
+    #4099's nvidia-smi), "(RayWorkerWrapper pid=92234, ip=172.19.24.110) " plus Ray's "[repeated 2x across cluster]"
+    (real: OpenRLHF/OpenRLHF#621). Lines without a tag stay as they are."""
+    smi = "\n".join("(sky-cmd, pid=13008) " + ln for ln in [
+        "+---------------------------------------------------------------------------------------+",
+        "| NVIDIA-SMI 535.183.06             Driver Version: 535.183.06   CUDA Version: 12.2     |",
+        "|-----------------------------------------+----------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |",
+        "|=========================================+======================+======================|",
+        "|   0  NVIDIA H100 80GB HBM3          On  | 00000000:04:00.0 Off |                    0 |",
+        "| N/A   32C    P0              70W / 700W |      0MiB / 81559MiB |      0%      Default |"])
+    assert clean(smi).splitlines()[1].startswith("| NVIDIA-SMI 535.183.06")
+    e = explain_text(smi, "sky")
+    assert e.kind == "nvidia-smi" and e.verdict is Verdict.PASS
+    ray = ("(raylet) A worker died or was killed while executing a task by an unexpected system error.\n"
+           "(RayWorkerWrapper pid=92234, ip=172.19.24.110) mlx5: host_unknown: got completion with error: "
+           "[repeated 2x across cluster]\n"
+           "(RayWorkerWrapper pid=92234, ip=172.19.24.110) [rank1]:[E1224 13:23:05.483840160 ProcessGroupNCCL.cpp:542]"
+           " [Rank 12] Collective WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=778567680, NumelOut=778567680, "
+           "Timeout(ms)=1800000) raised the following async exception: NCCL error: remote process exited or there "
+           "was a network error, NCCL version 2.21.5\n")
+    assert clean(ray).splitlines()[1] == "mlx5: host_unknown: got completion with error:"
+    assert explain_text(ray, "ray").verdict is Verdict.FAIL
+    # a paste where few lines carry such a tag is left alone
+    assert clean("(pid=1) a\nb\nc\nd\n") == "(pid=1) a\nb\nc\nd\n"
+
+
+def test_kubectl_notices_typed_commands_and_nvidia_smis_date_line_do_not_leave_an_unread_part():
+    """`kubectl exec ... -- nvidia-smi` typed without a prompt, kubectl's "Defaulted container" notice and the date
+    nvidia-smi prints above its table (real: NVIDIA/gpu-operator#406): one nvidia-smi output, judged."""
+    paste = ('kubectl exec nvidia-driver-daemonset-qmsb9 -n gpu-operator -- nvidia-smi\n'
+             'Defaulted container "nvidia-driver-ctr" out of: nvidia-driver-ctr, k8s-driver-manager (init)\n'
+             'Tue Sep 20 13:11:24 2022\n'
+             '+-----------------------------------------------------------------------------+\n'
+             '| NVIDIA-SMI 515.48.07    Driver Version: 515.48.07    CUDA Version: 11.7     |\n'
+             '|-------------------------------+----------------------+----------------------+\n'
+             '| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n'
+             '| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n'
+             '|                               |                      |               MIG M. |\n'
+             '|===============================+======================+======================|\n'
+             '|   0  Tesla T4            On   | 00000000:17:00.0 Off |                    0 |\n'
+             '| N/A   61C    P0    70W /  70W |    949MiB / 15360MiB |    100%      Default |\n'
+             '|                               |                      |                  N/A |\n'
+             '+-------------------------------+----------------------+----------------------+\n')
+    e = explain_text(paste, "k8s")
+    assert e.kind == "nvidia-smi" and e.verdict is Verdict.PASS
+    assert not any(f.id == "explain.unrecognised_part" for f in e.findings)
+
+
+def test_the_typed_command_helps_recognise_its_output():
+    """`srun ... nvidia-smi -L` typed without a prompt: the launcher's own lines follow it; the command says what ran
+    (real: a pyxis node, tests/data/public/nvidia-smi-L__pyxis-srun-nvidia-smi-L-8xh100.txt)."""
+    e = explain_text(text(PUBLIC / "nvidia-smi-L__pyxis-srun-nvidia-smi-L-8xh100.txt"), "pyxis")
+    assert e.kind == "nvidia-smi-L" and e.verdict is Verdict.PASS

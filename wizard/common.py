@@ -113,3 +113,32 @@ def gpu_subject(index: int | str | None = None, bus_id: str = "", serial: str = 
     inner = ", ".join(x for x in (normalise_bus_id(bus_id) if bus_id else "",
                                   f"serial {serial}" if serial and serial.upper() not in ("N/A", "[N/A]") else "") if x)
     return f"{head} ({inner})" if inner else head
+
+
+_EDITOR_NUMBER = re.compile(r"^[ \t]*(\d{1,7})(?:[ \t]|$)")
+
+
+def strip_editor_line_numbers(text: str) -> str:
+    """``text`` without the line numbers an editor or ``cat -n`` put before every line ("  1 P2P=Disabled ...",
+    "  7" for a blank line), where every line carries one and they count up by one from the first; otherwise
+    ``text`` unchanged. A matrix row's GPU index never passes for one: the title and column lines of a matrix
+    start with words, not numbers. Never raises."""
+    if not isinstance(text, str):
+        return text
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) < 3:
+        return text
+    out: list[str] = []
+    want: int | None = None
+    for ln in lines:
+        m = _EDITOR_NUMBER.match(ln)
+        if not m:
+            return text
+        n = sat_int(m.group(1))
+        if want is not None and n != want:
+            return text
+        want = n + 1
+        out.append(ln[m.end():])
+    return "\n".join(out) + "\n"

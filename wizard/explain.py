@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from wizard.common import strip_editor_line_numbers
 from wizard.kinds import Kind
 from wizard.facts import Facts
 from wizard.probes import ProbeOutput
@@ -37,7 +38,9 @@ PROMPT_RE = re.compile(
     r"|[$❯➜λ]\s+\S"                             # $ cmd; zsh/starship/oh-my-zsh themes: ❯ cmd, ➜ cmd, λ cmd
     r"|>[:~/\w.\-]{0,20}\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", ">:/ nvidia-smi";
     # not deviceQuery's "> Peer access"
-    r"|#\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg" (a root prompt), not "# nThread 1"
+    r"|#\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg", "#nvidia-smi" (a root prompt), not "# nThread 1"
+    r"|(?:sudo\s+)?(?:kubectl|docker|podman|srun|sudo)\s+[a-z]\S*\s"     # a typed command with no prompt before it:
+    r"|(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\s+-{1,2}[A-Za-z]\S*(?:\s|$)"  # "all_gather_perf -g 8 ..."
     r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
     r")")
 
@@ -97,6 +100,10 @@ class Explained:
         return d
 
 
+_KUBECTL_NOTICE = re.compile(r'^Defaulted container "[^"\n]*" out of: [^\n]*\n?', re.M)
+"""kubectl's notice on stderr when a pod has several containers and none was named (``kubectl exec``/``logs``): not
+the command's output."""
+
 _QUOTE_PREFIX = re.compile(r"^[ \t]*(?:#|>|//)[ ]?")
 """A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``) or an e-mail quote (``> ``)."""
 
@@ -105,6 +112,7 @@ def clean(text: str) -> str:
     """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty), and a comment or quote
     prefix that every non-blank line carries (``    # ``, ``> ``) removed: outputs never start every line with one."""
     text = ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _KUBECTL_NOTICE.sub("", text)
     lines = text.split("\n")
     body = [ln for ln in lines if ln.strip()]
     if len(body) >= 3:
@@ -113,7 +121,28 @@ def clean(text: str) -> str:
                 and not any(ln.lstrip().startswith("# nThread") for ln in body)):  # nccl-tests' own '#' header
             pre = prefixes.pop()
             text = "\n".join(ln[len(pre):] if ln.startswith(pre) else ln for ln in lines)
-    return text
+    return _strip_log_prefixes(text)
+
+
+_LOG_PREFIX = re.compile(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
+                         r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?")
+"""The tag a job runner puts before each line it relays from a worker: Ray ``(pid=1234)``, ``(RayWorkerWrapper
+pid=92234, ip=172.19.24.110)``, ``(raylet)``; SkyPilot ``(sky-cmd, pid=13008)``, ``(head, rank=0, pid=5)`` (Ray
+docs, "Configuring Logging": worker log lines are prefixed with the actor name, pid and ip,
+https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html)."""
+_RAY_DEDUP = re.compile(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
+"""Ray's log deduplication suffix (same page, "Log deduplication")."""
+
+
+def _strip_log_prefixes(text: str) -> str:
+    """A runner's per-line tags removed where at least two lines and half the paste's lines carry one (the tool's
+    own lines follow them); lines without a tag stay as they are."""
+    lines = text.split("\n")
+    body = [ln for ln in lines if ln.strip()]
+    tagged = sum(1 for ln in body if _LOG_PREFIX.match(ln))
+    if tagged < 2 or 2 * tagged < len(body):
+        return text
+    return "\n".join(_RAY_DEDUP.sub("", _LOG_PREFIX.sub("", ln, count=1)) for ln in lines)
 
 
 def strip_command_lines(text: str) -> str:
@@ -222,12 +251,17 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
             cut = i
             if ln.startswith("|") and i - 1 > start and chunk[i - 1].startswith("+-"):
                 cut = i - 1  # the table's top border belongs to it
+                if cut - 1 > start and _SMI_DATE.match(chunk[cut - 1]):
+                    cut -= 1  # and nvidia-smi's own first line, its date
             if any(x.strip() for x in chunk[start:cut]):
                 out.append((first + start, chunk[start:cut]))
                 start = cut
     out.append((first + start, chunk[start:]))
     return out
 
+
+_SMI_DATE = re.compile(r"^\s*[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$")
+"""The date line nvidia-smi prints above its table (``Tue Sep 20 13:11:24 2022``)."""
 
 _PY_ONE_LINER = re.compile(r"^python[\d.]*\s+-c\s")
 
@@ -303,6 +337,19 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
         score = 1.0 if k else 0.0
     else:
         k, score = detect(body)
+        typed = exp.get("command")
+        if k is None and isinstance(typed, str) and typed.strip():
+            # the command typed at the prompt tells what printed the lines below it (srun ... nvidia-smi -L, whose
+            # launcher added lines of its own): detect with it, as the output's first line
+            k, score = detect(f"{typed.strip()}\n{body}")
+        if k is None:
+            # line numbers an editor or `cat -n` put before every line: read without them, only when the numbered
+            # text is no output bringup knows (ras-mc-ctl --errors numbers its records the same way)
+            plain = strip_editor_line_numbers(body)
+            if plain != body:
+                k, score = detect(plain)
+                if k is not None:
+                    body = plain
     if k is None:
         return None, score, []
     try:
@@ -409,8 +456,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
             fs = said or [_unknown(body)]
             if len(pieces) > 1 and fs[0].id == "explain.unknown_input":
                 fs = [Finding("explain.unrecognised_part", Verdict.UNKNOWN,
-                              f"lines {first + 1}-{first + len(lines)} of this input are not an output bringup "
-                              f"reads", "input", tuple(x for x in lines if x.strip())[:5],
+                              f"bringup does not recognise lines {first + 1}-{first + len(lines)} of this input (not "
+                              f"an output it reads)", "input", tuple(x for x in lines if x.strip())[:5],
                               "Explain that part on its own, or give the raw output of a command bringup reads "
                               "(bringup explain lists them when given something it does not know).", "")]
         if k is not None and k.name == "nvcc-version":

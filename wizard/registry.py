@@ -253,10 +253,12 @@ def _build_kinds() -> dict[str, Kind]:
     from wizard.parsers import nccl as p_nccl
     from wizard.parsers import smi_kinds as p_smi_kinds
     from wizard.parsers import gpuburn as p_gpuburn
+    from wizard.parsers import gdrcopy as p_gdrcopy
     from wizard.parsers import container as p_container
     from wizard.parsers import fabricmanager as p_fabricmanager
     from wizard.parsers import launcher as p_launcher
     from wizard.rules import gpuburn as gpuburn_rules
+    from wizard.rules import gdrcopy as gdrcopy_rules
     from wizard.rules import container as container_rules
     from wizard.rules import fabricmanager as fm_rules
     from wizard.parsers.smi import detect_smi_dmon, parse_smi_csv, parse_smi_dmon, parse_smi_table
@@ -291,6 +293,9 @@ def _build_kinds() -> dict[str, Kind]:
     # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
     Kind("gpu-burn", "gpu-burn (wilicc/gpu-burn stress test with result checking)", p_gpuburn.detect_gpu_burn,
          gpuburn_rules.judge_gpu_burn_text, ("gpu_burn -tc 600",)),
+    # wizard/parsers/gdrcopy.py detects; wizard/rules/gdrcopy.py judges (NVIDIA/gdrcopy test programs)
+    Kind("gdrcopy", "GDRCopy tests (gdrcopy_sanity, gdrcopy_copybw, gdrcopy_copylat: GPUDirect RDMA copies via gdrdrv)",
+         p_gdrcopy.detect_gdrcopy, gdrcopy_rules.judge_gdrcopy_text, ("gdrcopy_sanity", "gdrcopy_copybw")),
     # wizard/parsers/cuda_samples.py detects; wizard/rules/cuda_samples.py judges (NVIDIA/cuda-samples)
     Kind("cuda-devicequery", "CUDA samples deviceQuery", p_cuda_samples.detect_device_query,
          cuda_samples.judge_device_query_text, ("./deviceQuery",)),
@@ -303,7 +308,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("cuda-sample", "another CUDA sample (vectorAdd, matrixMul, UnifiedMemoryPerf, ...)", p_cuda_samples.detect_cuda_sample,
          cuda_samples.judge_cuda_sample_text, ("./vectorAdd",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
-    Kind("perftest", "ib_write_bw / ib_read_bw / ib_send_bw (perftest RDMA bandwidth)", p_fabric.detect_perftest,
+    Kind("perftest", "ib_write_bw / ib_read_bw / ib_send_bw (perftest RDMA bandwidth, or the errors perftest prints)",
+         p_fabric.detect_perftest,
          pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
     Kind("perfquery", "perfquery [-x] or ibdiagnet2.pm (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
@@ -320,6 +326,11 @@ def _build_kinds() -> dict[str, Kind]:
         ("grep -r . /sys/devices/system/edac/mc",)),
     # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
     Kind("proc-cmdline", "/proc/cmdline", p_host_kinds.detect_cmdline, pasted.as_probe("cmdline", "/proc/cmdline", bios.iommu), ("cat /proc/cmdline",)),
+    # before proc-driver-nvidia-version: `head` of both files is this kind (its judge reads the version lines too)
+    Kind("proc-driver-nvidia-gpu-information", "/proc/driver/nvidia/gpus/<bus id>/information (the driver's view of "
+         "each GPU: model, bus, VBIOS, GSP firmware, excluded)", p_gpu.detect_gpu_information,
+         pasted.gpu_information_judge, ("cat /proc/driver/nvidia/gpus/*/information",
+                                        "grep . /proc/driver/nvidia/gpus/*/information")),
     Kind("proc-driver-nvidia-version", "/proc/driver/nvidia/version", p_host_kinds.detect_driver_version,
         pasted.host_kinds_judge_driver_version, ("cat /proc/driver/nvidia/version",)),
     Kind("kernel-modules", "lsmod or /proc/modules", p_host_kinds.detect_modules, pasted.host_kinds_judge_modules,
@@ -350,7 +361,8 @@ def _build_kinds() -> dict[str, Kind]:
         ("dpkg -l | grep -i nvidia",)),
     Kind("nvidia-packages-rpm", "rpm -qa of NVIDIA packages", p_packages.detect_rpm, driver_install.judge_rpm_text,
         ("rpm -qa | grep -i nvidia",)),
-    Kind("nvidia-service-status", "systemctl status of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm",
+    Kind("nvidia-service-status", "systemctl status of a service (nvidia-fabricmanager, nvidia-persistenced, nvidia-dcgm, "
+         "nv_peer_mem, openibd, any unit)",
         p_packages.detect_service, driver_install.judge_service_text,
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
     Kind("nvidia-smi-versions", "nvidia-smi's header values, one per line (NVIDIA-SMI / Driver Version / CUDA Version)",
@@ -700,6 +712,8 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
     "gpu.stress_speed": "gpu.stress",  # gpu-burn output
     "gpu.stress_temp": "gpu.stress",
+    "node.gdrcopy": "node.fabric",  # gdrcopy_sanity / gdrcopy_copybw / gdrcopy_copylat (GPUDirect RDMA via gdrdrv)
+    "driver.service": "driver.install",  # systemctl status of a unit other than FM / persistenced / DCGM (nv_peer_mem...)
     "health.dcgm_dmon": "health.dcgm_l1",  # dcgmi dmon samples with no error field, or none
     "multinode.ib_port_state": "multinode.transport",  # ibstat / ibv_devinfo / ibstatus
     "multinode.ib_port_rate": "multinode.transport",

@@ -102,3 +102,13 @@ def test_pip_show_torch_gives_the_version_and_the_cuda_major_of_its_wheels():
     assert t.torch_version == "2.2.1" and t.cuda == "" and t.cuda_family == "12"
     t = parse_torch_cuda("Name: torch\nVersion: 2.1.0+cu118\nRequires: filelock\n")
     assert t.torch_version == "2.1.0+cu118" and t.cuda == "11.8"
+
+
+def test_the_cuda_samples_checkcudaerrors_form_resolves_its_number_and_name():
+    """helper_cuda.h's checkCudaErrors line (real: NVIDIA/cuda-samples#34, matrixMul with no GPU)."""
+    n, info = resolve_cuda_error('CUDA error at ../../Common/helper_cuda.h:791 code=100(cudaErrorNoDevice) '
+                                 '"cudaGetDeviceCount(&device_count)"')
+    assert n == 100 and info is not None and info.name == "cudaErrorNoDevice"
+    t = parse_torch_cuda('[Matrix Multiply Using CUDA] - Starting...\nCUDA error at ../../Common/helper_cuda.h:791 '
+                         'code=100(cudaErrorNoDevice) "cudaGetDeviceCount(&device_count)"\n')
+    assert [e.code for e in t.errors] == [100]

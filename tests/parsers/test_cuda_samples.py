@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
 from wizard.parsers.cuda_samples import (
     detect_bandwidth_test,
     detect_device_query,
@@ -9,9 +10,11 @@ from wizard.parsers.cuda_samples import (
     parse_bandwidth_test,
     parse_device_query,
     parse_p2p_test,
+    strip_editor_line_numbers,
 )
 
 from tests.probe_data import PUBLIC, text
+from tests.strategies import mutated
 
 
 def body(name: str) -> str:
@@ -95,3 +98,54 @@ def test_nvbandwidth_matrices_names_and_waived():
     err = parse_nvbandwidth((PUBLIC / "nvbandwidth__8xa100sxm4-v07-d2d-read-pattern-assert.txt").read_text())
     assert err.error_testcase == "device_to_device_memcpy_read_ce" and any("ASSERT" in x for x in err.error_lines)
     assert detect_nvbandwidth("Host to Device Bandwidth, 1 Device(s)\nPINNED Memory Transfers") == 0.0
+
+
+LATENCY_49MS = "p2pBandwidthLatencyTest__transformers20438-8gpu-enabled-latency-49ms-every-pair.txt"
+LATENCY_4GPU = "p2pBandwidthLatencyTest__cudasamples230-4gpu-latency-matrices-editor-line-numbers.txt"
+
+
+def test_p2p_latency_only_pastes_are_recognised_and_read() -> None:
+    """A paste of the latency matrices alone (no banner, no bandwidth matrix) is p2pBandwidthLatencyTest output:
+    the indented 8-GPU P2P=Enabled matrix of huggingface/transformers#20438 and the 4-GPU matrices of
+    NVIDIA/cuda-samples#230, which carry the editor's line numbers."""
+    t = body(LATENCY_49MS)
+    assert detect_p2p_test(t) >= 0.9
+    on = parse_p2p_test(t).matrix("Enabled", "Latency")
+    assert on is not None and on.cols == list(range(8))
+    assert (on.values[0][0], on.values[0][1], on.values[7][6]) == (4.95, 49206.88, 49206.50)
+    t = body(LATENCY_4GPU)
+    assert detect_p2p_test(t) >= 0.9
+    p = parse_p2p_test(t)
+    assert list(p.matrices) == ["P2P=Disabled Latency Matrix (us)", "P2P=Disabled Latency Matrix (us) CPU",
+                                "P2P=Enabled Latency (P2P Writes) Matrix (us)",
+                                "P2P=Enabled Latency (P2P Writes) Matrix (us) CPU"]
+    assert p.matrices["P2P=Enabled Latency (P2P Writes) Matrix (us)"].values[2] == {0: 1.81, 1: 1.83, 2: 2.07, 3: 2.31}
+    assert p.matrices["P2P=Disabled Latency Matrix (us)"].values[0][2] == 19.61 and not p.problems
+
+
+def test_editor_line_numbers_are_dropped_only_when_every_line_counts_up() -> None:
+    numbered = body(LATENCY_4GPU)
+    plain = strip_editor_line_numbers(numbered)
+    assert plain.splitlines()[:3] == ["P2P=Disabled Latency Matrix (us)", "   GPU     0      1      2      3",
+                                      "     0   2.61  14.95  19.61  14.42"]
+    assert plain.splitlines()[6] == ""  # "  7" alone was a blank line
+    for untouched in (plain, body(LATENCY_49MS),
+                      numbered.replace("  3      0", "  9      0"),  # a gap in the count: not an editor's numbering
+                      "   GPU     0      1\n     0   1.39   1.12\n     1   1.14   1.42\n"):  # rows under their column line
+        assert strip_editor_line_numbers(untouched) == untouched
+    assert strip_editor_line_numbers(plain) == plain
+
+
+def test_latency_detector_does_not_claim_other_outputs() -> None:
+    assert detect_p2p_test("Latency Matrix (us) was fine\nGPU 0 1\n") == 0.0
+    assert detect_device_query(body(LATENCY_4GPU)) == detect_bandwidth_test(body(LATENCY_4GPU)) == 0.0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated([PUBLIC / LATENCY_49MS, PUBLIC / LATENCY_4GPU],
+               ["  1 ", "\n", " ", "GPU", "CPU", "P2P=Enabled Latency (P2P Writes) Matrix (us)", "9" * 400, "1.5"]))
+def test_mutated_latency_pastes_never_raise(t: str) -> None:
+    assert 0.0 <= detect_p2p_test(t) <= 1.0
+    p = parse_p2p_test(t)
+    assert isinstance(p.problems, list)
+    strip_editor_line_numbers(t)

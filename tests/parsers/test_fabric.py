@@ -182,3 +182,23 @@ def test_sysfs_net_and_nccl_parsers_never_raise(t: str, none: bool) -> None:
     assert isinstance(s.devices, dict)
     parse_net_sysfs(files)
     parse_nccl_env("# environment\n" + t)
+
+
+def test_perftest_error_lines_are_classed_and_the_server_banner_read() -> None:
+    from wizard.parsers.fabric import detect_perftest, parse_perftest
+
+    body = text(PUBLIC / "perftest__ib-send-lat-unable-to-create-qp-efa.txt")
+    r = parse_perftest(body)
+    assert r.waiting and not r.rows
+    assert r.errors == [("qp_create", "Unable to create QP."), ("qp_create", "Failed to create QP."),
+                        ("resources", "Couldn't create IB resources")]
+    assert detect_perftest(body) >= 0.9
+    # the banner alone (a server still waiting) and perftest's own error lines alone are perftest's
+    assert detect_perftest("\n".join(body.splitlines()[:3])) >= 0.9
+    assert detect_perftest(" Couldn't create IB resources\n") >= 0.9
+    # linux-rdma/perftest#228 (description by ddmatsu, 2023-11-01): the client could not reach the server
+    pr228 = ("# ib_write_bw -d rocep133s0f0 192.168.125.211\nCouldn't connect to 192.168.125.211:18515\n"
+             "Unable to open file descriptor for socket connection Unable to init the socket connection\n")
+    assert [k for k, _ in parse_perftest(pr228).errors] == ["socket", "socket"] and detect_perftest(pr228) >= 0.9
+    # a generic "Failed to create QP." with nothing of perftest's around it is not claimed
+    assert detect_perftest("Failed to create QP.\n") == 0.0

@@ -218,3 +218,84 @@ def test_detect_smi_list_needs_uuid_lines():
     # torch collect_env's "GPU 0: <name>" lines carry no UUID: not an nvidia-smi -L
     assert detect_smi_list("GPU models and configuration:\nGPU 0: NVIDIA A100-SXM4-40GB\nGPU 1: NVIDIA A100-SXM4-40GB\n") == 0
     assert detect_smi_list("") == 0
+
+
+INFO_H100 = PUBLIC / "proc-driver-nvidia-gpu-information__h100-80gb-hbm3-gsp-535.129.03.txt"
+INFO_L4 = PUBLIC / "proc-driver-nvidia-gpu-information__snapd14893-l4-tab-separated.txt"
+INFO_GTX1080 = PUBLIC / "proc-driver-nvidia-gpu-information__kvm-guest-gtx1080-vbios-unread-367.txt"
+
+
+def test_parse_gpu_information_h100_every_field():
+    from wizard.parsers.gpu import detect_gpu_information, parse_gpu_information
+
+    t = text(INFO_H100)
+    assert detect_gpu_information(t) == 1.0
+    (g,) = parse_gpu_information(t).gpus
+    assert (g.model, g.bus, g.minor, g.firmware, g.excluded) == ("NVIDIA H100 80GB HBM3", "0000:62:00.0", 5,
+                                                                 "535.129.03", False)
+    assert (g.irq, g.uuid, g.vbios, g.bus_type) == ("10", "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b", "96.00.99.00.01",
+                                                    "PCIe")
+    assert (g.dma_size_bits, g.dma_mask) == (52, "0xfffffffffffff") and g.initialised
+    assert g.path == "/proc/driver/nvidia/gpus/0000:62:00.0/information"  # from the `$ cat 0000\:62\:00.0` line
+    assert g.fields["excluded"] == "GPU Excluded:    No"
+
+
+def test_parse_gpu_information_tabs_old_driver_and_placeholders():
+    from wizard.parsers.gpu import parse_gpu_information
+
+    (l4,) = parse_gpu_information(text(INFO_L4)).gpus  # tab-separated, as nv-procfs.c writes it
+    assert (l4.model, l4.bus, l4.vbios, l4.firmware, l4.excluded) == ("NVIDIA L4", "0000:70:00.0", "95.04.65.00.13",
+                                                                       "", False)
+    (old,) = parse_gpu_information(text(INFO_GTX1080)).gpus  # driver 367: no exclusion line; GPU not brought up
+    assert (old.model, old.bus, old.excluded, old.initialised) == ("GeForce GTX 1080", "0000:02:03.0", None, False)
+    assert old.vbios == "??.??.??.??.??" and old.uuid.startswith("GPU-????????")
+
+
+def test_parse_gpu_information_several_blocks_head_headers_and_grep_prefixes():
+    """Synthetic arrangements of the real H100 and L4 blocks: `head` of two files (==> path <== headers), the same
+    blocks back to back without headers, and `grep . files` (path: before every line)."""
+    from wizard.parsers.gpu import detect_gpu_information, parse_gpu_information
+
+    h100 = text(INFO_H100).split("\n", 1)[1]  # the block without its `$ cat` line
+    l4 = text(INFO_L4).split("\n", 1)[1]
+    head = (f"==> /proc/driver/nvidia/gpus/0000:62:00.0/information <==\n{h100}\n"
+            f"==> /proc/driver/nvidia/gpus/0000:70:00.0/information <==\n{l4}")
+    for t in (head, h100 + l4):
+        info = parse_gpu_information(t)
+        assert [(g.model, g.bus) for g in info.gpus] == [("NVIDIA H100 80GB HBM3", "0000:62:00.0"),
+                                                         ("NVIDIA L4", "0000:70:00.0")]
+        assert detect_gpu_information(t) == 1.0
+    grep = "".join(f"/proc/driver/nvidia/gpus/0000:70:00.0/information:{ln}\n" for ln in l4.splitlines())
+    (g,) = parse_gpu_information(grep).gpus
+    assert (g.model, g.bus, g.excluded) == ("NVIDIA L4", "0000:70:00.0", False) and detect_gpu_information(grep) == 1.0
+    again = parse_gpu_information(h100 + h100.replace("GPU Excluded:    No", "GPU Excluded:    Yes")).gpus
+    assert [g.excluded for g in again] == [True]  # one bus read twice: the later block is the state after
+
+
+def test_gpu_information_detector_leaves_other_outputs_alone():
+    from wizard.parsers.gpu import detect_gpu_information
+
+    for name in ("nvidia-smi-q__cudalibsamples104-a100-sxm4-80gb-header.txt", "nvidia-container-cli__info-tail.txt",
+                 "proc-driver-nvidia-version__proc-driver-nvidia-version.txt", "lscpu__threadripper-pro-lscpu.txt"):
+        assert detect_gpu_information(text(PUBLIC / name)) == 0.0, name
+    assert detect_gpu_information("Model: x\nIRQ: 3\n") == 0.0  # two common words are not the file
+
+
+def test_parse_gpu_information_never_raises_on_mutations():
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.strategies import garbage, mutated
+    from wizard.parsers.gpu import detect_gpu_information, parse_gpu_information
+
+    tokens = ["Model:", "GPU Excluded:", "Video BIOS:", "Bus Location:", "Device Minor:", "9" * 5000, "\t", "\n",
+              "==> /proc/driver/nvidia/gpus/0000:01:00.0/information <==", "/proc/driver/nvidia/gpus/01:00.0/information:",
+              "?", "Yes", "Maybe", "NVRM version: NVIDIA "]
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(t=mutated([INFO_H100, INFO_L4, INFO_GTX1080], tokens) | garbage(tokens))
+    def run(t):
+        assert 0.0 <= detect_gpu_information(t) <= 1.0
+        info = parse_gpu_information(t)
+        assert all(g.minor is None or g.minor >= 0 for g in info.gpus) and isinstance(info.problems, list)
+
+    run()

@@ -213,3 +213,17 @@ def test_dmesg_reltime_deltas_make_a_running_clock():
     secs = [kl.record_seconds(r) for r in log.records]
     assert secs[1] - secs[0] == 0.5 and secs[2] - secs[0] == 1.75
     assert secs[3] - secs[0] == 60.0 and round(secs[4] - secs[3], 6) == 0.1
+
+
+def test_a_ubsan_report_is_one_event_quoting_its_first_line():
+    """A UBSAN report from nvidia_uvm (real: pytorch/pytorch#127275): the event's evidence starts with the UBSAN line,
+    not its Call Trace."""
+    from wizard.parsers.kernellog import parse_kernel_log
+
+    log = parse_kernel_log(
+        "[  826.919949] UBSAN: array-index-out-of-bounds in /tmp/x/kernel/nvidia-uvm/uvm_pmm_gpu.c:857:39\n"
+        "[  826.919950] index 0 is out of range for type 'uvm_gpu_chunk_t *[*]'\n"
+        "[  826.919951] CPU: 11 PID: 5286 Comm: python Tainted: P           OE      6.5.0-9-generic #9-Ubuntu\n"
+        "[  826.919953] Call Trace:\n[  826.919953]  <TASK>\n")
+    ev = [e for e in log.events if e.kind == "unrecognised"]
+    assert len(ev) == 1 and "UBSAN: array-index-out-of-bounds" in ev[0].evidence[0]

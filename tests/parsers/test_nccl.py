@@ -119,3 +119,25 @@ def test_an_ipv6_link_local_socket_interface_is_read_with_its_zone():
     lg = parse_nccl_log("w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:172.18.40.41<0> "
                         "[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>\n")  # the real line's shape (oneflow#3586)
     assert lg.socket_ifaces == ["eno1", "veth25f2e72"]
+
+
+def test_an_async_nccl_error_without_file_and_line_is_named() -> None:
+    """PyTorch's async form "NCCL error: <ncclGetErrorString>, NCCL version X" (real: OpenRLHF/OpenRLHF#621)."""
+    line = ("[rank1]:[E1224 13:23:05.483840160 ProcessGroupNCCL.cpp:542] [Rank 12] Collective WorkNCCL(SeqNum=1, "
+            "OpType=BROADCAST, NumelIn=778567680, NumelOut=778567680, Timeout(ms)=1800000) raised the following async "
+            "exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5")
+    assert nccl_result_name(line) == "ncclRemoteError"
+
+
+def test_nccl_tests_2019_format_without_hash_marks_is_read() -> None:
+    """nccl-tests before 2.x printed its column header and footers without '#' (real: NVIDIA/nccl-tests#37)."""
+    r = parse_nccl_tests(
+        "all_gather_perf -g 8 -b 4294967296 -e 4294967296 -n 100\n"
+        "                                             out-of-place                       in-place\n"
+        "       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "        (B)    (elements)             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+        "  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  128.84  1e+00\n"
+        " Out of bounds values : 2 FAILED\n"
+        " Avg bus bandwidth    : 128.942\n")
+    assert len(r.rows) == 1 and r.columns_line.startswith("size") and r.oob_ok is False
+    assert r.avg_busbw_gb_s == 128.942

@@ -205,3 +205,80 @@ def test_host_copies_and_p2p_pairs_carry_the_measured_bandwidth_against_the_floo
               if f.verdict is Verdict.PASS]
     assert p2p.measured.unit == "GB/s" and p2p.measured.met and p2p.measured.label.startswith("slowest P2P pair")
     assert isinstance(p2p.measured, Measure)
+
+
+LATENCY_49MS = "p2pBandwidthLatencyTest__transformers20438-8gpu-enabled-latency-49ms-every-pair.txt"
+LATENCY_4GPU = "p2pBandwidthLatencyTest__cudasamples230-4gpu-latency-matrices-editor-line-numbers.txt"
+
+
+def test_p2p_write_latency_in_the_milliseconds_fails_naming_the_pairs() -> None:
+    """huggingface/transformers#20438: ~49,206 us for every enabled pair of 8 GPUs, 2-5 us on the diagonal."""
+    from wizard.rules.cuda_samples import P2P_LATENCY_FAIL_US
+
+    r = explain_text(body(LATENCY_49MS), "t")
+    assert r.kind == "cuda-p2p-bandwidth-latency" and r.verdict is Verdict.FAIL
+    (f,) = r.findings
+    assert f.id == "health.p2p" and f.subject == "host"
+    assert "all 56 directed GPU pair(s)" in f.message and "49,206.39 us to 49,206.88 us" in f.message
+    assert "0->1 49,206.88 us" in f.message and "(+48 more)" in f.message
+    assert "2.08-4.95 us on the diagonal" in f.message and "ACS" in f.message and "ACSCtl" in f.remedy
+    assert (f.measured.value, f.measured.threshold, f.measured.unit, f.measured.direction) == \
+        (49206.88, P2P_LATENCY_FAIL_US, "us", "at_most") and f.measured.met is False
+    assert any("49206.88" in ln for ln in f.evidence)
+
+
+def test_p2p_write_latency_in_microseconds_passes_with_its_range() -> None:
+    """NVIDIA/cuda-samples#230 (editor line numbers in the paste): 1.81-2.31 us enabled, 11-20 us disabled."""
+    r = explain_text(body(LATENCY_4GPU), "t")
+    assert r.kind == "cuda-p2p-bandwidth-latency" and r.verdict is Verdict.PASS
+    (f,) = r.findings
+    assert "1.81-2.31 us on all 12 directed GPU pair(s) (median 1.85 us)" in f.message
+    assert "11.09-19.61 us with P2P disabled" in f.message  # the CPU halves (2.5-6.8 us) are not mixed in
+    assert f.measured.value == 2.31 and f.measured.met
+
+
+def test_one_pair_far_above_the_median_latency_warns_and_a_stalled_pair_alone_fails() -> None:
+    lines = body(LATENCY_4GPU).splitlines()
+    i = next(n for n, ln in enumerate(lines) if "P2P=Enabled" in ln) + 2  # row 0 of the enabled GPU matrix
+    far = list(lines)
+    far[i] = far[i].replace("2.31", "45.00", 1)  # synthetic edit: 0->1 at 24 x the median
+    fs = judge_p2p_test_text("\n".join(far), {})
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "0->1 45.00 us" in fs[0].message
+    assert fs[0].subject == "GPU 0 <-> GPU 1" and fs[0].remedy
+    near = list(lines)
+    near[i] = near[i].replace("2.31", "12.00", 1)  # 6.5 x the median but under 20 us: no slower than host-staged
+    assert verdicts(judge_p2p_test_text("\n".join(near), {})) == {Verdict.PASS}
+    stalled = list(lines)
+    stalled[i] = stalled[i].replace("2.31", "5000.00", 1)  # one pair at 5 ms
+    fs = judge_p2p_test_text("\n".join(stalled), {})
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "1 of 12 directed GPU pair(s)" in fs[0].message
+    assert "0->1 5,000.00 us" in fs[0].message and fs[0].subject == "GPU 0 <-> GPU 1"
+
+
+def test_latency_adds_to_the_bandwidth_judgement_only_where_it_finds_a_fault() -> None:
+    """The real RTX 6000 Ada p2pBandwidthLatencyTest has both: its bandwidth pass stays the one finding; a stalled
+    enabled latency (synthetic edit) adds a failing one beside it."""
+    t = text(PUBLIC / "cuda-p2p-bandwidth-latency__rtx6000ada-p2pbandwidthlatency.txt")
+    fs = judge_p2p_test_text(t, {})
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "GB/s" in fs[0].message and "Latency" not in fs[0].message
+    lines = t.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith("P2P=Enabled Latency")) + 2
+    lines[i] = lines[i].replace("1.24", "49206.88", 1)
+    fs = judge_p2p_test_text("\n".join(lines), {})
+    assert [f.verdict for f in fs] == [Verdict.PASS, Verdict.FAIL] and "0->1 49,206.88 us" in fs[1].message
+
+
+def test_latency_of_pairs_without_peer_access_is_not_judged_again() -> None:
+    """2x RTX 4090 without P2P (CANNOT Access Peer): the 'enabled' latency (~10.5 us) is the host-staged path; the
+    connectivity warning is the one finding."""
+    fs = judge_p2p_test_text(body("p2pBandwidthLatencyTest__2x-rtx4090-525-p2p-disabled-geforce.txt"), {})
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "GeForce" in fs[0].message
+
+
+def test_only_the_p2p_disabled_latency_matrix_is_unknown() -> None:
+    """The first matrices of the real cuda-samples#230 paste (P2P=Disabled, GPU and CPU halves) alone: host-staged
+    writes say nothing about P2P, and the paste has four GPUs, not one."""
+    lines = body(LATENCY_4GPU).splitlines()
+    cut = "\n".join(lines[:lines.index(next(ln for ln in lines if "P2P=Enabled" in ln))])
+    fs = judge_p2p_test_text(cut, {})
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN] and "P2P=Disabled latency matrix" in fs[0].message

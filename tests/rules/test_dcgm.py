@@ -214,6 +214,32 @@ def test_discovery_pcie_cards_need_no_nvswitch() -> None:
     assert dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})[0].verdict is Verdict.UNKNOWN
 
 
+def test_discovery_gpus_named_null_warn_as_dcgm_unable_to_read_nvml() -> None:
+    """NVIDIA/DCGM#229: 4x H100 SXM listed by bus id and UUID, every name DCGM's blank string <<<NULL>>>."""
+    r = explain_text(text(PUBLIC / "dcgmi-discovery__4x-h100-name-null-partial.txt"))
+    f = {x.id: x for x in r.findings}
+    assert r.kind == "dcgmi-discovery" and r.verdict is Verdict.WARN
+    assert f["health.gpu_count"].verdict is Verdict.PASS and "<<<NULL>>>" not in f["health.gpu_count"].message
+    w = f["driver.dcgm"]
+    assert w.verdict is Verdict.WARN and w.message.startswith("every GPU DCGM lists (2 in this paste) has the name <<<NULL>>>")
+    assert "cannot read their names from NVML" in w.message and "not a GPU fault" in w.message
+    assert "nvidia-smi -L" in w.remedy and "restart nvidia-dcgm" in w.remedy and "DCGM_STR_BLANK" in w.source
+    assert len(w.evidence) == 2 and all("Name: <<<NULL>>>" in e for e in w.evidence)
+
+
+def test_discovery_one_blank_name_among_named_gpus_is_named() -> None:
+    from wizard.parsers.dcgm import parse_dcgmi_discovery
+
+    # the real file with GPU 0's name put back (a variant made here): only GPU 1 is blank
+    t = text(PUBLIC / "dcgmi-discovery__4x-h100-name-null-partial.txt").replace(
+        "| 0      | Name: <<<NULL>>>        ", "| 0      | Name: NVIDIA H100 80GB HBM3", 1)
+    f = {x.id: x for x in dcgm.judge_discovery(parse_dcgmi_discovery(t), t, {})}
+    assert f["driver.dcgm"].message.startswith("GPU 1 has the name <<<NULL>>>")
+    assert "NVIDIA H100 80GB HBM3" in f["health.gpu_count"].message
+    named = text(PUBLIC / "dcgmi-discovery__1x-v100-pcie-16gb.txt")
+    assert "driver.dcgm" not in {x.id for x in dcgm.judge_discovery(parse_dcgmi_discovery(named), named, {})}
+
+
 def test_dmon_xid_by_the_xid_table_ecc_and_replay_warn() -> None:
     from wizard.parsers.dcgm import parse_dcgmi_dmon
 

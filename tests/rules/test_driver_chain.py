@@ -197,3 +197,19 @@ def test_another_programs_cuda_error_is_named_generically_and_no_libcuda_fails()
     r = explain_text("Traceback (most recent call last):\n  File \"t.py\", line 2, in <module>\n    torch.zeros(1).cuda()\n"
                      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
     assert r.findings[0].message.startswith("torch")
+
+
+def test_a_cuda_error_while_cuda_starts_with_cuda_unavailable_fails_whatever_its_class():
+    """collect_env on WSL2: "CUDA initialization: ... Error 2: out of memory" and "Is CUDA available: False" (real:
+    vllm-project/vllm#8255): out of memory at start-up left torch without a GPU, not a workload that outgrew one."""
+    from wizard.explain import explain_text
+    from wizard.model import Verdict
+
+    e = explain_text("Collecting environment information...\n/x/torch/cuda/__init__.py:128: UserWarning: CUDA "
+                     "initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+                     "calling NumCudaDevices() that might have already set an error? Error 2: out of memory (Triggered "
+                     "internally at ../c10/cuda/CUDAFunctions.cpp:108.)\nPyTorch version: 2.4.0+cu121\nIs debug build: "
+                     "False\nCUDA used to build PyTorch: 12.1\nIs CUDA available: False\n", "wsl")
+    fs = [f for f in e.findings if f.id == "driver.torch_cuda"]
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "is_available() is False" in fs[0].message
+    assert "out of memory" in fs[0].message

@@ -387,6 +387,8 @@ CASES = [
     ("nvidia-service-status__fabricmanager-restart-failed-h20-ppcie.txt", "nvidia-service-status", "fail",
      "on an NVSwitch system"),
     ("dkms-status__dkms-build-fail-580-pop-kernel.txt", "dkms-status", "fail", "580.119.02"),
+    # held-out set 32 (real): another unit of the GPU stack
+    ("nvidia-service-status__nv-peer-mem-active-exited.txt", "nvidia-service-status", "pass", "GPUDirect RDMA"),
 ]
 
 
@@ -400,6 +402,46 @@ def test_real_driver_outputs_explained(name, kind, verdict, mention):
     assert r.kind == kind
     assert r.verdict.value == verdict, [(f.id, f.verdict, f.message) for f in r.findings]
     assert mention.lower() in words(r)
+
+
+def test_any_unit_of_the_gpu_stack_is_judged_by_its_state():
+    """Mellanox/nv_peer_memory#41: `service nv_peer_mem status`, an LSB script active (exited); its states varied
+    here the way systemctl prints them (systemctl(1)), the rest of the real output unchanged."""
+    from wizard.parsers.packages import parse_systemctl_status
+    from wizard.rules.driver_install import judge_service_text, judge_unit_status
+
+    real = text(PUB / "nvidia-service-status__nv-peer-mem-active-exited.txt")
+    (ok,) = judge_service_text(real, TODAY)
+    assert ok.id == "driver.service" and ok.verdict is Verdict.PASS
+    assert "nv_peer_mem.service" in ok.message and "active (exited" in ok.message and "starting... OK" in ok.message
+    assert "nv_peer_memory" in ok.source and "systemctl" in ok.source
+    failed = (real.replace("Active: active (exited)", "Active: failed (Result: exit-code)")
+              .replace("status=0/SUCCESS", "status=1/FAILURE").replace("starting... OK", "starting... FAILED"))
+    (f,) = judge_service_text(failed, TODAY)
+    assert f.verdict is Verdict.FAIL and "failed (exit-code)" in f.message and "starting... FAILED" in f.message
+    assert "journalctl -u nv_peer_mem.service" in f.remedy
+    dead = real.replace("Active: active (exited)", "Active: inactive (dead)")
+    (d,) = judge_service_text(dead, TODAY)
+    assert d.verdict is Verdict.WARN and "is not running (inactive, dead)" in d.message
+    # the same states of a unit bringup does not know to be part of the GPU stack: not running is not its to judge
+    other = dead.replace("nv_peer_mem", "examplesvc")
+    (o,) = judge_service_text(other, TODAY)
+    assert o.verdict is Verdict.UNKNOWN and o.message.startswith("examplesvc.service is not running")
+    (p,) = judge_service_text(real.replace("nv_peer_mem", "examplesvc"), TODAY)
+    assert p.verdict is Verdict.PASS
+    (nf,) = judge_unit_status(parse_systemctl_status("Unit nv_peer_mem.service could not be found.\n").get("nv_peer_mem"))
+    assert nf.verdict is Verdict.WARN and "not installed" in nf.message and "nvidia-peermem" in nf.remedy
+
+
+def test_fabric_manager_logic_is_untouched_by_the_generic_units():
+    from wizard.parsers.packages import detect_service
+
+    r = explain_text(text(PUB / "systemctl-status__fabricmanager-failed-signal-kill.txt"), expectations=TODAY)
+    assert {f.id for f in r.findings} == {"driver.fabric_manager"}
+    assert detect_service(text(PUB / "systemctl-status__sberlinux-fabricmanager-590-active.txt")) == 0.93
+    assert detect_service(text(PUB / "nvidia-service-status__nv-peer-mem-active-exited.txt")) == 0.9
+    assert detect_service("Unit openibd.service could not be found.\n") == 0.9
+    assert detect_service("Active: active (running)\n") == 0.0  # no unit named
 
 
 def test_fm_version_next_to_a_driver_version_is_compared():

@@ -207,3 +207,29 @@ def test_an_unreadable_rate_and_a_cut_ibstat_are_said_not_passed() -> None:
     f = fabric.judge_state(parse_ib_ports(two), two, {})
     assert any(x.verdict is Verdict.UNKNOWN and "has 2 ports" in x.message for x in f)
     assert [x.verdict for x in fabric.judge_state(parse_ib_ports(body), body, {})] == [Verdict.PASS]
+
+
+def test_perftest_that_cannot_create_a_queue_pair_fails_with_what_it_means():
+    """linux-rdma/perftest#105: ib_send_lat on AWS EFA, whose queue pairs are UD and SRD only."""
+    r = explain_text(text(PUBLIC / "perftest__ib-send-lat-unable-to-create-qp-efa.txt"))
+    (f,) = [x for x in r.findings if x.id == "multinode.ib_bandwidth"]
+    assert r.kind == "perftest" and f.verdict.value == "fail"
+    assert "could not create a queue pair" in f.message and "no RDMA test ran" in f.message
+    assert "(server side)" in f.message and "Couldn't create IB resources" in f.evidence
+    assert "ibv_devinfo" in f.remedy and "ulimit -l" in f.remedy and "EFA" in f.remedy and "-c SRD" in f.remedy
+    assert "perftest_resources.c" in f.source
+
+
+def test_perftest_error_classes_name_the_earliest_failing_step():
+    from wizard.parsers.fabric import parse_perftest
+    from wizard.rules.fabric import PERFTEST_ERRORS, judge_perftest
+
+    # linux-rdma/perftest#228 (description by ddmatsu): the TCP exchange with the server failed
+    pr228 = ("Couldn't connect to 192.168.125.211:18515\n"
+             "Unable to open file descriptor for socket connection Unable to init the socket connection\n")
+    (f,) = judge_perftest(parse_perftest(pr228), pr228, {})
+    assert f.verdict.value == "fail" and "over TCP" in f.message and "18515" in f.remedy
+    # a cut paste of a run that measured nothing and printed no error stays unknown
+    (u,) = judge_perftest(parse_perftest("* Waiting for client to connect... *\n"), "", {})
+    assert u.verdict.value == "unknown"
+    assert all(what and remedy for what, remedy in PERFTEST_ERRORS.values())

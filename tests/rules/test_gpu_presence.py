@@ -7,6 +7,7 @@ import re
 
 import pytest
 from wizard.model import Finding, Verdict
+from wizard.parsers.gpu import parse_gpu_information
 from wizard.parsers.pcie import parse_lspci
 from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence
@@ -472,3 +473,76 @@ def test_nvidia_smi_from_another_driver_branch_fails_and_wsl_and_old_version_for
     assert [f.verdict for f in wsl.findings if f.id == "driver.version"] == [Verdict.WARN]
     old = explain_text(text(PUBLIC / "nvidia-smi__cbio39-3xgtxtitan-driver325.txt"), "o")
     assert [f.verdict for f in old.findings if f.id == "driver.version"] == [Verdict.PASS]
+
+
+def _info(name: str) -> str:
+    """A real /proc/driver/nvidia/gpus/<bus>/information paste of tests/data/public."""
+    from tests.probe_data import PUBLIC, text
+
+    return text(PUBLIC / f"proc-driver-nvidia-gpu-information__{name}.txt")
+
+
+def test_gpu_information_h100_passes_naming_model_bus_and_firmware():
+    """The real H100 information file: the driver sees it, GPU Excluded: No, GSP firmware 535.129.03."""
+    from wizard.explain import explain_text
+
+    r = explain_text(_info("h100-80gb-hbm3-gsp-535.129.03"), "info")
+    assert r.kind == "proc-driver-nvidia-gpu-information" and r.verdict is Verdict.PASS
+    (f,) = r.findings
+    assert f.id == "health.gpu_driver_binding" and f.subject == "GPU (0000:62:00.0)"
+    assert f.message.startswith("the driver sees NVIDIA H100 80GB HBM3 at 0000:62:00.0 (device minor 5, VBIOS "
+                                "96.00.99.00.01, GSP firmware 535.129.03); not excluded (GPU Excluded: No)")
+    assert "driver 535.129.03" in f.message and "GPU Excluded:    No" in f.evidence
+
+
+def test_gpu_information_excluded_gpu_fails_and_others_still_pass():
+    """Synthetic edit of the real H100 block (no public paste shows 'GPU Excluded: Yes'), next to the real L4 block."""
+    h100 = _info("h100-80gb-hbm3-gsp-535.129.03").replace("GPU Excluded:    No", "GPU Excluded:    Yes")
+    fs = gpu_presence.gpu_information(parse_gpu_information(h100 + _info("snapd14893-l4-tab-separated")))
+    bad = [f for f in fs if f.verdict is Verdict.FAIL]
+    assert len(bad) == 1 and bad[0].subject == "GPU (0000:62:00.0)" and "GPU Excluded: Yes" in bad[0].message
+    assert "NVreg_ExcludedGpus" in bad[0].remedy and "nv-reg.h" in bad[0].source
+    ok = [f for f in fs if f.verdict is Verdict.PASS and f.id == "health.gpu_driver_binding"]
+    assert len(ok) == 1 and "NVIDIA L4 at 0000:70:00.0" in ok[0].message and "H100" not in ok[0].message
+    old = _info("h100-80gb-hbm3-gsp-535.129.03").replace("GPU Excluded:    No", "Blacklisted:     Yes")
+    from wizard.rules.pasted import gpu_information_judge
+
+    assert Verdict.FAIL in {f.verdict for f in gpu_information_judge(old, {})}  # the older name of the same line
+
+
+def test_gpu_information_placeholders_warn_and_no_model_is_unknown():
+    from wizard.rules.pasted import gpu_information_judge
+
+    fs = gpu_information_judge(_info("kvm-guest-gtx1080-vbios-unread-367"), {})  # real: RmInitAdapter failed
+    assert [f.verdict for f in fs] == [Verdict.WARN]
+    assert "has not brought it up (Video BIOS ??.??.??.??.??" in fs[0].message and "RmInitAdapter" in fs[0].remedy
+    fs = gpu_information_judge(_info("snapd14893-l4-tab-separated").replace("Model: \t\t NVIDIA L4\n", ""), {})
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN] and "without its Model line" in fs[0].message
+    fs = gpu_information_judge(_info("snapd14893-l4-tab-separated"), {})
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "no GPU Firmware line" in fs[0].message
+
+
+def test_gsp_firmware_against_the_loaded_driver():
+    """`head /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information` (synthetic arrangement: the real
+    H100 block under a version file of the same release, then of another): equal passes, different fails."""
+    from wizard.explain import explain_text
+
+    block = _info("h100-80gb-hbm3-gsp-535.129.03").split("\n", 1)[1]
+
+    def head(version: str) -> str:
+        return ("==> /proc/driver/nvidia/version <==\n"
+                f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {version}  Release Build  "
+                "(dvs-builder@U16-I3-B03-4-3)  Thu Oct 26 2023\nGCC version:  gcc version 12.3.0\n\n"
+                f"==> /proc/driver/nvidia/gpus/0000:62:00.0/information <==\n{block}")
+
+    same = explain_text(head("535.129.03"), "same")
+    assert same.kind == "proc-driver-nvidia-gpu-information" and same.verdict is Verdict.PASS
+    assert any(f.id == "driver.version" and "is the loaded driver's own version" in f.message for f in same.findings)
+    other = explain_text(head("535.104.05"), "other")
+    bad = [f for f in other.findings if f.verdict is Verdict.FAIL]
+    assert other.verdict is Verdict.FAIL and [f.id for f in bad] == ["driver.version"]
+    assert "GSP firmware 535.129.03 on 0000:62:00.0, but the loaded kernel module is 535.104.05" in bad[0].message
+    assert any(f.id == "driver.version" and "535.104.05 loaded" in f.message for f in other.findings)
+    two = block + block.replace("0000:62:00.0", "0000:63:00.0").replace("535.129.03", "550.54.15")
+    fs = gpu_presence.gpu_information(parse_gpu_information(two))
+    assert [f.verdict for f in fs if f.id == "driver.version"] == [Verdict.WARN]

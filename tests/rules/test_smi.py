@@ -833,3 +833,37 @@ def test_ecc_and_row_remap_counts_carry_the_measured_count_against_their_limit()
     a10 = sc.judge_doc(parse_smi_text(text(A10_FULL)), {})
     (remap,) = by_id(a10, "health.row_remap")
     assert remap.verdict is Verdict.FAIL and remap.measured is None
+
+
+def test_nvml_answering_unknown_error_for_a_gpus_own_attribute_fails_it():
+    """nvidia-smi -q printing "Product Brand : Unknown Error" (real: NVIDIA/dcgm-exporter#319, the A10G that also
+    shows ERR! in the table): the driver has lost the GPU."""
+    doc = parse_smi_text("==============NVSMI LOG==============\n\nDriver Version                            : 535.161.08\n"
+                         "CUDA Version                              : 12.2\n\nAttached GPUs                             : 1\n"
+                         "GPU 00000000:00:16.0\n    Product Name                          : NVIDIA A10G\n"
+                         "    Product Brand                         : Unknown Error\n"
+                         "    Product Architecture                  : Ampere\n")
+    fs = [f for f in sc.judge_doc(doc, {}) if f.id == "health.gpu_responsive"]
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "Unknown Error" in fs[0].message
+    assert any("Product Brand" in e for e in fs[0].evidence)
+
+
+def test_only_the_header_row_of_nvidia_smi_passes_the_driver_and_skips_the_gpus():
+    """`nvidia-smi | sed -n 3p` (real: openucx/ucx#7863) or the header without its box (real: Dao-AILab/flash-attention
+    issue paste): the driver is shown, the GPUs are not."""
+    for line in ("| NVIDIA-SMI 495.29.05    Driver Version: 495.29.05    CUDA Version: 11.5     |",
+                 "NVIDIA-SMI 515.65.01    Driver Version: 515.65.01    CUDA Version: 11.7"):
+        e = explain_text(line + "\n", "header")
+        assert e.kind == "nvidia-smi" and e.verdict is Verdict.PASS, [(f.id, f.verdict) for f in e.findings]
+        assert {f.id: f.verdict for f in e.findings} == {"driver.version": Verdict.PASS,
+                                                         "health.nvidia_smi": Verdict.SKIP}
+    # the header values one per line stay their own kind
+    assert explain_text("NVIDIA-SMI 550.54.14\nDriver Version: 550.54.14\nCUDA Version: 12.4\n").kind != "nvidia-smi"
+
+
+def test_a_one_column_query_gpu_csv_is_read_and_its_driver_version_judged():
+    """`nvidia-smi --query-gpu=driver_version --format=csv,noheader` (real: pytorch/pytorch PR#88364)."""
+    e = explain_text("nvidia-smi --query-gpu=driver_version --format=csv,noheader\n515.57\n515.57\n", "q")
+    assert e.kind == "nvidia-smi-query-gpu-csv" and e.verdict is Verdict.PASS
+    assert any(f.id == "driver.version" and "515.57" in f.message for f in e.findings)
+    assert any(f.id == "health.gpu_count" and "2 GPUs" in f.message for f in e.findings)

@@ -135,3 +135,94 @@ def test_systemctl_job_failed_fails_and_ibdiagnet_warning_lines_warn():
     assert r.verdict is Verdict.FAIL and any("Job for nvidia-fabricmanager.service failed" in f.message for f in r.findings)
     r = explain_text((PUBLIC / "unrecognised__archwiki-ibdiagnet157-2node-ddr-ipoib-suboptimal-rate.txt").read_text(), "b")
     assert r.verdict is Verdict.WARN and any("Suboptimal rate for group" in f.message for f in r.findings)
+
+
+def test_triton_refusing_an_old_gpu_fails_naming_both_capabilities():
+    """PyTorch's GPUTooOldForTriton (real line: unslothai/unsloth#2816)."""
+    line = ("GPUTooOldForTriton: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
+            "compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but "
+            "your device is of CUDA capability 6.0")
+    fs = toolwords.judge(line)
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "Tesla P100-PCIE-16GB" in fs[0].message and "6.0" in fs[0].message and "7.0" in fs[0].message
+    assert "Triton" in fs[0].message and "not faulty" in fs[0].message
+
+
+def test_an_nvidia_tool_the_kernel_cannot_execute_fails():
+    """containerd refusing nvidia-smi's binary (real line: kubeflow/kubeflow#7045)."""
+    line = ('error: Internal error occurred: error executing command in container: failed to exec in container: '
+            'failed to start exec "a80d": OCI runtime exec failed: exec failed: unable to start container process: '
+            'exec /usr/bin/nvidia-smi: exec format error: unknown')
+    fs = toolwords.judge(line)
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "exec format error" in fs[0].message
+    assert "file /usr/bin/nvidia-smi" in fs[0].remedy
+
+
+def test_a_gpu_or_rdma_kernel_module_that_will_not_load_fails_with_the_reason_explained():
+    """modprobe's refusal at the end of a DKMS install (real line: Mellanox/nv_peer_memory#8); an unrelated module's
+    refusal stays a plain ERROR line (warn)."""
+    fs = toolwords.judge("DKMS: install completed.\nmodprobe: ERROR: could not insert 'nv_peer_mem': Invalid argument\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "nv_peer_mem" in fs[0].message and "does not fit this kernel" in fs[0].message and "dmesg" in fs[0].remedy
+    sb = toolwords.judge("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service\n")
+    assert sb[0].verdict is Verdict.FAIL and "Secure Boot" in sb[0].message
+    other = toolwords.judge("modprobe: ERROR: could not insert 'snd_hda_intel': Invalid argument\n")
+    assert [f.verdict for f in other] == [Verdict.WARN]
+
+
+def test_deepspeeds_cuda_toolkit_check_passes_a_same_major_pair_and_fails_a_refused_one():
+    """DeepSpeed's op builder (the accepted line is real: EleutherAI/gpt-neox#940; the refusal is the builder's own
+    wording for a major mismatch)."""
+    ok = toolwords.judge("Installed CUDA version 11.6 does not match the version torch was compiled with 11.7 but "
+                         "since the APIs are compatible, accepting this combination\n")
+    assert [f.verdict for f in ok] == [Verdict.PASS] and "11.6" in ok[0].message and "same major" in ok[0].message
+    bad = toolwords.judge("Installed CUDA version 12.1 does not match the version torch was compiled with 11.8, unable "
+                          "to compile cuda/cpp extensions without a matching cuda version.\n")
+    assert [f.verdict for f in bad] == [Verdict.FAIL] and "major" in bad[0].message and bad[0].remedy
+
+
+def test_a_failure_leads_whatever_words_came_first():
+    """A passing word before a failing one (DeepSpeed accepted the toolkit, then libcuda could not be loaded): the
+    finding is the failure."""
+    fs = toolwords.judge("Installed CUDA version 11.6 does not match the version torch was compiled with 11.7 but since "
+                         "the APIs are compatible, accepting this combination\n"
+                         "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n")
+    assert fs[0].verdict is Verdict.FAIL
+
+
+def test_a_cuda_error_named_by_its_text_is_resolved_through_the_table():
+    """The CUDA samples print cudaGetErrorString's text (real line: NVIDIA/gpu-operator#1043's vectorAdd)."""
+    fs = toolwords.judge("Failed to allocate device vector A (error code system not yet initialized)! [Vector addition "
+                         "of 5000 elements]\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "802" in fs[0].message and "Fabric Manager" in fs[0].message
+
+
+def test_an_xid_a_program_reports_takes_the_xid_tables_verdict_and_an_unhealthy_gpu_fails():
+    """The Kubernetes device plugin's own lines (real: NVIDIA/k8s-device-plugin issue log, Xid 69)."""
+    log = ("2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the device "
+           "will go unhealthy.\n2020/08/10 19:09:42 'nvidia.com/gpu' device marked unhealthy: "
+           "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8\n")
+    fs = toolwords.judge(log)
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "Xid 69" in fs[0].message and "unhealthy" in fs[0].message
+    assert "k8s-device-plugin" in fs[0].source
+    hw = toolwords.judge("node agent: observed Xid 79 on GPU 3\n")  # a hardware-class Xid alone fails by the table
+    assert hw[0].verdict is Verdict.FAIL and "fallen off the bus" in hw[0].message.lower()
+    app = toolwords.judge("node agent: observed Xid 13 on GPU 0\n")  # an application-class one warns
+    assert app[0].verdict is Verdict.WARN
+
+
+def test_a_libcuda_without_a_symbol_the_program_needs_fails_as_a_driver_too_old():
+    """Open MPI mapping cuIpcOpenMemHandle_v2 (real: open-mpi/ompi issue paste)."""
+    fs = toolwords.judge("An error occurred while trying to map in the address of a function.\n"
+                         "  Function Name: cuIpcOpenMemHandle_v2\n"
+                         "  Error string:  /lib64/libcuda.so.1: undefined symbol: cuIpcOpenMemHandle_v2\n"
+                         "CUDA-aware support is disabled.\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "cuIpcOpenMemHandle_v2" in fs[0].message
+    assert "older than the CUDA" in fs[0].message and "stubs" in fs[0].remedy
+
+
+def test_a_cuda_error_with_its_source_location_is_named_by_its_text():
+    """"CUDA error (file.h:89): <text>" (real: Dao-AILab/flash-attention#285)."""
+    fs = toolwords.judge("CUDA error (third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h:89): "
+                         "no kernel image is available for execution on the device\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "209" in fs[0].message

@@ -184,10 +184,15 @@ _CODED = (
     re.compile(r"THCudaCheck FAIL .*?error\s*=\s*(\d+)\s*:\s*(.*?)\s*$", re.I),
     # "Unexpected error from cudaGetDeviceCount(). ... Error 802: system not yet initialized (Triggered internally ...)"
     re.compile(r"\bError (\d+): (.*?)(?:\s*\(Triggered internally.*)?$"),
+    # the CUDA samples' checkCudaErrors (Common/helper_cuda.h): 'CUDA error at helper_cuda.h:791 code=100(cudaErrorNoDevice)'
+    re.compile(r"CUDA error at \S+ code=(\d+)\((\w+)\)", re.I),
     # "CUDA error 2 (out of memory)" / "CUDA error: 999 unknown error"-style lines of other CUDA programs
     re.compile(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
-_TEXT_ONLY = re.compile(r"CUDA error: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$", re.I)
+_TEXT_ONLY = re.compile(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
+                        r"|\(error code ([^)]+)\)", re.I)
+"""The text cudaGetErrorString printed; the CUDA samples print it as "Failed to allocate device vector A (error code
+system not yet initialized)!" (vectorAdd)."""
 _CU_NAME = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
 
 
@@ -203,7 +208,7 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
         return None, cuda_error_lookup(None, "", nm.group(1))
     m = _TEXT_ONLY.search(line)
     if m:
-        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or "")
+        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or "")
     return None, None
 
 
@@ -242,7 +247,8 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"PyTorch|Cuda extensions are being compiled with a version of Cuda that does not match",
                                 re.I)),
     ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
-                              r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b", re.I)),
+                              r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
+                              r"CUDA error at \S+ code=\d+|\(error code [^)]+\)", re.I)),
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from wizard.common import sat_int
+from wizard.common import sat_int, strip_editor_line_numbers
 from wizard.parsers._frozen import build_set as _set
 
 # ------------------------------------------------------------------ deviceQuery
@@ -289,8 +289,14 @@ class P2pTest:
         return None
 
 
+
+
+_P2P_LATENCY_TITLE = re.compile(r"^[ \t]*P2P=(?:Disabled|Enabled) Latency(?: \(P2P \w+\))? Matrix \(us\)", re.M | re.I)
+
+
 def detect_p2p_test(text: str) -> float:
-    """Confidence that ``text`` is p2pBandwidthLatencyTest output (also its matrices without the banner)."""
+    """Confidence that ``text`` is p2pBandwidthLatencyTest output (also its matrices without the banner: bandwidth,
+    connectivity or only latency matrices, with or without an editor's line numbers)."""
     if not isinstance(text, str) or not text:
         return 0.0
     if _P2P_HEADER.search(text):
@@ -298,14 +304,20 @@ def detect_p2p_test(text: str) -> float:
     if re.search(r"^[ \t]*(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) Bandwidth", text, re.M | re.I) or \
             re.search(r"^[ \t]*P2P Connectivity Matrix\s*$", text, re.M):
         return 0.93
+    if "Latency" in text and "Matrix (us)" in text:
+        body = strip_editor_line_numbers(text)
+        if _P2P_LATENCY_TITLE.search(body) and re.search(r"^[ \t]*(?:GPU|D\\D)(?:[ \t]+\d+)+[ \t]*$", body, re.M):
+            return 0.93
     return 0.0
 
 
 def parse_p2p_test(text: str) -> P2pTest:
     """Read p2pBandwidthLatencyTest's output; never raises. The CPU half of a latency matrix is kept apart
-    (title + " CPU")."""
+    (title + " CPU"); an editor's line numbers before every line are dropped first
+    (:func:`strip_editor_line_numbers`)."""
     if not isinstance(text, str):
         return P2pTest(problems=["not text"])
+    text = strip_editor_line_numbers(text)
     devices: dict[int, tuple[str, str]] = {}
     access: dict[tuple[int, int], bool] = {}
     access_lines: dict[tuple[int, int], str] = {}

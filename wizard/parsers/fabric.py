@@ -388,13 +388,55 @@ class PerftestRun:
     link_type: str = ""
     rows: list[tuple[int, float, str]] = field(default_factory=list)  # (bytes, average Gb/s, line)
     title_line: str = ""
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (class of PT_ERRORS, line)
+    waiting: bool = False
+
+
+PT_ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("no_device", re.compile(r"Did not detect devices|If device exists, check if driver is up|No IB devices found|"
+                             r"IB device \S+ not found|Unable to find the Infiniband/RoCE device|"
+                             r"Failed to get IB devices list|Couldn't get device list")),
+    ("context", re.compile(r"Couldn't get context for the device|Couldn't open IB device|Couldn't allocate context")),
+    ("port_down", re.compile(r"Port number \d+ state is \w+|Link layer on port \d+ is Unknown|Unable to query port")),
+    ("gpu_init", re.compile(r"Couldn't init GPU context")),
+    ("qp_create", re.compile(r"Unable to create QP|Failed to create QP|Couldn't create rdma (?:old|new) QP")),
+    ("qp_modify", re.compile(r"Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)")),
+    ("cq_pd", re.compile(r"Couldn't create (?:a receiver )?CQ|Couldn't allocate PD|Couldn't create SRQ|"
+                         r"Failed to create CQs")),
+    ("socket", re.compile(r"Unable to init the socket connection|Couldn't connect to \S+|Unable to connect \(retries|"
+                          r"Couldn't listen to port|Failed to bind socket|"
+                          r"Failed to exchange data between server and clients|Couldn't send local address")),
+    ("rdma_cm", re.compile(r"RDMA CM event error|Failed to (?:create|connect|handle|get|resolve|bind|listen|accept)\b"
+                           r"[^\n]{0,40}RDMA CM")),
+    ("completion", re.compile(r"Completion with error at (?:client|server)|Failed status\b.{0,80}\bwr_id")),
+    ("post", re.compile(r"Couldn't post (?:send|recv)|Problems with warm up")),
+    ("resources", re.compile(r"Couldn't create IB resources")),
+)
+"""perftest's error lines by what failed, in the order a run meets them (linux-rdma/perftest commit 00b55b6:
+src/perftest_resources.c ctx_find_dev "Did not detect devices" / "IB device %s not found", create_qp_main "Unable to
+create QP.", ctx_init "Failed to create QP.", ctx_connect "Failed to modify QP %d to RTR"; src/perftest_parameters.c
+"Port number %d state is %s"; src/perftest_communication.c "Couldn't connect to %s:%d"; src/*_bw.c / *_lat.c
+"Unable to init the socket connection", "Couldn't create IB resources"; src/perftest_resources.h "Completion with
+error at client|server" then "Failed status <ibv_wc_status_str> (N): wr_id ..."). The memory-region failures are
+:data:`PT_MR_FAILED`."""
+
+_PT_WAITING = re.compile(r"^\s*\*\s*Waiting for client to connect\.\.\.\s*\*\s*$")
 
 
 def parse_perftest(text: str) -> PerftestRun:
+    """perftest output (see :class:`PerftestRun`): the test banner, device and link type, the result rows, the
+    server's "Waiting for client to connect" banner and the error lines of :data:`PT_ERRORS`. Never raises."""
     t = _PT_TITLE.search(text)
     r = PerftestRun(test=t.group(1) if t else "", title_line=t.group(0).strip() if t else "")
     unit = ""
     for raw in text.splitlines()[:20000]:
+        if _PT_WAITING.match(raw):
+            _set(r, "waiting", True)
+            continue
+        err = next((k for k, rx in PT_ERRORS if rx.search(raw)), "") if len(raw) < 2000 else ""
+        if err:
+            r.errors.append((err, raw.strip()))
+            continue
         for k, v in _PT_FIELD.findall(raw):
             if k == "Device" and not r.device:
                 _set(r, "device", v)
@@ -479,15 +521,30 @@ PT_MR_FAILED = re.compile(r"Couldn't allocate MR|[Ff]ailed to create MR|Couldn't
 """perftest could not register its buffer as an RDMA memory region."""
 
 
+_PT_OWN_ERRORS = re.compile(r"Couldn't create IB resources|Unable to init the socket connection|Did not detect devices"
+                            r"|Unable to find the Infiniband/RoCE device|Failed to modify QP \d+ to RTR"
+                            r"|Completion with error at (?:client|server)|Couldn't get context for the device")
+"""Error lines only perftest prints: enough on their own to call an output perftest's."""
+
+
 def detect_perftest(text: str) -> float:
     """0.95 for perftest's bandwidth tests (``ib_write_bw`` / ``ib_read_bw`` / ``ib_send_bw``): the test banner and
     its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for a perftest run that stopped at its memory
-    registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR")."""
-    if re.search(r"\bib_(?:write|read|send)_(?:bw|lat)\b|initializing CUDA", text) and PT_MR_FAILED.search(text):
+    registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR"), for the server's "Waiting for client to
+    connect..." banner, for an error line only perftest prints ("Couldn't create IB resources", "Unable to init the
+    socket connection", ...) and for any :data:`PT_ERRORS` line next to an ``ib_*_bw`` / ``ib_*_lat`` command."""
+    if "BW Test" in text and "#bytes" in text and _PT_TITLE.search(text) and _PT_COLS.search(text):
+        return 0.95
+    cmd = re.search(r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b", text)
+    if (cmd or re.search(r"initializing CUDA", text)) and PT_MR_FAILED.search(text):
         return 0.9
-    if "BW Test" not in text or "#bytes" not in text:
-        return 0.0
-    return 0.95 if _PT_TITLE.search(text) and _PT_COLS.search(text) else 0.0
+    if re.search(r"^[ \t]*\*[ \t]*Waiting for client to connect\.\.\.[ \t]*\*[ \t]*$", text, re.M):
+        return 0.9
+    if _PT_OWN_ERRORS.search(text):
+        return 0.9
+    if cmd and any(rx.search(text) for _, rx in PT_ERRORS):
+        return 0.9
+    return 0.0
 
 
 # ------------------------------------------------------------------ ip addr / ip link (iproute2)

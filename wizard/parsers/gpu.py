@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 
-from wizard.common import to_int, sat_int
+from wizard.common import normalise_bus_id, sat_int, to_int
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.parsers._frozen import build_set as _set
 
@@ -295,3 +295,161 @@ def parse_driver_version(text: str) -> DriverVersion:
         elif line.startswith("GCC version:"):
             _set(d, "gcc_line", line.strip())
     return d
+
+
+# ------------------------------------------------------------------ /proc/driver/nvidia/gpus/<bus id>/information
+
+_INFO_KEYS = {
+    "model": "model", "irq": "irq", "gpu uuid": "uuid", "video bios": "vbios", "bus type": "bus_type",
+    "card type": "bus_type", "dma size": "dma_size", "dma mask": "dma_mask", "bus location": "bus",
+    "device minor": "minor", "gpu firmware": "firmware", "gsp firmware": "firmware", "gpu excluded": "excluded",
+    "blacklisted": "excluded",
+}
+"""The fields the driver writes to each GPU's information file (open-gpu-kernel-modules, kernel-open/nvidia/
+nv-procfs.c, nv_procfs_read_gpu_info: "Model: \\t\\t %s", ..., "GPU Firmware: \\t %s" only while the GPU runs GSP
+firmware, "GPU Excluded:\\t Yes|No"), and the older names of two of them ("Card Type" in /proc/driver/nvidia/cards/N,
+"Blacklisted" before the driver renamed its exclusion list), by the name this parser stores them under."""
+_INFO_LINE = re.compile(r"^[ \t]*(Model|IRQ|GPU UUID|Video BIOS|Bus Type|Card Type|DMA Size|DMA Mask|Bus Location|"
+                        r"Device Minor|GPU Firmware|GSP Firmware|GPU Excluded|Blacklisted):(.*)$", re.I)
+_INFO_PATH = re.compile(r"/proc/driver/nvidia/gpus/((?:[0-9a-fA-F]{4,8}\\?:)?[0-9a-fA-F]{2}\\?:[0-9a-fA-F]{2}\.[0-7])"
+                        r"/information")
+_INFO_DISTINCT = ("video bios", "dma mask", "dma size", "gpu excluded", "gpu firmware", "blacklisted", "card type",
+                  "irq", "bus type")
+"""Field names no other output bringup reads writes as ``Name:`` at the start of a line (``nvidia-smi -q`` writes
+"VBIOS Version", "Minor Number", "Bus Id" and pads the name before its colon; ``nvidia-container-cli info`` shares
+"Model", "GPU UUID", "Bus Location" and "Device Minor" with this file, and writes "Device Index" in each GPU's block)."""
+
+
+@dataclass(frozen=True)
+class GpuInformation:
+    """One GPU's ``/proc/driver/nvidia/gpus/<bus id>/information``, values as the driver wrote them (strings,
+    "??.??.??.??.??" kept), ``excluded`` ``None`` when the file has no exclusion line (drivers before it)."""
+
+    bus: str = ""  # Bus Location, else the bus id of the file's path, sysfs form ("0000:62:00.0")
+    path: str = ""  # the file's path when the paste names it (cat / head / grep -H)
+    model: str = ""
+    irq: str = ""
+    uuid: str = ""
+    vbios: str = ""
+    bus_type: str = ""
+    dma_size_bits: int | None = None
+    dma_mask: str = ""
+    minor: int | None = None
+    firmware: str = ""
+    excluded: bool | None = None
+    lines: list[str] = field(default_factory=list)  # the block's raw lines
+    fields: dict[str, str] = field(default_factory=dict)  # stored name -> the raw line it came from
+
+    @property
+    def initialised(self) -> bool:
+        """False when the driver wrote placeholders: "??.??.??.??.??" for the Video BIOS or a UUID of "?" (the
+        driver has not brought the GPU up: no client holds it with persistence off, or its initialisation failed)."""
+        return "?" not in self.vbios and "?" not in self.uuid
+
+
+@dataclass(frozen=True)
+class GpuInformationFiles:
+    """Every GPU information block of a paste (in order; a bus read twice keeps its last block), the loaded
+    module's ``/proc/driver/nvidia/version`` when the paste holds it too, and what could not be read."""
+
+    gpus: list[GpuInformation] = field(default_factory=list)
+    driver: DriverVersion = field(default_factory=DriverVersion)
+    problems: list[str] = field(default_factory=list)
+
+
+def detect_gpu_information(text: str) -> float:
+    """1.0 for one or more ``/proc/driver/nvidia/gpus/<bus>/information`` blocks (three of its field names at line
+    starts, one of them a name only this file writes), with or without ``/proc/driver/nvidia/version`` in the same
+    paste (``head`` of both files: this kind reads both); 0.9 for two fields under a line naming the file; 0 for
+    ``nvidia-container-cli info`` (its GPU blocks share four field names with this file)."""
+    if not isinstance(text, str) or ":" not in text:
+        return 0.0
+    head = text[:32768]
+    if re.search(r"^[ \t]*Device Index:", head, re.M):  # nvidia-container-cli info's GPU block
+        return 0.0
+    names = {m.group(1).lower() for m in (_INFO_LINE.match(ln) for ln in _unprefixed(head.splitlines())) if m}
+    if len(names) >= 3 and names & set(_INFO_DISTINCT):
+        return 1.0
+    if len(names) >= 2 and _INFO_PATH.search(head):
+        return 0.9
+    return 0.0
+
+
+def _unprefixed(lines: list[str]) -> list[str]:
+    """``grep -H . /proc/driver/nvidia/gpus/*/information`` puts the path and a colon before every line: dropped."""
+    out: list[str] = []
+    for ln in lines:
+        m = _INFO_PATH.search(ln)
+        if m and ln[m.end():m.end() + 1] == ":" and _INFO_LINE.match(ln[m.end() + 1:]):
+            ln = ln[m.end() + 1:]
+        out.append(ln)
+    return out
+
+
+def _bus_of_path(raw: str) -> str:
+    return normalise_bus_id(raw.replace("\\", ""))
+
+
+def parse_gpu_information(text: str) -> GpuInformationFiles:
+    """Read one or several GPU information files as pasted: bare, after a ``cat`` line, under ``==> path <==``
+    headers (``head``/``tail`` of several files), or with ``grep -H``'s path prefix on each line. A block starts at
+    a line naming the file or at a ``Model:`` line when the current block has one already. The
+    ``/proc/driver/nvidia/version`` lines of a combined paste are read as :func:`parse_driver_version` reads them.
+    Never raises; numbers are read with :func:`wizard.common.sat_int`."""
+    if not isinstance(text, str):
+        return GpuInformationFiles(problems=["not text"])
+    blocks: list[dict[str, object]] = []
+    cur: dict[str, object] | None = None
+    for raw in text.splitlines():
+        path_bus, path = "", ""
+        m = _INFO_PATH.search(raw)
+        ln = raw
+        if m:
+            path_bus, path = _bus_of_path(m.group(1)), m.group(0).replace("\\", "")
+            rest = raw[m.end():]
+            if rest.startswith(":") and _INFO_LINE.match(rest[1:]):  # grep -H: the path prefixes a field line
+                ln = rest[1:]
+                if cur is None or cur.get("path_bus") != path_bus:
+                    cur = {"path_bus": path_bus, "path": path, "fields": {}, "lines": []}
+                    blocks.append(cur)
+            else:  # a header or command line naming the next file
+                cur = {"path_bus": path_bus, "path": path, "fields": {}, "lines": []}
+                blocks.append(cur)
+                continue
+        f = _INFO_LINE.match(ln)
+        if not f:
+            continue
+        name = _INFO_KEYS[f.group(1).lower()]
+        if cur is None or (name == "model" and "model" in cur["fields"]):  # type: ignore[operator]
+            cur = {"path_bus": "", "path": "", "fields": {}, "lines": []}
+            blocks.append(cur)
+        fields = cur["fields"]
+        assert isinstance(fields, dict)
+        fields.setdefault(name, (f.group(2).strip(), ln.strip()))
+        lines = cur["lines"]
+        assert isinstance(lines, list)
+        lines.append(raw.rstrip())
+    gpus: dict[str, GpuInformation] = {}
+    problems: list[str] = []
+    for i, b in enumerate(blocks):
+        fields = b["fields"]
+        assert isinstance(fields, dict)
+        if not fields:
+            continue
+        v = {k: val for k, (val, _) in fields.items()}
+        bus = _bus_of_path(v["bus"]) if re.fullmatch(r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]",
+                                                     v.get("bus", "")) else str(b["path_bus"])
+        dma = re.match(r"(\d+)\s*bits", v.get("dma_size", ""))
+        minor = re.fullmatch(r"\d+", v.get("minor", ""))
+        exc = v.get("excluded", "").lower()
+        g = GpuInformation(bus=bus, path=str(b["path"]), model=v.get("model", ""), irq=v.get("irq", ""),
+                           uuid=v.get("uuid", ""), vbios=v.get("vbios", ""), bus_type=v.get("bus_type", ""),
+                           dma_size_bits=sat_int(dma.group(1)) if dma else None, dma_mask=v.get("dma_mask", ""),
+                           minor=sat_int(minor.group(0)) if minor else None, firmware=v.get("firmware", ""),
+                           excluded=True if exc == "yes" else (False if exc == "no" else None),
+                           lines=list(b["lines"]),  # type: ignore[call-overload]
+                           fields={k: line for k, (_, line) in fields.items()})
+        if exc and exc not in ("yes", "no"):
+            problems.append(f"unreadable exclusion line: {fields['excluded'][1]}")
+        gpus[bus or f"#{i}"] = g  # a bus read twice: the later block is the state after
+    return GpuInformationFiles(list(gpus.values()), parse_driver_version(text), problems)

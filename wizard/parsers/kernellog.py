@@ -520,7 +520,7 @@ held; unlike a WARNING or a hung-task report, which the kernel survives."""
 GHES_RE = re.compile(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
 OOPS_RE = re.compile(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
                      r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
-                     r"|INFO: rcu_\w+ detected stall|Call Trace:)")
+                     r"|INFO: rcu_\w+ detected stall|UBSAN: |Call Trace:)")
 GPU_DRIVER_RE = re.compile(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
 ERROR_WORD_RE = re.compile(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
                            r"corrupt\w*|invalid|unable|cannot|can't|bad|halt(?:ed)?|hang|hung|lost|not responding)\b", re.I)

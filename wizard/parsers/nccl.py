@@ -185,6 +185,21 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
                 continue
             continue
+        # nccl-tests before 2.x (2019) printed its column header and footer without the leading '#'
+        if re.search(r"^size\b.*\bcount\b.*\btype\b.*\bbusbw\b", s):
+            _set(r, "columns_line", s)
+            _set(r, "wrong_is_count", "#wrong" in s or "wrong" in s.split())
+            continue
+        m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", s)
+        if m:
+            _set(r, "avg_busbw_gb_s", to_float(m.group(1)))
+            _set(r, "avg_line", s)
+            continue
+        m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", s)
+        if m:
+            _set(r, "oob_line", s)
+            _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
+            continue
         m = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
         if m:
             _set(r, "nccl_version", m.group(1))
@@ -443,12 +458,13 @@ failed, not by one message; "retrying" lines are NCCL retrying and not failures 
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
 _FRAMEWORK = re.compile(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
-                        r"ncclRemoteError)\b|NCCL error in: .*?, (unhandled system error|unhandled cuda error|internal error|"
+                        r"ncclRemoteError)\b|NCCL error(?: in: .*?,|:) (unhandled system error|unhandled cuda error|internal error|"
                         r"invalid usage|invalid argument|remote process exited or there was a network error)|"
                         r"\bNCCL [Ee]rror (\d)\b|"
                         r"\b(unhandled system error|unhandled cuda error|internal error) at \[[^\]]*nccl[^\]]*\]")
 """How frameworks report an ncclResult_t: PyTorch names it (ncclUnhandledCudaError) or quotes ncclGetErrorString
-("NCCL error in: file:line, unhandled cuda error"), others "NCCL error 1"; PaddlePaddle "unhandled cuda error at
+("NCCL error in: file:line, unhandled cuda error"; since 2.x async errors "NCCL error: remote process exited or
+there was a network error, NCCL version 2.21.5"), others "NCCL error 1"; PaddlePaddle "unhandled cuda error at
 [.../nccl_helper.h:93]"."""
 
 

@@ -560,14 +560,21 @@ _NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-
 
 
 def detect_service(text: str) -> float:
-    if "nvidia-" not in text and "nv-hostengine" not in text and "abric" not in text:  # cheap first: no unit named
-        return 0.0
-    if FM_MISMATCH.search(text):
+    """0.95 for Fabric Manager refusing the driver's version; 0.93 for ``systemctl status`` (or the journal) of
+    nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm; 0.9 for ``systemctl status`` of any other unit (its
+    ``UNIT.service`` head line with ``Loaded:`` and ``Active:`` lines) or systemctl's "Unit X could not be found."; 0.6
+    for one of the three named without a state; else 0."""
+    nvidia = "nvidia-" in text or "nv-hostengine" in text or "abric" in text
+    if not nvidia and ("Active:" not in text or ".service" not in text) and "could not be found" not in text:
+        return 0.0  # cheap first: no NVIDIA unit named, no status lines
+    if nvidia and FM_MISMATCH.search(text):
         return 0.95
     u = parse_systemctl_status(text)
     nv = [x for x in u.units.values() if _NV_UNITS.search(x.name)]
     if nv and any(x.load or x.active for x in nv):
         return 0.93
+    if any((x.load and x.active) or x.load == "not-found" for x in u.units.values()):
+        return 0.9
     if nv:
         return 0.6
     return 0.0

@@ -994,13 +994,14 @@ def csv_key(header: str) -> str:
 def csv_header_score(line: str) -> float:
     """How much a line looks like a ``--query-gpu`` CSV header: the fraction of its comma-separated
     cells shaped like property names ("memory.total [MiB]"), or 0 when fewer than two cells (or
-    fewer than a third of them) are properties bringup knows."""
+    fewer than a third of them) are properties bringup knows; a lone cell that is a known dotted or snake_case
+    property ("driver_version": a query of one column) scores 0.8."""
     cells = [c.strip() for c in line.split(",")]
-    if len(cells) < 2:
-        return 0.0
     shaped = [c for c in cells if _CSV_HEADER_CELL.match(c)]
     known = [c for c in shaped if c.lower().startswith(_CSV_KNOWN_PREFIXES)]
-    if len(known) < 2 or len(known) * 3 < len(cells):
+    if len(cells) == 1 and len(known) == 1 and ("." in cells[0] or "_" in cells[0]):
+        return 0.8  # one column asked for ("driver_version", "memory.used [MiB]"): a property name, dotted or snake
+    if len(cells) < 2 or len(known) < 2 or len(known) * 3 < len(cells):
         return 0.0
     return len(shaped) / len(cells)
 
@@ -1052,6 +1053,9 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
         doc.gpus.append(g)
         if doc.attached is None and g.get("count") is not None:
             _set(doc, "attached", g.get("count"))
+        dv = g.get("driver_version")
+        if doc.driver_version is None and dv is not None and re.fullmatch(r"\d+\.\d+(?:\.\d+)?", dv.raw.strip()):
+            _set(doc, "driver_version", dv)  # one driver per machine: the column repeats it on every row
 
 
 # ------------------------------------------------------------------ --query-gpu CSV without its header

@@ -78,6 +78,8 @@ def detect_table(text: str) -> float:
     head = text[:100000]
     if re.search(r"\|\s*NVIDIA-SMI \S+\s+Driver Version:", head):
         return 1.0
+    if re.search(r"^[ \t]*NVIDIA-SMI \d+\.\d+\S*[ \t]+Driver Version:[ \t]*\d", head, re.M):
+        return 0.9  # the header row without its box (pasted through markdown, or cut out with sed/grep)
     lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
     if re.search(r"^\|\s+\d+\s+.*\|\s+(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]", head, re.M):
         return 0.85

@@ -37,6 +37,12 @@ SRC_P2P_SAMPLE = ("NVIDIA CUDA samples p2pBandwidthLatencyTest, https://github.c
                   "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; bringup's judgement "
                   "following Microsoft SuperBench's variance rule (https://github.com/microsoft/superbenchmark)")
 
+SRC_P2P_LATENCY = ("NVIDIA CUDA samples p2pBandwidthLatencyTest, https://github.com/NVIDIA/cuda-samples (P2P=Enabled "
+                   "Latency (P2P Writes) Matrix: microseconds per write between GPU pairs); NCCL troubleshooting, \"PCI "
+                   "Access Control Services (ACS)\", https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
+                   "troubleshooting.html#pci-access-control-services-acs (ACS or the IOMMU redirecting peer-to-peer "
+                   "traffic to the CPU root complex: a large slowdown or a hang)")
+
 PCIE_GEN_OF_ARCH: dict[str, int] = {"Kepler": 3, "Maxwell": 3, "Pascal": 3, "Volta": 3, "Turing": 3,
                                     "Ampere": 4, "Ada": 4, "Ada Lovelace": 4, "Hopper": 5, "Blackwell": 5}
 """The PCIe generation a GPU architecture's boards use, for a GPU whose name bringup knows only by architecture
@@ -54,6 +60,28 @@ P2P_VS_DISABLED_FRACTION = 0.5
 direct path is broken or throttled (ACS redirecting peer traffic to the root complex, IOMMU translation), NCCL
 troubleshooting, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (bringup's
 judgement: half leaves room for run-to-run noise)."""
+
+P2P_LATENCY_FAIL_US = 1000.0
+"""A GPU pair whose P2P=Enabled write latency (p2pBandwidthLatencyTest's latency matrix, GPU half) is above 1 ms
+fails. The sample's own published outputs show a few microseconds for every enabled pair, PCIe or NVLink (1.1-1.4 us
+between RTX 6000 Ada boards on PCIe, 1.8-2.3 us between NVLink-connected GPUs in NVIDIA/cuda-samples#230), and about
+10-20 us for the same pairs staged through host memory (its P2P=Disabled matrix); a write that takes milliseconds is
+not a slow link but peer writes stalling: ACS redirecting peer requests up to the root complex, or the IOMMU
+translating them (NCCL troubleshooting, "PCI Access Control Services (ACS)",
+https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs; ~49 ms
+on every pair of an 8-GPU server in huggingface/transformers#20438). Bringup's judgement: 1 ms sits two orders of
+magnitude above the slowest healthy figure and well below the stalled one."""
+
+P2P_LATENCY_WARN_FACTOR = 5.0
+"""An enabled pair above 5 x the median enabled pair (and above :data:`P2P_LATENCY_WARN_FLOOR_US`) warns: on one
+board every pair's write latency is within about 1.3 x of the others (the sample's published outputs above), so 5 x
+is one path taking a detour (a pair across a CPU socket or through a redirecting switch) rather than noise.
+Bringup's judgement."""
+
+P2P_LATENCY_WARN_FLOOR_US = 20.0
+"""The latency below which no enabled pair warns, however far above the median: 20 us is the top of the host-staged
+(P2P=Disabled) figures in the sample's published outputs (10-20 us), so a pair under it is still no slower than not
+using P2P at all. Bringup's judgement."""
 
 
 def _nonempty(text: str, n: int = 6) -> tuple[str, ...]:
@@ -258,10 +286,100 @@ def _pair(a: int, b: int) -> str:
     return f"GPU {a} <-> GPU {b}"
 
 
+def _latency_matrices(p: P2pTest) -> list[P2pMatrix]:
+    """The GPU halves of the P2P=Enabled latency matrices (writes, or reads with --p2p_read); the CPU half, which
+    times the CPU waiting for the write, is kept apart by the parser and left out here."""
+    return [m for t, m in p.matrices.items() if "latency" in t.lower() and "enabled" in t.lower()
+            and not t.endswith(" CPU")]
+
+
+def _us(v: float) -> str:
+    return f"{v:,.2f} us"
+
+
+def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()) -> list[Finding]:
+    """health.p2p from the P2P=Enabled latency matrix (GPU half) of p2pBandwidthLatencyTest: a GPU pair above
+    :data:`P2P_LATENCY_FAIL_US` (1 ms) fails, naming the pairs (peer writes stalling: ACS / IOMMU redirection); a
+    pair above :data:`P2P_LATENCY_WARN_FACTOR` x the median pair and above :data:`P2P_LATENCY_WARN_FLOOR_US` warns;
+    otherwise it passes with the pairs' range in microseconds. ``skip``: pairs (a, b), a < b, that have no peer access
+    (their "enabled" figure is the host-staged path, judged by the connectivity finding). The diagonal (a GPU to
+    itself) is left out of the judgement and quoted for comparison."""
+    fid = "health.p2p"
+    out: list[Finding] = []
+    for mx in _latency_matrices(p):
+        vals = {(a, b): v for a, row in mx.values.items() for b, v in row.items()
+                if a != b and (min(a, b), max(a, b)) not in skip}
+        if not vals:
+            continue
+        diag = [row[a] for a, row in mx.values.items() if a in row]
+        gpus = sorted({a for a, _ in vals} | {b for _, b in vals})
+        npairs = len(vals)
+        what = mx.title.split(" Matrix")[0]
+        lo, hi = min(vals.values()), max(vals.values())
+        median = statistics.median(vals.values())
+        ev = tuple(mx.lines[:1 + 1 + len(gpus)][:12])
+        diag_s = f"; {min(diag):.2f}-{max(diag):.2f} us on the diagonal (each GPU to itself)" if diag else ""
+        off = next((m for t, m in p.matrices.items() if "latency" in t.lower() and "disabled" in t.lower()
+                    and not t.endswith(" CPU")), None)
+        off_vals = [v for a, row in off.values.items() for b, v in row.items() if a != b] if off else []
+        off_s = f"; {min(off_vals):.2f}-{max(off_vals):.2f} us with P2P disabled (staged through host memory)" \
+            if off_vals else ""
+        stalled = sorted((k, v) for k, v in vals.items() if v > P2P_LATENCY_FAIL_US)
+        if stalled:
+            (a0, b0), top = max(stalled, key=lambda kv: kv[1])
+            named = ", ".join(f"{a}->{b} {_us(v)}" for (a, b), v in stalled[:8]) + \
+                (f" (+{len(stalled) - 8} more)" if len(stalled) > 8 else "")
+            every = len(stalled) == npairs
+            smin = min(v for _, v in stalled)
+            out.append(Finding(
+                fid, Verdict.FAIL,
+                f"{what}: {f'all {npairs}' if every else f'{len(stalled)} of {npairs}'} directed GPU pair(s) take "
+                f"milliseconds per peer write ({_us(smin)}" + (f" to {_us(top)}" if top != smin else "") +
+                f", above the {P2P_LATENCY_FAIL_US:,.0f} us bound: {named}){diag_s}{off_s}: P2P is broken, peer "
+                "writes stall "
+                "(typically PCIe ACS redirecting them through the root complex, or the IOMMU translating them); "
+                "healthy pairs take a few microseconds", "host" if every else _pair(a0, b0), ev,
+                "Disable ACS on the PCIe switches and root ports between the GPUs (`sudo lspci -vvv | grep ACSCtl`: "
+                "ReqRedir+ / CmpltRedir+ send peer traffic up to the root complex; a BIOS option or `setpci` at "
+                "boot), keep the IOMMU off or in pass-through on bare metal (`iommu=pt`), then rerun "
+                "p2pBandwidthLatencyTest; until then NCCL_P2P_DISABLE=1 keeps NCCL off the stalled path (collectives "
+                "otherwise crawl or hang).", SRC_P2P_LATENCY,
+                measured=measure(top, P2P_LATENCY_FAIL_US, "us", "at_most", f"slowest P2P write pair {a0}->{b0}")))
+            continue
+        far = sorted((k, v) for k, v in vals.items()
+                     if v > P2P_LATENCY_WARN_FACTOR * median and v > P2P_LATENCY_WARN_FLOOR_US)
+        if far:
+            (a0, b0), top = max(far, key=lambda kv: kv[1])
+            named = ", ".join(f"{a}->{b} {_us(v)} ({v / median:.0f} x)" for (a, b), v in far[:8]) + \
+                (f" (+{len(far) - 8} more)" if len(far) > 8 else "")
+            bound = max(P2P_LATENCY_WARN_FACTOR * median, P2P_LATENCY_WARN_FLOOR_US)
+            out.append(Finding(
+                fid, Verdict.WARN,
+                f"{what}: {len(far)} of {npairs} directed GPU pair(s) far above the median pair {median:.2f} us (warn above "
+                f"{P2P_LATENCY_WARN_FACTOR:g} x it and above {P2P_LATENCY_WARN_FLOOR_US:g} us): {named}; that path "
+                "takes a detour the others do not", _pair(a0, b0), ev,
+                "Find what the slow pairs share (`nvidia-smi topo -m`: a SYS path across CPU sockets, a switch with "
+                "ACS on; `sudo lspci -vvv | grep ACSCtl`) and check that GPU's NVLink links (`nvidia-smi nvlink -s`), "
+                "then rerun.", SRC_P2P_LATENCY,
+                measured=measure(top, bound, "us", "at_most", f"slowest P2P write pair {a0}->{b0}")))
+            continue
+        out.append(Finding(
+            fid, Verdict.PASS,
+            f"{what}: {lo:.2f}-{hi:.2f} us on all {npairs} directed GPU pair(s) (median {median:.2f} us){diag_s}"
+            f"{off_s}: P2P writes "
+            f"land in microseconds on every pair, none above {P2P_LATENCY_WARN_FACTOR:g} x the median or in the "
+            "milliseconds", "host", ev, "", SRC_P2P_LATENCY,
+            measured=measure(hi, max(P2P_LATENCY_WARN_FACTOR * median, P2P_LATENCY_WARN_FLOOR_US), "us", "at_most",
+                             "slowest P2P write pair")))
+    return out
+
+
 def judge_p2p_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """health.p2p from p2pBandwidthLatencyTest: a pair with P2P=0 fails (warns on GeForce boards, where NVIDIA's
     driver does not offer P2P); an enabled pair below half the median enabled pair, or below half its own
-    P2P-disabled figure, warns; a PCIe-only box whose P2P figure sits at the PCIe rate passes."""
+    P2P-disabled figure, warns; a PCIe-only box whose P2P figure sits at the PCIe rate passes. The P2P=Enabled
+    latency matrix (:func:`p2p_latency`: a pair in the milliseconds fails) is the judgement of a paste without a
+    bandwidth matrix, and is added to the bandwidth judgement only where it finds a fault."""
     return judge_p2p_test(parse_p2p_test(text), text)
 
 
@@ -276,7 +394,8 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
     names = {n for n, _ in p.devices.values()}
     consumer = bool(names) and all("geforce" in n.lower() or "titan" in n.lower() for n in names)
     gpus = sorted(set(p.devices) | {a for a, _ in p.access} | (set(conn.values) if conn else set())
-                  | (set(on.values) if on else set()))
+                  | (set(on.values) if on else set())
+                  | {a for t, m in p.matrices.items() if "latency" in t.lower() and not t.endswith(" CPU") for a in m.values})
     if len(gpus) < 2:
         if not p.matrices and not p.access:
             return [Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no matrix or peer-access line in this paste",
@@ -324,20 +443,31 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            f"P2P not available for {len(blocked)} of {pairs} GPU pair(s): {desc}" +
                            (" (not expected on GeForce boards)" if consumer else ""),
                            _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))
+    off_pairs = set(blocked) | set(mixed)
+    latency = p2p_latency(p, off_pairs)
+    latency_faults = [f for f in latency if f.verdict in (Verdict.FAIL, Verdict.WARN)]
     # 2. bandwidth of the enabled pairs
     if on is None:
+        if latency:  # a paste of the latency matrices only: they are its P2P judgement
+            return out + (latency_faults if blocked or mixed else latency)
+        staged = p.matrix("Disabled", "Latency")
+        if not conn and not p.access and staged is not None:
+            return out + [Finding(fid, Verdict.UNKNOWN, "only the P2P=Disabled latency matrix in this paste: it times "
+                                  "writes staged through host memory, so it says nothing about P2P", "host",
+                                  tuple(staged.lines[:4]), "Paste the P2P=Enabled Latency (P2P Writes) matrix too, or "
+                                  "the whole p2pBandwidthLatencyTest output.", SRC_P2P_LATENCY)]
         if not blocked and not mixed:
             ok_ev = tuple(conn.lines[:1 + len(gpus)]) if conn else tuple(list(p.access_lines.values())[:6])
             out.append(Finding(fid, Verdict.UNKNOWN if not conn and not p.access else Verdict.PASS,
                                f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); no bandwidth "
                                "matrix in this paste", "host", ok_ev, "", SRC_P2P_SAMPLE))
         return out
-    off_pairs = set(blocked) | set(mixed)
     vals = {(a, b): v for a, row in on.values.items() for b, v in row.items() if a != b and (a, b) not in off_pairs
             and (b, a) not in off_pairs}
     if not vals:
-        return out or [Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no GPU pair in the P2P=Enabled matrix",
-                               "host", tuple(on.lines[:4]), "Paste the whole output.", SRC_P2P_SAMPLE)]
+        return (out + latency_faults) or [
+            Finding(fid, Verdict.UNKNOWN, "p2pBandwidthLatencyTest: no GPU pair in the P2P=Enabled matrix", "host",
+                    tuple(on.lines[:4]), "Paste the whole output.", SRC_P2P_SAMPLE)]
     median = statistics.median(vals.values())
     slow = [(k, v) for k, v in vals.items() if v < P2P_PAIR_FRACTION * median]
     (la, lb), lo_v = min(vals.items(), key=lambda kv: kv[1])
@@ -375,7 +505,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            f"{median:.1f} GB/s and not below the P2P-disabled path (a PCIe-only box at its PCIe rate is "
                            "fine)", "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
                            SRC_P2P_SAMPLE, measured=pm))
-    return out
+    return out + latency_faults
 
 
 # ------------------------------------------------------------------ nvbandwidth

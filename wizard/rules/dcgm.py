@@ -498,6 +498,18 @@ SRC_NVSWITCH = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datac
                 "index.html): 8-GPU HGX/DGX baseboards (A100, H100/H800/H200, B200/B300) join their GPUs through "
                 "NVSwitch chips, managed by Fabric Manager; on Hopper and later DCGM reaches the switches through "
                 "libnvidia-nscq (NVIDIA/DCGM#159, https://github.com/NVIDIA/DCGM/issues/159)")
+SRC_BLANK_NAME = ("NVIDIA DCGM source (https://github.com/NVIDIA/DCGM): dcgmlib/dcgm_structs.h defines DCGM_STR_BLANK "
+                  "\"<<<NULL>>>\" (the blank string value) and <<<NOT_SUPPORTED>>>, <<<NOT_FOUND>>>, <<<NOT_PERM>>>; "
+                  "dcgmlib/src/DcgmCMUtils.cpp NvmlErrorToStringValue() stores NVML_ERROR_NOT_SUPPORTED, NO_PERMISSION "
+                  "and NOT_FOUND as those and any other NVML error as <<<NULL>>>; NVIDIA/DCGM#229 "
+                  "(https://github.com/NVIDIA/DCGM/issues/229): every H100 SXM named <<<NULL>>> by dcgmi discovery; "
+                  f"NVIDIA DCGM user guide ({DCGMI_URL}): install the DCGM release for the driver's CUDA major")
+BLANK_NAME_MEANING = {"<<<NULL>>>": "DCGM's blank value: NVML gave the host engine no name (an NVML error, or a field "
+                                    "it never filled)",
+                      "<<<NOT_SUPPORTED>>>": "NVML answered 'not supported'",
+                      "<<<NOT_FOUND>>>": "NVML answered 'not found'",
+                      "<<<NOT_PERM>>>": "NVML refused the host engine ('no permission')"}
+"""What each of DCGM's placeholder strings in place of a GPU's name means (:data:`SRC_BLANK_NAME`)."""
 SXM_SLICES = (1, 2, 4, 8)
 """GPU counts an SXM node or a VM on an HGX board has (:data:`SRC_HGX_COUNT`); another count of SXM GPUs means one
 is missing when no plan says otherwise."""
@@ -521,7 +533,9 @@ def _sxm_nvswitch_class(name: str) -> bool:
 def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``health.gpu_count`` and ``health.nvlink`` from ``dcgmi discovery -l``
     (:class:`wizard.parsers.dcgm.DcgmDiscovery`): the GPU count against the plan (fewer fail, more warn); with no
-    plan, a count of SXM GPUs an HGX node never has warns; 0 NvSwitches on an 8-GPU SXM board warns."""
+    plan, a count of SXM GPUs an HGX node never has warns; 0 NvSwitches on an 8-GPU SXM board warns. ``driver.dcgm``:
+    a GPU named ``<<<NULL>>>`` (or another of DCGM's placeholders, :data:`BLANK_NAME_MEANING`) warns: DCGM cannot read
+    it through NVML."""
     from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict
 
     if d.gpus_found is None and not d.gpus:
@@ -531,7 +545,8 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Start the host engine (`sudo systemctl start nvidia-dcgm`, or `nv-hostengine`) and run "
                         "`dcgmi discovery -l` again.", SRC_DISCOVERY)]
     found = d.gpus_found if d.gpus_found is not None else len(d.gpus)
-    names = list(dict.fromkeys(g.name for g in d.gpus if g.name))
+    blank = [g for g in d.gpus if g.name.startswith("<<<") and g.name.endswith(">>>")]
+    names = list(dict.fromkeys(g.name for g in d.gpus if g.name and g not in blank))
     model = names[0] if len(names) == 1 else ""
     ev = [x for x in [d.found_line] + [g.lines[0] for g in d.gpus[:8] if g.lines] if x]
     cut = f" (this paste lists {len(d.gpus)} of them)" if d.gpus and len(d.gpus) < found else ""
@@ -557,6 +572,23 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     else:
         out.append(Finding("health.gpu_count", Verdict.PASS, what + (", as the plan expects" if want else ""), "host",
                            tuple(ev), "", SRC_DISCOVERY, measured=cm))
+    if blank:
+        values = list(dict.fromkeys(g.name for g in blank))
+        every = len(blank) == len(d.gpus)
+        ids = ", ".join(str(g.gpu_id) for g in blank)
+        meaning = "; ".join(f"{v}: {BLANK_NAME_MEANING.get(v, 'a placeholder, not a name')}" for v in values)
+        out.append(Finding("driver.dcgm", Verdict.WARN,
+                           ("every GPU DCGM lists" + (f" ({len(d.gpus)} in this paste)" if cut else "") if every else
+                            f"GPU {ids}") + f" has the name {' / '.join(values)} ({meaning}): DCGM enumerates the GPUs "
+                           "by PCI bus id and UUID but cannot read their names from NVML: typically a DCGM release that "
+                           "does not know this GPU or driver, or a host engine whose NVML does not match the driver; "
+                           "not a GPU fault, but its other NVML fields (health, diagnostics, metrics) may be blank too", "host",
+                           tuple(g.lines[0] for g in blank[:4] if g.lines),
+                           "Compare with `nvidia-smi -L` (NVML read directly): if it names the GPUs, check the host "
+                           "engine's release (`dcgmi -v`) against the driver (`nvidia-smi`), install the DCGM release for "
+                           "this driver's CUDA major (datacenter-gpu-manager-4-cuda12 / -cuda13) or a newer one that "
+                           "supports this GPU, and restart the host engine (`sudo systemctl restart nvidia-dcgm`, or "
+                           "the dcgm-exporter pod); if nvidia-smi fails too, fix the driver first.", SRC_BLANK_NAME))
     if d.nvswitches is not None and model and _sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
         if d.nvswitches == 0:
             out.append(Finding("health.nvlink", Verdict.WARN, f"DCGM lists 0 NVSwitches on a {found}-GPU {model} "

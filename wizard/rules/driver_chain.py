@@ -412,6 +412,18 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 tuple(dict.fromkeys(list(c.lines) + [x.lines[0] for x in unreachable[1:]] + list(ev)))[:8],
                                 c.remedy, f"{c.source}; {SRC_TORCH}"))
         return findings
+    if coded and t.available is False:
+        # the error came while CUDA started (torch's "CUDA initialization: ... Error 2: out of memory"): whatever its
+        # class in a running program, here it left torch without any GPU
+        e = coded[0]
+        assert e.info is not None
+        findings.append(Finding("driver.torch_cuda", Verdict.FAIL,
+                                f"{who}: torch.cuda.is_available() is False: CUDA could not start on this machine "
+                                f"({_coded_text(e)})", "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
+                                _first_upper(e.info.action) + "; then check that `nvidia-smi` works in the same "
+                                "environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other "
+                                "process holds the GPUs.", f"{e.info.source}; {SRC_TORCH}"))
+        return findings
     for e in coded:
         assert e.info is not None
         if e.kind == "oom":

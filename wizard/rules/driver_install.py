@@ -716,8 +716,95 @@ def judge_rpm_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return judge_packages(pl, exp, "rpm")
 
 
+SRC_SYSTEMD = ("systemctl(1) and systemd.service(5) (https://www.freedesktop.org/software/systemd/man/latest/systemctl.html, "
+               "https://www.freedesktop.org/software/systemd/man/latest/systemd.service.html): 'Active: active (running)' "
+               "is a running daemon, 'active (exited)' a one-shot unit (RemainAfterExit=yes, or an LSB init script run "
+               "through systemd-sysv-generator) whose start command succeeded, 'failed' with a Result (exit-code, "
+               "signal, timeout) a unit whose start or main process failed, 'inactive (dead)' one not started")
+STACK_UNITS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"nv_peer_mem"), "Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
+     "GPU memory", "Mellanox nv_peer_memory README (https://github.com/Mellanox/nv_peer_memory): /etc/init.d/nv_peer_mem "
+     "starts, stops and reports the nv_peer_mem kernel module"),
+    (re.compile(r"nvidia-peermem"), "the NVIDIA driver's GPUDirect RDMA peer-memory module",
+     "NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/): nvidia-peermem, shipped with "
+     "the driver since R470, lets the HCA reach GPU memory"),
+    (re.compile(r"gdrcopy|gdrdrv"), "GDRCopy's gdrdrv kernel module, for GPUDirect RDMA copies by NVSHMEM and UCX",
+     "NVIDIA GDRCopy README (https://github.com/NVIDIA/gdrcopy): the packages load gdrdrv with their service"),
+    (re.compile(r"openibd"), "the MLNX_OFED / DOCA-OFED InfiniBand and RoCE driver stack",
+     "NVIDIA MLNX_OFED documentation, Installation Related Issues (https://docs.nvidia.com/networking/display/"
+     "mlnxofedv24100700/Installation+Related+Issues): the openibd service loads the driver and can fail to start"),
+    (re.compile(r"^rdma(?:-load-modules@.*|-hw|-ndd)?\.service$|^ibacm|^opensm|^rdma"), "the RDMA stack: rdma-core's "
+     "rdma services or the InfiniBand subnet manager", "rdma-core (https://github.com/linux-rdma/rdma-core): the rdma "
+     "services load the RDMA kernel modules; opensm is the InfiniBand subnet manager"),
+    (re.compile(r"^mlnx|^mst\.service$"), "an NVIDIA/Mellanox networking service", "NVIDIA MLNX_OFED documentation "
+     "(https://docs.nvidia.com/networking/display/mlnxofedv24100700/Installation+Related+Issues)"),
+    (re.compile(r"^nvidia|^nv-|dcgm"), "an NVIDIA GPU driver-stack service", SRC_DCGM),
+)
+"""Units of the GPU / RDMA stack a GPU cluster node needs running (pattern on the unit name, what it is, its public
+documentation): one of them not running warns; any other unit not running stays unknown."""
+_UNIT_FAIL_LINE = re.compile(r"\bfail(?:ed|ure|s)?\b|\berror\b|\bFATAL\b|denied|status=[1-9]\d*|code=(?:killed|dumped)"
+                             r"|\bKilled\b|core-dump|not found|No such file|cannot|could not|Invalid argument", re.I)
+
+
+def _stack_unit(name: str) -> tuple[str, str] | None:
+    for rx, what, src in STACK_UNITS:
+        if rx.search(name):
+            return what, src
+    return None
+
+
+def judge_unit_status(u: Unit) -> list[Finding]:
+    """``driver.service``: one unit of ``systemctl status`` other than the three the driver stage reads itself (see
+    :data:`SRC_SYSTEMD`). ``active (running|exited)`` with no failure in its lines passes naming the unit (with failure
+    lines in its journal tail it warns); ``failed``, a Result other than success, or an auto-restart loop fails quoting
+    the journal; not running (``inactive (dead)``), masked or not found warns for a unit of the GPU / RDMA stack
+    (:data:`STACK_UNITS`) and is unknown for any other; a state in transition (activating, deactivating) is unknown."""
+    stack = _stack_unit(u.name)
+    what = f"{u.name} ({stack[0]})" if stack else u.name
+    src = SRC_SYSTEMD + (f"; {stack[1]}" if stack else "")
+    ev = tuple(u.lines[:6]) + tuple(u.log[-4:])
+    fail_lines = [ln for ln in u.log + [x for x in u.lines if x.startswith(("Process:", "Main PID:"))]
+                  if _UNIT_FAIL_LINE.search(ln) and "status=0/SUCCESS" not in ln]
+    journal = f"`journalctl -u {u.name} -b --no-pager`"
+    if not u.exists or u.load == "masked":
+        why = "is masked (it cannot be started)" if u.load == "masked" else "is not installed (no such unit)"
+        return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, f"{what} {why}", "host", ev,
+                        (f"Install the package that provides {u.name}, or `sudo systemctl unmask {u.name}`, then `sudo "
+                         f"systemctl enable --now {u.name}`" + (" (or confirm the node uses another unit for it: "
+                         "nvidia-peermem replaces nv_peer_mem since driver R470)" if "peer" in u.name else "") + "."),
+                        src)]
+    failed = (u.active == "failed" or u.result not in ("", "success") or "auto-restart" in u.sub)
+    if failed:
+        # the daemon's own words first, then systemd's, then the Process: line's exit status
+        own = [ln for ln in fail_lines if ln in u.log and not re.search(r"systemd\[\d+\]:", ln)]
+        why = (own or [ln for ln in fail_lines if ln in u.log] or fail_lines or [""])[-1]
+        return [Finding("driver.service", Verdict.FAIL, f"{what} failed ({u.result or u.active}"
+                        + (f", {u.sub}" if u.sub and u.sub != "failed" else "") + ")" + (f": {why}" if why else ""),
+                        "host", ev + tuple(x for x in fail_lines[-3:] if x not in ev),
+                        f"Read {journal} for why it failed, fix that, then `sudo systemctl restart {u.name}`.", src)]
+    if u.active == "active":
+        kind = {"running": "running", "exited": "exited: its start command ran and succeeded"}.get(u.sub, u.sub)
+        ok = [ln for ln in u.log if re.search(r"\bOK\b|Started |Finished |succeeded", ln)]
+        if fail_lines:
+            return [Finding("driver.service", Verdict.WARN, f"{what} is active ({kind}) but its journal shows a "
+                            f"failure: {fail_lines[-1]}", "host", ev + tuple(x for x in fail_lines[-2:] if x not in ev),
+                            f"Read {journal}: a unit that failed and was started again may fail again.", src)]
+        said = f"; its log says '{ok[-1].split(': ', 1)[-1]}'" if ok else ""
+        return [Finding("driver.service", Verdict.PASS, f"{what} is active ({kind}){said}", "host", ev, "", src)]
+    if u.active == "inactive":
+        v = Verdict.WARN if stack else Verdict.UNKNOWN
+        return [Finding("driver.service", v, f"{what} is not running ({u.active}" + (f", {u.sub}" if u.sub else "") + ")"
+                        + ("" if stack else ": whether this node needs it is not bringup's to say"), "host", ev,
+                        f"`sudo systemctl enable --now {u.name}` if this node needs it; {journal} says why it stopped.",
+                        src)]
+    return [Finding("driver.service", Verdict.UNKNOWN, f"{what} is {u.active or 'in an unknown state'}"
+                    + (f" ({u.sub})" if u.sub else "") + ": not settled", "host", ev,
+                    f"Run `systemctl status {u.name}` again in a few seconds; {journal} shows what it is doing.", src)]
+
+
 def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """Explain judge for ``systemctl status`` of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm."""
+    """Explain judge for ``systemctl status`` of nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm (their own
+    rules), and of any other unit (:func:`judge_unit_status`)."""
     units = parse_systemctl_status(text)
     mism = [m for m in (FM_MISMATCH.search(ln) for ln in text.splitlines()) if m]
     findings: list[Finding] = []
@@ -770,10 +857,12 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 findings.append(Finding("driver.fabric_manager", Verdict.WARN, f"nvidia-fabricmanager is {u.active or 'not running'}"
                                         " (NVSwitch systems need it running)", "host", ev,
                                         "`sudo systemctl enable --now nvidia-fabricmanager` on NVSwitch systems.", SRC_FM))
-        elif "dcgm" in name:
+        elif re.fullmatch(r"(?:nvidia-)?dcgm\.service", name):
             v = Verdict.PASS if u.active == "active" else Verdict.WARN
             findings.append(Finding("driver.dcgm", v, f"nvidia-dcgm is {u.active or 'unknown'}", "host", tuple(u.lines[:6]),
                                     "" if v is Verdict.PASS else "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM))
+        else:
+            findings += judge_unit_status(u)
     if not findings:
         if mism:
             m = mism[0]

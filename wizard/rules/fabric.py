@@ -277,8 +277,88 @@ bringup uses for NCCL across nodes; large-message RDMA writes reach about 95 % o
 LINE_RATES_GBIT = (100.0, 200.0, 400.0, 800.0)
 """InfiniBand 4X line rates (EDR, HDR, NDR, XDR) a result is compared with when the port's rate is not known."""
 SRC_PERFTEST = ("perftest (https://github.com/linux-rdma/perftest): ib_write_bw reports BW average in MB/sec "
-                "(10^6 bytes/s) unless --report_gbits; " + SRC_RATE + "; Stas Bekman, Machine Learning Engineering "
+                "(2^20 bytes/s: format_factor 0x100000 in src/perftest_parameters.c) unless --report_gbits; " + SRC_RATE + "; Stas Bekman, Machine Learning Engineering "
                 "(https://github.com/stas00/ml-engineering): expect about 80 % of the advertised network bandwidth or more")
+
+
+SRC_PERFTEST_ERRORS = ("perftest (https://github.com/linux-rdma/perftest) source, commit 00b55b6: "
+                       "src/perftest_resources.c prints 'Unable to create QP.' when ibv_create_qp fails, 'Failed to modify "
+                       "QP %d to RTR' when the QP cannot be connected to the remote's address, 'Did not detect devices' "
+                       "when libibverbs lists none; src/perftest_parameters.c 'Port number %d state is %s'; "
+                       "src/perftest_communication.c 'Couldn't connect to %s:%d' (the TCP exchange, port 18515 by "
+                       "default); perftest README: -c RC/UC/UD/XRC/DC/SRD (default RC), -x GID index, -i port, -d device; "
+                       "linux-rdma/perftest#139 (https://github.com/linux-rdma/perftest/issues/139): an inline size above "
+                       "the device's max_inline_data fails QP creation; Linux kernel drivers/infiniband/hw/efa/efa_verbs.c "
+                       "efa_create_qp(): EFA creates UD and SRD queue pairs only (anything else EOPNOTSUPP)")
+PERFTEST_ERROR_ORDER = ("no_device", "context", "port_down", "gpu_init", "qp_create", "qp_modify", "cq_pd", "socket",
+                        "rdma_cm", "completion", "post", "resources")
+"""Which of perftest's error classes (:data:`wizard.parsers.fabric.PT_ERRORS`) names the cause when a paste has
+several: the earliest step of a run that failed ("Unable to create QP." is followed by "Couldn't create IB
+resources", which only says the setup as a whole failed)."""
+_MEMLOCK = ("raise the locked-memory limit (`ulimit -l unlimited`; a container needs IPC_LOCK and `--ulimit "
+            "memlock=-1`)")
+PERFTEST_ERRORS: dict[str, tuple[str, str]] = {
+    "no_device": ("perftest found no RDMA device (libibverbs lists none, or not the one -d names)",
+                  "`ibv_devices` / `ibv_devinfo` must list the HCA: load its driver (`modprobe mlx5_ib`; MLNX_OFED / "
+                  "DOCA-OFED's openibd service, rdma-core's rdma service), give its name with -d (e.g. -d mlx5_0); in "
+                  "a container /dev/infiniband must be passed in."),
+    "context": ("perftest could not open the RDMA device",
+                "Check that the HCA driver is loaded (`ibv_devinfo`), that this user may open /dev/infiniband/uverbs* "
+                "(root, or the rdma group), and in a container that /dev/infiniband is passed in."),
+    "port_down": ("the RDMA port perftest uses is not active",
+                  "`ibstat`: the port must be State Active / Physical state LinkUp; Initializing needs a subnet manager "
+                  "(opensm or the switch's), Down a cable or switch port; or choose the active port with -i and the "
+                  "device with -d."),
+    "gpu_init": ("perftest could not initialise the GPU for --use_cuda",
+                 "Check the GPU with `nvidia-smi` and the --use_cuda=N index, then rerun."),
+    "qp_create": ("the RDMA device could not create a queue pair (ibv_create_qp failed), so no RDMA test ran",
+                  "Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data); " + _MEMLOCK + "; ask "
+                  "for what the device supports: a smaller inline size (-I) on NICs with a small max_inline_data, and "
+                  "a connection type it has: perftest uses RC by default, and AWS EFA creates only UD and SRD queue "
+                  "pairs (use -c SRD or -c UD with ib_send_bw / ib_send_lat, from a perftest built with rdma-core's "
+                  "ibv_wr API, linux-rdma/perftest#105)."),
+    "qp_modify": ("the queue pair could not be connected to the other side (modify QP to RTR/RTS failed): the "
+                  "addresses the two sides exchanged do not work on this port",
+                  "On RoCE give a GID index that exists on both sides (`-x N`; the GIDs are in "
+                  "/sys/class/infiniband/<dev>/ports/<port>/gids, `show_gids` with MLNX_OFED), use an MTU both ports "
+                  "support (-m), and the same link layer on both sides; on InfiniBand the port needs a LID from the "
+                  "subnet manager (`ibstat`: Base lid)."),
+    "cq_pd": ("perftest could not create its completion queue or protection domain",
+              "Check the device with `ibv_devinfo -v` (max_cq, max_cqe, max_pd) and " + _MEMLOCK + ", then rerun."),
+    "socket": ("perftest's client and server could not exchange their connection data over TCP",
+               "Start the server first (`ib_write_bw -d mlx5_0` on the other node), give the client the server's "
+               "reachable address, open TCP port 18515 (or the -p port) in firewalls and security groups, and check "
+               "that the nodes reach each other (`ping`)."),
+    "rdma_cm": ("perftest's RDMA CM connection (-R) failed",
+                "Give the server's address on the RDMA interface (the IPoIB or RoCE netdev), load rdma_ucm (`modprobe "
+                "rdma_ucm`), or run without -R to exchange over TCP."),
+    "completion": ("work requests completed with an error: the other side did not receive or acknowledge them",
+                   "'transport retry counter exceeded' means no acknowledgement came back: check the path (the GID index "
+                   "-x and MTU on RoCE, PFC/ECN on the switch, the cable and switch port, `ibstat` on both ends) and that "
+                   "the server is still running; the status names the cause (ibv_wc_status_str)."),
+    "post": ("perftest could not post its work requests to the queue pair",
+             "Lower the queue depths (-t, -r) or the number of queue pairs (-q) to what `ibv_devinfo -v` reports "
+             "(max_qp_wr), then rerun."),
+    "resources": ("perftest could not create its RDMA resources (protection domain, memory region, queues), so no "
+                  "RDMA test ran",
+                  "Read the lines above it for the step that failed; check the device with `ibv_devinfo -v` and "
+                  + _MEMLOCK + "."),
+}
+"""What each perftest error class means and what to do (sources: :data:`SRC_PERFTEST_ERRORS`)."""
+
+
+def _perftest_errors(run: Any, fid: str) -> list[Finding]:
+    errors = list(getattr(run, "errors", None) or [])
+    if not errors:
+        return []
+    classes = {k for k, _ in errors}
+    key = next((k for k in PERFTEST_ERROR_ORDER if k in classes), errors[0][0])
+    what, remedy = PERFTEST_ERRORS.get(key, PERFTEST_ERRORS["resources"])
+    first = next(line for k, line in errors if k == key)
+    role = " (server side)" if getattr(run, "waiting", False) else ""
+    return [Finding(fid, Verdict.FAIL, f"{run.test or 'perftest'}{role}: {what}: {first}", getattr(run, "device", "")
+                    or "node", tuple(dict.fromkeys(line for _, line in errors))[:6], remedy,
+                    f"{SRC_PERFTEST_ERRORS}; {SRC_PERFTEST}")]
 
 
 def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PERFTEST_ID,
@@ -287,7 +367,10 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     or more, else fail. The rate is ``line_rate_gbit_s`` when given (the tested port's own rate, read by the caller;
     ``line_rate_of`` names it, e.g. "mlx5_0 port 1"), else the plan's ``nic_gbit_s``; without either, the InfiniBand
     line rates: within 0.8-1.0 x of one it passes as that rate (saying so, and that a faster port would make it slow),
-    below 0.8 x EDR's 100 Gb/s it warns, otherwise unknown."""
+    below 0.8 x EDR's 100 Gb/s it warns, otherwise unknown. A buffer it could not register fails (GPUDirect RDMA with
+    --use_cuda); so does an error line of perftest's (:data:`PERFTEST_ERRORS`: no device, port not active, queue pair
+    not created or not connected, the TCP exchange failed, completions with error), named by the earliest failing
+    step with what it means and what to do."""
     from wizard.parsers.fabric import PT_MR_FAILED
 
     mr = [ln.strip() for ln in text.splitlines() if PT_MR_FAILED.search(ln)]
@@ -303,6 +386,9 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
                          "Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and "
                          "check the HCA with `ibv_devinfo`, then rerun."),
                         f"{SRC_PERFTEST}; NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)")]
+    failed = _perftest_errors(run, fid)
+    if failed:
+        return failed
     if not run.rows:
         return [Finding(fid, Verdict.UNKNOWN, f"no bandwidth row in this {run.test or 'perftest'} output "
                         "(a server side still waiting for its client, or a cut paste)", "node",

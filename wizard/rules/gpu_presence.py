@@ -19,6 +19,7 @@ from wizard.install import catalog
 from wizard.facts import facts_of
 from wizard.model import Finding, Measure, Verdict, measure
 from wizard.parsers.gpu import (
+    GpuInformationFiles,
     PciFacts,
     parse_driver_version,
     parse_nvidia_smi_l,
@@ -234,6 +235,127 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "NVRM -e nvidia` for why it did not bind (module not loaded, a probe error, "
                                     "RmInitAdapter failed, the GPU held by vfio-pci or nouveau).", SRC_COUNT))
     return findings
+
+
+SRC_GPU_INFO = ("NVIDIA open-gpu-kernel-modules, https://github.com/NVIDIA/open-gpu-kernel-modules: "
+                "kernel-open/nvidia/nv-procfs.c (the per-GPU /proc/driver/nvidia/gpus/<bus>/information file: "
+                "'GPU Excluded: Yes' for a GPU the driver excluded, 'GPU Firmware' only while the GPU runs GSP "
+                "firmware, '??.??.??.??.??' for a Video BIOS the driver has not read) and kernel-open/common/inc/"
+                "nv-reg.h (NVreg_ExcludedGpus: 'excluded GPUs ... that cannot be attached or used'); NVIDIA Linux "
+                "driver README, 'GSP Firmware' (the gsp_*.bin files installed in /lib/firmware/nvidia/<driver "
+                "version>/, the version the information file shows), "
+                "https://download.nvidia.com/XFree86/Linux-x86_64/565.57.01/README/gsp.html")
+
+
+def _info_desc(g: Any) -> str:
+    """"NVIDIA H100 80GB HBM3 at 0000:62:00.0 (device minor 5, VBIOS 96.00.99.00.01, GSP firmware 535.129.03)"."""
+    bits = [f"device minor {g.minor}" if g.minor is not None else "", f"VBIOS {g.vbios}" if g.vbios and "?" not in g.vbios else "",
+            f"GSP firmware {g.firmware}" if g.firmware else ""]
+    inner = ", ".join(b for b in bits if b)
+    return f"{g.model or 'a GPU with no Model line'} at {g.bus or 'an unnamed bus'}" + (f" ({inner})" if inner else "")
+
+
+def gpu_information(info: GpuInformationFiles) -> list[Finding]:
+    """The driver's per-GPU information files (``/proc/driver/nvidia/gpus/<bus>/information``, one or several).
+
+    ``health.gpu_driver_binding`` per GPU: "GPU Excluded: Yes" (or the older "Blacklisted: Yes") fails: the driver
+    keeps the GPU out of use (NVreg_ExcludedGpus); a Video BIOS or UUID of question marks warns: the driver has not
+    brought the GPU up (no client holds it with persistence mode off, or its initialisation failed); a block without
+    a Model line is unknown (a partial paste); otherwise one pass naming each GPU: the driver sees <model> at <bus>.
+    ``driver.version``: the GSP firmware a GPU runs is installed with the driver and loaded at the driver's own
+    version, so a firmware version other than the loaded module's (``/proc/driver/nvidia/version`` in the same paste)
+    fails, GPUs of one paste reporting different firmware versions warn, and matching versions pass."""
+    fid = "health.gpu_driver_binding"
+    if not info.gpus:
+        return [Finding(fid, Verdict.UNKNOWN, "no GPU information block in this text", "host",
+                        tuple(info.problems[:3]), "Paste the whole file: `cat /proc/driver/nvidia/gpus/*/information` "
+                        "(or `grep . /proc/driver/nvidia/gpus/*/information` for several GPUs).", SRC_GPU_INFO)]
+    out: list[Finding] = []
+    ok: list[Any] = []
+    for g in info.gpus:
+        subj = gpu_subject(None, g.bus) if g.bus else "GPU"
+        ev = tuple(g.lines[:12])
+        if g.excluded:
+            out.append(Finding(fid, Verdict.FAIL, f"{_info_desc(g)}: GPU Excluded: Yes: the driver has excluded this "
+                               "GPU, so no CUDA program, nvidia-smi query or NCCL job can use it (the node has one GPU "
+                               "fewer than it holds)", subj, ev,
+                               "Find why: `grep -i -e ExcludedGpus -e ExcludeAllGpus /proc/driver/nvidia/params` and "
+                               "`grep -r NVreg_ExcludedGpus /etc/modprobe.d /proc/cmdline` (an operator or a health "
+                               "tool may have excluded a failed GPU on purpose: then repair or replace it before the "
+                               "node takes training jobs); otherwise remove the GPU's UUID from NVreg_ExcludedGpus, "
+                               "rebuild the initramfs and reload the driver or reboot.", SRC_GPU_INFO))
+        elif not g.initialised:
+            out.append(Finding(fid, Verdict.WARN, f"{_info_desc(g)}: the driver lists this GPU but has not brought it "
+                               f"up (Video BIOS {g.vbios or 'missing'}" + (f", UUID {g.uuid}" if "?" in g.uuid else "")
+                               + "): nothing held it open with persistence mode off when the file was read, or its "
+                               "initialisation failed", subj, ev,
+                               "Run `nvidia-smi` (it brings every GPU up) and read the file again; if the question "
+                               "marks stay or nvidia-smi cannot reach this GPU, read `sudo dmesg | grep -i -e NVRM -e "
+                               "RmInitAdapter -e Xid` for why it failed to initialise. Keep GPUs up between jobs with "
+                               "`sudo systemctl enable --now nvidia-persistenced`.", SRC_GPU_INFO))
+        elif not g.model:
+            out.append(Finding(fid, Verdict.UNKNOWN, f"a GPU information block without its Model line (at "
+                               f"{g.bus or 'an unnamed bus'}): the paste is partial", subj, ev,
+                               "Paste the whole file: `cat /proc/driver/nvidia/gpus/<bus id>/information`.",
+                               SRC_GPU_INFO))
+        else:
+            ok.append(g)
+    if ok:
+        shown = [g for g in ok if g.excluded is False]
+        excl = ("not excluded (GPU Excluded: No)" if len(ok) == 1 and shown else
+                "none excluded (GPU Excluded: No)" if len(shown) == len(ok) else
+                f"{len(shown)} of them shown not excluded (GPU Excluded: No), the others without an exclusion line"
+                if shown else "no exclusion line (older drivers do not write one, or the paste stops before it)")
+        no_fw = [g for g in ok if not g.firmware]
+        fw_note = ("; no GPU Firmware line" + (f" for {len(no_fw)} of them" if len(no_fw) < len(ok) else "") +
+                   " (the driver writes one only while the GPU runs GSP firmware)") if no_fw else ""
+        fws = {g.firmware for g in ok if g.firmware and g.firmware.upper() != "N/A"}
+        if len(fws) == 1 and not info.driver.version:
+            fw_note += (f"; GSP firmware ships with the driver, so driver {next(iter(fws))} brought "
+                        f"{'it' if len(ok) == 1 else 'them'} up")
+        names = "; ".join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
+        what = (f"the driver sees {names}" if len(ok) == 1 else f"the driver sees {len(ok)} GPUs: {names}")
+        out.append(Finding(fid, Verdict.PASS, f"{what}; {excl}{fw_note}", "host" if len(ok) > 1 else
+                           gpu_subject(None, ok[0].bus) if ok[0].bus else "GPU",
+                           tuple(ln for g in ok[:4] for ln in (g.fields.get("model", ""), g.fields.get("bus", ""),
+                                                               g.fields.get("firmware", ""), g.fields.get("excluded", ""))
+                                 if ln), "", SRC_GPU_INFO))
+    out.extend(_gsp_vs_driver(info))
+    return out
+
+
+def _gsp_vs_driver(info: GpuInformationFiles) -> list[Finding]:
+    """driver.version from the GSP firmware lines (see :func:`gpu_information`)."""
+    fid = "driver.version"
+    fw = [g for g in info.gpus if g.firmware and g.firmware.upper() != "N/A"]
+    if not fw:
+        return []
+    loaded = info.driver.version
+    ev_fw = tuple(g.fields.get("firmware", "") for g in fw[:6])
+    if loaded:
+        other = [g for g in fw if g.firmware != loaded]
+        ev = (info.driver.line,) + ev_fw
+        if other:
+            desc = ", ".join(f"{g.firmware} on {g.bus or 'a GPU'}" for g in other[:6])
+            return [Finding(fid, Verdict.FAIL, f"GSP firmware {desc}, but the loaded kernel module is {loaded}: the "
+                            "driver ships its GSP firmware and loads its own version, so the GPU runs firmware of "
+                            "another driver than the one loaded (the module was replaced after the GPU came up, or "
+                            "these lines come from different hosts)", "host", ev,
+                            "Reboot (or unload and reload the nvidia modules with no GPU process running) so the "
+                            "loaded module brings the GPUs up with its own firmware; check that the package holding "
+                            f"/lib/firmware/nvidia/{loaded}/ is installed at the module's version, then read both "
+                            "files again.", SRC_GPU_INFO)]
+        return [Finding(fid, Verdict.PASS, f"GSP firmware {loaded} on {len(fw)} GPU(s) is the loaded driver's own "
+                        "version", "host", ev, "", SRC_GPU_INFO)]
+    versions = sorted({g.firmware for g in fw})
+    if len(versions) > 1:
+        desc = "; ".join(f"{v} on " + ", ".join(g.bus or "a GPU" for g in fw if g.firmware == v)[:120] for v in versions)
+        return [Finding(fid, Verdict.WARN, f"the GPUs in this paste run different GSP firmware versions ({desc}): one "
+                        "loaded driver runs one version on all its GPUs, so these blocks were read under different "
+                        "drivers (other hosts, or a driver reload between the reads)", "host", ev_fw,
+                        "Read every GPU's file and the driver version in one go on one host: `cat "
+                        "/proc/driver/nvidia/version; grep . /proc/driver/nvidia/gpus/*/information`.", SRC_GPU_INFO)]
+    return []
 
 
 def iommu_groups(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -462,7 +584,15 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
 
 
 def _err_fields(g: GpuFacts) -> list[str]:
-    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw]
+    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw
+            or "Unknown Error" in r.raw]
+
+
+def _unknown_error_fields(g: GpuFacts) -> list[str]:
+    """Fields ``nvidia-smi -q`` printed as "Unknown Error": NVML_ERROR_UNKNOWN for the GPU's own attributes (its brand,
+    its name), which the driver answers from the GPU it initialised: the driver has lost the GPU (NVML API reference,
+    nvmlReturn_t)."""
+    return [k for k, r in g.fields.items() if r.raw.strip() == "Unknown Error"]
 
 
 def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
@@ -474,7 +604,8 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             ok.append(g)
             continue
         reset = any("requires reset" in e for e in g.errors)
-        name_bad = "name" in bad or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors)
+        name_bad = ("name" in bad or bool(_unknown_error_fields(g))
+                    or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors))
         if reset:
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
                                f"{subject(g)} needs a reset: nvidia-smi prints '[GPU requires reset]' instead of its "
@@ -484,9 +615,12 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "it (`nvidia-smi -r -i <index>` with no process on it, or reboot the node), then run the "
                                "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
         elif name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
+            unk = _unknown_error_fields(g)
+            said = (f"NVML answers 'Unknown Error' for its {', '.join(unk)}" if unk else
+                    "nvidia-smi prints ERR! / 'GPU is lost' for it")
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
-                               f"{subject(g)} does not respond: nvidia-smi prints ERR! / 'GPU is lost' for it",
-                               subject(g), _ev(g, g.errors),
+                               f"{subject(g)} does not respond: {said}",
+                               subject(g), _ev(g, g.errors, [g.fields[k].line for k in unk]),
                                "Read `dmesg | grep -e NVRM -e Xid` for this PCI address. Xid 79 (fallen off the bus) "
                                "needs a full power cycle; Xid 119/120 (GSP) a GPU reset or reboot. Check its power "
                                "cables and seating; RMA the GPU if it comes back after a cold boot.", SRC_SMI))

@@ -441,7 +441,8 @@ def _transport(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                                    n, tuple(per_node[n][-3:]), "Check NCCL_DEBUG on this node and rerun.", SRC_E1))
             continue
         text = "\n".join(with_nccl[n])
-        fs = [f for f in judge_nccl_log(text, plan, logs[n]) if f.verdict is not Verdict.UNKNOWN or f.id == "multinode.transport"]
+        job = {**plan, "job_nodes": max(len(ml.nodes or with_nccl), 2)}  # one node's lines of a job across nodes
+        fs = [f for f in judge_nccl_log(text, job, logs[n]) if f.verdict is not Verdict.UNKNOWN or f.id == "multinode.transport"]
         if not any(f.id == "multinode.transport" for f in fs):
             fs.append(Finding("multinode.transport", Verdict.UNKNOWN,
                               "NCCL lines without a NET/IB or NET/Socket choice", n, tuple(with_nccl[n][:3]),

@@ -374,10 +374,11 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
         findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: out-of-bounds values reported ({where})",
                                 subject, tuple(head_ev + [r.oob_line]),
                                 "Data corruption: rerun, then isolate the GPU or link (DCGM diag, nvbandwidth).", SRC_D4))
-    elif unchecked:
-        findings.append(Finding(fid, Verdict.WARN, f"nccl-tests {what}: results were not checked (#wrong is N/A at every "
-                                f"size: the run used -c 0) ({where})", subject,
-                                tuple(head_ev + [r.rows[-1].line]), "Rerun with -c 1 so every size is checked.", SRC_D4))
+    # -c 0 (nccl-tests' --check 0) measures bandwidth without checking the data: said with the bandwidth finding, not a
+    # verdict of its own (the run neither passed nor failed a check it did not make)
+    unchecked_note = ("; results were not checked (#wrong is N/A at every size: the run used -c 0), so it measured "
+                      "bandwidth, not data correctness (rerun with -c 1 to check it)"
+                      if unchecked and not wrong_rows and r.oob_ok is not False else "")
 
     # several data types / reduction ops in one run (-d all, -o all): bandwidth on the training type
     groups = _row_groups(r)
@@ -409,6 +410,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     arith = _arith(coll, big, n)
     avg_note = (f"; the 'Avg bus bandwidth' footer ({r.avg_busbw_gb_s:g}) averages every size, tiny ones included, "
                 "and is not judged" if r.avg_busbw_gb_s is not None else "")
+    avg_note += unchecked_note
     ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
     if peak_row is not None and peak_row is not big:
         ev.append(peak_row.line)
@@ -1037,11 +1039,22 @@ def _quoted_plain(line: str) -> str:
 
 def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Finding]:
     causes = lg.ibverbs_missing + lg.ib_open_failed + lg.no_ib_device
+    # one node's log that is the whole job (the multi-node judge passes job_nodes for one node's share of a larger job)
+    single = lg.one_node and int(exp.get("job_nodes") or 1) <= 1
     if lg.uses_socket:
         bad = [i for i in lg.socket_ifaces if BAD_IFACE.match(i)]
         ev_list = list(dict.fromkeys(lg.socket_using[:3] + lg.network_lines[:2] + causes[:4] +
                                      [c for c in lg.channels_net if "Socket" in c][:2]))
         ev = tuple(ev_list)
+        if bad and single and not lg.channels_net:
+            return [Finding("multinode.transport", Verdict.UNKNOWN,
+                            f"this log is from one node, where NCCL moves data between its GPUs over P2P/shared "
+                            f"memory, never its network transport, so it cannot show how the network would carry a "
+                            f"job across nodes; the socket transport it set up lists "
+                            f"{', '.join(bad)}, a host-local interface, which would matter only for a job across nodes",
+                            subject, ev,
+                            "Before running across nodes, set NCCL_SOCKET_IFNAME to the cluster interface (e.g. "
+                            "=ens1f0) so no host-local bridge is used; persist it in /etc/nccl.conf.", SRC_E1)]
         if bad:
             return [Finding("multinode.transport", Verdict.FAIL,
                             f"NCCL moves data over TCP sockets on {', '.join(bad)}: a host-local interface", subject, ev,
@@ -1053,7 +1066,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             why = ("libibverbs is missing (install rdma-core / libibverbs1, inside the container too)" if lg.ibverbs_missing
                    else "an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and "
                         "IPC_LOCK)")
-            if lg.one_node:
+            if single:
                 return [Finding("multinode.transport", Verdict.WARN,
                                 f"NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is "
                                 "from one node, where NCCL moves data between its GPUs over P2P/shared memory, not the "

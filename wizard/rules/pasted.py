@@ -120,6 +120,17 @@ def host_kinds_judge_driver_version(text: str, exp: Mapping[str, Any]) -> list[F
                     tuple(x for x in (d.line, d.gcc_line) if x), "", gc.SRC_A2)]
 
 
+# from wizard/parsers/gpu.py
+def gpu_information_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``/proc/driver/nvidia/gpus/<bus>/information`` of one or several GPUs (gc.gpu_information: excluded GPUs,
+    GPUs the driver has not brought up, GSP firmware vs the loaded driver); ``/proc/driver/nvidia/version`` pasted
+    with them (``head`` of both files) is judged as its own kind judges it."""
+    from wizard.parsers.gpu import parse_gpu_information
+
+    info = parse_gpu_information(text)
+    return (host_kinds_judge_driver_version(text, exp) if info.driver.line else []) + gc.gpu_information(info)
+
+
 # from wizard/parsers/host_kinds.py
 def host_kinds_judge_smi_versions(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """nvidia-smi's header values pasted one per line: ``driver.version`` (the driver nvidia-smi talks to and the newest

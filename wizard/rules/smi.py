@@ -236,6 +236,13 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
             out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN,
                                f"could not read this {doc.command} output", "host", tuple(doc.problems[:20]),
                                f"Run `{doc.command}` by hand and paste its whole output.", SRC_SMI))
+        elif not out and doc.driver_version is not None and doc.attached is None and doc.fmt == "table":
+            # only the box's header row (`nvidia-smi | head -3`): it proves nvidia-smi reached the driver, and shows no GPU
+            out += gpu_presence.smi_driver_version(doc, plan)
+            out.append(Finding("health.nvidia_smi", Verdict.SKIP, f"this {doc.command} paste holds only its header "
+                               "line (driver and CUDA versions): the GPUs' rows are not in it, so they are not judged",
+                               "host", (doc.driver_version.line,),
+                               f"Paste the whole output of `{doc.command}` to have the GPUs judged.", SRC_SMI))
         elif not out:
             ev = tuple(r.line for r in (doc.driver_version, doc.attached) if r is not None)
             out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, f"no GPU in this {doc.command} output",

@@ -59,6 +59,8 @@ _WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^
 """ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
 _CUDA_ERR = re.compile(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
 """An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
+_CUDA_TEXT = re.compile(r"\(error code [^)]+\)|\bCUDA error\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
+"""A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"^\s*PASS\b", re.I)
@@ -121,11 +123,37 @@ _CU_RESULT = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)
 _NO_GPU_BUILD = re.compile(r"\bcompiled without (?:GPU|CUDA) support\b|\bbuilt without (?:GPU|CUDA) support\b", re.I)
 _CPU_FALLBACK = re.compile(r"\b\w*_cpu\.(?:so|dll|dylib)\b|\bCPU[- ]only\b|\bfalling back to (?:the )?CPU\b", re.I)
 _NO_CUDART = re.compile(r"\blibcudart\.so(?:\.[\d.]+)?['\"`]? (?:was |is )?not found\b", re.I)
-_CC_BELOW = re.compile(r"(?:compute|cuda) capability (\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
-                       r"capability is (\d+\.\d+)", re.I)
+_CC_BELOW = re.compile(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
+                       r"capability is (?P<need>\d+\.\d+)"
+                       r"|supports devices of CUDA Capability >= (?P<need2>\d+\.\d+), but your device is of CUDA "
+                       r"capability (?P<have2>\d+\.\d+)", re.I)
 """A GPU the program leaves out because its build needs a higher compute capability (TensorFlow: "Ignoring visible
 gpu device (device: 0, name: GRID K520, ...) with Cuda compute capability 3.0. The minimum required Cuda capability
-is 3.5.")."""
+is 3.5."; PyTorch's GPUTooOldForTriton: "Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU
+compiler ... Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0")."""
+_LIBCUDA_SYMBOL = re.compile(r"libcuda\.so(?:\.\d+)*: undefined symbol: (cu\w+)")
+"""A program built against a newer CUDA than the driver's libcuda.so provides (the CUDA driver API adds functions and
+``_v2`` versions with each release; an older driver's libcuda lacks them)."""
+_NV_TOOL_BROKEN = re.compile(r"\bexec (?:\S*/)?" + _NV_TOOL + r": exec format error\b|\b(?:\S*/)?" + _NV_TOOL
+                             + r": cannot execute binary file\b", re.I)
+"""An NVIDIA tool that is there but cannot run: the kernel refuses its binary (ENOEXEC, "exec format error": a binary
+for another CPU architecture, or an empty or truncated file injected into a container)."""
+SRC_EXEC = "execve(2) man page, ENOEXEC (https://man7.org/linux/man-pages/man2/execve.2.html)"
+_MODULE_REFUSED = re.compile(r"\b(?:modprobe|insmod): ERROR: could not insert (?:module \S*?)?'?(?P<mod>nvidia\w*|nv_peer_mem|"
+                             r"gdrdrv|mlx5_\w+|mlx_\w+|ib_\w+|rdma_\w+|nvidia-peermem)(?:\.ko)?'?: (?P<why>.+)$", re.I)
+"""modprobe / insmod failing to load a kernel module of the GPU or RDMA stack (the reason after the colon is the
+errno text of init_module(2))."""
+SRC_MODULE = ("modprobe(8) and init_module(2) man pages: EINVAL/ENOEXEC for a module built for another kernel or with "
+              "symbols the kernel lacks, EKEYREJECTED/EPERM for an unsigned module under Secure Boot lockdown "
+              "(https://man7.org/linux/man-pages/man2/init_module.2.html)")
+_DS_CUDA = re.compile(r"Installed CUDA version (?P<inst>\d+\.\d+) does not match the version torch was compiled with "
+                      r"(?P<torch>\d+\.\d+)(?P<rest>.*)$")
+"""DeepSpeed's op builder comparing the CUDA toolkit (nvcc) with torch's build (deepspeed/ops/op_builder/builder.py,
+assert_no_cuda_mismatch): "... but since the APIs are compatible, accepting this combination" (same major) or "...,
+unable to compile cuda/cpp extensions without a matching cuda version." (it refuses)."""
+SRC_DS_CUDA = ("DeepSpeed op builder, assert_no_cuda_mismatch (deepspeed/ops/op_builder/builder.py, "
+               "https://github.com/deepspeedai/DeepSpeed); CUDA minor version compatibility "
+               "(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html)")
 _CUDNN = re.compile(r"\bCUDNN_STATUS_(?:INTERNAL_ERROR|NOT_INITIALIZED)\b|\bDNN library initialization failed\b|"
                     r"\bCould not create cudnn handle\b|\bcuDNN failed to initialize\b", re.I)
 
@@ -243,15 +271,73 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     cc = [(m, ln.strip()) for ln in lines for m in [_CC_BELOW.search(ln)] if m]
     if cc:
         m, ln = cc[0]
-        name = re.search(r"\bname: ([^,)]+)", ln)
-        gpu = f"{name.group(1).strip()} " if name else "a GPU "
+        have, need = m.group("have") or m.group("have2"), m.group("need") or m.group("need2")
+        name = re.search(r"\bname: ([^,)]+)|\bFound (.+?) which is too old", ln)
+        gpu = f"{(name.group(1) or name.group(2)).strip()} " if name else "a GPU "
+        msg = (f"{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it "
+               f"uses, needs compute capability {need} or higher; the GPU is below what the software supports, not "
+               "faulty" if m.group("need2") else
+               f"{who} leaves out {gpu}(compute capability {have}): this build needs "
+               f"compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the "
+               "only one); the GPU is below what the build supports, not faulty")
         out.append(ChainWords(
-            "cc_below", Verdict.FAIL, f"{who} leaves out {gpu}(compute capability {m.group(1)}): this build needs "
-            f"compute capability {m.group(2)} or higher, so the work runs without that GPU (on the CPU if it is the "
-            "only one); the GPU is below what the build supports, not faulty",
-            f"Use GPUs of compute capability {m.group(2)} or higher for this build, or a build of the program compiled "
-            f"for compute capability {m.group(1)} (an older release, or a source build with it in the CUDA "
-            "architectures).", SRC_CC_BELOW, tuple(dict.fromkeys(x for _, x in cc))[:5]))
+            "cc_below", Verdict.FAIL, msg,
+            f"Use GPUs of compute capability {need} or higher for this build, or a build of the program compiled "
+            f"for compute capability {have} (an older release, or a source build with it in the CUDA "
+            "architectures; for Triton-compiled kernels, run without torch.compile / Triton).",
+            SRC_CC_BELOW, tuple(dict.fromkeys(x for _, x in cc))[:5]))
+    sym = [(m, ln.strip()) for ln in lines for m in [_LIBCUDA_SYMBOL.search(ln)] if m]
+    if sym:
+        out.append(ChainWords(
+            "libcuda_symbol", Verdict.FAIL, f"{who} needs {sym[0][0].group(1)} from libcuda.so, the NVIDIA driver's CUDA "
+            "library, and the installed driver does not provide it: the driver is older than the CUDA the program was "
+            "built for (or a stub libcuda.so is found first), so its GPU path does not work",
+            "Check the driver (`nvidia-smi`: its CUDA Version must be at least the CUDA the program was built with) and "
+            "update it; make sure no CUDA toolkit stubs directory (…/lib64/stubs) is on LD_LIBRARY_PATH.",
+            SRC_LIBCUDA, tuple(dict.fromkeys(x for _, x in sym))[:5]))
+    broken = hits(_NV_TOOL_BROKEN)
+    if broken:
+        out.append(ChainWords(
+            "tool_broken", Verdict.FAIL, f"an NVIDIA tool cannot run where {who} runs: the kernel refuses its binary "
+            "(exec format error: built for another CPU architecture, or an empty or truncated file)",
+            "Check the file (`file /usr/bin/nvidia-smi`, its size) on the host and in the container: it must be the "
+            "driver's binary for this CPU architecture; in Kubernetes, the GPU Operator's driver and toolkit "
+            "containers must match the node's architecture and the driver root (reinstall the driver / toolkit "
+            "there).", SRC_EXEC, tuple(dict.fromkeys(broken))[:5]))
+    mods = [(m, ln.strip()) for ln in lines for m in [_MODULE_REFUSED.search(ln.strip())] if m]
+    if mods:
+        m, ln = mods[0]
+        why = m.group("why").strip()
+        low = why.lower()
+        cause = ("the module does not fit this kernel (built for another kernel, or it needs symbols the running "
+                 "kernel or another module does not provide: `dmesg` names them as 'Unknown symbol' / 'disagrees "
+                 "about version of symbol')" if "invalid argument" in low or "exec format" in low else
+                 "Secure Boot refuses an unsigned module (enroll the module's signing key with mokutil, or sign it)"
+                 if "key was rejected" in low or "not permitted" in low or "required key" in low else
+                 "no device this module drives was found" if "no such device" in low else
+                 "the module's dependencies or files are missing" if "not found" in low or "no such file" in low else
+                 f"the kernel refused it ({why})")
+        out.append(ChainWords(
+            "module_refused", Verdict.FAIL, f"the kernel module {m.group('mod')} could not be loaded: {cause}; what "
+            "needs it (the GPU driver, GPUDirect RDMA, the HCA) does not work until it loads",
+            "Read `dmesg | tail` right after the modprobe for the kernel's reason; rebuild the module for the running "
+            "kernel (`dkms status`, `dkms autoinstall`, or the vendor package for this kernel: on current drivers "
+            "GPUDirect RDMA is the driver's own nvidia-peermem, not the old nv_peer_mem package); with Secure Boot, "
+            "enroll the signing key.", SRC_MODULE, tuple(dict.fromkeys(x for _, x in mods))[:5]))
+    ds = [(m, ln.strip()) for ln in lines for m in [_DS_CUDA.search(ln)] if m]
+    if ds:
+        m, ln = ds[0]
+        inst, built = m.group("inst"), m.group("torch")
+        refused = "unable to compile" in m.group("rest").lower() or inst.split(".")[0] != built.split(".")[0]
+        out.append(ChainWords(
+            "toolkit_vs_torch", Verdict.FAIL if refused else Verdict.PASS,
+            (f"DeepSpeed refuses to build its CUDA ops: the installed CUDA toolkit {inst} and torch's CUDA {built} differ "
+             "in major version" if refused else
+             f"DeepSpeed builds its CUDA ops with the installed CUDA toolkit {inst} for torch built with CUDA {built}: "
+             "same major version, API compatible (DeepSpeed accepts it)"),
+            (f"Install a CUDA toolkit of torch's major version ({built}) and point CUDA_HOME at it, or a torch build "
+             f"for CUDA {inst}." if refused else ""), SRC_DS_CUDA, (ln,)))
+
     dnn = hits(_CUDNN)
     if dnn:
         out.append(ChainWords(
@@ -263,6 +349,54 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "loads is the one its release was built with and that the driver supports that CUDA (the framework's "
             "install guide and cuDNN's support matrix list them).", SRC_CUDNN, tuple(dict.fromkeys(dnn))[:5]))
     return out
+
+
+_XID_SAID = re.compile(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b")
+"""A program naming an NVIDIA Xid it saw (the Kubernetes device plugin's "XidCriticalError: Xid=69 on Device=GPU-...",
+DCGM's and node agents' "Xid 79"); the kernel's own NVRM lines are the kernel log's kind."""
+_UNHEALTHY = re.compile(r"\bdevice marked unhealthy\b|\bmarked (?:the )?(?:GPU|device) unhealthy\b|"
+                        r"\bthe device will go unhealthy\b", re.I)
+"""The NVIDIA Kubernetes device plugin taking a GPU out of service ("'nvidia.com/gpu' device marked unhealthy: GPU-...";
+NVIDIA/k8s-device-plugin, its health check on critical Xids)."""
+SRC_DEVICE_PLUGIN = ("NVIDIA k8s-device-plugin README: the plugin marks a GPU unhealthy on critical Xid events and "
+                     "stops offering it to pods (https://github.com/NVIDIA/k8s-device-plugin)")
+
+
+def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
+    """Xids a program reports (their verdict from the Xid table, assets/xid.csv) and a device plugin marking a GPU
+    unhealthy (fail: the GPU is out of service); ``None`` when the lines say neither."""
+    from wizard.rules.xid import SEVERITY_VERDICT, severity_rows, xid_rows
+
+    xids = [(int(m.group(1)), ln.strip()) for ln in lines for m in [_XID_SAID.search(ln)] if m]
+    sick = [ln.strip() for ln in lines if _UNHEALTHY.search(ln)]
+    if not xids and not sick:
+        return None
+    rows, sev = xid_rows(), severity_rows()
+    verdict = Verdict.FAIL if sick else Verdict.PASS
+    said, sources = [], [SRC]
+    for code in dict.fromkeys(c for c, _ in xids):
+        row = rows.get(code, {})
+        cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
+        v = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
+        verdict = v if v.rank > verdict.rank else verdict
+        meaning = cls.get("meaning", "")
+        said.append(f"Xid {code}" + (f" ({row['description']}: {meaning[:1].lower()}{meaning[1:]})" if row else
+                                     " (not in bringup's Xid table: look it up in NVIDIA's Xid catalog)"))
+        if row.get("source"):
+            sources.insert(0, row["source"])
+    msg = "the program reports " + "; ".join(said) if said else ""
+    if sick:
+        msg = (msg + "; " if msg else "") + ("the Kubernetes device plugin marked the GPU unhealthy: it offers it to no "
+                                             "pod until the plugin restarts")
+        sources.insert(0, SRC_DEVICE_PLUGIN)
+    remedy = ("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what "
+              "the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle "
+              "the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin "
+              "pod so the GPU is offered again." if sick else
+              "Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them "
+              "with the GPU and the events around them.")
+    return Finding("explain.program_said", verdict, msg, "input", tuple(dict.fromkeys([ln for _, ln in xids] + sick))[:6],
+                   remedy, "; ".join(dict.fromkeys(sources)))
 
 
 def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
@@ -286,12 +420,18 @@ def _traceback_error(lines: list[str]) -> list[str]:
 def _cuda_errors(lines: list[str]) -> "list[tuple[int, CudaErrorInfo, str]]":
     """(number, the CUDA error table's row, line) for every line printing a nonzero CUDA error number that the table
     (assets/cuda_errors.csv, through wizard.parsers.cuda.cuda_error_lookup) knows."""
-    from wizard.parsers.cuda import cuda_error_lookup
+    from wizard.parsers.cuda import cuda_error_lookup, resolve_cuda_error
 
     out = []
     for ln in lines:
         m = _CUDA_ERR.search(ln)
-        if not m or m.group(1) == "0":
+        if not m:
+            # the text cudaGetErrorString printed, or a name ("(error code system not yet initialized)", vectorAdd)
+            _, by_text = resolve_cuda_error(ln) if _CUDA_TEXT.search(ln) else (None, None)
+            if by_text is not None and by_text.code:
+                out.append((by_text.code, by_text, ln.strip()))
+            continue
+        if m.group(1) == "0":
             continue
         info = cuda_error_lookup(int(m.group(1)))
         if info is not None:
@@ -311,7 +451,7 @@ def judge(text: str) -> list[Finding]:
     lines = text.splitlines()
     what = "this output's program (a kind bringup does not read)"
     tail = " — the program's own words; bringup does not read this program's figures"
-    chain = chain_words(lines)
+    chain = sorted(chain_words(lines), key=lambda c: -c.verdict.rank)  # a failure leads, whatever came first
     if chain:
         first = chain[0]
         also = [c for c in chain[1:] if c.verdict is Verdict.FAIL]
@@ -319,6 +459,9 @@ def judge(text: str) -> list[Finding]:
         return [Finding("explain.program_said", first.verdict, f"{first.message}{more}{tail}", "input",
                         tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
                         f"{first.source}; {SRC}")]
+    gpu_said = _xid_and_unhealthy(lines)
+    if gpu_said is not None:
+        return [gpu_said]
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
     cuda = _cuda_errors(lines)
