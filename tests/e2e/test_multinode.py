@@ -269,7 +269,9 @@ def test_sigterm_stops_the_run_and_every_remote_process(ssh_cluster, node_python
         out.append(line)
         if '"event":"group"' in line:
             break
-    time.sleep(1.0)
+    deadline = time.monotonic() + 15.0  # ssh to node2 and its wrapper take a while on a loaded machine
+    while not procs_with(f"sleep {marker}") and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert procs_with(f"sleep {marker}"), "the stuck node's torchrun should be waiting"
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
