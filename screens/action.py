@@ -1,36 +1,178 @@
-"""Action screen: the exact commands, the run's state, and its log streamed live.
+"""Action screen: the run in a compact header, its log streamed live, and how it ended, in words.
 
-The log is read by the App's watcher (bounded buffer); for a run that is not being watched
-(finished before this bringup started) the tail of the log file is shown. The file always keeps
-everything; the screen says where it is.
+The header is at most :data:`HEAD_ROWS` lines at any width: the action's title, the exact command (cut with an
+ellipsis when it does not fit: the log shows each command in full as it starts), and one state line: which run of
+its step this is (runs are numbered per step), how long it has run (of how long it is expected to, when its
+command declares it: :func:`wizard.actions.declared_duration_s`), how many log lines it wrote, and once it ended
+how (:func:`wizard.actions.outcome_words`: a cancel is "cancelled (SIGTERM)", never "failed"). The log wraps long
+lines to the pane's width (continuation rows indented) instead of cutting them at the right edge. Under the log: a
+validation's live progress line, then the run's judged result as a sentence (the verdict and what its findings
+say, as the engine stored them) and where its log file is.
+
+The log is read by the App's watcher (bounded buffer); for a run that is not being watched (finished before this
+bringup started) the tail of the log file is shown. The file always keeps everything; the screen says where it is.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import textwrap
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Log, Static
 
 from screens.widgets import TopBar
 from wizard import actions as act
-from wizard.model import StepStatus
-from wizard.store import ActionState, short_time
+from wizard.model import StepStatus, worst
+from wizard.progress import fmt_duration
+from wizard.store import ActionRun, ActionState, short_time
 from wizard.validate import LiveView
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from screens.app import BringupApp
 
 SHOW_LINES = 5000
+"""Log lines the screen keeps (the log file keeps everything)."""
+HEAD_ROWS = 4
+"""Lines of the header: title, command (one or two), state (one or two)."""
+INDENT = "  "
+"""What starts a wrapped log line's continuation rows, so they are not taken for lines of their own."""
 
 
 def readable(lines: list[str]) -> list[str]:
     """Log lines as shown (a validation event as the CLI's one-line summary): :meth:`LiveView.readable`."""
     return LiveView.readable(lines)
+
+
+def wrap_rows(line: str, width: int) -> list[str]:
+    """One log line as the rows it takes at ``width`` cells: itself when it fits, else cut at spaces where it can
+    (a word longer than a row is cut anywhere), each continuation row indented by :data:`INDENT`. Tabs are
+    expanded and control characters shown as Textual's Log shows them (one cell each), so the widths are the ones
+    drawn. Cost: one length check for a line that fits (the common case of a fast log)."""
+    if len(line) <= width and line.isascii() and "\t" not in line:  # fast path: ASCII, one cell per character
+        return [line]
+    from rich.cells import cell_len
+
+    line = Log._process_line(line)
+    if width <= len(INDENT) + 1 or cell_len(line) <= width:
+        return [line]
+    if line.isascii():
+        return _wrap_ascii(line, width)
+    from rich.cells import chop_cells  # wide characters (CJK, emoji): cut by cells
+
+    first, *rest = chop_cells(line, width)
+    out = [first]
+    for chunk in chop_cells("".join(rest), width - len(INDENT)) if rest else ():
+        out.append(INDENT + chunk)
+    return out
+
+
+def _wrap_ascii(line: str, width: int) -> list[str]:
+    """Greedy wrap of an ASCII line (one cell a character): each row cut at its last space (the spaces at the cut
+    dropped), or at the width when it has none; continuation rows indented. Linear in the line's length."""
+    rows: list[str] = []
+    room = width
+    while len(line) > room:
+        cut = line.rfind(" ", 0, room + 1)
+        head = line[:cut].rstrip(" ") if cut > 0 else ""
+        if not head.strip():  # no space to cut at (or only the line's own indentation): cut the word
+            head, line = line[:room], line[room:]
+        else:
+            line = line[cut:]
+        rows.append(head if not rows else INDENT + head)
+        line = line.lstrip(" ")
+        room = width - len(INDENT)
+    if line or not rows:
+        rows.append(line if not rows else INDENT + line)
+    return rows
+
+
+class WrappedLog(Log):
+    """Textual's :class:`~textual.widgets.Log` that wraps each line to its width instead of cutting it at the right
+    edge (no horizontal scrolling). It keeps the last ``keep`` lines written (not rows) and wraps them again when
+    its width changes; rows are what :attr:`lines` returns. Writes go through :meth:`write_lines` (and
+    :meth:`write_line`); lines written before the widget has a width are wrapped when it gets one."""
+
+    DEFAULT_CSS = """
+    WrappedLog { overflow-x: hidden; overflow-y: scroll; }
+    """
+
+    def __init__(self, keep: int = SHOW_LINES, **kwargs) -> None:
+        super().__init__(max_lines=keep, **kwargs)
+        self.source: deque[str] = deque(maxlen=keep)
+        """The last ``keep`` lines written, as written (before wrapping)."""
+        self.wrap_width = 0
+        self._height = 0
+
+    def _rows(self, lines: Iterable[str], width: int) -> list[str]:
+        out: list[str] = []
+        for line in lines:
+            out.extend(wrap_rows(line, width) if line else [" "])  # a blank line stays a row (Log drops "")
+        return out
+
+    def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
+        new: list[str] = []
+        for line in lines:
+            new.extend(line.splitlines() or [""])
+        self.source.extend(new)
+        if self.wrap_width <= 0:  # no width yet: wrapped on the first resize
+            return self
+        return super().write_lines(self._rows(new[-self.source.maxlen:] if self.source.maxlen else new,
+                                              self.wrap_width), scroll_end)
+
+    def on_resize(self, event: Resize) -> None:
+        """Wrap again at a new width; a view that showed the end still shows it (the pane grew or shrank)."""
+        region = self.scrollable_content_region
+        old_height, self._height = self._height, region.height
+        at_end = self.wrap_width <= 0 or self.scroll_y >= len(self.lines) - old_height - 1
+        if region.width > 0 and region.width != self.wrap_width:
+            self.wrap_width = region.width
+            super().clear()
+            super().write_lines(self._rows(self.source, region.width), scroll_end=at_end)
+        elif at_end:
+            self.call_after_refresh(self.scroll_end, animate=False, x_axis=False)
+
+
+def fit(text: str, width: int, rows: int, ellipsis: str = "…") -> list[str]:
+    """``text`` wrapped to ``width`` (at spaces where it can), at most ``rows`` rows; when it does not fit, the last
+    row ends with ``ellipsis``."""
+    width = max(8, width)
+    out = textwrap.wrap(text, width, break_on_hyphens=False) or [""]  # a newline in it is a space: rows are counted
+    if len(out) <= rows:
+        return out
+    out = out[:rows]
+    out[-1] = out[-1][:width - len(ellipsis)].rstrip() + ellipsis
+    return out
+
+
+def command_line(argv: list[str]) -> str:
+    """``$ argv`` as a shell would take it (:func:`shlex.quote`), on one line: a newline or tab inside an argument
+    (a ``python -c`` program) is shown as ``\\n`` / ``\\t``."""
+    import shlex
+
+    return "$ " + " ".join(shlex.quote(a) for a in argv).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def seconds_between(start: str | None, end: str | None) -> float | None:
+    """Seconds from ISO time ``start`` to ``end``; ``None`` when either is missing, does not parse, or the
+    difference is negative (clocks that disagree)."""
+    try:
+        s = _dt.datetime.fromisoformat(start or "")
+        e = _dt.datetime.fromisoformat(end or "")
+        d = (e - s).total_seconds()
+    except (ValueError, TypeError):
+        return None
+    return d if d >= 0 else None
 
 
 class ActionScreen(Screen[None]):
@@ -40,15 +182,25 @@ class ActionScreen(Screen[None]):
         Binding("k", "cancel", "Cancel run"),
         Binding("v", "results", "Results/log"),
     ]
+    DEFAULT_CSS = """
+    ActionScreen #action-outcome { height: auto; padding: 0 1; }
+    """
 
     def __init__(self, run_id: int) -> None:
         super().__init__()
         self.run_id = run_id
         self.next_index = 0
+        self.line_total = 0
+        """Lines of the run's log read so far (all of them, also those the screen no longer keeps)."""
         self._state = ""
         self.live = LiveView()
         """The run's progress as its log grows (the script's events); verdicts come from the stored run."""
         self.showing_results = False
+        self.expect_s: float | None = None
+        self._run: ActionRun | None = None
+        self._ordinal = (0, 0)
+        self._state_text = ""
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield TopBar()
@@ -56,11 +208,12 @@ class ActionScreen(Screen[None]):
             yield Static("", id="action-title", markup=False)
             yield Static("", id="action-commands", markup=False)
             yield Static("", id="action-state", markup=False)
-        # outside the height-capped header: a long command line must never push the live progress off screen
-        yield Static("", id="action-progress", markup=False)
-        yield Log(id="action-log", max_lines=SHOW_LINES, highlight=False)
+        yield WrappedLog(id="action-log", keep=SHOW_LINES, highlight=False)
         with VerticalScroll(id="action-results"):
             yield Static("", id="results-body")
+        # under the log, never pushed off screen by the header: a validation's live progress, then the result
+        yield Static("", id="action-progress", markup=False)
+        yield Static("", id="action-outcome", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -81,9 +234,8 @@ class ActionScreen(Screen[None]):
         if run is None:
             log.write_line(f"no action run {self.run_id}")
             return
-        self.query_one("#action-title", Static).update(f"{run.title}  (step {run.step_id}, run {run.id})")
-        cmds = ["$ " + " ".join(a) for a in run.argv]
-        self.query_one("#action-commands", Static).update("\n".join(cmds))
+        self._run = run
+        self.expect_s = act.declared_duration_s(run.argv)
         self.query_one("#action-results").display = False
         self.query_one("#action-progress").display = False
         if self.live.read_file(run.log_path):
@@ -94,7 +246,7 @@ class ActionScreen(Screen[None]):
             if buf.first_index > 0:
                 log.write_line(f"... {buf.first_index} earlier lines are in {run.log_path}")
             log.write_lines(readable(lines))
-            self.next_index = buf.total
+            self.next_index = self.line_total = buf.total
         else:
             total = act.count_lines(run.log_path)
             tail: deque[str] = deque(maxlen=SHOW_LINES)
@@ -108,6 +260,7 @@ class ActionScreen(Screen[None]):
             if total > len(tail):
                 log.write_line(f"... {total - len(tail)} earlier lines are in {run.log_path}")
             log.write_lines(readable(list(tail)))
+            self.line_total = max(total, len(tail))
             if run.state is ActionState.RUNNING:
                 self.app.watch_run(self.run_id)
                 self.next_index = len(tail) if total <= len(tail) else total
@@ -123,6 +276,7 @@ class ActionScreen(Screen[None]):
             # the Log keeps its last SHOW_LINES lines: a batch longer than that would be drawn only to be dropped
             self.query_one(Log).write_lines(readable(new[-SHOW_LINES:]))
             self.next_index = start + len(lines)
+        self.line_total = max(self.line_total, start + len(lines))
         if self.live.add(start, lines):
             self.update_progress()
             self.refresh_bindings()
@@ -154,7 +308,97 @@ class ActionScreen(Screen[None]):
         self.query_one("#action-results").display = self.showing_results
         if self.showing_results:
             self.update_results()
+        self.rerender()
         self.query_one("#action-results" if self.showing_results else "#action-log").focus()
+
+    # ------------------------------------------------------------------ header and result
+
+    def state_words(self, run: ActionRun) -> str:
+        """The header's state line: which run of its step, how long, how many lines, how it ended."""
+        k, n = self._ordinal
+        who = f"{run.step_id} run {k} of {n}: " if k else f"{run.step_id}: "
+        lines = f"{self.line_total:,} log line{'s' if self.line_total != 1 else ''}"
+        if run.state is ActionState.DRY_RUN:
+            return who + "dry run: nothing was run"
+        if run.state is ActionState.RUNNING:
+            took = seconds_between(run.started_at, self.app.clock())
+            text = "running" + (f" {fmt_duration(took)}" if took is not None else "")
+            if self.expect_s:
+                text += (f" of about {fmt_duration(self.expect_s)}" if took is None or took <= self.expect_s
+                         else f" (expected about {fmt_duration(self.expect_s)})")
+            return who + text + f", {lines}"
+        took = seconds_between(run.started_at, run.ended_at)
+        text = act.outcome_words(run.state, run.exit_status) + (f" after {fmt_duration(took)}" if took is not None
+                                                                else "")
+        text += f", {lines}" + (f", ended {self.when(run.ended_at)}" if run.ended_at else "")
+        b = self.app.build
+        st = b.store.step_states().get(run.step_id) if b is not None else None
+        if st is not None and self._ordinal[0] == self._ordinal[1]:  # what the latest run left its step in
+            text += f"; step: {st.status}" + (" (the GPU is not validated)" if st.status is StepStatus.CPU_ONLY else "")
+        return who + text
+
+    def when(self, iso: str) -> str:
+        """``short_time``, without the date when it is today's (by the app's clock)."""
+        t, today = short_time(iso), short_time(self.app.clock())[:10]
+        return t[11:] if len(t) > 11 and t[:10] == today else t
+
+    def render_head(self) -> None:
+        """Fill the header (at most :data:`HEAD_ROWS` lines at this width) from the last state read."""
+        run = self._run
+        if run is None:
+            return
+        head = self.query_one("#action-head")
+        width = head.content_region.width or max(20, self.app.size.width - 2)
+        dots = "..." if self.app.basic else "…"
+        state = fit(self._state_text, width, 2, dots)
+        self.query_one("#action-title", Static).update(
+            Text("\n".join(fit(run.title, width, 1, dots)), style="bold"))
+        cmds = [command_line(a) for a in run.argv] or ["(no command)"]
+        room = HEAD_ROWS - 1 - len(state)
+        rows = fit(cmds[0], width, room, dots)
+        if len(cmds) > 1:
+            more = f"(+{len(cmds) - 1} more command{'s' if len(cmds) > 2 else ''}: each in the log as it starts)"
+            if len(rows) < room:
+                rows += fit(cmds[1] if len(cmds) == 2 else more, width, room - len(rows), dots)
+            else:
+                rows[-1] = fit(rows[-1] + " " + more, width, 1, dots)[0]
+        self.query_one("#action-commands", Static).update("\n".join(rows))
+        self.query_one("#action-state", Static).update("\n".join(state))
+
+    def result_text(self, run: ActionRun) -> Text:
+        """The closing lines: the judged result as a sentence once the run ended, then the log file's path (cut
+        at the width where it must be, never moved whole to a row of its own)."""
+        from screens.glyphs import verdict_text
+
+        out = Text()
+        b = self.app.build
+        width = self.query_one("#action-outcome").content_region.width or max(20, self.app.size.width - 2)
+        note = " (the run goes on if you leave this screen or the session drops)" if run.state is ActionState.RUNNING else ""
+        where = "\n".join(textwrap.wrap(f"log file: {run.log_path}{note}", max(20, width), break_on_hyphens=False))
+        if run.state is ActionState.RUNNING:
+            out.append(where)
+            return out
+        if run.state is not ActionState.DRY_RUN and b is not None and not self.showing_results:  # the panel has them
+            findings = b.run_findings(run)
+            if run.step_id in self.app.checking:
+                out.append("Result: checking the step now that the run ended ...\n")
+            elif findings:
+                v = worst(f.verdict for f in findings)
+                first = next(f for f in findings if f.verdict is v)
+                more = len(findings) - 1
+                st = b.store.step_states().get(run.step_id)
+                cpu = st is not None and st.status is StepStatus.CPU_ONLY and self._ordinal[0] == self._ordinal[1]
+                see = "v shows them" if self.check_action("results", ()) else "on the step screen"
+                out.append("Result: ")
+                out.append_text(verdict_text(v, self.app.basic))
+                out.append((" (CPU run: the GPU is not validated)" if cpu else "") + f": {first.message}"
+                           + (f" (and {more} more finding{'s' if more > 1 else ''}: {see})" if more else "") + "\n")
+            else:
+                st = b.store.step_states().get(run.step_id)
+                out.append(f"Result: {act.outcome_words(run.state, run.exit_status)}; nothing judged this run's "
+                           f"output" + (f" (step: {st.status})" if st is not None else "") + "\n")
+        out.append(where)
+        return out
 
     def refresh_state(self) -> None:
         b = self.app.build
@@ -162,25 +406,37 @@ class ActionScreen(Screen[None]):
         run = b.store.action_run(self.run_id)
         if run is None:
             return
-        if run.state is ActionState.RUNNING:
-            text = (f"running (pid {run.pid}) since {short_time(run.started_at)}; it goes on if you leave this "
-                    "screen or lose the session")
-        elif run.state is ActionState.DRY_RUN:
-            text = "dry run: nothing was run"
-        else:
-            text = f"{run.state}" + (f", exit status {run.exit_status}" if run.exit_status is not None else "") + \
-                   (f", ended {short_time(run.ended_at)}" if run.ended_at else "")
-            st = b.store.step_states().get(run.step_id)
-            last = b.last_run(run.step_id)
-            if st is not None and last is not None and last.id == run.id:  # what it left its step in; header capped
-                text += f"; step: {st.status}" + (" (the GPU is not validated)" if st.status is StepStatus.CPU_ONLY else "")
-        text += f"\nlog file: {run.log_path}"
-        self.query_one("#action-state", Static).update(text)
+        self._run = run
+        ids = [r.id for r in b.store.action_runs(step_id=run.step_id)]
+        self._ordinal = (ids.index(run.id) + 1, len(ids)) if run.id in ids else (0, 0)
+        self._state_text = self.state_words(run)
+        self.render_head()
+        self.query_one("#action-outcome", Static).update(self.result_text(run))
+        if run.state is ActionState.RUNNING and self._timer is None:
+            self._timer = self.set_interval(1.0, self.tick)
+        elif run.state is not ActionState.RUNNING and self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         if run.state != self._state:
             self._state = run.state
             self.refresh_bindings()
             if self.showing_results:
                 self.update_results()
+
+    def tick(self) -> None:
+        """Once a second while the run runs: its elapsed time and line count."""
+        if self._run is not None and self._run.state is ActionState.RUNNING:
+            self._state_text = self.state_words(self._run)
+            self.render_head()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.rerender)
+
+    def rerender(self) -> None:
+        """The header and the closing lines again, at the new width."""
+        self.render_head()
+        if self._run is not None:
+            self.query_one("#action-outcome", Static).update(self.result_text(self._run))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel is offered only while the run is running and this window may write."""

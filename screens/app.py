@@ -23,7 +23,9 @@ from textual.binding import Binding
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.reactive import reactive
+from textual.scrollbar import ScrollBar
 
+from screens.glyphs import ConsoleScrollBarRender
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
 from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
@@ -245,10 +247,25 @@ class BringupApp(App[int]):
         self.fleet_progress: Any = None
         self.fleet_running = False
         self.fleet_error = ""
+        self.current_step: str | None = None
+        """The step the step screen shows (or showed last): the overview highlights it when it comes back."""
         if basic:
             self.add_class("-basic")
+        # every scrollbar without the eighth-block glyphs the Linux console's font lacks, in basic mode
+        ScrollBar.renderer = ConsoleScrollBarRender
 
     # ------------------------------------------------------------------ start-up
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's handler for an exception in the UI (it ends the app with status 1), except for a widget that
+        vanished while the session dropped: after SIGHUP/SIGTERM the app exits and its screens are torn down while
+        they may still be mounting (a dialog's on_mount querying its own widgets), which is the ending under way, not a
+        fault; every state change is already committed."""
+        from textual.css.query import NoMatches
+
+        if isinstance(error, NoMatches) and self.hangup_guard is not None and self.hangup_guard.signum:
+            return
+        super()._handle_exception(error)
 
     async def on_mount(self) -> None:
         if self.basic:
@@ -343,6 +360,7 @@ class BringupApp(App[int]):
                 self.build.store.set_plan(**plan)
         self.build_error = ""
         self.bump()
+        self.refresh_bindings()  # F2 (plan) applies from now on
         return self.build
 
     def attach_running(self) -> None:
@@ -434,7 +452,7 @@ class BringupApp(App[int]):
         refuses what cannot run here, asks through the confirmation dialog, starts it, follows its log (lines
         go to the action screen) and judges it when it ends; the screens show what it stored."""
         from screens.action import ActionScreen
-        from screens.dialogs import ConfirmAction, MessageDialog
+        from screens.dialogs import ConfirmAction, ManualDialog, MessageDialog
 
         if self.build is None:
             return
@@ -484,7 +502,9 @@ class BringupApp(App[int]):
             await self.push_screen_wait(MessageDialog("Read-only" if self.read_only_reason else "Observing",
                                                       f"{self.read_only_why()}: actions are disabled in this window."))
         elif prep.refusal_kind == "manual":
-            await self.push_screen_wait(MessageDialog("Do this by hand", prep.refusal))
+            # with a field for the plan answer it needs (hostfile) when one is why: saved, it is asked for again
+            if await self.push_screen_wait(ManualDialog(prep)) and prep.resolved.plan_key:
+                self.start_action(step_id)
         elif prep.refusal_kind == "root":
             await self.push_screen_wait(MessageDialog("Needs root", root_hint(step.action.title, self.state_dir)))
         elif out.error:
@@ -532,6 +552,12 @@ class BringupApp(App[int]):
             self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)
 
     # ------------------------------------------------------------------ actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F2 (the plan answers) only once there is a build to keep them: hidden before (the welcome screen)."""
+        if action == "plan":
+            return self.build is not None
+        return True
 
     def action_plan(self) -> None:
         """F2: view or edit the plan answers of the open build."""

@@ -1,4 +1,9 @@
-"""Build overview: the stages (status glyph and word) and the steps of the highlighted stage."""
+"""Build overview: the stages (status glyph and word) and the steps of the highlighted stage.
+
+Coming back from a step (esc) the overview shows that step: its stage highlighted, the step list focused with the
+step under its cursor. Tab and shift+tab move between the two lists; the arrows, home and end move within the
+focused one. Below 76 columns the stage list drops its status words (the glyph stays; the highlighted stage's word
+is in the step list's title) so the step titles keep their room."""
 
 from __future__ import annotations
 
@@ -8,16 +13,16 @@ from wizard.engine import is_checked
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from screens.glyphs import status_text, verdict_text
-from screens.widgets import TopBar
+from screens.widgets import KeyFooter, TopBar
 from wizard.model import StepStatus
 
 if TYPE_CHECKING:
@@ -30,10 +35,16 @@ class BuildScreen(Screen[None]):
         Binding("c", "check_stage", "Check stage"),
         Binding("escape", "back", "Back"),
     ]
+    NARROW_BELOW = 76
+    """Columns below which the stage list drops its status words."""
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
 
     def __init__(self, select_stage: str | None = None) -> None:
         super().__init__()
         self.stage_id = select_stage
+        self._shown_step: str | None = None
+        self._suspended = False
+        self._narrow: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield TopBar()
@@ -45,11 +56,42 @@ class BuildScreen(Screen[None]):
                 yield Static("", id="steps-title", classes="pane-title", markup=False)
                 yield OptionList(id="steps")
                 yield Static("", id="stage-summary", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
         self.query_one("#stages", OptionList).focus()
+
+    def on_screen_suspend(self) -> None:
+        self._suspended = True
+
+    def on_screen_resume(self) -> None:
+        """Back from a step screen (not when first shown): show the step it showed last (its stage, the step list
+        focused on it)."""
+        sid = self.app.current_step
+        b = self.build
+        if not self._suspended or b is None or sid is None or sid == self._shown_step:
+            return
+        try:
+            stage = b.stage_of(sid)
+        except KeyError:
+            return
+        self._shown_step = sid
+        stages = self.query_one("#stages", OptionList)
+        lst = self.query_one("#steps", OptionList)
+        self.stage_id = stage.id
+        stages.highlighted = [st.id for st in b.stages].index(stage.id)  # its handler keeps the step list's cursor
+        self.show_steps()
+        lst.highlighted = [s.id for s in stage.steps].index(sid)
+        lst.focus()
+        lst.scroll_to_highlight()
+
+    def narrow(self) -> bool:
+        return self.app.size.width < self.NARROW_BELOW
+
+    def on_resize(self, event: events.Resize) -> None:
+        if (event.size.width < self.NARROW_BELOW) != self._narrow:
+            self.refresh_view()
 
     @property
     def build(self):
@@ -60,12 +102,14 @@ class BuildScreen(Screen[None]):
         if b is None:
             return
         basic = self.app.basic
+        narrow = self._narrow = self.narrow()
         stages = self.query_one("#stages", OptionList)
         keep = stages.highlighted
         stages.clear_options()
         for i, st in enumerate(b.stages, 1):
             t = Text(f"{i:>2} ")
-            t.append_text(status_text(b.stage_status(st), basic))
+            status = status_text(b.stage_status(st), basic)
+            t.append_text(status[:1] if narrow else status)  # narrow: the glyph; the word is in the steps' title
             t.append(" " + st.label)
             stages.add_option(Option(t, id=st.id))
         if self.stage_id is not None and keep is None:
@@ -81,7 +125,9 @@ class BuildScreen(Screen[None]):
             return
         st = b.stages[stages.highlighted]
         self.stage_id = st.id
-        self.query_one("#steps-title", Static).update(f"{st.title}: steps")
+        word = status_text(b.stage_status(st), self.app.basic).plain.strip()
+        self.query_one("#steps-title", Static).update(f"{st.title}: {word}" if self.narrow()
+                                                      else f"{st.title}: steps")
         lst = self.query_one("#steps", OptionList)
         keep = lst.highlighted
         lst.clear_options()

@@ -1,6 +1,9 @@
-"""Modal dialogs: confirm an action (its exact commands first), skip with a reason, messages."""
+"""Modal dialogs: confirm an action (what it does, then its exact commands), an action to do by hand (with a field
+for the plan answer it needs), skip with a reason, messages."""
 
 from __future__ import annotations
+
+import sqlite3
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,13 +12,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
 from wizard.engine import PreparedAction
+from wizard.store import StoreError
 
 
 class ConfirmAction(ModalScreen[bool]):
-    """Shows every command, what changes, what is backed up; returns True to run.
+    """Shows what the action does (its whole description), whether it changes the system and needs root, what it
+    backs up, and every command as it will run; returns True to run.
 
-    The dialog fills the screen height: the command list scrolls (focused, so arrows and
-    PgUp/PgDn work), the buttons and this dialog's own keys stay visible at 80x24."""
+    The dialog fills the screen height: the title and the facts stay on top, the buttons and this dialog's keys at
+    the bottom; between them one pane holds the description (wrapped, never cut) and the commands, and scrolls
+    (focused, so arrows and PgUp/PgDn work) when they do not fit; the line under it says which lines are shown and
+    that more follow, at 80x24 and 60x20 alike."""
 
     BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run it")]
 
@@ -23,32 +30,55 @@ class ConfirmAction(ModalScreen[bool]):
         super().__init__()
         assert prepared.step.action is not None
         self.spec = prepared.step.action
+        self.resolved = prepared.resolved
         self.lines = prepared.commands  # the engine's exact commands, as they will run
         self.dry_run = prepared.dry_run
 
     def compose(self) -> ComposeResult:
         s = self.spec
-        facts = [f"Changes the system: {'YES' if s.changes_system else 'no'}",
-                 f"Needs root: {'yes' if s.needs_root else 'no'}"]
+        changes = s.changes_system or self.resolved.changes_system  # a resolution may (start a stopped service)
+        root = s.needs_root or self.resolved.needs_root
+        facts = [f"Changes the system: {'YES' if changes else 'no'}", f"Needs root: {'yes' if root else 'no'}"]
         if s.backs_up:
             facts.append("Backs up first: " + ", ".join(s.backs_up))
         lines = self.lines
         with Vertical(id="dialog", classes="dialog confirm-action"):
             yield Static(("DRY RUN: " if self.dry_run else "") + s.title, classes="dialog-title", markup=False)
-            yield Static(s.description, markup=False, id="confirm-description")
-            yield Static("  |  ".join(facts), markup=False)
-            yield Static(f"It will run ({len(lines)} line{'s' if len(lines) != 1 else ''}; arrows scroll):",
-                         classes="section", markup=False)
+            yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
+                yield Static(s.description, markup=False, id="confirm-what")
+                yield Static(f"It will run ({len(lines)} line{'s' if len(lines) != 1 else ''}):",
+                             classes="section", markup=False)
                 yield Static("\n".join(lines), markup=False, classes="commands")
+            yield Static("", id="confirm-scroll", markup=False, classes="muted")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Show what would run (y)" if self.dry_run else "Run it (y)", id="yes",
-                             variant="warning" if s.changes_system else "primary", compact=True)
+                             variant="warning" if changes else "primary", compact=True)
                 yield Button("Cancel (esc)", id="no", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#dialog-commands").focus()
+        body = self.query_one("#dialog-commands", VerticalScroll)
+        body.focus()
+        self.watch(body, "scroll_y", lambda _: self.show_position(), init=False)
+        self.watch(body, "virtual_size", lambda _: self.show_position(), init=False)
+        self.call_after_refresh(self.show_position)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.show_position)
+
+    def show_position(self) -> None:
+        """Say under the pane which of its lines are shown, and that more follow (nothing is cut, it scrolls)."""
+        body = self.query_one("#dialog-commands", VerticalScroll)
+        total, shown, top = body.virtual_size.height, body.scrollable_content_region.height, round(body.scroll_y)
+        if total <= 0 or shown <= 0:
+            return
+        if total <= shown:
+            text = f"all {total} lines shown"
+        else:
+            last = min(total, top + shown)
+            text = f"lines {top + 1}-{last} of {total}" + (" (more below)" if last < total else "") + ": arrows, PgUp/PgDn"
+        self.query_one("#confirm-scroll", Static).update(text)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
@@ -126,6 +156,146 @@ class MessageDialog(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+FILE_PLAN_KEYS = ("hostfile", "ssh_config")
+"""Plan answers that name a file bringup reads when an action runs: set from a dialog, the file must be there, a
+regular file and readable (a hostfile must also parse)."""
+
+
+def plan_file_problem(key: str, path: str) -> str:
+    """Why the file ``path`` cannot serve as the plan answer ``key`` ("" when it can): missing, not a regular file
+    (a FIFO would block the reader), unreadable by this user, or a hostfile that does not parse
+    (:func:`wizard.multinode.read_hostfile`, every problem with its line). Never raises."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
+    if not os.access(path, os.R_OK):
+        return f"{path} cannot be read by this user"
+    if key == "hostfile":
+        from wizard.multinode import HostfileError, read_hostfile
+
+        try:
+            read_hostfile(path)
+        except HostfileError as exc:
+            return str(exc)
+    return ""
+
+
+class ManualDialog(ModalScreen[bool]):
+    """An action bringup cannot run here: why, and what to do by hand (``prepared.refusal``).
+
+    When a plan answer is why (:attr:`wizard.actions.Resolved.plan_key`: no hostfile, or one that cannot be used),
+    it also offers a field for that answer (``bringup plan KEY=VALUE`` is refused while this window holds the
+    build). The value goes through :func:`wizard.plan.parse_value`, as in the F2 plan form (``~`` and a relative
+    path are made absolute), and a file it names must be usable (:func:`plan_file_problem`); it is then stored in
+    the build's plan as F2 stores it and the dialog returns True (the caller asks for the action again). A bad
+    value is refused with the reason under the field, which keeps what was typed, and nothing is stored. Returns
+    False when closed without saving."""
+
+    BINDINGS = [Binding("escape", "close", "Close")]
+    DEFAULT_CSS = """
+    ManualDialog #manual-error { color: $error; height: auto; display: none; }
+    ManualDialog #manual-text { height: auto; max-height: 40vh; }
+    """
+
+    def __init__(self, prepared: PreparedAction, readonly: bool | None = None) -> None:
+        super().__init__()
+        self.text = prepared.refusal
+        self.key = prepared.resolved.plan_key
+        self._readonly = readonly
+
+    @property
+    def readonly(self) -> bool:
+        """Nothing can be saved here: as given, else whether the app's build is held by another bringup."""
+        if self._readonly is not None:
+            return self._readonly
+        build = getattr(self.app, "build", None)
+        return build is None or bool(build.observing)
+
+    def compose(self) -> ComposeResult:
+        from wizard.plan import PLAN_KEYS
+
+        with Vertical(id="dialog", classes="dialog"):
+            yield Static("Do this by hand" if not self.key else f"Needs the plan answer {self.key}",
+                         classes="dialog-title", markup=False)
+            with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
+                yield Static(self.text, markup=False)
+            if self.key:
+                build = getattr(self.app, "build", None)
+                current = build.store.plan().get(self.key) if build is not None else None
+                yield Static(f"{self.key} " + (f"(read-only here: {self.app.read_only_why()})"
+                                                 if self.readonly and hasattr(self.app, "read_only_why") else
+                                                 "(read-only here)" if self.readonly else
+                                                 "(enter saves it, as F2 would, and tries again)"),
+                             markup=False, classes="section", id="manual-help")
+                yield Input("" if current is None else str(current),
+                            placeholder=PLAN_KEYS[self.key].help if self.key in PLAN_KEYS else self.key,
+                            id="manual-value", disabled=self.readonly)
+                yield Static("", id="manual-error", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                if self.key and not self.readonly:
+                    yield Button("Save and continue (enter)", id="save", variant="primary", compact=True)
+                yield Button("Close (esc)" if self.key else "OK", id="ok", compact=True)
+
+    def on_mount(self) -> None:
+        if self.key and not self.readonly:
+            self.query_one("#manual-value", Input).focus()
+        else:
+            self.query_one("#ok", Button).focus()
+
+    def save(self) -> None:
+        import os
+
+        from wizard.plan import parse_value
+
+        build = getattr(self.app, "build", None)
+        if not self.key or self.readonly or build is None or build.observing:
+            return
+        err = self.query_one("#manual-error", Static)
+        err.display = True  # each refusal below says why there
+        raw = self.query_one("#manual-value", Input).value.strip()
+        if not raw:
+            err.update(f"! type the {self.key}" + (" file's path" if self.key in FILE_PLAN_KEYS else ""))
+            return
+        value = os.path.abspath(os.path.expanduser(raw)) if self.key in FILE_PLAN_KEYS else raw
+        try:
+            parsed = parse_value(self.key, value)
+        except ValueError as exc:
+            err.update(f"! {exc}")
+            return
+        why = plan_file_problem(self.key, str(parsed)) if self.key in FILE_PLAN_KEYS else ""
+        if why:
+            err.update(f"! {why}")
+            return
+        try:
+            build.store.set_plan(**{self.key: parsed})
+        except (StoreError, sqlite3.Error) as exc:  # a full disk (DiskFullError), a read-only store: said, value kept
+            err.update(f"! not saved: {exc}")
+            return
+        self.app.notify(f"plan saved: {self.key}={parsed}")
+        bump = getattr(self.app, "bump", None)
+        if callable(bump):
+            bump()
+        self.dismiss(True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.save()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.save()
+        else:
+            self.dismiss(False)
+
+    def action_close(self) -> None:
+        self.dismiss(False)
 
 
 class YesNo(ModalScreen[bool]):

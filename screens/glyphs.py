@@ -6,7 +6,12 @@ console has a 256/512-glyph font (tui-practices C.6).
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
+from rich.segment import Segments
 from rich.text import Text
+from textual._context import active_app
+from textual.scrollbar import ScrollBarRender
 
 from wizard.model import StepStatus, Verdict
 
@@ -37,3 +42,26 @@ def status_text(status: StepStatus, basic: bool, width: int = 9) -> Text:
 def verdict_text(verdict: Verdict, basic: bool) -> Text:
     g = VERDICT_GLYPH[verdict][1 if basic else 0]
     return Text(f"{g} {VERDICT_LABEL[verdict]}", style=VERDICT_STYLE[verdict])
+
+
+class ConsoleScrollBarRender(ScrollBarRender):
+    """Textual's scrollbar, drawn without block glyphs in basic mode.
+
+    Textual draws the ends of a scrollbar's thumb with eighth blocks (``▁ ▂ ▃ ▄ ▅ ▆ ▇``, ``▉ … ▏``), which the
+    Linux console's 256/512-glyph fonts lack (they show as diamonds or question marks). In an app whose
+    ``basic`` is true this draws the thumb as whole cells in reverse video (ASCII spaces); elsewhere it is
+    Textual's own. Installed for every scrollbar by :class:`screens.app.BringupApp` (``ScrollBar.renderer``)."""
+
+    @classmethod
+    def render_bar(cls, *args: Any, **kwargs: Any) -> Segments:
+        app = active_app.get(None)
+        if getattr(app, "basic", False):
+            return AsciiScrollBarRender.render_bar(*args, **kwargs)
+        return super().render_bar(*args, **kwargs)
+
+
+class AsciiScrollBarRender(ScrollBarRender):
+    """A scrollbar thumb of whole cells: no partial-block glyph at its ends (they are all blanks)."""
+
+    VERTICAL_BARS: ClassVar[list[str]] = [" "] * 8
+    HORIZONTAL_BARS: ClassVar[list[str]] = [" "] * 8

@@ -1,6 +1,9 @@
-"""F1 help: keys and how bringup keeps your place."""
+"""F1 help: every key each screen binds, read from the screens' own ``BINDINGS`` (so it cannot drift from them),
+and how bringup keeps your place."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -8,38 +11,96 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-HELP = """\
-Every screen
-  F1  this help        ctrl+q  quit (your place is saved)
-  F2  plan answers     esc     back / cancel
-  tab next control     arrows  move, scroll   enter  open
+WORDS: dict[tuple[str, str], str] = {
+    ("BringupApp", "help"): "this help",
+    ("BringupApp", "quit"): "quit (your place is saved)",
+    ("BringupApp", "plan"): "plan answers (once a build is started)",
+    ("StartScreen", "resume"): "resume the build where you left it",
+    ("StartScreen", "new"): "start a new build (the old one stays on disk)",
+    ("BuildScreen", "check_stage"): "run every automatic check of the highlighted stage",
+    ("BuildScreen", "back"): "back to the welcome screen",
+    ("StepScreen", "check"): "check: run this step's automatic checks",
+    ("StepScreen", "run_action"): "run the step's action (asks first, shows every command)",
+    ("StepScreen", "show_log"): "the action's log",
+    ("StepScreen", "confirm"): "confirm (done by hand, with an optional note); moves to the next open step",
+    ("StepScreen", "skip"): "skip, with a reason",
+    ("StepScreen", "acknowledge"): "acknowledge a past event (an old Xid) with a reason",
+    ("StepScreen", "sizing"): "plan & sizing (plan steps; F3 there: use the result as the plan)",
+    ("StepScreen", "next"): "next step; from a stage's last step, the next stage's first open step",
+    ("StepScreen", "prev"): "previous step",
+    ("StepScreen", "back"): "back to the overview, on this step",
+    ("ActionScreen", "back"): "back: the action keeps running, also if SSH drops",
+    ("ActionScreen", "cancel"): "cancel the run (SIGTERM to its process group)",
+    ("ActionScreen", "results"): "switch between the log and the results (validations)",
+    ("SizingScreen", "use_plan"): "use the result as the build's plan (a SHORT plan asks first)",
+    ("FleetScreen", "recheck"): "check every node again",
+}
+"""The help's longer words for a binding (screen class name, action); a binding without them shows its footer
+description. A test holds every entry to a binding that exists."""
 
-Build overview
-  enter  open the highlighted stage or step
-  c      run every automatic check of the highlighted stage
+EXTRA: dict[str, tuple[str, ...]] = {
+    "BringupApp": ("tab / shift+tab  next / previous control", "arrows  move, scroll     enter  open"),
+    "BuildScreen": ("enter  open the highlighted stage or step",
+                    "tab / shift+tab  between the stages and the steps",
+                    "arrows, home, end  move within the focused list"),
+    "StepScreen": ("enter on a finding: show or hide its evidence",),
+    "SizingScreen": ("tab / shift+tab  between fields",
+                     "enter  open a choice list, or go to the next field"),
+    "FleetScreen": ("enter  open the highlighted node's findings",),
+}
+"""Keys the widgets of a screen answer (lists, findings, fields), not its own bindings."""
 
-Step screen
-  c  check            a  run the action      l  the action's log
-  z  plan & sizing (plan steps; F3 there: use the result as the plan)
-  x  acknowledge a past event (an old Xid) with a reason
-  d  confirm (done by hand, with an optional note)
-  s  skip, with a reason
-  n / p  next / previous step
-  enter on a finding: show or hide its evidence
 
-Action screen
-  esc  back: the action keeps running, also if SSH drops
-  k    cancel the run (SIGTERM to its process group)
-  v    switch between the log and the results (validations)
+def sections() -> list[tuple[str, Any]]:
+    """(heading, class) of each screen the help lists, in the order an operator meets them."""
+    from screens.action import ActionScreen
+    from screens.app import BringupApp
+    from screens.build import BuildScreen
+    from screens.fleet import FleetScreen, NodeFindingsScreen
+    from screens.sizing import SizingScreen
+    from screens.start import StartScreen
+    from screens.step import StepScreen
 
-Fleet view (bringup --nodes NODESET)
-  enter  open the highlighted node's findings
-  r      check every node again       esc  back
+    return [("Every screen", BringupApp), ("Welcome screen", StartScreen), ("Build overview", BuildScreen),
+            ("Step screen", StepScreen), ("Action screen", ActionScreen), ("Plan & sizing (z on a plan step)", SizingScreen),
+            ("Fleet view (bringup --nodes NODESET)", FleetScreen), ("A node's findings (fleet view)", NodeFindingsScreen)]
 
+
+def key_words(key: str) -> str:
+    """A binding's key as the help writes it (as the footer does): ``escape`` -> ``esc``, ``ctrl+q`` -> ``^q``,
+    ``f1`` -> ``F1``."""
+    out = []
+    for k in key.split(","):
+        k = k.strip()
+        k = "^" + k[5:] if k.startswith("ctrl+") else k
+        out.append({"escape": "esc"}.get(k, k.upper() if k[:1] == "f" and k[1:].isdigit() else k))
+    return " / ".join(out)
+
+
+def bindings_of(cls: Any) -> list[Binding]:
+    """The bindings a screen or app class declares itself (``BINDINGS``, tuples made Bindings)."""
+    return [b if isinstance(b, Binding) else Binding(*b) for b in cls.__dict__.get("BINDINGS", [])]
+
+
+def keys_text() -> str:
+    """Every screen's keys, from its bindings, with :data:`WORDS` and :data:`EXTRA`."""
+    lines: list[str] = []
+    for heading, cls in sections():
+        lines.append(heading)
+        for b in bindings_of(cls):
+            lines.append(f"  {key_words(b.key):<4} {WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description}")
+        lines += [f"  {x}" for x in EXTRA.get(cls.__name__, ())]
+        lines.append("")
+    return "\n".join(lines)
+
+
+PLACE = """\
 Your place is saved at every step: start bringup again and
-choose Resume. A restarted bringup re-attaches to a running
-action, or marks one that died without an exit status as
-interrupted. A second bringup on the same build is read-only.
+choose Resume (it goes on at the next open step). A restarted
+bringup re-attaches to a running action, or marks one that died
+without an exit status as interrupted. A second bringup on the
+same build is read-only. Where the footer is too narrow for
+every key, F1 says how many it left out ("Help +2"): they work.
 """
 
 
@@ -65,8 +126,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", classes="dialog"):
-            yield Static("bringup help", classes="dialog-title", markup=False)
-            yield Static(HELP + "\n" + command_lines(), markup=False)
+            yield Static("bringup help: the keys of each screen", classes="dialog-title", markup=False)
+            yield Static(keys_text() + PLACE + "\n" + command_lines(), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

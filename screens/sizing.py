@@ -9,7 +9,8 @@ on the next visit; the plan answers (GPU model and count, installed RAM) win ove
 the checks use. ``bringup size`` computes the same figures from the command line.
 
 Keyboard only: tab / shift+tab between fields, enter to open a choice list or go to the next
-field, F3 use as plan, esc back. Below 76 columns the form and the results stack (60x20 works).
+field, F3 use as plan (a plan the results call SHORT is kept only after a yes that names what is short), esc back.
+Below 76 columns the form and the results stack (60x20 works). In basic mode the choice lists' arrows are ASCII.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Select, Static
+from textual.widgets import Input, Label, Select, Static
 
 from rich.text import Text
 
-from screens.widgets import TopBar
+from screens.widgets import KeyFooter, TopBar
 from wizard import sizing as sz
 from wizard.plan import parse_value
 
@@ -106,8 +107,6 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-result { margin-bottom: 1; height: auto; }
     SizingScreen .sz-math { padding-left: 2; }
     SizingScreen .sz-src { padding-left: 2; color: $text-muted; }
-    SizingScreen #sz-buttons { height: 1; padding: 0 1; }
-    SizingScreen #sz-buttons Button { margin-right: 2; }
     SizingScreen.-narrow #sz-body { layout: vertical; }
     SizingScreen.-narrow .sz-input { width: 28; }
     SizingScreen.-narrow #sz-form { width: 1fr; height: 45%; border-right: none; border-bottom: solid $primary; }
@@ -160,10 +159,7 @@ class SizingScreen(Screen[None]):
                         yield Static("", classes="sz-title", markup=False)
                         yield Static("", classes="sz-math", markup=False)
                         yield Static("", classes="sz-src", markup=False)
-        with Horizontal(id="sz-buttons"):
-            yield Button("Use as plan (F3)", id="use_plan", compact=True, variant="primary")
-            yield Button("Back (esc)", id="back", compact=True)
-        yield Footer()
+        yield KeyFooter()
 
     def _stored(self) -> dict[str, str]:
         """The form's fields as the last visit left them (stored with the build)."""
@@ -209,8 +205,17 @@ class SizingScreen(Screen[None]):
     def on_mount(self) -> None:
         self.recompute()
         self.query_one("#f-params", Input).focus()
-        if self.app.build is None or self.app.build.observing:
-            self.query_one("#use_plan", Button).disabled = True
+        if self.app.basic:  # the Linux console's font has no triangles
+            for arrow, glyph in ((".down-arrow", "v"), (".up-arrow", "^")):
+                for w in self.query(arrow):
+                    w.update(glyph)  # type: ignore[attr-defined]  # the Select's arrows are Statics
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F3 is shown dimmed (and does nothing) without a build this window may write."""
+        if action == "use_plan":
+            build = self.app.build
+            return None if build is None or build.observing else True
+        return True
 
     # ------------------------------------------------------------------ live results
 
@@ -252,13 +257,15 @@ class SizingScreen(Screen[None]):
         gpu = s.gpu.name if s.gpu else "?"
         t.append(f"{sz.fmt_bytes(s.per_gpu)} per GPU vs {gpu} {s.gpu_memory / sz.GB:g} GB: ")
         t.append("fits" if s.fits else "SHORT", style="green" if s.fits else "bold red")
-        n = f"{s.min_gpus}" if s.min_gpus else "none at this stage"
+        # min_gpus None: no number of GPUs holds it at this ZeRO stage (what it never shards + activations exceed
+        # one GPU), never "zero GPUs needed"
+        n = f"{s.min_gpus}" if s.min_gpus else f"no count is enough at ZeRO-{inp.zero_stage}"
         if s.min_gpus_ds is not None:
-            n += f" (paper {s.min_gpus_paper or 'none'}, DeepSpeed {s.min_gpus_ds})"
+            n += f" (paper {s.min_gpus_paper or 'not enough'}, DeepSpeed {s.min_gpus_ds})"
         if inp.zero_stage < 3:
-            n += f" (ZeRO-3: {s.min_gpus_stage3 or 'none'})"
+            n += f" (ZeRO-3: {s.min_gpus_stage3 or 'not enough either'})"
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
-        t.append(f". Min GPUs {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W"
+        t.append(f". Min GPUs: {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W"
                  + (" (GPUs only so far)." if partial else "."))
         if self.errors:
             t.append(f"\n! {len(self.errors)} field(s) refused: their defaults are used", style="bold")
@@ -291,12 +298,6 @@ class SizingScreen(Screen[None]):
 
     # ------------------------------------------------------------------ actions
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "use_plan":
-            self.action_use_plan()
-        elif event.button.id == "back":
-            self.action_back()
-
     def action_use_plan(self) -> None:
         """Write the plan answers (validated by parse_value): gpu_model, gpu_count, host_ram_min_gib,
         and host_ram_gib only when the operator typed the installed size."""
@@ -316,11 +317,35 @@ class SizingScreen(Screen[None]):
             except ValueError as exc:
                 self.notify(str(exc), severity="error")
                 return
+        short = self.short_words()
+        if not short:
+            self._keep(answers, "")
+            return
+        from screens.dialogs import YesNo
+
+        self.app.push_screen(YesNo("This plan is SHORT: keep it anyway?",
+                                   "The results call this plan SHORT:\n" + "\n".join(f"- {w}" for w in short)
+                                   + "\n\nKeep it as the build's plan anyway (the checks then compare the machine "
+                                   "against it)? Or change the workload first (esc)."),
+                             lambda yes: self._keep(answers, "; ".join(short)) if yes else None)
+
+    def short_words(self) -> list[str]:
+        """What the results call SHORT, as "title: value" (empty when everything fits)."""
+        if self.result is None:
+            return []
+        return [f"{r.title}: {r.value}" for r in self.result.results if r.status == "short"]
+
+    def _keep(self, answers: dict, short: str) -> None:
+        build = self.app.build
+        if build is None or build.observing:
+            return
         build.store.set_plan(**answers)
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
-        self.notify("plan: " + ", ".join(f"{k}={v}" for k, v in answers.items()), timeout=6)
+        self.notify("plan: " + ", ".join(f"{k}={v}" for k, v in answers.items())
+                    + (f" (kept although SHORT: {short})" if short else ""),
+                    severity="warning" if short else "information", timeout=8)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -8,14 +8,40 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Static
 
-from screens.widgets import TopBar
-from wizard.model import StepStatus
+from screens.widgets import KeyFooter, TopBar
+from wizard.model import AUTO_SKIP_PREFIX, StepStatus
 from wizard.store import short_time
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
+
+
+def progress_words(build) -> str:
+    """How far the build is: "18 done, 40 not applicable, of 88 steps (2 with warnings)" ("3 of 88 steps done" when
+    none is not applicable). A step a check skipped as not applicable here (no GPU in this VM) is counted apart, never
+    as done; a validation run on the CPU only is said (the GPU is not validated)."""
+    states = build.store.step_states()
+    steps = build.steps()
+    n_a = done = warned = cpu_only = 0
+    for s in steps:
+        st = states.get(s.id)
+        if st is None:
+            continue
+        if st.status is StepStatus.SKIPPED and st.reason.startswith(AUTO_SKIP_PREFIX):
+            n_a += 1
+        elif st.status.done:
+            done += 1
+        warned += st.status is StepStatus.WARNED
+        cpu_only += st.status is StepStatus.CPU_ONLY
+    text = (f"{done} done, {n_a} not applicable, of {len(steps)} steps" if n_a
+            else f"{done} of {len(steps)} steps done")
+    if warned:
+        text += f" ({warned} with warnings)"
+    if cpu_only:
+        text += f"; {cpu_only} validated on the CPU only: the GPU is not validated"
+    return text
 
 
 class StartScreen(Screen[None]):
@@ -36,7 +62,7 @@ class StartScreen(Screen[None]):
                 yield Button("Resume (r)", id="resume", variant="primary", compact=True)
                 yield Button("New build (n)", id="new", compact=True)
                 yield Button("Quit (ctrl+q)", id="quit", compact=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
@@ -75,19 +101,8 @@ class StartScreen(Screen[None]):
         resume.display = True
         new.display = not build.observing
         rp = build.resume_point()
-        total = len(build.steps())
-        done = sum(1 for s in build.steps() if build.status(s.id).done)
-        warned = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.WARNED)
-        cpu_only = sum(1 for s in build.steps() if build.status(s.id) is StepStatus.CPU_ONLY)
-        states = build.store.step_states()
-        by_check = sum(1 for st in states.values()
-                       if st.status is StepStatus.SKIPPED and st.reason.startswith("not applicable"))
-        host_rec = build.store.host().get("hostname", host)
-        notes = ([f"{warned} with warnings"] if warned else []) + (
-            [f"{by_check} skipped by a check: nothing to judge there yet"] if by_check else [])
-        lines = [f"Resume build {build.info.build_id} on {host_rec}: {done}/{total} steps done"
-                 + (f" ({'; '.join(notes)})" if notes else "") + "."
-                 + (f" {cpu_only} validated on the CPU only: the GPU is not validated." if cpu_only else ""),
+        lines = [f"Resume build {build.info.build_id} on {build.store.host().get('hostname', host)}:",
+                 progress_words(build) + ".",
                  f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
         for run in rp.running:
             lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")
@@ -168,7 +183,7 @@ class ErrorScreen(Screen[None]):
             yield Static("bringup cannot start", id="error-title", markup=False)
             yield Static(self.message, id="error-message", markup=False)
             yield Button("Quit", id="quit", variant="error", compact=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.app.exit(3)

@@ -1,4 +1,6 @@
-"""Step screen: why, what to do, findings with expandable evidence; check / action / confirm / skip."""
+"""Step screen: a three-line header, then the findings (expandable evidence), the action, what to do and why;
+check / action / confirm / skip, and n / p through the catalogue (the screen is reused: one step's widgets are
+updated in place, so holding n stays responsive)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,16 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
+from rich.table import Table
+from rich.text import Text
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Collapsible, Footer, Static
+from textual.widgets import Collapsible, Input, Static
+from textual.widgets._collapsible import CollapsibleTitle
 
+from screens.dialogs import SkipDialog
 from screens.glyphs import status_text, verdict_text
-from screens.widgets import TopBar
+from screens.widgets import KeyFooter, TopBar
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
@@ -20,6 +25,78 @@ from wizard.model import StepStatus, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
+
+
+SKIP_EXAMPLES = {
+    "plan": "e.g. single node on an existing rack: sized and budgeted by the vendor",
+    "grounding": "e.g. racked, cabled and inventoried by the vendor before delivery",
+    "bios": "e.g. cloud instance: no access to the firmware setup",
+    "os": "e.g. provider-managed image: the provider owns this setting",
+    "driver": "e.g. the provider's image ships and manages the driver",
+    "health": "e.g. no GPU in this VM: checked on the GPU node",
+    "gpu": "e.g. no GPU in this VM: validated on the GPU node",
+    "node": "e.g. no GPU in this VM: validated on the GPU node",
+    "multinode": "e.g. a single-node deployment",
+    "report": "e.g. the acceptance report is made by the provider",
+    "driver.fabric_manager": "e.g. PCIe-only server, no NVSwitch",
+    "plan.power": "e.g. single node on an existing rack: power and cooling already budgeted",
+}
+"""The skip dialog's example reason: by step id, else by stage id (a reason that fits that step)."""
+
+
+STATUS_SAYS = {StepStatus.PASSED: Verdict.PASS, StepStatus.WARNED: Verdict.WARN, StepStatus.FAILED: Verdict.FAIL,
+               StepStatus.SKIPPED: Verdict.SKIP}
+"""The verdict a status already says: the header names the verdict only when it adds to the status (a confirmed
+step's, a pending step's unknown, a cpu-only run's software-path verdict)."""
+
+
+class StepSkipDialog(SkipDialog):
+    """The skip dialog with an example reason that fits the step (:data:`SKIP_EXAMPLES`)."""
+
+    def __init__(self, step_title: str, example: str) -> None:
+        super().__init__(step_title)
+        self.example = example
+
+    def on_mount(self) -> None:  # after SkipDialog's own (Textual calls each class's handler)
+        self.query_one(Input).placeholder = self.example
+
+
+class FindingTitle(CollapsibleTitle):
+    """A finding's headline: the open/closed symbol and the verdict in fixed columns, the message wrapped beside
+    them (never cut at the right edge)."""
+
+    DEFAULT_CSS = """
+    FindingTitle { width: 1fr; padding: 0; }
+    """
+
+    def __init__(self, verdict: Text, message: str, collapsed_symbol: str, expanded_symbol: str,
+                 collapsed: bool) -> None:
+        self.verdict = verdict
+        self.message = message
+        super().__init__(label=message, collapsed_symbol=collapsed_symbol, expanded_symbol=expanded_symbol,
+                         collapsed=collapsed)
+
+    def _update_label(self) -> None:
+        if not hasattr(self, "verdict"):  # the base class sets its reactives before ours
+            return
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(width=1, no_wrap=True)
+        grid.add_column(width=max(9, len(self.verdict.plain)), no_wrap=True)  # "? UNKNOWN": the messages align
+        grid.add_column(ratio=1, overflow="fold")  # a long mount option string folds, never cut with an ellipsis
+        grid.add_row(self.collapsed_symbol if self.collapsed else self.expanded_symbol, self.verdict,
+                     Text(self.message))
+        self.update(grid)
+
+
+class FindingBox(Collapsible):
+    """One finding: its wrapped headline, then (expanded) evidence, what to do and the source."""
+
+    def __init__(self, *children, verdict: Text, message: str, collapsed: bool, basic: bool,
+                 classes: str = "") -> None:
+        symbols = (">", "v") if basic else ("▶", "▼")
+        super().__init__(*children, title=f"{verdict.plain} {message}", collapsed=collapsed,
+                         collapsed_symbol=symbols[0], expanded_symbol=symbols[1], classes=classes)
+        self._title = FindingTitle(verdict, message, symbols[0], symbols[1], collapsed)
 
 
 class StepScreen(Screen[None]):
@@ -30,10 +107,10 @@ class StepScreen(Screen[None]):
         Binding("l", "show_log", "Log"),
         Binding("d", "confirm", "Confirm"),
         Binding("s", "skip", "Skip"),
-        Binding("x", "acknowledge", "Ack event"),
+        Binding("x", "acknowledge", "Ack"),
         Binding("z", "sizing", "Sizing"),  # plan stage only (check_action)
-        Binding("n", "next", "Next", show=False),
-        Binding("p", "prev", "Prev", show=False),
+        Binding("n", "next", "Next"),
+        Binding("p", "prev", "Prev"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -41,6 +118,7 @@ class StepScreen(Screen[None]):
         super().__init__()
         self.step_id = step_id
         self._sig: tuple | None = None
+        self._drawing = False
 
     @property
     def build(self):
@@ -51,44 +129,50 @@ class StepScreen(Screen[None]):
         return self.build.step(self.step_id)
 
     def compose(self) -> ComposeResult:
-        b = self.build
-        step = self.step
-        stage = b.stage_of(step.id)
-        si = [st.id for st in b.stages].index(stage.id) + 1
-        pi = [s.id for s in stage.steps].index(step.id) + 1
         yield TopBar()
         with Vertical(id="step-head"):  # stays put while the body scrolls: you always see where you are
-            yield Static(f"Stage {si}/{len(b.stages)} {stage.title}  |  step {pi} of {len(stage.steps)}  |  {step.id}",
-                         id="step-crumb", markup=False)
-            yield Static(step.title, id="step-title", markup=False)
+            yield Static("", id="step-title", markup=False)
             yield Static("", id="step-status", markup=False)
         with VerticalScroll(id="step-body"):
-            yield Static("Why", classes="section first", markup=False)
-            yield Static(step.why, id="step-why", markup=False)
-            if step.instructions:
-                yield Static("What to do", classes="section", markup=False)
-                yield Static(step.instructions, id="step-instructions", markup=False)
-            if step.action is not None:
-                yield Static("Action", classes="section", markup=False)
-                yield Static("", id="step-action", markup=False)
-            yield Static("Findings", classes="section", id="findings-title", markup=False)
+            yield Static("", id="step-note", markup=False)
+            yield Static("Findings", classes="section first", id="findings-title", markup=False)
             yield Vertical(id="findings")
-        with Horizontal(id="step-buttons"):  # keys in the footer; n/p on the buttons
-            if is_checked(step):
-                yield Button("Check", id="check", compact=True, variant="primary")
-            if step.action is not None:
-                yield Button("Run action", id="run_action", compact=True, variant="primary")
-                yield Button("Log", id="show_log", compact=True)
-            yield Button("Confirm", id="confirm", compact=True)
-            yield Button("Skip", id="skip", compact=True)
-            yield Button("< p Prev", id="prev", compact=True)
-            yield Button("Next n >", id="next", compact=True)
-        yield Footer()
+            yield Static("Action", classes="section", id="action-title", markup=False)
+            yield Static("", id="step-action", markup=False)
+            yield Static("What to do", classes="section", id="instructions-title", markup=False)
+            yield Static("", id="step-instructions", markup=False)
+            yield Static("Why", classes="section", markup=False)
+            yield Static("", id="step-why", markup=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.build.set_cursor(self.step_id)
-        self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
+        self.show_step(self.step_id)
+        self.watch(self.app, "revision", lambda _: self.refresh_view(), init=False)
         self.query_one("#step-body").focus()
+
+    def show_step(self, step_id: str) -> None:
+        """Show ``step_id`` in this screen (its header, texts and findings), at the top, and make it the build's
+        cursor (where a later bringup resumes). Keys already queued (n held down) are answered first: the screen
+        is drawn once, for the step they end on."""
+        self.step_id = step_id
+        self.app.current_step = step_id
+        self.build.set_cursor(step_id)
+        if not self._drawing:
+            self._drawing = True
+            self.call_after_refresh(self._draw_step)
+
+    def _draw_step(self) -> None:
+        self._drawing = False
+        self._sig = None
+        step = self.step
+        self.query_one("#step-why", Static).update(step.why)
+        self.query_one("#step-instructions", Static).update(step.instructions)
+        for wid in ("#instructions-title", "#step-instructions"):
+            self.query_one(wid).display = bool(step.instructions)
+        for wid in ("#action-title", "#step-action"):
+            self.query_one(wid).display = step.action is not None
+        self.refresh_view()
+        self.query_one("#step-body", VerticalScroll).scroll_home(animate=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide bindings that do not apply to this step (no check, no action, observing)."""
@@ -111,6 +195,17 @@ class StepScreen(Screen[None]):
 
     # ------------------------------------------------------------------ view
 
+    def head_text(self) -> Text:
+        """The header's first line(s): where the step is (stage and position, muted), then its title (bold)."""
+        b = self.build
+        step = self.step
+        stage = b.stage_of(step.id)
+        si = [st.id for st in b.stages].index(stage.id) + 1
+        pi = [s.id for s in stage.steps].index(step.id) + 1
+        t = Text(f"{stage.label} {si}/{len(b.stages)} > step {pi}/{len(stage.steps)}  ", style="dim")
+        t.append(step.title, style="bold")
+        return t
+
     def refresh_view(self) -> None:
         b = self.build
         step = self.step
@@ -118,38 +213,49 @@ class StepScreen(Screen[None]):
         run_meta, findings = b.store.latest_check(step.id)
         last_run = b.last_run(step.id) if step.action is not None else None
         checking = step.id in self.app.checking
-        sig = (state.status if state else None, state.verdict if state else None, state.updated_at if state else None,
-               run_meta["id"] if run_meta else None, last_run.state if last_run else None,
-               last_run.id if last_run else None, checking, b.stale(step.id), b.observing)
+        sig = (step.id, state.status if state else None, state.verdict if state else None,
+               state.updated_at if state else None, run_meta["id"] if run_meta else None,
+               last_run.state if last_run else None, last_run.id if last_run else None, checking, b.stale(step.id),
+               b.observing)
         if sig == self._sig:
             return
-        new_results = self._sig is not None and run_meta is not None and self._sig[3] != run_meta["id"]
+        new_results = (self._sig is not None and self._sig[0] == step.id and run_meta is not None
+                       and self._sig[4] != run_meta["id"])
         self._sig = sig
         self.refresh_bindings()
         basic = self.app.basic
         st = state.status if state else StepStatus.PENDING
+        self.query_one("#step-title", Static).update(self.head_text())
+        # one line: status (glyph and word), the verdict where the status does not already say it, when, who, id
         line = status_text(st, basic).plain.strip()
-        if state and state.verdict is not None:  # after a CPU run it is the software path's verdict, not the GPU's
-            line += (f"  |  {'software path' if st is StepStatus.CPU_ONLY else 'verdict'} "
+        if state and state.verdict is not None and STATUS_SAYS.get(st) is not state.verdict:
+            # after a CPU run it is the software path's verdict, not the GPU's
+            line += (f" | {'software path' if st is StepStatus.CPU_ONLY else 'verdict'} "
                      f"{verdict_text(state.verdict, basic).plain}")
-        if state:
-            line += f"  |  {short_time(state.updated_at)}" + (f" by {state.user}" if state.user else "")
-            if state.reason:
-                line += f"  |  {state.reason}"
         if checking:
-            line += "  |  checking..."
+            line += " | checking..."
+        line += f" | {step.id}"
+        if state:
+            line += f" | {short_time(state.updated_at)}" + (f" by {state.user}" if state.user else "")
+        self.query_one("#step-status", Static).update(line)
+        notes = []
+        if state and state.reason:
+            notes.append(("Skipped: " if st is StepStatus.SKIPPED else "Note: ") + state.reason)
         if b.stale(step.id):
-            line += "\nRebooted since this was verified: check it again."
+            notes.append("Rebooted since this was verified: check it again.")
         waiting = [r for r in step.requires if not b.status(r).done]
         if waiting:
-            line += "\nDo first: " + ", ".join(f"{b.step(r).title} ({r})" for r in waiting)
+            notes.append("Do first: " + ", ".join(f"{b.step(r).title} ({r})" for r in waiting))
         if step.manual and st is StepStatus.PENDING and not b.observing:
-            line += "\nThe machine cannot verify this: do it, then Confirm (d)."
+            notes.append("The machine cannot verify this: do it, then Confirm (d).")
         if st is StepStatus.WARNED:
-            line += "\nChecked with warnings, not passed: read them below; fix and check again, or Confirm (d) with a note."
+            notes.append("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
+                         "with a note.")
         if st is StepStatus.CPU_ONLY:
-            line += "\nNot done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason."
-        self.query_one("#step-status", Static).update(line)
+            notes.append("Not done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason.")
+        note = self.query_one("#step-note", Static)
+        note.update("\n".join(notes))
+        note.display = bool(notes)
         if step.action is not None:
             a = step.action
             info = [f"{a.title}: {a.description}",
@@ -160,7 +266,6 @@ class StepScreen(Screen[None]):
                             + (f" (exit status {last_run.exit_status})" if last_run.exit_status is not None else "")
                             + f", started {short_time(last_run.started_at)} by {last_run.user}; log {last_run.log_path}")
             self.query_one("#step-action", Static).update("\n".join(info))
-        self._update_buttons()
         box = self.query_one("#findings", Vertical)
         box.remove_children()
         title = self.query_one("#findings-title", Static)
@@ -171,8 +276,8 @@ class StepScreen(Screen[None]):
             return
         title.update(f"Findings ({short_time(run_meta['finished_at']) if run_meta else ''})")
         opened = False
+        widgets = []
         for f in findings:
-            label = verdict_text(f.verdict, basic).plain
             subj = "" if f.subject in ("host", "") or f.message.startswith(f.subject) else f"{f.subject}: "
             open_it = not opened and f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)
             opened = opened or open_it
@@ -184,24 +289,13 @@ class StepScreen(Screen[None]):
                 body.append(Static(f"What to do: {f.remedy}", markup=False))
             if f.source:
                 body.append(Static(f"Source: {f.source}", markup=False, classes="muted"))
-            symbols = {"collapsed_symbol": ">", "expanded_symbol": "v"} if basic else {}
-            box.mount(Collapsible(*body, title=Content(f"{label:<9} {subj}{f.message}"), collapsed=not open_it,  # type: ignore[arg-type]  # a Content title (no markup parsing) works; Textual types it str
-                                  classes=f"finding -{f.verdict.value}", **symbols))  # type: ignore[arg-type]  # symbols: only the two str symbol arguments
+            widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{f.message}",
+                                   collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
+        box.mount_all(widgets)
         if new_results:  # a check just finished: bring its findings into view
             self.call_after_refresh(title.scroll_visible, top=True, animate=False)
 
-    def _update_buttons(self) -> None:
-        b = self.build
-        for bid in ("check", "run_action", "confirm", "skip"):
-            for btn in self.query(f"#{bid}"):
-                btn.display = not b.observing  # read-only window: no write buttons at all
-
     # ------------------------------------------------------------------ actions
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        handler = getattr(self, f"action_{event.button.id}", None)
-        if handler is not None:
-            handler()
 
     def _writable(self) -> bool:
         if self.build.observing:
@@ -252,29 +346,34 @@ class StepScreen(Screen[None]):
             return
         from screens.dialogs import ConfirmStep
 
+        step_id = self.step_id
+
         def done(note: str | None) -> None:
             if note is not None:
                 try:
-                    self.build.confirm(self.step_id, note)
+                    self.build.confirm(step_id, note)
                 except ValueError as exc:
                     self.notify(str(exc), severity="warning")
                     return
                 self.app.bump()
+                if self.step_id == step_id:
+                    self.next_open(f"{'accepted' if self.build.status(step_id) is StepStatus.WARNED else 'confirmed'}: "
+                                   f"{self.build.step(step_id).title}")
 
         self.app.push_screen(ConfirmStep(self.step.title, act.current_user()), done)
 
     def action_skip(self) -> None:
-        from screens.dialogs import SkipDialog
-
         if not self._writable():
             return
+        step_id = self.step_id
 
         def done(reason: str | None) -> None:
             if reason:
-                self.build.skip(self.step_id, reason)
+                self.build.skip(step_id, reason)
                 self.app.bump()
 
-        self.app.push_screen(SkipDialog(self.step.title), done)
+        example = SKIP_EXAMPLES.get(step_id) or SKIP_EXAMPLES.get(self.step.stage_id, "")
+        self.app.push_screen(StepSkipDialog(self.step.title, example), done)
 
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
@@ -305,12 +404,52 @@ class StepScreen(Screen[None]):
         if self.step.stage_id == "plan":
             self.app.push_screen(SizingScreen())
 
+    def next_open(self, said: str = "") -> None:
+        """Move to the first step not done after this one in catalogue order (else the first before it), saying
+        ``said`` and where it went; stays, and says so, when every step is done."""
+        b = self.build
+        ids = [s.id for s in b.steps()]
+        i = ids.index(self.step_id)
+        for sid in ids[i + 1:] + ids[:i]:
+            if not b.status(sid).done:
+                self.notify(f"{said}; next open step: {b.step(sid).title}" if said else f"next: {b.step(sid).title}",
+                            timeout=4)
+                self.show_step(sid)
+                return
+        self.notify((f"{said}; " if said else "") + "every step of the build is done: Report is the last stage",
+                    timeout=6)
+
+    def target(self, delta: int) -> tuple[str | None, str]:
+        """Where n (``delta`` 1) or p (-1) goes from this step, and what to say about it: the next step of the
+        stage; from a stage's last step, the first open step of the stages after it (the next stage's first step
+        when they are all done); none past either end of the build."""
+        b = self.build
+        stage = b.stage_of(self.step_id)
+        stage_ids = [s.id for s in stage.steps]
+        i = stage_ids.index(self.step_id) + delta
+        if 0 <= i < len(stage_ids):
+            return stage_ids[i], ""
+        si = [st.id for st in b.stages].index(stage.id)
+        if delta < 0:
+            if si == 0:
+                return None, "first step of the build"
+            prev = b.stages[si - 1]
+            return prev.steps[-1].id, f"Stage {si}/{len(b.stages)}: {prev.title}"
+        later = b.stages[si + 1:]
+        if not later:
+            return None, "last step of the build"
+        for n, st in enumerate(later, si + 2):
+            for s in st.steps:
+                if not b.status(s.id).done:
+                    return s.id, f"Stage {n}/{len(b.stages)}: {st.title}, first open step"
+        return later[0].steps[0].id, f"Stage {si + 2}/{len(b.stages)}: {later[0].title} (every later step done)"
+
     def _go(self, delta: int) -> None:
-        ids = [s.id for s in self.build.steps()]
-        i = ids.index(self.step_id) + delta
-        if 0 <= i < len(ids):
-            self.app.pop_screen()
-            self.app.push_screen(StepScreen(ids[i]))
+        sid, said = self.target(delta)
+        if said:
+            self.notify(said, timeout=3)
+        if sid is not None:
+            self.show_step(sid)
 
     def action_next(self) -> None:
         self._go(1)

@@ -1,10 +1,13 @@
-"""Small shared widgets: the top bar."""
+"""Small shared widgets: the top bar, and the footer that fits its keys to the terminal's width."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.widgets import Static
+from textual import events
+from textual.app import ComposeResult
+from textual.widgets import Footer, Static
+from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -38,3 +41,62 @@ class TopBar(Static):
         if getattr(app, "snapshot", None):
             parts.append("SNAPSHOT")
         self.update(" | ".join(parts))
+
+
+FOOTER_DROP_FIRST = ("plan", "quit", "prev", "acknowledge", "show_log", "sizing")
+"""Actions a footer too narrow for all its keys leaves out first, in this order (F1 Help lists every key)."""
+FOOTER_KEEP = ("help", "back")
+"""Actions a footer never leaves out: esc (back) and F1 (the help, which lists what was left out)."""
+
+
+class KeyFooter(Footer):
+    """Textual's footer fitted to the terminal's width, never a key cut at the right edge.
+
+    When the keys do not fit it first draws them compact (one space between a key and its word), then leaves
+    out whole keys: those of :data:`FOOTER_DROP_FIRST` in that order, then the rightmost, never those of
+    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help +2"); they all still work."""
+
+    def __init__(self) -> None:
+        super().__init__(show_command_palette=False)
+        self._drawn_width = 0
+        self.left_out: list[str] = []
+        """The keys (as shown: ``f2``, ``^q``) of the bindings left out at the last draw."""
+
+    @staticmethod
+    def _cells(keys: list[tuple[str, str]], compact: bool) -> int:
+        # FooterKey: " key " + "word " (padding), or compact "key word" + a margin of 1
+        return sum(len(k) + len(d) + (2 if compact else 3) for k, d in keys)
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        width = self.size.width or self.app.size.width
+        self._drawn_width = width
+        seen: set[str] = set()
+        items = []  # (binding, enabled, tooltip, key shown), one per action, in Textual's order
+        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if binding.show and binding.action not in seen:
+                seen.add(binding.action)
+                items.append((binding, enabled, tooltip, self.app.get_key_display(binding)))
+
+        def words(kept: list) -> list[tuple[str, str]]:
+            n = len(items) - len(kept)
+            return [(k, f"{b.description} +{n}" if n and b.action == "help" else b.description)
+                    for b, _, _, k in kept]
+
+        kept = list(items)
+        compact = self._cells(words(kept), False) > width
+        order = [a for a in FOOTER_DROP_FIRST if a in seen]
+        order += [b.action for b, _, _, _ in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
+        while self._cells(words(kept), compact) > width and order:
+            action = order.pop(0)
+            kept = [it for it in kept if it[0].action != action]
+        self.left_out = [k for b, _, _, k in items if all(b is not it[0] for it in kept)]
+        self.compact = compact
+        for (binding, enabled, tooltip, key), (_, word) in zip(kept, words(kept)):
+            yield FooterKey(binding.key, key, word, binding.action, disabled=not enabled,
+                            tooltip=tooltip).data_bind(compact=Footer.compact)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._drawn_width and self._bindings_ready:
+            self.call_after_refresh(self.recompose)

@@ -71,17 +71,18 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
         where = f"this Slurm allocation (job {os.environ.get('SLURM_JOB_ID')}) has"
     elif not hostfile:
         return Resolved(manual="bringup needs the list of nodes: write a hostfile (" + HOSTFILE_HELP + ") and set "
-                               "`bringup plan hostfile=/path/to/hostfile`, or run `bringup validate nodes --hostfile "
-                               "FILE` (or run it inside a Slurm allocation: `salloc -N2 bringup validate nodes`).")
+                               "the plan answer hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), "
+                               "or run `bringup validate nodes --hostfile FILE` (or run it inside a Slurm allocation: "
+                               "`salloc -N2 bringup validate nodes`).", plan_key="hostfile")
     else:
         try:
             nodes = read_hostfile(str(hostfile))
         except HostfileError as exc:
-            return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+            return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})", plan_key="hostfile")
         where = f"the hostfile {hostfile} lists"
     if len(nodes) < 2 and not facts_only:
         return Resolved(manual=f"{where} {len(nodes)} node; a multi-node validation needs at least 2 (the node "
-                               "stage validates one node)")
+                               "stage validates one node)", plan_key="" if not hostfile else "hostfile")
     if pairwise is None:
         pairwise = ctx.plan.get("multinode_pairwise") is True
     argv = launcher_argv(ctx.plan, ctx.python, _device(ctx), facts_only=facts_only, pairwise=pairwise)
@@ -138,14 +139,15 @@ def resolve_rdma_pairs(ctx: ActionContext) -> Resolved:
     hostfile = ctx.plan.get("hostfile")
     if not hostfile:
         return Resolved(manual="bringup needs the list of nodes to test in pairs: write a hostfile (" + HOSTFILE_HELP
-                               + ") and set `bringup plan hostfile=/path/to/hostfile`, then run this action again.")
+                               + ") and set the plan answer hostfile (F2 in the TUI, or `bringup plan "
+                               "hostfile=/path/to/hostfile`), then run this action again.", plan_key="hostfile")
     try:
         nodes = read_hostfile(str(hostfile))
     except HostfileError as exc:
-        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})")
+        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})", plan_key="hostfile")
     if len(nodes) < 2:
         return Resolved(manual=f"the hostfile {hostfile} lists {len(nodes)} node; an RDMA test between nodes needs at "
-                               "least 2 (node.rdma_bandwidth tests one node's HCA in loopback)")
+                               "least 2 (node.rdma_bandwidth tests one node's HCA in loopback)", plan_key="hostfile")
     if shutil.which(PERFTEST_BINARY) is None:
         return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node, and a cluster's nodes are "
                                f"alike: {install_hint(ctx)} on every node of the hostfile (package "

@@ -154,6 +154,36 @@ def test_cancel_records_the_signal(build):
     st = build.store.step_states()[step.id]
     assert st.status is StepStatus.PENDING and "cancelled" in st.reason
     assert run.state == act.ActionState.CANCELLED and run.exit_status == -signal.SIGTERM
+    assert act.outcome_words(run.state, run.exit_status) == "cancelled (SIGTERM)"  # words, never "-15"
+
+
+def test_outcome_words_name_signals_and_never_call_a_cancel_failed():
+    S = act.ActionState
+    assert act.outcome_words(S.CANCELLED, 143) == "cancelled (SIGTERM)"  # a wrapper or shell reports 128 + N
+    assert act.outcome_words(S.CANCELLED, None) == "cancelled"
+    assert act.outcome_words(S.FAILED, -9) == "failed: killed by SIGKILL"
+    assert act.outcome_words(S.FAILED, 2) == "failed: exit status 2"
+    assert act.outcome_words(S.FAILED, None).startswith("failed (no exit status")
+    assert act.outcome_words(S.SUCCEEDED, 0) == "succeeded"
+    assert act.outcome_words(S.INTERRUPTED, None).startswith("interrupted")
+    assert act.signal_name(200) == "signal 200"
+    assert all("failed" not in act.outcome_words(S.CANCELLED, rc) for rc in (-15, -2, -1, 130, 143, 1, None))
+
+
+def test_a_runs_expected_duration_is_what_its_commands_declare():
+    from wizard import dcgm_diag
+
+    base = steps.step_by_id("health.idle_baseline").action.resolve(ctx({}, {"baseline_minutes": 0.3}))
+    assert act.declared_duration_s([op["argv"] for op in base.ops]) == 18.0  # the sampler's --seconds
+    c = ActionContext({}, {}, "/tmp/b", python=sys.executable)
+    wrapped = dcgm_diag.wrapped(c, "dcgmi diag -r 2", 120.0, ["dcgmi", "diag", "-r", "2", "-j"])
+    assert act.declared_duration_s([wrapped]) == 120.0  # the progress wrapper's --expect-s
+    two = [["systemctl", "start", "nvidia-dcgm"], wrapped, dcgm_diag.wrapped(c, "x", 60.0, ["true"])]
+    assert act.declared_duration_s(two) == 180.0  # summed over the commands that declare one
+    # the wrapped command's own options are not the wrapper's; nothing declared, or nonsense, is no declaration
+    assert act.declared_duration_s([[sys.executable, "-m", "wizard.progress", "--", "tool", "--expect-s", "9"]]) is None
+    assert act.declared_duration_s([["sleep", "60"], [sys.executable, "-m", "wizard.sample", "--seconds", "nan"]]) is None
+    assert act.declared_duration_s([[sys.executable, "-m", "wizard.progress", "--expect-s=30", "--", "x"]]) == 30.0
 
 
 def test_dry_run_runs_nothing_and_says_what_it_would(state_dir, tmp_path):

@@ -48,6 +48,24 @@ class SlowHost:
         raise AssertionError
 
 
+def test_resume_goes_on_from_the_last_visited_step_to_the_next_open_one(state_dir):
+    """Issue 15: resuming at the step visited last when it is still open, past it when it is done (to the first
+    open step after it, else before it), and at it when every step is done."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
+    ids = [s.id for s in b.steps()]
+    b.set_cursor("plan.host")
+    assert b.resume_point().step.id == "plan.host"  # visited, still open: there
+    b.confirm("plan.host")
+    b.skip("plan.power", "existing rack")
+    assert b.resume_point().step.id == ids[ids.index("plan.power") + 1]  # done: the next open one after it
+    for sid in ids[ids.index("plan.host"):]:
+        b.skip(sid, "test")
+    assert b.resume_point().step.id == "plan.workload"  # only one open step left, before the visited one
+    b.skip("plan.workload", "test")
+    assert b.resume_point().step.id == "plan.host"  # all done: where the operator was
+    b.close()
+
+
 def test_probes_run_concurrently(monkeypatch):
     from wizard import registry
     from wizard.probes import command_probe

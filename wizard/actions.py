@@ -57,6 +57,9 @@ class Resolved:
     ``manual`` is set instead when bringup cannot run it here, saying what to do by hand. ``needs_root`` /
     ``changes_system``: this resolution needs root / changes the system although the action does not always (it
     starts a stopped service first); the engine asks and refuses as for :attr:`ActionSpec.needs_root`.
+    ``plan_key``: with ``manual``, the plan answer (a :data:`wizard.plan.PLAN_KEYS` key) whose absence or value is
+    why it cannot run (no ``hostfile``, or one that cannot be used): the TUI offers a field for it in the dialog that
+    says so, where ``bringup plan KEY=VALUE`` would be refused while the TUI holds the build.
     """
 
     ops: list[dict[str, Any]] = field(default_factory=list)
@@ -64,6 +67,7 @@ class Resolved:
     manual: str = ""
     needs_root: bool = False
     changes_system: bool = False
+    plan_key: str = ""
 
     def describe(self) -> list[str]:
         """Human-readable lines: one per operation, as they will run; under each file write, the unified diff
@@ -398,6 +402,79 @@ def refresh(store: Store, run: ActionRun, boot_id: str) -> ActionRun:
             pass
     run.state = ActionState.INTERRUPTED
     return run
+
+
+def signal_name(signum: int) -> str:
+    """``15`` -> ``"SIGTERM"`` (:class:`signal.Signals`); ``"signal N"`` for a number it does not name."""
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def outcome_words(state: ActionState, exit_status: int | None) -> str:
+    """How a run ended, in words: ``succeeded``, ``failed: exit status 2``, ``failed: killed by SIGKILL``,
+    ``cancelled (SIGTERM)``, ``interrupted (no exit status)``, ``dry run: nothing was run``, ``running``.
+
+    A negative exit status is the supervisor's "ended by signal N" (``-N``), said with the signal's name; an
+    operator's cancel is ``cancelled``, never ``failed``, with the signal's name also when the command reported it
+    as a shell does (``128 + N``: the progress wrapper, a shell script)."""
+    if state is ActionState.RUNNING:
+        return "running"
+    if state is ActionState.DRY_RUN:
+        return "dry run: nothing was run"
+    if state is ActionState.INTERRUPTED:
+        return "interrupted (no exit status: its supervisor died)"
+    if state is ActionState.CANCELLED:
+        sig = (None if exit_status is None else -exit_status if exit_status < 0
+               else exit_status - 128 if 128 < exit_status <= 128 + 64 else None)
+        return "cancelled" + (f" ({signal_name(sig)})" if sig else "")
+    if state is ActionState.SUCCEEDED:
+        return "succeeded"
+    if exit_status is None:
+        return f"{state} (no exit status: it did not start; its log says why)"
+    if exit_status < 0:
+        return f"{state}: killed by {signal_name(-exit_status)}"
+    return f"{state}: exit status {exit_status}"
+
+
+DURATION_OPTIONS = {"wizard.progress": "--expect-s", "wizard.sample": "--seconds"}
+"""bringup's own programs whose command line declares how long they run, and the option saying it in seconds: the
+progress wrapper (:mod:`wizard.progress`, around DCGM's levels and burn-in and fio) and the idle sampler
+(:mod:`wizard.sample`)."""
+
+
+def declared_duration_s(argvs: list[list[str]]) -> float | None:
+    """How long a run is expected to take, seconds, as its commands declare it (:data:`DURATION_OPTIONS`: a
+    ``python -m wizard.progress --expect-s S ...`` or ``python -m wizard.sample --seconds S`` command), summed over
+    the commands that declare one; ``None`` when none does. Never raises (a value that is not a finite number > 0
+    is no declaration)."""
+    import math
+
+    total, found = 0.0, False
+    for argv in argvs:
+        args = [str(a) for a in argv]
+        for i in range(len(args) - 1):
+            if args[i] == "-m" and args[i + 1] in DURATION_OPTIONS:
+                opt = DURATION_OPTIONS[args[i + 1]]
+                rest = args[i + 2:]
+                rest = rest[:rest.index("--")] if "--" in rest else rest  # the wrapped command's own options
+                value = None
+                for j, a in enumerate(rest):
+                    if a == opt and j + 1 < len(rest):
+                        value = rest[j + 1]
+                    elif a.startswith(opt + "="):
+                        value = a[len(opt) + 1:]
+                try:
+                    secs = float(value) if value is not None else math.nan
+                except ValueError:
+                    secs = math.nan
+                if math.isfinite(secs) and secs > 0:
+                    total, found = total + secs, True
+                break
+    return total if found else None
 
 
 def cancel(run: ActionRun, boot_id: str, sig: int = 15) -> bool:

@@ -340,26 +340,32 @@ class Build:
 
     def resume_point(self) -> ResumePoint:
         """Where to pick up: the step of a running action, else the step the operator last
-        opened, else the most recent interrupted step, else the first step not done."""
+        opened (when it is done, the first step not done after it in catalogue order, else before it), else the
+        most recent interrupted step, else the first step not done."""
         meta = self.store.meta()
         states = self.store.step_states()
         running = self.store.action_runs(state=ActionState.RUNNING)
         interrupted = sorted((st for st in states.values() if st.status is StepStatus.INTERRUPTED),
                              key=lambda st: st.updated_at)
-        ids = {s.id for s in self.steps()}
+        order = self.steps()
+        ids = {s.id for s in order}
+
+        def done(s: Step) -> bool:
+            st = states.get(s.id)
+            return st is not None and st.status.done
+
         step: Step | None = None
         cursor = meta.get("cursor_step")
         for candidate in ([r.step_id for r in running][-1:] + ([cursor] if isinstance(cursor, str) else [])
                           + [st.step_id for st in interrupted][-1:]):
             if candidate in ids:
                 step = self.step(candidate)
+                if candidate == cursor and done(step):  # visited and finished: on to the next open step
+                    i = order.index(step)
+                    step = next((s for s in order[i + 1:] + order[:i] if not done(s)), step)
                 break
         if step is None:
-            for s in self.steps():
-                st = states.get(s.id)
-                if st is None or not st.status.done:
-                    step = s
-                    break
+            step = next((s for s in order if not done(s)), None)
         if step is None:
             step = self.steps()[-1]
         return ResumePoint(self.stage_of(step.id), step, running,

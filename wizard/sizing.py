@@ -1211,7 +1211,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     if gpu is not None:
         lines = []
         if sz.min_gpus is None:
-            value = f"none at ZeRO-{inp.zero_stage}"
+            value = f"no count is enough at ZeRO-{inp.zero_stage}"
             if sz.activations >= gpu.memory_gb * GB:
                 lines.append(f"the activations alone ({fmt_bytes(sz.activations)}) exceed one GPU's {gpu.memory_gb:g} GB, "
                              "whatever is sharded: turn on checkpointing, or cut micro-batch/sequence, or add tensor "
@@ -1226,13 +1226,13 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                 lines.append(f"smallest Nd with states(Nd) + activations <= {gpu.memory_gb:g} GB")
         if sz.min_gpus_ds is not None or sz.ds_states_per_gpu is not None:
             def _n(n: int | None) -> str:
-                return str(n) if n is not None else "none"
+                return str(n) if n is not None else "no count is enough"
             lines.append(f"paper: {_n(sz.min_gpus_paper)}; DeepSpeed estimator: {_n(sz.min_gpus_ds)}; "
                          "the larger counts")
         if inp.mp > 1:
             lines.append(f"x TP {inp.tp} x PP {inp.pp}: GPUs = Nd x {inp.mp}")
         if inp.zero_stage < 3:
-            lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'none'}")
+            lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'no count is enough either'}")
         if sz.min_gpus is not None and sz.min_gpus > inp.gpu_count:
             lines.append(f"more than this node's {inp.gpu_count}: {math.ceil(sz.min_gpus / inp.gpu_count)} nodes")
         if sz.min_gpus is None and sz.min_gpus_stage3 is None and sz.activations < gpu.memory_gb * GB:

@@ -241,10 +241,50 @@ async def test_read_only_without_a_build(state_dir):
         await pilot.pause()
         app.push_screen(SizingScreen())
         await pilot.pause()
-        assert app.screen.query_one("#use_plan").disabled
+        f3 = app.screen.active_bindings["f3"]
+        assert f3.binding.show and not f3.enabled  # shown dimmed: there is no build to keep a plan in
         await pilot.press("f3")
         await pilot.pause()
         assert app.build is None
+
+
+async def test_no_gpu_count_enough_never_reads_as_zero_needed(state_dir):
+    """Issue 15 #7: "Min GPUs none at this stage" read as "no GPU needed"; it means no number of GPUs holds this
+    workload at this ZeRO stage."""
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)  # 7B full fine-tune, ZeRO-0, H100 80 GB: 130 GB per GPU
+        assert screen.result is not None and screen.result.min_gpus is None
+        text = summary(screen)
+        assert "Min GPUs: no count is enough at ZeRO-0 (ZeRO-3: 3)" in text and "none" not in text
+        assert "Minimum GPU count: no count is enough at ZeRO-0" in screen.result_plain("min_gpus")
+
+
+async def test_use_as_plan_asks_before_keeping_a_short_plan_and_says_what_is_short(state_dir):
+    """Issue 15 #7: F3 silently kept a plan the results call SHORT. It now asks, naming what is short; esc keeps
+    nothing, y keeps it and the notification says it was kept although SHORT."""
+    from screens.dialogs import YesNo
+
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        assert "SHORT" in summary(screen)
+        await pilot.press("f3")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo)
+        asked = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        assert "Memory per GPU: SHORT by 50.3 GB" in asked and "Minimum GPU count: no count is enough" in asked
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and app.build.store.plan() == {}
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.build.store.plan()["gpu_model"] == "H100 SXM5"
+        assert any("kept although SHORT: Memory per GPU" in str(n.message) for n in app._notifications)
 
 
 # ------------------------------------------------------------------ snapshots

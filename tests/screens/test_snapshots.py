@@ -1,4 +1,5 @@
-"""Snapshot tests (pytest-textual-snapshot): every screen at 80x24, default theme and basic (ANSI) mode.
+"""Snapshot tests (pytest-textual-snapshot): every screen at 80x24, default theme and basic (ANSI) mode; the welcome
+screen, the overview and the step screen at 60x20 too.
 
 Accept changed screens with `pytest tests/screens/test_snapshots.py --snapshot-update` after looking at them.
 State lives in fixed paths so the log paths shown on screen do not vary between runs.
@@ -21,6 +22,7 @@ from wizard.engine import Build
 from wizard.model import Finding, Verdict
 
 SIZE = (80, 24)
+NARROW = (60, 20)
 BASE = Path("/tmp/bringup-snapshots")
 MODES = pytest.mark.parametrize("basic", [False, True], ids=["default", "basic"])
 
@@ -95,12 +97,59 @@ def test_step_with_findings(snap_compare, basic):
     seeded_build(s)
 
     async def open_finding(pilot):
-        await pilot.press("r")
+        await pilot.press("r")  # resumes past bios.iommu (warned: done) at the next open step
         await pilot.pause()
-        await pilot.press("end")
+        await pilot.press("p")  # back to it: its warning, opened, first in the body
         await pilot.pause()
 
     assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_finding)
+
+
+def memory_short_state(name: str) -> Path:
+    """os.memory checked by the real rule on the dev VM bundle against a plan needing 1044 GiB: a warning whose
+    headline is longer than a row."""
+    import asyncio
+
+    s = fresh_state(name)
+    boot = host().identity.get("boot_id", "")
+    b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": boot}, create=True, clock=frozen_clock)
+    b.store.set_plan(host_ram_min_gib=1044)
+    asyncio.run(b.check_steps(host(), [steps.step_by_id("os.memory")]))
+    b.close()
+    return s
+
+
+async def _open_memory(pilot):
+    pilot.app.push_screen(StepScreen("os.memory"))
+    await pilot.pause()
+
+
+@MODES
+def test_step_long_headline(snap_compare, basic):
+    """Issue 15: the headline wraps beside its verdict, the header is at most three lines, the findings come before
+    the Why, the footer is the only key row."""
+    s = memory_short_state(f"step-memory-{basic}")
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=_open_memory)
+
+
+@MODES
+def test_step_long_headline_60x20(snap_compare, basic):
+    s = memory_short_state(f"step-memory-narrow-{basic}")
+    assert snap_compare(app(s, basic), terminal_size=NARROW, run_before=_open_memory)
+
+
+@MODES
+def test_build_overview_60x20(snap_compare, basic):
+    s = fresh_state(f"overview-narrow-{basic}")
+    seeded_build(s)
+    assert snap_compare(app(s, basic), terminal_size=NARROW, press=["r", "escape"])
+
+
+@MODES
+def test_start_resume_60x20(snap_compare, basic):
+    s = fresh_state(f"start-resume-narrow-{basic}")
+    seeded_build(s)
+    assert snap_compare(app(s, basic), terminal_size=NARROW)
 
 
 @MODES
@@ -159,3 +208,68 @@ def test_validation_results_panel(snap_compare, basic):
         await pilot.pause()
 
     assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=show)
+
+
+# ---------------------------------------------------------------- issue 15: the action screen and its confirmation
+# at 80x24 (default and basic: TERM=linux), and 60x20
+SIZES = pytest.mark.parametrize("basic,size", [(False, (80, 24)), (True, (80, 24)), (False, (60, 20))],
+                                ids=["default", "basic", "60x20"])
+SAMPLER_LOG = """\
+# NVML unavailable (NVML Shared Library Not Found); sampling host only
+# sampling every 5 s for 18 s
+14:39:11 load 0.39 host n/a
+14:39:16 load 0.44 host n/a
+14:39:21 load 0.40 host n/a
+14:39:26 load 0.37 host n/a
+14:39:29 load 0.42 host n/a
+# summary {"gpus": [], "host_max_c": null, "nvml": "NVML Shared Library Not Found", "samples": 5}
+"""
+"""What `python -m wizard.sample --seconds 18 --interval 5` printed on the development VM (no NVIDIA driver), the
+idle baseline's command, 2026-12-02."""
+
+
+@SIZES
+def test_action_screen_of_an_ended_run(snap_compare, basic, size):
+    """A judged idle-baseline run (the build's second run, this step's first): the header in 4 lines, the log's long
+    lines wrapped, and the judged result in words under it."""
+    import re
+
+    s = fresh_state(f"action-ended-{basic}-{size[0]}")
+    seeded_build(s)  # its dry run of os.tools is the build's first run
+    log = BASE / "idle-baseline.log"  # a fixed path: the command shown on screen must not depend on the checkout
+    log.write_text(SAMPLER_LOG)
+    b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": host().identity.get("boot_id", "")},
+                   clock=frozen_clock)
+    run = b.start_action(steps.step_by_id("health.idle_baseline"), Resolved(ops=[{"argv": ["cat", str(log)]}]))
+    run = b.wait_action(run, timeout_s=30)
+    assert run.state.value == "succeeded"
+    b.store.update_action_run(run.id, ended_at="2026-11-30T12:00:18+00:00")  # the supervisor's real times vary
+    b.close()
+    text = Path(run.log_path).read_text()  # the supervisor's own lines carry its real time and pid: fixed here
+    text = re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "2026-11-30T12:00:00+00:00", text)
+    Path(run.log_path).write_text(re.sub(r"supervisor pid \d+", "supervisor pid 4242", text))
+
+    async def show(pilot):
+        from screens.action import ActionScreen
+
+        pilot.app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+
+    assert snap_compare(app(s, basic), terminal_size=size, run_before=show)
+
+
+@SIZES
+def test_confirm_action_with_a_long_description(snap_compare, basic, size):
+    """driver.install's confirmation: its whole description (wrapped, scrolling with the commands), the facts on
+    top, the buttons and the line saying which lines are shown at the bottom."""
+    s = fresh_state(f"confirm-long-{basic}-{size[0]}")
+    seeded_build(s)
+
+    async def ask(pilot):
+        pilot.app.push_screen(StepScreen("driver.install"))
+        await pilot.pause()
+        await pilot.press("a")
+        for _ in range(40):
+            await pilot.pause(0.05)
+
+    assert snap_compare(app(s, basic, dry_run=True), terminal_size=size, run_before=ask)

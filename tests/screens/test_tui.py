@@ -20,7 +20,7 @@ import pytest
 
 import steps
 from screens import app as app_mod
-from screens.action import ActionScreen
+from screens.action import ActionScreen, WrappedLog
 from screens.app import BringupApp
 from screens.build import BuildScreen
 from screens.dialogs import ConfirmAction, SkipDialog
@@ -180,9 +180,8 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         st = app.build.store.step_states()["plan.workload"]
         assert st.status is StepStatus.CONFIRMED and st.user == "tester"
         assert st.reason == "7B full fine-tune on 8 GPUs"  # the note is kept with the confirmation
-        await pilot.press("n")  # next step
         await pilot.pause()
-        assert app.screen.step_id == "plan.host"
+        assert app.screen.step_id == "plan.host"  # confirming moved on to the next open step
         await pilot.press("s")
         await pilot.pause()
         assert isinstance(app.screen, SkipDialog)
@@ -194,7 +193,7 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         await pilot.pause()
         st = app.build.store.step_states()["plan.host"]
         assert st.status is StepStatus.SKIPPED and st.reason == "single box, sized by vendor"
-        assert "single box, sized by vendor" in text_of(app, "#step-status")
+        assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
 async def test_action_asks_first_then_streams(state_dir, devvm_host):
@@ -328,7 +327,7 @@ async def test_help_and_build_overview_keys(state_dir, devvm_host):
         await pilot.pause()
         assert isinstance(app.screen, BuildScreen)
         # go to the BIOS stage, check it: every automatic BIOS check runs and is stored
-        await pilot.press("down", "down")
+        await pilot.press("shift+tab", "down", "down")
         await pilot.press("c")
         await settle(pilot, app)
         states = app.build.store.step_states()
@@ -350,10 +349,13 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
         await pilot.press("escape")
         await pilot.pause()
         opt = app.screen.query_one("#stages").get_option_at_index(0)
-        assert ". pending" in str(opt.prompt)  # ASCII glyph and the word
+        # narrow: the stage list keeps the ASCII glyph, the highlighted stage's word is in the steps' title
+        assert str(opt.prompt).startswith(" 1 . Plan") and text_of(app, "#steps-title").endswith(": . pending")
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert isinstance(app.screen, BuildScreen)
+        opt = app.screen.query_one("#stages").get_option_at_index(0)
+        assert ". pending" in str(opt.prompt)  # ASCII glyph and the word
 
 
 async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_path):
@@ -415,6 +417,8 @@ async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
         await start_new_build(pilot, app)
         await pilot.press("escape")
         await pilot.pause()
+        assert app.focused.id == "steps"  # back on the step just left
+        await pilot.press("shift+tab")
         assert app.focused.id == "stages"
         await pilot.press("down", "down", "down")  # the OS stage
         await pilot.press("tab")
@@ -492,7 +496,8 @@ async def test_unwritable_state_dir_with_a_build_opens_read_only(tmp_path, devvm
             await pilot.pause()
             assert isinstance(app.screen, StepScreen) and app.screen.step_id == "plan.host"  # after the done one
             assert app.build.status("plan.workload") is StepStatus.CONFIRMED
-            assert not app.screen.query_one("#confirm").display  # no write buttons in a read-only window
+            keys = {key for key, ab in app.screen.active_bindings.items() if ab.enabled}
+            assert "d" not in keys and "s" not in keys and "n" in keys  # no write keys in a read-only window
     finally:
         for d in reversed(dirs):
             sp.run(["chattr", "-i", str(d)], check=True)
@@ -591,7 +596,7 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
         assert "One GPU" in gpu_stage and "passed" not in gpu_stage
         app.push_screen(StepScreen("gpu.validate"))
         await pilot.pause()
-        status = text_of(app, "#step-status")
+        status = text_of(app, "#step-status") + "\n" + text_of(app, "#step-note")  # the header, then its reason
         assert "cpu-only" in status and "passed" not in status and "the GPU is not validated" in status
         assert "software path" in status  # the verdict is the software path's, not the GPU's
         app.pop_screen()
@@ -771,10 +776,503 @@ async def test_report_stage_action_writes_the_report_and_shows_its_path(state_di
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
 
-        def wrote() -> bool:
-            return any("wrote " in ln and ".html" in ln for ln in app.screen.query_one(Log).lines)
+        def wrote() -> bool:  # the log's lines as written (the pane wraps a long one over several rows)
+            return any("wrote " in ln and ".html" in ln for ln in app.screen.query_one(WrappedLog).source)
         assert await wait_until(pilot, wrote, tries=400)
-        line = next(ln for ln in app.screen.query_one(Log).lines if ln.startswith("wrote "))
+        line = next(ln for ln in app.screen.query_one(WrappedLog).source if ln.startswith("wrote "))
         path = Path(line.split()[1].rstrip(":"))
         assert path.parent == build_dir and path.read_text().startswith("<!DOCTYPE html>")
         assert "Acceptance report: vm" in path.read_text()
+
+
+# ---------------------------------------------------------------- issue 15: the action screen and its dialogs
+
+
+def start_run(state_dir: Path, host, step_id: str, argv: list[str], first: bool = True, **kw):
+    """A real run of ``step_id``'s action (``argv`` under the supervisor), after a first run of another step when
+    ``first`` (so the build-wide run number differs from the step's own); the build closed, the run left going."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, create=True, **kw)
+    if first:
+        other = b.start_action(steps.step_by_id("report.capture"), Resolved(ops=[{"argv": [sys.executable, "-c", "pass"]}]))
+        b.wait_action(other, timeout_s=30)
+    run = b.start_action(steps.step_by_id(step_id), Resolved(ops=[{"argv": argv}]))
+    b.close()
+    act._CHILDREN.clear()
+    return run
+
+
+async def test_action_log_wraps_long_lines_to_the_pane(state_dir, devvm_host):
+    """A log line longer than the pane is wrapped at spaces (continuation rows indented), never cut at the right
+    edge; a new terminal width wraps the kept lines again."""
+    from rich.cells import cell_len
+
+    long = "step 1 " + " ".join(f"word{i:03d}" for i in range(60)) + " END-OF-LINE"
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", f"print({long!r})"], first=False,
+                    clock=frozen_clock)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(run.id))
+
+        def rows_of_long() -> list[str]:
+            rows = list(app.screen.query_one(WrappedLog).lines)
+            starts = [i for i, r in enumerate(rows) if r.startswith("step 1 ")]
+            ends = [i for i, r in enumerate(rows) if r.rstrip().endswith("END-OF-LINE")]
+            return rows[starts[0]:ends[0] + 1] if starts and ends else []
+
+        def wrapped_at(width: int) -> bool:  # the kept lines wrapped again at this terminal width's pane
+            log = app.screen.query_one(WrappedLog)
+            pane = log.scrollable_content_region.width
+            return 0 < pane < width and log.wrap_width == pane and len(rows_of_long()) > 1
+
+        for width in (80, 60):
+            await pilot.resize_terminal(width, 24 if width == 80 else 20)
+            assert await wait_until(pilot, lambda: wrapped_at(width), tries=200)  # noqa: B023 - awaited here
+            log = app.screen.query_one(WrappedLog)
+            pane = log.scrollable_content_region.width
+            assert all(cell_len(r) <= pane for r in log.lines)  # nothing past the right edge
+            rows = rows_of_long()
+            assert all(r.startswith("  ") for r in rows[1:])  # continuation rows, told from lines of their own
+            assert " ".join(r.strip() for r in rows) == long  # every word, in order
+            assert len(rows) >= len(long) // pane
+
+
+async def test_action_header_counts_time_lines_and_says_cancelled(state_dir, devvm_host):
+    """The header stays within 4 lines (80x24 and 60x20) and says which run of its step this is (run 1 of 1,
+    though the build's second run), how long it has run of the time its command declares, and how many log lines
+    it wrote, updated while it runs; a cancel (k, y) reads "cancelled (SIGTERM)", never "failed" or "-15"."""
+    from wizard.store import utcnow
+
+    gate = state_dir / "gate"
+    code = (f"import os, time\nprint('first', flush=True)\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n")
+    argv = [sys.executable, "-m", "wizard.progress", "--label", "test", "--expect-s", "120", "--every", "0.3", "--",
+            sys.executable, "-c", code]
+    run = start_run(state_dir, devvm_host, "health.idle_baseline", argv)
+    assert run.id == 2
+    app = app_for(state_dir, devvm_host, clock=utcnow)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("r")
+            await pilot.pause()
+            app.push_screen(ActionScreen(run.id))
+            await pilot.pause(0.2)
+            state = re.compile(r"health\.idle_baseline run 1 of 1: running (\d+) s of about 2 min, (\d+) log lines")
+            assert await wait_until(pilot, lambda: state.search(text_of(app, "#action-state")) is not None, tries=100)
+            m = state.search(text_of(app, "#action-state"))
+            assert m is not None
+            assert "run 2" not in text_of(app, "#action-title") + text_of(app, "#action-state")
+
+            def later() -> bool:  # the clock and the count move on while it runs
+                now = state.search(text_of(app, "#action-state"))
+                return now is not None and int(now[1]) > int(m[1]) and int(now[2]) > int(m[2])
+            assert await wait_until(pilot, later, tries=100)
+            for size in ((80, 24), (60, 20)):
+                await pilot.resize_terminal(*size)
+                assert await wait_until(pilot, lambda: app.screen.query_one("#action-head").region.height <= 4
+                                        and app.screen.query_one("#action-head").region.width == app.size.width)
+                assert "running" in text_of(app, "#action-state")
+            await pilot.press("k")
+            await wait_until(pilot, lambda: not isinstance(app.screen, ActionScreen))
+            await pilot.press("y")
+            assert await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen)
+                                    and "cancelled (SIGTERM)" in text_of(app, "#action-state"), tries=300)
+            words = text_of(app, "#action-state")
+            rc = app.build.store.action_run(run.id).exit_status  # the record keeps the number: the wrapper's 128 + 15
+            assert rc in (-15, 143) and str(rc) not in words and "failed" not in words
+            assert await wait_until(pilot, lambda: "Result:" in text_of(app, "#action-outcome"), tries=100)
+    finally:
+        gate.write_text("go")
+
+
+async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, devvm_host):
+    """The idle baseline's log ends with the sampler's JSON summary; the screen's closing line is the judged
+    result in words (the verdict and what the finding says), not that JSON."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_plan(baseline_minutes=0.02)  # 1.2 s
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("health.idle_baseline"))
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen))
+        assert await wait_until(pilot, lambda: "Result:" in text_of(app, "#action-outcome"), tries=300)
+        run = app.build.store.action_runs()[-1]
+        findings = app.build.run_findings(run)
+        closing = text_of(app, "#action-outcome")
+        assert findings and findings[0].message.split(";")[0] in " ".join(closing.split())
+        assert str(findings[0].verdict).upper() in closing and "{" not in closing
+        assert any(ln.startswith("# summary {") for ln in app.screen.query_one(WrappedLog).source)  # the log keeps it
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+async def test_confirmation_shows_the_whole_description(state_dir, devvm_host, size):
+    """driver.install's description (11 lines at 80 columns) is never cut: the pane holding it and the commands
+    scrolls, says which lines are shown, and reaches the last command."""
+    app = app_for(state_dir, devvm_host, dry_run=True)
+    async with app.run_test(size=size) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("driver.install"))
+        await pilot.pause()
+        await pilot.press("a")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=200)
+        await pilot.pause(0.2)
+        desc = app.screen.query_one("#confirm-what", Static)
+        full = desc.get_content_height(desc.parent.size, app.size, desc.size.width)
+        assert full > 4 and desc.size.height == full  # every line of it, none cut
+        assert str(desc.render()) == steps.step_by_id("driver.install").action.description
+        body = app.screen.query_one("#dialog-commands")
+        assert body.has_focus and body.max_scroll_y > 0
+        assert "(more below)" in text_of(app, "#confirm-scroll")
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        assert body.scroll_y == body.max_scroll_y and "more below" not in text_of(app, "#confirm-scroll")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.build.store.action_runs() == []
+
+
+async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp_path, monkeypatch):
+    """Without a hostfile the multi-node validation cannot run; the dialog that says so takes its path (bringup
+    plan is refused while this window holds the build): a missing file, a directory or a hostfile that does not
+    parse is refused with the reason, keeping what was typed and storing nothing; a good one is stored as F2
+    stores it and the action is asked for again."""
+    from screens.dialogs import ManualDialog
+    from textual.widgets import Input
+
+    for var in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST"):
+        monkeypatch.delenv(var, raising=False)
+    bad = tmp_path / "bad-hosts"
+    bad.write_text("n1 127.0.0.1\n")  # no GPU count
+    good = tmp_path / "hosts"
+    good.write_text("n1 127.0.0.1 1\nn2 127.0.0.2 1\n")
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("multinode.allreduce"))
+        await pilot.pause()
+        await pilot.press("a")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ManualDialog), tries=200)
+        field = app.screen.query_one("#manual-value", Input)
+        assert field.has_focus
+        for typed, why in ((str(tmp_path / "nope"), "No such file"), (str(tmp_path), "not a regular file"),
+                           (str(bad), "GPU count is missing"), ("relative/none", "No such file")):
+            field.value = typed
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ManualDialog) and why in text_of(app, "#manual-error")
+            assert field.value == typed and "hostfile" not in app.build.store.plan()
+        field.value = str(good)
+        await pilot.press("enter")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=200)
+        assert app.build.store.plan()["hostfile"] == str(good)
+        assert f"--hostfile {good}" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.build.store.action_runs() == []
+
+
+# ---------------------------------------------------------------- issue 15: every screen readable at 80x24
+
+def shown_lines(app) -> list[str]:
+    """The top screen as the terminal shows it, one string per row (Textual's compositor, escapes left out)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def memory_short_build(state_dir, host) -> None:
+    """A build whose plan needs 1044 GiB of host RAM, os.memory checked by the real rule on the dev VM bundle (23.5 GiB:
+    a warning whose headline is longer than 80 columns)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_plan(host_ram_min_gib=1044)
+    await b.check_steps(host, [steps.step_by_id("os.memory")])
+    b.set_cursor("os.memory")
+    b.close()
+
+
+def words_in_order(lines: list[str], text: str) -> bool:
+    """Every word of ``text`` shown, in order, across the lines (wrapped anywhere)."""
+    flat = " ".join(" ".join(lines).split())
+    return " ".join(text.split()) in flat
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+async def test_a_finding_headline_wraps_and_sits_above_the_why(state_dir, devvm_host, size):
+    """Issue 15 #1, #2: the headline was cut at the right edge ("... the planned workload ne"), the header grew to 7
+    lines and the finding sat below the fold under the Why. Now: the whole headline on screen, wrapped beside the
+    verdict; a header of at most 3 lines; the findings first; no button row repeating the footer."""
+    await memory_short_build(state_dir, devvm_host)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("os.memory"))
+        await pilot.pause()
+        _, findings = app.build.store.latest_check("os.memory")
+        message = findings[0].message
+        assert findings[0].verdict is Verdict.WARN and "1044 GiB" in message
+        assert len(message) > size[0] - 12  # longer than the row beside the verdict: it must wrap
+        lines = shown_lines(app)
+        assert words_in_order(lines, f"WARN {message}")
+        width, height = size
+        head = app.screen.query_one("#step-head")
+        assert head.region.height - 1 <= 3  # text rows, the rule under them apart
+        found = app.screen.query_one("#findings-title").region
+        why = app.screen.query_one("#step-why").region
+        title = app.screen.query_one("FindingTitle").region
+        assert found.y < why.y
+        assert title.bottom <= height - 1  # the finding's whole headline above the footer, no scrolling
+        assert not app.screen.query("Button")  # the footer is the one place the keys are shown
+        assert "n Next" in lines[-1]
+
+
+async def test_esc_from_a_step_shows_it_in_the_overview_and_keys_move_the_focused_list_only(state_dir, devvm_host):
+    """Issue 15 #3: back from a step (reached with n across a stage), the overview shows that step: its stage, and the
+    focused step list with its cursor on it. Home moves the focused list only; tab / shift+tab switch lists, each
+    keeping its cursor. Twenty n reuse the one step screen (no screen built per key)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        screen, depth = app.screen, len(app.screen_stack)
+        ids = [s.id for s in app.build.steps()]
+        await pilot.press(*["n"] * 20)
+        await pilot.pause()
+        assert app.screen is screen and len(app.screen_stack) == depth
+        sid = ids[20]  # nothing is done: every n is one step on, across stages
+        assert screen.step_id == sid and app.build.store.meta()["cursor_step"] == sid
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BuildScreen)
+        stage = app.build.stage_of(sid)
+        stages, steps_list = app.screen.query_one("#stages"), app.screen.query_one("#steps")
+        at = [s.id for s in stage.steps].index(sid)
+        assert app.focused is steps_list and steps_list.highlighted == at > 0
+        assert stages.highlighted == [st.id for st in app.build.stages].index(stage.id)
+        await pilot.press("home")
+        assert steps_list.highlighted == 0 and stages.highlighted == [st.id for st in app.build.stages].index(stage.id)
+        await pilot.press("down")
+        await pilot.press("tab")
+        assert app.focused is stages and steps_list.highlighted == 1
+        await pilot.press("shift+tab")
+        assert app.focused is steps_list and steps_list.highlighted == 1
+
+
+async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(state_dir, devvm_host):
+    """Issue 15 #6: confirming goes to the next open step; n on a stage's last step goes to the next stage's first
+    open step and says so; n on the build's last step says "last step of the build" (never silently nothing)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.skip("plan.host", "sized by the vendor")
+    b.skip("grounding.esd", "done by the vendor")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.step_id == "plan.workload"
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.step_id == "plan.power"  # plan.host is done (skipped): the next open one
+        assert any("next open step: Budget power" in str(n.message) for n in app._notifications)
+        await pilot.press("n")  # the Plan stage's last step: on to Grounding's first open step
+        await pilot.pause()
+        assert app.screen.step_id == "grounding.install_order"
+        assert any("Stage 2/10: Grounding" in str(n.message) for n in app._notifications)
+        last = app.build.steps()[-1].id
+        app.screen.show_step(last)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen.step_id == last
+        assert any("last step of the build" in str(n.message) for n in app._notifications)
+
+
+async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_past_a_done_step(state_dir, devvm_host):
+    """Issue 15 #6: steps a check skipped as not applicable are not counted as done; resuming after the last visited
+    step was finished lands on the next open one."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.confirm("plan.workload")
+    b.record_findings("bios.above_4g_decoding", [Finding("bios.above_4g_decoding", Verdict.SKIP, "no NVIDIA GPU")],
+                      frozen_clock())
+    b.set_cursor("plan.workload")
+    total = len(b.steps())
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        summary = text_of(app, "#start-summary")
+        assert f"1 done, 1 not applicable, of {total} steps" in summary and "2/" not in summary
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.step_id == "plan.host"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, size):
+    """Issue 15 #4: at 60x20 the footer was cut ("f2 Plan" gone, "Next n >" cut). Every key shown now fits whole; the
+    essential ones are there; what was left out is counted on F1 ("Help +N")."""
+    from screens.widgets import KeyFooter
+    from textual.widgets._footer import FooterKey
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("os.tools"))  # a check, an action and its log: the most keys
+        await pilot.pause()
+        await pilot.pause()
+        footer = app.screen.query_one(KeyFooter)
+        keys = list(footer.query(FooterKey))
+        assert all(k.region.right <= size[0] for k in keys)
+        shown = {k.key for k in keys}
+        assert {"c", "a", "d", "s", "n", "escape", "f1"} <= shown
+        help_key = next(k for k in keys if k.key == "f1")
+        if footer.left_out:
+            assert help_key.description == f"Help +{len(footer.left_out)}"
+        bound = {app.get_key_display(ab.binding) for ab in app.screen.active_bindings.values() if ab.binding.show}
+        assert {k.key_display for k in keys} | set(footer.left_out) == bound  # every key shown, or counted on F1
+        assert {"p", "l", "^q", "f2"} <= bound
+
+
+async def test_basic_mode_draws_only_ascii(state_dir, devvm_host):
+    """Issue 15 #5: on TERM=linux (basic mode) the scrollbars drew eighth blocks (▂ ▄ ▇) the console font lacks. Every
+    cell of the step screen (scrolling), the overview, the sizing screen and the help is ASCII now."""
+    from screens.sizing import SizingScreen
+
+    await memory_short_build(state_dir, devvm_host)
+    app = app_for(state_dir, devvm_host, basic=True)
+
+    def non_ascii() -> set[str]:
+        return {c for ln in shown_lines(app) for c in ln if ord(c) > 126}
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r", "p")  # resumed past os.memory (done: warned); p goes back to it
+        await pilot.pause()
+        assert app.screen.step_id == "os.memory"
+        body = app.screen.query_one("#step-body")
+        assert body.max_scroll_y > 0  # a scrollbar is drawn
+        await pilot.press("down")
+        await pilot.pause()
+        assert non_ascii() == set()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert non_ascii() == set()
+        app.push_screen(SizingScreen())
+        await pilot.pause()
+        assert non_ascii() == set()
+        await pilot.press("f1")
+        await pilot.pause()
+        assert non_ascii() == set()
+
+
+async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
+    """Issue 15 #8: the welcome screen offered F2 Plan, which only said "start a build first"."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert "f2" not in app.screen.active_bindings
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, StartScreen)
+        await pilot.press("n")
+        await settle(pilot, app)
+        assert "f2" in app.screen.active_bindings
+
+
+async def test_help_lists_every_key_each_screen_binds(state_dir, devvm_host):
+    """Issue 15 #9: the help is read from the screens' bindings (the action screen's v included), so it cannot
+    drift; and every longer wording it keeps belongs to a binding that exists."""
+    from screens import help as help_mod
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f1")
+        await pilot.pause()
+        shown = screen_text(app)
+        for heading, cls in help_mod.sections():
+            assert heading in shown
+            for b in help_mod.bindings_of(cls):
+                words = help_mod.WORDS.get((cls.__name__, b.action)) or b.description
+                assert f"  {help_mod.key_words(b.key):<4} {words}" in shown, (cls.__name__, b.key)
+        assert "  v    switch between the log and the results" in shown
+        classes = {cls.__name__: cls for _, cls in help_mod.sections()}
+        for name, action in help_mod.WORDS:
+            assert any(b.action == action for b in help_mod.bindings_of(classes[name])), (name, action)
+
+
+def test_wrap_rows_keeps_every_character_within_the_width():
+    """The log pane's wrapping: no row wider than the pane (wide characters counted as two cells, a tab expanded),
+    every character kept in order, continuation rows indented, a line that fits left alone."""
+    from rich.cells import cell_len
+
+    from screens.action import INDENT, wrap_rows
+
+    lines = ["short line", "x" * 200, "  indented " + "word " * 40, "tab\tseparated\t" * 12,
+             "GPU 0 温度 " * 30, "# summary " + '{"gpus": [], "host_max_c": null}' * 5]
+    for width in (20, 59, 78):
+        for line in lines:
+            rows = wrap_rows(line, width)
+            assert all(cell_len(r) <= width for r in rows), (line, width)
+            assert all(r.startswith(INDENT) and r.strip() for r in rows[1:])
+            assert "".join(r.replace(" ", "") for r in rows) == line.expandtabs().replace(" ", "")
+            if cell_len(line.expandtabs()) <= width:
+                assert rows == [line.expandtabs()] or rows == [line]
+
+
+@pytest.mark.parametrize("step_id,example", [("plan.power", "power and cooling"),
+                                             ("driver.fabric_manager", "no NVSwitch"),
+                                             ("os.swap", "provider-managed image")])
+async def test_the_skip_dialog_s_example_fits_the_step(state_dir, devvm_host, step_id, example):
+    """Issue 15 #7: skipping plan.power suggested "PCIe-only server, no NVSwitch" (Fabric Manager's reason)."""
+    from textual.widgets import Input
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen(step_id))
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SkipDialog)
+        placeholder = app.screen.query_one(Input).placeholder
+        assert example in placeholder
+        assert ("NVSwitch" in placeholder) == (step_id == "driver.fabric_manager")
+
+
+async def test_a_headline_s_long_word_folds_and_is_never_cut(state_dir, devvm_host):
+    """Issue 15 #1: a headline holding a word longer than its column (the mount options of /, from the real rule on
+    the dev VM bundle) is folded onto the next line, not cut with an ellipsis (which the console font lacks too)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    await b.check_steps(devvm_host, [steps.step_by_id("os.mount_options")])
+    b.close()
+    app = app_for(state_dir, devvm_host, basic=True)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("os.mount_options"))
+        await pilot.pause()
+        _, findings = app.build.store.latest_check("os.mount_options")
+        message = findings[0].message
+        longest = max(message.split(), key=len)
+        assert len(longest) > 60 - 15  # wider than the headline's column
+        flat = "".join("".join(shown_lines(app)).split())
+        assert "".join(message.split()) in flat and "…" not in flat
