@@ -102,3 +102,26 @@ def test_openmmlab_collect_env_reports_are_read_not_taken_for_nvcc():
     # its system nvcc (11.5) against torch's CUDA 12.1: the toolkit rule of an nvcc output pasted next to torch's
     (tk,) = [f for f in e.findings if f.id == "driver.cuda_toolkit"]
     assert tk.verdict.value == "warn" and "11.5" in tk.message and "12.1" in tk.message
+
+
+def test_older_mmcv_and_detectron2_environment_reports_are_read():
+    """mmcv's collect_env without its sys.platform line ("GPU: NAME"; real: an MMSegmentation issue paste) and
+    detectron2's collect_env table ("GPU 0   NAME (arch=8.0)", "Driver version   515.65.01"; real: a detectron2
+    issue paste)."""
+    from wizard.parsers.cuda_env import detect_cuda_env, parse_cuda_env
+
+    mm = ("Python: 3.7.7 [GCC 7.3.0]\nCUDA available: True\nGPU: Tesla V100-PCIE-32GB\nGCC: gcc 7.5.0\n"
+          "PyTorch: 1.6.0\nTorchVision: 0.7.0\nMMCV: 1.2.4\nMMCV CUDA Compiler: 10.1\n")
+    assert detect_cuda_env(mm) >= 0.9
+    r = parse_cuda_env(mm)
+    assert r.cuda_available is True and [g.name for g in r.gpus] == ["Tesla V100-PCIE-32GB"]
+    d2 = ("----------------------  ----------------------------------------------------\n"
+          "sys.platform            linux\nPython                  3.9.16\nGPU available           Yes\n"
+          "GPU 0                   NVIDIA A100-PCIE-40GB (arch=8.0)\nDriver version          515.65.01\n"
+          "CUDA_HOME               None - invalid!\n")
+    assert detect_cuda_env(d2) >= 0.9
+    r = parse_cuda_env(d2)
+    assert r.cuda_available is True and r.driver_version == "515.65.01"
+    assert [(g.name, g.cc) for g in r.gpus] == [("NVIDIA A100-PCIE-40GB", "8.0")]
+    # a tool's report with PyTorch but no MMCV line stays with the kinds that read it (sglang check_env: nvcc's)
+    assert detect_cuda_env("Python: 3.12\nCUDA available: True\nPyTorch: 2.8.0+cu129\n") < 0.9

@@ -227,3 +227,15 @@ def test_a_ubsan_report_is_one_event_quoting_its_first_line():
         "[  826.919953] Call Trace:\n[  826.919953]  <TASK>\n")
     ev = [e for e in log.events if e.kind == "unrecognised"]
     assert len(ev) == 1 and "UBSAN: array-index-out-of-bounds" in ev[0].evidence[0]
+
+
+def test_kernel_lines_whose_date_and_host_were_dropped_are_read():
+    """"kernel: pcieport ...: AER: ..." (a journal excerpt without its date and host; real: a Red Hat solution page)."""
+    from wizard.parsers.kernellog import parse_kernel_log
+
+    log = parse_kernel_log(
+        "kernel: pcieport 0000:00:1b.2: AER: Uncorrectable (Fatal) error message received from 0000:03:04.0\n"
+        "kernel: pcieport 0000:03:04.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Transaction Layer, "
+        "(Receiver ID)\nkernel: pcieport 0000:03:04.0:   device [111d:8063] error status/mask=00000020/00000000\n"
+        "kernel: pcieport 0000:03:04.0:    [ 5] SDES                   (First)\n")
+    assert any(e.kind == "aer" for e in log.events)

@@ -141,3 +141,8 @@ def test_nccl_tests_2019_format_without_hash_marks_is_read() -> None:
         " Avg bus bandwidth    : 128.942\n")
     assert len(r.rows) == 1 and r.columns_line.startswith("size") and r.oob_ok is False
     assert r.avg_busbw_gb_s == 128.942
+
+
+def test_nccl_tests_ncclcheck_failure_line_is_named() -> None:
+    """nccl-tests' NCCLCHECK: "NCCL failure common.cu:908 'unhandled cuda error'" (real: NVIDIA/nccl-tests#6)."""
+    assert nccl_result_name("NCCL failure common.cu:908 'unhandled cuda error'.") == "ncclUnhandledCudaError"

@@ -226,3 +226,13 @@ def test_a_cuda_error_with_its_source_location_is_named_by_its_text():
     fs = toolwords.judge("CUDA error (third_party/flash-attention/csrc/flash_attn/src/fmha_fwd_launch_template.h:89): "
                          "no kernel image is available for execution on the device\n")
     assert [f.verdict for f in fs] == [Verdict.FAIL] and "209" in fs[0].message
+
+
+def test_nccl_tests_cuda_failure_text_and_an_apptainer_host_without_nvidia_libraries_fail():
+    """nccl-tests' "Test CUDA failure common.cu:1030 'system not yet initialized'" (real: NVIDIA/nccl-tests#338) and
+    Singularity --nv finding no NVIDIA libraries on the host (real: a sylabs/singularity issue paste)."""
+    fs = toolwords.judge("# Using devices\ngpu: Test CUDA failure common.cu:1030 'system not yet initialized'\n")
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "802" in fs[0].message
+    sg = toolwords.judge("INFO:    Could not find any NVIDIA binaries on this host!\n"
+                         "WARNING: Could not find any NVIDIA libraries on this host!\n")
+    assert [f.verdict for f in sg] == [Verdict.FAIL] and "no NVIDIA driver user space" in sg[0].message

@@ -190,9 +190,9 @@ _CODED = (
     re.compile(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
 _TEXT_ONLY = re.compile(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
-                        r"|\(error code ([^)]+)\)", re.I)
+                        r"|\(error code ([^)]+)\)|\bCUDA failure [\w/.]+:\d+ '([^']+)'", re.I)
 """The text cudaGetErrorString printed; the CUDA samples print it as "Failed to allocate device vector A (error code
-system not yet initialized)!" (vectorAdd)."""
+system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'"."""
 _CU_NAME = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
 
 
@@ -208,7 +208,7 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
         return None, cuda_error_lookup(None, "", nm.group(1))
     m = _TEXT_ONLY.search(line)
     if m:
-        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or "")
+        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or m.group(4) or "")
     return None, None
 
 

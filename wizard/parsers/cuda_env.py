@@ -88,7 +88,13 @@ _KV = re.compile(r"^[ \t]*([A-Za-z_][\w .,()/+\t-]{0,80}):(.*)$")
 _FOUND = re.compile(r"^\s*Found (\d{1,6}) CUDA devices?\b")
 _SUMMARY = re.compile(r"^\s*(\d{1,6})/(\d{1,6}) devices are supported\b")
 _DEVICE_KEY = re.compile(r"^Device (\d{1,4}) (Name|Compute Capability)$", re.I)
-_GPU_KEY = re.compile(r"^GPU ((?:\d{1,4}\s*,\s*)*\d{1,4})( Compute Capability)?$", re.I)
+_GPU_KEY = re.compile(r"^GPU(?: ((?:\d{1,4}\s*,\s*)*\d{1,4}))?( Compute Capability)?$", re.I)
+"""``GPU 0,1,2: NAME`` (OpenMMLab), ``GPU: NAME`` (older mmcv: one GPU model for all), ``GPU 0  NAME (arch=8.0)``
+(detectron2)."""
+_D2_TABLE = re.compile(r"^-{10,}[ \t]+-{10,}[ \t]*$|^sys\.platform[ \t]{2,}\w+[ \t]*$", re.M)
+"""detectron2's ``collect_env`` table: its ruled header and ``sys.platform   linux`` (two or more spaces, no colon)."""
+_D2_ROW = re.compile(r"^([A-Za-z][\w .]{0,40}?)[ \t]{2,}(\S.*)$")
+_D2_ARCH = re.compile(r"\s*\(arch=(\d{1,2}\.\d)\)\s*$")
 _ERROR_VALUE = re.compile(r"\b\w*Error\(|\bcudaError\w+|\bCUDA_ERROR_\w+")
 _TOOL = (("CuPy", re.compile(r"^CuPy Version\s*:\s*(\S+)")), ("xFormers", re.compile(r"^xFormers (\d\S*)")),
          ("Numba", re.compile(r"^__CUDA Information__|^Found \d+ CUDA devices")))
@@ -149,6 +155,7 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
     r = CudaEnvReport()
     gpus: list[EnvGpu] = []
     numba_dev: int | None = None  # the Numba device whose attribute lines follow
+    table = bool(_D2_TABLE.search(text[:16384]))
     for n, raw in enumerate(text.splitlines()):
         if n >= MAX_LINES:
             r.problems.append(f"only the first {MAX_LINES} lines were read")
@@ -183,8 +190,18 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
             continue
         kv = _KV.match(s)
         if not kv:
-            continue
-        key, value = kv.group(1).strip(), kv.group(2).strip()  # strip(), not a regex: linear on any spacing
+            d2 = _D2_ROW.match(s) if table else None  # detectron2's collect_env: "GPU 0      NVIDIA A100 (arch=8.0)"
+            if d2 is None:
+                continue
+            key, value = d2.group(1).strip(), d2.group(2).strip()
+        else:
+            key, value = kv.group(1).strip(), kv.group(2).strip()  # strip(), not a regex: linear on any spacing
+        arch = _D2_ARCH.search(value)
+        if arch and _GPU_KEY.match(key):
+            value = value[:arch.start()].strip()
+            gm0 = _GPU_KEY.match(key)
+            if gm0:
+                _set_gpu(gpus, sat_int((gm0.group(1) or "0").split(",")[0]), cc=arch.group(1))
         low = " ".join(key.lower().split())
         if numba_dev is not None and low == "compute capability":
             _set_gpu(gpus, numba_dev, cc=_cc(value))
@@ -201,8 +218,8 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
                 _set_gpu(gpus, idx, cc=_cc(value))
             continue
         gm = _GPU_KEY.match(key)
-        if gm:  # "GPU 0,1,2: NAME" / "GPU 0,1,2 Compute Capability: 9.0"
-            for part in gm.group(1).split(","):
+        if gm:  # "GPU 0,1,2: NAME" / "GPU 0,1,2 Compute Capability: 9.0" / "GPU: NAME"
+            for part in (gm.group(1) or "0").split(","):
                 idx = sat_int(part.strip())
                 if gm.group(2):
                     _set_gpu(gpus, idx, cc=_cc(value))
@@ -234,7 +251,12 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
         elif low == "cupy platform" and "rocm" in value.lower():
             build_set(r, "rocm", True)
             r.evidence["rocm"] = s
-        elif low in ("pytorch.cuda", "cuda device initialized", "cuda available", "is cuda available"):
+        elif low == "driver version":  # detectron2's collect_env
+            dv = re.match(r"^(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)\b", value)
+            if dv:
+                _fact(r, "driver_version", dv.group(1), s)
+        elif low in ("pytorch.cuda", "cuda device initialized", "cuda available", "is cuda available",
+                     "gpu available"):
             b = _bool(value)
             if b is not None and r.cuda_available is None:
                 build_set(r, "cuda_available", b)
@@ -291,6 +313,7 @@ _ENV_KEYS = re.compile(r"^[ \t]*(?:CUDA Driver Version|CUDA Runtime Version|CUDA
 
 
 _MM_ENV = re.compile(r"^[ \t]*sys\.platform:[ \t]*\w+[ \t]*$", re.M)
+_MM_TOOLS = re.compile(r"^[ \t]*(?:MMCV|MMEngine):[ \t]*\d", re.M)
 _MM_CUDA = re.compile(r"^[ \t]*CUDA available:[ \t]*(?:True|False)[ \t]*$", re.M)
 """OpenMMLab's ``collect_env`` (mmcv/mmengine, and the tools built on it: ``lmdeploy check_env``, xtuner, mmdet):
 ``sys.platform: linux``, ``CUDA available: True``, ``GPU 0,1: NAME``, ``NVCC: Cuda compilation tools, ...``."""
@@ -302,6 +325,10 @@ def detect_cuda_env(text: str) -> float:
     head = text[:16384]
     if _MM_ENV.search(head) and _MM_CUDA.search(head):
         return 0.97  # above nvcc's own kind: its "NVCC:" line is one field of the report
+    if _MM_CUDA.search(head) and _MM_TOOLS.search(head):
+        return 0.95  # an older mmcv collect_env without its sys.platform line ("GPU: NAME", "MMCV: 1.2.4")
+    if _D2_TABLE.search(head) and re.search(r"^GPU available[ \t]{2,}(?:Yes|No)\b", head, re.M):
+        return 0.95  # detectron2's collect_env table
     keys = len(_ENV_KEYS.findall(head))
     numba = bool(_FOUND_LINE.search(head) and _DEV_LINE.search(head))
     if numba or (_STRONG.search(head) and keys):

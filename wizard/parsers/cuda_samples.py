@@ -18,7 +18,10 @@ from wizard.parsers._frozen import build_set as _set
 _DQ_HEADER = re.compile(r"CUDA Device Query \((?:Runtime|Driver) API\)", re.I)
 _DQ_SUMMARY = re.compile(r"deviceQuery, CUDA Driver = CUDART", re.I)
 _DQ_DETECTED = re.compile(r"Detected (\d+) CUDA Capable device\(s\)")
-_DQ_NONE = re.compile(r"There (?:are|is) no available device\(s\) that support CUDA", re.I)
+_DQ_NONE = re.compile(r"There (?:are|is) no available device\(s\) that support CUDA|There is no device supporting CUDA",
+                      re.I)
+"""deviceQuery finding no GPU: today's wording, and CUDA 2-3's ("There is no device supporting CUDA", after which it
+lists the CPU "Device Emulation" device)."""
 _DQ_ERROR = re.compile(r"cudaGetDeviceCount returned (\d+)")
 _DQ_ERROR_TEXT = re.compile(r"^\s*->\s*(.+?)\s*$")
 _DQ_DEVICE = re.compile(r"^\s*Device (\d+): \"(.*)\"\s*$")

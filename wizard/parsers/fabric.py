@@ -527,6 +527,11 @@ _PT_OWN_ERRORS = re.compile(r"Couldn't create IB resources|Unable to init the so
 """Error lines only perftest prints: enough on their own to call an output perftest's."""
 
 
+_PT_CHEAP = ("ib_", "initializing CUDA", "Waiting for client", "Couldn't", "Unable to", "Did not detect", "Failed to",
+             "Completion with error")
+"""Words one of :func:`detect_perftest`'s later tests needs (a command, the server banner, or an error line)."""
+
+
 def detect_perftest(text: str) -> float:
     """0.95 for perftest's bandwidth tests (``ib_write_bw`` / ``ib_read_bw`` / ``ib_send_bw``): the test banner and
     its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for a perftest run that stopped at its memory
@@ -535,6 +540,8 @@ def detect_perftest(text: str) -> float:
     socket connection", ...) and for any :data:`PT_ERRORS` line next to an ``ib_*_bw`` / ``ib_*_lat`` command."""
     if "BW Test" in text and "#bytes" in text and _PT_TITLE.search(text) and _PT_COLS.search(text):
         return 0.95
+    if not any(t in text for t in _PT_CHEAP):  # cheap first: each test below needs one of these words
+        return 0.0
     cmd = re.search(r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b", text)
     if (cmd or re.search(r"initializing CUDA", text)) and PT_MR_FAILED.search(text):
         return 0.9

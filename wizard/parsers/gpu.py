@@ -365,6 +365,9 @@ def detect_gpu_information(text: str) -> float:
     if not isinstance(text, str) or ":" not in text:
         return 0.0
     head = text[:32768]
+    low = head.lower()
+    if not any(n in low for n in _INFO_DISTINCT) and not _INFO_PATH.search(head):  # cheap first
+        return 0.0
     if re.search(r"^[ \t]*Device Index:", head, re.M):  # nvidia-container-cli info's GPU block
         return 0.0
     names = {m.group(1).lower() for m in (_INFO_LINE.match(ln) for ln in _unprefixed(head.splitlines())) if m}

@@ -76,6 +76,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("dmesg-decode", re.compile(r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp"
                                 r"|local[0-7])\s*:\s*(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*:\s?"
                                 r"(?P<rest>.*)$")),
+    # a journal or syslog line whose date and host the paste dropped: "kernel: pcieport 0000:03:04.0: AER: ..."
+    ("kernel-tag", re.compile(r"^kernel(?:\[\d+\])?:[ \t]?(?P<rest>.*)$")),
     # dmesg -r: "<4>[  5.1] msg"
     ("dmesg-raw", re.compile(r"^<\d{1,3}>(?P<rest>.*)$")),
     # /dev/kmsg records: "6,3964,206764307,-;msg" (priority, sequence, microseconds since boot, flags)

@@ -458,7 +458,7 @@ failed, not by one message; "retrying" lines are NCCL retrying and not failures 
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
 _FRAMEWORK = re.compile(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
-                        r"ncclRemoteError)\b|NCCL error(?: in: .*?,|:) (unhandled system error|unhandled cuda error|internal error|"
+                        r"ncclRemoteError)\b|(?:NCCL error(?: in: .*?,|:) |(?<!Test )NCCL failure [\w/.]+:\d+ ')(unhandled system error|unhandled cuda error|internal error|"
                         r"invalid usage|invalid argument|remote process exited or there was a network error)|"
                         r"\bNCCL [Ee]rror (\d)\b|"
                         r"\b(unhandled system error|unhandled cuda error|internal error) at \[[^\]]*nccl[^\]]*\]")

@@ -239,8 +239,9 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
         elif not out and doc.driver_version is not None and doc.attached is None and doc.fmt == "table":
             # only the box's header row (`nvidia-smi | head -3`): it proves nvidia-smi reached the driver, and shows no GPU
             out += gpu_presence.smi_driver_version(doc, plan)
-            out.append(Finding("health.nvidia_smi", Verdict.SKIP, f"this {doc.command} paste holds only its header "
-                               "line (driver and CUDA versions): the GPUs' rows are not in it, so they are not judged",
+            out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, f"this {doc.command} paste holds only its header "
+                               "line (driver and CUDA versions): the GPUs' rows are not in it (the paste is truncated, or "
+                               "only the header was kept), so the GPUs are unknown",
                                "host", (doc.driver_version.line,),
                                f"Paste the whole output of `{doc.command}` to have the GPUs judged.", SRC_SMI))
         elif not out:

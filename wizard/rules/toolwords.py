@@ -59,7 +59,7 @@ _WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^
 """ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
 _CUDA_ERR = re.compile(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
 """An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
-_CUDA_TEXT = re.compile(r"\(error code [^)]+\)|\bCUDA error\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
+_CUDA_TEXT = re.compile(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
@@ -131,6 +131,9 @@ _CC_BELOW = re.compile(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The
 gpu device (device: 0, name: GRID K520, ...) with Cuda compute capability 3.0. The minimum required Cuda capability
 is 3.5."; PyTorch's GPUTooOldForTriton: "Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU
 compiler ... Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0")."""
+_NV_LIBS_ABSENT = re.compile(r"Could not find any NVIDIA (?:binaries|libraries) on this host", re.I)
+"""Singularity / Apptainer with --nv finding none of the host's NVIDIA driver files listed in nvliblist.conf: the host
+has no NVIDIA driver user space (Apptainer user guide, GPU support)."""
 _LIBCUDA_SYMBOL = re.compile(r"libcuda\.so(?:\.\d+)*: undefined symbol: (cu\w+)")
 """A program built against a newer CUDA than the driver's libcuda.so provides (the CUDA driver API adds functions and
 ``_v2`` versions with each release; an older driver's libcuda lacks them)."""
@@ -286,6 +289,14 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             f"for compute capability {have} (an older release, or a source build with it in the CUDA "
             "architectures; for Triton-compiled kernels, run without torch.compile / Triton).",
             SRC_CC_BELOW, tuple(dict.fromkeys(x for _, x in cc))[:5]))
+    absent = hits(_NV_LIBS_ABSENT)
+    if absent:
+        out.append(ChainWords(
+            "libcuda", Verdict.FAIL, f"the container runtime finds none of the NVIDIA driver's binaries or libraries on "
+            f"the host where {who} runs (--nv): the host has no NVIDIA driver user space, so the container gets no GPU",
+            "Install the NVIDIA driver on the host (`nvidia-smi` must work there); if it is installed in a non-standard "
+            "place, list its libraries in nvliblist.conf (or use --nvccli with the NVIDIA Container Toolkit).",
+            SRC_TOOL_MISSING, tuple(dict.fromkeys(absent))[:5]))
     sym = [(m, ln.strip()) for ln in lines for m in [_LIBCUDA_SYMBOL.search(ln)] if m]
     if sym:
         out.append(ChainWords(
