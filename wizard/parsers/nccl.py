@@ -142,6 +142,26 @@ def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
                    line.rstrip())
 
 
+def _columns_or_footer(r: NcclTestsRun, body: str, line: str) -> bool:
+    """Read ``body`` (a line without its '#') as the column header, the "Avg bus bandwidth" footer or the "Out of
+    bounds values" footer into ``r`` (``line`` is kept as evidence); False when it is none of them."""
+    if re.search(r"\bsize\b.*\bcount\b.*\btype\b", body):
+        _set(r, "columns_line", line)
+        _set(r, "wrong_is_count", "#wrong" in body or "wrong" in body.split())
+        return True
+    m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body)
+    if m:
+        _set(r, "avg_busbw_gb_s", to_float(m.group(1)))
+        _set(r, "avg_line", line)
+        return True
+    m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
+    if m:
+        _set(r, "oob_line", line)
+        _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
+        return True
+    return False
+
+
 def parse_nccl_tests(text: str) -> NcclTestsRun:
     """Reads every nccl-tests part it finds; unreadable table-looking lines go to ``problems``."""
     r = NcclTestsRun()
@@ -170,35 +190,11 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 r.devices.append(TestDevice(sat_int(d.group(1)), d.group(2), sat_int(d.group(3)), d.group(4),
                                             d.group(5), s))
                 continue
-            if re.search(r"\bsize\b.*\bcount\b.*\btype\b", body):
-                _set(r, "columns_line", s)
-                _set(r, "wrong_is_count", "#wrong" in body or "wrong" in body.split())
-                continue
-            m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body)
-            if m:
-                _set(r, "avg_busbw_gb_s", to_float(m.group(1)))
-                _set(r, "avg_line", s)
-                continue
-            m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", body)
-            if m:
-                _set(r, "oob_line", s)
-                _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
-                continue
+            _columns_or_footer(r, body, s)
             continue
-        # nccl-tests before 2.x (2019) printed its column header and footer without the leading '#'
-        if re.search(r"^size\b.*\bcount\b.*\btype\b.*\bbusbw\b", s):
-            _set(r, "columns_line", s)
-            _set(r, "wrong_is_count", "#wrong" in s or "wrong" in s.split())
-            continue
-        m = re.match(r"Avg bus bandwidth\s*:\s*(\S+)", s)
-        if m:
-            _set(r, "avg_busbw_gb_s", to_float(m.group(1)))
-            _set(r, "avg_line", s)
-            continue
-        m = re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?", s)
-        if m:
-            _set(r, "oob_line", s)
-            _set(r, "oob_ok", sat_int(m.group(1)) == 0 and (m.group(2) or "OK").upper() == "OK")
+        # nccl-tests before 2.x (2019) printed its column header and footers without the leading '#'
+        if (s.startswith(("size", "Avg bus bandwidth", "Out of bounds")) and (not s.startswith("size") or "busbw" in s)
+                and _columns_or_footer(r, s, s)):
             continue
         m = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
         if m:
