@@ -203,6 +203,8 @@ class BringupApp(App[int]):
         basic: ANSI theme + ASCII glyphs.
         clock: ISO-8601 timestamp source (tests freeze it).
         fleet: nodes to check over ssh (:class:`screens.fleet.FleetRequest`): the app opens on the fleet view.
+        notice: one line shown as a notification on start (the language falling back to English on the Linux
+            console: :data:`wizard.i18n.CONSOLE_NOTICE`); ``""`` for none.
     """
 
     CSS_PATH = str(ASSETS / "bringup.tcss")
@@ -218,7 +220,7 @@ class BringupApp(App[int]):
 
     def __init__(self, state_dir: Path | str | None = None, host: Host | None = None, snapshot: str | None = None,
                  dry_run: bool = False, basic: bool = False, clock: Callable[[], str] = utcnow,
-                 observe_poll_s: float = 2.0, fleet: Any = None) -> None:
+                 observe_poll_s: float = 2.0, fleet: Any = None, notice: str = "") -> None:
         super().__init__(ansi_color=basic)
         self.hangup_guard: HangupGuard | None = None
         self.read_only_reason = ""
@@ -242,6 +244,7 @@ class BringupApp(App[int]):
         self.watched: set[int] = set()
         self.observe_poll_s = observe_poll_s
         self.fleet_request = fleet
+        self.start_notice = notice
         self.fleet_check: Any = None
         """The last :class:`wizard.fleet.FleetCheck` of ``fleet_request`` (``None`` until one finished)."""
         self.fleet_progress: Any = None
@@ -275,6 +278,8 @@ class BringupApp(App[int]):
         guard = HangupGuard(self.exit, asyncio.get_running_loop())
         if guard.install():
             self.hangup_guard = guard
+        if self.start_notice:
+            self.notify(self.start_notice, severity="warning", timeout=10)
         from screens.start import ErrorScreen, StartScreen
 
         readonly = False
@@ -600,9 +605,11 @@ class BringupApp(App[int]):
 
 
 def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool = False,
-            basic: bool | None = None, fleet: tuple[list[Any], dict[str, Any]] | None = None) -> int:
+            basic: bool | None = None, fleet: tuple[list[Any], dict[str, Any]] | None = None, notice: str = "") -> int:
     """Launcher: terminal defaults for SSH and the console, then the app (tui-practices C.1). ``fleet``: (nodes,
-    keyword options of :func:`wizard.fleet.check_fleet`): open on the fleet view of those nodes."""
+    keyword options of :func:`wizard.fleet.check_fleet`): open on the fleet view of those nodes. ``notice``: one
+    line the app shows on start (the language's console fallback; the language itself is chosen before, by
+    :func:`wizard.i18n.setup`)."""
     is_basic = detect_basic() if basic is None else basic
     if os.environ.get("SSH_CONNECTION") or is_basic:
         os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
@@ -620,7 +627,8 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
         from screens.fleet import FleetRequest
 
         request = FleetRequest(fleet[0], None, fleet[1])
-    app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic, fleet=request)
+    app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic, fleet=request,
+                     notice=notice)
     app.bundle_plan = dict(manifest.get("plan") or {})
     try:
         app.run(mouse=not is_basic)

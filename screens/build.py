@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar
+from wizard.i18n import _
 from wizard.model import StepStatus
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class BuildScreen(Screen[None]):
         yield TopBar()
         with Horizontal(id="build-body"):
             with Vertical(id="stages-pane"):
-                yield Static("Stages", classes="pane-title", markup=False)
+                yield Static(_("Stages"), classes="pane-title", markup=False)
                 yield OptionList(id="stages")
             with Vertical(id="steps-pane"):
                 yield Static("", id="steps-title", classes="pane-title", markup=False)
@@ -110,7 +111,7 @@ class BuildScreen(Screen[None]):
             t = Text(f"{i:>2} ")
             status = status_text(b.stage_status(st), basic)
             t.append_text(status[:1] if narrow else status)  # narrow: the glyph; the word is in the steps' title
-            t.append(" " + st.label)
+            t.append(" " + _(st.label))  # the catalogue's English title is the message id
             stages.add_option(Option(t, id=st.id))
         if self.stage_id is not None and keep is None:
             ids = [st.id for st in b.stages]
@@ -126,8 +127,8 @@ class BuildScreen(Screen[None]):
         st = b.stages[stages.highlighted]
         self.stage_id = st.id
         word = status_text(b.stage_status(st), self.app.basic).plain.strip()
-        self.query_one("#steps-title", Static).update(f"{st.title}: {word}" if self.narrow()
-                                                      else f"{st.title}: steps")
+        self.query_one("#steps-title", Static).update(f"{_(st.title)}: {word}" if self.narrow()
+                                                      else _("{stage}: steps").format(stage=_(st.title)))
         lst = self.query_one("#steps", OptionList)
         keep = lst.highlighted
         lst.clear_options()
@@ -136,14 +137,14 @@ class BuildScreen(Screen[None]):
             state = states.get(s.id)
             label = status_text(state.status if state else b.status(s.id), self.app.basic)
             if s.id in self.app.checking:
-                label = Text(". checking" if self.app.basic else "… checking")
-            title = Text(s.title)
+                label = Text((". " if self.app.basic else "… ") + _("checking"))
+            title = Text(_(s.title))
             if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
                     and state.status is not StepStatus.WARNED):  # "! warned" already says it
                 title.append("  ")
                 title.append_text(verdict_text(state.verdict, self.app.basic))
             if b.stale(s.id):
-                title.append("  (re-check: rebooted)")
+                title.append("  " + _("(re-check: rebooted)"))
             row = Table.grid(padding=(0, 1), expand=True)
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)
@@ -151,7 +152,11 @@ class BuildScreen(Screen[None]):
             lst.add_option(Option(row, id=s.id))
         if keep is not None and keep < len(st.steps):
             lst.highlighted = keep
-        self.query_one("#stage-summary", Static).update(st.summary)
+        self.query_one("#stage-summary", Static).update(_(st.summary))
+        # Textual's OptionList measures each row's height once, at the width it had then; when its scrollbar
+        # appears the rows are drawn 2 columns narrower and a title that now wraps lost its second line (a
+        # Chinese title's unbroken run of characters, often). Measure again once the scrollbar is settled.
+        self.call_after_refresh(lst._clear_caches)
 
     def on_descendant_focus(self, event) -> None:
         """Entering the step list (Tab or Enter) highlights its first step, so one Enter opens it."""
@@ -187,7 +192,7 @@ class BuildScreen(Screen[None]):
         if ids and not b.observing:
             self.app.run_checks(ids)
         elif not ids:
-            self.notify("this stage has no automatic checks; its steps are confirmed by hand")
+            self.notify(_("this stage has no automatic checks; its steps are confirmed by hand"))
 
     def action_back(self) -> None:
         self.app.pop_screen()

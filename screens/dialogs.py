@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
+from wizard.i18n import _
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
 
@@ -52,9 +53,9 @@ class ConfirmAction(ModalScreen[bool]):
                 yield Static("\n".join(lines), markup=False, classes="commands")
             yield Static("", id="confirm-scroll", markup=False, classes="muted")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Show what would run (y)" if self.dry_run else "Run it (y)", id="yes",
+                yield Button(_("Show what would run (y)") if self.dry_run else _("Run it (y)"), id="yes",
                              variant="warning" if changes else "primary", compact=True)
-                yield Button("Cancel (esc)", id="no", compact=True)
+                yield Button(_("Cancel (esc)"), id="no", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -101,13 +102,13 @@ class SkipDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Static(f"Skip: {self.step_title}", classes="dialog-title", markup=False)
+            yield Static(_("Skip: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
             yield Static("Why? The reason is kept in the build record.", markup=False)
             yield Input(placeholder="e.g. PCIe-only server, no NVSwitch", id="reason")
             yield Static("", id="skip-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Skip (enter)", id="ok", variant="warning", compact=True)
-                yield Button("Cancel (esc)", id="cancel", compact=True)
+                yield Button(_("Skip (enter)"), id="ok", variant="warning", compact=True)
+                yield Button(_("Cancel (esc)"), id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -146,7 +147,7 @@ class MessageDialog(ModalScreen[None]):
             with VerticalScroll(id="dialog-text"):
                 yield Static(self.text, markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("OK", id="ok", compact=True)
+                yield Button(_("OK"), id="ok", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Button).focus()
@@ -241,8 +242,8 @@ class ManualDialog(ModalScreen[bool]):
                 yield Static("", id="manual-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 if self.key and not self.readonly:
-                    yield Button("Save and continue (enter)", id="save", variant="primary", compact=True)
-                yield Button("Close (esc)" if self.key else "OK", id="ok", compact=True)
+                    yield Button(_("Save and continue (enter)"), id="save", variant="primary", compact=True)
+                yield Button(_("Close (esc)") if self.key else _("OK"), id="ok", compact=True)
 
     def on_mount(self) -> None:
         if self.key and not self.readonly:
@@ -311,8 +312,8 @@ class YesNo(ModalScreen[bool]):
             yield Static(self.title_text, classes="dialog-title", markup=False)
             yield Static(self.text, markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Yes (y)", id="yes", variant="warning", compact=True)
-                yield Button("No (esc)", id="no", compact=True)
+                yield Button(_("Yes (y)"), id="yes", variant="warning", compact=True)
+                yield Button(_("No (esc)"), id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -339,13 +340,13 @@ class ConfirmStep(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Static(f"Confirm: {self.step_title}", classes="dialog-title", markup=False)
+            yield Static(_("Confirm: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
             yield Static(f"Recorded as done by {self.user}, now. Note (optional): what you did or saw, "
                          f"serial numbers, ...", markup=False)
             yield Input(placeholder="optional note", id="note")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Confirm (enter)", id="ok", variant="primary", compact=True)
-                yield Button("Cancel (esc)", id="cancel", compact=True)
+                yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
+                yield Button(_("Cancel (esc)"), id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -384,8 +385,8 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
                         id="ack-reason")
             yield Static("", id="ack-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Acknowledge (enter)", id="ok", variant="warning", compact=True)
-                yield Button("Cancel (esc)", id="cancel", compact=True)
+                yield Button(_("Acknowledge (enter)"), id="ok", variant="warning", compact=True)
+                yield Button(_("Cancel (esc)"), id="cancel", compact=True)
 
     def on_mount(self) -> None:
         from textual.widgets import OptionList

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segments
 from rich.text import Text
 from textual._context import active_app
 from textual.scrollbar import ScrollBarRender
 
+from wizard.i18n import _
 from wizard.model import StepStatus, Verdict
 
 STATUS_GLYPH = {
@@ -35,13 +37,16 @@ VERDICT_STYLE = {Verdict.PASS: "green", Verdict.WARN: "bold yellow", Verdict.FAI
 
 
 def status_text(status: StepStatus, basic: bool, width: int = 9) -> Text:
+    """The status's glyph and word (in the operator's language), the word padded to ``width`` terminal cells."""
     g = STATUS_GLYPH[status][1 if basic else 0]
-    return Text(f"{g} {status.value:<{width}}", style=STATUS_STYLE[status])
+    word = _(status.value)
+    return Text(f"{g} {word}" + " " * max(0, width - cell_len(word)), style=STATUS_STYLE[status])
 
 
 def verdict_text(verdict: Verdict, basic: bool) -> Text:
+    """The verdict's glyph and label (in the operator's language; JSON keeps the English words)."""
     g = VERDICT_GLYPH[verdict][1 if basic else 0]
-    return Text(f"{g} {VERDICT_LABEL[verdict]}", style=VERDICT_STYLE[verdict])
+    return Text(f"{g} {_(VERDICT_LABEL[verdict])}", style=VERDICT_STYLE[verdict])
 
 
 class ConsoleScrollBarRender(ScrollBarRender):

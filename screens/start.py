@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Static
 
 from screens.widgets import KeyFooter, TopBar
+from wizard.i18n import _
 from wizard.model import AUTO_SKIP_PREFIX, StepStatus
 from wizard.store import short_time
 
@@ -54,14 +55,14 @@ class StartScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield TopBar()
         with Vertical(id="start-body"):
-            yield Static("bringup: from a bare GPU server to a machine proven ready for LLM training",
+            yield Static(_("bringup: from a bare GPU server to a machine proven ready for LLM training"),
                          id="start-title", markup=False)
             yield Static("", id="start-host", markup=False)
             yield Static("", id="start-summary", markup=False)
             with Horizontal(id="start-buttons"):
-                yield Button("Resume (r)", id="resume", variant="primary", compact=True)
-                yield Button("New build (n)", id="new", compact=True)
-                yield Button("Quit (ctrl+q)", id="quit", compact=True)
+                yield Button(_("Resume (r)"), id="resume", variant="primary", compact=True)
+                yield Button(_("New build (n)"), id="new", compact=True)
+                yield Button(_("Quit (ctrl+q)"), id="quit", compact=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -180,9 +181,9 @@ class ErrorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield TopBar()
         with Vertical(id="error-body"):
-            yield Static("bringup cannot start", id="error-title", markup=False)
+            yield Static(_("bringup cannot start"), id="error-title", markup=False)
             yield Static(self.message, id="error-message", markup=False)
-            yield Button("Quit", id="quit", variant="error", compact=True)
+            yield Button(_("Quit"), id="quit", variant="error", compact=True)
         yield KeyFooter()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

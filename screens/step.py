@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
@@ -21,6 +22,7 @@ from screens.widgets import KeyFooter, TopBar
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
+from wizard.i18n import _
 from wizard.model import StepStatus, Verdict
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ class FindingTitle(CollapsibleTitle):
             return
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(width=1, no_wrap=True)
-        grid.add_column(width=max(9, len(self.verdict.plain)), no_wrap=True)  # "? UNKNOWN": the messages align
+        grid.add_column(width=max(9, cell_len(self.verdict.plain)), no_wrap=True)  # "? UNKNOWN": the messages align
         grid.add_column(ratio=1, overflow="fold")  # a long mount option string folds, never cut with an ellipsis
         grid.add_row(self.collapsed_symbol if self.collapsed else self.expanded_symbol, self.verdict,
                      Text(self.message))
@@ -135,13 +137,13 @@ class StepScreen(Screen[None]):
             yield Static("", id="step-status", markup=False)
         with VerticalScroll(id="step-body"):
             yield Static("", id="step-note", markup=False)
-            yield Static("Findings", classes="section first", id="findings-title", markup=False)
+            yield Static(_("Findings"), classes="section first", id="findings-title", markup=False)
             yield Vertical(id="findings")
-            yield Static("Action", classes="section", id="action-title", markup=False)
+            yield Static(_("Action"), classes="section", id="action-title", markup=False)
             yield Static("", id="step-action", markup=False)
-            yield Static("What to do", classes="section", id="instructions-title", markup=False)
+            yield Static(_("What to do"), classes="section", id="instructions-title", markup=False)
             yield Static("", id="step-instructions", markup=False)
-            yield Static("Why", classes="section", markup=False)
+            yield Static(_("Why"), classes="section", markup=False)
             yield Static("", id="step-why", markup=False)
         yield KeyFooter()
 
@@ -202,8 +204,9 @@ class StepScreen(Screen[None]):
         stage = b.stage_of(step.id)
         si = [st.id for st in b.stages].index(stage.id) + 1
         pi = [s.id for s in stage.steps].index(step.id) + 1
-        t = Text(f"{stage.label} {si}/{len(b.stages)} > step {pi}/{len(stage.steps)}  ", style="dim")
-        t.append(step.title, style="bold")
+        t = Text(f"{_(stage.label)} {si}/{len(b.stages)} > " + _("step {n}/{of}").format(n=pi, of=len(stage.steps))
+                 + "  ", style="dim")
+        t.append(_(step.title), style="bold")
         return t
 
     def refresh_view(self) -> None:
@@ -230,13 +233,13 @@ class StepScreen(Screen[None]):
         line = status_text(st, basic).plain.strip()
         if state and state.verdict is not None and STATUS_SAYS.get(st) is not state.verdict:
             # after a CPU run it is the software path's verdict, not the GPU's
-            line += (f" | {'software path' if st is StepStatus.CPU_ONLY else 'verdict'} "
+            line += (f" | {_('software path') if st is StepStatus.CPU_ONLY else _('verdict')} "
                      f"{verdict_text(state.verdict, basic).plain}")
         if checking:
-            line += " | checking..."
+            line += " | " + _("checking") + "..."
         line += f" | {step.id}"
         if state:
-            line += f" | {short_time(state.updated_at)}" + (f" by {state.user}" if state.user else "")
+            line += f" | {short_time(state.updated_at)}" + (" " + _("by {user}").format(user=state.user) if state.user else "")
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
@@ -245,7 +248,7 @@ class StepScreen(Screen[None]):
             notes.append("Rebooted since this was verified: check it again.")
         waiting = [r for r in step.requires if not b.status(r).done]
         if waiting:
-            notes.append("Do first: " + ", ".join(f"{b.step(r).title} ({r})" for r in waiting))
+            notes.append(_("Do first: ") + ", ".join(f"{_(b.step(r).title)} ({r})" for r in waiting))
         if step.manual and st is StepStatus.PENDING and not b.observing:
             notes.append("The machine cannot verify this: do it, then Confirm (d).")
         if st is StepStatus.WARNED:
@@ -270,11 +273,11 @@ class StepScreen(Screen[None]):
         box.remove_children()
         title = self.query_one("#findings-title", Static)
         if not findings:
-            title.update("Findings" + ("" if is_checked(step) else " (none: this step is confirmed by hand)"))
+            title.update(_("Findings") + ("" if is_checked(step) else " " + _("(none: this step is confirmed by hand)")))
             if is_checked(step):
-                box.mount(Static("Not checked yet. Press c to check.", markup=False, classes="muted"))
+                box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
-        title.update(f"Findings ({short_time(run_meta['finished_at']) if run_meta else ''})")
+        title.update(f"{_('Findings')} ({short_time(run_meta['finished_at']) if run_meta else ''})")
         opened = False
         widgets = []
         for f in findings:
@@ -283,12 +286,12 @@ class StepScreen(Screen[None]):
             opened = opened or open_it
             body = []
             if f.evidence:
-                body.append(Static("Evidence:\n" + "\n".join("  " + e for e in f.evidence), markup=False,
+                body.append(Static(_("Evidence:") + "\n" + "\n".join("  " + e for e in f.evidence), markup=False,
                                    classes="evidence"))
             if f.remedy:
-                body.append(Static(f"What to do: {f.remedy}", markup=False))
+                body.append(Static(_("What to do:") + f" {f.remedy}", markup=False))
             if f.source:
-                body.append(Static(f"Source: {f.source}", markup=False, classes="muted"))
+                body.append(Static(_("Source:") + f" {f.source}", markup=False, classes="muted"))
             widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{f.message}",
                                    collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
         box.mount_all(widgets)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
+
+from wizard.i18n import _
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -33,13 +36,13 @@ class TopBar(Static):
         parts = ["bringup", host]
         build = getattr(app, "build", None)
         if build is not None:
-            parts.append(f"build {build.info.build_id}")
+            parts.append(_("build {id}").format(id=build.info.build_id))
             if build.observing:
-                parts.append("READ-ONLY" if getattr(app, "read_only_reason", "") else "OBSERVING (read-only)")
+                parts.append(_("READ-ONLY") if getattr(app, "read_only_reason", "") else _("OBSERVING (read-only)"))
         if getattr(app, "dry_run", False):
-            parts.append("DRY RUN")
+            parts.append(_("DRY RUN"))
         if getattr(app, "snapshot", None):
-            parts.append("SNAPSHOT")
+            parts.append(_("SNAPSHOT"))
         self.update(" | ".join(parts))
 
 
@@ -64,8 +67,9 @@ class KeyFooter(Footer):
 
     @staticmethod
     def _cells(keys: list[tuple[str, str]], compact: bool) -> int:
-        # FooterKey: " key " + "word " (padding), or compact "key word" + a margin of 1
-        return sum(len(k) + len(d) + (2 if compact else 3) for k, d in keys)
+        # FooterKey: " key " + "word " (padding), or compact "key word" + a margin of 1; in terminal cells (a
+        # Chinese word is two cells a character)
+        return sum(cell_len(k) + cell_len(d) + (2 if compact else 3) for k, d in keys)
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
@@ -74,26 +78,27 @@ class KeyFooter(Footer):
         self._drawn_width = width
         seen: set[str] = set()
         items = []  # (binding, enabled, tooltip, key shown), one per action, in Textual's order
-        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+        for _key, binding, enabled, tooltip in self.screen.active_bindings.values():
             if binding.show and binding.action not in seen:
                 seen.add(binding.action)
                 items.append((binding, enabled, tooltip, self.app.get_key_display(binding)))
 
         def words(kept: list) -> list[tuple[str, str]]:
             n = len(items) - len(kept)
-            return [(k, f"{b.description} +{n}" if n and b.action == "help" else b.description)
-                    for b, _, _, k in kept]
+            # each binding's word in the operator's language (the English word is its message id)
+            return [(k, f"{_(b.description)} +{n}" if n and b.action == "help" else _(b.description))
+                    for b, _e, _t, k in kept]
 
         kept = list(items)
         compact = self._cells(words(kept), False) > width
         order = [a for a in FOOTER_DROP_FIRST if a in seen]
-        order += [b.action for b, _, _, _ in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
+        order += [b.action for b, _e, _t, _k in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
         while self._cells(words(kept), compact) > width and order:
             action = order.pop(0)
             kept = [it for it in kept if it[0].action != action]
         self.left_out = [k for b, _, _, k in items if all(b is not it[0] for it in kept)]
         self.compact = compact
-        for (binding, enabled, tooltip, key), (_, word) in zip(kept, words(kept)):
+        for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept)):
             yield FooterKey(binding.key, key, word, binding.action, disabled=not enabled,
                             tooltip=tooltip).data_bind(compact=Footer.compact)
 

@@ -15,6 +15,12 @@ from pathlib import Path
 
 import pytest
 
+# the tests pin English screens and texts: a developer whose locale is Chinese still runs them in English (the Chinese
+# ones select it themselves, with --lang or wizard.i18n.set_language)
+for _k in ("LC_ALL", "LC_MESSAGES", "LANG"):
+    if os.environ.get(_k, "").lower().startswith("zh"):
+        os.environ[_k] = "C.UTF-8"
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 DEVVM_BUNDLE = DATA / "bundles" / "devvm.tar.gz"

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
+from wizard.i18n import LANGUAGES, _, current_language
 
 EXIT_ERROR = 3
 
@@ -226,6 +227,9 @@ def _common_options(applies: tuple[str, ...] = ("state", "dry_run", "snapshot", 
     if snapshot:
         common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
                             help=shown("snapshot", "analyse a capture bundle instead of this machine"))
+    common.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS,
+                        help="the language of what is shown (default: from LC_ALL/LC_MESSAGES/LANG; zh_CN falls back "
+                             "to English on the Linux console); --json output is always English")
     common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
                         help=shown("basic", "ANSI colours and ASCII glyphs (automatic on TERM=linux and serial "
                                             "consoles)"))
@@ -235,8 +239,10 @@ def _common_options(applies: tuple[str, ...] = ("state", "dry_run", "snapshot", 
 def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.ArgumentParser] | None = None,
              snapshot: bool = True) -> argparse.ArgumentParser:
     """One command's parser: its summary in the command list and atop its help, its details, its exit statuses."""
-    desc = ch.summary[0].upper() + ch.summary[1:] + "." + (f"\n\n{ch.details}" if ch.details else "")
-    return sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])], help=ch.summary,
+    summary = _(ch.summary)  # the one-line summary in the operator's language (the English one is its message id)
+    desc = (summary[0].upper() + summary[1:] + ("。" if current_language() == "zh_CN" else ".")
+            + (f"\n\n{ch.details}" if ch.details else ""))
+    return sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])], help=summary,
                           description=desc, epilog=exit_status_text(ch.exits), formatter_class=_HelpFormatter)
 
 
@@ -501,7 +507,20 @@ def opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
     return getattr(args, name, default)
 
 
+def lang_flag(argv: list[str]) -> str | None:
+    """``--lang``'s value in ``argv`` when it is one of :data:`wizard.i18n.LANGUAGES` (read before the parser is
+    built, so that its help is in that language), else ``None`` (a wrong value is refused by the parser itself)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--lang")
+    known, _rest = pre.parse_known_args(argv)
+    return known.lang if known.lang in LANGUAGES else None
+
+
 def main(argv: list[str] | None = None) -> int:
+    from wizard import i18n
+
+    # the language first: --lang, else the locale; on the Linux console Chinese falls back to English, said once
+    lang_notice = i18n.setup(lang_flag(sys.argv[1:] if argv is None else list(argv)))
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -513,7 +532,9 @@ def main(argv: list[str] | None = None) -> int:
 
             use_private_umask()  # builds, logs and bundles are their owner's only, whatever the umask
         if args.command is None:
-            return cmd_tui(args)
+            return cmd_tui(args, lang_notice)
+        if lang_notice:
+            print(lang_notice, file=sys.stderr)
         given = [n for n in TUI_FLEET_OPTIONS if opt(args, "tui_" + n) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
@@ -726,7 +747,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         for st in steps.STAGES:  # catalogue order, one heading per stage with findings
             fs = [f for s in sel if s.stage_id == st.id for f in results[s.id]]
             if fs:
-                print("\n" + "\n".join(_wrap("", f"{st.title}: {verdict_counts(fs)}", width, 2)))
+                print("\n" + "\n".join(_wrap("", f"{_(st.title)}: {verdict_counts(fs)}", width, 2)))
                 print_findings(fs, width=width)
         print()
         counts = verdict_counts(findings) if findings else ""
@@ -2319,7 +2340,7 @@ def _auto_preview(args: argparse.Namespace, a, identity: Mapping[str, Any] | Non
             b.close()
 
 
-def cmd_tui(args: argparse.Namespace) -> int:
+def cmd_tui(args: argparse.Namespace, lang_notice: str = "") -> int:
     """The TUI; with ``--nodes``/``--hostfile`` it opens on the fleet view of those nodes (exit 3 with the reason
     when the node list or a fleet option cannot be used)."""
     fleet = None
@@ -2342,7 +2363,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from screens.app import run_app
 
     return run_app(state=opt(args, "state"), snapshot=opt(args, "snapshot"),
-                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"), fleet=fleet)
+                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"), fleet=fleet, notice=lang_notice)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,37 @@ def test_step_with_findings(snap_compare, basic):
     assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_finding)
 
 
+@pytest.fixture
+def zh_cn():
+    """The UI in Chinese for one test (the language is process-wide: English again after it)."""
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    yield
+    i18n.set_language("en")
+
+
+def test_build_overview_zh_cn(snap_compare, zh_cn):
+    """The overview in Chinese at 80x24: double-width titles and status words in their columns."""
+    s = fresh_state("overview-zh")
+    seeded_build(s)
+    assert snap_compare(app(s, False), terminal_size=SIZE, press=["r", "escape"])
+
+
+def test_step_with_findings_zh_cn(snap_compare, zh_cn):
+    """The step screen in Chinese at 80x24: headings, verdict, footer keys (the finding's own text stays English)."""
+    s = fresh_state("step-zh")
+    seeded_build(s)
+
+    async def open_finding(pilot):
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+
+    assert snap_compare(app(s, False), terminal_size=SIZE, run_before=open_finding)
+
+
 def memory_short_state(name: str) -> Path:
     """os.memory checked by the real rule on the dev VM bundle against a plan needing 1044 GiB: a warning whose
     headline is longer than a row."""

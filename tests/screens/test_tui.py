@@ -1148,6 +1148,87 @@ async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, si
         assert {"p", "l", "^q", "f2"} <= bound
 
 
+@pytest.fixture
+def zh_cn():
+    """The UI in Chinese for one test (the language is process-wide: English again after it)."""
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    yield
+    i18n.set_language("en")
+
+
+async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn):
+    """Issue 15 (Chinese): at 80x24 in zh_CN the overview shows the stages' and steps' Chinese titles, the step titles
+    start in one column whatever the (double-width) status words, and every footer key fits whole (the footer measures
+    its words in terminal cells, not characters)."""
+    from rich.cells import cell_len
+    from screens.widgets import KeyFooter
+    from textual.widgets._footer import FooterKey
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.confirm("plan.workload")
+    b.skip("plan.power", "single node")
+    b.set_cursor("plan.host")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert "继续 (r)" in "\n".join(shown_lines(app))
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BuildScreen)
+        lines = shown_lines(app)
+        text = "\n".join(lines)
+        for word in ("阶段", "规划与容量估算：步骤", "接地", "驱动与 CUDA", "健康", "单块 GPU", "报告",
+                     "按训练负载估算显存", "已确认", "已跳过", "待处理"):
+            assert word in text, word
+        assert "Stages" not in text and "Health" not in text
+        starts = set()
+        for title in ("按训练负载估算显存", "估算主机内存", "规划功耗、电源冗余和散热"):  # the second one wraps
+            row = next(ln for ln in lines if title in ln)
+            starts.add(cell_len(row[:row.index(title)]))
+        assert len(starts) == 1, starts  # one column after "✓ 已确认", "– 已跳过" and "· 待处理"
+        # the Health stage's 23 steps bring the scrollbar; after its check the rows are listed again, and a title
+        # wrapping only at the narrower width kept one line (its second cut off) until the list was measured again
+        await pilot.press("shift+tab")
+        for _ in range(5):
+            await pilot.press("down")
+        await pilot.press("c")
+        await settle(pilot, app)
+        await pilot.pause()
+        lines = shown_lines(app)
+        row = next(i for i, ln in enumerate(lines) if "ECC" in ln)
+        assert "已开启，显存错误计数在限值内" in lines[row + 1]
+        await pilot.press("tab")
+        await pilot.pause()
+        for screen_keys in (list(app.screen.query_one(KeyFooter).query(FooterKey)),):
+            assert screen_keys and all(k.region.right <= SIZE[0] for k in screen_keys)
+            assert "检查本阶段" in {k.description for k in screen_keys}
+        app.push_screen(StepScreen("os.tools"))  # the step screen with the most keys
+        await pilot.pause()
+        await pilot.pause()
+        text = "\n".join(shown_lines(app))
+        assert "安装 PCI 工具（lspci）" in text and "操作系统 4/10 > 步骤 11/12" in text and "原因" in text
+        keys = list(app.screen.query_one(KeyFooter).query(FooterKey))
+        assert all(k.region.right <= SIZE[0] for k in keys)
+        assert {"检查", "运行", "返回"} <= {k.description for k in keys}
+
+
+async def test_console_fallback_notice_is_shown_once(state_dir, devvm_host):
+    """On TERM=linux the launcher passes the language's fallback notice: the app says it once, in English."""
+    from wizard.i18n import CONSOLE_NOTICE
+
+    app = app_for(state_dir, devvm_host, notice=CONSOLE_NOTICE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert [n.message for n in app._notifications].count(CONSOLE_NOTICE) == 1
+        assert isinstance(app.screen, StartScreen) and "New build (n)" in "\n".join(shown_lines(app))
+
+
 async def test_basic_mode_draws_only_ascii(state_dir, devvm_host):
     """Issue 15 #5: on TERM=linux (basic mode) the scrollbars drew eighth blocks (▂ ▄ ▇) the console font lacks. Every
     cell of the step screen (scrolling), the overview, the sizing screen and the help is ASCII now."""

@@ -1,0 +1,230 @@
+"""wizard/i18n.py: the language chosen (--lang, the locale, the Linux console's fallback), the zh_CN catalogue
+complete for every string the code marks or displays through ``_()``, and the CLI's text in Chinese with its JSON
+unchanged."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from tests.conftest import DEVVM_BUNDLE
+from wizard import i18n
+
+ROOT = Path(__file__).resolve().parent.parent
+PO = ROOT / "assets" / "locale" / "zh_CN" / "LC_MESSAGES" / "bringup.po"
+KEYWORDS = {"_", "gettext", "N_"}
+
+
+@pytest.fixture(autouse=True)
+def _english_after():
+    """Each test leaves the process in English (the language is process-wide)."""
+    yield
+    i18n.set_language("en")
+
+
+def marked_in_code() -> dict[str, str]:
+    """Every string literal passed to ``_()``/``gettext()``/``N_()`` (and both forms of ``ngettext()``) in wizard/,
+    screens/ and steps/: message id -> where (file:line)."""
+    found: dict[str, str] = {}
+    for pkg in ("wizard", "screens", "steps"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = node.func.id if isinstance(node.func, ast.Name) else (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else "")
+                args = node.args[:2] if name == "ngettext" else node.args[:1] if name in KEYWORDS else []
+                for a in args:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                        found.setdefault(a.value, f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def displayed_data() -> dict[str, str]:
+    """The data the screens and the CLI translate where they show it (the English text is the message id): the
+    catalogue's stage titles, labels and summaries and step titles, the screens' key words, the status and verdict
+    words, the commands' one-line summaries."""
+    import steps
+    from screens import action, app, build, dialogs, fleet, help, plan, sizing, start, step, validation_view
+    from screens.glyphs import VERDICT_LABEL
+    from wizard.cli import ANSWERS_COMMANDS, COMMANDS, VALIDATE_COMMANDS
+    from wizard.model import StepStatus
+
+    found: dict[str, str] = {}
+    for st in steps.STAGES:
+        for text in (st.title, st.label, st.summary):
+            found.setdefault(text, f"stage {st.id}")
+        for s in st.steps:
+            found.setdefault(s.title, f"step {s.id}")
+    for mod in (action, app, build, dialogs, fleet, help, plan, sizing, start, step, validation_view):
+        for name, cls in inspect.getmembers(mod, inspect.isclass):
+            if cls.__module__ != mod.__name__:
+                continue
+            for b in cls.__dict__.get("BINDINGS", []):
+                desc = b.description if hasattr(b, "description") else (b[2] if len(b) > 2 else "")
+                if desc:
+                    found.setdefault(desc, f"{mod.__name__}.{name}.BINDINGS")
+    for s in StepStatus:
+        found.setdefault(s.value, "StepStatus")
+    for label in VERDICT_LABEL.values():
+        found.setdefault(label, "VERDICT_LABEL")
+    for table in (COMMANDS, ANSWERS_COMMANDS):
+        for n, ch in table.items():
+            found.setdefault(ch.summary, f"command {n}")
+    for n, vc in VALIDATE_COMMANDS.items():
+        found.setdefault(vc.help, f"validate {n}")
+    return found
+
+
+def catalogue() -> dict[str, str]:
+    with PO.open("rb") as f:
+        cat = read_po(f, locale="zh_CN")
+    return {m.id: m.string for m in cat if m.id and isinstance(m.id, str) and not m.fuzzy}
+
+
+# ------------------------------------------------------------------ the catalogue
+
+
+def test_catalogue_translates_every_marked_and_displayed_string():
+    cat = catalogue()
+    wanted = {**displayed_data(), **marked_in_code()}
+    missing = sorted(f"{where}: {msg!r}" for msg, where in wanted.items() if not cat.get(msg, "").strip())
+    assert not missing, "zh_CN catalogue lacks (or has an empty msgstr for):\n" + "\n".join(missing)
+
+
+def test_catalogue_placeholders_match():
+    """A translation keeps every ``{name}`` of its English (``.format`` would raise KeyError on a lost one)."""
+    import string
+
+    def fields(s: str) -> set[str]:
+        return {f for _t, f, _s, _c in string.Formatter().parse(s) if f}
+
+    bad = [msg for msg, tr in catalogue().items() if fields(msg) != fields(tr)]
+    assert not bad
+
+
+def test_the_marked_strings_are_found():
+    """The AST walk sees the screens' marks (an empty result would let the completeness test pass vacuously)."""
+    marked = marked_in_code()
+    assert "What to do" in marked and "Findings" in marked and "Cancel (esc)" in marked
+
+
+def test_translations_compile_in_memory_once():
+    i18n.set_language("zh_CN")
+    assert i18n._("Findings") == "检查结果"
+    assert i18n.gettext("Health checks") == "健康检查"
+    assert i18n.ngettext("step", "steps", 2) == "steps"  # not in the catalogue: the English form
+    assert i18n.translations("zh_CN") is i18n.translations("zh_CN")
+    assert i18n.current_language() == "zh_CN"
+    i18n.set_language("en")
+    assert i18n._("Findings") == "Findings"
+
+
+def test_unknown_language_is_refused():
+    with pytest.raises(ValueError, match="unknown language 'fr'"):
+        i18n.set_language("fr")
+    assert i18n.current_language() == "en"
+
+
+# ------------------------------------------------------------------ choosing the language
+
+
+@pytest.mark.parametrize("env, want", [
+    ({"LANG": "zh_CN.UTF-8"}, "zh_CN"),
+    ({"LANG": "zh_TW.UTF-8"}, "zh_CN"),
+    ({"LANG": "en_US.UTF-8"}, "en"),
+    ({}, "en"),
+    ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),  # LC_ALL decides when set
+    ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh_CN"),
+    ({"LC_ALL": "", "LANG": "zh_CN.utf8"}, "zh_CN"),  # an empty variable is not set
+])
+def test_language_from_the_locale(env, want):
+    assert i18n.choose_language(None, env) == (want, "")
+
+
+def test_flag_wins_over_the_locale():
+    assert i18n.choose_language("en", {"LANG": "zh_CN.UTF-8"}) == ("en", "")
+    assert i18n.choose_language("zh_CN", {"LANG": "en_US.UTF-8"}) == ("zh_CN", "")
+
+
+def test_linux_console_falls_back_to_english_and_says_so():
+    assert i18n.choose_language(None, {"LANG": "zh_CN.UTF-8", "TERM": "linux"}) == ("en", i18n.CONSOLE_NOTICE)
+    assert i18n.choose_language("zh_CN", {"TERM": "linux"}) == ("en", i18n.CONSOLE_NOTICE)
+    assert i18n.choose_language(None, {"LANG": "en_US.UTF-8", "TERM": "linux"}) == ("en", "")  # nothing to say
+    assert i18n.setup(None, {"LANG": "zh_CN.UTF-8", "TERM": "linux"}) == i18n.CONSOLE_NOTICE
+    assert i18n.current_language() == "en"
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def run_main(argv: list[str]) -> tuple[int, str, str]:
+    from wizard.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_check_text_in_chinese_and_json_unchanged(monkeypatch):
+    monkeypatch.delenv("TERM", raising=False)
+    rc_en, en, _e = run_main(["check", "--snapshot", str(DEVVM_BUNDLE)])
+    rc_zh, zh, _e = run_main(["--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE)])
+    assert rc_en == rc_zh
+    assert "\nHealth checks: " in en and "健康检查" not in en
+    assert "\n健康检查: " in zh and "\n驱动与 CUDA: " in zh and "\nHealth checks: " not in zh
+    rc_j1, j_en, _e = run_main(["check", "--json", "--snapshot", str(DEVVM_BUNDLE)])
+    rc_j2, j_zh, _e = run_main(["check", "--json", "--lang", "zh_CN", "--snapshot", str(DEVVM_BUNDLE)])
+    a, b = json.loads(j_en), json.loads(j_zh)
+    for doc in (a, b):
+        doc.pop("started_at", None)
+        doc.pop("finished_at", None)
+
+    def shape(d):  # keys, ids and verdicts, and every finding's message, which stays English
+        return [(f["id"], f["verdict"], f["message"], sorted(f)) for f in d["findings"]], sorted(d), d["verdict"]
+
+    assert shape(a) == shape(b)
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in j_zh)
+
+
+def test_lang_from_LANG_and_console_fallback_in_a_real_process(tmp_path):
+    import os
+
+    env = {**os.environ, "BRINGUP_STATE_DIR": str(tmp_path), "LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
+    args = [sys.executable, "-m", "wizard.cli", "check", "--snapshot", str(DEVVM_BUNDLE)]
+    zh = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "TERM": "xterm-256color"},
+                        cwd=ROOT)
+    assert "\n健康检查: " in zh.stdout and i18n.CONSOLE_NOTICE not in zh.stderr
+    con = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "TERM": "linux"}, cwd=ROOT)
+    assert "\nHealth checks: " in con.stdout and "健康检查" not in con.stdout
+    assert con.stderr.count(i18n.CONSOLE_NOTICE) == 1
+
+
+def test_help_lists_commands_in_chinese(monkeypatch):
+    """``--lang zh_CN --help``: each command's one-line summary in Chinese; without it, the English as before."""
+    monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.setenv("COLUMNS", "200")  # each summary on one line
+    rc, out, _e = run_main(["--lang", "zh_CN", "--help"])
+    assert rc == 0 and "在本机（或采集包）上运行检查并输出检查结果" in out
+    assert "run the checks on this machine (or a capture bundle) and print the findings" not in out
+    rc, out, _e = run_main(["check", "--help", "--lang", "zh_CN"])
+    assert rc == 0 and "在本机（或采集包）上运行检查并输出检查结果。" in out
+    rc, out, _e = run_main(["--help"])
+    assert rc == 0 and "run the checks on this machine (or a capture bundle) and print the findings" in out
+
+
+def test_wrong_lang_is_a_usage_error():
+    rc, _out, err = run_main(["--lang", "fr", "status"])
+    assert rc == 3 and "invalid choice: 'fr'" in err

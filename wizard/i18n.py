@@ -1,0 +1,116 @@
+"""One way to translate what an operator reads: gettext, with the catalogues in ``assets/locale``.
+
+The catalogues ship as ``.po`` text (``assets/locale/<code>/LC_MESSAGES/bringup.po``) and are compiled in memory
+the first time a language is used (Babel reads the ``.po``, writes the ``.mo`` into a buffer, gettext reads it),
+once per process: there is no build step and nothing is written to disk.
+
+Which language: ``--lang zh_CN|en`` (the CLI's global option, the TUI's too), else the locale's messages
+variable (``LC_ALL``, then ``LC_MESSAGES``, then ``LANG``: the first one set decides, as POSIX says) starting with
+``zh`` (``zh_CN.UTF-8``) means Chinese, else English. On the Linux console (``TERM=linux``, whose VGA font has no
+CJK glyphs) Chinese falls back to English, and :func:`setup` returns the one line that says so.
+
+What is translated is what a person reads; ids, JSON documents, verdict words in JSON, commands and evidence
+lines never are. Strings are marked with ``_()`` where they are shown; data declared elsewhere (the catalogue's
+stage and step titles, key bindings' words) is translated where it is displayed, with the English text as the
+message id, so the stored data never changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext as _gettext
+import io
+import os
+from pathlib import Path
+from typing import Mapping
+
+DOMAIN = "bringup"
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "assets" / "locale"
+LANGUAGES = ("en", "zh_CN")
+"""The languages bringup speaks (``--lang``'s choices); ``en`` is the source text itself."""
+CONSOLE_NOTICE = "bringup: the Linux console (TERM=linux) has no Chinese font: falling back to English"
+"""Said once (the CLI on stderr, the TUI as a notification) when Chinese was asked for on the Linux console."""
+
+_current = "en"
+
+
+@functools.lru_cache(maxsize=None)
+def translations(code: str) -> _gettext.NullTranslations:
+    """The compiled catalogue of language ``code`` (one of :data:`LANGUAGES`), built once per process.
+
+    ``en`` (or a code with no catalogue) gives gettext's pass-through ``NullTranslations``. Entries that are
+    fuzzy or have an empty msgstr are left out (their English is shown). Raises ``OSError`` or Babel's
+    ``PoFileError`` only when a shipped catalogue exists but cannot be read (a broken installation)."""
+    path = LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.po"
+    if code == "en" or not path.is_file():
+        return _gettext.NullTranslations()
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as f:
+        catalog = read_po(f, locale=code, abort_invalid=True)
+    buf = io.BytesIO()
+    write_mo(buf, catalog)
+    buf.seek(0)
+    return _gettext.GNUTranslations(buf)
+
+
+def set_language(code: str) -> None:
+    """Use language ``code`` from now on in this process. Raises ``ValueError`` for a code not in
+    :data:`LANGUAGES`."""
+    global _current
+    if code not in LANGUAGES:
+        raise ValueError(f"unknown language {code!r}: choose one of {', '.join(LANGUAGES)}")
+    translations(code)  # compile it now, so a broken catalogue shows at start, not mid-screen
+    _current = code
+
+
+def current_language() -> str:
+    """The language in use (one of :data:`LANGUAGES`)."""
+    return _current
+
+
+def language_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``zh_CN`` when the locale's messages variable (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: the first one set)
+    starts with ``zh``, else ``en``."""
+    env = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var, "")
+        if value:
+            return "zh_CN" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def choose_language(flag: str | None = None, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The language to use and the notice to give (``""`` for none): ``flag`` (``--lang``) if given, else the
+    locale's (:func:`language_from_env`); Chinese on ``TERM=linux`` becomes English with :data:`CONSOLE_NOTICE`."""
+    env = os.environ if environ is None else environ
+    wanted = flag or language_from_env(env)
+    if wanted != "en" and env.get("TERM", "") == "linux":
+        return "en", CONSOLE_NOTICE
+    return wanted, ""
+
+
+def setup(flag: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """Choose the language (:func:`choose_language`) and use it; returns the notice to show once (``""``)."""
+    code, notice = choose_language(flag, environ)
+    set_language(code)
+    return notice
+
+
+def gettext(message: str) -> str:
+    """``message`` in the current language (itself when untranslated)."""
+    return translations(_current).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of ``singular``/``plural`` for ``n`` in the current language (Chinese has one form)."""
+    return translations(_current).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 - gettext's conventional name for "mark only"
+    """Mark ``message`` for translation without translating it (data declared before a language is chosen)."""
+    return message
+
+
+_ = gettext
