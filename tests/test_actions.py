@@ -161,10 +161,10 @@ def test_outcome_words_name_signals_and_never_call_a_cancel_failed():
     S = act.ActionState
     assert act.outcome_words(S.CANCELLED, 143) == "cancelled (SIGTERM)"  # a wrapper or shell reports 128 + N
     assert act.outcome_words(S.CANCELLED, None) == "cancelled"
-    assert act.outcome_words(S.FAILED, -9) == "failed: killed by SIGKILL"
-    assert act.outcome_words(S.FAILED, 2) == "failed: exit status 2"
+    assert act.outcome_words(S.FAILED, -9) == "killed by SIGKILL"
+    assert act.outcome_words(S.FAILED, 2) == "failed (exit status 2)"
     assert act.outcome_words(S.FAILED, None).startswith("failed (no exit status")
-    assert act.outcome_words(S.SUCCEEDED, 0) == "succeeded"
+    assert act.outcome_words(S.SUCCEEDED, 0) == "succeeded (exit status 0)"
     assert act.outcome_words(S.INTERRUPTED, None).startswith("interrupted")
     assert act.signal_name(200) == "signal 200"
     assert all("failed" not in act.outcome_words(S.CANCELLED, rc) for rc in (-15, -2, -1, 130, 143, 1, None))

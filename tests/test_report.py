@@ -297,13 +297,16 @@ def test_action_runs_say_their_exit_in_words(state_dir):
     assert by_id[run.id]["user"] == "tester" and re.fullmatch(r"\d+ s", by_id[run.id]["duration"])
 
 
-def test_exit_words():
+def test_a_runs_end_in_the_report_is_the_one_wording_of_wizard_actions():
+    """The report's run table says how a run ended with wizard.actions.outcome_words (also the screens' and the
+    CLI's), where a cancel is never a failure."""
+    from wizard.actions import outcome_words
     from wizard.store import ActionState
 
-    assert rpt.exit_words(ActionState.CANCELLED, -15) == "cancelled (SIGTERM)"
-    assert rpt.exit_words(ActionState.FAILED, -9) == "killed by SIGKILL"
-    assert rpt.exit_words(ActionState.INTERRUPTED, None).startswith("interrupted")
-    assert rpt.exit_words(ActionState.FAILED, 1) == "failed (exit status 1)"
+    assert outcome_words(ActionState.CANCELLED, -15) == "cancelled (SIGTERM)"
+    assert outcome_words(ActionState.FAILED, -9) == "killed by SIGKILL"
+    assert outcome_words(ActionState.INTERRUPTED, None).startswith("interrupted")
+    assert outcome_words(ActionState.FAILED, 1) == "failed (exit status 1)"
 
 
 def test_what_changed_since_the_previous_report_of_the_build(state_dir, tmp_path):

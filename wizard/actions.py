@@ -414,30 +414,30 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def outcome_words(state: ActionState, exit_status: int | None) -> str:
-    """How a run ended, in words: ``succeeded``, ``failed: exit status 2``, ``failed: killed by SIGKILL``,
-    ``cancelled (SIGTERM)``, ``interrupted (no exit status)``, ``dry run: nothing was run``, ``running``.
+def outcome_words(state: ActionState | str, exit_status: int | None) -> str:
+    """How a run ended, in words, the one wording the screens, the CLI and the report use: ``succeeded (exit status
+    0)``, ``failed (exit status 2)``, ``killed by SIGKILL``, ``cancelled (SIGTERM)``, ``interrupted (no exit status:
+    its supervisor died)``, ``dry run: nothing was run``, ``running``.
 
     A negative exit status is the supervisor's "ended by signal N" (``-N``), said with the signal's name; an
     operator's cancel is ``cancelled``, never ``failed``, with the signal's name also when the command reported it
     as a shell does (``128 + N``: the progress wrapper, a shell script)."""
+    state = ActionState(state)
     if state is ActionState.RUNNING:
         return "running"
     if state is ActionState.DRY_RUN:
         return "dry run: nothing was run"
-    if state is ActionState.INTERRUPTED:
-        return "interrupted (no exit status: its supervisor died)"
     if state is ActionState.CANCELLED:
         sig = (None if exit_status is None else -exit_status if exit_status < 0
                else exit_status - 128 if 128 < exit_status <= 128 + 64 else None)
         return "cancelled" + (f" ({signal_name(sig)})" if sig else "")
-    if state is ActionState.SUCCEEDED:
-        return "succeeded"
     if exit_status is None:
-        return f"{state} (no exit status: it did not start; its log says why)"
+        if state is ActionState.INTERRUPTED:
+            return "interrupted (no exit status: its supervisor died)"
+        return f"{state.value} (no exit status: it did not start; its log says why)"
     if exit_status < 0:
-        return f"{state}: killed by {signal_name(-exit_status)}"
-    return f"{state}: exit status {exit_status}"
+        return f"killed by {signal_name(-exit_status)}"
+    return f"{state.value} (exit status {exit_status})"
 
 
 DURATION_OPTIONS = {"wizard.progress": "--expect-s", "wizard.sample": "--seconds"}

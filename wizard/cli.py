@@ -1377,7 +1377,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if run.state is ActionState.DRY_RUN:
             print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
             return 0
-        print(f"{run.state} (exit status {run.exit_status})")
+        from wizard.actions import outcome_words
+
+        print(outcome_words(run.state, run.exit_status))
         rc = 0 if run.state is ActionState.SUCCEEDED else 2
         if out.checked:  # the commands ran; then its check verified what they were for
             print(f"checking {step.id} ...")
@@ -1472,7 +1474,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if run.state is ActionState.DRY_RUN:
             print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})", file=out)
             return 0
-        print(f"the run {run.state} (exit status {run.exit_status}); the verdicts below judge what it measured",
+        from wizard.actions import outcome_words
+
+        print(f"the run {outcome_words(run.state, run.exit_status)}; the verdicts below judge what it measured",
               file=out)
         findings = res.findings
         verdict = overall(findings)

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shlex
-import signal
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -37,9 +36,10 @@ from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
 from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
+from wizard.actions import outcome_words
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
-from wizard.store import ActionRun, ActionState, utcnow
+from wizard.store import ActionRun, utcnow
 
 REPORT_SCHEMA = 1
 FORMATS = ("html", "md", "json")
@@ -75,30 +75,6 @@ class ReportError(Exception):
 
 
 # ------------------------------------------------------------------ small pieces
-
-
-def exit_words(state: ActionState | str, rc: int | None) -> str:
-    """An action run's end in words: ``succeeded (exit status 0)``, ``failed (exit status 2)``, ``cancelled
-    (SIGTERM)`` for a run the operator stopped (the supervisor records a signal as ``rc`` = -signal), ``killed
-    by SIGKILL``, ``interrupted (no exit status: its supervisor died)``, ``running``, ``dry run (nothing ran)``."""
-    st = ActionState(state)
-    if st is ActionState.RUNNING:
-        return "running"
-    if st is ActionState.DRY_RUN:
-        return "dry run (nothing ran)"
-    if rc is None:
-        if st is ActionState.INTERRUPTED:
-            return "interrupted (no exit status: its supervisor died)"
-        return f"{st.value} (no exit status: it could not start; its log says why)"
-    if rc < 0:
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        return f"cancelled ({name})" if st is ActionState.CANCELLED else f"killed by {name}"
-    if rc == 0:
-        return "succeeded (exit status 0)"
-    return f"failed (exit status {rc})"
 
 
 def _seconds_between(a: str | None, b: str | None) -> float | None:
@@ -463,7 +439,7 @@ def action_doc(run: ActionRun) -> dict[str, Any]:
     return {"id": run.id, "step": run.step_id, "title": run.title,
             "commands": [shlex.join(a) if isinstance(a, list) else str(a) for a in run.argv],
             "user": run.user, "state": run.state.value, "exit_status": run.exit_status,
-            "exit": exit_words(run.state, run.exit_status), "started_at": run.started_at, "ended_at": run.ended_at,
+            "exit": outcome_words(run.state, run.exit_status), "started_at": run.started_at, "ended_at": run.ended_at,
             "duration": duration_words(_seconds_between(run.started_at, run.ended_at)), "log": run.log_path}
 
 
