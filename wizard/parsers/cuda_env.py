@@ -197,11 +197,10 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
         else:
             key, value = kv.group(1).strip(), kv.group(2).strip()  # strip(), not a regex: linear on any spacing
         arch = _D2_ARCH.search(value)
-        if arch and _GPU_KEY.match(key):
+        gpu_key = _GPU_KEY.match(key) if arch else None
+        if arch and gpu_key:  # detectron2's "NAME (arch=8.0)": the name, and the compute capability it gives
             value = value[:arch.start()].strip()
-            gm0 = _GPU_KEY.match(key)
-            if gm0:
-                _set_gpu(gpus, sat_int((gm0.group(1) or "0").split(",")[0]), cc=arch.group(1))
+            _set_gpu(gpus, sat_int((gpu_key.group(1) or "0").split(",")[0]), cc=arch.group(1))
         low = " ".join(key.lower().split())
         if numba_dev is not None and low == "compute capability":
             _set_gpu(gpus, numba_dev, cc=_cc(value))
