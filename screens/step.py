@@ -22,7 +22,7 @@ from screens.widgets import KeyFooter, TopBar
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import _
+from wizard.i18n import _, tr
 from wizard.model import StepStatus, Verdict
 
 if TYPE_CHECKING:
@@ -167,8 +167,8 @@ class StepScreen(Screen[None]):
         self._drawing = False
         self._sig = None
         step = self.step
-        self.query_one("#step-why", Static).update(step.why)
-        self.query_one("#step-instructions", Static).update(step.instructions)
+        self.query_one("#step-why", Static).update(_(step.why))
+        self.query_one("#step-instructions", Static).update(_(step.instructions) if step.instructions else "")
         for wid in ("#instructions-title", "#step-instructions"):
             self.query_one(wid).display = bool(step.instructions)
         for wid in ("#action-title", "#step-action"):
@@ -243,31 +243,35 @@ class StepScreen(Screen[None]):
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
-            notes.append(("Skipped: " if st is StepStatus.SKIPPED else "Note: ") + state.reason)
+            notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + state.reason)
         if b.stale(step.id):
-            notes.append("Rebooted since this was verified: check it again.")
+            notes.append(_("Rebooted since this was verified: check it again."))
         waiting = [r for r in step.requires if not b.status(r).done]
         if waiting:
             notes.append(_("Do first: ") + ", ".join(f"{_(b.step(r).title)} ({r})" for r in waiting))
         if step.manual and st is StepStatus.PENDING and not b.observing:
-            notes.append("The machine cannot verify this: do it, then Confirm (d).")
+            notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
         if st is StepStatus.WARNED:
-            notes.append("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
-                         "with a note.")
+            notes.append(_("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
+                           "with a note."))
         if st is StepStatus.CPU_ONLY:
-            notes.append("Not done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason.")
+            notes.append(_("Not done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason."))
         note = self.query_one("#step-note", Static)
         note.update("\n".join(notes))
         note.display = bool(notes)
         if step.action is not None:
             a = step.action
-            info = [f"{a.title}: {a.description}",
-                    f"Changes the system: {'yes' if a.changes_system else 'no'}; needs root: "
-                    f"{'yes' if a.needs_root else 'no'}" + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else "")]
+            yes, no = _("yes"), _("no")
+            info = [f"{_(a.title)}: {_(a.description)}",
+                    _("Changes the system: {changes}; needs root: {root}").format(
+                        changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
+                    + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
-                info.append(f"Last run {last_run.id}: {last_run.state}"
-                            + (f" (exit status {last_run.exit_status})" if last_run.exit_status is not None else "")
-                            + f", started {short_time(last_run.started_at)} by {last_run.user}; log {last_run.log_path}")
+                info.append(_("Last run {id}: {state}").format(id=last_run.id, state=_(str(last_run.state.value)))
+                            + (" " + _("(exit status {status})").format(status=last_run.exit_status)
+                               if last_run.exit_status is not None else "")
+                            + _(", started {when} by {user}; log {log}").format(
+                                when=short_time(last_run.started_at), user=last_run.user, log=last_run.log_path))
             self.query_one("#step-action", Static).update("\n".join(info))
         box = self.query_one("#findings", Vertical)
         box.remove_children()
@@ -289,10 +293,10 @@ class StepScreen(Screen[None]):
                 body.append(Static(_("Evidence:") + "\n" + "\n".join("  " + e for e in f.evidence), markup=False,
                                    classes="evidence"))
             if f.remedy:
-                body.append(Static(_("What to do:") + f" {f.remedy}", markup=False))
+                body.append(Static(_("What to do:") + f" {tr(f.remedy)}", markup=False))
             if f.source:
                 body.append(Static(_("Source:") + f" {f.source}", markup=False, classes="muted"))
-            widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{f.message}",
+            widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{tr(f.message)}",
                                    collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
         box.mount_all(widgets)
         if new_results:  # a check just finished: bring its findings into view
@@ -360,8 +364,8 @@ class StepScreen(Screen[None]):
                     return
                 self.app.bump()
                 if self.step_id == step_id:
-                    self.next_open(f"{'accepted' if self.build.status(step_id) is StepStatus.WARNED else 'confirmed'}: "
-                                   f"{self.build.step(step_id).title}")
+                    self.next_open((_("accepted: {title}") if self.build.status(step_id) is StepStatus.WARNED
+                                    else _("confirmed: {title}")).format(title=_(self.build.step(step_id).title)))
 
         self.app.push_screen(ConfirmStep(self.step.title, act.current_user()), done)
 
@@ -393,7 +397,7 @@ class StepScreen(Screen[None]):
             key, reason = result
             f = next(f for f in ackable if f.key == key)
             self.build.acknowledge(f, reason)
-            self.notify("acknowledged; checking again")
+            self.notify(_("acknowledged; checking again"))
             if is_checked(self.step):
                 self.app.run_checks([self.step_id])
             self.app.bump()
@@ -415,11 +419,12 @@ class StepScreen(Screen[None]):
         i = ids.index(self.step_id)
         for sid in ids[i + 1:] + ids[:i]:
             if not b.status(sid).done:
-                self.notify(f"{said}; next open step: {b.step(sid).title}" if said else f"next: {b.step(sid).title}",
-                            timeout=4)
+                title = _(b.step(sid).title)
+                self.notify(_("{said}; next open step: {title}").format(said=said, title=title) if said
+                            else _("next: {title}").format(title=title), timeout=4)
                 self.show_step(sid)
                 return
-        self.notify((f"{said}; " if said else "") + "every step of the build is done: Report is the last stage",
+        self.notify((f"{said}; " if said else "") + _("every step of the build is done: Report is the last stage"),
                     timeout=6)
 
     def target(self, delta: int) -> tuple[str | None, str]:
@@ -435,17 +440,19 @@ class StepScreen(Screen[None]):
         si = [st.id for st in b.stages].index(stage.id)
         if delta < 0:
             if si == 0:
-                return None, "first step of the build"
+                return None, _("first step of the build")
             prev = b.stages[si - 1]
-            return prev.steps[-1].id, f"Stage {si}/{len(b.stages)}: {prev.title}"
+            return prev.steps[-1].id, _("Stage {n}/{of}: {title}").format(n=si, of=len(b.stages), title=_(prev.title))
         later = b.stages[si + 1:]
         if not later:
-            return None, "last step of the build"
+            return None, _("last step of the build")
         for n, st in enumerate(later, si + 2):
             for s in st.steps:
                 if not b.status(s.id).done:
-                    return s.id, f"Stage {n}/{len(b.stages)}: {st.title}, first open step"
-        return later[0].steps[0].id, f"Stage {si + 2}/{len(b.stages)}: {later[0].title} (every later step done)"
+                    return s.id, _("Stage {n}/{of}: {title}, first open step").format(n=n, of=len(b.stages),
+                                                                                       title=_(st.title))
+        return later[0].steps[0].id, _("Stage {n}/{of}: {title} (every later step done)").format(
+            n=si + 2, of=len(b.stages), title=_(later[0].title))
 
     def _go(self, delta: int) -> None:
         sid, said = self.target(delta)

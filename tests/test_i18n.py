@@ -21,7 +21,7 @@ from wizard import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
 PO = ROOT / "assets" / "locale" / "zh_CN" / "LC_MESSAGES" / "bringup.po"
-KEYWORDS = {"_", "gettext", "N_"}
+KEYWORDS = {"_", "gettext", "N_", "Msg"}
 
 
 @pytest.fixture(autouse=True)
@@ -32,21 +32,31 @@ def _english_after():
 
 
 def marked_in_code() -> dict[str, str]:
-    """Every string literal passed to ``_()``/``gettext()``/``N_()`` (and both forms of ``ngettext()``) in wizard/,
-    screens/ and steps/: message id -> where (file:line)."""
+    """Every string literal passed to ``_()``/``gettext()``/``N_()`` (and both forms of ``ngettext()``), every template
+    of a ``Msg()`` (findings' messages and remedies), and every constant given as a finding's message or remedy
+    (``Finding(id, verdict, MESSAGE, subject, evidence, REMEDY)`` or a ``message=``/``remedy=`` keyword; a literal
+    or a module-level string constant) in wizard/, screens/ and steps/: message id -> where (file:line)."""
     found: dict[str, str] = {}
     for pkg in ("wizard", "screens", "steps"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
+            consts = {t.id: st.value.value for st in tree.body if isinstance(st, ast.Assign)
+                      for t in st.targets if isinstance(t, ast.Name)
+                      and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)}
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call):
                     continue
                 name = node.func.id if isinstance(node.func, ast.Name) else (
                     node.func.attr if isinstance(node.func, ast.Attribute) else "")
                 args = node.args[:2] if name == "ngettext" else node.args[:1] if name in KEYWORDS else []
+                if name == "Finding":
+                    args = args + [a for i, a in enumerate(node.args) if i in (2, 5)]
+                args = args + [k.value for k in node.keywords if k.arg in ("message", "remedy")]
                 for a in args:
-                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                        found.setdefault(a.value, f"{path.relative_to(ROOT)}:{node.lineno}")
+                    text = a.value if isinstance(a, ast.Constant) else consts.get(a.id) if isinstance(a, ast.Name) \
+                        and name not in KEYWORDS else None
+                    if isinstance(text, str) and text.strip():
+                        found.setdefault(text, f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
 
 
@@ -66,6 +76,12 @@ def displayed_data() -> dict[str, str]:
             found.setdefault(text, f"stage {st.id}")
         for s in st.steps:
             found.setdefault(s.title, f"step {s.id}")
+            for what, text in (("why", s.why), ("instructions", s.instructions)):
+                if text:
+                    found.setdefault(text, f"step {s.id} {what}")
+            if s.action is not None:
+                found.setdefault(s.action.title, f"step {s.id} action title")
+                found.setdefault(s.action.description, f"step {s.id} action description")
     for mod in (action, app, build, dialogs, fleet, help, plan, sizing, start, step, validation_view):
         for name, cls in inspect.getmembers(mod, inspect.isclass):
             if cls.__module__ != mod.__name__:
@@ -117,6 +133,7 @@ def test_the_marked_strings_are_found():
     """The AST walk sees the screens' marks (an empty result would let the completeness test pass vacuously)."""
     marked = marked_in_code()
     assert "What to do" in marked and "Findings" in marked and "Cancel (esc)" in marked
+    assert "GPU {bdf}: link width not readable in sysfs" in marked  # a Msg template (wizard/rules/pcie.py)
 
 
 def test_translations_compile_in_memory_once():
@@ -228,3 +245,31 @@ def test_help_lists_commands_in_chinese(monkeypatch):
 def test_wrong_lang_is_a_usage_error():
     rc, _out, err = run_main(["--lang", "fr", "status"])
     assert rc == 3 and "invalid choice: 'fr'" in err
+
+
+def test_a_msg_is_its_english_text_and_shows_translated_with_the_same_values():
+    """wizard.i18n.Msg: equal to the formatted English (JSON and comparisons see a plain string), keeps template and
+    arguments (non-plain ones as their str()), survives pickling; tr() formats the translated template with those
+    values, gives the English when the catalogue lacks the template or its translation does not fit the arguments,
+    and looks a plain string up as a message id."""
+    import pickle
+    from pathlib import PurePosixPath
+
+    m = i18n.Msg("{n} of {total} GPUs at {w:.1f} W on {path}", n=7, total=8, w=3.14159, path=PurePosixPath("/dev/x"))
+    assert m == "7 of 8 GPUs at 3.1 W on /dev/x" and json.dumps(m) == '"7 of 8 GPUs at 3.1 W on /dev/x"'
+    assert m.args == {"n": 7, "total": 8, "w": 3.14159, "path": "/dev/x"}
+    back = pickle.loads(pickle.dumps(m))
+    assert back == m and back.template == m.template and back.args == m.args
+    i18n.set_language("zh_CN")
+    assert i18n.tr(m) == "7 of 8 GPUs at 3.1 W on /dev/x"  # not in the catalogue: English
+    i18n.translations("zh_CN")._catalog["GPU {index} fell off the bus"] = "GPU {index} 已从总线上掉线"
+    i18n.translations("zh_CN")._catalog["broken {nope}"] = "坏的 {other}"
+    try:
+        assert i18n.tr(i18n.Msg("GPU {index} fell off the bus", index=3)) == "GPU 3 已从总线上掉线"
+        assert i18n.tr(i18n.Msg("broken {nope}", nope=1)) == "broken 1"
+        assert i18n.tr("Findings") == i18n._("Findings") != "Findings"
+    finally:
+        del i18n.translations("zh_CN")._catalog["GPU {index} fell off the bus"]
+        del i18n.translations("zh_CN")._catalog["broken {nope}"]
+    i18n.set_language("en")
+    assert i18n.tr(i18n.Msg("GPU {index} fell off the bus", index=3)) == "GPU 3 fell off the bus"

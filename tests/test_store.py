@@ -223,7 +223,7 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     c.commit()
     c.close()
     s = Store.open(db)
-    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     run = s.action_runs()[0]  # schema 3: an action run keeps its overrides, judged check and results
     assert run.state is ActionState.SUCCEEDED and run.state == "succeeded"
     assert run.overrides == {} and run.check_run is None and run.results == {}
@@ -669,3 +669,39 @@ def test_a_findings_measured_value_round_trips_and_a_garbled_one_is_refused_at_o
     with pytest.raises(StoreError, match="cannot read"):
         Store.open(path)
     assert path.read_bytes() == before
+
+
+def test_a_findings_message_template_round_trips_so_a_screen_can_show_it_in_another_language(state_dir):
+    """A finding whose message and remedy are built from templates (wizard.i18n.Msg) is stored with the English
+    text (what JSON and the report read) and the template and arguments beside it: read back, it is a Msg again,
+    equal to the English; a plain message stays plain; an i18n column that is not JSON, or whose template no longer
+    formats to the stored English, falls back to the English text (nothing lost, nothing refused)."""
+    from wizard.i18n import Msg
+    from wizard.model import Finding
+
+    b = make_build(state_dir)
+    msg = Msg("GPU {index}: PCIe x{width} of x{cap}", index=3, width=8, cap=16)
+    rem = Msg("reseat GPU {index}", index=3)
+    fs = [Finding("health.pcie_width", Verdict.FAIL, msg, "GPU 3", (), rem, "lspci(8)"),
+          Finding("health.pcie_speed", Verdict.PASS, "ok", "host", (), "", "lspci(8)")]
+    run = b.store.record_check("health.pcie", fs, Verdict.FAIL, "boot", "t")
+    got = b.store.findings_of_check(run)
+    assert isinstance(got[0].message, Msg) and got[0].message == "GPU 3: PCIe x8 of x16"
+    assert got[0].message.template == "GPU {index}: PCIe x{width} of x{cap}" and got[0].message.args["width"] == 8
+    assert isinstance(got[0].remedy, Msg) and got[0].remedy == "reseat GPU 3"
+    assert not isinstance(got[1].message, Msg) and got[1].message == "ok"
+    assert got[0].to_dict()["message"] == "GPU 3: PCIe x8 of x16"  # the JSON contract: the English string
+    path = b.store.path
+    b.close()
+    c = sqlite3.connect(path)
+    c.execute("UPDATE finding SET i18n = '{\"message\": [\"GPU {index} is gone\", {\"index\": 3}], \"remedy\": 7}' "
+              "WHERE finding_id = 'health.pcie_width'")
+    c.execute("UPDATE finding SET i18n = 'not json' WHERE finding_id = 'health.pcie_speed'")
+    c.commit()
+    c.close()
+    s = Store.open(path)
+    got = s.findings_of_check(run)
+    assert got[0].message == "GPU 3: PCIe x8 of x16" and not isinstance(got[0].message, Msg)
+    assert got[0].remedy == "reseat GPU 3" and not isinstance(got[0].remedy, Msg)
+    assert got[1].message == "ok"
+    s.close()

@@ -55,6 +55,7 @@ from wizard.model import Finding, Stage, Step, StepStatus, Verdict, proven_by_ru
 from wizard.plan import PLAN_KEYS, parse_value
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
+from wizard.i18n import Msg
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -361,13 +362,12 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                                                 f"its keys are {', '.join(known)}"))
         elif e.validator == "type":
             want = e.validator_value if isinstance(e.validator_value, str) else "/".join(e.validator_value)
-            msg = f"{_label(path)} takes {_TYPE_WORD.get(want, want)}, not {_what(e.instance)}"
+            msg: str = Msg("{label} takes {get}, not {what}", label=_label(path), get=_TYPE_WORD.get(want, want), what=_what(e.instance))
             if path and path[0] in ("confirm", "skip") and len(path) == 2 and isinstance(e.instance, dict):
-                msg = (f"[{path[0]}] {path[1]!r} is a table, not a {'note' if path[0] == 'confirm' else 'reason'}: "
-                       f"quote step ids, e.g. \"{path[1]}.…\" = \"...\" (a bare dotted key makes nested tables)")
+                msg = (Msg('[{a1}] {a2!r} is a table, not a {a3}: quote step ids, e.g. "{a2}.…" = "..." (a bare '
+                           "dotted key makes nested tables)", a1=path[0], a2=path[1], a3='note' if path[0] == 'confirm' else 'reason'))
             elif path and path[0] in ("confirm", "skip") and len(path) == 2:
-                msg = (f"{_label(path)} takes a string (the {'note' if path[0] == 'confirm' else 'reason'}), "
-                       f"not {_what(e.instance)}")
+                msg = (Msg("{label} takes a string (the {a1}), not {what}", label=_label(path), a1='note' if path[0] == 'confirm' else 'reason', what=_what(e.instance)))
             elif want == "string" and isinstance(e.instance, (int, float)) and not isinstance(e.instance, bool):
                 msg += (f" (quote it: \"{e.instance}\")" if isinstance(path[-1], int)  # a list item has no key
                         else f" (quote it: {path[-1]} = \"{e.instance}\")")

@@ -40,6 +40,7 @@ from typing import Any, Mapping
 from wizard.actions import ActionContext, Resolved
 from wizard.model import Finding, Verdict
 from wizard.progress import MARK, fmt_duration, strip_marked
+from wizard.i18n import Msg
 
 DCGMI_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html"
 SRC_LEVELS = (f"NVIDIA dcgmi diag reference ({DCGMI_DIAG_URL}): -r 1 quick deployment checks, normally seconds; 2 medium "
@@ -275,8 +276,8 @@ def judge_diag(log: str, plan: Mapping[str, Any], level: int, fid: str | None = 
         ev = tuple(ln.strip() for ln in clean.splitlines() if CONNECT_FAILED.search(ln))[:3]
         return [Finding(step, Verdict.UNKNOWN, "dcgmi could not reach DCGM's host engine (nv-hostengine): the "
                         "diagnostic did not run, so nothing is known about the GPUs", "host", ev,
-                        f"Start the host engine: `sudo systemctl start {DCGM_UNIT}` (or `sudo nv-hostengine` where "
-                        "there is no unit), check it with `dcgmi discovery -l`, then run this step again.",
+                        Msg("Start the host engine: `sudo systemctl start {DCGM_UNIT}` (or `sudo nv-hostengine` where "
+                            "there is no unit), check it with `dcgmi discovery -l`, then run this step again.", DCGM_UNIT=DCGM_UNIT),
                         SRC_HOSTENGINE)]
     for d in documents(log):
         d = dataclasses.replace(d, level=level) if level in LEVELS else d
@@ -292,8 +293,7 @@ def judge_diag(log: str, plan: Mapping[str, Any], level: int, fid: str | None = 
                              + (f" ({bad[0][0]} exited with status {bad[0][1]})" if bad else ""), "host", tail,
                              "Read the run's log; run `dcgmi diag -r N` by hand to see DCGM's own message.", SRC_LEVELS))
     elif bad and not explained:
-        found.append(Finding(step, Verdict.FAIL, f"{bad[0][0]} exited with status {bad[0][1]} although its results "
-                             "show no failure", "host", tuple(f"{MARK}{lb}: exit status {rc}" for lb, rc in bad),
+        found.append(Finding(step, Verdict.FAIL, Msg("{a1} exited with status {a2} although its results show no failure", a1=bad[0][0], a2=bad[0][1]), "host", tuple(f"{MARK}{lb}: exit status {rc}" for lb, rc in bad),
                              "Read the run's log and DCGM's log (/var/log/nvidia-dcgm/nv-hostengine.log).", SRC_LEVELS))
     return found
 

@@ -25,6 +25,7 @@ from wizard.store import (
     ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, create_build,
     creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
 )
+from wizard.i18n import Msg
 
 
 def _create_build(state_dir: Path, identity: Mapping[str, Any], clock: Any) -> tuple[BuildInfo, BuildLock]:
@@ -685,17 +686,17 @@ class Build:
         try:
             findings = list(spec.judge(log, plan))
         except Exception as exc:  # noqa: BLE001 - a judging bug must not lose the run
-            findings = [Finding(step.id, Verdict.UNKNOWN, f"judging the run crashed: {exc!r}")]
+            findings = [Finding(step.id, Verdict.UNKNOWN, Msg("judging the run crashed: {exc!r}", exc=exc))]
         findings = [dataclasses.replace(f, step=step.id) for f in findings]
         if (run.state is ActionState.FAILED and not any(f.verdict is Verdict.FAIL for f in findings)
                 and not (spec.judges_exit and findings)):  # that judge said what the exit status means
-            findings.append(Finding(step.id, Verdict.FAIL, f"the run {reason}: see its log ({run.log_path})",
+            findings.append(Finding(step.id, Verdict.FAIL, Msg("the run {reason}: see its log ({log_path})", reason=reason, log_path=run.log_path),
                                     "host", (f"exit status {run.exit_status}",),
-                                    f"Read the run's log for what failed: {run.log_path} (`l` on the step screen)."))
+                                    Msg("Read the run's log for what failed: {log_path} (`l` on the step screen).", log_path=run.log_path)))
         elif run.state in (ActionState.CANCELLED, ActionState.INTERRUPTED):
             what = "was cancelled" if run.state is ActionState.CANCELLED else "was interrupted (its supervisor is gone)"
-            findings.append(Finding(step.id, Verdict.UNKNOWN, f"the run {what} before it finished: what it measured "
-                                    "until then is judged here, the rest was not measured", "host",
+            findings.append(Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
+                                                                  "was not measured", what=what), "host",
                                     (reason,), "Run it again to finish the validation."))
         results: dict[str, Any] = {}
         if spec.results is not None:

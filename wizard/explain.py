@@ -21,6 +21,7 @@ from wizard.rules.driver_chain import several_toolkits, toolkit_and_torch
 from wizard.rules.toolwords import judge as program_said
 from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
+from wizard.i18n import Msg
 
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
@@ -362,11 +363,11 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
             for r in rules:
                 findings.extend(r.judge(facts, exp))
     except Exception as exc:  # noqa: BLE001 - judges should not raise; if one does, say so
-        findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, f"judging this {k.title} crashed: {exc!r}",
+        findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, Msg("judging this {title} crashed: {exc!r}", title=k.title, exc=exc),
                             "input", tuple(body.splitlines()[:5]),
                             "This is a bringup bug: please report it with the input.", "")]
     if not findings:
-        findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, f"nothing to judge in this {k.title}",
+        findings = [Finding(f"explain.{k.name}", Verdict.UNKNOWN, Msg("nothing to judge in this {title}", title=k.title),
                             "input", tuple(body.splitlines()[:5]), "", "")]
     return k, score, findings
 
@@ -374,7 +375,7 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
 def _unknown(body: str) -> Finding:
     known = ", ".join(sorted(f"{x.title}" for x in KINDS.values()))
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
-                   tuple(body.splitlines()[:5]), f"Give bringup the raw output of one of: {known}.", "")
+                   tuple(body.splitlines()[:5]), Msg("Give bringup the raw output of one of: {known}.", known=known), "")
 
 
 _NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)
@@ -456,8 +457,7 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
             fs = said or [_unknown(body)]
             if len(pieces) > 1 and fs[0].id == "explain.unknown_input":
                 fs = [Finding("explain.unrecognised_part", Verdict.UNKNOWN,
-                              f"bringup does not recognise lines {first + 1}-{first + len(lines)} of this input (not "
-                              f"an output it reads)", "input", tuple(x for x in lines if x.strip())[:5],
+                              Msg("bringup does not recognise lines {a1}-{a2} of this input (not an output it reads)", a1=first + 1, a2=first + len(lines)), "input", tuple(x for x in lines if x.strip())[:5],
                               "Explain that part on its own, or give the raw output of a command bringup reads "
                               "(bringup explain lists them when given something it does not know).", "")]
         if k is not None and k.name == "nvcc-version":

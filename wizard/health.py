@@ -33,6 +33,7 @@ from wizard.hosts import Host
 from wizard.model import Finding, Verdict, overall
 from wizard.probes import TIMEOUT_ERROR, Probe, ProbeOutput, collect
 from wizard.registry import PROBES, PROFILES, Rule, apply_rules, rules_of_profile
+from wizard.i18n import Msg
 
 DEFAULT_TIMEOUT_S = 10.0
 """The whole health check's limit, seconds (``--timeout``). LBNL NHC's own default is 30 s (its ``-t``); 10 s is
@@ -67,7 +68,7 @@ def overrun_findings(outputs: Mapping[str, ProbeOutput], timeout_s: float) -> li
     for name, o in outputs.items():
         if o.rc == 124 and o.error.startswith(TIMEOUT_ERROR):
             out.append(Finding(
-                OVERRUN_ID, Verdict.FAIL, f"{o.source}: no answer within {timeout_s:g} s; stopped", "host",
+                OVERRUN_ID, Verdict.FAIL, Msg("{source}: no answer within {timeout_s:g} s; stopped", source=o.source, timeout_s=timeout_s), "host",
                 (f"{name}: {o.source}", f"error: {o.error}"),
                 "A GPU query or a kernel log read that hangs is a node that must not take jobs: run the command by "
                 "hand and look at the kernel log for Xid errors (`journalctl -k -b | grep -i xid`); if the node is "

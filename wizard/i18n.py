@@ -22,7 +22,7 @@ import gettext as _gettext
 import io
 import os
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 DOMAIN = "bringup"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "assets" / "locale"
@@ -114,3 +114,67 @@ def N_(message: str) -> str:  # noqa: N802 - gettext's conventional name for "ma
 
 
 _ = gettext
+
+
+_PLAIN_ARG = (str, int, float, bool)
+
+
+class Msg(str):
+    """A sentence built from a template, that can be shown in another language later.
+
+    ``Msg("{n} of {total} GPUs answered", n=7, total=8)`` *is* the English string ("7 of 8 GPUs answered": every
+    place that takes a ``str`` takes it: JSON, the report, comparisons) and keeps its ``template`` and ``args``, so
+    :func:`tr` can format the translated template with the same values when a screen shows it. The rules build
+    findings' messages and remedies this way; the store keeps the template and arguments beside the English text
+    (:meth:`to_json`/:meth:`from_json`), so a check judged in one language is shown in the other.
+
+    Arguments that are not ``str``/``int``/``float``/``bool`` are kept as their ``str()`` (after the English is
+    formatted from the originals). Raises ``KeyError``/``IndexError``/``ValueError`` as ``str.format`` does when the
+    template and arguments do not fit (a programming error, caught by the tests).
+    """
+
+    template: str
+    args: dict[str, Any]
+
+    def __new__(cls, template: str, /, **args: Any) -> "Msg":
+        self = super().__new__(cls, template.format(**args))
+        self.template = template
+        self.args = {k: (v if isinstance(v, _PLAIN_ARG) else str(v)) for k, v in args.items()}
+        return self
+
+    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, Any]]:
+        return (self.template,), self.args
+
+    def to_json(self) -> list[Any]:
+        """``[template, args]``: what the store keeps to rebuild it (:meth:`from_json`)."""
+        return [self.template, self.args]
+
+    @classmethod
+    def from_json(cls, english: str, data: Any) -> str:
+        """The stored ``english`` text as a :class:`Msg` again when ``data`` is a ``[template, args]`` that formats
+        to exactly that text; otherwise ``english`` itself (a plain string, or an entry from an older bringup)."""
+        if isinstance(data, list) and len(data) == 2 and isinstance(data[0], str) and isinstance(data[1], dict):
+            try:
+                m = cls(data[0], **data[1])
+            except (KeyError, IndexError, ValueError, TypeError):
+                return english
+            if str.__str__(m) == english:
+                return m
+        return english
+
+
+def tr(text: str) -> str:
+    """``text`` as the operator reads it in the current language: a :class:`Msg` formats its translated template
+    with its arguments; any other string is looked up as a message id (itself when the catalogue lacks it).
+    Never raises: a translated template that does not fit its arguments (a catalogue error) gives the English."""
+    if _current == "en" or not text:
+        return str(text)
+    if isinstance(text, Msg):
+        translated = gettext(text.template)
+        if translated == text.template:
+            return str.__str__(text)
+        try:
+            return translated.format(**text.args)
+        except (KeyError, IndexError, ValueError, TypeError):
+            return str.__str__(text)
+    return gettext(text)

@@ -55,6 +55,7 @@ from wizard.rules import storage as storage_rules
 from wizard.rules import fabric_node
 from wizard.rules import fleet as fleet_rules
 from wizard.rules import dcgm as dcgm_rules
+from wizard.i18n import Msg
 
 
 def _index(items: Iterable[Any]) -> dict[str, Any]:
@@ -651,7 +652,7 @@ def apply_rules(rules: Iterable[Rule], facts: Mapping[str, Any], plan: Mapping[s
         try:
             got = rule.judge(facts, plan)
         except Exception as exc:  # noqa: BLE001 - a bug in one rule must not hide the others
-            got = [Finding(rule.id, Verdict.UNKNOWN, f"the check crashed: {exc!r}", "host", (),
+            got = [Finding(rule.id, Verdict.UNKNOWN, Msg("the check crashed: {exc!r}", exc=exc), "host", (),
                            "This is a bringup bug: please report it with a capture bundle.", "")]
         findings.extend(dataclasses.replace(f, step=step or rule.step) for f in got)
     return findings

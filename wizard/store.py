@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from wizard.i18n import Msg
 from wizard.model import Finding, Measure, StepStatus, Verdict
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "build.db"
 
@@ -79,6 +80,9 @@ MIGRATIONS: dict[int, str] = {
     """,
     4: """
     ALTER TABLE finding ADD COLUMN measured TEXT NOT NULL DEFAULT '';
+    """,
+    5: """
+    ALTER TABLE finding ADD COLUMN i18n TEXT NOT NULL DEFAULT '';
     """,
 }
 
@@ -633,10 +637,10 @@ class Store:
             run_id = int(cur.lastrowid or 0)
             for f in findings:
                 c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence,"
-                          " remedy, source, key, measured) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (run_id, step_id, f.id, f.verdict.value, f.subject, f.message,
-                           json.dumps(list(f.evidence)), f.remedy, f.source, f.key,
-                           json.dumps(f.measured.to_dict()) if f.measured is not None else ""))
+                          " remedy, source, key, measured, i18n) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          (run_id, step_id, f.id, f.verdict.value, f.subject, str(f.message),
+                           json.dumps(list(f.evidence)), str(f.remedy), f.source, f.key,
+                           json.dumps(f.measured.to_dict()) if f.measured is not None else "", _i18n_column(f)))
         return run_id
 
     def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
@@ -711,10 +715,32 @@ class Store:
         row = self.conn.execute("SELECT step_id FROM check_run WHERE id = ?", (check_run,)).fetchone()
         if row is None:
             return []
-        return [Finding(r["finding_id"], Verdict(r["verdict"]), r["message"], r["subject"],
-                        tuple(json.loads(r["evidence"])), r["remedy"], r["source"], row["step_id"], r["key"],
-                        _measured(r["measured"]))
-                for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (check_run,))]
+        out = []
+        for r in self.conn.execute("SELECT * FROM finding WHERE check_run = ? ORDER BY id", (check_run,)):
+            templates = _i18n_templates(r["i18n"])
+            out.append(Finding(r["finding_id"], Verdict(r["verdict"]),
+                               Msg.from_json(r["message"], templates.get("message")), r["subject"],
+                               tuple(json.loads(r["evidence"])), Msg.from_json(r["remedy"], templates.get("remedy")),
+                               r["source"], row["step_id"], r["key"], _measured(r["measured"])))
+        return out
+
+
+def _i18n_column(f: Finding) -> str:
+    """A finding's stored ``i18n`` column: the templates and arguments of its message and remedy where they are
+    :class:`~wizard.i18n.Msg` (so a screen can show them in another language), as JSON; ``''`` for neither."""
+    d = {name: text.to_json() for name, text in (("message", f.message), ("remedy", f.remedy))
+         if isinstance(text, Msg)}
+    return json.dumps(d) if d else ""
+
+
+def _i18n_templates(text: str) -> dict[str, Any]:
+    """The stored ``i18n`` column read back (``{}`` for none or for text that is not that JSON: the English
+    message and remedy are always stored beside it, so nothing is lost)."""
+    try:
+        d = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
 
 
 def _measured(text: str) -> Measure | None:

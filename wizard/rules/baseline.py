@@ -15,6 +15,7 @@ import json
 from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
+from wizard.i18n import Msg
 
 IDLE_MARGIN_C = 15
 """Warn when an idle GPU is within this many °C of its slowdown temperature (derived default)."""
@@ -52,8 +53,7 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
     host = s.get("host_max_c")
     if not gpus:
         why = s.get("nvml") or "no GPU"
-        return [Finding(fid, Verdict.UNKNOWN, f"no GPU was sampled (NVML: {why}); "
-                        f"hottest host thermal zone {host if host is not None else 'n/a'} °C", "host", (line,),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("no GPU was sampled (NVML: {why}); hottest host thermal zone {a1} °C", why=why, a1=host if host is not None else 'n/a'), "host", (line,),
                         "Install the driver (driver & CUDA stage) and record the baseline again.", SRC)]
     findings = []
     for g in gpus:
@@ -74,8 +74,8 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
                                     "panels, inlet temperature, and that nothing blocks this GPU's airflow; "
                                     "a power brake points at the PSUs or the BMC's power policy.", SRC))
         elif t is None:
-            findings.append(Finding(fid, Verdict.UNKNOWN, f"{subject}: no temperature was read", subject, (line,),
+            findings.append(Finding(fid, Verdict.UNKNOWN, Msg("{subject}: no temperature was read", subject=subject), subject, (line,),
                                     "Check `nvidia-smi -q -d TEMPERATURE` by hand.", SRC))
         else:
-            findings.append(Finding(fid, Verdict.PASS, f"{subject}: {desc}", subject, (line,), "", SRC))
+            findings.append(Finding(fid, Verdict.PASS, Msg("{subject}: {desc}", subject=subject, desc=desc), subject, (line,), "", SRC))
     return findings

@@ -34,6 +34,7 @@ from wizard.parsers.platform import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
+from wizard.i18n import Msg
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -206,11 +207,11 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 why.append(f"{len(e['bad'])} memory BAR(s) left unassigned by the firmware")
             if e["log_bar"]:
                 why.append("the kernel could not place its BARs this boot")
-            findings.append(Finding(fid, Verdict.FAIL, f"GPU {bus}: {'; '.join(why)}: Above 4G decoding is probably off",
+            findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {bus}: {why}: Above 4G decoding is probably off", bus=bus, why='; '.join(why)),
                                     subj, tuple((e["bad"] + e["log_bar"] + e["ev"])[:12]), REMEDY_4G, SRC_4G))
         elif e["rminit"]:
-            findings.append(Finding(fid, Verdict.WARN, f"GPU {bus}: RmInitAdapter failed this boot; BARs that the "
-                                    "firmware could not map are one cause (see health.gpu_init for the others)", subj,
+            findings.append(Finding(fid, Verdict.WARN, Msg("GPU {bus}: RmInitAdapter failed this boot; BARs that the firmware could not map are one "
+                                                           "cause (see health.gpu_init for the others)", bus=bus), subj,
                                     tuple((e["rminit"] + e["ev"])[:12]), REMEDY_4G, SRC_4G))
         elif e["bar1"] is not None:
             above = e["bar1"] > FOUR_GIB
@@ -264,8 +265,7 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
                                                    args.get("amd_iommu")):
             return [Finding("bios.iommu", Verdict.PASS,
-                            f"IOMMU {'passthrough' if args.get('iommu') == 'pt' else 'off'} on the "
-                            f"kernel command line ({arg_text}); sysfs not read", "host",
+                            Msg("IOMMU {a1} on the kernel command line ({arg_text}); sysfs not read", a1='passthrough' if args.get('iommu') == 'pt' else 'off', arg_text=arg_text), "host",
                             (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
         return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
     f = facts_of(out).parse("iommu", parse_iommu, on="files")
@@ -275,18 +275,18 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     translated = {x for x in f.types if x.upper().startswith("DMA")}
     if translated and not virt:
         return [Finding("bios.iommu", Verdict.WARN,
-                        f"IOMMU is translating DMA ({', '.join(sorted(translated))} domains; {arg_text})",
+                        Msg("IOMMU is translating DMA ({translated} domains; {arg_text})", translated=', '.join(sorted(translated)), arg_text=arg_text),
                         "host", ev,
                         "For a bare-metal training node add iommu=pt to the kernel command line (or "
                         "disable VT-d/AMD-Vi in the BIOS): IOMMU translation can break or slow GPU "
                         "peer-to-peer and GPUDirect RDMA. Keep it on only for VMs/passthrough.",
                         SRC_IOMMU)]
     if f.group_types and f.types <= {"identity"}:
-        msg = f"IOMMU in passthrough mode ({arg_text})"
+        msg = Msg("IOMMU in passthrough mode ({arg_text})", arg_text=arg_text)
     elif not f.units and not f.group_types:
-        msg = f"IOMMU off or not exposed ({arg_text})"
+        msg = Msg("IOMMU off or not exposed ({arg_text})", arg_text=arg_text)
     else:
-        msg = f"IOMMU present ({arg_text})"
+        msg = Msg("IOMMU present ({arg_text})", arg_text=arg_text)
     return [Finding("bios.iommu", Verdict.PASS, msg, "host", ev, "", SRC_IOMMU)]
 
 
@@ -311,7 +311,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         kind = "present" if f.present is not None else "possible"
         findings.append(Finding(
             "bios.cpu", Verdict.FAIL,
-            f"{len(off)} of {len(expected_cpus)} {kind} CPUs are offline ({desc})", "host", ev,
+            Msg("{n_off} of {n_expected_cpus} {kind} CPUs are offline ({desc})", n_off=len(off), n_expected_cpus=len(expected_cpus), kind=kind, desc=desc), "host", ev,
             "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
             "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
             SRC_CPU))
@@ -339,7 +339,7 @@ def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     desc = f"{count} NUMA node(s)" + (f", {count - cpu_nodes} without CPUs" if cpu_nodes != count else "")
     expected = plan.get("numa_nodes")
     if isinstance(expected, int) and expected > 0 and expected != count:
-        return [Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host",
+        return [Finding("bios.numa", Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host",
                         tuple(n.evidence),
                         "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that "
                         "every socket has memory in its channels.", SRC_CPU)]
@@ -465,17 +465,15 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                           port.lnksta.line) if x]
         who = f"GPU {gdev.bus_id} root port {port.bus_id}"
         if target is not None and cap is not None and target < cap:
-            findings.append(Finding(fid, Verdict.WARN, f"{who}: LnkCtl2 target speed {target:g} GT/s is below the "
-                                    f"{cap:g} GT/s both ends support: the slot's speed is capped in configuration "
-                                    "(BIOS PCIe link speed setting)", subj, tuple(ev),
+            findings.append(Finding(fid, Verdict.WARN, Msg("{who}: LnkCtl2 target speed {target:g} GT/s is below the {cap:g} GT/s both ends support: "
+                                                           "the slot's speed is capped in configuration (BIOS PCIe link speed setting)", who=who, target=target, cap=cap), subj, tuple(ev),
                                     "Set the slot's PCIe link speed to Auto (or its maximum generation) in the BIOS "
                                     "PCIe configuration menu, then reboot and re-check.", SRC_LINK))
         elif sta is not None and cap is not None and sta < cap:
             v = Verdict.FAIL if loaded else Verdict.WARN
             tail = ("under load" if loaded else "at idle or unknown load: GPUs lower the link speed when idle, re-check "
                     "under load (health stage)")
-            findings.append(Finding(fid, v, f"{who}: link at {fmt_link(sta, port.lnksta.width)}, below {cap:g} GT/s "
-                                    f"{tail}", subj, tuple(ev),
+            findings.append(Finding(fid, v, Msg("{who}: link at {fmt_link}, below {cap:g} GT/s {tail}", who=who, fmt_link=fmt_link(sta, port.lnksta.width), cap=cap, tail=tail), subj, tuple(ev),
                                     "Re-check while a GPU test runs (`sudo lspci -vv -s <port> | grep LnkSta`); if it "
                                     "stays low, set the slot speed to Auto in the BIOS and check risers and seating.",
                                     SRC_LINK))
@@ -576,8 +574,8 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             evs += [eo.source] + [f"{p}: <{e}>" for p, e in list(eo.file_errors.items())[:3]]
         return [Finding(fid, Verdict.UNKNOWN, "could not tell whether Secure Boot is on: mokutil gave no state and the "
                         "SecureBoot EFI variable was not readable", "host", tuple(evs[:8]),
-                        "Install mokutil and run `mokutil --sb-state` (or run bringup as root to read "
-                        f"{SECUREBOOT_EFIVAR}).", SRC_SB)]
+                        Msg("Install mokutil and run `mokutil --sb-state` (or run bringup as root to read "
+                            "{SECUREBOOT_EFIVAR}).", SECUREBOOT_EFIVAR=SECUREBOOT_EFIVAR), SRC_SB)]
     if state == "unsupported":
         return [Finding(fid, Verdict.SKIP, "Secure Boot not available on this system (mokutil: no EFI variables / no "
                         "Secure Boot support): DKMS-built NVIDIA modules load unsigned", "host", tuple(ev), "", SRC_SB)]
@@ -672,11 +670,11 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             + (f", {'/'.join(types)}" if types else "") + (f", {'/'.join(str(x) for x in speeds)} MT/s" if speeds else "")
             + f"; from {where}): " + "; ".join(per_socket))
     if not slots:
-        return [Finding(fid, Verdict.UNKNOWN, f"no memory device in the {where} data", "host", tuple(ev_all[:5]),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("no memory device in the {where} data", where=where), "host", tuple(ev_all[:5]),
                         "Run `sudo dmidecode -t 17` and check it lists the DIMM slots.", SRC_MEM)]
     if not pop and not unknown:
-        return [Finding(fid, Verdict.UNKNOWN, f"no slot reports a module ({len(slots)} slots read from {where}): the "
-                        "firmware's SMBIOS data does not describe the installed memory", "host", tuple(ev_all[:12]),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("no slot reports a module ({n_slots} slots read from {where}): the firmware's SMBIOS data "
+                                                  "does not describe the installed memory", n_slots=len(slots), where=where), "host", tuple(ev_all[:12]),
                         "Check the DIMM population in the BIOS or BMC.", SRC_MEM)]
     # empty channels, where the names tell the channel
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -692,15 +690,14 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if empty:
         names = ", ".join(f"{'socket ' + sk + ' ' if sk else ''}channel {ch}" for sk, ch in empty[:12])
         ev = [ln for (sk, ch) in empty for s in groups[(sk, ch)] for ln in s.device.evidence][:20]
-        return [Finding(fid, Verdict.WARN, f"{len(empty)} memory channel(s) have no DIMM: {names}. {desc}", "host",
+        return [Finding(fid, Verdict.WARN, Msg("{n_empty} memory channel(s) have no DIMM: {names}. {desc}", n_empty=len(empty), names=names, desc=desc), "host",
                         tuple(ev), "Populate every memory channel (one DIMM per channel, identical DIMMs) following "
                         "the board manual's population order: an empty channel cuts memory bandwidth and leaves the "
                         "memory unbalanced across channels.", SRC_MEM)]
     if unnamed_empty:
         ev = [ln for s in unnamed_empty[:6] for ln in s.device.evidence][:18]
-        return [Finding(fid, Verdict.UNKNOWN, f"{desc}; the slot names ({', '.join(s.device.locator for s in unnamed_empty[:6])}"
-                        f"{' ...' if len(unnamed_empty) > 6 else ''} empty) do not say which channel each slot is on, "
-                        "so bringup cannot tell whether a channel is empty", "host", tuple(ev),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("{desc}; the slot names ({a1}{a2} empty) do not say which channel each slot is on, so "
+                                                  "bringup cannot tell whether a channel is empty", desc=desc, a1=', '.join(s.device.locator for s in unnamed_empty[:6]), a2=' ...' if len(unnamed_empty) > 6 else ''), "host", tuple(ev),
                         "Check the board manual's DIMM population table: every memory channel should hold one DIMM "
                         "(fill every channel before adding a second DIMM per channel).", SRC_MEM)]
     note = ""

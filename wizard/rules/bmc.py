@@ -29,6 +29,7 @@ from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
+from wizard.i18n import Msg
 
 SEL_PROBE = "ipmitool_sel"
 SDR_PROBE = "ipmitool_sdr"
@@ -140,13 +141,13 @@ def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> F
     case, reason, how = prob
     has, words, ev = declared(outputs)
     if case != "lan" and has in ("no", "vm"):
-        return Finding("health.bmc", Verdict.SKIP, f"no BMC to read: {words}; ipmitool says: {reason}", "BMC",
+        return Finding("health.bmc", Verdict.SKIP, Msg("no BMC to read: {words}; ipmitool says: {reason}", words=words, reason=reason), "BMC",
                        tuple(out.evidence_error()) + ev, "", f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
     if case == "lan" or has == "yes":
         msg = f"the BMC could not be read: {reason}" + (f"; {words}, so its event log and sensors go unseen"
                                                         if has == "yes" else "")
     else:
-        msg = (f"the BMC could not be read: {reason}; whether this machine has one is not known: {words}")
+        msg = (Msg("the BMC could not be read: {reason}; whether this machine has one is not known: {words}", reason=reason, words=words))
         how += (" If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints "
                 "nothing there.")
     return Finding("health.bmc", Verdict.UNKNOWN, msg, "BMC", tuple(out.evidence_error()) + ev, how,
@@ -156,14 +157,14 @@ def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> F
 def _not_read(fid: str, out: ProbeOutput | None, what: str) -> Finding:
     """unknown: the probe ran but gave nothing readable (a timeout, an IPMI error)."""
     if out is None:
-        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: probe not collected", "BMC",
+        return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: probe not collected", what=what), "BMC",
                        ("(no probe output: it was not collected)",), "Run the check again.", SRC_IPMITOOL)
     if "timed out" in (out.error or "") or "did not finish" in (out.error or ""):
-        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: the BMC did not answer in time ({out.error})",
+        return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: the BMC did not answer in time ({error})", what=what, error=out.error),
                        "BMC", tuple(out.evidence_error()),
                        "Run `ipmitool mc info` by hand: a BMC that does not answer needs a reset from its web "
                        "interface or `ipmitool mc reset cold` (the host keeps running).", SRC_IPMITOOL)
-    return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'ipmitool printed nothing readable'}",
+    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=out.error or 'ipmitool printed nothing readable'),
                    "BMC", tuple(out.evidence_error()) + cap(out.text.splitlines(), 5),
                    "Run the command by hand as root and read its error.", SRC_IPMITOOL)
 
@@ -308,7 +309,7 @@ def judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str = "$ ipmitool
     try:
         return _judge_sel(facts, exp, source)
     except Exception as exc:  # noqa: BLE001 - a bug must not hide the others' findings
-        return [Finding("health.bmc_sel", Verdict.UNKNOWN, f"could not judge the BMC event log: {exc!r}", "BMC",
+        return [Finding("health.bmc_sel", Verdict.UNKNOWN, Msg("could not judge the BMC event log: {exc!r}", exc=exc), "BMC",
                         (source,), "This is a bringup bug: please report it with the input.", SRC_SEL)]
 
 
@@ -358,9 +359,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         when_words = ("logged before the BMC had the time (Pre-Init), so when is unknown" if timeless else
                       f"last {last.date} {last.time}" + ("" if start is not None else
                                                          "; no build start to compare with, so every record counts"))
-        msg = (f"{_what(last)}: {last.event or '(event not decoded)'} asserted"
-               f"{'' if len(recs) == 1 else f' {len(recs)} times'} and not deasserted since ({when_words}); "
-               f"IPMI: {why}")
+        msg: str = (Msg("{what}: {a1} asserted{a2} and not deasserted since ({when_words}); IPMI: {why}", what=_what(last), a1=last.event or '(event not decoded)', a2='' if len(recs) == 1 else f' {len(recs)} times', when_words=when_words, why=why))
         out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
                            _REMEDY.get(concern, _REMEDY["undecoded"]) + _ACK_HINT, SRC_SEL,
                            key=",".join(dict.fromkeys(record_key(r) for r in recs))))
@@ -381,9 +380,8 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                        + ("" if start is None else "; a fault among them counts as since the build started") + ")")
     garbage = [ln for ln in facts.unread if ln.strip()]
     if garbage:
-        out.append(Finding("health.bmc_sel", Verdict.UNKNOWN, f"{plural(len(garbage), 'line')} of the BMC event log "
-                           f"could not be read as records (first: {garbage[0].strip()[:80]!r}): a fault recorded there "
-                           "is not judged", "BMC", cap([source] + garbage, 6),
+        out.append(Finding("health.bmc_sel", Verdict.UNKNOWN, Msg("{plural} of the BMC event log could not be read as records (first: {a1!r}): a fault "
+                                                                  "recorded there is not judged", plural=plural(len(garbage), 'line'), a1=garbage[0].strip()[:80]), "BMC", cap([source] + garbage, 6),
                            "Run `ipmitool sel elist` as root and read those lines; `ipmitool sel get ID` decodes one "
                            "record.", SRC_SEL))
     read = f"{plural(len(facts.records), 'record')} read"
@@ -493,8 +491,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
                 dict.fromkeys(s for _, _, s in bad)) + f" (IPMI Power Supply sensor: {bad[0][1]})",
                 f"BMC {r.name}", (source, r.line), _REMEDY["power supply"], SRC_SDR))
         elif st is not None:
-            out.append(Finding("health.bmc_psu", st, f"{_psu_name(r)}: status {r.status} "
-                               f"({_STATUS_WORDS.get(r.status, r.status)})", f"BMC {r.name}", (source, r.line),
+            out.append(Finding("health.bmc_psu", st, Msg("{psu_name}: status {status} ({get})", psu_name=_psu_name(r), status=r.status, get=_STATUS_WORDS.get(r.status, r.status)), f"BMC {r.name}", (source, r.line),
                                _REMEDY["power supply"], SRC_SDR))
     red_ev: list[str] = []
     red_words: list[str] = []
@@ -505,8 +502,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
         red_ev.append(r.line)
         red_words.append(f"{r.name}: {rv[1]}")
         if rv[0] is not Verdict.PASS:
-            out.append(Finding("health.bmc_psu", rv[0], f"power redundancy {r.name}: {rv[1]} (IPMI redundancy "
-                               "event type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+            out.append(Finding("health.bmc_psu", rv[0], Msg("power redundancy {name}: {a1} (IPMI redundancy event type 0Bh)", name=r.name, a1=rv[1]), f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
     if out:
         return out
     if psus and not discrete and not red_words:
@@ -602,8 +598,8 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
     odd = {id(r): why for r in readings if (why := _implausible(r, _is_fan(r)))}
     for r in readings:
         if id(r) in odd:
-            out.append(Finding("health.bmc_sensors", Verdict.WARN, f"sensor {r.name}: {odd[id(r)]}: a sensor or BMC "
-                               f"fault, not a reading, whatever status the BMC gives it ({r.status or 'none'})",
+            out.append(Finding("health.bmc_sensors", Verdict.WARN, Msg("sensor {name}: {a1}: a sensor or BMC fault, not a reading, whatever status the BMC gives "
+                                                                       "it ({a2})", name=r.name, a1=odd[id(r)], a2=r.status or 'none'),
                                f"BMC {r.name}", (source, r.line),
                                "Read the sensor again (`ipmitool sdr get NAME`); if it stays impossible, reset the BMC "
                                "(`ipmitool mc reset cold`, the host keeps running) and update its firmware; meanwhile "
@@ -633,16 +629,14 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
     for r in fans:
         rv = _redundancy(r.states)
         if rv is not None and rv[0] is not Verdict.PASS:
-            out.append(Finding("health.bmc_sensors", rv[0], f"fan redundancy {r.name}: {rv[1]} (IPMI redundancy event "
-                               "type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+            out.append(Finding("health.bmc_sensors", rv[0], Msg("fan redundancy {name}: {a1} (IPMI redundancy event type 0Bh)", name=r.name, a1=rv[1]), f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
     for r in readings:
         if r in fans:
             continue
         if any("redundan" in s.lower() for s in r.states) and re.search(r"fan|cool", r.name, re.I):
             rv = _redundancy(r.states)
             if rv is not None and rv[0] is not Verdict.PASS:
-                out.append(Finding("health.bmc_sensors", rv[0], f"fan redundancy {r.name}: {rv[1]} (IPMI redundancy "
-                                   "event type 0Bh)", f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
+                out.append(Finding("health.bmc_sensors", rv[0], Msg("fan redundancy {name}: {a1} (IPMI redundancy event type 0Bh)", name=r.name, a1=rv[1]), f"BMC {r.name}", (source, r.line), _REMEDY["redundancy"], SRC_SDR))
     for r in readings:
         bad = [(v, st) for st in r.states for rx, v in _DISCRETE_FAULTS if re.search(rx, st.lower())]
         if bad and not (r.entity_id == 10 or _PSU_NAME.search(r.name)):

@@ -6,6 +6,7 @@ from typing import Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.probes import ProbeOutput
+from wizard.i18n import Msg
 
 Outputs = Mapping[str, ProbeOutput]
 
@@ -14,9 +15,9 @@ def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
             remedy: str = "", source: str = "") -> Finding:
     """An ``unknown`` finding for a probe that could not be collected, with its error as evidence."""
     if out is None:
-        return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: probe not collected",
+        return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: probe not collected", what=what),
                        subject, ("(no probe output: it was not collected)",), remedy, source)
-    return Finding(fid, Verdict.UNKNOWN, f"could not tell {what}: {out.error or 'no output'}",
+    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=out.error or 'no output'),
                    subject, tuple(out.evidence_error()), remedy, source)
 
 
@@ -36,7 +37,7 @@ def garbled(fid: str, out: ProbeOutput, what: str, lines: list[str], subject: st
     ev = [out.source] + [ln for ln in lines[:20]]
     if len(lines) > 20:
         ev.append(f"... {len(lines) - 20} more unreadable lines")
-    return Finding(fid, Verdict.UNKNOWN, f"could not read {what}: unexpected output", subject,
+    return Finding(fid, Verdict.UNKNOWN, Msg("could not read {what}: unexpected output", what=what), subject,
                    tuple(ev), "Run the command by hand and check its output; attach it to a bug report "
                    "if it looks normal.", source)
 

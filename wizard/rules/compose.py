@@ -13,6 +13,7 @@ from wizard.model import Finding, Verdict
 from wizard.rules import driver_install as ds
 from wizard.rules import nvlink, pcie, smi
 from wizard.rules.identity import dmi_identity, gpu_serials
+from wizard.i18n import Msg
 
 Check = Callable[[Mapping[str, Any], Mapping[str, Any]], "list[Finding]"]
 
@@ -25,7 +26,7 @@ def only(check: Check, *ids: str) -> Check:
         found = [f for f in check(outputs, plan) if f.id in ids]
         if found:
             return found
-        return [Finding(ids[0], Verdict.UNKNOWN, f"nothing reported for {ids[0]}", "host", (),
+        return [Finding(ids[0], Verdict.UNKNOWN, Msg("nothing reported for {a1}", a1=ids[0]), "host", (),
                         "Run the check again; if it stays empty, attach a capture bundle to a bug report.", "")]
 
     wrapped.__name__ = f"only_{check.__name__}"
@@ -45,8 +46,7 @@ def needs_gpu(check: Check) -> Check:
         if not _no_gpu(outputs):
             return found
         return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="",
-                                    message=f"skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci); "
-                                            f"observed: {f.message}") for f in found]
+                                    message=Msg("skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: {message}", message=f.message)) for f in found]
 
     wrapped.__name__ = f"needs_gpu_{check.__name__}"
     wrapped.__doc__ = f"{check.__doc__ or check.__name__} Skipped when no NVIDIA GPU is on the PCI bus."

@@ -22,6 +22,7 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.container import ContainerCli, parse_container_cli
 from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
+from wizard.i18n import Msg
 
 DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest"
 SRC_TROUBLE = f"NVIDIA Container Toolkit, Troubleshooting ({DOCS}/troubleshooting.html)"
@@ -97,7 +98,7 @@ def _errors(r: ContainerCli) -> list[Finding]:
                                 "Read the error; run `nvidia-container-cli -k -d /dev/tty info` on the host for detail "
                                 "and compare with the toolkit's troubleshooting guide.")
         out.append(Finding("driver.container_toolkit", Verdict.FAIL,
-                           f"the container could not get its GPUs: {what}", "host", (line,), fix, SRC_TROUBLE))
+                           Msg("the container could not get its GPUs: {what}", what=what), "host", (line,), fix, SRC_TROUBLE))
     seen: set[str] = set()
     unique = []
     for f in out:  # one finding per distinct cause (the same error is often printed twice: docker and the hook)

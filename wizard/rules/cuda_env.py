@@ -34,6 +34,7 @@ from wizard.parsers.cuda import cuda_error_lookup, version_tuple
 from wizard.parsers.cuda_env import MAX_LINES, CudaEnvReport, EnvGpu, parse_cuda_env
 from wizard.rules.driver_chain import FAIL_CLASSES, judge_chain
 from wizard.rules.toolwords import chain_words
+from wizard.i18n import Msg
 
 FID = "driver.cuda_env"
 
@@ -112,13 +113,12 @@ def _errors(r: CudaEnvReport, who: str) -> list[Finding]:
             info = cuda_error_lookup(None, line.split(":", 1)[-1])
         if info is not None:
             verdict = Verdict.FAIL if info.klass in FAIL_CLASSES else Verdict.WARN
-            msg = (f"{who} could not read a CUDA version because CUDA failed: {info.name} "
-                   f"(\"{info.message.split('|')[0]}\"): {info.meaning}")
+            msg = (Msg('{who} could not read a CUDA version because CUDA failed: {name} ("{a1}"): {meaning}', who=who, name=info.name, a1=info.message.split('|')[0], meaning=info.meaning))
             remedy = info.action[:1].upper() + info.action[1:] + "."
             src = info.source
         else:
             verdict = Verdict.FAIL
-            msg = f"{who} could not read a CUDA version because a CUDA call failed: {line}"
+            msg = Msg("{who} could not read a CUDA version because a CUDA call failed: {line}", who=who, line=line)
             remedy = NO_GPU_REMEDY
             src = SRC_CUDA_ERR
         out.append(Finding(FID, verdict, msg, "host", tuple(r.errors[:5]), remedy, f"{src}; {SRC_REPORTS}"))
@@ -146,7 +146,7 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
         remedy = "" if verdict is Verdict.PASS else (
             f"Upgrade the NVIDIA driver to a branch that supports CUDA {runtime}, or install a {r.tool or 'library'} "
             "build for a CUDA the driver supports.")
-        return Finding(FID, verdict, f"{who} runs the CUDA {runtime} {what}: {why}{local}{no_dev}", "host", ev,
+        return Finding(FID, verdict, Msg("{who} runs the CUDA {runtime} {what}: {why}{local}{no_dev}", who=who, runtime=runtime, what=what, why=why, local=local, no_dev=no_dev), "host", ev,
                        remedy, f"{src}; {SRC_COMPAT}")
     want, have = version_tuple(runtime), version_tuple(r.driver_cuda)
     if len(want) < 2 or len(have) < 2:
@@ -157,19 +157,18 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
                + (f" (>= {need[0]}, NVIDIA's toolkit/driver table)" if need else "")
                + f", or install a {r.tool or 'library'} build for CUDA {r.driver_cuda} or older.")
     if have >= want:
-        return Finding(FID, Verdict.PASS, f"{head}: the driver is new enough for that runtime{local}"
-                       f"{no_dev}", "host", ev, "", SRC_COMPAT)
+        return Finding(FID, Verdict.PASS, Msg("{head}: the driver is new enough for that runtime{local}{no_dev}", head=head, local=local, no_dev=no_dev), "host", ev, "", SRC_COMPAT)
     if have[0] < want[0]:
-        return Finding(FID, Verdict.FAIL, f"{head}: the driver's CUDA major ({have[0]}) is older than the runtime's "
-                       f"({want[0]}), so the CUDA runtime cannot start on it (cudaErrorInsufficientDriver){local}",
+        return Finding(FID, Verdict.FAIL, Msg("{head}: the driver's CUDA major ({a1}) is older than the runtime's ({a2}), so the CUDA "
+                                              "runtime cannot start on it (cudaErrorInsufficientDriver){local}", head=head, a1=have[0], a2=want[0], local=local),
                        "host", ev, upgrade, SRC_COMPAT)
     if want[0] < 11:
-        return Finding(FID, Verdict.FAIL, f"{head}: the driver is older than the runtime and before CUDA 11 there is no "
-                       f"minor-version compatibility, so the runtime cannot start on it (cudaErrorInsufficientDriver)"
-                       f"{local}", "host", ev, upgrade, SRC_COMPAT)
-    return Finding(FID, Verdict.WARN, f"{head}: the driver is older than the runtime (same major {want[0]}): CUDA "
-                   f"minor-version compatibility lets basic work run, but PTX JIT compilation and APIs newer than CUDA "
-                   f"{r.driver_cuda} fail (cudaErrorUnsupportedPtxVersion, cudaErrorCallRequiresNewerDriver){local}",
+        return Finding(FID, Verdict.FAIL, Msg("{head}: the driver is older than the runtime and before CUDA 11 there is no minor-version "
+                                              "compatibility, so the runtime cannot start on it (cudaErrorInsufficientDriver){local}", head=head, local=local), "host", ev, upgrade, SRC_COMPAT)
+    return Finding(FID, Verdict.WARN, Msg("{head}: the driver is older than the runtime (same major {a1}): CUDA minor-version "
+                                          "compatibility lets basic work run, but PTX JIT compilation and APIs newer than CUDA "
+                                          "{driver_cuda} fail (cudaErrorUnsupportedPtxVersion, "
+                                          "cudaErrorCallRequiresNewerDriver){local}", head=head, a1=want[0], driver_cuda=r.driver_cuda, local=local),
                    "host", ev, upgrade, SRC_COMPAT)
 
 
@@ -178,10 +177,9 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
     dev_lines = tuple(g.line for g in r.gpus if g.line)
     ev = tuple(dict.fromkeys(ev_keys + dev_lines))[:10]
     if r.cuda_available is False:
-        return Finding(FID, Verdict.FAIL, f"{who} reports CUDA not available ({r.evidence.get('cuda_available', '')}): "
-                       "the library cannot use any GPU", "host", ev, NO_GPU_REMEDY, SRC_REPORTS)
+        return Finding(FID, Verdict.FAIL, Msg("{who} reports CUDA not available ({get}): the library cannot use any GPU", who=who, get=r.evidence.get('cuda_available', '')), "host", ev, NO_GPU_REMEDY, SRC_REPORTS)
     if r.devices_found == 0 or (r.listed == 0 and not r.gpus):
-        return Finding(FID, Verdict.FAIL, f"{who} finds no CUDA device", "host", ev, NO_GPU_REMEDY, SRC_REPORTS)
+        return Finding(FID, Verdict.FAIL, Msg("{who} finds no CUDA device", who=who), "host", ev, NO_GPU_REMEDY, SRC_REPORTS)
     bad = [g for g in r.gpus if g.supported is False]
     good = [g for g in r.gpus if g.supported is not False]
     n_ok = r.supported if r.supported is not None else (len(good) if r.gpus else None)
@@ -194,26 +192,25 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
                   "of the library that still supports them; a not-supported GPU is not faulty, it is below what this "
                   "build runs on.")
         if not n_ok:
-            return Finding(FID, Verdict.FAIL, f"{who} supports none of the GPUs it found ({which}){tally}: CUDA work "
-                           "cannot run on them with this library", "host", ev, remedy, SRC_REPORTS)
+            return Finding(FID, Verdict.FAIL, Msg("{who} supports none of the GPUs it found ({which}){tally}: CUDA work cannot run on them "
+                                                  "with this library", who=who, which=which, tally=tally), "host", ev, remedy, SRC_REPORTS)
         return Finding(FID, Verdict.WARN, f"{who} does not support every GPU it found ({which}){tally}; it sees "
                        + _gpus_text(good), "host", ev, remedy, SRC_REPORTS)
     if r.gpus:
         avail = "; CUDA available" if r.cuda_available else ""
-        return Finding(FID, Verdict.PASS, f"{who} sees {len(r.gpus)} GPU(s): {_gpus_text(r.gpus)}{tally}{avail}",
+        return Finding(FID, Verdict.PASS, Msg("{who} sees {n_gpus} GPU(s): {gpus_text}{tally}{avail}", who=who, n_gpus=len(r.gpus), gpus_text=_gpus_text(r.gpus), tally=tally, avail=avail),
                        "host", ev, "", SRC_REPORTS)
     if r.cuda_available:
-        return Finding(FID, Verdict.PASS, f"{who} reports CUDA available ({r.evidence.get('cuda_available', '')}); the "
-                       "report does not name the GPUs", "host", ev, "", SRC_REPORTS)
+        return Finding(FID, Verdict.PASS, Msg("{who} reports CUDA available ({get}); the report does not name the GPUs", who=who, get=r.evidence.get('cuda_available', '')), "host", ev, "", SRC_REPORTS)
     return None
 
 
 def _xformers_build(r: CudaEnvReport) -> Finding | None:
     if not (r.torch_version and r.build_torch_version) or r.torch_version == r.build_torch_version:
         return None
-    return Finding(FID, Verdict.WARN, f"xFormers was built for PyTorch {r.build_torch_version} but PyTorch "
-                   f"{r.torch_version} is installed: xFormers cannot load its C++/CUDA extensions (its memory-efficient "
-                   "attention kernels are unavailable)", "host",
+    return Finding(FID, Verdict.WARN, Msg("xFormers was built for PyTorch {build_torch_version} but PyTorch {torch_version} is "
+                                          "installed: xFormers cannot load its C++/CUDA extensions (its memory-efficient attention "
+                                          "kernels are unavailable)", build_torch_version=r.build_torch_version, torch_version=r.torch_version), "host",
                    tuple(r.evidence[k] for k in ("torch_version", "build_torch_version")),
                    "Install the xFormers wheel built for the installed PyTorch (pip installs the matching pair from the "
                    "same index), or the PyTorch it was built for.", SRC_XFORMERS_BUILD)
@@ -223,8 +220,7 @@ def judge_cuda_env(r: CudaEnvReport, text: str = "") -> list[Finding]:
     """``driver.cuda_env`` findings for one parsed report (``text``: the raw report, quoted when nothing is read)."""
     who = _who(r)
     if r.rocm:
-        return [Finding(FID, Verdict.UNKNOWN, f"{who} reports an AMD ROCm build ({r.evidence.get('rocm', '')}): bringup "
-                        "judges NVIDIA CUDA stacks", "host", (r.evidence.get("rocm", ""),),
+        return [Finding(FID, Verdict.UNKNOWN, Msg("{who} reports an AMD ROCm build ({get}): bringup judges NVIDIA CUDA stacks", who=who, get=r.evidence.get('rocm', '')), "host", (r.evidence.get("rocm", ""),),
                         "Judge a ROCm stack with AMD's tools (rocm-smi, rocminfo).", SRC_REPORTS)]
     findings = _errors(r, who)
     for f in (_versions(r, who), _devices(r, who), _xformers_build(r)):
@@ -233,7 +229,7 @@ def judge_cuda_env(r: CudaEnvReport, text: str = "") -> list[Finding]:
     if findings:
         return findings
     lines = tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:6]
-    return [Finding(FID, Verdict.UNKNOWN, f"{who}'s report lists no GPU and no driver version (nor CUDA's availability), "
-                    "so it shows neither that a GPU is visible nor that the driver runs the library's CUDA", "host", lines,
+    return [Finding(FID, Verdict.UNKNOWN, Msg("{who}'s report lists no GPU and no driver version (nor CUDA's availability), so it shows "
+                                              "neither that a GPU is visible nor that the driver runs the library's CUDA", who=who), "host", lines,
                     "Paste the whole report (CuPy lists 'Device N Name' lines when it sees a GPU; numba -s has a CUDA "
                     "Detect Output section), or give bringup `nvidia-smi`.", SRC_REPORTS)]

@@ -24,6 +24,7 @@ from wizard.parsers.cuda_samples import (
 )
 from wizard.rules.gpu_presence import ended_architecture
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
+from wizard.i18n import Msg
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
                "p2pBandwidthLatencyTest: 'Result = PASS' means the sample ran, the figures are not a performance "
@@ -107,7 +108,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
         what = dq.error_text or (info.message.split("|")[0] if info else "an error CUDA did not name")
         remedy = (info.action[:1].upper() + info.action[1:] + "." if info and info.action else
                   "Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.")
-        return [Finding(fid, Verdict.FAIL, f"deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", "host",
+        return [Finding(fid, Verdict.FAIL, Msg("deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", what=what, name=name, meaning=meaning), "host",
                         tuple(dq.error_lines + ([dq.result_line] if dq.result_line else [])), remedy,
                         f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
     if dq.no_device_line or dq.detected == 0:
@@ -192,13 +193,13 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     gen, lanes, how_known = link
     warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
     if gen is None:
-        return Finding(fid, Verdict.UNKNOWN, f"{what}: the paste does not show the PCIe link and bringup has no "
-                         f"datasheet row for {name or 'these GPUs'!r}: not judged", subj, ev,
+        return Finding(fid, Verdict.UNKNOWN, Msg("{what}: the paste does not show the PCIe link and bringup has no datasheet row for "
+                                                 "{a1!r}: not judged", what=what, a1=name or 'these GPUs'), subj, ev,
                          "Read the link (`nvidia-smi -q -d PCIE`: generation and width under load, or lspci -vv "
                          "LnkSta) and compare: about 12 GB/s on Gen3 x16, 24 on Gen4 x16, 52 on Gen5 x16.", SRC_BW)
     practical, how = pcie_practical_gb_s(gen, lanes if lanes else 16)
     if practical is None:
-        return Finding(fid, Verdict.UNKNOWN, f"{what}: {how} ({how_known}): not judged", subj, ev,
+        return Finding(fid, Verdict.UNKNOWN, Msg("{what}: {how} ({how_known}): not judged", what=what, how=how, how_known=how_known), subj, ev,
                          "Compare with the other GPUs of the node and with the link's generation and width.", SRC_BW)
     w_f, src, caveat = warn_f, SRC_BW, ""
     if direction == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
@@ -209,20 +210,20 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     copy = {"h2d": "host-to-device copy", "d2h": "device-to-host copy"}.get(direction, "host copy")
     wm = measure(gb_s, warn_at, "GB/s", "at_least", f"{copy} (warn floor, {w_f:.2g} x {how})")
     if gb_s >= warn_at:
-        return Finding(fid, Verdict.PASS, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", subj,
+        return Finding(fid, Verdict.PASS, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", what=what, pct=pct, how_known=how_known, warn_at=warn_at, caveat=caveat), subj,
                          ev, "", src, measured=wm)
     remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
               "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
               "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
               "figure several-fold.")
     if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
-        return Finding(fid, Verdict.WARN, f"{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link "
-                         "is narrower than x16, trained down, or the copy ran off the GPU's NUMA node", subj, ev,
+        return Finding(fid, Verdict.WARN, Msg("{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link is narrower than x16, "
+                                              "trained down, or the copy ran off the GPU's NUMA node", what=what, pct=pct, how_known=how_known, warn_at=warn_at), subj, ev,
                          remedy, src, measured=wm)
     verdict = Verdict.FAIL if gb_s < fail_at else Verdict.WARN
-    return Finding(fid, verdict, f"{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail "
-                      f"below {fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's "
-                      "NUMA node", subj, ev, remedy, src,
+    return Finding(fid, verdict, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail below "
+                                     "{fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's NUMA "
+                                     "node", what=what, pct=pct, how_known=how_known, warn_at=warn_at, w_f=w_f, fail_at=fail_at, fail_f=fail_f), subj, ev, remedy, src,
                    measured=wm if verdict is Verdict.WARN else
                    measure(gb_s, fail_at, "GB/s", "at_least", f"{copy} (fail floor, {fail_f:g} x {how})"))
 
@@ -270,7 +271,7 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
             ("pageable copies go through a staging buffer", any(m.memory != "pinned" for m in notes)),
             ("a device-to-device copy of a quick-mode size can sit in the L2 cache", any(m.direction == "d2d" for m in notes)),
             ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
-        out.append(Finding(fid, Verdict.SKIP, f"reported, not graded: {desc} ({why})", subj,
+        out.append(Finding(fid, Verdict.SKIP, Msg("reported, not graded: {desc} ({why})", desc=desc, why=why), subj,
                            tuple(m.line for m in notes[:4]), "", SRC_SAMPLES))
     if not graded:
         out.append(Finding(fid, Verdict.UNKNOWN, "bandwidthTest: no pinned host<->device figure of one GPU to judge",
@@ -355,9 +356,9 @@ def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, in
             bound = max(P2P_LATENCY_WARN_FACTOR * median, P2P_LATENCY_WARN_FLOOR_US)
             out.append(Finding(
                 fid, Verdict.WARN,
-                f"{what}: {len(far)} of {npairs} directed GPU pair(s) far above the median pair {median:.2f} us (warn above "
-                f"{P2P_LATENCY_WARN_FACTOR:g} x it and above {P2P_LATENCY_WARN_FLOOR_US:g} us): {named}; that path "
-                "takes a detour the others do not", _pair(a0, b0), ev,
+                Msg("{what}: {n_far} of {npairs} directed GPU pair(s) far above the median pair {median:.2f} "
+                    "us (warn above {P2P_LATENCY_WARN_FACTOR:g} x it and above {P2P_LATENCY_WARN_FLOOR_US:g} "
+                    "us): {named}; that path takes a detour the others do not", what=what, n_far=len(far), npairs=npairs, median=median, P2P_LATENCY_WARN_FACTOR=P2P_LATENCY_WARN_FACTOR, P2P_LATENCY_WARN_FLOOR_US=P2P_LATENCY_WARN_FLOOR_US, named=named), _pair(a0, b0), ev,
                 "Find what the slow pairs share (`nvidia-smi topo -m`: a SYS path across CPU sockets, a switch with "
                 "ACS on; `sudo lspci -vvv | grep ACSCtl`) and check that GPU's NVLink links (`nvidia-smi nvlink -s`), "
                 "then rerun.", SRC_P2P_LATENCY,
@@ -365,10 +366,9 @@ def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, in
             continue
         out.append(Finding(
             fid, Verdict.PASS,
-            f"{what}: {lo:.2f}-{hi:.2f} us on all {npairs} directed GPU pair(s) (median {median:.2f} us){diag_s}"
-            f"{off_s}: P2P writes "
-            f"land in microseconds on every pair, none above {P2P_LATENCY_WARN_FACTOR:g} x the median or in the "
-            "milliseconds", "host", ev, "", SRC_P2P_LATENCY,
+            Msg("{what}: {lo:.2f}-{hi:.2f} us on all {npairs} directed GPU pair(s) (median {median:.2f} "
+                "us){diag_s}{off_s}: P2P writes land in microseconds on every pair, none above "
+                "{P2P_LATENCY_WARN_FACTOR:g} x the median or in the milliseconds", what=what, lo=lo, hi=hi, npairs=npairs, median=median, diag_s=diag_s, off_s=off_s, P2P_LATENCY_WARN_FACTOR=P2P_LATENCY_WARN_FACTOR), "host", ev, "", SRC_P2P_LATENCY,
             measured=measure(hi, max(P2P_LATENCY_WARN_FACTOR * median, P2P_LATENCY_WARN_FLOOR_US), "us", "at_most",
                              "slowest P2P write pair")))
     return out
@@ -420,10 +420,9 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         blocked = [x for x in blocked if x not in mixed]
         desc_m = ", ".join(f"{a}-{b}" for a, b in mixed[:8]) + (" ..." if len(mixed) > 8 else "")
         out.append(Finding(fid, Verdict.WARN,
-                           f"P2P not available between GPUs of different models ({len(mixed)} pair(s): {desc_m}): this "
-                           f"box mixes {len(set(model.values()))} GPU models ({', '.join(sorted(set(model.values())))}); "
-                           "peer access is offered between GPUs of one model, so a job spanning models stages its "
-                           "GPU-to-GPU traffic through host memory", _pair(*mixed[0]),
+                           Msg("P2P not available between GPUs of different models ({n_mixed} pair(s): {desc_m}): this "
+                               "box mixes {n_set} GPU models ({set}); peer access is offered between GPUs of one model, "
+                               "so a job spanning models stages its GPU-to-GPU traffic through host memory", n_mixed=len(mixed), desc_m=desc_m, n_set=len(set(model.values())), set=', '.join(sorted(set(model.values())))), _pair(*mixed[0]),
                            tuple([p.access_lines[k] for k in p.access_lines if (min(k), max(k)) in mixed][:6]),
                            "Run multi-GPU training on GPUs of one model (CUDA_VISIBLE_DEVICES), or accept host-staged "
                            "copies between the models.",
@@ -459,8 +458,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         if not blocked and not mixed:
             ok_ev = tuple(conn.lines[:1 + len(gpus)]) if conn else tuple(list(p.access_lines.values())[:6])
             out.append(Finding(fid, Verdict.UNKNOWN if not conn and not p.access else Verdict.PASS,
-                               f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); no bandwidth "
-                               "matrix in this paste", "host", ok_ev, "", SRC_P2P_SAMPLE))
+                               Msg("P2P available between all {a1} GPU pair(s); no bandwidth matrix in this paste", a1=len(gpus) * (len(gpus) - 1) // 2), "host", ok_ev, "", SRC_P2P_SAMPLE))
         return out
     vals = {(a, b): v for a, row in on.values.items() for b, v in row.items() if a != b and (a, b) not in off_pairs
             and (b, a) not in off_pairs}
@@ -483,9 +481,8 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
     if below_off:
         desc = "; ".join(f"{a}->{b} {v:.1f} vs {w:.1f}" for (a, b), v, w in below_off[:6])
         (a0, b0) = below_off[0][0]
-        out.append(Finding(fid, Verdict.WARN, f"P2P copies are slower than copies staged through host memory on "
-                           f"{len(below_off)} of {len(vals)} pair(s) (GB/s enabled vs disabled: {desc}): the direct "
-                           "path is redirected or throttled", _pair(a0, b0), tuple(on.lines[:3] + (off.lines[:3] if off else [])),
+        out.append(Finding(fid, Verdict.WARN, Msg("P2P copies are slower than copies staged through host memory on {n_below_off} of {n_vals} "
+                                                  "pair(s) (GB/s enabled vs disabled: {desc}): the direct path is redirected or throttled", n_below_off=len(below_off), n_vals=len(vals), desc=desc), _pair(a0, b0), tuple(on.lines[:3] + (off.lines[:3] if off else [])),
                            "Check ACS on the PCIe switches and root ports (`lspci -vvv | grep ACSCtl`: ReqRedir+/"
                            "CmpltRedir+ send peer traffic through the root complex) and the IOMMU (iommu=pt or off on "
                            "bare metal); until then set NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL to avoid the slow path.",
@@ -493,17 +490,16 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
     if slow:
         desc = "; ".join(f"{a}->{b} {v:.1f} GB/s ({100 * v / median:.0f}%)" for (a, b), v in slow[:8])
         a0, b0 = slow[0][0]
-        out.append(Finding(fid, Verdict.WARN, f"slow P2P pair(s) against the median pair {median:.1f} GB/s ({kind}; warn "
-                           f"below {P2P_PAIR_FRACTION:g} x): {desc}", _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
+        out.append(Finding(fid, Verdict.WARN, Msg("slow P2P pair(s) against the median pair {median:.1f} GB/s ({kind}; warn below "
+                                                  "{P2P_PAIR_FRACTION:g} x): {desc}", median=median, kind=kind, P2P_PAIR_FRACTION=P2P_PAIR_FRACTION, desc=desc), _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
                            "Find the GPU the slow pairs share: check its NVLink links (`nvidia-smi nvlink -s`, `-e`) or "
                            "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE,
                            measured=pm))
     if not slow and not below_off and not blocked and not mixed:
         lo, hi = min(vals.values()), max(vals.values())
-        out.append(Finding(fid, Verdict.PASS, f"P2P available between all {len(gpus) * (len(gpus) - 1) // 2} GPU pair(s); "
-                           f"{kind} {lo:.1f}-{hi:.1f} GB/s, every pair within {P2P_PAIR_FRACTION:g} x of the median "
-                           f"{median:.1f} GB/s and not below the P2P-disabled path (a PCIe-only box at its PCIe rate is "
-                           "fine)", "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
+        out.append(Finding(fid, Verdict.PASS, Msg("P2P available between all {a1} GPU pair(s); {kind} {lo:.1f}-{hi:.1f} GB/s, every pair "
+                                                  "within {P2P_PAIR_FRACTION:g} x of the median {median:.1f} GB/s and not below the "
+                                                  "P2P-disabled path (a PCIe-only box at its PCIe rate is fine)", a1=len(gpus) * (len(gpus) - 1) // 2, kind=kind, lo=lo, hi=hi, P2P_PAIR_FRACTION=P2P_PAIR_FRACTION, median=median), "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
                            SRC_P2P_SAMPLE, measured=pm))
     return out + latency_faults
 
@@ -549,7 +545,7 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
     pattern = any("checking the pattern" in x or "memcmpPattern" in x for x in nb.error_lines)
     what = ("the copied data did not match the pattern written (data corruption on a GPU or the link)" if pattern
             else "nvbandwidth stopped on an error")
-    return [Finding(fid, Verdict.FAIL, f"nvbandwidth{' ' + tc if tc else ''}: {what}", "host", tuple(nb.error_lines[:4]),
+    return [Finding(fid, Verdict.FAIL, Msg("nvbandwidth{a1}: {what}", a1=' ' + tc if tc else '', what=what), "host", tuple(nb.error_lines[:4]),
                     "Rerun the testcase alone with a smaller buffer (`nvbandwidth -t TESTCASE -b 64`); then test GPU "
                     "pairs one by one, check `dmesg | grep -i -e NVRM -e Xid` and NVLink/ECC error counters "
                     "(`nvidia-smi nvlink -e`, `nvidia-smi -q -d ECC`), and run `dcgmi diag -r 3`.", SRC_NVBW)]
@@ -655,14 +651,12 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
         nm = measure(med, NVLINK_UNI_FRACTION * per_dir, "GB/s", "at_least",
                      f"{tc.name} median pair ({NVLINK_UNI_FRACTION:g} x {per_dir:g} GB/s per direction)")
         if med >= NVLINK_UNI_FRACTION * per_dir:
-            out.append(Finding("health.p2p", Verdict.PASS, f"{tc.name}: median pair {med:.1f} GB/s = "
-                               f"{100 * med / per_dir:.0f}% of {spec.name}'s {per_dir:g} GB/s per direction "
-                               f"(NVLink {total} GB/s total); warn below {NVLINK_UNI_FRACTION:g} x", "host",
+            out.append(Finding("health.p2p", Verdict.PASS, Msg("{name}: median pair {med:.1f} GB/s = {a1:.0f}% of {name2}'s {per_dir:g} GB/s per "
+                                                               "direction (NVLink {total} GB/s total); warn below {NVLINK_UNI_FRACTION:g} x", name=tc.name, med=med, a1=100 * med / per_dir, name2=spec.name, per_dir=per_dir, total=total, NVLINK_UNI_FRACTION=NVLINK_UNI_FRACTION), "host",
                                tuple(tc.lines[:3]), "", src, measured=nm))
         else:
-            out.append(Finding("health.p2p", Verdict.WARN, f"{tc.name}: median pair {med:.1f} GB/s is below "
-                               f"{NVLINK_UNI_FRACTION:g} x of {spec.name}'s {per_dir:g} GB/s per direction: GPU-to-GPU "
-                               "copies are not riding NVLink at full width", "host", tuple(tc.lines[:3]),
+            out.append(Finding("health.p2p", Verdict.WARN, Msg("{name}: median pair {med:.1f} GB/s is below {NVLINK_UNI_FRACTION:g} x of {name2}'s "
+                                                               "{per_dir:g} GB/s per direction: GPU-to-GPU copies are not riding NVLink at full width", name=tc.name, med=med, NVLINK_UNI_FRACTION=NVLINK_UNI_FRACTION, name2=spec.name, per_dir=per_dir), "host", tuple(tc.lines[:3]),
                                "Check `nvidia-smi nvlink -s` (every link up at full speed), `nvidia-smi topo -m` (NV# "
                                "between every pair) and that nvidia-fabricmanager runs at the driver's version.", src,
                                measured=nm))
@@ -709,20 +703,19 @@ def judge_cuda_sample_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     ev = tuple(ln for *_, ln in s.gpus)
     out: list[Finding] = []
     if s.errors:
-        out.append(Finding("gpu.cuda_sample", Verdict.FAIL, f"{name} failed on {gpus}: '{s.errors[0][:200]}'", "host",
+        out.append(Finding("gpu.cuda_sample", Verdict.FAIL, Msg("{name} failed on {gpus}: '{a1}'", name=name, gpus=gpus, a1=s.errors[0][:200]), "host",
                            ev + tuple(s.errors[:4]),
                            "Read the error: a CUDA error number names the cause (driver, memory, a kernel the build "
                            "lacks for this GPU); check `nvidia-smi` and `dmesg | grep -i -e nvrm -e xid`.", SRC_SAMPLES))
     elif s.waived:
-        out.append(Finding("gpu.cuda_sample", Verdict.SKIP, f"{name} was waived on {gpus} (this GPU or system lacks "
-                           "a feature it needs): it proves nothing here", "host", ev + (s.done,), "", SRC_SAMPLES))
+        out.append(Finding("gpu.cuda_sample", Verdict.SKIP, Msg("{name} was waived on {gpus} (this GPU or system lacks a feature it needs): it proves "
+                                                                "nothing here", name=name, gpus=gpus), "host", ev + (s.done,), "", SRC_SAMPLES))
     elif s.done:
-        out.append(Finding("gpu.cuda_sample", Verdict.PASS, f"{name} ran to its end on {gpus} with no CUDA error "
-                           "(its timings are not judged: the samples are not benchmarks)", "host", ev + (s.done,), "",
+        out.append(Finding("gpu.cuda_sample", Verdict.PASS, Msg("{name} ran to its end on {gpus} with no CUDA error (its timings are not judged: the "
+                                                                "samples are not benchmarks)", name=name, gpus=gpus), "host", ev + (s.done,), "",
                            SRC_SAMPLES))
     else:
-        out.append(Finding("gpu.cuda_sample", Verdict.UNKNOWN, f"{name} started on {gpus}, but the paste stops before "
-                           "its end", "host", ev or _nonempty(text),
+        out.append(Finding("gpu.cuda_sample", Verdict.UNKNOWN, Msg("{name} started on {gpus}, but the paste stops before its end", name=name, gpus=gpus), "host", ev or _nonempty(text),
                            "Paste the whole output, down to its Result / Done line.", SRC_SAMPLES))
     by_arch: dict[str, list[tuple[int, str, str, str]]] = {}
     for g in s.gpus:

@@ -33,6 +33,7 @@ from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
+from wizard.i18n import Msg
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
@@ -196,14 +197,14 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     fid = finding_id(d)
     meta_ev = tuple(d.metadata_lines[:3])
     if d.runtime_error:
-        return [Finding(fid, Verdict.UNKNOWN, f"DCGM diagnostics did not run: {d.runtime_error}", "host",
+        return [Finding(fid, Verdict.UNKNOWN, Msg("DCGM diagnostics did not run: {runtime_error}", runtime_error=d.runtime_error), "host",
                         (d.runtime_error,), "Fix the error DCGM names (hostengine running? GPUs idle?) and rerun.", SRC)]
     if not d.results:
         what = "only the metadata" if d.metadata else "no test results"
         if d.truncated:
             what = "a JSON document cut short (truncated) before its first test result"
         ev = meta_ev or tuple(text.splitlines()[:8])
-        return [Finding(fid, Verdict.UNKNOWN, f"this DCGM output holds {what}: no test result to judge", "host", ev,
+        return [Finding(fid, Verdict.UNKNOWN, Msg("this DCGM output holds {what}: no test result to judge", what=what), "host", ev,
                         "Give bringup the whole `dcgmi diag` output (or its -j JSON).", SRC)]
     findings: list[Finding] = []
     pcie_sku = _pcie_only(d, exp)
@@ -225,8 +226,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         subject = gpu_subject(g) if g is not None else "host"
         who = f"GPU {g}" if g is not None else "all GPUs"
         ev = tuple(dict.fromkeys(ln for r in [pm] + skipped for ln in r.lines[:6]))[:14]
-        msg = (f"{who}: this DCGM run does not count: the 'Persistence Mode' check failed (persistence mode is off), "
-               f"so DCGM skipped {', '.join(r.test for r in skipped)}")
+        msg: str = (Msg("{who}: this DCGM run does not count: the 'Persistence Mode' check failed (persistence "
+                   "mode is off), so DCGM skipped {a1}", who=who, a1=', '.join(r.test for r in skipped)))
         if ran:
             msg += "; only " + ", ".join(f"{r.test} ({st})" for r, st in ran) + " ran"
         findings.append(Finding(fid, Verdict.UNKNOWN, msg, subject, ev, PM_REMEDY, SRC_PM))
@@ -255,12 +256,11 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 passed.setdefault(g, []).append(r.test)
                 continue
             if st == "skip" and re.search(r"\beud\b", r.test, re.I):
-                findings.append(Finding(fid, Verdict.SKIP, f"{who}: the EUD test was skipped (expected when the "
-                                        "DCGM EUD package is not installed)", subject, ev, "", SRC))
+                findings.append(Finding(fid, Verdict.SKIP, Msg("{who}: the EUD test was skipped (expected when the DCGM EUD package is not installed)", who=who), subject, ev, "", SRC))
                 continue
             if pcie_sku and (NVLINK_DOWN.search(" ".join(ms)) or "nvlink" in r.test.lower()) and st != "pass":
-                findings.append(Finding(fid, Verdict.SKIP, f"{who}: DCGM's '{r.test}' result ({st}{tail}) is a known "
-                                        f"false alarm on a PCIe-only {pcie_sku}, which has no NVLink", subject, ev, "",
+                findings.append(Finding(fid, Verdict.SKIP, Msg("{who}: DCGM's '{test}' result ({st}{tail}) is a known false alarm on a PCIe-only "
+                                                               "{pcie_sku}, which has no NVLink", who=who, test=r.test, st=st, tail=tail, pcie_sku=pcie_sku), subject, ev, "",
                                         SRC))
                 continue
             if st == "skip":
@@ -271,24 +271,22 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     remedy = ("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix "
                               "that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then "
                               "rerun.")
-                findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM skipped '{r.test}'{tail}: a skipped test is "
-                                        "not a pass", subject, ev, remedy, SRC_802 if not_ready else SRC))
+                findings.append(Finding(fid, Verdict.WARN, Msg("{who}: DCGM skipped '{test}'{tail}: a skipped test is not a pass", who=who, test=r.test, tail=tail), subject, ev, remedy, SRC_802 if not_ready else SRC))
                 continue
             if st == "fail":
                 if not_ready and not PERSISTENCE_TEST.match(r.test.strip()):
                     findings.append(Finding(fid, Verdict.FAIL,
-                                            f"{who}: DCGM '{r.test}' could not run: CUDA did not initialise ('system "
-                                            "not yet initialized', CUDA error 802), not a measured failure of the "
-                                            f"test{tail}", subject, ev, _not_ready_remedy(d), SRC_802))
+                                            Msg("{who}: DCGM '{test}' could not run: CUDA did not initialise ('system not yet "
+                                                "initialized', CUDA error 802), not a measured failure of the test{tail}", who=who, test=r.test, tail=tail), subject, ev, _not_ready_remedy(d), SRC_802))
                     continue
                 if PERSISTENCE_TEST.match(r.test.strip()):
-                    findings.append(Finding(fid, Verdict.WARN, f"{who} failed DCGM '{r.test}'{tail}", subject, ev,
+                    findings.append(Finding(fid, Verdict.WARN, Msg("{who} failed DCGM '{test}'{tail}", who=who, test=r.test, tail=tail), subject, ev,
                                             PM_REMEDY, SRC_PM))
                     continue
                 if INTERNAL_ERROR.search(" ".join(ms)):
                     findings.append(Finding(fid, Verdict.UNKNOWN,
-                                            f"{who}: DCGM's '{r.test}' test did not complete: the diagnostic itself hit "
-                                            f"an internal error{tail}; that measures nothing about the GPU", subject, ev,
+                                            Msg("{who}: DCGM's '{test}' test did not complete: the diagnostic itself hit an internal "
+                                                "error{tail}; that measures nothing about the GPU", who=who, test=r.test, tail=tail), subject, ev,
                                             "Read the DCGM log (/var/log/nvidia-dcgm/nv-hostengine.log) and the kernel "
                                             "log for the cause, restart DCGM (`systemctl restart nvidia-dcgm` or "
                                             "nv-hostengine), make sure no other process holds the GPUs, then rerun "
@@ -299,9 +297,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 sevs = [int(m.group("sev")) for m in tags if m.group("sev")]
                 if err_cats and err_cats <= {INTERNAL_CATEGORY}:
                     findings.append(Finding(fid, Verdict.UNKNOWN,
-                                            f"{who}: DCGM's '{r.test}' failed with an error DCGM files as its own "
-                                            f"(category {INTERNAL_CATEGORY}, internal){tail}; that measures nothing "
-                                            "about the GPU", subject, ev,
+                                            Msg("{who}: DCGM's '{test}' failed with an error DCGM files as its own (category "
+                                                "{INTERNAL_CATEGORY}, internal){tail}; that measures nothing about the GPU", who=who, test=r.test, INTERNAL_CATEGORY=INTERNAL_CATEGORY, tail=tail), subject, ev,
                                             "Read the DCGM log (/var/log/nvidia-dcgm/nv-hostengine.log), restart DCGM "
                                             "(`systemctl restart nvidia-dcgm`), then rerun the diagnostic.",
                                             f"{SRC}; {SRC_ERRORS}"))
@@ -312,7 +309,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 sev = next((SEVERITY_WORDS[v] for v in (6, 2, 4, 5, 1) if v in sevs and v in SEVERITY_WORDS), "")
                 remedy = _remedy(r.test, ms, g)
                 if sev:
-                    remedy = f"{sev[0].upper()}{sev[1:]}. {remedy}"
+                    remedy = Msg("{upper}{a1}. {remedy}", upper=sev[0].upper(), a1=sev[1:], remedy=remedy)
                 findings.append(Finding(fid, Verdict.FAIL,
                                         f"{who} failed DCGM '{r.test}'{tail}" + (f" ({said})" if said else ""),
                                         subject, ev, remedy,
@@ -320,18 +317,18 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         f"{SRC}; {SRC_ERRORS}" if tags else SRC))
                 continue
             if st not in KNOWN_STATUSES:
-                findings.append(Finding(fid, Verdict.UNKNOWN, f"{who}: DCGM '{r.test}' has a status DCGM does not "
-                                        f"print ('{st}'){tail}: not read as pass, warn or fail", subject, ev,
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("{who}: DCGM '{test}' has a status DCGM does not print ('{st}'){tail}: not read as pass, "
+                                                                  "warn or fail", who=who, test=r.test, st=st, tail=tail), subject, ev,
                                         "Rerun the diagnostic and give bringup dcgmi's own output (Pass, Fail, Warn "
                                         "or Skip per test).", SRC))
                 continue
-            findings.append(Finding(fid, Verdict.WARN, f"{who}: DCGM '{r.test}' warned{tail}", subject, ev,
+            findings.append(Finding(fid, Verdict.WARN, Msg("{who}: DCGM '{test}' warned{tail}", who=who, test=r.test, tail=tail), subject, ev,
                                     _remedy(r.test, ms, g), SRC))
     findings += _missing_gpus(d, fid, gpus, exp)
     if d.truncated:
         last_test = d.results[-1].test
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"this DCGM JSON is cut short (truncated) after '{last_test}': the "
-                                "tests after it, and the rest of that one, are missing", "host",
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("this DCGM JSON is cut short (truncated) after '{last_test}': the tests after it, and the "
+                                                          "rest of that one, are missing", last_test=last_test), "host",
                                 tuple(ln for ln in text.splitlines() if ln.strip())[-1:],
                                 "Give bringup the whole `dcgmi diag -j` output.", SRC))
     bad = {f.subject for f in findings if f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)}
@@ -341,13 +338,12 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             continue
         who = f"GPU {g}" if g is not None else "all GPUs"
         ev = tuple(ln for r in d.results if r.test in tests for ln in r.lines[:2])[:12]
-        findings.append(Finding(fid, Verdict.PASS, f"{who} passed DCGM: {', '.join(dict.fromkeys(tests))}",
+        findings.append(Finding(fid, Verdict.PASS, Msg("{who} passed DCGM: {fromkeys}", who=who, fromkeys=', '.join(dict.fromkeys(tests))),
                                 subject, meta_ev + ev, "", SRC))
     empty = [c for c in d.categories if c != "Metadata" and not any(r.category == c for r in d.results)]
     # a closed table whose last section is empty is whole (a level-2 run prints the Stress header with no row)
     if d.source == "text" and empty and d.categories and d.categories[-1] in empty and not d.closed:
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"the output ends at the '{d.categories[-1]}' section header: the "
-                                "results after it are missing", "host",
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("the output ends at the '{a1}' section header: the results after it are missing", a1=d.categories[-1]), "host",
                                 tuple(ln for ln in text.splitlines() if d.categories[-1] in ln)[:2],
                                 "Give bringup the whole `dcgmi diag` output.", SRC))
     cats = {r.category.strip().lower() for r in d.results}
@@ -361,7 +357,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         findings.append(Finding(fid, Verdict.UNKNOWN, "could not read any DCGM test result", "host",
                                 tuple(text.splitlines()[:8]), "Give bringup the whole `dcgmi diag` output.", SRC))
     if d.excerpt:
-        findings = [replace(f, message=f"{f.message} ({EXCERPT_NOTE})") for f in findings]
+        findings = [replace(f, message=Msg("{message} ({EXCERPT_NOTE})", message=f.message, EXCERPT_NOTE=EXCERPT_NOTE)) for f in findings]
     return findings
 
 
@@ -385,9 +381,8 @@ def _missing_gpus(d: DcgmDiag, fid: str, gpus: list[int], exp: Mapping[str, Any]
         return []
     named = [g for g in gpus if g is not None]
     if not named:
-        return [Finding(fid, Verdict.UNKNOWN, f"the plan has {want} GPU{'s' if want != 1 else ''}, and this DCGM run "
-                        "does not say which GPUs it tested (no per-GPU result, no device ids): whether every planned "
-                        "GPU was tested cannot be told", "host", tuple(d.metadata_lines[:3]),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("the plan has {want} GPU{a1}, and this DCGM run does not say which GPUs it tested (no "
+                                                  "per-GPU result, no device ids): whether every planned GPU was tested cannot be told", want=want, a1='s' if want != 1 else ''), "host", tuple(d.metadata_lines[:3]),
                         "Run the level on every GPU (`dcgmi diag -r N` without `-i`, or `-i 0,1,...`) and give bringup "
                         "its whole output (`-j` names each GPU).", SRC)]
     seen = set(named)
@@ -396,8 +391,8 @@ def _missing_gpus(d: DcgmDiag, fid: str, gpus: list[int], exp: Mapping[str, Any]
     missing = [g for g in range(want) if g not in seen] or []
     names = ", ".join(f"GPU {g}" for g in missing[:16]) + (" ..." if len(missing) > 16 else "")
     tested = ", ".join(str(g) for g in sorted(seen))
-    return [Finding(fid, Verdict.FAIL, f"DCGM tested {len(seen)} of the plan's {want} GPUs (GPU {tested}): no result "
-                    f"for {names or f'{want - len(seen)} GPU(s)'}; an untested GPU is not a passed one", "host",
+    return [Finding(fid, Verdict.FAIL, Msg("DCGM tested {n_seen} of the plan's {want} GPUs (GPU {tested}): no result for {a1}; an "
+                                           "untested GPU is not a passed one", n_seen=len(seen), want=want, tested=tested, a1=names or f'{want - len(seen)} GPU(s)'), "host",
                     tuple(d.metadata_lines[:3]),
                     "Check that every GPU is visible (`nvidia-smi -L`, `dcgmi discovery -l`, `lspci -d 10de:`): one "
                     "missing there failed to initialise (dmesg: NVRM/Xid) or is unseated; one that is visible was left "
@@ -462,8 +457,7 @@ def judge_health(h: Any, text: str) -> list[Finding]:
         who = gpu_subject(inc.gpu) if inc.gpu is not None else "node"
         verdict = Verdict.FAIL if inc.state == "failure" else Verdict.WARN
         msg = inc.message or "(no message)"
-        out.append(Finding(fid, verdict, f"DCGM health: {inc.system} system {inc.state} on "
-                           f"{'GPU ' + str(inc.gpu) if inc.gpu is not None else 'the node'}: {msg}", who,
+        out.append(Finding(fid, verdict, Msg("DCGM health: {system} system {state} on {a1}: {msg}", system=inc.system, state=inc.state, a1='GPU ' + str(inc.gpu) if inc.gpu is not None else 'the node', msg=msg), who,
                            tuple(ln for ln in h.lines if inc.system in ln or (inc.message and ln.strip('| ').strip()
                                                                               and ln.strip('| ').strip() in inc.message))[:6]
                            or (h.overall_line,),
@@ -559,13 +553,12 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     what = f"DCGM finds {found} GPU{'s' if found != 1 else ''}" + (f" ({model})" if model else "") + cut
     cm = count_measure(found, want, "GPUs DCGM finds (the plan's gpu_count)")
     if want is not None and cv is not Verdict.PASS:
-        out.append(Finding("health.gpu_count", cv, f"{what}; the plan expects {want}", "host", tuple(ev),
+        out.append(Finding("health.gpu_count", cv, Msg("{what}; the plan expects {want}", what=what, want=want), "host", tuple(ev),
                            "Compare with `lspci -d 10de:` and `nvidia-smi -L`: a GPU on the bus that DCGM does not "
                            "list failed to initialise (dmesg: NVRM/Xid); one missing from lspci too is unseated, "
                            "unpowered or disabled.", SRC_A1, measured=cm))
     elif want is None and model and _sxm_nvswitch_class(model) and found not in SXM_SLICES:
-        out.append(Finding("health.gpu_count", Verdict.WARN, f"{what}: an SXM node or VM has 1, 2, 4 or 8 of them, "
-                           f"so {found} suggests a GPU is missing", "host", tuple(ev),
+        out.append(Finding("health.gpu_count", Verdict.WARN, Msg("{what}: an SXM node or VM has 1, 2, 4 or 8 of them, so {found} suggests a GPU is missing", what=what, found=found), "host", tuple(ev),
                            "Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for "
                            "a GPU that failed to initialise, and set the plan's GPU count (`bringup plan "
                            "gpu_count=N`).", SRC_HGX_COUNT + "; " + SRC_A1))
@@ -591,16 +584,14 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "the dcgm-exporter pod); if nvidia-smi fails too, fix the driver first.", SRC_BLANK_NAME))
     if d.nvswitches is not None and model and _sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
         if d.nvswitches == 0:
-            out.append(Finding("health.nvlink", Verdict.WARN, f"DCGM lists 0 NVSwitches on a {found}-GPU {model} "
-                               "board: DCGM cannot see the NVSwitch fabric (its NvSwitch module or libnvidia-nscq is "
-                               "missing, or the fabric is down)", "host", (d.nvswitch_line, d.found_line),
+            out.append(Finding("health.nvlink", Verdict.WARN, Msg("DCGM lists 0 NVSwitches on a {found}-GPU {model} board: DCGM cannot see the NVSwitch "
+                                                                  "fabric (its NvSwitch module or libnvidia-nscq is missing, or the fabric is down)", found=found, model=model), "host", (d.nvswitch_line, d.found_line),
                                "Check the fabric from the GPUs: `nvidia-smi -q | grep -A3 Fabric` (State Completed, "
                                "Status Success), `systemctl status nvidia-fabricmanager`, `nvidia-smi topo -m` (NV# "
                                "between every pair); for DCGM's view install libnvidia-nscq of the driver's branch "
                                "and restart nvidia-dcgm.", SRC_NVSWITCH))
         else:
-            out.append(Finding("health.nvlink", Verdict.PASS, f"DCGM lists {d.nvswitches} NVSwitches on the "
-                               f"{found}-GPU {model} board", "host", (d.nvswitch_line,), "", SRC_NVSWITCH))
+            out.append(Finding("health.nvlink", Verdict.PASS, Msg("DCGM lists {nvswitches} NVSwitches on the {found}-GPU {model} board", nvswitches=d.nvswitches, found=found, model=model), "host", (d.nvswitch_line,), "", SRC_NVSWITCH))
     return out
 
 
@@ -649,7 +640,7 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         ev = tuple(d.errors[:3]) or ((d.header_line,) if d.header_line else ()) \
             or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
         why = f": {d.errors[0]}" if d.errors else ""
-        return [Finding("health.dcgm_dmon", Verdict.UNKNOWN, f"dcgmi dmon printed no samples{why}", "host", ev,
+        return [Finding("health.dcgm_dmon", Verdict.UNKNOWN, Msg("dcgmi dmon printed no samples{why}", why=why), "host", ev,
                         "'-6: Feature not supported' means one of the fields is not available on this GPU (profiling "
                         "fields such as 1006 FP64A are not on every model): drop it (`dcgmi dmon -l` lists the fields) "
                         "and run again; '-33' means a DCGM module is not loaded.", SRC_DMON)]
@@ -667,12 +658,11 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 for code in codes:
                     verdict, meaning, remedy, source = _xid_verdict(code)
                     lines = [ln for v, ln in vals if v == code]
-                    out.append(Finding("health.xid", verdict, f"DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); "
-                                       "the field keeps the last Xid since DCGM started watching (the kernel log says "
-                                       "when)", subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
+                    out.append(Finding("health.xid", verdict, Msg("DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); the field keeps the last Xid "
+                                                                  "since DCGM started watching (the kernel log says when)", ent=ent, eid=eid, code=code, meaning=meaning), subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
                                        f"{source}; {SRC_DMON}", key=f"dcgm-xid:{ent}{eid}:{code}"))
             if clean:
-                out.append(Finding("health.xid", Verdict.PASS, f"DCGM reports no Xid on {', '.join(clean)} (XIDER 0)",
+                out.append(Finding("health.xid", Verdict.PASS, Msg("DCGM reports no Xid on {clean} (XIDER 0)", clean=', '.join(clean)),
                                    "host", (d.header_line,), "", SRC_DMON))
         elif _ECC_COL.match(col) or _REPLAY_COL.match(col):
             judged = True
@@ -685,19 +675,18 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             bad = {k: v for k, v in _per_entity(d, col).items() if max(x for x, _ in v) > 0}
             for (ent, eid), vals in bad.items():
                 top = max(vals, key=lambda t: t[0])
-                out.append(Finding(fid, Verdict.WARN, f"{ent} {eid}: {top[0]} {what}", gpu_subject(eid) if ent == "GPU"
+                out.append(Finding(fid, Verdict.WARN, Msg("{ent} {eid}: {a1} {what}", ent=ent, eid=eid, a1=top[0], what=what), gpu_subject(eid) if ent == "GPU"
                                    else f"{ent} {eid}", (d.header_line, top[1]),
                                    "Read the GPU's counters in full (`nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE -i N`) "
                                    "and the kernel log (`dmesg | grep -e NVRM -e Xid -e AER`); sample again after a "
                                    "load to see whether the count grows.", SRC_DMON))
             if not bad and _per_entity(d, col):
-                out.append(Finding(fid, Verdict.PASS, f"no {what.split(' (')[0]} in any sample ({col} 0)", "host",
+                out.append(Finding(fid, Verdict.PASS, Msg("no {a1} in any sample ({col} 0)", a1=what.split(' (')[0], col=col), "host",
                                    (d.header_line,), "", SRC_DMON))
     if not judged:
         ents = sorted({f"{s.entity} {s.entity_id}" for s in d.samples})
-        out.append(Finding("health.dcgm_dmon", Verdict.SKIP, f"dcgmi dmon: {len(d.samples)} samples of {len(ents)} "
-                           f"entities, fields {' '.join(d.columns)}: readings, not error counters, so nothing here "
-                           "judges the GPUs' health", "host", (d.header_line,),
+        out.append(Finding("health.dcgm_dmon", Verdict.SKIP, Msg("dcgmi dmon: {n_samples} samples of {n_ents} entities, fields {columns}: readings, not "
+                                                                 "error counters, so nothing here judges the GPUs' health", n_samples=len(d.samples), n_ents=len(ents), columns=' '.join(d.columns)), "host", (d.header_line,),
                            "To judge health with dmon, watch the error fields: `dcgmi dmon -e 230,202,310,311 -c 5` "
                            "(Xid, PCIe replays, ECC).", SRC_DMON))
     return out
@@ -728,10 +717,10 @@ def _installed_check(level: int, out: Mapping[str, Any]) -> list[Finding]:
                                "`command -v dcgmi`, by hand.", source=SRC_DCGM_INSTALL)]
     if pl.find(DCGM_PKG.pattern):
         return []
-    return [Finding(fid, Verdict.UNKNOWN, f"DCGM is not installed: level {level} has not run", "host",
+    return [Finding(fid, Verdict.UNKNOWN, Msg("DCGM is not installed: level {level} has not run", level=level), "host",
                     tuple(x for x in (po.source if po else "",) if x),
-                    "Install DCGM with step driver.dcgm (press a on it, or `bringup run driver.dcgm`), then run this "
-                    f"step's action; without DCGM, bringup's own equivalents are {_EQUIVALENT[level]}.",
+                    Msg("Install DCGM with step driver.dcgm (press a on it, or `bringup run driver.dcgm`), then "
+                        "run this step's action; without DCGM, bringup's own equivalents are {a1}.", a1=_EQUIVALENT[level]),
                     SRC_DCGM_INSTALL)]
 
 

@@ -32,6 +32,7 @@ from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.rules.toolwords import chain_words
+from wizard.i18n import Msg
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
              "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
@@ -172,19 +173,19 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                         "current toolkit from NVIDIA's repository (its nvcc in /usr/local/cuda/bin); torch wheels "
                         "bring their own runtime and do not need it.", f"{SRC_ARCH_TOOLKIT}; {SRC_NVCC}")]
     if res is None:
-        return [Finding("driver.cuda_toolkit", Verdict.PASS, f"{head}: {_need_text(n.release)} to run what it "
-                        f"builds; {note}", "host", ev, "", f"{SRC_TABLE}; {SRC_NVCC}")]
+        return [Finding("driver.cuda_toolkit", Verdict.PASS, Msg("{head}: {need_text} to run what it builds; {note}", head=head, need_text=_need_text(n.release), note=note), "host", ev, "", f"{SRC_TABLE}; {SRC_NVCC}")]
     verdict, why, src = res
     remedy = ""
     if verdict is Verdict.FAIL:
-        remedy = (f"Code built by this toolkit will not run on this driver (cudaErrorInsufficientDriver). Upgrade "
-                  f"the driver ({_need_text(n.release)}), or use an older toolkit. Only needed if you build CUDA code.")
+        remedy = (Msg("Code built by this toolkit will not run on this driver (cudaErrorInsufficientDriver). "
+                      "Upgrade the driver ({need_text}), or use an older toolkit. Only needed if you build CUDA "
+                      "code.", need_text=_need_text(n.release)))
     elif verdict is Verdict.WARN:
         remedy = ("Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX "
                   "JIT error, upgrade the driver or build with an older toolkit.")
     elif verdict is Verdict.UNKNOWN:
         remedy = "Compare with NVIDIA's current CUDA toolkit/driver table."
-    return [Finding("driver.cuda_toolkit", verdict, f"{head}: {why}; {note}", "host", ev, remedy,
+    return [Finding("driver.cuda_toolkit", verdict, Msg("{head}: {why}; {note}", head=head, why=why, note=note), "host", ev, remedy,
                     f"{src}; {SRC_NVCC}")]
 
 
@@ -203,14 +204,14 @@ def toolkit_torch_mismatch(toolkit: str, torch_cuda: str, evidence: tuple[str, .
     if not tk or not tc or tk[0] == tc[0]:
         return None
     return Finding("driver.cuda_toolkit", Verdict.WARN,
-                   f"the CUDA toolkit (nvcc) is {cuda_major_minor(toolkit) or toolkit} but torch is built for CUDA "
-                   f"{torch_cuda}: CUDA extensions compiled at install or first use (DeepSpeed ops, flash-attn, apex) "
-                   "cannot be built with this nvcc, torch.utils.cpp_extension stops with 'The detected CUDA version "
-                   "mismatches the version that was used to compile PyTorch'; torch itself runs without nvcc",
+                   Msg("the CUDA toolkit (nvcc) is {a1} but torch is built for CUDA {torch_cuda}: CUDA extensions "
+                       "compiled at install or first use (DeepSpeed ops, flash-attn, apex) cannot be built with "
+                       "this nvcc, torch.utils.cpp_extension stops with 'The detected CUDA version mismatches the "
+                       "version that was used to compile PyTorch'; torch itself runs without nvcc", a1=cuda_major_minor(toolkit) or toolkit, torch_cuda=torch_cuda),
                    "host", evidence,
-                   f"Install a CUDA {tc[0]}.x toolkit next to the old one and put it first (export CUDA_HOME=/usr/local/"
-                   f"cuda-{tc[0]}.N; export PATH=$CUDA_HOME/bin:$PATH), or install the torch build for CUDA "
-                   f"{tk[0]}.x (a cu{tk[0]}x wheel) if the driver and GPUs allow it.", f"{SRC_EXT}; {SRC_NVCC}")
+                   Msg("Install a CUDA {a1}.x toolkit next to the old one and put it first (export "
+                       "CUDA_HOME=/usr/local/cuda-{a1}.N; export PATH=$CUDA_HOME/bin:$PATH), or install the torch "
+                       "build for CUDA {a2}.x (a cu{a2}x wheel) if the driver and GPUs allow it.", a1=tc[0], a2=tk[0]), f"{SRC_EXT}; {SRC_NVCC}")
 
 
 def toolkit_and_torch(nvcc_text: str, torch_texts: list[str]) -> Finding | None:
@@ -247,9 +248,9 @@ def several_toolkits(outputs: list[tuple[str, str]]) -> Finding | None:
         return None
     which = ", ".join(f"{r} ({w})" for r, w in sorted(seen.items(), key=lambda kv: version_tuple(kv[0])))
     return Finding("driver.cuda_toolkit", Verdict.WARN,
-                   f"{len(seen)} CUDA toolkits are installed: {which}; the nvcc first on PATH (and CUDA_HOME, which "
-                   "torch.utils.cpp_extension reads) decides which one builds CUDA extensions, so a build can silently "
-                   "use the older one", "host", tuple(dict.fromkeys(seen.values())) + tuple(seen),
+                   Msg("{n_seen} CUDA toolkits are installed: {which}; the nvcc first on PATH (and CUDA_HOME, "
+                       "which torch.utils.cpp_extension reads) decides which one builds CUDA extensions, so a "
+                       "build can silently use the older one", n_seen=len(seen), which=which), "host", tuple(dict.fromkeys(seen.values())) + tuple(seen),
                    "Keep one toolkit on PATH for builds: put the wanted one first (export PATH=/usr/local/cuda-X.Y/bin:"
                    "$PATH; export CUDA_HOME=/usr/local/cuda-X.Y) or remove the other (the distribution's nvidia-cuda-"
                    "toolkit package installs /usr/bin/nvcc); check with `which -a nvcc`.",
@@ -302,8 +303,8 @@ def _ecc_finding(t: TorchCuda) -> Finding:
     e = t.error("ecc")
     assert e is not None
     return Finding("health.ecc", Verdict.FAIL,
-                   f"{gpu_subject()} reported an uncorrectable ECC error to CUDA: a hardware memory error, "
-                   "not a driver/CUDA version problem", gpu_subject(), (e.line,),
+                   Msg("{gpu_subject} reported an uncorrectable ECC error to CUDA: a hardware memory error, not a "
+                       "driver/CUDA version problem", gpu_subject=gpu_subject()), gpu_subject(), (e.line,),
                    "Drain the node. Find the GPU: `nvidia-smi -q -d ECC,ROW_REMAPPER` (volatile uncorrectable "
                    "counts, pending remaps) and `journalctl -k | grep -i xid` (Xid 48, 94, 95). Reset the GPU or "
                    "reboot to clear it and apply pending row remaps, then re-run the health checks; RMA the GPU if "
@@ -337,7 +338,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         e = t.error("torch_missing")
         assert e is not None
         findings.append(Finding("driver.torch_cuda", Verdict.SKIP,
-                                f"this python3 has no torch ({e.line.strip()}): nothing to check here", "host",
+                                Msg("this python3 has no torch ({strip}): nothing to check here", strip=e.line.strip()), "host",
                                 tuple([source, e.line]),
                                 "Run the same check with the training environment's python (its venv or "
                                 "container) once torch is installed there.", SRC_TORCH))
@@ -401,7 +402,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if bad:
         e = bad[0]
         assert e.info is not None
-        findings.append(Finding("driver.torch_cuda", Verdict.FAIL, f"{who}: {_coded_text(e)}", "host",
+        findings.append(Finding("driver.torch_cuda", Verdict.FAIL, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)), "host",
                                 tuple(dict.fromkeys([x.line for x in bad[:4]] + list(ev)))[:8],
                                 _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
         return findings
@@ -418,8 +419,8 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         e = coded[0]
         assert e.info is not None
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL,
-                                f"{who}: torch.cuda.is_available() is False: CUDA could not start on this machine "
-                                f"({_coded_text(e)})", "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
+                                Msg("{who}: torch.cuda.is_available() is False: CUDA could not start on this machine "
+                                    "({coded_text})", who=who, coded_text=_coded_text(e)), "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
                                 _first_upper(e.info.action) + "; then check that `nvidia-smi` works in the same "
                                 "environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other "
                                 "process holds the GPUs.", f"{e.info.source}; {SRC_TORCH}"))
@@ -429,7 +430,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         if e.kind == "oom":
             findings.append(_oom_finding(e, who))
         else:
-            findings.append(Finding("driver.torch_cuda", Verdict.WARN, f"{who}: {_coded_text(e)}", "host", (e.line,),
+            findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)), "host", (e.line,),
                                     _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
     if coded:
         return findings
@@ -462,7 +463,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         if t.toolkit:
             tk = cuda_major_minor(t.toolkit)
             tk_need = min_driver(tk) if tk else None
-            msg = f"the CUDA toolkit installed here is {t.toolkit} (the toolkit need not match torch)"
+            msg: str = Msg("the CUDA toolkit installed here is {toolkit} (the toolkit need not match torch)", toolkit=t.toolkit)
             if mm and tk and tk_need and version_tuple(tk) < version_tuple(mm):
                 msg += (f"; a driver installed with that toolkit only has to be >= {tk_need[0]}, too old for "
                         f"CUDA {mm} if it is the driver in use")
@@ -473,8 +474,8 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if t.available is True:
         if chain is not None and chain[0] is Verdict.FAIL:
             findings.append(Finding("driver.torch_cuda", Verdict.WARN,
-                                    f"{who} sees the GPUs although {chain[1]}: it can only work through NVIDIA's "
-                                    "forward-compatibility package (cuda-compat, data-center GPUs only)", "host", ev,
+                                    Msg("{who} sees the GPUs although {a1}: it can only work through NVIDIA's "
+                                        "forward-compatibility package (cuda-compat, data-center GPUs only)", who=who, a1=chain[1]), "host", ev,
                                     "Check which libcuda torch loads (cuda-compat in LD_LIBRARY_PATH); prefer a driver "
                                     "branch that supports this CUDA natively.",
                                     "NVIDIA CUDA forward compatibility (https://docs.nvidia.com/deploy/cuda-compatibility/"
@@ -483,13 +484,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             # the running wheel proves minor-version compatibility works for it: PyTorch's CUDA 11/12 wheels ship
             # compiled code (SASS) for the architectures they support, so no PTX needs the newer driver to JIT
             findings.append(Finding("driver.torch_cuda", Verdict.PASS,
-                                    f"{who} sees the GPUs (torch.cuda.is_available() True) through CUDA minor-version "
-                                    f"compatibility: {chain[1]}; PyTorch's wheels are built to run this way (note: "
-                                    "custom CUDA extensions built with a newer toolkit may not load)", "host", ev,
+                                    Msg("{who} sees the GPUs (torch.cuda.is_available() True) through CUDA minor-version "
+                                        "compatibility: {a1}; PyTorch's wheels are built to run this way (note: custom CUDA "
+                                        "extensions built with a newer toolkit may not load)", who=who, a1=chain[1]), "host", ev,
                                     "", f"{SRC_MINOR}; {SRC_TORCH}"))
         elif chain is not None and chain[0] in (Verdict.WARN, Verdict.UNKNOWN):
             findings.append(Finding("driver.torch_cuda", chain[0],
-                                    f"{who} sees the GPUs (torch.cuda.is_available() True), but {chain[1]}", "host",
+                                    Msg("{who} sees the GPUs (torch.cuda.is_available() True), but {a1}", who=who, a1=chain[1]), "host",
                                     ev, "Upgrade the driver to at least the CUDA version's own minimum, or use a "
                                     "torch build for the driver's CUDA.", f"{chain[2]}; {SRC_TORCH}"))
         else:
@@ -500,37 +501,37 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                 assert fb is not None
                 findings.append(Finding(
                     "driver.torch_cuda", Verdict.WARN,
-                    f"{who} sees the GPU, but it is a virtual GPU ({vgpu[0]}: an NVIDIA vGPU type, a "
-                    f"{fb.group('gb')} GB framebuffer share of a physical GPU){extra}: CUDA works, the physical GPU "
-                    "is not validated here", "host", tuple(dict.fromkeys(list(ev) + vgpu)),
+                    Msg("{who} sees the GPU, but it is a virtual GPU ({a1}: an NVIDIA vGPU type, a {group} GB "
+                        "framebuffer share of a physical GPU){extra}: CUDA works, the physical GPU is not "
+                        "validated here", who=who, a1=vgpu[0], group=fb.group('gb'), extra=extra), "host", tuple(dict.fromkeys(list(ev) + vgpu)),
                     "Validate LLM training on the physical GPU (bare metal or PCIe passthrough), or size the work for "
                     "this vGPU type's framebuffer; a vGPU's ECC, NVLink and PCIe link are the host's to check.",
                     f"{SRC_VGPU}; {SRC_TORCH}"))
             else:
                 findings.append(Finding("driver.torch_cuda", Verdict.PASS,
-                                        f"{who} sees the GPUs (torch.cuda.is_available() True){extra}", "host", ev,
+                                        Msg("{who} sees the GPUs (torch.cuda.is_available() True){extra}", who=who, extra=extra), "host", ev,
                                         "", SRC_TORCH))
     elif chain is not None:
-        findings.append(Finding("driver.torch_cuda", chain[0], f"{who}: {chain[1]}", "host", ev,
+        findings.append(Finding("driver.torch_cuda", chain[0], Msg("{who}: {a1}", who=who, a1=chain[1]), "host", ev,
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
     if other and not any(f.id == "driver.torch_cuda" and f.verdict is Verdict.FAIL for f in findings):
-        findings.append(Finding("driver.torch_cuda", Verdict.WARN, f"{who} reported a CUDA error: {other[0].line.strip()}",
+        findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who} reported a CUDA error: {strip}", who=who, strip=other[0].line.strip()),
                                 "host", tuple(e.line for e in other[:5]),
                                 "Read the error: out-of-memory and illegal-address errors come from the program; "
                                 "errors at initialisation point at the driver (see the driver & CUDA stage).", SRC_TORCH))
     osl = t.evidence.get("os", "")
     if re.search(r"\bWindows\b", osl) and any(f.verdict is Verdict.PASS for f in findings):
         findings.append(Finding("driver.torch_cuda", Verdict.WARN,
-                                f"this torch runs on {osl.removeprefix('OS:').strip()}: CUDA works there, but PyTorch's "
-                                "NCCL backend is Linux-only, so multi-GPU and multi-node training falls back to gloo",
+                                Msg("this torch runs on {strip}: CUDA works there, but PyTorch's NCCL backend is Linux-only, "
+                                    "so multi-GPU and multi-node training falls back to gloo", strip=osl.removeprefix('OS:').strip()),
                                 "host", (osl,), "Run LLM training on Linux (bare metal, or WSL2 for a single GPU).",
                                 "PyTorch torch.distributed documentation, Backends (NCCL on Linux only; Windows: gloo), "
                                 "https://pytorch.org/docs/stable/distributed.html"))
     if not findings:
         if t.torch_version or mm:
             findings.append(Finding("driver.torch_cuda", Verdict.UNKNOWN,
-                                    f"{who}: could not tell whether torch sees the GPUs (no torch.cuda.is_available() "
-                                    "result and no driver version)", "host", ev or tuple(raw_lines[:5]),
+                                    Msg("{who}: could not tell whether torch sees the GPUs (no torch.cuda.is_available() result "
+                                        "and no driver version)", who=who), "host", ev or tuple(raw_lines[:5]),
                                     "Run `python3 -c \"import torch; print(torch.__version__, torch.version.cuda, "
                                     "torch.cuda.is_available())\"` and `nvidia-smi` and give bringup both.", SRC_TORCH))
         else:

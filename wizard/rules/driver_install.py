@@ -36,6 +36,7 @@ from wizard.parsers.packages import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
+from wizard.i18n import Msg
 
 SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
             "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
@@ -83,9 +84,8 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     if gs.unknown:
         findings.append(Finding("driver.branch", Verdict.UNKNOWN,
-                                f"{len(gs.unknown)} NVIDIA GPU(s) with a device id bringup's tables do not name "
-                                f"({', '.join(sorted({g.device_id for g in gs.unknown}))}): their architecture, and so "
-                                "the driver flavour they need, is unknown", _subject(gs),
+                                Msg("{n_unknown} NVIDIA GPU(s) with a device id bringup's tables do not name ({a1}): their "
+                                    "architecture, and so the driver flavour they need, is unknown", n_unknown=len(gs.unknown), a1=', '.join(sorted({g.device_id for g in gs.unknown}))), _subject(gs),
                                 tuple(g.line for g in gs.unknown[:8]),
                                 "Look the device id up in the README of the driver branch you plan to install "
                                 "(Appendix A, supported GPUs) and in NVIDIA/open-gpu-kernel-modules' compatible-GPU list.",
@@ -94,18 +94,17 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     where = "in the plan (gpu_model)" if gs.source == "plan" else "on the PCI bus"
     arch_txt = ", ".join(f"{a} x{sum(1 for g in gs.gpus if g.arch and g.arch.architecture == a)}" for a in rec.architectures)
     if rec.conflict:
-        findings.append(Finding("driver.branch", Verdict.FAIL, f"GPUs {where}: {arch_txt}: {rec.conflict}", _subject(gs),
+        findings.append(Finding("driver.branch", Verdict.FAIL, Msg("GPUs {where}: {arch_txt}: {conflict}", where=where, arch_txt=arch_txt, conflict=rec.conflict), _subject(gs),
                                 tuple(ev), "Move the older GPUs (Maxwell/Pascal/Volta) to another server: one NVIDIA "
                                 "driver (one kernel-module flavour) drives all GPUs of a host.", SRC_FLAVOUR))
         return findings
     if rec.branch is None:
         findings.append(Finding("driver.branch", Verdict.FAIL,
-                                f"GPUs {where}: {arch_txt}: no branch in bringup's data (as of "
-                                f"{max((b.as_of for b in branches().values()), default='?')}) is both supported today "
-                                f"({today.isoformat()}) and able to drive them with the {rec.flavour} modules",
+                                Msg("GPUs {where}: {arch_txt}: no branch in bringup's data (as of {a1}) is both supported "
+                                    "today ({isoformat}) and able to drive them with the {flavour} modules", where=where, arch_txt=arch_txt, a1=max((b.as_of for b in branches().values()), default='?'), isoformat=today.isoformat(), flavour=rec.flavour),
                                 _subject(gs), tuple(ev),
-                                f"Check NVIDIA's live support matrix ({MATRIX_URL}); GPUs that no supported branch "
-                                "drives (e.g. Kepler) need replacing for production training.",
+                                Msg("Check NVIDIA's live support matrix ({MATRIX_URL}); GPUs that no supported branch drives "
+                                    "(e.g. Kepler) need replacing for production training.", MATRIX_URL=MATRIX_URL),
                                 f"{SRC_MATRIX}; {SRC_FLAVOUR}"))
         return findings
     b = rec.branch
@@ -146,21 +145,21 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     # 1. loaded vs packaged
     if st.loaded and pd.version and st.loaded != pd.version:
         findings.append(Finding("driver.installed", Verdict.FAIL,
-                                f"the loaded kernel module is driver {st.loaded} but the installed packages are "
-                                f"{pd.version}: user space and kernel module disagree", "host", tuple(st.evidence()),
+                                Msg("the loaded kernel module is driver {loaded} but the installed packages are {version}: "
+                                    "user space and kernel module disagree", loaded=st.loaded, version=pd.version), "host", tuple(st.evidence()),
                                 "If the packages were just upgraded: reboot. If the loaded version is not from a package, "
                                 "a .run install shadows the packages: run its uninstaller (nvidia-uninstall), reinstall "
                                 "the packaged driver, rebuild the initramfs and reboot.", f"{SRC_MISMATCH}; {SRC_PKGS}"))
     elif st.loaded and st.module and st.module.version and st.module.version != st.loaded:
         findings.append(Finding("driver.installed", Verdict.WARN,
-                                f"driver {st.loaded} is loaded but the module installed for this kernel is "
-                                f"{st.module.version}: the next boot switches versions", "host", tuple(st.evidence()),
+                                Msg("driver {loaded} is loaded but the module installed for this kernel is {version}: the next "
+                                    "boot switches versions", loaded=st.loaded, version=st.module.version), "host", tuple(st.evidence()),
                                 "Reboot (in a maintenance window) so the loaded module matches the installed one.",
                                 SRC_MISMATCH))
     elif pl is not None and not pd.core:
         findings.append(Finding("driver.installed", Verdict.WARN,
-                                f"driver {ver} is present but no driver package is installed: a .run (runfile) install "
-                                "sits outside the package database and must be rebuilt by hand after every kernel change",
+                                Msg("driver {ver} is present but no driver package is installed: a .run (runfile) install sits "
+                                    "outside the package database and must be rebuilt by hand after every kernel change", ver=ver),
                                 "host", tuple(st.evidence()),
                                 "Prefer the distribution's packages (this step's action) after uninstalling the runfile "
                                 "driver (nvidia-uninstall).", SRC_PKGS))
@@ -172,7 +171,7 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if len(pd.versions) > 1:
         parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
         findings.append(Finding("driver.installed", Verdict.WARN,
-                                f"driver packages of {len(pd.versions)} different versions are installed ({parts})",
+                                Msg("driver packages of {n_versions} different versions are installed ({parts})", n_versions=len(pd.versions), parts=parts),
                                 "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
                                 "Upgrade (or remove) the odd packages so every driver package has one version, then "
                                 "reboot.", SRC_MISMATCH))
@@ -188,8 +187,7 @@ def _flavour_findings(st: DriverState, gs: GpuSet) -> list[Finding]:
                         "host", tuple(p.line for p in st.packaged.kmod[:8]),
                         "Keep one flavour: remove the packages of the other one.", SRC_FLAVOUR)]
     if not flav:
-        return [Finding("driver.flavour", Verdict.UNKNOWN, f"could not tell whether driver {st.version} uses the open or "
-                        "the proprietary kernel modules", "host", tuple(st.evidence()),
+        return [Finding("driver.flavour", Verdict.UNKNOWN, Msg("could not tell whether driver {version} uses the open or the proprietary kernel modules", version=st.version), "host", tuple(st.evidence()),
                         "Read `cat /proc/driver/nvidia/version` ('Open Kernel Module' = open) or `modinfo nvidia | grep "
                         "license` (Dual MIT/GPL = open, NVIDIA = proprietary).", SRC_FLAVOUR)]
     if not gs.gpus:
@@ -204,30 +202,29 @@ def _flavour_findings(st: DriverState, gs: GpuSet) -> list[Finding]:
         these = [g for g in gs.gpus if g.arch and g.arch.architecture == arch]
         who = f"{len(these)} {arch} GPU(s)" + (f" ({_bus_list(these)})" if _bus_list(these) else "")
         if flav == "proprietary" and rule.open_module == "required":
-            out.append(Finding("driver.flavour", Verdict.FAIL, f"{who} run with the proprietary kernel modules, which "
-                               f"do not support {arch}: {arch} requires the open modules (nvidia-open)", _subject(gs, arch),
+            out.append(Finding("driver.flavour", Verdict.FAIL, Msg("{who} run with the proprietary kernel modules, which do not support {arch}: {arch} "
+                                                                   "requires the open modules (nvidia-open)", who=who, arch=arch), _subject(gs, arch),
                                ev, "Install the open flavour of the same branch (this step's action installs it) and "
                                "reboot.", f"{SRC_FLAVOUR}; {rule.source}"))
         elif flav == "open" and rule.open_module == "unsupported":
-            out.append(Finding("driver.flavour", Verdict.FAIL, f"{who} with the open kernel modules: the open modules do "
-                               f"not support {arch} (the driver ignores these GPUs)", _subject(gs, arch), ev,
+            out.append(Finding("driver.flavour", Verdict.FAIL, Msg("{who} with the open kernel modules: the open modules do not support {arch} (the driver "
+                                                                   "ignores these GPUs)", who=who, arch=arch), _subject(gs, arch), ev,
                                "Install the proprietary flavour (cuda-drivers / nvidia-driver-<branch>[-server], "
                                "kmod-nvidia-latest-dkms) of a branch that still drives them (R580 or older) and reboot.",
                                f"{SRC_FLAVOUR}; {rule.source}"))
         elif flav == "proprietary" and rule.open_module == "recommended":
             other = [a for a in gs.architectures if rules.get(a) and rules[a].open_module == "unsupported"]
             if other:
-                out.append(Finding("driver.flavour", Verdict.PASS, f"{who}: proprietary kernel modules, as this box also "
-                                   f"holds {', '.join(other)} GPUs that only the proprietary modules drive",
+                out.append(Finding("driver.flavour", Verdict.PASS, Msg("{who}: proprietary kernel modules, as this box also holds {other} GPUs that only the "
+                                                                       "proprietary modules drive", who=who, other=', '.join(other)),
                                    _subject(gs, arch), ev, "", f"{SRC_FLAVOUR} (mixed old+new GPU boxes: proprietary)"))
             else:
-                out.append(Finding("driver.flavour", Verdict.WARN, f"{who} run with the proprietary kernel modules; NVIDIA "
-                                   f"recommends the open modules for {arch} ({OPEN_DEFAULT_NOTE})", _subject(gs, arch), ev,
+                out.append(Finding("driver.flavour", Verdict.WARN, Msg("{who} run with the proprietary kernel modules; NVIDIA recommends the open modules for "
+                                                                       "{arch} ({OPEN_DEFAULT_NOTE})", who=who, arch=arch, OPEN_DEFAULT_NOTE=OPEN_DEFAULT_NOTE), _subject(gs, arch), ev,
                                    "At the next driver change, switch to the open flavour of the same branch (nvidia-open, "
                                    "nvidia-driver-<branch>-server-open, kmod-nvidia-open-dkms).", f"{SRC_FLAVOUR}; {rule.source}"))
         else:
-            out.append(Finding("driver.flavour", Verdict.PASS, f"{who}: {flav} kernel modules, as the architecture rule "
-                               f"asks ({rule.open_module} open modules)", _subject(gs, arch), ev, "",
+            out.append(Finding("driver.flavour", Verdict.PASS, Msg("{who}: {flav} kernel modules, as the architecture rule asks ({open_module} open modules)", who=who, flav=flav, open_module=rule.open_module), _subject(gs, arch), ev, "",
                                f"{SRC_FLAVOUR}; {rule.source}"))
     return out
 
@@ -241,35 +238,35 @@ def _lifecycle_findings(version: str, today: _dt.date, gs: GpuSet) -> list[Findi
     if b is None:
         newest = max(branches().values(), key=lambda x: x.as_of)
         return [Finding("driver.branch_lifecycle", Verdict.WARN,
-                        f"driver branch R{br} is not in bringup's data (as of {newest.as_of}): its designation and end of "
-                        "life are unknown here", "host", ev,
-                        f"Check R{br} on NVIDIA's live support matrix ({MATRIX_URL}); use a Long Term Support or "
-                        "Production branch for production.", SRC_MATRIX)]
+                        Msg("driver branch R{br} is not in bringup's data (as of {as_of}): its designation and end of "
+                            "life are unknown here", br=br, as_of=newest.as_of), "host", ev,
+                        Msg("Check R{br} on NVIDIA's live support matrix ({MATRIX_URL}); use a Long Term Support or "
+                            "Production branch for production.", br=br, MATRIX_URL=MATRIX_URL), SRC_MATRIX)]
     state = b.state(today)
     cannot = branch_drives(b, gs.architectures) if gs.gpus else []
     out: list[Finding] = []
     if cannot:
         these = [g for g in gs.gpus if g.arch and g.arch.architecture in cannot]
         out.append(Finding("driver.branch_lifecycle", Verdict.FAIL,
-                           f"driver branch R{br} does not drive {', '.join(cannot)} GPU(s) ({_bus_list(these)})",
+                           Msg("driver branch R{br} does not drive {cannot} GPU(s) ({bus_list})", br=br, cannot=', '.join(cannot), bus_list=_bus_list(these)),
                            _subject(gs, cannot[0]), ev + tuple(gs.evidence[:4]),
                            "Install a branch that drives them (see the driver.branch step).",
                            "; ".join(arch_rules()[a].source for a in cannot)))
     src = f"{SRC_MATRIX}; {b.source}"
     if state == "eol":
         out.append(Finding("driver.branch_lifecycle", Verdict.WARN,
-                           f"driver {version} belongs to {b.name}, which reached end of life ({b.eol_text}; today is "
-                           f"{today.isoformat()}; data as of {b.as_of}): no more security or bug fixes",
-                           "host", ev, f"Move to a supported branch (see driver.branch; live matrix: {MATRIX_URL}).", src))
+                           Msg("driver {version} belongs to {name}, which reached end of life ({eol_text}; today is "
+                               "{isoformat}; data as of {as_of}): no more security or bug fixes", version=version, name=b.name, eol_text=b.eol_text, isoformat=today.isoformat(), as_of=b.as_of),
+                           "host", ev, Msg("Move to a supported branch (see driver.branch; live matrix: {MATRIX_URL}).", MATRIX_URL=MATRIX_URL), src))
     elif state == "nfb":
         out.append(Finding("driver.branch_lifecycle", Verdict.WARN,
-                           f"driver {version} belongs to {b.name}, a New Feature Branch: short-lived, for evaluation "
-                           f"(data as of {b.as_of})", "host", ev,
-                           f"For production use a Long Term Support or Production branch (live matrix: {MATRIX_URL}).", src))
+                           Msg("driver {version} belongs to {name}, a New Feature Branch: short-lived, for evaluation "
+                               "(data as of {as_of})", version=version, name=b.name, as_of=b.as_of), "host", ev,
+                           Msg("For production use a Long Term Support or Production branch (live matrix: {MATRIX_URL}).", MATRIX_URL=MATRIX_URL), src))
     else:
         out.append(Finding("driver.branch_lifecycle", Verdict.PASS,
-                           f"driver {version}: {b.name}, supported until {b.eol_text} (as of {b.as_of}; live matrix: "
-                           f"{MATRIX_URL})", "host", ev, "", src))
+                           Msg("driver {version}: {name}, supported until {eol_text} (as of {as_of}; live matrix: "
+                               "{MATRIX_URL})", version=version, name=b.name, eol_text=b.eol_text, as_of=b.as_of, MATRIX_URL=MATRIX_URL), "host", ev, "", src))
     return out
 
 
@@ -311,61 +308,59 @@ def kernel_module(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = list(dict.fromkeys(x for x in ev if x))
     if installed_here and not warn_here:
         findings.append(Finding("driver.kernel_module", Verdict.PASS,
-                                f"DKMS built and installed nvidia {installed_here[0].version} for the running kernel {kernel}",
+                                Msg("DKMS built and installed nvidia {version} for the running kernel {kernel}", version=installed_here[0].version, kernel=kernel),
                                 "host", tuple(ev), "", SRC_DKMS))
     elif warn_here:
         findings.append(Finding("driver.kernel_module", Verdict.WARN,
-                                f"DKMS reports the nvidia module installed for {kernel} differs from the one it built "
-                                f"({warn_here[0].notes[0]}): another installer (often a .run file) replaced it",
+                                Msg("DKMS reports the nvidia module installed for {kernel} differs from the one it built "
+                                    "({a1}): another installer (often a .run file) replaced it", kernel=kernel, a1=warn_here[0].notes[0]),
                                 "host", tuple(ev),
-                                "Remove the other driver (nvidia-uninstall for a runfile), then `sudo dkms install "
-                                f"nvidia/{warn_here[0].version} -k {kernel} --force` and reboot.", SRC_DKMS))
+                                Msg("Remove the other driver (nvidia-uninstall for a runfile), then `sudo dkms install "
+                                    "nvidia/{version} -k {kernel} --force` and reboot.", version=warn_here[0].version, kernel=kernel), SRC_DKMS))
     elif precompiled:
         findings.append(Finding("driver.kernel_module", Verdict.PASS,
-                                f"precompiled nvidia module{' ' + mod.version if mod and mod.version else ''} for the "
-                                f"running kernel {kernel} ({precompiled[0].name})", "host", tuple(ev), "", SRC_SIGNED))
+                                Msg("precompiled nvidia module{a1} for the running kernel {kernel} ({name})", a1=' ' + mod.version if mod and mod.version else '', kernel=kernel, name=precompiled[0].name), "host", tuple(ev), "", SRC_SIGNED))
     elif here:
         e = here[0]
         findings.append(Finding("driver.kernel_module", Verdict.FAIL,
-                                f"DKMS has nvidia {e.version} for the running kernel {kernel} only '{e.state}', not installed:"
-                                " the module was not built (or not installed) for this kernel", "host", tuple(ev),
-                                f"Install the headers (linux-headers-{kernel} / kernel-devel-{kernel}), run `sudo dkms "
-                                f"autoinstall -k {kernel}` and read /var/lib/dkms/nvidia/{e.version}/build/make.log if it "
-                                "fails; then reboot.", SRC_DKMS))
+                                Msg("DKMS has nvidia {version} for the running kernel {kernel} only '{state}', not installed: "
+                                    "the module was not built (or not installed) for this kernel", version=e.version, kernel=kernel, state=e.state), "host", tuple(ev),
+                                Msg("Install the headers (linux-headers-{kernel} / kernel-devel-{kernel}), run `sudo dkms "
+                                    "autoinstall -k {kernel}` and read /var/lib/dkms/nvidia/{version}/build/make.log if it "
+                                    "fails; then reboot.", kernel=kernel, version=e.version), SRC_DKMS))
     elif mod_here:
         findings.append(Finding("driver.kernel_module", Verdict.PASS,
-                                f"an nvidia module {mod.version if mod else ''} exists for the running kernel {kernel} "
-                                f"({mod.filename if mod else ''})", "host", tuple(ev), "", SRC_DKMS))
+                                Msg("an nvidia module {a1} exists for the running kernel {kernel} ({a2})", a1=mod.version if mod else '', kernel=kernel, a2=mod.filename if mod else ''), "host", tuple(ev), "", SRC_DKMS))
     elif entries:
         added = [e for e in entries if not e.kernel]
         other = sorted({e.kernel for e in entries if e.kernel})
         what = (f"only for other kernels ({', '.join(other)})" if other else
                 f"only registered ('{added[0].state}'), never built" if added else "not for this kernel")
         findings.append(Finding("driver.kernel_module", Verdict.FAIL,
-                                f"no nvidia module for the running kernel {kernel}: DKMS has nvidia {entries[0].version} "
-                                f"{what}", "host", tuple(ev),
-                                f"Install the headers of the running kernel (linux-headers-{kernel} / kernel-devel-{kernel}), "
-                                f"then `sudo dkms autoinstall -k {kernel}`; if the build fails, the driver branch may not "
-                                "support this kernel: read the DKMS make.log and the branch's release notes.", SRC_DKMS))
+                                Msg("no nvidia module for the running kernel {kernel}: DKMS has nvidia {version} {what}", kernel=kernel, version=entries[0].version, what=what), "host", tuple(ev),
+                                Msg("Install the headers of the running kernel (linux-headers-{kernel} / "
+                                    "kernel-devel-{kernel}), then `sudo dkms autoinstall -k {kernel}`; if the build fails, the "
+                                    "driver branch may not support this kernel: read the DKMS make.log and the branch's "
+                                    "release notes.", kernel=kernel), SRC_DKMS))
     else:
         findings.append(Finding("driver.kernel_module", Verdict.FAIL,
-                                f"driver {st.version} is installed but no nvidia module exists for the running kernel {kernel}",
+                                Msg("driver {version} is installed but no nvidia module exists for the running kernel {kernel}", version=st.version, kernel=kernel),
                                 "host", tuple(ev),
-                                f"Install the module package for this kernel (DKMS with linux-headers-{kernel}, or "
-                                f"linux-modules-nvidia-<branch>-server[-open]-{kernel} on Ubuntu), then reboot.", SRC_DKMS))
+                                Msg("Install the module package for this kernel (DKMS with linux-headers-{kernel}, or "
+                                    "linux-modules-nvidia-<branch>-server[-open]-{kernel} on Ubuntu), then reboot.", kernel=kernel), SRC_DKMS))
     sb, sbev = secure_boot_state(out)
     if sb == "enabled" and mod is not None and mod.version:
         if not mod.signed:
             findings.append(Finding("driver.kernel_module", Verdict.FAIL,
-                                    f"Secure Boot is on and the nvidia module for {kernel} is not signed: the kernel will "
-                                    "refuse to load it", "host", tuple(x for x in [sbev] + ev if x),
-                                    "Use Canonical's signed precompiled modules (linux-modules-nvidia-<branch>-server[-open]-"
-                                    f"{kernel}), or sign DKMS modules with a MOK and enroll it (`mokutil --import`, then "
-                                    "confirm at the next boot).", SRC_SIGNED))
+                                    Msg("Secure Boot is on and the nvidia module for {kernel} is not signed: the kernel will "
+                                        "refuse to load it", kernel=kernel), "host", tuple(x for x in [sbev] + ev if x),
+                                    Msg("Use Canonical's signed precompiled modules "
+                                        "(linux-modules-nvidia-<branch>-server[-open]-{kernel}), or sign DKMS modules with a MOK "
+                                        "and enroll it (`mokutil --import`, then confirm at the next boot).", kernel=kernel), SRC_SIGNED))
         elif re.search(r"dkms|mok", mod.signer, re.I):
             findings.append(Finding("driver.kernel_module", Verdict.PASS,
-                                    f"Secure Boot is on; the module is signed by '{mod.signer}': it loads only if that key "
-                                    "is enrolled (mokutil --list-enrolled)", "host", tuple(x for x in [sbev] + ev if x), "",
+                                    Msg("Secure Boot is on; the module is signed by '{signer}': it loads only if that key is "
+                                        "enrolled (mokutil --list-enrolled)", signer=mod.signer), "host", tuple(x for x in [sbev] + ev if x), "",
                                     SRC_SIGNED))
     return findings
 
@@ -402,7 +397,7 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
     ev = tuple([source] + u.lines[:8])
     if u.active != "active":
         tail = f" ({u.result})" if u.result and u.result != "success" else ""
-        return [Finding("driver.persistenced", Verdict.WARN, f"nvidia-persistenced is {u.active or 'not running'}{tail}",
+        return [Finding("driver.persistenced", Verdict.WARN, Msg("nvidia-persistenced is {a1}{tail}", a1=u.active or 'not running', tail=tail),
                         "host", ev + tuple(u.log[-4:]), "`sudo systemctl enable --now nvidia-persistenced`; if it fails, "
                         "read `journalctl -u nvidia-persistenced` (the driver must be loaded).", SRC_PERSIST)]
     if "--no-persistence-mode" in u.exec_start or any("--no-persistence-mode" in ln for ln in u.lines):
@@ -412,7 +407,7 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
                         "per GPU with `sudo nvidia-smi -pm 1` while the daemon runs.", SRC_PERSIST)]
     fin = "" if u.unit_file in ("enabled", "static", "enabled-runtime", "indirect", "alias") or not u.unit_file else \
         f" but its unit is {u.unit_file} (it will not start at boot)"
-    return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, f"nvidia-persistenced is active{fin}",
+    return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, Msg("nvidia-persistenced is active{fin}", fin=fin),
                     "host", ev, "`sudo systemctl enable nvidia-persistenced`" if fin else "", SRC_PERSIST)]
 
 
@@ -502,7 +497,7 @@ def fabric_manager_setup(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]
     if not problems:
         what = (fm_pk[0].upstream if fm_pk else (fmv.version if fmv and fmv.version else "?"))
         findings.append(Finding("driver.fabric_manager", Verdict.PASS,
-                                f"Fabric Manager {what} active, same version as the driver {drv or '?'}", "host",
+                                Msg("Fabric Manager {what} active, same version as the driver {a1}", what=what, a1=drv or '?'), "host",
                                 tuple(dict.fromkeys(ev)), "", SRC_FM))
     else:
         v = worst(p[0] for p in problems)
@@ -512,17 +507,14 @@ def fabric_manager_setup(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]
         if not nscq_pk:
             findings.append(Finding("driver.nscq", Verdict.WARN, "libnvidia-nscq is not installed: DCGM cannot monitor "
                                     "the NVSwitches", "host", tuple(swev),
-                                    f"Install libnvidia-nscq-{branch_of(drv) or '<branch>'} at the driver's exact version "
-                                    "(this step's action does).", SRC_NSCQ))
+                                    Msg("Install libnvidia-nscq-{a1} at the driver's exact version (this step's action does).", a1=branch_of(drv) or '<branch>'), SRC_NSCQ))
         else:
             bad = [p for p in nscq_pk if drv and p.upstream != drv]
             if bad:
-                findings.append(Finding("driver.nscq", Verdict.FAIL, f"{bad[0].name} is {bad[0].upstream}, the driver is "
-                                        f"{drv}: NSCQ must match the driver exactly", "host", tuple(p.line for p in nscq_pk),
-                                        f"Install libnvidia-nscq at exactly {drv}.", SRC_NSCQ))
+                findings.append(Finding("driver.nscq", Verdict.FAIL, Msg("{name} is {upstream}, the driver is {drv}: NSCQ must match the driver exactly", name=bad[0].name, upstream=bad[0].upstream, drv=drv), "host", tuple(p.line for p in nscq_pk),
+                                        Msg("Install libnvidia-nscq at exactly {drv}.", drv=drv), SRC_NSCQ))
             else:
-                findings.append(Finding("driver.nscq", Verdict.PASS, f"libnvidia-nscq {nscq_pk[0].upstream} matches the "
-                                        f"driver", "host", tuple(p.line for p in nscq_pk), "", SRC_NSCQ))
+                findings.append(Finding("driver.nscq", Verdict.PASS, Msg("libnvidia-nscq {upstream} matches the driver", upstream=nscq_pk[0].upstream), "host", tuple(p.line for p in nscq_pk), "", SRC_NSCQ))
     return findings
 
 
@@ -540,11 +532,10 @@ def dcgm(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     u = units.get("nvidia-dcgm") if units else None
     ev = tuple(p.line for p in pk[:4]) + tuple(u.lines[:4] if u else ())
     if u is not None and u.active == "active":
-        return [Finding("driver.dcgm", Verdict.PASS, f"DCGM {pk[0].upstream or pk[0].version} installed, nvidia-dcgm active",
+        return [Finding("driver.dcgm", Verdict.PASS, Msg("DCGM {a1} installed, nvidia-dcgm active", a1=pk[0].upstream or pk[0].version),
                         "host", ev, "", SRC_DCGM)]
     state = u.active if u is not None and u.exists else "not installed as a service"
-    return [Finding("driver.dcgm", Verdict.WARN, f"DCGM {pk[0].upstream or pk[0].version} is installed but nvidia-dcgm is "
-                    f"{state or 'unknown'}", "host", ev, "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM)]
+    return [Finding("driver.dcgm", Verdict.WARN, Msg("DCGM {a1} is installed but nvidia-dcgm is {a2}", a1=pk[0].upstream or pk[0].version, a2=state or 'unknown'), "host", ev, "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM)]
 
 
 def container_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -558,8 +549,8 @@ def container_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding("driver.container_toolkit", Verdict.SKIP, "NVIDIA Container Toolkit is not installed (optional: "
                         "only to run GPU containers with Docker/containerd/Podman)", "host",
                         tuple(x for x in (po.source if po else "",) if x), "", SRC_CTK)]
-    return [Finding("driver.container_toolkit", Verdict.PASS, f"NVIDIA Container Toolkit {pk[0].version} installed "
-                    "(configure the runtime with `nvidia-ctk runtime configure`)", "host", (pk[0].line,), "", SRC_CTK)]
+    return [Finding("driver.container_toolkit", Verdict.PASS, Msg("NVIDIA Container Toolkit {version} installed (configure the runtime with `nvidia-ctk "
+                                                                  "runtime configure`)", version=pk[0].version), "host", (pk[0].line,), "", SRC_CTK)]
 
 
 def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -591,7 +582,7 @@ def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def _unreadable(fid: str, text: str, what: str, src: str) -> list[Finding]:
-    return [Finding(fid, Verdict.UNKNOWN, f"could not read {what}", "host", tuple(text.splitlines()[:10]),
+    return [Finding(fid, Verdict.UNKNOWN, Msg("could not read {what}", what=what), "host", tuple(text.splitlines()[:10]),
                     "Paste the whole, unedited output.", src)]
 
 
@@ -624,17 +615,15 @@ def judge_dkms_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     warned = [e for e in inst if any("WARNING" in n for n in e.notes)]
     ev = tuple(e.line for e in ent[:8]) + tuple(d.errors[:3])
     if warned:
-        return [Finding("driver.kernel_module", Verdict.WARN, f"nvidia {warned[0].version} for {warned[0].kernel}: DKMS says "
-                        f"the installed module differs from the one it built ({warned[0].notes[0]}); another installer "
-                        "replaced it", "host", ev, "Remove the other driver (a .run install: nvidia-uninstall), then "
-                        f"`sudo dkms install nvidia/{warned[0].version} -k {warned[0].kernel} --force` and reboot.", SRC_DKMS)]
+        return [Finding("driver.kernel_module", Verdict.WARN, Msg("nvidia {version} for {kernel}: DKMS says the installed module differs from the one it "
+                                                                  "built ({a1}); another installer replaced it", version=warned[0].version, kernel=warned[0].kernel, a1=warned[0].notes[0]), "host", ev, Msg("Remove the other driver (a .run install: nvidia-uninstall), then `sudo dkms install "
+                                                       "nvidia/{version} -k {kernel} --force` and reboot.", version=warned[0].version, kernel=warned[0].kernel), SRC_DKMS)]
     if inst:
         ks = sorted({e.kernel for e in inst})
-        return [Finding("driver.kernel_module", Verdict.PASS, f"nvidia {inst[0].version} built and installed by DKMS for "
-                        f"kernel(s) {', '.join(ks)} (compare with `uname -r`)", "host", ev, "", SRC_DKMS)]
+        return [Finding("driver.kernel_module", Verdict.PASS, Msg("nvidia {version} built and installed by DKMS for kernel(s) {ks} (compare with `uname -r`)", version=inst[0].version, ks=', '.join(ks)), "host", ev, "", SRC_DKMS)]
     e = ent[0]
-    return [Finding("driver.kernel_module", Verdict.FAIL, f"nvidia {e.version} is only '{e.state}' in DKMS, installed for no "
-                    "kernel: the module was not built", "host", ev,
+    return [Finding("driver.kernel_module", Verdict.FAIL, Msg("nvidia {version} is only '{state}' in DKMS, installed for no kernel: the module was not "
+                                                              "built", version=e.version, state=e.state), "host", ev,
                     "Install the running kernel's headers (linux-headers-$(uname -r) / kernel-devel-$(uname -r)), run "
                     "`sudo dkms autoinstall` and read the make.log under /var/lib/dkms/nvidia/ if it fails. An old branch "
                     "may not build on a new kernel.", SRC_DKMS)]
@@ -654,12 +643,12 @@ def loaded_vs_packaged(proc_text: str, package_text: str, rpm: bool = False) -> 
     ev = tuple(ln.strip() for ln in proc_text.splitlines() if ln.startswith("NVRM version:"))[:1] + tuple(
         ln.strip() for ln in package_text.splitlines() if pd.version in ln)[:3]
     return Finding("driver.installed", Verdict.FAIL,
-                   f"the loaded kernel module is {loaded.version} but the installed driver packages are {pd.version}: "
-                   "user space and kernel module differ, so NVML and CUDA fail ('Driver/library version mismatch') "
-                   "until the new module is loaded", "host", ev,
-                   "Reboot to load the module of the installed packages (or reinstall the packages of the loaded "
-                   f"version {loaded.version}); then pin the driver packages (apt-mark hold / dnf versionlock) so an "
-                   "unattended upgrade cannot split them again.", f"{SRC_PKGS}; NVML API reference, "
+                   Msg("the loaded kernel module is {version} but the installed driver packages are {version2}: "
+                       "user space and kernel module differ, so NVML and CUDA fail ('Driver/library version "
+                       "mismatch') until the new module is loaded", version=loaded.version, version2=pd.version), "host", ev,
+                   Msg("Reboot to load the module of the installed packages (or reinstall the packages of the "
+                       "loaded version {version}); then pin the driver packages (apt-mark hold / dnf versionlock) "
+                       "so an unattended upgrade cannot split them again.", version=loaded.version), f"{SRC_PKGS}; NVML API reference, "
                    "NVML_ERROR_LIB_RM_VERSION_MISMATCH (https://docs.nvidia.com/deploy/nvml-api/)")
 
 
@@ -671,8 +660,7 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
     today = today_of(exp)
     if not pd.version:
         nv = [p for p in pl.installed() if re.search(r"nvidia|cuda", p.name)]
-        return [Finding("driver.installed", Verdict.WARN, f"no NVIDIA driver package among the {len(nv)} listed NVIDIA/CUDA "
-                        "packages", "host", tuple(p.line for p in nv[:8]),
+        return [Finding("driver.installed", Verdict.WARN, Msg("no NVIDIA driver package among the {n_nv} listed NVIDIA/CUDA packages", n_nv=len(nv)), "host", tuple(p.line for p in nv[:8]),
                         "If a driver is loaded, it was installed outside the package manager (.run file); prefer the "
                         "distribution's packages.", SRC_PKGS)]
     flav = pd.flavour if pd.flavour in ("open", "proprietary") else ""
@@ -680,8 +668,7 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
                             + (f" ({flav} kernel modules)" if flav else ""), "host", tuple(pd.evidence), "", SRC_PKGS))
     if len(pd.versions) > 1:
         parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
-        findings.append(Finding("driver.installed", Verdict.WARN, f"driver packages of {len(pd.versions)} versions are "
-                                f"installed ({parts})", "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
+        findings.append(Finding("driver.installed", Verdict.WARN, Msg("driver packages of {n_versions} versions are installed ({parts})", n_versions=len(pd.versions), parts=parts), "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
                                 "Upgrade or remove the odd packages so all driver packages share one version, then reboot.",
                                 SRC_MISMATCH))
     if pd.flavour == "mixed":
@@ -691,12 +678,12 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
                                 (NSCQ_PKG, "driver.nscq", "NSCQ", SRC_NSCQ)):
         for p in pl.find(rx.pattern):
             if p.upstream and p.upstream != pd.version:
-                findings.append(Finding(fid, Verdict.FAIL, f"{label} package {p.name} is {p.upstream} but the driver "
-                                        f"packages are {pd.version}: they must be exactly the same version", "host",
+                findings.append(Finding(fid, Verdict.FAIL, Msg("{label} package {name} is {upstream} but the driver packages are {version}: they must be "
+                                                               "exactly the same version", label=label, name=p.name, upstream=p.upstream, version=pd.version), "host",
                                         (p.line,) + tuple(pd.evidence[:2]),
-                                        f"Install {p.name} at exactly {pd.version} (or the driver at {p.upstream}).", src))
+                                        Msg("Install {name} at exactly {version} (or the driver at {upstream}).", name=p.name, version=pd.version, upstream=p.upstream), src))
             elif p.upstream:
-                findings.append(Finding(fid, Verdict.PASS, f"{label} package {p.name} {p.upstream} matches the driver",
+                findings.append(Finding(fid, Verdict.PASS, Msg("{label} package {name} {upstream} matches the driver", label=label, name=p.name, upstream=p.upstream),
                                         "host", (p.line,), "", src))
     findings += _lifecycle_findings(pd.version, today, GpuSet())
     return findings
@@ -768,7 +755,7 @@ def judge_unit_status(u: Unit) -> list[Finding]:
     journal = f"`journalctl -u {u.name} -b --no-pager`"
     if not u.exists or u.load == "masked":
         why = "is masked (it cannot be started)" if u.load == "masked" else "is not installed (no such unit)"
-        return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, f"{what} {why}", "host", ev,
+        return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, Msg("{what} {why}", what=what, why=why), "host", ev,
                         (f"Install the package that provides {u.name}, or `sudo systemctl unmask {u.name}`, then `sudo "
                          f"systemctl enable --now {u.name}`" + (" (or confirm the node uses another unit for it: "
                          "nvidia-peermem replaces nv_peer_mem since driver R470)" if "peer" in u.name else "") + "."),
@@ -781,25 +768,24 @@ def judge_unit_status(u: Unit) -> list[Finding]:
         return [Finding("driver.service", Verdict.FAIL, f"{what} failed ({u.result or u.active}"
                         + (f", {u.sub}" if u.sub and u.sub != "failed" else "") + ")" + (f": {why}" if why else ""),
                         "host", ev + tuple(x for x in fail_lines[-3:] if x not in ev),
-                        f"Read {journal} for why it failed, fix that, then `sudo systemctl restart {u.name}`.", src)]
+                        Msg("Read {journal} for why it failed, fix that, then `sudo systemctl restart {name}`.", journal=journal, name=u.name), src)]
     if u.active == "active":
         kind = {"running": "running", "exited": "exited: its start command ran and succeeded"}.get(u.sub, u.sub)
         ok = [ln for ln in u.log if re.search(r"\bOK\b|Started |Finished |succeeded", ln)]
         if fail_lines:
-            return [Finding("driver.service", Verdict.WARN, f"{what} is active ({kind}) but its journal shows a "
-                            f"failure: {fail_lines[-1]}", "host", ev + tuple(x for x in fail_lines[-2:] if x not in ev),
-                            f"Read {journal}: a unit that failed and was started again may fail again.", src)]
+            return [Finding("driver.service", Verdict.WARN, Msg("{what} is active ({kind}) but its journal shows a failure: {a1}", what=what, kind=kind, a1=fail_lines[-1]), "host", ev + tuple(x for x in fail_lines[-2:] if x not in ev),
+                            Msg("Read {journal}: a unit that failed and was started again may fail again.", journal=journal), src)]
         said = f"; its log says '{ok[-1].split(': ', 1)[-1]}'" if ok else ""
-        return [Finding("driver.service", Verdict.PASS, f"{what} is active ({kind}){said}", "host", ev, "", src)]
+        return [Finding("driver.service", Verdict.PASS, Msg("{what} is active ({kind}){said}", what=what, kind=kind, said=said), "host", ev, "", src)]
     if u.active == "inactive":
         v = Verdict.WARN if stack else Verdict.UNKNOWN
         return [Finding("driver.service", v, f"{what} is not running ({u.active}" + (f", {u.sub}" if u.sub else "") + ")"
                         + ("" if stack else ": whether this node needs it is not bringup's to say"), "host", ev,
-                        f"`sudo systemctl enable --now {u.name}` if this node needs it; {journal} says why it stopped.",
+                        Msg("`sudo systemctl enable --now {name}` if this node needs it; {journal} says why it stopped.", name=u.name, journal=journal),
                         src)]
     return [Finding("driver.service", Verdict.UNKNOWN, f"{what} is {u.active or 'in an unknown state'}"
                     + (f" ({u.sub})" if u.sub else "") + ": not settled", "host", ev,
-                    f"Run `systemctl status {u.name}` again in a few seconds; {journal} shows what it is doing.", src)]
+                    Msg("Run `systemctl status {name}` again in a few seconds; {journal} shows what it is doing.", name=u.name, journal=journal), src)]
 
 
 def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -822,11 +808,10 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             if mism:
                 m = mism[0]
                 findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
-                                        f"Fabric Manager refuses to start: it is {m.group('fm')} but the driver is "
-                                        f"{m.group('drv')} (they must be exactly the same version)", "host",
-                                        ev + (m.group(0),), f"Install Fabric Manager {m.group('drv')} (the driver's exact "
-                                        "version) or move the driver to the Fabric Manager's version; reboot if the driver "
-                                        "changed.", SRC_FM))
+                                        Msg("Fabric Manager refuses to start: it is {group} but the driver is {group2} (they must be "
+                                            "exactly the same version)", group=m.group('fm'), group2=m.group('drv')), "host",
+                                        ev + (m.group(0),), Msg("Install Fabric Manager {group} (the driver's exact version) or move the driver to the "
+                                                                "Fabric Manager's version; reboot if the driver changed.", group=m.group('drv')), SRC_FM))
             elif not u.exists:
                 findings.append(Finding("driver.fabric_manager", Verdict.WARN, "nvidia-fabricmanager is not installed "
                                         "(needed on NVSwitch systems only)", "host", ev,
@@ -846,29 +831,26 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         "nvidia-fabricmanager`.", SRC_FM))
             elif any(re.search(r"configured all the available NVSwitches|Detected (?:Pre-)?NVL\d system", ln) for ln in u.log):
                 # its own log says this is an NVSwitch system (it configured the switches before it stopped)
-                findings.append(Finding("driver.fabric_manager", Verdict.FAIL, f"nvidia-fabricmanager is "
-                                        f"{u.active or 'not running'} on an NVSwitch system (its log shows it configured "
-                                        "the NVSwitches): the GPUs cannot use NVLink, and CUDA fails to initialise (error "
-                                        "802) until it runs", "host", ev,
+                findings.append(Finding("driver.fabric_manager", Verdict.FAIL, Msg("nvidia-fabricmanager is {a1} on an NVSwitch system (its log shows it configured the "
+                                                                                   "NVSwitches): the GPUs cannot use NVLink, and CUDA fails to initialise (error 802) until "
+                                                                                   "it runs", a1=u.active or 'not running'), "host", ev,
                                         "Read `journalctl -u nvidia-fabricmanager` for why it stopped, then `sudo systemctl "
                                         "enable --now nvidia-fabricmanager` and check `nvidia-smi -q | grep -A2 Fabric` "
                                         "(State Completed, Status Success).", SRC_FM))
             else:
-                findings.append(Finding("driver.fabric_manager", Verdict.WARN, f"nvidia-fabricmanager is {u.active or 'not running'}"
-                                        " (NVSwitch systems need it running)", "host", ev,
+                findings.append(Finding("driver.fabric_manager", Verdict.WARN, Msg("nvidia-fabricmanager is {a1} (NVSwitch systems need it running)", a1=u.active or 'not running'), "host", ev,
                                         "`sudo systemctl enable --now nvidia-fabricmanager` on NVSwitch systems.", SRC_FM))
         elif re.fullmatch(r"(?:nvidia-)?dcgm\.service", name):
             v = Verdict.PASS if u.active == "active" else Verdict.WARN
-            findings.append(Finding("driver.dcgm", v, f"nvidia-dcgm is {u.active or 'unknown'}", "host", tuple(u.lines[:6]),
+            findings.append(Finding("driver.dcgm", v, Msg("nvidia-dcgm is {a1}", a1=u.active or 'unknown'), "host", tuple(u.lines[:6]),
                                     "" if v is Verdict.PASS else "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM))
         else:
             findings += judge_unit_status(u)
     if not findings:
         if mism:
             m = mism[0]
-            return [Finding("driver.fabric_manager", Verdict.FAIL, f"Fabric Manager {m.group('fm')} does not match the "
-                            f"driver {m.group('drv')}", "host", (m.group(0),),
-                            f"Install Fabric Manager {m.group('drv')}.", SRC_FM)]
+            return [Finding("driver.fabric_manager", Verdict.FAIL, Msg("Fabric Manager {group} does not match the driver {group2}", group=m.group('fm'), group2=m.group('drv')), "host", (m.group(0),),
+                            Msg("Install Fabric Manager {group}.", group=m.group('drv')), SRC_FM)]
         return _unreadable("driver.fabric_manager", text, "the systemctl status output", SRC_FM)
     return findings
 
@@ -889,18 +871,17 @@ def judge_fm_version_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if not fm.line:
         return _unreadable("driver.fabric_manager", text, "the Fabric Manager version", SRC_FM)
     if not fm.version:
-        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, f"the Fabric Manager version is not readable ({fm.line})",
+        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, Msg("the Fabric Manager version is not readable ({line})", line=fm.line),
                         "host", (fm.line,), "Paste the unedited `nv-fabricmanager --version` output.", SRC_FM)]
     drv, dline = _driver_in_text(text)
     if not drv:
-        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, f"Fabric Manager {fm.version}: this text shows no driver "
-                        "version to compare with (they must be exactly equal)", "host", (fm.line,),
-                        f"Compare with `cat /proc/driver/nvidia/version`: it must read {fm.version}.", SRC_FM)]
+        return [Finding("driver.fabric_manager", Verdict.UNKNOWN, Msg("Fabric Manager {version}: this text shows no driver version to compare with (they must be "
+                                                                      "exactly equal)", version=fm.version), "host", (fm.line,),
+                        Msg("Compare with `cat /proc/driver/nvidia/version`: it must read {version}.", version=fm.version), SRC_FM)]
     if drv != fm.version:
-        return [Finding("driver.fabric_manager", Verdict.FAIL, f"Fabric Manager {fm.version} but driver {drv}: they must be "
-                        "exactly the same version", "host", (fm.line, dline),
-                        f"Install Fabric Manager {drv}, or move the driver to {fm.version}.", SRC_FM)]
-    return [Finding("driver.fabric_manager", Verdict.PASS, f"Fabric Manager {fm.version} = driver {drv}", "host",
+        return [Finding("driver.fabric_manager", Verdict.FAIL, Msg("Fabric Manager {version} but driver {drv}: they must be exactly the same version", version=fm.version, drv=drv), "host", (fm.line, dline),
+                        Msg("Install Fabric Manager {drv}, or move the driver to {version}.", drv=drv, version=fm.version), SRC_FM)]
+    return [Finding("driver.fabric_manager", Verdict.PASS, Msg("Fabric Manager {version} = driver {drv}", version=fm.version, drv=drv), "host",
                     (fm.line, dline), "", SRC_FM)]
 
 
@@ -954,7 +935,7 @@ def _insert_failure(line: str) -> Finding:
     text gives (Secure Boot key, no supported device, a module built for another kernel)."""
     why, fix = next(((w, f) for rx, w, f in _INSERT_CAUSES if re.search(rx, line, re.I)),
                     ("the kernel refused it", "Read `dmesg | tail` right after `sudo modprobe nvidia`: the kernel says why."))
-    return Finding("driver.kernel_module", Verdict.FAIL, f"the nvidia kernel module does not load: {why}", "host",
+    return Finding("driver.kernel_module", Verdict.FAIL, Msg("the nvidia kernel module does not load: {why}", why=why), "host",
                    (line,), fix, f"{SRC_MODSIGN}; {SRC_DKMS}")
 
 

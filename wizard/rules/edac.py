@@ -19,6 +19,7 @@ from wizard.parsers.edac import EDAC_ROOT, EdacFacts, RasFacts, parse_edac_sysfs
 from wizard.parsers.kernellog import KernelEvent, KernelLog
 from wizard.rules.common import Outputs, missing
 from wizard.rules.kernel_log_common import AER_WORDS, SRC_AER, SRC_GHES, cap, plural
+from wizard.i18n import Msg
 
 SRC_EDAC = ("Linux kernel admin guide, 'Reliability, Availability and Serviceability (RAS)': EDAC ce_count/ue_count "
             "(https://docs.kernel.org/admin-guide/ras.html); rasdaemon (https://github.com/mchehab/rasdaemon); "
@@ -77,28 +78,27 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
                                f"{where}: {g['ue']} uncorrectable (UE) host memory error(s)"
                                + (f" and {g['ce']} corrected (CE)" if g["ce"] else "") + via, where,
                                cap(g["ev"] + list(context)),
-                               f"Replace the DIMM {label or 'on MC' + str(mc)}: an uncorrectable memory error crashes "
-                               f"jobs or corrupts data. Confirm the slot in the BMC event log (SEL), and run a memory "
-                               f"test before the node returns to service.", src))
+                               Msg("Replace the DIMM {a1}: an uncorrectable memory error crashes jobs or corrupts data. "
+                                   "Confirm the slot in the BMC event log (SEL), and run a memory test before the node "
+                                   "returns to service.", a1=label or 'on MC' + str(mc)), src))
         else:
             out.append(Finding("health.host_memory", Verdict.WARN,
                                f"{where}: {g['ce']} corrected (CE) host memory error(s)" + via, where,
                                cap(g["ev"] + list(context)),
-                               f"Corrected errors on {label or 'MC' + str(mc)}: watch the count (`ras-mc-ctl --errors`, "
-                               f"/sys/devices/system/edac/mc/mc{mc}/ce_count); if it keeps growing, replace the DIMM at "
-                               f"the next maintenance.", src))
+                               Msg("Corrected errors on {a1}: watch the count (`ras-mc-ctl --errors`, "
+                                   "/sys/devices/system/edac/mc/mc{mc}/ce_count); if it keeps growing, replace the DIMM at "
+                                   "the next maintenance.", a1=label or 'MC' + str(mc), mc=mc), src))
     for e in ghes_mem:
         sev = str(e.fields.get("severity", ""))
         label = str(e.fields.get("label", "") or "")
         where = f"DIMM {label}" if label else "host memory"
         if sev in ("fatal", "nonfatal"):
             out.append(Finding("health.host_memory", Verdict.FAIL,
-                               f"{where}: firmware (APEI) reported an uncorrected memory error ({sev})", where,
-                               cap(e.evidence), f"Replace the DIMM{(' ' + label) if label else ''}; confirm the slot in "
-                               "the BMC event log (SEL).", SRC_EDAC + "; " + SRC_GHES))
+                               Msg("{where}: firmware (APEI) reported an uncorrected memory error ({sev})", where=where, sev=sev), where,
+                               cap(e.evidence), Msg("Replace the DIMM{a1}; confirm the slot in the BMC event log (SEL).", a1=(' ' + label) if label else ''), SRC_EDAC + "; " + SRC_GHES))
         else:
             out.append(Finding("health.host_memory", Verdict.WARN,
-                               f"{where}: firmware (APEI) reported a corrected memory error", where, cap(e.evidence),
+                               Msg("{where}: firmware (APEI) reported a corrected memory error", where=where), where, cap(e.evidence),
                                "Watch the corrected-error count; replace the DIMM if it keeps growing.", SRC_EDAC))
     unc = [e for e in mce if e.fields.get("severity") == "uncorrected"]
     cor = [e for e in mce if e.fields.get("severity") == "corrected" and not e.fields.get("storm")]
@@ -123,8 +123,7 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
                            + ("; " + SRC_CMCI if storm else "")))
     if logged and not (edac or ghes_mem or unc or cor):
         out.append(Finding("health.mce", Verdict.WARN,
-                           f"machine-check events were logged ({plural(len(logged), 'message')}) but the kernel log "
-                           "does not say which", "host", context,
+                           Msg("machine-check events were logged ({plural}) but the kernel log does not say which", plural=plural(len(logged), 'message')), "host", context,
                            "Read them with `ras-mc-ctl --errors` (rasdaemon) or `mcelog --client` to see whether they "
                            "are corrected or not, and which DIMM or CPU bank.", SRC_EDAC))
     for e in ghes_other:
@@ -132,7 +131,7 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
         section = str(e.fields.get("section", "") or "unknown section")
         verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN if sev in ("nonfatal", "") else Verdict.PASS
         out.append(Finding("health.hw_error", verdict,
-                           f"firmware (APEI) reported a hardware error: {section}, severity {sev or 'not shown'}", "host",
+                           Msg("firmware (APEI) reported a hardware error: {section}, severity {a1}", section=section, a1=sev or 'not shown'), "host",
                            cap(e.evidence),
                            "" if verdict is Verdict.PASS else "Check the BMC event log (SEL) for the same time and the "
                            "named component; contact the server vendor if it repeats.", SRC_GHES))
@@ -172,7 +171,7 @@ def judge_edac_facts(facts: EdacFacts, expectations: Mapping[str, Any], source: 
     try:
         return _judge_edac(facts, source or facts.source)
     except Exception as exc:  # noqa: BLE001
-        return [Finding("health.host_memory", Verdict.UNKNOWN, f"could not judge EDAC counters: {exc!r}", "host memory",
+        return [Finding("health.host_memory", Verdict.UNKNOWN, Msg("could not judge EDAC counters: {exc!r}", exc=exc), "host memory",
                         (source,), "This is a bringup bug: please report it with the input.", SRC_EDAC)]
 
 
@@ -200,13 +199,13 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
             out.append(Finding("health.host_memory", Verdict.FAIL,
                                f"{where}: {c.ue} uncorrectable (UE) memory error(s)"
                                + (f" and {c.ce} corrected (CE)" if c.ce else ""), where, cap([source] + c.evidence),
-                               f"Replace the DIMM {c.label or '(find the slot in the BMC event log)'}: an uncorrectable "
-                               f"memory error crashes jobs or corrupts data; run a memory test before returning the node.",
+                               Msg("Replace the DIMM {a1}: an uncorrectable memory error crashes jobs or corrupts data; run a "
+                                   "memory test before returning the node.", a1=c.label or '(find the slot in the BMC event log)'),
                                SRC_EDAC, measured=measure(c.ue, 0, "errors", "at_most",
                                                           f"{where}: uncorrectable memory errors")))
         elif c.ce:
             out.append(Finding("health.host_memory", Verdict.WARN,
-                               f"{where}: {c.ce} corrected (CE) memory error(s) since the counters were reset", where,
+                               Msg("{where}: {ce} corrected (CE) memory error(s) since the counters were reset", where=where, ce=c.ce), where,
                                cap([source] + c.evidence),
                                "Corrected errors: re-read the counter after the validation stages; if it grows, replace "
                                f"the DIMM {c.label or ''} at the next maintenance (`ras-mc-ctl --errors` shows when).".replace(
@@ -217,7 +216,7 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
     n = len(facts.controllers) or len({c.mc for c in facts.counts})
     pass_ev = [source] + [ln for c in places for ln in c.evidence]
     return [Finding("health.host_memory", Verdict.PASS,
-                    f"no host memory errors: 0 corrected and 0 uncorrectable on {plural(n, 'memory controller')}",
+                    Msg("no host memory errors: 0 corrected and 0 uncorrectable on {plural}", plural=plural(n, 'memory controller')),
                     "host memory", cap(pass_ev), "", SRC_EDAC,
                     measured=measure(sum((c.ue or 0) + (c.ce or 0) for c in places), 0, "errors", "at_most",
                                      "host memory errors (corrected and uncorrectable)"))]
@@ -230,7 +229,7 @@ def judge_ras_mc_ctl(facts: RasFacts, expectations: Mapping[str, Any]) -> list[F
     try:
         return _judge_ras(facts)
     except Exception as exc:  # noqa: BLE001
-        return [Finding("health.host_memory", Verdict.UNKNOWN, f"could not judge ras-mc-ctl output: {exc!r}", "host",
+        return [Finding("health.host_memory", Verdict.UNKNOWN, Msg("could not judge ras-mc-ctl output: {exc!r}", exc=exc), "host",
                         (), "This is a bringup bug: please report it with the input.", SRC_EDAC)]
 
 
@@ -248,27 +247,22 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
         if section in ("memory", "error_count"):
             where = f"DIMM {label}" if label else "host memory"
             if sev == "ue":
-                out.append(Finding("health.host_memory", Verdict.FAIL, f"{where}: {n} uncorrected (UE) memory error(s) "
-                                   "recorded by rasdaemon", where, ev,
+                out.append(Finding("health.host_memory", Verdict.FAIL, Msg("{where}: {n} uncorrected (UE) memory error(s) recorded by rasdaemon", where=where, n=n), where, ev,
                                    f"Replace the DIMM {label}".strip() + ": confirm the slot in the BMC event log (SEL) "
                                    "and run a memory test before returning the node.", SRC_EDAC))
             elif sev == "ce":
-                out.append(Finding("health.host_memory", Verdict.WARN, f"{where}: {n} corrected (CE) memory error(s) "
-                                   "recorded by rasdaemon", where, ev,
+                out.append(Finding("health.host_memory", Verdict.WARN, Msg("{where}: {n} corrected (CE) memory error(s) recorded by rasdaemon", where=where, n=n), where, ev,
                                    "Watch the count (`ras-mc-ctl --error-count`); replace the DIMM at the next "
                                    "maintenance if it keeps growing.", SRC_EDAC))
         elif section == "memory_failure":
-            out.append(Finding("health.host_memory", Verdict.FAIL, f"{n} memory-failure event(s): the kernel took memory "
-                               "pages offline after uncorrected errors", "host memory", ev,
+            out.append(Finding("health.host_memory", Verdict.FAIL, Msg("{n} memory-failure event(s): the kernel took memory pages offline after uncorrected errors", n=n), "host memory", ev,
                                "Find the DIMM (`ras-mc-ctl --errors`, BMC SEL) and replace it.", SRC_EDAC))
         elif section == "mce":
             if sev == "ue":
-                out.append(Finding("health.mce", Verdict.FAIL, f"{n} uncorrected machine-check error(s) recorded by "
-                                   "rasdaemon", "host", ev,
+                out.append(Finding("health.mce", Verdict.FAIL, Msg("{n} uncorrected machine-check error(s) recorded by rasdaemon", n=n), "host", ev,
                                    "Read the bank in `ras-mc-ctl --errors`; replace the failing DIMM or CPU.", SRC_EDAC))
             else:
-                out.append(Finding("health.mce", Verdict.WARN, f"{n} corrected machine-check (MCE) error(s) recorded by "
-                                   "rasdaemon", "host", ev,
+                out.append(Finding("health.mce", Verdict.WARN, Msg("{n} corrected machine-check (MCE) error(s) recorded by rasdaemon", n=n), "host", ev,
                                    "Read the bank and memory channel in `ras-mc-ctl --errors`; watch whether the count "
                                    "grows, and replace the DIMM if it does.", SRC_EDAC))
         elif section == "aer":
@@ -279,8 +273,7 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
                                "and its riser, check cables and firmware; power-cycle after a fatal error.", SRC_AER))
         else:
             verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN
-            out.append(Finding("health.hw_error", verdict, f"{n} {section.replace('_', ' ')} error record(s) from "
-                               "rasdaemon", "host", ev, "Read the records with `ras-mc-ctl --errors` and check the named "
+            out.append(Finding("health.hw_error", verdict, Msg("{n} {replace} error record(s) from rasdaemon", n=n, replace=section.replace('_', ' ')), "host", ev, "Read the records with `ras-mc-ctl --errors` and check the named "
                                "component.", SRC_EDAC))
     if out:
         return out

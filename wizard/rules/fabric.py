@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from wizard.common import to_float
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.fabric import IbPort, IbPorts
+from wizard.i18n import Msg
 
 STATE_ID = "multinode.ib_port_state"
 RATE_ID = "multinode.ib_port_rate"
@@ -115,19 +116,17 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                " (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
-        out.append(Finding(STATE_ID, Verdict.WARN, f"the tool stopped with an error, so the devices after it are not "
-                           f"listed: {err}", "node", (err,),
+        out.append(Finding(STATE_ID, Verdict.WARN, Msg("the tool stopped with an error, so the devices after it are not listed: {err}", err=err), "node", (err,),
                            "Check that device (`ls /sys/class/infiniband`, `dmesg | grep mlx5`): a device that vanished "
                            "is a card or driver fault; then rerun `ibstat`.", SRC_STATE))
-    unread = [Finding(STATE_ID, Verdict.UNKNOWN, f"could not read: {why}", "node",
+    unread = [Finding(STATE_ID, Verdict.UNKNOWN, Msg("could not read: {why}", why=why), "node",
                       tuple(ln for ln in text.splitlines() if ln.strip())[-2:],
                       "Paste the whole `ibstat` output (every CA, every port block to its 'Link layer' line).", SRC_STATE)
               for why in ports.problems[:8]]
     if out:
         return out + unread
     if unread:
-        return unread + [Finding(STATE_ID, Verdict.PASS, f"the {len(ports.ports)} port(s) read are Active (what could "
-                                 "not be read is said apart)", "node",
+        return unread + [Finding(STATE_ID, Verdict.PASS, Msg("the {n_ports} port(s) read are Active (what could not be read is said apart)", n_ports=len(ports.ports)), "node",
                                  tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
@@ -150,16 +149,14 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
     if not rated:
         if plan is None:
             return []
-        return [Finding(RATE_ID, Verdict.UNKNOWN, f"the plan expects {plan:g} Gb/s per NIC but this output does not "
-                        "show port rates", "node", tuple(ln for p in fabric for ln in p.lines[:2])[:6],
+        return [Finding(RATE_ID, Verdict.UNKNOWN, Msg("the plan expects {plan:g} Gb/s per NIC but this output does not show port rates", plan=plan), "node", tuple(ln for p in fabric for ln in p.lines[:2])[:6],
                         "Paste `ibstat` (Rate) or `ibstatus` (rate), or `ibv_devinfo -v` (active_width x active_speed).",
                         SRC_RATE)]
     out: list[Finding] = []
     if plan is not None:
         for p in rated:
             if p.rate_gbit_s is not None and p.rate_gbit_s < plan:
-                out.append(Finding(RATE_ID, Verdict.FAIL, f"{_name(p)} is Active at {_rate_s(p.rate_gbit_s, p.link_layer or layer)}, below the "
-                                   f"plan's {plan:g} Gb/s per NIC", _name(p),
+                out.append(Finding(RATE_ID, Verdict.FAIL, Msg("{name} is Active at {rate_s}, below the plan's {plan:g} Gb/s per NIC", name=_name(p), rate_s=_rate_s(p.rate_gbit_s, p.link_layer or layer), plan=plan), _name(p),
                                    tuple(ln for ln in p.lines if "ate" in ln)[:3],
                                    "A port that trained below its rated speed: reseat or replace the cable/transceiver, "
                                    "check the switch port's speed setting (`mlxlink -d <dev>` shows the negotiated and "
@@ -171,7 +168,7 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
     layers = Counter(p.link_layer for p in active if p.link_layer)
     if len(rates) > 1:
         slow = min(rates)
-        out.append(Finding(RATE_ID, Verdict.WARN, f"the Active {layer + ' ' if layer else ''}ports run at different rates: {groups}",
+        out.append(Finding(RATE_ID, Verdict.WARN, Msg("the Active {a1}ports run at different rates: {groups}", a1=layer + ' ' if layer else '', groups=groups),
                            "node", tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated
                                          if p.rate_gbit_s == slow)[:6],
                            "If the slower ports are another network (front-end, storage), keep NCCL off them "
@@ -258,11 +255,10 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
                                "manager's routing and the switch's congestion counters if they grow.", SRC_COUNTERS))
         elif read:
             out.append(Finding(COUNTERS_ID, Verdict.PASS,
-                               f"{who}: all {len(read)} error and drop counters are 0 (no errors){wait_s}", who,
+                               Msg("{who}: all {n_read} error and drop counters are 0 (no errors){wait_s}", who=who, n_read=len(read), wait_s=wait_s), who,
                                ((b.header,) if b.header else ()) + tuple(b.lines[:3]), "", SRC_COUNTERS))
         else:
-            out.append(Finding(COUNTERS_ID, Verdict.UNKNOWN, f"{who}: this output holds traffic counters only, no "
-                               "error counter", who, tuple(b.lines[:5]),
+            out.append(Finding(COUNTERS_ID, Verdict.UNKNOWN, Msg("{who}: this output holds traffic counters only, no error counter", who=who), who, tuple(b.lines[:5]),
                                "Run `perfquery <lid> <port>` (the basic counters carry the error counts) or "
                                "`perfquery -x` on a recent infiniband-diags.", SRC_COUNTERS))
     return out
@@ -356,7 +352,7 @@ def _perftest_errors(run: Any, fid: str) -> list[Finding]:
     what, remedy = PERFTEST_ERRORS.get(key, PERFTEST_ERRORS["resources"])
     first = next(line for k, line in errors if k == key)
     role = " (server side)" if getattr(run, "waiting", False) else ""
-    return [Finding(fid, Verdict.FAIL, f"{run.test or 'perftest'}{role}: {what}: {first}", getattr(run, "device", "")
+    return [Finding(fid, Verdict.FAIL, Msg("{a1}{role}: {what}: {first}", a1=run.test or 'perftest', role=role, what=what, first=first), getattr(run, "device", "")
                     or "node", tuple(dict.fromkeys(line for _, line in errors))[:6], remedy,
                     f"{SRC_PERFTEST_ERRORS}; {SRC_PERFTEST}")]
 
@@ -390,8 +386,8 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if failed:
         return failed
     if not run.rows:
-        return [Finding(fid, Verdict.UNKNOWN, f"no bandwidth row in this {run.test or 'perftest'} output "
-                        "(a server side still waiting for its client, or a cut paste)", "node",
+        return [Finding(fid, Verdict.UNKNOWN, Msg("no bandwidth row in this {a1} output (a server side still waiting for its client, or a "
+                                                  "cut paste)", a1=run.test or 'perftest'), "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:5],
                         "Paste the client's output down to its result row (#bytes ... BW average).", SRC_PERFTEST)]
     size = max(b for b, _, _ in run.rows)
@@ -408,8 +404,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if plan:
         floor = PERFTEST_FRACTION * plan
         v = Verdict.PASS if gbit >= floor else Verdict.FAIL
-        return [Finding(fid, v, f"{what}, {'at or above' if v is Verdict.PASS else 'below'} {floor:g} Gb/s "
-                        f"({PERFTEST_FRACTION:g} x {rate_of})", run.device or "node", ev,
+        return [Finding(fid, v, Msg("{what}, {a1} {floor:g} Gb/s ({PERFTEST_FRACTION:g} x {rate_of})", what=what, a1='at or above' if v is Verdict.PASS else 'below', floor=floor, PERFTEST_FRACTION=PERFTEST_FRACTION, rate_of=rate_of), run.device or "node", ev,
                         "" if v is Verdict.PASS else
                         "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
                         "Gen and width), the cable and the switch port; run it between other node pairs to find the "
@@ -420,23 +415,22 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if near:
         r = near[0]
         return [Finding(fid, Verdict.PASS,
-                        f"{what}: {gbit / r:.0%} of {r:g} Gb/s ({IB_RATE_NAMES.get(r, '')} line rate), what a healthy "
-                        f"port of that rate delivers; if `ibstat` shows a faster port, it is slow (the plan's nic_gbit_s "
-                        "lets bringup judge it against the real rate)", run.device or "node", ev, "", SRC_PERFTEST,
+                        Msg("{what}: {a1:.0%} of {r:g} Gb/s ({get} line rate), what a healthy port of that rate "
+                            "delivers; if `ibstat` shows a faster port, it is slow (the plan's nic_gbit_s lets bringup "
+                            "judge it against the real rate)", what=what, a1=gbit / r, r=r, get=IB_RATE_NAMES.get(r, '')), run.device or "node", ev, "", SRC_PERFTEST,
                         measured=measure(gbit, PERFTEST_FRACTION * r, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the {r:g} Gb/s "
                                          "line rate)"))]
     if gbit < PERFTEST_FRACTION * LINE_RATES_GBIT[0]:
         return [Finding(fid, Verdict.WARN,
-                        f"{what}: below {PERFTEST_FRACTION * LINE_RATES_GBIT[0]:g} Gb/s, slow for any InfiniBand port of "
-                        "EDR (100 Gb/s) or later", run.device or "node", ev,
+                        Msg("{what}: below {a1:g} Gb/s, slow for any InfiniBand port of EDR (100 Gb/s) or later", what=what, a1=PERFTEST_FRACTION * LINE_RATES_GBIT[0]), run.device or "node", ev,
                         "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
                         "test used large messages (-s 8388608 or --all) and the right device (-d mlx5_N).", SRC_PERFTEST,
                         measured=measure(gbit, PERFTEST_FRACTION * LINE_RATES_GBIT[0], "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x EDR's "
                                          f"{LINE_RATES_GBIT[0]:g} Gb/s)"))]
-    return [Finding(fid, Verdict.UNKNOWN, f"{what}: between line rates, so bringup cannot tell whether it is "
-                    "a healthy slower port or a slow faster one without the port's rate", run.device or "node", ev,
+    return [Finding(fid, Verdict.UNKNOWN, Msg("{what}: between line rates, so bringup cannot tell whether it is a healthy slower port or "
+                                              "a slow faster one without the port's rate", what=what), run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
 
 
@@ -458,7 +452,7 @@ def _pair_runs(text: str, plan: Mapping[str, Any]) -> list[tuple[Any, Any, list[
         if p.error:
             ssh = "ssh" in p.error.lower()
             out.append((p, None, [Finding(
-                RDMA_PAIRS_ID, Verdict.FAIL, f"{subj}: the pair test did not run: {p.error}", subj,
+                RDMA_PAIRS_ID, Verdict.FAIL, Msg("{subj}: the pair test did not run: {error}", subj=subj, error=p.error), subj,
                 tuple(x for x in (p.header, f"# pair {subj} failed: {p.error}") if x),
                 ("Check that `ssh NODE true` works from this machine for both nodes without a password prompt "
                  "(BatchMode), then run the step again." if ssh else
@@ -469,7 +463,7 @@ def _pair_runs(text: str, plan: Mapping[str, Any]) -> list[tuple[Any, Any, list[
         run = parse_perftest(p.client_text)
         found = judge_perftest(run, p.client_text, plan, fid=RDMA_PAIRS_ID, line_rate_gbit_s=p.line_rate_gbit_s,
                                line_rate_of="the slower of " + p.ports.replace(" -> ", " and "))
-        out.append((p, run, [dataclasses.replace(f, subject=subj, message=f"{subj}: {f.message}",
+        out.append((p, run, [dataclasses.replace(f, subject=subj, message=Msg("{subj}: {message}", subj=subj, message=f.message),
                                                  evidence=(p.header, *f.evidence)) for f in found]))
     return out
 
@@ -498,21 +492,19 @@ def judge_rdma_pairs(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     measured = [(_gbit(run), p, found[0]) for p, run, found in runs if run is not None and run.rows and found]
     if len(measured) >= 2:
         gbit, p, f = min(measured, key=lambda x: x[0])
-        out.append(Finding(RDMA_PAIRS_ID, f.verdict, f"slowest of {len(measured)} pairs measured: {p.client} -> "
-                           f"{p.server} at {gbit:.1f} Gb/s ({p.ports})", "ring", (p.header,),
+        out.append(Finding(RDMA_PAIRS_ID, f.verdict, Msg("slowest of {n_measured} pairs measured: {client} -> {server} at {gbit:.1f} Gb/s ({ports})", n_measured=len(measured), client=p.client, server=p.server, gbit=gbit, ports=p.ports), "ring", (p.header,),
                            f.remedy, SRC_RDMA_PAIRS))
     bad = [f.subject.split(" -> ") for f in out if f.verdict in (Verdict.FAIL, Verdict.WARN) and " -> " in f.subject]
     every = {n for p, _, _ in runs for n in (p.client, p.server)}
     if len(every) >= 3 and len(bad) >= 2:
         twice = sorted(n for n, c in Counter(n for pair in bad for n in set(pair)).items() if c >= 2)
         if twice and len(twice) < len(every):  # every node in two failing pairs names none of them
-            out.append(Finding(RDMA_PAIRS_ID, Verdict.FAIL, f"{', '.join(twice)}: in two failing pairs; each node is "
-                               "in two pairs of the ring (it writes to one neighbour and is written to by the other), "
-                               "so its port, cable or switch port is the likely cause", ", ".join(twice),
+            out.append(Finding(RDMA_PAIRS_ID, Verdict.FAIL, Msg("{twice}: in two failing pairs; each node is in two pairs of the ring (it writes to one "
+                                                                "neighbour and is written to by the other), so its port, cable or switch port is the "
+                                                                "likely cause", twice=', '.join(twice)), ", ".join(twice),
                                tuple(" -> ".join(b) for b in bad),
-                               f"Check {', '.join(twice)}: `ibstat` (Rate, State), `lspci -vv` LnkSta of the HCA, the "
-                               "cable and the switch port; node.rdma_bandwidth's loopback there tells the HCA from "
-                               "the link.", SRC_RDMA_PAIRS))
+                               Msg("Check {twice}: `ibstat` (Rate, State), `lspci -vv` LnkSta of the HCA, the cable and the "
+                                   "switch port; node.rdma_bandwidth's loopback there tells the HCA from the link.", twice=', '.join(twice)), SRC_RDMA_PAIRS))
     return out
 
 
@@ -560,9 +552,9 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                          + (", no IP address" if not [a for a in i.addrs if not a.startswith('fe80:')] else "") + ")"
                          for i in bad_ib)
         return [Finding(NETDEV_ID, Verdict.WARN,
-                        f"InfiniBand interface{'s' if len(bad_ib) > 1 else ''} (IPoIB) not ready: {what}; {listed}. The "
-                        "HCA's RDMA path may still work, but anything that reaches this node over IPoIB (NCCL bootstrap "
-                        "with NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage) cannot", "host",
+                        Msg("InfiniBand interface{a1} (IPoIB) not ready: {what}; {listed}. The HCA's RDMA path may "
+                            "still work, but anything that reaches this node over IPoIB (NCCL bootstrap with "
+                            "NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage) cannot", a1='s' if len(bad_ib) > 1 else '', what=what, listed=listed), "host",
                         tuple(ln for i in bad_ib for ln in i.lines)[:8],
                         "Check the HCA port (`ibstat`: State Active, Physical state LinkUp), then bring the interface up "
                         "with its address (`ip link set <if> up`; persist it in netplan/NetworkManager/ifcfg), and "

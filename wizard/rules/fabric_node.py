@@ -23,6 +23,7 @@ from wizard.parsers.host import parse_modules
 from wizard.parsers.topology import parse_topo_matrix
 from wizard.rules import fabric, topology
 from wizard.rules.common import Outputs, missing
+from wizard.i18n import Msg
 
 FABRIC_ID = "node.fabric"
 RATE_ID = "node.fabric_rate"
@@ -132,7 +133,7 @@ def _no_fabric(fid: str, plan: Mapping[str, Any], f: _Fabric) -> Finding | None:
         return None
     want = _want(plan)
     if f.unknown:
-        return Finding(fid, Verdict.UNKNOWN, f"could not read the RDMA devices: {f.unknown}", "node",
+        return Finding(fid, Verdict.UNKNOWN, Msg("could not read the RDMA devices: {unknown}", unknown=f.unknown), "node",
                        (f"/sys/class/infiniband: {f.unknown}",),
                        "Run bringup on the node itself (sysfs must be readable), or capture it there.", SRC_SYSFS)
     if want is None:
@@ -141,10 +142,10 @@ def _no_fabric(fid: str, plan: Mapping[str, Any], f: _Fabric) -> Finding | None:
                        ("/sys/class/infiniband: no device",),
                        "", SRC_SYSFS)
     if fid != FABRIC_ID:
-        return Finding(fid, Verdict.SKIP, f"no RDMA port to judge (node.fabric fails: the plan expects {want:g} NICs "
-                       "per node and none is present)", "node", ("/sys/class/infiniband: no device",), "", SRC_SYSFS)
-    return Finding(fid, Verdict.FAIL, f"the plan expects {want:g} InfiniBand/RoCE NIC(s) per node but no RDMA device "
-                   "is present (/sys/class/infiniband is empty)", "node", ("/sys/class/infiniband: no device",),
+        return Finding(fid, Verdict.SKIP, Msg("no RDMA port to judge (node.fabric fails: the plan expects {want:g} NICs per node and "
+                                              "none is present)", want=want), "node", ("/sys/class/infiniband: no device",), "", SRC_SYSFS)
+    return Finding(fid, Verdict.FAIL, Msg("the plan expects {want:g} InfiniBand/RoCE NIC(s) per node but no RDMA device is present "
+                                          "(/sys/class/infiniband is empty)", want=want), "node", ("/sys/class/infiniband: no device",),
                    "Check that the HCAs are seen on the PCI bus (`lspci | grep -i mellanox`) and that their RDMA "
                    "driver is loaded (`modprobe mlx5_ib`; install rdma-core, or NVIDIA DOCA-OFED / MLNX_OFED), then "
                    "`ibstat` must list them. If this node has no fabric, unset nics_per_node in the plan.", SRC_SYSFS,
@@ -212,7 +213,7 @@ def ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                               "Active fabric ports (the plan's nics_per_node)")))
     note = _device_note(f, sorted({p.ca for p in active}))
     if note:
-        found = [dataclasses.replace(x, message=f"{x.message}; {note}") if x.verdict is Verdict.PASS else x
+        found = [dataclasses.replace(x, message=Msg("{message}; {note}", message=x.message, note=note)) if x.verdict is Verdict.PASS else x
                  for x in found]
     return found
 
@@ -270,8 +271,8 @@ def mtu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                     netdev_mtu[f"{name} ({ca})"] = n.mtu
                     ev.append(f"/sys/class/net/{name}/mtu:{n.mtu}")
     if not active_mtu and not netdev_mtu:
-        return [Finding(MTU_ID, Verdict.UNKNOWN, f"the MTU of the {len(active)} Active {layer} port(s) could not be "
-                        "read (no ibv_devinfo output, no netdev of these HCAs in /sys/class/net)", "node",
+        return [Finding(MTU_ID, Verdict.UNKNOWN, Msg("the MTU of the {n_active} Active {layer} port(s) could not be read (no ibv_devinfo "
+                                                     "output, no netdev of these HCAs in /sys/class/net)", n_active=len(active), layer=layer), "node",
                         tuple(f"{p.ca} port {p.port}" for p in active)[:6],
                         "Install rdma-core's ibv_devinfo (package ibverbs-utils / libibverbs-utils) and check again.",
                         SRC_MTU)]
@@ -325,8 +326,8 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     mods, _ = facts_of(out).parse_text("modules", parse_modules) or ({}, [])
     peer = next((mods[n] for n in ("nvidia_peermem", "nv_peer_mem") if n in mods), None)
     if peer is not None:
-        return [Finding(GDR_ID, Verdict.PASS, f"{peer.name} is loaded: the HCAs can register GPU memory (GPUDirect "
-                        "RDMA); NCCL's log says 'GDRDMA' on the channels that use it", "node", (peer.line,), "",
+        return [Finding(GDR_ID, Verdict.PASS, Msg("{name} is loaded: the HCAs can register GPU memory (GPUDirect RDMA); NCCL's log says "
+                                                  "'GDRDMA' on the channels that use it", name=peer.name), "node", (peer.line,), "",
                         SRC_GDR)]
     dv = out.get("nvidia_driver_version")
     drv = facts_of(out).parse_text("nvidia_driver_version", parse_driver_version) if dv is not None and dv.ok else None
@@ -337,15 +338,15 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = tuple(x for x in ((drv.line if drv else ""), f"kernel {kstr}", "nvidia_peermem: not in /proc/modules") if x)
     if drv is not None and drv.flavour == "open" and kernel is not None and kernel >= DMABUF_KERNEL:
         if dmabuf_off is not None and dmabuf_off.value.strip() == "0":
-            return [Finding(GDR_ID, Verdict.WARN, f"the DMA-BUF path is available (open GPU kernel modules, kernel "
-                            f"{kstr}) but NCCL_DMABUF_ENABLE=0 ({dmabuf_off.origin}) turns it off and nvidia_peermem "
-                            "is not loaded: NCCL stages inter-node transfers through host memory", "node",
+            return [Finding(GDR_ID, Verdict.WARN, Msg("the DMA-BUF path is available (open GPU kernel modules, kernel {kstr}) but "
+                                                      "NCCL_DMABUF_ENABLE=0 ({origin}) turns it off and nvidia_peermem is not loaded: NCCL "
+                                                      "stages inter-node transfers through host memory", kstr=kstr, origin=dmabuf_off.origin), "node",
                             ev + (dmabuf_off.line,), "Remove NCCL_DMABUF_ENABLE=0, or load nvidia-peermem "
                             "(`modprobe nvidia-peermem`).", SRC_GDR)]
-        return [Finding(GDR_ID, Verdict.PASS, f"the DMA-BUF path's prerequisites are present (open GPU kernel modules "
-                        f"{drv.version}, kernel {kstr} >= 5.12; nvidia_peermem not needed); NCCL uses it by default "
-                        "(NCCL_DMABUF_ENABLE): its log says 'GDRDMA' on the channels that do, and "
-                        "`ib_write_bw --use_cuda=0 --use_cuda_dmabuf` proves it", "node", ev, "", SRC_GDR)]
+        return [Finding(GDR_ID, Verdict.PASS, Msg("the DMA-BUF path's prerequisites are present (open GPU kernel modules {version}, kernel "
+                                                  "{kstr} >= 5.12; nvidia_peermem not needed); NCCL uses it by default (NCCL_DMABUF_ENABLE): "
+                                                  "its log says 'GDRDMA' on the channels that do, and `ib_write_bw --use_cuda=0 "
+                                                  "--use_cuda_dmabuf` proves it", version=drv.version, kstr=kstr), "node", ev, "", SRC_GDR)]
     why = ("the driver's kernel modules are the proprietary flavour (DMA-BUF needs the open ones)"
            if drv is not None and drv.flavour == "proprietary" else
            f"the kernel {kstr} is older than 5.12 (no RDMA dma-buf)" if kernel is not None and kernel < DMABUF_KERNEL
@@ -472,10 +473,9 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         where = f"{name}={s.value} ({s.origin})"
         have = ", ".join(names) or "none"
         if name == "NCCL_IB_HCA" and not names and _want(plan) is None:
-            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{where} names RDMA devices, but this node has none and "
-                                 "the plan names no NIC (nics_per_node): NCCL finds no InfiniBand/RoCE device, so it "
-                                 "never applies NCCL_IB_HCA and uses its socket transport; a leftover from another "
-                                 "node model", "node", (s.line,),
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, Msg("{where} names RDMA devices, but this node has none and the plan names no NIC "
+                                                                "(nics_per_node): NCCL finds no InfiniBand/RoCE device, so it never applies NCCL_IB_HCA "
+                                                                "and uses its socket transport; a leftover from another node model", where=where), "node", (s.line,),
                                  "Remove NCCL_IB_HCA from this node's environment and NCCL configuration files, or set "
                                  "nics_per_node in the plan if this node should have an RDMA fabric.", SRC_NCCL_ENV))
             continue
@@ -490,28 +490,26 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                         "): it is every interface NCCL may use, so a job started now cannot bootstrap"),
                                      "node", (s.line,) + tuple(f"/sys/class/net/{n}/operstate: {netdevs[n].operstate}"
                                                                for n in down),
-                                     f"Bring the interface up with an address (`ip link set {down[0]} up`, its network "
-                                     f"configuration), or point {name} at a working interface (`ip -br addr`). "
-                                     "bringup reads the link state, not the addresses: check the address too.",
+                                     Msg("Bring the interface up with an address (`ip link set {a1} up`, its network "
+                                         "configuration), or point {name} at a working interface (`ip -br addr`). bringup reads the "
+                                         "link state, not the addresses: check the address too.", a1=down[0], name=name),
                                      SRC_NCCL_ENV + "; Linux sysfs-class-net operstate (RFC 2863)"))
         if not exclude and not chosen:
             found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, f"{where} names no {what} of this node (it has: {have}): "
                                  + ("NCCL's bootstrap finds no interface and the job fails to start"
                                     if name == "NCCL_SOCKET_IFNAME" else
                                     "NCCL finds no RDMA device and falls back to TCP sockets (or fails)"),
-                                 "node", (s.line,), f"Set {name} to this node's {what}s ({have}), or unset it.",
+                                 "node", (s.line,), Msg("Set {name} to this node's {what}s ({have}), or unset it.", name=name, what=what, have=have),
                                  SRC_NCCL_ENV))
         elif dead and not exclude:
-            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{where}: {', '.join(dead)} match{'es' if len(dead) == 1 else ''}"
-                                 f" no {what} of this node ({have}); NCCL uses {', '.join(chosen)}", "node", (s.line,),
-                                 f"Correct {name} (a typo, or a {what} of another node model).", SRC_NCCL_ENV))
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, Msg("{where}: {dead} match{a1} no {what} of this node ({have}); NCCL uses {chosen}", where=where, dead=', '.join(dead), a1='es' if len(dead) == 1 else '', what=what, have=have, chosen=', '.join(chosen)), "node", (s.line,),
+                                 Msg("Correct {name} (a typo, or a {what} of another node model).", name=name, what=what), SRC_NCCL_ENV))
         if name == "NCCL_IB_HCA" and not exclude and chosen:
             bad_ports = [e for e in s.value.lstrip("^=").split(",") if ":" in e and e.strip() not in dead
                          and not any((ca, e.split(":", 1)[1]) in hca_ports for ca in chosen
                                      if ca.startswith(e.split(":", 1)[0].lstrip("=")))]
             if bad_ports and hca_ports:
-                found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{where}: {', '.join(bad_ports)} names a port the HCA "
-                                     "does not have", "node", (s.line,), "Use the HCA's port numbers (`ibstat`).",
+                found.append(Finding(NCCL_ENV_ID, Verdict.WARN, Msg("{where}: {bad_ports} names a port the HCA does not have", where=where, bad_ports=', '.join(bad_ports)), "node", (s.line,), "Use the HCA's port numbers (`ibstat`).",
                                      SRC_NCCL_ENV))
     dbg = eff.get("NCCL_DEBUG")
     left = []
@@ -522,10 +520,9 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ib_off = eff.get("NCCL_IB_DISABLE")
     planned = _want(plan)
     if ib_off is not None and ib_off.value.strip() == "1" and planned is not None:
-        found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, f"NCCL_IB_DISABLE=1 ({ib_off.origin}) on a node the plan gives "
-                             f"{planned:g} InfiniBand/RoCE NIC(s): NCCL does not use the IB/RoCE transport and falls "
-                             "back to IP sockets, so every inter-node collective runs over TCP at a fraction of the "
-                             "fabric's bandwidth", "node", (ib_off.line,),
+        found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, Msg("NCCL_IB_DISABLE=1 ({origin}) on a node the plan gives {planned:g} InfiniBand/RoCE NIC(s): "
+                                                            "NCCL does not use the IB/RoCE transport and falls back to IP sockets, so every inter-node "
+                                                            "collective runs over TCP at a fraction of the fabric's bandwidth", origin=ib_off.origin, planned=planned), "node", (ib_off.line,),
                              "Remove NCCL_IB_DISABLE (or set it to 0) in the environment and in /etc/nccl.conf / "
                              "~/.nccl.conf; if the fabric does not work yet, fix it (node.fabric) rather than hide it.",
                              SRC_NCCL_ENV + " (NCCL_IB_DISABLE: 'disable the IB/RoCE transport ... NCCL will fallback "
@@ -539,9 +536,9 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for n, (rx, words) in ACCEPTED.items():
         s = eff.get(n)
         if s is not None and not re.fullmatch(rx, s.value.strip()):
-            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, f"{n}={s.value} ({s.origin}) is not a value NCCL accepts "
-                                 f"for it ({words}): NCCL ignores it or reads it as something else", "node", (s.line,),
-                                 f"Set {n} to one of the documented values, or remove it.", SRC_NCCL_ENV))
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, Msg("{n}={value} ({origin}) is not a value NCCL accepts for it ({words}): NCCL ignores it or "
+                                                                "reads it as something else", n=n, value=s.value, origin=s.origin, words=words), "node", (s.line,),
+                                 Msg("Set {n} to one of the documented values, or remove it.", n=n), SRC_NCCL_ENV))
     if left:
         found.append(Finding(NCCL_ENV_ID, Verdict.WARN, "debugging settings left on for every NCCL job started here: "
                              + "; ".join(f"{s.name}={s.value} ({s.origin})" for s in left)

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.fabricmanager import parse_fm_log
+from wizard.i18n import Msg
 
 SRC = ("NVIDIA Fabric Manager User Guide, error handling: NVSwitch fatal and non-fatal errors, GPU and NVSwitch reset "
        "(https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html)")
@@ -36,8 +37,7 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     warns = [r for r in log.records if r.level.startswith("WARN")]
     if fatal:
         return [Finding("driver.fabric_manager_log", Verdict.FAIL,
-                        f"Fabric Manager logged {len(fatal)} fatal NVSwitch/NVLink error(s) ({span}); the first: "
-                        f"'{fatal[0].msg[:200]}'", "node", tuple(r.line for r in fatal[:6]),
+                        Msg("Fabric Manager logged {n_fatal} fatal NVSwitch/NVLink error(s) ({span}); the first: '{a1}'", n_fatal=len(fatal), span=span, a1=fatal[0].msg[:200]), "node", tuple(r.line for r in fatal[:6]),
                         "Stop the GPU jobs and reset the GPUs and NVSwitches as the Fabric Manager guide describes "
                         "(or reboot the node), then check `nvidia-smi -q | grep -A2 -i fabric` (State Completed, "
                         "Status Success) and `nvidia-smi nvlink -s`; a fatal error that returns on the same switch port "
@@ -50,11 +50,11 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 if nonfatal and len(nonfatal) == len(errors) else
                 f"{len(errors)} ERROR record(s)" if errors else f"{len(warns)} WARNING record(s)")
         return [Finding("driver.fabric_manager_log", Verdict.WARN,
-                        f"Fabric Manager logged {what} ({span}); the first: '{hits[0].msg[:200]}'", "node",
+                        Msg("Fabric Manager logged {what} ({span}); the first: '{a1}'", what=what, span=span, a1=hits[0].msg[:200]), "node",
                         tuple(r.line for r in hits[:6]),
                         "Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch "
                         "whether they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one "
                         "port, or NCCL jobs slow down or hit NVLink Xids, have the link or trunk checked.", SRC)]
     return [Finding("driver.fabric_manager_log", Verdict.PASS,
-                    f"{len(log.records)} Fabric Manager log record(s) ({span}), all at level INFO", "node",
+                    Msg("{n_records} Fabric Manager log record(s) ({span}), all at level INFO", n_records=len(log.records), span=span), "node",
                     (log.records[0].line, log.records[-1].line), "", SRC)]

@@ -25,6 +25,7 @@ from wizard.parsers import host as p_host
 from wizard.parsers import platform as p_platform
 from wizard.rules.identity import dmi_fields
 from wizard.rules.smi import doc_from_outputs
+from wizard.i18n import Msg
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -389,8 +390,8 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
                 out.append(Finding(fid, Verdict.UNKNOWN,
                                    f"{_of(lacking)}: {f.label} not read, so not compared; the other {len(ns)}: {text}"
                                    + tail, fold(lacking), evidence,
-                                   f"Check {fold(lacking)} alone (`bringup check --nodes {fold(lacking)}`): its "
-                                   f"findings say why the {f.label} could not be read there.", f.source, STEP))
+                                   Msg("Check {fold} alone (`bringup check --nodes {fold}`): its findings say why the {label} "
+                                       "could not be read there.", fold=fold(lacking), label=f.label), f.source, STEP))
             else:
                 out.append(Finding(fid, Verdict.PASS, f"{f.label} {text} on all {len(ns)} nodes ({fold(ns)})" + tail,
                                    fold(ns), evidence, "", f.source, STEP))
@@ -417,23 +418,23 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
 def unreachable(node: str, target: str, error: str) -> Finding:
     """``fleet.unreachable`` (fail) for a node ssh could not reach or log in to; ``error`` is ssh's own text."""
     why = error.split(" failed: ", 1)[-1] if error.startswith("ssh to ") else error
-    return Finding("fleet.unreachable", Verdict.FAIL, f"{node} is unreachable over ssh: {why}", node, (error,),
-                   f"Check that `ssh {target} true` works from here (the same ssh config, key and known_hosts), then "
-                   "check again.", SRC_SSH, STEP)
+    return Finding("fleet.unreachable", Verdict.FAIL, Msg("{node} is unreachable over ssh: {why}", node=node, why=why), node, (error,),
+                   Msg("Check that `ssh {target} true` works from here (the same ssh config, key and "
+                       "known_hosts), then check again.", target=target), SRC_SSH, STEP)
 
 
 def timed_out(node: str, seconds: float) -> Finding:
     """``fleet.timeout`` (fail) for a node that did not finish its checks within ``seconds`` (``--node-timeout``)."""
     return Finding("fleet.timeout", Verdict.FAIL,
-                   f"{node} did not finish its checks within {seconds:g} s (--node-timeout): what it answered before "
-                   "was not judged", node, (f"timed out after {seconds:g} s",),
-                   f"Find out what is slow on {node} (its login, or a probe: `bringup check` run there shows which), or "
-                   "give it more time with --node-timeout.", SRC_TIMEOUT, STEP)
+                   Msg("{node} did not finish its checks within {seconds:g} s (--node-timeout): what it answered "
+                       "before was not judged", node=node, seconds=seconds), node, (f"timed out after {seconds:g} s",),
+                   Msg("Find out what is slow on {node} (its login, or a probe: `bringup check` run there shows "
+                       "which), or give it more time with --node-timeout.", node=node), SRC_TIMEOUT, STEP)
 
 
 def crashed(node: str, exc: BaseException) -> Finding:
     """``fleet.error`` (unknown) for a node bringup itself could not finish (a bug, named by its exception)."""
-    return Finding("fleet.error", Verdict.UNKNOWN, f"bringup could not finish {node}: {exc!r}", node, (repr(exc),),
+    return Finding("fleet.error", Verdict.UNKNOWN, Msg("bringup could not finish {node}: {exc!r}", node=node, exc=exc), node, (repr(exc),),
                    "This is a bringup bug: report it with the command line; `bringup capture` on that node gives a "
                    "bundle to reproduce it.", "", STEP)
 

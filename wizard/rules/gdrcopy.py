@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.gdrcopy import GDRCOPY_MB_BYTES, GdrcopyRun, parse_gdrcopy
+from wizard.i18n import Msg
 
 GDRCOPY_ID = "node.gdrcopy"
 GDRCOPY_URL = "https://github.com/NVIDIA/gdrcopy"
@@ -71,9 +72,9 @@ def _open_failure(r: GdrcopyRun) -> Finding:
         said = f" (its summary '{r.check_summary}' does not count these: the older sanity missed failed assertions)"
     n = len(r.open_errors)
     return Finding(GDRCOPY_ID, Verdict.FAIL,
-                   f"{_prog(r)} could not open /dev/gdrdrv ({n} time{'s' if n != 1 else ''}): the gdrdrv kernel module "
-                   "is not loaded or its device node is missing, so GDRCopy, and NVSHMEM's or UCX's gdr_copy transport "
-                   f"over it, cannot map GPU memory{said}", _subject(r), ev, REMEDY_OPEN,
+                   Msg("{prog} could not open /dev/gdrdrv ({n} time{a1}): the gdrdrv kernel module is not loaded "
+                       "or its device node is missing, so GDRCopy, and NVSHMEM's or UCX's gdr_copy transport over "
+                       "it, cannot map GPU memory{said}", prog=_prog(r), n=n, a1='s' if n != 1 else '', said=said), _subject(r), ev, REMEDY_OPEN,
                    SRC_OPEN + ("; " + SRC_OLD_SANITY if said or any("void" in a for a in r.assertions) else ""))
 
 
@@ -89,12 +90,12 @@ def _sanity(r: GdrcopyRun) -> list[Finding]:
         if r.total is not None:
             waived = (f", {r.waived} waived (tests sanity skips where this setup does not support them: a GPU not in "
                       f"the default compute mode, persistent mapping, the DMA-BUF backend)" if r.waived else "")
-            msg = (f"gdrcopy_sanity: {r.passed} of {r.total} tests passed{waived}, none failed: the gdrdrv module pins "
-                   "and maps GPU memory for GDRCopy")
+            msg = (Msg("gdrcopy_sanity: {passed} of {total} tests passed{waived}, none failed: the gdrdrv module "
+                       "pins and maps GPU memory for GDRCopy", passed=r.passed, total=r.total, waived=waived))
             ev: tuple[str, ...] = (r.summary_line,)
         else:
-            msg = (f"gdrcopy_sanity (older, libcheck-based): '{r.check_summary}' with no failed assertion: the gdrdrv "
-                   "module pins and maps GPU memory for GDRCopy")
+            msg = (Msg("gdrcopy_sanity (older, libcheck-based): '{check_summary}' with no failed assertion: the "
+                       "gdrdrv module pins and maps GPU memory for GDRCopy", check_summary=r.check_summary))
             ev = (r.check_summary,)
         return [Finding(GDRCOPY_ID, Verdict.PASS, msg, "node", ev, "", SRC_GDRCOPY)]
     tests = list(dict.fromkeys(r.failed_tests))
@@ -123,8 +124,7 @@ def _sanity(r: GdrcopyRun) -> list[Finding]:
     ev = tuple(x for x in (r.summary_line, r.check_summary, *r.assertions[:3], *r.check_lines[:3], *encountered[:1])
                if x)
     return [Finding(GDRCOPY_ID, Verdict.FAIL,
-                    f"gdrcopy_sanity: {'; '.join(parts)}: GPUDirect RDMA copies through GDRCopy are not fully "
-                    "working here", "node", ev, REMEDY_TEST.format(test=tests[0] if tests else "TEST"),
+                    Msg("gdrcopy_sanity: {parts}: GPUDirect RDMA copies through GDRCopy are not fully working here", parts='; '.join(parts)), "node", ev, REMEDY_TEST.format(test=tests[0] if tests else "TEST"),
                     SRC_GDRCOPY + ("; " + SRC_OLD_SANITY if r.check_summary else ""))]
 
 
@@ -182,8 +182,8 @@ def _bandwidth(r: GdrcopyRun) -> list[Finding]:
                            "judge the figures: GDRCopy publishes no ceiling)", subj,
                            tuple(line for _, _, line in by.values()), "", SRC_BW))
     if r.pplat_us is not None:
-        out.append(Finding(GDRCOPY_ID, Verdict.PASS, f"gdrcopy_pplat on {subj}: CPU-GPU round trip {r.pplat_us:g} us "
-                           "per iteration (bringup does not judge the figure)", subj, (r.pplat_line,), "", SRC_BW))
+        out.append(Finding(GDRCOPY_ID, Verdict.PASS, Msg("gdrcopy_pplat on {subj}: CPU-GPU round trip {pplat_us:g} us per iteration (bringup does "
+                                                         "not judge the figure)", subj=subj, pplat_us=r.pplat_us), subj, (r.pplat_line,), "", SRC_BW))
     return out
 
 
@@ -196,10 +196,10 @@ def judge_gdrcopy(r: GdrcopyRun, text: str) -> list[Finding]:
         return found
     errs = r.errors + r.assertions
     if errs:
-        return [Finding(GDRCOPY_ID, Verdict.FAIL, f"{_prog(r)} reports an error: {errs[0]}", _subject(r),
+        return [Finding(GDRCOPY_ID, Verdict.FAIL, Msg("{prog} reports an error: {a1}", prog=_prog(r), a1=errs[0]), _subject(r),
                         tuple(errs[:4]), REMEDY_TEST.format(test="TEST"), SRC_GDRCOPY)]
-    return [Finding(GDRCOPY_ID, Verdict.UNKNOWN, f"no result in this {_prog(r)} output (no test summary, bandwidth or "
-                    "latency figure: a run cut short, or a paste cut before its end)", _subject(r),
+    return [Finding(GDRCOPY_ID, Verdict.UNKNOWN, Msg("no result in this {prog} output (no test summary, bandwidth or latency figure: a run cut "
+                                                     "short, or a paste cut before its end)", prog=_prog(r)), _subject(r),
                     tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:5],
                     "Paste the whole output, down to gdrcopy_sanity's 'Total: ...' line or copybw's 'closing gdrdrv'.",
                     SRC_GDRCOPY)]

@@ -38,6 +38,7 @@ from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import SRC_MIG, SRC_SMI, _ev, _pass_group, gpu_class, subject
+from wizard.i18n import Msg
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
              "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
@@ -121,11 +122,11 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
     expected = _plan_count(plan)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
     if count_verdict(len(gpus), expected) is Verdict.FAIL:
-        return Finding(fid, Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", tuple(ev[:20]),
+        return Finding(fid, Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host", tuple(ev[:20]),
                        "A GPU is missing from the PCI bus: reseat it and its power cables, check the BIOS sees it "
                        "(Above 4G decoding on), then re-check.", SRC_COUNT, measured=cm)
     if count_verdict(len(gpus), expected) is Verdict.WARN:
-        return Finding(fid, Verdict.WARN, f"{desc}; the plan expects only {expected}", "host", tuple(ev[:20]),
+        return Finding(fid, Verdict.WARN, Msg("{desc}; the plan expects only {expected}", desc=desc, expected=expected), "host", tuple(ev[:20]),
                        "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.", SRC_COUNT,
                        measured=cm)
     if not gpus:
@@ -150,7 +151,7 @@ def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: M
             ok.append(d.bus_id)
             ev_ok += [x for x in (d.header, line) if x]
         elif drv == "nouveau":
-            bad.append(Finding(fid, Verdict.FAIL, f"{_who(d)} is bound to nouveau, not nvidia", _subject(d),
+            bad.append(Finding(fid, Verdict.FAIL, Msg("{who} is bound to nouveau, not nvidia", who=_who(d)), _subject(d),
                                tuple(x for x in (d.header, line) if x),
                                "Blacklist nouveau (blacklist nouveau + options nouveau modeset=0 in /etc/modprobe.d/), "
                                "rebuild the initramfs and reboot, then install the NVIDIA driver.", SRC_DRIVER))
@@ -159,12 +160,11 @@ def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: M
                 ok.append(f"{d.bus_id} (vfio-pci, for a VM)")
                 ev_ok += [x for x in (d.header, line) if x]
             else:
-                bad.append(Finding(fid, Verdict.WARN, f"{_who(d)} is bound to {drv} (reserved for VM passthrough): "
-                                   "the host's CUDA cannot use it", _subject(d), tuple(x for x in (d.header, line) if x),
+                bad.append(Finding(fid, Verdict.WARN, Msg("{who} is bound to {drv} (reserved for VM passthrough): the host's CUDA cannot use it", who=_who(d), drv=drv), _subject(d), tuple(x for x in (d.header, line) if x),
                                    "On a bare-metal training node remove the vfio-pci ids for this GPU (/etc/modprobe.d, "
                                    "kernel command line), rebuild the initramfs and reboot.", SRC_DRIVER))
         elif not drv:
-            bad.append(Finding(fid, Verdict.WARN, f"{_who(d)}: no kernel driver bound", _subject(d),
+            bad.append(Finding(fid, Verdict.WARN, Msg("{who}: no kernel driver bound", who=_who(d)), _subject(d),
                                tuple(x for x in (d.header, line) if x),
                                "Load the driver (`sudo modprobe nvidia`) and read `dmesg | grep -i nvrm` if it fails.",
                                SRC_DRIVER))
@@ -199,9 +199,9 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     whole = _whole(o, facts)
     if not gpus and not whole and not any(d.is_nvidia for d in facts.devices):
         # a pasted excerpt is not a bus scan: no GPU in it says nothing about the GPUs of the node
-        return [Finding(fid, Verdict.UNKNOWN, f"this lspci excerpt has no NVIDIA GPU ({len(facts.devices)} other "
-                        "device section(s)): it is not a whole bus scan, so it says nothing about whether the GPUs "
-                        "enumerated; the GPU link, AER and BAR checks are skipped", "host",
+        return [Finding(fid, Verdict.UNKNOWN, Msg("this lspci excerpt has no NVIDIA GPU ({n_devices} other device section(s)): it is not a "
+                                                  "whole bus scan, so it says nothing about whether the GPUs enumerated; the GPU link, AER "
+                                                  "and BAR checks are skipped", n_devices=len(facts.devices)), "host",
                         tuple(d.header for d in facts.devices[:5] if d.header),
                         "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
                         "`sudo lspci -vvv`.", SRC_COUNT)]
@@ -213,9 +213,8 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 if dead and _plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
     for g in dead + [d for d in facts.devices if d.is_nvswitch and d.revision == "ff"]:
         findings.append(Finding(fid, Verdict.FAIL,
-                                f"{_who(g)} reads back revision ff: its PCI config space answers all ones, so the "
-                                "device no longer responds on the bus (fallen off the bus, powered off or its link "
-                                "is down)", _subject(g), (g.header,),
+                                Msg("{who} reads back revision ff: its PCI config space answers all ones, so the device no "
+                                    "longer responds on the bus (fallen off the bus, powered off or its link is down)", who=_who(g)), _subject(g), (g.header,),
                                 "Read `dmesg | grep -e NVRM -e Xid -e AER` for Xid 79 / link-down events; reseat the "
                                 "GPU and its power cables and cold-boot (power off, not reboot). On an Optimus laptop a "
                                 "powered-down discrete GPU reads the same until it is woken.", SRC_REV_FF))
@@ -276,9 +275,8 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
         subj = gpu_subject(None, g.bus) if g.bus else "GPU"
         ev = tuple(g.lines[:12])
         if g.excluded:
-            out.append(Finding(fid, Verdict.FAIL, f"{_info_desc(g)}: GPU Excluded: Yes: the driver has excluded this "
-                               "GPU, so no CUDA program, nvidia-smi query or NCCL job can use it (the node has one GPU "
-                               "fewer than it holds)", subj, ev,
+            out.append(Finding(fid, Verdict.FAIL, Msg("{info_desc}: GPU Excluded: Yes: the driver has excluded this GPU, so no CUDA program, "
+                                                      "nvidia-smi query or NCCL job can use it (the node has one GPU fewer than it holds)", info_desc=_info_desc(g)), subj, ev,
                                "Find why: `grep -i -e ExcludedGpus -e ExcludeAllGpus /proc/driver/nvidia/params` and "
                                "`grep -r NVreg_ExcludedGpus /etc/modprobe.d /proc/cmdline` (an operator or a health "
                                "tool may have excluded a failed GPU on purpose: then repair or replace it before the "
@@ -294,8 +292,7 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
                                "RmInitAdapter -e Xid` for why it failed to initialise. Keep GPUs up between jobs with "
                                "`sudo systemctl enable --now nvidia-persistenced`.", SRC_GPU_INFO))
         elif not g.model:
-            out.append(Finding(fid, Verdict.UNKNOWN, f"a GPU information block without its Model line (at "
-                               f"{g.bus or 'an unnamed bus'}): the paste is partial", subj, ev,
+            out.append(Finding(fid, Verdict.UNKNOWN, Msg("a GPU information block without its Model line (at {a1}): the paste is partial", a1=g.bus or 'an unnamed bus'), subj, ev,
                                "Paste the whole file: `cat /proc/driver/nvidia/gpus/<bus id>/information`.",
                                SRC_GPU_INFO))
         else:
@@ -315,7 +312,7 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
                         f"{'it' if len(ok) == 1 else 'them'} up")
         names = "; ".join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
         what = (f"the driver sees {names}" if len(ok) == 1 else f"the driver sees {len(ok)} GPUs: {names}")
-        out.append(Finding(fid, Verdict.PASS, f"{what}; {excl}{fw_note}", "host" if len(ok) > 1 else
+        out.append(Finding(fid, Verdict.PASS, Msg("{what}; {excl}{fw_note}", what=what, excl=excl, fw_note=fw_note), "host" if len(ok) > 1 else
                            gpu_subject(None, ok[0].bus) if ok[0].bus else "GPU",
                            tuple(ln for g in ok[:4] for ln in (g.fields.get("model", ""), g.fields.get("bus", ""),
                                                                g.fields.get("firmware", ""), g.fields.get("excluded", ""))
@@ -337,22 +334,21 @@ def _gsp_vs_driver(info: GpuInformationFiles) -> list[Finding]:
         ev = (info.driver.line,) + ev_fw
         if other:
             desc = ", ".join(f"{g.firmware} on {g.bus or 'a GPU'}" for g in other[:6])
-            return [Finding(fid, Verdict.FAIL, f"GSP firmware {desc}, but the loaded kernel module is {loaded}: the "
-                            "driver ships its GSP firmware and loads its own version, so the GPU runs firmware of "
-                            "another driver than the one loaded (the module was replaced after the GPU came up, or "
-                            "these lines come from different hosts)", "host", ev,
-                            "Reboot (or unload and reload the nvidia modules with no GPU process running) so the "
-                            "loaded module brings the GPUs up with its own firmware; check that the package holding "
-                            f"/lib/firmware/nvidia/{loaded}/ is installed at the module's version, then read both "
-                            "files again.", SRC_GPU_INFO)]
-        return [Finding(fid, Verdict.PASS, f"GSP firmware {loaded} on {len(fw)} GPU(s) is the loaded driver's own "
-                        "version", "host", ev, "", SRC_GPU_INFO)]
+            return [Finding(fid, Verdict.FAIL, Msg("GSP firmware {desc}, but the loaded kernel module is {loaded}: the driver ships its GSP "
+                                                   "firmware and loads its own version, so the GPU runs firmware of another driver than the "
+                                                   "one loaded (the module was replaced after the GPU came up, or these lines come from "
+                                                   "different hosts)", desc=desc, loaded=loaded), "host", ev,
+                            Msg("Reboot (or unload and reload the nvidia modules with no GPU process running) so the "
+                                "loaded module brings the GPUs up with its own firmware; check that the package holding "
+                                "/lib/firmware/nvidia/{loaded}/ is installed at the module's version, then read both files "
+                                "again.", loaded=loaded), SRC_GPU_INFO)]
+        return [Finding(fid, Verdict.PASS, Msg("GSP firmware {loaded} on {n_fw} GPU(s) is the loaded driver's own version", loaded=loaded, n_fw=len(fw)), "host", ev, "", SRC_GPU_INFO)]
     versions = sorted({g.firmware for g in fw})
     if len(versions) > 1:
         desc = "; ".join(f"{v} on " + ", ".join(g.bus or "a GPU" for g in fw if g.firmware == v)[:120] for v in versions)
-        return [Finding(fid, Verdict.WARN, f"the GPUs in this paste run different GSP firmware versions ({desc}): one "
-                        "loaded driver runs one version on all its GPUs, so these blocks were read under different "
-                        "drivers (other hosts, or a driver reload between the reads)", "host", ev_fw,
+        return [Finding(fid, Verdict.WARN, Msg("the GPUs in this paste run different GSP firmware versions ({desc}): one loaded driver "
+                                               "runs one version on all its GPUs, so these blocks were read under different drivers "
+                                               "(other hosts, or a driver reload between the reads)", desc=desc), "host", ev_fw,
                         "Read every GPU's file and the driver version in one go on one host: `cat "
                         "/proc/driver/nvidia/version; grep . /proc/driver/nvidia/gpus/*/information`.", SRC_GPU_INFO)]
     return []
@@ -424,11 +420,11 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
         lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
         if buses:
             who = subjects_of(buses)
-            msg = (f"nvidia-smi cannot reach {who}" + (f": {'; '.join(reasons)}" if reasons else "")
+            msg: str = (f"nvidia-smi cannot reach {who}" + (f": {'; '.join(reasons)}" if reasons else "")
                    + " (no device handle: the driver lists the GPU but cannot open it)")
         else:
             who = "host"
-            msg = f"nvidia-smi cannot reach {len(doc.error_lines)} GPU(s): 'GPU is lost' / no device handle"
+            msg = Msg("nvidia-smi cannot reach {n_error_lines} GPU(s): 'GPU is lost' / no device handle", n_error_lines=len(doc.error_lines))
         where = f" for {', '.join(buses)}" if buses else " for the GPU's PCI address"
         remedy = (("The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full "
                    "power cycle, not only a reboot, if it is lost again). " if lost else "")
@@ -462,30 +458,30 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         missing_n = attached - listed
         if doc.complete:
             return [Finding("health.gpu_count", Verdict.UNKNOWN,
-                            f"the header says {attached} GPUs are attached but only {listed} is listed: "
-                            f"{missing_n} GPU(s) unaccounted for", "host", tuple(ev),
-                            f"Run `{doc.command}` without `-i` and compare with `lspci -d 10de:`; a GPU the "
-                            "driver lists but cannot query is a fault (read `dmesg | grep -e NVRM -e Xid`).", SRC_A1)]
+                            Msg("the header says {attached} GPUs are attached but only {listed} is listed: {missing_n} "
+                                "GPU(s) unaccounted for", attached=attached, listed=listed, missing_n=missing_n), "host", tuple(ev),
+                            Msg("Run `{command}` without `-i` and compare with `lspci -d 10de:`; a GPU the driver lists "
+                                "but cannot query is a fault (read `dmesg | grep -e NVRM -e Xid`).", command=doc.command), SRC_A1)]
         return [Finding("health.gpu_count", Verdict.SKIP,
-                        f"this paste shows {listed} of the {attached} attached GPUs (it looks cut); only those "
-                        "are judged", "host", tuple(ev), f"Paste the whole `{doc.command}` output to judge every GPU.",
+                        Msg("this paste shows {listed} of the {attached} attached GPUs (it looks cut); only those are "
+                            "judged", listed=listed, attached=attached), "host", tuple(ev), Msg("Paste the whole `{command}` output to judge every GPU.", command=doc.command),
                         SRC_A1)]
     cm = count_measure(seen, want, "GPUs nvidia-smi sees (the plan's gpu_count)")
     if count_verdict(seen, want) is Verdict.FAIL:
         if doc.fmt == "table" and not doc.complete:
             return [Finding("health.gpu_count", Verdict.UNKNOWN,
-                            f"this nvidia-smi table shows {listed} GPUs but looks cut (no Processes section); the "
-                            f"plan expects {want}", "host", tuple(ev), "Paste the whole `nvidia-smi` output.", SRC_A1)]
+                            Msg("this nvidia-smi table shows {listed} GPUs but looks cut (no Processes section); the plan "
+                                "expects {want}", listed=listed, want=want), "host", tuple(ev), "Paste the whole `nvidia-smi` output.", SRC_A1)]
         return [Finding("health.gpu_count", Verdict.FAIL,
-                        f"nvidia-smi sees {seen} GPUs; the plan expects {want}", "host", tuple(ev),
+                        Msg("nvidia-smi sees {seen} GPUs; the plan expects {want}", seen=seen, want=want), "host", tuple(ev),
                         "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed to "
                         "initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
                         "disabled in the BIOS.", SRC_A1, measured=cm)]
     if count_verdict(seen, want) is Verdict.WARN:
-        return [Finding("health.gpu_count", Verdict.WARN, f"nvidia-smi sees {seen} GPUs; the plan expects {want}",
+        return [Finding("health.gpu_count", Verdict.WARN, Msg("nvidia-smi sees {seen} GPUs; the plan expects {want}", seen=seen, want=want),
                         "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
                         SRC_A1, measured=cm)]
-    msg = f"nvidia-smi lists {seen} GPU{'s' if seen != 1 else ''}"
+    msg: str = Msg("nvidia-smi lists {seen} GPU{a1}", seen=seen, a1='s' if seen != 1 else '')
     if want is not None:
         msg += ", as the plan expects"
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
@@ -504,7 +500,7 @@ GPU reads 0-1 %)."""
 def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     if doc.driver_version is None:
         return []
-    msg = f"nvidia-smi talks to NVIDIA driver {doc.driver_version.raw}"
+    msg: str = Msg("nvidia-smi talks to NVIDIA driver {raw}", raw=doc.driver_version.raw)
     ev = [doc.driver_version.line]
     if doc.cuda_version is not None:
         msg += (f"; that driver supports CUDA up to {doc.cuda_version.raw} (the driver's limit, not the installed "
@@ -575,11 +571,11 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
     eol = (("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None
            else "older than every branch NVIDIA's support matrix lists")
     return Finding("driver.branch", Verdict.WARN,
-                   f"{count} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} "
-                   f"({eol}); no supported driver, CUDA 12 and current PyTorch builds do not support this "
-                   "architecture: not a GPU to validate for LLM training", who, ev,
-                   "Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
-                   f"then this GPU runs only the R{last} driver and the CUDA releases it supports.",
+                   Msg("{count} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} ({eol}); "
+                       "no supported driver, CUDA 12 and current PyTorch builds do not support this architecture: "
+                       "not a GPU to validate for LLM training", count=count, what=what, arch=arch, last=last, eol=eol), who, ev,
+                   Msg("Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
+                       "then this GPU runs only the R{last} driver and the CUDA releases it supports.", last=last),
                    f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)")
 
 
@@ -608,9 +604,9 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                     or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors))
         if reset:
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
-                               f"{subject(g)} needs a reset: nvidia-smi prints '[GPU requires reset]' instead of its "
-                               "readings (NVML_ERROR_RESET_REQUIRED, after an uncorrectable error or a fault the driver "
-                               "cannot recover from)", subject(g), _ev(g, g.errors),
+                               Msg("{subject} needs a reset: nvidia-smi prints '[GPU requires reset]' instead of its readings "
+                                   "(NVML_ERROR_RESET_REQUIRED, after an uncorrectable error or a fault the driver cannot "
+                                   "recover from)", subject=subject(g)), subject(g), _ev(g, g.errors),
                                "Drain the GPU, read `dmesg | grep -e NVRM -e Xid` for the error that caused it, reset "
                                "it (`nvidia-smi -r -i <index>` with no process on it, or reboot the node), then run the "
                                "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
@@ -619,7 +615,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             said = (f"NVML answers 'Unknown Error' for its {', '.join(unk)}" if unk else
                     "nvidia-smi prints ERR! / 'GPU is lost' for it")
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
-                               f"{subject(g)} does not respond: {said}",
+                               Msg("{subject} does not respond: {said}", subject=subject(g), said=said),
                                subject(g), _ev(g, g.errors, [g.fields[k].line for k in unk]),
                                "Read `dmesg | grep -e NVRM -e Xid` for this PCI address. Xid 79 (fallen off the bus) "
                                "needs a full power cycle; Xid 119/120 (GSP) a GPU reset or reboot. Check its power "
@@ -628,7 +624,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             what = ", ".join(k.replace("fan.speed", "fan speed").replace("temperature.gpu", "temperature")
                              for k in bad) or "a field"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
-                               f"{subject(g)}: nvidia-smi cannot read its {what} (ERR!)", subject(g), _ev(g, g.errors),
+                               Msg("{subject}: nvidia-smi cannot read its {what} (ERR!)", subject=subject(g), what=what), subject(g), _ev(g, g.errors),
                                (f"A single sensor reading ERR! ({what}): "
                                 + ("often the fan on a passively cooled or riser-mounted card: check the fan/cooling in "
                                    "the BMC" if "fan" in what else
@@ -644,8 +640,8 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                 and draw <= SPIN_POWER_FRACTION * cap and gpu_class(g) == "datacenter"):
             spinning.append(g)
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
-                               f"{subject(g)}: GPU-Util {util:g}% at {draw:g} W of its {cap:g} W: busy by the counter but "
-                               "drawing almost nothing, which is a kernel spinning or hung, not work",
+                               Msg("{subject}: GPU-Util {util:g}% at {draw:g} W of its {cap:g} W: busy by the counter but "
+                                   "drawing almost nothing, which is a kernel spinning or hung, not work", subject=subject(g), util=util, draw=draw, cap=cap),
                                subject(g), _ev(g, g.lines("utilization.gpu", "power.draw")),
                                "See what runs on it (`nvidia-smi --query-compute-apps=pid,name --format=csv`, `py-spy "
                                "dump` on the process): a hang in a collective (NCCL timeout), a deadlock or a spin-wait "
@@ -702,7 +698,7 @@ def _no_gpu(out: Outputs) -> bool:
 
 def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
     """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
-    msg = f"{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)"
+    msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
     if observed:
         msg += f"; observed: {observed}"
     return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
@@ -719,8 +715,8 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if facts.vendors_read == 0:  # listed but unreadable: "no GPU" would be a guess
         ev = tuple([o.source] + [f"{p}: <{e}>" for p, e in list(o.file_errors.items())[:10]])
         return [Finding("health.gpu_pci", Verdict.UNKNOWN,
-                        f"could not tell which NVIDIA GPUs are on the PCI bus: none of the "
-                        f"{facts.devices_seen} PCI functions' vendor files could be read", "host", ev,
+                        Msg("could not tell which NVIDIA GPUs are on the PCI bus: none of the {devices_seen} PCI "
+                            "functions' vendor files could be read", devices_seen=facts.devices_seen), "host", ev,
                         "Check that /sys is mounted and readable (run as root inside containers).", SRC_A1)]
     gpus = facts.gpus
     if not gpus:
@@ -750,12 +746,12 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     v = count_verdict(len(gpus), expected)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs on the PCI bus (the plan's gpu_count)")
     if v is Verdict.FAIL:
-        findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects {expected}", "host",
+        findings.append(Finding("health.gpu_pci", v, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host",
                                 ev, "A GPU is missing from the bus: reseat it and its power cables, check "
                                 "the BIOS sees it, then re-check. " + NO_GPU_REMEDY.split(". ")[-1], SRC_A1,
                                 measured=cm))
     elif v is Verdict.WARN:
-        findings.append(Finding("health.gpu_pci", v, f"{desc}; the plan expects only {expected}", "host", ev,
+        findings.append(Finding("health.gpu_pci", v, Msg("{desc}; the plan expects only {expected}", desc=desc, expected=expected), "host", ev,
                                 "Update gpu_count in the plan (`bringup plan gpu_count=N`) if the node has more GPUs.",
                                 SRC_A1, measured=cm))
     else:
@@ -891,7 +887,7 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
     if not s.gpus:
         return [garbled("driver.nvidia_smi", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A2)]
-    return [Finding("driver.nvidia_smi", Verdict.PASS, f"nvidia-smi lists {len(s.gpus)} GPU(s)", "host",
+    return [Finding("driver.nvidia_smi", Verdict.PASS, Msg("nvidia-smi lists {n_gpus} GPU(s)", n_gpus=len(s.gpus)), "host",
                     tuple([o.source] + o.lines()[:16]), "", SRC_A2)]
 
 
@@ -928,13 +924,13 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     cm = count_measure(seen, want, "GPUs nvidia-smi -L lists (the plan's gpu_count)")
     if verdict is Verdict.FAIL:
         findings.append(Finding("health.gpu_count", Verdict.FAIL,
-                                f"nvidia-smi -L lists {seen} GPU(s) ({listing}){lost}; the plan expects {want}", "host", ev,
+                                Msg("nvidia-smi -L lists {seen} GPU(s) ({listing}){lost}; the plan expects {want}", seen=seen, listing=listing, lost=lost, want=want), "host", ev,
                                 "Compare with `lspci -d 10de:`: a GPU on the bus that nvidia-smi does not list failed "
                                 "to initialise (dmesg: NVRM/Xid); a GPU missing from lspci too is unseated, unpowered or "
                                 "disabled in the BIOS.", SRC_A1, measured=cm))
     elif verdict is Verdict.WARN:
         findings.append(Finding("health.gpu_count", Verdict.WARN,
-                                f"nvidia-smi -L lists {seen} GPU(s) ({listing}); the plan expects only {want}", "host",
+                                Msg("nvidia-smi -L lists {seen} GPU(s) ({listing}); the plan expects only {want}", seen=seen, listing=listing, want=want), "host",
                                 ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1,
                                 measured=cm))
     else:
@@ -944,8 +940,8 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 measured=cm))
     if len(names) > 1:
         findings.append(Finding("health.gpu_count", Verdict.WARN,
-                                f"mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "
-                                "slowest GPU and fits the smallest memory", "host", ev,
+                                Msg("mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "
+                                    "slowest GPU and fits the smallest memory", listing=listing), "host", ev,
                                 "Train on one model of GPU (CUDA_VISIBLE_DEVICES to pick a matching set), or plan batch "
                                 "sizes and sharding for the smallest and slowest GPU.", SRC_MIXED))
     for idx, name, _ in s.gpus:
@@ -958,11 +954,11 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         desc = ", ".join(f"{n}x {p}" for p, n in profiles.items())
         who = f"GPU {idx} ({name})"
         findings.append(Finding("health.mig", Verdict.PASS,
-                                f"{who}: MIG is enabled with {len(mig)} MIG device(s) ({desc}): CUDA sees those "
-                                "instances, not the whole GPU", who,
+                                Msg("{who}: MIG is enabled with {n_mig} MIG device(s) ({desc}): CUDA sees those instances, not "
+                                    "the whole GPU", who=who, n_mig=len(mig), desc=desc), who,
                                 tuple(ln for ln in s.lines if ln.startswith(f"GPU {idx}:") or ln.startswith("MIG"))[:12],
-                                f"For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset "
-                                "the GPU.", SRC_MIG))
+                                Msg("For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset the "
+                                    "GPU.", idx=idx), SRC_MIG))
     return findings
 
 
@@ -995,7 +991,7 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             "no_permission": "Run as root or check the permissions of /dev/nvidia*.",
             "module_missing": "Reinstall bringup: its dependency nvidia-ml-py is missing.",
         }.get(f.init, "Read `dmesg | grep NVRM` for the driver's reason.")
-        return [Finding("health.nvml", Verdict.FAIL, f"NVML did not initialise: {f.error}", "host",
+        return [Finding("health.nvml", Verdict.FAIL, Msg("NVML did not initialise: {error}", error=f.error), "host",
                         (o.source, f.error), remedy, SRC_A1)]
     if f.count is None:  # nvmlDeviceGetCount failed: NVML is up but the GPU count is not known
         return [garbled("health.nvml", o, "the NVML GPU count", o.text.strip()[:500].splitlines(), source=SRC_A1)]
@@ -1010,14 +1006,13 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     lost = [g for g in f.gpus if isinstance(g.get("errors"), dict) and g["errors"].get("handle")]
     if lost:
         findings.append(Finding("health.nvml", Verdict.FAIL,
-                                f"{desc}, but cannot open {len(lost)} of them", "host",
+                                Msg("{desc}, but cannot open {n_lost} of them", desc=desc, n_lost=len(lost)), "host",
                                 tuple(ev + [f"GPU {g.get('index')}: handle: {g['errors']['handle']}" for g in lost]),
                                 "Read `dmesg | grep -e NVRM -e Xid` for the GPU's PCI address; reseat it or "
                                 "RMA it if it keeps failing.", SRC_A1))
     elif on_bus is not None and f.count is not None and f.count < on_bus:
         findings.append(Finding("health.nvml", Verdict.FAIL,
-                                f"{desc}, but {on_bus} are on the PCI bus: the driver could not bring up "
-                                f"{on_bus - f.count}", "host", tuple(ev),
+                                Msg("{desc}, but {on_bus} are on the PCI bus: the driver could not bring up {a1}", desc=desc, on_bus=on_bus, a1=on_bus - f.count), "host", tuple(ev),
                                 "Read `dmesg | grep -e NVRM -e Xid` for the missing GPU's PCI address; "
                                 "reseat it or RMA if it keeps failing.", SRC_A1))
     else:

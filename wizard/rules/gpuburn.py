@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from wizard.common import gpu_subject, to_int
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.gpuburn import BurnGpu, GpuBurn, parse_gpu_burn
+from wizard.i18n import Msg
 
 GPU_BURN_URL = "https://github.com/wilicc/gpu-burn"
 SRC_BURN = (f"gpu-burn README ({GPU_BURN_URL}): every GPU runs the same matrix multiplications and compares the "
@@ -76,8 +77,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
             why.append("its test process died")
         elif "WARNING" in b.flags:
             why.append("marked WARNING!")
-        out.append(Finding(fid, Verdict.FAIL, f"gpu-burn: GPU {b.index}{' (' + b.name + ')' if b.name else ''} "
-                           f"{', '.join(why)}: it produced wrong results or stopped under load", _subject(b),
+        out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn: GPU {index}{a1} {why}: it produced wrong results or stopped under load", index=b.index, a1=' (' + b.name + ')' if b.name else '', why=', '.join(why)), _subject(b),
                            tuple(x for x in (b.result_line, b.error_line[:400]) if x), REMEDY_FAULTY, SRC_BURN))
     if r.init_errors:
         from wizard.parsers.cuda import cuda_error_lookup
@@ -86,15 +86,14 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                      for m in [re.search(r"gpu_burn-drv\.cpp:\d+\):\s*(.+)$", ln)] if m), "")
         info = cuda_error_lookup(text=said) if said else None
         meaning = (f"; CUDA error {info.code} = {info.name}: {info.meaning}" if info is not None else "")
-        out.append(Finding(fid, Verdict.FAIL, f"gpu-burn could not start its test ({r.init_errors[0]}): the GPUs "
-                           "were not burned; the CUDA/cuBLAS stack failed on this machine (which is not by itself "
-                           f"proof of a GPU fault){meaning}", "host", tuple(dict.fromkeys(r.init_errors))[:3],
+        out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn could not start its test ({a1}): the GPUs were not burned; the CUDA/cuBLAS stack "
+                                                  "failed on this machine (which is not by itself proof of a GPU fault){meaning}", a1=r.init_errors[0], meaning=meaning), "host", tuple(dict.fromkeys(r.init_errors))[:3],
                            (f"{info.action[:1].upper()}{info.action[1:]}. " if info is not None else "")
                            + "Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about "
                            "a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of "
                            "other processes and run it again.", SRC_BURN + (f"; {info.source}" if info else "")))
     if r.abort_line and not any("DIED" in b.flags for b in faulty):
-        out.append(Finding(fid, Verdict.FAIL, f"gpu-burn aborted: {r.abort_line}", "host", (r.abort_line,),
+        out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn aborted: {abort_line}", abort_line=r.abort_line), "host", (r.abort_line,),
                            REMEDY_FAULTY, SRC_BURN))
     if out:
         return out
@@ -144,9 +143,8 @@ def burn_speed(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
             continue
         for b in group:
             if steady[b.index] < SLOW_FRACTION * med:
-                out.append(Finding(fid, Verdict.WARN, f"gpu-burn: GPU {b.index}{' (' + model + ')' if model else ''} "
-                                   f"runs at {steady[b.index]:.0f} Gflop/s, {steady[b.index] / med:.0%} of the "
-                                   f"median {med:.0f} of its same-model peers: it is held back", _subject(b),
+                out.append(Finding(fid, Verdict.WARN, Msg("gpu-burn: GPU {index}{a1} runs at {a2:.0f} Gflop/s, {a3:.0%} of the median {med:.0f} of "
+                                                          "its same-model peers: it is held back", index=b.index, a1=' (' + model + ')' if model else '', a2=steady[b.index], a3=steady[b.index] / med, med=med), _subject(b),
                                    tuple(r.progress_lines[-1:]),
                                    "Read its clock-event reasons and temperature under load (`nvidia-smi -q -d "
                                    "PERFORMANCE,TEMPERATURE,POWER -i N`) and its PCIe link (`nvidia-smi -q -d PCIE`); "
@@ -166,8 +164,8 @@ def burn_temperature(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     for b in (r.gpus[i] for i in sorted(r.gpus)):
         hot = max(b.temps_c, default=None)
         if hot is not None and hot >= slowdown:
-            out.append(Finding(fid, Verdict.WARN, f"gpu-burn: GPU {b.index} reached {hot} C, at or above its "
-                               f"slowdown temperature {slowdown} C: it cut its clocks under load", _subject(b),
+            out.append(Finding(fid, Verdict.WARN, Msg("gpu-burn: GPU {index} reached {hot} C, at or above its slowdown temperature {slowdown} C: "
+                                                      "it cut its clocks under load", index=b.index, hot=hot, slowdown=slowdown), _subject(b),
                                tuple(r.progress_lines[-1:]),
                                "Check airflow, fan speeds and inlet temperature; read `nvidia-smi -q -d "
                                "TEMPERATURE,PERFORMANCE` during the burn.", SRC_TEMP,

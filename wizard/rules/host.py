@@ -27,6 +27,7 @@ from wizard.parsers.hosttools import (
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding, swap_heavy
+from wizard.i18n import Msg
 
 SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
           "https://docs.nvidia.com/health-validation/); Azure HPC health checks, check_hw_physmem (warns 5% below "
@@ -80,8 +81,9 @@ def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) ->
     if plan.get("host_ram_min_gib") or plan.get("host_ram_gib") or total_gib >= HOST_RAM_FLOOR_GIB:
         return None
     return Finding("os.memory", Verdict.WARN,
-                   f"{total_gib:.1f} GiB of memory: too little host RAM for LLM training (a 7B model's bf16 weights "
-                   f"alone are 14 GB; below {HOST_RAM_FLOOR_GIB:g} GiB bringup warns when no plan says otherwise)",
+                   Msg("{total_gib:.1f} GiB of memory: too little host RAM for LLM training (a 7B model's bf16 "
+                       "weights alone are 14 GB; below {HOST_RAM_FLOOR_GIB:g} GiB bringup warns when no plan says "
+                       "otherwise)", total_gib=total_gib, HOST_RAM_FLOOR_GIB=HOST_RAM_FLOOR_GIB),
                    "host", ev, "Check the node's memory (dmidecode -t 17: DIMMs detected) or the container's memory "
                    "limit; size the host RAM for the workload on the plan & sizing screen (z).",
                    "bringup's judgement: 2 bytes per parameter in bf16 (Rajbhandari et al., ZeRO: Memory Optimizations "
@@ -102,7 +104,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     need = plan.get("host_ram_min_gib")
     if isinstance(need, (int, float)) and need > 0 and total < need:
         return [Finding("os.memory", Verdict.WARN,
-                        f"{total:.1f} GiB of memory, less than the {need:g} GiB the planned workload needs",
+                        Msg("{total:.1f} GiB of memory, less than the {need:g} GiB the planned workload needs", total=total, need=need),
                         "host", tuple(ev),
                         "Add memory, or lower what the workload holds in host RAM (CPU offload, data-loader "
                         "workers, checkpoint loading on every rank): see the plan & sizing screen (z).",
@@ -114,7 +116,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         short = 100.0 * (expected - total) / expected
         if short > MEMORY_SHORT_PCT:
             return [Finding("os.memory", Verdict.WARN,
-                            f"{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB",
+                            Msg("{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", total=total, short=short, expected=expected),
                             "host", tuple(ev),
                             "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
                             "page); a missing DIMM also leaves a memory channel empty.", SRC_A8,
@@ -122,7 +124,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     small = ram_floor(total, tuple(ev), plan)
     if small is not None:
         return [small]
-    return [Finding("os.memory", Verdict.PASS, f"{total:.1f} GiB of memory", "host", tuple(ev), "", SRC_A8,
+    return [Finding("os.memory", Verdict.PASS, Msg("{total:.1f} GiB of memory", total=total), "host", tuple(ev), "", SRC_A8,
                     measured=ram_measure(total, plan))]
 
 
@@ -141,7 +143,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
     swap_txt = ("no swap" if not st else f"swap {human_bytes(su)} of {human_bytes(st)} used" + (" (full)" if swap_full else ""))
     if avail is None:
         findings.append(Finding("os.memory_pressure", Verdict.UNKNOWN,
-                                f"{human_bytes(total)} of memory; this free does not print 'available' ({swap_txt})", "host",
+                                Msg("{human_bytes} of memory; this free does not print 'available' ({swap_txt})", human_bytes=human_bytes(total), swap_txt=swap_txt), "host",
                                 ev, "Use a procps free with the 'available' column (procps-ng 3.3.10+), or read "
                                 "MemAvailable in /proc/meminfo.", SRC_MEM))
     else:
@@ -153,15 +155,14 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
                   "host needs more RAM.")
         if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
             findings.append(Finding("os.memory_pressure", Verdict.FAIL,
-                                    f"host RAM is exhausted and {'swap is full' if st else 'there is no swap'}: {desc}; "
-                                    "the next allocation wakes the OOM killer (data loaders die first)", "host", ev,
+                                    Msg("host RAM is exhausted and {a1}: {desc}; the next allocation wakes the OOM killer (data "
+                                        "loaders die first)", a1='swap is full' if st else 'there is no swap', desc=desc), "host", ev,
                                     remedy, SRC_MEM, measured=am))
         elif pct < LOW_AVAILABLE_PCT:
             findings.append(Finding("os.memory_pressure", Verdict.WARN,
-                                    f"host RAM is nearly exhausted: {desc} (below {LOW_AVAILABLE_PCT:g}%, a derived "
-                                    "threshold)", "host", ev, remedy, SRC_MEM, measured=am))
+                                    Msg("host RAM is nearly exhausted: {desc} (below {LOW_AVAILABLE_PCT:g}%, a derived threshold)", desc=desc, LOW_AVAILABLE_PCT=LOW_AVAILABLE_PCT), "host", ev, remedy, SRC_MEM, measured=am))
         else:
-            findings.append(Finding("os.memory_pressure", Verdict.PASS, f"memory: {desc}", "host", ev, "", SRC_MEM,
+            findings.append(Finding("os.memory_pressure", Verdict.PASS, Msg("memory: {desc}", desc=desc), "host", ev, "", SRC_MEM,
                                     measured=am))
     expected = exp.get("host_ram_gib")
     if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
@@ -169,7 +170,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
         short = 100.0 * (expected - have) / expected
         if short > MEMORY_SHORT_PCT:
             findings.append(Finding("os.memory", Verdict.WARN,
-                                    f"{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", "host",
+                                    Msg("{have:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", have=have, short=short, expected=expected), "host",
                                     ev[:2], "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8,
                                     measured=_plan_short(have, expected)))
     small = ram_floor(total / GIB, ev[:2], exp)
@@ -257,12 +258,12 @@ def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") ->
     listed = f.fields.get("On-line CPU(s) list", "").strip()
     online = cpulist_count(listed) if listed else None  # an excerpt without the line says nothing about it
     if offline:
-        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; CPUs {offline} are offline", "host", ev,
+        findings.append(Finding("bios.cpu", Verdict.FAIL, Msg("{desc}; CPUs {offline} are offline", desc=desc, offline=offline), "host", ev,
                                 "Bring them online (echo 1 > /sys/devices/system/cpu/cpuN/online) or find why the "
                                 "kernel could not (maxcpus=/nr_cpus= on the kernel command line, a BIOS core limit).",
                                 SRC_A8))
     elif f.cpus and online is not None and online < f.cpus:
-        findings.append(Finding("bios.cpu", Verdict.FAIL, f"{desc}; only {online} are online", "host", ev,
+        findings.append(Finding("bios.cpu", Verdict.FAIL, Msg("{desc}; only {online} are online", desc=desc, online=online), "host", ev,
                                 "Bring the offline CPUs online, or find why the kernel could not.", SRC_A8))
     else:
         findings.append(Finding("bios.cpu", Verdict.PASS, desc + (", all online" if online else ""), "host", ev, "",
@@ -286,7 +287,7 @@ def _numa_verdict(nodes: int, cpu_nodes: int | None, memory_only: list[int], exp
     expected = exp.get("numa_nodes")
     if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0 and expected != nodes and not (
             cpu_nodes is not None and memory_only and expected == cpu_nodes):
-        return Finding("bios.numa", Verdict.FAIL, f"{desc}; the plan expects {expected}", "host", ev,
+        return Finding("bios.numa", Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host", ev,
                        "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that every socket has "
                        "memory in its channels.", SRC_NUMA)
     return Finding("bios.numa", Verdict.PASS, desc, "host", ev, "", SRC_NUMA)
@@ -330,22 +331,21 @@ def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
                      f"NUMA node {least.id} memory ({NUMA_MEMORY_IMBALANCE:.0%} of the largest node)")
         if low:
             findings.append(Finding("bios.numa_memory", Verdict.WARN,
-                                    f"memory is uneven across NUMA nodes ({per}): node(s) "
-                                    f"{', '.join(str(n.id) for n, _ in low)} hold less than "
-                                    f"{NUMA_MEMORY_IMBALANCE:.0%} of the largest", "host", mev,
+                                    Msg("memory is uneven across NUMA nodes ({per}): node(s) {a1} hold less than "
+                                        "{NUMA_MEMORY_IMBALANCE:.0%} of the largest", per=per, a1=', '.join(str(n.id) for n, _ in low), NUMA_MEMORY_IMBALANCE=NUMA_MEMORY_IMBALANCE), "host", mev,
                                     "Check that every memory channel of every socket holds a DIMM of the same size "
                                     "(dmidecode -t 17); a missing or failed DIMM empties a channel.", SRC_NUMA,
                                     measured=nm))
         else:
-            findings.append(Finding("bios.numa_memory", Verdict.PASS, f"memory is even across NUMA nodes ({per})",
+            findings.append(Finding("bios.numa_memory", Verdict.PASS, Msg("memory is even across NUMA nodes ({per})", per=per),
                                     "host", mev, "", SRC_NUMA, measured=nm))
         total_gib = sum(s for _, s in sizes) / 1024
         expected = exp.get("host_ram_gib")
         if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
             short = 100.0 * (expected - total_gib) / expected
             if short > MEMORY_SHORT_PCT:
-                findings.append(Finding("os.memory", Verdict.WARN, f"{total_gib:.1f} GiB of memory in the NUMA nodes, "
-                                        f"{short:.0f}% below the plan's {expected:g} GiB", "host", mev,
+                findings.append(Finding("os.memory", Verdict.WARN, Msg("{total_gib:.1f} GiB of memory in the NUMA nodes, {short:.0f}% below the plan's "
+                                                                       "{expected:g} GiB", total_gib=total_gib, short=short, expected=expected), "host", mev,
                                         "Check every DIMM is seated and detected (dmidecode -t 17).", SRC_A8,
                                         measured=_plan_short(total_gib, expected)))
     return findings

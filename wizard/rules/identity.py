@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from wizard.rules.common import Outputs, missing
 from wizard.model import Finding, Verdict
+from wizard.i18n import Msg
 
 DMI_BASE = "/sys/class/dmi/id/"
 SRC_DMI = "SMBIOS/DMI via /sys/class/dmi/id (kernel Documentation/ABI/testing/sysfs-class-dmi)"
@@ -41,10 +42,10 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     serial = f.get("product_serial", "")
     if not serial:
         why = o.file_errors.get(DMI_BASE + "product_serial", "") or "not exposed"
-        return [Finding("grounding.serials", Verdict.UNKNOWN, f"{product}; serial number unreadable ({why})",
+        return [Finding("grounding.serials", Verdict.UNKNOWN, Msg("{product}; serial number unreadable ({why})", product=product, why=why),
                         "host", ev, "Run bringup as root to read the serial (the file is root-only), or "
                         "record it from the chassis label.", SRC_DMI)]
-    return [Finding("grounding.serials", Verdict.PASS, f"{product}, serial {serial}", "host", ev, "", SRC_DMI)]
+    return [Finding("grounding.serials", Verdict.PASS, Msg("{product}, serial {serial}", product=product, serial=serial), "host", ev, "", SRC_DMI)]
 
 
 SRC_SERIALS = ("GPU serial numbers through NVML (nvmlDeviceGetSerial, NVML API reference, https://docs.nvidia.com/deploy/nvml-api/) "
@@ -89,24 +90,23 @@ def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
         rec = recorded.get(bus) if isinstance(recorded, Mapping) else None
         subject = gpu_subject(None, bus, serial)
         if rec is None:
-            findings.append(Finding("grounding.gpu_serials", Verdict.PASS, f"{subject}: serial {serial} recorded",
+            findings.append(Finding("grounding.gpu_serials", Verdict.PASS, Msg("{subject}: serial {serial} recorded", subject=subject, serial=serial),
                                     subject, (f"{bus}: serial {serial}",), "", SRC_SERIALS))
         elif rec.get("serial") != serial:
             findings.append(Finding(
                 "grounding.gpu_serials", Verdict.WARN,
-                f"GPU ({bus}): serial is now {serial}, recorded {rec.get('serial')} on {rec.get('at', '?')}: "
-                f"the GPU in this slot was replaced", subject,
+                Msg("GPU ({bus}): serial is now {serial}, recorded {get} on {get2}: the GPU in this slot was "
+                    "replaced", bus=bus, serial=serial, get=rec.get('serial'), get2=rec.get('at', '?')), subject,
                 (f"{bus}: recorded {rec.get('serial')} ({rec.get('at', '?')})", f"{bus}: now {serial}"),
                 "If the swap was intended (an RMA replacement), confirm this step with a note naming the RMA "
                 "case; bringup then records the new serial. If not, find out who moved GPUs.", SRC_SERIALS))
         else:
             findings.append(Finding("grounding.gpu_serials", Verdict.PASS,
-                                    f"{subject}: same serial as recorded on {rec.get('at', '?')}", subject,
+                                    Msg("{subject}: same serial as recorded on {get}", subject=subject, get=rec.get('at', '?')), subject,
                                     (f"{bus}: serial {serial}",), "", SRC_SERIALS))
     for bus in sorted(set(recorded) - set(seen)) if isinstance(recorded, Mapping) else []:
         findings.append(Finding("grounding.gpu_serials", Verdict.WARN,
-                                f"GPU ({bus}) with serial {recorded[bus].get('serial')} was recorded and is not "
-                                f"seen now", f"GPU ({bus})", (f"{bus}: recorded {recorded[bus].get('serial')}",),
+                                Msg("GPU ({bus}) with serial {get} was recorded and is not seen now", bus=bus, get=recorded[bus].get('serial')), f"GPU ({bus})", (f"{bus}: recorded {recorded[bus].get('serial')}",),
                                 "Check health.gpu_pci and health.gpu_count: a GPU that fell off the bus or was "
                                 "removed shows up here first.", SRC_SERIALS))
     return findings

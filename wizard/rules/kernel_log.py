@@ -45,6 +45,7 @@ from wizard.rules.kernel_log_common import (
     AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
 )
 from wizard.rules.xid import xid_findings
+from wizard.i18n import Msg
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -121,7 +122,7 @@ def judge_kernel_log(log: KernelLog, expectations: Mapping[str, Any], source: st
     try:
         return _judge_kernel_log(log, exp, source, gpu_index)
     except Exception as exc:  # noqa: BLE001 - a judge must not crash the stage
-        return [Finding("health.kernel_log", Verdict.UNKNOWN, f"could not judge the kernel log: {exc!r}", "host",
+        return [Finding("health.kernel_log", Verdict.UNKNOWN, Msg("could not judge the kernel log: {exc!r}", exc=exc), "host",
                         cap(r.raw[0] for r in log.records[:5]),
                         "This is a bringup bug: please report it with the log.", SRC_KERNEL_LOG)]
 
@@ -187,8 +188,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
         fmts = ", ".join(sorted(log.formats)) or "bare lines"
         findings.insert(0, Finding(
             "health.kernel_log", Verdict.PASS,
-            f"no Xid, AER, EDAC/MCE, GPU-initialisation or driver-conflict errors in "
-            f"{plural(log.lines, 'kernel log line')} ({fmts})", "host",
+            Msg("no Xid, AER, EDAC/MCE, GPU-initialisation or driver-conflict errors in {plural} ({fmts})", plural=plural(log.lines, 'kernel log line'), fmts=fmts), "host",
             (source, log.records[0].raw[0], log.records[-1].raw[-1]) if log.records else (source,),
             "", SRC_KERNEL_LOG))
     return findings
@@ -300,7 +300,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                                SRC_BAR if bar else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
             out.append(Finding("health.gpu_init", Verdict.WARN,
-                               f"{name}: the kernel could not assign all of the GPU's PCI BARs (memory windows)",
+                               Msg("{name}: the kernel could not assign all of the GPU's PCI BARs (memory windows)", name=name),
                                name, evidence, BAR_REMEDY, SRC_BAR))
     return out
 
@@ -340,9 +340,9 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
         e = mismatch[-1]
         client, module = e.fields.get("client"), e.fields.get("module")
         out.append(Finding("health.driver_conflict", Verdict.FAIL,
-                           f"the loaded NVIDIA kernel module ({module or 'another version'}) refused a user-space driver "
-                           f"library of version {client} (NVRM API mismatch): NVML and CUDA fail "
-                           "('Driver/library version mismatch') until both are one version", "host",
+                           Msg("the loaded NVIDIA kernel module ({a1}) refused a user-space driver library of version "
+                               "{client} (NVRM API mismatch): NVML and CUDA fail ('Driver/library version mismatch') "
+                               "until both are one version", a1=module or 'another version', client=client), "host",
                            cap(ln for x in mismatch for ln in x.evidence),
                            "Make the module and the user-space libraries one version: after a driver upgrade reboot (or "
                            "unload and reload the nvidia modules); otherwise remove the second driver install (a .run "
@@ -353,8 +353,7 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
         name = gpu_name(log, e.bus_id, gpu_index)
         hosts_vms = bool((exp or {}).get("virtualization"))
         out.append(Finding("health.driver_conflict", Verdict.WARN if hosts_vms else Verdict.FAIL,
-                           f"{name} is bound to {e.fields.get('driver')} (reserved for VM passthrough), so the NVIDIA "
-                           f"driver cannot use it", name, cap(e.evidence),
+                           Msg("{name} is bound to {get} (reserved for VM passthrough), so the NVIDIA driver cannot use it", name=name, get=e.fields.get('driver')), name, cap(e.evidence),
                            "If this node should train on the GPU itself, remove its vfio-pci binding (vfio-pci.ids= on "
                            "the kernel command line or in /etc/modprobe.d), rebuild the initramfs and reboot; if the GPU "
                            "is meant for a VM, this is expected.", SRC_NOUVEAU))
@@ -372,12 +371,12 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
         block += ["nova_core", "nova_drm"]
     block = list(dict.fromkeys(b for b in block if not b.lower().startswith("novacore")))
     lines = " + ".join(f"'blacklist {b}'" for b in block)
-    remedy = (f"Stop {who} from claiming the GPUs: put {lines} (and 'options nouveau modeset=0') in a file under "
-              f"/etc/modprobe.d/, rebuild the initramfs (`update-initramfs -u` on Debian/Ubuntu, `dracut -f` on "
-              f"RHEL-family), reboot, then load the NVIDIA driver (`modprobe nvidia`) and check `nvidia-smi`.")
+    remedy = (Msg("Stop {who} from claiming the GPUs: put {lines} (and 'options nouveau modeset=0') in a "
+                  "file under /etc/modprobe.d/, rebuild the initramfs (`update-initramfs -u` on "
+                  "Debian/Ubuntu, `dracut -f` on RHEL-family), reboot, then load the NVIDIA driver "
+                  "(`modprobe nvidia`) and check `nvidia-smi`.", who=who, lines=lines))
     out.append(Finding("health.driver_conflict", Verdict.FAIL,
-                       f"another driver ({who}) holds {where}, so the NVIDIA driver cannot use "
-                       f"{'it' if n_dev == 1 else 'them'}", subject, evidence, remedy, SRC_NOUVEAU))
+                       Msg("another driver ({who}) holds {where}, so the NVIDIA driver cannot use {a1}", who=who, where=where, a1='it' if n_dev == 1 else 'them'), subject, evidence, remedy, SRC_NOUVEAU))
     return out
 
 
@@ -515,7 +514,7 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         out.append(Finding("health.aer", verdict, msg, subject, ev, remedy, src))
     for port, b in rates.items():  # corrected-error messages without any error report of their own
         name = device_name(log, port, gpu_index, "")
-        out.append(Finding("health.aer", Verdict.WARN, f"PCIe port {name}: {_burst_text(b)}", name, cap(b[2]),
+        out.append(Finding("health.aer", Verdict.WARN, Msg("PCIe port {name}: {burst_text}", name=name, burst_text=_burst_text(b)), name, cap(b[2]),
                            AER_BURST_REMEDY, f"{SRC_AER}; {SRC_AER_RATE}"))
     return out
 
@@ -532,20 +531,20 @@ def _limited_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapp
         f = e.fields
         name = device_name(log, e.bus_id, gpu_index)
         port = f.get("port") or "an upstream port"
-        msg = (f"{name}: {f.get('avail_gbit_s')} Gb/s available PCIe bandwidth, limited by {f.get('speed_gts')} GT/s "
-               f"x{f.get('width')} at upstream port {port}")
+        msg: str = (Msg("{name}: {get} Gb/s available PCIe bandwidth, limited by {get2} GT/s x{get3} at upstream "
+                   "port {port}", name=name, get=f.get('avail_gbit_s'), get2=f.get('speed_gts'), get3=f.get('width'), port=port))
         if f.get("cap_gbit_s"):
             msg += f" (capable of {f.get('cap_gbit_s')} Gb/s with {f.get('cap_speed_gts')} GT/s x{f.get('cap_width')})"
         narrow = f.get("cap_width") and (to_float(f.get("width")) or 0.0) < (to_float(f.get("cap_width")) or 0.0)
         if narrow:
-            remedy = (f"The link trained narrower (x{f.get('width')}) than the device can (x{f.get('cap_width')}): "
-                      f"reseat the card and riser, check that the slot behind port {port} is wired x{f.get('cap_width')} "
-                      f"(some x16 slots are x8 electrically) and the BIOS bifurcation setting for that port.")
+            remedy = (Msg("The link trained narrower (x{get}) than the device can (x{get2}): reseat the card and "
+                          "riser, check that the slot behind port {port} is wired x{get2} (some x16 slots are x8 "
+                          "electrically) and the BIOS bifurcation setting for that port.", get=f.get('width'), get2=f.get('cap_width'), port=port))
         else:
-            remedy = (f"The link trained at a lower speed than the device supports. GPUs lower their link speed when "
-                      f"idle, so confirm under load (`nvidia-smi -q -d PCIE` 'Link Gen Current', or lspci LnkSta while a "
-                      f"job runs); if it stays low, check the BIOS PCIe speed setting for port {port}, risers/retimers, "
-                      f"and reseat.")
+            remedy = (Msg("The link trained at a lower speed than the device supports. GPUs lower their link speed "
+                          "when idle, so confirm under load (`nvidia-smi -q -d PCIE` 'Link Gen Current', or lspci "
+                          "LnkSta while a job runs); if it stays low, check the BIOS PCIe speed setting for port "
+                          "{port}, risers/retimers, and reseat.", port=port))
         out.append(Finding("health.pcie_limited", Verdict.WARN, msg, name, cap(e.evidence), remedy, SRC_LIMITED))
     return out
 
@@ -660,12 +659,12 @@ def _link_findings(events: list[KernelEvent]) -> list[Finding]:
         first, last = evs[0].record, evs[-1].record
         when = f" ({first.stamp or first.raw[0][:15]} to {last.stamp or last.raw[0][:15]})"
         out.append(Finding("health.nic_link", Verdict.WARN,
-                           f"{iface} lost its link {len(evs)} times in this log{when}: a flapping link", iface,
+                           Msg("{iface} lost its link {n_evs} times in this log{when}: a flapping link", iface=iface, n_evs=len(evs), when=when), iface,
                            tuple(dict.fromkeys(ln for e in evs[:6] for ln in e.evidence)),
-                           f"Check {iface}'s cable or transceiver and the switch port (on InfiniBand: `ibstat` State "
-                           "and `perfquery -x` LinkDownedCounter / SymbolErrorCounter; on Ethernet: `ethtool -S` and "
-                           "the switch's port log); reseat or replace the cable, then watch whether the link drops "
-                           "again before trusting multi-node jobs on it.", SRC_LINK))
+                           Msg("Check {iface}'s cable or transceiver and the switch port (on InfiniBand: `ibstat` State "
+                               "and `perfquery -x` LinkDownedCounter / SymbolErrorCounter; on Ethernet: `ethtool -S` and "
+                               "the switch's port log); reseat or replace the cable, then watch whether the link drops "
+                               "again before trusting multi-node jobs on it.", iface=iface), SRC_LINK))
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
+from wizard.i18n import Msg
 
 ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
 SRC_ELASTIC = (f"PyTorch docs, torch.distributed.elastic Error Propagation ({ELASTIC_ERRORS_URL}): the "
@@ -144,8 +145,8 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
         spread = _spread(log, es)
         evidence = tuple(ln for e in es for ln in e.lines)[:10]
         if sig == 15 and not real:
-            out.append(Finding(fid, Verdict.UNKNOWN, f"{_ranks(es)} ended by SIGTERM (exitcode -15): {meaning}, which "
-                               "the launcher or a scheduler sends; the first failure is not in this paste",
+            out.append(Finding(fid, Verdict.UNKNOWN, Msg("{ranks} ended by SIGTERM (exitcode -15): {meaning}, which the launcher or a scheduler "
+                                                         "sends; the first failure is not in this paste", ranks=_ranks(es), meaning=meaning),
                                "node", evidence, remedy, f"{source}; {SRC_ELASTIC}"))
             continue
         out.append(Finding(fid, Verdict.WARN, f"{_ranks(es)} killed by {name} (exitcode -{sig}: {meaning})"
@@ -187,8 +188,8 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
         agents = log.agents_succeeded
         expected = log.world_size
         if log.tool == "deepspeed" and expected and log.nnodes == 1 and n < expected:
-            return [Finding(fid, Verdict.UNKNOWN, f"{n} of {expected} launched processes reported a clean exit; the "
-                            "others' ends are not in this paste", "node", tuple(log.succeeded[:8]),
+            return [Finding(fid, Verdict.UNKNOWN, Msg("{n} of {expected} launched processes reported a clean exit; the others' ends are not in "
+                                                      "this paste", n=n, expected=expected), "node", tuple(log.succeeded[:8]),
                             "Paste the end of the launcher log (every 'Process N exits successfully.' line).",
                             SRC_DS_LAUNCHER)]
         if n == 1 and agents == 0:
@@ -204,14 +205,13 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
                     f"{'their' if agents > 1 else 'its'} worker group SUCCEEDED ({size})")
         else:
             what = f"all {n} launched processes exited with code 0" + (f" ({plan})" if plan else "")
-        return [Finding(fid, Verdict.PASS, f"the launcher ran to the end: {what}; the job started, its ranks "
-                        "rendezvoused and finished", "node", tuple(log.succeeded[:8]), "",
+        return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
     if log.plan or log.sigterm_sent:
         single = log.world_size == 1 or (log.nnodes == 1 and log.procs_per_node == 1)
         why = ("a single-process run (dist_world_size=1) proves nothing about multi-GPU communication" if single
                else "a launch plan shows what was started, not that the ranks ran, met or communicated")
-        return [Finding(fid, Verdict.UNKNOWN, f"launcher start-up only{': ' + plan if plan else ''}; {why}", "node",
+        return [Finding(fid, Verdict.UNKNOWN, Msg("launcher start-up only{a1}; {why}", a1=': ' + plan if plan else '', why=why), "node",
                         tuple(log.plan[:8] or log.sigterm_sent[:4]),
                         "Paste the end of the run: the ranks' exit lines ('Process N exits successfully.', 'worker "
                         "group successfully finished') or the ChildFailedError summary; to test the GPUs together "

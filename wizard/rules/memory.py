@@ -22,6 +22,7 @@ from wizard.rules.smi import (
     threshold_source,
     thresholds,
 )
+from wizard.i18n import Msg
 
 SRC_A6 = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ECC mode current / "
           "pending; -e to change it); NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
@@ -48,32 +49,32 @@ def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if cur is None:
             if (g.text("table.ecc") or "").strip().lower() == "off" and cls == "datacenter":
                 out.append(Finding("health.ecc_mode", Verdict.WARN,
-                                   f"{subject(g)}: the table prints Off for Volatile Uncorr. ECC: ECC is disabled on "
-                                   f"this data-center GPU", subject(g), _ev(g, g.lines("table.ecc")),
-                                   "Confirm with `nvidia-smi -q -d ECC`; enable it (`sudo nvidia-smi "
-                                   f"-i {idx} -e 1`) and reboot or reset the GPU.", SRC_A6))
+                                   Msg("{subject}: the table prints Off for Volatile Uncorr. ECC: ECC is disabled on this "
+                                       "data-center GPU", subject=subject(g)), subject(g), _ev(g, g.lines("table.ecc")),
+                                   Msg("Confirm with `nvidia-smi -q -d ECC`; enable it (`sudo nvidia-smi -i {idx} -e 1`) and "
+                                       "reboot or reset the GPU.", idx=idx), SRC_A6))
             elif g.text("table.ecc") is None and (g.get("table.ecc") is not None) and cls == "datacenter":
                 out.append(Finding("health.ecc_mode", Verdict.WARN,
-                                   f"{subject(g)}: the table prints N/A for Volatile Uncorr. ECC, so ECC looks off "
-                                   f"on this data-center GPU", subject(g), _ev(g, g.lines("table.ecc")),
-                                   "Confirm with `nvidia-smi -q -d ECC`; if ECC is off, enable it (`sudo nvidia-smi "
-                                   f"-i {idx} -e 1`) and reboot.", SRC_A6))
+                                   Msg("{subject}: the table prints N/A for Volatile Uncorr. ECC, so ECC looks off on this "
+                                       "data-center GPU", subject=subject(g)), subject(g), _ev(g, g.lines("table.ecc")),
+                                   Msg("Confirm with `nvidia-smi -q -d ECC`; if ECC is off, enable it (`sudo nvidia-smi -i {idx} "
+                                       "-e 1`) and reboot.", idx=idx), SRC_A6))
             continue
         if cur is False and pend is True:
             out.append(Finding("health.ecc_mode", Verdict.WARN,
-                               f"{subject(g)}: ECC is off now and turns on at the next reboot (pending Enabled)",
+                               Msg("{subject}: ECC is off now and turns on at the next reboot (pending Enabled)", subject=subject(g)),
                                subject(g), _ev(g, lines), "Reboot (or reset the GPU) to apply it, then check again.",
                                SRC_A6))
         elif cur is False and cls == "datacenter":
             out.append(Finding("health.ecc_mode", Verdict.FAIL,
-                               f"{subject(g)}: ECC is off on a data-center GPU", subject(g), _ev(g, lines),
-                               f"Enable ECC (`sudo nvidia-smi -i {idx} -e 1`), then reboot or reset the GPU and check "
-                               "that it reads Enabled.", SRC_A6))
+                               Msg("{subject}: ECC is off on a data-center GPU", subject=subject(g)), subject(g), _ev(g, lines),
+                               Msg("Enable ECC (`sudo nvidia-smi -i {idx} -e 1`), then reboot or reset the GPU and check that "
+                                   "it reads Enabled.", idx=idx), SRC_A6))
         elif cur is True and pend is False:
             out.append(Finding("health.ecc_mode", Verdict.WARN,
-                               f"{subject(g)}: ECC is on but set to turn off at the next reboot (pending Disabled)",
+                               Msg("{subject}: ECC is on but set to turn off at the next reboot (pending Disabled)", subject=subject(g)),
                                subject(g), _ev(g, lines),
-                               f"Undo the change (`sudo nvidia-smi -i {idx} -e 1`) unless it was meant.", SRC_A6))
+                               Msg("Undo the change (`sudo nvidia-smi -i {idx} -e 1`) unless it was meant.", idx=idx), SRC_A6))
         elif cur is False:
             ok.append((g, f" (ECC is optional on a {cls} GPU)" if cls != "unknown" else "", lines))
         else:
@@ -114,7 +115,7 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if not readable and exceeded is None:
             if mig and keys:
                 out.append(Finding("health.ecc", Verdict.SKIP,
-                                   f"{subject(g)}: ECC counters cannot be read while MIG is enabled", subject(g),
+                                   Msg("{subject}: ECC counters cannot be read while MIG is enabled", subject=subject(g)), subject(g),
                                    _ev(g, g.lines("mig.mode.current")), "", SRC_MIG))
             continue
         sram_unc = max((v for v in (_sram_unc(g, "volatile"), _sram_unc(g, "aggregate")) if v is not None), default=None)
@@ -189,14 +190,14 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if corr is None and unc is None and pending is None and failure is None:
             if g.flag("mig.mode.current") is True:
                 out.append(Finding("health.row_remap", Verdict.SKIP,
-                                   f"{subject(g)}: row-remap state cannot be read while MIG is enabled", subject(g),
+                                   Msg("{subject}: row-remap state cannot be read while MIG is enabled", subject=subject(g)), subject(g),
                                    _ev(g, lines, g.lines("mig.mode.current")), "", SRC_MIG))
             continue
         idx = g.index if g.index is not None else "<index>"
         remaps = measure((corr or 0) + (unc or 0), 0, "rows", "at_most", f"{short_subject(g)} rows remapped")
         if failure:
             out.append(Finding("health.row_remap", Verdict.FAIL,
-                               f"{subject(g)}: row remapping failed (Remapping Failure Occurred: Yes)", subject(g),
+                               Msg("{subject}: row remapping failed (Remapping Failure Occurred: Yes)", subject=subject(g)), subject(g),
                                _ev(g, lines), "The GPU ran out of spare rows or could not remap: drain it and RMA it.",
                                SRC_B7))
         elif pending and unc:
@@ -209,21 +210,20 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "RMA the GPU.", SRC_B7))
         elif pending:
             out.append(Finding("health.row_remap", Verdict.WARN,
-                               f"{subject(g)}: a row remap is pending (correctable errors: {_fmt(corr)}): it takes "
-                               "effect at the next GPU reset", subject(g), _ev(g, lines),
+                               Msg("{subject}: a row remap is pending (correctable errors: {fmt}): it takes effect at the "
+                                   "next GPU reset", subject=subject(g), fmt=_fmt(corr)), subject(g), _ev(g, lines),
                                RESET_REMEDY.replace("<index>", str(idx)) + " Still pending after the reset: FAIL, "
                                "contact the vendor.", SRC_B7))
         elif none_banks:
             out.append(Finding("health.row_remap", Verdict.FAIL,
-                               f"{subject(g)}: {_fmt(none_banks)} memory bank(s) have no spare rows left (Bank Remap "
-                               "Availability 'None')", subject(g), _ev(g, lines),
+                               Msg("{subject}: {fmt} memory bank(s) have no spare rows left (Bank Remap Availability 'None')", subject=subject(g), fmt=_fmt(none_banks)), subject(g), _ev(g, lines),
                                "The next error in those banks cannot be remapped: plan the RMA.", SRC_B7 + " (derived)",
                                measured=measure(none_banks, 0, "banks", "at_most",
                                                 f"{short_subject(g)} banks without spare rows")))
         elif (corr or 0) + (unc or 0) > 0:
             out.append(Finding("health.row_remap", Verdict.WARN,
-                               f"{subject(g)}: {_fmt(corr)} correctable and {_fmt(unc)} uncorrectable row remap(s) "
-                               "done, none pending: the GPU memory has had errors", subject(g), _ev(g, lines),
+                               Msg("{subject}: {fmt} correctable and {fmt2} uncorrectable row remap(s) done, none pending: "
+                                   "the GPU memory has had errors", subject=subject(g), fmt=_fmt(corr), fmt2=_fmt(unc)), subject(g), _ev(g, lines),
                                "Nothing to do now; watch the counts and Xid 48/63/64 in the kernel log, and RMA if "
                                "remaps keep growing.", SRC_B7 + "; IBM Autopilot, https://github.com/IBM/autopilot (remaps alone -> WARN)",
                                measured=remaps))
@@ -252,17 +252,17 @@ def retired_pages(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         rm = measure(total, limit - 1, "pages", "at_most", f"{short_subject(g)} retired pages (limit {_fmt(limit)})")
         if total >= limit and pending:
             out.append(Finding("health.retired_pages", Verdict.FAIL,
-                               f"{subject(g)}: {_fmt(total)} retired pages and one more pending (limit {_fmt(limit)})",
+                               Msg("{subject}: {fmt} retired pages and one more pending (limit {fmt2})", subject=subject(g), fmt=_fmt(total), fmt2=_fmt(limit)),
                                subject(g), _ev(g, lines), "The GPU has nearly used up page retirement: RMA it.",
                                SRC_B7 + "; " + threshold_source("retired_pages_fail"), measured=rm))
         elif pending:
             out.append(Finding("health.retired_pages", Verdict.WARN,
-                               f"{subject(g)}: a page is pending retirement ({_fmt(total)} retired so far)", subject(g),
+                               Msg("{subject}: a page is pending retirement ({fmt} retired so far)", subject=subject(g), fmt=_fmt(total)), subject(g),
                                _ev(g, lines), "Reboot or reset the GPU so the page is retired (a reboot fixes this; "
                                "no hardware service needed), then check again.", SRC_B7))
         elif total >= limit:
             out.append(Finding("health.retired_pages", Verdict.WARN,
-                               f"{subject(g)}: {_fmt(total)} retired pages (limit {_fmt(limit)})", subject(g),
+                               Msg("{subject}: {fmt} retired pages (limit {fmt2})", subject=subject(g), fmt=_fmt(total), fmt2=_fmt(limit)), subject(g),
                                _ev(g, lines), "Close to the page-retirement limit: plan the RMA.", SRC_B7, measured=rm))
         else:
             ok.append((g, f" ({_fmt(total)} retired)" if total else "", lines,

@@ -46,6 +46,7 @@ from wizard.parsers.validate import Event, num, parse_event_line
 from wizard.rules.nccl import (
     MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
 )
+from wizard.i18n import Msg
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -285,20 +286,19 @@ def _nodes(ml: MultiLog) -> list[Finding]:
     for e in ml.errors:  # the script's own errors during facts (e.g. torch_missing from an old script)
         if e.prefix and e.prefix not in named and e.get("kind") in ("torch_missing",):
             named.add(e.prefix)
-            out.append(Finding("multinode.nodes", Verdict.FAIL, f"{e.prefix}: {e.get('message')}", e.prefix, (_raw(e),),
+            out.append(Finding("multinode.nodes", Verdict.FAIL, Msg("{prefix}: {get}", prefix=e.prefix, get=e.get('message')), e.prefix, (_raw(e),),
                                str(e.get("remedy") or ""), SRC_RUN))
     if not out and ml.hosts is not None:
         ok = [n for n in ml.nodes if n in ml.facts]
         missing = [n for n in ml.nodes if n not in ml.facts]
         if missing:
             out.append(Finding("multinode.nodes", Verdict.UNKNOWN,
-                               f"no facts from {_nodes_text(missing)} (the run may have been stopped early)",
+                               Msg("no facts from {nodes_text} (the run may have been stopped early)", nodes_text=_nodes_text(missing)),
                                _nodes_text(missing), (ml.hosts.raw,), "Rerun the multi-node validation.", SRC_RUN))
         else:
             via = "srun (Slurm)" if ml.hosts.get("launcher") == "srun" else "ssh"
             out.append(Finding("multinode.nodes", Verdict.PASS,
-                               f"all {len(ok)} nodes reachable over {via}, each with a Python that has torch: "
-                               f"{_nodes_text(ok)}", f"{len(ok)} nodes", tuple(_raw(ml.facts[n]) for n in ok[:4]), "",
+                               Msg("all {n_ok} nodes reachable over {via}, each with a Python that has torch: {nodes_text}", n_ok=len(ok), via=via, nodes_text=_nodes_text(ok)), f"{len(ok)} nodes", tuple(_raw(ml.facts[n]) for n in ok[:4]), "",
                                SRC_SSH))
     return out
 
@@ -309,8 +309,8 @@ def _consistency(ml: MultiLog) -> list[Finding]:
     nodes = usable if len(usable) >= 2 else have
     if len(nodes) < 2:
         return [Finding("multinode.consistency", Verdict.UNKNOWN,
-                        f"facts from {len(nodes)} node(s) ({_nodes_text(nodes) or 'none'}): at least 2 are needed to "
-                        "compare driver, CUDA, NCCL, torch, kernel and GPUs", "nodes",
+                        Msg("facts from {n_nodes} node(s) ({a1}): at least 2 are needed to compare driver, CUDA, NCCL, "
+                            "torch, kernel and GPUs", n_nodes=len(nodes), a1=_nodes_text(nodes) or 'none'), "nodes",
                         tuple(_raw(ml.facts[n]) for n in nodes), "Make at least two nodes reachable and rerun.", SRC_E2)]
     out: list[Finding] = []
     same: list[str] = []
@@ -342,12 +342,12 @@ def _consistency(ml: MultiLog) -> list[Finding]:
             if majority is not None:
                 odd = [n for n in known if values[n] != majority[0]]
                 detail = "; ".join(f"{n} has {_fmt_value(raw[n])}" for n in odd)
-                msg = (f"{label} differs on {_nodes_text(odd)}: {detail}, while {len(majority[1])} of {len(known)} "
-                       f"nodes ({_nodes_text(majority[1])}) have {_fmt_value(raw[majority[1][0]])}")
+                msg = (Msg("{label} differs on {nodes_text}: {detail}, while {n} of {n_known} nodes ({nodes_text2}) "
+                           "have {fmt_value}", label=label, nodes_text=_nodes_text(odd), detail=detail, n=len(majority[1]), n_known=len(known), nodes_text2=_nodes_text(majority[1]), fmt_value=_fmt_value(raw[majority[1][0]])))
                 subject = _nodes_text(odd)
             else:
                 detail = "; ".join(f"{_fmt_value(raw[ns[0]])} on {_nodes_text(ns)}" for _, ns in ranked)
-                msg = f"{label} differs across nodes with no majority: {detail}"
+                msg = Msg("{label} differs across nodes with no majority: {detail}", label=label, detail=detail)
                 subject = f"{len(known)} nodes"
                 odd = known
             ev = tuple(_raw(ml.facts[n]) for n in (odd + (majority[1][:1] if majority else []))[:6])
@@ -364,19 +364,17 @@ def _consistency(ml: MultiLog) -> list[Finding]:
     if dup:
         u, ns = next(iter(dup.items()))
         out.append(Finding("multinode.consistency", Verdict.FAIL,
-                           f"the same GPU ({u}) is reported by {_nodes_text(sorted(set(ns)))}: the hostfile lists one "
-                           "machine twice", _nodes_text(sorted(set(ns))), tuple(_raw(ml.facts[n]) for n in ns[:4]),
+                           Msg("the same GPU ({u}) is reported by {nodes_text}: the hostfile lists one machine twice", u=u, nodes_text=_nodes_text(sorted(set(ns)))), _nodes_text(sorted(set(ns))), tuple(_raw(ml.facts[n]) for n in ns[:4]),
                            "Give each machine one hostfile line (different ssh targets that reach the same host count "
                            "its GPUs twice).", SRC_E2))
     left_out = f"; not reported by any node, left out: {', '.join(absent)}" if absent else ""
     for n, labels in partial.items():
         others = [m for m in nodes if m != n]
         out.append(Finding("multinode.consistency", Verdict.UNKNOWN,
-                           f"{n} did not report {', '.join(labels)} (other nodes did: {_nodes_text(others)}), so it "
-                           "cannot be compared", n, (_raw(ml.facts[n]),),
-                           f"Run `bringup validate nodes` again and read {n}'s facts line: a missing driver, NCCL or "
-                           "VBIOS there usually means nvidia-smi/NVML or a CUDA build of torch is missing on that "
-                           "node.", SRC_E2))
+                           Msg("{n} did not report {labels} (other nodes did: {nodes_text}), so it cannot be compared", n=n, labels=', '.join(labels), nodes_text=_nodes_text(others)), n, (_raw(ml.facts[n]),),
+                           Msg("Run `bringup validate nodes` again and read {n}'s facts line: a missing driver, NCCL or "
+                               "VBIOS there usually means nvidia-smi/NVML or a CUDA build of torch is missing on that "
+                               "node.", n=n), SRC_E2))
     if compared < MIN_COMPARED_FIELDS:
         incomplete = [n for n in nodes if n in partial] or nodes
         return [f for f in out if f.verdict is not Verdict.UNKNOWN] + [Finding(
@@ -437,7 +435,7 @@ def _transport(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
     for n in ml.nodes or sorted(with_nccl):
         if n not in with_nccl:
             if n in per_node:
-                out.append(Finding("multinode.transport", Verdict.UNKNOWN, f"{n}: no NCCL_DEBUG lines from this node",
+                out.append(Finding("multinode.transport", Verdict.UNKNOWN, Msg("{n}: no NCCL_DEBUG lines from this node", n=n),
                                    n, tuple(per_node[n][-3:]), "Check NCCL_DEBUG on this node and rerun.", SRC_E1))
             continue
         text = "\n".join(with_nccl[n])
@@ -448,7 +446,7 @@ def _transport(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                               "NCCL lines without a NET/IB or NET/Socket choice", n, tuple(with_nccl[n][:3]),
                               "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS unset) and at least 2 nodes.", SRC_E1))
         for f in fs:
-            out.append(dataclasses.replace(f, id=_mn_id(f.id), subject=n, message=f"{n}: {f.message}"))
+            out.append(dataclasses.replace(f, id=_mn_id(f.id), subject=n, message=Msg("{n}: {message}", n=n, message=f.message)))
     return out
 
 
@@ -546,7 +544,7 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
                        "fails in every pair (--pairwise) is the bad one. Check its health (Xid/ECC, network link, "
                        "NCCL transport) and rerun.", f"{SRC_E4}; {SRC_E6}")
     if not ms:
-        return Finding(fid, Verdict.UNKNOWN, f"multi-node job over {where} ended without all-reduce measurements",
+        return Finding(fid, Verdict.UNKNOWN, Msg("multi-node job over {where} ended without all-reduce measurements", where=where),
                        _nodes_text(nodes), (g.start.raw,) + ((g.end.raw,) if g.end else ()),
                        "Rerun; read the log for why the sweep did not report.", SRC_E4)
     by_size: dict[int, Event] = {}
@@ -562,43 +560,41 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
     evs = (_raw(big),) + tuple(_raw(e) for e in wrong[:5])
     if wrong:
         sz = ", ".join(f"{human_bytes(to_int(e.get('size_bytes')))} ({to_int(e.get('wrong'))} wrong)" for e in wrong[:6])
-        return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where} returned wrong results at {sz}",
+        return Finding(fid, Verdict.FAIL, Msg("multi-node all-reduce over {where} returned wrong results at {sz}", where=where, sz=sz),
                        _nodes_text(nodes), evs,
                        "Data corruption between nodes: rerun, then run --pairwise to find the node or link, and check "
                        "Xid/ECC counters and the NICs' error counters.", SRC_E4)
     if res is not None and res.get("ok") is False:
-        return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where}: the script reported the sweep as not ok",
+        return Finding(fid, Verdict.FAIL, Msg("multi-node all-reduce over {where}: the script reported the sweep as not ok", where=where),
                        _nodes_text(nodes), (_raw(res),), "Read the log lines before the result.", SRC_E4)
     reported = {e.get("rank") for e in sanity}
     if ws and len(reported) < ws:
         miss = sorted(set(range(ws)) - {r for r in reported if isinstance(r, int)})
-        return Finding(fid, Verdict.FAIL, f"multi-node job over {where}: rank(s) {miss} never reported the sanity "
-                       "all-reduce", _nodes_text(nodes), tuple(_raw(e) for e in sanity[:4]) + (g.start.raw,),
+        return Finding(fid, Verdict.FAIL, Msg("multi-node job over {where}: rank(s) {miss} never reported the sanity all-reduce", where=where, miss=miss), _nodes_text(nodes), tuple(_raw(e) for e in sanity[:4]) + (g.start.raw,),
                        "Look for those ranks' errors in the log.", SRC_E4)
     ok_note = f"#wrong 0 at all {len(sizes)} sizes ({human_bytes(sizes[0])} to {human_bytes(sizes[-1])})"
     if device == "cpu":
-        return Finding(fid, Verdict.PASS, f"multi-node all-reduce over {where} completed: {ok_note}; {arith}; CPU "
-                       "(gloo): correctness only, bandwidth is not judged", _nodes_text(nodes), evs, "", SRC_E4)
+        return Finding(fid, Verdict.PASS, Msg("multi-node all-reduce over {where} completed: {ok_note}; {arith}; CPU (gloo): correctness "
+                                              "only, bandwidth is not judged", where=where, ok_note=ok_note, arith=arith), _nodes_text(nodes), evs, "", SRC_E4)
     if n < 2 or busbw is None:
-        return Finding(fid, Verdict.UNKNOWN, f"multi-node all-reduce over {where}: {ok_note}; no busbw to judge",
+        return Finding(fid, Verdict.UNKNOWN, Msg("multi-node all-reduce over {where}: {ok_note}; no busbw to judge", where=where, ok_note=ok_note),
                        _nodes_text(nodes), evs, "Rerun.", SRC_E4)
     if sizes[-1] < MIN_JUDGED_BYTES:
-        return Finding(fid, Verdict.UNKNOWN, f"multi-node all-reduce over {where}: {ok_note}; {arith}; the largest "
-                       f"message {human_bytes(sizes[-1])} is below {human_bytes(MIN_JUDGED_BYTES)}, too small to reach "
-                       "the bandwidth plateau", _nodes_text(nodes), evs,
+        return Finding(fid, Verdict.UNKNOWN, Msg("multi-node all-reduce over {where}: {ok_note}; {arith}; the largest message {human_bytes} "
+                                                 "is below {human_bytes2}, too small to reach the bandwidth plateau", where=where, ok_note=ok_note, arith=arith, human_bytes=human_bytes(sizes[-1]), human_bytes2=human_bytes(MIN_JUDGED_BYTES)), _nodes_text(nodes), evs,
                        "Run the full sweep (--max-bytes 4G or more, not --quick) to judge the bandwidth.", SRC_E4)
     floor, desc = _floor(plan)
     if floor is None:
-        return Finding(fid, Verdict.UNKNOWN, f"multi-node all-reduce over {where}: {ok_note}; {arith}; no floor: the "
-                       "multi-node floor is 0.8 x the node's aggregate NIC bandwidth (e.g. 8 x 400 Gb/s NICs -> "
-                       "0.8 x 8 x 400 / 8 = 320 GB/s, derived) and the NIC count/speed are not known",
+        return Finding(fid, Verdict.UNKNOWN, Msg("multi-node all-reduce over {where}: {ok_note}; {arith}; no floor: the multi-node floor is "
+                                                 "0.8 x the node's aggregate NIC bandwidth (e.g. 8 x 400 Gb/s NICs -> 0.8 x 8 x 400 / 8 = "
+                                                 "320 GB/s, derived) and the NIC count/speed are not known", where=where, ok_note=ok_note, arith=arith),
                        _nodes_text(nodes), evs,
                        "Give bringup the NICs (plan nics_per_node and nic_gbit_s) to judge the bandwidth.", SRC_E4)
     bm = measure(busbw, floor, "GB/s", "at_least", f"busbw at {human_bytes(sizes[-1])}")
     if busbw >= floor:
-        return Finding(fid, Verdict.PASS, f"multi-node all-reduce over {where}: {ok_note}; {arith} >= floor {desc}",
+        return Finding(fid, Verdict.PASS, Msg("multi-node all-reduce over {where}: {ok_note}; {arith} >= floor {desc}", where=where, ok_note=ok_note, arith=arith, desc=desc),
                        _nodes_text(nodes), evs, "", SRC_E4, measured=bm)
-    return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where}: {arith}, below the floor {desc}; {ok_note}",
+    return Finding(fid, Verdict.FAIL, Msg("multi-node all-reduce over {where}: {arith}, below the floor {desc}; {ok_note}", where=where, arith=arith, desc=desc, ok_note=ok_note),
                    _nodes_text(nodes), evs,
                    "Check NCCL's transport on every node (multinode.transport: NET/IB on every HCA, GDRDMA), the IB "
                    "port rates and error counters (ibstat, perfquery), then run --pairwise to find the slow node.",
@@ -612,7 +608,7 @@ def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
     if g is None:
         if few:
             out.append(Finding("multinode.allreduce", Verdict.FAIL,
-                               f"multi-node all-reduce not run: {few[0].get('message')}", "nodes", (few[0].raw,),
+                               Msg("multi-node all-reduce not run: {get}", get=few[0].get('message')), "nodes", (few[0].raw,),
                                str(few[0].get("remedy") or "Fix the nodes named, then rerun."), SRC_E4))
         elif not any(x.is_pair for x in ml.groups) and ml.hosts is not None:
             out.append(Finding("multinode.allreduce", Verdict.UNKNOWN, "no multi-node job in the log (the run ended "
@@ -654,20 +650,18 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         if suspects and passed:
             for n in suspects:
                 out.append(Finding("multinode.pairwise", Verdict.FAIL,
-                                   f"{n} is the bad node: all {len(count[n])} of its pairs failed "
-                                   f"({', '.join('-'.join(g.nodes) for g in bad[n])}) while "
-                                   f"{', '.join('-'.join(g.nodes) for g, _ in passed[:6])} passed; {fail_txt}", n, ev,
-                                   f"Take {n} out of the job and check it: its lines in the log (first error), Xid/ECC, "
-                                   "its network link and NCCL transport, the Python/torch it runs.", SRC_E5))
+                                   Msg("{n} is the bad node: all {n2} of its pairs failed ({a1}) while {a2} passed; {fail_txt}", n=n, n2=len(count[n]), a1=', '.join('-'.join(g.nodes) for g in bad[n]), a2=', '.join('-'.join(g.nodes) for g, _ in passed[:6]), fail_txt=fail_txt), n, ev,
+                                   Msg("Take {n} out of the job and check it: its lines in the log (first error), Xid/ECC, its "
+                                       "network link and NCCL transport, the Python/torch it runs.", n=n), SRC_E5))
         elif not passed:
             out.append(Finding("multinode.pairwise", Verdict.FAIL,
-                               f"every pair failed ({len(failed)} of {len(results)}): the fault is common to all nodes "
-                               f"(network, configuration, software), not one node; {fail_txt}", "nodes", ev,
+                               Msg("every pair failed ({n_failed} of {n_results}): the fault is common to all nodes (network, "
+                                   "configuration, software), not one node; {fail_txt}", n_failed=len(failed), n_results=len(results), fail_txt=fail_txt), "nodes", ev,
                                "Fix the first error in the log (it is the same on every pair), then rerun.", SRC_E5))
         else:
             out.append(Finding("multinode.pairwise", Verdict.FAIL,
-                               f"{len(failed)} of {len(results)} pairs failed and no single node is in all of them "
-                               f"(a link or a pair-specific fault): {fail_txt}", "nodes", ev,
+                               Msg("{n_failed} of {n_results} pairs failed and no single node is in all of them (a link or a "
+                                   "pair-specific fault): {fail_txt}", n_failed=len(failed), n_results=len(results), fail_txt=fail_txt), "nodes", ev,
                                "Test the failing pairs again; check the links/switch ports between them.", SRC_E5))
     slow_found = False
     if ml.device == "cuda" and passed:
@@ -719,7 +713,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         verdict = Verdict.PASS if all(f.verdict is Verdict.PASS for _, f in results) else Verdict.UNKNOWN
         if ml.device == "cuda" and verdict is Verdict.UNKNOWN and len(results) >= 3:
             verdict = Verdict.PASS  # compared with each other (the SRC_D1 variance rule) even without a NIC floor
-        out.append(Finding("multinode.pairwise", verdict, f"all {len(results)} node pairs completed: {lst}",
+        out.append(Finding("multinode.pairwise", verdict, Msg("all {n_results} node pairs completed: {lst}", n_results=len(results), lst=lst),
                            f"{len(nodes)} nodes", tuple(f.evidence[0] for _, f in results[:4] if f.evidence),
                            "" if verdict is Verdict.PASS else "See each pair's figure; give the plan the NICs "
                            "(nics_per_node, nic_gbit_s) to judge bandwidth.", SRC_E5))
@@ -732,7 +726,7 @@ def judge_multinode(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     try:
         ml = read_log(text)
     except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the run
-        return [Finding("multinode.allreduce", Verdict.UNKNOWN, f"could not read the multi-node log: {exc!r}", "nodes",
+        return [Finding("multinode.allreduce", Verdict.UNKNOWN, Msg("could not read the multi-node log: {exc!r}", exc=exc), "nodes",
                         tuple(text.splitlines()[:3]), "Report this with the log.", SRC_RUN)]
     if ml.hosts is None and not ml.node_lines:
         errs = ml.launcher_errors()

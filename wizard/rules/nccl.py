@@ -30,6 +30,7 @@ from wizard.parsers.nccl import (
     parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
+from wizard.i18n import Msg
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
 NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
@@ -283,9 +284,9 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if len({(d.host, d.line) for d in dup}) > 1:  # two processes each listing itself as the same rank
         hosts = sorted({d.host for d in dup})
         findings.append(Finding("multinode.allreduce" if len(hosts) > 1 else "node.nccl_tests", Verdict.FAIL,
-                                f"every process is its own rank {dup[0].rank} (on {', '.join(hosts[:4])}): the "
-                                "nccl-tests binary was built without MPI, or started once per process without it, "
-                                "so each process ran a test of its own and no data crossed between them",
+                                Msg("every process is its own rank {rank} (on {a1}): the nccl-tests binary was built without "
+                                    "MPI, or started once per process without it, so each process ran a test of its own and no "
+                                    "data crossed between them", rank=dup[0].rank, a1=', '.join(hosts[:4])),
                                 hosts[0] if len(hosts) == 1 else f"{len(hosts)} nodes ({', '.join(hosts[:4])})",
                                 tuple(d.line for d in dup[:4]),
                                 "Build nccl-tests with MPI (`make MPI=1 MPI_HOME=<mpi>`) and launch it with mpirun/srun, "
@@ -345,13 +346,13 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     head_ev = [x for x in (r.header, r.collective_line, r.devices[0].line if r.devices else "") if x]
 
     if r.failures and not any(f.verdict is Verdict.FAIL for f in prior):
-        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what} failed ({where})", subject,
+        findings.append(Finding(fid, Verdict.FAIL, Msg("nccl-tests {what} failed ({where})", what=what, where=where), subject,
                                 tuple(head_ev + r.failures[:10]),
                                 "Read the first NCCL WARN line (rerun with NCCL_DEBUG=WARN, or INFO): it names the "
                                 "failing transport or CUDA call.", SRC_D4))
     if not r.rows:
         if not r.failures:
-            findings.append(Finding(fid, Verdict.UNKNOWN, f"nccl-tests output without result rows ({where})", subject,
+            findings.append(Finding(fid, Verdict.UNKNOWN, Msg("nccl-tests output without result rows ({where})", where=where), subject,
                                     tuple(head_ev + r.problems[:10] + text.splitlines()[:5]),
                                     "Give bringup the whole output, down to the 'Avg bus bandwidth' line.", SRC_D4))
         return findings
@@ -364,14 +365,14 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                          and row.ip.error is None for row in r.rows)
     if wrong_rows:
         sizes = ", ".join(human_bytes(x.size_b) for x in wrong_rows[:8])
-        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: wrong results (#wrong > 0) at {sizes} ({where})",
+        findings.append(Finding(fid, Verdict.FAIL, Msg("nccl-tests {what}: wrong results (#wrong > 0) at {sizes} ({where})", what=what, sizes=sizes, where=where),
                                 subject, tuple(head_ev + ([r.columns_line] if r.columns_line else []) +
                                                [x.line for x in wrong_rows[:10]]),
                                 "Data corruption on a GPU or link: rerun; then test GPU pairs to find the bad GPU or "
                                 "NVLink/NIC (nvbandwidth, DCGM diag level 3), and check Xid/ECC/NVLink error counters.",
                                 SRC_D4))
     elif r.oob_ok is False:
-        findings.append(Finding(fid, Verdict.FAIL, f"nccl-tests {what}: out-of-bounds values reported ({where})",
+        findings.append(Finding(fid, Verdict.FAIL, Msg("nccl-tests {what}: out-of-bounds values reported ({where})", what=what, where=where),
                                 subject, tuple(head_ev + [r.oob_line]),
                                 "Data corruption: rerun, then isolate the GPU or link (DCGM diag, nvbandwidth).", SRC_D4))
     # -c 0 (nccl-tests' --check 0) measures bandwidth without checking the data: said with the bandwidth finding, not a
@@ -401,7 +402,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     vals = [v for v in (big.oop.busbw_gb_s, big.ip.busbw_gb_s) if v is not None]
     peak_row = max((x for x in r.rows if x.oop.busbw_gb_s is not None), key=lambda x: x.oop.busbw_gb_s or 0.0, default=None)
     if not vals:
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"nccl-tests {what}: no busbw at the largest size ({where})", subject,
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("nccl-tests {what}: no busbw at the largest size ({where})", what=what, where=where), subject,
                                 tuple(head_ev + [big.line]), "Rerun and give bringup the whole output.", SRC_D4))
         return findings
     judged = min(vals)
@@ -506,8 +507,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     forced = _forced_socket(text + "\n" + (cmd if isinstance(cmd, str) else "")) if multi else ""
     if forced:
         findings.append(Finding("multinode.transport", Verdict.WARN,
-                                f"the run {forced}, so NCCL carried it over TCP sockets: its busbw measures the socket "
-                                "path, not the RDMA (InfiniBand/RoCE) fabric", subject,
+                                Msg("the run {forced}, so NCCL carried it over TCP sockets: its busbw measures the socket "
+                                    "path, not the RDMA (InfiniBand/RoCE) fabric", forced=forced), subject,
                                 tuple([ln[:300] for ln in (text + "\n" + (cmd if isinstance(cmd, str) else "")).splitlines()
                                        if _FORCED_SOCKET.search(ln)][:1] + head_ev[:1]),
                                 "Rerun without it (unset NCCL_IB_DISABLE / NCCL_NET=Socket) and with NCCL_DEBUG=INFO, "
@@ -541,14 +542,14 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
         findings.append(Finding(fid, Verdict.UNKNOWN,
-                                f"nccl-tests {what} ran on 1 rank ({where}): with no peer, busbw is 0 by definition "
-                                "and nothing about GPU-to-GPU links or the network was measured", subject, tuple(ev),
-                                f"Run it over every GPU of the node (-g <gpus>, or one MPI rank per GPU), and across "
-                                f"nodes for the network: e.g. {binary} -b 8 -e 16G -f 2 -g <gpus> -c 1.", src))
+                                Msg("nccl-tests {what} ran on 1 rank ({where}): with no peer, busbw is 0 by definition and "
+                                    "nothing about GPU-to-GPU links or the network was measured", what=what, where=where), subject, tuple(ev),
+                                Msg("Run it over every GPU of the node (-g <gpus>, or one MPI rank per GPU), and across nodes "
+                                    "for the network: e.g. {binary} -b 8 -e 16G -f 2 -g <gpus> -c 1.", binary=binary), src))
         return findings
     collapse = _collapse(r, big, judged)
     if collapse is not None:
-        findings.append(Finding(fid, Verdict.WARN, f"nccl-tests {what} over {where}: {collapse[0]}", subject,
+        findings.append(Finding(fid, Verdict.WARN, Msg("nccl-tests {what} over {where}: {a1}", what=what, where=where, a1=collapse[0]), subject,
                                 tuple(head_ev + ([r.columns_line] if r.columns_line else []) + collapse[1]),
                                 "Rerun to rule out another job on the GPUs or the network. If it stays, the transport "
                                 "used for large messages is at fault: rerun with NCCL_DEBUG=INFO and check what NCCL "
@@ -571,7 +572,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 f"{body}; the largest message ({human_bytes(big.size_b)}) is below {human_bytes(min_bytes)}, too "
                                 f"small to reach the bandwidth plateau" + (f", and {judged:.2f} GB/s is still below the "
                                 f"{floor:g} GB/s floor ({floor_desc})" if floor is not None else "") + avg_note,
-                                subject, tuple(ev), f"Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", src))
+                                subject, tuple(ev), Msg("Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", binary=binary), src))
     elif floor is not None and soft_floor:
         remedy = ("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport "
                   "(NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error "
@@ -673,7 +674,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         desc = "; ".join(_ibv(c) for c in codes[:3])
         ev = [line for _, line in lg.completion_errors[:8]] + [ln for ln, _ in lg.return_chains[:3]]
         findings.append(Finding("multinode.ib_errors", Verdict.FAIL,
-                                f"NCCL got InfiniBand completion errors ({desc})", subject, tuple(ev),
+                                Msg("NCCL got InfiniBand completion errors ({desc})", desc=desc), subject, tuple(ev),
                                 "A link or peer stopped answering: check `ibstat` (State Active, expected Rate) and the "
                                 "port error counters (SymbolError, LinkDowned, PortRcvErrors) on both nodes, reseat or "
                                 "replace the cable/transceiver, check the switch port; on RoCE check PFC/ECN. Confirm "
@@ -696,18 +697,18 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                   if op else "")
         sock = [ln for ln, c in lg.return_chains if "socket" in ln][:3]
         findings.append(Finding("multinode.hang", Verdict.FAIL,
-                                f"PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung "
-                                "or a peer died", subject, tuple(lg.watchdog[:6] + sock),
+                                Msg("PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung or a "
+                                    "peer died", detail=detail), subject, tuple(lg.watchdog[:6] + sock),
                                 "Find the first rank that failed (its log has the first error, often on another node), "
                                 "then check that node's health: Xid and ECC errors, IB link state and counters, "
                                 "stray processes. A longer timeout only hides the hang.", SRC_E6))
     findings.extend(_setup_and_framework(lg, subject))
     if lg.channels_shm and not lg.channels_p2p and not lg.p2p_disabled:
         findings.append(Finding("health.p2p", Verdict.WARN,
-                                f"NCCL connects the GPUs of this node through host shared memory: {len(lg.channels_shm)} "
-                                "channel line(s) 'via SHM' and none 'via P2P', so peer-to-peer (PCIe P2P or NVLink) is "
-                                "not used between them: slower collectives (expected on GeForce cards and in VMs "
-                                "without P2P; a fault on a server whose GPUs support P2P)", subject,
+                                Msg("NCCL connects the GPUs of this node through host shared memory: {n_channels_shm} channel "
+                                    "line(s) 'via SHM' and none 'via P2P', so peer-to-peer (PCIe P2P or NVLink) is not used "
+                                    "between them: slower collectives (expected on GeForce cards and in VMs without P2P; a "
+                                    "fault on a server whose GPUs support P2P)", n_channels_shm=len(lg.channels_shm)), subject,
                                 tuple(lg.channels_shm[:4]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair where P2P is supported), that "
                                 "NCCL_P2P_DISABLE is not set, and PCIe ACS on the bridges above the GPUs (`sudo lspci "
@@ -718,9 +719,9 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         hcas = list(dict.fromkeys(m.group(1) for ln in lg.gdr_disabled for m in [re.search(r"HCA \d+ '([^']+)'", ln)]
                                   if m))
         findings.append(Finding("multinode.transport", Verdict.WARN,
-                                f"NCCL says GPUDirect RDMA is disabled for {', '.join(hcas) or 'its HCAs'}: data between "
-                                "nodes is staged through host memory, which costs bandwidth and CPU (nothing lost on "
-                                "one node, where GPUs talk over NVLink/PCIe)", subject, tuple(lg.gdr_disabled[:4]),
+                                Msg("NCCL says GPUDirect RDMA is disabled for {a1}: data between nodes is staged through host "
+                                    "memory, which costs bandwidth and CPU (nothing lost on one node, where GPUs talk over "
+                                    "NVLink/PCIe)", a1=', '.join(hcas) or 'its HCAs'), subject, tuple(lg.gdr_disabled[:4]),
                                 "Load nvidia-peermem (`sudo modprobe nvidia-peermem`; in the GPU Operator set "
                                 "driver.rdma.enabled) or use DMA-BUF (open kernel modules, kernel 5.12+, NCCL 2.19+), "
                                 "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
@@ -731,11 +732,10 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                    for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)|GPUs \d+ and \d+", ln)]
                                    if m))
         findings.append(Finding("health.p2p", Verdict.WARN,
-                                f"NCCL does not use peer-to-peer between {len(pairs) or len(lg.p2p_disabled)} GPU "
-                                f"pair(s) ({'; '.join(pairs[:3])}): the CUDA driver refuses peer access "
-                                "(cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so those pairs "
-                                "go through host shared memory (slower), and with PCIe ACS redirecting peer traffic "
-                                "collectives can hang", subject,
+                                Msg("NCCL does not use peer-to-peer between {a1} GPU pair(s) ({a2}): the CUDA driver refuses "
+                                    "peer access (cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so "
+                                    "those pairs go through host shared memory (slower), and with PCIe ACS redirecting peer "
+                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled), a2='; '.join(pairs[:3])), subject,
                                 tuple(lg.p2p_disabled[:6]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
                                 "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "
@@ -772,18 +772,16 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     if other and returned and not any(f.verdict is Verdict.FAIL for f in findings):
         code = returned[-1][1]
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
-                                f"an NCCL call failed: '{_warn_text(other[0])}', and NCCL returned "
-                                f"{NCCL_RESULTS[code][0]} ({NCCL_RESULTS[code][1]}: {NCCL_RESULTS[code][2]}) up the call "
-                                f"chain ('-> {code}' lines)", subject, tuple(other[:5] + [ln for ln, _ in returned[:3]]),
+                                Msg("an NCCL call failed: '{warn_text}', and NCCL returned {a1} ({a2}: {a3}) up the call chain "
+                                    "('-> {code}' lines)", warn_text=_warn_text(other[0]), a1=NCCL_RESULTS[code][0], a2=NCCL_RESULTS[code][1], a3=NCCL_RESULTS[code][2], code=code), subject, tuple(other[:5] + [ln for ln, _ in returned[:3]]),
                                 "Read the first WARN line: it names the call that failed and why (an errno text, a "
                                 "device). Fix that cause where the job runs (limits, permissions, container settings, "
                                 "the network), then rerun with NCCL_DEBUG=INFO.", f"{SRC_E1}; {SRC_RESULT}"))
     if returned and not other and not any(f.verdict is Verdict.FAIL for f in findings):
         code = returned[-1][1]
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
-                                f"an NCCL call failed: NCCL returned {NCCL_RESULTS[code][0]} ({NCCL_RESULTS[code][1]}: "
-                                f"{NCCL_RESULTS[code][2]}) up the call chain ('-> {code}' lines, first in "
-                                f"'{_return_site(returned[0][0])}'), with no WARN line in this log", subject,
+                                Msg("an NCCL call failed: NCCL returned {a1} ({a2}: {a3}) up the call chain ('-> {code}' "
+                                    "lines, first in '{return_site}'), with no WARN line in this log", a1=NCCL_RESULTS[code][0], a2=NCCL_RESULTS[code][1], a3=NCCL_RESULTS[code][2], code=code, return_site=_return_site(returned[0][0])), subject,
                                 tuple(ln for ln, _ in returned[:5]),
                                 "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) on every rank: the WARN "
                                 "line before the first '-> N' names the call that failed (a socket connect in "
@@ -792,15 +790,14 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 f"{SRC_E1}; {SRC_RESULT}"))
     if other and not any(f.verdict is Verdict.FAIL for f in findings):
         findings.append(Finding("node.nccl_errors", Verdict.WARN,
-                                f"NCCL printed {len(other)} warning(s) that bringup does not classify; the first: "
-                                f"'{_warn_text(other[0])}'", subject,
+                                Msg("NCCL printed {n_other} warning(s) that bringup does not classify; the first: '{warn_text}'", n_other=len(other), warn_text=_warn_text(other[0])), subject,
                                 tuple(other[:8]), "Read the warnings; rerun with NCCL_DEBUG=INFO for context.", SRC_E1))
     connected = lg.init_complete or [c for c in lg.channels_p2p + lg.channels_net + lg.channels_shm]
     if connected and not lg.init_complete and not findings:
         via = ", ".join(sorted({m.group(1) for c in connected for m in [_VIA.search(c)] if m}))
         findings.append(Finding("node.nccl_errors", Verdict.PASS,
-                                f"NCCL set up {len(connected)} ring/channel connection(s) ({via}), with no NCCL "
-                                "warning or error in this excerpt", subject, tuple(connected[:3]), "", SRC_E1))
+                                Msg("NCCL set up {n_connected} ring/channel connection(s) ({via}), with no NCCL warning or "
+                                    "error in this excerpt", n_connected=len(connected), via=via), subject, tuple(connected[:3]), "", SRC_E1))
     if lg.init_complete and not findings:
         ranks = {m.group(1) for ln in lg.init_complete for m in [re.search(r"\brank (\d+) nranks", ln)] if m}
         n = lg.nranks
@@ -949,7 +946,7 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         who = ("PaddlePaddle" if re.search(r"paddle", fw_text, re.I) else "PyTorch" if re.search(
             r"torch|ProcessGroupNCCL|DistBackendError", fw_text) or not fw_text else "The framework")
         out.append(Finding("node.nccl_errors", Verdict.FAIL,
-                           f"{who} reports an NCCL error: {what}{last}", subject,
+                           Msg("{who} reports an NCCL error: {what}{last}", who=who, what=what, last=last), subject,
                            tuple(dict.fromkeys([ln for _, ln in lg.framework_errors[:3]] + lg.last_errors[:1])),
                            remedy, SRC_RESULT))
     return out
@@ -1009,8 +1006,8 @@ def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
                                         f" (libfabric provider {lg.ofi_provider})" if lg.ofi_provider else "")
             + f" failed to initialise: '{why}'")
     if efa:
-        msg = (f"NCCL fell back to TCP sockets (NET/Socket{_on(lg)}): {what} - the EFA device is not exposed to this "
-               "process, so the EFA (RDMA) fabric is not used")
+        msg = (Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what} - the EFA device is not exposed to "
+                   "this process, so the EFA (RDMA) fabric is not used", on=_on(lg), what=what))
         remedy = ("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device "
                   "found' is expected and not the fault. Check that the instance type supports EFA and was launched "
                   "with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` "
@@ -1019,7 +1016,7 @@ def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
                   "NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'.")
         src = SRC_OFI
     else:
-        msg = f"NCCL fell back to TCP sockets (NET/Socket{_on(lg)}): {what}"
+        msg = Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what}", on=_on(lg), what=what)
         remedy = ("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with "
                   "-p <provider>) must list the device on every node and inside the container; then rerun with "
                   "NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'.")
@@ -1048,16 +1045,16 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         ev = tuple(ev_list)
         if bad and single and not lg.channels_net:
             return [Finding("multinode.transport", Verdict.UNKNOWN,
-                            f"this log is from one node, where NCCL moves data between its GPUs over P2P/shared "
-                            f"memory, never its network transport, so it cannot show how the network would carry a "
-                            f"job across nodes; the socket transport it set up lists "
-                            f"{', '.join(bad)}, a host-local interface, which would matter only for a job across nodes",
+                            Msg("this log is from one node, where NCCL moves data between its GPUs over P2P/shared memory, "
+                                "never its network transport, so it cannot show how the network would carry a job across "
+                                "nodes; the socket transport it set up lists {bad}, a host-local interface, which would "
+                                "matter only for a job across nodes", bad=', '.join(bad)),
                             subject, ev,
                             "Before running across nodes, set NCCL_SOCKET_IFNAME to the cluster interface (e.g. "
                             "=ens1f0) so no host-local bridge is used; persist it in /etc/nccl.conf.", SRC_E1)]
         if bad:
             return [Finding("multinode.transport", Verdict.FAIL,
-                            f"NCCL moves data over TCP sockets on {', '.join(bad)}: a host-local interface", subject, ev,
+                            Msg("NCCL moves data over TCP sockets on {bad}: a host-local interface", bad=', '.join(bad)), subject, ev,
                             "Set NCCL_SOCKET_IFNAME to the cluster interface (e.g. =ens1f0) and, with IB/RoCE, "
                             "NCCL_IB_HCA to the HCAs; persist them in /etc/nccl.conf.", SRC_E1)]
         if lg.plugin_failures:
@@ -1068,23 +1065,22 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                         "IPC_LOCK)")
             if single:
                 return [Finding("multinode.transport", Verdict.WARN,
-                                f"NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is "
-                                "from one node, where NCCL moves data between its GPUs over P2P/shared memory, not the "
-                                "network, so it costs nothing here, but a multi-node job from this image or host would "
-                                "run over TCP", subject, ev,
+                                Msg("NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is from "
+                                    "one node, where NCCL moves data between its GPUs over P2P/shared memory, not the network, "
+                                    "so it costs nothing here, but a multi-node job from this image or host would run over TCP", why=why), subject, ev,
                                 "Before running across nodes, make the RDMA devices usable in this environment "
                                 "(ibv_devinfo must list them; in a container install rdma-core and pass /dev/infiniband "
                                 "and IPC_LOCK), then look for 'NET/IB : Using' in NCCL_DEBUG=INFO.", SRC_E1)]
             return [Finding("multinode.transport", Verdict.FAIL,
-                            f"NCCL fell back to TCP sockets (NET/Socket): {why}", subject, ev,
+                            Msg("NCCL fell back to TCP sockets (NET/Socket): {why}", why=why), subject, ev,
                             "Make the RDMA devices usable (ibv_devinfo must list them on every node), then rerun with "
                             "NCCL_DEBUG=INFO and look for 'NET/IB : Using'. Do not set NCCL_IB_DISABLE.", SRC_E1)]
         if lg.no_ib_device:
             return [Finding("multinode.transport", Verdict.WARN,
-                            f"NCCL uses TCP sockets (NET/Socket{_on(lg)}) because it found no RDMA device ('NET/IB : "
-                            "No device found'): multi-node bandwidth is limited by TCP over that interface. That is "
-                            "the design on platforms without InfiniBand/RoCE NICs (e.g. cloud VMs with a virtual NIC "
-                            "such as GCP gVNIC); it is a fault only if these nodes have RDMA NICs", subject, ev,
+                            Msg("NCCL uses TCP sockets (NET/Socket{on}) because it found no RDMA device ('NET/IB : No "
+                                "device found'): multi-node bandwidth is limited by TCP over that interface. That is the "
+                                "design on platforms without InfiniBand/RoCE NICs (e.g. cloud VMs with a virtual NIC such "
+                                "as GCP gVNIC); it is a fault only if these nodes have RDMA NICs", on=_on(lg)), subject, ev,
                             "If the nodes have InfiniBand/RoCE HCAs, make them visible: `ibv_devinfo` must list them "
                             "on every node (RDMA driver loaded; in containers pass /dev/infiniband), then look for "
                             "'NET/IB : Using'. If the platform has no RDMA NICs there is nothing to fix here: judge "
@@ -1119,7 +1115,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
         if bonds:
             out.append(Finding("multinode.transport", Verdict.WARN,
-                               f"{desc}; it uses bonded device(s) {', '.join(bonds)}: check this is intended", subject,
+                               Msg("{desc}; it uses bonded device(s) {bonds}: check this is intended", desc=desc, bonds=', '.join(bonds)), subject,
                                ev, "If the bond is not the intended rail layout, list the HCAs in NCCL_IB_HCA "
                                "(e.g. =mlx5_0:1,mlx5_1:1).", SRC_E1))
         layers = lg.link_layers
@@ -1134,9 +1130,8 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             hca = ",".join(f"{d.name}:{d.port}" for d in keep)
             out.append(Finding(
                 "multinode.transport", Verdict.WARN,
-                f"NCCL's NET/IB mixes link layers: {_hca_names(stray)} "
-                f"{'is' if len(stray) == 1 else 'are'} {stray[0].link} (Ethernet) among {len(keep)} {main} port(s) "
-                f"({_hca_names(keep)}): an unintended interface in the data rails{gap_note}", subject,
+                Msg("NCCL's NET/IB mixes link layers: {hca_names} {a1} {link} (Ethernet) among {n_keep} {main} "
+                    "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), a1='is' if len(stray) == 1 else 'are', link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note), subject,
                 tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
                 f"Pin the data rails with NCCL_IB_HCA, '=' prefix for exact names: "
                 f"`export NCCL_IB_HCA=\"={hca}\"`"
@@ -1153,13 +1148,15 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             hca = ",".join(f"{d.name}:{d.port}" for d in keep)
             out.append(Finding(
                 "multinode.transport", Verdict.WARN,
-                f"NCCL's NET/IB uses HCAs of different drivers: {_hca_names(stray)} next to {len(keep)} {main_fam} "
-                f"port(s) ({_hca_names(keep)}); NCCL_IB_HCA is not limiting it to the data rails, so rings can cross a "
-                "device of another kind (another vendor's RDMA engine, often a slower on-board port)", subject,
+                Msg("NCCL's NET/IB uses HCAs of different drivers: {hca_names} next to {n_keep} {main_fam} "
+                    "port(s) ({hca_names2}); NCCL_IB_HCA is not limiting it to the data rails, so rings can "
+                    "cross a device of another kind (another vendor's RDMA engine, often a slower on-board "
+                    "port)", hca_names=_hca_names(stray), n_keep=len(keep), main_fam=main_fam, hca_names2=_hca_names(keep)), subject,
                 tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
-                f"Pin the data rails with NCCL_IB_HCA ('=' prefix for exact names): `export NCCL_IB_HCA=\"={hca}\"`, "
-                f"persist it in /etc/nccl.conf, and on RoCE set NCCL_IB_GID_INDEX to the RoCE v2 GID of those ports "
-                "(`show_gids`); then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.", SRC_HCA))
+                Msg("Pin the data rails with NCCL_IB_HCA ('=' prefix for exact names): `export "
+                    'NCCL_IB_HCA="={hca}"`, persist it in /etc/nccl.conf, and on RoCE set NCCL_IB_GID_INDEX to '
+                    "the RoCE v2 GID of those ports (`show_gids`); then rerun with NCCL_DEBUG=INFO and check "
+                    "the 'NET/IB : Using' line.", hca=hca), SRC_HCA))
         want = to_float(exp.get("nics_per_node"), text=False, positive=True)
         ports = len(lg.ib_devices)
         if want and ports and ports < want and not any(f.verdict is Verdict.WARN and "link layers" in f.message
@@ -1174,8 +1171,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                                SRC_HCA))
         if bad_oob:
             out.append(Finding("multinode.transport", Verdict.WARN,
-                               f"NCCL's bootstrap/out-of-band traffic uses {', '.join(bad_oob)}, a host-local "
-                               "interface", subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1]),
+                               Msg("NCCL's bootstrap/out-of-band traffic uses {bad_oob}, a host-local interface", bad_oob=', '.join(bad_oob)), subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1]),
                                "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1))
         if not out:
             out.append(Finding("multinode.transport", Verdict.PASS, desc, subject, ev, "", SRC_E1))
@@ -1200,7 +1196,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
     bad_boot = [i for i in lg.bootstrap_ifaces if BAD_IFACE.match(i)]
     if bad_boot:
         return [Finding("multinode.transport", Verdict.WARN,
-                        f"NCCL's bootstrap uses {', '.join(bad_boot)}, a host-local interface: ranks on other nodes "
-                        "cannot reach it", subject, tuple(lg.bootstrap[:3]),
+                        Msg("NCCL's bootstrap uses {bad_boot}, a host-local interface: ranks on other nodes cannot "
+                            "reach it", bad_boot=', '.join(bad_boot)), subject, tuple(lg.bootstrap[:3]),
                         "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1)]
     return []

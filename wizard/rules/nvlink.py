@@ -21,6 +21,7 @@ from wizard.parsers.smi import SmiDoc
 from wizard.parsers.topology import parse_dcgmi_nvlink, parse_nvlink
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import _ev, _pass_group, subject
+from wizard.i18n import Msg
 
 SRC_NVLINK = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (nvlink -s: link state and "
               "speed); NVLink link counts per GPU model from NVIDIA's data sheets (H100 "
@@ -109,19 +110,18 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         act = len(g.active)
         if not g.links:
             if any(re.search(r"not (have|support)", n, re.IGNORECASE) for n in g.notes) or mode == "none":
-                findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.index} ({g.name}): no NVLink", subj, tuple(ev),
+                findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {index} ({name}): no NVLink", index=g.index, name=g.name), subj, tuple(ev),
                                         "", SRC_NVLINK))
             elif any("inactive" in n.lower() for n in g.notes):
                 verdict = Verdict.WARN if mode in ("bridge_optional", "") else Verdict.FAIL
-                findings.append(Finding(fid, verdict, f"GPU {g.index} ({g.name}): all NVLink links inactive", subj,
+                findings.append(Finding(fid, verdict, Msg("GPU {index} ({name}): all NVLink links inactive", index=g.index, name=g.name), subj,
                                         tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
             else:
-                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {g.index} ({g.name}): no link lines in this output",
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {index} ({name}): no link lines in this output", index=g.index, name=g.name),
                                         subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
             continue
         if mode == "none":
-            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.index} ({g.name}): {row['sku'] if row else ''} has no "
-                                    f"NVLink; {act} link(s) reported active", subj, tuple(ev), "", SRC_NVLINK))
+            findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {index} ({name}): {a1} has no NVLink; {act} link(s) reported active", index=g.index, name=g.name, a1=row['sku'] if row else '', act=act), subj, tuple(ev), "", SRC_NVLINK))
             continue
         if exp is None:
             unknown_sku.append((g, ev))
@@ -131,12 +131,12 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         lm = measure(act, exp, "links", "at_least", f"GPU {g.index} active NVLink links (expected on {row['sku']})")
         if act < exp:
             if rep.ellipsis and not inactive:
-                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {g.index} ({g.name}): this output elides links "
-                                        f"('[...]'); {act} shown active of the {exp} expected on {row['sku']}",
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {index} ({name}): this output elides links ('[...]'); {act} shown active of the {exp} "
+                                                                  "expected on {sku}", index=g.index, name=g.name, act=act, exp=exp, sku=row['sku']),
                                         subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
             elif mode == "bridge_optional" and act == 0:
-                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): no NVLink active (0 of {exp}); "
-                                        f"expected only if no NVLink bridge is fitted on this {row['sku']}", subj,
+                findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active (0 of {exp}); expected only if no NVLink bridge is "
+                                                               "fitted on this {sku}", index=g.index, name=g.name, exp=exp, sku=row['sku']), subj,
                                         tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
             else:
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} of {exp} NVLink links "
@@ -146,8 +146,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             continue
         slow = [k for k in g.active if speed and (g.links[k] or 0) < speed * 0.99]
         if slow:
-            findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): link(s) {', '.join(map(str, slow))} "
-                                    f"at {g.links[slow[0]]:g} GB/s, below {speed:g} GB/s expected on {row['sku']}",
+            findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): link(s) {map} at {a1:g} GB/s, below {speed:g} GB/s expected on {sku}", index=g.index, name=g.name, map=', '.join(map(str, slow)), a1=g.links[slow[0]], speed=speed, sku=row['sku']),
                                     subj, tuple(ev), "Reset the GPU or reboot; if the speed stays low, contact the "
                                     "vendor (NVLink training problem).", SRC_NVLINK,
                                     measured=measure(min(g.links[k] or 0.0 for k in slow), (speed or 0.0) * 0.99, "GB/s",
@@ -163,8 +162,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             act = len(g.active)
             subj = gpu_subject(g.index)
             if most == 0:
-                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.index} ({g.name}): no NVLink active and bringup "
-                                        "has no expected link count for this SKU", subj, tuple(ev), _nvlink_remedy("") + " Set gpu_model "
+                findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active and bringup has no expected link count for this SKU", index=g.index, name=g.name), subj, tuple(ev), _nvlink_remedy("") + " Set gpu_model "
                                         "in the plan so bringup knows whether this SKU has NVLink.", SRC_NVLINK))
             elif act < most and not (rep.ellipsis and not g.inactive):
                 findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} NVLink links active, "
@@ -232,8 +230,8 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 ev += [g.header] + hits[:6]
         if not nonzero:
             n_links = sum(len(g.counters) for g in blocks)
-            return [Finding(fid, Verdict.PASS, f"all NVLink error counters are 0 on {len(blocks)} GPU(s), {n_links} "
-                            "link(s) (one sample: lifetime totals; a delta needs a second sample after the stress stage)",
+            return [Finding(fid, Verdict.PASS, Msg("all NVLink error counters are 0 on {n_blocks} GPU(s), {n_links} link(s) (one sample: "
+                                                   "lifetime totals; a delta needs a second sample after the stress stage)", n_blocks=len(blocks), n_links=n_links),
                             "host", tuple(ev[:8]), "", SRC_NVERR)]
         gpus = sorted({g.index for g, *_ in nonzero})
         saturated = [(g, k, name, v) for g, k, name, v in nonzero if v in SATURATED_COUNTS]
@@ -282,8 +280,7 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     + "; ".join(reset[:6]), subj, tuple(ev),
                                     "Do not reset the counters between the two samples; sample again.", SRC_NVERR))
     if not findings:
-        findings.append(Finding(fid, Verdict.PASS, f"no NVLink error counter grew between the two samples on "
-                                f"{len(samples)} GPU(s)", "host", tuple(g.header for g in blocks[:8]), "", SRC_NVERR))
+        findings.append(Finding(fid, Verdict.PASS, Msg("no NVLink error counter grew between the two samples on {n_samples} GPU(s)", n_samples=len(samples)), "host", tuple(g.header for g in blocks[:8]), "", SRC_NVERR))
     return findings
 
 
@@ -315,11 +312,10 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ev = tuple(x for x in (*g.lines, key) if x)
         counts = f"{up} of {slots} NVLink links Up ({down} Down{f', {dis} Disabled' if dis else ''})"
         if slots == 0:
-            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.id}: no NVLink (all links Not Supported)", subj, ev, "",
+            findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {id}: no NVLink (all links Not Supported)", id=g.id), subj, ev, "",
                                     SRC_NVLINK))
         elif mode == "none":
-            findings.append(Finding(fid, Verdict.SKIP, f"GPU {g.id}: {counts}; {row['sku'] if row else ''} has no NVLink, "
-                                    "so DCGM's 'Down' is not a fault", subj, ev, "", SRC_DCGM_FALSE))
+            findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {id}: {counts}; {a1} has no NVLink, so DCGM's 'Down' is not a fault", id=g.id, counts=counts, a1=row['sku'] if row else ''), subj, ev, "", SRC_DCGM_FALSE))
         elif exp is not None:
             assert row is not None  # exp is read from the row
             em = measure(up, exp, "links", "at_least", f"GPU {g.id} NVLink links Up (expected on {row['sku']})")
@@ -327,21 +323,19 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 passed.append(f"GPU {g.id} {up}/{exp}")
                 up_m.append(em)
             elif mode == "bridge_optional" and up == 0:
-                findings.append(Finding(fid, Verdict.WARN, f"GPU {g.id}: {counts}; on {row['sku']} that means no NVLink "
-                                        "bridge, or a bridge that is down (DCGM also reports bridge-less PCIe cards as "
-                                        "Down)", subj, ev, _nvlink_remedy(mode), f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
+                findings.append(Finding(fid, Verdict.WARN, Msg("GPU {id}: {counts}; on {sku} that means no NVLink bridge, or a bridge that is down (DCGM "
+                                                               "also reports bridge-less PCIe cards as Down)", id=g.id, counts=counts, sku=row['sku']), subj, ev, _nvlink_remedy(mode), f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
             else:
-                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}; {row['sku']} expects {exp} Up",
+                findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {id}: {counts}; {sku} expects {exp} Up", id=g.id, counts=counts, sku=row['sku'], exp=exp),
                                         subj, ev, _nvlink_remedy(mode), SRC_NVLINK, measured=em))
         else:
             if up == 0:
-                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}: NVLink is down", subj, ev,
+                findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {id}: {counts}: NVLink is down", id=g.id, counts=counts), subj, ev,
                                         _nvlink_remedy("bridge") + " If these are PCIe cards deliberately run without "
                                         "NVLink bridges, DCGM reports their links Down by design: set gpu_model in the "
                                         "plan so bringup can tell.", f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
             elif up < most:
-                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.id}: {counts}, fewer than the {most} Up on this "
-                                        "node's other GPUs", subj, ev, _nvlink_remedy("all"), SRC_NVLINK,
+                findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {id}: {counts}, fewer than the {most} Up on this node's other GPUs", id=g.id, counts=counts, most=most), subj, ev, _nvlink_remedy("all"), SRC_NVLINK,
                                         measured=measure(up, most, "links", "at_least", f"GPU {g.id} NVLink links Up "
                                                          "(the most on this node's other GPUs)")))
             else:
@@ -380,16 +374,16 @@ def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                     if re.search(r"degraded|true|yes", g.text(k) or "", re.IGNORECASE)]
         if state.lower() != "completed":
             out.append(Finding("health.fabric", Verdict.FAIL,
-                               f"{subject(g)}: NVLink fabric registration is '{state}', not Completed: Fabric Manager "
-                               "is not running or does not match the driver", subject(g), _ev(g, lines), remedy, SRC_A3))
+                               Msg("{subject}: NVLink fabric registration is '{state}', not Completed: Fabric Manager is not "
+                                   "running or does not match the driver", subject=subject(g), state=state), subject(g), _ev(g, lines), remedy, SRC_A3))
         elif status.lower() != "success":
             out.append(Finding("health.fabric", Verdict.FAIL,
-                               f"{subject(g)}: NVLink fabric registration completed with status '{status}'", subject(g),
+                               Msg("{subject}: NVLink fabric registration completed with status '{status}'", subject=subject(g), status=status), subject(g),
                                _ev(g, lines), remedy + " Read `journalctl -u nvidia-fabricmanager` for the error.",
                                SRC_A3))
         elif summary == "unhealthy" or degraded or summary == "limited capacity":
             v = Verdict.FAIL if summary == "unhealthy" else Verdict.WARN
-            out.append(Finding("health.fabric", v, f"{subject(g)}: NVLink fabric health is degraded", subject(g),
+            out.append(Finding("health.fabric", v, Msg("{subject}: NVLink fabric health is degraded", subject=subject(g)), subject(g),
                                _ev(g, lines, degraded),
                                "Read `nvidia-smi nvlink -s` and `journalctl -u nvidia-fabricmanager`; reset the GPUs "
                                "or reboot, and involve the vendor if links stay degraded.",

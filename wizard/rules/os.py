@@ -29,6 +29,7 @@ from wizard.parsers.platform import (
     support_rows, version_matches,
 )
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
+from wizard.i18n import Msg
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -92,7 +93,7 @@ def os_release(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
     if k is not None:
         ev.append(f"{k.source}:{kernel}")
-    return [Finding("os.release", Verdict.PASS, f"{r.pretty_name}, kernel {kernel}", "host", tuple(ev),
+    return [Finding("os.release", Verdict.PASS, Msg("{pretty_name}, kernel {kernel}", pretty_name=r.pretty_name, kernel=kernel), "host", tuple(ev),
                     "", "os-release(5); /proc/sys/kernel/osrelease")]
 
 
@@ -125,10 +126,10 @@ def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     name = r.pretty_name or f"{r.id} {r.version_id}"
     notes_url = "docs.nvidia.com/datacenter/tesla/"
     if not listed:
-        return [Finding(fid, Verdict.UNKNOWN, f"{name}, kernel {kernel or '?'}: bringup has no support table for "
-                        f"{bnote}: check that branch's release notes", "host", tuple(ev),
-                        f"Read the supported distributions of R{branch} in its release notes and driver installation "
-                        f"guide at {notes_url}.", SRC_OS)]
+        return [Finding(fid, Verdict.UNKNOWN, Msg("{name}, kernel {a1}: bringup has no support table for {bnote}: check that branch's "
+                                                  "release notes", name=name, a1=kernel or '?', bnote=bnote), "host", tuple(ev),
+                        Msg("Read the supported distributions of R{branch} in its release notes and driver "
+                            "installation guide at {notes_url}.", branch=branch, notes_url=notes_url), SRC_OS)]
     match = [x for x in listed if x.distro_id == r.id and version_matches(x.version, r.version_id, x.min_version)]
     if match:
         m = match[0]
@@ -138,19 +139,17 @@ def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if vk:
             kn = "; NVIDIA validated this release on kernel " + ", ".join(f"{x.kernel} ({x.name})" for x in vk[:4])
         caveat = f" [{m.verification}]" if m.verification and m.verification != "read from the table" else ""
-        return [Finding(fid, Verdict.PASS, f"{name} is listed for {bnote} as {m.name}; kernel {kernel or '?'}{kn}. Keep "
-                        "driver and kernel paired: DKMS (headers installed) or signed precompiled modules for each "
-                        f"kernel{caveat}", "host", tuple(ev), "", m.source)]
+        return [Finding(fid, Verdict.PASS, Msg("{name} is listed for {bnote} as {name2}; kernel {a1}{kn}. Keep driver and kernel paired: "
+                                               "DKMS (headers installed) or signed precompiled modules for each kernel{caveat}", name=name, bnote=bnote, name2=m.name, a1=kernel or '?', kn=kn, caveat=caveat), "host", tuple(ev), "", m.source)]
     family = sorted({x.name for x in listed if x.distro_id == r.id})
     if family:
-        return [Finding(fid, Verdict.WARN, f"{name} is not in NVIDIA's list for {bnote}, which names {', '.join(family)}: "
-                        "check the branch's release notes before installing", "host", tuple(ev),
-                        f"Use a listed release of this distribution, or confirm support in the R{branch} release notes "
-                        f"at {notes_url}.", listed[0].source)]
-    return [Finding(fid, Verdict.UNKNOWN, f"{name} (ID={r.id}) is not in bringup's table for {bnote}: check the "
-                    "branch's release notes", "host", tuple(ev),
-                    f"Confirm that R{branch} supports this distribution and kernel in its release notes and driver "
-                    f"installation guide at {notes_url}.", SRC_OS)]
+        return [Finding(fid, Verdict.WARN, Msg("{name} is not in NVIDIA's list for {bnote}, which names {family}: check the branch's "
+                                               "release notes before installing", name=name, bnote=bnote, family=', '.join(family)), "host", tuple(ev),
+                        Msg("Use a listed release of this distribution, or confirm support in the R{branch} release "
+                            "notes at {notes_url}.", branch=branch, notes_url=notes_url), listed[0].source)]
+    return [Finding(fid, Verdict.UNKNOWN, Msg("{name} (ID={id}) is not in bringup's table for {bnote}: check the branch's release notes", name=name, id=r.id, bnote=bnote), "host", tuple(ev),
+                    Msg("Confirm that R{branch} supports this distribution and kernel in its release notes and "
+                        "driver installation guide at {notes_url}.", branch=branch, notes_url=notes_url), SRC_OS)]
 
 
 # ------------------------------------------------------------------ OS: kernel headers
@@ -172,14 +171,15 @@ def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                      and p.split("/")[3] != rel})
     ev = [f"{k.source}:{rel}"] + [f"ls -d {p}" for p in sorted(g.files)][:6]
     if f"{build}/Makefile" in g.files:
-        return [Finding(fid, Verdict.PASS, f"headers for the running kernel {rel} are installed ({build})", "host",
+        return [Finding(fid, Verdict.PASS, Msg("headers for the running kernel {rel} are installed ({build})", rel=rel, build=build), "host",
                         tuple(ev), "", SRC_HEADERS)]
-    remedy = (f"Install the headers for the running kernel: Debian/Ubuntu `apt-get install linux-headers-{rel}`, RHEL "
-              f"family `dnf install kernel-devel-{rel} kernel-headers` (the OS stage's action does this); if no "
-              "package exists for this kernel, boot a distribution kernel that has one.")
+    remedy = (Msg("Install the headers for the running kernel: Debian/Ubuntu `apt-get install "
+                  "linux-headers-{rel}`, RHEL family `dnf install kernel-devel-{rel} kernel-headers` (the OS "
+                  "stage's action does this); if no package exists for this kernel, boot a distribution "
+                  "kernel that has one.", rel=rel))
     if build in g.files:
-        return [Finding(fid, Verdict.WARN, f"{build} exists but holds no kernel build tree (no Makefile): the headers "
-                        f"package for {rel} is missing or removed, so DKMS cannot build the NVIDIA module", "host",
+        return [Finding(fid, Verdict.WARN, Msg("{build} exists but holds no kernel build tree (no Makefile): the headers package for "
+                                               "{rel} is missing or removed, so DKMS cannot build the NVIDIA module", build=build, rel=rel), "host",
                         tuple(ev), remedy, SRC_HEADERS)]
     return [Finding(fid, Verdict.WARN, f"no headers for the running kernel {rel} (no {build})"
                     + (f"; other kernels have them: {', '.join(others[:4])}" if others else "")
@@ -225,14 +225,13 @@ def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *,
                        "itself needs it, the host needs more RAM. `swapoff -a` (when RAM can take the pages back) empties "
                        "swap; zram (`zramctl`) uses RAM itself.", f"{SRC_SWAP_USE}; {SRC_SWAP}")
     if is_kubernetes(plan):
-        return Finding("os.swap", Verdict.WARN, f"{what}; this node is planned for Kubernetes, whose kubelet refuses to "
-                       "start with swap on", "host", ev,
+        return Finding("os.swap", Verdict.WARN, Msg("{what}; this node is planned for Kubernetes, whose kubelet refuses to start with swap on", what=what), "host", ev,
                        "Turn swap off (the OS stage's swap action comments the swap entries of /etc/fstab out with a "
                        "backup and runs swapoff -a), or set failSwapOn: false in the kubelet configuration.", SRC_SWAP)
     if full:
-        return Finding("os.swap", Verdict.WARN, f"{what}: swap is full, the host ran out of RAM", "host", ev,
+        return Finding("os.swap", Verdict.WARN, Msg("{what}: swap is full, the host ran out of RAM", what=what), "host", ev,
                        "See what holds the memory (`free -h`, `ps aux --sort=-rss | head`).", SRC_SWAP)
-    return Finding("os.swap", Verdict.PASS, f"{what}: a policy choice on a standalone training node", "host", ev, "",
+    return Finding("os.swap", Verdict.PASS, Msg("{what}: a policy choice on a standalone training node", what=what), "host", ev, "",
                    SRC_SWAP)
 
 
@@ -312,10 +311,10 @@ def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     if "No such file or directory" in d.stderr:
         findings.append(Finding(
-            "os.filesystem", Verdict.FAIL, f"the data path {data_path} does not exist", data_path,
+            "os.filesystem", Verdict.FAIL, Msg("the data path {data_path} does not exist", data_path=data_path), data_path,
             tuple(d.evidence_error()),
-            f"Create or mount the data volume at {data_path} (check /etc/fstab and `lsblk`), or record the "
-            f"real path with `bringup plan data_path=...`.", SRC_DISK))
+            Msg("Create or mount the data volume at {data_path} (check /etc/fstab and `lsblk`), or record "
+                "the real path with `bringup plan data_path=...`.", data_path=data_path), SRC_DISK))
         return findings
     if not d.ok:
         findings.append(missing("os.filesystem", d, f"where {data_path} lives", data_path))
@@ -330,9 +329,9 @@ def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if r.mountpoint == "/":
         findings.append(Finding(
             "os.filesystem", Verdict.WARN,
-            f"the data path {data_path} is on the root filesystem, not a volume of its own", data_path, (r.line,),
-            f"If a data volume should be mounted at {data_path}, mount it (check /etc/fstab and `lsblk`); "
-            f"datasets and checkpoints on / can fill the root filesystem and stop the node.", SRC_DISK))
+            Msg("the data path {data_path} is on the root filesystem, not a volume of its own", data_path=data_path), data_path, (r.line,),
+            Msg("If a data volume should be mounted at {data_path}, mount it (check /etc/fstab and "
+                "`lsblk`); datasets and checkpoints on / can fill the root filesystem and stop the node.", data_path=data_path), SRC_DISK))
         return findings
     label = data_path if data_path == r.mountpoint else f"{data_path} (on {r.mountpoint})"
     findings.append(_usage("os.filesystem", label, data_path, r))
@@ -346,10 +345,11 @@ def _barrier_finding(where: str, subject: str, opts: list[str], line: str, confi
     bad = ", ".join(barrier_off(opts))
     when = "is configured in /etc/fstab for" if configured else "is mounted with"
     return Finding("os.mount_options", Verdict.WARN,
-                   f"{where} {when} {bad}: journal write barriers are off, so a crash or power loss can corrupt the "
-                   "filesystem unless the storage has a non-volatile (battery/capacitor-backed) write cache", subject,
-                   (line,), f"Remove {bad} from the mount options in /etc/fstab and remount (or reboot) so barriers "
-                   "are back on (the default); keep it off only on storage with a non-volatile write cache.",
+                   Msg("{where} {when} {bad}: journal write barriers are off, so a crash or power loss can "
+                       "corrupt the filesystem unless the storage has a non-volatile (battery/capacitor-backed) "
+                       "write cache", where=where, when=when, bad=bad), subject,
+                   (line,), Msg("Remove {bad} from the mount options in /etc/fstab and remount (or reboot) so barriers are "
+                                "back on (the default); keep it off only on storage with a non-volatile write cache.", bad=bad),
                    SRC_BARRIER)
 
 
@@ -425,7 +425,7 @@ def fstab_table(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 for e in entries if barrier_off(e.options)]
     if not findings:
         findings.append(Finding("os.mount_options", Verdict.PASS,
-                                f"{len(entries)} entries, none turns journal barriers off ({'/'.join(BARRIER_OFF_OPTIONS)})",
+                                Msg("{n_entries} entries, none turns journal barriers off ({BARRIER_OFF_OPTIONS})", n_entries=len(entries), BARRIER_OFF_OPTIONS='/'.join(BARRIER_OFF_OPTIONS)),
                                 "host", tuple(e.line.strip() for e in entries if e.file == "/")[:2], "", SRC_BARRIER))
     swaps = [e for e in entries if e.is_swap]
     if swaps:
@@ -474,10 +474,10 @@ def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if t.service:
             detail = f", NTP service {t.service}"
     if t.synchronized:
-        return [Finding(fid, Verdict.PASS, f"the system clock is synchronised ({t.tool}{detail})", "host", tuple(ev), "",
+        return [Finding(fid, Verdict.PASS, Msg("the system clock is synchronised ({tool}{detail})", tool=t.tool, detail=detail), "host", tuple(ev), "",
                         SRC_TIME)]
-    return [Finding(fid, Verdict.WARN, f"the system clock is not synchronised ({t.tool}{detail}): logs and timestamps "
-                    "across nodes will not line up", "host", tuple(ev),
+    return [Finding(fid, Verdict.WARN, Msg("the system clock is not synchronised ({tool}{detail}): logs and timestamps across nodes "
+                                           "will not line up", tool=t.tool, detail=detail), "host", tuple(ev),
                     "Enable an NTP client that follows your site's time servers: `timedatectl set-ntp true` "
                     "(systemd-timesyncd) or chrony (`systemctl enable --now chronyd`, `chronyc tracking` to verify); "
                     "check that UDP port 123 to the NTP servers is open.", SRC_TIME)]

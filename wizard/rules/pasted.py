@@ -21,6 +21,7 @@ from wizard.parsers.platform import _lines
 from wizard.probes import EDAC_ROOT, ProbeOutput
 from wizard.rules import gpu_presence as gc
 from wizard.rules.smi import judge_doc
+from wizard.i18n import Msg
 
 
 
@@ -116,7 +117,7 @@ def host_kinds_judge_driver_version(text: str, exp: Mapping[str, Any]) -> list[F
                         tuple(text.splitlines()[:3]), "Paste the whole of /proc/driver/nvidia/version.",
                         gc.SRC_A2)]
     return [Finding("driver.version", Verdict.PASS,
-                    f"NVIDIA driver {d.version} loaded ({d.flavour} kernel module)", "host",
+                    Msg("NVIDIA driver {version} loaded ({flavour} kernel module)", version=d.version, flavour=d.flavour), "host",
                     tuple(x for x in (d.line, d.gcc_line) if x), "", gc.SRC_A2)]
 
 

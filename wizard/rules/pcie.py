@@ -49,6 +49,7 @@ from wizard.rules.gpu_presence import (
 )
 from wizard.rules.smi import _ev as _doc_ev
 from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, short_subject, subject, thresholds
+from wizard.i18n import Msg
 
 SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
              "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
@@ -204,17 +205,15 @@ def _ev(d: LspciDevice, *lines: str) -> list[str]:
 
 def _no_link(fid: str, d: LspciDevice, what: str, src: str) -> Finding:
     if d.caps_denied:
-        return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: {what} not readable: lspci ran without root "
-                       "('Capabilities: <access denied>')", _subject(d),
+        return Finding(fid, Verdict.UNKNOWN, Msg("{who}: {what} not readable: lspci ran without root ('Capabilities: <access denied>')", who=_who(d), what=what), _subject(d),
                        tuple(_ev(d, "Capabilities: <access denied>")), REMEDY_ROOT, src)
     if not any("Capabilities:" in ln for ln in d.lines) and any(
             re.match(r"\s*(?:Kernel driver in use|Kernel modules|Subsystem):", ln) for ln in d.lines):
         # lspci -k / -nn: a listing that never prints capabilities, so it says nothing about the link either way
-        return Finding(fid, Verdict.SKIP, f"{_who(d)}: {what} not judged: this lspci listing prints no capabilities "
-                       "(run without -vv)", _subject(d), tuple(_ev(d)),
+        return Finding(fid, Verdict.SKIP, Msg("{who}: {what} not judged: this lspci listing prints no capabilities (run without -vv)", who=_who(d), what=what), _subject(d), tuple(_ev(d)),
                        "For the link, run `sudo lspci -vv -s <bdf>` (LnkCap / LnkSta).", src)
-    return Finding(fid, Verdict.UNKNOWN, f"{_who(d)}: no LnkSta line for this device in this output "
-                   f"(cut short, or not lspci -vv): {what} unknown", _subject(d),
+    return Finding(fid, Verdict.UNKNOWN, Msg("{who}: no LnkSta line for this device in this output (cut short, or not lspci -vv): "
+                                             "{what} unknown", who=_who(d), what=what), _subject(d),
                    tuple(_ev(d, *d.lines[-3:])), "Paste the device's whole `sudo lspci -vv -s <bdf>` section.", src)
 
 
@@ -243,19 +242,18 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
         subj = gpu_subject(None, bdf)
         if not speed:
             if cur_w is None or max_w is None:
-                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {bdf}: link width not readable in sysfs", subj,
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {bdf}: link width not readable in sysfs", bdf=bdf), subj,
                                         tuple(ev), REMEDY_ROOT, SRC_WIDTH))
             elif cur_w < max_w:
-                findings.append(Finding(fid, WIDTH_BELOW_CAP, f"GPU {bdf}: PCIe link x{cur_w}, narrower than its "
-                                        f"max x{max_w} (sysfs)", subj, tuple(ev), REMEDY_WIDTH, SRC_WIDTH,
+                findings.append(Finding(fid, WIDTH_BELOW_CAP, Msg("GPU {bdf}: PCIe link x{cur_w}, narrower than its max x{max_w} (sysfs)", bdf=bdf, cur_w=cur_w, max_w=max_w), subj, tuple(ev), REMEDY_WIDTH, SRC_WIDTH,
                                         measured=measure(cur_w, max_w, "lanes", "at_least", "link width")))
             else:
-                findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
+                findings.append(Finding(fid, Verdict.PASS, Msg("GPU {bdf}: PCIe link {link} (sysfs)", bdf=bdf, link=link), subj,
                                         tuple(ev), "", SRC_WIDTH,
                                         measured=measure(cur_w, max_w, "lanes", "at_least", "link width")))
         else:
             if cur_s is None or max_s is None:
-                findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {bdf}: link speed not readable in sysfs", subj,
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {bdf}: link speed not readable in sysfs", bdf=bdf), subj,
                                         tuple(ev), REMEDY_ROOT, SRC_SPEED))
             elif cur_s < max_s:
                 v = speed_verdict("load" if _under_load(plan) else "unknown")
@@ -264,7 +262,7 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
                 findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED,
                                         measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
             else:
-                findings.append(Finding(fid, Verdict.PASS, f"GPU {bdf}: PCIe link {link} (sysfs)", subj,
+                findings.append(Finding(fid, Verdict.PASS, Msg("GPU {bdf}: PCIe link {link} (sysfs)", bdf=bdf, link=link), subj,
                                         tuple(ev), "", SRC_SPEED,
                                         measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
     return findings
@@ -405,8 +403,8 @@ def _no_gpu_lspci(fid: str, facts: LspciFacts, o: ProbeOutput | None, what: str,
     if not facts.devices:
         lines = (o.text if o else "").splitlines()
         return [garbled(fid, o or ProbeOutput(fid, "lspci"), "the lspci output", lines, source=src)]
-    return [Finding(fid, Verdict.SKIP, f"{what} not judged: no NVIDIA GPU in this lspci output (no NVIDIA "
-                    "display or 3D controller listed)", "host", tuple(d.header for d in facts.devices[:5] if d.header),
+    return [Finding(fid, Verdict.SKIP, Msg("{what} not judged: no NVIDIA GPU in this lspci output (no NVIDIA display or 3D controller "
+                                           "listed)", what=what), "host", tuple(d.header for d in facts.devices[:5] if d.header),
                     "", src)]
 
 
@@ -434,17 +432,17 @@ def _acs_grep(facts: LspciFacts, plan: Mapping[str, Any]) -> list[Finding]:
     on = [d for d in lines if d.acs_ctl and d.acs_ctl.get("SrcValid")]
     total = len(lines)
     if not on:
-        return [Finding(fid, Verdict.PASS, f"ACS is off (ACSCtl: SrcValid-) on all {total} function(s) in this "
-                        "`lspci -vvv | grep ACSCtl` output", "host", tuple(d.acs_line for d in lines[:8]), "",
+        return [Finding(fid, Verdict.PASS, Msg("ACS is off (ACSCtl: SrcValid-) on all {total} function(s) in this `lspci -vvv | grep "
+                                               "ACSCtl` output", total=total), "host", tuple(d.acs_line for d in lines[:8]), "",
                         SRC_ACS)]
     ev = tuple(d.acs_line for d in on[:16])
     if _virtualised(plan):
-        return [Finding(fid, Verdict.PASS, f"ACS is on (SrcValid+) on {len(on)} of {total} function(s); expected on a "
-                        "VM host (the plan says virtualization=true)", "host", ev, "", SRC_ACS)]
-    return [Finding(fid, Verdict.WARN, f"ACS is on (ACSCtl: SrcValid+) on {len(on)} of {total} PCI function(s) of this "
-                    "bare-metal node: on the ports above GPUs, NICs or PCIe switches it redirects peer-to-peer traffic "
-                    "through the CPU root complex (slow P2P, NCCL hangs). grep dropped the device names, so which "
-                    "ports these are is not shown", "host", ev,
+        return [Finding(fid, Verdict.PASS, Msg("ACS is on (SrcValid+) on {n_on} of {total} function(s); expected on a VM host (the plan "
+                                               "says virtualization=true)", n_on=len(on), total=total), "host", ev, "", SRC_ACS)]
+    return [Finding(fid, Verdict.WARN, Msg("ACS is on (ACSCtl: SrcValid+) on {n_on} of {total} PCI function(s) of this bare-metal "
+                                           "node: on the ports above GPUs, NICs or PCIe switches it redirects peer-to-peer traffic "
+                                           "through the CPU root complex (slow P2P, NCCL hangs). grep dropped the device names, so "
+                                           "which ports these are is not shown", n_on=len(on), total=total), "host", ev,
                     "Find the ports: `sudo lspci -vvv | grep -E '^[0-9a-f]{2,4}:|ACSCtl'` prints each device line "
                     "with its ACSCtl (or give bringup the whole `sudo lspci -vvv`). Lines on ports that no GPU, NIC "
                     "or switch sits behind do not matter. " + REMEDY_ACS, SRC_ACS)]
@@ -472,11 +470,11 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             why = "this excerpt has no device sections"
         else:
             why = "this output has no PCI bridges (lspci -d 10de: lists only NVIDIA functions)"
-        return [Finding(fid, Verdict.SKIP, f"ACS not judged: {why}; run the whole `sudo lspci -vvv`", "host",
+        return [Finding(fid, Verdict.SKIP, Msg("ACS not judged: {why}; run the whole `sudo lspci -vvv`", why=why), "host",
                         tuple(d.header for d in facts.devices[:3] if d.header), "", SRC_ACS)]
     if denied and not any(d.acs_ctl is not None for d in bridges):
-        return [Finding(fid, Verdict.UNKNOWN, f"ACS state unknown: lspci ran without root ({len(denied)} bridge(s) "
-                        "show 'Capabilities: <access denied>')", "host",
+        return [Finding(fid, Verdict.UNKNOWN, Msg("ACS state unknown: lspci ran without root ({n_denied} bridge(s) show 'Capabilities: "
+                                                  "<access denied>')", n_denied=len(denied)), "host",
                         tuple([d.header for d in denied[:5]] + ["Capabilities: <access denied>"]), REMEDY_ROOT, SRC_ACS)]
     gpus = facts.gpus
     whole = _whole(o, facts)
@@ -512,17 +510,17 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if not flagged and not unseen:
         switch = [d for d in bridges if _switchy(d)]
         if switch:
-            msg = f"no PCIe switch port above a GPU has ACS enabled ({len(switch)} switch port(s))"
+            msg: str = Msg("no PCIe switch port above a GPU has ACS enabled ({n_switch} switch port(s))", n_switch=len(switch))
         elif gpus:
-            msg = (f"no ACS on the path of the {len(gpus)} GPU(s) in this output (their root ports; no PCIe switch "
-                   "ports)")
+            msg = (Msg("no ACS on the path of the {n_gpus} GPU(s) in this output (their root ports; no PCIe "
+                       "switch ports)", n_gpus=len(gpus)))
         else:
             msg = "no PCIe switch ports and no ACS enabled on the root ports/bridges in this output"
         pev = [x for d in (on or switch or bridges)[:8] for x in (d.header, d.acs_line) if x]
         return [Finding(fid, Verdict.PASS, msg + quiet_note, "host", tuple(pev[:16]), "", SRC_ACS)]
     if _virtualised(plan):
-        return [Finding(fid, Verdict.PASS, f"ACS enabled on {len(flagged) + len(unseen)} PCIe port(s)/bridge(s); "
-                        "expected on a VM host (the plan says virtualization=true)", "host", tuple(ev[:24]), "",
+        return [Finding(fid, Verdict.PASS, Msg("ACS enabled on {a1} PCIe port(s)/bridge(s); expected on a VM host (the plan says "
+                                               "virtualization=true)", a1=len(flagged) + len(unseen)), "host", tuple(ev[:24]), "",
                         SRC_ACS)]
     parts: list[str] = []
     if flagged:
@@ -579,18 +577,16 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for d in with_aer:
         who = _who(d) if (d.is_gpu or not d.bdf) else f"port {_port_desc(d)}"
         if d.aer.ue_fatal:
-            findings.append(Finding(fid, Verdict.FAIL, f"{who}: fatal uncorrectable PCIe error(s) latched: "
-                                    f"{', '.join(d.aer.ue_fatal)}", _subject(d), tuple(_ev(d, *d.aer.lines)),
+            findings.append(Finding(fid, Verdict.FAIL, Msg("{who}: fatal uncorrectable PCIe error(s) latched: {ue_fatal}", who=who, ue_fatal=', '.join(d.aer.ue_fatal)), _subject(d), tuple(_ev(d, *d.aer.lines)),
                                     REMEDY_AER_UE, SRC_AER))
         elif d.aer.ue_set:
-            findings.append(Finding(fid, Verdict.WARN, f"{who}: uncorrectable (non-fatal) PCIe error(s) latched: "
-                                    f"{', '.join(d.aer.ue_set)}", _subject(d), tuple(_ev(d, *d.aer.lines)),
+            findings.append(Finding(fid, Verdict.WARN, Msg("{who}: uncorrectable (non-fatal) PCIe error(s) latched: {ue_set}", who=who, ue_set=', '.join(d.aer.ue_set)), _subject(d), tuple(_ev(d, *d.aer.lines)),
                                     REMEDY_AER_UE, SRC_AER))
         elif d.aer.ce_set:
             notes.append(f"{who}: corrected {', '.join(d.aer.ce_set)}")
             ev_ok += _ev(d, *d.aer.lines)
     if not findings:
-        msg = f"no uncorrectable PCIe error latched on {len(with_aer)} function(s) with AER"
+        msg: str = Msg("no uncorrectable PCIe error latched on {n_with_aer} function(s) with AER", n_with_aer=len(with_aer))
         if notes:
             msg += "; corrected error status only (informational, B3): " + "; ".join(notes[:6])
         findings.append(Finding(fid, Verdict.PASS, msg, "host",
@@ -617,8 +613,7 @@ def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for g in gpus:
         bad = [r for r in g.regions if r.kind == "Memory" and r.unassigned]
         if bad:
-            findings.append(Finding(fid, Verdict.FAIL, f"{_who(g)}: BAR(s) {', '.join(str(r.index) for r in bad)} "
-                                    "not assigned by the firmware", _subject(g), tuple(_ev(g, *[r.line for r in bad])),
+            findings.append(Finding(fid, Verdict.FAIL, Msg("{who}: BAR(s) {a1} not assigned by the firmware", who=_who(g), a1=', '.join(str(r.index) for r in bad)), _subject(g), tuple(_ev(g, *[r.line for r in bad])),
                                     REMEDY_BAR, SRC_BAR))
             continue
         b = g.bar1
@@ -691,7 +686,7 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         # inside a VM guest the hypervisor presents the link (as for the speed: speed_verdict): a warn to check
         # against the instance type, not a proven fault of this GPU's slot
         out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,
-                           f"{subject(g)}: PCIe link is x{_fmt(cur)}, narrower than its maximum x{_fmt(mx)}{when}",
+                           Msg("{subject}: PCIe link is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when),
                            subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH, measured=wm))
     out += _pass_group("health.pcie_width", ok, "PCIe link at full width", "full PCIe width on {n} GPUs", SRC_WIDTH,
                        total=len(doc.gpus))
@@ -717,8 +712,8 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
         if dev_max is not None and host_max is not None and host_max < dev_max:
             out.append(Finding("health.pcie_speed", Verdict.WARN,
-                               f"{subject(g)}: the GPU supports PCIe Gen{_fmt(dev_max)} but the host side offers only "
-                               f"Gen{_fmt(host_max)} (platform-limited bandwidth)", subject(g), _doc_ev(g, lines),
+                               Msg("{subject}: the GPU supports PCIe Gen{fmt} but the host side offers only Gen{fmt2} "
+                                   "(platform-limited bandwidth)", subject=subject(g), fmt=_fmt(dev_max), fmt2=_fmt(host_max)), subject(g), _doc_ev(g, lines),
                                "Move the GPU to a slot (or riser) of the GPU's generation, or check the slot's PCIe "
                                "speed setting in the BIOS; accept it only if this platform is built that way.", SRC_HOST_GEN,
                                measured=_gen_measure(host_max, dev_max, f"{short_subject(g)} host side max link speed "
@@ -731,7 +726,7 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             continue
         state, slines = _doc_load(g, plan)
         v = speed_verdict(state, in_vm(g, plan))
-        msg = f"{subject(g)}: PCIe link at Gen{_fmt(cur)}, below its maximum Gen{_fmt(mx)}"
+        msg = Msg("{subject}: PCIe link at Gen{fmt}, below its maximum Gen{fmt2}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx))
         if v is Verdict.PASS:
             ok.append((g, (f" (Gen{_fmt(cur)} now: idle GPUs lower the link speed to save power, normal; re-check "
                           "under load)"), lines + slines, sm))
@@ -800,13 +795,13 @@ def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                  if not ln.rstrip().endswith(" 0")]
         if fatal:
             findings.append(Finding("health.pcie_aer_counters", Verdict.FAIL,
-                                    f"{subject}: {fatal} fatal PCIe error(s) since boot", subject, tuple(lines[:12]),
+                                    Msg("{subject}: {fatal} fatal PCIe error(s) since boot", subject=subject, fatal=fatal), subject, tuple(lines[:12]),
                                     "Reseat the GPU or check its riser and slot; read `dmesg | grep -i aer` for the "
                                     "failing port. A GPU with fatal link errors should not train until fixed.", SRC_AER_COUNTERS,
                                     measured=measure(fatal, 0, "errors", "at_most", "fatal PCIe errors since boot")))
         elif nonfatal:
             findings.append(Finding("health.pcie_aer_counters", Verdict.WARN,
-                                    f"{subject}: {nonfatal} uncorrectable (non-fatal) PCIe error(s) since boot",
+                                    Msg("{subject}: {nonfatal} uncorrectable (non-fatal) PCIe error(s) since boot", subject=subject, nonfatal=nonfatal),
                                     subject, tuple(lines[:12]),
                                     "Watch whether the count grows under load; check seating, risers and cables.",
                                     SRC_AER_COUNTERS, measured=measure(nonfatal, 0, "errors", "at_most",

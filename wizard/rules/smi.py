@@ -31,6 +31,7 @@ from wizard.facts import facts_of
 from wizard.model import Finding, Verdict, tightest
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
+from wizard.i18n import Msg
 
 SRC_SMI = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ERR!, 'No devices were "
            "found', 'couldn't communicate with the NVIDIA driver'); NVIDIA Xid catalog (Xid 79 fallen off "
@@ -191,7 +192,7 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
     m = tightest(r[3] for r in rows)
     if len(rows) == 1:
         g, detail, lines, _ = rows[0]
-        return [Finding(fid, Verdict.PASS, f"{subject(g)}: {msg_one}{detail}", subject(g), _ev(g, lines), "", source,
+        return [Finding(fid, Verdict.PASS, Msg("{subject}: {msg_one}{detail}", subject=subject(g), msg_one=msg_one, detail=detail), subject(g), _ev(g, lines), "", source,
                         measured=m)]
     ev: list[str] = []
     for g, _, lines, _ in rows:
@@ -202,7 +203,7 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
     detail = details[0] if len(details) == 1 else ""
     n = len(rows)
     n_txt = str(n) if total is None else (f"all {n}" if n >= total else f"{n} of {total}")
-    return [Finding(fid, Verdict.PASS, f"{msg_many.format(n=n_txt)}{detail}", subjects([g for g, _, _, _ in rows]),
+    return [Finding(fid, Verdict.PASS, Msg("{format}{detail}", format=msg_many.format(n=n_txt), detail=detail), subjects([g for g, _, _, _ in rows]),
                     tuple(ev[:24]), "", source, measured=m)]
 
 
@@ -218,7 +219,7 @@ def judge_doc(doc: SmiDoc, plan: Mapping[str, Any] | None = None, before_tests: 
         return _judge(doc, plan, before_tests)
     except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the input
         ev = doc.problems or [g.header for g in doc.gpus if g.header] or doc.error_lines or ["(see the input)"]
-        return [Finding("health.nvidia_smi", Verdict.UNKNOWN, f"could not judge this {doc.command} output: {exc!r}",
+        return [Finding("health.nvidia_smi", Verdict.UNKNOWN, Msg("could not judge this {command} output: {exc!r}", command=doc.command, exc=exc),
                         "host", tuple(ev[:5]),
                         "This is a bringup bug: please report it with the input.", SRC_SMI)]
 
@@ -234,21 +235,21 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
     if not doc.gpus:
         if doc.problems:
             out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN,
-                               f"could not read this {doc.command} output", "host", tuple(doc.problems[:20]),
-                               f"Run `{doc.command}` by hand and paste its whole output.", SRC_SMI))
+                               Msg("could not read this {command} output", command=doc.command), "host", tuple(doc.problems[:20]),
+                               Msg("Run `{command}` by hand and paste its whole output.", command=doc.command), SRC_SMI))
         elif not out and doc.driver_version is not None and doc.attached is None and doc.fmt == "table":
             # only the box's header row (`nvidia-smi | head -3`): it proves nvidia-smi reached the driver, and shows no GPU
             out += gpu_presence.smi_driver_version(doc, plan)
-            out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, f"this {doc.command} paste holds only its header "
-                               "line (driver and CUDA versions): the GPUs' rows are not in it (the paste is truncated, or "
-                               "only the header was kept), so the GPUs are unknown",
+            out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, Msg("this {command} paste holds only its header line (driver and CUDA versions): the GPUs' "
+                                                                         "rows are not in it (the paste is truncated, or only the header was kept), so the GPUs are "
+                                                                         "unknown", command=doc.command),
                                "host", (doc.driver_version.line,),
-                               f"Paste the whole output of `{doc.command}` to have the GPUs judged.", SRC_SMI))
+                               Msg("Paste the whole output of `{command}` to have the GPUs judged.", command=doc.command), SRC_SMI))
         elif not out:
             ev = tuple(r.line for r in (doc.driver_version, doc.attached) if r is not None)
-            out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, f"no GPU in this {doc.command} output",
+            out.append(Finding("health.nvidia_smi", Verdict.UNKNOWN, Msg("no GPU in this {command} output", command=doc.command),
                                "host", ev or ("(no GPU section in the input)",),
-                               f"Paste the whole output of `{doc.command}`.", SRC_SMI))
+                               Msg("Paste the whole output of `{command}`.", command=doc.command), SRC_SMI))
         return out
     rules: tuple[Callable[[SmiDoc, Mapping[str, Any]], list[Finding]], ...] = (
         gpu_presence.smi_count, gpu_presence.smi_driver_version, gpu_presence.smi_architecture,
@@ -298,7 +299,7 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             tail += ("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization "
                      "Mode' does), where this is only a note")
         out.append(Finding("health.persistence", verdict,
-                           f"persistence mode is off on {len(gpus)} of {len(doc.gpus)} GPU(s){where}{tail}",
+                           Msg("persistence mode is off on {n_gpus} of {n_gpus2} GPU(s){where}{tail}", n_gpus=len(gpus), n_gpus2=len(doc.gpus), where=where, tail=tail),
                            subjects(gpus), tuple(x for x in dict.fromkeys(ev) if x), fix,
                            SRC_A4))
     return out
@@ -317,8 +318,8 @@ def _inforom(doc: SmiDoc) -> list[Finding]:
         return []
     buses = [m.group(1) for ln in doc.inforom_corrupt for m in [re.search(r"at gpu\s+(\S+)", ln, re.I)] if m]
     return [Finding("health.vbios", Verdict.WARN,
-                    f"nvidia-smi reports a corrupted InfoROM on {', '.join(buses) or 'a GPU'}: the firmware store of its "
-                    "ECC, retired-page and configuration records cannot be trusted", ", ".join(buses) or "host",
+                    Msg("nvidia-smi reports a corrupted InfoROM on {a1}: the firmware store of its ECC, "
+                        "retired-page and configuration records cannot be trusted", a1=', '.join(buses) or 'a GPU'), ", ".join(buses) or "host",
                     tuple(doc.inforom_corrupt[:8]),
                     "Run `nvidia-smi -q -d ECC,PAGE_RETIREMENT -i <bus>` and DCGM's diagnostics on that GPU; the InfoROM "
                     "has to be reflashed with the vendor's tool, so open a case with the server or GPU vendor (RMA) "
@@ -360,14 +361,14 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                                               else ")") for p in procs[:6])
             if before_tests:
                 out.append(Finding("health.gpu_processes", Verdict.WARN,
-                                   f"{subject(g)}: {len(procs)} compute process(es) already on the GPU: {desc}",
+                                   Msg("{subject}: {n_procs} compute process(es) already on the GPU: {desc}", subject=subject(g), n_procs=len(procs), desc=desc),
                                    subject(g), _ev(g, [ln for p in procs for ln in p.lines]),
                                    "Stop them, or wait until they finish, before the validation tests: they would "
                                    "share the GPU and skew or fail the results.", SRC_B17))
             else:
                 out.append(Finding("health.gpu_processes", Verdict.PASS,
-                                   f"{subject(g)}: {len(procs)} compute process(es) running: {desc} (fine if they are "
-                                   "yours; stop them before validation tests)", subject(g),
+                                   Msg("{subject}: {n_procs} compute process(es) running: {desc} (fine if they are yours; stop "
+                                       "them before validation tests)", subject=subject(g), n_procs=len(procs), desc=desc), subject(g),
                                    _ev(g, [ln for p in procs for ln in p.lines]),
                                    "Before running validation tests, stop other jobs on this GPU.", SRC_B17))
         elif g.processes_read or g.processes:
@@ -385,16 +386,15 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         idx = g.index if g.index is not None else "<index>"
         if cur is not None and pend is not None and cur != pend:
             out.append(Finding("health.mig", Verdict.WARN,
-                               f"{subject(g)}: MIG mode change pending ({'on' if cur else 'off'} now, "
-                               f"{'on' if pend else 'off'} after a reset)", subject(g), _ev(g, lines),
+                               Msg("{subject}: MIG mode change pending ({a1} now, {a2} after a reset)", subject=subject(g), a1='on' if cur else 'off', a2='on' if pend else 'off'), subject(g), _ev(g, lines),
                                RESET_REMEDY.replace("<index>", str(idx)), SRC_MIG))
         elif cur:
             n = f" with {g.mig_devices} MIG device(s)" if g.mig_devices else ""
             out.append(Finding("health.mig", Verdict.PASS,
-                               f"{subject(g)}: MIG is enabled{n}; some per-GPU fields (volatile ECC, row remapping, "
-                               "utilization) cannot be read in this mode", subject(g), _ev(g, lines),
-                               f"For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset "
-                               "the GPU.", SRC_MIG))
+                               Msg("{subject}: MIG is enabled{n}; some per-GPU fields (volatile ECC, row remapping, "
+                                   "utilization) cannot be read in this mode", subject=subject(g), n=n), subject(g), _ev(g, lines),
+                               Msg("For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset the "
+                                   "GPU.", idx=idx), SRC_MIG))
     return out
 
 
@@ -469,9 +469,8 @@ def _cut_sections(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                 continue
             title = " / ".join(x.title().replace("Ecc", "ECC").replace("Pci", "PCI") for x in labels)
             out.append(Finding(fid, Verdict.UNKNOWN,
-                               f"{subject(g)}: {what} not judged: this nvidia-smi -q text has no '{title}' section "
-                               f"for the GPU (it stops at '{g.last_line[:60]}', before its Processes section: the "
-                               "paste looks cut)", subject(g), _ev(g, [g.last_line]),
+                               Msg("{subject}: {what} not judged: this nvidia-smi -q text has no '{title}' section for the "
+                                   "GPU (it stops at '{a1}', before its Processes section: the paste looks cut)", subject=subject(g), what=what, title=title, a1=g.last_line[:60]), subject(g), _ev(g, [g.last_line]),
                                "Paste the whole `nvidia-smi -q` output (or just the missing part: `nvidia-smi -q -d "
                                "PCIE,ECC,ROW_REMAPPER,PAGE_RETIREMENT,TEMPERATURE,POWER,PERFORMANCE -i <index>`).",
                                "nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (-q sections, "
@@ -561,8 +560,8 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
         if first is not None and first.verdict in (Verdict.FAIL, Verdict.UNKNOWN) and first.id in TOPICS["gpu_count"]:
             return [dataclasses.replace(first, id=ids[0])]  # nvidia-smi itself failed: say so, under this topic
         ev = doc.problems or [g.header for g in doc.gpus if g.header] or [f"({doc.command}: no such fields)"]
-        return [Finding(ids[0], Verdict.UNKNOWN, f"{doc.command} reported nothing to judge for {ids[0]}", "host",
-                        tuple(ev[:5]), f"Run `{doc.command}` by hand and check its output.", SRC_SMI)]
+        return [Finding(ids[0], Verdict.UNKNOWN, Msg("{command} reported nothing to judge for {a1}", command=doc.command, a1=ids[0]), "host",
+                        tuple(ev[:5]), Msg("Run `{command}` by hand and check its output.", command=doc.command), SRC_SMI)]
     return sel
 
 
@@ -649,7 +648,7 @@ def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             + ("; free/total instances " + ", ".join(f"{r['free']}/{r['total']}" for r in rows)
                + " (instances already created take the room)" if used and title.endswith("profiles") else ""))
     return [Finding("health.mig", Verdict.PASS,
-                    f"MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) cannot be "
-                    "read in this mode", "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],
+                    Msg("MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) "
+                        "cannot be read in this mode", what=what), "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],
                     "For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.",
                     SRC_MIG)]

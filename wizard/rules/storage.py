@@ -38,6 +38,7 @@ from wizard.parsers.storage import (
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
+from wizard.i18n import Msg
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -107,7 +108,7 @@ def _data_path(plan: Mapping[str, Any]) -> str:
 
 
 def _skip(fid: str, what: str) -> Finding:
-    return Finding(fid, Verdict.SKIP, f"no data path in the plan: {what}; set data_path in the plan (F2)", "host", (),
+    return Finding(fid, Verdict.SKIP, Msg("no data path in the plan: {what}; set data_path in the plan (F2)", what=what), "host", (),
                    "Record where datasets and checkpoints live: `bringup plan data_path=/raid` (or F2).", SRC_DEVICE)
 
 
@@ -163,7 +164,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [_skip(fid, "bringup cannot tell which storage the training data is read from")]
     mount, why, ev = _mount_of(out, dp)
     if mount is None:
-        return [Finding(fid, Verdict.UNKNOWN, f"could not tell which filesystem holds {dp}: {why}", dp, tuple(ev),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("could not tell which filesystem holds {dp}: {why}", dp=dp, why=why), dp, tuple(ev),
                         "Check that the data path exists and is mounted (`findmnt -T PATH`, `lsblk`).", SRC_DEVICE)]
     where = dp if dp == mount.mountpoint else f"{dp} (on {mount.mountpoint})"
     findings = [_mount_options(where, dp, mount)]
@@ -172,13 +173,14 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         what = "a network filesystem" if fs in NETWORK_FS else "a FUSE filesystem (served by a user-space daemon)"
         findings.insert(0, Finding(
             fid, Verdict.PASS,
-            f"{where} is on {fs} ({mount.source}), {what}: what the data loader gets depends on the network and the "
-            "servers, shared with every node reading them; node.storage_read measures this node's share", dp,
+            Msg("{where} is on {fs} ({source}), {what}: what the data loader gets depends on the network "
+                "and the servers, shared with every node reading them; node.storage_read measures this "
+                "node's share", where=where, fs=fs, source=mount.source, what=what), dp,
             (mount.line,), "", SRC_NETFS))
         return findings
     if fs in RAM_FS:
         findings.insert(0, Finding(
-            fid, Verdict.WARN, f"{where} is on {fs}: held in memory, gone at reboot, and it takes host RAM", dp,
+            fid, Verdict.WARN, Msg("{where} is on {fs}: held in memory, gone at reboot, and it takes host RAM", where=where, fs=fs), dp,
             (mount.line,), "Mount the data volume at the data path (check /etc/fstab and `lsblk`), or record the real "
             "path with `bringup plan data_path=...`.", SRC_DEVICE))
         return findings
@@ -194,8 +196,8 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     disks = disks_under(lsblk, knames)
     if not disks:
         findings.insert(0, Finding(
-            fid, Verdict.UNKNOWN, f"{where}: {fs} on {mount.source}, and lsblk lists no block device for it (a ZFS "
-            "dataset, a bind mount or a device lsblk does not show)", dp, (mount.line, lo.source) + tuple(lsblk.problems[:3]),
+            fid, Verdict.UNKNOWN, Msg("{where}: {fs} on {source}, and lsblk lists no block device for it (a ZFS dataset, a bind "
+                                      "mount or a device lsblk does not show)", where=where, fs=fs, source=mount.source), dp, (mount.line, lo.source) + tuple(lsblk.problems[:3]),
             "Check by hand which devices hold it (`findmnt -T PATH`, `zpool status`, `lsblk`).", SRC_DEVICE))
         return findings
     top = lsblk.first(knames[0]) if knames else None
@@ -232,11 +234,11 @@ def _mount_options(where: str, subject: str, m: Any) -> Finding:
                            "at most once a day per file; a note, not a problem)"}.get(atime, f"{atime}: the access "
                                                                                              "time is written at most once a day per file")
     if "sync" in opts:
-        return Finding(fid, Verdict.WARN, f"{where} is mounted with sync: every write waits for the disk, so "
-                       f"checkpoints and logs written there are slow ({note})", subject, (m.line,),
+        return Finding(fid, Verdict.WARN, Msg("{where} is mounted with sync: every write waits for the disk, so checkpoints and logs "
+                                              "written there are slow ({note})", where=where, note=note), subject, (m.line,),
                        "Remove sync from its mount options in /etc/fstab and remount, unless the site needs it.",
                        SRC_MOUNT)
-    return Finding(fid, Verdict.PASS, f"{where}: {m.fstype} mounted {','.join(opts[:8])} ({note})", subject,
+    return Finding(fid, Verdict.PASS, Msg("{where}: {fstype} mounted {a1} ({note})", where=where, fstype=m.fstype, a1=','.join(opts[:8]), note=note), subject,
                    (m.line,), "", SRC_MOUNT)
 
 
@@ -285,10 +287,9 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
         ev = tuple([source] + a.lines[:4])
         faulty = ", ".join(m.name for m in a.faulty)
         if a.state.startswith("inactive"):
-            findings.append(Finding(fid, Verdict.FAIL, f"{a.name}{tag} is inactive (members: {_members(a) or 'none'}): "
-                                    "its filesystem cannot be mounted", a.name, ev,
-                                    f"Find out why it did not assemble (`mdadm --detail /dev/{a.name}`, `mdadm --examine` "
-                                    "of its members, the kernel log) before forcing anything.", SRC_MD))
+            findings.append(Finding(fid, Verdict.FAIL, Msg("{name}{tag} is inactive (members: {a1}): its filesystem cannot be mounted", name=a.name, tag=tag, a1=_members(a) or 'none'), a.name, ev,
+                                    Msg("Find out why it did not assemble (`mdadm --detail /dev/{name}`, `mdadm --examine` of its "
+                                        "members, the kernel log) before forcing anything.", name=a.name), SRC_MD))
             continue
         if a.degraded:
             missing_slots = [str(i) for i, c in enumerate(a.slots) if c == "_"]
@@ -297,8 +298,8 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                    "member removed or missing")
             act = f"; {a.action} {a.progress_pct:g}% done" if a.action and a.progress_pct is not None else ""
             findings.append(Finding(
-                fid, Verdict.FAIL, f"{a.name}{tag} ({shape}) is degraded: {who}{act}; {a.working} of {a.raid_disks} devices "
-                "work, so it runs without its full redundancy and another failure can lose the data",
+                fid, Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
+                                       "it runs without its full redundancy and another failure can lose the data", name=a.name, tag=tag, shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks),
                 a.name, ev, (f"A rebuild is running ({a.action}): let it finish (watch /proc/mdstat) before training "
                              "from it; if it stops, replace the disk. " if a.action in ("recovery", "resync", "reshape")
                              else "") + f"Replace the failed disk and add the new one (`mdadm /dev/{a.name} --remove "
@@ -308,18 +309,17 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
         if a.problems:
             findings.append(Finding(fid, Verdict.UNKNOWN, f"{a.name}{tag}: its state cannot be read whole: "
                                     + "; ".join(a.problems[:3]) + " (a paste cut short?)", a.name, ev,
-                                    "Paste the whole of `cat /proc/mdstat` (or check `mdadm --detail "
-                                    f"/dev/{a.name}`).", SRC_MD))
+                                    Msg("Paste the whole of `cat /proc/mdstat` (or check `mdadm --detail /dev/{name}`).", name=a.name), SRC_MD))
             continue
         if faulty:
-            findings.append(Finding(fid, Verdict.WARN, f"{a.name}{tag} ({shape}) is whole but keeps faulty member "
-                                    f"{faulty}: replace it so a spare is there for the next failure", a.name, ev,
-                                    f"`mdadm /dev/{a.name} --remove {a.faulty[0].name}`, then add a new disk.", SRC_MD))
+            findings.append(Finding(fid, Verdict.WARN, Msg("{name}{tag} ({shape}) is whole but keeps faulty member {faulty}: replace it so a spare is "
+                                                           "there for the next failure", name=a.name, tag=tag, shape=shape, faulty=faulty), a.name, ev,
+                                    Msg("`mdadm /dev/{name} --remove {name2}`, then add a new disk.", name=a.name, name2=a.faulty[0].name), SRC_MD))
             continue
         if a.action in ("resync", "recovery", "reshape") or a.delayed:
             what = f"{a.action} {a.progress_pct:g}% done" if a.action else a.delayed
-            findings.append(Finding(fid, Verdict.WARN, f"{a.name}{tag} ({shape}): {what}; until it ends reads are "
-                                    "slower and redundancy is not complete", a.name, ev,
+            findings.append(Finding(fid, Verdict.WARN, Msg("{name}{tag} ({shape}): {what}; until it ends reads are slower and redundancy is not "
+                                                           "complete", name=a.name, tag=tag, shape=shape, what=what), a.name, ev,
                                     "Let it finish before measuring the data path (node.storage_read) or starting "
                                     "training; progress is in /proc/mdstat.", SRC_MD))
             continue
@@ -378,8 +378,8 @@ def nvme_link(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             low = " and ".join(w for w, bad in (("speed", c.speed_gts < c.max_speed_gts), ("width", c.width < c.max_width)) if bad)
             m = (measure(c.speed_gts, c.max_speed_gts, "GT/s", "at_least", f"{c.name} PCIe link speed")
                  if c.speed_gts < c.max_speed_gts else measure(c.width, c.max_width, "lanes", "at_least", f"{c.name} PCIe link width"))
-            findings.append(Finding(fid, Verdict.WARN, f"{who}: PCIe link trained at {now}, below its capability {cap} "
-                                    f"(LnkSta below LnkCap: {low}); its reads are capped by the link", c.name, c.lines,
+            findings.append(Finding(fid, Verdict.WARN, Msg("{who}: PCIe link trained at {now}, below its capability {cap} (LnkSta below LnkCap: "
+                                                           "{low}); its reads are capped by the link", who=who, now=now, cap=cap, low=low), c.name, c.lines,
                                     "Reseat the drive or its cable/backplane, check the slot's PCIe setting in the BIOS "
                                     "(Auto or its Gen), and compare with `sudo lspci -vv -s <bdf>` (LnkCap / LnkSta).",
                                     SRC_NVME_LINK, measured=m))
@@ -407,7 +407,7 @@ def fio_tool(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o.error or o.rc != 0:
         return [missing(fid, o, "whether fio works", source=SRC_TOOLS)]
     first = (o.text.strip().splitlines() or [""])[0]
-    return [Finding(fid, Verdict.PASS, f"fio is installed ({first})", "host", (o.source, first), "", SRC_TOOLS)]
+    return [Finding(fid, Verdict.PASS, Msg("fio is installed ({first})", first=first), "host", (o.source, first), "", SRC_TOOLS)]
 
 
 # ------------------------------------------------------------------ fio: the argv and the judge
@@ -484,8 +484,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(_path_error(f"fio job {j.name} could not use its test file: {ename} (errno {j.error}: "
                                         f"{os.strerror(j.error)}): {why}", ev))
         elif name:
-            findings.append(Finding(fid, Verdict.FAIL, f"fio job {j.name} failed with {name} (errno {j.error}: "
-                                    f"{os.strerror(j.error)}): the device failed a read", "host", ev,
+            findings.append(Finding(fid, Verdict.FAIL, Msg("fio job {name} failed with {name2} (errno {error}: {strerror}): the device failed a read", name=j.name, name2=name, error=j.error, strerror=os.strerror(j.error)), "host", ev,
                                     "Check the kernel log for the device's errors (`journalctl -k | grep -i -e nvme -e "
                                     "blk_update_request -e 'I/O error'`) and its SMART / NVMe error log.", SRC_FIO))
         else:
@@ -495,10 +494,9 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
                                     "support of the filesystem) and run again.", SRC_FIO))
     insane = [j for j in run.jobs if not j.error and not _sane_bw(j)]
     for j in insane:
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"fio job {j.name} reported a read rate of "
-                                f"{_figure(j.read_bw_bytes_s)} bytes/s, which no storage reads (negative, not a number "
-                                f"or above {MAX_READ_BYTES_S:.0e} bytes/s): the result is corrupt and this job is not "
-                                "judged", "host", ev, "Run the test again (this step's action) and keep fio's whole "
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("fio job {name} reported a read rate of {figure} bytes/s, which no storage reads "
+                                                          "(negative, not a number or above {MAX_READ_BYTES_S:.0e} bytes/s): the result is corrupt "
+                                                          "and this job is not judged", name=j.name, figure=_figure(j.read_bw_bytes_s), MAX_READ_BYTES_S=MAX_READ_BYTES_S), "host", ev, "Run the test again (this step's action) and keep fio's whole "
                                 "JSON output.", SRC_FIO))
     reads = [j for j in run.jobs if not j.error and _sane_bw(j) and (j.read_bw_bytes_s or 0) > 0]
     if not reads:
@@ -515,8 +513,8 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     cached = [j.name for j in reads if j.direct is not True]
     cache_note = (f"; {', '.join(cached)} ran without direct=1, so the page cache may have served it" if cached else "")
     if need is None:
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"measured {words}{cache_note}; the plan gives no figure of what "
-                                "the workload needs, so this is not judged", "host", ev,
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("measured {words}{cache_note}; the plan gives no figure of what the workload needs, so "
+                                                          "this is not judged", words=words, cache_note=cache_note), "host", ev,
                                 "Set data_read_gb_s (or train_tokens_s and token_bytes) in the plan (F2) and run again.",
                                 SRC_NEED, measured=measure(judged.read_bw_bytes_s / 1e9 if judged.read_bw_bytes_s else None,
                                                            None, "GB/s", "at_least", f"{judged.name} read")))
@@ -524,19 +522,18 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     got = judged.read_bw_bytes_s or 0.0
     m = measure(got / 1e9, need / 1e9, "GB/s", "at_least", f"{judged.name} read at {_bs(judged)}")
     if got < need:
-        findings.append(Finding(fid, Verdict.FAIL, f"{judged.name} read {_gb(got)}, below the {_gb(need)} the workload "
-                                f"needs ({basis}); measured {words}{cache_note}", "host", ev,
+        findings.append(Finding(fid, Verdict.FAIL, Msg("{name} read {gb}, below the {gb2} the workload needs ({basis}); measured "
+                                                       "{words}{cache_note}", name=judged.name, gb=_gb(got), gb2=_gb(need), basis=basis, words=words, cache_note=cache_note), "host", ev,
                                 "Move the dataset to faster storage (local NVMe, a RAID0 of NVMe) or stage it there, read "
                                 "larger shards sequentially, or check the device and RAID findings of node.storage.",
                                 SRC_NEED, measured=m))
     elif cached:
-        findings.append(Finding(fid, Verdict.WARN, f"{judged.name} read {_gb(got)}, at least the {_gb(need)} the workload "
-                                f"needs ({basis}), but {cache_note[2:]}; measured {words}", "host", ev,
+        findings.append(Finding(fid, Verdict.WARN, Msg("{name} read {gb}, at least the {gb2} the workload needs ({basis}), but {a1}; measured "
+                                                       "{words}", name=judged.name, gb=_gb(got), gb2=_gb(need), basis=basis, a1=cache_note[2:], words=words), "host", ev,
                                 "Run fio with --direct=1 (this step's action does) to measure the device.", SRC_NEED,
                                 measured=m))
     else:
-        findings.append(Finding(fid, Verdict.PASS, f"{judged.name} read {_gb(got)}, at least the {_gb(need)} the workload "
-                                f"needs ({basis}); measured {words}", "host", ev, "", SRC_NEED, measured=m))
+        findings.append(Finding(fid, Verdict.PASS, Msg("{name} read {gb}, at least the {gb2} the workload needs ({basis}); measured {words}", name=judged.name, gb=_gb(got), gb2=_gb(need), basis=basis, words=words), "host", ev, "", SRC_NEED, measured=m))
     return findings
 
 
@@ -600,17 +597,14 @@ def judge_fio_log(log: str, plan: Mapping[str, Any]) -> list[Finding]:
                     if f.verdict is Verdict.PASS else f for f in findings]
     tf = notes.get("test_file", "")
     if "left" in notes:
-        findings.append(Finding("node.storage_read", Verdict.WARN, f"the test file is still there: could not remove "
-                                f"{notes['left']}", "host", (MARK + REMOVE_FAILED + " " + notes["left"],),
+        findings.append(Finding("node.storage_read", Verdict.WARN, Msg("the test file is still there: could not remove {left}", left=notes['left']), "host", (MARK + REMOVE_FAILED + " " + notes["left"],),
                                 "Delete it by hand (`rm -f PATH`): it takes the test size on the data path.", SRC_FIO))
     elif tf and "status" not in notes:
-        findings.append(Finding("node.storage_read", Verdict.WARN, f"the run ended before fio's wrapper did (killed?): "
-                                f"the test file {tf} may still be there", "host", (MARK + TEST_FILE_NOTE + tf,),
-                                f"Check and delete it by hand: `rm -f -- '{tf}'`.", SRC_FIO))
+        findings.append(Finding("node.storage_read", Verdict.WARN, Msg("the run ended before fio's wrapper did (killed?): the test file {tf} may still be there", tf=tf), "host", (MARK + TEST_FILE_NOTE + tf,),
+                                Msg("Check and delete it by hand: `rm -f -- '{tf}'`.", tf=tf), SRC_FIO))
     status = int(notes.get("status", "0"))
     if status and "stopped" not in notes and not any(f.verdict in (Verdict.FAIL, Verdict.UNKNOWN) for f in findings):
-        findings.append(Finding("node.storage_read", Verdict.FAIL, f"fio exited with status {status}: see the run's "
-                                "log", "host", (f"exit status {status}",) + tuple(run.errors[:4]),
+        findings.append(Finding("node.storage_read", Verdict.FAIL, Msg("fio exited with status {status}: see the run's log", status=status), "host", (f"exit status {status}",) + tuple(run.errors[:4]),
                                 "Read fio's messages in the run's log.", SRC_FIO))
     return findings
 

@@ -28,6 +28,7 @@ from wizard.rules.smi import (
     subject,
     thresholds,
 )
+from wizard.i18n import Msg
 
 SRC_B10 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
            "(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: the GPU's own slowdown temperature); Meta GCM health "
@@ -79,8 +80,8 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             if temp >= t["temp_fallback_fail_c"] or temp >= t["temp_fallback_warn_c"]:
                 v = Verdict.FAIL if temp >= t["temp_fallback_fail_c"] else Verdict.WARN
                 out.append(Finding("health.temperature", v,
-                                   f"{subject(g)}: {basis}; it reports no slowdown threshold, and the fallback limit is "
-                                   f"{_fmt(t['temp_fallback_warn_c'])}/{_fmt(t['temp_fallback_fail_c'])} C",
+                                   Msg("{subject}: {basis}; it reports no slowdown threshold, and the fallback limit is "
+                                       "{fmt}/{fmt2} C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c'])),
                                    subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=fm))
             else:
                 ok.append((g, (f" ({basis}; no threshold reported, below the {_fmt(t['temp_fallback_warn_c'])} C "
@@ -91,8 +92,8 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if max_op is not None and temp >= max_op - MAX_OPERATING_MARGIN_C and headroom >= t["temp_margin_warn_c"]:
             where = "at or past" if temp >= max_op else f"within {_fmt(max_op - temp)} C of"
             out.append(Finding("health.temperature", Verdict.WARN,
-                               f"{subject(g)}: {_fmt(temp)} C is {where} its Max Operating Temp {_fmt(max_op)} C (the "
-                               "highest temperature for normal operation); one reading, sample again under load",
+                               Msg("{subject}: {fmt} C is {where} its Max Operating Temp {fmt2} C (the highest temperature "
+                                   "for normal operation); one reading, sample again under load", subject=subject(g), fmt=_fmt(temp), where=where, fmt2=_fmt(max_op)),
                                subject(g), _ev(g, lines, g.lines("temperature.max_operating")), _COOLING, SRC_B10,
                                measured=measure(temp, max_op - MAX_OPERATING_MARGIN_C - 1, "°C", "at_most",
                                                 f"{short_subject(g)} temperature (Max Operating Temp {_fmt(max_op)} °C, "
@@ -101,8 +102,8 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if headroom < t["temp_margin_warn_c"]:
             where = "at or past" if headroom <= 0 else f"within {_fmt(headroom)} C of"
             out.append(Finding("health.temperature", Verdict.WARN,
-                               f"{subject(g)}: {basis}: {where} its slowdown point (warn below "
-                               f"{_fmt(t['temp_margin_warn_c'])} C); one reading, sample again under load",
+                               Msg("{subject}: {basis}: {where} its slowdown point (warn below {fmt} C); one reading, sample "
+                                   "again under load", subject=subject(g), basis=basis, where=where, fmt=_fmt(t['temp_margin_warn_c'])),
                                subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=hm))
         else:
             ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines, hm))
@@ -199,7 +200,7 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         p = (g.text("pstate") or "").strip()
         if state == "load" and gpu_class(g) == "datacenter" and re.fullmatch(r"P\d{1,2}", p) and p != "P0":
             out.append(Finding("health.pstate", Verdict.FAIL,
-                               f"{subject(g)}: under load but in performance state {p}, not P0", subject(g),
+                               Msg("{subject}: under load but in performance state {p}, not P0", subject=subject(g), p=p), subject(g),
                                _ev(g, g.lines("pstate"), lines),
                                "Read the clocks-event reasons and `dmesg`; check the power limit and that nothing "
                                "locked the clocks (`nvidia-smi -q -d CLOCK`).", SRC_B12))
@@ -212,10 +213,9 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                      "rounding)")
         if enforced < default - POWER_LIMIT_TOLERANCE_W:
             out.append(Finding("health.power_limit", Verdict.WARN,
-                               f"{subject(g)}: power limit {_fmt(enforced)} W is below the default {_fmt(default)} W "
-                               "(someone capped it)", subject(g), _ev(g, plines),
-                               f"If nobody capped it on purpose, restore it (`sudo nvidia-smi -i {idx} -pl "
-                               f"{_fmt(default)}`) and find what set it (a boot script, DCGM policy, the BMC).", SRC_B12,
+                               Msg("{subject}: power limit {fmt} W is below the default {fmt2} W (someone capped it)", subject=subject(g), fmt=_fmt(enforced), fmt2=_fmt(default)), subject(g), _ev(g, plines),
+                               Msg("If nobody capped it on purpose, restore it (`sudo nvidia-smi -i {idx} -pl {fmt}`) and "
+                                   "find what set it (a boot script, DCGM policy, the BMC).", idx=idx, fmt=_fmt(default)), SRC_B12,
                                measured=pm))
         else:
             ok.append((g, f" ({_fmt(enforced)} W)", plines, pm))
@@ -254,7 +254,7 @@ def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
         lines = [*g.lines("fan.speed"), *load_ev]
         if fan >= FAN_FULL_PCT and state == "idle":
             warn.append(Finding(
-                "health.gpu_fan_idle", Verdict.WARN, f"{subject(g)}: fan at {_fmt(fan)} % while the GPU is idle",
+                "health.gpu_fan_idle", Verdict.WARN, Msg("{subject}: fan at {fmt} % while the GPU is idle", subject=subject(g), fmt=_fmt(fan)),
                 subject(g), _ev(g, lines),
                 "Check the fan and its cable, the BMC fan profile and the GPU's temperature reading "
                 "(`nvidia-smi -q -d TEMPERATURE`); a fan held at 100 % on an idle, cool GPU is a fan-control "

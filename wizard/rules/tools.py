@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from wizard.rules.common import Outputs, missing
 from wizard.model import Finding, Verdict
+from wizard.i18n import Msg
 
 SRC_LSPCI = "lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (pciutils)"
 
@@ -21,5 +22,5 @@ def lspci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o.error or o.rc != 0:
         return [missing("os.tools", o, "whether lspci works", source=SRC_LSPCI)]
     first = (o.text.strip().splitlines() or [""])[0]
-    return [Finding("os.tools", Verdict.PASS, f"lspci is installed ({first})", "host", (o.source, first), "",
+    return [Finding("os.tools", Verdict.PASS, Msg("lspci is installed ({first})", first=first), "host", (o.source, first), "",
                     SRC_LSPCI)]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
+from wizard.i18n import Msg
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -190,7 +191,7 @@ def _cuinit_words(hits: list[str], who: str) -> ChainWords:
     if info is not None:
         named = (f" with {info.driver_name or name} ({info.code}, \"{info.message.split('|')[0]}\" in the CUDA driver "
                  f"API's CUresult list): {info.meaning}")
-        remedy = f"{info.action[:1].upper()}{info.action[1:]}."
+        remedy: str = Msg("{upper}{a1}.", upper=info.action[:1].upper(), a1=info.action[1:])
         source = f"{SRC_CUINIT}; {info.source}"
     else:
         what = name or "an error"
@@ -467,7 +468,7 @@ def judge(text: str) -> list[Finding]:
         first = chain[0]
         also = [c for c in chain[1:] if c.verdict is Verdict.FAIL]
         more = ("; also: " + "; ".join(f"'{c.lines[0][:120]}'" for c in also)) if also else ""
-        return [Finding("explain.program_said", first.verdict, f"{first.message}{more}{tail}", "input",
+        return [Finding("explain.program_said", first.verdict, Msg("{message}{more}{tail}", message=first.message, more=more, tail=tail), "input",
                         tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
                         f"{first.source}; {SRC}")]
     gpu_said = _xid_and_unhealthy(lines)
@@ -481,18 +482,17 @@ def judge(text: str) -> list[Finding]:
 
         code, info, line = cuda[0]
         return [Finding("explain.program_said", Verdict.FAIL if info.klass in FAIL_CLASSES else Verdict.WARN,
-                        f"the program reports CUDA error {code} = {info.name} ({info.meaning}): "
-                        f"{_quote([ln for _, _, ln in cuda])}", "input", tuple(dict.fromkeys(ln for _, _, ln in cuda))[:5],
-                        f"{info.action[:1].upper()}{info.action[1:]}.", f"{info.source}; {SRC}")]
+                        Msg("the program reports CUDA error {code} = {name} ({meaning}): {quote}", code=code, name=info.name, meaning=info.meaning, quote=_quote([ln for _, _, ln in cuda])), "input", tuple(dict.fromkeys(ln for _, _, ln in cuda))[:5],
+                        Msg("{upper}{a1}.", upper=info.action[:1].upper(), a1=info.action[1:]), f"{info.source}; {SRC}")]
     if failed or none_found:
         hits = list(dict.fromkeys(failed + none_found))
         if none_found and not failed:
-            msg = f"{what} says it found no GPU: {_quote(none_found)}"
+            msg = Msg("{what} says it found no GPU: {quote}", what=what, quote=_quote(none_found))
             remedy = ("The program sees no NVIDIA device: check `nvidia-smi` on the host, the driver (`dmesg | grep "
                       "NVRM`), and, in a container, the NVIDIA container runtime (`--gpus all` / the device plugin's "
                       "runtime class).")
         else:
-            msg = f"the program reports a failure: {_quote(hits)}{tail}"
+            msg = Msg("the program reports a failure: {quote}{tail}", quote=_quote(hits), tail=tail)
             remedy = ("Read the program's output around the failed line; rerun it with more detail, and give bringup "
                       "the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware.")
         return [Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC)]
@@ -500,8 +500,8 @@ def judge(text: str) -> list[Finding]:
     if crash:
         # a traceback or a crash is the program's own failure; whether the machine caused it, these lines do not say
         return [Finding("explain.program_said", Verdict.UNKNOWN,
-                        f"the program stopped with {_quote(list(dict.fromkeys(crash)), 1)}: an error of the program, "
-                        "which says nothing about the machine by itself", "input", tuple(dict.fromkeys(crash))[:5],
+                        Msg("the program stopped with {quote}: an error of the program, which says nothing about the "
+                            "machine by itself", quote=_quote(list(dict.fromkeys(crash)), 1)), "input", tuple(dict.fromkeys(crash))[:5],
                         "Read the traceback above the exception line: it names the call that failed. If it is a CUDA, "
                         "NCCL or driver call, give bringup that error with the machine's side (nvidia-smi, dmesg, "
                         "NCCL_DEBUG=INFO); a Python error in the script itself is the script's to fix.", SRC)]
@@ -510,13 +510,13 @@ def judge(text: str) -> list[Finding]:
     if errors or warns:
         hits = errors or warns
         level = "ERROR" if errors else "WARN"
-        msg = f"{len(hits)} line(s) at level {level} in {what}: {_quote(hits)}"
+        msg = Msg("{n_hits} line(s) at level {level} in {what}: {quote}", n_hits=len(hits), level=level, what=what, quote=_quote(hits))
         return [Finding("explain.program_said", Verdict.WARN, msg, "input", tuple(hits[:5]),
                         "Read what the program says at those lines (a missing component, a device it cannot reach); "
                         "bringup does not read this program's output, so it cannot tell how much that matters here.",
                         SRC)]
     passed = [ln.strip() for ln in lines if _PASS.search(ln)]  # "12 passed, 0 failed" is a pass line
     if passed:
-        msg = f"the program reports success: {_quote(passed)}{tail}"
+        msg = Msg("the program reports success: {quote}{tail}", quote=_quote(passed), tail=tail)
         return [Finding("explain.program_said", Verdict.PASS, msg, "input", tuple(passed[:5]), "", SRC)]
     return []

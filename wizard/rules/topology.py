@@ -23,6 +23,7 @@ from wizard.parsers.topology import (
 from wizard.parsers.gpu import parse_pci
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.nvlink import SRC_NVLINK, sku_row, sku_row_by_device
+from wizard.i18n import Msg
 
 SRC_TOPO = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -m legend: X, SYS, "
             "NODE, PHB, PXB, PIX, NV#); Azure HPC health checks, "
@@ -149,9 +150,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             ev = tuple(x for x in [mx.header_line, mx.row_lines.get(g, "")] if x) or tuple(rows_ev[:20])
             ev += tuple(mx.row_lines[r] for r in linked if r in mx.row_lines)[:3]
             others = sorted({mx.cell(g, o) for o in linked if mx.cell(g, o)})
-            findings.append(Finding(fid, Verdict.FAIL, f"{head}: {g} has lost its NVLink links: it reaches the other "
-                                    f"GPUs only over {'/'.join(others)}, while {', '.join(linked[:8])} keep "
-                                    f"{mx.cell(linked[0], linked[1])} between each other", gpu_subject(_gpu_index(g)),
+            findings.append(Finding(fid, Verdict.FAIL, Msg("{head}: {g} has lost its NVLink links: it reaches the other GPUs only over {others}, "
+                                                           "while {a1} keep {cell} between each other", head=head, g=g, others='/'.join(others), a1=', '.join(linked[:8]), cell=mx.cell(linked[0], linked[1])), gpu_subject(_gpu_index(g)),
                                     ev, "Run `nvidia-smi nvlink -s -i " + str(_gpu_index(g)) + "` and `nvidia-smi -q -i "
                                     + str(_gpu_index(g)) + " | grep -A2 Fabric` for that GPU; reset it or reboot; "
                                     "if its links stay down, reseat or replace the GPU/baseboard (vendor).", SRC_FABRIC))
@@ -163,8 +163,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     elif pairs and all(n is None for n in nvs) and board and board.get("mode") in ("all", "bridge"):
         what = ("NVLink/NVSwitch fabric down or Fabric Manager not running" if board.get("mode") == "all" else
                 "NVLink bridge missing or its links down")
-        findings.append(Finding(fid, Verdict.WARN, f"{head}: no GPU pair is NVLink-connected, but {board['sku']} "
-                                f"(from {how}) should reach its peers over NVLink: {what}; {summary}",
+        findings.append(Finding(fid, Verdict.WARN, Msg("{head}: no GPU pair is NVLink-connected, but {sku} (from {how}) should reach its peers "
+                                                       "over NVLink: {what}; {summary}", head=head, sku=board['sku'], how=how, what=what, summary=summary),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
                                 FABRIC_REMEDY if board.get("mode") == "all" else
                                 "Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi "
@@ -183,10 +183,10 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "switch); check `nvidia-smi topo -p2p r` and run an all-reduce to see what the path "
                                 "delivers.", SRC_TOPO))
     elif pairs and all(n is None for n in nvs) and len(mx.gpus) > 1 and not board:
-        findings.append(Finding(fid, Verdict.PASS, f"{head}: {summary} (PCIe only). bringup does not know the GPU model "
-                                "here, so this is not judged as broken: PCIe cards have no NVLink. On an SXM board "
-                                "(HGX/DGX) the same matrix would be a WARN: NVLink/NVSwitch fabric down or Fabric "
-                                "Manager not running; set gpu_model in the plan to have it judged.", "host",
+        findings.append(Finding(fid, Verdict.PASS, Msg("{head}: {summary} (PCIe only). bringup does not know the GPU model here, so this is not "
+                                                       "judged as broken: PCIe cards have no NVLink. On an SXM board (HGX/DGX) the same matrix "
+                                                       "would be a WARN: NVLink/NVSwitch fabric down or Fabric Manager not running; set gpu_model "
+                                                       "in the plan to have it judged.", head=head, summary=summary), "host",
                                 tuple(rows_ev[:20]), "", SRC_TOPO))
     elif pairs and all(n is not None for n in nvs):
         top = max(n for n in nvs if n is not None)
@@ -199,7 +199,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "Run `nvidia-smi nvlink -s` to see which link is inactive; reset or reboot, and "
                                     "reseat the GPU/baseboard if it stays down.", SRC_NVLINK))
         else:
-            findings.append(Finding(fid, Verdict.PASS, f"{head}: {summary} (NVLink, {top} links bonded per pair)",
+            findings.append(Finding(fid, Verdict.PASS, Msg("{head}: {summary} (NVLink, {top} links bonded per pair)", head=head, summary=summary, top=top),
                                     "host", tuple(rows_ev[:20]), "", SRC_TOPO))
     elif pairs:
         row = sku_row(str(plan.get("gpu_model") or ""))
@@ -211,10 +211,10 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
                                     "nvidia-fabricmanager`) on NVSwitch systems; reset or reboot.", SRC_NVLINK))
         else:
-            findings.append(Finding(fid, Verdict.PASS, f"{head}: {summary}", "host", tuple(rows_ev[:20]), "",
+            findings.append(Finding(fid, Verdict.PASS, Msg("{head}: {summary}", head=head, summary=summary), "host", tuple(rows_ev[:20]), "",
                                     SRC_TOPO))
     else:
-        findings.append(Finding(fid, Verdict.PASS, f"{head}: no GPU pair (one GPU)", "host", tuple(rows_ev[:4]), "",
+        findings.append(Finding(fid, Verdict.PASS, Msg("{head}: no GPU pair (one GPU)", head=head), "host", tuple(rows_ev[:4]), "",
                                 SRC_TOPO))
     # CPU / NUMA affinity summary (appended to the first finding's message)
     aff = {r: a for r, a in mx.affinity.items() if r.startswith("GPU")}
@@ -288,7 +288,7 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.SKIP, "one GPU: no peer-to-peer pair to judge", "host", tuple(ev[:4]), "", SRC_P2P)]
     bad = [(a, b, t) for a, b, t in pairs if t != "OK"]
     if not bad:
-        return [Finding(fid, Verdict.PASS, f"P2P OK between all {len(pairs)} GPU pair(s)", "host", tuple(ev[:20]), "",
+        return [Finding(fid, Verdict.PASS, Msg("P2P OK between all {n_pairs} GPU pair(s)", n_pairs=len(pairs)), "host", tuple(ev[:20]), "",
                         SRC_P2P)]
     codes = sorted({t for _, _, t in bad})
     row = sku_row(str(plan.get("gpu_model") or ""))
@@ -306,8 +306,8 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     rem = " ".join(remedy.get(c, "") for c in codes).strip()
     desc = "; ".join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
     if consumer:
-        return [Finding(fid, Verdict.WARN, f"P2P not available for {len(bad)} of {len(pairs)} GPU pair(s): {desc} "
-                        "(not expected on GeForce boards)", _pair_subject(bad[0][0], bad[0][1]), tuple(ev[:20]), rem,
+        return [Finding(fid, Verdict.WARN, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc} (not expected on GeForce "
+                                               "boards)", n_bad=len(bad), n_pairs=len(pairs), desc=desc), _pair_subject(bad[0][0], bad[0][1]), tuple(ev[:20]), rem,
                         SRC_P2P)]
-    return [Finding(fid, Verdict.FAIL, f"P2P not available for {len(bad)} of {len(pairs)} GPU pair(s): {desc}",
+    return [Finding(fid, Verdict.FAIL, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc}", n_bad=len(bad), n_pairs=len(pairs), desc=desc),
                     _pair_subject(bad[0][0], bad[0][1]), tuple(ev[:20]), rem, SRC_P2P)]

@@ -51,6 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
+from wizard.i18n import Msg
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
             "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
@@ -546,8 +547,8 @@ def _gemm(c: _Ctx) -> None:
             continue
         warn_at, fail_at = warn_f * expect, fail_f * expect
         verdict = _grade(v, warn_at, fail_at)
-        msg = (f"{what} {v:,.1f} TFLOPS = {100 * v / expect:.0f}% of {how}; warn below {warn_at:.0f} "
-               f"({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x)")
+        msg = (Msg("{what} {v:,.1f} TFLOPS = {a1:.0f}% of {how}; warn below {warn_at:.0f} ({warn_f:g} x), "
+                   "fail below {fail_at:.0f} ({fail_f:g} x)", what=what, v=v, a1=100 * v / expect, how=how, warn_at=warn_at, warn_f=warn_f, fail_at=fail_at, fail_f=fail_f))
         remedy = "" if verdict is Verdict.PASS else (
             "Check this GPU under load: clocks and clock-event reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`), "
             "temperature and power limit (`nvidia-smi -q -d TEMPERATURE,POWER`), nothing else running on it; then "
@@ -583,8 +584,9 @@ def _memcpy(c: _Ctx) -> None:
         bw = spec.memory_bw_gb_s
         warn_at, fail_at = warn_f * bw, fail_f * bw
         verdict = _grade(v, warn_at, fail_at)
-        msg = (f"{what} {v:,.0f} GB/s = {100 * v / bw:.0f}% of the {bw:g} GB/s datasheet bandwidth ({spec.name}); "
-               f"warn below {warn_at:.0f} ({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x, derived from DCGM)")
+        msg = (Msg("{what} {v:,.0f} GB/s = {a1:.0f}% of the {bw:g} GB/s datasheet bandwidth ({name}); warn "
+                   "below {warn_at:.0f} ({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x, derived from "
+                   "DCGM)", what=what, v=v, a1=100 * v / bw, bw=bw, name=spec.name, warn_at=warn_at, warn_f=warn_f, fail_at=fail_at, fail_f=fail_f))
         remedy = "" if verdict is Verdict.PASS else (
             "Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
             "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.")
@@ -664,9 +666,8 @@ def _host_link(c: _Ctx, test: str) -> None:
         if verdict is Verdict.PASS and median and v < spread_f * median:
             verdict = Verdict.WARN
             spread = f"; {100 * (1 - v / median):.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)"
-        msg = (f"{what} {v:.1f} GB/s = {100 * v / practical:.0f}% of {how} (capability Gen{gen} x{width}{cur}); "
-               f"warn below {warn_at:.1f} ({w_f:.2g} x){caveat}, fail below {fail_at:.1f} ({fail_f:g} x){spread}"
-               f"{numa}")
+        msg = (Msg("{what} {v:.1f} GB/s = {a1:.0f}% of {how} (capability Gen{gen} x{width}{cur}); warn below "
+                   "{warn_at:.1f} ({w_f:.2g} x){caveat}, fail below {fail_at:.1f} ({fail_f:g} x){spread}{numa}", what=what, v=v, a1=100 * v / practical, how=how, gen=gen, width=width, cur=cur, warn_at=warn_at, w_f=w_f, caveat=caveat, fail_at=fail_at, fail_f=fail_f, spread=spread, numa=numa))
         remedy = "" if verdict is Verdict.PASS else (
             "Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), "
             "reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on "
@@ -735,8 +736,7 @@ def _train(c: _Ctx) -> None:
                   subj, [e.raw], "Rerun the validation.", SRC_TRAIN)
             continue
         ratio = last / first
-        msg = (f"training loss {first:.3f} -> {last:.3f} over {steps if steps else '?'} steps: last/first = "
-               f"{ratio:.3f}")
+        msg = (Msg("training loss {first:.3f} -> {last:.3f} over {a1} steps: last/first = {ratio:.3f}", first=first, last=last, a1=steps if steps else '?', ratio=ratio))
         if ratio <= max_ratio:
             m = c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj, op="<=",
                       label="training loss last/first")
@@ -1141,8 +1141,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
         c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.UNKNOWN, "host", why)
         return
     verdict = Verdict.PASS if busbw >= floor else Verdict.FAIL
-    msg = (f"all-reduce over {where}: {arith}; {'>=' if verdict is Verdict.PASS else 'below'} the floor "
-           f"{floor:g} GB/s ({desc}){check_note}")
+    msg = (Msg("all-reduce over {where}: {arith}; {a1} the floor {floor:g} GB/s ({desc}){check_note}", where=where, arith=arith, a1='>=' if verdict is Verdict.PASS else 'below', floor=floor, desc=desc, check_note=check_note))
     m = c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, verdict, "host", arith,
               label=f"busbw at {human_bytes(sizes[-1])}")
     c.add(fid, verdict, msg, "host", ev, "" if verdict is Verdict.PASS else (
@@ -1226,7 +1225,7 @@ def _nccl(c: _Ctx) -> None:
         try:
             fs = judge_nccl_tests(part, {"command": cmd, **{k: v for k, v in c.plan.items() if k == "allreduce_floor_gb_s"}})
         except Exception as exc:  # noqa: BLE001 - the other findings must survive a bug there
-            fs = [Finding("node.allreduce", Verdict.UNKNOWN, f"judging the nccl-tests output crashed: {exc!r}")]
+            fs = [Finding("node.allreduce", Verdict.UNKNOWN, Msg("judging the nccl-tests output crashed: {exc!r}", exc=exc))]
         c.out.findings.extend(fs)
     torch_part = c.text.replace(part, "") if part else c.text
     if "NCCL" not in torch_part:
@@ -1603,7 +1602,7 @@ def _safe(log: str, plan: Mapping[str, Any], kind: str) -> list[Finding]:
     try:
         return analyse(log, plan, kind).findings
     except Exception as exc:  # noqa: BLE001 - a judging bug must not hide the run
-        return [Finding(f"{STAGE_OF[kind]}.run", Verdict.UNKNOWN, f"judging the validation log crashed: {exc!r}",
+        return [Finding(f"{STAGE_OF[kind]}.run", Verdict.UNKNOWN, Msg("judging the validation log crashed: {exc!r}", exc=exc),
                         "host", tuple(str(log).splitlines()[-3:]),
                         "This is a bringup bug: report it with the action's log.", SRC_RUN)]
 

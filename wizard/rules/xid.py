@@ -25,6 +25,7 @@ from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.kernellog import KernelEvent, KernelLog
 from wizard.rules.kernel_log_common import cap, gpu_name, plural
+from wizard.i18n import Msg
 
 XID_CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 SRC_XID = f"NVIDIA Xid catalog ({XID_CATALOG_URL})"
@@ -96,7 +97,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
             continue
         row79 = rows.get(79, {})
         out.append(Finding("health.gpu_bus", Verdict.FAIL,
-                           f"{gpu_name(log, ev.bus_id, gpu_index)} has fallen off the bus (not responding on PCIe)",
+                           Msg("{gpu_name} has fallen off the bus (not responding on PCIe)", gpu_name=gpu_name(log, ev.bus_id, gpu_index)),
                            gpu_name(log, ev.bus_id, gpu_index), cap(ev.evidence), row79.get("follow_up", ""),
                            row79.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"))
     # GSP RPC timeouts: merged into the GPU's Xid 119/120 when present
@@ -125,17 +126,17 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         n = len(evs)
         if code is None:
             out.append(Finding("health.xid", Verdict.WARN,
-                               f"{name}: {plural(n, 'Xid line')} cut before the Xid number", name, evidence,
-                               f"Read the full line in the kernel log (`journalctl -k | grep -i xid`) and look the "
-                               f"code up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).", SRC_XID))
+                               Msg("{name}: {plural} cut before the Xid number", name=name, plural=plural(n, 'Xid line')), name, evidence,
+                               Msg("Read the full line in the kernel log (`journalctl -k | grep -i xid`) and look the code up "
+                                   "in the NVIDIA Xid catalog ({XID_CATALOG_URL}).", XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         row = rows.get(code)
         if row is None:
             out.append(Finding("health.xid", Verdict.WARN,
-                               f"{name}: Xid {code} ({plural(n, 'event')}), a code bringup does not know", name,
+                               Msg("{name}: Xid {code} ({plural}), a code bringup does not know", name=name, code=code, plural=plural(n, 'event')), name,
                                evidence,
-                               f"Look Xid {code} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}) and follow its "
-                               f"Resolution Bucket (immediate action).", SRC_XID))
+                               Msg("Look Xid {code} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}) and follow its "
+                                   "Resolution Bucket (immediate action).", code=code, XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
         msg = (f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
@@ -155,9 +156,8 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                 f"log) and follow it.")
         if row is None:
             out.append(Finding("health.xid", Verdict.WARN,
-                               f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause}, a "
-                               f"code bringup does not know", name, evidence,
-                               f"{find} Look Xid {cause} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).",
+                               Msg("{name}: Xid {what} ({plural}) caused by previous Xid {cause}, a code bringup does not know", name=name, what=what, plural=plural(len(evs), 'event'), cause=cause), name, evidence,
+                               Msg("{find} Look Xid {cause} up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).", find=find, cause=cause, XID_CATALOG_URL=XID_CATALOG_URL),
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
@@ -169,7 +169,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                   + " (Xid 45 not solo: follow the other Xid)")
         if bus in killed:
             verdict, source = Verdict.FAIL, f"{source}; {SRC_NVLINK_KILL}"
-            remedy = f"{NVLINK_KILL_REMEDY} {find}"
+            remedy = Msg("{NVLINK_KILL_REMEDY} {find}", NVLINK_KILL_REMEDY=NVLINK_KILL_REMEDY, find=find)
             msg += f"; {_killed_text(killed[bus])}"
         out.append(Finding("health.xid", verdict, msg, name, evidence, remedy, source))
     if len(killed) > 1:
@@ -326,12 +326,13 @@ def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index:
     if row is None:
         shown = action or code or "not readable"
         return Finding("health.xid", Verdict.WARN,
-                       f"{name}: Xid 154, recovery action '{shown}' that bringup does not know", name, evidence,
-                       f"Follow the action the line names; look it up in the NVIDIA Xid catalog ({XID_CATALOG_URL}).",
+                       Msg("{name}: Xid 154, recovery action '{shown}' that bringup does not know", name=name, shown=shown), name, evidence,
+                       Msg("Follow the action the line names; look it up in the NVIDIA Xid catalog "
+                           "({XID_CATALOG_URL}).", XID_CATALOG_URL=XID_CATALOG_URL),
                        xrow.get("source", SRC_XID))
     verdict = SEVERITY_VERDICT.get(row.get("verdict", "warn"), Verdict.WARN)
     history = [str(e.fields.get("action", "") or e.fields.get("action_code", "")) for e in evs]
-    msg = f"{name}: Xid 154 GPU_RECOVERY_ACTION_CHANGED: the driver asks for '{row.get('action', action)}'"
+    msg: str = Msg("{name}: Xid 154 GPU_RECOVERY_ACTION_CHANGED: the driver asks for '{get}'", name=name, get=row.get('action', action))
     if len(history) > 1:
         msg += f" (latest of {len(history)} changes: {' -> '.join(h for h in history if h)})"
     return Finding("health.xid", verdict, msg, name, evidence,
