@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
-from wizard.i18n import _
+from wizard.i18n import _, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
 
@@ -379,7 +379,7 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
             yield Static("Acknowledge a past event", classes="dialog-title", markup=False)
             yield Static("It will no longer count in this build's checks; the reason, you and the time "
                          "are kept. New events still count.", markup=False, classes="muted")
-            yield OptionList(*[Option(Content(f.message if f.subject in f.message else f"{f.subject}: {f.message}"),
+            yield OptionList(*[Option(Content(tr(f.message) if f.subject in f.message else f"{f.subject}: {tr(f.message)}"),
                                       id=f.key) for f in self.findings], id="ack-events")
             yield Input(placeholder="reason (required), e.g. old event from burn-in, GPU since replaced",
                         id="ack-reason")

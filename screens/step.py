@@ -191,7 +191,7 @@ class StepScreen(Screen[None]):
         if action == "sizing":
             return step.stage_id == "plan"
         if action == "acknowledge":
-            _, findings = self.build.store.latest_check(step.id)
+            _run, findings = self.build.store.latest_check(step.id)
             return not observing and any(f.key and f.verdict in (Verdict.FAIL, Verdict.WARN) for f in findings)
         return True
 
@@ -386,7 +386,7 @@ class StepScreen(Screen[None]):
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
         from screens.dialogs import AckDialog
 
-        _, findings = self.build.store.latest_check(self.step_id)
+        _run, findings = self.build.store.latest_check(self.step_id)
         ackable = [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
         if not ackable or not self._writable():
             return

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import LANGUAGES, _, current_language
+from wizard.i18n import Msg, LANGUAGES, _, current_language
 
 EXIT_ERROR = 3
 
@@ -1563,7 +1563,7 @@ def cmd_ack(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         found = None
         for s in b.steps():
-            _, findings = b.store.latest_check(s.id)
+            _run, findings = b.store.latest_check(s.id)
             found = next((f for f in findings if f.key == args.key), None)
             if found:
                 break
@@ -1765,7 +1765,7 @@ def explain_in_child(names: list[str], kind: str | None) -> tuple[list[tuple[str
             else:
                 done.append((msg, body))
                 meta = {}
-    _, status = os.waitpid(pid, 0)
+    _pid, status = os.waitpid(pid, 0)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return done, "", {}
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
@@ -1840,15 +1840,13 @@ def over_budget_finding(meta: Mapping[str, Any], how: str) -> Any:
     remedy = ("Give bringup the tool's own output, or the part of it that matters: no output bringup reads takes "
               "this much (very long lines are the usual cause). If it is a tool's real output, please report it.")
     if how == "time":
-        return Finding("explain.time_limit", Verdict.UNKNOWN, f"judging this input was stopped after "
-                       f"{meta.get('budget', 0):.1f} s of CPU time, the limit for {size}: nothing of it was judged",
+        return Finding("explain.time_limit", Verdict.UNKNOWN, Msg("judging this input was stopped after {budget:.1f} s of CPU time, the limit for {size}: "
+                                                                  "nothing of it was judged", budget=meta.get('budget', 0), size=size),
                        "input", (), remedy, "")
     if how == "memory":
-        return Finding("explain.memory_limit", Verdict.UNKNOWN, f"judging this input was stopped at "
-                       f"{human_bytes(EXPLAIN_MAX_MEMORY)} of memory, the limit for one input ({size}): nothing of it "
-                       f"was judged", "input", (), remedy, "")
-    return Finding("explain.judge_failed", Verdict.UNKNOWN, f"judging this input failed ({how}): nothing of it was "
-                   "judged", "input", (), "This is a bringup bug: please report it with the input.", "")
+        return Finding("explain.memory_limit", Verdict.UNKNOWN, Msg("judging this input was stopped at {human_bytes} of memory, the limit for one input "
+                                                                    "({size}): nothing of it was judged", human_bytes=human_bytes(EXPLAIN_MAX_MEMORY), size=size), "input", (), remedy, "")
+    return Finding("explain.judge_failed", Verdict.UNKNOWN, Msg("judging this input failed ({how}): nothing of it was judged", how=how), "input", (), "This is a bringup bug: please report it with the input.", "")
 
 
 def input_cut_finding(inp: ExplainInput) -> Any:
@@ -1867,11 +1865,11 @@ def input_cut_finding(inp: ExplainInput) -> Any:
             f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -` judges what follows"
             if inp.cut == "lines" else "`split -C 8M FILE part.` cuts it into parts bringup judges whole")
     return Finding("explain.input_cut", Verdict.UNKNOWN,
-                   f"only the first {inp.judged_bytes:,} bytes ({human_bytes(inp.judged_bytes)}, {inp.judged_lines:,} "
-                   f"lines) of this input were judged ({of}): bringup explain reads {limit} of one input; the rest was "
-                   f"not read",
+                   Msg("only the first {judged_bytes:,} bytes ({human_bytes}, {judged_lines:,} lines) of this "
+                       "input were judged ({of}): bringup explain reads {limit} of one input; the rest was not "
+                       "read", judged_bytes=inp.judged_bytes, human_bytes=human_bytes(inp.judged_bytes), judged_lines=inp.judged_lines, of=of, limit=limit),
                    "input", (inp.last_line,) if inp.last_line else (),
-                   f"Judge the rest on its own: {rest}; or give only the part that matters (`tail`, `grep`).", "")
+                   Msg("Judge the rest on its own: {rest}; or give only the part that matters (`tail`, `grep`).", rest=rest), "")
 
 
 def binary_input_finding(inp: ExplainInput) -> Any:
@@ -1882,8 +1880,8 @@ def binary_input_finding(inp: ExplainInput) -> Any:
             "decompress other files first (`zcat FILE | bringup explain -`)." if inp.gzip else
             "Give bringup the command's text output (a saved terminal log, `cmd > out.txt 2>&1`).")
     return Finding("explain.binary_input", Verdict.UNKNOWN,
-                   f"this input is binary data, not a command's text output: {inp.binary:.0%} of it is control "
-                   f"bytes or not UTF-8; it was not judged", "input", (), hint, "")
+                   Msg("this input is binary data, not a command's text output: {binary:.0%} of it is control "
+                       "bytes or not UTF-8; it was not judged", binary=inp.binary), "input", (), hint, "")
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
