@@ -364,10 +364,14 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
             want = e.validator_value if isinstance(e.validator_value, str) else "/".join(e.validator_value)
             msg: str = Msg("{label} takes {get}, not {what}", label=_label(path), get=_TYPE_WORD.get(want, want), what=_what(e.instance))
             if path and path[0] in ("confirm", "skip") and len(path) == 2 and isinstance(e.instance, dict):
-                msg = (Msg('[{a1}] {a2!r} is a table, not a {a3}: quote step ids, e.g. "{a2}.…" = "..." (a bare '
-                           "dotted key makes nested tables)", a1=path[0], a2=path[1], a3='note' if path[0] == 'confirm' else 'reason'))
+                msg = (Msg('[{table}] {step!r} is a table, not a note: quote step ids, e.g. "{step}.…" = "..." (a bare '
+                           "dotted key makes nested tables)", table=path[0], step=path[1]) if path[0] == "confirm" else
+                       Msg('[{table}] {step!r} is a table, not a reason: quote step ids, e.g. "{step}.…" = "..." (a bare '
+                           "dotted key makes nested tables)", table=path[0], step=path[1]))
             elif path and path[0] in ("confirm", "skip") and len(path) == 2:
-                msg = (Msg("{label} takes a string (the {a1}), not {what}", label=_label(path), a1='note' if path[0] == 'confirm' else 'reason', what=_what(e.instance)))
+                msg = (Msg("{label} takes a string (the note), not {what}", label=_label(path), what=_what(e.instance))
+                       if path[0] == "confirm" else
+                       Msg("{label} takes a string (the reason), not {what}", label=_label(path), what=_what(e.instance)))
             elif want == "string" and isinstance(e.instance, (int, float)) and not isinstance(e.instance, bool):
                 msg += (f" (quote it: \"{e.instance}\")" if isinstance(path[-1], int)  # a list item has no key
                         else f" (quote it: {path[-1]} = \"{e.instance}\")")

@@ -265,7 +265,9 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
                                                    args.get("amd_iommu")):
             return [Finding("bios.iommu", Verdict.PASS,
-                            Msg("IOMMU {a1} on the kernel command line ({arg_text}); sysfs not read", a1='passthrough' if args.get('iommu') == 'pt' else 'off', arg_text=arg_text), "host",
+                            (Msg("IOMMU passthrough on the kernel command line ({arg_text}); sysfs not read", arg_text=arg_text)
+                             if args.get('iommu') == 'pt' else
+                             Msg("IOMMU off on the kernel command line ({arg_text}); sysfs not read", arg_text=arg_text)), "host",
                             (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
         return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
     f = facts_of(out).parse("iommu", parse_iommu, on="files")

@@ -359,7 +359,11 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         when_words = ("logged before the BMC had the time (Pre-Init), so when is unknown" if timeless else
                       f"last {last.date} {last.time}" + ("" if start is not None else
                                                          "; no build start to compare with, so every record counts"))
-        msg: str = (Msg("{what}: {a1} asserted{a2} and not deasserted since ({when_words}); IPMI: {why}", what=_what(last), a1=last.event or '(event not decoded)', a2='' if len(recs) == 1 else f' {len(recs)} times', when_words=when_words, why=why))
+        event = last.event or '(event not decoded)'
+        msg: str = (Msg("{what}: {event} asserted and not deasserted since ({when_words}); IPMI: {why}", what=_what(last),
+                        event=event, when_words=when_words, why=why) if len(recs) == 1 else
+                    Msg("{what}: {event} asserted {n} times and not deasserted since ({when_words}); IPMI: {why}",
+                        what=_what(last), event=event, n=len(recs), when_words=when_words, why=why))
         out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
                            _REMEDY.get(concern, _REMEDY["undecoded"]) + _ACK_HINT, SRC_SEL,
                            key=",".join(dict.fromkeys(record_key(r) for r in recs))))

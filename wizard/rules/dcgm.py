@@ -381,8 +381,8 @@ def _missing_gpus(d: DcgmDiag, fid: str, gpus: list[int], exp: Mapping[str, Any]
         return []
     named = [g for g in gpus if g is not None]
     if not named:
-        return [Finding(fid, Verdict.UNKNOWN, Msg("the plan has {want} GPU{a1}, and this DCGM run does not say which GPUs it tested (no "
-                                                  "per-GPU result, no device ids): whether every planned GPU was tested cannot be told", want=want, a1='s' if want != 1 else ''), "host", tuple(d.metadata_lines[:3]),
+        return [Finding(fid, Verdict.UNKNOWN, Msg("the plan has {want} GPU(s), and this DCGM run does not say which GPUs it tested (no "
+                                                  "per-GPU result, no device ids): whether every planned GPU was tested cannot be told", want=want), "host", tuple(d.metadata_lines[:3]),
                         "Run the level on every GPU (`dcgmi diag -r N` without `-i`, or `-i 0,1,...`) and give bringup "
                         "its whole output (`-j` names each GPU).", SRC)]
     seen = set(named)
@@ -457,7 +457,9 @@ def judge_health(h: Any, text: str) -> list[Finding]:
         who = gpu_subject(inc.gpu) if inc.gpu is not None else "node"
         verdict = Verdict.FAIL if inc.state == "failure" else Verdict.WARN
         msg = inc.message or "(no message)"
-        out.append(Finding(fid, verdict, Msg("DCGM health: {system} system {state} on {a1}: {msg}", system=inc.system, state=inc.state, a1='GPU ' + str(inc.gpu) if inc.gpu is not None else 'the node', msg=msg), who,
+        out.append(Finding(fid, verdict, (Msg("DCGM health: {system} system {state} on GPU {gpu}: {msg}", system=inc.system, state=inc.state, gpu=inc.gpu, msg=msg)
+                                             if inc.gpu is not None else
+                                             Msg("DCGM health: {system} system {state} on the node: {msg}", system=inc.system, state=inc.state, msg=msg)), who,
                            tuple(ln for ln in h.lines if inc.system in ln or (inc.message and ln.strip('| ').strip()
                                                                               and ln.strip('| ').strip() in inc.message))[:6]
                            or (h.overall_line,),

@@ -404,7 +404,9 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if plan:
         floor = PERFTEST_FRACTION * plan
         v = Verdict.PASS if gbit >= floor else Verdict.FAIL
-        return [Finding(fid, v, Msg("{what}, {a1} {floor:g} Gb/s ({PERFTEST_FRACTION:g} x {rate_of})", what=what, a1='at or above' if v is Verdict.PASS else 'below', floor=floor, PERFTEST_FRACTION=PERFTEST_FRACTION, rate_of=rate_of), run.device or "node", ev,
+        return [Finding(fid, v, (Msg("{what}, at or above {floor:g} Gb/s ({fraction:g} x {rate_of})", what=what, floor=floor, fraction=PERFTEST_FRACTION, rate_of=rate_of)
+                                if v is Verdict.PASS else
+                                Msg("{what}, below {floor:g} Gb/s ({fraction:g} x {rate_of})", what=what, floor=floor, fraction=PERFTEST_FRACTION, rate_of=rate_of)), run.device or "node", ev,
                         "" if v is Verdict.PASS else
                         "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
                         "Gen and width), the cable and the switch port; run it between other node pairs to find the "
@@ -552,9 +554,9 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                          + (", no IP address" if not [a for a in i.addrs if not a.startswith('fe80:')] else "") + ")"
                          for i in bad_ib)
         return [Finding(NETDEV_ID, Verdict.WARN,
-                        Msg("InfiniBand interface{a1} (IPoIB) not ready: {what}; {listed}. The HCA's RDMA path may "
+                        Msg("InfiniBand interface(s) (IPoIB) not ready: {what}; {listed}. The HCA's RDMA path may "
                             "still work, but anything that reaches this node over IPoIB (NCCL bootstrap with "
-                            "NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage) cannot", a1='s' if len(bad_ib) > 1 else '', what=what, listed=listed), "host",
+                            "NCCL_SOCKET_IFNAME=ib*, RDMA-CM, IPoIB storage) cannot", what=what, listed=listed), "host",
                         tuple(ln for i in bad_ib for ln in i.lines)[:8],
                         "Check the HCA port (`ibstat`: State Active, Physical state LinkUp), then bring the interface up "
                         "with its address (`ip link set <if> up`; persist it in netplan/NetworkManager/ifcfg), and "

@@ -502,7 +502,9 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                  "node", (s.line,), Msg("Set {name} to this node's {what}s ({have}), or unset it.", name=name, what=what, have=have),
                                  SRC_NCCL_ENV))
         elif dead and not exclude:
-            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, Msg("{where}: {dead} match{a1} no {what} of this node ({have}); NCCL uses {chosen}", where=where, dead=', '.join(dead), a1='es' if len(dead) == 1 else '', what=what, have=have, chosen=', '.join(chosen)), "node", (s.line,),
+            found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg("{where}: {dead} matches no {what} of this node ({have}); NCCL uses {chosen}", where=where, dead=dead[0], what=what, have=have, chosen=', '.join(chosen))
+                                                                 if len(dead) == 1 else
+                                                                 Msg("{where}: {dead} match no {what} of this node ({have}); NCCL uses {chosen}", where=where, dead=', '.join(dead), what=what, have=have, chosen=', '.join(chosen))), "node", (s.line,),
                                  Msg("Correct {name} (a typo, or a {what} of another node model).", name=name, what=what), SRC_NCCL_ENV))
         if name == "NCCL_IB_HCA" and not exclude and chosen:
             bad_ports = [e for e in s.value.lstrip("^=").split(",") if ":" in e and e.strip() not in dead

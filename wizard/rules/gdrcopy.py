@@ -72,9 +72,12 @@ def _open_failure(r: GdrcopyRun) -> Finding:
         said = f" (its summary '{r.check_summary}' does not count these: the older sanity missed failed assertions)"
     n = len(r.open_errors)
     return Finding(GDRCOPY_ID, Verdict.FAIL,
-                   Msg("{prog} could not open /dev/gdrdrv ({n} time{a1}): the gdrdrv kernel module is not loaded "
-                       "or its device node is missing, so GDRCopy, and NVSHMEM's or UCX's gdr_copy transport over "
-                       "it, cannot map GPU memory{said}", prog=_prog(r), n=n, a1='s' if n != 1 else '', said=said), _subject(r), ev, REMEDY_OPEN,
+                   (Msg("{prog} could not open /dev/gdrdrv ({n} times): the gdrdrv kernel module is not loaded "
+                        "or its device node is missing, so GDRCopy, and NVSHMEM's or UCX's gdr_copy transport over "
+                        "it, cannot map GPU memory{said}", prog=_prog(r), n=n, said=said) if n != 1 else
+                    Msg("{prog} could not open /dev/gdrdrv (1 time): the gdrdrv kernel module is not loaded "
+                        "or its device node is missing, so GDRCopy, and NVSHMEM's or UCX's gdr_copy transport over "
+                        "it, cannot map GPU memory{said}", prog=_prog(r), said=said)), _subject(r), ev, REMEDY_OPEN,
                    SRC_OPEN + ("; " + SRC_OLD_SANITY if said or any("void" in a for a in r.assertions) else ""))
 
 

@@ -481,7 +481,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding("health.gpu_count", Verdict.WARN, Msg("nvidia-smi sees {seen} GPUs; the plan expects {want}", seen=seen, want=want),
                         "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
                         SRC_A1, measured=cm)]
-    msg: str = Msg("nvidia-smi lists {seen} GPU{a1}", seen=seen, a1='s' if seen != 1 else '')
+    msg: str = Msg("nvidia-smi lists {seen} GPUs", seen=seen) if seen != 1 else Msg("nvidia-smi lists 1 GPU")
     if want is not None:
         msg += ", as the plan expects"
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]

@@ -155,8 +155,10 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
                   "host needs more RAM.")
         if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
             findings.append(Finding("os.memory_pressure", Verdict.FAIL,
-                                    Msg("host RAM is exhausted and {a1}: {desc}; the next allocation wakes the OOM killer (data "
-                                        "loaders die first)", a1='swap is full' if st else 'there is no swap', desc=desc), "host", ev,
+                                    (Msg("host RAM is exhausted and swap is full: {desc}; the next allocation wakes the OOM killer (data "
+                                         "loaders die first)", desc=desc) if st else
+                                     Msg("host RAM is exhausted and there is no swap: {desc}; the next allocation wakes the OOM "
+                                         "killer (data loaders die first)", desc=desc)), "host", ev,
                                     remedy, SRC_MEM, measured=am))
         elif pct < LOW_AVAILABLE_PCT:
             findings.append(Finding("os.memory_pressure", Verdict.WARN,

@@ -376,7 +376,8 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
                   "Debian/Ubuntu, `dracut -f` on RHEL-family), reboot, then load the NVIDIA driver "
                   "(`modprobe nvidia`) and check `nvidia-smi`.", who=who, lines=lines))
     out.append(Finding("health.driver_conflict", Verdict.FAIL,
-                       Msg("another driver ({who}) holds {where}, so the NVIDIA driver cannot use {a1}", who=who, where=where, a1='it' if n_dev == 1 else 'them'), subject, evidence, remedy, SRC_NOUVEAU))
+                       (Msg("another driver ({who}) holds {where}, so the NVIDIA driver cannot use it", who=who, where=where) if n_dev == 1 else
+                        Msg("another driver ({who}) holds {where}, so the NVIDIA driver cannot use them", who=who, where=where)), subject, evidence, remedy, SRC_NOUVEAU))
     return out
 
 

@@ -1130,8 +1130,11 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             hca = ",".join(f"{d.name}:{d.port}" for d in keep)
             out.append(Finding(
                 "multinode.transport", Verdict.WARN,
-                Msg("NCCL's NET/IB mixes link layers: {hca_names} {a1} {link} (Ethernet) among {n_keep} {main} "
-                    "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), a1='is' if len(stray) == 1 else 'are', link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note), subject,
+                (Msg("NCCL's NET/IB mixes link layers: {hca_names} is {link} (Ethernet) among {n_keep} {main} "
+                     "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note)
+                 if len(stray) == 1 else
+                 Msg("NCCL's NET/IB mixes link layers: {hca_names} are {link} (Ethernet) among {n_keep} {main} "
+                     "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note)), subject,
                 tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
                 f"Pin the data rails with NCCL_IB_HCA, '=' prefix for exact names: "
                 f"`export NCCL_IB_HCA=\"={hca}\"`"

@@ -386,7 +386,8 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         idx = g.index if g.index is not None else "<index>"
         if cur is not None and pend is not None and cur != pend:
             out.append(Finding("health.mig", Verdict.WARN,
-                               Msg("{subject}: MIG mode change pending ({a1} now, {a2} after a reset)", subject=subject(g), a1='on' if cur else 'off', a2='on' if pend else 'off'), subject(g), _ev(g, lines),
+                               (Msg("{subject}: MIG mode change pending (on now, off after a reset)", subject=subject(g)) if cur else
+                                Msg("{subject}: MIG mode change pending (off now, on after a reset)", subject=subject(g))), subject(g), _ev(g, lines),
                                RESET_REMEDY.replace("<index>", str(idx)), SRC_MIG))
         elif cur:
             n = f" with {g.mig_devices} MIG device(s)" if g.mig_devices else ""

@@ -1141,7 +1141,10 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
         c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.UNKNOWN, "host", why)
         return
     verdict = Verdict.PASS if busbw >= floor else Verdict.FAIL
-    msg = (Msg("all-reduce over {where}: {arith}; {a1} the floor {floor:g} GB/s ({desc}){check_note}", where=where, arith=arith, a1='>=' if verdict is Verdict.PASS else 'below', floor=floor, desc=desc, check_note=check_note))
+    msg = (Msg("all-reduce over {where}: {arith}; >= the floor {floor:g} GB/s ({desc}){check_note}", where=where, arith=arith,
+               floor=floor, desc=desc, check_note=check_note) if verdict is Verdict.PASS else
+           Msg("all-reduce over {where}: {arith}; below the floor {floor:g} GB/s ({desc}){check_note}", where=where, arith=arith,
+               floor=floor, desc=desc, check_note=check_note))
     m = c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", floor, verdict, "host", arith,
               label=f"busbw at {human_bytes(sizes[-1])}")
     c.add(fid, verdict, msg, "host", ev, "" if verdict is Verdict.PASS else (
