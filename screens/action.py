@@ -27,10 +27,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Log, Static
 
-from screens.widgets import TopBar
+from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
+from wizard.i18n import _, ngettext, tr
 from wizard.model import StepStatus, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -214,7 +215,7 @@ class ActionScreen(Screen[None]):
         # under the log, never pushed off screen by the header: a validation's live progress, then the result
         yield Static("", id="action-progress", markup=False)
         yield Static("", id="action-outcome", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         from textual.css.query import NoMatches
@@ -232,7 +233,7 @@ class ActionScreen(Screen[None]):
             return
         log = self.query_one(Log)
         if run is None:
-            log.write_line(f"no action run {self.run_id}")
+            log.write_line(_("no action run {id}").format(id=self.run_id))
             return
         self._run = run
         self.expect_s = act.declared_duration_s(run.argv)
@@ -244,7 +245,8 @@ class ActionScreen(Screen[None]):
         if buf is not None and (self.run_id in self.app.watched or buf.total):
             lines = list(buf.lines)
             if buf.first_index > 0:
-                log.write_line(f"... {buf.first_index} earlier lines are in {run.log_path}")
+                log.write_line(_("... {count} earlier lines are in {path}").format(count=buf.first_index,
+                                                                                    path=run.log_path))
             log.write_lines(readable(lines))
             self.next_index = self.line_total = buf.total
         else:
@@ -258,7 +260,8 @@ class ActionScreen(Screen[None]):
                 tail.extend(chunk)
             tail.extend(reader.flush())
             if total > len(tail):
-                log.write_line(f"... {total - len(tail)} earlier lines are in {run.log_path}")
+                log.write_line(_("... {count} earlier lines are in {path}").format(count=total - len(tail),
+                                                                                    path=run.log_path))
             log.write_lines(readable(list(tail)))
             self.line_total = max(total, len(tail))
             if run.state is ActionState.RUNNING:
@@ -316,25 +319,33 @@ class ActionScreen(Screen[None]):
     def state_words(self, run: ActionRun) -> str:
         """The header's state line: which run of its step, how long, how many lines, how it ended."""
         k, n = self._ordinal
-        who = f"{run.step_id} run {k} of {n}: " if k else f"{run.step_id}: "
-        lines = f"{self.line_total:,} log line{'s' if self.line_total != 1 else ''}"
+        who = (_("{step} run {run} of {runs}").format(step=run.step_id, run=k, runs=n) if k else run.step_id) + ": "
+        lines = ngettext("{count} log line", "{count} log lines", self.line_total).format(
+            count=f"{self.line_total:,}")
         if run.state is ActionState.DRY_RUN:
-            return who + "dry run: nothing was run"
+            return who + _("dry run: nothing was run")
         if run.state is ActionState.RUNNING:
             took = seconds_between(run.started_at, self.app.clock())
-            text = "running" + (f" {fmt_duration(took)}" if took is not None else "")
-            if self.expect_s:
-                text += (f" of about {fmt_duration(self.expect_s)}" if took is None or took <= self.expect_s
-                         else f" (expected about {fmt_duration(self.expect_s)})")
+            expect = fmt_duration(self.expect_s) if self.expect_s else ""
+            if took is None:
+                text = _("running of about {expected}").format(expected=expect) if expect else _("running")
+            elif not expect:
+                text = _("running {took}").format(took=fmt_duration(took))
+            elif took <= (self.expect_s or 0):
+                text = _("running {took} of about {expected}").format(took=fmt_duration(took), expected=expect)
+            else:
+                text = _("running {took} (expected about {expected})").format(took=fmt_duration(took), expected=expect)
             return who + text + f", {lines}"
         took = seconds_between(run.started_at, run.ended_at)
-        text = act.outcome_words(run.state, run.exit_status) + (f" after {fmt_duration(took)}" if took is not None
-                                                                else "")
-        text += f", {lines}" + (f", ended {self.when(run.ended_at)}" if run.ended_at else "")
+        outcome = act.outcome_words(run.state, run.exit_status)
+        text = (_("{outcome} after {took}").format(outcome=outcome, took=fmt_duration(took)) if took is not None
+                else outcome)
+        text += f", {lines}" + (", " + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
         b = self.app.build
         st = b.store.step_states().get(run.step_id) if b is not None else None
         if st is not None and self._ordinal[0] == self._ordinal[1]:  # what the latest run left its step in
-            text += f"; step: {st.status}" + (" (the GPU is not validated)" if st.status is StepStatus.CPU_ONLY else "")
+            text += "; " + _("step: {status}").format(status=_(st.status.value)) + (
+                " " + _("(the GPU is not validated)") if st.status is StepStatus.CPU_ONLY else "")
         return who + text
 
     def when(self, iso: str) -> str:
@@ -352,12 +363,14 @@ class ActionScreen(Screen[None]):
         dots = "..." if self.app.basic else "…"
         state = fit(self._state_text, width, 2, dots)
         self.query_one("#action-title", Static).update(
-            Text("\n".join(fit(run.title, width, 1, dots)), style="bold"))
-        cmds = [command_line(a) for a in run.argv] or ["(no command)"]
+            Text("\n".join(fit(_(run.title), width, 1, dots)), style="bold"))
+        cmds = [command_line(a) for a in run.argv] or [_("(no command)")]
         room = HEAD_ROWS - 1 - len(state)
         rows = fit(cmds[0], width, room, dots)
         if len(cmds) > 1:
-            more = f"(+{len(cmds) - 1} more command{'s' if len(cmds) > 2 else ''}: each in the log as it starts)"
+            more = ngettext("(+{count} more command: each in the log as it starts)",
+                            "(+{count} more commands: each in the log as it starts)", len(cmds) - 1).format(
+                count=len(cmds) - 1)
             if len(rows) < room:
                 rows += fit(cmds[1] if len(cmds) == 2 else more, width, room - len(rows), dots)
             else:
@@ -373,30 +386,34 @@ class ActionScreen(Screen[None]):
         out = Text()
         b = self.app.build
         width = self.query_one("#action-outcome").content_region.width or max(20, self.app.size.width - 2)
-        note = " (the run goes on if you leave this screen or the session drops)" if run.state is ActionState.RUNNING else ""
-        where = "\n".join(textwrap.wrap(f"log file: {run.log_path}{note}", max(20, width), break_on_hyphens=False))
+        note = (" " + _("(the run goes on if you leave this screen or the session drops)")
+                if run.state is ActionState.RUNNING else "")
+        where = "\n".join(textwrap.wrap(_("log file: {path}").format(path=run.log_path) + note, max(20, width),
+                                        break_on_hyphens=False))
         if run.state is ActionState.RUNNING:
             out.append(where)
             return out
         if run.state is not ActionState.DRY_RUN and b is not None and not self.showing_results:  # the panel has them
             findings = b.run_findings(run)
             if run.step_id in self.app.checking:
-                out.append("Result: checking the step now that the run ended ...\n")
+                out.append(_("Result: checking the step now that the run ended ...") + "\n")
             elif findings:
                 v = worst(f.verdict for f in findings)
                 first = next(f for f in findings if f.verdict is v)
                 more = len(findings) - 1
                 st = b.store.step_states().get(run.step_id)
                 cpu = st is not None and st.status is StepStatus.CPU_ONLY and self._ordinal[0] == self._ordinal[1]
-                see = "v shows them" if self.check_action("results", ()) else "on the step screen"
-                out.append("Result: ")
+                see = _("v shows them") if self.check_action("results", ()) else _("on the step screen")
+                out.append(_("Result:") + " ")
                 out.append_text(verdict_text(v, self.app.basic))
-                out.append((" (CPU run: the GPU is not validated)" if cpu else "") + f": {first.message}"
-                           + (f" (and {more} more finding{'s' if more > 1 else ''}: {see})" if more else "") + "\n")
+                out.append((" " + _("(CPU run: the GPU is not validated)") if cpu else "") + f": {tr(first.message)}"
+                           + (" " + ngettext("(and {count} more finding: {see})", "(and {count} more findings: {see})",
+                                             more).format(count=more, see=see) if more else "") + "\n")
             else:
                 st = b.store.step_states().get(run.step_id)
-                out.append(f"Result: {act.outcome_words(run.state, run.exit_status)}; nothing judged this run's "
-                           f"output" + (f" (step: {st.status})" if st is not None else "") + "\n")
+                out.append(_("Result: {outcome}; nothing judged this run's output").format(
+                    outcome=act.outcome_words(run.state, run.exit_status))
+                    + (" " + _("(step: {status})").format(status=_(st.status.value)) if st is not None else "") + "\n")
         out.append(where)
         return out
 
@@ -463,12 +480,13 @@ class ActionScreen(Screen[None]):
         assert b is not None  # this screen is opened on a build
         run = b.store.action_run(self.run_id)
         if run is None or run.state is not ActionState.RUNNING or b.observing:
-            self.notify("nothing to cancel here")
+            self.notify(_("nothing to cancel here"))
             return
 
         def done(yes: bool | None) -> None:
             if yes:
                 sent = act.cancel(run, b.boot_id)
-                self.notify("sent SIGTERM to the run" if sent else "the run had already ended")
+                self.notify(_("sent SIGTERM to the run") if sent else _("the run had already ended"))
 
-        self.app.push_screen(YesNo("Cancel this run?", f"Send SIGTERM to {run.title} (pid {run.pid})?"), done)
+        self.app.push_screen(YesNo(_("Cancel this run?"), _("Send SIGTERM to {title} (pid {pid})?").format(
+            title=_(run.title), pid=run.pid)), done)

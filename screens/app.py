@@ -25,10 +25,12 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.reactive import reactive
 from textual.scrollbar import ScrollBar
 
+from screens import linebreak
 from screens.glyphs import ConsoleScrollBarRender
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
 from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
+from wizard.i18n import _
 from wizard.store import (
     ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, tighten_state_dir,
     tightened_note, utcnow,
@@ -41,6 +43,9 @@ HANGUP_EXIT_S = 2.0
 """Seconds the UI gets to end cleanly after SIGHUP (the SSH or tmux session dropped) or SIGTERM; past them the
 process ends anyway (``os._exit(128 + signal)``). Nothing is lost by that: every state change is already committed
 (SQLite), and actions run detached under their supervisor."""
+
+
+linebreak.install()  # lines may break between Chinese characters (screens/linebreak.py)
 
 
 class TerminalFile:
@@ -169,16 +174,17 @@ def other_builds_hint(state_dir: Path, given: bool) -> str:
         return ""
     other = sudo_user_state_dir()
     if other is not None and list_builds(other):
-        return (f"A build made without sudo is in {other}. To continue it, quit and run: "
-                f"bringup --state {other}")
+        return _("A build made without sudo is in {dir}. To continue it, quit and run: "
+                 "bringup --state {dir}").format(dir=other)
     return ""
 
 
 def root_hint(title: str, state_dir: Path) -> str:
     """How to re-run as root without losing this build (root's default state dir differs)."""
     exe = sys.argv[0] if sys.argv and sys.argv[0] else "bringup"
-    return (f"'{title}' changes the system and needs root. Quit (ctrl+q) and start bringup again as "
-            f"root, keeping this build:\n\n  sudo {exe} --state {state_dir}\n\nYou will resume here.")
+    return _("'{title}' changes the system and needs root. Quit (ctrl+q) and start bringup again as "
+             "root, keeping this build:\n\n  sudo {exe} --state {state_dir}\n\nYou will resume here.").format(
+        title=title, exe=exe, state_dir=state_dir)
 
 
 def detect_basic() -> bool:
@@ -295,7 +301,7 @@ class BringupApp(App[int]):
                 return
             readonly = True  # e.g. root's build viewed by an operator, a read-only mount: show it, change nothing
             self.read_only_reason = str(exc)
-            self.notify(f"{exc}: this window is read-only", severity="warning", timeout=8)
+            self.notify(_("{reason}: this window is read-only").format(reason=exc), severity="warning", timeout=8)
         self.identity = await host_identity(self.host)
         recorded = getattr(self.host, "identity", None)  # a bundle's manifest knows who it was
         if isinstance(recorded, dict):
@@ -311,9 +317,10 @@ class BringupApp(App[int]):
                 self.build_error = str(exc)
         if self.build is not None and self.snapshot and same_host(self.build.store.host(), self.identity) is False:
             # a bundle of another machine: its findings never go into this build (start one for it with n)
-            self.notify(f"the newest build is {host_words(self.build.store.host())}'s; this bundle is from "
-                        f"{host_words(self.identity)}: start a build for it to judge it", severity="warning",
-                        timeout=12)
+            self.notify(_("the newest build is {build_host}'s; this bundle is from {bundle_host}: start a build "
+                          "for it to judge it").format(build_host=host_words(self.build.store.host()),
+                                                       bundle_host=host_words(self.identity)),
+                        severity="warning", timeout=12)
             self.build.close()
             self.build = None
         if self.build is not None:
@@ -350,7 +357,8 @@ class BringupApp(App[int]):
             return ""
         if self.read_only_reason:
             return self.read_only_reason
-        return f"another bringup ({self.build.lock.holder or 'another process'}) holds this build"
+        return _("another bringup ({holder}) holds this build").format(
+            holder=self.build.lock.holder or _("another process"))
 
     def new_build(self) -> Build:
         if self.build is not None:
@@ -388,7 +396,7 @@ class BringupApp(App[int]):
             steps = [self.build.step(s) for s in step_ids]
             await self.build.check_steps(self.host, steps, snapshot=self.snapshot or "")
         except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
-            self.notify(f"check failed to run: {exc}", severity="error", timeout=10)
+            self.notify(_("check failed to run: {error}").format(error=exc), severity="error", timeout=10)
         finally:
             self.checking.difference_update(step_ids)
             self.post_message(ChecksFinished(step_ids))
@@ -409,19 +417,22 @@ class BringupApp(App[int]):
         try:
             changes = await self.build.recheck_after_reboot(self.host)
         except Exception as exc:  # noqa: BLE001
-            self.notify(f"re-check after reboot failed: {exc}", severity="error", timeout=10)
+            self.notify(_("re-check after reboot failed: {error}").format(error=exc), severity="error", timeout=10)
             return
         finally:
             self.checking.difference_update(stale)
             self.bump()
         lines = []
         for step, before, now in changes:
-            b = before.value if before else "not checked"
+            b = _(before.value) if before else _("not checked")
             mark = "  " if before is now else "->"
-            lines.append(f"{mark} {step.title}\n     before the reboot: {b}; now: {now.value}")
-        changed = sum(1 for _, b, n in changes if b is not n)
+            lines.append(f"{mark} {_(step.title)}\n     "
+                         + _("before the reboot: {before}; now: {now}").format(before=b, now=_(now.value)))
+        changed = sum(1 for _unused, b, n in changes if b is not n)
         await self.push_screen_wait(MessageDialog(
-            f"Rebooted: {len(changes)} boot-sensitive steps re-checked, {changed} changed", "\n".join(lines)))
+            _("Rebooted: {count} boot-sensitive steps re-checked, {changed} changed").format(count=len(changes),
+                                                                                          changed=changed),
+            "\n".join(lines)))
 
     @work(group="fleet", exclusive=True, exit_on_error=False, description="check the fleet's nodes over ssh")
     async def run_fleet_check(self) -> None:
@@ -446,7 +457,8 @@ class BringupApp(App[int]):
             self.fleet_check = await check_fleet(req.nodes, sel, plan, on_progress=on_progress, **req.options)
         except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
             self.fleet_error = str(exc) or repr(exc)
-            self.notify(f"fleet check failed to run: {self.fleet_error}", severity="error", timeout=10)
+            self.notify(_("fleet check failed to run: {error}").format(error=self.fleet_error), severity="error",
+                        timeout=10)
         finally:
             self.fleet_running = False
             self.bump()
@@ -496,7 +508,7 @@ class BringupApp(App[int]):
             out = await build.run_action(self.host, step_id, confirm=confirm, on_start=on_start, on_lines=on_lines,
                                          on_checking=on_checking, dry_run=dry, poll_s=0.1)
         except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
-            await self.push_screen_wait(MessageDialog("Cannot prepare the action", str(exc)))
+            await self.push_screen_wait(MessageDialog(_("Cannot prepare the action"), str(exc)))
             return
         finally:
             for rid in run_ids:
@@ -504,16 +516,17 @@ class BringupApp(App[int]):
             self.bump()
         prep = out.prepared
         if prep.refusal_kind == "observing":
-            await self.push_screen_wait(MessageDialog("Read-only" if self.read_only_reason else "Observing",
-                                                      f"{self.read_only_why()}: actions are disabled in this window."))
+            await self.push_screen_wait(MessageDialog(_("Read-only") if self.read_only_reason else _("Observing"),
+                                                      _("{why}: actions are disabled in this window.").format(
+                                                          why=self.read_only_why())))
         elif prep.refusal_kind == "manual":
             # with a field for the plan answer it needs (hostfile) when one is why: saved, it is asked for again
             if await self.push_screen_wait(ManualDialog(prep)) and prep.resolved.plan_key:
                 self.start_action(step_id)
         elif prep.refusal_kind == "root":
-            await self.push_screen_wait(MessageDialog("Needs root", root_hint(step.action.title, self.state_dir)))
+            await self.push_screen_wait(MessageDialog(_("Needs root"), root_hint(_(step.action.title), self.state_dir)))
         elif out.error:
-            await self.push_screen_wait(MessageDialog("Not started", out.error))
+            await self.push_screen_wait(MessageDialog(_("Not started"), out.error))
         elif out.run is not None and out.run.state is not ActionState.DRY_RUN:
             self.post_message(ActionEnded(out.run.id, out.run.state))
 
@@ -554,7 +567,8 @@ class BringupApp(App[int]):
         if run is not None and self.build is not None and not self.build.observing and self.build.needs_check(run.step_id):
             self.run_checks([run.step_id])  # the commands ran; now verify what they were for
         if message.state in (ActionState.FAILED, ActionState.INTERRUPTED):
-            self.notify(f"action run {message.run_id} {message.state}", severity="warning", timeout=6)
+            self.notify(_("action run {id} {state}").format(id=message.run_id, state=_(str(message.state))),
+                        severity="warning", timeout=6)
 
     # ------------------------------------------------------------------ actions
 
@@ -572,14 +586,14 @@ class BringupApp(App[int]):
         if isinstance(self.screen, PlanDialog):
             return
         if self.build is None:
-            self.push_screen(MessageDialog("No build yet", "Start a build first (New build); its plan "
-                                           "answers are kept with it."))
+            self.push_screen(MessageDialog(_("No build yet"), _("Start a build first (New build); its plan "
+                                                               "answers are kept with it.")))
             return
 
         def done(changes: dict | None) -> None:
             if changes and self.build is not None and not self.build.observing:
                 self.build.store.set_plan(**changes)
-                self.notify("plan saved: re-check the steps that compare against it")
+                self.notify(_("plan saved: re-check the steps that compare against it"))
                 self.bump()
 
         self.push_screen(PlanDialog(self.build.store.plan(), readonly=self.build.observing), done)
@@ -641,7 +655,7 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
         except OSError:  # the terminal is gone
             pass
     if app.fatal:
-        print(f"bringup: error: {app.fatal}", file=sys.stderr)
+        print(_("bringup: error: {error}").format(error=app.fatal), file=sys.stderr)
         return 3
     # Textual sets return_code to 1 when the app died of an exception (it printed the traceback)
     rc = app.return_code or 0

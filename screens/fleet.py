@@ -18,10 +18,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE, verdict_text
-from screens.widgets import TopBar
+from screens.widgets import KeyFooter, TopBar
+from wizard.i18n import _, ngettext, tr
 from wizard.model import Finding, Verdict
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def _cell(verdict: Verdict | None, odd: bool, basic: bool) -> Text:
     if verdict is None:
         return Text("-")
     g = VERDICT_GLYPH[verdict][1 if basic else 0]
-    t = Text(f"{g} {VERDICT_LABEL[verdict]}", style=VERDICT_STYLE[verdict])
+    t = Text(f"{g} {_(VERDICT_LABEL[verdict])}", style=VERDICT_STYLE[verdict])
     if odd:
         t.append(ODD_MARK)
         t.stylize("reverse")
@@ -65,12 +66,12 @@ def findings_table(findings: list[Finding], basic: bool, brief: bool = False) ->
     for f in findings:
         quiet = f.verdict in (Verdict.PASS, Verdict.SKIP)
         if brief and quiet:
-            grid.add_row(verdict_text(f.verdict, basic), Text.assemble((f.id, "bold"), f" {f.message}"))
+            grid.add_row(verdict_text(f.verdict, basic), Text.assemble((f.id, "bold"), f" {tr(f.message)}"))
             continue
         t = Text(f.id, style="bold")
-        t.append(f"\n{f.message}")
+        t.append(f"\n{tr(f.message)}")
         if f.remedy and not quiet:
-            t.append(f"\n-> {f.remedy}")
+            t.append(f"\n-> {tr(f.remedy)}")
         grid.add_row(verdict_text(f.verdict, basic), t)
     return grid
 
@@ -101,7 +102,7 @@ class FleetScreen(Screen[None]):
         yield DataTable(id="fleet-table", cursor_type="row", zebra_stripes=False)
         with VerticalScroll(id="fleet-findings"):
             yield Static("", id="fleet-findings-text", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "revision", lambda _: self.refresh_view(), init=True)
@@ -117,24 +118,26 @@ class FleetScreen(Screen[None]):
         head = self.query_one("#fleet-head", Static)
         req = app.fleet_request
         count = len(req.nodes) if req is not None else 0
-        title = f"Fleet check of {app.fleet_nodeset} ({count} node{'s' if count != 1 else ''})"
+        title = ngettext("Fleet check of {nodes} ({count} node)", "Fleet check of {nodes} ({count} nodes)",
+                         count).format(nodes=app.fleet_nodeset, count=count)
         fc = app.fleet_check
         if app.fleet_running or fc is None:
-            line = app.fleet_progress.line() if app.fleet_progress is not None else "starting"
+            line = app.fleet_progress.line() if app.fleet_progress is not None else _("starting")
             if app.fleet_error:
-                line = f"the fleet check could not run: {app.fleet_error}"
+                line = _("the fleet check could not run: {error}").format(error=app.fleet_error)
             head.update(f"{title}\n{line}")
             if fc is None:
                 self.query_one("#fleet-findings-text", Static).update(
-                    "" if app.fleet_error else "The node x stage table appears when every node is done.")
+                    "" if app.fleet_error else _("The node x stage table appears when every node is done."))
                 return
         if fc is not None and self._shown is not fc:
             self._shown = fc
             self.show_result(fc)
         if not app.fleet_running and fc is not None:
-            legend = f"{ODD_MARK} differs from most nodes   " if self._any_odd else ""
-            head.update(Text.assemble(f"{title}: {fc.wall_s:.1f} s, overall ", verdict_text(fc.verdict, app.basic),
-                                      f"\n{legend}enter: a node's findings"))
+            legend = _("{mark} differs from most nodes").format(mark=ODD_MARK) + "   " if self._any_odd else ""
+            head.update(Text.assemble(_("{title}: {seconds} s, overall").format(title=title, seconds=f"{fc.wall_s:.1f}")
+                                      + " ", verdict_text(fc.verdict, app.basic),
+                                      "\n" + legend + _("enter: a node's findings")))
 
     def show_result(self, fc: Any) -> None:
         from wizard.fleet import stage_matrix
@@ -145,13 +148,13 @@ class FleetScreen(Screen[None]):
         table = self.query_one("#fleet-table", DataTable)
         keep = table.cursor_row
         table.clear(columns=True)
-        table.add_column("node", key="node")
-        table.add_column("verdict", key="verdict")
+        table.add_column(_("node"), key="node")
+        table.add_column(_("verdict"), key="verdict")
         for sid in ids:
             table.add_column(sid, key=sid)
         if not ids:  # no node was judged: the column says why
-            table.add_column("not judged", key="why")
-        table.add_column("time", key="time")
+            table.add_column(_("not judged"), key="why")
+        table.add_column(_("time"), key="time")
         for r in rows:
             cells: list[Any] = [Text(r["node"]), verdict_text(r["verdict"], basic)]
             if r["reason"]:  # not judged: why, in the first stage column (its findings say ssh's words)
@@ -166,7 +169,8 @@ class FleetScreen(Screen[None]):
         loud = [f for f in fc.findings if f.verdict not in (Verdict.PASS, Verdict.SKIP)]
         quiet = [f for f in fc.findings if f.verdict in (Verdict.PASS, Verdict.SKIP)]
         self.query_one("#fleet-findings-text", Static).update(Group(
-            Text(f"Across the nodes ({judged} compared)", style="bold"), findings_table(loud, basic),
+            Text(_("Across the nodes ({count} compared)").format(count=judged), style="bold"),
+            findings_table(loud, basic),
             findings_table(quiet, basic, brief=True)))
 
     @on(DataTable.RowSelected, "#fleet-table")
@@ -208,20 +212,22 @@ class NodeFindingsScreen(Screen[None]):
         if c is not None:
             head.append_text(verdict_text(c.verdict, self.app.basic))
             n = len(c.findings)
-            head.append(f"  ({n} finding{'s' if n != 1 else ''}, {c.seconds:.1f} s; ssh target {c.target})")
+            head.append("  " + ngettext("({count} finding, {seconds} s; ssh target {target})",
+                                        "({count} findings, {seconds} s; ssh target {target})", n).format(
+                count=n, seconds=f"{c.seconds:.1f}", target=c.target))
             if c.reason:
                 head.append(f"\n{c.reason}: {c.error}")
             loud = [f for f in c.findings if f.verdict not in (Verdict.PASS, Verdict.SKIP)]
             quiet = [f for f in c.findings if f.verdict in (Verdict.PASS, Verdict.SKIP)]
             parts: list[Any] = [findings_table(loud, self.app.basic)]
             if quiet:
-                parts += [Text(f"passed or not applicable ({len(quiet)})", style="bold"),
+                parts += [Text(_("passed or not applicable ({count})").format(count=len(quiet)), style="bold"),
                           findings_table(quiet, self.app.basic, brief=True)]
             body = Group(*parts)
         yield Static(head, id="node-head")
         with VerticalScroll(id="node-findings"):
             yield Static(body, id="node-findings-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#node-findings", VerticalScroll).focus()

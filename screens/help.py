@@ -11,42 +11,44 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from wizard.i18n import N_, _
+
 WORDS: dict[tuple[str, str], str] = {
-    ("BringupApp", "help"): "this help",
-    ("BringupApp", "quit"): "quit (your place is saved)",
-    ("BringupApp", "plan"): "plan answers (once a build is started)",
-    ("StartScreen", "resume"): "resume the build where you left it",
-    ("StartScreen", "new"): "start a new build (the old one stays on disk)",
-    ("BuildScreen", "check_stage"): "run every automatic check of the highlighted stage",
-    ("BuildScreen", "back"): "back to the welcome screen",
-    ("StepScreen", "check"): "check: run this step's automatic checks",
-    ("StepScreen", "run_action"): "run the step's action (asks first, shows every command)",
-    ("StepScreen", "show_log"): "the action's log",
-    ("StepScreen", "confirm"): "confirm (done by hand, with an optional note); moves to the next open step",
-    ("StepScreen", "skip"): "skip, with a reason",
-    ("StepScreen", "acknowledge"): "acknowledge a past event (an old Xid) with a reason",
-    ("StepScreen", "sizing"): "plan & sizing (plan steps; F3 there: use the result as the plan)",
-    ("StepScreen", "next"): "next step; from a stage's last step, the next stage's first open step",
-    ("StepScreen", "prev"): "previous step",
-    ("StepScreen", "back"): "back to the overview, on this step",
-    ("ActionScreen", "back"): "back: the action keeps running, also if SSH drops",
-    ("ActionScreen", "cancel"): "cancel the run (SIGTERM to its process group)",
-    ("ActionScreen", "results"): "switch between the log and the results (validations)",
-    ("SizingScreen", "use_plan"): "use the result as the build's plan (a SHORT plan asks first)",
-    ("FleetScreen", "recheck"): "check every node again",
+    ("BringupApp", "help"): N_("this help"),
+    ("BringupApp", "quit"): N_("quit (your place is saved)"),
+    ("BringupApp", "plan"): N_("plan answers (once a build is started)"),
+    ("StartScreen", "resume"): N_("resume the build where you left it"),
+    ("StartScreen", "new"): N_("start a new build (the old one stays on disk)"),
+    ("BuildScreen", "check_stage"): N_("run every automatic check of the highlighted stage"),
+    ("BuildScreen", "back"): N_("back to the welcome screen"),
+    ("StepScreen", "check"): N_("check: run this step's automatic checks"),
+    ("StepScreen", "run_action"): N_("run the step's action (asks first, shows every command)"),
+    ("StepScreen", "show_log"): N_("the action's log"),
+    ("StepScreen", "confirm"): N_("confirm (done by hand, with an optional note); moves to the next open step"),
+    ("StepScreen", "skip"): N_("skip, with a reason"),
+    ("StepScreen", "acknowledge"): N_("acknowledge a past event (an old Xid) with a reason"),
+    ("StepScreen", "sizing"): N_("plan & sizing (plan steps; F3 there: use the result as the plan)"),
+    ("StepScreen", "next"): N_("next step; from a stage's last step, the next stage's first open step"),
+    ("StepScreen", "prev"): N_("previous step"),
+    ("StepScreen", "back"): N_("back to the overview, on this step"),
+    ("ActionScreen", "back"): N_("back: the action keeps running, also if SSH drops"),
+    ("ActionScreen", "cancel"): N_("cancel the run (SIGTERM to its process group)"),
+    ("ActionScreen", "results"): N_("switch between the log and the results (validations)"),
+    ("SizingScreen", "use_plan"): N_("use the result as the build's plan (a SHORT plan asks first)"),
+    ("FleetScreen", "recheck"): N_("check every node again"),
 }
 """The help's longer words for a binding (screen class name, action); a binding without them shows its footer
 description. A test holds every entry to a binding that exists."""
 
 EXTRA: dict[str, tuple[str, ...]] = {
-    "BringupApp": ("tab / shift+tab  next / previous control", "arrows  move, scroll     enter  open"),
-    "BuildScreen": ("enter  open the highlighted stage or step",
-                    "tab / shift+tab  between the stages and the steps",
-                    "arrows, home, end  move within the focused list"),
-    "StepScreen": ("enter on a finding: show or hide its evidence",),
-    "SizingScreen": ("tab / shift+tab  between fields",
-                     "enter  open a choice list, or go to the next field"),
-    "FleetScreen": ("enter  open the highlighted node's findings",),
+    "BringupApp": (N_("tab / shift+tab  next / previous control"), N_("arrows  move, scroll     enter  open")),
+    "BuildScreen": (N_("enter  open the highlighted stage or step"),
+                    N_("tab / shift+tab  between the stages and the steps"),
+                    N_("arrows, home, end  move within the focused list")),
+    "StepScreen": (N_("enter on a finding: show or hide its evidence"),),
+    "SizingScreen": (N_("tab / shift+tab  between fields"),
+                     N_("enter  open a choice list, or go to the next field")),
+    "FleetScreen": (N_("enter  open the highlighted node's findings"),),
 }
 """Keys the widgets of a screen answer (lists, findings, fields), not its own bindings."""
 
@@ -61,9 +63,11 @@ def sections() -> list[tuple[str, Any]]:
     from screens.start import StartScreen
     from screens.step import StepScreen
 
-    return [("Every screen", BringupApp), ("Welcome screen", StartScreen), ("Build overview", BuildScreen),
-            ("Step screen", StepScreen), ("Action screen", ActionScreen), ("Plan & sizing (z on a plan step)", SizingScreen),
-            ("Fleet view (bringup --nodes NODESET)", FleetScreen), ("A node's findings (fleet view)", NodeFindingsScreen)]
+    return [(_("Every screen"), BringupApp), (_("Welcome screen"), StartScreen), (_("Build overview"), BuildScreen),
+            (_("Step screen"), StepScreen), (_("Action screen"), ActionScreen),
+            (_("Plan & sizing (z on a plan step)"), SizingScreen),
+            (_("Fleet view (bringup --nodes NODESET)"), FleetScreen),
+            (_("A node's findings (fleet view)"), NodeFindingsScreen)]
 
 
 def key_words(key: str) -> str:
@@ -83,25 +87,27 @@ def bindings_of(cls: Any) -> list[Binding]:
 
 
 def keys_text() -> str:
-    """Every screen's keys, from its bindings, with :data:`WORDS` and :data:`EXTRA`."""
+    """Every screen's keys, from its bindings, with :data:`WORDS` and :data:`EXTRA`, in the operator's language (the
+    English words are the message ids)."""
     lines: list[str] = []
     for heading, cls in sections():
         lines.append(heading)
         for b in bindings_of(cls):
-            lines.append(f"  {key_words(b.key):<4} {WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description}")
-        lines += [f"  {x}" for x in EXTRA.get(cls.__name__, ())]
+            words = WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description
+            lines.append(f"  {key_words(b.key):<4} {_(words) if words else ''}")
+        lines += [f"  {_(x)}" for x in EXTRA.get(cls.__name__, ())]
         lines.append("")
     return "\n".join(lines)
 
 
-PLACE = """\
+PLACE = N_("""\
 Your place is saved at every step: start bringup again and
 choose Resume (it goes on at the next open step). A restarted
 bringup re-attaches to a running action, or marks one that died
 without an exit status as interrupted. A second bringup on the
 same build is read-only. Where the footer is too narrow for
 every key, F1 says how many it left out ("Help +2"): they work.
-"""
+""")
 
 
 def command_lines(width: int = 60) -> str:
@@ -111,7 +117,7 @@ def command_lines(width: int = 60) -> str:
 
     from wizard.cli import build_parser
 
-    out = ["Command line (bringup SUBCOMMAND --help for more):"]
+    out = [_("Command line (bringup SUBCOMMAND --help for more):")]
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
@@ -126,8 +132,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", classes="dialog"):
-            yield Static("bringup help: the keys of each screen", classes="dialog-title", markup=False)
-            yield Static(keys_text() + PLACE + "\n" + command_lines(), markup=False)
+            yield Static(_("bringup help: the keys of each screen"), classes="dialog-title", markup=False)
+            yield Static(keys_text() + _(PLACE) + "\n" + command_lines(), markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from wizard.i18n import _
 from wizard.plan import PLAN_KEYS, parse_value
 
 
@@ -37,21 +38,21 @@ class PlanDialog(ModalScreen[dict | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog plan-dialog"):
-            yield Static("Plan answers" + ("  (read-only here)" if self.readonly else ""),
+            yield Static(_("Plan answers") + ("  " + _("(read-only here)") if self.readonly else ""),
                          classes="dialog-title", markup=False)
-            yield Static("What this machine should have; checks compare against it. Empty = no answer.",
+            yield Static(_("What this machine should have; checks compare against it. Empty = no answer."),
                          markup=False, classes="muted")
             with VerticalScroll(id="plan-fields"):
                 for k in PLAN_KEYS.values():
                     with Horizontal(classes="plan-row"):
                         yield Label(k.name, classes="plan-key")
-                        yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}", placeholder=k.help,
+                        yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}", placeholder=_(k.help) if k.help else "",
                                     disabled=self.readonly, classes="plan-input")
                     yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 if not self.readonly:
-                    yield Button("Save (ctrl+s)", id="save", variant="primary", compact=True)
-                yield Button("Cancel (esc)", id="cancel", compact=True)
+                    yield Button(_("Save (ctrl+s)"), id="save", variant="primary", compact=True)
+                yield Button(_("Cancel (esc)"), id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()

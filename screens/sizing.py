@@ -27,52 +27,53 @@ from rich.text import Text
 
 from screens.widgets import KeyFooter, TopBar
 from wizard import sizing as sz
+from wizard.i18n import N_, _
 from wizard.plan import parse_value
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
 
-# (section, field, label, options or None for a text input, placeholder)
+# (section, field, label, options or None for a text input, placeholder); the words are translated where shown
 FORM: tuple[tuple[str, str, str, object, str], ...] = (
-    ("Model and method", "params", "Parameters", None, "7B, 13e9, 70B"),
-    ("", "method", "Method", sz.METHODS, ""),
-    ("", "lora", "LoRA r or %", None, "rank 16, or 0.5%"),
-    ("", "precision", "Precision", {p: p for p in sz.PRECISIONS}, ""),
-    ("", "optimizer", "Optimizer", sz.OPTIMIZER_LABEL, ""),
-    ("", "accounting", "Accounting", sz.ACCOUNTINGS, ""),
-    ("Parallelism", "zero_stage", "ZeRO stage", {str(i): f"ZeRO-{i}" for i in range(4)}, ""),
-    ("", "dp_degree", "DP degree Nd", None, "GPUs/(TP x PP)"),
-    ("", "tp", "TP degree", None, "1"),
-    ("", "pp", "PP degree", None, "1"),
-    ("", "sp", "Seq. parallel", sz.SEQ_PARALLEL, ""),
-    ("", "offload", "CPU offload", sz.OFFLOAD, ""),
-    ("Activations", "seq_len", "Sequence len", None, "tokens"),
-    ("", "micro_batch", "Micro-batch", None, "per GPU"),
-    ("", "checkpointing", "Grad. ckpt", sz.CHECKPOINTING, ""),
-    ("", "attention", "Attention", sz.ATTENTION, ""),
-    ("", "layers", "Layers", None, "from table"),
-    ("", "hidden", "Hidden size", None, "from table"),
-    ("", "heads", "Attn heads", None, "from table"),
-    ("", "kv_heads", "KV heads", None, "= heads"),
-    ("", "largest_layer", "Largest layer", None, "from table"),
-    ("GPUs", "gpu", "GPU model", "gpus", ""),
-    ("", "gpu_count", "GPUs per node", None, "8"),
-    ("Host and storage", "loader_gb_per_gpu", "Loader GB/GPU", None, "measured RSS"),
-    ("", "ckpt_loaders", "Model loading", sz.CKPT_LOADERS, ""),
-    ("", "host_ram_gib", "RAM plan GiB", None, "installed"),
-    ("", "dataset_gb", "Dataset GB", None, "0"),
-    ("", "checkpoints_kept", "Ckpts kept", None, "1"),
-    ("Power", "cpu_w", "CPU W", None, "all sockets"),
-    ("", "other_w", "Other W", None, "RAM NIC disk fan"),
-    ("", "psu_w", "PSU rating W", None, "e.g. 3300"),
-    ("", "system_max_w", "System max W", None, "vendor's figure"),
+    (N_("Model and method"), "params", N_("Parameters"), None, "7B, 13e9, 70B"),
+    ("", "method", N_("Method"), sz.METHODS, ""),
+    ("", "lora", N_("LoRA r or %"), None, N_("rank 16, or 0.5%")),
+    ("", "precision", N_("Precision"), {p: p for p in sz.PRECISIONS}, ""),
+    ("", "optimizer", N_("Optimizer"), sz.OPTIMIZER_LABEL, ""),
+    ("", "accounting", N_("Accounting"), sz.ACCOUNTINGS, ""),
+    (N_("Parallelism"), "zero_stage", N_("ZeRO stage"), {str(i): f"ZeRO-{i}" for i in range(4)}, ""),
+    ("", "dp_degree", N_("DP degree Nd"), None, "GPUs/(TP x PP)"),
+    ("", "tp", N_("TP degree"), None, "1"),
+    ("", "pp", N_("PP degree"), None, "1"),
+    ("", "sp", N_("Seq. parallel"), sz.SEQ_PARALLEL, ""),
+    ("", "offload", N_("CPU offload"), sz.OFFLOAD, ""),
+    (N_("Activations"), "seq_len", N_("Sequence len"), None, N_("tokens")),
+    ("", "micro_batch", N_("Micro-batch"), None, N_("per GPU")),
+    ("", "checkpointing", N_("Grad. ckpt"), sz.CHECKPOINTING, ""),
+    ("", "attention", N_("Attention"), sz.ATTENTION, ""),
+    ("", "layers", N_("Layers"), None, N_("from table")),
+    ("", "hidden", N_("Hidden size"), None, N_("from table")),
+    ("", "heads", N_("Attn heads"), None, N_("from table")),
+    ("", "kv_heads", N_("KV heads"), None, N_("= heads")),
+    ("", "largest_layer", N_("Largest layer"), None, N_("from table")),
+    (N_("GPUs"), "gpu", N_("GPU model"), "gpus", ""),
+    ("", "gpu_count", N_("GPUs per node"), None, "8"),
+    (N_("Host and storage"), "loader_gb_per_gpu", N_("Loader GB/GPU"), None, N_("measured RSS")),
+    ("", "ckpt_loaders", N_("Model loading"), sz.CKPT_LOADERS, ""),
+    ("", "host_ram_gib", N_("RAM plan GiB"), None, N_("installed")),
+    ("", "dataset_gb", N_("Dataset GB"), None, "0"),
+    ("", "checkpoints_kept", N_("Ckpts kept"), None, "1"),
+    (N_("Power"), "cpu_w", N_("CPU W"), None, N_("all sockets")),
+    ("", "other_w", N_("Other W"), None, N_("RAM NIC disk fan")),
+    ("", "psu_w", N_("PSU rating W"), None, N_("e.g. 3300")),
+    ("", "system_max_w", N_("System max W"), None, N_("vendor's figure")),
 )
 
 RESULT_ORDER = ("per_gpu", "min_gpus", "bytes_per_param", "model_states", "activations", "host_ram", "cpu_cores",
                 "nvme", "power")
 """Verdicts first (does it fit, how many GPUs), then the arithmetic that leads to them."""
 
-STATUS_WORD = {"ok": "OK", "short": "SHORT", "error": "ERROR", "info": ""}
+STATUS_WORD = {"ok": N_("OK"), "short": N_("SHORT"), "error": N_("ERROR"), "info": ""}
 STATUS_STYLE = {"ok": "green", "short": "bold red", "error": "bold red", "info": ""}
 
 
@@ -125,7 +126,7 @@ class SizingScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TopBar()
-        yield Static("Plan & sizing: what the workload needs from this machine", id="sz-head",
+        yield Static(_("Plan & sizing: what the workload needs from this machine"), id="sz-head",
                      markup=False)
         values = dict(sz.FIELDS)
         values.update(self._stored())
@@ -137,17 +138,18 @@ class SizingScreen(Screen[None]):
                 first = True
                 for section, name, label, options, placeholder in FORM:
                     if section:
-                        yield Static(section, classes="sz-section" + (" first" if first else ""), markup=False)
+                        yield Static(_(section), classes="sz-section" + (" first" if first else ""), markup=False)
                         first = False
                     with Horizontal(classes="sz-row"):
-                        yield Label(label, classes="sz-label", markup=False)
+                        yield Label(_(label), classes="sz-label", markup=False)
                         if options is None:
-                            yield Input(values.get(name, ""), placeholder=placeholder, id=f"f-{name}",
+                            yield Input(values.get(name, ""), placeholder=_(placeholder) if placeholder else "",
+                                        id=f"f-{name}",
                                         classes="sz-input", compact=True, select_on_focus=False)
                         else:
                             opts = ([(g.name, g.name) for g in sz.gpu_specs()] if options == "gpus"
-                                    else [(lbl, key) for key, lbl in options.items()])  # type: ignore[attr-defined]  # FORM types options as object: 'gpus' or a dict
-                            keys = [k for _, k in opts]
+                                    else [(_(lbl), key) for key, lbl in options.items()])  # type: ignore[attr-defined]  # FORM types options as object: 'gpus' or a dict
+                            keys = [k for _label, k in opts]
                             value = values.get(name, "")
                             yield Select(opts, value=value if value in keys else keys[0], allow_blank=False,
                                          id=f"f-{name}", classes="sz-input", compact=True)
@@ -221,7 +223,7 @@ class SizingScreen(Screen[None]):
 
     def raw_values(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for _, name, _, _options, _ in FORM:
+        for _section, name, _label, _options, _placeholder in FORM:
             w = self.query_one(f"#f-{name}")
             if isinstance(w, Input):
                 out[name] = w.value
@@ -235,7 +237,7 @@ class SizingScreen(Screen[None]):
             self._save(raw)
         inputs, errors = sz.parse_inputs(raw)
         self.errors = errors
-        for _, name, _, _, _ in FORM:
+        for _section, name, _label, _options, _placeholder in FORM:
             err = self.query_one(f"#err-{name}", Static)
             msg = errors.get(name, "")
             err.update(f"  ! {msg}" if msg else "")
@@ -247,28 +249,34 @@ class SizingScreen(Screen[None]):
                 title, math, src = box.query(Static)
                 title.update(self.title_text(r))
                 math.update("\n".join(r.math))
-                src.update(f"source: {r.source}")
+                src.update(_("source: {source}").format(source=r.source))
                 box.display = True
 
     def _summary(self, s: sz.Sizing) -> Text:
         inp = s.inputs
         t = Text()
-        t.append(f"{sz.fmt_count(inp.params)} params, {sz.METHODS[inp.method]}, ZeRO-{inp.zero_stage}: ", style="bold")
+        t.append(_("{params} params, {method}, ZeRO-{stage}").format(
+            params=sz.fmt_count(inp.params), method=_(sz.METHODS[inp.method]), stage=inp.zero_stage) + ": ",
+            style="bold")
         gpu = s.gpu.name if s.gpu else "?"
-        t.append(f"{sz.fmt_bytes(s.per_gpu)} per GPU vs {gpu} {s.gpu_memory / sz.GB:g} GB: ")
-        t.append("fits" if s.fits else "SHORT", style="green" if s.fits else "bold red")
+        t.append(_("{per_gpu} per GPU vs {gpu} {memory} GB").format(
+            per_gpu=sz.fmt_bytes(s.per_gpu), gpu=gpu, memory=f"{s.gpu_memory / sz.GB:g}") + ": ")
+        t.append(_("fits") if s.fits else _("SHORT"), style="green" if s.fits else "bold red")
         # min_gpus None: no number of GPUs holds it at this ZeRO stage (what it never shards + activations exceed
         # one GPU), never "zero GPUs needed"
-        n = f"{s.min_gpus}" if s.min_gpus else f"no count is enough at ZeRO-{inp.zero_stage}"
+        n = f"{s.min_gpus}" if s.min_gpus else _("no count is enough at ZeRO-{stage}").format(stage=inp.zero_stage)
         if s.min_gpus_ds is not None:
-            n += f" (paper {s.min_gpus_paper or 'not enough'}, DeepSpeed {s.min_gpus_ds})"
+            n += " " + _("(paper {paper}, DeepSpeed {deepspeed})").format(
+                paper=s.min_gpus_paper or _("not enough"), deepspeed=s.min_gpus_ds)
         if inp.zero_stage < 3:
-            n += f" (ZeRO-3: {s.min_gpus_stage3 or 'not enough either'})"
+            n += " " + _("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either"))
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
-        t.append(f". Min GPUs: {n}. Host RAM counted {s.host_min / sz.GiB:,.0f} GiB. {s.load_w:,.0f} W"
-                 + (" (GPUs only so far)." if partial else "."))
+        t.append(". " + _("Min GPUs: {count}. Host RAM counted {ram} GiB. {watts} W").format(
+            count=n, ram=f"{s.host_min / sz.GiB:,.0f}", watts=f"{s.load_w:,.0f}")
+                 + (" " + _("(GPUs only so far).") if partial else "."))
         if self.errors:
-            t.append(f"\n! {len(self.errors)} field(s) refused: their defaults are used", style="bold")
+            t.append("\n! " + _("{count} field(s) refused: their defaults are used").format(count=len(self.errors)),
+                     style="bold")
         return t
 
     @staticmethod
@@ -277,7 +285,7 @@ class SizingScreen(Screen[None]):
         t = Text()
         word = STATUS_WORD.get(r.status, "")
         if word and word.lower() not in r.value.lower():
-            t.append(f"{word} ", style=STATUS_STYLE[r.status])
+            t.append(f"{_(word)} ", style=STATUS_STYLE[r.status])
         t.append(r.title, style="bold")
         t.append(": ")
         t.append(r.value, style=STATUS_STYLE.get(r.status, "") if word else "")
@@ -303,10 +311,10 @@ class SizingScreen(Screen[None]):
         and host_ram_gib only when the operator typed the installed size."""
         build = self.app.build
         if build is None or build.observing:
-            self.notify("no writable build: the plan cannot be changed here", severity="warning")
+            self.notify(_("no writable build: the plan cannot be changed here"), severity="warning")
             return
         if self.errors:
-            self.notify("fix the fields marked ! first", severity="warning")
+            self.notify(_("fix the fields marked ! first"), severity="warning")
             return
         if self.result is None:
             return
@@ -323,10 +331,10 @@ class SizingScreen(Screen[None]):
             return
         from screens.dialogs import YesNo
 
-        self.app.push_screen(YesNo("This plan is SHORT: keep it anyway?",
-                                   "The results call this plan SHORT:\n" + "\n".join(f"- {w}" for w in short)
-                                   + "\n\nKeep it as the build's plan anyway (the checks then compare the machine "
-                                   "against it)? Or change the workload first (esc)."),
+        self.app.push_screen(YesNo(_("This plan is SHORT: keep it anyway?"),
+                                   _("The results call this plan SHORT:") + "\n" + "\n".join(f"- {w}" for w in short)
+                                   + "\n\n" + _("Keep it as the build's plan anyway (the checks then compare the "
+                                                "machine against it)? Or change the workload first (esc).")),
                              lambda yes: self._keep(answers, "; ".join(short)) if yes else None)
 
     def short_words(self) -> list[str]:
@@ -343,8 +351,8 @@ class SizingScreen(Screen[None]):
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
-        self.notify("plan: " + ", ".join(f"{k}={v}" for k, v in answers.items())
-                    + (f" (kept although SHORT: {short})" if short else ""),
+        self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={v}" for k, v in answers.items()))
+                    + (" " + _("(kept although SHORT: {short})").format(short=short) if short else ""),
                     severity="warning" if short else "information", timeout=8)
 
     def action_back(self) -> None:

@@ -36,12 +36,13 @@ def progress_words(build) -> str:
             done += 1
         warned += st.status is StepStatus.WARNED
         cpu_only += st.status is StepStatus.CPU_ONLY
-    text = (f"{done} done, {n_a} not applicable, of {len(steps)} steps" if n_a
-            else f"{done} of {len(steps)} steps done")
+    text = (_("{done} done, {not_applicable} not applicable, of {total} steps").format(
+                done=done, not_applicable=n_a, total=len(steps)) if n_a
+            else _("{done} of {total} steps done").format(done=done, total=len(steps)))
     if warned:
-        text += f" ({warned} with warnings)"
+        text += " " + _("({count} with warnings)").format(count=warned)
     if cpu_only:
-        text += f"; {cpu_only} validated on the CPU only: the GPU is not validated"
+        text += "; " + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text
 
 
@@ -79,20 +80,23 @@ class StartScreen(Screen[None]):
     def refresh_view(self) -> None:
         app = self.app
         ident = app.identity
-        host = ident.get("hostname") or "this host"
-        bits = [b for b in (ident.get("product"), ident.get("os"), f"kernel {ident.get('kernel')}"
-                            if ident.get("kernel") else "") if b]
-        self.query_one("#start-host", Static).update(f"Host: {host}" + (f" ({', '.join(bits)})" if bits else ""))
+        host = ident.get("hostname") or _("this host")
+        bits = [b for b in (ident.get("product"), ident.get("os"),
+                            _("kernel {version}").format(version=ident.get("kernel")) if ident.get("kernel") else "")
+                if b]
+        self.query_one("#start-host", Static).update(_("Host: {host}").format(host=host)
+                                                     + (f" ({', '.join(bits)})" if bits else ""))
         build = app.build
         resume = self.query_one("#resume", Button)
         summary = self.query_one("#start-summary", Static)
         new = self.query_one("#new", Button)
         if build is None:
             resume.display = False
-            text = "No build yet on this machine. Start one with New build."
+            text = _("No build yet on this machine. Start one with New build.")
             if app.build_error:
-                text = (f"The last build cannot be opened:\n{app.build_error}\n\n"
-                        "Its file is kept as it is. Start a new build, or quit and move it aside.")
+                text = _("The last build cannot be opened:\n{error}\n\n"
+                         "Its file is kept as it is. Start a new build, or quit and move it aside.").format(
+                    error=app.build_error)
             if app.other_builds_hint:
                 text += "\n\n" + app.other_builds_hint
             summary.update(text)
@@ -102,22 +106,25 @@ class StartScreen(Screen[None]):
         resume.display = True
         new.display = not build.observing
         rp = build.resume_point()
-        lines = [f"Resume build {build.info.build_id} on {build.store.host().get('hostname', host)}:",
+        lines = [_("Resume build {id} on {host}:").format(id=build.info.build_id,
+                                                          host=build.store.host().get('hostname', host)),
                  progress_words(build) + ".",
-                 f"Stage: {rp.stage.title}  >  Step: {rp.step.title}"]
+                 _("Stage: {stage}  >  Step: {step}").format(stage=_(rp.stage.title), step=_(rp.step.title))]
         for run in rp.running:
-            lines.append(f"Running: {run.title} (run {run.id}, pid {run.pid}, since {short_time(run.started_at)})")
+            lines.append(_("Running: {title} (run {id}, pid {pid}, since {since})").format(
+                title=_(run.title), id=run.id, pid=run.pid, since=short_time(run.started_at)))
         stale = build.stale_steps()
         if stale and not build.observing:
-            lines.append(f"Rebooted since the last checks: {len(stale)} boot-sensitive step(s) will be "
-                         f"re-checked when you resume.")
+            lines.append(_("Rebooted since the last checks: {count} boot-sensitive step(s) will be "
+                           "re-checked when you resume.").format(count=len(stale)))
         for sid in rp.interrupted:
-            lines.append(f"Interrupted: {build.step(sid).title}: its action died without an exit status; "
-                         f"run it again.")
+            lines.append(_("Interrupted: {title}: its action died without an exit status; "
+                           "run it again.").format(title=_(build.step(sid).title)))
         if build.observing:
             why = self.app.read_only_why()
-            lines.append(f"Read-only: {why}; this window changes nothing." if self.app.read_only_reason
-                         else f"Observing: {why}; this window is read-only.")
+            lines.append(_("Read-only: {why}; this window changes nothing.").format(why=why)
+                         if self.app.read_only_reason
+                         else _("Observing: {why}; this window is read-only.").format(why=why))
             new.disabled = True
         summary.update("\n".join(lines))
         resume.focus()
@@ -153,9 +160,10 @@ class StartScreen(Screen[None]):
         if app.build is None:
             self._start_new()
             return
-        self.app.push_screen(YesNo("Start a new build?",
-                                   f"Build {app.build.info.build_id} stays on disk; bringup resumes the "
-                                   f"newest build by default."), lambda yes: self._start_new() if yes else None)
+        self.app.push_screen(YesNo(_("Start a new build?"),
+                                   _("Build {id} stays on disk; bringup resumes the newest build by default.").format(
+                                       id=app.build.info.build_id)),
+                             lambda yes: self._start_new() if yes else None)
 
     def _start_new(self) -> None:
         from screens.build import BuildScreen

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
+from wizard.i18n import N_, _, tr
 from wizard.model import Finding
 from wizard.textchart import bandwidth_chart
 from wizard.validate import LiveView, fmt_value
@@ -44,31 +46,32 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     results = results or {}
     parts: list[RenderableType] = []
     if findings:
-        parts.append(Text("Verdicts", style="bold"))
+        parts.append(Text(_("Verdicts"), style="bold"))
         for f in findings:
             g = VERDICT_GLYPH[f.verdict][1 if basic else 0]
-            line = Text(f"{g} {VERDICT_LABEL[f.verdict]:<7}", style=VERDICT_STYLE[f.verdict])
-            line.append(f" {f.id}: {f.message}")
+            label = _(VERDICT_LABEL[f.verdict])
+            line = Text(f"{g} {label}" + " " * max(0, 7 - cell_len(label)), style=VERDICT_STYLE[f.verdict])
+            line.append(f" {f.id}: {tr(f.message)}")
             parts.append(line)
         parts.append(Text(""))
     judged = stored_rows(results)
     rows = [] if judged else live.measurement_rows()
     nodes = {r[0] for r in rows}
     if judged:
-        t = Table(title="Results", title_justify="left", expand=False, pad_edge=False,
+        t = Table(title=_("Results"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
-        for c in ("test", "subject", "metric", "value", "limit", "verdict"):
-            t.add_column(c, overflow="fold")
+        for c in (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")):
+            t.add_column(_(c), overflow="fold")
         for r in judged:
             t.add_row(*r)
         parts.append(t)
     if rows:
-        t = Table(title="Measurements", title_justify="left", expand=False, pad_edge=False,
+        t = Table(title=_("Measurements"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         if len(nodes) > 1:
-            t.add_column("node", no_wrap=True)
-        for c in ("test", "what", "metric", "value"):
-            t.add_column(c, overflow="fold")
+            t.add_column(_("node"), no_wrap=True)
+        for c in (N_("test"), N_("what"), N_("metric"), N_("value")):
+            t.add_column(_(c), overflow="fold")
         for node, test, what, metric, value in rows:
             t.add_row(*(([node] if len(nodes) > 1 else []) + [test, what, metric, value]))
         parts.append(t)
@@ -82,16 +85,19 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
         parts.append(Text(""))
         parts.append(Text("\n".join(bandwidth_chart(series, floor, width=74, unicode=not basic))))
         if floor is not None and basis:
-            parts.append(Text(f"floor: {basis}"))
+            parts.append(Text(_("floor: {basis}").format(basis=basis)))
     for kind, node, message, remedy in live.errors():
-        parts.append(Text(f"error ({kind}) {('on ' + node) if node else ''}: {message}", style="bold red"))
+        parts.append(Text(_("error ({kind}) on {node}: {message}").format(kind=kind, node=node, message=message)
+                          if node else _("error ({kind}) : {message}").format(kind=kind, message=message),
+                          style="bold red"))
         if remedy:
             parts.append(Text(f"  -> {remedy}"))
     bad = live.bad_lines
     if bad:
-        parts.append(Text(f"{len(bad)} unreadable event line(s), first at log line {bad[0][0]}"))
+        parts.append(Text(_("{count} unreadable event line(s), first at log line {line}").format(count=len(bad),
+                                                                                               line=bad[0][0])))
     if results.get("error"):
         parts.append(Text(str(results["error"])))
     if not parts:
-        parts.append(Text("No results yet: the run has printed no measurements."))
+        parts.append(Text(_("No results yet: the run has printed no measurements.")))
     return Group(*parts)

@@ -96,7 +96,7 @@ class KeyFooter(Footer):
         while self._cells(words(kept), compact) > width and order:
             action = order.pop(0)
             kept = [it for it in kept if it[0].action != action]
-        self.left_out = [k for b, _, _, k in items if all(b is not it[0] for it in kept)]
+        self.left_out = [k for b, _e, _t, k in items if all(b is not it[0] for it in kept)]
         self.compact = compact
         for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept)):
             yield FooterKey(binding.key, key, word, binding.action, disabled=not enabled,

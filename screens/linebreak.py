@@ -1,0 +1,31 @@
+"""Line breaking between Chinese characters on screen.
+
+Textual (``textual._wrap``) and Rich (``rich._wrap``) wrap a line at whitespace only: a run of Chinese text, which has
+no spaces, is one "word" to them, so a paragraph of it jumps whole to the next line and is then folded at the edge
+(ragged, half-empty lines). Unicode's line-breaking algorithm lets a line break between any two ideographs (UAX #14,
+class ID: https://www.unicode.org/reports/tr14/). :func:`install` makes both libraries' word patterns treat each
+wide East Asian character as a word of its own (:data:`wizard.i18n.LINE_WORD`, which the CLI's
+wrapping uses too); text without such characters splits into exactly the same words as
+before (the English screens and their snapshots do not change).
+"""
+
+from __future__ import annotations
+
+import re
+
+from wizard.i18n import LINE_WORD
+
+TEXTUAL_CHUNK = re.compile(rf"{LINE_WORD}\s*|\s+")
+"""textual._wrap's chunk (a word and its trailing whitespace, or whitespace), one wide character being a word."""
+RICH_WORD = re.compile(rf"\s*{LINE_WORD}\s*")
+"""rich._wrap's word (leading whitespace, a word, trailing whitespace), one wide character being a word."""
+
+
+def install() -> None:
+    """Replace the two libraries' word patterns (module globals they read at every wrap) with the ones above.
+    Idempotent."""
+    import rich._wrap
+    import textual._wrap
+
+    textual._wrap.re_chunk = TEXTUAL_CHUNK
+    rich._wrap.re_word = RICH_WORD
