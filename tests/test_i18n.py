@@ -105,7 +105,16 @@ def displayed_data() -> dict[str, str]:
 def catalogue() -> dict[str, str]:
     with PO.open("rb") as f:
         cat = read_po(f, locale="zh_CN")
-    return {m.id: m.string for m in cat if m.id and isinstance(m.id, str) and not m.fuzzy}
+    out: dict[str, str] = {}
+    for m in cat:
+        if not m.id or m.fuzzy:
+            continue
+        if isinstance(m.id, str):
+            out[m.id] = m.string
+        else:  # an ngettext entry: zh_CN has one plural form (nplurals=1), msgstr[0] serves both English forms
+            for form in m.id:
+                out[form] = m.string[0] if m.string else ""
+    return out
 
 
 # ------------------------------------------------------------------ the catalogue
@@ -273,3 +282,34 @@ def test_a_msg_is_its_english_text_and_shows_translated_with_the_same_values():
         del i18n.translations("zh_CN")._catalog["broken {nope}"]
     i18n.set_language("en")
     assert i18n.tr(i18n.Msg("GPU {index} fell off the bus", index=3)) == "GPU 3 fell off the bus"
+
+
+def test_explain_text_in_chinese_and_json_unchanged(monkeypatch):
+    """`bringup --lang zh_CN explain` shows a finding's message and remedy translated (a Msg judged in the child process
+    keeps its template and arguments through the pipe), while --json stays the English contract."""
+    monkeypatch.delenv("TERM", raising=False)
+    case = str(ROOT / "tests" / "data" / "cases" / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt")
+    rc_en, en, _e = run_main(["explain", case])
+    rc_zh, zh, _e = run_main(["--lang", "zh_CN", "explain", case])
+    assert rc_en == rc_zh == 2  # a fail
+    assert "host RAM is exhausted and swap is full: 2.9 GiB of 251 GiB" in en
+    assert "主机内存已耗尽且 swap 已满：2.9 GiB of 251 GiB" in zh  # the figures are the same arguments
+    assert "host RAM is exhausted" not in zh
+    _r1, j_en, _e = run_main(["explain", "--json", case])
+    _r2, j_zh, _e = run_main(["--lang", "zh_CN", "explain", "--json", case])
+    assert json.loads(j_en) == json.loads(j_zh)
+    assert "host RAM is exhausted and swap is full" in j_zh
+
+
+def test_check_text_wraps_chinese_by_terminal_cells():
+    """Wrapped check text never passes the width in terminal cells (a CJK character takes two) and never splits a
+    run of ASCII (a path or a command word)."""
+    from rich.cells import cell_len
+
+    from wizard.cli import _wrap
+
+    text = "未暴露 SMBIOS/DMI 表（没有 /sys/firmware/dmi）：此系统无法读取内存插槽（虚拟机的典型情况）；请在 BIOS 中检查"
+    lines = _wrap("[SKIP] bios.memory_channels ", text, 60, 28)
+    assert len(lines) > 1 and all(cell_len(ln) <= 60 for ln in lines)
+    assert any("/sys/firmware/dmi" in ln for ln in lines)
+    assert "".join(ln.strip() for ln in lines).replace(" ", "") == ("[SKIP]bios.memory_channels" + text).replace(" ", "")

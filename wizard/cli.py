@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, _, current_language
+from wizard.i18n import Msg, LANGUAGES, _, current_language, tr
 
 EXIT_ERROR = 3
 
@@ -908,8 +908,37 @@ def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
 
     if width - indent < 30:
         indent = min(indent, 7)
-    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
-                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    if text.isascii():
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
+                             break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    return _wrap_cells(first, text, width, indent)
+
+
+def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
+    """:func:`_wrap` for text with double-width characters (Chinese): widths in terminal cells
+    (:func:`rich.cells.cell_len`), a line may break between any two wide characters (as CJK text breaks, UAX #14;
+    :data:`wizard.i18n.LINE_WORD`) or at a space, never inside a run of narrow characters (a path, a command word)."""
+    import re
+
+    from rich.cells import cell_len
+
+    from wizard.i18n import LINE_WORD
+
+    tokens = re.findall(rf"\s+|{LINE_WORD}", text)
+    lines: list[str] = []
+    line, used = first, cell_len(first)
+    for tok in tokens:
+        w = cell_len(tok)
+        if tok.isspace():
+            if used + w <= width and line.strip():
+                line, used = line + " ", used + 1
+            continue
+        if used + w > width and line.strip() and line != first:
+            lines.append(line.rstrip())
+            line, used = " " * indent, indent
+        line, used = line + tok, used + w
+    lines.append(line.rstrip())
+    return lines or [first.rstrip()]
 
 
 def print_findings(findings, out=None, width: int | None = None) -> None:
@@ -920,10 +949,10 @@ def print_findings(findings, out=None, width: int | None = None) -> None:
     for f in findings:
         subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
         first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
-        for line in _wrap(first, subject + f.message, width, len(first)):
+        for line in _wrap(first, subject + tr(f.message), width, len(first)):
             print(line, file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
-            for line in _wrap("       -> ", f.remedy, width, 10):
+            for line in _wrap("       -> ", tr(f.remedy), width, 10):
                 print(line, file=out)
 
 
@@ -1922,12 +1951,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(f"{r['input']}: {r['title'] or 'not recognised'} -> {r['verdict']}")
             for f in r["findings"]:
                 subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
-                print(f"  {GLYPH[f['verdict']]} {f['id']:<22} {subject}{f['message']}")
+                print(f"  {GLYPH[f['verdict']]} {f['id']:<22} {subject}{tr(f['message'])}")
                 if f["verdict"] in ("fail", "warn", "unknown"):
                     for e in f["evidence"][:3]:
                         print(f"         | {e}")
                     if f["remedy"]:
-                        print(f"         -> {f['remedy']}")
+                        print(f"         -> {tr(f['remedy'])}")
     return verdict.exit_code
 
 

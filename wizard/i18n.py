@@ -31,6 +31,19 @@ LANGUAGES = ("en", "zh_CN")
 CONSOLE_NOTICE = "bringup: the Linux console (TERM=linux) has no Chinese font: falling back to English"
 """Said once (the CLI on stderr, the TUI as a notification) when Chinese was asked for on the Linux console."""
 
+WIDE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+"""CJK radicals and punctuation, kana, CJK ideographs, Hangul, compatibility ideographs and forms, full-width forms:
+the ranges a line may break around (East Asian Wide/Fullwidth, UAX #11)."""
+
+OPENING = "（「『【《〈“‘"
+CLOSING = "，。、；：！？）」』】》〉”’"
+"""Punctuation that never starts (CLOSING) or ends (OPENING) a line (the kinsoku rule; UAX #14 classes CL and OP):
+kept with the character it belongs to."""
+LINE_WORD = rf"[{OPENING}]*(?:[{WIDE}]|[^\s{WIDE}]+)[{CLOSING}]*"
+"""Where a line of text may break (the CLI and the screens wrap by it): one wide character, or a run of other non-space characters, with the opening punctuation before it and the closing
+punctuation after it. Without wide characters or that punctuation in the text it is ``\\S+``, Textual's and Rich's own word."""
+
+
 _current = "en"
 
 

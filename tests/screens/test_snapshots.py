@@ -259,13 +259,11 @@ SAMPLER_LOG = """\
 idle baseline's command, 2026-12-02."""
 
 
-@SIZES
-def test_action_screen_of_an_ended_run(snap_compare, basic, size):
-    """A judged idle-baseline run (the build's second run, this step's first): the header in 4 lines, the log's long
-    lines wrapped, and the judged result in words under it."""
+def ended_run_state(name: str):
+    """A judged idle-baseline run (the build's second run, this step's first), with fixed times and pid."""
     import re
 
-    s = fresh_state(f"action-ended-{basic}-{size[0]}")
+    s = fresh_state(name)
     seeded_build(s)  # its dry run of os.tools is the build's first run
     log = BASE / "idle-baseline.log"  # a fixed path: the command shown on screen must not depend on the checkout
     log.write_text(SAMPLER_LOG)
@@ -286,7 +284,22 @@ def test_action_screen_of_an_ended_run(snap_compare, basic, size):
         pilot.app.push_screen(ActionScreen(run.id))
         await pilot.pause()
 
+    return s, show
+
+
+@SIZES
+def test_action_screen_of_an_ended_run(snap_compare, basic, size):
+    """The ended run: the header in 4 lines, the log's long lines wrapped, and the judged result in words under it."""
+    s, show = ended_run_state(f"action-ended-{basic}-{size[0]}")
     assert snap_compare(app(s, basic), terminal_size=size, run_before=show)
+
+
+async def _ask_driver_install(pilot):
+    pilot.app.push_screen(StepScreen("driver.install"))
+    await pilot.pause()
+    await pilot.press("a")
+    for _ in range(40):
+        await pilot.pause(0.05)
 
 
 @SIZES
@@ -295,12 +308,44 @@ def test_confirm_action_with_a_long_description(snap_compare, basic, size):
     top, the buttons and the line saying which lines are shown at the bottom."""
     s = fresh_state(f"confirm-long-{basic}-{size[0]}")
     seeded_build(s)
+    assert snap_compare(app(s, basic, dry_run=True), terminal_size=size, run_before=_ask_driver_install)
 
-    async def ask(pilot):
-        pilot.app.push_screen(StepScreen("driver.install"))
-        await pilot.pause()
-        await pilot.press("a")
-        for _ in range(40):
-            await pilot.pause(0.05)
 
-    assert snap_compare(app(s, basic, dry_run=True), terminal_size=size, run_before=ask)
+# ---------------------------------------------------------------- issue 15: the same screens in Chinese (zh_CN):
+# double-width text at 80x24 and 60x20, no cut or misaligned columns
+ZH_SIZES = pytest.mark.parametrize("size", [SIZE, NARROW], ids=["80x24", "60x20"])
+
+
+@ZH_SIZES
+def test_start_no_build_zh_cn(snap_compare, zh_cn, size):
+    assert snap_compare(app(fresh_state("start-zh"), False), terminal_size=size)
+
+
+def test_build_overview_60x20_zh_cn(snap_compare, zh_cn):
+    s = fresh_state("overview-narrow-zh")
+    seeded_build(s)
+    assert snap_compare(app(s, False), terminal_size=NARROW, press=["r", "escape"])
+
+
+@ZH_SIZES
+def test_step_long_headline_zh_cn(snap_compare, zh_cn, size):
+    """A real rule's finding (a Msg) shown in Chinese: its translated headline wraps beside the verdict."""
+    s = memory_short_state(f"step-memory-zh-{size[0]}")
+    assert snap_compare(app(s, False), terminal_size=size, run_before=_open_memory)
+
+
+@ZH_SIZES
+def test_action_screen_of_an_ended_run_zh_cn(snap_compare, zh_cn, size):
+    s, show = ended_run_state(f"action-ended-zh-{size[0]}")
+    assert snap_compare(app(s, False), terminal_size=size, run_before=show)
+
+
+@ZH_SIZES
+def test_confirm_action_with_a_long_description_zh_cn(snap_compare, zh_cn, size):
+    s = fresh_state(f"confirm-long-zh-{size[0]}")
+    seeded_build(s)
+    assert snap_compare(app(s, False, dry_run=True), terminal_size=size, run_before=_ask_driver_install)
+
+
+def test_help_zh_cn(snap_compare, zh_cn):
+    assert snap_compare(app(fresh_state("help-zh"), False), terminal_size=SIZE, press=["f1"])
