@@ -284,6 +284,28 @@ def test_a_msg_is_its_english_text_and_shows_translated_with_the_same_values():
     assert i18n.tr(i18n.Msg("GPU {index} fell off the bus", index=3)) == "GPU 3 fell off the bus"
 
 
+def test_a_concatenated_msg_keeps_its_pieces_and_translates_each():
+    """Msg + str, str + Msg, Msg + Msg and += give a Msg equal to the concatenated English whose pieces tr()
+    translates one by one (a plain piece as it is, or by the catalogue); it survives pickling and its JSON form."""
+    import pickle
+
+    head = i18n.Msg("GPU {index} fell off the bus", index=3)
+    m = "[x] " + head + "; seen twice" + i18n.Msg(" at {t}", t="12:00")
+    m += ""
+    assert isinstance(m, i18n.Msg) and m == "[x] GPU 3 fell off the bus; seen twice at 12:00"
+    assert [t for t, _a in m.parts] == [None, "GPU {index} fell off the bus", None, " at {t}"]
+    for back in (pickle.loads(pickle.dumps(m)), i18n.Msg.from_json(str(m), json.loads(json.dumps(m.to_json())))):
+        assert isinstance(back, i18n.Msg) and back == m and back.parts == m.parts
+    assert i18n.Msg.from_json("something else", m.to_json()) == "something else"  # stale: the English wins
+    i18n.set_language("zh_CN")
+    cat = i18n.translations("zh_CN")._catalog
+    cat["GPU {index} fell off the bus"], cat[" at {t}"] = "GPU {index} 已从总线上掉线", "，时间 {t}"
+    try:
+        assert i18n.tr(m) == "[x] GPU 3 已从总线上掉线; seen twice，时间 12:00"
+    finally:
+        del cat["GPU {index} fell off the bus"], cat[" at {t}"]
+
+
 def test_explain_text_in_chinese_and_json_unchanged(monkeypatch):
     """`bringup --lang zh_CN explain` shows a finding's message and remedy translated (a Msg judged in the child process
     keeps its template and arguments through the pipe), while --json stays the English contract."""

@@ -682,10 +682,14 @@ def test_a_findings_message_template_round_trips_so_a_screen_can_show_it_in_anot
     b = make_build(state_dir)
     msg = Msg("GPU {index}: PCIe x{width} of x{cap}", index=3, width=8, cap=16)
     rem = Msg("reseat GPU {index}", index=3)
+    joined = Msg("no headers for {rel}", rel="6.1") + "; other kernels: 6.0" + Msg(": DKMS cannot build")
     fs = [Finding("health.pcie_width", Verdict.FAIL, msg, "GPU 3", (), rem, "lspci(8)"),
-          Finding("health.pcie_speed", Verdict.PASS, "ok", "host", (), "", "lspci(8)")]
+          Finding("health.pcie_speed", Verdict.PASS, "ok", "host", (), "", "lspci(8)"),
+          Finding("os.kernel_headers", Verdict.WARN, joined, "host", (), "", "dkms(8)")]
     run = b.store.record_check("health.pcie", fs, Verdict.FAIL, "boot", "t")
     got = b.store.findings_of_check(run)
+    assert isinstance(got[2].message, Msg) and got[2].message == "no headers for 6.1; other kernels: 6.0: DKMS cannot build"
+    assert got[2].message.parts == joined.parts  # a concatenated Msg keeps its pieces
     assert isinstance(got[0].message, Msg) and got[0].message == "GPU 3: PCIe x8 of x16"
     assert got[0].message.template == "GPU {index}: PCIe x{width} of x{cap}" and got[0].message.args["width"] == 8
     assert isinstance(got[0].remedy, Msg) and got[0].remedy == "reseat GPU 3"

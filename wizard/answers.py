@@ -373,10 +373,9 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                        if path[0] == "confirm" else
                        Msg("{label} takes a string (the reason), not {what}", label=_label(path), what=_what(e.instance)))
             elif want == "string" and isinstance(e.instance, (int, float)) and not isinstance(e.instance, bool):
-                msg += (f" (quote it: \"{e.instance}\")" if isinstance(path[-1], int)  # a list item has no key
-                        else f" (quote it: {path[-1]} = \"{e.instance}\")")
+                msg += ((Msg(' (quote it: "{instance}")', instance=e.instance) if isinstance(path[-1], int) else Msg(' (quote it: {path} = "{instance}")', path=path[-1], instance=e.instance)))
             elif want == "object" and isinstance(e.instance, list) and len(path) == 1 and path[0] in TOP_KEYS:
-                msg += f" (write [{path[0]}], not [[{path[0]}]]: [[...]] makes an array of tables)"
+                msg += (Msg(' (write [{path}], not [[{path}]]: [[...]] makes an array of tables)', path=path[0]))
             out.append(AnswerError(*where, msg))
         elif e.validator == "const":
             out.append(AnswerError(*where, f"{_label(path)} must be {e.validator_value} (this bringup reads answers "

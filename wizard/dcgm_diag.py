@@ -289,8 +289,7 @@ def judge_diag(log: str, plan: Mapping[str, Any], level: int, fid: str | None = 
     explained = any(f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN) for f in found)
     if not found:
         tail = tuple(ln for ln in log.splitlines() if ln.strip())[-6:]
-        found.append(Finding(step, Verdict.UNKNOWN, "the run printed no DCGM result to judge"
-                             + (f" ({bad[0][0]} exited with status {bad[0][1]})" if bad else ""), "host", tail,
+        found.append(Finding(step, Verdict.UNKNOWN, (Msg('the run printed no DCGM result to judge') + (Msg(' ({bad} exited with status {bad2})', bad=bad[0][0], bad2=bad[0][1]) if bad else '')), "host", tail,
                              "Read the run's log; run `dcgmi diag -r N` by hand to see DCGM's own message.", SRC_LEVELS))
     elif bad and not explained:
         found.append(Finding(step, Verdict.FAIL, Msg("{a1} exited with status {a2} although its results show no failure", a1=bad[0][0], a2=bad[0][1]), "host", tuple(f"{MARK}{lb}: exit status {rc}" for lb, rc in bad),

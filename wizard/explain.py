@@ -416,9 +416,7 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     counts = collections.Counter(f.verdict.value for f in dropped)
     worst_dropped = min(dropped, key=lambda f: _SEVERITY.get(f.verdict.value, 5)).verdict
     fold = Finding("explain.findings_folded", worst_dropped,
-                   f"{len(dropped):,} more findings of this input are not listed ("
-                   + ", ".join(f"{n:,} {v}" for v, n in sorted(counts.items(), key=lambda x: _SEVERITY.get(x[0], 5)))
-                   + f"): an output this large is not one machine's (more than {MAX_FINDINGS - 1:,} findings)", "input",
+                   (Msg('{n_dropped:,} more findings of this input are not listed (', n_dropped=len(dropped)) + ', '.join((f'{n:,} {v}' for v, n in sorted(counts.items(), key=lambda x: _SEVERITY.get(x[0], 5)))) + Msg("): an output this large is not one machine's (more than {value:,} findings)", value=MAX_FINDINGS - 1)), "input",
                    (), "Give bringup one machine's output at a time.", "")
     r.findings[:] = [r.findings[i] for i in keep] + [fold]
     return r

@@ -141,6 +141,10 @@ class Msg(str):
     findings' messages and remedies this way; the store keeps the template and arguments beside the English text
     (:meth:`to_json`/:meth:`from_json`), so a check judged in one language is shown in the other.
 
+    Concatenating keeps the pieces: ``Msg(...) + "; " + Msg(...)`` (either side a ``Msg``) is a ``Msg`` whose
+    ``parts`` are the pieces in order, each a ``(template, args)`` or a plain string (``(None, text)``); :func:`tr`
+    translates the pieces one by one. A plain ``Msg`` has one part.
+
     Arguments that are not ``str``/``int``/``float``/``bool`` are kept as their ``str()`` (after the English is
     formatted from the originals). Raises ``KeyError``/``IndexError``/``ValueError`` as ``str.format`` does when the
     template and arguments do not fit (a programming error, caught by the tests).
@@ -148,32 +152,79 @@ class Msg(str):
 
     template: str
     args: dict[str, Any]
+    parts: tuple[tuple[str | None, Any], ...]
 
     def __new__(cls, template: str, /, **args: Any) -> "Msg":
         self = super().__new__(cls, template.format(**args))
         self.template = template
         self.args = {k: (v if isinstance(v, _PLAIN_ARG) else str(v)) for k, v in args.items()}
+        self.parts = ((template, self.args),)
         return self
 
-    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, Any]]:
-        return (self.template,), self.args
+    @classmethod
+    def _joined(cls, parts: tuple[tuple[str | None, Any], ...]) -> "Msg":
+        """A Msg of several pieces (see the class docstring); its English is the pieces' English in order."""
+        english = "".join(t.format(**a) if t is not None else a for t, a in parts)
+        self = str.__new__(cls, english)
+        self.parts = parts
+        first, first_args = parts[0] if len(parts) == 1 and parts[0][0] is not None else ("", {})
+        self.template, self.args = first or "", first_args
+        return self
 
-    def to_json(self) -> list[Any]:
-        """``[template, args]``: what the store keeps to rebuild it (:meth:`from_json`)."""
-        return [self.template, self.args]
+    @staticmethod
+    def _parts_of(text: str) -> tuple[tuple[str | None, Any], ...]:
+        if isinstance(text, Msg):
+            return text.parts
+        return ((None, str.__str__(text)),) if text else ()
+
+    def __add__(self, other: str) -> "Msg":
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg._joined(self.parts + Msg._parts_of(other))
+
+    def __radd__(self, other: str) -> "Msg":
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg._joined(Msg._parts_of(other) + self.parts)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return _msg_from_json, (str.__str__(self), self.to_json())
+
+    def to_json(self) -> Any:
+        """``[template, args]`` for one piece, ``{"parts": [[template, args] or [null, text], ...]}`` for several:
+        what the store keeps to rebuild it (:meth:`from_json`)."""
+        if len(self.parts) == 1 and self.parts[0][0] is not None:
+            return [self.template, self.args]
+        return {"parts": [[t, a] for t, a in self.parts]}
 
     @classmethod
     def from_json(cls, english: str, data: Any) -> str:
-        """The stored ``english`` text as a :class:`Msg` again when ``data`` is a ``[template, args]`` that formats
-        to exactly that text; otherwise ``english`` itself (a plain string, or an entry from an older bringup)."""
-        if isinstance(data, list) and len(data) == 2 and isinstance(data[0], str) and isinstance(data[1], dict):
-            try:
-                m = cls(data[0], **data[1])
-            except (KeyError, IndexError, ValueError, TypeError):
+        """The stored ``english`` text as a :class:`Msg` again when ``data`` (:meth:`to_json`'s shape) formats to
+        exactly that text; otherwise ``english`` itself (a plain string, or an entry from an older bringup)."""
+        parts: list[tuple[str | None, Any]] = []
+        if isinstance(data, list) and len(data) == 2:
+            data = {"parts": [data]}
+        if not isinstance(data, dict) or not isinstance(data.get("parts"), list) or not data["parts"]:
+            return english
+        for p in data["parts"]:
+            if not (isinstance(p, list) and len(p) == 2):
                 return english
-            if str.__str__(m) == english:
-                return m
-        return english
+            if p[0] is None and isinstance(p[1], str):
+                parts.append((None, p[1]))
+            elif isinstance(p[0], str) and isinstance(p[1], dict):
+                parts.append((p[0], {k: v for k, v in p[1].items() if isinstance(k, str)}))
+            else:
+                return english
+        try:
+            m = cls._joined(tuple(parts))
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+            return english
+        return m if str.__str__(m) == english else english
+
+
+def _msg_from_json(english: str, data: Any) -> str:
+    """Unpickling a :class:`Msg` (it crosses process boundaries: explain's judging child)."""
+    return Msg.from_json(english, data)
 
 
 def tr(text: str) -> str:
@@ -183,11 +234,19 @@ def tr(text: str) -> str:
     if _current == "en" or not text:
         return str(text)
     if isinstance(text, Msg):
-        translated = gettext(text.template)
-        if translated == text.template:
-            return str.__str__(text)
-        try:
-            return translated.format(**text.args)
-        except (KeyError, IndexError, ValueError, TypeError):
-            return str.__str__(text)
+        return "".join(_tr_part(t, a) for t, a in text.parts)
     return gettext(text)
+
+
+def _tr_part(template: str | None, args: Any) -> str:
+    """One piece of a :class:`Msg` translated (a plain piece is looked up as a message id as it is)."""
+    if template is None:
+        return gettext(args) if args.strip() else args
+    english = template.format(**args)
+    translated = gettext(template)
+    if translated == template:
+        return english
+    try:
+        return translated.format(**args)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return english

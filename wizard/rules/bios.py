@@ -191,7 +191,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         for o in (lo, so):
             if o is not None:
                 ev += o.evidence_error() if not o.ok else [o.source, "(no NVIDIA GPU BAR in this output)"]
-        return [Finding(fid, Verdict.UNKNOWN, "could not read the GPUs' BAR1 (lspci and nvidia-smi gave none)" + log_note,
+        return [Finding(fid, Verdict.UNKNOWN, (Msg("could not read the GPUs' BAR1 (lspci and nvidia-smi gave none)") + log_note),
                         "host", tuple(ev[:8]) or ("(no probe output)",),
                         "Install pciutils and run bringup as root; once the driver is up, `nvidia-smi -q -d MEMORY` "
                         "shows BAR1 Memory Usage.", SRC_4G)]
@@ -226,11 +226,10 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         note = ("; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on"
                 if not small else "; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G "
                 "decoding is on: that matters for GPUs with larger BARs")
-        findings.append(Finding(fid, Verdict.PASS, "every GPU's BARs are assigned: " + ", ".join(ok_msgs[:8])
-                                + (" ..." if len(ok_msgs) > 8 else "") + note + log_note, "host", tuple(ok_ev[:16]), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg("every GPU's BARs are assigned: ") + ', '.join(ok_msgs[:8]) + (' ...' if len(ok_msgs) > 8 else '') + note + log_note), "host", tuple(ok_ev[:16]), "",
                                 SRC_4G))
     elif ok_msgs:
-        findings.append(Finding(fid, Verdict.PASS, "BARs assigned on the other GPUs: " + ", ".join(ok_msgs[:8]), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('BARs assigned on the other GPUs: ') + ', '.join(ok_msgs[:8])), "host",
                                 tuple(ok_ev[:16]), "", SRC_4G))
     return findings
 
@@ -407,16 +406,14 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         parts.append("no cpufreq policies (frequency scaling not exposed to this kernel)")
     problems = idle.problems + freq.problems
     if not exposed:
-        return [Finding(fid, Verdict.SKIP, "C-states and CPU frequency are not exposed to this OS: " + "; ".join(parts)
-                        + " (typical in a VM: the firmware or hypervisor controls them; nothing to read here)", "host",
+        return [Finding(fid, Verdict.SKIP, (Msg('C-states and CPU frequency are not exposed to this OS: ') + '; '.join(parts) + Msg(' (typical in a VM: the firmware or hypervisor controls them; nothing to read here)')), "host",
                         tuple(ev) or tuple(x for x in ((io.source if io else ""), (fo.source if fo else "")) if x), "",
                         SRC_POWER)]
     msg = "; ".join(parts)
     if problems:
-        msg += f"; {len(problems)} value(s) unreadable"
+        msg += (Msg('; {n_problems} value(s) unreadable', n_problems=len(problems)))
         ev += problems[:4]
-    return [Finding(fid, Verdict.PASS, msg + ". A power/latency trade-off, no rule: the vendor's performance profile "
-                    "with C-states on Auto is a sound default", "host", tuple(ev[:24]), "", SRC_POWER)]
+    return [Finding(fid, Verdict.PASS, (msg + Msg(". A power/latency trade-off, no rule: the vendor's performance profile with C-states on Auto is a sound default")), "host", tuple(ev[:24]), "", SRC_POWER)]
 
 
 # ------------------------------------------------------------------ PCIe link speed of the root ports
@@ -488,8 +485,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, "the root ports' link settings are not readable: lspci ran without root",
                         "host", tuple(denied[:5]) + ("Capabilities: <access denied>",), REMEDY_ROOT_LSPCI, SRC_LINK)]
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, "root ports above the GPUs are not capped below their link "
-                                "capability: " + "; ".join(ok[:6]) + (" ..." if len(ok) > 6 else ""), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('root ports above the GPUs are not capped below their link capability: ') + '; '.join(ok[:6]) + (' ...' if len(ok) > 6 else '')), "host",
                                 tuple(ok_ev[:24]), "", SRC_LINK))
     return findings
 
@@ -516,9 +512,9 @@ def sriov(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     active = [d for d in devs if d.num_vfs]
     desc = ", ".join(f"{d.bdf} ({d.kind}, {d.num_vfs or 0}/{d.total_vfs} VFs)" for d in devs[:8])
     ev = [ln for ln in o.lines() if "/sriov_" in ln][:16]
-    msg = f"{len(devs)} PCI function(s) can provide virtual functions: {desc}" + (" ..." if len(devs) > 8 else "")
-    msg += (f"; VFs are enabled on {len(active)}" if active else "; no VFs enabled")
-    msg += ". SR-IOV is only needed for VFs (vGPU, NIC VFs, VMs) and harmless if on"
+    msg = (Msg('{n_devs} PCI function(s) can provide virtual functions: {desc}', n_devs=len(devs), desc=desc) + (' ...' if len(devs) > 8 else ''))
+    msg += ((Msg('; VFs are enabled on {n_active}', n_active=len(active)) if active else Msg('; no VFs enabled')))
+    msg += (Msg('. SR-IOV is only needed for VFs (vGPU, NIC VFs, VMs) and harmless if on'))
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev), "", SRC_SRIOV)]
 
 
@@ -585,15 +581,9 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         msg = ("Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): "
                "unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules")
     elif state == "enabled":
-        msg = ("Secure Boot is on: the kernel loads only signed modules"
-               + (f" ({enforce})" if enforce else "")
-               + ". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-"
-               "server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil "
-               "--import`; an unsigned module fails with 'Key was rejected by service'")
+        msg = ((Msg('Secure Boot is on: the kernel loads only signed modules') + (f' ({enforce})' if enforce else '') + Msg(". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil --import`; an unsigned module fails with 'Key was rejected by service'")))
     else:
-        msg = ("Secure Boot is off" + (" (platform in Setup Mode: no keys enrolled)" if setup else "")
-               + ": DKMS-built NVIDIA modules load without signing"
-               + (f"; note: {enforce}" if enforce else ""))
+        msg = ((Msg('Secure Boot is off') + (Msg(' (platform in Setup Mode: no keys enrolled)') if setup else '') + Msg(': DKMS-built NVIDIA modules load without signing') + (Msg('; note: {enforce}', enforce=enforce) if enforce else '')))
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev[:10]), "", SRC_SB)]
 
 
@@ -708,6 +698,6 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if unknown:
         note += f"; {len(unknown)} slot(s) report an unknown size"
     verdict = Verdict.PASS
-    msg = (f"every memory channel has a DIMM: {desc}{note}" if groups else f"every DIMM slot is populated: {desc}{note}")
+    msg = ((Msg('every memory channel has a DIMM: {desc}{note}', desc=desc, note=note) if groups else Msg('every DIMM slot is populated: {desc}{note}', desc=desc, note=note)))
     ev = [ln for s in pop[:8] for ln in s.device.evidence][:24]
     return [Finding(fid, verdict, msg, "host", tuple(ev), "", SRC_MEM)]

@@ -144,8 +144,7 @@ def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> F
         return Finding("health.bmc", Verdict.SKIP, Msg("no BMC to read: {words}; ipmitool says: {reason}", words=words, reason=reason), "BMC",
                        tuple(out.evidence_error()) + ev, "", f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
     if case == "lan" or has == "yes":
-        msg = f"the BMC could not be read: {reason}" + (f"; {words}, so its event log and sensors go unseen"
-                                                        if has == "yes" else "")
+        msg = (Msg('the BMC could not be read: {reason}', reason=reason) + (Msg('; {words}, so its event log and sensors go unseen', words=words) if has == 'yes' else ''))
     else:
         msg = (Msg("the BMC could not be read: {reason}; whether this machine has one is not known: {words}", reason=reason, words=words))
         how += (" If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints "
@@ -392,11 +391,9 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
     if any(f.verdict is not Verdict.UNKNOWN for f in out):
         if history:
             ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
-            out.append(Finding("health.bmc_sel", Verdict.PASS, "BMC event log history, not a current fault: "
-                               + "; ".join(history), "BMC", cap(ev), "", SRC_SEL))
+            out.append(Finding("health.bmc_sel", Verdict.PASS, (Msg('BMC event log history, not a current fault: ') + '; '.join(history)), "BMC", cap(ev), "", SRC_SEL))
         return out
-    msg = (f"no hardware fault active in the BMC event log{' since the build started' if start else ''} ({read}"
-           + (f"; history: {'; '.join(history)}" if history else "") + ")")
+    msg = ((Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history='; '.join(history)) if history else '') + ')'))
     ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
     if len(ev) == 1:
         ev += [r.line for r in facts.records[-5:]]
@@ -491,8 +488,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
         st = _bad_status(r.status)
         if bad:
             verdict = Verdict.FAIL if any(v is Verdict.FAIL for v, _, _ in bad) else Verdict.WARN
-            out.append(Finding("health.bmc_psu", verdict, f"{_psu_name(r)}: " + ", ".join(
-                dict.fromkeys(s for _, _, s in bad)) + f" (IPMI Power Supply sensor: {bad[0][1]})",
+            out.append(Finding("health.bmc_psu", verdict, (f'{_psu_name(r)}: ' + ', '.join(dict.fromkeys((s for _, _, s in bad))) + Msg(' (IPMI Power Supply sensor: {bad})', bad=bad[0][1])),
                 f"BMC {r.name}", (source, r.line), _REMEDY["power supply"], SRC_SDR))
         elif st is not None:
             out.append(Finding("health.bmc_psu", st, Msg("{psu_name}: status {status} ({get})", psu_name=_psu_name(r), status=r.status, get=_STATUS_WORDS.get(r.status, r.status)), f"BMC {r.name}", (source, r.line),
@@ -515,9 +511,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
                         "BMC power supplies", cap([source] + [r.line for r in psus]),
                         "Run `ipmitool sdr elist`, which decodes the states.", SRC_SDR)]
     present = [r for r in psus if any("presence detected" in s.lower() for s in r.states)]
-    msg = (f"{plural(len(psus), 'power-supply sensor')}, none reports a failure"
-           + (f" ({len(present)} present)" if present else "")
-           + (f"; redundancy: {', '.join(red_words)}" if red_words else "; no power redundancy sensor"))
+    msg = ((Msg('{plural}, none reports a failure', plural=plural(len(psus), 'power-supply sensor')) + (Msg(' ({n_present} present)', n_present=len(present)) if present else '') + (Msg('; redundancy: {red_words}', red_words=', '.join(red_words)) if red_words else Msg('; no power redundancy sensor'))))
     return [Finding("health.bmc_psu", Verdict.PASS, msg, "BMC power supplies",
                     cap([source] + [r.line for r in psus] + red_ev), "", SRC_SDR)]
 
@@ -624,9 +618,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         m = None
         if r is inlet:
             m = measure(r.value, upper, "°C", "at_most", f"inlet temperature ({r.name})")
-        out.append(Finding("health.bmc_sensors", v, f"{kind} {r.name}: {_fmt(r.value)} {r.unit}".rstrip()
-                           + f", BMC status {status} ({_STATUS_WORDS.get(status, status)})"
-                           + (f"; its {which} threshold is {upper:g} {r.unit}" if upper is not None else ""),
+        out.append(Finding("health.bmc_sensors", v, (f'{kind} {r.name}: {_fmt(r.value)} {r.unit}'.rstrip() + Msg(', BMC status {status} ({get})', status=status, get=_STATUS_WORDS.get(status, status)) + (Msg('; its {which} threshold is {upper:g} {unit}', which=which, upper=upper, unit=r.unit) if upper is not None else '')),
                            f"BMC {r.name}", tuple(x for x in (source, r.line, th_source if th else "", th.line if th
                                                              else "") if x),
                            _REMEDY["threshold"], SRC_SDR, measured=m))
@@ -645,9 +637,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         bad = [(v, st) for st in r.states for rx, v in _DISCRETE_FAULTS if re.search(rx, st.lower())]
         if bad and not (r.entity_id == 10 or _PSU_NAME.search(r.name)):
             verdict = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
-            out.append(Finding("health.bmc_sensors", verdict, f"{r.name}: the BMC shows "
-                               + ", ".join(dict.fromkeys(st for _, st in bad)) + " asserted now (IPMI table 42-3 "
-                               "sensor-specific state)", f"BMC {r.name}", (source, r.line),
+            out.append(Finding("health.bmc_sensors", verdict, (Msg('{name}: the BMC shows ', name=r.name) + ', '.join(dict.fromkeys((st for _, st in bad))) + Msg(' asserted now (IPMI table 42-3 sensor-specific state)')), f"BMC {r.name}", (source, r.line),
                                _REMEDY["memory"] if "ecc" in " ".join(r.states).lower() else _REMEDY["severity"],
                                SRC_SDR))
     judged_inlet = any(f.measured is not None for f in out)
@@ -655,10 +645,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         th = by_name.get(inlet.name)
         upper, which = _upper_threshold(th or inlet)
         out.append(Finding("health.bmc_sensors", Verdict.PASS,
-                           f"inlet temperature {inlet.name}: {inlet.value:g} °C, BMC status "
-                           f"{(th.status if th else inlet.status) or 'not shown'}"
-                           + (f" (its {which} threshold {upper:g} °C)" if upper is not None else
-                              f" ({th_note or 'this output gives no threshold: `ipmitool sensor` shows them'})"),
+                           (Msg('inlet temperature {name}: {value:g} °C, BMC status {value2}', name=inlet.name, value=inlet.value, value2=(th.status if th else inlet.status) or 'not shown') + (Msg(' (its {which} threshold {upper:g} °C)', which=which, upper=upper) if upper is not None else f" ({th_note or 'this output gives no threshold: `ipmitool sensor` shows them'})")),
                            f"BMC {inlet.name}", tuple(x for x in (source, inlet.line, th_source if th else "",
                                                                  th.line if th else "") if x), "", SRC_SDR,
                            measured=measure(inlet.value, upper, "°C", "at_most", f"inlet temperature ({inlet.name})")))
@@ -671,12 +658,10 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
                               "Run `ipmitool sdr elist` as root on the host (not a chassis manager).", SRC_SDR)]
     nf = sum(1 for r in fans if r in judged)
     nt = sum(1 for r in temps if r in judged)
-    msg = (f"{plural(nf, 'fan')} and {plural(nt, 'temperature sensor')} within the BMC's thresholds"
-           + (f"; {plural(len(no_reading), 'sensor')} without a reading (absent or disabled) not judged"
-              if no_reading else ""))
+    msg = ((Msg("{plural} and {plural2} within the BMC's thresholds", plural=plural(nf, 'fan'), plural2=plural(nt, 'temperature sensor')) + (Msg('; {plural} without a reading (absent or disabled) not judged', plural=plural(len(no_reading), 'sensor')) if no_reading else '')))
     hottest = max((r for r in temps if r in judged), key=lambda r: r.value or 0.0, default=None)
     if hottest is not None:
-        msg += f"; hottest {hottest.name} {hottest.value:g} °C"
+        msg += (Msg('; hottest {name} {value:g} °C', name=hottest.name, value=hottest.value))
     return out + [Finding("health.bmc_sensors", Verdict.PASS, msg, "BMC sensors",
                           cap([source] + [r.line for r in judged], 12), "", SRC_SDR)]
 

@@ -65,7 +65,7 @@ def judge_container_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     out = _errors(r)
     if r.driver:
         out.append(Finding("driver.version", Verdict.PASS,
-                           f"the container library sees NVIDIA driver {r.driver}" + (f" (CUDA {r.cuda})" if r.cuda else ""),
+                           (Msg('the container library sees NVIDIA driver {driver}', driver=r.driver) + (Msg(' (CUDA {cuda})', cuda=r.cuda) if r.cuda else '')),
                            "host", (r.driver_line,), "", SRC_INFO))
     if r.devices:
         out.extend(_devices(r, exp))
@@ -86,8 +86,7 @@ def _errors(r: ContainerCli) -> list[Finding]:
         if cls == "requirement":
             need = re.search(r"cuda\s*>=\s*([\d.]+)", msg)
             out.append(Finding("driver.container_toolkit", Verdict.FAIL,
-                               "the image requires a newer CUDA than the host's driver supports"
-                               + (f" (NVIDIA_REQUIRE_CUDA: cuda>={need.group(1)})" if need else ""), "host", (line,),
+                               (Msg("the image requires a newer CUDA than the host's driver supports") + (Msg(' (NVIDIA_REQUIRE_CUDA: cuda>={group})', group=need.group(1)) if need else '')), "host", (line,),
                                "Upgrade the host's driver to a branch that supports that CUDA (nvidia-smi's 'CUDA "
                                "Version' must be at least it), or use an image built for an older CUDA. Setting "
                                "NVIDIA_DISABLE_REQUIRE only hides the check: the CUDA code then fails at run time.",
@@ -159,7 +158,7 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     unready = [p for p in pods if p.status == "Running" and p.ready.split("/")[0] != p.ready.split("/")[-1]]
     if bad:
         return [Finding("driver.k8s_pods", Verdict.FAIL,
-                        f"{len(bad)} of {len(pods)} pod(s) failing: " + ", ".join(f"{p.name} {p.status}" for p in bad[:4]),
+                        (Msg('{n_bad} of {n_pods} pod(s) failing: ', n_bad=len(bad), n_pods=len(pods)) + ', '.join((f'{p.name} {p.status}' for p in bad[:4]))),
                         "node", tuple(p.line for p in bad[:8]),
                         "Read the failing pod's log and events: `kubectl logs <pod> --all-containers --previous` and "
                         "`kubectl describe pod <pod>`; for the GPU Operator the driver and toolkit pods come first "
@@ -168,14 +167,11 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if waiting or unready:
         some = waiting + unready
         return [Finding("driver.k8s_pods", Verdict.WARN,
-                        f"{len(some)} of {len(pods)} pod(s) not ready yet: "
-                        + ", ".join(f"{p.name} {p.status} {p.ready}" for p in some[:4]), "node",
+                        (Msg('{n_some} of {n_pods} pod(s) not ready yet: ', n_some=len(some), n_pods=len(pods)) + ', '.join((f'{p.name} {p.status} {p.ready}' for p in some[:4]))), "node",
                         tuple(p.line for p in some[:8]),
                         "Wait for them, then list again; a pod that stays there: `kubectl describe pod <pod>` (events: "
                         "scheduling, image pulls, init containers waiting on the driver).", SRC_PODS)]
     restarts = [p for p in pods if p.restarts]
     return [Finding("driver.k8s_pods", Verdict.PASS,
-                    f"all {len(pods)} pod(s) Running and ready or Completed"
-                    + (f" ({len(restarts)} restarted at some point: {', '.join(f'{p.name} {p.restarts}' for p in restarts[:3])})"
-                       if restarts else "") + "; this shows the pods, not the GPUs' health", "node",
+                    (Msg('all {n_pods} pod(s) Running and ready or Completed', n_pods=len(pods)) + (Msg(' ({n_restarts} restarted at some point: {items})', n_restarts=len(restarts), items=', '.join((f'{p.name} {p.restarts}' for p in restarts[:3]))) if restarts else '') + Msg("; this shows the pods, not the GPUs' health")), "node",
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]

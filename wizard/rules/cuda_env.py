@@ -143,9 +143,7 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
         if res is None:
             return None
         verdict, why, src = res
-        remedy = "" if verdict is Verdict.PASS else (
-            f"Upgrade the NVIDIA driver to a branch that supports CUDA {runtime}, or install a {r.tool or 'library'} "
-            "build for a CUDA the driver supports.")
+        remedy = ('' if verdict is Verdict.PASS else Msg('Upgrade the NVIDIA driver to a branch that supports CUDA {runtime}, or install a {value} build for a CUDA the driver supports.', runtime=runtime, value=r.tool or 'library'))
         return Finding(FID, verdict, Msg("{who} runs the CUDA {runtime} {what}: {why}{local}{no_dev}", who=who, runtime=runtime, what=what, why=why, local=local, no_dev=no_dev), "host", ev,
                        remedy, f"{src}; {SRC_COMPAT}")
     want, have = version_tuple(runtime), version_tuple(r.driver_cuda)
@@ -194,8 +192,7 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
         if not n_ok:
             return Finding(FID, Verdict.FAIL, Msg("{who} supports none of the GPUs it found ({which}){tally}: CUDA work cannot run on them "
                                                   "with this library", who=who, which=which, tally=tally), "host", ev, remedy, SRC_REPORTS)
-        return Finding(FID, Verdict.WARN, f"{who} does not support every GPU it found ({which}){tally}; it sees "
-                       + _gpus_text(good), "host", ev, remedy, SRC_REPORTS)
+        return Finding(FID, Verdict.WARN, (Msg('{who} does not support every GPU it found ({which}){tally}; it sees ', who=who, which=which, tally=tally) + _gpus_text(good)), "host", ev, remedy, SRC_REPORTS)
     if r.gpus:
         avail = "; CUDA available" if r.cuda_available else ""
         return Finding(FID, Verdict.PASS, Msg("{who} sees {n_gpus} GPU(s): {gpus_text}{tally}{avail}", who=who, n_gpus=len(r.gpus), gpus_text=_gpus_text(r.gpus), tally=tally, avail=avail),

@@ -106,8 +106,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
         name = f" ({info.name}, error {dq.error_code})" if info else (f" (error {dq.error_code})" if dq.error_code is not None else "")
         meaning = f": {info.meaning}" if info else ""
         what = dq.error_text or (info.message.split("|")[0] if info else "an error CUDA did not name")
-        remedy = (info.action[:1].upper() + info.action[1:] + "." if info and info.action else
-                  "Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.")
+        remedy = ((info.action[:1].upper() + info.action[1:] + '.' if info and info.action else Msg('Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.')))
         return [Finding(fid, Verdict.FAIL, Msg("deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", what=what, name=name, meaning=meaning), "host",
                         tuple(dq.error_lines + ([dq.result_line] if dq.result_line else [])), remedy,
                         f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
@@ -121,7 +120,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
                       for d in dq.devices[:8])
     ev = tuple(x for x in [dq.detected_line] + [d.line for d in dq.devices[:8]] + [dq.summary_line, dq.result_line] if x)
     if dq.result == "FAIL":
-        return [Finding(fid, Verdict.FAIL, "deviceQuery: Result = FAIL" + (f" after {n} device(s)" if n else ""), "host",
+        return [Finding(fid, Verdict.FAIL, (Msg('deviceQuery: Result = FAIL') + (Msg(' after {n} device(s)', n=n) if n else '')), "host",
                         ev or _nonempty(text), "Read the lines above 'Result = FAIL' for the CUDA call that failed; check "
                         "`nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.", SRC_SAMPLES)]
     if n is None:
@@ -130,17 +129,13 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
                         SRC_SAMPLES)]
     want = to_int(exp.get("gpu_count")) if exp else None
     if isinstance(want, int) and want > n:
-        return [Finding(fid, Verdict.WARN, f"deviceQuery: CUDA sees {n} GPU(s), the plan expects {want}" +
-                        (f" ({names})" if names else ""), "host", ev,
+        return [Finding(fid, Verdict.WARN, (Msg('deviceQuery: CUDA sees {n} GPU(s), the plan expects {want}', n=n, want=want) + (f' ({names})' if names else '')), "host", ev,
                         "Check CUDA_VISIBLE_DEVICES and that `nvidia-smi -L` lists every GPU; a missing GPU is a "
                         "health.gpu_pci question (lspci).", SRC_SAMPLES)]
     if dq.result != "PASS":
-        return [Finding(fid, Verdict.UNKNOWN, f"deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line"
-                        + (f" ({names})" if names else ""), "host", ev or _nonempty(text),
+        return [Finding(fid, Verdict.UNKNOWN, (Msg('deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line', n=n) + (f' ({names})' if names else '')), "host", ev or _nonempty(text),
                         "Paste the whole deviceQuery output (it ends with 'Result = PASS' or FAIL).", SRC_SAMPLES)]
-    return [Finding(fid, Verdict.PASS, f"deviceQuery: CUDA sees {n} GPU(s) and Result = PASS" +
-                    (f" ({names})" if names else "") + "; it proves the driver and the CUDA runtime work, not that the "
-                    "GPU performs under load", "host", ev, "", SRC_SAMPLES)]
+    return [Finding(fid, Verdict.PASS, (Msg('deviceQuery: CUDA sees {n} GPU(s) and Result = PASS', n=n) + (f' ({names})' if names else '') + Msg('; it proves the driver and the CUDA runtime work, not that the GPU performs under load')), "host", ev, "", SRC_SAMPLES)]
 
 
 def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -239,11 +234,9 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     fid = "gpu.host_bandwidth"
     if bt.error_code is not None:
         info = cuda_error_lookup(bt.error_code, " ".join(bt.error_lines))
-        return [Finding(fid, Verdict.FAIL, f"bandwidthTest stopped on CUDA error {bt.error_code}"
-                        + (f" ({info.name}: {info.meaning})" if info else ""), "host",
+        return [Finding(fid, Verdict.FAIL, (Msg('bandwidthTest stopped on CUDA error {error_code}', error_code=bt.error_code) + (f' ({info.name}: {info.meaning})' if info else '')), "host",
                         tuple(bt.error_lines + ([bt.result_line] if bt.result_line else [])),
-                        (info.action[:1].upper() + info.action[1:] + ".") if info and info.action else
-                        "Check `nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.",
+                        (info.action[:1].upper() + info.action[1:] + '.' if info and info.action else Msg('Check `nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.')),
                         f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
     if bt.result == "FAIL":
         return [Finding(fid, Verdict.FAIL, "bandwidthTest: Result = FAIL", "host", (bt.result_line,),
@@ -334,12 +327,7 @@ def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, in
             smin = min(v for _, v in stalled)
             out.append(Finding(
                 fid, Verdict.FAIL,
-                f"{what}: {f'all {npairs}' if every else f'{len(stalled)} of {npairs}'} directed GPU pair(s) take "
-                f"milliseconds per peer write ({_us(smin)}" + (f" to {_us(top)}" if top != smin else "") +
-                f", above the {P2P_LATENCY_FAIL_US:,.0f} us bound: {named}){diag_s}{off_s}: P2P is broken, peer "
-                "writes stall "
-                "(typically PCIe ACS redirecting them through the root complex, or the IOMMU translating them); "
-                "healthy pairs take a few microseconds", "host" if every else _pair(a0, b0), ev,
+                (Msg('{what}: {value} directed GPU pair(s) take milliseconds per peer write ({us}', what=what, value=f'all {npairs}' if every else f'{len(stalled)} of {npairs}', us=_us(smin)) + (Msg(' to {us}', us=_us(top)) if top != smin else '') + Msg(', above the {p2p_latency_fail_us:,.0f} us bound: {named}){diag_s}{off_s}: P2P is broken, peer writes stall (typically PCIe ACS redirecting them through the root complex, or the IOMMU translating them); healthy pairs take a few microseconds', p2p_latency_fail_us=P2P_LATENCY_FAIL_US, named=named, diag_s=diag_s, off_s=off_s)), "host" if every else _pair(a0, b0), ev,
                 "Disable ACS on the PCIe switches and root ports between the GPUs (`sudo lspci -vvv | grep ACSCtl`: "
                 "ReqRedir+ / CmpltRedir+ send peer traffic up to the root complex; a BIOS option or `setpci` at "
                 "boot), keep the IOMMU off or in pass-through on bare metal (`iommu=pt`), then rerun "
@@ -439,8 +427,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                 "pass-through (iommu=pt); check `nvidia-smi topo -p2p r` and `nvidia-smi topo -m` (P2P is not "
                 "supported across CPU sockets on some platforms); on NVLink/NVSwitch systems check Fabric Manager."))
         out.append(Finding(fid, Verdict.WARN if consumer else Verdict.FAIL,
-                           f"P2P not available for {len(blocked)} of {pairs} GPU pair(s): {desc}" +
-                           (" (not expected on GeForce boards)" if consumer else ""),
+                           (Msg('P2P not available for {n_blocked} of {pairs} GPU pair(s): {desc}', n_blocked=len(blocked), pairs=pairs, desc=desc) + (Msg(' (not expected on GeForce boards)') if consumer else '')),
                            _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))
     off_pairs = set(blocked) | set(mixed)
     latency = p2p_latency(p, off_pairs)
@@ -528,8 +515,7 @@ def judge_nvbandwidth_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     out = nvbandwidth_errors(nb) + nvbandwidth_host(nb) + nvbandwidth_p2p(nb) + nvbandwidth_nvlink(nb)
     out += nvbandwidth_reported(nb)
     if not any(f.verdict != Verdict.SKIP for f in out):
-        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, "nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)"
-                           + (f" ({len(nb.waived)} waived)" if nb.waived else ""), "host",
+        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, (Msg('nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)') + (Msg(' ({n_waived} waived)', n_waived=len(nb.waived)) if nb.waived else '')), "host",
                            tuple(nb.waived[:4]) or _nonempty(text),
                            "Run `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -t "
                            "device_to_device_memcpy_read_ce` and paste the whole output.", SRC_NVBW))
@@ -580,10 +566,7 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
                 graded[0].verdict in (Verdict.PASS, Verdict.UNKNOWN):
             vals = [v for row in tc.values.values() for v in row.values() if v is not None]
             f0 = graded[0]
-            msg = (f"{tc.name or label}: {len(graded)} GPUs {min(vals):.1f}-{max(vals):.1f} GB/s; "
-                   + f0.message.split(": ", 1)[-1] if f0.verdict == Verdict.UNKNOWN else
-                   f"{tc.name or label}: all {len(graded)} GPUs {min(vals):.1f}-{max(vals):.1f} GB/s pass; GPU "
-                   f"{tc.cols[0]}: {f0.message}")
+            msg = ((Msg('{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s; ', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals)) + f0.message.split(': ', 1)[-1] if f0.verdict == Verdict.UNKNOWN else Msg('{value}: all {n_graded} GPUs {min:.1f}-{max:.1f} GB/s pass; GPU {cols}: {message}', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals), cols=tc.cols[0], message=f0.message)))
             out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source,
                                measured=tightest(f.measured for f in graded)))
         else:
@@ -641,9 +624,7 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
             continue
         med = statistics.median(vals)
         if not (switched and total and spec is not None):
-            out.append(Finding("health.p2p", Verdict.SKIP, f"{tc.name}: median pair {med:.1f} GB/s; no NVLink figure "
-                               "for " + (repr(next(iter(names))) if len(names) == 1 else "GPUs nvbandwidth did not name")
-                               + ": the rate is reported, not graded against NVLink", "host", tuple(tc.lines[:3]), "",
+            out.append(Finding("health.p2p", Verdict.SKIP, (Msg('{name}: median pair {med:.1f} GB/s; no NVLink figure for ', name=tc.name, med=med) + (repr(next(iter(names))) if len(names) == 1 else Msg('GPUs nvbandwidth did not name')) + Msg(': the rate is reported, not graded against NVLink')), "host", tuple(tc.lines[:3]), "",
                                SRC_NVBW))
             continue
         per_dir = total / 2
@@ -671,16 +652,13 @@ def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
     out: list[Finding] = []
     if rest:
         desc = "; ".join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])
-        out.append(Finding("gpu.host_bandwidth", Verdict.SKIP, f"reported, not graded: {desc}" +
-                           (f" (+{len(rest) - 8} more)" if len(rest) > 8 else ""), "host",
+        out.append(Finding("gpu.host_bandwidth", Verdict.SKIP, (Msg('reported, not graded: {desc}', desc=desc) + (Msg(' (+{value} more)', value=len(rest) - 8) if len(rest) > 8 else '')), "host",
                            tuple(tc.lines[0] for tc in rest[:4]), "", SRC_NVBW))
     if nb.waived:
         named = ", ".join(nb.waived_names[:6])
         out.append(Finding("health.p2p" if any(n.startswith("device_to_device") for n in nb.waived_names)
                            else "gpu.host_bandwidth", Verdict.SKIP,
-                           f"{len(nb.waived)} testcase(s) waived" + (f" ({named})" if named else "") + ": not run, so "
-                           "not passed (a device-to-device testcase is waived when the GPUs have no peer mapping, or "
-                           "on one GPU)", "host", tuple(nb.waived[:4]),
+                           (Msg('{n_waived} testcase(s) waived', n_waived=len(nb.waived)) + (f' ({named})' if named else '') + Msg(': not run, so not passed (a device-to-device testcase is waived when the GPUs have no peer mapping, or on one GPU)')), "host", tuple(nb.waived[:4]),
                            "For device-to-device: check `nvidia-smi topo -p2p r` (P2P is not offered on GeForce boards "
                            "and may be blocked by ACS/IOMMU).", SRC_NVBW))
     return out

@@ -229,7 +229,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         msg: str = (Msg("{who}: this DCGM run does not count: the 'Persistence Mode' check failed (persistence "
                    "mode is off), so DCGM skipped {a1}", who=who, a1=', '.join(r.test for r in skipped)))
         if ran:
-            msg += "; only " + ", ".join(f"{r.test} ({st})" for r, st in ran) + " ran"
+            msg += (Msg('; only ') + ', '.join((f'{r.test} ({st})' for r, st in ran)) + Msg(' ran'))
         findings.append(Finding(fid, Verdict.UNKNOWN, msg, subject, ev, PM_REMEDY, SRC_PM))
 
     for r in d.results:
@@ -311,7 +311,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 if sev:
                     remedy = Msg("{upper}{a1}. {remedy}", upper=sev[0].upper(), a1=sev[1:], remedy=remedy)
                 findings.append(Finding(fid, Verdict.FAIL,
-                                        f"{who} failed DCGM '{r.test}'{tail}" + (f" ({said})" if said else ""),
+                                        (Msg("{who} failed DCGM '{test}'{tail}", who=who, test=r.test, tail=tail) + (f' ({said})' if said else '')),
                                         subject, ev, remedy,
                                         f"{SRC}; {SRC_NVLINK_FALSE}" if nv_down else
                                         f"{SRC}; {SRC_ERRORS}" if tags else SRC))
@@ -475,8 +475,7 @@ def judge_health(h: Any, text: str) -> list[Finding]:
                         (h.overall_line,), "", SRC_HEALTH)]
     verdict = Verdict.FAIL if h.overall == "failure" else Verdict.WARN
     bad = sorted(g for g, s in h.gpus.items() if s != "healthy")
-    return [Finding(fid, verdict, f"DCGM health: Overall Health {h.overall}"
-                    + (f" on GPU {', '.join(map(str, bad))}" if bad else "") + " (the report names no system)", "node",
+    return [Finding(fid, verdict, (Msg('DCGM health: Overall Health {overall}', overall=h.overall) + (Msg(' on GPU {map}', map=', '.join(map(str, bad))) if bad else '') + Msg(' (the report names no system)')), "node",
                     tuple(h.lines[:6]) or (h.overall_line,),
                     "Run `dcgmi health -c -j` for the incident details and `dcgmi diag -r 3` on the GPUs it names.",
                     SRC_HEALTH)]
@@ -536,8 +535,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     if d.gpus_found is None and not d.gpus:
         err_ev = tuple(d.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
-        return [Finding("health.gpu_count", Verdict.UNKNOWN, "dcgmi discovery listed no GPUs"
-                        + (": it could not reach the DCGM host engine" if d.errors else ""), "host", err_ev,
+        return [Finding("health.gpu_count", Verdict.UNKNOWN, (Msg('dcgmi discovery listed no GPUs') + (Msg(': it could not reach the DCGM host engine') if d.errors else '')), "host", err_ev,
                         "Start the host engine (`sudo systemctl start nvidia-dcgm`, or `nv-hostengine`) and run "
                         "`dcgmi discovery -l` again.", SRC_DISCOVERY)]
     found = d.gpus_found if d.gpus_found is not None else len(d.gpus)
@@ -565,7 +563,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "a GPU that failed to initialise, and set the plan's GPU count (`bringup plan "
                            "gpu_count=N`).", SRC_HGX_COUNT + "; " + SRC_A1))
     else:
-        out.append(Finding("health.gpu_count", Verdict.PASS, what + (", as the plan expects" if want else ""), "host",
+        out.append(Finding("health.gpu_count", Verdict.PASS, (what + (Msg(', as the plan expects') if want else '')), "host",
                            tuple(ev), "", SRC_DISCOVERY, measured=cm))
     if blank:
         values = list(dict.fromkeys(g.name for g in blank))
@@ -573,11 +571,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         ids = ", ".join(str(g.gpu_id) for g in blank)
         meaning = "; ".join(f"{v}: {BLANK_NAME_MEANING.get(v, 'a placeholder, not a name')}" for v in values)
         out.append(Finding("driver.dcgm", Verdict.WARN,
-                           ("every GPU DCGM lists" + (f" ({len(d.gpus)} in this paste)" if cut else "") if every else
-                            f"GPU {ids}") + f" has the name {' / '.join(values)} ({meaning}): DCGM enumerates the GPUs "
-                           "by PCI bus id and UUID but cannot read their names from NVML: typically a DCGM release that "
-                           "does not know this GPU or driver, or a host engine whose NVML does not match the driver; "
-                           "not a GPU fault, but its other NVML fields (health, diagnostics, metrics) may be blank too", "host",
+                           ((Msg('every GPU DCGM lists') + (Msg(' ({n_gpus} in this paste)', n_gpus=len(d.gpus)) if cut else '') if every else Msg('GPU {ids}', ids=ids)) + Msg(' has the name {values} ({meaning}): DCGM enumerates the GPUs by PCI bus id and UUID but cannot read their names from NVML: typically a DCGM release that does not know this GPU or driver, or a host engine whose NVML does not match the driver; not a GPU fault, but its other NVML fields (health, diagnostics, metrics) may be blank too', values=' / '.join(values), meaning=meaning)), "host",
                            tuple(g.lines[0] for g in blank[:4] if g.lines),
                            "Compare with `nvidia-smi -L` (NVML read directly): if it names the GPUs, check the host "
                            "engine's release (`dcgmi -v`) against the driver (`nvidia-smi`), install the DCGM release for "

@@ -167,8 +167,7 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
     if res is None and version_tuple(n.release) < TRAINING_ARCH_MIN_TOOLKIT[0][1]:
         cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in TRAINING_ARCH_MIN_TOOLKIT
                   if version_tuple(n.release) < v]
-        return [Finding("driver.cuda_toolkit", Verdict.WARN, f"{head}: too old to build CUDA code for "
-                        + ", ".join(cannot) + f" GPUs; {note}", "host", ev,
+        return [Finding("driver.cuda_toolkit", Verdict.WARN, (Msg('{head}: too old to build CUDA code for ', head=head) + ', '.join(cannot) + Msg(' GPUs; {note}', note=note)), "host", ev,
                         "If you build CUDA code (extensions, flash-attn, DeepSpeed ops) for these GPUs, install a "
                         "current toolkit from NVIDIA's repository (its nvcc in /usr/local/cuda/bin); torch wheels "
                         "bring their own runtime and do not need it.", f"{SRC_ARCH_TOOLKIT}; {SRC_NVCC}")]
@@ -348,9 +347,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if ext is not None:
         built = re.search(r"(?:compile PyTorch \(|compiled with Cuda )(\d+(?:\.\d+)*)", " ".join(e.line for e in t.errors))
         findings.append(Finding("driver.cuda_toolkit", Verdict.FAIL,
-                                "a CUDA extension build stopped: the toolkit's nvcc"
-                                + (f" ({ext.detail})" if ext.detail else "") + " is of another CUDA version than torch "
-                                "was built with" + (f" ({built.group(1)})" if built else ""), "host",
+                                (Msg("a CUDA extension build stopped: the toolkit's nvcc") + (f' ({ext.detail})' if ext.detail else '') + Msg(' is of another CUDA version than torch was built with') + (f' ({built.group(1)})' if built else '')), "host",
                                 tuple(dict.fromkeys(e.line for e in t.errors if e.kind == "ext_mismatch"))[:3],
                                 "Build with a toolkit of torch's CUDA version: install it and point CUDA_HOME and PATH "
                                 "at it (export CUDA_HOME=/usr/local/cuda-X.Y; export PATH=$CUDA_HOME/bin:$PATH), or "
@@ -421,9 +418,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL,
                                 Msg("{who}: torch.cuda.is_available() is False: CUDA could not start on this machine "
                                     "({coded_text})", who=who, coded_text=_coded_text(e)), "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
-                                _first_upper(e.info.action) + "; then check that `nvidia-smi` works in the same "
-                                "environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other "
-                                "process holds the GPUs.", f"{e.info.source}; {SRC_TORCH}"))
+                                (_first_upper(e.info.action) + Msg('; then check that `nvidia-smi` works in the same environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other process holds the GPUs.')), f"{e.info.source}; {SRC_TORCH}"))
         return findings
     for e in coded:
         assert e.info is not None
@@ -465,8 +460,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             tk_need = min_driver(tk) if tk else None
             msg: str = Msg("the CUDA toolkit installed here is {toolkit} (the toolkit need not match torch)", toolkit=t.toolkit)
             if mm and tk and tk_need and version_tuple(tk) < version_tuple(mm):
-                msg += (f"; a driver installed with that toolkit only has to be >= {tk_need[0]}, too old for "
-                        f"CUDA {mm} if it is the driver in use")
+                msg += ((Msg('; a driver installed with that toolkit only has to be >= {tk_need}, too old for CUDA {mm} if it is the driver in use', tk_need=tk_need[0], mm=mm)))
             parts.append(msg)
         fail("; ".join(parts), remedy)
         return findings
@@ -605,11 +599,9 @@ def _oom_finding(e: Any, who: str) -> Finding:
         if (un is not None and al is not None and tr is not None and fr is not None and un > 0.25 * max(al, 0.001)
                 and un > 1.0 and tr <= fr + un):
             frag = "; much memory is reserved but unallocated (fragmentation): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps"
-    msg = (f"{who}: CUDA out of memory" + (f" ({'; '.join(parts)})" if parts else "") + others + frag +
-           ": the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU "
-           "answered and its memory is in use)")
+    msg = ((Msg('{who}: CUDA out of memory', who=who) + (f" ({'; '.join(parts)})" if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)')))
     return Finding("driver.torch_cuda", Verdict.WARN, msg, "host", (e.line.strip(),),
-                   _first_upper(e.info.action) + ". Size the job with `bringup size` (model states per GPU).",
+                   (_first_upper(e.info.action) + Msg('. Size the job with `bringup size` (model states per GPU).')),
                    f"PyTorch CUDA memory management (https://pytorch.org/docs/stable/notes/cuda.html#memory-management); "
                    f"{e.info.source}")
 

@@ -109,8 +109,7 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     b = rec.branch
     alts = "; ".join(_branch_line(a, today) for a in rec.alternatives[:3])
-    msg = (f"GPUs {where}: {arch_txt} -> driver {_branch_line(b, today)} with the {rec.flavour} kernel modules: "
-           f"{rec.flavour_why}" + (f". Also supported today: {alts}" if alts else ""))
+    msg = ((Msg('GPUs {where}: {arch_txt} -> driver {branch_line} with the {flavour} kernel modules: {flavour_why}', where=where, arch_txt=arch_txt, branch_line=_branch_line(b, today), flavour=rec.flavour, flavour_why=rec.flavour_why) + (Msg('. Also supported today: {alts}', alts=alts) if alts else '')))
     findings.append(Finding("driver.branch", Verdict.PASS, msg, _subject(gs), tuple(ev), "",
                             f"{SRC_MATRIX} (live: {MATRIX_URL}); {SRC_FLAVOUR}; {b.source}"))
     return findings
@@ -165,8 +164,7 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "driver (nvidia-uninstall).", SRC_PKGS))
     else:
         how = f"from {pl.manager} packages" if pl is not None and pd.core else "(package database not readable)"
-        findings.append(Finding("driver.installed", Verdict.PASS, f"NVIDIA driver {ver} installed {how}"
-                                + (f", loaded ({st.loaded_flavour} kernel module)" if st.loaded else ", not loaded yet"),
+        findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {ver} installed {how}', ver=ver, how=how) + (Msg(', loaded ({loaded_flavour} kernel module)', loaded_flavour=st.loaded_flavour) if st.loaded else Msg(', not loaded yet'))),
                                 "host", tuple(st.evidence()), "", SRC_PKGS))
     if len(pd.versions) > 1:
         parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
@@ -408,7 +406,7 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
     fin = "" if u.unit_file in ("enabled", "static", "enabled-runtime", "indirect", "alias") or not u.unit_file else \
         f" but its unit is {u.unit_file} (it will not start at boot)"
     return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, Msg("nvidia-persistenced is active{fin}", fin=fin),
-                    "host", ev, "`sudo systemctl enable nvidia-persistenced`" if fin else "", SRC_PERSIST)]
+                    "host", ev, (Msg('`sudo systemctl enable nvidia-persistenced`') if fin else ''), SRC_PERSIST)]
 
 
 def _nvswitch(out: Outputs, plan: Mapping[str, Any], gs: GpuSet) -> tuple[str, list[str]]:
@@ -573,8 +571,8 @@ def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             ev += list(f.evidence[:2])
     considered = [f.verdict for f in sub if f.verdict is not Verdict.SKIP]
     v = worst(considered) if considered else Verdict.PASS
-    remedy = "" if v in (Verdict.PASS, Verdict.SKIP) else "See the driver.cuda_toolkit and driver.torch_cuda findings."
-    return [Finding("driver.chain", v, "; ".join(parts) + " (nvcc need not match nvidia-smi's CUDA version)", "host",
+    remedy = ('' if v in (Verdict.PASS, Verdict.SKIP) else Msg('See the driver.cuda_toolkit and driver.torch_cuda findings.'))
+    return [Finding("driver.chain", v, ('; '.join(parts) + Msg(" (nvcc need not match nvidia-smi's CUDA version)")), "host",
                     tuple(dict.fromkeys(ev))[:12], remedy, f"{chain.SRC_TABLE}; {chain.SRC_TORCH}")]
 
 
@@ -596,8 +594,7 @@ def judge_dkms_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         kern = re.search(r"module build on kernel: (\S+)|autoinstall on (\S+?)/", text)
         k = (kern.group(1) or kern.group(2)) if kern else ""
         return [Finding("driver.kernel_module", Verdict.FAIL,
-                        f"DKMS could not build the nvidia module{' ' + ver.group(1) if ver else ''}"
-                        + (f" for kernel {k}" if k else "") + ": no NVIDIA kernel module for that kernel", "host",
+                        (Msg('DKMS could not build the nvidia module{value}', value=' ' + ver.group(1) if ver else '') + (Msg(' for kernel {k}', k=k) if k else '') + Msg(': no NVIDIA kernel module for that kernel')), "host",
                         tuple(dict.fromkeys(failed))[:5],
                         "Read the compiler's error in the make.log DKMS names (/var/lib/dkms/nvidia/<version>/build/"
                         "make.log). Usual causes: the kernel's headers are missing (install linux-headers-$(uname -r) / "
@@ -664,8 +661,7 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
                         "If a driver is loaded, it was installed outside the package manager (.run file); prefer the "
                         "distribution's packages.", SRC_PKGS)]
     flav = pd.flavour if pd.flavour in ("open", "proprietary") else ""
-    findings.append(Finding("driver.installed", Verdict.PASS, f"NVIDIA driver {pd.version} installed from {what} packages"
-                            + (f" ({flav} kernel modules)" if flav else ""), "host", tuple(pd.evidence), "", SRC_PKGS))
+    findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {version} installed from {what} packages', version=pd.version, what=what) + (Msg(' ({flav} kernel modules)', flav=flav) if flav else '')), "host", tuple(pd.evidence), "", SRC_PKGS))
     if len(pd.versions) > 1:
         parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
         findings.append(Finding("driver.installed", Verdict.WARN, Msg("driver packages of {n_versions} versions are installed ({parts})", n_versions=len(pd.versions), parts=parts), "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
@@ -756,17 +752,14 @@ def judge_unit_status(u: Unit) -> list[Finding]:
     if not u.exists or u.load == "masked":
         why = "is masked (it cannot be started)" if u.load == "masked" else "is not installed (no such unit)"
         return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, Msg("{what} {why}", what=what, why=why), "host", ev,
-                        (f"Install the package that provides {u.name}, or `sudo systemctl unmask {u.name}`, then `sudo "
-                         f"systemctl enable --now {u.name}`" + (" (or confirm the node uses another unit for it: "
-                         "nvidia-peermem replaces nv_peer_mem since driver R470)" if "peer" in u.name else "") + "."),
+                        ((Msg('Install the package that provides {name}, or `sudo systemctl unmask {name}`, then `sudo systemctl enable --now {name}`', name=u.name) + (Msg(' (or confirm the node uses another unit for it: nvidia-peermem replaces nv_peer_mem since driver R470)') if 'peer' in u.name else '') + '.')),
                         src)]
     failed = (u.active == "failed" or u.result not in ("", "success") or "auto-restart" in u.sub)
     if failed:
         # the daemon's own words first, then systemd's, then the Process: line's exit status
         own = [ln for ln in fail_lines if ln in u.log and not re.search(r"systemd\[\d+\]:", ln)]
         why = (own or [ln for ln in fail_lines if ln in u.log] or fail_lines or [""])[-1]
-        return [Finding("driver.service", Verdict.FAIL, f"{what} failed ({u.result or u.active}"
-                        + (f", {u.sub}" if u.sub and u.sub != "failed" else "") + ")" + (f": {why}" if why else ""),
+        return [Finding("driver.service", Verdict.FAIL, (Msg('{what} failed ({value}', what=what, value=u.result or u.active) + (f', {u.sub}' if u.sub and u.sub != 'failed' else '') + ')' + (f': {why}' if why else '')),
                         "host", ev + tuple(x for x in fail_lines[-3:] if x not in ev),
                         Msg("Read {journal} for why it failed, fix that, then `sudo systemctl restart {name}`.", journal=journal, name=u.name), src)]
     if u.active == "active":
@@ -779,12 +772,10 @@ def judge_unit_status(u: Unit) -> list[Finding]:
         return [Finding("driver.service", Verdict.PASS, Msg("{what} is active ({kind}){said}", what=what, kind=kind, said=said), "host", ev, "", src)]
     if u.active == "inactive":
         v = Verdict.WARN if stack else Verdict.UNKNOWN
-        return [Finding("driver.service", v, f"{what} is not running ({u.active}" + (f", {u.sub}" if u.sub else "") + ")"
-                        + ("" if stack else ": whether this node needs it is not bringup's to say"), "host", ev,
+        return [Finding("driver.service", v, (Msg('{what} is not running ({active}', what=what, active=u.active) + (f', {u.sub}' if u.sub else '') + ')' + ('' if stack else Msg(": whether this node needs it is not bringup's to say"))), "host", ev,
                         Msg("`sudo systemctl enable --now {name}` if this node needs it; {journal} says why it stopped.", name=u.name, journal=journal),
                         src)]
-    return [Finding("driver.service", Verdict.UNKNOWN, f"{what} is {u.active or 'in an unknown state'}"
-                    + (f" ({u.sub})" if u.sub else "") + ": not settled", "host", ev,
+    return [Finding("driver.service", Verdict.UNKNOWN, (Msg('{what} is {value}', what=what, value=u.active or 'in an unknown state') + (f' ({u.sub})' if u.sub else '') + Msg(': not settled')), "host", ev,
                     Msg("Run `systemctl status {name}` again in a few seconds; {journal} shows what it is doing.", name=u.name, journal=journal), src)]
 
 
@@ -824,7 +815,7 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 why = next((ln for ln in u.log if re.search(r"fail|error|NV_WARN|NV_ERR", ln, re.I)), "") or (
                     job_failed[0] if job_failed else "")
                 findings.append(Finding("driver.fabric_manager", Verdict.FAIL,
-                                        f"nvidia-fabricmanager failed ({u.result or u.active})" + (f": {why}" if why else ""),
+                                        (Msg('nvidia-fabricmanager failed ({value})', value=u.result or u.active) + (f': {why}' if why else '')),
                                         "host", ev, "Read `journalctl -u nvidia-fabricmanager`: a driver/Fabric Manager "
                                         "version mismatch, NV_WARN_NOTHING_TO_DO (no NVSwitch, or on NVLink 5 systems no "
                                         "NVLSM / ib_umad) or an NVSwitch error stops it; then `sudo systemctl restart "
@@ -843,7 +834,7 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         elif re.fullmatch(r"(?:nvidia-)?dcgm\.service", name):
             v = Verdict.PASS if u.active == "active" else Verdict.WARN
             findings.append(Finding("driver.dcgm", v, Msg("nvidia-dcgm is {a1}", a1=u.active or 'unknown'), "host", tuple(u.lines[:6]),
-                                    "" if v is Verdict.PASS else "`sudo systemctl --now enable nvidia-dcgm`", SRC_DCGM))
+                                    ('' if v is Verdict.PASS else Msg('`sudo systemctl --now enable nvidia-dcgm`')), SRC_DCGM))
         else:
             findings += judge_unit_status(u)
     if not findings:

@@ -75,15 +75,14 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
         src = SRC_EDAC + ("; " + SRC_MCI if g.get("mce") else "")
         if g["ue"]:
             out.append(Finding("health.host_memory", Verdict.FAIL,
-                               f"{where}: {g['ue']} uncorrectable (UE) host memory error(s)"
-                               + (f" and {g['ce']} corrected (CE)" if g["ce"] else "") + via, where,
+                               (Msg('{where}: {g} uncorrectable (UE) host memory error(s)', where=where, g=g['ue']) + (Msg(' and {g} corrected (CE)', g=g['ce']) if g['ce'] else '') + via), where,
                                cap(g["ev"] + list(context)),
                                Msg("Replace the DIMM {a1}: an uncorrectable memory error crashes jobs or corrupts data. "
                                    "Confirm the slot in the BMC event log (SEL), and run a memory test before the node "
                                    "returns to service.", a1=label or 'on MC' + str(mc)), src))
         else:
             out.append(Finding("health.host_memory", Verdict.WARN,
-                               f"{where}: {g['ce']} corrected (CE) host memory error(s)" + via, where,
+                               (Msg('{where}: {g} corrected (CE) host memory error(s)', where=where, g=g['ce']) + via), where,
                                cap(g["ev"] + list(context)),
                                Msg("Corrected errors on {a1}: watch the count (`ras-mc-ctl --errors`, "
                                    "/sys/devices/system/edac/mc/mc{mc}/ce_count); if it keeps growing, replace the DIMM at "
@@ -105,16 +104,15 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
     storm = [e for e in mce if e.fields.get("storm")]
     if unc:
         out.append(Finding("health.mce", Verdict.FAIL,
-                           f"{plural(len(unc), 'uncorrected machine-check error')} on this host" + _mce_where(unc),
+                           (Msg('{plural} on this host', plural=plural(len(unc), 'uncorrected machine-check error')) + _mce_where(unc)),
                            "host", cap([ln for e in unc for ln in e.evidence] + list(context)),
                            "Read the decoded record (`ras-mc-ctl --errors`, or mcelog) to find the bank/DIMM; replace "
                            "the failing part (DIMM or CPU) before the node returns to service.",
                            SRC_EDAC + ("; " + SRC_MCI if any(e.fields.get("decoded") for e in unc) else "")))
     if cor or storm:
-        msg = (f"{plural(len(cor), 'corrected machine-check error')} on this host" + _mce_where(cor)) if cor else ""
+        msg = (Msg('{plural} on this host', plural=plural(len(cor), 'corrected machine-check error')) + _mce_where(cor) if cor else '')
         if storm:
-            msg = (msg + "; " if msg else "") + ("a corrected-error (CMCI) storm: corrected machine checks came so fast "
-                                                 "that the kernel switched to polling")
+            msg = ((msg + '; ' if msg else '') + Msg('a corrected-error (CMCI) storm: corrected machine checks came so fast that the kernel switched to polling'))
         out.append(Finding("health.mce", Verdict.WARN, msg, "host",
                            cap([ln for e in storm + cor for ln in e.evidence] + ([] if unc else list(context))),
                            "Find the bank/DIMM with `ras-mc-ctl --errors` (or the EDAC lines after these); watch whether "
@@ -133,8 +131,7 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
         out.append(Finding("health.hw_error", verdict,
                            Msg("firmware (APEI) reported a hardware error: {section}, severity {a1}", section=section, a1=sev or 'not shown'), "host",
                            cap(e.evidence),
-                           "" if verdict is Verdict.PASS else "Check the BMC event log (SEL) for the same time and the "
-                           "named component; contact the server vendor if it repeats.", SRC_GHES))
+                           ('' if verdict is Verdict.PASS else Msg('Check the BMC event log (SEL) for the same time and the named component; contact the server vendor if it repeats.')), SRC_GHES))
     return out
 
 
@@ -197,8 +194,7 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
             where = f"host memory {c.mc} (errors the driver could not place on a DIMM)"
         if c.ue:
             out.append(Finding("health.host_memory", Verdict.FAIL,
-                               f"{where}: {c.ue} uncorrectable (UE) memory error(s)"
-                               + (f" and {c.ce} corrected (CE)" if c.ce else ""), where, cap([source] + c.evidence),
+                               (Msg('{where}: {ue} uncorrectable (UE) memory error(s)', where=where, ue=c.ue) + (Msg(' and {ce} corrected (CE)', ce=c.ce) if c.ce else '')), where, cap([source] + c.evidence),
                                Msg("Replace the DIMM {a1}: an uncorrectable memory error crashes jobs or corrupts data; run a "
                                    "memory test before returning the node.", a1=c.label or '(find the slot in the BMC event log)'),
                                SRC_EDAC, measured=measure(c.ue, 0, "errors", "at_most",
@@ -248,8 +244,7 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
             where = f"DIMM {label}" if label else "host memory"
             if sev == "ue":
                 out.append(Finding("health.host_memory", Verdict.FAIL, Msg("{where}: {n} uncorrected (UE) memory error(s) recorded by rasdaemon", where=where, n=n), where, ev,
-                                   f"Replace the DIMM {label}".strip() + ": confirm the slot in the BMC event log (SEL) "
-                                   "and run a memory test before returning the node.", SRC_EDAC))
+                                   (f'Replace the DIMM {label}'.strip() + Msg(': confirm the slot in the BMC event log (SEL) and run a memory test before returning the node.')), SRC_EDAC))
             elif sev == "ce":
                 out.append(Finding("health.host_memory", Verdict.WARN, Msg("{where}: {n} corrected (CE) memory error(s) recorded by rasdaemon", where=where, n=n), where, ev,
                                    "Watch the count (`ras-mc-ctl --error-count`); replace the DIMM at the next "
@@ -267,10 +262,8 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
                                    "grows, and replace the DIMM if it does.", SRC_EDAC))
         elif section == "aer":
             verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN if sev == "nonfatal" else Verdict.PASS
-            out.append(Finding("health.aer", verdict, f"{n} PCIe AER {AER_WORDS.get(sev, 'unclassified')} error(s) "
-                               "recorded by rasdaemon" + (f" on {label}" if label else ""), label or "host", ev,
-                               "" if verdict is Verdict.PASS else "Find the device in `ras-mc-ctl --errors`; reseat it "
-                               "and its riser, check cables and firmware; power-cycle after a fatal error.", SRC_AER))
+            out.append(Finding("health.aer", verdict, (Msg('{n} PCIe AER {get} error(s) recorded by rasdaemon', n=n, get=AER_WORDS.get(sev, 'unclassified')) + (Msg(' on {label}', label=label) if label else '')), label or "host", ev,
+                               ('' if verdict is Verdict.PASS else Msg('Find the device in `ras-mc-ctl --errors`; reseat it and its riser, check cables and firmware; power-cycle after a fatal error.')), SRC_AER))
         else:
             verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN
             out.append(Finding("health.hw_error", verdict, Msg("{n} {replace} error record(s) from rasdaemon", n=n, replace=section.replace('_', ' ')), "host", ev, "Read the records with `ras-mc-ctl --errors` and check the named "

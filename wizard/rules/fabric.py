@@ -130,9 +130,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                                  tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
-    return [Finding(STATE_ID, Verdict.PASS, f"{len(ports.ports)} of {len(ports.ports)} ports Active"
-                    + (f" ({summary}{' ' + layer if layer else ''})" if summary else
-                       f" ({ports.tool or 'this tool'} does not show the rate; `ibstat` does)"), "node",
+    return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=len(ports.ports)) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool'))), "node",
                     tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
 
 
@@ -175,8 +173,7 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
                            "(NCCL_IB_HCA=<the fast HCAs>); if they should be fabric ports, they trained low: check their "
                            "cables and switch ports.", SRC_RATE))
     if len(layers) > 1 and min(layers.values()) >= 2:
-        out.append(Finding(RATE_ID, Verdict.WARN, "Active ports on both link layers: "
-                           + ", ".join(f"{n} {k}" for k, n in layers.items()) + " (InfiniBand and RoCE)", "node",
+        out.append(Finding(RATE_ID, Verdict.WARN, (Msg('Active ports on both link layers: ') + ', '.join((f'{n} {k}' for k, n in layers.items())) + Msg(' (InfiniBand and RoCE)')), "node",
                            tuple(f"{_name(p)}: {p.link_layer}" for p in active)[:8],
                            "Tell NCCL which HCAs form the training fabric (NCCL_IB_HCA) so it does not mix them.",
                            SRC_RATE))
@@ -237,9 +234,7 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
         ev = tuple(ln for ln in b.lines if any(ln.startswith(k + ":") for k, _ in errs + drops))
         if errs:
             out.append(Finding(COUNTERS_ID, Verdict.WARN,
-                               f"{who}: link error counters above 0: "
-                               + ", ".join(f"{k} {v}" for k, v in errs)
-                               + (" and drops: " + ", ".join(f"{k} {v}" for k, v in drops) if drops else "") + wait_s,
+                               (Msg('{who}: link error counters above 0: ', who=who) + ', '.join((f'{k} {v}' for k, v in errs)) + (Msg(' and drops: ') + ', '.join((f'{k} {v}' for k, v in drops)) if drops else '') + wait_s),
                                who, ((b.header,) if b.header else ()) + ev,
                                "Clear the counters (`perfquery -R <lid> <port>`), run traffic (e.g. ib_write_bw or "
                                "nccl-tests) and read them again: counts that grow mean a bad cable, transceiver or port "
@@ -247,8 +242,7 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
                                "LinkDownedCounter counts link drops, which break running NCCL jobs.", SRC_COUNTERS))
         elif drops:
             out.append(Finding(COUNTERS_ID, Verdict.WARN,
-                               f"{who}: packets dropped: " + ", ".join(f"{k} {v}" for k, v in drops)
-                               + f"; no link error{wait_s}", who, ((b.header,) if b.header else ()) + ev,
+                               (Msg('{who}: packets dropped: ', who=who) + ', '.join((f'{k} {v}' for k, v in drops)) + Msg('; no link error{wait_s}', wait_s=wait_s)), who, ((b.header,) if b.header else ()) + ev,
                                "PortXmitDiscards count packets the port dropped (congestion, a peer that stopped "
                                "accepting, or a path that went down); constraint errors are partition (P_Key) or "
                                "filtering rejects. Clear the counters and read them under load; check the subnet "
@@ -373,14 +367,8 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if mr:
         gpu = bool(re.search(r"--use_cuda|initializing CUDA|cuMemAlloc", text))
         return [Finding(fid, Verdict.FAIL,
-                        "perftest could not register its " + ("GPU " if gpu else "") + "buffer as an RDMA memory region"
-                        + (": GPUDirect RDMA does not work on this node (the HCA cannot reach GPU memory)" if gpu else
-                           ""), "node", tuple(dict.fromkeys(mr))[:4],
-                        ("Load nvidia-peermem (`sudo modprobe nvidia-peermem`, `lsmod | grep peermem`; the GPU Operator's "
-                         "driver.rdma.enabled) or use DMA-BUF (`--use_cuda_dmabuf`, open kernel modules), check that "
-                         "ACS/IOMMU does not block peer traffic, then rerun with --use_cuda." if gpu else
-                         "Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and "
-                         "check the HCA with `ibv_devinfo`, then rerun."),
+                        (Msg('perftest could not register its ') + (Msg('GPU ') if gpu else '') + Msg('buffer as an RDMA memory region') + (Msg(': GPUDirect RDMA does not work on this node (the HCA cannot reach GPU memory)') if gpu else '')), "node", tuple(dict.fromkeys(mr))[:4],
+                        ((Msg("Load nvidia-peermem (`sudo modprobe nvidia-peermem`, `lsmod | grep peermem`; the GPU Operator's driver.rdma.enabled) or use DMA-BUF (`--use_cuda_dmabuf`, open kernel modules), check that ACS/IOMMU does not block peer traffic, then rerun with --use_cuda.") if gpu else Msg('Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and check the HCA with `ibv_devinfo`, then rerun.'))),
                         f"{SRC_PERFTEST}; NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)")]
     failed = _perftest_errors(run, fid)
     if failed:
@@ -407,10 +395,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
         return [Finding(fid, v, (Msg("{what}, at or above {floor:g} Gb/s ({fraction:g} x {rate_of})", what=what, floor=floor, fraction=PERFTEST_FRACTION, rate_of=rate_of)
                                 if v is Verdict.PASS else
                                 Msg("{what}, below {floor:g} Gb/s ({fraction:g} x {rate_of})", what=what, floor=floor, fraction=PERFTEST_FRACTION, rate_of=rate_of)), run.device or "node", ev,
-                        "" if v is Verdict.PASS else
-                        "Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's "
-                        "Gen and width), the cable and the switch port; run it between other node pairs to find the "
-                        "slow one.", SRC_PERFTEST,
+                        ('' if v is Verdict.PASS else Msg("Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's Gen and width), the cable and the switch port; run it between other node pairs to find the slow one.")), SRC_PERFTEST,
                         measured=measure(gbit, floor, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {rate_of})"))]
     near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
@@ -456,11 +441,7 @@ def _pair_runs(text: str, plan: Mapping[str, Any]) -> list[tuple[Any, Any, list[
             out.append((p, None, [Finding(
                 RDMA_PAIRS_ID, Verdict.FAIL, Msg("{subj}: the pair test did not run: {error}", subj=subj, error=p.error), subj,
                 tuple(x for x in (p.header, f"# pair {subj} failed: {p.error}") if x),
-                ("Check that `ssh NODE true` works from this machine for both nodes without a password prompt "
-                 "(BatchMode), then run the step again." if ssh else
-                 "Install perftest on both nodes (package `perftest`: `ib_write_bw` on the ssh login's PATH), check "
-                 "the ports with `ibstat` (State: Active) and the pair's server and client lines in the log, then "
-                 "run the step again."), SRC_RDMA_PAIRS)]))
+                ((Msg('Check that `ssh NODE true` works from this machine for both nodes without a password prompt (BatchMode), then run the step again.') if ssh else Msg("Install perftest on both nodes (package `perftest`: `ib_write_bw` on the ssh login's PATH), check the ports with `ibstat` (State: Active) and the pair's server and client lines in the log, then run the step again."))), SRC_RDMA_PAIRS)]))
             continue
         run = parse_perftest(p.client_text)
         found = judge_perftest(run, p.client_text, plan, fid=RDMA_PAIRS_ID, line_rate_gbit_s=p.line_rate_gbit_s,
@@ -486,8 +467,7 @@ def judge_rdma_pairs(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     if not runs:
         cannot = [ln for ln in text.splitlines() if ln.startswith("# rdma_pairs: cannot start")]
         return [Finding(RDMA_PAIRS_ID, Verdict.FAIL if cannot else Verdict.UNKNOWN,
-                        ("the pair test could not start: " + cannot[0].split("cannot start:", 1)[1].strip()) if cannot
-                        else "no pair was tested (the run stopped before its first pair)", "ring",
+                        (Msg('the pair test could not start: ') + cannot[0].split('cannot start:', 1)[1].strip() if cannot else Msg('no pair was tested (the run stopped before its first pair)')), "ring",
                         tuple(cannot[:1] or [ln for ln in text.splitlines() if ln.strip()][-5:]),
                         "Fix what the log says, then run the step again.", SRC_RDMA_PAIRS)]
     out = [f for _, _, found in runs for f in found]
@@ -562,6 +542,4 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                         "with its address (`ip link set <if> up`; persist it in netplan/NetworkManager/ifcfg), and "
                         "confirm with `ip addr show <if>`. If IPoIB is not used here, NCCL_SOCKET_IFNAME must name "
                         "another interface.", SRC_NETDEV)]
-    return [Finding(NETDEV_ID, Verdict.PASS, f"{len(real)} network interface(s): {listed}"
-                    + (f"; InfiniBand (IPoIB) up: {', '.join(i.name for i in ib)}" if ib else "; no InfiniBand (IPoIB) "
-                       "interface listed"), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]
+    return [Finding(NETDEV_ID, Verdict.PASS, (Msg('{n_real} network interface(s): {listed}', n_real=len(real), listed=listed) + (Msg('; InfiniBand (IPoIB) up: {name}', name=', '.join((i.name for i in ib))) if ib else Msg('; no InfiniBand (IPoIB) interface listed'))), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]

@@ -202,9 +202,7 @@ def ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     layer, active = _fabric_ports(f.ports)
     if want is not None and len(active) < want and not any(x.verdict is Verdict.FAIL for x in found):
         found = [x for x in found if x.verdict is not Verdict.PASS]
-        found.append(Finding(FABRIC_ID, Verdict.FAIL, f"{len(active)} Active {layer + ' ' if layer else ''}port(s), "
-                             f"fewer than the plan's {want:g} NICs per node: " + (", ".join(
-                                 f"{p.ca} port {p.port}" for p in active) or "none"), "node",
+        found.append(Finding(FABRIC_ID, Verdict.FAIL, (Msg("{n_active} Active {value}port(s), fewer than the plan's {want:g} NICs per node: ", n_active=len(active), value=layer + ' ' if layer else '', want=want) + (', '.join((f'{p.ca} port {p.port}' for p in active)) or 'none')), "node",
                              tuple(ln for p in f.ports.ports for ln in p.lines if "state" in ln)[:8],
                              "Find the missing HCAs: `ls /sys/class/infiniband`, `lspci | grep -i mellanox` (a card "
                              "missing from the bus is a seating or slot fault; one without an RDMA device lacks its "
@@ -282,8 +280,7 @@ def mtu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             groups: dict[int, list[str]] = {}
             for k, v in values.items():
                 groups.setdefault(v, []).append(k)
-            out_f.append(Finding(MTU_ID, Verdict.WARN, f"the fabric's ports differ in {what}: "
-                                 + "; ".join(f"{v}: {', '.join(ks)}" for v, ks in sorted(groups.items())), "node",
+            out_f.append(Finding(MTU_ID, Verdict.WARN, (Msg("the fabric's ports differ in {what}: ", what=what) + '; '.join((f"{v}: {', '.join(ks)}" for v, ks in sorted(groups.items())))), "node",
                                  tuple(ev[:10]),
                                  "Set one MTU on every fabric port (IPoIB/RoCE interfaces: `ip link set <if> mtu N`, "
                                  "persisted in netplan/NetworkManager; the switch ports must carry it too), then check "
@@ -292,8 +289,7 @@ def mtu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return out_f
     said = "; ".join(f"{what} {sorted(set(v.values()))[0]} on {len(v)} port(s)" for what, v in
                      (("active_mtu", active_mtu), ("netdev MTU", netdev_mtu)) if v)
-    return [Finding(MTU_ID, Verdict.PASS, f"the fabric's {len(active)} Active {layer or 'RDMA'} port(s) share one MTU: "
-                    + said, "node", tuple(ev[:10]), "", SRC_MTU)]
+    return [Finding(MTU_ID, Verdict.PASS, (Msg("the fabric's {n_active} Active {value} port(s) share one MTU: ", n_active=len(active), value=layer or 'RDMA') + said), "node", tuple(ev[:10]), "", SRC_MTU)]
 
 
 # ------------------------------------------------------------------ node.gpudirect_rdma
@@ -352,9 +348,7 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
            f"the kernel {kstr} is older than 5.12 (no RDMA dma-buf)" if kernel is not None and kernel < DMABUF_KERNEL
            else "the kernel release could not be read" if kernel is None and drv is not None
            else "the driver flavour could not be read (/proc/driver/nvidia/version)")
-    return [Finding(GDR_ID, Verdict.WARN, "GPUDirect RDMA is not set up: nvidia_peermem is not loaded and " + why
-                    + ". NCCL still runs, but every inter-node transfer is staged through host memory (lower "
-                    "bandwidth, more latency, CPU memory traffic)", "node", ev,
+    return [Finding(GDR_ID, Verdict.WARN, (Msg('GPUDirect RDMA is not set up: nvidia_peermem is not loaded and ') + why + Msg('. NCCL still runs, but every inter-node transfer is staged through host memory (lower bandwidth, more latency, CPU memory traffic)')), "node", ev,
                     "Load the peer-memory module: `sudo modprobe nvidia-peermem` (persist it in /etc/modules-load.d/; "
                     "it needs the HCA's RDMA stack loaded first), or use the open GPU kernel modules on a 5.12+ kernel "
                     "for DMA-BUF. Then check again; NCCL's log shows 'GDRDMA' on the network channels.", SRC_GDR)]
@@ -389,8 +383,7 @@ def affinity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     narrowed = dataclasses.replace(mx, columns=keep)
     found = topology._nic_affinity(narrowed)
     if not found:
-        return [Finding(AFFINITY_ID, Verdict.UNKNOWN, "nvidia-smi topo -m lists none of the fabric's HCAs ("
-                        + ", ".join(sorted(cas)) + ")", "node", (mx.header_line,) if mx.header_line else (),
+        return [Finding(AFFINITY_ID, Verdict.UNKNOWN, (Msg("nvidia-smi topo -m lists none of the fabric's HCAs (") + ', '.join(sorted(cas)) + ')'), "node", (mx.header_line,) if mx.header_line else (),
                         "Check that the HCAs' RDMA driver is loaded when nvidia-smi runs (its NIC legend names them).",
                         topology.SRC_NIC)]
     return _renamed(found, AFFINITY_ID, "")
@@ -483,11 +476,7 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             down = [n for n in chosen if n in netdevs and netdevs[n].operstate.lower() in DOWN_STATES]
             if down:
                 found.append(Finding(NCCL_ENV_ID, Verdict.WARN,
-                                     f"{where} selects {', '.join(down)}, which is not up ("
-                                     + ", ".join(f"{n}: operstate {netdevs[n].operstate}" for n in down)
-                                     + ("): NCCL's bootstrap and socket traffic cannot use it"
-                                        if len(down) < len(chosen) else
-                                        "): it is every interface NCCL may use, so a job started now cannot bootstrap"),
+                                     (Msg('{where} selects {down}, which is not up (', where=where, down=', '.join(down)) + ', '.join((f'{n}: operstate {netdevs[n].operstate}' for n in down)) + (Msg("): NCCL's bootstrap and socket traffic cannot use it") if len(down) < len(chosen) else Msg('): it is every interface NCCL may use, so a job started now cannot bootstrap'))),
                                      "node", (s.line,) + tuple(f"/sys/class/net/{n}/operstate: {netdevs[n].operstate}"
                                                                for n in down),
                                      Msg("Bring the interface up with an address (`ip link set {a1} up`, its network "
@@ -495,10 +484,7 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                          "link state, not the addresses: check the address too.", a1=down[0], name=name),
                                      SRC_NCCL_ENV + "; Linux sysfs-class-net operstate (RFC 2863)"))
         if not exclude and not chosen:
-            found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, f"{where} names no {what} of this node (it has: {have}): "
-                                 + ("NCCL's bootstrap finds no interface and the job fails to start"
-                                    if name == "NCCL_SOCKET_IFNAME" else
-                                    "NCCL finds no RDMA device and falls back to TCP sockets (or fails)"),
+            found.append(Finding(NCCL_ENV_ID, Verdict.FAIL, (Msg('{where} names no {what} of this node (it has: {have}): ', where=where, what=what, have=have) + (Msg("NCCL's bootstrap finds no interface and the job fails to start") if name == 'NCCL_SOCKET_IFNAME' else Msg('NCCL finds no RDMA device and falls back to TCP sockets (or fails)'))),
                                  "node", (s.line,), Msg("Set {name} to this node's {what}s ({have}), or unset it.", name=name, what=what, have=have),
                                  SRC_NCCL_ENV))
         elif dead and not exclude:
@@ -542,17 +528,13 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                 "reads it as something else", n=n, value=s.value, origin=s.origin, words=words), "node", (s.line,),
                                  Msg("Set {n} to one of the documented values, or remove it.", n=n), SRC_NCCL_ENV))
     if left:
-        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, "debugging settings left on for every NCCL job started here: "
-                             + "; ".join(f"{s.name}={s.value} ({s.origin})" for s in left)
-                             + (" (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)"
-                                if any(s.name == "NCCL_IB_DISABLE" for s in left) else ""),
+        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg('debugging settings left on for every NCCL job started here: ') + '; '.join((f'{s.name}={s.value} ({s.origin})' for s in left)) + (Msg(' (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)') if any((s.name == 'NCCL_IB_DISABLE' for s in left)) else '')),
                              "node", tuple(s.line for s in left),
                              "Remove them from the environment and NCCL's configuration files once the problem they "
                              "were set for is solved; set them per job when debugging.", SRC_NCCL_ENV))
     if found:
         return found
-    return [Finding(NCCL_ENV_ID, Verdict.PASS, f"{len(eff)} NCCL setting(s), none naming a missing interface or HCA, "
-                    "no debugging setting left on: " + ", ".join(f"{s.name}={s.value}" for s in eff.values())[:400],
+    return [Finding(NCCL_ENV_ID, Verdict.PASS, (Msg('{n_eff} NCCL setting(s), none naming a missing interface or HCA, no debugging setting left on: ', n_eff=len(eff)) + ', '.join((f'{s.name}={s.value}' for s in eff.values()))[:400]),
                     "node", tuple(s.line for s in eff.values())[:8], "", SRC_NCCL_ENV)]
 
 
@@ -575,9 +557,7 @@ def bandwidth_pending(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if none is not None:
         return [dataclasses.replace(none, verdict=Verdict.UNKNOWN)]
     _, active = _fabric_ports(f.ports)
-    return [Finding(BANDWIDTH_ID, Verdict.UNKNOWN, "not measured yet: run this step's action (ib_write_bw loopback on "
-                    + (f"{active[0].ca} port {active[0].port}" if active else "an Active port: none is Active now")
-                    + ")", "node", tuple(ln for p in active[:1] for ln in p.lines[:3]), "Press a (or `bringup run "
+    return [Finding(BANDWIDTH_ID, Verdict.UNKNOWN, (Msg("not measured yet: run this step's action (ib_write_bw loopback on ") + (Msg('{ca} port {port}', ca=active[0].ca, port=active[0].port) if active else Msg('an Active port: none is Active now')) + ')'), "node", tuple(ln for p in active[:1] for ln in p.lines[:3]), "Press a (or `bringup run "
                     "node.rdma_bandwidth`); install perftest first if the action says it is missing.", fabric.SRC_PERFTEST)]
 
 

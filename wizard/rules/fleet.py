@@ -364,8 +364,7 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         tail = "; not compared: " + ", ".join(f"{fold(ns)} ({why})" for why, ns in by_why.items())
     if len(nodes) < 2:
         return [Finding("fleet.consistency.driver", Verdict.UNKNOWN,
-                        f"{len(nodes)} node(s) answered ({fold(nodes) or 'none'}): at least 2 are needed to compare "
-                        "driver, CUDA, GPUs, firmware, kernel and BIOS settings" + tail, fold(nodes) or "nodes", (),
+                        (Msg('{n_nodes} node(s) answered ({value}): at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', n_nodes=len(nodes), value=fold(nodes) or 'none') + tail), fold(nodes) or "nodes", (),
                         "Make at least two nodes reachable and check again.", SRC_E2, STEP)]
     out: list[Finding] = []
     for f in FIELDS:
@@ -373,7 +372,7 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         known = {n: v[f.key] for n, v in values.items() if v.get(f.key) is not None}
         lacking = [n for n in nodes if n not in known]
         if not known:
-            out.append(Finding(fid, Verdict.SKIP, f"{f.label}: not read on any node" + tail, fold(nodes), (), "",
+            out.append(Finding(fid, Verdict.SKIP, (Msg('{label}: not read on any node', label=f.label) + tail), fold(nodes), (), "",
                                f.source, STEP))
             continue
         groups: dict[str, list[str]] = {}
@@ -388,25 +387,23 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
             text, ns = ranked[0]
             if lacking:
                 out.append(Finding(fid, Verdict.UNKNOWN,
-                                   f"{_of(lacking)}: {f.label} not read, so not compared; the other {len(ns)}: {text}"
-                                   + tail, fold(lacking), evidence,
+                                   (Msg('{of}: {label} not read, so not compared; the other {n_ns}: {text}', of=_of(lacking), label=f.label, n_ns=len(ns), text=text) + tail), fold(lacking), evidence,
                                    Msg("Check {fold} alone (`bringup check --nodes {fold}`): its findings say why the {label} "
                                        "could not be read there.", fold=fold(lacking), label=f.label), f.source, STEP))
             else:
-                out.append(Finding(fid, Verdict.PASS, f"{f.label} {text} on all {len(ns)} nodes ({fold(ns)})" + tail,
+                out.append(Finding(fid, Verdict.PASS, (Msg('{label} {text} on all {n_ns} nodes ({fold})', label=f.label, text=text, n_ns=len(ns), fold=fold(ns)) + tail),
                                    fold(ns), evidence, "", f.source, STEP))
             continue
         majority = ranked[0] if len(ranked[0][1]) * 2 > len(known) else None
         if majority is not None:
             odd = sorted(n for text, ns in ranked[1:] for n in ns)
-            msg = ("; ".join(f"{fold(ns)}: {f.label} {text}" for text, ns in ranked[1:])
-                   + f", the other {len(majority[1])}: {majority[0]}")
+            msg = (('; '.join((f'{fold(ns)}: {f.label} {text}' for text, ns in ranked[1:])) + Msg(', the other {n_majority}: {majority}', n_majority=len(majority[1]), majority=majority[0])))
             subject = fold(odd)
             others = f"the other {len(majority[1])} nodes"
             maj_text = majority[0]
         else:
             odd = sorted(known)
-            msg = f"{f.label} differs with no majority: " + "; ".join(f"{fold(ns)}: {text}" for text, ns in ranked)
+            msg = (Msg('{label} differs with no majority: ', label=f.label) + '; '.join((f'{fold(ns)}: {text}' for text, ns in ranked)))
             subject = fold(odd)
             others = "the rest of the fleet"
             maj_text = "one release for all"

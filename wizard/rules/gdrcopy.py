@@ -141,10 +141,7 @@ def _bandwidth(r: GdrcopyRun) -> list[Finding]:
         ev = tuple(x for x in (*mapping_errors[:3], *r.assertions[:2],
                                "info.mapped: 0" if r.mapped == 0 else "") if x)
         pin = any("gdr_pin_buffer" in x for x in ev)
-        return [Finding(GDRCOPY_ID, Verdict.FAIL, f"{_prog(r)} on {subj}: the GPU buffer was not "
-                        + ("pinned for GPUDirect RDMA" if pin else "mapped through the BAR") + (f" ({ev[0]})" if ev else "")
-                        + (": the GPU may not support GPUDirect RDMA (GDRCopy needs a data center or RTX professional "
-                           "GPU), or gdrdrv cannot pin its memory" if pin else ""), subj, ev,
+        return [Finding(GDRCOPY_ID, Verdict.FAIL, (Msg('{prog} on {subj}: the GPU buffer was not ', prog=_prog(r), subj=subj) + (Msg('pinned for GPUDirect RDMA') if pin else Msg('mapped through the BAR')) + (f' ({ev[0]})' if ev else '') + (Msg(': the GPU may not support GPUDirect RDMA (GDRCopy needs a data center or RTX professional GPU), or gdrdrv cannot pin its memory') if pin else '')), subj, ev,
                         "Read `dmesg | grep -e gdrdrv -e NVRM` for why the pin or mmap failed, check the GPU's BAR1 "
                         "(`nvidia-smi -q -d MEMORY`: BAR1 Memory Usage) and that gdrdrv matches the library "
                         "(`modinfo gdrdrv`), then run gdrcopy_sanity.", SRC_BW)]
@@ -160,12 +157,7 @@ def _bandwidth(r: GdrcopyRun) -> list[Finding]:
         mapping = (f"info.mapped {r.mapped}, write-combining {r.wc_mapping}" if r.mapped is not None and r.wc_mapping
                    is not None else "")
         slow_read = (w and rd and max(x.mib_s for x in rd) < max(x.mib_s for x in w) / 4)
-        msg = (f"gdrcopy_copybw on {subj}: the GPU buffer is mapped through the BAR" + (f" ({mapping})" if mapping else "")
-               + " and the copies completed: " + ", ".join(figs) + " (gdrcopy's MB is 2^20 bytes)"
-               + ("; reads far slower than writes are normal: the BAR cannot be prefetched, so reads are not burst"
-                  if slow_read else "")
-               + ("" if r.closed else "; the paste stops before 'closing gdrdrv'")
-               + ". bringup does not judge the figures: GDRCopy publishes no floor")
+        msg = ((Msg('gdrcopy_copybw on {subj}: the GPU buffer is mapped through the BAR', subj=subj) + (f' ({mapping})' if mapping else '') + Msg(' and the copies completed: ') + ', '.join(figs) + Msg(" (gdrcopy's MB is 2^20 bytes)") + (Msg('; reads far slower than writes are normal: the BAR cannot be prefetched, so reads are not burst') if slow_read else '') + ('' if r.closed else Msg("; the paste stops before 'closing gdrdrv'")) + Msg('. bringup does not judge the figures: GDRCopy publishes no floor')))
         ev = tuple(b.line for b in r.bandwidth[:4]) + tuple(x for x in (
             f"info.wc_mapping: {r.wc_mapping}" if r.wc_mapping is not None else "",
             "closing gdrdrv" if r.closed else "") if x)
@@ -180,9 +172,7 @@ def _bandwidth(r: GdrcopyRun) -> list[Finding]:
             if test not in by or size < by[test][0]:
                 by[test] = (size, us, line)
         figs = [f"{t} {us:g} us at {size} bytes" for t, (size, us, _) in by.items()]
-        out.append(Finding(GDRCOPY_ID, Verdict.PASS, f"{_prog(r)} on {subj}: the mapping works and the copies completed "
-                           f"({len(r.latency)} sizes): " + ", ".join(figs) + " (CPU time per call; bringup does not "
-                           "judge the figures: GDRCopy publishes no ceiling)", subj,
+        out.append(Finding(GDRCOPY_ID, Verdict.PASS, (Msg('{prog} on {subj}: the mapping works and the copies completed ({n_latency} sizes): ', prog=_prog(r), subj=subj, n_latency=len(r.latency)) + ', '.join(figs) + Msg(' (CPU time per call; bringup does not judge the figures: GDRCopy publishes no ceiling)')), subj,
                            tuple(line for _, _, line in by.values()), "", SRC_BW))
     if r.pplat_us is not None:
         out.append(Finding(GDRCOPY_ID, Verdict.PASS, Msg("gdrcopy_pplat on {subj}: CPU-GPU round trip {pplat_us:g} us per iteration (bringup does "

@@ -134,7 +134,7 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
         return Finding(fid, v, "no NVIDIA GPU (class 0300/0302) in this lspci output", "host", tuple(ev[:20]),
                        "If this is the whole listing, the GPUs did not enumerate: reseat them, check power cables "
                        "and enable Above 4G decoding in the BIOS. `lspci -d 10de:` lists NVIDIA functions.", SRC_COUNT)
-    return Finding(fid, Verdict.PASS, desc + ("" if expected is None else f" (the plan expects {expected})"), "host",
+    return Finding(fid, Verdict.PASS, (desc + ('' if expected is None else Msg(' (the plan expects {expected})', expected=expected))), "host",
                    tuple(ev[:20]), "", SRC_COUNT, measured=cm)
 
 
@@ -172,8 +172,7 @@ def _driver_findings(fid: str, gpus: list[tuple[LspciDevice, str, str]], plan: M
             ok.append(f"{d.bus_id} ({drv})")
             ev_ok += [x for x in (d.header, line) if x]
     if ok and not bad:
-        return [Finding(fid, Verdict.PASS, f"{len(ok)} GPU(s) bound to their driver: " + ", ".join(ok[:8])
-                        + (" ..." if len(ok) > 8 else ""), "host", tuple(ev_ok[:16]), "", SRC_DRIVER)]
+        return [Finding(fid, Verdict.PASS, (Msg('{n_ok} GPU(s) bound to their driver: ', n_ok=len(ok)) + ', '.join(ok[:8]) + (' ...' if len(ok) > 8 else '')), "host", tuple(ev_ok[:16]), "", SRC_DRIVER)]
     return bad
 
 
@@ -225,10 +224,7 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if g.control and g.control.get("BusMaster") is False and not g.driver:
             mem_off = g.control.get("Mem") is False
             findings.append(Finding("health.gpu_driver_binding", Verdict.WARN,
-                                    f"{gpu_subject(None, g.bus_id)}: bus mastering is off (Control: BusMaster-)"
-                                    + (" and its memory BARs are disabled (Mem-)" if mem_off else "")
-                                    + ": no driver has enabled this GPU (the NVIDIA driver turns bus mastering on when "
-                                    "it takes the GPU)", gpu_subject(None, g.bus_id), tuple(x for x in (g.header,
+                                    (Msg('{gpu_subject}: bus mastering is off (Control: BusMaster-)', gpu_subject=gpu_subject(None, g.bus_id)) + (Msg(' and its memory BARs are disabled (Mem-)') if mem_off else '') + Msg(': no driver has enabled this GPU (the NVIDIA driver turns bus mastering on when it takes the GPU)')), gpu_subject(None, g.bus_id), tuple(x for x in (g.header,
                                     g.control_line) if x),
                                     "Check `lspci -k -s <bdf>` for 'Kernel driver in use: nvidia' and `dmesg | grep -e "
                                     "NVRM -e nvidia` for why it did not bind (module not loaded, a probe error, "
@@ -283,10 +279,7 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
                                "node takes training jobs); otherwise remove the GPU's UUID from NVreg_ExcludedGpus, "
                                "rebuild the initramfs and reload the driver or reboot.", SRC_GPU_INFO))
         elif not g.initialised:
-            out.append(Finding(fid, Verdict.WARN, f"{_info_desc(g)}: the driver lists this GPU but has not brought it "
-                               f"up (Video BIOS {g.vbios or 'missing'}" + (f", UUID {g.uuid}" if "?" in g.uuid else "")
-                               + "): nothing held it open with persistence mode off when the file was read, or its "
-                               "initialisation failed", subj, ev,
+            out.append(Finding(fid, Verdict.WARN, (Msg('{info_desc}: the driver lists this GPU but has not brought it up (Video BIOS {value}', info_desc=_info_desc(g), value=g.vbios or 'missing') + (Msg(', UUID {uuid}', uuid=g.uuid) if '?' in g.uuid else '') + Msg('): nothing held it open with persistence mode off when the file was read, or its initialisation failed')), subj, ev,
                                "Run `nvidia-smi` (it brings every GPU up) and read the file again; if the question "
                                "marks stay or nvidia-smi cannot reach this GPU, read `sudo dmesg | grep -i -e NVRM -e "
                                "RmInitAdapter -e Xid` for why it failed to initialise. Keep GPUs up between jobs with "
@@ -420,17 +413,12 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
         lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
         if buses:
             who = subjects_of(buses)
-            msg: str = (f"nvidia-smi cannot reach {who}" + (f": {'; '.join(reasons)}" if reasons else "")
-                   + " (no device handle: the driver lists the GPU but cannot open it)")
+            msg: str = ((Msg('nvidia-smi cannot reach {who}', who=who) + (f": {'; '.join(reasons)}" if reasons else '') + Msg(' (no device handle: the driver lists the GPU but cannot open it)')))
         else:
             who = "host"
             msg = Msg("nvidia-smi cannot reach {n_error_lines} GPU(s): 'GPU is lost' / no device handle", n_error_lines=len(doc.error_lines))
         where = f" for {', '.join(buses)}" if buses else " for the GPU's PCI address"
-        remedy = (("The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full "
-                   "power cycle, not only a reboot, if it is lost again). " if lost else "")
-                  + f"Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full "
-                  "power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the "
-                  "server's airflow); RMA the GPU if it happens again after a cold boot.")
+        remedy = (((Msg('The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full power cycle, not only a reboot, if it is lost again). ') if lost else '') + Msg("Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the server's airflow); RMA the GPU if it happens again after a cold boot.", where=where)))
         return [Finding("health.gpu_responsive", Verdict.FAIL, msg, who, ev, remedy,
                         SRC_SMI + "; NVML_ERROR_GPU_IS_LOST ('The GPU has fallen off the bus or has otherwise become "
                         "inaccessible', NVML API reference, https://docs.nvidia.com/deploy/nvml-api/)")]
@@ -483,12 +471,11 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         SRC_A1, measured=cm)]
     msg: str = Msg("nvidia-smi lists {seen} GPUs", seen=seen) if seen != 1 else Msg("nvidia-smi lists 1 GPU")
     if want is not None:
-        msg += ", as the plan expects"
+        msg += (Msg(', as the plan expects'))
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
     if busy:  # a workload is running: say so (idle baselines and validations need the GPUs to themselves)
         lo, hi = min(u for _, u in busy), max(u for _, u in busy)
-        msg += (f"; {len(busy)} of {len(doc.gpus)} busy, in use by a workload (GPU-Util {lo:g}%" + (f"-{hi:g}%" if hi != lo else "")
-                + "): the idle baseline and validations need them free")
+        msg += ((Msg('; {n_busy} of {n_gpus} busy, in use by a workload (GPU-Util {lo:g}%', n_busy=len(busy), n_gpus=len(doc.gpus), lo=lo) + (f'-{hi:g}%' if hi != lo else '') + Msg('): the idle baseline and validations need them free')))
     return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1, measured=cm)]
 
 
@@ -503,8 +490,7 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     msg: str = Msg("nvidia-smi talks to NVIDIA driver {raw}", raw=doc.driver_version.raw)
     ev = [doc.driver_version.line]
     if doc.cuda_version is not None:
-        msg += (f"; that driver supports CUDA up to {doc.cuda_version.raw} (the driver's limit, not the installed "
-                "toolkit: it need not equal nvcc's version)")
+        msg += ((Msg("; that driver supports CUDA up to {raw} (the driver's limit, not the installed toolkit: it need not equal nvcc's version)", raw=doc.cuda_version.raw)))
         if doc.cuda_version.line not in ev:
             ev.append(doc.cuda_version.line)
     hm = re.search(r"NVIDIA-SMI\s+(\d+\.\d+(?:\.\d+)?)\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", doc.driver_version.line)
@@ -516,12 +502,7 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         wsl_pair = len(drv_v) == 2 and len(smi_v) == 3
         other_branch = smi_v[0] != drv_v[0] and not wsl_pair
         return [Finding("driver.version", Verdict.FAIL if other_branch else Verdict.WARN,
-                        f"nvidia-smi {hm.group(1)} is not from the loaded driver {hm.group(2)}"
-                        + (f" (driver branch {hm.group(1).split('.')[0]} next to branch {hm.group(2).split('.')[0]}: two "
-                           "driver installs on one machine, a mixed install)" if other_branch else "")
-                        + ": its NVML/userspace comes "
-                        "from another driver install (a copied binary, a container image's own driver libraries, or an "
-                        "upgrade without a reboot); CUDA programs may load mismatched libraries", "host", tuple(ev),
+                        (Msg('nvidia-smi {group} is not from the loaded driver {group2}', group=hm.group(1), group2=hm.group(2)) + (Msg(' (driver branch {split} next to branch {split2}: two driver installs on one machine, a mixed install)', split=hm.group(1).split('.')[0], split2=hm.group(2).split('.')[0]) if other_branch else '') + Msg(": its NVML/userspace comes from another driver install (a copied binary, a container image's own driver libraries, or an upgrade without a reboot); CUDA programs may load mismatched libraries")), "host", tuple(ev),
                         "Use the nvidia-smi and libnvidia-ml of the driver that is loaded (containers: the NVIDIA "
                         "container toolkit mounts them from the host; hosts: reinstall the driver packages or reboot "
                         "after an upgrade); `cat /proc/driver/nvidia/version` names the loaded one.",
@@ -625,13 +606,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                              for k in bad) or "a field"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
                                Msg("{subject}: nvidia-smi cannot read its {what} (ERR!)", subject=subject(g), what=what), subject(g), _ev(g, g.errors),
-                               (f"A single sensor reading ERR! ({what}): "
-                                + ("often the fan on a passively cooled or riser-mounted card: check the fan/cooling in "
-                                   "the BMC" if "fan" in what else
-                                   "check the GPU's power cables and the BMC's power readings" if "power" in what else
-                                   "check the BMC's readings for it")
-                                + "; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as "
-                                "failing."), SRC_SMI))
+                               ((Msg('A single sensor reading ERR! ({what}): ', what=what) + (Msg('often the fan on a passively cooled or riser-mounted card: check the fan/cooling in the BMC') if 'fan' in what else Msg("check the GPU's power cables and the BMC's power readings") if 'power' in what else Msg("check the BMC's readings for it")) + Msg('; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as failing.'))), SRC_SMI))
     spinning = []
     for g in ok:  # "100 %" busy while drawing next to nothing: a kernel that spins or hangs, not work
         util, draw = g.num("utilization.gpu"), g.num("power.draw")
@@ -700,7 +675,7 @@ def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, .
     """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
     msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
     if observed:
-        msg += f"; observed: {observed}"
+        msg += (Msg('; observed: {observed}', observed=observed))
     return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
 
 
@@ -747,8 +722,7 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs on the PCI bus (the plan's gpu_count)")
     if v is Verdict.FAIL:
         findings.append(Finding("health.gpu_pci", v, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host",
-                                ev, "A GPU is missing from the bus: reseat it and its power cables, check "
-                                "the BIOS sees it, then re-check. " + NO_GPU_REMEDY.split(". ")[-1], SRC_A1,
+                                ev, (Msg('A GPU is missing from the bus: reseat it and its power cables, check the BIOS sees it, then re-check. ') + NO_GPU_REMEDY.split('. ')[-1]), SRC_A1,
                                 measured=cm))
     elif v is Verdict.WARN:
         findings.append(Finding("health.gpu_pci", v, Msg("{desc}; the plan expects only {expected}", desc=desc, expected=expected), "host", ev,
@@ -835,7 +809,7 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if d.line:
             ev.append(d.line)
         version, flavour = d.version, d.flavour
-    msg = "nvidia kernel module loaded" + (f": {version} ({flavour} kernel module)" if version else "")
+    msg = (Msg('nvidia kernel module loaded') + (Msg(': {version} ({flavour} kernel module)', version=version, flavour=flavour) if version else ''))
     return [Finding("driver.loaded", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A2)]
 
 
@@ -878,8 +852,7 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         buses = [b for b in s.unreachable if ":" in b]  # named by PCI bus id where nvidia-smi printed one
         who = subjects_of(buses) if buses else "host"
         return [Finding("driver.nvidia_smi", Verdict.FAIL,
-                        f"nvidia-smi cannot reach {len(s.error_lines)} GPU(s) (it lists {len(s.gpus)})"
-                        + (f": {who}" if buses else ""), who, tuple([o.source] + s.error_lines),
+                        (Msg('nvidia-smi cannot reach {n_error_lines} GPU(s) (it lists {n_gpus})', n_error_lines=len(s.error_lines), n_gpus=len(s.gpus)) + (f': {who}' if buses else '')), who, tuple([o.source] + s.error_lines),
                         "A GPU stopped answering the driver (typically Xid 79, fallen off the bus): read "
                         "`dmesg | grep -e NVRM -e Xid` for its PCI address, check its power cables and "
                         "seating, and RMA it if it happens again after a cold boot.", SRC_A2)]
@@ -935,8 +908,7 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 measured=cm))
     else:
         findings.append(Finding("health.gpu_count", Verdict.PASS,
-                                f"nvidia-smi -L lists {seen} GPU(s): {listing}{lost}"
-                                + (", as the plan expects" if want is not None else ""), "host", ev, "", SRC_A1,
+                                (Msg('nvidia-smi -L lists {seen} GPU(s): {listing}{lost}', seen=seen, listing=listing, lost=lost) + (Msg(', as the plan expects') if want is not None else '')), "host", ev, "", SRC_A1,
                                 measured=cm))
     if len(names) > 1:
         findings.append(Finding("health.gpu_count", Verdict.WARN,

@@ -268,7 +268,7 @@ def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") ->
         findings.append(Finding("bios.cpu", Verdict.FAIL, Msg("{desc}; only {online} are online", desc=desc, online=online), "host", ev,
                                 "Bring the offline CPUs online, or find why the kernel could not.", SRC_A8))
     else:
-        findings.append(Finding("bios.cpu", Verdict.PASS, desc + (", all online" if online else ""), "host", ev, "",
+        findings.append(Finding("bios.cpu", Verdict.PASS, (desc + (Msg(', all online') if online else '')), "host", ev, "",
                                 SRC_A8))
     nodes = f.numa_nodes if f.numa_nodes is not None else (len(f.numa_cpus) or None)
     if nodes is not None:

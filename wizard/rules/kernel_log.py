@@ -182,8 +182,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
             parts.append(f"{len(earlier)} from earlier boots")
         ev_lines = [f"{event_key(e)}: {e.record.raw[0]}" for e in (acked + earlier)]
         findings.append(Finding("health.kernel_log_ignored", Verdict.SKIP,
-                                f"{plural(len(acked) + len(earlier), 'kernel log event')} not counted: "
-                                + ", ".join(parts), "host", cap(ev_lines), "", SRC_KERNEL_LOG))
+                                (Msg('{plural} not counted: ', plural=plural(len(acked) + len(earlier), 'kernel log event')) + ', '.join(parts)), "host", cap(ev_lines), "", SRC_KERNEL_LOG))
     if not any(f.verdict is not Verdict.SKIP for f in findings):
         fmts = ", ".join(sorted(log.formats)) or "bare lines"
         findings.insert(0, Finding(
@@ -288,8 +287,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                 pid = unsupported.fields.get("pci_id")
                 what.append(f"driver release {rel} does not support this GPU" + (f" (PCI ID {pid})" if pid else ""))
             subject = name
-            msg = (f"{name}: the NVIDIA driver could not initialise the GPU ({'; '.join(what)})" if bus else
-                   f"the NVIDIA driver could not initialise a GPU ({'; '.join(what)})")
+            msg = ((Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what='; '.join(what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what='; '.join(what))))
             worked = bool(bus) and _worked_before(log, bus)
             remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
             if whats == {"unsupported"}:
@@ -481,14 +479,13 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         if burst is not None and verdict is Verdict.PASS:
             verdict = Verdict.WARN
         detail = ", ".join(types + [f"'{n}'" for n in names])
-        msg = (f"{plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error')} "
-               f"on {where}, worst {AER_WORDS[worst_sev]}" + (f" ({detail})" if detail else ""))
+        msg = ((Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=AER_WORDS[worst_sev]) + (f' ({detail})' if detail else '')))
         if failed:
-            msg += "; the kernel could not recover the device"
+            msg += (Msg('; the kernel could not recover the device'))
         if port and port != dev:
-            msg += f"; reported by upstream port {port}"
+            msg += (Msg('; reported by upstream port {port}', port=port))
         if gpu and gpu != dev:
-            msg += f"; the GPU below it is {gpu}"
+            msg += (Msg('; the GPU below it is {gpu}', gpu=gpu))
         if burst is not None:
             msg += "; " + _burst_text(burst)
         if verdict is Verdict.FAIL:
@@ -503,10 +500,7 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
                       "BIOS/firmware.")
         else:
             remedy = ""
-            msg += (f" (information: no burst, never {AER_BURST_MIN} or more at a pace above {AER_BURST_RATE_PER_MIN} per minute; corrected "
-                    "errors matter only if their count grows during a stage)" if (port in stamped or dev in stamped) else
-                    " (information: the lines carry no timestamps, so their rate cannot be told; corrected errors matter "
-                    "only if their count grows during a stage)")
+            msg += ((Msg(' (information: no burst, never {aer_burst_min} or more at a pace above {aer_burst_rate_per_min} per minute; corrected errors matter only if their count grows during a stage)', aer_burst_min=AER_BURST_MIN, aer_burst_rate_per_min=AER_BURST_RATE_PER_MIN) if port in stamped or dev in stamped else Msg(' (information: the lines carry no timestamps, so their rate cannot be told; corrected errors matter only if their count grows during a stage)')))
         src = SRC_GHES if firmware else SRC_AER
         ev = cap(ln for e in evs for ln in e.evidence)
         if burst is not None:
@@ -535,7 +529,7 @@ def _limited_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapp
         msg: str = (Msg("{name}: {get} Gb/s available PCIe bandwidth, limited by {get2} GT/s x{get3} at upstream "
                    "port {port}", name=name, get=f.get('avail_gbit_s'), get2=f.get('speed_gts'), get3=f.get('width'), port=port))
         if f.get("cap_gbit_s"):
-            msg += f" (capable of {f.get('cap_gbit_s')} Gb/s with {f.get('cap_speed_gts')} GT/s x{f.get('cap_width')})"
+            msg += (Msg(' (capable of {get} Gb/s with {get2} GT/s x{get3})', get=f.get('cap_gbit_s'), get2=f.get('cap_speed_gts'), get3=f.get('cap_width')))
         narrow = f.get("cap_width") and (to_float(f.get("width")) or 0.0) < (to_float(f.get("cap_width")) or 0.0)
         if narrow:
             remedy = (Msg("The link trained narrower (x{get}) than the device can (x{get2}): reseat the card and "
@@ -575,9 +569,7 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
             if only_crashes else f"{plural(len(evs), 'kernel message')} that no rule recognises ({what}): investigate")
     return out + [Finding("health.kernel_log", Verdict.WARN, head, "host",
                     cap(ln for e in evs for ln in e.evidence),
-                    "Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge "
-                    "it by its key so it stops counting: " + ", ".join(keys[:20])
-                    + (f" (and {len(keys) - 20} more)" if len(keys) > 20 else "") + ".", SRC_UNRECOGNISED)]
+                    (Msg('Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge it by its key so it stops counting: ') + ', '.join(keys[:20]) + (Msg(' (and {value} more)', value=len(keys) - 20) if len(keys) > 20 else '') + '.'), SRC_UNRECOGNISED)]
 
 
 SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "
@@ -599,11 +591,10 @@ def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
     head = (f"{plural(len(fatal or sx), 'fatal ' * bool(fatal) + 'NVSwitch error')} (SXid "
             f"{', '.join(map(str, codes))}) on {', '.join(switches[:4])}" + (f": {what}" if what else ""))
     if fatal:
-        return [Finding("health.sxid", Verdict.FAIL, head + ": traffic through that switch stops until it "
-                        "is reset", "host", cap(ln for e in fatal for ln in e.evidence),
+        return [Finding("health.sxid", Verdict.FAIL, (head + Msg(': traffic through that switch stops until it is reset')), "host", cap(ln for e in fatal for ln in e.evidence),
                         "Drain the node; reset the NVSwitch/GPU baseboard (a node reboot), restart Fabric Manager, and "
                         "if the SXid returns collect `nvidia-bug-report.sh` for NVIDIA (RMA of the baseboard).", SRC_SXID)]
-    return [Finding("health.sxid", Verdict.WARN, head + " (non-fatal: the switch corrected or contained them)",
+    return [Finding("health.sxid", Verdict.WARN, (head + Msg(' (non-fatal: the switch corrected or contained them)')),
                     "host", cap(ln for e in sx for ln in e.evidence),
                     "Count them again after an all-reduce load (`dmesg | grep SXid`): a link that keeps logging them is "
                     "marginal (reseat or replace per NVIDIA's guidance); a one-off burst at driver load is usually "
@@ -626,12 +617,7 @@ def _oops_finding(evs: list[KernelEvent]) -> Finding:
     head = (f"{plural(len(evs), 'kernel oops report')}{where}{who}: the kernel killed a task mid-way and is tainted "
             "'D' until a reboot, so nothing run on this boot can be trusted"
             + ("; it died in the NVIDIA driver, whose GPU state is now suspect" if gpu_mod else ""))
-    remedy = ("Reboot, then read the whole report (`journalctl -k -b -1`: the lines from 'BUG:'/'Oops:' to '---[ end "
-              "trace ]---'). " + ("In the NVIDIA module: match the driver to the kernel (a driver built for another "
-                                  "kernel, or a driver/kernel pair NVIDIA does not support), update it, and if it "
-                                  "recurs collect `nvidia-bug-report.sh` for NVIDIA. " if gpu_mod else
-                                  "Find the module named in the RIP line and update it or the kernel. ")
-              + "Repeated oopses on a healthy kernel point at memory (run a memory test) or the CPU.")
+    remedy = ((Msg("Reboot, then read the whole report (`journalctl -k -b -1`: the lines from 'BUG:'/'Oops:' to '---[ end trace ]---'). ") + (Msg('In the NVIDIA module: match the driver to the kernel (a driver built for another kernel, or a driver/kernel pair NVIDIA does not support), update it, and if it recurs collect `nvidia-bug-report.sh` for NVIDIA. ') if gpu_mod else Msg('Find the module named in the RIP line and update it or the kernel. ')) + Msg('Repeated oopses on a healthy kernel point at memory (run a memory test) or the CPU.')))
     return Finding("health.kernel_log", Verdict.FAIL, head, "host", cap(ln for e in evs for ln in e.evidence), remedy,
                    SRC_OOPS)
 

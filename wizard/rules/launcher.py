@@ -149,8 +149,7 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
                                                          "sends; the first failure is not in this paste", ranks=_ranks(es), meaning=meaning),
                                "node", evidence, remedy, f"{source}; {SRC_ELASTIC}"))
             continue
-        out.append(Finding(fid, Verdict.WARN, f"{_ranks(es)} killed by {name} (exitcode -{sig}: {meaning})"
-                           + (f"; {spread}" if spread else ""), "node", evidence, remedy, f"{source}; {SRC_SIGNAL}"))
+        out.append(Finding(fid, Verdict.WARN, (Msg('{ranks} killed by {name} (exitcode -{sig}: {meaning})', ranks=_ranks(es), name=name, sig=sig, meaning=meaning) + (f'; {spread}' if spread else '')), "node", evidence, remedy, f"{source}; {SRC_SIGNAL}"))
     for code, es in sorted(by_code.items()):
         tb_lines = [e.traceback for e in es if e.traceback and not e.traceback.startswith("To enable traceback")]
         exc = log.exceptions[:2]
@@ -159,15 +158,8 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
                  or "")
         said = (f"; the paste shows the rank's error: {exc[0].strip()}" if exc
                 else f"; its traceback field: {tb_lines[0]}" if tb_lines else "")
-        msg = (f"{_ranks(es)} exited with code {code}: the program ended itself (an exception or sys.exit), so the "
-               f"cause is in that rank's own traceback, not in this launcher summary{said}"
-               + (f"; {spread}" if spread else ""))
-        remedy = ("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block "
-                  "(scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's "
-                  "output)" + (f", or read its error_file {where}" if where else "")
-                  + "; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) "
-                  "so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL "
-                  "error in that traceback is a machine question bringup can judge: paste it.")
+        msg = ((Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (f'; {spread}' if spread else '')))
+        remedy = ((Msg("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block (scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's output)") + (Msg(', or read its error_file {where}', where=where) if where else '') + Msg('; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL error in that traceback is a machine question bringup can judge: paste it.')))
         if exc and not tb_lines:
             remedy = ("The rank's own error is shown: fix the program (a Python exception is not a machine fault), "
                       "or paste the CUDA/NCCL error it names.")
@@ -193,8 +185,7 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
                             "Paste the end of the launcher log (every 'Process N exits successfully.' line).",
                             SRC_DS_LAUNCHER)]
         if n == 1 and agents == 0:
-            return [Finding(fid, Verdict.UNKNOWN, "one process exited cleanly: a single-process run proves nothing "
-                            "about multi-GPU communication" + (f" ({plan})" if plan else ""), "node",
+            return [Finding(fid, Verdict.UNKNOWN, (Msg('one process exited cleanly: a single-process run proves nothing about multi-GPU communication') + (f' ({plan})' if plan else '')), "node",
                             tuple(log.succeeded[:4]),
                             "Launch one rank per GPU (`deepspeed --num_gpus N` / `torchrun --nproc_per_node N`), or "
                             "run nccl-tests / `bringup validate node`.", SRC_DS_LAUNCHER)]

@@ -202,18 +202,14 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                SRC_B7))
         elif pending and unc:
             out.append(Finding("health.row_remap", Verdict.FAIL,
-                               f"{subject(g)}: a row remap for {_fmt(unc)} uncorrectable error(s) is pending: the bad "
-                               "rows stay in use until the GPU is reset" + (" (no remap failure, so not an RMA case)"
-                                                                            if failure is False else ""),
+                               (Msg('{subject}: a row remap for {fmt} uncorrectable error(s) is pending: the bad rows stay in use until the GPU is reset', subject=subject(g), fmt=_fmt(unc)) + (Msg(' (no remap failure, so not an RMA case)') if failure is False else '')),
                                subject(g), _ev(g, lines),
-                               RESET_REMEDY.replace("<index>", str(idx)) + " If 'Remapping Failure Occurred' turns Yes, "
-                               "RMA the GPU.", SRC_B7))
+                               (RESET_REMEDY.replace('<index>', str(idx)) + Msg(" If 'Remapping Failure Occurred' turns Yes, RMA the GPU.")), SRC_B7))
         elif pending:
             out.append(Finding("health.row_remap", Verdict.WARN,
                                Msg("{subject}: a row remap is pending (correctable errors: {fmt}): it takes effect at the "
                                    "next GPU reset", subject=subject(g), fmt=_fmt(corr)), subject(g), _ev(g, lines),
-                               RESET_REMEDY.replace("<index>", str(idx)) + " Still pending after the reset: FAIL, "
-                               "contact the vendor.", SRC_B7))
+                               (RESET_REMEDY.replace('<index>', str(idx)) + Msg(' Still pending after the reset: FAIL, contact the vendor.')), SRC_B7))
         elif none_banks:
             out.append(Finding("health.row_remap", Verdict.FAIL,
                                Msg("{subject}: {fmt} memory bank(s) have no spare rows left (Bank Remap Availability 'None')", subject=subject(g), fmt=_fmt(none_banks)), subject(g), _ev(g, lines),

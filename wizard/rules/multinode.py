@@ -379,17 +379,14 @@ def _consistency(ml: MultiLog) -> list[Finding]:
         incomplete = [n for n in nodes if n in partial] or nodes
         return [f for f in out if f.verdict is not Verdict.UNKNOWN] + [Finding(
             "multinode.consistency", Verdict.UNKNOWN,
-            f"facts incomplete on {_nodes_text(incomplete)}: only {compared} field(s) known on every node were "
-            f"compared (at least {MIN_COMPARED_FIELDS} are needed to call the nodes consistent)"
-            + ("; missing on some nodes: " + "; ".join(f"{n}: {', '.join(ls)}" for n, ls in partial.items())
-               if partial else "") + left_out,
+            (Msg('facts incomplete on {nodes_text}: only {compared} field(s) known on every node were compared (at least {min_compared_fields} are needed to call the nodes consistent)', nodes_text=_nodes_text(incomplete), compared=compared, min_compared_fields=MIN_COMPARED_FIELDS) + (Msg('; missing on some nodes: ') + '; '.join((f"{n}: {', '.join(ls)}" for n, ls in partial.items())) if partial else '') + left_out),
             _nodes_text(incomplete), tuple(_raw(ml.facts[n]) for n in incomplete[:4]),
             "Make every node report its facts (driver, CUDA, NCCL, torch, kernel, GPUs): check that the Python "
             "bringup runs there has torch and that nvidia-smi/NVML work, then rerun `bringup validate nodes`.",
             SRC_E2)]
     if not out:
         out.append(Finding("multinode.consistency", Verdict.PASS,
-                           f"{len(nodes)} nodes ({_nodes_text(nodes)}) match: " + "; ".join(same) + left_out,
+                           (Msg('{n_nodes} nodes ({nodes_text}) match: ', n_nodes=len(nodes), nodes_text=_nodes_text(nodes)) + '; '.join(same) + left_out),
                            f"{len(nodes)} nodes", tuple(_raw(ml.facts[n]) for n in nodes[:4]), "", f"{SRC_E2}; {SRC_VBIOS}"))
     return out
 
@@ -538,7 +535,7 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
     sanity = [e for e in g.events if e.kind == "measure" and e.test == "sanity"]
     if what:
         named = f" on {_nodes_text(culprits)}" if culprits else ""
-        return Finding(fid, Verdict.FAIL, f"multi-node all-reduce over {where} failed{named}: " + "; ".join(what[:4]),
+        return Finding(fid, Verdict.FAIL, (Msg('multi-node all-reduce over {where} failed{named}: ', where=where, named=named) + '; '.join(what[:4])),
                        _nodes_text(culprits) or _nodes_text(nodes), tuple(ev[:10]),
                        "Fix the node named first (its lines in the log show the first error); a node that hangs or "
                        "fails in every pair (--pairwise) is the bad one. Check its health (Xid/ECC, network link, "
@@ -702,8 +699,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
             if floor is not None:
                 rules.append(f"floor {desc}")
             out.append(Finding("multinode.pairwise", Verdict.FAIL if fail else Verdict.WARN,
-                               (f"{_nodes_text(named)} is slow: " if named else "slow pairs: ") + lst + " ("
-                               + "; ".join(rules) + ")", _nodes_text(named) or "pairs",
+                               ((Msg('{nodes_text} is slow: ', nodes_text=_nodes_text(named)) if named else Msg('slow pairs: ')) + lst + ' (' + '; '.join(rules) + ')'), _nodes_text(named) or "pairs",
                                tuple(_raw(e) for _, _, e in slow[:6]),
                                "Check the named node's NICs (ibstat: rate and state; error counters), its PCIe links "
                                "to the NICs and its NCCL transport lines.", f"{SRC_E5}; {SRC_D1}; {SRC_E4}",
@@ -715,8 +711,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
             verdict = Verdict.PASS  # compared with each other (the SRC_D1 variance rule) even without a NIC floor
         out.append(Finding("multinode.pairwise", verdict, Msg("all {n_results} node pairs completed: {lst}", n_results=len(results), lst=lst),
                            f"{len(nodes)} nodes", tuple(f.evidence[0] for _, f in results[:4] if f.evidence),
-                           "" if verdict is Verdict.PASS else "See each pair's figure; give the plan the NICs "
-                           "(nics_per_node, nic_gbit_s) to judge bandwidth.", SRC_E5))
+                           ('' if verdict is Verdict.PASS else Msg("See each pair's figure; give the plan the NICs (nics_per_node, nic_gbit_s) to judge bandwidth.")), SRC_E5))
     return out
 
 

@@ -562,49 +562,28 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     if floor is not None and judged >= floor:
         # bandwidth only rises with message size (nccl-tests doc/PERFORMANCE.md): a small sweep that already
         # clears the floor passes
-        findings.append(Finding(fid, Verdict.PASS, f"{body}; >= {floor:g} GB/s ({floor_desc})"
-                                + (f"; the largest message ({human_bytes(big.size_b)}) is below the "
-                                   f"{human_bytes(min_bytes)} plateau size, and busbw only rises with size" if small else "")
-                                + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('{body}; >= {floor:g} GB/s ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + (Msg('; the largest message ({human_bytes}) is below the {human_bytes2} plateau size, and busbw only rises with size', human_bytes=human_bytes(big.size_b), human_bytes2=human_bytes(min_bytes)) if small else '') + (Msg('; typical {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev), "",
                                 src, measured=bm))
     elif small:
         findings.append(Finding(fid, Verdict.UNKNOWN,
-                                f"{body}; the largest message ({human_bytes(big.size_b)}) is below {human_bytes(min_bytes)}, too "
-                                f"small to reach the bandwidth plateau" + (f", and {judged:.2f} GB/s is still below the "
-                                f"{floor:g} GB/s floor ({floor_desc})" if floor is not None else "") + avg_note,
+                                (Msg('{body}; the largest message ({human_bytes}) is below {human_bytes2}, too small to reach the bandwidth plateau', body=body, human_bytes=human_bytes(big.size_b), human_bytes2=human_bytes(min_bytes)) + (Msg(', and {judged:.2f} GB/s is still below the {floor:g} GB/s floor ({floor_desc})', judged=judged, floor=floor, floor_desc=floor_desc) if floor is not None else '') + avg_note),
                                 subject, tuple(ev), Msg("Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", binary=binary), src))
     elif floor is not None and soft_floor:
-        remedy = ("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport "
-                  "(NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error "
-                  "counters, and test the node pair with `ib_write_bw`." if multi else
-                  "Check whether the GPUs can reach each other peer-to-peer: `nvidia-smi topo -p2p r` (OK vs NS/CNS), "
-                  "NCCL_DEBUG=INFO ('via P2P' vs 'via SHM'), ACS and the IOMMU on the PCIe path (NCCL troubleshooting), "
-                  "and each GPU's link (`nvidia-smi -q -d PCIE`: generation and width at load). GeForce cards have no "
-                  "P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this "
-                  "system's own baseline.")
-        findings.append(Finding(fid, Verdict.WARN, f"{body}; below {floor:g} GB/s ({floor_desc})" + avg_note, subject,
+        remedy = ((Msg("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport (NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error counters, and test the node pair with `ib_write_bw`.") if multi else Msg("Check whether the GPUs can reach each other peer-to-peer: `nvidia-smi topo -p2p r` (OK vs NS/CNS), NCCL_DEBUG=INFO ('via P2P' vs 'via SHM'), ACS and the IOMMU on the PCIe path (NCCL troubleshooting), and each GPU's link (`nvidia-smi -q -d PCIE`: generation and width at load). GeForce cards have no P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this system's own baseline.")))
+        findings.append(Finding(fid, Verdict.WARN, (Msg('{body}; below {floor:g} GB/s ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + avg_note), subject,
                                 tuple(ev), remedy, src, measured=bm))
     elif floor is not None and not node_floor:
-        remedy = ("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check "
-                  "NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error "
-                  "counters, and test node pairs to find the slow one." if multi else
-                  "Rerun up to a few times first (validation tools allow retries). Then check: nothing else "
-                  "runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems "
-                  "nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); "
-                  "throttling during the run (nvidia-smi -q -d PERFORMANCE).")
-        findings.append(Finding(fid, Verdict.FAIL, f"{body}; below the {floor:g} GB/s floor ({floor_desc})"
-                                + (f"; typical {reference}" if reference else "") + avg_note, subject, tuple(ev),
+        remedy = ((Msg("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error counters, and test node pairs to find the slow one.") if multi else Msg("Rerun up to a few times first (validation tools allow retries). Then check: nothing else runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run (nvidia-smi -q -d PERFORMANCE).")))
+        findings.append(Finding(fid, Verdict.FAIL, (Msg('{body}; below the {floor:g} GB/s floor ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + (Msg('; typical {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
                                 remedy, src, measured=bm))
     else:
         why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
         peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {human_bytes(peak_row.size_b)}"
                 if peak_row is not None and peak_row is not big and peak_row.oop.busbw_gb_s is not None else "")
         if reported and collapse is None:
-            findings.append(Finding(fid, Verdict.PASS, f"{body}{peak}; reported as information: {why}, and this run's "
-                                    "all-reduce was judged against its floor" + avg_note, subject, tuple(ev), "", src))
+            findings.append(Finding(fid, Verdict.PASS, (Msg("{body}{peak}; reported as information: {why}, and this run's all-reduce was judged against its floor", body=body, peak=peak, why=why) + avg_note), subject, tuple(ev), "", src))
             return findings
-        findings.append(Finding(fid, Verdict.UNKNOWN, f"{body}{peak}; {why}"
-                                + (f"; reference {reference}" if reference else "") + avg_note, subject, tuple(ev),
+        findings.append(Finding(fid, Verdict.UNKNOWN, (f'{body}{peak}; {why}' + (Msg('; reference {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
                                 "Compare with your site baseline or the vendor's figure for this system (the plan's "
                                 "allreduce_floor_gb_s, or nics_per_node and nic_gbit_s for multi-node runs, let "
                                 "bringup judge it).", src))
@@ -749,9 +728,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         said = re.search(r"'([^']+)'", nccl_failed[0])
         name = nccl_result_name(said.group(1)) if said else ""
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
-                                "nccl-tests stopped on an NCCL error" + (f": '{said.group(1)}'" if said else "")
-                                + (f" ({name})" if name else "") + f" on {len(set(_test_hosts(nccl_failed)))} "
-                                "rank host(s) shown", subject, tuple(nccl_failed[:6]),
+                                (Msg('nccl-tests stopped on an NCCL error') + (f": '{said.group(1)}'" if said else '') + (f' ({name})' if name else '') + Msg(' on {n_set} rank host(s) shown', n_set=len(set(_test_hosts(nccl_failed))))), subject, tuple(nccl_failed[:6]),
                                 "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET): the WARN line before the "
                                 "failure names the call that failed. 'unhandled system error' is a system call or "
                                 "library failing: the IB/RoCE devices (ibv_devinfo, ulimit -l unlimited for pinned "
@@ -759,8 +736,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "each other (NCCL_SOCKET_IFNAME, firewall).", f"{SRC_E1}; {SRC_RESULT}"))
     if cuda or (lg.test_failures and not nccl_failed):
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
-                                "NCCL reported a CUDA failure" + (f": {_quoted(cuda[0])}" if cuda else "")
-                                + (" and the test aborted" if lg.test_failures else ""), subject,
+                                (Msg('NCCL reported a CUDA failure') + (f': {_quoted(cuda[0])}' if cuda else '') + (Msg(' and the test aborted') if lg.test_failures else '')), subject,
                                 tuple((cuda + lg.test_failures)[:8]),
                                 "Read the first failing line: an illegal memory access after a transport error is a "
                                 "consequence; fix the first error, then check Xid/ECC on that GPU.", SRC_E6))
@@ -802,10 +778,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         ranks = {m.group(1) for ln in lg.init_complete for m in [re.search(r"\brank (\d+) nranks", ln)] if m}
         n = lg.nranks
         findings.append(Finding("node.nccl_errors", Verdict.PASS,
-                                (f"NCCL communicator initialised (Init COMPLETE) on {len(ranks) or len(lg.init_complete)} "
-                                 f"rank(s) shown" if ranks or any("Init COMPLETE" in ln for ln in lg.init_complete) else
-                                 f"NCCL connected its rings/trees ({len(lg.init_complete)} 'Connected all' line(s))")
-                                + (f" of {n}" if n else "") + ", with no NCCL warning or error",
+                                ((Msg('NCCL communicator initialised (Init COMPLETE) on {value} rank(s) shown', value=len(ranks) or len(lg.init_complete)) if ranks or any(('Init COMPLETE' in ln for ln in lg.init_complete)) else Msg("NCCL connected its rings/trees ({n_init_complete} 'Connected all' line(s))", n_init_complete=len(lg.init_complete))) + (Msg(' of {n}', n=n) if n else '') + Msg(', with no NCCL warning or error')),
                                 subject, tuple(lg.init_complete[:3]), "", SRC_E1))
     if not findings:
         findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,
@@ -918,9 +891,7 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         lines = [ln for _, ln in failures]
         first = kinds[0]
         fid = "multinode.ib_errors" if first == "ib_verbs" else "node.nccl_errors"
-        msg = (f"NCCL's communicator could not be set up or lost a peer: {_SETUP_MEANING.get(first, 'a step of its set-up failed')}: "
-               f"'{_warn_text(lines[0])}'" + _peer_note(lines)
-               + (f"; NCCL returned {result}" if result else ""))
+        msg = ((Msg("NCCL's communicator could not be set up or lost a peer: {get}: '{warn_text}'", get=_SETUP_MEANING.get(first, 'a step of its set-up failed'), warn_text=_warn_text(lines[0])) + _peer_note(lines) + (Msg('; NCCL returned {result}', result=result) if result else '')))
         ev = list(dict.fromkeys(lines[:5] + [ln for _, ln in lg.framework_errors[:2]]
                                 + [ln for ln, _ in lg.return_chains[:2]]))
         out.append(Finding(fid, Verdict.FAIL, msg, subject, tuple(ev), _setup_remedy(first, lines),
@@ -1088,9 +1059,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                             "provider's TCP plugins, e.g. Google's NCCL Fast Socket on gVNIC, raise it).",
                             f"{SRC_NOIB}; {SRC_E1}")]
         return [Finding("multinode.transport", Verdict.WARN,
-                        "NCCL uses TCP sockets (NET/Socket) between nodes" +
-                        (f" on {', '.join(lg.socket_ifaces)}" if lg.socket_ifaces else "") +
-                        ": fine only on a cluster without InfiniBand/RoCE", subject, ev,
+                        (Msg('NCCL uses TCP sockets (NET/Socket) between nodes') + (Msg(' on {socket_ifaces}', socket_ifaces=', '.join(lg.socket_ifaces)) if lg.socket_ifaces else '') + Msg(': fine only on a cluster without InfiniBand/RoCE')), subject, ev,
                         "If the nodes have IB/RoCE HCAs, NCCL should say 'NET/IB : Using': check ibv_devinfo, "
                         "NCCL_IB_DISABLE (must be unset) and NCCL_IB_HCA.", SRC_E1)]
     if lg.uses_ib:
@@ -1136,12 +1105,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                  Msg("NCCL's NET/IB mixes link layers: {hca_names} are {link} (Ethernet) among {n_keep} {main} "
                      "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note)), subject,
                 tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
-                f"Pin the data rails with NCCL_IB_HCA, '=' prefix for exact names: "
-                f"`export NCCL_IB_HCA=\"={hca}\"`"
-                + (f" (add {', '.join(g + ':1' for g in gaps)} if {'it is a data rail' if len(gaps) == 1 else 'they are data rails'}: "
-                   "check the port with `ibstat`, State Active)" if gaps else "")
-                + f"; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees "
-                "the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.",
+                (Msg('Pin the data rails with NCCL_IB_HCA, \'=\' prefix for exact names: `export NCCL_IB_HCA="={hca}"`', hca=hca) + (Msg(' (add {items} if {value}: check the port with `ibstat`, State Active)', items=', '.join((g + ':1' for g in gaps)), value='it is a data rail' if len(gaps) == 1 else 'they are data rails') if gaps else '') + Msg("; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.", hca=hca)),
                 SRC_HCA))
         fams = _hca_families(lg.ib_devices)
         if len(fams) > 1 and not out and len(layers) <= 1:
@@ -1166,8 +1130,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                                                        for f in out):
             gaps = _name_gaps([d.name for d in lg.ib_devices])
             out.append(Finding("multinode.transport", Verdict.WARN,
-                               f"NCCL uses {ports} HCA port(s) ({_hca_names(lg.ib_devices)}) but the plan says "
-                               f"{want:g} NICs per node" + (f"; {', '.join(gaps)} missing from the list" if gaps else ""),
+                               (Msg('NCCL uses {ports} HCA port(s) ({hca_names}) but the plan says {want:g} NICs per node', ports=ports, hca_names=_hca_names(lg.ib_devices), want=want) + (Msg('; {gaps} missing from the list', gaps=', '.join(gaps)) if gaps else '')),
                                subject, tuple(lg.ib_using[:2]),
                                "Check the missing HCAs' ports (`ibstat`: State Active, expected Rate) and NCCL_IB_HCA "
                                "(it must list every data rail, '=' prefix for exact names, in /etc/nccl.conf).",
@@ -1186,14 +1149,12 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                                  [c for c in lg.channels_net if "NET/" in c][:1]))
         gdr = any("GDRDMA" in c for c in lg.channels_net)
         return [Finding("multinode.transport", Verdict.PASS,
-                        f"NCCL uses the {', '.join(plugin_nets)} network (external net plugin"
-                        + (f" {lg.plugin_name}" if lg.plugin_name else "") + ")"
-                        + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else ""), subject, ev, "", SRC_E1)]
+                        (Msg('NCCL uses the {plugin_nets} network (external net plugin', plugin_nets=', '.join(plugin_nets)) + (f' {lg.plugin_name}' if lg.plugin_name else '') + ')' + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else '')), subject, ev, "", SRC_E1)]
     if lg.plugin_failures:
         return [_plugin_failure(lg, subject, lg.socket_using[:2] + causes[:2])]
     if causes:
         return [Finding("multinode.transport", Verdict.WARN,
-                        "NCCL cannot use InfiniBand/RoCE here: " + _quoted(causes[0]), subject, tuple(causes[:4]),
+                        (Msg('NCCL cannot use InfiniBand/RoCE here: ') + _quoted(causes[0])), subject, tuple(causes[:4]),
                         "If this node has IB/RoCE HCAs, install rdma-core/libibverbs and check ibv_devinfo; "
                         "ignore on a node without RDMA.", SRC_E1)]
     bad_boot = [i for i in lg.bootstrap_ifaces if BAD_IFACE.match(i)]

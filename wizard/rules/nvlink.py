@@ -139,9 +139,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                "fitted on this {sku}", index=g.index, name=g.name, exp=exp, sku=row['sku']), subj,
                                         tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
             else:
-                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} of {exp} NVLink links "
-                                        f"active on {row['sku']}; inactive: "
-                                        + (", ".join(f"link {k}" for k in inactive) or "not listed"), subj, tuple(ev),
+                findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {index} ({name}): {act} of {exp} NVLink links active on {row}; inactive: ', index=g.index, name=g.name, act=act, exp=exp, row=row['sku']) + (', '.join((f'link {k}' for k in inactive)) or 'not listed')), subj, tuple(ev),
                                         _nvlink_remedy(mode), SRC_NVLINK, measured=lm))
             continue
         slow = [k for k in g.active if speed and (g.links[k] or 0) < speed * 0.99]
@@ -162,12 +160,9 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             act = len(g.active)
             subj = gpu_subject(g.index)
             if most == 0:
-                findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active and bringup has no expected link count for this SKU", index=g.index, name=g.name), subj, tuple(ev), _nvlink_remedy("") + " Set gpu_model "
-                                        "in the plan so bringup knows whether this SKU has NVLink.", SRC_NVLINK))
+                findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active and bringup has no expected link count for this SKU", index=g.index, name=g.name), subj, tuple(ev), (_nvlink_remedy('') + Msg(' Set gpu_model in the plan so bringup knows whether this SKU has NVLink.')), SRC_NVLINK))
             elif act < most and not (rep.ellipsis and not g.inactive):
-                findings.append(Finding(fid, Verdict.FAIL, f"GPU {g.index} ({g.name}): {act} NVLink links active, "
-                                        f"fewer than the {most} of this node's other GPUs; inactive: "
-                                        + (", ".join(f"link {k}" for k in g.inactive) or "not listed"), subj,
+                findings.append(Finding(fid, Verdict.FAIL, (Msg("GPU {index} ({name}): {act} NVLink links active, fewer than the {most} of this node's other GPUs; inactive: ", index=g.index, name=g.name, act=act, most=most) + (', '.join((f'link {k}' for k in g.inactive)) or 'not listed')), subj,
                                         tuple(ev), _nvlink_remedy("all"), SRC_NVLINK,
                                         measured=measure(act, most, "links", "at_least", f"GPU {g.index} active NVLink "
                                                          "links (the most on this node's other GPUs)")))
@@ -180,8 +175,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if passed:
         note = (" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the "
                 "node's other GPUs)" if consistency else "")
-        findings.append(Finding(fid, Verdict.PASS, "NVLink links active as expected: " + "; ".join(passed[:8])
-                                + (" ..." if len(passed) > 8 else "") + note, "host", tuple(pass_ev[:20]), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links active as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '') + note), "host", tuple(pass_ev[:20]), "",
                                 SRC_NVLINK, measured=tightest(pass_m)))
     return findings
 
@@ -236,17 +230,13 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         gpus = sorted({g.index for g, *_ in nonzero})
         saturated = [(g, k, name, v) for g, k, name, v in nonzero if v in SATURATED_COUNTS]
         if saturated:
-            return [Finding(fid, Verdict.FAIL, "NVLink error counter saturated at its maximum: "
-                            + "; ".join(f"GPU {g.index} link {k} {name} {v}" for g, k, name, v in saturated[:6])
-                            + " (the counter stopped counting: that link has had at least that many errors)",
+            return [Finding(fid, Verdict.FAIL, (Msg('NVLink error counter saturated at its maximum: ') + '; '.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in saturated[:6])) + Msg(' (the counter stopped counting: that link has had at least that many errors)')),
                             gpu_subject(saturated[0][0].index), tuple(ev[:16]),
                             "Drain the GPU, reset it (or reboot) to clear the counters, run a stress test with "
                             "`nvidia-smi nvlink -e` sampled before and after: if that link's counters grow again the "
                             "GPU/baseboard link needs service (RMA); `nvidia-smi nvlink -s` shows whether it trains.",
                             SRC_NVERR)]
-        return [Finding(fid, Verdict.WARN, f"non-zero NVLink error totals on GPU(s) {', '.join(map(str, gpus))}: "
-                        + "; ".join(f"GPU {g.index} link {k} {name} {v}" for g, k, name, v in nonzero[:6])
-                        + " - one sample only: these are lifetime totals, not a failure by themselves",
+        return [Finding(fid, Verdict.WARN, (Msg('non-zero NVLink error totals on GPU(s) {map}: ', map=', '.join(map(str, gpus))) + '; '.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in nonzero[:6])) + Msg(' - one sample only: these are lifetime totals, not a failure by themselves')),
                         gpu_subject(gpus[0]), tuple(ev[:16]),
                         "Take a second sample after the stress stage (`nvidia-smi nvlink -e` before and after) and "
                         "judge the difference; only growing counters mean a failing link.", SRC_NVERR)]
@@ -268,16 +258,13 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ev = [first.header] + [ln for ln in last.counter_lines if re.search(r": [1-9]\d*$", ln)][:12]
         subj = gpu_subject(idx)
         if recov:
-            findings.append(Finding(fid, Verdict.FAIL, f"GPU {idx}: NVLink recovery events between the two samples: "
-                                    + "; ".join(recov[:6] + grow[:4]), subj, tuple(ev), _nvlink_remedy("all"), SRC_NVERR))
+            findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {idx}: NVLink recovery events between the two samples: ', idx=idx) + '; '.join(recov[:6] + grow[:4])), subj, tuple(ev), _nvlink_remedy("all"), SRC_NVERR))
         elif grow:
-            findings.append(Finding(fid, Verdict.WARN, f"GPU {idx}: NVLink error counters grew between the two samples: "
-                                    + "; ".join(grow[:8]), subj, tuple(ev),
+            findings.append(Finding(fid, Verdict.WARN, (Msg('GPU {idx}: NVLink error counters grew between the two samples: ', idx=idx) + '; '.join(grow[:8])), subj, tuple(ev),
                                     "Re-run the stress stage and sample again; if the counters keep growing, reset the "
                                     "GPU and check the NVLink (bridge seating, fabric manager).", SRC_NVERR))
         elif reset:
-            findings.append(Finding(fid, Verdict.UNKNOWN, f"GPU {idx}: counters went down between samples (reset?): "
-                                    + "; ".join(reset[:6]), subj, tuple(ev),
+            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('GPU {idx}: counters went down between samples (reset?): ', idx=idx) + '; '.join(reset[:6])), subj, tuple(ev),
                                     "Do not reset the counters between the two samples; sample again.", SRC_NVERR))
     if not findings:
         findings.append(Finding(fid, Verdict.PASS, Msg("no NVLink error counter grew between the two samples on {n_samples} GPU(s)", n_samples=len(samples)), "host", tuple(g.header for g in blocks[:8]), "", SRC_NVERR))
@@ -331,9 +318,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             if up == 0:
                 findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {id}: {counts}: NVLink is down", id=g.id, counts=counts), subj, ev,
-                                        _nvlink_remedy("bridge") + " If these are PCIe cards deliberately run without "
-                                        "NVLink bridges, DCGM reports their links Down by design: set gpu_model in the "
-                                        "plan so bringup can tell.", f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
+                                        (_nvlink_remedy('bridge') + Msg(' If these are PCIe cards deliberately run without NVLink bridges, DCGM reports their links Down by design: set gpu_model in the plan so bringup can tell.')), f"{SRC_NVLINK}; {SRC_DCGM_FALSE}"))
             elif up < most:
                 findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {id}: {counts}, fewer than the {most} Up on this node's other GPUs", id=g.id, counts=counts, most=most), subj, ev, _nvlink_remedy("all"), SRC_NVLINK,
                                         measured=measure(up, most, "links", "at_least", f"GPU {g.id} NVLink links Up "
@@ -343,8 +328,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 up_m.append(measure(up, most, "links", "at_least",
                                     f"GPU {g.id} NVLink links Up (the most on this node's other GPUs)"))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, "NVLink links Up as expected: " + "; ".join(passed[:8])
-                                + (" ..." if len(passed) > 8 else ""), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links Up as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(x for g in d.gpus[:8] for x in g.lines), "", SRC_NVLINK, measured=tightest(up_m)))
     return findings
 
@@ -379,7 +363,7 @@ def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         elif status.lower() != "success":
             out.append(Finding("health.fabric", Verdict.FAIL,
                                Msg("{subject}: NVLink fabric registration completed with status '{status}'", subject=subject(g), status=status), subject(g),
-                               _ev(g, lines), remedy + " Read `journalctl -u nvidia-fabricmanager` for the error.",
+                               _ev(g, lines), (remedy + Msg(' Read `journalctl -u nvidia-fabricmanager` for the error.')),
                                SRC_A3))
         elif summary == "unhealthy" or degraded or summary == "limited capacity":
             v = Verdict.FAIL if summary == "unhealthy" else Verdict.WARN

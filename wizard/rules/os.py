@@ -181,9 +181,7 @@ def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.WARN, Msg("{build} exists but holds no kernel build tree (no Makefile): the headers package for "
                                                "{rel} is missing or removed, so DKMS cannot build the NVIDIA module", build=build, rel=rel), "host",
                         tuple(ev), remedy, SRC_HEADERS)]
-    return [Finding(fid, Verdict.WARN, f"no headers for the running kernel {rel} (no {build})"
-                    + (f"; other kernels have them: {', '.join(others[:4])}" if others else "")
-                    + ": DKMS cannot build the NVIDIA module for this kernel", "host",
+    return [Finding(fid, Verdict.WARN, (Msg('no headers for the running kernel {rel} (no {build})', rel=rel, build=build) + (Msg('; other kernels have them: {others}', others=', '.join(others[:4])) if others else '') + Msg(': DKMS cannot build the NVIDIA module for this kernel')), "host",
                     tuple(ev) + ((f"ls -d {build}: no such file or directory",) if not g.files else ()), remedy,
                     SRC_HEADERS)]
 
@@ -215,11 +213,7 @@ def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *,
     if swap_heavy(used_bytes, total_bytes):
         pct = f" ({100.0 * float(used_bytes or 0) / float(total_bytes):.0f}% of it)" if total_bytes else ""
         return Finding("os.swap", Verdict.WARN,
-                       f"{what}: swap in heavy use, {human_bytes(int(used_bytes or 0))} swapped out{pct}: the host is "
-                       "short of RAM (at least " + (f"{SWAP_HEAVY_PCT:g}% or " if total_bytes else "")
-                       + f"{human_bytes(SWAP_HEAVY_BYTES)} in use is heavy; derived)"
-                       + ("; this node is also planned for Kubernetes, whose kubelet refuses to start with swap on"
-                          if is_kubernetes(plan) else ""), "host", ev,
+                       (Msg('{what}: swap in heavy use, {human_bytes} swapped out{pct}: the host is short of RAM (at least ', what=what, human_bytes=human_bytes(int(used_bytes or 0)), pct=pct) + (Msg('{swap_heavy_pct:g}% or ', swap_heavy_pct=SWAP_HEAVY_PCT) if total_bytes else '') + Msg('{human_bytes} in use is heavy; derived)', human_bytes=human_bytes(SWAP_HEAVY_BYTES)) + (Msg('; this node is also planned for Kubernetes, whose kubelet refuses to start with swap on') if is_kubernetes(plan) else '')), "host", ev,
                        "Find what holds the memory (`free -h`, `ps aux --sort=-rss | head`, containers, tmpfs/shm in "
                        "`df -h`) and stop it, or lower data-loader workers, pinned buffers and CPU offload; if the job "
                        "itself needs it, the host needs more RAM. `swapoff -a` (when RAM can take the pages back) empties "
@@ -280,7 +274,7 @@ def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
     desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
     um = measure(r.used_pct, DISK_WARN_PCT, "%", "at_most", f"{label} space used")
     if r.used_pct > DISK_WARN_PCT:
-        return Finding(fid, Verdict.WARN, desc + f" (above {DISK_WARN_PCT:.0f}%)", subject, (r.line,),
+        return Finding(fid, Verdict.WARN, (desc + Msg(' (above {disk_warn_pct:.0f}%)', disk_warn_pct=DISK_WARN_PCT)), subject, (r.line,),
                        "Free space before training: checkpoints and logs fill disks fast, and a full root "
                        "filesystem stops the node.", SRC_DISK, measured=um)
     return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK, measured=um)
@@ -404,10 +398,10 @@ def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                     f.subject == e.file and "mounted with" in f.message for f in findings):
                 findings.append(_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True))
     if ok and not findings:
-        findings.append(Finding(fid, Verdict.PASS, "journal write barriers on (no barrier=0/nobarrier): " + "; ".join(ok),
+        findings.append(Finding(fid, Verdict.PASS, (Msg('journal write barriers on (no barrier=0/nobarrier): ') + '; '.join(ok)),
                                 "host", tuple(ok_ev), "", SRC_BARRIER))
     elif ok:
-        findings.append(Finding(fid, Verdict.PASS, "barriers on: " + "; ".join(ok), "host", tuple(ok_ev), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('barriers on: ') + '; '.join(ok)), "host", tuple(ok_ev), "",
                                 SRC_BARRIER))
     return findings or [garbled(fid, mo, "/proc/self/mounts (no / entry)", mo.lines()[:5], source=SRC_BARRIER)]
 

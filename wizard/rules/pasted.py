@@ -142,10 +142,7 @@ def host_kinds_judge_smi_versions(text: str, exp: Mapping[str, Any]) -> list[Fin
     drv = (v.get("driver version") or v.get("nvidia-smi") or ("", ""))
     cuda = v.get("cuda version")
     return [Finding("driver.version", Verdict.PASS,
-                    f"nvidia-smi reports NVIDIA driver {drv[0]}" + (f", which supports CUDA up to {cuda[0]} (the "
-                                                                     "driver's limit, not the installed toolkit)" if cuda
-                                                                     else "")
-                    + "; these lines hold no GPU, so GPU health is not judged", "host",
+                    (Msg('nvidia-smi reports NVIDIA driver {drv}', drv=drv[0]) + (Msg(", which supports CUDA up to {cuda} (the driver's limit, not the installed toolkit)", cuda=cuda[0]) if cuda else '') + Msg('; these lines hold no GPU, so GPU health is not judged')), "host",
                     tuple(x[1] for x in v.values()), "", gc.SRC_A2)]
 
 
@@ -172,14 +169,11 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False)
     named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
     unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
-    msg = (f"{len(nh.rows)} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: "
-           + (f"read {'; '.join(named)}" if named else "no column could be named from its values")
-           + (f"; not judged, because the value fits more than one property: {'; '.join(unnamed)}" if unnamed else "")
-           + f"; {nh.na} field(s) N/A")
+    msg = ((Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named='; '.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed='; '.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na)))
     identity = {"health.gpu_count", "driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}
     health_judged = any(f.id not in identity and f.verdict is not Verdict.SKIP for f in findings)
     if not health_judged:  # names and versions only: nothing says whether the GPUs are healthy
-        msg += "; no health field (temperature, ECC, power, clocks, errors) could be named, so health is not judged"
+        msg += (Msg('; no health field (temperature, ECC, power, clocks, errors) could be named, so health is not judged'))
     findings.append(Finding("health.smi_csv_columns", Verdict.SKIP if health_judged else Verdict.UNKNOWN, msg, "host",
                             tuple(nh.lines[:4]),
                             "To have every field judged, run the query again with its header "

@@ -257,8 +257,7 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
                                         tuple(ev), REMEDY_ROOT, SRC_SPEED))
             elif cur_s < max_s:
                 v = speed_verdict("load" if _under_load(plan) else "unknown")
-                msg = (f"GPU {bdf}: PCIe link at {fmt_link(cur_s, cur_w)} below its max {fmt_link(max_s, max_w)} "
-                       + ("under load" if v is Verdict.FAIL else "(read at idle or unknown load: re-check under load)"))
+                msg = ((Msg('GPU {bdf}: PCIe link at {fmt_link} below its max {fmt_link2} ', bdf=bdf, fmt_link=fmt_link(cur_s, cur_w), fmt_link2=fmt_link(max_s, max_w)) + (Msg('under load') if v is Verdict.FAIL else Msg('(read at idle or unknown load: re-check under load)'))))
                 findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED,
                                         measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
             else:
@@ -334,8 +333,7 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
             pass_m.append(_width_measure(d))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, f"PCIe width at LnkCap for {len(passed)} link(s): "
-                                + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe width at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(pass_ev[:24]), "", SRC_WIDTH, measured=tightest(pass_m)))
     return findings
 
@@ -393,8 +391,7 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
             pass_m.append(_speed_measure(d))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, f"PCIe speed at LnkCap for {len(passed)} link(s): "
-                                + "; ".join(passed[:8]) + (" ..." if len(passed) > 8 else ""), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe speed at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(pass_ev[:24]), "", SRC_SPEED, measured=tightest(pass_m)))
     return findings
 
@@ -443,9 +440,7 @@ def _acs_grep(facts: LspciFacts, plan: Mapping[str, Any]) -> list[Finding]:
                                            "node: on the ports above GPUs, NICs or PCIe switches it redirects peer-to-peer traffic "
                                            "through the CPU root complex (slow P2P, NCCL hangs). grep dropped the device names, so "
                                            "which ports these are is not shown", n_on=len(on), total=total), "host", ev,
-                    "Find the ports: `sudo lspci -vvv | grep -E '^[0-9a-f]{2,4}:|ACSCtl'` prints each device line "
-                    "with its ACSCtl (or give bringup the whole `sudo lspci -vvv`). Lines on ports that no GPU, NIC "
-                    "or switch sits behind do not matter. " + REMEDY_ACS, SRC_ACS)]
+                    (Msg("Find the ports: `sudo lspci -vvv | grep -E '^[0-9a-f]{{2,4}}:|ACSCtl'` prints each device line with its ACSCtl (or give bringup the whole `sudo lspci -vvv`). Lines on ports that no GPU, NIC or switch sits behind do not matter. ") + REMEDY_ACS), SRC_ACS)]
 
 
 def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -533,8 +528,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                      + "; this excerpt does not show what is behind it: if GPUs, NICs or a PCIe switch are, their "
                      "peer-to-peer traffic goes through the root complex/IOMMU (NCCL hangs, NVIDIA/nccl#2079)")
     subject = gpu_subject(None, gpus[0].bdf) if len(gpus) == 1 else "host"
-    remedy = REMEDY_ACS if not unseen else (
-        "See what is behind it first: `lspci -tv`, or the whole `sudo lspci -vvv`. " + REMEDY_ACS)
+    remedy = (REMEDY_ACS if not unseen else Msg('See what is behind it first: `lspci -tv`, or the whole `sudo lspci -vvv`. ') + REMEDY_ACS)
     return [Finding(fid, Verdict.WARN, "; ".join(parts) + quiet_note, subject, tuple(x for x in ev[:24] if x),
                     remedy, SRC_ACS)]
 
@@ -588,7 +582,7 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if not findings:
         msg: str = Msg("no uncorrectable PCIe error latched on {n_with_aer} function(s) with AER", n_with_aer=len(with_aer))
         if notes:
-            msg += "; corrected error status only (informational, B3): " + "; ".join(notes[:6])
+            msg += (Msg('; corrected error status only (informational, B3): ') + '; '.join(notes[:6]))
         findings.append(Finding(fid, Verdict.PASS, msg, "host",
                                 tuple(ev_ok[:20]) or tuple(x for d in with_aer[:4] for x in _ev(d, *d.aer.status_lines)
                                                            if x), "", SRC_AER))
@@ -625,8 +619,7 @@ def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if sizes:
         least = min(bars, key=lambda x: x[1]) if bars else None
         # for information: no size is held to a limit here (an unassigned BAR is what fails)
-        findings.append(Finding(fid, Verdict.PASS, "GPU BAR1 size: " + ", ".join(sizes[:8])
-                                + (" ..." if len(sizes) > 8 else ""), "host", tuple(ev[:16]), "", SRC_BAR,
+        findings.append(Finding(fid, Verdict.PASS, (Msg('GPU BAR1 size: ') + ', '.join(sizes[:8]) + (' ...' if len(sizes) > 8 else '')), "host", tuple(ev[:16]), "", SRC_BAR,
                                 measured=measure(least[1] / (1 << 30), None, "GiB", "at_least",
                                                  f"{_where(least[0])}BAR1 size (the smallest)") if least else None))
     return findings or [Finding(fid, Verdict.SKIP, "BAR1 not shown for the GPUs in this output", "host",
@@ -731,12 +724,11 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             ok.append((g, (f" (Gen{_fmt(cur)} now: idle GPUs lower the link speed to save power, normal; re-check "
                           "under load)"), lines + slines, sm))
         elif state == "load":
-            out.append(Finding("health.pcie_speed", v, msg + " under load", subject(g), _doc_ev(g, lines, slines),
+            out.append(Finding("health.pcie_speed", v, (msg + Msg(' under load')), subject(g), _doc_ev(g, lines, slines),
                                REMEDY_SPEED, SRC_SPEED, measured=sm))
         else:
             out.append(Finding("health.pcie_speed", v,
-                               msg + ": cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check "
-                               "under load", subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED,
+                               (msg + Msg(': cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check under load')), subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED,
                                measured=sm))
     out += _pass_group("health.pcie_speed", ok, "PCIe generation as expected",
                        "PCIe generation as expected on {n} GPUs", SRC_SPEED, total=len(doc.gpus))
@@ -756,10 +748,7 @@ def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         rm = measure(rep, t["replay_count_warn"], "replays", "at_most", f"{short_subject(g)} PCIe replays since reset")
         if (rep or 0) > t["replay_count_warn"] or (roll or 0) > 0:
             out.append(Finding("health.pcie_replay", Verdict.WARN,
-                               f"{subject(g)}: {_fmt(rep)} PCIe replays since reset" +
-                               (f" and {_fmt(roll)} rollovers" if roll else "") +
-                               f" (on {bad_n} of {len(doc.gpus)} GPUs); one reading has no rate, DCGM warns above "
-                               f"{_fmt(t['replay_rate_warn_per_min'])} per minute", subject(g), _doc_ev(g, lines),
+                               (Msg('{subject}: {fmt} PCIe replays since reset', subject=subject(g), fmt=_fmt(rep)) + (Msg(' and {fmt} rollovers', fmt=_fmt(roll)) if roll else '') + Msg(' (on {bad_n} of {n_gpus} GPUs); one reading has no rate, DCGM warns above {fmt} per minute', bad_n=bad_n, n_gpus=len(doc.gpus), fmt=_fmt(t['replay_rate_warn_per_min']))), subject(g), _doc_ev(g, lines),
                                "Read the counter again after a minute of load: a growing count points at a marginal "
                                "link (riser, slot, retimer); check `dmesg` for AER errors on this GPU's bus.", SRC_REPLAY,
                                measured=rm if (rep or 0) > t["replay_count_warn"] else
@@ -808,8 +797,7 @@ def aer_counters(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                        "uncorrectable PCIe errors since boot")))
         else:
             findings.append(Finding("health.pcie_aer_counters", Verdict.PASS,
-                                    f"{subject}: no uncorrectable PCIe errors since boot"
-                                    + (f" ({corr} corrected)" if corr else ""), subject, tuple(lines[:6]), "",
+                                    (Msg('{subject}: no uncorrectable PCIe errors since boot', subject=subject) + (Msg(' ({corr} corrected)', corr=corr) if corr else '')), subject, tuple(lines[:6]), "",
                                     SRC_AER_COUNTERS, measured=measure(fatal + nonfatal, 0, "errors", "at_most",
                                                                        "uncorrectable PCIe errors since boot")))
     if not findings:

@@ -341,13 +341,12 @@ def _vbios(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             common = max(versions, key=lambda v: len(versions[v]))
             odd = [g for v, gs in versions.items() if v != common for g in gs]
             out.append(Finding("health.vbios", Verdict.WARN,
-                               f"{len(versions)} different VBIOS versions on {len(gpus)} {name} GPUs: "
-                               + ", ".join(f"{v} on {len(gs)}" for v, gs in versions.items()), subjects(odd), ev,
+                               (Msg('{n_versions} different VBIOS versions on {n_gpus} {name} GPUs: ', n_versions=len(versions), n_gpus=len(gpus), name=name) + ', '.join((f'{v} on {len(gs)}' for v, gs in versions.items()))), subjects(odd), ev,
                                "Update the odd GPUs to the same VBIOS (the server vendor's firmware bundle); mixed "
                                "VBIOS versions make failures harder to compare across GPUs.", SRC_A5))
         else:
             v = next(iter(versions))
-            msg = (f"all {len(gpus)} {name} GPUs run VBIOS {v}" if len(gpus) > 1 else f"{subject(gpus[0])}: VBIOS {v}")
+            msg = ((Msg('all {n_gpus} {name} GPUs run VBIOS {v}', n_gpus=len(gpus), name=name, v=v) if len(gpus) > 1 else Msg('{subject}: VBIOS {v}', subject=subject(gpus[0]), v=v)))
             out.append(Finding("health.vbios", Verdict.PASS, msg, subjects(gpus), ev, "", SRC_A5))
     return out
 
@@ -411,15 +410,12 @@ def _reset(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         idx = g.index if g.index is not None else "<index>"
         if req or re.search(r"reset|reboot", act):
             out.append(Finding("health.gpu_reset", Verdict.FAIL,
-                               f"{subject(g)}: the driver asks for a GPU reset or reboot" +
-                               (f" (recovery action: {action})" if action and act != "none" else ""),
+                               (Msg('{subject}: the driver asks for a GPU reset or reboot', subject=subject(g)) + (Msg(' (recovery action: {action})', action=action) if action and act != 'none' else '')),
                                subject(g), _ev(g, lines),
-                               ("Reboot the node." if "reboot" in act else RESET_REMEDY.replace("<index>", str(idx))) +
-                               " Read `dmesg | grep Xid` for the Xid that caused it.", SRC_RESET))
+                               ((Msg('Reboot the node.') if 'reboot' in act else RESET_REMEDY.replace('<index>', str(idx))) + Msg(' Read `dmesg | grep Xid` for the Xid that caused it.')), SRC_RESET))
         elif drain or "drain" in act:
             out.append(Finding("health.gpu_reset", Verdict.WARN,
-                               f"{subject(g)}: the driver recommends draining the GPU" +
-                               (f" (recovery action: {action})" if action else ""), subject(g), _ev(g, lines),
+                               (Msg('{subject}: the driver recommends draining the GPU', subject=subject(g)) + (Msg(' (recovery action: {action})', action=action) if action else '')), subject(g), _ev(g, lines),
                                "Let running jobs finish, move new work elsewhere, then reset the GPU.", SRC_RESET))
         else:
             ok.append((g, "", lines))

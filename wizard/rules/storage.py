@@ -213,14 +213,13 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         caveat = (f" ({', '.join(virt)}: a virtual disk reports whatever its driver sets; the storage behind it may "
                   "be solid-state)") if virt else ""
         findings.insert(0, Finding(
-            fid, Verdict.WARN, desc + f". The kernel reports {', '.join(d.kname for d in rot)} as rotational{caveat}: "
-            "a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each",
+            fid, Verdict.WARN, (desc + Msg('. The kernel reports {kname} as rotational{caveat}: a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each', kname=', '.join((d.kname for d in rot)), caveat=caveat)),
             dp, ev, "Keep datasets as large shards read sequentially (e.g. WebDataset tar shards), or stage them to "
             "NVMe/SSD; node.storage_read measures what this path reads.", SRC_DEVICE))
         return findings
     verdict = Verdict.PASS if all(d.rotational is False for d in disks) else Verdict.UNKNOWN
     findings.insert(0, Finding(fid, verdict, desc, dp, ev,
-                               "" if verdict is Verdict.PASS else "Check the disks' type by hand: `lsblk -d -o NAME,ROTA,MODEL`.",
+                               ('' if verdict is Verdict.PASS else Msg("Check the disks' type by hand: `lsblk -d -o NAME,ROTA,MODEL`.")),
                                SRC_DEVICE))
     return findings
 
@@ -300,15 +299,10 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
             findings.append(Finding(
                 fid, Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
                                        "it runs without its full redundancy and another failure can lose the data", name=a.name, tag=tag, shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks),
-                a.name, ev, (f"A rebuild is running ({a.action}): let it finish (watch /proc/mdstat) before training "
-                             "from it; if it stops, replace the disk. " if a.action in ("recovery", "resync", "reshape")
-                             else "") + f"Replace the failed disk and add the new one (`mdadm /dev/{a.name} --remove "
-                f"<failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log "
-                "first.", SRC_MD))
+                a.name, ev, ((Msg('A rebuild is running ({action}): let it finish (watch /proc/mdstat) before training from it; if it stops, replace the disk. ', action=a.action) if a.action in ('recovery', 'resync', 'reshape') else '') + Msg("Replace the failed disk and add the new one (`mdadm /dev/{name} --remove <failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log first.", name=a.name)), SRC_MD))
             continue
         if a.problems:
-            findings.append(Finding(fid, Verdict.UNKNOWN, f"{a.name}{tag}: its state cannot be read whole: "
-                                    + "; ".join(a.problems[:3]) + " (a paste cut short?)", a.name, ev,
+            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('{name}{tag}: its state cannot be read whole: ', name=a.name, tag=tag) + '; '.join(a.problems[:3]) + Msg(' (a paste cut short?)')), a.name, ev,
                                     Msg("Paste the whole of `cat /proc/mdstat` (or check `mdadm --detail /dev/{name}`).", name=a.name), SRC_MD))
             continue
         if faulty:
@@ -329,7 +323,7 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
         ok.append(f"{a.name}{tag} {shape}{note}")
         ok_ev.extend(a.lines[:2])
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, "md arrays healthy: " + "; ".join(ok), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('md arrays healthy: ') + '; '.join(ok)), "host",
                                 tuple([source] + ok_ev[:8]), "", SRC_MD))
     return findings
 
@@ -386,7 +380,7 @@ def nvme_link(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             ok.append(f"{who} {now}")
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, "NVMe PCIe links at their capability: " + "; ".join(ok[:16]), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVMe PCIe links at their capability: ') + '; '.join(ok[:16])), "host",
                                 tuple(ln for c in ctrls for ln in c.lines if "link" in ln)[:16], "", SRC_NVME_LINK))
     return findings
 
@@ -472,7 +466,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
             return [Finding(fid, Verdict.UNKNOWN, "fio is not installed: nothing was measured", "host", ev,
                             "Install fio (node.storage_tools' action, or `apt-get install fio` / `dnf install fio`) and "
                             "run this step again.", SRC_TOOLS)]
-        return [Finding(fid, Verdict.UNKNOWN, "no fio result in this output" + (f": fio said {run.errors[0]}" if run.errors else ""),
+        return [Finding(fid, Verdict.UNKNOWN, (Msg('no fio result in this output') + (Msg(': fio said {errors}', errors=run.errors[0]) if run.errors else '')),
                         "host", ev, "Run fio with --output-format=json (this step's action does) and look at its "
                         "messages above.", SRC_FIO)]
     findings: list[Finding] = []
@@ -488,8 +482,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
                                     "Check the kernel log for the device's errors (`journalctl -k | grep -i -e nvme -e "
                                     "blk_update_request -e 'I/O error'`) and its SMART / NVMe error log.", SRC_FIO))
         else:
-            findings.append(Finding(fid, Verdict.UNKNOWN, f"fio job {j.name} failed: errno {j.error} "
-                                    f"({os.strerror(j.error)})" + (f"; fio said {run.errors[0]}" if run.errors else ""),
+            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('fio job {name} failed: errno {error} ({strerror})', name=j.name, error=j.error, strerror=os.strerror(j.error)) + (Msg('; fio said {errors}', errors=run.errors[0]) if run.errors else '')),
                                     "host", ev, "Read fio's message, fix the cause (space, permissions, O_DIRECT "
                                     "support of the filesystem) and run again.", SRC_FIO))
     insane = [j for j in run.jobs if not j.error and not _sane_bw(j)]
@@ -544,8 +537,7 @@ def _figure(v: float | None) -> str:
 
 
 def _path_error(what: str, ev: tuple[str, ...]) -> Finding:
-    return Finding("node.storage_read", Verdict.UNKNOWN, what + "; nothing was measured, and this says nothing about "
-                   "the device", "host", ev, "Set data_path to a writable directory on the same filesystem as the "
+    return Finding("node.storage_read", Verdict.UNKNOWN, (what + Msg('; nothing was measured, and this says nothing about the device')), "host", ev, "Set data_path to a writable directory on the same filesystem as the "
                    "datasets (e.g. a scratch directory beside them: `bringup plan data_path=...`), or run as a user "
                    "who may write there; on a read-only mount, measure where it is mounted read-write.", SRC_FIO)
 

@@ -156,8 +156,7 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if spent:
             ok = [x for x in ok if x[0] is not g]
             out.append(Finding("health.clock_events", Verdict.WARN,
-                               f"{subject(g)}: no slowdown active now, but since the driver loaded it spent "
-                               + "; ".join(f"{us / 1e6:,.1f} s in {COUNTED_SLOWDOWNS[r]}" for r, us in spent),
+                               (Msg('{subject}: no slowdown active now, but since the driver loaded it spent ', subject=subject(g)) + '; '.join((f'{us / 1000000.0:,.1f} s in {COUNTED_SLOWDOWNS[r]}' for r, us in spent))),
                                subject(g), _ev(g, [g.line(f"clocks_event_counters.{r}") for r, _ in spent]),
                                " ".join(dict.fromkeys(_event_remedy(r) for r, _ in spent)),
                                "NVML API reference, clocks event reasons and their counters "

@@ -278,12 +278,7 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         have, need = m.group("have") or m.group("have2"), m.group("need") or m.group("need2")
         name = re.search(r"\bname: ([^,)]+)|\bFound (.+?) which is too old", ln)
         gpu = f"{(name.group(1) or name.group(2)).strip()} " if name else "a GPU "
-        msg = (f"{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it "
-               f"uses, needs compute capability {need} or higher; the GPU is below what the software supports, not "
-               "faulty" if m.group("need2") else
-               f"{who} leaves out {gpu}(compute capability {have}): this build needs "
-               f"compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the "
-               "only one); the GPU is below what the build supports, not faulty")
+        msg = ((Msg('{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it uses, needs compute capability {need} or higher; the GPU is below what the software supports, not faulty', who=who, gpu=gpu, have=have, need=need) if m.group('need2') else Msg('{who} leaves out {gpu}(compute capability {have}): this build needs compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the only one); the GPU is below what the build supports, not faulty', who=who, gpu=gpu, have=have, need=need)))
         out.append(ChainWords(
             "cc_below", Verdict.FAIL, msg,
             f"Use GPUs of compute capability {need} or higher for this build, or a build of the program compiled "
@@ -396,17 +391,11 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
                                      " (not in bringup's Xid table: look it up in NVIDIA's Xid catalog)"))
         if row.get("source"):
             sources.insert(0, row["source"])
-    msg = "the program reports " + "; ".join(said) if said else ""
+    msg = (Msg('the program reports ') + '; '.join(said) if said else '')
     if sick:
-        msg = (msg + "; " if msg else "") + ("the Kubernetes device plugin marked the GPU unhealthy: it offers it to no "
-                                             "pod until the plugin restarts")
+        msg = ((msg + '; ' if msg else '') + Msg('the Kubernetes device plugin marked the GPU unhealthy: it offers it to no pod until the plugin restarts'))
         sources.insert(0, SRC_DEVICE_PLUGIN)
-    remedy = ("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what "
-              "the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle "
-              "the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin "
-              "pod so the GPU is offered again." if sick else
-              "Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them "
-              "with the GPU and the events around them.")
+    remedy = ((Msg("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin pod so the GPU is offered again.") if sick else Msg('Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them with the GPU and the events around them.')))
     return Finding("explain.program_said", verdict, msg, "input", tuple(dict.fromkeys([ln for _, ln in xids] + sick))[:6],
                    remedy, "; ".join(dict.fromkeys(sources)))
 

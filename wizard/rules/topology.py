@@ -152,9 +152,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             others = sorted({mx.cell(g, o) for o in linked if mx.cell(g, o)})
             findings.append(Finding(fid, Verdict.FAIL, Msg("{head}: {g} has lost its NVLink links: it reaches the other GPUs only over {others}, "
                                                            "while {a1} keep {cell} between each other", head=head, g=g, others='/'.join(others), a1=', '.join(linked[:8]), cell=mx.cell(linked[0], linked[1])), gpu_subject(_gpu_index(g)),
-                                    ev, "Run `nvidia-smi nvlink -s -i " + str(_gpu_index(g)) + "` and `nvidia-smi -q -i "
-                                    + str(_gpu_index(g)) + " | grep -A2 Fabric` for that GPU; reset it or reboot; "
-                                    "if its links stay down, reseat or replace the GPU/baseboard (vendor).", SRC_FABRIC))
+                                    ev, (Msg('Run `nvidia-smi nvlink -s -i ') + str(_gpu_index(g)) + Msg('` and `nvidia-smi -q -i ') + str(_gpu_index(g)) + Msg(' | grep -A2 Fabric` for that GPU; reset it or reboot; if its links stay down, reseat or replace the GPU/baseboard (vendor).')), SRC_FABRIC))
         pairs = [(a, b, t) for a, b, t in pairs if a not in lost and b not in lost]
         nvs = [nv_count(t) for _, _, t in pairs]
     board, how = _board(out, plan, mx) if pairs and all(n is None for n in nvs) else (None, "")
@@ -166,18 +164,11 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         findings.append(Finding(fid, Verdict.WARN, Msg("{head}: no GPU pair is NVLink-connected, but {sku} (from {how}) should reach its peers "
                                                        "over NVLink: {what}; {summary}", head=head, sku=board['sku'], how=how, what=what, summary=summary),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
-                                FABRIC_REMEDY if board.get("mode") == "all" else
-                                "Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi "
-                                "nvlink -s`.", SRC_FABRIC))
+                                (FABRIC_REMEDY if board.get('mode') == 'all' else Msg('Power down and check the NVLink bridges are fitted and seated; then `nvidia-smi nvlink -s`.')), SRC_FABRIC))
     elif pairs and all(t == "SYS" for _, _, t in pairs) and not board:
         numas = {a.get("NUMA Affinity") for r, a in mx.affinity.items() if r.startswith("GPU")}
         one_numa = len(numas) == 1 and not numas & {None, "", "N/A"}
-        findings.append(Finding(fid, Verdict.WARN, f"{head}: {summary}: "
-                                + ("every GPU pair talks across the CPU interconnect (SYS), though all report one NUMA "
-                                   "node (NUMA per socket may be off in the BIOS, or the sockets' memory interleaved)"
-                                   if one_numa else "no two GPUs share a CPU socket, so every GPU pair talks across the "
-                                   "CPU interconnect (SYS)")
-                                + ", where peer-to-peer is slow or not supported",
+        findings.append(Finding(fid, Verdict.WARN, (f'{head}: {summary}: ' + (Msg("every GPU pair talks across the CPU interconnect (SYS), though all report one NUMA node (NUMA per socket may be off in the BIOS, or the sockets' memory interleaved)") if one_numa else Msg('no two GPUs share a CPU socket, so every GPU pair talks across the CPU interconnect (SYS)')) + Msg(', where peer-to-peer is slow or not supported')),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
                                 "If the GPUs are meant to work together, put them under one socket (or one PCIe "
                                 "switch); check `nvidia-smi topo -p2p r` and run an all-reduce to see what the path "
@@ -192,9 +183,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         top = max(n for n in nvs if n is not None)
         low = [(a, b, t) for a, b, t in pairs if nv_count(t) is not None and nv_count(t) < top]  # type: ignore[operator]
         if low:
-            findings.append(Finding(fid, Verdict.WARN, f"{head}: every pair is NVLink-connected but "
-                                    + "; ".join(f"{a}-{b} {t}" for a, b, t in low[:8])
-                                    + f" bond fewer links than the others (NV{top}): an NVLink may be down",
+            findings.append(Finding(fid, Verdict.WARN, (Msg('{head}: every pair is NVLink-connected but ', head=head) + '; '.join((f'{a}-{b} {t}' for a, b, t in low[:8])) + Msg(' bond fewer links than the others (NV{top}): an NVLink may be down', top=top)),
                                     _pair_subject(low[0][0], low[0][1]), tuple(rows_ev[:20]),
                                     "Run `nvidia-smi nvlink -s` to see which link is inactive; reset or reboot, and "
                                     "reseat the GPU/baseboard if it stays down.", SRC_NVLINK))
@@ -205,9 +194,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         row = sku_row(str(plan.get("gpu_model") or ""))
         non_nv = [(a, b, t) for a, b, t in pairs if nv_count(t) is None]
         if row and row.get("mode") == "all" and non_nv and any(n is not None for n in nvs):
-            findings.append(Finding(fid, Verdict.FAIL, f"{head}: {summary}; on {row['sku']} every GPU pair should be "
-                                    "NVLink-connected, but " + "; ".join(f"{a}-{b} {t}" for a, b, t in non_nv[:8])
-                                    + " go over PCIe", _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
+            findings.append(Finding(fid, Verdict.FAIL, (Msg('{head}: {summary}; on {row} every GPU pair should be NVLink-connected, but ', head=head, summary=summary, row=row['sku']) + '; '.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe')), _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
                                     "Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
                                     "nvidia-fabricmanager`) on NVSwitch systems; reset or reboot.", SRC_NVLINK))
         else:
@@ -253,19 +240,14 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
             ev.append(mx.row_lines[g])
     cross = [f for f in far if not any(t in f for t in ("'NODE'", "'PHB'"))]
     if cross:  # a GPU whose nearest NIC is across the CPU interconnect (SYS): its network traffic crosses sockets
-        return [Finding(fid, Verdict.WARN, f"{len(cross)} GPU(s) reach a NIC only across the CPU interconnect (SYS): "
-                        + "; ".join(cross[:8]), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
+        return [Finding(fid, Verdict.WARN, (Msg('{n_cross} GPU(s) reach a NIC only across the CPU interconnect (SYS): ', n_cross=len(cross)) + '; '.join(cross[:8])), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
                         "Compare with the server's topology map: a GPU's inter-node traffic should leave through a NIC "
                         "on its own socket (best under its PCIe switch, PIX/PXB, for GPUDirect RDMA); check the NICs sit "
                         "in the intended slots, or pin each rank to the NIC on its NUMA node (NCCL picks by "
                         "topology). If this node has fewer NICs than sockets by design, this is expected.", SRC_NIC)]
     if far:  # NODE/PHB: same socket, no shared switch: works, without GPUDirect RDMA by NCCL's default
-        return [Finding(fid, Verdict.PASS, f"{len(far)} GPU(s) reach a NIC on their own socket but not under a shared "
-                        "PCIe switch (NODE/PHB): " + "; ".join(far[:8]) + ". NCCL's default NCCL_NET_GDR_LEVEL (PXB) "
-                        "then stages network data through host memory instead of GPUDirect RDMA; normal on boards "
-                        "without a NIC per PCIe switch", "host", tuple(ev[:20]), "", SRC_NIC)]
-    return [Finding(fid, Verdict.PASS, "every GPU shares a PCIe switch with a NIC (PIX/PXB): " + ", ".join(near[:8])
-                    + (" ..." if len(near) > 8 else ""), "host",
+        return [Finding(fid, Verdict.PASS, (Msg('{n_far} GPU(s) reach a NIC on their own socket but not under a shared PCIe switch (NODE/PHB): ', n_far=len(far)) + '; '.join(far[:8]) + Msg(". NCCL's default NCCL_NET_GDR_LEVEL (PXB) then stages network data through host memory instead of GPUDirect RDMA; normal on boards without a NIC per PCIe switch")), "host", tuple(ev[:20]), "", SRC_NIC)]
+    return [Finding(fid, Verdict.PASS, (Msg('every GPU shares a PCIe switch with a NIC (PIX/PXB): ') + ', '.join(near[:8]) + (' ...' if len(near) > 8 else '')), "host",
                     tuple([mx.header_line] + [mx.row_lines[r] for r in mx.rows if r.startswith("GPU")][:8]), "",
                     SRC_NIC)]
 

@@ -549,10 +549,7 @@ def _gemm(c: _Ctx) -> None:
         verdict = _grade(v, warn_at, fail_at)
         msg = (Msg("{what} {v:,.1f} TFLOPS = {a1:.0f}% of {how}; warn below {warn_at:.0f} ({warn_f:g} x), "
                    "fail below {fail_at:.0f} ({fail_f:g} x)", what=what, v=v, a1=100 * v / expect, how=how, warn_at=warn_at, warn_f=warn_f, fail_at=fail_at, fail_f=fail_f))
-        remedy = "" if verdict is Verdict.PASS else (
-            "Check this GPU under load: clocks and clock-event reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`), "
-            "temperature and power limit (`nvidia-smi -q -d TEMPERATURE,POWER`), nothing else running on it; then "
-            "rerun. A GPU well below its siblings with clean reasons is an RMA candidate (DCGM diag -r 3).")
+        remedy = ('' if verdict is Verdict.PASS else Msg('Check this GPU under load: clocks and clock-event reasons (`nvidia-smi -q -d PERFORMANCE,CLOCK`), temperature and power limit (`nvidia-smi -q -d TEMPERATURE,POWER`), nothing else running on it; then rerun. A GPU well below its siblings with clean reasons is an RMA candidate (DCGM diag -r 3).'))
         m = c.row("gemm", "tflops", v, "TFLOPS", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
                   f"{100 * v / expect:.0f}% of {expect:.0f}",
                   label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
@@ -587,9 +584,7 @@ def _memcpy(c: _Ctx) -> None:
         msg = (Msg("{what} {v:,.0f} GB/s = {a1:.0f}% of the {bw:g} GB/s datasheet bandwidth ({name}); warn "
                    "below {warn_at:.0f} ({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x, derived from "
                    "DCGM)", what=what, v=v, a1=100 * v / bw, bw=bw, name=spec.name, warn_at=warn_at, warn_f=warn_f, fail_at=fail_at, fail_f=fail_f))
-        remedy = "" if verdict is Verdict.PASS else (
-            "Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
-            "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.")
+        remedy = ('' if verdict is Verdict.PASS else Msg('Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state (`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.'))
         m = c.row("memcpy", "d2d_gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
                   f"{100 * v / bw:.0f}% of {bw:g}",
                   label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
@@ -668,11 +663,7 @@ def _host_link(c: _Ctx, test: str) -> None:
             spread = f"; {100 * (1 - v / median):.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)"
         msg = (Msg("{what} {v:.1f} GB/s = {a1:.0f}% of {how} (capability Gen{gen} x{width}{cur}); warn below "
                    "{warn_at:.1f} ({w_f:.2g} x){caveat}, fail below {fail_at:.1f} ({fail_f:g} x){spread}{numa}", what=what, v=v, a1=100 * v / practical, how=how, gen=gen, width=width, cur=cur, warn_at=warn_at, w_f=w_f, caveat=caveat, fail_at=fail_at, fail_f=fail_f, spread=spread, numa=numa))
-        remedy = "" if verdict is Verdict.PASS else (
-            "Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), "
-            "reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on "
-            "the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node "
-            "cuts the figure several-fold.")
+        remedy = ('' if verdict is Verdict.PASS else Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold."))
         m = c.row(test, "gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
                   f"{100 * v / practical:.0f}% of {practical:g}",
                   label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")

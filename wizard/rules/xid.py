@@ -139,8 +139,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                    "Resolution Bucket (immediate action).", code=code, XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
-        msg = (f"{name}: Xid {code} {row.get('name', '')} ({row.get('description', '')}), "
-               f"{plural(n, 'event')}" + (f": {label}" if label else ""))
+        msg = ((Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (f': {label}' if label else '')))
         if bus in killed and (code == 45 or code in killed[bus]):
             verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
             msg += f"; {_killed_text(killed[bus])}"
@@ -161,9 +160,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
-        msg = (f"{name}: Xid {what} ({plural(len(evs), 'event')}) caused by previous Xid {cause} "
-               f"{row.get('name', '')} ({row.get('description', '')}): judged as Xid {cause}"
-               + (f", {label}" if label else ""))
+        msg = ((Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=row.get('description', '')) + (f', {label}' if label else '')))
         remedy = (find + " " + remedy).strip() if verdict is not Verdict.PASS else ""
         source = (source + "; " + r45.get("source", SRC_XID).split(";")[0]
                   + " (Xid 45 not solo: follow the other Xid)")
@@ -176,8 +173,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         names = [gpu_name(log, b, gpu_index) for b in killed]
         codes = sorted({c for cs in killed.values() for c in cs})
         out.append(Finding("health.xid", Verdict.FAIL,
-                           f"NVLink errors (Xid {'/'.join(map(str, codes))}) killed the workload on {len(killed)} GPUs: "
-                           + ", ".join(names), f"{len(killed)} GPUs",
+                           (Msg('NVLink errors (Xid {map}) killed the workload on {n_killed} GPUs: ', map='/'.join(map(str, codes)), n_killed=len(killed)) + ', '.join(names)), f"{len(killed)} GPUs",
                            cap(ln for e in events if e.kind == "xid" and e.bus_id in killed
                                and e.fields.get("code") == 45 for ln in e.evidence[:1]),
                            NVLINK_KILL_REMEDY, SRC_NVLINK_KILL))
@@ -192,8 +188,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                 "the GPU's firmware processor stopped answering the driver"
                 + ("; calls now fail with NV_ERR_RESET_REQUIRED" if reset else ""))
         out.append(Finding("health.gsp", Verdict.FAIL,
-                           f"{name}: " + ("" if reset and all(e.fields.get("reset_required") for e in evs) else
-                                          "GSP RPC timeout, ") + f"{plural(len(evs), 'message')}: {what}", name,
+                           (f'{name}: ' + ('' if reset and all((e.fields.get('reset_required') for e in evs)) else Msg('GSP RPC timeout, ')) + f"{plural(len(evs), 'message')}: {what}"), name,
                            cap(ln for e in evs for ln in e.evidence),
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
@@ -301,10 +296,9 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     bucket = buckets.get(imm, {}).get("action", "")
     remedy = row.get("follow_up", "")
     if verdict is Verdict.FAIL and line_verdicts:
-        remedy = ("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and "
-                  "its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). " + remedy)
+        remedy = ((Msg("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). ") + remedy))
     if imm:
-        remedy += f" NVIDIA immediate action: {imm}" + (f" ({bucket})" if bucket else "") + "."
+        remedy += (Msg(' NVIDIA immediate action: {imm}', imm=imm) + (f' ({bucket})' if bucket else '') + '.')
     if verdict is Verdict.PASS:
         remedy = ""
     return verdict, label, remedy.strip(), source
@@ -334,7 +328,7 @@ def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index:
     history = [str(e.fields.get("action", "") or e.fields.get("action_code", "")) for e in evs]
     msg: str = Msg("{name}: Xid 154 GPU_RECOVERY_ACTION_CHANGED: the driver asks for '{get}'", name=name, get=row.get('action', action))
     if len(history) > 1:
-        msg += f" (latest of {len(history)} changes: {' -> '.join(h for h in history if h)})"
+        msg += (Msg(' (latest of {n_history} changes: {h})', n_history=len(history), h=' -> '.join((h for h in history if h))))
     return Finding("health.xid", verdict, msg, name, evidence,
                    row.get("remedy", "") if verdict is not Verdict.PASS else "",
                    row.get("source", "") or xrow.get("source", SRC_XID))
