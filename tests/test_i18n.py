@@ -99,6 +99,16 @@ def displayed_data() -> dict[str, str]:
             found.setdefault(ch.summary, f"command {n}")
     for n, vc in VALIDATE_COMMANDS.items():
         found.setdefault(vc.help, f"validate {n}")
+    from wizard import sizing as sz
+    from wizard.plan import PLAN_KEYS
+
+    for k in PLAN_KEYS.values():  # the plan form's placeholders
+        if k.help:
+            found.setdefault(k.help, f"plan key {k.name}")
+    for table in (sz.METHODS, sz.ACCOUNTINGS, sz.CHECKPOINTING, sz.ATTENTION, sz.OFFLOAD, sz.CKPT_LOADERS,
+                  sz.SEQ_PARALLEL, sz.OPTIMIZER_LABEL):  # the sizing form's choices
+        for label in table.values():
+            found.setdefault(label, "sizing choice")
     return found
 
 
