@@ -192,10 +192,14 @@ class Msg(str):
 
     def to_json(self) -> Any:
         """``[template, args]`` for one piece, ``{"parts": [[template, args] or [null, text], ...]}`` for several:
-        what the store keeps to rebuild it (:meth:`from_json`)."""
+        what the store keeps to rebuild it (:meth:`from_json`). An argument that is itself a Msg (a clause built
+        elsewhere) is kept as ``{"$msg": [english, its to_json()]}``."""
+        def enc(a: Any) -> Any:
+            return {k: ({"$msg": [str.__str__(v), v.to_json()]} if isinstance(v, Msg) else v) for k, v in a.items()}
+
         if len(self.parts) == 1 and self.parts[0][0] is not None:
-            return [self.template, self.args]
-        return {"parts": [[t, a] for t, a in self.parts]}
+            return [self.template, enc(self.args)]
+        return {"parts": [[t, enc(a) if t is not None else a] for t, a in self.parts]}
 
     @classmethod
     def from_json(cls, english: str, data: Any) -> str:
@@ -212,7 +216,7 @@ class Msg(str):
             if p[0] is None and isinstance(p[1], str):
                 parts.append((None, p[1]))
             elif isinstance(p[0], str) and isinstance(p[1], dict):
-                parts.append((p[0], {k: v for k, v in p[1].items() if isinstance(k, str)}))
+                parts.append((p[0], {k: _decoded_arg(v) for k, v in p[1].items() if isinstance(k, str)}))
             else:
                 return english
         try:
@@ -220,6 +224,13 @@ class Msg(str):
         except (KeyError, IndexError, ValueError, TypeError, AttributeError):
             return english
         return m if str.__str__(m) == english else english
+
+
+def _decoded_arg(v: Any) -> Any:
+    """A stored Msg argument: a nested ``{"$msg": [english, data]}`` becomes a Msg again (else its English)."""
+    if isinstance(v, dict) and isinstance(v.get("$msg"), list) and len(v["$msg"]) == 2 and isinstance(v["$msg"][0], str):
+        return Msg.from_json(v["$msg"][0], v["$msg"][1])
+    return v
 
 
 def _msg_from_json(english: str, data: Any) -> str:
@@ -243,10 +254,9 @@ def _tr_part(template: str | None, args: Any) -> str:
     if template is None:
         return gettext(args) if args.strip() else args
     english = template.format(**args)
+    shown = {k: (tr(v) if isinstance(v, Msg) else v) for k, v in args.items()}  # clauses built elsewhere, translated
     translated = gettext(template)
-    if translated == template:
-        return english
     try:
-        return translated.format(**args)
+        return translated.format(**shown)
     except (KeyError, IndexError, ValueError, TypeError):
         return english

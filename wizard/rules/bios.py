@@ -223,9 +223,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             ok_ev += e["ev"][:3]
             small = True
     if ok_msgs and not findings:
-        note = ("; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on"
-                if not small else "; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G "
-                "decoding is on: that matters for GPUs with larger BARs")
+        note = ((Msg('; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on') if not small else Msg('; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G decoding is on: that matters for GPUs with larger BARs')))
         findings.append(Finding(fid, Verdict.PASS, (Msg("every GPU's BARs are assigned: ") + ', '.join(ok_msgs[:8]) + (' ...' if len(ok_msgs) > 8 else '') + note + log_note), "host", tuple(ok_ev[:16]), "",
                                 SRC_4G))
     elif ok_msgs:
@@ -301,8 +299,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if f.problems:
         findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
     smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
-    desc = (f"{f.model or 'unknown CPU model'}: {f.sockets or '?'} socket(s), {f.cores or '?'} cores, "
-            f"{f.logical or '?'} logical CPUs, {smt}")
+    desc = ((Msg('{value}: {value2} socket(s), {value3} cores, {value4} logical CPUs, {smt}', value=f.model or 'unknown CPU model', value2=f.sockets or '?', value3=f.cores or '?', value4=f.logical or '?', smt=smt)))
     # present - online when present was read; possible - online otherwise (possible also counts
     # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
     expected_cpus = f.present if f.present is not None else f.possible
@@ -337,7 +334,7 @@ def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "host", ev, "Check that /sys/devices/system/node is readable.", SRC_CPU)]
     count = len(n.nodes)
     cpu_nodes = sum(1 for c in n.nodes.values() if c)
-    desc = f"{count} NUMA node(s)" + (f", {count - cpu_nodes} without CPUs" if cpu_nodes != count else "")
+    desc = (Msg('{count} NUMA node(s)', count=count) + (Msg(', {value} without CPUs', value=count - cpu_nodes) if cpu_nodes != count else ''))
     expected = plan.get("numa_nodes")
     if isinstance(expected, int) and expected > 0 and expected != count:
         return [Finding("bios.numa", Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host",
@@ -470,8 +467,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "PCIe configuration menu, then reboot and re-check.", SRC_LINK))
         elif sta is not None and cap is not None and sta < cap:
             v = Verdict.FAIL if loaded else Verdict.WARN
-            tail = ("under load" if loaded else "at idle or unknown load: GPUs lower the link speed when idle, re-check "
-                    "under load (health stage)")
+            tail = ((Msg('under load') if loaded else Msg('at idle or unknown load: GPUs lower the link speed when idle, re-check under load (health stage)')))
             findings.append(Finding(fid, v, Msg("{who}: link at {fmt_link}, below {cap:g} GT/s {tail}", who=who, fmt_link=fmt_link(sta, port.lnksta.width), cap=cap, tail=tail), subj, tuple(ev),
                                     "Re-check while a GPU test runs (`sudo lspci -vv -s <port> | grep LnkSta`); if it "
                                     "stays low, set the slot speed to Auto in the BIOS and check risers and seating.",
@@ -578,8 +574,7 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.SKIP, "Secure Boot not available on this system (mokutil: no EFI variables / no "
                         "Secure Boot support): DKMS-built NVIDIA modules load unsigned", "host", tuple(ev), "", SRC_SB)]
     if state == "enabled" and shim_off:
-        msg = ("Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): "
-               "unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules")
+        msg = ((Msg('Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules')))
     elif state == "enabled":
         msg = ((Msg('Secure Boot is on: the kernel loads only signed modules') + (f' ({enforce})' if enforce else '') + Msg(". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil --import`; an unsigned module fails with 'Key was rejected by service'")))
     else:
@@ -658,9 +653,7 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         per_socket.append(part)
     speeds = sorted({mts for s in pop if (mts := s.device.configured_speed_mts or s.device.speed_mts)})
     types = sorted({s.device.mem_type for s in pop if s.device.mem_type})
-    desc = (f"{len(pop)} of {len(slots)} DIMM slots populated ({human_bytes(total_mib * 1024 ** 2)}"
-            + (f", {'/'.join(types)}" if types else "") + (f", {'/'.join(str(x) for x in speeds)} MT/s" if speeds else "")
-            + f"; from {where}): " + "; ".join(per_socket))
+    desc = ((Msg('{n_pop} of {n_slots} DIMM slots populated ({human_bytes}', n_pop=len(pop), n_slots=len(slots), human_bytes=human_bytes(total_mib * 1024 ** 2)) + (f", {'/'.join(types)}" if types else '') + (Msg(', {str} MT/s', str='/'.join((str(x) for x in speeds))) if speeds else '') + Msg('; from {where}): ', where=where) + '; '.join(per_socket)))
     if not slots:
         return [Finding(fid, Verdict.UNKNOWN, Msg("no memory device in the {where} data", where=where), "host", tuple(ev_all[:5]),
                         "Run `sudo dmidecode -t 17` and check it lists the DIMM slots.", SRC_MEM)]
@@ -694,9 +687,9 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "(fill every channel before adding a second DIMM per channel).", SRC_MEM)]
     note = ""
     if ignore_sockets:
-        note = f"; {', '.join('socket ' + k for k in sorted(ignore_sockets))} has no DIMM and no CPU ({n_sockets} socket(s) online)"
+        note = (Msg('; {items} has no DIMM and no CPU ({n_sockets} socket(s) online)', items=', '.join(('socket ' + k for k in sorted(ignore_sockets))), n_sockets=n_sockets))
     if unknown:
-        note += f"; {len(unknown)} slot(s) report an unknown size"
+        note += (Msg('; {n_unknown} slot(s) report an unknown size', n_unknown=len(unknown)))
     verdict = Verdict.PASS
     msg = ((Msg('every memory channel has a DIMM: {desc}{note}', desc=desc, note=note) if groups else Msg('every DIMM slot is populated: {desc}{note}', desc=desc, note=note)))
     ev = [ln for s in pop[:8] for ln in s.device.evidence][:24]

@@ -130,8 +130,7 @@ def declared(outputs: Outputs) -> tuple[str, str, tuple[str, ...]]:
     if b is not None and b.smbios:
         return "no", "no BMC declared in SMBIOS (no type 38 IPMI Device Information structure)", (
             "/sys/firmware/dmi/entries: no 38-* entry",)
-    why = (o.error if o is not None and o.error else "/sys/firmware/dmi/entries is absent" if o is not None
-           else "the SMBIOS probe was not collected")
+    why = ((o.error if o is not None and o.error else Msg('/sys/firmware/dmi/entries is absent') if o is not None else Msg('the SMBIOS probe was not collected')))
     return "unknown", f"the SMBIOS tables could not be read ({why})", ()
 
 
@@ -147,8 +146,7 @@ def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> F
         msg = (Msg('the BMC could not be read: {reason}', reason=reason) + (Msg('; {words}, so its event log and sensors go unseen', words=words) if has == 'yes' else ''))
     else:
         msg = (Msg("the BMC could not be read: {reason}; whether this machine has one is not known: {words}", reason=reason, words=words))
-        how += (" If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints "
-                "nothing there.")
+        how += ((Msg(' If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints nothing there.')))
     return Finding("health.bmc", Verdict.UNKNOWN, msg, "BMC", tuple(out.evidence_error()) + ev, how,
                    f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
 
@@ -355,9 +353,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         if timeless and verdict is Verdict.FAIL:
             verdict = Verdict.WARN  # logged before the BMC had the time: when is unknown, it may be a power-on event
         last = recs[-1]
-        when_words = ("logged before the BMC had the time (Pre-Init), so when is unknown" if timeless else
-                      f"last {last.date} {last.time}" + ("" if start is not None else
-                                                         "; no build start to compare with, so every record counts"))
+        when_words = ((Msg('logged before the BMC had the time (Pre-Init), so when is unknown') if timeless else Msg('last {date} {time}', date=last.date, time=last.time) + ('' if start is not None else Msg('; no build start to compare with, so every record counts'))))
         event = last.event or '(event not decoded)'
         msg: str = (Msg("{what}: {event} asserted and not deasserted since ({when_words}); IPMI: {why}", what=_what(last),
                         event=event, when_words=when_words, why=why) if len(recs) == 1 else
@@ -685,8 +681,7 @@ def sensors(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
         if th is not None and th.readings:
             return judge_sensors(th, None, t.source if t is not None else "$ ipmitool sensor")
         return [_not_read("health.bmc_sensors", main, "the BMC's fans and temperatures")]
-    note = f"no threshold: `ipmitool sensor` gave none ({t.error or f'exit status {t.rc}'})" if (
-        t is not None and th is None and (t.error or t.rc not in (0, None))) else ""
+    note = (Msg('no threshold: `ipmitool sensor` gave none ({value})', value=t.error or f'exit status {t.rc}') if t is not None and th is None and (t.error or t.rc not in (0, None)) else '')
     return judge_sensors(sdr, th, main.source, t.source if t is not None else "$ ipmitool sensor", note)
 
 

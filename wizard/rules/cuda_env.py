@@ -128,14 +128,12 @@ def _errors(r: CudaEnvReport, who: str) -> list[Finding]:
 def _versions(r: CudaEnvReport, who: str) -> Finding | None:
     """The driver's CUDA against the runtime the library runs (or, without a runtime, the one it was built with)."""
     runtime = r.runtime_cuda or r.build_cuda
-    what = "runtime" if r.runtime_cuda else "build"
+    what = (Msg('runtime') if r.runtime_cuda else Msg('build'))
     ev = tuple(r.evidence[k] for k in ("driver_cuda", "driver_version", "runtime_cuda", "build_cuda")
                if k in r.evidence)
     ev = tuple(dict.fromkeys(ev))
-    local = (f"; the locally installed CUDA runtime is {r.local_runtime_cuda} ({r.tool or 'the library'} uses the one "
-             "it links)") if r.local_runtime_cuda and r.local_runtime_cuda != runtime else ""
-    no_dev = ("; this report lists no device, so it does not show that a GPU is visible"
-              if not r.gpus and not r.devices_found and r.cuda_available is None else "")
+    local = (Msg('; the locally installed CUDA runtime is {local_runtime_cuda} ({value} uses the one it links)', local_runtime_cuda=r.local_runtime_cuda, value=r.tool or 'the library') if r.local_runtime_cuda and r.local_runtime_cuda != runtime else '')
+    no_dev = ((Msg('; this report lists no device, so it does not show that a GPU is visible') if not r.gpus and (not r.devices_found) and (r.cuda_available is None) else ''))
     if not runtime or not (r.driver_cuda or r.driver_version):
         return None
     if r.driver_version and not r.driver_cuda:
@@ -149,7 +147,7 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
     want, have = version_tuple(runtime), version_tuple(r.driver_cuda)
     if len(want) < 2 or len(have) < 2:
         return None
-    head = f"{who}: the driver supports CUDA {r.driver_cuda} and the library runs the CUDA {runtime} {what}"
+    head = (Msg('{who}: the driver supports CUDA {driver_cuda} and the library runs the CUDA {runtime} {what}', who=who, driver_cuda=r.driver_cuda, runtime=runtime, what=what))
     need = min_driver(runtime)
     upgrade = (f"Upgrade the NVIDIA driver to one that supports CUDA {runtime}"
                + (f" (>= {need[0]}, NVIDIA's toolkit/driver table)" if need else "")
@@ -182,19 +180,17 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
     good = [g for g in r.gpus if g.supported is not False]
     n_ok = r.supported if r.supported is not None else (len(good) if r.gpus else None)
     n_all = r.listed if r.listed is not None else (len(r.gpus) if r.gpus else None)
-    tally = f"; {n_ok}/{n_all} devices supported" if r.supported is not None and r.listed is not None else ""
+    tally = (Msg('; {n_ok}/{n_all} devices supported', n_ok=n_ok, n_all=n_all) if r.supported is not None and r.listed is not None else '')
     if bad or (n_ok is not None and n_all is not None and n_ok < n_all):
         which = ", ".join(_gpu_text(g) + (f": not supported, {g.why}" if g.why else ": not supported") for g in bad)
         which = which or f"{(n_all or 0) - (n_ok or 0)} device(s) the report does not name"
-        remedy = ("Use GPUs the library supports (its compute capability floor is in the reason above), or a release "
-                  "of the library that still supports them; a not-supported GPU is not faulty, it is below what this "
-                  "build runs on.")
+        remedy = ((Msg('Use GPUs the library supports (its compute capability floor is in the reason above), or a release of the library that still supports them; a not-supported GPU is not faulty, it is below what this build runs on.')))
         if not n_ok:
             return Finding(FID, Verdict.FAIL, Msg("{who} supports none of the GPUs it found ({which}){tally}: CUDA work cannot run on them "
                                                   "with this library", who=who, which=which, tally=tally), "host", ev, remedy, SRC_REPORTS)
         return Finding(FID, Verdict.WARN, (Msg('{who} does not support every GPU it found ({which}){tally}; it sees ', who=who, which=which, tally=tally) + _gpus_text(good)), "host", ev, remedy, SRC_REPORTS)
     if r.gpus:
-        avail = "; CUDA available" if r.cuda_available else ""
+        avail = (Msg('; CUDA available') if r.cuda_available else '')
         return Finding(FID, Verdict.PASS, Msg("{who} sees {n_gpus} GPU(s): {gpus_text}{tally}{avail}", who=who, n_gpus=len(r.gpus), gpus_text=_gpus_text(r.gpus), tally=tally, avail=avail),
                        "host", ev, "", SRC_REPORTS)
     if r.cuda_available:

@@ -199,7 +199,7 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     w_f, src, caveat = warn_f, SRC_BW, ""
     if direction == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
         w_f, src = H2D_GEN5_WARN_FRACTION, f"{SRC_BW}; {SRC_H2D_GEN5}"
-        caveat = " (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)"
+        caveat = (Msg(' (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)'))
     warn_at, fail_at = w_f * practical, fail_f * practical
     pct = f"{100 * gb_s / practical:.0f}% of {how}"
     copy = {"h2d": "host-to-device copy", "d2h": "device-to-host copy"}.get(direction, "host copy")
@@ -207,10 +207,7 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     if gb_s >= warn_at:
         return Finding(fid, Verdict.PASS, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", what=what, pct=pct, how_known=how_known, warn_at=warn_at, caveat=caveat), subj,
                          ev, "", src, measured=wm)
-    remedy = ("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv "
-              "LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own "
-              "NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the "
-              "figure several-fold.")
+    remedy = ((Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold.")))
     if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
         return Finding(fid, Verdict.WARN, Msg("{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link is narrower than x16, "
                                               "trained down, or the copy ran off the GPU's NUMA node", what=what, pct=pct, how_known=how_known, warn_at=warn_at), subj, ev,
@@ -254,7 +251,7 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     graded = [m for m in bt.measures if m.direction in ("h2d", "d2h") and m.memory == "pinned" and m.devices == 1]
     notes = [m for m in bt.measures if m not in graded]
     for m in graded:
-        what = f"pinned {'host-to-device' if m.direction == 'h2d' else 'device-to-host'} copy {m.gb_s:.1f} GB/s"
+        what = (Msg('pinned {value} copy {gb_s:.1f} GB/s', value='host-to-device' if m.direction == 'h2d' else 'device-to-host', gb_s=m.gb_s))
         ev = tuple(x for x in (dev_line, m.line) if x)
         out.append(_grade_host_copy(what, m.gb_s, m.direction, name, (gen, lanes, how_known), subj, ev))
     if notes:
@@ -312,17 +309,15 @@ def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, in
         lo, hi = min(vals.values()), max(vals.values())
         median = statistics.median(vals.values())
         ev = tuple(mx.lines[:1 + 1 + len(gpus)][:12])
-        diag_s = f"; {min(diag):.2f}-{max(diag):.2f} us on the diagonal (each GPU to itself)" if diag else ""
+        diag_s = (Msg('; {min:.2f}-{max:.2f} us on the diagonal (each GPU to itself)', min=min(diag), max=max(diag)) if diag else '')
         off = next((m for t, m in p.matrices.items() if "latency" in t.lower() and "disabled" in t.lower()
                     and not t.endswith(" CPU")), None)
         off_vals = [v for a, row in off.values.items() for b, v in row.items() if a != b] if off else []
-        off_s = f"; {min(off_vals):.2f}-{max(off_vals):.2f} us with P2P disabled (staged through host memory)" \
-            if off_vals else ""
+        off_s = (Msg('; {min:.2f}-{max:.2f} us with P2P disabled (staged through host memory)', min=min(off_vals), max=max(off_vals)) if off_vals else '')
         stalled = sorted((k, v) for k, v in vals.items() if v > P2P_LATENCY_FAIL_US)
         if stalled:
             (a0, b0), top = max(stalled, key=lambda kv: kv[1])
-            named = ", ".join(f"{a}->{b} {_us(v)}" for (a, b), v in stalled[:8]) + \
-                (f" (+{len(stalled) - 8} more)" if len(stalled) > 8 else "")
+            named = (', '.join((f'{a}->{b} {_us(v)}' for (a, b), v in stalled[:8])) + (Msg(' (+{value} more)', value=len(stalled) - 8) if len(stalled) > 8 else ''))
             every = len(stalled) == npairs
             smin = min(v for _, v in stalled)
             out.append(Finding(
@@ -339,8 +334,7 @@ def p2p_latency(p: P2pTest, skip: set[tuple[int, int]] | frozenset[tuple[int, in
                      if v > P2P_LATENCY_WARN_FACTOR * median and v > P2P_LATENCY_WARN_FLOOR_US)
         if far:
             (a0, b0), top = max(far, key=lambda kv: kv[1])
-            named = ", ".join(f"{a}->{b} {_us(v)} ({v / median:.0f} x)" for (a, b), v in far[:8]) + \
-                (f" (+{len(far) - 8} more)" if len(far) > 8 else "")
+            named = (', '.join((f'{a}->{b} {_us(v)} ({v / median:.0f} x)' for (a, b), v in far[:8])) + (Msg(' (+{value} more)', value=len(far) - 8) if len(far) > 8 else ''))
             bound = max(P2P_LATENCY_WARN_FACTOR * median, P2P_LATENCY_WARN_FLOOR_US)
             out.append(Finding(
                 fid, Verdict.WARN,
@@ -529,8 +523,7 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
     tc = nb.error_testcase
     fid = "health.p2p" if tc.startswith("device_to_device") else "gpu.host_bandwidth"
     pattern = any("checking the pattern" in x or "memcmpPattern" in x for x in nb.error_lines)
-    what = ("the copied data did not match the pattern written (data corruption on a GPU or the link)" if pattern
-            else "nvbandwidth stopped on an error")
+    what = ((Msg('the copied data did not match the pattern written (data corruption on a GPU or the link)') if pattern else Msg('nvbandwidth stopped on an error')))
     return [Finding(fid, Verdict.FAIL, Msg("nvbandwidth{a1}: {what}", a1=' ' + tc if tc else '', what=what), "host", tuple(nb.error_lines[:4]),
                     "Rerun the testcase alone with a smaller buffer (`nvbandwidth -t TESTCASE -b 64`); then test GPU "
                     "pairs one by one, check `dmesg | grep -i -e NVRM -e Xid` and NVLink/ECC error counters "

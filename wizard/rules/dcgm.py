@@ -200,9 +200,9 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, Msg("DCGM diagnostics did not run: {runtime_error}", runtime_error=d.runtime_error), "host",
                         (d.runtime_error,), "Fix the error DCGM names (hostengine running? GPUs idle?) and rerun.", SRC)]
     if not d.results:
-        what = "only the metadata" if d.metadata else "no test results"
+        what = (Msg('only the metadata') if d.metadata else Msg('no test results'))
         if d.truncated:
-            what = "a JSON document cut short (truncated) before its first test result"
+            what = (Msg('a JSON document cut short (truncated) before its first test result'))
         ev = meta_ev or tuple(text.splitlines()[:8])
         return [Finding(fid, Verdict.UNKNOWN, Msg("this DCGM output holds {what}: no test result to judge", what=what), "host", ev,
                         "Give bringup the whole `dcgmi diag` output (or its -j JSON).", SRC)]
@@ -264,13 +264,9 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         SRC))
                 continue
             if st == "skip":
-                remedy = ("Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not "
-                          "installed for this GPU, a test not supported on this SKU, insufficient permissions) and "
-                          "rerun once fixed.")
+                remedy: str = ((Msg('Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not installed for this GPU, a test not supported on this SKU, insufficient permissions) and rerun once fixed.')))
                 if not_ready:
-                    remedy = ("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix "
-                              "that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then "
-                              "rerun.")
+                    remedy = ((Msg("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then rerun.")))
                 findings.append(Finding(fid, Verdict.WARN, Msg("{who}: DCGM skipped '{test}'{tail}: a skipped test is not a pass", who=who, test=r.test, tail=tail), subject, ev, remedy, SRC_802 if not_ready else SRC))
                 continue
             if st == "fail":
@@ -304,8 +300,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                             f"{SRC}; {SRC_ERRORS}"))
                     continue
                 nv_down = "pcie" in r.test.lower() and bool(NVLINK_DOWN.search(" ".join(ms)))
-                said = (f"DCGM files it as {', '.join(CATEGORY_WORDS[c] for c in sorted(err_cats) if c in CATEGORY_WORDS)}"
-                        if any(c in CATEGORY_WORDS for c in err_cats) else "")
+                said = ((Msg('DCGM files it as {category_words}', category_words=', '.join((CATEGORY_WORDS[c] for c in sorted(err_cats) if c in CATEGORY_WORDS))) if any((c in CATEGORY_WORDS for c in err_cats)) else ''))
                 sev = next((SEVERITY_WORDS[v] for v in (6, 2, 4, 5, 1) if v in sevs and v in SEVERITY_WORDS), "")
                 remedy = _remedy(r.test, ms, g)
                 if sev:
@@ -550,7 +545,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         want = None
     out: list[Finding] = []
     cv = count_verdict(found, want)
-    what = f"DCGM finds {found} GPU{'s' if found != 1 else ''}" + (f" ({model})" if model else "") + cut
+    what = (Msg('DCGM finds {found} GPU{value}', found=found, value='s' if found != 1 else '') + (f' ({model})' if model else '') + cut)
     cm = count_measure(found, want, "GPUs DCGM finds (the plan's gpu_count)")
     if want is not None and cv is not Verdict.PASS:
         out.append(Finding("health.gpu_count", cv, Msg("{what}; the plan expects {want}", what=what, want=want), "host", tuple(ev),
@@ -665,9 +660,7 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             replay = bool(_REPLAY_COL.match(col))
             fid = "health.pcie_errors" if replay else "health.ecc"
             m = _ECC_COL.match(col)
-            what = ("PCIe replays" if replay else
-                    f"{'single' if m and m.group(1).upper() == 'S' else 'double'}-bit ECC errors "
-                    f"({'volatile' if m and m.group(2).upper() == 'V' else 'aggregate'}, {col})")
+            what = ((Msg('PCIe replays') if replay else Msg('{value}-bit ECC errors ({value2}, {col})', value='single' if m and m.group(1).upper() == 'S' else 'double', value2='volatile' if m and m.group(2).upper() == 'V' else 'aggregate', col=col)))
             bad = {k: v for k, v in _per_entity(d, col).items() if max(x for x, _ in v) > 0}
             for (ent, eid), vals in bad.items():
                 top = max(vals, key=lambda t: t[0])

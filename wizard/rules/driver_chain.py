@@ -75,15 +75,14 @@ def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdi
         n, _row = need
         if dv >= version_tuple(n):
             upd = max_driver(mm)
-            extra = f" (a later {mm} update may need up to {upd})" if upd and version_tuple(upd) > version_tuple(n) and dv < version_tuple(upd) else ""
+            extra = (Msg(' (a later {mm} update may need up to {upd})', mm=mm, upd=upd) if upd and version_tuple(upd) > version_tuple(n) and (dv < version_tuple(upd)) else '')
             return Verdict.PASS, f"driver {driver} >= {n}, the minimum for CUDA {mm}{extra}", SRC_TABLE
         if floor and dv >= version_tuple(floor):
             return (Verdict.WARN, f"driver {driver} is below {n} (CUDA {mm}'s own minimum) but at or above "
                     f"{floor}, the floor of minor-version compatibility for CUDA {mm.split('.')[0]}.x: programs "
                     f"run with a limited feature set (calls that need a newer driver fail with "
                     f"cudaErrorCallRequiresNewerDriver; PTX the driver must JIT-compile may not load)", SRC_MINOR)
-        why = (f"below {floor}, the minor-version-compatibility floor of CUDA {mm.split('.')[0]}.x" if floor
-               else "and before CUDA 11 there is no minor-version compatibility")
+        why = ((Msg('below {floor}, the minor-version-compatibility floor of CUDA {split}.x', floor=floor, split=mm.split('.')[0]) if floor else Msg('and before CUDA 11 there is no minor-version compatibility')))
         return Verdict.FAIL, f"driver {driver} is older than {n}, the minimum for CUDA {mm} ({why})", SRC_TABLE
     if driver_cuda:
         want, have = version_tuple(mm), version_tuple(driver_cuda)
@@ -160,9 +159,8 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                         "Run `nvcc --version` by hand; the line 'Cuda compilation tools, release X.Y' names the toolkit.",
                         SRC_NVCC)]
     ev = tuple([n.line] + list(driver_ev or []))
-    head = f"CUDA toolkit {n.release} (nvcc V{n.build})"
-    note = ("nvcc only matters for building CUDA code (extensions, flash-attn from source); it need not match "
-            "nvidia-smi's 'CUDA Version'")
+    head = (Msg('CUDA toolkit {release} (nvcc V{build})', release=n.release, build=n.build))
+    note = ((Msg("nvcc only matters for building CUDA code (extensions, flash-attn from source); it need not match nvidia-smi's 'CUDA Version'")))
     res = judge_chain(n.release, driver, driver_cuda)
     if res is None and version_tuple(n.release) < TRAINING_ARCH_MIN_TOOLKIT[0][1]:
         cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in TRAINING_ARCH_MIN_TOOLKIT
@@ -180,10 +178,9 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                       "Upgrade the driver ({need_text}), or use an older toolkit. Only needed if you build CUDA "
                       "code.", need_text=_need_text(n.release)))
     elif verdict is Verdict.WARN:
-        remedy = ("Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX "
-                  "JIT error, upgrade the driver or build with an older toolkit.")
+        remedy = ((Msg('Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX JIT error, upgrade the driver or build with an older toolkit.')))
     elif verdict is Verdict.UNKNOWN:
-        remedy = "Compare with NVIDIA's current CUDA toolkit/driver table."
+        remedy = (Msg("Compare with NVIDIA's current CUDA toolkit/driver table."))
     return [Finding("driver.cuda_toolkit", verdict, Msg("{head}: {why}; {note}", head=head, why=why, note=note), "host", ev, remedy,
                     f"{src}; {SRC_NVCC}")]
 
@@ -433,7 +430,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         osl = t.evidence.get("os", "")
         where = ""
         if re.search(r"\bmacOS|Darwin", osl):
-            where = f" ({osl}: NVIDIA CUDA is not available on macOS at all; its last macOS release was CUDA 10.2)"
+            where = (Msg(' ({osl}: NVIDIA CUDA is not available on macOS at all; its last macOS release was CUDA 10.2)', osl=osl))
         elif re.search(r"\bWindows", osl):
             where = f" ({osl})"
         fail(f"{who} is a CPU-only build (torch.version.cuda is None){where}: it cannot use the GPUs",
@@ -448,9 +445,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         if chain is not None:
             parts.append(chain[1])
             if chain[0] is Verdict.PASS:
-                remedy = ("The driver is new enough for this build: check that the GPUs are visible to this process "
-                          "(CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and "
-                          "`dmesg | grep NVRM` for driver errors.")
+                remedy = ((Msg('The driver is new enough for this build: check that the GPUs are visible to this process (CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and `dmesg | grep NVRM` for driver errors.')))
         elif mm:
             parts.append(_need_text(mm))
             parts.append("the driver version is not shown here: read it with `nvidia-smi` or "

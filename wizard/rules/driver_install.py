@@ -91,7 +91,7 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "(Appendix A, supported GPUs) and in NVIDIA/open-gpu-kernel-modules' compatible-GPU list.",
                                 SRC_ARCH))
     rec = recommend(gs.architectures, today)
-    where = "in the plan (gpu_model)" if gs.source == "plan" else "on the PCI bus"
+    where = (Msg('in the plan (gpu_model)') if gs.source == 'plan' else Msg('on the PCI bus'))
     arch_txt = ", ".join(f"{a} x{sum(1 for g in gs.gpus if g.arch and g.arch.architecture == a)}" for a in rec.architectures)
     if rec.conflict:
         findings.append(Finding("driver.branch", Verdict.FAIL, Msg("GPUs {where}: {arch_txt}: {conflict}", where=where, arch_txt=arch_txt, conflict=rec.conflict), _subject(gs),
@@ -163,7 +163,7 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "Prefer the distribution's packages (this step's action) after uninstalling the runfile "
                                 "driver (nvidia-uninstall).", SRC_PKGS))
     else:
-        how = f"from {pl.manager} packages" if pl is not None and pd.core else "(package database not readable)"
+        how = (Msg('from {manager} packages', manager=pl.manager) if pl is not None and pd.core else Msg('(package database not readable)'))
         findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {ver} installed {how}', ver=ver, how=how) + (Msg(', loaded ({loaded_flavour} kernel module)', loaded_flavour=st.loaded_flavour) if st.loaded else Msg(', not loaded yet'))),
                                 "host", tuple(st.evidence()), "", SRC_PKGS))
     if len(pd.versions) > 1:
@@ -332,8 +332,7 @@ def kernel_module(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     elif entries:
         added = [e for e in entries if not e.kernel]
         other = sorted({e.kernel for e in entries if e.kernel})
-        what = (f"only for other kernels ({', '.join(other)})" if other else
-                f"only registered ('{added[0].state}'), never built" if added else "not for this kernel")
+        what = ((Msg('only for other kernels ({other})', other=', '.join(other)) if other else Msg("only registered ('{state}'), never built", state=added[0].state) if added else Msg('not for this kernel')))
         findings.append(Finding("driver.kernel_module", Verdict.FAIL,
                                 Msg("no nvidia module for the running kernel {kernel}: DKMS has nvidia {version} {what}", kernel=kernel, version=entries[0].version, what=what), "host", tuple(ev),
                                 Msg("Install the headers of the running kernel (linux-headers-{kernel} / "
@@ -403,8 +402,7 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
                         "GPUs' persistence mode stays off", "host", ev,
                         "Start the daemon with --persistence-mode (a systemd drop-in overriding ExecStart), or enable it "
                         "per GPU with `sudo nvidia-smi -pm 1` while the daemon runs.", SRC_PERSIST)]
-    fin = "" if u.unit_file in ("enabled", "static", "enabled-runtime", "indirect", "alias") or not u.unit_file else \
-        f" but its unit is {u.unit_file} (it will not start at boot)"
+    fin = ('' if u.unit_file in ('enabled', 'static', 'enabled-runtime', 'indirect', 'alias') or not u.unit_file else Msg(' but its unit is {unit_file} (it will not start at boot)', unit_file=u.unit_file))
     return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, Msg("nvidia-persistenced is active{fin}", fin=fin),
                     "host", ev, (Msg('`sudo systemctl enable nvidia-persistenced`') if fin else ''), SRC_PERSIST)]
 
@@ -750,7 +748,7 @@ def judge_unit_status(u: Unit) -> list[Finding]:
                   if _UNIT_FAIL_LINE.search(ln) and "status=0/SUCCESS" not in ln]
     journal = f"`journalctl -u {u.name} -b --no-pager`"
     if not u.exists or u.load == "masked":
-        why = "is masked (it cannot be started)" if u.load == "masked" else "is not installed (no such unit)"
+        why: str = (Msg('is masked (it cannot be started)') if u.load == 'masked' else Msg('is not installed (no such unit)'))
         return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, Msg("{what} {why}", what=what, why=why), "host", ev,
                         ((Msg('Install the package that provides {name}, or `sudo systemctl unmask {name}`, then `sudo systemctl enable --now {name}`', name=u.name) + (Msg(' (or confirm the node uses another unit for it: nvidia-peermem replaces nv_peer_mem since driver R470)') if 'peer' in u.name else '') + '.')),
                         src)]
@@ -768,7 +766,7 @@ def judge_unit_status(u: Unit) -> list[Finding]:
         if fail_lines:
             return [Finding("driver.service", Verdict.WARN, Msg("{what} is active ({kind}) but its journal shows a failure: {a1}", what=what, kind=kind, a1=fail_lines[-1]), "host", ev + tuple(x for x in fail_lines[-2:] if x not in ev),
                             Msg("Read {journal}: a unit that failed and was started again may fail again.", journal=journal), src)]
-        said = f"; its log says '{ok[-1].split(': ', 1)[-1]}'" if ok else ""
+        said = (Msg("; its log says '{split}'", split=ok[-1].split(': ', 1)[-1]) if ok else '')
         return [Finding("driver.service", Verdict.PASS, Msg("{what} is active ({kind}){said}", what=what, kind=kind, said=said), "host", ev, "", src)]
     if u.active == "inactive":
         v = Verdict.WARN if stack else Verdict.UNKNOWN

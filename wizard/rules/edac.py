@@ -69,7 +69,7 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
     logged = [e for e in mce if e.fields.get("severity") == "logged"]
     context = cap(ln for e in logged for ln in e.evidence)
     for (mc, label), g in edac.items():
-        where = f"DIMM {label} (memory controller MC{mc})" if label else f"memory controller MC{mc}"
+        where = (Msg('DIMM {label} (memory controller MC{mc})', label=label, mc=mc) if label else Msg('memory controller MC{mc}', mc=mc))
         g["ev"] = mce_detail.pop(mc, []) + g["ev"]
         via = (" reported by a machine-check record" + _mce_where(g["mce"])) if g.get("mce") else ""
         src = SRC_EDAC + ("; " + SRC_MCI if g.get("mce") else "")
@@ -90,7 +90,7 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
     for e in ghes_mem:
         sev = str(e.fields.get("severity", ""))
         label = str(e.fields.get("label", "") or "")
-        where = f"DIMM {label}" if label else "host memory"
+        where = (Msg('DIMM {label}', label=label) if label else Msg('host memory'))
         if sev in ("fatal", "nonfatal"):
             out.append(Finding("health.host_memory", Verdict.FAIL,
                                Msg("{where}: firmware (APEI) reported an uncorrected memory error ({sev})", where=where, sev=sev), where,
@@ -189,9 +189,9 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
     places = [c for c in facts.counts if c.where or c.mc not in finer]
     out: list[Finding] = []
     for c in places:
-        where = f"DIMM {c.name}" if c.label else f"host memory {c.name}"
+        where = (Msg('DIMM {name}', name=c.name) if c.label else Msg('host memory {name}', name=c.name))
         if c.where == "noinfo":
-            where = f"host memory {c.mc} (errors the driver could not place on a DIMM)"
+            where = (Msg('host memory {mc} (errors the driver could not place on a DIMM)', mc=c.mc))
         if c.ue:
             out.append(Finding("health.host_memory", Verdict.FAIL,
                                (Msg('{where}: {ue} uncorrectable (UE) memory error(s)', where=where, ue=c.ue) + (Msg(' and {ce} corrected (CE)', ce=c.ce) if c.ce else '')), where, cap([source] + c.evidence),
@@ -241,7 +241,7 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
         n = sum(i.count for i in items)
         ev = cap(i.line for i in items)
         if section in ("memory", "error_count"):
-            where = f"DIMM {label}" if label else "host memory"
+            where = (Msg('DIMM {label}', label=label) if label else Msg('host memory'))
             if sev == "ue":
                 out.append(Finding("health.host_memory", Verdict.FAIL, Msg("{where}: {n} uncorrected (UE) memory error(s) recorded by rasdaemon", where=where, n=n), where, ev,
                                    (f'Replace the DIMM {label}'.strip() + Msg(': confirm the slot in the BMC event log (SEL) and run a memory test before returning the node.')), SRC_EDAC))

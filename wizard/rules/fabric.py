@@ -110,10 +110,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         only = len(ports.ports) == 1
         short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
         verdict = Verdict.FAIL if only or short or none_active else Verdict.WARN
-        why = (" (the only port listed)" if only else
-               f" ({len(active_fabric)} Active of the plan's {want:g} NICs per node)" if short else
-               f" (none of the {len(ports.ports)} ports listed is Active: this node has no RDMA link)" if none_active else
-               " (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")
+        why = ((Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")))
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
         out.append(Finding(STATE_ID, Verdict.WARN, Msg("the tool stopped with an error, so the devices after it are not listed: {err}", err=err), "node", (err,),
@@ -179,8 +176,7 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
                            SRC_RATE))
     if out:
         return out
-    note = (f"; also {len(other)} {other[0].link_layer} port(s) ({', '.join(_name(p) for p in other)}), a separate "
-            "network, not judged as the fabric" if other else "")
+    note = ((Msg('; also {n_other} {link_layer} port(s) ({name}), a separate network, not judged as the fabric', n_other=len(other), link_layer=other[0].link_layer, name=', '.join((_name(p) for p in other))) if other else ''))
     vs = f", at least the plan's {plan:g} Gb/s" if plan is not None else ""
     slowest = min(rated, key=lambda p: p.rate_gbit_s or 0.0)
     return [Finding(RATE_ID, Verdict.PASS, f"{groups} {layer}".rstrip() + vs + note, "node",
@@ -230,7 +226,7 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
         drops = [(k, c[k]) for k in DROPS if isinstance(c.get(k), int) and c[k] > 0]
         read = [k for k in LINK_ERRORS + DROPS + other if k in c]
         wait = c.get("PortXmitWait")
-        wait_s = f"; PortXmitWait {wait} (time with data but no credits: congestion, not judged)" if wait else ""
+        wait_s = (Msg('; PortXmitWait {wait} (time with data but no credits: congestion, not judged)', wait=wait) if wait else '')
         ev = tuple(ln for ln in b.lines if any(ln.startswith(k + ":") for k, _ in errs + drops))
         if errs:
             out.append(Finding(COUNTERS_ID, Verdict.WARN,
@@ -345,7 +341,7 @@ def _perftest_errors(run: Any, fid: str) -> list[Finding]:
     key = next((k for k in PERFTEST_ERROR_ORDER if k in classes), errors[0][0])
     what, remedy = PERFTEST_ERRORS.get(key, PERFTEST_ERRORS["resources"])
     first = next(line for k, line in errors if k == key)
-    role = " (server side)" if getattr(run, "waiting", False) else ""
+    role = (Msg(' (server side)') if getattr(run, 'waiting', False) else '')
     return [Finding(fid, Verdict.FAIL, Msg("{a1}{role}: {what}: {first}", a1=run.test or 'perftest', role=role, what=what, first=first), getattr(run, "device", "")
                     or "node", tuple(dict.fromkeys(line for _, line in errors))[:6], remedy,
                     f"{SRC_PERFTEST_ERRORS}; {SRC_PERFTEST}")]
@@ -381,8 +377,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     size = max(b for b, _, _ in run.rows)
     best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])
     gbit, line = best[1], best[2]
-    what = (f"{run.test or 'perftest'} on {run.device or 'the HCA'}" + (f" ({run.link_type})" if run.link_type else "")
-            + f": {gbit:.1f} Gb/s average at {size} bytes")
+    what = ((Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size)))
     ev = tuple(x for x in (run.title_line, line) if x)
     plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     rate_of = f"the plan's {plan:g} Gb/s per NIC" if plan else ""

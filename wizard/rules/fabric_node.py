@@ -117,7 +117,7 @@ def _read(out: Outputs) -> _Fabric:
             if ports is not None and ports.ports:
                 return _Fabric(sysfs, ports, name)
     if sysfs is None:
-        why = o.error if o is not None else "the ib_sysfs probe was not collected"
+        why = (o.error if o is not None else Msg('the ib_sysfs probe was not collected'))
         return _Fabric(None, IbPorts(), "", unknown=why or "no output")
     return _Fabric(sysfs, IbPorts(), "")
 
@@ -343,11 +343,7 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                   "{kstr} >= 5.12; nvidia_peermem not needed); NCCL uses it by default (NCCL_DMABUF_ENABLE): "
                                                   "its log says 'GDRDMA' on the channels that do, and `ib_write_bw --use_cuda=0 "
                                                   "--use_cuda_dmabuf` proves it", version=drv.version, kstr=kstr), "node", ev, "", SRC_GDR)]
-    why = ("the driver's kernel modules are the proprietary flavour (DMA-BUF needs the open ones)"
-           if drv is not None and drv.flavour == "proprietary" else
-           f"the kernel {kstr} is older than 5.12 (no RDMA dma-buf)" if kernel is not None and kernel < DMABUF_KERNEL
-           else "the kernel release could not be read" if kernel is None and drv is not None
-           else "the driver flavour could not be read (/proc/driver/nvidia/version)")
+    why = ((Msg("the driver's kernel modules are the proprietary flavour (DMA-BUF needs the open ones)") if drv is not None and drv.flavour == 'proprietary' else Msg('the kernel {kstr} is older than 5.12 (no RDMA dma-buf)', kstr=kstr) if kernel is not None and kernel < DMABUF_KERNEL else Msg('the kernel release could not be read') if kernel is None and drv is not None else Msg('the driver flavour could not be read (/proc/driver/nvidia/version)')))
     return [Finding(GDR_ID, Verdict.WARN, (Msg('GPUDirect RDMA is not set up: nvidia_peermem is not loaded and ') + why + Msg('. NCCL still runs, but every inter-node transfer is staged through host memory (lower bandwidth, more latency, CPU memory traffic)')), "node", ev,
                     "Load the peer-memory module: `sudo modprobe nvidia-peermem` (persist it in /etc/modules-load.d/; "
                     "it needs the HCA's RDMA stack loaded first), or use the open GPU kernel modules on a 5.12+ kernel "

@@ -361,7 +361,7 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         by_why: dict[str, list[str]] = {}
         for n, why in left.items():
             by_why.setdefault(why, []).append(n)
-        tail = "; not compared: " + ", ".join(f"{fold(ns)} ({why})" for why, ns in by_why.items())
+        tail = (Msg('; not compared: ') + ', '.join((f'{fold(ns)} ({why})' for why, ns in by_why.items())))
     if len(nodes) < 2:
         return [Finding("fleet.consistency.driver", Verdict.UNKNOWN,
                         (Msg('{n_nodes} node(s) answered ({value}): at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', n_nodes=len(nodes), value=fold(nodes) or 'none') + tail), fold(nodes) or "nodes", (),

@@ -69,7 +69,7 @@ def _open_failure(r: GdrcopyRun) -> Finding:
     ev = tuple(dict.fromkeys(r.open_errors))[:3] + tuple(x for x in (r.summary_line, r.check_summary) if x)
     said = ""
     if r.check_summary and not r.check_failures and not r.check_errors:
-        said = f" (its summary '{r.check_summary}' does not count these: the older sanity missed failed assertions)"
+        said = (Msg(" (its summary '{check_summary}' does not count these: the older sanity missed failed assertions)", check_summary=r.check_summary))
     n = len(r.open_errors)
     return Finding(GDRCOPY_ID, Verdict.FAIL,
                    (Msg("{prog} could not open /dev/gdrdrv ({n} times): the gdrdrv kernel module is not loaded "

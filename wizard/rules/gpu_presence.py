@@ -112,12 +112,12 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
     for g in gpus:
         key = f"{device_label(g)} (10de:{g.device_id})" if g.device_id else device_label(g)
         names[key] = names.get(key, 0) + 1
-    desc = f"{len(gpus)} NVIDIA GPU(s) in lspci" + (": " + ", ".join(f"{n}x {k}" for k, n in names.items()) if names else "")
+    desc = (Msg('{n_gpus} NVIDIA GPU(s) in lspci', n_gpus=len(gpus)) + (': ' + ', '.join((f'{n}x {k}' for k, n in names.items())) if names else ''))
     if switches:
-        desc += f"; {switches} NVSwitch function(s)"
+        desc += (Msg('; {switches} NVSwitch function(s)', switches=switches))
     numa = sorted({g.numa_node for g in gpus if g.numa_node is not None})
     if numa:
-        desc += f"; NUMA node(s) {', '.join(str(n) for n in numa)}"
+        desc += (Msg('; NUMA node(s) {str}', str=', '.join((str(n) for n in numa))))
     desc += extra
     expected = _plan_count(plan)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
@@ -204,10 +204,10 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         tuple(d.header for d in facts.devices[:5] if d.header),
                         "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
                         "`sudo lspci -vvv`.", SRC_COUNT)]
-    extra = " (lspci ran without root: capabilities hidden)" if facts.non_root else ""
+    extra = (Msg(' (lspci ran without root: capabilities hidden)') if facts.non_root else '')
     dead = [g for g in gpus if g.revision == "ff"]
     if dead:
-        extra += f"; {len(dead)} of them do not answer config reads (rev ff)"
+        extra += (Msg('; {n_dead} of them do not answer config reads (rev ff)', n_dead=len(dead)))
     findings = [_count_finding(fid, [g for g in gpus if g.revision != "ff"], switches, plan, ev, whole, extra)
                 if dead and _plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
     for g in dead + [d for d in facts.devices if d.is_nvswitch and d.revision == "ff"]:
@@ -292,19 +292,14 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
             ok.append(g)
     if ok:
         shown = [g for g in ok if g.excluded is False]
-        excl = ("not excluded (GPU Excluded: No)" if len(ok) == 1 and shown else
-                "none excluded (GPU Excluded: No)" if len(shown) == len(ok) else
-                f"{len(shown)} of them shown not excluded (GPU Excluded: No), the others without an exclusion line"
-                if shown else "no exclusion line (older drivers do not write one, or the paste stops before it)")
+        excl = ((Msg('not excluded (GPU Excluded: No)') if len(ok) == 1 and shown else Msg('none excluded (GPU Excluded: No)') if len(shown) == len(ok) else Msg('{n_shown} of them shown not excluded (GPU Excluded: No), the others without an exclusion line', n_shown=len(shown)) if shown else Msg('no exclusion line (older drivers do not write one, or the paste stops before it)')))
         no_fw = [g for g in ok if not g.firmware]
-        fw_note = ("; no GPU Firmware line" + (f" for {len(no_fw)} of them" if len(no_fw) < len(ok) else "") +
-                   " (the driver writes one only while the GPU runs GSP firmware)") if no_fw else ""
+        fw_note = (Msg('; no GPU Firmware line') + (Msg(' for {n_no_fw} of them', n_no_fw=len(no_fw)) if len(no_fw) < len(ok) else '') + Msg(' (the driver writes one only while the GPU runs GSP firmware)') if no_fw else '')
         fws = {g.firmware for g in ok if g.firmware and g.firmware.upper() != "N/A"}
         if len(fws) == 1 and not info.driver.version:
-            fw_note += (f"; GSP firmware ships with the driver, so driver {next(iter(fws))} brought "
-                        f"{'it' if len(ok) == 1 else 'them'} up")
+            fw_note += ((Msg('; GSP firmware ships with the driver, so driver {next} brought {value} up', next=next(iter(fws)), value='it' if len(ok) == 1 else 'them')))
         names = "; ".join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
-        what = (f"the driver sees {names}" if len(ok) == 1 else f"the driver sees {len(ok)} GPUs: {names}")
+        what = ((Msg('the driver sees {names}', names=names) if len(ok) == 1 else Msg('the driver sees {n_ok} GPUs: {names}', n_ok=len(ok), names=names)))
         out.append(Finding(fid, Verdict.PASS, Msg("{what}; {excl}{fw_note}", what=what, excl=excl, fw_note=fw_note), "host" if len(ok) > 1 else
                            gpu_subject(None, ok[0].bus) if ok[0].bus else "GPU",
                            tuple(ln for g in ok[:4] for ln in (g.fields.get("model", ""), g.fields.get("bus", ""),
@@ -361,7 +356,7 @@ def iommu_groups(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     switches = sum(1 for e in g.entries if e.device.is_nvswitch)
     groups = sorted({e.group for e in g.gpus}, key=lambda x: int(x))
     ev = [e.line for e in g.gpus] + [e.line for e in g.entries if e.device.is_nvswitch]
-    extra = f"; in IOMMU group(s) {', '.join(groups)}" if groups else ""
+    extra = (Msg('; in IOMMU group(s) {groups}', groups=', '.join(groups)) if groups else '')
     findings = [_count_finding(fid, gpus, switches, plan, ev, whole=False, extra=extra)]
     findings += _driver_findings("health.gpu_driver_binding",
                                  [(e.device, e.driver, e.line if e.driver else "") for e in g.gpus], plan)
@@ -417,7 +412,7 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
         else:
             who = "host"
             msg = Msg("nvidia-smi cannot reach {n_error_lines} GPU(s): 'GPU is lost' / no device handle", n_error_lines=len(doc.error_lines))
-        where = f" for {', '.join(buses)}" if buses else " for the GPU's PCI address"
+        where = (Msg(' for {buses}', buses=', '.join(buses)) if buses else Msg(" for the GPU's PCI address"))
         remedy = (((Msg('The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full power cycle, not only a reboot, if it is lost again). ') if lost else '') + Msg("Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the server's airflow); RMA the GPU if it happens again after a cold boot.", where=where)))
         return [Finding("health.gpu_responsive", Verdict.FAIL, msg, who, ev, remedy,
                         SRC_SMI + "; NVML_ERROR_GPU_IS_LOST ('The GPU has fallen off the bus or has otherwise become "
@@ -593,8 +588,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
         elif name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
             unk = _unknown_error_fields(g)
-            said = (f"NVML answers 'Unknown Error' for its {', '.join(unk)}" if unk else
-                    "nvidia-smi prints ERR! / 'GPU is lost' for it")
+            said = ((Msg("NVML answers 'Unknown Error' for its {unk}", unk=', '.join(unk)) if unk else Msg("nvidia-smi prints ERR! / 'GPU is lost' for it")))
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
                                Msg("{subject} does not respond: {said}", subject=subject(g), said=said),
                                subject(g), _ev(g, g.errors, [g.fields[k].line for k in unk]),
@@ -713,9 +707,9 @@ def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         counts[g.pci_id] = counts.get(g.pci_id, 0) + 1
     kinds = [f"{n}x {marketing_name(pid.split(':')[1]) or 'NVIDIA GPU'} ({pid})" for pid, n in sorted(counts.items())]
     bridges = facts.bridges
-    desc = f"{len(gpus)} NVIDIA GPU(s) on the PCI bus: {', '.join(kinds)}"
+    desc = (Msg('{n_gpus} NVIDIA GPU(s) on the PCI bus: {kinds}', n_gpus=len(gpus), kinds=', '.join(kinds)))
     if bridges:
-        desc += f", {len(bridges)} NVSwitch/bridge function(s)"
+        desc += (Msg(', {n_bridges} NVSwitch/bridge function(s)', n_bridges=len(bridges)))
     ev = tuple(line for g in gpus for line in g.evidence)
     expected = plan.get("gpu_count")
     v = count_verdict(len(gpus), expected)
@@ -891,7 +885,7 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for _, name, _ in s.gpus:
         names[name] = names.get(name, 0) + 1
     listing = ", ".join(f"{n}x {k}" for k, n in names.items())
-    lost = f"; {len(s.unreachable)} more it could not open" if s.unreachable else ""
+    lost = (Msg('; {n_unreachable} more it could not open', n_unreachable=len(s.unreachable)) if s.unreachable else '')
     findings: list[Finding] = []
     verdict = count_verdict(seen, want)
     cm = count_measure(seen, want, "GPUs nvidia-smi -L lists (the plan's gpu_count)")
@@ -970,8 +964,7 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     pci, _ = _pci(out)
     on_bus = len(pci.gpus) if pci is not None else None
-    desc = f"NVML sees {f.count} GPU(s), driver {f.driver_version}" + (
-        f", CUDA {f.cuda_version_str} supported by the driver" if f.cuda_version_str else "")
+    desc = (Msg('NVML sees {count} GPU(s), driver {driver_version}', count=f.count, driver_version=f.driver_version) + (Msg(', CUDA {cuda_version_str} supported by the driver', cuda_version_str=f.cuda_version_str) if f.cuda_version_str else ''))
     ev = [o.source] + [f"GPU {g.get('index')}: {g.get('name', '?')} {g.get('pci_bus_id', '?')} "
                        f"serial {g.get('serial', '?')}" for g in f.gpus]
     # a GPU NVML counts but cannot open (nvmlDeviceGetHandleByIndex: "GPU is lost" after Xid 79)

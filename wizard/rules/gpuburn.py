@@ -85,7 +85,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
         said = next((m.group(1).strip() for ln in r.init_errors
                      for m in [re.search(r"gpu_burn-drv\.cpp:\d+\):\s*(.+)$", ln)] if m), "")
         info = cuda_error_lookup(text=said) if said else None
-        meaning = (f"; CUDA error {info.code} = {info.name}: {info.meaning}" if info is not None else "")
+        meaning = ((Msg('; CUDA error {code} = {name}: {meaning}', code=info.code, name=info.name, meaning=info.meaning) if info is not None else ''))
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn could not start its test ({a1}): the GPUs were not burned; the CUDA/cuBLAS stack "
                                                   "failed on this machine (which is not by itself proof of a GPU fault){meaning}", a1=r.init_errors[0], meaning=meaning), "host", tuple(dict.fromkeys(r.init_errors))[:3],
                            ((f'{info.action[:1].upper()}{info.action[1:]}. ' if info is not None else '') + Msg("Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of other processes and run it again.")), SRC_BURN + (f"; {info.source}" if info else "")))

@@ -110,7 +110,7 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         lines = [g.fields[k].line for k in keys if vals.get(k) or k.endswith("thresholdExceeded")]
         mig = g.flag("mig.mode.current") is True
         vol_na = mig and not any(".volatile." in k for k in readable)
-        note = " (volatile counters cannot be read while MIG is enabled)" if vol_na else ""
+        note = (Msg(' (volatile counters cannot be read while MIG is enabled)') if vol_na else '')
         exceeded = g.flag("ecc.errors.uncorrected.aggregate.sram.thresholdExceeded")
         if not readable and exceeded is None:
             if mig and keys:
@@ -167,8 +167,7 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                measured=next((m for m in measured if m is not None), None)))
             continue
         nonzero = [f"{_fmt(v)} {k.replace('ecc.errors.', '').replace('.', ' ')}" for k, v in readable.items() if v]
-        detail = ("; counts: " + ", ".join(nonzero) + f" (limits: DRAM {_fmt(t['ecc_dram_any_fail'])}, SRAM corrected "
-                  f"{_fmt(t['ecc_sram_correctable_fail'])})") if nonzero else ": no errors"
+        detail = (Msg('; counts: ') + ', '.join(nonzero) + Msg(' (limits: DRAM {fmt}, SRAM corrected {fmt2})', fmt=_fmt(t['ecc_dram_any_fail']), fmt2=_fmt(t['ecc_sram_correctable_fail'])) if nonzero else Msg(': no errors'))
         # the counter nearest its limit (the SRAM uncorrectable one has a limit of 0: any error fails)
         ok.append((g, detail + note, lines or [g.fields[k].line for k in keys[:2]],
                    m_sram_unc or m_dram or m_sram_cor))

@@ -529,12 +529,12 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
     """One job's all-reduce: completed, correct, fast enough (see the module doc)."""
     nodes = g.nodes
     ws = to_int(g.start.get("world_size"))
-    where = f"{len(nodes)} nodes ({_nodes_text(nodes)})" + (f", {ws} ranks" if ws else "") + where_extra
+    where = (Msg('{n_nodes} nodes ({nodes_text})', n_nodes=len(nodes), nodes_text=_nodes_text(nodes)) + (Msg(', {ws} ranks', ws=ws) if ws else '') + where_extra)
     culprits, what, ev = _group_problems(g)
     ms, res = _sweep(g)
     sanity = [e for e in g.events if e.kind == "measure" and e.test == "sanity"]
     if what:
-        named = f" on {_nodes_text(culprits)}" if culprits else ""
+        named = (Msg(' on {nodes_text}', nodes_text=_nodes_text(culprits)) if culprits else '')
         return Finding(fid, Verdict.FAIL, (Msg('multi-node all-reduce over {where} failed{named}: ', where=where, named=named) + '; '.join(what[:4])),
                        _nodes_text(culprits) or _nodes_text(nodes), tuple(ev[:10]),
                        "Fix the node named first (its lines in the log show the first error); a node that hangs or "
@@ -569,7 +569,7 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
         miss = sorted(set(range(ws)) - {r for r in reported if isinstance(r, int)})
         return Finding(fid, Verdict.FAIL, Msg("multi-node job over {where}: rank(s) {miss} never reported the sanity all-reduce", where=where, miss=miss), _nodes_text(nodes), tuple(_raw(e) for e in sanity[:4]) + (g.start.raw,),
                        "Look for those ranks' errors in the log.", SRC_E4)
-    ok_note = f"#wrong 0 at all {len(sizes)} sizes ({human_bytes(sizes[0])} to {human_bytes(sizes[-1])})"
+    ok_note = (Msg('#wrong 0 at all {n_sizes} sizes ({human_bytes} to {human_bytes2})', n_sizes=len(sizes), human_bytes=human_bytes(sizes[0]), human_bytes2=human_bytes(sizes[-1])))
     if device == "cpu":
         return Finding(fid, Verdict.PASS, Msg("multi-node all-reduce over {where} completed: {ok_note}; {arith}; CPU (gloo): correctness "
                                               "only, bandwidth is not judged", where=where, ok_note=ok_note, arith=arith), _nodes_text(nodes), evs, "", SRC_E4)
@@ -612,7 +612,7 @@ def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                                "before it)", "nodes", (ml.hosts.raw,), "Rerun the multi-node validation.", SRC_E4))
     else:
         left = [x for x in (g.start.get("left_out") or []) if isinstance(x, dict)]
-        extra = ("; left out: " + ", ".join(f"{x.get('node')} ({x.get('why')})" for x in left)) if left else ""
+        extra = (Msg('; left out: ') + ', '.join((f"{x.get('node')} ({x.get('why')})" for x in left)) if left else '')
         out.append(_allreduce_finding(g, plan, ml.device, "multinode.allreduce", extra))
     nt = ml.group("nccl-tests")
     if nt is not None:

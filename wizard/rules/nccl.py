@@ -335,9 +335,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     stage = "multinode" if multi else "node"
     fid = f"{stage}.allreduce" if coll == "all_reduce" else f"{stage}.nccl_tests"
     model = _model(r)
-    where = ((f"{n} ranks" if n else "ranks ?") + (f" on {nodes} node(s)" if nodes else "")
-             + (f" (the excerpt lists {len(r.devices)} of their '# Rank' lines: nodes unknown)" if partial else "")
-             + (f", {model}" if model else ""))
+    where = (((Msg('{n} ranks', n=n) if n else Msg('ranks ?')) + (Msg(' on {nodes} node(s)', nodes=nodes) if nodes else '') + (Msg(" (the excerpt lists {n_devices} of their '# Rank' lines: nodes unknown)", n_devices=len(r.devices)) if partial else '') + (f', {model}' if model else '')))
     subject = hosts[0] if len(hosts) == 1 else (f"{len(hosts)} nodes ({', '.join(hosts[:4])})" if hosts else "host")
     what = (coll or _unnamed(r)).replace("_", "-")
     binary = (f"{coll}_perf" if coll else "all_gather_perf (or alltoall_perf)" if what.startswith("all-gather or")
@@ -415,7 +413,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
     if peak_row is not None and peak_row is not big:
         ev.append(peak_row.line)
-    body = f"nccl-tests {what} over {where}: {at}" + (f"; {arith}" if arith else "") + others
+    body = (Msg('nccl-tests {what} over {where}: {at}', what=what, where=where, at=at) + (f'; {arith}' if arith else '') + others)
 
     floor: float | None = None
     floor_src, floor_desc = "", ""
@@ -453,12 +451,9 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif subset is not None:
         floor = float(subset["subset_floor_busbw_gb_s"])
         if coll == "all_reduce":
-            floor_desc = (f"{per_node} of the {subset.get('gpus_per_node')} GPUs of a {subset.get('system')} board: on "
-                          f"NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; "
-                          f"{subset.get('subset_basis', 'derived')}")
+            floor_desc = ((Msg('{per_node} of the {get} GPUs of a {get2} board: on NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; {get3}', per_node=per_node, get=subset.get('gpus_per_node'), get2=subset.get('system'), get3=subset.get('subset_basis', 'derived'))))
         else:
-            floor_desc = (f"the NVLink ring floor of a {subset.get('system')} board ({what} has no NVLink SHARP: its busbw "
-                          f"is the ring figure); {subset.get('subset_basis', 'derived')}")
+            floor_desc = ((Msg('the NVLink ring floor of a {get} board ({what} has no NVLink SHARP: its busbw is the ring figure); {get2}', get=subset.get('system'), what=what, get2=subset.get('subset_basis', 'derived'))))
         floor_src = subset.get("source", "") + "; NVIDIA/nccl-tests#212 (NCCL developer: ~370 GB/s busbw on H100 NVLink " \
             "for non-allreduce operations; https://github.com/NVIDIA/nccl-tests/issues/212)"
         try:
@@ -468,8 +463,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif multi and per_node == 1 and coll in RING_COLLECTIVES:
         if gbit:
             floor = MULTINODE_NIC_FRACTION * gbit / 8
-            floor_desc = (f"one GPU per node, so one NIC per node carries it: {MULTINODE_NIC_FRACTION:g} x {gbit:g} Gb/s "
-                          "/ 8 (the plan's nic_gbit_s; derived, operator may override)")
+            floor_desc = ((Msg("one GPU per node, so one NIC per node carries it: {multinode_nic_fraction:g} x {gbit:g} Gb/s / 8 (the plan's nic_gbit_s; derived, operator may override)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, gbit=gbit)))
             floor_src = SRC_NIC_FLOOR
         else:
             why_unknown = ("one GPU per node, so the run is bounded by one NIC per node, and that NIC's rate is neither in "
@@ -477,8 +471,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif multi and coll == "all_reduce":
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
-            floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may "
-                          "override)")
+            floor_desc = ((Msg('{multinode_nic_fraction:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may override)', multinode_nic_fraction=MULTINODE_NIC_FRACTION, nics=nics, gbit=gbit)))
             floor_src = SRC_NIC_FLOOR
         else:
             one = _floor_row(coll, r, per_node, 1)
@@ -489,16 +482,12 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                     nvl = None
                 if nvl is not None and judged >= nvl:
                     floor, node_floor = nvl, True
-                    floor_desc = (f"the {one.get('system')} single-node floor: between nodes the busbw is bounded by the "
-                                  "slower of NVLink and the network, so a run at the node's own NVLink floor is not held "
-                                  "back by the network, whatever its NIC rate")
+                    floor_desc = ((Msg("the {get} single-node floor: between nodes the busbw is bounded by the slower of NVLink and the network, so a run at the node's own NVLink floor is not held back by the network, whatever its NIC rate", get=one.get('system'))))
                     floor_src = one.get("source", "")
             bound = _host_link_bound(model, per_node) if floor is None else None
             if bound is not None and judged >= MULTINODE_NIC_FRACTION * bound[0]:
                 floor, node_floor = MULTINODE_NIC_FRACTION * bound[0], True
-                floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {bound[1]}: every byte between nodes crosses a GPU's PCIe "
-                              "link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not "
-                              "held back by the network, whatever its NIC rate (derived)")
+                floor_desc = ((Msg("{multinode_nic_fraction:g} x {bound}: every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not held back by the network, whatever its NIC rate (derived)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, bound=bound[1])))
                 floor_src = f"{SRC_PCIE_BOUND}; {SRC_NIC_FLOOR}"
             why_unknown = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
                            "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are neither in "
@@ -519,25 +508,18 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             log if log is not None else parse_nccl_log(text)):
         floor = IB_SLOWEST_FLOOR_GB_S
         soft_floor = True
-        floor_desc = (f"{MULTINODE_NIC_FRACTION:g} x {IB_SLOWEST_GBIT_S:g} Gb/s / 8, what even one EDR InfiniBand port "
-                      "carries; the NIC rate is neither in this output nor in the plan (nic_gbit_s), so this is a lower "
-                      "bound: an older fabric (FDR 56 Gb/s or slower) would explain it")
+        floor_desc = ((Msg('{multinode_nic_fraction:g} x {ib_slowest_gbit_s:g} Gb/s / 8, what even one EDR InfiniBand port carries; the NIC rate is neither in this output nor in the plan (nic_gbit_s), so this is a lower bound: an older fabric (FDR 56 Gb/s or slower) would explain it', multinode_nic_fraction=MULTINODE_NIC_FRACTION, ib_slowest_gbit_s=IB_SLOWEST_GBIT_S)))
         floor_src = f"{SRC_NIC_FLOOR}; {SRC_IB_RATES}"
     elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
           and (pcie := _pcie_only_gen(model)) is not None):
         gen, gpu = pcie
         floor, soft_floor = PCIE_FLOOR_FRACTION * PCIE_PRACTICAL * PCIE_X16_GB_S[gen], True
-        floor_desc = (f"{gpu} has no NVLink: its GPUs talk over PCIe Gen{gen} x16 ({PCIE_X16_GB_S[gen]:g} GB/s per "
-                      f"direction, about {PCIE_PRACTICAL:.0%} of it in practice); floor {PCIE_FLOOR_FRACTION:g} x that "
-                      "(derived)")
+        floor_desc = ((Msg('{gpu} has no NVLink: its GPUs talk over PCIe Gen{gen} x16 ({pcie_x16_gb_s:g} GB/s per direction, about {pcie_practical:.0%} of it in practice); floor {pcie_floor_fraction:g} x that (derived)', gpu=gpu, gen=gen, pcie_x16_gb_s=PCIE_X16_GB_S[gen], pcie_practical=PCIE_PRACTICAL, pcie_floor_fraction=PCIE_FLOOR_FRACTION)))
         floor_src = SRC_PCIE_BOUND
     elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
           and judged < PCIE_LOWER_BOUND_GB_S and big.size_b >= min_bytes):
         floor, soft_floor = PCIE_LOWER_BOUND_GB_S, True
-        floor_desc = ("0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs "
-                      "of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs "
-                      "that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage "
-                      "every transfer through host memory")
+        floor_desc = ((Msg('0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage every transfer through host memory')))
         floor_src = SRC_PCIE_BOUND
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
@@ -578,8 +560,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 remedy, src, measured=bm))
     else:
         why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
-        peak = (f"; peak {peak_row.oop.busbw_gb_s:.2f} GB/s at {human_bytes(peak_row.size_b)}"
-                if peak_row is not None and peak_row is not big and peak_row.oop.busbw_gb_s is not None else "")
+        peak = ((Msg('; peak {busbw_gb_s:.2f} GB/s at {human_bytes}', busbw_gb_s=peak_row.oop.busbw_gb_s, human_bytes=human_bytes(peak_row.size_b)) if peak_row is not None and peak_row is not big and (peak_row.oop.busbw_gb_s is not None) else ''))
         if reported and collapse is None:
             findings.append(Finding(fid, Verdict.PASS, (Msg("{body}{peak}; reported as information: {why}, and this run's all-reduce was judged against its floor", body=body, peak=peak, why=why) + avg_note), subject, tuple(ev), "", src))
             return findings
@@ -611,10 +592,7 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
         return None
     after = sorted((x for x in r.rows if x.size_b > peak.size_b), key=lambda x: x.size_b)
     drop = next((x for x in after if x.oop.busbw_gb_s is not None and x.oop.busbw_gb_s < COLLAPSE_FRACTION * top), big)
-    desc = (f"busbw collapses at large messages: peak {top:.2f} GB/s at {human_bytes(peak.size_b)}, then "
-            f"{_fmt(drop.oop.busbw_gb_s)} GB/s at {human_bytes(drop.size_b)} and {judged:.2f} GB/s at {human_bytes(big.size_b)} "
-            f"(the largest), {100 * judged / top:.0f}% of the peak; busbw should rise with message size to a "
-            "plateau, not fall")
+    desc = ((Msg('busbw collapses at large messages: peak {top:.2f} GB/s at {human_bytes}, then {fmt} GB/s at {human_bytes2} and {judged:.2f} GB/s at {human_bytes3} (the largest), {value:.0f}% of the peak; busbw should rise with message size to a plateau, not fall', top=top, human_bytes=human_bytes(peak.size_b), fmt=_fmt(drop.oop.busbw_gb_s), human_bytes2=human_bytes(drop.size_b), judged=judged, human_bytes3=human_bytes(big.size_b), value=100 * judged / top)))
     ev = [peak.line] + [x.line for x in after][:6]
     if big.line not in ev:
         ev.append(big.line)
@@ -672,8 +650,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     if lg.watchdog:
         op = lg.watchdog_ops[0] if lg.watchdog_ops else {}
         ops = ", ".join(dict.fromkeys(o.get("OpType", "?") for o in lg.watchdog_ops)) or "a collective"
-        detail = (f" ({ops}; ran {op.get('ran_ms')} ms against a timeout of {op.get('Timeout(ms)', '?')} ms)"
-                  if op else "")
+        detail = ((Msg(' ({ops}; ran {get} ms against a timeout of {get2} ms)', ops=ops, get=op.get('ran_ms'), get2=op.get('Timeout(ms)', '?')) if op else ''))
         sock = [ln for ln, c in lg.return_chains if "socket" in ln][:3]
         findings.append(Finding("multinode.hang", Verdict.FAIL,
                                 Msg("PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung or a "
@@ -972,25 +949,15 @@ def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
     name = lg.plugin_name or (f"{lg.plugin_net} net plugin" if lg.plugin_net else "external net plugin (NET/OFI)")
     efa = lg.ofi_provider == "efa" or "aws-ofi-nccl" in lg.plugin_name.lower() or "aws" in lg.plugin_net.lower()
     why = _quoted_plain(lg.plugin_failures[0])
-    what = (f"the {name} net plugin" + (f" ({lg.plugin_net}, libfabric provider {lg.ofi_provider})"
-                                        if lg.plugin_net and lg.ofi_provider else
-                                        f" (libfabric provider {lg.ofi_provider})" if lg.ofi_provider else "")
-            + f" failed to initialise: '{why}'")
+    what = ((Msg('the {name} net plugin', name=name) + (Msg(' ({plugin_net}, libfabric provider {ofi_provider})', plugin_net=lg.plugin_net, ofi_provider=lg.ofi_provider) if lg.plugin_net and lg.ofi_provider else Msg(' (libfabric provider {ofi_provider})', ofi_provider=lg.ofi_provider) if lg.ofi_provider else '') + Msg(" failed to initialise: '{why}'", why=why)))
     if efa:
         msg = (Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what} - the EFA device is not exposed to "
                    "this process, so the EFA (RDMA) fabric is not used", on=_on(lg), what=what))
-        remedy = ("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device "
-                  "found' is expected and not the fault. Check that the instance type supports EFA and was launched "
-                  "with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` "
-                  "must show it, inside the container too (pass the uverbs devices to it). On EKS, install the EFA "
-                  "device plugin and request `vpc.amazonaws.com/efa` in the pod's resources (limits). Then rerun with "
-                  "NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'.")
+        remedy = ((Msg("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device found' is expected and not the fault. Check that the instance type supports EFA and was launched with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` must show it, inside the container too (pass the uverbs devices to it). On EKS, install the EFA device plugin and request `vpc.amazonaws.com/efa` in the pod's resources (limits). Then rerun with NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'.")))
         src = SRC_OFI
     else:
         msg = Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what}", on=_on(lg), what=what)
-        remedy = ("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with "
-                  "-p <provider>) must list the device on every node and inside the container; then rerun with "
-                  "NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'.")
+        remedy = ((Msg("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with -p <provider>) must list the device on every node and inside the container; then rerun with NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'.")))
         src = SRC_OFI
     ev = list(dict.fromkeys(lg.plugin_named[:3] + lg.plugin_failures[:4] + ev_socket[:4]))
     return Finding("multinode.transport", Verdict.FAIL, msg, subject, tuple(ev), remedy, f"{src}; {SRC_E1}")
@@ -1031,9 +998,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         if lg.plugin_failures:
             return [_plugin_failure(lg, subject, ev_list)]
         if lg.ibverbs_missing or lg.ib_open_failed:
-            why = ("libibverbs is missing (install rdma-core / libibverbs1, inside the container too)" if lg.ibverbs_missing
-                   else "an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and "
-                        "IPC_LOCK)")
+            why = ((Msg('libibverbs is missing (install rdma-core / libibverbs1, inside the container too)') if lg.ibverbs_missing else Msg('an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and IPC_LOCK)')))
             if single:
                 return [Finding("multinode.transport", Verdict.WARN,
                                 Msg("NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is from "
@@ -1074,11 +1039,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                   "staged through host memory, which costs bandwidth. That is NCCL's choice when the GPU and HCA are far "
                   "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
                   "nvidia-peermem (or use DMA-BUF) so it is used" if ib_channels and not gdr else "")
-        desc = ((f"NCCL uses InfiniBand/RoCE (NET/IB) on {len(lg.ib_devices)} HCA port(s)" if lg.ib_devices else
-                 "NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)")
-                + (f": {devs}" if devs else "")
-                + (f"; network {net}" if net else "") + ("; SHARP (CollNet) plugin" if sharp else "")
-                + ("; GPUDirect RDMA (GDRDMA) in use" if gdr else no_gdr))
+        desc = (((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr)))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
@@ -1094,8 +1055,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             stray = [d for d in lg.ib_devices if d.link != main]
             keep = [d for d in lg.ib_devices if d.link == main]
             gaps = _name_gaps([d.name for d in lg.ib_devices])
-            gap_note = (f"; {', '.join(gaps)} {'is' if len(gaps) == 1 else 'are'} not in the list (excluded, or port "
-                        "down when NCCL started)" if gaps else "")
+            gap_note = ((Msg('; {gaps} {value} not in the list (excluded, or port down when NCCL started)', gaps=', '.join(gaps), value='is' if len(gaps) == 1 else 'are') if gaps else ''))
             hca = ",".join(f"{d.name}:{d.port}" for d in keep)
             out.append(Finding(
                 "multinode.transport", Verdict.WARN,

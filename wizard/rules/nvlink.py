@@ -173,8 +173,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 pass_m.append(measure(act, most, "links", "at_least",
                                       f"GPU {g.index} active NVLink links (the most on this node's other GPUs)"))
     if passed:
-        note = (" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the "
-                "node's other GPUs)" if consistency else "")
+        note = ((Msg(" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the node's other GPUs)") if consistency else ''))
         findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links active as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '') + note), "host", tuple(pass_ev[:20]), "",
                                 SRC_NVLINK, measured=tightest(pass_m)))
     return findings
@@ -348,9 +347,7 @@ def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         status = g.text("fabric.status") or ""
         keys = [k for k in g.fields if k.startswith("fabric.")]
         lines = [g.fields[k].line for k in keys if g.text(k) is not None]
-        remedy = ("Start Fabric Manager and enable it at boot (`sudo systemctl enable --now nvidia-fabricmanager`); its "
-                  "version must equal the driver's exactly. On NVLink5 systems (B200) it also needs NVLSM and the "
-                  "ib_umad module. Then reset the GPUs or reboot and check that State reads Completed.")
+        remedy = ((Msg("Start Fabric Manager and enable it at boot (`sudo systemctl enable --now nvidia-fabricmanager`); its version must equal the driver's exactly. On NVLink5 systems (B200) it also needs NVLSM and the ib_umad module. Then reset the GPUs or reboot and check that State reads Completed.")))
         summary = (g.text("fabric.health.summary") or "").lower()
         degraded = [g.line(k) for k in ("fabric.health.bandwidth", "fabric.health.route_unhealthy",
                                         "fabric.health.route_recovery_in_progress",

@@ -271,7 +271,7 @@ def judge_proc_swaps(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
-    desc = f"{label}: {r.fstype}, {r.size_bytes / 1e9:.0f} GB, {r.used_pct:.0f}% used"
+    desc = (Msg('{label}: {fstype}, {value:.0f} GB, {used_pct:.0f}% used', label=label, fstype=r.fstype, value=r.size_bytes / 1000000000.0, used_pct=r.used_pct))
     um = measure(r.used_pct, DISK_WARN_PCT, "%", "at_most", f"{label} space used")
     if r.used_pct > DISK_WARN_PCT:
         return Finding(fid, Verdict.WARN, (desc + Msg(' (above {disk_warn_pct:.0f}%)', disk_warn_pct=DISK_WARN_PCT)), subject, (r.line,),
@@ -461,12 +461,13 @@ def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     detail = ""
     if t.tool == "chronyc":
         if t.offset_s is not None:
-            detail = f", system clock {abs(t.offset_s):.6g} s {'fast' if t.offset_s >= 0 else 'slow'} of NTP time"
+            detail = (Msg(', system clock {offset_s:.6g} s fast of NTP time', offset_s=abs(t.offset_s)) if t.offset_s >= 0
+                      else Msg(', system clock {offset_s:.6g} s slow of NTP time', offset_s=abs(t.offset_s)))
         if t.reference:
-            detail += f", reference {t.reference}"
+            detail += (Msg(', reference {reference}', reference=t.reference))
     else:
         if t.service:
-            detail = f", NTP service {t.service}"
+            detail = (Msg(', NTP service {service}', service=t.service))
     if t.synchronized:
         return [Finding(fid, Verdict.PASS, Msg("the system clock is synchronised ({tool}{detail})", tool=t.tool, detail=detail), "host", tuple(ev), "",
                         SRC_TIME)]

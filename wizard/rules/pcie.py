@@ -272,7 +272,7 @@ def _link_targets(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool,
     """What the PCIe link width/speed rules judge: (lspci facts, the GPUs in them, []) or, where there is
     nothing to judge from lspci, (None, [], the findings that stand instead): the sysfs ``pci`` probe's
     links when lspci is missing or ran without root, else "missing" or "no GPU in the lspci output"."""
-    what = "link speed" if speed else "link width"
+    what = (Msg('link speed') if speed else Msg('link width'))
     facts, o = _lspci_facts(out)
     if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
         fb = _sysfs_links(out, fid, plan, speed=speed)
@@ -462,9 +462,9 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     denied = [d for d in bridges if d.caps_denied]
     if not bridges:
         if not any(d.bdf for d in facts.devices):
-            why = "this excerpt has no device sections"
+            why = (Msg('this excerpt has no device sections'))
         else:
-            why = "this output has no PCI bridges (lspci -d 10de: lists only NVIDIA functions)"
+            why = (Msg('this output has no PCI bridges (lspci -d 10de: lists only NVIDIA functions)'))
         return [Finding(fid, Verdict.SKIP, Msg("ACS not judged: {why}; run the whole `sudo lspci -vvv`", why=why), "host",
                         tuple(d.header for d in facts.devices[:3] if d.header), "", SRC_ACS)]
     if denied and not any(d.acs_ctl is not None for d in bridges):
@@ -510,7 +510,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             msg = (Msg("no ACS on the path of the {n_gpus} GPU(s) in this output (their root ports; no PCIe "
                        "switch ports)", n_gpus=len(gpus)))
         else:
-            msg = "no PCIe switch ports and no ACS enabled on the root ports/bridges in this output"
+            msg = (Msg('no PCIe switch ports and no ACS enabled on the root ports/bridges in this output'))
         pev = [x for d in (on or switch or bridges)[:8] for x in (d.header, d.acs_line) if x]
         return [Finding(fid, Verdict.PASS, msg + quiet_note, "host", tuple(pev[:16]), "", SRC_ACS)]
     if _virtualised(plan):

@@ -161,7 +161,7 @@ def subjects(gpus: Sequence[GpuFacts]) -> str:
     if len(gpus) == 1:
         return subject(gpus[0])
     names = [subject(g) for g in gpus[:8]]
-    more = f", +{len(gpus) - 8} more" if len(gpus) > 8 else ""
+    more = (Msg(', +{value} more', value=len(gpus) - 8) if len(gpus) > 8 else '')
     return f"{len(gpus)} GPUs: " + "; ".join(names) + more
 
 
@@ -291,13 +291,9 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         ev: list[str] = []
         for g in gpus:
             ev += [g.header, g.line("persistence_mode")] + (g.lines("virtualization_mode") if where else [])
-        tail = ("; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM"
-                if verdict is Verdict.PASS else
-                "; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions "
-                "then skip every hardware test)")
+        tail = ((Msg('; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM') if verdict is Verdict.PASS else Msg("; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions then skip every hardware test)")))
         if not where and all(g.get("virtualization_mode") is None for g in gpus):
-            tail += ("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization "
-                     "Mode' does), where this is only a note")
+            tail += ((Msg("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization Mode' does), where this is only a note")))
         out.append(Finding("health.persistence", verdict,
                            Msg("persistence mode is off on {n_gpus} of {n_gpus2} GPU(s){where}{tail}", n_gpus=len(gpus), n_gpus2=len(doc.gpus), where=where, tail=tail),
                            subjects(gpus), tuple(x for x in dict.fromkeys(ev) if x), fix,
@@ -641,9 +637,7 @@ def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     gpus = sorted({int(str(r["gpu"])) for r in rows})
     names = list(dict.fromkeys(str(r["name"]) for r in rows))
     used = [r for r in rows if int(str(r["free"])) < int(str(r["total"]))]
-    what = (f"{title.lower()} listed for GPU {', '.join(map(str, gpus))}: {', '.join(names)}"
-            + ("; free/total instances " + ", ".join(f"{r['free']}/{r['total']}" for r in rows)
-               + " (instances already created take the room)" if used and title.endswith("profiles") else ""))
+    what = ((Msg('{lower} listed for GPU {map}: {names}', lower=title.lower(), map=', '.join(map(str, gpus)), names=', '.join(names)) + (Msg('; free/total instances ') + ', '.join((f"{r['free']}/{r['total']}" for r in rows)) + Msg(' (instances already created take the room)') if used and title.endswith('profiles') else '')))
     return [Finding("health.mig", Verdict.PASS,
                     Msg("MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) "
                         "cannot be read in this mode", what=what), "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],

@@ -166,11 +166,11 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if mount is None:
         return [Finding(fid, Verdict.UNKNOWN, Msg("could not tell which filesystem holds {dp}: {why}", dp=dp, why=why), dp, tuple(ev),
                         "Check that the data path exists and is mounted (`findmnt -T PATH`, `lsblk`).", SRC_DEVICE)]
-    where = dp if dp == mount.mountpoint else f"{dp} (on {mount.mountpoint})"
+    where = (dp if dp == mount.mountpoint else Msg('{dp} (on {mountpoint})', dp=dp, mountpoint=mount.mountpoint))
     findings = [_mount_options(where, dp, mount)]
     fs = mount.fstype
     if fs in NETWORK_FS or fs.startswith("fuse."):
-        what = "a network filesystem" if fs in NETWORK_FS else "a FUSE filesystem (served by a user-space daemon)"
+        what = (Msg('a network filesystem') if fs in NETWORK_FS else Msg('a FUSE filesystem (served by a user-space daemon)'))
         findings.insert(0, Finding(
             fid, Verdict.PASS,
             Msg("{where} is on {fs} ({source}), {what}: what the data loader gets depends on the network "
@@ -202,16 +202,13 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     top = lsblk.first(knames[0]) if knames else None
     layer = f"{top.kname} ({top.type})" if top is not None and top.type not in ("disk",) else ""
-    desc = (f"{where}: {fs} on {mount.source}" + (f" = {layer}" if layer else "")
-            + f", on {len(disks)} disk{'s' if len(disks) != 1 else ''}: " + "; ".join(_disk_word(d) for d in disks[:8])
-            + (f" and {len(disks) - 8} more" if len(disks) > 8 else ""))
+    desc = ((Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + Msg(', on {n_disks} disk{value}: ', n_disks=len(disks), value='s' if len(disks) != 1 else '') + '; '.join((_disk_word(d) for d in disks[:8])) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else '')))
     ev = (mount.line,) + tuple(f"lsblk: {d.kname} type={d.type} model={d.model or '-'} rota={d.rotational} "
                                 f"tran={d.tran or '-'}" for d in disks[:8])
     rot = [d for d in disks if d.rotational]
     if rot:
         virt = [d.kname for d in rot if re.match(r"x?vd[a-z]", d.kname)]
-        caveat = (f" ({', '.join(virt)}: a virtual disk reports whatever its driver sets; the storage behind it may "
-                  "be solid-state)") if virt else ""
+        caveat = (Msg(' ({virt}: a virtual disk reports whatever its driver sets; the storage behind it may be solid-state)', virt=', '.join(virt)) if virt else '')
         findings.insert(0, Finding(
             fid, Verdict.WARN, (desc + Msg('. The kernel reports {kname} as rotational{caveat}: a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each', kname=', '.join((d.kname for d in rot)), caveat=caveat)),
             dp, ev, "Keep datasets as large shards read sequentially (e.g. WebDataset tar shards), or stage them to "
@@ -311,15 +308,15 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                                     Msg("`mdadm /dev/{name} --remove {name2}`, then add a new disk.", name=a.name, name2=a.faulty[0].name), SRC_MD))
             continue
         if a.action in ("resync", "recovery", "reshape") or a.delayed:
-            what = f"{a.action} {a.progress_pct:g}% done" if a.action else a.delayed
+            what = (Msg('{action} {progress_pct:g}% done', action=a.action, progress_pct=a.progress_pct) if a.action else a.delayed)
             findings.append(Finding(fid, Verdict.WARN, Msg("{name}{tag} ({shape}): {what}; until it ends reads are slower and redundancy is not "
                                                            "complete", name=a.name, tag=tag, shape=shape, what=what), a.name, ev,
                                     "Let it finish before measuring the data path (node.storage_read) or starting "
                                     "training; progress is in /proc/mdstat.", SRC_MD))
             continue
-        note = f", {a.action} {a.progress_pct:g}% done (a scrub: reads are slower while it runs)" if a.action else ""
+        note = (Msg(', {action} {progress_pct:g}% done (a scrub: reads are slower while it runs)', action=a.action, progress_pct=a.progress_pct) if a.action else '')
         if a.level == "raid0":
-            note += ", raid0: no redundancy (one failed disk loses the array)"
+            note += (Msg(', raid0: no redundancy (one failed disk loses the array)'))
         ok.append(f"{a.name}{tag} {shape}{note}")
         ok_ev.extend(a.lines[:2])
     if ok:
@@ -416,7 +413,7 @@ def workload_need(plan: Mapping[str, Any]) -> tuple[float | None, str]:
     t = plan.get("train_tokens_s") if isinstance(plan, Mapping) else None
     if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
         b = plan_int(plan, "token_bytes", DEFAULT_TOKEN_BYTES)
-        said = "" if isinstance(plan.get("token_bytes"), int) else " (token_bytes not set: 4, int32)"
+        said = ('' if isinstance(plan.get('token_bytes'), int) else Msg(' (token_bytes not set: 4, int32)'))
         return float(t) * b, f"train_tokens_s {t:,.0f} x {b} bytes per token{said} = {_gb(float(t) * b)}"
     return None, ""
 
@@ -504,7 +501,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     need, basis = workload_need(plan)
     words = "; ".join(_job_words(j) for j in reads[:6])
     cached = [j.name for j in reads if j.direct is not True]
-    cache_note = (f"; {', '.join(cached)} ran without direct=1, so the page cache may have served it" if cached else "")
+    cache_note = ((Msg('; {cached} ran without direct=1, so the page cache may have served it', cached=', '.join(cached)) if cached else ''))
     if need is None:
         findings.append(Finding(fid, Verdict.UNKNOWN, Msg("measured {words}{cache_note}; the plan gives no figure of what the workload needs, so "
                                                           "this is not judged", words=words, cache_note=cache_note), "host", ev,

@@ -69,8 +69,7 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             headroom, basis = slow - temp, f"{_fmt(temp)} C, its own slowdown threshold is {_fmt(slow)} C"
         elif margin is not None:
             headroom = margin - (slow_rel or 0)
-            basis = (f"{_fmt(temp)} C, {_fmt(margin)} C below its T.Limit" +
-                     (f"; slowdown at {_fmt(slow_rel)} C relative to T.Limit" if slow_rel is not None else ""))
+            basis = ((Msg('{fmt} C, {fmt2} C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else '')))
         else:
             headroom, basis = None, f"{_fmt(temp)} C"
         if headroom is None:
@@ -90,7 +89,7 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         hm = measure(headroom, t["temp_margin_warn_c"], "°C", "at_least", f"{short_subject(g)} headroom to slowdown")
         max_op = g.num("temperature.max_operating")
         if max_op is not None and temp >= max_op - MAX_OPERATING_MARGIN_C and headroom >= t["temp_margin_warn_c"]:
-            where = "at or past" if temp >= max_op else f"within {_fmt(max_op - temp)} C of"
+            where = (Msg('at or past') if temp >= max_op else Msg('within {fmt} C of', fmt=_fmt(max_op - temp)))
             out.append(Finding("health.temperature", Verdict.WARN,
                                Msg("{subject}: {fmt} C is {where} its Max Operating Temp {fmt2} C (the highest temperature "
                                    "for normal operation); one reading, sample again under load", subject=subject(g), fmt=_fmt(temp), where=where, fmt2=_fmt(max_op)),
@@ -100,7 +99,7 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                                 f"warn within {_fmt(MAX_OPERATING_MARGIN_C)} °C)")))
             continue
         if headroom < t["temp_margin_warn_c"]:
-            where = "at or past" if headroom <= 0 else f"within {_fmt(headroom)} C of"
+            where = (Msg('at or past') if headroom <= 0 else Msg('within {fmt} C of', fmt=_fmt(headroom)))
             out.append(Finding("health.temperature", Verdict.WARN,
                                Msg("{subject}: {basis}: {where} its slowdown point (warn below {fmt} C); one reading, sample "
                                    "again under load", subject=subject(g), basis=basis, where=where, fmt=_fmt(t['temp_margin_warn_c'])),

@@ -136,11 +136,9 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         summary = "; ".join(f"{t}: " + ", ".join(v[:12]) + (f" (+{len(v) - 12} more)" if len(v) > 12 else "")
                             for t, v in sorted(by_type.items(), key=lambda kv: len(kv[1])))
     nvs = [nv_count(t) for _, _, t in pairs]
-    head = f"{len(mx.gpus)} GPU(s)" + (f" ({len(gpu_rows)} rows in this excerpt)" if cut else "")
+    head = (Msg('{n_gpus} GPU(s)', n_gpus=len(mx.gpus)) + (Msg(' ({n_gpu_rows} rows in this excerpt)', n_gpu_rows=len(gpu_rows)) if cut else ''))
     if mx.inferred:
-        head += (" (no header row: the column order was read from each row's X"
-                 + (f"; {len(mx.unknown_columns)} column(s) no row names are not judged" if mx.unknown_columns else "")
-                 + ")")
+        head += ((Msg(" (no header row: the column order was read from each row's X") + (Msg('; {n_unknown_columns} column(s) no row names are not judged', n_unknown_columns=len(mx.unknown_columns)) if mx.unknown_columns else '') + ')'))
     nb = _nv_neighbours(mx)
     linked = [g for g, v in nb.items() if v]
     lost = [g for g, v in nb.items() if not v and any(mx.cell(g, o) for o in mx.gpus if o != g)]
@@ -159,8 +157,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if findings:  # a GPU that lost its links: said above
         pass
     elif pairs and all(n is None for n in nvs) and board and board.get("mode") in ("all", "bridge"):
-        what = ("NVLink/NVSwitch fabric down or Fabric Manager not running" if board.get("mode") == "all" else
-                "NVLink bridge missing or its links down")
+        what = ((Msg('NVLink/NVSwitch fabric down or Fabric Manager not running') if board.get('mode') == 'all' else Msg('NVLink bridge missing or its links down')))
         findings.append(Finding(fid, Verdict.WARN, Msg("{head}: no GPU pair is NVLink-connected, but {sku} (from {how}) should reach its peers "
                                                        "over NVLink: {what}; {summary}", head=head, sku=board['sku'], how=how, what=what, summary=summary),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),

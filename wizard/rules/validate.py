@@ -439,8 +439,7 @@ def _run_findings(c: _Ctx) -> None:
         seen.add(key)
         remedy = str(e.get("remedy") or "").strip() or ERROR_REMEDY.get(kind, ERROR_REMEDY["exception"])
         rank = to_int(e.get("rank"), text=False)
-        where = (f"rank {rank}" + (f" on {e.node}" if e.node else "") if rank is not None and c.world_size > 1
-                 else (e.node or ""))
+        where = ((Msg('rank {rank}', rank=rank) + (Msg(' on {node}', node=e.node) if e.node else '') if rank is not None and c.world_size > 1 else e.node or ''))
         test = e.test or "?"
         if kind == "nccl_tests_missing":
             c.add("allreduce", Verdict.SKIP, f"nccl-tests not run: {msg or 'all_reduce_perf is not installed'}",
@@ -510,7 +509,7 @@ def _gemm(c: _Ctx) -> None:
         dtype = str(e.get("dtype") or "?")
         shape = ("x".join(str(e.get(k)) for k in ("m", "n", "k"))
                  if all(to_int(e.get(k), text=False) for k in ("m", "n", "k")) else "")
-        what = f"{dtype} GEMM" + (f" {shape}" if shape else "")
+        what = (Msg('{dtype} GEMM', dtype=dtype) + (f' {shape}' if shape else ''))
         if v is None:
             c.add("gemm", Verdict.UNKNOWN, f"{what}: no TFLOPS value in the event", c.subject_of(e), [e.raw],
                   "Rerun the validation.", SRC_RUN)
@@ -533,8 +532,7 @@ def _gemm(c: _Ctx) -> None:
                                                   f"{spec.mamf_basis})")
         elif spec.bf16_dense_tflops:
             expect = spec.bf16_dense_tflops * eff
-            how = (f"the achievable {expect:.0f} TFLOPS = datasheet {spec.bf16_dense_tflops:g} x {eff:g} "
-                   f"(derived: no MAMF measurement for {spec.name})")
+            how = ((Msg('the achievable {expect:.0f} TFLOPS = datasheet {bf16_dense_tflops:g} x {eff:g} (derived: no MAMF measurement for {name})', expect=expect, bf16_dense_tflops=spec.bf16_dense_tflops, eff=eff, name=spec.name)))
         else:
             c.add("gemm", Verdict.UNKNOWN, f"{what} {v:,.1f} TFLOPS; {spec.name} has no bf16 dense figure in "
                   f"gpu_specs.csv: not judged", subj, [e.raw],
@@ -565,7 +563,7 @@ def _memcpy(c: _Ctx) -> None:
         if v is None:
             continue
         b = to_int(e.get("bytes"), text=False)
-        what = "device-to-device copy" + (f" of {human_bytes(b)}" if b else "") + " (read + write)"
+        what = (Msg('device-to-device copy') + (Msg(' of {human_bytes}', human_bytes=human_bytes(b)) if b else '') + Msg(' (read + write)'))
         if c.cpu:
             _perf_skip_cpu(c, "memcpy", "memory copy" + (f" of {human_bytes(b)}" if b else ""), e, v, "GB/s")
             continue
@@ -629,7 +627,7 @@ def _host_link(c: _Ctx, test: str) -> None:
     for e in ms:
         v = num(e.get("value")) or 0.0
         pinned = "pinned " if e.get("pinned") is True else ("pageable " if e.get("pinned") is False else "")
-        what = f"{pinned}{direction} copy"
+        what = (Msg('{pinned}{direction} copy', pinned=pinned, direction=direction))
         if c.cpu:
             _perf_skip_cpu(c, test, what, e, v, "GB/s")
             continue
@@ -639,7 +637,7 @@ def _host_link(c: _Ctx, test: str) -> None:
         gen, width = to_int(pcie.get("max_gen"), text=False), to_int(pcie.get("max_width"), text=False)
         cur = ""
         if to_int(pcie.get("current_gen"), text=False) is not None or to_int(pcie.get("current_width"), text=False) is not None:
-            cur = f"; link now Gen{pcie.get('current_gen', '?')} x{pcie.get('current_width', '?')}"
+            cur = (Msg('; link now Gen{get} x{get2}', get=pcie.get('current_gen', '?'), get2=pcie.get('current_width', '?')))
         practical, how = pcie_practical_gb_s(gen, width)
         if practical is None:
             c.add(test, Verdict.UNKNOWN, f"{what} {v:.1f} GB/s; {how}: not judged", subj,
@@ -651,8 +649,7 @@ def _host_link(c: _Ctx, test: str) -> None:
         w_f, caveat, src = warn_f, "", SRC_C2
         if test == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
             w_f = H2D_GEN5_WARN_FRACTION
-            caveat = (f" (h2d on Gen5: {H2D_GEN5_WARN_FRACTION:.2f} x = 35/52, derived: healthy Gen5 systems "
-                      "sometimes reach only ~35 GB/s host-to-device, NVIDIA/nvbandwidth#24)")
+            caveat = ((Msg(' (h2d on Gen5: {h2d_gen5_warn_fraction:.2f} x = 35/52, derived: healthy Gen5 systems sometimes reach only ~35 GB/s host-to-device, NVIDIA/nvbandwidth#24)', h2d_gen5_warn_fraction=H2D_GEN5_WARN_FRACTION)))
             src = f"{SRC_C2}; {SRC_H2D_GEN5}"
         warn_at, fail_at = w_f * practical, fail_f * practical
         verdict = _grade(v, warn_at, fail_at)
@@ -660,7 +657,7 @@ def _host_link(c: _Ctx, test: str) -> None:
         spread = ""
         if verdict is Verdict.PASS and median and v < spread_f * median:
             verdict = Verdict.WARN
-            spread = f"; {100 * (1 - v / median):.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)"
+            spread = (Msg('; {value:.0f}% below the node median {median:.1f} GB/s (warn beyond 10%)', value=100 * (1 - v / median), median=median))
         msg = (Msg("{what} {v:.1f} GB/s = {a1:.0f}% of {how} (capability Gen{gen} x{width}{cur}); warn below "
                    "{warn_at:.1f} ({w_f:.2g} x){caveat}, fail below {fail_at:.1f} ({fail_f:g} x){spread}{numa}", what=what, v=v, a1=100 * v / practical, how=how, gen=gen, width=width, cur=cur, warn_at=warn_at, w_f=w_f, caveat=caveat, fail_at=fail_at, fail_f=fail_f, spread=spread, numa=numa))
         remedy = ('' if verdict is Verdict.PASS else Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or its riser if it trained narrower or slower (dmesg 'limited by'), and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold."))
@@ -682,8 +679,7 @@ def _memory(c: _Ctx) -> None:
         names = e.get("pattern_names")
         pat = (f", patterns {', '.join(str(p) for p in names[:6])}" if isinstance(names, list) and names else
                f", {to_int(e.get('patterns'), text=False)} patterns" if to_int(e.get("patterns"), text=False) else "")
-        what = (f"{human_bytes(tested)} tested" if tested else "memory tested") + (
-            f" ({100 * frac:.0f}% of free memory{pat})" if frac is not None else pat)
+        what = ((Msg('{human_bytes} tested', human_bytes=human_bytes(tested)) if tested else Msg('memory tested')) + (Msg(' ({value:.0f}% of free memory{pat})', value=100 * frac, pat=pat) if frac is not None else pat))
         if v is None:
             c.add("memory", Verdict.UNKNOWN, f"memory pattern test: no error count ({what})", subj, [e.raw],
                   "Rerun the validation.", SRC_C4)
@@ -714,8 +710,7 @@ def _train(c: _Ctx) -> None:
         subj = c.subject_of(e) if not c.cpu else "host"
         mem = to_int(e.get("max_memory_allocated_bytes"), text=False)
         tps = num(e.get("tokens_per_s"))
-        extra = (f"; max_memory_allocated {mem / (1 << 30):.2f} GiB" if mem is not None else
-                 "; max_memory_allocated n/a (CPU)" if c.cpu else "") + (f"; {tps:,.0f} tokens/s" if tps else "")
+        extra = ((Msg('; max_memory_allocated {value:.2f} GiB', value=mem / (1 << 30)) if mem is not None else Msg('; max_memory_allocated n/a (CPU)') if c.cpu else '') + (Msg('; {tps:,.0f} tokens/s', tps=tps) if tps else ''))
         if first is not None and first > 0 and last is None and "loss_last" in e.data:
             c.add("train", Verdict.FAIL, f"training loss became NaN/Inf (first {first:.3f}){extra}", subj, [e.raw],
                   "Non-finite loss from a tiny model on a fixed batch means wrong arithmetic: rerun; if it repeats, "
@@ -751,9 +746,7 @@ def _train(c: _Ctx) -> None:
 def _throttle(c: _Ctx, fid: str = "throttle") -> None:
     samples = c.vlog.of("sample")
     if not samples:
-        why = ("a CPU run has no NVML" if c.cpu else
-               "the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py "
-               "there to have throttling reported)")
+        why = ((Msg('a CPU run has no NVML') if c.cpu else Msg('the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py there to have throttling reported)')))
         c.add(fid, Verdict.SKIP, f"clock-event reasons not sampled: {why}", "host", [], "", SRC_B11)
         return
     bits = _bad_reason_bits()
@@ -938,7 +931,7 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
                 bad.append((verdict, f"row-remapping failure reported ({name} = {y}, before the run too)"))
         ev = [b.raw, a.raw] + [str(x) for x in (a.get("xid_lines") or [])][:5] if isinstance(a.get("xid_lines"), list) \
             else [b.raw, a.raw]
-        note = f"; not readable: {', '.join(unread)}" if unread else ""
+        note = (Msg('; not readable: {unread}', unread=', '.join(unread)) if unread else '')
         info = [t for v, t in bad if v is Verdict.PASS]  # informational Xids: said, not held against the GPU
         bad = [(v, t) for v, t in bad if v is not Verdict.PASS]
         if info:
@@ -1038,8 +1031,7 @@ def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
         fl = to_float(row.get("floor_busbw_gb_s"), positive=True)
         ref = row.get("reference_busbw_gb_s", "")
         if fl is not None:
-            desc = (f"{row.get('system')}, {row.get('floor_basis', '')}"
-                    + (f"; typically {ref} GB/s" if ref else "") + f" ({row.get('source', '')}; {SRC_FLOORS})")
+            desc = ((f"{row.get('system')}, {row.get('floor_basis', '')}" + (Msg('; typically {ref} GB/s', ref=ref) if ref else '') + f" ({row.get('source', '')}; {SRC_FLOORS})"))
             return fl, desc, min_bytes, ""
         return None, "", min_bytes, (f"{row.get('system')} has only a reference ({ref} GB/s {row.get('reference_basis', '')}"
                                      f"), no floor")
@@ -1084,7 +1076,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     dtype = str(big.get("dtype") or "")
     arith = (f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])} = algbw {_f(algbw)} x 2({n}-1)/{n}"
              if algbw is not None and n >= 2 else f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])}")
-    where = f"{n} ranks" + (f", {dtype}" if dtype else "") + f", {human_bytes(sizes[0])} to {human_bytes(sizes[-1])}"
+    where = (Msg('{n} ranks', n=n) + (f', {dtype}' if dtype else '') + Msg(', {human_bytes} to {human_bytes2}', human_bytes=human_bytes(sizes[0]), human_bytes2=human_bytes(sizes[-1])))
     ev = [big.raw] + [e.raw for e in wrong[:6]]
     src = f"{SRC_D4}; {SRC_FLOORS}"
     if wrong:
@@ -1099,8 +1091,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
             c.row(test, f"busbw@{human_bytes(s)}", b, "GB/s", None, Verdict.FAIL if w else Verdict.PASS, "host",
                   f"wrong {w}")
         return
-    check_note = (f"; {len(unchecked)} size(s) without a correctness count" if unchecked else
-                  "; results correct at every size")
+    check_note = ((Msg('; {n_unchecked} size(s) without a correctness count', n_unchecked=len(unchecked)) if unchecked else Msg('; results correct at every size')))
     if c.cpu:
         c.add(fid, Verdict.PASS if not unchecked else Verdict.UNKNOWN,
               f"all-reduce over {where}: {arith}{check_note}; bandwidth is not judged on the CPU (gloo stands in for "
@@ -1462,7 +1453,7 @@ def _counter_telemetry(c: _Ctx) -> list[dict[str, Any]]:
         available = bool(b and a and b.get("available") is True and a.get("available") is True)
         reason = ""
         if b is None or a is None:
-            reason = f"read only {'before' if b else 'after'} the run: no delta"
+            reason = (Msg('read only {value} the run: no delta', value='before' if b else 'after'))
         elif not available:
             reason = str((a.get("reason") if a.get("available") is not True else b.get("reason")) or "not available")
         readable = [x for x in (b, a) if x is not None and x.get("available") is True]

@@ -183,10 +183,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         name = gpu_name(log, bus, gpu_index)
         row = rows.get(119, {})
         reset = any(e.fields.get("reset_required") for e in evs)
-        what = ("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset "
-                "clears" if reset and all(e.fields.get("reset_required") for e in evs) else
-                "the GPU's firmware processor stopped answering the driver"
-                + ("; calls now fail with NV_ERR_RESET_REQUIRED" if reset else ""))
+        what = ((Msg("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset clears") if reset and all((e.fields.get('reset_required') for e in evs)) else Msg("the GPU's firmware processor stopped answering the driver") + (Msg('; calls now fail with NV_ERR_RESET_REQUIRED') if reset else '')))
         out.append(Finding("health.gsp", Verdict.FAIL,
                            (f'{name}: ' + ('' if reset and all((e.fields.get('reset_required') for e in evs)) else Msg('GSP RPC timeout, ')) + f"{plural(len(evs), 'message')}: {what}"), name,
                            cap(ln for e in evs for ln in e.evidence),
