@@ -406,7 +406,10 @@ class SSHHost:
             return FileResult(path, r.stdout, duration_s=dt)
         if r.error:
             return FileResult(path, None, r.error, dt)
-        msg = decode(r.stderr).strip().lower()
+        # cat's own complaint: a login message on the same stderr ("Could not chdir to home directory ...: No such
+        # file or directory") must not decide what happened to the file
+        said = decode(r.stderr).strip().lower()
+        msg = "\n".join(ln for ln in said.splitlines() if ln.startswith("cat:")) or said
         if "no such file" in msg:
             return FileResult(path, None, "no such file", dt)
         if "permission denied" in msg:
