@@ -38,7 +38,7 @@ from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import SRC_MIG, SRC_SMI, _ev, _pass_group, gpu_class, subject
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
              "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
@@ -618,8 +618,8 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "with no process, reset it.", SRC_SMI))
     ok = [g for g in ok if g not in spinning]
     if out and ok:
-        out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], "answers nvidia-smi",
-                           "the other GPUs ({n}) answer nvidia-smi", SRC_SMI)
+        out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], N_("answers nvidia-smi"),
+                           N_("the other GPUs ({n}) answer nvidia-smi"), SRC_SMI)
     return out
 
 

@@ -22,7 +22,7 @@ from wizard.rules.smi import (
     threshold_source,
     thresholds,
 )
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_A6 = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ECC mode current / "
           "pending; -e to change it); NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
@@ -80,10 +80,10 @@ def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             ok.append((g, "", lines))
     on_ok = [t for t in ok if t[0].flag("ecc.mode.current") is not False]
-    out += _pass_group("health.ecc_mode", on_ok, "ECC is on", "ECC is on for {n} GPUs", SRC_A6, total=len(doc.gpus))
+    out += _pass_group("health.ecc_mode", on_ok, N_("ECC is on"), N_("ECC is on for {n} GPUs"), SRC_A6, total=len(doc.gpus))
     for t in ok:
         if t[0].flag("ecc.mode.current") is False:  # off where it is optional: said per GPU
-            out += _pass_group("health.ecc_mode", [t], "ECC is off", "", SRC_A6)
+            out += _pass_group("health.ecc_mode", [t], N_("ECC is off"), "", SRC_A6)
     return out
 
 
@@ -171,8 +171,8 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         # the counter nearest its limit (the SRAM uncorrectable one has a limit of 0: any error fails)
         ok.append((g, detail + note, lines or [g.fields[k].line for k in keys[:2]],
                    m_sram_unc or m_dram or m_sram_cor))
-    out += _pass_group("health.ecc", ok, "ECC error counters within limits", "ECC error counters within limits on "
-                       "{n} GPUs", SRC_B6, total=len(doc.gpus))
+    out += _pass_group("health.ecc", ok, N_("ECC error counters within limits"), N_("ECC error counters within limits on "
+                       "{n} GPUs"), SRC_B6, total=len(doc.gpus))
     return out
 
 
@@ -224,8 +224,8 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                measured=remaps))
         else:
             ok.append((g, "", lines[:4], remaps if corr is not None or unc is not None else None))
-    out += _pass_group("health.row_remap", ok, "no row remaps done or pending",
-                       "no row remaps done or pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
+    out += _pass_group("health.row_remap", ok, N_("no row remaps done or pending"),
+                       N_("no row remaps done or pending on {n} GPUs"), SRC_B7, total=len(doc.gpus))
     return out
 
 
@@ -262,6 +262,6 @@ def retired_pages(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             ok.append((g, f" ({_fmt(total)} retired)" if total else "", lines,
                        rm if sbe is not None or dbe is not None else None))
-    out += _pass_group("health.retired_pages", ok, "no page retirement pending",
-                       "no page retirement pending on {n} GPUs", SRC_B7, total=len(doc.gpus))
+    out += _pass_group("health.retired_pages", ok, N_("no page retirement pending"),
+                       N_("no page retirement pending on {n} GPUs"), SRC_B7, total=len(doc.gpus))
     return out

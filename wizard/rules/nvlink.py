@@ -21,7 +21,7 @@ from wizard.parsers.smi import SmiDoc
 from wizard.parsers.topology import parse_dcgmi_nvlink, parse_nvlink
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import _ev, _pass_group, subject
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_NVLINK = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (nvlink -s: link state and "
               "speed); NVLink link counts per GPU model from NVIDIA's data sheets (H100 "
@@ -371,6 +371,6 @@ def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                SRC_A3 + "; NVML nvmlGpuFabricInfo health mask"))
         else:
             ok.append((g, "", lines[:2]))
-    out += _pass_group("health.fabric", ok, "NVLink fabric registration Completed / Success",
-                       "NVLink fabric registration Completed / Success on {n} GPUs", SRC_A3, total=len(doc.gpus))
+    out += _pass_group("health.fabric", ok, N_("NVLink fabric registration Completed / Success"),
+                       N_("NVLink fabric registration Completed / Success on {n} GPUs"), SRC_A3, total=len(doc.gpus))
     return out

@@ -49,7 +49,7 @@ from wizard.rules.gpu_presence import (
 )
 from wizard.rules.smi import _ev as _doc_ev
 from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, short_subject, subject, thresholds
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
              "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
@@ -681,7 +681,7 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,
                            Msg("{subject}: PCIe link is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when),
                            subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH, measured=wm))
-    out += _pass_group("health.pcie_width", ok, "PCIe link at full width", "full PCIe width on {n} GPUs", SRC_WIDTH,
+    out += _pass_group("health.pcie_width", ok, N_("PCIe link at full width"), N_("full PCIe width on {n} GPUs"), SRC_WIDTH,
                        total=len(doc.gpus))
     return out
 
@@ -730,8 +730,8 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding("health.pcie_speed", v,
                                (msg + Msg(': cannot tell whether the GPU was idle (idle GPUs lower the speed); re-check under load')), subject(g), _doc_ev(g, lines, slines), REMEDY_SPEED, SRC_SPEED,
                                measured=sm))
-    out += _pass_group("health.pcie_speed", ok, "PCIe generation as expected",
-                       "PCIe generation as expected on {n} GPUs", SRC_SPEED, total=len(doc.gpus))
+    out += _pass_group("health.pcie_speed", ok, N_("PCIe generation as expected"),
+                       N_("PCIe generation as expected on {n} GPUs"), SRC_SPEED, total=len(doc.gpus))
     return out
 
 
@@ -755,7 +755,7 @@ def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                measure(roll, 0, "rollovers", "at_most", f"{short_subject(g)} PCIe replay counter rollovers")))
         else:
             ok.append((g, "", lines, rm))
-    out += _pass_group("health.pcie_replay", ok, "no PCIe replays", "no PCIe replays on {n} GPUs", SRC_REPLAY, total=len(doc.gpus))
+    out += _pass_group("health.pcie_replay", ok, N_("no PCIe replays"), N_("no PCIe replays on {n} GPUs"), SRC_REPLAY, total=len(doc.gpus))
     return out
 
 

@@ -31,7 +31,7 @@ from wizard.facts import facts_of
 from wizard.model import Finding, Verdict, tightest
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_SMI = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ERR!, 'No devices were "
            "found', 'couldn't communicate with the NVIDIA driver'); NVIDIA Xid catalog (Xid 79 fallen off "
@@ -192,7 +192,7 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
     m = tightest(r[3] for r in rows)
     if len(rows) == 1:
         g, detail, lines, _ = rows[0]
-        return [Finding(fid, Verdict.PASS, Msg("{subject}: {msg_one}{detail}", subject=subject(g), msg_one=msg_one, detail=detail), subject(g), _ev(g, lines), "", source,
+        return [Finding(fid, Verdict.PASS, Msg("{subject}: {msg_one}{detail}", subject=subject(g), msg_one=Msg(msg_one), detail=detail), subject(g), _ev(g, lines), "", source,
                         measured=m)]
     ev: list[str] = []
     for g, _, lines, _ in rows:
@@ -202,8 +202,8 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
     details = sorted({d for _, d, _, _ in rows})
     detail = details[0] if len(details) == 1 else ""
     n = len(rows)
-    n_txt = str(n) if total is None else (f"all {n}" if n >= total else f"{n} of {total}")
-    return [Finding(fid, Verdict.PASS, Msg("{format}{detail}", format=msg_many.format(n=n_txt), detail=detail), subjects([g for g, _, _, _ in rows]),
+    n_txt: str = str(n) if total is None else (Msg("all {n}", n=n) if n >= total else Msg("{n} of {total}", n=n, total=total))
+    return [Finding(fid, Verdict.PASS, Msg("{format}{detail}", format=Msg(msg_many, n=n_txt), detail=detail), subjects([g for g, _, _, _ in rows]),
                     tuple(ev[:24]), "", source, measured=m)]
 
 
@@ -279,11 +279,9 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         elif f is False:
             (off_vm if in_vm(g, plan) else off_bare).append(g)
     off = off_bare + off_vm
-    out = _pass_group("health.persistence", on, "persistence mode is on", "persistence mode is on for {n} GPUs",
+    out = _pass_group("health.persistence", on, N_("persistence mode is on"), N_("persistence mode is on for {n} GPUs"),
                       SRC_A4) if not off else []
-    fix = ("Enable the NVIDIA persistence daemon so the driver stays initialised: "
-           "`sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at "
-           "reboot).")
+    fix = ((Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).')))
     for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
                                  (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, " inside a VM guest")):
         if not gpus:
@@ -368,7 +366,7 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                    "Before running validation tests, stop other jobs on this GPU.", SRC_B17))
         elif g.processes_read or g.processes:
             ok.append((g, "", [ln for p in g.processes for ln in p.lines][:4]))
-    out += _pass_group("health.gpu_processes", ok, "no compute processes", "no compute processes on {n} GPUs",
+    out += _pass_group("health.gpu_processes", ok, N_("no compute processes"), N_("no compute processes on {n} GPUs"),
                        SRC_B17, total=len(doc.gpus))
     return out
 
@@ -415,8 +413,8 @@ def _reset(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "Let running jobs finish, move new work elsewhere, then reset the GPU.", SRC_RESET))
         else:
             ok.append((g, "", lines))
-    out += _pass_group("health.gpu_reset", ok, "no reset or recovery action requested",
-                       "no reset or recovery action requested on {n} GPUs", SRC_RESET, total=len(doc.gpus))
+    out += _pass_group("health.gpu_reset", ok, N_("no reset or recovery action requested"),
+                       N_("no reset or recovery action requested on {n} GPUs"), SRC_RESET, total=len(doc.gpus))
     return out
 
 

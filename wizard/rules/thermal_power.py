@@ -28,7 +28,7 @@ from wizard.rules.smi import (
     subject,
     thresholds,
 )
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_B10 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
            "(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: the GPU's own slowdown temperature); Meta GCM health "
@@ -106,8 +106,8 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=hm))
         else:
             ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines, hm))
-    out += _pass_group("health.temperature", ok, "temperature within limits",
-                       "temperature within limits on {n} GPUs", SRC_B10, total=len(doc.gpus))
+    out += _pass_group("health.temperature", ok, N_("temperature within limits"),
+                       N_("temperature within limits on {n} GPUs"), SRC_B10, total=len(doc.gpus))
     return out
 
 
@@ -163,8 +163,8 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "'Clocks Event Reasons Counters'",
                                measured=measure(sum(us for _, us in spent) / 1e6, 0, "s", "at_most",
                                                 f"{short_subject(g)} time in slowdown since the driver loaded")))
-    out += _pass_group("health.clock_events", ok, "no clock slowdown reason active",
-                       "no clock slowdown reason active on {n} GPUs",
+    out += _pass_group("health.clock_events", ok, N_("no clock slowdown reason active"),
+                       N_("no clock slowdown reason active on {n} GPUs"),
                        "NVML API reference, clocks event reasons (nvmlClocksEventReason*), "
                        "https://docs.nvidia.com/deploy/nvml-api/")
     return out
@@ -217,8 +217,8 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                measured=pm))
         else:
             ok.append((g, f" ({_fmt(enforced)} W)", plines, pm))
-    out += _pass_group("health.power_limit", ok, "power limit at its default",
-                       "power limit at the default on {n} GPUs", SRC_B12, total=len(doc.gpus))
+    out += _pass_group("health.power_limit", ok, N_("power limit at its default"),
+                       N_("power limit at the default on {n} GPUs"), SRC_B12, total=len(doc.gpus))
     return out
 
 
@@ -259,8 +259,8 @@ def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
                 "or sensor fault, and it hides the headroom the GPU needs under load.", SRC_FAN))
         else:
             ok.append((g, f" (fan {_fmt(fan)} %, {state})", lines))
-    found = warn + _pass_group("health.gpu_fan_idle", ok, "fan not at full speed at idle",
-                               "fans not at full speed at idle on {n} GPUs", SRC_FAN, total=len(doc.gpus))
+    found = warn + _pass_group("health.gpu_fan_idle", ok, N_("fan not at full speed at idle"),
+                               N_("fans not at full speed at idle on {n} GPUs"), SRC_FAN, total=len(doc.gpus))
     if not found:
         return [Finding("health.gpu_fan_idle", Verdict.SKIP,
                         "no GPU reports a fan of its own (Fan Speed N/A: passively cooled): nothing to judge",
