@@ -105,6 +105,12 @@ def displayed_data() -> dict[str, str]:
     for k in PLAN_KEYS.values():  # the plan form's placeholders
         if k.help:
             found.setdefault(k.help, f"plan key {k.name}")
+    from wizard.data import table as data_table
+
+    for name, column in (("xid.csv", "follow_up"), ("xid_buckets.csv", "action"), ("xid154_actions.csv", "remedy")):
+        for row in data_table(name):  # remedies the Xid rules show as the table has them
+            if row.get(column):
+                found.setdefault(row[column], f"assets/{name} {column}")
     for table in (sz.METHODS, sz.ACCOUNTINGS, sz.CHECKPOINTING, sz.ATTENTION, sz.OFFLOAD, sz.CKPT_LOADERS,
                   sz.SEQ_PARALLEL, sz.OPTIMIZER_LABEL):  # the sizing form's choices
         for label in table.values():
@@ -346,3 +352,15 @@ def test_check_text_wraps_chinese_by_terminal_cells():
     assert len(lines) > 1 and all(cell_len(ln) <= 60 for ln in lines)
     assert any("/sys/firmware/dmi" in ln for ln in lines)
     assert "".join(ln.strip() for ln in lines).replace(" ", "") == ("[SKIP]bios.memory_channels" + text).replace(" ", "")
+
+
+def test_a_remedy_from_the_xid_table_shows_translated(monkeypatch):
+    """The Xid rules' remedies come from assets/xid.csv (plain text, or a Msg around it): in Chinese the table's text
+    is looked up too, so Xid 79's power-cycle advice reads in Chinese, and Msg.strip() keeps the pieces."""
+    monkeypatch.delenv("TERM", raising=False)
+    case = str(ROOT / "tests" / "data" / "cases" / "dmesg__tesla-aer-surprise-down-xid79-fallen-off-bus.txt")
+    _rc, zh, _e = run_main(["--lang", "zh_CN", "explain", case])
+    assert "完整的裸机断电重启" in zh and "Power-cycle the node (a full bare-metal" not in zh
+    m = i18n.Msg("x {n}", n=1) + " tail"
+    assert isinstance(m.strip(), i18n.Msg) and m.strip().parts == m.parts
+    assert not isinstance((m + "  ").strip(), i18n.Msg)  # stripped text is plain again

@@ -187,6 +187,11 @@ class Msg(str):
             return NotImplemented
         return Msg._joined(Msg._parts_of(other) + self.parts)
 
+    def strip(self, chars: str | None = None) -> str:
+        """``str.strip``, keeping the Msg when there is nothing to strip (a ``str`` method returns a plain ``str``)."""
+        out = str.strip(self, chars)
+        return self if out == str.__str__(self) else out
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return _msg_from_json, (str.__str__(self), self.to_json())
 
