@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button, Input, Static
 
-from wizard.i18n import _, tr
+from screens.widgets import KeyFooter
+from wizard.i18n import _, ngettext, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
 
@@ -39,16 +40,18 @@ class ConfirmAction(ModalScreen[bool]):
         s = self.spec
         changes = s.changes_system or self.resolved.changes_system  # a resolution may (start a stopped service)
         root = s.needs_root or self.resolved.needs_root
-        facts = [f"Changes the system: {'YES' if changes else 'no'}", f"Needs root: {'yes' if root else 'no'}"]
+        facts = [_("Changes the system: YES") if changes else _("Changes the system: no"),
+                 _("Needs root: yes") if root else _("Needs root: no")]
         if s.backs_up:
-            facts.append("Backs up first: " + ", ".join(s.backs_up))
+            facts.append(_("Backs up first: {paths}").format(paths=", ".join(s.backs_up)))
         lines = self.lines
         with Vertical(id="dialog", classes="dialog confirm-action"):
-            yield Static(("DRY RUN: " if self.dry_run else "") + s.title, classes="dialog-title", markup=False)
+            yield Static((_("DRY RUN: ") if self.dry_run else "") + _(s.title), classes="dialog-title", markup=False)
             yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
-                yield Static(s.description, markup=False, id="confirm-what")
-                yield Static(f"It will run ({len(lines)} line{'s' if len(lines) != 1 else ''}):",
+                yield Static(_(s.description), markup=False, id="confirm-what")
+                yield Static(ngettext("It will run ({count} line):", "It will run ({count} lines):", len(lines)).format(
+                    count=len(lines)),
                              classes="section", markup=False)
                 yield Static("\n".join(lines), markup=False, classes="commands")
             yield Static("", id="confirm-scroll", markup=False, classes="muted")
@@ -56,7 +59,7 @@ class ConfirmAction(ModalScreen[bool]):
                 yield Button(_("Show what would run (y)") if self.dry_run else _("Run it (y)"), id="yes",
                              variant="warning" if changes else "primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="no", compact=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         body = self.query_one("#dialog-commands", VerticalScroll)
@@ -75,10 +78,11 @@ class ConfirmAction(ModalScreen[bool]):
         if total <= 0 or shown <= 0:
             return
         if total <= shown:
-            text = f"all {total} lines shown"
+            text = _("all {total} lines shown").format(total=total)
         else:
             last = min(total, top + shown)
-            text = f"lines {top + 1}-{last} of {total}" + (" (more below)" if last < total else "") + ": arrows, PgUp/PgDn"
+            text = (_("lines {first}-{last} of {total} (more below): arrows, PgUp/PgDn") if last < total else
+                    _("lines {first}-{last} of {total}: arrows, PgUp/PgDn")).format(first=top + 1, last=last, total=total)
         self.query_one("#confirm-scroll", Static).update(text)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -103,8 +107,8 @@ class SkipDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Skip: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
-            yield Static("Why? The reason is kept in the build record.", markup=False)
-            yield Input(placeholder="e.g. PCIe-only server, no NVSwitch", id="reason")
+            yield Static(_("Why? The reason is kept in the build record."), markup=False)
+            yield Input(placeholder=_("e.g. PCIe-only server, no NVSwitch"), id="reason")
             yield Static("", id="skip-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Skip (enter)"), id="ok", variant="warning", compact=True)
@@ -116,7 +120,7 @@ class SkipDialog(ModalScreen[str | None]):
     def _submit(self) -> None:
         reason = self.query_one(Input).value.strip()
         if not reason:
-            self.query_one("#skip-error", Static).update("A reason is required.")
+            self.query_one("#skip-error", Static).update(_("A reason is required."))
             return
         self.dismiss(reason)
 
@@ -224,20 +228,20 @@ class ManualDialog(ModalScreen[bool]):
         from wizard.plan import PLAN_KEYS
 
         with Vertical(id="dialog", classes="dialog"):
-            yield Static("Do this by hand" if not self.key else f"Needs the plan answer {self.key}",
+            yield Static(_("Do this by hand") if not self.key else _("Needs the plan answer {key}").format(key=self.key),
                          classes="dialog-title", markup=False)
             with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
                 yield Static(self.text, markup=False)
             if self.key:
                 build = getattr(self.app, "build", None)
                 current = build.store.plan().get(self.key) if build is not None else None
-                yield Static(f"{self.key} " + (f"(read-only here: {self.app.read_only_why()})"
+                yield Static(f"{self.key} " + (_("(read-only here: {why})").format(why=self.app.read_only_why())
                                                  if self.readonly and hasattr(self.app, "read_only_why") else
-                                                 "(read-only here)" if self.readonly else
-                                                 "(enter saves it, as F2 would, and tries again)"),
+                                                 _("(read-only here)") if self.readonly else
+                                                 _("(enter saves it, as F2 would, and tries again)")),
                              markup=False, classes="section", id="manual-help")
                 yield Input("" if current is None else str(current),
-                            placeholder=PLAN_KEYS[self.key].help if self.key in PLAN_KEYS else self.key,
+                            placeholder=_(PLAN_KEYS[self.key].help) if self.key in PLAN_KEYS else self.key,
                             id="manual-value", disabled=self.readonly)
                 yield Static("", id="manual-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
@@ -263,7 +267,7 @@ class ManualDialog(ModalScreen[bool]):
         err.display = True  # each refusal below says why there
         raw = self.query_one("#manual-value", Input).value.strip()
         if not raw:
-            err.update(f"! type the {self.key}" + (" file's path" if self.key in FILE_PLAN_KEYS else ""))
+            err.update((_("! type the {key} file's path") if self.key in FILE_PLAN_KEYS else _("! type the {key}")).format(key=self.key))
             return
         value = os.path.abspath(os.path.expanduser(raw)) if self.key in FILE_PLAN_KEYS else raw
         try:
@@ -278,9 +282,9 @@ class ManualDialog(ModalScreen[bool]):
         try:
             build.store.set_plan(**{self.key: parsed})
         except (StoreError, sqlite3.Error) as exc:  # a full disk (DiskFullError), a read-only store: said, value kept
-            err.update(f"! not saved: {exc}")
+            err.update(_("! not saved: {error}").format(error=exc))
             return
-        self.app.notify(f"plan saved: {self.key}={parsed}")
+        self.app.notify(_("plan saved: {key}={value}").format(key=self.key, value=parsed))
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
@@ -341,9 +345,9 @@ class ConfirmStep(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Confirm: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
-            yield Static(f"Recorded as done by {self.user}, now. Note (optional): what you did or saw, "
-                         f"serial numbers, ...", markup=False)
-            yield Input(placeholder="optional note", id="note")
+            yield Static(_("Recorded as done by {user}, now. Note (optional): what you did or saw, "
+                           "serial numbers, ...").format(user=self.user), markup=False)
+            yield Input(placeholder=_("optional note"), id="note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
@@ -376,12 +380,12 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
         from textual.widgets.option_list import Option
 
         with Vertical(id="dialog", classes="dialog"):
-            yield Static("Acknowledge a past event", classes="dialog-title", markup=False)
-            yield Static("It will no longer count in this build's checks; the reason, you and the time "
-                         "are kept. New events still count.", markup=False, classes="muted")
+            yield Static(_("Acknowledge a past event"), classes="dialog-title", markup=False)
+            yield Static(_("It will no longer count in this build's checks; the reason, you and the time "
+                           "are kept. New events still count."), markup=False, classes="muted")
             yield OptionList(*[Option(Content(tr(f.message) if f.subject in f.message else f"{f.subject}: {tr(f.message)}"),
                                       id=f.key) for f in self.findings], id="ack-events")
-            yield Input(placeholder="reason (required), e.g. old event from burn-in, GPU since replaced",
+            yield Input(placeholder=_("reason (required), e.g. old event from burn-in, GPU since replaced"),
                         id="ack-reason")
             yield Static("", id="ack-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
@@ -403,7 +407,7 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
         if lst.highlighted is None:
             return
         if not reason:
-            self.query_one("#ack-error", Static).update("A reason is required.")
+            self.query_one("#ack-error", Static).update(_("A reason is required."))
             self.query_one("#ack-reason", Input).focus()
             return
         self.dismiss((self.findings[lst.highlighted].key, reason))
