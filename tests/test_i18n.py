@@ -364,3 +364,32 @@ def test_a_remedy_from_the_xid_table_shows_translated(monkeypatch):
     m = i18n.Msg("x {n}", n=1) + " tail"
     assert isinstance(m.strip(), i18n.Msg) and m.strip().parts == m.parts
     assert not isinstance((m + "  ").strip(), i18n.Msg)  # stripped text is plain again
+
+
+def test_explain_of_a_captured_input_shows_the_cli_text_and_a_finding_in_chinese(monkeypatch, tmp_path):
+    """`bringup --lang zh_CN explain` on a captured edac-util output (and on text it does not recognise): the finding's
+    message (a Msg judged in the child process, with a nested Msg clause) and the CLI's own words ("not recognised")
+    read in Chinese from the catalogue (here two entries installed in memory, so the test does not hang on the
+    shipped wording), while ``--json`` is byte for byte the English document."""
+    monkeypatch.delenv("TERM", raising=False)
+    case = str(ROOT / "tests" / "data" / "cases" / "edac-util__31-corrected-errors-dimm.txt")
+    other = tmp_path / "notes.txt"
+    other.write_text("nothing any tool prints\n")
+    template = "{where}: {ce} corrected (CE) memory error(s) since the counters were reset"
+    rc_en, en, _e = run_main(["explain", case, str(other)])
+    _r, j_en, _e = run_main(["explain", "--json", case, str(other)])
+    assert "31 corrected (CE) memory error(s) since the counters were reset" in en
+    assert f"{other}: not recognised -> " in en
+    cat = i18n.translations("zh_CN")._catalog
+    monkeypatch.setitem(cat, template, "{where}：计数器清零以来有 {ce} 个可纠正内存错误（测试译文）")
+    monkeypatch.setitem(cat, "not recognised", "未识别（测试译文）")
+    rc_zh, zh, _e = run_main(["--lang", "zh_CN", "explain", case, str(other)])
+    assert rc_zh == rc_en
+    line = next(ln for ln in zh.splitlines() if "health.host_memory" in ln)
+    assert "计数器清零以来有 31 个可纠正内存错误（测试译文）" in line and "CPU_SrcID#1_Channel#1_DIMM#0" in line
+    assert "corrected (CE) memory error(s)" not in zh
+    assert f"{other}: 未识别（测试译文） -> " in zh
+    assert "| mc1: csrow1: CPU_SrcID#1_Channel#1_DIMM#0: 31 Corrected Errors" in zh  # evidence is never translated
+    _r, j_zh, _e = run_main(["--lang", "zh_CN", "explain", "--json", case, str(other)])
+    assert j_zh == j_en
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in j_zh)

@@ -44,12 +44,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, _, current_language, tr
+from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, tr
 
 EXIT_ERROR = 3
 
-EXIT_CONTRACT = "0 pass or only skips, 1 warn or unknown, 2 fail, 3 bringup itself could not run (the reason on stderr)"
-"""The exit statuses every command draws from (ARCHITECTURE.md, "The JSON contract")."""
+EXIT_CONTRACT = N_("0 pass or only skips, 1 warn or unknown, 2 fail, 3 bringup itself could not run (the reason on "
+                   "stderr)")
+EXIT_CONTRACT_SHORT = N_("0 pass or only skips, 1 warn or unknown, 2 fail, 3 bringup itself could not run")
+"""The exit statuses every command draws from (ARCHITECTURE.md, "The JSON contract"); the short form without the
+parenthesis, for the help's "It never exits" sentence."""
 
 
 @dataclass(frozen=True)
@@ -65,85 +68,88 @@ class CommandHelp:
     details: str = ""
 
 
-_COULD_NOT_RUN = "bringup could not run (the reason on stderr)"
-_STOPPED = (130, "you stopped following it (Ctrl-C); the run goes on (bringup status shows it)")
+_COULD_NOT_RUN = N_("bringup could not run (the reason on stderr)")
+_STOPPED = (130, N_("you stopped following it (Ctrl-C); the run goes on (bringup status shows it)"))
 COMMANDS: dict[str, CommandHelp] = {
     "check": CommandHelp(
         "run the checks on this machine (or a capture bundle) and print the findings",
-        ((0, "every check passed or was not applicable (skip); --profile health: healthy"),
-         (1, "a check warned or could not tell (unknown)"),
-         (2, "a check failed; --profile health: unhealthy; --nodes: on any node"),
-         (3, "bringup could not run: unknown stage or step, unreadable bundle, ... (the reason on stderr)")),
+        ((0, N_("every check passed or was not applicable (skip); --profile health: healthy")),
+         (1, N_("a check warned or could not tell (unknown)")),
+         (2, N_("a check failed; --profile health: unhealthy; --nodes: on any node")),
+         (3, N_("bringup could not run: unknown stage or step, unreadable bundle, ... (the reason on stderr)"))),
         ("state", "snapshot")),
     "status": CommandHelp("where the current build stands: each stage and step with its status",
-                          ((0, "shown (also when there is no build yet)"), (3, _COULD_NOT_RUN))),
+                          ((0, N_("shown (also when there is no build yet)")), (3, _COULD_NOT_RUN))),
     "capture": CommandHelp(
         "run every probe and write a capture bundle (.tar.gz: manifest.json, index.txt, the raw outputs)",
-        ((0, "written"), (2, "--nodes or --hostfile: a node was unreachable or timed out (the others are written)"),
-         (3, "nothing written (the reason on stderr)"))),
+        ((0, N_("written")),
+         (2, N_("--nodes or --hostfile: a node was unreachable or timed out (the others are written)")),
+         (3, N_("nothing written (the reason on stderr)")))),
     "plan": CommandHelp("show or set the build's plan answers (KEY=VALUE)",
-                        ((0, "shown or set"), (3, "a key or value refused, or the build could not be opened"))),
+                        ((0, N_("shown or set")), (3, N_("a key or value refused, or the build could not be opened")))),
     "explain": CommandHelp(
         "judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)",
-        ((0, "what was read passed (or only skips)"), (1, "a warning, or an output bringup could not judge"),
-         (2, "a failure in what was read"), (3, "an input could not be read (the reason on stderr)")), ()),
+        ((0, N_("what was read passed (or only skips)")), (1, N_("a warning, or an output bringup could not judge")),
+         (2, N_("a failure in what was read")), (3, N_("an input could not be read (the reason on stderr)"))), ()),
     "ack": CommandHelp("acknowledge a past event (an Xid, an AER error) with a reason; no KEY lists them",
-                       ((0, "acknowledged, or listed"), (3, "no such key, no --reason, or no build"))),
+                       ((0, N_("acknowledged, or listed")), (3, N_("no such key, no --reason, or no build")))),
     "run": CommandHelp(
         "run a step's action: shows the exact commands and asks first (unless --yes)",
-        ((0, "done (--dry-run: shown, nothing run)"), (1, "not run (you said no), or its judge warned"),
-         (2, "it failed, or its check did not verify it"),
-         (3, "not started: unknown step, no action, needs root, no terminal without --yes"), _STOPPED),
+        ((0, N_("done (--dry-run: shown, nothing run)")), (1, N_("not run (you said no), or its judge warned")),
+         (2, N_("it failed, or its check did not verify it")),
+         (3, N_("not started: unknown step, no action, needs root, no terminal without --yes")), _STOPPED),
         ("state", "dry_run")),
     "validate": CommandHelp(
         "run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it",
-        ((0, "passed (or only skips)"), (1, "a warning or a result that could not be judged"), (2, "it failed"),
-         (3, "not started (the reason on stderr)"), _STOPPED), ("state", "dry_run")),
+        ((0, N_("passed (or only skips)")), (1, N_("a warning or a result that could not be judged")),
+         (2, N_("it failed")), (3, N_("not started (the reason on stderr)")), _STOPPED), ("state", "dry_run")),
     "size": CommandHelp(
         "GPU memory, GPU count, host RAM, NVMe and power for a workload (the Plan & sizing screen's figures)",
-        ((0, "fits on these GPUs"), (1, "does not fit, or needs more GPUs than given"), (3, "an input is refused")),
-        details="One computation (wizard/sizing.py) with the Plan & sizing screen: each option is one of its "
-                "fields; an option left out takes the field's default (or, with --from-build, the value the screen "
-                "stored with the build; --state applies only then)."),
+        ((0, N_("fits on these GPUs")), (1, N_("does not fit, or needs more GPUs than given")),
+         (3, N_("an input is refused"))),
+        details=N_("One computation (wizard/sizing.py) with the Plan & sizing screen: each option is one of its "
+                   "fields; an option left out takes the field's default (or, with --from-build, the value the "
+                   "screen stored with the build; --state applies only then).")),
     "report": CommandHelp(
         "write the acceptance report: inventory, every step and finding, validation figures, action runs",
-        ((0, "written (the node's verdict is in the report; `check` is the gate)"), (3, "not written")),
-        details="Write the acceptance report of the current build (or of capture bundles, offline). Without -o: a "
-                "build's report goes into its build directory, a bundle's to standard output."),
+        ((0, N_("written (the node's verdict is in the report; `check` is the gate)")), (3, N_("not written"))),
+        details=N_("Write the acceptance report of the current build (or of capture bundles, offline). Without -o: a "
+                   "build's report goes into its build directory, a bundle's to standard output.")),
     "answers": CommandHelp(
         "check an answers file, or export the build's as one",
-        ((0, "check: valid; export: written"), (3, "check: invalid (each error as FILE:LINE:COL); export: no build "
-                                                   "or not writable")),
-        details="Answers files drive unattended builds (`bringup auto`); README 'Unattended builds'."),
+        ((0, N_("check: valid; export: written")),
+         (3, N_("check: invalid (each error as FILE:LINE:COL); export: no build or not writable"))),
+        details=N_("Answers files drive unattended builds (`bringup auto`); README 'Unattended builds'.")),
     "auto": CommandHelp(
         "an unattended build from an answers file",
-        ((0, "every step passed, was confirmed or skipped"), (1, "a step warned or is not done"),
-         (2, "a step failed, or an allowed action could not start"),
-         (3, "the answers file is invalid (nothing ran), or bringup could not run"),
-         (130, "stopped (Ctrl-C): what it recorded is kept; a started action keeps running")),
+        ((0, N_("every step passed, was confirmed or skipped")), (1, N_("a step warned or is not done")),
+         (2, N_("a step failed, or an allowed action could not start")),
+         (3, N_("the answers file is invalid (nothing ran), or bringup could not run")),
+         (130, N_("stopped (Ctrl-C): what it recorded is kept; a started action keeps running"))),
         ("state", "dry_run", "snapshot"),
-        details="Validate the answers file, then walk the build in catalogue order: plan, checks, confirmations and "
-                "skips from the file, the actions it allows."),
+        details=N_("Validate the answers file, then walk the build in catalogue order: plan, checks, confirmations "
+                   "and skips from the file, the actions it allows.")),
 }
 """Every ``bringup`` command's help: ``build_parser`` draws each command's summary, description and exit statuses
-from here (tests hold every command to having them)."""
+from here (tests hold every command to having them). The summaries, exit statuses' words and details are English,
+translated where the help is built (:func:`_command`; the English is the message id)."""
 
 ANSWERS_COMMANDS: dict[str, CommandHelp] = {
     "check": CommandHelp("validate an answers file offline",
-                         ((0, "valid"), (3, "invalid (each error as FILE:LINE:COL) or unreadable")), ()),
+                         ((0, N_("valid")), (3, N_("invalid (each error as FILE:LINE:COL) or unreadable"))), ()),
     "export": CommandHelp("write the build's answers (plan, confirmations, skips, actions run) for the next node",
-                          ((0, "written"), (3, "no build, or not writable"))),
+                          ((0, N_("written")), (3, N_("no build, or not writable")))),
 }
 
 
 def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
     """The ``exit status:`` part of a command's help: one row per status it returns, then the contract's statuses
     it never returns (help text for :class:`_HelpFormatter`)."""
-    rows = "\n".join(f"  {code}\t{what}" for code, what in exits)
-    never = [str(c) for c in (0, 1, 2, 3) if c not in {code for code, _ in exits}]
-    tail = (f"\n\nIt never exits {' or '.join(never)} (bringup's statuses: {EXIT_CONTRACT.split(' (')[0]})."
-            if never else "")
-    return f"exit status:\n{rows}{tail}"
+    rows = "\n".join(f"  {code}\t{_(what)}" for code, what in exits)
+    never = [str(c) for c in (0, 1, 2, 3) if c not in {code for code, _unused in exits}]
+    tail = ("\n\n" + _("It never exits {statuses} (bringup's statuses: {contract}).").format(
+        statuses=_(" or ").join(never), contract=_(EXIT_CONTRACT_SHORT)) if never else "")
+    return _("exit status:") + f"\n{rows}{tail}"
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -188,6 +194,9 @@ class _HelpFormatter(argparse.HelpFormatter):
             out.append("\n".join(done))
         return out
 
+    def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)  # argparse's word, ours
+
     def _format_action(self, action: argparse.Action) -> str:
         text = super()._format_action(action)
         if isinstance(action, argparse._SubParsersAction):  # the commands themselves, without a COMMAND line atop
@@ -208,31 +217,36 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-@functools.lru_cache(maxsize=None)  # one parent per set of options shown: parents are only read
 def _common_options(applies: tuple[str, ...] = ("state", "dry_run", "snapshot", "basic"),
                     snapshot: bool = True) -> argparse.ArgumentParser:
     """The global options. Every command accepts them (before or after its name), as before; its help shows those in
     ``applies`` (the rest are hidden: ``--basic`` is the TUI's). ``report`` takes ``--snapshot`` with several bundles
-    (``snapshot=False``)."""
+    (``snapshot=False``). Their help is in the language in use."""
+    return _common_options_in(current_language(), applies, snapshot)
+
+
+@functools.lru_cache(maxsize=None)  # one parent per language and set of options shown: parents are only read
+def _common_options_in(lang: str, applies: tuple[str, ...], snapshot: bool) -> argparse.ArgumentParser:
+    """:func:`_common_options` in language ``lang`` (the current one: part of the cache's key)."""
     common = argparse.ArgumentParser(add_help=False)
 
     def shown(name: str, text: str) -> str:
         return text if name in applies else argparse.SUPPRESS
 
     common.add_argument("--state", metavar="DIR", default=argparse.SUPPRESS,
-                        help=shown("state", "state directory (default: /var/lib/bringup as root, else the user "
-                                            "state dir)"))
+                        help=shown("state", _("state directory (default: /var/lib/bringup as root, else the user "
+                                              "state dir)")))
     common.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
-                        help=shown("dry_run", "show what actions would run; run nothing that changes the system"))
+                        help=shown("dry_run", _("show what actions would run; run nothing that changes the system")))
     if snapshot:
         common.add_argument("--snapshot", metavar="BUNDLE", default=argparse.SUPPRESS,
-                            help=shown("snapshot", "analyse a capture bundle instead of this machine"))
+                            help=shown("snapshot", _("analyse a capture bundle instead of this machine")))
     common.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS,
-                        help="the language of what is shown (default: from LC_ALL/LC_MESSAGES/LANG; zh_CN falls back "
-                             "to English on the Linux console); --json output is always English")
+                        help=_("the language of what is shown (default: from LC_ALL/LC_MESSAGES/LANG; zh_CN falls "
+                               "back to English on the Linux console); --json output is always English"))
     common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
-                        help=shown("basic", "ANSI colours and ASCII glyphs (automatic on TERM=linux and serial "
-                                            "consoles)"))
+                        help=shown("basic", _("ANSI colours and ASCII glyphs (automatic on TERM=linux and serial "
+                                              "consoles)")))
     return common
 
 
@@ -241,82 +255,98 @@ def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.Argume
     """One command's parser: its summary in the command list and atop its help, its details, its exit statuses."""
     summary = _(ch.summary)  # the one-line summary in the operator's language (the English one is its message id)
     desc = (summary[0].upper() + summary[1:] + ("。" if current_language() == "zh_CN" else ".")
-            + (f"\n\n{ch.details}" if ch.details else ""))
-    return sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])], help=summary,
-                          description=desc, epilog=exit_status_text(ch.exits), formatter_class=_HelpFormatter)
+            + (f"\n\n{_(ch.details)}" if ch.details else ""))
+    return _argparse_words(sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])],
+                                          help=summary, description=desc, epilog=exit_status_text(ch.exits),
+                                          formatter_class=_HelpFormatter))
+
+
+def _argparse_words(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``p`` with argparse's own words in its help (its groups' headings, ``-h``'s and ``--version``'s help) in the
+    language in use (argparse's English is the message id; the English help is unchanged)."""
+    p._positionals.title = _("positional arguments")
+    if p._optionals.title == "options":
+        p._optionals.title = _("options")
+    for a in p._actions:
+        if isinstance(a, argparse._HelpAction):
+            a.help = _("show this help message and exit")
+        elif isinstance(a, argparse._VersionAction):
+            a.help = _("show program's version number and exit")
+    return p
 
 
 def _plan_keys_text() -> str:
     """``plan --help``'s list of keys, from :data:`wizard.plan.PLAN_KEYS` (their help lines: one source)."""
     from wizard.plan import PLAN_KEYS
 
-    return "plan keys (KEY=VALUE; the TUI's plan form asks the same):\n" + "\n".join(
-        f"  {k.name}\t{k.help}" for k in PLAN_KEYS.values())
+    return _("plan keys (KEY=VALUE; the TUI's plan form asks the same):") + "\n" + "\n".join(
+        f"  {k.name}\t{_(k.help) if k.help else ''}" for k in PLAN_KEYS.values())
 
 
 def _run_steps_text() -> str:
     """``run --help``'s list of the catalogue's steps that have an action (what STEP may be), by stage."""
     import steps
 
-    parts = ["STEP is one of these (the catalogue's steps with an action), by stage; a finding id names its step:"]
+    parts = [_("STEP is one of these (the catalogue's steps with an action), by stage; a finding id names its step:")]
     for st in steps.STAGES:
-        rows = [f"    {s.id}\t{s.title}" for s in st.steps if s.action is not None]
+        rows = [f"    {s.id}\t{_(s.title)}" for s in st.steps if s.action is not None]
         if rows:
-            parts.append(f"  {st.title}\n" + "\n".join(rows))
+            parts.append(f"  {_(st.title)}\n" + "\n".join(rows))
     return "\n\n".join(parts)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bringup", parents=[_common_options()], formatter_class=_HelpFormatter,
-                description="Take a GPU server from bare metal to proven ready for LLM training.\n\n"
-                            "With no command, bringup opens the TUI: the full-screen wizard that walks the build "
-                            "stage by stage (its options are below). A command runs one part without the TUI; "
-                            "`bringup COMMAND --help` says what it does, its options and its exit statuses.",
-                epilog=f"exit status: {EXIT_CONTRACT}; 130 stopped with Ctrl-C. Which a command returns (its --help says what each means "
-                       f"there):\n\n"
-                       + "\n".join(f"  {n}\t{' '.join(str(c) for c, _ in ch.exits)}" for n, ch in COMMANDS.items()))
-    p._optionals.title = "options (the TUI's; --state, --dry-run, --snapshot also go before a command)"
+                description=_("Take a GPU server from bare metal to proven ready for LLM training.") + "\n\n"
+                + _("With no command, bringup opens the TUI: the full-screen wizard that walks the build stage by stage "
+                    "(its options are below). A command runs one part without the TUI; `bringup COMMAND --help` says "
+                    "what it does, its options and its exit statuses."),
+                epilog=_("exit status: {contract}; 130 stopped with Ctrl-C. Which a command returns (its --help says "
+                         "what each means there):").format(contract=_(EXIT_CONTRACT)) + "\n\n"
+                       + "\n".join(f"  {n}\t{' '.join(str(c) for c, _unused in ch.exits)}" for n, ch in COMMANDS.items()))
+    p._optionals.title = _("options (the TUI's; --state, --dry-run, --snapshot also go before a command)")
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
+    _argparse_words(p)
     _tui_fleet_args(p)
-    sub = p.add_subparsers(dest="command", title="commands (each runs without the TUI)", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", title=_("commands (each runs without the TUI)"), metavar="COMMAND")
     c = _command(sub, "check", COMMANDS["check"])
-    c.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
-    c.add_argument("--stage", metavar="ID", help="only this stage's checks (plan grounding bios os driver health ...)")
-    c.add_argument("--step", metavar="ID", help="only this step's checks (a step id, or a finding id: its step)")
+    c.add_argument("--json", action="store_true", help=_("machine-readable output (schema in assets/schema)"))
+    c.add_argument("--stage", metavar="ID", help=_("only this stage's checks (plan grounding bios os driver health ...)"))
+    c.add_argument("--step", metavar="ID", help=_("only this step's checks (a step id, or a finding id: its step)"))
     _fleet_args(c)
-    c.add_argument("--prometheus", metavar="FILE", help="also write the findings as Prometheus metrics for "
-                   "node-exporter's textfile collector (FILE.prom, replaced atomically; wizard/metrics.py)")
+    c.add_argument("--prometheus", metavar="FILE", help=_("also write the findings as Prometheus metrics for "
+                     "node-exporter's textfile collector (FILE.prom, replaced atomically; wizard/metrics.py)"))
     _profile_args(c)
     s = _command(sub, "status", COMMANDS["status"])
-    s.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/status.schema.json)")
+    s.add_argument("--json", action="store_true", help=_("machine-readable output (assets/schema/status.schema.json)"))
     cap = _command(sub, "capture", COMMANDS["capture"])
     cap.add_argument("-o", "--output", required=True, metavar="FILE",
-                     help="bundle to write (.tar.gz); with --nodes or --hostfile a directory: one NODE.tar.gz per node")
+                     help=_("bundle to write (.tar.gz); with --nodes or --hostfile a directory: one NODE.tar.gz per node"))
     _fleet_args(cap)
     pl = _command(sub, "plan", COMMANDS["plan"])
-    pl.add_argument("answers", nargs="*", metavar="KEY=VALUE", help="set these answers (the keys are listed below)")
+    pl.add_argument("answers", nargs="*", metavar="KEY=VALUE", help=_("set these answers (the keys are listed below)"))
     pl.lazy_epilog = _plan_keys_text  # type: ignore[attr-defined]
     ex = _command(sub, "explain", COMMANDS["explain"])
-    ex.add_argument("inputs", nargs="+", metavar="FILE", help="files to read; - reads standard input")
-    ex.add_argument("--json", action="store_true", help="machine-readable output (schema in assets/schema)")
-    ex.add_argument("--kind", help="skip detection: treat every input as this kind")
+    ex.add_argument("inputs", nargs="+", metavar="FILE", help=_("files to read; - reads standard input"))
+    ex.add_argument("--json", action="store_true", help=_("machine-readable output (schema in assets/schema)"))
+    ex.add_argument("--kind", help=_("skip detection: treat every input as this kind"))
     ak = _command(sub, "ack", COMMANDS["ack"])
-    ak.add_argument("key", nargs="?", metavar="KEY", help="the finding's key (check --json shows it)")
-    ak.add_argument("--reason", help="why it no longer counts (kept with the build)")
+    ak.add_argument("key", nargs="?", metavar="KEY", help=_("the finding's key (check --json shows it)"))
+    ak.add_argument("--reason", help=_("why it no longer counts (kept with the build)"))
     r = _command(sub, "run", COMMANDS["run"])
-    r.add_argument("step", metavar="STEP", help="the step whose action runs (listed below)")
-    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    r.add_argument("step", metavar="STEP", help=_("the step whose action runs (listed below)"))
+    r.add_argument("--yes", action="store_true", help=_("do not ask for confirmation"))
     r.lazy_epilog = _run_steps_text  # type: ignore[attr-defined]
     vcommon = argparse.ArgumentParser(add_help=False)
     vcommon.add_argument("--device", choices=("auto", "cuda", "cpu"),
-                         help="where to run (default: the plan's validate_device, else auto = cuda with a GPU)")
+                         help=_("where to run (default: the plan's validate_device, else auto = cuda with a GPU)"))
     vcommon.add_argument("--python", metavar="PATH",
-                         help="the Python with PyTorch that runs the script (default: the plan's torch_python)")
+                         help=_("the Python with PyTorch that runs the script (default: the plan's torch_python)"))
     vcommon.add_argument("--json", action="store_true",
-                         help="only the check-shaped JSON on stdout (progress goes to stderr)")
-    vcommon.add_argument("--verbose", action="store_true", help="print the raw log instead of one line per step")
+                         help=_("only the check-shaped JSON on stdout (progress goes to stderr)"))
+    vcommon.add_argument("--verbose", action="store_true", help=_("print the raw log instead of one line per step"))
     vcommon.add_argument("--yes", action="store_true",
-                         help="accepted for scripts; validation changes nothing, so it never asks")
+                         help=_("accepted for scripts; validation changes nothing, so it never asks"))
     vcommon.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)  # small sizes: tests, smoke runs
     v = _command(sub, "validate", COMMANDS["validate"])
     vsub = v.add_subparsers(dest="kind", metavar="KIND", required=True)
@@ -325,98 +355,99 @@ def build_parser() -> argparse.ArgumentParser:
         vc.add_args(kp)
     sz = _command(sub, "size", COMMANDS["size"])
     for field_name, (flag, help_text) in SIZE_FLAGS.items():
-        sz.add_argument(flag, dest=f"f_{field_name}", metavar="V", help=help_text)
-    sz.add_argument("--from-build", action="store_true", help="start from the inputs the sizing screen stored with the build")
-    sz.add_argument("--json", action="store_true", help="machine-readable output (assets/schema/size.schema.json)")
+        sz.add_argument(flag, dest=f"f_{field_name}", metavar="V", help=_(help_text))
+    sz.add_argument("--from-build", action="store_true", help=_("start from the inputs the sizing screen stored with the build"))
+    sz.add_argument("--json", action="store_true", help=_("machine-readable output (assets/schema/size.schema.json)"))
     rp = _command(sub, "report", COMMANDS["report"], snapshot=False)
-    rp.add_argument("-o", "--output", metavar="FILE", help="where to write it (- for standard output)")
+    rp.add_argument("-o", "--output", metavar="FILE", help=_("where to write it (- for standard output)"))
     rp.add_argument("--format", choices=("html", "md", "json"),
-                    help="html (default; .md and .json outputs pick their format), md (GitHub-flavoured), json "
-                         "(assets/schema/report.schema.json)")
+                    help=_("html (default; .md and .json outputs pick their format), md (GitHub-flavoured), json "
+                           "(assets/schema/report.schema.json)"))
     rp.add_argument("--snapshot", metavar="BUNDLE", nargs="+", default=argparse.SUPPRESS,
-                    help="report on capture bundles instead of the build (several: one report of all the nodes)")
+                    help=_("report on capture bundles instead of the build (several: one report of all the nodes)"))
     rp.add_argument("--builds", metavar="DIR", nargs="+",
-                    help="report on these build directories (STATE/builds/<id>) together, one node each")
+                    help=_("report on these build directories (STATE/builds/<id>) together, one node each"))
     an = _command(sub, "answers", COMMANDS["answers"])
     ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
     anc = _command(ansub, "check", ANSWERS_COMMANDS["check"])
     anc.add_argument("file", metavar="FILE")
     ane = _command(ansub, "export", ANSWERS_COMMANDS["export"])
-    ane.add_argument("-o", "--output", metavar="FILE", help="where to write it (default: standard output)")
-    ane.add_argument("--build", metavar="ID", help="this build (default: the newest)")
+    ane.add_argument("-o", "--output", metavar="FILE", help=_("where to write it (default: standard output)"))
+    ane.add_argument("--build", metavar="ID", help=_("this build (default: the newest)"))
     au = _command(sub, "auto", COMMANDS["auto"])
-    au.add_argument("--answers", required=True, metavar="FILE", help="the answers file (TOML; bringup answers check)")
-    au.add_argument("--build", metavar="ID|new", help="continue build ID, or start a new one (default: the newest, "
-                    "or a new one when there is none)")
+    au.add_argument("--answers", required=True, metavar="FILE", help=_("the answers file (TOML; bringup answers check)"))
+    au.add_argument("--build", metavar="ID|new", help=_("continue build ID, or start a new one (default: the newest, "
+                      "or a new one when there is none)"))
     return p
 
 
 SIZE_FLAGS: dict[str, tuple[str, str]] = {
-    "params": ("--params", "parameter count: 7B, 70e9, 350M (default 7B)"),
-    "method": ("--method", "pretrain | full | lora | qlora (default full)"),
-    "lora": ("--lora", "LoRA rank (16) or fraction of the parameters (0.5%%)"),
+    "params": ("--params", N_("parameter count: 7B, 70e9, 350M (default 7B)")),
+    "method": ("--method", N_("pretrain | full | lora | qlora (default full)")),
+    "lora": ("--lora", N_("LoRA rank (16) or fraction of the parameters (0.5%%)")),
     "precision": ("--precision", "bf16 | fp16 | fp32"),
     "optimizer": ("--optimizer", "adamw | adam8bit | sgd_momentum | sgd"),
-    "accounting": ("--accounting", "zero (16 B/param, ZeRO paper) | hf (18 B, Hugging Face)"),
-    "zero_stage": ("--zero", "ZeRO stage 0-3 (FSDP: FULL_SHARD = 3, SHARD_GRAD_OP = 2)"),
-    "dp_degree": ("--dp", "data-parallel degree ZeRO shards over (default: GPUs / (TP x PP))"),
-    "tp": ("--tp", "tensor-parallel degree (default 1)"),
-    "pp": ("--pp", "pipeline-parallel degree (default 1)"),
-    "sp": ("--sp", "sequence parallelism with TP: off | on"),
-    "offload": ("--offload", "none | cpu (optimizer to CPU, ZeRO 1-3)"),
-    "seq_len": ("--seq-len", "sequence length, tokens (default 4096)"),
-    "micro_batch": ("--micro-batch", "micro-batch per GPU (default 1)"),
-    "checkpointing": ("--checkpointing", "activation checkpointing: off | full"),
+    "accounting": ("--accounting", N_("zero (16 B/param, ZeRO paper) | hf (18 B, Hugging Face)")),
+    "zero_stage": ("--zero", N_("ZeRO stage 0-3 (FSDP: FULL_SHARD = 3, SHARD_GRAD_OP = 2)")),
+    "dp_degree": ("--dp", N_("data-parallel degree ZeRO shards over (default: GPUs / (TP x PP))")),
+    "tp": ("--tp", N_("tensor-parallel degree (default 1)")),
+    "pp": ("--pp", N_("pipeline-parallel degree (default 1)")),
+    "sp": ("--sp", N_("sequence parallelism with TP: off | on")),
+    "offload": ("--offload", N_("none | cpu (optimizer to CPU, ZeRO 1-3)")),
+    "seq_len": ("--seq-len", N_("sequence length, tokens (default 4096)")),
+    "micro_batch": ("--micro-batch", N_("micro-batch per GPU (default 1)")),
+    "checkpointing": ("--checkpointing", N_("activation checkpointing: off | full")),
     "attention": ("--attention", "flash | standard"),
-    "layers": ("--layers", "layers (default: from the model table, else estimated)"),
-    "hidden": ("--hidden", "hidden size"),
-    "heads": ("--heads", "attention heads"),
-    "kv_heads": ("--kv-heads", "KV heads"),
-    "largest_layer": ("--largest-layer", "parameters of the largest layer (DeepSpeed ZeRO-3 gathers it)"),
-    "gpu": ("--gpu", "GPU model as in assets/gpu_specs.csv, e.g. 'H100 SXM5'"),
-    "gpu_count": ("--gpus", "GPUs per node (default 8)"),
-    "loader_gb_per_gpu": ("--loader-gb-per-gpu", "host RAM of one GPU's data loaders, GB"),
-    "ckpt_loaders": ("--loading", "model loading: auto | all (full copy per rank) | one (rank 0 + broadcast) | "
-                     "sharded (zero.Init / FSDP meta device) | streamed (shards to the GPU: from_pretrained with "
-                     "device_map, bitsandbytes)"),
-    "host_ram_gib": ("--host-ram-gib", "host RAM installed, GiB (compared with the counted minimum)"),
-    "dataset_gb": ("--dataset-gb", "dataset size, GB"),
-    "checkpoints_kept": ("--checkpoints-kept", "checkpoints kept on NVMe"),
-    "cpu_w": ("--cpu-w", "CPU maximum power, W (all sockets)"),
-    "other_w": ("--other-w", "memory, NICs, drives, fans maximum, W"),
-    "psu_w": ("--psu-w", "PSU rating, W"),
-    "system_max_w": ("--system-max-w", "the vendor's system maximum, W"),
+    "layers": ("--layers", N_("layers (default: from the model table, else estimated)")),
+    "hidden": ("--hidden", N_("hidden size")),
+    "heads": ("--heads", N_("attention heads")),
+    "kv_heads": ("--kv-heads", N_("KV heads")),
+    "largest_layer": ("--largest-layer", N_("parameters of the largest layer (DeepSpeed ZeRO-3 gathers it)")),
+    "gpu": ("--gpu", N_("GPU model as in assets/gpu_specs.csv, e.g. 'H100 SXM5'")),
+    "gpu_count": ("--gpus", N_("GPUs per node (default 8)")),
+    "loader_gb_per_gpu": ("--loader-gb-per-gpu", N_("host RAM of one GPU's data loaders, GB")),
+    "ckpt_loaders": ("--loading", N_("model loading: auto | all (full copy per rank) | one (rank 0 + broadcast) | "
+                        "sharded (zero.Init / FSDP meta device) | streamed (shards to the GPU: from_pretrained with "
+                        "device_map, bitsandbytes)")),
+    "host_ram_gib": ("--host-ram-gib", N_("host RAM installed, GiB (compared with the counted minimum)")),
+    "dataset_gb": ("--dataset-gb", N_("dataset size, GB")),
+    "checkpoints_kept": ("--checkpoints-kept", N_("checkpoints kept on NVMe")),
+    "cpu_w": ("--cpu-w", N_("CPU maximum power, W (all sockets)")),
+    "other_w": ("--other-w", N_("memory, NICs, drives, fans maximum, W")),
+    "psu_w": ("--psu-w", N_("PSU rating, W")),
+    "system_max_w": ("--system-max-w", N_("the vendor's system maximum, W")),
 }
-"""``bringup size`` option -> the sizing form's field (wizard.sizing.FIELDS); tests hold the two lists equal."""
+"""``bringup size`` option -> the sizing form's field (wizard.sizing.FIELDS); tests hold the two lists equal. The help
+texts are English, translated where the parser is built (a bare list of values is not marked: nothing to translate)."""
 
 
 def _profile_args(p: argparse.ArgumentParser) -> None:
     """``check --profile health [--timeout S] [--slurm]`` (wizard/health.py, wizard/slurm.py)."""
-    g = p.add_argument_group("health profile (Slurm HealthCheckProgram, prolog, epilog; README)")
-    g.add_argument("--profile", choices=("health",), help="only the fast checks that mean 'this node must not take "
-                   "jobs' (driver, nvidia-smi, GPU count, Xid, ECC, row remapping, PCIe link, NVLink, Fabric Manager, "
-                   "full disks), within --timeout; records nothing. Exit 0 healthy, 2 unhealthy, 3 bringup could "
-                   "not run")
-    g.add_argument("--timeout", type=float, metavar="S", help="with --profile: the whole run's time limit in seconds "
-                   "(default 10); a probe still running then is stopped and fails the check")
-    g.add_argument("--slurm", action="store_true", help="with --profile health: drain this Slurm node "
-                   "(scontrol update State=DRAIN Reason='bringup: ...') when a check fails; resume it when none fails "
-                   "and bringup drained it (an operator's drain is left alone). Node: $SLURMD_NODENAME, else "
-                   "hostname -s")
+    g = p.add_argument_group(_("health profile (Slurm HealthCheckProgram, prolog, epilog; README)"))
+    g.add_argument("--profile", choices=("health",), help=_("only the fast checks that mean 'this node must not take "
+                     "jobs' (driver, nvidia-smi, GPU count, Xid, ECC, row remapping, PCIe link, NVLink, Fabric Manager, "
+                     "full disks), within --timeout; records nothing. Exit 0 healthy, 2 unhealthy, 3 bringup could "
+                     "not run"))
+    g.add_argument("--timeout", type=float, metavar="S", help=_("with --profile: the whole run's time limit in seconds "
+                     "(default 10); a probe still running then is stopped and fails the check"))
+    g.add_argument("--slurm", action="store_true", help=_("with --profile health: drain this Slurm node "
+                     "(scontrol update State=DRAIN Reason='bringup: ...') when a check fails; resume it when none fails "
+                     "and bringup drained it (an operator's drain is left alone). Node: $SLURMD_NODENAME, else "
+                     "hostname -s"))
 
 
 def _fleet_args(p: argparse.ArgumentParser) -> None:
     """``check`` and ``capture`` on many nodes at once over ssh (wizard/fleet.py)."""
-    g = p.add_argument_group("many nodes over ssh")
-    g.add_argument("--nodes", metavar="NODESET", help="these nodes over ssh, e.g. 'gpu[001-016]' (ClusterShell nodeset "
-                   "syntax; each name is its ssh target)")
-    g.add_argument("--hostfile", metavar="FILE", help="the nodes of a hostfile ('name ssh_target gpus' or 'host slots=N' "
-                   "lines, as validate nodes reads it)")
-    g.add_argument("--ssh-config", metavar="FILE", help="ssh client config (-F) to reach the nodes")
-    g.add_argument("--fanout", type=int, metavar="N", help="nodes at once (default 32)")
-    g.add_argument("--node-timeout", type=float, metavar="S", help="seconds one node may take, login included "
-                   "(default 600); past it the node is a fleet.timeout finding")
-    g.add_argument("--progress", action="store_true", help="progress on stderr even when it is not a terminal")
+    g = p.add_argument_group(_("many nodes over ssh"))
+    g.add_argument("--nodes", metavar="NODESET", help=_("these nodes over ssh, e.g. 'gpu[001-016]' (ClusterShell nodeset "
+                     "syntax; each name is its ssh target)"))
+    g.add_argument("--hostfile", metavar="FILE", help=_("the nodes of a hostfile ('name ssh_target gpus' or 'host slots=N' "
+                     "lines, as validate nodes reads it)"))
+    g.add_argument("--ssh-config", metavar="FILE", help=_("ssh client config (-F) to reach the nodes"))
+    g.add_argument("--fanout", type=int, metavar="N", help=_("nodes at once (default 32)"))
+    g.add_argument("--node-timeout", type=float, metavar="S", help=_("seconds one node may take, login included "
+                     "(default 600); past it the node is a fleet.timeout finding"))
+    g.add_argument("--progress", action="store_true", help=_("progress on stderr even when it is not a terminal"))
 
 
 TUI_FLEET_OPTIONS = ("nodes", "hostfile", "ssh_config", "fanout", "node_timeout")
@@ -426,14 +457,14 @@ TUI_FLEET_OPTIONS = ("nodes", "hostfile", "ssh_config", "fanout", "node_timeout"
 def _tui_fleet_args(p: argparse.ArgumentParser) -> None:
     """``bringup --nodes NODESET`` (or ``--hostfile FILE``): the TUI opens on the fleet view of those nodes
     (screens/fleet.py); the options mean what they mean for ``check --nodes``."""
-    g = p.add_argument_group("the TUI's fleet view (bringup --nodes NODESET)")
-    g.add_argument("--nodes", dest="tui_nodes", metavar="NODESET", help="open on the fleet view: check these nodes "
-                   "over ssh, e.g. 'gpu[001-016]', and show the node x stage table")
-    g.add_argument("--hostfile", dest="tui_hostfile", metavar="FILE", help="the fleet view's nodes from a hostfile")
-    g.add_argument("--ssh-config", dest="tui_ssh_config", metavar="FILE", help="ssh client config (-F) to reach them")
-    g.add_argument("--fanout", dest="tui_fanout", type=int, metavar="N", help="nodes at once (default 32)")
+    g = p.add_argument_group(_("the TUI's fleet view (bringup --nodes NODESET)"))
+    g.add_argument("--nodes", dest="tui_nodes", metavar="NODESET", help=_("open on the fleet view: check these nodes "
+                     "over ssh, e.g. 'gpu[001-016]', and show the node x stage table"))
+    g.add_argument("--hostfile", dest="tui_hostfile", metavar="FILE", help=_("the fleet view's nodes from a hostfile"))
+    g.add_argument("--ssh-config", dest="tui_ssh_config", metavar="FILE", help=_("ssh client config (-F) to reach them"))
+    g.add_argument("--fanout", dest="tui_fanout", type=int, metavar="N", help=_("nodes at once (default 32)"))
     g.add_argument("--node-timeout", dest="tui_node_timeout", type=float, metavar="S",
-                   help="seconds one node may take, login included (default 600)")
+                   help=_("seconds one node may take, login included (default 600)"))
 
 
 @dataclass(frozen=True)
@@ -450,24 +481,24 @@ class ValidateCommand:
 
 
 def _nproc_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--nproc", type=int, metavar="N", help="ranks (default: one per GPU; 2 on cpu)")
+    p.add_argument("--nproc", type=int, metavar="N", help=_("ranks (default: one per GPU; 2 on cpu)"))
 
 
 def _soak_args(p: argparse.ArgumentParser) -> None:
     _nproc_arg(p)
-    p.add_argument("--minutes", type=float, metavar="M", help="soak length (default: the plan's soak_minutes, else 10)")
+    p.add_argument("--minutes", type=float, metavar="M", help=_("soak length (default: the plan's soak_minutes, else 10)"))
 
 
 def _burnin_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minutes", type=float, metavar="M",
-                   help="burn-in length (default: the plan's burnin_minutes, else 10)")
+                   help=_("burn-in length (default: the plan's burnin_minutes, else 10)"))
 
 
 def _nodes_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hostfile", metavar="FILE", help="the nodes, one per line: 'name ssh_target gpus "
-                   "[python=/path] [addr=IP]' or 'host slots=N' (default: the plan's hostfile)")
-    p.add_argument("--pairwise", action="store_true", help="also run every pair of nodes, to find a bad one")
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh client config (-F) to reach the nodes")
+    p.add_argument("--hostfile", metavar="FILE", help=_("the nodes, one per line: 'name ssh_target gpus "
+                     "[python=/path] [addr=IP]' or 'host slots=N' (default: the plan's hostfile)"))
+    p.add_argument("--pairwise", action="store_true", help=_("also run every pair of nodes, to find a bad one"))
+    p.add_argument("--ssh-config", metavar="FILE", help=_("ssh client config (-F) to reach the nodes"))
 
 
 def _nodes_plan(a: argparse.Namespace) -> dict:
@@ -538,8 +569,9 @@ def main(argv: list[str] | None = None) -> int:
         given = [n for n in TUI_FLEET_OPTIONS if opt(args, "tui_" + n) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
-            print(f"bringup: error: {flag} before the command opens the TUI's fleet view; for "
-                  f"`{args.command}` put it after the command (bringup {args.command} {flag} ...)", file=sys.stderr)
+            print("bringup: error: " + _("{flag} before the command opens the TUI's fleet view; for `{command}` put it "
+                                         "after the command (bringup {command} {flag} ...)").format(
+                flag=flag, command=args.command), file=sys.stderr)
             return EXIT_ERROR
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
@@ -567,15 +599,17 @@ def main(argv: list[str] | None = None) -> int:
             where = getattr(exc, "filename", None)
             if where:
                 free = free_bytes(Path(where).parent)
-                msg = f"the disk is full writing {where}" + (f": {free:,} bytes free there" if free is not None else "")
+                msg = (_("the disk is full writing {path}").format(path=where)
+                       + (_(": {free} bytes free there").format(free=f"{free:,}") if free is not None else ""))
             else:
                 msg = disk_full_message(Path(opt(args, "state") or default_state_dir()))
             print(f"bringup: error: {msg}", file=sys.stderr)
             return EXIT_ERROR
         if os.environ.get("BRINGUP_DEBUG"):
             raise
-        print(f"bringup: internal error: {exc!r}. This is a bug in bringup: please report it with the "
-              f"command line (run with BRINGUP_DEBUG=1 to see the traceback).", file=sys.stderr)
+        print("bringup: internal error: " + _("{error}. This is a bug in bringup: please report it with the command "
+                                              "line (run with BRINGUP_DEBUG=1 to see the traceback).").format(
+            error=repr(exc)), file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -589,7 +623,7 @@ def state_dir(args: argparse.Namespace, write: bool = True) -> Path:
 
     raw = opt(args, "state")
     if raw is not None and not str(raw).strip():
-        raise StateDirError("--state is empty: give a directory")
+        raise StateDirError(_("--state is empty: give a directory"))
     d = Path(raw) if raw else default_state_dir()
     if not write:
         return d
@@ -621,12 +655,12 @@ def open_build_for_reading(args: argparse.Namespace, boot_id: str):
     try:
         ensure_state_dir(d)
     except StateDirError as exc:
-        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), f"{exc}; read-only"
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), _("{reason}; read-only").format(reason=exc)
     say_tightened(d)
     try:
         return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
     except DiskFullError as exc:  # it cannot be written, but it can still be read
-        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), f"{exc}; read-only"
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), _("{reason}; read-only").format(reason=exc)
 
 
 GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]", "unknown": "[ ?? ]"}
@@ -655,20 +689,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     if opt(args, "prometheus") is not None and (stage is not None or opt(args, "step") is not None):
         # a part of the check would replace the whole check's file: its failing series and fail count would vanish
         # and an alert on them would silently stop firing
-        print(f"bringup: error: --prometheus writes the whole check's metrics; with "
-              f"{'--stage' if stage is not None else '--step'} the file would hold only part of them (a failure "
-              f"elsewhere would vanish from it and stop alerting): run `bringup check --prometheus FILE` without "
-              f"--stage or --step", file=sys.stderr)
+        print("bringup: error: " + _("--prometheus writes the whole check's metrics; with {option} the file would "
+                                     "hold only part of them (a failure elsewhere would vanish from it and stop "
+                                     "alerting): run `bringup check --prometheus FILE` without --stage or --step").format(
+            option="--stage" if stage is not None else "--step"), file=sys.stderr)
         return EXIT_ERROR
     if stage is not None and stage not in {st.id for st in steps.STAGES}:
         near = did_you_mean(stage, [st.id for st in steps.STAGES])
-        print(f"bringup: error: unknown stage {stage!r}" + (f"; did you mean {' or '.join(near)}?" if near else "")
-              + f"; stages: {' '.join(st.id for st in steps.STAGES)}", file=sys.stderr)
+        stages = " ".join(st.id for st in steps.STAGES)
+        print("bringup: error: " + (_("unknown stage {stage}; did you mean {ids}?; stages: {stages}").format(
+            stage=repr(stage), ids=_(" or ").join(near), stages=stages) if near else
+            _("unknown stage {stage}; stages: {stages}").format(stage=repr(stage), stages=stages)), file=sys.stderr)
         return EXIT_ERROR
     sel = checked_steps(steps.STAGES, stage)
     only_step = opt(args, "step")
     if only_step is not None and stage is not None:
-        print("bringup: error: give --stage or --step, not both", file=sys.stderr)
+        print("bringup: error: " + _("give --stage or --step, not both"), file=sys.stderr)
         return EXIT_ERROR
     if only_step is not None:
         sid, err = resolve_step_id(only_step)
@@ -677,8 +713,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         sel = [s for s in sel if s.id == sid]
         if not sel:
-            print(f"bringup: error: step {sid} is not checked from probes (it is confirmed or run as an action)",
-                  file=sys.stderr)
+            print("bringup: error: " + _("step {step} is not checked from probes (it is confirmed or run as an "
+                                         "action)").format(step=sid), file=sys.stderr)
             return EXIT_ERROR
     if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
         return cmd_check_fleet(args, sel, stage)
@@ -698,10 +734,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         host = local_host()  # type: ignore[assignment]  # a SnapshotHost above, a LocalHost here: both are Hosts
         build, note = open_build_for_reading(args, _boot_id())
         if note:
-            print(f"bringup: note: {note}: findings are not recorded", file=sys.stderr)
+            print("bringup: note: " + _("{note}: findings are not recorded").format(note=note), file=sys.stderr)
         elif build is not None and build.observing:
-            print(f"bringup: note: another bringup ({build.lock.holder or 'another process'}) holds this build: "
-                  f"findings are not recorded", file=sys.stderr)
+            print("bringup: note: " + _("another bringup ({holder}) holds this build: findings are not "
+                                        "recorded").format(holder=build.lock.holder or _("another process")),
+                  file=sys.stderr)
         plan = build.expectations() if build is not None else {}
     try:
         started = utcnow()
@@ -725,7 +762,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                         build.record_findings(sid, fs, started)
                     build.remember_gpu_serials(outputs)
             except DiskFullError as exc:  # the findings are still shown below
-                print(f"bringup: note: {exc}: the findings below are not recorded", file=sys.stderr)
+                print("bringup: note: " + _("{reason}: the findings below are not recorded").format(reason=exc),
+                      file=sys.stderr)
     finally:
         if build is not None:
             build.close()
@@ -733,16 +771,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     verdict = overall(findings)
     note = ""
     if not sel:
-        note = (f"stage {stage} has no automatic checks: its steps are actions (`bringup run STEP`; the validation "
-                f"stages: `bringup validate gpu|node|soak|nodes`) or are confirmed by hand in the TUI "
-                f"(bringup status shows them)")
+        note = Msg("stage {stage} has no automatic checks: its steps are actions (`bringup run STEP`; the validation "
+                   "stages: `bringup validate gpu|node|soak|nodes`) or are confirmed by hand in the TUI "
+                   "(bringup status shows them)", stage=stage)  # English in --json, translated in the text (tr)
     elif verdict.value == "skip":
-        note = "nothing was verified: every check was not applicable here"
+        note = Msg("nothing was verified: every check was not applicable here")
     if opt(args, "json"):
         print(json.dumps(check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note), indent=2))
     else:
-        name = identity.get("hostname") or "this host"
-        print(f"bringup check on {name}" + (f" (snapshot {opt(args, 'snapshot')})" if opt(args, "snapshot") else ""))
+        name = identity.get("hostname") or _("this host")
+        print(_("bringup check on {host} (snapshot {bundle})").format(host=name, bundle=opt(args, "snapshot"))
+              if opt(args, "snapshot") else _("bringup check on {host}").format(host=name))
         width = text_width()
         for st in steps.STAGES:  # catalogue order, one heading per stage with findings
             fs = [f for s in sel if s.stage_id == st.id for f in results[s.id]]
@@ -751,8 +790,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print_findings(fs, width=width)
         print()
         counts = verdict_counts(findings) if findings else ""
-        said = "; ".join(x for x in (counts, note) if x)
-        print("\n".join(_wrap("", f"overall: {verdict.value}" + (f" ({said})" if said else ""), width, 2)))
+        said = "; ".join(x for x in (counts, tr(note)) if x)
+        print("\n".join(_wrap("", _("overall: {verdict} ({details})").format(verdict=verdict.value, details=said)
+                               if said else _("overall: {verdict}").format(verdict=verdict.value), width, 2)))
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
         from wizard.metrics import MetricsError, write_check_metrics
 
@@ -760,7 +800,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             for said in write_check_metrics(opt(args, "prometheus"), findings, snapshot=bool(snap),
                                             node=(identity.get("hostname") or Path(snap).name) if snap else None,
                                             state_dir=None if snap else state_dir(args, write=False)):
-                print(f"bringup: note: {said}", file=sys.stderr)
+                print(f"bringup: note: {tr(said)}", file=sys.stderr)
         except MetricsError as exc:
             print(f"bringup: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
@@ -775,17 +815,17 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
     (a finding fails), 3 bringup could not run (bad options, an unreadable bundle) or an scontrol it needed failed."""
     name = opt(args, "profile")
     if name is None:
-        print("bringup: error: --timeout and --slurm go with --profile health", file=sys.stderr)
+        print("bringup: error: " + _("--timeout and --slurm go with --profile health"), file=sys.stderr)
         return EXIT_ERROR
     for flag in ("stage", "step", "nodes", "hostfile", "prometheus"):
         if opt(args, flag) is not None:
-            print(f"bringup: error: --profile {name} runs its own set of checks on this node: "
-                  f"--{flag} does not apply", file=sys.stderr)
+            print("bringup: error: " + _("--profile {profile} runs its own set of checks on this node: {option} does "
+                                         "not apply").format(profile=name, option="--" + flag), file=sys.stderr)
             return EXIT_ERROR
     timeout = 10.0 if opt(args, "timeout") is None else float(args.timeout)
     if not (math.isfinite(timeout) and 0 < timeout <= 3600):
-        print(f"bringup: error: --timeout must be more than 0 and at most 3600 seconds, got {timeout:g}",
-              file=sys.stderr)
+        print("bringup: error: " + _("--timeout must be more than 0 and at most 3600 seconds, got {timeout}").format(
+            timeout=f"{timeout:g}"), file=sys.stderr)
         return EXIT_ERROR
     snap = opt(args, "snapshot")
     from wizard import prefetch
@@ -800,7 +840,8 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
     do_slurm = bool(opt(args, "slurm"))
 
     def hung() -> None:  # the watchdog: something blocked past every time limit (a read stuck in the kernel)
-        why = f"the health check did not finish within {timeout + health.WATCHDOG_GRACE_S:g} s"
+        why = _("the health check did not finish within {seconds} s").format(
+            seconds=f"{timeout + health.WATCHDOG_GRACE_S:g}")
         print(f"[FAIL] {health.OVERRUN_ID}: {why}", flush=True)
         if do_slurm:
             from wizard import slurm
@@ -842,7 +883,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
     finally:
         watchdog.cancel()
         prefetch.discard()  # what the profile did not take (a probe stopped early, an error)
-    state = "healthy" if result.healthy else "unhealthy"
+    state = _("healthy") if result.healthy else _("unhealthy")  # the text's word (the JSON has "healthy": bool)
     if opt(args, "json"):
         doc = check_doc(identity, result.verdict, result.findings, None, snap, started)
         doc.update(profile=name, healthy=result.healthy, duration_s=round(result.duration_s, 3), timeout_s=timeout)
@@ -850,11 +891,14 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
             doc["slurm"] = outcome.to_dict() if outcome is not None else {"error": slurm_error}
         print(json.dumps(doc, indent=2))
     else:
-        host_name = identity.get("hostname") or "this host"
-        print(f"bringup check --profile {name} on {host_name}" + (f" (snapshot {snap})" if snap else "")
-              + f": {state} in {result.duration_s:.2f} s")
+        host_name = identity.get("hostname") or _("this host")
+        seconds = f"{result.duration_s:.2f}"
+        print(_("bringup check --profile {profile} on {host} (snapshot {bundle}): {state} in {seconds} s").format(
+            profile=name, host=host_name, bundle=snap, state=state, seconds=seconds) if snap else
+            _("bringup check --profile {profile} on {host}: {state} in {seconds} s").format(
+                profile=name, host=host_name, state=state, seconds=seconds))
         print_findings(result.findings)
-        print(f"overall: {result.verdict.value} ({state})")
+        print(_("overall: {verdict} ({details})").format(verdict=result.verdict.value, details=state))
         if outcome is not None:
             print(f"slurm: {outcome.why}")
     if slurm_error:
@@ -879,11 +923,16 @@ VERDICT_ORDER = ("pass", "warn", "fail", "skip")
 
 
 def verdict_counts(findings) -> str:
-    """"12 pass, 1 warn, 0 fail, 3 skip" (", 2 unknown" when some could not tell) for ``check``'s headings."""
+    """"12 pass, 1 warn, 0 fail, 3 skip" (", 2 unknown" when some could not tell) for ``check``'s headings, in the
+    language in use."""
     n = {v: 0 for v in (*VERDICT_ORDER, "unknown")}
     for f in findings:
         n[f.verdict.value] += 1
-    return ", ".join(f"{n[v]} {v}" for v in VERDICT_ORDER) + (f", {n['unknown']} unknown" if n["unknown"] else "")
+    if n["unknown"]:
+        return _("{passed} pass, {warned} warn, {failed} fail, {skipped} skip, {unknown} unknown").format(
+            passed=n["pass"], warned=n["warn"], failed=n["fail"], skipped=n["skip"], unknown=n["unknown"])
+    return _("{passed} pass, {warned} warn, {failed} fail, {skipped} skip").format(
+        passed=n["pass"], warned=n["warn"], failed=n["fail"], skipped=n["skip"])
 
 
 MIN_TEXT_WIDTH = 40
@@ -896,6 +945,16 @@ def text_width() -> int:
     import shutil
 
     return max(MIN_TEXT_WIDTH, shutil.get_terminal_size().columns)
+
+
+def _ljust(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal cells (a CJK character takes two: a translated column
+    heading stays aligned); ``str.ljust`` for ASCII text."""
+    if text.isascii():
+        return text.ljust(width)
+    from rich.cells import cell_len
+
+    return text + " " * max(0, width - cell_len(text))
 
 
 def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
@@ -965,19 +1024,19 @@ def fleet_options(args: argparse.Namespace) -> tuple[list[Any], dict[str, Any]]:
     from wizard.fleet import DEFAULT_FANOUT, DEFAULT_NODE_TIMEOUT_S, FleetError, nodes_from_hostfile, nodes_from_spec
 
     if opt(args, "nodes") is not None and opt(args, "hostfile") is not None:
-        raise FleetError("give --nodes or --hostfile, not both")
+        raise FleetError(_("give --nodes or --hostfile, not both"))
     if opt(args, "snapshot"):
-        raise FleetError("--snapshot reads one bundle; with --nodes or --hostfile the nodes are reached over ssh")
+        raise FleetError(_("--snapshot reads one bundle; with --nodes or --hostfile the nodes are reached over ssh"))
     nodes = nodes_from_spec(args.nodes) if opt(args, "nodes") is not None else nodes_from_hostfile(args.hostfile)
     fanout = DEFAULT_FANOUT if opt(args, "fanout") is None else args.fanout
     if not 1 <= fanout <= 4096:
-        raise FleetError(f"--fanout must be from 1 to 4096 nodes, got {fanout}")
+        raise FleetError(_("--fanout must be from 1 to 4096 nodes, got {fanout}").format(fanout=fanout))
     timeout = DEFAULT_NODE_TIMEOUT_S if opt(args, "node_timeout") is None else args.node_timeout
     if not (math.isfinite(timeout) and 1 <= timeout <= 86400):
-        raise FleetError(f"--node-timeout must be from 1 to 86400 seconds, got {timeout:g}")
+        raise FleetError(_("--node-timeout must be from 1 to 86400 seconds, got {timeout}").format(timeout=f"{timeout:g}"))
     cfg = opt(args, "ssh_config")
     if cfg is not None and not os.path.isfile(cfg):
-        raise FleetError(f"--ssh-config {cfg}: no such file")
+        raise FleetError(_("--ssh-config {path}: no such file").format(path=cfg))
     return nodes, {"fanout": fanout, "node_timeout_s": timeout, "ssh_config": os.path.abspath(cfg) if cfg else None,
                    "on_progress": _progress_printer(bool(opt(args, "progress")))}
 
@@ -1017,7 +1076,7 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     from wizard.store import utcnow
 
     if opt(args, "prometheus") is not None:
-        print("bringup: error: --prometheus writes one node's metrics; run it on each node (without --nodes)",
+        print("bringup: error: " + _("--prometheus writes one node's metrics; run it on each node (without --nodes)"),
               file=sys.stderr)
         return EXIT_ERROR
     try:
@@ -1046,12 +1105,15 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         return verdict.exit_code
     from wizard.rules.fleet import fold
 
-    print(f"bringup check on {len(fc.nodes)} node{'s' if len(fc.nodes) != 1 else ''}: {fc.nodeset} (fanout {fc.fanout}, node timeout "
-          f"{fc.node_timeout_s:g} s, {fc.wall_s:.1f} s in all)")
+    print(ngettext("bringup check on {count} node: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
+                   "bringup check on {count} nodes: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in "
+                   "all)", len(fc.nodes)).format(count=len(fc.nodes), nodeset=fc.nodeset, fanout=fc.fanout,
+                                                 timeout=f"{fc.node_timeout_s:g}", wall=f"{fc.wall_s:.1f}"))
     ids, rows = stage_matrix(fc, steps.STAGES)
     width = max(6, *(len(r["node"]) for r in rows))
     cols = {sid: max(len(sid), 8) + 1 for sid in ids}
-    print(f"{'node':<{width}}  {'verdict':<8}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids) + "time")
+    print(f"{_ljust(_('node'), width)}  {_ljust(_('verdict'), 8)}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids)
+          + _("time"))
     for r in rows:
         line = f"{r['node']:<{width}}  {r['verdict'].value:<8}"
         if r["reason"]:
@@ -1061,18 +1123,20 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
                             for sid in ids) + f"{r['seconds']:.1f} s"
         print(line)
     if any(r["odd"] for r in rows):
-        print("(* differs from most nodes)")
+        print(_("(* differs from most nodes)"))
     judged = [n for n, c in fc.nodes.items() if not c.reason]
-    print(f"\nacross the nodes ({len(judged)} compared):")
+    print("\n" + _("across the nodes ({count} compared):").format(count=len(judged)))
     print_findings([f for f in fc.findings if f.verdict.value != "pass"])
     passed = [f for f in fc.findings if f.verdict.value == "pass"]
     if passed:
-        print("[ OK ] the same on every node compared: " + "; ".join(f.message.split(" on all ")[0] for f in passed))
-    print("\nfindings by node (folded where identical):")
+        print("[ OK ] " + _("the same on every node compared: {what}").format(
+            what="; ".join(f.message.split(" on all ")[0] for f in passed)))
+    print("\n" + _("findings by node (folded where identical):"))
     groups = folded_findings(fc)
     for g in groups:
         if g.findings:
-            print(f"{fold(g.nodes)}" + (f" ({len(g.nodes)} nodes)" if len(g.nodes) > 1 else "") + ":")
+            print(_("{nodes} ({count} nodes):").format(nodes=fold(g.nodes), count=len(g.nodes)) if len(g.nodes) > 1
+                  else f"{fold(g.nodes)}:")
             print_findings(g.findings)
     counts: dict[tuple[int, int], list[str]] = {}
     for n, c in fc.nodes.items():
@@ -1080,12 +1144,13 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
             counts.setdefault((sum(f.verdict.value == "pass" for f in c.findings),
                                sum(f.verdict.value == "skip" for f in c.findings)), []).append(n)
     for (npass, nskip), ns in counts.items():
-        print(f"{fold(ns)}: {npass} passed, {nskip} not applicable (--json lists them)")
+        print(_("{nodes}: {passed} passed, {skipped} not applicable (--json lists them)").format(
+            nodes=fold(ns), passed=npass, skipped=nskip))
     by_verdict: dict[str, list[str]] = {}
     for n, c in fc.nodes.items():
         by_verdict.setdefault(c.verdict.value, []).append(n)
-    print(f"overall: {verdict.value} (" + "; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))
-          + ")")
+    print(_("overall: {verdict} ({details})").format(
+        verdict=verdict.value, details="; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))))
     return verdict.exit_code
 
 
@@ -1104,13 +1169,14 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     out = Path(args.output)
     if out.exists() and not out.is_dir():
-        print(f"bringup: error: -o {out} is a file: with --nodes or --hostfile give a directory (one bundle per node)",
-              file=sys.stderr)
+        print("bringup: error: " + _("-o {path} is a file: with --nodes or --hostfile give a directory (one bundle per "
+                                     "node)").format(path=out), file=sys.stderr)
         return EXIT_ERROR
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"bringup: error: cannot make the directory {out}: {exc.strerror or exc}", file=sys.stderr)
+        print("bringup: error: " + _("cannot make the directory {path}: {reason}").format(
+            path=out, reason=exc.strerror or exc), file=sys.stderr)
         return EXIT_ERROR
     plan: dict[str, Any] = {}
     build, _note = open_build_for_reading(args, _boot_id())
@@ -1124,23 +1190,25 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
     for name, c in got.items():
         if c.path is None:
             missing += 1
-            print(f"{name}: no bundle: {c.error}")
+            print(_("{node}: no bundle: {reason}").format(node=name, reason=c.error))
         else:
-            print(f"{name}: wrote {c.path}: {c.probes} probes" + (f"; not collected there: {', '.join(c.failed)}"
-                                                               if c.failed else ""))
-    print(f"{len(got) - missing} of {len(got)} nodes captured into {out}")
+            print(_("{node}: wrote {path}: {count} probes").format(node=name, path=c.path, count=c.probes)
+                  + (_("; not collected there: {probes}").format(probes=", ".join(c.failed)) if c.failed else ""))
+    print(_("{captured} of {total} nodes captured into {path}").format(captured=len(got) - missing, total=len(got),
+                                                                      path=out))
     return 2 if missing else 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     if opt(args, "snapshot"):
-        print("bringup: error: status reads the build record; --snapshot does not apply", file=sys.stderr)
+        print("bringup: error: " + _("status reads the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=False)
     b, note = open_build_for_reading(args, _boot_id())
     if b is None:
         msg = {"schema": 1, "build": None, "state_dir": str(sd)}
-        print(json.dumps(msg) if opt(args, "json") else f"no build under {sd} yet: run `bringup` to start one")
+        print(json.dumps(msg) if opt(args, "json") else _("no build under {path} yet: run `bringup` to start one").format(
+            path=sd))
         return 0
     if note:
         print(f"bringup: note: {note}", file=sys.stderr)
@@ -1171,22 +1239,22 @@ def cmd_status(args: argparse.Namespace) -> int:
         if opt(args, "json"):
             print(json.dumps(doc, indent=2))
         else:
-            print(f"build {b.info.build_id} on {host.get('hostname', '?')}"
-                  + ("  (read-only: the state directory cannot be written)" if note
-                     else "  (observing: another bringup holds it)" if b.observing else ""))
-            print(f"resume at: {rp.stage.title} > {rp.step.title}")
+            print(_("build {build} on {host}").format(build=b.info.build_id, host=host.get("hostname", "?"))
+                  + ("  " + _("(read-only: the state directory cannot be written)") if note
+                     else "  " + _("(observing: another bringup holds it)") if b.observing else ""))
+            print(_("resume at: {stage} > {step}").format(stage=_(rp.stage.title), step=_(rp.step.title)))
             for r in running:
-                print(f"running: {r.title} (pid {r.pid}, log {r.log_path})")
+                print(_("running: {title} (pid {pid}, log {log})").format(title=tr(r.title), pid=r.pid, log=r.log_path))
             for st in stages:
-                print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {st['title']}")
+                print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
                 for s in st["steps"]:
                     extra = f" -- {s['reason']}" if s["reason"] else ""
                     if s["verdict"] in ("warn", "unknown") and s["status"] in ("pending", "cpu-only"):
                         extra = f" ({s['verdict']})" + extra  # what the last check or run found
-                    stale = " (re-check: rebooted since)" if s["stale_after_reboot"] else ""
-                    print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {s['status']}{extra}{stale}")
-            print("(steps and their status only; the inventory, every finding, the measured figures and past action "
-                  "runs: `bringup report`)")
+                    stale = " " + _("(re-check: rebooted since)") if s["stale_after_reboot"] else ""
+                    print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {_(s['status'])}{extra}{stale}")
+            print(_("(steps and their status only; the inventory, every finding, the measured figures and past action "
+                    "runs: `bringup report`)"))
     finally:
         b.close()
     return 0
@@ -1211,7 +1279,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from wizard.engine import host_identity, local_host
 
     if opt(args, "snapshot"):
-        print("bringup: error: capture reads this machine; --snapshot makes no sense here", file=sys.stderr)
+        print("bringup: error: " + _("capture reads this machine; --snapshot makes no sense here"), file=sys.stderr)
         return EXIT_ERROR
     if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
         return cmd_capture_fleet(args)
@@ -1231,12 +1299,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
             plan = b.plan()
             b.close()
     except Exception as exc:  # noqa: BLE001 - a capture must work even when the build is broken
-        print(f"bringup: note: plan answers not included ({exc})", file=sys.stderr)
+        print("bringup: note: " + _("plan answers not included ({reason})").format(reason=exc), file=sys.stderr)
     out = Path(args.output)
     manifest = asyncio.run(capture(host, out, identity, plan=plan))
     failed = [p["name"] for p in manifest["probes"] if p["error"]]
-    print(f"wrote {out}: {len(manifest['probes'])} probes, {len(manifest['ops'])} operations"
-          + (f"; not collected here: {', '.join(failed)}" if failed else ""))
+    print(_("wrote {path}: {probes} probes, {operations} operations").format(
+        path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
+          + (_("; not collected here: {probes}").format(probes=", ".join(failed)) if failed else ""))
     return 0
 
 
@@ -1249,7 +1318,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from wizard.plan import parse_answer
 
     if opt(args, "snapshot"):
-        print("bringup: error: plan edits the build record; --snapshot does not apply", file=sys.stderr)
+        print("bringup: error: " + _("plan edits the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
 
     try:
@@ -1260,7 +1329,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if not answers:  # reading, as status and check do: a build this user cannot write is shown read-only
         b, note = open_build_for_reading(args, _boot_id())
         if b is None:
-            print("no build yet; set answers with `bringup plan KEY=VALUE` to start one")
+            print(_("no build yet; set answers with `bringup plan KEY=VALUE` to start one"))
             return 0
         if note:
             print(f"bringup: note: {note}", file=sys.stderr)
@@ -1279,7 +1348,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     wait = PLAN_LOCK_WAIT_S if answers else 0.0
     if not list_builds(sd):
         if not answers:
-            print("no build yet; set answers with `bringup plan KEY=VALUE` to start one")
+            print(_("no build yet; set answers with `bringup plan KEY=VALUE` to start one"))
             return 0
         import asyncio
 
@@ -1292,8 +1361,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     try:
         if answers:
             if b.observing:
-                print("bringup: error: another bringup holds this build: use its plan form (F2), or "
-                      "close it first", file=sys.stderr)
+                print("bringup: error: " + _("another bringup holds this build: use its plan form (F2), or close it "
+                                             "first"), file=sys.stderr)
                 return EXIT_ERROR
             b.store.set_plan(**answers)
         plan = b.store.plan()
@@ -1309,15 +1378,16 @@ def print_plan(plan: Mapping[str, Any]) -> None:
 
     for k, pk in PLAN_KEYS.items():
         v = plan.get(k)
-        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {pk.help}")
+        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {_(pk.help) if pk.help else ''}")
 
 
 def _stopped_following(started: list[Any], sd: Path) -> int:
     """Ctrl-C while ``run``/``validate`` follow an action: the supervised run keeps going; say where to find it."""
     if started:
         run = started[0]
-        print(f"\nstopped following; run {run.id} keeps running (pid {run.pid}). "
-              f"See it with `bringup --state {sd} status` or follow it with `tail -f {run.log_path}`.", file=sys.stderr)
+        print("\n" + _("stopped following; run {run} keeps running (pid {pid}). See it with `bringup --state {state} "
+                       "status` or follow it with `tail -f {log}`.").format(run=run.id, pid=run.pid, state=sd,
+                                                                           log=run.log_path), file=sys.stderr)
     return 130
 
 
@@ -1339,10 +1409,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     step = steps.step_by_id(sid)
     if step.action is None:
-        print(f"bringup: error: step {step.id} has no action (it is checked or confirmed instead)", file=sys.stderr)
+        print("bringup: error: " + _("step {step} has no action (it is checked or confirmed instead)").format(
+            step=step.id), file=sys.stderr)
         return EXIT_ERROR
     if opt(args, "snapshot"):
-        print("bringup: error: run acts on this machine; --snapshot describes another one", file=sys.stderr)
+        print("bringup: error: " + _("run acts on this machine; --snapshot describes another one"), file=sys.stderr)
         return EXIT_ERROR
     host = local_host()
     identity = asyncio.run(host_identity(host))
@@ -1357,15 +1428,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         if prep.dry_run or args.yes:
             return True
         if not sys.stdin.isatty():
-            print("bringup: error: not a terminal; pass --yes to run without asking", file=sys.stderr)
+            print("bringup: error: " + _("not a terminal; pass --yes to run without asking"), file=sys.stderr)
             said_no.append(EXIT_ERROR)
             return False
         try:
-            answer = input("Run it? [y/N] ")
+            answer = input(_("Run it? [y/N] "))
         except EOFError:
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
-            print("not run")
+            print(_("not run"))
             said_no.append(1)
             return False
         return True
@@ -1373,7 +1444,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}")
+            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path))
 
     def on_lines(lines: list[str]) -> None:
         for line in lines:
@@ -1389,35 +1460,35 @@ def cmd_run(args: argparse.Namespace) -> int:
             for line in prep.confirmation():
                 print(line)
             if prep.refusal_kind == "manual":
-                print(f"  cannot run here: {prep.refusal}")
+                print("  " + _("cannot run here: {reason}").format(reason=tr(prep.refusal)))
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
-                print(f"bringup: error: this action needs root: sudo {sys.argv[0] or 'bringup'} --state {sd} "
-                      f"run {step.id}", file=sys.stderr)
+                print("bringup: error: " + _("this action needs root: {command}").format(
+                    command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
             else:
-                print(f"bringup: error: {prep.refusal}", file=sys.stderr)
+                print(f"bringup: error: {tr(prep.refusal)}", file=sys.stderr)
             return EXIT_ERROR
         if out.declined:
             return said_no[0] if said_no else 1
         if out.error:
-            print(f"bringup: error: {out.error}", file=sys.stderr)
+            print(f"bringup: error: {tr(out.error)}", file=sys.stderr)
             return EXIT_ERROR
         run = out.run
         assert run is not None
         if run.state is ActionState.DRY_RUN:
-            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})")
+            print(_("dry run: nothing was run (recorded as run {run}, {log})").format(run=run.id, log=run.log_path))
             return 0
         from wizard.actions import outcome_words
 
         print(outcome_words(run.state, run.exit_status))
         rc = 0 if run.state is ActionState.SUCCEEDED else 2
         if out.checked:  # the commands ran; then its check verified what they were for
-            print(f"checking {step.id} ...")
+            print(_("checking {step} ...").format(step=step.id))
             for f in out.findings:
-                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
+                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {tr(f.message)}")
             rc = 0 if b.status(step.id).done else 2
         elif rc == 0 and step.action.judge is not None:  # judged from its log when it ended
             for f in out.findings:
-                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {f.message}")
+                print(f"{GLYPH[f.verdict.value]} {f.id:<18} {tr(f.message)}")
             rc = overall(out.findings).exit_code
         return rc
     finally:
@@ -1443,7 +1514,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     vc = VALIDATE_COMMANDS[args.kind]
     if opt(args, "snapshot"):
-        print("bringup: error: validate runs on this machine; --snapshot describes another one", file=sys.stderr)
+        print("bringup: error: " + _("validate runs on this machine; --snapshot describes another one"), file=sys.stderr)
         return EXIT_ERROR
     step = validate_step(args.kind)
     raw = {"validate_device": opt(args, "device"), "torch_python": opt(args, "python"),
@@ -1468,7 +1539,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            print(f"started run {run.id} (pid {run.pid}); log: {run.log_path}", file=out)
+            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path),
+                  file=out)
 
     def on_lines(lines: list[str]) -> None:
         for line in lines:
@@ -1479,7 +1551,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(text, file=out, flush=True)
 
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
-        print(f"{prep.step.action.title}  ({step.id})", file=out)
+        print(f"{_(prep.step.action.title)}  ({step.id})", file=out)
         for line in prep.commands:
             print(f"  {line}", file=out)
         return True
@@ -1492,21 +1564,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return _stopped_following(started, sd)
         prep = res.prepared
         if prep.refusal:
-            print(f"{step.action.title}  ({step.id})", file=out)
-            print(f"bringup: error: cannot run it here: {prep.refusal}", file=sys.stderr)
+            print(f"{_(step.action.title)}  ({step.id})", file=out)
+            print("bringup: error: " + _("cannot run it here: {reason}").format(reason=tr(prep.refusal)), file=sys.stderr)
             return EXIT_ERROR
         if res.error:
-            print(f"bringup: error: could not start the validation: {res.error}", file=sys.stderr)
+            print("bringup: error: " + _("could not start the validation: {reason}").format(reason=tr(res.error)),
+                  file=sys.stderr)
             return EXIT_ERROR
         run = res.run
         assert run is not None
         if run.state is ActionState.DRY_RUN:
-            print(f"dry run: nothing was run (recorded as run {run.id}, {run.log_path})", file=out)
+            print(_("dry run: nothing was run (recorded as run {run}, {log})").format(run=run.id, log=run.log_path),
+                  file=out)
             return 0
         from wizard.actions import outcome_words
 
-        print(f"the run {outcome_words(run.state, run.exit_status)}; the verdicts below judge what it measured",
-              file=out)
+        print(_("the run {outcome}; the verdicts below judge what it measured").format(
+            outcome=outcome_words(run.state, run.exit_status)), file=out)
         findings = res.findings
         verdict = overall(findings)
         extra = res.results
@@ -1522,11 +1596,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _print_results(extra)
             print_findings(findings)
             cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
-            print(f"overall: {verdict.value}" + (" (of the software path on the CPU: the GPU is not validated)"
-                                                 if cpu_only else ""))
+            print(_("overall: {verdict} (of the software path on the CPU: the GPU is not validated)").format(
+                verdict=verdict.value) if cpu_only else _("overall: {verdict}").format(verdict=verdict.value))
             st = b.store.step_states().get(step.id)
             if st is not None:
-                print(f"step {step.id}: {st.status.value}" + (f" -- {st.reason}" if st.reason else ""))
+                print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
+                      + (f" -- {st.reason}" if st.reason else ""))
         return verdict.exit_code
     finally:
         b.close()
@@ -1536,12 +1611,12 @@ def _print_results(extra: Mapping[str, Any]) -> None:
     """The results table and, for an all-reduce sweep, the busbw-by-size chart with the floor."""
     rows = extra.get("results") or []
     if rows:
-        print("results:")
+        print(_("results:"))
         for r in rows:
             val = r.get("value")
             shown = "-" if val is None else (f"{val:,.3g}" if abs(val) < 1000 else f"{val:,.0f}")
             floor = r.get("floor")
-            fl = "" if floor is None else f"  (limit {floor:,.3g})"
+            fl = "" if floor is None else "  " + _("(limit {floor})").format(floor=f"{floor:,.3g}")
             subj = f" {r['subject']}" if r.get("subject") and r.get("subject") != "host" else ""
             print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
                   f"{r.get('unit') or ''}{fl}")
@@ -1565,30 +1640,32 @@ def cmd_ack(args: argparse.Namespace) -> int:
     import steps
 
     if opt(args, "snapshot"):
-        print("bringup: error: ack edits the build record; --snapshot does not apply", file=sys.stderr)
+        print("bringup: error: " + _("ack edits the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=args.key is not None)
     if not sd.is_dir() or not list_builds(sd):
         if args.key is None:
-            print(f"no build under {sd} yet: nothing to acknowledge")
+            print(_("no build under {path} yet: nothing to acknowledge").format(path=sd))
             return 0
-        print(f"bringup: error: no build under {sd} yet: nothing to acknowledge", file=sys.stderr)
+        print("bringup: error: " + _("no build under {path} yet: nothing to acknowledge").format(path=sd),
+              file=sys.stderr)
         return EXIT_ERROR
     b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, readonly=args.key is None)
     try:
         if args.key is None:
             acks = b.store.acks()
             if not acks:
-                print("no acknowledged events")
+                print(_("no acknowledged events"))
             for key, a in acks.items():
-                print(f"{key}  {a['finding_id']}  {a['subject']}: {a['message']}\n    acknowledged by {a['user']} "
-                      f"at {a['at']}: {a['reason']}")
+                print(f"{key}  {a['finding_id']}  {a['subject']}: {tr(a['message'])}\n    "
+                      + _("acknowledged by {user} at {at}: {reason}").format(user=a["user"], at=a["at"],
+                                                                             reason=a["reason"]))
             return 0
         if not (args.reason or "").strip():
-            print("bringup: error: say why with --reason (it is kept with the build)", file=sys.stderr)
+            print("bringup: error: " + _("say why with --reason (it is kept with the build)"), file=sys.stderr)
             return EXIT_ERROR
         if b.observing:
-            print("bringup: error: another bringup holds this build; acknowledge there", file=sys.stderr)
+            print("bringup: error: " + _("another bringup holds this build; acknowledge there"), file=sys.stderr)
             return EXIT_ERROR
         found = None
         for s in b.steps():
@@ -1601,13 +1678,14 @@ def cmd_ack(args: argparse.Namespace) -> int:
 
             keys = [f.key for s in b.steps() for f in b.store.latest_check(s.id)[1] if f.key]
             near = did_you_mean(args.key, keys)
-            hint = (f"; did you mean {' or '.join(near)}?" if near else
-                    "; `bringup check` prints each acknowledgeable finding's key (a finding id is not a key)")
-            print(f"bringup: error: no finding with key {args.key!r} in this build's latest checks{hint}",
-                  file=sys.stderr)
+            said = (_("no finding with key {key} in this build's latest checks; did you mean {ids}?") if near else
+                    _("no finding with key {key} in this build's latest checks; `bringup check` prints each "
+                      "acknowledgeable finding's key (a finding id is not a key)"))
+            print("bringup: error: " + said.format(key=repr(args.key), ids=_(" or ").join(near)), file=sys.stderr)
             return EXIT_ERROR
         b.acknowledge(found, args.reason)
-        print(f"acknowledged: {found.subject}: {found.message}\n  it no longer counts in checks of this build")
+        print(_("acknowledged: {subject}: {message}").format(subject=found.subject, message=tr(found.message))
+              + "\n  " + _("it no longer counts in checks of this build"))
         return 0
     finally:
         b.close()
@@ -1624,8 +1702,9 @@ def resolve_step_id(word: str) -> tuple[str | None, str]:
     if sid is not None:
         return sid, ""
     near = did_you_mean(word, known_ids(step_ids))
-    hint = f"; did you mean {' or '.join(near)}?" if near else "; `bringup status` lists the steps"
-    return None, f"no step or finding id {word!r}{hint}"
+    said = (_("no step or finding id {word}; did you mean {ids}?") if near else
+            _("no step or finding id {word}; `bringup status` lists the steps"))
+    return None, said.format(word=repr(word), ids=_(" or ").join(near))
 
 
 
@@ -1801,7 +1880,7 @@ def explain_in_child(names: list[str], kind: str | None) -> tuple[list[tuple[str
         return done, "time", meta
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
         return done, "memory", meta
-    return done, f"the judging process ended with status {status}", meta
+    return done, Msg("the judging process ended with status {status}", status=status), meta
 
 
 def _explain_child(names: list[str], kind: str | None, wfd: int) -> int:
@@ -1827,7 +1906,7 @@ def _explain_child(names: list[str], kind: str | None, wfd: int) -> int:
             try:
                 inp = read_explain_input(name)
             except OSError as exc:
-                send("unreadable", f"cannot read {name}: {exc.strerror or exc}")
+                send("unreadable", _("cannot read {path}: {reason}").format(path=name, reason=exc.strerror or exc))
                 return 0
             if inp.binary:
                 send("ok", Explained(name, None, "", [binary_input_finding(inp)], 0.0).to_dict())
@@ -1864,10 +1943,10 @@ def over_budget_finding(meta: Mapping[str, Any], how: str) -> Any:
     from wizard.common import human_bytes
     from wizard.model import Finding, Verdict
 
-    size = (f"{human_bytes(meta.get('bytes', 0))} in {meta.get('lines', 0):,} lines (its longest line: "
-            f"{meta.get('longest', 0):,} characters)")
-    remedy = ("Give bringup the tool's own output, or the part of it that matters: no output bringup reads takes "
-              "this much (very long lines are the usual cause). If it is a tool's real output, please report it.")
+    size = Msg("{size} in {lines:,} lines (its longest line: {longest:,} characters)",
+               size=human_bytes(meta.get("bytes", 0)), lines=meta.get("lines", 0), longest=meta.get("longest", 0))
+    remedy = Msg("Give bringup the tool's own output, or the part of it that matters: no output bringup reads takes "
+                 "this much (very long lines are the usual cause). If it is a tool's real output, please report it.")
     if how == "time":
         return Finding("explain.time_limit", Verdict.UNKNOWN, Msg("judging this input was stopped after {budget:.1f} s of CPU time, the limit for {size}: "
                                                                   "nothing of it was judged", budget=meta.get('budget', 0), size=size),
@@ -1884,15 +1963,18 @@ def input_cut_finding(inp: ExplainInput) -> Any:
     from wizard.common import human_bytes
     from wizard.model import Finding, Verdict
 
-    of = f"{inp.total_bytes:,} bytes in all" if inp.total_bytes else f"more than {human_bytes(EXPLAIN_MAX_BYTES)}"
-    limit = (f"at most {human_bytes(EXPLAIN_MAX_BYTES)}" if inp.cut == "bytes" else
-             f"at most {EXPLAIN_MAX_LINES:,} lines")
-    rest = ("convert it to UTF-8 (`iconv -f UTF-16 -t UTF-8 FILE > out.txt`) and explain the part after line "
-            f"{inp.judged_lines:,}" if inp.utf16 else
-            f"`tail -c +{inp.judged_bytes + 1} {inp.name} | bringup explain -` judges what follows"
+    # the clauses are Msgs too (tr translates them inside the sentence); the commands in them are never translated
+    of = (Msg("{total:,} bytes in all", total=inp.total_bytes) if inp.total_bytes else
+          Msg("more than {size}", size=human_bytes(EXPLAIN_MAX_BYTES)))
+    limit = (Msg("at most {size}", size=human_bytes(EXPLAIN_MAX_BYTES)) if inp.cut == "bytes" else
+             Msg("at most {lines:,} lines", lines=EXPLAIN_MAX_LINES))
+    rest = (Msg("convert it to UTF-8 ({command}) and explain the part after line {line:,}",
+                command="`iconv -f UTF-16 -t UTF-8 FILE > out.txt`", line=inp.judged_lines) if inp.utf16 else
+            Msg("{command} judges what follows", command=f"`tail -c +{inp.judged_bytes + 1} {inp.name} | bringup explain -`")
             if inp.name != "-" and inp.cut == "bytes" else
-            f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -` judges what follows"
-            if inp.cut == "lines" else "`split -C 8M FILE part.` cuts it into parts bringup judges whole")
+            Msg("{command} judges what follows", command=f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -`")
+            if inp.cut == "lines" else Msg("{command} cuts it into parts bringup judges whole",
+                                           command="`split -C 8M FILE part.`"))
     return Finding("explain.input_cut", Verdict.UNKNOWN,
                    Msg("only the first {judged_bytes:,} bytes ({human_bytes}, {judged_lines:,} lines) of this "
                        "input were judged ({of}): bringup explain reads {limit} of one input; the rest was not "
@@ -1905,9 +1987,9 @@ def binary_input_finding(inp: ExplainInput) -> Any:
     """The ``explain.binary_input`` finding (verdict unknown) for an input that is binary data, not text."""
     from wizard.model import Finding, Verdict
 
-    hint = ("It starts like a gzip file: a capture bundle is judged with `bringup check --snapshot FILE`; "
-            "decompress other files first (`zcat FILE | bringup explain -`)." if inp.gzip else
-            "Give bringup the command's text output (a saved terminal log, `cmd > out.txt 2>&1`).")
+    hint = (Msg("It starts like a gzip file: a capture bundle is judged with `bringup check --snapshot FILE`; "
+                "decompress other files first (`zcat FILE | bringup explain -`).") if inp.gzip else
+            Msg("Give bringup the command's text output (a saved terminal log, `cmd > out.txt 2>&1`)."))
     return Finding("explain.binary_input", Verdict.UNKNOWN,
                    Msg("this input is binary data, not a command's text output: {binary:.0%} of it is control "
                        "bytes or not UTF-8; it was not judged", binary=inp.binary), "input", (), hint, "")
@@ -1924,8 +2006,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         from wizard.registry import KINDS
 
         if opt(args, "kind") not in KINDS:
-            print(f"bringup: error: unknown kind {args.kind!r}; kinds: {', '.join(sorted(KINDS))}",
-                  file=sys.stderr)
+            print("bringup: error: " + _("unknown kind {kind}; kinds: {kinds}").format(
+                kind=repr(args.kind), kinds=", ".join(sorted(KINDS))), file=sys.stderr)
             return EXIT_ERROR
     results: list[dict[str, Any]] = []
     names = list(args.inputs)
@@ -1948,7 +2030,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                           "inputs": results}, indent=2))
     else:
         for r in results:
-            print(f"{r['input']}: {r['title'] or 'not recognised'} -> {r['verdict']}")
+            print(f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> {r['verdict']}")
             for f in r["findings"]:
                 subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
                 print(f"  {GLYPH[f['verdict']]} {f['id']:<22} {subject}{tr(f['message'])}")
@@ -1980,36 +2062,40 @@ def cmd_size(args: argparse.Namespace) -> int:
     inputs, errors = szm.parse_inputs(raw)
     if errors:
         for k, why in errors.items():
-            print(f"bringup: error: {SIZE_FLAGS[k][0]} {raw.get(k, '')!r}: {why}", file=sys.stderr)
+            print(f"bringup: error: {SIZE_FLAGS[k][0]} {raw.get(k, '')!r}: {tr(why)}", file=sys.stderr)
         return EXIT_ERROR
     s = szm.size(inputs)
     ok = s.fits and s.min_gpus is not None and s.min_gpus <= inputs.gpu_count
     if opt(args, "json"):
         print(json.dumps({"schema": 1, "bringup_version": __version__, "fits": ok, **szm.to_json(s, raw)}, indent=2))
         return 0 if ok else 1
-    word = {"ok": "OK", "short": "SHORT", "error": "ERROR", "info": ""}
+    word = {"ok": N_("OK"), "short": N_("SHORT"), "error": N_("ERROR"), "info": ""}
     def gb(b: float | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.1f} GB"
 
     par = f"ZeRO-{inputs.zero_stage}, Nd {inputs.nd}" + (f", TP {inputs.tp}, PP {inputs.pp}" if inputs.mp > 1 else "")
-    rows = [("workload", f"{szm.fmt_count(inputs.params)} params, {szm.METHODS[inputs.method]}, {par}"),
-            ("model states", f"{gb(s.states_per_gpu)} per GPU (paper {gb(s.model_states_per_gpu)}, "
-                             f"DeepSpeed {gb(s.ds_states_per_gpu)})"),
-            ("activations", f"{gb(s.activations)} per GPU (estimate)"),
-            ("per GPU", f"{gb(s.per_gpu)} vs {inputs.gpu} {gb(s.gpu_memory)}: {'fits' if s.fits else 'SHORT'}"),
-            ("min GPUs", f"{s.min_gpus or 'none'} (paper {s.min_gpus_paper or 'none'}, DeepSpeed "
-                         f"{s.min_gpus_ds or '-'}); {inputs.gpu_count} given"),
-            ("host RAM", f"{gb(s.host_min)} counted, {math.ceil(s.host_min / 2**30) if s.host_min else 0} GiB "
-                         f"(loading: {szm.CKPT_LOADERS[s.loading]})")]
+    rows = [(_("workload"), _("{params} params, {method}, {parallelism}").format(
+                params=szm.fmt_count(inputs.params), method=_(szm.METHODS[inputs.method]), parallelism=par)),
+            (_("model states"), _("{size} per GPU (paper {paper}, DeepSpeed {deepspeed})").format(
+                size=gb(s.states_per_gpu), paper=gb(s.model_states_per_gpu), deepspeed=gb(s.ds_states_per_gpu))),
+            (_("activations"), _("{size} per GPU (estimate)").format(size=gb(s.activations))),
+            (_("per GPU"), _("{size} vs {gpu} {memory}: {fits}").format(
+                size=gb(s.per_gpu), gpu=inputs.gpu, memory=gb(s.gpu_memory), fits=_("fits") if s.fits else _("SHORT"))),
+            (_("min GPUs"), _("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
+                count=s.min_gpus or _("none"), paper=s.min_gpus_paper or _("none"), deepspeed=s.min_gpus_ds or "-",
+                given=inputs.gpu_count)),
+            (_("host RAM"), _("{size} counted, {gib} GiB (loading: {loading})").format(
+                size=gb(s.host_min), gib=math.ceil(s.host_min / 2**30) if s.host_min else 0,
+                loading=_(szm.CKPT_LOADERS[s.loading])))]
     for k, v in rows:
-        print(f"{k:<13} {v}")
+        print(f"{_ljust(k, 13)} {v}")
     print()
     for r in s.results:
-        print(f"{r.title}: {r.value}" + (f"  [{word[r.status]}]" if word[r.status] and word[r.status] not in r.value
-                                          else ""))
+        print(f"{tr(r.title)}: {tr(r.value)}" + (f"  [{_(word[r.status])}]" if word[r.status]
+                                                  and word[r.status] not in r.value else ""))
         for m in r.math:
-            print(f"    {m}")
-        print(f"    source: {r.source}")
+            print(f"    {tr(m)}")
+        print("    " + _("source: {source}").format(source=r.source))
     return 0 if ok else 1
 
 
@@ -2029,7 +2115,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         snaps = [snaps]
     builds = opt(args, "builds")
     if snaps and builds:
-        print("bringup: error: give --snapshot BUNDLE... or --builds DIR..., not both", file=sys.stderr)
+        print("bringup: error: " + _("give --snapshot BUNDLE... or --builds DIR..., not both"), file=sys.stderr)
         return EXIT_ERROR
     try:
         fmt = rpt.format_of(None if out in (None, "-") else out, opt(args, "format"))
@@ -2038,8 +2124,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
             refuse_non_regular(out)  # a FIFO, device, socket, directory or symlink: never replaced by the rename
     except (rpt.ReportError, OSError) as exc:
-        print(f"bringup: error: cannot write the report: {exc}" if isinstance(exc, OSError) else
-              f"bringup: error: {exc}", file=sys.stderr)
+        print("bringup: error: " + _("cannot write the report: {reason}").format(reason=exc) if isinstance(exc, OSError)
+              else f"bringup: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if snaps and len(snaps) > 1:
         snaps = _distinct_bundles(snaps)
@@ -2055,8 +2141,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         b, note = open_build_for_reading(args, _boot_id())
         if b is None:
-            print(f"bringup: error: no build under {state_dir(args, write=False)} yet: start one with `bringup` (or "
-                  f"report on a capture bundle: `bringup report --snapshot BUNDLE`)", file=sys.stderr)
+            print("bringup: error: " + _("no build under {path} yet: start one with `bringup` (or report on a capture "
+                                         "bundle: `bringup report --snapshot BUNDLE`)").format(
+                path=state_dir(args, write=False)), file=sys.stderr)
             return EXIT_ERROR
         if note:
             print(f"bringup: note: {note}", file=sys.stderr)
@@ -2080,22 +2167,26 @@ def cmd_report(args: argparse.Namespace) -> int:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            print(f"bringup: error: cannot write the report to {path}: {exc.strerror or exc}", file=sys.stderr)
+            print("bringup: error: " + _("cannot write the report to {path}: {reason}").format(
+                path=path, reason=exc.strerror or exc), file=sys.stderr)
             return EXIT_ERROR
         where = str(path)
     if build_dir is not None:
         try:
             rpt.store_summary(build_dir, report)
         except OSError as exc:
-            print(f"bringup: note: the findings summary was not kept in {build_dir} ({exc.strerror or exc}): the next "
-                  f"report cannot say what changed since this one", file=sys.stderr)
+            print("bringup: note: " + _("the findings summary was not kept in {path} ({reason}): the next report cannot "
+                                        "say what changed since this one").format(path=build_dir,
+                                                                                  reason=exc.strerror or exc),
+                  file=sys.stderr)
     if where != "standard output":
         c = report["changes"]
-        print(f"wrote {where}: {report['verdict']}"
-              + (f"; {len(report['blocking'])} blocking finding(s), {len(report['steps_not_done'])} step(s) not done"
+        print(_("wrote {path}: {verdict}").format(path=where, verdict=report["verdict"])
+              + (_("; {blocking} blocking finding(s), {not_done} step(s) not done").format(
+                  blocking=len(report["blocking"]), not_done=len(report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
-              + (f"; since the previous report: {len(c['new'])} new, {len(c['resolved'])} resolved, "
-                 f"{len(c['changed'])} changed" if c["previous"] else ""))
+              + (_("; since the previous report: {new} new, {resolved} resolved, {changed} changed").format(
+                  new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""))
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)
     return 0
@@ -2114,8 +2205,9 @@ def _distinct_bundles(paths: list[str]) -> list[str]:
         same = next((q for q, s in seen if (st is not None and s is not None and os.path.samestat(st, s))
                      or (st is None and q == p)), None)
         if same is not None:
-            print(f"bringup: note: bundle {p} was given twice" + ("" if same == p else f" (it is {same})")
-                  + ": it is reported once", file=sys.stderr)
+            print("bringup: note: " + (_("bundle {path} was given twice: it is reported once").format(path=p) if same == p
+                                       else _("bundle {path} was given twice (it is {same}): it is reported once").format(
+                                           path=p, same=same)), file=sys.stderr)
             continue
         seen.append((p, st))
         out.append(p)
@@ -2171,7 +2263,7 @@ def _report_node_of_build_dir(d: Path) -> dict:
     import steps
 
     if not (d / DB_NAME).is_file() or d.parent.name != "builds":
-        raise StoreError(f"{d} is not a build directory (STATE/builds/<id> holding {DB_NAME})")
+        raise StoreError(_("{path} is not a build directory (STATE/builds/<id> holding {db})").format(path=d, db=DB_NAME))
     b = Build.open(d.parent.parent, steps.STAGES, {"boot_id": _boot_id()}, build_id=d.name, readonly=True)
     try:
         return _report_node(b)
@@ -2198,19 +2290,20 @@ def cmd_answers(args: argparse.Namespace) -> int:
         except ans.AnswersError as exc:
             for line in ans.error_lines(exc):
                 print(line, file=sys.stderr)
-            print(f"{exc.source}: invalid ({len(exc.errors)} error(s))", file=sys.stderr)
+            print(_("{file}: invalid ({count} error(s))").format(file=exc.source, count=len(exc.errors)), file=sys.stderr)
             return EXIT_ERROR
-        print(f"{args.file}: valid: {a.summary()}")
+        print(_("{file}: valid: {summary}").format(file=args.file, summary=tr(a.summary())))
         return 0
     from wizard.engine import Build
     from wizard.store import list_builds, utcnow
 
     if opt(args, "snapshot"):
-        print("bringup: error: answers export reads the build record; --snapshot does not apply", file=sys.stderr)
+        print("bringup: error: " + _("answers export reads the build record; --snapshot does not apply"),
+              file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=False)
     if not sd.is_dir() or not list_builds(sd):
-        print(f"bringup: error: no build under {sd} yet: nothing to export", file=sys.stderr)
+        print("bringup: error: " + _("no build under {path} yet: nothing to export").format(path=sd), file=sys.stderr)
         return EXIT_ERROR
     b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, build_id=opt(args, "build"), readonly=True)
     try:
@@ -2228,9 +2321,10 @@ def cmd_answers(args: argparse.Namespace) -> int:
     try:
         ans.write_answers(path, text)  # refuses a FIFO, device, directory or symbolic link: nothing is written
     except OSError as exc:
-        print(f"bringup: error: cannot write the answers to {path}: {exc.strerror or exc}", file=sys.stderr)
+        print("bringup: error: " + _("cannot write the answers to {path}: {reason}").format(
+            path=path, reason=exc.strerror or exc), file=sys.stderr)
         return EXIT_ERROR
-    print(f"wrote {path}")
+    print(_("wrote {path}").format(path=path))
     return 0
 
 
@@ -2257,8 +2351,8 @@ def cmd_auto(args: argparse.Namespace) -> int:
     except ans.AnswersError as exc:
         for line in ans.error_lines(exc):
             print(line, file=sys.stderr)
-        print(f"bringup: error: {exc.source} is not a valid answers file ({len(exc.errors)} error(s)): nothing was run",
-              file=sys.stderr)
+        print("bringup: error: " + _("{file} is not a valid answers file ({count} error(s)): nothing was run").format(
+            file=exc.source, count=len(exc.errors)), file=sys.stderr)
         return EXIT_ERROR
     a = dataclasses.replace(a, source=str(Path(args.answers).absolute()))
     snap = opt(args, "snapshot")
@@ -2285,23 +2379,26 @@ def cmd_auto(args: argparse.Namespace) -> int:
         b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=dry)
     try:
         if b.observing:
-            print(f"bringup: error: another bringup ({b.lock.holder or 'another process'}) holds build "
-                  f"{b.info.build_id}: close it first", file=sys.stderr)
+            print("bringup: error: " + _("another bringup ({holder}) holds build {build}: close it first").format(
+                holder=b.lock.holder or _("another process"), build=b.info.build_id), file=sys.stderr)
             return EXIT_ERROR
         if snap and not _bundle_fits_build(b, identity, snap, sd):
             return EXIT_ERROR
         still = b.reconcile()
         if still:
-            print(f"bringup: error: run {still[0].id} ({still[0].step_id}) is still running: let it finish "
-                  f"(`bringup status`) before an unattended walk", file=sys.stderr)
+            print("bringup: error: " + _("run {run} ({step}) is still running: let it finish (`bringup status`) before "
+                                         "an unattended walk").format(run=still[0].id, step=still[0].step_id),
+                  file=sys.stderr)
             return EXIT_ERROR
-        print(f"bringup auto: {a.source}: {a.summary()}; build {b.info.build_id}"
-              + (f" (snapshot {snap}: allowed actions are dry runs)" if snap else ""), flush=True)
+        print("bringup auto: " + (_("{file}: {summary}; build {build} (snapshot {bundle}: allowed actions are dry "
+                                    "runs)") if snap else _("{file}: {summary}; build {build}")).format(
+            file=a.source, summary=tr(a.summary()), build=b.info.build_id, bundle=snap), flush=True)
         try:
             result = asyncio.run(ans.run_auto(b, host, a, snapshot=snap or "", say=lambda line: print(line, flush=True)))
         except KeyboardInterrupt:
-            print("\nbringup auto: stopped (Ctrl-C): what it recorded is kept; a started action keeps running "
-                  f"(`bringup --state {sd} status`)", file=sys.stderr)
+            print("\nbringup auto: " + _("stopped (Ctrl-C): what it recorded is kept; a started action keeps running "
+                                         "({command})").format(command=f"`bringup --state {sd} status`"),
+                  file=sys.stderr)
             return 130
         ans.print_auto_summary(result, a)
         return result.exit_code
@@ -2331,10 +2428,16 @@ def _bundle_fits_build(b, identity: Mapping[str, Any], snap: str, sd: Path) -> b
                 theirs.append(info.build_id)
         finally:
             st.close()
-    print(f"bringup: error: the bundle {snap} is from {host_words(identity)}, but build {b.info.build_id} was "
-          f"made for {host_words(recorded)}: auto records the bundle's findings into the build, so nothing was "
-          f"written; start a build for {identity.get('hostname') or 'the bundle'} with `--build new`"
-          + (f", or continue its build with `--build {theirs[-1]}`" if theirs else ""), file=sys.stderr)
+    said = (_("the bundle {bundle} is from {bundle_host}, but build {build} was made for {build_host}: auto records "
+              "the bundle's findings into the build, so nothing was written; start a build for {name} with `--build "
+              "new`, or continue its build with `--build {theirs}`") if theirs else
+            _("the bundle {bundle} is from {bundle_host}, but build {build} was made for {build_host}: auto records "
+              "the bundle's findings into the build, so nothing was written; start a build for {name} with `--build "
+              "new`"))
+    print("bringup: error: " + said.format(bundle=snap, bundle_host=tr(host_words(identity)), build=b.info.build_id,
+                                           build_host=tr(host_words(recorded)),
+                                           name=identity.get("hostname") or _("the bundle"),
+                                           theirs=theirs[-1] if theirs else ""), file=sys.stderr)
     return False
 
 
@@ -2353,16 +2456,18 @@ def _auto_preview(args: argparse.Namespace, a, identity: Mapping[str, Any] | Non
     if which != "new" and sd.is_dir() and list_builds(sd):
         b = Build.open(sd, steps.STAGES, build_id=which, readonly=True)
     elif which not in (None, "new"):
-        print(f"bringup: error: no build {which} under {sd}", file=sys.stderr)
+        print("bringup: error: " + _("no build {build} under {path}").format(build=which, path=sd), file=sys.stderr)
         return EXIT_ERROR
     try:
         if b is not None and identity is not None and not _bundle_fits_build(b, identity, snap, sd):
             return EXIT_ERROR
-        where = f"build {b.info.build_id}" if b is not None else f"a new build under {sd}"
-        print(f"bringup auto --dry-run: {a.source}: {a.summary()}; {where}"
-              + (f" (snapshot {snap}: allowed actions would be dry runs)" if snap else ""))
-        print("nothing is written, checked or run: this is what `bringup auto` would do (what the checks find decides "
-              "whether an allowed action runs and whether a confirmation applies)")
+        where = (_("build {build}").format(build=b.info.build_id) if b is not None else
+                 _("a new build under {path}").format(path=sd))
+        print("bringup auto --dry-run: " + (_("{file}: {summary}; {where} (snapshot {bundle}: allowed actions would be "
+                                              "dry runs)") if snap else _("{file}: {summary}; {where}")).format(
+            file=a.source, summary=tr(a.summary()), where=where, bundle=snap))
+        print(_("nothing is written, checked or run: this is what `bringup auto` would do (what the checks find "
+                "decides whether an allowed action runs and whether a confirmation applies)"))
         for line in ans.preview_auto(a, steps.STAGES, b, snapshot=snap):
             print(line)
         return 0
@@ -2388,7 +2493,7 @@ def cmd_tui(args: argparse.Namespace, lang_notice: str = "") -> int:
         kw.pop("on_progress", None)  # the fleet view shows progress itself
         fleet = (nodes, kw)
     elif any(opt(args, "tui_" + n) is not None for n in TUI_FLEET_OPTIONS):
-        print("bringup: error: --ssh-config, --fanout and --node-timeout go with --nodes or --hostfile",
+        print("bringup: error: " + _("--ssh-config, --fanout and --node-timeout go with --nodes or --hostfile"),
               file=sys.stderr)
         return EXIT_ERROR
     from screens.app import run_app
