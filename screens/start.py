@@ -108,7 +108,7 @@ class StartScreen(Screen[None]):
         rp = build.resume_point()
         lines = [_("Resume build {id} on {host}:").format(id=build.info.build_id,
                                                           host=build.store.host().get('hostname', host)),
-                 progress_words(build) + ".",
+                 _("{progress}.").format(progress=progress_words(build)),
                  _("Stage: {stage}  >  Step: {step}").format(stage=_(rp.stage.title), step=_(rp.step.title))]
         for run in rp.running:
             lines.append(_("Running: {title} (run {id}, pid {pid}, since {since})").format(

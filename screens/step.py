@@ -262,7 +262,7 @@ class StepScreen(Screen[None]):
         if step.action is not None:
             a = step.action
             yes, no = _("yes"), _("no")
-            info = [f"{_(a.title)}: {_(a.description)}",
+            info = [_("{title}: {description}").format(title=_(a.title), description=_(a.description)),
                     _("Changes the system: {changes}; needs root: {root}").format(
                         changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
