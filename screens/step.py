@@ -23,7 +23,7 @@ from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import _, tr
-from wizard.model import StepStatus, Verdict
+from wizard.model import proven_by_run, StepStatus, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -277,7 +277,9 @@ class StepScreen(Screen[None]):
         box.remove_children()
         title = self.query_one("#findings-title", Static)
         if not findings:
-            title.update(_("Findings") + ("" if is_checked(step) else " " + _("(none: this step is confirmed by hand)")))
+            title.update(_("Findings") + ("" if is_checked(step) else
+                                          " " + _("(none yet: this step's run (a) proves it)") if proven_by_run(step) else
+                                          " " + _("(none: this step is confirmed by hand)")))
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
@@ -293,9 +295,9 @@ class StepScreen(Screen[None]):
                 body.append(Static(_("Evidence:") + "\n" + "\n".join("  " + e for e in f.evidence), markup=False,
                                    classes="evidence"))
             if f.remedy:
-                body.append(Static(_("What to do:") + f" {tr(f.remedy)}", markup=False))
+                body.append(Static(_("What to do: {remedy}").format(remedy=tr(f.remedy)), markup=False))
             if f.source:
-                body.append(Static(_("Source:") + f" {f.source}", markup=False, classes="muted"))
+                body.append(Static(_("Source: {source}").format(source=f.source), markup=False, classes="muted"))
             widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{tr(f.message)}",
                                    collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
         box.mount_all(widgets)
