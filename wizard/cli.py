@@ -791,8 +791,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print()
         counts = verdict_counts(findings) if findings else ""
         said = "; ".join(x for x in (counts, tr(note)) if x)
-        print("\n".join(_wrap("", _("overall: {verdict} ({details})").format(verdict=verdict.value, details=said)
-                               if said else _("overall: {verdict}").format(verdict=verdict.value), width, 2)))
+        print("\n".join(_wrap("", _("overall: {verdict} ({details})").format(verdict=_(verdict.value), details=said)
+                               if said else _("overall: {verdict}").format(verdict=_(verdict.value)), width, 2)))
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
         from wizard.metrics import MetricsError, write_check_metrics
 
@@ -898,7 +898,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
             _("bringup check --profile {profile} on {host}: {state} in {seconds} s").format(
                 profile=name, host=host_name, state=state, seconds=seconds))
         print_findings(result.findings)
-        print(_("overall: {verdict} ({details})").format(verdict=result.verdict.value, details=state))
+        print(_("overall: {verdict} ({details})").format(verdict=_(result.verdict.value), details=state))
         if outcome is not None:
             print(f"slurm: {outcome.why}")
     if slurm_error:
@@ -1150,7 +1150,7 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     for n, c in fc.nodes.items():
         by_verdict.setdefault(c.verdict.value, []).append(n)
     print(_("overall: {verdict} ({details})").format(
-        verdict=verdict.value, details="; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))))
+        verdict=_(verdict.value), details="; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))))
     return verdict.exit_code
 
 
@@ -1597,7 +1597,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print_findings(findings)
             cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
             print(_("overall: {verdict} (of the software path on the CPU: the GPU is not validated)").format(
-                verdict=verdict.value) if cpu_only else _("overall: {verdict}").format(verdict=verdict.value))
+                verdict=_(verdict.value)) if cpu_only else _("overall: {verdict}").format(verdict=_(verdict.value)))
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
