@@ -197,19 +197,24 @@ def test_action_log(snap_compare, basic):
     assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_log)
 
 
-@MODES
-def test_confirm_action_dialog(snap_compare, basic):
-    s = fresh_state(f"confirm-{basic}")
-    seeded_build(s)
+def asking(step_id: str):
+    """A run_before that opens ``step_id``'s screen and presses a (its action's confirmation), then lets it settle."""
 
     async def ask(pilot):
-        pilot.app.push_screen(StepScreen("os.nouveau"))
+        pilot.app.push_screen(StepScreen(step_id))
         await pilot.pause()
         await pilot.press("a")
         for _ in range(40):
             await pilot.pause(0.05)
 
-    assert snap_compare(app(s, basic, dry_run=True), terminal_size=SIZE, run_before=ask)
+    return ask
+
+@MODES
+def test_confirm_action_dialog(snap_compare, basic):
+    s = fresh_state(f"confirm-{basic}")
+    seeded_build(s)
+
+    assert snap_compare(app(s, basic, dry_run=True), terminal_size=SIZE, run_before=asking("os.nouveau"))
 
 
 @MODES
@@ -294,12 +299,7 @@ def test_action_screen_of_an_ended_run(snap_compare, basic, size):
     assert snap_compare(app(s, basic), terminal_size=size, run_before=show)
 
 
-async def _ask_driver_install(pilot):
-    pilot.app.push_screen(StepScreen("driver.install"))
-    await pilot.pause()
-    await pilot.press("a")
-    for _ in range(40):
-        await pilot.pause(0.05)
+_ask_driver_install = asking("driver.install")
 
 
 @SIZES
