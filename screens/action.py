@@ -319,7 +319,8 @@ class ActionScreen(Screen[None]):
     def state_words(self, run: ActionRun) -> str:
         """The header's state line: which run of its step, how long, how many lines, how it ended."""
         k, n = self._ordinal
-        who = (_("{step} run {run} of {runs}").format(step=run.step_id, run=k, runs=n) if k else run.step_id) + ": "
+        # the separator after "which run" (a full-width colon in Chinese)
+        who = (_("{step} run {run} of {runs}").format(step=run.step_id, run=k, runs=n) if k else run.step_id) + _(": ")
         lines = ngettext("{count} log line", "{count} log lines", self.line_total).format(
             count=f"{self.line_total:,}")
         if run.state is ActionState.DRY_RUN:
