@@ -343,7 +343,7 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
         elif path[:2] == ("actions", "allow") and len(path) == 3 and isinstance(e.instance, (bool, int, float)):
             where = loc.literal(("actions", "allow"), e.instance)
         if e.validator == "additionalProperties":
-            known = list((e.schema.get("properties") or {}))
+            known = list(e.schema.get("properties") or {})
             for k in e.instance:
                 if k in known:
                     continue
@@ -373,7 +373,7 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                        if path[0] == "confirm" else
                        Msg("{label} takes a string (the reason), not {what}", label=_label(path), what=_what(e.instance)))
             elif want == "string" and isinstance(e.instance, (int, float)) and not isinstance(e.instance, bool):
-                msg += ((Msg(' (quote it: "{instance}")', instance=e.instance) if isinstance(path[-1], int) else Msg(' (quote it: {path} = "{instance}")', path=path[-1], instance=e.instance)))
+                msg += (Msg(' (quote it: "{instance}")', instance=e.instance) if isinstance(path[-1], int) else Msg(' (quote it: {path} = "{instance}")', path=path[-1], instance=e.instance))
             elif want == "object" and isinstance(e.instance, list) and len(path) == 1 and path[0] in TOP_KEYS:
                 msg += (Msg(' (write [{path}], not [[{path}]]: [[...]] makes an array of tables)', path=path[0]))
             out.append(AnswerError(*where, msg))

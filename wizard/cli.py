@@ -997,7 +997,7 @@ def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
             line, used = " " * indent, indent
         line, used = line + tok, used + w
     lines.append(line.rstrip())
-    return lines or [first.rstrip()]
+    return lines
 
 
 def print_findings(findings, out=None, width: int | None = None) -> None:

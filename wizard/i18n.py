@@ -168,7 +168,7 @@ class Msg(str):
         self = str.__new__(cls, english)
         self.parts = parts
         first, first_args = parts[0] if len(parts) == 1 and parts[0][0] is not None else ("", {})
-        self.template, self.args = first or "", first_args
+        self.template, self.args = first or "", first_args  # "or": for the type checker (first is a str here)
         return self
 
     @staticmethod
@@ -258,10 +258,8 @@ def _tr_part(template: str | None, args: Any) -> str:
     """One piece of a :class:`Msg` translated (a plain piece is looked up as a message id as it is)."""
     if template is None:
         return gettext(args) if args.strip() else args
-    english = template.format(**args)
     shown = {k: (tr(v) if isinstance(v, Msg) else v) for k, v in args.items()}  # clauses built elsewhere, translated
-    translated = gettext(template)
     try:
-        return translated.format(**shown)
-    except (KeyError, IndexError, ValueError, TypeError):
-        return english
+        return gettext(template).format(**shown)
+    except (KeyError, IndexError, ValueError, TypeError):  # a catalogue entry that does not fit: the English
+        return template.format(**args)

@@ -66,7 +66,7 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
             problems.append(f"idle at {t} °C, within {IDLE_MARGIN_C} °C of its slowdown temperature {slow} °C")
         if seen:
             problems.append("clocks held down at idle by " + ", ".join(seen))
-        desc = ((Msg('max {value} °C at idle over {get} samples', value=t if t is not None else '?', get=g.get('samples', 0)) + (Msg(', slowdown at {slow} °C', slow=slow) if slow is not None else '')))
+        desc = (Msg('max {value} °C at idle over {get} samples', value=t if t is not None else '?', get=g.get('samples', 0)) + (Msg(', slowdown at {slow} °C', slow=slow) if slow is not None else ''))
         if problems:
             findings.append(Finding(fid, Verdict.WARN, f"{subject}: " + "; ".join(problems), subject, (line,),
                                     "Check airflow before any load test: fan profile in the BMC, blanking "

@@ -223,7 +223,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             ok_ev += e["ev"][:3]
             small = True
     if ok_msgs and not findings:
-        note = ((Msg('; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on') if not small else Msg('; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G decoding is on: that matters for GPUs with larger BARs')))
+        note = (Msg('; a BAR1 larger than 4 GiB is mapped, so 64-bit MMIO (Above 4G decoding) is on') if not small else Msg('; a BAR1 of 4 GiB or less fits below 4 GB, so it does not show whether Above 4G decoding is on: that matters for GPUs with larger BARs'))
         findings.append(Finding(fid, Verdict.PASS, (Msg("every GPU's BARs are assigned: ") + ', '.join(ok_msgs[:8]) + (' ...' if len(ok_msgs) > 8 else '') + note + log_note), "host", tuple(ok_ev[:16]), "",
                                 SRC_4G))
     elif ok_msgs:
@@ -299,7 +299,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if f.problems:
         findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
     smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
-    desc = ((Msg('{value}: {value2} socket(s), {value3} cores, {value4} logical CPUs, {smt}', value=f.model or 'unknown CPU model', value2=f.sockets or '?', value3=f.cores or '?', value4=f.logical or '?', smt=smt)))
+    desc = (Msg('{value}: {value2} socket(s), {value3} cores, {value4} logical CPUs, {smt}', value=f.model or 'unknown CPU model', value2=f.sockets or '?', value3=f.cores or '?', value4=f.logical or '?', smt=smt))
     # present - online when present was read; possible - online otherwise (possible also counts
     # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
     expected_cpus = f.present if f.present is not None else f.possible
@@ -467,7 +467,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                     "PCIe configuration menu, then reboot and re-check.", SRC_LINK))
         elif sta is not None and cap is not None and sta < cap:
             v = Verdict.FAIL if loaded else Verdict.WARN
-            tail = ((Msg('under load') if loaded else Msg('at idle or unknown load: GPUs lower the link speed when idle, re-check under load (health stage)')))
+            tail = (Msg('under load') if loaded else Msg('at idle or unknown load: GPUs lower the link speed when idle, re-check under load (health stage)'))
             findings.append(Finding(fid, v, Msg("{who}: link at {fmt_link}, below {cap:g} GT/s {tail}", who=who, fmt_link=fmt_link(sta, port.lnksta.width), cap=cap, tail=tail), subj, tuple(ev),
                                     "Re-check while a GPU test runs (`sudo lspci -vv -s <port> | grep LnkSta`); if it "
                                     "stays low, set the slot speed to Auto in the BIOS and check risers and seating.",
@@ -509,7 +509,7 @@ def sriov(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     desc = ", ".join(f"{d.bdf} ({d.kind}, {d.num_vfs or 0}/{d.total_vfs} VFs)" for d in devs[:8])
     ev = [ln for ln in o.lines() if "/sriov_" in ln][:16]
     msg = (Msg('{n_devs} PCI function(s) can provide virtual functions: {desc}', n_devs=len(devs), desc=desc) + (' ...' if len(devs) > 8 else ''))
-    msg += ((Msg('; VFs are enabled on {n_active}', n_active=len(active)) if active else Msg('; no VFs enabled')))
+    msg += (Msg('; VFs are enabled on {n_active}', n_active=len(active)) if active else Msg('; no VFs enabled'))
     msg += (Msg('. SR-IOV is only needed for VFs (vGPU, NIC VFs, VMs) and harmless if on'))
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev), "", SRC_SRIOV)]
 
@@ -574,11 +574,11 @@ def secure_boot(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.SKIP, "Secure Boot not available on this system (mokutil: no EFI variables / no "
                         "Secure Boot support): DKMS-built NVIDIA modules load unsigned", "host", tuple(ev), "", SRC_SB)]
     if state == "enabled" and shim_off:
-        msg = ((Msg('Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules')))
+        msg = (Msg('Secure Boot is on in the firmware but validation is disabled in shim (mokutil --disable-validation): unsigned kernel modules load; re-enabling validation would then require signed NVIDIA modules'))
     elif state == "enabled":
-        msg = ((Msg('Secure Boot is on: the kernel loads only signed modules') + (f' ({enforce})' if enforce else '') + Msg(". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil --import`; an unsigned module fails with 'Key was rejected by service'")))
+        msg = (Msg('Secure Boot is on: the kernel loads only signed modules') + (f' ({enforce})' if enforce else '') + Msg(". Install the NVIDIA driver as signed precompiled packages (Ubuntu: linux-modules-nvidia-<branch>-server-<kernel>) or sign the DKMS-built modules with a Machine Owner Key enrolled with `mokutil --import`; an unsigned module fails with 'Key was rejected by service'"))
     else:
-        msg = ((Msg('Secure Boot is off') + (Msg(' (platform in Setup Mode: no keys enrolled)') if setup else '') + Msg(': DKMS-built NVIDIA modules load without signing') + (Msg('; note: {enforce}', enforce=enforce) if enforce else '')))
+        msg = (Msg('Secure Boot is off') + (Msg(' (platform in Setup Mode: no keys enrolled)') if setup else '') + Msg(': DKMS-built NVIDIA modules load without signing') + (Msg('; note: {enforce}', enforce=enforce) if enforce else ''))
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(ev[:10]), "", SRC_SB)]
 
 
@@ -653,7 +653,7 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         per_socket.append(part)
     speeds = sorted({mts for s in pop if (mts := s.device.configured_speed_mts or s.device.speed_mts)})
     types = sorted({s.device.mem_type for s in pop if s.device.mem_type})
-    desc = ((Msg('{n_pop} of {n_slots} DIMM slots populated ({human_bytes}', n_pop=len(pop), n_slots=len(slots), human_bytes=human_bytes(total_mib * 1024 ** 2)) + (f", {'/'.join(types)}" if types else '') + (Msg(', {str} MT/s', str='/'.join((str(x) for x in speeds))) if speeds else '') + Msg('; from {where}): ', where=where) + '; '.join(per_socket)))
+    desc = (Msg('{n_pop} of {n_slots} DIMM slots populated ({human_bytes}', n_pop=len(pop), n_slots=len(slots), human_bytes=human_bytes(total_mib * 1024 ** 2)) + (f", {'/'.join(types)}" if types else '') + (Msg(', {str} MT/s', str='/'.join(str(x) for x in speeds)) if speeds else '') + Msg('; from {where}): ', where=where) + '; '.join(per_socket))
     if not slots:
         return [Finding(fid, Verdict.UNKNOWN, Msg("no memory device in the {where} data", where=where), "host", tuple(ev_all[:5]),
                         "Run `sudo dmidecode -t 17` and check it lists the DIMM slots.", SRC_MEM)]
@@ -687,10 +687,10 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "(fill every channel before adding a second DIMM per channel).", SRC_MEM)]
     note = ""
     if ignore_sockets:
-        note = (Msg('; {items} has no DIMM and no CPU ({n_sockets} socket(s) online)', items=', '.join(('socket ' + k for k in sorted(ignore_sockets))), n_sockets=n_sockets))
+        note = (Msg('; {items} has no DIMM and no CPU ({n_sockets} socket(s) online)', items=', '.join('socket ' + k for k in sorted(ignore_sockets)), n_sockets=n_sockets))
     if unknown:
         note += (Msg('; {n_unknown} slot(s) report an unknown size', n_unknown=len(unknown)))
     verdict = Verdict.PASS
-    msg = ((Msg('every memory channel has a DIMM: {desc}{note}', desc=desc, note=note) if groups else Msg('every DIMM slot is populated: {desc}{note}', desc=desc, note=note)))
+    msg = (Msg('every memory channel has a DIMM: {desc}{note}', desc=desc, note=note) if groups else Msg('every DIMM slot is populated: {desc}{note}', desc=desc, note=note))
     ev = [ln for s in pop[:8] for ln in s.device.evidence][:24]
     return [Finding(fid, verdict, msg, "host", tuple(ev), "", SRC_MEM)]

@@ -130,7 +130,7 @@ def declared(outputs: Outputs) -> tuple[str, str, tuple[str, ...]]:
     if b is not None and b.smbios:
         return "no", "no BMC declared in SMBIOS (no type 38 IPMI Device Information structure)", (
             "/sys/firmware/dmi/entries: no 38-* entry",)
-    why = ((o.error if o is not None and o.error else Msg('/sys/firmware/dmi/entries is absent') if o is not None else Msg('the SMBIOS probe was not collected')))
+    why = (o.error if o is not None and o.error else Msg('/sys/firmware/dmi/entries is absent') if o is not None else Msg('the SMBIOS probe was not collected'))
     return "unknown", f"the SMBIOS tables could not be read ({why})", ()
 
 
@@ -146,7 +146,7 @@ def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> F
         msg = (Msg('the BMC could not be read: {reason}', reason=reason) + (Msg('; {words}, so its event log and sensors go unseen', words=words) if has == 'yes' else ''))
     else:
         msg = (Msg("the BMC could not be read: {reason}; whether this machine has one is not known: {words}", reason=reason, words=words))
-        how += ((Msg(' If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints nothing there.')))
+        how += (Msg(' If this machine has no BMC (a workstation), the step does not apply: `dmidecode -t 38` prints nothing there.'))
     return Finding("health.bmc", Verdict.UNKNOWN, msg, "BMC", tuple(out.evidence_error()) + ev, how,
                    f"{SRC_SMBIOS}; {SRC_IPMITOOL}")
 
@@ -353,7 +353,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         if timeless and verdict is Verdict.FAIL:
             verdict = Verdict.WARN  # logged before the BMC had the time: when is unknown, it may be a power-on event
         last = recs[-1]
-        when_words = ((Msg('logged before the BMC had the time (Pre-Init), so when is unknown') if timeless else Msg('last {date} {time}', date=last.date, time=last.time) + ('' if start is not None else Msg('; no build start to compare with, so every record counts'))))
+        when_words = (Msg('logged before the BMC had the time (Pre-Init), so when is unknown') if timeless else Msg('last {date} {time}', date=last.date, time=last.time) + ('' if start is not None else Msg('; no build start to compare with, so every record counts')))
         event = last.event or '(event not decoded)'
         msg: str = (Msg("{what}: {event} asserted and not deasserted since ({when_words}); IPMI: {why}", what=_what(last),
                         event=event, when_words=when_words, why=why) if len(recs) == 1 else
@@ -389,7 +389,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
             ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
             out.append(Finding("health.bmc_sel", Verdict.PASS, (Msg('BMC event log history, not a current fault: ') + '; '.join(history)), "BMC", cap(ev), "", SRC_SEL))
         return out
-    msg = ((Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history='; '.join(history)) if history else '') + ')'))
+    msg = (Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history='; '.join(history)) if history else '') + ')')
     ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
     if len(ev) == 1:
         ev += [r.line for r in facts.records[-5:]]
@@ -507,7 +507,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
                         "BMC power supplies", cap([source] + [r.line for r in psus]),
                         "Run `ipmitool sdr elist`, which decodes the states.", SRC_SDR)]
     present = [r for r in psus if any("presence detected" in s.lower() for s in r.states)]
-    msg = ((Msg('{plural}, none reports a failure', plural=plural(len(psus), 'power-supply sensor')) + (Msg(' ({n_present} present)', n_present=len(present)) if present else '') + (Msg('; redundancy: {red_words}', red_words=', '.join(red_words)) if red_words else Msg('; no power redundancy sensor'))))
+    msg = (Msg('{plural}, none reports a failure', plural=plural(len(psus), 'power-supply sensor')) + (Msg(' ({n_present} present)', n_present=len(present)) if present else '') + (Msg('; redundancy: {red_words}', red_words=', '.join(red_words)) if red_words else Msg('; no power redundancy sensor')))
     return [Finding("health.bmc_psu", Verdict.PASS, msg, "BMC power supplies",
                     cap([source] + [r.line for r in psus] + red_ev), "", SRC_SDR)]
 
@@ -654,7 +654,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
                               "Run `ipmitool sdr elist` as root on the host (not a chassis manager).", SRC_SDR)]
     nf = sum(1 for r in fans if r in judged)
     nt = sum(1 for r in temps if r in judged)
-    msg = ((Msg("{plural} and {plural2} within the BMC's thresholds", plural=plural(nf, 'fan'), plural2=plural(nt, 'temperature sensor')) + (Msg('; {plural} without a reading (absent or disabled) not judged', plural=plural(len(no_reading), 'sensor')) if no_reading else '')))
+    msg = (Msg("{plural} and {plural2} within the BMC's thresholds", plural=plural(nf, 'fan'), plural2=plural(nt, 'temperature sensor')) + (Msg('; {plural} without a reading (absent or disabled) not judged', plural=plural(len(no_reading), 'sensor')) if no_reading else ''))
     hottest = max((r for r in temps if r in judged), key=lambda r: r.value or 0.0, default=None)
     if hottest is not None:
         msg += (Msg('; hottest {name} {value:g} °C', name=hottest.name, value=hottest.value))

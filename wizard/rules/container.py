@@ -158,7 +158,7 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     unready = [p for p in pods if p.status == "Running" and p.ready.split("/")[0] != p.ready.split("/")[-1]]
     if bad:
         return [Finding("driver.k8s_pods", Verdict.FAIL,
-                        (Msg('{n_bad} of {n_pods} pod(s) failing: ', n_bad=len(bad), n_pods=len(pods)) + ', '.join((f'{p.name} {p.status}' for p in bad[:4]))),
+                        (Msg('{n_bad} of {n_pods} pod(s) failing: ', n_bad=len(bad), n_pods=len(pods)) + ', '.join(f'{p.name} {p.status}' for p in bad[:4])),
                         "node", tuple(p.line for p in bad[:8]),
                         "Read the failing pod's log and events: `kubectl logs <pod> --all-containers --previous` and "
                         "`kubectl describe pod <pod>`; for the GPU Operator the driver and toolkit pods come first "
@@ -167,11 +167,11 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if waiting or unready:
         some = waiting + unready
         return [Finding("driver.k8s_pods", Verdict.WARN,
-                        (Msg('{n_some} of {n_pods} pod(s) not ready yet: ', n_some=len(some), n_pods=len(pods)) + ', '.join((f'{p.name} {p.status} {p.ready}' for p in some[:4]))), "node",
+                        (Msg('{n_some} of {n_pods} pod(s) not ready yet: ', n_some=len(some), n_pods=len(pods)) + ', '.join(f'{p.name} {p.status} {p.ready}' for p in some[:4])), "node",
                         tuple(p.line for p in some[:8]),
                         "Wait for them, then list again; a pod that stays there: `kubectl describe pod <pod>` (events: "
                         "scheduling, image pulls, init containers waiting on the driver).", SRC_PODS)]
     restarts = [p for p in pods if p.restarts]
     return [Finding("driver.k8s_pods", Verdict.PASS,
-                    (Msg('all {n_pods} pod(s) Running and ready or Completed', n_pods=len(pods)) + (Msg(' ({n_restarts} restarted at some point: {items})', n_restarts=len(restarts), items=', '.join((f'{p.name} {p.restarts}' for p in restarts[:3]))) if restarts else '') + Msg("; this shows the pods, not the GPUs' health")), "node",
+                    (Msg('all {n_pods} pod(s) Running and ready or Completed', n_pods=len(pods)) + (Msg(' ({n_restarts} restarted at some point: {items})', n_restarts=len(restarts), items=', '.join(f'{p.name} {p.restarts}' for p in restarts[:3])) if restarts else '') + Msg("; this shows the pods, not the GPUs' health")), "node",
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]

@@ -133,7 +133,7 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
                if k in r.evidence)
     ev = tuple(dict.fromkeys(ev))
     local = (Msg('; the locally installed CUDA runtime is {local_runtime_cuda} ({value} uses the one it links)', local_runtime_cuda=r.local_runtime_cuda, value=r.tool or 'the library') if r.local_runtime_cuda and r.local_runtime_cuda != runtime else '')
-    no_dev = ((Msg('; this report lists no device, so it does not show that a GPU is visible') if not r.gpus and (not r.devices_found) and (r.cuda_available is None) else ''))
+    no_dev = (Msg('; this report lists no device, so it does not show that a GPU is visible') if not r.gpus and (not r.devices_found) and (r.cuda_available is None) else '')
     if not runtime or not (r.driver_cuda or r.driver_version):
         return None
     if r.driver_version and not r.driver_cuda:
@@ -184,7 +184,7 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
     if bad or (n_ok is not None and n_all is not None and n_ok < n_all):
         which = ", ".join(_gpu_text(g) + (f": not supported, {g.why}" if g.why else ": not supported") for g in bad)
         which = which or f"{(n_all or 0) - (n_ok or 0)} device(s) the report does not name"
-        remedy = ((Msg('Use GPUs the library supports (its compute capability floor is in the reason above), or a release of the library that still supports them; a not-supported GPU is not faulty, it is below what this build runs on.')))
+        remedy = (Msg('Use GPUs the library supports (its compute capability floor is in the reason above), or a release of the library that still supports them; a not-supported GPU is not faulty, it is below what this build runs on.'))
         if not n_ok:
             return Finding(FID, Verdict.FAIL, Msg("{who} supports none of the GPUs it found ({which}){tally}: CUDA work cannot run on them "
                                                   "with this library", who=who, which=which, tally=tally), "host", ev, remedy, SRC_REPORTS)

@@ -106,7 +106,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
         name = f" ({info.name}, error {dq.error_code})" if info else (f" (error {dq.error_code})" if dq.error_code is not None else "")
         meaning = f": {info.meaning}" if info else ""
         what = dq.error_text or (info.message.split("|")[0] if info else "an error CUDA did not name")
-        remedy = ((info.action[:1].upper() + info.action[1:] + '.' if info and info.action else Msg('Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.')))
+        remedy = (info.action[:1].upper() + info.action[1:] + '.' if info and info.action else Msg('Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.'))
         return [Finding(fid, Verdict.FAIL, Msg("deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", what=what, name=name, meaning=meaning), "host",
                         tuple(dq.error_lines + ([dq.result_line] if dq.result_line else [])), remedy,
                         f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]
@@ -207,7 +207,7 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     if gb_s >= warn_at:
         return Finding(fid, Verdict.PASS, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", what=what, pct=pct, how_known=how_known, warn_at=warn_at, caveat=caveat), subj,
                          ev, "", src, measured=wm)
-    remedy = ((Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold.")))
+    remedy = (Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold."))
     if lanes is None:  # lane count unknown: below the x16 figure may be a narrower slot, never a fail
         return Finding(fid, Verdict.WARN, Msg("{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link is narrower than x16, "
                                               "trained down, or the copy ran off the GPU's NUMA node", what=what, pct=pct, how_known=how_known, warn_at=warn_at), subj, ev,
@@ -523,7 +523,7 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
     tc = nb.error_testcase
     fid = "health.p2p" if tc.startswith("device_to_device") else "gpu.host_bandwidth"
     pattern = any("checking the pattern" in x or "memcmpPattern" in x for x in nb.error_lines)
-    what = ((Msg('the copied data did not match the pattern written (data corruption on a GPU or the link)') if pattern else Msg('nvbandwidth stopped on an error')))
+    what = (Msg('the copied data did not match the pattern written (data corruption on a GPU or the link)') if pattern else Msg('nvbandwidth stopped on an error'))
     return [Finding(fid, Verdict.FAIL, Msg("nvbandwidth{a1}: {what}", a1=' ' + tc if tc else '', what=what), "host", tuple(nb.error_lines[:4]),
                     "Rerun the testcase alone with a smaller buffer (`nvbandwidth -t TESTCASE -b 64`); then test GPU "
                     "pairs one by one, check `dmesg | grep -i -e NVRM -e Xid` and NVLink/ECC error counters "
@@ -559,7 +559,7 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
                 graded[0].verdict in (Verdict.PASS, Verdict.UNKNOWN):
             vals = [v for row in tc.values.values() for v in row.values() if v is not None]
             f0 = graded[0]
-            msg = ((Msg('{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s; ', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals)) + f0.message.split(': ', 1)[-1] if f0.verdict == Verdict.UNKNOWN else Msg('{value}: all {n_graded} GPUs {min:.1f}-{max:.1f} GB/s pass; GPU {cols}: {message}', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals), cols=tc.cols[0], message=f0.message)))
+            msg = (Msg('{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s; ', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals)) + f0.message.split(': ', 1)[-1] if f0.verdict == Verdict.UNKNOWN else Msg('{value}: all {n_graded} GPUs {min:.1f}-{max:.1f} GB/s pass; GPU {cols}: {message}', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals), cols=tc.cols[0], message=f0.message))
             out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source,
                                measured=tightest(f.measured for f in graded)))
         else:

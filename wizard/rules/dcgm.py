@@ -264,9 +264,9 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         SRC))
                 continue
             if st == "skip":
-                remedy: str = ((Msg('Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not installed for this GPU, a test not supported on this SKU, insufficient permissions) and rerun once fixed.')))
+                remedy: str = (Msg('Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not installed for this GPU, a test not supported on this SKU, insufficient permissions) and rerun once fixed.'))
                 if not_ready:
-                    remedy = ((Msg("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then rerun.")))
+                    remedy = (Msg("Skipped in a run where CUDA could not initialise ('system not yet initialized'): fix that first (see the failed test's remedy: Fabric Manager on NVSwitch systems), then rerun."))
                 findings.append(Finding(fid, Verdict.WARN, Msg("{who}: DCGM skipped '{test}'{tail}: a skipped test is not a pass", who=who, test=r.test, tail=tail), subject, ev, remedy, SRC_802 if not_ready else SRC))
                 continue
             if st == "fail":
@@ -300,7 +300,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                             f"{SRC}; {SRC_ERRORS}"))
                     continue
                 nv_down = "pcie" in r.test.lower() and bool(NVLINK_DOWN.search(" ".join(ms)))
-                said = ((Msg('DCGM files it as {category_words}', category_words=', '.join((CATEGORY_WORDS[c] for c in sorted(err_cats) if c in CATEGORY_WORDS))) if any((c in CATEGORY_WORDS for c in err_cats)) else ''))
+                said = (Msg('DCGM files it as {category_words}', category_words=', '.join(CATEGORY_WORDS[c] for c in sorted(err_cats) if c in CATEGORY_WORDS)) if any(c in CATEGORY_WORDS for c in err_cats) else '')
                 sev = next((SEVERITY_WORDS[v] for v in (6, 2, 4, 5, 1) if v in sevs and v in SEVERITY_WORDS), "")
                 remedy = _remedy(r.test, ms, g)
                 if sev:
@@ -660,7 +660,7 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             replay = bool(_REPLAY_COL.match(col))
             fid = "health.pcie_errors" if replay else "health.ecc"
             m = _ECC_COL.match(col)
-            what = ((Msg('PCIe replays') if replay else Msg('{value}-bit ECC errors ({value2}, {col})', value='single' if m and m.group(1).upper() == 'S' else 'double', value2='volatile' if m and m.group(2).upper() == 'V' else 'aggregate', col=col)))
+            what = (Msg('PCIe replays') if replay else Msg('{value}-bit ECC errors ({value2}, {col})', value='single' if m and m.group(1).upper() == 'S' else 'double', value2='volatile' if m and m.group(2).upper() == 'V' else 'aggregate', col=col))
             bad = {k: v for k, v in _per_entity(d, col).items() if max(x for x, _ in v) > 0}
             for (ent, eid), vals in bad.items():
                 top = max(vals, key=lambda t: t[0])

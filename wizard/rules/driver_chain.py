@@ -82,7 +82,7 @@ def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdi
                     f"{floor}, the floor of minor-version compatibility for CUDA {mm.split('.')[0]}.x: programs "
                     f"run with a limited feature set (calls that need a newer driver fail with "
                     f"cudaErrorCallRequiresNewerDriver; PTX the driver must JIT-compile may not load)", SRC_MINOR)
-        why = ((Msg('below {floor}, the minor-version-compatibility floor of CUDA {split}.x', floor=floor, split=mm.split('.')[0]) if floor else Msg('and before CUDA 11 there is no minor-version compatibility')))
+        why = (Msg('below {floor}, the minor-version-compatibility floor of CUDA {split}.x', floor=floor, split=mm.split('.')[0]) if floor else Msg('and before CUDA 11 there is no minor-version compatibility'))
         return Verdict.FAIL, f"driver {driver} is older than {n}, the minimum for CUDA {mm} ({why})", SRC_TABLE
     if driver_cuda:
         want, have = version_tuple(mm), version_tuple(driver_cuda)
@@ -160,7 +160,7 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                         SRC_NVCC)]
     ev = tuple([n.line] + list(driver_ev or []))
     head = (Msg('CUDA toolkit {release} (nvcc V{build})', release=n.release, build=n.build))
-    note = ((Msg("nvcc only matters for building CUDA code (extensions, flash-attn from source); it need not match nvidia-smi's 'CUDA Version'")))
+    note = (Msg("nvcc only matters for building CUDA code (extensions, flash-attn from source); it need not match nvidia-smi's 'CUDA Version'"))
     res = judge_chain(n.release, driver, driver_cuda)
     if res is None and version_tuple(n.release) < TRAINING_ARCH_MIN_TOOLKIT[0][1]:
         cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in TRAINING_ARCH_MIN_TOOLKIT
@@ -178,7 +178,7 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
                       "Upgrade the driver ({need_text}), or use an older toolkit. Only needed if you build CUDA "
                       "code.", need_text=_need_text(n.release)))
     elif verdict is Verdict.WARN:
-        remedy = ((Msg('Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX JIT error, upgrade the driver or build with an older toolkit.')))
+        remedy = (Msg('Fine for most builds; if a build or kernel fails with cudaErrorCallRequiresNewerDriver or a PTX JIT error, upgrade the driver or build with an older toolkit.'))
     elif verdict is Verdict.UNKNOWN:
         remedy = (Msg("Compare with NVIDIA's current CUDA toolkit/driver table."))
     return [Finding("driver.cuda_toolkit", verdict, Msg("{head}: {why}; {note}", head=head, why=why, note=note), "host", ev, remedy,
@@ -445,7 +445,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         if chain is not None:
             parts.append(chain[1])
             if chain[0] is Verdict.PASS:
-                remedy = ((Msg('The driver is new enough for this build: check that the GPUs are visible to this process (CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and `dmesg | grep NVRM` for driver errors.')))
+                remedy = (Msg('The driver is new enough for this build: check that the GPUs are visible to this process (CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and `dmesg | grep NVRM` for driver errors.'))
         elif mm:
             parts.append(_need_text(mm))
             parts.append("the driver version is not shown here: read it with `nvidia-smi` or "
@@ -455,7 +455,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             tk_need = min_driver(tk) if tk else None
             msg: str = Msg("the CUDA toolkit installed here is {toolkit} (the toolkit need not match torch)", toolkit=t.toolkit)
             if mm and tk and tk_need and version_tuple(tk) < version_tuple(mm):
-                msg += ((Msg('; a driver installed with that toolkit only has to be >= {tk_need}, too old for CUDA {mm} if it is the driver in use', tk_need=tk_need[0], mm=mm)))
+                msg += (Msg('; a driver installed with that toolkit only has to be >= {tk_need}, too old for CUDA {mm} if it is the driver in use', tk_need=tk_need[0], mm=mm))
             parts.append(msg)
         fail("; ".join(parts), remedy)
         return findings
@@ -594,7 +594,7 @@ def _oom_finding(e: Any, who: str) -> Finding:
         if (un is not None and al is not None and tr is not None and fr is not None and un > 0.25 * max(al, 0.001)
                 and un > 1.0 and tr <= fr + un):
             frag = "; much memory is reserved but unallocated (fragmentation): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps"
-    msg = ((Msg('{who}: CUDA out of memory', who=who) + (f" ({'; '.join(parts)})" if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)')))
+    msg = (Msg('{who}: CUDA out of memory', who=who) + (f" ({'; '.join(parts)})" if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)'))
     return Finding("driver.torch_cuda", Verdict.WARN, msg, "host", (e.line.strip(),),
                    (_first_upper(e.info.action) + Msg('. Size the job with `bringup size` (model states per GPU).')),
                    f"PyTorch CUDA memory management (https://pytorch.org/docs/stable/notes/cuda.html#memory-management); "

@@ -109,7 +109,7 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     b = rec.branch
     alts = "; ".join(_branch_line(a, today) for a in rec.alternatives[:3])
-    msg = ((Msg('GPUs {where}: {arch_txt} -> driver {branch_line} with the {flavour} kernel modules: {flavour_why}', where=where, arch_txt=arch_txt, branch_line=_branch_line(b, today), flavour=rec.flavour, flavour_why=rec.flavour_why) + (Msg('. Also supported today: {alts}', alts=alts) if alts else '')))
+    msg = (Msg('GPUs {where}: {arch_txt} -> driver {branch_line} with the {flavour} kernel modules: {flavour_why}', where=where, arch_txt=arch_txt, branch_line=_branch_line(b, today), flavour=rec.flavour, flavour_why=rec.flavour_why) + (Msg('. Also supported today: {alts}', alts=alts) if alts else ''))
     findings.append(Finding("driver.branch", Verdict.PASS, msg, _subject(gs), tuple(ev), "",
                             f"{SRC_MATRIX} (live: {MATRIX_URL}); {SRC_FLAVOUR}; {b.source}"))
     return findings
@@ -332,7 +332,7 @@ def kernel_module(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     elif entries:
         added = [e for e in entries if not e.kernel]
         other = sorted({e.kernel for e in entries if e.kernel})
-        what = ((Msg('only for other kernels ({other})', other=', '.join(other)) if other else Msg("only registered ('{state}'), never built", state=added[0].state) if added else Msg('not for this kernel')))
+        what = (Msg('only for other kernels ({other})', other=', '.join(other)) if other else Msg("only registered ('{state}'), never built", state=added[0].state) if added else Msg('not for this kernel'))
         findings.append(Finding("driver.kernel_module", Verdict.FAIL,
                                 Msg("no nvidia module for the running kernel {kernel}: DKMS has nvidia {version} {what}", kernel=kernel, version=entries[0].version, what=what), "host", tuple(ev),
                                 Msg("Install the headers of the running kernel (linux-headers-{kernel} / "
@@ -750,7 +750,7 @@ def judge_unit_status(u: Unit) -> list[Finding]:
     if not u.exists or u.load == "masked":
         why: str = (Msg('is masked (it cannot be started)') if u.load == 'masked' else Msg('is not installed (no such unit)'))
         return [Finding("driver.service", Verdict.WARN if stack else Verdict.UNKNOWN, Msg("{what} {why}", what=what, why=why), "host", ev,
-                        ((Msg('Install the package that provides {name}, or `sudo systemctl unmask {name}`, then `sudo systemctl enable --now {name}`', name=u.name) + (Msg(' (or confirm the node uses another unit for it: nvidia-peermem replaces nv_peer_mem since driver R470)') if 'peer' in u.name else '') + '.')),
+                        (Msg('Install the package that provides {name}, or `sudo systemctl unmask {name}`, then `sudo systemctl enable --now {name}`', name=u.name) + (Msg(' (or confirm the node uses another unit for it: nvidia-peermem replaces nv_peer_mem since driver R470)') if 'peer' in u.name else '') + '.'),
                         src)]
     failed = (u.active == "failed" or u.result not in ("", "success") or "auto-restart" in u.sub)
     if failed:

@@ -110,7 +110,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         only = len(ports.ports) == 1
         short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
         verdict = Verdict.FAIL if only or short or none_active else Verdict.WARN
-        why = ((Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)")))
+        why = (Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)"))
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
         out.append(Finding(STATE_ID, Verdict.WARN, Msg("the tool stopped with an error, so the devices after it are not listed: {err}", err=err), "node", (err,),
@@ -176,7 +176,7 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
                            SRC_RATE))
     if out:
         return out
-    note = ((Msg('; also {n_other} {link_layer} port(s) ({name}), a separate network, not judged as the fabric', n_other=len(other), link_layer=other[0].link_layer, name=', '.join((_name(p) for p in other))) if other else ''))
+    note = (Msg('; also {n_other} {link_layer} port(s) ({name}), a separate network, not judged as the fabric', n_other=len(other), link_layer=other[0].link_layer, name=', '.join(_name(p) for p in other)) if other else '')
     vs = f", at least the plan's {plan:g} Gb/s" if plan is not None else ""
     slowest = min(rated, key=lambda p: p.rate_gbit_s or 0.0)
     return [Finding(RATE_ID, Verdict.PASS, f"{groups} {layer}".rstrip() + vs + note, "node",
@@ -364,7 +364,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
         gpu = bool(re.search(r"--use_cuda|initializing CUDA|cuMemAlloc", text))
         return [Finding(fid, Verdict.FAIL,
                         (Msg('perftest could not register its ') + (Msg('GPU ') if gpu else '') + Msg('buffer as an RDMA memory region') + (Msg(': GPUDirect RDMA does not work on this node (the HCA cannot reach GPU memory)') if gpu else '')), "node", tuple(dict.fromkeys(mr))[:4],
-                        ((Msg("Load nvidia-peermem (`sudo modprobe nvidia-peermem`, `lsmod | grep peermem`; the GPU Operator's driver.rdma.enabled) or use DMA-BUF (`--use_cuda_dmabuf`, open kernel modules), check that ACS/IOMMU does not block peer traffic, then rerun with --use_cuda.") if gpu else Msg('Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and check the HCA with `ibv_devinfo`, then rerun.'))),
+                        (Msg("Load nvidia-peermem (`sudo modprobe nvidia-peermem`, `lsmod | grep peermem`; the GPU Operator's driver.rdma.enabled) or use DMA-BUF (`--use_cuda_dmabuf`, open kernel modules), check that ACS/IOMMU does not block peer traffic, then rerun with --use_cuda.") if gpu else Msg('Raise the locked-memory limit (`ulimit -l unlimited`; in containers --ulimit memlock=-1) and check the HCA with `ibv_devinfo`, then rerun.')),
                         f"{SRC_PERFTEST}; NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)")]
     failed = _perftest_errors(run, fid)
     if failed:
@@ -377,7 +377,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     size = max(b for b, _, _ in run.rows)
     best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])
     gbit, line = best[1], best[2]
-    what = ((Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size)))
+    what = (Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size))
     ev = tuple(x for x in (run.title_line, line) if x)
     plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     rate_of = f"the plan's {plan:g} Gb/s per NIC" if plan else ""
@@ -436,7 +436,7 @@ def _pair_runs(text: str, plan: Mapping[str, Any]) -> list[tuple[Any, Any, list[
             out.append((p, None, [Finding(
                 RDMA_PAIRS_ID, Verdict.FAIL, Msg("{subj}: the pair test did not run: {error}", subj=subj, error=p.error), subj,
                 tuple(x for x in (p.header, f"# pair {subj} failed: {p.error}") if x),
-                ((Msg('Check that `ssh NODE true` works from this machine for both nodes without a password prompt (BatchMode), then run the step again.') if ssh else Msg("Install perftest on both nodes (package `perftest`: `ib_write_bw` on the ssh login's PATH), check the ports with `ibstat` (State: Active) and the pair's server and client lines in the log, then run the step again."))), SRC_RDMA_PAIRS)]))
+                (Msg('Check that `ssh NODE true` works from this machine for both nodes without a password prompt (BatchMode), then run the step again.') if ssh else Msg("Install perftest on both nodes (package `perftest`: `ib_write_bw` on the ssh login's PATH), check the ports with `ibstat` (State: Active) and the pair's server and client lines in the log, then run the step again.")), SRC_RDMA_PAIRS)]))
             continue
         run = parse_perftest(p.client_text)
         found = judge_perftest(run, p.client_text, plan, fid=RDMA_PAIRS_ID, line_rate_gbit_s=p.line_rate_gbit_s,
@@ -537,4 +537,4 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                         "with its address (`ip link set <if> up`; persist it in netplan/NetworkManager/ifcfg), and "
                         "confirm with `ip addr show <if>`. If IPoIB is not used here, NCCL_SOCKET_IFNAME must name "
                         "another interface.", SRC_NETDEV)]
-    return [Finding(NETDEV_ID, Verdict.PASS, (Msg('{n_real} network interface(s): {listed}', n_real=len(real), listed=listed) + (Msg('; InfiniBand (IPoIB) up: {name}', name=', '.join((i.name for i in ib))) if ib else Msg('; no InfiniBand (IPoIB) interface listed'))), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]
+    return [Finding(NETDEV_ID, Verdict.PASS, (Msg('{n_real} network interface(s): {listed}', n_real=len(real), listed=listed) + (Msg('; InfiniBand (IPoIB) up: {name}', name=', '.join(i.name for i in ib)) if ib else Msg('; no InfiniBand (IPoIB) interface listed'))), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]

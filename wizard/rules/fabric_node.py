@@ -202,7 +202,7 @@ def ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     layer, active = _fabric_ports(f.ports)
     if want is not None and len(active) < want and not any(x.verdict is Verdict.FAIL for x in found):
         found = [x for x in found if x.verdict is not Verdict.PASS]
-        found.append(Finding(FABRIC_ID, Verdict.FAIL, (Msg("{n_active} Active {value}port(s), fewer than the plan's {want:g} NICs per node: ", n_active=len(active), value=layer + ' ' if layer else '', want=want) + (', '.join((f'{p.ca} port {p.port}' for p in active)) or 'none')), "node",
+        found.append(Finding(FABRIC_ID, Verdict.FAIL, (Msg("{n_active} Active {value}port(s), fewer than the plan's {want:g} NICs per node: ", n_active=len(active), value=layer + ' ' if layer else '', want=want) + (', '.join(f'{p.ca} port {p.port}' for p in active) or 'none')), "node",
                              tuple(ln for p in f.ports.ports for ln in p.lines if "state" in ln)[:8],
                              "Find the missing HCAs: `ls /sys/class/infiniband`, `lspci | grep -i mellanox` (a card "
                              "missing from the bus is a seating or slot fault; one without an RDMA device lacks its "
@@ -343,7 +343,7 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                   "{kstr} >= 5.12; nvidia_peermem not needed); NCCL uses it by default (NCCL_DMABUF_ENABLE): "
                                                   "its log says 'GDRDMA' on the channels that do, and `ib_write_bw --use_cuda=0 "
                                                   "--use_cuda_dmabuf` proves it", version=drv.version, kstr=kstr), "node", ev, "", SRC_GDR)]
-    why = ((Msg("the driver's kernel modules are the proprietary flavour (DMA-BUF needs the open ones)") if drv is not None and drv.flavour == 'proprietary' else Msg('the kernel {kstr} is older than 5.12 (no RDMA dma-buf)', kstr=kstr) if kernel is not None and kernel < DMABUF_KERNEL else Msg('the kernel release could not be read') if kernel is None and drv is not None else Msg('the driver flavour could not be read (/proc/driver/nvidia/version)')))
+    why = (Msg("the driver's kernel modules are the proprietary flavour (DMA-BUF needs the open ones)") if drv is not None and drv.flavour == 'proprietary' else Msg('the kernel {kstr} is older than 5.12 (no RDMA dma-buf)', kstr=kstr) if kernel is not None and kernel < DMABUF_KERNEL else Msg('the kernel release could not be read') if kernel is None and drv is not None else Msg('the driver flavour could not be read (/proc/driver/nvidia/version)'))
     return [Finding(GDR_ID, Verdict.WARN, (Msg('GPUDirect RDMA is not set up: nvidia_peermem is not loaded and ') + why + Msg('. NCCL still runs, but every inter-node transfer is staged through host memory (lower bandwidth, more latency, CPU memory traffic)')), "node", ev,
                     "Load the peer-memory module: `sudo modprobe nvidia-peermem` (persist it in /etc/modules-load.d/; "
                     "it needs the HCA's RDMA stack loaded first), or use the open GPU kernel modules on a 5.12+ kernel "
@@ -472,7 +472,7 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             down = [n for n in chosen if n in netdevs and netdevs[n].operstate.lower() in DOWN_STATES]
             if down:
                 found.append(Finding(NCCL_ENV_ID, Verdict.WARN,
-                                     (Msg('{where} selects {down}, which is not up (', where=where, down=', '.join(down)) + ', '.join((f'{n}: operstate {netdevs[n].operstate}' for n in down)) + (Msg("): NCCL's bootstrap and socket traffic cannot use it") if len(down) < len(chosen) else Msg('): it is every interface NCCL may use, so a job started now cannot bootstrap'))),
+                                     (Msg('{where} selects {down}, which is not up (', where=where, down=', '.join(down)) + ', '.join(f'{n}: operstate {netdevs[n].operstate}' for n in down) + (Msg("): NCCL's bootstrap and socket traffic cannot use it") if len(down) < len(chosen) else Msg('): it is every interface NCCL may use, so a job started now cannot bootstrap'))),
                                      "node", (s.line,) + tuple(f"/sys/class/net/{n}/operstate: {netdevs[n].operstate}"
                                                                for n in down),
                                      Msg("Bring the interface up with an address (`ip link set {a1} up`, its network "
@@ -524,13 +524,13 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                 "reads it as something else", n=n, value=s.value, origin=s.origin, words=words), "node", (s.line,),
                                  Msg("Set {n} to one of the documented values, or remove it.", n=n), SRC_NCCL_ENV))
     if left:
-        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg('debugging settings left on for every NCCL job started here: ') + '; '.join((f'{s.name}={s.value} ({s.origin})' for s in left)) + (Msg(' (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)') if any((s.name == 'NCCL_IB_DISABLE' for s in left)) else '')),
+        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg('debugging settings left on for every NCCL job started here: ') + '; '.join(f'{s.name}={s.value} ({s.origin})' for s in left) + (Msg(' (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)') if any(s.name == 'NCCL_IB_DISABLE' for s in left) else '')),
                              "node", tuple(s.line for s in left),
                              "Remove them from the environment and NCCL's configuration files once the problem they "
                              "were set for is solved; set them per job when debugging.", SRC_NCCL_ENV))
     if found:
         return found
-    return [Finding(NCCL_ENV_ID, Verdict.PASS, (Msg('{n_eff} NCCL setting(s), none naming a missing interface or HCA, no debugging setting left on: ', n_eff=len(eff)) + ', '.join((f'{s.name}={s.value}' for s in eff.values()))[:400]),
+    return [Finding(NCCL_ENV_ID, Verdict.PASS, (Msg('{n_eff} NCCL setting(s), none naming a missing interface or HCA, no debugging setting left on: ', n_eff=len(eff)) + ', '.join(f'{s.name}={s.value}' for s in eff.values())[:400]),
                     "node", tuple(s.line for s in eff.values())[:8], "", SRC_NCCL_ENV)]
 
 

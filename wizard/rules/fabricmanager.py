@@ -46,7 +46,7 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         nonfatal = [r for r in errors if _NONFATAL.search(r.msg)]
         ports = sorted({m.group(0) for r in nonfatal for m in [re.search(r"physical id \d+ port \d+", r.msg)] if m})
         hits = errors or warns
-        what = ((Msg('{n_nonfatal} NVSwitch non-fatal error(s)', n_nonfatal=len(nonfatal)) + (Msg(' (on {ports})', ports=', '.join(ports[:4])) if ports else '') if nonfatal and len(nonfatal) == len(errors) else Msg('{n_errors} ERROR record(s)', n_errors=len(errors)) if errors else Msg('{n_warns} WARNING record(s)', n_warns=len(warns))))
+        what = (Msg('{n_nonfatal} NVSwitch non-fatal error(s)', n_nonfatal=len(nonfatal)) + (Msg(' (on {ports})', ports=', '.join(ports[:4])) if ports else '') if nonfatal and len(nonfatal) == len(errors) else Msg('{n_errors} ERROR record(s)', n_errors=len(errors)) if errors else Msg('{n_warns} WARNING record(s)', n_warns=len(warns)))
         return [Finding("driver.fabric_manager_log", Verdict.WARN,
                         Msg("Fabric Manager logged {what} ({span}); the first: '{a1}'", what=what, span=span, a1=hits[0].msg[:200]), "node",
                         tuple(r.line for r in hits[:6]),

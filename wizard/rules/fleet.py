@@ -397,7 +397,7 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         majority = ranked[0] if len(ranked[0][1]) * 2 > len(known) else None
         if majority is not None:
             odd = sorted(n for text, ns in ranked[1:] for n in ns)
-            msg = (('; '.join((f'{fold(ns)}: {f.label} {text}' for text, ns in ranked[1:])) + Msg(', the other {n_majority}: {majority}', n_majority=len(majority[1]), majority=majority[0])))
+            msg = ('; '.join((f'{fold(ns)}: {f.label} {text}' for text, ns in ranked[1:])) + Msg(', the other {n_majority}: {majority}', n_majority=len(majority[1]), majority=majority[0]))
             subject = fold(odd)
             others = f"the other {len(majority[1])} nodes"
             maj_text = majority[0]

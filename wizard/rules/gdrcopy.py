@@ -157,7 +157,7 @@ def _bandwidth(r: GdrcopyRun) -> list[Finding]:
         mapping = (f"info.mapped {r.mapped}, write-combining {r.wc_mapping}" if r.mapped is not None and r.wc_mapping
                    is not None else "")
         slow_read = (w and rd and max(x.mib_s for x in rd) < max(x.mib_s for x in w) / 4)
-        msg = ((Msg('gdrcopy_copybw on {subj}: the GPU buffer is mapped through the BAR', subj=subj) + (f' ({mapping})' if mapping else '') + Msg(' and the copies completed: ') + ', '.join(figs) + Msg(" (gdrcopy's MB is 2^20 bytes)") + (Msg('; reads far slower than writes are normal: the BAR cannot be prefetched, so reads are not burst') if slow_read else '') + ('' if r.closed else Msg("; the paste stops before 'closing gdrdrv'")) + Msg('. bringup does not judge the figures: GDRCopy publishes no floor')))
+        msg = (Msg('gdrcopy_copybw on {subj}: the GPU buffer is mapped through the BAR', subj=subj) + (f' ({mapping})' if mapping else '') + Msg(' and the copies completed: ') + ', '.join(figs) + Msg(" (gdrcopy's MB is 2^20 bytes)") + (Msg('; reads far slower than writes are normal: the BAR cannot be prefetched, so reads are not burst') if slow_read else '') + ('' if r.closed else Msg("; the paste stops before 'closing gdrdrv'")) + Msg('. bringup does not judge the figures: GDRCopy publishes no floor'))
         ev = tuple(b.line for b in r.bandwidth[:4]) + tuple(x for x in (
             f"info.wc_mapping: {r.wc_mapping}" if r.wc_mapping is not None else "",
             "closing gdrdrv" if r.closed else "") if x)

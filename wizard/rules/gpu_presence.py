@@ -117,7 +117,7 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
         desc += (Msg('; {switches} NVSwitch function(s)', switches=switches))
     numa = sorted({g.numa_node for g in gpus if g.numa_node is not None})
     if numa:
-        desc += (Msg('; NUMA node(s) {str}', str=', '.join((str(n) for n in numa))))
+        desc += (Msg('; NUMA node(s) {str}', str=', '.join(str(n) for n in numa)))
     desc += extra
     expected = _plan_count(plan)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
@@ -292,14 +292,14 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
             ok.append(g)
     if ok:
         shown = [g for g in ok if g.excluded is False]
-        excl = ((Msg('not excluded (GPU Excluded: No)') if len(ok) == 1 and shown else Msg('none excluded (GPU Excluded: No)') if len(shown) == len(ok) else Msg('{n_shown} of them shown not excluded (GPU Excluded: No), the others without an exclusion line', n_shown=len(shown)) if shown else Msg('no exclusion line (older drivers do not write one, or the paste stops before it)')))
+        excl = (Msg('not excluded (GPU Excluded: No)') if len(ok) == 1 and shown else Msg('none excluded (GPU Excluded: No)') if len(shown) == len(ok) else Msg('{n_shown} of them shown not excluded (GPU Excluded: No), the others without an exclusion line', n_shown=len(shown)) if shown else Msg('no exclusion line (older drivers do not write one, or the paste stops before it)'))
         no_fw = [g for g in ok if not g.firmware]
         fw_note = (Msg('; no GPU Firmware line') + (Msg(' for {n_no_fw} of them', n_no_fw=len(no_fw)) if len(no_fw) < len(ok) else '') + Msg(' (the driver writes one only while the GPU runs GSP firmware)') if no_fw else '')
         fws = {g.firmware for g in ok if g.firmware and g.firmware.upper() != "N/A"}
         if len(fws) == 1 and not info.driver.version:
-            fw_note += ((Msg('; GSP firmware ships with the driver, so driver {next} brought {value} up', next=next(iter(fws)), value='it' if len(ok) == 1 else 'them')))
+            fw_note += (Msg('; GSP firmware ships with the driver, so driver {next} brought {value} up', next=next(iter(fws)), value='it' if len(ok) == 1 else 'them'))
         names = "; ".join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
-        what = ((Msg('the driver sees {names}', names=names) if len(ok) == 1 else Msg('the driver sees {n_ok} GPUs: {names}', n_ok=len(ok), names=names)))
+        what = (Msg('the driver sees {names}', names=names) if len(ok) == 1 else Msg('the driver sees {n_ok} GPUs: {names}', n_ok=len(ok), names=names))
         out.append(Finding(fid, Verdict.PASS, Msg("{what}; {excl}{fw_note}", what=what, excl=excl, fw_note=fw_note), "host" if len(ok) > 1 else
                            gpu_subject(None, ok[0].bus) if ok[0].bus else "GPU",
                            tuple(ln for g in ok[:4] for ln in (g.fields.get("model", ""), g.fields.get("bus", ""),
@@ -408,12 +408,12 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
         lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
         if buses:
             who = subjects_of(buses)
-            msg: str = ((Msg('nvidia-smi cannot reach {who}', who=who) + (f": {'; '.join(reasons)}" if reasons else '') + Msg(' (no device handle: the driver lists the GPU but cannot open it)')))
+            msg: str = (Msg('nvidia-smi cannot reach {who}', who=who) + (f": {'; '.join(reasons)}" if reasons else '') + Msg(' (no device handle: the driver lists the GPU but cannot open it)'))
         else:
             who = "host"
             msg = Msg("nvidia-smi cannot reach {n_error_lines} GPU(s): 'GPU is lost' / no device handle", n_error_lines=len(doc.error_lines))
         where = (Msg(' for {buses}', buses=', '.join(buses)) if buses else Msg(" for the GPU's PCI address"))
-        remedy = (((Msg('The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full power cycle, not only a reboot, if it is lost again). ') if lost else '') + Msg("Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the server's airflow); RMA the GPU if it happens again after a cold boot.", where=where)))
+        remedy = ((Msg('The driver says the GPU is lost and asks for a reboot: drain the node and power-cycle it (a full power cycle, not only a reboot, if it is lost again). ') if lost else '') + Msg("Read `dmesg | grep -e NVRM -e Xid -e AER`{where}: Xid 79 (fallen off the bus) needs a full power cycle. Check the GPU's power cables, seating and cooling (passively cooled cards need the server's airflow); RMA the GPU if it happens again after a cold boot.", where=where))
         return [Finding("health.gpu_responsive", Verdict.FAIL, msg, who, ev, remedy,
                         SRC_SMI + "; NVML_ERROR_GPU_IS_LOST ('The GPU has fallen off the bus or has otherwise become "
                         "inaccessible', NVML API reference, https://docs.nvidia.com/deploy/nvml-api/)")]
@@ -470,7 +470,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
     if busy:  # a workload is running: say so (idle baselines and validations need the GPUs to themselves)
         lo, hi = min(u for _, u in busy), max(u for _, u in busy)
-        msg += ((Msg('; {n_busy} of {n_gpus} busy, in use by a workload (GPU-Util {lo:g}%', n_busy=len(busy), n_gpus=len(doc.gpus), lo=lo) + (f'-{hi:g}%' if hi != lo else '') + Msg('): the idle baseline and validations need them free')))
+        msg += (Msg('; {n_busy} of {n_gpus} busy, in use by a workload (GPU-Util {lo:g}%', n_busy=len(busy), n_gpus=len(doc.gpus), lo=lo) + (f'-{hi:g}%' if hi != lo else '') + Msg('): the idle baseline and validations need them free'))
     return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1, measured=cm)]
 
 
@@ -485,7 +485,7 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     msg: str = Msg("nvidia-smi talks to NVIDIA driver {raw}", raw=doc.driver_version.raw)
     ev = [doc.driver_version.line]
     if doc.cuda_version is not None:
-        msg += ((Msg("; that driver supports CUDA up to {raw} (the driver's limit, not the installed toolkit: it need not equal nvcc's version)", raw=doc.cuda_version.raw)))
+        msg += (Msg("; that driver supports CUDA up to {raw} (the driver's limit, not the installed toolkit: it need not equal nvcc's version)", raw=doc.cuda_version.raw))
         if doc.cuda_version.line not in ev:
             ev.append(doc.cuda_version.line)
     hm = re.search(r"NVIDIA-SMI\s+(\d+\.\d+(?:\.\d+)?)\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", doc.driver_version.line)
@@ -588,7 +588,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
         elif name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
             unk = _unknown_error_fields(g)
-            said = ((Msg("NVML answers 'Unknown Error' for its {unk}", unk=', '.join(unk)) if unk else Msg("nvidia-smi prints ERR! / 'GPU is lost' for it")))
+            said = (Msg("NVML answers 'Unknown Error' for its {unk}", unk=', '.join(unk)) if unk else Msg("nvidia-smi prints ERR! / 'GPU is lost' for it"))
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
                                Msg("{subject} does not respond: {said}", subject=subject(g), said=said),
                                subject(g), _ev(g, g.errors, [g.fields[k].line for k in unk]),
@@ -600,7 +600,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                              for k in bad) or "a field"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
                                Msg("{subject}: nvidia-smi cannot read its {what} (ERR!)", subject=subject(g), what=what), subject(g), _ev(g, g.errors),
-                               ((Msg('A single sensor reading ERR! ({what}): ', what=what) + (Msg('often the fan on a passively cooled or riser-mounted card: check the fan/cooling in the BMC') if 'fan' in what else Msg("check the GPU's power cables and the BMC's power readings") if 'power' in what else Msg("check the BMC's readings for it")) + Msg('; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as failing.'))), SRC_SMI))
+                               (Msg('A single sensor reading ERR! ({what}): ', what=what) + (Msg('often the fan on a passively cooled or riser-mounted card: check the fan/cooling in the BMC') if 'fan' in what else Msg("check the GPU's power cables and the BMC's power readings") if 'power' in what else Msg("check the BMC's readings for it")) + Msg('; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as failing.')), SRC_SMI))
     spinning = []
     for g in ok:  # "100 %" busy while drawing next to nothing: a kernel that spins or hangs, not work
         util, draw = g.num("utilization.gpu"), g.num("power.draw")

@@ -85,7 +85,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
         said = next((m.group(1).strip() for ln in r.init_errors
                      for m in [re.search(r"gpu_burn-drv\.cpp:\d+\):\s*(.+)$", ln)] if m), "")
         info = cuda_error_lookup(text=said) if said else None
-        meaning = ((Msg('; CUDA error {code} = {name}: {meaning}', code=info.code, name=info.name, meaning=info.meaning) if info is not None else ''))
+        meaning = (Msg('; CUDA error {code} = {name}: {meaning}', code=info.code, name=info.name, meaning=info.meaning) if info is not None else '')
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn could not start its test ({a1}): the GPUs were not burned; the CUDA/cuBLAS stack "
                                                   "failed on this machine (which is not by itself proof of a GPU fault){meaning}", a1=r.init_errors[0], meaning=meaning), "host", tuple(dict.fromkeys(r.init_errors))[:3],
                            ((f'{info.action[:1].upper()}{info.action[1:]}. ' if info is not None else '') + Msg("Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of other processes and run it again.")), SRC_BURN + (f"; {info.source}" if info else "")))
@@ -97,7 +97,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     unmeasured = [b for b in gpus if not b.measured]
     ok = [b for b in gpus if b.measured]
     if unmeasured and (r.tested is not None or not ok):
-        return [Finding(fid, Verdict.UNKNOWN, (Msg('gpu-burn reports GPU {names} ', names=_names(unmeasured)) + (Msg('OK') if any((b.result == 'OK' for b in unmeasured)) else Msg('without a result')) + Msg(' but no progress line shows it working (no Gflop/s): the burn did not run on it')),
+        return [Finding(fid, Verdict.UNKNOWN, (Msg('gpu-burn reports GPU {names} ', names=_names(unmeasured)) + (Msg('OK') if any(b.result == 'OK' for b in unmeasured) else Msg('without a result')) + Msg(' but no progress line shows it working (no Gflop/s): the burn did not run on it')),
                         ", ".join(_subject(b) for b in unmeasured[:4]),
                         tuple(x for x in [r.tested_line] + [b.result_line for b in unmeasured][:8] if x)
                         or tuple(r.progress_lines[-1:]),
@@ -105,7 +105,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                         "that it prints Gflop/s for every GPU; gpu-burn prints OK even when its test never started.",
                         SRC_BURN)]
     dur = r.duration_s
-    msg = ((Msg('gpu-burn: {n_ok} GPU{value} computed without an error', n_ok=len(ok), value='s' if len(ok) != 1 else '') + (Msg(" ({names}); 'Tested {tested} GPUs' all OK", names=_names(ok), tested=r.tested) if r.tested is not None else Msg(" in every progress line shown (no final 'Tested N GPUs' summary in this paste)"))))
+    msg = (Msg('gpu-burn: {n_ok} GPU{value} computed without an error', n_ok=len(ok), value='s' if len(ok) != 1 else '') + (Msg(" ({names}); 'Tested {tested} GPUs' all OK", names=_names(ok), tested=r.tested) if r.tested is not None else Msg(" in every progress line shown (no final 'Tested N GPUs' summary in this paste)")))
     peaks = [_peak(b) for b in ok]
     if peaks:
         msg += (f'; {min(peaks):.0f}' + (f'-{max(peaks):.0f}' if max(peaks) != min(peaks) else '') + Msg(' Gflop/s'))
@@ -113,7 +113,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     if temps:
         msg += (Msg(', up to {max} C', max=max(temps)))
     if dur is not None and dur < SHORT_RUN_S:
-        msg += ((Msg('. The run was only {dur} s: that proves the arithmetic is right, not that it stays right hot (burn 10 minutes or more to validate)', dur=dur)))
+        msg += (Msg('. The run was only {dur} s: that proves the arithmetic is right, not that it stays right hot (burn 10 minutes or more to validate)', dur=dur))
     ev = [x for x in (r.duration_line, r.tested_line) if x] + r.progress_lines[-1:]
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(x[:400] for x in ev), "", SRC_BURN)]
 

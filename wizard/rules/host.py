@@ -150,7 +150,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
         pct = 100.0 * avail / total
         desc = (Msg('{human_bytes} of {human_bytes2} available ({pct:.1f}%), {swap_txt}', human_bytes=human_bytes(avail), human_bytes2=human_bytes(total), pct=pct, swap_txt=swap_txt))
         am = measure(pct, LOW_AVAILABLE_PCT, "%", "at_least", "host memory available")
-        remedy = ((Msg('Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the host needs more RAM.')))
+        remedy = (Msg('Find what holds the memory (`ps aux --sort=-rss | head`, containers, tmpfs/shm in `df -h`), stop it or lower data-loader workers and pinned buffers, then re-check; if the job itself needs it, the host needs more RAM.'))
         if pct < LOW_AVAILABLE_PCT and (swap_full or not st):
             findings.append(Finding("os.memory_pressure", Verdict.FAIL,
                                     (Msg("host RAM is exhausted and swap is full: {desc}; the next allocation wakes the OOM killer (data "
@@ -237,7 +237,7 @@ def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     ev = tuple([header] + [d.line for d in devs])
     size = sum(d.size or 0 for d in devs)
     used = sum(d.used or 0 for d in devs)
-    desc = (Msg('swap is on: {n_devs} device(s) ({items}), {human_bytes} of {human_bytes2} used', n_devs=len(devs), items=', '.join((f'{d.name} {d.type}' for d in devs)), human_bytes=human_bytes(used), human_bytes2=human_bytes(size)))
+    desc = (Msg('swap is on: {n_devs} device(s) ({items}), {human_bytes} of {human_bytes2} used', n_devs=len(devs), items=', '.join(f'{d.name} {d.type}' for d in devs), human_bytes=human_bytes(used), human_bytes2=human_bytes(size)))
     return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT, used_bytes=used,
                          total_bytes=size)]
 
@@ -282,7 +282,7 @@ def _numa_verdict(nodes: int, cpu_nodes: int | None, memory_only: list[int], exp
                   ev: tuple[str, ...]) -> Finding:
     desc = (Msg('{nodes} NUMA node(s)', nodes=nodes))
     if memory_only:
-        desc += ((Msg(', {cpu_nodes} with CPUs and {n_memory_only} memory-only (CPU-less) node(s) {map}: device or CXL memory the kernel exposes as NUMA nodes, not a fault', cpu_nodes=cpu_nodes, n_memory_only=len(memory_only), map=', '.join(map(str, memory_only)))))
+        desc += (Msg(', {cpu_nodes} with CPUs and {n_memory_only} memory-only (CPU-less) node(s) {map}: device or CXL memory the kernel exposes as NUMA nodes, not a fault', cpu_nodes=cpu_nodes, n_memory_only=len(memory_only), map=', '.join(map(str, memory_only))))
     expected = exp.get("numa_nodes")
     if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0 and expected != nodes and not (
             cpu_nodes is not None and memory_only and expected == cpu_nodes):

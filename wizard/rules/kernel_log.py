@@ -287,11 +287,11 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                 pid = unsupported.fields.get("pci_id")
                 what.append(f"driver release {rel} does not support this GPU" + (f" (PCI ID {pid})" if pid else ""))
             subject = name
-            msg = ((Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what='; '.join(what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what='; '.join(what))))
+            msg = (Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what='; '.join(what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what='; '.join(what)))
             worked = bool(bus) and _worked_before(log, bus)
             remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
             if whats == {"unsupported"}:
-                remedy = ((Msg("Install a driver branch that lists this GPU in its README's 'Appendix A - Supported NVIDIA GPU Products' (a GPU newer than the branch needs a newer branch; Blackwell and Grace Hopper need the open kernel modules; a legacy GPU needs its legacy branch), then reboot.")))
+                remedy = (Msg("Install a driver branch that lists this GPU in its README's 'Appendix A - Supported NVIDIA GPU Products' (a GPU newer than the branch needs a newer branch; Blackwell and Grace Hopper need the open kernel modules; a legacy GPU needs its legacy branch), then reboot."))
             out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
                                SRC_BAR if bar else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
@@ -477,7 +477,7 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         if burst is not None and verdict is Verdict.PASS:
             verdict = Verdict.WARN
         detail = ", ".join(types + [f"'{n}'" for n in names])
-        msg = ((Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=AER_WORDS[worst_sev]) + (f' ({detail})' if detail else '')))
+        msg = (Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=AER_WORDS[worst_sev]) + (f' ({detail})' if detail else ''))
         if failed:
             msg += (Msg('; the kernel could not recover the device'))
         if port and port != dev:
@@ -487,14 +487,14 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         if burst is not None:
             msg += "; " + _burst_text(burst)
         if verdict is Verdict.FAIL:
-            remedy: str = ((Msg('A fatal PCIe error took this link down. Power-cycle, then reseat the device and its riser/cables under this port, check its power and cooling, and update BIOS/firmware; if it repeats in the same slot, move the card to another slot to tell a bad card from a bad slot.')))
+            remedy: str = (Msg('A fatal PCIe error took this link down. Power-cycle, then reseat the device and its riser/cables under this port, check its power and cooling, and update BIOS/firmware; if it repeats in the same slot, move the card to another slot to tell a bad card from a bad slot.'))
         elif verdict is Verdict.WARN and worst_sev == "corrected":
             remedy = AER_BURST_REMEDY
         elif verdict is Verdict.WARN:
-            remedy = ((Msg('Uncorrected (non-fatal) PCIe errors: watch whether they repeat (`journalctl -k | grep -i aer`, /sys/bus/pci/devices/<bdf>/aer_dev_nonfatal); reseat the device and riser, check cables, update BIOS/firmware.')))
+            remedy = (Msg('Uncorrected (non-fatal) PCIe errors: watch whether they repeat (`journalctl -k | grep -i aer`, /sys/bus/pci/devices/<bdf>/aer_dev_nonfatal); reseat the device and riser, check cables, update BIOS/firmware.'))
         else:
             remedy = ""
-            msg += ((Msg(' (information: no burst, never {aer_burst_min} or more at a pace above {aer_burst_rate_per_min} per minute; corrected errors matter only if their count grows during a stage)', aer_burst_min=AER_BURST_MIN, aer_burst_rate_per_min=AER_BURST_RATE_PER_MIN) if port in stamped or dev in stamped else Msg(' (information: the lines carry no timestamps, so their rate cannot be told; corrected errors matter only if their count grows during a stage)')))
+            msg += (Msg(' (information: no burst, never {aer_burst_min} or more at a pace above {aer_burst_rate_per_min} per minute; corrected errors matter only if their count grows during a stage)', aer_burst_min=AER_BURST_MIN, aer_burst_rate_per_min=AER_BURST_RATE_PER_MIN) if port in stamped or dev in stamped else Msg(' (information: the lines carry no timestamps, so their rate cannot be told; corrected errors matter only if their count grows during a stage)'))
         src = SRC_GHES if firmware else SRC_AER
         ev = cap(ln for e in evs for ln in e.evidence)
         if burst is not None:
@@ -553,9 +553,9 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
     keys = [event_key(e) for e in evs]
     oops = any(e.fields.get("class") == "oops" for e in evs)
     libs = sorted({str(e.fields.get("lib")) for e in evs if e.fields.get("class") == "gpu_lib_crash"})
-    what = ((Msg('kernel warnings/oops reports and GPU-driver error messages') if oops else Msg('processes that crashed inside {libs}', libs=', '.join(libs)) if libs and len(libs) == len({str(e.fields.get('lib')) for e in evs}) and all((e.fields.get('class') == 'gpu_lib_crash' for e in evs)) else Msg('GPU-driver error messages') + (Msg(' and crashes inside {libs}', libs=', '.join(libs)) if libs else '')))
+    what = (Msg('kernel warnings/oops reports and GPU-driver error messages') if oops else Msg('processes that crashed inside {libs}', libs=', '.join(libs)) if libs and len(libs) == len({str(e.fields.get('lib')) for e in evs}) and all(e.fields.get('class') == 'gpu_lib_crash' for e in evs) else Msg('GPU-driver error messages') + (Msg(' and crashes inside {libs}', libs=', '.join(libs)) if libs else ''))
     only_crashes = all(e.fields.get("class") == "gpu_lib_crash" for e in evs)
-    head = ((Msg("{n_evs} process crash{value} inside {libs} (the kernel's segfault reports): a program died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)", n_evs=len(evs), value='' if len(evs) == 1 else 'es', libs=', '.join(libs)) if only_crashes else Msg('{plural} that no rule recognises ({what}): investigate', plural=plural(len(evs), 'kernel message'), what=what)))
+    head = (Msg("{n_evs} process crash{value} inside {libs} (the kernel's segfault reports): a program died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)", n_evs=len(evs), value='' if len(evs) == 1 else 'es', libs=', '.join(libs)) if only_crashes else Msg('{plural} that no rule recognises ({what}): investigate', plural=plural(len(evs), 'kernel message'), what=what))
     return out + [Finding("health.kernel_log", Verdict.WARN, head, "host",
                     cap(ln for e in evs for ln in e.evidence),
                     (Msg('Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge it by its key so it stops counting: ') + ', '.join(keys[:20]) + (Msg(' (and {value} more)', value=len(keys) - 20) if len(keys) > 20 else '') + '.'), SRC_UNRECOGNISED)]
@@ -577,7 +577,7 @@ def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
     codes = sorted({int(e.fields.get("code") or 0) for e in (fatal or sx)})
     switches = sorted({f"nvidia-nvswitch{e.fields.get('switch')} ({e.bus_id})" for e in (fatal or sx)})
     what = "; ".join(dict.fromkeys(str(e.fields.get("text", "")) for e in (fatal or sx) if e.fields.get("text")))[:300]
-    head = ((Msg('{plural} (SXid {map}) on {switches}', plural=plural(len(fatal or sx), 'fatal ' * bool(fatal) + 'NVSwitch error'), map=', '.join(map(str, codes)), switches=', '.join(switches[:4])) + (f': {what}' if what else '')))
+    head = (Msg('{plural} (SXid {map}) on {switches}', plural=plural(len(fatal or sx), 'fatal ' * bool(fatal) + 'NVSwitch error'), map=', '.join(map(str, codes)), switches=', '.join(switches[:4])) + (f': {what}' if what else ''))
     if fatal:
         return [Finding("health.sxid", Verdict.FAIL, (head + Msg(': traffic through that switch stops until it is reset')), "host", cap(ln for e in fatal for ln in e.evidence),
                         "Drain the node; reset the NVSwitch/GPU baseboard (a node reboot), restart Fabric Manager, and "
@@ -600,10 +600,10 @@ def _oops_finding(evs: list[KernelEvent]) -> Finding:
     mods = sorted({str(e.fields["module"]) for e in evs if e.fields.get("module")})
     comms = sorted({str(e.fields["comm"]) for e in evs if e.fields.get("comm")})
     gpu_mod = [m for m in mods if m.startswith("nvidia")]
-    where = ((Msg(' inside the {mods} module{value}', mods=', '.join(mods), value='s' if len(mods) > 1 else '') if mods else ''))
+    where = (Msg(' inside the {mods} module{value}', mods=', '.join(mods), value='s' if len(mods) > 1 else '') if mods else '')
     who = f" (process {', '.join(comms)})" if comms else ""
-    head = ((Msg("{plural}{where}{who}: the kernel killed a task mid-way and is tainted 'D' until a reboot, so nothing run on this boot can be trusted", plural=plural(len(evs), 'kernel oops report'), where=where, who=who) + (Msg('; it died in the NVIDIA driver, whose GPU state is now suspect') if gpu_mod else '')))
-    remedy = ((Msg("Reboot, then read the whole report (`journalctl -k -b -1`: the lines from 'BUG:'/'Oops:' to '---[ end trace ]---'). ") + (Msg('In the NVIDIA module: match the driver to the kernel (a driver built for another kernel, or a driver/kernel pair NVIDIA does not support), update it, and if it recurs collect `nvidia-bug-report.sh` for NVIDIA. ') if gpu_mod else Msg('Find the module named in the RIP line and update it or the kernel. ')) + Msg('Repeated oopses on a healthy kernel point at memory (run a memory test) or the CPU.')))
+    head = (Msg("{plural}{where}{who}: the kernel killed a task mid-way and is tainted 'D' until a reboot, so nothing run on this boot can be trusted", plural=plural(len(evs), 'kernel oops report'), where=where, who=who) + (Msg('; it died in the NVIDIA driver, whose GPU state is now suspect') if gpu_mod else ''))
+    remedy = (Msg("Reboot, then read the whole report (`journalctl -k -b -1`: the lines from 'BUG:'/'Oops:' to '---[ end trace ]---'). ") + (Msg('In the NVIDIA module: match the driver to the kernel (a driver built for another kernel, or a driver/kernel pair NVIDIA does not support), update it, and if it recurs collect `nvidia-bug-report.sh` for NVIDIA. ') if gpu_mod else Msg('Find the module named in the RIP line and update it or the kernel. ')) + Msg('Repeated oopses on a healthy kernel point at memory (run a memory test) or the CPU.'))
     return Finding("health.kernel_log", Verdict.FAIL, head, "host", cap(ln for e in evs for ln in e.evidence), remedy,
                    SRC_OOPS)
 

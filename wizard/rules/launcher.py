@@ -156,11 +156,11 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
         spread = _spread(log, es)
         where = ("; ".join(sorted({e.error_file for e in es if e.error_file and e.error_file != "<N/A>"}))
                  or "")
-        said = ((Msg("; the paste shows the rank's error: {strip}", strip=exc[0].strip()) if exc else Msg('; its traceback field: {tb_lines}', tb_lines=tb_lines[0]) if tb_lines else ''))
-        msg = ((Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (f'; {spread}' if spread else '')))
-        remedy = ((Msg("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block (scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's output)") + (Msg(', or read its error_file {where}', where=where) if where else '') + Msg('; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL error in that traceback is a machine question bringup can judge: paste it.')))
+        said = (Msg("; the paste shows the rank's error: {strip}", strip=exc[0].strip()) if exc else Msg('; its traceback field: {tb_lines}', tb_lines=tb_lines[0]) if tb_lines else '')
+        msg = (Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (f'; {spread}' if spread else ''))
+        remedy = (Msg("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block (scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's output)") + (Msg(', or read its error_file {where}', where=where) if where else '') + Msg('; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL error in that traceback is a machine question bringup can judge: paste it.'))
         if exc and not tb_lines:
-            remedy = ((Msg("The rank's own error is shown: fix the program (a Python exception is not a machine fault), or paste the CUDA/NCCL error it names.")))
+            remedy = (Msg("The rank's own error is shown: fix the program (a Python exception is not a machine fault), or paste the CUDA/NCCL error it names."))
         evidence = tuple(ln for e in es for ln in e.lines)[:10] + tuple(exc)
         out.append(Finding(fid, Verdict.UNKNOWN, msg, "node", evidence, remedy, SRC_ELASTIC))
     return out
@@ -190,14 +190,14 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
         if agents:
             size = (f"{log.nnodes} nodes x {log.procs_per_node} processes" if log.nnodes and log.procs_per_node
                     else f"{n} worker processes SUCCEEDED" if n else f"{agents} agent{'s' if agents > 1 else ''}")
-            what = ((Msg('{agents} elastic agent{value} (one per node) reported {value2} worker group SUCCEEDED ({size})', agents=agents, value='s' if agents > 1 else '', value2='their' if agents > 1 else 'its', size=size)))
+            what = (Msg('{agents} elastic agent{value} (one per node) reported {value2} worker group SUCCEEDED ({size})', agents=agents, value='s' if agents > 1 else '', value2='their' if agents > 1 else 'its', size=size))
         else:
             what = (Msg('all {n} launched processes exited with code 0', n=n) + (f' ({plan})' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
     if log.plan or log.sigterm_sent:
         single = log.world_size == 1 or (log.nnodes == 1 and log.procs_per_node == 1)
-        why = ((Msg('a single-process run (dist_world_size=1) proves nothing about multi-GPU communication') if single else Msg('a launch plan shows what was started, not that the ranks ran, met or communicated')))
+        why = (Msg('a single-process run (dist_world_size=1) proves nothing about multi-GPU communication') if single else Msg('a launch plan shows what was started, not that the ranks ran, met or communicated'))
         return [Finding(fid, Verdict.UNKNOWN, Msg("launcher start-up only{a1}; {why}", a1=': ' + plan if plan else '', why=why), "node",
                         tuple(log.plan[:8] or log.sigterm_sent[:4]),
                         "Paste the end of the run: the ranks' exit lines ('Process N exits successfully.', 'worker "

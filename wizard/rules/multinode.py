@@ -612,7 +612,7 @@ def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
                                "before it)", "nodes", (ml.hosts.raw,), "Rerun the multi-node validation.", SRC_E4))
     else:
         left = [x for x in (g.start.get("left_out") or []) if isinstance(x, dict)]
-        extra = (Msg('; left out: ') + ', '.join((f"{x.get('node')} ({x.get('why')})" for x in left)) if left else '')
+        extra = (Msg('; left out: ') + ', '.join(f"{x.get('node')} ({x.get('why')})" for x in left) if left else '')
         out.append(_allreduce_finding(g, plan, ml.device, "multinode.allreduce", extra))
     nt = ml.group("nccl-tests")
     if nt is not None:

@@ -335,7 +335,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     stage = "multinode" if multi else "node"
     fid = f"{stage}.allreduce" if coll == "all_reduce" else f"{stage}.nccl_tests"
     model = _model(r)
-    where = (((Msg('{n} ranks', n=n) if n else Msg('ranks ?')) + (Msg(' on {nodes} node(s)', nodes=nodes) if nodes else '') + (Msg(" (the excerpt lists {n_devices} of their '# Rank' lines: nodes unknown)", n_devices=len(r.devices)) if partial else '') + (f', {model}' if model else '')))
+    where = ((Msg('{n} ranks', n=n) if n else Msg('ranks ?')) + (Msg(' on {nodes} node(s)', nodes=nodes) if nodes else '') + (Msg(" (the excerpt lists {n_devices} of their '# Rank' lines: nodes unknown)", n_devices=len(r.devices)) if partial else '') + (f', {model}' if model else ''))
     subject = hosts[0] if len(hosts) == 1 else (f"{len(hosts)} nodes ({', '.join(hosts[:4])})" if hosts else "host")
     what = (coll or _unnamed(r)).replace("_", "-")
     binary = (f"{coll}_perf" if coll else "all_gather_perf (or alltoall_perf)" if what.startswith("all-gather or")
@@ -451,9 +451,9 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif subset is not None:
         floor = float(subset["subset_floor_busbw_gb_s"])
         if coll == "all_reduce":
-            floor_desc = ((Msg('{per_node} of the {get} GPUs of a {get2} board: on NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; {get3}', per_node=per_node, get=subset.get('gpus_per_node'), get2=subset.get('system'), get3=subset.get('subset_basis', 'derived'))))
+            floor_desc = (Msg('{per_node} of the {get} GPUs of a {get2} board: on NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; {get3}', per_node=per_node, get=subset.get('gpus_per_node'), get2=subset.get('system'), get3=subset.get('subset_basis', 'derived')))
         else:
-            floor_desc = ((Msg('the NVLink ring floor of a {get} board ({what} has no NVLink SHARP: its busbw is the ring figure); {get2}', get=subset.get('system'), what=what, get2=subset.get('subset_basis', 'derived'))))
+            floor_desc = (Msg('the NVLink ring floor of a {get} board ({what} has no NVLink SHARP: its busbw is the ring figure); {get2}', get=subset.get('system'), what=what, get2=subset.get('subset_basis', 'derived')))
         floor_src = subset.get("source", "") + "; NVIDIA/nccl-tests#212 (NCCL developer: ~370 GB/s busbw on H100 NVLink " \
             "for non-allreduce operations; https://github.com/NVIDIA/nccl-tests/issues/212)"
         try:
@@ -463,7 +463,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif multi and per_node == 1 and coll in RING_COLLECTIVES:
         if gbit:
             floor = MULTINODE_NIC_FRACTION * gbit / 8
-            floor_desc = ((Msg("one GPU per node, so one NIC per node carries it: {multinode_nic_fraction:g} x {gbit:g} Gb/s / 8 (the plan's nic_gbit_s; derived, operator may override)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, gbit=gbit)))
+            floor_desc = (Msg("one GPU per node, so one NIC per node carries it: {multinode_nic_fraction:g} x {gbit:g} Gb/s / 8 (the plan's nic_gbit_s; derived, operator may override)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, gbit=gbit))
             floor_src = SRC_NIC_FLOOR
         else:
             why_unknown = ("one GPU per node, so the run is bounded by one NIC per node, and that NIC's rate is neither in "
@@ -471,7 +471,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     elif multi and coll == "all_reduce":
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
-            floor_desc = ((Msg('{multinode_nic_fraction:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may override)', multinode_nic_fraction=MULTINODE_NIC_FRACTION, nics=nics, gbit=gbit)))
+            floor_desc = (Msg('{multinode_nic_fraction:g} x {nics:g} NICs x {gbit:g} Gb/s / 8 (derived, operator may override)', multinode_nic_fraction=MULTINODE_NIC_FRACTION, nics=nics, gbit=gbit))
             floor_src = SRC_NIC_FLOOR
         else:
             one = _floor_row(coll, r, per_node, 1)
@@ -482,12 +482,12 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                     nvl = None
                 if nvl is not None and judged >= nvl:
                     floor, node_floor = nvl, True
-                    floor_desc = ((Msg("the {get} single-node floor: between nodes the busbw is bounded by the slower of NVLink and the network, so a run at the node's own NVLink floor is not held back by the network, whatever its NIC rate", get=one.get('system'))))
+                    floor_desc = (Msg("the {get} single-node floor: between nodes the busbw is bounded by the slower of NVLink and the network, so a run at the node's own NVLink floor is not held back by the network, whatever its NIC rate", get=one.get('system')))
                     floor_src = one.get("source", "")
             bound = _host_link_bound(model, per_node) if floor is None else None
             if bound is not None and judged >= MULTINODE_NIC_FRACTION * bound[0]:
                 floor, node_floor = MULTINODE_NIC_FRACTION * bound[0], True
-                floor_desc = ((Msg("{multinode_nic_fraction:g} x {bound}: every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not held back by the network, whatever its NIC rate (derived)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, bound=bound[1])))
+                floor_desc = (Msg("{multinode_nic_fraction:g} x {bound}: every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not held back by the network, whatever its NIC rate (derived)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, bound=bound[1]))
                 floor_src = f"{SRC_PCIE_BOUND}; {SRC_NIC_FLOOR}"
             why_unknown = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
                            "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are neither in "
@@ -508,18 +508,18 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             log if log is not None else parse_nccl_log(text)):
         floor = IB_SLOWEST_FLOOR_GB_S
         soft_floor = True
-        floor_desc = ((Msg('{multinode_nic_fraction:g} x {ib_slowest_gbit_s:g} Gb/s / 8, what even one EDR InfiniBand port carries; the NIC rate is neither in this output nor in the plan (nic_gbit_s), so this is a lower bound: an older fabric (FDR 56 Gb/s or slower) would explain it', multinode_nic_fraction=MULTINODE_NIC_FRACTION, ib_slowest_gbit_s=IB_SLOWEST_GBIT_S)))
+        floor_desc = (Msg('{multinode_nic_fraction:g} x {ib_slowest_gbit_s:g} Gb/s / 8, what even one EDR InfiniBand port carries; the NIC rate is neither in this output nor in the plan (nic_gbit_s), so this is a lower bound: an older fabric (FDR 56 Gb/s or slower) would explain it', multinode_nic_fraction=MULTINODE_NIC_FRACTION, ib_slowest_gbit_s=IB_SLOWEST_GBIT_S))
         floor_src = f"{SRC_NIC_FLOOR}; {SRC_IB_RATES}"
     elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
           and (pcie := _pcie_only_gen(model)) is not None):
         gen, gpu = pcie
         floor, soft_floor = PCIE_FLOOR_FRACTION * PCIE_PRACTICAL * PCIE_X16_GB_S[gen], True
-        floor_desc = ((Msg('{gpu} has no NVLink: its GPUs talk over PCIe Gen{gen} x16 ({pcie_x16_gb_s:g} GB/s per direction, about {pcie_practical:.0%} of it in practice); floor {pcie_floor_fraction:g} x that (derived)', gpu=gpu, gen=gen, pcie_x16_gb_s=PCIE_X16_GB_S[gen], pcie_practical=PCIE_PRACTICAL, pcie_floor_fraction=PCIE_FLOOR_FRACTION)))
+        floor_desc = (Msg('{gpu} has no NVLink: its GPUs talk over PCIe Gen{gen} x16 ({pcie_x16_gb_s:g} GB/s per direction, about {pcie_practical:.0%} of it in practice); floor {pcie_floor_fraction:g} x that (derived)', gpu=gpu, gen=gen, pcie_x16_gb_s=PCIE_X16_GB_S[gen], pcie_practical=PCIE_PRACTICAL, pcie_floor_fraction=PCIE_FLOOR_FRACTION))
         floor_src = SRC_PCIE_BOUND
     elif (floor is None and not multi and coll in RING_COLLECTIVES and n is not None and n >= 2
           and judged < PCIE_LOWER_BOUND_GB_S and big.size_b >= min_bytes):
         floor, soft_floor = PCIE_LOWER_BOUND_GB_S, True
-        floor_desc = ((Msg('0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage every transfer through host memory')))
+        floor_desc = (Msg('0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage every transfer through host memory'))
         floor_src = SRC_PCIE_BOUND
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
@@ -551,16 +551,16 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 (Msg('{body}; the largest message ({human_bytes}) is below {human_bytes2}, too small to reach the bandwidth plateau', body=body, human_bytes=human_bytes(big.size_b), human_bytes2=human_bytes(min_bytes)) + (Msg(', and {judged:.2f} GB/s is still below the {floor:g} GB/s floor ({floor_desc})', judged=judged, floor=floor, floor_desc=floor_desc) if floor is not None else '') + avg_note),
                                 subject, tuple(ev), Msg("Rerun with large messages: {binary} -b 8 -e 16G -f 2 -c 1.", binary=binary), src))
     elif floor is not None and soft_floor:
-        remedy = ((Msg("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport (NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error counters, and test the node pair with `ib_write_bw`.") if multi else Msg("Check whether the GPUs can reach each other peer-to-peer: `nvidia-smi topo -p2p r` (OK vs NS/CNS), NCCL_DEBUG=INFO ('via P2P' vs 'via SHM'), ACS and the IOMMU on the PCIe path (NCCL troubleshooting), and each GPU's link (`nvidia-smi -q -d PCIE`: generation and width at load). GeForce cards have no P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this system's own baseline.")))
+        remedy = (Msg("Set the plan's nic_gbit_s (and nics_per_node) for a firm verdict. Then check NCCL's transport (NCCL_DEBUG=INFO: NET/IB with GDRDMA on every HCA), the IB port rates (`ibstat`: Rate) and error counters, and test the node pair with `ib_write_bw`.") if multi else Msg("Check whether the GPUs can reach each other peer-to-peer: `nvidia-smi topo -p2p r` (OK vs NS/CNS), NCCL_DEBUG=INFO ('via P2P' vs 'via SHM'), ACS and the IOMMU on the PCIe path (NCCL troubleshooting), and each GPU's link (`nvidia-smi -q -d PCIE`: generation and width at load). GeForce cards have no P2P: for multi-GPU training choose GPUs that do, or set the plan's allreduce_floor_gb_s to this system's own baseline."))
         findings.append(Finding(fid, Verdict.WARN, (Msg('{body}; below {floor:g} GB/s ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + avg_note), subject,
                                 tuple(ev), remedy, src, measured=bm))
     elif floor is not None and not node_floor:
-        remedy = ((Msg("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error counters, and test node pairs to find the slow one.") if multi else Msg("Rerun up to a few times first (validation tools allow retries). Then check: nothing else runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run (nvidia-smi -q -d PERFORMANCE).")))
+        remedy = (Msg("Rerun up to a few times first (validation tools allow retries). Then: between nodes, check NCCL's transport (NCCL_DEBUG=INFO: NET/IB on every HCA, GDRDMA), IB port rates and error counters, and test node pairs to find the slow one.") if multi else Msg("Rerun up to a few times first (validation tools allow retries). Then check: nothing else runs on the GPUs; every NVLink is up (nvidia-smi nvlink -s); on NVSwitch systems nvidia-fabricmanager runs at the driver's version; PCIe ACS/IOMMU (NCCL troubleshooting); throttling during the run (nvidia-smi -q -d PERFORMANCE)."))
         findings.append(Finding(fid, Verdict.FAIL, (Msg('{body}; below the {floor:g} GB/s floor ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + (Msg('; typical {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
                                 remedy, src, measured=bm))
     else:
         why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
-        peak = ((Msg('; peak {busbw_gb_s:.2f} GB/s at {human_bytes}', busbw_gb_s=peak_row.oop.busbw_gb_s, human_bytes=human_bytes(peak_row.size_b)) if peak_row is not None and peak_row is not big and (peak_row.oop.busbw_gb_s is not None) else ''))
+        peak = (Msg('; peak {busbw_gb_s:.2f} GB/s at {human_bytes}', busbw_gb_s=peak_row.oop.busbw_gb_s, human_bytes=human_bytes(peak_row.size_b)) if peak_row is not None and peak_row is not big and (peak_row.oop.busbw_gb_s is not None) else '')
         if reported and collapse is None:
             findings.append(Finding(fid, Verdict.PASS, (Msg("{body}{peak}; reported as information: {why}, and this run's all-reduce was judged against its floor", body=body, peak=peak, why=why) + avg_note), subject, tuple(ev), "", src))
             return findings
@@ -592,7 +592,7 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
         return None
     after = sorted((x for x in r.rows if x.size_b > peak.size_b), key=lambda x: x.size_b)
     drop = next((x for x in after if x.oop.busbw_gb_s is not None and x.oop.busbw_gb_s < COLLAPSE_FRACTION * top), big)
-    desc = ((Msg('busbw collapses at large messages: peak {top:.2f} GB/s at {human_bytes}, then {fmt} GB/s at {human_bytes2} and {judged:.2f} GB/s at {human_bytes3} (the largest), {value:.0f}% of the peak; busbw should rise with message size to a plateau, not fall', top=top, human_bytes=human_bytes(peak.size_b), fmt=_fmt(drop.oop.busbw_gb_s), human_bytes2=human_bytes(drop.size_b), judged=judged, human_bytes3=human_bytes(big.size_b), value=100 * judged / top)))
+    desc = (Msg('busbw collapses at large messages: peak {top:.2f} GB/s at {human_bytes}, then {fmt} GB/s at {human_bytes2} and {judged:.2f} GB/s at {human_bytes3} (the largest), {value:.0f}% of the peak; busbw should rise with message size to a plateau, not fall', top=top, human_bytes=human_bytes(peak.size_b), fmt=_fmt(drop.oop.busbw_gb_s), human_bytes2=human_bytes(drop.size_b), judged=judged, human_bytes3=human_bytes(big.size_b), value=100 * judged / top))
     ev = [peak.line] + [x.line for x in after][:6]
     if big.line not in ev:
         ev.append(big.line)
@@ -650,7 +650,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     if lg.watchdog:
         op = lg.watchdog_ops[0] if lg.watchdog_ops else {}
         ops = ", ".join(dict.fromkeys(o.get("OpType", "?") for o in lg.watchdog_ops)) or "a collective"
-        detail = ((Msg(' ({ops}; ran {get} ms against a timeout of {get2} ms)', ops=ops, get=op.get('ran_ms'), get2=op.get('Timeout(ms)', '?')) if op else ''))
+        detail = (Msg(' ({ops}; ran {get} ms against a timeout of {get2} ms)', ops=ops, get=op.get('ran_ms'), get2=op.get('Timeout(ms)', '?')) if op else '')
         sock = [ln for ln, c in lg.return_chains if "socket" in ln][:3]
         findings.append(Finding("multinode.hang", Verdict.FAIL,
                                 Msg("PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung or a "
@@ -868,7 +868,7 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         lines = [ln for _, ln in failures]
         first = kinds[0]
         fid = "multinode.ib_errors" if first == "ib_verbs" else "node.nccl_errors"
-        msg = ((Msg("NCCL's communicator could not be set up or lost a peer: {get}: '{warn_text}'", get=_SETUP_MEANING.get(first, 'a step of its set-up failed'), warn_text=_warn_text(lines[0])) + _peer_note(lines) + (Msg('; NCCL returned {result}', result=result) if result else '')))
+        msg = (Msg("NCCL's communicator could not be set up or lost a peer: {get}: '{warn_text}'", get=_SETUP_MEANING.get(first, 'a step of its set-up failed'), warn_text=_warn_text(lines[0])) + _peer_note(lines) + (Msg('; NCCL returned {result}', result=result) if result else ''))
         ev = list(dict.fromkeys(lines[:5] + [ln for _, ln in lg.framework_errors[:2]]
                                 + [ln for ln, _ in lg.return_chains[:2]]))
         out.append(Finding(fid, Verdict.FAIL, msg, subject, tuple(ev), _setup_remedy(first, lines),
@@ -949,15 +949,15 @@ def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
     name = lg.plugin_name or (f"{lg.plugin_net} net plugin" if lg.plugin_net else "external net plugin (NET/OFI)")
     efa = lg.ofi_provider == "efa" or "aws-ofi-nccl" in lg.plugin_name.lower() or "aws" in lg.plugin_net.lower()
     why = _quoted_plain(lg.plugin_failures[0])
-    what = ((Msg('the {name} net plugin', name=name) + (Msg(' ({plugin_net}, libfabric provider {ofi_provider})', plugin_net=lg.plugin_net, ofi_provider=lg.ofi_provider) if lg.plugin_net and lg.ofi_provider else Msg(' (libfabric provider {ofi_provider})', ofi_provider=lg.ofi_provider) if lg.ofi_provider else '') + Msg(" failed to initialise: '{why}'", why=why)))
+    what = (Msg('the {name} net plugin', name=name) + (Msg(' ({plugin_net}, libfabric provider {ofi_provider})', plugin_net=lg.plugin_net, ofi_provider=lg.ofi_provider) if lg.plugin_net and lg.ofi_provider else Msg(' (libfabric provider {ofi_provider})', ofi_provider=lg.ofi_provider) if lg.ofi_provider else '') + Msg(" failed to initialise: '{why}'", why=why))
     if efa:
         msg = (Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what} - the EFA device is not exposed to "
                    "this process, so the EFA (RDMA) fabric is not used", on=_on(lg), what=what))
-        remedy = ((Msg("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device found' is expected and not the fault. Check that the instance type supports EFA and was launched with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` must show it, inside the container too (pass the uverbs devices to it). On EKS, install the EFA device plugin and request `vpc.amazonaws.com/efa` in the pod's resources (limits). Then rerun with NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'.")))
+        remedy = (Msg("Expose EFA to the job, not InfiniBand: on AWS, EFA is the RDMA fabric, so NCCL's 'NET/IB : No device found' is expected and not the fault. Check that the instance type supports EFA and was launched with an EFA interface; `fi_info -p efa` must list the EFA device and `ls /dev/infiniband/uverbs*` must show it, inside the container too (pass the uverbs devices to it). On EKS, install the EFA device plugin and request `vpc.amazonaws.com/efa` in the pod's resources (limits). Then rerun with NCCL_DEBUG=INFO: the aws-ofi-nccl lines must select provider efa, with no 'Using network Socket'."))
         src = SRC_OFI
     else:
         msg = Msg("NCCL fell back to TCP sockets (NET/Socket{on}): {what}", on=_on(lg), what=what)
-        remedy = ((Msg("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with -p <provider>) must list the device on every node and inside the container; then rerun with NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'.")))
+        remedy = (Msg("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with -p <provider>) must list the device on every node and inside the container; then rerun with NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'."))
         src = SRC_OFI
     ev = list(dict.fromkeys(lg.plugin_named[:3] + lg.plugin_failures[:4] + ev_socket[:4]))
     return Finding("multinode.transport", Verdict.FAIL, msg, subject, tuple(ev), remedy, f"{src}; {SRC_E1}")
@@ -998,7 +998,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         if lg.plugin_failures:
             return [_plugin_failure(lg, subject, ev_list)]
         if lg.ibverbs_missing or lg.ib_open_failed:
-            why = ((Msg('libibverbs is missing (install rdma-core / libibverbs1, inside the container too)') if lg.ibverbs_missing else Msg('an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and IPC_LOCK)')))
+            why = (Msg('libibverbs is missing (install rdma-core / libibverbs1, inside the container too)') if lg.ibverbs_missing else Msg('an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and IPC_LOCK)'))
             if single:
                 return [Finding("multinode.transport", Verdict.WARN,
                                 Msg("NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is from "
@@ -1039,7 +1039,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                   "staged through host memory, which costs bandwidth. That is NCCL's choice when the GPU and HCA are far "
                   "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
                   "nvidia-peermem (or use DMA-BUF) so it is used" if ib_channels and not gdr else "")
-        desc = (((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr)))
+        desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
@@ -1055,7 +1055,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             stray = [d for d in lg.ib_devices if d.link != main]
             keep = [d for d in lg.ib_devices if d.link == main]
             gaps = _name_gaps([d.name for d in lg.ib_devices])
-            gap_note = ((Msg('; {gaps} {value} not in the list (excluded, or port down when NCCL started)', gaps=', '.join(gaps), value='is' if len(gaps) == 1 else 'are') if gaps else ''))
+            gap_note = (Msg('; {gaps} {value} not in the list (excluded, or port down when NCCL started)', gaps=', '.join(gaps), value='is' if len(gaps) == 1 else 'are') if gaps else '')
             hca = ",".join(f"{d.name}:{d.port}" for d in keep)
             out.append(Finding(
                 "multinode.transport", Verdict.WARN,
@@ -1065,7 +1065,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                  Msg("NCCL's NET/IB mixes link layers: {hca_names} are {link} (Ethernet) among {n_keep} {main} "
                      "port(s) ({hca_names2}): an unintended interface in the data rails{gap_note}", hca_names=_hca_names(stray), link=stray[0].link, n_keep=len(keep), main=main, hca_names2=_hca_names(keep), gap_note=gap_note)), subject,
                 tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:1])),
-                (Msg('Pin the data rails with NCCL_IB_HCA, \'=\' prefix for exact names: `export NCCL_IB_HCA="={hca}"`', hca=hca) + (Msg(' (add {items} if {value}: check the port with `ibstat`, State Active)', items=', '.join((g + ':1' for g in gaps)), value='it is a data rail' if len(gaps) == 1 else 'they are data rails') if gaps else '') + Msg("; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.", hca=hca)),
+                (Msg('Pin the data rails with NCCL_IB_HCA, \'=\' prefix for exact names: `export NCCL_IB_HCA="={hca}"`', hca=hca) + (Msg(' (add {items} if {value}: check the port with `ibstat`, State Active)', items=', '.join(g + ':1' for g in gaps), value='it is a data rail' if len(gaps) == 1 else 'they are data rails') if gaps else '') + Msg("; persist it in /etc/nccl.conf (the line `NCCL_IB_HCA=={hca}`) so every rank and launcher sees the same value, then rerun with NCCL_DEBUG=INFO and check the 'NET/IB : Using' line.", hca=hca)),
                 SRC_HCA))
         fams = _hca_families(lg.ib_devices)
         if len(fams) > 1 and not out and len(layers) <= 1:

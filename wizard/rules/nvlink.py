@@ -139,7 +139,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                "fitted on this {sku}", index=g.index, name=g.name, exp=exp, sku=row['sku']), subj,
                                         tuple(ev), _nvlink_remedy(mode), SRC_NVLINK))
             else:
-                findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {index} ({name}): {act} of {exp} NVLink links active on {row}; inactive: ', index=g.index, name=g.name, act=act, exp=exp, row=row['sku']) + (', '.join((f'link {k}' for k in inactive)) or 'not listed')), subj, tuple(ev),
+                findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {index} ({name}): {act} of {exp} NVLink links active on {row}; inactive: ', index=g.index, name=g.name, act=act, exp=exp, row=row['sku']) + (', '.join(f'link {k}' for k in inactive) or 'not listed')), subj, tuple(ev),
                                         _nvlink_remedy(mode), SRC_NVLINK, measured=lm))
             continue
         slow = [k for k in g.active if speed and (g.links[k] or 0) < speed * 0.99]
@@ -162,7 +162,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             if most == 0:
                 findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active and bringup has no expected link count for this SKU", index=g.index, name=g.name), subj, tuple(ev), (_nvlink_remedy('') + Msg(' Set gpu_model in the plan so bringup knows whether this SKU has NVLink.')), SRC_NVLINK))
             elif act < most and not (rep.ellipsis and not g.inactive):
-                findings.append(Finding(fid, Verdict.FAIL, (Msg("GPU {index} ({name}): {act} NVLink links active, fewer than the {most} of this node's other GPUs; inactive: ", index=g.index, name=g.name, act=act, most=most) + (', '.join((f'link {k}' for k in g.inactive)) or 'not listed')), subj,
+                findings.append(Finding(fid, Verdict.FAIL, (Msg("GPU {index} ({name}): {act} NVLink links active, fewer than the {most} of this node's other GPUs; inactive: ", index=g.index, name=g.name, act=act, most=most) + (', '.join(f'link {k}' for k in g.inactive) or 'not listed')), subj,
                                         tuple(ev), _nvlink_remedy("all"), SRC_NVLINK,
                                         measured=measure(act, most, "links", "at_least", f"GPU {g.index} active NVLink "
                                                          "links (the most on this node's other GPUs)")))
@@ -173,7 +173,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 pass_m.append(measure(act, most, "links", "at_least",
                                       f"GPU {g.index} active NVLink links (the most on this node's other GPUs)"))
     if passed:
-        note = ((Msg(" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the node's other GPUs)") if consistency else ''))
+        note = (Msg(" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the node's other GPUs)") if consistency else '')
         findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links active as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '') + note), "host", tuple(pass_ev[:20]), "",
                                 SRC_NVLINK, measured=tightest(pass_m)))
     return findings
@@ -347,7 +347,7 @@ def fabric(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         status = g.text("fabric.status") or ""
         keys = [k for k in g.fields if k.startswith("fabric.")]
         lines = [g.fields[k].line for k in keys if g.text(k) is not None]
-        remedy = ((Msg("Start Fabric Manager and enable it at boot (`sudo systemctl enable --now nvidia-fabricmanager`); its version must equal the driver's exactly. On NVLink5 systems (B200) it also needs NVLSM and the ib_umad module. Then reset the GPUs or reboot and check that State reads Completed.")))
+        remedy = (Msg("Start Fabric Manager and enable it at boot (`sudo systemctl enable --now nvidia-fabricmanager`); its version must equal the driver's exactly. On NVLink5 systems (B200) it also needs NVLSM and the ib_umad module. Then reset the GPUs or reboot and check that State reads Completed."))
         summary = (g.text("fabric.health.summary") or "").lower()
         degraded = [g.line(k) for k in ("fabric.health.bandwidth", "fabric.health.route_unhealthy",
                                         "fabric.health.route_recovery_in_progress",

@@ -169,7 +169,7 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False)
     named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
     unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
-    msg = ((Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named='; '.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed='; '.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na)))
+    msg = (Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named='; '.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed='; '.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na))
     identity = {"health.gpu_count", "driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}
     health_judged = any(f.id not in identity and f.verdict is not Verdict.SKIP for f in findings)
     if not health_judged:  # names and versions only: nothing says whether the GPUs are healthy

@@ -257,7 +257,7 @@ def _sysfs_links(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool) -
                                         tuple(ev), REMEDY_ROOT, SRC_SPEED))
             elif cur_s < max_s:
                 v = speed_verdict("load" if _under_load(plan) else "unknown")
-                msg = ((Msg('GPU {bdf}: PCIe link at {fmt_link} below its max {fmt_link2} ', bdf=bdf, fmt_link=fmt_link(cur_s, cur_w), fmt_link2=fmt_link(max_s, max_w)) + (Msg('under load') if v is Verdict.FAIL else Msg('(read at idle or unknown load: re-check under load)'))))
+                msg = (Msg('GPU {bdf}: PCIe link at {fmt_link} below its max {fmt_link2} ', bdf=bdf, fmt_link=fmt_link(cur_s, cur_w), fmt_link2=fmt_link(max_s, max_w)) + (Msg('under load') if v is Verdict.FAIL else Msg('(read at idle or unknown load: re-check under load)')))
                 findings.append(Finding(fid, v, msg, subj, tuple(ev), REMEDY_SPEED, SRC_SPEED,
                                         measured=measure(cur_s, max_s, "GT/s", "at_least", "link speed")))
             else:

@@ -281,7 +281,7 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     off = off_bare + off_vm
     out = _pass_group("health.persistence", on, N_("persistence mode is on"), N_("persistence mode is on for {n} GPUs"),
                       SRC_A4) if not off else []
-    fix = ((Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).')))
+    fix = (Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).'))
     for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
                                  (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, " inside a VM guest")):
         if not gpus:
@@ -289,9 +289,9 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         ev: list[str] = []
         for g in gpus:
             ev += [g.header, g.line("persistence_mode")] + (g.lines("virtualization_mode") if where else [])
-        tail = ((Msg('; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM') if verdict is Verdict.PASS else Msg("; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions then skip every hardware test)")))
+        tail = (Msg('; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM') if verdict is Verdict.PASS else Msg("; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions then skip every hardware test)"))
         if not where and all(g.get("virtualization_mode") is None for g in gpus):
-            tail += ((Msg("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization Mode' does), where this is only a note")))
+            tail += (Msg("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization Mode' does), where this is only a note"))
         out.append(Finding("health.persistence", verdict,
                            Msg("persistence mode is off on {n_gpus} of {n_gpus2} GPU(s){where}{tail}", n_gpus=len(gpus), n_gpus2=len(doc.gpus), where=where, tail=tail),
                            subjects(gpus), tuple(x for x in dict.fromkeys(ev) if x), fix,
@@ -340,7 +340,7 @@ def _vbios(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "VBIOS versions make failures harder to compare across GPUs.", SRC_A5))
         else:
             v = next(iter(versions))
-            msg = ((Msg('all {n_gpus} {name} GPUs run VBIOS {v}', n_gpus=len(gpus), name=name, v=v) if len(gpus) > 1 else Msg('{subject}: VBIOS {v}', subject=subject(gpus[0]), v=v)))
+            msg = (Msg('all {n_gpus} {name} GPUs run VBIOS {v}', n_gpus=len(gpus), name=name, v=v) if len(gpus) > 1 else Msg('{subject}: VBIOS {v}', subject=subject(gpus[0]), v=v))
             out.append(Finding("health.vbios", Verdict.PASS, msg, subjects(gpus), ev, "", SRC_A5))
     return out
 
@@ -635,7 +635,7 @@ def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     gpus = sorted({int(str(r["gpu"])) for r in rows})
     names = list(dict.fromkeys(str(r["name"]) for r in rows))
     used = [r for r in rows if int(str(r["free"])) < int(str(r["total"]))]
-    what = ((Msg('{lower} listed for GPU {map}: {names}', lower=title.lower(), map=', '.join(map(str, gpus)), names=', '.join(names)) + (Msg('; free/total instances ') + ', '.join((f"{r['free']}/{r['total']}" for r in rows)) + Msg(' (instances already created take the room)') if used and title.endswith('profiles') else '')))
+    what = (Msg('{lower} listed for GPU {map}: {names}', lower=title.lower(), map=', '.join(map(str, gpus)), names=', '.join(names)) + (Msg('; free/total instances ') + ', '.join(f"{r['free']}/{r['total']}" for r in rows) + Msg(' (instances already created take the room)') if used and title.endswith('profiles') else ''))
     return [Finding("health.mig", Verdict.PASS,
                     Msg("MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) "
                         "cannot be read in this mode", what=what), "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],

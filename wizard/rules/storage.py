@@ -202,7 +202,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     top = lsblk.first(knames[0]) if knames else None
     layer = f"{top.kname} ({top.type})" if top is not None and top.type not in ("disk",) else ""
-    desc = ((Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + Msg(', on {n_disks} disk{value}: ', n_disks=len(disks), value='s' if len(disks) != 1 else '') + '; '.join((_disk_word(d) for d in disks[:8])) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else '')))
+    desc = (Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + Msg(', on {n_disks} disk{value}: ', n_disks=len(disks), value='s' if len(disks) != 1 else '') + '; '.join(_disk_word(d) for d in disks[:8]) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else ''))
     ev = (mount.line,) + tuple(f"lsblk: {d.kname} type={d.type} model={d.model or '-'} rota={d.rotational} "
                                 f"tran={d.tran or '-'}" for d in disks[:8])
     rot = [d for d in disks if d.rotational]
@@ -210,7 +210,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         virt = [d.kname for d in rot if re.match(r"x?vd[a-z]", d.kname)]
         caveat = (Msg(' ({virt}: a virtual disk reports whatever its driver sets; the storage behind it may be solid-state)', virt=', '.join(virt)) if virt else '')
         findings.insert(0, Finding(
-            fid, Verdict.WARN, (desc + Msg('. The kernel reports {kname} as rotational{caveat}: a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each', kname=', '.join((d.kname for d in rot)), caveat=caveat)),
+            fid, Verdict.WARN, (desc + Msg('. The kernel reports {kname} as rotational{caveat}: a shuffling data loader reads at random offsets, and a rotational disk pays a seek for each', kname=', '.join(d.kname for d in rot), caveat=caveat)),
             dp, ev, "Keep datasets as large shards read sequentially (e.g. WebDataset tar shards), or stage them to "
             "NVMe/SSD; node.storage_read measures what this path reads.", SRC_DEVICE))
         return findings
@@ -501,7 +501,7 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     need, basis = workload_need(plan)
     words = "; ".join(_job_words(j) for j in reads[:6])
     cached = [j.name for j in reads if j.direct is not True]
-    cache_note = ((Msg('; {cached} ran without direct=1, so the page cache may have served it', cached=', '.join(cached)) if cached else ''))
+    cache_note = (Msg('; {cached} ran without direct=1, so the page cache may have served it', cached=', '.join(cached)) if cached else '')
     if need is None:
         findings.append(Finding(fid, Verdict.UNKNOWN, Msg("measured {words}{cache_note}; the plan gives no figure of what the workload needs, so "
                                                           "this is not judged", words=words, cache_note=cache_note), "host", ev,

@@ -69,7 +69,7 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             headroom, basis = slow - temp, f"{_fmt(temp)} C, its own slowdown threshold is {_fmt(slow)} C"
         elif margin is not None:
             headroom = margin - (slow_rel or 0)
-            basis = ((Msg('{fmt} C, {fmt2} C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else '')))
+            basis = (Msg('{fmt} C, {fmt2} C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else ''))
         else:
             headroom, basis = None, f"{_fmt(temp)} C"
         if headroom is None:

@@ -189,14 +189,14 @@ def _cuinit_words(hits: list[str], who: str) -> ChainWords:
     if info is None and code is not None and code > 0:
         info = next((r for r in _driver_rows() if r.code == code), None)
     if info is not None:
-        named = ((Msg(' with {value} ({code}, "{split}" in the CUDA driver API\'s CUresult list): {meaning}', value=info.driver_name or name, code=info.code, split=info.message.split('|')[0], meaning=info.meaning)))
+        named = (Msg(' with {value} ({code}, "{split}" in the CUDA driver API\'s CUresult list): {meaning}', value=info.driver_name or name, code=info.code, split=info.message.split('|')[0], meaning=info.meaning))
         remedy: str = Msg("{upper}{a1}.", upper=info.action[:1].upper(), a1=info.action[1:])
         source = f"{SRC_CUINIT}; {info.source}"
     else:
         what = name or "an error"
         num = f" (code {code})" if code is not None else ""
-        named = ((Msg(" with {what}{num}, a result the CUDA driver API's CUresult list does not name (the program did not know the code)", what=what, num=num) if name == 'UNKNOWN_CUDA_ERROR' or (code is not None and code < 0) else Msg(' with {what}{num}', what=what, num=num)))
-        remedy = ((Msg("Check that the NVIDIA driver is installed and its kernel module loaded (`nvidia-smi`, `lsmod | grep nvidia`, `dmesg | grep NVRM`), that /dev/nvidia* and /dev/nvidia-uvm exist and this user can open them, that libcuda.so matches the loaded module's version, and on NVSwitch systems that nvidia-fabricmanager is running.")))
+        named = (Msg(" with {what}{num}, a result the CUDA driver API's CUresult list does not name (the program did not know the code)", what=what, num=num) if name == 'UNKNOWN_CUDA_ERROR' or (code is not None and code < 0) else Msg(' with {what}{num}', what=what, num=num))
+        remedy = (Msg("Check that the NVIDIA driver is installed and its kernel module loaded (`nvidia-smi`, `lsmod | grep nvidia`, `dmesg | grep NVRM`), that /dev/nvidia* and /dev/nvidia-uvm exist and this user can open them, that libcuda.so matches the loaded module's version, and on NVSwitch systems that nvidia-fabricmanager is running."))
         source = SRC_CUINIT
     return ChainWords("cuinit", Verdict.FAIL, f"{who} cannot initialise the CUDA driver: cuInit failed{named}; no GPU "
                       "is usable in this process", remedy, source, tuple(dict.fromkeys(hits))[:5])
@@ -254,7 +254,7 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     fallback = hits(_CPU_FALLBACK)
     if nogpu or (cudart and fallback):
         quoted = tuple(dict.fromkeys(nogpu + cudart + fallback))[:5]
-        why = ((Msg(' because the CUDA runtime libcudart.so was not found on the library path') if cudart else ''))
+        why = (Msg(' because the CUDA runtime libcudart.so was not found on the library path') if cudart else '')
         out.append(ChainWords(
             "no_gpu_build", Verdict.FAIL, f"{who} runs its CPU-only build{why}: the GPU path is not installed, so "
             "its GPU features are unavailable", "Install the library's CUDA build for the CUDA the driver supports and "
@@ -272,7 +272,7 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         have, need = m.group("have") or m.group("have2"), m.group("need") or m.group("need2")
         name = re.search(r"\bname: ([^,)]+)|\bFound (.+?) which is too old", ln)
         gpu = f"{(name.group(1) or name.group(2)).strip()} " if name else "a GPU "
-        msg = ((Msg('{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it uses, needs compute capability {need} or higher; the GPU is below what the software supports, not faulty', who=who, gpu=gpu, have=have, need=need) if m.group('need2') else Msg('{who} leaves out {gpu}(compute capability {have}): this build needs compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the only one); the GPU is below what the build supports, not faulty', who=who, gpu=gpu, have=have, need=need)))
+        msg = (Msg('{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it uses, needs compute capability {need} or higher; the GPU is below what the software supports, not faulty', who=who, gpu=gpu, have=have, need=need) if m.group('need2') else Msg('{who} leaves out {gpu}(compute capability {have}): this build needs compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the only one); the GPU is below what the build supports, not faulty', who=who, gpu=gpu, have=have, need=need))
         out.append(ChainWords(
             "cc_below", Verdict.FAIL, msg,
             f"Use GPUs of compute capability {need} or higher for this build, or a build of the program compiled "
@@ -389,7 +389,7 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
     if sick:
         msg = ((msg + '; ' if msg else '') + Msg('the Kubernetes device plugin marked the GPU unhealthy: it offers it to no pod until the plugin restarts'))
         sources.insert(0, SRC_DEVICE_PLUGIN)
-    remedy = ((Msg("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin pod so the GPU is offered again.") if sick else Msg('Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them with the GPU and the events around them.')))
+    remedy = (Msg("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin pod so the GPU is offered again.") if sick else Msg('Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them with the GPU and the events around them.'))
     return Finding("explain.program_said", verdict, msg, "input", tuple(dict.fromkeys([ln for _, ln in xids] + sick))[:6],
                    remedy, "; ".join(dict.fromkeys(sources)))
 
@@ -450,7 +450,7 @@ def judge(text: str) -> list[Finding]:
     if chain:
         first = chain[0]
         also = [c for c in chain[1:] if c.verdict is Verdict.FAIL]
-        more = (Msg('; also: ') + '; '.join((f"'{c.lines[0][:120]}'" for c in also)) if also else '')
+        more = (Msg('; also: ') + '; '.join(f"'{c.lines[0][:120]}'" for c in also) if also else '')
         return [Finding("explain.program_said", first.verdict, Msg("{message}{more}{tail}", message=first.message, more=more, tail=tail), "input",
                         tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
                         f"{first.source}; {SRC}")]
@@ -471,10 +471,10 @@ def judge(text: str) -> list[Finding]:
         hits = list(dict.fromkeys(failed + none_found))
         if none_found and not failed:
             msg = Msg("{what} says it found no GPU: {quote}", what=what, quote=_quote(none_found))
-            remedy = ((Msg("The program sees no NVIDIA device: check `nvidia-smi` on the host, the driver (`dmesg | grep NVRM`), and, in a container, the NVIDIA container runtime (`--gpus all` / the device plugin's runtime class).")))
+            remedy = (Msg("The program sees no NVIDIA device: check `nvidia-smi` on the host, the driver (`dmesg | grep NVRM`), and, in a container, the NVIDIA container runtime (`--gpus all` / the device plugin's runtime class)."))
         else:
             msg = Msg("the program reports a failure: {quote}{tail}", quote=_quote(hits), tail=tail)
-            remedy = ((Msg("Read the program's output around the failed line; rerun it with more detail, and give bringup the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware.")))
+            remedy = (Msg("Read the program's output around the failed line; rerun it with more detail, and give bringup the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware."))
         return [Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC)]
     crash = _traceback_error(lines) + _hits(lines, _CRASH)
     if crash:

@@ -138,7 +138,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     nvs = [nv_count(t) for _, _, t in pairs]
     head = (Msg('{n_gpus} GPU(s)', n_gpus=len(mx.gpus)) + (Msg(' ({n_gpu_rows} rows in this excerpt)', n_gpu_rows=len(gpu_rows)) if cut else ''))
     if mx.inferred:
-        head += ((Msg(" (no header row: the column order was read from each row's X") + (Msg('; {n_unknown_columns} column(s) no row names are not judged', n_unknown_columns=len(mx.unknown_columns)) if mx.unknown_columns else '') + ')'))
+        head += (Msg(" (no header row: the column order was read from each row's X") + (Msg('; {n_unknown_columns} column(s) no row names are not judged', n_unknown_columns=len(mx.unknown_columns)) if mx.unknown_columns else '') + ')')
     nb = _nv_neighbours(mx)
     linked = [g for g, v in nb.items() if v]
     lost = [g for g, v in nb.items() if not v and any(mx.cell(g, o) for o in mx.gpus if o != g)]
@@ -157,7 +157,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if findings:  # a GPU that lost its links: said above
         pass
     elif pairs and all(n is None for n in nvs) and board and board.get("mode") in ("all", "bridge"):
-        what = ((Msg('NVLink/NVSwitch fabric down or Fabric Manager not running') if board.get('mode') == 'all' else Msg('NVLink bridge missing or its links down')))
+        what = (Msg('NVLink/NVSwitch fabric down or Fabric Manager not running') if board.get('mode') == 'all' else Msg('NVLink bridge missing or its links down'))
         findings.append(Finding(fid, Verdict.WARN, Msg("{head}: no GPU pair is NVLink-connected, but {sku} (from {how}) should reach its peers "
                                                        "over NVLink: {what}; {summary}", head=head, sku=board['sku'], how=how, what=what, summary=summary),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),

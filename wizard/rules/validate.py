@@ -439,7 +439,7 @@ def _run_findings(c: _Ctx) -> None:
         seen.add(key)
         remedy = str(e.get("remedy") or "").strip() or ERROR_REMEDY.get(kind, ERROR_REMEDY["exception"])
         rank = to_int(e.get("rank"), text=False)
-        where = ((Msg('rank {rank}', rank=rank) + (Msg(' on {node}', node=e.node) if e.node else '') if rank is not None and c.world_size > 1 else e.node or ''))
+        where = (Msg('rank {rank}', rank=rank) + (Msg(' on {node}', node=e.node) if e.node else '') if rank is not None and c.world_size > 1 else e.node or '')
         test = e.test or "?"
         if kind == "nccl_tests_missing":
             c.add("allreduce", Verdict.SKIP, f"nccl-tests not run: {msg or 'all_reduce_perf is not installed'}",
@@ -532,7 +532,7 @@ def _gemm(c: _Ctx) -> None:
                                                   f"{spec.mamf_basis})")
         elif spec.bf16_dense_tflops:
             expect = spec.bf16_dense_tflops * eff
-            how = ((Msg('the achievable {expect:.0f} TFLOPS = datasheet {bf16_dense_tflops:g} x {eff:g} (derived: no MAMF measurement for {name})', expect=expect, bf16_dense_tflops=spec.bf16_dense_tflops, eff=eff, name=spec.name)))
+            how = (Msg('the achievable {expect:.0f} TFLOPS = datasheet {bf16_dense_tflops:g} x {eff:g} (derived: no MAMF measurement for {name})', expect=expect, bf16_dense_tflops=spec.bf16_dense_tflops, eff=eff, name=spec.name))
         else:
             c.add("gemm", Verdict.UNKNOWN, f"{what} {v:,.1f} TFLOPS; {spec.name} has no bf16 dense figure in "
                   f"gpu_specs.csv: not judged", subj, [e.raw],
@@ -649,7 +649,7 @@ def _host_link(c: _Ctx, test: str) -> None:
         w_f, caveat, src = warn_f, "", SRC_C2
         if test == "h2d" and gen == 5 and H2D_GEN5_WARN_FRACTION < warn_f:
             w_f = H2D_GEN5_WARN_FRACTION
-            caveat = ((Msg(' (h2d on Gen5: {h2d_gen5_warn_fraction:.2f} x = 35/52, derived: healthy Gen5 systems sometimes reach only ~35 GB/s host-to-device, NVIDIA/nvbandwidth#24)', h2d_gen5_warn_fraction=H2D_GEN5_WARN_FRACTION)))
+            caveat = (Msg(' (h2d on Gen5: {h2d_gen5_warn_fraction:.2f} x = 35/52, derived: healthy Gen5 systems sometimes reach only ~35 GB/s host-to-device, NVIDIA/nvbandwidth#24)', h2d_gen5_warn_fraction=H2D_GEN5_WARN_FRACTION))
             src = f"{SRC_C2}; {SRC_H2D_GEN5}"
         warn_at, fail_at = w_f * practical, fail_f * practical
         verdict = _grade(v, warn_at, fail_at)
@@ -746,7 +746,7 @@ def _train(c: _Ctx) -> None:
 def _throttle(c: _Ctx, fid: str = "throttle") -> None:
     samples = c.vlog.of("sample")
     if not samples:
-        why = ((Msg('a CPU run has no NVML') if c.cpu else Msg('the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py there to have throttling reported)')))
+        why = (Msg('a CPU run has no NVML') if c.cpu else Msg('the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py there to have throttling reported)'))
         c.add(fid, Verdict.SKIP, f"clock-event reasons not sampled: {why}", "host", [], "", SRC_B11)
         return
     bits = _bad_reason_bits()
@@ -1031,7 +1031,7 @@ def _allreduce_floor(c: _Ctx, n: int) -> tuple[float | None, str, int, str]:
         fl = to_float(row.get("floor_busbw_gb_s"), positive=True)
         ref = row.get("reference_busbw_gb_s", "")
         if fl is not None:
-            desc = ((f"{row.get('system')}, {row.get('floor_basis', '')}" + (Msg('; typically {ref} GB/s', ref=ref) if ref else '') + f" ({row.get('source', '')}; {SRC_FLOORS})"))
+            desc = (f"{row.get('system')}, {row.get('floor_basis', '')}" + (Msg('; typically {ref} GB/s', ref=ref) if ref else '') + f" ({row.get('source', '')}; {SRC_FLOORS})")
             return fl, desc, min_bytes, ""
         return None, "", min_bytes, (f"{row.get('system')} has only a reference ({ref} GB/s {row.get('reference_basis', '')}"
                                      f"), no floor")
@@ -1091,7 +1091,7 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
             c.row(test, f"busbw@{human_bytes(s)}", b, "GB/s", None, Verdict.FAIL if w else Verdict.PASS, "host",
                   f"wrong {w}")
         return
-    check_note = ((Msg('; {n_unchecked} size(s) without a correctness count', n_unchecked=len(unchecked)) if unchecked else Msg('; results correct at every size')))
+    check_note = (Msg('; {n_unchecked} size(s) without a correctness count', n_unchecked=len(unchecked)) if unchecked else Msg('; results correct at every size'))
     if c.cpu:
         c.add(fid, Verdict.PASS if not unchecked else Verdict.UNKNOWN,
               f"all-reduce over {where}: {arith}{check_note}; bandwidth is not judged on the CPU (gloo stands in for "

@@ -139,7 +139,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                    "Resolution Bucket (immediate action).", code=code, XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
-        msg = ((Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (f': {label}' if label else '')))
+        msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (f': {label}' if label else ''))
         if bus in killed and (code == 45 or code in killed[bus]):
             verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
             msg += f"; {_killed_text(killed[bus])}"
@@ -160,7 +160,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
-        msg = ((Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=row.get('description', '')) + (f', {label}' if label else '')))
+        msg = (Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=row.get('description', '')) + (f', {label}' if label else ''))
         remedy = (find + " " + remedy).strip() if verdict is not Verdict.PASS else ""
         source = (source + "; " + r45.get("source", SRC_XID).split(";")[0]
                   + " (Xid 45 not solo: follow the other Xid)")
@@ -183,9 +183,9 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         name = gpu_name(log, bus, gpu_index)
         row = rows.get(119, {})
         reset = any(e.fields.get("reset_required") for e in evs)
-        what = ((Msg("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset clears") if reset and all((e.fields.get('reset_required') for e in evs)) else Msg("the GPU's firmware processor stopped answering the driver") + (Msg('; calls now fail with NV_ERR_RESET_REQUIRED') if reset else '')))
+        what = (Msg("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset clears") if reset and all(e.fields.get('reset_required') for e in evs) else Msg("the GPU's firmware processor stopped answering the driver") + (Msg('; calls now fail with NV_ERR_RESET_REQUIRED') if reset else ''))
         out.append(Finding("health.gsp", Verdict.FAIL,
-                           (f'{name}: ' + ('' if reset and all((e.fields.get('reset_required') for e in evs)) else Msg('GSP RPC timeout, ')) + f"{plural(len(evs), 'message')}: {what}"), name,
+                           (f'{name}: ' + ('' if reset and all(e.fields.get('reset_required') for e in evs) else Msg('GSP RPC timeout, ')) + f"{plural(len(evs), 'message')}: {what}"), name,
                            cap(ln for e in evs for ln in e.evidence),
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
@@ -293,7 +293,7 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     bucket = buckets.get(imm, {}).get("action", "")
     remedy = row.get("follow_up", "")
     if verdict is Verdict.FAIL and line_verdicts:
-        remedy = ((Msg("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). ") + remedy))
+        remedy = (Msg("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). ") + remedy)
     if imm:
         remedy += (Msg(' NVIDIA immediate action: {imm}', imm=imm) + (f' ({bucket})' if bucket else '') + '.')
     if verdict is Verdict.PASS:
@@ -325,7 +325,7 @@ def _xid154_finding(log: KernelLog, bus: str, evs: list[KernelEvent], gpu_index:
     history = [str(e.fields.get("action", "") or e.fields.get("action_code", "")) for e in evs]
     msg: str = Msg("{name}: Xid 154 GPU_RECOVERY_ACTION_CHANGED: the driver asks for '{get}'", name=name, get=row.get('action', action))
     if len(history) > 1:
-        msg += (Msg(' (latest of {n_history} changes: {h})', n_history=len(history), h=' -> '.join((h for h in history if h))))
+        msg += (Msg(' (latest of {n_history} changes: {h})', n_history=len(history), h=' -> '.join(h for h in history if h)))
     return Finding("health.xid", verdict, msg, name, evidence,
                    row.get("remedy", "") if verdict is not Verdict.PASS else "",
                    row.get("source", "") or xrow.get("source", SRC_XID))
