@@ -31,7 +31,7 @@ from textual.widgets import Log, Static
 
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
-from wizard.i18n import _, ngettext, tr
+from wizard.i18n import _, ngettext, spaced, tr
 from wizard.model import StepStatus, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -346,7 +346,7 @@ class ActionScreen(Screen[None]):
         st = b.store.step_states().get(run.step_id) if b is not None else None
         if st is not None and self._ordinal[0] == self._ordinal[1]:  # what the latest run left its step in
             text += "; " + _("step: {status}").format(status=_(st.status.value)) + (
-                " " + _("(the GPU is not validated)") if st.status is StepStatus.CPU_ONLY else "")
+                spaced(_("(the GPU is not validated)")) if st.status is StepStatus.CPU_ONLY else "")
         return who + text
 
     def when(self, iso: str) -> str:
@@ -387,7 +387,7 @@ class ActionScreen(Screen[None]):
         out = Text()
         b = self.app.build
         width = self.query_one("#action-outcome").content_region.width or max(20, self.app.size.width - 2)
-        note = (" " + _("(the run goes on if you leave this screen or the session drops)")
+        note = (spaced(_("(the run goes on if you leave this screen or the session drops)"))
                 if run.state is ActionState.RUNNING else "")
         where = "\n".join(textwrap.wrap(_("log file: {path}").format(path=run.log_path) + note, max(20, width),
                                         break_on_hyphens=False))
@@ -407,14 +407,14 @@ class ActionScreen(Screen[None]):
                 see = _("v shows them") if self.check_action("results", ()) else _("on the step screen")
                 out.append(_("Result:") + " ")
                 out.append_text(verdict_text(v, self.app.basic))
-                out.append((" " + _("(CPU run: the GPU is not validated)") if cpu else "") + f": {tr(first.message)}"
-                           + (" " + ngettext("(and {count} more finding: {see})", "(and {count} more findings: {see})",
-                                             more).format(count=more, see=see) if more else "") + "\n")
+                out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + f": {tr(first.message)}"
+                           + (spaced(ngettext("(and {count} more finding: {see})", "(and {count} more findings: {see})",
+                                             more).format(count=more, see=see)) if more else "") + "\n")
             else:
                 st = b.store.step_states().get(run.step_id)
                 out.append(_("Result: {outcome}; nothing judged this run's output").format(
                     outcome=act.outcome_words(run.state, run.exit_status))
-                    + (" " + _("(step: {status})").format(status=_(st.status.value)) if st is not None else "") + "\n")
+                    + (spaced(_("(step: {status})").format(status=_(st.status.value))) if st is not None else "") + "\n")
         out.append(where)
         return out
 

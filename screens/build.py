@@ -30,9 +30,17 @@ if TYPE_CHECKING:
     from screens.app import BringupApp
 
 
+class PaneList(OptionList):
+    """An overview list whose Enter is named in the footer ("enter Open")."""
+
+    BINDINGS = [Binding("enter", "select", "Open", key_display="enter")]
+
+
 class BuildScreen(Screen[None]):
     app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
+        Binding("tab", "switch_list", "Other list"),
+        Binding("shift+tab", "switch_list", "Other list", show=False),
         Binding("c", "check_stage", "Check stage"),
         Binding("escape", "back", "Back"),
     ]
@@ -51,11 +59,11 @@ class BuildScreen(Screen[None]):
         yield TopBar()
         with Horizontal(id="build-body"):
             with Vertical(id="stages-pane"):
-                yield Static(_("Stages"), classes="pane-title", markup=False)
-                yield OptionList(id="stages")
+                yield Static(_("Stages"), id="stages-title", classes="pane-title", markup=False)
+                yield PaneList(id="stages")
             with Vertical(id="steps-pane"):
                 yield Static("", id="steps-title", classes="pane-title", markup=False)
-                yield OptionList(id="steps")
+                yield PaneList(id="steps")
                 yield Static("", id="stage-summary", markup=False)
         yield KeyFooter()
 
@@ -127,8 +135,9 @@ class BuildScreen(Screen[None]):
         st = b.stages[stages.highlighted]
         self.stage_id = st.id
         word = status_text(b.stage_status(st), self.app.basic).plain.strip()
-        self.query_one("#steps-title", Static).update(f"{_(st.title)}: {word}" if self.narrow()
-                                                      else _("{stage}: steps").format(stage=_(st.title)))
+        self._steps_title = (f"{_(st.title)}: {word}" if self.narrow()
+                             else _("{stage}: steps").format(stage=_(st.title)))
+        self.mark_focused_pane()
         lst = self.query_one("#steps", OptionList)
         keep = lst.highlighted
         lst.clear_options()
@@ -158,11 +167,35 @@ class BuildScreen(Screen[None]):
         # Chinese title's unbroken run of characters, often). Measure again once the scrollbar is settled.
         self.call_after_refresh(lst._clear_caches)
 
+    def mark_focused_pane(self) -> None:
+        """The focused list's title starts with a marker (▶, '>' in basic mode), so where the keys go shows even
+        without colour."""
+        focused = self.focused
+        mark = ">" if self.app.basic else "▶"
+        for title_id, list_id, text in (("#stages-title", "stages", _("Stages")),
+                                        ("#steps-title", "steps", getattr(self, "_steps_title", ""))):
+            on = focused is not None and focused.id == list_id
+            self.query_one(title_id, Static).update(f"{mark} {text}" if on else f"  {text}")
+
     def on_descendant_focus(self, event) -> None:
-        """Entering the step list (Tab or Enter) highlights its first step, so one Enter opens it."""
+        """Entering the step list (Tab or Enter) highlights its first open step, so one Enter opens it."""
         lst = self.query_one("#steps", OptionList)
         if event.widget is lst and lst.highlighted is None and lst.option_count:
-            lst.highlighted = 0
+            lst.highlighted = self.first_open()
+        self.mark_focused_pane()
+
+    def first_open(self) -> int:
+        """Index of the highlighted stage's first step not done (0 when all are)."""
+        b = self.build
+        if b is None or self.stage_id is None:
+            return 0
+        steps = b.stages[[st.id for st in b.stages].index(self.stage_id)].steps
+        return next((i for i, s in enumerate(steps) if not b.status(s.id).done), 0)
+
+    def action_switch_list(self) -> None:
+        """Tab / shift+tab: the other list (there are two)."""
+        stages = self.query_one("#stages", OptionList)
+        (self.query_one("#steps", OptionList) if self.focused is stages else stages).focus()
 
     @on(OptionList.OptionHighlighted, "#stages")
     def stage_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -173,9 +206,9 @@ class BuildScreen(Screen[None]):
     @on(OptionList.OptionSelected, "#stages")
     def stage_selected(self, event: OptionList.OptionSelected) -> None:
         steps = self.query_one("#steps", OptionList)
-        steps.focus()
         if steps.highlighted is None and steps.option_count:
-            steps.highlighted = 0
+            steps.highlighted = self.first_open()
+        steps.focus()
 
     @on(OptionList.OptionSelected, "#steps")
     def step_selected(self, event: OptionList.OptionSelected) -> None:

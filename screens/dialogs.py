@@ -151,7 +151,7 @@ class MessageDialog(ModalScreen[None]):
             with VerticalScroll(id="dialog-text"):
                 yield Static(self.text, markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button(_("OK"), id="ok", compact=True)
+                yield Button(_("OK (enter)"), id="ok", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(Button).focus()
@@ -247,7 +247,7 @@ class ManualDialog(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 if self.key and not self.readonly:
                     yield Button(_("Save and continue (enter)"), id="save", variant="primary", compact=True)
-                yield Button(_("Close (esc)") if self.key else _("OK"), id="ok", compact=True)
+                yield Button(_("Close (esc)") if self.key else _("OK (enter)"), id="ok", compact=True)
 
     def on_mount(self) -> None:
         if self.key and not self.readonly:

@@ -7,6 +7,10 @@ class ID: https://www.unicode.org/reports/tr14/). :func:`install` makes both lib
 wide East Asian character as a word of its own (:data:`wizard.i18n.LINE_WORD`, which the CLI's
 wrapping uses too); text without such characters splits into exactly the same words as
 before (the English screens and their snapshots do not change).
+
+Rich's ``Text.rstrip_end`` (which drops the spaces a wrapped line ends with) measures the line in characters, not
+terminal cells, so a line of Chinese that ends in a space one cell past the width kept it and was then cut with an
+ellipsis ("…的 PCI…"). :func:`install` replaces it with the same method measured in cells (a space is one cell).
 """
 
 from __future__ import annotations
@@ -27,5 +31,19 @@ def install() -> None:
     import rich._wrap
     import textual._wrap
 
+    import rich.text
+
     textual._wrap.re_chunk = TEXTUAL_CHUNK
     rich._wrap.re_word = RICH_WORD
+    rich.text.Text.rstrip_end = _rstrip_end  # type: ignore[method-assign]
+
+
+def _rstrip_end(self, size: int) -> None:
+    """rich.text.Text.rstrip_end measured in terminal cells: remove the trailing whitespace beyond ``size`` cells."""
+    from rich.cells import cell_len
+
+    excess = cell_len(self.plain) - size
+    if excess > 0:
+        trailing = len(self.plain) - len(self.plain.rstrip())
+        if trailing:
+            self.right_crop(min(trailing, excess))

@@ -1,7 +1,9 @@
 """Plan answers form (F2): the expectations later checks compare against.
 
 Every field goes through :func:`wizard.plan.parse_value`, so a nonsense value is refused with
-the reason next to it; an emptied field removes the answer.
+the reason next to it; an emptied field removes the answer. Each field shows its key (the name
+``bringup plan KEY=VALUE`` uses) with its description under it, wrapped, so nothing is cut and
+nothing vanishes while typing; Esc with edits asks before dropping them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from wizard.i18n import _
+from wizard.i18n import _, ngettext
 from wizard.plan import PLAN_KEYS, parse_value
 
 
@@ -44,11 +46,13 @@ class PlanDialog(ModalScreen[dict | None]):
                          markup=False, classes="muted")
             with VerticalScroll(id="plan-fields"):
                 for k in PLAN_KEYS.values():
-                    with Horizontal(classes="plan-row"):
-                        yield Label(k.name, classes="plan-key")
-                        yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}", placeholder=_(k.help) if k.help else "",
-                                    disabled=self.readonly, classes="plan-input")
-                    yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)
+                    with Vertical(classes="plan-field", id=f"field-{k.name}"):
+                        with Horizontal(classes="plan-row"):
+                            yield Label(k.name, classes="plan-key", markup=False)
+                            yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}",
+                                        disabled=self.readonly, classes="plan-input")
+                        yield Static(_(k.help), classes="plan-help", markup=False)
+                        yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 if not self.readonly:
                     yield Button(_("Save (ctrl+s)"), id="save", variant="primary", compact=True)
@@ -56,6 +60,17 @@ class PlanDialog(ModalScreen[dict | None]):
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
+
+    def on_descendant_focus(self, event) -> None:
+        """Keep the focused field's description in view with it (the scroll follows the field, not the line)."""
+        field = next((a for a in event.widget.ancestors if a.has_class("plan-field")), None)
+        if field is not None:
+            self.query_one("#plan-fields", VerticalScroll).scroll_to_widget(field, animate=False)
+
+    def edited(self) -> list[str]:
+        """The keys whose field differs from the stored answer."""
+        return [k for k in PLAN_KEYS
+                if self.query_one(f"#plan-{k}", Input).value.strip() != shown(self.current.get(k))]
 
     def collect(self) -> dict | None:
         changes: dict = {}
@@ -85,7 +100,7 @@ class PlanDialog(ModalScreen[dict | None]):
         if event.button.id == "save":
             self.action_save()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def action_save(self) -> None:
         if self.readonly:
@@ -96,4 +111,18 @@ class PlanDialog(ModalScreen[dict | None]):
             self.dismiss(changes)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Close; with edited fields, ask first (the typed values would be lost)."""
+        edited = [] if self.readonly else self.edited()
+        if not edited:
+            self.dismiss(None)
+            return
+        from screens.dialogs import YesNo
+
+        def answered(drop: bool | None) -> None:
+            if drop:
+                self.dismiss(None)
+
+        self.app.push_screen(YesNo(_("Discard your edits?"), ngettext(
+            "{n} answer was edited and not saved ({keys}). Discard it? (esc keeps editing; ctrl+s saves)",
+            "{n} answers were edited and not saved ({keys}). Discard them? (esc keeps editing; ctrl+s saves)",
+            len(edited)).format(n=len(edited), keys=", ".join(edited))), answered)

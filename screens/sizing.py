@@ -9,7 +9,8 @@ on the next visit; the plan answers (GPU model and count, installed RAM) win ove
 the checks use. ``bringup size`` computes the same figures from the command line.
 
 Keyboard only: tab / shift+tab between fields, enter to open a choice list or go to the next
-field, F3 use as plan (a plan the results call SHORT is kept only after a yes that names what is short), esc back.
+field, F3 use as plan (a plan the results call SHORT is kept only after a yes that names what is short), page
+down / page up scroll the results from any field, esc back.
 Below 76 columns the form and the results stack (60x20 works). In basic mode the choice lists' arrows are ASCII.
 """
 
@@ -27,7 +28,7 @@ from rich.text import Text
 
 from screens.widgets import KeyFooter, TopBar
 from wizard import sizing as sz
-from wizard.i18n import N_, _
+from wizard.i18n import N_, _, spaced, tr
 from wizard.plan import parse_value
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class SizingScreen(Screen[None]):
 
     BINDINGS = [
         Binding("f3", "use_plan", "Use as plan"),
+        Binding("pagedown", "scroll_results(1)", "Scroll results", priority=True),
+        Binding("pageup", "scroll_results(-1)", "Scroll results", show=False, priority=True),
         Binding("escape", "back", "Back"),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (76, "-wide")]
@@ -240,7 +243,7 @@ class SizingScreen(Screen[None]):
         for _section, name, _label, _options, _placeholder in FORM:
             err = self.query_one(f"#err-{name}", Static)
             msg = errors.get(name, "")
-            err.update(f"  ! {msg}" if msg else "")
+            err.update(f"  ! {tr(msg)}" if msg else "")
             err.display = bool(msg)
         self.result = sz.size(inputs)
         self.query_one("#sz-summary", Static).update(self._summary(self.result))
@@ -248,7 +251,7 @@ class SizingScreen(Screen[None]):
             for box in self.query(f"#res-{r.key}"):
                 title, math, src = box.query(Static)
                 title.update(self.title_text(r))
-                math.update("\n".join(r.math))
+                math.update("\n".join(tr(m) for m in r.math))
                 src.update(_("source: {source}").format(source=r.source))
                 box.display = True
 
@@ -256,24 +259,24 @@ class SizingScreen(Screen[None]):
         inp = s.inputs
         t = Text()
         t.append(_("{params} params, {method}, ZeRO-{stage}").format(
-            params=sz.fmt_count(inp.params), method=_(sz.METHODS[inp.method]), stage=inp.zero_stage) + ": ",
+            params=sz.fmt_count(inp.params), method=_(sz.METHODS[inp.method]), stage=inp.zero_stage) + _(": "),
             style="bold")
         gpu = s.gpu.name if s.gpu else "?"
         t.append(_("{per_gpu} per GPU vs {gpu} {memory} GB").format(
-            per_gpu=sz.fmt_bytes(s.per_gpu), gpu=gpu, memory=f"{s.gpu_memory / sz.GB:g}") + ": ")
+            per_gpu=sz.fmt_bytes(s.per_gpu), gpu=gpu, memory=f"{s.gpu_memory / sz.GB:g}") + _(": "))
         t.append(_("fits") if s.fits else _("SHORT"), style="green" if s.fits else "bold red")
         # min_gpus None: no number of GPUs holds it at this ZeRO stage (what it never shards + activations exceed
         # one GPU), never "zero GPUs needed"
         n = f"{s.min_gpus}" if s.min_gpus else _("no count is enough at ZeRO-{stage}").format(stage=inp.zero_stage)
         if s.min_gpus_ds is not None:
-            n += " " + _("(paper {paper}, DeepSpeed {deepspeed})").format(
-                paper=s.min_gpus_paper or _("not enough"), deepspeed=s.min_gpus_ds)
+            n += spaced(_("(paper {paper}, DeepSpeed {deepspeed})").format(
+                paper=s.min_gpus_paper or _("not enough"), deepspeed=s.min_gpus_ds))
         if inp.zero_stage < 3:
-            n += " " + _("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either"))
+            n += spaced(_("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either")))
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
-        t.append(". " + _("Min GPUs: {count}. Host RAM counted {ram} GiB. {watts} W").format(
+        t.append(_(". ") + _("Min GPUs: {count}. Host RAM counted {ram} GiB. {watts} W").format(
             count=n, ram=f"{s.host_min / sz.GiB:,.0f}", watts=f"{s.load_w:,.0f}")
-                 + (" " + _("(GPUs only so far).") if partial else "."))
+                 + (spaced(_("(GPUs only so far).")) if partial else "."))
         if self.errors:
             t.append("\n! " + _("{count} field(s) refused: their defaults are used").format(count=len(self.errors)),
                      style="bold")
@@ -286,9 +289,9 @@ class SizingScreen(Screen[None]):
         word = STATUS_WORD.get(r.status, "")
         if word and word.lower() not in r.value.lower():
             t.append(f"{_(word)} ", style=STATUS_STYLE[r.status])
-        t.append(r.title, style="bold")
-        t.append(": ")
-        t.append(r.value, style=STATUS_STYLE.get(r.status, "") if word else "")
+        t.append(tr(r.title), style="bold")
+        t.append(_(": "))
+        t.append(tr(r.value), style=STATUS_STYLE.get(r.status, "") if word else "")
         return t
 
     def result_plain(self, key: str) -> str:
@@ -341,7 +344,8 @@ class SizingScreen(Screen[None]):
         """What the results call SHORT, as "title: value" (empty when everything fits)."""
         if self.result is None:
             return []
-        return [f"{r.title}: {r.value}" for r in self.result.results if r.status == "short"]
+        return [_("{title}: {value}").format(title=tr(r.title), value=tr(r.value))
+                for r in self.result.results if r.status == "short"]
 
     def _keep(self, answers: dict, short: str) -> None:
         build = self.app.build
@@ -352,8 +356,13 @@ class SizingScreen(Screen[None]):
         if callable(bump):
             bump()
         self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={v}" for k, v in answers.items()))
-                    + (" " + _("(kept although SHORT: {short})").format(short=short) if short else ""),
+                    + (spaced(_("(kept although SHORT: {short})").format(short=short)) if short else ""),
                     severity="warning" if short else "information", timeout=8)
+
+    def action_scroll_results(self, pages: int) -> None:
+        """page down / page up: scroll the results pane by a page whatever field has the focus."""
+        results = self.query_one("#sz-results", VerticalScroll)
+        (results.scroll_page_down if pages > 0 else results.scroll_page_up)(animate=False)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Static
 
 from screens.widgets import KeyFooter, TopBar
-from wizard.i18n import _
+from wizard.i18n import _, spaced
 from wizard.model import AUTO_SKIP_PREFIX, StepStatus
 from wizard.store import short_time
 
@@ -40,7 +40,7 @@ def progress_words(build) -> str:
                 done=done, not_applicable=n_a, total=len(steps)) if n_a
             else _("{done} of {total} steps done").format(done=done, total=len(steps)))
     if warned:
-        text += " " + _("({count} with warnings)").format(count=warned)
+        text += spaced(_("({count} with warnings)").format(count=warned))
     if cpu_only:
         text += "; " + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text

@@ -22,7 +22,7 @@ from screens.widgets import KeyFooter, TopBar
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import _, tr
+from wizard.i18n import _, spaced, tr
 from wizard.model import proven_by_run, StepStatus, Verdict
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ class StepScreen(Screen[None]):
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
                 info.append(_("Last run {id}: {state}").format(id=last_run.id, state=_(str(last_run.state.value)))
-                            + (" " + _("(exit status {status})").format(status=last_run.exit_status)
+                            + (spaced(_("(exit status {status})").format(status=last_run.exit_status))
                                if last_run.exit_status is not None else "")
                             + _(", started {when} by {user}; log {log}").format(
                                 when=short_time(last_run.started_at), user=last_run.user, log=last_run.log_path))
@@ -278,8 +278,8 @@ class StepScreen(Screen[None]):
         title = self.query_one("#findings-title", Static)
         if not findings:
             title.update(_("Findings") + ("" if is_checked(step) else
-                                          " " + _("(none yet: this step's run (a) proves it)") if proven_by_run(step) else
-                                          " " + _("(none: this step is confirmed by hand)")))
+                                          spaced(_("(none yet: this step's run (a) proves it)")) if proven_by_run(step) else
+                                          spaced(_("(none: this step is confirmed by hand)"))))
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
 
-from wizard.i18n import _
+from wizard.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -46,7 +46,7 @@ class TopBar(Static):
         self.update(" | ".join(parts))
 
 
-FOOTER_DROP_FIRST = ("plan", "quit", "prev", "acknowledge", "show_log", "sizing")
+FOOTER_DROP_FIRST = ("plan", "quit", "switch_list", "prev", "acknowledge", "show_log", "sizing")
 """Actions a footer too narrow for all its keys leaves out first, in this order (F1 Help lists every key)."""
 FOOTER_KEEP = ("help", "back")
 """Actions a footer never leaves out: esc (back) and F1 (the help, which lists what was left out)."""
@@ -57,7 +57,8 @@ class KeyFooter(Footer):
 
     When the keys do not fit it first draws them compact (one space between a key and its word), then leaves
     out whole keys: those of :data:`FOOTER_DROP_FIRST` in that order, then the rightmost, never those of
-    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help +2"); they all still work."""
+    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help (+2 keys)", or "Help +2" where the longer
+    form would leave out one more); they all still work."""
 
     def __init__(self) -> None:
         super().__init__(show_command_palette=False)
@@ -83,22 +84,33 @@ class KeyFooter(Footer):
                 seen.add(binding.action)
                 items.append((binding, enabled, tooltip, self.app.get_key_display(binding)))
 
-        def words(kept: list) -> list[tuple[str, str]]:
+        def words(kept: list, long: bool) -> list[tuple[str, str]]:
             n = len(items) - len(kept)
-            # each binding's word in the operator's language (the English word is its message id)
-            return [(k, f"{_(b.description)} +{n}" if n and b.action == "help" else _(b.description))
+            # each binding's word in the operator's language (the English word is its message id); F1's says how
+            # many keys were left out: "Help (+2 keys)", or "Help +2" where the longer form would cost a key
+            more = (ngettext("{word} (+{n} key)", "{word} (+{n} keys)", n) if long else "{word} +{n}")
+            return [(k, more.format(word=_(b.description), n=n) if n and b.action == "help" else _(b.description))
                     for b, _e, _t, k in kept]
 
-        kept = list(items)
-        compact = self._cells(words(kept), False) > width
         order = [a for a in FOOTER_DROP_FIRST if a in seen]
         order += [b.action for b, _e, _t, _k in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
-        while self._cells(words(kept), compact) > width and order:
-            action = order.pop(0)
-            kept = [it for it in kept if it[0].action != action]
+
+        def fit(long: bool) -> tuple[list, bool]:
+            kept, todo = list(items), list(order)
+            compact = self._cells(words(kept, long), False) > width
+            while self._cells(words(kept, long), compact) > width and todo:
+                action = todo.pop(0)
+                kept = [it for it in kept if it[0].action != action]
+            return kept, compact
+
+        long = True
+        kept, compact = fit(long)
+        short_kept, short_compact = fit(False)
+        if len(short_kept) > len(kept):
+            long, kept, compact = False, short_kept, short_compact
         self.left_out = [k for b, _e, _t, k in items if all(b is not it[0] for it in kept)]
         self.compact = compact
-        for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept)):
+        for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept, long)):
             yield FooterKey(binding.key, key, word, binding.action, disabled=not enabled,
                             tooltip=tooltip).data_bind(compact=Footer.compact)
 

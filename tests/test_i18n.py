@@ -393,3 +393,11 @@ def test_explain_of_a_captured_input_shows_the_cli_text_and_a_finding_in_chinese
     _r, j_zh, _e = run_main(["--lang", "zh_CN", "explain", "--json", case, str(other)])
     assert j_zh == j_en
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in j_zh)
+
+
+def test_a_clause_follows_with_a_space_in_english_and_without_one_in_chinese():
+    """i18n.spaced: "8 of 88 steps done (1 warned)" in English; the Chinese clause opens with a full-width parenthesis
+    and follows directly ("已完成 8/88 个步骤（1 个有警告）"), as Chinese is written."""
+    assert i18n.spaced("(1 warned)") == " (1 warned)"
+    assert i18n.spaced("（1 个有警告）") == "（1 个有警告）"
+    assert i18n.spaced("") == " "

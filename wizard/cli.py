@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, tr
+from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr
 
 EXIT_ERROR = 3
 
@@ -1251,7 +1251,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                     extra = f" -- {s['reason']}" if s["reason"] else ""
                     if s["verdict"] in ("warn", "unknown") and s["status"] in ("pending", "cpu-only"):
                         extra = f" ({s['verdict']})" + extra  # what the last check or run found
-                    stale = " " + _("(re-check: rebooted since)") if s["stale_after_reboot"] else ""
+                    stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
                     print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {_(s['status'])}{extra}{stale}")
             print(_("(steps and their status only; the inventory, every finding, the measured figures and past action "
                     "runs: `bringup report`)"))

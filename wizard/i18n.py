@@ -39,9 +39,13 @@ OPENING = "（「『【《〈“‘"
 CLOSING = "，。、；：！？）」』】》〉”’"
 """Punctuation that never starts (CLOSING) or ends (OPENING) a line (the kinsoku rule; UAX #14 classes CL and OP):
 kept with the character it belongs to."""
-LINE_WORD = rf"[{OPENING}]*(?:[{WIDE}]|[^\s{WIDE}]+)[{CLOSING}]*"
-"""Where a line of text may break (the CLI and the screens wrap by it): one wide character, or a run of other non-space characters, with the opening punctuation before it and the closing
-punctuation after it. Without wide characters or that punctuation in the text it is ``\\S+``, Textual's and Rich's own word."""
+LINE_WORD = (rf"[{OPENING}]*(?:[^\s{WIDE}`]*`[^`\n]{{1,60}}`[^\s{WIDE}`]*|[{WIDE}]|[^\s{WIDE}]+)"
+             rf"[{CLOSING}]*")
+r"""Where a line of text may break (the CLI and the screens wrap by it): a command in backticks of up to 60
+characters (```apt-get install linux-headers-6.8.0` ``, with what is attached before and after it) as one
+word, so a command the operator copies is never split across lines; one wide character; or a run of other
+non-space characters; with the opening punctuation before it and the closing punctuation after it. Without
+backticks, wide characters or that punctuation in the text it is ``\S+``, Textual's and Rich's own word."""
 
 
 _current = "en"
@@ -114,6 +118,12 @@ def setup(flag: str | None = None, environ: Mapping[str, str] | None = None) -> 
 def gettext(message: str) -> str:
     """``message`` in the current language (itself when untranslated)."""
     return translations(_current).gettext(message)
+
+
+def spaced(text: str) -> str:
+    """``text`` after a space, as a clause follows the words before it in English ("8 steps done (1 warned)"); a
+    translation that opens with a wide character (Chinese "（1 个有警告）") follows with none, as Chinese writes it."""
+    return text if text[:1] and "\u2e80" <= text[0] <= "\uffef" else " " + text
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

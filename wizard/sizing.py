@@ -76,6 +76,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from wizard.data import table
+from wizard.i18n import Msg
 
 GB = 1e9
 """Bytes in a gigabyte (SI). GPU datasheets and disk vendors quote GB."""
@@ -445,23 +446,23 @@ def parse_count(raw: str) -> float:
     """'7B', '6.74e9', '70 b', '350M', '13000000000' -> parameters. Raises ValueError with a reason."""
     m = _COUNT.match(raw or "")
     if not m:
-        raise ValueError(f"not a parameter count: {raw!r} (e.g. 7B, 13e9, 350M)")
+        raise ValueError(Msg("not a parameter count: {raw!r} (e.g. 7B, 13e9, 350M)", raw=raw))
     try:
         v = float(m.group(1)) * (10.0 ** int(m.group(2)) if m.group(2) else 1.0) * _SUFFIX[m.group(3).lower()]
     except OverflowError:
         v = math.inf
     if not math.isfinite(v) or not (1e6 <= v <= 1e14):
-        raise ValueError("parameter count must be between 1M and 100T")
+        raise ValueError(Msg("parameter count must be between 1M and 100T"))
     return v
 
 
 def _int(raw: str, lo: int, hi: int, what: str) -> int:
     s = (raw or "").strip().replace("_", "").replace(",", "")
     if not re.fullmatch(r"\d{1,9}", s):
-        raise ValueError(f"{what}: whole number, got {raw!r}")
+        raise ValueError(Msg("{what}: whole number, got {raw!r}", what=what, raw=raw))
     v = int(s)
     if not lo <= v <= hi:
-        raise ValueError(f"{what}: between {lo} and {hi}")
+        raise ValueError(Msg("{what}: between {lo} and {hi}", what=what, lo=lo, hi=hi))
     return v
 
 
@@ -470,9 +471,9 @@ def _float(raw: str, lo: float, hi: float, what: str) -> float:
     try:
         v = float(s)
     except ValueError:
-        raise ValueError(f"{what}: a number, got {raw!r}") from None
+        raise ValueError(Msg("{what}: a number, got {raw!r}", what=what, raw=raw)) from None
     if not math.isfinite(v) or not lo <= v <= hi:
-        raise ValueError(f"{what}: between {lo:g} and {hi:g}")
+        raise ValueError(Msg("{what}: between {lo:g} and {hi:g}", what=what, lo=lo, hi=hi))
     return v
 
 
@@ -485,6 +486,12 @@ FIELDS: dict[str, str] = {
     "dataset_gb": "", "checkpoints_kept": "1", "cpu_w": "", "other_w": "", "psu_w": "", "system_max_w": "",
 }
 """Field name -> default raw text, as the screen's inputs hold them (empty = not given)."""
+
+
+def _why(exc: ValueError) -> str:
+    """What a refused field says: the Msg the parsers raise with (shown translated), else the exception's text."""
+    first = exc.args[0] if exc.args else ""
+    return first if isinstance(first, Msg) else str(exc)
 
 
 def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
@@ -504,14 +511,14 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
         try:
             kw[k] = fn(s)
         except ValueError as exc:
-            errors[k] = str(exc)
+            errors[k] = _why(exc)
 
     def choice(k: str, allowed) -> None:
         s = get(k)
         if s in allowed:
             kw[k] = s
         else:
-            errors[k] = f"one of {', '.join(allowed)}"
+            errors[k] = Msg("one of {join}", join=', '.join(allowed))
 
     take("params", parse_count)
     choice("method", METHODS)
@@ -519,58 +526,58 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
     if s:
         if s.endswith("%"):
             try:
-                f = _float(s[:-1], 0, 100, "LoRA fraction %")
+                f = _float(s[:-1], 0, 100, Msg("LoRA fraction %"))
                 if f <= 0:
-                    raise ValueError("LoRA fraction %: more than 0")
+                    raise ValueError(Msg("LoRA fraction %: more than 0"))
                 kw["lora_fraction"], kw["lora_rank"] = f / 100, None
             except ValueError as exc:
-                errors["lora"] = str(exc)
+                errors["lora"] = _why(exc)
         else:
             try:
-                kw["lora_rank"] = _int(s.removeprefix("r=").removeprefix("r"), 1, 4096, "LoRA rank")
+                kw["lora_rank"] = _int(s.removeprefix("r=").removeprefix("r"), 1, 4096, Msg("LoRA rank"))
             except ValueError:
-                errors["lora"] = "LoRA: a rank (16) or a fraction of the parameters (0.5%)"
+                errors["lora"] = Msg("LoRA: a rank (16) or a fraction of the parameters (0.5%)")
     choice("precision", PRECISIONS)
     choice("optimizer", OPTIMIZER_STATE_BYTES)
     choice("accounting", ACCOUNTINGS)
-    take("zero_stage", lambda v: _int(v, 0, 3, "ZeRO stage"))
-    take("dp_degree", lambda v: _int(v, 1, 1_000_000, "data-parallel degree"), optional=True)
-    take("tp", lambda v: _int(v, 1, 1024, "tensor-parallel degree"))
-    take("pp", lambda v: _int(v, 1, 1024, "pipeline-parallel degree"))
+    take("zero_stage", lambda v: _int(v, 0, 3, Msg("ZeRO stage")))
+    take("dp_degree", lambda v: _int(v, 1, 1_000_000, Msg("data-parallel degree")), optional=True)
+    take("tp", lambda v: _int(v, 1, 1024, Msg("tensor-parallel degree")))
+    take("pp", lambda v: _int(v, 1, 1024, Msg("pipeline-parallel degree")))
     choice("sp", SEQ_PARALLEL)
     choice("offload", OFFLOAD)
-    take("seq_len", lambda v: _int(v, 1, 10_000_000, "sequence length"))
+    take("seq_len", lambda v: _int(v, 1, 10_000_000, Msg("sequence length")))
     take("micro_batch", lambda v: _int(v, 1, 100_000, "micro-batch"))
     choice("checkpointing", CHECKPOINTING)
     choice("attention", ATTENTION)
     for k in ("layers", "hidden", "heads", "kv_heads"):
         take(k, lambda v, k=k: _int(v, 1, 1_000_000, k), optional=True)
-    take("largest_layer", lambda v: _count_any(v, "largest layer"), optional=True)
+    take("largest_layer", lambda v: _count_any(v, Msg("largest layer")), optional=True)
     names = [g.name for g in gpu_specs()]
     choice("gpu", names)
-    take("gpu_count", lambda v: _int(v, 1, 256, "GPU count"))
-    take("loader_gb_per_gpu", lambda v: _float(v, 0, 1e6, "loader GB per GPU"), optional=True)
+    take("gpu_count", lambda v: _int(v, 1, 256, Msg("GPU count")))
+    take("loader_gb_per_gpu", lambda v: _float(v, 0, 1e6, Msg("loader GB per GPU")), optional=True)
     choice("ckpt_loaders", CKPT_LOADERS)
-    take("host_ram_gib", lambda v: _float(v, 0, 1 << 20, "host RAM GiB"), optional=True)
-    take("dataset_gb", lambda v: _float(v, 0, 1e9, "dataset GB"), optional=True)
-    take("checkpoints_kept", lambda v: _int(v, 0, 100_000, "checkpoints kept"))
+    take("host_ram_gib", lambda v: _float(v, 0, 1 << 20, Msg("host RAM GiB")), optional=True)
+    take("dataset_gb", lambda v: _float(v, 0, 1e9, Msg("dataset GB")), optional=True)
+    take("checkpoints_kept", lambda v: _int(v, 0, 100_000, Msg("checkpoints kept")))
     for k in ("cpu_w", "other_w", "psu_w", "system_max_w"):
         take(k, lambda v, k=k: _float(v, 0, 1e7, k), optional=True)
     if kw.get("host_ram_gib") == 0:
         kw["host_ram_gib"] = None
     inputs = SizingInputs(**kw)
     if inputs.offload == "cpu" and inputs.zero_stage == 0:
-        errors["offload"] = "CPU offload needs ZeRO stage 1, 2 or 3 (DeepSpeed offload_optimizer)"
+        errors["offload"] = Msg("CPU offload needs ZeRO stage 1, 2 or 3 (DeepSpeed offload_optimizer)")
         inputs = replace(inputs, offload="none")
     if inputs.heads and inputs.kv_heads and inputs.heads % inputs.kv_heads:
-        errors["kv_heads"] = "KV heads must divide the attention heads"
+        errors["kv_heads"] = Msg("KV heads must divide the attention heads")
         inputs = replace(inputs, kv_heads=None)
     if not inputs.dp_degree and inputs.gpu_count % inputs.mp:
-        errors["tp"] = (f"TP x PP = {inputs.mp} must divide the {inputs.gpu_count} GPUs "
-                        "(data-parallel degree = GPUs / (TP x PP)), or type the DP degree")
+        errors["tp"] = (Msg("TP x PP = {mp} must divide the {gpu_count} GPUs (data-parallel degree = GPUs / (TP x "
+                            "PP)), or type the DP degree", mp=inputs.mp, gpu_count=inputs.gpu_count))
         inputs = replace(inputs, tp=1, pp=1)
     if inputs.largest_layer and inputs.largest_layer > inputs.params:
-        errors["largest_layer"] = "the largest layer cannot hold more parameters than the model"
+        errors["largest_layer"] = Msg("the largest layer cannot hold more parameters than the model")
         inputs = replace(inputs, largest_layer=None)
     return inputs, errors
 
@@ -579,13 +586,13 @@ def _count_any(raw: str, what: str) -> float:
     """A parameter count like :func:`parse_count`, from 1 up (a layer can be small)."""
     m = _COUNT.match(raw or "")
     if not m:
-        raise ValueError(f"{what}: a parameter count, got {raw!r} (e.g. 262M, 2.1e9)")
+        raise ValueError(Msg("{what}: a parameter count, got {raw!r} (e.g. 262M, 2.1e9)", what=what, raw=raw))
     try:
         v = float(m.group(1)) * (10.0 ** int(m.group(2)) if m.group(2) else 1.0) * _SUFFIX[m.group(3).lower()]
     except OverflowError:
         v = math.inf
     if not math.isfinite(v) or not (1 <= v <= 1e14):
-        raise ValueError(f"{what}: between 1 and 100T")
+        raise ValueError(Msg("{what}: between 1 and 100T", what=what))
     return v
 
 
@@ -766,15 +773,17 @@ def trainable_params(inp: SizingInputs, shape: ModelShape) -> tuple[float, str]:
     either fraction·Ψ or L·r·[(h + h) + (h + h_kv)] (rank r on W_q: h->h and W_v: h->h_kv,
     h_kv = h·kv_heads/heads; LoRA paper §4.1: r·(d + k) per adapted d×k matrix)."""
     if inp.method in ("pretrain", "full"):
-        return inp.params, f"all {fmt_count(inp.params)} parameters are trained"
+        return inp.params, Msg("all {params} parameters are trained", params=fmt_count(inp.params))
     if inp.lora_fraction is not None:
         t = inp.params * inp.lora_fraction
-        return t, f"adapters = {inp.lora_fraction * 100:g}% x {fmt_count(inp.params)} = {fmt_count(t)}"
+        return t, Msg("adapters = {lora_fraction:g}% x {params} = {t}",
+                      lora_fraction=inp.lora_fraction * 100, params=fmt_count(inp.params), t=fmt_count(t))
     r = inp.lora_rank or 16
     h = shape.hidden
     hkv = h * shape.kv_heads // shape.heads
     t = shape.layers * r * ((h + h) + (h + hkv))
-    return t, (f"adapters r={r} on W_q,W_v: L{shape.layers} x {r} x [({h}+{h}) + ({h}+{hkv})] = {t:,.0f}")
+    return t, (Msg("adapters r={r} on W_q,W_v: L{layers} x {r} x [({h}+{h}) + ({h}+{hkv})] = {t:,.0f}",
+                   r=r, layers=shape.layers, h=h, hkv=hkv, t=t))
 
 
 def _per_param(inp: SizingInputs) -> dict[str, float]:
@@ -792,16 +801,18 @@ def model_parts(inp: SizingInputs, trainable: float) -> list[Part]:
     pp = _per_param(inp)
     parts: list[Part] = []
     if inp.method == "lora":
-        parts.append(Part("frozen base weights", inp.params, pp["weights"], 3))
+        parts.append(Part(Msg("frozen base weights"), inp.params, pp["weights"], 3))
     elif inp.method == "qlora":
-        parts.append(Part("frozen base NF4 + constants", inp.params, QLORA_BASE_BYTES, 3))
-    label = "" if inp.method in ("pretrain", "full") else "adapter "
-    parts.append(Part(f"{label}weights ({'16-bit' if inp.mixed else 'fp32'})", trainable, pp["weights"], 3))
+        parts.append(Part(Msg("frozen base NF4 + constants"), inp.params, QLORA_BASE_BYTES, 3))
+    label = "" if inp.method in ("pretrain", "full") else Msg("adapter ")
+    parts.append(Part(Msg("{label}weights ({value})",
+                          label=label, value='16-bit' if inp.mixed else 'fp32'), trainable, pp["weights"], 3))
     if pp["master"]:
-        parts.append(Part(f"{label}fp32 master weights", trainable, pp["master"], 1, offloadable=True))
-    parts.append(Part(f"{label}gradients", trainable, pp["grads"], 2, offloadable=True))
+        parts.append(Part(Msg("{label}fp32 master weights", label=label), trainable, pp["master"], 1, offloadable=True))
+    parts.append(Part(Msg("{label}gradients", label=label), trainable, pp["grads"], 2, offloadable=True))
     if pp["optimizer"]:
-        parts.append(Part(f"{label}optimizer states ({OPTIMIZER_LABEL[inp.optimizer]})", trainable,
+        parts.append(Part(Msg("{label}optimizer states ({OPTIMIZER_LABEL})",
+                              label=label, OPTIMIZER_LABEL=OPTIMIZER_LABEL[inp.optimizer]), trainable,
                           pp["optimizer"], 1, offloadable=True))
     return parts
 
@@ -851,9 +862,10 @@ def ds_model(inp: SizingInputs, parts: list[Part], trainable: float, largest_lay
     to the trained adapters and the frozen base is added at its own bytes (derived). With t x p model
     parallelism they see Ψ/(t·p) and LL/t (the largest layer is split by TP, not by PP; derived)."""
     if inp.zero_stage not in (2, 3):
-        return None, f"DeepSpeed has no estimator for ZeRO-{inp.zero_stage} (only ZeRO-2 and ZeRO-3)"
+        return None, Msg("DeepSpeed has no estimator for ZeRO-{zero_stage} (only ZeRO-2 and ZeRO-3)",
+                         zero_stage=inp.zero_stage)
     if not (inp.mixed and inp.optimizer == "adamw"):
-        return None, "DeepSpeed's estimators assume mixed-precision (bf16/fp16) Adam: not these inputs"
+        return None, Msg("DeepSpeed's estimators assume mixed-precision (bf16/fp16) Adam: not these inputs")
     frozen = sum(p.bytes for p in parts if p.name.startswith("frozen"))
     full = inp.method in ("pretrain", "full")
     gather = float(DS_GATHER_BYTES) if full else (QLORA_BASE_BYTES if inp.method == "qlora" else 2.0)
@@ -964,18 +976,18 @@ def size(inp: SizingInputs) -> Sizing:
     """Compute every figure for ``inp`` and the results the screen shows (see the module docstring
     for the sources)."""
     shape = known_shape(inp.params)
-    shape_note = "known shape" if shape else "ESTIMATED shape"
+    shape_note = Msg("known shape") if shape else Msg("ESTIMATED shape")
     if shape is None:
         shape = estimate_shape(inp.params)
     over = {k: getattr(inp, k) for k in ("layers", "hidden", "heads", "kv_heads") if getattr(inp, k)}
     if over:
         if "heads" in over and "kv_heads" not in over:
             over["kv_heads"] = over["heads"]
-        shape = replace(shape, name=f"{shape.name} + typed values", **over,
-                        source=f"typed by the operator; rest from: {shape.source}")
+        shape = replace(shape, name=Msg("{name} + typed values", name=shape.name), **over,
+                        source=Msg("typed by the operator; rest from: {source}", source=shape.source))
         if shape.heads % shape.kv_heads:
             shape = replace(shape, kv_heads=shape.heads)
-        shape_note = "typed shape"
+        shape_note = Msg("typed shape")
     gpu = gpu_by_name(inp.gpu)
     mem = (gpu.memory_gb if gpu else 0.0) * GB
     nd = inp.nd
@@ -1072,75 +1084,79 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     # 1. bytes per parameter by part
     pp = sz.bytes_per_param
     per_trained = sum(pp.values())
-    parts_txt = f"weights {_b(pp['weights'])}"
+    parts_txt = Msg("weights {weights}", weights=_b(pp['weights']))
     if pp["master"]:
-        parts_txt += f" + fp32 master {_b(pp['master'])}"
-    parts_txt += f" + grads {_b(pp['grads'])}"
+        parts_txt += Msg(" + fp32 master {master}", master=_b(pp['master']))
+    parts_txt += Msg(" + grads {grads}", grads=_b(pp['grads']))
     if pp["optimizer"]:
         parts_txt += f" + {OPTIMIZER_LABEL[inp.optimizer]} {_b(pp['optimizer'])}"
-    lines = [f"{parts_txt} = {_b(per_trained)} B per trained param"]
+    lines = [Msg("{parts_txt} = {per_trained} B per trained param", parts_txt=parts_txt, per_trained=_b(per_trained))]
     if inp.mixed and inp.optimizer == "adamw":
-        lines.append("ZeRO: (2+2+K), K=12 -> 16; HF: 6+4+8 -> 18 (fp32 grads)"
-                     if inp.accounting == "zero" else "HF: weights 6 (fp32+16-bit) + grads 4 + AdamW 8 = 18")
+        lines.append(Msg("ZeRO: (2+2+K), K=12 -> 16; HF: 6+4+8 -> 18 (fp32 grads)")
+                     if inp.accounting == "zero" else Msg("HF: weights 6 (fp32+16-bit) + grads 4 + AdamW 8 = 18"))
     if inp.method == "lora":
-        lines.append(f"frozen base: {_b(pp['weights'])} B/param x {fmt_count(inp.params)}, no grads or states")
+        lines.append(Msg("frozen base: {weights} B/param x {params}, no grads or states",
+                         weights=_b(pp['weights']), params=fmt_count(inp.params)))
     if inp.method == "qlora":
-        lines.append(f"frozen base: NF4 4 bits + constants 8/64 + 32/(64x256) = 4.127 bits "
-                     f"= {QLORA_BASE_BYTES:.3f} B/param (double quantization)")
+        lines.append(Msg("frozen base: NF4 4 bits + constants 8/64 + 32/(64x256) = 4.127 bits = "
+                         "{QLORA_BASE_BYTES:.3f} B/param (double quantization)", QLORA_BASE_BYTES=QLORA_BASE_BYTES))
     lines.append(train_math)
     src = {"zero": SRC_ZERO, "hf": SRC_HF}[inp.accounting]
     if inp.method in ("lora", "qlora"):
         src += "; " + SRC_LORA + ("; " + SRC_QLORA if inp.method == "qlora" else "")
     if inp.optimizer in ("adam8bit", "sgd_momentum"):
         src += "; " + SRC_HF
-    out.append(Result("bytes_per_param", "Bytes per parameter", f"{_b(per_trained)} B/trained param",
+    out.append(Result("bytes_per_param", Msg("Bytes per parameter"), Msg("{per_trained} B/trained param",
+                                                                         per_trained=_b(per_trained)),
                       tuple(lines), src))
 
     # 2. model states per GPU with ZeRO
     lines = []
     for p in sz.parts:
         if offload and p.offloadable and (p.shard_stage == 1 or inp.zero_stage >= 2):
-            lines.append(f"{p.name}: {fmt_bytes(p.bytes)} -> CPU (offload)")
+            lines.append(Msg("{name}: {bytes} -> CPU (offload)", name=p.name, bytes=fmt_bytes(p.bytes)))
         elif inp.zero_stage >= p.shard_stage and nd > 1:
-            lines.append(f"{p.name}: {fmt_bytes(p.bytes)} / Nd {nd} = {fmt_bytes(p.bytes / nd)}")
+            lines.append(Msg("{name}: {bytes} / Nd {nd} = {bytes2}",
+                             name=p.name, bytes=fmt_bytes(p.bytes), nd=nd, bytes2=fmt_bytes(p.bytes / nd)))
         else:
-            lines.append(f"{p.name}: {fmt_count(p.count)} x {_b(round(p.bytes_per_param, 3))} B = {fmt_bytes(p.bytes)}")
-    stage_txt = {0: "ZeRO-0: nothing sharded (plain data parallel, FSDP NO_SHARD)",
-                 1: "ZeRO-1: optimizer states (and fp32 master) / Nd",
-                 2: "ZeRO-2 / FSDP SHARD_GRAD_OP: + gradients / Nd",
-                 3: "ZeRO-3 / FSDP FULL_SHARD: + weights / Nd"}[inp.zero_stage]
+            lines.append(Msg("{name}: {count} x {bytes_per_param} B = {bytes}", name=p.name, count=fmt_count(p.count),
+                             bytes_per_param=_b(round(p.bytes_per_param, 3)), bytes=fmt_bytes(p.bytes)))
+    stage_txt = {0: Msg("ZeRO-0: nothing sharded (plain data parallel, FSDP NO_SHARD)"),
+                 1: Msg("ZeRO-1: optimizer states (and fp32 master) / Nd"),
+                 2: Msg("ZeRO-2 / FSDP SHARD_GRAD_OP: + gradients / Nd"),
+                 3: Msg("ZeRO-3 / FSDP FULL_SHARD: + weights / Nd")}[inp.zero_stage]
     lines.append(stage_txt)
     if inp.mp > 1:
-        lines.append(f"TP {inp.tp} x PP {inp.pp}: each GPU holds 1/{inp.mp} of the model "
-                     f"(Megatron-LM), Nd = {nd}")
-    name = "paper" if inp.accounting == "zero" else "HF accounting"
+        lines.append(Msg("TP {tp} x PP {pp}: each GPU holds 1/{mp} of the model (Megatron-LM), Nd = {nd}",
+                         tp=inp.tp, pp=inp.pp, mp=inp.mp, nd=nd))
+    name = Msg("paper") if inp.accounting == "zero" else Msg("HF accounting")
     formula = PAPER_FORMULA[inp.zero_stage] if inp.accounting == "zero" and inp.method in ("pretrain", "full") else ""
     lines.append(f"{name}{' ' + formula if formula else ''}: {fmt_bytes(sz.model_states_per_gpu)}")
     llp = sz.largest_layer / inp.tp
     if sz.ds_states_per_gpu is not None:
         t = sz.trainable / inp.mp
         if inp.zero_stage == 2:
-            f = "2T" if offload else "4T + int(16T/Nd)"
+            f = "2T" if offload else Msg("4T + int(16T/Nd)")
         else:
             g = {"qlora": f"{QLORA_BASE_BYTES:.3f}", "lora": "2"}.get(inp.method, "4")
-            f = f"{g}xLL + int({'2' if offload else '18'}T/Nd)"
+            f = Msg("{g}xLL + int({value}T/Nd)", g=g, value='2' if offload else '18')
         if inp.method in ("lora", "qlora"):
-            f += " + frozen base" + ("/Nd" if inp.zero_stage == 3 else "")
+            f += Msg(" + frozen base") + ("/Nd" if inp.zero_stage == 3 else "")
         fn = "estimate_zero2_model_states_mem_needs" if inp.zero_stage == 2 else "estimate_zero3_model_states_mem_needs"
-        lines.append(f"DeepSpeed {fn}: {f}")
+        lines.append(Msg("DeepSpeed {fn}: {f}", fn=fn, f=f))
         detail = f"T {fmt_count(t)}"
         if inp.zero_stage == 3:
-            detail += f", largest layer LL {fmt_count(llp)}"
+            detail += Msg(", largest layer LL {llp}", llp=fmt_count(llp))
         lines.append(f"  {detail} = {fmt_bytes(sz.ds_states_per_gpu)}")
         if inp.method in ("lora", "qlora"):
-            lines.append("  (its multipliers on the trained adapters; the frozen base has no grads/states)")
-        used = "DeepSpeed" if sz.ds_states_per_gpu > sz.model_states_per_gpu else name
-        lines.append(f"used: the larger, {used}")
+            lines.append(Msg("  (its multipliers on the trained adapters; the frozen base has no grads/states)"))
+        used = Msg("DeepSpeed") if sz.ds_states_per_gpu > sz.model_states_per_gpu else name
+        lines.append(Msg("used: the larger, {used}", used=used))
     else:
         lines.append(sz.ds_note)
     if sz.accelerate_bytes is not None and inp.zero_stage == 0 and inp.mp == 1:
-        lines.append(f"accelerate estimate-memory prints {fmt_bytes(sz.accelerate_bytes)}: its largest "
-                     "single part, not the sum (not used)")
+        lines.append(Msg("accelerate estimate-memory prints {accelerate_bytes}: its largest single part, not the sum "
+                         "(not used)", accelerate_bytes=fmt_bytes(sz.accelerate_bytes)))
     src = SRC_ZERO + {2: "; " + SRC_DS2, 3: "; " + SRC_DS3}.get(inp.zero_stage, "") + "; " + SRC_FSDP
     if offload:
         src += "; " + SRC_DS + "; " + SRC_OFFLOAD
@@ -1148,193 +1164,215 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         src += "; " + SRC_MEGATRON
     if sz.accelerate_bytes is not None and inp.zero_stage == 0:
         src += "; " + SRC_ACCEL
-    out.append(Result("model_states", f"Model states per GPU (ZeRO-{inp.zero_stage}, Nd {nd})",
+    out.append(Result("model_states", Msg("Model states per GPU (ZeRO-{zero_stage}, Nd {nd})",
+                                          zero_stage=inp.zero_stage, nd=nd),
                       fmt_bytes(sz.states_per_gpu, gib=True), tuple(lines), src))
 
     # 3. activations
     s, b, h, a, L = inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, shape.layers
-    shp = f"{shape_note}: L {L}, h {h}, a {a}" + (f", kv {shape.kv_heads}" if shape.kv_heads != a else "")
+    shp = Msg("{shape_note}: L {L}, h {h}, a {a}", shape_note=shape_note, L=L, h=h, a=a) + (
+        Msg(", kv {kv_heads}", kv_heads=shape.kv_heads) if shape.kv_heads != a else "")
     if shape.name not in ("estimated",):
-        shp += f" ({shape.name})"
+        shp += Msg(" ({name})", name=shape.name)
     lines = [shp]
     f32 = " x 2 (fp32)" if inp.precision == "fp32" else ""
     layer = "34" if inp.attention == "flash" else "(34 + 5as/h)"
     if inp.attention == "flash":
-        lines.append("FlashAttention keeps no s x s scores: 34 per layer")
+        lines.append(Msg("FlashAttention keeps no s x s scores: 34 per layer"))
     t = inp.tp
     if t > 1:
         if inp.sp == "on":
-            layer = f"34/{t}" if inp.attention == "flash" else f"(34/{t} + 5as/(h x {t}))"
-            lines.append(f"TP {t} + sequence parallel: s x b x h x {layer} per layer")
+            layer = f"34/{t}" if inp.attention == "flash" else Msg("(34/{t} + 5as/(h x {t}))", t=t)
+            lines.append(Msg("TP {t} + sequence parallel: s x b x h x {layer} per layer", t=t, layer=layer))
         else:
-            layer = f"(10 + 24/{t})" if inp.attention == "flash" else f"(10 + 24/{t} + 5as/(h x {t}))"
-            lines.append(f"TP {t}, no sequence parallel: s x b x h x {layer} per layer")
-        lines.append(f"= {fmt_bytes(kept / L if inp.checkpointing == 'off' else transient)} per layer")
+            layer = f"(10 + 24/{t})" if inp.attention == "flash" else Msg("(10 + 24/{t} + 5as/(h x {t}))", t=t)
+            lines.append(Msg("TP {t}, no sequence parallel: s x b x h x {layer} per layer", t=t, layer=layer))
+        lines.append(Msg("= {value} per layer", value=fmt_bytes(kept / L if inp.checkpointing == 'off' else transient)))
     if inp.pp > 1:
-        lines.append(f"PP {inp.pp}: the first stage keeps {inp.pp} micro-batches x L/{inp.pp} layers = L layers' worth")
+        lines.append(Msg("PP {pp}: the first stage keeps {pp} micro-batches x L/{pp} layers = L layers' worth",
+                         pp=inp.pp))
     if t > 1 and inp.checkpointing == "off":
-        lines.append(f"L x that{f32} = {L} layers = {fmt_bytes(kept)}")
+        lines.append(Msg("L x that{f32} = {L} layers = {kept}", f32=f32, L=L, kept=fmt_bytes(kept)))
     elif inp.checkpointing == "off":
         if inp.attention == "flash":
             lines.append(f"L x s x b x h x 34{f32} = {L} x {s} x {b} x {h} x 34 = {fmt_bytes(kept)}")
         else:
             lines.append(f"L x s x b x h x (34 + 5 x a x s / h){f32}")
-            lines.append(f"= {L} x {s} x {b} x {h} x (34 + 5x{a}x{s}/{h}) = {fmt_bytes(kept)}")
+            lines.append(Msg("= {L} x {s} x {b} x {h} x (34 + 5x{a}x{s}/{h}) = {kept}",
+                             L=L, s=s, b=b, h=h, a=a, kept=fmt_bytes(kept)))
     else:
-        lines.append(f"checkpointing, kept: L x 2 x s x b x h{f32} = {fmt_bytes(kept)}")
-        lines.append(f"+ one layer rebuilt in backward: s x b x h x {layer} = {fmt_bytes(transient)}")
-    lines.append("estimate for GPT-style layers; logits, temp buffers, fragmentation not included")
-    out.append(Result("activations", "Activations per GPU (estimate)", fmt_bytes(sz.activations, gib=True),
+        lines.append(Msg("checkpointing, kept: L x 2 x s x b x h{f32} = {kept}", f32=f32, kept=fmt_bytes(kept)))
+        lines.append(Msg("+ one layer rebuilt in backward: s x b x h x {layer} = {transient}",
+                         layer=layer, transient=fmt_bytes(transient)))
+    lines.append(Msg("estimate for GPT-style layers; logits, temp buffers, fragmentation not included"))
+    out.append(Result("activations", Msg("Activations per GPU (estimate)"), fmt_bytes(sz.activations, gib=True),
                       tuple(lines), SRC_ACT + ("; " + SRC_FLASH if inp.attention == "flash" else "")
                       + ("; " + SRC_KAPLAN if shape_note == "ESTIMATED shape" else "")
                       + ("; " + SRC_MEGATRON if inp.mp > 1 else "")))
 
     # 4. per GPU against the GPU's memory
     if gpu is None:
-        out.append(Result("per_gpu", "Memory per GPU", "no GPU chosen", (), SRC_SPECS, "error"))
+        out.append(Result("per_gpu", Msg("Memory per GPU"), Msg("no GPU chosen"), (), SRC_SPECS, "error"))
     else:
         diff = sz.gpu_memory - sz.per_gpu
-        verdict = f"fits, {fmt_bytes(diff)} left" if sz.fits else f"SHORT by {fmt_bytes(-diff, gib=True)}"
-        lines = [f"model states {fmt_bytes(sz.states_per_gpu)} + activations {fmt_bytes(sz.activations)}"
-                 f" = {fmt_bytes(sz.per_gpu, gib=True)}",
-                 f"{gpu.name}: {gpu.memory_gb:g} GB datasheet = {fmt_bytes(sz.gpu_memory, gib=True)}"]
+        verdict = Msg("fits, {diff} left",
+                      diff=fmt_bytes(diff)) if sz.fits else Msg("SHORT by {value}", value=fmt_bytes(-diff, gib=True))
+        lines = [Msg("model states {states_per_gpu} + activations {activations} = {per_gpu}",
+                     states_per_gpu=fmt_bytes(sz.states_per_gpu), activations=fmt_bytes(sz.activations), per_gpu=fmt_bytes(sz.per_gpu, gib=True)),
+                 Msg("{name}: {memory_gb:g} GB datasheet = {gpu_memory}",
+                     name=gpu.name, memory_gb=gpu.memory_gb, gpu_memory=fmt_bytes(sz.gpu_memory, gib=True))]
         seen = OBSERVED_TOTAL_MIB.get(gpu.name)
         if seen:
-            lines.append(f"(nvidia-smi on a real one: {seen[0]} MiB = {seen[0] * 2**20 / GB:.1f} GB total; "
-                         "CUDA context and allocator take part of it)")
+            lines.append(Msg("(nvidia-smi on a real one: {seen} MiB = {seen2:.1f} GB total; CUDA context and "
+                             "allocator take part of it)", seen=seen[0], seen2=seen[0] * 2**20 / GB))
         if gpu.unverified:
-            lines.append("this GPU's row is UNVERIFIED in gpu_specs.csv: check the datasheet")
-        out.append(Result("per_gpu", "Memory per GPU", verdict, tuple(lines),
+            lines.append(Msg("this GPU's row is UNVERIFIED in gpu_specs.csv: check the datasheet"))
+        out.append(Result("per_gpu", Msg("Memory per GPU"), verdict, tuple(lines),
                           f"{SRC_SPECS} row {gpu.name!r}: {gpu.source}", "ok" if sz.fits else "short"))
 
     # 5. minimum GPU count
     if gpu is not None:
         lines = []
         if sz.min_gpus is None:
-            value = f"no count is enough at ZeRO-{inp.zero_stage}"
+            value = Msg("no count is enough at ZeRO-{zero_stage}", zero_stage=inp.zero_stage)
             if sz.activations >= gpu.memory_gb * GB:
-                lines.append(f"the activations alone ({fmt_bytes(sz.activations)}) exceed one GPU's {gpu.memory_gb:g} GB, "
-                             "whatever is sharded: turn on checkpointing, or cut micro-batch/sequence, or add tensor "
-                             "(and sequence) parallelism")
+                lines.append(Msg("the activations alone ({activations}) exceed one GPU's {memory_gb:g} GB, whatever "
+                                 "is sharded: turn on checkpointing, or cut micro-batch/sequence, or add tensor (and sequence) parallelism", activations=fmt_bytes(sz.activations), memory_gb=gpu.memory_gb))
             else:
-                lines.append("what this stage never shards + activations exceed one GPU")
+                lines.append(Msg("what this stage never shards + activations exceed one GPU"))
         else:
             value = f"{sz.min_gpus} x {gpu.name}"
             if inp.zero_stage == 0:
-                lines.append("ZeRO-0 replicates everything: 1 GPU holds it all, or none does")
+                lines.append(Msg("ZeRO-0 replicates everything: 1 GPU holds it all, or none does"))
             else:
-                lines.append(f"smallest Nd with states(Nd) + activations <= {gpu.memory_gb:g} GB")
+                lines.append(Msg("smallest Nd with states(Nd) + activations <= {memory_gb:g} GB",
+                                 memory_gb=gpu.memory_gb))
         if sz.min_gpus_ds is not None or sz.ds_states_per_gpu is not None:
             def _n(n: int | None) -> str:
-                return str(n) if n is not None else "no count is enough"
-            lines.append(f"paper: {_n(sz.min_gpus_paper)}; DeepSpeed estimator: {_n(sz.min_gpus_ds)}; "
-                         "the larger counts")
+                return str(n) if n is not None else Msg("no count is enough")
+            lines.append(Msg("paper: {min_gpus_paper}; DeepSpeed estimator: {min_gpus_ds}; the larger counts",
+                             min_gpus_paper=_n(sz.min_gpus_paper), min_gpus_ds=_n(sz.min_gpus_ds)))
         if inp.mp > 1:
-            lines.append(f"x TP {inp.tp} x PP {inp.pp}: GPUs = Nd x {inp.mp}")
+            lines.append(Msg("x TP {tp} x PP {pp}: GPUs = Nd x {mp}", tp=inp.tp, pp=inp.pp, mp=inp.mp))
         if inp.zero_stage < 3:
-            lines.append(f"with ZeRO-3: {sz.min_gpus_stage3 if sz.min_gpus_stage3 else 'no count is enough either'}")
+            lines.append(Msg("with ZeRO-3: {value}",
+                             value=sz.min_gpus_stage3 if sz.min_gpus_stage3 else Msg("no count is enough either")))
         if sz.min_gpus is not None and sz.min_gpus > inp.gpu_count:
-            lines.append(f"more than this node's {inp.gpu_count}: {math.ceil(sz.min_gpus / inp.gpu_count)} nodes")
+            lines.append(Msg("more than this node's {gpu_count}: {min_gpus} nodes",
+                             gpu_count=inp.gpu_count, min_gpus=math.ceil(sz.min_gpus / inp.gpu_count)))
         if sz.min_gpus is None and sz.min_gpus_stage3 is None and sz.activations < gpu.memory_gb * GB:
-            lines.append("cut micro-batch or sequence, or turn on checkpointing; or add tensor/pipeline parallelism")
+            lines.append(Msg("cut micro-batch or sequence, or turn on checkpointing; or add tensor/pipeline parallelism"))
         ok = sz.min_gpus is not None and sz.min_gpus <= inp.gpu_count
         src = SRC_ZERO + ("; " + SRC_DS2 if inp.zero_stage == 2 else "; " + SRC_DS3 if inp.zero_stage == 3 else "")
-        out.append(Result("min_gpus", "Minimum GPU count", value, tuple(lines),
+        out.append(Result("min_gpus", Msg("Minimum GPU count"), value, tuple(lines),
                           src + ("; " + SRC_MEGATRON if inp.mp > 1 else ""), "ok" if ok else "short"))
 
     # 6. host RAM
     lines = []
-    how = {"all": "a full copy per rank", "one": "rank 0 loads, then broadcasts (FSDP sync_module_states)",
-           "sharded": "sharded init (zero.Init / FSDP meta device): no rank holds a full copy",
-           "streamed": "checkpoint shards streamed to each rank's GPU (from_pretrained with device_map, as "
-                       "bitsandbytes 4-bit loading does): a rank holds one shard at a time"}[sz.loading]
-    auto = (f" (auto at ZeRO-{inp.zero_stage}" + (", QLoRA" if sz.loading == "streamed" else "") + ")"
+    how = {"all": Msg("a full copy per rank"), "one": Msg("rank 0 loads, then broadcasts (FSDP sync_module_states)"),
+           "sharded": Msg("sharded init (zero.Init / FSDP meta device): no rank holds a full copy"),
+           "streamed": Msg("checkpoint shards streamed to each rank's GPU (from_pretrained with device_map, as bitsandbytes 4-bit loading does): a rank holds one shard at a time")}[sz.loading]
+    auto = (Msg(" (auto at ZeRO-{zero_stage}{qlora})", zero_stage=inp.zero_stage,
+                qlora=Msg(", QLoRA") if sz.loading == "streamed" else "")
             if inp.ckpt_loaders == "auto" else "")
     if inp.method == "pretrain":
-        lines.append(f"model loading{auto}: {how}; pretraining loads no checkpoint")
+        lines.append(Msg("model loading{auto}: {how}; pretraining loads no checkpoint", auto=auto, how=how))
     elif sz.loading == "sharded":
-        lines.append(f"model loading{auto}: {how}")
-        lines.append(f"DeepSpeed zero_init: LL {fmt_count(sz.largest_layer / inp.tp)} x 4 B x {inp.gpu_count} ranks x "
-                     f"{DS_BUFFER_FACTOR:g} = {fmt_bytes(sz.host_ckpt_load)}")
+        lines.append(Msg("model loading{auto}: {how}", auto=auto, how=how))
+        lines.append(Msg("DeepSpeed zero_init: LL {largest_layer} x 4 B x {gpu_count} ranks x {DS_BUFFER_FACTOR:g} = "
+                         "{host_ckpt_load}", largest_layer=fmt_count(sz.largest_layer / inp.tp), gpu_count=inp.gpu_count, DS_BUFFER_FACTOR=DS_BUFFER_FACTOR, host_ckpt_load=fmt_bytes(sz.host_ckpt_load)))
     elif sz.loading == "streamed":
-        lines.append(f"model loading{auto}: {how}")
-        lines.append(f"{inp.gpu_count} ranks x one shard (at most {fmt_bytes(HF_SHARD_BYTES)}, transformers' default "
-                     f"max_shard_size) = {fmt_bytes(sz.host_ckpt_load)}")
+        lines.append(Msg("model loading{auto}: {how}", auto=auto, how=how))
+        lines.append(Msg("{gpu_count} ranks x one shard (at most {HF_SHARD_BYTES}, transformers' default "
+                         "max_shard_size) = {host_ckpt_load}", gpu_count=inp.gpu_count, HF_SHARD_BYTES=fmt_bytes(HF_SHARD_BYTES), host_ckpt_load=fmt_bytes(sz.host_ckpt_load)))
     else:
-        lines.append(f"model loading{auto}: {how}")
-        slice_ = f" / (TP x PP = {inp.mp})" if sz.loading == "all" and inp.mp > 1 else ""
+        lines.append(Msg("model loading{auto}: {how}", auto=auto, how=how))
+        slice_ = Msg(" / (TP x PP = {mp})", mp=inp.mp) if sz.loading == "all" and inp.mp > 1 else ""
         lines.append(f"{loaders_n} x {_b(load_bpp)} B x {fmt_count(inp.params)}{slice_} = {fmt_bytes(sz.host_ckpt_load)}")
     shares = min(inp.gpu_count, nd)
     if offload:
-        lines.append(f"CPU offload: {shares} ranks x 1/{nd} of master+grads+optimizer = {fmt_bytes(sz.host_offload)}"
-                     " (with pin_memory it is page-locked: never swapped)")
+        lines.append(Msg("CPU offload: {shares} ranks x 1/{nd} of master+grads+optimizer = {host_offload} (with "
+                         "pin_memory it is page-locked: never swapped)", shares=shares, nd=nd, host_offload=fmt_bytes(sz.host_offload)))
     else:
         would = sum(p.bytes for p in sz.parts if p.offloadable) / nd * shares
-        lines.append(f"no CPU offload (with it at ZeRO-1..3: {fmt_bytes(would)} of master+grads+optimizer here)")
+        lines.append(Msg("no CPU offload (with it at ZeRO-1..3: {would} of master+grads+optimizer here)",
+                         would=fmt_bytes(would)))
     if inp.loader_gb_per_gpu:
-        lines.append(f"data loaders: {_b(inp.loader_gb_per_gpu)} GB x {inp.gpu_count} GPUs = {fmt_bytes(sz.host_loaders)}")
+        lines.append(Msg("data loaders: {loader_gb_per_gpu} GB x {gpu_count} GPUs = {host_loaders}",
+                         loader_gb_per_gpu=_b(inp.loader_gb_per_gpu), gpu_count=inp.gpu_count, host_loaders=fmt_bytes(sz.host_loaders)))
     else:
-        lines.append("data loaders: enter GB per GPU (measure a worker's RSS)")
+        lines.append(Msg("data loaders: enter GB per GPU (measure a worker's RSS)"))
     if sz.ds_host is not None:
-        lines.append(f"DeepSpeed's own host estimate (fp32 init, x{DS_BUFFER_FACTOR:g} buffers): {fmt_bytes(sz.ds_host)}")
-    lines.append("not counted: OS, page cache for the dataset and memory-mapped checkpoint files, other services")
+        lines.append(Msg("DeepSpeed's own host estimate (fp32 init, x{DS_BUFFER_FACTOR:g} buffers): {ds_host}",
+                         DS_BUFFER_FACTOR=DS_BUFFER_FACTOR, ds_host=fmt_bytes(sz.ds_host)))
+    lines.append(Msg("not counted: OS, page cache for the dataset and memory-mapped checkpoint files, other services"))
     total_gpu = (gpu.memory_gb * GB if gpu else 0) * inp.gpu_count
     if total_gpu:
         lo, hi = min(r for _, r in HOST_RAM_RATIOS), max(r for _, r in HOST_RAM_RATIOS)
-        lines.append(f"context, not a rule: 8-GPU systems ship host RAM of {lo:.2f}x-{hi:.1f}x their GPU memory "
-                     f"-> {fmt_bytes(lo * total_gpu)}-{fmt_bytes(hi * total_gpu)} here")
+        lines.append(Msg("context, not a rule: 8-GPU systems ship host RAM of {lo:.2f}x-{hi:.1f}x their GPU memory -> "
+                         "{lo2}-{hi2} here", lo=lo, hi=hi, lo2=fmt_bytes(lo * total_gpu), hi2=fmt_bytes(hi * total_gpu)))
     status = "info"
     if inp.host_ram_gib:
         planned = inp.host_ram_gib * GiB
         if planned >= sz.host_min:
-            lines.append(f"planned {inp.host_ram_gib:g} GiB covers the counted {sz.host_min / GiB:,.1f} GiB")
+            lines.append(Msg("planned {host_ram_gib:g} GiB covers the counted {host_min:,.1f} GiB",
+                             host_ram_gib=inp.host_ram_gib, host_min=sz.host_min / GiB))
             status = "ok"
         else:
-            lines.append(f"planned {inp.host_ram_gib:g} GiB is {(sz.host_min - planned) / GiB:,.1f} GiB short of the counted")
+            lines.append(Msg("planned {host_ram_gib:g} GiB is {host_min:,.1f} GiB short of the counted",
+                             host_ram_gib=inp.host_ram_gib, host_min=(sz.host_min - planned) / GiB))
             status = "short"
-    out.append(Result("host_ram", "Host RAM (counted minimum)", fmt_bytes(sz.host_min, gib=True), tuple(lines),
+    out.append(Result("host_ram", Msg("Host RAM (counted minimum)"), fmt_bytes(sz.host_min, gib=True), tuple(lines),
                       f"{SRC_DS}; {SRC_OFFLOAD}; {SRC_DSMEM}; {SRC_DS3}; {SRC_FSDP}; context: {SRC_MLPERF}; "
                       f"{SRC_DGX_H100}", status))
 
     # 7. CPU cores
-    lines = [f"{n}/GPU x {inp.gpu_count} = {n * inp.gpu_count} cores ({what})" for n, what, _ in CORES_PER_GPU_REFERENCES]
-    lines.append("references from shipping systems, not rules; loader workers need cores")
+    lines = [Msg("{n}/GPU x {gpu_count} = {n2} cores ({what})",
+                 n=n, gpu_count=inp.gpu_count, n2=n * inp.gpu_count, what=what) for n, what, _ in CORES_PER_GPU_REFERENCES]
+    lines.append(Msg("references from shipping systems, not rules; loader workers need cores"))
     refs = sorted(n for n, _, _ in CORES_PER_GPU_REFERENCES)
-    out.append(Result("cpu_cores", "CPU cores", f"{refs[0] * inp.gpu_count}-{refs[-1] * inp.gpu_count} (references)",
+    out.append(Result("cpu_cores", Msg("CPU cores"), Msg("{refs}-{refs2} (references)",
+                                                         refs=refs[0] * inp.gpu_count, refs2=refs[-1] * inp.gpu_count),
                       tuple(lines), "; ".join(s for _, _, s in CORES_PER_GPU_REFERENCES)))
 
     # 8. NVMe
     what = "adapters" if inp.method in ("lora", "qlora") else "model"
-    lines = [f"checkpoint = {what} weights + optimizer states: {fmt_count(sz.trainable)} x "
-             f"({_b(pp['weights'])}+{_b(pp['master'])}+{_b(pp['optimizer'])}) B = {fmt_bytes(sz.checkpoint_bytes)}",
-             f"kept: {inp.checkpoints_kept} x {fmt_bytes(sz.checkpoint_bytes)}"]
+    lines = [Msg("checkpoint = {what} weights + optimizer states: {trainable} x ({weights}+{master}+{optimizer}) B = "
+                 "{checkpoint_bytes}", what=what, trainable=fmt_count(sz.trainable), weights=_b(pp['weights']), master=_b(pp['master']), optimizer=_b(pp['optimizer']), checkpoint_bytes=fmt_bytes(sz.checkpoint_bytes)),
+             Msg("kept: {checkpoints_kept} x {checkpoint_bytes}",
+                 checkpoints_kept=inp.checkpoints_kept, checkpoint_bytes=fmt_bytes(sz.checkpoint_bytes))]
     if base_model:
-        lines.append(f"base model, 16-bit: 2 B x {fmt_count(inp.params)} = {fmt_bytes(base_model)}")
-    lines.append(f"dataset: {fmt_bytes(inp.dataset_gb * GB)}" if inp.dataset_gb else "dataset: enter its size in GB")
-    out.append(Result("nvme", "NVMe for data and checkpoints", fmt_bytes(sz.nvme_total), tuple(lines),
+        lines.append(Msg("base model, 16-bit: 2 B x {params} = {base_model}",
+                         params=fmt_count(inp.params), base_model=fmt_bytes(base_model)))
+    lines.append(Msg("dataset: {dataset_gb}",
+                     dataset_gb=fmt_bytes(inp.dataset_gb * GB)) if inp.dataset_gb else Msg("dataset: enter its size in GB"))
+    out.append(Result("nvme", Msg("NVMe for data and checkpoints"), fmt_bytes(sz.nvme_total), tuple(lines),
                       f"{SRC_ZERO} (what a resumable checkpoint holds); {SRC_HF}"))
 
     # 9. power, PSUs, heat
     lines = []
     if gpu is not None:
-        lines.append(f"GPUs: {inp.gpu_count} x {gpu.tdp_w:g} W ({gpu.tdp_text}) = {sz.gpu_w:,.0f} W")
-    lines.append(f"+ CPU {inp.cpu_w:,.0f} W + other {inp.other_w:,.0f} W = {sz.component_w:,.0f} W (sum of maxima)")
+        lines.append(Msg("GPUs: {gpu_count} x {tdp_w:g} W ({tdp_text}) = {gpu_w:,.0f} W",
+                         gpu_count=inp.gpu_count, tdp_w=gpu.tdp_w, tdp_text=gpu.tdp_text, gpu_w=sz.gpu_w))
+    lines.append(Msg("+ CPU {cpu_w:,.0f} W + other {other_w:,.0f} W = {component_w:,.0f} W (sum of maxima)",
+                     cpu_w=inp.cpu_w, other_w=inp.other_w, component_w=sz.component_w))
     if not inp.cpu_w or not inp.other_w:
-        lines.append("enter CPU and other (memory, NICs, drives, fans) maxima")
+        lines.append(Msg("enter CPU and other (memory, NICs, drives, fans) maxima"))
     if inp.system_max_w:
-        lines.append(f"vendor system maximum used: {inp.system_max_w:,.0f} W")
+        lines.append(Msg("vendor system maximum used: {system_max_w:,.0f} W", system_max_w=inp.system_max_w))
     else:
-        lines.append(f"use the vendor's system maximum when published: DGX H100 {DGX_H100_MAX_W:,} W "
-                     f"for 8 x 700 W GPUs ({DGX_H100_MAX_W / DGX_H100_GPU_W:.1f}x the GPU sum)")
+        lines.append(Msg("use the vendor's system maximum when published: DGX H100 {DGX_H100_MAX_W:,} W for 8 x 700 W "
+                         "GPUs ({DGX_H100_MAX_W2:.1f}x the GPU sum)", DGX_H100_MAX_W=DGX_H100_MAX_W, DGX_H100_MAX_W2=DGX_H100_MAX_W / DGX_H100_GPU_W))
     if sz.psus is not None:
-        lines.append(f"PSUs of {inp.psu_w:,.0f} W: N = ceil({sz.load_w:,.0f} / {inp.psu_w:,.0f}) = {sz.psus}; "
-                     f"N+1 = {sz.psus_n1}; N+N = {sz.psus_nn} (each feed carries it all)")
+        lines.append(Msg("PSUs of {psu_w:,.0f} W: N = ceil({load_w:,.0f} / {psu_w:,.0f}) = {psus}; N+1 = {psus_n1}; "
+                         "N+N = {psus_nn} (each feed carries it all)", psu_w=inp.psu_w, load_w=sz.load_w, psus=sz.psus, psus_n1=sz.psus_n1, psus_nn=sz.psus_nn))
     else:
-        lines.append("enter the PSU rating for N+1 / N+N counts")
-    lines.append(f"heat: {sz.load_w:,.0f} W x 3.412 = {sz.heat_btu_h:,.0f} BTU/h, plus PSU losses "
-                 "(Titanium 230 V redundant: 90-96 % efficient)")
+        lines.append(Msg("enter the PSU rating for N+1 / N+N counts"))
+    lines.append(Msg("heat: {load_w:,.0f} W x 3.412 = {heat_btu_h:,.0f} BTU/h, plus PSU losses (Titanium 230 V "
+                     "redundant: 90-96 % efficient)", load_w=sz.load_w, heat_btu_h=sz.heat_btu_h))
     partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
-    value = f"{sz.load_w:,.0f} W, {sz.heat_btu_h:,.0f} BTU/h" + (" (GPUs only so far: incomplete)" if partial else "")
-    out.append(Result("power", "Power and heat", value, tuple(lines),
+    value = Msg("{load_w:,.0f} W, {heat_btu_h:,.0f} BTU/h",
+                load_w=sz.load_w, heat_btu_h=sz.heat_btu_h) + (Msg(" (GPUs only so far: incomplete)") if partial else "")
+    out.append(Result("power", Msg("Power and heat"), value, tuple(lines),
                       f"{SRC_SPECS}; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
     return out

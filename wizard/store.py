@@ -332,9 +332,12 @@ def tightened_note(path: Path, exposed: list[Path]) -> str:
     """The one line that says what :func:`tighten_state_dir` found readable by other users ("" when nothing)."""
     if not exposed:
         return ""
-    return (f"{len(exposed)} files and directories under {path} could be read by other users; they are now "
-            f"readable by their owner only (directories 0700, files 0600): the builds hold the machine id, serial "
-            f"numbers and kernel logs")
+    from wizard.i18n import ngettext
+    return ngettext("{n} file or directory under {path} could be read by other users; it is now readable by its owner "
+                    "only (directories 0700, files 0600): the builds hold the machine id, serial numbers and kernel logs",
+                    "{n} files and directories under {path} could be read by other users; they are now readable by "
+                    "their owner only (directories 0700, files 0600): the builds hold the machine id, serial numbers "
+                    "and kernel logs", len(exposed)).format(n=len(exposed), path=path)
 
 
 @dataclass

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from screens import linebreak
 
 
-@given(st.text(alphabet=st.characters(max_codepoint=0x2000)))
+@given(st.text(alphabet=st.characters(max_codepoint=0x2000, blacklist_characters="`")))
 def test_text_without_wide_characters_splits_as_the_libraries_do(text):
-    """Below U+2000 (Latin, Greek, Cyrillic, box-drawing-free) the patterns are the libraries' own."""
+    """Below U+2000 (Latin, Greek, Cyrillic, box-drawing-free), without a backtick, the patterns are the libraries'
+    own."""
     assert [m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer(text)] == \
         [m.group(0) for m in re.finditer(r"\S+\s*|\s+", text)]
     assert [m.group(0) for m in linebreak.RICH_WORD.finditer(text)] == \
@@ -22,6 +23,22 @@ def test_text_without_wide_characters_splits_as_the_libraries_do(text):
 def test_chinese_breaks_between_characters_and_keeps_punctuation_and_ascii_words_whole():
     words = [m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer("（GB = 10^9 字节，见 /sys/firmware/dmi）以及。")]
     assert words == ["（GB ", "= ", "10^9 ", "字", "节，", "见 ", "/sys/firmware/dmi）", "以", "及。"]
+
+
+def test_a_command_in_backticks_is_one_word():
+    """A command in backticks moves whole to the next line (the operator copies it); one over 60 characters, or an
+    unmatched backtick, splits at spaces as any text does."""
+    from textual.content import Content
+
+    linebreak.install()
+    text = "Install the headers: Debian/Ubuntu `apt-get install linux-headers-6.18.44-fc-v657`, RHEL `dnf install x`."
+    lines = [ln.plain.rstrip() for ln in Content(text).wrap(60)]
+    assert lines == ["Install the headers: Debian/Ubuntu", "`apt-get install linux-headers-6.18.44-fc-v657`, RHEL",
+                     "`dnf install x`."]
+    words = [m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer("run (`nvidia-smi -q -d ECC`)，然后 `a b")]
+    assert words == ["run ", "(`nvidia-smi -q -d ECC`)，", "然", "后 ", "`a ", "b"]
+    long = "`" + " ".join(["word"] * 15) + "`"  # 76 characters: wraps at its spaces
+    assert len([m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer(long)]) == 15
 
 
 def test_a_static_wraps_chinese_to_the_width():
@@ -35,3 +52,22 @@ def test_a_static_wraps_chinese_to_the_width():
     assert len(lines) >= 3 and all(cell_len(ln.rstrip()) <= 40 for ln in lines)
     assert all(cell_len(ln.rstrip()) >= 34 for ln in lines[:-1])  # no half-empty line before the last
     assert not any(ln.startswith(("，", "、", "）", "：")) for ln in lines)
+
+
+def test_a_wrapped_chinese_line_ending_in_a_space_is_not_cut_with_an_ellipsis():
+    """Rich's rstrip_end counted characters: "…端口的 PCIe " (33 cells, 22 characters) kept its space at width 32 and was
+    drawn "…端口的 PCI…" in the overview's step list (a Table.grid row). Installed, the line keeps its last word whole."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    linebreak.install()
+    row = Table.grid(padding=(0, 1), expand=True)
+    row.add_column(width=11, no_wrap=True)
+    row.add_column(ratio=1)
+    row.add_row(Text("· pending"), Text("关闭 GPU 所在交换芯片端口的 PCIe ACS（裸金属）"))
+    console = Console(width=44)
+    with console.capture() as cap:
+        console.print(row)
+    out = cap.get()
+    assert "…" not in out and "PCIe" in out and "ACS（裸金属）" in out

@@ -20,6 +20,7 @@ from screens.step import StepScreen
 from tests.conftest import DEVVM_BUNDLE, frozen_clock
 from wizard.capture import load_bundle
 from wizard.engine import Build
+from wizard import sizing as sz
 
 SIZE = (80, 24)
 BASE = Path("/tmp/bringup-snapshots-sizing")
@@ -346,3 +347,43 @@ def test_snapshot_sizing_narrow(snap_compare, basic, _one_run_at_a_time):
 
     assert snap_compare(app_for(fresh_state(f"sizing-narrow-{basic}"), basic), terminal_size=(60, 20),
                         run_before=go)
+
+
+async def test_page_down_scrolls_the_results_from_any_field(state_dir):
+    """Issue 15 (reviewer): the results pane at 80x24 was reachable only by tabbing past every field. Page down /
+    page up scroll it while a field keeps the focus (the form's own scroll does not take the key)."""
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await focus_field(pilot, screen, "params")
+        results, form = screen.query_one("#sz-results"), screen.query_one("#sz-form")
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert results.scroll_y > 0 and form.scroll_y == 0
+        assert screen.focused is screen.query_one("#f-params")
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert results.scroll_y == 0
+
+
+async def test_results_in_chinese(state_dir):
+    """Issue 15 (reviewer): the results' titles, values and arithmetic were English on the Chinese screen. They are
+    Msg templates now, shown translated; the figures are the same."""
+    from wizard import i18n
+
+    make_build(state_dir)
+    i18n.set_language("zh_CN")
+    try:
+        app = app_for(state_dir)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_sizing(pilot)
+            per_gpu = screen.result_plain("per_gpu")
+            assert "每 GPU 显存" in per_gpu and "不足 50.3 GB" in per_gpu and "SHORT" not in per_gpu
+            states = screen.result_plain("model_states")
+            assert "每 GPU 模型状态（ZeRO-0，Nd 8）" in states and "112.0 GB" in states
+            assert "fp32 主权重：7.00e9 x 4 B = 28.0 GB" in states
+            assert "模型加载（按 ZeRO-0 自动选择）" in screen.result_plain("host_ram")
+    finally:
+        i18n.set_language("en")
+    assert sz.size(sz.parse_inputs({})[0]).results[3].value.startswith("SHORT by ")  # the English is unchanged

@@ -349,3 +349,28 @@ def test_confirm_action_with_a_long_description_zh_cn(snap_compare, zh_cn, size)
 
 def test_help_zh_cn(snap_compare, zh_cn):
     assert snap_compare(app(fresh_state("help-zh"), False), terminal_size=SIZE, press=["f1"])
+
+
+# ---------------------------------------------------------------- issue 15 (reviewer): the plan form (F2)
+def _plan_form_state(name: str) -> Path:
+    s = fresh_state(name)
+    seeded_build(s)
+    b = Build.open(s, steps.STAGES, {"hostname": "vm", "boot_id": host().identity.get("boot_id", "")},
+                   clock=frozen_clock)
+    b.store.set_plan(gpu_model="H100 SXM5", gpu_count=8)
+    b.close()
+    return s
+
+
+@SIZES
+def test_plan_form(snap_compare, basic, size):
+    """Each answer's key, its value, and its whole description wrapped under it (no placeholder cut at the field's
+    edge); the buttons on screen at 60x20."""
+    s = _plan_form_state(f"plan-form-{basic}-{size[0]}")
+    assert snap_compare(app(s, basic), terminal_size=size, press=["r", "f2"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_plan_form_zh_cn(snap_compare, zh_cn, size):
+    s = _plan_form_state(f"plan-form-zh-{size[0]}")
+    assert snap_compare(app(s, False), terminal_size=size, press=["r", "f2"])

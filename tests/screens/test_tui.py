@@ -32,7 +32,7 @@ from wizard import actions as act
 from wizard.actions import Resolved
 from wizard.engine import Build
 from wizard.model import Finding, StepStatus, Verdict
-from textual.widgets import Collapsible, Log, Static
+from textual.widgets import Collapsible, Input, Log, Static
 
 SIZE = (80, 24)
 
@@ -409,6 +409,78 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
         await pilot.pause()
         assert not isinstance(app.screen, PlanDialog)
         assert app.build.store.plan() == {"gpu_count": 8}
+
+
+async def test_plan_form_shows_each_description_and_asks_before_dropping_edits(state_dir, devvm_host):
+    """Issue 15 (reviewer): the descriptions were placeholders, cut at the field's edge and gone once typed into; Esc
+    dropped typed values without a word; at 60x20 the Save row was off the screen. Each field's description is its own
+    wrapped line now, Esc with edits asks (esc again keeps editing, y drops), and the buttons stay on screen."""
+    from screens.dialogs import YesNo
+    from screens.plan import PlanDialog
+    from wizard.plan import PLAN_KEYS
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("f2")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, PlanDialog)
+        help_text = str(dialog.query_one("#field-hostfile .plan-help", Static).render())
+        assert help_text == PLAN_KEYS["hostfile"].help  # whole, not a placeholder
+        assert dialog.query_one("#save").region.bottom <= 20
+        await pilot.press(*"H100")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo) and "gpu_model" in screen_text(app)
+        await pilot.press("escape")  # no: back to the form, the value still typed
+        await pilot.pause()
+        assert app.screen is dialog and dialog.query_one("#plan-gpu_model", Input).value == "H100"
+        await pilot.press("escape", "y")
+        await pilot.pause()
+        assert not isinstance(app.screen, (PlanDialog, YesNo)) and app.build.store.plan() == {}
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("escape")  # nothing edited: closes at once
+        await pilot.pause()
+        assert not isinstance(app.screen, (PlanDialog, YesNo))
+
+
+async def test_overview_marks_the_focused_list_and_enter_on_a_stage_goes_to_its_first_open_step(state_dir,
+                                                                                                devvm_host):
+    """Issue 15 (reviewer): on the overview the first Enter on a stage looked dead (the focus moved without a visible
+    sign in plain text) and the footer named neither Enter nor Tab. The focused list's title carries a marker, Enter
+    puts the cursor on the stage's first open step, and the footer says "enter Open" and "tab Other list"."""
+    from screens.widgets import KeyFooter
+    from textual.widgets._footer import FooterKey
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_step("os.release", StepStatus.PASSED)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("tab")
+        assert app.focused.id == "stages"
+        assert text_of(app, "#stages-title").startswith("▶") and not text_of(app, "#steps-title").startswith("▶")
+        keys = {k.key_display: k.description for k in app.screen.query_one(KeyFooter).query(FooterKey)}
+        assert keys.get("enter") == "Open" and keys.get("tab") == "Other list"
+        stages = app.screen.query_one("#stages")
+        stages.highlighted = [st.id for st in app.build.stages].index("os")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        steps_list = app.screen.query_one("#steps")
+        assert app.focused is steps_list and text_of(app, "#steps-title").startswith("▶")
+        first_open = next(s.id for s in app.build.stage_of("os.release").steps if not app.build.status(s.id).done)
+        assert first_open != "os.release" and steps_list.get_option_at_index(steps_list.highlighted).id == first_open
+        await pilot.press("tab")
+        assert app.focused is stages
 
 
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
@@ -1122,7 +1194,7 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
 async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, size):
     """Issue 15 #4: at 60x20 the footer was cut ("f2 Plan" gone, "Next n >" cut). Every key shown now fits whole; the
-    essential ones are there; what was left out is counted on F1 ("Help +N")."""
+    essential ones are there; what was left out is counted on F1 ("Help (+N keys)", "Help +N" where that is too wide)."""
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
@@ -1142,7 +1214,8 @@ async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, si
         assert {"c", "a", "d", "s", "n", "escape", "f1"} <= shown
         help_key = next(k for k in keys if k.key == "f1")
         if footer.left_out:
-            assert help_key.description == f"Help +{len(footer.left_out)}"
+            n = len(footer.left_out)
+            assert help_key.description in (f"Help (+{n} key{'s' if n > 1 else ''})", f"Help +{n}")
         bound = {app.get_key_display(ab.binding) for ab in app.screen.active_bindings.values() if ab.binding.show}
         assert {k.key_display for k in keys} | set(footer.left_out) == bound  # every key shown, or counted on F1
         assert {"p", "l", "^q", "f2"} <= bound
