@@ -1090,7 +1090,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     parts_txt += Msg(" + grads {grads}", grads=_b(pp['grads']))
     if pp["optimizer"]:
         parts_txt += f" + {OPTIMIZER_LABEL[inp.optimizer]} {_b(pp['optimizer'])}"
-    lines = [Msg("{parts_txt} = {per_trained} B per trained param", parts_txt=parts_txt, per_trained=_b(per_trained))]
+    lines: list[str] = [Msg("{parts_txt} = {per_trained} B per trained param", parts_txt=parts_txt,
+                            per_trained=_b(per_trained))]
     if inp.mixed and inp.optimizer == "adamw":
         lines.append(Msg("ZeRO: (2+2+K), K=12 -> 16; HF: 6+4+8 -> 18 (fp32 grads)")
                      if inp.accounting == "zero" else Msg("HF: weights 6 (fp32+16-bit) + grads 4 + AdamW 8 = 18"))
@@ -1234,7 +1235,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     if gpu is not None:
         lines = []
         if sz.min_gpus is None:
-            value = Msg("no count is enough at ZeRO-{zero_stage}", zero_stage=inp.zero_stage)
+            value: str = Msg("no count is enough at ZeRO-{zero_stage}", zero_stage=inp.zero_stage)
             if sz.activations >= gpu.memory_gb * GB:
                 lines.append(Msg("the activations alone ({activations}) exceed one GPU's {memory_gb:g} GB, whatever "
                                  "is sharded: turn on checkpointing, or cut micro-batch/sequence, or add tensor (and sequence) parallelism", activations=fmt_bytes(sz.activations), memory_gb=gpu.memory_gb))
