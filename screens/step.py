@@ -243,7 +243,7 @@ class StepScreen(Screen[None]):
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
-            notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + state.reason)
+            notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + b.reason_shown(state))
         if b.stale(step.id):
             notes.append(_("Rebooted since this was verified: check it again."))
         waiting = [r for r in step.requires if not b.status(r).done]

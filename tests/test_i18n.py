@@ -326,6 +326,7 @@ def test_explain_text_in_chinese_and_json_unchanged(monkeypatch):
     """`bringup --lang zh_CN explain` shows a finding's message and remedy translated (a Msg judged in the child process
     keeps its template and arguments through the pipe), while --json stays the English contract."""
     monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setenv("COLUMNS", "400")  # one line per message (the text wraps to the terminal's width)
     case = str(ROOT / "tests" / "data" / "cases" / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt")
     rc_en, en, _e = run_main(["explain", case])
     rc_zh, zh, _e = run_main(["--lang", "zh_CN", "explain", case])
@@ -372,6 +373,7 @@ def test_explain_of_a_captured_input_shows_the_cli_text_and_a_finding_in_chinese
     read in Chinese from the catalogue (here two entries installed in memory, so the test does not hang on the
     shipped wording), while ``--json`` is byte for byte the English document."""
     monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setenv("COLUMNS", "400")  # one line per message (the text wraps to the terminal's width)
     case = str(ROOT / "tests" / "data" / "cases" / "edac-util__31-corrected-errors-dimm.txt")
     other = tmp_path / "notes.txt"
     other.write_text("nothing any tool prints\n")
@@ -401,3 +403,19 @@ def test_a_clause_follows_with_a_space_in_english_and_without_one_in_chinese():
     assert i18n.spaced("(1 warned)") == " (1 warned)"
     assert i18n.spaced("（1 个有警告）") == "（1 个有警告）"
     assert i18n.spaced("") == " "
+
+
+def test_explain_text_wraps_to_the_terminal_by_cells(monkeypatch):
+    """Issue 15 (reviewer): explain's messages and remedies ran past the terminal and were cut by it mid-word. They wrap
+    to the width in terminal cells, continuation lines under the message; evidence lines stay verbatim."""
+    from rich.cells import cell_len
+
+    monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    case = str(ROOT / "tests" / "data" / "cases" / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt")
+    for lang in ("en", "zh_CN"):
+        _rc, out, _e = run_main(["--lang", lang, "explain", case])
+        lines = out.splitlines()
+        prose = [ln for ln in lines[1:] if not ln.lstrip().startswith("|")]
+        assert len(prose) > 3 and all(cell_len(ln) <= 80 for ln in prose)
+        assert any(ln.startswith(" " * 20) for ln in prose)  # a message's continuation, under the message

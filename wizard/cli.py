@@ -152,16 +152,32 @@ def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
     return _("exit status:") + f"\n{rows}{tail}"
 
 
+def _has_wide(text: str) -> bool:
+    """Whether ``text`` has a double-width (East Asian Wide/Fullwidth) character: wrap it by cells."""
+    from rich.cells import cell_len
+
+    return cell_len(text) != len(text)
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, with descriptions and epilogs in paragraphs (blank-line separated) that may end in a
     table: lines that start with spaces are kept line by line, a line ``"  TERM\\tTEXT"`` is a row whose TEXT is
     wrapped to the terminal under itself (one TEXT column for the whole text); other lines are filled to the
     terminal's width."""
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """An option's help wrapped to ``width`` terminal cells (argparse counts characters: a Chinese line ran to
+        twice the width)."""
+        if not _has_wide(text):
+            return super()._split_lines(text, width)
+        return _wrap_cells("", " ".join(text.split()), width, 0)
+
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap
 
         def fill(words: str, first: str, rest: str) -> str:
+            if _has_wide(words):  # Chinese: widths in terminal cells, breaks between characters
+                return "\n".join(_wrap_cells(first, words, max(width, len(rest) + 20), len(rest)))
             return textwrap.fill(words, max(width, len(rest) + 20), initial_indent=first, subsequent_indent=rest,
                                  break_on_hyphens=False, break_long_words=False)
 
@@ -1248,9 +1264,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             for st in stages:
                 print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
                 for s in st["steps"]:
-                    extra = f" -- {s['reason']}" if s["reason"] else ""
+                    reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
+                    extra = f" -- {reason}" if reason else ""
                     if s["verdict"] in ("warn", "unknown") and s["status"] in ("pending", "cpu-only"):
-                        extra = f" ({s['verdict']})" + extra  # what the last check or run found
+                        # what the last check or run found
+                        extra = spaced(_("({verdict})").format(verdict=_(s["verdict"]))) + extra
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
                     print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {_(s['status'])}{extra}{stale}")
             print(_("(steps and their status only; the inventory, every finding, the measured figures and past action "
@@ -2029,16 +2047,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps({"schema": 1, "bringup_version": __version__, "verdict": verdict.value,
                           "inputs": results}, indent=2))
     else:
+        width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines stay verbatim
         for r in results:
-            print(f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> {r['verdict']}")
+            print(f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> {_(r['verdict'])}")
             for f in r["findings"]:
                 subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
-                print(f"  {GLYPH[f['verdict']]} {f['id']:<22} {subject}{tr(f['message'])}")
+                first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
+                print("\n".join(_wrap(first, subject + tr(f["message"]), width, len(first))))
                 if f["verdict"] in ("fail", "warn", "unknown"):
                     for e in f["evidence"][:3]:
                         print(f"         | {e}")
                     if f["remedy"]:
-                        print(f"         -> {tr(f['remedy'])}")
+                        print("\n".join(_wrap("         -> ", tr(f["remedy"]), width, 12)))
     return verdict.exit_code
 
 

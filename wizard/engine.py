@@ -22,7 +22,7 @@ from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
 from wizard.store import (
-    ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, Store, StoreError, builds_dir, create_build,
+    ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, StepState, Store, StoreError, builds_dir, create_build,
     creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
 )
 from wizard.i18n import Msg
@@ -303,6 +303,21 @@ class Build:
     def status(self, step_id: str) -> StepStatus:
         st = self.store.step_states().get(step_id)
         return st.status if st else StepStatus.PENDING
+
+    def reason_shown(self, state: StepState) -> str:
+        """A step's reason as the operator reads it, in the current language: a machine's skip ("not applicable: "
+        and its skip finding's message) or a pending step's unknown reason is shown from the stored finding it was
+        made from (translated, wizard.i18n.tr); a person's words (a skip's reason, a note) as they were typed."""
+        from wizard.i18n import _, tr
+
+        reason = state.reason
+        if not reason:
+            return reason
+        auto = reason.startswith(AUTO_SKIP_PREFIX)
+        why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason
+        _meta, findings = self.store.latest_check(state.step_id)
+        shown = next((tr(f.message) for f in findings if str(f.message) == why), why)
+        return _("not applicable: {why}").format(why=shown) if auto else shown
 
     def stale(self, step_id: str) -> bool:
         """A boot-sensitive step verified under another boot: the reboot may have changed it."""

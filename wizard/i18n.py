@@ -36,9 +36,10 @@ WIDE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
 the ranges a line may break around (East Asian Wide/Fullwidth, UAX #11)."""
 
 OPENING = "（「『【《〈“‘"
-CLOSING = "，。、；：！？）」』】》〉”’"
+CLOSING = "，。、；：！？）」』】》〉”’,.;:!?)"
 """Punctuation that never starts (CLOSING) or ends (OPENING) a line (the kinsoku rule; UAX #14 classes CL and OP):
-kept with the character it belongs to."""
+kept with the character it belongs to (ASCII ``,.;:!?)`` too, after a Chinese character: "5 个事件: ..."; after a
+narrow character they are part of its run already)."""
 LINE_WORD = (rf"[{OPENING}]*(?:[^\s{WIDE}`]*`[^`\n]{{1,60}}`[^\s{WIDE}`]*|[{WIDE}]|[^\s{WIDE}]+)"
              rf"[{CLOSING}]*")
 r"""Where a line of text may break (the CLI and the screens wrap by it): a command in backticks of up to 60

@@ -545,7 +545,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         want = None
     out: list[Finding] = []
     cv = count_verdict(found, want)
-    what = (Msg('DCGM finds {found} GPU{value}', found=found, value='s' if found != 1 else '') + (f' ({model})' if model else '') + cut)
+    what = ((Msg('DCGM finds {found} GPUs', found=found) if found != 1 else Msg('DCGM finds {found} GPU', found=found)) + (f' ({model})' if model else '') + cut)
     cm = count_measure(found, want, "GPUs DCGM finds (the plan's gpu_count)")
     if want is not None and cv is not Verdict.PASS:
         out.append(Finding("health.gpu_count", cv, Msg("{what}; the plan expects {want}", what=what, want=want), "host", tuple(ev),

@@ -105,7 +105,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
                         "that it prints Gflop/s for every GPU; gpu-burn prints OK even when its test never started.",
                         SRC_BURN)]
     dur = r.duration_s
-    msg = (Msg('gpu-burn: {n_ok} GPU{value} computed without an error', n_ok=len(ok), value='s' if len(ok) != 1 else '') + (Msg(" ({names}); 'Tested {tested} GPUs' all OK", names=_names(ok), tested=r.tested) if r.tested is not None else Msg(" in every progress line shown (no final 'Tested N GPUs' summary in this paste)")))
+    msg = ((Msg('gpu-burn: {n_ok} GPUs computed without an error', n_ok=len(ok)) if len(ok) != 1 else Msg('gpu-burn: {n_ok} GPU computed without an error', n_ok=len(ok))) + (Msg(" ({names}); 'Tested {tested} GPUs' all OK", names=_names(ok), tested=r.tested) if r.tested is not None else Msg(" in every progress line shown (no final 'Tested N GPUs' summary in this paste)")))
     peaks = [_peak(b) for b in ok]
     if peaks:
         msg += (f'; {min(peaks):.0f}' + (f'-{max(peaks):.0f}' if max(peaks) != min(peaks) else '') + Msg(' Gflop/s'))

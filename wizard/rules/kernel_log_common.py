@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from wizard.common import gpu_subject
+from wizard.i18n import N_, Msg
 from wizard.parsers.kernellog import KernelLog
 
 SRC_AER = ("Meta GCM health checks, pcie-aer (https://github.com/facebookresearch/gcm): fatal or can't recover -> FAIL, "
@@ -59,6 +60,23 @@ def device_name(log: KernelLog, bus: str, gpu_index: Mapping[str, int] | None, p
     return f"PCIe device {bus}" + (f" [{pid}]" if pid else "")
 
 
+PLURAL_NOUNS = (
+    N_("event"), N_("events"), N_("record"), N_("records"), N_("message"), N_("messages"), N_("line"), N_("lines"),
+    N_("fault"), N_("faults"), N_("fault record"), N_("fault records"), N_("fan"), N_("fans"), N_("GPU"), N_("GPUs"),
+    N_("sensor"), N_("sensors"), N_("temperature sensor"), N_("temperature sensors"), N_("power-supply sensor"),
+    N_("power-supply sensors"), N_("memory controller"), N_("memory controllers"), N_("Xid line"), N_("Xid lines"),
+    N_("kernel message"), N_("kernel messages"), N_("kernel log line"), N_("kernel log lines"),
+    N_("kernel log event"), N_("kernel log events"), N_("kernel oops report"), N_("kernel oops reports"),
+    N_("uncorrected machine-check error"), N_("uncorrected machine-check errors"),
+    N_("corrected machine-check error"), N_("corrected machine-check errors"),
+    N_("PCIe AER error"), N_("PCIe AER errors"), N_("PCIe firmware-reported (APEI) error"),
+    N_("PCIe firmware-reported (APEI) errors"), N_("NVSwitch error"), N_("NVSwitch errors"), N_("fatal NVSwitch error"),
+    N_("fatal NVSwitch errors"),
+)
+"""The nouns :func:`plural` counts, each form a message id (the catalogue translates the noun; the count stays)."""
+
+
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    """"1 event" / "5 events": a Msg whose noun (a nested Msg, one of :data:`PLURAL_NOUNS`) is shown translated."""
+    return Msg("{n} {noun}", n=n, noun=Msg(word if n == 1 else word + "s"))
 

@@ -98,7 +98,7 @@ def _ranks(exits: list[RankExit]) -> str:
     ranks = sorted({e.rank for e in exits if e.rank is not None})
     unnamed = sum(1 for e in exits if e.rank is None)
     if ranks:
-        more = (Msg(' and {unnamed} more process{value}', unnamed=unnamed, value='es' if unnamed > 1 else '') if unnamed else '')
+        more = ((Msg(' and {unnamed} more processes', unnamed=unnamed) if unnamed > 1 else Msg(' and {unnamed} more process', unnamed=unnamed)) if unnamed else '')
         return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}{more}"
     lrs = sorted({e.local_rank for e in exits if e.local_rank is not None})
     if lrs:
@@ -190,7 +190,10 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
         if agents:
             size = (f"{log.nnodes} nodes x {log.procs_per_node} processes" if log.nnodes and log.procs_per_node
                     else f"{n} worker processes SUCCEEDED" if n else f"{agents} agent{'s' if agents > 1 else ''}")
-            what = (Msg('{agents} elastic agent{value} (one per node) reported {value2} worker group SUCCEEDED ({size})', agents=agents, value='s' if agents > 1 else '', value2='their' if agents > 1 else 'its', size=size))
+            what = (Msg('{agents} elastic agents (one per node) reported their worker group SUCCEEDED ({size})', agents=agents,
+                        size=size) if agents > 1
+                    else Msg('{agents} elastic agent (one per node) reported its worker group SUCCEEDED ({size})',
+                             agents=agents, size=size))
         else:
             what = (Msg('all {n} launched processes exited with code 0', n=n) + (f' ({plan})' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",

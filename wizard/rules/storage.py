@@ -202,7 +202,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     top = lsblk.first(knames[0]) if knames else None
     layer = f"{top.kname} ({top.type})" if top is not None and top.type not in ("disk",) else ""
-    desc = (Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + Msg(', on {n_disks} disk{value}: ', n_disks=len(disks), value='s' if len(disks) != 1 else '') + '; '.join(_disk_word(d) for d in disks[:8]) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else ''))
+    desc = (Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + (Msg(', on {n_disks} disks: ', n_disks=len(disks)) if len(disks) != 1 else Msg(', on {n_disks} disk: ', n_disks=len(disks))) + '; '.join(_disk_word(d) for d in disks[:8]) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else ''))
     ev = (mount.line,) + tuple(f"lsblk: {d.kname} type={d.type} model={d.model or '-'} rota={d.rotational} "
                                 f"tran={d.tran or '-'}" for d in disks[:8])
     rot = [d for d in disks if d.rotational]

@@ -139,7 +139,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                    "Resolution Bucket (immediate action).", code=code, XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
-        msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (f': {label}' if label else ''))
+        msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (Msg(': {label}', label=label) if label else ''))
         if bus in killed and (code == 45 or code in killed[bus]):
             verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
             msg += f"; {_killed_text(killed[bus])}"
