@@ -34,6 +34,8 @@ perftest: https://github.com/linux-rdma/perftest (README "Running Tests": server
 
 from __future__ import annotations
 
+from wizard.i18n import N_
+
 import argparse
 import asyncio
 import re
@@ -198,7 +200,7 @@ async def run_pair(a: NodePort, b: NodePort, opts: Options) -> bool:
             print(f"# {n.spec.name} {n.label()}: " + (
                 (f"rate {n.port.rate_gbit_s:g} Gb/s" if n.port.rate_gbit_s else "rate unknown")
                 + f", link layer {n.port.link_layer or 'unknown'}"
-                if n.port is not None else "not listed in its /sys/class/infiniband: rate unknown"), flush=True)
+                if n.port is not None else N_("not listed in its /sys/class/infiniband: rate unknown")), flush=True)
     bad = next((n for n in (a, b) if n.error), None)
     if bad is not None:
         print(f"# pair {name_a} -> {name_b} failed: {bad.error}", flush=True)

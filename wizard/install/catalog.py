@@ -23,6 +23,8 @@ Rules of the data (each row of the tables carries its source):
 
 from __future__ import annotations
 
+from wizard.i18n import Msg
+
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
@@ -37,7 +39,7 @@ from wizard.probes import ProbeOutput
 
 Outputs = Mapping[str, ProbeOutput]
 
-MATRIX_URL = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
+MATRIX_URL = Msg("https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html")
 """NVIDIA's live support matrix (branch designation, end of life, CUDA); releases.json on the same site."""
 
 SRC_MATRIX = f"NVIDIA data-center driver support matrix, 'Supported Drivers and CUDA Toolkit Versions' ({MATRIX_URL})"

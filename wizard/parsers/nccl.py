@@ -11,6 +11,8 @@ Registers the explain kinds ``nccl-tests`` and ``nccl-debug``. Parsers never rai
 
 from __future__ import annotations
 
+from wizard.i18n import Msg
+
 import re
 from dataclasses import dataclass, field
 
@@ -413,13 +415,13 @@ developer in NVIDIA/nccl#229)."""
 NCCL_RESULTS: dict[int, tuple[str, str, str]] = {
     1: ("ncclUnhandledCudaError", "unhandled cuda error", "a CUDA call made by NCCL failed"),
     2: ("ncclSystemError", "unhandled system error",
-        "a system call (socket, malloc, ...) or an external library call (libibverbs, a net plugin) failed, or a "
-        "remote peer exited unexpectedly"),
+        Msg("a system call (socket, malloc, ...) or an external library call (libibverbs, a net plugin) failed, or a "
+        "remote peer exited unexpectedly")),
     3: ("ncclInternalError", "internal error", "an internal consistency check failed (often after a peer's connection "
         "broke, or memory corruption)"),
     4: ("ncclInvalidArgument", "invalid argument", "an NCCL call got an invalid argument"),
-    5: ("ncclInvalidUsage", "invalid usage", "NCCL was used incorrectly (e.g. ranks calling different collectives, "
-        "two ranks on one GPU)"),
+    5: ("ncclInvalidUsage", "invalid usage", Msg("NCCL was used incorrectly (e.g. ranks calling different collectives, "
+        "two ranks on one GPU)")),
     6: ("ncclRemoteError", "remote process exited or there was a network error",
         "a call failed because a remote process exited or the network failed"),
     7: ("ncclInProgress", "NCCL operation in progress", "a non-blocking operation has not finished"),

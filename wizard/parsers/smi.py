@@ -26,6 +26,8 @@ The ``nvidia_smi_qx`` probe is registered at the end of this module; the ``expla
 
 from __future__ import annotations
 
+from wizard.i18n import Msg
+
 import csv
 import json
 import re
@@ -1008,7 +1010,7 @@ def csv_header_score(line: str) -> float:
 
 def parse_smi_csv(text: str) -> SmiDoc:
     """``nvidia-smi --query-gpu=... --format=csv`` (with its header) -> :class:`SmiDoc`."""
-    doc = SmiDoc("csv", "nvidia-smi --query-gpu=... --format=csv")
+    doc = SmiDoc("csv", Msg("nvidia-smi --query-gpu=... --format=csv"))
     try:
         _parse_csv(doc, text)
     except (csv.Error, RecursionError, MemoryError, ValueError) as exc:
@@ -1142,7 +1144,7 @@ def read_noheader_csv(text: str) -> NoHeaderCsv:
 def parse_smi_csv_noheader(text: str) -> SmiDoc:
     """``nvidia-smi --query-gpu=... --format=csv,noheader`` rows -> :class:`SmiDoc` holding only the fields
     whose column :func:`read_noheader_csv` could name; a pasted excerpt, so not ``complete``."""
-    doc = SmiDoc("csv", "nvidia-smi --query-gpu=... --format=csv,noheader")
+    doc = SmiDoc("csv", Msg("nvidia-smi --query-gpu=... --format=csv,noheader"))
     nh = read_noheader_csv(text)
     scan_errors(doc, nh.lines)
     for n, (cells, line) in enumerate(zip(nh.rows, nh.lines)):

@@ -22,7 +22,7 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.container import ContainerCli, parse_container_cli
 from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest"
 SRC_TROUBLE = f"NVIDIA Container Toolkit, Troubleshooting ({DOCS}/troubleshooting.html)"
@@ -35,8 +35,8 @@ SRC_INFO = f"libnvidia-container, nvidia-container-cli info (https://github.com/
 _CAUSES: tuple[tuple[str, str, str], ...] = (
     (r"driver not loaded",
      "the NVIDIA kernel driver is not loaded on the host",
-     "Check on the host, not in the container: `nvidia-smi` and `lsmod | grep nvidia`. Load or install the driver "
-     "(the driver & CUDA stage), then retry the container."),
+     N_("Check on the host, not in the container: `nvidia-smi` and `lsmod | grep nvidia`. Load or install the driver "
+     "(the driver & CUDA stage), then retry the container.")),
     (r"load library failed: libnvidia-ml\.so",
      "the container toolkit cannot load the host driver's NVML library (libnvidia-ml.so.1): the driver's user-space "
      "libraries are not installed on the host, or not where ldconfig finds them",
@@ -44,9 +44,9 @@ _CAUSES: tuple[tuple[str, str, str], ...] = (
      "libraries matching the kernel module; a Docker installed as a snap cannot see the host's libraries (use "
      "Docker from its apt repository)."),
     (r"driver rpc error|timed out",
-     "the host's driver did not answer the container library in time (driver RPC timed out)",
-     "Check `dmesg | grep -e NVRM -e Xid` on the host; enable persistence mode (nvidia-persistenced) so the driver "
-     "stays initialised, and reset or reboot if a GPU has fallen off the bus."),
+     Msg("the host's driver did not answer the container library in time (driver RPC timed out)"),
+     N_("Check `dmesg | grep -e NVRM -e Xid` on the host; enable persistence mode (nvidia-persistenced) so the driver "
+     "stays initialised, and reset or reboot if a GPU has fallen off the bus.")),
     (r"insufficient permissions|permission denied",
      "the container library has no permission to use the GPUs",
      "Run with the NVIDIA runtime as root (or check the rootless set-up of the toolkit) and check /dev/nvidia* "
@@ -94,8 +94,8 @@ def _errors(r: ContainerCli) -> list[Finding]:
             continue
         meaning = next(((what, fix) for rx, what, fix in _CAUSES if re.search(rx, msg, re.I)), None)
         what, fix = meaning or (f"the container toolkit failed ({cls or 'error'}): {msg[:160]}",
-                                "Read the error; run `nvidia-container-cli -k -d /dev/tty info` on the host for detail "
-                                "and compare with the toolkit's troubleshooting guide.")
+                                N_("Read the error; run `nvidia-container-cli -k -d /dev/tty info` on the host for detail "
+                                "and compare with the toolkit's troubleshooting guide."))
         out.append(Finding("driver.container_toolkit", Verdict.FAIL,
                            Msg("the container could not get its GPUs: {what}", what=what), "host", (line,), fix, SRC_TROUBLE))
     seen: set[str] = set()

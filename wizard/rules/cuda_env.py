@@ -34,7 +34,7 @@ from wizard.parsers.cuda import cuda_error_lookup, version_tuple
 from wizard.parsers.cuda_env import MAX_LINES, CudaEnvReport, EnvGpu, parse_cuda_env
 from wizard.rules.driver_chain import FAIL_CLASSES, judge_chain
 from wizard.rules.toolwords import chain_words
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 FID = "driver.cuda_env"
 
@@ -149,7 +149,7 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
         return None
     head = (Msg('{who}: the driver supports CUDA {driver_cuda} and the library runs the CUDA {runtime} {what}', who=who, driver_cuda=r.driver_cuda, runtime=runtime, what=what))
     need = min_driver(runtime)
-    upgrade = (f"Upgrade the NVIDIA driver to one that supports CUDA {runtime}"
+    upgrade = (N_(f"Upgrade the NVIDIA driver to one that supports CUDA {runtime}")
                + (f" (>= {need[0]}, NVIDIA's toolkit/driver table)" if need else "")
                + f", or install a {r.tool or 'library'} build for CUDA {r.driver_cuda} or older.")
     if have >= want:

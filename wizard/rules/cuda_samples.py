@@ -24,7 +24,7 @@ from wizard.parsers.cuda_samples import (
 )
 from wizard.rules.gpu_presence import ended_architecture
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
                "p2pBandwidthLatencyTest: 'Result = PASS' means the sample ran, the figures are not a performance "
@@ -259,7 +259,7 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
                                                                             if m.devices > 1 else "") for m in notes)
         why = "; ".join(w for w, on in (
             ("pageable copies go through a staging buffer", any(m.memory != "pinned" for m in notes)),
-            ("a device-to-device copy of a quick-mode size can sit in the L2 cache", any(m.direction == "d2d" for m in notes)),
+            (Msg("a device-to-device copy of a quick-mode size can sit in the L2 cache"), any(m.direction == "d2d" for m in notes)),
             ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
         out.append(Finding(fid, Verdict.SKIP, Msg("reported, not graded: {desc} ({why})", desc=desc, why=why), subj,
                            tuple(m.line for m in notes[:4]), "", SRC_SAMPLES))
@@ -415,7 +415,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         ev += conn.lines[:1 + len(gpus)] if conn else []
         desc = ", ".join(f"{a}-{b}" for a, b in blocked[:8]) + (" ..." if len(blocked) > 8 else "")
         pairs = len(gpus) * (len(gpus) - 1) // 2
-        rem = ("NCCL then stages GPU-to-GPU traffic through host memory. " +
+        rem = (N_("NCCL then stages GPU-to-GPU traffic through host memory. ") +
                ("NVIDIA's driver does not offer P2P on GeForce boards: expected there; use data-center GPUs for P2P."
                 if consumer else "On bare metal disable ACS on the PCIe switches and keep the IOMMU off or in "
                 "pass-through (iommu=pt); check `nvidia-smi topo -p2p r` and `nvidia-smi topo -m` (P2P is not "

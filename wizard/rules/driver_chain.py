@@ -32,7 +32,7 @@ from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.rules.toolwords import chain_words
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
              "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
@@ -52,10 +52,10 @@ SRC_ARCH = ("torch.cuda needs a GPU architecture the wheel was compiled for: PyT
             "(https://developer.nvidia.com/blog/navigating-gpu-architecture-support-a-guide-for-nvidia-cuda-developers)")
 
 REMEDY_UPGRADE = (
-    "Upgrade the NVIDIA driver to a branch that supports this CUDA (the driver & CUDA stage), or install "
+    N_("Upgrade the NVIDIA driver to a branch that supports this CUDA (the driver & CUDA stage), or install "
     "a torch build for a CUDA the driver supports (a cuXYZ wheel with XYZ not above the 'CUDA Version' "
     "nvidia-smi shows). The CUDA toolkit (nvcc, /usr/local/cuda) does not need to match: torch wheels "
-    "bring their own CUDA runtime.")
+    "bring their own CUDA runtime."))
 
 
 def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdict, str, str] | None:
@@ -379,17 +379,17 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         nd = t.error("no_driver")
         assert nd is not None
         fail(f"{who}: CUDA finds no NVIDIA driver/GPU ({nd.line.strip()})" + (f"; {_coded_text(nd)}" if nd.info else ""),
-             "Check the driver stage: `nvidia-smi` must list the GPUs; in a container, start it with the GPUs "
-             "passed in (e.g. `--gpus all` with the NVIDIA container toolkit).", SRC_TORCH)
+             N_("Check the driver stage: `nvidia-smi` must list the GPUs; in a container, start it with the GPUs "
+             "passed in (e.g. `--gpus all` with the NVIDIA container toolkit)."), SRC_TORCH)
         return findings
     if t.error("no_kernel_image"):
         fail(f"{who} has no compiled code for this GPU's architecture ({_arch_detail(t)}): the wheel (or a CUDA "
              "extension) was built without this GPU's compute capability; the driver and the GPU are not at fault",
-             "Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` "
+             N_("Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` "
              "(or `nvidia-smi --query-gpu=compute_cap --format=csv`): the GPU's sm_XY must be in the list. Install a "
              "torch build whose arch list includes it (newer GPUs need newer CUDA wheels, e.g. Blackwell needs "
              "CUDA >= 12.8 wheels; recent CUDA 13 wheels dropped Volta and older); rebuild custom extensions with it "
-             "in TORCH_CUDA_ARCH_LIST.", SRC_ARCH)
+             "in TORCH_CUDA_ARCH_LIST."), SRC_ARCH)
         return findings
     coded = [e for e in t.errors if e.info is not None and e.kind in ("other_cuda", "oom")]
     bad = [e for e in coded if e.info is not None and e.info.klass in FAIL_CLASSES]

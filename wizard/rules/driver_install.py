@@ -36,7 +36,7 @@ from wizard.parsers.packages import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
             "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
@@ -903,10 +903,10 @@ SRC_MODSIGN = ("Linux kernel documentation, 'Kernel module signing facility' (ht
                "README/installdriver.html)")
 _INSERT_CAUSES: tuple[tuple[str, str, str], ...] = (
     (r"Key was rejected by service|Required key not available|Operation not permitted",
-     "Secure Boot refuses it: the module is not signed with a key the firmware trusts",
-     "Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/dkms/mok.pub`, then reboot and confirm in the "
+     Msg("Secure Boot refuses it: the module is not signed with a key the firmware trusts"),
+     N_("Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/dkms/mok.pub`, then reboot and confirm in the "
      "blue MOK manager screen), or install the distribution's signed precompiled driver; disabling Secure Boot in the "
-     "BIOS also works where the site allows it. Then `sudo modprobe nvidia`."),
+     "BIOS also works where the site allows it. Then `sudo modprobe nvidia`.")),
     (r"No such device",
      "the module found no GPU it supports: no NVIDIA GPU on the PCI bus, a GPU this driver branch does not support "
      "(a legacy GPU needs a legacy branch; Blackwell needs the open modules), or another driver holds it",

@@ -19,7 +19,7 @@ from wizard.parsers.edac import EDAC_ROOT, EdacFacts, RasFacts, parse_edac_sysfs
 from wizard.parsers.kernellog import KernelEvent, KernelLog
 from wizard.rules.common import Outputs, missing
 from wizard.rules.kernel_log_common import AER_WORDS, SRC_AER, SRC_GHES, cap, plural
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_EDAC = ("Linux kernel admin guide, 'Reliability, Availability and Serviceability (RAS)': EDAC ce_count/ue_count "
             "(https://docs.kernel.org/admin-guide/ras.html); rasdaemon (https://github.com/mchehab/rasdaemon); "
@@ -203,8 +203,8 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
             out.append(Finding("health.host_memory", Verdict.WARN,
                                Msg("{where}: {ce} corrected (CE) memory error(s) since the counters were reset", where=where, ce=c.ce), where,
                                cap([source] + c.evidence),
-                               "Corrected errors: re-read the counter after the validation stages; if it grows, replace "
-                               f"the DIMM {c.label or ''} at the next maintenance (`ras-mc-ctl --errors` shows when).".replace(
+                               N_("Corrected errors: re-read the counter after the validation stages; if it grows, replace "
+                               f"the DIMM {c.label or ''} at the next maintenance (`ras-mc-ctl --errors` shows when).").replace(
                                    "DIMM  at", "DIMM at"), SRC_EDAC,
                                measured=measure(c.ce, 0, "errors", "at_most", f"{where}: corrected memory errors")))
     if out:

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from wizard.common import to_float
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.fabric import IbPort, IbPorts
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 STATE_ID = "multinode.ib_port_state"
 RATE_ID = "multinode.ib_port_rate"
@@ -43,10 +43,10 @@ IB_RATE_NAMES: dict[float, str] = {10: "SDR", 20: "DDR", 40: "QDR", 56: "FDR", 1
                                    800: "XDR"}
 """4X InfiniBand data rates (Gb/s) and their names (InfiniBand Architecture Specification Vol. 1; IBTA roadmap)."""
 
-SM_REMEDY = ("No subnet manager has configured this port: start one on the fabric (`systemctl start opensm` on one "
+SM_REMEDY = (N_("No subnet manager has configured this port: start one on the fabric (`systemctl start opensm` on one "
              "node, or enable the SM on the managed switch / UFM), check it with `sminfo`, then `ibstat` must say "
              "State: Active. For an SR-IOV virtual function the SM must have virtualization enabled "
-             "(opensm `virt_enabled 2`) and the VF a GUID.")
+             "(opensm `virt_enabled 2`) and the VF a GUID."))
 
 
 def _name(p: IbPort) -> str:
@@ -78,15 +78,15 @@ def _why_down(p: IbPort) -> tuple[str, str]:
                 "up (base LID " + (p.base_lid or "?") + ")", SM_REMEDY)
     if p.phys_state == "polling":
         return (f"{_name(p)} is Down, physical state Polling: the port sees no link partner",
-                "Check the cable/transceiver seating and the switch port at the other end (`mlxlink -d <dev> -m` shows "
-                "the module and the link-down reason); a port that is meant to be unused can be left, say so.")
+                N_("Check the cable/transceiver seating and the switch port at the other end (`mlxlink -d <dev> -m` shows "
+                "the module and the link-down reason); a port that is meant to be unused can be left, say so."))
     if p.phys_state == "disabled":
         return (f"{_name(p)} is Down, physical state Disabled: the port was disabled",
-                "Enable it if this node should use it (`ibportstate <lid> <port> enable` on the switch port, or the "
-                "port's firmware/link-type setting with `mlxconfig`); if it is an unused port, leave it and say so.")
+                N_("Enable it if this node should use it (`ibportstate <lid> <port> enable` on the switch port, or the "
+                "port's firmware/link-type setting with `mlxconfig`); if it is an unused port, leave it and say so."))
     return (f"{_name(p)} is {p.state_raw or p.state}" + (f", physical state {p.phys_state}" if p.phys_state else ""),
-            "Check the cable and the switch port, then `ibstat` (State Active, Physical state LinkUp) and "
-            "`mlxlink -d <dev>` for the link-down reason.")
+            N_("Check the cable and the switch port, then `ibstat` (State Active, Physical state LinkUp) and "
+            "`mlxlink -d <dev>` for the link-down reason."))
 
 
 def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -297,8 +297,8 @@ PERFTEST_ERRORS: dict[str, tuple[str, str]] = {
                   "device with -d."),
     "gpu_init": ("perftest could not initialise the GPU for --use_cuda",
                  "Check the GPU with `nvidia-smi` and the --use_cuda=N index, then rerun."),
-    "qp_create": ("the RDMA device could not create a queue pair (ibv_create_qp failed), so no RDMA test ran",
-                  "Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data); " + _MEMLOCK + "; ask "
+    "qp_create": (Msg("the RDMA device could not create a queue pair (ibv_create_qp failed), so no RDMA test ran"),
+                  N_("Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data); ") + _MEMLOCK + "; ask "
                   "for what the device supports: a smaller inline size (-I) on NICs with a small max_inline_data, and "
                   "a connection type it has: perftest uses RC by default, and AWS EFA creates only UD and SRD queue "
                   "pairs (use -c SRD or -c UD with ib_send_bw / ib_send_lat, from a perftest built with rdma-core's "

@@ -89,7 +89,7 @@ def _subject(d: LspciDevice) -> str:
 
 def _who(d: LspciDevice) -> str:
     if not d.bdf:
-        return "the device in this excerpt (its lspci header line is not included)"
+        return N_("the device in this excerpt (its lspci header line is not included)")
     label = device_label(d)
     return f"{label} {d.bus_id}".strip() if label else d.bus_id
 
@@ -545,7 +545,7 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
     rule = catalog.arch_rules()[arch]
     what = f"{', '.join(names)} ({arch}" + (f", {detail})" if detail else ")")
     eol = (("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None
-           else "older than every branch NVIDIA's support matrix lists")
+           else Msg("older than every branch NVIDIA's support matrix lists"))
     return Finding("driver.branch", Verdict.WARN,
                    Msg("{count} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} ({eol}); "
                        "no supported driver, CUDA 12 and current PyTorch builds do not support this architecture: "

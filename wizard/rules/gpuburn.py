@@ -74,7 +74,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
         if any(e != 0 for e in b.errors):
             why.append(f"error count {next(e for e in reversed(b.errors) if e != 0)}")
         if "DIED" in b.flags or any(p < 0 for p in b.procd):
-            why.append("its test process died")
+            why.append(Msg("its test process died"))
         elif "WARNING" in b.flags:
             why.append("marked WARNING!")
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn: GPU {index}{a1} {why}: it produced wrong results or stopped under load", index=b.index, a1=' (' + b.name + ')' if b.name else '', why=', '.join(why)), _subject(b),

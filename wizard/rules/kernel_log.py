@@ -45,7 +45,7 @@ from wizard.rules.kernel_log_common import (
     AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
 )
 from wizard.rules.xid import xid_findings
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -226,8 +226,8 @@ RMINIT_NEVER = (
     "the installed driver is new enough for this GPU (Blackwell and Grace Hopper need the open kernel modules) and "
     "that nouveau is not loaded")
 RMINIT_REMEDY = (
-    "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
-    "comes and goes (only a reboot helps), " + RMINIT_HW_PATH + ". If it never initialised on this host, "
+    N_("The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
+    "comes and goes (only a reboot helps), ") + RMINIT_HW_PATH + ". If it never initialised on this host, "
     + RMINIT_NEVER + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
 """RmInitAdapter remedy when the log does not show whether the GPU ever worked: the intermittent
 (hardware path) case first, then the never-initialised (BIOS Above 4G decoding, driver support)
@@ -359,7 +359,7 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
     buses = sorted({e.bus_id for e in evs if e.bus_id})
     n_dev = max([int(e.fields.get("devices", 0) or 0) for e in evs] + [len(buses)])
     evidence = cap(ln for e in evs for ln in e.evidence)
-    who = ", ".join(drivers) if drivers else "nouveau, rivafb, nvidiafb or rivatv"
+    who = ", ".join(drivers) if drivers else Msg("nouveau, rivafb, nvidiafb or rivatv")
     subject = gpu_name(log, buses[0], gpu_index) if len(buses) == 1 else "host"
     where = ((plural(n_dev, 'GPU') if n_dev else Msg('the GPUs')) + (f" ({', '.join(buses)})" if buses else ''))
     block = ["nouveau"] + [d for d in drivers if d.lower() not in ("nouveau",)]

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
 SRC_ELASTIC = (f"PyTorch docs, torch.distributed.elastic Error Propagation ({ELASTIC_ERRORS_URL}): the "
@@ -45,7 +45,7 @@ SIGNALS: dict[int, tuple[str, str]] = {
     1: ("SIGHUP", "the terminal or session that started the job closed"),
     2: ("SIGINT", "an interrupt (Ctrl-C) reached the rank"),
     4: ("SIGILL", "an illegal CPU instruction: a binary built for another CPU"),
-    6: ("SIGABRT", "the process aborted itself"),
+    6: ("SIGABRT", Msg("the process aborted itself")),
     7: ("SIGBUS", "a bus error on mapped memory"),
     8: ("SIGFPE", "an arithmetic fault in native code"),
     9: ("SIGKILL", "killed outright"),
@@ -60,20 +60,20 @@ def _remedy(sig: int, hosts: str) -> tuple[str, str]:
     """What to check for a death by signal ``sig`` and the public source of that advice."""
     on = f" on {hosts}" if hosts else ""
     if sig == 9:
-        return (f"SIGKILL is usually the kernel's OOM killer (host RAM, not GPU memory) or a scheduler/operator kill: "
+        return (N_(f"SIGKILL is usually the kernel's OOM killer (host RAM, not GPU memory) or a scheduler/operator kill: "
                 f"run `dmesg -T | grep -i -e oom -e 'killed process'`{on} and `free -g`; if the OOM killer fired, "
                 "lower each rank's host memory (DataLoader workers, a full checkpoint loaded by every rank: use "
                 "sharded or rank-0 loading) or add RAM; also check the scheduler's memory limit (cgroup, Slurm "
-                "--mem, Kubernetes limits).", SRC_OOM)
+                "--mem, Kubernetes limits)."), SRC_OOM)
     if sig == 6:
-        return ("SIGABRT under NCCL is most often the ProcessGroupNCCL watchdog aborting after a collective timed "
+        return (N_("SIGABRT under NCCL is most often the ProcessGroupNCCL watchdog aborting after a collective timed "
                 "out or failed: read the ranks' stderr above this summary for 'Watchdog caught collective operation "
                 f"timeout' or 'NCCL error', rerun with NCCL_DEBUG=INFO, and check `dmesg | grep -i xid`{on}; run "
-                "nccl-tests across the same GPUs to separate the machine from the program.", SRC_NCCL_WATCHDOG)
+                "nccl-tests across the same GPUs to separate the machine from the program."), SRC_NCCL_WATCHDOG)
     if sig == 7:
-        return (f"SIGBUS in a training job is almost always shared memory running out: check `df -h /dev/shm`{on}; "
+        return (N_(f"SIGBUS in a training job is almost always shared memory running out: check `df -h /dev/shm`{on}; "
                 "in a container start it with `--ipc=host` or a larger `--shm-size` (Docker's default is 64 MB), "
-                "in Kubernetes mount an emptyDir with medium: Memory at /dev/shm.", SRC_SHM)
+                "in Kubernetes mount an emptyDir with medium: Memory at /dev/shm."), SRC_SHM)
     if sig == 11:
         return ("A segmentation fault is in native code (CUDA, NCCL, a compiled extension, or mismatched "
                 "libraries): run with `python -X faulthandler` or TORCH_SHOW_CPP_STACKTRACES=1 to get the native "
@@ -82,7 +82,7 @@ def _remedy(sig: int, hosts: str) -> tuple[str, str]:
         return ("SIGTERM comes from the launcher, a scheduler or an operator: the launcher sends it to the other "
                 "ranks after one failed, so look for the first rank that failed with another code; on a cluster "
                 "check the scheduler's log (time limit, pre-emption).", SRC_SIGNAL)
-    return (f"Read the rank's stderr above this summary and `dmesg -T`{on} for what sent the signal.", SRC_SIGNAL)
+    return (N_(f"Read the rank's stderr above this summary and `dmesg -T`{on} for what sent the signal."), SRC_SIGNAL)
 
 
 def _who(e: RankExit) -> str:

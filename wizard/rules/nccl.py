@@ -30,7 +30,7 @@ from wizard.parsers.nccl import (
     parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
 NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
@@ -375,8 +375,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 "Data corruption: rerun, then isolate the GPU or link (DCGM diag, nvbandwidth).", SRC_D4))
     # -c 0 (nccl-tests' --check 0) measures bandwidth without checking the data: said with the bandwidth finding, not a
     # verdict of its own (the run neither passed nor failed a check it did not make)
-    unchecked_note = ("; results were not checked (#wrong is N/A at every size: the run used -c 0), so it measured "
-                      "bandwidth, not data correctness (rerun with -c 1 to check it)"
+    unchecked_note = (N_("; results were not checked (#wrong is N/A at every size: the run used -c 0), so it measured "
+                      "bandwidth, not data correctness (rerun with -c 1 to check it)")
                       if unchecked and not wrong_rows and r.oob_ok is not False else "")
 
     # several data types / reduction ops in one run (-d all, -o all): bandwidth on the training type
@@ -576,7 +576,7 @@ def _unnamed(r: NcclTestsRun) -> str:
     if r.rows:
         row = r.rows[-1]
         if row.redop in ("", "none") and row.root in (-1, None):
-            return "all-gather or alltoall (no reduction, no root; the output does not name the test)"
+            return Msg("all-gather or alltoall (no reduction, no root; the output does not name the test)")
     return "unidentified collective"
 
 
@@ -767,14 +767,14 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
 
 
 _SETUP_MEANING = {
-    "ib_verbs": "a libibverbs call failed while NCCL set up its InfiniBand/RoCE connections",
-    "connect": "a TCP connection to a peer could not be made",
-    "peer_closed": "a peer closed its connection (or it broke) while NCCL talked to it",
-    "bootstrap": "NCCL's bootstrap could not find, read or reach the out-of-band address of a peer",
-    "p2p": "NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport",
-    "shm": "NCCL could not create the shared-memory segment the ranks on one node talk through",
+    "ib_verbs": Msg("a libibverbs call failed while NCCL set up its InfiniBand/RoCE connections"),
+    "connect": Msg("a TCP connection to a peer could not be made"),
+    "peer_closed": Msg("a peer closed its connection (or it broke) while NCCL talked to it"),
+    "bootstrap": Msg("NCCL's bootstrap could not find, read or reach the out-of-band address of a peer"),
+    "p2p": Msg("NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport"),
+    "shm": Msg("NCCL could not create the shared-memory segment the ranks on one node talk through"),
     "system_call": "a system call NCCL made while setting up failed",
-    "rank": "the ranks do not agree on the job: a rank number past the world size, or two ranks on one GPU",
+    "rank": Msg("the ranks do not agree on the job: a rank number past the world size, or two ranks on one GPU"),
 }
 SRC_SETUP = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); "
              "NCCL environment variables NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_CROSS_NIC "
@@ -792,12 +792,12 @@ def _peer_note(lines: list[str]) -> str:
     """What the failing peer address says: loopback or IPv6 link-local means NCCL picked the wrong interface."""
     text = " ".join(lines)
     if re.search(r"\b127\.\d+\.\d+\.\d+\b|\[?::1\]?<", text):
-        return ("; the peer address is loopback (127.x): NCCL picked the lo interface, which other ranks cannot "
-                "reach (set NCCL_SOCKET_IFNAME to the cluster interface)")
+        return (N_("; the peer address is loopback (127.x): NCCL picked the lo interface, which other ranks cannot "
+                "reach (set NCCL_SOCKET_IFNAME to the cluster interface)"))
     if re.search(r"\bfe80:", text, re.I):
-        return ("; the peer address is an IPv6 link-local address (fe80::): NCCL picked a link-local address that "
+        return (N_("; the peer address is an IPv6 link-local address (fe80::): NCCL picked a link-local address that "
                 "other nodes may not route to (set NCCL_SOCKET_IFNAME to the cluster interface, or "
-                "NCCL_SOCKET_FAMILY=AF_INET)")
+                "NCCL_SOCKET_FAMILY=AF_INET)"))
     return ""
 
 
@@ -805,47 +805,47 @@ def _setup_remedy(kind: str, lines: list[str]) -> str:
     text = " ".join(lines)
     if kind == "ib_verbs":
         if re.search(r"ibv_modify_qp", text):
-            return ("The queue pair could not move to the peer (INIT -> RTR/RTS): the two HCA ports cannot reach each "
+            return (N_("The queue pair could not move to the peer (INIT -> RTR/RTS): the two HCA ports cannot reach each "
                     "other on that path. Check both ports with `ibstat` (State Active, same link layer and rate), on "
                     "RoCE the GID index (`show_gids`; NCCL_IB_GID_INDEX must name the RoCE v2 GID of the right "
                     "subnet/VLAN on every node) and MTU; on a rail-optimised fabric where only same-rail NICs reach "
-                    "each other set NCCL_CROSS_NIC=0; test the pair with `ib_write_bw`. Then rerun with NCCL_DEBUG=INFO.")
-        return ("Creating an RDMA resource (completion queue, queue pair, memory registration) failed: usually the "
+                    "each other set NCCL_CROSS_NIC=0; test the pair with `ib_write_bw`. Then rerun with NCCL_DEBUG=INFO."))
+        return (N_("Creating an RDMA resource (completion queue, queue pair, memory registration) failed: usually the "
                 "locked-memory limit (`ulimit -l` must be unlimited for the job and inside its container/Slurm step), "
                 "the RDMA device not passed into the container (/dev/infiniband, IPC_LOCK), or the HCA's resource "
-                "limits. Check `ibv_devinfo` and `ulimit -l` where the job runs, then rerun with NCCL_DEBUG=INFO.")
+                "limits. Check `ibv_devinfo` and `ulimit -l` where the job runs, then rerun with NCCL_DEBUG=INFO."))
     if kind == "connect":
-        return ("Make the peers reachable: NCCL_SOCKET_IFNAME must name the interface the nodes reach each other on "
+        return (N_("Make the peers reachable: NCCL_SOCKET_IFNAME must name the interface the nodes reach each other on "
                 "(not lo, docker0 or a link-local address), the firewall must allow NCCL's ports between the nodes, "
                 "and the peer rank must be running ('No route to host' is routing/firewall; 'Connection refused' is "
-                "nothing listening: the peer died or has not started). Rerun with NCCL_DEBUG=INFO on every rank.")
+                "nothing listening: the peer died or has not started). Rerun with NCCL_DEBUG=INFO on every rank."))
     if kind == "peer_closed":
-        return ("Find the rank that went first: a peer that closes its socket has usually crashed (read its log: an "
+        return (N_("Find the rank that went first: a peer that closes its socket has usually crashed (read its log: an "
                 "exception, an out-of-memory kill, an Xid in its kernel log) or lost its network link. Fix that rank's "
-                "error; if every rank was healthy, check the link between the nodes (`ibstat`, NIC error counters).")
+                "error; if every rank was healthy, check the link between the nodes (`ibstat`, NIC error counters)."))
     if kind == "p2p":
-        return ("The two GPUs cannot reach each other's memory directly (CUDA error 217, peer access not supported): "
+        return (N_("The two GPUs cannot reach each other's memory directly (CUDA error 217, peer access not supported): "
                 "check `nvidia-smi topo -p2p r` (OK vs NS/CNS), the IOMMU and PCIe ACS on the path between them, and in "
                 "a VM whether P2P is passed through; GeForce cards have no P2P. NCCL_P2P_DISABLE=1 makes NCCL go through "
-                "host memory instead (slower). Then rerun with NCCL_DEBUG=INFO.")
+                "host memory instead (slower). Then rerun with NCCL_DEBUG=INFO."))
     if kind == "shm":
-        return ("Give the ranks a usable /dev/shm: in a container start it with `--ipc=host` or a larger `--shm-size` "
+        return (N_("Give the ranks a usable /dev/shm: in a container start it with `--ipc=host` or a larger `--shm-size` "
                 "(Docker's default is 64 MB; Kubernetes: an emptyDir with medium Memory mounted at /dev/shm); on the "
                 "host check `df -h /dev/shm` and that the job's user may write there (mode 1777). NCCL_SHM_DISABLE=1 "
-                "works around it at a bandwidth cost. Then rerun with NCCL_DEBUG=INFO.")
+                "works around it at a bandwidth cost. Then rerun with NCCL_DEBUG=INFO."))
     if kind == "rank":
-        return ("Make the launch consistent: every process must get the same world size and a distinct rank below it "
+        return (N_("Make the launch consistent: every process must get the same world size and a distinct rank below it "
                 "(torchrun --nnodes/--nproc_per_node, WORLD_SIZE/RANK from the launcher or operator), and each local "
-                "rank its own GPU (LOCAL_RANK -> CUDA device; one process per GPU). Then rerun with NCCL_DEBUG=INFO.")
+                "rank its own GPU (LOCAL_RANK -> CUDA device; one process per GPU). Then rerun with NCCL_DEBUG=INFO."))
     if kind == "system_call":
         return ("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
                 "permitted' is a permission or container restriction, 'Cannot allocate memory' a memory or locked-memory "
                 "limit (`ulimit -l`), 'Too many open files' the file limit (`ulimit -n`), 'No space left on device' a "
                 "full /dev/shm or /tmp. Fix it where the job runs, then rerun with NCCL_DEBUG=INFO.")
-    return ("Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on and check it is up with an "
+    return (N_("Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on and check it is up with an "
             "address on every node; an address NCCL cannot read ('is neither AF_INET nor AF_INET6') means the ranks "
             "did not exchange the same unique id: check that every rank runs the same NCCL version and gets the "
-            "same NCCL_COMM_ID / rendezvous. Rerun with NCCL_DEBUG=INFO.")
+            "same NCCL_COMM_ID / rendezvous. Rerun with NCCL_DEBUG=INFO."))
 
 
 def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
@@ -878,17 +878,17 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         last = f"; last error: '{lg.last_errors[0]}'" if lg.last_errors else ""
         what = result or names[0]
         remedy = {
-            "ncclSystemError": "Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) on every rank and read the "
+            "ncclSystemError": N_("Rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) on every rank and read the "
                                "first WARN line: a socket or libibverbs call, or a peer that exited. Check "
-                               "NCCL_SOCKET_IFNAME and that every node reaches the others on it.",
-            "ncclUnhandledCudaError": "Find the CUDA error underneath: NCCL_DEBUG=INFO prints the 'Cuda failure' line; "
-                                      "check the kernel log for an Xid on that GPU and run the GPU health checks.",
-            "ncclRemoteError": "Another rank exited or its network failed: read the first failing rank's log (an "
-                               "exception, an OOM kill, an Xid) and the link between the nodes.",
-            "ncclInternalError": "Usually a consequence of a broken connection to a peer: rerun with NCCL_DEBUG=INFO and "
-                                 "read the first WARN line; if there is none, report it with the NCCL version.",
-            "ncclInvalidUsage": "A program error: ranks calling different collectives or sizes, or two ranks on the "
-                                "same GPU; check each rank's device (LOCAL_RANK) and the collective order.",
+                               "NCCL_SOCKET_IFNAME and that every node reaches the others on it."),
+            "ncclUnhandledCudaError": N_("Find the CUDA error underneath: NCCL_DEBUG=INFO prints the 'Cuda failure' line; "
+                                      "check the kernel log for an Xid on that GPU and run the GPU health checks."),
+            "ncclRemoteError": N_("Another rank exited or its network failed: read the first failing rank's log (an "
+                               "exception, an OOM kill, an Xid) and the link between the nodes."),
+            "ncclInternalError": N_("Usually a consequence of a broken connection to a peer: rerun with NCCL_DEBUG=INFO and "
+                                 "read the first WARN line; if there is none, report it with the NCCL version."),
+            "ncclInvalidUsage": N_("A program error: ranks calling different collectives or sizes, or two ranks on the "
+                                "same GPU; check each rank's device (LOCAL_RANK) and the collective order."),
         }.get(names[0], "Rerun with NCCL_DEBUG=INFO and read the first WARN line.")
         fw_text = " ".join(ln for _, ln in lg.framework_errors[:3])
         who = ("PaddlePaddle" if re.search(r"paddle", fw_text, re.I) else "PyTorch" if re.search(
@@ -1035,10 +1035,10 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
         ev = tuple(dict.fromkeys(lg.ib_using[:2] + lg.network_lines[:2] + lg.plugin_lines[:2] +
                                  [c for c in lg.channels_net if "GDRDMA" in c][:1]))
         ib_channels = [c for c in lg.channels_net if "NET/IB" in c]
-        no_gdr = ("; GPUDirect RDMA is not in use on its network channels (they show no /GDRDMA): data between nodes is "
+        no_gdr = (N_("; GPUDirect RDMA is not in use on its network channels (they show no /GDRDMA): data between nodes is "
                   "staged through host memory, which costs bandwidth. That is NCCL's choice when the GPU and HCA are far "
                   "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
-                  "nvidia-peermem (or use DMA-BUF) so it is used" if ib_channels and not gdr else "")
+                  "nvidia-peermem (or use DMA-BUF) so it is used") if ib_channels and not gdr else "")
         desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]

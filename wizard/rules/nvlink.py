@@ -181,11 +181,11 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def _nvlink_remedy(mode: str) -> str:
     if mode in ("bridge", "bridge_optional"):
-        return ("Power down and reseat the NVLink bridge(s) between the paired cards (every bridge connector fully "
-                "seated), then check `nvidia-smi nvlink -s` again; replace the bridge if links stay down.")
-    return ("Reset the GPU or reboot; on NVSwitch systems check the fabric manager (`systemctl status "
+        return (N_("Power down and reseat the NVLink bridge(s) between the paired cards (every bridge connector fully "
+                "seated), then check `nvidia-smi nvlink -s` again; replace the bridge if links stay down."))
+    return (N_("Reset the GPU or reboot; on NVSwitch systems check the fabric manager (`systemctl status "
             "nvidia-fabricmanager`, version equal to the driver); if links stay inactive after a cold boot, contact "
-            "the vendor (baseboard/GPU RMA).")
+            "the vendor (baseboard/GPU RMA)."))
 
 
 SATURATED_COUNTS = frozenset({2 ** 16 - 1, 2 ** 32 - 1})

@@ -84,8 +84,8 @@ SRC_BAR = ("NVIDIA GPUDirect RDMA guide, 'PCI BAR sizes', https://docs.nvidia.co
            "(large GPU BARs need Above 4G decoding / 64-bit MMIO in the firmware)")
 
 
-REMEDY_WIDTH = ("Power down, reseat the GPU (and its riser or cable), check that the slot is wired x16 and the BIOS "
-                "slot bifurcation is x16, then re-check. If it stays narrow, swap slot/riser to find the faulty part.")
+REMEDY_WIDTH = (N_("Power down, reseat the GPU (and its riser or cable), check that the slot is wired x16 and the BIOS "
+                "slot bifurcation is x16, then re-check. If it stays narrow, swap slot/riser to find the faulty part."))
 
 
 REMEDY_SPEED = ("Re-check under load (during gpu-burn or nvbandwidth): `nvidia-smi --query-gpu=index,pcie.link.gen."
@@ -98,11 +98,11 @@ REMEDY_ROOT = ("Run `sudo lspci -vvv` (without root lspci hides the PCIe capabil
                "(no root): `cat /sys/bus/pci/devices/<bdf>/{current,max}_link_{speed,width}`.")
 
 
-REMEDY_ACS = ("On a bare-metal training node, disable ACS on these ports: in the BIOS if it has the option, else "
+REMEDY_ACS = (N_("On a bare-metal training node, disable ACS on these ports: in the BIOS if it has the option, else "
               "after every boot `sudo setpci -s <BDF> ECAP_ACS+0x6.w=0000` for each port listed (NCCL "
               "troubleshooting; NVIDIA/nccl#2079 did this on AMD GPP bridges above the GPUs); then check `nvidia-smi "
               "topo -p2p r` and NCCL bandwidth again. If this node hosts VMs, keep ACS and set virtualization=true in "
-              "the plan.")
+              "the plan."))
 
 
 REMEDY_AER_UE = ("Uncorrectable PCIe errors are latched on this link: read `journalctl -k | grep -i -e aer -e "
@@ -675,7 +675,7 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         vm = (" On a cloud VM compare with the instance type's documented link: the platform presents it."
               if guest else "")
         state, slines = _doc_load(g, plan)
-        when = " under load" if state == "load" else " (the width does not drop at idle)"
+        when = " under load" if state == "load" else Msg(" (the width does not drop at idle)")
         # inside a VM guest the hypervisor presents the link (as for the speed: speed_verdict): a warn to check
         # against the instance type, not a proven fault of this GPU's slot
         out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,

@@ -77,9 +77,9 @@ pass-through VM with persistence off (tests/data/cases/expected.csv: pass); NVID
 Persistence doc names client start-up latency as the effect."""
 
 
-RESET_REMEDY = ("Stop every process on the GPU, then reset it (`sudo nvidia-smi -r -i <index>`) or reboot the "
+RESET_REMEDY = (N_("Stop every process on the GPU, then reset it (`sudo nvidia-smi -r -i <index>`) or reboot the "
                 "node; NVIDIA says a reset is not guaranteed to work, so power-cycle if the GPU is still "
-                "unhealthy, then check again.")
+                "unhealthy, then check again."))
 
 
 @functools.cache
@@ -429,7 +429,7 @@ tests/data ends each GPU with "Processes", 590-series drivers add "Capabilities"
 
 
 Q_TOPIC_SECTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("health.pcie_width", ("pci",), "PCIe link width and generation"),
+    ("health.pcie_width", ("pci",), Msg("PCIe link width and generation")),
     ("health.clock_events", ("clocks event reasons",), "clock slowdown reasons"),
     ("health.ecc_mode", ("ecc mode",), "ECC mode"),
     ("health.ecc", ("ecc errors",), "ECC error counters"),

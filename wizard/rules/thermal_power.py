@@ -178,9 +178,9 @@ held the GPU back: any time in them is a warning (derived: a well-cooled, well-p
 
 def _event_remedy(reason: str) -> str:
     if reason == "hw_power_brake_slowdown":
-        return ("An external power-brake signal from the platform is forcing the clocks down: check PSU health and "
+        return (N_("An external power-brake signal from the platform is forcing the clocks down: check PSU health and "
                 "redundancy and the power-capping policy in the BMC (`ipmitool sel list`, `ipmitool sdr`), and the "
-                "baseboard power cabling; involve the server vendor if the brake stays asserted.")
+                "baseboard power cabling; involve the server vendor if the brake stays asserted."))
     if reason in ("hw_thermal_slowdown", "sw_thermal_slowdown"):
         return _COOLING
     return ("HW slowdown without a thermal or power-brake sub-reason: check the power supply and cooling in the BMC, "

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -225,9 +225,9 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
                "the NVIDIA driver's libraries (libcuda.so, libnvidia-ml.so)") + " that the NVIDIA driver "
             "installs: no NVIDIA driver user space is visible to this process (no driver installed, or a container "
             "started without the GPUs and their driver libraries), so it can use no GPU",
-            "Check `nvidia-smi` and `ldconfig -p | grep libcuda` on this host (no libcuda: install the NVIDIA driver, the "
+            N_("Check `nvidia-smi` and `ldconfig -p | grep libcuda` on this host (no libcuda: install the NVIDIA driver, the "
             "driver stage); in a container, start it with the GPUs (--gpus all / the NVIDIA Container Toolkit), which "
-            "mounts the host's libcuda.so.1; do not point LD_LIBRARY_PATH at the toolkit's stubs directory.",
+            "mounts the host's libcuda.so.1; do not point LD_LIBRARY_PATH at the toolkit's stubs directory."),
             SRC_LIBCUDA, tuple(dict.fromkeys(lib))[:5]))
     tool = [(m, ln.strip()) for ln in lines for m in [_NV_TOOL_MISSING.search(ln)] if m]
     if tool:
@@ -239,11 +239,11 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "tool_missing", Verdict.FAIL, f"{', '.join(names)}: not found where {who} runs"
             + (" (inside a container: the GPU runtime did not inject the host's NVIDIA tools and libraries)" if inside
                else " (not installed on this node: the container runtime's GPU hook needs it to give containers their "
-               "GPUs)" if hook else " (not installed, or not on PATH)"), "Install the NVIDIA package that ships it (nvidia-smi: the driver; "
+               "GPUs)" if hook else " (not installed, or not on PATH)"), N_("Install the NVIDIA package that ships it (nvidia-smi: the driver; "
             "nvidia-container-cli: libnvidia-container-tools from the NVIDIA Container Toolkit; nvcc: the CUDA toolkit; "
             "dcgmi: DCGM) on the host, check `command -v` for it; in a container, start it with the GPU runtime (docker "
             "--gpus all, apptainer/singularity --nv with nvliblist.conf listing the binaries, enroot/pyxis with its 98-nvidia "
-            "hook and nvidia-container-cli installed on the node).", SRC_TOOL_MISSING,
+            "hook and nvidia-container-cli installed on the node)."), SRC_TOOL_MISSING,
             tuple(dict.fromkeys(ln for _, ln in tool))[:5]))
     cu = hits(_CUINIT)
     cu = [h for h in cu if "CUDA_SUCCESS" not in h]
@@ -257,9 +257,9 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         why = (Msg(' because the CUDA runtime libcudart.so was not found on the library path') if cudart else '')
         out.append(ChainWords(
             "no_gpu_build", Verdict.FAIL, f"{who} runs its CPU-only build{why}: the GPU path is not installed, so "
-            "its GPU features are unavailable", "Install the library's CUDA build for the CUDA the driver supports and "
+            "its GPU features are unavailable", N_("Install the library's CUDA build for the CUDA the driver supports and "
             "make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on "
-            "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs.", SRC_NO_GPU_BUILD, quoted))
+            "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs."), SRC_NO_GPU_BUILD, quoted))
     elif cudart:
         out.append(ChainWords(
             "no_cudart", Verdict.WARN, f"{who} did not find the CUDA runtime libcudart.so on its library path",
@@ -282,10 +282,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     absent = hits(_NV_LIBS_ABSENT)
     if absent:
         out.append(ChainWords(
-            "libcuda", Verdict.FAIL, f"the container runtime finds none of the NVIDIA driver's binaries or libraries on "
-            f"the host where {who} runs (--nv): the host has no NVIDIA driver user space, so the container gets no GPU",
-            "Install the NVIDIA driver on the host (`nvidia-smi` must work there); if it is installed in a non-standard "
-            "place, list its libraries in nvliblist.conf (or use --nvccli with the NVIDIA Container Toolkit).",
+            "libcuda", Verdict.FAIL, Msg(f"the container runtime finds none of the NVIDIA driver's binaries or libraries on "
+            f"the host where {who} runs (--nv): the host has no NVIDIA driver user space, so the container gets no GPU"),
+            N_("Install the NVIDIA driver on the host (`nvidia-smi` must work there); if it is installed in a non-standard "
+            "place, list its libraries in nvliblist.conf (or use --nvccli with the NVIDIA Container Toolkit)."),
             SRC_TOOL_MISSING, tuple(dict.fromkeys(absent))[:5]))
     sym = [(m, ln.strip()) for ln in lines for m in [_LIBCUDA_SYMBOL.search(ln)] if m]
     if sym:
@@ -293,18 +293,18 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "libcuda_symbol", Verdict.FAIL, f"{who} needs {sym[0][0].group(1)} from libcuda.so, the NVIDIA driver's CUDA "
             "library, and the installed driver does not provide it: the driver is older than the CUDA the program was "
             "built for (or a stub libcuda.so is found first), so its GPU path does not work",
-            "Check the driver (`nvidia-smi`: its CUDA Version must be at least the CUDA the program was built with) and "
-            "update it; make sure no CUDA toolkit stubs directory (…/lib64/stubs) is on LD_LIBRARY_PATH.",
+            N_("Check the driver (`nvidia-smi`: its CUDA Version must be at least the CUDA the program was built with) and "
+            "update it; make sure no CUDA toolkit stubs directory (…/lib64/stubs) is on LD_LIBRARY_PATH."),
             SRC_LIBCUDA, tuple(dict.fromkeys(x for _, x in sym))[:5]))
     broken = hits(_NV_TOOL_BROKEN)
     if broken:
         out.append(ChainWords(
             "tool_broken", Verdict.FAIL, f"an NVIDIA tool cannot run where {who} runs: the kernel refuses its binary "
             "(exec format error: built for another CPU architecture, or an empty or truncated file)",
-            "Check the file (`file /usr/bin/nvidia-smi`, its size) on the host and in the container: it must be the "
+            N_("Check the file (`file /usr/bin/nvidia-smi`, its size) on the host and in the container: it must be the "
             "driver's binary for this CPU architecture; in Kubernetes, the GPU Operator's driver and toolkit "
             "containers must match the node's architecture and the driver root (reinstall the driver / toolkit "
-            "there).", SRC_EXEC, tuple(dict.fromkeys(broken))[:5]))
+            "there)."), SRC_EXEC, tuple(dict.fromkeys(broken))[:5]))
     mods = [(m, ln.strip()) for ln in lines for m in [_MODULE_REFUSED.search(ln.strip())] if m]
     if mods:
         m, ln = mods[0]
@@ -321,10 +321,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         out.append(ChainWords(
             "module_refused", Verdict.FAIL, f"the kernel module {m.group('mod')} could not be loaded: {cause}; what "
             "needs it (the GPU driver, GPUDirect RDMA, the HCA) does not work until it loads",
-            "Read `dmesg | tail` right after the modprobe for the kernel's reason; rebuild the module for the running "
+            N_("Read `dmesg | tail` right after the modprobe for the kernel's reason; rebuild the module for the running "
             "kernel (`dkms status`, `dkms autoinstall`, or the vendor package for this kernel: on current drivers "
             "GPUDirect RDMA is the driver's own nvidia-peermem, not the old nv_peer_mem package); with Secure Boot, "
-            "enroll the signing key.", SRC_MODULE, tuple(dict.fromkeys(x for _, x in mods))[:5]))
+            "enroll the signing key."), SRC_MODULE, tuple(dict.fromkeys(x for _, x in mods))[:5]))
     ds = [(m, ln.strip()) for ln in lines for m in [_DS_CUDA.search(ln)] if m]
     if ds:
         m, ln = ds[0]
@@ -334,8 +334,8 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "toolkit_vs_torch", Verdict.FAIL if refused else Verdict.PASS,
             (f"DeepSpeed refuses to build its CUDA ops: the installed CUDA toolkit {inst} and torch's CUDA {built} differ "
              "in major version" if refused else
-             f"DeepSpeed builds its CUDA ops with the installed CUDA toolkit {inst} for torch built with CUDA {built}: "
-             "same major version, API compatible (DeepSpeed accepts it)"),
+             Msg(f"DeepSpeed builds its CUDA ops with the installed CUDA toolkit {inst} for torch built with CUDA {built}: "
+             "same major version, API compatible (DeepSpeed accepts it)")),
             (f"Install a CUDA toolkit of torch's major version ({built}) and point CUDA_HOME at it, or a torch build "
              f"for CUDA {inst}." if refused else ""), SRC_DS_CUDA, (ln,)))
 
@@ -345,10 +345,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "cudnn", Verdict.FAIL, f"{who} cannot start cuDNN (the CUDA runtime / cuDNN stack fails at initialisation), "
             "so no GPU work that needs it runs; the usual causes: the GPU's memory already taken (another process, or "
             "the framework preallocating it), or cuDNN, CUDA and driver versions that do not go together",
-            "Check `nvidia-smi` for processes holding the GPU's memory (JAX and TensorFlow preallocate it: "
+            N_("Check `nvidia-smi` for processes holding the GPU's memory (JAX and TensorFlow preallocate it: "
             "XLA_PYTHON_CLIENT_PREALLOCATE=false, TF_FORCE_GPU_ALLOW_GROWTH=true); check that the cuDNN the framework "
             "loads is the one its release was built with and that the driver supports that CUDA (the framework's "
-            "install guide and cuDNN's support matrix list them).", SRC_CUDNN, tuple(dict.fromkeys(dnn))[:5]))
+            "install guide and cuDNN's support matrix list them)."), SRC_CUDNN, tuple(dict.fromkeys(dnn))[:5]))
     return out
 
 

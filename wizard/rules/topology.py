@@ -23,7 +23,7 @@ from wizard.parsers.topology import (
 from wizard.parsers.gpu import parse_pci
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.nvlink import SRC_NVLINK, sku_row, sku_row_by_device
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 SRC_TOPO = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -m legend: X, SYS, "
             "NODE, PHB, PXB, PIX, NV#); Azure HPC health checks, "
@@ -273,10 +273,10 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     row = sku_row(str(plan.get("gpu_model") or ""))
     consumer = bool(row and row.get("sku") == "GeForce")
     remedy = {
-        "CNS": "The chipset/PCIe path blocks P2P: on bare metal disable ACS on the PCIe switches and keep the IOMMU "
-               "off or in pass-through (iommu=pt) (NCCL troubleshooting).",
-        "GNS": "The GPU or driver does not support P2P (GeForce boards: by design). NCCL then stages GPU-to-GPU "
-               "traffic through host memory; use data-center GPUs for P2P.",
+        "CNS": N_("The chipset/PCIe path blocks P2P: on bare metal disable ACS on the PCIe switches and keep the IOMMU "
+               "off or in pass-through (iommu=pt) (NCCL troubleshooting)."),
+        "GNS": N_("The GPU or driver does not support P2P (GeForce boards: by design). NCCL then stages GPU-to-GPU "
+               "traffic through host memory; use data-center GPUs for P2P."),
         "TNS": "P2P is not supported across this topology (e.g. between CPU sockets); check `nvidia-smi topo -m`.",
         "NS": "P2P is not supported between these GPUs; check the driver and `nvidia-smi topo -m`.",
         "DR": "P2P is disabled by a driver registry key: remove the NVreg setting that disables it and reload the driver.",

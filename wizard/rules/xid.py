@@ -199,11 +199,11 @@ SRC_NVLINK_KILL = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-error
                    "the channels of the processes on the GPU after an error ('caused by previous Xid N' names it); Xid "
                    "74 and 144-150 are NVLink errors (resolution: reset the GPU, check the links); nvidia-smi(1) "
                    "nvlink -e (error counters)")
-NVLINK_KILL_REMEDY = ("NVLink errors killed the workload: drain the GPU(s) named, reset them (`nvidia-smi -r -i <id>`, "
+NVLINK_KILL_REMEDY = (Msg("NVLink errors killed the workload: drain the GPU(s) named, reset them (`nvidia-smi -r -i <id>`, "
                       "or reboot the node), then re-validate before new jobs (all-reduce test over every GPU, DCGM diag "
                       "level 3). Check the links with `nvidia-smi nvlink -s` (all up) and `nvidia-smi nvlink -e` (error "
                       "counters, also on the peers: a failing peer or NVSwitch can hit healthy GPUs); if it repeats on "
-                      "the same GPU or link, open a support case with nvidia-bug-report.sh.")
+                      "the same GPU or link, open a support case with nvidia-bug-report.sh."))
 
 
 def nvlink_killed(events: list[KernelEvent]) -> "OrderedDict[str, list[int]]":
