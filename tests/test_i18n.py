@@ -111,6 +111,15 @@ def displayed_data() -> dict[str, str]:
         for row in data_table(name):  # remedies the Xid rules show as the table has them
             if row.get(column):
                 found.setdefault(row[column], f"assets/{name} {column}")
+    from wizard.parsers.cuda import action_sentence
+
+    for row in data_table("cuda_errors.csv"):  # a CUDA error's meaning, and its action as a remedy or a clause
+        found.setdefault(row["meaning"], "assets/cuda_errors.csv meaning")
+        found.setdefault(action_sentence(row["action"]), "assets/cuda_errors.csv action")
+        found.setdefault(action_sentence(row["action"]) + ".", "assets/cuda_errors.csv action")
+    for row in data_table("xid.csv"):  # the Xid's description in a finding's message
+        if row.get("description"):
+            found.setdefault(row["description"], "assets/xid.csv description")
     for table in (sz.METHODS, sz.ACCOUNTINGS, sz.CHECKPOINTING, sz.ATTENTION, sz.OFFLOAD, sz.CKPT_LOADERS,
                   sz.SEQ_PARALLEL, sz.OPTIMIZER_LABEL):  # the sizing form's choices
         for label in table.values():

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers._frozen import build_set
 from wizard.common import sat_int
+from wizard.i18n import Msg
 
 
 # ------------------------------------------------------------------ versions
@@ -115,6 +116,16 @@ class CudaErrorInfo:
     action: str
     source: str
 
+    @property
+    def sentence(self) -> str:
+        """The action as the start of a sentence ("Install ..."), a Msg shown translated (no full stop)."""
+        return Msg(action_sentence(self.action))
+
+    @property
+    def remedy(self) -> str:
+        """The action as a whole remedy ("Install ... ."), a Msg shown translated."""
+        return Msg(action_sentence(self.action) + ".")
+
 
 @dataclass(frozen=True)
 class OutOfMemory:
@@ -141,13 +152,19 @@ def cuda_error_table() -> tuple[CudaErrorInfo, ...]:
 
 
 @functools.lru_cache(maxsize=1)
+def action_sentence(action: str) -> str:
+    """A cuda_errors.csv action ("install ...") as the start of a sentence ("Install ..."): the catalogue's message id
+    (tests/test_i18n.py harvests these, with and without the full stop)."""
+    return action[:1].upper() + action[1:]
+
+
 def _cuda_error_table() -> tuple[CudaErrorInfo, ...]:
     from wizard.data import table
 
     out = []
     for r in table("cuda_errors.csv"):
         out.append(CudaErrorInfo(sat_int(r["code"]), sat_int(r["legacy_code"]) if r["legacy_code"] else None, r["name"],
-                                 r["driver_name"], r["message"], r["class"], r["meaning"], r["action"], r["source"]))
+                                 r["driver_name"], r["message"], r["class"], Msg(r["meaning"]), r["action"], r["source"]))
     return tuple(out)
 
 

@@ -114,7 +114,7 @@ def _errors(r: CudaEnvReport, who: str) -> list[Finding]:
         if info is not None:
             verdict = Verdict.FAIL if info.klass in FAIL_CLASSES else Verdict.WARN
             msg = (Msg('{who} could not read a CUDA version because CUDA failed: {name} ("{a1}"): {meaning}', who=who, name=info.name, a1=info.message.split('|')[0], meaning=info.meaning))
-            remedy = info.action[:1].upper() + info.action[1:] + "."
+            remedy = info.remedy
             src = info.source
         else:
             verdict = Verdict.FAIL

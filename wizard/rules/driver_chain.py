@@ -398,7 +398,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         assert e.info is not None
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)), "host",
                                 tuple(dict.fromkeys([x.line for x in bad[:4]] + list(ev)))[:8],
-                                _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
+                                e.info.remedy, f"{e.info.source}; {SRC_TORCH}"))
         return findings
     unreachable = [c for c in chain_words(raw_lines, who) if c.verdict is Verdict.FAIL]
     if unreachable:  # libcuda.so cannot be opened, cuInit fails, cuDNN cannot start, ...: the program's own words
@@ -415,7 +415,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         findings.append(Finding("driver.torch_cuda", Verdict.FAIL,
                                 Msg("{who}: torch.cuda.is_available() is False: CUDA could not start on this machine "
                                     "({coded_text})", who=who, coded_text=_coded_text(e)), "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
-                                (_first_upper(e.info.action) + Msg('; then check that `nvidia-smi` works in the same environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other process holds the GPUs.')), f"{e.info.source}; {SRC_TORCH}"))
+                                (e.info.sentence + Msg('; then check that `nvidia-smi` works in the same environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other process holds the GPUs.')), f"{e.info.source}; {SRC_TORCH}"))
         return findings
     for e in coded:
         assert e.info is not None
@@ -423,7 +423,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             findings.append(_oom_finding(e, who))
         else:
             findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)), "host", (e.line,),
-                                    _first_upper(e.info.action) + ".", f"{e.info.source}; {SRC_TORCH}"))
+                                    e.info.remedy, f"{e.info.source}; {SRC_TORCH}"))
     if coded:
         return findings
     if t.cpu_only:
@@ -547,10 +547,6 @@ or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime AP
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
 
 
-def _first_upper(s: str) -> str:
-    return s[:1].upper() + s[1:]
-
-
 def _coded_text(e: Any) -> str:
     """'CUDA error 802 = cudaErrorSystemNotReady ("system not yet initialized"): <meaning>' for a resolved error."""
     i = e.info
@@ -596,7 +592,7 @@ def _oom_finding(e: Any, who: str) -> Finding:
             frag = "; much memory is reserved but unallocated (fragmentation): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps"
     msg = (Msg('{who}: CUDA out of memory', who=who) + (f" ({'; '.join(parts)})" if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)'))
     return Finding("driver.torch_cuda", Verdict.WARN, msg, "host", (e.line.strip(),),
-                   (_first_upper(e.info.action) + Msg('. Size the job with `bringup size` (model states per GPU).')),
+                   (e.info.sentence + Msg('. Size the job with `bringup size` (model states per GPU).')),
                    f"PyTorch CUDA memory management (https://pytorch.org/docs/stable/notes/cuda.html#memory-management); "
                    f"{e.info.source}")
 

@@ -88,7 +88,7 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
         meaning = (Msg('; CUDA error {code} = {name}: {meaning}', code=info.code, name=info.name, meaning=info.meaning) if info is not None else '')
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn could not start its test ({a1}): the GPUs were not burned; the CUDA/cuBLAS stack "
                                                   "failed on this machine (which is not by itself proof of a GPU fault){meaning}", a1=r.init_errors[0], meaning=meaning), "host", tuple(dict.fromkeys(r.init_errors))[:3],
-                           ((f'{info.action[:1].upper()}{info.action[1:]}. ' if info is not None else '') + Msg("Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of other processes and run it again.")), SRC_BURN + (f"; {info.source}" if info else "")))
+                           ((info.remedy + ' ' if info is not None else '') + Msg("Rebuild gpu-burn for this GPU's architecture (`make COMPUTE=<cc>`) if the error is about a kernel image, check `nvidia-smi` and `dmesg | grep -e NVRM -e Xid`, free the GPUs of other processes and run it again.")), SRC_BURN + (f"; {info.source}" if info else "")))
     if r.abort_line and not any("DIED" in b.flags for b in faulty):
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn aborted: {abort_line}", abort_line=r.abort_line), "host", (r.abort_line,),
                            REMEDY_FAULTY, SRC_BURN))

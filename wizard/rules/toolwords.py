@@ -190,7 +190,7 @@ def _cuinit_words(hits: list[str], who: str) -> ChainWords:
         info = next((r for r in _driver_rows() if r.code == code), None)
     if info is not None:
         named = (Msg(' with {value} ({code}, "{split}" in the CUDA driver API\'s CUresult list): {meaning}', value=info.driver_name or name, code=info.code, split=info.message.split('|')[0], meaning=info.meaning))
-        remedy: str = Msg("{upper}{a1}.", upper=info.action[:1].upper(), a1=info.action[1:])
+        remedy: str = info.remedy
         source = f"{SRC_CUINIT}; {info.source}"
     else:
         what = name or "an error"
@@ -466,7 +466,7 @@ def judge(text: str) -> list[Finding]:
         code, info, line = cuda[0]
         return [Finding("explain.program_said", Verdict.FAIL if info.klass in FAIL_CLASSES else Verdict.WARN,
                         Msg("the program reports CUDA error {code} = {name} ({meaning}): {quote}", code=code, name=info.name, meaning=info.meaning, quote=_quote([ln for _, _, ln in cuda])), "input", tuple(dict.fromkeys(ln for _, _, ln in cuda))[:5],
-                        Msg("{upper}{a1}.", upper=info.action[:1].upper(), a1=info.action[1:]), f"{info.source}; {SRC}")]
+                        info.remedy, f"{info.source}; {SRC}")]
     if failed or none_found:
         hits = list(dict.fromkeys(failed + none_found))
         if none_found and not failed:

@@ -139,7 +139,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                    "Resolution Bucket (immediate action).", code=code, XID_CATALOG_URL=XID_CATALOG_URL), SRC_XID))
             continue
         verdict, label, remedy, source = _xid_judgement(code, row, evs, sev, buckets)
-        msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=row.get('description', ''), plural=plural(n, 'event')) + (Msg(': {label}', label=label) if label else ''))
+        msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=Msg(row.get('description', '')), plural=plural(n, 'event')) + (Msg(': {label}', label=label) if label else ''))
         if bus in killed and (code == 45 or code in killed[bus]):
             verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
             msg += f"; {_killed_text(killed[bus])}"
@@ -160,7 +160,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
-        msg = (Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=row.get('description', '')) + (f', {label}' if label else ''))
+        msg = (Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=Msg(row.get('description', ''))) + (f', {label}' if label else ''))
         remedy = (find + " " + remedy).strip() if verdict is not Verdict.PASS else ""
         source = (source + "; " + r45.get("source", SRC_XID).split(";")[0]
                   + " (Xid 45 not solo: follow the other Xid)")
@@ -295,7 +295,8 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     if verdict is Verdict.FAIL and line_verdicts:
         remedy = (Msg("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). ") + remedy)
     if imm:
-        remedy += (Msg(' NVIDIA immediate action: {imm}', imm=imm) + (f' ({bucket})' if bucket else '') + '.')
+        remedy += (Msg(' NVIDIA immediate action: {imm}', imm=imm) + (Msg(' ({bucket})', bucket=Msg(bucket)) if bucket else '')
+                   + Msg('.'))
     if verdict is Verdict.PASS:
         remedy = ""
     return verdict, label, remedy.strip(), source
