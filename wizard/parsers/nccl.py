@@ -413,18 +413,18 @@ developer in NVIDIA/nccl#229)."""
 
 
 NCCL_RESULTS: dict[int, tuple[str, str, str]] = {
-    1: ("ncclUnhandledCudaError", "unhandled cuda error", "a CUDA call made by NCCL failed"),
+    1: ("ncclUnhandledCudaError", "unhandled cuda error", Msg("a CUDA call made by NCCL failed")),
     2: ("ncclSystemError", "unhandled system error",
         Msg("a system call (socket, malloc, ...) or an external library call (libibverbs, a net plugin) failed, or a "
         "remote peer exited unexpectedly")),
-    3: ("ncclInternalError", "internal error", "an internal consistency check failed (often after a peer's connection "
-        "broke, or memory corruption)"),
-    4: ("ncclInvalidArgument", "invalid argument", "an NCCL call got an invalid argument"),
+    3: ("ncclInternalError", "internal error", Msg("an internal consistency check failed (often after a peer's "
+        "connection broke, or memory corruption)")),
+    4: ("ncclInvalidArgument", "invalid argument", Msg("an NCCL call got an invalid argument")),
     5: ("ncclInvalidUsage", "invalid usage", Msg("NCCL was used incorrectly (e.g. ranks calling different collectives, "
         "two ranks on one GPU)")),
     6: ("ncclRemoteError", "remote process exited or there was a network error",
-        "a call failed because a remote process exited or the network failed"),
-    7: ("ncclInProgress", "NCCL operation in progress", "a non-blocking operation has not finished"),
+        Msg("a call failed because a remote process exited or the network failed")),
+    7: ("ncclInProgress", "NCCL operation in progress", Msg("a non-blocking operation has not finished")),
 }
 """ncclResult_t values, their ncclGetErrorString() text and meaning (nccl.h, NVIDIA/nccl src/nccl.h.in; NCCL API
 documentation, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html#ncclresult-t)."""

@@ -175,7 +175,8 @@ def _link_of(name: str) -> tuple[int | None, int | None, str]:
     info = architecture_of_name(name)
     gen = PCIE_GEN_OF_ARCH.get(info.architecture) if info is not None else None
     if info is not None and gen:
-        return gen, None, f"{info.architecture} architecture: PCIe Gen{gen} (lane count not known)"
+        return gen, None, Msg("{architecture} architecture: PCIe Gen{gen} (lane count not known)",
+                              architecture=info.architecture, gen=gen)
     return None, None, ""
 
 

@@ -100,14 +100,12 @@ def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdi
 def _need_text(mm: str) -> str:
     need = min_driver(mm)
     if need is None:
-        return f"CUDA {mm} is not in bringup's driver table (assets/{TABLE})"
+        return Msg("CUDA {mm} is not in bringup's driver table (assets/{table})", mm=mm, table=TABLE)
     floor = family_floor(mm)
-    s = f"CUDA {mm} needs driver >= {need[0]}"
     if floor:
-        s += f" (>= {floor} under minor-version compatibility)"
-    else:
-        s += " (no minor-version compatibility before CUDA 11)"
-    return s
+        return Msg("CUDA {mm} needs driver >= {need} (>= {floor} under minor-version compatibility)", mm=mm,
+                   need=need[0], floor=floor)
+    return Msg("CUDA {mm} needs driver >= {need} (no minor-version compatibility before CUDA 11)", mm=mm, need=need[0])
 
 
 # ------------------------------------------------------------------ driver facts from probes

@@ -862,7 +862,8 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
     if names:
         code = next((c for c, v in NCCL_RESULTS.items() if v[0] == names[0]), None)
         if code is not None:
-            result = f"{names[0]} ({NCCL_RESULTS[code][1]}: {NCCL_RESULTS[code][2]})"
+            result = Msg("{name} ({text}: {meaning})", name=names[0], text=NCCL_RESULTS[code][1],
+                         meaning=NCCL_RESULTS[code][2])
     if failures:
         kinds = list(dict.fromkeys(k for k, _ in failures))
         lines = [ln for _, ln in failures]

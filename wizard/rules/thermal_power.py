@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wizard.data import table
-from wizard.model import Finding, Verdict, measure, worst
+from wizard.model import Finding, Measure, Verdict, measure, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.rules.smi import (
     _ev,
@@ -57,7 +57,8 @@ NVML_TEMPERATURE_THRESHOLD_GPU_MAX, the highest temperature for normal operation
 
 def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     t = thresholds()
-    out, ok = [], []
+    out: list[Finding] = []
+    ok: list[tuple[GpuFacts, str, list[str], Measure | None]] = []
     for g in doc.gpus:
         temp = g.num("temperature.gpu")
         if temp is None:
@@ -66,7 +67,9 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             g.num("temperature.slowdown.tlimit")
         lines = g.lines("temperature.gpu", "temperature.slowdown", "temperature.gpu.tlimit", "temperature.slowdown.tlimit")
         if slow is not None:
-            headroom, basis = slow - temp, f"{_fmt(temp)} C, its own slowdown threshold is {_fmt(slow)} C"
+            basis: str
+            headroom, basis = slow - temp, Msg("{temp} C, its own slowdown threshold is {slow} C", temp=_fmt(temp),
+                                               slow=_fmt(slow))
         elif margin is not None:
             headroom = margin - (slow_rel or 0)
             basis = (Msg('{fmt} C, {fmt2} C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else ''))
@@ -83,8 +86,8 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                        "{fmt}/{fmt2} C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c'])),
                                    subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=fm))
             else:
-                ok.append((g, (f" ({basis}; no threshold reported, below the {_fmt(t['temp_fallback_warn_c'])} C "
-                              "fallback)"), lines, fm))
+                ok.append((g, Msg(" ({basis}; no threshold reported, below the {fallback} C fallback)", basis=basis,
+                                  fallback=_fmt(t['temp_fallback_warn_c'])), lines, fm))
             continue
         hm = measure(headroom, t["temp_margin_warn_c"], "°C", "at_least", f"{short_subject(g)} headroom to slowdown")
         max_op = g.num("temperature.max_operating")
