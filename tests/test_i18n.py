@@ -117,6 +117,10 @@ def displayed_data() -> dict[str, str]:
         found.setdefault(row["meaning"], "assets/cuda_errors.csv meaning")
         found.setdefault(action_sentence(row["action"]), "assets/cuda_errors.csv action")
         found.setdefault(action_sentence(row["action"]) + ".", "assets/cuda_errors.csv action")
+    from wizard.registry import KINDS
+
+    for kind in KINDS.values():  # what explain says it read ("kernel log (dmesg, ...)")
+        found.setdefault(kind.title, "explain kind title")
     for row in data_table("xid.csv"):  # the Xid's description in a finding's message
         if row.get("description"):
             found.setdefault(row["description"], "assets/xid.csv description")

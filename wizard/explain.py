@@ -373,7 +373,10 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
 
 
 def _unknown(body: str) -> Finding:
-    known = ", ".join(sorted(f"{x.title}" for x in KINDS.values()))
+    titles = sorted({x.title for x in KINDS.values()})
+    known: str = Msg(titles[0])
+    for t in titles[1:]:  # each kind's title a piece of its own, shown translated
+        known = known + ", " + Msg(t)
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
                    tuple(body.splitlines()[:5]), Msg("Give bringup the raw output of one of: {known}.", known=known), "")
 
