@@ -339,8 +339,8 @@ class ActionScreen(Screen[None]):
             return who + text + f", {lines}"
         took = seconds_between(run.started_at, run.ended_at)
         outcome = act.outcome_words(run.state, run.exit_status)
-        text = (_("{outcome} after {took}").format(outcome=outcome, took=fmt_duration(took)) if took is not None
-                else outcome)
+        text = (_("{outcome} after {took}").format(outcome=tr(outcome), took=fmt_duration(took)) if took is not None
+                else tr(outcome))
         text += f", {lines}" + (", " + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
         b = self.app.build
         st = b.store.step_states().get(run.step_id) if b is not None else None
@@ -413,7 +413,7 @@ class ActionScreen(Screen[None]):
             else:
                 st = b.store.step_states().get(run.step_id)
                 out.append(_("Result: {outcome}; nothing judged this run's output").format(
-                    outcome=act.outcome_words(run.state, run.exit_status))
+                    outcome=tr(act.outcome_words(run.state, run.exit_status)))
                     + (spaced(_("(step: {status})").format(status=_(st.status.value))) if st is not None else "") + "\n")
         out.append(where)
         return out

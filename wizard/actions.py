@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from wizard.i18n import Msg
 from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, reserve
 from wizard.probes import ProbeOutput
 from wizard.store import ActionRun, ActionState, DiskFullError, Store, disk_full_message, is_disk_full, state_dir_of
@@ -421,23 +422,24 @@ def outcome_words(state: ActionState | str, exit_status: int | None) -> str:
 
     A negative exit status is the supervisor's "ended by signal N" (``-N``), said with the signal's name; an
     operator's cancel is ``cancelled``, never ``failed``, with the signal's name also when the command reported it
-    as a shell does (``128 + N``: the progress wrapper, a shell script)."""
+    as a shell does (``128 + N``: the progress wrapper, a shell script). A :class:`wizard.i18n.Msg`: shown translated
+    through ``tr()``."""
     state = ActionState(state)
     if state is ActionState.RUNNING:
-        return "running"
+        return Msg("running")
     if state is ActionState.DRY_RUN:
-        return "dry run: nothing was run"
+        return Msg("dry run: nothing was run")
     if state is ActionState.CANCELLED:
         sig = (None if exit_status is None else -exit_status if exit_status < 0
                else exit_status - 128 if 128 < exit_status <= 128 + 64 else None)
-        return "cancelled" + (f" ({signal_name(sig)})" if sig else "")
+        return Msg("cancelled ({signal})", signal=signal_name(sig)) if sig else Msg("cancelled")
     if exit_status is None:
         if state is ActionState.INTERRUPTED:
-            return "interrupted (no exit status: its supervisor died)"
-        return f"{state.value} (no exit status: it did not start; its log says why)"
+            return Msg("interrupted (no exit status: its supervisor died)")
+        return Msg("{state} (no exit status: it did not start; its log says why)", state=Msg(state.value))
     if exit_status < 0:
-        return f"killed by {signal_name(-exit_status)}"
-    return f"{state.value} (exit status {exit_status})"
+        return Msg("killed by {signal}", signal=signal_name(-exit_status))
+    return Msg("{state} (exit status {status})", state=Msg(state.value), status=exit_status)
 
 
 DURATION_OPTIONS = {"wizard.progress": "--expect-s", "wizard.sample": "--seconds"}

@@ -1497,7 +1497,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 0
         from wizard.actions import outcome_words
 
-        print(outcome_words(run.state, run.exit_status))
+        print(tr(outcome_words(run.state, run.exit_status)))
         rc = 0 if run.state is ActionState.SUCCEEDED else 2
         if out.checked:  # the commands ran; then its check verified what they were for
             print(_("checking {step} ...").format(step=step.id))
@@ -1598,7 +1598,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from wizard.actions import outcome_words
 
         print(_("the run {outcome}; the verdicts below judge what it measured").format(
-            outcome=outcome_words(run.state, run.exit_status)), file=out)
+            outcome=tr(outcome_words(run.state, run.exit_status))), file=out)
         findings = res.findings
         verdict = overall(findings)
         extra = res.results
