@@ -389,6 +389,12 @@ CASES = [
     ("dkms-status__dkms-build-fail-580-pop-kernel.txt", "dkms-status", "fail", "580.119.02"),
     # held-out set 32 (real): another unit of the GPU stack
     ("nvidia-service-status__nv-peer-mem-active-exited.txt", "nvidia-service-status", "pass", "GPUDirect RDMA"),
+    # held-out round 7 (real): Fabric Manager / NVLSM refusing to start in its own words (FM_START_FAILURE)
+    ("nvidia-service-status__fabricmanager-precheck-hgx-b200-ib-umad-not-loaded-partial.txt", "nvidia-service-status",
+     "fail", "ib_umad"),
+    ("nvidia-service-status__nvlsm-talos-umad-init-no-ib-umad-oneline.txt", "nvidia-service-status", "fail", "nvlsm"),
+    ("nvidia-service-status__fabricmanager-talos-8x-h200-config-invalid-oneline.txt", "nvidia-service-status", "fail",
+     "fabric_node_config_file"),
 ]
 
 

@@ -406,6 +406,15 @@ FM_MISMATCH = re.compile(r"fabric manager NVIDIA GPU driver interface version (?
                          r"match with driver version (?P<drv>[0-9]+(?:\.[0-9]+)*)", re.I)
 """Fabric Manager's own refusal to start when its version differs from the driver (journal line)."""
 
+FM_START_FAILURE = re.compile(
+    r"(?P<umad>Kernel module \W?ib_umad\W? has not been loaded|umad_init: can't read ABI version.*?is ib_umad module "
+    r"loaded\??)|fabric manager config file item: (?P<item>\S+) has an invalid value|"
+    r"(?P<other>fabric ?manager cannot be started)", re.I)
+"""Fabric Manager (and, on NVLink 5 systems, the NVLink Subnet Manager NVLSM it starts) refusing to start, in its own
+words: the ib_umad kernel module missing (FM's pre-start check on NVL5+ systems, or NVLSM's ``umad_init`` warning), a
+configuration item with an invalid value, or its generic "fabric manager cannot be started". Seen in
+spectrocloud/CanvOS#700 (HGX B200), siderolabs/docs#581 and siderolabs/extensions#511 (H200, Talos)."""
+
 # ------------------------------------------------------------------ nv-fabricmanager --version
 
 
@@ -560,14 +569,14 @@ _NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-
 
 
 def detect_service(text: str) -> float:
-    """0.95 for Fabric Manager refusing the driver's version; 0.93 for ``systemctl status`` (or the journal) of
+    """0.95 for Fabric Manager refusing the driver's version or refusing to start (:data:`FM_START_FAILURE`); 0.93 for ``systemctl status`` (or the journal) of
     nvidia-fabricmanager / nvidia-persistenced / nvidia-dcgm; 0.9 for ``systemctl status`` of any other unit (its
     ``UNIT.service`` head line with ``Loaded:`` and ``Active:`` lines) or systemctl's "Unit X could not be found."; 0.6
     for one of the three named without a state; else 0."""
-    nvidia = "nvidia-" in text or "nv-hostengine" in text or "abric" in text
+    nvidia = "nvidia-" in text or "nv-hostengine" in text or "abric" in text or "umad" in text
     if not nvidia and ("Active:" not in text or ".service" not in text) and "could not be found" not in text:
         return 0.0  # cheap first: no NVIDIA unit named, no status lines
-    if nvidia and FM_MISMATCH.search(text):
+    if nvidia and (FM_MISMATCH.search(text) or FM_START_FAILURE.search(text)):
         return 0.95
     u = parse_systemctl_status(text)
     nv = [x for x in u.units.values() if _NV_UNITS.search(x.name)]

@@ -31,7 +31,7 @@ from wizard.install.packages import (
 from wizard.model import Finding, Verdict, worst
 from wizard.parsers.packages import (
     DKMS_BUILD_FAILED,
-    FM_MISMATCH, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
+    FM_MISMATCH, FM_START_FAILURE, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
     parse_rpm, parse_systemctl_show, parse_systemctl_status,
 )
 from wizard.probes import ProbeOutput
@@ -840,8 +840,48 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
             m = mism[0]
             return [Finding("driver.fabric_manager", Verdict.FAIL, Msg("Fabric Manager {group} does not match the driver {group2}", group=m.group('fm'), group2=m.group('drv')), "host", (m.group(0),),
                             Msg("Install Fabric Manager {group}.", group=m.group('drv')), SRC_FM)]
+        start = fm_start_failure(text)
+        if start is not None:
+            return [start]
         return _unreadable("driver.fabric_manager", text, "the systemctl status output", SRC_FM)
     return findings
+
+
+def fm_start_failure(text: str) -> Finding | None:
+    """Fabric Manager (or NVLSM, which it starts on NVLink 5 systems) refusing to start in its own words
+    (:data:`wizard.parsers.packages.FM_START_FAILURE`): a fail naming the cause, or None. Without Fabric Manager an
+    NVSwitch system's GPUs cannot use NVLink and CUDA does not initialise (error 802)."""
+    lines = [ln.strip() for ln in text.splitlines() if FM_START_FAILURE.search(ln)]
+    if not lines:
+        return None
+    m = FM_START_FAILURE.search(lines[0])
+    assert m is not None
+    ev = tuple(dict.fromkeys(lines[:4]))
+    if m.group("umad") or any("ib_umad" in ln for ln in lines):
+        who = (Msg("The NVLink Subnet Manager (NVLSM, which Fabric Manager runs on NVLink 5 systems) cannot start")
+               if "nvlsm" in lines[0].lower() else Msg("Fabric Manager cannot start"))
+        return Finding("driver.fabric_manager", Verdict.FAIL,
+                       Msg("{who}: the ib_umad kernel module is not loaded ('{line}'); on NVLink 5 systems (HGX B200, "
+                           "GB200) Fabric Manager and NVLSM reach the NVSwitches through it, so the GPUs get no NVLink "
+                           "fabric and CUDA fails to initialise", who=who, line=lines[0][:200]), "host", ev,
+                       Msg("Load it (`sudo modprobe ib_umad`) and have it load at every boot (`echo ib_umad | sudo tee "
+                           "/etc/modules-load.d/ib_umad.conf`; on an immutable OS such as Talos, in the machine "
+                           "configuration's kernel modules), then restart nvidia-fabricmanager and check "
+                           "`nvidia-smi -q | grep -A2 -i fabric` (State Completed, Status Success)."), SRC_FM)
+    if m.group("item"):
+        return Finding("driver.fabric_manager", Verdict.FAIL,
+                       Msg("Fabric Manager cannot start: its configuration item {item} has an invalid value ('{line}')",
+                           item=m.group("item"), line=lines[0][:200]), "host", ev,
+                       Msg("Fix {item} in the Fabric Manager configuration (/usr/share/nvidia/nvswitch/fabricmanager.cfg, "
+                           "or the values a container or OS extension passes it) against the configuration options in "
+                           "the Fabric Manager User Guide, then restart nvidia-fabricmanager and check `nvidia-smi -q | "
+                           "grep -A2 -i fabric` (State Completed, Status Success).", item=m.group("item")), SRC_FM)
+    return Finding("driver.fabric_manager", Verdict.FAIL,
+                   Msg("Fabric Manager cannot start: '{line}'", line=lines[0][:200]), "host", ev,
+                   Msg("Read `journalctl -u nvidia-fabricmanager` (and /var/log/fabricmanager.log) for the reason it "
+                       "gives before this line: a driver/Fabric Manager version mismatch, a missing kernel module or "
+                       "a configuration error; fix it, then restart nvidia-fabricmanager and check `nvidia-smi -q | "
+                       "grep -A2 -i fabric` (State Completed, Status Success)."), SRC_FM)
 
 
 def _driver_in_text(text: str) -> tuple[str, str]:
