@@ -34,7 +34,7 @@ from wizard.parsers.cuda import cuda_error_lookup, version_tuple
 from wizard.parsers.cuda_env import MAX_LINES, CudaEnvReport, EnvGpu, parse_cuda_env
 from wizard.rules.driver_chain import FAIL_CLASSES, judge_chain
 from wizard.rules.toolwords import chain_words
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg
 
 FID = "driver.cuda_env"
 
@@ -149,9 +149,10 @@ def _versions(r: CudaEnvReport, who: str) -> Finding | None:
         return None
     head = (Msg('{who}: the driver supports CUDA {driver_cuda} and the library runs the CUDA {runtime} {what}', who=who, driver_cuda=r.driver_cuda, runtime=runtime, what=what))
     need = min_driver(runtime)
-    upgrade = (N_(f"Upgrade the NVIDIA driver to one that supports CUDA {runtime}")
-               + (f" (>= {need[0]}, NVIDIA's toolkit/driver table)" if need else "")
-               + f", or install a {r.tool or 'library'} build for CUDA {r.driver_cuda} or older.")
+    upgrade = (Msg("Upgrade the NVIDIA driver to one that supports CUDA {runtime}", runtime=runtime)
+               + (Msg(" (>= {need}, NVIDIA's toolkit/driver table)", need=need[0]) if need else "")
+               + Msg(", or install a {tool} build for CUDA {driver_cuda} or older.", tool=r.tool or Msg("library"),
+                     driver_cuda=r.driver_cuda))
     if have >= want:
         return Finding(FID, Verdict.PASS, Msg("{head}: the driver is new enough for that runtime{local}{no_dev}", head=head, local=local, no_dev=no_dev), "host", ev, "", SRC_COMPAT)
     if have[0] < want[0]:

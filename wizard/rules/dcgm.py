@@ -33,7 +33,7 @@ from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
@@ -149,11 +149,11 @@ def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
         r = (f"Rerun the test on {g} alone (`dcgmi diag -r N -i <gpu>`) and read its message (DCGM_FR_* codes are "
              "in the DCGM documentation).")
     if "pcie" in t and NVLINK_DOWN.search(text):
-        r = (N_(f"DCGM's PCIe test failed on NVLink links it found down on {g}. If these GPUs have NVLink (SXM "
-             "modules, NVL or bridged cards): `nvidia-smi nvlink -s` and, on NVSwitch systems, `systemctl status "
-             "nvidia-fabricmanager` (`nvidia-smi -q | grep -A2 Fabric` should read Completed), then reset or reboot "
-             "and rerun. If they are PCIe cards without NVLink, DCGM's NVLink check is a known false alarm: set "
-             "gpu_model in the plan so bringup can tell, and judge the PCIe bandwidth lines instead."))
+        r = Msg("DCGM's PCIe test failed on NVLink links it found down on {gpus}. If these GPUs have NVLink (SXM "
+                "modules, NVL or bridged cards): `nvidia-smi nvlink -s` and, on NVSwitch systems, `systemctl status "
+                "nvidia-fabricmanager` (`nvidia-smi -q | grep -A2 Fabric` should read Completed), then reset or "
+                "reboot and rerun. If they are PCIe cards without NVLink, DCGM's NVLink check is a known false alarm: "
+                "set gpu_model in the plan so bringup can tell, and judge the PCIe bandwidth lines instead.", gpus=g)
     if "thermal" in text or "temperature" in text:
         r += " Thermal violations were reported: check the cooling (fans, airflow, inlet temperature, thermal interface)."
     return r
@@ -170,17 +170,18 @@ def _nvswitch_hint(d: DcgmDiag) -> str:
              for i in ids if i in rows}
     if len(names) != 1:
         return ""
-    return f"; this run shows {len(ids)} x {names.pop()}"
+    return Msg("; this run shows {n} x {name}", n=len(ids), name=names.pop())
 
 
 def _not_ready_remedy(d: DcgmDiag) -> str:
-    return (N_("CUDA could not initialise: error 802 'system not yet initialized' (cudaErrorSystemNotReady) means a "
-            "system service CUDA needs is not running, not a GPU fault. On an NVSwitch system (HGX/DGX with SXM "
-            f"GPUs{_nvswitch_hint(d)}) that is Fabric Manager: `systemctl status nvidia-fabricmanager`; enable and "
-            "start it (`sudo systemctl enable --now nvidia-fabricmanager`) at exactly the driver's version ")
-            + (f"({d.metadata.get('Driver Version Detected')}; " if d.metadata.get("Driver Version Detected") else "(")
-            + "`nv-fabricmanager --version` shows Fabric Manager's), check that `nvidia-smi -q | grep -A2 -i "
-            "fabric` says State Completed, then rerun the diagnostic. Do not RMA a GPU over this result.")
+    driver = d.metadata.get("Driver Version Detected")
+    return Msg("CUDA could not initialise: error 802 'system not yet initialized' (cudaErrorSystemNotReady) means a "
+               "system service CUDA needs is not running, not a GPU fault. On an NVSwitch system (HGX/DGX with SXM "
+               "GPUs{hint}) that is Fabric Manager: `systemctl status nvidia-fabricmanager`; enable and start it "
+               "(`sudo systemctl enable --now nvidia-fabricmanager`) at exactly the driver's version ({driver}"
+               "`nv-fabricmanager --version` shows Fabric Manager's), check that `nvidia-smi -q | grep -A2 -i fabric` "
+               "says State Completed, then rerun the diagnostic. Do not RMA a GPU over this result.",
+               hint=_nvswitch_hint(d), driver=f"{driver}; " if driver else "")
 
 
 def _gpu_ids(d: DcgmDiag) -> list[int]:

@@ -548,11 +548,12 @@ https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
 def _coded_text(e: Any) -> str:
     """'CUDA error 802 = cudaErrorSystemNotReady ("system not yet initialized"): <meaning>' for a resolved error."""
     i = e.info
+    said = i.message.split("|")[0]
     if e.printed is not None and e.printed != i.code:
-        num = f"CUDA error {e.printed} (CUDA <= 10.0 numbering; {i.code} today) = {i.name}"
-    else:
-        num = f"CUDA error {i.code} = {i.name}"
-    return f"{num} (\"{i.message.split('|')[0]}\"): {i.meaning}"
+        return Msg('CUDA error {printed} (CUDA <= 10.0 numbering; {code} today) = {name} ("{said}"): {meaning}',
+                   printed=e.printed, code=i.code, name=i.name, said=said, meaning=i.meaning)
+    return Msg('CUDA error {code} = {name} ("{said}"): {meaning}', code=i.code, name=i.name, said=said,
+               meaning=i.meaning)
 
 
 def _gib(v: str) -> float | None:

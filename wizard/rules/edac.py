@@ -203,9 +203,12 @@ def _judge_edac(facts: EdacFacts, source: str) -> list[Finding]:
             out.append(Finding("health.host_memory", Verdict.WARN,
                                Msg("{where}: {ce} corrected (CE) memory error(s) since the counters were reset", where=where, ce=c.ce), where,
                                cap([source] + c.evidence),
-                               N_("Corrected errors: re-read the counter after the validation stages; if it grows, replace "
-                               f"the DIMM {c.label or ''} at the next maintenance (`ras-mc-ctl --errors` shows when).").replace(
-                                   "DIMM  at", "DIMM at"), SRC_EDAC,
+                               (Msg("Corrected errors: re-read the counter after the validation stages; if it grows, "
+                                    "replace the DIMM {label} at the next maintenance (`ras-mc-ctl --errors` shows "
+                                    "when).", label=c.label) if c.label else
+                                N_("Corrected errors: re-read the counter after the validation stages; if it grows, "
+                                   "replace the DIMM at the next maintenance (`ras-mc-ctl --errors` shows when).")),
+                               SRC_EDAC,
                                measured=measure(c.ce, 0, "errors", "at_most", f"{where}: corrected memory errors")))
     if out:
         return out

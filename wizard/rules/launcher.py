@@ -58,31 +58,34 @@ SIGNALS: dict[int, tuple[str, str]] = {
 
 def _remedy(sig: int, hosts: str) -> tuple[str, str]:
     """What to check for a death by signal ``sig`` and the public source of that advice."""
-    on = f" on {hosts}" if hosts else ""
+    on = Msg(" on {hosts}", hosts=hosts) if hosts else ""
     if sig == 9:
-        return (N_(f"SIGKILL is usually the kernel's OOM killer (host RAM, not GPU memory) or a scheduler/operator kill: "
-                f"run `dmesg -T | grep -i -e oom -e 'killed process'`{on} and `free -g`; if the OOM killer fired, "
-                "lower each rank's host memory (DataLoader workers, a full checkpoint loaded by every rank: use "
-                "sharded or rank-0 loading) or add RAM; also check the scheduler's memory limit (cgroup, Slurm "
-                "--mem, Kubernetes limits)."), SRC_OOM)
+        return (Msg("SIGKILL is usually the kernel's OOM killer (host RAM, not GPU memory) or a scheduler/operator kill: "
+                    "run `dmesg -T | grep -i -e oom -e 'killed process'`{on} and `free -g`; if the OOM killer fired, "
+                    "lower each rank's host memory (DataLoader workers, a full checkpoint loaded by every rank: use "
+                    "sharded or rank-0 loading) or add RAM; also check the scheduler's memory limit (cgroup, Slurm "
+                    "--mem, Kubernetes limits).", on=on), SRC_OOM)
     if sig == 6:
-        return (N_("SIGABRT under NCCL is most often the ProcessGroupNCCL watchdog aborting after a collective timed "
-                "out or failed: read the ranks' stderr above this summary for 'Watchdog caught collective operation "
-                f"timeout' or 'NCCL error', rerun with NCCL_DEBUG=INFO, and check `dmesg | grep -i xid`{on}; run "
-                "nccl-tests across the same GPUs to separate the machine from the program."), SRC_NCCL_WATCHDOG)
+        return (Msg("SIGABRT under NCCL is most often the ProcessGroupNCCL watchdog aborting after a collective timed "
+                    "out or failed: read the ranks' stderr above this summary for 'Watchdog caught collective "
+                    "operation timeout' or 'NCCL error', rerun with NCCL_DEBUG=INFO, and check `dmesg | grep -i "
+                    "xid`{on}; run nccl-tests across the same GPUs to separate the machine from the program.", on=on),
+                SRC_NCCL_WATCHDOG)
     if sig == 7:
-        return (N_(f"SIGBUS in a training job is almost always shared memory running out: check `df -h /dev/shm`{on}; "
-                "in a container start it with `--ipc=host` or a larger `--shm-size` (Docker's default is 64 MB), "
-                "in Kubernetes mount an emptyDir with medium: Memory at /dev/shm."), SRC_SHM)
+        return (Msg("SIGBUS in a training job is almost always shared memory running out: check `df -h "
+                    "/dev/shm`{on}; in a container start it with `--ipc=host` or a larger `--shm-size` (Docker's "
+                    "default is 64 MB), in Kubernetes mount an emptyDir with medium: Memory at /dev/shm.", on=on),
+                SRC_SHM)
     if sig == 11:
-        return ("A segmentation fault is in native code (CUDA, NCCL, a compiled extension, or mismatched "
-                "libraries): run with `python -X faulthandler` or TORCH_SHOW_CPP_STACKTRACES=1 to get the native "
-                f"stack, and check `dmesg | grep -i -e segfault -e xid`{on}.", SRC_SIGNAL)
+        return (Msg("A segmentation fault is in native code (CUDA, NCCL, a compiled extension, or mismatched "
+                    "libraries): run with `python -X faulthandler` or TORCH_SHOW_CPP_STACKTRACES=1 to get the native "
+                    "stack, and check `dmesg | grep -i -e segfault -e xid`{on}.", on=on), SRC_SIGNAL)
     if sig == 15:
-        return ("SIGTERM comes from the launcher, a scheduler or an operator: the launcher sends it to the other "
-                "ranks after one failed, so look for the first rank that failed with another code; on a cluster "
-                "check the scheduler's log (time limit, pre-emption).", SRC_SIGNAL)
-    return (N_(f"Read the rank's stderr above this summary and `dmesg -T`{on} for what sent the signal."), SRC_SIGNAL)
+        return (N_("SIGTERM comes from the launcher, a scheduler or an operator: the launcher sends it to the other "
+                   "ranks after one failed, so look for the first rank that failed with another code; on a cluster "
+                   "check the scheduler's log (time limit, pre-emption)."), SRC_SIGNAL)
+    return (Msg("Read the rank's stderr above this summary and `dmesg -T`{on} for what sent the signal.", on=on),
+            SRC_SIGNAL)
 
 
 def _who(e: RankExit) -> str:

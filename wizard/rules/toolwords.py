@@ -282,8 +282,9 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     absent = hits(_NV_LIBS_ABSENT)
     if absent:
         out.append(ChainWords(
-            "libcuda", Verdict.FAIL, Msg(f"the container runtime finds none of the NVIDIA driver's binaries or libraries on "
-            f"the host where {who} runs (--nv): the host has no NVIDIA driver user space, so the container gets no GPU"),
+            "libcuda", Verdict.FAIL, Msg("the container runtime finds none of the NVIDIA driver's binaries or libraries "
+                                         "on the host where {who} runs (--nv): the host has no NVIDIA driver user "
+                                         "space, so the container gets no GPU", who=who),
             N_("Install the NVIDIA driver on the host (`nvidia-smi` must work there); if it is installed in a non-standard "
             "place, list its libraries in nvliblist.conf (or use --nvccli with the NVIDIA Container Toolkit)."),
             SRC_TOOL_MISSING, tuple(dict.fromkeys(absent))[:5]))
@@ -332,12 +333,12 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         refused = "unable to compile" in m.group("rest").lower() or inst.split(".")[0] != built.split(".")[0]
         out.append(ChainWords(
             "toolkit_vs_torch", Verdict.FAIL if refused else Verdict.PASS,
-            (f"DeepSpeed refuses to build its CUDA ops: the installed CUDA toolkit {inst} and torch's CUDA {built} differ "
-             "in major version" if refused else
-             Msg(f"DeepSpeed builds its CUDA ops with the installed CUDA toolkit {inst} for torch built with CUDA {built}: "
-             "same major version, API compatible (DeepSpeed accepts it)")),
-            (f"Install a CUDA toolkit of torch's major version ({built}) and point CUDA_HOME at it, or a torch build "
-             f"for CUDA {inst}." if refused else ""), SRC_DS_CUDA, (ln,)))
+            (Msg("DeepSpeed refuses to build its CUDA ops: the installed CUDA toolkit {inst} and torch's CUDA {built} "
+                 "differ in major version", inst=inst, built=built) if refused else
+             Msg("DeepSpeed builds its CUDA ops with the installed CUDA toolkit {inst} for torch built with CUDA "
+                 "{built}: same major version, API compatible (DeepSpeed accepts it)", inst=inst, built=built)),
+            (Msg("Install a CUDA toolkit of torch's major version ({built}) and point CUDA_HOME at it, or a torch "
+                 "build for CUDA {inst}.", built=built, inst=inst) if refused else ""), SRC_DS_CUDA, (ln,)))
 
     dnn = hits(_CUDNN)
     if dnn:
