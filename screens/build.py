@@ -39,8 +39,7 @@ class PaneList(OptionList):
 class BuildScreen(Screen[None]):
     app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
-        Binding("tab", "switch_list", "Other list"),
-        Binding("shift+tab", "switch_list", "Other list", show=False),
+        Binding("tab,shift+tab", "switch_list", "Other list"),
         Binding("c", "check_stage", "Check stage"),
         Binding("escape", "back", "Back"),
     ]

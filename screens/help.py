@@ -21,6 +21,7 @@ WORDS: dict[tuple[str, str], str] = {
     ("StartScreen", "new"): N_("start a new build (the old one stays on disk)"),
     ("BuildScreen", "check_stage"): N_("run every automatic check of the highlighted stage"),
     ("BuildScreen", "back"): N_("back to the welcome screen"),
+    ("BuildScreen", "switch_list"): N_("between the stages and the steps"),
     ("StepScreen", "check"): N_("check: run this step's automatic checks"),
     ("StepScreen", "run_action"): N_("run the step's action (asks first, shows every command)"),
     ("StepScreen", "show_log"): N_("the action's log"),
@@ -35,6 +36,8 @@ WORDS: dict[tuple[str, str], str] = {
     ("ActionScreen", "cancel"): N_("cancel the run (SIGTERM to its process group)"),
     ("ActionScreen", "results"): N_("switch between the log and the results (validations)"),
     ("SizingScreen", "use_plan"): N_("use the result as the build's plan (a SHORT plan asks first)"),
+    ("SizingScreen", "scroll_results(1)"): N_("scroll the results down a page, from any field"),
+    ("SizingScreen", "scroll_results(-1)"): N_("scroll the results up a page, from any field"),
     ("FleetScreen", "recheck"): N_("check every node again"),
 }
 """The help's longer words for a binding (screen class name, action); a binding without them shows its footer
@@ -43,7 +46,6 @@ description. A test holds every entry to a binding that exists."""
 EXTRA: dict[str, tuple[str, ...]] = {
     "BringupApp": (N_("tab / shift+tab  next / previous control"), N_("arrows  move, scroll     enter  open")),
     "BuildScreen": (N_("enter  open the highlighted stage or step"),
-                    N_("tab / shift+tab  between the stages and the steps"),
                     N_("arrows, home, end  move within the focused list")),
     "StepScreen": (N_("enter on a finding: show or hide its evidence"),),
     "SizingScreen": (N_("tab / shift+tab  between fields"),
@@ -106,7 +108,8 @@ choose Resume (it goes on at the next open step). A restarted
 bringup re-attaches to a running action, or marks one that died
 without an exit status as interrupted. A second bringup on the
 same build is read-only. Where the footer is too narrow for
-every key, F1 says how many it left out ("Help +2"): they work.
+every key, F1 says how many it left out ("Help (+2 keys)"):
+they all work.
 """)
 
 
@@ -115,14 +118,17 @@ def command_lines(width: int = 60) -> str:
     import argparse
     import textwrap
 
-    from wizard.cli import build_parser
+    from wizard.cli import _has_wide, _wrap_cells, build_parser
 
     out = [_("Command line (bringup SUBCOMMAND --help for more):")]
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
-                out += textwrap.wrap(f"{choice.dest:<9} {choice.help or ''}", width, initial_indent="  ",
-                                     subsequent_indent=" " * 12)
+                text = f"{choice.dest:<9} {choice.help or ''}"
+                if _has_wide(text):  # Chinese: wrap by terminal cells, the help under itself
+                    out += _wrap_cells(f"  {choice.dest:<9} ", choice.help or "", width, 12)
+                else:
+                    out += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent=" " * 12)
     return "\n".join(out)
 
 
