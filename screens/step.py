@@ -23,7 +23,7 @@ from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import _, spaced, tr
-from wizard.model import proven_by_run, StepStatus, Verdict
+from wizard.model import AUTO_SKIP_PREFIX, proven_by_run, StepStatus, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -243,7 +243,11 @@ class StepScreen(Screen[None]):
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
-            notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + b.reason_shown(state))
+            shown = b.reason_shown(state)
+            if st is StepStatus.SKIPPED and state.reason.startswith(AUTO_SKIP_PREFIX):
+                notes.append(shown[:1].upper() + shown[1:])  # "Not applicable: ...", the machine's own skip
+            else:
+                notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + shown)
         if b.stale(step.id):
             notes.append(_("Rebooted since this was verified: check it again."))
         waiting = [r for r in step.requires if not b.status(r).done]
@@ -283,7 +287,7 @@ class StepScreen(Screen[None]):
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
-        title.update(f"{_('Findings')} ({short_time(run_meta['finished_at']) if run_meta else ''})")
+        title.update(_("Findings ({when})").format(when=short_time(run_meta["finished_at"]) if run_meta else ""))
         opened = False
         widgets = []
         for f in findings:

@@ -266,10 +266,14 @@ def tr(text: str) -> str:
 
 
 def _tr_part(template: str | None, args: Any) -> str:
-    """One piece of a :class:`Msg` translated (a plain piece is looked up as a message id as it is)."""
+    """One piece of a :class:`Msg` translated (a plain piece is looked up as a message id as it is). Its arguments:
+    a Msg (a clause built elsewhere) is translated; a plain string with a space in it that is itself a message id (a
+    constant message passed on as a clause, e.g. a wrapped finding's message) is looked up too; any other value is
+    shown as it is (a number, a name, a path)."""
     if template is None:
         return gettext(args) if args.strip() else args
-    shown = {k: (tr(v) if isinstance(v, Msg) else v) for k, v in args.items()}  # clauses built elsewhere, translated
+    shown = {k: (tr(v) if isinstance(v, Msg) else gettext(v) if isinstance(v, str) and " " in v else v)
+             for k, v in args.items()}
     try:
         return gettext(template).format(**shown)
     except (KeyError, IndexError, ValueError, TypeError):  # a catalogue entry that does not fit: the English

@@ -46,7 +46,8 @@ def needs_gpu(check: Check) -> Check:
         if not _no_gpu(outputs):
             return found
         return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="",
-                                    message=Msg("skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: {message}", message=f.message)) for f in found]
+                                    message=Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: {message}",
+                                                message=f.message)) for f in found]
 
     wrapped.__name__ = f"needs_gpu_{check.__name__}"
     wrapped.__doc__ = f"{check.__doc__ or check.__name__} Skipped when no NVIDIA GPU is on the PCI bus."
