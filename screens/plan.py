@@ -16,15 +16,18 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from wizard.i18n import _, ngettext
+from wizard.i18n import _, ngettext, tr
 from wizard.plan import PLAN_KEYS, parse_value
 
 
 def shown(v: object) -> str:
+    """A plan answer as the form and the CLI write it: ``38.0`` -> ``38``, booleans as true/false, "" for none."""
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
     return str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
 
 
@@ -88,7 +91,7 @@ class PlanDialog(ModalScreen[dict | None]):
             try:
                 changes[k] = parse_value(k, raw)
             except ValueError as exc:
-                err.update(f"  ! {exc}")
+                err.update(f"! {tr(exc.args[0]) if exc.args else exc}")
                 err.display = True
                 ok = False
         return changes if ok else None

@@ -16,6 +16,7 @@ Below 76 columns the form and the results stack (60x20 works). In basic mode the
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -26,6 +27,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from rich.text import Text
 
+from screens.plan import shown
 from screens.widgets import KeyFooter, TopBar
 from wizard import sizing as sz
 from wizard.i18n import N_, _, spaced, tr
@@ -106,7 +108,7 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-input:focus { text-style: reverse; }
     SizingScreen .sz-row:focus-within .sz-label { text-style: bold reverse; }
     SizingScreen Select.sz-input { width: 1fr; }
-    SizingScreen .sz-error { color: $error; height: auto; display: none; }
+    SizingScreen .sz-error { color: $error; height: auto; display: none; padding-left: 2; }
     SizingScreen #sz-summary { padding-bottom: 1; height: auto; }
     SizingScreen .sz-result { margin-bottom: 1; height: auto; }
     SizingScreen .sz-math { padding-left: 2; }
@@ -132,9 +134,9 @@ class SizingScreen(Screen[None]):
         yield Static(_("Plan & sizing: what the workload needs from this machine"), id="sz-head",
                      markup=False)
         values = dict(sz.FIELDS)
-        values.update(self._stored())
-        values.update(self._from_plan())
-        values.update(self.initial)
+        chosen = {**self._stored(), **self._from_plan(), **self.initial}
+        values.update(chosen)
+        self._gpu_default = "gpu" not in chosen  # nobody chose the GPU yet: the summary says it is the default
         self._saved = {k: str(values.get(k, "")) for k in sz.FIELDS}
         with Horizontal(id="sz-body"):
             with VerticalScroll(id="sz-form", can_focus=False):
@@ -243,7 +245,7 @@ class SizingScreen(Screen[None]):
         for _section, name, _label, _options, _placeholder in FORM:
             err = self.query_one(f"#err-{name}", Static)
             msg = errors.get(name, "")
-            err.update(f"  ! {tr(msg)}" if msg else "")
+            err.update(f"! {tr(msg)}" if msg else "")  # wrapped lines stay under it (the padding)
             err.display = bool(msg)
         self.result = sz.size(inputs)
         self.query_one("#sz-summary", Static).update(self._summary(self.result))
@@ -275,11 +277,14 @@ class SizingScreen(Screen[None]):
             n += spaced(_("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either")))
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
         t.append(_(". ") + _("Min GPUs: {count}. Host RAM counted {ram} GiB. {watts} W").format(
-            count=n, ram=f"{s.host_min / sz.GiB:,.0f}", watts=f"{s.load_w:,.0f}")
+            count=n, ram=f"{math.ceil(s.host_min / sz.GiB):,}", watts=f"{s.load_w:,.0f}")  # rounded up, as F3 writes it
                  + (spaced(_("(GPUs only so far).")) if partial else "."))
         if self.errors:
             t.append("\n! " + _("{count} field(s) refused: their defaults are used").format(count=len(self.errors)),
                      style="bold")
+        if getattr(self, "_gpu_default", False) and inp.gpu == sz.FIELDS.get("gpu"):
+            t.append("\n" + _("GPU {gpu} is the form's default: choose yours under 'GPU model' (the GPU section, "
+                              "below) before F3.").format(gpu=inp.gpu), style="italic")
         return t
 
     @staticmethod
@@ -355,7 +360,7 @@ class SizingScreen(Screen[None]):
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
-        self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={v}" for k, v in answers.items()))
+        self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={shown(v)}" for k, v in answers.items()))
                     + (spaced(_("(kept although SHORT: {short})").format(short=short)) if short else ""),
                     severity="warning" if short else "information", timeout=8)
 

@@ -173,8 +173,8 @@ DS_HOST_INIT_BYTES = 4
 (``total_params * 4 * num_gpus_per_node * additional_buffer_factor``)."""
 
 CORES_PER_GPU_REFERENCES = (
-    (14, "DGX H100: 2x 56-core Xeon 8480C = 112 cores / 8 GPUs", SRC_DGX_H100),
-    (15, "MLPerf 8x B200 system: 2x 60 cores = 120 / 8 GPUs", "mlcommons inference_results v6.0 nebius_b200_n1.json"),
+    (14, Msg("DGX H100: 2x 56-core Xeon 8480C = 112 cores / 8 GPUs"), SRC_DGX_H100),
+    (15, Msg("MLPerf 8x B200 system: 2x 60 cores = 120 / 8 GPUs"), "mlcommons inference_results v6.0 nebius_b200_n1.json"),
 )
 """CPU cores per GPU of shipping 8-GPU systems: references, not rules."""
 
@@ -1132,7 +1132,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                          tp=inp.tp, pp=inp.pp, mp=inp.mp, nd=nd))
     name = Msg("paper") if inp.accounting == "zero" else Msg("HF accounting")
     formula = PAPER_FORMULA[inp.zero_stage] if inp.accounting == "zero" and inp.method in ("pretrain", "full") else ""
-    lines.append(f"{name}{' ' + formula if formula else ''}: {fmt_bytes(sz.model_states_per_gpu)}")
+    lines.append(Msg("{name} {formula}: {states}", name=name, formula=formula, states=fmt_bytes(sz.model_states_per_gpu))
+                 if formula else Msg("{name}: {states}", name=name, states=fmt_bytes(sz.model_states_per_gpu)))
     llp = sz.largest_layer / inp.tp
     if sz.ds_states_per_gpu is not None:
         t = sz.trainable / inp.mp
@@ -1337,7 +1338,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                       tuple(lines), "; ".join(s for _, _, s in CORES_PER_GPU_REFERENCES)))
 
     # 8. NVMe
-    what = "adapters" if inp.method in ("lora", "qlora") else "model"
+    what = Msg("adapter") if inp.method in ("lora", "qlora") else Msg("model")
     lines = [Msg("checkpoint = {what} weights + optimizer states: {trainable} x ({weights}+{master}+{optimizer}) B = "
                  "{checkpoint_bytes}", what=what, trainable=fmt_count(sz.trainable), weights=_b(pp['weights']), master=_b(pp['master']), optimizer=_b(pp['optimizer']), checkpoint_bytes=fmt_bytes(sz.checkpoint_bytes)),
              Msg("kept: {checkpoints_kept} x {checkpoint_bytes}",
