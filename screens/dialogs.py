@@ -100,15 +100,20 @@ class SkipDialog(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, step_title: str) -> None:
+    def __init__(self, step_title: str, example: str = "") -> None:
+        """``example``: a reason that fits the step, shown whole under the question (a placeholder would be cut at
+        the field's edge and vanish at the first key)."""
         super().__init__()
         self.step_title = step_title
+        self.example = example
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Skip: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
             yield Static(_("Why? The reason is kept in the build record."), markup=False)
-            yield Input(placeholder=_("e.g. PCIe-only server, no NVSwitch"), id="reason")
+            if self.example:
+                yield Static(self.example, classes="muted", markup=False)
+            yield Input(placeholder=_("the reason (required)"), id="reason")
             yield Static("", id="skip-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Skip (enter)"), id="ok", variant="warning", compact=True)

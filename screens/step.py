@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Collapsible, Input, Static
+from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
 from screens.dialogs import SkipDialog
@@ -22,7 +22,7 @@ from screens.widgets import KeyFooter, TopBar
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import _, spaced, tr
+from wizard.i18n import N_, _, spaced, tr
 from wizard.model import AUTO_SKIP_PREFIX, proven_by_run, StepStatus, Verdict
 
 if TYPE_CHECKING:
@@ -30,18 +30,18 @@ if TYPE_CHECKING:
 
 
 SKIP_EXAMPLES = {
-    "plan": "e.g. single node on an existing rack: sized and budgeted by the vendor",
-    "grounding": "e.g. racked, cabled and inventoried by the vendor before delivery",
-    "bios": "e.g. cloud instance: no access to the firmware setup",
-    "os": "e.g. provider-managed image: the provider owns this setting",
-    "driver": "e.g. the provider's image ships and manages the driver",
-    "health": "e.g. no GPU in this VM: checked on the GPU node",
-    "gpu": "e.g. no GPU in this VM: validated on the GPU node",
-    "node": "e.g. no GPU in this VM: validated on the GPU node",
-    "multinode": "e.g. a single-node deployment",
-    "report": "e.g. the acceptance report is made by the provider",
-    "driver.fabric_manager": "e.g. PCIe-only server, no NVSwitch",
-    "plan.power": "e.g. single node on an existing rack: power and cooling already budgeted",
+    "plan": N_("e.g. single node on an existing rack: sized and budgeted by the vendor"),
+    "grounding": N_("e.g. racked, cabled and inventoried by the vendor before delivery"),
+    "bios": N_("e.g. cloud instance: no access to the firmware setup"),
+    "os": N_("e.g. provider-managed image: the provider owns this setting"),
+    "driver": N_("e.g. the provider's image ships and manages the driver"),
+    "health": N_("e.g. no GPU in this VM: checked on the GPU node"),
+    "gpu": N_("e.g. no GPU in this VM: validated on the GPU node"),
+    "node": N_("e.g. no GPU in this VM: validated on the GPU node"),
+    "multinode": N_("e.g. a single-node deployment"),
+    "report": N_("e.g. the acceptance report is made by the provider"),
+    "driver.fabric_manager": N_("e.g. PCIe-only server, no NVSwitch"),
+    "plan.power": N_("e.g. single node on an existing rack: power and cooling already budgeted"),
 }
 """The skip dialog's example reason: by step id, else by stage id (a reason that fits that step)."""
 
@@ -50,17 +50,6 @@ STATUS_SAYS = {StepStatus.PASSED: Verdict.PASS, StepStatus.WARNED: Verdict.WARN,
                StepStatus.SKIPPED: Verdict.SKIP}
 """The verdict a status already says: the header names the verdict only when it adds to the status (a confirmed
 step's, a pending step's unknown, a cpu-only run's software-path verdict)."""
-
-
-class StepSkipDialog(SkipDialog):
-    """The skip dialog with an example reason that fits the step (:data:`SKIP_EXAMPLES`)."""
-
-    def __init__(self, step_title: str, example: str) -> None:
-        super().__init__(step_title)
-        self.example = example
-
-    def on_mount(self) -> None:  # after SkipDialog's own (Textual calls each class's handler)
-        self.query_one(Input).placeholder = self.example
 
 
 class FindingTitle(CollapsibleTitle):
@@ -384,9 +373,11 @@ class StepScreen(Screen[None]):
             if reason:
                 self.build.skip(step_id, reason)
                 self.app.bump()
+                if self.step_id == step_id:  # as a confirmation does: on to the next open step
+                    self.next_open(_("skipped: {title}").format(title=_(self.build.step(step_id).title)))
 
         example = SKIP_EXAMPLES.get(step_id) or SKIP_EXAMPLES.get(self.step.stage_id, "")
-        self.app.push_screen(StepSkipDialog(self.step.title, example), done)
+        self.app.push_screen(SkipDialog(self.step.title, _(example) if example else ""), done)
 
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
