@@ -23,8 +23,8 @@ from textual.widgets.option_list import Option
 
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar
-from wizard.i18n import _
-from wizard.model import StepStatus
+from wizard.i18n import _, ngettext, spaced
+from wizard.model import AUTO_SKIP_PREFIX, StepStatus
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -134,8 +134,13 @@ class BuildScreen(Screen[None]):
         st = b.stages[stages.highlighted]
         self.stage_id = st.id
         word = status_text(b.stage_status(st), self.app.basic).plain.strip()
+        states_now = b.store.step_states()
+        n_a = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].status is StepStatus.SKIPPED
+                  and states_now[s.id].reason.startswith(AUTO_SKIP_PREFIX))
         self._steps_title = (f"{_(st.title)}: {word}" if self.narrow()
                              else _("{stage}: steps").format(stage=_(st.title)))
+        if n_a:  # a passed stage whose steps were found not applicable says so: not everything was verified
+            self._steps_title += spaced(ngettext("({n} not applicable)", "({n} not applicable)", n_a).format(n=n_a))
         self.mark_focused_pane()
         lst = self.query_one("#steps", OptionList)
         keep = lst.highlighted

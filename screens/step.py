@@ -228,7 +228,10 @@ class StepScreen(Screen[None]):
             line += " | " + _("checking") + "..."
         line += f" | {step.id}"
         if state:
-            line += f" | {short_time(state.updated_at)}" + (" " + _("by {user}").format(user=state.user) if state.user else "")
+            # a person's confirmation or skip is theirs ("by root"); a check's skip was found by the machine
+            by = (_("checked by {user}") if state.status is StepStatus.SKIPPED and state.reason.startswith(AUTO_SKIP_PREFIX)
+                  else _("by {user}"))
+            line += f" | {short_time(state.updated_at)}" + (" " + by.format(user=state.user) if state.user else "")
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:

@@ -22,7 +22,7 @@ import gettext as _gettext
 import io
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 DOMAIN = "bringup"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "assets" / "locale"
@@ -119,6 +119,15 @@ def setup(flag: str | None = None, environ: Mapping[str, str] | None = None) -> 
 def gettext(message: str) -> str:
     """``message`` in the current language (itself when untranslated)."""
     return translations(_current).gettext(message)
+
+
+def joined(sep: str, items: Iterable[str]) -> str:
+    """``sep.join(items)`` that keeps each :class:`Msg` item a piece of its own (shown translated); a plain
+    ``str.join`` would turn the clauses into one English string."""
+    out: str = ""
+    for i, item in enumerate(items):
+        out = item if i == 0 else out + sep + item
+    return out
 
 
 def spaced(text: str) -> str:

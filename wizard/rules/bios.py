@@ -34,7 +34,7 @@ from wizard.parsers.platform import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg, joined
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -256,7 +256,7 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     cmd = facts_of(out).parse_text("cmdline", parse_cmdline)
     assert cmd is not None
     args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu")}
-    arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or "no IOMMU arguments"
+    arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or Msg("no IOMMU arguments")
     if t is None or (not t.ok and not t.files):
         # Without the sysfs tree only the command line can tell, and only when it sets the mode.
         if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
@@ -298,7 +298,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev = tuple(f.evidence)
     if f.problems:
         findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
-    smt = {True: "SMT on", False: "SMT off", None: "SMT state not reported"}[f.smt_active]
+    smt = {True: Msg("SMT on"), False: Msg("SMT off"), None: Msg("SMT state not reported")}[f.smt_active]
     desc = (Msg('{value}: {value2} socket(s), {value3} cores, {value4} logical CPUs, {smt}', value=f.model or 'unknown CPU model', value2=f.sockets or '?', value3=f.cores or '?', value4=f.logical or '?', smt=smt))
     # present - online when present was read; possible - online otherwise (possible also counts
     # empty hot-plug slots, so that fallback can over-report; see CpuFacts).
@@ -383,7 +383,8 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ev += _raw(io, lambda ln, c=first: ln.startswith(f"/sys/devices/system/cpu/cpu{c}/cpuidle/")
                    and ln.rsplit("/", 1)[-1].split(":")[0] in ("name", "disable", "latency"), 18)
     else:
-        parts.append(f"no CPU idle states exposed to this kernel (cpuidle driver: {idle.driver or 'not reported'})")
+        parts.append(Msg("no CPU idle states exposed to this kernel (cpuidle driver: {driver})",
+                         driver=idle.driver or Msg("not reported")))
     if freq.policies:
         exposed = True
         gov = ", ".join(f"{k} x{v}" for k, v in freq.counts("governor").items()) or "?"
@@ -400,10 +401,10 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             "scaling_driver", "scaling_governor", "energy_performance_preference"), 3)
         ev += freq.evidence[:2]
     else:
-        parts.append("no cpufreq policies (frequency scaling not exposed to this kernel)")
+        parts.append(N_("no cpufreq policies (frequency scaling not exposed to this kernel)"))
     problems = idle.problems + freq.problems
     if not exposed:
-        return [Finding(fid, Verdict.SKIP, (Msg('C-states and CPU frequency are not exposed to this OS: ') + '; '.join(parts) + Msg(' (typical in a VM: the firmware or hypervisor controls them; nothing to read here)')), "host",
+        return [Finding(fid, Verdict.SKIP, (Msg('C-states and CPU frequency are not exposed to this OS: ') + joined('; ', parts) + Msg(' (typical in a VM: the firmware or hypervisor controls them; nothing to read here)')), "host",
                         tuple(ev) or tuple(x for x in ((io.source if io else ""), (fo.source if fo else "")) if x), "",
                         SRC_POWER)]
     msg = "; ".join(parts)
