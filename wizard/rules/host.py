@@ -140,7 +140,9 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
     st, su = f.swap.get("total"), f.swap.get("used")
     sf = f.swap.get("free")
     swap_full = bool(st) and ((sf == 0) or (su is not None and st and 100.0 * su / st >= SWAP_FULL_PCT))
-    swap_txt = ("no swap" if not st else f"swap {human_bytes(su)} of {human_bytes(st)} used" + (" (full)" if swap_full else ""))
+    swap_txt = (Msg("no swap") if not st else
+                Msg("swap {used} of {total} used (full)", used=human_bytes(su), total=human_bytes(st)) if swap_full else
+                Msg("swap {used} of {total} used", used=human_bytes(su), total=human_bytes(st)))
     if avail is None:
         findings.append(Finding("os.memory_pressure", Verdict.UNKNOWN,
                                 Msg("{human_bytes} of memory; this free does not print 'available' ({swap_txt})", human_bytes=human_bytes(total), swap_txt=swap_txt), "host",

@@ -117,7 +117,8 @@ def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     kernel = k.text.strip() if k is not None and k.ok else ""
     chosen = branch_number(plan.get("driver_branch") if isinstance(plan, Mapping) else None)
     branch = chosen or DEFAULT_DRIVER_BRANCH
-    bnote = f"R{branch}" + ("" if chosen else " (no branch in the plan yet: the long-term support default)")
+    bnote = (f"R{branch}" if chosen else
+             Msg("R{branch} (no branch in the plan yet: the long-term support default)", branch=branch))
     ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.split("=", 1)[0] in ("PRETTY_NAME", "ID", "ID_LIKE", "VERSION_ID")]
     if kernel and k is not None:
         ev.append(f"{k.source}:{kernel}")
@@ -248,7 +249,7 @@ def swap(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 def _swaps_finding(s: Any, source: str, plan: Mapping[str, Any]) -> Finding:
     if not s.devices:
-        return swap_finding("swap is off", (source + ": no swap devices",), plan, on=False)
+        return swap_finding(Msg("swap is off"), (source + ": no swap devices",), plan, on=False)
     used = sum(d.used_kib for d in s.devices)
     full = bool(s.total_kib) and 100.0 * used / s.total_kib >= SWAP_FULL_PCT
     names = ", ".join(f"{d.filename} {d.type}" for d in s.devices[:4])
