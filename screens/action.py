@@ -98,6 +98,11 @@ def _wrap_ascii(line: str, width: int) -> list[str]:
     return rows
 
 
+ENDED_FROM_TOP_LINES = 200
+"""An ended run whose log has at most this many lines opens at its first line (a dry run's commands, a short check);
+a longer one, and a running one, at its end."""
+
+
 class WrappedLog(Log):
     """Textual's :class:`~textual.widgets.Log` that wraps each line to its width instead of cutting it at the right
     edge (no horizontal scrolling). It keeps the last ``keep`` lines written (not rows) and wraps them again when
@@ -267,6 +272,9 @@ class ActionScreen(Screen[None]):
             if run.state is ActionState.RUNNING:
                 self.app.watch_run(self.run_id)
                 self.next_index = len(tail) if total <= len(tail) else total
+        if run.state is not ActionState.RUNNING and self.line_total <= ENDED_FROM_TOP_LINES:
+            # an ended run's short log reads from its first line (the commands it ran); a long one opens at its end
+            self.call_after_refresh(log.scroll_home, animate=False)
         self.watch(self.app, "revision", lambda _: self.refresh_state(), init=True)
 
     def add_lines(self, start: int, lines: list[str]) -> None:

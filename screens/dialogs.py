@@ -61,6 +61,10 @@ class ConfirmAction(ModalScreen[bool]):
                 yield Button(_("Cancel (esc)"), id="no", compact=True)
         yield KeyFooter()
 
+    def footer_word(self, binding: Binding) -> str | None:
+        """The footer's word for y matches the button: in a dry run it shows what would run, it runs nothing."""
+        return _("Show what would run") if self.dry_run and binding.action == "yes" else None
+
     def on_mount(self) -> None:
         body = self.query_one("#dialog-commands", VerticalScroll)
         body.focus()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
 
@@ -89,8 +90,13 @@ class KeyFooter(Footer):
             # each binding's word in the operator's language (the English word is its message id); F1's says how
             # many keys were left out: "Help (+2 keys)", or "Help +2" where the longer form would cost a key
             more = (ngettext("{word} (+{n} key)", "{word} (+{n} keys)", n) if long else "{word} +{n}")
-            return [(k, more.format(word=_(b.description), n=n) if n and b.action == "help" else _(b.description))
+            return [(k, more.format(word=word_of(b), n=n) if n and b.action == "help" else word_of(b))
                     for b, _e, _t, k in kept]
+
+        def word_of(b: Binding) -> str:
+            # a screen may word a key for its state (a dry run's "y" shows, it does not run): footer_word(binding)
+            said = getattr(self.screen, "footer_word", None)
+            return (said(b) if callable(said) else None) or _(b.description)
 
         order = [a for a in FOOTER_DROP_FIRST if a in seen]
         order += [b.action for b, _e, _t, _k in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
