@@ -342,12 +342,12 @@ class StepScreen(Screen[None]):
             return
         state = self.build.store.step_states().get(self.step_id)
         if state and state.verdict is Verdict.FAIL:
-            self.notify("the last check failed: fix it and check again, or skip with a reason",
+            self.notify(_("the last check failed: fix it and check again, or skip it with a reason (s)"),
                         severity="warning")
             return
         why = self.build.confirm_refusal(self.step_id)
         if why:
-            self.notify(why, severity="warning")
+            self.notify(tr(why), severity="warning")
             return
         from screens.dialogs import ConfirmStep
 

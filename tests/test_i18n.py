@@ -22,6 +22,9 @@ from wizard import i18n
 ROOT = Path(__file__).resolve().parent.parent
 PO = ROOT / "assets" / "locale" / "zh_CN" / "LC_MESSAGES" / "bringup.po"
 KEYWORDS = {"_", "gettext", "N_", "Msg"}
+CLAUSE_HELPERS = {"missing": 2, "missing_rerun": 2, "_skip_no_gpu": 1}
+"""Helpers that put a constant clause (what could not be told, which check was skipped) into their message, and the
+index of that argument: shown translated (a plain-string clause is looked up in the catalogue)."""
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +54,8 @@ def marked_in_code() -> dict[str, str]:
                 args = node.args[:2] if name == "ngettext" else node.args[:1] if name in KEYWORDS else []
                 if name == "Finding":
                     args = args + [a for i, a in enumerate(node.args) if i in (2, 5)]
+                if name in CLAUSE_HELPERS and len(node.args) > CLAUSE_HELPERS[name]:  # a clause a helper words
+                    args = args + [node.args[CLAUSE_HELPERS[name]]]
                 args = args + [k.value for k in node.keywords if k.arg in ("message", "remedy")]
                 for a in args:
                     text = a.value if isinstance(a, ast.Constant) else consts.get(a.id) if isinstance(a, ast.Name) \

@@ -435,13 +435,13 @@ class Build:
         status = self.status(step_id)
         step = next((s for s in self.steps() if s.id == step_id), None)
         if step is not None and proven_by_run(step) and status not in (StepStatus.WARNED, StepStatus.CPU_ONLY):
-            return ("this step is proven by its run, not by a note: run it (a, or `bringup run "
-                    f"{step_id}`), or skip it with a reason")
+            return Msg("this step is proven by its run, not by a note: run it (a, or `bringup run {step_id}`), or skip "
+                       "it with a reason", step_id=step_id)
         if status is StepStatus.CPU_ONLY:
-            return ("this validation ran on the CPU only: the GPU is not validated. Run it on the GPUs "
-                    "(validate_device cuda), or skip it with a reason")
+            return Msg("this validation ran on the CPU only: the GPU is not validated. Run it on the GPUs "
+                       "(validate_device cuda), or skip it with a reason")
         if status is StepStatus.WARNED and note is not None and not note.strip():
-            return "accepting a warning needs a note: say why it is acceptable on this machine"
+            return Msg("accepting a warning needs a note: say why it is acceptable on this machine")
         return ""
 
     def confirm(self, step_id: str, note: str = "", user: str | None = None) -> None:

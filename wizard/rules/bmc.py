@@ -29,7 +29,7 @@ from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SEL_PROBE = "ipmitool_sel"
 SDR_PROBE = "ipmitool_sdr"
@@ -54,13 +54,13 @@ times are the BMC's clock, whose zone is not known (ipmitool before 1.8.19 print
 host's zone); civil time zones run from UTC-12 to UTC+14 (IANA time zone database, https://www.iana.org/time-zones),
 so a record less than 14 hours before the start may still be after it, and is counted."""
 
-REMEDY_INSTALL = ("Install ipmitool (`sudo apt install ipmitool` / `sudo dnf install ipmitool`) and run the check "
+REMEDY_INSTALL = N_("Install ipmitool (`sudo apt install ipmitool` / `sudo dnf install ipmitool`) and run the check "
                   "again as root.")
-REMEDY_MODPROBE = ("Load the IPMI drivers: `sudo modprobe ipmi_devintf` (it makes /dev/ipmi0) and `sudo modprobe ipmi_si` "
+REMEDY_MODPROBE = N_("Load the IPMI drivers: `sudo modprobe ipmi_devintf` (it makes /dev/ipmi0) and `sudo modprobe ipmi_si` "
                    "(the KCS/SMIC/BT system interface; `ipmi_ssif` where the BMC sits on SMBus), check that /dev/ipmi0 "
                    "appears, and run the check again as root.")
-REMEDY_ROOT = "Run the check as root (sudo): /dev/ipmi0 is readable by root only."
-REMEDY_LAN = ("ipmitool could not open an IPMI-over-LAN (RMCP+) session: check the BMC's address, user and password "
+REMEDY_ROOT = N_("Run the check as root (sudo): /dev/ipmi0 is readable by root only.")
+REMEDY_LAN = N_("ipmitool could not open an IPMI-over-LAN (RMCP+) session: check the BMC's address, user and password "
               "(-H/-U/-P), the cipher suite (`-C 17`), that IPMI over LAN is enabled in the BMC and reachable on UDP "
               "623; on the host itself read it in-band instead (`sudo ipmitool sel elist`, with the drivers loaded).")
 SRC_SMBIOS = ("DMTF SMBIOS specification DSP0134, 7.39 'IPMI Device Information (Type 38)': a system with an IPMI BMC "
@@ -88,19 +88,19 @@ def access_problem(out: ProbeOutput | None) -> tuple[str, str, str] | None:
     first = next((ln.strip() for ln in out.stderr.splitlines() if ln.strip()), "") or next(
         (ln.strip() for ln in out.text.splitlines() if ln.strip()), "")
     if err.startswith("command not found"):
-        return "no-ipmitool", "ipmitool is not installed", REMEDY_INSTALL
+        return "no-ipmitool", N_("ipmitool is not installed"), REMEDY_INSTALL
     if err.startswith("permission denied"):
-        return "permission", f"ipmitool could not be run ({err})", "Run bringup as root (sudo)."
+        return "permission", Msg("ipmitool could not be run ({err})", err=err), N_("Run bringup as root (sudo).")
     m = re.search(r"Could not open device at [^\n]*?: ([^\n]+)", words) or re.search(
         r"Could not open device at \S+", words)
     if m:
         if m.groups() and "permission denied" in m.group(1).lower():
-            return "permission", f"ipmitool cannot open the IPMI device: {first or m.group(0)}", REMEDY_ROOT
-        return ("no-device", f"no IPMI device: {first or m.group(0)} (the IPMI kernel drivers are not loaded)",
+            return "permission", Msg("ipmitool cannot open the IPMI device: {line}", line=first or m.group(0)), REMEDY_ROOT
+        return ("no-device", Msg("no IPMI device: {line} (the IPMI kernel drivers are not loaded)", line=first or m.group(0)),
                 REMEDY_MODPROBE)
     m = re.search(r"Unable to establish (?:IPMI v[12](?:\.5)? / RMCP\+?|LAN) session", words, re.I)
     if m:
-        return "lan", f"ipmitool could not open a session with the BMC: {first or m.group(0)}", REMEDY_LAN
+        return "lan", Msg("ipmitool could not open a session with the BMC: {line}", line=first or m.group(0)), REMEDY_LAN
     return None
 
 
@@ -131,7 +131,7 @@ def declared(outputs: Outputs) -> tuple[str, str, tuple[str, ...]]:
         return "no", "no BMC declared in SMBIOS (no type 38 IPMI Device Information structure)", (
             "/sys/firmware/dmi/entries: no 38-* entry",)
     why = (o.error if o is not None and o.error else Msg('/sys/firmware/dmi/entries is absent') if o is not None else Msg('the SMBIOS probe was not collected'))
-    return "unknown", f"the SMBIOS tables could not be read ({why})", ()
+    return "unknown", Msg("the SMBIOS tables could not be read ({why})", why=why), ()
 
 
 def _access(outputs: Outputs, out: ProbeOutput, prob: tuple[str, str, str]) -> Finding:
