@@ -288,8 +288,9 @@ class StepScreen(Screen[None]):
             opened = opened or open_it
             body = []
             if f.evidence:
-                body.append(Static(_("Evidence:") + "\n" + "\n".join("  " + e for e in f.evidence), markup=False,
-                                   classes="evidence"))
+                body.append(Static(_("Evidence:"), markup=False, classes="evidence"))
+                # one Static a line, indented by padding: a long line's wrapped rows stay under its first
+                body.extend(Static(e, markup=False, classes="evidence evidence-line") for e in f.evidence)
             if f.remedy:
                 body.append(Static(_("What to do: {remedy}").format(remedy=tr(f.remedy)), markup=False))
             if f.source:
