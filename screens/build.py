@@ -137,8 +137,8 @@ class BuildScreen(Screen[None]):
         states_now = b.store.step_states()
         n_a = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].status is StepStatus.SKIPPED
                   and states_now[s.id].reason.startswith(AUTO_SKIP_PREFIX))
-        self._steps_title = (f"{_(st.title)}: {word}" if self.narrow()
-                             else _("{stage}: steps").format(stage=_(st.title)))
+        self._steps_title = (_("{stage}: {status}").format(stage=_(st.title), status=word) if self.narrow()
+                             else _("{stage}: {count} steps").format(stage=_(st.title), count=len(st.steps)))
         if n_a:  # a passed stage whose steps were found not applicable says so: not everything was verified
             self._steps_title += spaced(ngettext("({n} not applicable)", "({n} not applicable)", n_a).format(n=n_a))
         self.mark_focused_pane()

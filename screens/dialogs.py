@@ -240,7 +240,9 @@ class ManualDialog(ModalScreen[bool]):
             yield Static(_("Do this by hand") if not self.key else _("Needs the plan answer {key}").format(key=self.key),
                          classes="dialog-title", markup=False)
             with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
-                yield Static(self.text, markup=False)
+                yield Static(tr(self.text), markup=False)
+                if self.key in PLAN_KEYS and PLAN_KEYS[self.key].help:  # what the answer is, whole (not a placeholder)
+                    yield Static(f"{self.key}: {_(PLAN_KEYS[self.key].help)}", markup=False, classes="muted")
             if self.key:
                 build = getattr(self.app, "build", None)
                 current = build.store.plan().get(self.key) if build is not None else None
@@ -249,8 +251,7 @@ class ManualDialog(ModalScreen[bool]):
                                                  _("(read-only here)") if self.readonly else
                                                  _("(enter saves it, as F2 would, and tries again)")),
                              markup=False, classes="section", id="manual-help")
-                yield Input("" if current is None else str(current),
-                            placeholder=_(PLAN_KEYS[self.key].help) if self.key in PLAN_KEYS else self.key,
+                yield Input("" if current is None else str(current), placeholder=self.key,
                             id="manual-value", disabled=self.readonly)
                 yield Static("", id="manual-error", markup=False)
             with Horizontal(classes="dialog-buttons"):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def progress_words(build) -> str:
-    """How far the build is: "18 done, 40 not applicable, of 88 steps (2 with warnings)" ("3 of 88 steps done" when
+    """How far the build is: "18 done (2 with warnings), 40 not applicable, of 88 steps" ("3 done of 88 steps" when
     none is not applicable). A step a check skipped as not applicable here (no GPU in this VM) is counted apart, never
     as done; a validation run on the CPU only is said (the GPU is not validated)."""
     states = build.store.step_states()
@@ -36,11 +36,12 @@ def progress_words(build) -> str:
             done += 1
         warned += st.status is StepStatus.WARNED
         cpu_only += st.status is StepStatus.CPU_ONLY
-    text = (_("{done} done, {not_applicable} not applicable, of {total} steps").format(
-                done=done, not_applicable=n_a, total=len(steps)) if n_a
-            else _("{done} of {total} steps done").format(done=done, total=len(steps)))
-    if warned:
-        text += spaced(_("({count} with warnings)").format(count=warned))
+    # the warnings belong to the done steps: said right after them ("17 done (1 with warnings), 40 not applicable")
+    done_words = (_("{done} done").format(done=done)
+                  + (spaced(_("({count} with warnings)").format(count=warned)) if warned else ""))
+    text = (_("{done_words}, {not_applicable} not applicable, of {total} steps").format(
+                done_words=done_words, not_applicable=n_a, total=len(steps)) if n_a
+            else _("{done_words} of {total} steps").format(done_words=done_words, total=len(steps)))
     if cpu_only:
         text += "; " + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text

@@ -103,6 +103,7 @@ class StepScreen(Screen[None]):
         Binding("n", "next", "Next"),
         Binding("p", "prev", "Prev"),
         Binding("escape", "back", "Back"),
+        Binding("enter", "open_finding", "Details", show=False),
     ]
 
     def __init__(self, step_id: str) -> None:
@@ -179,9 +180,8 @@ class StepScreen(Screen[None]):
             return not observing
         if action == "sizing":
             return step.stage_id == "plan"
-        if action == "acknowledge":
-            _run, findings = self.build.store.latest_check(step.id)
-            return not observing and any(f.key and f.verdict in (Verdict.FAIL, Verdict.WARN) for f in findings)
+        if action == "acknowledge":  # always answers: says so when there is nothing to acknowledge (never silent)
+            return not observing
         return True
 
     # ------------------------------------------------------------------ view
@@ -334,7 +334,7 @@ class StepScreen(Screen[None]):
 
         run = self.build.last_run(self.step_id)
         if run is None:
-            self.notify("no run of this step's action yet")
+            self.notify(_("no run of this step's action yet"))
             return
         self.app.push_screen(ActionScreen(run.id))
 
@@ -383,13 +383,27 @@ class StepScreen(Screen[None]):
         example = SKIP_EXAMPLES.get(step_id) or SKIP_EXAMPLES.get(self.step.stage_id, "")
         self.app.push_screen(SkipDialog(self.step.title, _(example) if example else ""), done)
 
+    def action_open_finding(self) -> None:
+        """Enter while no finding has the focus: the first finding shows or hides its details and takes the focus
+        (Tab moves on to the next); a focused finding answers Enter itself."""
+        boxes = list(self.query(FindingBox))
+        if not boxes:
+            return
+        box = boxes[0]
+        box.collapsed = not box.collapsed
+        box.query_one(FindingTitle).focus()
+
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
         from screens.dialogs import AckDialog
 
         _run, findings = self.build.store.latest_check(self.step_id)
         ackable = [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
-        if not ackable or not self._writable():
+        if not ackable:
+            self.notify(_("nothing to acknowledge here: the last check of this step found no past event (x works on an "
+                          "old Xid or AER error the check reports)"))
+            return
+        if not self._writable():
             return
 
         def done(result: tuple[str, str] | None) -> None:

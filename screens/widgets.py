@@ -31,6 +31,9 @@ class TopBar(Static):
     def on_mount(self) -> None:
         self.watch(self.app, "revision", lambda _: self.refresh_text(), init=True)
 
+    def on_resize(self) -> None:
+        self.refresh_text()
+
     def refresh_text(self) -> None:
         app = self.app
         host = getattr(app, "identity", {}).get("hostname") or "?"
@@ -44,6 +47,12 @@ class TopBar(Static):
             parts.append(_("DRY RUN"))
         if getattr(app, "snapshot", None):
             parts.append(_("SNAPSHOT"))
+        # too wide for the terminal: the build's word, then the host, go before a mode marker would be cut
+        width = (self.app.size.width if self.app else 80) - 2
+        if cell_len(" | ".join(parts)) > width and build is not None:
+            parts[2] = build.info.build_id
+        if cell_len(" | ".join(parts)) > width:
+            parts.pop(1)
         self.update(" | ".join(parts))
 
 

@@ -21,9 +21,10 @@ from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.rules.fabric import judge_rdma_pairs, rdma_pairs_results
 from wizard.rules.multinode import judge_consistency, judge_multinode, judge_transport, results_json
 from wizard.model import Stage, Step
+from wizard.i18n import Msg
 
-HOSTFILE_HELP = ("one line per node: 'name ssh_target gpus [python=/path/to/python] [addr=IP]' (or MPI's "
-                 "'host slots=N'); # starts a comment")
+HOSTFILE_HELP = Msg("one line per node: 'name ssh_target gpus [python=/path/to/python] [addr=IP]' (or MPI's "
+                    "'host slots=N'); # starts a comment")
 
 
 def _device(ctx: ActionContext) -> str:
@@ -70,10 +71,10 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
             return Resolved(manual=f"the Slurm allocation's nodes cannot be listed: {exc}")
         where = f"this Slurm allocation (job {os.environ.get('SLURM_JOB_ID')}) has"
     elif not hostfile:
-        return Resolved(manual="bringup needs the list of nodes: write a hostfile (" + HOSTFILE_HELP + ") and set "
-                               "the plan answer hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), "
-                               "or run `bringup validate nodes --hostfile FILE` (or run it inside a Slurm allocation: "
-                               "`salloc -N2 bringup validate nodes`).", plan_key="hostfile")
+        return Resolved(manual=Msg("bringup needs the list of nodes: write a hostfile ({help}) and set the plan answer "
+                                   "hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), or run "
+                                   "`bringup validate nodes --hostfile FILE` (or run it inside a Slurm allocation: "
+                                   "`salloc -N2 bringup validate nodes`).", help=HOSTFILE_HELP), plan_key="hostfile")
     else:
         try:
             nodes = read_hostfile(str(hostfile))
@@ -138,9 +139,9 @@ def resolve_rdma_pairs(ctx: ActionContext) -> Resolved:
 
     hostfile = ctx.plan.get("hostfile")
     if not hostfile:
-        return Resolved(manual="bringup needs the list of nodes to test in pairs: write a hostfile (" + HOSTFILE_HELP
-                               + ") and set the plan answer hostfile (F2 in the TUI, or `bringup plan "
-                               "hostfile=/path/to/hostfile`), then run this action again.", plan_key="hostfile")
+        return Resolved(manual=Msg("bringup needs the list of nodes to test in pairs: write a hostfile ({help}) and set "
+                                   "the plan answer hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), "
+                                   "then run this action again.", help=HOSTFILE_HELP), plan_key="hostfile")
     try:
         nodes = read_hostfile(str(hostfile))
     except HostfileError as exc:

@@ -243,7 +243,7 @@ def test_check_text_in_chinese_and_json_unchanged(monkeypatch):
     rc_zh, zh, _e = run_main(["--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE)])
     assert rc_en == rc_zh
     assert "\nHealth checks: " in en and "健康检查" not in en
-    assert "\n健康检查: " in zh and "\n驱动与 CUDA: " in zh and "\nHealth checks: " not in zh
+    assert "\n健康检查：" in zh and "\n驱动与 CUDA：" in zh and "\nHealth checks: " not in zh
     rc_j1, j_en, _e = run_main(["check", "--json", "--snapshot", str(DEVVM_BUNDLE)])
     rc_j2, j_zh, _e = run_main(["check", "--json", "--lang", "zh_CN", "--snapshot", str(DEVVM_BUNDLE)])
     a, b = json.loads(j_en), json.loads(j_zh)
@@ -265,7 +265,7 @@ def test_lang_from_LANG_and_console_fallback_in_a_real_process(tmp_path):
     args = [sys.executable, "-m", "wizard.cli", "check", "--snapshot", str(DEVVM_BUNDLE)]
     zh = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "TERM": "xterm-256color"},
                         cwd=ROOT)
-    assert "\n健康检查: " in zh.stdout and i18n.CONSOLE_NOTICE not in zh.stderr
+    assert "\n健康检查：" in zh.stdout and i18n.CONSOLE_NOTICE not in zh.stderr
     con = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "TERM": "linux"}, cwd=ROOT)
     assert "\nHealth checks: " in con.stdout and "健康检查" not in con.stdout
     assert con.stderr.count(i18n.CONSOLE_NOTICE) == 1

@@ -153,10 +153,11 @@ def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
 
 
 def _has_wide(text: str) -> bool:
-    """Whether ``text`` has a double-width (East Asian Wide/Fullwidth) character: wrap it by cells."""
-    from rich.cells import cell_len
+    """Whether ``text`` has a double-width (East Asian Wide/Fullwidth, UAX #11) character: wrap it by cells. Stdlib
+    only (``bringup --version`` formats through the help formatter and imports nothing heavy)."""
+    import unicodedata
 
-    return cell_len(text) != len(text)
+    return not text.isascii() and any(unicodedata.east_asian_width(c) in "WF" for c in text)
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -164,6 +165,19 @@ class _HelpFormatter(argparse.HelpFormatter):
     table: lines that start with spaces are kept line by line, a line ``"  TERM\\tTEXT"`` is a row whose TEXT is
     wrapped to the terminal under itself (one TEXT column for the whole text); other lines are filled to the
     terminal's width."""
+
+    def _format_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None) -> str:
+        """argparse's usage, wrapped as if the prefix were as wide on screen as it is ("用法：" is 3 characters and 6
+        cells: the line ran one cell past an 80-column terminal)."""
+        import unicodedata
+
+        shown = prefix if prefix is not None else argparse._("usage: ")  # type: ignore[attr-defined]  # what it prints
+        extra = sum(1 for c in shown if unicodedata.east_asian_width(c) in "WF")  # a wide character: 2 cells, 1 char
+        self._width -= extra
+        try:
+            return super()._format_usage(usage, actions, groups, prefix)
+        finally:
+            self._width += extra
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         """An option's help wrapped to ``width`` terminal cells (argparse counts characters: a Chinese line ran to
@@ -802,7 +816,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         for st in steps.STAGES:  # catalogue order, one heading per stage with findings
             fs = [f for s in sel if s.stage_id == st.id for f in results[s.id]]
             if fs:
-                print("\n" + "\n".join(_wrap("", f"{_(st.title)}: {verdict_counts(fs)}", width, 2)))
+                print("\n" + "\n".join(_wrap("", _("{stage}: {counts}").format(stage=_(st.title), counts=verdict_counts(fs)),
+                                             width, 2)))
                 print_findings(fs, width=width)
         print()
         counts = verdict_counts(findings) if findings else ""
@@ -987,6 +1002,21 @@ def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
                              break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
     return _wrap_cells(first, text, width, indent)
+
+
+def _wrap_rows(text: str, width: int) -> list[str]:
+    """A verbatim line (evidence quoted from a machine) in rows of at most ``width`` terminal cells: at spaces
+    where it can (ASCII), else by cells; itself when it fits."""
+    import textwrap
+
+    from rich.cells import cell_len, chop_cells
+
+    width = max(20, width)
+    if cell_len(text) <= width:
+        return [text]
+    if text.isascii():  # at spaces where it can; a run longer than a row is cut
+        return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [text]
+    return chop_cells(text, width)
 
 
 def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
@@ -1270,7 +1300,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                         # what the last check or run found
                         extra = spaced(_("({verdict})").format(verdict=_(s["verdict"]))) + extra
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
-                    print(f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} {_(s['status'])}{extra}{stale}")
+                    first = f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
+                    print("\n".join(_wrap(first, f"{_(s['status'])}{extra}{stale}", text_width(), len(first))))
             print(_("(steps and their status only; the inventory, every finding, the measured figures and past action "
                     "runs: `bringup report`)"))
     finally:
@@ -1342,7 +1373,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     try:
         answers = dict(parse_answer(a) for a in args.answers)
     except ValueError as exc:
-        print(f"bringup: error: {exc}", file=sys.stderr)
+        print(f"bringup: error: {tr(exc.args[0]) if exc.args else exc}", file=sys.stderr)
         return EXIT_ERROR
     if not answers:  # reading, as status and check do: a build this user cannot write is shown read-only
         b, note = open_build_for_reading(args, _boot_id())
@@ -2049,14 +2080,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines stay verbatim
         for r in results:
-            print(f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> {_(r['verdict'])}")
+            print("\n".join(_wrap("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
+                                       f"{_(r['verdict'])}", width, 4)))
             for f in r["findings"]:
                 subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
                 first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
                 print("\n".join(_wrap(first, subject + tr(f["message"]), width, len(first))))
                 if f["verdict"] in ("fail", "warn", "unknown"):
-                    for e in f["evidence"][:3]:
-                        print(f"         | {e}")
+                    for e in f["evidence"][:3]:  # verbatim, each row under a "| " (wrapped by cells, no word split)
+                        print("\n".join("         | " + row for row in _wrap_rows(e, width - 11)))
                     if f["remedy"]:
                         print("\n".join(_wrap("         -> ", tr(f["remedy"]), width, 12)))
     return verdict.exit_code

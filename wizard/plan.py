@@ -7,6 +7,8 @@ reason instead of being stored and silently ignored later.
 
 from __future__ import annotations
 
+from wizard.i18n import Msg
+
 import math
 import re
 import unicodedata
@@ -26,13 +28,13 @@ class PlanKey:
 
 
 def _int_range(lo: int, hi: int) -> Callable[[Any], str]:
-    return lambda v: "" if lo <= v <= hi else f"must be between {lo} and {hi}"
+    return lambda v: "" if lo <= v <= hi else Msg("must be between {lo} and {hi}", lo=lo, hi=hi)
 
 
 def _float_range(lo: float, hi: float) -> Callable[[Any], str]:
     def check(v: float) -> str:
         if not math.isfinite(v) or not (lo < v <= hi):
-            return f"must be more than {lo:g} and at most {hi:g}"
+            return Msg("must be more than {lo:g} and at most {hi:g}", lo=lo, hi=hi)
         return ""
     return check
 
@@ -41,15 +43,15 @@ def _data_path(v: str) -> str:
     """data_path: absolute, without a control character (a newline or tab in it would split the log lines and
     commands that show it; unicodedata category Cc)."""
     if not v.startswith("/"):
-        return "must be an absolute path"
+        return Msg("must be an absolute path")
     if any(unicodedata.category(c) == "Cc" for c in v):
-        return "must not contain a control character (newline, tab, ...)"
+        return Msg("must not contain a control character (newline, tab, ...)")
     return ""
 
 
 PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
     PlanKey("gpu_model", str, "expected GPU model, e.g. 'H100 SXM5'",
-            lambda v: "" if v.strip() else "must not be empty"),
+            lambda v: "" if v.strip() else Msg("must not be empty")),
     PlanKey("gpu_count", int, "expected number of GPUs in this node", _int_range(1, 256)),
     PlanKey("numa_nodes", int, "expected NUMA node count", _int_range(1, 64)),
     PlanKey("host_ram_gib", float, "host memory this machine has installed, GiB", _float_range(0, 1 << 20)),
@@ -69,32 +71,32 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             "written once, removed after)", _int_range(16, 1 << 20)),
     PlanKey("storage_test_s", int, "seconds each fio read job runs (default 30)", _int_range(1, 3600)),
     PlanKey("scheduler", str, "none | slurm | kubernetes",
-            lambda v: "" if v in SCHEDULERS else f"must be one of {', '.join(SCHEDULERS)}"),
+            lambda v: "" if v in SCHEDULERS else Msg("must be one of {choices}", choices=", ".join(SCHEDULERS))),
     PlanKey("virtualization", bool, "true if this node hosts VMs (keeps the IOMMU on)", lambda v: ""),
     PlanKey("baseline_minutes", float, "length of the idle baseline, minutes", _float_range(0, 24 * 60)),
     PlanKey("driver_branch", str, "NVIDIA driver branch to install and judge against, e.g. 580",
-            lambda v: "" if re.fullmatch(r"R?\d{3}", v.strip(), re.I) else "must be a branch number such as 580"),
+            lambda v: "" if re.fullmatch(r"R?\d{3}", v.strip(), re.I) else Msg("must be a branch number such as 580")),
     PlanKey("torch_python", str, "Python with PyTorch that runs the validation scripts, e.g. /opt/venv/bin/python",
             lambda v: "" if v.strip() and not v.strip().startswith("-") and "\n" not in v
-            else "must be a path or command name of a Python interpreter"),
+            else Msg("must be a path or command name of a Python interpreter")),
     PlanKey("validate_device", str, "auto | cuda | cpu: where validation runs (auto = cuda with an NVIDIA GPU)",
-            lambda v: "" if v in VALIDATE_DEVICES else f"must be one of {', '.join(VALIDATE_DEVICES)}"),
+            lambda v: "" if v in VALIDATE_DEVICES else Msg("must be one of {choices}", choices=", ".join(VALIDATE_DEVICES))),
     PlanKey("validate_nproc", int, "processes (ranks) of the node validation; default one per GPU (2 on cpu)",
             _int_range(1, 256)),
     PlanKey("soak_minutes", float, "length of the soak (GEMM + all-reduce under NVML sampling), minutes",
             _float_range(0, 7 * 24 * 60)),
     PlanKey("dcgm_node_level", str, "DCGM level node.dcgm_l3 runs: 3 (long, ~15 min) or 4 (xlong, longer-running; "
             "DCGM >= 2.4); also long | xlong",
-            lambda v: "" if v.strip().lower() in ("3", "4", "long", "xlong") else "must be 3, 4, long or xlong"),
+            lambda v: "" if v.strip().lower() in ("3", "4", "long", "xlong") else Msg("must be 3, 4, long or xlong")),
     PlanKey("burnin_minutes", float, "length of the GPU burn-in (gpu.stress: DCGM targeted stress + power, else "
             "sustained GEMM), minutes; default 10", _float_range(0, 7 * 24 * 60)),
     PlanKey("validate_quick", bool, "true: validation scripts use small sizes and few steps (tests, smoke runs)",
             lambda v: ""),
     PlanKey("hostfile", str, "the nodes of the multi-node validation: a file with 'name ssh_target gpus "
             "[python=/path] [addr=IP]' (or 'host slots=N') per line",
-            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+            lambda v: "" if v.startswith("/") else Msg("must be an absolute path")),
     PlanKey("ssh_config", str, "ssh client config file (ssh -F) used to reach the nodes; default: ssh's own files",
-            lambda v: "" if v.startswith("/") else "must be an absolute path"),
+            lambda v: "" if v.startswith("/") else Msg("must be an absolute path")),
     PlanKey("multinode_pairwise", bool, "true: the multi-node validation also runs every pair of nodes (isolates a "
             "bad node)", lambda v: ""),
     PlanKey("nics_per_node", int, "InfiniBand/RoCE NICs per node NCCL uses (multi-node all-reduce floor)",
@@ -104,7 +106,7 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
             "acceptance figure)", _float_range(0, 100000)),
     PlanKey("rdma_device", str, "RDMA device (and port) multinode.rdma_pairs tests on every node, DEV or DEV:PORT, e.g. "
             "mlx5_0:1; default: each node's fastest Active port",
-            lambda v: "" if re.fullmatch(r"[\w.-]+(?::\d{1,3})?", v) else "must be DEV or DEV:PORT, e.g. mlx5_0:1"),
+            lambda v: "" if re.fullmatch(r"[\w.-]+(?::\d{1,3})?", v) else Msg("must be DEV or DEV:PORT, e.g. mlx5_0:1")),
     PlanKey("nic_gbit_s", float, "line rate of one such NIC, Gb/s (e.g. 400 for NDR, 200 for HDR)",
             _float_range(0, 3200)),
 )}
@@ -118,17 +120,17 @@ def parse_value(key: str, raw: str) -> Any:
     raw = raw.strip()
     if k.type is bool:
         if raw.lower() not in ("true", "false", "yes", "no", "1", "0"):
-            raise ValueError(f"{key} takes true or false, not {raw!r}")
+            raise ValueError(Msg("{key} takes true or false, not {raw!r}", key=key, raw=raw))
         value: Any = raw.lower() in ("true", "yes", "1")
     else:
         try:
             value = k.type(raw)
         except ValueError:
-            raise ValueError(f"{key} takes a {'number' if k.type in (int, float) else k.type.__name__}, "
-                             f"not {raw!r}") from None
+            raise ValueError(Msg("{key} takes a number, not {raw!r}", key=key, raw=raw) if k.type in (int, float)
+                             else Msg("{key} takes a {type}, not {raw!r}", key=key, type=k.type.__name__, raw=raw)) from None
     why = k.valid(value)
     if why:
-        raise ValueError(f"{key} {why} (got {raw!r})")
+        raise ValueError(Msg("{key} {why} (got {raw!r})", key=key, why=why, raw=raw))
     return value
 
 

@@ -1259,7 +1259,7 @@ async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn)
         assert isinstance(app.screen, BuildScreen)
         lines = shown_lines(app)
         text = "\n".join(lines)
-        for word in ("阶段", "规划与容量估算：步骤", "接地", "驱动与 CUDA", "健康", "单块 GPU", "报告",
+        for word in ("阶段", "规划与容量估算：3 个步骤", "接地", "驱动与 CUDA", "健康", "单块 GPU", "报告",
                      "按训练负载估算显存", "已确认", "已跳过", "待处理"):
             assert word in text, word
         assert "Stages" not in text and "Health" not in text

@@ -29,6 +29,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any, Mapping
 from wizard.distro import package_manager
 from wizard.parsers.host import parse_df, parse_os_release
+from wizard.i18n import Msg
 
 if TYPE_CHECKING:  # wizard.actions (the store, psutil) is imported only when an action resolves: `explain` and
     from wizard.actions import ActionContext, Resolved  # `check` read this module's judge constants without it
@@ -180,8 +181,8 @@ def resolve_read(ctx: ActionContext) -> Resolved:
 
     dp = ctx.plan.get("data_path")
     if not isinstance(dp, str) or not dp.startswith("/"):
-        return Resolved(manual="No data path in the plan: set data_path in the plan (F2), e.g. "
-                               "`bringup plan data_path=/raid`, then run this step.")
+        return Resolved(manual=Msg("No data path in the plan: set data_path in the plan (F2), e.g. "
+                                   "`bringup plan data_path=/raid`, then run this step."), plan_key="data_path")
     why = path_problem(dp)
     if why:
         return Resolved(manual=f"The data path {dp!r} cannot be used: {why}. Set data_path to a directory whose name "

@@ -264,8 +264,9 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     the lines themselves (assets/xid_text_severity.csv: NVLink5 'Fatal' / 'Nonfatal')."""
     cls = sev.get(row.get("severity", ""), sev.get("unknown", {}))
     verdict = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
-    label = {"critical": "hardware-class", "reset": "needs a GPU reset", "app": "mostly an application fault",
-             "investigate": "needs a look", "info": "informational"}.get(row.get("severity", ""), "")
+    label = {"critical": Msg("hardware-class"), "reset": Msg("needs a GPU reset"),
+             "app": Msg("mostly an application fault"), "investigate": Msg("needs a look"),
+             "info": Msg("informational")}.get(row.get("severity", ""), "")
     source = row.get("source", SRC_XID)
     rules = [r for r in text_severity_rows() if r[0] <= code <= r[1]]
     said: "OrderedDict[str, int]" = OrderedDict()
