@@ -55,7 +55,8 @@ def test_validate_gpu_cpu_json(tmp_path):
     text = bringup("--state", str(tmp_path / "s"), "status").stdout
     line = [ln for ln in text.splitlines() if "gpu.validate" in ln][0]
     assert line.lstrip().startswith("[CPU ]") and "cpu-only" in line and "passed" not in line
-    assert "the GPU is not validated" in line
+    block = text.split("gpu.validate", 1)[1].split("\n    [", 1)[0]  # the step's line and its wrapped rows
+    assert "the GPU is not validated" in " ".join(block.split())
 
 
 def test_validate_gpu_cpu_text_says_the_gpu_is_not_validated(tmp_path):
