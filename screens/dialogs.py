@@ -99,6 +99,22 @@ class ConfirmAction(ModalScreen[bool]):
         self.dismiss(False)
 
 
+def close_keeping_typed(screen: ModalScreen, typed: str, closed: object) -> None:
+    """Close ``screen`` with ``closed``; when something was typed into it, ask first ("Discard what you typed?"):
+    Esc never drops typed input without a word (esc there keeps editing, y discards)."""
+    if not typed.strip():
+        screen.dismiss(closed)
+        return
+
+    def answered(drop: bool | None) -> None:
+        if drop:
+            screen.dismiss(closed)
+
+    screen.app.push_screen(YesNo(_("Discard what you typed?"),
+                                 _("You typed '{typed}' and did not save it. Discard it? (esc keeps editing)").format(
+                                     typed=typed.strip()[:60])), answered)
+
+
 class SkipDialog(ModalScreen[str | None]):
     """Asks why the step is skipped; an empty reason is refused."""
 
@@ -140,10 +156,10 @@ class SkipDialog(ModalScreen[str | None]):
         if event.button.id == "ok":
             self._submit()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        close_keeping_typed(self, self.query_one(Input).value, None)
 
 
 class MessageDialog(ModalScreen[None]):
@@ -307,10 +323,16 @@ class ManualDialog(ModalScreen[bool]):
         if event.button.id == "save":
             self.save()
         else:
-            self.dismiss(False)
+            self.action_close()
 
     def action_close(self) -> None:
-        self.dismiss(False)
+        typed = ""
+        if self.key and not self.readonly:
+            build = getattr(self.app, "build", None)
+            current = build.store.plan().get(self.key) if build is not None else None
+            value = self.query_one("#manual-value", Input).value
+            typed = "" if value.strip() == ("" if current is None else str(current)).strip() else value
+        close_keeping_typed(self, typed, False)
 
 
 class YesNo(ModalScreen[bool]):

@@ -486,6 +486,35 @@ async def test_overview_marks_the_focused_list_and_enter_on_a_stage_goes_to_its_
         assert app.focused is stages
 
 
+async def test_esc_in_the_skip_dialog_asks_before_dropping_a_typed_reason(state_dir, devvm_host):
+    """Reviewer's walk (F-7): Esc closed the skip dialog and the typed reason was gone without a word. With text typed
+    it asks first (esc keeps editing, y discards); empty, it closes at once."""
+    from screens.dialogs import YesNo
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SkipDialog)
+        await pilot.press(*"vendor report", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo)
+        await pilot.press("escape")  # keep editing: the text is still there
+        await pilot.pause()
+        assert isinstance(app.screen, SkipDialog) and app.screen.query_one(Input).value == "vendor report"
+        await pilot.press("escape", "y")
+        await pilot.pause()
+        assert not isinstance(app.screen, (SkipDialog, YesNo))
+        assert app.build.store.step_states().get("plan.workload") is None or \
+            app.build.store.step_states()["plan.workload"].status is not StepStatus.SKIPPED
+        await pilot.press("s")
+        await pilot.pause()
+        await pilot.press("escape")  # nothing typed: closes at once
+        await pilot.pause()
+        assert not isinstance(app.screen, (SkipDialog, YesNo))
+
+
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
