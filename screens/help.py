@@ -113,7 +113,7 @@ they all work.
 """)
 
 
-def command_lines(width: int = 60) -> str:
+def command_lines(width: int = 54) -> str:
     """The command line's subcommands with their one-line help, read from the CLI's own parser (one source)."""
     import argparse
     import textwrap

@@ -1011,7 +1011,9 @@ async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, dev
         closing = text_of(app, "#action-outcome")
         assert findings and findings[0].message.split(";")[0] in " ".join(closing.split())
         assert str(findings[0].verdict).upper() in closing and "{" not in closing
-        assert any(ln.startswith("# summary {") for ln in app.screen.query_one(WrappedLog).source)  # the log keeps it
+        # the log keeps it (its last lines may reach the screen just after the outcome under load: wait for them)
+        assert await wait_until(pilot, lambda: any(ln.startswith("# summary {")
+                                                   for ln in app.screen.query_one(WrappedLog).source), tries=300)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
