@@ -389,16 +389,6 @@ async def test_results_in_chinese(state_dir):
     assert sz.size(sz.parse_inputs({})[0]).results[3].value.startswith("SHORT by ")  # the English is unchanged
 
 
-@pytest.fixture
-def zh_cn():
-    """The UI in Chinese for one test (the language is process-wide: English again after it)."""
-    from wizard import i18n
-
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
-
-
 @pytest.mark.parametrize("size", [SIZE, (60, 20)], ids=["80x24", "60x20"])
 def test_snapshot_sizing_zh_cn(snap_compare, zh_cn, size, _one_run_at_a_time):
     """The sizing screen in Chinese: the form's labels and the results (titles, values, arithmetic) translated."""

@@ -105,16 +105,6 @@ def test_step_with_findings(snap_compare, basic):
     assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=open_finding)
 
 
-@pytest.fixture
-def zh_cn():
-    """The UI in Chinese for one test (the language is process-wide: English again after it)."""
-    from wizard import i18n
-
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
-
-
 def test_build_overview_zh_cn(snap_compare, zh_cn):
     """The overview in Chinese at 80x24: double-width titles and status words in their columns."""
     s = fresh_state("overview-zh")

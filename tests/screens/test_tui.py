@@ -1255,16 +1255,6 @@ async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, si
         assert {"p", "l", "^q", "f2"} <= bound
 
 
-@pytest.fixture
-def zh_cn():
-    """The UI in Chinese for one test (the language is process-wide: English again after it)."""
-    from wizard import i18n
-
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
-
-
 async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn):
     """Issue 15 (Chinese): at 80x24 in zh_CN the overview shows the stages' and steps' Chinese titles, the step titles
     start in one column whatever the (double-width) status words, and every footer key fits whole (the footer measures
@@ -1430,7 +1420,6 @@ def test_wrap_rows_keeps_every_character_within_the_width():
                                              ("os.swap", "provider-managed image")])
 async def test_the_skip_dialog_s_example_fits_the_step(state_dir, devvm_host, step_id, example):
     """Issue 15 #7: skipping plan.power suggested "PCIe-only server, no NVSwitch" (Fabric Manager's reason)."""
-    from textual.widgets import Input
 
     b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
                    clock=frozen_clock)
