@@ -519,3 +519,17 @@ def test_the_typed_command_helps_recognise_its_output():
     (real: a pyxis node, tests/data/public/nvidia-smi-L__pyxis-srun-nvidia-smi-L-8xh100.txt)."""
     e = explain_text(text(PUBLIC / "nvidia-smi-L__pyxis-srun-nvidia-smi-L-8xh100.txt"), "pyxis")
     assert e.kind == "nvidia-smi-L" and e.verdict is Verdict.PASS
+
+
+def test_a_paste_cut_inside_its_last_part_keeps_the_verdict_of_what_came_before() -> None:
+    """collect_env cut two lines into its lscpu section (as round 7's held-out pastes were): the torch part passes,
+    the cut lscpu tail is skip ("cut, not judged"), so the whole is pass, not unknown. The same lscpu cut on its own,
+    or the torch part missing, stays unknown (nothing was judged)."""
+    lines = text(PUBLIC / "collect-env__1x-h100-hbm3-torch291-cu126-driver580.txt").splitlines()
+    cut = "\n".join(lines[:lines.index("CPU:") + 3]) + "\n"
+    r = explain_text(cut)
+    assert r.verdict is Verdict.PASS, [(f.id, f.verdict) for f in r.findings]
+    tail = [f for f in r.findings if f.id == "bios.cpu"]
+    assert [f.verdict for f in tail] == [Verdict.SKIP] and "at the end of this paste is cut" in tail[0].message
+    alone = explain_text("\n".join(lines[lines.index("CPU:"):lines.index("CPU:") + 3]) + "\n")
+    assert alone.verdict is Verdict.UNKNOWN

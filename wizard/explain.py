@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from wizard.common import strip_editor_line_numbers
@@ -425,6 +425,23 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     return r
 
 
+def _cut_tail_not_judged(findings: list[Finding], last: tuple[Kind | None, list[Finding]], n_parts: int
+                         ) -> list[Finding]:
+    """A paste of several outputs whose LAST part is of a known kind but could not be judged at all (every finding
+    unknown: the paste was cut inside it, e.g. collect_env's lscpu section stopping after two lines) while the parts
+    before it were judged: that part is reported as ``skip`` (not judged, and why), so a cut tail does not turn what
+    the rest proved into "unknown". A cut part anywhere else, or a paste of one part, stays unknown."""
+    kind, tail = last
+    if n_parts < 2 or kind is None or not tail or any(f.verdict is not Verdict.UNKNOWN for f in tail):
+        return findings
+    tail_ids = {id(f) for f in tail}
+    if not any(f.verdict is not Verdict.UNKNOWN for f in findings if id(f) not in tail_ids):
+        return findings
+    return [replace(f, verdict=Verdict.SKIP,
+                    message=Msg("{title} at the end of this paste is cut, not judged: {message}", title=kind.title,
+                                message=f.message)) if id(f) in tail_ids else f for f in findings]
+
+
 def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | None = None,
                   kind: str | None = None) -> Explained:
     """:func:`explain_text` without the bound on findings."""
@@ -446,6 +463,7 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
     torch_parts: list[str] = []
     bodies: dict[str, list[str]] = {}  # kind -> its parts' text, for the judgements across parts
     per_command: dict[tuple[str, str, int], set[int]] = {}  # (command, kind, first line) -> its findings' ids
+    last_part: tuple[Kind | None, list[Finding]] = (None, [])
     for first, lines in pieces:
         body = "\n".join(lines).strip("\n") + "\n"
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
@@ -478,6 +496,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
                 findings = [f for f in findings if id(f) not in gone]
             per_command[(typed, k.name, first)] = {id(f) for f in fs}
         findings.extend(fs)
+        last_part = (k, fs)
+    findings = _cut_tail_not_judged(findings, last_part, len(pieces))
     if len(nvcc_parts) > 1:  # one paste, several nvcc outputs (e.g. /usr/bin/nvcc and /usr/local/cuda/bin/nvcc)
         two = several_toolkits(nvcc_parts)
         if two is not None:

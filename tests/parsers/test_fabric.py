@@ -50,6 +50,25 @@ def test_detector_takes_the_three_tools_and_leaves_other_outputs() -> None:
     assert parse_ib_ports("garbage\nState: Active\nPort 1:\n").ports == []
 
 
+def test_rdma_link_lines_are_ports_in_both_iproute2_spellings() -> None:
+    """iproute2 `rdma link` (man rdma-link(8)): "link DEV/PORT ... state S physical_state P netdev N"; before 4.19 the
+    line began "IDX/PORT: DEV/PORT:" without "link"."""
+    real = text(PUBLIC / "rdma-link__spiderpool-cx5-vpi-2-ports-active-roce-partial.txt")
+    assert detect_ib_ports(real) >= 0.9
+    p = parse_ib_ports(real)
+    assert p.tool == "rdma link" and [(x.ca, x.port, x.state, x.phys_state) for x in p.ports] == [
+        ("mlx5_0", 1, "active", "linkup"), ("mlx5_1", 1, "active", "linkup")]
+    assert p.ports[0].rate_gbit_s is None and p.ports[0].lines == ("link mlx5_0/1 state ACTIVE physical_state LINK_UP "
+                                                                  "netdev ens6f0np0",)
+    # synthetic_: an InfiniBand port (lid, subnet_prefix) that is down, and the pre-4.19 spelling
+    ib = parse_ib_ports("link mlx5_3/1 subnet_prefix fe80:0000:0000:0000 lid 7 sm_lid 1 lmc 0 state DOWN "
+                        "physical_state POLLING netdev ib3\n2/1: mlx5_0/1: state ACTIVE physical_state LINK_UP\n")
+    assert [(x.ca, x.state, x.phys_state, x.link_layer, x.base_lid) for x in ib.ports] == [
+        ("mlx5_3", "down", "polling", "InfiniBand", "7"), ("mlx5_0", "active", "linkup", "", "")]
+    # an NCCL line naming a device/port is not `rdma link`
+    assert detect_ib_ports("NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; link mlx5_0/1 up\n") == 0.0
+
+
 # ------------------------------------------------------------------ the live probes: sysfs, netdevs, NCCL's settings
 
 def test_sysfs_tree_of_a_real_h100_node_reads_ports_firmware_and_type(tmp_path) -> None:

@@ -326,7 +326,26 @@ def test_parse_df_synthetic_space_in_mount_point_and_dash_capacity():
            "none autofs 0 0 0 - /net\n")
     rows, problems = parse_df(raw)
     assert [r.mountpoint for r in rows] == ["/mnt/my disk"]
-    assert problems == ["none autofs 0 0 0 - /net"]
+    assert problems == []  # a Use% of "-" is a pseudo filesystem with no size: left out, not unreadable
+
+
+def test_parse_df_reads_the_forms_operators_paste() -> None:
+    """synthetic_ rows in GNU df's layouts (df(1)): -h sizes in powers of 1024, the default 1K-blocks, a wrapped long
+    source name, no Type column; garbage is kept as unreadable."""
+    rows, problems = parse_df("Filesystem      Size  Used Avail Use% Mounted on\n"
+                              "overlay         1.8T  1.2T  541G  70% /\n"
+                              "shm              64M     0   64M   0% /dev/shm\n"
+                              "/dev/mapper/vg-very-long-logical-volume-name\n"
+                              "                 50G   48G  2.0G  96% /data\n"
+                              "not a df row\n")
+    by = {r.mountpoint: r for r in rows}
+    assert by["/dev/shm"].size_bytes == 64 * 2**20 and by["/dev/shm"].fstype == ""
+    assert by["/"].size_bytes == int(1.8 * 2**40) and by["/data"].capacity_pct == 96
+    assert by["/data"].source == "/dev/mapper/vg-very-long-logical-volume-name" and "48G" in by["/data"].line
+    assert problems == ["not a df row"]
+    kib, _ = parse_df("Filesystem     1K-blocks    Used Available Use% Mounted on\n"
+                      "tmpfs           65536       0     65536   0% /dev/shm\n")
+    assert kib[0].size_bytes == 64 * 2**20
 
 
 @pytest.mark.parametrize("path, mountpoints, expected", [

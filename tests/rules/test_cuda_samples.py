@@ -282,3 +282,13 @@ def test_only_the_p2p_disabled_latency_matrix_is_unknown() -> None:
     cut = "\n".join(lines[:lines.index(next(ln for ln in lines if "P2P=Enabled" in ln))])
     fs = judge_p2p_test_text(cut, {})
     assert [f.verdict for f in fs] == [Verdict.UNKNOWN] and "P2P=Disabled latency matrix" in fs[0].message
+
+
+def test_nvbandwidth_stopped_on_a_cuda_error_fails_with_the_errors_meaning_and_fix():
+    """A real nvbandwidth built with CUDA 12.8 on a 550 driver: cudaErrorUnsupportedPtxVersion (222, CUDA runtime API
+    cudaError_t) stops the testcase: fail naming the error and its software fix, not "re-test GPU pairs"."""
+    r = explain_text(text(PUBLIC / "nvbandwidth__cuda128-on-driver550-unsupported-ptx-version-excerpt.txt"))
+    assert r.kind == "nvbandwidth" and r.verdict is Verdict.FAIL
+    f = next(x for x in r.findings if x.verdict is Verdict.FAIL)
+    assert "CUDA error 222 = cudaErrorUnsupportedPtxVersion" in f.message and "device_to_device_memcpy_read_sm" in f.message
+    assert "driver" in f.remedy.lower() and "GPU pairs" not in f.remedy

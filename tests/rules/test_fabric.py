@@ -233,3 +233,13 @@ def test_perftest_error_classes_name_the_earliest_failing_step():
     (u,) = judge_perftest(parse_perftest("* Waiting for client to connect... *\n"), "", {})
     assert u.verdict.value == "unknown"
     assert all(what and remedy for what, remedy in PERFTEST_ERRORS.values())
+
+
+def test_rdma_link_ports_pass_when_active_and_say_the_rate_is_not_shown() -> None:
+    f = _judge("rdma-link__spiderpool-cx5-vpi-2-ports-active-roce-partial.txt")
+    assert {x.verdict for x in f} == {Verdict.PASS}
+    assert "2 of 2 ports Active" in f[0].message and "rdma link does not show the rate" in f[0].message
+    # synthetic_: the same tool with a port that lost its partner is a warn naming it
+    t = "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0\nlink mlx5_1/1 state DOWN physical_state POLLING netdev ib1\n"
+    bad = [x for x in fabric.judge(parse_ib_ports(t), t, {}) if x.verdict is not Verdict.PASS]
+    assert [x.verdict for x in bad] == [Verdict.WARN] and "mlx5_1 port 1" in bad[0].message

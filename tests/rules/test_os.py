@@ -232,3 +232,29 @@ def test_explain_kubernetes_plan_turns_fstab_swap_into_a_warning():
     r = explain_text(text(PUB / "fstab__insights-core-rhel-anaconda-lvm-swap.txt"), expectations={"scheduler": "kubernetes"})
     swap = [f for f in r.findings if f.id == "os.swap"]
     assert swap and swap[0].verdict is Verdict.WARN and "kubelet" in swap[0].message
+
+
+def test_pasted_df_h_of_a_container_warns_on_root_and_on_dockers_64m_shm() -> None:
+    """Real `df -h` in a Docker container: / at 97% warns (DISK_WARN_PCT), /dev/shm at Docker's default 64M warns
+    (os.SHM_MIN_BYTES, from the PyTorch README and NCCL's troubleshooting guide); /etc/hosts is the same filesystem
+    bind-mounted and is not said twice."""
+    r = explain_text(text(PUBLIC / "df-h__docker-container-root-97pct-shm-64m.txt"))
+    by = {(f.id, f.subject): f for f in r.findings}
+    assert r.kind == "df" and set(by) == {("os.filesystem", "/"), ("os.shm", "/dev/shm")}
+    assert by[("os.filesystem", "/")].verdict is Verdict.WARN and "97% used" in by[("os.filesystem", "/")].message
+    assert by[("os.shm", "/dev/shm")].verdict is Verdict.WARN and "64 MiB" in by[("os.shm", "/dev/shm")].message
+    assert "--shm-size" in by[("os.shm", "/dev/shm")].remedy
+
+
+def test_pasted_df_full_root_fails_large_shm_passes_and_snap_loops_are_not_full_disks() -> None:
+    """synthetic_ df -hT: a full / (0 available) fails, a 32G /dev/shm passes, squashfs snap images at 100% are
+    read-only images and say nothing; a row-less paste is unknown with the lines as evidence."""
+    t = ("Filesystem     Type      Size  Used Avail Use% Mounted on\n"
+         "/dev/nvme0n1p2 ext4      1.8T  1.8T     0 100% /\n"
+         "tmpfs          tmpfs      32G  1.0M   32G   1% /dev/shm\n"
+         "/dev/loop3     squashfs   56M   56M     0 100% /snap/core18/1944\n")
+    f = os_rules.judge_df_text(t, {})
+    assert [(x.id, x.verdict) for x in f] == [("os.filesystem", Verdict.FAIL), ("os.shm", Verdict.PASS)]
+    assert "du -xsh /*" in f[0].remedy
+    bad = os_rules.judge_df_text("Filesystem Size\nnonsense\n", {})
+    assert bad[0].verdict is Verdict.UNKNOWN and "nonsense" in bad[0].evidence

@@ -389,6 +389,7 @@ _NB_COLS = re.compile(r"^\s*(\d+(?:\s+\d+)*)\s*$")
 _NB_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:[\d.]+|N/A))+)\s*$")
 _NB_SUM = re.compile(r"^\s*SUM (\w+) ([\d.]+)\s*$")
 _NB_ERROR = re.compile(r"^\s*(ASSERT in expression .*|Invalid value when checking the pattern.*|.*\bCUDA_ERROR_\w+.*|"
+                       r".*\bcudaError[A-Z]\w+.*|.*\bCUDA error\b.*|"
                        r".*Segmentation fault.*|terminate called .*|.*\bcore dumped\b.*)$")
 
 
@@ -465,8 +466,8 @@ def detect_nvbandwidth(text: str) -> float:
     if _NB_VERSION.search(text):
         return 0.95
     if re.search(r"^[ \t]*memcpy (?:CE|SM) (?:CPU|GPU)\(row\) (?:->|<-|<->) GPU\(column\) bandwidth", text, re.M) or \
-            re.search(r"^[ \t]*SUM \w+_memcpy_(?:ce|sm) [\d.]+\s*$", text, re.M) or \
-            re.search(r"^[ \t]*(?:Running|Waiving) \w+_memcpy_(?:ce|sm)\.\s*$", text, re.M):
+            re.search(r"^[ \t]*SUM \w+_memcpy_(?:read_|write_)?(?:ce|sm) [\d.]+\s*$", text, re.M) or \
+            re.search(r"^[ \t]*(?:Running|Waiving) \w+_memcpy_(?:read_|write_)?(?:ce|sm)\.\s*$", text, re.M):
         return 0.93
     return 0.0
 

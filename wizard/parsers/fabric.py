@@ -13,6 +13,8 @@ Formats (linux-rdma/rdma-core: infiniband-diags ``ibstat.c``, ``ibstatus``; libi
   ``active_mtu: 4096 (5)``, ``link_layer: Ethernet`` (no rate; ``phys_state`` only with ``-v``).
 - ``ibstatus``: ``Infiniband device 'mlx5_0' port 1 status:`` with ``state: 4: ACTIVE``,
   ``phys state: 5: LinkUp``, ``rate: 200 Gb/sec (4X HDR)``, ``link_layer: InfiniBand``.
+- ``rdma link`` (iproute2, man rdma-link(8)): one line per port, ``link mlx5_0/1 [subnet_prefix … lid N sm_lid N
+  lmc N] state ACTIVE physical_state LINK_UP [netdev ib0]`` (no rate, no link layer; ``lid`` only on InfiniBand).
 """
 
 from __future__ import annotations
@@ -214,6 +216,7 @@ def _parse(text: str) -> IbPorts:
     # values as ibstatus prints them ("4: ACTIVE", "5: LinkUp", "100 Gb/sec (4X EDR)")
     sysfs: dict[tuple[str, int], dict[str, object]] = {}
     sysfs_lines: dict[tuple[str, int], list[str]] = {}
+    origin: dict[tuple[str, int], str] = {}  # where a port not in ibstat-style blocks came from: sysfs or `rdma link`
     for raw in text.splitlines():
         m = _SYSFS_PORT.match(raw.strip())
         if not m:
@@ -230,11 +233,27 @@ def _parse(text: str) -> IbPorts:
             port["rate_gbit_s"] = _rate(value)
         elif attr == "link_layer":
             port["link_layer"] = _layer(value)
+    for raw in text.splitlines():
+        m = _RDMA_LINK.match(raw)
+        if not m:
+            continue
+        words = m.group(3).split()
+        fields = dict(zip(words[::2], words[1::2]))
+        attrs: dict[str, object] = {"state_raw": fields.get("state", ""), "state": _state(fields.get("state", ""))}
+        attrs["phys_state"] = _phys(fields.get("physical_state", ""))
+        if "lid" in fields or "subnet_prefix" in fields:  # only InfiniBand ports have a LID and subnet prefix
+            attrs["link_layer"] = "InfiniBand"
+        if "lid" in fields:
+            attrs["base_lid"] = fields["lid"]
+        key = (m.group(1), sat_int(m.group(2)) or 0)
+        sysfs.setdefault(key, attrs)
+        sysfs_lines.setdefault(key, []).append(raw.strip())
+        origin[key] = "rdma link"
     have = {(x.ca, x.port) for x in b.ports}
     for (ca, pn), attrs in sysfs.items():
         if (ca, pn) not in have:
             b.ports.append(IbPort(ca=ca, port=pn, lines=tuple(sysfs_lines[(ca, pn)]), **attrs))  # type: ignore[arg-type]
-            tools.append("sysfs")
+            tools.append(origin.get((ca, pn), "sysfs"))
     ports = [x for x in b.ports if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
     for x in ports:
         # ibstat prints each port's "Link layer:" last: a block without it was cut
@@ -251,6 +270,9 @@ def _parse(text: str) -> IbPorts:
     return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors, problems)
 
 
+# iproute2 `rdma link [show]`: "link mlx5_0/1 ... state ACTIVE physical_state LINK_UP netdev ib0"
+# (iproute2 before 4.19 printed "0/1: mlx5_0/1: state ..." with no "link" word)
+_RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+:\s*(?:link\s+)?|link\s+)([\w.-]+)/(\d+):?\s+(.*?\bstate\s+\S+.*)$")
 _SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
 
 
@@ -266,6 +288,8 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
         return 0.9
+    if any(_RDMA_LINK.match(ln) and " physical_state " in ln for ln in head.splitlines()):
+        return 0.9  # iproute2 `rdma link`
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
             and re.search(r"^[ \t]*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):

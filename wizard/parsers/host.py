@@ -409,20 +409,92 @@ class DfEntry:
         return float(self.capacity_pct)
 
 
+_DF_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
+_DF_BLOCKS = re.compile(r"(\d+)([KMGTPE]?)B?-blocks", re.I)
+_DF_SIZE = r"(?:\d+(?:[.,]\d+)?[KMGTPE]?i?B?|0|-)"
+_DF_ROW = re.compile(r"(\S+)\s+(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
+                     + r")\s+(\d{1,3}%|-)\s+(/.*|-)")
+_DF_TAIL = re.compile(r"(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
+                      + r")\s+(\d{1,3}%|-)\s+(/.*|-)")
+
+
+def _df_bytes(token: str, block: int) -> int | None:
+    """One df size column -> bytes: a plain count is in ``block``-byte blocks (the header's ``1K-blocks``,
+    ``1B-blocks``...); a human size (``-h``: ``64M``, ``1.8T``, ``2,0G`` in some locales) is in powers of 1024."""
+    m = re.fullmatch(r"(\d+(?:[.,]\d+)?)([KMGTPE]?)(?:i?B)?", token, re.I)
+    if not m:
+        return None
+    if not m.group(2) and "." not in m.group(1) and "," not in m.group(1):
+        return sat_int(str(sat_int(m.group(1)) * block))
+    try:
+        return sat_int(str(int(float(m.group(1).replace(",", ".")) * _DF_UNITS[m.group(2).upper()])))
+    except (OverflowError, ValueError):  # a number past float's range: not a size df prints
+        return None
+
+
 def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
-    """``df -P -T -B1`` output -> (rows, unreadable lines)."""
+    """``df`` output -> (rows, unreadable lines); sizes in bytes. Never raises.
+
+    Reads what bringup runs (``df -P -T -B1``) and what operators paste: with or without ``-T`` (the Type column;
+    ``fstype`` is "" without it), ``-h`` sizes (``64M``, ``1.8T``: powers of 1024, as GNU df prints them), the
+    default ``1K-blocks`` (KiB; also assumed for plain numbers when the header was not pasted), ``-B1``/``-m``, and the
+    row GNU df wraps when the source name is long (source alone on one line, the numbers on the next). A row whose
+    Use% is ``-`` (a pseudo filesystem with no size) is left out. Source: GNU coreutils df(1)."""
     rows: list[DfEntry] = []
     problems: list[str] = []
+    block = 1024
+    typed: bool | None = None
+    pending = ""
     for line in text.splitlines():
-        if not line.strip() or line.startswith("Filesystem"):
+        stripped = line.strip()
+        if not stripped:
             continue
-        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\d{1,20})\s+(\d{1,20})\s+(\d{1,20})\s+(\d{1,3})%\s+(.+)", line.strip())
-        if not m:
+        if stripped.startswith("Filesystem") or re.match(r"^\S+\s+Type\s+", stripped):
+            b = _DF_BLOCKS.search(stripped)
+            block = (sat_int(b.group(1)) or 1) * _DF_UNITS[b.group(2).upper()] if b else (
+                1 if re.search(r"\bSize\b", stripped) else 1024)  # -h/-H: a size without a suffix is in bytes
+            typed = bool(re.search(r"\bType\b", stripped))
+            pending = ""
+            continue
+        m = _DF_ROW.fullmatch(stripped)
+        if m is None and pending:
+            t = _DF_TAIL.fullmatch(stripped)
+            if t:
+                m = _DF_ROW.fullmatch(f"{pending} {stripped}")
+        if m is None:
+            if len(stripped.split()) == 1 and not pending:
+                pending = stripped  # a long source name that df put on a line of its own
+                continue
+            problems.append(line)
+            pending = ""
+            continue
+        pending = ""
+        fstype = m.group(2) or ""
+        if typed is False and fstype:  # no Type column in the header: what looked like one is not
             problems.append(line)
             continue
-        rows.append(DfEntry(m.group(1), m.group(2), sat_int(m.group(3)), sat_int(m.group(4)),
-                            sat_int(m.group(5)), sat_int(m.group(6)), m.group(7), line))
+        if m.group(6) == "-" or m.group(7) == "-":
+            continue
+        size, used, avail = (_df_bytes(m.group(i), block) for i in (3, 4, 5))
+        if size is None or used is None or avail is None:
+            problems.append(line)
+            continue
+        rows.append(DfEntry(m.group(1), fstype, size, used, avail, sat_int(m.group(6).rstrip("%")), m.group(7),
+                            line if m.string is stripped else m.string))
     return rows, problems
+
+
+def detect_df(text: str) -> float:
+    """Confidence that ``text`` is ``df`` output (any of the forms :func:`parse_df` reads)."""
+    head = text[:200_000]
+    if re.search(r"^\s*Filesystem\s+(?:Type\s+)?(?:Size|\d+[KMGB]?-blocks)\s+Used\s+Avail(?:able)?\s+(?:Use%|Capacity)\s+Mounted on",
+                 head, re.M):
+        return 0.95
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    hits = sum(1 for ln in lines if _DF_ROW.fullmatch(ln))
+    if hits and hits >= len(lines) / 2 and any(re.search(r"\d%\s+/", ln) for ln in lines):
+        return 0.6  # rows without the header (an excerpt such as the /dev/shm row)
+    return 0.0
 
 
 def mount_for(path: str, mountpoints: list[str]) -> str | None:

@@ -17,7 +17,7 @@ from wizard.common import gpu_subject, to_int
 from wizard.data import table
 from wizard.install.catalog import architecture_of_cc, today_of
 from wizard.model import Finding, Verdict, measure, tightest
-from wizard.parsers.cuda import cuda_error_lookup
+from wizard.parsers.cuda import cuda_error_lookup, resolve_cuda_error
 from wizard.parsers.cuda_samples import (
     BandwidthTest, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
     parse_nvbandwidth, parse_p2p_test,
@@ -524,6 +524,15 @@ def nvbandwidth_errors(nb: Nvbandwidth) -> list[Finding]:
     tc = nb.error_testcase
     fid = "health.p2p" if tc.startswith("device_to_device") else "gpu.host_bandwidth"
     pattern = any("checking the pattern" in x or "memcmpPattern" in x for x in nb.error_lines)
+    coded = next(((n, info) for n, info in map(resolve_cuda_error, nb.error_lines) if info is not None), None)
+    if coded is not None and not pattern and coded[1].klass != "hardware":
+        # a CUDA error of the software chain (PTX newer than the driver, a driver/runtime mismatch, ...): the copy
+        # never measured the link; the table's action is the fix, not re-testing GPU pairs
+        n, info = coded
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("nvbandwidth{a1} stopped on CUDA error {code} = {name} ({meaning})", a1=' ' + tc if tc else '',
+                            code=n if n is not None else info.code, name=info.name, meaning=Msg(info.meaning)),
+                        "host", tuple(nb.error_lines[:4]), info.remedy, info.source)]
     what = (Msg('the copied data did not match the pattern written (data corruption on a GPU or the link)') if pattern else Msg('nvbandwidth stopped on an error'))
     return [Finding(fid, Verdict.FAIL, Msg("nvbandwidth{a1}: {what}", a1=' ' + tc if tc else '', what=what), "host", tuple(nb.error_lines[:4]),
                     "Rerun the testcase alone with a smaller buffer (`nvbandwidth -t TESTCASE -b 64`); then test GPU "

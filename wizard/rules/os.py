@@ -272,13 +272,102 @@ def judge_proc_swaps(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 def _usage(fid: str, label: str, subject: str, r: Any) -> Finding:
-    desc = (Msg('{label}: {fstype}, {value:.0f} GB, {used_pct:.0f}% used', label=label, fstype=r.fstype, value=r.size_bytes / 1000000000.0, used_pct=r.used_pct))
+    """One filesystem's use: pass, warn above :data:`DISK_WARN_PCT`, fail when it is full (100 % or nothing
+    available: writes, checkpoints and logs fail). Sizes shown in GB (10^9 bytes)."""
+    if r.fstype:
+        desc = Msg('{label}: {fstype}, {value:.0f} GB, {used_pct:.0f}% used', label=label, fstype=r.fstype,
+                   value=r.size_bytes / 1000000000.0, used_pct=r.used_pct)
+    else:
+        desc = Msg('{label}: {value:.0f} GB, {used_pct:.0f}% used', label=label, value=r.size_bytes / 1000000000.0,
+                   used_pct=r.used_pct)
     um = measure(r.used_pct, DISK_WARN_PCT, "%", "at_most", f"{label} space used")
+    if r.size_bytes > 0 and (r.used_pct >= 100 or r.avail_bytes == 0):
+        return Finding(fid, Verdict.FAIL, desc + Msg(': full'), subject, (r.line,),
+                       Msg("Free space on {label} now (old checkpoints, logs, caches: `du -xsh {glob} | sort -h`): a "
+                           "full filesystem fails every write, checkpoints and logs included.", label=r.mountpoint,
+                           glob=r.mountpoint.rstrip("/") + "/*"),
+                       SRC_DISK, measured=um)
     if r.used_pct > DISK_WARN_PCT:
         return Finding(fid, Verdict.WARN, (desc + Msg(' (above {disk_warn_pct:.0f}%)', disk_warn_pct=DISK_WARN_PCT)), subject, (r.line,),
                        "Free space before training: checkpoints and logs fill disks fast, and a full root "
                        "filesystem stops the node.", SRC_DISK, measured=um)
     return Finding(fid, Verdict.PASS, desc, subject, (r.line,), "", SRC_DISK, measured=um)
+
+
+SHM_MIN_BYTES = 1 << 30
+"""A /dev/shm smaller than 1 GiB warns: Docker's default is 64 MB, and the NCCL troubleshooting guide's example
+raises it to 1 GiB (``--shm-size=1g``); DataLoader workers and NCCL's shared-memory transport live in it."""
+
+
+def shm_finding(r: Any) -> Finding:
+    """``os.shm``: the /dev/shm row of df. Smaller than :data:`SHM_MIN_BYTES` or more than :data:`DISK_WARN_PCT`
+    used -> warn (DataLoader workers die with "bus error"/SIGBUS, NCCL fails to extend its /dev/shm segment);
+    otherwise pass. Sizes in MiB/GiB (powers of 1024, as df -h prints them). Source: :data:`SRC_SHM`."""
+    from wizard.rules.launcher import SRC_SHM
+
+    size = Msg('{value:.0f} MiB', value=r.size_bytes / 2**20) if r.size_bytes < 2**30 else Msg(
+        '{value:.1f} GiB', value=r.size_bytes / 2**30)
+    fix = Msg("In a container start it with `--ipc=host` or `--shm-size=16g` (Docker's default is 64 MB); in "
+              "Kubernetes mount an emptyDir with medium: Memory at /dev/shm; on a host, check the tmpfs size in "
+              "/etc/fstab (the default is half of RAM).")
+    if r.size_bytes < SHM_MIN_BYTES:
+        return Finding("os.shm", Verdict.WARN,
+                       Msg("/dev/shm is {size}: too small for DataLoader workers and NCCL's shared-memory transport "
+                           "(they fail with a bus error or 'failed to extend /dev/shm')", size=size),
+                       "/dev/shm", (r.line,), fix, SRC_SHM)
+    if r.used_pct > DISK_WARN_PCT:
+        return Finding("os.shm", Verdict.WARN,
+                       Msg("/dev/shm is {used_pct:.0f}% used ({size}): what is left may not hold another job's "
+                           "shared memory", used_pct=r.used_pct, size=size), "/dev/shm", (r.line,),
+                       Msg("Find what fills it (`ls -la /dev/shm`: stale segments of killed jobs, often nccl-* or "
+                           "torch_*) and remove what no process holds; or give the container a larger --shm-size."),
+                       SRC_SHM)
+    return Finding("os.shm", Verdict.PASS, Msg("/dev/shm is {size}, {used_pct:.0f}% used", size=size,
+                                               used_pct=r.used_pct), "/dev/shm", (r.line,), "", SRC_SHM)
+
+
+_DF_SKIP_TYPES = frozenset({"squashfs", "iso9660", "devtmpfs", "efivarfs", "proc", "sysfs", "cgroup", "cgroup2"})
+
+
+def judge_df_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge for pasted ``df`` (``-h``, ``-T``, ``-P``, 1K-blocks): ``os.filesystem`` for ``/``, the plan's
+    data path and any other disk-backed filesystem that is nearly full (read-only images, snaps and memory-backed
+    ones left out: they are full by design or hold no data), ``os.shm`` for /dev/shm. Never raises."""
+    rows, problems = parse_df(text)
+    if not rows:
+        return [Finding("os.filesystem", Verdict.UNKNOWN, "could not read any df row", "host",
+                        tuple(problems[:5] or text.splitlines()[:5]), "Give bringup the whole output of `df -hT`.",
+                        SRC_DISK)]
+    findings: list[Finding] = []
+    data_path = exp.get("data_path") if isinstance(exp.get("data_path"), str) else None
+    data_mp = mount_for(data_path, [r.mountpoint for r in rows]) if data_path else None
+    seen: set[tuple[int, int, int]] = set()
+    for r in rows:
+        same = (r.size_bytes, r.used_bytes, r.avail_bytes)
+        if same in seen and r.mountpoint not in ("/", data_mp):
+            continue  # the same filesystem again (a bind mount such as a container's /etc/hosts): said once
+        seen.add(same)
+        if r.mountpoint == "/dev/shm":
+            findings.append(shm_finding(r))
+            continue
+        memory = r.fstype in ("tmpfs", "ramfs") or (not r.fstype and r.source in ("tmpfs", "shm", "none", "udev"))
+        image = (r.fstype in _DF_SKIP_TYPES or r.source.startswith("/dev/loop") or r.mountpoint.startswith("/snap/")
+                 or r.source in ("devtmpfs", "efivarfs"))
+        if r.mountpoint == "/" or (data_mp and r.mountpoint == data_mp and data_mp != "/"):
+            label = r.mountpoint if not data_path or r.mountpoint != data_mp or data_path == data_mp else (
+                f"{data_path} (on {r.mountpoint})")
+            findings.append(_usage("os.filesystem", label, r.mountpoint, r))
+        elif not memory and not image and r.size_bytes > 0:
+            f = _usage("os.filesystem", r.mountpoint, r.mountpoint, r)
+            if f.verdict is not Verdict.PASS:
+                findings.append(f)
+    if not findings:
+        n = len(rows)
+        findings.append(Finding("os.filesystem", Verdict.PASS,
+                                Msg("{n} filesystems, none above {disk_warn_pct:.0f}% used (no / row in this output)",
+                                    n=n, disk_warn_pct=DISK_WARN_PCT), "host", tuple(r.line for r in rows[:5]), "",
+                                SRC_DISK))
+    return findings
 
 
 def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -297,6 +386,9 @@ def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(garbled("os.filesystem", o, "df output (no / row)", problems or o.lines()[:5]))
         else:
             findings.append(_usage("os.filesystem", "/", "/", root))
+        shm = next((r for r in rows if r.mountpoint == "/dev/shm"), None)
+        if shm is not None and shm_finding(shm).verdict is not Verdict.PASS:  # said only when it is a problem
+            findings.append(shm_finding(shm))
     data_path = plan.get("data_path")
     if not isinstance(data_path, str) or not data_path or data_path == "/":
         return findings
