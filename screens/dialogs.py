@@ -53,7 +53,7 @@ class ConfirmAction(ModalScreen[bool]):
                 yield Static(ngettext("It will run ({count} line):", "It will run ({count} lines):", len(lines)).format(
                     count=len(lines)),
                              classes="section", markup=False)
-                yield Static("\n".join(lines), markup=False, classes="commands")
+                yield Static("\n".join(tr(x) for x in lines), markup=False, classes="commands")
             yield Static("", id="confirm-scroll", markup=False, classes="muted")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Show what would run (y)") if self.dry_run else _("Run it (y)"), id="yes",

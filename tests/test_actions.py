@@ -199,6 +199,28 @@ def test_dry_run_runs_nothing_and_says_what_it_would(state_dir, tmp_path):
     b.close()
 
 
+def test_dry_run_log_and_the_confirmation_are_in_the_operators_language(state_dir, tmp_path):
+    """In Chinese the dry-run log's own words and the confirmation's lines are Chinese; the command and the path
+    stay as they are (they are what runs)."""
+    from wizard import i18n
+    from wizard.engine import PreparedAction
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, dry_run=True)
+    step = steps.step_by_id("os.nouveau")
+    target = tmp_path / "blacklist.conf"
+    resolved = Resolved(ops=[{"write": str(target), "content": "blacklist nouveau\n"}, {"argv": ["true"]}])
+    i18n.set_language("zh_CN")
+    try:
+        log = Path(b.start_action(step, resolved).log_path).read_text()
+        lines = [i18n.tr(x) for x in PreparedAction(step, resolved, dry_run=True).confirmation()]
+    finally:
+        i18n.set_language("en")
+        b.close()
+    assert log.startswith("# dry run：屏蔽 nouveau") and f"将运行：写入 {target}（先备份，原子替换）" in log
+    assert "将运行：$ true" in log
+    assert lines[0].startswith("屏蔽 nouveau") and "修改系统：是" in lines[2] and lines[-1] == "  $ true"
+
+
 def test_root_only_action_refused_for_non_root(build, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     step = steps.step_by_id("os.tools")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from wizard.i18n import Msg
+from wizard.i18n import Msg, tr
 from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, reserve
 from wizard.probes import ProbeOutput
 from wizard.store import ActionRun, ActionState, DiskFullError, Store, disk_full_message, is_disk_full, state_dir_of
@@ -81,8 +81,8 @@ class Resolved:
                 out.append("$ " + " ".join(_quote(a) for a in op["argv"]))
                 out.extend(f"    {line}" for line in op.get("detail", ()))  # what it runs in turn (other nodes)
             elif "write" in op:
-                summary = f": {op['summary']}" if op.get("summary") else ""
-                out.append(f"write {op['write']} (backed up first, replaced atomically){summary}")
+                out.append(Msg("write {path} (backed up first, replaced atomically)", path=op["write"])
+                           + (": " + Msg.plain(op["summary"]) if op.get("summary") else ""))
                 current = op["current"] if "current" in op else read_current(op["write"])
                 out.extend(f"    {line}" for line in write_diff(op["write"], str(op.get("content", "")), current))
         return out
@@ -245,9 +245,10 @@ def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolve
             on_record(run_id)
     if dry_run:
         with open(log_path, "w") as fh:
-            fh.write(f"# dry run of: {title} (nothing was run)\n")
+            # the operator reads these two words in the interface's language; the commands stay as they are
+            fh.write(tr(Msg("# dry run of: {title} (nothing was run)", title=title)) + "\n")
             for line in resolved.describe():
-                fh.write(f"would run: {line}\n")
+                fh.write(tr(Msg("would run: {command}", command=line)) + "\n")
         store.update_action_run(run_id, ended_at=store.clock())
         run = store.action_run(run_id)
         assert run is not None

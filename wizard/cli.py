@@ -1473,7 +1473,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def confirm(prep) -> bool:
         for line in prep.confirmation():
-            print(line)
+            print(tr(line))
         if prep.dry_run or args.yes:
             return True
         if not sys.stdin.isatty():
@@ -1507,7 +1507,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         prep = out.prepared
         if prep.refusal:
             for line in prep.confirmation():
-                print(line)
+                print(tr(line))
             if prep.refusal_kind == "manual":
                 print("  " + _("cannot run here: {reason}").format(reason=tr(prep.refusal)))
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
@@ -1602,7 +1602,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
         print(f"{_(prep.step.action.title)}  ({step.id})", file=out)
         for line in prep.commands:
-            print(f"  {line}", file=out)
+            print(f"  {tr(line)}", file=out)
         return True
 
     try:

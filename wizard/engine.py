@@ -825,10 +825,14 @@ class PreparedAction:
         a = self.step.action
         assert a is not None
         changes, root = a.changes_system or self.resolved.changes_system, a.needs_root or self.resolved.needs_root
-        return ([f"{a.title}  ({self.step.id})", f"  {a.description}",
-                 f"  changes the system: {'yes' if changes else 'no'}; needs root: "
-                 f"{'yes' if root else 'no'}" + (f"; backs up: {', '.join(a.backs_up)}" if a.backs_up else "")]
-                + [f"  {line}" for line in self.commands])
+        yes_no = {True: Msg("yes"), False: Msg("no")}
+        facts = Msg("changes the system: {changes}; needs root: {root}", changes=yes_no[bool(changes)],
+                    root=yes_no[bool(root)])
+        if a.backs_up:
+            facts = facts + Msg("; backs up: {paths}", paths=", ".join(a.backs_up))
+        # Msg lines: shown translated (tr) by whoever prints them; the commands stay as they are
+        return ([Msg.plain(a.title) + f"  ({self.step.id})", "  " + Msg.plain(a.description),
+                 "  " + facts] + ["  " + line for line in self.commands])
 
 
 @dataclass

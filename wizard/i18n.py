@@ -191,6 +191,12 @@ class Msg(str):
         self.template, self.args = first or "", first_args  # "or": for the type checker (first is a str here)
         return self
 
+    @classmethod
+    def plain(cls, text: str) -> "Msg":
+        """A constant message id (a step's title, an action's description) as a Msg of one plain piece: shown
+        translated where the catalogue has it, never formatted (braces in it are kept)."""
+        return cls._joined(((None, str.__str__(text)),)) if text else cls("")
+
     @staticmethod
     def _parts_of(text: str) -> tuple[tuple[str | None, Any], ...]:
         if isinstance(text, Msg):
