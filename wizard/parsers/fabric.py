@@ -288,7 +288,7 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
         return 0.9
-    if any(_RDMA_LINK.match(ln) and " physical_state " in ln for ln in head.splitlines()):
+    if " physical_state " in head and any(" physical_state " in ln and _RDMA_LINK.match(ln) for ln in head.splitlines()):
         return 0.9  # iproute2 `rdma link`
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)

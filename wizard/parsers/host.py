@@ -490,9 +490,13 @@ def detect_df(text: str) -> float:
     if re.search(r"^\s*Filesystem\s+(?:Type\s+)?(?:Size|\d+[KMGB]?-blocks)\s+Used\s+Avail(?:able)?\s+(?:Use%|Capacity)\s+Mounted on",
                  head, re.M):
         return 0.95
+    if not re.search(r"\d%\s+/", head):  # cheap first: a df row ends in "N% /mountpoint"
+        return 0.0
     lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
-    hits = sum(1 for ln in lines if _DF_ROW.fullmatch(ln))
-    if hits and hits >= len(lines) / 2 and any(re.search(r"\d%\s+/", ln) for ln in lines):
+    if len(lines) > 400:  # an excerpt of rows without the header is short; a long text is something else
+        return 0.0
+    hits = sum(1 for ln in lines if "%" in ln and _DF_ROW.fullmatch(ln))
+    if hits and hits >= len(lines) / 2:
         return 0.6  # rows without the header (an excerpt such as the /dev/shm row)
     return 0.0
 
