@@ -88,16 +88,22 @@ def bindings_of(cls: Any) -> list[Binding]:
     return [b if isinstance(b, Binding) else Binding(*b) for b in cls.__dict__.get("BINDINGS", [])]
 
 
-def keys_text() -> str:
+def keys_text(width: int = 54) -> str:
     """Every screen's keys, from its bindings, with :data:`WORDS` and :data:`EXTRA`, in the operator's language (the
-    English words are the message ids)."""
+    English words are the message ids); a line longer than ``width`` cells goes on under its words (a hanging
+    indent), so the keys stay in their column at 60x20."""
+    from rich.cells import cell_len
+
+    from wizard.cli import _wrap_cells
+
     lines: list[str] = []
     for heading, cls in sections():
         lines.append(heading)
         for b in bindings_of(cls):
             words = WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description
-            lines.append(f"  {key_words(b.key):<4} {_(words) if words else ''}")
-        lines += [f"  {_(x)}" for x in EXTRA.get(cls.__name__, ())]
+            lines += _wrap_cells(f"  {key_words(b.key):<4} ", _(words) if words else "", width, 7)
+        for x in EXTRA.get(cls.__name__, ()):  # laid out by hand ("enter  open"): wrapped only when too wide
+            lines += [f"  {_(x)}"] if cell_len(_(x)) + 2 <= width else _wrap_cells("  ", _(x), width, 4)
         lines.append("")
     return "\n".join(lines)
 
