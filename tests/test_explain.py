@@ -492,6 +492,21 @@ def test_a_job_runners_per_line_tags_are_removed_before_judging():
     assert clean("(pid=1) a\nb\nc\nd\n") == "(pid=1) a\nb\nc\nd\n"
 
 
+def test_mpirun_and_torchrun_line_tags_are_removed_so_the_log_reads_as_one_node():
+    """Open MPI's ``--tag-output`` ``[1,0]<stdout>:`` and torchrun's ``--tee`` ``[default0]:`` before every line (real:
+    NVIDIA/nccl#300, a 4-GPU container's NCCL init under mpirun): the NCCL lines are read with their host, so the
+    log is seen as one node's, where the lo socket never carries data between GPUs: not a failure."""
+    from tests.probe_data import PUBLIC, text
+
+    log = text(PUBLIC / "nccl-log__docker-4gpu-no-ib-socket-lo-bootstrap.txt")
+    assert log.startswith("[1,0]<stdout>:") and clean(log).startswith("5873af64cf59:10158:10560 [0] NCCL INFO")
+    r = explain_text(log, "mpirun")
+    t = next(f for f in r.findings if f.id == "multinode.transport")
+    assert t.verdict is Verdict.UNKNOWN and "one node" in t.message and r.verdict is not Verdict.FAIL
+    tee = "\n".join(f"[default{i % 2}]:" + ln.split(":", 1)[1] for i, ln in enumerate(log.splitlines()))
+    assert clean(tee).splitlines()[0] == clean(log).splitlines()[0]
+
+
 def test_kubectl_notices_typed_commands_and_nvidia_smis_date_line_do_not_leave_an_unread_part():
     """`kubectl exec ... -- nvidia-smi` typed without a prompt, kubectl's "Defaulted container" notice and the date
     nvidia-smi prints above its table (real: NVIDIA/gpu-operator#406): one nvidia-smi output, judged."""

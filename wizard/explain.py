@@ -126,11 +126,17 @@ def clean(text: str) -> str:
 
 
 _LOG_PREFIX = re.compile(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
-                         r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?")
+                         r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
+                         r"|^\[\d+,\d+\]<(?:stdout|stderr)>:[ ]?"
+                         r"|^\[(?:default|rank)\d+\]:[ ]?")
 """The tag a job runner puts before each line it relays from a worker: Ray ``(pid=1234)``, ``(RayWorkerWrapper
 pid=92234, ip=172.19.24.110)``, ``(raylet)``; SkyPilot ``(sky-cmd, pid=13008)``, ``(head, rank=0, pid=5)`` (Ray
 docs, "Configuring Logging": worker log lines are prefixed with the actor name, pid and ip,
-https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html)."""
+https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html); Open MPI's ``mpirun
+--tag-output`` ``[1,0]<stdout>:`` ([jobid,rank] and the stream, mpirun(1),
+https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html); torchrun's ``--tee`` ``[default0]:`` and
+PyTorch's ``[rank0]:`` on a rank's error lines (torch.distributed.elastic, local_ranks_filter / tee,
+https://pytorch.org/docs/stable/elastic/run.html)."""
 _RAY_DEDUP = re.compile(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
 """Ray's log deduplication suffix (same page, "Log deduplication")."""
 

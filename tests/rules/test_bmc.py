@@ -299,3 +299,18 @@ def test_thresholds_that_did_not_come_are_said_with_the_inlet():
     outs["ipmitool_sensor"] = ProbeOutput("ipmitool_sensor", "$ ipmitool sensor", rc=124, error="timed out after 15 s")
     inlet = next(x for x in bmc.sensors(outs, {}) if x.measured is not None)
     assert "ipmitool sensor` gave none (timed out after 15 s)" in inlet.message and inlet.measured.threshold is None
+
+
+def test_a_listing_of_one_sensor_type_is_judged_on_what_it_shows():
+    """`ipmitool sdr type "Voltage" list` (real: the Fuel monitoring guide, held-out round 8): every voltage reads ok,
+    the second socket's sensors read "ns" (absent): pass on the voltages, saying fans and temperatures are not in it."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "ipmitool__sdr-voltage-all-ok-cpu2-absent.txt"), "sdr")
+    f = next(f for f in r.findings if f.id == "health.bmc_sensors")
+    assert f.verdict is Verdict.PASS and r.verdict is Verdict.PASS
+    assert "12 sensor(s) (voltage) read ok" in f.message and "3 sensors without a reading" in f.message
+    assert "no fan or temperature sensor" in f.message
+    # the same listing with one voltage out of range: that sensor's status decides
+    bad = text(PUBLIC / "ipmitool__sdr-voltage-all-ok-cpu2-absent.txt").replace("| 37h | ok  |", "| 37h | cr  |")
+    assert explain_text(bad, "sdr").verdict is Verdict.FAIL

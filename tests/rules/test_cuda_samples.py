@@ -292,3 +292,45 @@ def test_nvbandwidth_stopped_on_a_cuda_error_fails_with_the_errors_meaning_and_f
     f = next(x for x in r.findings if x.verdict is Verdict.FAIL)
     assert "CUDA error 222 = cudaErrorUnsupportedPtxVersion" in f.message and "device_to_device_memcpy_read_sm" in f.message
     assert "driver" in f.remedy.lower() and "GPU pairs" not in f.remedy
+
+
+def test_a_copy_printed_at_the_warn_floor_is_not_below_it() -> None:
+    """V100 SXM2 (Gen3 x16, practical 12 GB/s): 9.6 GB/s is 0.8 x exactly, though 0.8 * 12 is 9.600000000000001 in
+    floating point (held-out round 8, router-gao/cuda-demo)."""
+    fs = judge_bandwidth_test_text(body("bandwidthtest__v100-sxm2-16gb-quick-pass.txt"), {})
+    h2d = next(f for f in fs if "host-to-device" in f.message)
+    assert h2d.verdict is Verdict.PASS and "9.6 GB/s = 80%" in h2d.message
+
+
+def test_nvbandwidth_without_gpu_names_is_judged_against_the_link_its_fastest_copy_proves() -> None:
+    """NVIDIA/nvbandwidth#24 (8 GPUs, no device lines): device-to-host 52.8 GB/s is more than a Gen4 x16 link
+    carries (31.5 GB/s), so the link is at least Gen5; host-to-device 35 GB/s is then at Gen5's H2D floor (35/52)."""
+    from wizard.rules.cuda_samples import link_floor_of_rates
+
+    fs = explain_text(body("nvbandwidth__h100-8gpu-h2d-sm-35-vs-d2h-52.txt")).findings
+    assert {f.verdict for f in fs if f.id == "gpu.host_bandwidth"} == {Verdict.PASS}
+    assert all("at least PCIe Gen5" in f.message for f in fs if f.id == "gpu.host_bandwidth")
+    # the same paste with host-to-device at 20 GB/s: below the Gen5 floor the fastest copy proves -> warn, never fail
+    slow = body("nvbandwidth__h100-8gpu-h2d-sm-35-vs-d2h-52.txt").replace("35.", "20.")
+    fs = explain_text(slow).findings
+    assert {f.verdict for f in fs if "host_to_device" in f.message} == {Verdict.WARN}
+    # the slowest link that can carry the fastest copy; a rate a Gen2 x16 link carries proves nothing
+    assert link_floor_of_rates([11.0, 12.5])[0] == 3 and link_floor_of_rates([7.0]) == (None, None, "")
+    assert link_floor_of_rates([24.0])[0] == 4 and link_floor_of_rates([52.8])[0] == 5 and link_floor_of_rates([])[0] is None
+    gen4 = body("nvbandwidth__h100-8gpu-h2d-sm-35-vs-d2h-52.txt").replace("52.", "24.").replace("35.", "23.")
+    fs = explain_text(gen4).findings
+    # reaching the Gen4 floor proves no more than Gen4: a Gen5 link at half its rate looks alike, so not judged
+    assert {f.verdict for f in fs if f.id == "gpu.host_bandwidth"} == {Verdict.UNKNOWN}
+
+
+def test_p2p_far_below_the_gpus_pcie_rate_warns() -> None:
+    """Two RTX 4090s (Ada: PCIe Gen4) with peer access at 6.6 GB/s one way: below half of Gen4 x16's practical
+    24 GB/s, which even x8 slots reach (tinygrad/open-gpu-kernel-modules#44)."""
+    name = "p2p__2x-rtx4090-p2p-enabled-6gbs.txt"
+    fs = judge_p2p_test_text(body(name), {})
+    under = [f for f in fs if "below half of Gen4 x16" in f.message]
+    assert [f.verdict for f in under] == [Verdict.WARN] and "x4 or chipset" in under[0].message and under[0].remedy
+    assert not any(f.verdict is Verdict.PASS for f in fs)
+    # the same matrices without the device lines: the GPUs' generation is unknown, nothing is said of the link
+    anon = "\n".join(ln for ln in body(name).splitlines() if not ln.startswith("Device: "))
+    assert not any("below half of" in f.message for f in judge_p2p_test_text(anon, {}))

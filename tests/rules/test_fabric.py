@@ -243,3 +243,14 @@ def test_rdma_link_ports_pass_when_active_and_say_the_rate_is_not_shown() -> Non
     t = "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0\nlink mlx5_1/1 state DOWN physical_state POLLING netdev ib1\n"
     bad = [x for x in fabric.judge(parse_ib_ports(t), t, {}) if x.verdict is not Verdict.PASS]
     assert [x.verdict for x in bad] == [Verdict.WARN] and "mlx5_1 port 1" in bad[0].message
+
+
+def test_perftest_at_a_tiny_message_size_is_a_message_rate_not_a_bandwidth():
+    """ib_write_bw --post_list at 8 bytes (real, held-out round 8): the "RDMA_Write Post List BW Test" banner is
+    perftest's; 0.48 Gb/s at 8 B is a message rate (7.5 Mpps), not a slow link: not judged, rerun with -s."""
+    body = text(PUBLIC / "ib-write-bw__roce-8byte-postlist-msgrate-7.5mpps.txt")
+    r = explain_text(body, "ib_write_bw")
+    assert r.kind == "perftest"
+    f = next(f for f in r.findings if f.id == "multinode.ib_bandwidth")
+    assert f.verdict is Verdict.UNKNOWN and "message rate" in f.message and "7.498617 Mpps" in f.message
+    assert "-s 8388608" in f.remedy

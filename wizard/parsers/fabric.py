@@ -388,7 +388,9 @@ def detect_perfquery(text: str) -> float:
 
 # ------------------------------------------------------------------ perftest (ib_write_bw, ib_read_bw, ib_send_bw)
 
-_PT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) BW Test\s*$", re.M)
+_PT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic)(?: [A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)?)? BW Test\s*$", re.M)
+"""perftest's banner: "RDMA_Write BW Test", also with a variant's words before "BW Test" ("RDMA_Write Post List BW
+Test" with --post_list)."""
 _PT_COLS = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
                       re.I)
 _PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")

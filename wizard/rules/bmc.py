@@ -648,6 +648,13 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
     if any(f.verdict is not Verdict.PASS for f in out):
         return out
     judged = [r for r in fans + temps if r.status not in ("ns", "na") and r.value is not None]
+    others = [r for r in readings if r.status == "ok" and r.value is not None and r not in fans and r not in temps]
+    if not judged and others:  # a listing of one sensor type (`sdr type Voltage`): judged on what it shows
+        kinds = {"volt": "voltage", "amp": "current", "watt": "power"}
+        units = sorted({kinds.get(r.unit.lower().rstrip("s"), r.unit.lower() or "other") for r in others})
+        return out + [Finding("health.bmc_sensors", Verdict.PASS,
+                              (Msg("{n} sensor(s) ({units}) read ok, within the BMC's thresholds", n=len(others), units=", ".join(units)) + (Msg('; {plural} without a reading (absent or disabled) not judged', plural=plural(len(no_reading), 'sensor')) if no_reading else '') + Msg("; this listing has no fan or temperature sensor (`ipmitool sdr elist` lists them)")),
+                              "BMC sensors", cap([source] + [r.line for r in others], 12), "", SRC_SDR)]
     if not judged:
         return out + [Finding("health.bmc_sensors", Verdict.UNKNOWN, "the BMC's sensor listing shows no fan or "
                               "temperature reading", "BMC sensors", cap([source] + [r.line for r in readings]),

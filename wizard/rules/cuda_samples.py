@@ -180,11 +180,40 @@ def _link_of(name: str) -> tuple[int | None, int | None, str]:
     return None, None, ""
 
 
+PCIE_X16_RAW_GB_S = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0}
+"""What an x16 link carries per direction at each PCIe generation, in GB/s: 2.5 and 5 GT/s with 8b/10b encoding
+(Gen1, Gen2), 8, 16 and 32 GT/s with 128b/130b (Gen3-5): GT/s x 16 lanes x encoding / 8 bits (PCI-SIG, PCI Express
+Base Specification 3.0-5.0, https://pcisig.com/specifications; derived arithmetic). No copy can beat its link's
+figure, so a measured copy above Gen N-1's figure proves a Gen N link or faster (:func:`link_floor_of_rates`)."""
+
+
+def link_floor_of_rates(rates: list[float]) -> tuple[int | None, int | None, str]:
+    """The slowest PCIe link (generation, lanes ``None``, how known) that can carry the fastest of ``rates`` (GB/s,
+    pinned host<->device copies of one paste): above Gen N-1 x16's raw figure (:data:`PCIE_X16_RAW_GB_S`) the link
+    is at least Gen N. ``(None, None, "")`` when the rates prove nothing beyond Gen2 (the link then stays unplaced).
+    Used only where the paste names no GPU bringup has a datasheet row for."""
+    best = max((r for r in rates if r == r and r > 0), default=0.0)
+    gen = max((g for g in PCIE_X16_RAW_GB_S if g > 1 and best > PCIE_X16_RAW_GB_S[g - 1]), default=None)
+    if gen is None or gen < 3:
+        return None, None, ""
+    return gen, None, Msg("at least PCIe Gen{gen}: the fastest copy here, {best:.1f} GB/s, is more than a Gen{prev} "
+                              "x16 link carries ({raw:g} GB/s)", gen=gen, best=best, prev=gen - 1,
+                              raw=PCIE_X16_RAW_GB_S[gen - 1])
+
+
+def _at_least(value: float, floor: float) -> bool:
+    """``value >= floor`` for a figure printed with a few decimals against a derived floor (0.8 x 12 GB/s is
+    9.600000000000001 in floating point; a copy printed as 9.6 is at the floor, not below it)."""
+    return round(value, 6) >= round(floor, 6)
+
+
 def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tuple[int | None, int | None, str],
-                     subj: str, ev: tuple[str, ...]) -> Finding:
+                     subj: str, ev: tuple[str, ...], inferred: bool = False) -> Finding:
     """gpu.host_bandwidth of one pinned host<->device copy against the PCIe practical figure of the GPU's link
     (bandwidthTest and nvbandwidth share it): unknown when the link cannot be placed, warn below 0.8 x (0.67 x
-    for host-to-device on Gen5), fail below 0.25 x when the lane count is known."""
+    for host-to-device on Gen5), fail below 0.25 x when the lane count is known. ``inferred``: the link is only the
+    slowest one the paste's fastest copy proves (:func:`link_floor_of_rates`): below its figure warns, reaching it
+    passes only at Gen5 (no faster link to rule out among the GPUs bringup knows), else stays unknown."""
     fid = "gpu.host_bandwidth"
     gen, lanes, how_known = link
     warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
@@ -205,7 +234,13 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
     pct = f"{100 * gb_s / practical:.0f}% of {how}"
     copy = {"h2d": "host-to-device copy", "d2h": "device-to-host copy"}.get(direction, "host copy")
     wm = measure(gb_s, warn_at, "GB/s", "at_least", f"{copy} (warn floor, {w_f:.2g} x {how})")
-    if gb_s >= warn_at:
+    if _at_least(gb_s, warn_at) and inferred and gen < 5:
+        return Finding(fid, Verdict.UNKNOWN, Msg("{what} = {pct} ({how_known}); the paste does not show the link, and a faster "
+                                                 "one than that cannot be ruled out: not judged", what=what, pct=pct,
+                                                 how_known=how_known), subj, ev,
+                       "Read the link (`nvidia-smi -q -d PCIE`: generation and width under load, or lspci -vv "
+                       "LnkSta) and compare: about 12 GB/s on Gen3 x16, 24 on Gen4 x16, 52 on Gen5 x16.", src)
+    if _at_least(gb_s, warn_at):
         return Finding(fid, Verdict.PASS, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f}{caveat}", what=what, pct=pct, how_known=how_known, warn_at=warn_at, caveat=caveat), subj,
                          ev, "", src, measured=wm)
     remedy = (Msg("Check the link under load (`nvidia-smi -q -d PCIE`: current generation and width, or lspci -vv LnkSta), reseat the GPU or riser if it trained narrower or slower, and run the copy on the GPU's own NUMA node (`numactl --cpunodebind=N --membind=N`, `nvidia-smi topo -m`): a remote node cuts the figure several-fold."))
@@ -213,7 +248,7 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
         return Finding(fid, Verdict.WARN, Msg("{what} = {pct} ({how_known}): below {warn_at:.1f} GB/s, so the link is narrower than x16, "
                                               "trained down, or the copy ran off the GPU's NUMA node", what=what, pct=pct, how_known=how_known, warn_at=warn_at), subj, ev,
                          remedy, src, measured=wm)
-    verdict = Verdict.FAIL if gb_s < fail_at else Verdict.WARN
+    verdict = Verdict.WARN if _at_least(gb_s, fail_at) else Verdict.FAIL
     return Finding(fid, verdict, Msg("{what} = {pct} ({how_known}); warn below {warn_at:.1f} ({w_f:.2g} x), fail below "
                                      "{fail_at:.1f} ({fail_f:g} x): the link trained down or the copy ran off the GPU's NUMA "
                                      "node", what=what, pct=pct, how_known=how_known, warn_at=warn_at, w_f=w_f, fail_at=fail_at, fail_f=fail_f), subj, ev, remedy, src,
@@ -251,10 +286,13 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     out: list[Finding] = []
     graded = [m for m in bt.measures if m.direction in ("h2d", "d2h") and m.memory == "pinned" and m.devices == 1]
     notes = [m for m in bt.measures if m not in graded]
+    inferred = gen is None
+    if inferred:
+        gen, lanes, how_known = link_floor_of_rates([m.gb_s for m in graded])
     for m in graded:
         what = (Msg('pinned {value} copy {gb_s:.1f} GB/s', value='host-to-device' if m.direction == 'h2d' else 'device-to-host', gb_s=m.gb_s))
         ev = tuple(x for x in (dev_line, m.line) if x)
-        out.append(_grade_host_copy(what, m.gb_s, m.direction, name, (gen, lanes, how_known), subj, ev))
+        out.append(_grade_host_copy(what, m.gb_s, m.direction, name, (gen, lanes, how_known), subj, ev, inferred))
     if notes:
         desc = "; ".join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
                                                                             if m.devices > 1 else "") for m in notes)
@@ -477,13 +515,51 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            "Find the GPU the slow pairs share: check its NVLink links (`nvidia-smi nvlink -s`, `-e`) or "
                            "its PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU), then rerun.", SRC_P2P_SAMPLE,
                            measured=pm))
-    if not slow and not below_off and not blocked and not mixed:
+    under_link = _p2p_under_link(p, vals, on.lines) if on is uni_on else None
+    if under_link is not None:
+        out.append(under_link)
+    if not slow and not below_off and not blocked and not mixed and under_link is None:
         lo, hi = min(vals.values()), max(vals.values())
         out.append(Finding(fid, Verdict.PASS, Msg("P2P available between all {a1} GPU pair(s); {kind} {lo:.1f}-{hi:.1f} GB/s, every pair "
                                                   "within {P2P_PAIR_FRACTION:g} x of the median {median:.1f} GB/s and not below the "
                                                   "P2P-disabled path (a PCIe-only box at its PCIe rate is fine)", a1=len(gpus) * (len(gpus) - 1) // 2, kind=kind, lo=lo, hi=hi, P2P_PAIR_FRACTION=P2P_PAIR_FRACTION, median=median), "host", tuple((conn.lines[:1 + len(gpus)][:6] if conn else []) + on.lines[:6]), "",
                            SRC_P2P_SAMPLE, measured=pm))
     return out + latency_faults
+
+
+P2P_LINK_FRACTION = 0.5
+"""An enabled P2P pair whose unidirectional copy runs below half the PCIe x16 practical figure of its GPUs' PCIe
+generation (the x8 figure: 12 GB/s on Gen4) warns: a peer write crosses at most the two GPUs' own links (or NVLink,
+faster), so even GPUs in x8 slots reach about this. Below it a GPU sits on an x4 or chipset link, trained down, or
+the peer path is throttled. Practical figures: ``assets/validate_thresholds.csv`` (Azure HPC health checks,
+gearshifft#82); the half is bringup's judgement (derived)."""
+
+
+def _p2p_under_link(p: P2pTest, vals: dict[tuple[int, int], float], lines: list[str]) -> Finding | None:
+    """health.p2p: the enabled pairs (unidirectional GB/s) below :data:`P2P_LINK_FRACTION` of the PCIe x16
+    practical figure of the GPUs' generation (datasheet row or architecture, :func:`_link_of`); ``None`` when every
+    pair reaches it or the GPUs' generation is not known."""
+    gens = {i: _link_of(n)[0] for i, (n, _l) in p.devices.items() if n}
+    low: list[tuple[tuple[int, int], float, float, str]] = []
+    for (a, b), v in vals.items():
+        ga, gb = gens.get(a), gens.get(b)
+        if ga is None or gb is None:
+            continue
+        practical, how = pcie_practical_gb_s(min(ga, gb), 16)
+        if practical is not None and not _at_least(v, P2P_LINK_FRACTION * practical):
+            low.append(((a, b), v, practical, how))
+    if not low:
+        return None
+    (a0, b0), _v, practical, how = low[0]
+    desc = "; ".join(f"{a}->{b} {v:.1f}" for (a, b), v, _p, _h in low[:8])
+    return Finding("health.p2p", Verdict.WARN,
+                   Msg("P2P copies below half of {how} on {n_low} of {n_vals} pair(s) (GB/s: {desc}): even GPUs in x8 slots "
+                       "reach {half:.1f} GB/s, so a GPU sits on an x4 or chipset link, trained down, or the peer path is "
+                       "throttled", how=how, n_low=len(low), n_vals=len(vals), desc=desc, half=P2P_LINK_FRACTION * practical),
+                   _pair(a0, b0), tuple(lines[:4] + [ln for _n, ln in p.devices.values() if ln][:4]),
+                   "Read each GPU's link under load (`nvidia-smi -q -d PCIE`, lspci -vv LnkSta vs LnkCap) and its path "
+                   "(`nvidia-smi topo -m`: a GPU behind the chipset or on a x4 slot), move it to a CPU-attached x16 slot, "
+                   "and check ACS/IOMMU on the path (iommu=pt).", f"{SRC_BW}; {SRC_P2P_SAMPLE}")
 
 
 # ------------------------------------------------------------------ nvbandwidth
@@ -553,7 +629,9 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
     engine; the _sm copy-kernel testcases where the paste has no copy-engine one of that direction): each GPU's figure
     against its PCIe link's practical rate (:func:`_grade_host_copy`)."""
     out: list[Finding] = []
-    for tc in _nvbw_graded_host(nb):
+    tcs = _nvbw_graded_host(nb)
+    floor = link_floor_of_rates([v for tc in tcs for row in tc.values.values() for v in row.values() if v is not None])
+    for tc in tcs:
         label = "host-to-device" if tc.direction == "h2d" else "device-to-host"
         graded: list[Finding] = []
         for gpu in tc.cols:
@@ -561,10 +639,11 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
             if v is None:
                 continue
             name, line, link = _nvbw_link(nb, gpu)
+            inferred = link[0] is None and floor[0] is not None
             ev = tuple(x for x in (line, tc.lines[0], tc.lines[1] if len(tc.lines) > 1 else "",
                                    tc.lines[2] if len(tc.lines) > 2 else "") if x)
-            graded.append(_grade_host_copy(f"{tc.name or label} copy {v:.1f} GB/s", v, tc.direction, name, link,
-                                           gpu_subject(gpu), ev))
+            graded.append(_grade_host_copy(f"{tc.name or label} copy {v:.1f} GB/s", v, tc.direction, name,
+                                           floor if inferred else link, gpu_subject(gpu), ev, inferred))
         if graded and all(f.verdict == graded[0].verdict for f in graded) and len(graded) > 1 and \
                 graded[0].verdict in (Verdict.PASS, Verdict.UNKNOWN):
             vals = [v for row in tc.values.values() for v in row.values() if v is not None]

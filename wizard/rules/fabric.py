@@ -379,6 +379,15 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     gbit, line = best[1], best[2]
     what = (Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size))
     ev = tuple(x for x in (run.title_line, line) if x)
+    if size < PERFTEST_MIN_BYTES:
+        cols = line.split()
+        rate = Msg("; message rate {mpps} Mpps", mpps=cols[4]) if len(cols) > 4 else ""
+        return [Finding(fid, Verdict.UNKNOWN,
+                        Msg("{what}: at a message size this small perftest measures the message rate, not the link's "
+                            "bandwidth (its default size is {min_bytes} bytes){rate}", what=what, min_bytes=PERFTEST_MIN_BYTES, rate=rate),
+                        run.device or "node", ev,
+                        "Rerun with large messages (`-s 8388608`, or `--all` for the whole sweep) to judge the bandwidth.",
+                        SRC_PERFTEST)]
     plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     rate_of = f"the plan's {plan:g} Gb/s per NIC" if plan else ""
     if line_rate_gbit_s:
@@ -414,6 +423,11 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     return [Finding(fid, Verdict.UNKNOWN, Msg("{what}: between line rates, so bringup cannot tell whether it is a healthy slower port or "
                                               "a slow faster one without the port's rate", what=what), run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
+
+
+PERFTEST_MIN_BYTES = 65536
+"""Below perftest's default message size (65536 bytes, ``-s``; perftest README, https://github.com/linux-rdma/perftest)
+a bandwidth test measures how many messages the HCA posts (MsgRate), not its link: not judged against a line rate."""
 
 
 RDMA_PAIRS_ID = "multinode.rdma_pairs"
