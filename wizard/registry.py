@@ -399,7 +399,7 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("fstab", "/etc/fstab or /proc/mounts (swap entries, journal barrier options)", p_platform.detect_fstab, os_rules.fstab_table,
         ("cat /etc/fstab", "cat /proc/mounts")),
     # wizard/parsers/storage.py detects; wizard/rules/storage.py judges (the data path's storage)
-    Kind("fio-json", "fio --output-format=json (storage read/write benchmark)", p_storage.detect_fio_json,
+    Kind("fio-json", "fio (normal or --output-format=json) storage benchmark", p_storage.detect_fio,
          storage_rules.judge_fio_text,
          ("fio --output-format=json --direct=1 --ioengine=libaio --filename=/raid/fio.tmp --size=4G --runtime=30 "
           "--time_based --name=randread --rw=randread --bs=128k --iodepth=32",)),
@@ -729,6 +729,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.ib_bandwidth": "multinode.transport",  # ib_write_bw / ib_read_bw
     "multinode.netdev": "multinode.transport",  # ip addr / ip link: IPoIB interfaces
     "driver.cuda_env": "driver.chain",  # a CUDA library's environment report (cupy.show_config(), xformers.info, numba)
+    "node.storage_sync": "node.storage_read",  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -1,5 +1,6 @@
-"""wizard/parsers/storage.py on real outputs: fio's JSON (this machine's run and public repositories' samples),
-/proc/mdstat (public reports: degraded, recovering, resyncing, replacing, checking), lsblk -J (this machine), and
+"""wizard/parsers/storage.py on real outputs: fio's JSON (this machine's run and public repositories' samples), fio's
+normal output (three etcd-style fdatasync tests from a public repository: ZFS with and without an Optane SLOG, a raw
+Optane device), /proc/mdstat (public reports: degraded, recovering, resyncing, replacing, checking), lsblk -J (this machine), and
 garbage that must never raise."""
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from wizard.parsers.storage import (
-    detect_fio_json, detect_mdstat, disks_under, fio_size_bytes, nvme_controller_of, parse_fio_json, parse_lsblk_json,
-    parse_mdstat, parse_nvme_sysfs,
+    detect_fio, detect_fio_json, detect_fio_normal, detect_mdstat, disks_under, fio_command_options, fio_size_bytes,
+    nvme_controller_of, parse_fio, parse_fio_json, parse_fio_normal, parse_lsblk_json, parse_mdstat, parse_nvme_sysfs,
 )
 
 S = DATA / "storage"
+PUBLIC = DATA / "public"
 
 
 def _t(name: str) -> str:
@@ -139,9 +141,10 @@ GARBAGE = ["", "{", "{}", '{"jobs": 5}', '{"jobs": [5, {"read": 7, "job options"
 @pytest.mark.parametrize("text", GARBAGE)
 def test_garbage_never_raises(text):
     assert parse_fio_json(text).jobs is not None
+    assert parse_fio_normal(text).jobs is not None and parse_fio(text, text[:300]).jobs is not None
     assert parse_mdstat(text).arrays is not None
     assert parse_lsblk_json(text).devices is not None
-    detect_fio_json(text), detect_mdstat(text)
+    detect_fio_json(text), detect_mdstat(text), detect_fio(text)
 
 
 @settings(max_examples=60, deadline=None)
@@ -152,6 +155,15 @@ def test_mutated_real_outputs_never_raise(name, cut, junk):
     mutated = text[:cut] + junk + text[cut:]
     parse_fio_json(mutated), parse_mdstat(mutated), parse_lsblk_json(mutated)
     json.dumps(parse_fio_json(mutated).problems)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(p.name for p in PUBLIC.glob("fio__*.txt"))), st.integers(0, 4000), st.text(max_size=40))
+def test_mutated_fio_normal_outputs_never_raise(name, cut, junk):
+    text = (PUBLIC / name).read_text()
+    mutated = text[:cut] + junk + text[cut:]
+    run = parse_fio(mutated, "fio --rw=write --fdatasync=1 " + junk)
+    json.dumps(run.problems), detect_fio(mutated)
 
 
 def test_mdstat_cut_short_or_garbage_counts_are_problems_of_the_array():
@@ -169,3 +181,106 @@ def test_mdstat_cut_short_or_garbage_counts_are_problems_of_the_array():
     assert any("member is cut short" in p for p in md0.problems)
     whole = parse_mdstat(full)
     assert all(not a.problems for a in whole.arrays)  # the real, whole report reads clean
+
+
+# ------------------------------------------------------------------ fio's normal output (real, public)
+
+ETCD_CMD = "fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=4k --name=mytest --filename=test-data"
+
+
+def _pub(name: str) -> str:
+    return (PUBLIC / name).read_bytes().decode()  # as saved: CRLF line ends
+
+
+def test_fio_normal_zfs_with_optane_slog_every_field():
+    run = parse_fio_normal(_pub("fio__zfs-raidz2-optane-slog-fdatasync-p99-260us.txt"))
+    assert run.found and run.format == "normal" and run.version == "fio-3.25" and not run.problems and not run.errors
+    assert run.disks == []  # this paste has no Disk stats section
+    (j,) = run.jobs
+    assert (j.name, j.groupid, j.error, j.numjobs, j.rw, j.bs_bytes, j.ioengine, j.iodepth) == (
+        "mytest", 0, 0, 1, "write", 4096, "sync", 1)
+    assert j.write_iops == 4801 and j.write_bw_bytes_s == pytest.approx(18.8 * 2 ** 20)  # BW=18.8MiB/s
+    assert j.write_io_bytes == 22 * 2 ** 20 and j.write_runtime_ms == 1173  # (22.0MiB/1173msec)
+    assert j.write_clat_p99_ns == 23168  # clat percentiles (nsec): 99.00th=[23168]
+    assert (j.sync_min_ns, j.sync_max_ns, j.sync_avg_ns) == (161_000, 345_000, pytest.approx(192_480))  # usec
+    assert j.sync_p99_ns == 260_000  # sync percentiles (usec): 99.00th=[  260]
+    assert j.read_bw_bytes_s is None and j.read_iops is None and j.read_clat_p99_ns is None
+    assert j.direct is None and j.filename == "" and j.sync_opts == ""  # no command typed above this paste
+    assert any(ln.startswith("sync (usec): min=161") for ln in j.lines) and any("99.00th=[  260]" in ln for ln in j.lines)
+
+
+def test_fio_normal_zfs_without_slog_msec_percentiles_and_kib_per_second():
+    run = parse_fio_normal(_pub("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt"), ETCD_CMD)
+    (j,) = run.jobs
+    assert run.version == "fio-3.25" and not run.problems
+    assert j.write_iops == 95 and j.write_bw_bytes_s == 382 * 1024  # BW=382KiB/s
+    assert j.write_io_bytes == 22 * 2 ** 20 and j.write_runtime_ms == 59030
+    assert j.write_clat_p99_ns == 56_000  # clat percentiles (usec): 99.00th=[   56]
+    assert (j.sync_min_ns, j.sync_max_ns, j.sync_avg_ns) == (6e6, 821e6, pytest.approx(10.45e6))  # sync (msec)
+    assert j.sync_p99_ns == 62e6  # sync percentiles (msec): 99.00th=[   62]
+    assert (j.filename, j.sync_opts, j.direct, j.bs_bytes) == ("test-data", "fdatasync=1", None, 4096)  # the command
+
+
+def test_fio_normal_raw_optane_iops_with_k_suffix_and_disk_stats():
+    run = parse_fio_normal(_pub("fio__optane-m10-raw-fdatasync-p99-68us.txt"),
+                           "fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=4k --name=mytest "
+                           "--filename=/dev/nvme1n1")
+    (j,) = run.jobs
+    assert run.disks == ["nvme1n1"] and run.version == "fio-3.25"
+    assert j.write_iops == 18_600  # IOPS=18.6k
+    assert j.write_bw_bytes_s == pytest.approx(72.8 * 2 ** 20) and j.write_runtime_ms == 302
+    assert j.write_clat_p99_ns == 12_000 and j.sync_p99_ns == 68_000 and j.sync_max_ns == 109_000
+    assert j.sync_avg_ns == pytest.approx(47_600) and j.sync_min_ns == 41_000 and j.filename == "/dev/nvme1n1"
+
+
+def test_fio_normal_read_side_units_and_a_failed_job():
+    """Variants of the real layout (fio 3.x stat.c): a read side in GiB/s with M-suffixed IOPS and msec
+    percentiles, and a job that ended with an error (err= 5 and fio's words)."""
+    real = _pub("fio__optane-m10-raw-fdatasync-p99-68us.txt").replace("\r\n", "\n")
+    text = (real.replace("  write: IOPS=18.6k, BW=72.8MiB/s (76.4MB/s)(22.0MiB/302msec); 0 zone resets",
+                         "  read: IOPS=1.2M, BW=4.5GiB/s (4.8GB/s)(45.0GiB/10001msec)")
+            .replace("    clat percentiles (usec):", "    clat percentiles (msec):"))
+    (j,) = parse_fio_normal(text).jobs
+    assert j.read_iops == 1.2e6 and j.read_bw_bytes_s == pytest.approx(4.5 * 2 ** 30)
+    assert j.read_io_bytes == 45 * 2 ** 30 and j.read_runtime_ms == 10001 and j.read_clat_p99_ns == 12e6
+    assert j.write_bw_bytes_s is None and j.write_iops is None
+    bad = real.replace("err= 0: pid=1683564", "err= 5 (file:io_u.c:1747, func=io_u error, error=Input/output error): "
+                       "pid=1683564")
+    assert parse_fio_normal(bad).jobs[0].error == 5
+
+
+def test_fio_normal_cut_inside_the_sync_block_is_a_problem_not_a_figure():
+    real = _pub("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt")
+    cut = real[:real.rindex("     | 99.00th")]  # inside the sync percentiles (the last block)
+    run = parse_fio_normal(cut)
+    (j,) = run.jobs
+    assert j.sync_p99_ns is None and j.sync_max_ns == 821e6 and any("cut short" in p for p in run.problems)
+    head = real[:real.index("mytest: (groupid=")]  # cut before the results: the header only
+    run = parse_fio_normal(head)
+    assert not run.found and not run.jobs and run.problems
+
+
+def test_parse_fio_prefers_the_json_document_and_reads_the_sync_block():
+    run = parse_fio(_t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json"))
+    assert run.format == "json" and [j.sync_p99_ns for j in run.jobs] == [None, None]  # no fsync issued: N = 0
+    assert parse_fio(_pub("fio__optane-m10-raw-fdatasync-p99-68us.txt")).format == "normal"
+    assert not parse_fio("nothing here").found
+
+
+def test_detect_fio_normal_claims_fio_and_nothing_else():
+    for name in ("fio__zfs-raidz2-optane-slog-fdatasync-p99-260us.txt", "fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt",
+                 "fio__optane-m10-raw-fdatasync-p99-68us.txt"):
+        assert detect_fio_normal(_pub(name)) >= 0.9 and detect_fio(_pub(name)) >= 0.9
+    assert detect_fio_normal(_t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")) == 0
+    assert detect_fio(_t("fio-json__kubestr-ceph-rbd-randread-randwrite-4k.json")) >= 0.9
+    others = [p for d in ("public", "cases", "storage") for p in sorted((DATA / d).iterdir())
+              if p.is_file() and not p.name.startswith(("fio__", "fio-json__", "fio-version__"))]
+    assert len(others) > 100
+    claimed = [p.name for p in others if detect_fio_normal(p.read_text(errors="replace")) > 0]
+    assert claimed == []
+
+
+def test_fio_command_options():
+    assert fio_command_options(ETCD_CMD)["fdatasync"] == "1" and fio_command_options(ETCD_CMD)["filename"] == "test-data"
+    assert fio_command_options("sudo /usr/bin/fio --direct --rw=read")["direct"] == "1"
+    assert fio_command_options("nvidia-smi -q") == {}

@@ -1,8 +1,11 @@
 """wizard/rules/storage.py on real outputs: this machine's mounts, df and lsblk (its root disk, a virtio disk the
 kernel calls rotational), public /proc/mdstat reports (degraded, recovering, resyncing, checking), an NFS mount line
-from a public repository, fio results (this machine's run and public samples) judged against the plan's figure."""
+from a public repository, fio results (this machine's run and public samples) judged against the plan's figure, and
+fio's normal output of etcd-style fdatasync tests (public) judged on their sync-write latency."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -11,6 +14,7 @@ from wizard import registry
 from wizard.hosts import LocalHost
 from wizard.model import Verdict
 from wizard.probes import ProbeOutput
+from wizard.parsers.storage import parse_fio
 from wizard.rules import storage
 
 S = DATA / "storage"
@@ -297,3 +301,117 @@ def test_mdstat_cut_inside_a_faulty_member_is_unknown_not_healthy():
     assert _t("mdstat__hetzner-raid1-sda-failed-degraded.txt").find("md0 : active raid1 sdb1[1] sda1[0](F") > 0
     (f,) = storage.judge_mdstat(text, "/proc/mdstat", set())
     assert f.verdict is Verdict.UNKNOWN and "cut short" in f.message
+
+
+# ------------------------------------------------------------------ sync-write latency (node.storage_sync)
+
+PUBLIC = DATA / "public"
+SYNC_CASES = [  # real outputs (tests/data/PROVENANCE.md): file, overall verdict, the p99 figure the message gives
+    ("fio__zfs-raidz2-optane-slog-fdatasync-p99-260us.txt", Verdict.PASS, "260 us"),
+    ("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt", Verdict.WARN, "62 ms"),
+    ("fio__optane-m10-raw-fdatasync-p99-68us.txt", Verdict.PASS, "68 us"),
+]
+
+
+def _pub(name: str) -> str:
+    return (PUBLIC / name).read_bytes().decode()
+
+
+@pytest.mark.parametrize("name, verdict, p99", SYNC_CASES)
+def test_fdatasync_p99_against_etcds_10_ms(name, verdict, p99):
+    fs = storage.judge_fio_text(_pub(name), {})
+    sync = [f for f in fs if f.id == "node.storage_sync"]
+    assert [f.verdict for f in sync] == [verdict], [(f.verdict, f.message) for f in fs]
+    f = sync[0]
+    assert f"99th percentile of fsync/fdatasync latency {p99}" in f.message and "mytest" in f.message
+    assert "write IOPS" in f.message and "avg" in f.message and "max" in f.message and "10 ms" in f.message
+    assert "etcd" in f.source and "10ms" in f.source and "ibm.com" in f.source
+    assert f.measured is not None and f.measured.threshold == 10.0 and f.measured.unit == "ms"
+    assert f.measured.direction == "at_most" and any("sync (" in e for e in f.evidence)
+    (read,) = [f for f in fs if f.id == "node.storage_read"]  # a write test: the read rate is not measured
+    assert read.verdict is Verdict.SKIP and "no read job" in read.message
+
+
+def test_the_warning_names_the_figures_and_why_it_matters():
+    (w,) = [f for f in storage.judge_fio_text(_pub("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt"),
+                                              {"command": "fio --rw=write --ioengine=sync --fdatasync=1 --size=22m "
+                                               "--bs=4k --name=mytest --filename=test-data"}) if f.id == "node.storage_sync"]
+    assert "avg 10.4 ms" in w.message and "max 821 ms" in w.message and "95 write IOPS" in w.message
+    assert "on test-data" in w.message and "fdatasync=1" in w.message
+    assert "control plane" in w.message and "checkpoint" in w.message and w.measured.value == pytest.approx(62.0)
+    assert "SLOG" in w.remedy and "fio" in w.remedy
+    (raw,) = [f for f in storage.judge_fio_text(_pub("fio__optane-m10-raw-fdatasync-p99-68us.txt"),
+                                                {"command": "fio --rw=write --ioengine=sync --fdatasync=1 --size=22m "
+                                                 "--bs=4k --name=mytest --filename=/dev/nvme1n1"})
+              if f.id == "node.storage_sync"]
+    assert "on /dev/nvme1n1" in raw.message and "device nvme1n1" in raw.message and "18,600 write IOPS" in raw.message
+
+
+def _sync_json(p99_ns: int, mean_ns: float, max_ns: int, iops: float) -> str:
+    """A fio --output-format=json result of the same etcd test, built from the normal output's figures (fio 3.x's
+    layout as this machine's fio-3.33 writes it: "sync": {"total_ios", "lat_ns": {"min", "max", "mean", "N",
+    "percentile": {"99.000000": ...}}}); not a real run."""
+    return json.dumps({"fio version": "fio-3.25", "global options": {"rw": "write", "ioengine": "sync", "fdatasync": "1",
+                                                                     "size": "22m", "bs": "4k"},
+                       "jobs": [{"jobname": "mytest", "groupid": 0, "error": 0,
+                                 "job options": {"name": "mytest", "filename": "test-data"},
+                                 "read": {"io_bytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0},
+                                 "write": {"io_bytes": 23068672, "bw_bytes": 391168, "bw": 382, "iops": iops,
+                                           "runtime": 59030},
+                                 "sync": {"total_ios": 0, "lat_ns": {"min": 6000000, "max": max_ns, "mean": mean_ns,
+                                                                     "N": 5632, "percentile": {"99.000000": p99_ns}}}}]},
+                      indent=2)
+
+
+def test_a_json_result_with_a_sync_block_is_judged_the_same_way():
+    slow = _sync_json(62_000_000, 10_450_000.0, 821_000_000, 95.4)  # the figures of the ZFS-without-SLOG output
+    run = parse_fio(slow)
+    (j,) = run.jobs
+    assert run.format == "json" and (j.sync_p99_ns, j.sync_max_ns, j.write_iops, j.sync_opts) == (62e6, 821e6, 95.4, "fdatasync=1")
+    fs = storage.judge_fio_text(slow, {})
+    assert [(f.id, f.verdict) for f in fs] == [("node.storage_read", Verdict.SKIP), ("node.storage_sync", Verdict.WARN)]
+    normal = [f for f in storage.judge_fio_text(_pub("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt"), {})
+              if f.id == "node.storage_sync"]
+    assert fs[1].measured == normal[0].measured and "62 ms" in fs[1].message
+    fast = _sync_json(260_000, 192_480.0, 345_000, 4801.0)  # the figures of the ZFS-with-SLOG output
+    assert [f.verdict for f in storage.judge_fio_text(fast, {})] == [Verdict.SKIP, Verdict.PASS]
+    assert registry.step_of("node.storage_sync") == "node.storage_read"
+
+
+def test_a_json_read_test_is_judged_exactly_as_before():
+    text = _t("fio-json__dev-vm-vda-seqread-1m-randread-128k.json")  # no fsync issued (sync N = 0)
+    assert [f.id for f in storage.judge_fio_text(text, {"data_read_gb_s": 2.0})] == ["node.storage_read"]
+    (w,) = storage.judge_fio_text(_t("fio-json__gvisor-sample-nvme-dm-write-fio31.json"), {})
+    assert w.verdict is Verdict.UNKNOWN and "no read job" in w.message  # a write test without fsync: unknown as before
+
+
+def test_a_failed_sync_job_is_not_judged_on_its_latency():
+    real = _pub("fio__zfs-raidz2-optane-slog-fdatasync-p99-260us.txt")
+    bad = real.replace("err= 0: pid=379504", "err= 5 (file:io_u.c:1747, func=io_u error, error=Input/output error): pid=379504")
+    fs = storage.judge_fio_text(bad, {})
+    assert [(f.id, f.verdict) for f in fs] == [("node.storage_read", Verdict.FAIL)] and "EIO" in fs[0].message
+
+
+@pytest.mark.parametrize("cut_at", ["     | 99.00th", "    sync (", "mytest: (groupid=", "  write: IOPS="])
+def test_a_truncated_normal_output_is_unknown_with_evidence(cut_at):
+    from wizard.explain import explain_text
+
+    real = _pub("fio__zfs-raidz2-no-slog-fdatasync-p99-62ms.txt")
+    cut = real[:real.rindex(cut_at)]
+    fs = storage.judge_fio_text(cut, {})
+    assert fs and all(f.verdict in (Verdict.UNKNOWN, Verdict.SKIP) for f in fs), [(f.verdict, f.message) for f in fs]
+    assert any(f.verdict is Verdict.UNKNOWN for f in fs) and all(f.evidence for f in fs)
+    r = explain_text(cut, "cut.txt")
+    assert r.verdict is Verdict.UNKNOWN and not any("crashed" in f.message for f in r.findings)
+    garbled = real.replace("99.00th=[   62]", "99.00th=[   -62]").replace("sync (msec): min=6", "sync (msec): min=x")
+    fs = storage.judge_fio_text(garbled, {})
+    assert all(f.verdict is not Verdict.PASS for f in fs)
+
+
+@pytest.mark.parametrize("name, verdict, p99", SYNC_CASES)
+def test_explain_of_each_real_fdatasync_output(name, verdict, p99):
+    from wizard.explain import explain_text
+
+    r = explain_text(_pub(name), name)
+    assert r.kind == "fio-json" and r.verdict is verdict, [(f.id, f.verdict, f.message) for f in r.findings]
+    assert "normal" in r.title and any(p99 in f.message for f in r.findings if f.id == "node.storage_sync")

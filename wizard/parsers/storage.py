@@ -1,18 +1,24 @@
 """The data path's storage: block devices (``lsblk -J``), NVMe controllers (sysfs), md RAID (/proc/mdstat) and
-fio's JSON results (``fio --output-format=json``).
+fio's results (``fio --output-format=json``, or fio's default human-readable output).
 
 Field meanings are the tools' own: lsblk(8) (util-linux; ROTA = rotational, TRAN = transport, PKNAME = parent
 kernel name), the kernel's ``Documentation/admin-guide/md.rst`` and ``drivers/md/md.c`` (``md_seq_show``: the
 ``[n/m]`` of raid devices / working ones, ``[UU_]`` one letter per slot, ``(F)`` faulty, ``(S)`` spare,
 ``(R)`` replacement, ``(W)`` write-mostly, the ``resync|recovery|reshape|check|repair = P%`` line) and fio's
 HOWTO, "Interpreting the output" / JSON output (``bw_bytes`` in bytes/s, ``bw`` in KiB/s, ``iops``,
-``clat_ns`` percentiles in ns, ``runtime`` in ms, ``error`` an errno).
+``clat_ns`` percentiles in ns, ``runtime`` in ms, ``error`` an errno; ``sync.lat_ns``: the fsync/fdatasync
+latencies, with ``N`` samples) and fio's default ("normal") output as ``stat.c`` prints it (``show_thread_status_normal``:
+``NAME: (groupid=G, jobs=J): err=E: pid=P``; ``show_ddir_status``: ``read: IOPS=18.6k, BW=72.8MiB/s (76.4MB/s)(22.0MiB/302msec)``,
+numbers through ``num2str``: k/M/G suffixes, KiB/MiB/GiB with kb_base 1024, kB/MB/GB with 1000; ``display_lat``:
+``clat (usec): min=, max=, avg=``; ``show_clat_percentiles``: the unit in the heading, nsec/usec/msec, each value rounded
+up to it; the ``fsync/fdatasync/sync_file_range[/syncfs]:`` block with ``sync (usec): ...`` and ``sync percentiles``).
 
 Every parser is pure and never raises: it returns what it read and lists what it could not (``problems``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -334,9 +340,14 @@ def detect_mdstat(text: str) -> float:
 
 @dataclass(frozen=True)
 class FioJob:
-    """One job of a fio JSON result: its read side (a read benchmark's numbers). ``bs_bytes`` from the job's or
-    the global options; ``read_bw_bytes_s`` is ``bw_bytes`` (fio >= 3.x), else ``bw`` x 1024 (KiB/s);
-    ``read_clat_p99_ns`` the 99th percentile completion latency when fio printed percentiles."""
+    """One job of a fio result (JSON or normal output: the same facts): its read side (a read benchmark's numbers),
+    its write side and its fsync/fdatasync latencies. ``bs_bytes`` from the job's or the global options (normal
+    output: the header line's ``bs=(R) 4096B-4096B``, its first size); ``read_bw_bytes_s`` is ``bw_bytes`` (fio >=
+    3.x), else ``bw`` x 1024 (KiB/s); ``*_clat_p99_ns`` the 99th percentile completion latency when fio printed
+    percentiles. ``sync_*_ns``: the fsync/fdatasync/sync_file_range latencies (JSON ``sync.lat_ns``, normal output's
+    ``sync (usec): min=, max=, avg=`` and ``sync percentiles``), ``None`` when the job issued none; ``sync_opts`` the
+    sync options when known (``fdatasync=1``: JSON job options, or the fio command typed above a normal output);
+    ``lines`` the raw lines a finding quotes (normal output only)."""
 
     name: str
     rw: str
@@ -352,6 +363,18 @@ class FioJob:
     write_bw_bytes_s: float | None
     direct: bool | None
     filename: str = ""
+    groupid: int | None = None
+    ioengine: str = ""
+    write_iops: float | None = None
+    write_io_bytes: int | None = None
+    write_runtime_ms: int | None = None
+    write_clat_p99_ns: float | None = None
+    sync_p99_ns: float | None = None
+    sync_avg_ns: float | None = None
+    sync_max_ns: float | None = None
+    sync_min_ns: float | None = None
+    sync_opts: str = ""
+    lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -361,7 +384,8 @@ class FioRun:
     errors: list[str] = field(default_factory=list)  # fio's own "fio: ..." / "fio: pid=..., err=" lines
     disks: list[str] = field(default_factory=list)  # disk_util names (the devices fio saw under the file)
     problems: list[str] = field(default_factory=list)
-    found: bool = False  # a fio JSON document was found
+    found: bool = False  # a fio result (a JSON document, or a normal output's job) was found
+    format: str = ""  # "json" or "normal": which output it was read from
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -414,21 +438,36 @@ def _job(j: dict[str, Any], glob: dict[str, Any]) -> FioJob:
             b = kib * 1024 if kib is not None else None
         return b
 
-    p99 = None
-    clat = rd.get("clat_ns")
-    if isinstance(clat, dict) and isinstance(clat.get("percentile"), dict):
-        p99 = _num(clat["percentile"].get("99.000000"))
+    def p99(side: dict[str, Any], key: str = "clat_ns") -> float | None:
+        lat = side.get(key)
+        if isinstance(lat, dict) and isinstance(lat.get("percentile"), dict):
+            return _num(lat["percentile"].get("99.000000"))
+        return None
+
+    def whole(v: Any) -> int | None:
+        n = _num(v)
+        return int(n) if n is not None else None
+
+    # fio's sync block: {"total_ios": ..., "lat_ns": {"min", "max", "mean", "N", "percentile"}} (stat.c
+    # add_ddir_status_json, DDIR_SYNC); N = 0 when the job issued no fsync/fdatasync
+    sy: dict[str, Any] = j["sync"] if isinstance(j.get("sync"), dict) else {}
+    sl: dict[str, Any] = sy["lat_ns"] if isinstance(sy.get("lat_ns"), dict) else {}
+    synced = bool(_num(sl.get("N")))
     err = _num(j.get("error"))
     direct = opt("direct")
-    runtime = _num(rd.get("runtime"))
-    io_bytes = _num(rd.get("io_bytes"))
+    sync_opts = ", ".join(f"{k}={_str(opt(k)) or opt(k)}" for k in ("fsync", "fdatasync", "sync", "end_fsync", "fsync_on_close")
+                          if opt(k) not in (None, "", "0", 0))
     return FioJob(name=_str(j.get("jobname")), rw=_str(opt("rw") or opt("readwrite")), bs_bytes=fio_size_bytes(opt("bs") or opt("blocksize")),
                   iodepth=_int(opt("iodepth")), numjobs=_int(opt("numjobs")), error=int(err) if err is not None else 0,
                   read_bw_bytes_s=bw(rd), read_iops=_num(rd.get("iops")),
-                  read_io_bytes=int(io_bytes) if io_bytes is not None else None,
-                  read_runtime_ms=int(runtime) if runtime is not None else None, read_clat_p99_ns=p99,
+                  read_io_bytes=whole(rd.get("io_bytes")), read_runtime_ms=whole(rd.get("runtime")), read_clat_p99_ns=p99(rd),
                   write_bw_bytes_s=bw(wr), direct=_bool(direct) if direct is not None else None,
-                  filename=_str(opt("filename")))
+                  filename=_str(opt("filename")) or _str(opt("directory")), groupid=_int(j.get("groupid")),
+                  ioengine=_str(opt("ioengine")), write_iops=_num(wr.get("iops")), write_io_bytes=whole(wr.get("io_bytes")),
+                  write_runtime_ms=whole(wr.get("runtime")), write_clat_p99_ns=p99(wr),
+                  sync_p99_ns=p99(sy, "lat_ns") if synced else None, sync_avg_ns=_num(sl.get("mean")) if synced else None,
+                  sync_max_ns=_num(sl.get("max")) if synced else None, sync_min_ns=_num(sl.get("min")) if synced else None,
+                  sync_opts=sync_opts)
 
 
 def parse_fio_json(text: str) -> FioRun:
@@ -460,7 +499,7 @@ def parse_fio_json(text: str) -> FioRun:
                 disks.append(_str(d.get("name")))
     if not found:
         problems.append("no fio JSON result (a document with a 'jobs' list) in this text")
-    return FioRun(version, jobs, errors, disks, problems, found)
+    return FioRun(version, jobs, errors, disks, problems, found, "json" if found else "")
 
 
 def detect_fio_json(text: str) -> float:
@@ -469,3 +508,229 @@ def detect_fio_json(text: str) -> float:
     if re.search(r'"fio version"\s*:\s*"fio-', head) and re.search(r'"jobs"\s*:\s*\[', head):
         return 0.95
     return 0.0
+
+
+# ------------------------------------------------------------------ fio's normal (default) output
+
+_NS_PER = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
+"""The time units fio's normal output names in a latency heading (stat.c ``display_lat``, ``show_clat_percentiles``)."""
+_BYTE_UNIT = {"b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "pib": 1 << 50,
+              "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12, "pb": 10 ** 15}
+"""Sizes as fio's ``num2str`` prints them: ``KiB``/``MiB``/... with kb_base=1024 (its default), ``kB``/``MB``/... with
+kb_base=1000; a bandwidth in ``bit`` units (``unit_base=1``: ``Mibit/s``) is an eighth of the byte figure."""
+_COUNT_UNIT = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
+"""``num2str`` suffixes of a plain count (IOPS, a latency's min/max): powers of 1000."""
+
+_FIO_STATUS = re.compile(r"^(\S[^\n]{0,200}?): \(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(-?\d{1,9})(.*)$")
+_FIO_HEADER = re.compile(r"^(\S[^\n]{0,200}?): \(g=(\d{1,9})\): rw=(\w{1,32}), bs=(.{0,200}?), ioengine=([\w.:-]{1,64}), "
+                         r"iodepth=(\d{1,9})")
+_FIO_SIDE = re.compile(r"^\s+(read|write|trim|mixed)\s*: IOPS=(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
+                       r"BW=(\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?)(B|bit)/s(.*)$")
+_FIO_IO = re.compile(r"\((\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?B)/(\d{1,15})msec\)")
+_FIO_PCT_HEAD = re.compile(r"^\s+(clat|lat|sync) percentiles \((nsec|usec|msec)\):")
+_FIO_PCT = re.compile(r"(\d{1,3}\.\d{1,6})th=\[\s*(\d{1,20})\]")
+_FIO_SYNC_HEAD = re.compile(r"^\s+fsync/fdatasync/sync_file_range(?:/syncfs)?:\s*$")
+_FIO_SYNC_LAT = re.compile(r"^\s+sync \((nsec|usec|msec)\): min=\s*(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
+                           r"max=\s*(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), avg=\s*(\d{1,15}(?:\.\d{1,6})?)")
+_FIO_VERSION = re.compile(r"^\s*(fio-\d{1,3}(?:\.\d{1,4}){0,3}[\w.+~-]{0,40})\s*$")
+_FIO_DISK = re.compile(r"^\s+([\w./:-]{1,64}): ios=\d")
+
+
+def _bytes_of(num: str, unit: str) -> float | None:
+    mult = _BYTE_UNIT.get(unit.lower())
+    return float(num) * mult if mult is not None else None
+
+
+def _bw_bytes_s(num: str, prefix: str, unit: str) -> float | None:
+    if unit == "bit":
+        mult = _BYTE_UNIT.get((prefix + "b").lower()) if prefix else 1
+        return float(num) * mult / 8 if mult is not None else None
+    return _bytes_of(num, prefix + "B")
+
+
+def fio_command_options(command: str) -> dict[str, str]:
+    """The ``--name=value`` options of a fio command line (``fio --rw=write --fdatasync=1 --filename=/dev/nvme1n1``);
+    empty when ``command`` does not run fio. A bare ``--flag`` maps to "1"."""
+    toks = command.split()
+    at = next((i for i, t in enumerate(toks[:20]) if t.rsplit("/", 1)[-1] == "fio"), None)
+    if at is None:
+        return {}
+    opts: dict[str, str] = {}
+    for t in toks[at + 1:at + 200]:
+        if t.startswith("--") and len(t) > 2:
+            k, _, v = t[2:].partition("=")
+            opts.setdefault(k, v.strip("'\"") if v else "1")
+    return opts
+
+
+def parse_fio_normal(text: str, command: str = "") -> FioRun:
+    """fio's default human-readable output (``--output-format=normal``), as a terminal shows it or pasted -> the same
+    :class:`FioRun` / :class:`FioJob` facts :func:`parse_fio_json` gives. Per job: its status line (name, groupid,
+    ``err=``), the header line fio printed for it before the run (rw, bs, ioengine, iodepth), each side's ``IOPS=``,
+    ``BW=`` and ``(io/runtime)``, the clat (else lat) percentiles' 99.00th, and the fsync/fdatasync block; ``Disk
+    stats`` names the devices. ``command``: the fio command typed above the output, if any (its --direct,
+    --filename/--directory and sync options, which the output does not repeat). Never raises."""
+    if len(text) > 64 << 20:
+        return FioRun(problems=["over 64 MiB: not read"])
+    lines = [ln.rstrip("\r") for ln in text.splitlines()[:200000]]
+    errors = [ln.strip() for ln in lines if re.match(r"\s*fio:\s", ln)][:20]
+    opts = fio_command_options(command)
+    version = ""
+    headers: dict[str, dict[str, Any]] = {}
+    jobs: list[dict[str, Any]] = []
+    disks: list[str] = []
+    problems: list[str] = []
+    cur: dict[str, Any] | None = None
+    side = ""  # the side whose lines follow: read / write / trim / mixed / sync
+    pct: tuple[str, str, float] | None = None  # (target key, heading kind, ns per unit) while percentile rows follow
+    in_disks = False
+    for ln in lines:
+        if not version:
+            v = _FIO_VERSION.match(ln)
+            if v:
+                version = v.group(1)
+                continue
+        h = _FIO_HEADER.match(ln)
+        if h:
+            bs = re.search(r"(\d{1,15}[kKmMgG]?i?[bB]?)-", h.group(4))
+            headers.setdefault(h.group(1), {"rw": h.group(3), "bs": fio_size_bytes(bs.group(1)) if bs else None,
+                                            "ioengine": h.group(5), "iodepth": sat_int(h.group(6))})
+            continue
+        st = _FIO_STATUS.match(ln)
+        if st:
+            cur = {"name": st.group(1), "groupid": sat_int(st.group(2)), "jobs": sat_int(st.group(3)),
+                   "error": sat_int(st.group(4)) if not st.group(4).startswith("-") else -sat_int(st.group(4)[1:]),
+                   "lines": [ln.strip()]}
+            jobs.append(cur)
+            side, pct, in_disks = "", None, False
+            continue
+        if ln.startswith("Run status group") or ln.startswith("Disk stats"):
+            cur, side, pct = None, "", None
+            in_disks = ln.startswith("Disk stats")
+            continue
+        if in_disks:
+            d = _FIO_DISK.match(ln)
+            if d:
+                disks.append(d.group(1))
+            continue
+        if cur is None:
+            continue
+        if pct is not None:
+            if ln.lstrip().startswith("|"):
+                for p, val in _FIO_PCT.findall(ln):
+                    if abs(float(p) - 99.0) < 1e-9:
+                        cur.setdefault(pct[0], sat_int(val) * pct[2])
+                        if pct[0] == "sync_p99":
+                            cur["lines"].append(ln.strip())
+                continue
+            if pct[0] == "sync_p99" and "sync_p99" not in cur:
+                cur["sync_cut"] = True
+            pct = None
+        s = _FIO_SIDE.match(ln)
+        if s:
+            side = s.group(1)
+            cur.setdefault(side, {})
+            sd = cur[side]
+            sd["iops"] = float(s.group(2)) * _COUNT_UNIT[s.group(3).lower()]
+            sd["bw"] = _bw_bytes_s(s.group(4), s.group(5), s.group(6))
+            io = _FIO_IO.search(s.group(7))
+            if io:
+                b = _bytes_of(io.group(1), io.group(2))
+                sd["io_bytes"] = int(b) if b is not None else None
+                sd["runtime_ms"] = sat_int(io.group(3))
+            cur["lines"].append(ln.strip())
+            continue
+        if _FIO_SYNC_HEAD.match(ln):
+            side = "sync"
+            cur["sync_block"] = True
+            cur["lines"].append(ln.strip())
+            continue
+        sl = _FIO_SYNC_LAT.match(ln)
+        if sl and side == "sync":
+            unit = _NS_PER[sl.group(1)]
+            cur["sync_min"] = float(sl.group(2)) * _COUNT_UNIT[sl.group(3).lower()] * unit
+            cur["sync_max"] = float(sl.group(4)) * _COUNT_UNIT[sl.group(5).lower()] * unit
+            cur["sync_avg"] = float(sl.group(6)) * unit
+            cur["lines"].append(ln.strip())
+            continue
+        ph = _FIO_PCT_HEAD.match(ln)
+        if ph:
+            kind, unit = ph.group(1), _NS_PER[ph.group(2)]
+            if kind == "sync" and side == "sync":
+                pct = ("sync_p99", kind, unit)
+                cur["lines"].append(ln.strip())
+            elif kind in ("clat", "lat") and side in ("read", "write", "trim", "mixed"):
+                pct = (f"{side}_{kind}_p99", kind, unit)
+            continue
+    if pct is not None and cur is not None and pct[0] == "sync_p99" and "sync_p99" not in cur:
+        cur["sync_cut"] = True
+    out_jobs = [_normal_job(j, headers.get(j["name"], {}), opts, problems) for j in jobs[:1000]]
+    found = bool(out_jobs)
+    if not found:
+        problems.append("no fio job result (a 'NAME: (groupid=N, jobs=N): err=' line) in this text")
+    return FioRun(version, out_jobs, errors, disks, problems, found, "normal" if found else "")
+
+
+def _normal_job(j: dict[str, Any], head: dict[str, Any], opts: dict[str, str], problems: list[str]) -> FioJob:
+    """One job's dict from :func:`parse_fio_normal` -> :class:`FioJob` (what the output lacks, from the command)."""
+    rd: dict[str, Any] = j.get("read") or j.get("mixed") or {}
+    wr: dict[str, Any] = j.get("write") or {}
+    name = j["name"]
+    if j.get("sync_block") and ("sync_avg" not in j or j.get("sync_cut")):
+        problems.append(f"{name}: its fsync/fdatasync block is cut short (no 'sync (usec): ...' line or no 99.00th "
+                        "percentile)")
+    if not rd and not wr and not j.get("sync_block"):
+        problems.append(f"{name}: no read or write result under its status line (cut short?)")
+    direct = opts.get("direct")
+    sync_opts = ", ".join(f"{k}={opts[k]}" for k in ("fsync", "fdatasync", "sync", "end_fsync", "fsync_on_close")
+                          if opts.get(k, "0") not in ("", "0"))
+    rw = head.get("rw") or opts.get("rw") or opts.get("readwrite") or ""
+    return FioJob(name=name, rw=rw, bs_bytes=head.get("bs") if head.get("bs") is not None else fio_size_bytes(opts.get("bs")),
+                  iodepth=head.get("iodepth"), numjobs=j.get("jobs"), error=j["error"],
+                  read_bw_bytes_s=rd.get("bw"), read_iops=rd.get("iops"), read_io_bytes=rd.get("io_bytes"),
+                  read_runtime_ms=rd.get("runtime_ms"),
+                  read_clat_p99_ns=j.get("read_clat_p99", j.get("mixed_clat_p99", j.get("read_lat_p99", j.get("mixed_lat_p99")))),
+                  write_bw_bytes_s=wr.get("bw"), direct=_bool(direct) if direct is not None else None,
+                  filename=opts.get("filename") or opts.get("directory") or "", groupid=j.get("groupid"),
+                  ioengine=head.get("ioengine") or opts.get("ioengine") or "", write_iops=wr.get("iops"),
+                  write_io_bytes=wr.get("io_bytes"), write_runtime_ms=wr.get("runtime_ms"),
+                  write_clat_p99_ns=j.get("write_clat_p99", j.get("write_lat_p99")),
+                  sync_p99_ns=j.get("sync_p99"), sync_avg_ns=j.get("sync_avg"), sync_max_ns=j.get("sync_max"),
+                  sync_min_ns=j.get("sync_min"), sync_opts=sync_opts, lines=tuple(j["lines"][:24]))
+
+
+def parse_fio(text: str, command: str = "") -> FioRun:
+    """A fio result in either form: the JSON document(s) when the text holds one (``--output-format=json`` or
+    ``json,normal``), else fio's normal output (:func:`parse_fio_normal`). Never raises."""
+    run = parse_fio_json(text)
+    if run.found:
+        return run
+    normal = parse_fio_normal(text, command)
+    if normal.found:
+        return normal
+    return dataclasses.replace(run, problems=run.problems + normal.problems)
+
+
+def detect_fio_normal(text: str) -> float:
+    """Confidence that ``text`` is fio's normal (default) output: a job's status line ``NAME: (groupid=N, jobs=N):
+    err= E`` with a side's ``IOPS=``/``BW=`` or the ``Run status group N (all jobs):`` summary; fio's header line
+    (``NAME: (g=0): rw=..., bs=..., ioengine=..., iodepth=N``) with its version line alone (a run cut before its
+    results) is less sure."""
+    head = text[:200000]
+    status = re.search(r"^\S[^\n]{0,200}?: \(groupid=\d{1,9}, jobs=\d{1,9}\): err=\s*-?\d", head, re.M)
+    if status and (re.search(r"^\s+(?:read|write|trim|mixed)\s*: IOPS=[\d.]+[kMGTP]?, BW=", head, re.M)
+                   or re.search(r"^Run status group \d{1,9} \(all jobs\):", head, re.M)):
+        return 0.95
+    header = re.search(r"^\S[^\n]{0,200}?: \(g=\d{1,9}\): rw=\w+, bs=[^\n]*ioengine=[\w.:-]+, iodepth=\d", head, re.M)
+    if header and (status or re.search(r"^\s*fio-\d", head, re.M)):
+        return 0.8
+    if status or (re.search(r"^Run status group \d{1,9} \(all jobs\):", head, re.M)
+                  and re.search(r"^\s+(?:READ|WRITE|TRIM|MIXED): bw=[\d.]+\w*/s \(", head, re.M)):
+        return 0.6
+    return 0.0
+
+
+def detect_fio(text: str) -> float:
+    """Confidence that ``text`` is a fio result, JSON (:func:`detect_fio_json`) or normal output
+    (:func:`detect_fio_normal`)."""
+    return max(detect_fio_json(text), detect_fio_normal(text))

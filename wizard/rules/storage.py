@@ -18,7 +18,13 @@ source:
   ``fio --output-format=json``): the random reads at the data loader's block size (and the sequential 1 MiB reads)
   against what the workload needs: the plan's ``data_read_gb_s``, else ``train_tokens_s`` x ``token_bytes``. No
   figure to compare -> ``unknown`` with what was measured. The device's own rating is not compared: bringup has
-  no sourced table of drive ratings.
+  no sourced table of drive ratings. A pasted fio result is read in either form, JSON or fio's default ("normal")
+  output (:func:`wizard.parsers.storage.parse_fio`: the same facts); a result with no read job whose sync-write test
+  was judged skips this finding rather than leaving the paste unknown.
+* ``node.storage_sync`` (:func:`sync_write`, reported by :func:`judge_fio` under node.storage_read's step): a job that
+  issued fsync/fdatasync (the etcd test: ``fio --rw=write --ioengine=sync --fdatasync=1 --bs=2300``): the 99th
+  percentile of its sync latency below :data:`SYNC_P99_LIMIT_NS` (10 ms) passes, at or above it warns, with avg, max,
+  write IOPS and the job and file named.
 """
 
 from __future__ import annotations
@@ -33,8 +39,8 @@ from wizard.install.fio import DATA_PATH_NOTE, RAM_FS as FIO_RAM_FS, TEST_FILE_N
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.host import mount_for, parse_df, parse_mounts
 from wizard.parsers.storage import (
-    FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio_json, parse_lsblk_json, parse_mdstat,
-    parse_nvme_sysfs,
+    FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio, parse_fio_json, parse_lsblk_json,
+    parse_mdstat, parse_nvme_sysfs,
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
@@ -73,6 +79,19 @@ SRC_NEED = ("the plan's data_read_gb_s (the operator's figure), else train_token
             "(https://github.com/NVIDIA/Megatron-LM); bringup's judgement: a shuffling data loader reads samples at random "
             "offsets, so the random-read rate at its block size is what it gets; " + SRC_FIO)
 SRC_TOOLS = "fio(1), https://fio.readthedocs.io/en/latest/fio_doc.html (Debian/Ubuntu and RHEL package: fio)"
+SRC_SYNC = ("etcd, 'Hardware recommendations' (https://etcd.io/docs/v3.5/op-guide/hardware/): 'Fast disks are the most "
+            "critical factor for etcd deployment performance and stability. A slow disk will increase etcd request "
+            "latency and potentially hurt cluster stability'; M. Olivi and M. Spreitzer (IBM), 'Using Fio to Tell Whether "
+            "Your Storage is Fast Enough for Etcd' (https://www.ibm.com/cloud/blog/using-fio-to-tell-whether-your-"
+            "storage-is-fast-enough-for-etcd): etcd docs suggest that the 99th percentile of wal_fsync_duration_seconds "
+            "should be less than 10ms; run fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=2300 and check "
+            "that the 99th percentile of fdatasync durations is less than 10ms; prometheus-operator runbook "
+            "etcdHighFsyncDurations (https://runbooks.prometheus-operator.dev/runbooks/etcd/etcdhighfsyncdurations/): "
+            "the 99th percentile of etcd_disk_wal_fsync_duration_seconds should be less than 10ms; slow fsync can lead to "
+            "leader election failure and slow reads and writes; PyTorch torch.distributed.checkpoint FileSystemWriter "
+            "(https://pytorch.org/docs/stable/distributed.checkpoint.html): sync_files, 'force files to be synced to "
+            "permanent storage', default True; fio HOWTO fsync / fdatasync and the fsync/fdatasync/sync_file_range "
+            "lines of its output (https://fio.readthedocs.io/en/latest/fio_doc.html)")
 
 NETWORK_FS = frozenset({
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "fuse.glusterfs",
@@ -97,6 +116,14 @@ device, is the problem, so the verdict is unknown with what to do, never a hardw
 PATH_ERROR_WORDS = re.compile(r"error=(Read-only file system|Permission denied|Operation not permitted|Not a directory)")
 """fio's own error lines (``fio: pid=0, err=30/file:filesetup.c:150, func=unlink, error=Read-only file system``)
 for the same causes, when no JSON result came."""
+SYNC_P99_LIMIT_NS = 10_000_000
+"""The 99th percentile of fsync/fdatasync latency, in ns, below which sync writes are fast enough (10 ms): etcd's
+guidance for its WAL fsync (``wal_fsync_duration_seconds`` p99 "should be less than 10ms", as the IBM Cloud article
+"Using Fio to Tell Whether Your Storage is Fast Enough for Etcd" and the prometheus-operator runbook
+etcdHighFsyncDurations quote it; :data:`SRC_SYNC`). At or above it warns (the limit itself is not "less than")."""
+MAX_SYNC_NS = 1e13
+"""The longest sync latency, ns, taken as a measurement (10,000 s): bringup's judgement; a larger (or negative, or
+not-a-number) figure is a corrupt result, not judged."""
 MAX_READ_BYTES_S = 1e13
 """The highest read rate, bytes/s, taken as a measurement (10 TB/s): bringup's judgement, far above any one node's
 storage or memory bandwidth (a PCIe 6.0 x16 link carries 128 GB/s each way); a larger figure is a corrupt result."""
@@ -449,13 +476,16 @@ def _job_words(j: FioJob) -> str:
 
 
 def _evidence(text: str, run: FioRun) -> tuple[str, ...]:
-    keep = re.compile(r'^\s*"(?:fio version|jobname|rw|bs|iodepth|bw_bytes|iops|error|direct|filename)"\s*:|^\s*fio:\s')
-    lines = [ln for ln in text.splitlines()[:200000] if keep.match(ln)]
-    return tuple(lines[:24]) or tuple(text.splitlines()[:5])
+    keep = re.compile(r'^\s*"(?:fio version|jobname|rw|bs|iodepth|bw_bytes|iops|error|direct|filename)"\s*:|^\s*fio:\s'
+                      r'|^\S.{0,200}?: \((?:g=\d+\): rw=|groupid=\d+, jobs=\d+\): err=)|^\s+(?:read|write|trim|mixed)\s*: IOPS='
+                      r'|^\s*fio-\d|^\s+(?:fsync/fdatasync|sync \()')
+    lines = [ln.rstrip("\r") for ln in text.splitlines()[:200000] if keep.match(ln)]
+    return tuple(lines[:24]) or tuple(text.splitlines()[:5]) + tuple(run.problems[:3])
 
 
 def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
-    """node.storage_read from one fio result (:func:`parse_fio_json`)."""
+    """node.storage_read and node.storage_sync from one fio result (:func:`parse_fio_json` /
+    :func:`wizard.parsers.storage.parse_fio`: the judge does not care which form it was read from)."""
     fid = "node.storage_read"
     ev = _evidence(text, run)
     if not run.found:
@@ -466,6 +496,15 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, (Msg('no fio result in this output') + (Msg(': fio said {errors}', errors=run.errors[0]) if run.errors else '')),
                         "host", ev, "Run fio with --output-format=json (this step's action does) and look at its "
                         "messages above.", SRC_FIO)]
+    sync = sync_write(run, ev)
+    return _judge_read(run, ev, plan, any(f.verdict is not Verdict.UNKNOWN for f in sync)) + sync
+
+
+def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_judged: bool) -> list[Finding]:
+    """node.storage_read's findings of a fio result that was found: failed jobs, corrupt rates, the read judged
+    against the workload's need. ``sync_judged``: node.storage_sync judged a sync-write job of this result, so a result
+    with no read job skips (it was a write test) instead of leaving the whole result unknown."""
+    fid = "node.storage_read"
     findings: list[Finding] = []
     bad = [j for j in run.jobs if j.error]
     for j in bad:
@@ -490,7 +529,12 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
                                 "JSON output.", SRC_FIO))
     reads = [j for j in run.jobs if not j.error and _sane_bw(j) and (j.read_bw_bytes_s or 0) > 0]
     if not reads:
-        if not bad and not insane:
+        if not bad and not insane and sync_judged:
+            findings.append(Finding(fid, Verdict.SKIP, Msg("this fio result has no read job: how fast the data path reads "
+                                                           "was not measured here (its sync-write test is judged in "
+                                                           "node.storage_sync)"), "host", ev,
+                                    "Run a read test (this step's action: rw=read and rw=randread with --direct=1).", SRC_FIO))
+        elif not bad and not insane:
             findings.append(Finding(fid, Verdict.UNKNOWN, "this fio result has no read job: it says nothing about how "
                                     "fast the data path reads", "host", ev, "Run a read test (this step's action: "
                                     "rw=read and rw=randread with --direct=1).", SRC_FIO))
@@ -502,6 +546,9 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
     words = "; ".join(_job_words(j) for j in reads[:6])
     cached = [j.name for j in reads if j.direct is not True]
     cache_note = (Msg('; {cached} ran without direct=1, so the page cache may have served it', cached=', '.join(cached)) if cached else '')
+    if cached and run.format == "normal" and all(j.direct is None for j in reads if j.name in cached):
+        cache_note = Msg("; fio's normal output does not say whether {cached} ran with direct=1, so the page cache may "
+                         "have served it", cached=', '.join(cached))
     if need is None:
         findings.append(Finding(fid, Verdict.UNKNOWN, Msg("measured {words}{cache_note}; the plan gives no figure of what the workload needs, so "
                                                           "this is not judged", words=words, cache_note=cache_note), "host", ev,
@@ -524,6 +571,100 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
                                 measured=m))
     else:
         findings.append(Finding(fid, Verdict.PASS, Msg("{name} read {gb}, at least the {gb2} the workload needs ({basis}); measured {words}", name=judged.name, gb=_gb(got), gb2=_gb(need), basis=basis, words=words), "host", ev, "", SRC_NEED, measured=m))
+    return findings
+
+
+def _dur(ns: float | None) -> str:
+    """A latency in ns for people: ``850 ns``, ``68 us``, ``9.5 us``, ``10.4 ms``, ``821 ms``, ``12.5 s``."""
+    if ns is None or ns != ns:
+        return "?"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} us" if ns < 1e4 else f"{ns / 1e3:,.0f} us"
+    if ns < 1e9:
+        return f"{ns / 1e6:.3g} ms"
+    return f"{ns / 1e9:,.3g} s"
+
+
+def _sane_sync(j: FioJob) -> bool:
+    """Are the job's sync latencies possible figures (finite, >= 0, at most :data:`MAX_SYNC_NS`)?"""
+    return all(v is None or (v == v and 0 <= v <= MAX_SYNC_NS) for v in (j.sync_p99_ns, j.sync_avg_ns, j.sync_max_ns))
+
+
+def _sync_job_words(j: FioJob, run: FioRun) -> str:
+    """``rw=write, bs 4 KiB, ioengine=sync, fdatasync=1, on /dev/nvme1n1, device nvme1n1``: what the job did and where."""
+    bits = [f"rw={j.rw}" if j.rw else "", _bs(j) if j.bs_bytes is not None else "",
+            f"ioengine={j.ioengine}" if j.ioengine else "", j.sync_opts,
+            f"on {j.filename}" if j.filename else "", f"device {', '.join(run.disks[:4])}" if run.disks else ""]
+    return ", ".join(b for b in bits if b)
+
+
+def sync_write(run: FioRun, ev: tuple[str, ...]) -> list[Finding]:
+    """node.storage_sync: the fsync/fdatasync latency of the fio jobs that issued them (none: no finding). The job with
+    the highest 99th percentile is judged against :data:`SYNC_P99_LIMIT_NS`; a job whose output has no percentiles
+    passes only when its maximum is below the limit, else it is unknown; failed jobs are node.storage_read's."""
+    fid = "node.storage_sync"
+    jobs = [j for j in run.jobs if not j.error and
+            (j.sync_p99_ns is not None or j.sync_avg_ns is not None or j.sync_max_ns is not None)]
+    if not jobs:
+        return []
+    findings: list[Finding] = []
+    for j in [j for j in jobs if not _sane_sync(j)][:4]:
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("fio job {name} reported a sync latency that no device gives "
+                                                          "(p99 {p99}, avg {avg}, max {mx} ns: negative, not a number or "
+                                                          "above {limit:.0e} ns): the result is corrupt and this job is "
+                                                          "not judged", name=j.name, p99=_figure(j.sync_p99_ns),
+                                                          avg=_figure(j.sync_avg_ns), mx=_figure(j.sync_max_ns),
+                                                          limit=MAX_SYNC_NS),
+                                "host", j.lines or ev, "Run the test again and keep fio's whole output.", SRC_SYNC))
+    sane = [j for j in jobs if _sane_sync(j)]
+    with_p99 = [j for j in sane if j.sync_p99_ns is not None]
+    below_max = [j for j in sane if j.sync_p99_ns is None and j.sync_max_ns is not None and j.sync_max_ns < SYNC_P99_LIMIT_NS]
+    unjudged = [j for j in sane if j not in with_p99 and j not in below_max]
+    for j in unjudged[:4]:
+        findings.append(Finding(fid, Verdict.UNKNOWN, Msg("fio job {name} ({what}) issued fsync/fdatasync, but this output "
+                                                          "has no 99th percentile of their latency (cut short, or "
+                                                          "percentiles turned off): not judged; measured avg {avg}, max "
+                                                          "{mx}", name=j.name, what=_sync_job_words(j, run),
+                                                          avg=_dur(j.sync_avg_ns), mx=_dur(j.sync_max_ns)),
+                                "host", j.lines or ev, "Paste fio's whole output (its 'sync percentiles' lines), or run "
+                                "it again: fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=2300 "
+                                "--name=mytest --directory=DIR.", SRC_SYNC))
+    limit = _dur(SYNC_P99_LIMIT_NS)
+    if with_p99:
+        j = max(with_p99, key=lambda x: x.sync_p99_ns or 0.0)
+        p99 = j.sync_p99_ns or 0.0
+        others = "; ".join(f"{o.name} p99 {_dur(o.sync_p99_ns)}" for o in with_p99 if o is not j)[:400]
+        args = dict(name=j.name, what=_sync_job_words(j, run), p99=_dur(p99), avg=_dur(j.sync_avg_ns),
+                    mx=_dur(j.sync_max_ns), iops=f"{j.write_iops or 0:,.0f}", limit=limit)
+        tail = Msg("; other jobs: {others}", others=others) if others else ""
+        m = measure(p99 / 1e6, SYNC_P99_LIMIT_NS / 1e6, "ms", "at_most", f"{j.name} fsync/fdatasync p99")
+        if p99 < SYNC_P99_LIMIT_NS:
+            findings.append(Finding(fid, Verdict.PASS, Msg(
+                "fio job {name} ({what}): 99th percentile of fsync/fdatasync latency {p99} (avg {avg}, max {mx}, {iops} "
+                "write IOPS), below the {limit} etcd's guidance sets for its WAL fsync: sync writes here are fast "
+                "enough for a control plane's etcd and for checkpoint saves that sync their files", **args) + tail,
+                "host", j.lines or ev, "", SRC_SYNC, measured=m))
+        else:
+            findings.append(Finding(fid, Verdict.WARN, Msg(
+                "fio job {name} ({what}): 99th percentile of fsync/fdatasync latency {p99} (avg {avg}, max {mx}, {iops} "
+                "write IOPS), at or above the {limit} etcd's guidance sets for its WAL fsync: an etcd (the cluster's "
+                "control plane) on this storage can miss heartbeats and lose its leader, and checkpoint saves that sync "
+                "their files (torch.distributed.checkpoint does by default) wait on every flush", **args) + tail,
+                "host", j.lines or ev, Msg(
+                    "Keep etcd's data directory and checkpoint writes off this storage, or give it low sync-write latency "
+                    "(a local NVMe/SSD with power-loss protection; for a ZFS pool, a fast separate log device, SLOG), keep "
+                    "other heavy I/O off that disk, and run the same fio test again."), SRC_SYNC, measured=m))
+    elif below_max:
+        j = max(below_max, key=lambda x: x.sync_max_ns or 0.0)
+        findings.append(Finding(fid, Verdict.PASS, Msg(
+            "fio job {name} ({what}): no percentiles printed, but its slowest fsync/fdatasync took {mx} (avg {avg}, {iops} "
+            "write IOPS), below the {limit} etcd's guidance sets for the 99th percentile of its WAL fsync",
+            name=j.name, what=_sync_job_words(j, run), mx=_dur(j.sync_max_ns), avg=_dur(j.sync_avg_ns),
+            iops=f"{j.write_iops or 0:,.0f}", limit=limit), "host", j.lines or ev, "", SRC_SYNC,
+            measured=measure((j.sync_max_ns or 0.0) / 1e6, SYNC_P99_LIMIT_NS / 1e6, "ms", "at_most",
+                             f"{j.name} fsync/fdatasync max")))
     return findings
 
 
@@ -599,8 +740,11 @@ def judge_fio_log(log: str, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def judge_fio_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """``explain`` judge of a pasted ``fio --output-format=json`` (the same judge as the action's)."""
-    return judge_fio(parse_fio_json(text), text, exp)
+    """``explain`` judge of a pasted fio result: ``--output-format=json`` or fio's default normal output (one parse
+    into the same facts, :func:`wizard.parsers.storage.parse_fio`; the fio command typed above it, ``exp["command"]``,
+    gives what the normal output does not repeat), judged as the action's result is."""
+    typed = exp.get("command") if isinstance(exp, Mapping) else None
+    return judge_fio(parse_fio(text, typed if isinstance(typed, str) else ""), text, exp)
 
 
 def results_fio(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
