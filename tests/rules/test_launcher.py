@@ -96,3 +96,15 @@ def test_a_launcher_paste_that_quotes_the_nccl_error_is_judged_by_it() -> None:
     r = explain_text((PUBLIC / "torchrun__pytorch79847-single-gpu-ddp-ncclinternalerror-nccl-2.10.3.txt").read_text(), "x")
     assert r.verdict.value == "fail"
     assert any(f.id == "node.nccl_errors" and "ncclInternalError" in f.message for f in r.findings)
+
+
+def test_a_dataloader_worker_killed_by_a_bus_error_fails_on_shared_memory():
+    """PyTorch's DataLoader saying a worker died of SIGBUS (real: msr-fiddle/pipedream#28, held-out round 9): the
+    run crashed for want of /dev/shm, named as os.shm with the container/Kubernetes fix."""
+    from tests.probe_data import PUBLIC, text as read
+    from wizard.explain import explain_text
+
+    r = explain_text(read(PUBLIC / "pytorch-error__dataloader-bus-error-insufficient-shm.txt"), "dl")
+    f = next(f for f in r.findings if f.id == "os.shm")
+    assert r.verdict is Verdict.FAIL and f.verdict is Verdict.FAIL and "SIGBUS" in f.message
+    assert "--shm-size" in f.remedy and any("bus error" in ln.lower() for ln in f.evidence)

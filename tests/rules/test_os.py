@@ -258,3 +258,14 @@ def test_pasted_df_full_root_fails_large_shm_passes_and_snap_loops_are_not_full_
     assert "du -xsh /*" in f[0].remedy
     bad = os_rules.judge_df_text("Filesystem Size\nnonsense\n", {})
     assert bad[0].verdict is Verdict.UNKNOWN and "nonsense" in bad[0].evidence
+
+
+def test_shm_with_less_than_a_gib_left_warns_even_below_the_full_mark():
+    """/dev/shm of 1.0G with 142M left (87 % used; real: pytorch/pytorch#1355, held-out round 9): the next job's
+    DataLoader workers or NCCL segments may not fit, so it warns though it is not 90 % full."""
+    from tests.probe_data import PUBLIC, text as read
+    from wizard.explain import explain_text
+
+    r = explain_text(read(PUBLIC / "df__dev-shm-1g-87pct-used.txt"), "df")
+    f = next(f for f in r.findings if f.id == "os.shm")
+    assert f.verdict is Verdict.WARN and "142 MiB left" in f.message

@@ -252,6 +252,12 @@ def _parse(text: str, log: LauncherLog) -> None:
         _set(log, "tool", "torchrun" if log.has_summary else "deepspeed")
 
 
+DATALOADER_BUS_ERROR = re.compile(r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error"
+                                  r"|Unexpected bus error encountered in worker")
+"""PyTorch's DataLoader when a worker process died of SIGBUS (torch/utils/data/_utils/signal_handling.py: "This might be
+caused by insufficient shared memory (shm)")."""
+
+
 def detect_launcher(text: str) -> float:
     """Confidence that ``text`` is launcher output (torchrun/elastic or DeepSpeed's launcher). A ChildFailedError
     summary scores below the kinds that judge a specific error (a CUDA or NCCL error in the same paste says more)."""
@@ -267,7 +273,7 @@ def detect_launcher(text: str) -> float:
                                  or _DS_WORLD.search(text) or _DS_WORLD_INFO.search(text) or _NO_HOSTFILE.search(text)
                                  or _DS_KILL.search(text)):
         return 0.7
-    if _AGENT_OK.search(text) or _LAUNCH_CFG.search(text):
+    if _AGENT_OK.search(text) or _LAUNCH_CFG.search(text) or DATALOADER_BUS_ERROR.search(text):
         return 0.7
     if _OMP.search(text) and "torch.distributed" in text:
         return 0.5

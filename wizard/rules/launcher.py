@@ -242,11 +242,29 @@ def _cause_in_paste(text: str) -> list[Finding]:
     return []
 
 
+def dataloader_bus_error(text: str) -> list[Finding]:
+    """``os.shm``: PyTorch's DataLoader reporting a worker killed by SIGBUS (a bus error) fails: its workers hand
+    batches over in shared memory, and a /dev/shm too small or full kills them (the run crashed)."""
+    from wizard.parsers.launcher import DATALOADER_BUS_ERROR
+
+    lines = [ln.strip() for ln in text.splitlines() if DATALOADER_BUS_ERROR.search(ln)]
+    if not lines:
+        return []
+    return [Finding("os.shm", Verdict.FAIL,
+                    Msg("{n} DataLoader worker error(s): a worker was killed by a bus error (SIGBUS), which PyTorch "
+                        "says is most likely too little shared memory: /dev/shm is too small or full for the workers' "
+                        "batches, and the run crashed", n=len(lines)), "/dev/shm", tuple(dict.fromkeys(lines))[:4],
+                    Msg("Check `df -h /dev/shm` where the job runs. In a container start it with `--ipc=host` or "
+                        "`--shm-size=16g` (Docker's default is 64 MB); in Kubernetes mount an emptyDir with medium: "
+                        "Memory at /dev/shm; on a host, check the tmpfs size in /etc/fstab. Until then, fewer "
+                        "DataLoader workers (num_workers) use less of it."), SRC_SHM)]
+
+
 def judge_text(text: str, exp: Mapping[str, Any] | None = None) -> list[Finding]:
     """A pasted launcher output: the failed ranks (:func:`rank_exits`), else what the launch proves
     (:func:`launch_result`); unknown with the lines when neither can be read."""
     log = parse_launcher(text)
-    out = rank_exits(log, text) + launch_result(log, text)
+    out = rank_exits(log, text) + launch_result(log, text) + dataloader_bus_error(text)
     out += _cause_in_paste(text)
     if out:
         return out

@@ -300,8 +300,8 @@ raises it to 1 GiB (``--shm-size=1g``); DataLoader workers and NCCL's shared-mem
 
 
 def shm_finding(r: Any) -> Finding:
-    """``os.shm``: the /dev/shm row of df. Smaller than :data:`SHM_MIN_BYTES` or more than :data:`DISK_WARN_PCT`
-    used -> warn (DataLoader workers die with "bus error"/SIGBUS, NCCL fails to extend its /dev/shm segment);
+    """``os.shm``: the /dev/shm row of df. Smaller than :data:`SHM_MIN_BYTES`, more than :data:`DISK_WARN_PCT`
+    used, or less than :data:`SHM_MIN_BYTES` left -> warn (DataLoader workers die with "bus error"/SIGBUS, NCCL fails to extend its /dev/shm segment);
     otherwise pass. Sizes in MiB/GiB (powers of 1024, as df -h prints them). Source: :data:`SRC_SHM`."""
     from wizard.rules.launcher import SRC_SHM
 
@@ -315,10 +315,13 @@ def shm_finding(r: Any) -> Finding:
                        Msg("/dev/shm is {size}: too small for DataLoader workers and NCCL's shared-memory transport "
                            "(they fail with a bus error or 'failed to extend /dev/shm')", size=size),
                        "/dev/shm", (r.line,), fix, SRC_SHM)
-    if r.used_pct > DISK_WARN_PCT:
+    if r.used_pct > DISK_WARN_PCT or r.avail_bytes < SHM_MIN_BYTES:
+        left = Msg('{value:.0f} MiB', value=r.avail_bytes / 2**20) if r.avail_bytes < 2**30 else Msg(
+            '{value:.1f} GiB', value=r.avail_bytes / 2**30)
         return Finding("os.shm", Verdict.WARN,
-                       Msg("/dev/shm is {used_pct:.0f}% used ({size}): what is left may not hold another job's "
-                           "shared memory", used_pct=r.used_pct, size=size), "/dev/shm", (r.line,),
+                       Msg("/dev/shm is {used_pct:.0f}% used ({size}, {left} left): what is left may not hold another "
+                           "job's shared memory (DataLoader workers, NCCL)", used_pct=r.used_pct, size=size, left=left),
+                       "/dev/shm", (r.line,),
                        Msg("Find what fills it (`ls -la /dev/shm`: stale segments of killed jobs, often nccl-* or "
                            "torch_*) and remove what no process holds; or give the container a larger --shm-size."),
                        SRC_SHM)
