@@ -519,7 +519,7 @@ class BringupApp(App[int]):
             await self.push_screen_wait(MessageDialog(_("Read-only") if self.read_only_reason else _("Observing"),
                                                       _("{why}: actions are disabled in this window.").format(
                                                           why=self.read_only_why())))
-        elif prep.refusal_kind == "manual":
+        elif prep.refusal_kind in ("manual", "done"):
             # with a field for the plan answer it needs (hostfile) when one is why: saved, it is asked for again
             if await self.push_screen_wait(ManualDialog(prep)) and prep.resolved.plan_key:
                 self.start_action(step_id)

@@ -179,7 +179,11 @@ class BuildScreen(Screen[None]):
         for title_id, list_id, text in (("#stages-title", "stages", _("Stages")),
                                         ("#steps-title", "steps", getattr(self, "_steps_title", ""))):
             on = focused is not None and focused.id == list_id
-            self.query_one(title_id, Static).update(f"{mark} {text}" if on else f"  {text}")
+            grid = Table.grid(expand=True)  # a title too long for the pane wraps under its words, not under the mark
+            grid.add_column(width=2, no_wrap=True)
+            grid.add_column(ratio=1)
+            grid.add_row(f"{mark} " if on else "  ", Text(text))
+            self.query_one(title_id, Static).update(grid)
 
     def on_descendant_focus(self, event) -> None:
         """Entering the step list (Tab or Enter) highlights its first open step, so one Enter opens it."""

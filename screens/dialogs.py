@@ -50,8 +50,9 @@ class ConfirmAction(ModalScreen[bool]):
             yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
                 yield Static(_(s.description), markup=False, id="confirm-what")
-                yield Static(ngettext("It will run ({count} line):", "It will run ({count} lines):", len(lines)).format(
-                    count=len(lines)),
+                ops = len(self.resolved.ops)  # commands and file edits, each shown with what it changes under it
+                yield Static(ngettext("Exactly what it does ({count} operation):",
+                                      "Exactly what it does ({count} operations):", ops).format(count=ops),
                              classes="section", markup=False)
                 yield Static("\n".join(tr(x) for x in lines), markup=False, classes="commands")
             yield Static("", id="confirm-scroll", markup=False, classes="muted")
@@ -82,7 +83,7 @@ class ConfirmAction(ModalScreen[bool]):
         if total <= 0 or shown <= 0:
             return
         if total <= shown:
-            text = _("all {total} lines shown").format(total=total)
+            text = _("all shown (nothing to scroll)")
         else:
             last = min(total, top + shown)
             text = (_("lines {first}-{last} of {total} (more below): arrows, PgUp/PgDn") if last < total else
@@ -239,6 +240,7 @@ class ManualDialog(ModalScreen[bool]):
         super().__init__()
         self.text = prepared.refusal
         self.key = prepared.resolved.plan_key
+        self.done = prepared.refusal_kind == "done"
         self._readonly = readonly
 
     @property
@@ -253,10 +255,13 @@ class ManualDialog(ModalScreen[bool]):
         from wizard.plan import PLAN_KEYS
 
         with Vertical(id="dialog", classes="dialog"):
-            yield Static(_("Do this by hand") if not self.key else _("Needs the plan answer {key}").format(key=self.key),
-                         classes="dialog-title", markup=False)
+            yield Static(_("Nothing to do") if self.done else _("Do this by hand") if not self.key else
+                         _("Needs the plan answer {key}").format(key=self.key), classes="dialog-title", markup=False)
             with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
                 yield Static(tr(self.text), markup=False)
+                if self.done:
+                    yield Static(_("The machine is already as this action would leave it: press c on the step to "
+                                   "check it."), markup=False, classes="muted")
                 if self.key in PLAN_KEYS and PLAN_KEYS[self.key].help:  # what the answer is, whole (not a placeholder)
                     yield Static(f"{self.key}: {_(PLAN_KEYS[self.key].help)}", markup=False, classes="muted")
             if self.key:

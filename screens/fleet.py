@@ -158,7 +158,7 @@ class FleetScreen(Screen[None]):
         for r in rows:
             cells: list[Any] = [Text(r["node"]), verdict_text(r["verdict"], basic)]
             if r["reason"]:  # not judged: why, in the first stage column (its findings say ssh's words)
-                cells += [Text(r["reason"], style="bold")] + [Text("")] * max(0, len(ids) - 1)
+                cells += [Text(_(r["reason"]), style="bold")] + [Text("")] * max(0, len(ids) - 1)
             else:
                 cells += [_cell(r["cells"][sid], sid in r["odd"], basic) for sid in ids] or [Text("")]
             cells.append(Text(f"{r['seconds']:.1f} s"))
@@ -216,7 +216,7 @@ class NodeFindingsScreen(Screen[None]):
                                         "({count} findings, {seconds} s; ssh target {target})", n).format(
                 count=n, seconds=f"{c.seconds:.1f}", target=c.target))
             if c.reason:
-                head.append(f"\n{c.reason}: {c.error}")
+                head.append(f"\n{_(c.reason)}: {c.error}")
             loud = [f for f in c.findings if f.verdict not in (Verdict.PASS, Verdict.SKIP)]
             quiet = [f for f in c.findings if f.verdict in (Verdict.PASS, Verdict.SKIP)]
             parts: list[Any] = [findings_table(loud, self.app.basic)]

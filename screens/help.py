@@ -31,6 +31,7 @@ WORDS: dict[tuple[str, str], str] = {
     ("StepScreen", "sizing"): N_("plan & sizing (plan steps; F3 there: use the result as the plan)"),
     ("StepScreen", "next"): N_("next step; from a stage's last step, the next stage's first open step"),
     ("StepScreen", "prev"): N_("previous step"),
+    ("StepScreen", "open_finding"): N_("on a finding: show or hide its evidence"),
     ("StepScreen", "back"): N_("back to the overview, on this step"),
     ("ActionScreen", "back"): N_("back: the action keeps running, also if SSH drops"),
     ("ActionScreen", "cancel"): N_("cancel the run (SIGTERM to its process group)"),
@@ -39,6 +40,7 @@ WORDS: dict[tuple[str, str], str] = {
     ("SizingScreen", "scroll_results(1)"): N_("scroll the results down a page, from any field"),
     ("SizingScreen", "scroll_results(-1)"): N_("scroll the results up a page, from any field"),
     ("FleetScreen", "recheck"): N_("check every node again"),
+    ("StartScreen", "fleet"): N_("back to the fleet view (only when bringup was started with --nodes)"),
 }
 """The help's longer words for a binding (screen class name, action); a binding without them shows its footer
 description. A test holds every entry to a binding that exists."""
@@ -47,7 +49,6 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "BringupApp": (N_("tab / shift+tab  next / previous control"), N_("arrows  move, scroll     enter  open")),
     "BuildScreen": (N_("enter  open the highlighted stage or step"),
                     N_("arrows, home, end  move within the focused list")),
-    "StepScreen": (N_("enter on a finding: show or hide its evidence"),),
     "SizingScreen": (N_("tab / shift+tab  between fields"),
                      N_("enter  open a choice list, or go to the next field")),
     "FleetScreen": (N_("enter  open the highlighted node's findings"),),
@@ -114,8 +115,9 @@ choose Resume (it goes on at the next open step). A restarted
 bringup re-attaches to a running action, or marks one that died
 without an exit status as interrupted. A second bringup on the
 same build is read-only. Where the footer is too narrow for
-every key, F1 says how many it left out ("Help (+2 keys)"):
-they all work.
+every key, F1 says how many it left out ("Help (+2 keys)", or
+"Help +2" where even that is too long): they all work, and this
+help lists them. Esc or F1 closes it.
 """)
 
 

@@ -99,6 +99,16 @@ class PlanDialog(ModalScreen[dict | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_save()
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A field edited after a refused save: its old error no longer describes what is typed (the next save
+        judges the new value)."""
+        key = (event.input.id or "").removeprefix("plan-")
+        if key in PLAN_KEYS:
+            err = self.query_one(f"#err-{key}", Static)
+            if err.display:
+                err.update("")
+                err.display = False
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.action_save()

@@ -52,6 +52,7 @@ class StartScreen(Screen[None]):
     BINDINGS = [
         Binding("r", "resume", "Resume"),
         Binding("n", "new", "New build"),
+        Binding("f", "fleet", "Fleet view"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -64,6 +65,7 @@ class StartScreen(Screen[None]):
             with Horizontal(id="start-buttons"):
                 yield Button(_("Resume (r)"), id="resume", variant="primary", compact=True)
                 yield Button(_("New build (n)"), id="new", compact=True)
+                yield Button(_("Fleet view (f)"), id="fleet", compact=True)
                 yield Button(_("Quit (ctrl+q)"), id="quit", compact=True)
         yield KeyFooter()
 
@@ -76,6 +78,8 @@ class StartScreen(Screen[None]):
             return build is not None
         if action == "new":
             return build is None or not build.observing
+        if action == "fleet":  # the window was opened with --nodes: its fleet view is one key away, never lost
+            return self.app.fleet_request is not None  # False: not in the footer at all
         return True
 
     def refresh_view(self) -> None:
@@ -91,6 +95,7 @@ class StartScreen(Screen[None]):
         resume = self.query_one("#resume", Button)
         summary = self.query_one("#start-summary", Static)
         new = self.query_one("#new", Button)
+        self.query_one("#fleet", Button).display = app.fleet_request is not None
         if build is None:
             resume.display = False
             text = _("No build yet on this machine. Start one with New build.")
@@ -136,6 +141,8 @@ class StartScreen(Screen[None]):
             self.action_resume()
         elif event.button.id == "new":
             self.action_new()
+        elif event.button.id == "fleet":
+            self.action_fleet()
         elif event.button.id == "quit":
             self.app.exit(0)
 
@@ -151,6 +158,13 @@ class StartScreen(Screen[None]):
         app.push_screen(StepScreen(rp.step.id))
         if app.build.stale_steps() and not app.build.observing:
             app.recheck_after_reboot()
+
+    def action_fleet(self) -> None:
+        """Back to the fleet view of ``--nodes`` (its last result kept; r there checks again)."""
+        from screens.fleet import FleetScreen
+
+        if self.app.fleet_request is not None:
+            self.app.push_screen(FleetScreen())
 
     def action_new(self) -> None:
         from screens.dialogs import YesNo

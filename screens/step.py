@@ -18,12 +18,12 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from screens.dialogs import SkipDialog
 from screens.glyphs import status_text, verdict_text
-from screens.widgets import KeyFooter, TopBar
+from screens.widgets import KeyFooter, TopBar, prose
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import N_, _, spaced, tr
-from wizard.model import AUTO_SKIP_PREFIX, proven_by_run, StepStatus, Verdict
+from wizard.model import AUTO_SKIP_PREFIX, proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -157,8 +157,8 @@ class StepScreen(Screen[None]):
         self._drawing = False
         self._sig = None
         step = self.step
-        self.query_one("#step-why", Static).update(_(step.why))
-        self.query_one("#step-instructions", Static).update(_(step.instructions) if step.instructions else "")
+        self.query_one("#step-why", Static).update(prose(_(step.why)))
+        self.query_one("#step-instructions", Static).update(prose(_(step.instructions)) if step.instructions else "")
         for wid in ("#instructions-title", "#step-instructions"):
             self.query_one(wid).display = bool(step.instructions)
         for wid in ("#action-title", "#step-action"):
@@ -266,8 +266,9 @@ class StepScreen(Screen[None]):
                 info.append(_("Last run {id}: {state}").format(id=last_run.id, state=_(str(last_run.state.value)))
                             + (spaced(_("(exit status {status})").format(status=last_run.exit_status))
                                if last_run.exit_status is not None else "")
-                            + _(", started {when} by {user}; log {log}").format(
-                                when=short_time(last_run.started_at), user=last_run.user, log=last_run.log_path))
+                            + _(", started {when} by {user}").format(when=short_time(last_run.started_at),
+                                                                     user=last_run.user)
+                            + "\n" + _("log: {log}").format(log=last_run.log_path))  # a path on its own line
             self.query_one("#step-action", Static).update("\n".join(info))
         box = self.query_one("#findings", Vertical)
         box.remove_children()
@@ -275,6 +276,8 @@ class StepScreen(Screen[None]):
         if not findings:
             title.update(_("Findings") + ("" if is_checked(step) else
                                           spaced(_("(none yet: this step's run (a) proves it)")) if proven_by_run(step) else
+                                          spaced(_("(none: its action (a) completes it)")) if step.action is not None
+                                          and not step.manual else
                                           spaced(_("(none: this step is confirmed by hand)"))))
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
@@ -283,7 +286,7 @@ class StepScreen(Screen[None]):
         opened = False
         widgets = []
         for f in findings:
-            subj = "" if f.subject in ("host", "") or f.message.startswith(f.subject) else f"{f.subject}: "
+            subj = subject_prefix(f.subject, f.message)
             open_it = not opened and f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)
             opened = opened or open_it
             body = []

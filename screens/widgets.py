@@ -132,3 +132,34 @@ class KeyFooter(Footer):
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._drawn_width and self._bindings_ready:
             self.call_after_refresh(self.recompose)
+
+
+def prose(text: str):
+    """A step's why or instructions as the screen shows them: paragraphs as they are, and the items of a numbered
+    or bulleted list ("1. ...", "- ...") with a hanging indent, so a wrapped item's next lines sit under its words,
+    not under its number. Plain :class:`rich.text.Text` when there is no list."""
+    import re
+
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    lines = text.split("\n")
+    item = re.compile(r"^(\d+[.)]|[-*\u2022])\s+(.*)$")
+    if not any(item.match(ln) for ln in lines):
+        return Text(text)
+    parts: list = []
+    grid = None
+    for ln in lines:
+        m = item.match(ln)
+        if m is None:
+            grid = None
+            parts.append(Text(ln))
+            continue
+        if grid is None:
+            grid = Table.grid(padding=(0, 1, 0, 0), expand=True)
+            grid.add_column(no_wrap=True)
+            grid.add_column(ratio=1)
+            parts.append(grid)
+        grid.add_row(m.group(1), Text(m.group(2)))
+    return Group(*parts)

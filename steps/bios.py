@@ -64,7 +64,8 @@ STAGE = Stage(
                 "Look in the BIOS PCIe / chipset menu for ACS (sometimes 'PCIe ACS Control' or under "
                 "IOMMU settings) and disable it for a bare-metal training node; without a BIOS option, "
                 "the NCCL guide's `setpci -s <BDF> ECAP_ACS+0x6.w=0000` on each switch port after every "
-                "boot does it. Needs `sudo lspci -vvv` to check."
+                "boot does it. Needs `sudo lspci -vvv` to check (pciutils: the OS stage's os.tools installs it, or "
+                "install it by hand now)."
             ),
             boot_sensitive=True,
         ),
@@ -146,7 +147,8 @@ STAGE = Stage(
             ),
             instructions=(
                 "In the PCIe configuration menu, set the link speed of GPU and NIC slots to Auto (or "
-                "the highest generation the slot supports). Needs `sudo lspci -vvv` to check."
+                "the highest generation the slot supports). Needs `sudo lspci -vvv` to check (pciutils: the OS "
+                "stage's os.tools installs it, or install it by hand now)."
             ),
             boot_sensitive=True,
         ),

@@ -116,7 +116,7 @@ STAGE = Stage(
                 "them against these figures; confirm here once it passes. By hand, or to pin the NUMA node: "
                 "`nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or "
                 "CUDA samples' bandwidthTest, pinned with `numactl --cpunodebind=N --membind=N` for "
-                "the GPU's NUMA node (`nvidia-smi topo -m`). Compare each GPU with the figures above."
+                "the GPU's NUMA node (`nvidia-smi topo -m`). Compare each GPU with the figures under Why."
             ),
             manual=True,
         ),

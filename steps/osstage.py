@@ -10,6 +10,7 @@ from pathlib import Path
 from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.distro import package_manager
 from wizard.fileedit import backup_name
+from wizard.i18n import Msg
 from wizard.model import Stage, Step
 from wizard.parsers.host import parse_os_release, parse_proc_swaps
 from wizard.parsers.platform import SWAP_OFF_MARK, restore_swap, comment_out_swap
@@ -140,7 +141,8 @@ def resolve_swap_off(ctx: ActionContext) -> Resolved:
         return Resolved(manual=f"swap is on ({names}) but {FSTAB} has no swap entry: it comes from a systemd swap unit "
                                "or zram (zram-generator). Disable that unit (`systemctl mask` the .swap unit, or "
                                "remove the zram-generator configuration), then run `swapoff -a`.")
-    return Resolved(manual=f"nothing to do: {FSTAB} has no active swap entry and no swap is in use.")
+    return Resolved(manual=Msg("nothing to do: {fstab} has no active swap entry and no swap is in use.", fstab=FSTAB),
+                    done=True)
 
 
 def newest_swap_backup(backup_dir: str, fstab_path: str = FSTAB) -> Path | None:
@@ -164,8 +166,9 @@ def swap_rollback_resolved(fstab_text: str | None, backup_dir: str, fstab_path: 
     new, restored = restore_swap(fstab_text)
     if not restored:
         b = newest_swap_backup(backup_dir, fstab_path)
-        hint = f" (the copy from before the swap step is {b})" if b is not None else ""
-        return Resolved(manual=f"nothing to roll back: {fstab_path} has no line bringup commented out{hint}.")
+        hint: str = Msg(" (the copy from before the swap step is {b})", b=str(b)) if b is not None else ""
+        return Resolved(manual=Msg("nothing to roll back: {fstab} has no line bringup commented out{hint}.",
+                                   fstab=fstab_path, hint=hint), done=True)
     summary = (f"un-comment {len(restored)} swap entr{'y' if len(restored) == 1 else 'ies'} bringup commented out "
                f"(other lines unchanged)")
     return Resolved(ops=[{"write": fstab_path, "content": new, "current": fstab_text, "summary": summary,

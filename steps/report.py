@@ -41,7 +41,8 @@ STAGE = Stage(
                 "`bringup check --snapshot BUNDLE` without logging in to the server, the way a "
                 "bug-report bundle (nvidia-bug-report.sh, sosreport) works."
             ),
-            instructions="bringup writes the bundle into this build's directory.",
+            instructions="Press a: bringup writes the bundle into this build's directory, and the step passes once "
+                         "it is written.",
             action=ActionSpec(
                 id="capture",
                 title="Write a capture bundle",

@@ -129,6 +129,14 @@ def displayed_data() -> dict[str, str]:
     for row in data_table("xid.csv"):  # the Xid's description in a finding's message
         if row.get("description"):
             found.setdefault(row["description"], "assets/xid.csv description")
+    from wizard.nvml_probe import INIT_ERRORS
+    from wizard.rules.os import support_rows
+
+    for text in INIT_ERRORS.values():  # what a failed nvmlInit means, before the library's own words
+        found.setdefault(text, "wizard/nvml_probe.py INIT_ERRORS")
+    for row in support_rows():  # how a support row was verified, shown after os.driver_support's message
+        if row.verification and row.verification != "read from the table":
+            found.setdefault(row.verification, "assets/os_support.csv verification")
     for table in (sz.METHODS, sz.ACCOUNTINGS, sz.CHECKPOINTING, sz.ATTENTION, sz.OFFLOAD, sz.CKPT_LOADERS,
                   sz.SEQ_PARALLEL, sz.OPTIMIZER_LABEL):  # the sizing form's choices
         for label in table.values():

@@ -69,6 +69,9 @@ class Resolved:
     needs_root: bool = False
     changes_system: bool = False
     plan_key: str = ""
+    done: bool = False
+    """With ``manual``: nothing to do, the machine is already as the action would leave it (no swap to turn off,
+    nothing to roll back). The CLI says so and exits 0; the TUI's dialog says so and points at the step's check."""
 
     def describe(self) -> list[str]:
         """Human-readable lines: one per operation, as they will run; under each file write, the unified diff

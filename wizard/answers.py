@@ -711,7 +711,9 @@ async def _run_allowed(build: Build, host: Host, s: Step, answers: Answers, dry:
         return s.id in answers.allow
 
     out = await build.run_action(host, s.id, confirm=confirm, dry_run=True if dry else None)
-    if out.prepared.refusal_kind == "manual":  # this machine needs it done by hand: a person, not a failure
+    if out.prepared.refusal_kind == "done":  # already as the action would leave it
+        details.append(f"nothing to run: {out.prepared.refusal}")
+    elif out.prepared.refusal_kind == "manual":  # this machine needs it done by hand: a person, not a failure
         details.append(f"needs a person: its action is done by hand here: {out.prepared.refusal}")
     elif out.prepared.refusal:
         outcome.failed, outcome.error = True, out.prepared.refusal

@@ -95,7 +95,7 @@ COMMANDS: dict[str, CommandHelp] = {
                        ((0, N_("acknowledged, or listed")), (3, N_("no such key, no --reason, or no build")))),
     "run": CommandHelp(
         "run a step's action: shows the exact commands and asks first (unless --yes)",
-        ((0, N_("done (--dry-run: shown, nothing run)")), (1, N_("not run (you said no), or its judge warned")),
+        ((0, N_("done (--dry-run: shown, nothing run; or nothing to do: already as it would leave it)")), (1, N_("not run (you said no), or its judge warned")),
          (2, N_("it failed, or its check did not verify it")),
          (3, N_("not started: unknown step, no action, needs root, no terminal without --yes")), _STOPPED),
         ("state", "dry_run")),
@@ -175,9 +175,20 @@ class _HelpFormatter(argparse.HelpFormatter):
         extra = sum(1 for c in shown if unicodedata.east_asian_width(c) in "WF")  # a wide character: 2 cells, 1 char
         self._width -= extra
         try:
-            return super()._format_usage(usage, actions, groups, prefix)
+            text = super()._format_usage(usage, actions, groups, prefix)
         finally:
             self._width += extra
+        if extra:  # continuation lines line up under the first line's words, which start ``extra`` cells further
+            text = "\n".join(ln if i == 0 or not ln.startswith(" ") else " " * extra + ln
+                              for i, ln in enumerate(text.split("\n")))
+        return text
+
+    def format_help(self) -> str:
+        """argparse's help, a Chinese section heading ending in a full-width colon ("选项：") as the other headings
+        do ("用法：", "退出状态：")."""
+        import re
+
+        return re.sub(r"(?m)^(\S[^\n]*[\u2e80-\u9fff\uff00-\uffef]):$", r"\1：", super().format_help())
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         """An option's help wrapped to ``width`` terminal cells (argparse counts characters: a Chinese line ran to
@@ -1050,9 +1061,11 @@ def print_findings(findings, out=None, width: int | None = None) -> None:
     """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass. ``width``
     (columns): wrap each to it, continuation lines under the message (the remedy's under the remedy); None: one
     line each."""
+    from wizard.model import subject_prefix
+
     out = out or sys.stdout
     for f in findings:
-        subject = "" if f.subject == "host" or f.subject in f.message else f"{f.subject}: "
+        subject = subject_prefix(f.subject, f.message)
         first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
         for line in _wrap(first, subject + tr(f.message), width, len(first)):
             print(line, file=out)
@@ -1288,9 +1301,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(_("build {build} on {host}").format(build=b.info.build_id, host=host.get("hostname", "?"))
                   + ("  " + _("(read-only: the state directory cannot be written)") if note
                      else "  " + _("(observing: another bringup holds it)") if b.observing else ""))
-            print(_("resume at: {stage} > {step}").format(stage=_(rp.stage.title), step=_(rp.step.title)))
+            print("\n".join(_wrap("", _("resume at: {stage} > {step}").format(stage=_(rp.stage.title),
+                                                                             step=_(rp.step.title)), text_width(), 4)))
             for r in running:
-                print(_("running: {title} (pid {pid}, log {log})").format(title=tr(r.title), pid=r.pid, log=r.log_path))
+                print("\n".join(_wrap("", _("running: {title} (pid {pid}, log {log})").format(
+                    title=tr(r.title), pid=r.pid, log=r.log_path), text_width(), 4)))
             for st in stages:
                 print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
                 for s in st["steps"]:
@@ -1302,8 +1317,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
                     first = f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
                     print("\n".join(_wrap(first, f"{_(s['status'])}{extra}{stale}", text_width(), len(first))))
-            print(_("(steps and their status only; the inventory, every finding, the measured figures and past action "
-                    "runs: `bringup report`)"))
+            print("\n".join(_wrap("", _("(steps and their status only; the inventory, every finding, the measured "
+                                         "figures and past action runs: `bringup report`)"), text_width(), 1)))
     finally:
         b.close()
     return 0
@@ -1470,10 +1485,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     said_no: list[int] = []
     started: list[Any] = []
+    width = text_width()
+
+    def show(prep) -> None:
+        """The confirmation: its words wrapped to the terminal, the exact commands (and diffs) verbatim."""
+        for i, line in enumerate(prep.confirmation()):
+            text = tr(line)
+            print(text if i >= 3 else "\n".join(_wrap("  " if i else "", text.strip(), width, 2)))
 
     def confirm(prep) -> bool:
-        for line in prep.confirmation():
-            print(tr(line))
+        show(prep)
         if prep.dry_run or args.yes:
             return True
         if not sys.stdin.isatty():
@@ -1506,10 +1527,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _stopped_following(started, sd)
         prep = out.prepared
         if prep.refusal:
-            for line in prep.confirmation():
-                print(tr(line))
+            show(prep)
+            if prep.refusal_kind == "done":  # already as the action would leave it: done, nothing run
+                print("\n".join(_wrap("  ", tr(prep.refusal), width, 2)))
+                return 0
             if prep.refusal_kind == "manual":
-                print("  " + _("cannot run here: {reason}").format(reason=tr(prep.refusal)))
+                print("\n".join(_wrap("  ", _("cannot run here: {reason}").format(reason=tr(prep.refusal)), width, 2)))
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
@@ -1524,7 +1547,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = out.run
         assert run is not None
         if run.state is ActionState.DRY_RUN:
-            print(_("dry run: nothing was run (recorded as run {run}, {log})").format(run=run.id, log=run.log_path))
+            print("\n".join(_wrap("", _("dry run: nothing was run (recorded as run {run}, {log})").format(
+                run=run.id, log=run.log_path), width, 4)))
             return 0
         from wizard.actions import outcome_words
 
@@ -2049,7 +2073,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     The inputs are read and judged in a child (:func:`explain_in_child`), which sends each result as its JSON shape;
     this process imports only what it prints with (the child imports the rules: nothing to copy on write)."""
-    from wizard.model import Verdict, worst
+    from wizard.model import Verdict, subject_prefix, worst
 
     if opt(args, "kind"):
         from wizard.registry import KINDS
@@ -2083,7 +2107,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print("\n".join(_wrap("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
                                        f"{_(r['verdict'])}", width, 4)))
             for f in r["findings"]:
-                subject = "" if f["subject"] in ("host", "input") or f["subject"] in f["message"] else f"{f['subject']}: "
+                subject = subject_prefix(f["subject"], f["message"])
                 first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
                 print("\n".join(_wrap(first, subject + tr(f["message"]), width, len(first))))
                 if f["verdict"] in ("fail", "warn", "unknown"):
@@ -2139,15 +2163,17 @@ def cmd_size(args: argparse.Namespace) -> int:
             (_("host RAM"), _("{size} counted, {gib} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=math.ceil(s.host_min / 2**30) if s.host_min else 0,
                 loading=_(szm.CKPT_LOADERS[s.loading])))]
+    width = text_width()  # every line wrapped to the terminal (by cells), continuations under their text
     for k, v in rows:
-        print(f"{_ljust(k, 13)} {v}")
+        print("\n".join(_wrap(_ljust(k, 13) + " ", v, width, 14)))
     print()
     for r in s.results:
-        print(f"{tr(r.title)}: {tr(r.value)}" + (f"  [{_(word[r.status])}]" if word[r.status]
-                                                  and word[r.status] not in r.value else ""))
+        head = _("{title}: {value}").format(title=tr(r.title), value=tr(r.value))
+        print("\n".join(_wrap("", head + (f"  [{_(word[r.status])}]" if word[r.status]
+                                          and word[r.status] not in r.value else ""), width, 4)))
         for m in r.math:
-            print(f"    {tr(m)}")
-        print("    " + _("source: {source}").format(source=r.source))
+            print("\n".join(_wrap("    ", tr(m), width, 6)))
+        print("\n".join(_wrap("    ", _("source: {source}").format(source=r.source), width, 6)))
     return 0 if ok else 1
 
 

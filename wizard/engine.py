@@ -524,7 +524,7 @@ class Build:
             prep.refusal, prep.refusal_kind = ("another bringup holds this build: actions are disabled in this "
                                                "window", "observing")
         elif resolved.manual:
-            prep.refusal, prep.refusal_kind = resolved.manual, "manual"
+            prep.refusal, prep.refusal_kind = resolved.manual, "done" if resolved.done else "manual"
         elif (step.action.needs_root or resolved.needs_root) and os.geteuid() != 0 and not dry:
             prep.refusal, prep.refusal_kind = f"'{step.action.title}' needs root", "root"
         return prep
@@ -806,7 +806,7 @@ class PreparedAction:
     """An action made concrete for this host, before it starts: what :meth:`Build.run_action` asks the
     operator to confirm. ``refusal`` says why it cannot run here ("" when it can) and ``refusal_kind`` which
     case it is: ``observing`` (another bringup holds the build), ``manual`` (do it by hand: ``refusal`` says
-    what), ``root`` (it needs root)."""
+    what), ``done`` (nothing to do: the machine already is as the action would leave it), ``root`` (it needs root)."""
 
     step: Step
     resolved: act.Resolved

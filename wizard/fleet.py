@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from wizard.facts import facts_of
+from wizard.i18n import N_
 from wizard.hosts import (
     DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, ssh_failed,
 )
 from wizard.model import Finding, Step, Verdict, overall, worst
 from wizard.rules import fleet as fleet_rules
 
+NODE_REASONS = (N_("unreachable"), N_("timed out"), N_("failed"))
+"""Why a node was not judged (``NodeOutcome.reason``): words the fleet view shows translated."""
 DEFAULT_FANOUT = 32
 """Nodes checked at once by default (judgement: pdsh and ClusterShell's clush default to a fanout of 32 and 64; each
 node costs one ssh master process and up to :data:`SESSIONS_PER_NODE` sessions here)."""

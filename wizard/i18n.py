@@ -21,6 +21,8 @@ import functools
 import gettext as _gettext
 import io
 import os
+import re
+import string
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -276,8 +278,13 @@ def tr(text: str) -> str:
     if _current == "en" or not text:
         return str(text)
     if isinstance(text, Msg):
-        return "".join(_tr_part(t, a) for t, a in text.parts)
+        # pieces joined with an English space ("... as root. If it ...") lose it after Chinese punctuation
+        return _AFTER_WIDE_PUNCT.sub(r"\1", "".join(_tr_part(t, a) for t, a in text.parts))
     return gettext(text)
+
+
+_AFTER_WIDE_PUNCT = re.compile(r"([\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\uff09\u300d\u300f\u3011]) +(?=\S)")
+"""Spaces after full-width punctuation (、。！，：；？）」』】), which carries its own space in Chinese text."""
 
 
 def _tr_part(template: str | None, args: Any) -> str:
@@ -290,6 +297,34 @@ def _tr_part(template: str | None, args: Any) -> str:
     shown = {k: (tr(v) if isinstance(v, Msg) else gettext(v) if isinstance(v, str) and " " in v else v)
              for k, v in args.items()}
     try:
-        return gettext(template).format(**shown)
+        return _format_spaced(gettext(template), shown)
     except (KeyError, IndexError, ValueError, TypeError):  # a catalogue entry that does not fit: the English
         return template.format(**args)
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z0-9()\[\]%]")
+
+
+def _format_spaced(template: str, values: Mapping[str, Any]) -> str:
+    """``template.format(**values)``, with a space put between a Chinese character of the template and Latin letters
+    or digits a value starts or ends with ("无法判断 nvidia-persistenced 的状态", not "无法判断nvidia-…"): the spacing
+    between Han and Western text of the W3C's Requirements for Chinese Text Layout (clreq, 3.2.6), which a translator
+    cannot write into a template whose value may be either. Raises what ``str.format`` raises when they do not fit."""
+    out: list[str] = []
+    fmt = string.Formatter()
+    for literal, field, spec, conv in fmt.parse(template):
+        if literal:
+            if out and out[-1] and _LATIN.match(out[-1][-1]) and out[-1][-1] not in "([" and _HAN.match(literal[0]):
+                out.append(" ")
+            out.append(literal)
+        if field is None:
+            continue
+        if field == "" or field.isdigit():
+            raise IndexError(field)  # positional fields: not how a Msg's template is written
+        value = fmt.convert_field(fmt.get_field(field, (), values)[0], conv)
+        text = fmt.format_field(value, fmt.vformat(spec, (), values) if spec else "")
+        if text and out and out[-1] and _HAN.match(out[-1][-1]) and _LATIN.match(text[0]) and text[0] not in ")]%":
+            out.append(" ")
+        out.append(text)
+    return "".join(out)

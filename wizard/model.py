@@ -218,6 +218,16 @@ def tightest(measures: Iterable[Measure | None]) -> Measure | None:
     return best
 
 
+WHOLE_MACHINE_SUBJECTS = ("", "host", "node", "input")
+"""Subjects that name the machine (or the pasted input) as a whole: not printed before a finding's message."""
+
+
+def subject_prefix(subject: str, message: str) -> str:
+    """What the CLI and the screens print before a finding's message: ``"<subject>: "`` when the subject names a part
+    (a GPU, a mount, a port) the message does not already name, else nothing."""
+    return "" if subject in WHOLE_MACHINE_SUBJECTS or subject in message else f"{subject}: "
+
+
 @dataclass(frozen=True)
 class Finding:
     """One judgement about the machine: the unit the UI, the JSON output and the report show.

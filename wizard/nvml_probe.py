@@ -54,22 +54,33 @@ def _s(v: Any) -> Any:
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
 
 
+INIT_ERRORS = {
+    "module_missing": "Python module pynvml (nvidia-ml-py) missing",
+    "library_not_found": "NVML shared library (libnvidia-ml.so.1) not found",
+    "driver_not_loaded": "NVIDIA driver not loaded",
+    "no_permission": "no permission to talk to the GPU",
+    "error": "nvmlInit failed",
+}
+"""What each failed ``init`` means, the start of the probe's ``error`` ("<meaning>: <the library's own error>"); the
+rules show the meaning translated and the library's words as they are. (Plain strings: this module runs in the
+probe's own process without bringup's catalogues; the test of the catalogue reads them from here.)"""
+
+
 def collect() -> dict[str, Any]:
     try:
         import pynvml  # nvidia-ml-py
     except ImportError as exc:
-        return {"init": "module_missing", "error": f"Python module pynvml (nvidia-ml-py) missing: {exc}"}
+        return {"init": "module_missing", "error": f"{INIT_ERRORS['module_missing']}: {exc}"}
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError_LibraryNotFound as exc:
-        return {"init": "library_not_found",
-                "error": f"NVML shared library (libnvidia-ml.so.1) not found: {exc}"}
+        return {"init": "library_not_found", "error": f"{INIT_ERRORS['library_not_found']}: {exc}"}
     except pynvml.NVMLError_DriverNotLoaded as exc:
-        return {"init": "driver_not_loaded", "error": f"NVIDIA driver not loaded: {exc}"}
+        return {"init": "driver_not_loaded", "error": f"{INIT_ERRORS['driver_not_loaded']}: {exc}"}
     except pynvml.NVMLError_NoPermission as exc:
-        return {"init": "no_permission", "error": f"no permission to talk to the GPU: {exc}"}
+        return {"init": "no_permission", "error": f"{INIT_ERRORS['no_permission']}: {exc}"}
     except pynvml.NVMLError as exc:
-        return {"init": "error", "error": f"nvmlInit failed: {exc}"}
+        return {"init": "error", "error": f"{INIT_ERRORS['error']}: {exc}"}
     out: dict[str, Any] = {"init": "ok", "gpus": []}
     try:
         for key, fn in (("driver_version", pynvml.nvmlSystemGetDriverVersion),

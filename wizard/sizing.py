@@ -1146,10 +1146,10 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
             f += Msg(" + frozen base") + ("/Nd" if inp.zero_stage == 3 else "")
         fn = "estimate_zero2_model_states_mem_needs" if inp.zero_stage == 2 else "estimate_zero3_model_states_mem_needs"
         lines.append(Msg("DeepSpeed {fn}: {f}", fn=fn, f=f))
-        detail = f"T {fmt_count(t)}"
+        detail: str = Msg("T {t}", t=fmt_count(t))
         if inp.zero_stage == 3:
             detail += Msg(", largest layer LL {llp}", llp=fmt_count(llp))
-        lines.append(f"  {detail} = {fmt_bytes(sz.ds_states_per_gpu)}")
+        lines.append(Msg("  {detail} = {size}", detail=detail, size=fmt_bytes(sz.ds_states_per_gpu)))
         if inp.method in ("lora", "qlora"):
             lines.append(Msg("  (its multipliers on the trained adapters; the frozen base has no grads/states)"))
         used = Msg("DeepSpeed") if sz.ds_states_per_gpu > sz.model_states_per_gpu else name
@@ -1354,8 +1354,14 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     # 9. power, PSUs, heat
     lines = []
     if gpu is not None:
-        lines.append(Msg("GPUs: {gpu_count} x {tdp_w:g} W ({tdp_text}) = {gpu_w:,.0f} W",
-                         gpu_count=inp.gpu_count, tdp_w=gpu.tdp_w, tdp_text=gpu.tdp_text, gpu_w=sz.gpu_w))
+        # the datasheet's own words only where they say more than the figure used ("300-350 (product brief: ...)")
+        said: str = (Msg("up to {n}", n=gpu.tdp_text[6:]) if gpu.tdp_text.startswith("up to ") else gpu.tdp_text)
+        if gpu.tdp_text in (f"{gpu.tdp_w:g}", f"up to {gpu.tdp_w:g}"):
+            lines.append(Msg("GPUs: {gpu_count} x {tdp_w:g} W = {gpu_w:,.0f} W", gpu_count=inp.gpu_count,
+                             tdp_w=gpu.tdp_w, gpu_w=sz.gpu_w))
+        else:
+            lines.append(Msg("GPUs: {gpu_count} x {tdp_w:g} W ({tdp_text}) = {gpu_w:,.0f} W",
+                             gpu_count=inp.gpu_count, tdp_w=gpu.tdp_w, tdp_text=said, gpu_w=sz.gpu_w))
     lines.append(Msg("+ CPU {cpu_w:,.0f} W + other {other_w:,.0f} W = {component_w:,.0f} W (sum of maxima)",
                      cpu_w=inp.cpu_w, other_w=inp.other_w, component_w=sz.component_w))
     if not inp.cpu_w or not inp.other_w:

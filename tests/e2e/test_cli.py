@@ -17,6 +17,7 @@ import pytest
 import steps
 
 from tests.conftest import DEVVM_BUNDLE, ROOT, bringup_cmd, env_for_cli
+from wizard.model import subject_prefix
 
 SCHEMA = json.loads((ROOT / "assets" / "schema" / "check.schema.json").read_text())
 STATUS_SCHEMA = json.loads((ROOT / "assets" / "schema" / "status.schema.json").read_text())
@@ -612,7 +613,7 @@ def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path
         assert len(ln) <= columns or " " not in ln.strip() or len(ln.rstrip().rsplit(" ", 1)[1]) > columns // 3, ln
     flat = " ".join(r.stdout.split())
     for f in doc["findings"]:  # nothing lost or cut: each message (and a non-pass's remedy) reads whole
-        subject = "" if f["subject"] == "host" or f["subject"] in f["message"] else f"{f['subject']}: "
+        subject = subject_prefix(f["subject"], f["message"])  # "host"/"node" (the machine itself) not repeated
         assert " ".join((subject + f["message"]).split()) in flat, f["id"]
         if f["verdict"] in ("fail", "warn", "unknown") and f["remedy"]:
             assert "-> " + " ".join(f["remedy"].split()) in flat, f["id"]

@@ -163,6 +163,9 @@ def test_lspci_probe_missing_is_unknown_not_pass():
     o = {"lspci_vvv": ProbeOutput("lspci_vvv", "$ lspci -D -nn -vvv", rc=127, error="command not found: lspci")}
     for fn in pcie.LSPCI_CHECKS:
         assert {f.verdict for f in fn(o, {})} == {Verdict.UNKNOWN}, fn.__name__
+        # the BIOS stage runs before os.tools installs lspci: each says which step installs it, not only "run lspci"
+        assert all(f.remedy.startswith("lspci is not installed yet: the os.tools step's action installs it "
+                                       "(pciutils)") for f in fn(o, {})), fn.__name__
 
 
 ACS_GREP = PUBLIC / "lspci-acsctl-grep__nccl606-amd-switch-srcvalid.txt"

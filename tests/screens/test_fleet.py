@@ -167,6 +167,29 @@ async def test_a_fleet_no_node_of_which_answers_shows_why_in_the_table(tmp_path,
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, NodeFindingsScreen) and "fleet.unreachable" in shown(app, "#node-findings-text")
+        # Esc twice leaves the fleet view for the welcome screen, which offers it back (f): never a dead end
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        from screens.start import StartScreen
+
+        assert isinstance(app.screen, StartScreen) and app.screen.query_one("#fleet").display
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        assert str(app.screen.query_one("#fleet-table", DataTable).get_cell("gpu005", "why")) == "unreachable"
+
+
+async def test_the_welcome_screen_offers_the_fleet_view_only_with_nodes(tmp_path, devvm_host):
+    """Without --nodes the welcome screen has no fleet key or button (f does nothing)."""
+    from screens.start import StartScreen
+
+    app = BringupApp(state_dir=tmp_path / "state", host=devvm_host, clock=frozen_clock, basic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, StartScreen) and not app.screen.query_one("#fleet").display
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, StartScreen)
 
 
 @pytest.mark.parametrize("basic", [True, False], ids=["basic", "default"])

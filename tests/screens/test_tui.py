@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import hashlib
+import io
 import os
 import re
 import select
@@ -42,15 +43,26 @@ def app_for(state_dir: Path, host, **kw) -> BringupApp:
     return BringupApp(state_dir=state_dir, host=host, **kw)
 
 
+def plain(widget) -> str:
+    """A Static's text: its string, or a Rich renderable it shows (a grid with a hanging indent, a list in a step's
+    text) rendered without wrapping, one row a line."""
+    from rich.console import Console
+    from textual.visual import RichVisual
+
+    shown = widget.render()
+    if not isinstance(shown, RichVisual):
+        return str(shown)
+    console = Console(width=1000, color_system=None, record=True, file=io.StringIO())
+    console.print(shown._renderable)
+    return "\n".join(ln.rstrip() for ln in console.export_text().splitlines())
+
+
 def text_of(app, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    return plain(app.screen.query_one(selector, Static))
 
 
 def screen_text(app) -> str:
-    out = []
-    for w in app.screen.query(Static):
-        out.append(str(w.render()))
-    return "\n".join(out)
+    return "\n".join(plain(w) for w in app.screen.query(Static))
 
 
 async def settle(pilot, app) -> None:
@@ -406,8 +418,11 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, PlanDialog)  # refused, with the reason shown
-        assert "between 1 and" in str(app.screen.query_one("#err-gpu_count", Static).render())
+        err = app.screen.query_one("#err-gpu_count", Static)
+        assert "between 1 and" in str(err.render()) and err.display
         await pilot.press("backspace", "backspace", "8")
+        await pilot.pause()
+        assert not err.display  # corrected: the old error no longer stands under the new value
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert not isinstance(app.screen, PlanDialog)
@@ -1041,6 +1056,26 @@ async def test_confirmation_shows_the_whole_description(state_dir, devvm_host, s
         await pilot.press("escape")
         await pilot.pause()
         assert app.build.store.action_runs() == []
+
+
+async def test_an_action_with_nothing_to_do_says_so_and_points_at_the_check(state_dir, devvm_host):
+    """os.swap_rollback on a machine whose fstab has no line bringup commented out: the dialog is titled "Nothing to
+    do" (not "Do this by hand"), says what is already so and that c checks the step; nothing is recorded as run."""
+    from screens.dialogs import ManualDialog
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("os.swap_rollback"))
+        await pilot.pause()
+        await pilot.press("a")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ManualDialog), tries=200)
+        shown = screen_text(app)
+        assert "Nothing to do" in shown and "Do this by hand" not in shown
+        assert "nothing to roll back" in shown and "press c on the step" in shown
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ManualDialog) and app.build.store.action_runs() == []
 
 
 async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp_path, monkeypatch):

@@ -114,13 +114,14 @@ def test_resolve_from_probes_and_the_manual_cases():
     # this VM: no swap entry, no swap in use
     vm = _ctx({"fstab": ProbeOutput("fstab", "/etc/fstab", text=text(VM / "etc" / "fstab")),
                "swaps": ProbeOutput("swaps", "/proc/swaps", text=text(VM / "proc" / "swaps"))})
-    assert spec.resolve(vm).manual.startswith("nothing to do")
+    nothing = spec.resolve(vm)
+    assert nothing.manual.startswith("nothing to do") and nothing.done  # already so: the CLI exits 0, not 3
     # swap on without an fstab entry (zram / a systemd swap unit): said so, nothing edited
     zram = _ctx({"fstab": ProbeOutput("fstab", "/etc/fstab", text=text(VM / "etc" / "fstab")),
                  "swaps": ProbeOutput("swaps", "/proc/swaps", text="Filename\tType\tSize\tUsed\tPriority\n"
                                                                      "/dev/zram0 partition 8388604 0 100\n")})
     m = spec.resolve(zram).manual
-    assert "zram" in m and "/dev/zram0" in m
+    assert "zram" in m and "/dev/zram0" in m and not spec.resolve(zram).done  # a person must act
     unreadable = spec.resolve(_ctx({"fstab": ProbeOutput("fstab", "/etc/fstab", error="permission denied")}))
     assert unreadable.ops == [] and "permission denied" in unreadable.manual
 
@@ -130,7 +131,7 @@ def test_rollback_with_nothing_bringup_commented_is_manual(tmp_path):
     assert spec.probes == ("fstab",)
     plain = ProbeOutput("fstab", "/etc/fstab", text="UUID=1 / ext4 defaults 0 1\n#/swap.img none swap sw 0 0\n")
     r = spec.resolve(_ctx({"fstab": plain}, str(tmp_path)))
-    assert r.ops == [] and r.manual.startswith("nothing to roll back")  # a '#' of someone else's: not ours to undo
+    assert r.ops == [] and r.manual.startswith("nothing to roll back") and r.done  # a '#' of someone else's: not ours to undo
     r = spec.resolve(_ctx({}, str(tmp_path)))
     assert r.ops == [] and "could not read" in r.manual
 

@@ -370,15 +370,16 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         exposed = True
         states = []
         for name, lat, on, off in idle.summary():
-            s = f"{name} ({lat} us)" if lat is not None else name
+            s: str = f"{name} ({lat} us)" if lat is not None else name
             if off and on:
-                s += f" disabled on {off} CPU(s)"
+                s += Msg(" disabled on {off} CPU(s)", off=off)
             elif off:
-                s += " disabled"
+                s += Msg(" disabled")
             states.append(s)
-        head = ", ".join(x for x in ((f"cpuidle driver {idle.driver}" if idle.driver else ""),
-                                      (f"governor {idle.governor}" if idle.governor else "")) if x) or "C-states"
-        parts.append(f"{head}: " + ", ".join(states) + f" ({len(idle.cpus)} CPU(s) read)")
+        bits = ([Msg("cpuidle driver {driver}", driver=idle.driver)] if idle.driver else []) + \
+               ([Msg("governor {governor}", governor=idle.governor)] if idle.governor else [])
+        parts.append(Msg("{head}: {states} ({n} CPU(s) read)", head=joined(", ", bits) if bits else "C-states",
+                         states=joined(", ", states), n=len(idle.cpus)))
         first = idle.cpus[0]
         ev += _raw(io, lambda ln, c=first: ln.startswith(f"/sys/devices/system/cpu/cpu{c}/cpuidle/")
                    and ln.rsplit("/", 1)[-1].split(":")[0] in ("name", "disable", "latency"), 18)
@@ -390,12 +391,13 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         gov = ", ".join(f"{k} x{v}" for k, v in freq.counts("governor").items()) or "?"
         drv = ", ".join(freq.counts("driver")) or "?"
         epp = ", ".join(f"{k} x{v}" for k, v in freq.counts("epp").items())
-        p = f"cpufreq driver {drv}, governor {gov}" + (f", energy_performance_preference {epp}" if epp else "")
+        p: str = Msg("cpufreq driver {drv}, governor {gov}", drv=drv, gov=gov) + (
+            f", energy_performance_preference {epp}" if epp else "")
         if freq.no_turbo is not None:
-            p += ", turbo " + ("off (intel_pstate no_turbo=1)" if freq.no_turbo else "on")
+            p += Msg(", turbo off (intel_pstate no_turbo=1)") if freq.no_turbo else Msg(", turbo on")
         elif freq.boost is not None:
-            p += ", boost " + ("on" if freq.boost else "off")
-        parts.append(p + f" ({len(freq.policies)} policies)")
+            p += Msg(", boost on") if freq.boost else Msg(", boost off")
+        parts.append(p + Msg(" ({n} policies)", n=len(freq.policies)))
         pol = freq.policies[0].name
         ev += _raw(fo, lambda ln: f"/{pol}/" in ln and ln.rsplit("/", 1)[-1].split(":")[0] in (
             "scaling_driver", "scaling_governor", "energy_performance_preference"), 3)
@@ -407,7 +409,7 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.SKIP, (Msg('C-states and CPU frequency are not exposed to this OS: ') + joined('; ', parts) + Msg(' (typical in a VM: the firmware or hypervisor controls them; nothing to read here)')), "host",
                         tuple(ev) or tuple(x for x in ((io.source if io else ""), (fo.source if fo else "")) if x), "",
                         SRC_POWER)]
-    msg = "; ".join(parts)
+    msg = joined("; ", parts)
     if problems:
         msg += (Msg('; {n_problems} value(s) unreadable', n_problems=len(problems)))
         ev += problems[:4]

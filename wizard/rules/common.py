@@ -6,18 +6,33 @@ from typing import Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.probes import ProbeOutput
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 Outputs = Mapping[str, ProbeOutput]
 
 
+TOOL_INSTALLED_BY = {"lspci": ("pciutils", "os.tools")}
+"""A command a probe runs that bringup's own action installs: command -> (package, the step whose action installs
+it). A check that runs before that step (the BIOS stage's PCIe checks, before the OS stage's os.tools) says so
+instead of sending the operator to a command that is not there yet."""
+
+
 def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
             remedy: str = "", source: str = "") -> Finding:
-    """An ``unknown`` finding for a probe that could not be collected, with its error as evidence."""
+    """An ``unknown`` finding for a probe that could not be collected, with its error as evidence. When the error is
+    a command that is not installed and one of bringup's steps installs it (:data:`TOOL_INSTALLED_BY`), the remedy
+    starts with that step."""
     if out is None:
         return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: probe not collected", what=what),
                        subject, ("(no probe output: it was not collected)",), remedy, source)
-    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=out.error or 'no output'),
+    tool = out.error.removeprefix("command not found: ").strip() if out.error.startswith("command not found: ") else ""
+    if tool in TOOL_INSTALLED_BY:
+        package, step = TOOL_INSTALLED_BY[tool]
+        first = Msg("{tool} is not installed yet: the {step} step's action installs it ({package}); or install "
+                    "{package} with the package manager. Then check this step again.", tool=tool, step=step,
+                    package=package)
+        remedy = first + " " + remedy if remedy else first
+    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=out.error or N_('no output')),
                    subject, tuple(out.evidence_error()), remedy, source)
 
 

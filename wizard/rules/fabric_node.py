@@ -549,7 +549,7 @@ def bandwidth_pending(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     f = _read(out)
     none = _no_fabric(BANDWIDTH_ID, plan, f)
     if none is not None and none.verdict is Verdict.SKIP and _want(plan) is None:
-        return [dataclasses.replace(none, message=none.message + ": nothing to measure")]
+        return [dataclasses.replace(none, message=Msg("{what}: nothing to measure", what=none.message))]
     if none is not None:
         return [dataclasses.replace(none, verdict=Verdict.UNKNOWN)]
     _, active = _fabric_ports(f.ports)

@@ -25,7 +25,7 @@ from wizard.parsers import host as p_host
 from wizard.parsers import platform as p_platform
 from wizard.rules.identity import dmi_fields
 from wizard.rules.smi import doc_from_outputs
-from wizard.i18n import Msg
+from wizard.i18n import Msg, joined
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -361,10 +361,11 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         by_why: dict[str, list[str]] = {}
         for n, why in left.items():
             by_why.setdefault(why, []).append(n)
-        tail = (Msg('; not compared: ') + ', '.join((f'{fold(ns)} ({why})' for why, ns in by_why.items())))
+        tail = Msg('; not compared: ') + joined(', ', [Msg('{nodes} ({why})', nodes=fold(ns), why=Msg(why))
+                                                       for why, ns in by_why.items()])
     if len(nodes) < 2:
         return [Finding("fleet.consistency.driver", Verdict.UNKNOWN,
-                        (Msg('{n_nodes} node(s) answered ({value}): at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', n_nodes=len(nodes), value=fold(nodes) or 'none') + tail), fold(nodes) or "nodes", (),
+                        (Msg('{n_nodes} node(s) answered ({value}): at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', n_nodes=len(nodes), value=fold(nodes) or Msg('none')) + tail), fold(nodes) or "nodes", (),
                         "Make at least two nodes reachable and check again.", SRC_E2, STEP)]
     out: list[Finding] = []
     for f in FIELDS:

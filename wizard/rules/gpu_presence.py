@@ -39,6 +39,7 @@ from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import SRC_MIG, SRC_SMI, _ev, _pass_group, gpu_class, subject
 from wizard.i18n import N_, Msg
+from wizard.nvml_probe import INIT_ERRORS
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
              "https://man7.org/linux/man-pages/man8/lspci.8.html); Meta GCM health checks, "
@@ -665,6 +666,15 @@ def _no_gpu(out: Outputs) -> bool:
     return err is None and facts is not None and facts.vendors_read > 0 and not facts.gpus
 
 
+def _nvml_error(init: str, error: str) -> str:
+    """The NVML probe's ``error`` with its meaning (:data:`wizard.nvml_probe.INIT_ERRORS`) shown translated and the
+    library's own words after it as they are."""
+    meaning = INIT_ERRORS.get(init, "")
+    if meaning and error.startswith(meaning + ": "):
+        return Msg("{meaning}: {detail}", meaning=meaning, detail=error[len(meaning) + 2:])
+    return error
+
+
 def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
     """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
     msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
@@ -783,8 +793,8 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     mo, vo = out.get("modules"), out.get("nvidia_driver_version")
     names, lines, problems, where = _loaded_modules(out)
     if _no_gpu(out):
-        seen = ("module list unreadable" if names is None else
-                "the nvidia module is loaded" if "nvidia" in names else "the nvidia module is not loaded")
+        seen = (N_("module list unreadable") if names is None else
+                N_("the nvidia module is loaded") if "nvidia" in names else N_("the nvidia module is not loaded"))
         return [_skip_no_gpu("driver.loaded", "driver check", seen, (where,) if where else ())]
     if names is None:
         return [missing("driver.loaded", mo, "whether the nvidia module is loaded", source=SRC_A2)]
@@ -936,8 +946,8 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if o is not None and o.ok:
             nf = facts_of(out).parse_text("nvml", parse_nvml)
             assert nf is not None
-            seen = (f"NVML initialised and sees {nf.count} GPU(s)" if nf.init == "ok" else
-                    nf.error or "NVML output unreadable")
+            seen = (Msg("NVML initialised and sees {n} GPU(s)", n=nf.count) if nf.init == "ok" else
+                    _nvml_error(nf.init, nf.error) if nf.error else N_("NVML output unreadable"))
             ev = (o.source,) + ((nf.error,) if nf.error else ())
         elif o is not None:
             seen, ev = o.error, tuple(o.evidence_error())
@@ -957,7 +967,7 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             "no_permission": "Run as root or check the permissions of /dev/nvidia*.",
             "module_missing": "Reinstall bringup: its dependency nvidia-ml-py is missing.",
         }.get(f.init, "Read `dmesg | grep NVRM` for the driver's reason.")
-        return [Finding("health.nvml", Verdict.FAIL, Msg("NVML did not initialise: {error}", error=f.error), "host",
+        return [Finding("health.nvml", Verdict.FAIL, Msg("NVML did not initialise: {error}", error=_nvml_error(f.init, f.error)), "host",
                         (o.source, f.error), remedy, SRC_A1)]
     if f.count is None:  # nvmlDeviceGetCount failed: NVML is up but the GPU count is not known
         return [garbled("health.nvml", o, "the NVML GPU count", o.text.strip()[:500].splitlines(), source=SRC_A1)]

@@ -136,10 +136,12 @@ def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         m = match[0]
         vk = [x for x in rows if x.kind == "validated_kernel" and x.distro_id == r.id
               and version_matches(x.version, r.version_id)]
-        kn = ""
+        kn: str = ""
         if vk:
-            kn = "; NVIDIA validated this release on kernel " + ", ".join(f"{x.kernel} ({x.name})" for x in vk[:4])
-        caveat = f" [{m.verification}]" if m.verification and m.verification != "read from the table" else ""
+            kn = Msg("; NVIDIA validated this release on kernel {kernels}",
+                     kernels=", ".join(f"{x.kernel} ({x.name})" for x in vk[:4]))
+        caveat: str = (Msg(" [{note}]", note=m.verification)
+                       if m.verification and m.verification != "read from the table" else "")
         return [Finding(fid, Verdict.PASS, Msg("{name} is listed for {bnote} as {name2}; kernel {a1}{kn}. Keep driver and kernel paired: "
                                                "DKMS (headers installed) or signed precompiled modules for each kernel{caveat}", name=name, bnote=bnote, name2=m.name, a1=kernel or '?', kn=kn, caveat=caveat), "host", tuple(ev), "", m.source)]
     family = sorted({x.name for x in listed if x.distro_id == r.id})

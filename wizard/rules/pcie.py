@@ -279,7 +279,7 @@ def _link_targets(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool,
         if fb is not None:
             return None, [], fb
     if facts is None:
-        return None, [], [missing(fid, o, f"the GPUs' PCIe {what}", remedy="Install pciutils (lspci) and run as root.",
+        return None, [], [missing(fid, o, Msg("the GPUs' PCIe {what}", what=what), remedy=REMEDY_ROOT,
                                   source=src)]
     targets = _targets(facts)
     if not targets:

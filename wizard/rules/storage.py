@@ -44,7 +44,7 @@ from wizard.parsers.storage import (
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -188,7 +188,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "node.storage"
     dp = _data_path(plan)
     if not dp:
-        return [_skip(fid, "bringup cannot tell which storage the training data is read from")]
+        return [_skip(fid, N_("bringup cannot tell which storage the training data is read from"))]
     mount, why, ev = _mount_of(out, dp)
     if mount is None:
         return [Finding(fid, Verdict.UNKNOWN, Msg("could not tell which filesystem holds {dp}: {why}", dp=dp, why=why), dp, tuple(ev),
