@@ -579,6 +579,56 @@ def test_run_help_lists_the_steps_it_runs_by_stage_within_80_columns():
     assert max(len(ln) for ln in text.splitlines()) <= 80, text
 
 
+def test_chinese_help_aligns_usage_by_cells_and_ends_headings_in_a_full_width_colon():
+    """Issue 15 (reviewer): in Chinese the usage's second line started 3 columns left of its words ("用法：" is 3
+    characters, 6 cells) and group headings ended in an ASCII colon ("选项:") beside "退出状态：". Each line of the
+    usage after the first starts under the first option; every heading ends in "："."""
+    from rich.cells import cell_len
+
+    for cmd in ("run", "check", "size"):
+        text = _help("--lang", "zh_CN", cmd)
+        usage = text.split("\n\n", 1)[0].splitlines()
+        assert usage[0].startswith("用法：bringup ") and len(usage) > 1, text
+        col = cell_len(usage[0][:usage[0].index("[")])  # where the first option starts, in cells
+        assert all(len(ln) - len(ln.lstrip()) == col for ln in usage[1:]), usage
+        headings = [ln for ln in text.splitlines() if ln and not ln.startswith(" ") and ln.endswith((":", "："))]
+        assert headings and all(h.endswith("：") for h in headings), headings
+
+
+def test_run_of_an_action_with_nothing_to_do_says_so_and_exits_0(tmp_path):
+    """os.swap_rollback on a machine whose /etc/fstab has no line bringup commented out (bringup never edits this
+    machine's fstab in tests): "nothing to roll back", exit 0 (done: the machine already is as it would leave it),
+    nothing recorded as run, and the description wrapped to the terminal."""
+    from wizard.parsers.platform import SWAP_OFF_MARK
+
+    fstab = Path("/etc/fstab")
+    if fstab.exists() and SWAP_OFF_MARK in fstab.read_text(errors="replace"):
+        pytest.fail("this machine's /etc/fstab has lines bringup commented out: not a machine to test on")
+    state = str(tmp_path / "s")
+    env = {**env_for_cli(), "COLUMNS": "60"}
+    r = subprocess.run(bringup_cmd("--state", state, "--dry-run", "run", "os.swap_rollback"), capture_output=True,
+                       text=True, timeout=120, env=env, cwd=ROOT)
+    if not fstab.exists():  # a container without one: bringup cannot tell, a person must look (not "done")
+        assert r.returncode == 3 and "could not read /etc/fstab" in " ".join(r.stdout.split()), r.stdout
+        return
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert "nothing to roll back: /etc/fstab has no line bringup commented out" in " ".join(r.stdout.split())
+    assert "cannot run here" not in r.stdout and not list(Path(state).glob("builds/*/actions/*.log"))
+    assert all(len(ln) <= 60 for ln in r.stdout.splitlines() if not ln.lstrip().startswith(("$", "write "))), r.stdout
+
+
+def test_size_text_wraps_to_the_terminal():
+    """Issue 15 (reviewer): `size` printed source lists of up to 761 columns. Every line is within the width but
+    for one word longer than the room (a URL stays whole)."""
+    env = {**env_for_cli(), "COLUMNS": "80"}
+    r = subprocess.run(bringup_cmd("size", "--params", "70e9", "--method", "full", "--zero", "3", "--gpus", "8",
+                                   "--gpu", "H100 SXM5"), capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert r.returncode in (0, 1), r.stderr
+    for ln in r.stdout.splitlines():
+        assert len(ln) <= 80 or len(ln.split()[-1]) > 40, ln
+    assert "source: ZeRO paper" in r.stdout
+
+
 def _check_counts(findings) -> str:
     n = {v: sum(f["verdict"] == v for f in findings) for v in ("pass", "warn", "fail", "skip", "unknown")}
     return (f"{n['pass']} pass, {n['warn']} warn, {n['fail']} fail, {n['skip']} skip"
