@@ -83,6 +83,36 @@ def test_sdr_list_and_sensor_thresholds():
     assert s.readings[0].value is None and s.readings[0].unit == ""  # a discrete sensor: no reading in this table
 
 
+SYNTHETIC_SDR_V_DISCRETE = """Locating sensor record...
+Sensor ID              : PS1 Status (0x5a)
+ Entity ID             : 10.1 (Power Supply)
+ Sensor Type (Discrete): Power Supply (0x08)
+ Sensor Reading        : 0h
+ Event Message Control : Per-threshold
+ States Asserted       : Power Supply
+                         [Presence detected]
+                         [Failure detected]
+"""
+"""synthetic_: the shape of ipmitool's ``sensor get`` on a discrete sensor (ipmi_sdr.c prints "States Asserted" and one
+bracketed state per line), written for this test, not captured from a machine."""
+
+
+def test_sdr_verbose_records_give_status_thresholds_and_states():
+    """``ipmitool sdr -v`` (real: open-power/occ#6): each record's reading, Status word (Lower Non-Critical -> lnc)
+    and thresholds; a discrete sensor's asserted states (synthetic_ shape of ``sensor get``)."""
+    f = bmc.parse_sdr(text(DATA / "public" / "ipmitool__sdr-v-board-temp-lower-non-critical.txt"))
+    assert f.form == "verbose" and bmc.detect_sdr(text(DATA / "public" /
+                                                       "ipmitool__sdr-v-board-temp-lower-non-critical.txt")) > 0.8
+    board = f.readings[0]
+    assert (board.name, board.sensor_id, board.entity, board.temperature_c, board.status) == (
+        "Board_Temp", "0xc", "7.0", 20.0, "lnc")
+    assert dict(board.thresholds) == {"lnr": 0.0, "lcr": 10.0, "lnc": 20.0, "unc": 40.0, "ucr": 50.0, "unr": 60.0}
+    assert board.line.startswith("Sensor ID") and f.readings[1].status == "ok"
+    d = bmc.parse_sdr(SYNTHETIC_SDR_V_DISCRETE)
+    assert d.form == "verbose" and d.readings[0].states == ("Presence detected", "Failure detected")
+    assert d.readings[0].value is None and d.readings[0].entity_id == 10
+
+
 def test_detectors_tell_sel_from_sdr():
     sel = text(BMC / "ipmitool-sel-list__idrac-psu-ac-lost-partial.txt")
     sdr = text(BMC / "ipmitool-sdr-elist__hpe-dl360-g10-healthy-partial.txt")

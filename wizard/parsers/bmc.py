@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from wizard.common import to_float
 
@@ -336,9 +336,72 @@ def _reading(text: str) -> tuple[float | None, str, tuple[str, ...]]:
     return value, unit, tuple(parts)
 
 
+_VERBOSE_ID = re.compile(r"^Sensor ID\s*:\s*(?P<name>.*?)(?:\s+\((?P<num>0x[0-9A-Fa-f]+)\))?\s*$")
+_VERBOSE_KEY = re.compile(r"^\s+(?P<k>[A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(?P<v>.*?)\s*$")
+_VERBOSE_STATUS = {"ok": "ok", "lower non-critical": "lnc", "upper non-critical": "unc", "lower critical": "lcr",
+                   "upper critical": "ucr", "lower non-recoverable": "lnr", "upper non-recoverable": "unr",
+                   "not available": "na", "no reading": "ns"}
+"""``ipmitool sdr -v`` / ``sensor get``'s Status words (ipmitool's ipmi_sdr.c, ``ipmi_sdr_get_status``) -> the status
+word of the other forms."""
+_VERBOSE_THRESHOLD = {"lower non-recoverable": "lnr", "lower critical": "lcr", "lower non-critical": "lnc",
+                      "upper non-critical": "unc", "upper critical": "ucr", "upper non-recoverable": "unr"}
+
+
+def _parse_sdr_verbose(lines: list[str]) -> SdrFacts:
+    """``ipmitool sdr -v`` / ``sdr get NAME`` / ``sensor get NAME``: one record per "Sensor ID : NAME (0xNN)" line,
+    its fields indented under it ("Sensor Reading : 20 (+/- 1) degrees C", "Status : Lower Non-Critical", "Upper
+    critical : 50.000", a discrete sensor's bracketed states under "States Asserted"). A reading's ``line`` is its
+    Sensor ID line."""
+    readings: list[SdrReading] = []
+    cur: dict[str, Any] | None = None
+
+    def close() -> None:
+        if cur is None:
+            return
+        f = cur["fields"]
+        value, unit, states = _reading(f.get("sensor reading", ""))
+        states = tuple(s for s in states if not re.fullmatch(r"0x[0-9A-Fa-f]+|[0-9A-Fa-f]+h", s))  # a raw discrete byte
+        if f.get("sensor reading", "").lower().startswith(("no reading", "not available", "disabled")):
+            value, unit = None, ""
+        status = _VERBOSE_STATUS.get(f.get("status", "").lower(), "")
+        if not status and f.get("sensor reading", "").lower().startswith("no reading"):
+            status = "ns"
+        th = {key: v for name, key in _VERBOSE_THRESHOLD.items()
+              if (v := to_float(f.get(name, ""))) is not None}
+        asserted = tuple(s.strip("[] ") for s in cur["asserted"] if s.strip("[] "))
+        entity = f.get("entity id", "").split(" ", 1)[0]
+        readings.append(SdrReading(cur["name"], cur["num"], status, entity if _ENTITY.match(entity) else "", value,
+                                   unit, states + asserted, th, cur["line"]))
+
+    in_asserted = False
+    for raw in lines:
+        m = _VERBOSE_ID.match(raw.strip()) if not raw.startswith((" ", "\t")) else None
+        if m:
+            close()
+            cur = {"name": m.group("name"), "num": m.group("num") or "", "line": raw, "fields": {}, "asserted": []}
+            in_asserted = False
+            continue
+        if cur is None:
+            continue
+        k = _VERBOSE_KEY.match(raw)
+        if k and not raw.strip().startswith("["):
+            key = re.sub(r"\s*\(.*\)$", "", k.group("k")).strip().lower()  # "Sensor Type (Analog)" -> "sensor type"
+            cur["fields"].setdefault(key, k.group("v"))
+            in_asserted = key == "states asserted"  # its value is the sensor type; the states follow in brackets
+        elif in_asserted and raw.strip().startswith("["):
+            cur["asserted"].append(raw.strip())
+    close()
+    return SdrFacts(tuple(readings), "verbose" if readings else "", ())
+
+
 def parse_sdr(text: str) -> SdrFacts:
     """``ipmitool sdr elist`` (5 columns), ``sdr list`` (3 columns) or ``ipmitool sensor`` (10 columns) output, each
-    line read by its own column count. Never raises."""
+    line read by its own column count; or the verbose records of ``sdr -v`` / ``sdr get`` / ``sensor get``
+    (:func:`_parse_sdr_verbose`). Never raises."""
+    all_lines = text.splitlines()[:MAX_LINES]
+    if any(_VERBOSE_ID.match(ln) for ln in all_lines) and any(
+            ln.strip().lower().startswith(("sensor reading", "status")) for ln in all_lines):
+        return _parse_sdr_verbose(all_lines)
     readings: list[SdrReading] = []
     unread: list[str] = []
     forms: dict[str, int] = {}
@@ -384,6 +447,8 @@ def detect_sdr(text: str) -> float:
     f = parse_sdr("\n".join(lines))
     if not f.readings:
         return 0.0
+    if f.form == "verbose":  # one record is many lines: its Sensor ID and Sensor Reading/Status lines say enough
+        return 0.9
     share = len(f.readings) / len(lines)
     has_unit = any(r.unit or r.states for r in f.readings)
     if share < 0.5 or not has_unit and f.form != "sensor":

@@ -704,7 +704,7 @@ def judge_sdr_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """A pasted ``ipmitool sdr elist`` / ``sdr list`` / ``sensor``, judged by the live rules (power supplies and
     sensors)."""
     sdr = parse_sdr(text)
-    if sdr.form == "sensor":
+    if sdr.form in ("sensor", "verbose"):  # readings with their thresholds
         outs = {SENSOR_PROBE: ProbeOutput(SENSOR_PROBE, "$ ipmitool sensor (pasted)", text=text, rc=0)}
         return psu({SDR_PROBE: outs[SENSOR_PROBE]}, exp) + sensors(outs, exp)
     outs = {SDR_PROBE: ProbeOutput(SDR_PROBE, "$ ipmitool sdr elist (pasted)", text=text, rc=0)}
