@@ -344,16 +344,16 @@ class ActionScreen(Screen[None]):
                 text = _("running {took} of about {expected}").format(took=fmt_duration(took), expected=expect)
             else:
                 text = _("running {took} (expected about {expected})").format(took=fmt_duration(took), expected=expect)
-            return who + text + f", {lines}"
+            return who + text + _(", ") + lines  # the separators are a language's own (Chinese: "，" and "；")
         took = seconds_between(run.started_at, run.ended_at)
         outcome = act.outcome_words(run.state, run.exit_status)
         text = (_("{outcome} after {took}").format(outcome=tr(outcome), took=fmt_duration(took)) if took is not None
                 else tr(outcome))
-        text += f", {lines}" + (", " + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
+        text += _(", ") + lines + (_(", ") + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
         b = self.app.build
         st = b.store.step_states().get(run.step_id) if b is not None else None
         if st is not None and self._ordinal[0] == self._ordinal[1]:  # what the latest run left its step in
-            text += "; " + _("step: {status}").format(status=_(st.status.value)) + (
+            text += _("; ") + _("step: {status}").format(status=_(st.status.value)) + (
                 spaced(_("(the GPU is not validated)")) if st.status is StepStatus.CPU_ONLY else "")
         return who + text
 

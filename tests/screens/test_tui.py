@@ -1336,7 +1336,7 @@ async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn)
         row = next(i for i, ln in enumerate(lines) if "ECC" in ln)
         # the title wraps between characters (screens/linebreak.py) and its second line is shown whole
         joined = "".join(ln.split("│")[-1].strip() for ln in lines[row:row + 2])
-        assert "已开启，显存错误计数在限值内" in joined.replace(" ", "")
+        assert "已开启，显存错误计数未超限" in joined.replace(" ", "")
         await pilot.press("tab")
         await pilot.pause()
         for screen_keys in (list(app.screen.query_one(KeyFooter).query(FooterKey)),):
