@@ -364,3 +364,25 @@ def test_plan_form(snap_compare, basic, size):
 def test_plan_form_zh_cn(snap_compare, zh_cn, size):
     s = _plan_form_state(f"plan-form-zh-{size[0]}")
     assert snap_compare(app(s, False), terminal_size=size, press=["r", "f2"])
+
+
+@MODES
+def test_nothing_to_do_dialog(snap_compare, basic):
+    """Issue 15 (reviewer): os.swap_rollback with nothing to roll back showed "Do this by hand" over "nothing to
+    roll back" and no way on. Titled "Nothing to do", it says so and that c checks the step."""
+    s = fresh_state(f"nothing-{basic}")
+    seeded_build(s)
+    assert snap_compare(app(s, basic), terminal_size=SIZE, run_before=asking("os.swap_rollback"))
+
+
+@ZH_SIZES
+def test_nothing_to_do_dialog_zh_cn(snap_compare, zh_cn, size):
+    s = fresh_state(f"nothing-zh-{size[0]}")
+    seeded_build(s)
+    assert snap_compare(app(s, False), terminal_size=size, run_before=asking("os.swap_rollback"))
+
+
+def test_nothing_to_do_dialog_60x20(snap_compare):
+    s = fresh_state("nothing-60")
+    seeded_build(s)
+    assert snap_compare(app(s, False), terminal_size=NARROW, run_before=asking("os.swap_rollback"))
