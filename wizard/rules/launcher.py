@@ -35,6 +35,11 @@ SRC_SHM = ("PyTorch README, Using pre-built images (https://github.com/pytorch/p
            "workers share data through shared memory and a container's default segment is not enough: use --ipc=host "
            "or --shm-size; NCCL troubleshooting, Docker (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/"
            "troubleshooting.html#docker): NCCL's shared-memory transport needs a larger /dev/shm too")
+SHM_FIX = N_("In a container start it with `--ipc=host` or `--shm-size=16g` (Docker's default is 64 MB); in "
+              "Kubernetes mount an emptyDir with medium: Memory at /dev/shm; on a host, check the tmpfs size in "
+              "/etc/fstab (the default is half of RAM).")
+"""How to give /dev/shm room, said by ``os.shm`` (df) and by a DataLoader bus error (:func:`dataloader_bus_error`);
+sources: :data:`SRC_SHM`."""
 SRC_NCCL_WATCHDOG = ("PyTorch docs, torch.distributed (https://pytorch.org/docs/stable/distributed.html): "
                      "ProcessGroupNCCL's watchdog aborts the process when a collective times out or fails "
                      "(TORCH_NCCL_ASYNC_ERROR_HANDLING)")
@@ -254,10 +259,8 @@ def dataloader_bus_error(text: str) -> list[Finding]:
                     Msg("{n} DataLoader worker error(s): a worker was killed by a bus error (SIGBUS), which PyTorch "
                         "says is most likely too little shared memory: /dev/shm is too small or full for the workers' "
                         "batches, and the run crashed", n=len(lines)), "/dev/shm", tuple(dict.fromkeys(lines))[:4],
-                    Msg("Check `df -h /dev/shm` where the job runs. In a container start it with `--ipc=host` or "
-                        "`--shm-size=16g` (Docker's default is 64 MB); in Kubernetes mount an emptyDir with medium: "
-                        "Memory at /dev/shm; on a host, check the tmpfs size in /etc/fstab. Until then, fewer "
-                        "DataLoader workers (num_workers) use less of it."), SRC_SHM)]
+                    Msg("Check `df -h /dev/shm` where the job runs. {fix} Until then, fewer DataLoader workers "
+                        "(num_workers) use less of it.", fix=SHM_FIX), SRC_SHM)]
 
 
 def judge_text(text: str, exp: Mapping[str, Any] | None = None) -> list[Finding]:

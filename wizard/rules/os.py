@@ -305,13 +305,11 @@ def shm_finding(r: Any) -> Finding:
     """``os.shm``: the /dev/shm row of df. Smaller than :data:`SHM_MIN_BYTES`, more than :data:`DISK_WARN_PCT`
     used, or less than :data:`SHM_MIN_BYTES` left -> warn (DataLoader workers die with "bus error"/SIGBUS, NCCL fails to extend its /dev/shm segment);
     otherwise pass. Sizes in MiB/GiB (powers of 1024, as df -h prints them). Source: :data:`SRC_SHM`."""
-    from wizard.rules.launcher import SRC_SHM
+    from wizard.rules.launcher import SHM_FIX, SRC_SHM
 
     size = Msg('{value:.0f} MiB', value=r.size_bytes / 2**20) if r.size_bytes < 2**30 else Msg(
         '{value:.1f} GiB', value=r.size_bytes / 2**30)
-    fix = Msg("In a container start it with `--ipc=host` or `--shm-size=16g` (Docker's default is 64 MB); in "
-              "Kubernetes mount an emptyDir with medium: Memory at /dev/shm; on a host, check the tmpfs size in "
-              "/etc/fstab (the default is half of RAM).")
+    fix = SHM_FIX
     if r.size_bytes < SHM_MIN_BYTES:
         return Finding("os.shm", Verdict.WARN,
                        Msg("/dev/shm is {size}: too small for DataLoader workers and NCCL's shared-memory transport "
