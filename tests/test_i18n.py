@@ -445,3 +445,26 @@ def test_explain_text_wraps_to_the_terminal_by_cells(monkeypatch):
         prose = [ln for ln in lines[1:] if not ln.lstrip().startswith("|")]
         assert len(prose) > 3 and all(cell_len(ln) <= 80 for ln in prose)
         assert any(ln.startswith(" " * 20) for ln in prose)  # a message's continuation, under the message
+
+
+def test_a_translated_template_spaces_han_and_latin_and_drops_a_space_after_full_width_punctuation():
+    """Issue 15 (reviewer): "无法判断nvidia-persistenced 的状态" (no space between the Chinese template and a Latin
+    argument) and "以 root 重新运行检查。 如果" (an English space after "。"). clreq 3.2.6: a space between Han and
+    Western text; none after full-width punctuation. English is unchanged."""
+    from wizard.i18n import Msg
+
+    fmt = i18n._format_spaced
+    assert fmt("无法判断{what}：{a1}", {"what": "nvidia-persistenced 的状态", "a1": "没有输出"}) == \
+        "无法判断 nvidia-persistenced 的状态：没有输出"
+    assert fmt("{name}在{bnote}的支持列表中", {"name": "Debian 12 (bookworm)", "bnote": "R580"}) == \
+        "Debian 12 (bookworm) 在 R580 的支持列表中"
+    assert fmt("共 {n} 个（{x:.1f} GB）", {"n": 3, "x": 2.25}) == "共 3 个（2.2 GB）"  # already spaced: unchanged
+    assert fmt("{a}：{b}", {"a": "GPU", "b": "x"}) == "GPU：x"  # full-width punctuation takes no space
+    i18n.set_language("zh_CN")
+    joined_msg = Msg("no output") + " " + Msg("no output")
+    assert i18n.tr(Msg("could not tell {what}: {a1}", what="nvidia-persistenced's state", a1="x")).startswith("无法判断 ")
+    assert "。 " not in i18n.tr(Msg("Run the check again (as root where the file needs it); if it stays unknown, "
+                                    "attach `bringup capture -o node.tar.gz` to a bug report.") + " " + Msg("no output"))
+    assert i18n.tr(joined_msg) == "没有输出 没有输出"  # a space between two Chinese words that are not punctuation stays
+    i18n.set_language("en")
+    assert str(joined_msg) == "no output no output"
