@@ -265,7 +265,7 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
                                    "grows, and replace the DIMM if it does.", SRC_EDAC))
         elif section == "aer":
             verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN if sev == "nonfatal" else Verdict.PASS
-            out.append(Finding("health.aer", verdict, (Msg('{n} PCIe AER {get} error(s) recorded by rasdaemon', n=n, get=AER_WORDS.get(sev, 'unclassified')) + (Msg(' on {label}', label=label) if label else '')), label or "host", ev,
+            out.append(Finding("health.aer", verdict, (Msg('{n} PCIe AER {get} error(s) recorded by rasdaemon', n=n, get=Msg(AER_WORDS.get(sev, N_('unclassified')))) + (Msg(' on {label}', label=label) if label else '')), label or "host", ev,
                                ('' if verdict is Verdict.PASS else Msg('Find the device in `ras-mc-ctl --errors`; reseat it and its riser, check cables and firmware; power-cycle after a fatal error.')), SRC_AER))
         else:
             verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN

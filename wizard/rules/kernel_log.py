@@ -434,8 +434,8 @@ def _aer_rates(log: KernelLog, events: list[KernelEvent]) -> tuple[dict[str, tup
 
 def _burst_text(b: tuple[int, float, list[str]]) -> str:
     n, span, _ = b
-    return (f"a burst of {n} corrected errors within {span:.1f} s (a pace above {AER_BURST_RATE_PER_MIN} per "
-            f"minute: a marginal link)")
+    return Msg("a burst of {n} corrected errors within {span:.1f} s (a pace above {rate} per minute: a marginal link)",
+               n=n, span=span, rate=AER_BURST_RATE_PER_MIN)
 
 
 AER_BURST_REMEDY = ("A burst of corrected PCIe errors means the link is marginal (signal integrity): reseat the GPU and "
@@ -477,7 +477,7 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         if burst is not None and verdict is Verdict.PASS:
             verdict = Verdict.WARN
         detail = ", ".join(types + [f"'{n}'" for n in names])
-        msg = (Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=AER_WORDS[worst_sev]) + (f' ({detail})' if detail else ''))
+        msg = (Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=Msg(AER_WORDS[worst_sev])) + (f' ({detail})' if detail else ''))
         if failed:
             msg += (Msg('; the kernel could not recover the device'))
         if port and port != dev:

@@ -23,7 +23,7 @@ SRC_GHES = ("ACPI Specification, APEI Generic Hardware Error Source (GHES) and U
 EVIDENCE_MAX = 12
 """At most this many raw lines per finding; a final line says how many more there were."""
 
-AER_WORDS = {"fatal": "uncorrected fatal", "nonfatal": "uncorrected non-fatal", "corrected": "corrected"}
+AER_WORDS = {"fatal": N_("uncorrected fatal"), "nonfatal": N_("uncorrected non-fatal"), "corrected": N_("corrected")}
 """How findings name a PCIe AER severity."""
 
 
@@ -48,16 +48,16 @@ def acknowledged_keys(exp: Mapping[str, Any]) -> set[str]:
 def gpu_name(log: KernelLog, bus: str, gpu_index: Mapping[str, int] | None) -> str:
     info = log.gpus.get(bus)
     idx = (gpu_index or {}).get(bus)
-    return gpu_subject(idx, bus, info.serial if info else "") if bus else "GPU (PCI address not in the log)"
+    return gpu_subject(idx, bus, info.serial if info else "") if bus else N_("GPU (PCI address not in the log)")
 
 
 def device_name(log: KernelLog, bus: str, gpu_index: Mapping[str, int] | None, pci_id: str = "") -> str:
     if not bus:
-        return "PCIe device (address not in the log)"
+        return N_("PCIe device (address not in the log)")
     if log.is_nvidia_gpu(bus):
         return gpu_name(log, bus, gpu_index)
     pid = pci_id or log.pci_ids.get(bus, "")
-    return f"PCIe device {bus}" + (f" [{pid}]" if pid else "")
+    return Msg("PCIe device {bus}", bus=bus) + (f" [{pid}]" if pid else "")
 
 
 PLURAL_NOUNS = (

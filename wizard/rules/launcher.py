@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
 SRC_ELASTIC = (f"PyTorch docs, torch.distributed.elastic Error Propagation ({ELASTIC_ERRORS_URL}): the "
@@ -191,7 +191,7 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
                             "Paste the end of the launcher log (every 'Process N exits successfully.' line).",
                             SRC_DS_LAUNCHER)]
         if n == 1 and agents == 0:
-            return [Finding(fid, Verdict.UNKNOWN, (Msg('one process exited cleanly: a single-process run proves nothing about multi-GPU communication') + (f' ({plan})' if plan else '')), "node",
+            return [Finding(fid, Verdict.UNKNOWN, (Msg('one process exited cleanly: a single-process run proves nothing about multi-GPU communication') + (' (' + plan + ')' if plan else '')), "node",
                             tuple(log.succeeded[:4]),
                             "Launch one rank per GPU (`deepspeed --num_gpus N` / `torchrun --nproc_per_node N`), or "
                             "run nccl-tests / `bringup validate node`.", SRC_DS_LAUNCHER)]
@@ -203,7 +203,7 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
                     else Msg('{agents} elastic agent (one per node) reported its worker group SUCCEEDED ({size})',
                              agents=agents, size=size))
         else:
-            what = (Msg('all {n} launched processes exited with code 0', n=n) + (f' ({plan})' if plan else ''))
+            what = (Msg('all {n} launched processes exited with code 0', n=n) + (' (' + plan + ')' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
     if log.plan or log.sigterm_sent:
@@ -219,18 +219,19 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
 
 
 def _plan_words(log: LauncherLog) -> str:
-    bits = []
+    bits: list[str] = []
     if log.nnodes is not None:
-        bits.append(f"{log.nnodes} node{'s' if log.nnodes != 1 else ''}")
+        bits.append(Msg("{n} node", n=log.nnodes) if log.nnodes == 1 else Msg("{n} nodes", n=log.nnodes))
     if log.procs_per_node is not None:
-        bits.append(f"{log.procs_per_node} process{'es' if log.procs_per_node != 1 else ''} per node")
+        bits.append(Msg("{n} process per node", n=log.procs_per_node) if log.procs_per_node == 1 else
+                    Msg("{n} processes per node", n=log.procs_per_node))
     if log.world_size is not None:
-        bits.append(f"world size {log.world_size}")
+        bits.append(Msg("world size {n}", n=log.world_size))
     if log.visible_devices:
         bits.append(f"CUDA_VISIBLE_DEVICES={log.visible_devices}")
     if log.no_hostfile:
-        bits.append("no hostfile: local resources only")
-    return ", ".join(bits)
+        bits.append(Msg("no hostfile: local resources only"))
+    return joined(", ", bits)
 
 
 def _cause_in_paste(text: str) -> list[Finding]:

@@ -404,11 +404,11 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 tuple(head_ev + [big.line]), "Rerun and give bringup the whole output.", SRC_D4))
         return findings
     judged = min(vals)
-    at = (f"busbw {judged:.2f} GB/s at {human_bytes(big.size_b)} (the largest message; out-of-place "
-          f"{_fmt(big.oop.busbw_gb_s)}, in-place {_fmt(big.ip.busbw_gb_s)})")
+    at = Msg("busbw {judged:.2f} GB/s at {size} (the largest message; out-of-place {oop}, in-place {ip})",
+             judged=judged, size=human_bytes(big.size_b), oop=_fmt(big.oop.busbw_gb_s), ip=_fmt(big.ip.busbw_gb_s))
     arith = _arith(coll, big, n)
-    avg_note = (f"; the 'Avg bus bandwidth' footer ({r.avg_busbw_gb_s:g}) averages every size, tiny ones included, "
-                "and is not judged" if r.avg_busbw_gb_s is not None else "")
+    avg_note: str = (Msg("; the 'Avg bus bandwidth' footer ({avg:g}) averages every size, tiny ones included, and is "
+                         "not judged", avg=r.avg_busbw_gb_s) if r.avg_busbw_gb_s is not None else "")
     avg_note += unchecked_note
     ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
     if peak_row is not None and peak_row is not big:
