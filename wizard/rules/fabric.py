@@ -71,17 +71,17 @@ def _in_fabric(p: IbPort, layer: str) -> bool:
 
 def _why_down(p: IbPort) -> tuple[str, str]:
     if p.state in ("init", "armed"):
-        return (f"{_name(p)} is {p.state_raw or p.state}: the physical link is up but no subnet manager has "
-                "configured the port", SM_REMEDY)
+        return (Msg("{port} is {state}: the physical link is up but no subnet manager has configured the port",
+                    port=_name(p), state=p.state_raw or p.state), SM_REMEDY)
     if p.state == "down" and p.phys_state == "linkup" and p.link_layer != "Ethernet":
-        return (f"{_name(p)} is Down with the physical link up (LinkUp): the subnet manager has not brought the port "
-                "up (base LID " + (p.base_lid or "?") + ")", SM_REMEDY)
+        return (Msg("{port} is Down with the physical link up (LinkUp): the subnet manager has not brought the port "
+                    "up (base LID {lid})", port=_name(p), lid=p.base_lid or "?"), SM_REMEDY)
     if p.phys_state == "polling":
-        return (f"{_name(p)} is Down, physical state Polling: the port sees no link partner",
+        return (Msg("{port} is Down, physical state Polling: the port sees no link partner", port=_name(p)),
                 N_("Check the cable/transceiver seating and the switch port at the other end (`mlxlink -d <dev> -m` shows "
                 "the module and the link-down reason); a port that is meant to be unused can be left, say so."))
     if p.phys_state == "disabled":
-        return (f"{_name(p)} is Down, physical state Disabled: the port was disabled",
+        return (Msg("{port} is Down, physical state Disabled: the port was disabled", port=_name(p)),
                 N_("Enable it if this node should use it (`ibportstate <lid> <port> enable` on the switch port, or the "
                 "port's firmware/link-type setting with `mlxconfig`); if it is an unused port, leave it and say so."))
     return (f"{_name(p)} is {p.state_raw or p.state}" + (f", physical state {p.phys_state}" if p.phys_state else ""),
