@@ -87,6 +87,14 @@ async def start_new_build(pilot, app) -> None:
     await settle(pilot, app)
 
 
+async def ask_action(pilot, app, step_id: str, dialog: type, tries: int = 200) -> bool:
+    """Open ``step_id``'s screen, press a, and wait until ``dialog`` (the confirmation or a refusal) is shown."""
+    app.push_screen(StepScreen(step_id))
+    await pilot.pause()
+    await pilot.press("a")
+    return await wait_until(pilot, lambda: isinstance(app.screen, dialog), tries=tries)
+
+
 def boot_id_of(host) -> str:
     return host.identity.get("boot_id", "")
 
@@ -1038,10 +1046,7 @@ async def test_confirmation_shows_the_whole_description(state_dir, devvm_host, s
     app = app_for(state_dir, devvm_host, dry_run=True)
     async with app.run_test(size=size) as pilot:
         await start_new_build(pilot, app)
-        app.push_screen(StepScreen("driver.install"))
-        await pilot.pause()
-        await pilot.press("a")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=200)
+        assert await ask_action(pilot, app, "driver.install", ConfirmAction)
         await pilot.pause(0.2)
         desc = app.screen.query_one("#confirm-what", Static)
         full = desc.get_content_height(desc.parent.size, app.size, desc.size.width)
@@ -1066,10 +1071,7 @@ async def test_an_action_with_nothing_to_do_says_so_and_points_at_the_check(stat
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await start_new_build(pilot, app)
-        app.push_screen(StepScreen("os.swap_rollback"))
-        await pilot.pause()
-        await pilot.press("a")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, ManualDialog), tries=200)
+        assert await ask_action(pilot, app, "os.swap_rollback", ManualDialog)
         shown = screen_text(app)
         assert "Nothing to do" in shown and "Do this by hand" not in shown
         assert "nothing to roll back" in shown and "press c on the step" in shown
@@ -1095,10 +1097,7 @@ async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await start_new_build(pilot, app)
-        app.push_screen(StepScreen("multinode.allreduce"))
-        await pilot.pause()
-        await pilot.press("a")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, ManualDialog), tries=200)
+        assert await ask_action(pilot, app, "multinode.allreduce", ManualDialog)
         field = app.screen.query_one("#manual-value", Input)
         assert field.has_focus
         for typed, why in ((str(tmp_path / "nope"), "No such file"), (str(tmp_path), "not a regular file"),

@@ -7,9 +7,8 @@ from __future__ import annotations
 import steps
 from screens.action import ActionScreen
 from screens.dialogs import ConfirmAction
-from screens.step import StepScreen
 from tests.conftest import DATA, frozen_clock
-from tests.screens.test_tui import SIZE, app_for, boot_id_of, settle, wait_until
+from tests.screens.test_tui import SIZE, app_for, ask_action, boot_id_of, settle, wait_until
 from textual.widgets import Static
 from wizard.engine import Build
 from screens.glyphs import VERDICT_LABEL
@@ -40,10 +39,7 @@ async def test_node_validation_runs_from_the_step_screen_with_progress_and_resul
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        app.push_screen(StepScreen("node.validate"))
-        await pilot.pause()
-        await pilot.press("a")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=400)
+        assert await ask_action(pilot, app, "node.validate", ConfirmAction, tries=400)
         await pilot.press("y")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen), tries=200)
         scr = app.screen
