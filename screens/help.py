@@ -145,9 +145,13 @@ class HelpScreen(ModalScreen[None]):
                 Binding("q", "close", "Close", show=False)]
 
     def compose(self) -> ComposeResult:
+        from screens.widgets import KeyFooter
+
         with VerticalScroll(id="help", classes="dialog"):
-            yield Static(_("bringup help: the keys of each screen"), classes="dialog-title", markup=False)
+            yield Static(_("bringup help: the keys of each screen (esc or F1 closes it)"), classes="dialog-title",
+                         markup=False)
             yield Static(keys_text() + _(PLACE) + "\n" + command_lines(), markup=False)
+        yield KeyFooter()  # its own keys (esc Close), not those of the screen under it, which do nothing here
 
     def action_close(self) -> None:
         self.dismiss(None)
