@@ -2158,7 +2158,8 @@ def cmd_size(args: argparse.Namespace) -> int:
             (_("per GPU"), _("{size} vs {gpu} {memory}: {fits}").format(
                 size=gb(s.per_gpu), gpu=inputs.gpu, memory=gb(s.gpu_memory), fits=_("fits") if s.fits else _("SHORT"))),
             (_("min GPUs"), _("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
-                count=s.min_gpus or _("none"), paper=s.min_gpus_paper or _("none"), deepspeed=s.min_gpus_ds or "-",
+                count=s.min_gpus or _("no count is enough"), paper=s.min_gpus_paper or _("no count is enough"),
+                deepspeed=s.min_gpus_ds or "-",
                 given=inputs.gpu_count)),
             (_("host RAM"), _("{size} counted, {gib} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=math.ceil(s.host_min / 2**30) if s.host_min else 0,
