@@ -468,3 +468,59 @@ def test_a_translated_template_spaces_han_and_latin_and_drops_a_space_after_full
     assert i18n.tr(joined_msg) == "没有输出 没有输出"  # a space between two Chinese words that are not punctuation stays
     i18n.set_language("en")
     assert str(joined_msg) == "no output no output"
+
+
+def test_explain_in_chinese_translates_bringups_own_sentences_in_the_rules(monkeypatch):
+    """`bringup --lang zh_CN explain` of public inputs whose findings the rules used to build with f-strings (an AER
+    burst, nccl-tests, a CUDA arch error, an InfiniBand port down and a completion error, launcher summaries, a
+    downgraded PCIe link, RmInitAdapter): bringup's own sentences read in Chinese, while what the tools printed (the
+    quoted error, the ibv status name, ids, figures) stays as it was, and the English output is unchanged."""
+    monkeypatch.delenv("TERM", raising=False)
+    monkeypatch.setenv("COLUMNS", "2000")  # one line per message (the text wraps to the terminal's width)
+    public = ROOT / "tests" / "data" / "public"
+    files = [str(public / name) for name in (
+        "aer__corrected-rxerr-burst-boot-rootport-1d0.txt",
+        "nccl-tests__12pod-24xa800-sxm4-80gb-kubeflow-allreduce-512m-2g-42gbs.txt",
+        "torch-cuda__a100-sm80-not-compatible-with-pytorch-install.txt",
+        "ib-ports__mlx4-ib-port-polling.txt",
+        "nccl-debug__azure-2node-net-ib-detected-then-completion-error12-vendor129-wrapped.txt",
+        "torchrun__glm130b100-ranks-6-7-exitcode-1-no-traceback-partial.txt",
+        "launcher__2x3090ti-torchrun-sigkill-exitcode-9.txt",
+        "lspci-vv__lspci-lnksta-downgraded.txt",
+        "dmesg__titanv-rminitadapter-failed-0x25.txt",
+    )]
+    _rc, en, _e = run_main(["explain", *files])
+    _rc, zh, _e = run_main(["--lang", "zh_CN", "explain", *files])
+    prose = "\n".join(ln for ln in zh.splitlines() if not ln.lstrip().startswith("|"))  # evidence stays verbatim
+    english = [
+        "a burst of 6 corrected errors within", "busbw 42.31 GB/s at 2 GiB (the largest message",
+        "(printed 42.31)", "no floor is known for this network",
+        "has no compiled code for this GPU's architecture", "was built without this GPU's compute capability",
+        "physical state Polling: the port sees no link partner", "is Down, physical state Disabled",
+        "the peer did not acknowledge in time", "first observed failure: rank 6", "all on host localhost",
+        "killed outright", "the device in this excerpt (its lspci header line is not included)",
+        "narrower than x4", "idle or unknown load: GPUs lower the PCIe speed when idle",
+        "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed)",
+        "If this GPU worked before or the failure comes and goes", "64-bit MMIO) in the BIOS, leaving Resizable BAR",
+        "Blackwell and Grace Hopper need the open kernel modules",
+    ]
+    for phrase in english:
+        assert phrase in en, phrase  # the English output says it ...
+        assert phrase not in prose, phrase  # ... and the Chinese does not
+    for phrase in (
+        "0.0 s 内连续出现 6 个可纠正错误",  # the AER burst
+        "（输出值 42.31）", "此网络没有已知下限",  # nccl-tests
+        "torch 没有为此 GPU 架构编译的代码（A100-SXM4-40GB with CUDA capability sm_80",  # the tool's words kept
+        "该 wheel 包（或某个 CUDA 扩展）构建时未包含此 GPU 的计算能力",
+        "物理状态 Polling：该端口看不到链路对端",
+        "错误 12 = IBV_WC_RETRY_EXC_ERR：transport retry counter exceeded（传输重试次数超限）：对端没有及时确认",
+        "最先观察到的失败：rank 6", "全部在主机 localhost.localdomain 上", "（exitcode -9：被直接杀掉）",
+        "此摘录中的设备（没有包含其 lspci 标题行）：PCIe 链路为 x2（降级），窄于 x4",
+        "GPU 空闲时会降低 PCIe 速率；请在负载下复查",
+        "NVIDIA 驱动无法初始化该 GPU（RmInitAdapter 失败）。如果这块 GPU 以前正常工作",
+        "Blackwell 和 Grace Hopper 需要开源内核模块",
+    ):
+        assert phrase in prose, phrase
+    _r, j_en, _e = run_main(["explain", "--json", *files])
+    _r, j_zh, _e = run_main(["--lang", "zh_CN", "explain", "--json", *files])
+    assert j_zh == j_en and not any("\u4e00" <= ch <= "\u9fff" for ch in j_zh)

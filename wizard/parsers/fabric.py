@@ -26,6 +26,7 @@ from typing import Mapping
 from wizard.parsers._frozen import build_set as _set
 
 from wizard.common import to_float, sat_int
+from wizard.i18n import Msg
 
 # logical port states (IBA PortInfo:PortState; ibv_port_state): one spelling for all three tools
 STATES = {
@@ -258,15 +259,16 @@ def _parse(text: str) -> IbPorts:
     for x in ports:
         # ibstat prints each port's "Link layer:" last: a block without it was cut
         if x.lines and _IBSTAT_PORT.match(x.lines[0]) and not any(ln.lower().startswith("link layer") for ln in x.lines):
-            problems.append(f"{x.ca} port {x.port}: its block ends before ibstat's 'Link layer' line (the output is "
-                            "cut), so what follows it is not known")
+            problems.append(Msg("{ca} port {port}: its block ends before ibstat's 'Link layer' line (the output is "
+                                "cut), so what follows it is not known", ca=x.ca, port=x.port))
         elif x.lines and _IBSTAT_PORT.match(x.lines[0]) and not x.state:
-            problems.append(f"{x.ca} port {x.port}: no State could be read")
+            problems.append(Msg("{ca} port {port}: no State could be read", ca=x.ca, port=x.port))
     for c, count in declared.items():
         got = sum(1 for x in ports if x.ca == c)
         if got < count:
-            problems.append(f"CA '{c}' has {count} ports (its 'Number of ports'), this output shows {got}: the others are "
-                            "cut off")
+            problems.append(Msg("CA '{ca}' has {count} ports (its 'Number of ports'), this output shows {got}: the "
+                                "others are cut off", ca=c, count=count, got=got))
+
     return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors, problems)
 
 

@@ -235,25 +235,26 @@ _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
 _UNDECODED_TYPES = re.compile(r"^(?:temperature|voltage|current|fan|power supply|memory|critical interrupt|processor)$", re.I)
 
 _REMEDY = {
-    "power supply": "Check the power supply's input cable and its PDU feed; reseat the supply, and replace it if the "
-                    "failure stays asserted.",
-    "redundancy": "Bring back the missing unit (a power supply unplugged or failed, a fan out) so the BMC reports Fully "
-                  "Redundant again.",
-    "threshold": "Read the sensor now (`ipmitool sdr elist`): for a fan, reseat or replace it; for a temperature, check "
-                 "the inlet air, blanking panels and fans; for a voltage, the power supply or board.",
-    "memory": "Find the DIMM in the BMC's log (`ipmitool sel get ID`, the web interface) and in the kernel's EDAC "
+    "power supply": N_("Check the power supply's input cable and its PDU feed; reseat the supply, and replace it if the "
+                    "failure stays asserted."),
+    "redundancy": N_("Bring back the missing unit (a power supply unplugged or failed, a fan out) so the BMC reports Fully "
+                  "Redundant again."),
+    "threshold": N_("Read the sensor now (`ipmitool sdr elist`): for a fan, reseat or replace it; for a temperature, check "
+                 "the inlet air, blanking panels and fans; for a voltage, the power supply or board."),
+    "memory": N_("Find the DIMM in the BMC's log (`ipmitool sel get ID`, the web interface) and in the kernel's EDAC "
               "counters; replace a DIMM with uncorrectable errors or at its correctable-error logging limit, and run a "
-              "memory test before the node returns.",
-    "pcie": "Find the device in the kernel log (PCIe AER) at the same time; reseat the card and its riser, update its "
-            "firmware, and replace it if the error repeats.",
-    "processor": "Read the machine-check record (`ipmitool sel get ID`, `ras-mc-ctl --errors`); a processor error that "
-                 "repeats means the CPU or board needs service.",
-    "firmware": "Reflash the system firmware (BIOS) from the vendor's image and check again.",
-    "drive": "Check the drive named in the record with its controller's tool; replace a failed drive.",
-    "severity": "Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`).",
-    "undecoded": "Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference.",
+              "memory test before the node returns."),
+    "pcie": N_("Find the device in the kernel log (PCIe AER) at the same time; reseat the card and its riser, update its "
+            "firmware, and replace it if the error repeats."),
+    "processor": N_("Read the machine-check record (`ipmitool sel get ID`, `ras-mc-ctl --errors`); a processor error that "
+                 "repeats means the CPU or board needs service."),
+    "firmware": N_("Reflash the system firmware (BIOS) from the vendor's image and check again."),
+    "drive": N_("Check the drive named in the record with its controller's tool; replace a failed drive."),
+    "severity": N_("Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`)."),
+    "undecoded": N_("Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference."),
 }
-_ACK_HINT = " Once dealt with, acknowledge the records (x), or save the log (`ipmitool sel save FILE`) and clear it."
+_ACK_HINT = N_(" Once dealt with, acknowledge the records (x), or save the log (`ipmitool sel save FILE`) and "
+                "clear it.")
 
 
 def classify(rec: SelRecord) -> tuple[Verdict, str, str] | None:
@@ -360,7 +361,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                     Msg("{what}: {event} asserted {n} times and not deasserted since ({when_words}); IPMI: {why}",
                         what=_what(last), event=event, n=len(recs), when_words=when_words, why=why))
         out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
-                           _REMEDY.get(concern, _REMEDY["undecoded"]) + _ACK_HINT, SRC_SEL,
+                           Msg.plain(_REMEDY.get(concern, _REMEDY["undecoded"])) + Msg.plain(_ACK_HINT), SRC_SEL,
                            key=",".join(dict.fromkeys(record_key(r) for r in recs))))
     history: list[str] = []
     if resolved:

@@ -34,27 +34,27 @@ SRC_INFO = f"libnvidia-container, nvidia-container-cli info (https://github.com/
 
 _CAUSES: tuple[tuple[str, str, str], ...] = (
     (r"driver not loaded",
-     "the NVIDIA kernel driver is not loaded on the host",
+     N_("the NVIDIA kernel driver is not loaded on the host"),
      N_("Check on the host, not in the container: `nvidia-smi` and `lsmod | grep nvidia`. Load or install the driver "
      "(the driver & CUDA stage), then retry the container.")),
     (r"load library failed: libnvidia-ml\.so",
-     "the container toolkit cannot load the host driver's NVML library (libnvidia-ml.so.1): the driver's user-space "
-     "libraries are not installed on the host, or not where ldconfig finds them",
-     "Check on the host: `nvidia-smi` and `ldconfig -p | grep libnvidia-ml`. Install the driver's user-space "
+     N_("the container toolkit cannot load the host driver's NVML library (libnvidia-ml.so.1): the driver's user-space "
+     "libraries are not installed on the host, or not where ldconfig finds them"),
+     N_("Check on the host: `nvidia-smi` and `ldconfig -p | grep libnvidia-ml`. Install the driver's user-space "
      "libraries matching the kernel module; a Docker installed as a snap cannot see the host's libraries (use "
-     "Docker from its apt repository)."),
+     "Docker from its apt repository).")),
     (r"driver rpc error|timed out",
      Msg("the host's driver did not answer the container library in time (driver RPC timed out)"),
      N_("Check `dmesg | grep -e NVRM -e Xid` on the host; enable persistence mode (nvidia-persistenced) so the driver "
      "stays initialised, and reset or reboot if a GPU has fallen off the bus.")),
     (r"insufficient permissions|permission denied",
-     "the container library has no permission to use the GPUs",
-     "Run with the NVIDIA runtime as root (or check the rootless set-up of the toolkit) and check /dev/nvidia* "
-     "permissions on the host."),
+     N_("the container library has no permission to use the GPUs"),
+     N_("Run with the NVIDIA runtime as root (or check the rootless set-up of the toolkit) and check /dev/nvidia* "
+     "permissions on the host.")),
     (r"unknown device",
-     "the container asked for a GPU the host does not have (a wrong index or UUID in --gpus / "
-     "NVIDIA_VISIBLE_DEVICES)",
-     "List the host's GPUs with `nvidia-smi -L` and pass existing indices or UUIDs."),
+     N_("the container asked for a GPU the host does not have (a wrong index or UUID in --gpus / "
+     "NVIDIA_VISIBLE_DEVICES)"),
+     N_("List the host's GPUs with `nvidia-smi -L` and pass existing indices or UUIDs.")),
 )
 
 
@@ -93,7 +93,8 @@ def _errors(r: ContainerCli) -> list[Finding]:
                                SRC_REQUIRE))
             continue
         meaning = next(((what, fix) for rx, what, fix in _CAUSES if re.search(rx, msg, re.I)), None)
-        what, fix = meaning or (f"the container toolkit failed ({cls or 'error'}): {msg[:160]}",
+        what, fix = meaning or (Msg("the container toolkit failed ({cls}): {msg}", cls=cls or 'error', msg=msg[:160]),
+
                                 N_("Read the error; run `nvidia-container-cli -k -d /dev/tty info` on the host for detail "
                                 "and compare with the toolkit's troubleshooting guide."))
         out.append(Finding("driver.container_toolkit", Verdict.FAIL,

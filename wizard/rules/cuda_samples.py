@@ -454,11 +454,14 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         ev += conn.lines[:1 + len(gpus)] if conn else []
         desc = ", ".join(f"{a}-{b}" for a, b in blocked[:8]) + (" ..." if len(blocked) > 8 else "")
         pairs = len(gpus) * (len(gpus) - 1) // 2
-        rem = (N_("NCCL then stages GPU-to-GPU traffic through host memory. ") +
-               ("NVIDIA's driver does not offer P2P on GeForce boards: expected there; use data-center GPUs for P2P."
-                if consumer else "On bare metal disable ACS on the PCIe switches and keep the IOMMU off or in "
-                "pass-through (iommu=pt); check `nvidia-smi topo -p2p r` and `nvidia-smi topo -m` (P2P is not "
-                "supported across CPU sockets on some platforms); on NVLink/NVSwitch systems check Fabric Manager."))
+        rem = (Msg.plain(N_("NCCL then stages GPU-to-GPU traffic through host memory. ")) +
+               Msg.plain(N_("NVIDIA's driver does not offer P2P on GeForce boards: expected there; use data-center GPUs "
+                            "for P2P.")
+                         if consumer else N_("On bare metal disable ACS on the PCIe switches and keep the IOMMU off or "
+                                             "in pass-through (iommu=pt); check `nvidia-smi topo -p2p r` and `nvidia-smi "
+                                             "topo -m` (P2P is not supported across CPU sockets on some platforms); on "
+                                             "NVLink/NVSwitch systems check Fabric Manager.")))
+
         out.append(Finding(fid, Verdict.WARN if consumer else Verdict.FAIL,
                            (Msg('P2P not available for {n_blocked} of {pairs} GPU pair(s): {desc}', n_blocked=len(blocked), pairs=pairs, desc=desc) + (Msg(' (not expected on GeForce boards)') if consumer else '')),
                            _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))

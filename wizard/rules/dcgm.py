@@ -33,7 +33,7 @@ from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
@@ -130,24 +130,24 @@ def _pcie_only(d: DcgmDiag, exp: Mapping[str, Any]) -> str:
 def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
     t = test.lower()
     text = " ".join(msgs).lower()
-    g = f"GPU {gpu}" if gpu is not None else "the GPU"
+    g = f"GPU {gpu}" if gpu is not None else N_("the GPU")
     if "busy or unavailable" in text or "cuctxcreate" in text or "context" in text:
-        r = (f"DCGM could not create a CUDA context on {g}: check `nvidia-smi` for processes on it and its compute "
-             "mode (Exclusive_Process blocks a second context), stop them, reset the GPU (`nvidia-smi -r`, root, idle "
-             "GPU) or reboot, restart DCGM (nv-hostengine), and rerun; RMA the GPU if it still fails.")
+        r = Msg("DCGM could not create a CUDA context on {g}: check `nvidia-smi` for processes on it and its compute "
+                "mode (Exclusive_Process blocks a second context), stop them, reset the GPU (`nvidia-smi -r`, root, "
+                "idle GPU) or reboot, restart DCGM (nv-hostengine), and rerun; RMA the GPU if it still fails.", g=g)
     elif re.search(r"memory", t):
-        r = (f"Check {g}: `nvidia-smi -q -d ECC,ROW_REMAPPER` (uncorrectable errors, pending remaps) and the kernel "
-             "log for Xid 48/63/64/94/95; reset or reboot to apply pending row remaps, rerun the test on that GPU "
-             "(`dcgmi diag -r 2 -i N`); RMA it if it fails again.")
+        r = Msg("Check {g}: `nvidia-smi -q -d ECC,ROW_REMAPPER` (uncorrectable errors, pending remaps) and the kernel "
+                "log for Xid 48/63/64/94/95; reset or reboot to apply pending row remaps, rerun the test on that GPU "
+                "(`dcgmi diag -r 2 -i N`); RMA it if it fails again.", g=g)
     elif "pcie" in t:
-        r = (f"Check {g}'s PCIe link under load (LnkSta vs LnkCap, `nvidia-smi -q -d PCIE`), AER errors in the kernel "
-             "log, reseat the GPU/riser, then rerun.")
+        r = Msg("Check {g}'s PCIe link under load (LnkSta vs LnkCap, `nvidia-smi -q -d PCIE`), AER errors in the "
+                "kernel log, reseat the GPU/riser, then rerun.", g=g)
     elif "nvlink" in t:
-        r = (f"Check `nvidia-smi nvlink -s -i N` and `-e` (error counters) for {g}; on NVSwitch systems check "
-             "nvidia-fabricmanager; reset/reboot and rerun; vendor support if links stay down.")
+        r = Msg("Check `nvidia-smi nvlink -s -i N` and `-e` (error counters) for {g}; on NVSwitch systems check "
+                "nvidia-fabricmanager; reset/reboot and rerun; vendor support if links stay down.", g=g)
     else:
-        r = (f"Rerun the test on {g} alone (`dcgmi diag -r N -i <gpu>`) and read its message (DCGM_FR_* codes are "
-             "in the DCGM documentation).")
+        r = Msg("Rerun the test on {g} alone (`dcgmi diag -r N -i <gpu>`) and read its message (DCGM_FR_* codes are "
+                "in the DCGM documentation).", g=g)
     if "pcie" in t and NVLINK_DOWN.search(text):
         r = Msg("DCGM's PCIe test failed on NVLink links it found down on {gpus}. If these GPUs have NVLink (SXM "
                 "modules, NVL or bridged cards): `nvidia-smi nvlink -s` and, on NVSwitch systems, `systemctl status "
@@ -155,7 +155,8 @@ def _remedy(test: str, msgs: list[str], gpu: int | None) -> str:
                 "reboot and rerun. If they are PCIe cards without NVLink, DCGM's NVLink check is a known false alarm: "
                 "set gpu_model in the plan so bringup can tell, and judge the PCIe bandwidth lines instead.", gpus=g)
     if "thermal" in text or "temperature" in text:
-        r += " Thermal violations were reported: check the cooling (fans, airflow, inlet temperature, thermal interface)."
+        r += Msg(" Thermal violations were reported: check the cooling (fans, airflow, inlet temperature, thermal "
+                 "interface).")
     return r
 
 

@@ -32,7 +32,7 @@ from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.rules.toolwords import chain_words
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
              "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
@@ -69,31 +69,38 @@ def judge_chain(mm: str, driver: str = "", driver_cuda: str = "") -> tuple[Verdi
         dv = version_tuple(driver)
         if need is None:
             top = driver_max_cuda(driver)
-            return (Verdict.UNKNOWN, f"CUDA {mm} is not in bringup's driver table (assets/{TABLE}); driver "
-                    f"{driver} supports CUDA up to {top or '?'} by that table; check NVIDIA's current table",
+            return (Verdict.UNKNOWN, Msg("CUDA {mm} is not in bringup's driver table (assets/{table}); driver "
+                                         "{driver} supports CUDA up to {top} by that table; check NVIDIA's current table",
+                                         mm=mm, table=TABLE, driver=driver, top=top or '?'),
                     SRC_TABLE)
         n, _row = need
         if dv >= version_tuple(n):
             upd = max_driver(mm)
             extra = (Msg(' (a later {mm} update may need up to {upd})', mm=mm, upd=upd) if upd and version_tuple(upd) > version_tuple(n) and (dv < version_tuple(upd)) else '')
-            return Verdict.PASS, f"driver {driver} >= {n}, the minimum for CUDA {mm}{extra}", SRC_TABLE
+            return Verdict.PASS, Msg("driver {driver} >= {n}, the minimum for CUDA {mm}{extra}", driver=driver, n=n,
+                                     mm=mm, extra=extra), SRC_TABLE
         if floor and dv >= version_tuple(floor):
-            return (Verdict.WARN, f"driver {driver} is below {n} (CUDA {mm}'s own minimum) but at or above "
-                    f"{floor}, the floor of minor-version compatibility for CUDA {mm.split('.')[0]}.x: programs "
-                    f"run with a limited feature set (calls that need a newer driver fail with "
-                    f"cudaErrorCallRequiresNewerDriver; PTX the driver must JIT-compile may not load)", SRC_MINOR)
+            return (Verdict.WARN, Msg("driver {driver} is below {n} (CUDA {mm}'s own minimum) but at or above "
+                    "{floor}, the floor of minor-version compatibility for CUDA {major}.x: programs "
+                    "run with a limited feature set (calls that need a newer driver fail with "
+                    "cudaErrorCallRequiresNewerDriver; PTX the driver must JIT-compile may not load)", driver=driver,
+                    n=n, mm=mm, floor=floor, major=mm.split('.')[0]), SRC_MINOR)
         why = (Msg('below {floor}, the minor-version-compatibility floor of CUDA {split}.x', floor=floor, split=mm.split('.')[0]) if floor else Msg('and before CUDA 11 there is no minor-version compatibility'))
-        return Verdict.FAIL, f"driver {driver} is older than {n}, the minimum for CUDA {mm} ({why})", SRC_TABLE
+        return Verdict.FAIL, Msg("driver {driver} is older than {n}, the minimum for CUDA {mm} ({why})", driver=driver,
+                                 n=n, mm=mm, why=why), SRC_TABLE
     if driver_cuda:
         want, have = version_tuple(mm), version_tuple(driver_cuda)
         if not want or not have:
             return None
         if want <= have:
-            return Verdict.PASS, f"the driver supports CUDA {driver_cuda} >= {mm}", SRC_TABLE
+            return Verdict.PASS, Msg("the driver supports CUDA {driver_cuda} >= {mm}", driver_cuda=driver_cuda,
+                                     mm=mm), SRC_TABLE
         if want[0] == have[0] and want[0] >= 11:
-            return (Verdict.WARN, f"the driver supports CUDA {driver_cuda}, older than {mm} but of the same "
-                    f"major family: minor-version compatibility only (limited feature set)", SRC_MINOR)
-        return Verdict.FAIL, f"the driver supports CUDA {driver_cuda} only, older than {mm}", SRC_TABLE
+            return (Verdict.WARN, Msg("the driver supports CUDA {driver_cuda}, older than {mm} but of the same "
+                    "major family: minor-version compatibility only (limited feature set)", driver_cuda=driver_cuda,
+                    mm=mm), SRC_MINOR)
+        return Verdict.FAIL, Msg("the driver supports CUDA {driver_cuda} only, older than {mm}",
+                                 driver_cuda=driver_cuda, mm=mm), SRC_TABLE
     return None
 
 
@@ -322,9 +329,9 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     torch_seen = bool(t.torch_version or t.cuda or t.available is not None or t.cuda_family
                       or TORCH_WORDS.search("\n".join(raw_lines)))
     # the torch-cuda kind also takes CUDA errors other programs print (NVIDIA Warp, JAX): name those generically
-    who = f"torch {t.torch_version}" if t.torch_version else ("torch" if torch_seen else "the program")
+    who: str = f"torch {t.torch_version}" if t.torch_version else ("torch" if torch_seen else N_("the program"))
     if mm:
-        who += f" (built for CUDA {mm})"
+        who += Msg(" (built for CUDA {mm})", mm=mm)
 
     if t.error("ecc"):
         findings.append(_ecc_finding(t))
@@ -348,7 +355,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 "at it (export CUDA_HOME=/usr/local/cuda-X.Y; export PATH=$CUDA_HOME/bin:$PATH), or "
                                 "install the torch wheel built for the installed toolkit's CUDA.", f"{SRC_EXT}; {SRC_NVCC}"))
     if t.cuda_family and not mm:
-        who += f" (built for CUDA {t.cuda_family}.x: its nvidia-*-cu{t.cuda_family} wheels)"
+        who += Msg(" (built for CUDA {family}.x: its nvidia-*-cu{family} wheels)", family=t.cuda_family)
     if t.toolkit and not t.cpu_only:
         mismatch = toolkit_torch_mismatch(t.toolkit, mm or t.cuda_family, tuple(
             dict.fromkeys(t.evidence[k] for k in ("toolkit", "cuda", "version", "cuda_family") if k in t.evidence)))
@@ -362,27 +369,31 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     if too_old or insufficient:
         parts = []
         if too_old:
-            parts.append("torch says the NVIDIA driver is too old"
-                         + (f" (it supports CUDA {t.driver_cuda} only)" if t.driver_cuda else ""))
+            parts.append(Msg("torch says the NVIDIA driver is too old")
+                         + (Msg(" (it supports CUDA {driver_cuda} only)", driver_cuda=t.driver_cuda)
+                            if t.driver_cuda else ""))
         if insufficient:
-            parts.append("CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver, "
-                         "error 35): the driver is older than the CUDA runtime this program was built with")
+            parts.append(Msg("{said} (cudaErrorInsufficientDriver, error 35): the driver is older than the CUDA "
+                             "runtime this program was built with",
+                             said="CUDA driver version is insufficient for CUDA runtime version"))
         if mm:
             parts.append(_need_text(mm))
         if chain is not None:
             parts.append(chain[1])
-        fail(f"{who}: " + "; ".join(parts))
+        fail(Msg("{who}: ", who=who) + joined("; ", parts))
         return findings
     if t.error("no_driver"):
         nd = t.error("no_driver")
         assert nd is not None
-        fail(f"{who}: CUDA finds no NVIDIA driver/GPU ({nd.line.strip()})" + (f"; {_coded_text(nd)}" if nd.info else ""),
+        fail(Msg("{who}: CUDA finds no NVIDIA driver/GPU ({line})", who=who, line=nd.line.strip())
+             + (Msg("; {coded_text}", coded_text=_coded_text(nd)) if nd.info else ""),
              N_("Check the driver stage: `nvidia-smi` must list the GPUs; in a container, start it with the GPUs "
              "passed in (e.g. `--gpus all` with the NVIDIA container toolkit)."), SRC_TORCH)
         return findings
     if t.error("no_kernel_image"):
-        fail(f"{who} has no compiled code for this GPU's architecture ({_arch_detail(t)}): the wheel (or a CUDA "
-             "extension) was built without this GPU's compute capability; the driver and the GPU are not at fault",
+        fail(Msg("{who} has no compiled code for this GPU's architecture ({detail}): the wheel (or a CUDA "
+                 "extension) was built without this GPU's compute capability; the driver and the GPU are not at fault",
+                 who=who, detail=_arch_detail(t)),
              N_("Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` "
              "(or `nvidia-smi --query-gpu=compute_cap --format=csv`): the GPU's sm_XY must be in the list. Install a "
              "torch build whose arch list includes it (newer GPUs need newer CUDA wheels, e.g. Blackwell needs "
@@ -431,14 +442,15 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             where = (Msg(' ({osl}: NVIDIA CUDA is not available on macOS at all; its last macOS release was CUDA 10.2)', osl=osl))
         elif re.search(r"\bWindows", osl):
             where = f" ({osl})"
-        fail(f"{who} is a CPU-only build (torch.version.cuda is None){where}: it cannot use the GPUs",
-             "Install a CUDA build of torch (a cuXYZ wheel from pytorch.org) for a CUDA the driver supports.",
+        fail(Msg("{who} is a CPU-only build (torch.version.cuda is None){where}: it cannot use the GPUs", who=who,
+                 where=where),
+             N_("Install a CUDA build of torch (a cuXYZ wheel from pytorch.org) for a CUDA the driver supports."),
              ("CUDA 10.2 release notes: the last release to support macOS (https://docs.nvidia.com/cuda/archive/10.2/"
              "cuda-toolkit-release-notes/)" if "macOS" in where else
              "PyTorch Get Started: CPU-only and CUDA builds (https://pytorch.org/get-started/locally/)"))
         return findings
     if t.available is False:
-        parts = [f"{who}: torch.cuda.is_available() is False"]
+        parts = [Msg("{who}: torch.cuda.is_available() is False", who=who)]
         remedy = REMEDY_UPGRADE
         if chain is not None:
             parts.append(chain[1])
@@ -446,8 +458,8 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                 remedy = (Msg('The driver is new enough for this build: check that the GPUs are visible to this process (CUDA_VISIBLE_DEVICES, container --gpus), that /dev/nvidia* are readable, and `dmesg | grep NVRM` for driver errors.'))
         elif mm:
             parts.append(_need_text(mm))
-            parts.append("the driver version is not shown here: read it with `nvidia-smi` or "
-                         "`cat /proc/driver/nvidia/version`")
+            parts.append(Msg("the driver version is not shown here: read it with `nvidia-smi` or "
+                             "`cat /proc/driver/nvidia/version`"))
         if t.toolkit:
             tk = cuda_major_minor(t.toolkit)
             tk_need = min_driver(tk) if tk else None
@@ -455,7 +467,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             if mm and tk and tk_need and version_tuple(tk) < version_tuple(mm):
                 msg += (Msg('; a driver installed with that toolkit only has to be >= {tk_need}, too old for CUDA {mm} if it is the driver in use', tk_need=tk_need[0], mm=mm))
             parts.append(msg)
-        fail("; ".join(parts), remedy)
+        fail(joined("; ", parts), remedy)
         return findings
     other = [e for e in t.errors if e.kind == "other_cuda"]
     if t.available is True:
@@ -569,27 +581,30 @@ def _oom_finding(e: Any, who: str) -> Finding:
     o = e.oom
     parts = []
     if o and o.tried:
-        parts.append(f"tried to allocate {o.tried}" + (f" on GPU {o.gpu}" if o.gpu else ""))
+        parts.append(Msg("tried to allocate {tried}", tried=o.tried)
+                     + (Msg(" on GPU {gpu}", gpu=o.gpu) if o.gpu else ""))
         if o.total:
-            parts.append(f"{o.free} free of {o.total} total")
+            parts.append(Msg("{free} free of {total} total", free=o.free, total=o.total))
         if o.process:
-            parts.append(f"this process holds {o.process}")
+            parts.append(Msg("this process holds {process}", process=o.process))
         if o.allocated:
-            parts.append(f"{o.allocated} allocated by PyTorch")
+            parts.append(Msg("{allocated} allocated by PyTorch", allocated=o.allocated))
         if o.reserved or o.unallocated:
-            parts.append(f"{o.reserved or o.unallocated} reserved by PyTorch" + (" but unallocated" if o.unallocated else ""))
+            parts.append(Msg("{reserved} reserved by PyTorch", reserved=o.reserved or o.unallocated)
+                         + (Msg(" but unallocated") if o.unallocated else ""))
     others = ""
     total, free, proc = (_gib(o.total), _gib(o.free), _gib(o.process)) if o else (None, None, None)
     if total is not None and free is not None and proc is not None and total - free - proc > 1.0:
-        others = (f"; about {total - free - proc:.1f} GiB is held by other processes on that GPU (check `nvidia-smi` "
-                  "for another job or a leftover process)")
+        others = Msg("; about {gib:.1f} GiB is held by other processes on that GPU (check `nvidia-smi` "
+                     "for another job or a leftover process)", gib=total - free - proc)
     frag = ""
     if o and o.unallocated and o.allocated:
         un, al, tr, fr = _gib(o.unallocated), _gib(o.allocated), _gib(o.tried), _gib(o.free)
         if (un is not None and al is not None and tr is not None and fr is not None and un > 0.25 * max(al, 0.001)
                 and un > 1.0 and tr <= fr + un):
-            frag = "; much memory is reserved but unallocated (fragmentation): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps"
-    msg = (Msg('{who}: CUDA out of memory', who=who) + (f" ({'; '.join(parts)})" if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)'))
+            frag = Msg("; much memory is reserved but unallocated (fragmentation): "
+                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps")
+    msg = (Msg('{who}: CUDA out of memory', who=who) + (Msg(" ({details})", details=joined("; ", parts)) if parts else '') + others + frag + Msg(': the program needs more GPU memory than is free - a workload problem, not a hardware fault (the GPU answered and its memory is in use)'))
     return Finding("driver.torch_cuda", Verdict.WARN, msg, "host", (e.line.strip(),),
                    (e.info.sentence + Msg('. Size the job with `bringup size` (model states per GPU).')),
                    f"PyTorch CUDA memory management (https://pytorch.org/docs/stable/notes/cuda.html#memory-management); "
@@ -605,16 +620,17 @@ def _arch_detail(t: TorchCuda) -> str:
     sup = next((m.group(1) for ln in t.arch_lines for m in [re.search(r"supports CUDA capabilities ((?:sm_\d+\s*)+)", ln)]
                 if m), "")
     cc = next((m.group(1) for ln in t.arch_lines for m in [re.search(r"cuda capability (\d+\.\d+)", ln, re.I)] if m), "")
-    bits = [e.line.strip()]
+    bits: list[str] = [e.line.strip()]
     if sm:
-        bits.append(f"the GPU is {sm.group(1)}")
+        bits.append(Msg("the GPU is {sm}", sm=sm.group(1)))
     elif cc:
-        bits.append(f"the GPU has compute capability {cc}")
+        bits.append(Msg("the GPU has compute capability {cc}", cc=cc))
     if sup:
-        bits.append(f"this torch supports {sup.strip()}")
+        bits.append(Msg("this torch supports {sup}", sup=sup.strip()))
     if e.printed is not None and e.info is not None and e.printed != e.info.code:
-        bits.append(f"error {e.printed} is {e.info.name} in CUDA <= 10.0 numbering")
-    return "; ".join(bits)
+        bits.append(Msg("error {printed} is {name} in CUDA <= 10.0 numbering", printed=e.printed, name=e.info.name))
+    return joined("; ", bits)
+
 
 
 def judge_torch_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:

@@ -50,7 +50,8 @@ SM_REMEDY = (N_("No subnet manager has configured this port: start one on the fa
 
 
 def _name(p: IbPort) -> str:
-    return f"port {p.port} (its CA line is not in the paste)" if p.ca == "?" else f"{p.ca} port {p.port}"
+    return Msg("port {port} (its CA line is not in the paste)", port=p.port) if p.ca == "?" else f"{p.ca} port {p.port}"
+
 
 
 def _rate_s(r: float, layer: str = "InfiniBand") -> str:
@@ -281,8 +282,9 @@ PERFTEST_ERROR_ORDER = ("no_device", "context", "port_down", "gpu_init", "qp_cre
 """Which of perftest's error classes (:data:`wizard.parsers.fabric.PT_ERRORS`) names the cause when a paste has
 several: the earliest step of a run that failed ("Unable to create QP." is followed by "Couldn't create IB
 resources", which only says the setup as a whole failed)."""
-_MEMLOCK = ("raise the locked-memory limit (`ulimit -l unlimited`; a container needs IPC_LOCK and `--ulimit "
-            "memlock=-1`)")
+_MEMLOCK = N_("raise the locked-memory limit (`ulimit -l unlimited`; a container needs IPC_LOCK and `--ulimit "
+              "memlock=-1`)")
+
 PERFTEST_ERRORS: dict[str, tuple[str, str]] = {
     "no_device": ("perftest found no RDMA device (libibverbs lists none, or not the one -d names)",
                   "`ibv_devices` / `ibv_devinfo` must list the HCA: load its driver (`modprobe mlx5_ib`; MLNX_OFED / "
@@ -298,11 +300,11 @@ PERFTEST_ERRORS: dict[str, tuple[str, str]] = {
     "gpu_init": ("perftest could not initialise the GPU for --use_cuda",
                  "Check the GPU with `nvidia-smi` and the --use_cuda=N index, then rerun."),
     "qp_create": (Msg("the RDMA device could not create a queue pair (ibv_create_qp failed), so no RDMA test ran"),
-                  N_("Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data); ") + _MEMLOCK + "; ask "
-                  "for what the device supports: a smaller inline size (-I) on NICs with a small max_inline_data, and "
-                  "a connection type it has: perftest uses RC by default, and AWS EFA creates only UD and SRD queue "
-                  "pairs (use -c SRD or -c UD with ib_send_bw / ib_send_lat, from a perftest built with rdma-core's "
-                  "ibv_wr API, linux-rdma/perftest#105)."),
+                  Msg("Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data); {memlock}; ask "
+                      "for what the device supports: a smaller inline size (-I) on NICs with a small max_inline_data, "
+                      "and a connection type it has: perftest uses RC by default, and AWS EFA creates only UD and SRD "
+                      "queue pairs (use -c SRD or -c UD with ib_send_bw / ib_send_lat, from a perftest built with "
+                      "rdma-core's ibv_wr API, linux-rdma/perftest#105).", memlock=_MEMLOCK)),
     "qp_modify": ("the queue pair could not be connected to the other side (modify QP to RTR/RTS failed): the "
                   "addresses the two sides exchanged do not work on this port",
                   "On RoCE give a GID index that exists on both sides (`-x N`; the GIDs are in "
@@ -310,7 +312,8 @@ PERFTEST_ERRORS: dict[str, tuple[str, str]] = {
                   "support (-m), and the same link layer on both sides; on InfiniBand the port needs a LID from the "
                   "subnet manager (`ibstat`: Base lid)."),
     "cq_pd": ("perftest could not create its completion queue or protection domain",
-              "Check the device with `ibv_devinfo -v` (max_cq, max_cqe, max_pd) and " + _MEMLOCK + ", then rerun."),
+              Msg("Check the device with `ibv_devinfo -v` (max_cq, max_cqe, max_pd) and {memlock}, then rerun.",
+                  memlock=_MEMLOCK)),
     "socket": ("perftest's client and server could not exchange their connection data over TCP",
                "Start the server first (`ib_write_bw -d mlx5_0` on the other node), give the client the server's "
                "reachable address, open TCP port 18515 (or the -p port) in firewalls and security groups, and check "

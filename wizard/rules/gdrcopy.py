@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.gdrcopy import GDRCOPY_MB_BYTES, GdrcopyRun, parse_gdrcopy
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_, joined
 
 GDRCOPY_ID = "node.gdrcopy"
 GDRCOPY_URL = "https://github.com/NVIDIA/gdrcopy"
@@ -47,7 +47,7 @@ REMEDY_OPEN = ("Load gdrdrv on the host: from the source tree `sudo ./insmod.sh`
                "and `ls -l /dev/gdrdrv`. If DKMS did not build it for this kernel and NVIDIA driver, `dkms status` "
                "says so. In a container, the host loads gdrdrv and the container needs `--device /dev/gdrdrv`. "
                "GDRCopy 2.6+ with a CUDA driver 13.3+ can use its DMA-BUF mmap backend without gdrdrv.")
-REMEDY_TEST = ("Rerun the failed test alone with its debug messages (`gdrcopy_sanity -v -t {test}`), read `dmesg | grep "
+REMEDY_TEST = N_("Rerun the failed test alone with its debug messages (`gdrcopy_sanity -v -t {test}`), read `dmesg | grep "
                "-e gdrdrv -e NVRM` for the kernel's reason (nvidia_p2p_get_pages failing), and check that the loaded "
                "gdrdrv is the library's release (`modinfo gdrdrv`: version) and was built for the running NVIDIA driver "
                "(DKMS rebuilds it after a driver update; `dkms status`). In a container, the host's gdrdrv serves the "
@@ -102,24 +102,28 @@ def _sanity(r: GdrcopyRun) -> list[Finding]:
             ev = (r.check_summary,)
         return [Finding(GDRCOPY_ID, Verdict.PASS, msg, "node", ev, "", SRC_GDRCOPY)]
     tests = list(dict.fromkeys(r.failed_tests))
-    parts = []
+    parts: list[str] = []
     if r.failed:
-        inner = ", ".join(tests[:6]) + ("; " if tests and r.waived else "") + (f"{r.waived} waived" if r.waived else "")
-        parts.append(f"{r.failed} of {r.total} tests failed" + (f" ({inner})" if inner else ""))
+        inner = ", ".join(tests[:6]) + ("; " if tests and r.waived else "") + (
+            Msg("{n} waived", n=r.waived) if r.waived else "")
+        parts.append(Msg("{failed} of {total} tests failed", failed=r.failed, total=r.total)
+                     + (Msg(" ({inner})", inner=inner) if inner else ""))
     elif tests:
-        parts.append(f"failed tests: {', '.join(tests[:6])}")
+        parts.append(Msg("failed tests: {tests}", tests=', '.join(tests[:6])))
     if r.check_failures or r.check_errors:
-        parts.append(f"{r.check_failures or 0} failures and {r.check_errors or 0} errors ('{r.check_summary}')")
+        parts.append(Msg("{failures} failures and {errors} errors ('{summary}')", failures=r.check_failures or 0,
+                         errors=r.check_errors or 0, summary=r.check_summary))
     pin = any("gdr_pin_buffer" in a for a in r.assertions)
     if pin:
-        parts.append("gdr_pin_buffer could not pin the GPU buffer through gdrdrv"
-                     + (" (this test pins with CUDA P2P tokens)" if "basic_with_tokens" in tests else ""))
+        parts.append(Msg("gdr_pin_buffer could not pin the GPU buffer through gdrdrv")
+                     + (Msg(" (this test pins with CUDA P2P tokens)") if "basic_with_tokens" in tests else ""))
     if r.assertions:
-        parts.append(f"{len(r.assertions)} assertion{'s' if len(r.assertions) != 1 else ''} failed, the first: "
-                     f"{r.assertions[0]}")
+        parts.append((Msg("{n} assertions failed, the first: {first}", n=len(r.assertions), first=r.assertions[0])
+                      if len(r.assertions) != 1 else
+                      Msg("{n} assertion failed, the first: {first}", n=len(r.assertions), first=r.assertions[0])))
         if r.check_summary and not r.check_failures and not r.check_errors:
-            parts.append(f"although its summary says '{r.check_summary}' (the older sanity did not count failed "
-                         "assertions)")
+            parts.append(Msg("although its summary says '{summary}' (the older sanity did not count failed "
+                             "assertions)", summary=r.check_summary))
     elif r.check_lines:
         parts.append(r.check_lines[0])
     if encountered and not parts:
@@ -127,7 +131,7 @@ def _sanity(r: GdrcopyRun) -> list[Finding]:
     ev = tuple(x for x in (r.summary_line, r.check_summary, *r.assertions[:3], *r.check_lines[:3], *encountered[:1])
                if x)
     return [Finding(GDRCOPY_ID, Verdict.FAIL,
-                    Msg("gdrcopy_sanity: {parts}: GPUDirect RDMA copies through GDRCopy are not fully working here", parts='; '.join(parts)), "node", ev, REMEDY_TEST.format(test=tests[0] if tests else "TEST"),
+                    Msg("gdrcopy_sanity: {parts}: GPUDirect RDMA copies through GDRCopy are not fully working here", parts=joined('; ', parts)), "node", ev, Msg(REMEDY_TEST, test=tests[0] if tests else "TEST"),
                     SRC_GDRCOPY + ("; " + SRC_OLD_SANITY if r.check_summary else ""))]
 
 
@@ -190,7 +194,8 @@ def judge_gdrcopy(r: GdrcopyRun, text: str) -> list[Finding]:
     errs = r.errors + r.assertions
     if errs:
         return [Finding(GDRCOPY_ID, Verdict.FAIL, Msg("{prog} reports an error: {a1}", prog=_prog(r), a1=errs[0]), _subject(r),
-                        tuple(errs[:4]), REMEDY_TEST.format(test="TEST"), SRC_GDRCOPY)]
+                        tuple(errs[:4]), Msg(REMEDY_TEST, test="TEST"), SRC_GDRCOPY)]
+
     return [Finding(GDRCOPY_ID, Verdict.UNKNOWN, Msg("no result in this {prog} output (no test summary, bandwidth or latency figure: a run cut "
                                                      "short, or a paste cut before its end)", prog=_prog(r)), _subject(r),
                     tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:5],

@@ -45,7 +45,7 @@ from wizard.rules.kernel_log_common import (
     AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
 )
 from wizard.rules.xid import xid_findings
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -216,19 +216,19 @@ BAR_REMEDY = (
     "The GPU's memory windows (PCI BARs) could not be mapped. Enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS "
     "and leave Resizable BAR at the vendor default, then cold-boot and check again. In a VM, give the guest enough "
     "64-bit MMIO space (UEFI/OVMF firmware; on VMware pciPassthru.use64bitMMIO=TRUE and pciPassthru.64bitMMIOSizeGB).")
-RMINIT_HW_PATH = (
+RMINIT_HW_PATH = N_(
     "check the hardware path first: PCIe AER errors on the GPU and its upstream port (`journalctl -k | grep -i aer`, "
     "and the BMC event log), then reseat the GPU, its riser and its auxiliary power cables, and cold power-cycle the "
     "node (power off at the PSUs, not only a reboot); if it fails again in the same slot, swap slots to tell a bad card "
     "from a bad slot, and RMA the card if the failure follows it")
-RMINIT_NEVER = (
+RMINIT_NEVER = N_(
     "enable 'Above 4G Decoding' (64-bit MMIO) in the BIOS, leaving Resizable BAR at the vendor default; then make sure "
     "the installed driver is new enough for this GPU (Blackwell and Grace Hopper need the open kernel modules) and "
     "that nouveau is not loaded")
-RMINIT_REMEDY = (
-    N_("The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
-    "comes and goes (only a reboot helps), ") + RMINIT_HW_PATH + ". If it never initialised on this host, "
-    + RMINIT_NEVER + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+RMINIT_REMEDY = Msg(
+    "The NVIDIA driver could not initialise the GPU (RmInitAdapter failed). If this GPU worked before or the failure "
+    "comes and goes (only a reboot helps), {hw_path}. If it never initialised on this host, {never}. If it persists, "
+    "collect `nvidia-bug-report.sh` for the vendor.", hw_path=RMINIT_HW_PATH, never=RMINIT_NEVER)
 """RmInitAdapter remedy when the log does not show whether the GPU ever worked: the intermittent
 (hardware path) case first, then the never-initialised (BIOS Above 4G decoding, driver support)
 case. Sources: NVIDIA GPUDirect RDMA documentation 'PCI BAR sizes' and AMD's GPU-server BIOS table
@@ -238,10 +238,10 @@ GPU kernel modules (required for Blackwell / Grace Hopper); illinois-scicomp/mac
 (intermittent RmInitAdapter failure on a Titan V that only a reboot cleared, with an IPMI PCIe bus
 error); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 that never initialised until Above 4G
 decoding was enabled)."""
-RMINIT_REMEDY_WORKED = (
+RMINIT_REMEDY_WORKED = Msg(
     "The NVIDIA driver could not initialise this GPU (RmInitAdapter failed), and the log shows it worked before "
-    "(or PCIe errors on it), so the BIOS and driver are not the first suspects: " + RMINIT_HW_PATH
-    + ". If it persists, collect `nvidia-bug-report.sh` for the vendor.")
+    "(or PCIe errors on it), so the BIOS and driver are not the first suspects: {hw_path}. If it persists, collect "
+    "`nvidia-bug-report.sh` for the vendor.", hw_path=RMINIT_HW_PATH)
 """RmInitAdapter remedy when the same log shows the GPU initialised (``NVRM: GPU at PCI:...`` with
 its UUID, or an Xid from it) or PCIe AER errors on it (same sources as :data:`RMINIT_REMEDY`)."""
 
@@ -274,20 +274,22 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
         ordered = sorted(members, key=lambda e: e.record.line_no)
         evidence = cap(ln for e in ordered for ln in e.evidence)
         if hard:
-            what = []
+            what: list[str] = []
             if "rminit" in whats:
-                what.append("RmInitAdapter failed")
+                what.append(Msg.plain(N_("RmInitAdapter failed")))
             if "bar_invalid" in whats:
-                what.append("its PCI BAR region is invalid")
+                what.append(Msg.plain(N_("its PCI BAR region is invalid")))
             if "probe_failed" in whats or "nvrm_probe_failed" in whats:
-                what.append("the NVIDIA probe failed")
+                what.append(Msg.plain(N_("the NVIDIA probe failed")))
             unsupported = next((e for e in members if e.fields.get("what") == "unsupported"), None)
             if unsupported is not None:
                 rel = unsupported.fields.get("release") or "this"
                 pid = unsupported.fields.get("pci_id")
-                what.append(f"driver release {rel} does not support this GPU" + (f" (PCI ID {pid})" if pid else ""))
+                what.append(Msg("driver release {rel} does not support this GPU", rel=rel)
+                            + (Msg(" (PCI ID {pid})", pid=pid) if pid else ""))
             subject = name
-            msg = (Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what='; '.join(what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what='; '.join(what)))
+            msg = (Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what=joined('; ', what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what=joined('; ', what)))
+
             worked = bool(bus) and _worked_before(log, bus)
             remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
             if whats == {"unsupported"}:

@@ -47,16 +47,16 @@ SRC_DS_LAUNCHER = ("DeepSpeed docs, Getting Started: resource configuration and 
                    "(https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node)")
 
 SIGNALS: dict[int, tuple[str, str]] = {
-    1: ("SIGHUP", "the terminal or session that started the job closed"),
-    2: ("SIGINT", "an interrupt (Ctrl-C) reached the rank"),
-    4: ("SIGILL", "an illegal CPU instruction: a binary built for another CPU"),
+    1: ("SIGHUP", N_("the terminal or session that started the job closed")),
+    2: ("SIGINT", N_("an interrupt (Ctrl-C) reached the rank")),
+    4: ("SIGILL", N_("an illegal CPU instruction: a binary built for another CPU")),
     6: ("SIGABRT", Msg("the process aborted itself")),
-    7: ("SIGBUS", "a bus error on mapped memory"),
-    8: ("SIGFPE", "an arithmetic fault in native code"),
-    9: ("SIGKILL", "killed outright"),
-    11: ("SIGSEGV", "a segmentation fault in native code"),
-    13: ("SIGPIPE", "it wrote to a closed pipe or socket"),
-    15: ("SIGTERM", "asked to terminate"),
+    7: ("SIGBUS", N_("a bus error on mapped memory")),
+    8: ("SIGFPE", N_("an arithmetic fault in native code")),
+    9: ("SIGKILL", N_("killed outright")),
+    11: ("SIGSEGV", N_("a segmentation fault in native code")),
+    13: ("SIGPIPE", N_("it wrote to a closed pipe or socket")),
+    15: ("SIGTERM", N_("asked to terminate")),
 }
 """Linux signal numbers (x86 and ARM) and what each means, from signal(7) (:data:`SRC_SIGNAL`)."""
 
@@ -99,7 +99,7 @@ def _who(e: RankExit) -> str:
         parts.append(f"rank {e.rank}")
     if e.local_rank is not None and (e.rank is None or e.local_rank != e.rank):
         parts.append(f"local_rank {e.local_rank}")
-    return " / ".join(parts) or "a process"
+    return " / ".join(parts) or N_("a process")
 
 
 def _ranks(exits: list[RankExit]) -> str:
@@ -107,31 +107,34 @@ def _ranks(exits: list[RankExit]) -> str:
     unnamed = sum(1 for e in exits if e.rank is None)
     if ranks:
         more = ((Msg(' and {unnamed} more processes', unnamed=unnamed) if unnamed > 1 else Msg(' and {unnamed} more process', unnamed=unnamed)) if unnamed else '')
-        return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}{more}"
+        return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}" + more
+
     lrs = sorted({e.local_rank for e in exits if e.local_rank is not None})
     if lrs:
         return f"local_rank{'s' if len(lrs) > 1 else ''} {', '.join(map(str, lrs))}"
-    return f"{len(exits)} process{'es' if len(exits) != 1 else ''}"
+    return (Msg("{n} processes", n=len(exits)) if len(exits) != 1 else Msg("{n} process", n=len(exits)))
 
 
 def _spread(log: LauncherLog, exits: list[RankExit]) -> str:
     """Where and when: one host alone, every failure in the same second, the first observed failure."""
-    notes = []
+    notes: list[str] = []
     hosts = sorted({e.host for e in exits if e.host})
     if len(hosts) == 1:
-        alone = " alone" if (log.nnodes or 0) > 1 else ""
-        notes.append(f"all on host {hosts[0]}{alone}"
-                     + (" (one host failing while the others ran points at that host)" if alone else ""))
+        if (log.nnodes or 0) > 1:
+            notes.append(Msg("all on host {host} alone (one host failing while the others ran points at that host)",
+                             host=hosts[0]))
+        else:
+            notes.append(Msg("all on host {host}", host=hosts[0]))
     elif len(hosts) > 1:
-        notes.append(f"on {len(hosts)} hosts ({', '.join(hosts)}): a cause shared by the hosts (network, storage, "
-                     "the program) rather than one machine")
+        notes.append(Msg("on {n} hosts ({hosts}): a cause shared by the hosts (network, storage, "
+                         "the program) rather than one machine", n=len(hosts), hosts=', '.join(hosts)))
     times = {e.time for e in exits if e.time}
     if len(exits) > 1 and len(times) == 1:
-        notes.append(f"all at {next(iter(times))}, at once")
+        notes.append(Msg("all at {time}, at once", time=next(iter(times))))
     root = next((e for e in exits if e.root_cause), None)
     if root is not None and len(exits) > 1:
-        notes.append(f"first observed failure: {_who(root)}")
-    return "; ".join(notes)
+        notes.append(Msg("first observed failure: {who}", who=_who(root)))
+    return joined("; ", notes)
 
 
 def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
@@ -157,7 +160,7 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
                                                          "sends; the first failure is not in this paste", ranks=_ranks(es), meaning=meaning),
                                "node", evidence, remedy, f"{source}; {SRC_ELASTIC}"))
             continue
-        out.append(Finding(fid, Verdict.WARN, (Msg('{ranks} killed by {name} (exitcode -{sig}: {meaning})', ranks=_ranks(es), name=name, sig=sig, meaning=meaning) + (f'; {spread}' if spread else '')), "node", evidence, remedy, f"{source}; {SRC_SIGNAL}"))
+        out.append(Finding(fid, Verdict.WARN, (Msg('{ranks} killed by {name} (exitcode -{sig}: {meaning})', ranks=_ranks(es), name=name, sig=sig, meaning=meaning) + (Msg('; {spread}', spread=spread) if spread else '')), "node", evidence, remedy, f"{source}; {SRC_SIGNAL}"))
     for code, es in sorted(by_code.items()):
         tb_lines = [e.traceback for e in es if e.traceback and not e.traceback.startswith("To enable traceback")]
         exc = log.exceptions[:2]
@@ -165,7 +168,8 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
         where = ("; ".join(sorted({e.error_file for e in es if e.error_file and e.error_file != "<N/A>"}))
                  or "")
         said = (Msg("; the paste shows the rank's error: {strip}", strip=exc[0].strip()) if exc else Msg('; its traceback field: {tb_lines}', tb_lines=tb_lines[0]) if tb_lines else '')
-        msg = (Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (f'; {spread}' if spread else ''))
+        msg = (Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (Msg('; {spread}', spread=spread) if spread else ''))
+
         remedy = (Msg("Find the first failing rank's Python traceback: it is printed above the ChildFailedError block (scroll up, or rerun torchrun with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's output)") + (Msg(', or read its error_file {where}', where=where) if where else '') + Msg('; decorate the entry point with `@record` (torch.distributed.elastic.multiprocessing.errors) so the traceback is written to TORCHELASTIC_ERROR_FILE and shown in this summary. A CUDA or NCCL error in that traceback is a machine question bringup can judge: paste it.'))
         if exc and not tb_lines:
             remedy = (Msg("The rank's own error is shown: fix the program (a Python exception is not a machine fault), or paste the CUDA/NCCL error it names."))

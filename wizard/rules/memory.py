@@ -12,6 +12,7 @@ from wizard.model import Finding, Verdict, measure, worst
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.rules.smi import (
     RESET_REMEDY,
+    reset_remedy,
     SRC_MIG,
     _ev,
     _fmt,
@@ -142,9 +143,10 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if sram_unc is not None and sram_unc > t["ecc_sram_uncorrectable_fail"]:
             rma = sram_unc_agg is not None and sram_unc_agg > t["ecc_sram_uncorrectable_aggregate_rma"]
             problems.append((Verdict.FAIL, f"{_fmt(sram_unc)} uncorrectable SRAM ECC error(s)",
-                             RESET_REMEDY + (" Aggregate SRAM uncorrectable errors above "
-                                             f"{_fmt(t['ecc_sram_uncorrectable_aggregate_rma'])}: RMA the GPU."
-                                             if rma else " RMA the GPU if they return.")))
+                             Msg.plain(RESET_REMEDY) + (Msg(" Aggregate SRAM uncorrectable errors above {limit}: RMA the GPU.",
+                                                            limit=_fmt(t['ecc_sram_uncorrectable_aggregate_rma']))
+                                                        if rma else Msg(" RMA the GPU if they return."))))
+
             measured.append(m_sram_unc)
         if sram_cor is not None and sram_cor > t["ecc_sram_correctable_fail"]:
             problems.append((Verdict.FAIL, (f"{_fmt(sram_cor)} corrected SRAM errors (limit "
@@ -203,12 +205,12 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding("health.row_remap", Verdict.FAIL,
                                (Msg('{subject}: a row remap for {fmt} uncorrectable error(s) is pending: the bad rows stay in use until the GPU is reset', subject=subject(g), fmt=_fmt(unc)) + (Msg(' (no remap failure, so not an RMA case)') if failure is False else '')),
                                subject(g), _ev(g, lines),
-                               (RESET_REMEDY.replace('<index>', str(idx)) + Msg(" If 'Remapping Failure Occurred' turns Yes, RMA the GPU.")), SRC_B7))
+                               (reset_remedy(idx) + Msg(" If 'Remapping Failure Occurred' turns Yes, RMA the GPU.")), SRC_B7))
         elif pending:
             out.append(Finding("health.row_remap", Verdict.WARN,
                                Msg("{subject}: a row remap is pending (correctable errors: {fmt}): it takes effect at the "
                                    "next GPU reset", subject=subject(g), fmt=_fmt(corr)), subject(g), _ev(g, lines),
-                               (RESET_REMEDY.replace('<index>', str(idx)) + Msg(' Still pending after the reset: FAIL, contact the vendor.')), SRC_B7))
+                               (reset_remedy(idx) + Msg(' Still pending after the reset: FAIL, contact the vendor.')), SRC_B7))
         elif none_banks:
             out.append(Finding("health.row_remap", Verdict.FAIL,
                                Msg("{subject}: {fmt} memory bank(s) have no spare rows left (Bank Remap Availability 'None')", subject=subject(g), fmt=_fmt(none_banks)), subject(g), _ev(g, lines),

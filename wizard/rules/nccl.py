@@ -30,7 +30,7 @@ from wizard.parsers.nccl import (
     parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
 NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
@@ -165,19 +165,19 @@ BAD_IFACE = re.compile(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S
 the other virtual bridges are the same kind of host-local interface)."""
 
 IBV_WC_STATUS = {
-    1: ("IBV_WC_LOC_LEN_ERR", "local length error"),
-    2: ("IBV_WC_LOC_QP_OP_ERR", "local QP operation error"),
-    4: ("IBV_WC_LOC_PROT_ERR", "local protection error (memory registration)"),
-    5: ("IBV_WC_WR_FLUSH_ERR", "work request flushed: the queue pair had already failed (look for the first error)"),
-    8: ("IBV_WC_LOC_ACCESS_ERR", "local access error"),
-    9: ("IBV_WC_REM_INV_REQ_ERR", "remote invalid request"),
-    10: ("IBV_WC_REM_ACCESS_ERR", "remote access error (often GPUDirect RDMA registration on the peer)"),
-    11: ("IBV_WC_REM_OP_ERR", "remote operation error"),
-    12: ("IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded: the peer did not acknowledge in time"),
-    13: ("IBV_WC_RNR_RETRY_EXC_ERR", "receiver-not-ready retry counter exceeded"),
-    19: ("IBV_WC_FATAL_ERR", "fatal error"),
-    20: ("IBV_WC_RESP_TIMEOUT_ERR", "response timeout"),
-    21: ("IBV_WC_GENERAL_ERR", "general error"),
+    1: ("IBV_WC_LOC_LEN_ERR", N_("local length error")),
+    2: ("IBV_WC_LOC_QP_OP_ERR", N_("local QP operation error")),
+    4: ("IBV_WC_LOC_PROT_ERR", N_("local protection error (memory registration)")),
+    5: ("IBV_WC_WR_FLUSH_ERR", N_("work request flushed: the queue pair had already failed (look for the first error)")),
+    8: ("IBV_WC_LOC_ACCESS_ERR", N_("local access error")),
+    9: ("IBV_WC_REM_INV_REQ_ERR", N_("remote invalid request")),
+    10: ("IBV_WC_REM_ACCESS_ERR", N_("remote access error (often GPUDirect RDMA registration on the peer)")),
+    11: ("IBV_WC_REM_OP_ERR", N_("remote operation error")),
+    12: ("IBV_WC_RETRY_EXC_ERR", N_("transport retry counter exceeded: the peer did not acknowledge in time")),
+    13: ("IBV_WC_RNR_RETRY_EXC_ERR", N_("receiver-not-ready retry counter exceeded")),
+    19: ("IBV_WC_FATAL_ERR", N_("fatal error")),
+    20: ("IBV_WC_RESP_TIMEOUT_ERR", N_("response timeout")),
+    21: ("IBV_WC_GENERAL_ERR", N_("general error")),
 }
 """ibv_wc_status values NCCL prints as "Got completion with error N" (libibverbs verbs.h)."""
 
@@ -220,8 +220,9 @@ def _arith(coll: str, row: PerfRow, n: int | None) -> str:
     if not n or n < 2:
         return f"busbw = algbw x {label}"
     num = 2 * (n - 1) if label.startswith("2") else n - 1
-    return (f"busbw = algbw x {label} = {_fmt(row.oop.algbw_gb_s)} x {num}/{n} = "
-            f"{row.oop.algbw_gb_s * fn(n):.2f} GB/s (printed {_fmt(row.oop.busbw_gb_s)})")
+    return Msg("busbw = algbw x {label} = {algbw} x {num}/{n} = {busbw:.2f} GB/s (printed {printed})", label=label,
+               algbw=_fmt(row.oop.algbw_gb_s), num=num, n=n, busbw=row.oop.algbw_gb_s * fn(n),
+               printed=_fmt(row.oop.busbw_gb_s))
 
 
 def _subset_floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | None) -> dict[str, str] | None:
@@ -306,7 +307,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
-NO_FLOOR_MARK = "bringup has no floor for this collective on this system (floors: all-reduce per system; all-gather and reduce-scatter on NVSwitch boards)"
+NO_FLOOR_MARK = N_("bringup has no floor for this collective on this system (floors: all-reduce per system; all-gather and reduce-scatter on NVSwitch boards)")
 
 
 def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite: bool,
@@ -391,8 +392,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             top = max(rows, key=lambda x: x.size_b)
             v = [x for x in (top.oop.busbw_gb_s, top.ip.busbw_gb_s) if x is not None]
             rest.append(f"{'/'.join(x for x in k if x)} {min(v):.2f}" if v else f"{'/'.join(x for x in k if x)} N/A")
-        others = (f"; judged on {'/'.join(x for x in key if x)} ({len(groups)} type/op combinations in this run; the others "
-                  f"at their largest size, GB/s: {', '.join(rest[:10])})")
+        others = Msg("; judged on {key} ({n} type/op combinations in this run; the others at their largest size, "
+                     "GB/s: {rest})", key='/'.join(x for x in key if x), n=len(groups), rest=', '.join(rest[:10]))
         r = replace(r, rows=groups[key])
 
     # bandwidth at the largest message size
@@ -413,7 +414,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     ev = list(head_ev) + ([r.columns_line] if r.columns_line else []) + [big.line]
     if peak_row is not None and peak_row is not big:
         ev.append(peak_row.line)
-    body = (Msg('nccl-tests {what} over {where}: {at}', what=what, where=where, at=at) + (f'; {arith}' if arith else '') + others)
+    body = (Msg('nccl-tests {what} over {where}: {at}', what=what, where=where, at=at) + ('; ' + arith if arith else '') + others)
 
     floor: float | None = None
     floor_src, floor_desc = "", ""
@@ -466,8 +467,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             floor_desc = (Msg("one GPU per node, so one NIC per node carries it: {multinode_nic_fraction:g} x {gbit:g} Gb/s / 8 (the plan's nic_gbit_s; derived, operator may override)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, gbit=gbit))
             floor_src = SRC_NIC_FLOOR
         else:
-            why_unknown = ("one GPU per node, so the run is bounded by one NIC per node, and that NIC's rate is neither in "
-                           "this output nor in the plan (nic_gbit_s)")
+            why_unknown = N_("one GPU per node, so the run is bounded by one NIC per node, and that NIC's rate is neither "
+                             "in this output nor in the plan (nic_gbit_s)")
     elif multi and coll == "all_reduce":
         if nics and gbit:
             floor = MULTINODE_NIC_FRACTION * nics * gbit / 8
@@ -489,9 +490,9 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                 floor, node_floor = MULTINODE_NIC_FRACTION * bound[0], True
                 floor_desc = (Msg("{multinode_nic_fraction:g} x {bound}: every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not held back by the network, whatever its NIC rate (derived)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, bound=bound[1]))
                 floor_src = f"{SRC_PCIE_BOUND}; {SRC_NIC_FLOOR}"
-            why_unknown = ("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate NIC "
-                           "bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are neither in "
-                           "this output nor in the plan (nics_per_node, nic_gbit_s)")
+            why_unknown = N_("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate "
+                             "NIC bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are "
+                             "neither in this output nor in the plan (nics_per_node, nic_gbit_s)")
 
     forced = _forced_socket(text + "\n" + (cmd if isinstance(cmd, str) else "")) if multi else ""
     if forced:
@@ -559,12 +560,12 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
         findings.append(Finding(fid, Verdict.FAIL, (Msg('{body}; below the {floor:g} GB/s floor ({floor_desc})', body=body, floor=floor, floor_desc=floor_desc) + (Msg('; typical {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
                                 remedy, src, measured=bm))
     else:
-        why = why_unknown or ("no floor is known for this system" if coll == "all_reduce" else NO_FLOOR_MARK)
+        why = why_unknown or (N_("no floor is known for this system") if coll == "all_reduce" else NO_FLOOR_MARK)
         peak = (Msg('; peak {busbw_gb_s:.2f} GB/s at {human_bytes}', busbw_gb_s=peak_row.oop.busbw_gb_s, human_bytes=human_bytes(peak_row.size_b)) if peak_row is not None and peak_row is not big and (peak_row.oop.busbw_gb_s is not None) else '')
         if reported and collapse is None:
             findings.append(Finding(fid, Verdict.PASS, (Msg("{body}{peak}; reported as information: {why}, and this run's all-reduce was judged against its floor", body=body, peak=peak, why=why) + avg_note), subject, tuple(ev), "", src))
             return findings
-        findings.append(Finding(fid, Verdict.UNKNOWN, (f'{body}{peak}; {why}' + (Msg('; reference {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
+        findings.append(Finding(fid, Verdict.UNKNOWN, (body + peak + Msg('; {why}', why=why) + (Msg('; reference {reference}', reference=reference) if reference else '') + avg_note), subject, tuple(ev),
                                 "Compare with your site baseline or the vendor's figure for this system (the plan's "
                                 "allreduce_floor_gb_s, or nics_per_node and nic_gbit_s for multi-node runs, let "
                                 "bringup judge it).", src))
@@ -577,7 +578,8 @@ def _unnamed(r: NcclTestsRun) -> str:
         row = r.rows[-1]
         if row.redop in ("", "none") and row.root in (-1, None):
             return Msg("all-gather or alltoall (no reduction, no root; the output does not name the test)")
-    return "unidentified collective"
+    return N_("unidentified collective")
+
 
 
 def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[str]] | None:
@@ -611,9 +613,9 @@ def _test_hosts(lines: list[str]) -> list[str]:
 
 def _ibv(code: int | None) -> str:
     if code is None:
-        return "an unknown status"
-    name, meaning = IBV_WC_STATUS.get(code, (f"status {code}", "see ibv_wc_status_str(3)"))
-    return f"error {code} = {name}: {meaning}"
+        return N_("an unknown status")
+    name, meaning = IBV_WC_STATUS.get(code, (f"status {code}", N_("see ibv_wc_status_str(3)")))
+    return Msg("error {code} = {name}: {meaning}", code=code, name=name, meaning=meaning)
 
 
 def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = None) -> list[Finding]:
@@ -628,7 +630,8 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
 
     if lg.completion_errors:
         codes = list(dict.fromkeys(c for c, _ in lg.completion_errors))
-        desc = "; ".join(_ibv(c) for c in codes[:3])
+        desc = joined("; ", (_ibv(c) for c in codes[:3]))
+
         ev = [line for _, line in lg.completion_errors[:8]] + [ln for ln, _ in lg.return_chains[:3]]
         findings.append(Finding("multinode.ib_errors", Verdict.FAIL,
                                 Msg("NCCL got InfiniBand completion errors ({desc})", desc=desc), subject, tuple(ev),
@@ -838,10 +841,11 @@ def _setup_remedy(kind: str, lines: list[str]) -> str:
                 "(torchrun --nnodes/--nproc_per_node, WORLD_SIZE/RANK from the launcher or operator), and each local "
                 "rank its own GPU (LOCAL_RANK -> CUDA device; one process per GPU). Then rerun with NCCL_DEBUG=INFO."))
     if kind == "system_call":
-        return ("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
+        return (N_("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
                 "permitted' is a permission or container restriction, 'Cannot allocate memory' a memory or locked-memory "
                 "limit (`ulimit -l`), 'Too many open files' the file limit (`ulimit -n`), 'No space left on device' a "
-                "full /dev/shm or /tmp. Fix it where the job runs, then rerun with NCCL_DEBUG=INFO.")
+                "full /dev/shm or /tmp. Fix it where the job runs, then rerun with NCCL_DEBUG=INFO."))
+
     return (N_("Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on and check it is up with an "
             "address on every node; an address NCCL cannot read ('is neither AF_INET nor AF_INET6') means the ranks "
             "did not exchange the same unique id: check that every rank runs the same NCCL version and gets the "

@@ -49,7 +49,7 @@ from wizard.rules.gpu_presence import (
 )
 from wizard.rules.smi import _ev as _doc_ev
 from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, short_subject, subject, thresholds
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, joined
 
 SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
              "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
@@ -313,27 +313,29 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             parts = []
             ev = _ev(d, d.lnkcap.line, d.lnksta.line)
             if _narrow(d):
-                cap = f"x{d.lnkcap.width}" if d.lnkcap.width is not None else "its LnkCap (not shown)"
-                parts.append(f"PCIe link x{d.lnksta.width} (downgraded), narrower than {cap}")
+                cap = f"x{d.lnkcap.width}" if d.lnkcap.width is not None else N_("its LnkCap (not shown)")
+                parts.append(Msg("PCIe link x{width} (downgraded), narrower than {cap}", width=str(d.lnksta.width),
+                                 cap=cap))
             for p in bad_ports:
-                parts.append(f"upstream port {_port_desc(p)} at x{p.lnksta.width} of x{p.lnkcap.width}")
+                parts.append(Msg("upstream port {port} at x{width} of x{cap}", port=_port_desc(p),
+                                 width=str(p.lnksta.width), cap=str(p.lnkcap.width)))
                 ev += [p.header, p.lnkcap.line, p.lnksta.line]
             up = facts.parents(d)
             if up and not bad_ports:
-                parts.append(f"upstream port {_port_desc(up[0])}")
+                parts.append(Msg("upstream port {port}", port=_port_desc(up[0])))
             # the GPU's own link when it is the narrow one, else the narrowest port above it
             m = _width_measure(d) if _narrow(d) else tightest(_width_measure(p, "upstream port link width")
                                                               for p in bad_ports)
-            findings.append(Finding(fid, WIDTH_BELOW_CAP, f"{_who(d)}: " + "; ".join(parts), _subject(d),
+            findings.append(Finding(fid, WIDTH_BELOW_CAP, Msg("{who}: ", who=_who(d)) + joined("; ", parts), _subject(d),
                                     tuple(x for x in ev if x), REMEDY_WIDTH, SRC_WIDTH, measured=m))
         else:
             up = facts.parents(d)
-            upt = f" (upstream port {_port_desc(up[0])})" if up else ""
-            passed.append(f"{_who(d)} x{d.lnksta.width}{upt}")
+            upt = Msg(" (upstream port {port})", port=_port_desc(up[0])) if up else ""
+            passed.append(Msg("{who} x{width}{upt}", who=_who(d), width=str(d.lnksta.width), upt=upt))
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
             pass_m.append(_width_measure(d))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe width at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe width at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + joined('; ', passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(pass_ev[:24]), "", SRC_WIDTH, measured=tightest(pass_m)))
     return findings
 
@@ -367,31 +369,33 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             parts = [_link_text(d)]
             ev = _ev(d, d.lnkcap.line, d.lnksta.line, d.lnkctl2_line if capped else "")
             for p in slow_ports:
-                parts.append(f"upstream port {_port_desc(p)} at {fmt_link(p.lnksta.speed_gts, p.lnksta.width)}")
+                parts.append(Msg("upstream port {port} at {link}", port=_port_desc(p),
+                                 link=fmt_link(p.lnksta.speed_gts, p.lnksta.width)))
                 ev += [p.header, p.lnkcap.line, p.lnksta.line]
             if capped:
-                parts.append(f"LnkCtl2 target speed {d.lnkctl2_target_gts:g}GT/s is below LnkCap: the link is "
-                             "capped by configuration")
+                parts.append(Msg("LnkCtl2 target speed {gts}GT/s is below LnkCap: the link is "
+                                 "capped by configuration", gts=f"{d.lnkctl2_target_gts:g}"))
             if (_slow(d) or slow_ports) and loaded:
-                verdict, tail = speed_verdict("load"), "below LnkCap under load"
+                verdict, tail = speed_verdict("load"), N_("below LnkCap under load")
             elif _slow(d) or slow_ports:
-                verdict, tail = speed_verdict("unknown"), ("below LnkCap, read at idle or unknown load: GPUs lower the PCIe "
-                                               "speed when idle; re-check under load")
+                verdict, tail = speed_verdict("unknown"), N_("below LnkCap, read at idle or unknown load: GPUs lower "
+                                                             "the PCIe speed when idle; re-check under load")
             else:
-                verdict, tail = Verdict.WARN, "speed capped below LnkCap"
+                verdict, tail = Verdict.WARN, N_("speed capped below LnkCap")
             m = _speed_measure(d) if _slow(d) else tightest(_speed_measure(p, "upstream port link speed")
                                                             for p in slow_ports)
             if m is None and capped:
                 m = measure(d.lnkctl2_target_gts, d.lnkcap.speed_gts, "GT/s", "at_least",
                             f"{_where(d)}LnkCtl2 target speed")
-            findings.append(Finding(fid, verdict, f"{_who(d)}: " + "; ".join(parts) + f" - {tail}", _subject(d),
+            findings.append(Finding(fid, verdict, Msg("{who}: ", who=_who(d)) + joined("; ", parts)
+                                    + Msg(" - {tail}", tail=tail), _subject(d),
                                     tuple(x for x in ev if x), REMEDY_SPEED, SRC_SPEED, measured=m))
         else:
-            passed.append(f"{_who(d)} {fmt_link(d.lnksta.speed_gts, d.lnksta.width)}")
+            passed.append(Msg("{who} {link}", who=_who(d), link=fmt_link(d.lnksta.speed_gts, d.lnksta.width)))
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
             pass_m.append(_speed_measure(d))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe speed at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('PCIe speed at LnkCap for {n_passed} link(s): ', n_passed=len(passed)) + joined('; ', passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(pass_ev[:24]), "", SRC_SPEED, measured=tightest(pass_m)))
     return findings
 
@@ -489,10 +493,11 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         switch_below = [x for x in below if _switchy(x)]
         kind = _bridge_kind(d)
         if _switchy(d) or gpus_below or switch_below:
-            what = [f"above GPU {', '.join(g.bus_id for g in gpus_below[:4])}"] if gpus_below else []
+            what: list[str] = [Msg("above GPU {gpus}", gpus=', '.join(g.bus_id for g in gpus_below[:4]))] \
+                if gpus_below else []
             if switch_below and not _switchy(d):
-                what.append(f"above PCIe switch {switch_below[0].bus_id}")
-            flagged.append(f"{d.bus_id} ({kind}{', ' + '; '.join(what) if what else ''})")
+                what.append(Msg("above PCIe switch {bus}", bus=switch_below[0].bus_id))
+            flagged.append(f"{d.bus_id} ({kind}" + (", " + joined("; ", what) if what else "") + ")")
             ev += [d.header, d.acs_line]
         elif below or whole or gpu_paths_known:
             quiet.append(f"{d.bus_id} ({kind})")
@@ -500,8 +505,8 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             unseen.append(f"{d.bus_id} ({kind})")
             ev += [d.header] + [x.strip() for x in d.lines if x.strip().startswith(("NUMA node:", "ACSCap:"))] + [
                 d.acs_line]
-    quiet_note = (f"; ACS is on at {', '.join(quiet[:4])}, with no GPU or PCIe switch behind it in this output"
-                  if quiet else "")
+    quiet_note = (Msg("; ACS is on at {ports}, with no GPU or PCIe switch behind it in this output",
+                      ports=', '.join(quiet[:4])) if quiet else "")
     if not flagged and not unseen:
         switch = [d for d in bridges if _switchy(d)]
         if switch:
@@ -519,17 +524,18 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         SRC_ACS)]
     parts: list[str] = []
     if flagged:
-        parts.append(f"ACS is enabled on {len(flagged)} PCIe port(s) on the GPUs' peer-to-peer path of this bare-metal "
-                     "node: GPU peer-to-peer traffic is redirected through the CPU root complex (slow or hanging P2P): "
-                     + "; ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else ""))
+        parts.append(Msg("ACS is enabled on {n} PCIe port(s) on the GPUs' peer-to-peer path of this bare-metal "
+                         "node: GPU peer-to-peer traffic is redirected through the CPU root complex (slow or hanging "
+                         "P2P): ", n=len(flagged))
+                     + joined("; ", flagged[:8]) + (" ..." if len(flagged) > 8 else ""))
     if unseen:
-        parts.append(f"ACS is enabled (SrcValid+) on {', '.join(unseen[:6])}"
-                     + ("" if flagged else " on this bare-metal node")
-                     + "; this excerpt does not show what is behind it: if GPUs, NICs or a PCIe switch are, their "
-                     "peer-to-peer traffic goes through the root complex/IOMMU (NCCL hangs, NVIDIA/nccl#2079)")
+        parts.append(Msg("ACS is enabled (SrcValid+) on {ports}", ports=', '.join(unseen[:6]))
+                     + ("" if flagged else Msg(" on this bare-metal node"))
+                     + Msg("; this excerpt does not show what is behind it: if GPUs, NICs or a PCIe switch are, their "
+                           "peer-to-peer traffic goes through the root complex/IOMMU (NCCL hangs, NVIDIA/nccl#2079)"))
     subject = gpu_subject(None, gpus[0].bdf) if len(gpus) == 1 else "host"
     remedy = (REMEDY_ACS if not unseen else Msg('See what is behind it first: `lspci -tv`, or the whole `sudo lspci -vvv`. ') + REMEDY_ACS)
-    return [Finding(fid, Verdict.WARN, "; ".join(parts) + quiet_note, subject, tuple(x for x in ev[:24] if x),
+    return [Finding(fid, Verdict.WARN, joined("; ", parts) + quiet_note, subject, tuple(x for x in ev[:24] if x),
                     remedy, SRC_ACS)]
 
 
@@ -672,8 +678,9 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             ok.append((g, f" (x{_fmt(cur)})", lines, wm))
             continue
         guest = in_vm(g, plan)
-        vm = (" On a cloud VM compare with the instance type's documented link: the platform presents it."
+        vm = (Msg(" On a cloud VM compare with the instance type's documented link: the platform presents it.")
               if guest else "")
+
         state, slines = _doc_load(g, plan)
         when = " under load" if state == "load" else Msg(" (the width does not drop at idle)")
         # inside a VM guest the hypervisor presents the link (as for the speed: speed_verdict): a warn to check

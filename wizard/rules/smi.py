@@ -82,6 +82,13 @@ RESET_REMEDY = (N_("Stop every process on the GPU, then reset it (`sudo nvidia-s
                 "unhealthy, then check again."))
 
 
+def reset_remedy(index: object) -> str:
+    """:data:`RESET_REMEDY` for GPU ``index`` (the same English, with the index in the command)."""
+    return Msg("Stop every process on the GPU, then reset it (`sudo nvidia-smi -r -i {index}`) or reboot the "
+               "node; NVIDIA says a reset is not guaranteed to work, so power-cycle if the GPU is still "
+               "unhealthy, then check again.", index=str(index))
+
+
 @functools.cache
 def thresholds() -> dict[str, float]:
     """``assets/gpu_thresholds.csv`` as name -> value (units in the file's ``unit`` column)."""
@@ -381,7 +388,7 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding("health.mig", Verdict.WARN,
                                (Msg("{subject}: MIG mode change pending (on now, off after a reset)", subject=subject(g)) if cur else
                                 Msg("{subject}: MIG mode change pending (off now, on after a reset)", subject=subject(g))), subject(g), _ev(g, lines),
-                               RESET_REMEDY.replace("<index>", str(idx)), SRC_MIG))
+                               reset_remedy(idx), SRC_MIG))
         elif cur:
             n = f" with {g.mig_devices} MIG device(s)" if g.mig_devices else ""
             out.append(Finding("health.mig", Verdict.PASS,
@@ -406,7 +413,8 @@ def _reset(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding("health.gpu_reset", Verdict.FAIL,
                                (Msg('{subject}: the driver asks for a GPU reset or reboot', subject=subject(g)) + (Msg(' (recovery action: {action})', action=action) if action and act != 'none' else '')),
                                subject(g), _ev(g, lines),
-                               ((Msg('Reboot the node.') if 'reboot' in act else RESET_REMEDY.replace('<index>', str(idx))) + Msg(' Read `dmesg | grep Xid` for the Xid that caused it.')), SRC_RESET))
+                               ((Msg('Reboot the node.') if 'reboot' in act else reset_remedy(idx)) + Msg(' Read `dmesg | grep Xid` for the Xid that caused it.')), SRC_RESET))
+
         elif drain or "drain" in act:
             out.append(Finding("health.gpu_reset", Verdict.WARN,
                                (Msg('{subject}: the driver recommends draining the GPU', subject=subject(g)) + (Msg(' (recovery action: {action})', action=action) if action else '')), subject(g), _ev(g, lines),

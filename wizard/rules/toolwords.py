@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -194,12 +194,13 @@ def _cuinit_words(hits: list[str], who: str) -> ChainWords:
         source = f"{SRC_CUINIT}; {info.source}"
     else:
         what = name or "an error"
-        num = f" (code {code})" if code is not None else ""
+        num = Msg(" (code {code})", code=code) if code is not None else ""
         named = (Msg(" with {what}{num}, a result the CUDA driver API's CUresult list does not name (the program did not know the code)", what=what, num=num) if name == 'UNKNOWN_CUDA_ERROR' or (code is not None and code < 0) else Msg(' with {what}{num}', what=what, num=num))
         remedy = (Msg("Check that the NVIDIA driver is installed and its kernel module loaded (`nvidia-smi`, `lsmod | grep nvidia`, `dmesg | grep NVRM`), that /dev/nvidia* and /dev/nvidia-uvm exist and this user can open them, that libcuda.so matches the loaded module's version, and on NVSwitch systems that nvidia-fabricmanager is running."))
         source = SRC_CUINIT
-    return ChainWords("cuinit", Verdict.FAIL, f"{who} cannot initialise the CUDA driver: cuInit failed{named}; no GPU "
-                      "is usable in this process", remedy, source, tuple(dict.fromkeys(hits))[:5])
+    return ChainWords("cuinit", Verdict.FAIL, Msg("{who} cannot initialise the CUDA driver: cuInit failed{named}; no GPU "
+                                                  "is usable in this process", who=who, named=named),
+                      remedy, source, tuple(dict.fromkeys(hits))[:5])
 
 
 def _driver_rows() -> "tuple[CudaErrorInfo, ...]":
@@ -220,11 +221,13 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     lib = hits(_LIBCUDA)
     if lib:
         out.append(ChainWords(
-            "libcuda", Verdict.FAIL, f"{who} cannot load "
-            + ("libcuda.so, the CUDA driver library" if any("libcuda" in ln.lower() for ln in lib) else
-               "the NVIDIA driver's libraries (libcuda.so, libnvidia-ml.so)") + " that the NVIDIA driver "
-            "installs: no NVIDIA driver user space is visible to this process (no driver installed, or a container "
-            "started without the GPUs and their driver libraries), so it can use no GPU",
+            "libcuda", Verdict.FAIL, Msg("{who} cannot load {what} that the NVIDIA driver "
+                                         "installs: no NVIDIA driver user space is visible to this process (no driver "
+                                         "installed, or a container started without the GPUs and their driver "
+                                         "libraries), so it can use no GPU", who=who,
+                                         what=(N_("libcuda.so, the CUDA driver library")
+                                               if any("libcuda" in ln.lower() for ln in lib) else
+                                               N_("the NVIDIA driver's libraries (libcuda.so, libnvidia-ml.so)"))),
             N_("Check `nvidia-smi` and `ldconfig -p | grep libcuda` on this host (no libcuda: install the NVIDIA driver, the "
             "driver stage); in a container, start it with the GPUs (--gpus all / the NVIDIA Container Toolkit), which "
             "mounts the host's libcuda.so.1; do not point LD_LIBRARY_PATH at the toolkit's stubs directory."),
@@ -236,10 +239,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         inside = not hook and any(re.search(r"singularity|apptainer|enroot|pyxis|docker|podman|container|/\.singularity\.d",
                                             ln, re.I) for ln in lines)
         out.append(ChainWords(
-            "tool_missing", Verdict.FAIL, f"{', '.join(names)}: not found where {who} runs"
-            + (" (inside a container: the GPU runtime did not inject the host's NVIDIA tools and libraries)" if inside
-               else " (not installed on this node: the container runtime's GPU hook needs it to give containers their "
-               "GPUs)" if hook else " (not installed, or not on PATH)"), N_("Install the NVIDIA package that ships it (nvidia-smi: the driver; "
+            "tool_missing", Verdict.FAIL, Msg("{names}: not found where {who} runs", names=', '.join(names), who=who)
+            + (Msg(" (inside a container: the GPU runtime did not inject the host's NVIDIA tools and libraries)")
+               if inside else Msg(" (not installed on this node: the container runtime's GPU hook needs it to give "
+                                  "containers their GPUs)") if hook else Msg(" (not installed, or not on PATH)")), N_("Install the NVIDIA package that ships it (nvidia-smi: the driver; "
             "nvidia-container-cli: libnvidia-container-tools from the NVIDIA Container Toolkit; nvcc: the CUDA toolkit; "
             "dcgmi: DCGM) on the host, check `command -v` for it; in a container, start it with the GPU runtime (docker "
             "--gpus all, apptainer/singularity --nv with nvliblist.conf listing the binaries, enroot/pyxis with its 98-nvidia "
@@ -256,15 +259,16 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         quoted = tuple(dict.fromkeys(nogpu + cudart + fallback))[:5]
         why = (Msg(' because the CUDA runtime libcudart.so was not found on the library path') if cudart else '')
         out.append(ChainWords(
-            "no_gpu_build", Verdict.FAIL, f"{who} runs its CPU-only build{why}: the GPU path is not installed, so "
-            "its GPU features are unavailable", N_("Install the library's CUDA build for the CUDA the driver supports and "
+            "no_gpu_build", Verdict.FAIL, Msg("{who} runs its CPU-only build{why}: the GPU path is not installed, so "
+                                              "its GPU features are unavailable", who=who, why=why), N_("Install the library's CUDA build for the CUDA the driver supports and "
             "make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on "
             "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs."), SRC_NO_GPU_BUILD, quoted))
     elif cudart:
         out.append(ChainWords(
-            "no_cudart", Verdict.WARN, f"{who} did not find the CUDA runtime libcudart.so on its library path",
-            "Make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on LD_LIBRARY_PATH "
-            "/ ldconfig) and check whether the program then loads its CUDA build.", SRC_NO_GPU_BUILD,
+            "no_cudart", Verdict.WARN, Msg("{who} did not find the CUDA runtime libcudart.so on its library path",
+                                           who=who),
+            N_("Make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on "
+               "LD_LIBRARY_PATH / ldconfig) and check whether the program then loads its CUDA build."), SRC_NO_GPU_BUILD,
             tuple(dict.fromkeys(cudart))[:5]))
     cc = [(m, ln.strip()) for ln in lines for m in [_CC_BELOW.search(ln)] if m]
     if cc:
@@ -275,9 +279,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         msg = (Msg('{who} cannot compile its GPU kernels for {gpu}(compute capability {have}): Triton, the compiler it uses, needs compute capability {need} or higher; the GPU is below what the software supports, not faulty', who=who, gpu=gpu, have=have, need=need) if m.group('need2') else Msg('{who} leaves out {gpu}(compute capability {have}): this build needs compute capability {need} or higher, so the work runs without that GPU (on the CPU if it is the only one); the GPU is below what the build supports, not faulty', who=who, gpu=gpu, have=have, need=need))
         out.append(ChainWords(
             "cc_below", Verdict.FAIL, msg,
-            f"Use GPUs of compute capability {need} or higher for this build, or a build of the program compiled "
-            f"for compute capability {have} (an older release, or a source build with it in the CUDA "
-            "architectures; for Triton-compiled kernels, run without torch.compile / Triton).",
+            Msg("Use GPUs of compute capability {need} or higher for this build, or a build of the program compiled "
+                "for compute capability {have} (an older release, or a source build with it in the CUDA "
+                "architectures; for Triton-compiled kernels, run without torch.compile / Triton).", need=need,
+                have=have),
             SRC_CC_BELOW, tuple(dict.fromkeys(x for _, x in cc))[:5]))
     absent = hits(_NV_LIBS_ABSENT)
     if absent:
@@ -291,17 +296,20 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     sym = [(m, ln.strip()) for ln in lines for m in [_LIBCUDA_SYMBOL.search(ln)] if m]
     if sym:
         out.append(ChainWords(
-            "libcuda_symbol", Verdict.FAIL, f"{who} needs {sym[0][0].group(1)} from libcuda.so, the NVIDIA driver's CUDA "
-            "library, and the installed driver does not provide it: the driver is older than the CUDA the program was "
-            "built for (or a stub libcuda.so is found first), so its GPU path does not work",
+            "libcuda_symbol", Verdict.FAIL, Msg("{who} needs {symbol} from libcuda.so, the NVIDIA driver's CUDA "
+                                                "library, and the installed driver does not provide it: the driver is "
+                                                "older than the CUDA the program was built for (or a stub libcuda.so is "
+                                                "found first), so its GPU path does not work", who=who,
+                                                symbol=sym[0][0].group(1)),
             N_("Check the driver (`nvidia-smi`: its CUDA Version must be at least the CUDA the program was built with) and "
             "update it; make sure no CUDA toolkit stubs directory (…/lib64/stubs) is on LD_LIBRARY_PATH."),
             SRC_LIBCUDA, tuple(dict.fromkeys(x for _, x in sym))[:5]))
     broken = hits(_NV_TOOL_BROKEN)
     if broken:
         out.append(ChainWords(
-            "tool_broken", Verdict.FAIL, f"an NVIDIA tool cannot run where {who} runs: the kernel refuses its binary "
-            "(exec format error: built for another CPU architecture, or an empty or truncated file)",
+            "tool_broken", Verdict.FAIL, Msg("an NVIDIA tool cannot run where {who} runs: the kernel refuses its binary "
+                                             "(exec format error: built for another CPU architecture, or an empty or "
+                                             "truncated file)", who=who),
             N_("Check the file (`file /usr/bin/nvidia-smi`, its size) on the host and in the container: it must be the "
             "driver's binary for this CPU architecture; in Kubernetes, the GPU Operator's driver and toolkit "
             "containers must match the node's architecture and the driver root (reinstall the driver / toolkit "
@@ -311,17 +319,18 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
         m, ln = mods[0]
         why = m.group("why").strip()
         low = why.lower()
-        cause = ("the module does not fit this kernel (built for another kernel, or it needs symbols the running "
-                 "kernel or another module does not provide: `dmesg` names them as 'Unknown symbol' / 'disagrees "
-                 "about version of symbol')" if "invalid argument" in low or "exec format" in low else
-                 "Secure Boot refuses an unsigned module (enroll the module's signing key with mokutil, or sign it)"
+        cause = (N_("the module does not fit this kernel (built for another kernel, or it needs symbols the running "
+                    "kernel or another module does not provide: `dmesg` names them as 'Unknown symbol' / 'disagrees "
+                    "about version of symbol')") if "invalid argument" in low or "exec format" in low else
+                 N_("Secure Boot refuses an unsigned module (enroll the module's signing key with mokutil, or sign it)")
                  if "key was rejected" in low or "not permitted" in low or "required key" in low else
-                 "no device this module drives was found" if "no such device" in low else
-                 "the module's dependencies or files are missing" if "not found" in low or "no such file" in low else
-                 f"the kernel refused it ({why})")
+                 N_("no device this module drives was found") if "no such device" in low else
+                 N_("the module's dependencies or files are missing") if "not found" in low or "no such file" in low
+                 else Msg("the kernel refused it ({why})", why=why))
         out.append(ChainWords(
-            "module_refused", Verdict.FAIL, f"the kernel module {m.group('mod')} could not be loaded: {cause}; what "
-            "needs it (the GPU driver, GPUDirect RDMA, the HCA) does not work until it loads",
+            "module_refused", Verdict.FAIL, Msg("the kernel module {mod} could not be loaded: {cause}; what "
+                                                "needs it (the GPU driver, GPUDirect RDMA, the HCA) does not work "
+                                                "until it loads", mod=m.group('mod'), cause=cause),
             N_("Read `dmesg | tail` right after the modprobe for the kernel's reason; rebuild the module for the running "
             "kernel (`dkms status`, `dkms autoinstall`, or the vendor package for this kernel: on current drivers "
             "GPUDirect RDMA is the driver's own nvidia-peermem, not the old nv_peer_mem package); with Secure Boot, "
@@ -343,9 +352,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     dnn = hits(_CUDNN)
     if dnn:
         out.append(ChainWords(
-            "cudnn", Verdict.FAIL, f"{who} cannot start cuDNN (the CUDA runtime / cuDNN stack fails at initialisation), "
-            "so no GPU work that needs it runs; the usual causes: the GPU's memory already taken (another process, or "
-            "the framework preallocating it), or cuDNN, CUDA and driver versions that do not go together",
+            "cudnn", Verdict.FAIL, Msg("{who} cannot start cuDNN (the CUDA runtime / cuDNN stack fails at "
+                                       "initialisation), so no GPU work that needs it runs; the usual causes: the GPU's "
+                                       "memory already taken (another process, or the framework preallocating it), or "
+                                       "cuDNN, CUDA and driver versions that do not go together", who=who),
             N_("Check `nvidia-smi` for processes holding the GPU's memory (JAX and TensorFlow preallocate it: "
             "XLA_PYTHON_CLIENT_PREALLOCATE=false, TF_FORCE_GPU_ALLOW_GROWTH=true); check that the cuDNN the framework "
             "loads is the one its release was built with and that the driver supports that CUDA (the framework's "
@@ -382,11 +392,13 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
         v = SEVERITY_VERDICT.get(cls.get("verdict", "warn"), Verdict.WARN)
         verdict = v if v.rank > verdict.rank else verdict
         meaning = cls.get("meaning", "")
-        said.append(f"Xid {code}" + (f" ({row['description']}: {meaning[:1].lower()}{meaning[1:]})" if row else
-                                     " (not in bringup's Xid table: look it up in NVIDIA's Xid catalog)"))
+        said.append(f"Xid {code}" + (Msg(" ({description}: {meaning})", description=row['description'],
+                                         meaning=f"{meaning[:1].lower()}{meaning[1:]}") if row else
+                                     Msg(" (not in bringup's Xid table: look it up in NVIDIA's Xid catalog)")))
         if row.get("source"):
             sources.insert(0, row["source"])
-    msg = (Msg('the program reports ') + '; '.join(said) if said else '')
+    msg = (Msg('the program reports ') + joined('; ', said) if said else '')
+
     if sick:
         msg = ((msg + '; ' if msg else '') + Msg('the Kubernetes device plugin marked the GPU unhealthy: it offers it to no pod until the plugin restarts'))
         sources.insert(0, SRC_DEVICE_PLUGIN)

@@ -23,7 +23,7 @@ from wizard.parsers.topology import (
 from wizard.parsers.gpu import parse_pci
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.nvlink import SRC_NVLINK, sku_row, sku_row_by_device
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 SRC_TOPO = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -m legend: X, SYS, "
             "NODE, PHB, PXB, PIX, NV#); Azure HPC health checks, "
@@ -277,12 +277,14 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                "off or in pass-through (iommu=pt) (NCCL troubleshooting)."),
         "GNS": N_("The GPU or driver does not support P2P (GeForce boards: by design). NCCL then stages GPU-to-GPU "
                "traffic through host memory; use data-center GPUs for P2P."),
-        "TNS": "P2P is not supported across this topology (e.g. between CPU sockets); check `nvidia-smi topo -m`.",
-        "NS": "P2P is not supported between these GPUs; check the driver and `nvidia-smi topo -m`.",
-        "DR": "P2P is disabled by a driver registry key: remove the NVreg setting that disables it and reload the driver.",
-        "U": "The driver could not tell: check `dmesg | grep -i nvrm` and re-run.",
+        "TNS": N_("P2P is not supported across this topology (e.g. between CPU sockets); check `nvidia-smi topo -m`."),
+        "NS": N_("P2P is not supported between these GPUs; check the driver and `nvidia-smi topo -m`."),
+        "DR": N_("P2P is disabled by a driver registry key: remove the NVreg setting that disables it and reload the "
+                 "driver."),
+        "U": N_("The driver could not tell: check `dmesg | grep -i nvrm` and re-run."),
     }
-    rem = " ".join(remedy.get(c, "") for c in codes).strip()
+    rem = joined(" ", [Msg.plain(remedy[c]) for c in codes if remedy.get(c)])
+
     desc = "; ".join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
     if consumer:
         return [Finding(fid, Verdict.WARN, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc} (not expected on GeForce "

@@ -142,7 +142,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         msg = (Msg('{name}: Xid {code} {get} ({get2}), {plural}', name=name, code=code, get=row.get('name', ''), get2=Msg(row.get('description', '')), plural=plural(n, 'event')) + (Msg(': {label}', label=label) if label else ''))
         if bus in killed and (code == 45 or code in killed[bus]):
             verdict, remedy, source = Verdict.FAIL, NVLINK_KILL_REMEDY, f"{source}; {SRC_NVLINK_KILL}"
-            msg += f"; {_killed_text(killed[bus])}"
+            msg += "; " + _killed_text(killed[bus])
         out.append(Finding("health.xid", verdict, msg, name, evidence, remedy, source))
     for bus, cause, evs in lone_follow:
         name = gpu_name(log, bus, gpu_index)
@@ -151,8 +151,8 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         what = "/".join(str(c) for c in codes)
         row = rows.get(cause)
         r45 = rows.get(codes[0], {}) if codes else {}
-        find = (f"Find the Xid {cause} line itself (`journalctl -k | grep -i xid`, it may be in an earlier part of the "
-                f"log) and follow it.")
+        find = Msg("Find the Xid {cause} line itself (`journalctl -k | grep -i xid`, it may be in an earlier part of the "
+                   "log) and follow it.", cause=cause)
         if row is None:
             out.append(Finding("health.xid", Verdict.WARN,
                                Msg("{name}: Xid {what} ({plural}) caused by previous Xid {cause}, a code bringup does not know", name=name, what=what, plural=plural(len(evs), 'event'), cause=cause), name, evidence,
@@ -160,14 +160,14 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                                r45.get("source", SRC_XID)))
             continue
         verdict, label, remedy, source = _xid_judgement(cause, row, [], sev, buckets)
-        msg = (Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=Msg(row.get('description', ''))) + (f', {label}' if label else ''))
+        msg = (Msg('{name}: Xid {what} ({plural}) caused by previous Xid {cause} {get} ({get2}): judged as Xid {cause}', name=name, what=what, plural=plural(len(evs), 'event'), cause=cause, get=row.get('name', ''), get2=Msg(row.get('description', ''))) + (Msg(', {label}', label=label) if label else ''))
         remedy = (find + " " + remedy).strip() if verdict is not Verdict.PASS else ""
         source = (source + "; " + r45.get("source", SRC_XID).split(";")[0]
                   + " (Xid 45 not solo: follow the other Xid)")
         if bus in killed:
             verdict, source = Verdict.FAIL, f"{source}; {SRC_NVLINK_KILL}"
             remedy = Msg("{NVLINK_KILL_REMEDY} {find}", NVLINK_KILL_REMEDY=NVLINK_KILL_REMEDY, find=find)
-            msg += f"; {_killed_text(killed[bus])}"
+            msg += "; " + _killed_text(killed[bus])
         out.append(Finding("health.xid", verdict, msg, name, evidence, remedy, source))
     if len(killed) > 1:
         names = [gpu_name(log, b, gpu_index) for b in killed]
@@ -185,7 +185,7 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
         reset = any(e.fields.get("reset_required") for e in evs)
         what = (Msg("the driver's calls into the GPU fail with NV_ERR_RESET_REQUIRED: the GPU is in a state only a reset clears") if reset and all(e.fields.get('reset_required') for e in evs) else Msg("the GPU's firmware processor stopped answering the driver") + (Msg('; calls now fail with NV_ERR_RESET_REQUIRED') if reset else ''))
         out.append(Finding("health.gsp", Verdict.FAIL,
-                           (f'{name}: ' + ('' if reset and all(e.fields.get('reset_required') for e in evs) else Msg('GSP RPC timeout, ')) + f"{plural(len(evs), 'message')}: {what}"), name,
+                           (Msg('{name}: ', name=name) + ('' if reset and all(e.fields.get('reset_required') for e in evs) else Msg('GSP RPC timeout, ')) + Msg("{plural}: {what}", plural=plural(len(evs), 'message'), what=what)), name,
                            cap(ln for e in evs for ln in e.evidence),
                            row.get("follow_up", "Drain the GPU, reset it or power-cycle the node."),
                            row.get("source", SRC_XID) + " (Xid 119 GSP_RPC_TIMEOUT)"))
@@ -231,7 +231,10 @@ def nvlink_killed(events: list[KernelEvent]) -> "OrderedDict[str, list[int]]":
 
 
 def _killed_text(codes: list[int]) -> str:
-    return f"NVLink error{'s' if len(codes) > 1 else ''} (Xid {'/'.join(map(str, codes))}) killed the workload on this GPU"
+    xids = '/'.join(map(str, codes))
+    return (Msg("NVLink errors (Xid {xids}) killed the workload on this GPU", xids=xids) if len(codes) > 1
+            else Msg("NVLink error (Xid {xids}) killed the workload on this GPU", xids=xids))
+
 
 
 FOLLOWS_CAUSE = frozenset({45})
