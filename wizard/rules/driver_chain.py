@@ -367,7 +367,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
 
     too_old, insufficient = t.error("driver_too_old"), t.error("insufficient_driver")
     if too_old or insufficient:
-        parts = []
+        parts: list[str] = []
         if too_old:
             parts.append(Msg("torch says the NVIDIA driver is too old")
                          + (Msg(" (it supports CUDA {driver_cuda} only)", driver_cuda=t.driver_cuda)
