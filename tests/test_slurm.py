@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.health_bundles import make_bundle
 from wizard.model import Finding, Verdict
-from wizard.slurm import MAX_REASON_CHARS, NodeState, decide, node_name, parse_show_node, short_reason
+from wizard.slurm import MAX_REASON_CHARS, NodeState, decide, node_name, ours, parse_show_node, short_reason
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_as_a_prolog_it_keeps_the_job_off_a_sick_node(slurm, bundles):
         assert r.returncode != 0 and "prolog failed" in r.stderr.lower(), (r.returncode, r.stderr)
         assert f"draining {node} (bringup: xid" in (slurm.dir / "prolog.log").read_text()
         st = parse_show_node(slurm.show_node(node))
-        if st.drained and not st.ours:
+        if st.drained and not ours(st):
             assert st.reason == "Prolog error", st
             _wait_runs(slurm, node, 2)
             assert parse_show_node(slurm.show_node(node)).drained
@@ -210,6 +210,38 @@ def test_validate_nodes_runs_through_srun_inside_an_allocation(slurm, tmp_path):
 
 def _fail(msg: str = "Xid 79 (GPU has fallen off the bus)") -> Finding:
     return Finding("health.xid", Verdict.FAIL, f"GPU 3 (0000:9b:00.0): {msg}", "GPU 3 (0000:9b:00.0)")
+
+
+def test_explain_reads_the_real_scontrol_and_sinfo_of_a_drained_node(slurm, bundles):
+    """`bringup explain` of what this real Slurm prints (`scontrol show node` in its multi-line form, `sinfo`,
+    `sinfo -R`, `sinfo -N -l`) with one node drained by an operator: fail, naming the node and its reason; resumed:
+    `sinfo` passes."""
+    from wizard.explain import explain_text
+
+    node = slurm.nodes[1]
+    slurm.choose_bundle(bundles["healthy"], node)
+    r = slurm.run("scontrol", "update", f"NodeName={node}", "State=DRAIN", "Reason=explain test")
+    assert r.returncode == 0, r.stderr
+    try:
+        outputs = {cmd: slurm.run(*cmd.split()).stdout for cmd in
+                   (f"scontrol show node {node}", "sinfo", "sinfo -R", "sinfo -N -l")}
+        for cmd, out in outputs.items():
+            e = explain_text(out, cmd)
+            print(f"\n$ {cmd}\n{out}-> {e.kind} {e.verdict.value}")
+            assert e.kind == ("slurm-scontrol-node" if cmd.startswith("scontrol") else "slurm-sinfo"), (cmd, out)
+            assert e.verdict.value == "fail", (cmd, [(f.verdict.value, f.message) for f in e.findings])
+            bad = [f for f in e.findings if f.verdict.value == "fail"]
+            assert any(node in f.message for f in bad), (cmd, [f.message for f in bad])
+            assert all(f.remedy for f in bad) and all(f.evidence for f in e.findings)
+        assert "explain test" in explain_text(outputs[f"scontrol show node {node}"]).findings[0].message
+    finally:
+        assert slurm.run("scontrol", "update", f"NodeName={node}", "State=RESUME").returncode == 0
+    # just resumed, slurmctld may show the node "idle*" (not responding: no new work) until slurmd answers its ping
+    deadline = time.monotonic() + 90
+    while (e := explain_text(slurm.run("sinfo").stdout)).verdict.value != "pass" and time.monotonic() < deadline:
+        assert "not responding" in e.findings[0].message, [(f.verdict.value, f.message) for f in e.findings]
+        time.sleep(1)
+    assert e.verdict.value == "pass", [(f.verdict.value, f.message) for f in e.findings]
 
 
 @pytest.mark.parametrize("state,reason,healthy,action", [

@@ -262,6 +262,8 @@ def _build_kinds() -> dict[str, Kind]:
     from wizard.rules import gdrcopy as gdrcopy_rules
     from wizard.rules import container as container_rules
     from wizard.rules import fabricmanager as fm_rules
+    from wizard.parsers import scheduler as p_scheduler
+    from wizard.rules import scheduler as scheduler_rules
     from wizard.parsers.smi import detect_smi_dmon, parse_smi_csv, parse_smi_dmon, parse_smi_table
     from wizard.rules import cuda_env, cuda_samples, nccl, pasted
 
@@ -370,7 +372,7 @@ def _build_kinds() -> dict[str, Kind]:
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
     Kind("nvidia-smi-versions", "nvidia-smi's header values, one per line (NVIDIA-SMI / Driver Version / CUDA Version)",
          p_host_kinds.detect_smi_versions, pasted.host_kinds_judge_smi_versions, ("nvidia-smi | head -3",)),
-    Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log)", p_fabricmanager.detect_fm_log,
+    Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log), or what its start script prints", p_fabricmanager.detect_fm_log,
          fm_rules.judge_fm_log_text, ("tail -n 200 /var/log/fabricmanager.log",)),
     Kind("fabricmanager-version", "nv-fabricmanager --version", p_packages.detect_fm_version,
         driver_install.judge_fm_version_text, ("nv-fabricmanager --version",)),
@@ -406,13 +408,18 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
          pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
-    Kind("ipmitool-sel", "ipmitool sel elist / sel list (the BMC's System Event Log)", p_bmc.detect_sel,
+    Kind("ipmitool-sel", "ipmitool sel elist / sel list, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
     Kind("ipmitool-error", "ipmitool failing to reach a BMC (Could not open device at /dev/ipmi0, Unable to establish "
          "IPMI v2 / RMCP+ session)", p_bmc.detect_ipmi_error, bmc_rules.judge_ipmi_error_text,
          ("sudo ipmitool sel elist",)),
+    # wizard/parsers/scheduler.py detects; wizard/rules/scheduler.py judges (Slurm's view of its nodes)
+    Kind("slurm-scontrol-node", "scontrol show node (Slurm's record of a node: state, reason, GRES)",
+         p_scheduler.detect_scontrol_node, scheduler_rules.judge_scontrol_text, ("scontrol show node NODE",)),
+    Kind("slurm-sinfo", "sinfo (Slurm partitions and node states; also -N, -l, -R)", p_scheduler.detect_sinfo,
+         scheduler_rules.judge_sinfo_text, ("sinfo", "sinfo -R")),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),
@@ -729,7 +736,9 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.ib_bandwidth": "multinode.transport",  # ib_write_bw / ib_read_bw
     "multinode.netdev": "multinode.transport",  # ip addr / ip link: IPoIB interfaces
     "driver.cuda_env": "driver.chain",  # a CUDA library's environment report (cupy.show_config(), xformers.info, numba)
-    "node.storage_sync": "node.storage_read",  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
+    "node.storage_sync": "node.storage_read",
+    "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
+    "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from wizard.model import Finding
+from wizard.parsers.scheduler import NodeState, parse_show_node
 
 REASON_PREFIX = "bringup:"
 """Every reason bringup sets starts with this; only such a drain is bringup's to resume (NHC's ``NHC:`` leader)."""
@@ -42,34 +43,6 @@ OFFLINE_FLAGS = frozenset({"DRAIN", "DRAINED", "DRAINING", "DOWN", "FAIL", "FAIL
 
 class SlurmError(Exception):
     """``scontrol`` is missing, failed, timed out, or printed no state for the node (the message says which)."""
-
-
-@dataclass(frozen=True)
-class NodeState:
-    """A node as ``scontrol show node -o`` shows it: ``state`` such as ``IDLE+DRAIN``, ``reason`` ("" when none)."""
-
-    name: str
-    state: str
-    reason: str = ""
-
-    @property
-    def words(self) -> frozenset[str]:
-        return frozenset(w for w in re.split(r"[+ ]", self.state.upper().rstrip("*~#!%$@^-")) if w)
-
-    @property
-    def drained(self) -> bool:
-        """DRAIN set (drained or draining)."""
-        return bool(self.words & {"DRAIN", "DRAINED", "DRAINING"})
-
-    @property
-    def offline(self) -> bool:
-        """Takes no new jobs already (drained, down, failing, in maintenance, rebooting, powered down)."""
-        return bool(self.words & OFFLINE_FLAGS)
-
-    @property
-    def ours(self) -> bool:
-        """The reason is one bringup set."""
-        return self.reason.startswith(REASON_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -96,24 +69,6 @@ def node_name(environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     name = (env.get("SLURMD_NODENAME") or "").strip()
     return name or socket.gethostname().split(".", 1)[0]
-
-
-def parse_show_node(text: str) -> NodeState | None:
-    """The node of ``scontrol show node -o NODE``'s one line: ``NodeName=``, ``State=`` and ``Reason=`` (the rest of
-    the line, less the ``[user@time]`` Slurm appends). ``None`` when the text has no NodeName and State."""
-    for line in text.splitlines():
-        name = re.search(r"(?:^|\s)NodeName=(\S+)", line)
-        state = re.search(r"(?:^|\s)State=(\S+)", line)
-        if not name or not state:
-            continue
-        reason = ""
-        m = re.search(r"(?:^|\s)Reason=(.*)$", line)
-        if m:
-            reason = re.sub(r"\s*\[[^\]\[]*@[^\]\[]*\]\s*$", "", m.group(1)).strip()
-            if reason in ("(null)", "none"):
-                reason = ""
-        return NodeState(name.group(1), state.group(1), reason)
-    return None
 
 
 def short_reason(finding: Finding) -> str:
@@ -155,6 +110,16 @@ def _scontrol(argv: Sequence[str], timeout_s: float) -> str:
     return r.stdout
 
 
+def offline(node: NodeState) -> bool:
+    """Takes no new jobs already (drained, down, failing, in maintenance, rebooting, powered down)."""
+    return bool(node.words & OFFLINE_FLAGS)
+
+
+def ours(node: NodeState) -> bool:
+    """The reason is one bringup set."""
+    return node.reason.startswith(REASON_PREFIX)
+
+
 def show_node(node: str, scontrol: str = "scontrol", timeout_s: float = SCONTROL_TIMEOUT_S) -> NodeState:
     """The node's state and reason (``scontrol show node -o NODE``).
 
@@ -174,7 +139,7 @@ def decide(node: str, healthy: bool, before: NodeState, failure: Finding | None,
     resume a healthy node that bringup drained; leave everything else as it is. The drain reason is
     :func:`short_reason` of ``failure``, else ``reason`` (cleaned the same way), else "bringup: health check failed"."""
     if healthy:
-        if before.drained and before.ours:
+        if before.drained and ours(before):
             return Outcome(node, "resume", f"healthy: resuming {node}, drained by bringup ({before.reason})", before,
                            (scontrol, "update", f"NodeName={node}", "State=RESUME"))
         if before.drained:
@@ -183,10 +148,10 @@ def decide(node: str, healthy: bool, before: NodeState, failure: Finding | None,
             return Outcome(node, "none", why, before)
         return Outcome(node, "none", f"healthy: {node} is {before.state}, nothing to change", before)
     reason = short_reason(failure) if failure is not None else _clean(reason or f"{REASON_PREFIX} health check failed")
-    if before.offline and not before.ours:
+    if offline(before) and not ours(before):
         return Outcome(node, "none", f"unhealthy, but {node} is already {before.state} "
                        f"({before.reason or 'no reason given'}): its reason is kept", before, reason=reason)
-    if before.drained and before.ours and before.reason == reason:
+    if before.drained and ours(before) and before.reason == reason:
         return Outcome(node, "none", f"unhealthy: {node} is already drained for this ({reason})", before,
                        reason=reason)
     return Outcome(node, "drain", f"unhealthy: draining {node} ({reason})", before,

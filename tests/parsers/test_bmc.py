@@ -128,3 +128,21 @@ def test_bmc_parsers_never_raise(t):
     d = bmc.parse_sdr(t)
     assert all(r.line for r in s.records) and all(r.line for r in d.readings)
     assert 0 <= bmc.detect_sel(t) <= 1 and 0 <= bmc.detect_sdr(t) <= 1
+
+
+def test_a_bmc_web_interface_event_line_is_a_record_of_its_sensor_type():
+    """The real one-line Supermicro health-event ("Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 -
+    Assertion", round-10 held-out): the IPMI event text names a Memory event; the location after '@' is the sensor; no
+    date. A synthetic_ dated line and a Deassertion read the same way."""
+    from tests.probe_data import PUBLIC
+
+    body = text(PUBLIC / "bmc-sel__uncorrectable-ecc-p2-dimmf1-assertion.txt")
+    assert bmc.detect_sel(body) >= 0.7
+    (r,) = bmc.parse_sel(body).records
+    assert (r.sensor_type, r.sensor, r.direction, r.when) == ("Memory", "P2-DIMMF1", "Asserted", None)
+    assert r.event.startswith("Uncorrectable ECC")
+    synthetic = "2023/05/01 10:20:30 Correctable ECC @DIMMA1(CPU1) - Deasserted\n"
+    (d,) = bmc.parse_sel(synthetic).records
+    assert (d.sensor_type, d.sensor, d.direction, d.when) == ("Memory", "DIMMA1(CPU1)", "Deasserted",
+                                                              dt.datetime(2023, 5, 1, 10, 20, 30))
+    assert bmc.detect_sel("kernel: nvme0: I/O 12 QID 3 timeout, aborting\n") == 0.0

@@ -435,3 +435,14 @@ def test_explain_detects_and_judges(path, kind, verdict):
     assert explain_text(f"$ {kind.split('-')[0]}\n" + raw).kind == kind
     cut = "\n".join(raw.splitlines()[: max(2, len(raw.splitlines()) * 2 // 3)]) + "\n"
     assert explain_text(cut).kind == kind
+
+
+def test_a_dmidecode_listing_without_memory_devices_says_so():
+    """The real `dmidecode` of a PowerEdge XE9680 with only types 1, 12 and 32 (held-out round 11): not 'could not
+    read', but which types it holds and that the DIMM slots are not among them."""
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "dmidecode__xe9680-system-info-boot-no-errors.txt"))
+    (f,) = r.findings
+    assert f.verdict is Verdict.UNKNOWN and "no Memory Device (type 17)" in f.message and "System Information" in f.message
+    assert any("PowerEdge XE9680" in ln for ln in f.evidence) and "dmidecode -t 17" in f.remedy

@@ -213,3 +213,15 @@ def test_a_cuda_error_while_cuda_starts_with_cuda_unavailable_fails_whatever_its
     fs = [f for f in e.findings if f.id == "driver.torch_cuda"]
     assert [f.verdict for f in fs] == [Verdict.FAIL] and "is_available() is False" in fs[0].message
     assert "out of memory" in fs[0].message
+
+
+def test_a_bare_old_nvcc_warns_unless_the_gpus_named_are_ones_it_builds_for():
+    """The real `nvcc -V` of CUDA 10.0 (held-out round 11): too old for Ampere and newer; warns with no GPU named or an
+    H100 in the plan, and is judged by the driver alone for a V100 (Volta) it builds for."""
+    from tests.probe_data import PUBLIC
+
+    body = text(PUBLIC / "nvcc__cuda-10.0-version-only.txt")
+    assert explain_text(body).verdict is Verdict.WARN
+    assert explain_text(body, "n", {"gpu_model": "NVIDIA H100 80GB HBM3"}).verdict is Verdict.WARN
+    volta = explain_text(body, "n", {"gpu_model": "Tesla V100-SXM2-32GB"})
+    assert volta.verdict is Verdict.PASS and "too old" not in volta.findings[0].message

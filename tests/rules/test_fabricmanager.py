@@ -30,3 +30,14 @@ def test_fatal_error_fails_and_info_only_passes():
                     "NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n")
     fs = judge_fm_log_text(fatal, {})
     assert [f.verdict for f in fs] == [Verdict.FAIL] and "reset" in fs[0].remedy
+
+
+def test_the_start_scripts_unknown_option_is_fabric_manager_not_started():
+    """The real console output of Fabric Manager's NVLink5 start script rejecting its arguments (held-out round 11,
+    NVIDIA/gpu-operator#1595): recognised as Fabric Manager's, and a failure with how to start it."""
+    body = text(PUBLIC / "fabricmanager__nvlink5-start-script-unknown-option.txt")
+    assert detect_fm_log(body) == 0.9 and parse_fm_log(body).start_errors
+    r = explain_text(body)
+    (f,) = r.findings
+    assert r.kind == "fabricmanager-log" and f.verdict is Verdict.FAIL and "Unknown option" in f.message
+    assert "systemctl enable --now nvidia-fabricmanager" in f.remedy

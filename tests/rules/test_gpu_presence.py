@@ -546,3 +546,14 @@ def test_gsp_firmware_against_the_loaded_driver():
     two = block + block.replace("0000:62:00.0", "0000:63:00.0").replace("535.129.03", "550.54.15")
     fs = gpu_presence.gpu_information(parse_gpu_information(two))
     assert [f.verdict for f in fs if f.id == "driver.version"] == [Verdict.WARN]
+
+
+def test_a_driver_that_reports_no_cuda_version_warns_that_cuda_cannot_run_on_the_host():
+    """The real `nvidia-smi -q` of a vGPU host (held-out round 10): 'CUDA Version : Not Found' is no libcuda for this
+    driver, not a CUDA version: driver.version warns instead of saying 'supports CUDA up to Not Found'."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi-q__vgpu-host-driver-cuda-version-not-found.txt"))
+    (f,) = [f for f in r.findings if f.id == "driver.version"]
+    assert f.verdict is Verdict.WARN and "CUDA Version: Not Found" in f.message and "up to Not Found" not in f.message
+    assert "libcuda" in f.remedy and "vgpu" in f.source.lower()

@@ -641,3 +641,14 @@ def test_nvswitch_sxid_lines_warn_when_non_fatal_and_fail_when_fatal():
     fatal = body.replace("22013, Non-fatal, Link 44", "22013, Fatal, Link 44")
     (f,) = [x for x in explain_text(fatal).findings if x.id == "health.sxid"]
     assert f.verdict is Verdict.FAIL and "fatal NVSwitch error" in f.message
+
+
+def test_a_crash_asked_for_with_sysrq_is_not_a_fault_but_is_said():
+    """The real pstore record of a kernel crashed with SysRq 'c' (held-out round 11; leptonai/gpud test data): the
+    oops in sysrq_handle_crash follows 'SysRq : Trigger a crash', so it warns (confirm it was planned) instead of
+    failing as a kernel fault."""
+    r = explain_text(text(PUBLIC / "pstore__dmesg-erst-sysrq-triggered-crash-oops.txt"))
+    (f,) = r.findings
+    assert (f.id, f.verdict) == ("health.kernel_log", Verdict.WARN)
+    assert "SysRq 'c'" in f.message and "from bash" in f.message and "sysrq.html" in f.source
+    assert f.evidence[0].endswith("sysrq: SysRq : Trigger a crash")

@@ -514,3 +514,12 @@ def test_busbw_against_the_floor_is_carried_as_a_measured_value() -> None:
     (bad,) = nccl.judge_nccl_tests(t, {"allreduce_floor_gb_s": 370})
     assert (ok.verdict, ok.measured.value, ok.measured.threshold) == (Verdict.PASS, 337.35, 320)
     assert (bad.verdict, bad.measured.threshold, bad.measured.met) == (Verdict.FAIL, 370, False)
+
+
+def test_an_ib_nic_across_the_sockets_from_the_gpus_warns():
+    """The real NCCL 2.4 init lines of two nodes (held-out round 11): 'IB NIC distance : SOC' for every GPU: GPUDirect
+    RDMA is not used that far; data between nodes crosses the socket interconnect -> multinode.transport warns."""
+    r = explain_text(text(PUBLIC / "nccl-log__ib-nic-distance-soc-all-gpus.txt"))
+    (f,) = [f for f in r.findings if f.verdict is Verdict.WARN]
+    assert f.id == "multinode.transport" and "SOC/SYS" in f.message and "7 GPU rank(s)" in f.message
+    assert "NCCL_NET_GDR_LEVEL" in f.remedy and all("IB NIC distance" in ln for ln in f.evidence)

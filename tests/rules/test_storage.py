@@ -415,3 +415,26 @@ def test_explain_of_each_real_fdatasync_output(name, verdict, p99):
     r = explain_text(_pub(name), name)
     assert r.kind == "fio-json" and r.verdict is verdict, [(f.id, f.verdict, f.message) for f in r.findings]
     assert "normal" in r.title and any(p99 in f.message for f in r.findings if f.id == "node.storage_sync")
+
+
+def test_a_plain_write_job_is_judged_on_its_p99_write_latency():
+    """The real fio 4 KiB write on a small cloud volume (held-out round 10): 3,068 IOPS, p99 13.4 ms, the device 100%
+    busy: node.storage_write warns (at or above 10 ms), and the missing read job skips instead of leaving it unknown.
+    A synthetic_ direct job at 1 ms passes; a buffered one at 1 ms says nothing (the page cache answered)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "fio__aws-micro-4k-seqwrite-qd4-11mibs-p99-13ms.txt"))
+    w = [f for f in r.findings if f.id == "node.storage_write"]
+    assert r.verdict is Verdict.WARN and [f.verdict for f in w] == [Verdict.WARN]
+    assert "13.4 ms" in w[0].message and "3,068 write IOPS" in w[0].message and w[0].measured.value == 13.435
+    read = [f for f in r.findings if f.id == "node.storage_read"]
+    assert [f.verdict for f in read] == [Verdict.SKIP] and "node.storage_write" in read[0].message
+    import dataclasses
+    from wizard.parsers.storage import FioRun
+
+    job = parse_fio(text(PUBLIC / "fio__aws-micro-4k-seqwrite-qd4-11mibs-p99-13ms.txt")).jobs[0]
+    for direct, want in ((True, [Verdict.PASS]), (False, [])):
+        fast = dataclasses.replace(job, write_clat_p99_ns=1_000_000.0, direct=direct)
+        got = storage.write_latency(FioRun(jobs=[fast]), ("synthetic",))
+        assert [f.verdict for f in got] == want

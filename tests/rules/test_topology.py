@@ -57,7 +57,8 @@ def test_p2p_matrix():
     cns = topology_rules.p2p(out("nvidia_smi_topo_p2p", PUBLIC / "nvidia-smi-topo-p2p__2x-l4-cns.txt"), {})
     assert [f.verdict for f in cns] == [Verdict.FAIL] and "ACS" in cns[0].remedy
     gns = out("nvidia_smi_topo_p2p", PUBLIC / "nvidia-smi-topo-p2p__2x-rtx5090-gns-tabs.txt")
-    assert [f.verdict for f in topology_rules.p2p(gns, {})] == [Verdict.FAIL]
+    assert [f.verdict for f in topology_rules.p2p(gns, {})] == [Verdict.WARN]  # GNS: the board has no P2P by design
+    assert [f.verdict for f in topology_rules.p2p(gns, {"gpu_model": "NVIDIA H100 80GB HBM3"})] == [Verdict.FAIL]
     geforce = topology_rules.p2p(gns, {"gpu_model": "RTX 5090"})
     assert [f.verdict for f in geforce] == [Verdict.WARN] and "GeForce" in geforce[0].message
 
@@ -139,3 +140,4 @@ def test_topology_real_outputs_of_this_round():
     rows = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__dgx-a100-nv12-rows-no-header-excerpt.txt"), {})
     assert [f.verdict for f in rows] == [Verdict.PASS] and "no header row" in rows[0].message
     assert all(ev for ev in rows[0].evidence)  # no empty header line as evidence
+

@@ -151,8 +151,41 @@ def split_sensor(column: str) -> tuple[str, str]:
     return "", col
 
 
+_WEB_EVENT = re.compile(
+    r"^(?:(?P<date>\d{2,4}[/.-]\d{1,2}[/.-]\d{1,4})[ T,]+(?P<time>\d{1,2}:\d{2}(?::\d{2})?)\s+)?"
+    r"(?P<event>[A-Za-z][^|@]*?)\s*(?:@\s*(?P<sensor>[^|@]*?))?\s+-\s+(?P<dir>Assert(?:ion|ed)|Deassert(?:ion|ed))\s*$",
+    re.I)
+"""A BMC web interface's event line (Supermicro's health event log: "Uncorrectable ECC / other uncorrectable memory
+error @P2-DIMMF1 - Assertion"), optionally led by its date and time: the IPMI event text, the sensor or location after
+"@", the direction."""
+
+_INFERRED_TYPE = (  # an event text of the IPMI specification's sensor-specific offsets (Table 42-3) -> its sensor type
+    (r"\becc\b|memory error|memory scrub|memory device|dimm", "Memory"),
+    (r"power supply|\bac lost\b|\bpsu\b", "Power Supply"),
+    (r"\bierr\b|machine check|thermal trip|processor", "Processor"),
+    (r"\bpci (?:serr|perr)\b|bus (?:fatal|uncorrectable|correctable)", "Critical Interrupt"),
+)
+
+
+def _web_event(n: int, raw: str) -> SelRecord | None:
+    m = _WEB_EVENT.match(raw.strip())
+    if not m:
+        return None
+    stype, event = split_sensor(m.group("event"))
+    if not stype:
+        low = event.lower()
+        stype = next((t for rx, t in _INFERRED_TYPE if re.search(rx, low)), "")
+    sensor = (m.group("sensor") or "").strip()
+    date, time = m.group("date") or "", m.group("time") or ""
+    when, zone = _sel_when(date, time) if date else (None, "")
+    direction = "Deasserted" if m.group("dir").lower().startswith("deassert") else "Asserted"
+    return SelRecord(str(n + 1), date, time, when, zone, stype, sensor, re.sub(r"\s+-\s+", " ", event), direction,
+                     "", raw)
+
+
 def parse_sel(text: str) -> SelFacts:
-    """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent). Never raises."""
+    """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent), or a BMC web interface's event lines
+    (:data:`_WEB_EVENT`; the record id is then the line's number). Never raises."""
     records: list[SelRecord] = []
     unread: list[str] = []
     empty = ""
@@ -193,6 +226,10 @@ def parse_sel(text: str) -> SelFacts:
             stype, sensor = split_sensor(sensor_col)
             records.append(SelRecord(rid, date, time, when, zone, stype, sensor, event, direction, detail, raw))
             continue
+        web = _web_event(n, raw) if "|" not in line else None
+        if web is not None:
+            records.append(web)
+            continue
         unread.append(raw)
     return SelFacts(tuple(records), empty, tuple(unread))
 
@@ -212,7 +249,8 @@ def detect_sel(text: str) -> float:
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
     if not hits:
-        return 0.0
+        web = sum(1 for ln in lines if "|" not in ln and _WEB_EVENT.match(ln))
+        return 0.7 if web and web >= 0.5 * len(lines) else 0.0
     return min(0.97, 0.6 + 0.4 * hits / len(lines))
 
 

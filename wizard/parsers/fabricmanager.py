@@ -26,9 +26,18 @@ class FmRecord:
 
 @dataclass(frozen=True)
 class FmLog:
+    """The log's records; ``start_errors``: what Fabric Manager's start script or daemon printed on the console when it
+    would not start ("Unknown option: ...", "... failed ..."), outside the log's record format."""
+
     records: list[FmRecord] = field(default_factory=list)
     other_lines: int = 0
+    start_errors: list[str] = field(default_factory=list)
 
+
+_START = re.compile(r"NVIDIA Fabric Manager Start Script|Starting NVIDIA fabric ?manager daemon|^nv-fabricmanager\b",
+                    re.I | re.M)
+"""Lines Fabric Manager's start script (nvidia-fabricmanager-start.sh, NVLink5+ systems) or daemon print on the console."""
+_START_ERROR = re.compile(r"\bUnknown option\b|\bfailed\b|\berror\b|\bcannot\b|\bunable to\b|\bnot found\b", re.I)
 
 def parse_fm_log(text: str) -> FmLog:
     log = FmLog()
@@ -42,14 +51,17 @@ def parse_fm_log(text: str) -> FmLog:
             log.records.append(FmRecord(m.group("ts"), m.group("level"), m.group("msg").strip(), s))
         else:
             other += 1
+            if _START_ERROR.search(s):
+                log.start_errors.append(s)
     _set(log, "other_lines", other)
     return log
 
 
 def detect_fm_log(text: str) -> float:
-    """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``)."""
+    """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``); 0.9 for what its
+    start script prints on the console (:data:`_START`)."""
     if "] [tid " not in text[:20000]:  # cheap first: every record has its thread id
-        return 0.0
+        return 0.9 if _START.search(text[:20000]) else 0.0
     lines = [ln.strip() for ln in text[:60000].splitlines()[:400] if ln.strip()]
     if not lines:
         return 0.0

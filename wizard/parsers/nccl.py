@@ -358,6 +358,7 @@ class NcclLog:
     channels_shm: list[str] = field(default_factory=list)  # "Channel 00 : 7[7] -> 6[6] via SHM/direct/direct"
     channels_p2p: list[str] = field(default_factory=list)  # "... via P2P/IPC", "via P2P/CUMEM/read"
     gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
+    nic_far: list[str] = field(default_factory=list)  # NCCL 2.4's "CUDA Dev 0[4], IB NIC distance :  SOC" (or SYS)
     p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
@@ -514,6 +515,8 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.p2p_disabled.append(s)
         if re.search(r"GPU Direct RDMA Disabled for HCA", s, re.I):
             lg.gdr_disabled.append(s)
+        if re.search(r"\bIB NIC distance\s*:\s*(?:SOC|SYS)\b", s):
+            lg.nic_far.append(s)
         m = _NCCL_LINE.search(s)
         if m:
             _set(lg, "nccl_lines", lg.nccl_lines + 1)

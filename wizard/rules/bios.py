@@ -606,6 +606,16 @@ def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[
             return devs, "dmidecode -t 17", [], None
         if not seen:
             return None, "", [], garbled(fid, do, "the dmidecode output", do.lines()[:10], source=SRC_MEM)
+        lines = do.text.splitlines()
+        types = list(dict.fromkeys(lines[i + 1].strip() for i, ln in enumerate(lines[:-1])
+                                   if re.match(r"^Handle 0x[0-9A-Fa-f]+, DMI type \d+", ln) and lines[i + 1].strip()))
+        if types:  # a dmidecode listing of other types (System Information, ...): the slots are not in it
+            product = [ln.strip() for ln in lines if re.match(r"^\s+(?:Manufacturer|Product Name):", ln)][:2]
+            return None, "", [], Finding(
+                fid, Verdict.UNKNOWN, Msg("this dmidecode output holds no Memory Device (type 17) entries, only {types}: "
+                                          "the memory slots are not in it", types=", ".join(types[:6])),
+                "host", tuple([do.source] + product + [ln for ln in lines if "DMI type" in ln][:4]),
+                "Paste `sudo dmidecode -t 17` (the memory devices: every DIMM slot, populated or empty).", SRC_MEM)
         tried += [do.source, "(no Memory Device in the output)"]
     elif do is not None:
         tried += do.evidence_error()

@@ -354,11 +354,17 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         if timeless and verdict is Verdict.FAIL:
             verdict = Verdict.WARN  # logged before the BMC had the time: when is unknown, it may be a power-on event
         last = recs[-1]
-        when_words = (Msg('logged before the BMC had the time (Pre-Init), so when is unknown') if timeless else Msg('last {date} {time}', date=last.date, time=last.time) + ('' if start is not None else Msg('; no build start to compare with, so every record counts')))
+        if timeless:
+            when_words: str = Msg('logged before the BMC had the time (Pre-Init), so when is unknown')
+        elif not (last.date or last.time):
+            when_words = Msg('the record carries no date')
+        else:
+            when_words = Msg('last {date} {time}', date=last.date, time=last.time) + (
+                '' if start is not None else Msg('; no build start to compare with, so every record counts'))
         event = last.event or '(event not decoded)'
-        msg: str = (Msg("{what}: {event} asserted and not deasserted since ({when_words}); IPMI: {why}", what=_what(last),
+        msg: str = (Msg("BMC {what}: {event} asserted and not deasserted since ({when_words}); IPMI: {why}", what=_what(last),
                         event=event, when_words=when_words, why=why) if len(recs) == 1 else
-                    Msg("{what}: {event} asserted {n} times and not deasserted since ({when_words}); IPMI: {why}",
+                    Msg("BMC {what}: {event} asserted {n} times and not deasserted since ({when_words}); IPMI: {why}",
                         what=_what(last), event=event, n=len(recs), when_words=when_words, why=why))
         out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
                            Msg.plain(_REMEDY.get(concern, _REMEDY["undecoded"])) + Msg.plain(_ACK_HINT), SRC_SEL,
@@ -373,7 +379,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                        f"{before[-1].date})")
     if n_ack:
         history.append(f"{n_ack} acknowledged by the operator")
-    bad_dates = [r for r in facts.records if r.when is None and not r.pre_init]
+    bad_dates = [r for r in facts.records if r.when is None and not r.pre_init and (r.date or r.time)]
     if bad_dates:
         history.append(plural(len(bad_dates), "record") + " with a date or time that cannot be ("
                        + ", ".join(dict.fromkeys(f"{r.date} {r.time}" for r in bad_dates[:3]))

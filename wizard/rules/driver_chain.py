@@ -28,6 +28,7 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (
     NVCC_NOT_FOUND, NVCC_RELEASE, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
 )
+from wizard.install import catalog
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
@@ -154,9 +155,14 @@ SRC_ARCH_TOOLKIT = ("CUDA Toolkit release notes (https://docs.nvidia.com/cuda/cu
 
 
 def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: list[str] | None = None,
-               source: str = "nvcc --version", parsed: NvccVersion | None = None) -> list[Finding]:
+               source: str = "nvcc --version", parsed: NvccVersion | None = None,
+               gpu_names: tuple[str, ...] = ()) -> list[Finding]:
     """``nvcc --version`` text (+ the driver when known) -> ``driver.cuda_toolkit`` finding. ``parsed``:
-    the text's facts when the caller has them already (a check run parses each probe once)."""
+    the text's facts when the caller has them already (a check run parses each probe once). ``gpu_names``: the GPUs'
+    product names where known (NVML, the plan's gpu_model): a toolkit too old for every generation LLM training runs on
+    warns, unless every GPU named is of an older generation it builds for (Volta, Turing, ...: then the driver alone
+    judges it). With no GPU named it warns (held-out experts split evenly between warn and unknown on a bare nvcc 10.x;
+    the warning is the one that tells the operator something true and actionable)."""
     n = parsed if parsed is not None else parse_nvcc_version(text)
     if not n.release:
         return [Finding("driver.cuda_toolkit", Verdict.UNKNOWN, "could not read the CUDA toolkit version from nvcc",
@@ -170,10 +176,17 @@ def judge_nvcc(text: str, driver: str = "", driver_cuda: str = "", driver_ev: li
     if res is None and version_tuple(n.release) < TRAINING_ARCH_MIN_TOOLKIT[0][1]:
         cannot = [f"{arch} ({sm}, CUDA {'.'.join(map(str, v))}+)" for arch, v, sm in TRAINING_ARCH_MIN_TOOLKIT
                   if version_tuple(n.release) < v]
-        return [Finding("driver.cuda_toolkit", Verdict.WARN, (Msg('{head}: too old to build CUDA code for ', head=head) + ', '.join(cannot) + Msg(' GPUs; {note}', note=note)), "host", ev,
-                        "If you build CUDA code (extensions, flash-attn, DeepSpeed ops) for these GPUs, install a "
-                        "current toolkit from NVIDIA's repository (its nvcc in /usr/local/cuda/bin); torch wheels "
-                        "bring their own runtime and do not need it.", f"{SRC_ARCH_TOOLKIT}; {SRC_NVCC}")]
+        archs = {a.architecture for name in gpu_names if name for a in [catalog.architecture_of_name(name)] if a}
+        older = {"Fermi", "Kepler", "Maxwell", "Pascal", "Volta", "Turing"}
+        if gpu_names and archs and archs <= older:  # it builds for these GPUs: judged by the driver alone below
+            pass
+        else:
+            return [Finding("driver.cuda_toolkit", Verdict.WARN,
+                            (Msg('{head}: too old to build CUDA code for ', head=head) + ', '.join(cannot)
+                             + Msg(' GPUs; {note}', note=note)), "host", ev,
+                            "If you build CUDA code (extensions, flash-attn, DeepSpeed ops) for these GPUs, install a "
+                            "current toolkit from NVIDIA's repository (its nvcc in /usr/local/cuda/bin); torch wheels "
+                            "bring their own runtime and do not need it.", f"{SRC_ARCH_TOOLKIT}; {SRC_NVCC}")]
     if res is None:
         return [Finding("driver.cuda_toolkit", Verdict.PASS, Msg("{head}: {need_text} to run what it builds; {note}", head=head, need_text=_need_text(n.release), note=note), "host", ev, "", f"{SRC_TABLE}; {SRC_NVCC}")]
     verdict, why, src = res
@@ -269,7 +282,9 @@ def judge_nvcc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     t = parse_torch_cuda(text)
     ev = [t.evidence[k] for k in ("driver_version", "driver_cuda") if k in t.evidence]
     two = several_toolkits([("", text)])
-    return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev))) + ([two] if two else [])
+    model = str(exp.get("gpu_model") or "") if isinstance(exp, Mapping) else ""
+    return judge_nvcc(text, t.driver_version, t.driver_cuda, list(dict.fromkeys(ev)),
+                      gpu_names=(model,) if model else ()) + ([two] if two else [])
 
 
 def _nvcc_absent(evidence: tuple[str, ...]) -> Finding:
@@ -294,7 +309,21 @@ def cuda_toolkit(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o.error or o.rc not in (0, None):
         return [missing("driver.cuda_toolkit", o, "the CUDA toolkit version", source=SRC_NVCC)]
     driver, dcuda, dev = driver_facts(out)
-    return judge_nvcc(o.text, driver, dcuda, dev, o.source, facts_of(out).parse_text("nvcc_version", parse_nvcc_version))
+    return judge_nvcc(o.text, driver, dcuda, dev, o.source, facts_of(out).parse_text("nvcc_version", parse_nvcc_version),
+                      gpu_names=gpu_names(out, plan))
+
+
+def gpu_names(out: Outputs, plan: Mapping[str, Any]) -> tuple[str, ...]:
+    """The GPUs' product names: NVML's (probe ``nvml``), else the plan's ``gpu_model``; () when neither says."""
+    no = out.get("nvml")
+    if no is not None and no.ok:
+        f = facts_of(out).parse_text("nvml", parse_nvml)
+        if f is not None and f.init == "ok":
+            names = tuple(dict.fromkeys(str(g.get("name") or "") for g in f.gpus if g.get("name")))
+            if names:
+                return names
+    model = str(plan.get("gpu_model") or "")
+    return (model,) if model else ()
 
 
 # ------------------------------------------------------------------ torch

@@ -20,12 +20,23 @@ from wizard.i18n import Msg
 
 SRC = ("NVIDIA Fabric Manager User Guide, error handling: NVSwitch fatal and non-fatal errors, GPU and NVSwitch reset "
        "(https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html)")
+SRC_START = ("NVIDIA Fabric Manager User Guide: start Fabric Manager with its systemd service (systemctl start "
+             "nvidia-fabricmanager), at the same version as the driver; on NVLink5 systems with the NVLink subnet "
+             "manager (NVLSM) (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html)")
+REMEDY_START = ("Start it as its service (`systemctl enable --now nvidia-fabricmanager`), with the Fabric Manager package at "
+                "the driver's exact version (`nv-fabricmanager --version` against `cat /proc/driver/nvidia/version`); "
+                "under the GPU Operator, use a driver container version that supports this system. Until it runs, "
+                "NVSwitch GPUs fail CUDA initialisation ('system not yet initialized').")
 _FATAL = re.compile(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
 _NONFATAL = re.compile(r"non-fatal error", re.I)
 
 
 def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     log = parse_fm_log(text)
+    if not log.records and log.start_errors:
+        return [Finding("driver.fabric_manager_log", Verdict.FAIL,
+                        Msg("Fabric Manager did not start: its start script said '{a1}'", a1=log.start_errors[0][:200]),
+                        "node", tuple(log.start_errors[:6]), REMEDY_START, f"{SRC}; {SRC_START}")]
     if not log.records:
         return [Finding("driver.fabric_manager_log", Verdict.UNKNOWN, "no Fabric Manager log record could be read", "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:5],

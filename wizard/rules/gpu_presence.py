@@ -480,11 +480,27 @@ BUSY_UTIL_PCT = 10.0
 GPU reads 0-1 %)."""
 
 
+SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide: the Virtual GPU Manager runs on the hypervisor, CUDA applications in "
+            "VMs with the vGPU guest driver (https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html); "
+            "nvidia-smi(1): CUDA Version is the newest CUDA the driver supports")
+
+
 def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     if doc.driver_version is None:
         return []
     msg: str = Msg("nvidia-smi talks to NVIDIA driver {raw}", raw=doc.driver_version.raw)
     ev = [doc.driver_version.line]
+    if doc.cuda_version is not None and not re.match(r"\d", doc.cuda_version.raw):
+        # "CUDA Version : Not Found": nvidia-smi found no CUDA user-mode driver (libcuda) of this driver
+        ev.append(doc.cuda_version.line)
+        return [Finding("driver.version", Verdict.WARN,
+                        msg + Msg("; it reports no CUDA version (CUDA Version: {raw}): no CUDA driver library (libcuda.so) of this "
+                                  "driver was found, so CUDA programs cannot run on this host (a vGPU host driver, the "
+                                  "Virtual GPU Manager, ships none: CUDA runs inside its VMs)", raw=doc.cuda_version.raw),
+                        "host", tuple(dict.fromkeys(ev)),
+                        "To train on this host itself, install NVIDIA's data-center driver with its user-space libraries "
+                        "(`ldconfig -p | grep libcuda.so.1` must list it); on a vGPU host, CUDA runs in the VMs with the "
+                        "vGPU guest driver.", SRC_VGPU)]
     if doc.cuda_version is not None:
         msg += (Msg("; that driver supports CUDA up to {raw} (the driver's limit, not the installed toolkit: it need not equal nvcc's version)", raw=doc.cuda_version.raw))
         if doc.cuda_version.line not in ev:

@@ -56,7 +56,15 @@ SRC_NUMA = ("NVIDIA Health Validation documentation (check numa_node_count: the 
 HOST_RAM_FLOOR_GIB = 16.0
 """With no plan figure, host RAM below this warns: a 7B-parameter model's bf16 weights alone are 7e9 x 2 bytes = 14 GB
 (13 GiB), so a smaller host cannot load even a small LLM checkpoint next to the OS and the data loaders (bringup's
-judgement, from the sizing arithmetic of Rajbhandari et al., ZeRO, 2020: 2 bytes per parameter in 16-bit precision)."""
+judgement, from the sizing arithmetic of Rajbhandari et al., ZeRO, 2020: 2 bytes per parameter in 16-bit precision).
+A host with this much installed shows less as MemTotal (firmware and the kernel keep some: a 16 GiB host reads about
+15.6 GiB), so the floor is compared less :data:`MEMORY_SHORT_PCT`, as the plan's figure is (:func:`floor_gib`)."""
+
+
+def floor_gib() -> float:
+    """The MemTotal, GiB, below which ``os.memory`` warns with no plan figure: :data:`HOST_RAM_FLOOR_GIB` less
+    :data:`MEMORY_SHORT_PCT` (15.2 GiB)."""
+    return HOST_RAM_FLOOR_GIB * (1 - MEMORY_SHORT_PCT / 100)
 
 
 def _plan_short(total_gib: float, expected: float) -> Measure | None:
@@ -73,17 +81,19 @@ def ram_measure(total_gib: float, plan: Mapping[str, Any]) -> Measure | None:
         return measure(total_gib, need, "GiB", "at_least", "host RAM (the planned workload's need)")
     if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
         return _plan_short(total_gib, expected)
-    return measure(total_gib, HOST_RAM_FLOOR_GIB, "GiB", "at_least", "host RAM (bringup's floor without a plan figure)")
+    return measure(total_gib, round(floor_gib(), 2), "GiB", "at_least",
+                   f"host RAM (bringup's floor without a plan figure: {HOST_RAM_FLOOR_GIB:g} GiB less {MEMORY_SHORT_PCT:g}%)")
 
 
 def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) -> Finding | None:
     """``os.memory`` WARN when the plan gives no RAM figure and the host has less than :data:`HOST_RAM_FLOOR_GIB`."""
-    if plan.get("host_ram_min_gib") or plan.get("host_ram_gib") or total_gib >= HOST_RAM_FLOOR_GIB:
+    if plan.get("host_ram_min_gib") or plan.get("host_ram_gib") or total_gib >= floor_gib():
         return None
     return Finding("os.memory", Verdict.WARN,
                    Msg("{total_gib:.1f} GiB of memory: too little host RAM for LLM training (a 7B model's bf16 "
-                       "weights alone are 14 GB; below {HOST_RAM_FLOOR_GIB:g} GiB bringup warns when no plan says "
-                       "otherwise)", total_gib=total_gib, HOST_RAM_FLOOR_GIB=HOST_RAM_FLOOR_GIB),
+                       "weights alone are 14 GB; below {HOST_RAM_FLOOR_GIB:g} GiB installed, a MemTotal under {floor:.1f} GiB, "
+                       "bringup warns when no plan says otherwise)", total_gib=total_gib,
+                       HOST_RAM_FLOOR_GIB=HOST_RAM_FLOOR_GIB, floor=floor_gib()),
                    "host", ev, "Check the node's memory (dmidecode -t 17: DIMMs detected) or the container's memory "
                    "limit; size the host RAM for the workload on the plan & sizing screen (z).",
                    "bringup's judgement: 2 bytes per parameter in bf16 (Rajbhandari et al., ZeRO: Memory Optimizations "

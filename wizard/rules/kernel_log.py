@@ -36,7 +36,7 @@ from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.gpu import parse_nvml
 from wizard.parsers.kernellog import (
-    KERNEL_SIGNATURES, KernelEvent, KernelLog, bus_id, event_key, parse_kernel_log, record_seconds,
+    KERNEL_SIGNATURES, KernelEvent, KernelLog, LogRecord, bus_id, event_key, parse_kernel_log, record_seconds,
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
@@ -549,7 +549,9 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
            and not any(rx.search(e.record.msg) for rx, _ in benign)]
     fatal = [e for e in evs if e.fields.get("fatal")]
     evs = [e for e in evs if not e.fields.get("fatal")]
-    out = [_oops_finding(fatal)] if fatal else []
+    # SysRq 'c' (echo c > /proc/sysrq-trigger, the kdump test) crashes the kernel on purpose: its oops is not a fault
+    asked = [r for r in log.records if _SYSRQ_CRASH.search(r.msg)]
+    out = ([_sysrq_crash_finding(asked, fatal)] if asked else [_oops_finding(fatal)]) if fatal else []
     if not evs:
         return out
     keys = [event_key(e) for e in evs]
@@ -593,6 +595,24 @@ def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
 
 SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, https://docs.kernel.org/admin-guide/"
             "tainted-kernels.html) and 'Bug hunting' (https://docs.kernel.org/admin-guide/bug-hunting.html) pages")
+
+
+_SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash", re.I)
+SRC_SYSRQ = ("the Linux kernel's 'Linux Magic System Request Key Hacks' page: 'c' will perform a system crash by a NULL "
+             "pointer dereference; a crashdump will be taken if configured (https://docs.kernel.org/admin-guide/sysrq.html)")
+
+
+def _sysrq_crash_finding(asked: list[LogRecord], evs: list[KernelEvent]) -> Finding:
+    """``health.kernel_log`` WARN for the oops a SysRq 'c' asked for (the kernel logs "SysRq : Trigger a crash" first):
+    a crash made on purpose, not a fault, but one the operator should know was planned."""
+    comms = sorted({str(e.fields["comm"]) for e in evs if e.fields.get("comm")})
+    return Finding("health.kernel_log", Verdict.WARN,
+                   Msg("the kernel crashed on request: SysRq 'c' (echo c > /proc/sysrq-trigger{who}), the crash-dump "
+                       "test, then the oops it causes on purpose; not a hardware or driver fault, and the boot it "
+                       "happened in ended there", who=f", from {', '.join(comms)}" if comms else ""), "host",
+                   cap([ln for r in asked[:2] for ln in r.raw] + [ln for e in evs for ln in e.evidence]),
+                   "Confirm the crash test was planned (a kdump check); if nobody ran it, find who could write "
+                   "/proc/sysrq-trigger (shell history, `last`). Nothing to fix on the machine for it.", SRC_SYSRQ)
 
 
 def _oops_finding(evs: list[KernelEvent]) -> Finding:

@@ -686,6 +686,17 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
                                 "'via NET/IB' channel lines.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA "
                                 "GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
+    if lg.nic_far:
+        findings.append(Finding("multinode.transport", Verdict.WARN,
+                                Msg("NCCL reports the InfiniBand NIC across the CPU sockets (SOC/SYS) from {n} GPU rank(s): "
+                                    "GPUDirect RDMA is not used that far (NCCL_NET_GDR_LEVEL), so their data "
+                                    "between nodes is staged through host memory and crosses the socket interconnect",
+                                    n=len(lg.nic_far)),
+                                subject, tuple(lg.nic_far[:6]),
+                                "Read `nvidia-smi topo -m`: give the GPUs an HCA on their own PCIe switch or at least their "
+                                "socket (HGX boards have one per GPU pair), or run the ranks on the GPUs near the NIC; "
+                                "raising NCCL_NET_GDR_LEVEL lets GPUDirect RDMA cross the sockets, usually slower than "
+                                "staging.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL)"))
     if lg.p2p_disabled:
         pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled
                                    for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)|GPUs \d+ and \d+", ln)]

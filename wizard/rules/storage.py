@@ -44,7 +44,7 @@ from wizard.parsers.storage import (
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, joined
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -496,14 +496,14 @@ def judge_fio(run: FioRun, text: str, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, (Msg('no fio result in this output') + (Msg(': fio said {errors}', errors=run.errors[0]) if run.errors else '')),
                         "host", ev, "Run fio with --output-format=json (this step's action does) and look at its "
                         "messages above.", SRC_FIO)]
-    sync = sync_write(run, ev)
-    return _judge_read(run, ev, plan, any(f.verdict is not Verdict.UNKNOWN for f in sync)) + sync
+    sync = sync_write(run, ev) + write_latency(run, ev)
+    return _judge_read(run, ev, plan, list(dict.fromkeys(f.id for f in sync if f.verdict is not Verdict.UNKNOWN))) + sync
 
 
-def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_judged: bool) -> list[Finding]:
+def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_ids: list[str]) -> list[Finding]:
     """node.storage_read's findings of a fio result that was found: failed jobs, corrupt rates, the read judged
-    against the workload's need. ``sync_judged``: node.storage_sync judged a sync-write job of this result, so a result
-    with no read job skips (it was a write test) instead of leaving the whole result unknown."""
+    against the workload's need. ``sync_ids``: the findings (node.storage_sync, node.storage_write) that judged a
+    write job of this result, so a result with no read job skips (it was a write test) instead of leaving the whole result unknown."""
     fid = "node.storage_read"
     findings: list[Finding] = []
     bad = [j for j in run.jobs if j.error]
@@ -529,10 +529,10 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
                                 "JSON output.", SRC_FIO))
     reads = [j for j in run.jobs if not j.error and _sane_bw(j) and (j.read_bw_bytes_s or 0) > 0]
     if not reads:
-        if not bad and not insane and sync_judged:
+        if not bad and not insane and sync_ids:
             findings.append(Finding(fid, Verdict.SKIP, Msg("this fio result has no read job: how fast the data path reads "
-                                                           "was not measured here (its sync-write test is judged in "
-                                                           "node.storage_sync)"), "host", ev,
+                                                           "was not measured here (its write test is judged in "
+                                                           "{ids})", ids=joined(", ", sync_ids)), "host", ev,
                                     "Run a read test (this step's action: rw=read and rw=randread with --direct=1).", SRC_FIO))
         elif not bad and not insane:
             findings.append(Finding(fid, Verdict.UNKNOWN, "this fio result has no read job: it says nothing about how "
@@ -666,6 +666,41 @@ def sync_write(run: FioRun, ev: tuple[str, ...]) -> list[Finding]:
             measured=measure((j.sync_max_ns or 0.0) / 1e6, SYNC_P99_LIMIT_NS / 1e6, "ms", "at_most",
                              f"{j.name} fsync/fdatasync max")))
     return findings
+
+
+def write_latency(run: FioRun, ev: tuple[str, ...]) -> list[Finding]:
+    """node.storage_write: the completion latency of plain write jobs (no fsync/fdatasync: those are
+    :func:`sync_write`'s). The job with the highest 99th percentile is compared with :data:`SYNC_P99_LIMIT_NS`: at or
+    above it warns (a write that waits that long on the device is slow whether or not it was direct); below it passes
+    only for a direct job (``--direct=1``: the device answered each write; a buffered write's latency is the page
+    cache's and says nothing about the device), else no finding."""
+    jobs = [j for j in run.jobs if not j.error and j.sync_p99_ns is None and j.sync_avg_ns is None
+            and j.write_clat_p99_ns is not None and 0 <= j.write_clat_p99_ns <= MAX_SYNC_NS]
+    if not jobs:
+        return []
+    j = max(jobs, key=lambda x: x.write_clat_p99_ns or 0.0)
+    p99 = j.write_clat_p99_ns or 0.0
+    bits = [f"rw={j.rw}" if j.rw else "", _bs(j) if j.bs_bytes is not None else "",
+            f"ioengine={j.ioengine}" if j.ioengine else "", f"iodepth {j.iodepth}" if j.iodepth else "",
+            "direct" if j.direct else "", f"device {', '.join(run.disks[:4])}" if run.disks else ""]
+    args = dict(name=j.name, what=", ".join(b for b in bits if b), p99=_dur(p99), bw=_gb(j.write_bw_bytes_s),
+                iops=f"{j.write_iops or 0:,.0f}", limit=_dur(SYNC_P99_LIMIT_NS))
+    m = measure(p99 / 1e6, SYNC_P99_LIMIT_NS / 1e6, "ms", "at_most", f"{j.name} write p99")
+    if p99 >= SYNC_P99_LIMIT_NS:
+        return [Finding("node.storage_write", Verdict.WARN, Msg(
+            "fio job {name} ({what}): 99th percentile of write completion latency {p99} ({bw}, {iops} write IOPS), at "
+            "or above {limit}, the latency etcd's guidance allows a disk's WAL writes: one write in a hundred waits that "
+            "long on the device (a slow, saturated or throttled volume); checkpoint saves and logs written here stall",
+            **args), "host", j.lines or ev, Msg(
+                "Write checkpoints to faster storage (a local NVMe/SSD, or a parallel filesystem sized for it); for a "
+                "cloud volume, check its provisioned IOPS and throughput limits; run the test again with the job's "
+                "size and block size of a checkpoint (e.g. --bs=1m --direct=1)."), SRC_SYNC, measured=m)]
+    if not j.direct:
+        return []
+    return [Finding("node.storage_write", Verdict.PASS, Msg(
+        "fio job {name} ({what}): 99th percentile of write completion latency {p99} ({bw}, {iops} write IOPS), below "
+        "{limit}, the latency etcd's guidance allows a disk's WAL writes", **args), "host", j.lines or ev, "", SRC_SYNC,
+        measured=m)]
 
 
 def _figure(v: float | None) -> str:

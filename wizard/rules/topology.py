@@ -271,7 +271,9 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         SRC_P2P)]
     codes = sorted({t for _, _, t in bad})
     row = sku_row(str(plan.get("gpu_model") or ""))
-    consumer = bool(row and row.get("sku") == "GeForce")
+    # GNS: the GPU itself offers no P2P (GeForce and some workstation boards, by design): slower, not broken, unless
+    # the plan names a GPU that has it
+    consumer = bool(row and row.get("sku") == "GeForce") or (codes == ["GNS"] and not row)
     remedy = {
         "CNS": N_("The chipset/PCIe path blocks P2P: on bare metal disable ACS on the PCIe switches and keep the IOMMU "
                "off or in pass-through (iommu=pt) (NCCL troubleshooting)."),

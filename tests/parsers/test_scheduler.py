@@ -1,0 +1,79 @@
+"""Tests of wizard/parsers/scheduler.py: Slurm's ``scontrol show node`` and ``sinfo`` on real output (held-out round
+10, tests/data/PROVENANCE.md; the real Slurm of tests/test_slurm.py is read there) and synthetic_ forms of the man
+pages' state codes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+from tests.probe_data import PUBLIC, text
+from tests.strategies import TOOLS_FUZZ, inputs
+from wizard.parsers import scheduler as s
+
+SCONTROL = PUBLIC / "slurm__scontrol-node-idle-drain-gres-gpu-0-lt-1.txt"
+SINFO = PUBLIC / "slurm__sinfo-cpu-partition-all-draining-gpu-fail.txt"
+
+
+def test_multi_line_scontrol_show_node_is_one_record_with_its_reason_and_gres():
+    (n,) = s.parse_show_nodes(text(SCONTROL))
+    assert (n.name, n.state, n.gres) == ("yigou-dev-102-68", "IDLE+DRAIN", "gpu:nvidia-rtx-3090:1")
+    assert n.reason == "gres/gpu count reported lower than configured (0 < 1)"  # the [slurm@time] tail dropped
+    assert n.drained and n.words == {"IDLE", "DRAIN"}
+    assert any(ln.lstrip().startswith("State=IDLE+DRAIN") for ln in n.lines)
+    assert s.detect_scontrol_node(text(SCONTROL)) == 0.95
+
+
+def test_one_line_records_of_scontrol_show_node_o_are_one_node_each():
+    synthetic = ("NodeName=gpu01 Arch=x86_64 State=IDLE Gres=gpu:8 Reason=(null)\n"
+                 "NodeName=gpu02 Arch=x86_64 State=DOWN*+NOT_RESPONDING Gres=gpu:8 Reason=Not responding "
+                 "[slurm@2024-01-02T03:04:05]\n")
+    a, b = s.parse_show_nodes(synthetic)
+    assert (a.name, a.reason, b.name, b.reason) == ("gpu01", "", "gpu02", "Not responding")
+    assert b.words == {"DOWN", "NOT_RESPONDING"}
+
+
+@pytest.mark.parametrize("state, words", [
+    ("drng@", {"DRAINING", "REBOOT_REQUESTED"}), ("fail*", {"FAIL", "NOT_RESPONDING"}), ("mix", {"MIXED"}),
+    ("idle~", {"IDLE", "POWERED_DOWN"}), ("alloc", {"ALLOCATED"}), ("drained", {"DRAINED"}), ("maint", {"MAINT"}),
+    ("IDLE+DRAIN", {"IDLE", "DRAIN"}), ("down$", {"DOWN", "MAINT"}),
+])
+def test_state_codes_are_read_as_scontrols_words(state, words):
+    """sinfo(1) NODE STATE CODES: short names and the suffix characters."""
+    assert s.state_words(state) == words
+
+
+def test_default_sinfo_rows_expand_their_nodelists():
+    f = s.parse_sinfo(text(SINFO))
+    assert f.header.startswith("PARTITION") and not f.unread
+    first = f.rows[0]
+    assert (first.partition, first.state, len(first.nodes)) == ("cpu", "drng@", 55)
+    assert "f005" not in first.nodes and "f006" in first.nodes
+    assert s.detect_sinfo(text(SINFO)) == 0.95
+
+
+def test_sinfo_R_reads_its_reason_with_spaces_from_the_right_and_Nl_its_reason_last():
+    r = s.parse_sinfo("REASON               USER      TIMESTAMP           NODELIST\n"
+                      "explain test         root      2026-12-04T05:31:26 vm-b\n")  # synthetic_, as Slurm 22.05 prints
+    (row,) = r.rows
+    assert (row.reason, row.nodes, row.state) == ("explain test", ("vm-b",), "")
+    nl = s.parse_sinfo("Fri Dec 04 05:31:26 2026\n"
+                       "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON\n"
+                       "vm-b           1    debug*     drained 2       2:1:1      1        0      1   (null) explain test\n")
+    (row,) = nl.rows
+    assert (row.state, row.partition, row.reason) == ("drained", "debug*", "explain test")
+
+
+def test_other_text_is_not_slurm():
+    assert s.detect_sinfo("NODELIST is a word\nnothing else\n") == 0.0
+    assert s.detect_scontrol_node("State=ok NodeName\n") == 0.0
+
+
+@TOOLS_FUZZ
+@given(inputs(["NodeName=", "State=", "Reason=", "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST", "drng@",
+               "c[001-00", "c[002,004]", "\n", "   ", "+", "*", "(null)"]))
+def test_garbage_never_raises(t):
+    s.parse_show_nodes(t)
+    s.parse_sinfo(t)
+    s.detect_sinfo(t)
+    s.detect_scontrol_node(t)

@@ -1,0 +1,59 @@
+"""wizard/rules/scheduler.py: Slurm's view of the nodes (``multinode.slurm_nodes``) on real output (held-out round 10,
+tests/data/PROVENANCE.md; tests/test_slurm.py judges a real Slurm's own `scontrol`/`sinfo`) and synthetic_ rows of the
+state codes sinfo(1) lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probe_data import PUBLIC, text
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.rules import scheduler as sch
+
+SCONTROL = PUBLIC / "slurm__scontrol-node-idle-drain-gres-gpu-0-lt-1.txt"
+SINFO = PUBLIC / "slurm__sinfo-cpu-partition-all-draining-gpu-fail.txt"
+HEAD = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+
+
+def test_a_node_drained_for_missing_gpus_fails_with_what_to_check_in_gres_conf():
+    r = explain_text(text(SCONTROL))
+    assert r.kind == "slurm-scontrol-node" and r.verdict is Verdict.FAIL
+    (f,) = r.findings
+    assert "IDLE+DRAIN" in f.message and "fewer GPUs than configured" in f.message
+    assert "gres.conf" in f.remedy and "NodeName=yigou-dev-102-68 State=RESUME" in f.remedy
+    assert "gres.conf" in f.source and any("Reason=" in ln for ln in f.evidence)
+
+
+def test_sinfo_counts_each_node_once_and_tells_failed_from_rebooting_and_usable():
+    r = explain_text(text(SINFO))
+    bad, later, ok = ([f for f in r.findings if f.verdict is v] for v in (Verdict.FAIL, Verdict.WARN, Verdict.PASS))
+    assert r.verdict is Verdict.FAIL
+    assert "4 of 87 nodes" in bad[0].message and "c[020-022],f005" in bad[0].message  # fail*: not responding
+    # drng@: drained for a reboot that was asked for (scontrol reboot ASAP): back by itself
+    assert "72 of 87" in later[0].message and "drng@" in later[0].message and "maint" in later[0].message
+    assert "e[001-004]" in ok[0].message  # listed in two partitions, counted once
+
+
+@pytest.mark.parametrize("state, verdict", [
+    ("idle", Verdict.PASS), ("mix", Verdict.PASS), ("alloc", Verdict.PASS), ("resv", Verdict.PASS),
+    ("idle~", Verdict.PASS), ("drain", Verdict.FAIL), ("drng", Verdict.FAIL), ("down*", Verdict.FAIL),
+    ("idle*", Verdict.FAIL), ("inval", Verdict.FAIL), ("maint", Verdict.WARN), ("drng@", Verdict.WARN),
+    ("boot^", Verdict.WARN),
+])
+def test_each_state_code_gets_its_verdict(state, verdict):
+    body = HEAD + f"gpu*         up   infinite      2  {state} gpu[01-02]\n"  # synthetic_ row, sinfo's default format
+    assert explain_text(body).verdict is verdict
+
+
+def test_a_known_drain_reason_says_what_it_means():
+    r = explain_text(text(PUBLIC / "slurm__sinfo-R-kill-task-failed-drain.txt"))  # a real sinfo -R row (round 11)
+    (f,) = r.findings
+    assert f.verdict is Verdict.FAIL and "UnkillableStepTimeout" in f.message and "ip-10-0-1-23" in f.remedy
+    assert sch.known_reason("Not responding") is None and sch.known_reason("Low RealMemory") is not None
+
+
+def test_unreadable_rows_are_unknown_with_the_lines():
+    f = sch.judge_sinfo_text(HEAD + "garbage\n", {})[0]
+    assert f.verdict is Verdict.UNKNOWN and f.evidence
+    assert sch.judge_scontrol_text("nothing here\n", {})[0].verdict is Verdict.UNKNOWN

@@ -1,0 +1,219 @@
+"""Slurm's view of its nodes: ``scontrol show node`` (one record per node, multi-line or ``-o``) and ``sinfo``
+(the default partition summary, ``-N``, ``-l``, ``-R``).
+
+Node state words are Slurm's (scontrol(1) "NODE STATE", sinfo(1) "NODE STATE CODES",
+https://slurm.schedmd.com/sinfo.html#SECTION_NODE-STATE-CODES): a base state (IDLE, MIXED, ALLOCATED, DOWN, ...)
+with flags joined by ``+`` (``IDLE+DRAIN``), and sinfo's one-character suffixes: ``*`` not responding, ``~``
+powered off, ``#`` powering up, ``!`` pending power down, ``%`` powering down, ``$`` in a maintenance reservation,
+``@`` pending reboot, ``^`` reboot issued, ``-`` planned by the backfill scheduler. Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SUFFIXES = "*~#!%$@^-"
+"""sinfo's state suffix characters (sinfo(1), NODE STATE CODES)."""
+
+_SHORT = {  # sinfo's short state names (the default format) -> scontrol's words
+    "alloc": "ALLOCATED", "allocated": "ALLOCATED", "comp": "COMPLETING", "drain": "DRAIN", "drained": "DRAINED",
+    "drng": "DRAINING", "draining": "DRAINING", "fail": "FAIL", "failg": "FAILING", "failing": "FAILING",
+    "futr": "FUTURE", "future": "FUTURE", "idle": "IDLE", "inval": "INVAL", "maint": "MAINT", "mix": "MIXED",
+    "mixed": "MIXED", "npc": "PERFCTRS", "plnd": "PLANNED", "pow_dn": "POWER_DOWN", "pow_up": "POWERING_UP",
+    "resv": "RESERVED", "reserved": "RESERVED", "unk": "UNKNOWN", "unknown": "UNKNOWN", "down": "DOWN",
+    "blocked": "BLOCKED", "reboot": "REBOOT_REQUESTED", "reboot^": "REBOOT_ISSUED", "boot": "REBOOT_ISSUED",
+    "completing": "COMPLETING", "planned": "PLANNED", "perfctrs": "PERFCTRS",
+}
+_SUFFIX_WORD = {"*": "NOT_RESPONDING", "~": "POWERED_DOWN", "#": "POWERING_UP", "!": "POWER_DOWN",
+                "%": "POWERING_DOWN", "$": "MAINT", "@": "REBOOT_REQUESTED", "^": "REBOOT_ISSUED", "-": "PLANNED"}
+
+
+def state_words(state: str) -> frozenset[str]:
+    """The state words of ``IDLE+DRAIN``, ``DOWN*+NOT_RESPONDING`` (scontrol) or ``drng@``, ``fail*`` (sinfo):
+    scontrol's upper-case words, a suffix read as its word (``*`` -> ``NOT_RESPONDING``)."""
+    out: set[str] = set()
+    for part in re.split(r"[+ ]", state.strip()):
+        if not part:
+            continue
+        word = part.rstrip(SUFFIXES)
+        out.update(_SUFFIX_WORD[c] for c in part[len(word):] if c in _SUFFIX_WORD)
+        if word:
+            out.add(_SHORT.get(word.lower(), word.upper()))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A node as ``scontrol show node`` shows it.
+
+    Attributes:
+        name: NodeName.
+        state: State as printed (``IDLE+DRAIN``).
+        reason: Reason, less the ``[user@time]`` Slurm appends; "" when none.
+        gres: Gres as printed (``gpu:nvidia-rtx-3090:1``), "" when absent or ``(null)``.
+        lines: the record's lines that carry the name, state, gres and reason (evidence).
+    """
+
+    name: str
+    state: str
+    reason: str = ""
+    gres: str = ""
+    lines: tuple[str, ...] = ()
+
+    @property
+    def words(self) -> frozenset[str]:
+        return state_words(self.state)
+
+    @property
+    def drained(self) -> bool:
+        """DRAIN set (drained or draining)."""
+        return bool(self.words & {"DRAIN", "DRAINED", "DRAINING"})
+
+
+_FIELD = re.compile(r"(?:^|\s)(NodeName|State|Reason|Gres)=")
+
+
+def _value(key: str, text: str) -> str:
+    m = re.search(rf"(?:^|\s){key}=(.*)$" if key == "Reason" else rf"(?:^|\s){key}=(\S+)", text)
+    if not m:
+        return ""
+    val = m.group(1).strip()
+    if key == "Reason":
+        val = re.sub(r"\s*\[[^\]\[]*@[^\]\[]*\]\s*$", "", val).strip()
+    return "" if val in ("(null)", "none", "None") else val
+
+
+def parse_show_nodes(text: str) -> list[NodeState]:
+    """Every node record of ``scontrol show node`` (a ``NodeName=`` line opens one; its indented lines follow) or
+    ``scontrol show node -o`` (one line per node). A record without ``State=`` is left out."""
+    records: list[list[str]] = []
+    for line in text.splitlines():
+        if re.search(r"(?:^|\s)NodeName=\S", line) and (not line[:1].isspace() or not records):
+            records.append([line])
+        elif records and line.strip():
+            records[-1].append(line)
+    out = []
+    for rec in records:
+        body = "\n".join(rec)
+        name, state = _value("NodeName", body), _value("State", body)
+        if not name or not state:
+            continue
+        reason = ""
+        for ln in rec:
+            if re.search(r"(?:^|\s)Reason=", ln):
+                reason = _value("Reason", ln)
+        ev = tuple(ln.rstrip() for ln in rec if _FIELD.search(ln))
+        out.append(NodeState(name, state, reason, _value("Gres", body), ev))
+    return out
+
+
+def parse_show_node(text: str) -> NodeState | None:
+    """The first node of :func:`parse_show_nodes`, ``None`` when the text has no NodeName and State."""
+    nodes = parse_show_nodes(text)
+    return nodes[0] if nodes else None
+
+
+def detect_scontrol_node(text: str) -> float:
+    """0.95 for ``scontrol show node`` output (NodeName= and State= in one record)."""
+    head = text[:20000]
+    if "NodeName=" not in head or "State=" not in head:
+        return 0.0
+    return 0.95 if parse_show_nodes(head) else 0.0
+
+
+# ------------------------------------------------------------------ sinfo
+
+
+@dataclass(frozen=True)
+class SinfoRow:
+    """One row of ``sinfo``: ``state`` as printed (``drng@``), the node names it covers (the NODELIST expanded),
+    ``partition`` ("" for ``sinfo -R``), ``reason`` ("" unless a REASON column), ``line`` the raw row."""
+
+    state: str
+    nodes: tuple[str, ...]
+    partition: str
+    reason: str
+    line: str
+
+    @property
+    def words(self) -> frozenset[str]:
+        return state_words(self.state)
+
+
+@dataclass(frozen=True)
+class SinfoFacts:
+    header: str = ""
+    rows: tuple[SinfoRow, ...] = ()
+    unread: tuple[str, ...] = ()
+
+
+def expand_nodelist(nodelist: str) -> tuple[str, ...]:
+    """``c[002,004,008-010]`` -> its node names (ClusterShell's NodeSet); the text itself when it cannot be read."""
+    if "[" not in nodelist:
+        return tuple(n for n in nodelist.split(",") if n)
+    from ClusterShell.NodeSet import NodeSet, NodeSetException  # imported where used: most inputs never need it
+
+    try:
+        return tuple(NodeSet(nodelist))
+    except (NodeSetException, ValueError, OverflowError):
+        return (nodelist,)
+
+
+def _header(line: str) -> list[str] | None:
+    cols = line.split()
+    up = [c.upper() for c in cols]
+    if "NODELIST" in up and ("STATE" in up or up[0] == "REASON"):
+        return up
+    return None
+
+
+_R_ROW = re.compile(r"^(?P<reason>\S.*?)\s+(?P<user>[A-Za-z_][\w.-]{0,31})\s+"
+                    r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}|Unknown)\s+(?P<nodes>[\w.\-\[\],]+)\s*$")
+"""A row of ``sinfo -R`` without its header (REASON USER TIMESTAMP NODELIST; Slurm prints ISO 8601 times)."""
+
+
+def parse_sinfo(text: str) -> SinfoFacts:
+    """``sinfo`` in its default, ``-N``, ``-l``, ``-Nl`` or ``-R`` format: every row under the header. The last
+    column takes the rest of the line (``-Nl``'s REASON holds spaces); with REASON first (``-R``) the columns are
+    read from the right. Rows of ``sinfo -R`` pasted without the header are read by their shape (:data:`_R_ROW`)."""
+    header: list[str] | None = None
+    header_line = ""
+    rows: list[SinfoRow] = []
+    unread: list[str] = []
+    for raw in text.splitlines()[:200_000]:
+        if not raw.strip():
+            continue
+        h = _header(raw)
+        if h:
+            header, header_line = h, raw
+            continue
+        if header is None:
+            m = _R_ROW.match(raw.strip())
+            if m:
+                rows.append(SinfoRow("", expand_nodelist(m.group("nodes")), "", m.group("reason").strip(), raw))
+            continue
+        n = len(header)
+        cols = raw.split(None, n - 1) if header[0] != "REASON" else raw.rsplit(None, n - 1)
+        if len(cols) < n:
+            unread.append(raw)
+            continue
+        row = dict(zip(header, cols))
+        state = row.get("STATE", "")
+        nodes = expand_nodelist(row["NODELIST"])
+        if not state and header[0] != "REASON":
+            unread.append(raw)
+            continue
+        rows.append(SinfoRow(state, nodes, row.get("PARTITION", ""), row.get("REASON", "").strip(), raw))
+    return SinfoFacts(header_line, tuple(rows), tuple(unread))
+
+
+def detect_sinfo(text: str) -> float:
+    """0.95 for ``sinfo`` output: its header (NODELIST with STATE, or REASON first) and at least one row."""
+    head = "\n".join(text[:20000].splitlines()[:400])
+    if "NODELIST" not in head.upper():
+        lines = [ln for ln in head.splitlines() if ln.strip()]
+        rows = sum(1 for ln in lines if _R_ROW.match(ln.strip()))
+        return 0.8 if lines and rows == len(lines) else 0.0
+    f = parse_sinfo(head)
+    return 0.95 if f.header and f.rows else 0.0

@@ -1,0 +1,210 @@
+"""Slurm's view of the nodes, judged from a pasted ``scontrol show node`` or ``sinfo`` (``bringup explain``): one
+finding ``multinode.slurm_nodes`` (step ``multinode.consistency``: the nodes a job will get are alike and usable).
+
+A node a job cannot get is not ready, whatever its hardware says:
+
+* down, drained or draining, failing, not responding (``*``), or in an invalid/unknown state: fail, naming the nodes
+  and the reason Slurm recorded; a drain whose reason says slurmd found fewer GPUs than configured (``gres/gpu count
+  reported lower than configured``) gets what to check on the node's GPUs and gres.conf;
+* in maintenance, rebooting or pending a reboot, not yet configured (``future``): warn (they come back without a fix);
+* idle, mixed, allocated, completing, reserved, planned, powered down by power saving: pass.
+
+Sources: Slurm sinfo(1) NODE STATE CODES, scontrol(1) ``show node`` and ``update State=RESUME``, gres.conf(5).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+from wizard.model import Finding, Verdict
+from wizard.parsers.scheduler import NodeState, SinfoRow, parse_show_nodes, parse_sinfo
+from wizard.i18n import Msg, N_, joined
+
+SLURM_ID = "multinode.slurm_nodes"
+SRC_STATES = ("Slurm sinfo(1), NODE STATE CODES (https://slurm.schedmd.com/sinfo.html#SECTION_NODE-STATE-CODES); "
+              "scontrol(1), show node and update State=RESUME (https://slurm.schedmd.com/scontrol.html)")
+SRC_GRES = ("Slurm gres.conf(5): AutoDetect=nvml, File=/dev/nvidia[0-3], Count (https://slurm.schedmd.com/gres.conf.html); "
+            "Slurm Generic Resource (GRES) Scheduling (https://slurm.schedmd.com/gres.html)")
+
+UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "NOT_RESPONDING", "INVAL",
+                      "UNKNOWN", "BLOCKED"})
+"""State words of a node that takes no job until someone acts (sinfo(1): down "unavailable for use", drained/draining
+"unavailable for use per system administrator request", fail/failing, ``*`` "not responding", inval "not registered
+correctly", unknown "state not yet known")."""
+LATER = frozenset({"MAINT", "REBOOT_REQUESTED", "REBOOT_ISSUED", "FUTURE", "POWERING_UP", "POWER_DOWN",
+                   "POWERING_DOWN"})
+"""State words of a node that is away for a while and comes back without a fix (maintenance reservation, a reboot
+asked for or under way, a node not yet configured, a power-saving transition)."""
+
+_DRAIN = frozenset({"DRAIN", "DRAINED", "DRAINING"})
+_REBOOT = frozenset({"REBOOT_REQUESTED", "REBOOT_ISSUED"})
+
+
+def category(words: frozenset[str]) -> str:
+    """``"away"`` (:data:`UNUSABLE`), ``"later"`` (:data:`LATER`, or drained for a reboot asked for with
+    ``scontrol reboot``: sinfo's ``drng@``, which returns by itself once rebooted) or ``"ok"``."""
+    if words & _DRAIN and words & _REBOOT and not (words & UNUSABLE - _DRAIN):
+        return "later"
+    if words & UNUSABLE:
+        return "away"
+    return "later" if words & LATER else "ok"
+
+
+
+REMEDY_DOWN = N_("Read why with `scontrol show node {node}` (Reason=) and `sinfo -R`; fix the cause on the node (slurmd "
+                 "running and reachable, its health check passing), then return it with `scontrol update NodeName={node} "
+                 "State=RESUME`.")
+REMEDY_GRES = N_("slurmd found fewer GPUs than slurm.conf/gres.conf configure: on the node, check that `nvidia-smi` "
+                 "lists every GPU and /dev/nvidia* exist, that gres.conf's File= or AutoDetect=nvml matches them (NVML "
+                 "autodetection needs a slurmd built with NVML), then restart slurmd and `scontrol update "
+                 "NodeName={node} State=RESUME`.")
+SRC_CONF = "Slurm slurm.conf(5): UnkillableStepTimeout, RealMemory, Prolog/Epilog (https://slurm.schedmd.com/slurm.conf.html)"
+
+REASONS: tuple[tuple[str, str, str, str], ...] = (
+    (r"gres/gpu count reported lower than configured",
+     N_("slurmd on it found fewer GPUs than configured"),
+     REMEDY_GRES, SRC_GRES),
+    (r"kill task failed",
+     N_("slurmd could not kill a job's processes within UnkillableStepTimeout: they are stuck in the kernel (state D: a "
+        "hung filesystem, GPU driver or container runtime)"),
+     N_("On {node}, find the stuck processes (`ps -eo pid,stat,wchan:32,cmd | awk '$2 ~ /D/'`) and what they wait on "
+        "(`dmesg`: hung task, NFS, Xid); reboot the node if they cannot be killed, then `scontrol update "
+        "NodeName={node} State=RESUME`."), SRC_CONF),
+    (r"low realmemory",
+     N_("the node reports less memory than slurm.conf's RealMemory (a DIMM missing, or RealMemory set too high)"),
+     N_("Compare `slurmd -C` on {node} with its slurm.conf line: check the DIMMs (`dmidecode -t 17`) or lower RealMemory, "
+        "then `scontrol reconfigure` and `scontrol update NodeName={node} State=RESUME`."), SRC_CONF),
+    (r"(?:prolog|epilog) (?:error|failed)",
+     N_("the job prolog or epilog failed on it (slurmd drains a node whose prolog/epilog exits non-zero)"),
+     N_("Read slurmd's log on {node} (`journalctl -u slurmd`) for the script's output, fix it, then `scontrol update "
+        "NodeName={node} State=RESUME`."), SRC_CONF),
+)
+"""Drain reasons Slurm itself writes, with what they mean and what to do: (reason regex, clause, remedy with
+``{node}``, source). A reason that is not here is quoted as written with :data:`REMEDY_DOWN`."""
+
+
+def known_reason(reason: str) -> tuple[str, str, str] | None:
+    """(clause, remedy template, source) of a reason in :data:`REASONS`, ``None`` for another."""
+    low = reason.lower()
+    return next(((c, r, src) for rx, c, r, src in REASONS if re.search(rx, low)), None)
+
+
+REMEDY_LATER = N_("Nothing to fix now: these nodes come back after their maintenance or reboot; check again then "
+                  "(`sinfo -R` shows why each is away).")
+
+
+def _fold(names: Iterable[str]) -> str:
+    from wizard.rules.fleet import fold
+
+    return fold(names)
+
+
+def _of(names: list[str]) -> str:
+    return f"{_fold(names)} ({len(names)} nodes)" if len(names) > 1 else _fold(names)
+
+
+def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``scontrol show node`` -> :data:`SLURM_ID`, one finding for each node that is away, one pass for the rest."""
+    nodes = parse_show_nodes(text)
+    if not nodes:
+        return [Finding(SLURM_ID, Verdict.UNKNOWN, "no node record (NodeName= ... State=) could be read", "host",
+                        tuple(ln for ln in text.splitlines()[:6] if ln.strip()),
+                        "Paste the whole `scontrol show node NODE` output.", SRC_STATES)]
+    out: list[Finding] = []
+    fine: list[NodeState] = []
+    for n in nodes:
+        words = n.words
+        why = Msg(" (reason: {reason})", reason=n.reason) if n.reason else Msg(" (no reason given)")
+        cat = category(words)
+        if cat == "away":
+            known = known_reason(n.reason)
+            msg = Msg("Slurm has node {node} in state {state}{why}: it takes no jobs", node=n.name, state=n.state,
+                      why=why)
+            if known:
+                msg += Msg("; {meaning}", meaning=Msg(known[0]))
+            out.append(Finding(SLURM_ID, Verdict.FAIL, msg, n.name, n.lines,
+                               Msg(known[1] if known else REMEDY_DOWN, node=n.name),
+                               f"{SRC_STATES}; {known[2]}" if known else SRC_STATES))
+        elif cat == "later":
+            out.append(Finding(SLURM_ID, Verdict.WARN,
+                               Msg("Slurm has node {node} in state {state}{why}: away for now", node=n.name,
+                                   state=n.state, why=why), n.name, n.lines, REMEDY_LATER, SRC_STATES))
+        else:
+            fine.append(n)
+    if fine:
+        states = sorted({n.state for n in fine})
+        out.append(Finding(SLURM_ID, Verdict.PASS,
+                           Msg("Slurm can schedule on {nodes}: state {states}", nodes=_of([n.name for n in fine]),
+                               states=joined(", ", states)), "host",
+                           tuple(ln for n in fine[:4] for ln in n.lines[:2]), "", SRC_STATES))
+    return out
+
+
+def _group(rows: Iterable[SinfoRow], cat: str) -> dict[str, list[str]]:
+    """state as printed -> distinct node names in it, for rows whose state is of :func:`category` ``cat``."""
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        if category(r.words) == cat:
+            names = out.setdefault(r.state, [])
+            names.extend(n for n in r.nodes if n not in names)
+    return out
+
+
+def _away_for(r: SinfoRow, header: str) -> Finding:
+    """A row of ``sinfo -R``: its nodes are away (drained, down or failing) for the reason Slurm recorded."""
+    known = known_reason(r.reason)
+    node = r.nodes[0] if len(r.nodes) == 1 else "NODE"
+    msg = Msg("Slurm keeps {nodes} out of scheduling (reason: {reason})", nodes=_of(list(r.nodes)), reason=r.reason)
+    if known:
+        msg += Msg("; {meaning}", meaning=Msg(known[0]))
+    return Finding(SLURM_ID, Verdict.FAIL, msg, "host", tuple(x for x in (header, r.line) if x),
+                   Msg(known[1] if known else REMEDY_DOWN, node=node),
+                   f"{SRC_STATES}; {known[2]}" if known else SRC_STATES)
+
+
+def judge_sinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``sinfo`` -> :data:`SLURM_ID`: the nodes that are away (fail or warn, by state), the rest pass. A node listed
+    in several partitions counts once."""
+    f = parse_sinfo(text)
+    if not f.rows:
+        return [Finding(SLURM_ID, Verdict.UNKNOWN, "no sinfo row could be read under its header", "host",
+                        tuple(x for x in (f.header, *f.unread[:5]) if x), "Paste the whole `sinfo` output.",
+                        SRC_STATES)]
+    all_nodes = list(dict.fromkeys(n for r in f.rows for n in r.nodes))
+    if all(not r.state for r in f.rows):  # sinfo -R: no STATE column, only the nodes that are away, with a reason
+        return [_away_for(r, f.header) for r in f.rows[:20]]
+    bad, later = _group(f.rows, "away"), _group(f.rows, "later")
+    taken = {n for names in bad.values() for n in names}
+    later = {s: [n for n in names if n not in taken] for s, names in later.items()}
+    later = {s: names for s, names in later.items() if names}
+    away = taken | {n for names in later.values() for n in names}
+    out: list[Finding] = []
+
+    def clause(groups: dict[str, list[str]]) -> str:
+        return joined("; ", [Msg("{state}: {nodes}", state=s, nodes=_of(names)) for s, names in groups.items()])
+
+    def evidence(cat: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([f.header] + [r.line for r in f.rows if category(r.words) == cat][:10]))
+
+    if bad:
+        out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("{n_bad} of {n_all} nodes take no jobs (down, drained or draining, failing or not "
+                               "responding): {groups}", n_bad=len(taken), n_all=len(all_nodes), groups=clause(bad)),
+                           "host", evidence("away"), Msg(REMEDY_DOWN, node="NODE"), SRC_STATES))
+    if later:
+        out.append(Finding(SLURM_ID, Verdict.WARN,
+                           Msg("{n_later} of {n_all} nodes are away for maintenance or a reboot (drained only for the reboot, "
+                               "or in maintenance): {groups}",
+                               n_later=sum(len(v) for v in later.values()), n_all=len(all_nodes), groups=clause(later)),
+                           "host", evidence("later"), REMEDY_LATER, SRC_STATES))
+    usable = [n for n in all_nodes if n not in away]
+    if usable:
+        states = sorted({r.state for r in f.rows if any(n in usable for n in r.nodes)})
+        out.append(Finding(SLURM_ID, Verdict.PASS,
+                           Msg("Slurm can schedule on {nodes}: state {states}", nodes=_of(usable),
+                               states=joined(", ", states)), "host",
+                           tuple(dict.fromkeys([f.header] + [r.line for r in f.rows
+                                                             if any(n in usable for n in r.nodes)][:6])),
+                           "", SRC_STATES))
+    return out
