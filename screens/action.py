@@ -31,6 +31,7 @@ from textual.widgets import Log, Static
 
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
+from wizard.engine import is_checked
 from wizard.i18n import _, ngettext, spaced, tr
 from wizard.model import StepStatus, worst
 from wizard.progress import fmt_duration
@@ -420,7 +421,10 @@ class ActionScreen(Screen[None]):
                                              more).format(count=more, see=see)) if more else "") + "\n")
             else:
                 st = b.store.step_states().get(run.step_id)
-                out.append(_("Result: {outcome}; nothing judged this run's output").format(
+                checked = is_checked(b.step(run.step_id))
+                out.append((_("Result: {outcome}; its output is not judged: the step's check (c) verifies what it changed")
+                            if checked else _("Result: {outcome}; its output is not judged (the step has no check: the "
+                                              "command's exit status is its result)")).format(
                     outcome=tr(act.outcome_words(run.state, run.exit_status)))
                     + (spaced(_("(step: {status})").format(status=_(st.status.value))) if st is not None else "") + "\n")
         out.append(where)

@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar
 from wizard.i18n import _, ngettext, spaced
-from wizard.model import AUTO_SKIP_PREFIX, StepStatus
+from wizard.model import StepStatus
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -135,8 +135,7 @@ class BuildScreen(Screen[None]):
         self.stage_id = st.id
         word = status_text(b.stage_status(st), self.app.basic).plain.strip()
         states_now = b.store.step_states()
-        n_a = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].status is StepStatus.SKIPPED
-                  and states_now[s.id].reason.startswith(AUTO_SKIP_PREFIX))
+        n_a = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].not_applicable)
         self._steps_title = (_("{stage}: {status}").format(stage=_(st.title), status=word) if self.narrow()
                              else _("{stage}: {count} steps").format(stage=_(st.title), count=len(st.steps)))
         if n_a:  # a passed stage whose steps were found not applicable says so: not everything was verified
@@ -148,7 +147,8 @@ class BuildScreen(Screen[None]):
         states = b.store.step_states()
         for s in st.steps:
             state = states.get(s.id)
-            label = status_text(state.status if state else b.status(s.id), self.app.basic)
+            label = status_text(state.status if state else b.status(s.id), self.app.basic,
+                                not_applicable=bool(state and state.not_applicable))
             if s.id in self.app.checking:
                 label = Text((". " if self.app.basic else "… ") + _("checking"))
             title = Text(_(s.title))

@@ -11,8 +11,8 @@ from textual.screen import Screen
 from textual.widgets import Button, Static
 
 from screens.widgets import KeyFooter, TopBar
-from wizard.i18n import _, spaced
-from wizard.model import AUTO_SKIP_PREFIX, StepStatus
+from wizard.i18n import _, ngettext, spaced
+from wizard.model import StepStatus
 from wizard.store import short_time
 
 if TYPE_CHECKING:
@@ -20,28 +20,31 @@ if TYPE_CHECKING:
 
 
 def progress_words(build) -> str:
-    """How far the build is: "18 done (2 with warnings), 40 not applicable, of 88 steps" ("3 done of 88 steps" when
-    none is not applicable). A step a check skipped as not applicable here (no GPU in this VM) is counted apart, never
+    """How far the build is: "18 done (2 with warnings), 40 not applicable, of 88 steps; 1 failed" ("3 done of 88
+    steps" when none is not applicable and none failed). A step a check skipped as not applicable here (no GPU in this VM) is counted apart, never
     as done; a validation run on the CPU only is said (the GPU is not validated)."""
     states = build.store.step_states()
     steps = build.steps()
-    n_a = done = warned = cpu_only = 0
+    n_a = done = warned = cpu_only = failed = 0
     for s in steps:
         st = states.get(s.id)
         if st is None:
             continue
-        if st.status is StepStatus.SKIPPED and st.reason.startswith(AUTO_SKIP_PREFIX):
+        if st.not_applicable:
             n_a += 1
         elif st.status.done:
             done += 1
         warned += st.status is StepStatus.WARNED
         cpu_only += st.status is StepStatus.CPU_ONLY
+        failed += st.status is StepStatus.FAILED
     # the warnings belong to the done steps: said right after them ("17 done (1 with warnings), 40 not applicable")
     done_words = (_("{done} done").format(done=done)
                   + (spaced(_("({count} with warnings)").format(count=warned)) if warned else ""))
     text = (_("{done_words}, {not_applicable} not applicable, of {total} steps").format(
                 done_words=done_words, not_applicable=n_a, total=len(steps)) if n_a
             else _("{done_words} of {total} steps").format(done_words=done_words, total=len(steps)))
+    if failed:  # a failure is what the operator most needs to know on coming back
+        text += "; " + ngettext("{count} failed", "{count} failed", failed).format(count=failed)
     if cpu_only:
         text += "; " + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text

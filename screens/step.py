@@ -23,7 +23,7 @@ from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import N_, _, spaced, tr
-from wizard.model import AUTO_SKIP_PREFIX, proven_by_run, StepStatus, subject_prefix, Verdict
+from wizard.model import proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -219,7 +219,7 @@ class StepScreen(Screen[None]):
         st = state.status if state else StepStatus.PENDING
         self.query_one("#step-title", Static).update(self.head_text())
         # one line: status (glyph and word), the verdict where the status does not already say it, when, who, id
-        line = status_text(st, basic).plain.strip()
+        line = status_text(st, basic, not_applicable=bool(state and state.not_applicable)).plain.strip()
         if state and state.verdict is not None and STATUS_SAYS.get(st) is not state.verdict:
             # after a CPU run it is the software path's verdict, not the GPU's
             line += (f" | {_('software path') if st is StepStatus.CPU_ONLY else _('verdict')} "
@@ -229,14 +229,13 @@ class StepScreen(Screen[None]):
         line += f" | {step.id}"
         if state:
             # a person's confirmation or skip is theirs ("by root"); a check's skip was found by the machine
-            by = (_("checked by {user}") if state.status is StepStatus.SKIPPED and state.reason.startswith(AUTO_SKIP_PREFIX)
-                  else _("by {user}"))
+            by = _("checked by {user}") if state.not_applicable else _("by {user}")
             line += f" | {short_time(state.updated_at)}" + (" " + by.format(user=state.user) if state.user else "")
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
             shown = b.reason_shown(state)
-            if st is StepStatus.SKIPPED and state.reason.startswith(AUTO_SKIP_PREFIX):
+            if state.not_applicable:
                 notes.append(shown[:1].upper() + shown[1:])  # "Not applicable: ...", the machine's own skip
             else:
                 notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + shown)

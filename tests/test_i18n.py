@@ -524,3 +524,20 @@ def test_explain_in_chinese_translates_bringups_own_sentences_in_the_rules(monke
     _r, j_en, _e = run_main(["explain", "--json", *files])
     _r, j_zh, _e = run_main(["--lang", "zh_CN", "explain", "--json", *files])
     assert j_zh == j_en and not any("\u4e00" <= ch <= "\u9fff" for ch in j_zh)
+
+
+def test_an_action_reason_is_stored_in_english_and_shown_translated(monkeypatch):
+    """The reason a step keeps after its action ended ("action succeeded (exit status 0)") is English in the build
+    file and the JSON; the status line and the TUI show it in the operator's language (the reviewer's walk: it stayed
+    English in zh_CN)."""
+    from wizard import engine
+    from wizard.i18n import set_language, tr
+
+    r = engine.action_reason("succeeded", 0)
+    assert str(r) == "action succeeded (exit status 0)" and engine._ACTION_REASON.match(str(r))
+    assert str(engine.action_reason("cancelled", None)) == "action cancelled"
+    set_language("zh_CN")
+    try:
+        assert tr(r) == "操作成功（退出状态 0）"
+    finally:
+        set_language("en")

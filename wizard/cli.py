@@ -328,7 +328,8 @@ def _run_steps_text() -> str:
     """``run --help``'s list of the catalogue's steps that have an action (what STEP may be), by stage."""
     import steps
 
-    parts = [_("STEP is one of these (the catalogue's steps with an action), by stage; a finding id names its step:")]
+    parts = [_("STEP is one of these (the catalogue's steps with an action), by stage; the id of a finding `bringup check` "
+                "printed (e.g. driver.persistenced) also works and means the step it belongs to:")]
     for st in steps.STAGES:
         rows = [f"    {s.id}\t{_(s.title)}" for s in st.steps if s.action is not None]
         if rows:
@@ -1315,8 +1316,12 @@ def cmd_status(args: argparse.Namespace) -> int:
                         # what the last check or run found
                         extra = spaced(_("({verdict})").format(verdict=_(s["verdict"]))) + extra
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
-                    first = f"    {STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
-                    print("\n".join(_wrap(first, f"{_(s['status'])}{extra}{stale}", text_width(), len(first))))
+                    state = states.get(s["id"])
+                    n_a = state is not None and state.not_applicable and bool(reason)
+                    first = f"    {'[ -- ]' if n_a else STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
+                    # the machine's own skip ("not applicable: ..." says it) is not shown as a person's [SKIP]
+                    text = reason + stale if n_a else f"{_(s['status'])}{extra}{stale}"
+                    print("\n".join(_wrap(first, text, text_width(), len(first))))
             print("\n".join(_wrap("", _("(steps and their status only; the inventory, every finding, the measured "
                                          "figures and past action runs: `bringup report`)"), text_width(), 1)))
     finally:

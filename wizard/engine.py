@@ -8,6 +8,7 @@ build's store, lock and action runs; the CLI and the TUI both go through it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -140,6 +141,16 @@ def host_words(identity: Mapping[str, Any]) -> str:
     name = str(identity.get("hostname") or "").strip() or "an unnamed host"
     mid = str(identity.get("machine_id") or "").strip()
     return name + (f" (machine id {mid[:12]}{'…' if len(mid) > 12 else ''})" if mid else "")
+
+
+_ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?$")
+
+
+def action_reason(state: str, exit_status: int | None) -> str:
+    """A step's reason after its action ended: "action succeeded (exit status 0)", "action cancelled" (a :class:`Msg`:
+    stored in English, shown translated by :meth:`Build.reason_shown`)."""
+    return (Msg("action {state} (exit status {status})", state=Msg(state), status=exit_status)
+            if exit_status is not None else Msg("action {state}", state=Msg(state)))
 
 
 class Build:
@@ -313,6 +324,9 @@ class Build:
         reason = state.reason
         if not reason:
             return reason
+        m = _ACTION_REASON.match(reason)
+        if m:  # what the engine wrote when the step's action ended: its words, translated
+            return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
         auto = reason.startswith(AUTO_SKIP_PREFIX)
         why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason
         _meta, findings = self.store.latest_check(state.step_id)
@@ -401,7 +415,7 @@ class Build:
             step = next((s for s in self.steps() if s.id == step_id), None)
             not_applicable = (verdict is Verdict.SKIP and bool(findings)  # the check said why it does not apply
                               and (before is None or before.status is StepStatus.PENDING
-                                   or (before.status is StepStatus.SKIPPED and before.reason.startswith(AUTO_SKIP_PREFIX))))
+                                   or before.not_applicable))
             if (not from_run and step is not None and proven_by_run(step) and not not_applicable
                     and verdict in (Verdict.PASS, Verdict.SKIP, Verdict.UNKNOWN)):
                 # a step only its run proves (a DCGM level with a check saying whether dcgmi is there): a check never
@@ -691,7 +705,7 @@ class Build:
         spec = step.action
         if spec is None or spec.judge is None:
             return []
-        reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
+        reason = action_reason(run.state.value, run.exit_status)
         plan = {**self.plan(), **run.overrides}
         try:
             with open(run.log_path, encoding="utf-8", errors="replace") as fh:
@@ -732,7 +746,7 @@ class Build:
         the run measured before the cancel failed. A validation that ran on the CPU (its log says so:
         :func:`wizard.rules.validate.ran_on_cpu`) is ``cpu-only``, never passed, warned or skipped: it proved the
         software path, not the GPU (a failure on the CPU stays failed, an unknown stays pending)."""
-        reason = f"action {run.state}" + (f" (exit status {run.exit_status})" if run.exit_status is not None else "")
+        reason = action_reason(run.state.value, run.exit_status)
         step = self.step(run.step_id)
         spec = step.action
         if run.state is ActionState.DRY_RUN:

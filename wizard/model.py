@@ -359,8 +359,9 @@ def overall(findings: Sequence[Finding]) -> Verdict:
 
 def stage_rollup(statuses: Sequence[StepStatus]) -> StepStatus:
     """A stage's status from its steps' statuses: running if any runs, failed if any failed, interrupted if any
-    was, skipped when all were skipped, passed when every step is done without a warning, warned when every step
-    is done and one warned; else pending (a ``cpu-only`` step is not done: its GPU was never measured)."""
+    was, skipped when all were skipped, warned when every step is done and one warned, passed when every step is done
+    without a warning and one was proven by the machine, confirmed when the rest were confirmed by hand or skipped
+    (nothing in it was checked, so it is not shown as passed); else pending (a ``cpu-only`` step is not done: its GPU was never measured)."""
     if any(x is StepStatus.RUNNING for x in statuses):
         return StepStatus.RUNNING
     if any(x is StepStatus.FAILED for x in statuses):
@@ -370,7 +371,10 @@ def stage_rollup(statuses: Sequence[StepStatus]) -> StepStatus:
     if statuses and all(x is StepStatus.SKIPPED for x in statuses):
         return StepStatus.SKIPPED  # nothing here applied (e.g. no GPU yet): not "passed"
     if all(x.done for x in statuses):
-        return StepStatus.WARNED if any(x is StepStatus.WARNED for x in statuses) else StepStatus.PASSED
+        if any(x is StepStatus.WARNED for x in statuses):
+            return StepStatus.WARNED
+        # the machine proved none of it: every step was confirmed by hand (or skipped): the stage says so
+        return StepStatus.PASSED if any(x is StepStatus.PASSED for x in statuses) else StepStatus.CONFIRMED
     return StepStatus.PENDING
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from wizard.i18n import Msg
-from wizard.model import Finding, Measure, StepStatus, Verdict
+from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, StepStatus, Verdict
 
 SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -349,6 +349,11 @@ class StepState:
     user: str
     boot_id: str
     updated_at: str
+
+    @property
+    def not_applicable(self) -> bool:
+        """Skipped by the machine's own check (nothing there to verify), not by a person's decision."""
+        return self.status is StepStatus.SKIPPED and self.reason.startswith(AUTO_SKIP_PREFIX)
 
 
 class ActionState(str, enum.Enum):

@@ -222,7 +222,7 @@ def resolve_read(ctx: ActionContext) -> Resolved:
             if rows[0].avail_bytes < size * FREE_MARGIN:
                 return Resolved(manual=f"{dp} has {rows[0].avail_bytes / 2**20:,.0f} MiB free, less than the "
                                        f"{size * FREE_MARGIN / 2**20:,.0f} MiB the {size >> 20} MiB test file needs: "
-                                       "free space, or set storage_test_mib smaller in the plan (F2).")
+                                       "free space, or set storage_test_mib smaller in the plan (F2 in the TUI, or `bringup plan storage_test_mib=N`).")
     expect = 2 * test_s(ctx.plan)
     path = test_file(real)
     notes = [f"{DATA_PATH_NOTE}{real} on {fstype or 'a filesystem df did not name'}", f"{TEST_FILE_NOTE}{path}"]

@@ -253,7 +253,7 @@ _REMEDY = {
     "severity": N_("Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`)."),
     "undecoded": N_("Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference."),
 }
-_ACK_HINT = N_(" Once dealt with, acknowledge the records (x), or save the log (`ipmitool sel save FILE`) and "
+_ACK_HINT = N_(" Once dealt with, acknowledge the records (x on the step's screen, or `bringup ack KEY`), or save the log (`ipmitool sel save FILE`) and "
                 "clear it.")
 
 

@@ -215,7 +215,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     orphan_msgs = d.orphans.messages if d.orphans is not None else {}
 
     def msgs_for(r: DiagResult, g: int | None) -> list[str]:
-        m = list(r.messages.get(g, []))
+        m = list(r.messages.get(g, [])) if g is not None else [x for ms in r.messages.values() for x in ms]
         if g is not None:
             m += [x for x in r.messages.get(None, []) if re.search(rf"\bGPU\s?{g}\b", x) or not _GPU_RE.search(x)]
             m += orphan_msgs.get(g, [])
@@ -236,16 +236,18 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     for r in d.results:
         targets: list[tuple[int | None, str]] = []
-        for g in (gpus or (None,)):
-            st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
-            if st is None and g is not None and not r.per_gpu and not r.all_gpus:
-                st = r.status  # test-level result (deployment tests) applies to every GPU
-            if st is not None:
-                targets.append((g, st))
+        if not r.per_gpu and not r.all_gpus and r.status:
+            targets = [(None, r.status)]  # a test-level result (deployment tests): one finding for the whole run
+        else:
+            for g in (gpus or (None,)):
+                st = r.status_for(g) if g is not None else (r.all_gpus or r.status)
+                if st is not None:
+                    targets.append((g, st))
         if not targets and r.status:
             targets = [(None, r.status)]
         for g, st in targets:
-            if g in invalid and (r is invalid[g][0] or any(r is x for x in invalid[g][1])):
+            said = [invalid[g]] if g in invalid else list(invalid.values()) if g is None else []
+            if any(r is pm or any(r is x for x in skipped) for pm, skipped, _ran in said):
                 continue  # said once, in the "run does not count" finding
             subject = gpu_subject(g) if g is not None else "host"
             who = f"GPU {g}" if g is not None else "all GPUs"
@@ -278,6 +280,10 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                 "initialized', CUDA error 802), not a measured failure of the test{tail}", who=who, test=r.test, tail=tail), subject, ev, _not_ready_remedy(d), SRC_802))
                     continue
                 if PERSISTENCE_TEST.match(r.test.strip()):
+                    off = list(dict.fromkeys(re.findall(r"Persistence mode for GPU (\d+) is currently", " ".join(ms))))
+                    if off:  # DCGM repeats one sentence per GPU: say it once, with the GPUs it names
+                        tail = Msg(": persistence mode is off on GPU {gpus} (DCGM: 'Persistence mode for GPU N is "
+                                   "currently disabled')", gpus=", ".join(off))
                     findings.append(Finding(fid, Verdict.WARN, Msg("{who} failed DCGM '{test}'{tail}", who=who, test=r.test, tail=tail), subject, ev,
                                             PM_REMEDY, SRC_PM))
                     continue
@@ -333,6 +339,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         subject = gpu_subject(g) if g is not None else "host"
         if subject in bad and g is not None:
             continue
+        if g is None and invalid and all(x in invalid for x in (gpus or (None,))):
+            continue  # the run does not count on any GPU: its deployment passes prove nothing on their own
         who = f"GPU {g}" if g is not None else "all GPUs"
         ev = tuple(ln for r in d.results if r.test in tests for ln in r.lines[:2])[:12]
         findings.append(Finding(fid, Verdict.PASS, Msg("{who} passed DCGM: {fromkeys}", who=who, fromkeys=', '.join(dict.fromkeys(tests))),

@@ -79,7 +79,8 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             return [missing("driver.branch", o, "which GPUs need a driver", remedy="Run `ls /sys/bus/pci/devices` and `lspci -nn -d 10de:` by hand; the GPUs must be visible on the PCI bus.", source=SRC_ARCH)]
         return [Finding("driver.branch", Verdict.UNKNOWN, "no NVIDIA GPU on the PCI bus and no gpu_model in the plan: "
                         "cannot pick a driver flavour for unknown GPUs", "host", (o.source,),
-                        "Seat the GPUs (grounding & install order stage) or record gpu_model in the plan (F2).", SRC_ARCH)]
+                        "Seat the GPUs (grounding & install order stage) or record gpu_model in the plan (F2 in the TUI, or "
+                        "`bringup plan gpu_model=MODEL`).", SRC_ARCH)]
     ev = list(gs.evidence)
     findings: list[Finding] = []
     if gs.unknown:

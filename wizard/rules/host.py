@@ -95,7 +95,7 @@ def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) ->
                        "bringup warns when no plan says otherwise)", total_gib=total_gib,
                        HOST_RAM_FLOOR_GIB=HOST_RAM_FLOOR_GIB, floor=floor_gib()),
                    "host", ev, "Check the node's memory (dmidecode -t 17: DIMMs detected) or the container's memory "
-                   "limit; size the host RAM for the workload on the plan & sizing screen (z).",
+                   "limit; size the host RAM for the workload on the plan & sizing screen (z) or with `bringup size`.",
                    "bringup's judgement: 2 bytes per parameter in bf16 (Rajbhandari et al., ZeRO: Memory Optimizations "
                    "Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)",
                    measured=ram_measure(total_gib, plan))
@@ -117,7 +117,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         Msg("{total:.1f} GiB of memory, less than the {need:g} GiB the planned workload needs", total=total, need=need),
                         "host", tuple(ev),
                         "Add memory, or lower what the workload holds in host RAM (CPU offload, data-loader "
-                        "workers, checkpoint loading on every rank): see the plan & sizing screen (z).",
+                        "workers, checkpoint loading on every rank): see the plan & sizing screen (z), or `bringup size`.",
                         "bringup's judgement: host RAM counted from the planned workload (Rajbhandari et al., ZeRO: Memory "
                         "Optimizations Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)",
                         measured=ram_measure(total, plan))]

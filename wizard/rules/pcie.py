@@ -36,6 +36,7 @@ from wizard.parsers.pcie import PCIE_GEN_BY_GTS, LspciDevice, LspciFacts, fmt_li
 from wizard.parsers.smi import GpuFacts, SmiDoc
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
+from wizard.rules.nvlink import sku_row
 from wizard.rules.gpu_presence import (
     _lspci_facts,
     _no_gpu,
@@ -120,10 +121,11 @@ def _under_load(plan: Mapping[str, Any]) -> bool:
 
 
 WIDTH_BELOW_CAP = Verdict.FAIL
-"""A link narrower than the device's capability fails at any load, from every input (lspci, sysfs,
-nvidia-smi): the width, unlike the speed, does not change with the power state (lspci(8) marks it
-"downgraded"). Inside a VM guest (nvidia-smi's Virtualization Mode) it is a warn: the hypervisor presents the link,
-as for the speed (:func:`speed_verdict`)."""
+"""A link narrower than the device's capability fails at any load (lspci, sysfs): the width, unlike the speed, does
+not change with the power state (lspci(8) marks it "downgraded"). Inside a VM guest (nvidia-smi's Virtualization
+Mode) it is a warn: the hypervisor presents the link, as for the speed (:func:`speed_verdict`). From nvidia-smi alone
+it fails only for a baseboard module (SXM, ``assets/nvlink_expected.csv`` mode ``all``): its maximum is the GPU's
+own, so a PCIe card in a slot wired narrower reads the same as a link that trained down (a warn that says so)."""
 
 
 def speed_verdict(load: str, vm: bool = False) -> Verdict:
@@ -685,8 +687,15 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         when = " under load" if state == "load" else Msg(" (the width does not drop at idle)")
         # inside a VM guest the hypervisor presents the link (as for the speed: speed_verdict): a warn to check
         # against the instance type, not a proven fault of this GPU's slot
-        out.append(Finding("health.pcie_width", Verdict.WARN if guest else WIDTH_BELOW_CAP,
-                           Msg("{subject}: PCIe link is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when),
+        # nvidia-smi's maximum is the GPU's own; a card in a slot wired x8 (x8/x8 bifurcation on a workstation board)
+        # reads the same as a link that trained down, so only a baseboard module (SXM: no slot) proves a fault here
+        row = sku_row(g.name or "")
+        baseboard = bool(row and row.get("mode") == "all")
+        slot = "" if baseboard or guest else Msg("; nvidia-smi's maximum is the GPU's own: a slot wired x{fmt} reads the "
+                                                 "same (lspci -vv of the port above it, its LnkCap, tells which)",
+                                                 fmt=_fmt(cur))
+        out.append(Finding("health.pcie_width", WIDTH_BELOW_CAP if baseboard and not guest else Verdict.WARN,
+                           Msg("{subject}: PCIe link is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when) + slot,
                            subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH, measured=wm))
     out += _pass_group("health.pcie_width", ok, N_("PCIe link at full width"), N_("full PCIe width on {n} GPUs"), SRC_WIDTH,
                        total=len(doc.gpus))

@@ -552,7 +552,8 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
     if need is None:
         findings.append(Finding(fid, Verdict.UNKNOWN, Msg("measured {words}{cache_note}; the plan gives no figure of what the workload needs, so "
                                                           "this is not judged", words=words, cache_note=cache_note), "host", ev,
-                                "Set data_read_gb_s (or train_tokens_s and token_bytes) in the plan (F2) and run again.",
+                                "Set data_read_gb_s (or train_tokens_s and token_bytes) in the plan (F2 in the TUI, or `bringup plan "
+                                "data_read_gb_s=N`) and run again.",
                                 SRC_NEED, measured=measure(judged.read_bw_bytes_s / 1e9 if judged.read_bw_bytes_s else None,
                                                            None, "GB/s", "at_least", f"{judged.name} read")))
         return findings
