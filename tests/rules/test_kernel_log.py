@@ -652,3 +652,21 @@ def test_a_crash_asked_for_with_sysrq_is_not_a_fault_but_is_said():
     assert (f.id, f.verdict) == ("health.kernel_log", Verdict.WARN)
     assert "SysRq 'c'" in f.message and "from bash" in f.message and "sysrq.html" in f.source
     assert f.evidence[0].endswith("sysrq: SysRq : Trigger a crash")
+
+
+def test_a_task_hung_inside_the_nvidia_driver_fails_and_names_the_module():
+    """Real hung-task reports (held-out round 12): 'INFO: task nvc:[driver]:5403 blocked for more than 120 seconds'
+    (NVIDIA/k8s-device-plugin#77) and a 'task:python3.11 state:D' stack in uvm_ioctl (rwth-i6/returnn#1480): the
+    stack runs through [nvidia_uvm], so the driver is stuck: fail, one finding per task, instead of an unrecognised
+    message. A synthetic_ stack outside NVIDIA modules warns."""
+    for name, comm in (("dmesg__hung-task-nvc-driver-uvm-retain.txt", "nvc:[driver]"),
+                       ("dmesg__hung-task-python-nvidia-uvm-ioctl.txt", "python3.11")):
+        r = explain_text(text(PUBLIC / name))
+        (f,) = r.findings
+        assert (f.verdict, f.id) == (Verdict.FAIL, "health.kernel_log"), name
+        assert f"process {comm} hung" in f.message and "nvidia_uvm" in f.message
+        assert "nvidia-bug-report.sh" in f.remedy and any("nvidia_uvm" in ln for ln in f.evidence)
+    nfs = ("[  100.1] INFO: task cp:812 blocked for more than 120 seconds.\n"
+           "[  100.2] Call Trace:\n[  100.3]  nfs_wait_bit_killable+0x1e/0x90 [nfs]\n")  # synthetic_
+    (w,) = explain_text(nfs).findings
+    assert w.verdict is Verdict.WARN and "not in an NVIDIA module" in w.message

@@ -97,3 +97,14 @@ def test_a_saturated_nvlink_error_counter_fails_in_one_sample():
     (f,) = [x for x in e.findings if x.id == "health.nvlink_errors"]
     assert f.verdict is Verdict.FAIL and "GPU 2 link 0 CRC Errors 65535" in f.message and "saturated" in f.message
     assert "GPU 0 link 3" not in f.message
+
+
+def test_inactive_links_of_a_single_bridgeable_card_are_expected():
+    """The real `nvidia-smi nvlink -s` of one GeForce RTX 2080 SUPER (held-out round 12): 'all links are inActive'
+    with one GPU listed: a bridge joins two cards, so nothing to judge (skip), not a warning about a bridge."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi-nvlink-s__rtx2080super-links-inactive-one-gpu.txt"))
+    (f,) = r.findings
+    assert f.verdict is Verdict.SKIP and "one GPU listed" in f.message

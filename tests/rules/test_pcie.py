@@ -282,3 +282,18 @@ def test_link_width_speed_and_replays_carry_the_measured_figure_against_their_li
                .findings if f.id == "health.pcie_replay"]
     assert len(replays) == 8 and replays[0].measured == Measure(67, 0, "replays", "at_most",
                                                                 "GPU 0 (0000:19:00.0) PCIe replays since reset")
+
+
+def test_nvidia_smis_x8_of_x16_warns_on_a_pcie_card_and_fails_on_an_sxm_module():
+    """The real XML of a Quadro P2000 at x8 of x16 (held-out round 12): nvidia-smi's maximum is the GPU's own, so a
+    card in a slot wired x8 reads the same as a link that trained down: warn, saying how to tell; the same reading on
+    an SXM module (synthetic_: the name changed to an H100 SXM, which sits on a baseboard, no slot) fails."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    body = text(PUBLIC / "nvidia-smi-q-x__quadro-p2000-xml-x8-link.xml")
+    (w,) = [f for f in explain_text(body).findings if f.id == "health.pcie_width"]
+    assert w.verdict is Verdict.WARN and "x8, narrower than its maximum x16" in w.message and "LnkCap" in w.message
+    sxm = body.replace("Quadro P2000", "NVIDIA H100 80GB HBM3")
+    (f,) = [f for f in explain_text(sxm).findings if f.id == "health.pcie_width"]
+    assert f.verdict is Verdict.FAIL and "LnkCap" not in f.message

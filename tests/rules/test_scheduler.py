@@ -57,3 +57,17 @@ def test_unreadable_rows_are_unknown_with_the_lines():
     f = sch.judge_sinfo_text(HEAD + "garbage\n", {})[0]
     assert f.verdict is Verdict.UNKNOWN and f.evidence
     assert sch.judge_scontrol_text("nothing here\n", {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_headerless_sinfo_rows_of_a_custom_format_are_read_by_their_node_and_state():
+    """Real `sinfo -h -o ...` outputs (held-out round 12: prometheus-slurm-exporter and Meta GCM test data): a node name
+    first and one state field, split by commas, spaces or '|'. Down and drained nodes fail; a node drained inside a
+    maintenance reservation (drained$) is an admin's plan: warn."""
+    many = explain_text(text(PUBLIC / "slurm__sinfo-node-state-list-many-down.txt"))
+    assert many.kind == "slurm-sinfo" and many.verdict is Verdict.FAIL
+    assert "96 of 709 nodes" in many.findings[0].message and "..." in many.findings[0].message  # a long nodeset cut
+    spaced_ = explain_text(text(PUBLIC / "slurm__sinfo-mem-cpus-state-some-down.txt"))
+    assert spaced_.verdict is Verdict.FAIL and "b[001-003]" in spaced_.findings[0].message
+    gres = explain_text(text(PUBLIC / "slurm__sinfo-gres-8xampere-one-drained.txt"))
+    assert gres.verdict is Verdict.WARN and "drained$: node2654" in gres.findings[0].message
+    assert all(ln for f in gres.findings for ln in f.evidence)  # no empty header line quoted

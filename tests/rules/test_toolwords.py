@@ -236,3 +236,16 @@ def test_nccl_tests_cuda_failure_text_and_an_apptainer_host_without_nvidia_libra
     sg = toolwords.judge("INFO:    Could not find any NVIDIA binaries on this host!\n"
                          "WARNING: Could not find any NVIDIA libraries on this host!\n")
     assert [f.verdict for f in sg] == [Verdict.FAIL] and "no NVIDIA driver user space" in sg[0].message
+
+
+def test_a_programs_usage_error_ran_nothing_so_it_is_unknown():
+    """The real Windows `nvidia-smi topo -m` refusal (held-out round 12): 'Option -m is missing its value. Please run
+    'nvidia-smi -h' for help.' is not an ERROR about the machine; argparse's refusal (synthetic_) reads the same."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "unrecognised__nvidia-smi-topo-m-windows-missing-value-error.txt"))
+    (f,) = r.findings
+    assert f.verdict is Verdict.UNKNOWN and "refused its command line" in f.message
+    argp = explain_text("usage: torchrun [-h]\ntorchrun: error: the following arguments are required: script\n")
+    assert argp.findings[0].verdict is Verdict.UNKNOWN

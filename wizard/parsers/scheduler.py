@@ -173,10 +173,31 @@ _R_ROW = re.compile(r"^(?P<reason>\S.*?)\s+(?P<user>[A-Za-z_][\w.-]{0,31})\s+"
 """A row of ``sinfo -R`` without its header (REASON USER TIMESTAMP NODELIST; Slurm prints ISO 8601 times)."""
 
 
+_STATE_WORD = re.compile(
+    r"^(?:alloc(?:ated)?|comp(?:leting)?|down|drain(?:ed|ing)?|drng|fail(?:g|ing)?|futr|future|idle|inval|maint|"
+    r"mix(?:ed)?|npc|perfctrs|plnd|planned|pow(?:er)?_(?:dn|down|up)|powered_down|powering_(?:up|down)|"
+    r"reboot(?:_requested|_issued)?\^?|resv|reserved|unk(?:nown)?|blocked)[*~#!%$@^-]*$", re.I)
+"""A node state as sinfo prints it (%t short or %T long form, with its suffix characters)."""
+_NODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
+
+
+def _headerless_row(raw: str) -> SinfoRow | None:
+    """A row of ``sinfo -h -o FORMAT`` (no header; fields split by spaces, ``,`` or ``|``): the first field a node name,
+    one field a node state; ``None`` for another line."""
+    fields = [f.strip() for f in re.split(r"[|,]|\s+", raw.strip()) if f.strip()]
+    if len(fields) < 2 or not _NODE_NAME.match(fields[0]) or _STATE_WORD.match(fields[0]):
+        return None
+    states = [f for f in fields[1:] if _STATE_WORD.match(f)]
+    if len(states) != 1:
+        return None
+    return SinfoRow(states[0], expand_nodelist(fields[0]), "", "", raw)
+
+
 def parse_sinfo(text: str) -> SinfoFacts:
     """``sinfo`` in its default, ``-N``, ``-l``, ``-Nl`` or ``-R`` format: every row under the header. The last
     column takes the rest of the line (``-Nl``'s REASON holds spaces); with REASON first (``-R``) the columns are
-    read from the right. Rows of ``sinfo -R`` pasted without the header are read by their shape (:data:`_R_ROW`)."""
+    read from the right. Rows pasted without a header are read by their shape: ``sinfo -R``'s (:data:`_R_ROW`), and
+    ``sinfo -h -o FORMAT``'s with a node name first and one node state (:func:`_headerless_row`)."""
     header: list[str] | None = None
     header_line = ""
     rows: list[SinfoRow] = []
@@ -192,6 +213,10 @@ def parse_sinfo(text: str) -> SinfoFacts:
             m = _R_ROW.match(raw.strip())
             if m:
                 rows.append(SinfoRow("", expand_nodelist(m.group("nodes")), "", m.group("reason").strip(), raw))
+            elif (own := _headerless_row(raw)) is not None:
+                rows.append(own)
+            else:
+                unread.append(raw)
             continue
         n = len(header)
         cols = raw.split(None, n - 1) if header[0] != "REASON" else raw.rsplit(None, n - 1)
@@ -214,6 +239,9 @@ def detect_sinfo(text: str) -> float:
     if "NODELIST" not in head.upper():
         lines = [ln for ln in head.splitlines() if ln.strip()]
         rows = sum(1 for ln in lines if _R_ROW.match(ln.strip()))
-        return 0.8 if lines and rows == len(lines) else 0.0
+        if lines and rows == len(lines):
+            return 0.8
+        own = sum(1 for ln in lines if _headerless_row(ln) is not None)  # sinfo -h -o "%n %T" and the like
+        return 0.75 if len(lines) >= 2 and own >= 0.9 * len(lines) else 0.0
     f = parse_sinfo(head)
     return 0.95 if f.header and f.rows else 0.0

@@ -246,8 +246,8 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         if not targets and r.status:
             targets = [(None, r.status)]
         for g, st in targets:
-            said = [invalid[g]] if g in invalid else list(invalid.values()) if g is None else []
-            if any(r is pm or any(r is x for x in skipped) for pm, skipped, _ran in said):
+            told = [invalid[g]] if g in invalid else list(invalid.values()) if g is None else []
+            if any(r is pm or any(r is x for x in skipped) for pm, skipped, _ran in told):
                 continue  # said once, in the "run does not count" finding
             subject = gpu_subject(g) if g is not None else "host"
             who = f"GPU {g}" if g is not None else "all GPUs"

@@ -552,6 +552,9 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
     # SysRq 'c' (echo c > /proc/sysrq-trigger, the kdump test) crashes the kernel on purpose: its oops is not a fault
     asked = [r for r in log.records if _SYSRQ_CRASH.search(r.msg)]
     out = ([_sysrq_crash_finding(asked, fatal)] if asked else [_oops_finding(fatal)]) if fatal else []
+    hung, covered = _hung_tasks(log)
+    out += hung
+    evs = [e for e in evs if id(e.record) not in covered]
     if not evs:
         return out
     keys = [event_key(e) for e in evs]
@@ -595,6 +598,59 @@ def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
 
 SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, https://docs.kernel.org/admin-guide/"
             "tainted-kernels.html) and 'Bug hunting' (https://docs.kernel.org/admin-guide/bug-hunting.html) pages")
+
+
+_HUNG = re.compile(r"INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds|"
+                   r"\btask:(?P<comm2>\S+)\s+state:D\b")
+_TRACE_MODULE = re.compile(r"\[(nvidia[\w-]*)\]")
+SRC_HUNG = ("the Linux kernel's hung task detector: a task in uninterruptible sleep (state D) longer than "
+            "kernel.hung_task_timeout_secs is reported with its stack (https://docs.kernel.org/admin-guide/sysctl/"
+            "kernel.html#hung-task-timeout-secs); NVIDIA GPU debug guidelines: collect nvidia-bug-report.sh when the "
+            "driver hangs (https://docs.nvidia.com/deploy/gpu-debug-guidelines/index.html)")
+
+
+def _hung_tasks(log: KernelLog) -> tuple[list[Finding], set[int]]:
+    """``health.kernel_log`` for tasks the kernel's hung-task detector reported ("INFO: task X:PID blocked for more than
+    N seconds", "task:X state:D" and the stack after it): inside an NVIDIA module (``[nvidia_uvm]`` frames) the
+    driver is stuck: fail (the task cannot be killed; the GPU needs a reset or a reboot); elsewhere a warn (storage,
+    a network filesystem). Returns the findings and the ids of the records they cover."""
+    groups: dict[str, tuple[list[str], set[str]]] = {}
+    covered: set[int] = set()
+    recs = log.records
+    for i, r in enumerate(recs):
+        m = _HUNG.search(r.msg)
+        if not m:
+            continue
+        comm = m.group("comm") or m.group("comm2") or "?"
+        ev, mods = groups.setdefault(comm, ([], set()))
+        ev.extend(r.raw)
+        covered.add(id(r))
+        for r2 in recs[i + 1:i + 80]:
+            if _HUNG.search(r2.msg):
+                break
+            covered.add(id(r2))
+            found = _TRACE_MODULE.findall(r2.msg)
+            if found and len(ev) < 8:
+                ev.extend(r2.raw)
+            mods.update(found)
+    out = []
+    for comm, (ev, mods) in groups.items():
+        if mods:
+            out.append(Finding("health.kernel_log", Verdict.FAIL, Msg(
+                "process {comm} hung in uninterruptible sleep (state D) inside the NVIDIA driver ({mods}): the driver "
+                "is stuck; the process cannot be killed, and the GPU usually needs a reset or a reboot",
+                comm=comm, mods=", ".join(sorted(mods))), "host", cap(dict.fromkeys(ev)),
+                "Collect `sudo nvidia-bug-report.sh` and the whole kernel log (Xid lines before the hang say why), then "
+                "reboot (a GPU reset fails while a process holds the GPU); if it comes back, update the driver and "
+                "check the GPU's Xid and ECC history.", SRC_HUNG))
+        else:
+            out.append(Finding("health.kernel_log", Verdict.WARN, Msg(
+                "process {comm} hung in uninterruptible sleep (state D) in the kernel (not in an NVIDIA module): "
+                "usually storage or a network filesystem that stopped answering", comm=comm), "host",
+                cap(dict.fromkeys(ev)),
+                "Read the stack in the log for what it waits on (NFS, a disk, a lock); fix that, and reboot if the "
+                "process cannot be killed.", SRC_HUNG))
+    return out, covered
 
 
 _SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash", re.I)

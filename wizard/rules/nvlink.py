@@ -112,6 +112,11 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             if any(re.search(r"not (have|support)", n, re.IGNORECASE) for n in g.notes) or mode == "none":
                 findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {index} ({name}): no NVLink", index=g.index, name=g.name), subj, tuple(ev),
                                         "", SRC_NVLINK))
+            elif any("inactive" in n.lower() for n in g.notes) and mode == "bridge_optional" and len(rep.gpus) == 1:
+                # a bridge joins two cards: with one GPU listed there is nothing to link
+                findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {index} ({name}): NVLink links inactive, as expected with one "
+                                                               "GPU listed (an NVLink bridge joins two cards)", index=g.index, name=g.name),
+                                        subj, tuple(ev), "", SRC_NVLINK))
             elif any("inactive" in n.lower() for n in g.notes):
                 verdict = Verdict.WARN if mode in ("bridge_optional", "") else Verdict.FAIL
                 findings.append(Finding(fid, verdict, Msg("GPU {index} ({name}): all NVLink links inactive", index=g.index, name=g.name), subj,

@@ -43,9 +43,10 @@ _REBOOT = frozenset({"REBOOT_REQUESTED", "REBOOT_ISSUED"})
 
 def category(words: frozenset[str]) -> str:
     """``"away"`` (:data:`UNUSABLE`), ``"later"`` (:data:`LATER`, or drained for a reboot asked for with
-    ``scontrol reboot``: sinfo's ``drng@``, which returns by itself once rebooted) or ``"ok"``."""
-    if words & _DRAIN and words & _REBOOT and not (words & UNUSABLE - _DRAIN):
-        return "later"
+    ``scontrol reboot``, sinfo's ``drng@``, which returns by itself once rebooted, or drained inside a maintenance
+    reservation, ``drained$``) or ``"ok"``."""
+    if words & _DRAIN and words & (_REBOOT | {"MAINT"}) and not (words & UNUSABLE - _DRAIN):
+        return "later"  # drained for a reboot asked for, or inside a maintenance reservation: an admin's plan
     if words & UNUSABLE:
         return "away"
     return "later" if words & LATER else "ok"
@@ -100,8 +101,16 @@ def _fold(names: Iterable[str]) -> str:
     return fold(names)
 
 
+NODESET_CHARS = 120
+"""Longest nodeset a message spells out (characters); a longer one is cut at a comma and ends with "..." (the count
+and the evidence lines say the rest)."""
+
+
 def _of(names: list[str]) -> str:
-    return f"{_fold(names)} ({len(names)} nodes)" if len(names) > 1 else _fold(names)
+    text = _fold(names)
+    if len(text) > NODESET_CHARS:
+        text = text[:NODESET_CHARS].rsplit(",", 1)[0] + ",..."
+    return f"{text} ({len(names)} nodes)" if len(names) > 1 else text
 
 
 def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -185,7 +194,7 @@ def judge_sinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return joined("; ", [Msg("{state}: {nodes}", state=s, nodes=_of(names)) for s, names in groups.items()])
 
     def evidence(cat: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([f.header] + [r.line for r in f.rows if category(r.words) == cat][:10]))
+        return tuple(x for x in dict.fromkeys([f.header] + [r.line for r in f.rows if category(r.words) == cat][:10]) if x)
 
     if bad:
         out.append(Finding(SLURM_ID, Verdict.FAIL,
@@ -204,7 +213,7 @@ def judge_sinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(SLURM_ID, Verdict.PASS,
                            Msg("Slurm can schedule on {nodes}: state {states}", nodes=_of(usable),
                                states=joined(", ", states)), "host",
-                           tuple(dict.fromkeys([f.header] + [r.line for r in f.rows
-                                                             if any(n in usable for n in r.nodes)][:6])),
+                           tuple(x for x in dict.fromkeys([f.header] + [r.line for r in f.rows
+                                                                        if any(n in usable for n in r.nodes)][:6]) if x),
                            "", SRC_STATES))
     return out

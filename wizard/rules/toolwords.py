@@ -452,6 +452,14 @@ def _quote(hits: list[str], n: int = 3) -> str:
     return shown + (f" and {len(hits) - n} more" if len(hits) > n else "")
 
 
+_USAGE = re.compile(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
+                    r"[Ii]nvalid combination of input arguments|requires an argument)\b.*(?:-h\b|--help\b|usage)|"
+                    r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument \S+: )",
+                    re.I)
+"""A program's own usage error with its pointer to the help (nvidia-smi's "Option -m is missing its value. Please run
+'nvidia-smi -h' for help.", argparse's "usage: ... error: unrecognized arguments")."""
+
+
 def judge(text: str) -> list[Finding]:
     """The program's own verdict words in ``text``, as one finding; ``[]`` when it says none.
 
@@ -498,6 +506,13 @@ def judge(text: str) -> list[Finding]:
                         "Read the traceback above the exception line: it names the call that failed. If it is a CUDA, "
                         "NCCL or driver call, give bringup that error with the machine's side (nvidia-smi, dmesg, "
                         "NCCL_DEBUG=INFO); a Python error in the script itself is the script's to fix.", SRC)]
+    usage = _hits(lines, _USAGE)
+    if usage:  # the program refused its own command line: it ran nothing, so it says nothing about the machine
+        return [Finding("explain.program_said", Verdict.UNKNOWN,
+                        Msg("the program refused its command line: {quote}; it ran nothing, so this says nothing about "
+                            "the machine", quote=_quote(usage, 1)), "input", tuple(usage[:3]),
+                        "Run the command as its help shows (`COMMAND -h`; on Windows some nvidia-smi options differ), "
+                        "and give bringup what it prints.", SRC)]
     errors = _hits(lines, _ERROR)
     warns = _hits(lines, _WARN)
     if errors or warns:
