@@ -834,8 +834,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print()
         counts = verdict_counts(findings) if findings else ""
         said = "; ".join(x for x in (counts, tr(note)) if x)
-        print("\n".join(_wrap("", _("overall: {verdict} ({details})").format(verdict=_(verdict.value), details=said)
-                               if said else _("overall: {verdict}").format(verdict=_(verdict.value)), width, 2)))
+        _print_wrapped("", _("overall: {verdict} ({details})").format(verdict=_(verdict.value), details=said)
+                               if said else _("overall: {verdict}").format(verdict=_(verdict.value)), width, 2)
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
         from wizard.metrics import MetricsError, write_check_metrics
 
@@ -1014,6 +1014,11 @@ def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
                              break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
     return _wrap_cells(first, text, width, indent)
+
+
+def _print_wrapped(first: str, text: str, width: int | None, indent: int, file: Any = None) -> None:
+    """Print :func:`_wrap`'s lines (to ``file``, stdout by default)."""
+    print("\n".join(_wrap(first, text, width, indent)), file=file)
 
 
 def _wrap_rows(text: str, width: int) -> list[str]:
@@ -1302,11 +1307,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(_("build {build} on {host}").format(build=b.info.build_id, host=host.get("hostname", "?"))
                   + ("  " + _("(read-only: the state directory cannot be written)") if note
                      else "  " + _("(observing: another bringup holds it)") if b.observing else ""))
-            print("\n".join(_wrap("", _("resume at: {stage} > {step}").format(stage=_(rp.stage.title),
-                                                                             step=_(rp.step.title)), text_width(), 4)))
+            _print_wrapped("", _("resume at: {stage} > {step}").format(stage=_(rp.stage.title),
+                                                                             step=_(rp.step.title)), text_width(), 4)
             for r in running:
-                print("\n".join(_wrap("", _("running: {title} (pid {pid}, log {log})").format(
-                    title=tr(r.title), pid=r.pid, log=r.log_path), text_width(), 4)))
+                _print_wrapped("", _("running: {title} (pid {pid}, log {log})").format(
+                    title=tr(r.title), pid=r.pid, log=r.log_path), text_width(), 4)
             for st in stages:
                 print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
                 for s in st["steps"]:
@@ -1321,9 +1326,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     first = f"    {'[ -- ]' if n_a else STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
                     # the machine's own skip ("not applicable: ..." says it) is not shown as a person's [SKIP]
                     text = reason + stale if n_a else f"{_(s['status'])}{extra}{stale}"
-                    print("\n".join(_wrap(first, text, text_width(), len(first))))
-            print("\n".join(_wrap("", _("(steps and their status only; the inventory, every finding, the measured "
-                                         "figures and past action runs: `bringup report`)"), text_width(), 1)))
+                    _print_wrapped(first, text, text_width(), len(first))
+            _print_wrapped("", _("(steps and their status only; the inventory, every finding, the measured "
+                                         "figures and past action runs: `bringup report`)"), text_width(), 1)
     finally:
         b.close()
     return 0
@@ -1534,10 +1539,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if prep.refusal:
             show(prep)
             if prep.refusal_kind == "done":  # already as the action would leave it: done, nothing run
-                print("\n".join(_wrap("  ", tr(prep.refusal), width, 2)))
+                _print_wrapped("  ", tr(prep.refusal), width, 2)
                 return 0
             if prep.refusal_kind == "manual":
-                print("\n".join(_wrap("  ", _("cannot run here: {reason}").format(reason=tr(prep.refusal)), width, 2)))
+                _print_wrapped("  ", _("cannot run here: {reason}").format(reason=tr(prep.refusal)), width, 2)
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
@@ -1552,8 +1557,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = out.run
         assert run is not None
         if run.state is ActionState.DRY_RUN:
-            print("\n".join(_wrap("", _("dry run: nothing was run (recorded as run {run}, {log})").format(
-                run=run.id, log=run.log_path), width, 4)))
+            _print_wrapped("", _("dry run: nothing was run (recorded as run {run}, {log})").format(
+                run=run.id, log=run.log_path), width, 4)
             return 0
         from wizard.actions import outcome_words
 
@@ -2109,17 +2114,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines stay verbatim
         for r in results:
-            print("\n".join(_wrap("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
-                                       f"{_(r['verdict'])}", width, 4)))
+            _print_wrapped("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
+                                       f"{_(r['verdict'])}", width, 4)
             for f in r["findings"]:
                 subject = subject_prefix(f["subject"], f["message"])
                 first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
-                print("\n".join(_wrap(first, subject + tr(f["message"]), width, len(first))))
+                _print_wrapped(first, subject + tr(f["message"]), width, len(first))
                 if f["verdict"] in ("fail", "warn", "unknown"):
                     for e in f["evidence"][:3]:  # verbatim, each row under a "| " (wrapped by cells, no word split)
                         print("\n".join("         | " + row for row in _wrap_rows(e, width - 11)))
                     if f["remedy"]:
-                        print("\n".join(_wrap("         -> ", tr(f["remedy"]), width, 12)))
+                        _print_wrapped("         -> ", tr(f["remedy"]), width, 12)
     return verdict.exit_code
 
 
@@ -2171,15 +2176,15 @@ def cmd_size(args: argparse.Namespace) -> int:
                 loading=_(szm.CKPT_LOADERS[s.loading])))]
     width = text_width()  # every line wrapped to the terminal (by cells), continuations under their text
     for k, v in rows:
-        print("\n".join(_wrap(_ljust(k, 13) + " ", v, width, 14)))
+        _print_wrapped(_ljust(k, 13) + " ", v, width, 14)
     print()
     for r in s.results:
         head = _("{title}: {value}").format(title=tr(r.title), value=tr(r.value))
-        print("\n".join(_wrap("", head + (f"  [{_(word[r.status])}]" if word[r.status]
-                                          and word[r.status] not in r.value else ""), width, 4)))
+        _print_wrapped("", head + (f"  [{_(word[r.status])}]" if word[r.status]
+                                          and word[r.status] not in r.value else ""), width, 4)
         for m in r.math:
-            print("\n".join(_wrap("    ", tr(m), width, 6)))
-        print("\n".join(_wrap("    ", _("source: {source}").format(source=r.source), width, 6)))
+            _print_wrapped("    ", tr(m), width, 6)
+        _print_wrapped("    ", _("source: {source}").format(source=r.source), width, 6)
     return 0 if ok else 1
 
 

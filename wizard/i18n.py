@@ -303,7 +303,10 @@ def _tr_part(template: str | None, args: Any) -> str:
 
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN = re.compile(r"[A-Za-z0-9()\[\]%]")
+_LATIN_END = re.compile(r"[A-Za-z0-9)\]%]")
+"""What a value may end with to be spaced from a Chinese character after it (a closing bracket, a percent sign)."""
+_LATIN_START = re.compile(r"[A-Za-z0-9(\[]")
+"""What a value may start with to be spaced from a Chinese character before it (an opening bracket)."""
 
 
 def _format_spaced(template: str, values: Mapping[str, Any]) -> str:
@@ -315,7 +318,7 @@ def _format_spaced(template: str, values: Mapping[str, Any]) -> str:
     fmt = string.Formatter()
     for literal, field, spec, conv in fmt.parse(template):
         if literal:
-            if out and out[-1] and _LATIN.match(out[-1][-1]) and out[-1][-1] not in "([" and _HAN.match(literal[0]):
+            if out and out[-1] and _LATIN_END.match(out[-1][-1]) and _HAN.match(literal[0]):
                 out.append(" ")
             out.append(literal)
         if field is None:
@@ -324,7 +327,7 @@ def _format_spaced(template: str, values: Mapping[str, Any]) -> str:
             raise IndexError(field)  # positional fields: not how a Msg's template is written
         value = fmt.convert_field(fmt.get_field(field, (), values)[0], conv)
         text = fmt.format_field(value, fmt.vformat(spec, (), values) if spec else "")
-        if text and out and out[-1] and _HAN.match(out[-1][-1]) and _LATIN.match(text[0]) and text[0] not in ")]%":
+        if text and out and out[-1] and _HAN.match(out[-1][-1]) and _LATIN_START.match(text[0]):
             out.append(" ")
         out.append(text)
     return "".join(out)

@@ -25,7 +25,8 @@ def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
     if out is None:
         return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: probe not collected", what=what),
                        subject, ("(no probe output: it was not collected)",), remedy, source)
-    tool = out.error.removeprefix("command not found: ").strip() if out.error.startswith("command not found: ") else ""
+    head, sep, name = out.error.partition("command not found: ")
+    tool = name.strip() if sep and not head else ""
     if tool in TOOL_INSTALLED_BY:
         package, step = TOOL_INSTALLED_BY[tool]
         first = Msg("{tool} is not installed yet: the {step} step's action installs it ({package}); or install "

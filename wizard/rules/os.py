@@ -309,12 +309,11 @@ def shm_finding(r: Any) -> Finding:
 
     size = Msg('{value:.0f} MiB', value=r.size_bytes / 2**20) if r.size_bytes < 2**30 else Msg(
         '{value:.1f} GiB', value=r.size_bytes / 2**30)
-    fix = SHM_FIX
     if r.size_bytes < SHM_MIN_BYTES:
         return Finding("os.shm", Verdict.WARN,
                        Msg("/dev/shm is {size}: too small for DataLoader workers and NCCL's shared-memory transport "
                            "(they fail with a bus error or 'failed to extend /dev/shm')", size=size),
-                       "/dev/shm", (r.line,), fix, SRC_SHM)
+                       "/dev/shm", (r.line,), SHM_FIX, SRC_SHM)
     if r.used_pct > DISK_WARN_PCT or r.avail_bytes < SHM_MIN_BYTES:
         left = Msg('{value:.0f} MiB', value=r.avail_bytes / 2**20) if r.avail_bytes < 2**30 else Msg(
             '{value:.1f} GiB', value=r.avail_bytes / 2**30)
