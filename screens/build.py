@@ -114,9 +114,12 @@ class BuildScreen(Screen[None]):
         stages = self.query_one("#stages", OptionList)
         keep = stages.highlighted
         stages.clear_options()
+        states = b.store.step_states()
         for i, st in enumerate(b.stages, 1):
             t = Text(f"{i:>2} ")
-            status = status_text(b.stage_status(st), basic)
+            # a stage the machine's own checks found not applicable throughout reads n/a, not a person's "skipped"
+            n_a = all(s.id in states and states[s.id].not_applicable for s in st.steps)
+            status = status_text(b.stage_status(st), basic, not_applicable=n_a)
             t.append_text(status[:1] if narrow else status)  # narrow: the glyph; the word is in the steps' title
             t.append(" " + _(st.label))  # the catalogue's English title is the message id
             stages.add_option(Option(t, id=st.id))
@@ -133,8 +136,10 @@ class BuildScreen(Screen[None]):
             return
         st = b.stages[stages.highlighted]
         self.stage_id = st.id
-        word = status_text(b.stage_status(st), self.app.basic).plain.strip()
         states_now = b.store.step_states()
+        word = status_text(b.stage_status(st), self.app.basic,
+                           not_applicable=all(s.id in states_now and states_now[s.id].not_applicable
+                                              for s in st.steps)).plain.strip()
         n_a = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].not_applicable)
         self._steps_title = (_("{stage}: {status}").format(stage=_(st.title), status=word) if self.narrow()
                              else _("{stage}: {count} steps").format(stage=_(st.title), count=len(st.steps)))

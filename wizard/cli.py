@@ -1313,7 +1313,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 _print_wrapped("", _("running: {title} (pid {pid}, log {log})").format(
                     title=tr(r.title), pid=r.pid, log=r.log_path), text_width(), 4)
             for st in stages:
-                print(f"{STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
+                n_a_stage = all(s["id"] in states and states[s["id"]].not_applicable for s in st["steps"])
+                print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
                 for s in st["steps"]:
                     reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
                     extra = f" -- {reason}" if reason else ""
@@ -2171,8 +2172,8 @@ def cmd_size(args: argparse.Namespace) -> int:
                 count=s.min_gpus or _("no count is enough"), paper=s.min_gpus_paper or _("no count is enough"),
                 deepspeed=s.min_gpus_ds or "-",
                 given=inputs.gpu_count)),
-            (_("host RAM"), _("{size} counted, {gib} GiB (loading: {loading})").format(
-                size=gb(s.host_min), gib=math.ceil(s.host_min / 2**30) if s.host_min else 0,
+            (_("host RAM"), _("{size} counted = {gib:.1f} GiB (loading: {loading})").format(
+                size=gb(s.host_min), gib=s.host_min / 2**30 if s.host_min else 0,
                 loading=_(szm.CKPT_LOADERS[s.loading])))]
     width = text_width()  # every line wrapped to the terminal (by cells), continuations under their text
     for k, v in rows:
