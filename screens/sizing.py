@@ -16,7 +16,6 @@ Below 76 columns the form and the results stack (60x20 works). In basic mode the
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -279,7 +278,7 @@ class SizingScreen(Screen[None]):
             n += spaced(_("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either")))
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
         t.append(_(". ") + _("Min GPUs: {count}. Host RAM counted {ram} GiB. {watts} W").format(
-            count=n, ram=f"{math.ceil(s.host_min / sz.GiB):,}", watts=f"{s.load_w:,.0f}")  # rounded up, as F3 writes it
+            count=n, ram=f"{s.host_min / sz.GiB:,.1f}", watts=f"{s.load_w:,.0f}")  # as the detail says it
                  + (spaced(_("(GPUs only so far).")) if partial else "."))
         if self.errors:
             t.append("\n! " + _("{count} field(s) refused: their defaults are used").format(count=len(self.errors)),

@@ -548,3 +548,16 @@ def test_a_paste_cut_inside_its_last_part_keeps_the_verdict_of_what_came_before(
     assert [f.verdict for f in tail] == [Verdict.SKIP] and "at the end of this paste is cut" in tail[0].message
     alone = explain_text("\n".join(lines[lines.index("CPU:"):lines.index("CPU:") + 3]) + "\n")
     assert alone.verdict is Verdict.UNKNOWN
+
+
+def test_srun_label_prefixes_are_removed_before_reading():
+    """A real nccl-tests run relayed by `srun --label` ('0: ' before every line; held-out round 13) is read as
+    nccl-tests; a short `ip link` (whose '1: lo:' is not a label on every line) keeps its numbers."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "nccl-tests__allreduce-2x-p4de-a100-efa-78gbs.txt"))
+    assert r.kind == "nccl-tests" and "78.33" in r.findings[0].message
+    from wizard.explain import clean
+
+    ip = "1: lo: <LOOPBACK,UP> mtu 65536\n    link/loopback 00:00:00:00:00:00\n2: eth0: <UP> mtu 1500\n    link/ether aa\n"
+    assert clean(ip) == ip

@@ -137,15 +137,22 @@ https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.ht
 https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html); torchrun's ``--tee`` ``[default0]:`` and
 PyTorch's ``[rank0]:`` on a rank's error lines (torch.distributed.elastic, local_ranks_filter / tee,
 https://pytorch.org/docs/stable/elastic/run.html)."""
+_SRUN_LABEL = re.compile(r"^[ ]{0,4}\d{1,5}: ")
+"""Slurm's ``srun --label`` task id before every line of a task's output (``0: #  size  count ...``; srun(1),
+-l/--label)."""
 _RAY_DEDUP = re.compile(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
 """Ray's log deduplication suffix (same page, "Log deduplication")."""
 
 
 def _strip_log_prefixes(text: str) -> str:
     """A runner's per-line tags removed where at least two lines and half the paste's lines carry one (the tool's
-    own lines follow them); lines without a tag stay as they are."""
+    own lines follow them); lines without a tag stay as they are. srun's ``--label`` (``0: ``) only where nearly every
+    line carries it."""
     lines = text.split("\n")
     body = [ln for ln in lines if ln.strip()]
+    labelled = sum(1 for ln in body if _SRUN_LABEL.match(ln))
+    if labelled >= 2 and labelled >= 0.9 * len(body):  # nearly every line: a shorter share is ip link's "1: lo:"
+        return "\n".join(_SRUN_LABEL.sub("", ln, count=1) for ln in lines)
     tagged = sum(1 for ln in body if _LOG_PREFIX.match(ln))
     if tagged < 2 or 2 * tagged < len(body):
         return text

@@ -408,7 +408,7 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
          pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
-    Kind("ipmitool-sel", "ipmitool sel elist / sel list, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
+    Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
@@ -575,7 +575,7 @@ RULES: tuple[Rule, ...] = (
     Rule("health.gpu_count", "health.gpu_count", smi.topic_check("health.gpu_count", "health.gpu_responsive"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.gpu_responsive", "health.nvidia_smi")),
     Rule("health.kernel_log", "health.kernel_log", kernel_log.kernel_log,
-         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error", "health.nic_link", "health.sxid")),
+         ("kernel_log_journal", "kernel_log_dmesg", "nvml"), reports=("health.xid", "health.aer", "health.storage_io", "health.host_limits", "health.driver_conflict", "health.gpu_bus", "health.gpu_init", "health.gsp", "health.pcie_limited", "health.kernel_log_ignored", "health.hw_error", "health.nic_link", "health.sxid")),
     Rule("health.ecc", "health.ecc", smi.topic_check("health.ecc_mode", "health.ecc"),
          ("nvidia_smi_qx", "nvml", "pci"), reports=("health.ecc_mode",)),
     Rule("health.row_remap", "health.row_remap", smi.topic_check("health.row_remap", "health.retired_pages", "health.gpu_reset"),

@@ -146,3 +146,15 @@ def test_a_bmc_web_interface_event_line_is_a_record_of_its_sensor_type():
     assert (d.sensor_type, d.sensor, d.direction, d.when) == ("Memory", "DIMMA1(CPU1)", "Deasserted",
                                                               dt.datetime(2023, 5, 1, 10, 20, 30))
     assert bmc.detect_sel("kernel: nvme0: I/O 12 QID 3 timeout, aborting\n") == 0.0
+
+
+def test_ipmiutil_sel_records_are_read_with_their_sensor_type():
+    """Real `ipmiutil sel` records (held-out round 13; the stored page ran the header onto the record's line):
+    'Memory #08 Uncorrectable ECC, DIMM6/CPU1' is a Memory record; 'CPLD CATERR Asserted' a Processor one."""
+    from tests.probe_data import PUBLIC
+
+    (m,) = bmc.parse_sel(text(PUBLIC / "ipmiutil-sel__memory-uncorrectable-ecc-dimm6-cpu1.txt")).records
+    assert (m.record_id, m.sensor_type, m.sensor, m.event) == ("7840", "Memory", "#08", "Uncorrectable ECC, DIMM6/CPU1")
+    assert m.when == dt.datetime(2011, 8, 9, 15, 10, 47)
+    (c,) = bmc.parse_sel(text(PUBLIC / "ipmiutil-sel__cpld-caterr-asserted-critical.txt")).records
+    assert (c.sensor_type, c.event, c.direction) == ("Processor", "CPLD CATERR", "Asserted")

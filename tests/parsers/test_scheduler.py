@@ -77,3 +77,12 @@ def test_garbage_never_raises(t):
     s.parse_sinfo(t)
     s.detect_sinfo(t)
     s.detect_scontrol_node(t)
+
+
+def test_sinfo_with_fields_split_by_bars_and_columns_named_twice():
+    """A real `sinfo -o %all`-style output (held-out round 13, Meta GCM test data): fields split by '|', STATE and
+    PARTITION named twice; the filled long-form state is kept."""
+    f = s.parse_sinfo(text(PUBLIC / "slurm__sinfo-gpu-node-drained-reason-replace.txt"))
+    states = {r.nodes[0]: r.state for r in f.rows}
+    assert states["node0201"] in ("drain*", "drained*") and states["node1537"] in ("alloc", "allocated")
+    assert s.detect_sinfo(text(PUBLIC / "slurm__sinfo-gpu-node-drained-reason-replace.txt")) == 0.95

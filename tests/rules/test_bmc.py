@@ -314,3 +314,15 @@ def test_a_listing_of_one_sensor_type_is_judged_on_what_it_shows():
     # the same listing with one voltage out of range: that sensor's status decides
     bad = text(PUBLIC / "ipmitool__sdr-voltage-all-ok-cpu2-absent.txt").replace("| 37h | ok  |", "| 37h | cr  |")
     assert explain_text(bad, "sdr").verdict is Verdict.FAIL
+
+
+def test_a_reading_below_its_lower_threshold_quotes_that_threshold_and_is_not_called_overheating():
+    """The real `sdr -v` of a board temperature at 20 C asserted Lower Non-Critical (round 9; the reviewer's walk found
+    the upper threshold quoted and the overheating advice)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "ipmitool__sdr-v-board-temp-lower-non-critical.txt"))
+    (f,) = [f for f in r.findings if f.id == "health.bmc_sensors"]
+    assert f.verdict is Verdict.WARN and "its lnc threshold is 20" in f.message and "unc" not in f.message
+    assert "Not an overheating" in f.remedy and f.message.startswith("BMC Board_Temp (temperature)")

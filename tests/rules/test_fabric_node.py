@@ -216,3 +216,18 @@ def test_nccl_ib_hca_on_a_node_without_rdma_and_no_planned_nic_is_a_leftover_war
     f = fn.nccl_env(outs, {})
     assert [x.verdict for x in f] == [Verdict.WARN] and "leftover" in f[0].message and "socket" in f[0].message
     assert [x.verdict for x in fn.nccl_env(outs, {"nics_per_node": 2})] == [Verdict.FAIL]
+
+
+def test_a_module_list_with_mlx4_and_no_peermem_has_no_gpudirect_rdma():
+    """The real lsmod of a node with nvidia and the mlx4 RDMA stack but no nvidia_peermem (held-out round 13): mlx4 has
+    no DMA-BUF path, so there is no GPUDirect RDMA: warn; with mlx5 it is only a note (DMA-BUF may serve)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+    from wizard.parsers.host import parse_modules
+    from wizard.rules.fabric_node import judge_module_list
+
+    body = text(PUBLIC / "lsmod__nvidia-loaded-mlx4-no-peermem-no-uvm.txt")
+    (f,) = [f for f in explain_text(body).findings if f.id == "node.gpudirect_rdma"]
+    assert f.verdict is Verdict.WARN and "nvidia_peermem" in f.message and "mlx4" in f.message
+    mods = parse_modules(body.replace("mlx4_ib", "mlx5_ib"))[0]
+    assert [x.verdict for x in judge_module_list(mods, "lsmod")] == [Verdict.SKIP]

@@ -438,3 +438,18 @@ def test_a_plain_write_job_is_judged_on_its_p99_write_latency():
         fast = dataclasses.replace(job, write_clat_p99_ns=1_000_000.0, direct=direct)
         got = storage.write_latency(FioRun(jobs=[fast]), ("synthetic",))
         assert [f.verdict for f in got] == want
+
+
+def test_a_pasted_fio_reads_its_command_line_its_decimal_block_size_and_one_job_of_four():
+    """The real fio of 4 jobs on an NVMe/TCP namespace (the reviewer's walk): the command pasted above without a
+    prompt gives --direct=1; the header's '64.0KiB' is 64 KiB (not 0); the paste holds one job's figures, whose share
+    (per=24.89%) puts the group's read at about 118 MB/s, which is what is reported (not one job's 29 MB/s)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+
+    body = text(PUBLIC / "fio__nvme-tcp-randread-64k-4jobs.txt")
+    (j,) = parse_fio(body).jobs
+    assert (j.bs_bytes, j.direct, j.read_share_pct) == (65536, True, 24.89)
+    (f,) = [f for f in explain_text(body).findings if f.id == "node.storage_read"]
+    assert "64 KiB" in f.message and "118 MB/s" in f.message and "direct=1" not in f.message
+    assert f.measured is not None and abs(f.measured.value - 0.1175) < 0.002

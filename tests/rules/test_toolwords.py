@@ -249,3 +249,11 @@ def test_a_programs_usage_error_ran_nothing_so_it_is_unknown():
     assert f.verdict is Verdict.UNKNOWN and "refused its command line" in f.message
     argp = explain_text("usage: torchrun [-h]\ntorchrun: error: the following arguments are required: script\n")
     assert argp.findings[0].verdict is Verdict.UNKNOWN
+
+
+def test_smartctl_attributes_that_predict_failure_warn_over_a_passed_self_assessment():
+    """A real smartctl -x of a Seagate HDD (held-out round 13): 'PASSED', but 187 Reported_Uncorrect = 8 (Backblaze's
+    failure predictors): warn, quoting the attribute row."""
+    r = explain_text(text(PUBLIC / "unrecognised__smartctl__seagate-hdd-passed-but-8-reported-uncorrect.txt"))
+    (f,) = r.findings
+    assert f.verdict is Verdict.WARN and "Reported_Uncorrect = 8" in f.message and "backblaze" in f.source.lower()

@@ -159,12 +159,37 @@ _WEB_EVENT = re.compile(
 error @P2-DIMMF1 - Assertion"), optionally led by its date and time: the IPMI event text, the sensor or location after
 "@", the direction."""
 
+_IPMIUTIL = re.compile(
+    r"(?:^|\s)(?P<id>[0-9a-fA-F]{4}) (?P<date>\d\d/\d\d/\d\d) (?P<time>\d\d:\d\d:\d\d) (?P<sev>INF|MIN|MAJ|CRT|OK) "
+    r"(?P<src>[A-Z]{2,4}) +(?P<rest>.+?)(?: (?P<trig>[0-9a-fA-F]{2}) \[[0-9a-fA-F ]+\])?\s*$")
+"""A record of ``ipmiutil sel`` (RecId Date/Time SEV Src Evt_Type Sens# Evt_detail - Trig [Evt_data],
+https://ipmiutil.sourceforge.net/man.html#ipmiutil_sel): ``7840 08/09/11 15:10:47 MIN BMC Memory #08 Uncorrectable ECC,
+DIMM6/CPU1 6f [20 ff 10]``."""
+
 _INFERRED_TYPE = (  # an event text of the IPMI specification's sensor-specific offsets (Table 42-3) -> its sensor type
     (r"\becc\b|memory error|memory scrub|memory device|dimm", "Memory"),
     (r"power supply|\bac lost\b|\bpsu\b", "Power Supply"),
-    (r"\bierr\b|machine check|thermal trip|processor", "Processor"),
+    (r"\bierr\b|\bcaterr\b|machine check|thermal trip|processor", "Processor"),
     (r"\bpci (?:serr|perr)\b|bus (?:fatal|uncorrectable|correctable)", "Critical Interrupt"),
 )
+
+
+def _ipmiutil_event(raw: str) -> SelRecord | None:
+    m = _IPMIUTIL.search(raw.strip())
+    if not m:
+        return None
+    rest = m.group("rest")
+    direction = "Deasserted" if re.search(r"\bDeasserted\b", rest, re.I) else "Asserted"
+    rest = re.sub(r"\s*\b(?:De)?[Aa]sserted\b", "", rest).strip()
+    stype, after = split_sensor(rest)
+    sm = re.match(r"(#[0-9a-fA-F]{2})\s*(.*)$", after)
+    sensor, event = (sm.group(1), sm.group(2)) if sm else ("", after)
+    if not stype:
+        low = event.lower()
+        stype = next((t for rx, t in _INFERRED_TYPE if re.search(rx, low)), "")
+    when, zone = _sel_when(m.group("date"), m.group("time"))
+    return SelRecord(m.group("id"), m.group("date"), m.group("time"), when, zone, stype, sensor, event, direction,
+                     f"severity {m.group('sev')}", raw)
 
 
 def _web_event(n: int, raw: str) -> SelRecord | None:
@@ -226,9 +251,11 @@ def parse_sel(text: str) -> SelFacts:
             stype, sensor = split_sensor(sensor_col)
             records.append(SelRecord(rid, date, time, when, zone, stype, sensor, event, direction, detail, raw))
             continue
-        web = _web_event(n, raw) if "|" not in line else None
+        web = (_web_event(n, raw) or _ipmiutil_event(raw)) if "|" not in line else None
         if web is not None:
             records.append(web)
+            continue
+        if line.startswith("RecId Date/Time"):  # ipmiutil's header
             continue
         unread.append(raw)
     return SelFacts(tuple(records), empty, tuple(unread))
@@ -249,7 +276,8 @@ def detect_sel(text: str) -> float:
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
     if not hits:
-        web = sum(1 for ln in lines if "|" not in ln and _WEB_EVENT.match(ln))
+        web = sum(1 for ln in lines if "|" not in ln and (_WEB_EVENT.match(ln) or _IPMIUTIL.search(ln)
+                                                           or ln.startswith("RecId Date/Time")))
         return 0.7 if web and web >= 0.5 * len(lines) else 0.0
     return min(0.97, 0.6 + 0.4 * hits / len(lines))
 

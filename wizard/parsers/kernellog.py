@@ -419,7 +419,7 @@ XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
 the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid"."""
 XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
                        r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
-LINK_RE = re.compile(r"(?:systemd-networkd|NetworkManager)\[\d+\]:\s+(?P<if1>[\w.@-]+): (?P<s1>lost carrier|gained carrier)"
+LINK_RE = re.compile(r"(?:systemd-networkd|NetworkManager)\[\d+\]:\s+(?P<if1>[\w.@-]+): (?P<s1>[Ll]ost carrier|[Gg]ained carrier)"
                      r"|\b(?P<if2>[\w.@-]+): (?:NIC )?Link is (?P<s2>Down|Up)\b"
                      r"|^mlx[45]_core \S+ (?P<if3>[\w.@-]+): Link (?P<s3>down|up)\b")
 """A network interface's carrier lost or regained: systemd-networkd / NetworkManager (``ib6: lost carrier``), Intel and
@@ -985,7 +985,8 @@ def _attach_driver_context(log: KernelLog) -> None:
 KERNEL_SIGNATURES = re.compile(
     r"NVRM: |\bEDAC (?:\S+ )?MC\d|\bAER: |PCIe Bus Error|\[Hardware Error\]|\bmce: |^nouveau (?:[0-9a-f]{4}:|\s*\[)|\bpcieport \d|^pci \d{4}:"
     r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: "
-    r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:lost|gained) carrier|: (?:NIC )?Link is (?:Down|Up)\b")
+    r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:[Ll]ost|[Gg]ained) carrier|: (?:NIC )?Link is (?:Down|Up)\b"
+    r"|INFO: task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs|^\s*Call Trace:")
 
 
 def detect_kernel_log(text: str) -> float:

@@ -161,7 +161,7 @@ def expand_nodelist(nodelist: str) -> tuple[str, ...]:
 
 
 def _header(line: str) -> list[str] | None:
-    cols = line.split()
+    cols = [c.strip() for c in line.split("|")] if "|" in line else line.split()
     up = [c.upper() for c in cols]
     if "NODELIST" in up and ("STATE" in up or up[0] == "REASON"):
         return up
@@ -219,11 +219,18 @@ def parse_sinfo(text: str) -> SinfoFacts:
                 unread.append(raw)
             continue
         n = len(header)
-        cols = raw.split(None, n - 1) if header[0] != "REASON" else raw.rsplit(None, n - 1)
+        if "|" in header_line:  # sinfo -o "%all" / -o with '|' between fields: split on it, fields may hold spaces
+            cols = [c.strip() for c in raw.split("|")]
+            cols += [""] * (n - len(cols))
+        else:
+            cols = raw.split(None, n - 1) if header[0] != "REASON" else raw.rsplit(None, n - 1)
         if len(cols) < n:
             unread.append(raw)
             continue
-        row = dict(zip(header, cols))
+        row: dict[str, str] = {}
+        for k, v in zip(header, cols):
+            if v or k not in row:  # a column named twice (%all has STATE, PARTITION twice): keep a filled one
+                row[k] = v
         state = row.get("STATE", "")
         nodes = expand_nodelist(row["NODELIST"])
         if not state and header[0] != "REASON":

@@ -375,6 +375,7 @@ class FioJob:
     sync_min_ns: float | None = None
     sync_opts: str = ""
     lines: tuple[str, ...] = ()
+    read_share_pct: float | None = None  # normal output's "bw (KiB/s): ... per=24.89%": this job's share of its group
 
 
 @dataclass(frozen=True)
@@ -396,10 +397,13 @@ def fio_size_bytes(v: Any) -> int | None:
     (kb_base=1024: k = KiB); ``None`` when it is not one number with a unit."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
-    m = re.fullmatch(r"\s*(\d{1,15})\s*([kmgtKMGT]?)(?:i?[bB])?\s*", v) if isinstance(v, str) else None
+    m = re.fullmatch(r"\s*(\d{1,15})(\.\d{1,6})?\s*([kmgtKMGT]?)(?:i?[bB])?\s*", v) if isinstance(v, str) else None
     if not m:
         return None
-    return sat_int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    unit = _SIZE_UNITS[m.group(3).lower()]
+    if m.group(2):  # fio's own header prints "64.0KiB"
+        return int(round(float(m.group(1) + m.group(2)) * unit))
+    return sat_int(m.group(1)) * unit
 
 
 def _num(v: Any) -> float | None:
@@ -574,6 +578,8 @@ def parse_fio_normal(text: str, command: str = "") -> FioRun:
         return FioRun(problems=["over 64 MiB: not read"])
     lines = [ln.rstrip("\r") for ln in text.splitlines()[:200000]]
     errors = [ln.strip() for ln in lines if re.match(r"\s*fio:\s", ln)][:20]
+    if not command:  # the command pasted above its output without a prompt ("fio --bs=64k ...", "./fio ...")
+        command = next((ln.strip() for ln in lines[:5] if re.match(r"\s*(?:\S*/)?fio\s+-", ln)), "")
     opts = fio_command_options(command)
     version = ""
     headers: dict[str, dict[str, Any]] = {}
@@ -592,7 +598,7 @@ def parse_fio_normal(text: str, command: str = "") -> FioRun:
                 continue
         h = _FIO_HEADER.match(ln)
         if h:
-            bs = re.search(r"(\d{1,15}[kKmMgG]?i?[bB]?)-", h.group(4))
+            bs = re.search(r"(\d{1,15}(?:\.\d{1,6})?[kKmMgG]?i?[bB]?)-", h.group(4))
             headers.setdefault(h.group(1), {"rw": h.group(3), "bs": fio_size_bytes(bs.group(1)) if bs else None,
                                             "ioengine": h.group(5), "iodepth": sat_int(h.group(6))})
             continue
@@ -653,6 +659,11 @@ def parse_fio_normal(text: str, command: str = "") -> FioRun:
             cur["sync_avg"] = float(sl.group(6)) * unit
             cur["lines"].append(ln.strip())
             continue
+        share = re.match(r"\s*bw \(\s*[KMG]?i?B/s\): .*\bper=\s*(\d{1,3}(?:\.\d+)?)%", ln)
+        if share and side in ("read", "write", "mixed") and side in cur:
+            cur[side]["share_pct"] = float(share.group(1))
+            cur["lines"].append(ln.strip())
+            continue
         ph = _FIO_PCT_HEAD.match(ln)
         if ph:
             kind, unit = ph.group(1), _NS_PER[ph.group(2)]
@@ -688,7 +699,7 @@ def _normal_job(j: dict[str, Any], head: dict[str, Any], opts: dict[str, str], p
     return FioJob(name=name, rw=rw, bs_bytes=head.get("bs") if head.get("bs") is not None else fio_size_bytes(opts.get("bs")),
                   iodepth=head.get("iodepth"), numjobs=j.get("jobs"), error=j["error"],
                   read_bw_bytes_s=rd.get("bw"), read_iops=rd.get("iops"), read_io_bytes=rd.get("io_bytes"),
-                  read_runtime_ms=rd.get("runtime_ms"),
+                  read_runtime_ms=rd.get("runtime_ms"), read_share_pct=rd.get("share_pct"),
                   read_clat_p99_ns=j.get("read_clat_p99", j.get("mixed_clat_p99", j.get("read_lat_p99", j.get("mixed_lat_p99")))),
                   write_bw_bytes_s=wr.get("bw"), direct=_bool(direct) if direct is not None else None,
                   filename=opts.get("filename") or opts.get("directory") or "", groupid=j.get("groupid"),

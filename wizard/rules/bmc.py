@@ -217,7 +217,7 @@ _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
      "not correct"),
     (r"critical interrupt", r"bus correctable|bus degraded|nmi", Verdict.WARN, "pcie",
      "Critical Interrupt offsets 00h, 03h, 07h, 0Bh: a corrected bus error, a degraded bus or an NMI"),
-    (r"processor", r"ierr|thermal trip|frb\d|uncorrectable|config(?:uration)? error|machine check exception",
+    (r"processor", r"ierr|caterr|thermal trip|frb\d|uncorrectable|config(?:uration)? error|machine check exception",
      Verdict.FAIL, "processor", "Processor offsets 00h-04h, 05h, 0Bh: processor error (IERR, thermal trip, "
      "uncorrectable machine check)"),
     (r"processor", r"throttled|correctable machine check", Verdict.WARN, "processor",
@@ -250,6 +250,9 @@ _REMEDY = {
                  "repeats means the CPU or board needs service."),
     "firmware": N_("Reflash the system firmware (BIOS) from the vendor's image and check again."),
     "drive": N_("Check the drive named in the record with its controller's tool; replace a failed drive."),
+    "low": N_("A reading below its lower threshold: for a temperature, a cold room or a sensor whose thresholds were set "
+           "oddly (compare `ipmitool sensor get NAME`'s thresholds with the vendor's defaults); for a voltage, the "
+           "power supply or board. Not an overheating."),
     "severity": N_("Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`)."),
     "undecoded": N_("Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference."),
 }
@@ -579,6 +582,13 @@ def _upper_threshold(r: SdrReading) -> tuple[float | None, str]:
     return None, ""
 
 
+def _lower_threshold(r: SdrReading) -> tuple[float | None, str]:
+    for k in ("lnc", "lcr", "lnr"):
+        if k in r.thresholds:
+            return r.thresholds[k], k
+    return None, ""
+
+
 def _fmt(v: float | None) -> str:
     return "no reading" if v is None else f"{v:g}"
 
@@ -617,14 +627,15 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         if v is None:
             continue
         kind = "fan" if r in fans else "temperature" if r in temps else "sensor"
-        upper, which = _upper_threshold(th or r)
+        low = status in ("lnc", "lcr", "lnr")
+        upper, which = _lower_threshold(th or r) if low else _upper_threshold(th or r)
         m = None
-        if r is inlet:
+        if r is inlet and not low:
             m = measure(r.value, upper, "°C", "at_most", f"inlet temperature ({r.name})")
-        out.append(Finding("health.bmc_sensors", v, (f'{kind} {r.name}: {_fmt(r.value)} {r.unit}'.rstrip() + Msg(', BMC status {status} ({get})', status=status, get=_STATUS_WORDS.get(status, status)) + (Msg('; its {which} threshold is {upper:g} {unit}', which=which, upper=upper, unit=r.unit) if upper is not None else '')),
+        out.append(Finding("health.bmc_sensors", v, (f'BMC {r.name} ({kind}): {_fmt(r.value)} {r.unit}'.rstrip() + Msg(', BMC status {status} ({get})', status=status, get=_STATUS_WORDS.get(status, status)) + (Msg('; its {which} threshold is {upper:g} {unit}', which=which, upper=upper, unit=r.unit) if upper is not None else '')),
                            f"BMC {r.name}", tuple(x for x in (source, r.line, th_source if th else "", th.line if th
                                                              else "") if x),
-                           _REMEDY["threshold"], SRC_SDR, measured=m))
+                           _REMEDY["low" if low and kind != "fan" else "threshold"], SRC_SDR, measured=m))
     for r in fans:
         rv = _redundancy(r.states)
         if rv is not None and rv[0] is not Verdict.PASS:

@@ -350,6 +350,32 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                     "for DMA-BUF. Then check again; NCCL's log shows 'GDRDMA' on the network channels.", SRC_GDR)]
 
 
+def judge_module_list(mods: Mapping[str, Any], source: str) -> list[Finding]:
+    """``node.gpudirect_rdma`` from a module list alone (a pasted lsmod): with the nvidia module and an RDMA HCA driver
+    (``*_ib``) loaded, nvidia_peermem (or nv_peer_mem) loaded passes; without it, mlx4 (ConnectX-3, which has no
+    DMA-BUF path) warns, and any other HCA is a note: the DMA-BUF path (open GPU kernel modules, Linux 5.12+) may serve
+    instead, which a module list cannot show. Nothing when no HCA driver or no nvidia module is loaded."""
+    hcas = sorted(n for n in mods if n.endswith("_ib") and n not in ("ib_core",) and not n.startswith(("ib_", "rdma")))
+    if "nvidia" not in mods or not hcas:
+        return []
+    peer = next((n for n in ("nvidia_peermem", "nv_peer_mem") if n in mods), None)
+    ev = tuple(getattr(mods[n], "line", n) for n in ([peer] if peer else []) + hcas[:3])
+    if peer:
+        return [Finding(GDR_ID, Verdict.PASS, Msg("{name} is loaded next to the RDMA stack ({hcas}): the HCAs can register "
+                                                  "GPU memory (GPUDirect RDMA)", name=peer, hcas=", ".join(hcas)),
+                        "node", ev, "", SRC_GDR)]
+    if hcas == ["mlx4_ib"]:
+        return [Finding(GDR_ID, Verdict.WARN, Msg("the RDMA stack is mlx4 (ConnectX-3) and neither nvidia_peermem nor "
+                                                  "nv_peer_mem is loaded: no GPUDirect RDMA (mlx4 has no DMA-BUF path); "
+                                                  "inter-node transfers are staged through host memory"),
+                        "node", ev, "Load the peer-memory module (`sudo modprobe nvidia-peermem`), or move to ConnectX-5 "
+                        "or later HCAs (mlx5) for current GPUDirect RDMA support.", SRC_GDR)]
+    return [Finding(GDR_ID, Verdict.SKIP, Msg("nvidia_peermem is not loaded next to the RDMA stack ({hcas}): GPUDirect "
+                                              "RDMA then needs the DMA-BUF path (open GPU kernel modules, Linux 5.12+), "
+                                              "which a module list cannot show", hcas=", ".join(hcas)),
+                    "node", ev, "", SRC_GDR)]
+
+
 # ------------------------------------------------------------------ node.fabric_affinity
 
 

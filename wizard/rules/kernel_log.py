@@ -171,6 +171,8 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += _limited_findings(log, counted, gpu_index)
     findings += memory_findings(log, counted)
     findings += _unrecognised_findings(log, counted)
+    findings += storage_io_findings(log)
+    findings += host_limit_findings(log)
     findings += _link_findings(counted)
     findings += _sxid_findings(counted)
     findings = _with_keys(findings, counted)
@@ -653,7 +655,101 @@ def _hung_tasks(log: KernelLog) -> tuple[list[Finding], set[int]]:
     return out, covered
 
 
-_SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash", re.I)
+_STORAGE_IO = re.compile(
+    r"(?:blk_update_request: |\b)(?:critical (?:medium|target) )?I/O error, dev (?P<dev>[\w.-]+),.*?op 0x\w+:\((?P<op>\w+)\)"
+    r"|(?:blk_update_request: |\b)(?:critical (?:medium|target) )?I/O error, dev (?P<dev3>[\w.-]+),"
+    r"|Buffer I/O error on dev(?:ice)? (?P<dev2>[\w.-]+),"
+    r"|\b(?P<fs>XFS|EXT4-fs(?: error)?|BTRFS(?: error)?) \((?:device )?(?P<fsdev>[\w.-]+)\):? .*?"
+    r"(?:I/O error|Corruption|metadata I/O error|log I/O error|journal has aborted|read-only)"
+    r"|\bnvme (?P<nvme>nvme\d+): (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe "
+    r"failure|Abort status)")
+SRC_STORAGE_IO = ("the Linux kernel's block layer reports a failed request as 'I/O error, dev NAME, sector N op ...' "
+                  "(block/blk-core.c, blk_print_req_error; https://docs.kernel.org/block/index.html); XFS shuts a "
+                  "filesystem down on a log I/O error (https://docs.kernel.org/admin-guide/xfs.html); NVMe command "
+                  "timeouts and controller resets (https://docs.kernel.org/nvme/index.html)")
+
+
+def storage_io_findings(log: KernelLog) -> list[Finding]:
+    """``health.storage_io`` FAIL when the kernel reports failed block requests ("I/O error, dev nvme2n1, ... op
+    0x1:(WRITE)"), a filesystem error (XFS/ext4/btrfs I/O error, corruption, a journal aborted) or an NVMe controller
+    timing out or going down: data written there may be lost, and a checkpoint or dataset on it is not to be trusted;
+    one finding naming each device and what it reported."""
+    per: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for r in log.records:
+        m = _STORAGE_IO.search(r.msg)
+        if not m:
+            continue
+        dev = m.group("dev") or m.group("dev3") or m.group("dev2") or m.group("fsdev") or m.group("nvme") or "?"
+        what = (f"{m.group('op').lower()} error" if m.group("op") else f"{m.group('fs').split()[0]} error"
+                if m.group("fs") else "controller timeout/reset" if m.group("nvme") else "I/O error")
+        per.setdefault(dev, []).append(what)
+        if len(lines) < 8:
+            lines.extend(r.raw[:1])
+    if not per:
+        return []
+    devs = "; ".join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in _counts(ws))})" for dev, ws in list(per.items())[:6])
+    return [Finding("health.storage_io", Verdict.FAIL,
+                    Msg("the kernel reports storage failures: {devs}: requests the device did not complete; data "
+                        "written there may be lost", devs=devs), "host", tuple(lines),
+                    "Check each device's health (`nvme smart-log /dev/NAME`, `nvme error-log`, `smartctl -a`), its "
+                    "slot and cabling, and the kernel log before the first error; replace a failing drive. A filesystem "
+                    "that reported errors must be unmounted and repaired (xfs_repair, e2fsck) once its device is sound; "
+                    "do not write checkpoints to it meanwhile.", SRC_STORAGE_IO)]
+
+
+_HOST_LIMITS = (
+    (re.compile(r"Out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
+     N_("the kernel's OOM killer killed {what}: the host ran out of memory"),
+     N_("Size host RAM for the workload (plan & sizing, z, or `bringup size`: loaders, pinned buffers, checkpoint "
+        "loading on every rank); lower DataLoader workers or prefetch, load checkpoints sharded; `journalctl -k | grep "
+        "-A20 'invoked oom-killer'` shows what held the memory."),
+     "the Linux kernel's out-of-memory handling: the OOM killer kills a process when memory and swap run out "
+     "(https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer)"),
+    (re.compile(r"VFS: file-max limit (?P<n>\d+) reached"),
+     N_("the system ran out of file handles (fs.file-max {what} reached): opens fail with ENFILE"),
+     N_("Find what holds them (`lsof | wc -l` per process, leaked sockets of data loaders), and raise fs.file-max "
+        "(`sysctl -w fs.file-max=N`, persisted in /etc/sysctl.d) if the workload needs more."),
+     "the Linux kernel's sysctl documentation, file-max: 'If you get lots of error messages about running out of file "
+     "handles, you might want to increase this limit' (https://docs.kernel.org/admin-guide/sysctl/fs.html#file-max-file-nr)"),
+    (re.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
+     N_("the connection-tracking table is full ({what}): new connections (NCCL's sockets, storage) are dropped"),
+     N_("Raise net.netfilter.nf_conntrack_max (or leave the cluster network out of conntrack), then check again."),
+     "the Linux kernel's nf_conntrack sysctl documentation, nf_conntrack_max "
+     "(https://docs.kernel.org/networking/nf_conntrack-sysctl.html)"),
+)
+
+
+def host_limit_findings(log: KernelLog) -> list[Finding]:
+    """``health.host_limits`` WARN when the kernel reports the host ran out of something a training job needs: the OOM
+    killer killed a process, the file-handle table is full (fs.file-max), the connection-tracking table is full. The
+    workload or the host's settings, not a hardware fault; each one named with how many times it was logged."""
+    out: list[Finding] = []
+    for rx, message, remedy, source in _HOST_LIMITS:
+        hits = [(r, m) for r in log.records for m in [rx.search(r.msg)] if m]
+        if not hits:
+            continue
+        first = hits[0][1]
+        names = list(dict.fromkeys(
+            (f"{m.group('comm')} (pid {m.group('pid')})" if m.groupdict().get("comm") else m.groupdict().get("n") or "")
+            for _, m in hits))
+        what = ", ".join(x for x in names[:4] if x) or first.group(0)
+        msg = Msg(message, what=what) + (Msg("; {n} times in this log", n=len(hits)) if len(hits) > 1 else "")
+        out.append(Finding("health.host_limits", Verdict.WARN, msg, "host",
+                           tuple(ln for r, _ in hits[:6] for ln in r.raw[:1]), Msg(remedy), source))
+    return out
+
+
+def _counts(items: list[str]) -> list[tuple[str, int]]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return list(out.items())
+
+
+_SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash|\blkdtm: Performing direct entry"
+                          r"|Kernel panic - not syncing: .*\b(?:[Tt]est panic|crash_test|lkdtm)", re.I)
+"""A crash someone asked for: SysRq 'c', the kernel's lkdtm crash tests, a crash-test module's own panic message."""
 SRC_SYSRQ = ("the Linux kernel's 'Linux Magic System Request Key Hacks' page: 'c' will perform a system crash by a NULL "
              "pointer dereference; a crashdump will be taken if configured (https://docs.kernel.org/admin-guide/sysrq.html)")
 
@@ -662,10 +758,13 @@ def _sysrq_crash_finding(asked: list[LogRecord], evs: list[KernelEvent]) -> Find
     """``health.kernel_log`` WARN for the oops a SysRq 'c' asked for (the kernel logs "SysRq : Trigger a crash" first):
     a crash made on purpose, not a fault, but one the operator should know was planned."""
     comms = sorted({str(e.fields["comm"]) for e in evs if e.fields.get("comm")})
-    return Finding("health.kernel_log", Verdict.WARN,
-                   Msg("the kernel crashed on request: SysRq 'c' (echo c > /proc/sysrq-trigger{who}), the crash-dump "
-                       "test, then the oops it causes on purpose; not a hardware or driver fault, and the boot it "
-                       "happened in ended there", who=f", from {', '.join(comms)}" if comms else ""), "host",
+    sysrq = any(re.search(r"sysrq", r.msg, re.I) for r in asked)
+    msg = (Msg("the kernel crashed on request: SysRq 'c' (echo c > /proc/sysrq-trigger{who}), the crash-dump "
+               "test, then the oops it causes on purpose; not a hardware or driver fault, and the boot it "
+               "happened in ended there", who=f", from {', '.join(comms)}" if comms else "") if sysrq else
+           Msg("the kernel crashed on request: a crash test ('{line}'); not a hardware or driver fault, and the boot "
+               "it happened in ended there", line=asked[0].msg[:120]))
+    return Finding("health.kernel_log", Verdict.WARN, msg, "host",
                    cap([ln for r in asked[:2] for ln in r.raw] + [ln for e in evs for ln in e.evidence]),
                    "Confirm the crash test was planned (a kdump check); if nobody ran it, find who could write "
                    "/proc/sysrq-trigger (shell history, `last`). Nothing to fix on the machine for it.", SRC_SYSRQ)
@@ -697,14 +796,26 @@ SRC_LINK = ("NVIDIA, 'InfiniBand Port Counters' (LinkDownedCounter: each link lo
 
 def _link_findings(events: list[KernelEvent]) -> list[Finding]:
     """``health.nic_link`` WARN for an interface whose carrier went down twice or more in the log (a link that
-    flaps breaks RDMA connections and NCCL jobs over it: cable, transceiver, switch port). One loss is not judged:
-    drivers and network daemons print one link-down while an interface comes up at boot."""
+    flaps breaks RDMA connections and NCCL jobs over it: cable, transceiver, switch port), or went down once and the
+    log ends without it coming back. One loss followed by the link coming up is not judged: drivers and network
+    daemons print one link-down while an interface comes up at boot."""
     downs: dict[str, list[KernelEvent]] = {}
+    last_up: dict[str, bool] = {}
     for e in events:
+        if e.kind == "link":
+            last_up[str(e.fields.get("iface"))] = bool(e.fields.get("up"))
         if e.kind == "link" and not e.fields.get("up"):
             downs.setdefault(str(e.fields.get("iface")), []).append(e)
     out = []
     for iface, evs in downs.items():
+        if len(evs) == 1 and not last_up.get(iface, True):  # down, and the log does not show it coming back
+            out.append(Finding("health.nic_link", Verdict.WARN,
+                               Msg("{iface} lost its link and this log does not show it coming back up", iface=iface),
+                               iface, tuple(evs[0].evidence),
+                               Msg("Check {iface} now (`ip link show {iface}`; on InfiniBand `ibstat`: State Active, "
+                                   "Physical state LinkUp); if it is down, check its cable or transceiver and the switch "
+                                   "port.", iface=iface), SRC_LINK))
+            continue
         if len(evs) < 2:
             continue
         first, last = evs[0].record, evs[-1].record

@@ -150,7 +150,10 @@ def host_kinds_judge_smi_versions(text: str, exp: Mapping[str, Any]) -> list[Fin
 def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     src = "/proc/modules" if re.search(r" (Live|Loading) 0x", text) else "lsmod"
     out = {"modules": ProbeOutput("modules", src, text=text)}
-    return gc.nouveau(out, exp) + gc.driver(out, exp)
+    from wizard.parsers.host import parse_modules
+    from wizard.rules.fabric_node import judge_module_list
+
+    return gc.nouveau(out, exp) + gc.driver(out, exp) + judge_module_list(parse_modules(text)[0], src)
 
 
 SRC_CSV_FIELDS = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ and `nvidia-smi "

@@ -544,6 +544,13 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
     judged = rand[0] if rand else seq[0]
     need, basis = workload_need(plan)
     words = "; ".join(_job_words(j) for j in reads[:6])
+    got = judged.read_bw_bytes_s or 0.0
+    group = [j for j in reads if j.groupid == judged.groupid]
+    shown = sum(j.read_share_pct or 0.0 for j in group)
+    if judged.read_share_pct and 0 < shown < 95:  # the paste holds only some jobs of a group (numjobs > 1)
+        got = got * 100.0 / judged.read_share_pct
+        words += Msg(" (only {n} job(s) of its group are in this output; its share, {share:.1f}%, puts the group's read "
+                     "at about {total})", n=len(group), share=judged.read_share_pct, total=_gb(got))
     cached = [j.name for j in reads if j.direct is not True]
     cache_note = (Msg('; {cached} ran without direct=1, so the page cache may have served it', cached=', '.join(cached)) if cached else '')
     if cached and run.format == "normal" and all(j.direct is None for j in reads if j.name in cached):
@@ -554,10 +561,9 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
                                                           "this is not judged", words=words, cache_note=cache_note), "host", ev,
                                 "Set data_read_gb_s (or train_tokens_s and token_bytes) in the plan (F2 in the TUI, or `bringup plan "
                                 "data_read_gb_s=N`) and run again.",
-                                SRC_NEED, measured=measure(judged.read_bw_bytes_s / 1e9 if judged.read_bw_bytes_s else None,
+                                SRC_NEED, measured=measure(got / 1e9 if got else None,
                                                            None, "GB/s", "at_least", f"{judged.name} read")))
         return findings
-    got = judged.read_bw_bytes_s or 0.0
     m = measure(got / 1e9, need / 1e9, "GB/s", "at_least", f"{judged.name} read at {_bs(judged)}")
     if got < need:
         findings.append(Finding(fid, Verdict.FAIL, Msg("{name} read {gb}, below the {gb2} the workload needs ({basis}); measured "
