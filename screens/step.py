@@ -22,7 +22,7 @@ from screens.widgets import KeyFooter, TopBar, prose
 from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import N_, _, spaced, tr
+from wizard.i18n import N_, _, spaced, tr, tr_subject
 from wizard.model import proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
@@ -285,7 +285,7 @@ class StepScreen(Screen[None]):
         opened = False
         widgets = []
         for f in findings:
-            subj = subject_prefix(f.subject, f.message)
+            subj = tr_subject(subject_prefix(f.subject, f.message))
             open_it = not opened and f.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN)
             opened = opened or open_it
             body = []

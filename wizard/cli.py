@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr
+from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr, tr_subject
 
 EXIT_ERROR = 3
 
@@ -1071,7 +1071,7 @@ def print_findings(findings, out=None, width: int | None = None) -> None:
 
     out = out or sys.stdout
     for f in findings:
-        subject = subject_prefix(f.subject, f.message)
+        subject = tr_subject(subject_prefix(f.subject, f.message))
         first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
         for line in _wrap(first, subject + tr(f.message), width, len(first)):
             print(line, file=out)
@@ -2118,7 +2118,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             _print_wrapped("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
                                        f"{_(r['verdict'])}", width, 4)
             for f in r["findings"]:
-                subject = subject_prefix(f["subject"], f["message"])
+                subject = tr_subject(subject_prefix(f["subject"], f["message"]))
                 first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
                 _print_wrapped(first, subject + tr(f["message"]), width, len(first))
                 if f["verdict"] in ("fail", "warn", "unknown"):

@@ -118,6 +118,14 @@ def setup(flag: str | None = None, environ: Mapping[str, str] | None = None) -> 
     return notice
 
 
+def tr_subject(prefix: str) -> str:
+    """A finding's subject prefix (``"BMC power supplies: "``) in the current language where the catalogue has the
+    subject; GPU names, bus ids, mounts and interfaces stay as they are."""
+    if not prefix.endswith(": "):
+        return prefix
+    return gettext(prefix[:-2]) + ": "
+
+
 def gettext(message: str) -> str:
     """``message`` in the current language (itself when untranslated)."""
     return translations(_current).gettext(message)

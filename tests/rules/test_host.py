@@ -143,6 +143,11 @@ def test_host_ram_and_available_memory_carry_the_measured_figure(vm):
     assert abs(short.measured.value - MEMTOTAL_GIB) < 1e-9 and short.measured.met is False
     need = only(host_rules.memory(vm, {"host_ram_min_gib": 16}))
     assert need.verdict is Verdict.PASS and need.measured.threshold == 16 and need.measured.met
+    # half the planned memory gone is missing DIMMs or another machine: fail (the reviewer's walk: 95% short warned)
+    assert only(host_rules.memory(vm, {"host_ram_gib": 512})).verdict is Verdict.FAIL
+    # no plan figure: the pass says only the floor was checked, not "matches the plan"
+    bare = only(host_rules.memory(vm, {}))
+    assert bare.verdict is Verdict.PASS and "no plan figure to compare with" in bare.message
     fs = hosttools.judge_free(parse_free(text(CASES / "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt")), {})
     (p,) = [f for f in fs if f.id == "os.memory_pressure"]
     assert p.verdict is Verdict.FAIL and p.measured.unit == "%" and p.measured.threshold == 5 and not p.measured.met

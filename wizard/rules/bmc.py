@@ -463,10 +463,12 @@ def _bad_status(status: str) -> Verdict | None:
     return None
 
 
-_STATUS_WORDS = {"cr": "critical", "nr": "non-recoverable", "nc": "non-critical", "lcr": "below its lower critical "
-                 "threshold", "ucr": "above its upper critical threshold", "lnr": "below its lower non-recoverable "
-                 "threshold", "unr": "above its upper non-recoverable threshold", "lnc": "below its lower "
-                 "non-critical threshold", "unc": "above its upper non-critical threshold"}
+_STATUS_WORDS = {"cr": N_("critical"), "nr": N_("non-recoverable"), "nc": N_("non-critical"),
+                 "lcr": N_("below its lower critical threshold"), "ucr": N_("above its upper critical threshold"),
+                 "lnr": N_("below its lower non-recoverable threshold"),
+                 "unr": N_("above its upper non-recoverable threshold"),
+                 "lnc": N_("below its lower non-critical threshold"), "unc": N_("above its upper non-critical threshold")}
+_KIND_WORDS = {"fan": N_("fan"), "temperature": N_("temperature"), "sensor": N_("sensor")}
 
 
 def _psu_name(r: SdrReading) -> str:
@@ -632,7 +634,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         m = None
         if r is inlet and not low:
             m = measure(r.value, upper, "°C", "at_most", f"inlet temperature ({r.name})")
-        out.append(Finding("health.bmc_sensors", v, (f'BMC {r.name} ({kind}): {_fmt(r.value)} {r.unit}'.rstrip() + Msg(', BMC status {status} ({get})', status=status, get=_STATUS_WORDS.get(status, status)) + (Msg('; its {which} threshold is {upper:g} {unit}', which=which, upper=upper, unit=r.unit) if upper is not None else '')),
+        out.append(Finding("health.bmc_sensors", v, (Msg("BMC {name} ({kind}): {value}", name=r.name, kind=Msg(_KIND_WORDS[kind]), value=f"{_fmt(r.value)} {r.unit}".rstrip()) + Msg(', BMC status {status} ({get})', status=status, get=Msg(_STATUS_WORDS[status]) if status in _STATUS_WORDS else status) + (Msg('; its {which} threshold is {upper:g} {unit}', which=which, upper=upper, unit=r.unit) if upper is not None else '')),
                            f"BMC {r.name}", tuple(x for x in (source, r.line, th_source if th else "", th.line if th
                                                              else "") if x),
                            _REMEDY["low" if low and kind != "fan" else "threshold"], SRC_SDR, measured=m))

@@ -337,8 +337,16 @@ def fold(names: Iterable[str]) -> str:
         return ",".join(names)
 
 
-def _of(names: Sequence[str]) -> str:
-    return f"{fold(names)} ({len(names)} nodes)" if len(names) > 1 else fold(names)
+def nodes_of(names: Sequence[str], max_chars: int | None = None) -> str:
+    """The nodes folded (:func:`fold`) with their count when more than one (``gpu[001-003] (3 nodes)``); a nodeset
+    longer than ``max_chars`` is cut at a comma and ends with "..." (the count says the rest)."""
+    text = fold(names)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[:max_chars].rsplit(",", 1)[0] + ",..."
+    return Msg("{nodeset} ({n} nodes)", nodeset=text, n=len(names)) if len(names) > 1 else text
+
+
+_of = nodes_of
 
 
 def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Mapping[str, str] | None = None

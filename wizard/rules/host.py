@@ -34,6 +34,10 @@ SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_c
           "the expected memory), https://github.com/Azure/azurehpc-health-checks")
 MEMORY_SHORT_PCT = 5.0
 """MemTotal more than this percentage below the plan's expectation warns (Azure HPC health checks, check_hw_physmem)."""
+MEMORY_MISSING_PCT = 50.0
+"""MemTotal this far (%) or more below the plan's host_ram_gib fails rather than warns: half the memory gone is
+missing DIMMs (a bank, a CPU's channels) or another machine than planned, not a BIOS reservation (bringup's
+judgement)."""
 GIB = 1024 ** 3
 LOW_AVAILABLE_PCT = 5.0
 """Available memory (``free``'s "available": the kernel's MemAvailable, its estimate of memory
@@ -125,7 +129,7 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if isinstance(expected, (int, float)) and expected > 0:
         short = 100.0 * (expected - total) / expected
         if short > MEMORY_SHORT_PCT:
-            return [Finding("os.memory", Verdict.WARN,
+            return [Finding("os.memory", Verdict.FAIL if short >= MEMORY_MISSING_PCT else Verdict.WARN,
                             Msg("{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", total=total, short=short, expected=expected),
                             "host", tuple(ev),
                             "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
@@ -134,7 +138,12 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     small = ram_floor(total, tuple(ev), plan)
     if small is not None:
         return [small]
-    return [Finding("os.memory", Verdict.PASS, Msg("{total:.1f} GiB of memory", total=total), "host", tuple(ev), "", SRC_A8,
+    planned = any(isinstance(plan.get(k), (int, float)) and not isinstance(plan.get(k), bool) and plan.get(k)
+                  for k in ("host_ram_gib", "host_ram_min_gib"))
+    msg = (Msg("{total:.1f} GiB of memory", total=total) if planned else
+           Msg("{total:.1f} GiB of memory; no plan figure to compare with (host_ram_gib, or host_ram_min_gib from "
+               "sizing), so only bringup's {floor:g} GiB floor was checked", total=total, floor=HOST_RAM_FLOOR_GIB))
+    return [Finding("os.memory", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A8,
                     measured=ram_measure(total, plan))]
 
 

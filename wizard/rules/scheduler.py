@@ -91,26 +91,18 @@ def known_reason(reason: str) -> tuple[str, str, str] | None:
     return next(((c, r, src) for rx, c, r, src in REASONS if re.search(rx, low)), None)
 
 
-REMEDY_LATER = N_("Nothing to fix now: these nodes come back after their maintenance or reboot; check again then "
-                  "(`sinfo -R` shows why each is away).")
-
-
-def _fold(names: Iterable[str]) -> str:
-    from wizard.rules.fleet import fold
-
-    return fold(names)
-
-
 NODESET_CHARS = 120
 """Longest nodeset a message spells out (characters); a longer one is cut at a comma and ends with "..." (the count
 and the evidence lines say the rest)."""
 
+REMEDY_LATER = N_("Nothing to fix now: these nodes come back after their maintenance or reboot; check again then "
+                  "(`sinfo -R` shows why each is away).")
+
 
 def _of(names: list[str]) -> str:
-    text = _fold(names)
-    if len(text) > NODESET_CHARS:
-        text = text[:NODESET_CHARS].rsplit(",", 1)[0] + ",..."
-    return f"{text} ({len(names)} nodes)" if len(names) > 1 else text
+    from wizard.rules.fleet import nodes_of
+
+    return nodes_of(names, NODESET_CHARS)
 
 
 def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
