@@ -65,3 +65,18 @@ def test_kubectl_listed_several_times_is_judged_as_last_listed():
     pods = [f for f in r.findings if f.id == "driver.k8s_pods"]
     # three `kubectl get pods` runs (ContainerCreating, Running, Completed): only the last one counts
     assert [f.verdict for f in pods] == [Verdict.PASS] and r.verdict is Verdict.PASS
+
+
+def test_operator_pods_waiting_ten_minutes_are_stuck_and_rows_without_a_header_are_read():
+    """The real `kubectl get pods` rows of a GPU Operator install stuck in Init (held-out round 14; NVIDIA's
+    cloud-native docs), pasted without the header: read by their shape; pods waiting 10 minutes or more fail as stuck
+    (the driver pod first), younger ones only wait."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.explain import explain_text
+    from wizard.rules.container import age_s
+
+    r = explain_text(text(PUBLIC / "kubectl__gpu-operator-pods-stuck-init.txt"))
+    (f,) = r.findings
+    assert r.kind == "kubectl-get-pods" and f.verdict is Verdict.FAIL and "stuck" in f.message
+    assert "gpu-feature-discovery-tmblp" in f.message and "nvidia-driver-daemonset" in f.remedy
+    assert (age_s("x 0/1 Init:0/1 0 8m32s"), age_s("x 0/1 Init:0/1 0 3h5m"), age_s("x 0/1 Pending 0 ?")) == (512, 11100, None)

@@ -140,11 +140,18 @@ class Pod:
     line: str
 
 
+_POD_ROW = re.compile(r"^[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+\S+\s+\d+(?:\s+\([^)]*\))?\s+\S+\s*$")
+"""A pod row of ``kubectl get pods`` without the namespace column: name, READY n/m, STATUS, RESTARTS, AGE."""
+
+
 def parse_kubectl_pods(text: str) -> list[Pod]:
     pods: list[Pod] = []
     ns_col = False
-    inside = False
-    for raw in text.splitlines()[:20000]:
+    lines = text.splitlines()[:20000]
+    # rows pasted without their header: every line "NAME READY STATUS RESTARTS AGE" by shape (READY is n/m)
+    body = [ln.strip() for ln in lines if ln.strip()]
+    inside = bool(body) and not any(_PODS_HEAD.match(x) for x in body) and all(_POD_ROW.match(x) for x in body)
+    for raw in lines:
         s = raw.strip()
         if _PODS_HEAD.match(s):
             inside, ns_col = True, s.startswith("NAMESPACE")
@@ -164,7 +171,8 @@ def parse_kubectl_pods(text: str) -> list[Pod]:
 
 
 def detect_kubectl_pods(text: str) -> float:
-    """0.9 for ``kubectl get pods`` (its column header and at least one pod row)."""
+    """0.9 for ``kubectl get pods`` (its column header and at least one pod row); 0.75 for pod rows pasted without the
+    header (every line the shape of one)."""
     if "READY" not in text[:20000] or "STATUS" not in text[:20000]:
-        return 0.0
+        return 0.75 if parse_kubectl_pods(text[:20000]) else 0.0
     return 0.9 if parse_kubectl_pods(text[:20000]) else 0.0

@@ -138,6 +138,19 @@ SRC_PODS = ("Kubernetes documentation, 'Pod Lifecycle' (pod phases, container st
             "(https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/troubleshooting.html)")
 _BAD = re.compile(r"CrashLoopBackOff|Error|BackOff|ErrImage|Failed|Unknown|OOMKilled|Evicted|Invalid", re.I)
 _WAITING = re.compile(r"^(?:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+|Terminating)$")
+STUCK_S = 600
+"""A pod still waiting (Pending, ContainerCreating, Init:N/M) this long (seconds, 10 minutes) is stuck, not starting:
+fail (bringup's judgement: the GPU Operator's driver container builds and loads the module in a few minutes; its
+other pods wait on it, so a pod waiting longer points at the driver pod)."""
+
+
+def age_s(line: str) -> float | None:
+    """A pod row's AGE (its last cell: ``11m``, ``8m32s``, ``3h5m``, ``2d``) in seconds; ``None`` when unreadable."""
+    cell = line.split()[-1] if line.split() else ""
+    parts = re.findall(r"(\d+)([dhms])", cell)
+    if not parts or "".join(a + b for a, b in parts) != cell:
+        return None
+    return float(sum(int(a) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[b] for a, b in parts))
 
 
 def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -164,6 +177,17 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Read the failing pod's log and events: `kubectl logs <pod> --all-containers --previous` and "
                         "`kubectl describe pod <pod>`; for the GPU Operator the driver and toolkit pods come first "
                         "(a driver pod that cannot build or load the kernel module keeps every other pod waiting).",
+                        SRC_PODS)]
+    stuck = [p for p in waiting if (age_s(p.line) or 0) >= STUCK_S]
+    if stuck:
+        return [Finding("driver.k8s_pods", Verdict.FAIL,
+                        Msg("{n_stuck} of {n_pods} pod(s) stuck waiting for {minutes:.0f} minutes or more: {items}",
+                            n_stuck=len(stuck), n_pods=len(pods), minutes=STUCK_S / 60,
+                            items=', '.join(f'{p.name} {p.status} ({p.line.split()[-1]})' for p in stuck[:4])),
+                        "node", tuple(p.line for p in stuck[:8]),
+                        "Find what they wait on: the GPU Operator's driver pod first (`kubectl logs -n gpu-operator "
+                        "<nvidia-driver-daemonset pod> --all-containers`: a kernel module that cannot build or load keeps "
+                        "every other pod in Init), then `kubectl describe pod <pod>` (events: image pulls, scheduling).",
                         SRC_PODS)]
     if waiting or unready:
         some = waiting + unready

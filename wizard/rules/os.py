@@ -345,13 +345,13 @@ def judge_df_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     data_mp = mount_for(data_path, [r.mountpoint for r in rows]) if data_path else None
     seen: set[tuple[int, int, int]] = set()
     for r in rows:
+        if r.mountpoint == "/dev/shm":  # judged on its own even when another tmpfs has the same figures (/dev)
+            findings.append(shm_finding(r))
+            continue
         same = (r.size_bytes, r.used_bytes, r.avail_bytes)
         if same in seen and r.mountpoint not in ("/", data_mp):
             continue  # the same filesystem again (a bind mount such as a container's /etc/hosts): said once
         seen.add(same)
-        if r.mountpoint == "/dev/shm":
-            findings.append(shm_finding(r))
-            continue
         memory = r.fstype in ("tmpfs", "ramfs") or (not r.fstype and r.source in ("tmpfs", "shm", "none", "udev"))
         image = (r.fstype in _DF_SKIP_TYPES or r.source.startswith("/dev/loop") or r.mountpoint.startswith("/snap/")
                  or r.source in ("devtmpfs", "efivarfs"))
