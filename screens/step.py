@@ -4,7 +4,7 @@ updated in place, so holding n stays responsive)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -180,8 +180,8 @@ class StepScreen(Screen[None]):
             return not observing
         if action == "sizing":
             return step.stage_id == "plan"
-        if action == "acknowledge":  # always answers: says so when there is nothing to acknowledge (never silent)
-            return not observing
+        if action == "acknowledge":  # only where the last check reports a past event to acknowledge (an old Xid)
+            return not observing and bool(self._ackable())
         return True
 
     # ------------------------------------------------------------------ view
@@ -395,12 +395,16 @@ class StepScreen(Screen[None]):
         box.collapsed = not box.collapsed
         box.query_one(FindingTitle).focus()
 
+    def _ackable(self) -> list[Any]:
+        """The last check's findings about a past event (a key to acknowledge) that warn or fail."""
+        _run, findings = self.build.store.latest_check(self.step_id)
+        return [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
+
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
         from screens.dialogs import AckDialog
 
-        _run, findings = self.build.store.latest_check(self.step_id)
-        ackable = [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
+        ackable = self._ackable()
         if not ackable:
             self.notify(_("nothing to acknowledge here: the last check of this step found no past event (x works on an "
                           "old Xid or AER error the check reports)"))
