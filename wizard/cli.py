@@ -114,7 +114,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "write the acceptance report: inventory, every step and finding, validation figures, action runs",
         ((0, N_("written (the node's verdict is in the report; `check` is the gate)")), (3, N_("not written"))),
         details=N_("Write the acceptance report of the current build (or of capture bundles, offline). Without -o: a "
-                   "build's report goes into its build directory, a bundle's to standard output.")),
+                   "build's report goes into its build directory, a bundle's to standard output. The report itself is "
+                   "in English (a document handed to others), whatever --lang says.")),
     "answers": CommandHelp(
         "check an answers file, or export the build's as one",
         ((0, N_("check: valid; export: written")),

@@ -547,10 +547,21 @@ def time_sync(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             continue
         results.append((o, t))
     if not results:
+        no_systemd = any("not been booted with systemd" in x or "Failed to connect to bus" in x for x in tried)
+        if no_systemd:  # a container or a minimal VM: the clock is the host's (or another init's) to keep
+            chrony_missing = any("chronyc" in x and "not found" in x for x in tried)
+            return [Finding(fid, Verdict.UNKNOWN,
+                            Msg("could not tell whether the clock is synchronised: this system was not booted with "
+                                "systemd (a container or a minimal VM), so timedatectl cannot answer{chrony}",
+                                chrony=Msg(", and chronyc is not installed") if chrony_missing else ""),
+                            "host", tuple(tried[:10]),
+                            "In a container the clock is the host's: check `timedatectl` or `chronyc tracking` on the "
+                            "host. Elsewhere ask the NTP client this system runs (`ntpq -p`, `ntpstat`), or install "
+                            "chrony.", SRC_TIME)]
         return [Finding(fid, Verdict.UNKNOWN, "could not tell whether the clock is synchronised (timedatectl and "
                         "chronyc gave no answer)", "host", tuple(tried[:10]) or ("(no probe output)",),
                         "Check time synchronisation by hand: `timedatectl` (systemd) or `chronyc tracking` (chrony); "
-                        "a node without either needs an NTP client.", SRC_TIME)]
+                        "a node without either needs an NTP client (`ntpq -p` for ntpd).", SRC_TIME)]
     o, t = results[0]
     ev = [o.source] + t.lines
     detail = ""
