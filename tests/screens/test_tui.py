@@ -1503,7 +1503,7 @@ async def test_a_headline_s_long_word_folds_and_is_never_cut(state_dir, devvm_ho
     async with app.run_test(size=(60, 20)) as pilot:
         await settle(pilot, app)
         app.push_screen(StepScreen("os.mount_options"))
-        await pilot.pause()
+        await settle(pilot, app)  # rendered whole, even on a loaded machine
         _, findings = app.build.store.latest_check("os.mount_options")
         message = findings[0].message
         longest = max(message.split(), key=len)
