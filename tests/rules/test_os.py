@@ -89,11 +89,14 @@ def test_proc_swaps_paste_is_its_own_kind():
 def test_filesystems_dev_vm_root(vm):
     raw = text(LOCAL_VM / "df-P-T-B1-l.txt")
     root_line = next(line for line in raw.splitlines() if line.endswith(" /"))
-    f = only(os_rules.filesystems(vm, {}))
+    f, skip = os_rules.filesystems(vm, {})
     assert f.verdict is Verdict.PASS
     assert f.subject == "/"
     assert f.message == "/: ext4, 271 GB, 22% used"
     assert f.evidence == (root_line,)
+    # no data path in the plan: said, so the step's pass is not read as "the data filesystem has room"
+    assert skip.verdict is Verdict.SKIP and "only / was checked" in skip.message
+    assert only(os_rules.filesystems(vm, {"data_path": "/"})).verdict is Verdict.PASS
 
 
 def data_df(path: str, stdout: str = "", stderr: str = "", rc: int = 0) -> ProbeOutput:
@@ -133,7 +136,7 @@ def test_filesystems_df_without_a_root_row_is_unknown(vm):
     vm["df"] = ProbeOutput("df", "$ df -P -T -B1 -l", rc=0, text=(
         "Filesystem Type 1-blocks Used Available Capacity Mounted on\n"
         "/dev/nvme0n1p1 xfs 1000 10 990 1% /data\n"))
-    root = only(os_rules.filesystems(vm, {}))
+    root = os_rules.filesystems(vm, {})[0]
     assert root.verdict is Verdict.UNKNOWN and "no / row" in root.message
 
 

@@ -393,6 +393,9 @@ def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(shm_finding(shm))
     data_path = plan.get("data_path")
     if not isinstance(data_path, str) or not data_path or data_path == "/":
+        if not data_path:  # the step's title names the data filesystem too: say it was not checked
+            findings.append(Finding("os.filesystem", Verdict.SKIP, "no data path in the plan (data_path): only / was "
+                                    "checked", "host", (), "", SRC_DISK))
         return findings
     d = out.get("data_path_df")
     if d is None:
