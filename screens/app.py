@@ -562,6 +562,8 @@ class BringupApp(App[int]):
                 scr.add_lines(message.start, message.lines)
 
     def on_action_ended(self, message: ActionEnded) -> None:
+        if self._unmounted:  # a run's end that arrives while the app shuts down: its build is closed already
+            return
         self.bump()
         run = self.build.store.action_run(message.run_id) if self.build is not None else None
         if run is not None and self.build is not None and not self.build.observing and self.build.needs_check(run.step_id):
@@ -611,7 +613,10 @@ class BringupApp(App[int]):
         driver = super().get_driver_class()
         return TerminalDriver if driver is LinuxDriver else driver
 
+    _unmounted = False
+
     def on_unmount(self) -> None:
+        self._unmounted = True
         if self.hangup_guard is not None:  # a signal that came still ends the process within its bound
             self.hangup_guard.restore()
         if self.build is not None:
