@@ -393,7 +393,8 @@ def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(shm_finding(shm))
     data_path = plan.get("data_path")
     if not isinstance(data_path, str) or not data_path or data_path == "/":
-        if not data_path:  # the step's title names the data filesystem too: say it was not checked
+        if not data_path and findings and all(f.verdict is not Verdict.UNKNOWN for f in findings):
+            # / was read; the step's title names the data filesystem too: say that one was not checked
             findings.append(Finding("os.filesystem", Verdict.SKIP, "no data path in the plan (data_path): only / was "
                                     "checked", "host", (), "", SRC_DISK))
         return findings
