@@ -346,8 +346,6 @@ def nodes_of(names: Sequence[str], max_chars: int | None = None) -> str:
     return Msg("{nodeset} ({n} nodes)", nodeset=text, n=len(names)) if len(names) > 1 else text
 
 
-_of = nodes_of
-
 
 def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Mapping[str, str] | None = None
                 ) -> list[Finding]:
@@ -391,12 +389,12 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
         first = {text: v for text, ns in ranked if (v := known[ns[0]]) is not None}
         evidence = tuple(f"[{ns[0]}] {first[text].line}" for text, ns in ranked[:6] if first[text].line)
-        unread = f"; {_of(lacking)}: not read" if lacking else ""
+        unread = f"; {nodes_of(lacking)}: not read" if lacking else ""
         if len(ranked) == 1:
             text, ns = ranked[0]
             if lacking:
                 out.append(Finding(fid, Verdict.UNKNOWN,
-                                   (Msg('{of}: {label} not read, so not compared; the other {n_ns}: {text}', of=_of(lacking), label=f.label, n_ns=len(ns), text=text) + tail), fold(lacking), evidence,
+                                   (Msg('{of}: {label} not read, so not compared; the other {n_ns}: {text}', of=nodes_of(lacking), label=f.label, n_ns=len(ns), text=text) + tail), fold(lacking), evidence,
                                    Msg("Check {fold} alone (`bringup check --nodes {fold}`): its findings say why the {label} "
                                        "could not be read there.", fold=fold(lacking), label=f.label), f.source, STEP))
             else:

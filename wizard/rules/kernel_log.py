@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any, Mapping
 
 from wizard.common import to_float
@@ -688,7 +688,7 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
             lines.extend(r.raw[:1])
     if not per:
         return []
-    devs = "; ".join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in _counts(ws))})" for dev, ws in list(per.items())[:6])
+    devs = "; ".join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in Counter(ws).items())})" for dev, ws in list(per.items())[:6])
     return [Finding("health.storage_io", Verdict.FAIL,
                     Msg("the kernel reports storage failures: {devs}: requests the device did not complete; data "
                         "written there may be lost", devs=devs), "host", tuple(lines),
@@ -738,13 +738,6 @@ def host_limit_findings(log: KernelLog) -> list[Finding]:
         out.append(Finding("health.host_limits", Verdict.WARN, msg, "host",
                            tuple(ln for r, _ in hits[:6] for ln in r.raw[:1]), Msg(remedy), source))
     return out
-
-
-def _counts(items: list[str]) -> list[tuple[str, int]]:
-    out: dict[str, int] = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return list(out.items())
 
 
 _SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash|\blkdtm: Performing direct entry"
