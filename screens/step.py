@@ -307,20 +307,20 @@ class StepScreen(Screen[None]):
 
     def _writable(self) -> bool:
         if self.build.observing:
-            self.notify(f"read-only: {self.app.read_only_why()}", severity="warning")
+            self.notify(_("read-only: {why}").format(why=self.app.read_only_why()), severity="warning")
             return False
         return True
 
     def action_check(self) -> None:
         if not is_checked(self.step):
-            self.notify("this step has no automatic check; confirm it when done")
+            self.notify(_("this step has no automatic check; confirm it when done (d)"))
             return
         if self._writable():
             self.app.run_checks([self.step_id])
 
     def action_run_action(self) -> None:
         if self.step.action is None:
-            self.notify("this step has no action")
+            self.notify(_("this step has no action"))
             return
         if self._writable():
             run = self.build.last_run(self.step_id)

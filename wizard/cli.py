@@ -1065,16 +1065,20 @@ def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
 
 
 def print_findings(findings, out=None, width: int | None = None) -> None:
-    """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass. ``width``
-    (columns): wrap each to it, continuation lines under the message (the remedy's under the remedy); None: one
-    line each."""
+    """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass. A finding
+    whose id is not its step's (health.ecc_mode of step health.ecc) names the step after the message: the step is
+    what ``run``, ``check --step``, ``skip`` and the TUI take. ``width`` (columns): wrap each to it, continuation
+    lines under the message (the remedy's under the remedy); None: one line each."""
     from wizard.model import subject_prefix
 
     out = out or sys.stdout
     for f in findings:
         subject = tr_subject(subject_prefix(f.subject, f.message))
         first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
-        for line in _wrap(first, subject + tr(f.message), width, len(first)):
+        text = subject + tr(f.message)
+        if f.step and f.step != f.id:
+            text += " " + _("(step {step})").format(step=f.step)
+        for line in _wrap(first, text, width, len(first)):
             print(line, file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
             for line in _wrap("       -> ", tr(f.remedy), width, 10):

@@ -670,6 +670,11 @@ def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path
         assert " ".join((subject + f["message"]).split()) in flat, f["id"]
         if f["verdict"] in ("fail", "warn", "unknown") and f["remedy"]:
             assert "-> " + " ".join(f["remedy"].split()) in flat, f["id"]
+        # a finding whose id is not a step's names its step: what `run`, `check --step` and `skip` take
+        said = f"] {f['id']} " + " ".join((subject + f["message"]).split())
+        step_named = said + f" (step {f['step']})" in flat
+        assert step_named == (f["id"] != f["step"]), f["id"]
+    assert any(f["id"] != f["step"] for f in doc["findings"])
     gpu_pci = lines.index("[FAIL] health.gpu_pci     no NVIDIA GPU on the PCI bus")
     assert lines[gpu_pci + 1].startswith("       -> Check that the GPUs")
     assert lines[gpu_pci + 2].startswith(" " * 10) and lines[gpu_pci + 2][10] != " "  # under the remedy

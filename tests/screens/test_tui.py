@@ -1412,6 +1412,21 @@ async def test_basic_mode_draws_only_ascii(state_dir, devvm_host):
         assert non_ascii() == set()
 
 
+async def test_basic_mode_toast_is_a_boxed_strip_across_the_width(state_dir, devvm_host):
+    """Issue 15: on TERM=linux (one background colour) a toast beside the screen's text read as one garbled line
+    with it ("Host: vm (Debian GNU/Linux 12 (bookwo| /tmp/... could be read by"). In basic mode a toast is a
+    box across the whole width: every row it covers is its own, nothing of the screen beside it."""
+    from wizard.i18n import CONSOLE_NOTICE
+
+    app = app_for(state_dir, devvm_host, basic=True, notice=CONSOLE_NOTICE)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:  # Textual draws no toast in a test otherwise
+        await settle(pilot, app)
+        rows = [ln for ln in shown_lines(app) if ln.startswith(("+", "|"))]
+        assert rows and rows[0].rstrip() == "+" + "-" * (SIZE[0] - 2) + "+"
+        assert all(ln.rstrip().endswith(("|", "+")) and len(ln.rstrip()) == SIZE[0] for ln in rows)
+        assert CONSOLE_NOTICE.split()[0] in "".join(rows)
+
+
 async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
     """Issue 15 #8: the welcome screen offered F2 Plan, which only said "start a build first"."""
     app = app_for(state_dir, devvm_host)
