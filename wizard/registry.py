@@ -736,9 +736,9 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.ib_bandwidth": "multinode.transport",  # ib_write_bw / ib_read_bw
     "multinode.netdev": "multinode.transport",  # ip addr / ip link: IPoIB interfaces
     "driver.cuda_env": "driver.chain",  # a CUDA library's environment report (cupy.show_config(), xformers.info, numba)
-    "node.storage_sync": "node.storage_read",
+    "node.storage_sync": "node.storage_read",  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
     "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
-    "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
+    "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

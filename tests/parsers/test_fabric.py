@@ -17,6 +17,13 @@ def test_ibstat_reads_each_ca_port_state_phys_rate_and_link_layer() -> None:
     assert (by["mlx5_5"].state, by["mlx5_5"].phys_state) == ("down", "disabled")
     assert (by["mlx5_0"].state, by["mlx5_0"].rate_gbit_s, by["mlx5_0"].link_layer) == ("active", 400.0, "Ethernet")
     assert "State: Down" in by["mlx5_11"].lines
+    # the adapter model each port belongs to (ibstat's CA type): the rails are told from the front-end NICs by it
+    assert (by["mlx5_11"].model, by["mlx5_1"].model) == ("MT4129", "MT4125")
+
+
+def test_ibv_devinfo_vendor_part_id_is_the_adapter_model() -> None:
+    p = parse_ib_ports(text(PUBLIC / "ibv-devinfo__deepep60-mlx5_12-cx6dx-roce-port-down-partial.txt"))
+    assert p.ports and {x.model for x in p.ports} == {"MT4125"}  # vendor_part_id: 4125 (ConnectX-6 Dx)
 
 
 def test_ibstatus_numbers_and_names_and_rate_text() -> None:

@@ -33,12 +33,13 @@ def test_plan_rate_above_the_ports_fails_and_equal_passes() -> None:
                                       nic_gbit_s=200.0)} == {Verdict.PASS}
 
 
-def test_down_port_warns_among_active_ones_and_fails_when_the_plan_needs_it() -> None:
+def test_down_rail_port_fails_and_fails_when_the_plan_needs_it() -> None:
     name = "ibstat__gpud-h100-roce-9x-active-2-down-polling-disabled.txt"
     state = [x for x in _judge(name) if x.id == fabric.STATE_ID]
-    assert [x.verdict for x in state] == [Verdict.WARN, Verdict.WARN]
+    # both Down ports are ConnectX-7s (MT4129) like the six Active 400 Gb/s fabric ports: rails missing, no plan needed
+    assert [x.verdict for x in state] == [Verdict.FAIL, Verdict.FAIL]
     assert "Polling" in state[0].message and "no link partner" in state[0].message
-    assert "Disabled" in state[1].message
+    assert "Disabled" in state[1].message and "MT4129" in state[1].message and "rail" in state[1].message
     # mixed 400/100 Ethernet ports among the Active ones warn
     assert any(x.id == fabric.RATE_ID and x.verdict is Verdict.WARN and "different rates" in x.message
                for x in _judge(name))

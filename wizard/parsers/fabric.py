@@ -20,7 +20,7 @@ Formats (linux-rdma/rdma-core: infiniband-diags ``ibstat.c``, ``ibstatus``; libi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from wizard.parsers._frozen import build_set as _set
@@ -52,7 +52,9 @@ class IbPort:
     """One HCA port: ``ca`` (``mlx5_0``), ``port`` number, ``state`` (active / down / init / armed, "" when not
     shown), ``phys_state`` (linkup / polling / disabled / sleep / training / recovery, "" when not shown),
     ``rate_gbit_s`` (None when not shown), ``link_layer`` ("InfiniBand" / "Ethernet" / ""), ``active_mtu``,
-    ``base_lid`` as printed, and the raw lines that said so (evidence)."""
+    ``base_lid`` as printed, ``model``: the adapter's device id as ibstat's "CA type" prints it ("MT4129",
+    ConnectX-7; ibv_devinfo's ``vendor_part_id: 4129`` read the same; "" when not shown), and the raw lines that
+    said so (evidence)."""
 
     ca: str
     port: int
@@ -63,6 +65,7 @@ class IbPort:
     active_mtu: int | None = None
     base_lid: str = ""
     state_raw: str = ""
+    model: str = ""
     lines: tuple[str, ...] = ()
 
 
@@ -158,6 +161,7 @@ def _parse(text: str) -> IbPorts:
     errors: list[str] = []
     problems: list[str] = []
     declared: dict[str, int] = {}  # ibstat's "Number of ports: N" per CA
+    models: dict[str, str] = {}  # ibstat's "CA type: MT4129" / ibv_devinfo's "vendor_part_id: 4129" per CA
     b = _Builder()
     ca = ""
     tools: list[str] = []
@@ -191,6 +195,11 @@ def _parse(text: str) -> IbPorts:
             nm = re.match(r"\d{1,3}$", kv.group(2).strip())
             if nm:
                 declared[ca] = sat_int(nm.group(0))
+            continue
+        if kv and ca and b.cur is None and kv.group(1).strip().lower() in ("ca type", "vendor_part_id"):
+            mm = re.match(r"(?:MT)?(\d{3,6})$", kv.group(2).strip())
+            if mm:
+                models[ca] = "MT" + mm.group(1)
             continue
         if not kv or b.cur is None:
             continue
@@ -255,7 +264,8 @@ def _parse(text: str) -> IbPorts:
         if (ca, pn) not in have:
             b.ports.append(IbPort(ca=ca, port=pn, lines=tuple(sysfs_lines[(ca, pn)]), **attrs))  # type: ignore[arg-type]
             tools.append(origin.get((ca, pn), "sysfs"))
-    ports = [x for x in b.ports if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
+    ports = [replace(x, model=models.get(x.ca, "")) for x in b.ports
+             if x.ca != "?" or x.state or x.phys_state]  # a CA-less "Port N:" must show its state
     for x in ports:
         # ibstat prints each port's "Link layer:" last: a block without it was cut
         if x.lines and _IBSTAT_PORT.match(x.lines[0]) and not any(ln.lower().startswith("link layer") for ln in x.lines):

@@ -4,7 +4,9 @@ Two concerns, one finding id each:
 
 - ``multinode.ib_port_state``: every port Active. A port that is not is a fail when it is the only port
   listed, when no port listed is Active, or the node then has fewer Active ports than the plan's
-  ``nics_per_node``, else a warn (it may be a spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
+  ``nics_per_node``, or (no plan) it is a port of the adapter model that carries the fabric's fastest Active ports
+  (four or more: the rails of an HGX/DGX-style node; a Down ConnectX-7 beside six Active 400 Gb/s ConnectX-7s is a
+  rail missing), else a warn (it may be a spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
   subnet manager has configured the port (start opensm / check the SM); Polling means no link partner;
   Disabled means the port was disabled.
 - ``multinode.ib_port_rate``: the Active ports of the fabric (the link layer with most Active ports) run at
@@ -70,6 +72,23 @@ def _in_fabric(p: IbPort, layer: str) -> bool:
     return not layer or not p.link_layer or p.link_layer == layer
 
 
+def _rails(active_fabric: list[IbPort]) -> dict[str, list[IbPort]]:
+    """The fabric's rails: the Active fabric ports at the fastest rate, by adapter model, where a model has at least
+    four of them (a rail-optimised GPU node carries one fabric NIC per GPU or per GPU pair: four or eight alike, as
+    on HGX/DGX boards; two ports of one dual-port card are not rails, the second may be uncabled on purpose); {}
+    when rates or models are not shown. A port of another model or a slower rate is another network's (front-end,
+    storage)."""
+    rated = [p for p in active_fabric if p.rate_gbit_s is not None and p.model]
+    if not rated:
+        return {}
+    top = max(p.rate_gbit_s or 0 for p in rated)
+    by_model: dict[str, list[IbPort]] = {}
+    for p in rated:
+        if p.rate_gbit_s == top:
+            by_model.setdefault(p.model, []).append(p)
+    return {m: ps for m, ps in by_model.items() if len(ps) >= 4}
+
+
 def _why_down(p: IbPort) -> tuple[str, str]:
     if p.state in ("init", "armed"):
         return (Msg("{port} is {state}: the physical link is up but no subnet manager has configured the port",
@@ -103,6 +122,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     # an HCA named without its ports is a cut paste: its ports may be the Active ones
     named = set(re.findall(r"^[ \t]*CA '([^']+)'", text, re.M)) | set(re.findall(r"^[ \t]*hca_id:\s*(\S+)", text, re.M))
     none_active = not any(p.state == "active" for p in ports.ports) and not (named - {p.ca for p in ports.ports})
+    rails = _rails(active_fabric)
     out: list[Finding] = []
     for p in ports.ports:
         if p.state == "active":
@@ -110,8 +130,14 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         msg, remedy = _why_down(p)
         only = len(ports.ports) == 1
         short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
-        verdict = Verdict.FAIL if only or short or none_active else Verdict.WARN
-        why = (Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)"))
+        # no plan: a port of the very adapter model that carries the fabric is one of its rails, not a spare
+        rail = want is None and bool(p.model) and _in_fabric(p, layer) and p.model in rails
+        verdict = Verdict.FAIL if only or short or none_active or rail else Verdict.WARN
+        why = (Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else
+               Msg(" (the same adapter, {model}, as the {n} Active {rate} fabric ports: a fabric rail is missing; GPUs whose "
+                   "NIC it is send over another rail or NCCL leaves it out)", model=p.model, n=len(rails.get(p.model, ())),
+                   rate=_rate_s(rails[p.model][0].rate_gbit_s or 0, layer)) if rail else
+               Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)"))
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
         out.append(Finding(STATE_ID, Verdict.WARN, Msg("the tool stopped with an error, so the devices after it are not listed: {err}", err=err), "node", (err,),
