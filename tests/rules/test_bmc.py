@@ -127,6 +127,27 @@ def test_a_failed_psu_and_lost_redundancy_from_sdr_elist():
     assert len(mem) == 1 and "Correctable ECC logging limit reached" in mem[0].message
 
 
+def test_ipmitool_sensor_discrete_state_bits_of_a_power_supply_are_decoded():
+    """`ipmitool sensor` prints a discrete sensor's state as hex ("0x0100": offset 0 asserted); for a supply those are
+    the Power Supply offsets of IPMI v2.0 table 42-3. The lines are synthetic_ (the column layout of ipmitool's
+    real `sensor` output, one state byte changed)."""
+    row = "PS1 Status       | 0x1        | discrete   | 0x{bits}| na        | na        | na        | na        | na        | na"
+    from wizard.parsers.bmc import parse_sdr
+
+    def judged(bits: str):
+        return bmc.judge_psu(parse_sdr(row.format(bits=bits)), "$ ipmitool sensor")
+
+    present = judged("0100")
+    assert verdicts(present) == [("health.bmc_psu", Verdict.PASS)] and "1 present" in present[0].message
+    failed = judged("0300")  # offsets 0 and 1: present, failure detected
+    assert verdicts(failed) == [("health.bmc_psu", Verdict.FAIL)] and "Failure detected" in failed[0].message
+    lost = judged("0900")  # offset 3: AC lost
+    assert verdicts(lost) == [("health.bmc_psu", Verdict.FAIL)] and "AC lost" in lost[0].message
+    # a discrete sensor that is not a supply: its bits are not read as a supply's
+    other = parse_sdr(row.replace("PS1 Status", "Chassis Intru").format(bits="0100"))
+    assert other.readings[0].state_bits == 1 and bmc.judge_psu(other)[0].verdict is Verdict.SKIP
+
+
 def test_two_fans_at_0_rpm_fail_and_the_inlet_is_shown():
     f = bmc.sensors(sdr("ipmitool-sdr-list-full__dell-r320-two-fans-0rpm-cr.txt"), {})
     fails = [x for x in f if x.verdict is Verdict.FAIL]

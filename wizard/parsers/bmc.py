@@ -341,6 +341,10 @@ class SdrReading:
         value: the reading in ``unit``; ``None`` for a discrete sensor or no reading.
         unit: "degrees C", "RPM", "Volts", "Watts", "Amps", "percent", "CFM", ... ; "" for a discrete sensor.
         states: a discrete sensor's asserted states as printed ("Presence detected", "Failure detected").
+        state_bits: ``ipmitool sensor``'s discrete state column ("0x0100") as the 15 state bits of the Get Sensor
+            Reading response (its bytes 3 and 4: offsets 0-7 in the low byte, 8-14 in the high; ipmitool prints
+            byte 3 first, so "0x0100" is offset 0 asserted); ``None`` where not shown. Which event each offset
+            means depends on the sensor type (IPMI v2.0 table 42-3), which this listing does not print.
         thresholds: ``sensor``'s thresholds that are set, in ``unit`` (keys from :data:`THRESHOLD_NAMES`).
         line: the raw line.
     """
@@ -354,6 +358,7 @@ class SdrReading:
     states: tuple[str, ...] = ()
     thresholds: Mapping[str, float] = field(default_factory=dict)
     line: str = ""
+    state_bits: int | None = None
 
     @property
     def entity_id(self) -> int | None:
@@ -488,7 +493,9 @@ def parse_sdr(text: str) -> SdrFacts:
         elif len(cols) >= 10 and (cols[2].lower() == "discrete" or cols[3].lower() in _STATUS):
             status = cols[3].lower() if cols[3].lower() in _STATUS else ""
             if cols[2].lower() == "discrete":
-                readings.append(SdrReading(name, status=status, line=raw))
+                bits = re.fullmatch(r"0x([0-9A-Fa-f]{2})([0-9A-Fa-f]{2})", cols[3])
+                readings.append(SdrReading(name, status=status, line=raw, state_bits=int(bits.group(1), 16) | (
+                    int(bits.group(2), 16) << 8) if bits else None))
             else:
                 value = to_float(cols[1]) if cols[1].lower() != "na" else None
                 th = {k: v for k, c in zip(THRESHOLD_NAMES, cols[4:10])

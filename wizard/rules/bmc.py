@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from wizard.facts import facts_of
@@ -439,6 +440,19 @@ _PSU_STATES: tuple[tuple[str, Verdict, str], ...] = (
 )
 
 
+_PSU_OFFSETS = ("Presence detected", "Failure detected", "Predictive failure", "Power Supply AC lost",
+                "AC lost or out-of-range", "AC out-of-range, but present", "Config Error", "Power Supply Inactive")
+"""The Power Supply sensor's (type 08h) state offsets 0-7, IPMI v2.0 table 42-3, in ipmitool's words."""
+
+
+def _psu_states(r: SdrReading) -> tuple[str, ...]:
+    """A power supply's asserted states: as printed (``sdr elist``), or decoded from ``ipmitool sensor``'s state
+    bits by the Power Supply offsets (the sensor is named as a supply; its type is not printed)."""
+    if r.states or r.state_bits is None or not _PSU_NAME.search(r.name):
+        return r.states
+    return tuple(w for i, w in enumerate(_PSU_OFFSETS) if r.state_bits >> i & 1)
+
+
 def _redundancy(states: tuple[str, ...]) -> tuple[Verdict, str] | None:
     """(verdict, state) of a redundancy sensor's states, ``None`` when it shows none."""
     for s in states:
@@ -481,6 +495,7 @@ def judge_psu(sdr: SdrFacts, source: str = "$ ipmitool sdr elist") -> list[Findi
             " ".join(r.states).lower()]
     redund = [r for r in sdr.readings if any("redundan" in s.lower() for s in r.states) and (
         r.entity_id in (10, 19, 20, 21) or _POWER_NAME.search(r.name))]
+    psus = [replace(r, states=_psu_states(r)) for r in psus]
     discrete = [r for r in psus if r.states or (r.value is None and r.status not in ("", "ns"))]
     if not psus and not redund:
         if not sdr.readings:
