@@ -37,6 +37,7 @@ from wizard.parsers import fabric as p_fabric
 from wizard.parsers import hosttools as p_hosttools
 from wizard.parsers import kernellog as p_kernellog
 from wizard.parsers import packages as p_packages
+from wizard.parsers import smart as p_smart
 from wizard.parsers import storage as p_storage
 from wizard.parsers import pcie as p_pcie
 from wizard.parsers import platform as p_platform
@@ -51,6 +52,7 @@ from wizard.rules import (
 )
 from wizard.rules import os as os_rules
 from wizard.rules import bmc as bmc_rules
+from wizard.rules import smart as smart_rules
 from wizard.rules import storage as storage_rules
 from wizard.rules import fabric_node
 from wizard.rules import fleet as fleet_rules
@@ -318,6 +320,8 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus", "rdma link")),
+    Kind("ethtool", "ethtool IFACE (a network interface's link: speed, duplex, link detected)",
+         p_fabric.detect_ethtool, pasted.fabric_judge_ethtool, ("ethtool eth0",)),
     Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,
          pasted.fabric_judge_ip_addr, ("ip addr",)),
     # wizard/parsers/edac.py detects; wizard/rules/pasted.py judges
@@ -407,6 +411,9 @@ def _build_kinds() -> dict[str, Kind]:
           "--time_based --name=randread --rw=randread --bs=128k --iodepth=32",)),
     Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
          pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
+    # wizard/parsers/smart.py reads; wizard/rules/smart.py judges (a drive's own SMART health)
+    Kind("smartctl", "smartctl -a / -x / -H / -j (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
+         smart_rules.judge_smartctl, ("sudo smartctl -a /dev/nvme0", "sudo smartctl -x /dev/sda")),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
     Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
@@ -739,6 +746,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_sync": "node.storage_read",  # fio's fsync/fdatasync latency (the etcd test), normal or JSON output
     "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
     "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on
+    "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -255,3 +255,23 @@ def test_perftest_at_a_tiny_message_size_is_a_message_rate_not_a_bandwidth():
     f = next(f for f in r.findings if f.id == "multinode.ib_bandwidth")
     assert f.verdict is Verdict.UNKNOWN and "message rate" in f.message and "7.498617 Mpps" in f.message
     assert "-s 8388608" in f.remedy
+
+
+def test_a_down_port_of_another_adapter_model_stays_a_warn() -> None:
+    """Held-out round 15: eight ConnectX-7 (MT4129) InfiniBand ports Active at 400 Gb/s; the Down ones are ConnectX-6
+    Dx (MT4125) Ethernet ports, another network: warn, not a missing rail."""
+    state = [x for x in _judge("ibstat__h100-8x400g-ib-eth-ports-disabled.txt") if x.id == fabric.STATE_ID]
+    assert state and {x.verdict for x in state} == {Verdict.WARN} and not any("rail" in x.message for x in state)
+
+
+def test_ethtool_link_speed_and_no_link() -> None:
+    from wizard.parsers.fabric import parse_ethtool
+    from wizard.rules.pasted import fabric_judge_ethtool
+
+    (f,) = fabric_judge_ethtool(text(PUBLIC / "ethtool__azure-eth1-54000mbs.txt"), {})
+    assert f.verdict is Verdict.PASS and "54000 Mb/s (54 Gb/s)" in f.message and f.subject == "eth1"
+    down = "Settings for ens1f1np1:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no\n"  # synthetic_
+    (e,) = parse_ethtool(down)
+    assert (e.speed_mbit_s, e.link) == (None, False)
+    (f,) = fabric_judge_ethtool(down, {})
+    assert f.verdict is Verdict.WARN and "no link detected" in f.message

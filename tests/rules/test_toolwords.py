@@ -251,9 +251,7 @@ def test_a_programs_usage_error_ran_nothing_so_it_is_unknown():
     assert argp.findings[0].verdict is Verdict.UNKNOWN
 
 
-def test_smartctl_attributes_that_predict_failure_warn_over_a_passed_self_assessment():
-    """A real smartctl -x of a Seagate HDD (held-out round 13): 'PASSED', but 187 Reported_Uncorrect = 8 (Backblaze's
-    failure predictors): warn, quoting the attribute row."""
-    r = explain_text(text(PUBLIC / "unrecognised__smartctl__seagate-hdd-passed-but-8-reported-uncorrect.txt"))
-    (f,) = r.findings
-    assert f.verdict is Verdict.WARN and "Reported_Uncorrect = 8" in f.message and "backblaze" in f.source.lower()
+def test_a_launch_of_the_wrong_shape_is_a_usage_error_not_a_machine_error() -> None:
+    """GPCNet started on one node (held-out round 15): "must be run on at least 2 nodes" ran nothing: unknown."""
+    r = explain_text(text(PUBLIC / "unrecognised__gpcnet-single-node-usage-error.txt"))
+    assert r.verdict is Verdict.UNKNOWN and "refused its command line" in r.findings[0].message

@@ -661,6 +661,64 @@ def detect_ip_addr(text: str) -> float:
     return 0.9 if heads else 0.0
 
 
+@dataclass(frozen=True)
+class EthtoolLink:
+    """One ``ethtool IFACE`` block (ethtool(8)): ``name`` from "Settings for X:", ``speed_mbit_s`` (Mb/s, None for
+    "Unknown!" or not shown), ``duplex`` ("Full", "Half", "Unknown!", ""), ``link`` (the "Link detected" line: True,
+    False, None when not shown) and the lines read."""
+
+    name: str
+    speed_mbit_s: int | None = None
+    duplex: str = ""
+    link: bool | None = None
+    lines: tuple[str, ...] = ()
+
+
+_ETHTOOL_HEAD = re.compile(r"^Settings for ([\w.:@-]+):\s*$")
+
+
+def parse_ethtool(text: str) -> list[EthtoolLink]:
+    """Every "Settings for IFACE:" block of ``ethtool IFACE`` output, in order. Never raises."""
+    out: list[EthtoolLink] = []
+    cur: dict[str, Any] | None = None
+
+    def close() -> None:
+        if cur is not None:
+            out.append(EthtoolLink(cur["name"], cur.get("speed"), cur.get("duplex", ""), cur.get("link"),
+                                   tuple(cur["lines"])))
+
+    for raw in text.splitlines():
+        s = raw.strip()
+        m = _ETHTOOL_HEAD.match(s)
+        if m:
+            close()
+            cur = {"name": m.group(1), "lines": [s]}
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"Speed:\s*(\d{1,7})\s*Mb/s", s)
+        if m:
+            cur["speed"] = sat_int(m.group(1))
+            cur["lines"].append(s)
+        elif s.startswith("Duplex:"):
+            cur["duplex"] = s.split(":", 1)[1].strip()
+            cur["lines"].append(s)
+        elif s.startswith("Link detected:"):
+            v = s.split(":", 1)[1].strip().lower()
+            cur["link"] = True if v == "yes" else False if v == "no" else None
+            cur["lines"].append(s)
+    close()
+    return out
+
+
+def detect_ethtool(text: str) -> float:
+    """0.9 for ``ethtool IFACE`` output: a "Settings for X:" line with its "Link detected:" or "Speed:" line."""
+    head = text[:200_000]
+    if re.search(r"^\s*Settings for [\w.:@-]+:\s*$", head, re.M) and re.search(r"^\s*(Link detected|Speed):", head, re.M):
+        return 0.9
+    return 0.0
+
+
 # ------------------------------------------------------------------ the live node: sysfs, netdevs, NCCL's settings
 
 IB_CLASS = "/sys/class/infiniband"

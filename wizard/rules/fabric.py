@@ -581,3 +581,41 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                         "confirm with `ip addr show <if>`. If IPoIB is not used here, NCCL_SOCKET_IFNAME must name "
                         "another interface.", SRC_NETDEV)]
     return [Finding(NETDEV_ID, Verdict.PASS, (Msg('{n_real} network interface(s): {listed}', n_real=len(real), listed=listed) + (Msg('; InfiniBand (IPoIB) up: {name}', name=', '.join(i.name for i in ib)) if ib else Msg('; no InfiniBand (IPoIB) interface listed'))), "host", tuple(ln for i in up for ln in i.lines[:1])[:8], "", SRC_NETDEV)]
+
+
+SRC_ETHTOOL = "ethtool(8) (Speed in Mb/s, Duplex, Link detected: the driver's carrier state)"
+
+
+def judge_ethtool(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.netdev`` from ``ethtool IFACE``: a link detected passes with its speed (Mb/s, and Gb/s) and duplex;
+    no link warns (no carrier: the cable, the transceiver or the switch port, unless the port is unused); a link with
+    an unknown speed or half duplex warns. Whether this interface is the training fabric, ethtool does not say: the
+    plan's NIC rate is compared by ``ibstat`` (multinode.ib_port_rate), not here."""
+    if not links:
+        return [Finding(NETDEV_ID, Verdict.UNKNOWN, "no interface could be read from this ethtool output", "host",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `ethtool <if>` output.",
+                        SRC_ETHTOOL)]
+    out = []
+    for e in links:
+        speed = (Msg("{mbit} Mb/s ({gbit:g} Gb/s)", mbit=e.speed_mbit_s, gbit=e.speed_mbit_s / 1000)
+                 if e.speed_mbit_s else Msg("speed not reported"))
+        if e.link is False:
+            out.append(Finding(NETDEV_ID, Verdict.WARN, Msg("{name}: no link detected (no carrier)", name=e.name),
+                               e.name, e.lines[-3:],
+                               "Check the cable or transceiver and the switch port (`ethtool -m <if>` reads the "
+                               "transceiver; `ip link show <if>`); if the port is unused here, say so and leave it.",
+                               SRC_ETHTOOL))
+        elif e.link is None:
+            out.append(Finding(NETDEV_ID, Verdict.UNKNOWN, Msg("{name}: this output does not say whether a link is "
+                                                               "detected", name=e.name), e.name, e.lines[:3],
+                               "Paste the whole `ethtool <if>` output (its last line is 'Link detected').", SRC_ETHTOOL))
+        elif not e.speed_mbit_s or e.duplex.lower() == "half":
+            out.append(Finding(NETDEV_ID, Verdict.WARN, Msg("{name}: link detected, but {speed}, duplex {duplex}",
+                                                            name=e.name, speed=speed, duplex=e.duplex or "?"),
+                               e.name, e.lines, "A link that negotiated no speed or half duplex: check the cable and "
+                               "the switch port's speed/autonegotiation settings.", SRC_ETHTOOL))
+        else:
+            out.append(Finding(NETDEV_ID, Verdict.PASS, Msg("{name}: link detected at {speed}, {duplex} duplex",
+                                                            name=e.name, speed=speed, duplex=e.duplex),
+                               e.name, e.lines, "", SRC_ETHTOOL))
+    return out

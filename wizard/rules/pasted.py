@@ -199,6 +199,13 @@ def fabric_judge_ib_ports(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 # from wizard/parsers/fabric.py
+def fabric_judge_ethtool(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_ethtool
+    from wizard.rules import fabric
+
+    return fabric.judge_ethtool(parse_ethtool(text), text, exp)
+
+
 def fabric_judge_ip_addr(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_ip_addr
     from wizard.rules import fabric

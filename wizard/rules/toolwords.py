@@ -454,32 +454,12 @@ def _quote(hits: list[str], n: int = 3) -> str:
 
 _USAGE = re.compile(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
                     r"[Ii]nvalid combination of input arguments|requires an argument)\b.*(?:-h\b|--help\b|usage)|"
-                    r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument \S+: )",
+                    r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument \S+: )|"
+                    r"\bmust be (?:run|launched|started) (?:on|with) at least \d+ (?:nodes?|hosts?|processes|ranks|tasks|GPUs)\b",
                     re.I)
 """A program's own usage error with its pointer to the help (nvidia-smi's "Option -m is missing its value. Please run
-'nvidia-smi -h' for help.", argparse's "usage: ... error: unrecognized arguments")."""
-
-
-_SMART_ROW = re.compile(r"^\s*(?P<id>5|187|188|197|198)\s+(?P<name>[A-Za-z_]+)\s+\S+\s+\d+\s+\d+\s+\d+\s+\S+\s+(?P<raw>\d+)")
-SRC_SMART = ("Backblaze, 'What SMART Stats Tell Us About Hard Drives': attributes 5, 187, 188, 197 and 198 above zero "
-             "predict drive failure (https://www.backblaze.com/blog/what-smart-stats-indicate-hard-drive-failures/); "
-             "smartctl(8)")
-
-
-def _smart_attributes(lines: list[str]) -> Finding | None:
-    """smartctl's attribute table: any of the attributes that predict a failing drive (5 reallocated sectors, 187
-    reported uncorrectable, 188 command timeouts, 197 pending sectors, 198 offline uncorrectable) with a raw value
-    above 0 warns, whatever the drive's overall self-assessment says; ``None`` when the table shows none."""
-    bad = [(m.group("name"), int(m.group("raw")), ln.strip()) for ln in lines for m in [_SMART_ROW.match(ln)]
-           if m and int(m.group("raw")) > 0]
-    if not bad:
-        return None
-    return Finding("explain.program_said", Verdict.WARN,
-                   Msg("smartctl: the drive counts {attrs}: attributes that predict a failing drive, whatever its "
-                       "overall self-assessment says", attrs=", ".join(f"{n} = {v}" for n, v, _ in bad)),
-                   "input", tuple(ln for _, _, ln in bad),
-                   "Back up what is on the drive, watch whether the counts grow (`smartctl -A`), run a long self-test "
-                   "(`smartctl -t long`), and replace it before it holds datasets or checkpoints.", SRC_SMART)
+'nvidia-smi -h' for help.", argparse's "usage: ... error: unrecognized arguments"), or a launch of the wrong shape
+(GPCNet's "this application must be run on at least 2 nodes")."""
 
 
 def judge(text: str) -> list[Finding]:
@@ -545,9 +525,6 @@ def judge(text: str) -> list[Finding]:
                         "Read what the program says at those lines (a missing component, a device it cannot reach); "
                         "bringup does not read this program's output, so it cannot tell how much that matters here.",
                         SRC)]
-    smart = _smart_attributes(lines)
-    if smart is not None:
-        return [smart]
     passed = [ln.strip() for ln in lines if _PASS.search(ln)]  # "12 passed, 0 failed" is a pass line
     if passed:
         msg = Msg("the program reports success: {quote}{tail}", quote=_quote(passed), tail=tail)

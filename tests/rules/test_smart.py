@@ -1,0 +1,58 @@
+"""wizard/rules/smart.py (node.storage_smart) on real smartctl outputs (tests/data/public, PROVENANCE.md)."""
+
+from __future__ import annotations
+
+from wizard.explain import explain_text
+from wizard.model import Verdict
+from wizard.rules.smart import SMART_ID, judge_smartctl
+
+from tests.probe_data import PUBLIC, text
+
+
+def judged(name: str):
+    (f,) = judge_smartctl(text(PUBLIC / name), {})
+    assert f.id == SMART_ID
+    return f
+
+
+def test_a_failed_self_assessment_a_failing_attribute_and_a_failed_self_test_fail() -> None:
+    f = judged("smartctl__st32000542as-health-failed.txt")
+    assert f.verdict is Verdict.FAIL and "FAILED" in f.message and "Reallocated_Sector_Ct is failing now" in f.message
+    assert "newest self-test" in f.message and "replace" in f.remedy.lower()
+
+
+def test_failure_predicting_attributes_warn_over_a_passed_self_assessment() -> None:
+    """Backblaze's predictors (5, 187, 188, 197, 198) above 0 raw warn, whatever the overall 'PASSED' says; a UDMA
+    CRC count (cabling) is said, not judged."""
+    f = judged("smartctl__seagate-hdd-passed-but-8-reported-uncorrect.txt")
+    assert f.verdict is Verdict.WARN and "187 Reported_Uncorrect = 8" in f.message and "backblaze" in f.source.lower()
+    f = judged("smartctl__hitachi-1tb-realloc-crc.txt")
+    assert f.verdict is Verdict.WARN and "5 Reallocated_Sector_Ct = 1" in f.message and "cable" in f.message
+    assert "although its overall self-assessment says PASSED" in f.message
+
+
+def test_nvme_media_errors_warn_and_a_healthy_nvme_passes_saying_its_wear() -> None:
+    f = judged("smartctl__samsung-970evo-nvme-media-errors.txt")
+    assert f.verdict is Verdict.WARN and "71 media and data integrity errors" in f.message
+    f = judged("smartctl__sabrent-rocket-nvme-json.txt")
+    assert f.verdict is Verdict.PASS and "0 media errors" in f.message and "4% of endurance used" in f.message
+    assert judged("smartctl__seagate-6tb-megaraid-json.txt").verdict is Verdict.PASS
+
+
+def test_nvme_critical_warning_bits_fail_with_their_meaning() -> None:
+    """synthetic_: the NVMe health log lines as smartctl prints them, Critical Warning 0x04 (reliability degraded)."""
+    log = ("=== START OF SMART DATA SECTION ===\nSMART overall-health self-assessment test result: FAILED!\n"
+           "- NVM subsystem reliability has been degraded\n\nSMART/Health Information (NVMe Log 0x02)\n"
+           "Critical Warning:                   0x04\nAvailable Spare:                    100%\n"
+           "Available Spare Threshold:          10%\nPercentage Used:                    3%\n"
+           "Media and Data Integrity Errors:    0\n")
+    (f,) = judge_smartctl(log, {})
+    assert f.verdict is Verdict.FAIL and "0x04" in f.message and "reliability degraded" in f.message
+
+
+def test_no_health_data_is_unknown_and_the_kind_is_chosen_by_explain() -> None:
+    (f,) = judge_smartctl("smartctl 7.3 2022-02-28 r5338 [x86_64-linux] (local build)\nCopyright (C) 2002-22, Bruce "
+                          "Allen, Christian Franke, www.smartmontools.org\n\n/dev/sda: Permission denied\n", {})
+    assert f.verdict is Verdict.UNKNOWN and "Permission denied" in f.message
+    r = explain_text(text(PUBLIC / "smartctl__ironwolf-12tb-health-failed.txt"))
+    assert r.kind == "smartctl" and r.verdict is Verdict.FAIL

@@ -1,0 +1,160 @@
+"""``node.storage_smart``: a drive's own SMART health from a pasted ``smartctl`` output (:mod:`wizard.parsers.smart`),
+one finding per drive, under the node stage's storage step (a drive that holds datasets, checkpoints or the OS).
+
+What fails (the drive predicts or reports its own failure):
+
+* the overall self-assessment FAILED (smartctl(8) ``-H``: "the device has failed or is predicting its own
+  failure"), or SAS "SMART Health Status" other than OK;
+* an ATA attribute FAILING_NOW (its normalised VALUE at or below THRESH: smartctl(8) ``-A``);
+* an NVMe Critical Warning bit set (NVMe Base Specification, SMART/Health Information log byte 0: spare below
+  threshold, temperature, reliability degraded, read-only, volatile backup failed, PMR read-only), or Available
+  Spare below its threshold;
+* the newest self-test ended in a failure (read, electrical, servo, handling damage, unknown; NVMe failed segment).
+
+What warns (the drive still works but is wearing or has lost data before):
+
+* any of the five attributes that predict failure above 0 raw: 5 Reallocated_Sector_Ct, 187 Reported_Uncorrect,
+  188 Command_Timeout, 197 Current_Pending_Sector, 198 Offline_Uncorrectable (Backblaze, "What SMART Stats Tell
+  Us About Hard Drives"); an attribute that failed in the past (In_the_past);
+* NVMe Media and Data Integrity Errors above 0 (unrecovered data integrity errors: NVMe Base Specification);
+  Percentage Used at or above 100 (the vendor's endurance estimate consumed, same);
+* an older self-test failure before a passing newest one; SAS grown defects above 0.
+
+Error-log entries, unsafe shutdowns and UDMA CRC errors (cabling) are said in the message, not judged. An output
+with no health data at all (the information section only, or smartctl could not open the device) is ``unknown``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wizard.i18n import N_, Msg, joined
+from wizard.model import Finding, Verdict
+from wizard.parsers.smart import SmartDevice, parse_smartctl
+
+SMART_ID = "node.storage_smart"
+
+SRC_SMARTCTL = "smartctl(8), smartmontools (https://www.smartmontools.org/browser/trunk/smartmontools/smartctl.8.in)"
+SRC_BACKBLAZE = ("Backblaze, 'What SMART Stats Tell Us About Hard Drives': attributes 5, 187, 188, 197 and 198 above "
+                 "zero predict drive failure (https://www.backblaze.com/blog/what-smart-stats-indicate-hard-drive-failures/)")
+SRC_NVME = ("NVM Express Base Specification 2.0, SMART / Health Information log page (02h): Critical Warning, "
+            "Available Spare, Percentage Used, Media and Data Integrity Errors (https://nvmexpress.org/specifications/)")
+
+PREDICTIVE = {5: "Reallocated_Sector_Ct", 187: "Reported_Uncorrect", 188: "Command_Timeout",
+              197: "Current_Pending_Sector", 198: "Offline_Uncorrectable"}
+"""The ATA attributes whose raw value above 0 predicts failure (Backblaze), by id."""
+
+CRITICAL_BITS = ("available spare below its threshold", "temperature beyond a threshold",
+                 "reliability degraded by media or internal errors", "media in read-only mode",
+                 "volatile memory backup failed", "persistent memory region read-only")
+"""NVMe Critical Warning bits 0-5 (NVMe Base Specification, SMART / Health Information log, byte 0)."""
+
+REPLACE = N_("Back up what is on the drive now and replace it (RMA under warranty); keep datasets and checkpoints off "
+           "it until then. Confirm with a long self-test (`smartctl -t long /dev/X`, then `smartctl -a /dev/X`).")
+WATCH = N_("Back up what is on the drive, watch whether the counts grow (`smartctl -a /dev/X` again in a day and after "
+         "heavy use), run a long self-test (`smartctl -t long /dev/X`), and replace it before it holds datasets or "
+         "checkpoints if they grow or the test fails.")
+
+
+def judge_smartctl(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``explain`` judge of a pasted smartctl output: one ``node.storage_smart`` finding per drive (see the module
+    doc). Never raises."""
+    report = parse_smartctl(text)
+    if not report.devices:
+        return [Finding(SMART_ID, Verdict.UNKNOWN, Msg("no drive could be read from this smartctl output{why}",
+                                                       why=(": " + "; ".join(report.problems)) if report.problems else ""),
+                        "node", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `sudo smartctl -a /dev/X` (or `-x`, or `-j`) output.", SRC_SMARTCTL)]
+    return [_judge_device(d) for d in report.devices]
+
+
+def _judge_device(d: SmartDevice) -> Finding:
+    subject = d.name
+    if not d.has_health:
+        why = "; ".join(d.notes[:2])
+        return Finding(SMART_ID, Verdict.UNKNOWN,
+                       Msg("smartctl shows no health data for this drive{why}", why=(f": {why}" if why else
+                           Msg(" (only its information section)"))), subject,
+                       tuple(d.notes[:3]) or ((d.model,) if d.model else ()),
+                       "Run `sudo smartctl -a /dev/X` as root (add `-d nvme`, `-d sat` or `-d megaraid,N` behind a "
+                       "RAID controller) and paste the whole output.", SRC_SMARTCTL)
+    fails: list[str] = []
+    warns: list[str] = []
+    notes: list[str] = []
+    ev: list[str] = []
+    sources: list[str] = [SRC_SMARTCTL]
+    if d.overall is False:
+        fails.append(Msg("its overall self-assessment is FAILED (the drive predicts its own failure)"))
+        ev.append(d.overall_line)
+    for a in d.attrs:
+        if a.when_failed == "FAILING_NOW":
+            fails.append(Msg("attribute {id} {name} is failing now (value {value} at or below its threshold {thresh})",
+                             id=a.id, name=a.name, value=a.value, thresh=a.thresh))
+            ev.append(a.line)
+        elif a.when_failed == "In_the_past":
+            warns.append(Msg("attribute {id} {name} failed in the past", id=a.id, name=a.name))
+            ev.append(a.line)
+    predictive = [a for a in d.attrs if a.id in PREDICTIVE and (a.raw or 0) > 0]
+    if predictive:
+        warns.append(Msg("it counts {attrs} (attributes that predict drive failure)",
+                         attrs=", ".join(f"{a.id} {a.name} = {a.raw}" for a in predictive)))
+        ev.extend(a.line for a in predictive)
+        sources.append(SRC_BACKBLAZE)
+    crc = next((a for a in d.attrs if a.id == 199 and (a.raw or 0) > 0), None)
+    if crc is not None:
+        notes.append(Msg("199 UDMA_CRC_Error_Count = {n} (errors on the cable or backplane, not the media)", n=crc.raw))
+        ev.append(crc.line)
+    nv = d.nvme
+    if nv:
+        sources.append(SRC_NVME)
+        cw = nv.get("critical_warning", 0)
+        if cw:
+            bits = [w for i, w in enumerate(CRITICAL_BITS) if cw >> i & 1] or [f"0x{cw:02x}"]
+            fails.append(Msg("NVMe Critical Warning 0x{cw:02x}: {bits}", cw=cw, bits=", ".join(bits)))
+            ev.append(d.nvme_lines.get("critical_warning", ""))
+        spare, floor = nv.get("available_spare"), nv.get("available_spare_threshold")
+        if spare is not None and floor is not None and spare < floor and not cw & 1:
+            fails.append(Msg("available spare {spare}% is below its threshold {floor}%", spare=spare, floor=floor))
+            ev.append(d.nvme_lines.get("available_spare", ""))
+        if nv.get("media_errors", 0) > 0:
+            warns.append(Msg("{n} media and data integrity errors (reads the drive could not recover)",
+                             n=nv["media_errors"]))
+            ev.append(d.nvme_lines.get("media_errors", ""))
+        if nv.get("percentage_used", 0) >= 100:
+            warns.append(Msg("{used}% of its rated endurance used", used=nv["percentage_used"]))
+            ev.append(d.nvme_lines.get("percentage_used", ""))
+        if spare is not None:
+            notes.append(Msg("spare {spare}%, threshold {floor}%", spare=spare, floor=floor) if floor is not None
+                         else Msg("spare {spare}%", spare=spare))
+        if nv.get("media_errors") == 0:
+            notes.append(Msg("0 media errors"))
+        if "percentage_used" in nv:
+            notes.append(Msg("{used}% of endurance used", used=nv["percentage_used"]))
+        if nv.get("num_err_log_entries"):
+            notes.append(Msg("{n} error-log entries (commands the host sent that the drive rejected; common, not "
+                             "media errors)", n=nv["num_err_log_entries"]))
+        if nv.get("unsafe_shutdowns"):
+            notes.append(Msg("{n} unsafe shutdowns", n=nv["unsafe_shutdowns"]))
+    if d.self_tests:
+        newest = d.self_tests[0]
+        if newest.failed:
+            fails.append(Msg("its newest self-test ended '{status}'", status=newest.status))
+            ev.append(newest.line)
+        elif any(t.failed for t in d.self_tests[1:]):
+            old = next(t for t in d.self_tests[1:] if t.failed)
+            warns.append(Msg("an older self-test ended '{status}' (the newest completed)", status=old.status))
+            ev.append(old.line)
+    if d.grown_defects:
+        warns.append(Msg("{n} grown defects (sectors remapped since manufacture)", n=d.grown_defects))
+    verdict = Verdict.FAIL if fails else Verdict.WARN if warns else Verdict.PASS
+    said = fails + warns
+    if not said:
+        said = [Msg("SMART self-assessment PASSED") if d.overall else Msg("no SMART attribute or log shows a failure")]
+        if d.overall is None:
+            said.append(Msg("the overall self-assessment is not in this output"))
+    msg = joined("; ", said) + ((" (" + joined("; ", notes) + ")") if notes else "")
+    if d.overall is True and verdict is not Verdict.PASS:
+        msg = msg + Msg(", although its overall self-assessment says PASSED")
+    return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
+                   REPLACE if verdict is Verdict.FAIL else WATCH if verdict is Verdict.WARN else "",
+                   "; ".join(dict.fromkeys(sources)))
