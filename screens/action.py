@@ -32,7 +32,7 @@ from textual.widgets import Log, Static
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
-from wizard.i18n import _, ngettext, spaced, tr
+from wizard.i18n import Msg, _, ngettext, spaced, tr
 from wizard.model import StepStatus, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -347,12 +347,16 @@ class ActionScreen(Screen[None]):
                 text = _("running {took} (expected about {expected})").format(took=fmt_duration(took), expected=expect)
             return who + text + _(", ") + lines  # the separators are a language's own (Chinese: "，" and "；")
         took = seconds_between(run.started_at, run.ended_at)
+        b = self.app.build
+        st = b.store.step_states().get(run.step_id) if b is not None else None
         outcome = act.outcome_words(run.state, run.exit_status)
+        if (run.state is ActionState.SUCCEEDED and st is not None and st.status is StepStatus.FAILED
+                and self._ordinal[0] == self._ordinal[1]):
+            # the command exited 0 but what it measured failed the step (no node answered): not "succeeded"
+            outcome = Msg("ended (exit status {status})", status=run.exit_status)
         text = (_("{outcome} after {took}").format(outcome=tr(outcome), took=fmt_duration(took)) if took is not None
                 else tr(outcome))
         text += _(", ") + lines + (_(", ") + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
-        b = self.app.build
-        st = b.store.step_states().get(run.step_id) if b is not None else None
         if st is not None and self._ordinal[0] == self._ordinal[1]:  # what the latest run left its step in
             text += _("; ") + _("step: {status}").format(status=_(st.status.value)) + (
                 spaced(_("(the GPU is not validated)")) if st.status is StepStatus.CPU_ONLY else "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from rich.cells import cell_len
@@ -431,6 +432,23 @@ class StepScreen(Screen[None]):
 
         if self.step.stage_id == "plan":
             self.app.push_screen(SizingScreen())
+        else:
+            self.notify(_("Plan & sizing (z) opens from the Plan & sizing stage's steps; F2 edits the plan answers "
+                          "from here"))
+
+    def on_key(self, event: events.Key) -> None:
+        """A key the help lists that does not apply to this step (hidden from the footer, so its binding does not
+        fire) says why instead of doing nothing: its action's own notice (no check, no action, nothing to
+        acknowledge, read-only)."""
+        action = next((b.action for b in self.BINDINGS if isinstance(b, Binding) and event.key in b.key.split(",")),
+                      None)
+        if action is None or self.check_action(action, ()) is not False:
+            return
+        event.stop()
+        if action == "show_log" and self.step.action is None:
+            self.notify(_("this step has no action"))
+        else:
+            getattr(self, f"action_{action}")()
 
     def next_open(self, said: str = "") -> None:
         """Move to the first step not done after this one in catalogue order (else the first before it), saying

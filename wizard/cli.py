@@ -831,7 +831,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             if fs:
                 print("\n" + "\n".join(_wrap("", _("{stage}: {counts}").format(stage=_(st.title), counts=verdict_counts(fs)),
                                              width, 2)))
-                print_findings(fs, width=width)
+                print_findings(fs, width=width, id_width=id_column(findings, width))
         print()
         counts = verdict_counts(findings) if findings else ""
         said = "; ".join(x for x in (counts, tr(note)) if x)
@@ -1064,17 +1064,31 @@ def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
     return lines
 
 
-def print_findings(findings, out=None, width: int | None = None) -> None:
+ID_COLUMN = (18, 26)
+"""The id column of ``check``'s text (characters): as wide as the longest id printed, within these bounds (a longer
+id pushes its own message out; every other message lines up)."""
+
+
+def id_column(findings, width: int | None = None) -> int:
+    """The id column's width for ``findings`` (see :data:`ID_COLUMN`); on a terminal of ``width`` columns no wider
+    than leaves 34 for the message (a 60-column terminal keeps the narrowest column)."""
+    room = ID_COLUMN[1] if width is None else width - 8 - 34
+    return max(ID_COLUMN[0], min(ID_COLUMN[1], room, max((len(f.id) for f in findings), default=0)))
+
+
+def print_findings(findings, out=None, width: int | None = None, id_width: int | None = None) -> None:
     """Findings as ``check`` prints them: glyph, id, subject and message; the remedy under a non-pass. A finding
     whose id is not its step's (health.ecc_mode of step health.ecc) names the step after the message: the step is
     what ``run``, ``check --step``, ``skip`` and the TUI take. ``width`` (columns): wrap each to it, continuation
-    lines under the message (the remedy's under the remedy); None: one line each."""
+    lines under the message (the remedy's under the remedy); None: one line each. ``id_width``: the id column
+    (:func:`id_column` of these findings when None; ``check`` passes one for all its stages)."""
     from wizard.model import subject_prefix
 
     out = out or sys.stdout
+    idw = id_width or id_column(findings, width)
     for f in findings:
         subject = tr_subject(subject_prefix(f.subject, f.message))
-        first = f"{GLYPH[f.verdict.value]} {f.id:<18} "
+        first = f"{GLYPH[f.verdict.value]} {f.id:<{idw}} "
         text = subject + tr(f.message)
         if f.step and f.step != f.id:
             text += " " + _("(step {step})").format(step=f.step)
@@ -1453,12 +1467,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def print_plan(plan: Mapping[str, Any]) -> None:
-    """The plan answers as ``bringup plan`` prints them: every key, its value (blank when unset), its help."""
+    """The plan answers as ``bringup plan`` prints them: every key, its value (blank when unset), its help, in three
+    columns (the keys' as wide as the longest key, the values' at least 14 characters), the help wrapped to the
+    terminal under itself; a longer value pushes only its own help out."""
     from wizard.plan import PLAN_KEYS
 
+    shown = {k: "" if plan.get(k) is None else json.dumps(plan.get(k)) for k in PLAN_KEYS}
+    kw = max(len(k) for k in PLAN_KEYS)
+    vw = max(14, min(30, max(len(v) for v in shown.values())))
+    width = text_width()
     for k, pk in PLAN_KEYS.items():
-        v = plan.get(k)
-        print(f"{k:<18} {'' if v is None else json.dumps(v):<14} {_(pk.help) if pk.help else ''}")
+        _print_wrapped(f"{k:<{kw}} {shown[k]:<{vw}} ", _(pk.help) if pk.help else "", width, kw + vw + 2)
 
 
 def _stopped_following(started: list[Any], sd: Path) -> int:
@@ -2175,7 +2194,7 @@ def cmd_size(args: argparse.Namespace) -> int:
                 size=gb(s.per_gpu), gpu=inputs.gpu, memory=gb(s.gpu_memory), fits=_("fits") if s.fits else _("SHORT"))),
             (_("min GPUs"), _("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
                 count=s.min_gpus or _("no count is enough"), paper=s.min_gpus_paper or _("no count is enough"),
-                deepspeed=s.min_gpus_ds or "-",
+                deepspeed=s.min_gpus_ds or (_("no count is enough") if s.ds_states_per_gpu is not None else "-"),
                 given=inputs.gpu_count)),
             (_("host RAM"), _("{size} counted = {gib:.1f} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=s.host_min / 2**30 if s.host_min else 0,

@@ -70,6 +70,7 @@ Sources (each constant below names its own):
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -517,8 +518,12 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
         s = get(k)
         if s in allowed:
             kw[k] = s
-        else:
-            errors[k] = Msg("one of {join}", join=', '.join(allowed))
+            return
+        # the names that hold what was typed ("H200": H200 SXM, H200 NVL), else the close ones; then every choice
+        near = [a for a in allowed if s and s.lower() in a.lower()][:4] or difflib.get_close_matches(
+            s or "", list(allowed), n=3, cutoff=0.6)
+        errors[k] = (Msg("did you mean {near}? (one of {join})", near=" / ".join(near), join=', '.join(allowed))
+                     if near else Msg("one of {join}", join=', '.join(allowed)))
 
     take("params", parse_count)
     choice("method", METHODS)

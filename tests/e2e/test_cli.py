@@ -509,7 +509,7 @@ def test_a_read_only_filesystem_is_named_and_read(tmp_path):
         assert "run as root" not in out and "another bringup" not in out, (name, out)
     assert "(read-only: the state directory cannot be written)" in parts["status"]
     assert "findings are not recorded" in parts["check --stage bios"]
-    assert "gpu_count          2" in parts["plan"]
+    assert re.search(r"^gpu_count +2 ", parts["plan"], re.M)
     assert parts["plan gpu_count=4"].rstrip().endswith("rc=3") and "read-only filesystem" in parts["plan gpu_count=4"]
 
 
@@ -675,12 +675,17 @@ def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path
         step_named = said + f" (step {f['step']})" in flat
         assert step_named == (f["id"] != f["step"]), f["id"]
     assert any(f["id"] != f["step"] for f in doc["findings"])
-    gpu_pci = lines.index("[FAIL] health.gpu_pci     no NVIDIA GPU on the PCI bus")
+    # one message column for every stage: as wide as the longest id (18 to 26 characters, 34 left for the message)
+    col = 7 + max(18, min(26, columns - 42, max(len(f["id"]) for f in doc["findings"]))) + 1
+    gpu_pci = next(i for i, ln in enumerate(lines) if ln.startswith("[FAIL] health.gpu_pci ")
+                   and ln.endswith(" no NVIDIA GPU on the PCI bus"))
     assert lines[gpu_pci + 1].startswith("       -> Check that the GPUs")
     assert lines[gpu_pci + 2].startswith(" " * 10) and lines[gpu_pci + 2][10] != " "  # under the remedy
     long_ones = [i for i, ln in enumerate(lines) if ln.startswith("[SKIP] bios.secure_boot ")]
-    assert long_ones and lines[long_ones[0] + 1].startswith(" " * 26) and lines[long_ones[0] + 1][26] != " "
-    wrapped = sum(1 for ln in lines if ln.startswith(" " * 26))
+    assert long_ones and lines[long_ones[0] + 1].startswith(" " * col) and lines[long_ones[0] + 1][col] != " "
+    assert all(ln[col - 1] == " " and ln[col] != " " for ln in lines if ln.startswith("[") and len(ln) > col
+               and len(ln[7:].split()[0]) <= col - 8), "a message out of its column"
+    wrapped = sum(1 for ln in lines if ln.startswith(" " * col))
     assert wrapped > (40 if columns == 60 else 10)
     assert all(h.isascii() for h in headings + paragraphs[:1] + paragraphs[-1:])
     assert all(ln[:6] in ("[ OK ]", "[WARN]", "[FAIL]", "[SKIP]", "[ ?? ]") for ln in lines if ln.startswith("["))

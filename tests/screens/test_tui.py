@@ -928,6 +928,24 @@ def start_run(state_dir: Path, host, step_id: str, argv: list[str], first: bool 
     return run
 
 
+async def test_a_run_that_exited_0_but_failed_its_step_is_not_called_succeeded(state_dir, devvm_host):
+    """Walk finding: a multi-node run that reached no node exited 0 and its step failed; the header said "succeeded
+    (exit status 0) ...; step: failed". It says the command ended (exit status 0) now, beside the step's failure."""
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", "pass"], first=False,
+                    clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+    b.wait_action(run, timeout_s=30)
+    b.store.set_step("report.capture", StepStatus.FAILED, Verdict.FAIL, "no node answered")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+        words = app.screen.state_words(app.build.store.action_run(run.id))
+        assert "ended (exit status 0)" in words and "succeeded" not in words and "step: failed" in words
+
+
 async def test_action_log_wraps_long_lines_to_the_pane(state_dir, devvm_host):
     """A log line longer than the pane is wrapped at spaces (continuation rows indented), never cut at the right
     edge; a new terminal width wraps the kept lines again."""
@@ -1425,6 +1443,26 @@ async def test_basic_mode_toast_is_a_boxed_strip_across_the_width(state_dir, dev
         assert rows and rows[0].rstrip() == "+" + "-" * (SIZE[0] - 2) + "+"
         assert all(ln.rstrip().endswith(("|", "+")) and len(ln.rstrip()) == SIZE[0] for ln in rows)
         assert CONSOLE_NOTICE.split()[0] in "".join(rows)
+
+
+async def test_a_step_key_that_does_not_apply_says_why(state_dir, devvm_host):
+    """Walk finding: x, a and z (listed in F1's help) did nothing, without a word, on steps where they do not apply
+    (their bindings are hidden there). Each says why now."""
+    await memory_short_build(state_dir, devvm_host)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r", "p")
+        await pilot.pause()
+        assert app.screen.step_id == "os.memory" and app.screen.check_action("acknowledge", ()) is False
+        said = lambda: [str(n.message) for n in app._notifications]  # noqa: E731
+        for key, words in (("x", "nothing to acknowledge"), ("z", "Plan & sizing (z) opens"),
+                           ("a", "this step has no action")):
+            if key == "a" and app.screen.step.action is not None:
+                continue
+            await pilot.press(key)
+            await pilot.pause()
+            assert any(words in m for m in said()), (key, said())
 
 
 async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
