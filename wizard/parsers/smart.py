@@ -234,6 +234,10 @@ def _text_device(lines: list[str]) -> SmartDevice:
                        tuple(info["self_tests"]), info.get("grown_defects"), tuple(info["notes"]))
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _json_device(d: dict[str, Any]) -> SmartDevice:
     def get(*path: str) -> Any:
         cur: Any = d
@@ -245,7 +249,7 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
     for a in get("ata_smart_attributes", "table") or []:
         if not isinstance(a, dict):
             continue
-        raw = a.get("raw") if isinstance(a.get("raw"), dict) else {}
+        raw = _dict(a.get("raw"))
         rv = raw.get("value")
         attrs.append(SmartAttr(sat_int(a.get("id")) if str(a.get("id", "")).isdigit() else 0, str(a.get("name", "")),
                                a.get("value") if isinstance(a.get("value"), int) else None,
@@ -267,16 +271,15 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
     tests = []
     for t in (get("ata_smart_self_test_log", "standard", "table") or []):
         if isinstance(t, dict):
-            st = t.get("status") if isinstance(t.get("status"), dict) else {}
+            st = _dict(t.get("status"))
             status = str(st.get("string", ""))
             failed = st.get("passed") is False or bool(_FAILED_TEST.search(status))
-            tests.append(SelfTest(str((t.get("type") or {}).get("string", "")) if isinstance(t.get("type"), dict)
-                                  else "", status, failed, f"self-test: {status}"))
+            tests.append(SelfTest(str(_dict(t.get("type")).get("string", "")), status, failed, f"self-test: {status}"))
     for t in (get("nvme_self_test_log", "table") or []):
         if isinstance(t, dict):
-            res = t.get("self_test_result") if isinstance(t.get("self_test_result"), dict) else {}
+            res = _dict(t.get("self_test_result"))
             status = str(res.get("string", ""))
-            kind = t.get("self_test_code") if isinstance(t.get("self_test_code"), dict) else {}
+            kind = _dict(t.get("self_test_code"))
             tests.append(SelfTest(str(kind.get("string", "")), status, res.get("value") not in (0, None) and
                                   res.get("value") != 15 or bool(_FAILED_TEST.search(status)), f"self-test: {status}"))
     passed = get("smart_status", "passed")
