@@ -374,14 +374,17 @@ class ConfirmStep(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, step_title: str, user: str) -> None:
+    def __init__(self, step_title: str, user: str, warning: str = "") -> None:
         super().__init__()
         self.step_title = step_title
         self.user = user
+        self.warning = warning  # said before the note (the hand-over of a machine the report calls not ready)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Confirm: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
+            if self.warning:
+                yield Static("! " + self.warning, classes="dialog-warning", markup=False)
             yield Static(_("Recorded as done by {user}, now. Note (optional): what you did or saw, "
                            "serial numbers, ...").format(user=self.user), markup=False)
             yield Input(placeholder=_("optional note"), id="note")

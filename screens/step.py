@@ -24,7 +24,7 @@ from wizard.engine import is_checked
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import N_, _, spaced, tr, tr_subject
-from wizard.model import proven_by_run, StepStatus, subject_prefix, Verdict
+from wizard.model import HANDOVER_STEP, proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -369,7 +369,14 @@ class StepScreen(Screen[None]):
                     self.next_open((_("accepted: {title}") if self.build.status(step_id) is StepStatus.WARNED
                                     else _("confirmed: {title}")).format(title=_(self.build.step(step_id).title)))
 
-        self.app.push_screen(ConfirmStep(self.step.title, act.current_user()), done)
+        warning = ""
+        if step_id == HANDOVER_STEP:
+            failed, not_done = self.build.handover_open()
+            if failed or not_done:
+                warning = _("the acceptance report would say NOT READY: {failed} step(s) failed, {not_done} not done "
+                            "(bringup status lists them). Confirming records the hand-over as warned, with these "
+                            "counts, not as a clean hand-over.").format(failed=failed, not_done=not_done)
+        self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning), done)
 
     def action_skip(self) -> None:
         if not self._writable():

@@ -260,6 +260,49 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
     b.close()
 
 
+def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_dir):
+    """Walk finding: with 8 GPUs planned and none on the bus, every Driver & CUDA step read "n/a" (nothing to do),
+    and the report left them out of the steps not done. They wait for the GPUs now; with no GPU planned the same
+    skip stays "not applicable"."""
+    from wizard.model import Finding, StepStatus, Verdict
+
+    skip = [Finding("driver.branch", Verdict.SKIP, "not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci)",
+                    "host")]
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.record_findings("driver.branch", skip, "2026-12-04T00:00:00+00:00")
+    assert b.store.step_states()["driver.branch"].not_applicable
+    b.store.set_plan(gpu_count=8)
+    b.store.set_step("driver.branch", StepStatus.PENDING)
+    b.record_findings("driver.branch", skip, "2026-12-04T00:00:01+00:00")
+    st = b.store.step_states()["driver.branch"]
+    assert st.status is StepStatus.PENDING and not st.not_applicable and "waiting for the planned GPUs" in st.reason
+    b.close()
+
+
+def test_handing_over_a_machine_the_report_calls_not_ready_is_recorded_warned(state_dir):
+    """Walk finding: report.handover was confirmed without a word while the report said NOT READY, and the Report
+    stage showed passed. Confirmed then, it is recorded warned, its reason naming the counts; with every step
+    outside the hand-over stage done and none failed it is a plain confirmation."""
+    from wizard.model import HANDOVER_STAGES, StepStatus, Verdict
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    outside = [s.id for st in steps.STAGES if st.id not in HANDOVER_STAGES for s in st.steps]
+    b.store.set_step("health.gpu_pci", StepStatus.FAILED, verdict=Verdict.FAIL, reason="no GPU")
+    assert b.handover_open() == (1, len(outside) - 1)
+    b.confirm("report.handover", "ticket 123")
+    st = b.store.step_states()["report.handover"]
+    assert st.status is StepStatus.WARNED and st.verdict is Verdict.WARN
+    assert st.reason.startswith(f"handed over while not ready (1 step(s) failed, {len(outside) - 1} not done)")
+    assert st.reason.endswith(": ticket 123")
+    for sid in outside:
+        b.store.set_step(sid, StepStatus.CONFIRMED, reason="done")
+    assert b.handover_open() == (0, 0)
+    b.store.set_step("report.handover", StepStatus.PENDING)
+    b.confirm("report.handover", "ticket 124")
+    assert b.status("report.handover") is StepStatus.CONFIRMED
+    b.close()
+
+
 def test_a_cpu_only_step_cannot_be_confirmed_and_a_warning_is_accepted_only_with_a_note(state_dir):
     """Confirm never turns a CPU-only validation, or a step proven only by its run, into done, and accepting a
     warning keeps it visibly warned."""

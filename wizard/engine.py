@@ -18,7 +18,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import AUTO_SKIP_PREFIX, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
+from wizard.model import AUTO_SKIP_PREFIX, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
@@ -151,6 +151,12 @@ def action_reason(state: str, exit_status: int | None) -> str:
     stored in English, shown translated by :meth:`Build.reason_shown`)."""
     return (Msg("action {state} (exit status {status})", state=Msg(state), status=exit_status)
             if exit_status is not None else Msg("action {state}", state=Msg(state)))
+
+
+WAITING_FOR_GPUS = "waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): "
+_NO_GPU_SKIP = re.compile(r"no NVIDIA GPU on the PCI bus")
+"""How the GPU checks word a skip for a machine with no GPU on the bus (wizard/rules: "... skipped: no NVIDIA GPU on the
+PCI bus (see health.gpu_pci)"): with GPUs in the plan such a step waits for them instead of reading "n/a"."""
 
 
 class Build:
@@ -328,9 +334,12 @@ class Build:
         if m:  # what the engine wrote when the step's action ended: its words, translated
             return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
         auto = reason.startswith(AUTO_SKIP_PREFIX)
-        why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason
+        waiting = reason.startswith(WAITING_FOR_GPUS)
+        why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason[len(WAITING_FOR_GPUS):] if waiting else reason
         _meta, findings = self.store.latest_check(state.step_id)
         shown = next((tr(f.message) for f in findings if str(f.message) == why), why)
+        if waiting:
+            return _("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
         return _("not applicable: {why}").format(why=shown) if auto else shown
 
     def stale(self, step_id: str) -> bool:
@@ -430,7 +439,13 @@ class Build:
             status = status_for_verdict(verdict)
             reason, user = "", act.current_user()
             if status is StepStatus.SKIPPED:
-                reason = AUTO_SKIP_PREFIX + next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
+                said = next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
+                if _NO_GPU_SKIP.search(said) and self._gpus_planned():
+                    # the plan expects GPUs the bus does not show: this step waits for them, it is not "n/a"
+                    status = StepStatus.PENDING
+                    reason = WAITING_FOR_GPUS + said
+                else:
+                    reason = AUTO_SKIP_PREFIX + said
             elif before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
                 # the machine still cannot tell (unknown, or no check): the person's confirmation stands
                 status, reason, user = StepStatus.CONFIRMED, before.reason, before.user
@@ -473,6 +488,15 @@ class Build:
                                 reason=f"warnings accepted by {user}: {note.strip()}",
                                 user=user, boot_id=self.boot_id)
             return
+        open_steps = self.handover_open() if step_id == HANDOVER_STEP else None
+        if open_steps and (open_steps[0] or open_steps[1]):
+            # handed over while the report would say "not ready": recorded, but never as a clean hand-over
+            failed, not_done = open_steps
+            self.store.set_step(step_id, StepStatus.WARNED, verdict=Verdict.WARN,
+                                reason=f"handed over while not ready ({failed} step(s) failed, {not_done} not done) "
+                                       f"by {user}" + (f": {note.strip()}" if note.strip() else ""),
+                                user=user, boot_id=self.boot_id)
+            return
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=user, boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
             pending = self.store.meta().get("gpu_serials_seen_last")
@@ -480,6 +504,30 @@ class Build:
                 rec = dict(self.store.meta().get("gpu_serials") or {})
                 rec.update({bus: {"serial": s, "at": self.store.clock()} for bus, s in pending.items()})
                 self.store.set_meta(gpu_serials=rec)
+
+    def _gpus_planned(self) -> bool:
+        """The plan expects NVIDIA GPUs in this node (gpu_count above 0, or a gpu_model named)."""
+        plan = self.store.plan()
+        count = plan.get("gpu_count")
+        return (isinstance(count, (int, float)) and count > 0) or bool(str(plan.get("gpu_model") or "").strip())
+
+    def handover_open(self) -> tuple[int, int]:
+        """(steps failed, steps not done) outside the hand-over stage: what makes the acceptance report's verdict
+        "not ready" (wizard/report.py: a failing finding or a step not done). Confirming the hand-over while either
+        is above 0 records the step ``warned`` with the counts in its reason, never a clean confirmation."""
+        states = self.store.step_states()
+        failed = not_done = 0
+        for st in self.stages:
+            if st.id in HANDOVER_STAGES:
+                continue
+            for s in st.steps:
+                rec = states.get(s.id)
+                status = rec.status if rec is not None else StepStatus.PENDING
+                if status is StepStatus.FAILED or (rec is not None and rec.verdict is Verdict.FAIL):
+                    failed += 1
+                elif not status.done:
+                    not_done += 1
+        return failed, not_done
 
     def skip(self, step_id: str, reason: str, user: str | None = None) -> None:
         """Skip a step with a reason, recorded as ``user`` (default :func:`wizard.actions.current_user`).

@@ -382,6 +382,13 @@ AUTO_SKIP_PREFIX = "not applicable: "
 """How the engine words the reason of a step its own check found not applicable (``Build.record_findings``); any
 other skip is a person's decision (the report lists it as skipped by a person, with the reason, who and when)."""
 
+HANDOVER_STAGES = ("report",)
+"""Stages about handing the machine over (writing the acceptance report, the hand-over itself): shown in the report,
+but a step of theirs still pending does not make the machine "not ready"."""
+HANDOVER_STEP = "report.handover"
+"""The hand-over step: confirmed while the report would say "not ready", it is recorded ``warned``
+(:meth:`wizard.engine.Build.confirm`)."""
+
 
 def proven_by_run(step: "Step") -> bool:
     """A step only its own judged run can pass (a validation, the idle baseline, the multi-node runs: an action

@@ -35,7 +35,7 @@ from wizard import __version__
 from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
-from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
+from wizard.model import AUTO_SKIP_PREFIX, HANDOVER_STAGES, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
 from wizard.actions import outcome_words
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
@@ -65,9 +65,6 @@ NOT_IN_BUNDLE = ("not in a capture bundle: actions and confirmations are recorde
                  "(`bringup report` on the machine)")
 NOT_COLLECTED = "not collected by bringup"
 NOT_READ = "not available (its probe gave nothing)"
-HANDOVER_STAGES = ("report",)
-"""Stages about handing the machine over (writing this report, the hand-over itself): shown, but a step of theirs
-still pending does not make the machine "not ready"."""
 
 
 class ReportError(Exception):

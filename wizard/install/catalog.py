@@ -327,17 +327,21 @@ def flavour_for(archs: Iterable[str]) -> tuple[str, str]:
     req = [a for a in archs if rules.get(a) and rules[a].open_module == "required"]
     uns = [a for a in archs if rules.get(a) and rules[a].open_module == "unsupported"]
     if req and uns:
-        return "", (f"{', '.join(req)} require the open kernel modules but {', '.join(uns)} cannot use them: no single "
-                    "driver flavour drives this mix")
+        return "", Msg("{req} require the open kernel modules but {uns} cannot use them: no single driver flavour "
+                       "drives this mix", req=", ".join(req), uns=", ".join(uns))
     if req:
-        return "open", f"{', '.join(req)} require the open kernel modules (the proprietary modules are unsupported there)"
+        return "open", Msg("{req} require the open kernel modules (the proprietary modules are unsupported there)",
+                           req=", ".join(req))
     if uns:
         rec = [a for a in archs if a not in uns]
-        tail = f"; a box mixing them with {', '.join(rec)} takes the proprietary modules" if rec else ""
-        return "proprietary", f"{', '.join(uns)} work only with the proprietary kernel modules{tail}"
+        return "proprietary", (Msg("{uns} work only with the proprietary kernel modules; a box mixing them with {rec} "
+                                   "takes the proprietary modules", uns=", ".join(uns), rec=", ".join(rec)) if rec else
+                               Msg("{uns} work only with the proprietary kernel modules", uns=", ".join(uns)))
     if archs:
-        return "open", f"open kernel modules recommended for {', '.join(archs)} ({OPEN_DEFAULT_NOTE})"
-    return "open", f"architecture unknown: the open kernel modules are {OPEN_DEFAULT_NOTE}"
+        return "open", Msg("open kernel modules recommended for {archs} (NVIDIA's default flavour since R560 for Turing "
+                           "and newer GPUs (driver installation guide, Kernel Modules))", archs=", ".join(archs))
+    return "open", Msg("architecture unknown: the open kernel modules are NVIDIA's default flavour since R560 for "
+                       "Turing and newer GPUs (driver installation guide, Kernel Modules)")
 
 
 def branch_drives(b: Branch, archs: Iterable[str]) -> list[str]:

@@ -46,8 +46,8 @@ def needs_gpu(check: Check) -> Check:
         if not _no_gpu(outputs):
             return found
         return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="",
-                                    message=Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: {message}",
-                                                message=f.message)) for f in found]
+                                    message=Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: ")
+                                    + f.message) for f in found]  # in pieces: the observed message shown translated
 
     wrapped.__name__ = f"needs_gpu_{check.__name__}"
     wrapped.__doc__ = f"{check.__doc__ or check.__name__} Skipped when no NVIDIA GPU is on the PCI bus."

@@ -20,6 +20,7 @@ import datetime as _dt
 import re
 from typing import Any, Mapping
 
+from wizard.common import to_float
 from wizard.facts import facts_of
 from wizard.install.catalog import (
     MATRIX_URL, OPEN_DEFAULT_NOTE, SRC_ARCH, SRC_FLAVOUR, SRC_FM, SRC_MATRIX, Branch, GpuSet, _bus_list, _subject,
@@ -36,7 +37,7 @@ from wizard.parsers.packages import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
             "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
@@ -63,7 +64,8 @@ SRC_CTK = ("NVIDIA Container Toolkit installation guide (docs.nvidia.com/datacen
 SRC_UBUNTU = "Ubuntu Server documentation, Install NVIDIA drivers (documentation.ubuntu.com/server/how-to/graphics/install-nvidia-drivers/)"
 
 def _branch_line(b: Branch, today: _dt.date) -> str:
-    return f"{b.name} (end of life {b.eol_text}, CUDA {b.max_cuda_major}.x, as of {b.as_of})"
+    return Msg("{name} (end of life {eol}, CUDA {cuda}.x, as of {as_of})", name=b.name, eol=b.eol_text,
+               cuda=b.max_cuda_major, as_of=b.as_of)
 
 
 def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -93,7 +95,10 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 SRC_ARCH))
     rec = recommend(gs.architectures, today)
     where = (Msg('in the plan (gpu_model)') if gs.source == 'plan' else Msg('on the PCI bus'))
-    arch_txt = ", ".join(f"{a} x{sum(1 for g in gs.gpus if g.arch and g.arch.architecture == a)}" for a in rec.architectures)
+    planned = to_float(plan.get("gpu_count"), text=False, positive=True) if gs.source == "plan" else None
+    # the plan's model stands for gpu_count GPUs (one entry here); the bus's GPUs are counted one by one
+    arch_txt = ", ".join(f"{a} x{int(planned)}" if planned else a if gs.source == "plan" else
+                         f"{a} x{sum(1 for g in gs.gpus if g.arch and g.arch.architecture == a)}" for a in rec.architectures)
     if rec.conflict:
         findings.append(Finding("driver.branch", Verdict.FAIL, Msg("GPUs {where}: {arch_txt}: {conflict}", where=where, arch_txt=arch_txt, conflict=rec.conflict), _subject(gs),
                                 tuple(ev), "Move the older GPUs (Maxwell/Pascal/Volta) to another server: one NVIDIA "
@@ -109,8 +114,12 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 f"{SRC_MATRIX}; {SRC_FLAVOUR}"))
         return findings
     b = rec.branch
-    alts = "; ".join(_branch_line(a, today) for a in rec.alternatives[:3])
-    msg = (Msg('GPUs {where}: {arch_txt} -> driver {branch_line} with the {flavour} kernel modules: {flavour_why}', where=where, arch_txt=arch_txt, branch_line=_branch_line(b, today), flavour=rec.flavour, flavour_why=rec.flavour_why) + (Msg('. Also supported today: {alts}', alts=alts) if alts else ''))
+    alts = joined("; ", (_branch_line(a, today) for a in rec.alternatives[:3]))
+    # in pieces, each shown translated (an argument would be kept in English)
+    msg = ((Msg("GPUs in the plan (gpu_model): {arch_txt} -> driver ", arch_txt=arch_txt) if gs.source == "plan" else
+            Msg("GPUs on the PCI bus: {arch_txt} -> driver ", arch_txt=arch_txt))
+           + _branch_line(b, today) + Msg(" with the {flavour} kernel modules: ", flavour=rec.flavour)
+           + rec.flavour_why + (Msg(". Also supported today: ") + alts if alts else ""))
     findings.append(Finding("driver.branch", Verdict.PASS, msg, _subject(gs), tuple(ev), "",
                             f"{SRC_MATRIX} (live: {MATRIX_URL}); {SRC_FLAVOUR}; {b.source}"))
     return findings

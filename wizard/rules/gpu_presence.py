@@ -695,7 +695,7 @@ def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, .
     """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
     msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
     if observed:
-        msg += (Msg('; observed: {observed}', observed=observed))
+        msg += Msg('; observed: ') + observed  # in pieces: the observed message shown translated
     return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
 
 
