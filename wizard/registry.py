@@ -320,6 +320,8 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link (InfiniBand/RoCE port state, rate, link layer)",
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus", "rdma link")),
+    Kind("iblinkinfo", "iblinkinfo (every InfiniBand link of the fabric: width, speed, state)",
+         p_fabric.detect_iblinkinfo, pasted.fabric_judge_iblinkinfo, ("iblinkinfo",)),
     Kind("ethtool", "ethtool IFACE (a network interface's link: speed, duplex, link detected)",
          p_fabric.detect_ethtool, pasted.fabric_judge_ethtool, ("ethtool eth0",)),
     Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,

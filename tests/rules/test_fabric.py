@@ -275,3 +275,26 @@ def test_ethtool_link_speed_and_no_link() -> None:
     assert (e.speed_mbit_s, e.link) == (None, False)
     (f,) = fabric_judge_ethtool(down, {})
     assert f.verdict is Verdict.WARN and "no link detected" in f.message
+
+
+def test_iblinkinfo_links_pass_and_narrow_slow_or_unconfigured_links_are_named() -> None:
+    from wizard.parsers.fabric import detect_iblinkinfo, parse_iblinkinfo
+    from wizard.rules.pasted import fabric_judge_iblinkinfo
+
+    real = text(PUBLIC / "iblinkinfo__v100-edr-hcas-to-hdr-switch.txt")  # held-out round 16
+    assert detect_iblinkinfo(real) >= 0.9 and len(parse_iblinkinfo(real)) == 8
+    (f,) = fabric_judge_iblinkinfo(real, {})
+    assert f.verdict is Verdict.PASS and "7 x 4X EDR" in f.message and "1 x 4X HDR" in f.message
+    # synthetic_: iblinkinfo's line layout, states and widths changed
+    sw = ("Switch: 0x0002c9020040f1a8 ib-sw1:\n"
+          "          2    1[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n"
+          "          2    2[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>       7    1[  ] \"n2 HCA-1\" ( )\n"
+          "          2    3[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>       5    1[  ] \"n1 HCA-1\" ( )\n")
+    (ok,) = fabric_judge_iblinkinfo(sw, {})
+    assert ok.verdict is Verdict.PASS and "1 switch port(s) down with nothing attached" in ok.message
+    narrow = sw.replace("( 4X        53.125 Gbps Active/  LinkUp)==>       5", "( 1X        53.125 Gbps Active/  LinkUp)==>       5")
+    assert [x.verdict for x in fabric_judge_iblinkinfo(narrow, {})] == [Verdict.WARN]
+    slow = sw.replace('"n1 HCA-1" ( )', '"n1 HCA-1" ( Could be 106.25 Gbps)')
+    assert "Could be 106.25 Gbps" in fabric_judge_iblinkinfo(slow, {})[0].message
+    init = sw.replace("53.125 Gbps Active/  LinkUp)==>       5", "53.125 Gbps Initialize/  LinkUp)==>       5")
+    assert [x.verdict for x in fabric_judge_iblinkinfo(init, {})] == [Verdict.FAIL]

@@ -662,6 +662,60 @@ def detect_ip_addr(text: str) -> float:
 
 
 @dataclass(frozen=True)
+class IbLink:
+    """One port line of ``iblinkinfo`` (infiniband-diags, iblinkinfo(8)): the node it is on (``node``: a CA's or a
+    switch's name as the block header prints it, ``switch``: True under a "Switch:" header), the local ``port``, the
+    link's ``width`` ("4X", "" when down), ``lane_gbps`` (the per-lane signalling rate iblinkinfo prints, Gb/s: 25.78125
+    EDR, 53.125 HDR, 106.25 NDR), ``state`` / ``phys`` ("Active"/"LinkUp", "Down"/"Polling"...), the ``peer``
+    (the remote node's name, "" when nothing is attached), ``could_be`` (iblinkinfo's "( Could be ... )" note: both
+    ends support more than the link runs at) and the line."""
+
+    node: str
+    switch: bool
+    port: int
+    width: str
+    lane_gbps: float | None
+    state: str
+    phys: str
+    peer: str
+    could_be: str
+    line: str
+
+
+_IBLINK_HEAD = re.compile(r"^(CA|Switch):\s*(?:0x[0-9a-fA-F]+\s+)?(.*?):?\s*$")
+_IBLINK_PORT = re.compile(r"^\s*(?:0x[0-9a-fA-F]+\s+)?\d+\s+(\d+)\[[^\]]*\]\s*==\(\s*(?:(\d+X)\s+)?(?:([\d.]+)\s+Gbps\s+)?"
+                          r"(\w+)/\s*(\w+)\s*\)==>\s*(.*)$")
+
+
+def parse_iblinkinfo(text: str) -> list[IbLink]:
+    """Every port line of ``iblinkinfo`` output under its "CA:" / "Switch:" header. Never raises."""
+    out: list[IbLink] = []
+    node, switch = "", False
+    for raw in text.splitlines():
+        s = raw.rstrip()
+        h = _IBLINK_HEAD.match(s.strip())
+        if h and not _IBLINK_PORT.match(s):
+            node, switch = h.group(2).strip(), h.group(1) == "Switch"
+            continue
+        m = _IBLINK_PORT.match(s)
+        if not m:
+            continue
+        rest = m.group(6)
+        peer = re.search(r'"([^"]*)"', rest)
+        could = re.search(r"\(\s*(Could be [^)]*?)\s*\)", rest)
+        out.append(IbLink(node, switch, sat_int(m.group(1)), m.group(2) or "",
+                          float(m.group(3)) if m.group(3) else None, m.group(4), m.group(5),
+                          peer.group(1) if peer else "", could.group(1) if could else "", s.strip()))
+    return out
+
+
+def detect_iblinkinfo(text: str) -> float:
+    """0.95 for ``iblinkinfo`` output: port lines "N P[ ] ==( 4X 25.78125 Gbps Active/ LinkUp)==> ..."."""
+    n = sum(1 for ln in text.splitlines()[:5000] if _IBLINK_PORT.match(ln))
+    return 0.95 if n else 0.0
+
+
+@dataclass(frozen=True)
 class EthtoolLink:
     """One ``ethtool IFACE`` block (ethtool(8)): ``name`` from "Settings for X:", ``speed_mbit_s`` (Mb/s, None for
     "Unknown!" or not shown), ``duplex`` ("Full", "Half", "Unknown!", ""), ``link`` (the "Link detected" line: True,

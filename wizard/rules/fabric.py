@@ -619,3 +619,64 @@ def judge_ethtool(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[F
                                                             name=e.name, speed=speed, duplex=e.duplex),
                                e.name, e.lines, "", SRC_ETHTOOL))
     return out
+
+
+LANE_NAMES = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 10.3125: "FDR10", 14.0625: "FDR", 25.78125: "EDR", 53.125: "HDR",
+              106.25: "NDR", 212.5: "XDR"}
+"""iblinkinfo's per-lane signalling rate (Gb/s) -> the InfiniBand speed's name (IBTA; iblinkinfo(8) prints the lane
+rate, ibstat the port's 4X data rate)."""
+SRC_IBLINK = ("iblinkinfo(8), infiniband-diags (https://github.com/linux-rdma/rdma-core/tree/master/infiniband-diags/man): "
+              "width, lane speed, port and physical state of every link, 'Could be' when both ends support more")
+
+
+def judge_iblinkinfo(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_port_state`` over the fabric's links as ``iblinkinfo`` lists them: an Initialize/Armed link (no
+    subnet manager configured it) fails; an Active link narrower than the fabric's usual width, one iblinkinfo says
+    "Could be" faster, or an HCA port that is down warns; switch ports down with nothing attached are unused ports,
+    counted; otherwise a pass naming the widths and speeds (HCAs of one speed on a faster switch are normal)."""
+    if not links:
+        return [Finding(STATE_ID, Verdict.UNKNOWN, "no link could be read from this iblinkinfo output", "fabric",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `iblinkinfo` output.",
+                        SRC_IBLINK)]
+    active = [x for x in links if x.state.lower() == "active"]
+    widths = Counter(x.width for x in active if x.width)
+    usual = widths.most_common(1)[0][0] if widths else ""
+    out: list[Finding] = []
+
+    def name(x: Any) -> str:
+        return f"{x.node} port {x.port}" + (f" -> {x.peer}" if x.peer else "")
+
+    for x in links:
+        st = x.state.lower()
+        if st in ("init", "initialize", "armed"):
+            out.append(Finding(STATE_ID, Verdict.FAIL, Msg("{link} is {state}/{phys}: the physical link is up but no "
+                                                           "subnet manager has configured it", link=name(x),
+                                                           state=x.state, phys=x.phys), name(x), (x.line,), SM_REMEDY,
+                               SRC_IBLINK))
+        elif st == "active" and usual and x.width and x.width != usual and int(x.width[:-1] or 0) < int(usual[:-1] or 0):
+            out.append(Finding(STATE_ID, Verdict.WARN, Msg("{link} trained at {width}, the fabric's links run at {usual}: "
+                                                           "lanes are missing (cable or port)", link=name(x),
+                                                           width=x.width, usual=usual), name(x), (x.line,),
+                               "Reseat or replace the cable and check both ports (`mlxlink -d <dev>` shows the lanes); "
+                               "a link that trains narrow carries a fraction of its bandwidth.", SRC_IBLINK))
+        elif st == "active" and x.could_be:
+            out.append(Finding(STATE_ID, Verdict.WARN, Msg("{link} runs at {width} {rate} Gb/s per lane ({could}: both "
+                                                           "ends support more)", link=name(x), width=x.width,
+                                                           rate=f"{x.lane_gbps:g}" if x.lane_gbps else "?",
+                                                           could=x.could_be), name(x), (x.line,),
+                               "Check the cable's rating and the port speed settings of both ends; replace the cable if "
+                               "it is the slower part.", SRC_IBLINK))
+        elif st == "down" and not x.switch:
+            out.append(Finding(STATE_ID, Verdict.WARN, Msg("{link} is Down ({phys}): this HCA port has no link",
+                                                           link=name(x), phys=x.phys), name(x), (x.line,),
+                               "Check the cable and the switch port; if the port is unused here, say so.", SRC_IBLINK))
+    if out:
+        return out
+    speeds = Counter(f"{x.width} {LANE_NAMES.get(x.lane_gbps or 0, f'{x.lane_gbps:g} Gb/s per lane')}"
+                     for x in active if x.width)
+    unused = [x for x in links if x.state.lower() == "down" and x.switch and not x.peer]
+    summary = ", ".join(f"{n} x {k}" for k, n in speeds.most_common())
+    return [Finding(STATE_ID, Verdict.PASS, Msg("{n} link(s) Active/LinkUp ({summary})", n=len(active),
+                                                summary=summary or "-")
+                    + (Msg("; {m} switch port(s) down with nothing attached (unused)", m=len(unused)) if unused else ""),
+                    "fabric", tuple(x.line for x in active[:8]), "", SRC_IBLINK)]

@@ -23,7 +23,7 @@ from wizard.rules.smi import (
     threshold_source,
     thresholds,
 )
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, joined
 
 SRC_A6 = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ECC mode current / "
           "pending; -e to change it); NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
@@ -138,34 +138,37 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         problems: list[tuple[Verdict, str, str]] = []
         measured = []
         if exceeded:
-            problems.append((Verdict.FAIL, "the SRAM uncorrectable-error threshold is exceeded",
-                             "Drain the node and run NVIDIA field diagnostics; this GPU is an RMA candidate."))
+            problems.append((Verdict.FAIL, Msg("the SRAM uncorrectable-error threshold is exceeded"),
+                             Msg("Drain the node and run NVIDIA field diagnostics; this GPU is an RMA candidate.")))
         if sram_unc is not None and sram_unc > t["ecc_sram_uncorrectable_fail"]:
             rma = sram_unc_agg is not None and sram_unc_agg > t["ecc_sram_uncorrectable_aggregate_rma"]
-            problems.append((Verdict.FAIL, f"{_fmt(sram_unc)} uncorrectable SRAM ECC error(s)",
+            problems.append((Verdict.FAIL, Msg("{n} uncorrectable SRAM ECC error(s)", n=_fmt(sram_unc)),
                              Msg.plain(RESET_REMEDY) + (Msg(" Aggregate SRAM uncorrectable errors above {limit}: RMA the GPU.",
                                                             limit=_fmt(t['ecc_sram_uncorrectable_aggregate_rma']))
                                                         if rma else Msg(" RMA the GPU if they return."))))
 
             measured.append(m_sram_unc)
         if sram_cor is not None and sram_cor > t["ecc_sram_correctable_fail"]:
-            problems.append((Verdict.FAIL, (f"{_fmt(sram_cor)} corrected SRAM errors (limit "
-                             f"{_fmt(t['ecc_sram_correctable_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+            problems.append((Verdict.FAIL, Msg("{n} corrected SRAM errors (limit {limit})", n=_fmt(sram_cor),
+                                               limit=_fmt(t['ecc_sram_correctable_fail'])),
+                             Msg("RMA candidate: run NVIDIA field diagnostics.")))
             measured.append(m_sram_cor)
         if dram_max is not None and dram_max > t["ecc_dram_any_fail"]:
-            problems.append((Verdict.FAIL, (f"a DRAM ECC counter at {_fmt(dram_max)} (limit "
-                             f"{_fmt(t['ecc_dram_any_fail'])})"), "RMA candidate: run NVIDIA field diagnostics."))
+            problems.append((Verdict.FAIL, Msg("a DRAM ECC counter at {n} (limit {limit})", n=_fmt(dram_max),
+                                               limit=_fmt(t['ecc_dram_any_fail'])),
+                             Msg("RMA candidate: run NVIDIA field diagnostics.")))
             measured.append(m_dram)
         if unc_vol is not None and unc_vol > 0 and not any(v is Verdict.FAIL for v, _, _ in problems):
-            problems.append((Verdict.WARN, f"{_fmt(unc_vol)} uncorrectable memory error(s) since the driver loaded",
-                             ("Look for Xid 48/63/64 in `dmesg` and at the row-remapping / retired-pages finding: "
-                             "the GPU needs a reset if a remap or retirement is pending.")))
+            problems.append((Verdict.WARN, Msg("{n} uncorrectable memory error(s) since the driver loaded",
+                                               n=_fmt(unc_vol)),
+                             Msg("Look for Xid 48/63/64 in `dmesg` and at the row-remapping / retired-pages finding: "
+                                 "the GPU needs a reset if a remap or retirement is pending.")))
             measured.append(measure(unc_vol, 0, "count", "at_most", f"{who} uncorrectable memory errors since the "
                                     "driver loaded"))
         if problems:
             v = worst(p[0] for p in problems)
-            out.append(Finding("health.ecc", v, f"{subject(g)}: " + "; ".join(p[1] for p in problems) + note,
-                               subject(g), ev, " ".join(dict.fromkeys(p[2] for p in problems)), SRC_B6,
+            out.append(Finding("health.ecc", v, f"{subject(g)}: " + joined("; ", (p[1] for p in problems)) + note,
+                               subject(g), ev, joined(" ", dict.fromkeys(p[2] for p in problems)), SRC_B6,
                                measured=next((m for m in measured if m is not None), None)))
             continue
         nonzero = [f"{_fmt(v)} {k.replace('ecc.errors.', '').replace('.', ' ')}" for k, v in readable.items() if v]

@@ -206,6 +206,13 @@ def fabric_judge_ethtool(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge_ethtool(parse_ethtool(text), text, exp)
 
 
+def fabric_judge_iblinkinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_iblinkinfo
+    from wizard.rules import fabric
+
+    return fabric.judge_iblinkinfo(parse_iblinkinfo(text), text, exp)
+
+
 def fabric_judge_ip_addr(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_ip_addr
     from wizard.rules import fabric

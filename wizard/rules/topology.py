@@ -251,7 +251,9 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
 
 def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.p2p from ``nvidia-smi topo -p2p r``: any GPU pair not ``OK`` where P2P is expected is a
-    FAIL. P2P is not expected on GeForce boards (the plan's gpu_model): WARN there."""
+    FAIL. P2P is not expected on GeForce boards (the plan's gpu_model): WARN there. With no GPU model in the plan, a
+    refusal by the PCIe path only (CNS chipset, TNS topology: ACS/IOMMU on bare metal, the hypervisor in a VM) is a
+    WARN: NCCL still runs, through host memory."""
     fid = "health.p2p"
     o = out.get("nvidia_smi_topo_p2p")
     if o is None or (not o.ok and not o.text.strip()):
@@ -288,6 +290,14 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     rem = joined(" ", [Msg.plain(remedy[c]) for c in codes if remedy.get(c)])
 
     desc = "; ".join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
+    if not row and set(codes) <= {"CNS", "TNS"}:
+        # the PCIe path, not the GPUs, refuses P2P and no planned GPU model says P2P must work here: on bare metal
+        # ACS or the IOMMU (fixable), in a VM the hypervisor; NCCL still runs, through host memory
+        return [Finding(fid, Verdict.WARN, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc}: NCCL moves "
+                                               "GPU-to-GPU traffic through host memory; a fail where the GPUs should "
+                                               "have P2P (set the plan's gpu_model)", n_bad=len(bad),
+                                               n_pairs=len(pairs), desc=desc),
+                        _pair_subject(bad[0][0], bad[0][1]), tuple(ev[:20]), rem, SRC_P2P)]
     if consumer:
         return [Finding(fid, Verdict.WARN, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc} (not expected on GeForce "
                                                "boards)", n_bad=len(bad), n_pairs=len(pairs), desc=desc), _pair_subject(bad[0][0], bad[0][1]), tuple(ev[:20]), rem,
