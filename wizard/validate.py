@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from wizard.i18n import _
 from wizard.actions import ActionContext, Resolved
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -369,12 +370,15 @@ class LiveView:
             return ""
         last = vlog.events[-1]
         ends, errs = vlog.ends, vlog.errors
-        err = (f"; {len(errs)} error(s), last: {errs[-1].get('kind', '?')} {str(errs[-1].get('message', ''))[:60]}"
+        # the last error whole (the screen wraps it): a message cut at a fixed length lost its end mid-path
+        err = (_("; {n} error(s), last: {kind} {message}").format(n=len(errs), kind=errs[-1].get("kind", "?"),
+                                                                 message=str(errs[-1].get("message", "")).strip())
                if errs else "")
         if ends and last.kind == "end":
             rc = ends[-1].get("rc")
             dur = num(ends[-1].get("duration_s"))
-            return f"finished: exit status {rc}" + (f" after {dur:.0f} s" if dur is not None else "") + err
+            return (_("finished: exit status {rc} after {seconds} s").format(rc=rc, seconds=f"{dur:.0f}")
+                    if dur is not None else _("finished: exit status {rc}").format(rc=rc)) + err
         p = vlog.last_progress()
         arrow = ">" if basic else "\u25b6"
         if p is None:

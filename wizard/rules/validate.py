@@ -51,7 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
             "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
@@ -388,21 +388,21 @@ def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
 
 
 ERROR_REMEDY = {
-    "torch_missing": ("Install PyTorch into the Python that runs the validation (`<python> -m pip install torch`; on a "
+    "torch_missing": N_("Install PyTorch into the Python that runs the validation (`<python> -m pip install torch`; on a "
                       "GPU node a CUDA build the driver supports), or point bringup at a Python that has it: "
                       "`bringup plan torch_python=/path/to/venv/bin/python` (or `bringup validate ... --python PATH`)."),
-    "no_cuda": ("This torch cannot use CUDA: install a CUDA build of PyTorch (torch.version.cuda must not be None) that "
+    "no_cuda": N_("This torch cannot use CUDA: install a CUDA build of PyTorch (torch.version.cuda must not be None) that "
                 "the installed driver supports, check `nvidia-smi` works, and that CUDA_VISIBLE_DEVICES is not empty; "
                 "or run `--device cpu` to test only the software path."),
-    "oom": ("Stop other processes on the GPU (`nvidia-smi` lists them) and rerun; if only this GPU runs out of memory "
+    "oom": N_("Stop other processes on the GPU (`nvidia-smi` lists them) and rerun; if only this GPU runs out of memory "
             "with nothing else on it, compare its total memory with the others (a GPU showing less memory is faulty)."),
-    "collective_timeout": ("A rank hung in a collective: check the named rank's GPU (Xid in the kernel log, ECC, "
+    "collective_timeout": N_("A rank hung in a collective: check the named rank's GPU (Xid in the kernel log, ECC, "
                            "`nvidia-smi`), NVLink state (`nvidia-smi nvlink -s`) and Fabric Manager on NVSwitch systems, "
                            "then rerun; a longer timeout only hides a hang."),
-    "timeout": "The run exceeded its time limit: look at the last progress line for where it stopped, then rerun.",
-    "rendezvous": ("The ranks could not meet (torchrun rendezvous): check nothing else holds the port, the hostname "
+    "timeout": N_("The run exceeded its time limit: look at the last progress line for where it stopped, then rerun."),
+    "rendezvous": N_("The ranks could not meet (torchrun rendezvous): check nothing else holds the port, the hostname "
                    "resolves, and no firewall blocks loopback; then rerun."),
-    "exception": "Read the message and the lines before it in the log; rerun, and report it with the log if it repeats.",
+    "exception": N_("Read the message and the lines before it in the log; rerun, and report it with the log if it repeats."),
     "nccl_tests_missing": "",
 }
 
@@ -437,7 +437,11 @@ def _run_findings(c: _Ctx) -> None:
         if key in seen and kind != "collective_timeout":
             continue
         seen.add(key)
-        remedy = str(e.get("remedy") or "").strip() or ERROR_REMEDY.get(kind, ERROR_REMEDY["exception"])
+        # bringup's own remedy for a kind it knows (translated); the script's words for a generic exception (it may
+        # say more: bad arguments) or a kind bringup does not know; else the generic one
+        said = str(e.get("remedy") or "").strip()
+        remedy = ((ERROR_REMEDY.get(kind) if kind != "exception" else "") or said
+                  or ERROR_REMEDY.get(kind) or ERROR_REMEDY["exception"])
         rank = to_int(e.get("rank"), text=False)
         where = (Msg('rank {rank}', rank=rank) + (Msg(' on {node}', node=e.node) if e.node else '') if rank is not None and c.world_size > 1 else e.node or '')
         test = e.test or "?"
@@ -446,9 +450,10 @@ def _run_findings(c: _Ctx) -> None:
                   "host", [e.raw], "", SRC_RUN)
             continue
         if kind == "torch_missing":
-            text = f"PyTorch is not importable by the Python that ran the validation ({msg or 'import torch failed'})"
+            text = Msg("PyTorch is not importable by the Python that ran the validation ({msg})",
+                       msg=msg or "import torch failed")
         elif kind == "no_cuda":
-            text = f"CUDA is not usable from torch ({msg or 'torch.cuda.is_available() is False'})"
+            text = Msg("CUDA is not usable from torch ({msg})", msg=msg or "torch.cuda.is_available() is False")
         elif kind == "collective_timeout":
             phase = e.get("phase") if isinstance(e.get("phase"), str) else ""
             ranks = ([r for r in (e.get("ranks") or []) if to_int(r, text=False) is not None]
