@@ -450,7 +450,7 @@ def _run_findings(c: _Ctx) -> None:
                   "host", [e.raw], "", SRC_RUN)
             continue
         if kind == "torch_missing":
-            text = Msg("PyTorch is not importable by the Python that ran the validation ({msg})",
+            text: str = Msg("PyTorch is not importable by the Python that ran the validation ({msg})",
                        msg=msg or "import torch failed")
         elif kind == "no_cuda":
             text = Msg("CUDA is not usable from torch ({msg})", msg=msg or "torch.cuda.is_available() is False")
