@@ -385,13 +385,18 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
     return k, score, findings
 
 
+COMMON_COMMANDS = ("nvidia-smi -q -x", "nvidia-smi", "dmesg (or journalctl -k)", "lspci -vvv", "nvidia-smi topo -m",
+                   "dcgmi diag -r 2", "nccl-tests", "NCCL_DEBUG=INFO logs", "ibstat", "ipmitool sel elist", "smartctl -a")
+"""What the unknown-input remedy names first: the outputs operators paste most (``--kind`` with a name it does not
+know lists every kind; a remedy listing every kind buried the hint in 45 lines)."""
+
+
 def _unknown(body: str) -> Finding:
-    titles = sorted({x.title for x in KINDS.values()})
-    known: str = Msg(titles[0])
-    for t in titles[1:]:  # each kind's title a piece of its own, shown translated
-        known = known + ", " + Msg(t)
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
-                   tuple(body.splitlines()[:5]), Msg("Give bringup the raw output of one of: {known}.", known=known), "")
+                   tuple(body.splitlines()[:5]),
+                   Msg("Give bringup the raw output of a command it reads, e.g. {common}; it reads {n} kinds: "
+                       "`bringup explain --kind KIND FILE` skips detection, and a KIND it does not know lists them "
+                       "all.", common=", ".join(COMMON_COMMANDS), n=len(KINDS)), "")
 
 
 _NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)
