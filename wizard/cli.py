@@ -1518,6 +1518,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
+    if b.observing and not opt(args, "dry_run"):  # refused before its commands are shown, in a shell's words
+        holder = b.lock.holder or _("another process")
+        b.close()
+        print("bringup: error: " + _("another bringup ({holder}) holds this build: run the step's action from its "
+                                     "window (a on the step), or close it first").format(holder=holder),
+              file=sys.stderr)
+        return EXIT_ERROR
     said_no: list[int] = []
     started: list[Any] = []
     width = text_width()

@@ -455,6 +455,24 @@ def test_a_loose_state_tree_is_tightened_and_said_once(tmp_path):
         shutil.rmtree(top, ignore_errors=True)
 
 
+def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_build(tmp_path):
+    """Walk finding: `bringup run` printed the whole action, then refused "in this window"; it refuses first now, in
+    a shell's words, and runs nothing."""
+    from wizard.store import BuildLock
+
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=1").returncode == 0
+    build_dir = next((state / "builds").iterdir())
+    lock = BuildLock(build_dir)
+    assert lock.acquire()
+    try:
+        r = run("--state", str(state), "run", "health.idle_baseline", "--yes")
+    finally:
+        lock.release()
+    assert r.returncode == 3 and "$ " not in r.stdout and "this window" not in r.stderr
+    assert f"another bringup (pid {os.getpid()}) holds this build: run the step's action from its window" in r.stderr
+
+
 def test_check_says_its_findings_are_not_recorded_while_another_bringup_holds_the_build(tmp_path):
     """Issue 11 #10: it said nothing, and recorded nothing."""
     import sqlite3
