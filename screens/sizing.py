@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -219,11 +220,17 @@ class SizingScreen(Screen[None]):
                     w.update(glyph)  # type: ignore[attr-defined]  # the Select's arrows are Statics
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """F3 is shown dimmed (and does nothing) without a build this window may write."""
+        """F3 is hidden without a build this window may write; pressed anyway (F1 lists it), it says why
+        (:meth:`on_key`): a dimmed key did nothing, without a word, on the console."""
         if action == "use_plan":
             build = self.app.build
-            return None if build is None or build.observing else True
+            return False if build is None or build.observing else True
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "f3" and self.check_action("use_plan", ()) is False:
+            event.stop()
+            self.action_use_plan()  # says why the plan cannot be changed here
 
     # ------------------------------------------------------------------ live results
 

@@ -294,6 +294,13 @@ async def test_second_instance_observes(state_dir, devvm_host):
                 if "confirmed" in text_of(app, "#step-status"):
                     break
             assert "confirmed" in text_of(app, "#step-status")
+            # walk finding: F3 on the sizing screen did nothing, without a word, in a read-only window
+            await pilot.press("z")
+            await pilot.pause()
+            assert "f3" not in {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
+            await pilot.press("f3")
+            await pilot.pause()
+            assert any("the plan cannot be changed here" in str(n.message) for n in app._notifications)
     finally:
         holder.close()
 
