@@ -4,6 +4,7 @@ updated in place, so holding n stays responsive)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -231,7 +232,12 @@ class StepScreen(Screen[None]):
         if state:
             # a person's confirmation or skip is theirs ("by root"); a check's skip was found by the machine
             by = _("checked by {user}") if state.not_applicable else _("by {user}")
-            line += f" | {short_time(state.updated_at)}" + (" " + by.format(user=state.user) if state.user else "")
+            who = (" " + by.format(user=state.user)) if state.user else ""
+            when = short_time(state.updated_at)
+            if cell_len(line + f" | {when}{who}") > max(20, self.size.width - 2):
+                # one line at 80 columns: "12-04 08:32" (no year, no zone) rather than "by root" wrapped alone
+                when = re.sub(r"^\d{4}-(\d\d-\d\d) (\d\d:\d\d).*$", r"\1 \2", when)
+            line += f" | {when}{who}"
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
