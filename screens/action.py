@@ -420,7 +420,7 @@ class ActionScreen(Screen[None]):
                 see = _("v shows them") if self.check_action("results", ()) else _("on the step screen")
                 out.append(_("Result:") + " ")
                 out.append_text(verdict_text(v, self.app.basic))
-                out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + f": {tr(first.message)}"
+                out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + _(": ") + tr(first.message)
                            + (spaced(ngettext("(and {count} more finding: {see})", "(and {count} more findings: {see})",
                                              more).format(count=more, see=see)) if more else "") + "\n")
             else:

@@ -44,9 +44,9 @@ def progress_words(build) -> str:
                 done_words=done_words, not_applicable=n_a, total=len(steps)) if n_a
             else _("{done_words} of {total} steps").format(done_words=done_words, total=len(steps)))
     if failed:  # a failure is what the operator most needs to know on coming back
-        text += "; " + ngettext("{count} failed", "{count} failed", failed).format(count=failed)
+        text += _("; ") + ngettext("{count} failed", "{count} failed", failed).format(count=failed)
     if cpu_only:
-        text += "; " + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
+        text += _("; ") + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text
 
 

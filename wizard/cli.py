@@ -1091,7 +1091,7 @@ def print_findings(findings, out=None, width: int | None = None, id_width: int |
         first = f"{GLYPH[f.verdict.value]} {f.id:<{idw}} "
         text = subject + tr(f.message)
         if f.step and f.step != f.id:
-            text += " " + _("(step {step})").format(step=f.step)
+            text += spaced(_("(step {step})").format(step=f.step))  # no space before a full-width bracket
         for line in _wrap(first, text, width, len(first)):
             print(line, file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:

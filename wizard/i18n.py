@@ -123,10 +123,11 @@ def tr_subject(prefix: str) -> str:
     subject; GPU names, bus ids, mounts and interfaces stay as they are."""
     if not prefix.endswith(": "):
         return prefix
+    colon = gettext(": ")  # the language's own colon (Chinese: a full-width one, no space after)
     m = re.match(r"(\d+) GPUs: (.+)$", prefix[:-2])  # a group of GPUs ("2 GPUs: GPU 0 (...); GPU 2 (...)")
     if m:
-        return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=m.group(2)) + ": "
-    return gettext(prefix[:-2]) + ": "
+        return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=m.group(2)) + colon
+    return gettext(prefix[:-2]) + colon
 
 
 def gettext(message: str) -> str:
