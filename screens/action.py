@@ -441,8 +441,7 @@ class ActionScreen(Screen[None]):
         if run is None:
             return
         self._run = run
-        ids = [r.id for r in b.store.action_runs(step_id=run.step_id)]
-        self._ordinal = (ids.index(run.id) + 1, len(ids)) if run.id in ids else (0, 0)
+        self._ordinal = b.run_ordinal(run)
         self._state_text = self.state_words(run)
         self.render_head()
         self.query_one("#action-outcome", Static).update(self.result_text(run))

@@ -120,8 +120,9 @@ class StartScreen(Screen[None]):
                  _("{progress}.").format(progress=progress_words(build)),
                  _("Stage: {stage}  >  Step: {step}").format(stage=_(rp.stage.title), step=_(rp.step.title))]
         for run in rp.running:
-            lines.append(_("Running: {title} (run {id}, pid {pid}, since {since})").format(
-                title=_(run.title), id=run.id, pid=run.pid, since=short_time(run.started_at)))
+            k, n = build.run_ordinal(run)
+            lines.append(_("Running: {title} (run {run} of {runs} of its step, pid {pid}, since {since})").format(
+                title=_(run.title), run=k, runs=n, pid=run.pid, since=short_time(run.started_at)))
         stale = build.stale_steps()
         if stale and not build.observing:
             lines.append(_("Rebooted since the last checks: {count} boot-sensitive step(s) will be "

@@ -269,7 +269,9 @@ class StepScreen(Screen[None]):
                         changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
-                info.append(_("Last run {id}: {state}").format(id=last_run.id, state=_(str(last_run.state.value)))
+                k, n = b.run_ordinal(last_run)
+                info.append(_("Last run ({run} of {runs}): {state}").format(run=k, runs=n,
+                                                                           state=_(str(last_run.state.value)))
                             + (spaced(_("(exit status {status})").format(status=last_run.exit_status))
                                if last_run.exit_status is not None else "")
                             + _(", started {when} by {user}").format(when=short_time(last_run.started_at),

@@ -846,6 +846,12 @@ class Build:
                     self.refresh_action(last)
         return still
 
+    def run_ordinal(self, run: ActionRun) -> tuple[int, int]:
+        """(which run of its step this is, how many runs its step has): the number every screen shows ("run 1 of
+        1"), not the build-wide run id; (0, 0) for a run the store does not list."""
+        ids = [r.id for r in self.store.action_runs(step_id=run.step_id)]
+        return (ids.index(run.id) + 1, len(ids)) if run.id in ids else (0, 0)
+
     def last_run(self, step_id: str) -> ActionRun | None:
         runs = self.store.action_runs(step_id=step_id)
         return runs[-1] if runs else None
