@@ -47,7 +47,10 @@ def test_case_gets_its_expected_verdict_and_cause(row):
         f"{row['file']}: not recognised"
     assert r.verdict.value in allowed, (row["file"], r.kind, r.verdict, [(f.id, f.verdict.value, f.message) for f in r.findings])
     mentions = [m for m in row["mentions"].split("|") if m]
-    if mentions:
+    # an input bringup says it cannot read names no cause: the expert's words are not looked for (they used to be
+    # found, by chance, in the list of every kind's title the remedy printed)
+    unread = all(f.id == "explain.unknown_input" for f in r.findings)
+    if mentions and not unread:
         assert any(m.lower() in said(r.findings) for m in mentions), (row["file"], mentions)
     for f in r.findings:
         if f.verdict.value in ("fail", "warn"):
