@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar
 from wizard.i18n import _, ngettext, spaced
-from wizard.model import StepStatus
+from wizard.model import StepStatus, proven_by_run
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -234,9 +234,17 @@ class BuildScreen(Screen[None]):
         b = self.build
         if b is None or self.stage_id is None:
             return
-        ids = [s.id for s in b.stages[[st.id for st in b.stages].index(self.stage_id)].steps if is_checked(s)]
-        if ids and not b.observing:
+        stage_steps = b.stages[[st.id for st in b.stages].index(self.stage_id)].steps
+        ids = [s.id for s in stage_steps if is_checked(s)]
+        by_run = [s for s in stage_steps if proven_by_run(s)]
+        if b.observing:
+            self.notify(_("read-only: {why}").format(why=self.app.read_only_why()), severity="warning")
+            return
+        if ids:
             self.app.run_checks(ids)
+        if by_run:  # a check leaves these pending: only their runs prove them (a validation, a DCGM level)
+            self.notify(_("{n} step(s) of this stage are proven only by their runs: open one and press a "
+                          "(or `bringup run STEP`)").format(n=len(by_run)))
         elif not ids:
             self.notify(_("this stage has no automatic checks; its steps are confirmed by hand"))
 

@@ -178,7 +178,12 @@ class StepScreen(Screen[None]):
             return step.action is not None and not observing
         if action == "show_log":
             return step.action is not None
-        if action in ("confirm", "skip"):
+        if action == "confirm":  # not offered where it is refused (a step only its run proves, a failed check);
+            # pressed anyway, on_key has action_confirm say why
+            st = self.build.store.step_states().get(step.id)
+            return not observing and not (st is not None and st.verdict is Verdict.FAIL) and not (
+                proven_by_run(step) and self.build.confirm_refusal(step.id))
+        if action == "skip":
             return not observing
         if action == "sizing":
             return step.stage_id == "plan"
@@ -322,7 +327,9 @@ class StepScreen(Screen[None]):
 
     def action_check(self) -> None:
         if not is_checked(self.step):
-            self.notify(_("this step has no automatic check; confirm it when done (d)"))
+            self.notify(_("this step is proven only by its run: press a (or `bringup run {step}`)").format(
+                step=self.step_id) if proven_by_run(self.step) else
+                _("this step has no automatic check; confirm it when done (d)"))
             return
         if self._writable():
             self.app.run_checks([self.step_id])

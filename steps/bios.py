@@ -85,7 +85,7 @@ STAGE = Stage(
         ),
         Step(
             id="bios.numa",
-            title="NUMA nodes per socket set and uniform across the cluster",
+            title="NUMA nodes per socket as the BIOS sets them",
             why=(
                 "NPS (AMD EPYC) or SNC (Intel) decides how many NUMA nodes each socket shows; AMD "
                 "validated NPS 1, 2 and 4 for GPU servers and no NVIDIA rule mandates one. Keep it the "
@@ -119,7 +119,7 @@ STAGE = Stage(
         ),
         Step(
             id="bios.power_profile",
-            title="Choose the performance power profile; decide on C-states",
+            title="Choose the performance power profile; decide on C-states (what Linux sees is recorded)",
             why=(
                 "Vendors' performance profiles set CPU power management to maximum performance with "
                 "turbo on; disabling C1E/C-states lowers latency at a power cost, while AMD's "

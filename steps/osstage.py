@@ -201,7 +201,7 @@ STAGE = Stage(
         ),
         Step(
             id="os.memory",
-            title="Host memory matches the plan",
+            title="Host memory: the plan's figure, else the 16 GiB floor",
             why=(
                 "A DIMM that is not detected lowers capacity and leaves a memory channel empty; "
                 "Azure's HPC health checks (check_hw_physmem) warn when memory is more than 5% below "

@@ -1473,6 +1473,27 @@ async def test_a_step_key_that_does_not_apply_says_why(state_dir, devvm_host):
             assert any(words in m for m in said()), (key, said())
 
 
+async def test_a_step_only_its_run_proves_offers_no_confirm_and_says_to_run_it(state_dir, devvm_host):
+    """Second walk: on gpu.validate, c said "confirm it when done (d)" and the footer offered d, which is refused
+    (proven by its run): a dead end. d is not offered there; c and d say to run it (a)."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.set_cursor("gpu.validate")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.step_id == "gpu.validate"
+        assert "d" not in {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
+        for key, words in (("c", "proven only by its run: press a"), ("d", "proven by its run, not by a note")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert any(words in str(n.message) for n in app._notifications), (key, [n.message for n in app._notifications])
+        assert app.build.status("gpu.validate") is StepStatus.PENDING
+
+
 async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
     """Issue 15 #8: the welcome screen offered F2 Plan, which only said "start a build first"."""
     app = app_for(state_dir, devvm_host)
