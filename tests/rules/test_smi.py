@@ -867,3 +867,24 @@ def test_a_one_column_query_gpu_csv_is_read_and_its_driver_version_judged():
     assert e.kind == "nvidia-smi-query-gpu-csv" and e.verdict is Verdict.PASS
     assert any(f.id == "driver.version" and "515.57" in f.message for f in e.findings)
     assert any(f.id == "health.gpu_count" and "2 GPUs" in f.message for f in e.findings)
+
+
+def test_a_busy_gpu_with_no_process_listed_names_the_hidden_process():
+    """Second walk: a GPU at 100 % GPU-Util with "No running processes found" passed as "no compute processes". The
+    table is real (10x A40, public/), one GPU's GPU-Util set to 100 % (synthetic_): the process is in another PID
+    namespace (a container); before active tests that is a warn."""
+    from wizard.explain import explain_text
+    from wizard.parsers.smi import parse_smi_table
+    from wizard.rules.smi import judge_doc
+
+    from tests.probe_data import PUBLIC, text
+
+    lines = text(PUBLIC / "nvidia-smi__10x-a40-idle-healthy.txt").splitlines()
+    i = next(k for k, ln in enumerate(lines) if "46068MiB |      0%" in ln)
+    lines[i] = lines[i].replace("46068MiB |      0%", "46068MiB |    100%")
+    busy = "\n".join(lines) + "\n"
+    seen = [f for f in explain_text(busy).findings if f.id == "health.gpu_processes"]
+    hidden = [f for f in seen if "no process listed, yet GPU-Util is 100 %" in f.message]
+    assert len(hidden) == 1 and hidden[0].verdict is Verdict.PASS and "container" in hidden[0].message
+    before = [f for f in judge_doc(parse_smi_table(busy), {}, before_tests=True) if f.id == "health.gpu_processes"]
+    assert any(f.verdict is Verdict.WARN and "cannot see" in f.message for f in before)

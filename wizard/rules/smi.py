@@ -372,6 +372,21 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                    _ev(g, [ln for p in procs for ln in p.lines]),
                                    "Before running validation tests, stop other jobs on this GPU.", SRC_B17))
         elif g.processes_read or g.processes:
+            from wizard.rules.gpu_presence import BUSY_UTIL_PCT
+
+            util = g.num("utilization.gpu")
+            if util is not None and util >= BUSY_UTIL_PCT:
+                # busy, yet nothing listed: the work runs where nvidia-smi cannot see its processes (another PID
+                # namespace: a container, or this nvidia-smi runs in one)
+                out.append(Finding("health.gpu_processes", Verdict.WARN if before_tests else Verdict.PASS,
+                                   Msg("{subject}: no process listed, yet GPU-Util is {util:g} %: a process nvidia-smi "
+                                       "cannot see (another PID namespace: a container) is using it",
+                                       subject=subject(g), util=util), subject(g),
+                                   _ev(g, g.lines("utilization.gpu", "memory.used")),
+                                   "Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
+                                   "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.",
+                                   SRC_B17))
+                continue
             ok.append((g, "", [ln for p in g.processes for ln in p.lines][:4]))
     out += _pass_group("health.gpu_processes", ok, N_("no compute processes"), N_("no compute processes on {n} GPUs"),
                        SRC_B17, total=len(doc.gpus))
