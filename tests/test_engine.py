@@ -257,6 +257,10 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
     assert run.state.value == "cancelled"
     assert st.status is StepStatus.PENDING and "cancelled" in st.reason and "not a failure" in st.reason
     assert b.stage_status(steps.stage_by_id("health")) is not StepStatus.FAILED
+    # the run's findings open with the cancel (what the action screen's result line shows), not with what the
+    # judge says of the cut log
+    first = b.run_findings(run)[0]
+    assert "was cancelled before it finished" in first.message and first.remedy.startswith("Not a failure")
     b.close()
 
 

@@ -772,9 +772,11 @@ class Build:
                                     Msg("Read the run's log for what failed: {log_path} (`l` on the step screen).", log_path=run.log_path)))
         elif run.state in (ActionState.CANCELLED, ActionState.INTERRUPTED):
             what = "was cancelled" if run.state is ActionState.CANCELLED else "was interrupted (its supervisor is gone)"
-            findings.append(Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
-                                                                  "was not measured", what=what), "host",
-                                    (reason,), "Run it again to finish the validation."))
+            # first: the cancel is what the screens say of the run (not a judge's "no readable summary" after it)
+            findings.insert(0, Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
+                                                                     "was not measured", what=what), "host",
+                                       (reason,), Msg("Not a failure: run it again (a on the step, or `bringup run {step}`) to "
+                                                      "finish it.", step=step.id)))
         results: dict[str, Any] = {}
         if spec.results is not None:
             try:
