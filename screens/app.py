@@ -569,7 +569,11 @@ class BringupApp(App[int]):
         if run is not None and self.build is not None and not self.build.observing and self.build.needs_check(run.step_id):
             self.run_checks([run.step_id])  # the commands ran; now verify what they were for
         if message.state in (ActionState.FAILED, ActionState.INTERRUPTED):
-            self.notify(_("action run {id} {state}").format(id=message.run_id, state=_(str(message.state))),
+            k, n = self.build.run_ordinal(run) if run is not None and self.build is not None else (0, 0)
+            self.notify(_("{step} run {run} of {runs}: {state}").format(step=run.step_id, run=k, runs=n,
+                                                                        state=_(str(message.state)))
+                        if run is not None and k else
+                        _("action run {id} {state}").format(id=message.run_id, state=_(str(message.state))),
                         severity="warning", timeout=6)
 
     # ------------------------------------------------------------------ actions
