@@ -35,7 +35,7 @@ def _vm(**more: str) -> dict[str, ProbeOutput]:
 
 def test_no_data_path_is_a_skip_that_says_where_to_set_it():
     (f,) = storage.storage(_vm(), {})
-    assert f.verdict is Verdict.SKIP and "set data_path in the plan (F2)" in f.message
+    assert f.verdict is Verdict.SKIP and "set data_path in the plan (F2 in the TUI, or `bringup plan data_path=PATH`)" in f.message
 
 
 def test_this_machine_root_disk_virtio_reported_rotational_warns_with_the_caveat():

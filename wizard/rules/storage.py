@@ -135,7 +135,7 @@ def _data_path(plan: Mapping[str, Any]) -> str:
 
 
 def _skip(fid: str, what: str) -> Finding:
-    return Finding(fid, Verdict.SKIP, Msg("no data path in the plan: {what}; set data_path in the plan (F2)", what=what), "host", (),
+    return Finding(fid, Verdict.SKIP, Msg("no data path in the plan: {what}; set data_path in the plan (F2 in the TUI, or `bringup plan data_path=PATH`)", what=what), "host", (),
                    "Record where datasets and checkpoints live: `bringup plan data_path=/raid` (or F2).", SRC_DEVICE)
 
 
