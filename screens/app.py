@@ -608,7 +608,7 @@ class BringupApp(App[int]):
         from screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(type(self.screen)))
 
     async def action_quit(self) -> None:
         self.exit(0)

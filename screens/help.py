@@ -144,14 +144,29 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "close", "Close"), Binding("f1", "close", "Close", show=False),
                 Binding("q", "close", "Close", show=False)]
 
+    def __init__(self, opened_from: type | None = None) -> None:
+        """``opened_from``: the class of the screen F1 was pressed on; the help opens at its section."""
+        super().__init__()
+        self.opened_from = opened_from
+
     def compose(self) -> ComposeResult:
         from screens.widgets import KeyFooter
 
         with VerticalScroll(id="help", classes="dialog"):
             yield Static(_("bringup help: the keys of each screen (esc or F1 closes it)"), classes="dialog-title",
                          markup=False)
-            yield Static(keys_text() + _(PLACE) + "\n" + command_lines(), markup=False)
+            yield Static(keys_text() + _(PLACE) + "\n" + command_lines(), markup=False, id="help-keys")
         yield KeyFooter()  # its own keys (esc Close), not those of the screen under it, which do nothing here
+
+    def on_mount(self) -> None:
+        # the welcome screen's keys follow "Every screen" at the top already: scrolled only for a later screen
+        heading = next((h for i, (h, cls) in enumerate(sections()) if cls is self.opened_from and i > 1), None)
+        lines = keys_text().split("\n")
+        if heading is not None and heading in lines:
+            row = lines.index(heading)
+            # after the first layout: the keys of the screen F1 was pressed on at the top (not "Every screen")
+            self.call_after_refresh(lambda: self.query_one("#help", VerticalScroll).scroll_to(
+                y=self.query_one("#help-keys").virtual_region.y + row, animate=False))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1494,6 +1494,21 @@ async def test_a_step_only_its_run_proves_offers_no_confirm_and_says_to_run_it(s
         assert app.build.status("gpu.validate") is StepStatus.PENDING
 
 
+async def test_f1_opens_the_help_at_the_keys_of_the_screen_it_was_pressed_on(state_dir, devvm_host):
+    """Second walk: F1 always opened at "Every screen"; the step screen's keys were pages down."""
+    await memory_short_build(state_dir, devvm_host)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("f1")
+        await pilot.pause()
+        await pilot.pause()
+        shown = "\n".join(shown_lines(app))
+        assert "Step screen" in shown and "Every screen" not in shown
+
+
 async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
     """Issue 15 #8: the welcome screen offered F2 Plan, which only said "start a build first"."""
     app = app_for(state_dir, devvm_host)
