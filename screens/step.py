@@ -385,6 +385,8 @@ class StepScreen(Screen[None]):
                                     else _("confirmed: {title}")).format(title=_(self.build.step(step_id).title)))
 
         warning = ""
+        if step_id == "plan.workload":
+            warning = self._sizing_short()
         if step_id == HANDOVER_STEP:
             failed, not_done = self.build.handover_open()
             if failed or not_done:
@@ -392,6 +394,24 @@ class StepScreen(Screen[None]):
                             "(bringup status lists them). Confirming records the hand-over as warned, with these "
                             "counts, not as a clean hand-over.").format(failed=failed, not_done=not_done)
         self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning), done)
+
+    def _sizing_short(self) -> str:
+        """The confirm dialog's warning for plan.workload when the sizing form kept with the build is SHORT (the
+        planned GPUs too few or too small), "" otherwise (or when there is no form)."""
+        from wizard import sizing as sz
+
+        raw = self.build.store.meta().get(sz.STORE_KEY)
+        if not isinstance(raw, dict):
+            return ""
+        inputs, errors = sz.parse_inputs(raw)
+        if errors:
+            return ""
+        s = sz.size(inputs)
+        if s.fits and s.min_gpus is not None and s.min_gpus <= inputs.gpu_count:
+            return ""
+        return _("the sizing (z) says SHORT for this workload on {count} x {gpu}: confirming records the plan as it "
+                 "is; change the workload or the GPUs there first if it should fit").format(count=inputs.gpu_count,
+                                                                                           gpu=inputs.gpu)
 
     def action_skip(self) -> None:
         if not self._writable():

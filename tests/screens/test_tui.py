@@ -1509,6 +1509,29 @@ async def test_f1_opens_the_help_at_the_keys_of_the_screen_it_was_pressed_on(sta
         assert "Step screen" in shown and "Every screen" not in shown
 
 
+async def test_confirming_the_workload_while_the_sizing_says_short_warns(state_dir, devvm_host):
+    """Second walk: plan.workload was confirmed right after a SHORT sizing, without a word."""
+    from screens.dialogs import ConfirmStep
+    from wizard import sizing as sz
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    b.store.set_meta(**{sz.STORE_KEY: {"params": "70e9", "method": "full", "zero_stage": "0", "gpu": "H100 SXM5",
+                                       "gpu_count": "8"}})
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen.step_id == "plan.workload"
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        warning = str(app.screen.query_one(".dialog-warning", Static).render())
+        assert "SHORT" in warning and "8 x H100 SXM5" in warning
+
+
 async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_host):
     """Issue 15 #8: the welcome screen offered F2 Plan, which only said "start a build first"."""
     app = app_for(state_dir, devvm_host)
