@@ -978,7 +978,9 @@ def md_cell(text: Any) -> str:
 def _md_text(s: str) -> str:
     for ch in ("\\", "|", "*", "_", "`", "[", "]"):
         s = s.replace(ch, "\\" + ch)
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # "<" could open raw HTML and "&" an entity; a ">" inside a table cell is plain text ("-> driver", ">= 580"),
+    # kept as it is so the Markdown reads right pasted raw into a ticket
+    return s.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def html_code_spans(text: Any) -> Any:
