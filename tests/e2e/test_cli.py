@@ -457,9 +457,9 @@ def test_a_loose_state_tree_is_tightened_and_said_once(tmp_path):
         shutil.rmtree(top, ignore_errors=True)
 
 
-def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_build(tmp_path):
-    """Walk finding: `bringup run` printed the whole action, then refused "in this window"; it refuses first now, in
-    a shell's words, and runs nothing."""
+def run_while_held(tmp_path, *args: str):
+    """(``bringup ARGS``'s result, the build directory) while this test process holds the build's lock, as another
+    bringup (a TUI) would: a build with gpu_count=1 under tmp_path/s."""
     from wizard.store import BuildLock
 
     state = tmp_path / "s"
@@ -468,9 +468,15 @@ def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_buil
     lock = BuildLock(build_dir)
     assert lock.acquire()
     try:
-        r = run("--state", str(state), "run", "health.idle_baseline", "--yes")
+        return run("--state", str(state), *args), build_dir
     finally:
         lock.release()
+
+
+def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_build(tmp_path):
+    """Walk finding: `bringup run` printed the whole action, then refused "in this window"; it refuses first now, in
+    a shell's words, and runs nothing."""
+    r, _ = run_while_held(tmp_path, "run", "health.idle_baseline", "--yes")
     assert r.returncode == 3 and "$ " not in r.stdout and "this window" not in r.stderr
     assert f"another bringup (pid {os.getpid()}) holds this build: run the step's action from its window" in r.stderr
 
@@ -479,17 +485,7 @@ def test_check_says_its_findings_are_not_recorded_while_another_bringup_holds_th
     """Issue 11 #10: it said nothing, and recorded nothing."""
     import sqlite3
 
-    from wizard.store import BuildLock
-
-    state = tmp_path / "s"
-    assert run("--state", str(state), "plan", "gpu_count=1").returncode == 0
-    build_dir = next((state / "builds").iterdir())
-    lock = BuildLock(build_dir)
-    assert lock.acquire()
-    try:
-        r = run("--state", str(state), "check", "--stage", "bios")
-    finally:
-        lock.release()
+    r, build_dir = run_while_held(tmp_path, "check", "--stage", "bios")
     assert r.returncode in (0, 1, 2) and "bios." in r.stdout
     assert f"another bringup (pid {os.getpid()}) holds this build: findings are not recorded" in r.stderr
     with sqlite3.connect(f"file:{build_dir / 'build.db'}?mode=ro", uri=True) as db:

@@ -116,8 +116,7 @@ async def test_new_build_from_the_start_screen(state_dir, devvm_host):
 
 
 async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.set_cursor("health.idle_baseline")
     gate = state_dir / "gate"
     summary = ('# summary {"gpus": [{"index": 0, "pci_bus_id": "00000000:17:00.0", "max_temp_c": 31, '
@@ -221,8 +220,7 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
 
 
 async def test_action_asks_first_then_streams(state_dir, devvm_host):
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.store.set_plan(baseline_minutes=0.02)  # 1.2 s
     b.close()
     app = app_for(state_dir, devvm_host)
@@ -488,15 +486,12 @@ async def test_overview_marks_the_focused_list_and_enter_on_a_stage_goes_to_its_
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.store.set_step("os.release", StepStatus.PASSED)
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("tab")
@@ -580,8 +575,7 @@ async def test_root_only_action_says_how_before_asking(state_dir, devvm_host, mo
 
 
 async def test_resume_prefers_an_interrupted_step_over_the_first_open_one(state_dir, devvm_host):
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.store.set_step("report.capture", StepStatus.INTERRUPTED, reason="action interrupted")
     b.close()
     app = app_for(state_dir, devvm_host)
@@ -594,8 +588,7 @@ async def test_resume_prefers_an_interrupted_step_over_the_first_open_one(state_
 
 
 async def test_cancel_key_only_while_running(state_dir, devvm_host):
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     run = b.start_action(steps.step_by_id("report.capture"), Resolved(ops=[{"argv": [sys.executable, "-c", "pass"]}]))
     b.wait_action(run, timeout_s=30)
     b.close()
@@ -896,8 +889,7 @@ async def test_a_loose_state_tree_is_tightened_and_said(devvm_host):
 async def test_report_stage_action_writes_the_report_and_shows_its_path(state_dir, devvm_host):
     """The Report stage's action, run from its step screen as an operator would (a, then y): the acceptance report
     is written into the build directory, and the action screen's log shows where."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     build_dir = b.info.path
     b.close()
     app = app_for(state_dir, devvm_host)
@@ -1041,8 +1033,7 @@ async def test_action_header_counts_time_lines_and_says_cancelled(state_dir, dev
 async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, devvm_host):
     """The idle baseline's log ends with the sampler's JSON summary; the screen's closing line is the judged
     result in words (the verdict and what the finding says), not that JSON."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.store.set_plan(baseline_minutes=0.02)  # 1.2 s
     b.close()
     app = app_for(state_dir, devvm_host)
@@ -1150,6 +1141,19 @@ def shown_lines(app) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
+def new_build(state_dir, host) -> Build:
+    """A new build of this host (the dev VM bundle's boot id), on the frozen clock."""
+    return Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, create=True,
+                      clock=frozen_clock)
+
+
+async def resume(pilot, app) -> None:
+    """The welcome screen settled, then r: the step screen of where the build goes on."""
+    await settle(pilot, app)
+    await pilot.press("r")
+    await pilot.pause()
+
+
 async def memory_short_build(state_dir, host) -> None:
     """A build whose plan needs 1044 GiB of host RAM, os.memory checked by the real rule on the dev VM bundle (23.5 GiB:
     a warning whose headline is longer than 80 columns)."""
@@ -1200,14 +1204,11 @@ async def test_esc_from_a_step_shows_it_in_the_overview_and_keys_move_the_focuse
     """Issue 15 #3: back from a step (reached with n across a stage), the overview shows that step: its stage, and the
     focused step list with its cursor on it. Home moves the focused list only; tab / shift+tab switch lists, each
     keeping its cursor. Twenty n reuse the one step screen (no screen built per key)."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         screen, depth = app.screen, len(app.screen_stack)
         ids = [s.id for s in app.build.steps()]
         await pilot.press(*["n"] * 20)
@@ -1235,16 +1236,13 @@ async def test_esc_from_a_step_shows_it_in_the_overview_and_keys_move_the_focuse
 async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(state_dir, devvm_host):
     """Issue 15 #6: confirming goes to the next open step; n on a stage's last step goes to the next stage's first
     open step and says so; n on the build's last step says "last step of the build" (never silently nothing)."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.skip("plan.host", "sized by the vendor")
     b.skip("grounding.esd", "done by the vendor")
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         assert app.screen.step_id == "plan.workload"
         await pilot.press("d")
         await pilot.pause()
@@ -1267,8 +1265,7 @@ async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(stat
 async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_past_a_done_step(state_dir, devvm_host):
     """Issue 15 #6: steps a check skipped as not applicable are not counted as done; resuming after the last visited
     step was finished lands on the next open one."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.confirm("plan.workload")
     b.record_findings("bios.above_4g_decoding", [Finding("bios.above_4g_decoding", Verdict.SKIP, "no NVIDIA GPU")],
                       frozen_clock())
@@ -1310,8 +1307,7 @@ async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, si
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=size) as pilot:
@@ -1341,8 +1337,7 @@ async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn)
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.confirm("plan.workload")
     b.skip("plan.power", "single node")
     b.set_cursor("plan.host")
@@ -1476,15 +1471,12 @@ async def test_a_step_key_that_does_not_apply_says_why(state_dir, devvm_host):
 async def test_a_step_only_its_run_proves_offers_no_confirm_and_says_to_run_it(state_dir, devvm_host):
     """Second walk: on gpu.validate, c said "confirm it when done (d)" and the footer offered d, which is refused
     (proven by its run): a dead end. d is not offered there; c and d say to run it (a)."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.set_cursor("gpu.validate")
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         assert app.screen.step_id == "gpu.validate"
         assert "d" not in {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
         for key, words in (("c", "proven only by its run: press a"), ("d", "proven by its run, not by a note")):
@@ -1499,9 +1491,7 @@ async def test_f1_opens_the_help_at_the_keys_of_the_screen_it_was_pressed_on(sta
     await memory_short_build(state_dir, devvm_host)
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         await pilot.press("f1")
         await pilot.pause()
         await pilot.pause()
@@ -1514,16 +1504,13 @@ async def test_confirming_the_workload_while_the_sizing_says_short_warns(state_d
     from screens.dialogs import ConfirmStep
     from wizard import sizing as sz
 
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.store.set_meta(**{sz.STORE_KEY: {"params": "70e9", "method": "full", "zero_stage": "0", "gpu": "H100 SXM5",
                                        "gpu_count": "8"}})
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await pilot.pause()
+        await resume(pilot, app)
         assert app.screen.step_id == "plan.workload"
         await pilot.press("d")
         await pilot.pause()
@@ -1596,8 +1583,7 @@ def test_wrap_rows_keeps_every_character_within_the_width():
 async def test_the_skip_dialog_s_example_fits_the_step(state_dir, devvm_host, step_id, example):
     """Issue 15 #7: skipping plan.power suggested "PCIe-only server, no NVSwitch" (Fabric Manager's reason)."""
 
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
@@ -1615,8 +1601,7 @@ async def test_the_skip_dialog_s_example_fits_the_step(state_dir, devvm_host, st
 async def test_a_headline_s_long_word_folds_and_is_never_cut(state_dir, devvm_host):
     """Issue 15 #1: a headline holding a word longer than its column (the mount options of /, from the real rule on
     the dev VM bundle) is folded onto the next line, not cut with an ellipsis (which the console font lacks too)."""
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
-                   clock=frozen_clock)
+    b = new_build(state_dir, devvm_host)
     await b.check_steps(devvm_host, [steps.step_by_id("os.mount_options")])
     b.close()
     app = app_for(state_dir, devvm_host, basic=True)
