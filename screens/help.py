@@ -155,13 +155,14 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help", classes="dialog"):
             yield Static(_("bringup help: the keys of each screen (esc or F1 closes it)"), classes="dialog-title",
                          markup=False)
-            yield Static(keys_text() + _(PLACE) + "\n" + command_lines(), markup=False, id="help-keys")
+            self._keys = keys_text()
+            yield Static(self._keys + _(PLACE) + "\n" + command_lines(), markup=False, id="help-keys")
         yield KeyFooter()  # its own keys (esc Close), not those of the screen under it, which do nothing here
 
     def on_mount(self) -> None:
         # the welcome screen's keys follow "Every screen" at the top already: scrolled only for a later screen
         heading = next((h for i, (h, cls) in enumerate(sections()) if cls is self.opened_from and i > 1), None)
-        lines = keys_text().split("\n")
+        lines = self._keys.split("\n")
         if heading is not None and heading in lines:
             row = lines.index(heading)
             # after the first layout: the keys of the screen F1 was pressed on at the top (not "Every screen")

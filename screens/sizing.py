@@ -357,8 +357,7 @@ class SizingScreen(Screen[None]):
         """What the results call SHORT, as "title: value" (empty when everything fits)."""
         if self.result is None:
             return []
-        return [_("{title}: {value}").format(title=tr(r.title), value=tr(r.value))
-                for r in self.result.results if r.status == "short"]
+        return [_("{title}: {value}").format(title=tr(r.title), value=tr(r.value)) for r in self.result.short()]
 
     def _keep(self, answers: dict, short: str) -> None:
         build = self.app.build

@@ -112,6 +112,7 @@ class StepScreen(Screen[None]):
         super().__init__()
         self.step_id = step_id
         self._sig: tuple | None = None
+        self._shown: tuple[str, Any, list[Any]] | None = None  # (step id, its state, its last check's findings)
         self._drawing = False
 
     @property
@@ -180,7 +181,7 @@ class StepScreen(Screen[None]):
             return step.action is not None
         if action == "confirm":  # not offered where it is refused (a step only its run proves, a failed check);
             # pressed anyway, on_key has action_confirm say why
-            st = self.build.store.step_states().get(step.id)
+            st = self._shown_state()[0]
             return not observing and not (st is not None and st.verdict is Verdict.FAIL) and not (
                 proven_by_run(step) and self.build.confirm_refusal(step.id))
         if action == "skip":
@@ -210,6 +211,7 @@ class StepScreen(Screen[None]):
         step = self.step
         state = b.store.step_states().get(step.id)
         run_meta, findings = b.store.latest_check(step.id)
+        self._shown = (step.id, state, findings)  # what check_action and x read: no second query per refresh
         last_run = b.last_run(step.id) if step.action is not None else None
         checking = step.id in self.app.checking
         sig = (step.id, state.status if state else None, state.verdict if state else None,
@@ -406,8 +408,7 @@ class StepScreen(Screen[None]):
         inputs, errors = sz.parse_inputs(raw)
         if errors:
             return ""
-        s = sz.size(inputs)
-        if s.fits and s.min_gpus is not None and s.min_gpus <= inputs.gpu_count:
+        if not sz.size(inputs).short():  # the sizing screen's own SHORT (its F3 asks on the same results)
             return ""
         return _("the sizing (z) says SHORT for this workload on {count} x {gpu}: confirming records the plan as it "
                  "is; change the workload or the GPUs there first if it should fit").format(count=inputs.gpu_count,
@@ -438,10 +439,16 @@ class StepScreen(Screen[None]):
         box.collapsed = not box.collapsed
         box.query_one(FindingTitle).focus()
 
+    def _shown_state(self) -> tuple[Any, list[Any]]:
+        """(the step's state, its last check's findings) as the view last read them; read now before the first
+        view of this step."""
+        if self._shown is not None and self._shown[0] == self.step_id:
+            return self._shown[1], self._shown[2]
+        return self.build.store.step_states().get(self.step_id), self.build.store.latest_check(self.step_id)[1]
+
     def _ackable(self) -> list[Any]:
         """The last check's findings about a past event (a key to acknowledge) that warn or fail."""
-        _run, findings = self.build.store.latest_check(self.step_id)
-        return [f for f in findings if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
+        return [f for f in self._shown_state()[1] if f.key and f.verdict in (Verdict.FAIL, Verdict.WARN)]
 
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""

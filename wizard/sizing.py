@@ -682,6 +682,11 @@ class Sizing:
     ds_host: float | None = None
     accelerate_bytes: float | None = None
 
+    def short(self) -> list[Result]:
+        """The results that say SHORT (does not fit, not enough): what the sizing screen's F3 and the plan.workload
+        confirmation call a SHORT plan."""
+        return [r for r in self.results if r.status == "short"]
+
     def plan_answers(self) -> dict[str, str]:
         """Raw plan answers for ``wizard.plan.parse_value``: gpu_model, gpu_count, and host RAM.
 
