@@ -75,7 +75,8 @@ def _in_fabric(p: IbPort, layer: str) -> bool:
 def _rails(active_fabric: list[IbPort]) -> dict[str, list[IbPort]]:
     """The fabric's rails: the Active fabric ports at the fastest rate, by adapter model, where a model has at least
     four of them (a rail-optimised GPU node carries one fabric NIC per GPU or per GPU pair: four or eight alike, as
-    on HGX/DGX boards; two ports of one dual-port card are not rails, the second may be uncabled on purpose); {}
+    on HGX/DGX boards; two ports of one dual-port card are not rails, the second may be uncabled on purpose;
+    the bound of four is derived from those layouts, not from a published threshold); {}
     when rates or models are not shown. A port of another model or a slower rate is another network's (front-end,
     storage)."""
     rated = [p for p in active_fabric if p.rate_gbit_s is not None and p.model]
