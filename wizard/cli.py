@@ -807,6 +807,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             except DiskFullError as exc:  # the findings are still shown below
                 print("bringup: note: " + _("{reason}: the findings below are not recorded").format(reason=exc),
                       file=sys.stderr)
+        recorded = None  # a stage without checks: what its runs and confirmations recorded, said beside the skip
+        if not sel and stage is not None and build is not None:
+            recorded = build.stage_status(next(st for st in build.stages if st.id == stage)).value
     finally:
         if build is not None:
             build.close()
@@ -817,10 +820,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         note = Msg("stage {stage} has no automatic checks: its steps are actions (`bringup run STEP`; the validation "
                    "stages: `bringup validate gpu|node|soak|nodes`) or are confirmed by hand in the TUI "
                    "(bringup status shows them)", stage=stage)  # English in --json, translated in the text (tr)
+        if recorded is not None and recorded != "pending":
+            # the check's skip is not the stage's state: a failed multi-node run stays failed (exit 0 is the check's)
+            note = note + Msg("; this build records the stage {status}", status=Msg(recorded))
     elif verdict.value == "skip":
         note = Msg("nothing was verified: every check was not applicable here")
     if opt(args, "json"):
-        print(json.dumps(check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note), indent=2))
+        doc = check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note)
+        if recorded is not None:
+            doc["stage_status"] = recorded  # added field: the build's record of a stage with no automatic checks
+        print(json.dumps(doc, indent=2))
     else:
         name = identity.get("hostname") or _("this host")
         print(_("bringup check on {host} (snapshot {bundle})").format(host=name, bundle=opt(args, "snapshot"))

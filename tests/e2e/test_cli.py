@@ -705,3 +705,25 @@ def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path
     assert wrapped > (40 if columns == 60 else 10)
     assert all(h.isascii() for h in headings + paragraphs[:1] + paragraphs[-1:])
     assert all(ln[:6] in ("[ OK ]", "[WARN]", "[FAIL]", "[SKIP]", "[ ?? ]") for ln in lines if ln.startswith("["))
+
+
+def test_check_of_a_stage_without_checks_says_what_the_build_recorded(tmp_path):
+    """`check --stage multinode` has nothing to probe (its steps are runs): its skip and exit 0 are the check's, and
+    the text and JSON say the stage this build records (a failed multi-node run stays failed) so a script reading
+    exit 0 alone is not the only word."""
+    from wizard.model import StepStatus, Verdict
+    from wizard.store import Store
+
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=8").returncode == 0
+    pending = run("--state", str(state), "check", "--stage", "multinode", "--json")
+    assert pending.returncode == 0 and json.loads(pending.stdout)["stage_status"] == "pending"
+    store = Store.open(next((state / "builds").glob("*/build.db")))
+    store.set_step("multinode.allreduce", StepStatus.FAILED, Verdict.FAIL, "busbw 3 GB/s")
+    store.close()
+    doc = json.loads(run("--state", str(state), "check", "--stage", "multinode", "--json").stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["verdict"] == "skip" and doc["stage_status"] == "failed"
+    assert "records the stage failed" in doc["note"]
+    text = run("--state", str(state), "check", "--stage", "multinode")
+    assert text.returncode == 0 and "records the stage failed" in " ".join(text.stdout.split())
