@@ -119,7 +119,7 @@ STAGE = Stage(
         ),
         Step(
             id="bios.power_profile",
-            title="Choose the performance power profile; decide on C-states (what Linux sees is recorded)",
+            title="Choose the performance power profile; decide on C-states (Linux's CPU frequency policy is checked)",
             why=(
                 "Vendors' performance profiles set CPU power management to maximum performance with "
                 "turbo on; disabling C1E/C-states lowers latency at a power cost, while AMD's "
@@ -131,7 +131,9 @@ STAGE = Stage(
                 "Select the vendor's performance (or 'HPC'/'GPU') system profile, usually under System "
                 "Profile or Power/Performance settings; leave C-states at Auto unless you have measured a "
                 "benefit from disabling them. The check shows the idle states and frequency governor "
-                "the kernel sees."
+                "the kernel sees and warns when the frequency policy holds the CPUs back (a powersave governor "
+                "that pins the lowest frequency, an energy_performance_preference of power); the BIOS profile "
+                "itself is not readable from Linux."
             ),
             boot_sensitive=True,
         ),

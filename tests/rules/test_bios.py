@@ -306,6 +306,58 @@ def test_power_profile_real_server_reports_c3_disabled():
     assert "/sys/devices/system/cpu/cpu0/cpuidle/state3/disable:1" in f.evidence
 
 
+PEPC_FREQ = "cpufreq-tree__pepc-bdwde0-schedutil-policy0-policy10-partial.txt"
+
+
+def _pepc_power(edit) -> list:
+    """The real pepc server's cpufreq tree (intel_cpufreq, schedutil) with ``edit`` applied to its path -> value map
+    (a synthetic variant, made here in the open)."""
+    freq = edit(dict(grep_tree(PUB / PEPC_FREQ)))
+    out = {"cpuidle": tree_output("cpuidle", grep_tree(PUB / "cpuidle-tree__pepc-bdwde0-c3-disabled-cpu0-cpu10-partial.txt"),
+                                  "cpuidle sysfs"),
+           "cpufreq": tree_output("cpufreq", freq, "cpufreq sysfs")}
+    return bios_rules.power_profile(out, {})
+
+
+def _set_all(key: str, value: str):
+    def edit(files):
+        for pol in ("policy0", "policy10"):
+            files[f"/sys/devices/system/cpu/cpufreq/{pol}/{key}"] = value + "\n"
+        return files
+    return edit
+
+
+def test_power_profile_pass_says_what_linux_cannot_see():
+    f = one(_pepc_power(lambda files: files))
+    assert f.verdict is Verdict.PASS and "No frequency policy holds the CPUs back" in f.message
+    assert "BIOS profile itself is not readable from Linux" in f.message
+
+
+def test_power_profile_generic_powersave_governor_warns():
+    """intel_cpufreq (intel_pstate in passive mode) runs the generic governors: powersave pins the lowest frequency."""
+    f = one(_pepc_power(_set_all("scaling_governor", "powersave")))
+    assert f.verdict is Verdict.WARN and f.remedy and "cpupower frequency-set -g performance" in f.remedy
+    assert "governor powersave on intel_cpufreq runs 2 of 2 CPU policies at their lowest frequency" in f.message
+    assert "cpufreq.html" in f.source
+
+
+def test_power_profile_active_intel_pstate_powersave_is_not_pinned():
+    """intel_pstate in active mode: its own powersave algorithm still scales up (the default on Intel servers)."""
+    f = one(_pepc_power(lambda files: _set_all("scaling_governor", "powersave")(
+        _set_all("scaling_driver", "intel_pstate")(files))))
+    assert f.verdict is Verdict.PASS
+
+
+@pytest.mark.parametrize("epp, verdict", [("power", Verdict.WARN), ("balance_power", Verdict.WARN),
+                                          ("balance_performance", Verdict.PASS), ("performance", Verdict.PASS)])
+def test_power_profile_energy_performance_preference(epp, verdict):
+    f = one(_pepc_power(_set_all("energy_performance_preference", epp)))
+    assert f.verdict is verdict
+    if verdict is Verdict.WARN:
+        assert f"energy_performance_preference {epp} on 2 of 2 CPU policies favours power over speed" in f.message
+        assert "intel_pstate.html" in f.source
+
+
 def test_power_profile_on_this_vm_is_not_exposed_not_a_fault():
     f = one(bios_rules.power_profile(collect_tree(VM, ["cpuidle", "cpufreq"]), {}))
     assert f.verdict is Verdict.SKIP and "not exposed" in f.message and "cpuidle driver: none" in f.message

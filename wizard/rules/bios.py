@@ -51,6 +51,9 @@ SRC_POWER = ("Dell Technologies, 'BIOS Settings for Optimized Performance on Nex
              "C-state Control on Auto), so C-states are a power/latency trade-off, not a correctness issue; Linux kernel "
              "cpuidle and cpufreq sysfs (https://docs.kernel.org/admin-guide/pm/cpuidle.html, "
              "https://docs.kernel.org/admin-guide/pm/cpufreq.html)")
+SRC_EPP = ("Linux kernel documentation, intel_pstate CPU Performance Scaling Driver, 'Energy vs Performance Hints' "
+           "(https://docs.kernel.org/admin-guide/pm/intel_pstate.html) and CPU Performance Scaling, 'powersave' "
+           "governor (https://docs.kernel.org/admin-guide/pm/cpufreq.html)")
 SRC_LINK = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCtl2 'Target Link Speed' is the "
             "speed the port may train to; verify LnkSta = LnkCap under load); GPUs down-train the link at idle: "
             "https://baaz.dev/blog/understanding-power-management-in-gpu-via-pcie and "
@@ -356,7 +359,8 @@ def _raw(o: ProbeOutput | None, pred: Any, limit: int = 12) -> list[str]:
 def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """bios.power_profile: CPU idle states (``cpuidle``: driver, governor, each state's name, exit
     latency in us and whether it is disabled) and frequency policy (``cpufreq``: driver, governor,
-    energy_performance_preference, turbo). Reported, never failed (a power/latency trade-off)."""
+    energy_performance_preference, turbo). C-states are reported, never judged (a power/latency trade-off); a
+    frequency policy that holds the CPUs back warns (:data:`GENERIC_CPUFREQ_DRIVERS`, :data:`SLOW_EPP`); never fails."""
     fid = "bios.power_profile"
     io, fo = out.get("cpuidle"), out.get("cpufreq")
     if (io is None or (not io.ok and not io.files)) and (fo is None or (not fo.ok and not fo.files)):
@@ -413,7 +417,45 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if problems:
         msg += (Msg('; {n_problems} value(s) unreadable', n_problems=len(problems)))
         ev += problems[:4]
-    return [Finding(fid, Verdict.PASS, (msg + Msg(". A power/latency trade-off, no rule: the vendor's performance profile with C-states on Auto is a sound default")), "host", tuple(ev[:24]), "", SRC_POWER)]
+    held = _held_back(freq)
+    if held:
+        return [Finding(fid, Verdict.WARN, Msg("{problems} ({settings})", problems=joined("; ", held), settings=msg), "host", tuple(ev[:24]),
+                        "Set the BIOS system profile to performance (or OS-controlled) and the governor to performance "
+                        "or schedutil: `sudo cpupower frequency-set -g performance`; with intel_pstate or amd-pstate-epp "
+                        "also `echo performance | sudo tee /sys/devices/system/cpu/cpufreq/policy*/"
+                        "energy_performance_preference`. Make it persistent (tuned profile or a systemd unit).",
+                        SRC_POWER + "; " + SRC_EPP)]
+    return [Finding(fid, Verdict.PASS, (msg + Msg(". No frequency policy holds the CPUs back; the BIOS profile itself is "
+                                                  "not readable from Linux (confirm it in the BIOS). C-states are a "
+                                                  "power/latency trade-off, no rule: the vendor's performance profile "
+                                                  "with C-states on Auto is a sound default")), "host", tuple(ev[:24]),
+                    "", SRC_POWER)]
+
+
+GENERIC_CPUFREQ_DRIVERS = frozenset({"acpi-cpufreq", "intel_cpufreq", "amd-pstate", "cppc_cpufreq"})
+"""cpufreq drivers that run the kernel's generic governors: with them ``powersave`` pins each CPU at its lowest
+frequency (docs.kernel.org/admin-guide/pm/cpufreq.html, "powersave"). intel_pstate and amd-pstate-epp in active mode
+have their own ``powersave`` algorithm that still scales up, so it is not judged there."""
+
+SLOW_EPP = frozenset({"power", "balance_power"})
+"""energy_performance_preference values that bias the hardware P-state choice toward saving energy over speed
+(docs.kernel.org/admin-guide/pm/intel_pstate.html, "Energy vs Performance Hints"; amd-pstate's EPP takes the same
+strings)."""
+
+
+def _held_back(freq: Any) -> list[str]:
+    """What in the cpufreq policies slows a training node's CPUs (input pipeline, kernel launches): a generic driver
+    on ``powersave``, an EPP that prefers power. Each as a sentence with its policy count."""
+    said: list[str] = []
+    pinned = [p for p in freq.policies if p.governor == "powersave" and p.driver in GENERIC_CPUFREQ_DRIVERS]
+    if pinned:
+        said.append(Msg("governor powersave on {driver} runs {n} of {total} CPU policies at their lowest frequency",
+                        driver=pinned[0].driver, n=len(pinned), total=len(freq.policies)))
+    slow = [p for p in freq.policies if p.epp in SLOW_EPP]
+    if slow:
+        said.append(Msg("energy_performance_preference {epp} on {n} of {total} CPU policies favours power over speed",
+                        epp=slow[0].epp, n=len(slow), total=len(freq.policies)))
+    return said
 
 
 # ------------------------------------------------------------------ PCIe link speed of the root ports
