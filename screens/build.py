@@ -119,7 +119,12 @@ class BuildScreen(Screen[None]):
             t = Text(f"{i:>2} ")
             # a stage the machine's own checks found not applicable throughout reads n/a, not a person's "skipped"
             n_a = all(s.id in states and states[s.id].not_applicable for s in st.steps)
-            status = status_text(b.stage_status(st), basic, not_applicable=n_a)
+            rollup = b.stage_status(st)
+            left = sum(1 for s in st.steps if not (s.id in states and states[s.id].status.done))
+            # a stage under way says how many steps are still open (not "pending" beside finished work)
+            under_way = rollup is StepStatus.PENDING and left < len(st.steps)
+            status = status_text(rollup, basic, not_applicable=n_a,
+                                 word=_("{n} left").format(n=left) if under_way else None)
             t.append_text(status[:1] if narrow else status)  # narrow: the glyph; the word is in the steps' title
             t.append(" " + _(st.label))  # the catalogue's English title is the message id
             stages.add_option(Option(t, id=st.id))

@@ -36,11 +36,14 @@ VERDICT_STYLE = {Verdict.PASS: "green", Verdict.WARN: "bold yellow", Verdict.FAI
                  Verdict.SKIP: "", Verdict.UNKNOWN: "bold magenta"}
 
 
-def status_text(status: StepStatus, basic: bool, width: int = 9, not_applicable: bool = False) -> Text:
+def status_text(status: StepStatus, basic: bool, width: int = 9, not_applicable: bool = False,
+                word: str | None = None) -> Text:
     """The status's glyph and word (in the operator's language), the word padded to ``width`` terminal cells;
-    ``not_applicable``: a skip the machine's own check made ("n/a"), not a person's ("skipped")."""
+    ``not_applicable``: a skip the machine's own check made ("n/a"), not a person's ("skipped"); ``word``: said
+    instead of the status's own (a stage under way: "4 left")."""
     g = STATUS_GLYPH[status][1 if basic else 0]
-    word = _("n/a") if not_applicable and status is StepStatus.SKIPPED else _(status.value)
+    if word is None:
+        word = _("n/a") if not_applicable and status is StepStatus.SKIPPED else _(status.value)
     return Text(f"{g} {word}" + " " * max(0, width - cell_len(word)), style=STATUS_STYLE[status])
 
 

@@ -1342,7 +1342,10 @@ def cmd_status(args: argparse.Namespace) -> int:
                     title=tr(r.title), pid=r.pid, log=r.log_path), text_width(), 4)
             for st in stages:
                 n_a_stage = all(s["id"] in states and states[s["id"]].not_applicable for s in st["steps"])
-                print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}")
+                left = sum(1 for s in st["steps"] if not (s["id"] in states and states[s["id"]].status.done))
+                under_way = spaced(_("({left} of {n} steps left)").format(left=left, n=len(st["steps"]))) if (
+                    st["status"] == "pending" and left < len(st["steps"])) else ""
+                print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}{under_way}")
                 for s in st["steps"]:
                     reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
                     extra = f" -- {reason}" if reason else ""

@@ -727,3 +727,23 @@ def test_check_of_a_stage_without_checks_says_what_the_build_recorded(tmp_path):
     assert "records the stage failed" in doc["note"]
     text = run("--state", str(state), "check", "--stage", "multinode")
     assert text.returncode == 0 and "records the stage failed" in " ".join(text.stdout.split())
+
+
+def test_status_text_counts_the_steps_left_in_a_stage_under_way(tmp_path):
+    """A stage with some steps done and none failed is still pending in the JSON (the contract) and says in the
+    text how many of its steps are left, so "pending" never stands beside finished work."""
+    from wizard.model import StepStatus, Verdict
+    from wizard.store import Store
+
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "gpu_count=8").returncode == 0
+    store = Store.open(next((state / "builds").glob("*/build.db")))
+    store.set_step("plan.workload", StepStatus.CONFIRMED)
+    store.set_step("plan.host", StepStatus.PASSED, Verdict.PASS)
+    store.close()
+    doc = json.loads(run("--state", str(state), "status", "--json").stdout)
+    plan = next(st for st in doc["stages"] if st["id"] == "plan")
+    assert plan["status"] == "pending"
+    text = run("--state", str(state), "status").stdout
+    assert f"Plan & sizing (1 of {len(plan['steps'])} steps left)" in text
+    assert "Report (" not in text  # an untouched stage says nothing more
