@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from screens.widgets import KeyFooter
+from screens.widgets import FormInput, KeyFooter
 from wizard.i18n import _, ngettext, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
@@ -134,7 +134,7 @@ class SkipDialog(ModalScreen[str | None]):
             yield Static(_("Why? The reason is kept in the build record."), markup=False)
             if self.example:
                 yield Static(self.example, classes="muted", markup=False)
-            yield Input(placeholder=_("the reason (required)"), id="reason")
+            yield FormInput(placeholder=_("the reason (required)"), id="reason")
             yield Static("", id="skip-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Skip (enter)"), id="ok", variant="warning", compact=True)
@@ -272,7 +272,7 @@ class ManualDialog(ModalScreen[bool]):
                                                  _("(read-only here)") if self.readonly else
                                                  _("(enter saves it, as F2 would, and tries again)")),
                              markup=False, classes="section", id="manual-help")
-                yield Input("" if current is None else str(current), placeholder=self.key,
+                yield FormInput("" if current is None else str(current), placeholder=self.key,
                             id="manual-value", disabled=self.readonly)
                 yield Static("", id="manual-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
@@ -387,7 +387,7 @@ class ConfirmStep(ModalScreen[str | None]):
                 yield Static("! " + self.warning, classes="dialog-warning", markup=False)
             yield Static(_("Recorded as done by {user}, now. Note (optional): what you did or saw, "
                            "serial numbers, ...").format(user=self.user), markup=False)
-            yield Input(placeholder=_("optional note"), id="note")
+            yield FormInput(placeholder=_("optional note"), id="note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
@@ -425,7 +425,7 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
                            "are kept. New events still count."), markup=False, classes="muted")
             yield OptionList(*[Option(Content(tr(f.message) if f.subject in f.message else f"{f.subject}: {tr(f.message)}"),
                                       id=f.key) for f in self.findings], id="ack-events")
-            yield Input(placeholder=_("reason (required), e.g. old event from burn-in, GPU since replaced"),
+            yield FormInput(placeholder=_("reason (required), e.g. old event from burn-in, GPU since replaced"),
                         id="ack-reason")
             yield Static("", id="ack-error", markup=False)
             with Horizontal(classes="dialog-buttons"):

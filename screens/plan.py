@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+from screens.widgets import FormInput
 
 from wizard.i18n import _, ngettext, tr
 from wizard.plan import PLAN_KEYS, parse_value
@@ -52,7 +53,7 @@ class PlanDialog(ModalScreen[dict | None]):
                     with Vertical(classes="plan-field", id=f"field-{k.name}"):
                         with Horizontal(classes="plan-row"):
                             yield Label(k.name, classes="plan-key", markup=False)
-                            yield Input(shown(self.current.get(k.name)), id=f"plan-{k.name}",
+                            yield FormInput(shown(self.current.get(k.name)), id=f"plan-{k.name}",
                                         disabled=self.readonly, classes="plan-input")
                         yield Static(_(k.help), classes="plan-help", markup=False)
                         yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)

@@ -28,7 +28,7 @@ from textual.widgets import Input, Label, Select, Static
 from rich.text import Text
 
 from screens.plan import shown
-from screens.widgets import KeyFooter, TopBar
+from screens.widgets import FormInput, KeyFooter, TopBar
 from wizard import sizing as sz
 from wizard.i18n import N_, _, spaced, tr
 from wizard.plan import parse_value
@@ -150,7 +150,7 @@ class SizingScreen(Screen[None]):
                     with Horizontal(classes="sz-row"):
                         yield Label(_(label), classes="sz-label", markup=False)
                         if options is None:
-                            yield Input(values.get(name, ""), placeholder=_(placeholder) if placeholder else "",
+                            yield FormInput(values.get(name, ""), placeholder=_(placeholder) if placeholder else "",
                                         id=f"f-{name}",
                                         classes="sz-input", compact=True, select_on_focus=False)
                         else:

@@ -1,4 +1,5 @@
-"""Small shared widgets: the top bar, and the footer that fits its keys to the terminal's width."""
+"""Small shared widgets: the top bar, the footer that fits its keys to the terminal's width, and the form field
+that keeps a burst of keys in order."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
 from wizard.i18n import _, ngettext
@@ -163,3 +164,36 @@ def prose(text: str):
             parts.append(grid)
         grid.add_row(m.group(1), Text(m.group(2)))
     return Group(*parts)
+
+
+class FormInput(Input):
+    """A text field that keeps a burst of keys in the order they were typed.
+
+    Textual runs a widget's key *bindings* (backspace, delete, the arrows, home/end) and the app's tab / shift+tab
+    only after the key has bubbled from the focused widget up to the app, one message queue per ancestor, while the
+    keys behind it in the same burst (an SSH packet holding several, a console under load, a paste of keys) are
+    forwarded straight to the field: "x", backspace, "1", "2" became "x12" and then lost its last character, and a
+    tab typed between two values moved the focus after the second value had landed in the first field. This field
+    runs its own bindings and tab / shift+tab in its own queue, in order, and a key that reaches it after the focus
+    has moved on (it was forwarded before the tab that moved it ran) goes on to the field that has the focus now.
+    Used for every text field bringup shows."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        focused = self.app.focused
+        if focused is not None and focused is not self:
+            # forwarded here before a tab of the same burst moved the focus: it was typed for the next field
+            event.stop()
+            event.prevent_default()
+            focused._forward_event(events.Key(event.key, event.character))  # as the app forwards a key: once
+            return
+        if event.key in ("tab", "shift+tab"):
+            event.stop()
+            event.prevent_default()
+            self.screen.focus_next() if event.key == "tab" else self.screen.focus_previous()
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            event.stop()
+            event.prevent_default()
+            await self.run_action(binding.action)
+            return
+        await super()._on_key(event)
