@@ -176,7 +176,8 @@ class FormInput(Input):
     tab typed between two values moved the focus after the second value had landed in the first field. This field
     runs its own bindings and tab / shift+tab in its own queue, in order, and a key that reaches it after the focus
     has moved on (it was forwarded before the tab that moved it ran) goes on to the field that has the focus now.
-    Used for every text field bringup shows."""
+    Used for every text field bringup shows. Textual issue #6605 (github.com/Textualize/textual/issues/6605; the
+    open pull request #6631 runs the widget's bindings inline the same way); drop this when Textual does."""
 
     async def _on_key(self, event: events.Key) -> None:
         focused = self.app.focused
