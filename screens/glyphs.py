@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
-from rich.segment import Segments
+from rich.segment import Segment, Segments
 from rich.text import Text
 from textual._context import active_app
 from textual.scrollbar import ScrollBarRender
@@ -58,7 +58,7 @@ class ConsoleScrollBarRender(ScrollBarRender):
 
     Textual draws the ends of a scrollbar's thumb with eighth blocks (``▁ ▂ ▃ ▄ ▅ ▆ ▇``, ``▉ … ▏``), which the
     Linux console's 256/512-glyph fonts lack (they show as diamonds or question marks). In an app whose
-    ``basic`` is true this draws the thumb as whole cells in reverse video (ASCII spaces); elsewhere it is
+    ``basic`` is true this draws the thumb as whole cells in reverse video, each a ``#``; elsewhere it is
     Textual's own. Installed for every scrollbar by :class:`screens.app.BringupApp` (``ScrollBar.renderer``)."""
 
     @classmethod
@@ -70,7 +70,17 @@ class ConsoleScrollBarRender(ScrollBarRender):
 
 
 class AsciiScrollBarRender(ScrollBarRender):
-    """A scrollbar thumb of whole cells: no partial-block glyph at its ends (they are all blanks)."""
+    """A scrollbar thumb of whole cells, each a ``#`` in reverse video: no partial-block glyph at its ends, and a
+    thumb that still shows where colour and reverse video do not (a monochrome console, ``tmux capture-pane -p``,
+    a screen reader)."""
 
     VERTICAL_BARS: ClassVar[list[str]] = [" "] * 8
     HORIZONTAL_BARS: ClassVar[list[str]] = [" "] * 8
+    THUMB = "#"
+
+    @classmethod
+    def render_bar(cls, *args: Any, **kwargs: Any) -> Segments:
+        bar = super().render_bar(*args, **kwargs)
+        bar.segments = [Segment(cls.THUMB * len(seg.text), seg.style) if seg.style is not None and seg.style.reverse
+                        and seg.text and not seg.text.strip() else seg for seg in bar.segments]
+        return bar
