@@ -322,6 +322,11 @@ def _build_kinds() -> dict[str, Kind]:
          p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus", "rdma link")),
     Kind("iblinkinfo", "iblinkinfo (every InfiniBand link of the fabric: width, speed, state)",
          p_fabric.detect_iblinkinfo, pasted.fabric_judge_iblinkinfo, ("iblinkinfo",)),
+    Kind("mlxlink", "mlxlink -d DEV [-c] (NVIDIA MFT: a port's link state, mlxlink's own troubleshooting advice, BER "
+         "and error counters; InfiniBand, Ethernet or NVLink ports)", p_fabric.detect_mlxlink, pasted.fabric_judge_mlxlink,
+         ("mlxlink -d mlx5_0 -c",)),
+    Kind("ibswinfo", "ibswinfo -d DEV (an unmanaged InfiniBand switch: power supplies, fans, temperature)",
+         p_fabric.detect_ibswinfo, pasted.fabric_judge_ibswinfo, ("ibswinfo -d lid-N",)),
     Kind("ethtool", "ethtool IFACE (a network interface's link: speed, duplex, link detected)",
          p_fabric.detect_ethtool, pasted.fabric_judge_ethtool, ("ethtool eth0",)),
     Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,
@@ -749,6 +754,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
     "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
+    "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

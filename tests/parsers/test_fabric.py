@@ -6,7 +6,7 @@ from pathlib import Path
 
 from wizard.parsers.fabric import detect_ib_ports, parse_ib_ports
 
-from tests.probe_data import PUBLIC, text
+from tests.probe_data import DATA, PUBLIC, text
 
 
 def test_ibstat_reads_each_ca_port_state_phys_rate_and_link_layer() -> None:
@@ -228,3 +228,29 @@ def test_perftest_error_lines_are_classed_and_the_server_banner_read() -> None:
     assert [k for k, _ in parse_perftest(pr228).errors] == ["socket", "socket"] and detect_perftest(pr228) >= 0.9
     # a generic "Failed to create QP." with nothing of perftest's around it is not claimed
     assert detect_perftest("Failed to create QP.\n") == 0.0
+
+
+def test_parse_mlxlink_reports_sections_and_the_device_of_each_command():
+    from wizard.parsers.fabric import detect_mlxlink, parse_mlxlink
+
+    t = (DATA / "fabric" / "synthetic_mlxlink__cx7-ib-polling-and-counters.txt").read_text()
+    ports = parse_mlxlink(t)
+    assert detect_mlxlink(t) == 0.95 and [p.device for p in ports] == ["mlx5_3", "mlx5_0"]
+    assert ports[0].get("Recommendation") == "Cable is unplugged" and ports[0].number("Link Down Counter") == 3
+    assert ports[1].get("State", "Operational Info") == "Active" and ports[1].has_counters
+    assert ports[1].number("Effective Physical BER") == 15e-255
+    real = parse_mlxlink((DATA / "public" / "mlxlink__b200-nvlink-xdr-gpu7-no-issue.txt").read_text())
+    assert real[0].device == "/dev/mst/netir10497_00.cc.00_gpu7" and not real[0].has_counters
+    assert parse_mlxlink("State : Active\nnot mlxlink") == [] and detect_mlxlink("State : Active") == 0.0
+
+
+def test_parse_ibswinfo_power_supplies_fans_and_temperature():
+    from wizard.parsers.fabric import detect_ibswinfo, parse_ibswinfo
+
+    t = (DATA / "public" / "ibswinfo__quantum-hdr-psu1-dc-power-error.txt").read_text()
+    info = parse_ibswinfo(t)
+    assert detect_ibswinfo(t) == 0.95 and info is not None
+    assert info.psus["PSU1"]["DC power"] == "ERROR" and info.psus["PSU0"]["power (W)"] == "287"
+    assert info.fan_status == "OK" and len(info.fans_rpm) == 9 and info.temperature_c == 47.0
+    assert info.identity["part number"] == "MQM8790-HS2F"
+    assert parse_ibswinfo("no | switch here") is None

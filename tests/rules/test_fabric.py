@@ -9,7 +9,9 @@ from wizard.model import Verdict
 from wizard.parsers.fabric import parse_ib_ports
 from wizard.rules import fabric
 
-from tests.probe_data import PUBLIC, text
+from tests.probe_data import DATA, PUBLIC, text
+
+FABRIC = DATA / "fabric"
 
 
 def _judge(name: str, **plan: object) -> list:
@@ -298,3 +300,55 @@ def test_iblinkinfo_links_pass_and_narrow_slow_or_unconfigured_links_are_named()
     assert "Could be 106.25 Gbps" in fabric_judge_iblinkinfo(slow, {})[0].message
     init = sw.replace("53.125 Gbps Active/  LinkUp)==>       5", "53.125 Gbps Initialize/  LinkUp)==>       5")
     assert [x.verdict for x in fabric_judge_iblinkinfo(init, {})] == [Verdict.FAIL]
+
+
+# ------------------------------------------------------------------ mlxlink and ibswinfo
+
+def _explained(path) -> list:
+    return explain_text(text(path), str(path)).findings
+
+
+def test_mlxlink_nvlink_port_with_no_issue_passes_on_health_nvlink() -> None:
+    """nvidia-bug-report's GPU MST dump of a B200 NVLink port (real): Active at NVLink-XDR, opcode 0."""
+    f = _explained(PUBLIC / "mlxlink__b200-nvlink-xdr-gpu7-no-issue.txt")
+    assert [(x.id, x.verdict) for x in f] == [("health.nvlink", Verdict.PASS)]
+    assert "netir10497_00.cc.00_gpu7: Active at NVLink-XDR, 2x width" in f[0].message
+    assert "No issue was observed" in f[0].message and "mlxlink" in f[0].source
+
+
+def test_mlxlink_down_port_fails_quoting_mlxlink_and_counts_link_downs() -> None:
+    f = _explained(FABRIC / "synthetic_mlxlink__cx7-ib-polling-and-counters.txt")
+    got = [(x.id, x.subject, x.verdict) for x in f]
+    assert got == [(fabric.STATE_ID, "mlx5_3", Verdict.FAIL), (fabric.COUNTERS_ID, "mlx5_3", Verdict.WARN),
+                   (fabric.STATE_ID, "mlx5_0", Verdict.PASS), (fabric.COUNTERS_ID, "mlx5_0", Verdict.PASS)]
+    assert "Polling" in f[0].message and "mlxlink recommends: Cable is unplugged" in f[0].message
+    assert "Link Down Counter 3" in f[1].message
+    assert "raw BER 2E-10 (before FEC, not judged)" in f[3].message  # a raw BER FEC corrects is no finding
+
+
+def test_mlxlink_uncorrected_errors_and_effective_ber_above_ibdiagnet_threshold_warn() -> None:
+    f = _explained(FABRIC / "synthetic_mlxlink__cx6-hdr-active-uncorrected-errors.txt")
+    counters = next(x for x in f if x.id == fabric.COUNTERS_ID)
+    assert counters.verdict is Verdict.WARN and "ibdiagnet" in counters.source
+    assert "Effective Physical Errors 118" in counters.message and "effective BER 3E-11 above 1E-12" in counters.message
+    assert next(x for x in f if x.id == fabric.STATE_ID).verdict is Verdict.PASS
+
+
+def test_mlxlink_active_with_a_troubleshooting_opcode_warns_with_mlxlink_s_words() -> None:
+    t = text(PUBLIC / "mlxlink__b200-nvlink-xdr-gpu7-no-issue.txt").replace(
+        "Status Opcode                      : 0", "Status Opcode                      : 49").replace(
+        "No issue was observed", "Bad signal integrity")  # synthetic: the real report with a made-up opcode
+    from wizard.parsers.fabric import parse_mlxlink
+
+    f = fabric.judge_mlxlink(parse_mlxlink(t), t, {})
+    assert f[0].verdict is Verdict.WARN and "status opcode 49: Bad signal integrity" in f[0].message
+
+
+@pytest.mark.parametrize("name, verdict, phrase", [
+    ("ibswinfo__quantum-hdr-healthy.txt", Verdict.PASS, "2 power supplies and the fans report OK; 53 °C"),
+    ("ibswinfo__quantum-hdr-psu1-dc-power-error.txt", Verdict.WARN, "PSU1 DC power ERROR, PSU1 fan status ERROR"),
+])
+def test_ibswinfo_switch_power_supplies_and_fans(name, verdict, phrase) -> None:
+    f = _explained(PUBLIC / name)
+    assert [(x.id, x.verdict) for x in f] == [("multinode.ib_switch", verdict)]
+    assert phrase in f[0].message and "MQM8790-HS2F" in f[0].subject

@@ -997,3 +997,152 @@ def parse_nccl_env(text: str) -> list[NcclSetting]:
                 v = v[1:-1]
             out.append(NcclSetting(origin, m.group(1), v[:500], s[:500]))
     return out
+
+
+# ------------------------------------------------------------------ mlxlink (NVIDIA MFT): one port's link and its BER
+
+
+@dataclass(frozen=True)
+class MlxlinkPort:
+    """One ``mlxlink -d DEV [-p PORT] [-c] [-m]`` report (NVIDIA Firmware Tools, 'mlxlink Utility'): ``device`` (from
+    the command line before it, "" when not shown), ``fields`` ((section, key) -> value as printed: "Operational
+    Info"/"State" -> "Active"; "Physical Counters and BER Info"/"Effective Physical BER" -> "15E-255") and the lines
+    read. Accessors return "" or None when the report lacks the field."""
+
+    device: str
+    fields: Mapping[tuple[str, str], str]
+    lines: tuple[str, ...] = ()
+
+    def get(self, key: str, section: str | None = None) -> str:
+        for (sec, k), v in self.fields.items():
+            if k == key and (section is None or sec == section):
+                return v
+        return ""
+
+    def number(self, key: str) -> float | None:
+        """A counter or BER ("0", "15E-255", "1.5E-12") as a float; None when absent or not a number."""
+        v = self.get(key).split()[0] if self.get(key).split() else ""
+        return to_float(v)
+
+    @property
+    def has_counters(self) -> bool:
+        return any(sec == "Physical Counters and BER Info" for sec, _ in self.fields)
+
+
+_MLXLINK_FIELD = re.compile(r"^\s*([A-Za-z][\w /()\[\].#-]{0,60}?)\s+:\s?(.*?)\s*$")
+_MLXLINK_DEV = re.compile(r"mlxlink\b.*?\s-d\s+(\S+)")
+
+
+def parse_mlxlink(text: str) -> list[MlxlinkPort]:
+    """Every mlxlink report in ``text`` (a report starts at its "Operational Info" section; several ports pasted one
+    after another, as nvidia-bug-report's GPU MST dump prints them, are several reports). Never raises."""
+    out: list[MlxlinkPort] = []
+    device = ""
+    section = ""
+    fields: dict[tuple[str, str], str] | None = None
+    lines: list[str] = []
+    raw = text.splitlines()
+
+    def close() -> None:
+        if fields:
+            out.append(MlxlinkPort(device, dict(fields), tuple(lines)))
+
+    for i, ln in enumerate(raw):
+        s = ln.strip()
+        m = _MLXLINK_DEV.search(s)
+        if m and "mlxlink" in s.split(" -d")[0]:
+            close()
+            fields, lines, device = None, [], m.group(1)
+            continue
+        nxt = raw[i + 1].strip() if i + 1 < len(raw) else ""
+        if s and ":" not in s and nxt and set(nxt) == {"-"}:  # a section title over its dashes
+            section = s
+            if s == "Operational Info":
+                close()
+                fields, lines = {}, []
+                if out and out[-1].device == device:
+                    device = ""  # the next report's device is not the last one's unless its command says so
+            continue
+        if fields is None:
+            continue
+        f = _MLXLINK_FIELD.match(ln)
+        if f and section:
+            fields[(section, f.group(1).strip())] = f.group(2)
+            lines.append(s)
+    close()
+    return out
+
+
+def detect_mlxlink(text: str) -> float:
+    """0.95 for mlxlink output: an "Operational Info" section over its dashes with a "State  : ..." field."""
+    head = text[:200_000]
+    if re.search(r"^Operational Info\s*\n-{5,}", head, re.M) and re.search(r"^State\s+:\s", head, re.M):
+        return 0.95
+    return 0.0
+
+
+# ------------------------------------------------------------------ ibswinfo: an unmanaged switch's PSUs, fans, temperature
+
+
+@dataclass(frozen=True)
+class SwitchInfo:
+    """``ibswinfo -d DEV`` of a Mellanox/NVIDIA switch (github.com/stanford-rc/ibswinfo): ``identity`` (part number,
+    product name, firmware...), ``psus`` (name -> {"status", "DC power", "fan status", "power (W)"}), ``fan_status``
+    (the overall "fan status" line), ``fans_rpm`` (fan -> rpm), ``temperature_c`` / ``max_temperature_c`` (°C) and
+    the lines read."""
+
+    identity: Mapping[str, str]
+    psus: Mapping[str, Mapping[str, str]]
+    fan_status: str = ""
+    fans_rpm: Mapping[str, int] = field(default_factory=dict)
+    temperature_c: float | None = None
+    max_temperature_c: float | None = None
+    lines: tuple[str, ...] = ()
+
+
+_SWINFO_ROW = re.compile(r"^(\s*)([A-Za-z][\w #/().-]{0,40}?)\s*\|\s*(.*?)\s*$")
+
+
+def parse_ibswinfo(text: str) -> SwitchInfo | None:
+    """The first ibswinfo report in ``text``; None when there is none. Never raises."""
+    identity: dict[str, str] = {}
+    psus: dict[str, dict[str, str]] = {}
+    fans: dict[str, int] = {}
+    fan_status, temp, tmax = "", None, None
+    psu: str | None = None
+    lines: list[str] = []
+    for ln in text.splitlines():
+        m = _SWINFO_ROW.match(ln)
+        if not m:
+            continue
+        indent, key, value = m.group(1), m.group(2).strip(), m.group(3)
+        lines.append(ln.rstrip())
+        p = re.fullmatch(r"(PSU\d+) status", key)
+        if p:
+            psu = p.group(1)
+            psus[psu] = {"status": value}
+        elif indent and psu is not None:
+            psus[psu][key] = value
+        else:
+            psu = None
+            if key == "fan status":
+                fan_status = value
+            elif (f := re.fullmatch(r"fan#(\d+) \(rpm\)", key)) and value.isdigit():
+                fans[f"fan#{f.group(1)}"] = sat_int(value)
+            elif key == "temperature (C)":
+                temp = to_float(value)
+            elif key == "max temp (C)":
+                tmax = to_float(value)
+            else:
+                identity[key] = value
+    if not psus and not fan_status and temp is None:
+        return None
+    return SwitchInfo(identity, psus, fan_status, fans, temp, tmax, tuple(lines))
+
+
+def detect_ibswinfo(text: str) -> float:
+    """0.95 for ibswinfo output: "PSU0 status | ..." with the switch's "part number |" or "fan status |" rows."""
+    head = text[:100_000]
+    if re.search(r"^PSU\d+ status\s+\|", head, re.M) and re.search(r"^(part number|fan status|PSID)\s+\|", head, re.M):
+        return 0.95
+    return 0.0

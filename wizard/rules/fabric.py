@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from wizard.common import to_float
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.fabric import IbPort, IbPorts
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, joined
 
 STATE_ID = "multinode.ib_port_state"
 RATE_ID = "multinode.ib_port_rate"
@@ -681,3 +681,139 @@ def judge_iblinkinfo(links: list[Any], text: str, exp: Mapping[str, Any]) -> lis
                                                 summary=summary or "-")
                     + (Msg("; {m} switch port(s) down with nothing attached (unused)", m=len(unused)) if unused else ""),
                     "fabric", tuple(x.line for x in active[:8]), "", SRC_IBLINK)]
+
+
+# ------------------------------------------------------------------ mlxlink: a port's state, mlxlink's advice, BER
+
+SRC_MLXLINK = ("NVIDIA Firmware Tools (MFT) documentation, 'mlxlink Utility' "
+               "(https://docs.nvidia.com/networking/display/mftv4320/mlxlink+Utility): Operational Info (State, "
+               "Physical state, Speed, Width, FEC), Troubleshooting Info (Status Opcode 0 / Recommendation 'No issue "
+               "was observed'), -c Physical Counters and BER Info")
+SRC_BER = ("NVIDIA ibdiagnet User Manual, 'Bit Error Rate (BER)' "
+           "(https://docs.nvidia.com/networking/display/ibdiagnetusermanualv219/Bit+Error+Rate+(BER)): the BER test's "
+           "default threshold is 10^-12")
+BER_LIMIT = 1e-12
+"""Effective (post-FEC) bit error rate above which a link warns: ibdiagnet's BER test default threshold (SRC_BER).
+The raw (pre-FEC) BER of HDR/NDR links is far higher by design and is reported, never judged."""
+LINK_COUNTERS = ("Effective Physical Errors", "Link Down Counter", "Link Error Recovery Counter")
+"""mlxlink -c counters that a healthy link keeps at 0 since they were last cleared: errors FEC could not correct,
+link drops, link retrains (SRC_MLXLINK)."""
+
+
+def judge_mlxlink(ports: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Each mlxlink report: the port's state (``multinode.ib_port_state``, or ``health.nvlink`` for an NVLink port of a
+    GPU): not Active fails; Active with a non-zero troubleshooting Status Opcode warns quoting mlxlink's own
+    Recommendation; else a pass naming speed, width and FEC. With ``-c``, its counters (``multinode.ib_counters``):
+    uncorrected (effective) errors, link downs or error recoveries above 0, or an effective BER above
+    :data:`BER_LIMIT`, warn; all clear passes with the BERs and the minutes since the counters were cleared."""
+    if not ports:
+        return [Finding(STATE_ID, Verdict.UNKNOWN, "no port could be read from this mlxlink output", "fabric",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `mlxlink -d <dev>` "
+                        "output (its Operational Info and Troubleshooting Info sections).", SRC_MLXLINK)]
+    out: list[Finding] = []
+    typed = exp.get("command")  # explain: the command typed at the prompt above this output ("mlxlink -d mlx5_3 -c")
+    dev = re.search(r"\s-d\s+(\S+)", typed) if isinstance(typed, str) and "mlxlink" in typed else None
+    for i, p in enumerate(ports, 1):
+        who = p.device or (dev.group(1) if dev and len(ports) == 1 else
+                           Msg("mlxlink report {i} of {n}", i=i, n=len(ports)) if len(ports) > 1 else "this port")
+        state, phys = p.get("State", "Operational Info"), p.get("Physical state", "Operational Info")
+        speed, width, fec = p.get("Speed"), p.get("Width"), p.get("FEC")
+        nvlink = speed.lower().startswith("nvlink")
+        fid = "health.nvlink" if nvlink else STATE_ID
+        opcode, rec = p.get("Status Opcode").strip(), p.get("Recommendation").strip()
+        link = joined(", ", [x for x in (speed, width and f"{width} width", fec and f"FEC {fec}") if x])
+        ev = tuple(ln for ln in p.lines if ln.split(":")[0].strip() in (
+            "State", "Physical state", "Speed", "Width", "Status Opcode", "Recommendation"))
+        if not state:
+            out.append(Finding(fid, Verdict.UNKNOWN, Msg("{who}: this mlxlink output does not show the port's State",
+                                                         who=who), who, p.lines[:4],
+                               "Paste the Operational Info section of `mlxlink -d <dev>`.", SRC_MLXLINK))
+        elif state.lower() != "active":
+            out.append(Finding(fid, Verdict.FAIL, Msg("{who}: the port is {state} (physical state {phys}): the link "
+                                                      "is not up", who=who, state=state, phys=phys or "?")
+                               + (Msg("; mlxlink recommends: {rec}", rec=rec) if rec and rec.upper() != "N/A" else ""),
+                               who, ev, "Check the cable or transceiver at both ends and the peer port (switch port "
+                               "enabled, same speed); `mlxlink -d <dev> -m` reads the module; reseat or replace the "
+                               "cable, then read the port again.", SRC_MLXLINK))
+        elif opcode not in ("", "0", "N/A") and rec and "no issue" not in rec.lower():
+            out.append(Finding(fid, Verdict.WARN, Msg("{who}: Active at {link}, but mlxlink's troubleshooting reports "
+                                                      "status opcode {opcode}: {rec}", who=who, link=link or "?",
+                                                      opcode=opcode, rec=rec), who, ev,
+                               "Do what mlxlink recommends, then clear the counters (`mlxlink -d <dev> -pc`), run "
+                               "traffic and read `mlxlink -d <dev> -c` again.", SRC_MLXLINK))
+        else:
+            said = Msg("; mlxlink's troubleshooting: {rec}", rec=rec) if rec and rec.upper() != "N/A" else ""
+            out.append(Finding(fid, Verdict.PASS, Msg("{who}: Active at {link}", who=who, link=link or "?") + said,
+                               who, ev, "", SRC_MLXLINK))
+        if p.has_counters:
+            out.append(_mlxlink_counters(p, who))
+    return out
+
+
+def _mlxlink_counters(p: Any, who: str) -> Finding:
+    """``multinode.ib_counters`` from one mlxlink -c report (:func:`judge_mlxlink`)."""
+    counts = {k: p.number(k) for k in LINK_COUNTERS}
+    eff_ber, raw_ber, minutes = p.number("Effective Physical BER"), p.number("Raw Physical BER"), p.number(
+        "Time Since Last Clear [Min]")
+    bad = [f"{k} {v:g}" for k, v in counts.items() if v]
+    ev = tuple(ln for ln in p.lines if ln.split(":")[0].strip() in (
+        *LINK_COUNTERS, "Effective Physical BER", "Raw Physical BER", "Time Since Last Clear [Min]"))
+    high = eff_ber is not None and eff_ber > BER_LIMIT
+    bers = joined(", ", [x for x in (eff_ber is not None and not high and Msg("effective BER {ber}",
+                                                                              ber=p.get("Effective Physical BER")),
+                                      raw_ber is not None and Msg("raw BER {ber} (before FEC, not judged)",
+                                                                  ber=p.get("Raw Physical BER"))) if x])
+    since = Msg(" over {minutes:g} min since the counters were cleared", minutes=minutes) if minutes else ""
+    if bad or high:
+        above: list[str] = [Msg("effective BER {ber} above 1E-12", ber=p.get("Effective Physical BER"))] if high else []
+        return Finding(COUNTERS_ID, Verdict.WARN, Msg("{who}: ", who=who) + joined(", ", bad + above) + since
+                       + (Msg(" ({bers})", bers=bers) if bers else ""), who, ev,
+                       "Errors FEC could not correct, link drops or retrains: clear the counters (`mlxlink -d <dev> -pc`), "
+                       "run traffic and read them again; counts that grow mean a bad cable, transceiver or port (reseat "
+                       "or replace it, check the switch side too).", SRC_MLXLINK + "; " + SRC_BER)
+    if not any(v is not None for v in counts.values()) and eff_ber is None:
+        return Finding(COUNTERS_ID, Verdict.UNKNOWN, Msg("{who}: the counters section holds no error count or BER",
+                                                         who=who), who, ev or p.lines[-4:],
+                       "Paste the whole `mlxlink -d <dev> -c` output.", SRC_MLXLINK)
+    return Finding(COUNTERS_ID, Verdict.PASS, Msg("{who}: no uncorrected error, link down or recovery", who=who) + since
+                   + (Msg(" ({bers})", bers=bers) if bers else ""), who, ev, "", SRC_MLXLINK + "; " + SRC_BER)
+
+
+# ------------------------------------------------------------------ ibswinfo: an unmanaged switch's health
+
+SWITCH_ID = "multinode.ib_switch"
+SRC_IBSWINFO = ("ibswinfo (https://github.com/stanford-rc/ibswinfo): reads an unmanaged NVIDIA/Mellanox switch's "
+                "inventory, power supplies (status, DC power, fan), fans and temperature through its MST registers")
+
+
+def judge_ibswinfo(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_switch``: a power supply, its DC power or its fan, or the switch's fans, not OK warns (the
+    switch runs on what is left: no redundancy, and a second failure takes its links down); all OK passes with the
+    temperature reported (ibswinfo shows no threshold to judge it against)."""
+    if info is None:
+        return [Finding(SWITCH_ID, Verdict.UNKNOWN, "no switch report could be read from this ibswinfo output", "fabric",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `ibswinfo -d <dev>` "
+                        "output.", SRC_IBSWINFO)]
+    name = " ".join(x for x in (info.identity.get("product name", ""), info.identity.get("part number", ""),
+                                info.identity.get("serial number", "")) if x) or "the switch"
+    bad: list[str] = []
+    for psu, f in info.psus.items():
+        for key in ("status", "DC power", "fan status"):
+            v = f.get(key, "")
+            if v and v.upper() != "OK":
+                bad.append(f"{psu} {key} {v}")
+    if info.fan_status and info.fan_status.upper() != "OK":
+        bad.append(f"fan status {info.fan_status}")
+    temp = (Msg("; {t:g} °C (max {m:g} °C since boot; not judged: ibswinfo shows no limit)", t=info.temperature_c,
+                m=info.max_temperature_c) if info.temperature_c is not None and info.max_temperature_c is not None
+            else Msg("; {t:g} °C (not judged)", t=info.temperature_c) if info.temperature_c is not None else "")
+    ev = tuple(ln for ln in info.lines if any(w in ln for w in ("status", "DC power", "temperature", "max temp",
+                                                               "part number", "product name")))
+    if bad:
+        return [Finding(SWITCH_ID, Verdict.WARN, Msg("{name}: {problems}: the switch runs without its redundancy",
+                                                     name=name, problems=", ".join(bad)) + temp, name, ev,
+                        "Reseat the power cord and the power supply, check the PDU feed; replace the power supply or "
+                        "fan module if it stays in error (a second failure takes the switch and its links down).",
+                        SRC_IBSWINFO)]
+    return [Finding(SWITCH_ID, Verdict.PASS, Msg("{name}: {n} power supplies and the fans report OK", name=name,
+                                                 n=len(info.psus)) + temp, name, ev, "", SRC_IBSWINFO)]

@@ -213,6 +213,20 @@ def fabric_judge_iblinkinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge_iblinkinfo(parse_iblinkinfo(text), text, exp)
 
 
+def fabric_judge_mlxlink(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_mlxlink
+    from wizard.rules import fabric
+
+    return fabric.judge_mlxlink(parse_mlxlink(text), text, exp)
+
+
+def fabric_judge_ibswinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_ibswinfo
+    from wizard.rules import fabric
+
+    return fabric.judge_ibswinfo(parse_ibswinfo(text), text, exp)
+
+
 def fabric_judge_ip_addr(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_ip_addr
     from wizard.rules import fabric
