@@ -557,3 +557,32 @@ def test_a_driver_that_reports_no_cuda_version_warns_that_cuda_cannot_run_on_the
     (f,) = [f for f in r.findings if f.id == "driver.version"]
     assert f.verdict is Verdict.WARN and "CUDA Version: Not Found" in f.message and "up to Not Found" not in f.message
     assert "libcuda" in f.remedy and "vgpu" in f.source.lower()
+
+
+def _smi_l(lines: list[str], **plan) -> list[Finding]:
+    return gpu_presence.smi_list({"nvidia_smi_l": ProbeOutput("nvidia_smi_l", "nvidia-smi -L", text="\n".join(lines) + "\n",
+                                                              rc=0)}, plan)
+
+
+H100_L = (PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt").read_text().splitlines()
+"""Eight H100 80GB HBM3 (SXM) listed by nvidia-smi -L in a VM (real)."""
+
+
+def test_sxm_gpus_in_a_count_no_hgx_node_has_warn_without_a_plan():
+    """The real 8-GPU listing with one GPU line dropped (synthetic, made here): 7 SXM GPUs is no HGX board or VM
+    size (1, 2, 4, 8), so a GPU is probably missing; the same 7 with the plan saying 7, and the real 8, pass."""
+    seven = _smi_l(H100_L[:7])
+    count = next(f for f in seven if f.id == "health.gpu_count")
+    assert count.verdict is Verdict.WARN and "so 7 suggests a GPU is missing" in count.message
+    assert "hgx" in count.source.lower()
+    assert next(f for f in _smi_l(H100_L[:7], gpu_count=7) if f.id == "health.gpu_count").verdict is Verdict.PASS
+    assert next(f for f in _smi_l(H100_L) if f.id == "health.gpu_count").verdict is Verdict.PASS
+    assert next(f for f in _smi_l(H100_L[:4]) if f.id == "health.gpu_count").verdict is Verdict.PASS  # a 4-GPU slice
+
+
+def test_pcie_gpus_in_any_count_are_not_doubted():
+    """PCIe cards come in any number per server: 3 RTX 3090s (real listing, one line dropped) pass without a plan."""
+    rtx = [ln for ln in (PUBLIC / "nvidia-smi-L__4x-rtx3090-prompt.txt").read_text().splitlines() if ln.startswith("GPU ")]
+    assert next(f for f in _smi_l(rtx[:3]) if f.id == "health.gpu_count").verdict is Verdict.PASS
+    assert gc.sxm_count_doubt(3, ["NVIDIA GeForce RTX 3090"]) is None
+    assert gc.sxm_count_doubt(6, ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"]) is None  # mixed: not this rule

@@ -491,9 +491,6 @@ def judge_health(h: Any, text: str) -> list[Finding]:
 DCGMI_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/getting-started.html"
 SRC_DISCOVERY = (f"NVIDIA DCGM user guide, Getting Started ({DCGMI_URL}): `dcgmi discovery -l` lists the GPUs and "
                  "NvSwitches DCGM can manage")
-HGX_URL = "https://www.nvidia.com/en-us/data-center/hgx/"
-SRC_HGX_COUNT = (f"NVIDIA HGX platform ({HGX_URL}): SXM GPUs come on 4- or 8-GPU baseboards; cloud VMs on them are "
-                 "sold as 1, 2, 4 or 8 GPUs")
 SRC_NVSWITCH = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"
                 "index.html): 8-GPU HGX/DGX baseboards (A100, H100/H800/H200, B200/B300) join their GPUs through "
                 "NVSwitch chips, managed by Fabric Manager; on Hopper and later DCGM reaches the switches through "
@@ -510,24 +507,9 @@ BLANK_NAME_MEANING = {"<<<NULL>>>": "DCGM's blank value: NVML gave the host engi
                       "<<<NOT_FOUND>>>": "NVML answered 'not found'",
                       "<<<NOT_PERM>>>": "NVML refused the host engine ('no permission')"}
 """What each of DCGM's placeholder strings in place of a GPU's name means (:data:`SRC_BLANK_NAME`)."""
-SXM_SLICES = (1, 2, 4, 8)
-"""GPU counts an SXM node or a VM on an HGX board has (:data:`SRC_HGX_COUNT`); another count of SXM GPUs means one
-is missing when no plan says otherwise."""
 NVSWITCH_BOARD_MIN_GPUS = 5
 """An SXM board with more than 4 GPUs is an 8-GPU NVSwitch baseboard (4-GPU HGX boards link their GPUs directly,
 without NVSwitch: :data:`SRC_NVSWITCH`)."""
-
-
-def _sxm_nvswitch_class(name: str) -> bool:
-    """An SXM GPU of the NVSwitch generations (A100, H100/H800/H200, B200/B300): its ``assets/nvlink_expected.csv``
-    row is ``mode=all`` or its name says SXM; not Grace-Blackwell (GB200/GB300: the NVLink switches are in separate
-    switch trays) nor V100/P100 (DGX-1's hybrid cube mesh has no NVSwitch)."""
-    from wizard.rules.nvlink import sku_row
-
-    if not name or re.search(r"\bGB[23]00|V100|P100", name, re.I):
-        return False
-    row = sku_row(name)
-    return bool((row and row.get("mode") == "all") or re.search(r"\bSXM", name, re.I))
 
 
 def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -536,7 +518,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     plan, a count of SXM GPUs an HGX node never has warns; 0 NvSwitches on an 8-GPU SXM board warns. ``driver.dcgm``:
     a GPU named ``<<<NULL>>>`` (or another of DCGM's placeholders, :data:`BLANK_NAME_MEANING`) warns: DCGM cannot read
     it through NVML."""
-    from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict
+    from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict, sxm_count_doubt, sxm_count_finding
 
     if d.gpus_found is None and not d.gpus:
         err_ev = tuple(d.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
@@ -562,11 +544,8 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "Compare with `lspci -d 10de:` and `nvidia-smi -L`: a GPU on the bus that DCGM does not "
                            "list failed to initialise (dmesg: NVRM/Xid); one missing from lspci too is unseated, "
                            "unpowered or disabled.", SRC_A1, measured=cm))
-    elif want is None and model and _sxm_nvswitch_class(model) and found not in SXM_SLICES:
-        out.append(Finding("health.gpu_count", Verdict.WARN, Msg("{what}: an SXM node or VM has 1, 2, 4 or 8 of them, so {found} suggests a GPU is missing", what=what, found=found), "host", tuple(ev),
-                           "Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for "
-                           "a GPU that failed to initialise, and set the plan's GPU count (`bringup plan "
-                           "gpu_count=N`).", SRC_HGX_COUNT + "; " + SRC_A1))
+    elif want is None and (doubt := sxm_count_doubt(found, names)) is not None:
+        out.append(sxm_count_finding(what, doubt, tuple(ev)))
     else:
         out.append(Finding("health.gpu_count", Verdict.PASS, (what + (Msg(', as the plan expects') if want else '')), "host",
                            tuple(ev), "", SRC_DISCOVERY, measured=cm))
@@ -583,7 +562,9 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "this driver's CUDA major (datacenter-gpu-manager-4-cuda12 / -cuda13) or a newer one that "
                            "supports this GPU, and restart the host engine (`sudo systemctl restart nvidia-dcgm`, or "
                            "the dcgm-exporter pod); if nvidia-smi fails too, fix the driver first.", SRC_BLANK_NAME))
-    if d.nvswitches is not None and model and _sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
+    from wizard.rules.gpu_presence import sxm_nvswitch_class
+
+    if d.nvswitches is not None and model and sxm_nvswitch_class(model) and found >= NVSWITCH_BOARD_MIN_GPUS:
         if d.nvswitches == 0:
             out.append(Finding("health.nvlink", Verdict.WARN, Msg("DCGM lists 0 NVSwitches on a {found}-GPU {model} board: DCGM cannot see the NVSwitch "
                                                                   "fabric (its NvSwitch module or libnvidia-nscq is missing, or the fabric is down)", found=found, model=model), "host", (d.nvswitch_line, d.found_line),

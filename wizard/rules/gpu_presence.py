@@ -74,6 +74,49 @@ def count_verdict(seen: int, want: Any) -> Verdict:
     return Verdict.FAIL if seen < want else Verdict.WARN if seen > want else Verdict.PASS
 
 
+HGX_URL = "https://www.nvidia.com/en-us/data-center/hgx/"
+SRC_HGX_COUNT = (f"NVIDIA HGX platform ({HGX_URL}): SXM GPUs come on 4- or 8-GPU baseboards; cloud VMs on them are "
+                 "sold as 1, 2, 4 or 8 GPUs")
+SXM_SLICES = (1, 2, 4, 8)
+"""GPU counts an SXM node or a VM on an HGX board has (:data:`SRC_HGX_COUNT`); another count of SXM GPUs means one
+is missing when no plan says otherwise."""
+
+
+def sxm_nvswitch_class(name: str) -> bool:
+    """An SXM GPU of the NVSwitch generations (A100, H100/H800/H200, B200/B300): its ``assets/nvlink_expected.csv``
+    row is ``mode=all`` or its name says SXM; not Grace-Blackwell (GB200/GB300: the NVLink switches are in separate
+    switch trays) nor V100/P100 (DGX-1's hybrid cube mesh has no NVSwitch)."""
+    from wizard.rules.nvlink import sku_row
+
+    if not name or re.search(r"\bGB[23]00|V100|P100", name, re.I):
+        return False
+    row = sku_row(name)
+    return bool((row and row.get("mode") == "all") or re.search(r"\bSXM", name, re.I))
+
+
+def sxm_count_doubt(seen: int, models: Any) -> Msg | None:
+    """With no planned count: ``seen`` GPUs all of one SXM model (``models``: their names) in a number an HGX node or
+    a VM on one never has (:data:`SXM_SLICES`) -> why that suggests a missing GPU; else None (no doubt, mixed or
+    unnamed models, or not SXM). Every count rule that knows the model asks it (nvidia-smi, nvidia-smi -L, dcgmi
+    discovery, kubectl describe node)."""
+    names = {m for m in models if m}
+    if len(names) != 1 or seen in SXM_SLICES or seen <= 0:
+        return None
+    model = next(iter(names))
+    if not sxm_nvswitch_class(model):
+        return None
+    return Msg("{model} is an SXM GPU: an HGX node or a VM on one has 1, 2, 4 or 8 of them, so {seen} suggests a GPU is "
+               "missing (or this is a container given {seen} of them)", model=model, seen=seen)
+
+
+def sxm_count_finding(what: str, doubt: str, evidence: tuple[str, ...]) -> Finding:
+    """``health.gpu_count`` WARN for :func:`sxm_count_doubt`: ``what`` was counted, ``doubt`` why it looks short."""
+    return Finding("health.gpu_count", Verdict.WARN, Msg("{what}: {doubt}", what=what, doubt=doubt), "host", evidence,
+                   "Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for a GPU that "
+                   "failed to initialise, and set the plan's GPU count (`bringup plan gpu_count=N`) if this many is "
+                   "intended.", SRC_HGX_COUNT + "; " + SRC_A1)
+
+
 def _virtualised(plan: Mapping[str, Any]) -> bool:
     v = plan.get("virtualization")
     return bool(v) and v not in ("false", "no", "0")
@@ -466,6 +509,8 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
                         SRC_A1, measured=cm)]
     msg: str = Msg("nvidia-smi lists {seen} GPUs", seen=seen) if seen != 1 else Msg("nvidia-smi lists 1 GPU")
+    if want is None and doc.complete and (doubt := sxm_count_doubt(seen, [g.name for g in doc.gpus])) is not None:
+        return [sxm_count_finding(msg, doubt, tuple(ev))]
     if want is not None:
         msg += (Msg(', as the plan expects'))
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
@@ -926,6 +971,8 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 Msg("nvidia-smi -L lists {seen} GPU(s) ({listing}); the plan expects only {want}", seen=seen, listing=listing, want=want), "host",
                                 ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1,
                                 measured=cm))
+    elif want is None and not lost and (doubt := sxm_count_doubt(seen, names)) is not None:
+        findings.append(sxm_count_finding(Msg("nvidia-smi -L lists {seen} GPU(s)", seen=seen), doubt, ev))
     else:
         findings.append(Finding("health.gpu_count", Verdict.PASS,
                                 (Msg('nvidia-smi -L lists {seen} GPU(s): {listing}{lost}', seen=seen, listing=listing, lost=lost) + (Msg(', as the plan expects') if want is not None else '')), "host", ev, "", SRC_A1,
