@@ -293,6 +293,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("nvidia-container-cli", "nvidia-container-cli info, or the NVIDIA Container Toolkit / Docker GPU errors",
          p_container.detect_container_cli, container_rules.judge_container_text,
          ("nvidia-container-cli -k -d /dev/tty info", "docker run --rm --gpus all ubuntu nvidia-smi")),
+    Kind("kubectl-describe-node", "kubectl describe node (what the kubelet advertises: GPUs allocatable, conditions)",
+         p_container.detect_k8s_node, container_rules.judge_k8s_node_text, ("kubectl describe node NODE",)),
     Kind("kubectl-get-pods", "kubectl get pods (GPU Operator / device plugin pods)", p_container.detect_kubectl_pods,
          container_rules.judge_pods_text, ("kubectl get pods -n gpu-operator",)),
     # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
@@ -424,6 +426,8 @@ def _build_kinds() -> dict[str, Kind]:
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
     Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
+    Kind("ipmitool-sel-info", "ipmitool sel info / ipmi-sel -i (how full the BMC's System Event Log is)",
+         p_bmc.detect_sel_info, bmc_rules.judge_sel_info_text, ("sudo ipmitool sel info",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
     Kind("ipmitool-error", "ipmitool failing to reach a BMC (Could not open device at /dev/ipmi0, Unable to establish "
@@ -754,6 +758,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
     "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
+    "driver.k8s_node": "driver.container_toolkit",  # kubectl describe node: GPUs advertised and allocatable, conditions
     "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the

@@ -254,3 +254,11 @@ def test_parse_ibswinfo_power_supplies_fans_and_temperature():
     assert info.fan_status == "OK" and len(info.fans_rpm) == 9 and info.temperature_c == 47.0
     assert info.identity["part number"] == "MQM8790-HS2F"
     assert parse_ibswinfo("no | switch here") is None
+
+
+def test_perftest_table_without_its_banner_is_still_perftest():
+    """A paste cut to ib_read_bw's result table ("#bytes #iterations BW peak[Gb/sec] ..."): the header is perftest's."""
+    from wizard.parsers.fabric import detect_perftest
+
+    assert detect_perftest(text(PUBLIC / "perftest__mlx5_0-hdr-197gbps-perftest.txt")) == 0.9
+    assert detect_perftest("#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec]\n") == 0.0  # a header, no row

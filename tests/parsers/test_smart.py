@@ -42,3 +42,12 @@ def test_detect_and_garbage_never_raise() -> None:
     (d,) = parse_smartctl("smartctl 7.3 2022-02-28 r5338 [x86_64-linux] (local build)\n/dev/sdz: Unable to detect "
                           "device type\n").devices  # synthetic_: smartctl's message for a device it cannot open
     assert not d.has_health and d.notes
+
+
+def test_a_command_line_above_the_banner_belongs_to_the_drive_below_it():
+    """`# smartctl -A /dev/nvme0` typed above the output is not a drive of its own (it was judged 'no health data')."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.parsers.smart import parse_smartctl
+
+    report = parse_smartctl(text(PUBLIC / "smartctl__nvme-intel-dc-healthy-0pct-used.txt"))
+    assert len(report.devices) == 1 and report.devices[0].has_health

@@ -347,3 +347,29 @@ def test_a_reading_below_its_lower_threshold_quotes_that_threshold_and_is_not_ca
     (f,) = [f for f in r.findings if f.id == "health.bmc_sensors"]
     assert f.verdict is Verdict.WARN and "its lnc threshold is 20" in f.message and "unc" not in f.message
     assert "Not an overheating" in f.remedy and f.message.startswith("BMC Board_Temp (temperature)")
+
+
+@pytest.mark.parametrize("name, verdict, phrase", [
+    # FreeIPMI ipmi-sel -i of a full SEL (909 entries, 0 bytes free): new events are lost until it is cleared
+    ("ipmitool-sel-info__freeipmi-sel-full-909-entries-0-free.txt", Verdict.WARN, "the BMC event log is full"),
+    # ipmitool sel info, 12 % used, no overflow: room, and the pass says the events themselves were not read
+    ("ipmitool-sel-info__sel-12pct-used-no-overflow.txt", Verdict.PASS, "not what it holds"),
+])
+def test_sel_info_says_how_full_the_log_is(name, verdict, phrase):
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / name), name)
+    assert r.kind == "ipmitool-sel-info"
+    assert [(f.id, f.verdict) for f in r.findings] == [("health.bmc_sel", verdict)]
+    assert phrase in r.findings[0].message and "31.2" in r.findings[0].source
+
+
+def test_sel_info_overflow_flag_warns_even_with_free_space():
+    """ipmitool's Overflow flag (IPMI Get SEL Info: events were dropped) on the real 12 %-used report (synthetic edit)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.rules.bmc import judge_sel_info_text
+
+    t = text(PUBLIC / "ipmitool-sel-info__sel-12pct-used-no-overflow.txt").replace("Overflow         : false",
+                                                                                   "Overflow         : true")
+    f = judge_sel_info_text(t, {})
+    assert f[0].verdict is Verdict.WARN and "overflowed" in f[0].message

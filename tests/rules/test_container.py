@@ -80,3 +80,46 @@ def test_operator_pods_waiting_ten_minutes_are_stuck_and_rows_without_a_header_a
     assert r.kind == "kubectl-get-pods" and f.verdict is Verdict.FAIL and "stuck" in f.message
     assert "gpu-feature-discovery-tmblp" in f.message and "nvidia-driver-daemonset" in f.remedy
     assert (age_s("x 0/1 Init:0/1 0 8m32s"), age_s("x 0/1 Init:0/1 0 3h5m"), age_s("x 0/1 Pending 0 ?")) == (512, 11100, None)
+
+
+# ------------------------------------------------------------------ kubectl describe node
+
+def _node(name: str, edit=lambda t: t, **plan) -> list:
+    from wizard.rules.container import judge_k8s_node_text
+    from tests.probe_data import PUBLIC, text
+
+    return judge_k8s_node_text(edit(text(PUBLIC / name)), plan)
+
+
+def test_describe_node_gpu_count_needs_a_plan_or_the_model_label():
+    """The real 7-GPU worker (Capacity and Allocatable both 7): every GPU allocatable (the plugin marks none
+    unhealthy); whether 7 is all of them neither the plan nor a model label says: unknown. The plan's 8 fails it;
+    an H100 SXM label (synthetic, added here) makes 7 a count no HGX node has: warn."""
+    f = _node("kubectl-describe-node__7-gpus-allocatable.txt")
+    assert [(x.id, x.verdict) for x in f] == [("driver.k8s_node", Verdict.PASS), ("health.gpu_count", Verdict.UNKNOWN)]
+    assert "every GPU of its capacity is allocatable" in f[0].message
+    planned = _node("kubectl-describe-node__7-gpus-allocatable.txt", gpu_count=8)
+    assert next(x for x in planned if x.id == "health.gpu_count").verdict is Verdict.FAIL
+    labelled = _node("kubectl-describe-node__7-gpus-allocatable.txt", lambda t: t.replace(
+        "Roles:              worker", "Roles:              worker\nLabels:             nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"))
+    count = next(x for x in labelled if x.id == "health.gpu_count")
+    assert count.verdict is Verdict.WARN and "so 7 suggests a GPU is missing" in count.message
+
+
+def test_describe_node_allocatable_below_capacity_and_conditions():
+    """Synthetic edits of the real 7-GPU worker: one GPU out of Allocatable (the device plugin reports it unhealthy)
+    warns; a Conditions table with Ready False fails and DiskPressure True warns."""
+    gpu7 = "nvidia.com/gpu:          7"
+    one_down = _node("kubectl-describe-node__7-gpus-allocatable.txt",  # the second (Allocatable) line: 6
+                     lambda t: "nvidia.com/gpu:          6".join(t.rsplit(gpu7, 1)))
+    short = next(x for x in one_down if x.id == "driver.k8s_node")
+    assert short.verdict is Verdict.WARN and "nvidia.com/gpu allocatable 6 of capacity 7" in short.message
+    conditions = ("Conditions:\n  Type             Status  LastHeartbeatTime  Reason  Message\n"
+                  "  ----             ------  -----------------  ------  -------\n"
+                  "  MemoryPressure   False   x                  KubeletHasSufficientMemory  ok\n"
+                  "  DiskPressure     True    x                  KubeletHasDiskPressure      disk\n"
+                  "  Ready            False   x                  KubeletNotReady             PLEG\n")
+    sick = _node("kubectl-describe-node__7-gpus-allocatable.txt", lambda t: t.replace("Addresses:", conditions + "Addresses:"))
+    got = {(x.id, x.verdict) for x in sick}
+    assert ("driver.k8s_node", Verdict.FAIL) in got and ("driver.k8s_node", Verdict.WARN) in got
+    assert any("DiskPressure is True" in x.message for x in sick)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from wizard.common import to_float
+from wizard.common import sat_int, to_float
 
 SENSOR_TYPES = (
     # IPMI v2.0 table 42-3, as ipmitool names them (lib/ipmi_sel.c sensor_type_desc), and the variants ipmitool
@@ -527,3 +527,71 @@ def detect_sdr(text: str) -> float:
     if share < 0.5 or not has_unit and f.form != "sensor":
         return 0.0
     return min(0.95, 0.55 + 0.4 * share)
+
+
+# ------------------------------------------------------------------ how full the SEL is (ipmitool sel info, ipmi-sel -i)
+
+
+@dataclass(frozen=True)
+class SelInfo:
+    """``ipmitool sel info`` or FreeIPMI's ``ipmi-sel -i`` (the IPMI Get SEL Info command, IPMI v2.0 section 31.2):
+    ``entries``; ``free_bytes``; ``percent_used`` (ipmitool only); ``overflow`` (ipmitool's Overflow flag: events were
+    dropped for lack of space; FreeIPMI's "Events dropped due to lack of space"); None where the output does not say.
+    ``lines``: the lines read."""
+
+    entries: int | None = None
+    free_bytes: int | None = None
+    percent_used: float | None = None
+    overflow: bool | None = None
+    lines: tuple[str, ...] = ()
+
+
+_SELINFO_ROW = re.compile(r"^\s*([A-Za-z#][\w #/()-]{1,45}?)\s*:\s*(.*?)\s*$")
+
+
+def parse_sel_info(text: str) -> SelInfo | None:
+    """The SEL's fill state from ``ipmitool sel info`` / ``ipmi-sel -i``; None when neither form is there. Never raises."""
+    vals: dict[str, str] = {}
+    lines: list[str] = []
+    for ln in text.splitlines():
+        m = _SELINFO_ROW.match(ln)
+        if m:
+            vals[m.group(1).strip().lower()] = m.group(2)
+            lines.append(ln.rstrip())
+
+    def num(*keys: str) -> str | None:
+        for k in keys:
+            m = re.match(r"\s*(\d+(?:\.\d+)?)", vals.get(k, ""))
+            if m:
+                return m.group(1)
+        return None
+
+    def flag(*keys: str) -> bool | None:
+        for k in keys:
+            v = vals.get(k, "").strip().lower()
+            if v in ("true", "yes"):
+                return True
+            if v in ("false", "no"):
+                return False
+        return None
+
+    entries = num("entries", "number of log entries")
+    free = num("free space", "free space remaining")
+    if entries is None and free is None:
+        return None
+    pct = num("percent used")
+    return SelInfo(sat_int(entries.split(".")[0]) if entries is not None else None,
+                   sat_int(free.split(".")[0]) if free is not None else None,
+                   to_float(pct) if pct is not None else None, flag("overflow", "events dropped due to lack of space"),
+                   tuple(lines))
+
+
+def detect_sel_info(text: str) -> float:
+    """0.95 for ``ipmitool sel info`` ("SEL Information" with "Percent Used"/"Free Space") or ``ipmi-sel -i``
+    ("Number of log entries" with "Free space remaining")."""
+    head = text[:20_000]
+    if re.search(r"^SEL Information\s*$", head, re.M) and re.search(r"^(Percent Used|Free Space)\s*:", head, re.M):
+        return 0.95
+    if re.search(r"^Number of log entries\s*:", head, re.M) and re.search(r"^Free space remaining\s*:", head, re.M):
+        return 0.95
+    return 0.0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
@@ -176,3 +177,99 @@ def detect_kubectl_pods(text: str) -> float:
     if "READY" not in text[:20000] or "STATUS" not in text[:20000]:
         return 0.75 if parse_kubectl_pods(text[:20000]) else 0.0
     return 0.9 if parse_kubectl_pods(text[:20000]) else 0.0
+
+
+# ------------------------------------------------------------------ kubectl describe node
+
+
+@dataclass(frozen=True)
+class K8sNode:
+    """``kubectl describe node NAME`` (what the kubelet reports): ``name``; ``labels`` (key -> value);
+    ``conditions`` (type -> status: "Ready" -> "True"); ``capacity`` / ``allocatable`` (resource -> quantity as
+    printed: "nvidia.com/gpu" -> "8"); ``requests`` (the "Allocated resources" table: resource -> requests);
+    ``taints``; ``unschedulable`` (True/False, None when not shown) and the lines read. Sections a paste elides
+    ("[...]", "....") are simply absent."""
+
+    name: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    conditions: Mapping[str, str] = field(default_factory=dict)
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+    requests: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[str, ...] = ()
+    unschedulable: bool | None = None
+    lines: tuple[str, ...] = ()
+
+    def gpus(self, block: Mapping[str, str]) -> dict[str, int]:
+        """GPU resources in ``block`` (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu...) -> count."""
+        return {k: sat_int(v) for k, v in block.items()
+                if re.fullmatch(r"[\w.-]+/(?:gpu|mig-[\w.-]+)", k) and v.strip().isdigit()}
+
+
+_K8S_TOP = re.compile(r"^([A-Z][A-Za-z ]{1,30}):\s*(.*)$")
+_K8S_KV = re.compile(r"^\s+([\w./-]+):\s+(\S.*?)\s*$")
+
+
+def parse_k8s_node(text: str) -> K8sNode | None:
+    """The first ``kubectl describe node`` in ``text``; None when it has neither a Capacity/Allocatable block nor a
+    Conditions table. Never raises."""
+    name, section = "", ""
+    labels: dict[str, str] = {}
+    conditions: dict[str, str] = {}
+    blocks: dict[str, dict[str, str]] = {"Capacity": {}, "Allocatable": {}}
+    requests: dict[str, str] = {}
+    taints: list[str] = []
+    unsched: bool | None = None
+    lines: list[str] = []
+    for ln in text.splitlines():
+        top = _K8S_TOP.match(ln)
+        if top and not ln.startswith(" "):
+            section, value = top.group(1), top.group(2).strip()
+            if section == "Name" and not name:
+                name = value
+            elif section == "Labels" and "=" in value:
+                k, _, v = value.partition("=")
+                labels[k.strip()] = v.strip()
+            elif section == "Taints" and value and value != "<none>":
+                taints.append(value)
+            elif section == "Unschedulable":
+                unsched = value.lower() == "true"
+                lines.append(ln.rstrip())
+            continue
+        s = ln.strip()
+        if not s or set(s) <= set(".[]-"):
+            continue
+        if section == "Labels" and "=" in s and ln.startswith(" "):
+            k, _, v = s.partition("=")
+            labels[k.strip()] = v.strip()
+        elif section == "Taints" and ln.startswith(" "):
+            taints.append(s)
+        elif section == "Conditions":
+            cols = s.split()
+            if len(cols) >= 2 and cols[1] in ("True", "False", "Unknown"):
+                conditions[cols[0]] = cols[1]
+                lines.append(ln.rstrip())
+        elif section in blocks:
+            m = _K8S_KV.match(ln)
+            if m:
+                blocks[section][m.group(1)] = m.group(2)
+                if "/" in m.group(1):
+                    lines.append(f"{section}: {s}")
+        elif section == "Allocated resources":
+            cols = s.split()
+            if len(cols) >= 2 and "/" in cols[0] and re.fullmatch(r"\d+", cols[1]):
+                requests[cols[0]] = cols[1]
+                lines.append(f"Allocated: {s}")
+    if not (blocks["Capacity"] or blocks["Allocatable"] or conditions):
+        return None
+    return K8sNode(name, labels, conditions, blocks["Capacity"], blocks["Allocatable"], requests, tuple(taints),
+                   unsched, tuple(lines))
+
+
+def detect_k8s_node(text: str) -> float:
+    """0.95 for ``kubectl describe node``: a "Capacity:" or "Allocatable:" block (or a Conditions table) beside the
+    node's "Name:" / "Allocated resources:"."""
+    head = text[:200_000]
+    blocks = re.search(r"^(Capacity|Allocatable):\s*$", head, re.M)
+    node = re.search(r"^(Name|Allocated resources|Roles|Conditions|Taints):", head, re.M)
+    return 0.95 if blocks and node else 0.0

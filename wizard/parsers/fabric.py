@@ -572,12 +572,15 @@ _PT_CHEAP = ("ib_", "initializing CUDA", "Waiting for client", "Couldn't", "Unab
 
 def detect_perftest(text: str) -> float:
     """0.95 for perftest's bandwidth tests (``ib_write_bw`` / ``ib_read_bw`` / ``ib_send_bw``): the test banner and
-    its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for a perftest run that stopped at its memory
+    its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for that header and its rows alone (the
+    banner cut from the paste); 0.9 for a perftest run that stopped at its memory
     registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR"), for the server's "Waiting for client to
     connect..." banner, for an error line only perftest prints ("Couldn't create IB resources", "Unable to init the
     socket connection", ...) and for any :data:`PT_ERRORS` line next to an ``ib_*_bw`` / ``ib_*_lat`` command."""
     if "BW Test" in text and "#bytes" in text and _PT_TITLE.search(text) and _PT_COLS.search(text):
         return 0.95
+    if "#bytes" in text and _PT_COLS.search(text) and any(_PT_ROW.match(ln) for ln in text.splitlines()[:2000]):
+        return 0.9  # the result table without its banner (a paste cut to the numbers): its header is perftest's own
     if not any(t in text for t in _PT_CHEAP):  # cheap first: each test below needs one of these words
         return 0.0
     cmd = re.search(r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b", text)

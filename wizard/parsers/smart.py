@@ -150,9 +150,10 @@ def _split(text: str) -> list[list[str]]:
     blocks: list[list[str]] = []
     cur: list[str] = []
     for ln in text.splitlines():
-        if _BANNER.match(ln) and any(x.strip() for x in cur):
-            blocks.append(cur)
-            cur = []
+        if _BANNER.match(ln) and any(_BANNER.match(x) or x.lstrip().startswith(("=== START OF", "Device Model:",
+                                                                              "Model Number:", "Product:")) for x in cur):
+            blocks.append(cur)  # the drive above had output of its own (the lines before a first banner, such as
+            cur = []            # the command typed at a prompt, belong to the drive below it)
         cur.append(ln)
     blocks.append(cur)
     return [b for b in blocks if any(x.strip() for x in b)]

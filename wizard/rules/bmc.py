@@ -30,7 +30,7 @@ from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, joined
 
 SEL_PROBE = "ipmitool_sel"
 SDR_PROBE = "ipmitool_sdr"
@@ -750,3 +750,40 @@ def judge_ipmi_error_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """ipmitool's error lines pasted alone ("Could not open device at /dev/ipmi0 ...", "Unable to establish IPMI v2 /
     RMCP+ session"), judged by the live check (the SMBIOS tables are not in a paste, so the BMC's presence is unknown)."""
     return sel({SEL_PROBE: ProbeOutput(SEL_PROBE, "$ ipmitool sel elist (pasted)", stderr=text, rc=1)}, exp)
+
+
+SRC_SEL_INFO = ("IPMI v2.0 rev 1.1 specification, section 31.2 'Get SEL Info Command' (free space, overflow flag: "
+                "'events have been dropped due to lack of space in the SEL') "
+                "(https://www.intel.com/content/www/us/en/products/docs/servers/ipmi/ipmi-second-gen-interface-spec-v2-rev1-1.html); "
+                + SRC_IPMITOOL + "; FreeIPMI ipmi-sel(8), --info")
+
+
+def judge_sel_info_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.bmc_sel`` from how full the SEL is (``ipmitool sel info``, ``ipmi-sel -i``): an overflow (events
+    dropped) or a full log (0 bytes free, 100 % used) warns: new hardware events (ECC, power supply, thermal) are lost
+    until it is saved and cleared; otherwise a pass that says only the log's room was read, not its events."""
+    from wizard.parsers.bmc import parse_sel_info
+
+    info = parse_sel_info(text)
+    if info is None:
+        return [Finding("health.bmc_sel", Verdict.UNKNOWN, "no SEL size could be read from this output", "BMC",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `sudo ipmitool sel info` "
+                        "output.", SRC_SEL_INFO)]
+    ev = tuple(ln for ln in info.lines if re.match(r"\s*(Entries|Number of log entries|Free [Ss]pace|Percent Used|"
+                                                   r"Overflow|Events dropped)", ln))
+    size = joined(", ", [x for x in (
+        info.entries is not None and Msg("{n} entries", n=info.entries),
+        info.free_bytes is not None and Msg("{b} bytes free", b=info.free_bytes),
+        info.percent_used is not None and Msg("{p:g}% used", p=info.percent_used)) if x])
+    full = (info.free_bytes == 0) or (info.percent_used is not None and info.percent_used >= 100)
+    if info.overflow or full:
+        what = (Msg("the BMC event log overflowed: events were dropped for lack of space") if info.overflow
+                else Msg("the BMC event log is full: new hardware events are dropped (or, on a BMC that wraps, overwrite the oldest)"))
+        return [Finding("health.bmc_sel", Verdict.WARN, Msg("{what} ({size})", what=what, size=size), "BMC", ev,
+                        "Save the log (`sudo ipmitool sel save sel-$(date +%F).txt` or `sudo ipmi-sel > sel.txt`), read "
+                        "it for faults (`sudo ipmitool sel elist`), then clear it (`sudo ipmitool sel clear`) so the BMC "
+                        "can record the next ECC, power-supply or thermal event.", SRC_SEL_INFO)]
+    return [Finding("health.bmc_sel", Verdict.PASS, Msg("the BMC event log has room ({size}; no overflow): this output "
+                                                        "says how full the log is, not what it holds (`sudo ipmitool "
+                                                        "sel elist` lists the events)", size=size), "BMC", ev, "",
+                    SRC_SEL_INFO)]

@@ -22,7 +22,8 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.container import ContainerCli, parse_container_cli
 from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
-from wizard.i18n import Msg, N_
+from wizard.common import sat_int
+from wizard.i18n import Msg, N_, joined
 
 DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest"
 SRC_TROUBLE = f"NVIDIA Container Toolkit, Troubleshooting ({DOCS}/troubleshooting.html)"
@@ -200,3 +201,110 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding("driver.k8s_pods", Verdict.PASS,
                     (Msg('all {n_pods} pod(s) Running and ready or Completed', n_pods=len(pods)) + (Msg(' ({n_restarts} restarted at some point: {items})', n_restarts=len(restarts), items=', '.join(f'{p.name} {p.restarts}' for p in restarts[:3])) if restarts else '') + Msg("; this shows the pods, not the GPUs' health")), "node",
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]
+
+
+# ------------------------------------------------------------------ kubectl describe node (what the kubelet advertises)
+
+SRC_K8S_NODE = ("Kubernetes documentation, 'Device Plugins' (a device plugin advertises nvidia.com/gpu; a device it "
+                "reports unhealthy is taken out of the node's allocatable count) "
+                "(https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/) and 'Nodes', "
+                "node conditions Ready / MemoryPressure / DiskPressure / PIDPressure "
+                "(https://kubernetes.io/docs/concepts/architecture/nodes/#condition); NVIDIA k8s-device-plugin "
+                "(https://github.com/NVIDIA/k8s-device-plugin: GPUs with a critical Xid are marked unhealthy)")
+K8S_PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
+"""Node conditions that are a problem when True (Kubernetes 'Nodes', Condition)."""
+
+
+def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``kubectl describe node``: ``driver.k8s_node``: Ready False/Unknown fails; a pressure condition True, or the node
+    cordoned (Unschedulable), warns; fewer GPUs allocatable than its capacity warns (the device plugin reports some
+    unhealthy); a node that advertises no GPU resource warns (no device plugin registered). ``health.gpu_count``: the
+    advertised GPUs against the plan's gpu_count (:func:`count_verdict`); with no plan, the GPU model's label
+    (``nvidia.com/gpu.product``) for a count of SXM GPUs no HGX node has; with neither, unknown (nothing to compare
+    with)."""
+    from wizard.parsers.container import parse_k8s_node
+    from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict, sxm_count_doubt, sxm_count_finding
+
+    node = parse_k8s_node(text)
+    if node is None:
+        return [Finding("driver.k8s_node", Verdict.UNKNOWN, "no node status could be read from this kubectl output",
+                        "node", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `kubectl describe node <name>` output.", SRC_K8S_NODE)]
+    who = node.name or "this node"
+    out: list[Finding] = []
+    ready = node.conditions.get("Ready")
+    pressure = [k for k in K8S_PRESSURE if node.conditions.get(k) == "True"]
+    cond_ev = tuple(ln for ln in node.lines if ln.split()[:1] and ln.split()[0] in ("Ready", *K8S_PRESSURE))
+    if ready in ("False", "Unknown"):
+        out.append(Finding("driver.k8s_node", Verdict.FAIL, Msg("{who}: condition Ready is {ready}: the kubelet is not "
+                                                                "running pods here", who=who, ready=ready), who, cond_ev,
+                           "Read the Ready condition's reason and message, then `journalctl -u kubelet` on the node "
+                           "(container runtime, network plugin, certificates, disk).", SRC_K8S_NODE))
+    if pressure:
+        out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who}: {conds} is True: the kubelet evicts pods and "
+                                                                "admits no new ones under it", who=who,
+                                                                conds=", ".join(pressure)), who, cond_ev,
+                           "Free memory, disk or PIDs on the node (`kubectl describe node` gives each condition's "
+                           "message), then check the condition turns False.", SRC_K8S_NODE))
+    if node.unschedulable:
+        out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who} is cordoned (Unschedulable: true): no new pod "
+                                                                "lands here", who=who), who,
+                           tuple(ln for ln in node.lines if ln.startswith("Unschedulable")),
+                           "`kubectl uncordon <node>` when the node is ready for work.", SRC_K8S_NODE))
+    cap, alloc = node.gpus(node.capacity), node.gpus(node.allocatable)
+    advertised = cap or alloc
+    gpu_ev = tuple(ln for ln in node.lines if "/" in ln and ("gpu" in ln or "mig-" in ln))
+    if not advertised:
+        if node.capacity or node.allocatable:
+            out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who} advertises no GPU resource (no nvidia.com/gpu "
+                                                                    "in Capacity or Allocatable)", who=who), who,
+                               tuple(node.lines[:4]),
+                               "On a GPU node: check the device plugin's pod on it (`kubectl get pods -n gpu-operator -o "
+                               "wide`) and its log; it registers nvidia.com/gpu once the driver and toolkit work.",
+                               SRC_K8S_NODE))
+        return out or [Finding("driver.k8s_node", Verdict.PASS, Msg("{who}: Ready, no pressure condition", who=who), who,
+                               cond_ev, "", SRC_K8S_NODE)]
+    short = {k: (cap[k], alloc.get(k, 0)) for k in cap if k in alloc and alloc[k] < cap[k]}
+    if short:
+        out.append(Finding("driver.k8s_node", Verdict.WARN,
+                           Msg("{who}: ", who=who) + joined("; ", [Msg("{res} allocatable {a} of capacity {c}", res=k,
+                                                                       a=a, c=c) for k, (c, a) in short.items()])
+                           + Msg(": the device plugin reports the others unhealthy"), who, gpu_ev,
+                           "Read the device plugin's log for the GPU it marked unhealthy (an Xid: `kubectl logs -n "
+                           "gpu-operator <nvidia-device-plugin pod>`), and `nvidia-smi` / `dmesg | grep Xid` on the node.",
+                           SRC_K8S_NODE))
+    seen = sum(advertised.values())
+    requested = sum(sat_int(v) for k, v in node.requests.items() if k in advertised and v.isdigit())
+    what = Msg("{who} advertises {n} GPU(s) ({res})", who=who, n=seen,
+               res=", ".join(f"{k} {v}" for k, v in advertised.items())) + (
+        Msg(", {r} requested by pods", r=requested) if node.requests else "")
+    want = exp.get("gpu_count") if isinstance(exp.get("gpu_count"), int) else None
+    model = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
+    cm = count_measure(seen, want, "GPUs the node advertises (the plan's gpu_count)")
+    v = count_verdict(seen, want)
+    if want is not None:
+        out.append(Finding("health.gpu_count", v, what + (Msg(", as the plan expects") if v is Verdict.PASS else
+                                                         Msg("; the plan expects {want}", want=want)), who, gpu_ev,
+                           "" if v is Verdict.PASS else "Compare with `nvidia-smi -L` on the node: a GPU the driver "
+                           "lists that the plugin does not advertise is unhealthy to it; one missing from nvidia-smi "
+                           "too failed to initialise (dmesg: NVRM/Xid).", SRC_A1, measured=cm))
+    elif model and (doubt := sxm_count_doubt(seen, [model])) is not None:
+        out.append(sxm_count_finding(what, doubt, gpu_ev))
+    elif model:
+        out.append(Finding("health.gpu_count", Verdict.PASS, what + Msg(" ({model})", model=model), who, gpu_ev, "",
+                           SRC_K8S_NODE))
+    else:
+        out.append(Finding("health.gpu_count", Verdict.UNKNOWN, what + Msg(": whether that is all of them, neither the "
+                                                                           "plan's gpu_count nor the GPU model label "
+                                                                           "(nvidia.com/gpu.product) says"), who, gpu_ev,
+                           "Set the plan's GPU count (`bringup plan gpu_count=N`), or paste the node's labels too (GPU "
+                           "Feature Discovery sets nvidia.com/gpu.product).", SRC_K8S_NODE))
+    if not any(f.verdict in (Verdict.FAIL, Verdict.WARN) and f.id == "driver.k8s_node" for f in out) and (
+            ready == "True" or not node.conditions):
+        said = Msg("{who}: Ready, no pressure condition", who=who) if ready == "True" else Msg(
+            "{who}: conditions not in this paste", who=who)
+        gpus_said = (Msg("; every GPU of its capacity is allocatable") if cap and alloc else
+                     Msg("; its GPU capacity is not in this paste") if alloc else Msg("; its allocatable GPUs are not in this paste"))
+        out.insert(0, Finding("driver.k8s_node", Verdict.PASS, said + gpus_said,
+                              who, cond_ev + gpu_ev[:2], "", SRC_K8S_NODE))
+    return out

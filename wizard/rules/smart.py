@@ -123,6 +123,8 @@ def _judge_device(d: SmartDevice) -> Finding:
         if nv.get("percentage_used", 0) >= 100:
             warns.append(Msg("{used}% of its rated endurance used", used=nv["percentage_used"]))
             ev.append(d.nvme_lines.get("percentage_used", ""))
+        if "critical_warning" in nv and not cw:
+            notes.append(Msg("NVMe Critical Warning 0x00"))
         if spare is not None:
             notes.append(Msg("spare {spare}%, threshold {floor}%", spare=spare, floor=floor) if floor is not None
                          else Msg("spare {spare}%", spare=spare))
