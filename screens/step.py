@@ -387,6 +387,10 @@ class StepScreen(Screen[None]):
                                     else _("confirmed: {title}")).format(title=_(self.build.step(step_id).title)))
 
         warning = ""
+        if self.build.unverified(step_id):
+            warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
+                        "machine's. Say in the note what you checked and how (required).").format(
+                verdict=_(self.build.unverified(step_id)))
         if step_id == "plan.workload":
             warning = self._sizing_short()
         if step_id == HANDOVER_STEP:

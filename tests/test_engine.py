@@ -388,3 +388,29 @@ def test_following_a_run_hands_over_every_line_even_when_the_reader_is_far_behin
     assert got[-1].startswith("# exit status 0")
     assert len(got) == sum(1 for _ in open(Path(done.log_path), "rb"))
     b.close()
+
+
+def test_confirming_a_checked_step_the_machine_could_not_tell_needs_a_note_and_says_so(state_dir):
+    """nvidia-smi not installed: driver.nvidia_smi's check skipped. A person may confirm it, but only with a note, and
+    the record (status, reason shown, report) says the machine's check could not tell: never a plain ✓."""
+    import pytest
+    from wizard import report as rpt
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.record_findings("driver.nvidia_smi", [Finding("driver.nvidia_smi", Verdict.SKIP, "nvidia-smi is not installed",
+                                                    source="s")], frozen_clock())
+    assert b.unverified("driver.nvidia_smi") == "skip" and b.unverified("plan.host") == ""
+    with pytest.raises(ValueError, match="needs a note"):
+        b.confirm("driver.nvidia_smi", " ")
+    b.confirm("driver.nvidia_smi", "ran nvidia-smi from the vendor's live USB: 8 GPUs")
+    st = b.store.step_states()["driver.nvidia_smi"]
+    assert st.status is StepStatus.CONFIRMED
+    assert b.reason_shown(st) == ("confirmed by hand; the machine's check could not tell here (skip): ran nvidia-smi "
+                                  "from the vendor's live USB: 8 GPUs")
+    node = rpt.node_from_build(b, None, "none")
+    listed = [w for w in node["waived"] if w["step"] == "driver.nvidia_smi"]
+    assert listed and listed[0]["confirmed"] and listed[0]["unproven"]
+    assert node["verdict"] != rpt.READY
+    b.confirm("plan.host", "")  # a step only a person can confirm still takes no note
+    b.close()

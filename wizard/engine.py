@@ -18,7 +18,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import AUTO_SKIP_PREFIX, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
+from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
@@ -333,6 +333,10 @@ class Build:
         m = _ACTION_REASON.match(reason)
         if m:  # what the engine wrote when the step's action ended: its words, translated
             return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
+        u = re.match(re.escape(UNVERIFIED_PREFIX) + r"(\w+)\): (.*)$", reason, re.S)
+        if u:  # a person's confirmation over a check that could not tell: the words translated, the note as typed
+            return _("confirmed by hand; the machine's check could not tell here ({verdict}): {note}").format(
+                verdict=_(u.group(1)), note=u.group(2))
         auto = reason.startswith(AUTO_SKIP_PREFIX)
         waiting = reason.startswith(WAITING_FOR_GPUS)
         why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason[len(WAITING_FOR_GPUS):] if waiting else reason
@@ -471,7 +475,20 @@ class Build:
                        "(validate_device cuda), or skip it with a reason")
         if status is StepStatus.WARNED and note is not None and not note.strip():
             return Msg("accepting a warning needs a note: say why it is acceptable on this machine")
+        if self.unverified(step_id) and note is not None and not note.strip():
+            return Msg("the machine could not check this step here: confirming it needs a note saying what you "
+                       "checked and how")
         return ""
+
+    def unverified(self, step_id: str) -> str:
+        """The verdict ("skip", "unknown") of a step the machine checks (:func:`is_checked`) whose latest check could
+        not tell here (nvidia-smi not installed, no GPU on the bus, an unreadable output); "" otherwise. Confirming
+        such a step records a person's word over a check that did not run: it needs a note, and the note says so."""
+        step = next((s for s in self.steps() if s.id == step_id), None)
+        st = self.store.step_states().get(step_id)
+        if step is None or not is_checked(step) or st is None or st.verdict not in (Verdict.SKIP, Verdict.UNKNOWN):
+            return ""
+        return st.verdict.value
 
     def confirm(self, step_id: str, note: str = "", user: str | None = None) -> None:
         """Confirm a manual step, or accept a warned step's warnings with ``note`` (it stays ``warned``, with the
@@ -497,6 +514,9 @@ class Build:
                                        f"by {user}" + (f": {note.strip()}" if note.strip() else ""),
                                 user=user, boot_id=self.boot_id)
             return
+        unverified = self.unverified(step_id)
+        if unverified:  # the person's word over a check that could not run: the record says so, with the note
+            note = f"{UNVERIFIED_PREFIX}{unverified}): {note.strip()}"
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=user, boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
             pending = self.store.meta().get("gpu_serials_seen_last")

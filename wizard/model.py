@@ -381,6 +381,9 @@ def stage_rollup(statuses: Sequence[StepStatus]) -> StepStatus:
 AUTO_SKIP_PREFIX = "not applicable: "
 """How the engine words the reason of a step its own check found not applicable (``Build.record_findings``); any
 other skip is a person's decision (the report lists it as skipped by a person, with the reason, who and when)."""
+UNVERIFIED_PREFIX = "confirmed by hand; the machine's check could not tell here ("
+"""The reason a person's confirmation of a checked step gets when its latest check skipped or was unknown
+(``wizard.engine.Build.unverified``); the report lists such steps with the skips."""
 
 HANDOVER_STAGES = ("report",)
 """Stages about handing the machine over (writing the acceptance report, the hand-over itself): shown in the report,

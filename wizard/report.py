@@ -35,7 +35,7 @@ from wizard import __version__
 from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
-from wizard.model import AUTO_SKIP_PREFIX, HANDOVER_STAGES, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
+from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, HANDOVER_STAGES, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
 from wizard.actions import outcome_words
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
@@ -469,7 +469,11 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")
                   and not str(rec["reason"]).startswith(AUTO_SKIP_PREFIX)):  # a person's skip: with a reason, by someone
                 waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
-                               "at": rec.get("updated_at"), "unproven": proven_by_run(s)})
+                               "at": rec.get("updated_at"), "unproven": proven_by_run(s), "confirmed": False})
+            elif status is StepStatus.CONFIRMED and str(rec.get("reason", "")).startswith(UNVERIFIED_PREFIX):
+                # a person's word over a check that could not run here: listed with the skips, nothing measured it
+                waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
+                               "at": rec.get("updated_at"), "unproven": True, "confirmed": True})
         roll = stage_rollup([StepStatus(x["status"]) for x in steps])
         stage_docs.append({"id": st.id, "title": st.title, **_status_doc(roll), "steps": steps})
     cpu_steps = {x["id"] for st in stage_docs for x in st["steps"] if x["status"] == StepStatus.CPU_ONLY.value}
