@@ -412,5 +412,9 @@ def test_confirming_a_checked_step_the_machine_could_not_tell_needs_a_note_and_s
     listed = [w for w in node["waived"] if w["step"] == "driver.nvidia_smi"]
     assert listed and listed[0]["confirmed"] and listed[0]["unproven"]
     assert node["verdict"] != rpt.READY
+    doc = rpt.assemble([node])
+    md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
+    assert "1 confirmed by hand where the machine's check could not tell (listed)" in md
+    assert "✓ confirmed by hand `driver.nvidia_smi`" in md and "✓ confirmed by hand</span>" in html
     b.confirm("plan.host", "")  # a step only a person can confirm still takes no note
     b.close()
