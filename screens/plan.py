@@ -123,6 +123,16 @@ class PlanDialog(ModalScreen[dict | None]):
         changes = self.collect()
         if changes is not None:
             self.dismiss(changes)
+            return
+        bad = [k for k in PLAN_KEYS if self.query_one(f"#err-{k}", Static).display]
+        if bad:  # the error may sit below the fold: go to the first bad field and say which ones
+            field = self.query_one(f"#plan-{bad[0]}", Input)
+            field.focus()
+            self.query_one("#plan-fields", VerticalScroll).scroll_to_widget(self.query_one(f"#field-{bad[0]}"),
+                                                                            animate=False)
+            self.notify(ngettext("not saved: {keys} is not valid (its error is under the field)",
+                                 "not saved: {keys} are not valid (each error is under its field)", len(bad)).format(
+                keys=", ".join(bad)), severity="warning")
 
     def action_cancel(self) -> None:
         """Close; with edited fields, ask first (the typed values would be lost)."""

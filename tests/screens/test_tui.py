@@ -443,6 +443,28 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
         assert app.build.store.plan() == {"gpu_count": 8}
 
 
+async def test_plan_form_save_with_an_error_below_the_fold_goes_to_it_and_says_so(state_dir, devvm_host):
+    """Walk 17: a bad value typed, the focus tabbed far down the form, ctrl+s did nothing visible (the error sat under
+    the field, off the screen). Now the first bad field takes the focus, scrolled into view, and a toast names it."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        from screens.plan import PlanDialog
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("tab", "tab", "tab", *"lots")  # host_ram_gib
+        await pilot.press(*["tab"] * 12)
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id != "plan-host_ram_gib"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog) and app.focused.id == "plan-host_ram_gib"
+        field = app.screen.query_one("#field-host_ram_gib")
+        scroll = app.screen.query_one("#plan-fields")
+        assert scroll.scroll_offset.y <= field.virtual_region.y < scroll.scroll_offset.y + scroll.size.height
+        assert any("not saved: host_ram_gib is not valid" in str(n.message) for n in app._notifications)
+
+
 async def test_plan_form_shows_each_description_and_asks_before_dropping_edits(state_dir, devvm_host):
     """Issue 15 (reviewer): the descriptions were placeholders, cut at the field's edge and gone once typed into; Esc
     dropped typed values without a word; at 60x20 the Save row was off the screen. Each field's description is its own
