@@ -81,6 +81,21 @@ class AsciiScrollBarRender(ScrollBarRender):
     @classmethod
     def render_bar(cls, *args: Any, **kwargs: Any) -> Segments:
         bar = super().render_bar(*args, **kwargs)
-        bar.segments = [Segment(cls.THUMB * len(seg.text), seg.style) if seg.style is not None and seg.style.reverse
-                        and seg.text and not seg.text.strip() else seg for seg in bar.segments]
-        return bar
+
+        def thumb(seg: Segment) -> bool:
+            return bool(seg.style is not None and seg.style.reverse and seg.text and not seg.text.strip())
+
+        if not bar.new_lines:  # horizontal: rows of cells, each thumb cell a '#'
+            bar.segments = [Segment(cls.THUMB * len(seg.text), seg.style) if thumb(seg) else seg for seg in bar.segments]
+            return bar
+        # vertical: one segment per row. A thumb two cells wide keeps its inner cell blank, track-coloured, so the
+        # '#' never touches the text beside it ("...until##" read as part of the text in a capture)
+        track = next((seg.style for seg in bar.segments if not thumb(seg)), None)
+        rows: list[Segment] = []
+        for seg in bar.segments:
+            if thumb(seg) and len(seg.text) > 1:
+                rows += [Segment(" " * (len(seg.text) - 1), track), Segment(cls.THUMB, seg.style)]
+            else:
+                rows.append(Segment(cls.THUMB * len(seg.text), seg.style) if thumb(seg) else seg)
+            rows.append(Segment.line())
+        return Segments(rows, new_lines=False)
