@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def progress_words(build) -> str:
-    """How far the build is: "18 done (2 with warnings), 40 not applicable, of 88 steps; 1 failed" ("3 done of 88
+    """How far the build is: "18 done (2 with warnings), 40 not applicable, of 88 steps; 1 failed; 29 to do" ("3 done of 88
     steps" when none is not applicable and none failed). A step a check skipped as not applicable here (no GPU in this VM) is counted apart, never
     as done; a validation run on the CPU only is said (the GPU is not validated)."""
     states = build.store.step_states()
@@ -45,6 +45,9 @@ def progress_words(build) -> str:
             else _("{done_words} of {total} steps").format(done_words=done_words, total=len(steps)))
     if failed:  # a failure is what the operator most needs to know on coming back
         text += _("; ") + ngettext("{count} failed", "{count} failed", failed).format(count=failed)
+    left = len(steps) - done - n_a - failed  # pending, running, interrupted, CPU-only: what is still to do
+    if left and done + n_a + failed:
+        text += _("; ") + _("{count} to do").format(count=left)
     if cpu_only:
         text += _("; ") + _("{count} validated on the CPU only: the GPU is not validated").format(count=cpu_only)
     return text
