@@ -25,6 +25,7 @@ from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar
 from wizard.i18n import _, ngettext, spaced
 from wizard.model import StepStatus, proven_by_run
+from wizard.store import ActionState
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -41,6 +42,7 @@ class BuildScreen(Screen[None]):
     BINDINGS = [
         Binding("tab,shift+tab", "switch_list", "Other list"),
         Binding("c", "check_stage", "Check stage"),
+        Binding("s", "skip_stage", "Skip stage"),
         Binding("escape", "back", "Back"),
     ]
     NARROW_BELOW = 76
@@ -252,6 +254,46 @@ class BuildScreen(Screen[None]):
                           "(or `bringup run STEP`)").format(n=len(by_run)))
         elif not ids:
             self.notify(_("this stage has no automatic checks; its steps are confirmed by hand"))
+
+    def action_skip_stage(self) -> None:
+        """Skip every step of the highlighted stage that is not done (pending, interrupted, waiting, CPU-only), with
+        one reason, as the step screen's s does for one step (a single-node build's "Several nodes"). Steps done,
+        failed or running stay as they are; the Report stage is the hand-over and is not skipped this way."""
+        from screens.dialogs import SkipDialog
+        from screens.step import SKIP_EXAMPLES
+        from wizard.model import HANDOVER_STAGES
+
+        b = self.build
+        if b is None or self.stage_id is None:
+            return
+        if b.observing:
+            self.notify(_("read-only: {why}").format(why=self.app.read_only_why()), severity="warning")
+            return
+        stage = b.stages[[st.id for st in b.stages].index(self.stage_id)]
+        if stage.id in HANDOVER_STAGES:
+            self.notify(_("the Report stage is the hand-over: open its steps to make the report or skip one with a "
+                          "reason"), severity="warning")
+            return
+        states = b.store.step_states()
+        running = {r.step_id for r in b.store.action_runs(state=ActionState.RUNNING)}
+        open_ids = [s.id for s in stage.steps if s.id not in running and not (
+            s.id in states and (states[s.id].status.done or states[s.id].status is StepStatus.FAILED))]
+        if not open_ids:
+            self.notify(_("nothing to skip: every step of this stage is done, failed or running"))
+            return
+
+        def done(reason: str | None) -> None:
+            if reason:
+                for sid in open_ids:
+                    b.skip(sid, reason)
+                self.app.bump()
+                self.notify(ngettext("skipped {n} step of {stage}", "skipped {n} steps of {stage}",
+                                     len(open_ids)).format(n=len(open_ids), stage=_(stage.title)))
+
+        example = SKIP_EXAMPLES.get(stage.id, "")
+        title = ngettext("{n} open step of {stage}", "all {n} open steps of {stage}", len(open_ids)).format(
+            n=len(open_ids), stage=_(stage.title))
+        self.app.push_screen(SkipDialog(title, _(example) if example else ""), done)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -20,6 +20,8 @@ WORDS: dict[tuple[str, str], str] = {
     ("StartScreen", "resume"): N_("resume the build where you left it"),
     ("StartScreen", "new"): N_("start a new build (the old one stays on disk)"),
     ("BuildScreen", "check_stage"): N_("run every automatic check of the highlighted stage"),
+    ("BuildScreen", "skip_stage"): N_("skip every open step of the highlighted stage, with one reason (a single-node "
+                                      "build's Several nodes)"),
     ("BuildScreen", "back"): N_("back to the welcome screen"),
     ("BuildScreen", "switch_list"): N_("between the stages and the steps"),
     ("StepScreen", "check"): N_("check: run this step's automatic checks"),

@@ -1639,3 +1639,36 @@ async def test_a_headline_s_long_word_folds_and_is_never_cut(state_dir, devvm_ho
         # the basic theme's scrollbar thumb is a column of '#' at the right edge: not part of the text
         flat = "".join("".join(line.rstrip().rstrip("#") for line in shown_lines(app)).split())
         assert "".join(message.split()) in flat and "…" not in flat
+
+
+async def test_s_on_the_overview_skips_a_whole_stage_with_one_reason(state_dir, devvm_host):
+    """Walk 17: a single-node build had no way out of "Several nodes" but to skip its four steps one by one. s on a
+    stage skips every open step with one reason; a failed step stays failed, and the Report stage is not skipped
+    this way."""
+    from screens.dialogs import SkipDialog
+
+    b = new_build(state_dir, devvm_host)
+    b.store.set_step("multinode.consistency", StepStatus.FAILED, Verdict.FAIL)
+    open_ids = [s.id for st in b.stages if st.id == "multinode" for s in st.steps if s.id != "multinode.consistency"]
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await settle(pilot, app)
+        app.push_screen(BuildScreen("multinode"))
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SkipDialog)
+        await pilot.press(*"single node", "enter")
+        await pilot.pause()
+        states = app.build.store.step_states()
+        assert all(states[sid].status is StepStatus.SKIPPED and states[sid].reason == "single node" for sid in open_ids)
+        assert states["multinode.consistency"].status is StepStatus.FAILED
+        app.pop_screen()
+        app.push_screen(BuildScreen("report"))
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        assert not isinstance(app.screen, SkipDialog)
