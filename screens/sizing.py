@@ -108,6 +108,7 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-input:focus { text-style: reverse; }
     SizingScreen .sz-row:focus-within .sz-label { text-style: bold reverse; }
     SizingScreen Select.sz-input { width: 1fr; }
+    SizingScreen Select.sz-input > SelectOverlay { width: 34; }
     SizingScreen Select.sz-input > SelectOverlay { border: tall $accent; max-height: 10; }
     App.-basic SizingScreen Select.sz-input > SelectOverlay { border: ascii $accent; }
     SizingScreen .sz-error { color: $error; height: auto; display: none; padding-left: 2; }
