@@ -30,7 +30,7 @@ from screens.glyphs import ConsoleScrollBarRender
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
 from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
-from wizard.i18n import _
+from wizard.i18n import _, tr
 from wizard.store import (
     ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, tighten_state_dir,
     tightened_note, utcnow,
@@ -243,6 +243,7 @@ class BringupApp(App[int]):
         self.clock = clock
         self.identity: dict[str, Any] = {}
         self.build: Build | None = None
+        self.going_on: list[str] = []  # said after the screen is gone: runs that go on without the UI (quit while they ran)
         self.build_error: str = ""
         self.fatal: str = ""
         self.checking: set[str] = set()
@@ -624,6 +625,15 @@ class BringupApp(App[int]):
         if self.hangup_guard is not None:  # a signal that came still ends the process within its bound
             self.hangup_guard.restore()
         if self.build is not None:
+            try:
+                for r in self.build.store.action_runs(state=ActionState.RUNNING):
+                    k, n = self.build.run_ordinal(r)
+                    self.going_on.append(_("bringup: note: {title} (run {run} of {runs} of {step}, pid {pid}) goes on "
+                                           "without the screen; its log: {log}. `bringup` re-attaches to it, `bringup "
+                                           "status` shows it.").format(title=tr(r.title), run=k, runs=n, step=r.step_id,
+                                                                       pid=r.pid, log=r.log_path))
+            except Exception:  # noqa: BLE001 - a note must never stop the exit
+                pass
             self.build.close()
 
 
@@ -663,6 +673,8 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
                 sys.stdout.flush()
         except OSError:  # the terminal is gone
             pass
+    for line in app.going_on:  # quit while an action ran (walk 17: nothing said it goes on)
+        print(line, file=sys.stderr)
     if app.fatal:
         print(_("bringup: error: {error}").format(error=app.fatal), file=sys.stderr)
         return 3

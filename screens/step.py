@@ -265,6 +265,10 @@ class StepScreen(Screen[None]):
                            "with a note."))
         if st is StepStatus.CPU_ONLY:
             notes.append(_("Not done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason."))
+        in_flight = last_run is not None and last_run.state is ActionState.RUNNING
+        if in_flight and findings:  # walk 17: the cancelled run's "run it again" read as the running run's result
+            notes.insert(0, _("A run is in progress: the findings below are from before it; its result replaces them "
+                              "when it ends (l: its log)."))
         note = self.query_one("#step-note", Static)
         note.update("\n".join(notes))
         note.display = bool(notes)
@@ -297,7 +301,8 @@ class StepScreen(Screen[None]):
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
-        title.update(_("Findings ({when})").format(when=short_time(run_meta["finished_at"]) if run_meta else ""))
+        title.update((_("Findings before the run in progress ({when})") if in_flight else _("Findings ({when})")).format(
+            when=short_time(run_meta["finished_at"]) if run_meta else ""))
         opened = False
         widgets = []
         for f in findings:

@@ -124,6 +124,10 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
     code = ("import os, time\nfor i in range(3): print('sample', i, flush=True)\n"
             f"while not os.path.exists({str(gate)!r}): time.sleep(0.02)\nprint('done', flush=True)\n"
             f"print({summary!r})")
+    # an earlier run's result, still the latest check while the new run goes (walk 17: it read as the new run's)
+    b.record_findings("health.idle_baseline", [Finding("health.idle_baseline", Verdict.UNKNOWN,
+                                                       "the run was cancelled: run it again", source="s")],
+                      frozen_clock())
     run = b.start_action(steps.step_by_id("health.idle_baseline"), Resolved(ops=[{"argv": [sys.executable, "-c", code]}]))
     b.close()
     act._CHILDREN.clear()
@@ -139,6 +143,8 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
             await pilot.pause()
             assert isinstance(app.screen, StepScreen) and app.screen.step_id == "health.idle_baseline"
             assert "running" in text_of(app, "#step-status")
+            assert "A run is in progress: the findings below are from before it" in text_of(app, "#step-note")
+            assert text_of(app, "#findings-title").startswith("Findings before the run in progress")
             await pilot.press("l")
             await pilot.pause(0.5)
             assert isinstance(app.screen, ActionScreen)
@@ -1672,3 +1678,25 @@ async def test_s_on_the_overview_skips_a_whole_stage_with_one_reason(state_dir, 
         await pilot.press("s")
         await pilot.pause()
         assert not isinstance(app.screen, SkipDialog)
+
+
+async def test_quitting_while_an_action_runs_says_it_goes_on(state_dir, devvm_host):
+    """Walk 17: ctrl+q during a run quit without a word. The run goes on (by design); the screen, once gone, leaves a
+    note naming the run, its pid and its log."""
+    b = new_build(state_dir, devvm_host)
+    gate = state_dir / "gate"
+    code = f"import os, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.02)\n"
+    run = b.start_action(steps.step_by_id("health.idle_baseline"), Resolved(ops=[{"argv": [sys.executable, "-c", code]}]))
+    b.close()
+    act._CHILDREN.clear()
+    app = app_for(state_dir, devvm_host)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()  # not settle(): the welcome screen's worker follows the run, which goes on
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+        said = " ".join(app.going_on)
+        assert f"pid {run.pid}) goes on without the screen" in said and run.log_path in said
+        assert "run 1 of 1 of health.idle_baseline" in said
+    finally:
+        gate.write_text("go")
