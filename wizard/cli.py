@@ -2214,7 +2214,10 @@ def cmd_size(args: argparse.Namespace) -> int:
             (_("min GPUs"), _("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
                 count=s.min_gpus or _("no count is enough"), paper=s.min_gpus_paper or _("no count is enough"),
                 deepspeed=s.min_gpus_ds or (_("no count is enough") if s.ds_states_per_gpu is not None else "-"),
-                given=inputs.gpu_count)),
+                given=inputs.gpu_count)
+                + (_(": the activations alone ({size}) exceed one GPU: turn on checkpointing (--checkpointing full), or "
+                     "cut micro-batch or sequence").format(size=gb(s.activations))
+                   if s.min_gpus is None and s.gpu_memory and s.activations >= s.gpu_memory else "")),
             (_("host RAM"), _("{size} counted = {gib:.1f} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=s.host_min / 2**30 if s.host_min else 0,
                 loading=_(szm.CKPT_LOADERS[s.loading])))]

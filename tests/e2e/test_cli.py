@@ -390,6 +390,9 @@ def test_size_human_table_refusals_and_stored_inputs(tmp_path):
     r = run("size", "--params", "7B", "--method", "qlora", "--gpus", "1")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].startswith("workload ") and "min GPUs" in r.stdout and "source: " in r.stdout
+    # no count is enough: the summary row says why (walk 17: the reason sat 40 lines further down)
+    short = run("size", "--params", "70e9", "--method", "full", "--zero", "3", "--gpus", "8", "--gpu", "H100 SXM5")
+    assert "the activations alone" in " ".join(short.stdout.split()) and "--checkpointing full" in short.stdout
     bad = run("size", "--zero", "9", "--params", "seven")
     assert bad.returncode == 3 and not bad.stdout
     assert "--zero '9': ZeRO stage: between 0 and 3" in bad.stderr and "--params 'seven'" in bad.stderr
