@@ -673,8 +673,11 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
                 sys.stdout.flush()
         except OSError:  # the terminal is gone
             pass
-    for line in app.going_on:  # quit while an action ran (walk 17: nothing said it goes on)
-        print(line, file=sys.stderr)
+    try:
+        for line in app.going_on:  # quit while an action ran (walk 17: nothing said it goes on)
+            print(line, file=sys.stderr)
+    except OSError:  # the terminal is gone (a dropped session): nobody to tell
+        pass
     if app.fatal:
         print(_("bringup: error: {error}").format(error=app.fatal), file=sys.stderr)
         return 3

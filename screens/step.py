@@ -392,10 +392,10 @@ class StepScreen(Screen[None]):
                                     else _("confirmed: {title}")).format(title=_(self.build.step(step_id).title)))
 
         warning = ""
-        if self.build.unverified(step_id):
+        unverified = self.build.unverified(step_id)
+        if unverified:
             warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
-                        "machine's. Say in the note what you checked and how (required).").format(
-                verdict=_(self.build.unverified(step_id)))
+                        "machine's. Say in the note what you checked and how (required).").format(verdict=_(unverified))
         if step_id == "plan.workload":
             warning = self._sizing_short()
         if step_id == HANDOVER_STEP:

@@ -516,7 +516,8 @@ class Build:
             return
         unverified = self.unverified(step_id)
         if unverified:  # the person's word over a check that could not run: the record says so, with the note
-            note = f"{UNVERIFIED_PREFIX}{unverified}): {note.strip()}"
+            said = re.match(re.escape(UNVERIFIED_PREFIX) + r"\w+\): ", note.strip())  # a replayed (exported) note
+            note = f"{UNVERIFIED_PREFIX}{unverified}): {note.strip()[said.end():] if said else note.strip()}"
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=user, boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference
             pending = self.store.meta().get("gpu_serials_seen_last")

@@ -732,11 +732,7 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
     b.close()
     app = app_for(state_dir, devvm_host, basic=basic)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await settle(pilot, app)
-        app.push_screen(BuildScreen("bios"))
-        await pilot.pause()
+        await overview_at(pilot, app, "bios")
         stages = app.screen.query_one("#stages", OptionList)
         steps_list = app.screen.query_one("#steps", OptionList)
         rows = [shown(steps_list, i) for i in range(steps_list.option_count)]
@@ -1173,6 +1169,15 @@ def new_build(state_dir, host) -> Build:
     """A new build of this host (the dev VM bundle's boot id), on the frozen clock."""
     return Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, create=True,
                       clock=frozen_clock)
+
+
+async def overview_at(pilot, app, stage: str) -> None:
+    """Resume the build, then open the overview on ``stage``."""
+    await settle(pilot, app)
+    await pilot.press("r")
+    await settle(pilot, app)
+    app.push_screen(BuildScreen(stage))
+    await pilot.pause()
 
 
 async def resume(pilot, app) -> None:
@@ -1659,11 +1664,7 @@ async def test_s_on_the_overview_skips_a_whole_stage_with_one_reason(state_dir, 
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("r")
-        await settle(pilot, app)
-        app.push_screen(BuildScreen("multinode"))
-        await pilot.pause()
+        await overview_at(pilot, app, "multinode")
         await pilot.press("s")
         await pilot.pause()
         assert isinstance(app.screen, SkipDialog)
