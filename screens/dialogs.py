@@ -374,20 +374,23 @@ class ConfirmStep(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, step_title: str, user: str, warning: str = "") -> None:
+    def __init__(self, step_title: str, user: str, warning: str = "", note_required: bool = False) -> None:
         super().__init__()
         self.step_title = step_title
         self.user = user
         self.warning = warning  # said before the note (the hand-over of a machine the report calls not ready)
+        self.note_required = note_required  # a checked step the machine could not tell: the note is the evidence
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Confirm: {title}").format(title=_(self.step_title)), classes="dialog-title", markup=False)
             if self.warning:
                 yield Static("! " + self.warning, classes="dialog-warning", markup=False)
-            yield Static(_("Recorded as done by {user}, now. Note (optional): what you did or saw, "
-                           "serial numbers, ...").format(user=self.user), markup=False)
-            yield FormInput(placeholder=_("optional note"), id="note")
+            yield Static((_("Recorded as done by {user}, now. Note (required): what you checked and how.")
+                          if self.note_required else
+                          _("Recorded as done by {user}, now. Note (optional): what you did or saw, "
+                            "serial numbers, ...")).format(user=self.user), markup=False)
+            yield FormInput(placeholder=_("the note (required)") if self.note_required else _("optional note"), id="note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)

@@ -395,7 +395,7 @@ class StepScreen(Screen[None]):
         unverified = self.build.unverified(step_id)
         if unverified:
             warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
-                        "machine's. Say in the note what you checked and how (required).").format(verdict=_(unverified))
+                        "machine's.").format(verdict=_(unverified))
         if step_id == "plan.workload":
             warning = self._sizing_short()
         if step_id == HANDOVER_STEP:
@@ -404,7 +404,8 @@ class StepScreen(Screen[None]):
                 warning = _("the acceptance report would say NOT READY: {failed} step(s) failed, {not_done} not done "
                             "(bringup status lists them). Confirming records the hand-over as warned, with these "
                             "counts, not as a clean hand-over.").format(failed=failed, not_done=not_done)
-        self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning), done)
+        self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning, note_required=bool(unverified)),
+                             done)
 
     def _sizing_short(self) -> str:
         """The confirm dialog's warning for plan.workload when the sizing form kept with the build is SHORT (the

@@ -1701,3 +1701,33 @@ async def test_quitting_while_an_action_runs_says_it_goes_on(state_dir, devvm_ho
         assert "run 1 of 1 of health.idle_baseline" in said
     finally:
         gate.write_text("go")
+
+
+async def test_confirming_a_step_whose_check_could_not_tell_asks_for_the_note(state_dir, devvm_host):
+    """Walk 17 (high): nvidia-smi not installed, d, Enter gave a plain ✓. The dialog says the check could not tell and
+    that the note is required; an empty note is refused; with a note the step is confirmed and says so."""
+    from screens.dialogs import ConfirmStep
+
+    b = new_build(state_dir, devvm_host)
+    b.record_findings("driver.nvidia_smi", [Finding("driver.nvidia_smi", Verdict.SKIP, "nvidia-smi is not installed",
+                                                    source="s")], frozen_clock())
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("driver.nvidia_smi"))
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        words = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "could not tell here" in words and "Note (required)" in words
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.build.status("driver.nvidia_smi") is not StepStatus.CONFIRMED
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press(*"smi ok on live usb", "enter")
+        await pilot.pause()
+        st = app.build.store.step_states()["driver.nvidia_smi"]
+        assert st.status is StepStatus.CONFIRMED and "could not tell here (skip): smi ok on live usb" in st.reason
