@@ -1219,6 +1219,8 @@ async def test_a_finding_headline_wraps_and_sits_above_the_why(state_dir, devvm_
         message = findings[0].message
         assert findings[0].verdict is Verdict.WARN and "1044 GiB" in message
         assert len(message) > size[0] - 12  # longer than the row beside the verdict: it must wrap
+        # rendered whole, also on a loaded machine (final CI of stop 30: one pause was not always enough)
+        await wait_until(pilot, lambda: words_in_order(shown_lines(app), f"WARN {message}"))
         lines = shown_lines(app)
         assert words_in_order(lines, f"WARN {message}")
         width, height = size
