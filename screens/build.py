@@ -164,16 +164,18 @@ class BuildScreen(Screen[None]):
             if s.id in self.app.checking:
                 label = Text((". " if self.app.basic else "… ") + _("checking"))
             title = Text(_(s.title))
-            if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
-                    and state.status is not StepStatus.WARNED):  # "! warned" already says it
-                title.append("  ")
-                title.append_text(verdict_text(state.verdict, self.app.basic))
             if b.stale(s.id):
                 title.append("  " + _("(re-check: rebooted)"))
             row = Table.grid(padding=(0, 1), expand=True)
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)
-            row.add_row(label, title)
+            if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
+                    and state.status is not StepStatus.WARNED):  # "! warned" already says it
+                # a column of its own at the right, never wrapped: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN")
+                row.add_column(no_wrap=True)
+                row.add_row(label, title, verdict_text(state.verdict, self.app.basic))
+            else:
+                row.add_row(label, title)
             lst.add_option(Option(row, id=s.id))
         if keep is not None and keep < len(st.steps):
             lst.highlighted = keep

@@ -139,6 +139,7 @@ class SkipDialog(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Skip (enter)"), id="ok", variant="warning", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -178,6 +179,7 @@ class MessageDialog(ModalScreen[None]):
                 yield Static(self.text, markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("OK (enter)"), id="ok", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         self.query_one(Button).focus()
@@ -279,6 +281,7 @@ class ManualDialog(ModalScreen[bool]):
                 if self.key and not self.readonly:
                     yield Button(_("Save and continue (enter)"), id="save", variant="primary", compact=True)
                 yield Button(_("Close (esc)") if self.key else _("OK (enter)"), id="ok", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         if self.key and not self.readonly:
@@ -355,6 +358,7 @@ class YesNo(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Yes (y)"), id="yes", variant="warning", compact=True)
                 yield Button(_("No (esc)"), id="no", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -394,6 +398,7 @@ class ConfirmStep(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -434,6 +439,7 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Acknowledge (enter)"), id="ok", variant="warning", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
         from textual.widgets import OptionList

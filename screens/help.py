@@ -111,17 +111,20 @@ def keys_text(width: int = 54) -> str:
     return "\n".join(lines)
 
 
-PLACE = N_("""\
-Your place is saved at every step: start bringup again and
-choose Resume (it goes on at the next open step). A restarted
-bringup re-attaches to a running action, or marks one that died
-without an exit status as interrupted. A second bringup on the
-same build is read-only. Where the footer is too narrow for
-every key, F1 says how many it left out ("Help (+2 keys)", or
-"Help +2" where even that is too long): they all work, and this
-help lists them. Esc or F1 closes it.
-""")
+PLACE = N_("Your place is saved at every step: start bringup again and choose Resume (it goes on at the step you "
+           "were on, or at the next open step after it when that one is done). A restarted bringup re-attaches to a "
+           "running action, or marks one that died without an exit status as interrupted. A second bringup on the same "
+           "build is read-only. Where the footer is too narrow for every key, F1 says how many it left out (\"Help (+2 "
+           "keys)\", or \"Help +2\" where even that is too long): they all work, and this help lists them. Esc or F1 "
+           "closes it.")
+"""What the help says after the keys: one paragraph, wrapped to the dialog's width (:func:`place_text`)."""
 
+
+def place_text(width: int) -> str:
+    """:data:`PLACE`, translated and wrapped to ``width`` terminal cells."""
+    from wizard.cli import _wrap_cells
+
+    return "\n".join(_wrap_cells("", _(PLACE), width, 0)) + "\n"
 
 def command_lines(width: int = 54) -> str:
     """The command line's subcommands with their one-line help, read from the CLI's own parser (one source)."""
@@ -157,8 +160,11 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help", classes="dialog"):
             yield Static(_("bringup help: the keys of each screen (esc or F1 closes it)"), classes="dialog-title",
                          markup=False)
-            self._keys = keys_text()
-            yield Static(self._keys + _(PLACE) + "\n" + command_lines(), markup=False, id="help-keys")
+            # wrapped to the dialog's text width (74 cells, less its border, padding and scrollbar: 68 at 80 columns,
+            # 54 at 60), so a line breaks only where the box does
+            width = max(30, min(74, self.app.size.width) - 6)
+            self._keys = keys_text(width)
+            yield Static(self._keys + place_text(width) + "\n" + command_lines(width), markup=False, id="help-keys")
         yield KeyFooter()  # its own keys (esc Close), not those of the screen under it, which do nothing here
 
     def on_mount(self) -> None:

@@ -241,10 +241,12 @@ class StepScreen(Screen[None]):
             by = _("checked by {user}") if state.not_applicable else _("by {user}")
             who = (" " + by.format(user=state.user)) if state.user else ""
             when = short_time(state.updated_at)
-            if cell_len(line + f" | {when}{who}") > max(20, self.size.width - 2):
+            width = max(20, self.size.width - 2)
+            if cell_len(line + f" | {when}{who}") > width:
                 # one line at 80 columns: "12-04 08:32" (no year, no zone) rather than "by root" wrapped alone
                 when = re.sub(r"^\d{4}-(\d\d-\d\d) (\d\d:\d\d).*$", r"\1 \2", when)
-            line += f" | {when}{who}"
+            # still too wide (60 columns, Chinese): when and who go on a line of their own, never "操作人" / "root"
+            line += f" | {when}{who}" if cell_len(line + f" | {when}{who}") <= width else f"\n{when}{who}"
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:

@@ -36,7 +36,8 @@ STAGE = Stage(
                 "from 'driver could not initialise it' (NVIDIA Health Validation "
                 "gpu_count, GCM gpu_num)."
             ),
-            instructions="Record the expected count as gpu_count in the plan answers (F2) to compare.",
+            instructions=("Without gpu_count in the plan answers (F2) nothing tells a missing GPU: record the expected "
+                          "count there. A missing GPU's fix is in its finding above."),
             boot_sensitive=True,
         ),
         Step(

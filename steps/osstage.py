@@ -207,7 +207,9 @@ STAGE = Stage(
                 "Azure's HPC health checks (check_hw_physmem) warn when memory is more than 5% below "
                 "the expected size."
             ),
-            instructions="Record the expected size as host_ram_gib in the plan answers (F2) to compare.",
+            instructions=("Held to the sizing's need (host_ram_min_gib, written by F3 on the sizing screen), else the plan's "
+                          "host_ram_gib (F2), else a 16 GiB floor: record the expected size to compare. A shortfall's "
+                          "fix is in its finding above."),
         ),
         Step(
             id="os.memory_pressure",

@@ -268,10 +268,10 @@ def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_d
     """Walk finding: with 8 GPUs planned and none on the bus, every Driver & CUDA step read "n/a" (nothing to do),
     and the report left them out of the steps not done. They wait for the GPUs now; with no GPU planned the same
     skip stays "not applicable"."""
-    from wizard.model import Finding, StepStatus, Verdict
+    from wizard.model import WAITS_FOR_GPUS, Finding, StepStatus, Verdict
 
     skip = [Finding("driver.branch", Verdict.SKIP, "not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci)",
-                    "host")]
+                    "host", waits_for=WAITS_FOR_GPUS)]
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:00+00:00")
     assert b.store.step_states()["driver.branch"].not_applicable
@@ -280,6 +280,33 @@ def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_d
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:01+00:00")
     st = b.store.step_states()["driver.branch"]
     assert st.status is StepStatus.PENDING and not st.not_applicable and "waiting for the planned GPUs" in st.reason
+    b.close()
+
+
+def test_a_check_skipped_for_a_missing_plan_answer_waits_for_it(state_dir):
+    """Walk 17: node.storage read "n/a" for "no data path in the plan", which is a missing answer, not a step that does
+    not apply, and it dropped out of the report's steps not done. A skip that waits for a plan answer keeps the step
+    pending, its reason naming the key (shown translated); a plain skip is still "not applicable"."""
+    from wizard import i18n
+    from wizard.model import Finding, StepStatus, Verdict, waits_for_plan
+    from wizard.rules import storage
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    found = storage.storage({}, {})
+    assert found[0].waits_for == waits_for_plan("data_path")
+    b.record_findings("node.storage", found, "2026-12-04T00:00:00+00:00")
+    st = b.store.step_states()["node.storage"]
+    assert st.status is StepStatus.PENDING and not st.not_applicable
+    assert b.reason_shown(st).startswith("waiting for a plan answer (data_path): no data path in the plan")
+    i18n.set_language("zh_CN")
+    try:
+        zh = b.reason_shown(st)
+    finally:
+        i18n.set_language("en")
+    assert "data_path" in zh and "waiting for" not in zh, zh
+    b.record_findings("node.storage", [Finding("node.storage", Verdict.SKIP, "does not apply here")],
+                      "2026-12-04T00:00:01+00:00")
+    assert b.store.step_states()["node.storage"].not_applicable
     b.close()
 
 

@@ -1451,11 +1451,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     sd = state_dir(args)
     identity = {"boot_id": _boot_id()}
-    wait = PLAN_LOCK_WAIT_S if answers else 0.0
+    wait = PLAN_LOCK_WAIT_S
     if not list_builds(sd):
-        if not answers:
-            print(_("no build yet; set answers with `bringup plan KEY=VALUE` to start one"))
-            return 0
         import asyncio
 
         from wizard.engine import host_identity, local_host
@@ -1465,16 +1462,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         b = Build.open(sd, steps.STAGES, identity, wait_s=wait)
     try:
-        if answers:
-            if b.observing:
-                print("bringup: error: " + _("another bringup holds this build: use its plan form (F2), or close it "
-                                             "first"), file=sys.stderr)
-                return EXIT_ERROR
-            b.store.set_plan(**answers)
+        if b.observing:
+            print("bringup: error: " + _("another bringup holds this build: use its plan form (F2), or close it "
+                                         "first"), file=sys.stderr)
+            return EXIT_ERROR
+        before = b.store.plan()
+        b.store.set_plan(**answers)
         plan = b.store.plan()
     finally:
         b.close()
-    print_plan(plan)
+    # what it set, each with what it replaced: the whole plan is `bringup plan` alone (walk 17: 40 lines for one key)
+    for k in answers:
+        old, new = before.get(k), plan.get(k)
+        shown = "" if new is None else json.dumps(new)
+        was = _("unset") if old is None else json.dumps(old)
+        print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
+              _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
+    print(_("`bringup plan` lists every answer."))
     return 0
 
 

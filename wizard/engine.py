@@ -18,7 +18,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, overall, proven_by_run, stage_rollup, status_for_verdict
+from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, WAITS_FOR_GPUS, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, blocks_handover, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
@@ -154,9 +154,11 @@ def action_reason(state: str, exit_status: int | None) -> str:
 
 
 WAITING_FOR_GPUS = "waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): "
-_NO_GPU_SKIP = re.compile(r"no NVIDIA GPU on the PCI bus")
-"""How the GPU checks word a skip for a machine with no GPU on the bus (wizard/rules: "... skipped: no NVIDIA GPU on the
-PCI bus (see health.gpu_pci)"): with GPUs in the plan such a step waits for them instead of reading "n/a"."""
+"""A pending step's reason when its check skipped for want of a GPU on the bus (:data:`wizard.model.WAITS_FOR_GPUS`)
+while the plan expects GPUs: the step waits for them instead of reading "n/a"."""
+WAITING_FOR_PLAN = "waiting for a plan answer ("
+"""A pending step's reason when its check skipped for want of a plan answer (:func:`wizard.model.waits_for_plan`):
+``waiting for a plan answer (KEY): <the skip's message>``."""
 
 
 class Build:
@@ -339,11 +341,15 @@ class Build:
                 verdict=_(u.group(1)), note=u.group(2))
         auto = reason.startswith(AUTO_SKIP_PREFIX)
         waiting = reason.startswith(WAITING_FOR_GPUS)
-        why = reason[len(AUTO_SKIP_PREFIX):] if auto else reason[len(WAITING_FOR_GPUS):] if waiting else reason
+        plan_key = re.match(re.escape(WAITING_FOR_PLAN) + r"([\w.]+)\): ", reason)
+        why = (reason[len(AUTO_SKIP_PREFIX):] if auto else reason[len(WAITING_FOR_GPUS):] if waiting
+               else reason[plan_key.end():] if plan_key else reason)
         _meta, findings = self.store.latest_check(state.step_id)
         shown = next((tr(f.message) for f in findings if str(f.message) == why), why)
         if waiting:
             return _("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
+        if plan_key:
+            return _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown)
         return _("not applicable: {why}").format(why=shown) if auto else shown
 
     def stale(self, step_id: str) -> bool:
@@ -443,11 +449,16 @@ class Build:
             status = status_for_verdict(verdict)
             reason, user = "", act.current_user()
             if status is StepStatus.SKIPPED:
-                said = next((f.message for f in findings if f.verdict is Verdict.SKIP), "")
-                if _NO_GPU_SKIP.search(said) and self._gpus_planned():
+                skip = next((f for f in findings if f.verdict is Verdict.SKIP), None)
+                said, waits = (skip.message, skip.waits_for) if skip is not None else ("", "")
+                if waits == WAITS_FOR_GPUS and self._gpus_planned():
                     # the plan expects GPUs the bus does not show: this step waits for them, it is not "n/a"
                     status = StepStatus.PENDING
                     reason = WAITING_FOR_GPUS + said
+                elif waits.startswith("plan:"):
+                    # a plan answer is missing: the step waits for it (and stays on the report's "not done" list)
+                    status = StepStatus.PENDING
+                    reason = f"{WAITING_FOR_PLAN}{waits[5:]}): {said}"
                 else:
                     reason = AUTO_SKIP_PREFIX + said
             elif before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
@@ -528,9 +539,10 @@ class Build:
 
     def _gpus_planned(self) -> bool:
         """The plan expects NVIDIA GPUs in this node (gpu_count above 0, or a gpu_model named)."""
+        from wizard.rules.gpu_presence import plan_count
+
         plan = self.store.plan()
-        count = plan.get("gpu_count")
-        return (isinstance(count, (int, float)) and count > 0) or bool(str(plan.get("gpu_model") or "").strip())
+        return plan_count(plan) is not None or bool(str(plan.get("gpu_model") or "").strip())
 
     def handover_open(self) -> tuple[int, int]:
         """(steps failed, steps not done) outside the hand-over stage: what makes the acceptance report's verdict
@@ -546,7 +558,7 @@ class Build:
                 status = rec.status if rec is not None else StepStatus.PENDING
                 if status is StepStatus.FAILED or (rec is not None and rec.verdict is Verdict.FAIL):
                     failed += 1
-                elif not status.done:
+                elif blocks_handover(st.id, status):
                     not_done += 1
         return failed, not_done
 

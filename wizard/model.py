@@ -245,6 +245,10 @@ class Finding:
             can acknowledge with a reason (``bringup ack KEY``); empty otherwise.
         measured: the number the verdict compared with a threshold (:class:`Measure`), for a finding that judged
             one; ``None`` otherwise. Passes carry it too (the figure is the evidence).
+        waits_for: for a ``skip``, what would make the step apply: :data:`WAITS_FOR_GPUS` (no GPU on the bus: with
+            GPUs in the plan the step waits for them) or ``"plan:KEY"`` (:func:`waits_for_plan`: a plan answer is
+            missing). The engine keeps such a step pending, never "not applicable"
+            (:meth:`wizard.engine.Build.record_findings`). Not part of the JSON contract (not in :meth:`to_dict`).
     """
 
     id: str
@@ -257,6 +261,7 @@ class Finding:
     step: str = ""
     key: str = ""
     measured: Measure | None = None
+    waits_for: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-contract shape of a finding (DESIGN.md "The machine-readable contract"); ``measured`` only
@@ -294,6 +299,15 @@ class Finding:
             key=str(d.get("key", "")),
             measured=None if m is None else Measure.from_dict(m),
         )
+
+
+WAITS_FOR_GPUS = "gpus"
+"""A skip's :attr:`Finding.waits_for` when no NVIDIA GPU is on the PCI bus."""
+
+
+def waits_for_plan(key: str) -> str:
+    """A skip's :attr:`Finding.waits_for` when the plan lacks the answer ``key`` (e.g. ``data_path``)."""
+    return f"plan:{key}"
 
 
 RuleFn = Callable[["Mapping[str, ProbeOutput]", "Mapping[str, Any]"], "list[Finding]"]
@@ -391,6 +405,13 @@ but a step of theirs still pending does not make the machine "not ready"."""
 HANDOVER_STEP = "report.handover"
 """The hand-over step: confirmed while the report would say "not ready", it is recorded ``warned``
 (:meth:`wizard.engine.Build.confirm`)."""
+
+
+def blocks_handover(stage_id: str, status: "StepStatus") -> bool:
+    """A step of stage ``stage_id`` at ``status`` keeps the machine "not ready": not done (pending, running, failed,
+    interrupted, cpu-only) outside :data:`HANDOVER_STAGES`. The one rule the report's "steps not done"
+    (wizard/report.py) and the hand-over's counts (:meth:`wizard.engine.Build.handover_open`) share."""
+    return not status.done and stage_id not in HANDOVER_STAGES
 
 
 def proven_by_run(step: "Step") -> bool:

@@ -35,7 +35,7 @@ from wizard import __version__
 from wizard.common import human_bytes
 from wizard.facts import facts_of
 from wizard.hosts import Host
-from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, HANDOVER_STAGES, Finding, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
+from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, Finding, blocks_handover, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
 from wizard.actions import outcome_words
 from wizard.probes import ProbeOutput, collect
 from wizard.registry import probes_named
@@ -464,7 +464,7 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
                           "reason": rec.get("reason", ""), "user": rec.get("user", ""),
                           "updated_at": rec.get("updated_at"), "findings": len(fs)})
-            if not status.done and st.id not in HANDOVER_STAGES:
+            if blocks_handover(st.id, status):
                 not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
             elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")
                   and not str(rec["reason"]).startswith(AUTO_SKIP_PREFIX)):  # a person's skip: with a reason, by someone

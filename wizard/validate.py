@@ -246,7 +246,8 @@ def event_line(line: str) -> str | None:
         if e.rank:
             return None
         ws = e.get("world_size")
-        return (f"{where}started {e.test or '?'} on {e.get('device') or '?'}"
+        dev = e.get("device")  # none: torch did not import, so no device was chosen
+        return (f"{where}started {e.test or '?'}" + (f" on {dev}" if dev else " (no device: torch not imported)")
                 + (f", {ws} ranks" if isinstance(ws, int) and ws > 1 else "")
                 + (f" (torch {v.get('torch')}" + (f", CUDA {v.get('cuda')}" if v.get("cuda") else "") + ")"
                    if v.get("torch") else ""))

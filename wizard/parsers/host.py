@@ -356,6 +356,8 @@ def parse_iommu(tree: dict[str, str | None]) -> IommuFacts:
         counts[t] = counts.get(t, 0) + 1
     for t, c in sorted(counts.items()):
         f.evidence.append(f"/sys/kernel/iommu_groups/*/type: {t} ({c} groups)")
+    if not f.units and not f.group_types:  # what was read, so "off or not exposed" rests on sysfs, not only on the cmdline
+        f.evidence.append("/sys/class/iommu: no IOMMU unit; /sys/kernel/iommu_groups: no group")
     return f
 
 

@@ -53,7 +53,9 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
     host = s.get("host_max_c")
     if not gpus:
         why = s.get("nvml") or "no GPU"
-        return [Finding(fid, Verdict.UNKNOWN, Msg("no GPU was sampled (NVML: {why}); hottest host thermal zone {a1} °C", why=why, a1=host if host is not None else 'n/a'), "host", (line,),
+        return [Finding(fid, Verdict.UNKNOWN, (Msg("no GPU was sampled (NVML: {why}); hottest host thermal zone {a1} °C", why=why, a1=host)
+                                               if host is not None else
+                                               Msg("no GPU was sampled (NVML: {why}); no host thermal zone was read", why=why)), "host", (line,),
                         "Install the driver (driver & CUDA stage) and record the baseline again.", SRC)]
     findings = []
     for g in gpus:

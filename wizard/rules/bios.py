@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from wizard.common import gpu_subject, human_bytes, normalise_bus_id
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict
 from wizard.parsers.host import parse_cpu_topology, parse_cmdline, parse_cpu, parse_iommu, parse_numa
 from wizard.parsers.platform import (
     SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, MemoryDevice, efivar_value, memory_slots, parse_cpufreq, parse_cpuidle,
@@ -189,7 +189,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU on the PCI bus, so there is no GPU BAR to check (see "
                             "health.gpu_pci; if GPUs are installed and do not enumerate, Above 4G decoding is one thing "
                             "to check)", "host", ("/sys/bus/pci/devices/*/vendor: no 0x10de display function",), "",
-                            SRC_4G)]
+                            SRC_4G, waits_for=WAITS_FOR_GPUS)]
         ev = []
         for o in (lo, so):
             if o is not None:
@@ -474,7 +474,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o is None or (not o.ok and not o.text.strip()):
         if _no_gpu(out):
             return [Finding(fid, Verdict.SKIP, "no NVIDIA GPU on the PCI bus: no GPU slot to check (see health.gpu_pci)",
-                            "host", (), "", SRC_LINK)]
+                            "host", (), "", SRC_LINK, waits_for=WAITS_FOR_GPUS)]
         return [missing_rerun(fid, o, "the PCIe link of the GPUs' root ports", remedy=REMEDY_ROOT_LSPCI, source=SRC_LINK)]
     facts = facts_of(out).parse_text("lspci_vvv", parse_lspci)
     assert facts is not None
@@ -662,10 +662,13 @@ def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[
     elif do is not None:
         tried += do.evidence_error()
     if to is not None and to.ok and "/sys/firmware/dmi" not in to.files:
+        # the machine cannot tell here, so the step stays open for a person's check (unknown), never "n/a"
         return None, "", [], Finding(
-            fid, Verdict.SKIP, "SMBIOS/DMI tables not exposed (no /sys/firmware/dmi): memory slots cannot be read on "
-            "this system (typical of a VM); check the DIMM population in the BIOS or BMC", "host",
-            ("ls -d /sys/firmware/dmi: no such directory",) + tuple(tried[:4]), "", SRC_MEM)
+            fid, Verdict.UNKNOWN, "SMBIOS/DMI tables not exposed (no /sys/firmware/dmi): the memory slots cannot be "
+            "read on this system (typical of a VM)", "host",
+            ("ls -d /sys/firmware/dmi: no such directory",) + tuple(tried[:4]),
+            "Check the DIMM population in the BIOS or BMC (one DIMM in every memory channel of each socket), then "
+            "confirm the step with a note saying what you saw.", SRC_MEM)
     return None, "", tried, Finding(
         fid, Verdict.UNKNOWN, "could not read the memory slots: the SMBIOS type 17 entries and dmidecode gave nothing "
         "readable", "host", tuple(tried[:10]) or ("(no probe output)",),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from wizard.model import Finding, Verdict
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict
 from wizard.rules import driver_install as ds
 from wizard.rules import nvlink, pcie, smi
 from wizard.rules.identity import dmi_identity, gpu_serials
@@ -45,7 +45,7 @@ def needs_gpu(check: Check) -> Check:
         found = check(outputs, plan)
         if not _no_gpu(outputs):
             return found
-        return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="",
+        return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="", waits_for=WAITS_FOR_GPUS,
                                     message=Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: ")
                                     + f.message) for f in found]  # in pieces: the observed message shown translated
 

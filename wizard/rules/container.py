@@ -278,7 +278,7 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     what = Msg("{who} advertises {n} GPU(s) ({res})", who=who, n=seen,
                res=", ".join(f"{k} {v}" for k, v in advertised.items())) + (
         Msg(", {r} requested by pods", r=requested) if node.requests else "")
-    want = gc._plan_count(exp)  # the one reading of the plan's gpu_count (an int above 0, never a bool)
+    want = gc.plan_count(exp)  # the one reading of the plan's gpu_count (an int above 0, never a bool)
     model = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
     cm = count_measure(seen, want, "GPUs the node advertises (the plan's gpu_count)")
     v = count_verdict(seen, want)

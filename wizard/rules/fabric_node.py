@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from wizard.common import to_float
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict, measure
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, measure
 from wizard.parsers.fabric import IbPort, IbPorts, IbSysfs, NcclSetting, parse_ib_ports, parse_ib_sysfs, parse_nccl_env, parse_net_sysfs
 from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers.host import parse_modules
@@ -315,7 +315,7 @@ def gpudirect(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return _quiet(none, plan)
     if _no_gpu(out):
         return [Finding(GDR_ID, Verdict.SKIP, "no NVIDIA GPU on the PCI bus: GPUDirect RDMA does not apply", "node", (),
-                        "", SRC_GDR)]
+                        "", SRC_GDR, waits_for=WAITS_FOR_GPUS)]
     mo = out.get("modules")
     if mo is None or not mo.ok:
         return [missing(GDR_ID, mo, "which kernel modules are loaded (nvidia_peermem)", source=SRC_GDR)]
@@ -391,7 +391,7 @@ def affinity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return _quiet(none, plan)
     if _no_gpu(out):
         return [Finding(AFFINITY_ID, Verdict.SKIP, "no NVIDIA GPU on the PCI bus: no GPU/NIC affinity to judge",
-                        "node", (), "", topology.SRC_NIC)]
+                        "node", (), "", topology.SRC_NIC, waits_for=WAITS_FOR_GPUS)]
     o = out.get("nvidia_smi_topo_m")
     if o is None or (not o.ok and not o.text.strip()):
         return [missing(AFFINITY_ID, o, "which NIC each GPU is near", remedy="Run `nvidia-smi topo -m`.",

@@ -17,7 +17,7 @@ from typing import Any
 from wizard.common import gpu_subject, normalise_bus_id
 from wizard.install import catalog
 from wizard.facts import facts_of
-from wizard.model import Finding, Measure, Verdict, measure
+from wizard.model import WAITS_FOR_GPUS, Finding, Measure, Verdict, measure
 from wizard.parsers.gpu import (
     GpuInformationFiles,
     PciFacts,
@@ -122,7 +122,9 @@ def _virtualised(plan: Mapping[str, Any]) -> bool:
     return bool(v) and v not in ("false", "no", "0")
 
 
-def _plan_count(plan: Mapping[str, Any]) -> int | None:
+def plan_count(plan: Mapping[str, Any]) -> int | None:
+    """The plan's ``gpu_count`` (GPUs per node): an int above 0, else None (unset, a bool, a float, 0 or less). The one
+    reading of that answer (the rules, :meth:`wizard.engine.Build._gpus_planned`)."""
     v = plan.get("gpu_count")
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
@@ -163,7 +165,7 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
     if numa:
         desc += (Msg('; NUMA node(s) {str}', str=', '.join(str(n) for n in numa)))
     desc += extra
-    expected = _plan_count(plan)
+    expected = plan_count(plan)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
     if count_verdict(len(gpus), expected) is Verdict.FAIL:
         return Finding(fid, Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host", tuple(ev[:20]),
@@ -253,7 +255,7 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if dead:
         extra += (Msg('; {n_dead} of them do not answer config reads (rev ff)', n_dead=len(dead)))
     findings = [_count_finding(fid, [g for g in gpus if g.revision != "ff"], switches, plan, ev, whole, extra)
-                if dead and _plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
+                if dead and plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
     for g in dead + [d for d in facts.devices if d.is_nvswitch and d.revision == "ff"]:
         findings.append(Finding(fid, Verdict.FAIL,
                                 Msg("{who} reads back revision ff: its PCI config space answers all ones, so the device no "
@@ -741,7 +743,7 @@ def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, .
     msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
     if observed:
         msg += Msg('; observed: ') + observed  # in pieces: the observed message shown translated
-    return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1)
+    return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1, waits_for=WAITS_FOR_GPUS)
 
 
 def gpu_pci(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
@@ -949,7 +951,7 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if s.error_kind and s.error_kind != "other":
             return []  # nvidia_smi says what the error means
         return [garbled("health.gpu_count", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A1)]
-    want = _plan_count(plan)
+    want = plan_count(plan)
     seen = len(s.gpus)
     ev = tuple(s.lines[:24])
     names: dict[str, int] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wizard.rules.common import Outputs, missing
-from wizard.model import Finding, Verdict
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict
 from wizard.i18n import Msg
 
 DMI_BASE = "/sys/class/dmi/id/"
@@ -78,7 +78,7 @@ def gpu_serials(out: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     if _no_gpu(out):
         return [Finding("grounding.gpu_serials", Verdict.SKIP,
                         "GPU serials not recorded: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", "host", (),
-                        "", SRC_SERIALS)]
+                        "", SRC_SERIALS, waits_for=WAITS_FOR_GPUS)]
     seen = gpu_serials_seen(out)
     if not seen:
         return [Finding("grounding.gpu_serials", Verdict.UNKNOWN,

@@ -97,6 +97,8 @@ REMEDY_SPEED = ("Re-check under load (during gpu-burn or nvbandwidth): `nvidia-s
 
 REMEDY_ROOT = ("Run `sudo lspci -vvv` (without root lspci hides the PCIe capabilities), or read the link from sysfs "
                "(no root): `cat /sys/bus/pci/devices/<bdf>/{current,max}_link_{speed,width}`.")
+"""For the link's speed and width, which sysfs also shows; :data:`REMEDY_ROOT_CAPS` for what only lspci shows."""
+REMEDY_ROOT_CAPS = "Run `sudo lspci -vvv`: without root lspci hides the PCIe capabilities (ACS, AER)."
 
 
 REMEDY_ACS = (N_("On a bare-metal training node, disable ACS on these ports: in the BIOS if it has the option, else "
@@ -460,7 +462,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "health.pcie_acs"
     facts, o = _lspci_facts(out)
     if facts is None:
-        return [missing(fid, o, "the ACS state of the PCIe switch ports", remedy=REMEDY_ROOT, source=SRC_ACS)]
+        return [missing(fid, o, "the ACS state of the PCIe switch ports", remedy=REMEDY_ROOT_CAPS, source=SRC_ACS)]
     if facts.acs_grep:
         return _acs_grep(facts, plan)
     bridges = [d for d in facts.devices if d.bdf and (d.is_bridge or d.class_code == "0604" or d.is_switch_port
@@ -476,7 +478,7 @@ def pcie_acs(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if denied and not any(d.acs_ctl is not None for d in bridges):
         return [Finding(fid, Verdict.UNKNOWN, Msg("ACS state unknown: lspci ran without root ({n_denied} bridge(s) show 'Capabilities: "
                                                   "<access denied>')", n_denied=len(denied)), "host",
-                        tuple([d.header for d in denied[:5]] + ["Capabilities: <access denied>"]), REMEDY_ROOT, SRC_ACS)]
+                        tuple([d.header for d in denied[:5]] + ["Capabilities: <access denied>"]), REMEDY_ROOT_CAPS, SRC_ACS)]
     gpus = facts.gpus
     whole = _whole(o, facts)
     gpu_paths_known = bool(gpus) and all(facts.parents(g) for g in gpus)
@@ -548,7 +550,7 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     fid = "health.pcie_aer"
     facts, o = _lspci_facts(out)
     if facts is None:
-        return [missing(fid, o, "the PCIe AER status of the GPU links", remedy=REMEDY_ROOT, source=SRC_AER)]
+        return [missing(fid, o, "the PCIe AER status of the GPU links", remedy=REMEDY_ROOT_CAPS, source=SRC_AER)]
     targets = _targets(facts)
     if not targets:
         return _no_gpu_lspci(fid, facts, o, "PCIe AER status", SRC_AER)

@@ -28,7 +28,7 @@ from typing import Any
 from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.facts import facts_of
-from wizard.model import Finding, Verdict, tightest
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, tightest
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.i18n import N_, Msg
@@ -557,7 +557,7 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
         return [Finding((ids or ("health.nvidia_smi",))[0], Verdict.SKIP,
                         "GPU health skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", "host",
                         (f"{pci.source}: no NVIDIA display or 3D controller" if pci is not None else "pci",),
-                        "", SRC_A1)]
+                        "", SRC_A1, waits_for=WAITS_FOR_GPUS)]
     doc, err = doc_from_outputs(outputs, prefer)
     if doc is None:
         assert err is not None

@@ -36,7 +36,7 @@ from typing import Any, Mapping
 
 from wizard.facts import facts_of
 from wizard.install.fio import DATA_PATH_NOTE, RAM_FS as FIO_RAM_FS, TEST_FILE_NOTE, plan_int
-from wizard.model import Finding, Verdict, measure
+from wizard.model import Finding, Verdict, measure, waits_for_plan
 from wizard.parsers.host import mount_for, parse_df, parse_mounts
 from wizard.parsers.storage import (
     FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio, parse_fio_json, parse_lsblk_json,
@@ -136,7 +136,8 @@ def _data_path(plan: Mapping[str, Any]) -> str:
 
 def _skip(fid: str, what: str) -> Finding:
     return Finding(fid, Verdict.SKIP, Msg("no data path in the plan: {what}; set data_path in the plan (F2 in the TUI, or `bringup plan data_path=PATH`)", what=what), "host", (),
-                   "Record where datasets and checkpoints live: `bringup plan data_path=/raid` (or F2).", SRC_DEVICE)
+                   "Record where datasets and checkpoints live: `bringup plan data_path=/raid` (or F2).", SRC_DEVICE,
+                   waits_for=waits_for_plan("data_path"))
 
 
 # ------------------------------------------------------------------ the data path's mount and device
