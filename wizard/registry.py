@@ -421,7 +421,7 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
          pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
     # wizard/parsers/smart.py reads; wizard/rules/smart.py judges (a drive's own SMART health)
-    Kind("smartctl", "smartctl -a / -x / -H / -j (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
+    Kind("smartctl", "smartctl -a / -x / -H / -j, or nvme smart-log (text or -o json) (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
          smart_rules.judge_smartctl, ("sudo smartctl -a /dev/nvme0", "sudo smartctl -x /dev/sda")),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
     Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,

@@ -334,3 +334,13 @@ def test_p2p_far_below_the_gpus_pcie_rate_warns() -> None:
     # the same matrices without the device lines: the GPUs' generation is unknown, nothing is said of the link
     anon = "\n".join(ln for ln in body(name).splitlines() if not ln.startswith("Device: "))
     assert not any("below half of" in f.message for f in judge_p2p_test_text(anon, {}))
+
+
+def test_bandwidth_test_csv_rows_are_read():
+    """Held-out round 18: bandwidthTest's `--csv` rows (`bandwidthTest-H2D-Pinned, Bandwidth = 12.4 GB/s, ... Size =
+    68000000 bytes`) gave "no bandwidth figure"; they carry direction, memory kind, unit and size on each row. The
+    largest size is judged: 12.4 GB/s on a V100 PCIe (Gen3 x16) passes."""
+    fs = judge_bandwidth_test_text(text(PUBLIC / "bandwidthtest__v100-pcie-h2d-pinned-shmoo-12.4gbs.txt"), {})
+    (f,) = [x for x in fs if x.id == "gpu.host_bandwidth"]
+    assert f.verdict is Verdict.PASS and "12.4 GB/s" in f.message and "host-to-device" in f.message
+    assert any("Size = 68000000 bytes" in e for e in f.evidence)

@@ -352,3 +352,14 @@ def test_ibswinfo_switch_power_supplies_and_fans(name, verdict, phrase) -> None:
     f = _explained(PUBLIC / name)
     assert [(x.id, x.verdict) for x in f] == [("multinode.ib_switch", verdict)]
     assert phrase in f[0].message and "MQM8790-HS2F" in f[0].subject
+
+
+def test_a_clean_perfquery_pass_quotes_the_counters_it_read_at_zero():
+    """Held-out round 18: the pass for a clean `perfquery -x` quoted PortSelect and PortXmitData, not the error
+    counters it rests on; now its evidence is the header and the link-error and drop counters at 0."""
+    from wizard.explain import explain_text
+
+    e = explain_text(text(PUBLIC / "perfquery__ext-counters-lid133-all-error-counters-zero.txt"), "x")
+    (f,) = [x for x in e.findings if x.id == "multinode.ib_counters"]
+    assert f.verdict is Verdict.PASS and "SymbolErrorCounter:..............0" in f.evidence
+    assert "LinkDownedCounter:...............0" in f.evidence and not any("PortXmitData" in x for x in f.evidence)

@@ -523,3 +523,23 @@ def test_an_ib_nic_across_the_sockets_from_the_gpus_warns():
     (f,) = [f for f in r.findings if f.verdict is Verdict.WARN]
     assert f.id == "multinode.transport" and "SOC/SYS" in f.message and "7 GPU rank(s)" in f.message
     assert "NCCL_NET_GDR_LEVEL" in f.remedy and all("IB NIC distance" in ln for ln in f.evidence)
+
+
+def test_a_broadcast_on_a_whole_nvswitch_board_is_held_to_its_nvlink_ring_floor():
+    """Held-out round 18: broadcast_perf on 8x A100-SXM4-40GB (232.8 GB/s at 8 GiB) was unknown ("no floor for this
+    collective"). busbw is built to compare across collectives (nccl-tests doc/PERFORMANCE.md; busbw = algbw for
+    broadcast and reduce, which NCCL runs on its ring), so the board's NVLink ring floor bounds it as it bounds
+    all-gather."""
+    fs = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__8x-a100-sxm4-40gb-broadcast-232gbs.txt"), {})
+    (f,) = [x for x in fs if x.id == "node.nccl_tests"]
+    assert f.verdict is Verdict.PASS and "NVLink ring floor" in f.message and "broadcast" in f.message
+    assert "broadcast" in nccl.NVLINK_RING_COLLECTIVES and "reduce" in nccl.NVLINK_RING_COLLECTIVES
+
+
+def test_an_nccl_2_1_warn_line_without_pid_and_tid_is_an_nccl_log():
+    """Held-out round 18 (horovod/horovod#98): NCCL 2.1 printed `machine [0] misc/ibvwrap.cu:269 WARN Call to
+    ibv_create_qp failed` (no pid:tid); it was "a kind bringup does not read". A failed ibv_* call while the
+    communicator is set up is a fail (issue 10, class 3)."""
+    e = explain_text(text(PUBLIC / "nccl-log__nccl21-ibv-create-qp-failed-unhandled-system-error.txt"), "x")
+    assert e.kind == "nccl-debug" and e.verdict is Verdict.FAIL
+    assert any("ibv_create_qp" in f.message and f.verdict is Verdict.FAIL for f in e.findings)

@@ -56,3 +56,29 @@ def test_no_health_data_is_unknown_and_the_kind_is_chosen_by_explain() -> None:
     assert f.verdict is Verdict.UNKNOWN and "Permission denied" in f.message
     r = explain_text(text(PUBLIC / "smartctl__ironwolf-12tb-health-failed.txt"))
     assert r.kind == "smartctl" and r.verdict is Verdict.FAIL
+
+
+def test_nvme_cli_smart_log_json_is_read_as_the_nvme_health_log() -> None:
+    """Held-out round 18: `nvme smart-log -o json` (nvme-cli's flat object, temperature in kelvin) was "not recognised".
+    It is the same NVMe health log smartctl prints: read into the same facts and judged by the same rule, the pass
+    quoting the fields it rests on."""
+    e = explain_text(text(PUBLIC / "smartctl__nvme-smart-log-json-2pct-used-no-media-errors.txt"), "x")
+    assert e.kind == "smartctl" and e.verdict is Verdict.PASS
+    (f,) = e.findings
+    assert "Critical Warning 0x00" in f.message and "2% of endurance used" in f.message and "0 media errors" in f.message
+    assert '"critical_warning": 0' in f.evidence and '"media_errors": 0' in f.evidence
+
+
+def test_synthetic_nvme_cli_smart_log_text_with_a_critical_warning_fails() -> None:
+    """nvme-cli's text form ("Smart Log for NVME device:...", `key : value`), made up: critical_warning 0x04 (NVM
+    subsystem reliability degraded) fails; the temperature is read in °C from "37 C (310 Kelvin)"."""
+    from wizard.parsers.smart import parse_smartctl
+
+    body = ("Smart Log for NVME device:nvme0 namespace-id:ffffffff\ncritical_warning                        : 0x4\n"
+            "temperature                             : 37 C (310 Kelvin)\navailable_spare                         : 100%\n"
+            "available_spare_threshold               : 10%\npercentage_used                         : 3%\n"
+            "media_errors                            : 0\nnum_err_log_entries                     : 0\n")
+    (d,) = parse_smartctl(body).devices
+    assert d.nvme["temperature_c"] == 37 and d.nvme["available_spare_threshold"] == 10
+    e = explain_text(body, "x")
+    assert e.kind == "smartctl" and e.verdict is Verdict.FAIL and "Critical Warning 0x04" in e.findings[0].message

@@ -888,3 +888,17 @@ def test_a_busy_gpu_with_no_process_listed_names_the_hidden_process():
     assert len(hidden) == 1 and hidden[0].verdict is Verdict.PASS and "container" in hidden[0].message
     before = [f for f in judge_doc(parse_smi_table(busy), {}, before_tests=True) if f.id == "health.gpu_processes"]
     assert any(f.verdict is Verdict.WARN and "cannot see" in f.message for f in before)
+
+
+def test_a_query_of_identity_fields_only_is_unknown_and_a_state_field_lets_it_pass():
+    """Held-out round 18: `--query-gpu=name,memory.total,pci.device_id` passed on "nvidia-smi lists 1 GPU". Names and
+    sizes say nothing about health: unknown, saying which fields would. A state field read as normal (utilization,
+    memory used) keeps the pass; a planned GPU count makes the listing a check of its own."""
+    e = explain_text(text(PUBLIC / "nvidia-smi-query-gpu-csv__csv-noheader-v100-pg500-216-inventory.txt"), "x")
+    assert e.verdict is Verdict.UNKNOWN
+    (f,) = [x for x in e.findings if x.id == "health.nvidia_smi"]
+    assert "no health field" in f.message and "temperature.gpu" in f.remedy
+    assert explain_text(text(PUBLIC / "query-gpu-csv__rtx4090-49140mib-idle-header-row.txt"), "x").verdict is Verdict.PASS
+    planned = explain_text(text(PUBLIC / "nvidia-smi-query-gpu-csv__csv-noheader-v100-pg500-216-inventory.txt"), "x",
+                           expectations={"gpu_count": 1})
+    assert planned.verdict is Verdict.PASS

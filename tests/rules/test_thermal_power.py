@@ -71,3 +71,13 @@ def test_temperature_power_limit_and_slowdown_time_carry_the_measured_figure():
     (c,) = [x for x in e.findings if x.id == "health.clock_events"]
     assert c.verdict is Verdict.WARN and c.measured.unit == "s" and c.measured.threshold == 0
     assert abs(c.measured.value - 173.857056) < 1e-6 and c.measured.met is False
+
+
+def test_an_excerpt_without_a_fan_speed_line_says_nothing_about_fans():
+    """Held-out round 18: a grep of `nvidia-smi -q` keeping only identity fields (no Fan Speed line) came out "skip: no
+    GPU reports a fan of its own (passively cooled)": a line that is not in the paste is not N/A. Now the rule says
+    nothing, and the paste is unknown (nothing to judge)."""
+    from tests.probe_data import PUBLIC
+
+    e = explain_text(text(PUBLIC / "nvidia-smi-q__grep-identity-h200-device-id-only.txt"), "x")
+    assert e.verdict is Verdict.UNKNOWN and not [f for f in e.findings if f.id == "health.gpu_fan_idle"]

@@ -275,10 +275,14 @@ def detect_sel(text: str) -> float:
                 _DATE.match(cols[1]) or cols[1].replace(" ", "").lower().startswith("pre-init")) and (
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
-    if not hits:
-        web = sum(1 for ln in lines if "|" not in ln and (_WEB_EVENT.match(ln) or _IPMIUTIL.search(ln)
-                                                           or ln.startswith("RecId Date/Time")))
-        return 0.7 if web and web >= 0.5 * len(lines) else 0.0
+    if not hits:  # a BMC web interface's or ipmiutil's event lines: at least half of the lines
+        misses, allowed = 0, 0.5 * len(lines)
+        for ln in lines:
+            if not ("|" not in ln and (_WEB_EVENT.match(ln) or _IPMIUTIL.search(ln) or ln.startswith("RecId Date/Time"))):
+                misses += 1
+                if misses > allowed:  # fewer than half can match now: stop reading
+                    return 0.0
+        return 0.7
     return min(0.97, 0.6 + 0.4 * hits / len(lines))
 
 

@@ -155,6 +155,10 @@ _BT_UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\((MB|GB)/s\)", re.I)
 _BT_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s*$")
 _BT_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
 _DIRECTION = {"host to device": "h2d", "device to host": "d2h", "device to device": "d2d"}
+_BT_CSV = re.compile(r"^\s*bandwidthTest-(H2D|D2H|D2D)-(Pinned|Paged|Pageable|WriteCombined)?,\s*Bandwidth\s*=\s*([\d.]+)\s*"
+                     r"(MB|GB)/s,.*?Size\s*=\s*(\d+)\s*bytes(?:,\s*NumDevsUsed\s*=\s*(\d+))?", re.I)
+"""bandwidthTest's ``--csv`` row: ``bandwidthTest-H2D-Pinned, Bandwidth = 12.4 GB/s, Time = 0.00549 s, Size = 68000000
+bytes, NumDevsUsed = 1`` (cuda-samples Samples/1_Utilities/bandwidthTest, printResultsCSV)."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +192,8 @@ def detect_bandwidth_test(text: str) -> float:
         return 0.0
     if _BT_HEADER.search(text):
         return 0.95
+    if any(_BT_CSV.match(ln) for ln in text.splitlines()[:50]):
+        return 0.93
     if re.search(r"^[ \t]*(Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", text, re.M | re.I) and \
             re.search(r"Memory Transfers", text, re.I):
         return 0.93
@@ -231,6 +237,16 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             if _DQ_ERROR_TEXT.match(nxt):
                 error_lines.append(nxt.strip())
+            continue
+        m = _BT_CSV.match(ln)
+        if m:  # the --csv form: direction, memory and unit on the row itself
+            size, v = sat_int(m.group(5)), float(m.group(3))
+            mem = {"paged": "pageable", "writecombined": "write-combined"}.get((m.group(2) or "pinned").lower(),
+                                                                             (m.group(2) or "pinned").lower())
+            key = (m.group(1).lower(), mem)
+            gb = v / 1000.0 if m.group(4).upper() == "MB" else v
+            if key not in best or size >= best[key].size_bytes:
+                best[key] = BwMeasure(key[0], mem, size, gb, ln.strip(), sat_int(m.group(6)) if m.group(6) else 1)
             continue
         m = _BT_ROW.match(ln)
         if m and direction and unit:

@@ -389,9 +389,10 @@ class NcclLog:
         return list(dict.fromkeys(d.link for d in self.ib_devices))
 
 
-_NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?(?:NCCL )?"
-                        r"(?P<level>INFO|WARN|TRACE|ABORT)\b")
-"""host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL"."""
+_NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+)(?::(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?"
+                        r"| \[\d+\] [\w/.\-]+\.(?:cu|cc|cpp|c|h):\d+ )(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT)\b")
+"""host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL", and NCCL
+2.1 neither pid nor tid (``machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed``)."""
 _IB_DEV = re.compile(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
 _IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:]+(?:%[\w.\-]+)?<\d+>")
 """``[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>``: an interface, its address (an IPv6 link-local one

@@ -294,8 +294,59 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
                              if isinstance(m, dict) and m.get("severity") == "error"))
 
 
+NVME_CLI_JSON = {"critical_warning": "critical_warning", "avail_spare": "available_spare",
+                 "spare_thresh": "available_spare_threshold", "percent_used": "percentage_used",
+                 "media_errors": "media_errors", "num_err_log_entries": "num_err_log_entries",
+                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
+"""nvme-cli ``smart-log -o json`` keys -> :attr:`SmartDevice.nvme` keys (the same SMART / Health Information log page,
+NVM Express Base Specification 2.0, 5.16.1.3; ``temperature`` in kelvin there, converted to °C)."""
+NVME_CLI_TEXT = {"critical_warning": "critical_warning", "available_spare": "available_spare",
+                 "available_spare_threshold": "available_spare_threshold", "percentage_used": "percentage_used",
+                 "media_errors": "media_errors", "num_err_log_entries": "num_err_log_entries",
+                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
+"""nvme-cli ``smart-log`` text labels (``critical_warning : 0``, ``temperature : 37 C (310 Kelvin)``) -> the same keys."""
+_NVME_CLI_LINE = re.compile(r"^\s*([a-z_]+)\s*:\s*(.*?)\s*$")
+
+
+def _nvme_cli_json(doc: dict[str, Any]) -> SmartDevice | None:
+    """nvme-cli ``smart-log -o json`` (a flat object of the health log's fields), else None."""
+    if "critical_warning" not in doc or not ({"avail_spare", "percent_used", "media_errors"} & set(doc)):
+        return None
+    nvme, lines = {}, {}
+    for key, k in NVME_CLI_JSON.items():
+        v = doc.get(key)
+        if isinstance(v, dict):  # nvme-cli 2.x may spell critical_warning as {"value": N, ...}
+            v = v.get("value")
+        if isinstance(v, int) and not isinstance(v, bool):
+            nvme[k] = v - 273 if key == "temperature" and v > 200 else v  # kelvin (the log page's unit)
+            lines[k] = f'"{key}": {doc.get(key)}'
+    return SmartDevice(protocol="NVMe", nvme=nvme, nvme_lines=lines)
+
+
+def _nvme_cli_text(text: str) -> SmartDevice | None:
+    """nvme-cli ``smart-log`` text ("Smart Log for NVME device:nvme0 ...", then ``key : value`` lines), else None."""
+    if not re.search(r"^Smart Log for NVME device:", text, re.M | re.I):
+        return None
+    nvme, lines = {}, {}
+    for ln in text.splitlines():
+        m = _NVME_CLI_LINE.match(ln)
+        if not m or m.group(1) not in NVME_CLI_TEXT:
+            continue
+        k, v = NVME_CLI_TEXT[m.group(1)], m.group(2)
+        if k == "temperature_c":
+            c = re.match(r"^(-?\d+)\s*(?:°\s*)?C\b", v)
+            kel = re.search(r"(\d+)\s*(?:K|Kelvin)\b", v)
+            n = int(c.group(1)) if c else int(kel.group(1)) - 273 if kel else None
+        else:
+            n = _int(v.rstrip("%").replace(",", ""))
+        if n is not None:
+            nvme[k], lines[k] = n, ln.strip()
+    return SmartDevice(protocol="NVMe", nvme=nvme, nvme_lines=lines) if nvme else None
+
+
 def parse_smartctl(text: str) -> SmartReport:
-    """Every device's SMART facts in ``text`` (smartctl's text output, or its ``-j`` JSON). Never raises."""
+    """Every device's SMART facts in ``text``: smartctl's text output or its ``-j`` JSON, or nvme-cli's
+    ``nvme smart-log`` (text or ``-o json``: the same NVMe health log, read into the same facts). Never raises."""
     try:
         s = text.lstrip()
         if s.startswith("{"):
@@ -303,8 +354,13 @@ def parse_smartctl(text: str) -> SmartReport:
                 doc = json.loads(s)
             except ValueError as exc:
                 return SmartReport(problems=(f"the JSON could not be read: {exc}",))
-            return SmartReport((_json_device(doc),) if isinstance(doc, dict) else (),
-                               () if isinstance(doc, dict) else ("the JSON is not smartctl's object",))
+            if not isinstance(doc, dict):
+                return SmartReport(problems=("the JSON is not smartctl's object",))
+            nvme_cli = _nvme_cli_json(doc)
+            return SmartReport((nvme_cli or _json_device(doc),))
+        nvme_text = _nvme_cli_text(text)
+        if nvme_text is not None:
+            return SmartReport((nvme_text,))
         return SmartReport(tuple(_text_device(b) for b in _split(text)))
     except Exception as exc:  # noqa: BLE001 - a parser never raises: say what went wrong instead
         return SmartReport(problems=(f"could not read the smartctl output: {type(exc).__name__}",))
@@ -322,4 +378,9 @@ def detect_smartctl(text: str) -> float:
         return 0.9
     if "SMART/Health Information (NVMe Log 0x02" in head:
         return 0.9
+    if re.search(r"^Smart Log for NVME device:", head, re.M | re.I) and re.search(r"^critical_warning\s*:", head, re.M):
+        return 0.9  # nvme smart-log
+    if head.lstrip().startswith("{") and re.search(r'^\s*"critical_warning"\s*:', head, re.M) and re.search(
+            r'^\s*"(?:avail_spare|percent_used)"\s*:', head, re.M):
+        return 0.9  # nvme smart-log -o json
     return 0.0

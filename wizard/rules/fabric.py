@@ -274,7 +274,9 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
         elif read:
             out.append(Finding(COUNTERS_ID, Verdict.PASS,
                                Msg("{who}: all {n_read} error and drop counters are 0 (no errors){wait_s}", who=who, n_read=len(read), wait_s=wait_s), who,
-                               ((b.header,) if b.header else ()) + tuple(b.lines[:3]), "", SRC_COUNTERS))
+                               # the counters it read at 0, the link-error ones first: the evidence of the pass
+                               ((b.header,) if b.header else ()) + tuple(
+                                   ln for k in read for ln in b.lines if ln.startswith(k + ":"))[:8], "", SRC_COUNTERS))
         else:
             out.append(Finding(COUNTERS_ID, Verdict.UNKNOWN, Msg("{who}: this output holds traffic counters only, no error counter", who=who), who, tuple(b.lines[:5]),
                                "Run `perfquery <lid> <port>` (the basic counters carry the error counts) or "

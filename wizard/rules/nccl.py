@@ -228,10 +228,10 @@ def _arith(coll: str, row: PerfRow, n: int | None) -> str:
 def _subset_floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: int | None) -> dict[str, str] | None:
     """The NVLink ring floor of an NVSwitch board (the all-reduce row's ``subset_floor_busbw_gb_s``) when it
     applies: an all-reduce over only some of the board's GPUs (4 of 8 H100 SXM: with NVSwitch every GPU
-    keeps all its NVLinks, so the subset rides NVLink, never PCIe), or an all-gather / reduce-scatter over
-    any number of them (no NVLink SHARP: the ring figure, NVIDIA/nccl-tests#212)."""
+    keeps all its NVLinks, so the subset rides NVLink, never PCIe), or a collective of
+    :data:`NVLINK_RING_COLLECTIVES` over any number of them (no NVLink SHARP: the ring figure, NVIDIA/nccl-tests#212)."""
     names = list(dict.fromkeys(d.name for d in r.devices))
-    if not names or per_node is None or nodes != 1 or per_node < 2 or coll not in RING_COLLECTIVES:
+    if not names or per_node is None or nodes != 1 or per_node < 2 or coll not in ("all_reduce", *NVLINK_RING_COLLECTIVES):
         return None
     for row in table("nccl_floors.csv"):
         if row.get("collective") != "all_reduce" or row.get("nodes") != "1" or not row.get("subset_floor_busbw_gb_s"):
@@ -249,6 +249,12 @@ def _subset_floor_row(coll: str, r: NcclTestsRun, per_node: int | None, nodes: i
 RING_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 """Collectives whose busbw over one GPU per node is bounded by that node's one NIC (ring: each rank sends
 and receives at link rate; nccl-tests doc/PERFORMANCE.md)."""
+NVLINK_RING_COLLECTIVES = ("all_gather", "reduce_scatter", "broadcast", "reduce")
+"""Collectives whose busbw on an NVSwitch board is bounded by each GPU's own NVLink bandwidth (a ring or a pipelined
+chain, no NVLink SHARP: NCCL runs broadcast and reduce on its ring only), so the board's NVLink ring floor
+(``subset_floor_busbw_gb_s``) bounds them over any number of its GPUs. busbw is built to compare across collectives:
+"it should be independent of the number of ranks and reflect the speed of the hardware bottleneck" (nccl-tests
+doc/PERFORMANCE.md, busbw = algbw for broadcast and reduce)."""
 PREFERRED_TYPES = ("float", "float32", "bfloat16", "half", "float16")
 """With several data types in one run (-d all), bandwidth is judged on the first of these present: the
 types training all-reduces use; int8/fp8 reductions are bounded by the reduction kernels, not the links."""
@@ -307,7 +313,7 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
-NO_FLOOR_MARK = N_("bringup has no floor for this collective on this system (floors: all-reduce per system; all-gather and reduce-scatter on NVSwitch boards)")
+NO_FLOOR_MARK = N_("bringup has no floor for this collective on this system (floors: all-reduce per system; all-gather, reduce-scatter, broadcast and reduce on NVSwitch boards)")
 
 
 def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite: bool,

@@ -20,7 +20,7 @@ from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers.platform import _lines
 from wizard.probes import EDAC_ROOT, ProbeOutput
 from wizard.rules import gpu_presence as gc
-from wizard.rules.smi import judge_doc
+from wizard.rules.smi import INVENTORY_IDS, judge_doc
 from wizard.i18n import Msg
 
 
@@ -169,11 +169,13 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.smi import parse_smi_csv_noheader, read_noheader_csv
 
     nh = read_noheader_csv(text)
-    findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False)
+    findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False, inventory_note=False)
     named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
     unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
     msg = (Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named='; '.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed='; '.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na))
-    identity = {"health.gpu_count", "driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}
+    # stricter than judge_doc's inventory rule (INVENTORY_IDS): without the header a driver version is one more
+    # identity column, not a sign the query was about the GPUs' state
+    identity = INVENTORY_IDS | {"driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}
     health_judged = any(f.id not in identity and f.verdict is not Verdict.SKIP for f in findings)
     if not health_judged:  # names and versions only: nothing says whether the GPUs are healthy
         msg += (Msg('; no health field (temperature, ECC, power, clocks, errors) could be named, so health is not judged'))

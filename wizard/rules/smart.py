@@ -149,6 +149,9 @@ def _judge_device(d: SmartDevice) -> Finding:
     if d.grown_defects:
         warns.append(Msg("{n} grown defects (sectors remapped since manufacture)", n=d.grown_defects))
     verdict = Verdict.FAIL if fails else Verdict.WARN if warns else Verdict.PASS
+    if verdict is Verdict.PASS:  # what the pass rests on: the self-assessment and the NVMe health log's key fields
+        ev = [d.overall_line] + [d.nvme_lines.get(k, "") for k in (
+            "critical_warning", "media_errors", "available_spare", "available_spare_threshold", "percentage_used")]
     said = fails + warns
     if not said:
         said = [Msg("SMART self-assessment PASSED") if d.overall else Msg("no SMART attribute or log shows a failure")]

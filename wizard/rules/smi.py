@@ -214,16 +214,20 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
                     tuple(ev[:24]), "", source, measured=m)]
 
 
-def judge_doc(doc: SmiDoc, plan: Mapping[str, Any] | None = None, before_tests: bool = False) -> list[Finding]:
+def judge_doc(doc: SmiDoc, plan: Mapping[str, Any] | None = None, before_tests: bool = False,
+              inventory_note: bool = True) -> list[Finding]:
     """Every finding one nvidia-smi/NVML output supports. Never raises.
 
     ``before_tests``: the health stage runs this just before active tests, where compute
     processes already on a GPU are a problem (B17); a pasted output may have been taken during
-    a deliberate test, so there they are only reported.
+    a deliberate test, so there they are only reported. ``inventory_note``: an output that only lists its GPUs
+    gets the unknown of :func:`_inventory_only` (False: the caller says it in its own finding, as the header-less
+    CSV judge does).
     """
     plan = plan or {}
     try:
-        return _judge(doc, plan, before_tests)
+        found = _judge(doc, plan, before_tests)
+        return found + (_inventory_only(doc, plan, found) if inventory_note else [])
     except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the input
         ev = doc.problems or [g.header for g in doc.gpus if g.header] or doc.error_lines or ["(see the input)"]
         return [Finding("health.nvidia_smi", Verdict.UNKNOWN, Msg("could not judge this {command} output: {exc!r}", command=doc.command, exc=exc),
@@ -270,6 +274,37 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
     out += _inforom(doc)
     out += _processes(doc, plan, before_tests)
     return out
+
+
+IDENTITY_FIELDS = frozenset({"index", "name", "uuid", "serial", "count", "pci.bus_id", "pci.device_id", "pci.bus",
+                             "pci.domain", "pci.device", "pci.sub_device_id", "memory.total", "driver_version",
+                             "vbios_version", "inforom.img", "board_id", "architecture", "board_part_number",
+                             "gpu_part_number"})
+"""--query-gpu properties (and -q fields) that name a GPU rather than report its state (nvidia-smi --help-query-gpu)."""
+INVENTORY_IDS = frozenset({"health.gpu_count", "health.vbios"})
+"""Findings that list what is installed (the GPUs, their VBIOS) without judging its health (driver.version judges the
+driver: that nvidia-smi reached it, and its branch)."""
+
+
+def _inventory_only(doc: SmiDoc, plan: Mapping[str, Any], found: list[Finding]) -> list[Finding]:
+    """``health.nvidia_smi`` unknown when an output holds only inventory (``--query-gpu=name,memory.total,pci.device_id``,
+    a grep of names and serials): its GPUs are listed, and nothing in it says whether they are healthy. Not when the
+    plan's GPU count made the listing a check of its own (then the count is the judgement)."""
+    from wizard.rules.gpu_presence import plan_count
+
+    if not found or plan_count(plan) is not None or any(
+            f.id not in INVENTORY_IDS or f.verdict is not Verdict.PASS for f in found):
+        return []
+    if any(set(g.fields) - IDENTITY_FIELDS for g in doc.gpus):
+        return []  # a state field (utilization, memory used, a clock, ...) with nothing wrong in it: a pass stands
+    return [Finding("health.nvidia_smi", Verdict.UNKNOWN,
+                    Msg("this {command} output lists {n} GPU(s) and holds no health field (temperature, ECC, clocks, "
+                        "PCIe link, power, errors): nothing here says whether they are healthy", command=doc.command,
+                        n=len(doc.gpus)),
+                    "host", tuple(g.header or subject(g) for g in doc.gpus[:8]),
+                    "Query the health fields too (`nvidia-smi -q`, or --query-gpu with temperature.gpu, "
+                    "ecc.errors.uncorrected.volatile.total, clocks_event_reasons.active, pcie.link.gen.gpucurrent, "
+                    "pcie.link.width.current) and paste that.", SRC_SMI)]
 
 
 # ------------------------------------------------------------------ rules about the document itself

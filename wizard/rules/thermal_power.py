@@ -249,7 +249,8 @@ def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
     for g in doc.gpus:
         fan = g.fan_speed_pct
         if fan is None:
-            no_fan.append(g)
+            if "fan.speed" in g.fields:  # "Fan Speed : N/A": no fan of its own (an excerpt without the line says nothing)
+                no_fan.append(g)
             continue
         state, load_ev = load_state(g)
         lines = [*g.lines("fan.speed"), *load_ev]
@@ -264,6 +265,8 @@ def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
             ok.append((g, f" (fan {_fmt(fan)} %, {state})", lines))
     found = warn + _pass_group("health.gpu_fan_idle", ok, N_("fan not at full speed at idle"),
                                N_("fans not at full speed at idle on {n} GPUs"), SRC_FAN, total=len(doc.gpus))
+    if not found and not no_fan:
+        return []  # no Fan Speed line at all (an excerpt): nothing said about fans
     if not found:
         return [Finding("health.gpu_fan_idle", Verdict.SKIP,
                         "no GPU reports a fan of its own (Fan Speed N/A: passively cooled): nothing to judge",
