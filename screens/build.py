@@ -171,9 +171,16 @@ class BuildScreen(Screen[None]):
             row.add_column(ratio=1)
             if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
                     and state.status is not StepStatus.WARNED):  # "! warned" already says it
-                # a column of its own at the right, never wrapped: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN")
-                row.add_column(no_wrap=True)
-                row.add_row(label, title, verdict_text(state.verdict, self.app.basic))
+                # a column of its own at the right, never wrapped: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN");
+                # on a narrow screen a line of its own under the title, which keeps the width (walk 18: "uncorrectab…")
+                badge = verdict_text(state.verdict, self.app.basic)
+                if self.narrow():
+                    title.append("\n")
+                    title.append_text(badge)
+                    row.add_row(label, title)
+                else:
+                    row.add_column(no_wrap=True)
+                    row.add_row(label, title, badge)
             else:
                 row.add_row(label, title)
             lst.add_option(Option(row, id=s.id))

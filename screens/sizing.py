@@ -262,7 +262,9 @@ class SizingScreen(Screen[None]):
             for box in self.query(f"#res-{r.key}"):
                 title, math, src = box.query(Static)
                 title.update(self.title_text(r))
-                math.update("\n".join(tr(m) for m in r.math))
+                text = "\n".join(tr(m) for m in r.math)
+                # the VGA console's fonts (CP437, Lat15) have no Ψ: the parameter count reads "P" there (walk 18)
+                math.update(text.replace("Ψ", "P") if self.app.basic else text)
                 src.update(_("source: {source}").format(source=r.source))
                 box.display = True
 

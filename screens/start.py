@@ -25,7 +25,7 @@ def progress_words(build) -> str:
     as done; a validation run on the CPU only is said (the GPU is not validated)."""
     states = build.store.step_states()
     steps = build.steps()
-    n_a = done = warned = cpu_only = failed = 0
+    n_a = done = warned = skipped = cpu_only = failed = 0
     for s in steps:
         st = states.get(s.id)
         if st is None:
@@ -34,12 +34,16 @@ def progress_words(build) -> str:
             n_a += 1
         elif st.status.done:
             done += 1
+            skipped += st.status is StepStatus.SKIPPED  # a person's skip: done, but nothing verified it
         warned += st.status is StepStatus.WARNED
         cpu_only += st.status is StepStatus.CPU_ONLY
         failed += st.status is StepStatus.FAILED
-    # the warnings belong to the done steps: said right after them ("17 done (1 with warnings), 40 not applicable")
+    # the warnings and a person's skips belong to the done steps: said right after them ("17 done (1 with warnings,
+    # 5 skipped by a person), 40 not applicable"; walk 18 read "24 done" as 24 verified)
+    inner = ([_("{count} with warnings").format(count=warned)] if warned else []) + (
+        [_("{count} skipped by a person").format(count=skipped)] if skipped else [])
     done_words = (_("{done} done").format(done=done)
-                  + (spaced(_("({count} with warnings)").format(count=warned)) if warned else ""))
+                  + (spaced(_("({items})").format(items=_(", ").join(inner))) if inner else ""))
     text = (_("{done_words}, {not_applicable} not applicable, of {total} steps").format(
                 done_words=done_words, not_applicable=n_a, total=len(steps)) if n_a
             else _("{done_words} of {total} steps").format(done_words=done_words, total=len(steps)))

@@ -161,9 +161,10 @@ class StepScreen(Screen[None]):
         self._sig = None
         step = self.step
         self.query_one("#step-why", Static).update(prose(_(step.why)))
-        self.query_one("#step-instructions", Static).update(prose(_(step.instructions)) if step.instructions else "")
+        todo = step.instructions_for(self.build.store.plan())  # "record X in the plan" only while X is missing
+        self.query_one("#step-instructions", Static).update(prose(_(todo)) if todo else "")
         for wid in ("#instructions-title", "#step-instructions"):
-            self.query_one(wid).display = bool(step.instructions)
+            self.query_one(wid).display = bool(todo)
         for wid in ("#action-title", "#step-action"):
             self.query_one(wid).display = step.action is not None
         self.refresh_view()
@@ -406,7 +407,9 @@ class StepScreen(Screen[None]):
                 warning = _("the acceptance report would say NOT READY: {failed} step(s) failed, {not_done} not done "
                             "(bringup status lists them). Confirming records the hand-over as warned, with these "
                             "counts, not as a clean hand-over.").format(failed=failed, not_done=not_done)
-        self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning, note_required=bool(unverified)),
+        not_ready = step_id == HANDOVER_STEP and any(self.build.handover_open())
+        self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning,
+                                         note_required=bool(unverified) or not_ready),
                              done)
 
     def _sizing_short(self) -> str:
@@ -465,11 +468,14 @@ class StepScreen(Screen[None]):
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
         from screens.dialogs import AckDialog
+        from wizard.engine import is_checked as b_checked
 
         ackable = self._ackable()
         if not ackable:
             self.notify(_("nothing to acknowledge here: the last check of this step found no past event (x works on an "
-                          "old Xid or AER error the check reports)"))
+                          "old Xid or AER error the check reports)") if b_checked(self.step) else
+                        _("nothing to acknowledge here: this step has no check (x works on an old Xid or AER error a "
+                          "check reports)"))
             return
         if not self._writable():
             return
@@ -544,8 +550,14 @@ class StepScreen(Screen[None]):
             prev = b.stages[si - 1]
             return prev.steps[-1].id, _("Stage {n}/{of}: {title}").format(n=si, of=len(b.stages), title=_(prev.title))
         later = b.stages[si + 1:]
-        if not later:
-            return None, _("last step of the build")
+        if not later:  # the end: point at the first step still open, if any (walk 18: 55 open, not a word)
+            first = next((s for st in b.stages for s in st.steps if not b.status(s.id).done and s.id != self.step_id),
+                         None)
+            if first is None:
+                return None, _("last step of the build")
+            return None, _("last step of the build; {n} step(s) still open, the first: {title} (esc, then the "
+                           "overview)").format(n=sum(1 for st in b.stages for s in st.steps if not b.status(s.id).done),
+                                               title=_(first.title))
         for n, st in enumerate(later, si + 2):
             for s in st.steps:
                 if not b.status(s.id).done:

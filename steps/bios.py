@@ -97,6 +97,9 @@ STAGE = Stage(
                 "Pick the NPS/SNC value for the cluster and set it in the BIOS (memory or CPU "
                 "configuration menu). Record the expected count as numa_nodes in the plan answers (F2)."
             ),
+            plan_keys=("numa_nodes",),
+            instructions_when_set=("Pick the NPS/SNC value for the cluster and set it in the BIOS (memory or CPU "
+                                   "configuration menu); the NUMA nodes found are counted against the plan's numa_nodes."),
             boot_sensitive=True,
         ),
         Step(

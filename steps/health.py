@@ -37,7 +37,10 @@ STAGE = Stage(
                 "gpu_count, GCM gpu_num)."
             ),
             instructions=("Without gpu_count in the plan answers (F2) nothing tells a missing GPU: record the expected "
-                          "count there. A missing GPU's fix is in its finding above."),
+                          "count there."),
+            plan_keys=("gpu_count",),
+            instructions_when_set="The GPUs found are counted against the plan's gpu_count; a missing GPU's fix is in "
+                                  "its finding above.",
             boot_sensitive=True,
         ),
         Step(

@@ -243,7 +243,7 @@ STAGE = Stage(
                 "nodes break or slow multi-node jobs (NVIDIA/nccl-tests#200, NVIDIA/nccl#1634)."
             ),
             instructions=(
-                "Set the hostfile (`bringup plan hostfile=/path`; " + HOSTFILE_HELP + ") and press a: bringup "
+                "Set the hostfile (a asks for it in the TUI, or `bringup plan hostfile=/path`; " + HOSTFILE_HELP + ") and press a: bringup "
                 "collects the facts from every node over ssh and names the node that differs."
             ),
             action=FACTS,
@@ -299,7 +299,7 @@ STAGE = Stage(
                 "docs.nvidia.com/networking/display/infinibandclusterbringupprocedure)."
             ),
             instructions=(
-                "Set the hostfile (`bringup plan hostfile=/path`; " + HOSTFILE_HELP + "), install perftest on every "
+                "Set the hostfile (a asks for it in the TUI, or `bringup plan hostfile=/path`; " + HOSTFILE_HELP + "), install perftest on every "
                 "node and press a: each node writes to the next of the hostfile (the last to the first), one pair at "
                 "a time, on each node's fastest Active port (`bringup plan rdma_device=mlx5_0:1` to choose one). By "
                 "hand: `ib_write_bw -d mlx5_0 -i 1 -s 8388608 -D 5 --report_gbits -F` on node B, then the same with "

@@ -208,8 +208,10 @@ STAGE = Stage(
                 "the expected size."
             ),
             instructions=("Held to the sizing's need (host_ram_min_gib, written by F3 on the sizing screen), else the plan's "
-                          "host_ram_gib (F2), else a 16 GiB floor: record the expected size to compare. A shortfall's "
-                          "fix is in its finding above."),
+                          "host_ram_gib (F2), else a 16 GiB floor: record the expected size to compare."),
+            plan_keys=("host_ram_min_gib", "host_ram_gib"),
+            instructions_when_set=("Held to the sizing's need (host_ram_min_gib), else the plan's host_ram_gib: a "
+                                   "shortfall's fix is in its finding above."),
         ),
         Step(
             id="os.memory_pressure",
@@ -321,6 +323,8 @@ STAGE = Stage(
                 "checkpoints; bringup warns above 90% used (its own judgement, as fleet health checks commonly do)."
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
+            plan_keys=("data_path",),
+            instructions_when_set="The plan's data_path is checked too; a problem with it is in its finding above.",
         ),
         Step(
             id="os.mount_options",
@@ -333,6 +337,8 @@ STAGE = Stage(
                 "(docs.kernel.org/admin-guide/ext4.html, 'barrier'); Oracle Linux XFS barriers doc."
             ),
             instructions="Record the data path (data_path in the plan answers, F2) to check it too.",
+            plan_keys=("data_path",),
+            instructions_when_set="The plan's data_path is checked too; a problem with it is in its finding above.",
         ),
         Step(
             id="os.time_sync",

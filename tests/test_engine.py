@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 import steps
 from tests.conftest import frozen_clock
 from wizard.engine import Build, judge, run_checks
@@ -280,6 +282,13 @@ def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_d
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:01+00:00")
     st = b.store.step_states()["driver.branch"]
     assert st.status is StepStatus.PENDING and not st.not_applicable and "waiting for the planned GPUs" in st.reason
+    # walk 18: a person's confirmation of a waiting step (with its note) survives the next check that still waits
+    b.confirm("driver.branch", "checked the driver branch by hand")
+    confirmed = b.store.step_states()["driver.branch"]
+    assert confirmed.status is StepStatus.CONFIRMED
+    b.record_findings("driver.branch", skip, "2026-12-04T00:00:02+00:00")
+    st = b.store.step_states()["driver.branch"]
+    assert st.status is StepStatus.CONFIRMED and st.reason == confirmed.reason and "by hand" in st.reason
     b.close()
 
 
@@ -320,6 +329,9 @@ def test_handing_over_a_machine_the_report_calls_not_ready_is_recorded_warned(st
     outside = [s.id for st in steps.STAGES if st.id not in HANDOVER_STAGES for s in st.steps]
     b.store.set_step("health.gpu_pci", StepStatus.FAILED, verdict=Verdict.FAIL, reason="no GPU")
     assert b.handover_open() == (1, len(outside) - 1)
+    # walk 18: without a note it is refused (a skip and an unverified confirmation need one too)
+    with pytest.raises(ValueError, match="needs a note"):
+        b.confirm("report.handover", "  ")
     b.confirm("report.handover", "ticket 123")
     st = b.store.step_states()["report.handover"]
     assert st.status is StepStatus.WARNED and st.verdict is Verdict.WARN

@@ -81,7 +81,8 @@ def displayed_data() -> dict[str, str]:
             found.setdefault(text, f"stage {st.id}")
         for s in st.steps:
             found.setdefault(s.title, f"step {s.id}")
-            for what, text in (("why", s.why), ("instructions", s.instructions)):
+            for what, text in (("why", s.why), ("instructions", s.instructions),
+                               ("instructions when set", s.instructions_when_set)):
                 if text:
                     found.setdefault(text, f"step {s.id} {what}")
             if s.action is not None:

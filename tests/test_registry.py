@@ -178,3 +178,16 @@ def test_probe_is_registered_with_a_60_s_timeout():
     out = asyncio.run(registry.PROBES["nvidia_smi_qx"].collect(host))
     assert host.calls == [(["nvidia-smi", "-q", "-x"], 60)]
     assert out.source == QX and out.text == "<nvidia_smi_log/>"
+
+
+def test_the_filesystem_rule_declares_the_shm_finding_it_reports():
+    """Found by the contract property test: a df whose /dev/shm is too small makes os.filesystem report os.shm, which
+    the rule did not declare (so `check --step` and the report could not place it). Synthetic df rows."""
+    from wizard.probes import ProbeOutput
+    from wizard.rules import os as os_rules
+
+    df = ("Filesystem 1-blocks Used Available Use% Mounted on\n/dev/vda 270553174016 23255568384 85688725504 22% /\n"
+          "shm 67108864 0 67108864 0% /dev/shm\n")
+    found = os_rules.filesystems(Facts({"df": ProbeOutput("df", "df -B1", text=df)}), {})
+    rule = next(r for r in registry.RULES if r.id == "os.filesystem")
+    assert "os.shm" in {f.id for f in found} and "os.shm" in rule.reports

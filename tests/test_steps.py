@@ -85,3 +85,15 @@ def test_no_known_wrong_advice_in_catalogue():
     )
     for bad in never:
         assert bad not in text, bad
+
+
+def test_instructions_that_ask_for_a_plan_answer_give_way_once_it_is_recorded():
+    """Walk 18: "record gpu_count in the plan" stayed on the step with gpu_count=8 set. A step names the answers its
+    instructions ask for; with one of them recorded the screen shows the other text. Every step that names keys has
+    both texts."""
+    step = steps.step_by_id("health.gpu_pci")
+    assert "record the expected count" in step.instructions_for({})
+    assert "counted against the plan's gpu_count" in step.instructions_for({"gpu_count": 8})
+    assert steps.step_by_id("os.filesystem").instructions_for({"data_path": ""}).startswith("Record the data path")
+    for s in steps.all_steps():
+        assert bool(s.plan_keys) == bool(s.instructions_when_set), s.id

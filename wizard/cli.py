@@ -723,7 +723,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     import steps
     from wizard.engine import checked_steps, run_checks
-    from wizard.model import overall
+    from wizard.model import WAITS_FOR_GPUS, Verdict, overall
     from wizard.store import utcnow
 
     from wizard.registry import did_you_mean
@@ -824,7 +824,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             # the check's skip is not the stage's state: a failed multi-node run stays failed (exit 0 is the check's)
             note = note + Msg("; this build records the stage {status}", status=Msg(recorded))
     elif verdict.value == "skip":
-        note = Msg("nothing was verified: every check was not applicable here")
+        # a skip that only waits (no GPU on the bus yet, a plan answer missing) is not "not applicable" (walk 18)
+        from wizard.rules.gpu_presence import plan_count
+
+        gpus_planned = plan_count(plan) is not None or bool(str(plan.get("gpu_model") or "").strip())
+        waiting = sum(1 for f in findings if f.verdict is Verdict.SKIP and f.waits_for
+                      and (gpus_planned or f.waits_for != WAITS_FOR_GPUS))
+        note = (Msg("nothing was verified: every check was not applicable here") if not waiting else
+                Msg("nothing was verified: every check waits (for a GPU on the PCI bus, or a plan answer)")
+                if waiting == len(findings) else
+                Msg("nothing was verified: {n} check(s) wait (for a GPU on the PCI bus, or a plan answer), the others "
+                    "do not apply here", n=waiting))
     if opt(args, "json"):
         doc = check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note)
         if recorded is not None:
@@ -1479,7 +1489,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     print(_("`bringup plan` lists every answer."))
+    model = answers.get("gpu_model")
+    if isinstance(model, str) and not _known_gpu_model(model):
+        print("bringup: warning: " + _("gpu_model {model!r} is not a GPU bringup's tables name: the driver checks and "
+                                       "the sizing cannot use it (names such as 'H100 SXM5'; `bringup size --gpu ?` "
+                                       "lists them)").format(model=model), file=sys.stderr)
     return 0
+
+
+def _known_gpu_model(model: str) -> bool:
+    """The plan's gpu_model names a GPU of the sizing table (assets/gpu_specs.csv) or of the PCI id table the driver
+    checks match it against (assets/pci_ids.csv, :func:`wizard.install.catalog.gpus_of`)."""
+    from wizard import sizing
+    from wizard.install.catalog import gpus_of
+
+    return sizing.gpu_by_name(model) is not None or bool(gpus_of({}, {"gpu_model": model}).gpus)
 
 
 def print_plan(plan: Mapping[str, Any]) -> None:

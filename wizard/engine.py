@@ -461,8 +461,9 @@ class Build:
                     reason = f"{WAITING_FOR_PLAN}{waits[5:]}): {said}"
                 else:
                     reason = AUTO_SKIP_PREFIX + said
-            elif before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
-                # the machine still cannot tell (unknown, or no check): the person's confirmation stands
+            if before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
+                # the machine still cannot tell (unknown, no check, or waiting for the GPUs or a plan answer): the
+                # person's confirmation stands (walk 18: a check wiped a confirmation of a waiting step, note and all)
                 status, reason, user = StepStatus.CONFIRMED, before.reason, before.user
             elif (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
                   and before.reason.startswith("warnings accepted by ")
@@ -489,6 +490,10 @@ class Build:
         if self.unverified(step_id) and note is not None and not note.strip():
             return Msg("the machine could not check this step here: confirming it needs a note saying what you "
                        "checked and how")
+        if step_id == HANDOVER_STEP and note is not None and not note.strip() and any(self.handover_open()):
+            # walk 18: a person's skip or an unverified confirmation needs a note, a hand-over of a machine the report
+            # calls NOT READY did not
+            return Msg("handing over a machine the report calls not ready needs a note: say why, and to whom")
         return ""
 
     def unverified(self, step_id: str) -> str:

@@ -329,6 +329,9 @@ class Step:
         requires: step ids that must be done first.
         boot_sensitive: the verified state depends on the running boot; re-check after reboot.
         manual: the operator must confirm it (the machine cannot fully verify it).
+        plan_keys: plan answers ``instructions`` asks the operator to record; when the plan holds any of them the
+            screen shows ``instructions_when_set`` instead (walk 18: "record gpu_count" with gpu_count set).
+        instructions_when_set: what to do once those answers are recorded.
     """
 
     id: str
@@ -339,6 +342,15 @@ class Step:
     requires: tuple[str, ...] = ()
     boot_sensitive: bool = False
     manual: bool = False
+    plan_keys: tuple[str, ...] = ()
+    instructions_when_set: str = ""
+
+    def instructions_for(self, plan: "Mapping[str, Any]") -> str:
+        """The instructions to show under ``plan``: :attr:`instructions_when_set` when the plan holds one of
+        :attr:`plan_keys` (a value other than None or ""), else :attr:`instructions`."""
+        if self.instructions_when_set and any(plan.get(k) not in (None, "") for k in self.plan_keys):
+            return self.instructions_when_set
+        return self.instructions
 
     @property
     def stage_id(self) -> str:

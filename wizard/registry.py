@@ -553,7 +553,7 @@ RULES: tuple[Rule, ...] = (
     Rule("os.swap_rollback", "os.swap_rollback", os_rules.swap_rollback_info,
          ("fstab",)),
     Rule("os.filesystem", "os.filesystem", os_rules.filesystems,
-         ("df", "data_path_df")),
+         ("df", "data_path_df"), reports=("os.shm",)),
     Rule("os.mount_options", "os.mount_options", os_rules.mount_options,
          ("mounts", "fstab")),
     Rule("os.time_sync", "os.time_sync", os_rules.time_sync,

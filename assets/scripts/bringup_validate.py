@@ -124,7 +124,7 @@ LOCAL_RANK = _env_int("LOCAL_RANK", 0)
 
 REMEDY = {
     "torch_missing": ("install PyTorch in the training environment, or tell bringup which Python has it: "
-                      "bringup plan torch_python=/path/to/python"),
+                      "torch_python in the plan (F2 in the TUI, or bringup plan torch_python=/path/to/python)"),
     "no_cuda": ("check the NVIDIA driver (nvidia-smi lists the GPUs), that this Python's torch is a CUDA build "
                 "(torch.version.cuda is not None) and that CUDA_VISIBLE_DEVICES does not hide the GPUs; "
                 "or validate the CPU path with --device cpu"),

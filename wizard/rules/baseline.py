@@ -56,7 +56,8 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, (Msg("no GPU was sampled (NVML: {why}); hottest host thermal zone {a1} °C", why=why, a1=host)
                                                if host is not None else
                                                Msg("no GPU was sampled (NVML: {why}); no host thermal zone was read", why=why)), "host", (line,),
-                        "Install the driver (driver & CUDA stage) and record the baseline again.", SRC)]
+                        "Make the GPUs visible first: on the PCI bus (health.gpu_pci), then the driver loaded (driver & "
+                        "CUDA stage); then record the baseline again.", SRC)]
     findings = []
     for g in gpus:
         subject = f"GPU {g.get('index')} ({g.get('pci_bus_id') or '?'})"

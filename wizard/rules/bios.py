@@ -417,6 +417,13 @@ def power_profile(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if problems:
         msg += (Msg('; {n_problems} value(s) unreadable', n_problems=len(problems)))
         ev += problems[:4]
+    if not freq.policies:
+        # C-states only: they are never judged, and no frequency policy is visible, so the machine proved nothing
+        # here; the step stays open for the person who checks the profile in the BIOS (walk 18: it passed)
+        return [Finding(fid, Verdict.UNKNOWN, (msg + Msg(": the frequency policy is not visible to Linux, so nothing here "
+                                                         "shows the power profile")), "host", tuple(ev[:24]),
+                        "Check the BIOS system profile (performance, or OS-controlled with the performance governor), "
+                        "then confirm the step with a note saying what you set.", SRC_POWER)]
     held = _held_back(freq)
     if held:
         return [Finding(fid, Verdict.WARN, Msg("{problems} ({settings})", problems=joined("; ", held), settings=msg), "host", tuple(ev[:24]),

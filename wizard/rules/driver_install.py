@@ -79,6 +79,14 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         o = out.get("pci")
         if o is None or not o.ok:
             return [missing("driver.branch", o, "which GPUs need a driver", remedy="Run `ls /sys/bus/pci/devices` and `lspci -nn -d 10de:` by hand; the GPUs must be visible on the PCI bus.", source=SRC_ARCH)]
+        model = str(plan.get("gpu_model") or "").strip() if isinstance(plan, Mapping) else ""
+        if model:  # walk 18: "no gpu_model in the plan" while the plan named one bringup's tables do not know
+            return [Finding("driver.branch", Verdict.UNKNOWN,
+                            Msg("no NVIDIA GPU on the PCI bus, and the plan's gpu_model {model!r} is not a GPU bringup's "
+                                "tables name: cannot pick a driver flavour for it", model=model), "host", (o.source,),
+                            "Seat the GPUs (grounding & install order stage), or record the model as bringup names it "
+                            "(F2 in the TUI, or `bringup plan gpu_model=MODEL` with a name such as 'H100 SXM5': `bringup size --gpu ?` lists them).",
+                            SRC_ARCH)]
         return [Finding("driver.branch", Verdict.UNKNOWN, "no NVIDIA GPU on the PCI bus and no gpu_model in the plan: "
                         "cannot pick a driver flavour for unknown GPUs", "host", (o.source,),
                         "Seat the GPUs (grounding & install order stage) or record gpu_model in the plan (F2 in the TUI, or "

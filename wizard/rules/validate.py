@@ -390,7 +390,8 @@ def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
 ERROR_REMEDY = {
     "torch_missing": N_("Install PyTorch into the Python that runs the validation (`<python> -m pip install torch`; on a "
                       "GPU node a CUDA build the driver supports), or point bringup at a Python that has it: "
-                      "`bringup plan torch_python=/path/to/venv/bin/python` (or `bringup validate ... --python PATH`)."),
+                      "torch_python in the plan (F2 in the TUI, or `bringup plan torch_python=/path/to/venv/bin/python`; or "
+                      "`bringup validate ... --python PATH`)."),
     "no_cuda": N_("This torch cannot use CUDA: install a CUDA build of PyTorch (torch.version.cuda must not be None) that "
                 "the installed driver supports, check `nvidia-smi` works, and that CUDA_VISIBLE_DEVICES is not empty; "
                 "or run `--device cpu` to test only the software path."),
@@ -420,8 +421,8 @@ def _run_findings(c: _Ctx) -> None:
         start_fail = [ln for ln in lines if ln.startswith("# could not start")]
         if start_fail:
             c.add("run", Verdict.FAIL, f"the validation could not start: {start_fail[0][len('# '):]}", "host",
-                  start_fail[:2], "Install Python 3 with PyTorch on this machine, or set the interpreter: `bringup "
-                  "plan torch_python=/path/to/python`.", SRC_RUN)
+                  start_fail[:2], "Install Python 3 with PyTorch on this machine, or set the interpreter: torch_python in the plan "
+                  "(F2 in the TUI, or `bringup plan torch_python=/path/to/python`).", SRC_RUN)
             return
         ev = [f"line {n}: {ln}" for n, ln in vlog.bad_lines[:4]] + lines[-6:]
         c.add("run", Verdict.UNKNOWN, "no validation events in the log: nothing was measured"
