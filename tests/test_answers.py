@@ -1,7 +1,8 @@
 """Answers files (wizard/answers.py): `bringup answers check`, `bringup auto`, `bringup answers export`.
 
 Real CLI runs (subprocesses and ``main()``) against temporary state directories; the checks read the development
-VM's real capture bundle (``--snapshot``), where ``health.gpu_pci`` fails (no GPU), ``os.kernel_headers`` warns and
+VM's real capture bundle (``--snapshot``), where ``health.gpu_pci`` fails (no GPU), ``os.kernel_headers`` fails (its
+kernel has no loadable-module support), ``os.memory`` warns under a planned need above its RAM and
 ``grounding.serials`` cannot tell."""
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ def test_the_published_schema_is_the_plan_and_a_valid_schema():
 async def _interactive_build(state: Path) -> None:
     """A build as a person makes it: the plan through the CLI, then the checks of the devvm bundle recorded through
     the engine (as the TUI does under --snapshot), confirmations, an accepted warning and skips (the TUI's calls)."""
-    r = run("--state", str(state), "plan", "gpu_count=8", "gpu_model=H100 SXM5", "data_path=/raid")
+    r = run("--state", str(state), "plan", "gpu_count=8", "gpu_model=H100 SXM5", "data_path=/raid", "host_ram_min_gib=100")
     assert r.returncode == 0, r.stderr
     from wizard.capture import load_bundle
 
@@ -194,10 +195,12 @@ async def _interactive_build(state: Path) -> None:
     b = Build.open(state, steps.STAGES, {"boot_id": manifest["host"]["boot_id"]})
     try:
         await b.check_steps(host, checked_steps(steps.STAGES), snapshot=str(DEVVM_BUNDLE))
-        assert b.status("os.kernel_headers") is StepStatus.WARNED and b.status("health.gpu_pci") is StepStatus.FAILED
+        assert b.status("os.memory") is StepStatus.WARNED and b.status("health.gpu_pci") is StepStatus.FAILED
+        assert b.status("os.kernel_headers") is StepStatus.FAILED
         b.confirm("grounding.esd", "strap on, bench ground point B")
         b.confirm("grounding.install_order", "per the vendor's population table")
-        b.confirm("os.kernel_headers", "headers come with the golden image")  # accepts its warning
+        b.confirm("os.memory", "checkpoints stream shard by shard")  # accepts its warning
+        b.skip("os.kernel_headers", "the golden image brings its own kernel")
         b.confirm("grounding.serials", "chassis serial from the label: SN 123")  # its check could not tell
         b.skip("plan.host", "sized by the fleet team")
         b.skip("bios.sriov", "no VMs on this fleet")
@@ -213,7 +216,8 @@ async def test_an_interactive_build_exported_and_replayed_by_auto_gives_the_same
     r = run("--state", str(first), "answers", "export", "-o", str(answers))
     assert r.returncode == 0 and r.stdout.startswith(f"wrote {answers}"), r.stderr
     text = answers.read_text()
-    assert '"os.kernel_headers" = "headers come with the golden image"' in text
+    assert '"os.memory" = "checkpoints stream shard by shard"' in text
+    assert '"os.kernel_headers" = "the golden image brings its own kernel"' in text
     assert '"health.gpu_pci" = "GPUs are fitted at the next station"' in text
     assert run("answers", "check", str(answers)).returncode == 0
 
@@ -231,14 +235,15 @@ async def test_an_interactive_build_exported_and_replayed_by_auto_gives_the_same
     for sid in ("grounding.esd", "grounding.install_order", "grounding.serials", "plan.host", "bios.sriov",
                 "health.gpu_pci"):
         assert a[sid] == b[sid]
-    assert b["os.kernel_headers"][1].endswith(": headers come with the golden image")
+    assert b["os.memory"][1].endswith(": checkpoints stream shard by shard")
     x, y = (Build.open(s, steps.STAGES, readonly=True) for s in (first, second))
     try:
         assert build_answers(x) == build_answers(y)
-        assert x.plan() == y.plan() == {"gpu_count": 8, "gpu_model": "H100 SXM5", "data_path": "/raid"}
+        assert x.plan() == y.plan() == {"gpu_count": 8, "gpu_model": "H100 SXM5", "data_path": "/raid",
+                                        "host_ram_min_gib": 100.0}
         st = y.store.step_states()["grounding.esd"]
         assert st.user == f"tester (answers file {answers})"  # attributed to the file and who ran it
-        assert "answers file" in y.store.step_states()["os.kernel_headers"].reason
+        assert "answers file" in y.store.step_states()["os.memory"].reason
     finally:
         x.close()
         y.close()
@@ -256,13 +261,14 @@ def test_auto_with_on_failure_stop_stops_at_the_first_failing_step(tmp_path):
     assert r.returncode == 2, r.stdout + r.stderr
     progress = [line for line in r.stdout.splitlines() if line.startswith("[")]
     total = len(steps.all_steps())
-    n = [s.id for s in steps.all_steps()].index("health.gpu_pci") + 1
-    assert progress[-1] == f"[{n}/{total}] health.gpu_pci: failed" and len(progress) == n
-    assert "    [FAIL] health.gpu_pci no NVIDIA GPU on the PCI bus" in r.stdout
-    assert f"stopped at health.gpu_pci (on_failure = \"stop\"): {total - n} step(s) after it were not walked" in r.stdout
+    # the first failing step of the devvm bundle: its kernel cannot load modules
+    n = [s.id for s in steps.all_steps()].index("os.kernel_headers") + 1
+    assert progress[-1] == f"[{n}/{total}] os.kernel_headers: failed" and len(progress) == n
+    assert "cannot load modules" in r.stdout
+    assert f"stopped at os.kernel_headers (on_failure = \"stop\"): {total - n} step(s) after it were not walked" in r.stdout
     st = states(state)
     assert st["os.release"][0] == "passed" and st["grounding.esd"] == ("confirmed", "strap on")
-    assert st["health.gpu_pci"][0] == "failed"
+    assert st["os.kernel_headers"][0] == "failed"
     after = [s.id for s in steps.all_steps()][n:]
     assert not set(after) & set(st)  # nothing after the failure was checked or recorded
 
@@ -270,7 +276,8 @@ def test_auto_with_on_failure_stop_stops_at_the_first_failing_step(tmp_path):
     f.write_text('version = 1\non_failure = "continue"\n[confirm]\n"health.gpu_pci" = "looks fine to me"\n')
     r = run("--state", str(tmp_path / "c"), "auto", "--answers", str(f), "--snapshot", str(DEVVM_BUNDLE))
     assert r.returncode == 2 and f"[{total}/{total}] report.handover: pending" in r.stdout
-    assert f"[{n}/{total}] health.gpu_pci: failed -- not confirmed: it failed" in r.stdout
+    g = [s.id for s in steps.all_steps()].index("health.gpu_pci") + 1
+    assert f"[{g}/{total}] health.gpu_pci: failed -- not confirmed: it failed" in r.stdout
     assert states(tmp_path / "c")["health.gpu_pci"][0] == "failed"
 
 

@@ -217,8 +217,8 @@ def test_several_bundles_make_one_report_with_the_odd_node_out(case_bundle, tmp_
     # two bundles of one host stay two nodes, told apart by name (each with its own source)
     assert [r["node"] for r in doc["matrix"]["rows"]] == ["vm (1 of 2)", "vm (2 of 2)", "case-node"]
     assert [Path(n["source"]["path"]).name for n in doc["nodes"]][:2] == ["vm1.tar.gz", "vm2.tar.gz"]
-    # the case node's OS stage failed where both VMs' is still open: that stage marks it out
-    assert rows["case-node"]["odd_node_out"] and "os" in rows["case-node"]["odd"]
+    # the case node's driver stage failed where both VMs' driver checks found nothing to judge: that marks it out
+    assert rows["case-node"]["odd_node_out"] and "driver" in rows["case-node"]["odd"]
     assert not doc["matrix"]["rows"][0]["odd_node_out"]
     html = rpt.render(doc, "html")
     assert 'class="odd-out"' in html and "odd one out" in html

@@ -547,7 +547,7 @@ RULES: tuple[Rule, ...] = (
     Rule("os.driver_support", "os.driver_support", os_rules.os_support,
          ("os_release", "kernel")),
     Rule("os.kernel_headers", "os.kernel_headers", os_rules.kernel_headers,
-         ("kernel", "kernel_build")),
+         ("kernel", "kernel_build", "modules")),
     Rule("os.swap", "os.swap", os_rules.swap,
          ("swaps",)),
     Rule("os.swap_rollback", "os.swap_rollback", os_rules.swap_rollback_info,

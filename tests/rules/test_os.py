@@ -211,6 +211,10 @@ def test_mount_options_barrier_off_warns_and_is_never_suggested():
     assert [(f.verdict, f.subject) for f in fs if f.verdict is Verdict.WARN] == [(Verdict.WARN, "/raid")]
     for f in os_rules.mount_options(collect_tree(VM, ["mounts", "fstab"]), {}):
         assert f.verdict is Verdict.PASS and "barrier=0" not in f.remedy
+    # walk 18: a data path with no mount of its own passed as "/ and the data path" on / alone: it says where it is
+    (f,) = os_rules.mount_options({"mounts": ProbeOutput("mounts", "/proc/self/mounts",
+                                                         text="/dev/vda / ext4 rw,relatime 0 0\n")}, {"data_path": "/raid"})
+    assert f.verdict is Verdict.PASS and "/raid: no mount of its own, so it is on /" in f.message
 
 
 def test_time_sync_on_this_vm_is_unknown_with_the_reason():
@@ -272,3 +276,17 @@ def test_shm_with_less_than_a_gib_left_warns_even_below_the_full_mark():
     r = explain_text(read(PUBLIC / "df__dev-shm-1g-87pct-used.txt"), "df")
     f = next(f for f in r.findings if f.id == "os.shm")
     assert f.verdict is Verdict.WARN and "142 MiB left" in f.message
+
+
+def test_a_kernel_without_module_support_fails_the_headers_step():
+    """Walk 18: this VM's kernel (6.18.44-fc-v1147) has no /proc/modules (built without loadable module support); the
+    headers step only warned "no headers" and offered a package no archive has. No headers package helps there: the
+    NVIDIA kernel modules cannot load into it. A kernel with /proc/modules is judged on its headers as before."""
+    kernel = ProbeOutput("kernel", "uname -r", text="6.18.44-fc-v1147\n")
+    build = ProbeOutput("kernel_build", "ls -d /lib/modules/*/build", files={})
+    no_modules = ProbeOutput("modules", "/proc/modules", error="no such file")
+    (f,) = os_rules.kernel_headers({"kernel": kernel, "kernel_build": build, "modules": no_modules}, {})
+    assert f.verdict is Verdict.FAIL and "cannot load modules" in f.message and "/proc/modules: no such file" in f.evidence
+    modules = ProbeOutput("modules", "/proc/modules", text="nvme 57344 3 - Live 0x0000000000000000\n")
+    (f,) = os_rules.kernel_headers({"kernel": kernel, "kernel_build": build, "modules": modules}, {})
+    assert f.verdict is Verdict.WARN and "no headers for the running kernel" in f.message

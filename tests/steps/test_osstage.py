@@ -214,7 +214,23 @@ def test_cli_dry_run_prints_the_ops_of_this_machine(tmp_path):
     out = r.stdout
     assert "Install the running kernel's headers  (os.kernel_headers)" in out
     assert "changes the system: yes; needs root: yes" in out
-    if Path("/etc/debian_version").exists():
+    distro = next((ln.split("=", 1)[1].strip().strip('"') for ln in Path("/etc/os-release").read_text().splitlines()
+                   if ln.startswith("ID=")), "") if Path("/etc/os-release").exists() else ""
+    if Path("/etc/debian_version").exists() and osstage.packaged_kernel(distro, rel):
         assert r.returncode == 0 and f"linux-headers-{rel}" in out and "dry run: nothing was run" in out
+    elif Path("/etc/debian_version").exists():  # a self-built kernel (this VM's): no archive has its headers
+        assert r.returncode == 3 and "is not one of" in out and f"no linux-headers-{rel} package exists" in out
     else:
         assert ("dry run: nothing was run" in out) or ("cannot run here" in out)
+
+
+def test_a_kernel_no_archive_packages_gets_no_headers_install():
+    """Walk 18: on Debian 12 running 6.18.44-fc-v1147 (a self-built kernel) the action offered
+    `apt-get install linux-headers-6.18.44-fc-v1147`. Debian's and Ubuntu's own kernels name an ABI number (or a
+    +bpo/+debNN suffix) and a flavour; anything else has no headers package in the archive."""
+    for distro, rel in (("debian", "6.1.0-47-amd64"), ("debian", "6.12.12+bpo-amd64"), ("debian", "6.12.38+deb13-amd64"),
+                        ("debian", "6.1.0-47-cloud-amd64"), ("ubuntu", "6.8.0-45-generic"), ("ubuntu", "5.15.0-1050-aws"),
+                        ("rhel", "5.14.0-427.13.1.el9_4.x86_64")):
+        assert osstage.packaged_kernel(distro, rel), (distro, rel)
+    for distro, rel in (("debian", "6.18.44-fc-v1147"), ("ubuntu", "6.18.44-fc-v1147"), ("debian", "6.8.0-generic")):
+        assert not osstage.packaged_kernel(distro, rel), (distro, rel)

@@ -169,6 +169,15 @@ def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     rel = k.text.strip()
     if g is None or not g.ok:
         return [missing_rerun(fid, g, f"whether headers for kernel {rel} are installed", source=SRC_HEADERS)]
+    mo = out.get("modules")
+    if mo is not None and not mo.ok and "no such file" in str(mo.error).lower():
+        # walk 18: a kernel built without loadable-module support has no /proc/modules (proc(5)): no headers package
+        # helps, the NVIDIA kernel modules cannot be loaded into it at all
+        return [Finding(fid, Verdict.FAIL, Msg("kernel {rel} cannot load modules (no /proc/modules: it was built without "
+                                               "loadable module support), so the NVIDIA kernel modules cannot run on it",
+                                               rel=rel), "host", (f"{k.source}:{rel}", f"{mo.source}: {mo.error}"),
+                        "Boot a distribution kernel (or one built with CONFIG_MODULES=y), then install its headers.",
+                        SRC_HEADERS + "; proc(5), /proc/modules (https://man7.org/linux/man-pages/man5/proc_modules.5.html)")]
     build = f"/lib/modules/{rel}/build"
     others = sorted({p.split("/")[3] for p in g.files if p.startswith("/lib/modules/") and p.count("/") >= 4
                      and p.split("/")[3] != rel})
@@ -496,6 +505,11 @@ def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             if e.file in fs_targets and barrier_off(e.options) and not any(
                     f.subject == e.file and "mounted with" in f.message for f in findings):
                 findings.append(_barrier_finding(e.file, e.file, e.options, e.line.strip(), configured=True))
+    on_root = (isinstance(data_path, str) and data_path.startswith("/") and data_path != "/"
+               and mount_for(data_path, list(by_mp)) == "/")
+    if on_root:  # walk 18: "for / and the data path" passed on / alone; say where the data path is (or would be)
+        ok.append(Msg("{data_path}: no mount of its own, so it is on / (os.filesystem says whether it exists)",
+                      data_path=data_path))
     if ok and not findings:
         findings.append(Finding(fid, Verdict.PASS, (Msg('journal write barriers on (no barrier=0/nobarrier): ') + '; '.join(ok)),
                                 "host", tuple(ok_ev), "", SRC_BARRIER))
