@@ -825,11 +825,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             note = note + Msg("; this build records the stage {status}", status=Msg(recorded))
     elif verdict.value == "skip":
         # a skip that only waits (no GPU on the bus yet, a plan answer missing) is not "not applicable" (walk 18)
-        from wizard.rules.gpu_presence import plan_count
+        from wizard.rules.gpu_presence import gpus_planned
 
-        gpus_planned = plan_count(plan) is not None or bool(str(plan.get("gpu_model") or "").strip())
+        planned = gpus_planned(plan)
         waiting = sum(1 for f in findings if f.verdict is Verdict.SKIP and f.waits_for
-                      and (gpus_planned or f.waits_for != WAITS_FOR_GPUS))
+                      and (planned or f.waits_for != WAITS_FOR_GPUS))
         note = (Msg("nothing was verified: every check was not applicable here") if not waiting else
                 Msg("nothing was verified: every check waits (for a GPU on the PCI bus, or a plan answer)")
                 if waiting == len(findings) else

@@ -544,10 +544,9 @@ class Build:
 
     def _gpus_planned(self) -> bool:
         """The plan expects NVIDIA GPUs in this node (gpu_count above 0, or a gpu_model named)."""
-        from wizard.rules.gpu_presence import plan_count
+        from wizard.rules.gpu_presence import gpus_planned
 
-        plan = self.store.plan()
-        return plan_count(plan) is not None or bool(str(plan.get("gpu_model") or "").strip())
+        return gpus_planned(self.store.plan())
 
     def handover_open(self) -> tuple[int, int]:
         """(steps failed, steps not done) outside the hand-over stage: what makes the acceptance report's verdict

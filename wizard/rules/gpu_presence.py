@@ -129,6 +129,12 @@ def plan_count(plan: Mapping[str, Any]) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
 
+def gpus_planned(plan: Mapping[str, Any]) -> bool:
+    """The plan expects NVIDIA GPUs in this node: a ``gpu_count`` (:func:`plan_count`) or a ``gpu_model`` named. A
+    check's skip for want of a GPU on the bus then waits for them (``Finding.waits_for``), it is not "n/a"."""
+    return plan_count(plan) is not None or bool(str(plan.get("gpu_model") or "").strip())
+
+
 def _subject(d: LspciDevice) -> str:
     return gpu_subject(None, d.bdf) if d.bdf else "device in this excerpt"
 
