@@ -551,13 +551,13 @@ class StepScreen(Screen[None]):
             return prev.steps[-1].id, _("Stage {n}/{of}: {title}").format(n=si, of=len(b.stages), title=_(prev.title))
         later = b.stages[si + 1:]
         if not later:  # the end: point at the first step still open, if any (walk 18: 55 open, not a word)
-            first = next((s for st in b.stages for s in st.steps if not b.status(s.id).done and s.id != self.step_id),
-                         None)
+            states = b.store.step_states()  # read once, not once a step
+            open_steps = [s for s in b.steps() if s.id not in states or not states[s.id].status.done]
+            first = next((s for s in open_steps if s.id != self.step_id), None)
             if first is None:
                 return None, _("last step of the build")
             return None, _("last step of the build; {n} step(s) still open, the first: {title} (esc, then the "
-                           "overview)").format(n=sum(1 for st in b.stages for s in st.steps if not b.status(s.id).done),
-                                               title=_(first.title))
+                           "overview)").format(n=len(open_steps), title=_(first.title))
         for n, st in enumerate(later, si + 2):
             for s in st.steps:
                 if not b.status(s.id).done:

@@ -723,7 +723,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     import steps
     from wizard.engine import checked_steps, run_checks
-    from wizard.model import WAITS_FOR_GPUS, Verdict, overall
+    from wizard.model import Verdict, overall
     from wizard.store import utcnow
 
     from wizard.registry import did_you_mean
@@ -825,11 +825,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             note = note + Msg("; this build records the stage {status}", status=Msg(recorded))
     elif verdict.value == "skip":
         # a skip that only waits (no GPU on the bus yet, a plan answer missing) is not "not applicable" (walk 18)
-        from wizard.rules.gpu_presence import gpus_planned
+        from wizard.engine import waiting_reason
 
-        planned = gpus_planned(plan)
-        waiting = sum(1 for f in findings if f.verdict is Verdict.SKIP and f.waits_for
-                      and (planned or f.waits_for != WAITS_FOR_GPUS))
+        waiting = sum(1 for f in findings if f.verdict is Verdict.SKIP and waiting_reason(f, plan))
         note = (Msg("nothing was verified: every check was not applicable here") if not waiting else
                 Msg("nothing was verified: every check waits (for a GPU on the PCI bus, or a plan answer)")
                 if waiting == len(findings) else

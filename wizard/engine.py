@@ -18,7 +18,7 @@ from wizard.rules.identity import dmi_fields
 from wizard.rules.validate import CPU_ONLY_REASON, ran_on_cpu
 from wizard.facts import facts_of
 from wizard.hosts import Host, LocalHost
-from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, WAITS_FOR_GPUS, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, blocks_handover, overall, proven_by_run, stage_rollup, status_for_verdict
+from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, WAITS_FOR_GPUS, plan_key_awaited, HANDOVER_STAGES, HANDOVER_STEP, Finding, Stage, Step, StepStatus, Verdict, blocks_handover, overall, proven_by_run, stage_rollup, status_for_verdict
 from wizard.parsers.host import parse_os_release
 from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
@@ -159,6 +159,18 @@ while the plan expects GPUs: the step waits for them instead of reading "n/a".""
 WAITING_FOR_PLAN = "waiting for a plan answer ("
 """A pending step's reason when its check skipped for want of a plan answer (:func:`wizard.model.waits_for_plan`):
 ``waiting for a plan answer (KEY): <the skip's message>``."""
+
+
+def waiting_reason(skip: Finding, plan: Mapping[str, Any]) -> str:
+    """The pending reason of a step whose check gave ``skip`` when that skip only waits: for the planned GPUs (none on
+    the bus, the plan expects some) or for a plan answer; "" when the step really does not apply here. The one
+    decision :meth:`Build.record_findings` (pending, not n/a) and ``bringup check``'s note share."""
+    from wizard.rules.gpu_presence import gpus_planned
+
+    if skip.waits_for == WAITS_FOR_GPUS and gpus_planned(plan):
+        return WAITING_FOR_GPUS + skip.message
+    key = plan_key_awaited(skip.waits_for)
+    return f"{WAITING_FOR_PLAN}{key}): {skip.message}" if key else ""
 
 
 class Build:
@@ -450,17 +462,13 @@ class Build:
             reason, user = "", act.current_user()
             if status is StepStatus.SKIPPED:
                 skip = next((f for f in findings if f.verdict is Verdict.SKIP), None)
-                said, waits = (skip.message, skip.waits_for) if skip is not None else ("", "")
-                if waits == WAITS_FOR_GPUS and self._gpus_planned():
-                    # the plan expects GPUs the bus does not show: this step waits for them, it is not "n/a"
-                    status = StepStatus.PENDING
-                    reason = WAITING_FOR_GPUS + said
-                elif waits.startswith("plan:"):
-                    # a plan answer is missing: the step waits for it (and stays on the report's "not done" list)
-                    status = StepStatus.PENDING
-                    reason = f"{WAITING_FOR_PLAN}{waits[5:]}): {said}"
+                waiting = waiting_reason(skip, self.store.plan()) if skip is not None else ""
+                if waiting:
+                    # the planned GPUs are not on the bus, or a plan answer is missing: this step waits (and stays on
+                    # the report's "not done" list), it is not "n/a"
+                    status, reason = StepStatus.PENDING, waiting
                 else:
-                    reason = AUTO_SKIP_PREFIX + said
+                    reason = AUTO_SKIP_PREFIX + (skip.message if skip is not None else "")
             if before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
                 # the machine still cannot tell (unknown, no check, or waiting for the GPUs or a plan answer): the
                 # person's confirmation stands (walk 18: a check wiped a confirmation of a waiting step, note and all)
@@ -541,12 +549,6 @@ class Build:
                 rec = dict(self.store.meta().get("gpu_serials") or {})
                 rec.update({bus: {"serial": s, "at": self.store.clock()} for bus, s in pending.items()})
                 self.store.set_meta(gpu_serials=rec)
-
-    def _gpus_planned(self) -> bool:
-        """The plan expects NVIDIA GPUs in this node (gpu_count above 0, or a gpu_model named)."""
-        from wizard.rules.gpu_presence import gpus_planned
-
-        return gpus_planned(self.store.plan())
 
     def handover_open(self) -> tuple[int, int]:
         """(steps failed, steps not done) outside the hand-over stage: what makes the acceptance report's verdict

@@ -305,9 +305,17 @@ WAITS_FOR_GPUS = "gpus"
 """A skip's :attr:`Finding.waits_for` when no NVIDIA GPU is on the PCI bus."""
 
 
+WAITS_FOR_PLAN_PREFIX = "plan:"
+
+
 def waits_for_plan(key: str) -> str:
     """A skip's :attr:`Finding.waits_for` when the plan lacks the answer ``key`` (e.g. ``data_path``)."""
-    return f"plan:{key}"
+    return f"{WAITS_FOR_PLAN_PREFIX}{key}"
+
+
+def plan_key_awaited(waits_for: str) -> str:
+    """The plan key a :attr:`Finding.waits_for` made by :func:`waits_for_plan` names; "" for anything else."""
+    return waits_for[len(WAITS_FOR_PLAN_PREFIX):] if waits_for.startswith(WAITS_FOR_PLAN_PREFIX) else ""
 
 
 RuleFn = Callable[["Mapping[str, ProbeOutput]", "Mapping[str, Any]"], "list[Finding]"]

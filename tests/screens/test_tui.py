@@ -1726,7 +1726,7 @@ async def test_confirming_a_step_whose_check_could_not_tell_asks_for_the_note(st
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmStep)
-        words = " ".join(str(w.render()) for w in app.screen.query(Static))
+        words = screen_text(app)
         assert "could not tell here" in words and "Note (required)" in words
         await pilot.press("enter")
         await pilot.pause()

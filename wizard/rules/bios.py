@@ -302,7 +302,7 @@ def cpu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if f.problems:
         findings.append(garbled("bios.cpu", topo, "the CPU topology", f.problems))
     smt = {True: Msg("SMT on"), False: Msg("SMT off"), None: Msg("SMT state not reported")}[f.smt_active]
-    if getattr(f, "smt_control", "") in ("notsupported", "notimplemented"):
+    if f.smt_control in ("notsupported", "notimplemented"):
         # kernel ABI sysfs-devices-system-cpu, smt/control: the CPU (or the VM's virtual CPU) has no SMT to switch
         smt = Msg("SMT not supported here (smt/control: {ctl})", ctl=f.smt_control)
     desc = (Msg('{value}: {value2} socket(s), {value3} cores, {value4} logical CPUs, {smt}', value=f.model or 'unknown CPU model', value2=f.sockets or '?', value3=f.cores or '?', value4=f.logical or '?', smt=smt))

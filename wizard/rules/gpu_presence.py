@@ -124,7 +124,7 @@ def _virtualised(plan: Mapping[str, Any]) -> bool:
 
 def plan_count(plan: Mapping[str, Any]) -> int | None:
     """The plan's ``gpu_count`` (GPUs per node): an int above 0, else None (unset, a bool, a float, 0 or less). The one
-    reading of that answer (the rules, :meth:`wizard.engine.Build._gpus_planned`)."""
+    reading of that answer (the rules, :func:`gpus_planned`)."""
     v = plan.get("gpu_count")
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
