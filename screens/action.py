@@ -24,7 +24,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.events import Resize
+from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Log, Static
@@ -180,6 +180,16 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
     except (ValueError, TypeError):
         return None
     return d if d >= 0 else None
+
+
+def wrap_whole_words(text: str, width: int) -> list[str]:
+    """``text`` in rows of at most ``width`` characters, a word (a path) never split when a row can hold it whole:
+    a technician copies the log file's path (walk 18 saw it split mid-word after "log file:"). When some word is
+    longer than a row, rows are filled to the width and that word is cut there, right after the text before it."""
+    rows = textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+    if any(len(row) > width for row in rows):
+        rows = textwrap.wrap(text, width, break_on_hyphens=False)
+    return rows
 
 
 class ActionScreen(Screen[None]):
@@ -393,8 +403,8 @@ class ActionScreen(Screen[None]):
         self.query_one("#action-state", Static).update("\n".join(state))
 
     def result_text(self, run: ActionRun) -> Text:
-        """The closing lines: the judged result as a sentence once the run ended, then the log file's path (cut
-        at the width where it must be, never moved whole to a row of its own)."""
+        """The closing lines: the judged result as a sentence once the run ended, then the log file's path (moved
+        whole to a row of its own when it fits one, else cut at the width right after its label)."""
         from screens.glyphs import verdict_text
 
         out = Text()
@@ -402,8 +412,7 @@ class ActionScreen(Screen[None]):
         width = self.query_one("#action-outcome").content_region.width or max(20, self.app.size.width - 2)
         note = (spaced(_("(the run goes on if you leave this screen or the session drops)"))
                 if run.state is ActionState.RUNNING else "")
-        where = "\n".join(textwrap.wrap(_("log file: {path}").format(path=run.log_path) + note, max(20, width),
-                                        break_on_hyphens=False))
+        where = "\n".join(wrap_whole_words(_("log file: {path}").format(path=run.log_path) + note, max(20, width)))
         if run.state is ActionState.RUNNING:
             out.append(where)
             return out
@@ -480,6 +489,12 @@ class ActionScreen(Screen[None]):
         if action == "results":
             return self.live.has_events or bool(self._stored_results())
         return True
+
+    def on_key(self, event: Key) -> None:
+        """``v`` where the run has no results panel (not a validation): say so, not silence (walk 18)."""
+        if event.key == "v" and not self.check_action("results", ()):
+            event.stop()
+            self.notify(_("this run has no results view: v is for validations; its log is all it printed"))
 
     def _stored_results(self) -> dict:
         b = self.app.build

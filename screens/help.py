@@ -37,7 +37,8 @@ WORDS: dict[tuple[str, str], str] = {
     ("StepScreen", "back"): N_("back to the overview, on this step"),
     ("ActionScreen", "back"): N_("back: the action keeps running, also if SSH drops"),
     ("ActionScreen", "cancel"): N_("cancel the run (SIGTERM to its process group)"),
-    ("ActionScreen", "results"): N_("switch between the log and the results (validations)"),
+    ("ActionScreen", "results"): N_("switch between the log and the results (validations; other runs say they have "
+                                    "none)"),
     ("SizingScreen", "use_plan"): N_("use the result as the build's plan (a SHORT plan asks first)"),
     ("SizingScreen", "scroll_results(1)"): N_("scroll the results down a page, from any field"),
     ("SizingScreen", "scroll_results(-1)"): N_("scroll the results up a page, from any field"),
@@ -53,6 +54,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
                     N_("arrows, home, end  move within the focused list")),
     "SizingScreen": (N_("tab / shift+tab  between fields"),
                      N_("enter  open a choice list, or go to the next field")),
+    "StepScreen": (N_("tab / shift+tab  next / previous finding; arrows scroll the page"),),
     "FleetScreen": (N_("enter  open the highlighted node's findings"),),
 }
 """Keys the widgets of a screen answer (lists, findings, fields), not its own bindings."""

@@ -97,6 +97,9 @@ def test_report_of_a_real_case_bundle_holds_inventory_findings_and_verdict(case_
     assert f"wrote {out}: not ready" in p.stdout
     doc = json.loads(out.read_text())
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    # failed and not done counted apart, as the hand-over dialog counts them (walk 18)
+    failed = sum(s["status"] == "failed" for s in doc["steps_not_done"])
+    assert f"{failed} step(s) failed, {len(doc['steps_not_done']) - failed} not done" in p.stdout, p.stdout
     node = doc["nodes"][0]
     assert node["name"] == "case-node" and node["source"]["kind"] == "snapshot" and doc["verdict"] == "not ready"
     inv = node["inventory"]

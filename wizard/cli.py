@@ -321,7 +321,7 @@ def _plan_keys_text() -> str:
     """``plan --help``'s list of keys, from :data:`wizard.plan.PLAN_KEYS` (their help lines: one source)."""
     from wizard.plan import PLAN_KEYS
 
-    return _("plan keys (KEY=VALUE; the TUI's plan form asks the same):") + "\n" + "\n".join(
+    return _("plan keys (KEY=VALUE; KEY= clears an answer; the TUI's plan form asks the same):") + "\n" + "\n".join(
         f"  {k.name}\t{_(k.help) if k.help else ''}" for k in PLAN_KEYS.values())
 
 
@@ -1482,8 +1482,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     # what it set, each with what it replaced: the whole plan is `bringup plan` alone (walk 17: 40 lines for one key)
     for k in answers:
         old, new = before.get(k), plan.get(k)
-        shown = "" if new is None else json.dumps(new)
         was = _("unset") if old is None else json.dumps(old)
+        if new is None:
+            print(_("cleared {key} (was {was})").format(key=k, was=was))
+            continue
+        shown = json.dumps(new)
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     print(_("`bringup plan` lists every answer."))
@@ -2344,8 +2347,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if where != "standard output":
         c = report["changes"]
         print(_("wrote {path}: {verdict}").format(path=where, verdict=report["verdict"])
-              + (_("; {blocking} blocking finding(s), {not_done} step(s) not done").format(
-                  blocking=len(report["blocking"]), not_done=len(report["steps_not_done"]))
+              # failed and not done counted apart, as the hand-over dialog counts them (walk 18: "58 not done" here
+              # was "5 failed, 53 not done" there)
+              + (_("; {blocking} blocking finding(s), {failed} step(s) failed, {not_done} not done").format(
+                  blocking=len(report["blocking"]),
+                  failed=sum(s["status"] == "failed" for s in report["steps_not_done"]),
+                  not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
               + (_("; since the previous report: {new} new, {resolved} resolved, {changed} changed").format(
                   new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""))

@@ -135,11 +135,17 @@ def parse_value(key: str, raw: str) -> Any:
 
 
 def parse_answer(item: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` -> (key, validated value). Raises ``ValueError``."""
+    """``KEY=VALUE`` -> (key, validated value); ``KEY=`` (nothing after ``=``) -> (key, ``None``): clear the answer,
+    as an empty field of the plan form does. Raises ``ValueError`` (no ``=``, an unknown key, a value refused)."""
     key, sep, raw = item.partition("=")
     if not sep:
         raise ValueError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(PLAN_KEYS)}")
-    return key.strip(), parse_value(key.strip(), raw)
+    key = key.strip()
+    if not raw.strip():
+        if key not in PLAN_KEYS:
+            raise ValueError(f"unknown plan key {key!r}; keys: {', '.join(PLAN_KEYS)}")
+        return key, None
+    return key, parse_value(key, raw)
 
 
 def valid_plan(plan: dict[str, Any]) -> dict[str, Any]:

@@ -198,10 +198,14 @@ def test_plan_answers_feed_the_checks(tmp_path):
     for nonsense, why in (("gpu_count=-1", "between 1 and"), ("numa_nodes=0", "between 1 and"),
                           ("host_ram_gib=nan", "more than 0"), ("baseline_minutes=-3", "more than 0"),
                           ("scheduler=banana", "one of none, slurm, kubernetes"),
-                          ("data_path=relative/dir", "absolute path"), ("gpu_model=", "empty"),
-                          ("colour=blue", "unknown plan key")):
+                          ("data_path=relative/dir", "absolute path"),
+                          ("colour=blue", "unknown plan key"), ("colour=", "unknown plan key")):
         r = run("--state", state, "plan", nonsense)
         assert r.returncode == 3 and why in r.stderr, (nonsense, r.stderr)
+    # KEY= clears an answer, as the plan form's empty field does (walk 18: no CLI way to clear one)
+    cleared = run("--state", state, "plan", "scheduler=")
+    assert cleared.returncode == 0 and 'cleared scheduler (was "kubernetes")' in cleared.stdout, cleared.stdout
+    assert '"kubernetes"' not in run("--state", state, "plan").stdout
     doc = json.loads(run("--state", state, "check", "--json", "--stage", "bios").stdout)
     numa = next(f for f in doc["findings"] if f["id"] == "bios.numa")
     assert numa["verdict"] == "fail" and "plan expects 64" in numa["message"]

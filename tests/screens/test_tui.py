@@ -21,7 +21,7 @@ import pytest
 
 import steps
 from screens import app as app_mod
-from screens.action import ActionScreen, WrappedLog
+from screens.action import ActionScreen, WrappedLog, wrap_whole_words
 from screens.app import BringupApp
 from screens.build import BuildScreen
 from screens.dialogs import ConfirmAction, SkipDialog
@@ -1077,9 +1077,24 @@ async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, dev
         closing = text_of(app, "#action-outcome")
         assert findings and findings[0].message.split(";")[0] in " ".join(closing.split())
         assert str(findings[0].verdict).upper() in closing and "{" not in closing
+        # v on a run with no results panel says so (walk 18: silence)
+        await pilot.press("v")
+        await pilot.pause()
+        assert any("no results view" in str(n.message) for n in app._notifications)
         # the log keeps it (its last lines may reach the screen just after the outcome under load: wait for them)
         assert await wait_until(pilot, lambda: any(ln.startswith("# summary {")
                                                    for ln in app.screen.query_one(WrappedLog).source), tries=300)
+
+
+def test_a_log_path_is_split_only_when_no_row_holds_it():
+    """walk 18: "log file: /tmp/.../0001-health.idl" / "e_baseline.log": a path that fits a row is not split."""
+    path = "/var/lib/bringup/builds/20261204T150531Z-vm/actions/0001-os.tools.log"  # 70 characters
+    assert wrap_whole_words(f"log file: {path}", 78) == ["log file:", path]
+    assert wrap_whole_words("log file: /raid/a.log (it goes on)", 78) == ["log file: /raid/a.log (it goes on)"]
+    longer = "/tmp/" + "x" * 90 + ".log"  # no row holds it: filled right after the label, cut at the width
+    rows = wrap_whole_words(f"log file: {longer}", 60)
+    assert rows[0] == f"log file: {longer}"[:60] and "".join(rows) == f"log file: {longer}"
+    assert all(len(r) <= 60 for r in rows)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])

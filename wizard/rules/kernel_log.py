@@ -481,7 +481,11 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
         if burst is not None and verdict is Verdict.PASS:
             verdict = Verdict.WARN
         detail = ", ".join(types + [f"'{n}'" for n in names])
-        msg = (Msg('{plural} on {where}, worst {aer_words}', plural=plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error'), where=where, aer_words=Msg(AER_WORDS[worst_sev])) + (f' ({detail})' if detail else ''))
+        noun = plural(len(evs), 'PCIe ' + ('firmware-reported (APEI) ' if firmware else 'AER ') + 'error')
+        # "all corrected", not "worst corrected", where every one was corrected (walk 18: an OK next to "1 error")
+        msg = ((Msg('{plural} on {where}, all corrected', plural=noun, where=where) if worst_sev == "corrected" else
+                Msg('{plural} on {where}, worst {aer_words}', plural=noun, where=where, aer_words=Msg(AER_WORDS[worst_sev])))
+               + (f' ({detail})' if detail else ''))
         if failed:
             msg += (Msg('; the kernel could not recover the device'))
         if port and port != dev:
