@@ -293,10 +293,34 @@ class SizingScreen(Screen[None]):
         if self.errors:
             t.append("\n! " + _("{count} field(s) refused: their defaults are used").format(count=len(self.errors)),
                      style="bold")
+        differ = self.plan_differences(s)
+        if differ:  # walk 18: the form kept 70B after Esc while the plan kept the 7B figures, without a word
+            t.append("\n! " + _("The build's plan has other figures (F3 writes these): {differ}").format(
+                differ="; ".join(differ)), style="bold")
         if getattr(self, "_gpu_default", False) and inp.gpu == sz.FIELDS.get("gpu"):
             t.append("\n" + _("GPU {gpu} is the form's default: choose yours under 'GPU model' (the GPU section, "
                               "below) before F3.").format(gpu=inp.gpu), style="italic")
         return t
+
+    def plan_differences(self, s: sz.Sizing) -> list[str]:
+        """The answers F3 would write that the build's plan already holds with another value ("gpu_count 16 (plan:
+        8)"): the form and the plan disagree. Empty without a build, or where the plan holds none of them yet."""
+        build = getattr(self.app, "build", None)
+        if build is None:
+            return []
+        try:
+            plan = build.store.plan()
+        except Exception:  # noqa: BLE001 - a broken store must not stop the calculator
+            return []
+        out = []
+        for key, raw in s.plan_answers().items():
+            try:
+                value = parse_value(key, raw)
+            except ValueError:
+                continue
+            if plan.get(key) is not None and plan[key] != value:
+                out.append(_("{key} {value} (plan: {plan})").format(key=key, value=shown(value), plan=shown(plan[key])))
+        return out
 
     @staticmethod
     def title_text(r: sz.Result) -> Text:
@@ -367,6 +391,7 @@ class SizingScreen(Screen[None]):
         if build is None or build.observing:
             return
         build.store.set_plan(**answers)
+        self.recompute()  # the summary's "the plan has other figures" line goes
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()

@@ -174,6 +174,13 @@ async def test_use_as_plan_writes_the_answers(state_dir):
         await pilot.press("f3")
         await pilot.pause()
         assert app.build.store.plan()["host_ram_gib"] == 1024.0
+        assert "plan has other figures" not in summary(screen)
+        # walk 18: the form and the plan disagreed without a word; now the summary names what F3 would change
+        await type_into(pilot, screen, "gpu_count", "8")
+        assert "plan has other figures (F3 writes these): gpu_count 8 (plan: 4)" in " ".join(summary(screen).split())
+        await pilot.press("f3")
+        await pilot.pause()
+        assert "plan has other figures" not in summary(screen)
 
 
 async def test_opens_with_the_current_plan(state_dir):
