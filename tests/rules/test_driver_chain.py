@@ -225,3 +225,24 @@ def test_a_bare_old_nvcc_warns_unless_the_gpus_named_are_ones_it_builds_for():
     assert explain_text(body, "n", {"gpu_model": "NVIDIA H100 80GB HBM3"}).verdict is Verdict.WARN
     volta = explain_text(body, "n", {"gpu_model": "Tesla V100-SXM2-32GB"})
     assert volta.verdict is Verdict.PASS and "too old" not in volta.findings[0].message
+
+
+def test_torch_device_count_zero_fails_and_names_a_mig_uuid() -> None:
+    """round 19 (pytorch/pytorch#95784): an IPython session's torch.cuda.device_count() -> Out[7]: 0 was "not
+    recognised". 0 with no MIG device named: no GPU visible to the process, a fail; 0 with CUDA_VISIBLE_DEVICES set to
+    a MIG UUID: the count bug MIG UUIDs met, a warn that says MIG keeps NCCL off NVLink. Synthetic REPL lines."""
+    from wizard.explain import explain_text
+    from wizard.parsers.cuda import parse_torch_cuda
+
+    repl = ">>> import torch\n>>> torch.cuda.device_count()\n0\n>>> torch.__version__\n'2.3.0+cu121'\n"
+    t = parse_torch_cuda(repl)
+    assert t.device_count == 0 and t.torch_version == "2.3.0+cu121"
+    e = explain_text(repl)
+    assert e.verdict is Verdict.FAIL and "device_count() is 0: this process sees no GPU" in e.findings[0].message
+    mig = ("CUDA_VISIBLE_DEVICES=MIG-0a1b2c3d-0000-1111-2222-333344445555 ipython\n\n"
+           "In [3]: torch.cuda.device_count()\nOut[3]: 0\n")
+    t = parse_torch_cuda(mig)
+    assert t.device_count == 0 and t.visible_devices.startswith("MIG-0a1b2c3d")
+    e = explain_text(mig)
+    assert e.verdict is Verdict.WARN and "a MIG instance" in e.findings[0].message
+    assert explain_text(">>> torch.cuda.device_count()\n8\n>>> torch.cuda.is_available()\nTrue\n").verdict is Verdict.PASS

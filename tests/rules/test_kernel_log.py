@@ -693,6 +693,12 @@ def test_the_host_running_out_of_memory_or_file_handles_warns():
                        "[13.0] usb 1-1: new device\n")
     (o,) = [f for f in oom.findings if f.id == "health.host_limits"]
     assert "OOM killer killed python3 (pid 4242)" in o.message
+    assert "the host ran out of memory" in o.message
+    # round 19: a memory cgroup's OOM kill, one line without a timestamp, is a kernel log and says the job's limit
+    cg = explain_text(text(PUBLIC / "dmesg__cgroup-oom-killed-trainer.txt"))
+    (c,) = [f for f in cg.findings if f.id == "health.host_limits"]
+    assert cg.kind == "kernel-log" and "killed onmt_train (pid 629)" in c.message and "memory limit" in c.message
+    assert "host ran out" not in c.message
 
 
 def test_a_link_that_went_down_and_did_not_come_back_warns_and_old_hung_task_reports_are_read():

@@ -265,9 +265,29 @@ def test_unknown_warn_stays_a_warning_with_the_line_quoted_and_retries_are_not_f
            "h:1:2 [0] misc/socket.cc:580 NCCL WARN Call to connect returned Connection refused, retrying\n"
            "h:1:2 [0] misc/foo.cc:12 NCCL WARN Some new message about tuning\n")
     fs = nccl.judge_nccl_log(log, {})
-    w = next(f for f in fs if f.id == "node.nccl_errors")
-    assert w.verdict is Verdict.WARN and "Call to connect returned Connection refused, retrying" in w.message
+    warns = [f for f in fs if f.id == "node.nccl_errors" and f.verdict is Verdict.WARN]
+    assert any("Some new message about tuning" in f.message for f in warns)
+    # the retried connect is said on its own, as a retry (round 19: a log of nothing but refused retries was
+    # "unknown: no errors or warnings in it")
+    retry = next(f for f in warns if "retried a connection" in f.message)
+    assert "Call to connect returned Connection refused, retrying" in retry.message and "no communicator" in retry.message
     assert not any(f.verdict is Verdict.FAIL for f in fs)
+
+
+def test_connect_retries_in_info_lines_warn_and_a_duplicate_rank_fails() -> None:
+    """round 19: NCCL 2.4's INFO 'Call to connect returned Connection refused, retrying' lines alone warn (the
+    communicator never came up in the log); the bootstrap root's 'rank 1 of 8 ranks has already checked in' (two
+    processes with one rank) fails as a rank mismatch."""
+    retries = text(PUBLIC / "nccl-log__v100-4node-connect-refused.txt")
+    e = explain_text(retries)
+    assert e.verdict is Verdict.WARN and "retried a connection to a peer 3 time(s)" in e.findings[0].message
+    dup = explain_text(text(PUBLIC / "nccl-log__slurm-2node-bootstrap-rank-already-checked-in.txt"))
+    f = next(f for f in dup.findings if f.id == "node.nccl_errors")
+    assert f.verdict is Verdict.FAIL and "same rank" in f.message and "already checked in" in f.message
+    up = ("h:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"  # synthetic
+          "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n")
+    fs = nccl.judge_nccl_log(up, {})
+    assert any(f.verdict is Verdict.WARN and "came up after it" in f.message for f in fs)
 
 
 @pytest.mark.parametrize("name", ["nccl-debug__nccl1412-16rank-init-complete-timings-partial.txt",

@@ -293,6 +293,8 @@ class TorchCuda:
     gpus: list[str] = field(default_factory=list)  # collect_env's "GPU 0: NVIDIA A100-SXM4-40GB" lines
     arch_lines: list[str] = field(default_factory=list)  # torch's "... cuda capability 2.1" / "supports CUDA capabilities" lines
     cuda_family: str = ""  # the CUDA major a pip-installed torch's nvidia-*-cuNN wheels name ("12"), when cuda is not shown
+    device_count: int | None = None  # ``torch.cuda.device_count()`` when shown
+    visible_devices: str = ""  # CUDA_VISIBLE_DEVICES as the paste sets it ("MIG-feee0c61-...", "0,1")
 
     @property
     def cpu_only(self) -> bool:
@@ -306,6 +308,8 @@ _TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?$
 _CUDA_VALUE = re.compile(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
 _BOOL = re.compile(r"^(True|False)$")
 _REPL = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")
+_REPL_OUT = re.compile(r"^Out\[\d+\]:\s*")
+_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES=['\"]?([\w,:/.-]+)")
 _CUDA_TENSOR = re.compile(r"^tensor\(.*device='cuda(?::\d+)?'")
 """A printed tensor on a CUDA device (``tensor([0.], device='cuda:0')``): CUDA initialised and ran a copy."""
 _DEVICE_NAME = re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w .-]*$")
@@ -314,10 +318,12 @@ _DEVICE_NAME = re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w
 
 
 def _expr_kind(code: str) -> str:
-    """Which fact a REPL input line prints: "version", "cuda", "available" or ""."""
+    """Which fact a REPL input line prints: "version", "cuda", "available", "count" or ""."""
     c = code.replace(" ", "")
     if "torch.cuda.is_available()" in c:
         return "available"
+    if "torch.cuda.device_count()" in c:
+        return "count"
     if "torch.version.cuda" in c:
         return "cuda"
     if "torch.__version__" in c:
@@ -337,6 +343,9 @@ def _set(t: TorchCuda, what: str, value: str, line: str, asked: str = "") -> Non
     elif what == "available" and t.available is None and _BOOL.match(v):
         build_set(t, "available", v == "True")
         t.evidence["available"] = line
+    elif what == "count" and t.device_count is None and v.isdigit() and len(v) < 5:
+        build_set(t, "device_count", int(v))
+        t.evidence["count"] = line
     else:
         return
     if asked:
@@ -361,9 +370,13 @@ def parse_torch_cuda(text: str) -> TorchCuda:
     bare: list[tuple[str, str]] = []  # (value, line) of lines that are a lone value
     pip_torch = False  # inside ``pip show torch`` output
     for raw in lines:
-        s = raw.strip()
+        s = _REPL_OUT.sub("", raw.strip(), count=1)  # IPython's "Out[7]: 0": the value
         if not s:
             continue
+        vm = _VISIBLE.search(s)
+        if vm and not t.visible_devices:
+            build_set(t, "visible_devices", vm.group(1))
+            t.evidence["visible"] = s
         for kind, rx in _ERROR_PATTERNS:
             m = rx.search(s)
             if m:
@@ -547,4 +560,6 @@ def detect_torch(text: str) -> float:
     t = parse_torch_cuda(text)
     if t.torch_version and t.cuda and t.available is not None:
         return 0.8
+    if t.device_count is not None and "count_asked" in t.evidence:  # a REPL's torch.cuda.device_count() and its value
+        return 0.7
     return 0.0

@@ -986,7 +986,8 @@ KERNEL_SIGNATURES = re.compile(
     r"NVRM: |\bEDAC (?:\S+ )?MC\d|\bAER: |PCIe Bus Error|\[Hardware Error\]|\bmce: |^nouveau (?:[0-9a-f]{4}:|\s*\[)|\bpcieport \d|^pci \d{4}:"
     r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: "
     r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:[Ll]ost|[Gg]ained) carrier|: (?:NIC )?Link is (?:Down|Up)\b"
-    r"|INFO: task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs|^\s*Call Trace:")
+    r"|INFO: task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs|^\s*Call Trace:"
+    r"|[Oo]ut of memory: Kill(?:ed)? process \d+ \(")
 
 
 def detect_kernel_log(text: str) -> float:

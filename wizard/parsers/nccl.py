@@ -352,6 +352,7 @@ class NcclLog:
     warn_lines: list[str] = field(default_factory=list)
     return_chains: list[tuple[str, int]] = field(default_factory=list)  # (line, ncclResult_t code)
     setup_failures: list[tuple[str, str]] = field(default_factory=list)  # (class of NCCL_SETUP_FAILURES, line)
+    connect_retries: list[str] = field(default_factory=list)  # "Call to connect returned Connection refused, retrying"
     framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
     last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
     init_complete: list[str] = field(default_factory=list)  # "Init COMPLETE", "Connected all rings": a communicator came up
@@ -444,7 +445,8 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("p2p", re.compile(r"failed to open CUDA IPC handle|peer access is not supported|cudaIpcOpenMemHandle.*fail|"
                        r"cudaDeviceEnablePeerAccess.*fail", re.I)),
     ("shm", re.compile(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
-    ("rank", re.compile(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch", re.I)),
+    ("rank", re.compile(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch|"
+                        r"\brank \d+ of \d+ ranks has already checked in", re.I)),
     ("system_call", re.compile(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
@@ -453,7 +455,8 @@ connection: a failed libibverbs call while creating queues or moving a queue pai
 that was refused or timed out, a peer that closed its socket, the bootstrap finding no interface, a shared-memory
 segment for the ranks on one node that could not be created (/dev/shm too small or not writable, e.g. a container's
 64 MB default), a rank outside the job's size or two ranks on one GPU ("Invalid rank requested : 2/2", "Duplicate GPU
-detected": the launcher's world size or device mapping is wrong), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+detected": the launcher's world size or device mapping is wrong; the bootstrap root's "rank 1 of 8 ranks has already
+checked in": two processes started with one rank), any other failed system call ("Call to X failed : <errno text>"). Classified by what
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
@@ -474,6 +477,12 @@ def setup_failure_class(line: str) -> str:
         return ""
     return next((name for name, rx in NCCL_SETUP_FAILURES if rx.search(line)), "")
 
+
+_CONNECT_RETRY = re.compile(r"\bconnect(?:ion)?\b.*\b(?:refused|timed out)|No route to host|Network is unreachable",
+                            re.I)
+"""A connection NCCL retries ("Call to connect returned Connection refused, retrying", NCCL 2.4-2.8 INFO lines;
+"socketStartConnect: Connect to 10.0.0.2<12345> returned 111(Connection refused), retrying" since): the peer was
+not listening yet, or a firewall or route refused it. Not a failure by itself; a log that ends in them never came up."""
 
 _TEST_FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure [\w/.]+\.cu:\d+")
 """nccl-tests stopping on an NCCL or CUDA call (``host: Test NCCL failure common.cu:345 'unhandled system error'``)."""
@@ -612,6 +621,9 @@ def parse_nccl_log(text: str) -> NcclLog:
             continue
         if _TEST_FAILURE.search(s) or re.search(r"Test (?:NCCL )?failure", s):
             lg.test_failures.append(s)
+            continue
+        if "retrying" in s.lower() and _CONNECT_RETRY.search(s):
+            lg.connect_retries.append(s)
             continue
         if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
                 r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s):

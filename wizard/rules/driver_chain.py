@@ -498,6 +498,32 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             parts.append(msg)
         fail(joined("; ", parts), remedy)
         return findings
+    if t.device_count == 0 and t.available is not True:
+        ev0 = tuple(dict.fromkeys(x for x in (t.evidence.get("visible"), t.evidence.get("count_asked"),
+                                              t.evidence.get("count")) if x))
+        if "MIG-" in t.visible_devices:
+            findings.append(Finding(
+                "driver.torch_cuda", Verdict.WARN,
+                Msg("{who}: torch.cuda.device_count() is 0 with CUDA_VISIBLE_DEVICES={visible}, a MIG instance: "
+                    "torch releases whose NVML device count did not read MIG UUIDs count none although CUDA can still use "
+                    "the instance; launchers that size the job from the count see no GPU, and MIG keeps NCCL from "
+                    "using NVLink between GPUs", who=who, visible=t.visible_devices), "host", ev0,
+                "For LLM training turn MIG off (`sudo nvidia-smi -i <index> -mig 0`, then reset the GPU); where MIG must "
+                "stay, use a torch release that counts the instance (torch.cuda.device_count() 1 with one MIG UUID "
+                "visible) and one MIG instance per process.",
+                "pytorch/pytorch#95784 'cuda.device_count() == 0 when in MIG mode' (https://github.com/pytorch/pytorch/"
+                "issues/95784), fixed by #92315; NVIDIA MIG User Guide, CUDA device enumeration (https://docs.nvidia.com/"
+                f"datacenter/tesla/mig-user-guide/); {SRC_TORCH}"))
+        else:
+            findings.append(Finding(
+                "driver.torch_cuda", Verdict.FAIL,
+                Msg("{who}: torch.cuda.device_count() is 0: this process sees no GPU", who=who)
+                + (Msg(" (CUDA_VISIBLE_DEVICES={visible})", visible=t.visible_devices) if t.visible_devices else ""),
+                "host", tuple(dict.fromkeys(ev0 + tuple(ev)))[:8],
+                "Check that the GPUs are visible to this process: CUDA_VISIBLE_DEVICES (empty or a wrong index hides "
+                "them), the container's --gpus, /dev/nvidia* permissions; then `nvidia-smi` in the same environment and "
+                "`dmesg | grep NVRM` for driver errors.", SRC_TORCH))
+        return findings
     other = [e for e in t.errors if e.kind == "other_cuda"]
     if t.available is True:
         if chain is not None and chain[0] is Verdict.FAIL:

@@ -327,13 +327,13 @@ def node_values(facts: Facts) -> dict[str, Value | None]:
 
 def fold(names: Iterable[str]) -> str:
     """Node names folded into one nodeset (``gpu[001-003,007]``; ClusterShell's NodeSet). Raises nothing for names
-    NodeSet cannot fold (they are joined with commas)."""
+    NodeSet cannot fold, a node number too long for int() among them (they are joined with commas)."""
     from ClusterShell.NodeSet import NodeSet, NodeSetException  # imported where used: explain never needs it
 
     names = list(names)
     try:
         return str(NodeSet.fromlist(names))
-    except NodeSetException:
+    except (NodeSetException, ValueError):  # ValueError: a node number past Python's int() digit limit
         return ",".join(names)
 
 

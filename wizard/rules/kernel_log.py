@@ -703,13 +703,22 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
 
 
 _HOST_LIMITS = (
-    (re.compile(r"Out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
+    (re.compile(r"(?<!cgroup )Out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
      N_("the kernel's OOM killer killed {what}: the host ran out of memory"),
      N_("Size host RAM for the workload (plan & sizing, z, or `bringup size`: loaders, pinned buffers, checkpoint "
         "loading on every rank); lower DataLoader workers or prefetch, load checkpoints sharded; `journalctl -k | grep "
         "-A20 'invoked oom-killer'` shows what held the memory."),
      "the Linux kernel's out-of-memory handling: the OOM killer kills a process when memory and swap run out "
      "(https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer)"),
+    (re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
+     N_("the memory cgroup's OOM killer killed {what}: the job reached its memory limit (a container's, a Slurm "
+        "job's or a systemd slice's), not the host's RAM"),
+     N_("Raise the job's memory limit (docker --memory, Kubernetes resources.limits.memory, Slurm --mem) or shrink "
+        "its footprint (fewer DataLoader workers, smaller prefetch, sharded checkpoint loading); `journalctl -k | grep "
+        "-B5 -A20 'memory cgroup out of memory'` shows the limit and what held the memory."),
+     "the Linux kernel's cgroup v2 documentation, memory.max: 'If a cgroup's memory usage reaches this limit and "
+     "can't be reduced, the OOM killer is invoked in the cgroup' "
+     "(https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files)"),
     (re.compile(r"VFS: file-max limit (?P<n>\d+) reached"),
      N_("the system ran out of file handles (fs.file-max {what} reached): opens fail with ENFILE"),
      N_("Find what holds them (`lsof | wc -l` per process, leaked sockets of data loaders), and raise fs.file-max "

@@ -765,6 +765,20 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         findings.append(Finding("node.nccl_errors", Verdict.WARN,
                                 Msg("NCCL printed {n_other} warning(s) that bringup does not classify; the first: '{warn_text}'", n_other=len(other), warn_text=_warn_text(other[0])), subject,
                                 tuple(other[:8]), "Read the warnings; rerun with NCCL_DEBUG=INFO for context.", SRC_E1))
+    if lg.connect_retries and not any(f.verdict is Verdict.FAIL for f in findings):
+        # NCCL retries a refused connect for a while (NCCL_SOCKET_RETRY_CNT); a log that shows only retries, no
+        # communicator coming up, is a network path not (yet) open between the ranks
+        up = bool(lg.init_complete)
+        findings.append(Finding(
+            "node.nccl_errors", Verdict.WARN,
+            Msg("NCCL retried a connection to a peer {count} time(s): '{line}'", count=len(lg.connect_retries),
+                line=_warn_text(lg.connect_retries[0]))
+            + (Msg("; the communicator came up after it") if up else
+               Msg("; no communicator comes up in this log: if the job stopped here, the ranks cannot reach each other")),
+            subject, tuple(lg.connect_retries[:5]),
+            "Check that every rank is running and listening, and that the nodes reach each other on the interface NCCL "
+            "uses (NCCL_SOCKET_IFNAME; 'Connection refused' is no listener or a firewall REJECT, 'No route to host' "
+            "routing or a firewall): `nc -zv PEER PORT` from one node to the other.", SRC_SETUP))
     connected = lg.init_complete or [c for c in lg.channels_p2p + lg.channels_net + lg.channels_shm]
     if connected and not lg.init_complete and not findings:
         via = ", ".join(sorted({m.group(1) for c in connected for m in [_VIA.search(c)] if m}))
@@ -794,7 +808,8 @@ _SETUP_MEANING = {
     "p2p": Msg("NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport"),
     "shm": Msg("NCCL could not create the shared-memory segment the ranks on one node talk through"),
     "system_call": "a system call NCCL made while setting up failed",
-    "rank": Msg("the ranks do not agree on the job: a rank number past the world size, or two ranks on one GPU"),
+    "rank": Msg("the ranks do not agree on the job: a rank number past the world size, two ranks on one GPU, or two "
+                "processes started with the same rank"),
 }
 SRC_SETUP = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); "
              "NCCL environment variables NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_CROSS_NIC "
@@ -804,7 +819,7 @@ SRC_RESULT = ("NCCL API, ncclResult_t (https://docs.nvidia.com/deeplearning/nccl
 
 
 def _warn_text(line: str) -> str:
-    m = re.search(r"\bWARN\s+(.*)$", line)
+    m = re.search(r"\b(?:WARN|INFO)\s+(.*)$", line)
     return (m.group(1) if m else line.strip())[:160]
 
 
