@@ -7,8 +7,8 @@ operator does not stop it). It:
 
 1. copies ``assets/scripts/bringup_validate.py`` to every node over SSH (:data:`COPY_COMMAND`, the file on
    stdin) into a per-run directory that ``mktemp -d`` makes there, ``/tmp/bringup-validate-<run id>-<node>.XXXXXXXXXX``
-   (``--workdir``; the ssh user's, 0700, never one that already existed), removed at the end (``--keep`` keeps
-   it); :func:`remote_plan` lists every command it runs on the nodes, and the multi-node actions show it before
+   (``--workdir``; the ssh user's, 0700, never one that already existed), removed at the end, a stopped run's too
+   (``--keep`` keeps it); :func:`remote_plan` lists every command it runs on the nodes, and the multi-node actions show it before
    asking;
 2. asks every node for its facts (the script's ``facts`` subcommand), concurrently (at most
    ``--max-parallel`` at once); ``--facts-only`` stops here (the consistency step);
@@ -569,7 +569,7 @@ class Launcher:
                            "This is a bug in bringup: report it with this log.")
             await self._stop_all()
         finally:
-            if rc != 143 and not o.keep:
+            if not o.keep:  # stopped too: its remote runs were told to stop; no per-run directory is left behind
                 await self._cleanup(launcher)
         self.out.event("end", rc=rc, duration_s=round(time.monotonic() - t0, 3))
         return rc

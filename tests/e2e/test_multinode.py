@@ -285,6 +285,10 @@ def test_sigterm_stops_the_run_and_every_remote_process(ssh_cluster, node_python
     while procs_with(f"sleep {marker}") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not procs_with(f"sleep {marker}")
+    # a stopped run leaves no per-run directory on the nodes (they are 127.0.0.x here: this machine's /tmp)
+    run_id = next(json.loads(ln[8:])["run_id"] for ln in "".join(out).splitlines()
+                  if ln.startswith("BRINGUP ") and '"event":"hosts"' in ln)
+    assert not list(Path("/tmp").glob(f"bringup-validate-{run_id}-*"))
 
 
 def test_consistency_step_runs_detached_and_records_findings(ssh_cluster, node_python, state_dir, tmp_path):
