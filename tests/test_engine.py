@@ -286,9 +286,14 @@ def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_d
     b.confirm("driver.branch", "checked the driver branch by hand")
     confirmed = b.store.step_states()["driver.branch"]
     assert confirmed.status is StepStatus.CONFIRMED
+    events = b.store.conn.execute("SELECT COUNT(*) FROM step_event WHERE step_id = 'driver.branch'").fetchone()[0]
+    b.store.clock = lambda: "2026-12-04T09:00:00+00:00"  # a later check, at another time
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:02+00:00")
     st = b.store.step_states()["driver.branch"]
     assert st.status is StepStatus.CONFIRMED and st.reason == confirmed.reason and "by hand" in st.reason
+    # walk 19: the check left the person's record as it was: no new event, their time kept (it re-stamped both)
+    assert st.updated_at == confirmed.updated_at and st.user == confirmed.user
+    assert b.store.conn.execute("SELECT COUNT(*) FROM step_event WHERE step_id = 'driver.branch'").fetchone()[0] == events
     b.close()
 
 

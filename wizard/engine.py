@@ -472,12 +472,14 @@ class Build:
             if before is not None and before.status is StepStatus.CONFIRMED and status is StepStatus.PENDING:
                 # the machine still cannot tell (unknown, no check, or waiting for the GPUs or a plan answer): the
                 # person's confirmation stands (walk 18: a check wiped a confirmation of a waiting step, note and all)
-                status, reason, user = StepStatus.CONFIRMED, before.reason, before.user
-            elif (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
-                  and before.reason.startswith("warnings accepted by ")
-                  and _warning_keys(findings) <= _warning_keys(before_findings)):
-                # the same warnings as the ones accepted (no new one): the acceptance and its note stand
-                reason, user = before.reason, before.user
+                # as the person left it: who and when stay theirs (walk 19: each check re-stamped it with the
+                # check's time, and the report then named a time nobody confirmed anything)
+                return verdict
+            if (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
+                    and before.reason.startswith("warnings accepted by ")
+                    and _warning_keys(findings) <= _warning_keys(before_findings)):
+                # the same warnings as the ones accepted (no new one): the acceptance, its note and its time stand
+                return verdict
             self.store.set_step(step_id, status, verdict, reason=reason, boot_id=self.boot_id, user=user)
         return verdict
 

@@ -216,6 +216,12 @@ def test_fabric_manager_all_good_and_nvswitch_absent():
     assert only(ds.fabric_manager_setup(out, TODAY), "driver.fabric_manager").verdict is Verdict.FAIL
     pcie_only = {"pci": pci("26b9", "26b9")}
     assert ids(ds.fabric_manager_setup(pcie_only, TODAY)) == [("driver.fabric_manager", Verdict.SKIP)]
+    assert "not needed" in ds.fabric_manager_setup(pcie_only, TODAY)[0].message
+    # walk 19: no GPU on the bus yet (an H100 SXM5 planned): not "not needed", a skip that waits for the GPUs
+    from wizard.model import WAITS_FOR_GPUS
+
+    (wait,) = ds.fabric_manager_setup({"pci": pci()}, {**TODAY, "gpu_model": "H100 SXM5", "gpu_count": 8})
+    assert wait.verdict is Verdict.SKIP and wait.waits_for == WAITS_FOR_GPUS and "not known yet" in wait.message
 
 
 def test_b200_boards_need_fabric_manager_without_pci_nvswitch():

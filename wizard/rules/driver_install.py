@@ -29,7 +29,7 @@ from wizard.install.catalog import (
 from wizard.install.packages import (
     CTK_PKG, DCGM_PKG, FM_PKG, NSCQ_PKG, DriverState, driver_state, packaged_driver, packages_of,
 )
-from wizard.model import Finding, Verdict, worst
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, worst
 from wizard.parsers.packages import (
     DKMS_BUILD_FAILED,
     FM_MISMATCH, FM_START_FAILURE, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
@@ -459,6 +459,12 @@ def fabric_manager_setup(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]
     driver's version) and ``driver.nscq`` (libnvidia-nscq at the driver's version). Skip elsewhere."""
     gs = gpus_of(out, plan)
     sw, swev = _nvswitch(out, plan, gs)
+    if sw == "no" and gs.source != "pci":
+        # no GPU either: whether the board has NVSwitches is known once its GPUs are on the bus (walk 19: "not
+        # needed" on a machine planned as 8x H100 SXM5 whose GPUs were not visible yet)
+        return [Finding("driver.fabric_manager", Verdict.SKIP, "not checked: no NVIDIA GPU and no NVSwitch on the PCI "
+                        "bus, so whether Fabric Manager is needed is not known yet (see health.gpu_pci)", "host",
+                        tuple(swev), "", SRC_FM, waits_for=WAITS_FOR_GPUS)]
     if sw == "no":
         return [Finding("driver.fabric_manager", Verdict.SKIP, "no NVSwitch on the PCI bus and no GPU in an NVLink "
                         "fabric: Fabric Manager and NSCQ are not needed", "host", tuple(swev), "", SRC_FM)]
