@@ -181,6 +181,17 @@ def test_catalogue_placeholders_match():
     assert not bad
 
 
+def test_confirm_and_acknowledge_are_two_words_in_chinese():
+    """walk 19: "confirm" (d: a step done by hand) and "acknowledge" (x: a past event dealt with) were both 确认, so
+    `bringup ack` said 没有已确认的事件 ("no confirmed events"). Acknowledging is 知悉 wherever it is translated."""
+    cat = catalogue()
+    ack = {m: t for m, t in cat.items() if "cknowledg" in m and "transport retry" not in m}
+    assert len(ack) >= 10
+    assert all("确认" not in t for t in ack.values()), [t for t in ack.values() if "确认" in t]
+    assert all("知悉" in t for t in ack.values())
+    assert "确认" in cat["confirm (done by hand, with an optional note); moves to the next open step"]
+
+
 def test_the_marked_strings_are_found():
     """The AST walk sees the screens' marks (an empty result would let the completeness test pass vacuously)."""
     marked = marked_in_code()
