@@ -171,18 +171,11 @@ class BuildScreen(Screen[None]):
             row.add_column(ratio=1)
             if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
                     and state.status is not StepStatus.WARNED):  # "! warned" already says it
-                # a column of its own at the right, never wrapped: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN");
-                # on a narrow screen a line of its own under the title, which keeps the width (walk 18: "uncorrectab…")
-                badge = verdict_text(state.verdict, self.app.basic)
-                if self.narrow():
-                    title.append("\n")
-                    title.append_text(badge)
-                    row.add_row(label, title)
-                else:
-                    row.add_column(no_wrap=True)
-                    row.add_row(label, title, badge)
-            else:
-                row.add_row(label, title)
+                # under the status, in its column: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN"), the title keeps
+                # its width (walk 18: "uncorrectab…") and reads as one (walk 19: a badge column to the right of a
+                # wrapped title read "Host memory reports ? UNKNOWN no uncorrectable errors")
+                label = Text.assemble(label, "\n", verdict_text(state.verdict, self.app.basic))
+            row.add_row(label, title)
             lst.add_option(Option(row, id=s.id))
         if keep is not None and keep < len(st.steps):
             lst.highlighted = keep
