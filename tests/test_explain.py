@@ -561,3 +561,14 @@ def test_srun_label_prefixes_are_removed_before_reading():
 
     ip = "1: lo: <LOOPBACK,UP> mtu 65536\n    link/loopback 00:00:00:00:00:00\n2: eth0: <UP> mtu 1500\n    link/ether aa\n"
     assert clean(ip) == ip
+
+
+def test_a_container_pulling_its_image_first_is_not_an_unrecognised_part():
+    """round 20: `docker run --gpus all ... nvidia-smi` on a node without the image printed docker's pull lines
+    first, and that part made the whole paste unknown. A part made only of image-pull lines is left out."""
+    e = explain_text(text(PUBLIC / "nvidia-smi__a100-40gb-x8-in-container.txt"))
+    assert e.verdict is Verdict.PASS and not any(f.id == "explain.unrecognised_part" for f in e.findings)
+    # a part with anything else in it is still said (synthetic: one pull line and one line of another program)
+    mixed = ("Unable to find image 'x:1' locally\nsomething else entirely here\nthird odd line\n"
+             + text(PUBLIC / "nvidia-smi__a100-40gb-x8-in-container.txt").split("Status: Downloaded", 1)[1].split("\n", 1)[1])
+    assert any(f.id == "explain.unrecognised_part" for f in explain_text(mixed).findings)

@@ -227,6 +227,16 @@ ROW_STARTS = (
 a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 
 
+_IMAGE_PULL = re.compile(
+    r"\s*(?:Unable to find image '[^']+' locally|\S+: Pulling from \S+"
+    r"|[0-9a-f]{12}: (?:Pull complete|Already exists|Pulling fs layer|Waiting|Download complete|Verifying Checksum"
+    r"|Extracting|Downloading)\b.*|Digest: sha256:[0-9a-f]{64}"
+    r"|Status: (?:Downloaded newer image|Image is up to date) for \S+"
+    r"|Trying to pull \S+\.\.\.|Getting image source signatures|Copying (?:blob|config) \S+.*"
+    r"|Writing manifest to image destination|Storing signatures)\s*$")
+"""A container engine pulling an image (docker's "Pull complete" lines, podman's "Copying blob") before the command
+it runs prints anything: a part made only of these is not an output, and is left out."""
+
 COMMANDS_SEEN: dict[int, str] = {}
 """During one split: line number after a prompt -> the command typed at it."""
 
@@ -487,6 +497,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
         k, score, fs = _explain_one(body, part_exp, None)
         if k is None:
+            if len(pieces) > 1 and all(_IMAGE_PULL.match(ln) for ln in lines if ln.strip()):
+                continue  # `docker run` pulling its image before the command's output (round 20): not an output
             said = program_said(body)
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3 and not any(
                     f.verdict is Verdict.FAIL for f in said):

@@ -255,3 +255,13 @@ def test_a_launch_of_the_wrong_shape_is_a_usage_error_not_a_machine_error() -> N
     """GPCNet started on one node (held-out round 15): "must be run on at least 2 nodes" ran nothing: unknown."""
     r = explain_text(text(PUBLIC / "unrecognised__gpcnet-single-node-usage-error.txt"))
     assert r.verdict is Verdict.UNKNOWN and "refused its command line" in r.findings[0].message
+
+
+def test_a_checks_tag_then_fail_and_a_failed_status_label_are_the_programs_failure():
+    """round 20: IBM Autopilot's PCIe bandwidth check ("[[ PCIEBW ]] FAIL", "Node Status: PCIE Failed") was not
+    recognised at all; its own verdict words now fail it, quoted. Synthetic lines for the other spellings."""
+    e = explain_text(text(PUBLIC / "unrecognised__two-nodes-one-gpu-5gbs.txt"))
+    assert e.verdict is Verdict.FAIL and "'Node Status: PCIE Failed'" in e.findings[0].message
+    assert explain_text("[gpu-check] FAILED\n").verdict is Verdict.FAIL
+    assert explain_text("Result: Failed\n").verdict is Verdict.FAIL
+    assert explain_text("Status: Failed to parse\n").verdict is not Verdict.FAIL  # not a verdict at the end

@@ -51,7 +51,11 @@ _FAIL = re.compile(
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
-    r"|\bNotEnoughCUDADevices\b|\bnot enough (?:CUDA |GPU )?devices\b")  # fewer GPUs than the program was told to use
+    r"|\bNotEnoughCUDADevices\b|\bnot enough (?:CUDA |GPU )?devices\b"  # fewer GPUs than the program was told to use
+    # a check's tag then its verdict ("[[ PCIEBW ]] FAIL", IBM Autopilot), a status or result label saying failed
+    # ("Node Status: PCIE Failed")
+    r"|^\s*(?:\[+[^\]\n]{1,40}\]+\s*)+FAIL(?:ED|URE)?\s*$"
+    r"|\b(?:Status|Result|Verdict)\s*[=:]\s*(?:[\w-]+\s+)?(?:FAIL(?:ED|URE)?|Failed)\s*$")
 _CRASH = re.compile(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = re.compile(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
