@@ -246,6 +246,21 @@ def test_err_gpu_fails_and_names_it():
     assert any("ERR!" in ln for ln in bad[0].evidence)
 
 
+def test_a_lost_gpus_other_fields_are_not_judged_and_the_others_are_counted_plainly():
+    """walk 19: a table whose GPU 0 reads ERR! also warned 'persistence mode is off' and 'ECC looks off' on it, which
+    its row does not prove, and said "the other GPUs (2) answer" (read as "GPU 2 answers"). Synthetic: the A40 case with
+    GPU 0's persistence Off and GPU 1's block repeated as GPU 2."""
+    t = case("nvidia-smi__a40-gpu0-err-partial.txt")
+    t = t.replace("|   0  ERR!                On   |", "|   0  ERR!                Off  |")
+    block = t[t.index("|   1  NVIDIA A40"):t.index("+", t.index("|   1  NVIDIA A40"))]
+    two = block.replace("|   1  NVIDIA A40", "|   2  NVIDIA A40").replace("00000000:1A:00.0", "00000000:1B:00.0")
+    t = t.replace(block, block + "+-------------------------------+----------------------+----------------------+\n" + two, 1)
+    fs = sc.judge_doc(parse_smi_table(t))
+    assert not [f for f in fs if f.id in ("health.persistence", "health.ecc_mode") and f.verdict is not Verdict.PASS]
+    ok = [f for f in by_id_smi(fs, "health.gpu_responsive") if f.verdict is Verdict.PASS]
+    assert ok and "the other 2 GPUs answer nvidia-smi" in ok[0].message
+
+
 def test_fan_err_alone_is_a_warning():
     f = one(sc.judge_doc(parse_smi_table(text(PUBLIC / "nvidia-smi__geforce-fan-err-exclusive-process.txt"))),
             "health.gpu_responsive")

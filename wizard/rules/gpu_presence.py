@@ -37,7 +37,9 @@ from wizard.parsers.pcie import (
 from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.rules.smi import SRC_MIG, SRC_SMI, _ev, _pass_group, gpu_class, subject
+from wizard.rules.smi import (
+    SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, gpu_class, subject, unresponsive,
+)
 from wizard.i18n import N_, Msg
 from wizard.nvml_probe import INIT_ERRORS
 
@@ -422,11 +424,6 @@ SRC_CUDA = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi
             "compatibility, https://docs.nvidia.com/deploy/cuda-compatibility/")
 
 
-ERR_FIELDS_UNRESPONSIVE = 3
-"""A GPU whose name, or at least 3 of its fields, read ERR! / 'GPU is lost' does not answer the
-driver (FAIL); fewer is one unreadable sensor (WARN). Derived from the shared cases: the A40 case
-shows ERR! in name, fan, temperature, P-state, power and ECC of the dead GPU; the gpud 525
-table shows ERR! only in the fan of a working one."""
 
 
 def smi_errors(doc: SmiDoc) -> list[Finding]:
@@ -625,11 +622,6 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
                    f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)")
 
 
-def _err_fields(g: GpuFacts) -> list[str]:
-    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw
-            or "Unknown Error" in r.raw]
-
-
 def _unknown_error_fields(g: GpuFacts) -> list[str]:
     """Fields ``nvidia-smi -q`` printed as "Unknown Error": NVML_ERROR_UNKNOWN for the GPU's own attributes (its brand,
     its name), which the driver answers from the GPU it initialised: the driver has lost the GPU (NVML API reference,
@@ -646,8 +638,6 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
             ok.append(g)
             continue
         reset = any("requires reset" in e for e in g.errors)
-        name_bad = ("name" in bad or bool(_unknown_error_fields(g))
-                    or any("GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors))
         if reset:
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
                                Msg("{subject} needs a reset: nvidia-smi prints '[GPU requires reset]' instead of its readings "
@@ -656,7 +646,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "Drain the GPU, read `dmesg | grep -e NVRM -e Xid` for the error that caused it, reset "
                                "it (`nvidia-smi -r -i <index>` with no process on it, or reboot the node), then run the "
                                "health checks and a validation again; RMA it if it recurs.", SRC_SMI))
-        elif name_bad or len(bad) >= ERR_FIELDS_UNRESPONSIVE:
+        elif unresponsive(g):
             unk = _unknown_error_fields(g)
             said = (Msg("NVML answers 'Unknown Error' for its {unk}", unk=', '.join(unk)) if unk else Msg("nvidia-smi prints ERR! / 'GPU is lost' for it"))
             out.append(Finding("health.gpu_responsive", Verdict.FAIL,
@@ -689,7 +679,7 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     ok = [g for g in ok if g not in spinning]
     if out and ok:
         out += _pass_group("health.gpu_responsive", [(g, "", []) for g in ok], N_("answers nvidia-smi"),
-                           N_("the other GPUs ({n}) answer nvidia-smi"), SRC_SMI)
+                           N_("the other {n} GPUs answer nvidia-smi"), SRC_SMI)
     return out
 
 

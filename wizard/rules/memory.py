@@ -41,8 +41,12 @@ SRC_B7 = ("NVIDIA GPU memory error management, https://docs.nvidia.com/deploy/a1
 
 
 def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    from wizard.rules.smi import unresponsive
+
     out, ok = [], []
     for g in doc.gpus:
+        if unresponsive(g):  # its fields prove nothing; health.gpu_responsive fails it
+            continue
         cur, pend = g.flag("ecc.mode.current"), g.flag("ecc.mode.pending")
         cls = gpu_class(g)
         lines = g.lines("ecc.mode.current", "ecc.mode.pending", "brand", "name")

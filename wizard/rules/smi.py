@@ -310,11 +310,36 @@ def _inventory_only(doc: SmiDoc, plan: Mapping[str, Any], found: list[Finding]) 
 # ------------------------------------------------------------------ rules about the document itself
 
 
+
+ERR_FIELDS_UNRESPONSIVE = 3
+"""A GPU whose name, or at least 3 of its fields, read ERR! / 'GPU is lost' does not answer the
+driver (FAIL); fewer is one unreadable sensor (WARN). Derived from the shared cases: the A40 case
+shows ERR! in name, fan, temperature, P-state, power and ECC of the dead GPU; the gpud 525
+table shows ERR! only in the fan of a working one."""
+
+
+def _err_fields(g: GpuFacts) -> list[str]:
+    return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw
+            or "Unknown Error" in r.raw]
+
+
+def unresponsive(g: GpuFacts) -> bool:
+    """The GPU does not answer (health.gpu_responsive fails it): '[GPU requires reset]', 'GPU is lost', its name or
+    handle unreadable, or :data:`ERR_FIELDS_UNRESPONSIVE` or more fields ERR!. Its other fields prove nothing about
+    its settings (persistence, ECC mode), so those checks leave it to health.gpu_responsive (walk 19)."""
+    bad = _err_fields(g)
+    return (any("requires reset" in e or "GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors)
+            or "name" in bad or any(g.fields[k].raw.strip() == "Unknown Error" for k in bad)
+            or len(bad) >= ERR_FIELDS_UNRESPONSIVE)
+
+
 def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     on: list[tuple[GpuFacts, str, list[str]]] = []
     off_bare: list[GpuFacts] = []
     off_vm: list[GpuFacts] = []
     for g in doc.gpus:
+        if unresponsive(g):
+            continue
         f = g.flag("persistence_mode")
         if f is True:
             on.append((g, "", g.lines("persistence_mode")))
