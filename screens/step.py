@@ -324,8 +324,9 @@ class StepScreen(Screen[None]):
             widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{tr(f.message)}",
                                    collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
         box.mount_all(widgets)
-        if new_results:  # a check just finished: bring its findings into view
-            self.call_after_refresh(title.scroll_visible, top=True, animate=False)
+        if new_results:  # a check just finished: its note and findings from their first line (walk 19: scrolled to
+            # the findings' title, the note above was left cut mid-sentence at the top)
+            self.call_after_refresh(self.query_one("#step-body", VerticalScroll).scroll_home, animate=False)
 
     # ------------------------------------------------------------------ actions
 

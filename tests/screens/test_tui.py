@@ -1752,3 +1752,25 @@ async def test_confirming_a_step_whose_check_could_not_tell_asks_for_the_note(st
         await pilot.pause()
         st = app.build.store.step_states()["driver.nvidia_smi"]
         assert st.status is StepStatus.CONFIRMED and "could not tell here (skip): smi ok on live usb" in st.reason
+
+
+async def test_a_check_shows_its_note_and_findings_from_the_top(state_dir, devvm_host):
+    """walk 19: after c the step's page was scrolled to the findings' title, so the note above it sat cut
+    mid-sentence at the top ("signatures; DKMS-built NVIDIA modules load unsigned"). A finished check now shows the
+    page from its first line."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("bios.secure_boot"))
+        await pilot.pause()
+        await pilot.press("c")
+        await settle(pilot, app)
+        body = app.screen.query_one("#step-body")
+        if body.max_scroll_y == 0:
+            pytest.skip("the page fits the screen: nothing to scroll")
+        body.scroll_end(animate=False)
+        await pilot.pause()
+        assert body.scroll_y > 0
+        await pilot.press("c")
+        await settle(pilot, app)
+        assert await wait_until(pilot, lambda: body.scroll_y == 0)
