@@ -18,3 +18,18 @@ def test_a_plain_data_path_is_kept():
     assert parse_answer("data_path=/raid/ok:colon") == ("data_path", "/raid/ok:colon")
     with pytest.raises(ValueError, match="absolute"):
         parse_answer("data_path=raid")
+
+
+def test_bringup_plan_keeps_each_help_under_its_own_column(capsys, monkeypatch):
+    """walk 19: with a 28-character value the values' column was 30 wide, the help had under 30 columns left and its
+    continuation lines fell back to column 7, where they read as new rows. At 80 columns every continuation line now
+    starts at the help's column, a long value pushing only its own first line."""
+    from wizard.cli import print_plan
+    from wizard.plan import PLAN_KEYS
+
+    monkeypatch.setenv("COLUMNS", "80")
+    print_plan({"torch_python": "/tmp/walk19-torch/bin/python", "gpu_model": "H100 SXM5"})
+    lines = capsys.readouterr().out.splitlines()
+    help_col = max(len(k) for k in PLAN_KEYS) + 1 + 16 + 1
+    assert all(ln.startswith(" " * help_col) and ln[help_col] != " " for ln in lines if ln.startswith(" "))
+    assert all(len(ln) <= 80 for ln in lines if not ln.startswith("torch_python"))

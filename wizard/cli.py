@@ -1509,13 +1509,15 @@ def _known_gpu_model(model: str) -> bool:
 
 def print_plan(plan: Mapping[str, Any]) -> None:
     """The plan answers as ``bringup plan`` prints them: every key, its value (blank when unset), its help, in three
-    columns (the keys' as wide as the longest key, the values' at least 14 characters), the help wrapped to the
+    columns (the keys' as wide as the longest key, the values' 14 to 16 characters), the help wrapped to the
     terminal under itself; a longer value pushes only its own help out."""
     from wizard.plan import PLAN_KEYS
 
     shown = {k: "" if plan.get(k) is None else json.dumps(plan.get(k)) for k in PLAN_KEYS}
     kw = max(len(k) for k in PLAN_KEYS)
-    vw = max(14, min(30, max(len(v) for v in shown.values())))
+    # the values' column at most 16 wide: the help keeps 40 columns at 80 for its hanging indent (walk 19: a 30-wide
+    # column left under 30, and the help fell back to column 7, where it read as a new row)
+    vw = max(14, min(16, max(len(v) for v in shown.values())))
     width = text_width()
     for k, pk in PLAN_KEYS.items():
         _print_wrapped(f"{k:<{kw}} {shown[k]:<{vw}} ", _(pk.help) if pk.help else "", width, kw + vw + 2)
