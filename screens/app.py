@@ -387,6 +387,22 @@ class BringupApp(App[int]):
 
     # ------------------------------------------------------------------ workers
 
+    def checked_words(self, step_ids: list[str]) -> str:
+        """"checked 10 steps: 4 passed, 1 warned, 2 failed, 3 other": the steps' statuses after their checks, counted
+        by status in the operator's language (the statuses the overview shows)."""
+        assert self.build is not None
+        from wizard.model import StepStatus
+
+        counts: dict[str, int] = {}
+        states = self.build.store.step_states()
+        for sid in step_ids:
+            st = states.get(sid)
+            word = (_("n/a") if st is not None and st.not_applicable else
+                    _(st.status.value) if st is not None else _(StepStatus.PENDING.value))
+            counts[word] = counts.get(word, 0) + 1
+        return _("checked {n} steps: {counts}").format(
+            n=len(step_ids), counts=_(", ").join(f"{n} {w}" for w, n in counts.items()))
+
     @work(group="checks", exit_on_error=False, description="run step checks")
     async def run_checks(self, step_ids: list[str]) -> None:
         if self.build is None:
@@ -396,6 +412,9 @@ class BringupApp(App[int]):
         try:
             steps = [self.build.step(s) for s in step_ids]
             await self.build.check_steps(self.host, steps, snapshot=self.snapshot or "")
+            if len(step_ids) > 1:  # a stage's checks (c on the overview): say what they found, also when nothing
+                # changed on the screen (walk 19: the key looked dead)
+                self.notify(self.checked_words(step_ids))
         except Exception as exc:  # noqa: BLE001 - shown, never crashes the UI
             self.notify(_("check failed to run: {error}").format(error=exc), severity="error", timeout=10)
         finally:

@@ -367,6 +367,8 @@ async def test_help_and_build_overview_keys(state_dir, devvm_host):
         await settle(pilot, app)
         states = app.build.store.step_states()
         assert {"bios.iommu", "bios.cpu", "bios.numa"} <= set(states)
+        # what the stage's checks found is said, also when the screen does not change (walk 19: c looked dead)
+        assert any(str(n.message).startswith("checked ") and " steps: " in str(n.message) for n in app._notifications)
         assert "bios.above_4g_decoding" in states  # now checked (BAR1)
         await pilot.press("enter")  # into the step list, at its first open step
         bios = [s.id for s in app.build.stage_of("bios.iommu").steps]
