@@ -462,3 +462,31 @@ def test_confirming_a_checked_step_the_machine_could_not_tell_needs_a_note_and_s
     assert "✓ confirmed by hand `driver.nvidia_smi`" in md and "✓ confirmed by hand</span>" in html
     b.confirm("plan.host", "")  # a step only a person can confirm still takes no note
     b.close()
+
+
+def test_the_engines_own_reasons_are_shown_in_the_operators_language(state_dir):
+    """walk 19: in Chinese the step screen and `status` showed "ran on the CPU: the software path works, ..." and
+    "handed over while not ready (3 step(s) failed, 59 not done) by root: ..." in English. The engine's words are now
+    read back and shown translated; the person's note stays as typed."""
+    from wizard import i18n
+    from wizard.model import StepStatus
+    from wizard.rules.validate import CPU_ONLY_REASON
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.store.set_step("gpu.validate", StepStatus.CPU_ONLY, reason=CPU_ONLY_REASON)
+    b.store.set_step("report.handover", StepStatus.WARNED,
+                     reason="handed over while not ready (3 step(s) failed, 59 not done) by root: lab node, no GPUs")
+    b.store.set_step("health.temperature", StepStatus.WARNED, reason="warnings accepted by root: fans replaced")
+    states = b.store.step_states()
+    i18n.set_language("zh_CN")
+    try:
+        cpu = b.reason_shown(states["gpu.validate"])
+        handover = b.reason_shown(states["report.handover"])
+        accepted = b.reason_shown(states["health.temperature"])
+    finally:
+        i18n.set_language("en")
+    assert cpu == "在 CPU 上运行：软件路径可用，GPU 未经验证"
+    assert "3 个步骤失败" in handover and "59 个未完成" in handover and handover.endswith("lab node, no GPUs")
+    assert "接受了警告" in accepted and accepted.endswith("fans replaced")
+    assert b.reason_shown(states["report.handover"]).startswith("handed over while not ready (3 step(s) failed")
+    b.close()

@@ -144,6 +144,11 @@ def host_words(identity: Mapping[str, Any]) -> str:
 
 
 _ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?$")
+_HANDOVER_REASON = re.compile(r"^handed over while not ready \((\d+) step\(s\) failed, (\d+) not done\) by (\S+)"
+                              r"(?:: (.*))?$", re.S)
+_ACCEPTED_REASON = re.compile(r"^warnings accepted by (\S+): (.*)$", re.S)
+"""The reasons the engine writes in English (a hand-over while not ready, accepted warnings), read back by
+:meth:`Build.reason_shown` to show them in the operator's language; the person's note stays as typed."""
 
 
 def action_reason(state: str, exit_status: int | None) -> str:
@@ -347,6 +352,15 @@ class Build:
         m = _ACTION_REASON.match(reason)
         if m:  # what the engine wrote when the step's action ended: its words, translated
             return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
+        if reason == CPU_ONLY_REASON:
+            return _(CPU_ONLY_REASON)
+        h = _HANDOVER_REASON.match(reason)
+        if h:  # what confirm() wrote for a hand-over while not ready: its words translated, the note as typed
+            return _("handed over while not ready ({failed} step(s) failed, {not_done} not done) by {user}").format(
+                failed=h.group(1), not_done=h.group(2), user=h.group(3)) + (_(": ") + h.group(4) if h.group(4) else "")
+        w = _ACCEPTED_REASON.match(reason)
+        if w:
+            return _("warnings accepted by {user}: {note}").format(user=w.group(1), note=w.group(2))
         u = re.match(re.escape(UNVERIFIED_PREFIX) + r"(\w+)\): (.*)$", reason, re.S)
         if u:  # a person's confirmation over a check that could not tell: the words translated, the note as typed
             return _("confirmed by hand; the machine's check could not tell here ({verdict}): {note}").format(

@@ -1573,7 +1573,7 @@ def analyse(log: str | ValidateLog, plan: Mapping[str, Any] | None = None, kind:
     return c.out
 
 
-CPU_ONLY_REASON = "ran on the CPU: the software path works, the GPU is not validated"
+CPU_ONLY_REASON = N_("ran on the CPU: the software path works, the GPU is not validated")
 """What a validation step says after a run on the CPU (its status is then ``cpu-only``, never ``passed``)."""
 
 
