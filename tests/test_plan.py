@@ -33,3 +33,13 @@ def test_bringup_plan_keeps_each_help_under_its_own_column(capsys, monkeypatch):
     help_col = max(len(k) for k in PLAN_KEYS) + 1 + 16 + 1
     assert all(ln.startswith(" " * help_col) and ln[help_col] != " " for ln in lines if ln.startswith(" "))
     assert all(len(ln) <= 80 for ln in lines if not ln.startswith("torch_python"))
+
+
+def test_a_misspelt_key_names_the_closest_one():
+    """walk 19: `bringup plan gpu_modell=x` listed every key and no "did you mean gpu_model" (`run` suggests)."""
+    for item in ("gpu_modell=x", "gpu_modell="):
+        with pytest.raises(ValueError, match=r"did you mean gpu_model\?"):
+            parse_answer(item)
+    with pytest.raises(ValueError) as exc:
+        parse_answer("colour=blue")
+    assert "did you mean" not in str(exc.value) and "keys: gpu_model" in str(exc.value)

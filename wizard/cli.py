@@ -446,7 +446,7 @@ SIZE_FLAGS: dict[str, tuple[str, str]] = {
     "heads": ("--heads", N_("attention heads")),
     "kv_heads": ("--kv-heads", N_("KV heads")),
     "largest_layer": ("--largest-layer", N_("parameters of the largest layer (DeepSpeed ZeRO-3 gathers it)")),
-    "gpu": ("--gpu", N_("GPU model as in assets/gpu_specs.csv, e.g. 'H100 SXM5'")),
+    "gpu": ("--gpu", N_("GPU model as in assets/gpu_specs.csv, e.g. 'H100 SXM5' (? lists them)")),
     "gpu_count": ("--gpus", N_("GPUs per node (default 8)")),
     "loader_gb_per_gpu": ("--loader-gb-per-gpu", N_("host RAM of one GPU's data loaders, GB")),
     "ckpt_loaders": ("--loading", N_("model loading: auto | all (full copy per rank) | one (rank 0 + broadcast) | "
@@ -2205,7 +2205,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_size(args: argparse.Namespace) -> int:
     """``bringup size``: the sizing screen's computation (wizard.sizing.size) from options. Exit 0 fits on the
-    given GPUs (and their count suffices), 1 it does not, 3 an input is refused (the reasons on stderr)."""
+    given GPUs (and their count suffices), 1 it does not, 3 an input is refused (the reasons on stderr).
+    ``--gpu ?`` lists the GPU names the sizing table knows, one a line (exit 0)."""
     from wizard import sizing as szm
 
     raw: dict[str, str] = {}
@@ -2216,6 +2217,9 @@ def cmd_size(args: argparse.Namespace) -> int:
                 raw.update(szm.stored_inputs(b.store.meta()))
             finally:
                 b.close()
+    if getattr(args, "f_gpu", None) == "?":  # the GPUs the sizing table names, one a line (plan's warning points here)
+        print("\n".join(g.name for g in szm.gpu_specs()))
+        return 0
     for field_name in SIZE_FLAGS:
         v = getattr(args, f"f_{field_name}", None)
         if v is not None:

@@ -112,10 +112,20 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
 )}
 
 
+def unknown_key(key: str) -> str:
+    """The refusal of a key no plan answer has: the closest key when one is close ("did you mean gpu_model?",
+    difflib), then every key."""
+    import difflib
+
+    near = difflib.get_close_matches(key, list(PLAN_KEYS), n=1, cutoff=0.75)
+    return (f"unknown plan key {key!r}" + (f"; did you mean {near[0]}?" if near else "")
+            + f"; keys: {', '.join(PLAN_KEYS)}")
+
+
 def parse_value(key: str, raw: str) -> Any:
     """Convert and validate one answer. Raises ``ValueError`` with a reason for the operator."""
     if key not in PLAN_KEYS:
-        raise ValueError(f"unknown plan key {key!r}; keys: {', '.join(PLAN_KEYS)}")
+        raise ValueError(unknown_key(key))
     k = PLAN_KEYS[key]
     raw = raw.strip()
     if k.type is bool:
@@ -143,7 +153,7 @@ def parse_answer(item: str) -> tuple[str, Any]:
     key = key.strip()
     if not raw.strip():
         if key not in PLAN_KEYS:
-            raise ValueError(f"unknown plan key {key!r}; keys: {', '.join(PLAN_KEYS)}")
+            raise ValueError(unknown_key(key))
         return key, None
     return key, parse_value(key, raw)
 

@@ -413,6 +413,9 @@ def test_size_human_table_refusals_and_stored_inputs(tmp_path):
     # no count is enough: the summary row says why (walk 17: the reason sat 40 lines further down)
     short = run("size", "--params", "70e9", "--method", "full", "--zero", "3", "--gpus", "8", "--gpu", "H100 SXM5")
     assert "the activations alone" in " ".join(short.stdout.split()) and "--checkpointing full" in short.stdout
+    # --gpu ? lists the names (plan's unknown-model warning points at it; walk 19: it was an error, exit 3)
+    names = run("size", "--gpu", "?")
+    assert names.returncode == 0 and "H100 SXM5" in names.stdout.splitlines() and not names.stderr
     bad = run("size", "--zero", "9", "--params", "seven")
     assert bad.returncode == 3 and not bad.stdout
     assert "--zero '9': ZeRO stage: between 0 and 3" in bad.stderr and "--params 'seven'" in bad.stderr
