@@ -348,6 +348,15 @@ class BringupApp(App[int]):
 
         return steps.STAGES
 
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Textual's push_screen; a dialog (a modal screen) first clears the notifications shown, so none lies over
+        its text (walk 19: a stage toast covered an action confirmation's "Needs root" line)."""
+        from textual.screen import ModalScreen
+
+        if isinstance(screen, ModalScreen):
+            self.clear_notifications()
+        return super().push_screen(screen, *args, **kwargs)
+
     def bump(self) -> None:
         self.revision += 1
 

@@ -1776,3 +1776,16 @@ async def test_a_check_shows_its_note_and_findings_from_the_top(state_dir, devvm
         await pilot.press("c")
         await settle(pilot, app)
         assert await wait_until(pilot, lambda: body.scroll_y == 0)
+
+
+async def test_a_dialog_clears_the_toasts_so_none_covers_it(state_dir, devvm_host):
+    """walk 19: the "Stage 8/10 ..." toast lay over an action confirmation's "Needs root" line for seconds."""
+    app = app_for(state_dir, devvm_host, dry_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.notify("a toast that would cover the dialog")
+        await pilot.pause()
+        assert app._notifications
+        assert await ask_action(pilot, app, "os.tools", ConfirmAction)
+        await pilot.pause()
+        assert not any("would cover" in str(n.message) for n in app._notifications)
