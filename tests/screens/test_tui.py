@@ -1789,3 +1789,19 @@ async def test_a_dialog_clears_the_toasts_so_none_covers_it(state_dir, devvm_hos
         assert await ask_action(pilot, app, "os.tools", ConfirmAction)
         await pilot.pause()
         assert not any("would cover" in str(n.message) for n in app._notifications)
+
+
+async def test_every_stage_summary_is_whole_at_60x20(state_dir, devvm_host):
+    """walk 19: at 60x20 the Health stage's summary lost its fourth line ("DCGM's quick diagnostic."), no ellipsis."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("shift+tab")
+        summary = app.screen.query_one("#stage-summary", Static)
+        for _stage in steps.STAGES:
+            await pilot.pause()
+            full = summary.get_content_height(summary.parent.size, app.size, summary.size.width)
+            assert summary.size.height == full, str(summary.render())
+            await pilot.press("down")
