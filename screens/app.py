@@ -400,14 +400,14 @@ class BringupApp(App[int]):
         """"checked 10 steps: 4 passed, 1 warned, 2 failed, 3 other": the steps' statuses after their checks, counted
         by status in the operator's language (the statuses the overview shows)."""
         assert self.build is not None
+        from screens.glyphs import status_word
         from wizard.model import StepStatus
 
         counts: dict[str, int] = {}
         states = self.build.store.step_states()
         for sid in step_ids:
             st = states.get(sid)
-            word = (_("n/a") if st is not None and st.not_applicable else
-                    _(st.status.value) if st is not None else _(StepStatus.PENDING.value))
+            word = status_word(st.status, st.not_applicable) if st is not None else status_word(StepStatus.PENDING)
             counts[word] = counts.get(word, 0) + 1
         return _("checked {n} steps: {counts}").format(
             n=len(step_ids), counts=_(", ").join(f"{n} {w}" for w, n in counts.items()))

@@ -43,8 +43,14 @@ def status_text(status: StepStatus, basic: bool, width: int = 9, not_applicable:
     instead of the status's own (a stage under way: "4 left")."""
     g = STATUS_GLYPH[status][1 if basic else 0]
     if word is None:
-        word = _("n/a") if not_applicable and status is StepStatus.SKIPPED else _(status.value)
+        word = status_word(status, not_applicable)
     return Text(f"{g} {word}" + " " * max(0, width - cell_len(word)), style=STATUS_STYLE[status])
+
+
+def status_word(status: StepStatus, not_applicable: bool = False) -> str:
+    """The status's word in the operator's language; ``not_applicable``: a skip the machine's own check made ("n/a"),
+    not a person's ("skipped")."""
+    return _("n/a") if not_applicable and status is StepStatus.SKIPPED else _(status.value)
 
 
 def verdict_text(verdict: Verdict, basic: bool) -> Text:

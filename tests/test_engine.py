@@ -474,9 +474,10 @@ def test_the_engines_own_reasons_are_shown_in_the_operators_language(state_dir):
 
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
     b.store.set_step("gpu.validate", StepStatus.CPU_ONLY, reason=CPU_ONLY_REASON)
-    b.store.set_step("report.handover", StepStatus.WARNED,
+    b.store.set_step("report.handover", StepStatus.WARNED, user="root",
                      reason="handed over while not ready (3 step(s) failed, 59 not done) by root: lab node, no GPUs")
-    b.store.set_step("health.temperature", StepStatus.WARNED, reason="warnings accepted by root: fans replaced")
+    b.store.set_step("health.temperature", StepStatus.WARNED, user="root",
+                     reason="warnings accepted by root: fans replaced")
     states = b.store.step_states()
     i18n.set_language("zh_CN")
     try:

@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wizard import actions as act
 from wizard.data import ASSETS
-from wizard.engine import Build, is_checked, run_checks
+from wizard.engine import Build, accepted_note, is_checked, run_checks
 from wizard.hosts import Host
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, proven_by_run
 from wizard.plan import PLAN_KEYS, parse_value
@@ -838,11 +838,11 @@ def build_answers(build: Build, on_failure: str = "stop") -> Answers:
         st = states.get(s.id)
         if st is None:
             continue
-        accepted = f"warnings accepted by {st.user}: "
+        accepted = accepted_note(st.reason, st.user)
         if st.status is StepStatus.CONFIRMED:
             confirm[s.id] = st.reason
-        elif st.status is StepStatus.WARNED and st.reason.startswith(accepted):
-            confirm[s.id] = st.reason[len(accepted):]
+        elif st.status is StepStatus.WARNED and accepted is not None:
+            confirm[s.id] = accepted
         elif st.status is StepStatus.SKIPPED and st.verdict is None and st.reason.strip():
             skip[s.id] = st.reason
     confirm = {k: _one_line(v) for k, v in confirm.items()}

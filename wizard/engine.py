@@ -26,7 +26,7 @@ from wizard.store import (
     ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, StepState, Store, StoreError, builds_dir, create_build,
     creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
 )
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 
 def _create_build(state_dir: Path, identity: Mapping[str, Any], clock: Any) -> tuple[BuildInfo, BuildLock]:
@@ -144,11 +144,26 @@ def host_words(identity: Mapping[str, Any]) -> str:
 
 
 _ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?$")
-_HANDOVER_REASON = re.compile(r"^handed over while not ready \((\d+) step\(s\) failed, (\d+) not done\) by (\S+)"
-                              r"(?:: (.*))?$", re.S)
-_ACCEPTED_REASON = re.compile(r"^warnings accepted by (\S+): (.*)$", re.S)
-"""The reasons the engine writes in English (a hand-over while not ready, accepted warnings), read back by
-:meth:`Build.reason_shown` to show them in the operator's language; the person's note stays as typed."""
+HANDOVER_NOT_READY = N_("handed over while not ready ({failed} step(s) failed, {not_done} not done) by {user}")
+ACCEPTED_WARNINGS = N_("warnings accepted by {user}: {note}")
+"""The reasons the engine writes, in English, for a hand-over while not ready (then ": " and the note, when there
+is one) and for accepted warnings; :meth:`Build.reason_shown` reads them back (:func:`handover_counts`,
+:func:`accepted_note`, with the step's recorded user, who may have spaces: "tester (answers file F)") and shows
+them in the operator's language, the person's note as typed."""
+
+
+def accepted_note(reason: str, user: str) -> str | None:
+    """The note of a reason :data:`ACCEPTED_WARNINGS` wrote for ``user``, else None."""
+    prefix = ACCEPTED_WARNINGS.format(user=user, note="")
+    return reason[len(prefix):] if reason.startswith(prefix) else None
+
+
+def handover_counts(reason: str, user: str) -> tuple[str, str, str] | None:
+    """(failed, not done, note) of a reason :data:`HANDOVER_NOT_READY` wrote for ``user`` (note "" when none), else
+    None."""
+    m = re.match(r"handed over while not ready \((\d+) step\(s\) failed, (\d+) not done\) by "
+                 + re.escape(user) + r"(?:: (.*))?$", reason, re.S)
+    return (m.group(1), m.group(2), m.group(3) or "") if m else None
 
 
 def action_reason(state: str, exit_status: int | None) -> str:
@@ -354,13 +369,13 @@ class Build:
             return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
         if reason == CPU_ONLY_REASON:
             return _(CPU_ONLY_REASON)
-        h = _HANDOVER_REASON.match(reason)
+        h = handover_counts(reason, state.user)
         if h:  # what confirm() wrote for a hand-over while not ready: its words translated, the note as typed
-            return _("handed over while not ready ({failed} step(s) failed, {not_done} not done) by {user}").format(
-                failed=h.group(1), not_done=h.group(2), user=h.group(3)) + (_(": ") + h.group(4) if h.group(4) else "")
-        w = _ACCEPTED_REASON.match(reason)
-        if w:
-            return _("warnings accepted by {user}: {note}").format(user=w.group(1), note=w.group(2))
+            return _(HANDOVER_NOT_READY).format(failed=h[0], not_done=h[1], user=state.user) + (
+                _(": ") + h[2] if h[2] else "")
+        w = accepted_note(reason, state.user)
+        if w is not None:
+            return _(ACCEPTED_WARNINGS).format(user=state.user, note=w)
         u = re.match(re.escape(UNVERIFIED_PREFIX) + r"(\w+)\): (.*)$", reason, re.S)
         if u:  # a person's confirmation over a check that could not tell: the words translated, the note as typed
             return _("confirmed by hand; the machine's check could not tell here ({verdict}): {note}").format(
@@ -490,7 +505,7 @@ class Build:
                 # check's time, and the report then named a time nobody confirmed anything)
                 return verdict
             if (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
-                    and before.reason.startswith("warnings accepted by ")
+                    and accepted_note(before.reason, before.user) is not None
                     and _warning_keys(findings) <= _warning_keys(before_findings)):
                 # the same warnings as the ones accepted (no new one): the acceptance, its note and its time stand
                 return verdict
@@ -542,7 +557,7 @@ class Build:
         if self.status(step_id) is StepStatus.WARNED:
             st = self.store.step_states().get(step_id)
             self.store.set_step(step_id, StepStatus.WARNED, verdict=st.verdict if st else None,
-                                reason=f"warnings accepted by {user}: {note.strip()}",
+                                reason=ACCEPTED_WARNINGS.format(user=user, note=note.strip()),
                                 user=user, boot_id=self.boot_id)
             return
         open_steps = self.handover_open() if step_id == HANDOVER_STEP else None
@@ -550,8 +565,8 @@ class Build:
             # handed over while the report would say "not ready": recorded, but never as a clean hand-over
             failed, not_done = open_steps
             self.store.set_step(step_id, StepStatus.WARNED, verdict=Verdict.WARN,
-                                reason=f"handed over while not ready ({failed} step(s) failed, {not_done} not done) "
-                                       f"by {user}" + (f": {note.strip()}" if note.strip() else ""),
+                                reason=HANDOVER_NOT_READY.format(failed=failed, not_done=not_done, user=user)
+                                + (f": {note.strip()}" if note.strip() else ""),
                                 user=user, boot_id=self.boot_id)
             return
         unverified = self.unverified(step_id)

@@ -38,7 +38,7 @@ from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import (
-    SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, gpu_class, subject, unresponsive,
+    SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, _unknown_error_fields, gpu_class, subject, unresponsive,
 )
 from wizard.i18n import N_, Msg
 from wizard.nvml_probe import INIT_ERRORS
@@ -620,13 +620,6 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
                    Msg("Plan for a supported GPU (Volta or newer for current CUDA 12 and PyTorch builds); until "
                        "then this GPU runs only the R{last} driver and the CUDA releases it supports.", last=last),
                    f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)")
-
-
-def _unknown_error_fields(g: GpuFacts) -> list[str]:
-    """Fields ``nvidia-smi -q`` printed as "Unknown Error": NVML_ERROR_UNKNOWN for the GPU's own attributes (its brand,
-    its name), which the driver answers from the GPU it initialised: the driver has lost the GPU (NVML API reference,
-    nvmlReturn_t)."""
-    return [k for k, r in g.fields.items() if r.raw.strip() == "Unknown Error"]
 
 
 def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:

@@ -22,6 +22,7 @@ from wizard.rules.smi import (
     subject,
     threshold_source,
     thresholds,
+    unresponsive,
 )
 from wizard.i18n import N_, Msg, joined
 
@@ -41,8 +42,6 @@ SRC_B7 = ("NVIDIA GPU memory error management, https://docs.nvidia.com/deploy/a1
 
 
 def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
-    from wizard.rules.smi import unresponsive
-
     out, ok = [], []
     for g in doc.gpus:
         if unresponsive(g):  # its fields prove nothing; health.gpu_responsive fails it

@@ -323,13 +323,20 @@ def _err_fields(g: GpuFacts) -> list[str]:
             or "Unknown Error" in r.raw]
 
 
+def _unknown_error_fields(g: GpuFacts) -> list[str]:
+    """Fields ``nvidia-smi -q`` printed as "Unknown Error": NVML_ERROR_UNKNOWN for the GPU's own attributes (its brand,
+    its name), which the driver answers from the GPU it initialised: the driver has lost the GPU (NVML API reference,
+    nvmlReturn_t)."""
+    return [k for k, r in g.fields.items() if r.raw.strip() == "Unknown Error"]
+
+
 def unresponsive(g: GpuFacts) -> bool:
     """The GPU does not answer (health.gpu_responsive fails it): '[GPU requires reset]', 'GPU is lost', its name or
     handle unreadable, or :data:`ERR_FIELDS_UNRESPONSIVE` or more fields ERR!. Its other fields prove nothing about
     its settings (persistence, ECC mode), so those checks leave it to health.gpu_responsive (walk 19)."""
     bad = _err_fields(g)
     return (any("requires reset" in e or "GPU is lost" in e or "device handle" in e or '"handle"' in e for e in g.errors)
-            or "name" in bad or any(g.fields[k].raw.strip() == "Unknown Error" for k in bad)
+            or "name" in bad or bool(_unknown_error_fields(g))
             or len(bad) >= ERR_FIELDS_UNRESPONSIVE)
 
 
