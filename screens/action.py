@@ -1,7 +1,9 @@
 """Action screen: the run in a compact header, its log streamed live, and how it ended, in words.
 
-The header is at most :data:`HEAD_ROWS` lines at any width: the action's title, the exact command (cut with an
-ellipsis when it does not fit: the log shows each command in full as it starts), and one state line: which run of
+The header is :data:`HEAD_ROWS` lines (five where a narrow terminal needs three for the state): the action's title, the exact command (where it does
+not fit, its long directory paths shortened to ``…/name`` so its arguments stay in view, :func:`short_paths`; cut
+with an ellipsis only when even that does not fit: the log shows each command in full as it starts), and one state
+line (never cut: it takes the rows it needs, up to three): which run of
 its step this is (runs are numbered per step), how long it has run (of how long it is expected to, when its
 command declares it: :func:`wizard.actions.declared_duration_s`), how many log lines it wrote, and once it ended
 how (:func:`wizard.actions.outcome_words`: a cancel is "cancelled (SIGTERM)", never "failed"). The log wraps long
@@ -16,7 +18,6 @@ bringup started) the tail of the log file is shown. The file always keeps everyt
 from __future__ import annotations
 
 import datetime as _dt
-import textwrap
 from collections import deque
 from typing import TYPE_CHECKING, Iterable
 
@@ -32,7 +33,7 @@ from textual.widgets import Log, Static
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
-from wizard.i18n import Msg, _, ngettext, spaced, tr
+from wizard.i18n import Msg, _, ngettext, spaced, tr, wrap
 from wizard.model import StepStatus, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 SHOW_LINES = 5000
 """Log lines the screen keeps (the log file keeps everything)."""
 HEAD_ROWS = 4
-"""Lines of the header: title, command (one or two), state (one or two)."""
+"""Lines of the header: title, command (one or two), state (one or two; a third, at the command's cost, where a
+narrow terminal needs it: the header is then five)."""
 INDENT = "  "
 """What starts a wrapped log line's continuation rows, so they are not taken for lines of their own."""
 
@@ -151,23 +153,36 @@ class WrappedLog(Log):
 
 
 def fit(text: str, width: int, rows: int, ellipsis: str = "…") -> list[str]:
-    """``text`` wrapped to ``width`` (at spaces where it can), at most ``rows`` rows; when it does not fit, the last
-    row ends with ``ellipsis``."""
+    """``text`` wrapped to ``width`` terminal cells (:func:`wizard.i18n.wrap`), at most ``rows`` rows; when it does
+    not fit, the last row ends with ``ellipsis``."""
+    from rich.cells import cell_len, set_cell_size
+
     width = max(8, width)
-    out = textwrap.wrap(text, width, break_on_hyphens=False) or [""]  # a newline in it is a space: rows are counted
+    out = wrap(" ".join(text.split()), width, fold=True) or [""]  # a newline in it is a space: rows are counted
     if len(out) <= rows:
         return out
     out = out[:rows]
-    out[-1] = out[-1][:width - len(ellipsis)].rstrip() + ellipsis
+    out[-1] = set_cell_size(out[-1], width - cell_len(ellipsis)).rstrip() + ellipsis
     return out
 
 
-def command_line(argv: list[str]) -> str:
+def command_line(argv: list[str], short: bool = False, dots: str = "…") -> str:
     """``$ argv`` as a shell would take it (:func:`shlex.quote`), on one line: a newline or tab inside an argument
-    (a ``python -c`` program) is shown as ``\\n`` / ``\\t``."""
+    (a ``python -c`` program) is shown as ``\\n`` / ``\\t``. ``short``: each absolute path of three or more
+    directories as ``dots/name`` (:func:`short_paths`)."""
     import shlex
 
-    return "$ " + " ".join(shlex.quote(a) for a in argv).replace("\n", "\\n").replace("\t", "\\t")
+    words = [shlex.quote(a) for a in argv]
+    return "$ " + " ".join(short_paths(words, dots) if short else words).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def short_paths(argv: list[str], dots: str = "…") -> list[str]:
+    """``argv`` (as quoted for the shell: a quoted path is left as it is) with each absolute path (an argument, or an option's ``--x=/path`` value) below three or more
+    directories written ``dots/name``: ``/tmp/walk19-torch/bin/python`` → ``…/python`` (walk 19: the header cut
+    ``--device cpu`` off the end of a command whose interpreter path took the row)."""
+    import re
+
+    return [re.sub(r"(?<![^=])/(?:[^/\s]+/){2,}([^/\s]+)$", rf"{dots}/\1", a) for a in argv]
 
 
 def seconds_between(start: str | None, end: str | None) -> float | None:
@@ -180,16 +195,6 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
     except (ValueError, TypeError):
         return None
     return d if d >= 0 else None
-
-
-def wrap_whole_words(text: str, width: int) -> list[str]:
-    """``text`` in rows of at most ``width`` characters, a word (a path) never split when a row can hold it whole:
-    a technician copies the log file's path (walk 18 saw it split mid-word after "log file:"). When some word is
-    longer than a row, rows are filled to the width and that word is cut there, right after the text before it."""
-    rows = textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
-    if any(len(row) > width for row in rows):
-        rows = textwrap.wrap(text, width, break_on_hyphens=False)
-    return rows
 
 
 class ActionScreen(Screen[None]):
@@ -385,18 +390,24 @@ class ActionScreen(Screen[None]):
         head = self.query_one("#action-head")
         width = head.content_region.width or max(20, self.app.size.width - 2)
         dots = "..." if self.app.basic else "…"
-        state = fit(self._state_text, width, 2, dots)
+        state = fit(self._state_text, width, 3, dots)
         self.query_one("#action-title", Static).update(
             Text("\n".join(fit(_(run.title), width, 1, dots)), style="bold"))
-        cmds = [command_line(a) for a in run.argv] or [_("(no command)")]
-        room = HEAD_ROWS - 1 - len(state)
-        rows = fit(cmds[0], width, room, dots)
-        if len(cmds) > 1:
+        room = max(1, HEAD_ROWS - 1 - len(state))
+
+        def shown(argv: list[str], rows: int) -> list[str]:  # whole, else with short paths, else cut
+            whole = command_line(argv)
+            if len(wrap(whole, width, fold=True)) <= rows:
+                return fit(whole, width, rows, dots)
+            return fit(command_line(argv, short=True, dots=dots), width, rows, dots)
+
+        rows = shown(run.argv[0], room) if run.argv else [_("(no command)")]
+        if len(run.argv) > 1:
             more = ngettext("(+{count} more command: each in the log as it starts)",
-                            "(+{count} more commands: each in the log as it starts)", len(cmds) - 1).format(
-                count=len(cmds) - 1)
+                            "(+{count} more commands: each in the log as it starts)", len(run.argv) - 1).format(
+                count=len(run.argv) - 1)
             if len(rows) < room:
-                rows += fit(cmds[1] if len(cmds) == 2 else more, width, room - len(rows), dots)
+                rows += shown(run.argv[1], room - len(rows)) if len(run.argv) == 2 else fit(more, width, room - len(rows), dots)
             else:
                 rows[-1] = fit(rows[-1] + " " + more, width, 1, dots)[0]
         self.query_one("#action-commands", Static).update("\n".join(rows))
@@ -412,7 +423,7 @@ class ActionScreen(Screen[None]):
         width = self.query_one("#action-outcome").content_region.width or max(20, self.app.size.width - 2)
         note = (spaced(_("(the run goes on if you leave this screen or the session drops)"))
                 if run.state is ActionState.RUNNING else "")
-        where = "\n".join(wrap_whole_words(_("log file: {path}").format(path=run.log_path) + note, max(20, width)))
+        where = "\n".join(wrap(_("log file: {path}").format(path=run.log_path) + note, max(20, width), fold=True))
         if run.state is ActionState.RUNNING:
             out.append(where)
             return out

@@ -99,16 +99,16 @@ def keys_text(width: int = 54) -> str:
     indent), so the keys stay in their column at 60x20."""
     from rich.cells import cell_len
 
-    from wizard.cli import _wrap_cells
+    from wizard.i18n import wrap
 
     lines: list[str] = []
     for heading, cls in sections():
         lines.append(heading)
         for b in bindings_of(cls):
             words = WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description
-            lines += _wrap_cells(f"  {key_words(b.key):<4} ", _(words) if words else "", width, 7)
+            lines += wrap(_(words) if words else "", width, f"  {key_words(b.key):<4} ", 7)
         for x in EXTRA.get(cls.__name__, ()):  # laid out by hand ("enter  open"): wrapped only when too wide
-            lines += [f"  {_(x)}"] if cell_len(_(x)) + 2 <= width else _wrap_cells("  ", _(x), width, 4)
+            lines += [f"  {_(x)}"] if cell_len(_(x)) + 2 <= width else wrap(_(x), width, "  ", 4)
         lines.append("")
     return "\n".join(lines)
 
@@ -124,26 +124,22 @@ PLACE = N_("Your place is saved at every step: start bringup again and choose Re
 
 def place_text(width: int) -> str:
     """:data:`PLACE`, translated and wrapped to ``width`` terminal cells."""
-    from wizard.cli import _wrap_cells
+    from wizard.i18n import wrap
 
-    return "\n".join(_wrap_cells("", _(PLACE), width, 0)) + "\n"
+    return "\n".join(wrap(_(PLACE), width)) + "\n"
 
 def command_lines(width: int = 54) -> str:
     """The command line's subcommands with their one-line help, read from the CLI's own parser (one source)."""
     import argparse
-    import textwrap
 
-    from wizard.cli import _has_wide, _wrap_cells, build_parser
+    from wizard.cli import build_parser
+    from wizard.i18n import wrap
 
     out = [_("Command line (bringup SUBCOMMAND --help for more):")]
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
-                text = f"{choice.dest:<9} {choice.help or ''}"
-                if _has_wide(text):  # Chinese: wrap by terminal cells, the help under itself
-                    out += _wrap_cells(f"  {choice.dest:<9} ", choice.help or "", width, 12)
-                else:
-                    out += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent=" " * 12)
+                out += wrap(choice.help or "", width, f"  {choice.dest:<9} ", 12)  # the help under itself
     return "\n".join(out)
 
 

@@ -15,27 +15,53 @@ ellipsis ("…的 PCI…"). :func:`install` replaces it with the same method mea
 
 from __future__ import annotations
 
+import functools
 import re
 
-from wizard.i18n import LINE_WORD
+from wizard.i18n import LINE_WORD, line_word
 
+def _original_divide_line():
+    import rich._wrap
+
+    return rich._wrap.divide_line
+
+
+_DIVIDE_LINE = _original_divide_line()
 TEXTUAL_CHUNK = re.compile(rf"{LINE_WORD}\s*|\s+")
 """textual._wrap's chunk (a word and its trailing whitespace, or whitespace), one wide character being a word."""
 RICH_WORD = re.compile(rf"\s*{LINE_WORD}\s*")
 """rich._wrap's word (leading whitespace, a word, trailing whitespace), one wide character being a word."""
 
 
+@functools.lru_cache(maxsize=64)
+def rich_word(width: int) -> re.Pattern[str]:
+    """:data:`RICH_WORD` for a line of ``width`` cells: a path longer than the line breaks after a ``/``
+    (:func:`wizard.i18n.path_part`); one the line holds is one word, so it moves whole to the next line."""
+    return re.compile(rf"\s*{line_word(max(width, 1))}\s*")
+
+
 def install() -> None:
-    """Replace the two libraries' word patterns (module globals they read at every wrap) with the ones above.
-    Idempotent."""
+    """Replace the two libraries' word patterns (module globals they read at every wrap) with the ones above, and
+    Rich's ``divide_line`` (which Textual's ``Content`` and Rich's ``Text`` call by the name they imported) with
+    one that sets the word pattern for the width it wraps to first. Idempotent."""
     import rich._wrap
     import textual._wrap
+    import textual.content
 
     import rich.text
 
     textual._wrap.re_chunk = TEXTUAL_CHUNK
     rich._wrap.re_word = RICH_WORD
     rich.text.Text.rstrip_end = _rstrip_end  # type: ignore[method-assign]
+    rich.text.divide_line = textual.content.divide_line = _divide_line
+
+
+def _divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+    """``rich._wrap.divide_line`` with the words of :func:`rich_word` for ``width``."""
+    import rich._wrap
+
+    rich._wrap.re_word = rich_word(width)
+    return _DIVIDE_LINE(text, width, fold)
 
 
 def _rstrip_end(self, size: int) -> None:

@@ -553,3 +553,47 @@ def test_an_action_reason_is_stored_in_english_and_shown_translated(monkeypatch)
         assert tr(r) == "操作成功（退出状态 0）"
     finally:
         set_language("en")
+
+
+def test_wrap_keeps_a_path_whole_when_a_line_holds_it_else_breaks_it_after_a_slash():
+    """walk 18: "log file: /tmp/.../0001-health.idl" / "e_baseline.log"; walk 19: a path longer than a row broken
+    inside a name. A path a row holds moves whole to it; a longer one breaks after a '/'; a name longer than a row is
+    cut at the width only when folding (a screen's rows)."""
+    from wizard.i18n import wrap
+
+    path = "/var/lib/bringup/builds/20261204T150531Z-vm/actions/0001-os.tools.log"  # 70 characters
+    assert wrap(f"log file: {path}", 78) == ["log file:", path]
+    assert wrap("log file: /raid/a.log (it goes on)", 78) == ["log file: /raid/a.log (it goes on)"]
+    longer = "/tmp/walk19-state/builds/20261204T172616Z-vm/actions/0001-health.idle_baseline.log"
+    assert wrap(f"log file: {longer} (the run goes on)", 60) == ["log file:", longer, "(the run goes on)"]  # the CLI
+    rows = wrap(f"log file: {longer} (the run goes on)", 60, fold=True)
+    assert rows == ["log file: /tmp/walk19-state/builds/20261204T172616Z-vm/", "actions/0001-health.idle_baseline.log (the run goes on)"]
+    url = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
+    assert all(r.endswith("/") or r.endswith("acs") for r in wrap(f"see {url}", 60, fold=True))
+    blob = "/tmp/" + "x" * 90 + ".log"
+    folded = wrap(f"log file: {blob}", 60, fold=True)
+    assert all(len(r) <= 60 for r in folded) and "".join(folded) == f"log file: {blob}"
+    assert wrap(f"log file: {blob}", 60) == ["log file:", blob]  # not folding: whole on its own line
+
+
+def test_wrap_keeps_a_number_with_its_unit():
+    """walk 19: "~112-126" / "GB", "(1 W = 3.412" / "BTU/h)", "用时 5" / "s": a number and its unit share a line."""
+    from wizard.i18n import wrap
+
+    text = "A 7B full fine-tune therefore needs ~112-126 GB of GPU memory; (1 W = 3.412 BTU/h) after 5 s, at 17:37 UTC"
+    for width in range(20, 60):
+        rows = wrap(text, width)
+        assert not any(r.endswith(("126", "3.412", " 5", "17:37")) for r in rows), (width, rows)
+    assert wrap("用时 5 s，主机内存计 5.9 GiB", 12) == ["用时 5 s，主", "机内存计", "5.9 GiB"]
+
+
+def test_a_code_span_longer_than_sixty_characters_wraps_as_text():
+    """walk 19 (steps/onegpu.py): the text between a >60-character span's closing backtick and the next span was
+    taken for one word, so a line broke early and "-j`" read as a command of its own."""
+    from wizard.i18n import wrap
+
+    text = ("to pin the NUMA node: `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or CUDA "
+            "samples' bandwidthTest, pinned with `numactl --cpunodebind=N`")
+    rows = wrap(text, 76)
+    assert all(len(r) >= 60 for r in rows[:-1]), rows
+    assert "`numactl --cpunodebind=N`" in rows[-1]

@@ -153,14 +153,6 @@ def exit_status_text(exits: tuple[tuple[int, str], ...]) -> str:
     return _("exit status:") + f"\n{rows}{tail}"
 
 
-def _has_wide(text: str) -> bool:
-    """Whether ``text`` has a double-width (East Asian Wide/Fullwidth, UAX #11) character: wrap it by cells. Stdlib
-    only (``bringup --version`` formats through the help formatter and imports nothing heavy)."""
-    import unicodedata
-
-    return not text.isascii() and any(unicodedata.east_asian_width(c) in "WF" for c in text)
-
-
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, with descriptions and epilogs in paragraphs (blank-line separated) that may end in a
     table: lines that start with spaces are kept line by line, a line ``"  TERM\\tTEXT"`` is a row whose TEXT is
@@ -194,18 +186,15 @@ class _HelpFormatter(argparse.HelpFormatter):
     def _split_lines(self, text: str, width: int) -> list[str]:
         """An option's help wrapped to ``width`` terminal cells (argparse counts characters: a Chinese line ran to
         twice the width)."""
-        if not _has_wide(text):
-            return super()._split_lines(text, width)
-        return _wrap_cells("", " ".join(text.split()), width, 0)
+        from wizard.i18n import wrap
+
+        return wrap(" ".join(text.split()), width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        import textwrap
+        from wizard.i18n import wrap
 
-        def fill(words: str, first: str, rest: str) -> str:
-            if _has_wide(words):  # Chinese: widths in terminal cells, breaks between characters
-                return "\n".join(_wrap_cells(first, words, max(width, len(rest) + 20), len(rest)))
-            return textwrap.fill(words, max(width, len(rest) + 20), initial_indent=first, subsequent_indent=rest,
-                                 break_on_hyphens=False, break_long_words=False)
+        def fill(words: str, first: str, rest: str) -> str:  # widths in terminal cells (Chinese takes two)
+            return "\n".join(wrap(words, max(width, len(rest) + 20), first, len(rest)))
 
         sections: list[list[list[str]]] = []  # a section: paragraphs from one with a head line to the next
         for para in text.split("\n\n"):
@@ -1019,19 +1008,16 @@ def _ljust(text: str, width: int) -> str:
 
 
 def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
-    """``first + text`` as lines of at most ``width`` columns (words are never split: a longer path or word
-    stays whole), continuation lines indented by ``indent`` (by 7 when that would leave under 30 columns);
+    """``first + text`` as lines of at most ``width`` terminal cells (:func:`wizard.i18n.wrap`: a word longer than a
+    line stays whole), continuation lines indented by ``indent`` (by 7 when that would leave under 30 columns);
     one line when ``width`` is None."""
     if width is None:
         return [first + text]
-    import textwrap
+    from wizard.i18n import wrap
 
     if width - indent < 30:
         indent = min(indent, 7)
-    if text.isascii():
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
-                             break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
-    return _wrap_cells(first, text, width, indent)
+    return wrap(text, width, first, indent) if text.strip() else [first.rstrip()]
 
 
 def _print_wrapped(first: str, text: str, width: int | None, indent: int, file: Any = None) -> None:
@@ -1052,33 +1038,6 @@ def _wrap_rows(text: str, width: int) -> list[str]:
     if text.isascii():  # at spaces where it can; a run longer than a row is cut
         return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [text]
     return chop_cells(text, width)
-
-
-def _wrap_cells(first: str, text: str, width: int, indent: int) -> list[str]:
-    """:func:`_wrap` for text with double-width characters (Chinese): widths in terminal cells
-    (:func:`rich.cells.cell_len`), a line may break between any two wide characters (as CJK text breaks, UAX #14;
-    :data:`wizard.i18n.LINE_WORD`) or at a space, never inside a run of narrow characters (a path, a command word)."""
-    import re
-
-    from rich.cells import cell_len
-
-    from wizard.i18n import LINE_WORD
-
-    tokens = re.findall(rf"\s+|{LINE_WORD}", text)
-    lines: list[str] = []
-    line, used = first, cell_len(first)
-    for tok in tokens:
-        w = cell_len(tok)
-        if tok.isspace():
-            if used + w <= width and line.strip():
-                line, used = line + " ", used + 1
-            continue
-        if used + w > width and line.strip() and line != first:
-            lines.append(line.rstrip())
-            line, used = " " * indent, indent
-        line, used = line + tok, used + w
-    lines.append(line.rstrip())
-    return lines
 
 
 ID_COLUMN = (18, 26)

@@ -42,13 +42,92 @@ CLOSING = "，。、；：！？）」』】》〉”’,.;:!?)"
 """Punctuation that never starts (CLOSING) or ends (OPENING) a line (the kinsoku rule; UAX #14 classes CL and OP):
 kept with the character it belongs to (ASCII ``,.;:!?)`` too, after a Chinese character: "5 个事件: ..."; after a
 narrow character they are part of its run already)."""
-LINE_WORD = (rf"[{OPENING}]*(?:[^\s{WIDE}`]*`[^`\n]{{1,60}}`[^\s{WIDE}`]*|[{WIDE}]|[^\s{WIDE}]+)"
-             rf"[{CLOSING}]*")
-r"""Where a line of text may break (the CLI and the screens wrap by it): a command in backticks of up to 60
-characters (```apt-get install linux-headers-6.8.0` ``, with what is attached before and after it) as one
-word, so a command the operator copies is never split across lines; one wide character; or a run of other
-non-space characters; with the opening punctuation before it and the closing punctuation after it. Without
-backticks, wide characters or that punctuation in the text it is ``\S+``, Textual's and Rich's own word."""
+UNITS = ("GB/s", "Gb/s", "GiB/s", "MB/s", "MiB/s", "GT/s", "BTU/h", "TFLOPS", "KiB", "MiB", "GiB", "TiB", "KB", "MB",
+         "GB", "TB", "PB", "MHz", "GHz", "kW", "min", "ms", "µs", "us", "ns", "°C", "%", "B", "W", "s", "h", "UTC")
+"""Units a number keeps on its line ("~112-126 GB", "5 s", "17:37 UTC", "3.412 BTU/h"): the number, one space and the
+unit are one word (walk 19 saw "126" end a line and "GB" start the next); so are a number and the Chinese word it counts
+("54 行日志", "3 个失败": the number with the first character)."""
+NUMBER_UNIT = (rf"[(\[~≈<>≤≥=+-]*\d[\d.,:x×–-]*[ \u00a0](?:(?:{'|'.join(re.escape(u) for u in UNITS)})(?![\w/])"
+               rf"|[{WIDE}](?=[{WIDE}]))")
+PATH_MIN = 30
+"""A path or URL of at least this many characters may break after a ``/`` (:func:`line_word`)."""
+
+
+def path_part(longer_than: int = PATH_MIN - 1) -> str:
+    """One directory of a path or URL (a run without spaces) of more than ``longer_than`` characters, with its slash:
+    such a path breaks after a ``/`` at the edge of a line, not inside a name (walk 19: "0001-health.idl" /
+    "e_baseline.log"), nor between a URL's scheme and its host; a shorter one is one word. The screens pass their line's width: a path a line holds moves
+    to the next line whole (:mod:`screens.linebreak`)."""
+    return rf"(?=[^\s{WIDE}]{{{longer_than + 1},}})(?:[A-Za-z][\w+.-]*://)?[^\s{WIDE}/]*/+"
+
+
+CODE_SPAN = rf"[^\s{WIDE}`]*`[^`\s,.;:)][^`\n]{{0,59}}(?<!\s)`[^\s{WIDE}`]*"
+"""A command in backticks of up to 60 characters, with what is attached before and after it: text between a closing
+backtick and the next opening one (which starts with a space or closing punctuation) is never taken for one."""
+
+
+def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
+    r"""Where a line of text may break (the CLI and the screens wrap by it, :func:`wrap`): a command in backticks
+    (:data:`CODE_SPAN`, ```apt-get install linux-headers-6.8.0` ``) as one word, so a command the operator copies is
+    never split across lines; a number with its unit (:data:`NUMBER_UNIT`); a directory of a path longer than
+    ``path_longer_than`` characters (:func:`path_part`); one wide character; or a run of other non-space characters;
+    with the opening punctuation before it and the closing punctuation after it. Text without backticks, wide
+    characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
+    word."""
+    return (rf"[{OPENING}]*(?:{CODE_SPAN}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|[^\s{WIDE}]+)"
+            rf"[{CLOSING}]*")
+
+
+LINE_WORD = line_word()
+""":func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/``."""
+
+
+def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = False) -> list[str]:
+    """``first + text`` in lines of at most ``width`` terminal cells (:func:`rich.cells.cell_len`: a Chinese character
+    takes two), broken between the words of :data:`LINE_WORD` (a space between words is one space; a line never
+    starts with one), continuation lines indented by ``indent`` spaces. A long path moves whole
+    to the next line when a line holds it (:func:`path_part`). When ``fold`` (a screen's fixed rows) a longer path breaks after a ``/``
+    and a word longer than a line is cut at the width; else either is left whole on its own line (the CLI: a
+    terminal folds it, a file or a grep keeps it whole)."""
+    from rich.cells import cell_len, chop_cells
+
+    words: list[list[str]] = []  # a path's directories with its last part are one entry; a space is []
+    for tok in re.findall(rf"\s+|{LINE_WORD}", text):
+        if tok.isspace():
+            words.append([])
+        elif words and words[-1] and words[-1][-1].endswith("/") and not re.search(rf"[\s{WIDE}]", tok):
+            words[-1].append(tok)
+        else:
+            words.append([tok])
+    lines: list[str] = []
+    line, used = first, cell_len(first)
+
+    def new_line() -> None:
+        nonlocal line, used
+        lines.append(line.rstrip())
+        line, used = " " * indent, indent
+
+    for parts in words:
+        if not parts:
+            if used + 1 <= width and line.strip():
+                line, used = line + " ", used + 1
+            continue
+        whole = "".join(parts)
+        if used + cell_len(whole) > width and line.strip() and line != first and cell_len(whole) <= width - indent:
+            new_line()  # a path a line holds moves whole
+        for tok in parts if fold and used + cell_len(whole) > width else [whole]:
+            w = cell_len(tok)
+            if used + w > width and line.strip() and line != first:
+                new_line()
+            if fold and used + w > width:  # longer than a line: cut at the width
+                for piece in chop_cells(tok, max(1, width - used)):
+                    if used + cell_len(piece) > width:
+                        new_line()
+                    line, used = line + piece, used + cell_len(piece)
+                continue
+            line, used = line + tok, used + w
+    lines.append(line.rstrip())
+    return lines
 
 
 _current = "en"

@@ -378,7 +378,8 @@ class LiveView:
         if ends and last.kind == "end":
             rc = ends[-1].get("rc")
             dur = num(ends[-1].get("duration_s"))
-            return (_("finished: exit status {rc} after {seconds} s").format(rc=rc, seconds=f"{dur:.0f}")
+            took = _("finished: exit status {rc}; the tests took {seconds} s (the run's time adds Python's start-up)")
+            return (took.format(rc=rc, seconds=f"{dur:.0f}")
                     if dur is not None else _("finished: exit status {rc}").format(rc=rc)) + err
         p = vlog.last_progress()
         arrow = ">" if basic else "\u25b6"

@@ -21,7 +21,7 @@ import pytest
 
 import steps
 from screens import app as app_mod
-from screens.action import ActionScreen, WrappedLog, wrap_whole_words
+from screens.action import ActionScreen, WrappedLog
 from screens.app import BringupApp
 from screens.build import BuildScreen
 from screens.dialogs import ConfirmAction, SkipDialog
@@ -1086,17 +1086,6 @@ async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, dev
         # the log keeps it (its last lines may reach the screen just after the outcome under load: wait for them)
         assert await wait_until(pilot, lambda: any(ln.startswith("# summary {")
                                                    for ln in app.screen.query_one(WrappedLog).source), tries=300)
-
-
-def test_a_log_path_is_split_only_when_no_row_holds_it():
-    """walk 18: "log file: /tmp/.../0001-health.idl" / "e_baseline.log": a path that fits a row is not split."""
-    path = "/var/lib/bringup/builds/20261204T150531Z-vm/actions/0001-os.tools.log"  # 70 characters
-    assert wrap_whole_words(f"log file: {path}", 78) == ["log file:", path]
-    assert wrap_whole_words("log file: /raid/a.log (it goes on)", 78) == ["log file: /raid/a.log (it goes on)"]
-    longer = "/tmp/" + "x" * 90 + ".log"  # no row holds it: filled right after the label, cut at the width
-    rows = wrap_whole_words(f"log file: {longer}", 60)
-    assert rows[0] == f"log file: {longer}"[:60] and "".join(rows) == f"log file: {longer}"
-    assert all(len(r) <= 60 for r in rows)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
