@@ -19,7 +19,7 @@ from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
 from wizard.i18n import N_, _, tr
-from wizard.model import Finding
+from wizard.model import Finding, Verdict
 from wizard.textchart import bandwidth_chart
 from wizard.validate import LiveView, fmt_value
 
@@ -35,8 +35,14 @@ def stored_rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """(test, subject, metric, value unit, limit, verdict) of the stored results table."""
     rows = results.get("results") if isinstance(results, Mapping) else None
     return [(str(r.get("test", "")), str(r.get("subject", "")), str(r.get("metric", "")),
-             f"{fmt_value(r.get('value'))} {r.get('unit') or ''}".strip(), _limit(r), str(r.get("verdict", "")))
+             f"{fmt_value(r.get('value'))} {r.get('unit') or ''}".strip(), _limit(r), _verdict_word(r.get("verdict")))
             for r in rows or [] if isinstance(r, Mapping)]
+
+
+def _verdict_word(value: Any) -> str:
+    """A stored row's verdict word ("pass") in the operator's language ("通过"); any other value as it is."""
+    word = str(value or "")
+    return _(word) if word in {v.value for v in Verdict} else word
 
 
 def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Mapping[str, Any] | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from wizard.common import human_bytes
+from wizard.i18n import _
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -21,20 +22,23 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
     ``floor`` (same unit as the values) is drawn as a vertical marker in every row and named in the
     header; ``width`` is the whole line width in columns (the default fits 80 columns with a border).
     ``unicode=False`` draws with ``#`` and ``|`` only (basic mode). Returns a list of lines; an empty series
-    gives one line saying so. Never raises on odd values: negative or missing values draw as empty bars.
+    gives one line saying so. Never raises on odd values: negative or missing values draw as empty bars. A value
+    under 0.1 is labelled with two significant digits (0.0099, not 0.0: walk 19). The words are in the operator's
+    language (:mod:`wizard.i18n`).
     """
     pts = [(float(s), max(0.0, float(v))) for s, v in series if s is not None and v is not None]
     if not pts:
-        return [f"(no {label} measurements yet)"]
+        return [_("(no {label} measurements yet)").format(label=label)]
     size_w = max(len(human_bytes(s)) for s, _ in pts)
     vals = [v for _, v in pts]
     top = max(vals + ([floor] if floor else []))
     top = top * 1.05 if top > 0 else 1.0
-    val_w = max(len(f"{v:.1f}") for v in vals)
+    val_w = max(len(_value(v)) for v in vals)
     bar_w = max(10, width - size_w - val_w - 4)
     floor_col = int(round(floor / top * bar_w)) if floor else None
     mark = "┆" if unicode else "|"
-    head = f"{label} ({unit}) by message size" + (f"; floor {floor:g} {unit} drawn as {mark}" if floor else "")
+    head = _("{label} ({unit}) by message size").format(label=label, unit=unit) + (
+        _("; floor {floor:g} {unit} drawn as {mark}").format(floor=floor, unit=unit, mark=mark) if floor else "")
     out = [head]
     for s, v in pts:
         exact = v / top * bar_w
@@ -46,5 +50,10 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
         bar = bar.ljust(bar_w)[:bar_w]
         if floor_col is not None and 0 <= floor_col < bar_w and bar[floor_col] in (" ",):
             bar = bar[:floor_col] + mark + bar[floor_col + 1:]
-        out.append(f"{human_bytes(s).rjust(size_w)} {bar} {v:>{val_w}.1f}")
+        out.append(f"{human_bytes(s).rjust(size_w)} {bar} {_value(v):>{val_w}}")
     return out
+
+
+def _value(v: float) -> str:
+    """A bar's label: one decimal, or two significant digits under 0.1 (a 16 KiB all-reduce's 0.0099 GB/s)."""
+    return f"{v:.2g}" if 0 < v < 0.1 else f"{v:.1f}"

@@ -72,7 +72,9 @@ def test_real_gpu_run_on_cpu_judges_correctness_and_skips_performance(logs):
     assert one(fs, "gpu.counters").verdict is Verdict.SKIP and "no CUDA device" in one(fs, "gpu.counters").message
     assert one(fs, "gpu.throttle").verdict is Verdict.SKIP
     assert overall(fs) is Verdict.PASS
-    assert not by_id(fs, "gpu.h2d")  # CUDA only: the script skips them on CPU
+    for fid, direction in (("gpu.h2d", "host-to-device"), ("gpu.d2h", "device-to-host")):  # CUDA only: said, not
+        f = one(fs, fid)                                                                  # dropped (walk 19)
+        assert f.verdict is Verdict.SKIP and f"{direction} copy not measured on the CPU" in f.message
 
 
 def test_real_node_run_on_cpu(logs):
@@ -600,3 +602,29 @@ def test_validation_findings_carry_the_measured_figure_against_their_floor(logs)
                           {}), "soak.perf")
     assert soak.verdict is Verdict.FAIL and soak.measured.value == 90.0 and soak.measured.threshold == 0.95 * 100.0
     assert soak.measured.direction == "at_least" and soak.measured.met is False
+
+
+def test_a_cpu_run_reads_in_chinese(logs):
+    """walk 19: a CPU validation's verdicts stayed English in zh_CN (f-strings around the Msg parts). Every finding
+    of a real CPU run, and the chart's title, read in Chinese; the JSON keeps the English."""
+    import re
+
+    from wizard import i18n
+    from wizard.i18n import tr
+    from wizard.textchart import bandwidth_chart
+
+    fs = judge_gpu(logs("gpu_cpu"), {}) + judge_node(logs("node_cpu"), {})
+    i18n.set_language("zh_CN")
+    try:
+        for f in fs:
+            text = tr(f.message)
+            assert re.search(r"[\u4e00-\u9fff]", text), (f.id, text)
+            for english in ("performance is judged", "read back correctly", "the model learns", "not sampled",
+                            "not compared", "passed the barrier", "bandwidth is not judged", "copy not measured"):
+                assert english not in text, (f.id, text)
+        head = bandwidth_chart([(8, 0.0099), (1 << 20, 0.8)], 0.5)[0]
+        assert "随消息大小" in head and "下限" in head
+    finally:
+        i18n.set_language("en")
+    assert "performance is judged on GPUs only" in one(fs, "gpu.gemm").message  # the stored English
+    assert bandwidth_chart([(16384, 0.0099)])[1].endswith("0.0099")

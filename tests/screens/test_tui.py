@@ -1794,3 +1794,18 @@ async def test_every_stage_summary_is_whole_at_60x20(state_dir, devvm_host):
             full = summary.get_content_height(summary.parent.size, app.size, summary.size.width)
             assert summary.size.height == full, str(summary.render())
             await pilot.press("down")
+
+
+def test_a_long_command_keeps_its_arguments_in_the_action_header():
+    """walk 19: the header cut "--device cpu --quick" off a command whose interpreter path took the row. Where the
+    command does not fit, its long directory paths are shortened (a quoted path, an option's value too), so the
+    arguments stay in view; the log keeps the exact command."""
+    from screens.action import command_line, fit
+
+    argv = ["/tmp/walk19-torch/bin/python", "/tmp/walk19/assets/scripts/bringup_validate.py", "node", "--device",
+            "cpu", "--quick", "--out=/var/lib/bringup/builds/x/y.json", "a/b/c/d", "/a b/c/d/e"]
+    assert command_line(argv).startswith("$ /tmp/walk19-torch/bin/python /tmp/walk19/assets/")
+    short = command_line(argv, short=True)
+    assert short == "$ …/python …/bringup_validate.py node --device cpu --quick --out=…/y.json a/b/c/d '/a b/c/d/e'"
+    assert command_line(argv, short=True, dots="...").startswith("$ .../python .../bringup_validate.py")
+    assert fit(short, 100, 1) == [short] and fit(short, 60, 1)[0].endswith("…")

@@ -496,8 +496,9 @@ def _run_findings(c: _Ctx) -> None:
 
 
 def _perf_skip_cpu(c: _Ctx, fid: str, what: str, e: Event, value: float, unit: str) -> None:
-    c.add(fid, Verdict.SKIP, f"{what} {value:,.2f} {unit} on the CPU: performance is judged on GPUs only (a CPU run "
-          f"proves the software path, not the hardware)", "host", [e.raw], "", SRC_RUN)
+    c.add(fid, Verdict.SKIP, Msg("{what} {value:,.2f} {unit} on the CPU: performance is judged on GPUs only (a CPU run "
+                                 "proves the software path, not the hardware)", what=what, value=value, unit=unit),
+          "host", [e.raw], "", SRC_RUN)
     c.row(e.test, str(e.get("metric", "")), value, unit, None, Verdict.SKIP, "host", "CPU: not judged")
 
 
@@ -571,7 +572,8 @@ def _memcpy(c: _Ctx) -> None:
         b = to_int(e.get("bytes"), text=False)
         what = (Msg('device-to-device copy') + (Msg(' of {human_bytes}', human_bytes=human_bytes(b)) if b else '') + Msg(' (read + write)'))
         if c.cpu:
-            _perf_skip_cpu(c, "memcpy", "memory copy" + (f" of {human_bytes(b)}" if b else ""), e, v, "GB/s")
+            _perf_skip_cpu(c, "memcpy", Msg("memory copy") + (Msg(" of {human_bytes}", human_bytes=human_bytes(b)) if b else ""),
+                           e, v, "GB/s")
             continue
         d = c.dev(e)
         subj = c.subject_of(e)
@@ -623,9 +625,16 @@ def _numa_note(e: Event) -> str:
 
 def _host_link(c: _Ctx, test: str) -> None:
     ms = [e for e in c.vlog.measures(test) if num(e.get("value")) is not None]
+    direction = Msg("host-to-device") if test == "h2d" else Msg("device-to-host")
     if not ms:
+        skipped = [e for e in c.vlog.of("result", test)
+                   if isinstance(e.get("summary"), dict) and e.get("summary", {}).get("skipped")]
+        if c.cpu and skipped:  # walk 19: the CPU run's h2d/d2h vanished from the findings
+            c.add(test, Verdict.SKIP, Msg("{direction} copy not measured on the CPU: {why} (a host link is a GPU's)",
+                                          direction=direction, why=str(skipped[0].get("summary", {}).get("skipped"))),
+                  "host", [skipped[0].raw], "", SRC_RUN)
+            c.row(test, "gb_s", None, "GB/s", None, Verdict.SKIP, "host", "CPU: not measured")
         return
-    direction = "host-to-device" if test == "h2d" else "device-to-host"
     warn_f, fail_f = threshold("h2d_warn_fraction", 0.8), threshold("h2d_fail_fraction", 0.25)
     spread_f = threshold("h2d_spread_fraction", 0.9)
     vals = [num(e.get("value")) or 0.0 for e in ms]
@@ -683,24 +692,25 @@ def _memory(c: _Ctx) -> None:
         tested = to_int(e.get("bytes_tested"), text=False)
         frac = num(e.get("fraction"))
         names = e.get("pattern_names")
-        pat = (f", patterns {', '.join(str(p) for p in names[:6])}" if isinstance(names, list) and names else
-               f", {to_int(e.get('patterns'), text=False)} patterns" if to_int(e.get("patterns"), text=False) else "")
+        pat = (Msg(", patterns {names}", names=", ".join(str(p) for p in names[:6])) if isinstance(names, list) and names
+               else Msg(", {n} patterns", n=to_int(e.get("patterns"), text=False)) if to_int(e.get("patterns"), text=False)
+               else "")
         what = ((Msg('{human_bytes} tested', human_bytes=human_bytes(tested)) if tested else Msg('memory tested')) + (Msg(' ({value:.0f}% of free memory{pat})', value=100 * frac, pat=pat) if frac is not None else pat))
         if v is None:
-            c.add("memory", Verdict.UNKNOWN, f"memory pattern test: no error count ({what})", subj, [e.raw],
+            c.add("memory", Verdict.UNKNOWN, Msg("memory pattern test: no error count ({what})", what=what), subj, [e.raw],
                   "Rerun the validation.", SRC_C4)
             continue
         if v > 0:
             m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj, op="<=",
                       label="memory pattern errors")
-            c.add("memory", Verdict.FAIL, f"memory pattern test: {v:.0f} wrong value(s) read back; {what}", subj,
+            c.add("memory", Verdict.FAIL, Msg("memory pattern test: {v:.0f} wrong value(s) read back; {what}", v=v, what=what), subj,
                   [e.raw], "Memory returned wrong data: check ECC and row-remapping counters (`nvidia-smi -q -d "
                   "ECC,ROW_REMAPPER`) and the kernel log for Xid 48/63/64/94/95; run DCGM diag -r 3 on this GPU; "
                   "a repeat is an RMA case.", SRC_C4, measured=m)
         else:
             m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj, op="<=",
                       label="memory pattern errors")
-            c.add("memory", Verdict.PASS, f"memory pattern test: every value read back correctly; {what}", subj,
+            c.add("memory", Verdict.PASS, Msg("memory pattern test: every value read back correctly; {what}", what=what), subj,
                   [e.raw], "", SRC_C4, measured=m)
     if not c.vlog.measures("memory") and "memory" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
         c.add("memory", Verdict.UNKNOWN, "no memory pattern result in the log", "host", [],
@@ -732,12 +742,14 @@ def _train(c: _Ctx) -> None:
         if ratio <= max_ratio:
             m = c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.PASS, subj, op="<=",
                       label="training loss last/first")
-            c.add("train", Verdict.PASS, f"{msg} <= {max_ratio:g}: the model learns{extra}", subj, [e.raw], "",
+            c.add("train", Verdict.PASS, Msg("{msg} <= {max_ratio:g}: the model learns{extra}", msg=msg, max_ratio=max_ratio,
+                                             extra=extra), subj, [e.raw], "",
                   SRC_TRAIN, measured=m)
         else:
             m = c.row("train", "loss_ratio", ratio, "ratio", max_ratio, Verdict.FAIL, subj, op="<=",
                       label="training loss last/first")
-            c.add("train", Verdict.FAIL, f"{msg} > {max_ratio:g}: the loss did not fall{extra}", subj, [e.raw],
+            c.add("train", Verdict.FAIL, Msg("{msg} > {max_ratio:g}: the loss did not fall{extra}", msg=msg, max_ratio=max_ratio,
+                                             extra=extra), subj, [e.raw],
                   "A tiny model on a fixed batch must learn: wrong arithmetic (a faulty GPU, or NaN/Inf from a "
                   "broken library) is the likely cause. Rerun; if it repeats, compare with another GPU and run "
                   "DCGM diag -r 3 on this one.", SRC_TRAIN, measured=m)
@@ -753,7 +765,7 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
     samples = c.vlog.of("sample")
     if not samples:
         why = (Msg('a CPU run has no NVML') if c.cpu else Msg('the script sampled nothing (pynvml is not importable by the Python that ran it: install nvidia-ml-py there to have throttling reported)'))
-        c.add(fid, Verdict.SKIP, f"clock-event reasons not sampled: {why}", "host", [], "", SRC_B11)
+        c.add(fid, Verdict.SKIP, Msg("clock-event reasons not sampled: {why}", why=why), "host", [], "", SRC_B11)
         return
     bits = _bad_reason_bits()
     fail_f = threshold("throttle_fail_fraction", 0.10)
@@ -776,12 +788,14 @@ def _throttle(c: _Ctx, fid: str = "throttle") -> None:
         power = [p for p in (num(s.get("power_w")) for s in ss) if p is not None]
         limits = [p for p in (num(s.get("power_limit_w")) for s in ss) if p is not None]
         clocks = [x for x in (num(s.get("sm_clock_mhz")) for s in ss) if x is not None]
-        facts = (f"{n} samples" + (f"; max {max(temps):.0f} °C" if temps else "")
-                 + (f"; max power {max(power):.0f} W" + (f" of {max(limits):.0f} W limit" if limits else "")
-                    if power else "") + (f"; SM clock {min(clocks):.0f}-{max(clocks):.0f} MHz" if clocks else ""))
+        facts = (Msg("{n} samples", n=n) + (Msg("; max {t:.0f} °C", t=max(temps)) if temps else "")
+                 + ((Msg("; max power {p:.0f} W of {limit:.0f} W limit", p=max(power), limit=max(limits)) if limits
+                     else Msg("; max power {p:.0f} W", p=max(power))) if power else "")
+                 + (Msg("; SM clock {low:.0f}-{high:.0f} MHz", low=min(clocks), high=max(clocks)) if clocks else ""))
         ev = [s.raw for s in ss if (to_int(s.get("clock_event_reasons"), text=False) or 0) & sum(bits)][:4] or [ss[-1].raw]
         if not seen:
-            c.add(fid, Verdict.PASS, f"no HW slowdown, thermal slowdown or power brake under load ({facts})", subj, ev,
+            c.add(fid, Verdict.PASS, Msg("no HW slowdown, thermal slowdown or power brake under load ({facts})", facts=facts),
+                  subj, ev,
                   "", SRC_B11, measured=measure(0, 0, "samples", "at_most", f"samples with a slowdown reason (of {n})"))
             c.row(fid, "throttled_samples", 0, "count", None, Verdict.PASS, subj)
             continue
@@ -901,7 +915,7 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
                   "Rerun with the shipped script: it reads Xid, ECC, row-remap and AER counters before and after.",
                   SRC_C5)
         elif c.cpu:
-            c.add(fid, Verdict.SKIP, "error counters not read: a CPU run has no GPU counters", "host", [], "", SRC_C5)
+            c.add(fid, Verdict.SKIP, Msg("error counters not read: a CPU run has no GPU counters"), "host", [], "", SRC_C5)
         return
     pairs: dict[tuple[str, Any], dict[str, Event]] = {}
     for e in evs:
@@ -920,7 +934,7 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
             continue
         if b.get("available") is not True or a.get("available") is not True:
             why = str((a.get("reason") if a.get("available") is not True else b.get("reason")) or "not available")
-            c.add(fid, Verdict.SKIP, f"error counters not compared: {why}", subj, [b.raw, a.raw], "", SRC_C5)
+            c.add(fid, Verdict.SKIP, Msg("error counters not compared: {why}", why=why), subj, [b.raw, a.raw], "", SRC_C5)
             continue
         bad: list[tuple[Verdict, str]] = []
         unread: list[str] = []
@@ -945,9 +959,10 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
         if not bad:
             m = c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj, op="<=",
                       label="new error kinds during the run")
-            c.add(fid, Verdict.PASS, ("no new ECC, row-remap or AER errors and only informational Xids" if info else
-                                      "no new Xid, ECC, row-remap or AER errors")
-                  + f" during the run (deltas of the counters before and after){note}", subj, ev, "", SRC_C5,
+            c.add(fid, Verdict.PASS, (Msg("no new ECC, row-remap or AER errors and only informational Xids during the run "
+                                          "(deltas of the counters before and after){note}", note=note) if info else
+                                      Msg("no new Xid, ECC, row-remap or AER errors during the run (deltas of the "
+                                          "counters before and after){note}", note=note)), subj, ev, "", SRC_C5,
                   measured=m)
             continue
         worst = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
@@ -984,8 +999,8 @@ def _sanity(c: _Ctx) -> None:
         return
     if not bad and not missing:
         m = c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.PASS, "host", label="ranks that passed")
-        c.add("sanity", Verdict.PASS, f"all {n} ranks all-reduced ones to {n} and passed the barrier"
-              + (f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3, measured=m)
+        c.add("sanity", Verdict.PASS, Msg("all {n} ranks all-reduced ones to {n} and passed the barrier{vers}", n=n,
+                                          vers=f" ({vers})" if vers else ""), "host", [ok[r].raw for r in sorted(ok)][:8], "", SRC_D3, measured=m)
         return
     parts = []
     if bad:
@@ -1100,8 +1115,8 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     check_note = (Msg('; {n_unchecked} size(s) without a correctness count', n_unchecked=len(unchecked)) if unchecked else Msg('; results correct at every size'))
     if c.cpu:
         c.add(fid, Verdict.PASS if not unchecked else Verdict.UNKNOWN,
-              f"all-reduce over {where}: {arith}{check_note}; bandwidth is not judged on the CPU (gloo stands in for "
-              "NCCL to prove the path)", "host", ev,
+              Msg("all-reduce over {where}: {arith}{check_note}; bandwidth is not judged on the CPU (gloo stands in "
+                  "for NCCL to prove the path)", where=where, arith=arith, check_note=check_note), "host", ev,
               "" if not unchecked else "Rerun with the shipped script (it checks every size).", src)
         c.row(test, f"busbw@{human_bytes(sizes[-1])}", busbw, "GB/s", None, Verdict.SKIP, "host", "CPU: not judged")
         return
@@ -1161,8 +1176,8 @@ def _p2p(c: _Ctx) -> None:
                   Verdict.FAIL if (to_int(e.get("wrong"), text=False) or 0) else Verdict.PASS, "host")
         return
     if c.cpu:
-        c.add("p2p", Verdict.PASS, f"P2P copies correct on all {len(ms)} pair(s) (GB/s: {pairs}); bandwidth is not "
-              "judged on the CPU", "host", [e.raw for e in ms[:4]], "", SRC_D1)
+        c.add("p2p", Verdict.PASS, Msg("P2P copies correct on all {n} pair(s) (GB/s: {pairs}); bandwidth is not judged on "
+                                       "the CPU", n=len(ms), pairs=pairs), "host", [e.raw for e in ms[:4]], "", SRC_D1)
         for e in ms:
             c.row("p2p", f"{e.get('src')}->{e.get('dst')}", num(e.get("value")), "GB/s", None, Verdict.SKIP, "host",
                   "CPU: not judged")
@@ -1181,8 +1196,8 @@ def _p2p(c: _Ctx) -> None:
         pair_m.append(c.row("p2p", f"{e.get('src')}->{e.get('dst')}", v, "GB/s", warn_f * median, verdict, "host",
                             label=f"P2P {e.get('src')}->{e.get('dst')} ({warn_f:g} x the median pair)"))
     if worst is Verdict.PASS:
-        c.add("p2p", Verdict.PASS, f"every P2P pair within {100 * (1 - warn_f):.0f}% of the median pair "
-              f"{median:.1f} GB/s ({len(ms)} pairs; results correct)", "host", [e.raw for e in ms[:4]], "", SRC_D1,
+        c.add("p2p", Verdict.PASS, Msg("every P2P pair within {pct:.0f}% of the median pair {median:.1f} GB/s ({n} pairs; "
+                                       "results correct)", pct=100 * (1 - warn_f), median=median, n=len(ms)), "host", [e.raw for e in ms[:4]], "", SRC_D1,
               measured=tightest(pair_m))
     else:
         c.add("p2p", worst, f"slow P2P pair(s) against the median {median:.1f} GB/s (warn below {warn_f:g} x, fail "
