@@ -395,8 +395,8 @@ def _explain_one(body: str, exp: Mapping[str, Any], kind: str | None) -> tuple[K
     return k, score, findings
 
 
-COMMON_COMMANDS = ("nvidia-smi -q -x", "nvidia-smi", "dmesg (or journalctl -k)", "lspci -vvv", "nvidia-smi topo -m",
-                   "dcgmi diag -r 2", "nccl-tests", "NCCL_DEBUG=INFO logs", "ibstat", "ipmitool sel elist", "smartctl -a")
+COMMON_COMMANDS = ("nvidia-smi -q -x", "nvidia-smi", "dmesg", "journalctl -k", "lspci -vvv", "nvidia-smi topo -m",
+                   "dcgmi diag -r 2", "nccl-tests", "NCCL_DEBUG=INFO", "ibstat", "ipmitool sel elist", "smartctl -a")
 """What the unknown-input remedy names first: the outputs operators paste most (``--kind`` with a name it does not
 know lists every kind; a remedy listing every kind buried the hint in 45 lines)."""
 

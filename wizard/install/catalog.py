@@ -23,7 +23,7 @@ Rules of the data (each row of the tables carries its source):
 
 from __future__ import annotations
 
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 import datetime as _dt
 import re
@@ -58,6 +58,21 @@ SRC_GUIDE = "NVIDIA Driver Installation Guide (https://docs.nvidia.com/datacente
 OPEN_DEFAULT_NOTE = ("NVIDIA's default flavour since R560 for Turing and newer GPUs (driver installation guide, Kernel "
                      "Modules)")
 
+MONTHS = (N_("January {year}"), N_("February {year}"), N_("March {year}"), N_("April {year}"), N_("May {year}"),
+          N_("June {year}"), N_("July {year}"), N_("August {year}"), N_("September {year}"), N_("October {year}"),
+          N_("November {year}"), N_("December {year}"))
+"""A month of a year in words, one template a month (Chinese writes "{year} 年 6 月")."""
+
+
+FLAVOURS = {"open": N_("open"), "proprietary": N_("proprietary")}
+"""The kernel-module flavours in words ("open" is 开源 in Chinese)."""
+
+
+def flavour_word(flavour: str | None) -> str:
+    """``flavour`` ("open", "proprietary") as a Msg that translates; any other value as it is."""
+    return Msg(FLAVOURS[flavour]) if flavour in FLAVOURS else str(flavour)
+
+
 @dataclass(frozen=True)
 class Branch:
     """One row of ``assets/driver_branches.csv``."""
@@ -78,9 +93,13 @@ class Branch:
         return _dt.date(int(m.group(1)), int(m.group(2)), 1) if m else None
 
     @property
-    def eol_text(self) -> str:
+    def eol_text(self) -> Msg:
+        """The end of life as a person reads it ("June 2028"; "2028 年 6 月" in Chinese), or that it passed or has
+        no date."""
         d = self.eol_date
-        return d.strftime("%B %Y") if d else ("end of life" if self.eol == "eol" else "no end-of-life date published")
+        if d is not None:
+            return Msg(MONTHS[d.month - 1], year=d.year)
+        return Msg("end of life") if self.eol == "eol" else Msg("no end-of-life date published")
 
     @property
     def name(self) -> str:

@@ -24,7 +24,7 @@ from wizard.common import to_float
 from wizard.facts import facts_of
 from wizard.install.catalog import (
     MATRIX_URL, OPEN_DEFAULT_NOTE, SRC_ARCH, SRC_FLAVOUR, SRC_FM, SRC_MATRIX, Branch, GpuSet, _bus_list, _subject,
-    branches, arch_rules, branch_drives, gpus_of, recommend, running_kernel, secure_boot_state, today_of,
+    branches, arch_rules, branch_drives, flavour_word, gpus_of, recommend, running_kernel, secure_boot_state, today_of,
 )
 from wizard.install.packages import (
     CTK_PKG, DCGM_PKG, FM_PKG, NSCQ_PKG, DriverState, driver_state, packaged_driver, packages_of,
@@ -115,7 +115,7 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if rec.branch is None:
         findings.append(Finding("driver.branch", Verdict.FAIL,
                                 Msg("GPUs {where}: {arch_txt}: no branch in bringup's data (as of {a1}) is both supported "
-                                    "today ({isoformat}) and able to drive them with the {flavour} modules", where=where, arch_txt=arch_txt, a1=max((b.as_of for b in branches().values()), default='?'), isoformat=today.isoformat(), flavour=rec.flavour),
+                                    "today ({isoformat}) and able to drive them with the {flavour} modules", where=where, arch_txt=arch_txt, a1=max((b.as_of for b in branches().values()), default='?'), isoformat=today.isoformat(), flavour=flavour_word(rec.flavour)),
                                 _subject(gs), tuple(ev),
                                 Msg("Check NVIDIA's live support matrix ({MATRIX_URL}); GPUs that no supported branch drives "
                                     "(e.g. Kepler) need replacing for production training.", MATRIX_URL=MATRIX_URL),
@@ -126,7 +126,7 @@ def branch_choice(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     # in pieces, each shown translated (an argument would be kept in English)
     msg = ((Msg("GPUs in the plan (gpu_model): {arch_txt} -> driver ", arch_txt=arch_txt) if gs.source == "plan" else
             Msg("GPUs on the PCI bus: {arch_txt} -> driver ", arch_txt=arch_txt))
-           + _branch_line(b, today) + Msg(" with the {flavour} kernel modules: ", flavour=rec.flavour)
+           + _branch_line(b, today) + Msg(" with the {flavour} kernel modules: ", flavour=flavour_word(rec.flavour))
            + rec.flavour_why + (Msg(". Also supported today: ") + alts if alts else ""))
     findings.append(Finding("driver.branch", Verdict.PASS, msg, _subject(gs), tuple(ev), "",
                             f"{SRC_MATRIX} (live: {MATRIX_URL}); {SRC_FLAVOUR}; {b.source}"))
@@ -182,7 +182,7 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 "driver (nvidia-uninstall).", SRC_PKGS))
     else:
         how = (Msg('from {manager} packages', manager=pl.manager) if pl is not None and pd.core else Msg('(package database not readable)'))
-        findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {ver} installed {how}', ver=ver, how=how) + (Msg(', loaded ({loaded_flavour} kernel module)', loaded_flavour=st.loaded_flavour) if st.loaded else Msg(', not loaded yet'))),
+        findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {ver} installed {how}', ver=ver, how=how) + (Msg(', loaded ({loaded_flavour} kernel module)', loaded_flavour=flavour_word(st.loaded_flavour)) if st.loaded else Msg(', not loaded yet'))),
                                 "host", tuple(st.evidence()), "", SRC_PKGS))
     if len(pd.versions) > 1:
         parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))

@@ -611,7 +611,7 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
         return None
     rule = catalog.arch_rules()[arch]
     what = f"{', '.join(names)} ({arch}" + (f", {detail})" if detail else ")")
-    eol = (("end of life" if b.eol_text == "end of life" else f"end of life {b.eol_text}") if b is not None
+    eol = ((Msg("end of life") if b.eol_text == "end of life" else Msg("end of life {eol}", eol=b.eol_text)) if b is not None
            else Msg("older than every branch NVIDIA's support matrix lists"))
     return Finding("driver.branch", Verdict.WARN,
                    Msg("{count} GPU(s) {what}: the last driver branch that drives {arch} GPUs is R{last} ({eol}); "
@@ -865,7 +865,7 @@ def driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         if d.line:
             ev.append(d.line)
         version, flavour = d.version, d.flavour
-    msg = (Msg('nvidia kernel module loaded') + (Msg(': {version} ({flavour} kernel module)', version=version, flavour=flavour) if version else ''))
+    msg = (Msg('nvidia kernel module loaded') + (Msg(': {version} ({flavour} kernel module)', version=version, flavour=catalog.flavour_word(flavour)) if version else ''))
     return [Finding("driver.loaded", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A2)]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from wizard.install.catalog import flavour_word
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
 from wizard.parsers.edac import parse_edac_grep, parse_edac_sysfs, parse_edac_util, parse_ras_mc_ctl
@@ -117,7 +118,7 @@ def host_kinds_judge_driver_version(text: str, exp: Mapping[str, Any]) -> list[F
                         tuple(text.splitlines()[:3]), "Paste the whole of /proc/driver/nvidia/version.",
                         gc.SRC_A2)]
     return [Finding("driver.version", Verdict.PASS,
-                    Msg("NVIDIA driver {version} loaded ({flavour} kernel module)", version=d.version, flavour=d.flavour), "host",
+                    Msg("NVIDIA driver {version} loaded ({flavour} kernel module)", version=d.version, flavour=flavour_word(d.flavour)), "host",
                     tuple(x for x in (d.line, d.gcc_line) if x), "", gc.SRC_A2)]
 
 
