@@ -155,7 +155,7 @@ _BT_UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\((MB|GB)/s\)", re.I)
 _BT_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s*$")
 _BT_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
 _DIRECTION = {"host to device": "h2d", "device to host": "d2h", "device to device": "d2d"}
-_BT_CSV = re.compile(r"^\s*bandwidthTest-(H2D|D2H|D2D)-(Pinned|Paged|Pageable|WriteCombined)?,\s*Bandwidth\s*=\s*([\d.]+)\s*"
+_BT_CSV = re.compile(r"^\s*bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged|Pageable|WriteCombined))?,\s*Bandwidth\s*=\s*([\d.]+)\s*"
                      r"(MB|GB)/s,.*?Size\s*=\s*(\d+)\s*bytes(?:,\s*NumDevsUsed\s*=\s*(\d+))?", re.I)
 """bandwidthTest's ``--csv`` row: ``bandwidthTest-H2D-Pinned, Bandwidth = 12.4 GB/s, Time = 0.00549 s, Size = 68000000
 bytes, NumDevsUsed = 1`` (cuda-samples Samples/1_Utilities/bandwidthTest, printResultsCSV)."""

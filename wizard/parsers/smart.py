@@ -70,6 +70,7 @@ class SmartDevice:
         nvme_lines: the printed line of each NVMe field (evidence).
         self_tests: the self-test log, newest first.
         grown_defects: SAS "Elements in grown defect list".
+        uncorrected: SAS/SCSI error counter log's "Total uncorrected errors" by operation (read, write, verify).
         notes: smartctl's own lines saying why it could not read the device (permission, unknown device type).
     """
 
@@ -84,6 +85,7 @@ class SmartDevice:
     self_tests: tuple[SelfTest, ...] = ()
     grown_defects: int | None = None
     notes: tuple[str, ...] = ()
+    uncorrected: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -93,7 +95,7 @@ class SmartDevice:
     @property
     def has_health(self) -> bool:
         return (self.overall is not None or bool(self.attrs) or bool(self.nvme) or bool(self.self_tests)
-                or self.grown_defects is not None)
+                or self.grown_defects is not None or bool(self.uncorrected))
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,11 @@ def _split(text: str) -> list[list[str]]:
     return [b for b in blocks if any(x.strip() for x in b)]
 
 
+_SCSI_ERRORS = re.compile(r"^(read|write|verify):\s+(?:\d+\s+){5}[\d.,]+\s+(\d+)\s*$", re.I)
+"""A row of smartctl's SCSI "Error counter log": ECC fast, delayed, rereads/rewrites, total corrected, algorithm
+invocations, gigabytes processed, total uncorrected errors (smartctl(8), scsiprint.cpp)."""
+
+
 def _text_device(lines: list[str]) -> SmartDevice:
     info: dict[str, Any] = {"attrs": [], "nvme": {}, "nvme_lines": {}, "self_tests": [], "notes": []}
     in_attrs = False
@@ -196,6 +203,11 @@ def _text_device(lines: list[str]) -> SmartDevice:
         if "Self-test Log (NVMe" in s:
             in_nvme_tests, protocol = True, "NVMe"
             continue
+        m = _SCSI_ERRORS.match(s)
+        if m:  # SCSI "Error counter log" row: its last column is the total of uncorrected errors
+            info.setdefault("uncorrected", {})[m.group(1).lower()] = sat_int(m.group(2))
+            protocol = protocol or "SCSI"
+            continue
         m = _SELF_TEST.match(ln)
         if m:
             status = m.group(2).strip()
@@ -232,7 +244,8 @@ def _text_device(lines: list[str]) -> SmartDevice:
             protocol = protocol or "SCSI"
     return SmartDevice(info.get("model", ""), info.get("serial", ""), protocol, info.get("overall"),
                        info.get("overall_line", ""), tuple(info["attrs"]), info["nvme"], info["nvme_lines"],
-                       tuple(info["self_tests"]), info.get("grown_defects"), tuple(info["notes"]))
+                       tuple(info["self_tests"]), info.get("grown_defects"), tuple(info["notes"]),
+                       info.get("uncorrected", {}))
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -291,7 +304,9 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
                        tuple(attrs), nvme, nvme_lines, tuple(tests),
                        d.get("scsi_grown_defect_list") if isinstance(d.get("scsi_grown_defect_list"), int) else None,
                        tuple(str(m.get("string", "")) for m in (get("smartctl", "messages") or [])
-                             if isinstance(m, dict) and m.get("severity") == "error"))
+                             if isinstance(m, dict) and m.get("severity") == "error"),
+                       {op: v for op in ("read", "write", "verify")
+                        for v in [get("scsi_error_counter_log", op, "total_uncorrected_errors")] if isinstance(v, int)})
 
 
 NVME_CLI_JSON = {"critical_warning": "critical_warning", "avail_spare": "available_spare",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping
 
-from wizard.common import gpu_subject, to_int
+from wizard.common import gpu_subject, human_bytes, to_int
 from wizard.data import table
 from wizard.install.catalog import architecture_of_cc, today_of
 from wizard.model import Finding, Verdict, measure, tightest
 from wizard.parsers.cuda import cuda_error_lookup, resolve_cuda_error
 from wizard.parsers.cuda_samples import (
-    BandwidthTest, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
+    BandwidthTest, BwMeasure, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
     parse_nvbandwidth, parse_p2p_test,
 )
 from wizard.rules.gpu_presence import ended_architecture
@@ -256,6 +256,33 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
                    measure(gb_s, fail_at, "GB/s", "at_least", f"{copy} (fail floor, {fail_f:g} x {how})"))
 
 
+D2D_MIN_BYTES = 64 * 1000 * 1000
+"""bandwidthTest's device-to-device copy is graded from this size up (its shmoo mode ends at 68 MB): a smaller copy
+can be served from the L2 cache (up to 50 MB on H100) and read faster than DRAM."""
+
+
+def _grade_d2d(m: BwMeasure, spec: Any, subj: str, ev: tuple[str, ...]) -> Finding:
+    """gpu.memcpy of bandwidthTest's device-to-device copy (it counts the bytes read and written: 2 x size / time,
+    cuda-samples bandwidthTest testDeviceToDeviceTransfer) against the datasheet memory bandwidth, with the
+    validation's memcpy fractions (warn below 0.69 x, fail below 0.57 x, derived from DCGM's memory bandwidth
+    test; wizard.rules.validate)."""
+    bw = spec.memory_bw_gb_s
+    warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
+    verdict = (Verdict.PASS if _at_least(m.gb_s, warn_f * bw) else Verdict.WARN if _at_least(m.gb_s, fail_f * bw)
+               else Verdict.FAIL)
+    msg = Msg("device-to-device copy of {size} {gb_s:.1f} GB/s (read + write) = {pct:.0f}% of the {bw:g} GB/s datasheet "
+              "memory bandwidth ({name}); warn below {warn:.0f} ({warn_f:g} x), fail below {fail:.0f} ({fail_f:g} x)",
+              size=human_bytes(m.size_bytes), gb_s=m.gb_s, pct=100 * m.gb_s / bw, bw=bw, name=spec.name,
+              warn=warn_f * bw, warn_f=warn_f, fail=fail_f * bw, fail_f=fail_f)
+    remedy = ("" if verdict is Verdict.PASS else
+              Msg("Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
+                  "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU."))
+    return Finding("gpu.memcpy", verdict, msg, subj, ev, remedy,
+                   f"{SRC_SAMPLES}; {spec.name} datasheet ({spec.source}); DCGM memory bandwidth test (derived fractions)",
+                   measured=measure(m.gb_s, warn_f * bw, "GB/s", "at_least",
+                                    f"device-to-device copy (warn floor, {warn_f:g} x {bw:g} GB/s)"))
+
+
 def judge_bandwidth_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """gpu.host_bandwidth from bandwidthTest: pinned host-to-device and device-to-host copies against the PCIe
     practical figure of the GPU's link (known from its datasheet row or architecture, never guessed);
@@ -293,6 +320,14 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
         what = (Msg('pinned {value} copy {gb_s:.1f} GB/s', value='host-to-device' if m.direction == 'h2d' else 'device-to-host', gb_s=m.gb_s))
         ev = tuple(x for x in (dev_line, m.line) if x)
         out.append(_grade_host_copy(what, m.gb_s, m.direction, name, (gen, lanes, how_known), subj, ev, inferred))
+    d2d = [m for m in notes if m.direction == "d2d" and m.devices == 1]
+    spec = match_gpu(name) if name and d2d else None
+    bw = spec.memory_bw_gb_s if spec is not None else None
+    for m in d2d if bw else ():
+        if m.size_bytes < D2D_MIN_BYTES or m.gb_s > (bw or 0.0):  # cache-sized, or faster than DRAM can be
+            continue
+        notes.remove(m)
+        out.append(_grade_d2d(m, spec, subj, tuple(x for x in (dev_line, m.line, bt.result_line) if x)))
     if notes:
         desc = "; ".join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
                                                                             if m.devices > 1 else "") for m in notes)
@@ -302,7 +337,7 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
             ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
         out.append(Finding(fid, Verdict.SKIP, Msg("reported, not graded: {desc} ({why})", desc=desc, why=why), subj,
                            tuple(m.line for m in notes[:4]), "", SRC_SAMPLES))
-    if not graded:
+    if not graded and not any(f.id == "gpu.memcpy" for f in out):
         out.append(Finding(fid, Verdict.UNKNOWN, "bandwidthTest: no pinned host<->device figure of one GPU to judge",
                            subj, tuple(m.line for m in bt.measures[:4]),
                            "Run `bandwidthTest --memory=pinned --device=N` for each GPU.", SRC_BW))

@@ -102,7 +102,19 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
     unc = [e for e in mce if e.fields.get("severity") == "uncorrected"]
     cor = [e for e in mce if e.fields.get("severity") == "corrected" and not e.fields.get("storm")]
     storm = [e for e in mce if e.fields.get("storm")]
-    if unc:
+    if unc and all(e.record.mono_s is not None and e.record.mono_s < MCE_BOOT_S for e in unc):
+        # the banks read at start-up: "Log the machine checks left over from the previous reset" (round 21)
+        out.append(Finding("health.mce", Verdict.WARN,
+                           Msg("{plural} left over from before this boot (logged {s:.2f} s after start, when the kernel "
+                               "reads the banks: the previous boot may have ended in it){where}",
+                               plural=plural(len(unc), 'uncorrected machine-check error'),
+                               s=max(e.record.mono_s or 0.0 for e in unc), where=_mce_where(unc)),
+                           "host", cap([ln for e in unc for ln in e.evidence] + list(context)),
+                           "Decode it (`mcelog --ascii`, `ras-mc-ctl --errors`) and read the BMC event log (SEL) for "
+                           "the reset it came from; if the same bank appears after the next reboots, or during a run, "
+                           "replace the failing part (DIMM or CPU) before the node returns to service.",
+                           SRC_EDAC + "; " + SRC_MCE_BOOT))
+    elif unc:
         out.append(Finding("health.mce", Verdict.FAIL,
                            (Msg('{plural} on this host', plural=plural(len(unc), 'uncorrected machine-check error')) + _mce_where(unc)),
                            "host", cap([ln for e in unc for ln in e.evidence] + list(context)),
@@ -133,6 +145,14 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
                            cap(e.evidence),
                            ('' if verdict is Verdict.PASS else Msg('Check the BMC event log (SEL) for the same time and the named component; contact the server vendor if it repeats.')), SRC_GHES))
     return out
+
+
+MCE_BOOT_S = 10.0
+"""An uncorrected machine check stamped within this many seconds of boot was read from the banks at start-up: it was
+latched before this boot. Source: Linux arch/x86/kernel/cpu/mce/core.c, __mcheck_cpu_init_generic(): "Log the
+machine checks left over from the previous reset" (machine_check_poll at CPU init)."""
+SRC_MCE_BOOT = ("Linux kernel arch/x86/kernel/cpu/mce/core.c (__mcheck_cpu_init_generic: \"Log the machine checks left "
+                "over from the previous reset\"), https://github.com/torvalds/linux/blob/master/arch/x86/kernel/cpu/mce/core.c")
 
 
 def _mce_where(evs: list[KernelEvent]) -> str:

@@ -1136,6 +1136,15 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             out.append(Finding("multinode.transport", Verdict.WARN,
                                Msg("NCCL's bootstrap/out-of-band traffic uses {bad_oob}, a host-local interface", bad_oob=', '.join(bad_oob)), subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1]),
                                "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1))
+        if not out and no_gdr:  # works, at a cost an operator should see (round 21: "GDR 0", no /GDRDMA channel)
+            out.append(Finding("multinode.transport", Verdict.WARN, desc, subject,
+                               tuple(dict.fromkeys(ev + tuple(ib_channels[:2]))),
+                               "Read `nvidia-smi topo -m`: where a GPU shares a PCIe switch (PIX/PXB) with an HCA, load "
+                               "nvidia-peermem (`sudo modprobe nvidia-peermem`; GPU Operator: driver.rdma.enabled) or "
+                               "use DMA-BUF (open kernel modules, kernel 5.12+, NCCL 2.19+), check NCCL_NET_GDR_LEVEL "
+                               "is not forcing it off, then rerun and look for /GDRDMA on the 'via NET/IB' lines.",
+                               f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA GPUDirect RDMA documentation "
+                               "(https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
         if not out:
             out.append(Finding("multinode.transport", Verdict.PASS, desc, subject, ev, "", SRC_E1))
         return out

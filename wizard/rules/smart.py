@@ -148,6 +148,17 @@ def _judge_device(d: SmartDevice) -> Finding:
             ev.append(old.line)
     if d.grown_defects:
         warns.append(Msg("{n} grown defects (sectors remapped since manufacture)", n=d.grown_defects))
+    bad_ops = {op: n for op, n in d.uncorrected.items() if n > 0}
+    if bad_ops:
+        warns.append(Msg("uncorrected errors in its error counter log ({ops}): data the drive could not recover",
+                         ops=", ".join(f"{op} {n}" for op, n in bad_ops.items())))
+    elif d.uncorrected:
+        notes.append(Msg("0 uncorrected {ops} errors", ops="/".join(d.uncorrected)))
+    if d.grown_defects == 0:
+        notes.append(Msg("0 grown defects"))
+    zero = [a for a in d.attrs if a.id in PREDICTIVE and a.raw == 0]
+    if zero and not predictive:
+        notes.append(Msg("{attrs} at 0", attrs=", ".join(f"{a.id} {a.name}" for a in zero)))
     verdict = Verdict.FAIL if fails else Verdict.WARN if warns else Verdict.PASS
     if verdict is Verdict.PASS:  # what the pass rests on: the self-assessment and the NVMe health log's key fields
         ev = [d.overall_line] + [d.nvme_lines.get(k, "") for k in (
