@@ -51,3 +51,25 @@ def test_a_command_line_above_the_banner_belongs_to_the_drive_below_it():
 
     report = parse_smartctl(text(PUBLIC / "smartctl__nvme-intel-dc-healthy-0pct-used.txt"))
     assert len(report.devices) == 1 and report.devices[0].has_health
+
+
+def test_a_sas_error_counter_log_gives_the_uncorrected_totals():
+    """smartctl -a on a SAS drive (the text form of scsi_error_counter_log): the last column of each row is the
+    total of uncorrected errors (round 21: a SAS drive's health rests on them)."""
+    from wizard.parsers.smart import parse_smartctl
+
+    text = """=== START OF READ SMART DATA SECTION ===
+SMART Health Status: OK
+
+Elements in grown defect list: 0
+
+Error counter log:
+           Errors Corrected by           Total   Correction     Gigabytes    Total
+               ECC          rereads/    errors   algorithm      processed    uncorrected
+           fast | delayed   rewrites  corrected  invocations   [10^9 bytes]  errors
+read:     647707       29         0    647736     586730      36537.378           0
+write:         0        0         0         0          0       8161.913           2
+verify:        0        0         0         0          0          0.000           0
+"""
+    d = parse_smartctl(text).devices[0]
+    assert d.uncorrected == {"read": 0, "write": 2, "verify": 0} and d.protocol == "SCSI"

@@ -344,3 +344,17 @@ def test_bandwidth_test_csv_rows_are_read():
     (f,) = [x for x in fs if x.id == "gpu.host_bandwidth"]
     assert f.verdict is Verdict.PASS and "12.4 GB/s" in f.message and "host-to-device" in f.message
     assert any("Size = 68000000 bytes" in e for e in f.evidence)
+
+
+def test_bandwidth_test_d2d_is_graded_against_the_datasheet_only_when_dram_sized() -> None:
+    """round 21: a --csv D2D row has no '-Pinned' (it was not read at all). A DRAM-sized copy (64 MB and up) of a GPU
+    with a datasheet row is gpu.memcpy against its memory bandwidth (0.69 x warn); a small one, or one faster than
+    the datasheet (the L2 cache), is reported only."""
+    head = "[CUDA Bandwidth Test] - Starting...\nRunning on...\n\n Device 0: Tesla V100-PCIE-32GB\n Shmoo Mode\n\n"
+    row = "bandwidthTest-D2D, Bandwidth = {v} GB/s, Time = 0.00009 s, Size = {n} bytes, NumDevsUsed = 1\n"
+    good = judge_bandwidth_test_text(head + row.format(v=762.8, n=68000000) + "Result = PASS\n", {})
+    assert [(f.id, f.verdict) for f in good] == [("gpu.memcpy", Verdict.PASS)] and "85% of the 900 GB/s" in good[0].message
+    slow = judge_bandwidth_test_text(head + row.format(v=560.0, n=68000000) + "Result = PASS\n", {})
+    assert slow[0].id == "gpu.memcpy" and slow[0].verdict is Verdict.WARN and slow[0].remedy
+    small = judge_bandwidth_test_text(head + row.format(v=1200.0, n=32000000) + "Result = PASS\n", {})
+    assert {f.verdict for f in small} == {Verdict.SKIP, Verdict.UNKNOWN} and all(f.id == "gpu.host_bandwidth" for f in small)

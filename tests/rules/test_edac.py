@@ -119,3 +119,16 @@ def test_memory_parsers_and_judges_never_raise(t):
     _valid(edac_rules.judge_edac_facts(ed.parse_edac_sysfs(ed.parse_edac_grep(t)), {}))
     for d in (ed.detect_edac_util, ed.detect_ras_mc_ctl, ed.detect_edac_sysfs):
         assert 0.0 <= d(t) <= 1.0
+
+
+def test_an_uncorrected_machine_check_read_at_boot_is_left_over_from_before_it():
+    """round 21: the kernel logs the banks at CPU init ("Log the machine checks left over from the previous reset",
+    arch/x86/kernel/cpu/mce/core.c): an uncorrected record 0.06 s after boot warns (the previous boot may have
+    ended in it); the same record an hour into the boot fails."""
+    line = ("[{t}] mce: [Hardware Error]: Machine check events logged\n"
+            "[{t}] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: a600000000020408\n"
+            "[{t}] mce: [Hardware Error]: TSC 0 ADDR fef4c9e0\n")
+    boot = [f for f in explain_text(line.format(t="    0.064265")).findings if f.id == "health.mce"]
+    assert [f.verdict for f in boot] == [Verdict.WARN] and "before this boot" in boot[0].message
+    later = [f for f in explain_text(line.format(t=" 3600.064265")).findings if f.id == "health.mce"]
+    assert [f.verdict for f in later] == [Verdict.FAIL]

@@ -82,3 +82,16 @@ def test_synthetic_nvme_cli_smart_log_text_with_a_critical_warning_fails() -> No
     assert d.nvme["temperature_c"] == 37 and d.nvme["available_spare_threshold"] == 10
     e = explain_text(body, "x")
     assert e.kind == "smartctl" and e.verdict is Verdict.FAIL and "Critical Warning 0x04" in e.findings[0].message
+
+
+def test_uncorrected_sas_errors_warn_and_a_clean_drive_says_what_its_pass_rests_on():
+    from wizard.parsers.smart import SmartDevice
+    from wizard.rules.smart import _judge_device
+
+    bad = _judge_device(SmartDevice(model="HGST", overall=True, overall_line="SMART Health Status: OK",
+                                    uncorrected={"read": 0, "write": 2}))
+    assert bad.verdict is Verdict.WARN and "write 2" in bad.message
+    good = _judge_device(SmartDevice(model="HGST", overall=True, overall_line="SMART Health Status: OK",
+                                     grown_defects=0, uncorrected={"read": 0, "write": 0, "verify": 0}))
+    assert good.verdict is Verdict.PASS and "0 uncorrected read/write/verify errors" in good.message
+    assert "0 grown defects" in good.message
