@@ -628,7 +628,7 @@ class BringupApp(App[int]):
         def done(changes: dict | None) -> None:
             if changes and self.build is not None and not self.build.observing:
                 self.build.store.set_plan(**changes)
-                self.notify(_("plan saved: re-check the steps that compare against it"))
+                self.notify(_("plan saved: steps judge against it at their next check (c on a step, or on a stage in the overview)"))
                 self.bump()
 
         self.push_screen(PlanDialog(self.build.store.plan(), readonly=self.build.observing), done)

@@ -110,7 +110,7 @@ def keys_text(width: int = 54) -> str:
         for x in EXTRA.get(cls.__name__, ()):  # laid out by hand ("enter  open"): wrapped only when too wide
             lines += [f"  {_(x)}"] if cell_len(_(x)) + 2 <= width else wrap(_(x), width, "  ", 4)
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"  # a blank line after the last section too (walk 19: it ran into the paragraph)
 
 
 PLACE = N_("Your place is saved at every step: start bringup again and choose Resume (it goes on at the step you "

@@ -4,7 +4,6 @@ updated in place, so holding n stays responsive)."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -243,10 +242,8 @@ class StepScreen(Screen[None]):
             who = (" " + by.format(user=state.user)) if state.user else ""
             when = short_time(state.updated_at)
             width = max(20, self.size.width - 2)
-            if cell_len(line + f" | {when}{who}") > width:
-                # one line at 80 columns: "12-04 08:32" (no year, no zone) rather than "by root" wrapped alone
-                when = re.sub(r"^\d{4}-(\d\d-\d\d) (\d\d:\d\d).*$", r"\1 \2", when)
-            # still too wide (60 columns, Chinese): when and who go on a line of their own, never "操作人" / "root"
+            # too wide: when and who, whole (date, time and zone: walk 19), go on a line of their own, never
+            # "by root" or "操作人" / "root" wrapped alone
             line += f" | {when}{who}" if cell_len(line + f" | {when}{who}") <= width else f"\n{when}{who}"
         self.query_one("#step-status", Static).update(line)
         notes = []
@@ -278,7 +275,7 @@ class StepScreen(Screen[None]):
         if step.action is not None:
             a = step.action
             yes, no = _("yes"), _("no")
-            info = [_("{title}: {description}").format(title=_(a.title), description=_(a.description)),
+            info = [_("{title}. {description}").format(title=_(a.title), description=_(a.description)),
                     _("Changes the system: {changes}; needs root: {root}").format(
                         changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]

@@ -329,7 +329,10 @@ def test_what_changed_since_the_previous_report_of_the_build(state_dir, tmp_path
                                     Finding("os.swap", Verdict.FAIL, "swap is on", source="s")], frozen_clock())
     b.close()
     second = run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "2.md"))
-    assert "since the previous report: 1 new, 1 resolved, 1 changed" in second.stdout, second.stdout
+    assert "since the previous report: 1 new, 1 resolved, 1 changed" in " ".join(second.stdout.split()), second.stdout
+    first, *rest = second.stdout.splitlines()  # "wrote PATH: VERDICT" whole on one line, the counts wrapped under it
+    assert first.startswith(f"wrote {tmp_path / '2.md'}: not ready") and rest
+    assert all(ln.startswith("    ") and len(ln) <= 80 for ln in rest), second.stdout
     md = (tmp_path / "2.md").read_text()
     assert "| resolved | `os.release` | was fail, now pass: unsupported release |" in md
     assert "| changed | `os.memory` | warn → fail: 16 GiB of RAM |" in md

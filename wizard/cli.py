@@ -274,11 +274,18 @@ def _common_options_in(lang: str, applies: tuple[str, ...], snapshot: bool) -> a
                             help=shown("snapshot", _("analyse a capture bundle instead of this machine")))
     common.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS,
                         help=_("the language of what is shown (default: from LC_ALL/LC_MESSAGES/LANG; zh_CN falls "
-                               "back to English on the Linux console); --json output is always English"))
+                               "back to English on the Linux console); --json output is always English")
+                        if "json" in applies else
+                        _("the language of what is shown (default: from LC_ALL/LC_MESSAGES/LANG; zh_CN falls "
+                          "back to English on the Linux console)"))
     common.add_argument("--basic", action="store_true", default=argparse.SUPPRESS,
                         help=shown("basic", _("ANSI colours and ASCII glyphs (automatic on TERM=linux and serial "
                                               "consoles)")))
     return common
+
+
+JSON_COMMANDS = ("check", "status", "explain", "size", "validate")
+"""The commands with a ``--json`` output (JSON is always English)."""
 
 
 def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.ArgumentParser] | None = None,
@@ -287,7 +294,8 @@ def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.Argume
     summary = _(ch.summary)  # the one-line summary in the operator's language (the English one is its message id)
     desc = (summary[0].upper() + summary[1:] + ("。" if current_language() == "zh_CN" else ".")
             + (f"\n\n{_(ch.details)}" if ch.details else ""))
-    return _argparse_words(sub.add_parser(name, parents=[_common_options(ch.options, snapshot), *(parents or [])],
+    applies = ch.options + (("json",) if name in JSON_COMMANDS else ())  # --lang's help names --json where it is
+    return _argparse_words(sub.add_parser(name, parents=[_common_options(applies, snapshot), *(parents or [])],
                                           help=summary, description=desc, epilog=exit_status_text(ch.exits),
                                           formatter_class=_HelpFormatter))
 
@@ -1311,7 +1319,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 n_a_stage = all(s["id"] in states and states[s["id"]].not_applicable for s in st["steps"])
                 left = sum(1 for s in st["steps"] if not (s["id"] in states and states[s["id"]].status.done))
                 under_way = spaced(_("({left} of {n} steps left)").format(left=left, n=len(st["steps"]))) if (
-                    st["status"] == "pending" and left < len(st["steps"])) else ""
+                    0 < left < len(st["steps"])) else ""  # a stage under way, whatever its worst step (walk 19)
                 print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}{under_way}")
                 for s in st["steps"]:
                     reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
@@ -1376,9 +1384,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
     out = Path(args.output)
     manifest = asyncio.run(capture(host, out, identity, plan=plan))
     failed = [p["name"] for p in manifest["probes"] if p["error"]]
-    print(_("wrote {path}: {probes} probes, {operations} operations").format(
-        path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
-          + (_("; not collected here: {probes}").format(probes=", ".join(failed)) if failed else ""))
+    _print_wrapped(_("wrote {path}: {probes} probes, {operations} operations").format(
+        path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"])), ""
+        + (_("; not collected here: {probes}").format(probes=", ".join(failed)) if failed else ""), text_width(), 4)
     return 0
 
 
@@ -2311,7 +2319,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     if where != "standard output":
         c = report["changes"]
-        print(_("wrote {path}: {verdict}").format(path=where, verdict=report["verdict"])
+        # "wrote PATH: VERDICT" stays one line (a log or a grep reads it); the counts wrap under it (walk 19)
+        _print_wrapped(_("wrote {path}: {verdict}").format(path=where, verdict=report["verdict"]), ""
               # failed and not done counted apart, as the hand-over dialog counts them (walk 18: "58 not done" here
               # was "5 failed, 53 not done" there)
               + (_("; {blocking} blocking finding(s), {failed} step(s) failed, {not_done} not done").format(
@@ -2320,7 +2329,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                   not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
               + (_("; since the previous report: {new} new, {resolved} resolved, {changed} changed").format(
-                  new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""))
+                  new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""),
+              text_width(), 4)  # wrapped to the terminal as check's lines are (walk 19)
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)
     return 0
