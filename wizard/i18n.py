@@ -119,12 +119,11 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
             w = cell_len(tok)
             if used + w > width and line.strip() and line != first:
                 new_line()
-            if fold and used + w > width:  # longer than a line: cut at the width
-                for piece in chop_cells(tok, max(1, width - used)):
-                    if used + cell_len(piece) > width:
-                        new_line()
-                    line, used = line + piece, used + cell_len(piece)
-                continue
+            while fold and used + w > width:  # longer than a line: filled to the width, the rest on the next
+                head = chop_cells(tok, max(1, width - used))[0]
+                line, tok = line + head, tok[len(head):]
+                new_line()
+                w = cell_len(tok)
             line, used = line + tok, used + w
     lines.append(line.rstrip())
     return lines
