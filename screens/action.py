@@ -1,6 +1,6 @@
 """Action screen: the run in a compact header, its log streamed live, and how it ended, in words.
 
-The header is :data:`HEAD_ROWS` lines (five where a narrow terminal needs three for the state): the action's title, the exact command (where it does
+The header is :data:`HEAD_ROWS` lines (up to five: see there): the action's title, the exact command (where it does
 not fit, its long directory paths shortened to ``…/name`` so its arguments stay in view, :func:`short_paths`; cut
 with an ellipsis only when even that does not fit: the log shows each command in full as it starts), and one state
 line (never cut: it takes the rows it needs, up to three): which run of
@@ -48,7 +48,7 @@ SHOW_LINES = 5000
 """Log lines the screen keeps (the log file keeps everything)."""
 HEAD_ROWS = 4
 """Lines of the header: title, command (one or two), state (one or two; a third, at the command's cost, where a
-narrow terminal needs it: the header is then five)."""
+narrow terminal needs it). On a terminal of 24 rows or more the command keeps two rows: the header is then five."""
 INDENT = "  "
 """What starts a wrapped log line's continuation rows, so they are not taken for lines of their own."""
 
@@ -311,7 +311,9 @@ class ActionScreen(Screen[None]):
     def update_progress(self) -> None:
         text = self.live.progress_line(self.app.basic)
         w = self.query_one("#action-progress", Static)
-        w.update(text)
+        width = w.content_region.width or max(20, self.app.size.width - 2)
+        # two rows at most, a longer one ends in an ellipsis (walk 20: cut mid-word at "ssh to"); the log has it all
+        w.update("\n".join(fit(text, width, 2, "..." if self.app.basic else "…")) if text else "")
         w.display = bool(text)
         if self.showing_results:
             self.update_results()
@@ -393,7 +395,9 @@ class ActionScreen(Screen[None]):
         state = fit(self._state_text, width, 3, dots)
         self.query_one("#action-title", Static).update(
             Text("\n".join(fit(_(run.title), width, 1, dots)), style="bold"))
-        room = max(1, HEAD_ROWS - 1 - len(state))
+        # the command gets two rows on a 24-row terminal, whatever the state takes (walk 20: "--nproc_per_node=2…" cut
+        # the script and its arguments once the run ended); one on a smaller one, whose log pane needs the rows
+        room = max(1, HEAD_ROWS - 1 - len(state), 2 if self.app.size.height >= 24 else 1)
 
         def shown(argv: list[str], rows: int) -> list[str]:  # whole, else with short paths, else cut
             whole = command_line(argv)

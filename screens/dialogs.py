@@ -395,19 +395,35 @@ class ConfirmStep(ModalScreen[str | None]):
                           _("Recorded as done by {user}, now. Note (optional): what you did or saw, "
                             "serial numbers, ...")).format(user=self.user), markup=False)
             yield FormInput(placeholder=_("the note (required)") if self.note_required else _("optional note"), id="note")
+            yield Static("", id="confirm-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Confirm (enter)"), id="ok", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
         yield KeyFooter()  # its own keys, not those of the screen under it
 
     def on_mount(self) -> None:
+        self.query_one("#confirm-error").display = False  # shown with the error only
         self.query_one(Input).focus()
 
+    def _submit(self) -> None:
+        """A required note left empty keeps the dialog open with the error under the field (walk 20: it closed and a
+        toast said so)."""
+        note = self.query_one(Input).value.strip()
+        if self.note_required and not note:
+            err = self.query_one("#confirm-error", Static)
+            err.update(_("A note is required."))
+            err.display = True
+            return
+        self.dismiss(note)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+        self._submit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(self.query_one(Input).value.strip() if event.button.id == "ok" else None)
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -208,8 +208,8 @@ STAGE = Stage(
                 "(PyTorch maintainers, discuss.pytorch.org 'interplay between the NVIDIA driver and "
                 "CUDA'; NVIDIA toolkit/driver table)."
             ),
-            instructions="Uses the python3 on PATH; if your training environment is a venv or conda, "
-                         "run `bringup check` from it.",
+            instructions="Uses the plan's torch_python (F2), else the python3 on PATH: set it to your training "
+                         "environment's Python (a venv or conda env) to check that one.",
         ),
         Step(
             id="driver.dcgm",

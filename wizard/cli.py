@@ -1382,7 +1382,19 @@ def cmd_capture(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - a capture must work even when the build is broken
         print("bringup: note: " + _("plan answers not included ({reason})").format(reason=exc), file=sys.stderr)
     out = Path(args.output)
-    manifest = asyncio.run(capture(host, out, identity, plan=plan))
+    problem = (_("{path} is a directory: give the bundle's file name (e.g. {example})").format(
+                   path=out, example=out / "capture.tar.gz") if out.is_dir()
+               else _("cannot write the bundle to {path}: its directory {parent} does not exist").format(
+                   path=out, parent=out.parent) if not out.parent.is_dir() else "")
+    if problem:  # said before the probes run (walk 20: a traceback after them)
+        print("bringup: error: " + problem, file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        manifest = asyncio.run(capture(host, out, identity, plan=plan))
+    except OSError as exc:
+        print("bringup: error: " + _("cannot write the bundle to {path}: {reason}").format(
+            path=out, reason=exc.strerror or exc), file=sys.stderr)
+        return EXIT_ERROR
     failed = [p["name"] for p in manifest["probes"] if p["error"]]
     _print_wrapped(_("wrote {path}: {probes} probes, {operations} operations").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"])), ""
@@ -2320,7 +2332,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if where != "standard output":
         c = report["changes"]
         # "wrote PATH: VERDICT" stays one line (a log or a grep reads it); the counts wrap under it (walk 19)
-        _print_wrapped(_("wrote {path}: {verdict}").format(path=where, verdict=report["verdict"]), ""
+        _print_wrapped(_("wrote {path}: {verdict}").format(path=where, verdict=_(report["verdict"])), ""
               # failed and not done counted apart, as the hand-over dialog counts them (walk 18: "58 not done" here
               # was "5 failed, 53 not done" there)
               + (_("; {blocking} blocking finding(s), {failed} step(s) failed, {not_done} not done").format(

@@ -143,7 +143,9 @@ def host_words(identity: Mapping[str, Any]) -> str:
     return name + (f" (machine id {mid[:12]}{'…' if len(mid) > 12 else ''})" if mid else "")
 
 
-_ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?$")
+CANCELLED_NOTE = N_("not a failure; run it again to finish it")
+"""What a cancelled run's step reason adds after its action words (``action cancelled (exit status 1): ...``)."""
+_ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?(: " + re.escape(CANCELLED_NOTE) + ")?$")
 HANDOVER_NOT_READY = N_("handed over while not ready ({failed} step(s) failed, {not_done} not done) by {user}")
 ACCEPTED_WARNINGS = N_("warnings accepted by {user}: {note}")
 """The reasons the engine writes, in English, for a hand-over while not ready (then ": " and the note, when there
@@ -366,7 +368,8 @@ class Build:
             return reason
         m = _ACTION_REASON.match(reason)
         if m:  # what the engine wrote when the step's action ended: its words, translated
-            return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2))))
+            return tr(action_reason(m.group(1), None if m.group(2) is None else int(m.group(2)))) + (
+                _(": ") + _(CANCELLED_NOTE) if m.group(3) else "")
         if reason == CPU_ONLY_REASON:
             return _(CPU_ONLY_REASON)
         h = handover_counts(reason, state.user)
@@ -841,7 +844,7 @@ class Build:
                                     "host", (f"exit status {run.exit_status}",),
                                     Msg("Read the run's log for what failed: {log_path} (`l` on the step screen).", log_path=run.log_path)))
         elif run.state in (ActionState.CANCELLED, ActionState.INTERRUPTED):
-            what = "was cancelled" if run.state is ActionState.CANCELLED else "was interrupted (its supervisor is gone)"
+            what = Msg("was cancelled") if run.state is ActionState.CANCELLED else Msg("was interrupted (its supervisor is gone)")
             # first: the cancel is what the screens say of the run (not a judge's "no readable summary" after it)
             findings.insert(0, Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
                                                                      "was not measured", what=what), "host",
@@ -880,7 +883,7 @@ class Build:
                                     boot_id=self.boot_id)
             elif run.state is ActionState.CANCELLED and (st is None or st.status is not StepStatus.FAILED):
                 self.store.set_step(run.step_id, StepStatus.PENDING, verdict,
-                                    reason=reason + ": not a failure; run it again to finish it", user=run.user,
+                                    reason=reason + ": " + CANCELLED_NOTE, user=run.user,
                                     boot_id=self.boot_id)
             elif (st is not None and st.status in (StepStatus.PASSED, StepStatus.WARNED, StepStatus.SKIPPED)
                   and _ran_on_cpu(run)):  # a CPU run's skips (performance not judged) are not "not applicable"

@@ -406,7 +406,7 @@ def _unknown(body: str) -> Finding:
                    tuple(body.splitlines()[:5]),
                    Msg("Give bringup the raw output of a command it reads, e.g. {common}; it reads {n} kinds: "
                        "`bringup explain --kind KIND FILE` skips detection, and a KIND it does not know lists them "
-                       "all.", common=", ".join(COMMON_COMMANDS), n=len(KINDS)), "")
+                       "all.", common=", ".join(f"`{c}`" for c in COMMON_COMMANDS), n=len(KINDS)), "")
 
 
 _NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)

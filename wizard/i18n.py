@@ -24,7 +24,7 @@ import os
 import re
 import string
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 DOMAIN = "bringup"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "assets" / "locale"
@@ -56,9 +56,11 @@ PATH_MIN = 30
 def path_part(longer_than: int = PATH_MIN - 1) -> str:
     """One directory of a path or URL (a run without spaces) of more than ``longer_than`` characters, with its slash:
     such a path breaks after a ``/`` at the edge of a line, not inside a name (walk 19: "0001-health.idl" /
-    "e_baseline.log"), nor between a URL's scheme and its host; a shorter one is one word. The screens pass their line's width: a path a line holds moves
+    "e_baseline.log"), nor between a URL's scheme and its host; once a path breaks, each directory after is a part
+    of its own (walk 20: a tail that fits a line left "docs.nvidia.com/" alone on one); a shorter one is one word. The screens pass their line's width: a path a line holds moves
     to the next line whole (:mod:`screens.linebreak`)."""
-    return rf"(?=[^\s{WIDE}]{{{longer_than + 1},}})(?:[A-Za-z][\w+.-]*://)?[^\s{WIDE}/]*/+"
+    return (rf"(?:(?=[^\s{WIDE}]{{{longer_than + 1},}})|(?<=/))(?:[(\[<\"']?[A-Za-z][\w+.-]*://)?"
+            rf"[^\s{WIDE}/]*/+")
 
 
 CODE_SPAN = rf"[^\s{WIDE}`]*`[^`\s,.;:)][^`\n]{{0,59}}(?<!\s)`[^\s{WIDE}`]*"
@@ -82,6 +84,11 @@ LINE_WORD = line_word()
 """:func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/``."""
 
 
+def _chop(s: str, n: int) -> list[str]:
+    """``s`` in pieces of ``n`` characters (ASCII: one cell each)."""
+    return [s[i:i + n] for i in range(0, len(s), n)] or [""]
+
+
 def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = False) -> list[str]:
     """``first + text`` in lines of at most ``width`` terminal cells (:func:`rich.cells.cell_len`: a Chinese character
     takes two), broken between the words of :data:`LINE_WORD` (a space between words is one space; a line never
@@ -89,12 +96,17 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
     to the next line when a line holds it (:func:`path_part`). When ``fold`` (a screen's fixed rows) a longer path breaks after a ``/``
     and a word longer than a line is cut at the width; else either is left whole on its own line (the CLI: a
     terminal folds it, a file or a grep keeps it whole)."""
-    from rich.cells import cell_len, chop_cells
+    cell_len: Callable[[str], int] = len  # one cell a character: no import (``bringup --version`` formats help)
+    chop_cells: Callable[[str, int], list[str]] = _chop
+    if not (first + text).isascii():
+        from rich import cells
 
-    words: list[list[str]] = []  # a path's directories with its last part are one entry; a space is []
+        cell_len, chop_cells = cells.cell_len, cells.chop_cells
+
+    words: list[list[str]] = []  # a path's directories with its last part are one entry; a space run is [" " x n]
     for tok in re.findall(rf"\s+|{LINE_WORD}", text):
         if tok.isspace():
-            words.append([])
+            words.append([] if "\n" in tok else [" " * len(tok)])  # a line break in the text is one space
         elif words and words[-1] and words[-1][-1].endswith("/") and not re.search(rf"[\s{WIDE}]", tok):
             words[-1].append(tok)
         else:
@@ -108,9 +120,10 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
         line, used = " " * indent, indent
 
     for parts in words:
-        if not parts:
-            if used + 1 <= width and line.strip():
-                line, used = line + " ", used + 1
+        if not parts or parts[0].isspace():  # spaces between words kept as typed ("Title  (id)"), one at a break
+            gap = parts[0] if parts else " "
+            if used + len(gap) <= width and line.strip():
+                line, used = line + gap, used + len(gap)
             continue
         whole = "".join(parts)
         if used + cell_len(whole) > width and line.strip() and line != first and cell_len(whole) <= width - indent:

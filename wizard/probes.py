@@ -355,10 +355,17 @@ from wizard.prefetch import TORCH_PROBE_CODE  # noqa: E402 - one definition, sha
 NVCC_VERSION = command_probe("nvcc_version", "CUDA toolkit on PATH (nvcc --version)", ["nvcc", "--version"],
                              timeout_s=30)
 
-TORCH_CUDA = command_probe("torch_cuda", "torch's CUDA build and whether it sees a GPU (the target's python3)",
-                           ["python3", "-c", TORCH_PROBE_CODE], timeout_s=180)
-"""Runs with the target's own ``python3`` (importing torch can take tens of seconds on a cold
-cache, hence the long timeout). A python3 without torch exits 1 with ModuleNotFoundError."""
+async def _collect_torch_cuda(host: Host, plan: Mapping[str, object]) -> ProbeOutput:
+    py = plan.get("torch_python")
+    python = py.strip() if isinstance(py, str) and py.strip() else "python3"
+    return _from_command("torch_cuda", await host.run([python, "-c", TORCH_PROBE_CODE], 180))
+
+
+TORCH_CUDA = Probe("torch_cuda", "torch's CUDA build and whether it sees a GPU (the plan's torch_python, else the "
+                   "target's python3)", _collect_torch_cuda, uses_plan=True)
+"""Runs with the plan's ``torch_python`` (the Python the validations use; walk 20: this check asked ``python3`` after
+the operator had set it), else the target's own ``python3`` (importing torch can take tens of seconds on a cold
+cache, hence the long timeout). A Python without torch exits 1 with ModuleNotFoundError."""
 
 
 _MC = EDAC_ROOT + "/mc[0-9]*"

@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 
 from wizard import __version__
 from wizard.common import human_bytes
+from wizard.i18n import N_
 from wizard.facts import facts_of
 from wizard.hosts import Host
 from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, Finding, blocks_handover, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
@@ -60,7 +61,7 @@ STATUS_GLYPH = {"pending": "·", "running": "▶", "passed": "✓", "confirmed":
                 "interrupted": "↯", "warned": "!", "cpu-only": "○"}
 """The TUI's glyph of each step status (``screens/glyphs.py``): always shown with the word."""
 VERDICT_GLYPH = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–", "unknown": "?"}
-READY, READY_WARN, NOT_READY = "ready", "ready with warnings", "not ready"
+READY, READY_WARN, NOT_READY = N_("ready"), N_("ready with warnings"), N_("not ready")
 NOT_IN_BUNDLE = ("not in a capture bundle: actions and confirmations are recorded in the build "
                  "(`bringup report` on the machine)")
 NOT_COLLECTED = "not collected by bringup"

@@ -376,11 +376,11 @@ class LiveView:
                                                                  message=str(errs[-1].get("message", "")).strip())
                if errs else "")
         if ends and last.kind == "end":
-            rc = ends[-1].get("rc")
             dur = num(ends[-1].get("duration_s"))
-            took = _("finished: exit status {rc}; the tests took {seconds} s (the run's time adds Python's start-up)")
-            return (took.format(rc=rc, seconds=f"{dur:.0f}")
-                    if dur is not None else _("finished: exit status {rc}").format(rc=rc)) + err
+            # the script's own status is not repeated: the run's (the launcher's) is in the header (walk 20: 143 here,
+            # 1 there, for one cancelled run)
+            return (_("tests finished after {seconds} s (the run's time adds Python's start-up)").format(
+                seconds=f"{dur:.0f}") if dur is not None else _("tests finished")) + err
         p = vlog.last_progress()
         arrow = ">" if basic else "\u25b6"
         if p is None:

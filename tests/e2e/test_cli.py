@@ -73,6 +73,15 @@ def test_check_human_output_and_stage_filter(tmp_path):
     assert bad.returncode == 3 and "unknown stage" in bad.stderr
 
 
+def test_capture_to_a_missing_directory_or_to_a_directory_is_an_error_not_a_crash(tmp_path):
+    """walk 20: `capture -o` into a directory that does not exist, or onto a directory, ended in "internal error"
+    after every probe had run. It is refused first, with exit status 3 and the path named; nothing is written."""
+    for target, words in ((tmp_path / "nope" / "x.tar.gz", "does not exist"), (tmp_path, "is a directory")):
+        r = run("--state", str(tmp_path / "s"), "capture", "-o", str(target))
+        assert r.returncode == 3 and words in r.stderr and "internal error" not in r.stderr, r.stderr
+    assert not (tmp_path / "nope").exists() and not list(tmp_path.glob("*.tar.gz*"))
+
+
 def test_capture_then_snapshot_gives_the_same_findings(tmp_path):
     state = str(tmp_path / "s")
     live = json.loads(run("--state", state, "check", "--json").stdout)

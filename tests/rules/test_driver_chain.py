@@ -246,3 +246,25 @@ def test_torch_device_count_zero_fails_and_names_a_mig_uuid() -> None:
     e = explain_text(mig)
     assert e.verdict is Verdict.WARN and "a MIG instance" in e.findings[0].message
     assert explain_text(">>> torch.cuda.device_count()\n8\n>>> torch.cuda.is_available()\nTrue\n").verdict is Verdict.PASS
+
+
+async def test_the_torch_probe_runs_the_plans_torch_python(tmp_path):
+    """walk 20: driver.torch_cuda asked `python3` after the operator set torch_python (the Python the validations
+    use). The probe runs the plan's torch_python when it is set, else python3; a Python without torch is named."""
+    import sys
+
+    from wizard import probes
+    from wizard.hosts import LocalHost
+
+    host = LocalHost()
+    with_torch = await probes.TORCH_CUDA.collect(host, {"torch_python": sys.executable})
+    assert with_torch.source.startswith(f"$ {sys.executable} -c") and with_torch.rc == 0
+    bare = tmp_path / "venv-without-torch" / "python"
+    bare.parent.mkdir()
+    bare.symlink_to("/usr/bin/python3")
+    out = await probes.TORCH_CUDA.collect(host, {"torch_python": str(bare)})
+    assert out.source.startswith(f"$ {bare} -c") and out.rc == 1 and "No module named 'torch'" in out.stderr
+    f = driver_chain.torch_cuda({"torch_cuda": out}, {})
+    assert f[0].verdict is Verdict.SKIP and f[0].message.startswith(f"{bare} has no torch") and "torch_python" in f[0].remedy
+    default = await probes.TORCH_CUDA.collect(host, {})
+    assert default.source.startswith("$ python3 -c")

@@ -52,7 +52,7 @@ async def test_node_validation_runs_from_the_step_screen_with_progress_and_resul
 
         assert await wait_until(pilot, judged, tries=1600)
         await pilot.pause(0.3)
-        assert _static(app, "#action-progress").startswith("finished: exit status 0")
+        assert _static(app, "#action-progress").startswith("tests finished after")
         assert scr.live.vlog.measures("allreduce") and not scr.live.errors()
         await pilot.press("v")
         await pilot.pause()
@@ -90,7 +90,7 @@ async def test_results_key_only_for_runs_with_events(state_dir, devvm_host):
         app.push_screen(ActionScreen(replay.id))
         await pilot.pause()
         keys = {k for k, ab in app.screen.active_bindings.items() if ab.enabled}
-        assert "v" in keys and _static(app, "#action-progress").startswith("finished: exit status 0")
+        assert "v" in keys and _static(app, "#action-progress").startswith("tests finished after")
 
 
 MULTINODE_LOG = DATA / "validate" / "multinode-cpu-2nodes.log"

@@ -368,10 +368,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         e = t.error("torch_missing")
         assert e is not None
         findings.append(Finding("driver.torch_cuda", Verdict.SKIP,
-                                Msg("this python3 has no torch ({strip}): nothing to check here", strip=e.line.strip()), "host",
+                                Msg("{python} has no torch ({strip}): nothing to check here",
+                                    python=source.split()[1] if source.startswith("$ ") and len(source.split()) > 1
+                                    else "python3", strip=e.line.strip()), "host",
                                 tuple([source, e.line]),
-                                "Run the same check with the training environment's python (its venv or "
-                                "container) once torch is installed there.", SRC_TORCH))
+                                "Set torch_python in the plan (F2, or `bringup plan torch_python=/path/to/venv/bin/python`) "
+                                "to the training environment's Python once torch is installed there, and check again.",
+                                SRC_TORCH))
         return findings
     chain = judge_chain(mm, driver, driver_cuda) if mm else None
     ext = t.error("ext_mismatch")
