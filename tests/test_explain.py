@@ -572,3 +572,14 @@ def test_a_container_pulling_its_image_first_is_not_an_unrecognised_part():
     mixed = ("Unable to find image 'x:1' locally\nsomething else entirely here\nthird odd line\n"
              + text(PUBLIC / "nvidia-smi__a100-40gb-x8-in-container.txt").split("Status: Downloaded", 1)[1].split("\n", 1)[1])
     assert any(f.id == "explain.unrecognised_part" for f in explain_text(mixed).findings)
+
+
+def test_an_empty_input_is_said_to_be_empty():
+    """walk 20: an empty file (a failed paste or redirect) read as "bringup does not recognise this input", and with
+    --kind nvidia-smi as "no GPU in this output". It is unknown, and said to be empty."""
+    from wizard.explain import explain_text
+
+    for text, words in (("", "the input is empty (0 bytes)"), ("\n  \n", "only white space (4 bytes)")):
+        for kind in (None, "nvidia-smi"):
+            e = explain_text(text, kind=kind)
+            assert [f.verdict for f in e.findings] == [Verdict.UNKNOWN] and words in e.findings[0].message, (kind, e)

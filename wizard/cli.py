@@ -410,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     an = _command(sub, "answers", COMMANDS["answers"])
     ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
     anc = _command(ansub, "check", ANSWERS_COMMANDS["check"])
-    anc.add_argument("file", metavar="FILE")
+    anc.add_argument("file", metavar="FILE", help=_("the answers file to validate (TOML)"))
     ane = _command(ansub, "export", ANSWERS_COMMANDS["export"])
     ane.add_argument("-o", "--output", metavar="FILE", help=_("where to write it (default: standard output)"))
     ane.add_argument("--build", metavar="ID", help=_("this build (default: the newest)"))
@@ -1461,11 +1461,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     # what it set, each with what it replaced: the whole plan is `bringup plan` alone (walk 17: 40 lines for one key)
     for k in answers:
         old, new = before.get(k), plan.get(k)
-        was = _("unset") if old is None else json.dumps(old)
+        was = _("unset") if old is None else plan_value(old)
         if new is None:
             print(_("cleared {key} (was {was})").format(key=k, was=was))
             continue
-        shown = json.dumps(new)
+        shown = plan_value(new)
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     print(_("`bringup plan` lists every answer."))
@@ -1486,20 +1486,30 @@ def _known_gpu_model(model: str) -> bool:
     return sizing.gpu_by_name(model) is not None or bool(gpus_of({}, {"gpu_model": model}).gpus)
 
 
+def plan_value(v: Any) -> str:
+    """A plan answer as ``bringup plan`` prints it: JSON, a whole number without ".0" (1044, as the F2 form shows it;
+    walk 20)."""
+    return json.dumps(int(v) if isinstance(v, float) and v.is_integer() else v)
+
+
 def print_plan(plan: Mapping[str, Any]) -> None:
     """The plan answers as ``bringup plan`` prints them: every key, its value (blank when unset), its help, in three
     columns (the keys' as wide as the longest key, the values' 14 to 16 characters), the help wrapped to the
-    terminal under itself; a longer value pushes only its own help out."""
+    terminal under itself; a longer value stands on its own line, its help on the next ones in the help column."""
     from wizard.plan import PLAN_KEYS
 
-    shown = {k: "" if plan.get(k) is None else json.dumps(plan.get(k)) for k in PLAN_KEYS}
+    shown = {k: "" if plan.get(k) is None else plan_value(plan.get(k)) for k in PLAN_KEYS}
     kw = max(len(k) for k in PLAN_KEYS)
     # the values' column at most 16 wide: the help keeps 40 columns at 80 for its hanging indent (walk 19: a 30-wide
     # column left under 30, and the help fell back to column 7, where it read as a new row)
     vw = max(14, min(16, max(len(v) for v in shown.values())))
     width = text_width()
     for k, pk in PLAN_KEYS.items():
-        _print_wrapped(f"{k:<{kw}} {shown[k]:<{vw}} ", _(pk.help) if pk.help else "", width, kw + vw + 2)
+        if len(shown[k]) > vw:  # a long value on its own line, its help under the help column (walk 20)
+            print(f"{k:<{kw}} {shown[k]}")
+            _print_wrapped(" " * (kw + vw + 2), _(pk.help) if pk.help else "", width, kw + vw + 2)
+        else:
+            _print_wrapped(f"{k:<{kw}} {shown[k]:<{vw}} ", _(pk.help) if pk.help else "", width, kw + vw + 2)
 
 
 def _stopped_following(started: list[Any], sd: Path) -> int:

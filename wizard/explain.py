@@ -402,6 +402,12 @@ know lists every kind; a remedy listing every kind buried the hint in 45 lines).
 
 
 def _unknown(body: str) -> Finding:
+    if not body.strip():  # walk 20: an empty file read as "not recognised" (a failed paste or redirect)
+        return Finding("explain.unknown_input", Verdict.UNKNOWN,
+                       Msg("the input is empty (0 bytes): nothing to judge") if not body else
+                       Msg("the input is only white space ({n} bytes): nothing to judge", n=len(body.encode())),
+                       "input", (), "Check the paste or the redirect that made the file (`cmd > file 2>&1`), then "
+                       "give it again.", "")
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
                    tuple(body.splitlines()[:5]),
                    Msg("Give bringup the raw output of a command it reads, e.g. {common}; it reads {n} kinds: "
@@ -477,6 +483,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
     text = _named_noheader_rows(clean(text))
     if kind is not None:
         body = strip_command_lines(text)
+        if not body.strip():
+            return Explained(name, None, "", [_unknown(text)], 0.0)
         k, score, findings = _explain_one(body, exp, kind)
         if k is None:
             return Explained(name, None, "", [_unknown(body)], score)

@@ -782,3 +782,19 @@ def test_status_text_counts_the_steps_left_in_a_stage_under_way(tmp_path):
     text = run("--state", str(state), "status").stdout
     assert f"Plan & sizing (1 of {len(plan['steps'])} steps left)" in text
     assert "Report (" not in text  # an untouched stage says nothing more
+
+
+def test_plan_listing_keeps_its_columns_with_a_long_value(tmp_path):
+    """walk 20: a long torch_python pushed its help onto the value's line, out of the help column; 1044 read 1044.0.
+    A long value stands alone, its help under the help column; a whole number prints without '.0'."""
+    state = str(tmp_path / "s")
+    run("--state", state, "check")
+    r = run("--state", state, "plan", "torch_python=/opt/a-long-venv-name/bin/python", "host_ram_min_gib=1044")
+    assert "set host_ram_min_gib = 1044" in r.stdout and "1044.0" not in r.stdout
+    lines = run("--state", state, "plan").stdout.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith("torch_python"))
+    assert lines[i].split() == ["torch_python", '"/opt/a-long-venv-name/bin/python"']
+    col = next(len(ln) - len(ln.lstrip()) for ln in lines[i + 1:i + 2])
+    first_help = next(ln for ln in lines if ln.startswith("data_path"))
+    assert col == first_help.index("absolute"), (lines[i + 1], first_help)
+    assert any(ln.startswith("host_ram_min_gib") and " 1044 " in ln for ln in lines)
