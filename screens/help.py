@@ -42,6 +42,8 @@ WORDS: dict[tuple[str, str], str] = {
     ("SizingScreen", "use_plan"): N_("use the result as the build's plan (a SHORT plan asks first)"),
     ("SizingScreen", "scroll_results(1)"): N_("scroll the results down a page, from any field"),
     ("SizingScreen", "scroll_results(-1)"): N_("scroll the results up a page, from any field"),
+    ("PlanDialog", "cancel"): N_("close the form; with unsaved edits it asks first"),
+    ("PlanDialog", "save"): N_("save the answers (a value that does not read says so under its field)"),
     ("FleetScreen", "recheck"): N_("check every node again"),
     ("StartScreen", "fleet"): N_("back to the fleet view (only when bringup was started with --nodes)"),
 }
@@ -55,6 +57,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "SizingScreen": (N_("tab / shift+tab  between fields"),
                      N_("enter  open a choice list, or go to the next field")),
     "StepScreen": (N_("tab / shift+tab  next / previous finding; arrows scroll the page"),),
+    "PlanDialog": (N_("tab / shift+tab  between fields; an empty field removes the answer"),),
     "FleetScreen": (N_("enter  open the highlighted node's findings"),),
 }
 """Keys the widgets of a screen answer (lists, findings, fields), not its own bindings."""
@@ -66,13 +69,14 @@ def sections() -> list[tuple[str, Any]]:
     from screens.app import BringupApp
     from screens.build import BuildScreen
     from screens.fleet import FleetScreen, NodeFindingsScreen
+    from screens.plan import PlanDialog
     from screens.sizing import SizingScreen
     from screens.start import StartScreen
     from screens.step import StepScreen
 
     return [(_("Every screen"), BringupApp), (_("Welcome screen"), StartScreen), (_("Build overview"), BuildScreen),
             (_("Step screen"), StepScreen), (_("Action screen"), ActionScreen),
-            (_("Plan & sizing (z on a plan step)"), SizingScreen),
+            (_("Plan answers form (F2)"), PlanDialog), (_("Plan & sizing (z on a plan step)"), SizingScreen),
             (_("Fleet view (bringup --nodes NODESET)"), FleetScreen),
             (_("A node's findings (fleet view)"), NodeFindingsScreen)]
 

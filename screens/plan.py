@@ -35,7 +35,8 @@ def shown(v: object) -> str:
 class PlanDialog(ModalScreen[dict | None]):
     """Returns {key: value or None (remove)} for the changed answers, or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save"),
+                Binding("f1", "help", "Help", show=False)]
 
     def __init__(self, current: dict, readonly: bool = False) -> None:
         super().__init__()
@@ -133,6 +134,12 @@ class PlanDialog(ModalScreen[dict | None]):
             self.notify(ngettext("not saved: {keys} is not valid (its error is under the field)",
                                  "not saved: {keys} are not valid (each error is under its field)", len(bad)).format(
                 keys=", ".join(bad)), severity="warning")
+
+    def action_help(self) -> None:
+        """F1 opens the help at this form's section (walk 20: it did nothing here)."""
+        from screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(PlanDialog))
 
     def action_cancel(self) -> None:
         """Close; with edited fields, ask first (the typed values would be lost)."""

@@ -18,8 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
-from wizard.i18n import N_, _, tr
-from wizard.model import Finding, Verdict
+from wizard.i18n import N_, _, tr, tr_subject
+from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
 from wizard.validate import LiveView, fmt_value
 
@@ -53,12 +53,17 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     parts: list[RenderableType] = []
     if findings:
         parts.append(Text(_("Verdicts"), style="bold"))
+        grid = Table.grid(padding=(0, 1))  # the message wraps under itself, not under the verdict (walk 20)
+        width = max(cell_len(_(VERDICT_LABEL[f.verdict])) for f in findings) + 2
+        grid.add_column(width=width, no_wrap=True)
+        grid.add_column(ratio=1, overflow="fold")
         for f in findings:
             g = VERDICT_GLYPH[f.verdict][1 if basic else 0]
-            label = _(VERDICT_LABEL[f.verdict])
-            line = Text(f"{g} {label}" + " " * max(0, 7 - cell_len(label)), style=VERDICT_STYLE[f.verdict])
-            line.append(f" {f.id}: {tr(f.message)}")
-            parts.append(line)
+            # the subject as the step screen names it ("rank 1 on vm: ..."): two ranks' lines read apart
+            who = subject_prefix(tr_subject(f.subject), tr(f.message))
+            grid.add_row(Text(f"{g} {_(VERDICT_LABEL[f.verdict])}", style=VERDICT_STYLE[f.verdict]),
+                         Text(f"{f.id}: {who}{tr(f.message)}"))
+        parts.append(grid)
         parts.append(Text(""))
     judged = stored_rows(results)
     rows = [] if judged else live.measurement_rows()

@@ -23,7 +23,7 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
     header; ``width`` is the whole line width in columns (the default fits 80 columns with a border).
     ``unicode=False`` draws with ``#`` and ``|`` only (basic mode). Returns a list of lines; an empty series
     gives one line saying so. Never raises on odd values: negative or missing values draw as empty bars. A value
-    under 0.1 is labelled with two significant digits (0.0099, not 0.0: walk 19). The words are in the operator's
+    is labelled as the results table shows it (0.0099, not 0.0: walk 19; 0.161, not 0.2: walk 20). The words are in the operator's
     language (:mod:`wizard.i18n`).
     """
     pts = [(float(s), max(0.0, float(v))) for s, v in series if s is not None and v is not None]
@@ -55,5 +55,8 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
 
 
 def _value(v: float) -> str:
-    """A bar's label: one decimal, or two significant digits under 0.1 (a 16 KiB all-reduce's 0.0099 GB/s)."""
-    return f"{v:.2g}" if 0 < v < 0.1 else f"{v:.1f}"
+    """A bar's label as the results table above it shows the figure (:func:`wizard.validate.fmt_value`: 0.161, not
+    0.2; walk 20)."""
+    from wizard.validate import fmt_value
+
+    return fmt_value(v)

@@ -1577,6 +1577,22 @@ async def test_f2_plan_is_offered_only_once_there_is_a_build(state_dir, devvm_ho
         await pilot.press("n")
         await settle(pilot, app)
         assert "f2" in app.screen.active_bindings
+        # walk 20: F1 in the plan form did nothing, and the help had no section for it
+        from screens.help import HelpScreen
+        from screens.plan import PlanDialog
+
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog)
+        await pilot.press("f1")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = "\n".join(shown_lines(app))
+        assert "Plan answers form (F2)" in shown and "save the answers" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog)
 
 
 async def test_help_lists_every_key_each_screen_binds(state_dir, devvm_host):
