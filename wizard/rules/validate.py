@@ -928,7 +928,8 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
         subj = d.subject if d else (f"GPU {idx}" if idx is not None else "host")
         b, a = p.get("before"), p.get("after")
         if b is None or a is None:
-            c.add(fid, Verdict.UNKNOWN, f"error counters read only {'before' if b else 'after'} the run: no delta",
+            c.add(fid, Verdict.UNKNOWN, (Msg("error counters read only before the run: no delta") if b else
+                                         Msg("error counters read only after the run: no delta")),
                   subj, [x.raw for x in (b, a) if x],
                   "Rerun the validation to the end: the counters are compared before and after.", SRC_C5)
             continue
@@ -1295,11 +1296,12 @@ def _soak_perf(c: _Ctx) -> None:
         cmp = soak_compare([num(e.get("value")) or 0.0 for e in evs])
         if cmp is None:
             first, last = num(evs[0].get("value")) or 0.0, num(evs[-1].get("value")) or 0.0
-            short = (f"{t} {metric}: start {first:,.2f} {unit}, end {last:,.2f} {unit} ({len(evs)} interval(s)); soak "
-                     f"too short to compare: after the first interval (warm-up) fewer than {SOAK_MIN_INTERVALS} "
-                     "remain")
+            short = Msg("{t} {metric}: start {first:,.2f} {unit}, end {last:,.2f} {unit} ({n} interval(s)); soak too short "
+                        "to compare: after the first interval (warm-up) fewer than {min} remain", t=t, metric=metric,
+                        first=first, last=last, unit=unit, n=len(evs), min=SOAK_MIN_INTERVALS)
             if c.cpu:  # a CPU's performance is never judged: shown, skipped
-                c.add("perf", Verdict.SKIP, f"{short}; not judged on the CPU", subj, [evs[-1].raw], "", SRC_SOAK)
+                c.add("perf", Verdict.SKIP, Msg("{figs}; not judged on the CPU", figs=short), subj, [evs[-1].raw], "",
+                      SRC_SOAK)
                 c.row(t, metric, last, unit, None, Verdict.SKIP, subj, "CPU: not judged")
                 continue
             c.add("perf", Verdict.UNKNOWN, short, subj, [e.raw for e in evs[:3]],
@@ -1308,18 +1310,19 @@ def _soak_perf(c: _Ctx) -> None:
             c.row(t, metric, last, unit, None, Verdict.UNKNOWN, subj, "soak too short to compare")
             continue
         k, start, end, change = cmp
-        figs = (f"{t} {metric}: start {start:,.2f} {unit}, end {end:,.2f} {unit} ({100 * change:+.1f}%; medians of "
-                f"the first and the last {k} of {len(evs) - 1} intervals after a warm-up interval, k = "
-                f"max(1, {len(evs) - 1}//4) = {k})")
+        figs = Msg("{t} {metric}: start {start:,.2f} {unit}, end {end:,.2f} {unit} ({change:+.1f}%; medians of the first "
+                   "and the last {k} of {n} intervals after a warm-up interval, k = max(1, {n}//4) = {k})", t=t,
+                   metric=metric, start=start, end=end, unit=unit, change=100 * change, k=k, n=len(evs) - 1)
         ev = [evs[1].raw, evs[-1].raw]
         if c.cpu:
-            c.add("perf", Verdict.SKIP, f"{figs}; not judged on the CPU", subj, ev, "", SRC_SOAK)
+            c.add("perf", Verdict.SKIP, Msg("{figs}; not judged on the CPU", figs=figs), subj, ev, "", SRC_SOAK)
             c.row(t, metric, end, unit, None, Verdict.SKIP, subj, "CPU: not judged")
             continue
         ok = end >= (1 - tol) * start
         verdict = Verdict.PASS if ok else Verdict.FAIL
-        c.add("perf", verdict, f"{figs}; {'within' if ok else 'more than'} {100 * tol:.0f}% of the start"
-              + ("" if ok else " (below it)"), subj, ev,
+        c.add("perf", verdict, (Msg("{figs}; within {tol:.0f}% of the start", figs=figs, tol=100 * tol) if ok else
+                                Msg("{figs}; more than {tol:.0f}% of the start (below it)", figs=figs, tol=100 * tol)),
+              subj, ev,
               "" if ok else "Performance fell under sustained load: look at the throttle finding (thermal slowdown, "
               "power brake), temperatures and fans; rerun after fixing cooling.", SRC_SOAK,
               measured=measure(end, (1 - tol) * start, unit, "at_least",
