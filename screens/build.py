@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from screens.glyphs import status_text, verdict_text
+from screens.glyphs import VERDICT_STYLE, status_text
 from screens.widgets import KeyFooter, TopBar
 from wizard.i18n import _, ngettext, spaced
 from wizard.model import StepStatus, proven_by_run
@@ -174,7 +174,10 @@ class BuildScreen(Screen[None]):
                 # under the status, in its column: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN"), the title keeps
                 # its width (walk 18: "uncorrectab…") and reads as one (walk 19: a badge column to the right of a
                 # wrapped title read "Host memory reports ? UNKNOWN no uncorrectable errors")
-                label = Text.assemble(label, "\n", verdict_text(state.verdict, self.app.basic))
+                # walk 20: "? UNKNOWN" there read as a second step's status: it is the status's qualifier, "(unknown)",
+                # as `bringup status` writes it
+                label = Text.assemble(label, "\n", Text("  " + _("({verdict})").format(verdict=_(state.verdict.value)),
+                                                         style=VERDICT_STYLE[state.verdict]))
             row.add_row(label, title)
             lst.add_option(Option(row, id=s.id))
         if keep is not None and keep < len(st.steps):

@@ -1315,6 +1315,8 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
     b.record_findings("bios.cpu", [Finding("bios.cpu", Verdict.FAIL, "2 of 64 CPUs offline", "host", ("x",), "y")],
                       frozen_clock())
     b.skip("multinode.allreduce", "single node")
+    b.record_findings("bios.memory_channels", [Finding("bios.memory_channels", Verdict.UNKNOWN, "no SMBIOS table")],
+                      frozen_clock())
     b.set_cursor("plan.workload")
     total = len(b.steps())
     b.close()
@@ -1344,6 +1346,10 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
             rows.append(con.export_text())
         # the machine's own skip reads "n/a", never a person's "skipped"
         assert any("n/a" in r and "Above 4G" in r for r in rows) and not any("skipped" in r for r in rows), rows
+        # walk 20: an unknown check's verdict is the pending status's qualifier, "(unknown)", not a second "? UNKNOWN"
+        channels = next(r for r in rows if "memory channel" in r)
+        assert "pending" in channels.splitlines()[0] and channels.splitlines()[1].lstrip().startswith("(unknown)")
+        assert not any("UNKNOWN" in r for r in rows), rows
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
