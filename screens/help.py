@@ -45,6 +45,9 @@ WORDS: dict[tuple[str, str], str] = {
     ("PlanDialog", "cancel"): N_("close the form; with unsaved edits it asks first"),
     ("PlanDialog", "save"): N_("save the answers (a value that does not read says so under its field)"),
     ("FleetScreen", "recheck"): N_("check every node again"),
+    ("SizingScreen", "back"): N_("back to the step you came from (the form is kept with the build)"),
+    ("FleetScreen", "back"): N_("back to the screen you came from"),
+    ("NodeFindingsScreen", "back"): N_("back to the fleet view"),
     ("StartScreen", "fleet"): N_("back to the fleet view (only when bringup was started with --nodes)"),
 }
 """The help's longer words for a binding (screen class name, action); a binding without them shows its footer

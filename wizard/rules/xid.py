@@ -299,8 +299,9 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
     if verdict is Verdict.FAIL and line_verdicts:
         remedy = (Msg("The driver marks this error Fatal: drain the GPU (no new jobs) until the sub-code is decoded and its resolution done (often a GPU reset, RESET_GPU, in the catalog's decode sheet). ") + remedy)
     if imm and imm not in str(remedy):  # a follow-up that already weighs NVIDIA's bucket says it once
+        # the bucket's words end in their own full stop: "(Restart bare metal: power-cycle the system.)", then none
         remedy += (Msg(' NVIDIA immediate action: {imm}', imm=imm) + (Msg(' ({bucket})', bucket=Msg(bucket)) if bucket else '')
-                   + Msg('.'))
+                   + ('' if bucket.rstrip().endswith(".") else Msg('.')))
     if verdict is Verdict.PASS:
         remedy = ""
     return verdict, label, remedy.strip(), source
