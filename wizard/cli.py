@@ -1036,6 +1036,7 @@ def _print_wrapped(first: str, text: str, width: int | None, indent: int, file: 
 def _wrap_rows(text: str, width: int) -> list[str]:
     """A verbatim line (evidence quoted from a machine) in rows of at most ``width`` terminal cells: at spaces
     where it can (ASCII), else by cells; itself when it fits."""
+    import re
     import textwrap
 
     from rich.cells import cell_len, chop_cells
@@ -1043,6 +1044,10 @@ def _wrap_rows(text: str, width: int) -> list[str]:
     width = max(20, width)
     if cell_len(text) <= width:
         return [text]
+    if re.match(r"^\s*[|+][-=+|]", text) or text.lstrip().startswith("|") and text.rstrip().endswith("|"):
+        # a table row (nvidia-smi's box, a markdown table): wrapped, its columns fell apart (walk 20); cut at the
+        # width instead, the row's start kept in line with the rows above and below (--json keeps it whole)
+        return [chop_cells(text, width - 1)[0] + "…"]
     if text.isascii():  # at spaces where it can; a run longer than a row is cut
         return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [text]
     return chop_cells(text, width)

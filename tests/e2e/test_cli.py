@@ -798,3 +798,15 @@ def test_plan_listing_keeps_its_columns_with_a_long_value(tmp_path):
     first_help = next(ln for ln in lines if ln.startswith("data_path"))
     assert col == first_help.index("absolute"), (lines[i + 1], first_help)
     assert any(ln.startswith("host_ram_min_gib") and " 1044 " in ln for ln in lines)
+
+
+def test_a_quoted_table_row_is_cut_not_wrapped():
+    """walk 20: nvidia-smi's box rows quoted as evidence wrapped at 80 columns and the table fell apart. A table row
+    is cut at the width with an ellipsis (--json keeps it whole); other evidence still wraps at spaces."""
+    from wizard.cli import _wrap_rows
+
+    row = "|   1  NVIDIA H100 80GB HBM3          On  |   00000000:2A:00.0 Off |                    0 |"
+    assert _wrap_rows(row, 60) == [row[:59] + "…"]
+    assert _wrap_rows("+-----------------------------------------+------------------------+----------------------+", 40)[0].endswith("…")
+    prose = "NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+    assert len(_wrap_rows(prose, 60)) == 2
