@@ -252,12 +252,15 @@ def event_line(line: str) -> str | None:
                 + (f" (torch {v.get('torch')}" + (f", CUDA {v.get('cuda')}" if v.get("cuda") else "") + ")"
                    if v.get("torch") else ""))
     if e.kind == "progress":
+        if e.rank:  # every rank of a soak reports its interval: rank 0's line says it (walk 20: each line twice)
+            return None
         done, total, index = e.get("done"), e.get("total"), e.get("index")
         ok_total = isinstance(total, int) and not isinstance(total, bool) and total > 0
         if ok_total and isinstance(index, int) and not isinstance(index, bool):
             # a sub-test starting: "starting gemm on cuda:0 (1/6)" (done counts the finished ones)
             return f"{where}starting {e.get('phase') or e.test} ({index}/{total})"
-        frac = f"[{done}/{total}] " if isinstance(done, int) and ok_total else ""
+        frac = ((f"[{done} s of {total} s] " if e.get("unit") == "s" else f"[{done}/{total}] ")
+                if isinstance(done, int) and ok_total else "")  # a soak counts seconds, not intervals (walk 20)
         bw = num(e.get("busbw_gb_s"))
         return f"{where}{frac}{e.get('phase') or e.test}" + (f"  busbw {bw:.3g} GB/s" if bw is not None else "")
     if e.kind == "measure" and e.test in _ONE_LINE_MEASURES:
@@ -388,7 +391,7 @@ class LiveView:
         parts = [f"{arrow} {p.test}: {p.get('phase', '')}".rstrip()]
         done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
         if isinstance(done, int) and isinstance(total, int) and total > 0:
-            parts.append(f"({done}/{total})")
+            parts.append(f"({done} s of {total} s)" if p.get("unit") == "s" else f"({done}/{total})")
         bw = num(p.get("busbw_gb_s"))
         if bw is not None:
             parts.append(f"busbw {bw:.2f} GB/s")

@@ -1567,7 +1567,7 @@ def cmd_soak(args, torch):
             else:
                 go_on = time.time() - t_begin < total_s
             emit("progress", test="soak", phase="soak interval %d" % k, done=int(min(time.time() - t_begin, total_s)),
-                 total=int(total_s))
+                 total=int(total_s), unit="s")
             if not go_on:
                 break
     except Exception as e:
