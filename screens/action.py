@@ -34,7 +34,7 @@ from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
 from wizard.i18n import Msg, _, ngettext, spaced, tr, wrap
-from wizard.model import StepStatus, worst
+from wizard.model import StepStatus, Verdict, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
 from wizard.validate import LiveView
@@ -444,9 +444,14 @@ class ActionScreen(Screen[None]):
                 see = _("v shows them") if self.check_action("results", ()) else _("on the step screen")
                 out.append(_("Result:") + " ")
                 out.append_text(verdict_text(v, self.app.basic))
-                out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + _(": ") + tr(first.message)
-                           + (spaced(ngettext("(and {count} more finding: {see})", "(and {count} more findings: {see})",
-                                             more).format(count=more, see=see)) if more else "") + "\n")
+                if more and v in (Verdict.PASS, Verdict.SKIP):  # nothing to single out: say how many (walk 20: one
+                    # pass out of 8 read as the run's whole result)
+                    said = _("all {count} findings pass or were not judged: {see}").format(count=more + 1, see=see)
+                else:
+                    said = tr(first.message) + (spaced(ngettext(
+                        "(and {count} more finding: {see})", "(and {count} more findings: {see})", more).format(
+                        count=more, see=see)) if more else "")
+                out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + _(": ") + said + "\n")
             else:
                 st = b.store.step_states().get(run.step_id)
                 checked = is_checked(b.step(run.step_id))

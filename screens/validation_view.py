@@ -35,8 +35,15 @@ def stored_rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """(test, subject, metric, value unit, limit, verdict) of the stored results table."""
     rows = results.get("results") if isinstance(results, Mapping) else None
     return [(str(r.get("test", "")), str(r.get("subject", "")), str(r.get("metric", "")),
-             f"{fmt_value(r.get('value'))} {r.get('unit') or ''}".strip(), _limit(r), _verdict_word(r.get("verdict")))
+             _with_unit(r.get("value"), r.get("unit")), _limit(r), _verdict_word(r.get("verdict")))
             for r in rows or [] if isinstance(r, Mapping)]
+
+
+def _with_unit(value: Any, unit: Any) -> str:
+    """A row's figure with its unit ("0.161 GB/s"); "-" for a figure not measured and a bare number for a count
+    (walk 20: "- GB/s", "0 count")."""
+    shown = fmt_value(value)
+    return shown if value is None or unit in (None, "", "count") else f"{shown} {unit}"
 
 
 def _verdict_word(value: Any) -> str:

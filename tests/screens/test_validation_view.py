@@ -160,3 +160,15 @@ async def test_tui_shows_what_validate_nodes_stored(ssh_cluster, state_dir, devv
         assert [f.to_dict()["id"] for f in app.build.run_findings(run)] == [f["id"] for f in doc["findings"]]
         assert run.results == {"results": doc["results"], "series": doc["series"]}
         assert "Results" in body and doc["results"][0]["subject"] in body
+
+
+def test_stored_rows_show_a_missing_figure_as_a_dash_and_a_count_bare():
+    """walk 20: the results table read "- GB/s" for a copy not measured on the CPU and "0 count" for a count."""
+    from screens.validation_view import stored_rows
+
+    rows = stored_rows({"results": [
+        {"test": "h2d", "subject": "host", "metric": "gb_s", "value": None, "unit": "GB/s", "verdict": "skip"},
+        {"test": "memory", "subject": "host", "metric": "pattern_errors", "value": 0, "unit": "count", "floor": 0,
+         "limit_op": "<=", "verdict": "pass"},
+        {"test": "memcpy", "subject": "GPU 0", "metric": "d2d_gb_s", "value": 0.161, "unit": "GB/s", "verdict": "pass"}]})
+    assert [r[3] for r in rows] == ["-", "0", "0.161 GB/s"]
