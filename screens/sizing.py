@@ -275,7 +275,7 @@ class SizingScreen(Screen[None]):
             params=sz.fmt_count(inp.params), method=_(sz.METHODS[inp.method]), stage=inp.zero_stage) + _(": "),
             style="bold")
         gpu = s.gpu.name if s.gpu else "?"
-        t.append(_("{per_gpu} per GPU vs {gpu} {memory} GB").format(
+        t.append(_("{per_gpu} per GPU vs {gpu} ({memory} GB)").format(
             per_gpu=sz.fmt_bytes(s.per_gpu), gpu=gpu, memory=f"{s.gpu_memory / sz.GB:g}") + _(": "))
         t.append(_("fits") if s.fits else _("SHORT"), style="green" if s.fits else "bold red")
         # min_gpus None: no number of GPUs holds it at this ZeRO stage (what it never shards + activations exceed

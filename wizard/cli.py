@@ -2238,12 +2238,14 @@ def cmd_size(args: argparse.Namespace) -> int:
             (_("model states"), _("{size} per GPU (paper {paper}, DeepSpeed {deepspeed})").format(
                 size=gb(s.states_per_gpu), paper=gb(s.model_states_per_gpu), deepspeed=gb(s.ds_states_per_gpu))),
             (_("activations"), _("{size} per GPU (estimate)").format(size=gb(s.activations))),
-            (_("per GPU"), _("{size} vs {gpu} {memory}: {fits}").format(
+            (_("per GPU"), _("{size} vs {gpu} ({memory}): {fits}").format(  # "32GB (32.0 GB)", not "32GB 32.0 GB"
                 size=gb(s.per_gpu), gpu=inputs.gpu, memory=gb(s.gpu_memory), fits=_("fits") if s.fits else _("SHORT"))),
-            (_("min GPUs"), _("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
-                count=s.min_gpus or _("no count is enough"), paper=s.min_gpus_paper or _("no count is enough"),
-                deepspeed=s.min_gpus_ds or (_("no count is enough") if s.ds_states_per_gpu is not None else "-"),
-                given=inputs.gpu_count)
+            (_("min GPUs"), (_("{count} (paper {paper}, DeepSpeed {deepspeed}); {given} given").format(
+                count=s.min_gpus, paper=s.min_gpus_paper or _("none"),
+                deepspeed=s.min_gpus_ds or (_("none") if s.ds_states_per_gpu is not None else "-"),
+                given=inputs.gpu_count) if s.min_gpus else  # walk 20: "no count is enough (paper no count is ...)"
+                _("no GPU count is enough (by the paper's formula or DeepSpeed's); {given} given").format(
+                    given=inputs.gpu_count))
                 + (_(": the activations alone ({size}) exceed one GPU: turn on checkpointing (--checkpointing full), or "
                      "cut micro-batch or sequence").format(size=gb(s.activations))
                    if s.min_gpus is None and s.gpu_memory and s.activations >= s.gpu_memory else "")),
