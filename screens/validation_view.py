@@ -21,7 +21,8 @@ from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
 from wizard.i18n import N_, _, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
-from wizard.validate import LiveView, fmt_value
+from wizard.common import fmt_value
+from wizard.validate import LiveView
 
 
 def _limit(r: Mapping[str, Any]) -> str:

@@ -142,3 +142,14 @@ def strip_editor_line_numbers(text: str) -> str:
         want = n + 1
         out.append(ln[m.end():])
     return "\n".join(out) + "\n"
+
+
+def fmt_value(v: Any) -> str:
+    """A measured figure as the screens, the charts and the CLI show it: counts whole, big figures without decimals,
+    two decimals from 1, three significant digits below ("0.161"); "-" for None, other values as they are."""
+    f = to_float(v, text=False)
+    if f is None:
+        return "-" if v is None else str(v)
+    if f == int(f) and abs(f) < 1e6:  # counts (ranks, errors) and whole figures without decimals
+        return f"{int(f):,}"
+    return f"{f:,.0f}" if abs(f) >= 1000 else (f"{f:.2f}" if abs(f) >= 1 else f"{f:.3g}")

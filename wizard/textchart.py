@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from wizard.common import human_bytes
+from wizard.common import fmt_value, human_bytes
 from wizard.i18n import _
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -55,8 +55,6 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
 
 
 def _value(v: float) -> str:
-    """A bar's label as the results table above it shows the figure (:func:`wizard.validate.fmt_value`: 0.161, not
+    """A bar's label as the results table above it shows the figure (:func:`wizard.common.fmt_value`: 0.161, not
     0.2; walk 20)."""
-    from wizard.validate import fmt_value
-
     return fmt_value(v)

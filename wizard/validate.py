@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from wizard.common import fmt_value
 from wizard.i18n import _
 from wizard.actions import ActionContext, Resolved
 
@@ -279,18 +280,6 @@ def event_line(line: str) -> str | None:
     if e.kind == "error":
         return f"{where}error in {e.test or '?'} ({e.get('kind')}): {str(e.get('message') or '')[:200]}"
     return None
-
-
-def fmt_value(v: Any) -> str:
-    """A measured figure as the screens and the CLI show it: counts whole, big figures without decimals."""
-    from wizard.parsers.validate import num
-
-    f = num(v)
-    if f is None:
-        return "-" if v is None else str(v)
-    if f == int(f) and abs(f) < 1e6:  # counts (ranks, errors) and whole figures without decimals
-        return f"{int(f):,}"
-    return f"{f:,.0f}" if abs(f) >= 1000 else (f"{f:.2f}" if abs(f) >= 1 else f"{f:.3g}")
 
 
 class LiveView:
