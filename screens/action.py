@@ -400,10 +400,8 @@ class ActionScreen(Screen[None]):
         room = max(1, HEAD_ROWS - 1 - len(state), 2 if self.app.size.height >= 24 else 1)
 
         def shown(argv: list[str], rows: int) -> list[str]:  # whole, else with short paths, else cut
-            whole = command_line(argv)
-            if len(wrap(whole, width, fold=True)) <= rows:
-                return fit(whole, width, rows, dots)
-            return fit(command_line(argv, short=True, dots=dots), width, rows, dots)
+            whole = wrap(command_line(argv), width, fold=True)
+            return whole if len(whole) <= rows else fit(command_line(argv, short=True, dots=dots), width, rows, dots)
 
         rows = shown(run.argv[0], room) if run.argv else [_("(no command)")]
         if len(run.argv) > 1:

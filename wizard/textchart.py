@@ -33,7 +33,7 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
     vals = [v for _, v in pts]
     top = max(vals + ([floor] if floor else []))
     top = top * 1.05 if top > 0 else 1.0
-    val_w = max(len(_value(v)) for v in vals)
+    val_w = max(len(fmt_value(v)) for v in vals)
     bar_w = max(10, width - size_w - val_w - 4)
     floor_col = int(round(floor / top * bar_w)) if floor else None
     mark = "┆" if unicode else "|"
@@ -50,11 +50,6 @@ def bandwidth_chart(series: Sequence[tuple[float, float]], floor: float | None =
         bar = bar.ljust(bar_w)[:bar_w]
         if floor_col is not None and 0 <= floor_col < bar_w and bar[floor_col] in (" ",):
             bar = bar[:floor_col] + mark + bar[floor_col + 1:]
-        out.append(f"{human_bytes(s).rjust(size_w)} {bar} {_value(v):>{val_w}}")
+        out.append(f"{human_bytes(s).rjust(size_w)} {bar} {fmt_value(v):>{val_w}}")
     return out
 
-
-def _value(v: float) -> str:
-    """A bar's label as the results table above it shows the figure (:func:`wizard.common.fmt_value`: 0.161, not
-    0.2; walk 20)."""
-    return fmt_value(v)

@@ -230,6 +230,12 @@ _ONE_LINE_MEASURES = ("gemm", "memcpy", "h2d", "d2h", "memory", "train", "sanity
 """Tests without progress events: their measures are the progress the operator sees."""
 
 
+def _so_far(done: int, total: int, unit: object) -> str:
+    """A progress event's count: "3 s of 120 s" when it counts seconds (a soak: walk 20 read "[3/120]" as interval 3),
+    else "3/120"."""
+    return f"{done} s of {total} s" if unit == "s" else f"{done}/{total}"
+
+
 def event_line(line: str) -> str | None:
     """One human line for a log line of a validation run, or ``None`` when it says nothing new to a person.
 
@@ -260,8 +266,7 @@ def event_line(line: str) -> str | None:
         if ok_total and isinstance(index, int) and not isinstance(index, bool):
             # a sub-test starting: "starting gemm on cuda:0 (1/6)" (done counts the finished ones)
             return f"{where}starting {e.get('phase') or e.test} ({index}/{total})"
-        frac = ((f"[{done} s of {total} s] " if e.get("unit") == "s" else f"[{done}/{total}] ")
-                if isinstance(done, int) and ok_total else "")  # a soak counts seconds, not intervals (walk 20)
+        frac = f"[{_so_far(done, total, e.get('unit'))}] " if isinstance(done, int) and ok_total else ""
         bw = num(e.get("busbw_gb_s"))
         return f"{where}{frac}{e.get('phase') or e.test}" + (f"  busbw {bw:.3g} GB/s" if bw is not None else "")
     if e.kind == "measure" and e.test in _ONE_LINE_MEASURES:
@@ -380,7 +385,7 @@ class LiveView:
         parts = [f"{arrow} {p.test}: {p.get('phase', '')}".rstrip()]
         done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
         if isinstance(done, int) and isinstance(total, int) and total > 0:
-            parts.append(f"({done} s of {total} s)" if p.get("unit") == "s" else f"({done}/{total})")
+            parts.append(f"({_so_far(done, total, p.get('unit'))})")
         bw = num(p.get("busbw_gb_s"))
         if bw is not None:
             parts.append(f"busbw {bw:.2f} GB/s")

@@ -23,7 +23,7 @@ from wizard.parsers.cuda_samples import (
     parse_nvbandwidth, parse_p2p_test,
 )
 from wizard.rules.gpu_presence import ended_architecture
-from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
+from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, MEMCPY_REMEDY, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
 from wizard.i18n import Msg, N_
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
@@ -274,9 +274,7 @@ def _grade_d2d(m: BwMeasure, spec: Any, subj: str, ev: tuple[str, ...]) -> Findi
               "memory bandwidth ({name}); warn below {warn:.0f} ({warn_f:g} x), fail below {fail:.0f} ({fail_f:g} x)",
               size=human_bytes(m.size_bytes), gb_s=m.gb_s, pct=100 * m.gb_s / bw, bw=bw, name=spec.name,
               warn=warn_f * bw, warn_f=warn_f, fail=fail_f * bw, fail_f=fail_f)
-    remedy = ("" if verdict is Verdict.PASS else
-              Msg("Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
-                  "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU."))
+    remedy = "" if verdict is Verdict.PASS else MEMCPY_REMEDY
     return Finding("gpu.memcpy", verdict, msg, subj, ev, remedy,
                    f"{SRC_SAMPLES}; {spec.name} datasheet ({spec.source}); DCGM memory bandwidth test (derived fractions)",
                    measured=measure(m.gb_s, warn_f * bw, "GB/s", "at_least",

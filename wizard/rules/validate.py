@@ -562,6 +562,11 @@ def _gemm(c: _Ctx) -> None:
               measured=m)
 
 
+MEMCPY_REMEDY = N_("Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state "
+                   "(`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.")
+"""What a slow device-to-device copy asks for: the validation's memcpy and bandwidthTest's D2D share it."""
+
+
 def _memcpy(c: _Ctx) -> None:
     ms = c.vlog.measures("memcpy")
     warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
@@ -590,7 +595,7 @@ def _memcpy(c: _Ctx) -> None:
         msg = (Msg("{what} {v:,.0f} GB/s = {a1:.0f}% of the {bw:g} GB/s datasheet bandwidth ({name}); warn "
                    "below {warn_at:.0f} ({warn_f:g} x), fail below {fail_at:.0f} ({fail_f:g} x, derived from "
                    "DCGM)", what=what, v=v, a1=100 * v / bw, bw=bw, name=spec.name, warn_at=warn_at, warn_f=warn_f, fail_at=fail_at, fail_f=fail_f))
-        remedy = ('' if verdict is Verdict.PASS else Msg('Check memory clocks and throttling (`nvidia-smi -q -d CLOCK,PERFORMANCE`) and ECC/row-remapping state (`nvidia-smi -q -d ECC,ROW_REMAPPER`); run DCGM diag -r 2 (memory_bandwidth) on this GPU.'))
+        remedy = ('' if verdict is Verdict.PASS else MEMCPY_REMEDY)
         m = c.row("memcpy", "d2d_gb_s", v, "GB/s", warn_at if verdict is not Verdict.FAIL else fail_at, verdict, subj,
                   f"{100 * v / bw:.0f}% of {bw:g}",
                   label=f"{what} ({'warn' if verdict is not Verdict.FAIL else 'fail'} floor)")
