@@ -33,7 +33,7 @@ from textual.widgets import Log, Static
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
-from wizard.i18n import Msg, _, ngettext, spaced, tr, wrap
+from wizard.i18n import Msg, _, label, ngettext, spaced, tr, wrap
 from wizard.model import StepStatus, Verdict, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -440,7 +440,7 @@ class ActionScreen(Screen[None]):
                 st = b.store.step_states().get(run.step_id)
                 cpu = st is not None and st.status is StepStatus.CPU_ONLY and self._ordinal[0] == self._ordinal[1]
                 see = _("v shows them") if self.check_action("results", ()) else _("on the step screen")
-                out.append(_("Result:") + " ")
+                out.append(label(_("Result:")))
                 out.append_text(verdict_text(v, self.app.basic))
                 if more and v in (Verdict.PASS, Verdict.SKIP):  # nothing to single out: say how many (walk 20: one
                     # pass out of 8 read as the run's whole result)

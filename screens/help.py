@@ -26,6 +26,7 @@ WORDS: dict[tuple[str, str], str] = {
     ("BuildScreen", "switch_list"): N_("between the stages and the steps"),
     ("StepScreen", "check"): N_("check: run this step's automatic checks"),
     ("StepScreen", "run_action"): N_("run the step's action (asks first, shows every command)"),
+    ("StepScreen", "watch_run"): N_("while the step's action runs: open its screen (the log streaming; k cancels)"),
     ("StepScreen", "show_log"): N_("the action's log"),
     ("StepScreen", "confirm"): N_("confirm (done by hand, with an optional note); moves to the next open step"),
     ("StepScreen", "skip"): N_("skip, with a reason"),

@@ -57,7 +57,7 @@ FORM: tuple[tuple[str, str, str, object, str], ...] = (
     ("", "layers", N_("Layers"), None, N_("from table")),
     ("", "hidden", N_("Hidden size"), None, N_("from table")),
     ("", "heads", N_("Attn heads"), None, N_("from table")),
-    ("", "kv_heads", N_("KV heads"), None, N_("= heads")),
+    ("", "kv_heads", N_("KV heads"), None, N_("as Attn heads")),
     ("", "largest_layer", N_("Largest layer"), None, N_("from table")),
     (N_("GPUs"), "gpu", N_("GPU model"), "gpus", ""),
     ("", "gpu_count", N_("GPUs per node"), None, "8"),

@@ -96,6 +96,7 @@ class StepScreen(Screen[None]):
     BINDINGS = [
         Binding("c", "check", "Check"),
         Binding("a", "run_action", "Run"),
+        Binding("a", "watch_run", "Watch run"),  # instead of Run while this step's action runs (check_action)
         Binding("l", "show_log", "Log"),
         Binding("d", "confirm", "Confirm"),
         Binding("s", "skip", "Skip"),
@@ -110,6 +111,7 @@ class StepScreen(Screen[None]):
     def __init__(self, step_id: str) -> None:
         super().__init__()
         self.step_id = step_id
+        self._run_running = False  # this step's action runs now (set by each refresh; check_action reads it)
         self._sig: tuple | None = None
         self._shown: tuple[str, Any, list[Any]] | None = None  # (step id, its state, its last check's findings)
         self._drawing = False
@@ -176,7 +178,9 @@ class StepScreen(Screen[None]):
         if action == "check":
             return is_checked(step) and not observing
         if action == "run_action":
-            return step.action is not None and not observing
+            return step.action is not None and not observing and not self._action_underway()
+        if action == "watch_run":  # walk 20: "a Run" stayed in the footer while the action ran
+            return step.action is not None and self._action_underway()
         if action == "show_log":
             return step.action is not None
         if action == "confirm":  # not offered where it is refused (a step only its run proves, a failed check);
@@ -213,6 +217,7 @@ class StepScreen(Screen[None]):
         run_meta, findings = b.store.latest_check(step.id)
         self._shown = (step.id, state, findings)  # what check_action and x read: no second query per refresh
         last_run = b.last_run(step.id) if step.action is not None else None
+        self._run_running = last_run is not None and last_run.state is ActionState.RUNNING
         checking = step.id in self.app.checking
         sig = (step.id, state.status if state else None, state.verdict if state else None,
                state.updated_at if state else None, run_meta["id"] if run_meta else None,
@@ -354,6 +359,15 @@ class StepScreen(Screen[None]):
                 self.app.push_screen(ActionScreen(run.id))
                 return
             self.app.start_action(self.step_id)
+
+    def _action_underway(self) -> bool:
+        """Whether this step's action was running at the last refresh (its last run's state; no query per call:
+        the footer asks often)."""
+        return self._run_running
+
+    def action_watch_run(self) -> None:
+        """Open the action screen of the run under way (the log streaming, cancel there)."""
+        self.action_show_log()
 
     def action_show_log(self) -> None:
         from screens.action import ActionScreen

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
-from wizard.i18n import N_, _, tr, tr_subject
+from wizard.i18n import N_, _, gettext, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
 from wizard.common import fmt_value
@@ -68,9 +68,9 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
         for f in findings:
             g = VERDICT_GLYPH[f.verdict][1 if basic else 0]
             # the subject as the step screen names it ("rank 1 on vm: ..."): two ranks' lines read apart
-            who = subject_prefix(tr_subject(f.subject), tr(f.message))
+            who = tr_subject(subject_prefix(f.subject, f.message))
             grid.add_row(Text(f"{g} {_(VERDICT_LABEL[f.verdict])}", style=VERDICT_STYLE[f.verdict]),
-                         Text(f"{f.id}: {who}{tr(f.message)}"))
+                         Text(f"{f.id}{gettext(': ')}{who}{tr(f.message)}"))
         parts.append(grid)
         parts.append(Text(""))
     judged = stored_rows(results)

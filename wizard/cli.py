@@ -91,7 +91,8 @@ COMMANDS: dict[str, CommandHelp] = {
         "judge saved or pasted outputs (nvidia-smi, dmesg, lspci, nccl-tests, ...)",
         ((0, N_("what was read passed (or only skips)")), (1, N_("a warning, or an output bringup could not judge")),
          (2, N_("a failure in what was read")), (3, N_("an input could not be read (the reason on stderr)"))), ()),
-    "ack": CommandHelp("acknowledge a past event (an Xid, an AER error) with a reason; no KEY lists them",
+    "ack": CommandHelp("acknowledge a past event (an Xid, an AER error) with a reason, so it no longer counts; "
+                       "without KEY, list the events acknowledged",
                        ((0, N_("acknowledged, or listed")), (3, N_("no such key, no --reason, or no build")))),
     "run": CommandHelp(
         "run a step's action: shows the exact commands and asks first (unless --yes)",
@@ -371,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--json", action="store_true", help=_("machine-readable output (schema in assets/schema)"))
     ex.add_argument("--kind", help=_("skip detection: treat every input as this kind"))
     ak = _command(sub, "ack", COMMANDS["ack"])
-    ak.add_argument("key", nargs="?", metavar="KEY", help=_("the finding's key (check --json shows it)"))
+    ak.add_argument("key", nargs="?", metavar="KEY", help=_("the finding's key, as `bringup check` prints it (\"key\" in --json)"))
     ak.add_argument("--reason", help=_("why it no longer counts (kept with the build)"))
     r = _command(sub, "run", COMMANDS["run"])
     r.add_argument("step", metavar="STEP", help=_("the step whose action runs (listed below)"))
@@ -549,14 +550,14 @@ def _nodes_plan(a: argparse.Namespace) -> dict:
 
 VALIDATE_COMMANDS: dict[str, ValidateCommand] = {
     "gpu": ValidateCommand("each GPU alone: GEMM, memory copy and pattern, host<->device, a training loop"),
-    "node": ValidateCommand("torchrun across all GPUs: rank sanity, all-reduce sweep, P2P matrix (and all_reduce_perf "
-                            "when installed)", _nproc_arg, lambda a: {"validate_nproc": a.nproc}),
+    "node": ValidateCommand("all GPUs under torchrun: rank sanity, all-reduce sweep, P2P matrix (and "
+                            "all_reduce_perf when installed)", _nproc_arg, lambda a: {"validate_nproc": a.nproc}),
     "soak": ValidateCommand("GEMM and all-reduce for --minutes under NVML sampling", _soak_args,
                             lambda a: {"validate_nproc": a.nproc, "soak_minutes": a.minutes}),
     "burnin": ValidateCommand("burn in every GPU for --minutes: DCGM targeted stress and power where DCGM is installed, "
                               "else sustained GEMM under NVML sampling", _burnin_args,
                               lambda a: {"burnin_minutes": a.minutes}),
-    "nodes": ValidateCommand("torchrun across the hostfile's nodes over ssh: facts, rank sanity, all-reduce sweep "
+    "nodes": ValidateCommand("the hostfile's nodes under torchrun over ssh: facts, rank sanity, all-reduce sweep "
                              "(every pair of nodes with --pairwise)", _nodes_args, _nodes_plan),
 }
 """``bringup validate NAME`` -> its help and options (known without importing the catalogue, so ``--version``
@@ -1085,6 +1086,10 @@ def print_findings(findings, out=None, width: int | None = None, id_width: int |
             print(line, file=out)
         if f.verdict.value in ("fail", "warn", "unknown") and f.remedy:
             for line in _wrap("       -> ", tr(f.remedy), width, 10):
+                print(line, file=out)
+        if f.key and f.verdict.value != "pass":  # one past event: how to set it aside once dealt with
+            for line in _wrap("       ", _("once dealt with: bringup ack {key} --reason TEXT").format(key=f.key),
+                              width, 7):
                 print(line, file=out)
 
 
@@ -1787,6 +1792,7 @@ def _print_results(extra: Mapping[str, Any]) -> None:
 def cmd_ack(args: argparse.Namespace) -> int:
     """List acknowledgements, or acknowledge the event behind a finding's key with a reason."""
     from wizard.engine import Build
+    from wizard.model import subject_prefix
     from wizard.store import list_builds
 
     import steps
@@ -1809,7 +1815,7 @@ def cmd_ack(args: argparse.Namespace) -> int:
             if not acks:
                 print(_("no acknowledged events"))
             for key, a in acks.items():
-                print(f"{key}  {a['finding_id']}  {a['subject']}: {tr(a['message'])}\n    "
+                print(f"{key}  {a['finding_id']}  {tr_subject(subject_prefix(a['subject'], a['message']))}{tr(a['message'])}\n    "
                       + _("acknowledged by {user} at {at}: {reason}").format(user=a["user"], at=a["at"],
                                                                              reason=a["reason"]))
             return 0

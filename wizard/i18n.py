@@ -35,7 +35,9 @@ CONSOLE_NOTICE = "bringup: the Linux console (TERM=linux) has no Chinese font: f
 
 WIDE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
 """CJK radicals and punctuation, kana, CJK ideographs, Hangul, compatibility ideographs and forms, full-width forms:
-the ranges a line may break around (East Asian Wide/Fullwidth, UAX #11)."""
+the ranges a line may break around (East Asian Wide/Fullwidth, UAX #11). Chinese sets a line break between any two
+ideographs, inside a word too ("失|败"), and only punctuation is held back: W3C "Requirements for Chinese Text Layout"
+(https://www.w3.org/TR/clreq/, §3.1 line breaking) and UAX #14 class ID."""
 
 OPENING = "（「『【《〈“‘"
 CLOSING = "，。、；：！？）」』】》〉”’,.;:!?)"
@@ -239,6 +241,12 @@ def spaced(text: str) -> str:
     """``text`` after a space, as a clause follows the words before it in English ("8 steps done (1 warned)"); a
     translation that opens with a wide character (Chinese "（1 个有警告）") follows with none, as Chinese writes it."""
     return text if text[:1] and "\u2e80" <= text[0] <= "\uffef" else " " + text
+
+
+def label(text: str) -> str:
+    """``text``, a label that ends in a colon ("Result:"), ready for the value after it: a space after an ASCII
+    colon, none after a full-width one ("结果：✓"), as Chinese writes it."""
+    return text if text[-1:] and "\u2e80" <= text[-1] <= "\uffef" else text + " "
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -1190,7 +1190,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     f32 = " x 2 (fp32)" if inp.precision == "fp32" else ""
     layer = "34" if inp.attention == "flash" else "(34 + 5as/h)"
     if inp.attention == "flash":
-        lines.append(Msg("FlashAttention keeps no s x s scores: 34 per layer"))
+        lines.append(Msg("FlashAttention keeps no s x s scores: s x b x h x 34 bytes per layer"))
     t = inp.tp
     if t > 1:
         if inp.sp == "on":
@@ -1240,7 +1240,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         if gpu.unverified:
             lines.append(Msg("this GPU's row is UNVERIFIED in gpu_specs.csv: check the datasheet"))
         out.append(Result("per_gpu", Msg("Memory per GPU"), verdict, tuple(lines),
-                          f"{SRC_SPECS} row {gpu.name!r}: {gpu.source}", "ok" if sz.fits else "short"))
+                          f"{gpu.name} datasheet: {gpu.source}", "ok" if sz.fits else "short"))
 
     # 5. minimum GPU count
     if gpu is not None:
@@ -1335,7 +1335,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                              host_ram_gib=inp.host_ram_gib, host_min=(sz.host_min - planned) / GiB))
             status = "short"
     out.append(Result("host_ram", Msg("Host RAM (counted minimum)"), fmt_bytes(sz.host_min, gib=True), tuple(lines),
-                      f"{SRC_DS}; {SRC_OFFLOAD}; {SRC_DSMEM}; {SRC_DS3}; {SRC_FSDP}; context: {SRC_MLPERF}; "
+                      f"{SRC_DS}; {SRC_OFFLOAD}; {SRC_DSMEM}; {SRC_DS3}; {SRC_FSDP}; {SRC_MLPERF}; "
                       f"{SRC_DGX_H100}", status))
 
     # 7. CPU cores
@@ -1392,5 +1392,5 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     value = Msg("{load_w:,.0f} W, {heat_btu_h:,.0f} BTU/h",
                 load_w=sz.load_w, heat_btu_h=sz.heat_btu_h) + (Msg(" (GPUs only so far: incomplete)") if partial else "")
     out.append(Result("power", Msg("Power and heat"), value, tuple(lines),
-                      f"{SRC_SPECS}; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
+                      (f"{gpu.name} datasheet: {gpu.source}" if gpu else SRC_SPECS) + f"; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
     return out

@@ -810,3 +810,36 @@ def test_a_quoted_table_row_is_cut_not_wrapped():
     assert _wrap_rows("+-----------------------------------------+------------------------+----------------------+", 40)[0].endswith("…")
     prose = "NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
     assert len(_wrap_rows(prose, 60)) == 2
+
+
+def test_ack_takes_the_key_check_prints_and_lists_it_with_its_subject(tmp_path):
+    """A past event's finding prints the command that sets it aside (its key); `bringup ack KEY --reason` takes that
+    key, and `bringup ack` lists it as the check named it (subject, then message). Walk 20: the error told the
+    operator `check` prints the key, and it did not."""
+    import io
+
+    from wizard.cli import print_findings
+    from wizard.engine import Build
+    from wizard.model import Finding, Verdict
+
+    state = tmp_path / "s"
+    xid = Finding("health.kernel_log", Verdict.WARN, "Xid 13 at 12.5 s: Graphics SM Warp Exception", "GPU 0",
+                  ("[   12.5] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics SM Warp Exception",), "rerun the job",
+                  "NVIDIA Xid Errors", key="xid-13-3b-125")
+    b = Build.open(state, steps.STAGES, {"boot_id": "boot-a"}, create=True)
+    try:
+        b.record_findings("health.kernel_log", [xid], "2026-12-04T00:00:00+00:00")
+    finally:
+        b.close()
+    out = io.StringIO()
+    print_findings([xid], out=out, width=80)
+    assert "once dealt with: bringup ack xid-13-3b-125 --reason TEXT" in out.getvalue()
+    r = run("--state", str(state), "ack", "xid-13-3b-125", "--reason", "GPU reseated, job reran clean")
+    assert r.returncode == 0, r.stderr
+    assert "it no longer counts in checks of this build" in r.stdout
+    listed = run("--state", str(state), "ack")
+    assert listed.returncode == 0
+    assert "xid-13-3b-125  health.kernel_log  GPU 0: Xid 13 at 12.5 s" in listed.stdout
+    assert "GPU reseated, job reran clean" in listed.stdout
+    zh = run("--state", str(state), "--lang", "zh_CN", "ack")
+    assert "GPU 0：" in zh.stdout and "GPU 0: " not in zh.stdout

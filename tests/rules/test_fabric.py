@@ -363,3 +363,19 @@ def test_a_clean_perfquery_pass_quotes_the_counters_it_read_at_zero():
     (f,) = [x for x in e.findings if x.id == "multinode.ib_counters"]
     assert f.verdict is Verdict.PASS and "SymbolErrorCounter:..............0" in f.evidence
     assert "LinkDownedCounter:...............0" in f.evidence and not any("PortXmitData" in x for x in f.evidence)
+
+
+@pytest.mark.parametrize("paste", [
+    # ibstatus (a script over sysfs) on a node whose HCA driver did not load: the words of infiniband-diags' ibstatus,
+    # as pasted in a 2012 OpenMPI users-list thread and a 2021 ib_qib kernel bisect (both public)
+    "[root@node045 ~]# ibstatus\nFatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)\n",
+    "$ ibv_devinfo\nNo IB devices found\n",  # synthetic: libibverbs' devinfo with no device
+])
+def test_an_ib_tool_that_finds_no_device_fails_the_port_state(paste):
+    """The tool's own words that the kernel lists no RDMA device: no port can be Active, so the port state fails
+    (before: unknown, or not recognised at all); garbage still stays unknown."""
+    r = explain_text(paste)
+    assert r.kind == "ib-ports"
+    f = next(f for f in r.findings if f.id == fabric.STATE_ID)
+    assert f.verdict is Verdict.FAIL and "no RDMA device" in f.message and "mlx5_ib" in f.remedy
+    assert f.evidence and ("sys files not found" in f.evidence[0] or "No IB devices found" in f.evidence[0])

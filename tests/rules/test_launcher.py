@@ -108,3 +108,23 @@ def test_a_dataloader_worker_killed_by_a_bus_error_fails_on_shared_memory():
     f = next(f for f in r.findings if f.id == "os.shm")
     assert r.verdict is Verdict.FAIL and f.verdict is Verdict.FAIL and "SIGBUS" in f.message
     assert "--shm-size" in f.remedy and any("bus error" in ln.lower() for ln in f.evidence)
+
+
+def test_the_launcher_stopping_its_workers_without_the_cause_is_unknown_and_asks_for_the_first_traceback():
+    """torch.multiprocessing.spawn's "Terminating process N via signal SIGTERM" (and torchrun's "Sending process N
+    closing signal SIGTERM") mean a worker failed or the job was interrupted; what failed is not in such a paste.
+    Lines of a public report (RUCAIBox/RecBole#2069), cut to the spawn lines."""
+    from wizard.explain import explain_text
+
+    paste = ("[rank5]:[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).\n"
+             "W0719 18:42:55.168000 131513588901696 torch/multiprocessing/spawn.py:145] Terminating process 25364 "
+             "via signal SIGTERM\n"
+             "W0719 18:43:03.904000 131513588901696 torch/multiprocessing/spawn.py:145] Terminating process 25365 "
+             "via signal SIGTERM\n")
+    r = explain_text(paste)
+    assert r.kind == "launcher" and r.verdict is Verdict.UNKNOWN
+    f = r.findings[0]
+    assert "stopped 2 worker process(es)" in f.message and "traceback" in f.remedy
+    torchrun = explain_text("W1201 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+                            "process 4242 closing signal SIGTERM\n")
+    assert torchrun.verdict is Verdict.UNKNOWN and "stopped 1 worker" in torchrun.findings[0].message

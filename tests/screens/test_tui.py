@@ -33,6 +33,7 @@ from wizard import actions as act
 from wizard.actions import Resolved
 from wizard.engine import Build
 from wizard.model import Finding, StepStatus, Verdict
+from wizard.store import ActionState
 from textual.widgets import Collapsible, Input, Log, Static
 
 SIZE = (80, 24)
@@ -631,6 +632,36 @@ async def test_cancel_key_only_while_running(state_dir, devvm_host):
         await pilot.pause()
         keys = {key for key, ab in app.screen.active_bindings.items() if ab.enabled}
         assert "k" not in keys and "escape" in keys
+
+
+async def test_a_while_the_steps_action_runs_watches_it_instead_of_offering_run(state_dir, devvm_host):
+    """Walk 20: the footer said "a Run" while the step's action ran. While it runs, a reads "Watch run" and opens
+    the run's screen; once it ended, "Run" again."""
+    gate = state_dir / "gate"
+    code = f"import os, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n"
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", code], first=False)
+    app = app_for(state_dir, devvm_host)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()  # no settle: the running action's watcher is a worker that ends with the run
+            app.push_screen(StepScreen("report.capture"))
+            await pilot.pause()
+
+            def a_key() -> str:
+                shown = [ab.binding.description for key, ab in app.screen.active_bindings.items()
+                         if key == "a" and ab.enabled]
+                return shown[0] if shown else ""
+            assert await wait_until(pilot, lambda: a_key() == "Watch run")
+            await pilot.press("a")
+            assert await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen) and app.screen.run_id == run.id)
+            assert app.build.store.action_runs()[-1].id == run.id  # no second run started
+            gate.write_text("go")
+            assert await wait_until(pilot, lambda: app.build.last_run("report.capture").state
+                                    is not ActionState.RUNNING, tries=200)
+            await pilot.press("escape")
+            assert await wait_until(pilot, lambda: isinstance(app.screen, StepScreen) and a_key() == "Run", tries=100)
+    finally:
+        gate.write_text("go")
 
 
 async def test_unwritable_state_dir_with_a_build_opens_read_only(tmp_path, devvm_host):

@@ -87,7 +87,11 @@ _DEVINFO_HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
 _DEVINFO_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
 _IBSTATUS_HEAD = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.I)
 _ERROR = re.compile(r"^\s*(ibpanic:.*|ibwarn:.*fail.*|Failed to .*|No IB devices found.*|ibstat: .*error.*|"
-                    r".*stat of IB device .* failed.*)$", re.I)
+                    r".*stat of IB device .* failed.*|Fatal error:\s+device '[^']*': sys files not found.*)$", re.I)
+NO_DEVICE = re.compile(r"No IB devices found|Fatal error:\s+device '\*': sys files not found", re.I)
+"""The tools' own words for "the kernel lists no RDMA device": ``ibv_devinfo``/``ibstat`` print "No IB devices
+found"; ``ibstatus`` (a script over /sys/class/infiniband) prints "Fatal error:  device '*': sys files not found
+(/sys/class/infiniband/*/ports)" when no device directory exists."""
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)")
 
 
@@ -300,6 +304,10 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
         return 0.9
+    if re.search(r"^[ \t]*Fatal error:\s+device '[^']*': sys files not found", head, re.M):  # ibstatus, no device
+        return 0.9
+    if re.fullmatch(r"\s*(?:\S*[#$] \S.*\n)?\s*No IB devices found\.?\s*", head):  # ibv_devinfo / ibstat alone
+        return 0.7
     if " physical_state " in head and any(" physical_state " in ln and _RDMA_LINK.match(ln) for ln in head.splitlines()):
         return 0.9  # iproute2 `rdma link`
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out

@@ -81,7 +81,10 @@ _FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(
 _RANK = re.compile(r"^(-?\d+)\s*\(local_rank:\s*(-?\d+)\)")
 _EXITCODE = re.compile(r"^(-?\d+)")
 _AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
-_SIGTERM_SENT = re.compile(r"Sending process \d+ closing signal SIG\w+")
+_SIGTERM_SENT = re.compile(r"Sending process \d+ closing signal SIG\w+"  # torchrun's agent
+                          r"|multiprocessing/spawn\.py:\d+\] Terminating process \d+ via signal SIG\w+")
+"""The launcher stopping its other workers: torchrun's elastic agent, and torch.multiprocessing.spawn's
+ProcessContext.join (torch/multiprocessing/spawn.py) once one process has exited with an error."""
 _AGENT_OK = re.compile(r"worker group successfully finished|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
 _LAUNCH_CFG = re.compile(r"launcher\.api: \[INFO\]\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)"
                          r"|launcher\.api:(?:\[INFO\])?\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)")

@@ -929,8 +929,9 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
         if len(cells) < 3:
             continue
         r1 = _ROW1_RE.match(cells[0])
-        if r1 and _BUSID_RE.search(cells[1]):
-            gpu = GpuFacts(index=sat_int(r1.group(1)), bus_id=_BUSID_RE.search(cells[1]).group(1), header=s)  # type: ignore[union-attr]
+        bus = _BUSID_RE.search(cells[1])
+        if r1 and (bus or re.match(r"\s*N/A\s", cells[1])):  # N/A: an integrated GPU (Jetson's nvgpu) has no PCI id
+            gpu = GpuFacts(index=sat_int(r1.group(1)), bus_id=bus.group(1) if bus else "", header=s)
             doc.gpus.append(gpu)
             row = 1
             name = r1.group(2).strip()
@@ -956,7 +957,8 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
                 gpu.set("fan.speed", r2.group(1), s)
                 gpu.set("temperature.gpu", r2.group(2), s)
                 gpu.set("pstate", r2.group(3), s)
-                usage, _, cap = r2.group(4).partition("/")
+                pw = re.match(r"\s*(N/A|[^/]*?)\s*/\s*(.*)$", r2.group(4))  # "35W / 350W", "N/A /  N/A"
+                usage, cap = (pw.group(1), pw.group(2)) if pw else (r2.group(4), "")
                 gpu.set("power.draw", usage.strip(), s)
                 if cap.strip():
                     gpu.set("enforced.power.limit", cap.strip(), s)

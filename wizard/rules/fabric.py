@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from wizard.common import to_float
 from wizard.model import Finding, Verdict, measure
-from wizard.parsers.fabric import IbPort, IbPorts
+from wizard.parsers.fabric import NO_DEVICE, IbPort, IbPorts
 from wizard.i18n import Msg, N_, joined
 
 STATE_ID = "multinode.ib_port_state"
@@ -112,6 +112,15 @@ def _why_down(p: IbPort) -> tuple[str, str]:
 
 def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``multinode.ib_port_state``: see the module doc. Plan key read: ``nics_per_node``."""
+    none = [e for e in ports.errors if NO_DEVICE.search(e)]
+    if not ports.ports and none:  # the tool itself says the kernel lists no RDMA device: no port can be Active
+        return [Finding(STATE_ID, Verdict.FAIL, "the InfiniBand tool found no RDMA device: the kernel lists none "
+                        "(/sys/class/infiniband is empty), so no port of this node can carry the fabric", "node",
+                        tuple(none[:3]),
+                        "Check that the HCAs are seen on the PCI bus (`lspci | grep -i mellanox`), that their RDMA "
+                        "driver loaded (`dmesg | grep -i mlx`, `modprobe mlx5_ib`; install rdma-core, or NVIDIA "
+                        "DOCA-OFED / MLNX_OFED), then `ibstat` must list them. A node meant to have no fabric needs "
+                        "no IB check.", SRC_STATE)]
     if not ports.ports:
         ev = tuple(ports.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
         return [Finding(STATE_ID, Verdict.UNKNOWN, "no InfiniBand/RoCE port could be read from this output", "node", ev,

@@ -210,6 +210,13 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
             what = (Msg('all {n} launched processes exited with code 0', n=n) + (' (' + plan + ')' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
+    if log.sigterm_sent and not log.plan:
+        return [Finding(fid, Verdict.UNKNOWN, Msg("the launcher stopped {n} worker process(es) (SIGTERM): a worker "
+                                                  "failed or the job was interrupted; what failed is not in this "
+                                                  "paste", n=len(log.sigterm_sent)), "node", tuple(log.sigterm_sent[:4]),
+                        "Paste the first failing rank's Python traceback, printed before these lines (rerun torchrun "
+                        "with `--log-dir DIR --redirects 3 --tee 3` to keep each rank's output): a CUDA or NCCL error "
+                        "there is a machine question bringup can judge.", SRC_ELASTIC)]
     if log.plan or log.sigterm_sent:
         single = log.world_size == 1 or (log.nnodes == 1 and log.procs_per_node == 1)
         why = (Msg('a single-process run (dist_world_size=1) proves nothing about multi-GPU communication') if single else Msg('a launch plan shows what was started, not that the ranks ran, met or communicated'))

@@ -18,6 +18,7 @@ What warns (the drive still works but is wearing or has lost data before):
   Us About Hard Drives"); an attribute that failed in the past (In_the_past);
 * NVMe Media and Data Integrity Errors above 0 (unrecovered data integrity errors: NVMe Base Specification);
   Percentage Used at or above 100 (the vendor's endurance estimate consumed, same);
+* an SSD's endurance attribute (177 Wear_Leveling_Count, 202, 231, 233, 169: :data:`LIFE_LEFT`) at normalised 1;
 * an older self-test failure before a passing newest one; SAS grown defects above 0.
 
 Error-log entries, unsafe shutdowns and UDMA CRC errors (cabling) are said in the message, not judged. An output
@@ -43,6 +44,17 @@ SRC_NVME = ("NVM Express Base Specification 2.0, SMART / Health Information log 
 PREDICTIVE = {5: "Reallocated_Sector_Ct", 187: "Reported_Uncorrect", 188: "Command_Timeout",
               197: "Current_Pending_Sector", 198: "Offline_Uncorrectable"}
 """The ATA attributes whose raw value above 0 predicts failure (Backblaze), by id."""
+
+LIFE_LEFT = {177: ("Wear_Leveling_Count",), 202: ("Percent_Lifetime_Remain",), 231: ("SSD_Life_Left",),
+             233: ("Media_Wearout_Indicator",), 169: ("Remaining_Lifetime_Perc",)}
+"""ATA SSD attributes whose normalised VALUE is the share of rated endurance left, from 100 down to 1 (Samsung 177,
+Crucial/Micron 202, Kingston/SandForce 231, Intel 233, WD/SanDisk 169), named as smartmontools' drive database names
+them (the same id means something else on other drives, so the name must match too). At 1 the endurance is used up:
+the same point as NVMe's Percentage Used at 100, and judged the same (a warn)."""
+SRC_LIFE = ("smartmontools drive database drivedb.h (https://www.smartmontools.org/browser/trunk/smartmontools/drivedb.h): "
+            "177 Wear_Leveling_Count (Samsung), 202 Percent_Lifetime_Remain (Crucial/Micron), 231 SSD_Life_Left, "
+            "233 Media_Wearout_Indicator (Intel), 169 Remaining_Lifetime_Perc (WD): the normalised value falls from 100 as "
+            "the rated program/erase cycles are used")
 
 CRITICAL_BITS = ("available spare below its threshold", "temperature beyond a threshold",
                  "reliability degraded by media or internal errors", "media in read-only mode",
@@ -100,6 +112,13 @@ def _judge_device(d: SmartDevice) -> Finding:
                          attrs=", ".join(f"{a.id} {a.name} = {a.raw}" for a in predictive)))
         ev.extend(a.line for a in predictive)
         sources.append(SRC_BACKBLAZE)
+    worn = [a for a in d.attrs if a.id in LIFE_LEFT and a.name in LIFE_LEFT[a.id] and a.value is not None
+            and a.value <= 1 and a.when_failed != "FAILING_NOW"]
+    if worn:  # an SSD's rated endurance consumed, the ATA form of NVMe's Percentage Used at 100
+        warns.append(Msg("its rated endurance is used up ({attrs}: normalised value {value}, counting down from 100)",
+                         attrs=", ".join(f"{a.id} {a.name}" for a in worn), value=worn[0].value))
+        ev.extend(a.line for a in worn)
+        sources.append(SRC_LIFE)
     crc = next((a for a in d.attrs if a.id == 199 and (a.raw or 0) > 0), None)
     if crc is not None:
         notes.append(Msg("199 UDMA_CRC_Error_Count = {n} (errors on the cable or backplane, not the media)", n=crc.raw))

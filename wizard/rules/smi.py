@@ -289,15 +289,21 @@ driver: that nvidia-smi reached it, and its branch)."""
 def _inventory_only(doc: SmiDoc, plan: Mapping[str, Any], found: list[Finding]) -> list[Finding]:
     """``health.nvidia_smi`` unknown when an output holds only inventory (``--query-gpu=name,memory.total,pci.device_id``,
     a grep of names and serials): its GPUs are listed, and nothing in it says whether they are healthy. Not when the
-    plan's GPU count made the listing a check of its own (then the count is the judgement)."""
+    plan's GPU count made the listing a check of its own (then the count is the judgement). A table whose every
+    state field reads N/A (Jetson's integrated nvgpu) is the same: the driver answered, the GPU's health is unknown."""
     from wizard.rules.gpu_presence import plan_count
 
+    all_na = any(k not in IDENTITY_FIELDS for g in doc.gpus for k in g.fields)  # (so far) printed, N/A each
+    listing = INVENTORY_IDS | ({"driver.version"} if all_na else set())
     if not found or plan_count(plan) is not None or any(
-            f.id not in INVENTORY_IDS or f.verdict is not Verdict.PASS for f in found):
+            f.id not in listing or f.verdict is not Verdict.PASS for f in found):
         return []
-    if any(set(g.fields) - IDENTITY_FIELDS for g in doc.gpus):
+    if any(k not in IDENTITY_FIELDS and g.text(k) is not None for g in doc.gpus for k in g.fields):
         return []  # a state field (utilization, memory used, a clock, ...) with nothing wrong in it: a pass stands
     return [Finding("health.nvidia_smi", Verdict.UNKNOWN,
+                    Msg("this {command} output lists {n} GPU(s) and every health field reads N/A or Not Supported "
+                        "(an integrated GPU such as Jetson's nvgpu, or one NVML cannot read): nothing here says whether "
+                        "they are healthy", command=doc.command, n=len(doc.gpus)) if all_na else
                     Msg("this {command} output lists {n} GPU(s) and holds no health field (temperature, ECC, clocks, "
                         "PCIe link, power, errors): nothing here says whether they are healthy", command=doc.command,
                         n=len(doc.gpus)),
