@@ -33,7 +33,7 @@ from textual.widgets import Log, Static
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
-from wizard.i18n import Msg, _, label, ngettext, spaced, tr, wrap
+from wizard.i18n import _, label, ngettext, spaced, tr, wrap
 from wizard.model import StepStatus, Verdict, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -366,11 +366,8 @@ class ActionScreen(Screen[None]):
         took = seconds_between(run.started_at, run.ended_at)
         b = self.app.build
         st = b.store.step_states().get(run.step_id) if b is not None else None
-        outcome = act.outcome_words(run.state, run.exit_status)
-        if (run.state is ActionState.SUCCEEDED and st is not None and st.status is StepStatus.FAILED
-                and self._ordinal[0] == self._ordinal[1]):
-            # the command exited 0 but what it measured failed the step (no node answered): not "succeeded"
-            outcome = Msg("ended (exit status {status})", status=run.exit_status)
+        outcome = act.outcome_words(run.state, run.exit_status, step_failed=(  # the latest run, and its step failed
+            st is not None and st.status is StepStatus.FAILED and self._ordinal[0] == self._ordinal[1]))
         text = (_("{outcome} after {took}").format(outcome=tr(outcome), took=fmt_duration(took)) if took is not None
                 else tr(outcome))
         text += _(", ") + lines + (_(", ") + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
@@ -450,6 +447,11 @@ class ActionScreen(Screen[None]):
                         "(and {count} more finding: {see})", "(and {count} more findings: {see})", more).format(
                         count=more, see=see)) if more else "")
                 out.append((spaced(_("(CPU run: the GPU is not validated)")) if cpu else "") + _(": ") + said + "\n")
+                if v in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN) and first.remedy:  # walk 21: the log view gave
+                    # the failure and no way on (the remedy was only behind v): up to 3 rows of it, the rest there
+                    dots = "..." if self.app.basic else "…"
+                    out.append("\n".join(fit(_("What to do: {remedy}").format(remedy=tr(first.remedy)), width, 3,
+                                              dots)) + "\n")
             else:
                 st = b.store.step_states().get(run.step_id)
                 checked = is_checked(b.step(run.step_id))

@@ -280,16 +280,17 @@ class StepScreen(Screen[None]):
         if step.action is not None:
             a = step.action
             yes, no = _("yes"), _("no")
-            info = [_("{title}. {description}").format(title=_(a.title), description=_(a.description)),
+            # the title heads the section, the description (which says it again, more fully) is under it (walk 21)
+            self.query_one("#action-title", Static).update(_("Action: {title}").format(title=_(a.title)))
+            info = [_(a.description),
                     _("Changes the system: {changes}; needs root: {root}").format(
                         changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
                 k, n = b.run_ordinal(last_run)
-                info.append(_("Last run ({run} of {runs}): {state}").format(run=k, runs=n,
-                                                                           state=_(str(last_run.state.value)))
-                            + (spaced(_("(exit status {status})").format(status=last_run.exit_status))
-                               if last_run.exit_status is not None else "")
+                failed = k == n and state is not None and state.status is StepStatus.FAILED
+                info.append(_("Last run ({run} of {runs}): {state}").format(run=k, runs=n, state=tr(
+                    act.outcome_words(last_run.state, last_run.exit_status, step_failed=failed)))
                             + _(", started {when} by {user}").format(when=short_time(last_run.started_at),
                                                                      user=last_run.user)
                             + "\n" + _("log: {log}").format(log=last_run.log_path))  # a path on its own line

@@ -7,7 +7,7 @@ from wizard.model import Stage, Step
 
 
 INSTALL_PROBES = ("os_release", "kernel", "pci", "driver_secure_boot", "driver_uname_m", "driver_dpkg", "driver_rpm",
-                  "nvidia_driver_version", "nvml", "driver_modinfo")
+                  "nvidia_driver_version", "nvml", "driver_modinfo", "modules")
 """What the install actions read: distribution, running kernel, GPUs (flavour), Secure Boot, machine
 type (repository architecture), installed packages and the installed driver (follow-up versions; a driver
 from another source, branch or flavour, or a driver without packages (runfile), makes them refuse)."""

@@ -71,10 +71,11 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
             return Resolved(manual=f"the Slurm allocation's nodes cannot be listed: {exc}")
         where = f"this Slurm allocation (job {os.environ.get('SLURM_JOB_ID')}) has"
     elif not hostfile:
-        return Resolved(manual=Msg("bringup needs the list of nodes: write a hostfile ({help}) and set the plan answer "
+        # the hostfile's format is the plan key's help, shown under this text (TUI dialog and CLI): not twice
+        return Resolved(manual=Msg("bringup needs the list of nodes: write a hostfile and set the plan answer "
                                    "hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), or run "
                                    "`bringup validate nodes --hostfile FILE` (or run it inside a Slurm allocation: "
-                                   "`salloc -N2 bringup validate nodes`).", help=HOSTFILE_HELP), plan_key="hostfile")
+                                   "`salloc -N2 bringup validate nodes`)."), plan_key="hostfile")
     else:
         try:
             nodes = read_hostfile(str(hostfile))
@@ -139,9 +140,9 @@ def resolve_rdma_pairs(ctx: ActionContext) -> Resolved:
 
     hostfile = ctx.plan.get("hostfile")
     if not hostfile:
-        return Resolved(manual=Msg("bringup needs the list of nodes to test in pairs: write a hostfile ({help}) and set "
+        return Resolved(manual=Msg("bringup needs the list of nodes to test in pairs: write a hostfile and set "
                                    "the plan answer hostfile (F2 in the TUI, or `bringup plan hostfile=/path/to/hostfile`), "
-                                   "then run this action again.", help=HOSTFILE_HELP), plan_key="hostfile")
+                                   "then run this action again."), plan_key="hostfile")
     try:
         nodes = read_hostfile(str(hostfile))
     except HostfileError as exc:

@@ -5,11 +5,10 @@ options, time sync, tools, nouveau."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.distro import package_manager
+from wizard.distro import package_manager, packaged_kernel
 from wizard.fileedit import backup_name
 from wizard.i18n import Msg
 from wizard.model import Stage, Step
@@ -73,31 +72,14 @@ def resolve_headers(ctx: ActionContext) -> Resolved:
     if not packaged_kernel(distro, rel):
         # walk 18: a self-built or vendor kernel (6.18.44-fc-v1147 on Debian 12) was offered
         # `apt-get install linux-headers-6.18.44-fc-v1147`, which no archive has
-        return Resolved(manual=f"Kernel {rel} is not one of {r.pretty_name if r is not None else distro}'s packaged "
-                               "kernels (their releases end in the flavour: -amd64, -generic, -aws, ...), so no "
-                               f"linux-headers-{rel} package exists for it. Boot a distribution kernel (and install its "
-                               "headers), or install the headers that came with this kernel's build.")
+        return Resolved(manual=Msg("Kernel {rel} is not one of {distro}'s packaged kernels (their releases end in the "
+                                   "flavour: -amd64, -generic, -aws, ...), so no linux-headers-{rel} package exists for "
+                                   "it. Boot a distribution kernel (and install its headers), or install the headers "
+                                   "that came with this kernel's build.", rel=rel,
+                                   distro=r.pretty_name if r is not None else distro))
     pkgs = headers_packages(pm.family, distro, rel, r.version_id if r is not None else "")
     argvs, env = pm.install(*pkgs)
     return Resolved(ops=[{"argv": a} for a in argvs], env=env)
-
-
-DEBIAN_KERNEL_FLAVOURS = ("amd64", "arm64", "cloud-amd64", "cloud-arm64", "rt-amd64", "rt-arm64", "686", "686-pae")
-"""The flavours Debian's own kernels end their release in (``6.1.0-47-amd64``; Debian linux source package, the
-linux-image-<release>-<flavour> binaries)."""
-
-
-def packaged_kernel(distro: str, release: str) -> bool:
-    """Whether ``release`` (``uname -r``) is named as Debian's or Ubuntu's own kernels are (``6.1.0-47-amd64``,
-    ``6.12.12+bpo-amd64``, ``6.8.0-45-generic``: an ABI number or a +suffix, then the flavour), so its headers package
-    exists in the archive. Other distributions: True (not judged here)."""
-    if distro == "debian":
-        # 6.1.0-47-amd64 (stable), 6.12.12+bpo-amd64 (backports), 6.12.38+deb13-amd64 (trixie and later)
-        return bool(re.fullmatch(r"\d+\.\d+\.\d+(?:-\d+|\+[a-z0-9.]+)-(?:"
-                                 + "|".join(map(re.escape, DEBIAN_KERNEL_FLAVOURS)) + ")", release))
-    if distro == "ubuntu":
-        return bool(re.fullmatch(r"\d+\.\d+\.\d+-\d+-[a-z][a-z0-9-]*", release))
-    return True
 
 
 def headers_packages(family: str, distro: str, release: str, version_id: str = "") -> list[str]:

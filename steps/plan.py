@@ -13,7 +13,7 @@ STAGE = Stage(
             title="Size GPU memory for the training workload",
             why=(
                 "Model states alone take about 16 bytes per parameter for mixed-precision training "
-                "with Adam (2 bf16 weights + 2 gradients + 12 fp32 master weights and Adam moments; "
+                "with Adam (2 B of bf16 weights + 2 B of gradients + 12 B of fp32 master weights and Adam moments; "
                 "the ZeRO paper's K = 12), 18 bytes in Hugging Face's accounting, before activations. "
                 "A 7B full fine-tune therefore needs ~112-126 GB of GPU memory before activations; "
                 "ZeRO-3/FSDP divides model states by the data-parallel degree; DeepSpeed's own "

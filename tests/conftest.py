@@ -109,3 +109,20 @@ def ssh_cluster(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+def packaged_kernel_host(host, release: str = "6.1.0-18-amd64"):
+    """``host`` (a bundle's :class:`wizard.hosts.SnapshotHost`, the dev VM's) as if it ran one of Debian's own
+    kernels, with loadable modules: the dev VM's kernel (6.18.44-fc-v1147, no /proc/modules) makes driver.install
+    refuse (no headers package exists), and the tests of its confirmation need one it resolves. Synthetic: only the
+    release and /proc/modules differ from the recorded bundle."""
+    from dataclasses import replace
+
+    from wizard.hosts import Operation, SnapshotHost
+
+    ops = {k: op for k, op in host._ops.items()}
+    key = ("file", "/proc/sys/kernel/osrelease")
+    ops[key] = replace(ops[key], data=f"{release}\n".encode(), error="")
+    ops[("file", "/proc/modules")] = Operation("file", "/proc/modules", path="/proc/modules",
+                                               data=b"ext4 1007616 1 - Live 0x0000000000000000\n")
+    return SnapshotHost(list(ops.values()), host.name, host.identity)

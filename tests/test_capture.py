@@ -263,6 +263,68 @@ def test_index_txt_of_a_real_capture_names_each_probes_command_or_file_member_an
                                                           or " ".join(op.get("argv") or [])) for op in manifest["ops"]})
 
 
+def test_not_collected_groups_the_probes_by_cause():
+    """What `capture` says it could not collect: the commands not installed, the paths missing (a planned data_path
+    df could not find too), what needs root, what timed out, and any other error as recorded, each named once."""
+    from wizard.capture import not_collected
+
+    def probe(name, source, error, ops=()):
+        return {"name": name, "title": name, "source": source, "error": error, "ops": list(ops)}
+
+    ops = [{"kind": "command", "argv": ["lspci", "-vvv"], "rc": 127, "error": "command not found: lspci"},
+           {"kind": "file", "path": "/proc/mdstat", "error": "no such file"},
+           {"kind": "file", "path": "/sys/firmware/dmi/tables/DMI", "error": "permission denied"},
+           {"kind": "command", "argv": ["ipmitool", "sel", "elist"], "rc": None, "error": "timed out after 15 s"},
+           {"kind": "command", "argv": ["df", "-P", "-T", "-B1", "--", "/raid"], "rc": 1, "error": ""}]
+    manifest = {"plan": {"data_path": "/raid"}, "ops": ops, "probes": [
+        probe("lspci_vvv", "$ lspci -vvv", "command not found: lspci", [0]),
+        probe("lspci_version", "$ lspci --version", "command not found: lspci"),
+        probe("mdstat", "/proc/mdstat", "no such file", [1]),
+        probe("dmi", "/sys/firmware/dmi/tables/DMI", "permission denied", [2]),
+        probe("ipmitool_sel", "$ ipmitool sel elist", "timed out after 15 s", [3]),
+        probe("data_path_df", "$ df -P -T -B1 -- /raid", "df exited with status 1", [4]),
+        probe("nvml", "NVML through pynvml", "NVML probe printed no JSON (exit status 1)"),
+        probe("cmdline", "/proc/cmdline", "")]}
+    assert not_collected(manifest) == {"not_installed": ["lspci"], "missing": ["/proc/mdstat", "/raid"],
+                                       "denied": ["/sys/firmware/dmi/tables/DMI"], "timed_out": ["ipmitool"],
+                                       "other": ["NVML probe printed no JSON (exit status 1) (nvml)"]}
+    assert not_collected({"probes": [probe("cmdline", "/proc/cmdline", "")]}) == {}
+
+
+def test_capture_says_what_it_did_not_collect_by_cause_not_probe_id(tmp_path):
+    """The new-operator review: `capture -o` ended with "not collected here: modules, nvidia_driver_version,
+    lspci_version, nvidia_smi_l, data_path_df, ..." (probe ids, no reasons). It says why, in words, by cause: the
+    tools not installed (here a PATH with df alone) and the paths missing (a data_path that does not exist); in
+    Chinese as well. index.txt keeps each probe's record."""
+    import os
+    import shutil
+
+    state, out = str(tmp_path / "s"), tmp_path / "node.tar.gz"
+    env = {**env_for_cli(), "COLUMNS": "80"}
+    assert subprocess.run(bringup_cmd("--state", state, "plan", "data_path=/nonexistent-raid"), capture_output=True,
+                          text=True, timeout=60, env=env).returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(shutil.which("df") or "/bin/df", bin_dir / "df")
+    env["PATH"] = str(bin_dir)
+    r = subprocess.run(bringup_cmd("--state", state, "capture", "-o", str(out)), capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    said = " ".join(r.stdout.split())
+    assert "; not collected here: tool not installed: " in said and "lspci, nvidia-smi" in said, said
+    assert "path missing: " in said and "/nonexistent-raid" in said.split("path missing: ", 1)[1], said
+    assert not any(n in said for n in ("nvidia_smi_l", "lspci_version", "data_path_df")), said
+    assert all(len(ln) <= 80 for ln in r.stdout.splitlines())
+    with tarfile.open(out) as tar:
+        index = tar.extractfile("index.txt").read().decode()
+    assert "lspci_version: " in index and "  not collected: command not found: lspci" in index
+    zh = subprocess.run(bringup_cmd("--lang", "zh_CN", "--state", state, "capture", "-o", str(out)),
+                        capture_output=True, text=True, timeout=300, env=env)
+    zh_said = "".join(zh.stdout.split())  # Chinese breaks between any two characters
+    assert "未安装的工具：lspci," in zh_said and "路径不存在：" in zh_said, zh.stdout
+    assert "/nonexistent-raid" in zh_said.split("路径不存在：", 1)[1], zh.stdout
+
+
 def test_a_bundle_without_index_txt_loads_the_same(tmp_path):
     """Bundles from before index.txt (the dev VM's) load; stripping index.txt from a new one changes nothing."""
     with tarfile.open(DEVVM_BUNDLE) as tar:

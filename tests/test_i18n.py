@@ -393,6 +393,25 @@ def test_check_text_wraps_chinese_by_terminal_cells():
     assert "".join(ln.strip() for ln in lines).replace(" ", "") == ("[SKIP]bios.memory_channels" + text).replace(" ", "")
 
 
+def test_cli_wrap_folds_a_word_longer_than_the_room():
+    """The new-operator review: a mount options string (one word, no spaces) indented to the message column stayed
+    whole and ran to 92 columns, the terminal folding it to column 1. The CLI's text folds it at the width (by cells
+    in Chinese), under the message column, nothing lost."""
+    from rich.cells import cell_len
+
+    from wizard.cli import _wrap
+
+    opts = "(rw,relatime,discard,resv_strict,resuid=65534,resgid=65534)"
+    first = "[ OK ] os.mount_options         "
+    lines = _wrap(first, f"journal write barriers on (no barrier=0/nobarrier): /: ext4 {opts}", 80, len(first))
+    assert all(len(ln) <= 80 for ln in lines), lines
+    assert lines[-2:] == [" " * 32 + "(rw,relatime,discard,resv_strict,resuid=65534,re", " " * 32 + "sgid=65534)"]
+    zh = _wrap(first, f"日志写屏障已开启（没有 barrier=0/nobarrier）：/: ext4 {opts}", 80, len(first))
+    assert all(cell_len(ln) <= 80 for ln in zh) and "".join("".join(zh).split()).endswith(opts)
+    blob = "x" * 100
+    assert _wrap("  ", blob, 40, 2) == ["  " + "x" * 38, "  " + "x" * 38, "  " + "x" * 24]
+
+
 def test_a_remedy_from_the_xid_table_shows_translated(monkeypatch):
     """The Xid rules' remedies come from assets/xid.csv (plain text, or a Msg around it): in Chinese the table's text
     is looked up too, so Xid 79's power-cycle advice reads in Chinese, and Msg.strip() keeps the pieces."""

@@ -874,3 +874,20 @@ def test_a_fio_run_is_labelled_a_storage_test_not_a_gpu_run(tmp_path):
     assert v["label"] == rpt.STORAGE_LABEL and ": GPU run" not in rpt.render(doc, "md")  # was ": GPU run"
     assert [r["test"] for r in v["rows"]] == ["fio seqread", "fio randread"]
     assert "| fio job | metric | measured |" in rpt.render(doc, "md") and "<th>fio job</th>" in rpt.render(doc, "html")
+
+
+def test_no_memory_module_table_says_why_from_the_probes_own_record():
+    """Walk 21: the report said "dmidecode -t 17 was not read (it needs root)" to root on a machine without
+    dmidecode. The reason comes from the probe's record: not installed, not root, or no SMBIOS table."""
+    from wizard.probes import ProbeOutput
+
+    def why(o):
+        return rpt.inventory({} if o is None else {"dmidecode_17": o})["memory"]["why"]
+
+    assert "not installed" in why(ProbeOutput("dmidecode_17", "$ dmidecode -t 17",
+                                              error="command not found: dmidecode"))
+    assert "needs root" in why(ProbeOutput("dmidecode_17", "$ dmidecode -t 17", rc=1,
+                                           stderr="/dev/mem: Permission denied\n", error="exit status 1"))
+    assert "no memory device" in why(ProbeOutput("dmidecode_17", "$ dmidecode -t 17", rc=0,
+                                                 text="# dmidecode 3.4\n# No SMBIOS nor DMI entry point found, sorry.\n"))
+    assert "not collected" in why(None)

@@ -419,15 +419,16 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def outcome_words(state: ActionState | str, exit_status: int | None) -> str:
+def outcome_words(state: ActionState | str, exit_status: int | None, step_failed: bool = False) -> str:
     """How a run ended, in words, the one wording the screens, the CLI and the report use: ``succeeded (exit status
     0)``, ``failed (exit status 2)``, ``killed by SIGKILL``, ``cancelled (SIGTERM)``, ``interrupted (no exit status:
     its supervisor died)``, ``dry run: nothing was run``, ``running``.
 
     A negative exit status is the supervisor's "ended by signal N" (``-N``), said with the signal's name; an
     operator's cancel is ``cancelled``, never ``failed``, with the signal's name also when the command reported it
-    as a shell does (``128 + N``: the progress wrapper, a shell script). A :class:`wizard.i18n.Msg`: shown translated
-    through ``tr()``."""
+    as a shell does (``128 + N``: the progress wrapper, a shell script). ``step_failed``: what the run measured failed
+    its step (a multi-node run that reached no node exits 0): ``ended (exit status 0)``, never "succeeded". A
+    :class:`wizard.i18n.Msg`: shown translated through ``tr()``."""
     state = ActionState(state)
     if state is ActionState.RUNNING:
         return Msg("running")
@@ -443,6 +444,8 @@ def outcome_words(state: ActionState | str, exit_status: int | None) -> str:
         return Msg("{state} (no exit status: it did not start; its log says why)", state=Msg(state.value))
     if exit_status < 0:
         return Msg("killed by {signal}", signal=signal_name(-exit_status))
+    if state is ActionState.SUCCEEDED and step_failed:
+        return Msg("ended (exit status {status})", status=exit_status)
     return Msg("{state} (exit status {status})", state=Msg(state.value), status=exit_status)
 
 

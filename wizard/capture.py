@@ -33,7 +33,7 @@ from typing import Any
 from wizard import __version__
 from wizard.hosts import MAX_OUTPUT_BYTES, Host, Operation, RecordingHost, SnapshotHost, command_key
 from wizard.common import human_bytes
-from wizard.probes import collect
+from wizard.probes import TIMEOUT_ERROR, collect
 from wizard.registry import PROBES, probes_named
 from wizard.store import utcnow
 
@@ -180,6 +180,53 @@ def index_text(manifest: dict[str, Any], sizes: dict[str, int] | None = None) ->
         lines.extend(op_line(ops[i]) for i in rest)
         lines.append("")
     return "\n".join(lines)
+
+
+NOT_COLLECTED_CAUSES = ("not_installed", "missing", "denied", "timed_out", "other")
+"""The causes :func:`not_collected` groups by, in the order it gives them."""
+
+
+def not_collected(manifest: dict[str, Any]) -> dict[str, list[str]]:
+    """The probes of ``manifest`` that were not collected, grouped by cause for a person (``capture``'s last line),
+    each what to name once, in the order met: ``not_installed`` the commands not found ("lspci"); ``missing`` the
+    files that do not exist ("/proc/mdstat") and a plan's ``data_path`` ``df`` could not find; ``denied`` the files or
+    commands refused (permission denied: root may read them); ``timed_out`` the commands or files that did not
+    finish; ``other`` the error as recorded, with the probe's name ("no data_path in the plan (data_path_df)").
+    Causes with nothing under them are left out. Raises nothing on a manifest ``capture`` wrote."""
+    ops = manifest.get("ops") or []
+    out: dict[str, list[str]] = {}
+
+    def subject(p: dict[str, Any], err: str) -> str:
+        """The file or command of the probe's operation that ended with ``err`` (else its first), else its source."""
+        mine = [ops[i] for i in p.get("ops") or [] if isinstance(i, int) and 0 <= i < len(ops)]
+        for d in sorted(mine, key=lambda d: d.get("error") != err):
+            if d.get("path"):
+                return str(d["path"])
+            if d.get("argv") and d.get("kind") == "command":
+                return str(d["argv"][0])
+        source = str(p.get("source") or p.get("name") or "?")
+        return source[2:].split()[0] if source.startswith("$ ") and source[2:].split() else source
+
+    for p in manifest.get("probes") or []:
+        err = str(p.get("error") or "")
+        if not err:
+            continue
+        if err.startswith("command not found: "):
+            cause, what = "not_installed", err.split(": ", 1)[1]
+        elif err == "no such file":
+            cause, what = "missing", subject(p, err)
+        elif p.get("name") == "data_path_df" and err.startswith("df exited") and (manifest.get("plan") or {}).get(
+                "data_path"):
+            cause, what = "missing", str(manifest["plan"]["data_path"])
+        elif err.startswith("permission denied"):
+            cause, what = "denied", subject(p, err)
+        elif err.startswith(("timed out after", TIMEOUT_ERROR)):
+            cause, what = "timed_out", subject(p, err)
+        else:
+            cause, what = "other", f"{err} ({p.get('name')})"
+        if what not in out.setdefault(cause, []):
+            out[cause].append(what)
+    return {c: out[c] for c in NOT_COLLECTED_CAUSES if c in out}
 
 
 def _op_in_probe(op: Operation, out: Any) -> bool:

@@ -838,9 +838,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         name = identity.get("hostname") or _("this host")
-        print(_("bringup check on {host} (snapshot {bundle})").format(host=name, bundle=opt(args, "snapshot"))
-              if opt(args, "snapshot") else _("bringup check on {host}").format(host=name))
         width = text_width()
+        _print_wrapped("", _("bringup check on {host} (snapshot {bundle})").format(host=name, bundle=opt(args, "snapshot"))
+                       if opt(args, "snapshot") else _("bringup check on {host}").format(host=name), width, 2)
         for st in steps.STAGES:  # catalogue order, one heading per stage with findings
             fs = [f for s in sel if s.stage_id == st.id for f in results[s.id]]
             if fs:
@@ -1017,16 +1017,17 @@ def _ljust(text: str, width: int) -> str:
 
 
 def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
-    """``first + text`` as lines of at most ``width`` terminal cells (:func:`wizard.i18n.wrap`: a word longer than a
-    line stays whole), continuation lines indented by ``indent`` (by 7 when that would leave under 30 columns);
-    one line when ``width`` is None."""
+    """``first + text`` as lines of at most ``width`` terminal cells (:func:`wizard.i18n.wrap`, folding: a word longer
+    than the room breaks after a path's '/', else at the width, so no line runs past the terminal),
+    continuation lines indented by ``indent`` (by 7 when that would leave under 30 columns); one line when ``width``
+    is None."""
     if width is None:
         return [first + text]
     from wizard.i18n import wrap
 
     if width - indent < 30:
         indent = min(indent, 7)
-    return wrap(text, width, first, indent) if text.strip() else [first.rstrip()]
+    return wrap(text, width, first, indent, fold=True) if text.strip() else [first.rstrip()]
 
 
 def _print_wrapped(first: str, text: str, width: int | None, indent: int, file: Any = None) -> None:
@@ -1034,24 +1035,16 @@ def _print_wrapped(first: str, text: str, width: int | None, indent: int, file: 
     print("\n".join(_wrap(first, text, width, indent)), file=file)
 
 
-def _wrap_rows(text: str, width: int) -> list[str]:
-    """A verbatim line (evidence quoted from a machine) in rows of at most ``width`` terminal cells: at spaces
-    where it can (ASCII), else by cells; itself when it fits."""
-    import re
-    import textwrap
-
+def _cut_row(text: str, width: int) -> str:
+    """A verbatim line (evidence quoted from a machine) as one row of at most ``width`` terminal cells: itself when
+    it fits, else cut with "…" (the new-operator review: a long line folded into rows read as several input lines,
+    a table row's columns fell apart). The one convention for evidence in the CLI's text; --json keeps it whole.
+    Tabs are expanded first, so the row's width is what the terminal shows."""
     from rich.cells import cell_len, chop_cells
 
+    text = text.expandtabs()
     width = max(20, width)
-    if cell_len(text) <= width:
-        return [text]
-    if re.match(r"^\s*[|+][-=+|]", text) or text.lstrip().startswith("|") and text.rstrip().endswith("|"):
-        # a table row (nvidia-smi's box, a markdown table): wrapped, its columns fell apart (walk 20); cut at the
-        # width instead, the row's start kept in line with the rows above and below (--json keeps it whole)
-        return [chop_cells(text, width - 1)[0] + "…"]
-    if text.isascii():  # at spaces where it can; a run longer than a row is cut
-        return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [text]
-    return chop_cells(text, width)
+    return text if cell_len(text) <= width else chop_cells(text, width - 1)[0] + "…"
 
 
 ID_COLUMN = (18, 26)
@@ -1405,11 +1398,21 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print("bringup: error: " + _("cannot write the bundle to {path}: {reason}").format(
             path=out, reason=exc.strerror or exc), file=sys.stderr)
         return EXIT_ERROR
-    failed = [p["name"] for p in manifest["probes"] if p["error"]]
-    _print_wrapped(_("wrote {path}: {probes} probes, {operations} operations").format(
-        path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"])), ""
-        + (_("; not collected here: {probes}").format(probes=", ".join(failed)) if failed else ""), text_width(), 4)
+    from wizard.capture import not_collected
+
+    causes = "; ".join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
+                       for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
+    _print_wrapped("", _("wrote {path}: {probes} probes, {operations} operations").format(
+        path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
+        + (_("; not collected here: {probes}").format(probes=causes) if causes else ""), text_width(), 4)
     return 0
+
+
+NOT_COLLECTED_WORDS = {"not_installed": N_("tool not installed: {what}"), "missing": N_("path missing: {what}"),
+                       "denied": N_("needs root (permission denied): {what}"), "timed_out": N_("timed out: {what}"),
+                       "other": N_("other: {what}")}
+"""``capture``'s words for each cause :func:`wizard.capture.not_collected` groups the probes it could not collect by
+(``other``: the error each recorded, as the machine said it, with the probe's name)."""
 
 
 PLAN_LOCK_WAIT_S = 3.0
@@ -1617,6 +1620,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return 0
             if prep.refusal_kind == "manual":
                 _print_wrapped("  ", _("cannot run here: {reason}").format(reason=tr(prep.refusal)), width, 2)
+                key = prep.resolved.plan_key if prep.resolved is not None else ""
+                from wizard.plan import PLAN_KEYS
+
+                if key in PLAN_KEYS and PLAN_KEYS[key].help:  # what the answer is, as the TUI's dialog shows it
+                    _print_wrapped("  ", f"{key}: {_(PLAN_KEYS[key].help)}", width, 2)
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
@@ -1662,7 +1670,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
     from wizard.engine import Build, host_identity, local_host
-    from wizard.model import StepStatus, overall
+    from wizard.model import StepStatus, Verdict, overall
     from wizard.plan import parse_value
     from wizard.store import ActionState
     from wizard.validate import event_line
@@ -1736,10 +1744,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return 0
         from wizard.actions import outcome_words
 
-        print(_("the run {outcome}; the verdicts below judge what it measured").format(
-            outcome=tr(outcome_words(run.state, run.exit_status))), file=out)
         findings = res.findings
         verdict = overall(findings)
+        print(_("the run {outcome}; the verdicts below judge what it measured").format(
+            outcome=tr(outcome_words(run.state, run.exit_status, step_failed=verdict is Verdict.FAIL))), file=out)
         extra = res.results
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
@@ -1751,7 +1759,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(json.dumps(doc, indent=2))
         else:
             _print_results(extra)
-            print_findings(findings)
+            print_findings(findings, width=text_width())  # wrapped to the terminal, as `check` prints them
             cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
             print(_("overall: {verdict} (of the software path on the CPU: the GPU is not validated)").format(
                 verdict=_(verdict.value)) if cpu_only else _("overall: {verdict}").format(verdict=_(verdict.value)))
@@ -2187,7 +2195,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps({"schema": 1, "bringup_version": __version__, "verdict": verdict.value,
                           "inputs": results}, indent=2))
     else:
-        width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines stay verbatim
+        width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines are cut to it
         for r in results:
             _print_wrapped("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
                                        f"{_(r['verdict'])}", width, 4)
@@ -2196,8 +2204,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
                 _print_wrapped(first, subject + tr(f["message"]), width, len(first))
                 if f["verdict"] in ("fail", "warn", "unknown"):
-                    for e in f["evidence"][:3]:  # verbatim, each row under a "| " (wrapped by cells, no word split)
-                        print("\n".join("         | " + row for row in _wrap_rows(e, width - 11)))
+                    for e in f["evidence"][:3]:  # verbatim under a "| ", one row each, cut to the width with "…"
+                        print("         | " + _cut_row(e, width - 11))
                     if f["remedy"]:
                         _print_wrapped("         -> ", tr(f["remedy"]), width, 12)
     return verdict.exit_code
@@ -2255,7 +2263,7 @@ def cmd_size(args: argparse.Namespace) -> int:
                 + (_(": the activations alone ({size}) exceed one GPU: turn on checkpointing (--checkpointing full), or "
                      "cut micro-batch or sequence").format(size=gb(s.activations))
                    if s.min_gpus is None and s.gpu_memory and s.activations >= s.gpu_memory else "")),
-            (_("host RAM"), _("{size} counted = {gib:.1f} GiB (loading: {loading})").format(
+            (_("host RAM"), _("{size} needed = {gib:.1f} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=s.host_min / 2**30 if s.host_min else 0,
                 loading=_(szm.CKPT_LOADERS[s.loading])))]
     width = text_width()  # every line wrapped to the terminal (by cells), continuations under their text
@@ -2297,8 +2305,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
             refuse_non_regular(out)  # a FIFO, device, socket, directory or symlink: never replaced by the rename
     except (rpt.ReportError, OSError) as exc:
-        print("bringup: error: " + _("cannot write the report: {reason}").format(reason=exc) if isinstance(exc, OSError)
-              else f"bringup: error: {exc}", file=sys.stderr)
+        reason = tr(exc.args[0]) if exc.args and isinstance(exc.args[0], str) and len(exc.args) == 1 else str(exc)
+        print("bringup: error: " + _("cannot write the report: {reason}").format(reason=reason)
+              if isinstance(exc, OSError) else f"bringup: error: {reason}", file=sys.stderr)
         return EXIT_ERROR
     if snaps and len(snaps) > 1:
         snaps = _distinct_bundles(snaps)

@@ -6,6 +6,7 @@ guessing a command.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from wizard.parsers.host import OsRelease
@@ -104,3 +105,21 @@ NVIDIA driver installation guide, "$arch is x86_64 or sbsa")."""
 def nvidia_repo_arch(machine: str) -> str | None:
     """NVIDIA repository architecture for ``uname -m``; ``None`` when NVIDIA publishes none."""
     return NVIDIA_REPO_ARCH.get((machine or "").strip())
+
+
+DEBIAN_KERNEL_FLAVOURS = ("amd64", "arm64", "cloud-amd64", "cloud-arm64", "rt-amd64", "rt-arm64", "686", "686-pae")
+"""The flavours Debian's own kernels end their release in (``6.1.0-47-amd64``; Debian linux source package, the
+linux-image-<release>-<flavour> binaries)."""
+
+
+def packaged_kernel(distro: str, release: str) -> bool:
+    """Whether ``release`` (``uname -r``) is named as Debian's or Ubuntu's own kernels are (``6.1.0-47-amd64``,
+    ``6.12.12+bpo-amd64``, ``6.8.0-45-generic``: an ABI number or a +suffix, then the flavour), so its headers package
+    exists in the archive. Other distributions: True (not judged here)."""
+    if distro == "debian":
+        # 6.1.0-47-amd64 (stable), 6.12.12+bpo-amd64 (backports), 6.12.38+deb13-amd64 (trixie and later)
+        return bool(re.fullmatch(r"\d+\.\d+\.\d+(?:-\d+|\+[a-z0-9.]+)-(?:"
+                                 + "|".join(map(re.escape, DEBIAN_KERNEL_FLAVOURS)) + ")", release))
+    if distro == "ubuntu":
+        return bool(re.fullmatch(r"\d+\.\d+\.\d+-\d+-[a-z][a-z0-9-]*", release))
+    return True

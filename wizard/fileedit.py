@@ -55,14 +55,16 @@ def refuse_non_regular(path: Path | str) -> None:
     mode = st.st_mode
     if stat.S_ISREG(mode):
         return
-    kind = ("a symbolic link (to " + os.readlink(path) + "): give the file it points to" if stat.S_ISLNK(mode)
-            else "a directory" if stat.S_ISDIR(mode)
-            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-            else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-    raise NotRegularFileError(f"{path} is {kind}; bringup writes a new file and renames it into place, which would "
-                              f"replace it, so it is left as it is")
+    from wizard.i18n import Msg
+
+    kind = (Msg("a symbolic link (to {target}): give the file it points to", target=os.readlink(path))
+            if stat.S_ISLNK(mode) else Msg("a directory") if stat.S_ISDIR(mode)
+            else Msg("a FIFO (named pipe)") if stat.S_ISFIFO(mode)
+            else Msg("a character device") if stat.S_ISCHR(mode)
+            else Msg("a block device") if stat.S_ISBLK(mode)
+            else Msg("a socket") if stat.S_ISSOCK(mode) else Msg("not a regular file"))
+    raise NotRegularFileError(Msg("{path} is {kind}; bringup writes a new file and renames it into place, which would "
+                                  "replace it, so it is left as it is", path=str(path), kind=kind))
 
 
 def backup_name(path: Path, backup_dir: Path, now: _dt.datetime | None = None) -> Path:

@@ -95,9 +95,9 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
     """``first + text`` in lines of at most ``width`` terminal cells (:func:`rich.cells.cell_len`: a Chinese character
     takes two), broken between the words of :data:`LINE_WORD` (a space between words is one space; a line never
     starts with one), continuation lines indented by ``indent`` spaces. A long path moves whole
-    to the next line when a line holds it (:func:`path_part`). When ``fold`` (a screen's fixed rows) a longer path breaks after a ``/``
-    and a word longer than a line is cut at the width; else either is left whole on its own line (the CLI: a
-    terminal folds it, a file or a grep keeps it whole)."""
+    to the next line when a line holds it (:func:`path_part`). When ``fold`` (a screen's fixed rows, the CLI's text:
+    no line past the terminal) a longer path breaks after a ``/`` and a word longer than the room is cut at the
+    width; else either is left whole on its own line (argparse's help)."""
     cell_len: Callable[[str], int] = len  # one cell a character: no import (``bringup --version`` formats help)
     chop_cells: Callable[[str, int], list[str]] = _chop
     if not (first + text).isascii():

@@ -66,6 +66,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
+from wizard.rules.multinode import REMEDY_UNREACHABLE
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_PORT = 29400
@@ -99,9 +100,6 @@ RDZV_CONNECT_RE = re.compile(r"RendezvousConnectionError|The connection to the C
                              r"DistStoreError|TCPStore.*(timed out|Connection refused)")
 PY_MISSING_RE = re.compile(r"(No such file or directory|command not found|not found)")
 
-REMEDY_UNREACHABLE = ("Check that `ssh {target} true` works from this machine without a password prompt (BatchMode: "
-                      "keys in the agent or the ssh config, host key already in known_hosts), that the node is up "
-                      "and sshd runs on it; or remove the node from the hostfile.")
 REMEDY_TORCH = ("Install PyTorch on {name} in the Python the hostfile names (python=... on its line; now {python}), "
                 "the same version as on the other nodes, e.g. `{python} -m pip install torch==<version>`; or point "
                 "python= at a virtual environment that has it.")
@@ -600,7 +598,7 @@ class Launcher:
         if ssh_failed(r):
             n.excluded = "unreachable"
             self.out.error("unreachable", n.name, f"{n.name} ({n.spec.target}) unreachable: {r.error}",
-                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target)
+                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target, error=r.error)
         elif not r.ok or not made or not made[0].startswith(template.rstrip("X")):
             n.excluded = "copy failed"
             why = ((r.error or ssh_error_text(r.stderr) or f"exit status {r.rc}") if not r.ok
@@ -626,7 +624,7 @@ class Launcher:
         if ssh_failed(r):
             n.excluded = "unreachable"
             self.out.error("unreachable", n.name, f"{n.name} ({n.spec.target}) unreachable: {r.error}",
-                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target)
+                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target, error=r.error)
             return
         self._classify_facts(n, r.text.splitlines(), lines, r.rc, r.error)
         self._facts_done += 1

@@ -117,9 +117,13 @@ def unknown_key(key: str) -> str:
     difflib), then every key."""
     import difflib
 
+    from wizard.i18n import Msg
+
     near = difflib.get_close_matches(key, list(PLAN_KEYS), n=1, cutoff=0.75)
-    return (f"unknown plan key {key!r}" + (f"; did you mean {near[0]}?" if near else "")
-            + f"; keys: {', '.join(PLAN_KEYS)}")
+    keys = ", ".join(PLAN_KEYS)
+    if near:
+        return Msg("unknown plan key {key}: did you mean {near}? Keys: {keys}", key=repr(key), near=near[0], keys=keys)
+    return Msg("unknown plan key {key}; keys: {keys}", key=repr(key), keys=keys)
 
 
 def parse_value(key: str, raw: str) -> Any:

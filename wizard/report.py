@@ -120,6 +120,23 @@ def _text(outputs: Mapping[str, ProbeOutput], name: str) -> str:
     return o.text.strip() if o is not None and o.ok else ""
 
 
+def _dimms_unread(o: Any, read: bool) -> str:
+    """Why the report has no memory-module table, from the dmidecode probe's own record (walk 21: "it needs root"
+    was said to root on a machine without dmidecode): not installed, not root, no SMBIOS table, not collected."""
+    if read:
+        return ""
+    if o is None:
+        return "dmidecode -t 17 was not collected."
+    err = str(getattr(o, "error", "") or "")
+    if err.startswith("command not found"):
+        return "dmidecode is not installed, so the memory modules were not read (install the dmidecode package)."
+    if "ermission" in err or "root" in err or "/dev/mem" in (getattr(o, "stderr", "") or ""):
+        return "dmidecode -t 17 was not read (it needs root)."
+    if err:
+        return f"dmidecode -t 17 was not read: {err}."
+    return "dmidecode -t 17 listed no memory device (no SMBIOS table: a virtual machine, or firmware that gives none)."
+
+
 def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
     """What the machine is, from the probes' outputs, read by bringup's own parsers (never raises: a probe that
     was not collected leaves its rows ``not collected``). Returns ``{"host": [[label, value]...], "memory":
@@ -181,6 +198,7 @@ def inventory(outputs: Mapping[str, ProbeOutput]) -> dict[str, Any]:
                            for d in devices]
         memory["slots"] = len(devices)
         memory["populated"] = sum(1 for d in devices if d.populated)
+    memory["why"] = _dimms_unread(outputs.get("dmidecode_17"), bool(memory["dimms"]))
     gpus: list[dict[str, Any]] = []
     doc = None
     try:

@@ -575,3 +575,19 @@ def test_install_refuses_a_release_not_listed_for_the_branch():
     r = di.resolve_driver_install(ctx("", "6.12.48+deb13-amd64", os_text=DEBIAN_13_OS))
     assert r.manual and not r.ops and "not listed for R580" in r.manual
     assert di.os_listed(di.host_facts(ctx("", "6.1.0-18-amd64", os_text=DEBIAN_VM_OS)), "580")[0]
+
+
+def test_install_refuses_a_kernel_the_os_stage_fails_before_any_command():
+    """Walk 21: driver.install offered its apt sources and the driver (linux-headers-<release> first) on a kernel
+    os.kernel_headers had failed: one without loadable modules, or a Debian kernel that is not Debian's own (no
+    headers package exists). It refuses now, naming the cause, and runs nothing; a Debian kernel installs as before."""
+    from wizard.probes import ProbeOutput
+
+    c = ctx("../../local-vm/etc/os-release", "6.18.44-fc-v1147")
+    r = di.resolve_driver_install(c)
+    assert not r.ops and "is not one of" in r.manual and "linux-headers-6.18.44-fc-v1147" in r.manual
+    c.outputs["modules"] = ProbeOutput("modules", "/proc/modules", error="No such file or directory: '/proc/modules'")
+    r = di.resolve_driver_install(c)
+    assert not r.ops and "cannot load modules" in r.manual and "CONFIG_MODULES=y" in r.manual
+    ok = ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64")
+    assert argvs(di.resolve_driver_install(ok))  # unchanged for the distribution's own kernel

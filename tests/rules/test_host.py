@@ -83,6 +83,17 @@ def test_memory_below_the_workload_minimum_warns_without_blaming_dimms(vm):
     assert only(host_rules.memory(vm, {"host_ram_min_gib": 16})).verdict is Verdict.PASS
 
 
+def test_memory_missing_from_the_installed_plan_fails_whatever_the_workload_needs(vm):
+    """Walk 21: with both answers, a host 99% short of its installed host_ram_gib only warned (the workload's need
+    was judged alone) while a smaller need failed it. Missing DIMMs fail either way; the need warns below that."""
+    total = only(host_rules.memory(vm, {})).measured.value
+    for need in (1500, 6):
+        f = only(host_rules.memory(vm, {"host_ram_gib": 2048, "host_ram_min_gib": need}))
+        assert f.verdict is Verdict.FAIL and "below the plan's 2048 GiB" in f.message and "DIMM" in f.remedy
+    near = only(host_rules.memory(vm, {"host_ram_gib": round(total), "host_ram_min_gib": 105}))
+    assert near.verdict is Verdict.WARN and "needs" in near.message
+
+
 def test_free_with_swap_in_heavy_use_warns_whatever_the_policy() -> None:
     """A variant of a real free -h: 200 GiB host with 40 of 64 GiB swap used -> os.swap warn (heavy use) even on
     a standalone node; light swap use adds no swap finding there."""

@@ -28,7 +28,7 @@ from screens.dialogs import ConfirmAction, SkipDialog
 from screens.help import HelpScreen
 from screens.start import ErrorScreen, StartScreen
 from screens.step import StepScreen
-from tests.conftest import frozen_clock
+from tests.conftest import frozen_clock, packaged_kernel_host
 from wizard import actions as act
 from wizard.actions import Resolved
 from wizard.engine import Build
@@ -1003,6 +1003,33 @@ async def test_a_run_that_exited_0_but_failed_its_step_is_not_called_succeeded(s
         await pilot.pause()
         words = app.screen.state_words(app.build.store.action_run(run.id))
         assert "ended (exit status 0)" in words and "succeeded" not in words and "step: failed" in words
+        await pilot.press("escape")
+        app.push_screen(StepScreen("report.capture"))  # walk 21: the step screen said "succeeded (exit status 0)"
+        await pilot.pause()
+        last = text_of(app, "#step-action")
+        assert "Last run (1 of 1): ended (exit status 0)" in last and "succeeded" not in last
+
+
+async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, devvm_host):
+    """Walk 21: the log view's Result named the failure (PyTorch not importable) and no way on; its remedy was only
+    behind v. The first failing finding's remedy follows the Result line, cut to 3 rows."""
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", "pass"], first=False,
+                    clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+    b.wait_action(run, timeout_s=30)
+    fail = Finding("report.capture", Verdict.FAIL, "PyTorch is not importable by the Python that ran it", "host",
+                   (), "Set torch_python in the plan (F2) to a Python with torch, then run this step again. " * 4, "s")
+    b.record_findings("report.capture", [fail], "2099-01-01T00:00:00+00:00")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(run.id))
+        await pilot.pause()
+        shown = text_of(app, "#action-outcome")
+        assert "Result: ✗ FAIL" in shown and "What to do: Set torch_python in the plan (F2)" in shown
+        rows = shown.split("What to do:")[1].split("log file:")[0].strip().splitlines()
+        assert 1 <= len(rows) <= 3 and rows[-1].endswith("…")
 
 
 async def test_action_log_wraps_long_lines_to_the_pane(state_dir, devvm_host):
@@ -1123,7 +1150,7 @@ async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, dev
 async def test_confirmation_shows_the_whole_description(state_dir, devvm_host, size):
     """driver.install's description (11 lines at 80 columns) is never cut: the pane holding it and the commands
     scrolls, says which lines are shown, and reaches the last command."""
-    app = app_for(state_dir, devvm_host, dry_run=True)
+    app = app_for(state_dir, packaged_kernel_host(devvm_host), dry_run=True)  # the VM's own kernel is refused
     async with app.run_test(size=size) as pilot:
         await start_new_build(pilot, app)
         assert await ask_action(pilot, app, "driver.install", ConfirmAction)

@@ -20,6 +20,7 @@ from tests.conftest import DATA, bringup_cmd, env_for_cli, frozen_clock
 from tests.probe_data import text
 from wizard import actions as act
 from wizard.actions import ActionContext
+from wizard.distro import packaged_kernel
 from wizard.engine import Build
 from wizard.model import StepStatus
 from wizard.probes import ProbeOutput
@@ -216,7 +217,7 @@ def test_cli_dry_run_prints_the_ops_of_this_machine(tmp_path):
     assert "changes the system: yes; needs root: yes" in out
     distro = next((ln.split("=", 1)[1].strip().strip('"') for ln in Path("/etc/os-release").read_text().splitlines()
                    if ln.startswith("ID=")), "") if Path("/etc/os-release").exists() else ""
-    if Path("/etc/debian_version").exists() and osstage.packaged_kernel(distro, rel):
+    if Path("/etc/debian_version").exists() and packaged_kernel(distro, rel):
         assert r.returncode == 0 and f"linux-headers-{rel}" in out and "dry run: nothing was run" in out
     elif Path("/etc/debian_version").exists():  # a self-built kernel (this VM's): no archive has its headers
         assert r.returncode == 3 and "is not one of" in out and f"no linux-headers-{rel} package exists" in out
@@ -231,6 +232,6 @@ def test_a_kernel_no_archive_packages_gets_no_headers_install():
     for distro, rel in (("debian", "6.1.0-47-amd64"), ("debian", "6.12.12+bpo-amd64"), ("debian", "6.12.38+deb13-amd64"),
                         ("debian", "6.1.0-47-cloud-amd64"), ("ubuntu", "6.8.0-45-generic"), ("ubuntu", "5.15.0-1050-aws"),
                         ("rhel", "5.14.0-427.13.1.el9_4.x86_64")):
-        assert osstage.packaged_kernel(distro, rel), (distro, rel)
+        assert packaged_kernel(distro, rel), (distro, rel)
     for distro, rel in (("debian", "6.18.44-fc-v1147"), ("ubuntu", "6.18.44-fc-v1147"), ("debian", "6.8.0-generic")):
-        assert not osstage.packaged_kernel(distro, rel), (distro, rel)
+        assert not packaged_kernel(distro, rel), (distro, rel)

@@ -18,8 +18,10 @@ from typing import Any, Mapping
 
 from wizard.actions import ActionContext, Resolved
 from wizard.data import table
+from wizard.i18n import Msg
 from wizard.distro import (
-    APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, package_manager, version_major,
+    APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, package_manager, packaged_kernel,
+    version_major,
     version_matches,
 )
 from wizard.facts import facts_of
@@ -370,13 +372,37 @@ _ROUTE_NAME = {"ubuntu-archive": "Ubuntu's archive (-server packages)", "nvidia-
                "nvidia-zypper": "NVIDIA's CUDA repository (zypper)"}
 
 
+def _kernel_refusal(ctx: ActionContext, h: HostFacts) -> Resolved | None:
+    """Why the driver cannot be installed on the running kernel, as os.kernel_headers says it (walk 21: the install
+    was offered, apt sources and all, on a kernel the OS stage had failed): a kernel without loadable-module support
+    (no /proc/modules, proc(5)) cannot take the NVIDIA modules; a Debian/Ubuntu kernel that is not the distribution's
+    own has no linux-headers package for DKMS (:func:`wizard.distro.packaged_kernel`). None when neither holds."""
+    mo = ctx.outputs.get("modules")
+    if mo is not None and not mo.ok and "no such file" in str(mo.error).lower():
+        return Resolved(manual=Msg("kernel {kernel} cannot load modules (no /proc/modules: it was built without "
+                                   "loadable module support), so the NVIDIA kernel modules cannot run on it "
+                                   "(os.kernel_headers fails for the same reason). Boot a distribution kernel (or one "
+                                   "built with CONFIG_MODULES=y) first; then this action installs the driver.",
+                                   kernel=h.kernel))
+    distro = h.os.id if h.os is not None else ""
+    if h.route in ("nvidia-apt", "ubuntu-archive") and not packaged_kernel(distro, h.kernel):
+        if h.route == "ubuntu-archive":
+            return None  # Ubuntu's own route says how to build with DKMS for a kernel outside its archive
+        return Resolved(manual=Msg("kernel {kernel} is not one of {distro}'s packaged kernels, so no "
+                                   "linux-headers-{kernel} package exists and DKMS cannot build the NVIDIA module for "
+                                   "it (os.kernel_headers says the same). Boot a distribution kernel and install its "
+                                   "headers first; then this action installs the driver.", kernel=h.kernel,
+                                   distro=h.os.pretty_name if h.os is not None else distro))
+    return None
+
+
 def resolve_driver_install(ctx: ActionContext) -> Resolved:
     """The install commands for the recommended branch/flavour on this distribution (see
     assets/driver_install*.csv for each package name's source). Manual instructions instead when the
     distribution release is not listed for the branch (assets/os_support.csv), when a driver from another
     source, branch or flavour (or a runfile driver) is installed, or when bringup has no sourced route."""
     h = host_facts(ctx)
-    bad = _need_basics(h, "driver installation")
+    bad = _need_basics(h, "driver installation") or _kernel_refusal(ctx, h)
     if bad is not None:
         return bad
     b, flav, why = target_branch(h, ctx.plan)

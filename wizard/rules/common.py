@@ -33,7 +33,8 @@ def missing(fid: str, out: ProbeOutput | None, what: str, subject: str = "host",
                     "{package} with the package manager. Then check this step again.", tool=tool, step=step,
                     package=package)
         remedy = first + " " + remedy if remedy else first
-    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=out.error or N_('no output')),
+    why = Msg("command not found: {tool}", tool=name.strip()) if sep and not head else out.error or N_('no output')
+    return Finding(fid, Verdict.UNKNOWN, Msg("could not tell {what}: {a1}", what=what, a1=why),
                    subject, tuple(out.evidence_error()), remedy, source)
 
 

@@ -105,6 +105,23 @@ def ram_floor(total_gib: float, ev: tuple[str, ...], plan: Mapping[str, Any]) ->
                    measured=ram_measure(total_gib, plan))
 
 
+def _installed_short(total: float, expected: Any, ev: tuple[str, ...]) -> Finding | None:
+    """``os.memory`` against the plan's installed RAM (``host_ram_gib``): short by more than :data:`MEMORY_SHORT_PCT`
+    warns, by :data:`MEMORY_MISSING_PCT` or more fails (DIMMs missing); None when it holds or there is no figure."""
+    if not isinstance(expected, (int, float)) or isinstance(expected, bool) or expected <= 0:
+        return None
+    short = 100.0 * (expected - total) / expected
+    if short <= MEMORY_SHORT_PCT:
+        return None
+    return Finding("os.memory", Verdict.FAIL if short >= MEMORY_MISSING_PCT else Verdict.WARN,
+                   Msg("{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", total=total,
+                       short=short, expected=expected),
+                   "host", ev,
+                   "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
+                   "page); a missing DIMM also leaves a memory channel empty.", SRC_A8,
+                   measured=_plan_short(total, expected))
+
+
 def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     o = out.get("meminfo")
     if o is None or not o.ok:
@@ -116,6 +133,10 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     total = gib(m.total_kib)
     ev = [f"{o.source}:{ln}" for ln in o.lines() if ln.startswith("MemTotal:")]
     need = plan.get("host_ram_min_gib")
+    expected = plan.get("host_ram_gib")
+    missing_dimms = _installed_short(total, expected, tuple(ev))
+    if missing_dimms is not None and missing_dimms.verdict is Verdict.FAIL:
+        return [missing_dimms]  # memory missing from what is installed outranks the workload's need (walk 21)
     if isinstance(need, (int, float)) and need > 0 and total < need:
         return [Finding("os.memory", Verdict.WARN,
                         Msg("{total:.1f} GiB of memory, less than the {need:g} GiB the planned workload needs", total=total, need=need),
@@ -125,16 +146,8 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "bringup's judgement: host RAM counted from the planned workload (Rajbhandari et al., ZeRO: Memory "
                         "Optimizations Toward Training Trillion Parameter Models, 2020, https://arxiv.org/abs/1910.02054)",
                         measured=ram_measure(total, plan))]
-    expected = plan.get("host_ram_gib")
-    if isinstance(expected, (int, float)) and expected > 0:
-        short = 100.0 * (expected - total) / expected
-        if short > MEMORY_SHORT_PCT:
-            return [Finding("os.memory", Verdict.FAIL if short >= MEMORY_MISSING_PCT else Verdict.WARN,
-                            Msg("{total:.1f} GiB of memory, {short:.0f}% below the plan's {expected:g} GiB", total=total, short=short, expected=expected),
-                            "host", tuple(ev),
-                            "Check every DIMM is seated and detected (dmidecode -t 17, BIOS memory "
-                            "page); a missing DIMM also leaves a memory channel empty.", SRC_A8,
-                            measured=_plan_short(total, expected))]
+    if missing_dimms is not None:
+        return [missing_dimms]
     small = ram_floor(total, tuple(ev), plan)
     if small is not None:
         return [small]

@@ -46,7 +46,7 @@ from wizard.parsers.validate import Event, num, parse_event_line
 from wizard.rules.nccl import (
     MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
 )
-from wizard.i18n import Msg
+from wizard.i18n import N_, Msg
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -265,6 +265,12 @@ def _nodes_text(names: list[str]) -> str:
 # ---------------------------------------------------------------------------------------------- judges
 
 
+REMEDY_UNREACHABLE = N_("Check that `ssh {target} true` works from this machine without a password prompt (BatchMode: "
+                        "keys in the agent or the ssh config, host key already in known_hosts), that the node is up "
+                        "and sshd runs on it; or remove the node from the hostfile.")
+"""What to do about a node ssh could not reach (the launcher's event carries it in English; the finding, translated)."""
+
+
 def _nodes(ml: MultiLog) -> list[Finding]:
     out: list[Finding] = []
     problem_kinds = ("unreachable", "copy_failed", "python_missing", "torch_missing", "facts_failed", "launch")
@@ -281,8 +287,12 @@ def _nodes(ml: MultiLog) -> list[Finding]:
         node = str(e.get("node") or "nodes")
         named.add(node)
         src = SRC_SSH if kind == "unreachable" else SRC_RUN
-        out.append(Finding("multinode.nodes", Verdict.FAIL, str(e.get("message") or f"{node}: {kind}"), node,
-                           (e.raw,), str(e.get("remedy") or ""), src))
+        msg, remedy = str(e.get("message") or f"{node}: {kind}"), str(e.get("remedy") or "")
+        if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translatable
+            msg = Msg("{node} ({target}) unreachable: {error}", node=node, target=str(e.get("target")),
+                      error=str(e.get("error")))
+            remedy = Msg(REMEDY_UNREACHABLE, target=str(e.get("target")))
+        out.append(Finding("multinode.nodes", Verdict.FAIL, msg, node, (e.raw,), remedy, src))
     for e in ml.errors:  # the script's own errors during facts (e.g. torch_missing from an old script)
         if e.prefix and e.prefix not in named and e.get("kind") in ("torch_missing",):
             named.add(e.prefix)

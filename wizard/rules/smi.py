@@ -452,9 +452,11 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                 # busy, yet nothing listed: the work runs where nvidia-smi cannot see its processes (another PID
                 # namespace: a container, or this nvidia-smi runs in one)
                 out.append(Finding("health.gpu_processes", Verdict.WARN if before_tests else Verdict.PASS,
-                                   Msg("{subject}: no process listed, yet GPU-Util is {util:g} %: a process nvidia-smi "
-                                       "cannot see (another PID namespace: a container) is using it",
-                                       subject=subject(g), util=util), subject(g),
+                                   (Msg("{subject}: no process listed, yet GPU-Util is {util:g} %: a process nvidia-smi "
+                                        "cannot see (another PID namespace: a container) is using it",
+                                        subject=subject(g), util=util)
+                                    + ("" if before_tests else Msg(" (fine if it is your job, as a listed process would "
+                                                                   "be; stop it before validation tests)"))), subject(g),
                                    _ev(g, g.lines("utilization.gpu", "memory.used")),
                                    "Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
                                    "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.",

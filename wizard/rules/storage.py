@@ -156,7 +156,7 @@ def _mount_of(out: Outputs, dp: str) -> tuple[Any, str, tuple[str, ...]]:
     mp = None
     d = out.get("data_path_df")
     if d is not None and "No such file or directory" in d.stderr:
-        return None, f"the data path {dp} does not exist (os.filesystem says so)", tuple(d.evidence_error())
+        return None, Msg("the data path {dp} does not exist (os.filesystem says so)", dp=dp), tuple(d.evidence_error())
     if d is not None and d.ok:
         rows, _ = facts_of(out).parse_text("data_path_df", parse_df) or ([], [])
         if len(rows) == 1 and rows[0].mountpoint in by_mp:

@@ -700,26 +700,28 @@ def _memory(c: _Ctx) -> None:
         pat = (Msg(", patterns {names}", names=", ".join(str(p) for p in names[:6])) if isinstance(names, list) and names
                else Msg(", {n} patterns", n=to_int(e.get("patterns"), text=False)) if to_int(e.get("patterns"), text=False)
                else "")
-        what = ((Msg('{human_bytes} tested', human_bytes=human_bytes(tested)) if tested else Msg('memory tested')) + (Msg(' ({value:.0f}% of free memory{pat})', value=100 * frac, pat=pat) if frac is not None else pat))
+        what = ((Msg('{human_bytes} tested', human_bytes=human_bytes(tested)) if tested else Msg('memory tested')) + ((Msg(' ({value:.0f}% of free host memory{pat})', value=100 * frac, pat=pat) if c.cpu else Msg(' ({value:.0f}% of free GPU memory{pat})', value=100 * frac, pat=pat)) if frac is not None else pat))
+        # which memory: a CPU run tests host RAM (walk 21: Chinese called it 显存, GPU memory, on a GPU-less machine)
+        head = Msg("host memory pattern test (CPU run)") if c.cpu else Msg("GPU memory pattern test")
         if v is None:
-            c.add("memory", Verdict.UNKNOWN, Msg("memory pattern test: no error count ({what})", what=what), subj, [e.raw],
+            c.add("memory", Verdict.UNKNOWN, Msg("{head}: no error count ({what})", head=head, what=what), subj, [e.raw],
                   "Rerun the validation.", SRC_C4)
             continue
         if v > 0:
             m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.FAIL, subj, op="<=",
                       label="memory pattern errors")
-            c.add("memory", Verdict.FAIL, Msg("memory pattern test: {v:.0f} wrong value(s) read back; {what}", v=v, what=what), subj,
+            c.add("memory", Verdict.FAIL, Msg("{head}: {v:.0f} wrong value(s) read back; {what}", head=head, v=v, what=what), subj,
                   [e.raw], "Memory returned wrong data: check ECC and row-remapping counters (`nvidia-smi -q -d "
                   "ECC,ROW_REMAPPER`) and the kernel log for Xid 48/63/64/94/95; run DCGM diag -r 3 on this GPU; "
                   "a repeat is an RMA case.", SRC_C4, measured=m)
         else:
             m = c.row("memory", "pattern_errors", v, "count", 0, Verdict.PASS, subj, op="<=",
                       label="memory pattern errors")
-            c.add("memory", Verdict.PASS, Msg("memory pattern test: every value read back correctly; {what}", what=what), subj,
+            c.add("memory", Verdict.PASS, Msg("{head}: every value read back correctly; {what}", head=head, what=what), subj,
                   [e.raw], "", SRC_C4, measured=m)
     if not c.vlog.measures("memory") and "memory" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
-        c.add("memory", Verdict.UNKNOWN, "no memory pattern result in the log", "host", [],
-              "Rerun the validation; read the log for why the memory test did not report.", SRC_RUN)
+        c.add("memory", Verdict.UNKNOWN, Msg("no memory pattern result in the log"), "host", [],
+              Msg("Rerun the validation; read the log for why the memory test did not report."), SRC_RUN)
 
 
 def _train(c: _Ctx) -> None:
@@ -759,8 +761,8 @@ def _train(c: _Ctx) -> None:
                   "broken library) is the likely cause. Rerun; if it repeats, compare with another GPU and run "
                   "DCGM diag -r 3 on this one.", SRC_TRAIN, measured=m)
     if not ms and "train" not in c.errored_tests and c.vlog.events and c.kind == "gpu":
-        c.add("train", Verdict.UNKNOWN, "no training result in the log", "host", [],
-              "Rerun the validation; read the log for why the training test did not report.", SRC_RUN)
+        c.add("train", Verdict.UNKNOWN, Msg("no training result in the log"), "host", [],
+              Msg("Rerun the validation; read the log for why the training test did not report."), SRC_RUN)
 
 
 # ------------------------------------------------------------------ NVML samples and counters
