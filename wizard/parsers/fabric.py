@@ -414,6 +414,12 @@ Test" with --post_list)."""
 _PT_COLS = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
                       re.I)
 _PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")
+_PT_LAT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) Latency Test\s*$", re.M)
+_PT_LAT_COLS = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
+_PT_LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+){0,4}\s*$")
+"""perftest's latency tests (ib_send_lat, ib_write_lat, ...): "Send Latency Test", then ``#bytes #iterations
+t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]``
+(linux-rdma/perftest src/perftest_parameters.h REPORT_FMT_LAT)."""
 _PT_FIELD = re.compile(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
 
 
@@ -433,6 +439,7 @@ class PerftestRun:
     device: str = ""
     link_type: str = ""
     rows: list[tuple[int, float, str]] = field(default_factory=list)  # (bytes, average Gb/s, line)
+    lat_rows: list[tuple[int, float, str]] = field(default_factory=list)  # latency tests: (bytes, t_typical µs, line)
     title_line: str = ""
     errors: list[tuple[str, str]] = field(default_factory=list)  # (class of PT_ERRORS, line)
     waiting: bool = False
@@ -472,9 +479,10 @@ _PT_WAITING = re.compile(r"^\s*\*\s*Waiting for client to connect\.\.\.\s*\*\s*$
 def parse_perftest(text: str) -> PerftestRun:
     """perftest output (see :class:`PerftestRun`): the test banner, device and link type, the result rows, the
     server's "Waiting for client to connect" banner and the error lines of :data:`PT_ERRORS`. Never raises."""
-    t = _PT_TITLE.search(text)
+    t = _PT_TITLE.search(text) or _PT_LAT_TITLE.search(text)
     r = PerftestRun(test=t.group(1) if t else "", title_line=t.group(0).strip() if t else "")
     unit = ""
+    lat = False
     for raw in text.splitlines()[:20000]:
         if _PT_WAITING.match(raw):
             _set(r, "waiting", True)
@@ -491,6 +499,15 @@ def parse_perftest(text: str) -> PerftestRun:
         c = _PT_COLS.search(raw)
         if c:
             unit = c.group(2).lower()
+            continue
+        if _PT_LAT_COLS.search(raw):
+            lat = True
+            continue
+        lm = _PT_LAT_ROW.match(raw) if lat else None
+        if lm:
+            typical = to_float(lm.group(5))
+            if typical is not None:
+                r.lat_rows.append((sat_int(lm.group(1)), typical, raw.strip()))
             continue
         m = _PT_ROW.match(raw)
         if m and unit:
@@ -589,6 +606,8 @@ def detect_perftest(text: str) -> float:
         return 0.95
     if "#bytes" in text and _PT_COLS.search(text) and any(_PT_ROW.match(ln) for ln in text.splitlines()[:2000]):
         return 0.9  # the result table without its banner (a paste cut to the numbers): its header is perftest's own
+    if "#bytes" in text and _PT_LAT_COLS.search(text):
+        return 0.9  # a latency test's table (ib_send_lat, ib_write_lat): its header is perftest's own
     if not any(t in text for t in _PT_CHEAP):  # cheap first: each test below needs one of these words
         return 0.0
     cmd = re.search(r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b", text)

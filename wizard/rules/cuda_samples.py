@@ -258,7 +258,8 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
 
 D2D_MIN_BYTES = 64 * 1000 * 1000
 """bandwidthTest's device-to-device copy is graded from this size up (its shmoo mode ends at 68 MB): a smaller copy
-can be served from the L2 cache (up to 50 MB on H100) and read faster than DRAM."""
+can be served from the L2 cache (up to 50 MB on H100: "NVIDIA H100 Tensor Core GPU Architecture" whitepaper,
+2022, https://resources.nvidia.com/en-us-tensor-core, "50 MB L2 cache") and read faster than DRAM."""
 
 
 def _grade_d2d(m: BwMeasure, spec: Any, subj: str, ev: tuple[str, ...]) -> Finding:

@@ -410,6 +410,15 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     failed = _perftest_errors(run, fid)
     if failed:
         return failed
+    if not run.rows and getattr(run, "lat_rows", None):
+        size, typical, line = min(run.lat_rows, key=lambda r: r[0])
+        return [Finding(fid, Verdict.UNKNOWN,
+                        Msg("{test} latency test ran: {typical:g} µs typical at {size} bytes; bringup holds no latency "
+                            "floor to judge it by (its bandwidth tests are judged against the line rate)",
+                            test=run.test or "perftest", typical=typical, size=size), "node", (line,),
+                        "Compare with the same test between other node pairs of this fabric (an outlier pair points "
+                        "at its cable, port or switch path), and run ib_write_bw for the bandwidth bringup judges.",
+                        SRC_PERFTEST)]
     if not run.rows:
         return [Finding(fid, Verdict.UNKNOWN, Msg("no bandwidth row in this {a1} output (a server side still waiting for its client, or a "
                                                   "cut paste)", a1=run.test or 'perftest'), "node",
