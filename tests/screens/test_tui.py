@@ -96,6 +96,13 @@ async def ask_action(pilot, app, step_id: str, dialog: type, tries: int = 200) -
     return await wait_until(pilot, lambda: isinstance(app.screen, dialog), tries=tries)
 
 
+async def show_run(pilot, app, run_id: int) -> None:
+    """Once the app settled, open the action screen of run ``run_id``."""
+    await settle(pilot, app)
+    app.push_screen(ActionScreen(run_id))
+    await pilot.pause()
+
+
 def boot_id_of(host) -> str:
     return host.identity.get("boot_id", "")
 
@@ -627,9 +634,7 @@ async def test_cancel_key_only_while_running(state_dir, devvm_host):
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        app.push_screen(ActionScreen(run.id))
-        await pilot.pause()
+        await show_run(pilot, app, run.id)
         keys = {key for key, ab in app.screen.active_bindings.items() if ab.enabled}
         assert "k" not in keys and "escape" in keys
 
@@ -998,9 +1003,7 @@ async def test_a_run_that_exited_0_but_failed_its_step_is_not_called_succeeded(s
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        app.push_screen(ActionScreen(run.id))
-        await pilot.pause()
+        await show_run(pilot, app, run.id)
         words = app.screen.state_words(app.build.store.action_run(run.id))
         assert "ended (exit status 0)" in words and "succeeded" not in words and "step: failed" in words
         await pilot.press("escape")
@@ -1023,9 +1026,7 @@ async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, dev
     b.close()
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        app.push_screen(ActionScreen(run.id))
-        await pilot.pause()
+        await show_run(pilot, app, run.id)
         shown = text_of(app, "#action-outcome")
         assert "Result: ✗ FAIL" in shown and "What to do: Set torch_python in the plan (F2)" in shown
         rows = shown.split("What to do:")[1].split("log file:")[0].strip().splitlines()
