@@ -128,7 +128,7 @@ class StartScreen(Screen[None]):
                  _("Stage: {stage}  >  Step: {step}").format(stage=_(rp.stage.title), step=_(rp.step.title))]
         for run in rp.running:
             k, n = build.run_ordinal(run)
-            lines.append(_("Running: {title} (run {run} of {runs} of its step, pid {pid}, since {since})").format(
+            lines.append(_("Running: {title} (its step's run {run} of {runs}, pid {pid}, since {since})").format(
                 title=_(run.title), run=k, runs=n, pid=run.pid, since=short_time(run.started_at)))
         stale = build.stale_steps()
         if stale and not build.observing:

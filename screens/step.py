@@ -269,7 +269,8 @@ class StepScreen(Screen[None]):
             notes.append(_("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
                            "with a note."))
         if st is StepStatus.CPU_ONLY:
-            notes.append(_("Not done: validate on the GPUs (validate_device cuda), or Skip (s) with a reason."))
+            notes.append(_("Not done: validate on the GPUs once they are visible (health.gpu_pci; validate_device auto or cuda), or Skip (s) "
+                           "with a reason."))
         in_flight = last_run is not None and last_run.state is ActionState.RUNNING
         if in_flight and findings:  # walk 17: the cancelled run's "run it again" read as the running run's result
             notes.insert(0, _("A run is in progress: the findings below are from before it; its result replaces them "

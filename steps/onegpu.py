@@ -40,7 +40,7 @@ DCGM_L2 = ActionSpec(
 
 BURNIN = ActionSpec(
     id="burnin",
-    title="Burn in every GPU: DCGM targeted stress and power, else sustained GEMM, for burnin_minutes",
+    title="Burn in every GPU: DCGM stress and power, else sustained GEMM",  # minutes: burnin_minutes
     description=(
         "With DCGM: `dcgmi diag -r targeted_stress` then `-r targeted_power`, each for half of burnin_minutes "
         "(default 10; `-p <test>.test_duration=S`). Without DCGM (or on the CPU): bringup's validation script "

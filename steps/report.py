@@ -10,7 +10,7 @@ def resolve_capture(ctx: ActionContext) -> Resolved:
     import os
     import time
 
-    out = os.path.join(os.path.dirname(ctx.backup_dir), f"capture-{time.strftime('%Y%m%dT%H%M%S')}.tar.gz")
+    out = os.path.join(os.path.dirname(ctx.backup_dir), f"capture-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.tar.gz")  # UTC, as report-*.html
     state = ["--state", ctx.state_dir] if ctx.state_dir else []
     return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "capture", "-o", out]}])
 

@@ -222,8 +222,10 @@ def not_collected(manifest: dict[str, Any]) -> dict[str, list[str]]:
             cause, what = "denied", subject(p, err)
         elif err.startswith(("timed out after", TIMEOUT_ERROR)):
             cause, what = "timed_out", subject(p, err)
-        else:
-            cause, what = "other", f"{err} ({p.get('name')})"
+        else:  # the error in the operator's language where it is one of bringup's own ("no data_path in the plan")
+            from wizard.i18n import gettext
+
+            cause, what = "other", f"{gettext(err)} ({p.get('name')})"
         if what not in out.setdefault(cause, []):
             out[cause].append(what)
     return {c: out[c] for c in NOT_COLLECTED_CAUSES if c in out}

@@ -1389,6 +1389,14 @@ def cmd_capture(args: argparse.Namespace) -> int:
                    path=out, example=out / "capture.tar.gz") if out.is_dir()
                else _("cannot write the bundle to {path}: its directory {parent} does not exist").format(
                    path=out, parent=out.parent) if not out.parent.is_dir() else "")
+    if not problem:  # a device, FIFO, socket or symlink is refused as report -o refuses it (walk 22: -o /dev/null
+        # as root made /dev/null a regular file)
+        from wizard.fileedit import NotRegularFileError, refuse_non_regular
+
+        try:
+            refuse_non_regular(out)
+        except NotRegularFileError as exc:
+            problem = tr(exc.args[0])
     if problem:  # said before the probes run (walk 20: a traceback after them)
         print("bringup: error: " + problem, file=sys.stderr)
         return EXIT_ERROR

@@ -42,7 +42,7 @@ def refuse_non_regular(path: Path | str) -> None:
     """Refuse an output ``path`` that exists and is not a regular file, before anything is written; a path that does
     not exist yet, or is a regular file, passes. Checked with :func:`os.lstat`, so a symbolic link is refused
     whatever it points to (it is never followed, nor replaced): give its target instead. Used by every command that
-    writes an output file by rename (``report -o``, ``check --prometheus``, ``answers export -o``).
+    writes an output file by rename (``report -o``, ``check --prometheus``, ``answers export -o``, ``capture -o``).
 
     Raises:
         NotRegularFileError: the path is a directory, FIFO, character or block device, socket or symbolic link.

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
 
+from wizard.i18n import N_
 from wizard.hosts import DEFAULT_TIMEOUT_S, CommandResult, FileResult, Host, NotInSnapshot, decode
 
 
@@ -314,7 +315,7 @@ async def _collect_data_path(host: Host, plan: Mapping[str, object]) -> ProbeOut
     path = plan.get("data_path")
     if not isinstance(path, str) or not path:
         return ProbeOutput(name="data_path_df", source="df of the plan's data_path",
-                           error="no data_path in the plan")
+                           error=N_("no data_path in the plan"))
     r = await host.run(["df", "-P", "-T", "-B1", "--", path], 15)
     out = _from_command("data_path_df", r)
     if not out.error and r.rc not in (0, None):  # df printed why (e.g. No such file or directory)

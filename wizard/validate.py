@@ -113,6 +113,21 @@ def validate_device(ctx: ActionContext) -> str:
     return "cuda" if (_pci_gpus(ctx.outputs) or 0) > 0 else "cpu"
 
 
+def _cuda_without_gpu(ctx: ActionContext) -> Resolved | None:
+    """The refusal of a CUDA run on a node whose PCI bus shows no NVIDIA GPU (the plan's ``validate_device`` cuda):
+    it could only fail, and its failure would blame PyTorch (walk 22: the run said to install a CUDA build of torch and
+    turned a cpu-only step into a failed one). None when a GPU is there, the bus could not be read, or it runs on
+    the CPU."""
+    from wizard.i18n import Msg
+
+    if ctx.plan.get("validate_device") != "cuda" or _pci_gpus(ctx.outputs) != 0:
+        return None
+    return Resolved(manual=Msg("validate_device is cuda, but no NVIDIA GPU is on this node's PCI bus "
+                               "(health.gpu_pci): there is nothing to run CUDA on. Make the GPUs visible first "
+                               "(health.gpu_pci, then the driver), or set validate_device to auto or cpu to prove "
+                               "the software path on the CPU."), plan_key="validate_device")
+
+
 def gpu_count(ctx: ActionContext) -> int | None:
     """GPUs the node validation uses: NVML's count (GPUs the driver brought up), else the PCI bus's."""
     return _nvml_gpus(ctx.outputs) or _pci_gpus(ctx.outputs) or None
@@ -164,7 +179,7 @@ def _torchrun(python: str, nproc: int) -> list[str]:
 
 def resolve_gpu(ctx: ActionContext) -> Resolved:
     """``<python> bringup_validate.py gpu --device D [--quick]``: every visible GPU, one after another."""
-    missing = _missing_script()
+    missing = _missing_script() or _cuda_without_gpu(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
@@ -178,7 +193,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     on cuda when nccl-tests' ``all_reduce_perf`` is on ``PATH``, ``all_reduce_perf -b 8 -e 4G -f 2 -g N
     -c 1`` (one process driving N GPUs; ``-c 1`` checks every result). ``NCCL_DEBUG=INFO`` makes both
     print NCCL's transport choice into the log."""
-    missing = _missing_script()
+    missing = _missing_script() or _cuda_without_gpu(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
@@ -197,7 +212,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     rank count (:func:`node_nproc`: one per GPU on cuda, :data:`CPU_NPROC` on cpu, ``validate_nproc``
     overrides) so that every GPU is loaded at once, as in training, and the all-reduce intervals
     (``soak_allreduce``) run too; one process only when that count is 1 (then GEMM alone)."""
-    missing = _missing_script()
+    missing = _missing_script() or _cuda_without_gpu(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
@@ -213,7 +228,7 @@ def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
     """The GPU burn-in without DCGM (step ``gpu.stress``): ``<python> bringup_validate.py soak --device D --minutes M``
     in one process, i.e. sustained GEMM on every visible GPU with NVML sampling and the Xid/ECC/AER/remap counters
     read before and after (no all-reduce: that needs torchrun), judged like the soak."""
-    missing = _missing_script()
+    missing = _missing_script() or _cuda_without_gpu(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)

@@ -904,3 +904,18 @@ def test_ack_takes_the_key_check_prints_and_lists_it_with_its_subject(tmp_path):
     assert "GPU reseated, job reran clean" in listed.stdout
     zh = run("--state", str(state), "--lang", "zh_CN", "ack")
     assert "GPU 0：" in zh.stdout and "GPU 0: " not in zh.stdout
+
+
+def test_capture_refuses_an_output_that_is_not_a_regular_file_and_leaves_it(tmp_path):
+    """Walk 22: `capture -o` replaced a FIFO, a device node and a symbolic link with its bundle (as root, -o /dev/null
+    made /dev/null a regular file). It refuses them before any probe runs, as report -o does, and leaves each as it
+    was; a new file name is written as before."""
+    import stat as st
+
+    fifo, link = tmp_path / "ff", tmp_path / "link.tgz"
+    os.mkfifo(fifo)
+    link.symlink_to(tmp_path / "elsewhere.tgz")
+    for path, kind in ((fifo, "is a FIFO"), (link, "is a symbolic link")):
+        r = run("--state", str(tmp_path / "s"), "capture", "-o", str(path))
+        assert r.returncode == 3 and kind in r.stderr and "left as it is" in r.stderr, (r.returncode, r.stderr)
+    assert st.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()

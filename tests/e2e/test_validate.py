@@ -170,6 +170,20 @@ def _ctx(plan=None, pci_gpus=0, nvml_count=None):
     return ActionContext(outputs, plan or {}, "/tmp/backups")
 
 
+def test_cuda_asked_on_a_node_without_gpus_is_refused_before_it_runs():
+    """Walk 22: validate_device cuda on a GPU-less node ran, failed, told the operator to install a CUDA build of
+    torch and turned a cpu-only step into a failed one. Every validation resolver refuses it now, naming the empty
+    PCI bus and offering the plan answer; with a GPU on the bus, or the bus unread, it runs as before."""
+    from wizard import validate as v
+
+    for resolve in (v.resolve_gpu, v.resolve_node, v.resolve_soak, lambda c: v.resolve_gemm_burnin(c, 1.0)):
+        r = resolve(_ctx({"validate_device": "cuda"}, pci_gpus=0))
+        assert not r.ops and "no NVIDIA GPU is on this node's PCI bus" in r.manual and r.plan_key == "validate_device"
+        assert resolve(_ctx({"validate_device": "cuda"}, pci_gpus=2)).ops
+    unread = ActionContext({}, {"validate_device": "cuda"}, "/tmp/backups")
+    assert v.resolve_gpu(unread).ops  # the bus was not read: nothing to refuse on
+
+
 def test_resolvers_pick_python_device_and_ranks(tmp_path, monkeypatch):
     from wizard import validate as v
 

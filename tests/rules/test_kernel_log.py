@@ -715,3 +715,21 @@ def test_a_crash_test_modules_panic_is_a_requested_crash():
     r = explain_text(text(PUBLIC / "pstore__previous-boot-kernel-panic-crash-test-module.txt"))
     (f,) = r.findings
     assert f.verdict is Verdict.WARN and "crashed on request: a crash test" in f.message
+
+
+def test_an_aer_received_message_without_its_report_is_judged_by_its_own_severity():
+    """Walk 22: "AER: Corrected error received: <dev>" alone (the kernel rate-limits the reports after it) was said to
+    be "no ... AER ... errors"; beside Xid lines it was dropped. It is a health.aer finding now, by the message's own
+    severity: corrected information, uncorrected non-fatal a warn, fatal a fail; a port with its reports is said once."""
+    from wizard.explain import explain_text
+
+    line = "[ 3100.442211] pcieport 0000:00:01.0: AER: {sev} error received: 0000:2a:00.0\n"
+    for sev, verdict in (("Corrected", Verdict.PASS), ("Uncorrected (Non-Fatal)", Verdict.WARN),
+                         ("Uncorrected (Fatal)", Verdict.FAIL)):
+        r = explain_text(line.format(sev=sev))
+        (f,) = [x for x in r.findings if x.id == "health.aer"]
+        assert f.verdict is verdict and "received by port" in f.message and "0000:2a:00.0" in f.message
+        assert not any("no Xid, AER" in x.message for x in r.findings)
+    with_xid = ("[ 3000.1] NVRM: Xid (PCI:0000:2a:00): 79, pid=1, GPU has fallen off the bus.\n"
+                + line.format(sev="Corrected"))
+    assert any(x.id == "health.aer" for x in explain_text(with_xid).findings)

@@ -146,7 +146,7 @@ async def test_resume_at_the_step_with_a_running_action(state_dir, devvm_host):
             summary = text_of(app, "#start-summary")
             assert "Stage: Health checks" in summary and "Record an idle temperature" in summary
             # the step's own run number, as the step and action screens say it (not the build-wide id)
-            assert f"Running: {run.title} (run 1 of 1 of its step, pid {run.pid}" in summary
+            assert f"Running: {run.title} (its step's run 1 of 1, pid {run.pid}" in summary
             await pilot.press("r")
             await pilot.pause()
             assert isinstance(app.screen, StepScreen) and app.screen.step_id == "health.idle_baseline"

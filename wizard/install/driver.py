@@ -644,7 +644,8 @@ def resolve_dcgm(ctx: ActionContext) -> Resolved:
         return bad
     mm, drv_mm, note = _followup_cuda(h)
     if not mm:
-        return Resolved(manual="install the NVIDIA driver first: DCGM's package follows the driver's CUDA major version.")
+        return Resolved(manual=Msg("install the NVIDIA driver first: DCGM's package follows the driver's CUDA major "
+                                   "version."))
     major = mm.split(".")[0]
     mixing = _no_mixing(h, "DCGM", f"If you add NVIDIA's repository for DCGM anyway, install only "
                         f"datacenter-gpu-manager-4-cuda{major} (DCGM installation guide) and check with `apt-cache policy "

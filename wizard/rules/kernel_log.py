@@ -509,10 +509,48 @@ def _aer_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[
             src = f"{src}; {SRC_AER_RATE}"
             ev = cap(list(burst[2][:6]) + [ln for ln in ev if ln not in burst[2]])
         out.append(Finding("health.aer", verdict, msg, subject, ev, remedy, src))
+    out += _aer_messages_alone(log, events, groups, rates, gpu_index)
     for port, b in rates.items():  # corrected-error messages without any error report of their own
         name = device_name(log, port, gpu_index, "")
         out.append(Finding("health.aer", Verdict.WARN, Msg("PCIe port {name}: {burst_text}", name=name, burst_text=_burst_text(b)), name, cap(b[2]),
                            AER_BURST_REMEDY, f"{SRC_AER}; {SRC_AER_RATE}"))
+    return out
+
+
+def _aer_messages_alone(log: KernelLog, events: list[KernelEvent], groups: Mapping[str, list[KernelEvent]],
+                        bursts: Mapping[str, Any], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    """``health.aer`` for ports whose AER "error received" messages came without the error reports that follow them
+    (the kernel rate-limits those: "AER: Corrected error received: 0000:2a:00.0" alone; walk 22: such a log was said
+    to have no AER error). Judged by the messages' own severity, as the reports would be; a port already judged
+    through its reports or as a burst is not said twice."""
+    counted_boots = {e.boot for e in events} | {log.last_boot}
+    covered = set(groups) | {str(e.fields.get("port") or "") for evs in groups.values() for e in evs} | set(bursts)
+    alone: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
+    for m in log.aer_received:
+        port = str(m.fields.get("port") or "")
+        if m.boot in counted_boots and port and port not in covered:
+            alone.setdefault(port, []).append(m)
+    out: list[Finding] = []
+    for port, ms in alone.items():
+        sevs = {str(m.fields.get("severity") or "corrected") for m in ms}
+        verdict = Verdict.FAIL if sevs & AER_FAIL else Verdict.WARN if sevs & AER_WARN else Verdict.PASS
+        worst_sev = "fatal" if verdict is Verdict.FAIL else "nonfatal" if verdict is Verdict.WARN else "corrected"
+        source = str(ms[-1].fields.get("source") or port)
+        n = sum(_weight(m.evidence[0] if m.evidence else "") for m in ms)
+        how = Msg("all corrected") if verdict is Verdict.PASS else Msg("worst {aer_words}",
+                                                                      aer_words=Msg(AER_WORDS[worst_sev]))
+        msg = (Msg("{n} PCIe AER error message(s) received by port {port} from {source}, {how}; the kernel printed "
+                   "no error report for them (it rate-limits those), so their type is not known",
+                   n=n, port=device_name(log, port, gpu_index, ""), source=device_name(log, source, gpu_index, ""),
+                   how=how)
+               + (Msg(" (information: corrected errors matter only if their count grows during a stage)")
+                  if verdict is Verdict.PASS else ""))
+        remedy = ("" if verdict is Verdict.PASS else
+                  Msg("Read the full AER reports (`journalctl -k | grep -iA3 aer`, or the counters in "
+                      "/sys/bus/pci/devices/<bdf>/aer_dev_*); reseat the device and its riser/cables under this port, "
+                      "check its power, update BIOS/firmware; a fatal error took the link down: power-cycle first."))
+        out.append(Finding("health.aer", verdict, msg, device_name(log, source, gpu_index, ""),
+                           cap(m.evidence[0] for m in ms if m.evidence), remedy, SRC_AER))
     return out
 
 

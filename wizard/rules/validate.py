@@ -1103,8 +1103,8 @@ def _allreduce(c: _Ctx, test: str = "allreduce", fid: str = "allreduce_sweep") -
     big = by_size[sizes[-1]]
     busbw, algbw = num(big.get("busbw_gb_s", big.get("value"))), num(big.get("algbw_gb_s"))
     dtype = str(big.get("dtype") or "")
-    arith = (f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])} = algbw {_f(algbw)} x 2({n}-1)/{n}"
-             if algbw is not None and n >= 2 else f"busbw {_f(busbw)} GB/s at {human_bytes(sizes[-1])}")
+    arith = (Msg("busbw {bw} GB/s at {size}", bw=_f(busbw), size=human_bytes(sizes[-1]))
+             + (f" = algbw {_f(algbw)} x 2({n}-1)/{n}" if algbw is not None and n >= 2 else ""))
     where = (Msg('{n} ranks', n=n) + (f', {dtype}' if dtype else '') + Msg(', {human_bytes} to {human_bytes2}', human_bytes=human_bytes(sizes[0]), human_bytes2=human_bytes(sizes[-1])))
     ev = [big.raw] + [e.raw for e in wrong[:6]]
     src = f"{SRC_D4}; {SRC_FLOORS}"
