@@ -521,7 +521,7 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     busy = [(g, u) for g in doc.gpus for u in [g.num("utilization.gpu")] if u is not None and u >= BUSY_UTIL_PCT]
     if busy:  # a workload is running: say so (idle baselines and validations need the GPUs to themselves)
         lo, hi = min(u for _, u in busy), max(u for _, u in busy)
-        msg += (Msg('; {n_busy} of {n_gpus} busy, in use by a workload (GPU-Util {lo:g}%', n_busy=len(busy), n_gpus=len(doc.gpus), lo=lo) + (f'-{hi:g}%' if hi != lo else '') + Msg('): the idle baseline and validations need them free'))
+        msg += (Msg('; {n_busy} of {n_gpus} busy, in use by a workload (GPU-Util {lo:g}%', n_busy=len(busy), n_gpus=len(doc.gpus), lo=lo) + (f'-{hi:g}%' if hi != lo else '') + Msg('): fine while it is your job; free them before the idle baseline and validations'))
     return [Finding("health.gpu_count", Verdict.PASS, msg, "host", tuple(ev), "", SRC_A1, measured=cm)]
 
 
