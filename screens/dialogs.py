@@ -50,6 +50,9 @@ class ConfirmAction(ModalScreen[bool]):
             yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
                 yield Static(_(s.description), markup=False, id="confirm-what")
+                if self.resolved.note:  # what to know before yes (a validation on the CPU: why, and what it proves)
+                    yield Static("! " + tr(self.resolved.note), markup=False, id="confirm-note",
+                                 classes="dialog-warning")
                 ops = len(self.resolved.ops)  # commands and file edits, each shown with what it changes under it
                 yield Static(ngettext("Exactly what it does ({count} operation):",
                                       "Exactly what it does ({count} operations):", ops).format(count=ops),

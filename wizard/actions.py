@@ -72,6 +72,9 @@ class Resolved:
     done: bool = False
     """With ``manual``: nothing to do, the machine is already as the action would leave it (no swap to turn off,
     nothing to roll back). The CLI says so and exits 0; the TUI's dialog says so and points at the step's check."""
+    note: str = ""
+    """With ``ops``: what the operator should know before saying yes, shown with the confirmation (CLI and TUI): a
+    validation that runs on the CPU says why and that it proves the software path, not a GPU (walk 22)."""
 
     def describe(self) -> list[str]:
         """Human-readable lines: one per operation, as they will run; under each file write, the unified diff

@@ -974,8 +974,9 @@ class PreparedAction:
         if a.backs_up:
             facts = facts + Msg("; backs up: {paths}", paths=", ".join(a.backs_up))
         # Msg lines: shown translated (tr) by whoever prints them; the commands stay as they are
+        note = ["  " + self.resolved.note] if self.resolved.note else []
         return ([Msg.plain(a.title) + f"  ({self.step.id})", "  " + Msg.plain(a.description),
-                 "  " + facts] + ["  " + line for line in self.commands])
+                 "  " + facts] + note + ["  " + line for line in self.commands])
 
 
 @dataclass

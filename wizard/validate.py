@@ -128,6 +128,19 @@ def _cuda_without_gpu(ctx: ActionContext) -> Resolved | None:
                                "the software path on the CPU."), plan_key="validate_device")
 
 
+def cpu_note(ctx: ActionContext, device: str) -> str:
+    """What a validation on the CPU tells the operator before it runs: why the CPU (the plan's ``validate_device``, or
+    no NVIDIA GPU on the PCI bus) and that it proves the software path, not a GPU; "" on cuda."""
+    from wizard.i18n import Msg
+
+    if device != "cpu":
+        return ""
+    if ctx.plan.get("validate_device") == "cpu":
+        return Msg("Runs on the CPU (the plan's validate_device is cpu): it proves the software path, not a GPU.")
+    return Msg("Runs on the CPU: no NVIDIA GPU is on this node's PCI bus (health.gpu_pci), so it proves the software "
+               "path, not a GPU.")
+
+
 def gpu_count(ctx: ActionContext) -> int | None:
     """GPUs the node validation uses: NVML's count (GPUs the driver brought up), else the PCI bus's."""
     return _nvml_gpus(ctx.outputs) or _pci_gpus(ctx.outputs) or None
@@ -185,7 +198,7 @@ def resolve_gpu(ctx: ActionContext) -> Resolved:
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "gpu", "--device", device] + _quick(ctx.plan)}],
-                    env=_env(device))
+                    env=_env(device), note=cpu_note(ctx, device))
 
 
 def resolve_node(ctx: ActionContext) -> Resolved:
@@ -204,7 +217,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     binary = shutil.which(NCCL_TESTS_BINARY) if device == "cuda" else None
     if binary:
         ops.append({"argv": [binary, "-b", "8", "-e", NCCL_TESTS_MAX_BYTES, "-f", "2", "-g", str(n), "-c", "1"]})
-    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"))
+    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=cpu_note(ctx, device))
 
 
 def resolve_soak(ctx: ActionContext) -> Resolved:
@@ -221,7 +234,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     tail = [str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"] + _quick(ctx.plan)
     n = node_nproc(ctx, device)
     argv = _torchrun(python, n) + tail if n > 1 else [python] + tail
-    return Resolved(ops=[{"argv": argv}], env=_env(device))
+    return Resolved(ops=[{"argv": argv}], env=_env(device), note=cpu_note(ctx, device))
 
 
 def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
@@ -234,7 +247,7 @@ def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"]
-                          + _quick(ctx.plan)}], env=_env(device))
+                          + _quick(ctx.plan)}], env=_env(device), note=cpu_note(ctx, device))
 
 
 VALIDATE_PROBES = ("pci", "nvml")

@@ -248,3 +248,28 @@ def test_event_lines(line, expect):
     from wizard.validate import event_line
 
     assert event_line(line) == expect
+
+
+def test_a_validation_on_the_cpu_says_why_and_what_it_proves_before_it_runs():
+    """Walk 22: the run dialog of gpu.validate showed `--device cpu` and nothing about why, or that it proves no GPU.
+    Every validation resolver on the CPU carries a note (the confirmation shows it, CLI and TUI); on cuda none."""
+    from wizard import validate as v
+
+    auto = v.resolve_gpu(_ctx(pci_gpus=0))
+    assert "no NVIDIA GPU is on this node's PCI bus" in auto.note and "not a GPU" in auto.note
+    assert "validate_device is cpu" in v.resolve_node(_ctx({"validate_device": "cpu"}, pci_gpus=4)).note
+    assert v.resolve_node(_ctx(pci_gpus=4, nvml_count=4)).note == ""
+
+
+def test_the_cli_confirmation_wraps_the_cpu_note_with_the_words_not_the_commands(tmp_path):
+    """`bringup --dry-run run gpu.validate` on this GPU-less VM: the note is wrapped to 80 columns like the
+    description; the command stays one line, verbatim."""
+    r = subprocess.run(bringup_cmd("--state", str(tmp_path / "s"), "--dry-run", "run", "gpu.validate"),
+                       capture_output=True, text=True, env={**env_for_cli(), "COLUMNS": "80"}, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    if any(ln.startswith("  $ ") and ln.endswith("--device cuda") for ln in lines):
+        return  # a machine with NVIDIA GPUs: no note to show (the resolvers' test covers both)
+    note = [i for i, ln in enumerate(lines) if ln.startswith("  Runs on the CPU")]
+    assert note and all(len(ln) <= 80 for ln in lines[:note[0] + 2])
+    assert any(ln.startswith("  $ ") and ln.endswith("--device cpu") for ln in lines)
