@@ -257,7 +257,7 @@ class ManualDialog(ModalScreen[bool]):
         return build is None or bool(build.observing)
 
     def compose(self) -> ComposeResult:
-        from wizard.plan import PLAN_KEYS
+        from wizard.plan import key_help
 
         with Vertical(id="dialog", classes="dialog"):
             yield Static(_("Nothing to do") if self.done else _("Do this by hand") if not self.key else
@@ -267,8 +267,8 @@ class ManualDialog(ModalScreen[bool]):
                 if self.done:
                     yield Static(_("The machine is already as this action would leave it: press c on the step to "
                                    "check it."), markup=False, classes="muted")
-                if self.key in PLAN_KEYS and PLAN_KEYS[self.key].help:  # what the answer is, whole (not a placeholder)
-                    yield Static(f"{self.key}: {_(PLAN_KEYS[self.key].help)}", markup=False, classes="muted")
+                if key_help(self.key):  # what the answer is, whole (not a placeholder)
+                    yield Static(key_help(self.key), markup=False, classes="muted")
             if self.key:
                 build = getattr(self.app, "build", None)
                 current = build.store.plan().get(self.key) if build is not None else None

@@ -111,7 +111,8 @@ class StepScreen(Screen[None]):
     def __init__(self, step_id: str) -> None:
         super().__init__()
         self.step_id = step_id
-        self._run_running = False  # this step's action runs now (set by each refresh; check_action reads it)
+        self._run_running = False  # this step's action ran at the last refresh (check_action reads it: the footer
+        # asks often, so no query per call)
         self._sig: tuple | None = None
         self._shown: tuple[str, Any, list[Any]] | None = None  # (step id, its state, its last check's findings)
         self._drawing = False
@@ -178,9 +179,9 @@ class StepScreen(Screen[None]):
         if action == "check":
             return is_checked(step) and not observing
         if action == "run_action":
-            return step.action is not None and not observing and not self._action_underway()
+            return step.action is not None and not observing and not self._run_running
         if action == "watch_run":  # walk 20: "a Run" stayed in the footer while the action ran
-            return step.action is not None and self._action_underway()
+            return step.action is not None and self._run_running
         if action == "show_log":
             return step.action is not None
         if action == "confirm":  # not offered where it is refused (a step only its run proves, a failed check);
@@ -361,11 +362,6 @@ class StepScreen(Screen[None]):
                 self.app.push_screen(ActionScreen(run.id))
                 return
             self.app.start_action(self.step_id)
-
-    def _action_underway(self) -> bool:
-        """Whether this step's action was running at the last refresh (its last run's state; no query per call:
-        the footer asks often)."""
-        return self._run_running
 
     def action_watch_run(self) -> None:
         """Open the action screen of the run under way (the log streaming, cancel there)."""

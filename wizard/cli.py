@@ -1629,11 +1629,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return 0
             if prep.refusal_kind == "manual":
                 _print_wrapped("  ", _("cannot run here: {reason}").format(reason=tr(prep.refusal)), width, 2)
-                key = prep.resolved.plan_key if prep.resolved is not None else ""
-                from wizard.plan import PLAN_KEYS
+                from wizard.plan import key_help
 
-                if key in PLAN_KEYS and PLAN_KEYS[key].help:  # what the answer is, as the TUI's dialog shows it
-                    _print_wrapped("  ", f"{key}: {_(PLAN_KEYS[key].help)}", width, 2)
+                if key_help(prep.resolved.plan_key):  # what the answer is, as the TUI's dialog shows it
+                    _print_wrapped("  ", key_help(prep.resolved.plan_key), width, 2)
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)

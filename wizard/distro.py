@@ -107,6 +107,14 @@ def nvidia_repo_arch(machine: str) -> str | None:
     return NVIDIA_REPO_ARCH.get((machine or "").strip())
 
 
+def modules_unsupported(modules: object) -> bool:
+    """Whether the ``modules`` probe's output (``/proc/modules``) shows a kernel built without loadable-module
+    support: the file does not exist (proc(5)), so no NVIDIA kernel module can be loaded into it. Read by
+    ``os.kernel_headers`` and by the driver install's refusal (one test for both)."""
+    return modules is not None and not getattr(modules, "ok", True) and "no such file" in str(
+        getattr(modules, "error", "")).lower()
+
+
 DEBIAN_KERNEL_FLAVOURS = ("amd64", "arm64", "cloud-amd64", "cloud-arm64", "rt-amd64", "rt-arm64", "686", "686-pae")
 """The flavours Debian's own kernels end their release in (``6.1.0-47-amd64``; Debian linux source package, the
 linux-image-<release>-<flavour> binaries)."""

@@ -112,6 +112,15 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
 )}
 
 
+def key_help(key: str) -> str:
+    """``"KEY: what the answer is"`` in the operator's language, shown under a refusal that needs that answer (the
+    TUI's dialog and ``bringup run``); "" for a key without help."""
+    from wizard.i18n import _
+
+    k = PLAN_KEYS.get(key)
+    return f"{key}: {_(k.help)}" if k is not None and k.help else ""
+
+
 def unknown_key(key: str) -> str:
     """The refusal of a key no plan answer has: the closest key when one is close ("did you mean gpu_model?",
     difflib), then every key."""

@@ -20,8 +20,8 @@ from wizard.actions import ActionContext, Resolved
 from wizard.data import table
 from wizard.i18n import Msg
 from wizard.distro import (
-    APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, package_manager, packaged_kernel,
-    version_major,
+    APT_NONINTERACTIVE_ENV, PackageManager, install_argv, nvidia_repo_arch, modules_unsupported, package_manager,
+    packaged_kernel, version_major,
     version_matches,
 )
 from wizard.facts import facts_of
@@ -377,17 +377,15 @@ def _kernel_refusal(ctx: ActionContext, h: HostFacts) -> Resolved | None:
     was offered, apt sources and all, on a kernel the OS stage had failed): a kernel without loadable-module support
     (no /proc/modules, proc(5)) cannot take the NVIDIA modules; a Debian/Ubuntu kernel that is not the distribution's
     own has no linux-headers package for DKMS (:func:`wizard.distro.packaged_kernel`). None when neither holds."""
-    mo = ctx.outputs.get("modules")
-    if mo is not None and not mo.ok and "no such file" in str(mo.error).lower():
+    if modules_unsupported(ctx.outputs.get("modules")):
         return Resolved(manual=Msg("kernel {kernel} cannot load modules (no /proc/modules: it was built without "
                                    "loadable module support), so the NVIDIA kernel modules cannot run on it "
                                    "(os.kernel_headers fails for the same reason). Boot a distribution kernel (or one "
                                    "built with CONFIG_MODULES=y) first; then this action installs the driver.",
                                    kernel=h.kernel))
     distro = h.os.id if h.os is not None else ""
-    if h.route in ("nvidia-apt", "ubuntu-archive") and not packaged_kernel(distro, h.kernel):
-        if h.route == "ubuntu-archive":
-            return None  # Ubuntu's own route says how to build with DKMS for a kernel outside its archive
+    # (Ubuntu's archive route says itself how to build with DKMS for a kernel outside its archive)
+    if h.route == "nvidia-apt" and not packaged_kernel(distro, h.kernel):
         return Resolved(manual=Msg("kernel {kernel} is not one of {distro}'s packaged kernels, so no "
                                    "linux-headers-{kernel} package exists and DKMS cannot build the NVIDIA module for "
                                    "it (os.kernel_headers says the same). Boot a distribution kernel and install its "

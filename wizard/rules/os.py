@@ -21,6 +21,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from wizard.common import human_bytes
+from wizard.distro import modules_unsupported
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.host import mount_for, parse_df, parse_mounts, parse_os_release, parse_proc_swaps
@@ -170,7 +171,7 @@ def kernel_headers(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if g is None or not g.ok:
         return [missing_rerun(fid, g, f"whether headers for kernel {rel} are installed", source=SRC_HEADERS)]
     mo = out.get("modules")
-    if mo is not None and not mo.ok and "no such file" in str(mo.error).lower():
+    if mo is not None and modules_unsupported(mo):
         # walk 18: a kernel built without loadable-module support has no /proc/modules (proc(5)): no headers package
         # helps, the NVIDIA kernel modules cannot be loaded into it at all
         return [Finding(fid, Verdict.FAIL, Msg("kernel {rel} cannot load modules (no /proc/modules: it was built without "
