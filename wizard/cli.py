@@ -1584,10 +1584,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def show(prep) -> None:
         """The confirmation: its words wrapped to the terminal, the exact commands (and diffs) verbatim."""
-        words = 4 if prep.resolved.note else 3  # title, description, facts (and the note); then the commands
-        for i, line in enumerate(prep.confirmation()):
-            text = tr(line)
-            print(text if i >= words else "\n".join(_wrap("  " if i else "", text.strip(), width, 2)))
+        shown = prep.confirmation()
+        for i, line in enumerate(shown.words):
+            print("\n".join(_wrap("  " if i else "", tr(line).strip(), width, 2)))
+        for line in shown.commands:
+            print(line)
 
     def confirm(prep) -> bool:
         show(prep)

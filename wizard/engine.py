@@ -11,7 +11,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from wizard import actions as act
 from wizard.rules.identity import dmi_fields
@@ -963,8 +963,9 @@ class PreparedAction:
         """The exact operations, one line each, as they will run."""
         return self.resolved.describe()
 
-    def confirmation(self) -> list[str]:
-        """The text shown before asking: title, why, what it changes, then the exact commands."""
+    def confirmation(self) -> Confirmation:
+        """The text shown before asking: title, why, what it changes (and the run's note), then the exact
+        commands; ``words`` are for a printer to wrap, ``commands`` are printed as they are."""
         a = self.step.action
         assert a is not None
         changes, root = a.changes_system or self.resolved.changes_system, a.needs_root or self.resolved.needs_root
@@ -975,8 +976,20 @@ class PreparedAction:
             facts = facts + Msg("; backs up: {paths}", paths=", ".join(a.backs_up))
         # Msg lines: shown translated (tr) by whoever prints them; the commands stay as they are
         note = ["  " + self.resolved.note] if self.resolved.note else []
-        return ([Msg.plain(a.title) + f"  ({self.step.id})", "  " + Msg.plain(a.description),
-                 "  " + facts] + note + ["  " + line for line in self.commands])
+        return Confirmation([Msg.plain(a.title) + f"  ({self.step.id})", "  " + Msg.plain(a.description),
+                             "  " + facts] + note, ["  " + line for line in self.commands])
+
+
+@dataclass
+class Confirmation:
+    """:meth:`PreparedAction.confirmation`: ``words`` (``Msg`` lines, translated by whoever prints them) then
+    ``commands`` (verbatim); iterating gives every line in that order."""
+
+    words: list[str]
+    commands: list[str]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.words + self.commands)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pytest
 import steps
 from tests.conftest import frozen_clock
 from tests.sshd import ensure_installed
-from wizard.engine import Build, local_host
+from wizard.engine import Build, Confirmation, local_host
 from wizard.model import StepStatus, Verdict
 from wizard.store import ActionState
 
@@ -40,7 +40,7 @@ async def test_fio_reads_a_test_file_under_the_data_path_judges_stores_and_remov
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "boot-1"}, create=True, clock=frozen_clock)
     try:
         b.store.set_plan(data_path=str(data), storage_test_mib=64, storage_test_s=3, data_read_gb_s=0.001)
-        asked: list[list[str]] = []
+        asked: list[Confirmation] = []
 
         def yes(prep):
             asked.append(prep.confirmation())
