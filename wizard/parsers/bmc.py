@@ -270,8 +270,10 @@ def detect_sel(text: str) -> float:
         return 0.95
     hits = 0
     for ln in lines:
+        if ln.count("|") < 4:  # cheap first: a SEL row has at least 5 columns
+            continue
         cols = [c.strip() for c in ln.split("|")]
-        if len(cols) >= 5 and _HEX_ID.match(cols[0]) and (
+        if _HEX_ID.match(cols[0]) and (
                 _DATE.match(cols[1]) or cols[1].replace(" ", "").lower().startswith("pre-init")) and (
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
