@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -261,7 +262,28 @@ _ONE_LINE_MEASURES = ("gemm", "memcpy", "h2d", "d2h", "memory", "train", "sanity
 def _so_far(done: int, total: int, unit: object) -> str:
     """A progress event's count: "3 s of 120 s" when it counts seconds (a soak: walk 20 read "[3/120]" as interval 3),
     else "3/120"."""
-    return f"{done} s of {total} s" if unit == "s" else f"{done}/{total}"
+    return _("{done} s of {total} s").format(done=done, total=total) if unit == "s" else f"{done}/{total}"
+
+
+_SUBTEST_PHASE = re.compile(r"^(gemm|memcpy|h2d|d2h|memory|train) on (\S+)$")
+_SOAK_PHASE = re.compile(r"^soak interval (\d+)$")
+
+
+def phase_words(phase: str) -> str:
+    """A progress event's ``phase`` (the validation script's words: "gemm on cpu", "soak interval 3") in the
+    operator's language; in English the script's own words. A phase of another form is shown as it is (all-reduce
+    and p2p phases are a collective's name and a size, the field's words in either language)."""
+    m = _SUBTEST_PHASE.match(phase)
+    if m:
+        sub = {"gemm": _("gemm on {device}"), "memcpy": _("memcpy on {device}"), "h2d": _("h2d on {device}"),
+               "d2h": _("d2h on {device}"), "memory": _("memory on {device}"), "train": _("train on {device}")}
+        if m.group(2).startswith("cuda") and m.group(1) in ("memory", "memcpy"):  # GPU memory (显存), not the host's
+            return (_("memory on {gpu}") if m.group(1) == "memory" else _("memcpy on {gpu}")).format(gpu=m.group(2))
+        return sub[m.group(1)].format(device=m.group(2))
+    m = _SOAK_PHASE.match(phase)
+    if m:
+        return _("soak interval {n}").format(n=m.group(1))
+    return phase
 
 
 def event_line(line: str) -> str | None:
@@ -282,8 +304,9 @@ def event_line(line: str) -> str | None:
             return None
         ws = e.get("world_size")
         dev = e.get("device")  # none: torch did not import, so no device was chosen
-        return (f"{where}started {e.test or '?'}" + (f" on {dev}" if dev else " (no device: torch not imported)")
-                + (f", {ws} ranks" if isinstance(ws, int) and ws > 1 else "")
+        return (where + (_("started {test} on {device}").format(test=e.test or "?", device=dev) if dev else
+                         _("started {test} (no device: torch not imported)").format(test=e.test or "?"))
+                + (_(", {n} ranks").format(n=ws) if isinstance(ws, int) and ws > 1 else "")
                 + (f" (torch {v.get('torch')}" + (f", CUDA {v.get('cuda')}" if v.get("cuda") else "") + ")"
                    if v.get("torch") else ""))
     if e.kind == "progress":
@@ -293,25 +316,30 @@ def event_line(line: str) -> str | None:
         ok_total = isinstance(total, int) and not isinstance(total, bool) and total > 0
         if ok_total and isinstance(index, int) and not isinstance(index, bool):
             # a sub-test starting: "starting gemm on cuda:0 (1/6)" (done counts the finished ones)
-            return f"{where}starting {e.get('phase') or e.test} ({index}/{total})"
+            return where + _("starting {phase} ({index}/{total})").format(
+                phase=phase_words(str(e.get("phase") or e.test)), index=index, total=total)
         frac = f"[{_so_far(done, total, e.get('unit'))}] " if isinstance(done, int) and ok_total else ""
         bw = num(e.get("busbw_gb_s"))
-        return f"{where}{frac}{e.get('phase') or e.test}" + (f"  busbw {bw:.3g} GB/s" if bw is not None else "")
+        return (f"{where}{frac}{phase_words(str(e.get('phase') or e.test))}"
+                + (f"  busbw {bw:.3g} GB/s" if bw is not None else ""))
     if e.kind == "measure" and e.test in _ONE_LINE_MEASURES:
         v = num(e.get("value"))
         dev = e.get("device")
         on = f" GPU {dev}" if isinstance(dev, int) and not isinstance(dev, bool) else ""
         if e.test == "sanity":
-            return f"{where}rank {e.get('rank')} sanity {'ok' if v == 1.0 else 'FAILED'}"
+            return where + (_("rank {rank} sanity ok") if v == 1.0 else _("rank {rank} sanity FAILED")).format(
+                rank=e.get("rank"))
         if e.test == "train":
-            return (f"{where}train{on}: loss {num(e.get('loss_first')) or 0:.3f} -> "
-                    f"{num(e.get('loss_last')) or 0:.3f} over {e.get('steps')} steps")
+            return where + _("train{on}: loss {first} -> {last} over {steps} steps").format(
+                on=on, first=f"{num(e.get('loss_first')) or 0:.3f}", last=f"{num(e.get('loss_last')) or 0:.3f}",
+                steps=e.get("steps"))
         if e.test == "memory":
-            return f"{where}memory{on}: {'?' if v is None else f'{v:.0f}'} pattern error(s)"
+            return where + _("memory{on}: {n} pattern error(s)").format(on=on, n="?" if v is None else f"{v:.0f}")
         shown = "?" if v is None else f"{v:,.3g}"
         return f"{where}{e.test}{on}: {shown} {e.get('unit') or ''}".rstrip()
     if e.kind == "error":
-        return f"{where}error in {e.test or '?'} ({e.get('kind')}): {str(e.get('message') or '')[:200]}"
+        return where + _("error in {test} ({kind}): {message}").format(test=e.test or "?", kind=e.get("kind"),
+                                                                       message=str(e.get("message") or "")[:200])
     return None
 
 
@@ -410,7 +438,7 @@ class LiveView:
         arrow = ">" if basic else "\u25b6"
         if p is None:
             return f"{arrow} {last.kind} {last.test}".rstrip() + err
-        parts = [f"{arrow} {p.test}: {p.get('phase', '')}".rstrip()]
+        parts = [f"{arrow} {p.test}: {phase_words(str(p.get('phase', '')))}".rstrip()]
         done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
         if isinstance(done, int) and isinstance(total, int) and total > 0:
             parts.append(f"({_so_far(done, total, p.get('unit'))})")
@@ -418,7 +446,7 @@ class LiveView:
         if bw is not None:
             parts.append(f"busbw {bw:.2f} GB/s")
         if p.node:
-            parts.append(f"on {p.node}")
+            parts.append(_("on {node}").format(node=p.node))
         return " ".join(parts) + err
 
     def measurement_rows(self, keep_sweep: int = 3) -> list[tuple[str, str, str, str, str]]:

@@ -273,3 +273,24 @@ def test_the_cli_confirmation_wraps_the_cpu_note_with_the_words_not_the_commands
     note = [i for i, ln in enumerate(lines) if ln.startswith("  Runs on the CPU")]
     assert note and all(len(ln) <= 80 for ln in lines[:note[0] + 2])
     assert any(ln.startswith("  $ ") and ln.endswith("--device cpu") for ln in lines)
+
+
+def test_the_progress_words_of_a_validation_are_the_operators_language():
+    """Walks 21-22: the Chinese progress line showed the script's own words ("starting gemm on cpu"). Each sub-test
+    phase, a soak interval and the started/error lines are translated; English keeps the script's words, and GPU
+    memory is 显存 where the CPU run's is 内存."""
+    from wizard import i18n
+    from wizard.validate import event_line, phase_words
+
+    start = ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"gpu","phase":"memory on cuda:0","done":4,'
+             '"index":5,"total":6}')
+    assert event_line(start) == "starting memory on cuda:0 (5/6)"
+    assert phase_words("all-reduce 64 MiB") == "all-reduce 64 MiB"  # the field's words, in both languages
+    i18n.set_language("zh_CN")
+    try:
+        assert event_line(start) == "开始 显存模式测试（cuda:0）（5/6）"
+        assert phase_words("memory on cpu") == "内存模式测试（cpu）"
+        assert phase_words("soak interval 3") == "老化第 3 段"
+        assert phase_words("gemm on cpu") == "GEMM 矩阵乘（cpu）"
+    finally:
+        i18n.set_language("en")
