@@ -303,7 +303,12 @@ class ActionScreen(Screen[None]):
             # the Log keeps its last SHOW_LINES lines: a batch longer than that would be drawn only to be dropped
             self.query_one(Log).write_lines(readable(new[-SHOW_LINES:]))
             self.next_index = start + len(lines)
-        self.line_total = max(self.line_total, start + len(lines))
+        total = max(self.line_total, start + len(lines))
+        if total != self.line_total:
+            self.line_total = total
+            if self._timer is None and self._run is not None:  # the run ended (no tick now): count its last lines
+                self._state_text = self.state_words(self._run)
+                self.render_head()
         if self.live.add(start, lines):
             self.update_progress()
             self.refresh_bindings()

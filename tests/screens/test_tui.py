@@ -1117,6 +1117,24 @@ async def test_action_header_counts_time_lines_and_says_cancelled(state_dir, dev
         gate.write_text("go")
 
 
+async def test_the_header_counts_log_lines_that_arrive_after_the_run_ended(state_dir, devvm_host):
+    """Walk 22: "已运行 1 s，0 行日志" stayed under 12 shown lines: lines delivered after the run's end (the once-a-second
+    tick stopped with it) did not reach the header's count. Lines added to an ended run's screen update it."""
+    run = start_run(state_dir, devvm_host, "health.idle_baseline", [sys.executable, "-c", "print('one')"])
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.push_screen(ActionScreen(run.id))
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ActionScreen) and app.screen.query("#action-state")
+                                and "Result:" in text_of(app, "#action-outcome"), tries=200)
+        screen = app.screen
+        assert isinstance(screen, ActionScreen) and screen._timer is None
+        shown = screen.line_total
+        screen.add_lines(shown, [f"late {i}" for i in range(12)])
+        await pilot.pause()
+        assert f"{shown + 12} log lines" in " ".join(text_of(app, "#action-state").split())
+
+
 async def test_idle_baseline_ends_with_its_judged_result_in_words(state_dir, devvm_host):
     """The idle baseline's log ends with the sampler's JSON summary; the screen's closing line is the judged
     result in words (the verdict and what the finding says), not that JSON."""
