@@ -83,14 +83,17 @@ def wrap_rows(line: str, width: int) -> list[str]:
 
 def _wrap_ascii(line: str, width: int) -> list[str]:
     """Greedy wrap of an ASCII line (one cell a character): each row cut at its last space (the spaces at the cut
-    dropped), or at the width when it has none; continuation rows indented. Linear in the line's length."""
+    dropped); a word longer than the row (a path) after its last ``/`` that fits, so a name is not split (walk 22:
+    "capture-...tar.g" / "z"), else at the width; continuation rows indented. Linear in the line's length."""
     rows: list[str] = []
     room = width
     while len(line) > room:
         cut = line.rfind(" ", 0, room + 1)
         head = line[:cut].rstrip(" ") if cut > 0 else ""
         if not head.strip():  # no space to cut at (or only the line's own indentation): cut the word
-            head, line = line[:room], line[room:]
+            slash = line.rfind("/", 0, room)  # after a path's "/" (kept on this row), when that leaves a row's half
+            at = slash + 1 if slash >= room // 2 else room
+            head, line = line[:at], line[at:]
         else:
             line = line[cut:]
         rows.append(head if not rows else INDENT + head)

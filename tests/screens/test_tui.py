@@ -1711,7 +1711,8 @@ def test_wrap_rows_keeps_every_character_within_the_width():
     from screens.action import INDENT, wrap_rows
 
     lines = ["short line", "x" * 200, "  indented " + "word " * 40, "tab\tseparated\t" * 12,
-             "GPU 0 温度 " * 30, "# summary " + '{"gpus": [], "host_max_c": null}' * 5]
+             "GPU 0 温度 " * 30, "# summary " + '{"gpus": [], "host_max_c": null}' * 5,
+             "wrote /tmp/walk22-state/builds/20261204T235250Z-vm/capture-20261205T000011.tar.gz: 72 probes"]
     for width in (20, 59, 78):
         for line in lines:
             rows = wrap_rows(line, width)
@@ -1720,6 +1721,9 @@ def test_wrap_rows_keeps_every_character_within_the_width():
             assert "".join(r.replace(" ", "") for r in rows) == line.expandtabs().replace(" ", "")
             if cell_len(line.expandtabs()) <= width:
                 assert rows == [line.expandtabs()] or rows == [line]
+    # a path longer than a row breaks after a "/", not inside a name (walk 22: "...tar.g" / "z:")
+    assert [r.strip() for r in wrap_rows(lines[-1], 60)] == [
+        "wrote", "/tmp/walk22-state/builds/20261204T235250Z-vm/", "capture-20261205T000011.tar.gz: 72 probes"]
 
 
 @pytest.mark.parametrize("step_id,example", [("plan.power", "power and cooling"),
