@@ -400,9 +400,11 @@ class SizingScreen(Screen[None]):
                     severity="warning" if short else "information", timeout=8)
 
     def action_scroll_results(self, pages: int) -> None:
-        """page down / page up: scroll the results pane by a page whatever field has the focus."""
+        """page down / page up: scroll the results pane by a page whatever field has the focus, at once (``immediate``:
+        each of several presses queued before a refresh moves its own page; walk 22: a held PgUp moved one)."""
         results = self.query_one("#sz-results", VerticalScroll)
-        (results.scroll_page_down if pages > 0 else results.scroll_page_up)(animate=False)
+        results.scroll_to(y=results.scroll_y + pages * results.scrollable_content_region.height, animate=False,
+                          immediate=True)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -372,6 +372,13 @@ async def test_page_down_scrolls_the_results_from_any_field(state_dir):
         await pilot.press("pageup")
         await pilot.pause()
         assert results.scroll_y == 0
+        # several presses before a refresh (a held key on a console) each move a page (walk 22: one page for twelve)
+        page = results.scrollable_content_region.height
+        assert results.max_scroll_y >= 2 * page
+        screen.action_scroll_results(1)  # two presses handled before the screen refreshes
+        screen.action_scroll_results(1)
+        await pilot.pause()
+        assert results.scroll_y == 2 * page
 
 
 async def test_results_in_chinese(state_dir):
