@@ -76,7 +76,6 @@ RESULT_ORDER = ("per_gpu", "min_gpus", "bytes_per_param", "model_states", "activ
                 "nvme", "power")
 """Verdicts first (does it fit, how many GPUs), then the arithmetic that leads to them."""
 
-STATUS_WORD = {"ok": N_("OK"), "short": N_("SHORT"), "error": N_("ERROR"), "info": ""}
 STATUS_STYLE = {"ok": "green", "short": "bold red", "error": "bold red", "info": ""}
 
 
@@ -324,14 +323,14 @@ class SizingScreen(Screen[None]):
 
     @staticmethod
     def title_text(r: sz.Result) -> Text:
-        """'SHORT Memory per GPU: ...': the status as a word (never colour alone), unless the value says it."""
+        """'Memory per GPU: 52 GB  [SHORT]': the status as a word after the value, as ``bringup size`` prints it (never
+        colour alone; walk 22: before the title it ran into it)."""
         t = Text()
-        word = STATUS_WORD.get(r.status, "")
-        if word and word.lower() not in r.value.lower():
-            t.append(f"{_(word)} ", style=STATUS_STYLE[r.status])
         t.append(tr(r.title), style="bold")
         t.append(_(": "))
-        t.append(tr(r.value), style=STATUS_STYLE.get(r.status, "") if word else "")
+        t.append(tr(r.value), style=STATUS_STYLE.get(r.status, "") if sz.STATUS_WORDS.get(r.status) else "")
+        if r.status_word:
+            t.append(f"  [{_(r.status_word)}]", style=STATUS_STYLE[r.status])
         return t
 
     def result_plain(self, key: str) -> str:

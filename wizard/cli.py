@@ -2251,7 +2251,6 @@ def cmd_size(args: argparse.Namespace) -> int:
     if opt(args, "json"):
         print(json.dumps({"schema": 1, "bringup_version": __version__, "fits": ok, **szm.to_json(s, raw)}, indent=2))
         return 0 if ok else 1
-    word = {"ok": N_("OK"), "short": N_("SHORT"), "error": N_("ERROR"), "info": ""}
     def gb(b: float | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.1f} GB"
 
@@ -2281,8 +2280,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     print()
     for r in s.results:
         head = _("{title}: {value}").format(title=tr(r.title), value=tr(r.value))
-        _print_wrapped("", head + (f"  [{_(word[r.status])}]" if word[r.status]
-                                          and word[r.status] not in r.value else ""), width, 4)
+        _print_wrapped("", head + (f"  [{_(r.status_word)}]" if r.status_word else ""), width, 4)
         for m in r.math:
             _print_wrapped("    ", tr(m), width, 6)
         _print_wrapped("    ", _("source: {source}").format(source=r.source), width, 6)

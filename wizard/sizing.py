@@ -77,7 +77,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from wizard.data import table
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 GB = 1e9
 """Bytes in a gigabyte (SI). GPU datasheets and disk vendors quote GB."""
@@ -633,6 +633,17 @@ class Result:
     math: tuple[str, ...]
     source: str
     status: str = "info"
+
+    @property
+    def status_word(self) -> str:
+        """The status as a word shown after the value ("OK", "SHORT", "ERROR"; the English, translated by whoever
+        shows it): never colour alone. "" for "info", and where the value already says it ("SHORT by 12 GB")."""
+        word = STATUS_WORDS.get(self.status, "")
+        return "" if not word or word.lower() in str(self.value).lower() else word
+
+
+STATUS_WORDS = {"ok": N_("OK"), "short": N_("SHORT"), "error": N_("ERROR"), "info": ""}
+""":attr:`Result.status_word` per status."""
 
 
 @dataclass
