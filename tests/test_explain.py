@@ -173,6 +173,18 @@ def test_program_errors_warn_and_hardware_errors_fail() -> None:
     assert hw.verdict is Verdict.FAIL and "cudaErrorUnknown" in hw.findings[0].message
 
 
+def test_one_cuda_error_printed_on_several_lines_is_one_finding():
+    """Held-out round 25: legacy PyTorch printed error 59 twice (RuntimeError and THCudaCheck): one finding, both lines
+    and the kernel's failed assertion as its evidence."""
+    from tests.probe_data import PUBLIC
+
+    e = explain_text((PUBLIC / "pytorch__cuda-runtime-error-59-device-assert.txt").read_text())
+    torch = [f for f in e.findings if f.id == "driver.torch_cuda"]
+    assert len(torch) == 1 and torch[0].verdict is Verdict.WARN and "cudaErrorAssert" in str(torch[0].message)
+    ev = " ".join(torch[0].evidence)
+    assert "cuda runtime error (59)" in ev and "THCudaCheck FAIL" in ev and "Assertion `idx < size" in ev
+
+
 def test_zsh_and_custom_prompts_split_a_session():
     """"user@host ~ % nvidia-smi" (zsh) and "bash$> free -h" are prompts: each command's output is its own part."""
     from wizard.explain import PROMPT_RE, command_of

@@ -58,6 +58,18 @@ def test_numactl_rules() -> None:
     assert _v(f, "bios.numa_memory") == [Verdict.WARN]
 
 
+def test_numactl_distance_table_alone_gives_the_node_count() -> None:
+    """Held-out round 25 (a GH200 node's distance rows, pasted without the rest): the header row's node ids are the
+    count, judged against the plan as the whole output's is, and the finding says what the paste lacks."""
+    from tests.probe_data import PUBLIC
+
+    n = parse_numactl(text(PUBLIC / "numactl__4x-gh200-node-distances-excerpt.txt"))
+    assert n.distance_nodes == list(range(36)) and not n.nodes
+    f = hosttools.judge_numactl(n, {})
+    assert _v(f, "bios.numa") == [Verdict.PASS] and "distance table alone" in str(f[0].message)
+    assert _v(hosttools.judge_numactl(n, {"numa_nodes": 4}), "bios.numa") == [Verdict.FAIL]
+
+
 MEMTOTAL_GIB = 24684092 / 1024 / 1024  # the dev VM: 23.54 GiB
 
 

@@ -219,6 +219,8 @@ class NumactlFacts:
     available_line: str = ""
     nodes: dict[int, NumaNode] = field(default_factory=dict)
     distance_lines: list[str] = field(default_factory=list)
+    distance_nodes: list[int] = field(default_factory=list)
+    """The node ids of the distance table's header row ("node   0   1   2 ..."), in order."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -250,8 +252,12 @@ def parse_numactl(text: str) -> NumactlFacts:
             in_dist = True
             f.distance_lines.append(s)
             continue
-        if in_dist and re.match(r"^(node\s+[\d\s]+|\d+:\s+[\d\s]+)$", s):
+        header = re.match(r"^node((?:\s+\d+)+)$", s)  # the table's header row; a paste may start at it
+        if header or (in_dist and re.match(r"^\d+:\s+[\d\s]+$", s)):
+            in_dist = True
             f.distance_lines.append(s)
+            if header and not f.distance_nodes:
+                f.distance_nodes.extend(sat_int(x) for x in header.group(1).split())
             continue
         if s.startswith("No NUMA available"):
             f.problems.append(s)
@@ -288,6 +294,9 @@ def detect_numactl(text: str) -> float:
         return 1.0
     if len(re.findall(r"^node \d+ (?:cpus|size|free):", text, re.M)) >= 2:
         return 0.9
+    # its distance table alone: the header row ("node   0   1 ...") then a row per node ("  0:  10  21 ...")
+    if re.search(r"^[ \t]*node(?:[ \t]+\d+){2,}[ \t]*\n[ \t]*0:(?:[ \t]+\d+){2,}[ \t]*$", text, re.M):
+        return 0.8
     return 0.0
 
 

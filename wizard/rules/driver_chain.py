@@ -19,6 +19,7 @@ CUDA version"):
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from wizard.common import gpu_subject
@@ -458,13 +459,20 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "({coded_text})", who=who, coded_text=_coded_text(e)), "host", tuple(dict.fromkeys([e.line] + list(ev)))[:8],
                                 (e.info.sentence + Msg('; then check that `nvidia-smi` works in the same environment (on WSL2: the Windows driver and `nvidia-smi` inside WSL) and that no other process holds the GPUs.')), f"{e.info.source}; {SRC_TORCH}"))
         return findings
-    for e in coded:
+    groups: dict[tuple[str, int], list[Any]] = {}  # one finding per error: PyTorch prints one error on several lines
+    for e in coded:  # ("RuntimeError: cuda runtime error (59)" and "THCudaCheck FAIL ... error=59")
         assert e.info is not None
-        if e.kind == "oom":
-            findings.append(_oom_finding(e, who))
-        else:
-            findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)), "host", (e.line,),
-                                    e.info.remedy, f"{e.info.source}; {SRC_TORCH}"))
+        groups.setdefault((e.kind, e.info.code), []).append(e)
+    for (kind, _code), group in groups.items():
+        e = next((x for x in group if x.oom and x.oom.tried), group[0])  # the OOM line with its figures
+        assert e.info is not None
+        f = (_oom_finding(e, who) if kind == "oom" else
+             Finding("driver.torch_cuda", Verdict.WARN, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)),
+                     "host", (e.line,), e.info.remedy, f"{e.info.source}; {SRC_TORCH}"))
+        asserted = ([ln.strip() for ln in raw_lines if _KERNEL_ASSERT.search(ln)][:2]
+                    if e.info.name == "cudaErrorAssert" else [])  # the kernel's own words: which assertion failed
+        findings.append(replace(f, evidence=tuple(dict.fromkeys([f.evidence[0]] + [x.line.strip() for x in group]
+                                                                + asserted))[:5]))
     if coded:
         return findings
     if t.cpu_only:
@@ -613,6 +621,11 @@ FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
 CUDA work: fail. The others (``workload`` = out of memory, ``busy``, ``program``) say the GPU answered and the program
 or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime API, cudaError_t,
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
+
+
+_KERNEL_ASSERT = re.compile(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
+"""A device-side assertion as the CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT: "...: block: [0,0,0], thread:
+[0,0,0] Assertion `idx < size` failed.")."""
 
 
 def _coded_text(e: Any) -> str:

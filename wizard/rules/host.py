@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping
 
@@ -342,7 +343,14 @@ def cpu_layout(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
-    """``numactl --hardware`` facts -> ``bios.numa`` and ``bios.numa_memory`` (+ ``os.memory`` vs the plan)."""
+    """``numactl --hardware`` facts -> ``bios.numa`` and ``bios.numa_memory`` (+ ``os.memory`` vs the plan). Its
+    node distance table alone (the header row's node ids) gives the node count, judged as the whole output's is; the
+    CPUs and memory of each node are not in it, and are said to be missing."""
+    if not f.nodes and f.distance_nodes:
+        count = len(f.distance_nodes)
+        only = _numa_verdict(count, None, [], exp, tuple(f.distance_lines[:8]))
+        return [dataclasses.replace(only, message=only.message + Msg(
+            " (from the node distance table alone: each node's CPUs and memory are not in this paste)"))]
     if not f.nodes:
         return [Finding("bios.numa", Verdict.UNKNOWN, "could not read any NUMA node from numactl --hardware", "host",
                         tuple(([f.available_line] if f.available_line else []) + f.problems[:10]),
