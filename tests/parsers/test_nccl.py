@@ -14,6 +14,16 @@ def test_nccl_tests_parse_case() -> None:
     assert r.rows[-1].oop.busbw_gb_s == 338.82 and r.rows[-1].oop.wrong == 0
 
 
+def test_all_reduce_ranks_from_busbw_over_algbw_only_when_the_digits_allow_one() -> None:
+    # real result tables without '# Rank' lines (round 26): 5.20/3.47 = 1.5 = 2(n-1)/n -> 4; 47.49/47.49 -> 2
+    r = parse_nccl_tests(text(PUBLIC / "nccl-tests__dgx-a100-4gpu-p2p-disabled.txt"))
+    assert not r.devices and infer_collective(r) == ("all_reduce", 4)
+    assert infer_collective(parse_nccl_tests(text(PUBLIC / "nccl-tests__a40-nvlink-pair-allreduce.txt")))[1] == 2
+    # synthetic: at 0.05 GB/s the two printed decimals allow n from 2 to far more: no count
+    row = "  8589934592    2147483648     float     sum      -1  1.0e9    0.05    0.08      0    1.0e9    0.05    0.08      0"
+    assert infer_collective(parse_nccl_tests(row + "\n"))[1] is None
+
+
 AWS = PUBLIC / "nccl-debug__aws-g6e-ofi-efa-init-failed-socket-fallback.txt"
 
 

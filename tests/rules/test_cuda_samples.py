@@ -163,7 +163,7 @@ def test_nvbandwidth_p2p_slow_pair_missing_pair_and_nvlink_figure():
         "           0         1         2", " 0       N/A    {x}    390.00", " 1    390.00       N/A    390.00",
         " 2    390.00    390.00       N/A", "SUM device_to_device_memcpy_read_ce 2000.00"]
     t = "\n".join(rows)
-    ok = _nvbw(t.format(x="391.00"))
+    ok = [f for f in _nvbw(t.format(x="391.00")) if f.id == "health.p2p"]
     assert {f.verdict for f in ok} == {Verdict.PASS} and any("450" in f.message for f in ok)  # H100 SXM 900/2
     slow = _nvbw(t.format(x="100.00"))
     assert any(f.id == "health.p2p" and f.verdict == Verdict.WARN and "slow" in f.message for f in slow)
@@ -358,3 +358,23 @@ def test_bandwidth_test_d2d_is_graded_against_the_datasheet_only_when_dram_sized
     assert slow[0].id == "gpu.memcpy" and slow[0].verdict is Verdict.WARN and slow[0].remedy
     small = judge_bandwidth_test_text(head + row.format(v=1200.0, n=32000000) + "Result = PASS\n", {})
     assert {f.verdict for f in small} == {Verdict.SKIP, Verdict.UNKNOWN} and all(f.id == "gpu.host_bandwidth" for f in small)
+
+
+def _d2d_matrix(n: int, rate: str) -> str:
+    """synthetic: an nvbandwidth device-to-device matrix of ``n`` GPUs, every pair at ``rate`` GB/s, no device names."""
+    head = "           " + "".join(f"{i:>10}" for i in range(n))
+    rows = [f" {a}" + "".join(f"{'N/A' if a == b else rate:>10}" for b in range(n)) for a in range(n)]
+    return "\n".join(["nvbandwidth Version: v0.10.0", "Running device_to_device_memcpy_read_ce.",
+                      "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)", head, *rows,
+                      "SUM device_to_device_memcpy_read_ce 1.00"])
+
+
+def test_nvbandwidth_all_pairs_at_nvlink_rate_count_gpus_of_an_hgx_board():
+    from wizard.rules.cuda_samples import judge_nvbandwidth_text
+    seven = [f for f in _nvbw(_d2d_matrix(7, "765.00")) if f.id == "health.gpu_count"]
+    assert [f.verdict for f in seven] == [Verdict.WARN] and "7 suggests a GPU is missing" in seven[0].message
+    assert not [f for f in _nvbw(_d2d_matrix(8, "765.00")) if f.id == "health.gpu_count"]  # a whole 8-GPU board
+    assert not [f for f in _nvbw(_d2d_matrix(7, "50.00")) if f.id == "health.gpu_count"]  # PCIe rates: no board
+    planned = [f for f in judge_nvbandwidth_text(_d2d_matrix(7, "765.00"), {"gpu_count": 8})
+               if f.id == "health.gpu_count"]
+    assert [f.verdict for f in planned] == [Verdict.FAIL] and "the plan expects 8" in planned[0].message

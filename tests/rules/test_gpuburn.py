@@ -31,6 +31,16 @@ def test_ok_without_any_measurement_is_unknown() -> None:
     assert [x.verdict for x in f] == [Verdict.UNKNOWN] and "no progress line" in f[0].message
 
 
+def test_gpus_with_no_work_minutes_into_a_run_fail_as_stalled() -> None:
+    # real: 7 B300s, 6 of them at 0 Gflop/s 507 s into a 600 s run, the processes killed with SIGKILL (round 26)
+    f = _judge("gpu-burn__b300-7gpu-zero-throughput.txt")
+    assert [x.verdict for x in f] == [Verdict.FAIL]
+    assert "GPU 0, 2, 3, 4, 5, 6 did no work (0 Gflop/s) 507 s into the run while GPU 1 worked" in f[0].message
+    assert "SIGKILL" in f[0].message and any("force kill" in e for e in f[0].evidence) and "-i N" in f[0].remedy
+    r = parse_gpu_burn(text(PUBLIC / "gpu-burn__b300-7gpu-zero-throughput.txt"))
+    assert r.progress_pct == [84.5] and r.duration_s == 600 and r.force_kill_line
+
+
 def test_clean_runs_pass_and_a_short_run_is_said() -> None:
     f = _judge("gpu-burn__k80-10s-2085-gflops-no-errors.txt")
     assert [x.verdict for x in f] == [Verdict.PASS] and "only 10 s" in f[0].message and "66 C" in f[0].message

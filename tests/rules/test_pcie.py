@@ -76,6 +76,17 @@ def test_speed_is_warn_at_idle_and_fail_only_under_load():
     assert overall(pcie.pcie_width(lspci_out(SUPERMICRO), {"under_load": True})) is Verdict.PASS
 
 
+def test_a_connectx_nic_link_below_its_capability_warns_with_what_it_carries():
+    # real: a Gen5 x16 ConnectX-7 trained at Gen4 x8 (kvm@vger.kernel.org, round 26 of the held-out outputs)
+    out = lspci_out(PUBLIC / "lspci__connectx7-gen5x16-at-gen4x8.txt")
+    (w,) = pcie.pcie_width(out, {})
+    assert (w.verdict, w.subject) == (Verdict.WARN, "NIC 0000:b1:00.1") and "x8 (downgraded)" in w.message
+    assert "126 Gb/s" in w.message and "bifurcate" in w.remedy  # 16 GT/s x 8 lanes x 128/130 / 8 = 15.75 GB/s
+    (s,) = pcie.pcie_speed(out, {"under_load": True})  # a NIC keeps its trained speed: never the GPU's idle excuse
+    assert s.verdict is Verdict.WARN and "older PCIe generation" in s.message
+    assert pcie.pcie_width(out, {})[0].verdict is not Verdict.FAIL  # unlike a GPU's narrow link
+
+
 def test_acs_on_switch_port_warns_on_bare_metal_only():
     bare = pcie.pcie_acs(lspci_out(SWITCH), {"virtualization": False})
     assert [f.verdict for f in bare] == [Verdict.WARN]

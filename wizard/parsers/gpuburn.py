@@ -32,6 +32,9 @@ _INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error 
 """gpu-burn could not start its test; "No CUDA devices" is what it throws when cuDeviceGetCount finds none (its
 nvidia-smi -L listing above may still show the GPUs: the driver sees them, CUDA cannot)."""
 _ABORT = re.compile(r"No clients are alive|Aborting", re.I)
+_FORCE_KILL = re.compile(r"Killing processes with SIGKILL", re.I)
+"""gpu-burn sends SIGKILL only to test processes still alive after its SIGTERM and a grace period (its
+gpu_burn-drv.cpp, after "Killing processes with SIGTERM (soft kill)"): a process that ignored SIGTERM is stuck."""
 
 
 @dataclass(frozen=True)
@@ -66,16 +69,20 @@ class BurnGpu:
 @dataclass(frozen=True)
 class GpuBurn:
     """A gpu-burn run as pasted. ``duration_s``: the run length it announced or was given (None when the
-    paste does not say); ``tested``: N of ``Tested N GPUs:`` (None without the summary)."""
+    paste does not say); ``tested``: N of ``Tested N GPUs:`` (None without the summary);
+    ``progress_pct``: each progress line's share of the run done (%), in order; ``force_kill_line``: gpu-burn's
+    "Killing processes with SIGKILL (force kill)", printed when a test process outlived SIGTERM."""
 
     gpus: dict[int, BurnGpu] = field(default_factory=dict)
     progress_lines: list[str] = field(default_factory=list)
+    progress_pct: list[float] = field(default_factory=list)
     duration_s: int | None = None
     duration_line: str = ""
     tested: int | None = None
     tested_line: str = ""
     init_errors: list[str] = field(default_factory=list)
     abort_line: str = ""
+    force_kill_line: str = ""
     problems: list[str] = field(default_factory=list)
 
     def gpu(self, i: int) -> BurnGpu:
@@ -92,6 +99,7 @@ def _progress(g: GpuBurn, line: str, m: re.Match[str]) -> None:
         g.problems.append(line)
         return
     g.progress_lines.append(line)
+    g.progress_pct.append(float(m.group(1)))
     for i, (n, gf) in enumerate(procd):
         b = g.gpu(i)
         b.procd.append(sat_int(n))
@@ -138,6 +146,9 @@ def parse_gpu_burn(text: str, command: str = "") -> GpuBurn:
             continue
         if _INIT_FAIL.search(line):
             g.init_errors.append(line.strip())
+            continue
+        if _FORCE_KILL.search(line):
+            _set(g, "force_kill_line", line.strip())
             continue
         if _ABORT.search(line) and "proc'd" not in line:
             _set(g, "abort_line", line.strip())

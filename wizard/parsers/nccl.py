@@ -14,6 +14,7 @@ from __future__ import annotations
 from wizard.i18n import Msg
 
 import re
+from typing import Any
 from dataclasses import dataclass, field
 
 from wizard.common import to_float, to_int, sat_int
@@ -300,10 +301,22 @@ def infer_collective(r: NcclTestsRun) -> tuple[str, int | None]:
         if (n is None and coll in ("", "all_gather", "alltoall", "reduce_scatter") and es and row.count
                 and row.size_b % (row.count * es) == 0 and row.size_b // (row.count * es) > 1):
             n = row.size_b // (row.count * es)
-    if (n is None and coll == "all_reduce" and ratio is not None and 1.0 <= ratio < 1.999 and big
-            and max(big, key=lambda x: x.size_b).oop.algbw_gb_s >= 20):  # type: ignore[operator]
-        n = round(2 / (2 - ratio))  # only with enough digits for the ratio to be exact
+    if n is None and coll == "all_reduce" and ratio is not None and 1.0 <= ratio < 1.999 and big:
+        n = _ranks_of_ratio(max(big, key=lambda x: x.size_b))
     return coll, n
+
+
+def _ranks_of_ratio(row: Any) -> int | None:
+    """An all-reduce's rank count from one row's busbw/algbw = 2(n-1)/n, i.e. n = 2 / (2 - ratio), when the printed
+    figures (two decimals, each +-0.005) allow only one whole n; else None."""
+    a, b = row.oop.algbw_gb_s, row.oop.busbw_gb_s
+    if not a or not b or a <= 0.005:
+        return None
+    lo, hi = (b - 0.005) / (a + 0.005), (b + 0.005) / (a - 0.005)
+    if hi >= 2:
+        return None
+    n_lo, n_hi = 2 / (2 - lo), 2 / (2 - hi)
+    return round(n_lo) if round(n_lo) == round(n_hi) and round(n_lo) >= 2 else None
 
 
 # ------------------------------------------------------------------ NCCL debug logs

@@ -220,6 +220,14 @@ class LspciDevice:
         return self.is_nvidia and self.is_display
 
     @property
+    def is_rdma_nic(self) -> bool:
+        """A Mellanox/NVIDIA ConnectX or BlueField network function (vendor 15b3, or named so): the HCAs and RoCE NICs
+        that carry a training job's inter-node traffic, whose PCIe link bounds their ports' rate."""
+        return (self.class_name.strip().lower() in ("ethernet controller", "infiniband controller", "network controller")
+                and (self.vendor_id.lower() == "15b3"
+                     or re.search(r"mellanox|connectx|bluefield", self.description, re.I) is not None))
+
+    @property
     def is_nvswitch(self) -> bool:
         return self.is_nvidia and (self.class_code == NVSWITCH_CLASS_CODE or
                                    (self.class_name.strip().lower() == "bridge" and not self.class_code))
@@ -260,6 +268,11 @@ class LspciFacts:
     @property
     def gpus(self) -> list[LspciDevice]:
         return [d for d in self.devices if d.is_gpu]
+
+    @property
+    def rdma_nics(self) -> list[LspciDevice]:
+        """ConnectX/BlueField network functions (:attr:`LspciDevice.is_rdma_nic`)."""
+        return [d for d in self.devices if d.is_rdma_nic]
 
     @property
     def snippets(self) -> list[LspciDevice]:

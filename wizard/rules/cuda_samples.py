@@ -621,6 +621,7 @@ def judge_nvbandwidth_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     reported (never passed), an ASSERT / CUDA error fails."""
     nb = parse_nvbandwidth(text)
     out = nvbandwidth_errors(nb) + nvbandwidth_host(nb) + nvbandwidth_p2p(nb) + nvbandwidth_nvlink(nb)
+    out += nvbandwidth_count(nb, exp)
     out += nvbandwidth_reported(nb)
     if not any(f.verdict != Verdict.SKIP for f in out):
         out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, (Msg('nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)') + (Msg(' ({n_waived} waived)', n_waived=len(nb.waived)) if nb.waived else '')), "host",
@@ -761,6 +762,45 @@ def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
                                "between every pair) and that nvidia-fabricmanager runs at the driver's version.", src,
                                measured=nm))
     return out
+
+
+PCIE_X16_MAX_GB_S = 128.0
+"""The most any PCIe x16 link through Gen6 carries per direction, in GB/s: 64 GT/s x 16 lanes / 8 bits (PCI-SIG, PCI
+Express Base Specification 6.0, https://pcisig.com/specifications). GPU-to-GPU copies above it ride NVLink."""
+
+
+def nvbandwidth_count(nb: Nvbandwidth, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.gpu_count`` from a device-to-device matrix in which every pair of GPUs copies faster than any PCIe link
+    carries (:data:`PCIE_X16_MAX_GB_S`): every GPU is NVLink-joined to every other, as on an HGX/DGX board, which
+    carries 4 or 8 SXM GPUs (:data:`wizard.rules.gpu_presence.SXM_SLICES`). Against the plan's gpu_count when set
+    (fewer fail, more warn); without one, another count warns (a GPU missing, or a container given that many).
+    Nothing when any pair is slower (PCIe boxes, NVLink-bridged pairs) or the GPUs are too few to tell."""
+    from wizard.rules.gpu_presence import (COUNT_REMEDY, SRC_A1, SXM_SLICES, count_measure, count_verdict, plan_count,
+                                          sxm_count_finding)
+
+    tc = next((t for t in _nvbw_d2d(nb) if not t.bidirectional), None)
+    if tc is None:
+        return []
+    n = len(tc.cols)
+    vals = [v for a, r in tc.values.items() for b, v in r.items() if a != b]
+    if n < 3 or len(vals) < n * (n - 1) or not all(vals) or min(v or 0.0 for v in vals) <= PCIE_X16_MAX_GB_S:
+        return []
+    want = plan_count(exp)
+    rates = [v or 0.0 for v in vals]
+    what = Msg("nvbandwidth: {n} GPUs, every pair copying at NVLink rates ({name}: {lo:.0f}-{hi:.0f} GB/s, more than "
+               "any PCIe x16 link carries, {pcie:g} GB/s)", n=n, name=tc.name, lo=min(rates), hi=max(rates),
+               pcie=PCIE_X16_MAX_GB_S)
+    ev = tuple(tc.lines[:3])
+    cm = count_measure(n, want, "GPUs in nvbandwidth's matrix (the plan's gpu_count)")
+    if want is not None:
+        v = count_verdict(n, want)
+        return [Finding("health.gpu_count", v, Msg("{what}; the plan expects {want}", what=what, want=want), "host", ev,
+                        "" if v is Verdict.PASS else COUNT_REMEDY, SRC_A1 + "; " + SRC_NVBW, measured=cm)]
+    if n in SXM_SLICES:
+        return []
+    return [sxm_count_finding(what, Msg("GPUs joined all-to-all by NVLink sit on an HGX/DGX baseboard of 4 or 8, so "
+                                        "{n} suggests a GPU is missing (or this is a container given {n} of them)", n=n),
+                              ev)]
 
 
 def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:

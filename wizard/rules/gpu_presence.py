@@ -111,12 +111,15 @@ def sxm_count_doubt(seen: int, models: Any) -> Msg | None:
                "missing (or this is a container given {seen} of them)", model=model, seen=seen)
 
 
+COUNT_REMEDY = ("Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for a GPU that "
+                "failed to initialise, and set the plan's GPU count (`bringup plan gpu_count=N`) if this many is "
+                "intended.")
+
+
 def sxm_count_finding(what: str, doubt: str, evidence: tuple[str, ...]) -> Finding:
     """``health.gpu_count`` WARN for :func:`sxm_count_doubt`: ``what`` was counted, ``doubt`` why it looks short."""
     return Finding("health.gpu_count", Verdict.WARN, Msg("{what}: {doubt}", what=what, doubt=doubt), "host", evidence,
-                   "Compare with `lspci -d 10de:` and `nvidia-smi -L`, read `dmesg | grep -e NVRM -e Xid` for a GPU that "
-                   "failed to initialise, and set the plan's GPU count (`bringup plan gpu_count=N`) if this many is "
-                   "intended.", SRC_HGX_COUNT + "; " + SRC_A1)
+                   COUNT_REMEDY, SRC_HGX_COUNT + "; " + SRC_A1)
 
 
 def _virtualised(plan: Mapping[str, Any]) -> bool:

@@ -40,6 +40,15 @@ SRC_SPEED = (f"gpu-burn README ({GPU_BURN_URL}): per-GPU Gflop/s in each progres
              f"{SLOW_FRACTION} x the median of the run's same-model GPUs")
 SRC_TEMP = ("NVML / nvidia-smi -q -d TEMPERATURE, 'GPU Slowdown Temp': at or above it the GPU cuts its clocks "
             "(nvidia-smi man page, https://docs.nvidia.com/deploy/nvidia-smi/index.html)")
+STALL_AFTER_S = 60
+"""(derived) A GPU whose column still reads 0 work (proc'd 0, 0 Gflop/s) on a progress line this many seconds into
+a run is stalled, not starting: gpu-burn's set-up (allocate most of the memory, fill two matrices) takes seconds,
+and its progress lines count finished multiplications, so a minute with none is a GPU or test process that hangs
+(the same minute as :data:`SHORT_RUN_S`)."""
+REMEDY_STALLED = ("A GPU that does no work under gpu-burn for minutes hangs under compute: read `dmesg | grep -e NVRM "
+                  "-e Xid` and `nvidia-smi -q -d PERFORMANCE,ECC -i N` for it, reset it (`nvidia-smi -r -i N`, or "
+                  "reboot), burn it alone (`gpu_burn -i N 600`) and, if it hangs again, run `dcgmi diag -r 3 -i N` "
+                  "and open an RMA.")
 REMEDY_FAULTY = ("A GPU that computes wrong results under load is not fit for training: drain it, read "
                  "`dmesg | grep -e NVRM -e Xid` and `nvidia-smi -q -d ECC,ROW_REMAPPER,TEMPERATURE`, then burn it "
                  "alone (`gpu_burn -i N 600`); if it fails again, run `dcgmi diag -r 3 -i N` and open an RMA.")
@@ -92,10 +101,24 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     if r.abort_line and not any("DIED" in b.flags for b in faulty):
         out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn aborted: {abort_line}", abort_line=r.abort_line), "host", (r.abort_line,),
                            REMEDY_FAULTY, SRC_BURN))
-    if out:
-        return out
     unmeasured = [b for b in gpus if not b.measured]
     ok = [b for b in gpus if b.measured]
+    elapsed = (r.progress_pct[-1] / 100 * r.duration_s) if r.progress_pct and r.duration_s else None
+    if unmeasured and elapsed is not None and elapsed >= STALL_AFTER_S:
+        stalled = [b for b in unmeasured if b not in faulty]
+        if stalled:
+            peers = (Msg(' while GPU {names} worked ({gflops} Gflop/s)', names=_names(ok),
+                         gflops=', '.join(f'{_peak(b):.0f}' for b in ok)) if ok else '')
+            killed = (Msg('; its test processes ignored SIGTERM and were killed with SIGKILL') if r.force_kill_line
+                      else '')
+            out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn: GPU {names} did no work (0 Gflop/s) {elapsed:.0f} s into "
+                                                      "the run{peers}{killed}: stalled under compute", names=_names(stalled),
+                                                      elapsed=elapsed, peers=peers, killed=killed),
+                               ", ".join(_subject(b) for b in stalled[:4]),
+                               tuple(x[:400] for x in (r.duration_line, r.progress_lines[-1], r.force_kill_line) if x),
+                               REMEDY_STALLED, SRC_BURN))
+    if out:
+        return out
     if unmeasured and (r.tested is not None or not ok):
         return [Finding(fid, Verdict.UNKNOWN, (Msg('gpu-burn reports GPU {names} ', names=_names(unmeasured)) + (Msg('OK') if any(b.result == 'OK' for b in unmeasured) else Msg('without a result')) + Msg(' but no progress line shows it working (no Gflop/s): the burn did not run on it')),
                         ", ".join(_subject(b) for b in unmeasured[:4]),

@@ -145,12 +145,42 @@ def _port_desc(p: LspciDevice) -> str:
     return f"{p.bus_id} ({kind})"
 
 
-def _targets(facts: LspciFacts) -> list[LspciDevice]:
-    """The devices whose link is judged: NVIDIA GPUs; for a pasted snippet without header lines,
-    the snippet itself (its device is not named)."""
-    if facts.gpus:
-        return facts.gpus
+def _targets(facts: LspciFacts, nics: bool = False) -> list[LspciDevice]:
+    """The devices whose link is judged: NVIDIA GPUs, and with ``nics`` the ConnectX/BlueField NICs (their link
+    bounds the inter-node rails); for a pasted snippet without header lines, the snippet itself (its device is not
+    named)."""
+    found = facts.gpus + (facts.rdma_nics if nics else [])
+    if found:
+        return found
     return [d for d in facts.snippets if d.lnksta.present or d.lnkcap.present or d.aer.seen]
+
+
+def _link_gb_s(speed_gts: float | None, width: int | None) -> float | None:
+    """What a PCIe link carries per direction, in GB/s: GT/s x lanes x encoding / 8 bits (8b/10b below 8 GT/s,
+    128b/130b from 8 GT/s; PCI Express Base Specification, https://pcisig.com/specifications; derived)."""
+    if not speed_gts or not width:
+        return None
+    return speed_gts * width * (0.8 if speed_gts < 8 else 128 / 130) / 8
+
+
+NIC_WIDTH_BELOW_CAP = Verdict.WARN
+"""A NIC's link narrower than its capability warns (a GPU's fails, :data:`WIDTH_BELOW_CAP`): a x16 card in a slot wired
+or bifurcated x8 is a common build choice that halves what the link carries, which may or may not fall below what its
+ports run at; the finding gives both figures (:func:`_link_gb_s`)."""
+REMEDY_NIC_LINK = ("Check that the NIC's slot is wired x16 at the card's PCIe generation and that the BIOS does not "
+                   "bifurcate it (x8x8) or cap its speed, reseat the card (and its riser), then re-check "
+                   "`sudo lspci -vv -s <bdf> | grep -e LnkCap -e LnkSta`. A host whose root ports top out at an older "
+                   "generation (e.g. PCIe Gen4 for a Gen5 card) caps the speed by design.")
+
+
+def _nic_rate(d: LspciDevice) -> str:
+    """", which carries about 15.8 GB/s (126 Gb/s) per direction" for a NIC's trained link; "" when unknown."""
+    gb = _link_gb_s(d.lnksta.speed_gts, d.lnksta.width)
+    return Msg(": it carries about {gb:.1f} GB/s ({gbit:.0f} Gb/s) per direction", gb=gb, gbit=gb * 8) if gb else ""
+
+
+def _link_subject(d: LspciDevice) -> str:
+    return f"NIC {d.bus_id}" if d.bdf and d.is_rdma_nic else _subject(d)
 
 
 def _narrow(d: LspciDevice) -> bool:
@@ -278,14 +308,14 @@ def _link_targets(out: Outputs, fid: str, plan: Mapping[str, Any], speed: bool,
     links when lspci is missing or ran without root, else "missing" or "no GPU in the lspci output"."""
     what = (Msg('link speed') if speed else Msg('link width'))
     facts, o = _lspci_facts(out)
-    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts))):
+    if facts is None or (facts.non_root and not any(d.lnksta.present for d in _targets(facts, nics=True))):
         fb = _sysfs_links(out, fid, plan, speed=speed)
         if fb is not None:
             return None, [], fb
     if facts is None:
         return None, [], [missing(fid, o, Msg("the GPUs' PCIe {what}", what=what), remedy=REMEDY_ROOT,
                                   source=src)]
-    targets = _targets(facts)
+    targets = _targets(facts, nics=True)
     if not targets:
         return None, [], _no_gpu_lspci(fid, facts, o, f"PCIe {what}", src)
     return facts, targets, []
@@ -330,8 +360,11 @@ def pcie_width(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             # the GPU's own link when it is the narrow one, else the narrowest port above it
             m = _width_measure(d) if _narrow(d) else tightest(_width_measure(p, "upstream port link width")
                                                               for p in bad_ports)
-            findings.append(Finding(fid, WIDTH_BELOW_CAP, Msg("{who}: ", who=_who(d)) + joined("; ", parts), _subject(d),
-                                    tuple(x for x in ev if x), REMEDY_WIDTH, SRC_WIDTH, measured=m))
+            nic = d.is_rdma_nic
+            findings.append(Finding(fid, NIC_WIDTH_BELOW_CAP if nic else WIDTH_BELOW_CAP,
+                                    Msg("{who}: ", who=_who(d)) + joined("; ", parts) + (_nic_rate(d) if nic else ""),
+                                    _link_subject(d), tuple(x for x in ev if x), REMEDY_NIC_LINK if nic else REMEDY_WIDTH,
+                                    SRC_WIDTH, measured=m))
         else:
             up = facts.parents(d)
             upt = Msg(" (upstream port {port})", port=_port_desc(up[0])) if up else ""
@@ -379,7 +412,11 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             if capped:
                 parts.append(Msg("LnkCtl2 target speed {gts}GT/s is below LnkCap: the link is "
                                  "capped by configuration", gts=f"{d.lnkctl2_target_gts:g}"))
-            if (_slow(d) or slow_ports) and loaded:
+            tail: str
+            if (_slow(d) or slow_ports) and d.is_rdma_nic:
+                verdict, tail = Verdict.WARN, Msg("below LnkCap (a NIC keeps the speed its link trained to; a root "
+                                                  "port of an older PCIe generation caps it by design)") + _nic_rate(d)
+            elif (_slow(d) or slow_ports) and loaded:
                 verdict, tail = speed_verdict("load"), N_("below LnkCap under load")
             elif _slow(d) or slow_ports:
                 verdict, tail = speed_verdict("unknown"), N_("below LnkCap, read at idle or unknown load: GPUs lower "
@@ -392,8 +429,8 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
                 m = measure(d.lnkctl2_target_gts, d.lnkcap.speed_gts, "GT/s", "at_least",
                             f"{_where(d)}LnkCtl2 target speed")
             findings.append(Finding(fid, verdict, Msg("{who}: ", who=_who(d)) + joined("; ", parts)
-                                    + Msg(" - {tail}", tail=tail), _subject(d),
-                                    tuple(x for x in ev if x), REMEDY_SPEED, SRC_SPEED, measured=m))
+                                    + Msg(" - {tail}", tail=tail), _link_subject(d), tuple(x for x in ev if x),
+                                    REMEDY_NIC_LINK if d.is_rdma_nic else REMEDY_SPEED, SRC_SPEED, measured=m))
         else:
             passed.append(Msg("{who} {link}", who=_who(d), link=fmt_link(d.lnksta.speed_gts, d.lnksta.width)))
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
