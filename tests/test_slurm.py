@@ -234,6 +234,11 @@ def test_explain_reads_the_real_scontrol_and_sinfo_of_a_drained_node(slurm, bund
             assert any(node in f.message for f in bad), (cmd, [f.message for f in bad])
             assert all(f.remedy for f in bad) and all(f.evidence for f in e.findings)
         assert "explain test" in explain_text(outputs[f"scontrol show node {node}"]).findings[0].message
+        log = (slurm.dir / "slurmctld.log").read_text(errors="replace")  # slurmctld's own log of the drain
+        e = explain_text(log)
+        print(f"\n$ tail slurmctld.log\n{log[-1500:]}-> {e.kind} {e.verdict.value}")
+        assert e.kind == "slurmctld-log" and e.verdict.value == "fail", [(f.verdict.value, f.message) for f in e.findings]
+        assert any(node in f.message and "explain test" in f.message for f in e.findings if f.verdict.value == "fail")
     finally:
         assert slurm.run("scontrol", "update", f"NodeName={node}", "State=RESUME").returncode == 0
     # just resumed, slurmctld may show the node "idle*" (not responding: no new work) until slurmd answers its ping
@@ -242,6 +247,10 @@ def test_explain_reads_the_real_scontrol_and_sinfo_of_a_drained_node(slurm, bund
         assert "not responding" in e.findings[0].message, [(f.verdict.value, f.message) for f in e.findings]
         time.sleep(1)
     assert e.verdict.value == "pass", [(f.verdict.value, f.message) for f in e.findings]
+    log = (slurm.dir / "slurmctld.log").read_text(errors="replace")  # the resume is the node's last event now
+    e = explain_text(log)
+    assert e.kind == "slurmctld-log" and e.verdict.value == "pass", (log[-800:], [f.message for f in e.findings])
+    assert node in e.findings[0].message and "back in service" in e.findings[0].message
 
 
 @pytest.mark.parametrize("state,reason,healthy,action", [

@@ -438,6 +438,9 @@ def _build_kinds() -> dict[str, Kind]:
          p_scheduler.detect_scontrol_node, scheduler_rules.judge_scontrol_text, ("scontrol show node NODE",)),
     Kind("slurm-sinfo", "sinfo (Slurm partitions and node states; also -N, -l, -R)", p_scheduler.detect_sinfo,
          scheduler_rules.judge_sinfo_text, ("sinfo", "sinfo -R")),
+    Kind("slurmctld-log", "slurmctld's log (nodes set DOWN, DRAIN or INVAL, and why; journalctl -u slurmctld)",
+         p_scheduler.detect_slurmctld_log, scheduler_rules.judge_slurmctld_text,
+         ("journalctl -u slurmctld --since -1d", "sudo tail -n 500 /var/log/slurmctld.log")),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),

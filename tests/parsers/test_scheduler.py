@@ -86,3 +86,20 @@ def test_sinfo_with_fields_split_by_bars_and_columns_named_twice():
     states = {r.nodes[0]: r.state for r in f.rows}
     assert states["node0201"] in ("drain*", "drained*") and states["node1537"] in ("alloc", "allocated")
     assert s.detect_sinfo(text(PUBLIC / "slurm__sinfo-gpu-node-drained-reason-replace.txt")) == 0.95
+
+
+def test_slurmctld_log_node_events_leave_each_node_in_its_last_state():
+    # real: slurmctld setting a GPU node INVAL and DRAIN for a lower gres/gpu count (held-out round 27)
+    (n,) = s.parse_slurmctld_log(text(PUBLIC / "slurm__gres-gpu-count-lower-inval-drain.txt"))
+    assert (n.name, n.state, n.gres) == ("nodegpu1", "INVAL+DRAIN", ("gpu 4 -> 3",))
+    assert n.reason == "gres/gpu count reported lower than configured (3 < 4)" and len(n.lines) == 4
+    # synthetic_: the messages of slurmctld's node_mgr.c / ping_nodes.c, a node answering again and one resumed
+    log = ("[2026-12-01T10:00:00.000] error: Nodes gpu01 not responding, setting DOWN\n"
+           "[2026-12-01T10:01:00.000] Node gpu01 now responding\n"
+           "[2026-12-01T10:02:00.000] update_node: node gpu02 reason set to: bad gpu\n"
+           "[2026-12-01T10:02:00.000] update_node: node gpu02 state set to DRAINED\n"
+           "[2026-12-01T10:03:00.000] update_node: node gpu03 state set to DRAINED\n"
+           "[2026-12-01T10:04:00.000] update_node: node gpu03 state set to IDLE\n")
+    got = {n.name: (n.state, n.reason) for n in s.parse_slurmctld_log(log)}
+    assert got == {"gpu01": ("UP", "Not responding"), "gpu02": ("DRAINED", "bad gpu"), "gpu03": ("UP", "")}
+    assert s.detect_slurmctld_log(log) == 0.9 and s.detect_slurmctld_log("Node gpu01 now responding\n") == 0.0

@@ -71,3 +71,12 @@ def test_headerless_sinfo_rows_of_a_custom_format_are_read_by_their_node_and_sta
     gres = explain_text(text(PUBLIC / "slurm__sinfo-gres-8xampere-one-drained.txt"))
     assert gres.verdict is Verdict.WARN and "drained$: node2654" in gres.findings[0].message
     assert all(ln for f in gres.findings for ln in f.evidence)  # no empty header line quoted
+
+
+def test_slurmctld_log_of_a_node_set_inval_for_fewer_gpus_fails_with_the_gres_remedy():
+    # real: held-out round 27 (a GPU node slurmd registered with 3 of 4 GPUs)
+    r = explain_text(text(PUBLIC / "slurm__gres-gpu-count-lower-inval-drain.txt"))
+    assert r.kind == "slurmctld-log" and [f.verdict for f in r.findings] == [Verdict.FAIL]
+    f = r.findings[0]
+    assert f.id == sch.SLURM_ID and "nodegpu1 in state INVAL+DRAIN" in f.message and "fewer GPUs" in f.message
+    assert "gres.conf" in f.remedy and "NodeName=nodegpu1 State=RESUME" in f.remedy and len(f.evidence) == 4

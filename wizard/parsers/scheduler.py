@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 SUFFIXES = "*~#!%$@^-"
 """sinfo's state suffix characters (sinfo(1), NODE STATE CODES)."""
@@ -259,3 +260,82 @@ def detect_sinfo(text: str) -> float:
         return 0.75
     f = parse_sinfo(head)
     return 0.95 if f.header and f.rows else 0.0
+
+
+# ------------------------------------------------------------------ slurmctld's log
+
+_CTLD_EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("INVAL", re.compile(r"Setting node (?P<node>\S+) state to INVAL with reason:\s*(?P<reason>.+?)\s*$")),
+    ("DRAIN", re.compile(r"drain_nodes: node (?P<node>\S+) state set to DRAIN\b")),
+    ("REASON", re.compile(r"update_node: node (?P<node>\S+) reason set to:\s*(?P<reason>.+?)\s*$")),
+    ("STATE", re.compile(r"update_node: node (?P<node>\S+) state set to (?P<state>[A-Z_+]+)")),
+    ("DOWN", re.compile(r"Nodes? (?P<node>\S+) not responding, setting DOWN")),
+    ("UP", re.compile(r"Node (?P<node>\S+) now responding|node (?P<node2>\S+) returned to service")),
+    ("GRES", re.compile(r"gres/(?P<gres>\w+): Count changed on node (?P<node>\S+) \((?P<was>\d+) != (?P<now>\d+)\)")),
+    ("REJECTED", re.compile(r"_slurm_rpc_node_registration node=(?P<node>\S+):\s*(?P<reason>.+?)\s*$")),
+)
+"""The node events slurmctld logs (Slurm source, src/slurmctld/node_mgr.c and ping_nodes.c: "Setting node %s state to
+INVAL with reason:%s", "drain_nodes: node %s state set to DRAIN", "update_node: node %s reason set to: %s" / "state set
+to %s", "Nodes %s not responding, setting DOWN", "Node %s now responding", "node %s returned to service", "gres/%s: Count
+changed on node %s (%d != %d)", "_slurm_rpc_node_registration node=%s: %s")."""
+
+
+@dataclass(frozen=True)
+class CtldNode:
+    """What slurmctld's log says of one node: ``state`` the state flags still set at the log's end (``INVAL+DRAIN``;
+    "" when only a reason or a count was logged; ``UP`` once it answered again or returned to service), ``reason`` the last reason logged, ``gres`` "gpu 4 -> 3" style count
+    changes, ``lines`` the log lines about it (evidence)."""
+
+    name: str
+    state: str = ""
+    reason: str = ""
+    gres: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+
+
+def parse_slurmctld_log(text: str) -> list[CtldNode]:
+    """Every node slurmctld's log (journalctl -u slurmctld, /var/log/slurmctld.log) names in a node event
+    (:data:`_CTLD_EVENTS`), in the order first named, with its last state; never raises."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for raw in text.splitlines()[:200_000]:
+        if "ode" not in raw:  # every event names a node ("node", "Node", "Nodes")
+            continue
+        for kind, rx in _CTLD_EVENTS:
+            m = rx.search(raw)
+            if not m:
+                continue
+            name = m.groupdict().get("node") or m.groupdict().get("node2") or ""
+            n = nodes.setdefault(name, {"flags": [], "up": False, "reason": "", "gres": [], "lines": []})
+            n["lines"].append(raw.strip())
+            flags: list[str] = n["flags"]
+            if kind in ("INVAL", "DRAIN", "DOWN") and kind not in flags:
+                flags.append(kind)
+            elif kind == "UP":
+                n["flags"] = [f for f in flags if f not in ("DOWN", "INVAL")]
+                n["up"] = True
+            elif kind == "STATE":
+                words = state_words(m.group("state"))
+                if words & {"IDLE", "RESUME", "ALLOCATED", "MIXED"}:  # returned to service
+                    n["flags"], n["up"] = [], True
+                else:
+                    flags.extend(w for w in sorted(words) if w not in flags)
+            if kind in ("INVAL", "REASON"):
+                n["reason"] = m.group("reason")
+            elif kind == "DOWN" and not n["reason"]:
+                n["reason"] = "Not responding"
+            elif kind == "GRES":
+                n["gres"].append(f"{m.group('gres')} {m.group('was')} -> {m.group('now')}")
+            elif kind == "REJECTED" and not n["reason"]:
+                n["reason"] = f"registration rejected: {m.group('reason')}"
+            break
+    return [CtldNode(k, "+".join(v["flags"]) or ("UP" if v["up"] else ""), v["reason"], tuple(v["gres"]),
+                     tuple(v["lines"])) for k, v in nodes.items()]
+
+
+def detect_slurmctld_log(text: str) -> float:
+    """0.9 for slurmctld's log (the journal's ``slurmctld[pid]:`` lines, or its own log file's ``[time] ...`` lines)
+    with a node event other than a node answering again (:data:`_CTLD_EVENTS`); 0 otherwise."""
+    for ln in text[:200_000].splitlines()[:2000]:
+        if "ode" in ln and any(rx.search(ln) for kind, rx in _CTLD_EVENTS if kind != "UP"):
+            return 0.9
+    return 0.0

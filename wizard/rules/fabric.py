@@ -452,6 +452,8 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
                         ('' if v is Verdict.PASS else Msg("Check the port (`ibstat`: Rate and State Active), its PCIe link (`lspci -vv` LnkSta: the HCA's Gen and width), the cable and the switch port; run it between other node pairs to find the slow one.")), SRC_PERFTEST,
                         measured=measure(gbit, floor, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {rate_of})"))]
+    if (older := _older_hca_rates(run.device)) is not None:
+        return _judge_older_hca(run, gbit, size, what, ev, older)
     near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
     if near:
         r = near[0]
@@ -473,6 +475,58 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     return [Finding(fid, Verdict.UNKNOWN, Msg("{what}: between line rates, so bringup cannot tell whether it is a healthy slower port or "
                                               "a slow faster one without the port's rate", what=what), run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]
+
+
+OLDER_HCA_RATES: dict[str, tuple[tuple[float, float], ...]] = {"mlx4": ((40.0, 32.0), (56.0, 54.5))}
+"""(line rate, data rate) in Gb/s of the InfiniBand rates an HCA family tops out below EDR with, by its kernel driver's
+device name: ``mlx4_N`` is a ConnectX-3 / ConnectX-3 Pro (the mlx4 driver; ConnectX-4 and later are mlx5), whose
+InfiniBand runs at most FDR 56 Gb/s (:data:`OLDER_HCA_SOURCE`; Linux drivers/net/ethernet/mellanox/mlx4). The data rate is the line rate less its encoding: 8b/10b at QDR (40 -> 32),
+64b/66b from FDR (56.25 -> 54.5) (InfiniBand Architecture Specification Vol. 1, physical layer)."""
+
+
+def _older_hca_rates(device: str) -> tuple[tuple[float, float], ...] | None:
+    return next((v for k, v in OLDER_HCA_RATES.items() if (device or "").startswith(k + "_")), None)
+
+
+def _judge_older_hca(run: Any, gbit: float, size: int, what: str, ev: tuple[str, ...],
+                     rates: tuple[tuple[float, float], ...]) -> list[Finding]:
+    """A perftest result on an HCA that cannot run EDR (:data:`OLDER_HCA_RATES`): judged against its own rates' data
+    rates as :func:`judge_perftest` judges a modern one against the line rates (near one passes as that rate, below
+    the slowest warns, between is unknown); 'slow for EDR' would be a rate this card never reaches."""
+    near = [(line, data) for line, data in rates if PERFTEST_FRACTION * data <= gbit <= 1.02 * data]
+    src = f"{SRC_PERFTEST}; {OLDER_HCA_SOURCE}"
+    if near:
+        line, data = near[0]
+        return [Finding(PERFTEST_ID, Verdict.PASS,
+                        Msg("{what}: {a1:.0%} of the {data:g} Gb/s of data a {line:g} Gb/s ({name}) port carries, what a "
+                            "healthy port of that rate delivers; {dev} tops out at {top:g} Gb/s, so if `ibstat` shows a "
+                            "faster port, it is slow", what=what, a1=gbit / data, data=data, line=line,
+                            name=IB_RATE_NAMES.get(line, ""), dev=run.device, top=rates[-1][0]),
+                        run.device or "node", ev, "", src,
+                        measured=measure(gbit, PERFTEST_FRACTION * data, "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {data:g} Gb/s)"))]
+    slowest = rates[0][1]
+    if gbit < PERFTEST_FRACTION * slowest:
+        return [Finding(PERFTEST_ID, Verdict.WARN,
+                        Msg("{what}: below {floor:g} Gb/s, slow for any InfiniBand rate {dev} runs ({rates} Gb/s)",
+                            what=what, floor=PERFTEST_FRACTION * slowest, dev=run.device,
+                            rates=" / ".join(f"{line:g}" for line, _ in rates)),
+                        run.device or "node", ev,
+                        "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
+                        "test used large messages (-s 8388608 or --all).", src,
+                        measured=measure(gbit, PERFTEST_FRACTION * slowest, "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {slowest:g} Gb/s)"))]
+    return [Finding(PERFTEST_ID, Verdict.UNKNOWN,
+                    Msg("{what}: between the data rates {dev} runs at, so bringup cannot tell a healthy slower port from "
+                        "a slow faster one without the port's rate", what=what, dev=run.device),
+                    run.device or "node", ev, "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.",
+                    src)]
+
+
+OLDER_HCA_SOURCE = ("IBM Redbooks Product Guide TIPS0897, 'Mellanox ConnectX-3 FDR VPI InfiniBand/Ethernet adapters' "
+                    "(http://www.redbooks.ibm.com/Redbooks.nsf/RedbookAbstracts/tips0897.html): ConnectX-3 runs "
+                    "InfiniBand up to FDR 56 Gb/s; Mellanox ConnectX-3 VPI Single and Dual QSFP+ Port Adapter Card User "
+                    "Manual (MCX353A/MCX354A, -QCBT QDR, -FCBT FDR)")
 
 
 PERFTEST_MIN_BYTES = 65536

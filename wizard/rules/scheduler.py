@@ -112,6 +112,27 @@ def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding(SLURM_ID, Verdict.UNKNOWN, "no node record (NodeName= ... State=) could be read", "host",
                         tuple(ln for ln in text.splitlines()[:6] if ln.strip()),
                         "Paste the whole `scontrol show node NODE` output.", SRC_STATES)]
+    return _judge_nodes(nodes, N_("Slurm can schedule on {nodes}: state {states}"))
+
+
+def judge_slurmctld_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """slurmctld's log (:func:`wizard.parsers.scheduler.parse_slurmctld_log`) -> :data:`SLURM_ID`, judged as
+    ``scontrol show node`` is from the state each node is left in at the log's end: drained, invalid or down fails
+    (with what a reason Slurm writes means), back in service passes."""
+    from wizard.parsers.scheduler import parse_slurmctld_log
+
+    logged = parse_slurmctld_log(text)
+    nodes = [NodeState(n.name, n.state, n.reason, "", n.lines) for n in logged if n.state]
+    if not nodes:
+        return [Finding(SLURM_ID, Verdict.UNKNOWN, "slurmctld's log names nodes but no state they were left in",
+                        "host", tuple(ln for n in logged for ln in n.lines)[:6],
+                        "Run `sinfo -R` and `scontrol show node NODE` for the nodes' state now.", SRC_STATES)]
+    return _judge_nodes(nodes, N_("slurmctld's log ends with {nodes} back in service ({states})"))
+
+
+def _judge_nodes(nodes: list[NodeState], fine_msg: str) -> list[Finding]:
+    """One finding per node that is away (fail, or warn for maintenance/reboot), one pass (``fine_msg`` with
+    ``{nodes}`` and ``{states}``) for the rest."""
     out: list[Finding] = []
     fine: list[NodeState] = []
     for n in nodes:
@@ -136,8 +157,7 @@ def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if fine:
         states = sorted({n.state for n in fine})
         out.append(Finding(SLURM_ID, Verdict.PASS,
-                           Msg("Slurm can schedule on {nodes}: state {states}", nodes=_of([n.name for n in fine]),
-                               states=joined(", ", states)), "host",
+                           Msg(fine_msg, nodes=_of([n.name for n in fine]), states=joined(", ", states)), "host",
                            tuple(ln for n in fine[:4] for ln in n.lines[:2]), "", SRC_STATES))
     return out
 
