@@ -233,6 +233,21 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
+async def test_a_hand_over_while_not_ready_says_so_not_read_the_findings_below(state_dir, devvm_host):
+    # walk 23: the hand-over, confirmed by hand while steps were open, ends warned with no findings and no check;
+    # "read them below; fix and check again" pointed at nothing
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.build.confirm("report.handover", note="handed to the training team")
+        assert app.build.store.step_states()["report.handover"].status is StepStatus.WARNED
+        app.push_screen(StepScreen("report.handover"))
+        await settle(pilot, app)
+        note = text_of(app, "#step-note")
+        assert "Confirmed while not ready" in note and "the report lists what is open" in note
+        assert "read them below" not in note and "check again" not in note
+
+
 async def test_action_asks_first_then_streams(state_dir, devvm_host):
     b = new_build(state_dir, devvm_host)
     b.store.set_plan(baseline_minutes=0.02)  # 1.2 s
