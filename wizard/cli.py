@@ -1572,11 +1572,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     sd = state_dir(args)
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     if b.observing and not opt(args, "dry_run"):  # refused before its commands are shown, in a shell's words
-        holder = b.lock.holder or _("another process")
         b.close()
-        print("bringup: error: " + _("another bringup ({holder}) holds this build: run the step's action from its "
-                                     "window (a on the step), or close it first").format(holder=holder),
-              file=sys.stderr)
+        print("bringup: error: " + held_refusal(b), file=sys.stderr)
         return EXIT_ERROR
     said_no: list[int] = []
     started: list[Any] = []
@@ -1638,7 +1635,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
             else:
-                print(f"bringup: error: {tr(prep.refusal)}", file=sys.stderr)
+                print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else tr(prep.refusal)),
+                      file=sys.stderr)
             return EXIT_ERROR
         if out.declined:
             return said_no[0] if said_no else 1
@@ -1667,6 +1665,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return rc
     finally:
         b.close()
+
+
+def held_refusal(b: Any) -> str:
+    """Why ``run`` or ``validate`` cannot start an action of build ``b`` from this shell while another bringup holds
+    it (its pid), and what to do: the one wording both commands print (walk 23: validate said "this window")."""
+    return _("another bringup ({holder}) holds this build: run the step's action from its window (a on the step), "
+             "or close it first").format(holder=b.lock.holder or _("another process"))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -1708,6 +1713,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
+    if b.observing and not opt(args, "dry_run"):  # as `run` refuses it, before its commands are shown (walk 23)
+        b.close()
+        print("bringup: error: " + held_refusal(b), file=sys.stderr)
+        return EXIT_ERROR
     started: list[Any] = []
 
     def on_start(run) -> None:
@@ -1739,7 +1748,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         prep = res.prepared
         if prep.refusal:
             print(f"{_(step.action.title)}  ({step.id})", file=out)
-            print("bringup: error: " + _("cannot run it here: {reason}").format(reason=tr(prep.refusal)), file=sys.stderr)
+            print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else _(
+                "cannot run it here: {reason}").format(reason=tr(prep.refusal))), file=sys.stderr)
             return EXIT_ERROR
         if res.error:
             print("bringup: error: " + _("could not start the validation: {reason}").format(reason=tr(res.error)),
