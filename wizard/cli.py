@@ -1785,7 +1785,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
-                      + (f" -- {st.reason}" if st.reason else ""))
+                      + (f" -- {b.reason_shown(st)}" if st.reason else ""))  # as `status` shows it (walk 23)
         return verdict.exit_code
     finally:
         b.close()
