@@ -264,7 +264,7 @@ class SizingScreen(Screen[None]):
                 text = "\n".join(tr(m) for m in r.math)
                 # the VGA console's fonts (CP437, Lat15) have no Ψ: the parameter count reads "P" there (walk 18)
                 math.update(text.replace("Ψ", "P") if self.app.basic else text)
-                src.update(_("source: {source}").format(source=r.source))
+                src.update(_("source: {source}").format(source=tr(r.source)))
                 box.display = True
 
     def _summary(self, s: sz.Sizing) -> Text:

@@ -2293,7 +2293,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         _print_wrapped("", head + (f"  [{_(r.status_word)}]" if r.status_word else ""), width, 4)
         for m in r.math:
             _print_wrapped("    ", tr(m), width, 6)
-        _print_wrapped("    ", _("source: {source}").format(source=r.source), width, 6)
+        _print_wrapped("    ", _("source: {source}").format(source=tr(r.source)), width, 6)
     return 0 if ok else 1
 
 
