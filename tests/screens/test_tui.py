@@ -420,6 +420,28 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
         assert ". pending" in str(opt.prompt)  # ASCII glyph and the word
 
 
+async def test_basic_mode_plan_form_marks_every_field_with_brackets(state_dir, devvm_host):
+    """Walk 23 #12: on the Linux console (one background) an empty plan field showed nothing until focused. Each
+    field is bracketed there, the brackets around the input; in colour mode the background marks it, no brackets."""
+    from screens.plan import PlanDialog
+
+    for basic in (True, False):
+        app = app_for(state_dir, devvm_host, basic=basic)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            app.push_screen(PlanDialog({}))
+            await settle(pilot, app)
+            row = app.screen.query_one("#field-numa_nodes .plan-row")
+            left, right = row.query(".plan-mark")
+            field = row.query_one(Input)
+            assert field.value == ""  # an empty answer, not focused
+            if basic:
+                assert str(left.render()) == "[" and str(right.render()) == "]"
+                assert left.region.right <= field.region.x and right.region.x >= field.region.right > field.region.x
+            else:
+                assert not left.display and not right.display
+
+
 async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_path):
     app = app_for(state_dir, devvm_host, snapshot="devvm.tar.gz")
     async with app.run_test(size=SIZE) as pilot:
@@ -495,7 +517,39 @@ async def test_plan_form_save_with_an_error_below_the_fold_goes_to_it_and_says_s
         field = app.screen.query_one("#field-host_ram_gib")
         scroll = app.screen.query_one("#plan-fields")
         assert scroll.scroll_offset.y <= field.virtual_region.y < scroll.scroll_offset.y + scroll.size.height
-        assert any("not saved: host_ram_gib is not valid" in str(n.message) for n in app._notifications)
+        assert "not saved: host_ram_gib is not valid" in text_of(app, "#plan-refused")
+
+
+async def test_plan_form_refused_save_shows_the_whole_error_and_a_notice_over_no_field(state_dir, devvm_host):
+    """Walk 23 #6: a refused save's toast lay on the field's error, and the error's second line was below the fold.
+    The error is in view to its last line, the notice is a line of the form under the fields (no toast), and the
+    form ends above its key footer (#13: it covered the footer row)."""
+    from screens.plan import PlanDialog
+    from screens.widgets import KeyFooter
+    from wizard.plan import PLAN_KEYS
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("f2")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, PlanDialog)
+        footer = dialog.query_one(KeyFooter)
+        assert footer.region.y == SIZE[1] - 1 and dialog.query_one("#dialog").region.bottom <= footer.region.y
+        await pilot.press(*["tab"] * list(PLAN_KEYS).index("validate_device"), *"true")
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        err = dialog.query_one("#err-validate_device", Static)
+        scroll = dialog.query_one("#plan-fields")
+        assert err.display and err.region.height >= 2  # wrapped to two lines at 80 columns
+        assert scroll.region.y <= err.region.y and err.region.bottom <= scroll.region.bottom  # the whole error shown
+        notice = dialog.query_one("#plan-refused", Static)
+        assert notice.display and "not saved: validate_device is not valid" in text_of(app, "#plan-refused")
+        assert notice.region.y >= scroll.region.bottom and not app._notifications  # under the fields, no toast
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"cpu")
+        await pilot.pause()
+        assert not err.display and not notice.display  # corrected: neither stands any more
 
 
 async def test_plan_form_shows_each_description_and_asks_before_dropping_edits(state_dir, devvm_host):
