@@ -18,7 +18,7 @@ from textual.widgets import Button, Input, Label, Static
 from screens.widgets import FormInput, KeyFooter
 
 from wizard.i18n import _, ngettext, tr
-from wizard.plan import PLAN_KEYS, parse_value
+from wizard.plan import PLAN_KEYS, parse_value, whole
 
 
 def shown(v: object) -> str:
@@ -27,9 +27,7 @@ def shown(v: object) -> str:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
+    return str(whole(v)) if not isinstance(v, (dict, list)) else json.dumps(v)
 
 
 class PlanDialog(ModalScreen[dict | None]):

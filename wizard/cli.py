@@ -1510,7 +1510,9 @@ def _known_gpu_model(model: str) -> bool:
 def plan_value(v: Any) -> str:
     """A plan answer as ``bringup plan`` prints it: JSON, a whole number without ".0" (1044, as the F2 form shows it;
     walk 20)."""
-    return json.dumps(int(v) if isinstance(v, float) and v.is_integer() else v)
+    from wizard.plan import whole
+
+    return json.dumps(whole(v))
 
 
 def print_plan(plan: Mapping[str, Any]) -> None:
