@@ -1669,6 +1669,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         b.close()
 
 
+def new_findings_said(new: list[dict[str, Any]]) -> str:
+    """What the report's new findings are, after their count: " (all pass)", or how many are not a pass (walk 23: "3
+    new" beside "3 blocking" read as three new problems; they were three passes)."""
+    if not new:
+        return ""
+    other = sum(f.get("verdict") != "pass" for f in new)
+    return spaced(_("(all pass)")) if not other else spaced(_("({n} not a pass)").format(n=other))
+
+
 def held_refusal(b: Any) -> str:
     """Why ``run`` or ``validate`` cannot start an action of build ``b`` from this shell while another bringup holds
     it (its pid), and what to do: the one wording both commands print (walk 23: validate said "this window")."""
@@ -2391,8 +2400,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                   failed=sum(s["status"] == "failed" for s in report["steps_not_done"]),
                   not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
-              + (_("; since the previous report: {new} new, {resolved} resolved, {changed} changed").format(
-                  new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""),
+              + (_("; since the previous report: {new} new{which}, {resolved} resolved, {changed} changed").format(
+                  new=len(c["new"]), which=new_findings_said(c["new"]), resolved=len(c["resolved"]),
+                  changed=len(c["changed"])) if c["previous"] else ""),
               text_width(), 4)  # wrapped to the terminal as check's lines are (walk 19)
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)
