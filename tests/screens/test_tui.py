@@ -1492,10 +1492,13 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
             rows.append(con.export_text())
         # the machine's own skip reads "n/a", never a person's "skipped"
         assert any("n/a" in r and "Above 4G" in r for r in rows) and not any("skipped" in r for r in rows), rows
-        # walk 20: an unknown check's verdict is the pending status's qualifier, "(unknown)", not a second "? UNKNOWN"
+        # walk 20: an unknown check's verdict is not a second "? UNKNOWN"; walk 23: nor a "(unknown)" on the status's
+        # second line, beside the title's wrapped line ("(unknown) (NTP)"): the status reads "? unknown", one line,
+        # and every line after the first is the title's alone
         channels = next(r for r in rows if "memory channel" in r)
-        assert "pending" in channels.splitlines()[0] and channels.splitlines()[1].lstrip().startswith("(unknown)")
-        assert not any("UNKNOWN" in r for r in rows), rows
+        first, *rest = channels.rstrip("\n").splitlines()
+        assert first.startswith("? unknown ") and all(ln.startswith(" " * 12) for ln in rest), channels
+        assert "unknown" not in "".join(rest) and not any("UNKNOWN" in r for r in rows), rows
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
