@@ -385,6 +385,9 @@ def test_the_report_stage_action_writes_the_report_into_the_build_directory(stat
     assert len(written) == 1 and "Acceptance report: node7" in written[0].read_text()
     log = next((build_dir / "actions").glob("*.log")).read_text()
     assert f"wrote {written[0]}" in log  # the path the TUI's action screen shows in the log
+    # walk 23: the child wrapped at 80 and the action pane wrapped its lines again; its sentence is one line of the log
+    wrote = next(ln for ln in log.splitlines() if ln.startswith(f"wrote {written[0]}"))
+    assert wrote.endswith(" not done"), log
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"})
     assert b.status("report.document").value == "passed"
     b.close()
