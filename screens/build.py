@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from wizard.engine import is_checked
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
@@ -21,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from screens.glyphs import VERDICT_STYLE, status_text
+from screens.glyphs import VERDICT_GLYPH, VERDICT_STYLE, status_text
 from screens.widgets import KeyFooter, TopBar
 from wizard.i18n import _, ngettext, spaced
 from wizard.model import StepStatus, proven_by_run
@@ -176,8 +177,11 @@ class BuildScreen(Screen[None]):
                 # wrapped title read "Host memory reports ? UNKNOWN no uncorrectable errors")
                 # walk 20: "? UNKNOWN" there read as a second step's status: it is the status's qualifier, "(unknown)",
                 # as `bringup status` writes it
-                label = Text.assemble(label, "\n", Text("  " + _("({verdict})").format(verdict=_(state.verdict.value)),
-                                                         style=VERDICT_STYLE[state.verdict]))
+                # walk 23: on its second line "(unknown)" sat beside the title's wrapped line and read as part of the
+                # title ("(unknown) (NTP)"): the status says it on its one line, the verdict's glyph and word
+                word = _(state.verdict.value)
+                label = Text(f"{VERDICT_GLYPH[state.verdict][1 if self.app.basic else 0]} {word}"
+                             + " " * max(0, 9 - cell_len(word)), style=VERDICT_STYLE[state.verdict])
             row.add_row(label, title)
             lst.add_option(Option(row, id=s.id))
         if keep is not None and keep < len(st.steps):

@@ -15,10 +15,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
-from screens.widgets import FormInput
+from screens.widgets import FormInput, KeyFooter
 
 from wizard.i18n import _, ngettext, tr
-from wizard.plan import PLAN_KEYS, parse_value
+from wizard.plan import PLAN_KEYS, parse_value, whole
 
 
 def shown(v: object) -> str:
@@ -27,9 +27,7 @@ def shown(v: object) -> str:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
+    return str(whole(v)) if not isinstance(v, (dict, list)) else json.dumps(v)
 
 
 class PlanDialog(ModalScreen[dict | None]):
@@ -54,14 +52,21 @@ class PlanDialog(ModalScreen[dict | None]):
                     with Vertical(classes="plan-field", id=f"field-{k.name}"):
                         with Horizontal(classes="plan-row"):
                             yield Label(k.name, classes="plan-key", markup=False)
+                            # the Linux console has one background: brackets mark where to type (walk 23: an empty
+                            # field showed nothing until focused); shown in basic mode only
+                            yield Label("[", classes="plan-mark", markup=False)
                             yield FormInput(shown(self.current.get(k.name)), id=f"plan-{k.name}",
                                         disabled=self.readonly, classes="plan-input")
+                            yield Label("]", classes="plan-mark", markup=False)
                         yield Static(_(k.help), classes="plan-help", markup=False)
                         yield Static("", id=f"err-{k.name}", classes="plan-error", markup=False)
+            # a refused save says so here, under the fields: a toast lay over the field's own error (walk 23)
+            yield Static("", id="plan-refused", classes="plan-refused", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 if not self.readonly:
                     yield Button(_("Save (ctrl+s)"), id="save", variant="primary", compact=True)
                 yield Button(_("Cancel (esc)"), id="cancel", compact=True)
+        yield KeyFooter()  # its own keys, not those of the screen under it (walk 23: the form covered the footer)
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
@@ -110,6 +115,8 @@ class PlanDialog(ModalScreen[dict | None]):
             if err.display:
                 err.update("")
                 err.display = False
+            if not any(self.query_one(f"#err-{k}", Static).display for k in PLAN_KEYS):
+                self.query_one("#plan-refused", Static).display = False  # nothing refused stands any more
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
@@ -127,13 +134,16 @@ class PlanDialog(ModalScreen[dict | None]):
             return
         bad = [k for k in PLAN_KEYS if self.query_one(f"#err-{k}", Static).display]
         if bad:  # the error may sit below the fold: go to the first bad field and say which ones
-            field = self.query_one(f"#plan-{bad[0]}", Input)
-            field.focus()
-            self.query_one("#plan-fields", VerticalScroll).scroll_to_widget(self.query_one(f"#field-{bad[0]}"),
-                                                                            animate=False)
-            self.notify(ngettext("not saved: {keys} is not valid (its error is under the field)",
-                                 "not saved: {keys} are not valid (each error is under its field)", len(bad)).format(
-                keys=", ".join(bad)), severity="warning")
+            self.query_one(f"#plan-{bad[0]}", Input).focus()
+            refused = self.query_one("#plan-refused", Static)
+            refused.update("! " + ngettext("not saved: {keys} is not valid (its error is under the field)",
+                                           "not saved: {keys} are not valid (each error is under its field)",
+                                           len(bad)).format(keys=", ".join(bad)))
+            refused.display = True
+            field = self.query_one(f"#field-{bad[0]}")
+            # once the error and this line are laid out: the whole field, its error's last line included, in view
+            self.call_after_refresh(lambda: self.query_one("#plan-fields", VerticalScroll).scroll_to_widget(
+                field, animate=False))
 
     def action_help(self) -> None:
         """F1 opens the help at this form's section (walk 20: it did nothing here)."""

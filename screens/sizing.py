@@ -16,7 +16,7 @@ Below 76 columns the form and the results stack (60x20 works). In basic mode the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import events
 from textual.app import ComposeResult
@@ -108,8 +108,9 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-row:focus-within .sz-label { text-style: bold reverse; }
     SizingScreen Select.sz-input { width: 1fr; }
     SizingScreen Select.sz-input > SelectOverlay { width: 34; }
-    SizingScreen Select.sz-input > SelectOverlay { border: tall $accent; max-height: 10; }
-    App.-basic SizingScreen Select.sz-input > SelectOverlay { border: ascii $accent; }
+    /* a compact Select's list has no border (Textual: border none !important): it read as part of the results */
+    SizingScreen Select.sz-input > SelectOverlay.-textual-compact { border: tall $accent !important; max-height: 10; }
+    App.-basic SizingScreen Select.sz-input > SelectOverlay.-textual-compact { border: ascii $accent !important; }
     SizingScreen .sz-error { color: $error; height: auto; display: none; padding-left: 2; }
     SizingScreen #sz-summary { padding-bottom: 1; height: auto; }
     SizingScreen .sz-result { margin-bottom: 1; height: auto; }
@@ -214,10 +215,21 @@ class SizingScreen(Screen[None]):
     def on_mount(self) -> None:
         self.recompute()
         self.query_one("#f-params", Input).focus()
+        for select in self.query(Select):
+            self.watch(select, "expanded", self._on_list_toggle(select), init=False)
         if self.app.basic:  # the Linux console's font has no triangles
             for arrow, glyph in ((".down-arrow", "v"), (".up-arrow", "^")):
                 for w in self.query(arrow):
                     w.update(glyph)  # type: ignore[attr-defined]  # the Select's arrows are Statics
+
+    def _on_list_toggle(self, select: Select) -> Callable[[bool], None]:
+        """A Select's list opens downwards from its row: when it opens, the form scrolls that row up first, so the
+        list ends above the key footer (walk 23: GPU model's list, opened low in the form, drew over the footer)."""
+        def toggled(expanded: bool) -> None:
+            if expanded:
+                form = self.query_one("#sz-form", VerticalScroll)
+                form.scroll_to_widget(select, top=True, animate=False)
+        return toggled
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """F3 is hidden without a build this window may write; pressed anyway (F1 lists it), it says why
@@ -264,7 +276,7 @@ class SizingScreen(Screen[None]):
                 text = "\n".join(tr(m) for m in r.math)
                 # the VGA console's fonts (CP437, Lat15) have no Ψ: the parameter count reads "P" there (walk 18)
                 math.update(text.replace("Ψ", "P") if self.app.basic else text)
-                src.update(_("source: {source}").format(source=r.source))
+                src.update(_("source: {source}").format(source=tr(r.source)))
                 box.display = True
 
     def _summary(self, s: sz.Sizing) -> Text:

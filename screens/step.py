@@ -266,9 +266,13 @@ class StepScreen(Screen[None]):
             notes.append(_("Do first: ") + ", ".join(f"{_(b.step(r).title)} ({r})" for r in waiting))
         if step.manual and st is StepStatus.PENDING and not b.observing:
             notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
-        if st is StepStatus.WARNED:
+        if st is StepStatus.WARNED and (findings or is_checked(step)):
             notes.append(_("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
                            "with a note."))
+        elif st is StepStatus.WARNED:  # confirmed by hand while steps were open (a hand-over of a machine not ready):
+            # no findings below and no check to run again (walk 23)
+            notes.append(_("Confirmed while not ready, not passed: the report lists what is open; finish those "
+                           "steps, then Confirm (d) again."))
         if st is StepStatus.CPU_ONLY:
             notes.append(_("Not done: validate on the GPUs once they are visible (health.gpu_pci; validate_device auto or cuda), or Skip (s) "
                            "with a reason."))

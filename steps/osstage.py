@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.distro import package_manager, packaged_kernel
+from wizard.distro import modules_unsupported, package_manager, packaged_kernel
 from wizard.fileedit import backup_name
 from wizard.i18n import Msg
 from wizard.model import Stage, Step
@@ -64,6 +64,12 @@ def resolve_headers(ctx: ActionContext) -> Resolved:
     if not rel or not all(c.isalnum() or c in "._+-~" for c in rel):
         return Resolved(manual="bringup could not read the running kernel release: install the kernel headers for "
                                "`uname -r` with your distribution's package manager.")
+    if modules_unsupported(ctx.outputs.get("modules")):
+        # walk 23: the check fails this kernel (it cannot load modules); headers, packaged or the build's, cannot help
+        return Resolved(manual=Msg("kernel {rel} cannot load modules (no /proc/modules: it was built without loadable "
+                                   "module support), so no headers package helps: the NVIDIA kernel modules cannot "
+                                   "run on it. Boot a kernel with module support (a distribution kernel, or one built "
+                                   "with CONFIG_MODULES=y) first; then this action installs its headers.", rel=rel))
     if pm is None or pm.family not in ("debian", "rhel"):
         name = r.pretty_name if r is not None else "this distribution"
         return Resolved(manual=f"Install the kernel headers/development package for kernel {rel} on {name} by hand "
@@ -260,7 +266,9 @@ STAGE = Stage(
                 "installation guide, Pre-installation Actions (docs.nvidia.com/datacenter/tesla/"
                 "driver-installation-guide/pre-installation-actions.html); Debian nvidia-open-kernel-dkms."
             ),
-            instructions="If the check warns, run the action: it installs the headers package for `uname -r`.",
+            instructions=("If the check warns, run the action: it installs the headers package for `uname -r`. If "
+                          "it fails because the kernel cannot load modules, no headers help: boot a kernel with "
+                          "module support first."),
             boot_sensitive=True,
             action=ActionSpec(
                 id="install_kernel_headers",
@@ -268,7 +276,7 @@ STAGE = Stage(
                 description="Installs linux-headers-$(uname -r) (Debian/Ubuntu) or kernel-devel-$(uname -r) and "
                             "kernel-headers (RHEL family) non-interactively with the distribution's package manager.",
                 resolve=resolve_headers,
-                probes=("os_release", "kernel"),
+                probes=("os_release", "kernel", "modules"),
                 changes_system=True,
                 needs_root=True,
             ),

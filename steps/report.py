@@ -6,13 +6,25 @@ from wizard.actions import ActionContext, ActionSpec, Resolved
 from wizard.model import Stage, Step
 
 
+LOG_COLUMNS = 1000
+"""``COLUMNS`` of a bringup command an action runs: its output goes to the run's log, and the action pane (or the
+terminal `bringup run` prints it to) wraps each line to its own width; wrapped at 80 first, it was wrapped twice
+(walk 23: "other:" / "no" on two lines)."""
+
+
+def _bringup(ctx: ActionContext, *args: str) -> Resolved:
+    """This bringup (``ctx.python -m wizard.cli``, the build's state directory) running ``args``, its sentences
+    unwrapped (:data:`LOG_COLUMNS`)."""
+    state = ["--state", ctx.state_dir] if ctx.state_dir else []
+    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, *args]}], env={"COLUMNS": str(LOG_COLUMNS)})
+
+
 def resolve_capture(ctx: ActionContext) -> Resolved:
     import os
     import time
 
     out = os.path.join(os.path.dirname(ctx.backup_dir), f"capture-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.tar.gz")  # UTC, as report-*.html
-    state = ["--state", ctx.state_dir] if ctx.state_dir else []
-    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "capture", "-o", out]}])
+    return _bringup(ctx, "capture", "-o", out)
 
 
 def resolve_report(ctx: ActionContext) -> Resolved:
@@ -22,8 +34,7 @@ def resolve_report(ctx: ActionContext) -> Resolved:
     import time
 
     out = os.path.join(os.path.dirname(ctx.backup_dir), f"report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.html")
-    state = ["--state", ctx.state_dir] if ctx.state_dir else []
-    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "report", "-o", out]}])
+    return _bringup(ctx, "report", "-o", out)
 
 
 STAGE = Stage(

@@ -509,3 +509,20 @@ def test_export_writes_back_the_on_failure_the_walk_used(tmp_path):
     r = run("--state", str(state), "answers", "export", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert 'on_failure = "continue"' in out.read_text()  # replayed on the next node, it walks every step again
+
+
+def test_export_writes_whole_numbers_as_the_plan_shows_them(tmp_path):
+    """Walk 23 #14: float keys (host_ram_min_gib, burnin_minutes) were written 105.0 and 1.0 while `bringup plan` shows
+    105 and 1; a fraction stays a fraction, and the file reads back to the same plan."""
+    state = tmp_path / "s"
+    assert run("--state", str(state), "plan", "host_ram_min_gib=105", "burnin_minutes=1", "nic_gbit_s=12.5",
+               "gpu_count=8").returncode == 0
+    out = tmp_path / "a.toml"
+    r = run("--state", str(state), "answers", "export", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "host_ram_min_gib = 105\n" in text and "burnin_minutes = 1\n" in text, text
+    assert "nic_gbit_s = 12.5\n" in text and "gpu_count = 8\n" in text and ".0\n" not in text
+    back, errors = validate_text(text, steps.STAGES)
+    assert errors == [] and back is not None
+    assert back.plan == {"host_ram_min_gib": 105, "burnin_minutes": 1, "nic_gbit_s": 12.5, "gpu_count": 8}

@@ -616,3 +616,13 @@ def test_a_code_span_longer_than_sixty_characters_wraps_as_text():
     rows = wrap(text, 76)
     assert all(len(r) >= 60 for r in rows[:-1]), rows
     assert "`numactl --cpunodebind=N`" in rows[-1]
+
+
+def test_a_subject_naming_a_rank_or_gpu_on_a_node_reads_in_chinese():
+    """Walk 23 #5: a soak finding's subject "rank 0 on vm: " stayed English ("rank 0 on vm：soak_gemm ...")."""
+    i18n.set_language("zh_CN")
+    assert i18n.tr_subject("rank 0 on vm: ") == "rank 0（vm）："
+    assert i18n.tr_subject("GPU 1 (00000000:1B:00.0) on node-2: ") == "GPU 1 (00000000:1B:00.0)（node-2）："
+    assert i18n.tr_subject("GPU 1 (00000000:1B:00.0): ") == "GPU 1 (00000000:1B:00.0)："  # no node: as it was
+    i18n.set_language("en")
+    assert i18n.tr_subject("rank 0 on vm: ") == "rank 0 on vm: "

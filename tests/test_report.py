@@ -314,6 +314,22 @@ def test_a_runs_end_in_the_report_is_the_one_wording_of_wizard_actions():
     assert outcome_words(ActionState.FAILED, 1) == "failed (exit status 1)"
 
 
+def test_the_report_line_says_what_the_new_findings_are():
+    """Walk 23 #10: "3 blocking ...; since the previous report: 3 new" read as three new problems; they were passes."""
+    from wizard import i18n
+    from wizard.cli import new_findings_said
+
+    passes = [{"id": "node.sanity", "verdict": "pass"}, {"id": "node.p2p", "verdict": "pass"}]
+    assert new_findings_said(passes) == " (all pass)" and new_findings_said([]) == ""
+    assert new_findings_said(passes + [{"id": "os.swap", "verdict": "fail"}, {"id": "x", "verdict": "skip"}]) == (
+        " (2 not a pass)")
+    i18n.set_language("zh_CN")
+    try:
+        assert new_findings_said(passes) == "（均通过）" and new_findings_said([{"verdict": "warn"}]) == "（1 条未通过）"
+    finally:
+        i18n.set_language("en")
+
+
 def test_what_changed_since_the_previous_report_of_the_build(state_dir, tmp_path):
     b = _build(state_dir)
     b.record_findings("os.release", [Finding("os.release", Verdict.FAIL, "unsupported release", source="s")],
@@ -329,7 +345,9 @@ def test_what_changed_since_the_previous_report_of_the_build(state_dir, tmp_path
                                     Finding("os.swap", Verdict.FAIL, "swap is on", source="s")], frozen_clock())
     b.close()
     second = run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "2.md"))
-    assert "since the previous report: 1 new, 1 resolved, 1 changed" in " ".join(second.stdout.split()), second.stdout
+    # walk 23: the new one said what it is ("3 new" beside "3 blocking" read as three new problems; they were passes)
+    assert "since the previous report: 1 new (1 not a pass), 1 resolved, 1 changed" in " ".join(
+        second.stdout.split()), second.stdout
     first, *rest = second.stdout.splitlines()  # "wrote PATH: VERDICT" whole on one line, the counts wrapped under it
     assert first.startswith(f"wrote {tmp_path / '2.md'}: not ready") and rest
     assert all(ln.startswith("    ") and len(ln) <= 80 for ln in rest), second.stdout
@@ -367,6 +385,9 @@ def test_the_report_stage_action_writes_the_report_into_the_build_directory(stat
     assert len(written) == 1 and "Acceptance report: node7" in written[0].read_text()
     log = next((build_dir / "actions").glob("*.log")).read_text()
     assert f"wrote {written[0]}" in log  # the path the TUI's action screen shows in the log
+    # walk 23: the child wrapped at 80 and the action pane wrapped its lines again; its sentence is one line of the log
+    wrote = next(ln for ln in log.splitlines() if ln.startswith(f"wrote {written[0]}"))
+    assert wrote.endswith(" not done"), log
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"})
     assert b.status("report.document").value == "passed"
     b.close()

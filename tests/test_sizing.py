@@ -689,3 +689,21 @@ def test_no_gpu_count_says_when_the_activations_alone_do_not_fit():
     s = run(params="70B", zero_stage="3", gpu="H100 SXM5", gpu_count="8")
     r = next(r for r in s.results if r.key == "min_gpus")
     assert s.min_gpus is None and any("activations alone (91.3 GB)" in ln and "checkpointing" in ln for ln in r.math)
+
+
+def test_a_results_source_names_the_datasheet_in_the_readers_language():
+    """Walk 23 #5: the source read "H200 SXM datasheet: ..." under "H200 SXM：数据手册 141 GB"; the row's own source
+    text stays as written, the JSON keeps the English."""
+    from wizard import i18n
+    from wizard.i18n import tr
+
+    s = run(gpu="H200 SXM")
+    src = next(r.source for r in s.results if r.key == "per_gpu")
+    power = next(r.source for r in s.results if r.key == "power")
+    row = sz.gpu_by_name("H200 SXM")
+    assert row is not None and src == f"H200 SXM datasheet: {row.source}" and power.startswith(src + "; ")
+    i18n.set_language("zh_CN")
+    try:
+        assert tr(src) == f"H200 SXM 数据手册：{row.source}" and tr(power).startswith(f"H200 SXM 数据手册：{row.source}; ")
+    finally:
+        i18n.set_language("en")

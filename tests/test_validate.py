@@ -22,3 +22,22 @@ def test_a_soak_interval_is_said_once_in_seconds():
     live = LiveView()
     live.add(0, [_ev(rank=0, **line)])
     assert "(3 s of 120 s)" in live.progress_line()
+
+
+def test_the_progress_line_before_the_first_progress_event_says_what_runs_in_words():
+    """Walk 23 #11: a burn-in's line began as a bare "▶ counters" (the counters event has no test); it names the
+    run's test, what it does and the node, as the later phases' lines do."""
+    from wizard import i18n
+
+    live = LiveView()
+    live.add(0, [_ev(event="start", test="soak", device="cpu", world_size=1),
+                 _ev(event="counters", when="before", device=None, available=False)])
+    assert live.progress_line() == "\u25b6 soak: reading the error counters before the test on vm"
+    assert live.progress_line(basic=True).startswith("> soak: ")
+    live.add(2, [_ev(event="counters", when="after", device=None, available=False)])
+    assert live.progress_line() == "\u25b6 soak: reading the error counters after the test on vm"
+    i18n.set_language("zh_CN")
+    try:
+        assert "正在读取测试后的错误计数" in live.progress_line()
+    finally:
+        i18n.set_language("en")

@@ -52,7 +52,7 @@ from wizard.data import ASSETS
 from wizard.engine import Build, accepted_note, is_checked, run_checks
 from wizard.hosts import Host
 from wizard.model import Finding, Stage, Step, StepStatus, Verdict, proven_by_run
-from wizard.plan import PLAN_KEYS, parse_value
+from wizard.plan import PLAN_KEYS, parse_value, whole
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
 from wizard.i18n import Msg
@@ -822,7 +822,7 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return repr(v)
+        return repr(whole(v))  # 105, not 105.0: as `bringup plan` shows it (walk 23)
     return _toml_str(str(v))
 
 

@@ -1510,7 +1510,9 @@ def _known_gpu_model(model: str) -> bool:
 def plan_value(v: Any) -> str:
     """A plan answer as ``bringup plan`` prints it: JSON, a whole number without ".0" (1044, as the F2 form shows it;
     walk 20)."""
-    return json.dumps(int(v) if isinstance(v, float) and v.is_integer() else v)
+    from wizard.plan import whole
+
+    return json.dumps(whole(v))
 
 
 def print_plan(plan: Mapping[str, Any]) -> None:
@@ -1572,11 +1574,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     sd = state_dir(args)
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     if b.observing and not opt(args, "dry_run"):  # refused before its commands are shown, in a shell's words
-        holder = b.lock.holder or _("another process")
         b.close()
-        print("bringup: error: " + _("another bringup ({holder}) holds this build: run the step's action from its "
-                                     "window (a on the step), or close it first").format(holder=holder),
-              file=sys.stderr)
+        print("bringup: error: " + held_refusal(b), file=sys.stderr)
         return EXIT_ERROR
     said_no: list[int] = []
     started: list[Any] = []
@@ -1638,7 +1637,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print("bringup: error: " + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
             else:
-                print(f"bringup: error: {tr(prep.refusal)}", file=sys.stderr)
+                print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else tr(prep.refusal)),
+                      file=sys.stderr)
             return EXIT_ERROR
         if out.declined:
             return said_no[0] if said_no else 1
@@ -1667,6 +1667,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         return rc
     finally:
         b.close()
+
+
+def new_findings_said(new: list[dict[str, Any]]) -> str:
+    """What the report's new findings are, after their count: " (all pass)", or how many are not a pass (walk 23: "3
+    new" beside "3 blocking" read as three new problems; they were three passes)."""
+    if not new:
+        return ""
+    other = sum(f.get("verdict") != "pass" for f in new)
+    return spaced(_("(all pass)")) if not other else spaced(_("({n} not a pass)").format(n=other))
+
+
+def held_refusal(b: Any) -> str:
+    """Why ``run`` or ``validate`` cannot start an action of build ``b`` from this shell while another bringup holds
+    it (its pid), and what to do: the one wording both commands print (walk 23: validate said "this window")."""
+    return _("another bringup ({holder}) holds this build: run the step's action from its window (a on the step), "
+             "or close it first").format(holder=b.lock.holder or _("another process"))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -1708,6 +1724,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     identity = asyncio.run(host_identity(host))
     sd = state_dir(args)
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
+    if b.observing and not opt(args, "dry_run"):  # as `run` refuses it, before its commands are shown (walk 23)
+        b.close()
+        print("bringup: error: " + held_refusal(b), file=sys.stderr)
+        return EXIT_ERROR
     started: list[Any] = []
 
     def on_start(run) -> None:
@@ -1739,7 +1759,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         prep = res.prepared
         if prep.refusal:
             print(f"{_(step.action.title)}  ({step.id})", file=out)
-            print("bringup: error: " + _("cannot run it here: {reason}").format(reason=tr(prep.refusal)), file=sys.stderr)
+            print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else _(
+                "cannot run it here: {reason}").format(reason=tr(prep.refusal))), file=sys.stderr)
             return EXIT_ERROR
         if res.error:
             print("bringup: error: " + _("could not start the validation: {reason}").format(reason=tr(res.error)),
@@ -1775,7 +1796,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
-                      + (f" -- {st.reason}" if st.reason else ""))
+                      + (f" -- {b.reason_shown(st)}" if st.reason else ""))  # as `status` shows it (walk 23)
         return verdict.exit_code
     finally:
         b.close()
@@ -2283,7 +2304,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         _print_wrapped("", head + (f"  [{_(r.status_word)}]" if r.status_word else ""), width, 4)
         for m in r.math:
             _print_wrapped("    ", tr(m), width, 6)
-        _print_wrapped("    ", _("source: {source}").format(source=r.source), width, 6)
+        _print_wrapped("    ", _("source: {source}").format(source=tr(r.source)), width, 6)
     return 0 if ok else 1
 
 
@@ -2379,8 +2400,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                   failed=sum(s["status"] == "failed" for s in report["steps_not_done"]),
                   not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
-              + (_("; since the previous report: {new} new, {resolved} resolved, {changed} changed").format(
-                  new=len(c["new"]), resolved=len(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""),
+              + (_("; since the previous report: {new} new{which}, {resolved} resolved, {changed} changed").format(
+                  new=len(c["new"]), which=new_findings_said(c["new"]), resolved=len(c["resolved"]),
+                  changed=len(c["changed"])) if c["previous"] else ""),
               text_width(), 4)  # wrapped to the terminal as check's lines are (walk 19)
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)

@@ -220,6 +220,9 @@ def tr_subject(prefix: str) -> str:
     m = re.match(r"(\d+) GPUs: (.+)$", prefix[:-2])  # a group of GPUs ("2 GPUs: GPU 0 (...); GPU 2 (...)")
     if m:
         return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=m.group(2)) + colon
+    m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", prefix[:-2])  # a rank or GPU of a node (walk 23)
+    if m:
+        return gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)) + colon
     return gettext(prefix[:-2]) + colon
 
 

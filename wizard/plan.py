@@ -112,6 +112,12 @@ PLAN_KEYS: dict[str, PlanKey] = {k.name: k for k in (
 )}
 
 
+def whole(v: Any) -> Any:
+    """A plan answer's number as the plan shows it: a whole float as an int (1044, not 1044.0; float keys store
+    floats), anything else as it is. The one rule ``bringup plan``, the F2 form and ``answers export`` write by."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
 def key_help(key: str) -> str:
     """``"KEY: what the answer is"`` in the operator's language, shown under a refusal that needs that answer (the
     TUI's dialog and ``bringup run``); "" for a key without help."""

@@ -339,6 +339,12 @@ def gpu_specs() -> tuple[GpuSpec, ...]:
     return tuple(out)
 
 
+def datasheet_source(gpu: GpuSpec) -> str:
+    """A result's source: the GPU's datasheet row (its ``source`` column as written), "datasheet" in the reader's
+    language on screen (walk 23: "H200 SXM datasheet" next to 数据手册)."""
+    return Msg("{name} datasheet: {source}", name=gpu.name, source=gpu.source)
+
+
 def gpu_by_name(name: str) -> GpuSpec | None:
     for g in gpu_specs():
         if g.name == name:
@@ -1251,7 +1257,7 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
         if gpu.unverified:
             lines.append(Msg("this GPU's row is UNVERIFIED in gpu_specs.csv: check the datasheet"))
         out.append(Result("per_gpu", Msg("Memory per GPU"), verdict, tuple(lines),
-                          f"{gpu.name} datasheet: {gpu.source}", "ok" if sz.fits else "short"))
+                          datasheet_source(gpu), "ok" if sz.fits else "short"))
 
     # 5. minimum GPU count
     if gpu is not None:
@@ -1403,5 +1409,5 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
     value = Msg("{load_w:,.0f} W, {heat_btu_h:,.0f} BTU/h",
                 load_w=sz.load_w, heat_btu_h=sz.heat_btu_h) + (Msg(" (GPUs only so far: incomplete)") if partial else "")
     out.append(Result("power", Msg("Power and heat"), value, tuple(lines),
-                      (f"{gpu.name} datasheet: {gpu.source}" if gpu else SRC_SPECS) + f"; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
+                      (datasheet_source(gpu) if gpu else SRC_SPECS) + f"; {SRC_DGX_H100}; {SRC_NIST}; {SRC_80PLUS}"))
     return out

@@ -436,8 +436,14 @@ class LiveView:
                 seconds=f"{dur:.0f}") if dur is not None else _("tests finished")) + err
         p = vlog.last_progress()
         arrow = ">" if basic else "\u25b6"
-        if p is None:
-            return f"{arrow} {last.kind} {last.test}".rstrip() + err
+        if p is None:  # before the first progress event: what the script is doing, in words (walk 23: "▶ counters")
+            test = last.test or next((e.test for e in vlog.events if e.kind == "start" and e.test), "")
+            words = {"start": _("starting"), "device": _("reading the devices"),
+                     "sample": _("sampling NVML"),
+                     "counters": _("reading the error counters after the test") if last.get("when") == "after"
+                     else _("reading the error counters before the test")}.get(last.kind, last.kind)
+            return " ".join([f"{arrow} {test}: {words}" if test else f"{arrow} {words}"]
+                            + ([_("on {node}").format(node=last.node)] if last.node else [])) + err
         parts = [f"{arrow} {p.test}: {phase_words(str(p.get('phase', '')))}".rstrip()]
         done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
         if isinstance(done, int) and isinstance(total, int) and total > 0:

@@ -524,6 +524,17 @@ def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_buil
     assert f"another bringup (pid {os.getpid()}) holds this build: run the step's action from its window" in r.stderr
 
 
+def test_validate_is_refused_in_runs_words_while_another_bringup_holds_the_build(tmp_path):
+    """Walk 23 #2: validate said "cannot run it here: another bringup holds this build: actions are disabled in this
+    window" (half English in zh); it says what `run` says, with the holder's pid, translated."""
+    r, _ = run_while_held(tmp_path, "validate", "gpu", "--device", "cpu")
+    assert r.returncode == 3 and "this window" not in r.stderr and "started run" not in r.stdout
+    assert f"another bringup (pid {os.getpid()}) holds this build: run the step's action from its window" in r.stderr
+    r, _ = run_while_held(tmp_path, "--lang", "zh_CN", "validate", "gpu", "--device", "cpu")
+    assert r.returncode == 3 and f"另一个 bringup（pid {os.getpid()}）正占用这个构建" in r.stderr
+    assert "another bringup" not in r.stderr and "window" not in r.stderr
+
+
 def test_check_says_its_findings_are_not_recorded_while_another_bringup_holds_the_build(tmp_path):
     """Issue 11 #10: it said nothing, and recorded nothing."""
     import sqlite3

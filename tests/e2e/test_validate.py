@@ -67,6 +67,14 @@ def test_validate_gpu_cpu_text_says_the_gpu_is_not_validated(tmp_path):
     assert any(ln.startswith("step gpu.validate: cpu-only") for ln in lines)
 
 
+def test_validate_in_chinese_ends_with_the_step_s_reason_translated_as_status_shows_it(tmp_path):
+    """Walk 23 #4: the closing step line kept the stored English reason while `bringup status` translated it."""
+    r = bringup("--state", str(tmp_path / "s"), "--lang", "zh_CN", "validate", "gpu", "--device", "cpu", "--quick")
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith("步骤 gpu.validate：") and "在 CPU 上运行：软件路径可用，GPU 未经验证" in last, last
+    assert "ran on the CPU" not in r.stdout
+
+
 def test_validate_node_cpu_json(tmp_path):
     r = bringup("--state", str(tmp_path / "s"), "validate", "node", "--device", "cpu", "--quick", "--json")
     doc = json.loads(r.stdout)

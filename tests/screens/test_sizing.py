@@ -381,6 +381,29 @@ async def test_page_down_scrolls_the_results_from_any_field(state_dir):
         assert results.scroll_y == 2 * page
 
 
+async def test_the_gpu_list_is_framed_and_ends_above_the_footer(state_dir):
+    """Walk 23 #7: GPU model's list, opened at 80x24, had no border (a compact Select's list has none) and drew over
+    the results and the key footer. It is framed, and the form scrolls the field up first so the list ends above the
+    footer."""
+    from screens.widgets import KeyFooter
+    from textual.widgets._select import SelectOverlay
+
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await focus_field(pilot, screen, "gpu")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        select = screen.query_one("#f-gpu", Select)
+        overlay = select.query_one(SelectOverlay)
+        assert select.expanded and overlay.display
+        assert overlay.styles.border_top[0] == "tall" and overlay.styles.border_bottom[0] == "tall"
+        footer = screen.query_one(KeyFooter)
+        assert overlay.region.bottom <= footer.region.y, (overlay.region, footer.region)
+
+
 async def test_results_in_chinese(state_dir):
     """Issue 15 (reviewer): the results' titles, values and arithmetic were English on the Chinese screen. They are
     Msg templates now, shown translated; the figures are the same."""

@@ -233,6 +233,21 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
+async def test_a_hand_over_while_not_ready_says_so_not_read_the_findings_below(state_dir, devvm_host):
+    # walk 23: the hand-over, confirmed by hand while steps were open, ends warned with no findings and no check;
+    # "read them below; fix and check again" pointed at nothing
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.build.confirm("report.handover", note="handed to the training team")
+        assert app.build.store.step_states()["report.handover"].status is StepStatus.WARNED
+        app.push_screen(StepScreen("report.handover"))
+        await settle(pilot, app)
+        note = text_of(app, "#step-note")
+        assert "Confirmed while not ready" in note and "the report lists what is open" in note
+        assert "read them below" not in note and "check again" not in note
+
+
 async def test_action_asks_first_then_streams(state_dir, devvm_host):
     b = new_build(state_dir, devvm_host)
     b.store.set_plan(baseline_minutes=0.02)  # 1.2 s
@@ -405,6 +420,28 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
         assert ". pending" in str(opt.prompt)  # ASCII glyph and the word
 
 
+async def test_basic_mode_plan_form_marks_every_field_with_brackets(state_dir, devvm_host):
+    """Walk 23 #12: on the Linux console (one background) an empty plan field showed nothing until focused. Each
+    field is bracketed there, the brackets around the input; in colour mode the background marks it, no brackets."""
+    from screens.plan import PlanDialog
+
+    for basic in (True, False):
+        app = app_for(state_dir, devvm_host, basic=basic)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            app.push_screen(PlanDialog({}))
+            await settle(pilot, app)
+            row = app.screen.query_one("#field-numa_nodes .plan-row")
+            left, right = row.query(".plan-mark")
+            field = row.query_one(Input)
+            assert field.value == ""  # an empty answer, not focused
+            if basic:
+                assert str(left.render()) == "[" and str(right.render()) == "]"
+                assert left.region.right <= field.region.x and right.region.x >= field.region.right > field.region.x
+            else:
+                assert not left.display and not right.display
+
+
 async def test_snapshot_mode_never_runs_actions_here(state_dir, devvm_host, tmp_path):
     app = app_for(state_dir, devvm_host, snapshot="devvm.tar.gz")
     async with app.run_test(size=SIZE) as pilot:
@@ -480,7 +517,39 @@ async def test_plan_form_save_with_an_error_below_the_fold_goes_to_it_and_says_s
         field = app.screen.query_one("#field-host_ram_gib")
         scroll = app.screen.query_one("#plan-fields")
         assert scroll.scroll_offset.y <= field.virtual_region.y < scroll.scroll_offset.y + scroll.size.height
-        assert any("not saved: host_ram_gib is not valid" in str(n.message) for n in app._notifications)
+        assert "not saved: host_ram_gib is not valid" in text_of(app, "#plan-refused")
+
+
+async def test_plan_form_refused_save_shows_the_whole_error_and_a_notice_over_no_field(state_dir, devvm_host):
+    """Walk 23 #6: a refused save's toast lay on the field's error, and the error's second line was below the fold.
+    The error is in view to its last line, the notice is a line of the form under the fields (no toast), and the
+    form ends above its key footer (#13: it covered the footer row)."""
+    from screens.plan import PlanDialog
+    from screens.widgets import KeyFooter
+    from wizard.plan import PLAN_KEYS
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("f2")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, PlanDialog)
+        footer = dialog.query_one(KeyFooter)
+        assert footer.region.y == SIZE[1] - 1 and dialog.query_one("#dialog").region.bottom <= footer.region.y
+        await pilot.press(*["tab"] * list(PLAN_KEYS).index("validate_device"), *"true")
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        err = dialog.query_one("#err-validate_device", Static)
+        scroll = dialog.query_one("#plan-fields")
+        assert err.display and err.region.height >= 2  # wrapped to two lines at 80 columns
+        assert scroll.region.y <= err.region.y and err.region.bottom <= scroll.region.bottom  # the whole error shown
+        notice = dialog.query_one("#plan-refused", Static)
+        assert notice.display and "not saved: validate_device is not valid" in text_of(app, "#plan-refused")
+        assert notice.region.y >= scroll.region.bottom and not app._notifications  # under the fields, no toast
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"cpu")
+        await pilot.pause()
+        assert not err.display and not notice.display  # corrected: neither stands any more
 
 
 async def test_plan_form_shows_each_description_and_asks_before_dropping_edits(state_dir, devvm_host):
@@ -1423,10 +1492,13 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
             rows.append(con.export_text())
         # the machine's own skip reads "n/a", never a person's "skipped"
         assert any("n/a" in r and "Above 4G" in r for r in rows) and not any("skipped" in r for r in rows), rows
-        # walk 20: an unknown check's verdict is the pending status's qualifier, "(unknown)", not a second "? UNKNOWN"
+        # walk 20: an unknown check's verdict is not a second "? UNKNOWN"; walk 23: nor a "(unknown)" on the status's
+        # second line, beside the title's wrapped line ("(unknown) (NTP)"): the status reads "? unknown", one line,
+        # and every line after the first is the title's alone
         channels = next(r for r in rows if "memory channel" in r)
-        assert "pending" in channels.splitlines()[0] and channels.splitlines()[1].lstrip().startswith("(unknown)")
-        assert not any("UNKNOWN" in r for r in rows), rows
+        first, *rest = channels.rstrip("\n").splitlines()
+        assert first.startswith("? unknown ") and all(ln.startswith(" " * 12) for ln in rest), channels
+        assert "unknown" not in "".join(rest) and not any("UNKNOWN" in r for r in rows), rows
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])

@@ -161,6 +161,20 @@ def test_kernel_headers_resolve_per_distribution():
     assert odd.ops == [] and "could not read" in odd.manual
 
 
+def test_kernel_headers_on_a_kernel_that_cannot_load_modules_says_boot_another_not_install_headers():
+    """Walk 23 #3: the check fails such a kernel (no /proc/modules); the action offered "install the headers that came
+    with this kernel's build", which cannot help. It says to boot a kernel with module support; the step's text says
+    what to do when the check fails, not only when it warns."""
+    spec = steps.step_by_id("os.kernel_headers").action
+    assert "modules" in spec.probes
+    r = spec.resolve(_ctx({"os_release": ProbeOutput("os_release", "/etc/os-release", text="ID=debian\n"),
+                           "kernel": ProbeOutput("kernel", "k", text="6.18.44-fc-v1147\n"),
+                           "modules": ProbeOutput("modules", "/proc/modules", error="no such file")}))
+    assert r.ops == [] and not r.done and "cannot load modules" in r.manual
+    assert "Boot a kernel with module support" in r.manual and "came with this kernel's build" not in r.manual
+    assert "If it fails because the kernel cannot load modules" in steps.step_by_id("os.kernel_headers").instructions
+
+
 def test_dry_run_records_and_prints_the_exact_ops_and_changes_nothing(state_dir, tmp_path):
     fstab = tmp_path / "fstab"
     raw = text(SYN / "synthetic_fstab__ubuntu-swapimg-raid-barrier0.txt")
@@ -217,7 +231,10 @@ def test_cli_dry_run_prints_the_ops_of_this_machine(tmp_path):
     assert "changes the system: yes; needs root: yes" in out
     distro = next((ln.split("=", 1)[1].strip().strip('"') for ln in Path("/etc/os-release").read_text().splitlines()
                    if ln.startswith("ID=")), "") if Path("/etc/os-release").exists() else ""
-    if Path("/etc/debian_version").exists() and packaged_kernel(distro, rel):
+    if not Path("/proc/modules").exists():  # a kernel without module support (this VM's): no headers help
+        said = " ".join(out.split())  # wrapped to the terminal
+        assert r.returncode == 3 and "cannot load modules" in said and "Boot a kernel with module support" in said
+    elif Path("/etc/debian_version").exists() and packaged_kernel(distro, rel):
         assert r.returncode == 0 and f"linux-headers-{rel}" in out and "dry run: nothing was run" in out
     elif Path("/etc/debian_version").exists():  # a self-built kernel (this VM's): no archive has its headers
         assert r.returncode == 3 and "is not one of" in out and f"no linux-headers-{rel} package exists" in out

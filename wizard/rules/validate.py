@@ -51,7 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, joined
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
             "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
@@ -697,7 +697,9 @@ def _memory(c: _Ctx) -> None:
         tested = to_int(e.get("bytes_tested"), text=False)
         frac = num(e.get("fraction"))
         names = e.get("pattern_names")
-        pat = (Msg(", patterns {names}", names=", ".join(str(p) for p in names[:6])) if isinstance(names, list) and names
+        # the script's pattern names: hex words as they are, "address" (each word holds its own address) in words
+        pat = (Msg(", patterns {names}", names=joined(", ", [Msg("address") if p == "address" else str(p)
+                                                            for p in names[:6]])) if isinstance(names, list) and names
                else Msg(", {n} patterns", n=to_int(e.get("patterns"), text=False)) if to_int(e.get("patterns"), text=False)
                else "")
         what = ((Msg('{human_bytes} tested', human_bytes=human_bytes(tested)) if tested else Msg('memory tested')) + ((Msg(' ({value:.0f}% of free host memory{pat})', value=100 * frac, pat=pat) if c.cpu else Msg(' ({value:.0f}% of free GPU memory{pat})', value=100 * frac, pat=pat)) if frac is not None else pat))
