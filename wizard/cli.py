@@ -2292,7 +2292,7 @@ def cmd_size(args: argparse.Namespace) -> int:
                 + (_(": the activations alone ({size}) exceed one GPU: turn on checkpointing (--checkpointing full), or "
                      "cut micro-batch or sequence").format(size=gb(s.activations))
                    if s.min_gpus is None and s.gpu_memory and s.activations >= s.gpu_memory else "")),
-            (_("host RAM"), _("{size} needed = {gib:.1f} GiB (loading: {loading})").format(
+            (_("host RAM"), _("{size} needed = {gib:,.1f} GiB (loading: {loading})").format(
                 size=gb(s.host_min), gib=s.host_min / 2**30 if s.host_min else 0,
                 loading=_(szm.CKPT_LOADERS[s.loading])))]
     width = text_width()  # every line wrapped to the terminal (by cells), continuations under their text

@@ -430,6 +430,9 @@ def test_size_human_table_refusals_and_stored_inputs(tmp_path):
     # no count is enough: the summary row says why (walk 17: the reason sat 40 lines further down)
     short = run("size", "--params", "70e9", "--method", "full", "--zero", "3", "--gpus", "8", "--gpu", "H100 SXM5")
     assert "the activations alone" in " ".join(short.stdout.split()) and "--checkpointing full" in short.stdout
+    # walk 24: the summary's GiB figure grouped by thousands as every other figure (it read "= 1043.1 GiB")
+    full = run("size", "--params", "70B", "--gpus", "8", "--gpu", "H100 SXM5")
+    assert "1,120.0 GB needed = 1,043.1 GiB" in " ".join(full.stdout.split())
     # --gpu ? lists the names (plan's unknown-model warning points at it; walk 19: it was an error, exit 3)
     names = run("size", "--gpu", "?")
     assert names.returncode == 0 and "H100 SXM5" in names.stdout.splitlines() and not names.stderr
