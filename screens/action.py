@@ -72,13 +72,43 @@ def wrap_rows(line: str, width: int) -> list[str]:
         return [line]
     if line.isascii():
         return _wrap_ascii(line, width)
-    from rich.cells import chop_cells  # wide characters (CJK, emoji): cut by cells
+    return _wrap_cells(line, width)
 
-    first, *rest = chop_cells(line, width)
-    out = [first]
-    for chunk in chop_cells("".join(rest), width - len(INDENT)) if rest else ():
-        out.append(INDENT + chunk)
-    return out
+
+def _wrap_cells(line: str, width: int) -> list[str]:
+    """Greedy wrap of a line with wide characters (CJK: two cells each): each row cut at its last break, a space or
+    either side of a wide character (Chinese breaks between any two characters), so the English words inside a
+    Chinese line are not split (walk 24: "ssh to localhost fa" / "iled"); a run longer than a row without a break is
+    cut at the width (as is one whose last break leaves the row less than half full). Continuation rows indented by
+    :data:`INDENT`. Linear in the line's length per row."""
+    from rich.cells import cell_len, get_character_cell_size
+
+    rows: list[str] = []
+    room = width
+    while True:
+        used, brk, end = 0, 0, len(line)
+        for i, ch in enumerate(line):
+            w = get_character_cell_size(ch)
+            if used + w > room:
+                end = i
+                if ch == " " or w == 2:  # the overflowing character itself starts a new row cleanly
+                    brk = i
+                break
+            if ch == " " or (w == 2 and i > 0):
+                brk = i  # before a space or a wide character
+            used += w
+            if w == 2:
+                brk = i + 1  # after a wide character
+        if end == len(line):
+            break
+        # a break that leaves the row less than half full is for a run longer than a row: cut that at the width
+        at = brk if line[:brk].strip() and cell_len(line[:brk]) >= room // 2 else end
+        rows.append(line[:at].rstrip(" ") if not rows else INDENT + line[:at].rstrip(" "))
+        line = line[at:].lstrip(" ")
+        room = width - len(INDENT)
+    if line or not rows:
+        rows.append(line if not rows else INDENT + line)
+    return rows
 
 
 def _wrap_ascii(line: str, width: int) -> list[str]:

@@ -1784,6 +1784,7 @@ def test_wrap_rows_keeps_every_character_within_the_width():
 
     lines = ["short line", "x" * 200, "  indented " + "word " * 40, "tab\tseparated\t" * 12,
              "GPU 0 温度 " * 30, "# summary " + '{"gpus": [], "host_max_c": null}' * 5,
+             "中" + "x" * 100, "结果：✗ 失败：" + "测试" * 60,
              "wrote /tmp/walk22-state/builds/20261204T235250Z-vm/capture-20261205T000011.tar.gz: 72 probes"]
     for width in (20, 59, 78):
         for line in lines:
@@ -1796,6 +1797,12 @@ def test_wrap_rows_keeps_every_character_within_the_width():
     # a path longer than a row breaks after a "/", not inside a name (walk 22: "...tar.g" / "z:")
     assert [r.strip() for r in wrap_rows(lines[-1], 60)] == [
         "wrote", "/tmp/walk22-state/builds/20261204T235250Z-vm/", "capture-20261205T000011.tar.gz: 72 probes"]
+    # English inside a Chinese line breaks at its spaces, not inside a word (walk 24: "localhost fa" / "iled")
+    zh = ("multinode 出错（unreachable）：n1 (localhost) unreachable: ssh to localhost failed: ssh: connect to host "
+          "localhost port 22: Connection refused")
+    assert [r.strip() for r in wrap_rows(zh, 78)] == [
+        "multinode 出错（unreachable）：n1 (localhost) unreachable: ssh to localhost",
+        "failed: ssh: connect to host localhost port 22: Connection refused"]
 
 
 @pytest.mark.parametrize("step_id,example", [("plan.power", "power and cooling"),
