@@ -14,9 +14,13 @@ terminal `bringup run` prints it to) wraps each line to its own width; wrapped a
 
 def _bringup(ctx: ActionContext, *args: str) -> Resolved:
     """This bringup (``ctx.python -m wizard.cli``, the build's state directory) running ``args``, its sentences
-    unwrapped (:data:`LOG_COLUMNS`)."""
+    unwrapped (:data:`LOG_COLUMNS`) and in the operator's language (``--lang``: actions run with ``LC_ALL=C``, which
+    alone would make the child write English under a Chinese screen; walk 24)."""
+    from wizard.i18n import current_language
+
     state = ["--state", ctx.state_dir] if ctx.state_dir else []
-    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, *args]}], env={"COLUMNS": str(LOG_COLUMNS)})
+    return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.cli", *state, "--lang", current_language(), *args]}],
+                    env={"COLUMNS": str(LOG_COLUMNS)})
 
 
 def resolve_capture(ctx: ActionContext) -> Resolved:

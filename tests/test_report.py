@@ -391,6 +391,13 @@ def test_the_report_stage_action_writes_the_report_into_the_build_directory(stat
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"})
     assert b.status("report.document").value == "passed"
     b.close()
+    # walk 24: actions run with LC_ALL=C; the bringup it starts is told the operator's language, so a Chinese
+    # screen's log reads Chinese (it was "wrote ...: not ready" under a Chinese screen)
+    p = run_cli("--state", str(state_dir), "--lang", "zh_CN", "run", "report.document", "--yes", timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    logs = sorted((build_dir / "actions").glob("*.log"))
+    zh = logs[-1].read_text()
+    assert "--lang zh_CN" in zh and "已写出" in zh and "wrote /" not in zh, zh
 
 
 def test_status_points_at_the_report(state_dir):
