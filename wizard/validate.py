@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wizard.common import fmt_value
-from wizard.i18n import _
+from wizard.i18n import _, ngettext
 from wizard.actions import ActionContext, Resolved
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -267,6 +267,9 @@ def _so_far(done: int, total: int, unit: object) -> str:
 
 _SUBTEST_PHASE = re.compile(r"^(gemm|memcpy|h2d|d2h|memory|train) on (\S+)$")
 _SOAK_PHASE = re.compile(r"^soak interval (\d+)$")
+_NODES_PHASE = re.compile(r"^(copy the script to|facts from) (\d+) node\(s\)$")
+"""wizard.multinode's own phases: the script copied to the nodes, their facts read (walk 24: English under a Chinese
+screen)."""
 
 
 def phase_words(phase: str) -> str:
@@ -283,6 +286,13 @@ def phase_words(phase: str) -> str:
     m = _SOAK_PHASE.match(phase)
     if m:
         return _("soak interval {n}").format(n=m.group(1))
+    m = _NODES_PHASE.match(phase)
+    if m:
+        n = int(m.group(2))
+        return (ngettext("copy the script to {n} node", "copy the script to {n} nodes", n) if m.group(1).startswith("copy")
+                else ngettext("facts from {n} node", "facts from {n} nodes", n)).format(n=n)
+    if phase.startswith("facts from "):
+        return _("facts from {node}").format(node=phase[len("facts from "):])
     return phase
 
 

@@ -294,11 +294,15 @@ def test_the_progress_words_of_a_validation_are_the_operators_language():
              '"index":5,"total":6}')
     assert event_line(start) == "starting memory on cuda:0 (5/6)"
     assert phase_words("all-reduce 64 MiB") == "all-reduce 64 MiB"  # the field's words, in both languages
+    assert phase_words("copy the script to 1 node(s)") == "copy the script to 1 node"
     i18n.set_language("zh_CN")
     try:
         assert event_line(start) == "开始 显存模式测试（cuda:0）（5/6）"
         assert phase_words("memory on cpu") == "内存模式测试（cpu）"
         assert phase_words("soak interval 3") == "老化第 3 段"
         assert phase_words("gemm on cpu") == "GEMM 矩阵乘（cpu）"
+        # walk 24: the multi-node run's own phases (wizard.multinode)
+        assert phase_words("copy the script to 2 node(s)") == "将脚本复制到 2 个节点"
+        assert phase_words("facts from 0 node(s)") == "读取 0 个节点的信息" and phase_words("facts from n1") == "读取 n1 的信息"
     finally:
         i18n.set_language("en")
