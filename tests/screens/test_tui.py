@@ -1991,3 +1991,20 @@ def test_a_long_command_keeps_its_arguments_in_the_action_header():
     assert short == "$ …/python …/bringup_validate.py node --device cpu --quick --out=…/y.json a/b/c/d '/a b/c/d/e'"
     assert command_line(argv, short=True, dots="...").startswith("$ .../python .../bringup_validate.py")
     assert fit(short, 100, 1) == [short] and fit(short, 60, 1)[0].endswith("…")
+
+
+async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state_dir, devvm_host):
+    """Walk 24: `c` on the Driver & CUDA stage of a GPU-less VM with GPUs planned ended "checked 12 steps: 12 pending"
+    with nothing on the overview saying why; the notice now counts the steps that wait for the planned GPUs."""
+    b = new_build(state_dir, devvm_host)
+    b.store.set_plan(gpu_count=8)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        ids = [s.id for s in app.build.stage_of("driver.branch").steps]
+        app.run_checks(ids)
+        await settle(pilot, app)
+        said = app.checked_words(ids)
+        waiting = [sid for sid in ids if app.build.store.step_states()[sid].reason.startswith("waiting for the planned GPUs")]
+        assert waiting and f"; {len(waiting)} wait for the planned GPUs" in said, said
