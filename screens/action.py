@@ -79,14 +79,15 @@ def _wrap_cells(line: str, width: int) -> list[str]:
     """Greedy wrap of a line with wide characters (CJK: two cells each): each row cut at its last break, a space or
     either side of a wide character (Chinese breaks between any two characters), so the English words inside a
     Chinese line are not split (walk 24: "ssh to localhost fa" / "iled"); a run longer than a row without a break is
-    cut at the width (as is one whose last break leaves the row less than half full). Continuation rows indented by
+    cut after its last ``/`` (a path) or at the width (as is one whose last break leaves the row less than half
+    full). Continuation rows indented by
     :data:`INDENT`. Linear in the line's length per row."""
     from rich.cells import cell_len, get_character_cell_size
 
     rows: list[str] = []
     room = width
     while True:
-        used, brk, end = 0, 0, len(line)
+        used, brk, slash, end = 0, 0, 0, len(line)
         for i, ch in enumerate(line):
             w = get_character_cell_size(ch)
             if used + w > room:
@@ -99,10 +100,15 @@ def _wrap_cells(line: str, width: int) -> list[str]:
             used += w
             if w == 2:
                 brk = i + 1  # after a wide character
+            elif ch == "/":
+                slash = i + 1  # after a path's "/", as _wrap_ascii
         if end == len(line):
             break
-        # a break that leaves the row less than half full is for a run longer than a row: cut that at the width
-        at = brk if line[:brk].strip() and cell_len(line[:brk]) >= room // 2 else end
+        # a break that leaves the row less than half full is for a run longer than a row (a path): after its last
+        # "/" that fills half the row, else at the width
+        half = room // 2
+        at = (brk if line[:brk].strip() and cell_len(line[:brk]) >= half else
+              slash if cell_len(line[:slash]) >= half else end)
         rows.append(line[:at].rstrip(" ") if not rows else INDENT + line[:at].rstrip(" "))
         line = line[at:].lstrip(" ")
         room = width - len(INDENT)

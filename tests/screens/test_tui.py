@@ -1803,6 +1803,10 @@ def test_wrap_rows_keeps_every_character_within_the_width():
     assert [r.strip() for r in wrap_rows(zh, 78)] == [
         "multinode 出错（unreachable）：n1 (localhost) unreachable: ssh to localhost",
         "failed: ssh: connect to host localhost port 22: Connection refused"]
+    # a path inside a Chinese line breaks after a "/" too (the report action's "已写出 PATH：..." cut ".htm" / "l")
+    path = "已写出 /tmp/s/builds/20261205T081429Z-vm/report-20261205T081439Z.html：未就绪；0 条阻塞性检查结果"
+    assert [r.strip() for r in wrap_rows(path, 60)][:2] == [
+        "已写出 /tmp/s/builds/20261205T081429Z-vm/", "report-20261205T081439Z.html：未就绪；0 条阻塞性检查结果"]
 
 
 @pytest.mark.parametrize("step_id,example", [("plan.power", "power and cooling"),
