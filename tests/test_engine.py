@@ -110,6 +110,28 @@ def test_skip_verdict_skips_the_step_with_the_reason(state_dir):
     b.close()
 
 
+def test_a_persons_skip_stands_through_later_checks_unless_one_passes(state_dir):
+    """Walk 24: `bringup check` turned os.tools, skipped by a person ("VM: no PCI devices to list"), back to failed and
+    the reason, who and when were gone. A person's skip stands as a confirmation does; the findings are still stored;
+    a check that passes the step passes it; the machine's own "not applicable" skip is not a person's."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    fail = [Finding("os.tools", Verdict.FAIL, "lspci: command not found")]
+    b.record_findings("os.tools", fail, frozen_clock())
+    b.skip("os.tools", "VM: no PCI devices to list")
+    for verdict in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN):
+        b.record_findings("os.tools", [Finding("os.tools", verdict, "still")], frozen_clock())
+        st = b.store.step_states()["os.tools"]
+        assert (st.status.value, st.reason) == ("skipped", "VM: no PCI devices to list"), verdict
+    assert b.store.latest_check("os.tools")[1][0].message == "still"  # the check's findings are kept
+    b.record_findings("os.tools", [Finding("os.tools", Verdict.PASS, "lspci 3.9.0")], frozen_clock())
+    assert b.store.step_states()["os.tools"].status.value == "passed"
+    b.record_findings("health.nvml", [Finding("health.nvml", Verdict.SKIP, "no NVIDIA GPU on the PCI bus")],
+                      frozen_clock())  # the machine's skip ("not applicable: ...") follows the next check
+    b.record_findings("health.nvml", [Finding("health.nvml", Verdict.FAIL, "NVML: driver not loaded")], frozen_clock())
+    assert b.store.step_states()["health.nvml"].status.value == "failed"
+    b.close()
+
+
 def test_expectations_carry_when_the_build_started(state_dir):
     """The BMC's event log counts records from the build's start (wizard/rules/bmc.py): the engine hands it over."""
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)

@@ -469,7 +469,8 @@ class Build:
         """Store a check's findings (``from_run``: a run's, judged from its log) and set the step's status from
         their verdict. A check of a step only its run proves (:func:`~wizard.model.proven_by_run`) never passes it
         and never undoes what its run settled; it skips it ("not applicable: ...") only with a skip finding saying
-        why, while no run has settled it. Returns the verdict."""
+        why, while no run has settled it. A person's confirmation stands while the check cannot tell, and a person's
+        skip (with its reason) unless the check now passes. Returns the verdict."""
         verdict = overall(findings)
         if not self.observing:
             before = self.store.step_states().get(step_id)
@@ -506,6 +507,13 @@ class Build:
                 # person's confirmation stands (walk 18: a check wiped a confirmation of a waiting step, note and all)
                 # as the person left it: who and when stay theirs (walk 19: each check re-stamped it with the
                 # check's time, and the report then named a time nobody confirmed anything)
+                return verdict
+            if (before is not None and before.status is StepStatus.SKIPPED and not before.not_applicable
+                    and status is not StepStatus.PASSED):
+                # a person skipped it with a reason: that decision stands through later checks (their findings are
+                # stored and shown), as a confirmation does, who, when and why included (walk 24: `bringup check`
+                # turned a skipped os.tools back to failed and the reason was gone); a check that proves the step
+                # passes it, which says more than the skip
                 return verdict
             if (before is not None and before.status is StepStatus.WARNED and status is StepStatus.WARNED
                     and accepted_note(before.reason, before.user) is not None
