@@ -826,6 +826,35 @@ def test_steps_a_person_skipped_are_listed_with_the_reason_and_the_ones_found_no
     assert "driver.fabric_manager</code> —" not in html  # found not applicable by its check: not a person's waiver
 
 
+def test_the_failed_findings_of_a_step_a_person_skipped_are_waived_with_it_not_blocking(tmp_path):
+    """Walk 24: a single-node build whose multi-node step failed ('n1 unreachable') and was then skipped by a person
+    ('single node') stayed NOT READY for ever: every failed finding blocked, whatever its step's status. They are
+    listed with the skip (and in waived_findings), the node at best 'ready with warnings'; another step's failure
+    still blocks."""
+    from wizard.model import StepStatus
+
+    b = Build.open(tmp_path, steps.STAGES, {"hostname": "gpu01", "boot_id": "b"}, create=True, clock=frozen_clock)
+    for st in steps.STAGES:
+        for s in st.steps:
+            b.store.set_step(s.id, StepStatus.CONFIRMED, user="alice", boot_id="b")
+    b.record_findings("multinode.consistency", [Finding("multinode.nodes", Verdict.FAIL, "n1 (localhost) unreachable",
+                                                        source="s")], frozen_clock(), from_run=True)
+    b.skip("multinode.consistency", "single node", user="alice")
+    node = rpt.node_from_build(b, None, "no inventory in this test")
+    doc = rpt.assemble([node], now=frozen_clock())
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert doc["verdict"] == "ready with warnings" and doc["blocking"] == []
+    assert [(f["id"], f["node"]) for f in doc["waived_findings"]] == [("multinode.nodes", "gpu01")]
+    md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
+    assert "waived with the skip: ✗ fail `multinode.nodes` n1 (localhost) unreachable" in md
+    assert "waived with the skip: ✗ fail <code>multinode.nodes</code>" in html
+    b.record_findings("os.tools", [Finding("os.tools", Verdict.FAIL, "lspci: command not found", source="s")],
+                      frozen_clock())  # a step nobody skipped: its failure blocks
+    doc = rpt.assemble([rpt.node_from_build(b, None, "no inventory in this test")], now=frozen_clock())
+    b.close()
+    assert doc["verdict"] == "not ready" and [f["id"] for f in doc["blocking"]] == ["os.tools"]
+
+
 def test_a_bundle_s_not_applicable_steps_are_not_listed_as_skipped_by_a_person(case_bundle):
     node = asyncio.run(rpt.node_from_bundle(case_bundle, steps.STAGES))
     assert node["waived"] == []

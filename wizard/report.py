@@ -498,14 +498,21 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     cpu_steps = {x["id"] for st in stage_docs for x in st["steps"] if x["status"] == StepStatus.CPU_ONLY.value}
     findings = [{**f, "cpu_run": True} if s.id in cpu_steps else f
                 for st in stages for s in st.steps for f in findings_by_step.get(s.id, [])]
-    blocking = [f for f in findings if f["verdict"] == "fail"]
+    # a step a person skipped with a reason: its failed findings are waived with it (listed, not blocking; walk 24: a
+    # single-node build whose skipped multi-node stage kept two 'unreachable' findings could never be ready)
+    skipped_by_person = {w["step"] for w in waived if not w["confirmed"]}
+    waived_ids = {id(f) for sid in skipped_by_person for f in findings_by_step.get(sid, [])}
+    waived_fails = [f for f in findings if f["verdict"] == "fail" and id(f) in waived_ids]
+    blocking = [f for f in findings if f["verdict"] == "fail" and id(f) not in waived_ids]
     warnings = [f for f in findings if f["verdict"] in ("warn", "unknown")]
     warned_steps = [x["id"] for st in stage_docs for x in st["steps"] if x["status"] == "warned"]
     unproven = [w for w in waived if w["unproven"]]  # a measurement a person chose not to run: nothing proved it
-    verdict = NOT_READY if blocking or not_done else READY_WARN if warnings or warned_steps or unproven else READY
+    verdict = (NOT_READY if blocking or not_done else
+               READY_WARN if warnings or warned_steps or unproven or waived_fails else READY)
     return {"name": name, "source": source, "verdict": verdict,
             "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
             "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
+            "waived_findings": [_ref(f) for f in waived_fails],
             "steps_not_done": not_done, "waived": waived, "inventory": inv, "inventory_source": inv_source,
             "stages": stage_docs, "findings": findings, "acks": acks, "validations": validations,
             "actions": actions}
@@ -728,6 +735,7 @@ def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None
         "warnings": [{"node": n["name"], **w} for n in nodes for w in n["warnings"]],
         "steps_not_done": [{"node": n["name"], **s} for n in nodes for s in n["steps_not_done"]],
         "waived": [{"node": n["name"], **w} for n in nodes for w in n.get("waived", [])],
+        "waived_findings": [{"node": n["name"], **f} for n in nodes for f in n.get("waived_findings", [])],
         "nodes": list(nodes),
     }
     groups: dict[tuple[str, str, str], list[str]] = {}
