@@ -453,7 +453,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
                         measured=measure(gbit, floor, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {rate_of})"))]
     if (older := _older_hca_rates(run.device)) is not None:
-        return _judge_older_hca(run, gbit, size, what, ev, older)
+        return _judge_older_hca(run, gbit, size, what, ev, older, fid)
     near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
     if near:
         r = near[0]
@@ -489,7 +489,7 @@ def _older_hca_rates(device: str) -> tuple[tuple[float, float], ...] | None:
 
 
 def _judge_older_hca(run: Any, gbit: float, size: int, what: str, ev: tuple[str, ...],
-                     rates: tuple[tuple[float, float], ...]) -> list[Finding]:
+                     rates: tuple[tuple[float, float], ...], fid: str = PERFTEST_ID) -> list[Finding]:
     """A perftest result on an HCA that cannot run EDR (:data:`OLDER_HCA_RATES`): judged against its own rates' data
     rates as :func:`judge_perftest` judges a modern one against the line rates (near one passes as that rate, below
     the slowest warns, between is unknown); 'slow for EDR' would be a rate this card never reaches."""
@@ -497,7 +497,7 @@ def _judge_older_hca(run: Any, gbit: float, size: int, what: str, ev: tuple[str,
     src = f"{SRC_PERFTEST}; {OLDER_HCA_SOURCE}"
     if near:
         line, data = near[0]
-        return [Finding(PERFTEST_ID, Verdict.PASS,
+        return [Finding(fid, Verdict.PASS,
                         Msg("{what}: {a1:.0%} of the {data:g} Gb/s of data a {line:g} Gb/s ({name}) port carries, what a "
                             "healthy port of that rate delivers; {dev} tops out at {top:g} Gb/s, so if `ibstat` shows a "
                             "faster port, it is slow", what=what, a1=gbit / data, data=data, line=line,
@@ -507,7 +507,7 @@ def _judge_older_hca(run: Any, gbit: float, size: int, what: str, ev: tuple[str,
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {data:g} Gb/s)"))]
     slowest = rates[0][1]
     if gbit < PERFTEST_FRACTION * slowest:
-        return [Finding(PERFTEST_ID, Verdict.WARN,
+        return [Finding(fid, Verdict.WARN,
                         Msg("{what}: below {floor:g} Gb/s, slow for any InfiniBand rate {dev} runs ({rates} Gb/s)",
                             what=what, floor=PERFTEST_FRACTION * slowest, dev=run.device,
                             rates=" / ".join(f"{line:g}" for line, _ in rates)),
@@ -516,7 +516,7 @@ def _judge_older_hca(run: Any, gbit: float, size: int, what: str, ev: tuple[str,
                         "test used large messages (-s 8388608 or --all).", src,
                         measured=measure(gbit, PERFTEST_FRACTION * slowest, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {slowest:g} Gb/s)"))]
-    return [Finding(PERFTEST_ID, Verdict.UNKNOWN,
+    return [Finding(fid, Verdict.UNKNOWN,
                     Msg("{what}: between the data rates {dev} runs at, so bringup cannot tell a healthy slower port from "
                         "a slow faster one without the port's rate", what=what, dev=run.device),
                     run.device or "node", ev, "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.",
