@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from wizard.install import catalog
@@ -86,3 +87,50 @@ def test_platform_default_branch_docstring_has_the_matrix_date():
     doc = platform.__dict__.get("DEFAULT_DRIVER_BRANCH") and open(platform.__file__).read()
     assert "June 2028" in doc and "end of life\nAugust 2028" not in doc
     assert catalog.branches()[580].eol == "2028-06"
+
+
+def _sizing_names_with_datasheet_arch() -> list[tuple[str, str]]:
+    """Every GPU name `bringup size --gpu ?` lists, with the architecture its datasheet row gives
+    (assets/gpu_specs.csv's ``arch`` column; the V100 rows stand for a 16 GB and a 32 GB name)."""
+    from wizard import sizing
+    from wizard.data import table
+
+    arch = {re.sub(r"\s*\(.*?\)\s*", " ", r["gpu"]).strip(): r["arch"] for r in table("gpu_specs.csv")}
+    arch.update({r["gpu"]: r["arch"] for r in table("gpu_specs.csv")})
+    out = []
+    for g in sizing.gpu_specs():
+        a = arch.get(g.name) or next(v for k, v in arch.items() if g.name.startswith(k))
+        out.append((g.name, a))
+    return out
+
+
+def test_every_sizing_gpu_name_has_an_architecture_and_a_driver():
+    """Walk 24: 'A100 80GB SXM4' (and four more names of the sizing list) had no architecture, so driver.branch sent
+    the operator back to `bringup size --gpu ?` in a loop. Each name resolves to its datasheet's architecture and
+    gets a recommended branch and flavour."""
+    from tests.outputs import pci
+    from wizard.model import Verdict
+    from wizard.rules import driver_install as ds
+
+    names = _sizing_names_with_datasheet_arch()
+    assert len(names) >= 18 and {"A100 40GB PCIe", "A100 40GB SXM4", "A100 80GB SXM4", "H200 NVL",
+                                 "B200 (HGX/DGX B200)"} <= {n for n, _ in names}
+    for name, arch in names:
+        gs = catalog.gpus_of({}, {"gpu_model": name})
+        assert gs.source == "plan" and [g.arch.architecture for g in gs.gpus if g.arch] == [arch], (name, gs)
+        rec = catalog.recommend([arch], D2026)
+        assert rec.branch is not None and rec.flavour in ("open", "proprietary"), name
+        (f,) = [f for f in ds.branch_choice({"pci": pci()}, {"today": D2026.isoformat(), "gpu_model": name})
+                if f.id == "driver.branch"]
+        assert f.verdict is Verdict.PASS and arch in f.message and "in the plan" in f.message, (name, f.message)
+    expect = {"A100 80GB SXM4": "Ampere", "A100 40GB SXM4": "Ampere", "A100 40GB PCIe": "Ampere", "H200 NVL": "Hopper",
+              "B200 (HGX/DGX B200)": "Blackwell"}
+    assert {n: a for n, a in names if n in expect} == expect
+
+
+def test_plan_model_matches_a_pci_name_as_a_whole_word():
+    """'L4' is the L4, not the 'NVIDIA L40' whose name contains it."""
+    gs = catalog.gpus_of({}, {"gpu_model": "L4"})
+    assert gs.gpus[0].arch is not None and gs.gpus[0].arch.architecture == "Ada Lovelace"
+    assert "L40" not in gs.evidence[0]
+    assert catalog.gpus_of({}, {"gpu_model": "no such gpu"}).gpus == []

@@ -49,7 +49,8 @@ SRC_FLAVOUR = ("NVIDIA driver installation guide, Kernel Modules (https://docs.n
                "kernel-modules/)")
 SRC_ARCH = ("NVIDIA/open-gpu-kernel-modules README, 'Compatible GPUs' (product name per PCI device id), "
             "https://github.com/NVIDIA/open-gpu-kernel-modules; The PCI ID Repository (pci.ids), https://pci-ids.ucw.cz/; "
-            "NVIDIA/gpu-admin-tools gpu/devid_chips.py device-id ranges, https://github.com/NVIDIA/gpu-admin-tools")
+            "NVIDIA/gpu-admin-tools gpu/devid_chips.py device-id ranges, https://github.com/NVIDIA/gpu-admin-tools; "
+            "NVIDIA 'CUDA GPUs - Compute Capability' (product line per architecture), https://developer.nvidia.com/cuda-gpus")
 SRC_FM = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): on "
           "NVSwitch systems the nvidia-fabricmanager service must run at exactly the driver's version; "
           "NVIDIA/apt-packaging-fabric-manager, https://github.com/NVIDIA/apt-packaging-fabric-manager ('the version of "
@@ -282,7 +283,9 @@ class GpuSet:
 
 def gpus_of(out: Outputs, plan: Mapping[str, Any]) -> GpuSet:
     """NVIDIA GPUs from the ``pci`` probe (sysfs device ids) with their architecture; without any,
-    the plan's ``gpu_model`` matched against the names in ``assets/pci_ids.csv``."""
+    the plan's ``gpu_model`` matched against the names in ``assets/pci_ids.csv``, else its product line by
+    :func:`architecture_of_name` (every name of the sizing table, ``assets/gpu_specs.csv``, is one: 'A100 80GB SXM4',
+    'H200 NVL', 'B200 (HGX/DGX B200)'; walk 24: those the PCI id table writes otherwise had no architecture)."""
     gs = GpuSet()
     o = out.get("pci")
     if o is not None and o.ok:
@@ -302,11 +305,18 @@ def gpus_of(out: Outputs, plan: Mapping[str, Any]) -> GpuSet:
     model = str(plan.get("gpu_model") or "").strip().lower() if isinstance(plan, Mapping) else ""
     if model:
         for row in table("pci_ids.csv"):
-            if row.get("kind", "gpu") == "gpu" and model in row.get("name", "").lower():
+            # the model as a whole word of the name ('L4' is not 'NVIDIA L40')
+            if row.get("kind", "gpu") == "gpu" and re.search(rf"(?<!\w){re.escape(model)}(?!\w)", row.get("name", "").lower()):
                 fam = "Grace Hopper" if "grace" in row.get("form_factor", "").lower() else row.get("family", "")
                 gs.gpus.append(Gpu("", row.get("device_id", ""), ArchInfo(fam, row.get("name", ""), "assets/pci_ids.csv"),
                                    f"plan gpu_model = {plan.get('gpu_model')!r} -> {row.get('name')} ({fam})"))
                 break
+        if not gs.gpus:
+            info = architecture_of_name(str(plan.get("gpu_model")))
+            if info is not None and info.architecture:
+                gs.gpus.append(Gpu("", "", ArchInfo(info.architecture, str(plan.get("gpu_model")).strip(), info.source),
+                                   f"plan gpu_model = {plan.get('gpu_model')!r} -> {info.architecture} "
+                                   f"({info.name}, assets/gpu_name_arch.csv)"))
         if gs.gpus:
             gs.source = "plan"
             gs.evidence = [g.line for g in gs.gpus]
