@@ -556,6 +556,8 @@ class BringupApp(App[int]):
             await self.push_screen_wait(MessageDialog(_("Read-only") if self.read_only_reason else _("Observing"),
                                                       _("{why}: actions are disabled in this window.").format(
                                                           why=self.read_only_why())))
+        elif prep.refusal_kind == "running" and prep.running is not None:  # its run goes on: its screen, not a second
+            await self.push_screen(ActionScreen(prep.running.id))
         elif prep.refusal_kind in ("manual", "done"):
             # with a field for the plan answer it needs (hostfile) when one is why: saved, it is asked for again
             if await self.push_screen_wait(ManualDialog(prep)) and prep.resolved.plan_key:

@@ -359,8 +359,8 @@ class StepScreen(Screen[None]):
             self.notify(_("this step has no action"))
             return
         if self._writable():
-            run = self.build.last_run(self.step_id)
-            if run is not None and run.state is ActionState.RUNNING:
+            run = self.build.running_run(self.step_id)
+            if run is not None:
                 from screens.action import ActionScreen
 
                 self.app.push_screen(ActionScreen(run.id))

@@ -513,3 +513,38 @@ def test_the_engines_own_reasons_are_shown_in_the_operators_language(state_dir):
     assert "接受了警告" in accepted and accepted.endswith("fans replaced")
     assert b.reason_shown(states["report.handover"]).startswith("handed over while not ready (3 step(s) failed")
     b.close()
+
+
+@pytest.mark.parametrize("command", ["gpu", "node", "soak", "burnin", "nodes"])
+def test_a_step_whose_run_goes_on_is_not_started_again(state_dir, command):
+    """Walk 24 #3: a second run of a step beside its first (two burn-ins on the same GPUs). While a run of the step
+    lives, every way to start its action (`run`, `validate TARGET`, the TUI) is refused as ``running``, naming that
+    run; once it has ended, the refusal goes."""
+    import signal as _signal
+    import sys as _sys
+
+    from wizard import actions as act
+    from wizard.actions import Resolved
+    from wizard.cli import validate_step
+    from wizard.engine import local_host
+    from wizard.store import ActionState
+
+    sid = validate_step(command).id
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    assert b.running_run(sid) is None
+    run = b.start_action(b.step(sid), Resolved(ops=[{"argv": [_sys.executable, "-c", "import time; time.sleep(60)"]}]))
+    try:
+        assert run.state is ActionState.RUNNING
+        assert b.running_run(sid) is not None and b.running_run(sid).id == run.id  # type: ignore[union-attr]
+        prep = asyncio.run(b.prepare_action(local_host(), sid, {"validate_device": "cpu"}))
+        assert prep.refusal_kind == "running" and prep.running is not None and prep.running.id == run.id
+        assert str(run.pid) in prep.refusal and run.log_path in prep.refusal
+        out = asyncio.run(b.run_action(local_host(), sid, {"validate_device": "cpu"}, confirm=lambda p: True))
+        assert out.run is None and out.prepared.refusal_kind == "running"
+        assert [r.id for r in b.store.action_runs(step_id=sid)] == [run.id]  # nothing else started
+    finally:
+        act.cancel(run, "b", _signal.SIGTERM)
+    assert b.wait_action(run, timeout_s=30).state is not ActionState.RUNNING
+    assert b.running_run(sid) is None
+    assert asyncio.run(b.prepare_action(local_host(), sid, {"validate_device": "cpu"})).refusal_kind != "running"
+    b.close()

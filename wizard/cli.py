@@ -1622,6 +1622,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             return _stopped_following(started, sd)
         prep = out.prepared
+        if prep.refusal_kind == "running":  # its commands are not shown: nothing is asked or run
+            print("bringup: error: " + running_refusal(prep.running, step.id), file=sys.stderr)
+            return EXIT_ERROR
         if prep.refusal:
             show(prep)
             if prep.refusal_kind == "done":  # already as the action would leave it: done, nothing run
@@ -1683,6 +1686,14 @@ def held_refusal(b: Any) -> str:
     it (its pid), and what to do: the one wording both commands print (walk 23: validate said "this window")."""
     return _("another bringup ({holder}) holds this build: run the step's action from its window (a on the step), "
              "or close it first").format(holder=b.lock.holder or _("another process"))
+
+
+def running_refusal(run: Any, step_id: str) -> str:
+    """Why ``run`` or ``validate`` does not start ``step_id``'s action while its run ``run`` goes on
+    (:meth:`wizard.engine.Build.running_run`), and how to follow that run: the one wording both commands print
+    (walk 24: a second burn-in started beside the first, on the same GPUs)."""
+    return _("run {run} of {step} is still running (pid {pid}): not started again. Follow it with `tail -f {log}`, "
+             "or in bringup's window (a on the step)").format(run=run.id, step=step_id, pid=run.pid, log=run.log_path)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -1759,8 +1770,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         prep = res.prepared
         if prep.refusal:
             print(f"{_(step.action.title)}  ({step.id})", file=out)
-            print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else _(
-                "cannot run it here: {reason}").format(reason=tr(prep.refusal))), file=sys.stderr)
+            print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else
+                                        running_refusal(prep.running, step.id) if prep.refusal_kind == "running" else
+                                        _("cannot run it here: {reason}").format(reason=tr(prep.refusal))),
+                  file=sys.stderr)
             return EXIT_ERROR
         if res.error:
             print("bringup: error: " + _("could not start the validation: {reason}").format(reason=tr(res.error)),

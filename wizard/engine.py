@@ -663,9 +663,14 @@ class Build:
         dry = self.dry_run if dry_run is None else dry_run
         resolved = await self.resolve_action(host, step, overrides)
         prep = PreparedAction(step, resolved, overrides, dry)
+        running = None if self.observing else self.running_run(step.id)
         if self.observing:
             prep.refusal, prep.refusal_kind = ("another bringup holds this build: actions are disabled in this "
                                                "window", "observing")
+        elif running is not None:  # never a second run of the same step beside it (two burn-ins on the same GPUs)
+            prep.running = running
+            prep.refusal, prep.refusal_kind = Msg("run {run} of this step's action is still running (pid {pid}); log: "
+                                                  "{log}", run=running.id, pid=running.pid, log=running.log_path), "running"
         elif resolved.manual:
             prep.refusal, prep.refusal_kind = resolved.manual, "done" if resolved.done else "manual"
         elif (step.action.needs_root or resolved.needs_root) and os.geteuid() != 0 and not dry:
@@ -939,6 +944,17 @@ class Build:
         runs = self.store.action_runs(step_id=step_id)
         return runs[-1] if runs else None
 
+    def running_run(self, step_id: str) -> ActionRun | None:
+        """The run of ``step_id``'s action under way now (its supervisor alive, looked at again: a run recorded
+        running whose supervisor died is settled here), else ``None``: the one test of "its action runs" that
+        ``run``, ``validate`` (:meth:`prepare_action` refuses a second start) and the TUI's step screen (``a`` opens
+        that run's screen) make (walk 24: a second ``validate burnin`` started while the first went on)."""
+        for run in reversed(self.store.action_runs(step_id=step_id, state=ActionState.RUNNING)):
+            run = self.refresh_action(run)
+            if run.state is ActionState.RUNNING:
+                return run
+        return None
+
 
 NEEDS_CHECK = "; check it to verify"
 
@@ -957,7 +973,8 @@ class PreparedAction:
     """An action made concrete for this host, before it starts: what :meth:`Build.run_action` asks the
     operator to confirm. ``refusal`` says why it cannot run here ("" when it can) and ``refusal_kind`` which
     case it is: ``observing`` (another bringup holds the build), ``manual`` (do it by hand: ``refusal`` says
-    what), ``done`` (nothing to do: the machine already is as the action would leave it), ``root`` (it needs root)."""
+    what), ``done`` (nothing to do: the machine already is as the action would leave it), ``root`` (it needs root),
+    ``running`` (a run of the step's action is under way: ``running`` is that run, :meth:`Build.running_run`)."""
 
     step: Step
     resolved: act.Resolved
@@ -965,6 +982,7 @@ class PreparedAction:
     dry_run: bool = False
     refusal: str = ""
     refusal_kind: str = ""
+    running: ActionRun | None = None
 
     @property
     def commands(self) -> list[str]:

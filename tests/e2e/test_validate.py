@@ -306,3 +306,69 @@ def test_the_progress_words_of_a_validation_are_the_operators_language():
         assert phase_words("facts from 0 node(s)") == "读取 0 个节点的信息" and phase_words("facts from n1") == "读取 n1 的信息"
     finally:
         i18n.set_language("en")
+
+
+def test_a_second_start_of_a_step_whose_run_goes_on_is_refused(tmp_path):
+    """Walk 24 #3: `validate burnin` started again while the first burn-in went on (detached by Ctrl-C) answered
+    "started run 2" and two burn-ins loaded the same GPUs. A real burn-in on the CPU, still running: `validate
+    burnin` and `run gpu.stress` are refused (exit 3, nothing started), naming its pid and log and how to follow
+    it."""
+    import signal
+    import time
+
+    state = str(tmp_path / "s")
+    env = env_for_cli()
+    env["OMP_NUM_THREADS"] = "1"
+    first = subprocess.Popen(bringup_cmd("--state", state, "validate", "burnin", "--device", "cpu", "--minutes", "5"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    assert first.stdout is not None
+    line = ""
+    t0 = time.monotonic()
+    while "started run" not in line and time.monotonic() - t0 < 120:
+        line = first.stdout.readline()
+        assert line or first.poll() is None, first.stderr.read() if first.stderr else ""
+    assert "started run" in line, line
+    first.send_signal(signal.SIGINT)  # stop following: the run goes on, detached
+    _out, err = first.communicate(timeout=60)
+    assert first.returncode == 130 and "keeps running" in err, err
+    from wizard.store import ActionState, Store
+
+    (db,) = (tmp_path / "s").glob("builds/*/*.db")
+    store = Store.open(db, readonly=True)
+    (live,) = store.action_runs(step_id="gpu.stress")
+    try:
+        assert live.state is ActionState.RUNNING and live.pid
+        os.kill(live.pid, 0)  # its supervisor is alive
+        for args in (("validate", "burnin", "--device", "cpu", "--minutes", "5"), ("run", "gpu.stress", "--yes"),
+                     ("--lang", "zh_CN", "validate", "burnin", "--device", "cpu")):
+            again = bringup("--state", state, *args, timeout=120)
+            assert again.returncode == 3, (args, again.stdout, again.stderr)
+            assert f"pid {live.pid}" in again.stderr, again.stderr
+            assert live.log_path in again.stderr and f"tail -f {live.log_path}" in again.stderr, again.stderr
+            assert "started run" not in again.stdout + again.stderr
+            if args[0] == "--lang":
+                assert "仍在运行" in again.stderr, again.stderr
+            else:
+                assert f"run {live.id} of gpu.stress is still running" in again.stderr, again.stderr
+        assert [r.id for r in store.action_runs(step_id="gpu.stress")] == [live.id]  # nothing else started
+    finally:
+        for r in store.action_runs(step_id="gpu.stress"):  # every run this test started (one, unless it broke)
+            _end_run(r)
+        store.close()
+
+
+def _end_run(run) -> None:
+    """End a detached run while its supervisor lives (the run's lock held, not a reused pid): SIGTERM to its
+    process group, SIGKILL after 60 s."""
+    import signal
+    import time
+
+    from wizard.actions import cancel, is_alive
+
+    if not cancel(run, run.boot_id):
+        return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and is_alive(run, run.boot_id):
+        time.sleep(0.2)
+    if is_alive(run, run.boot_id):
+        cancel(run, run.boot_id, signal.SIGKILL)
