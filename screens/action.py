@@ -410,8 +410,7 @@ class ActionScreen(Screen[None]):
         took = seconds_between(run.started_at, run.ended_at)
         b = self.app.build
         st = b.store.step_states().get(run.step_id) if b is not None else None
-        outcome = act.outcome_words(run.state, run.exit_status, step_failed=(  # the latest run, and its step failed
-            st is not None and st.status is StepStatus.FAILED and self._ordinal[0] == self._ordinal[1]))
+        outcome = b.run_outcome(run) if b is not None else act.outcome_words(run.state, run.exit_status)
         text = (_("{outcome} after {took}").format(outcome=tr(outcome), took=fmt_duration(took)) if took is not None
                 else tr(outcome))
         text += _(", ") + lines + (_(", ") + _("ended {when}").format(when=self.when(run.ended_at)) if run.ended_at else "")
@@ -502,7 +501,7 @@ class ActionScreen(Screen[None]):
                 out.append((_("Result: {outcome}; its output is not judged: the step's check (c) verifies what it changed")
                             if checked else _("Result: {outcome}; its output is not judged (the step has no check: the "
                                               "command's exit status is its result)")).format(
-                    outcome=tr(act.outcome_words(run.state, run.exit_status)))
+                    outcome=tr(b.run_outcome(run)))
                     + (spaced(_("(step: {status})").format(status=_(st.status.value))) if st is not None else "") + "\n")
         out.append(where)
         return out

@@ -294,9 +294,8 @@ class StepScreen(Screen[None]):
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
                 k, n = b.run_ordinal(last_run)
-                failed = k == n and state is not None and state.status is StepStatus.FAILED
                 info.append(_("Last run ({run} of {runs}): {state}").format(run=k, runs=n, state=tr(
-                    act.outcome_words(last_run.state, last_run.exit_status, step_failed=failed)))
+                    b.run_outcome(last_run)))
                             + _(", started {when} by {user}").format(when=short_time(last_run.started_at),
                                                                      user=last_run.user)
                             + "\n" + _("log: {log}").format(log=last_run.log_path))  # a path on its own line

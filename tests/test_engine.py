@@ -548,3 +548,37 @@ def test_a_step_whose_run_goes_on_is_not_started_again(state_dir, command):
     assert b.running_run(sid) is None
     assert asyncio.run(b.prepare_action(local_host(), sid, {"validate_device": "cpu"})).refusal_kind != "running"
     b.close()
+
+
+def test_a_runs_outcome_follows_what_the_run_found_not_its_steps_status_now(state_dir):
+    """Walk 24 #6: "succeeded (exit status 0)" beside "Result: FAIL" once a person skipped the step. A run that exited
+    0 whose own findings fail "ended (exit status 0)" (zh: 已结束（退出状态 0）) for the screens, the CLI and the
+    report alike, whatever the step's status became; "succeeded" when they do not fail."""
+    import sys as _sys
+
+    from wizard import report as rpt
+    from wizard.actions import Resolved
+    from wizard.i18n import current_language, set_language, tr
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    found = {}
+    for verdict in (Verdict.FAIL, Verdict.PASS):
+        run = b.wait_action(b.start_action(b.step("report.capture"),
+                                           Resolved(ops=[{"argv": [_sys.executable, "-c", "pass"]}])), timeout_s=30)
+        cid = b.store.record_check("report.capture", [Finding("report.capture", verdict, "what it found",
+                                                              step="report.capture")], verdict, "b", run.started_at)
+        b.store.update_action_run(run.id, check_run=cid)
+        found[verdict] = b.store.action_run(run.id)
+    b.skip("report.capture", "a person's skip afterwards")
+    failed, passed = found[Verdict.FAIL], found[Verdict.PASS]
+    assert failed.exit_status == 0 and str(b.run_outcome(failed)) == "ended (exit status 0)"
+    assert str(b.run_outcome(passed)) == "succeeded (exit status 0)"
+    exits = {a["id"]: a["exit"] for a in rpt.node_from_build(b, None, "none")["actions"]}
+    assert exits[failed.id] == "ended (exit status 0)" and exits[passed.id] == "succeeded (exit status 0)"
+    was = current_language()
+    set_language("zh_CN")
+    try:
+        assert tr(b.run_outcome(failed)) == "已结束（退出状态 0）"
+    finally:
+        set_language(was)
+    b.close()

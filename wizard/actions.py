@@ -430,8 +430,9 @@ def outcome_words(state: ActionState | str, exit_status: int | None, step_failed
     A negative exit status is the supervisor's "ended by signal N" (``-N``), said with the signal's name; an
     operator's cancel is ``cancelled``, never ``failed``, with the signal's name also when the command reported it
     as a shell does (``128 + N``: the progress wrapper, a shell script). ``step_failed``: what the run measured failed
-    its step (a multi-node run that reached no node exits 0): ``ended (exit status 0)``, never "succeeded". A
-    :class:`wizard.i18n.Msg`: shown translated through ``tr()``."""
+    (its own findings, :meth:`wizard.engine.Build.run_outcome`, not its step's status now; a multi-node run that
+    reached no node exits 0): ``ended (exit status 0)``, never "succeeded". A :class:`wizard.i18n.Msg`: shown
+    translated through ``tr()``."""
     state = ActionState(state)
     if state is ActionState.RUNNING:
         return Msg("running")

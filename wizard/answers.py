@@ -725,7 +725,7 @@ async def _run_allowed(build: Build, host: Host, s: Step, answers: Answers, dry:
         details.append(f"action dry run {out.run.id}: nothing was run"
                        + (" (--snapshot: these facts are another machine's)" if dry else ""))
     elif out.run is not None:
-        details.append(f"action run {out.run.id} {act.outcome_words(out.run.state, out.run.exit_status)}"
+        details.append(f"action run {out.run.id} {build.run_outcome(out.run)}"
                        + f", log {out.run.log_path}")
 
 

@@ -1654,9 +1654,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             _print_wrapped("", _("dry run: nothing was run (recorded as run {run}, {log})").format(
                 run=run.id, log=run.log_path), width, 4)
             return 0
-        from wizard.actions import outcome_words
 
-        print(tr(outcome_words(run.state, run.exit_status)))
+        print(tr(b.run_outcome(run)))
         rc = 0 if run.state is ActionState.SUCCEEDED else 2
         if out.checked:  # the commands ran; then its check verified what they were for
             print(_("checking {step} ...").format(step=step.id))
@@ -1706,7 +1705,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import asyncio
 
     from wizard.engine import Build, host_identity, local_host
-    from wizard.model import StepStatus, Verdict, overall
+    from wizard.model import StepStatus, overall
     from wizard.plan import parse_value
     from wizard.store import ActionState
     from wizard.validate import event_line
@@ -1785,12 +1784,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(_("dry run: nothing was run (recorded as run {run}, {log})").format(run=run.id, log=run.log_path),
                   file=out)
             return 0
-        from wizard.actions import outcome_words
 
         findings = res.findings
         verdict = overall(findings)
         print(_("the run {outcome}; the verdicts below judge what it measured").format(
-            outcome=tr(outcome_words(run.state, run.exit_status, step_failed=verdict is Verdict.FAIL))), file=out)
+            outcome=tr(b.run_outcome(run))), file=out)
         extra = res.results
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)

@@ -758,6 +758,14 @@ class Build:
                 continue
             await _tick(run, poll_s)
 
+    def run_outcome(self, run: ActionRun) -> str:
+        """How ``run`` ended in words (:func:`wizard.actions.outcome_words`), by what the run itself found (its findings,
+        :meth:`run_findings`): a run that exited 0 whose findings fail "ended (exit status 0)", never "succeeded",
+        whatever its step's status became later (walk 24: a person's skip afterwards made the action screen say
+        "succeeded" beside "Result: FAIL"). The one reading of it the screens and the CLI use."""
+        failed = run.state is ActionState.SUCCEEDED and overall(self.run_findings(run)) is Verdict.FAIL
+        return act.outcome_words(run.state, run.exit_status, step_failed=failed)
+
     def run_findings(self, run: ActionRun) -> list[Finding]:
         """The findings stored for an ended run: judged from its log (:attr:`ActionRun.check_run`), else the
         step's latest check when it ran after the run (an action verified by its check)."""

@@ -449,13 +449,14 @@ MAX_DEVICES = 64
 """Most devices shown per part of a run's telemetry (the judge keeps at most 64)."""
 
 
-def action_doc(run: ActionRun) -> dict[str, Any]:
-    """One action run: what ran (each command as a shell would show it), who, exit status in words, when, how
-    long and where its log is."""
+def action_doc(run: ActionRun, outcome: str | None = None) -> dict[str, Any]:
+    """One action run: what ran (each command as a shell would show it), who, exit status in words (``outcome``:
+    :meth:`wizard.engine.Build.run_outcome`, by what the run found; else by its exit alone), when, how long and where
+    its log is."""
     return {"id": run.id, "step": run.step_id, "title": run.title,
             "commands": [shlex.join(a) if isinstance(a, list) else str(a) for a in run.argv],
             "user": run.user, "state": run.state.value, "exit_status": run.exit_status,
-            "exit": outcome_words(run.state, run.exit_status), "started_at": run.started_at, "ended_at": run.ended_at,
+            "exit": outcome if outcome is not None else outcome_words(run.state, run.exit_status), "started_at": run.started_at, "ended_at": run.ended_at,
             "duration": duration_words(_seconds_between(run.started_at, run.ended_at)), "log": run.log_path}
 
 
@@ -573,7 +574,7 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
                        inv, inv_source,
                        [{"key": k, **{x: a.get(x, "") for x in ("finding_id", "subject", "message", "reason", "user",
                                                                   "at")}} for k, a in acks.items()],
-                       validations, [action_doc(r) for r in runs])
+                       validations, [action_doc(r, build.run_outcome(r)) for r in runs])
 
 
 async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[str, Any]:

@@ -1061,25 +1061,66 @@ def start_run(state_dir: Path, host, step_id: str, argv: list[str], first: bool 
     return run
 
 
-async def test_a_run_that_exited_0_but_failed_its_step_is_not_called_succeeded(state_dir, devvm_host):
-    """Walk finding: a multi-node run that reached no node exited 0 and its step failed; the header said "succeeded
-    (exit status 0) ...; step: failed". It says the command ended (exit status 0) now, beside the step's failure."""
-    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", "pass"], first=False,
-                    clock=frozen_clock)
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
-    b.wait_action(run, timeout_s=30)
+def _run_that_found_a_failure(state_dir: Path, host, then: str | None):
+    """A real run of report.capture that exited 0, with a failing finding stored as its own (as its judge stores
+    them: the run's check_run), its step then left failed by it, or skipped by a person (``then="skip"``), or
+    passed by a later check (``then="pass"``). Returns the run."""
+    run = start_run(state_dir, host, "report.capture", [sys.executable, "-c", "pass"], first=False, clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, clock=frozen_clock)
+    run = b.wait_action(run, timeout_s=30)
+    assert run.state is ActionState.SUCCEEDED and run.exit_status == 0
+    cid = b.store.record_check("report.capture", [Finding("report.capture", Verdict.FAIL, "no node answered",
+                                                          step="report.capture")],
+                               Verdict.FAIL, boot_id_of(host), run.started_at)
+    b.store.update_action_run(run.id, check_run=cid)
     b.store.set_step("report.capture", StepStatus.FAILED, Verdict.FAIL, "no node answered")
+    if then == "skip":
+        b.skip("report.capture", "single node: no multi-node run here")
+    elif then == "pass":
+        b.store.set_step("report.capture", StepStatus.PASSED, Verdict.PASS)
     b.close()
+    return run
+
+
+@pytest.mark.parametrize("then, status", [(None, "failed"), ("skip", "skipped"), ("pass", "passed")])
+async def test_a_run_that_exited_0_but_failed_is_not_called_succeeded(state_dir, devvm_host, then, status):
+    """Walk findings: a multi-node run that reached no node exited 0 and its findings failed; the header said
+    "succeeded (exit status 0) ...; step: failed" (walk 21), and after a person skipped the step "succeeded (exit
+    status 0) ...; step: skipped" beside "Result: FAIL" (walk 24 #6). The words follow what the run found, whatever
+    its step's status became later: "ended (exit status 0)", in the header and on the step screen."""
+    run = _run_that_found_a_failure(state_dir, devvm_host, then)
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await show_run(pilot, app, run.id)
         words = app.screen.state_words(app.build.store.action_run(run.id))
-        assert "ended (exit status 0)" in words and "succeeded" not in words and "step: failed" in words
+        assert "ended (exit status 0)" in words and "succeeded" not in words and f"step: {status}" in words, words
+        result = " ".join(text_of(app, "#action-outcome").split())
+        assert "Result:" in result and "FAIL" in result and "no node answered" in result, result
         await pilot.press("escape")
         app.push_screen(StepScreen("report.capture"))  # walk 21: the step screen said "succeeded (exit status 0)"
         await pilot.pause()
         last = text_of(app, "#step-action")
         assert "Last run (1 of 1): ended (exit status 0)" in last and "succeeded" not in last
+
+
+async def test_a_run_that_exited_0_and_found_no_failure_succeeded_whatever_its_step_became(state_dir, devvm_host):
+    """The other side: a run that exited 0 and whose findings pass "succeeded (exit status 0)", also once a later
+    check failed its step (the step's status is said beside it, not folded into the run's words)."""
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", "pass"], first=False,
+                    clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+    run = b.wait_action(run, timeout_s=30)
+    cid = b.store.record_check("report.capture", [Finding("report.capture", Verdict.PASS, "report written",
+                                                          step="report.capture")],
+                               Verdict.PASS, boot_id_of(devvm_host), run.started_at)
+    b.store.update_action_run(run.id, check_run=cid)
+    b.store.set_step("report.capture", StepStatus.FAILED, Verdict.FAIL, "a later check failed")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await show_run(pilot, app, run.id)
+        words = app.screen.state_words(app.build.store.action_run(run.id))
+        assert "succeeded (exit status 0)" in words and "step: failed" in words, words
 
 
 async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, devvm_host):
