@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from tests.conftest import DEVVM_BUNDLE
+from tests.conftest import DATA, DEVVM_BUNDLE
 from wizard import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -355,7 +355,8 @@ def test_a_concatenated_msg_keeps_its_pieces_and_translates_each():
     cat = i18n.translations("zh_CN")._catalog
     cat["GPU {index} fell off the bus"], cat[" at {t}"] = "GPU {index} 已从总线上掉线", "，时间 {t}"
     try:
-        assert i18n.tr(m) == "[x] GPU 3 已从总线上掉线; seen twice，时间 12:00"
+        # the plain piece as it is, but for bringup's joiner at its start (walk 24 #12)
+        assert i18n.tr(m) == "[x] GPU 3 已从总线上掉线；seen twice，时间 12:00"
     finally:
         del cat["GPU {index} fell off the bus"], cat[" at {t}"]
 
@@ -626,3 +627,57 @@ def test_a_subject_naming_a_rank_or_gpu_on_a_node_reads_in_chinese():
     assert i18n.tr_subject("GPU 1 (00000000:1B:00.0): ") == "GPU 1 (00000000:1B:00.0)："  # no node: as it was
     i18n.set_language("en")
     assert i18n.tr_subject("rank 0 on vm: ") == "rank 0 on vm: "
+
+
+def test_bringups_own_joiners_are_full_width_in_chinese():
+    """walk 24 #12: `explain` in Chinese mixed ASCII ": " and "; " with the full-width punctuation around them: "GPU 1
+    (0000:2a:00.0): 自驱动加载以来...", "'Tested 8 GPUs' 全部 OK; 16890-17177 Gflop/s", "2 块 GPU：GPU 0 (...); GPU 1",
+    and `size` said "ZeRO-3, Nd 8". The joiners bringup puts between a message's pieces show as "：", "；", "，"; what
+    a piece holds (a bus id, a quoted line) stays as it is; English is unchanged."""
+    from wizard.explain import explain_text
+    from wizard.i18n import Msg, joined
+
+    ecc = "GPU 1 (0000:2a:00.0): " + joined("; ", [Msg("{n} uncorrectable memory error(s) since the driver loaded",
+                                                           n="2")])
+    group = "2 GPUs: GPU 0 (0000:18:00.0); GPU 1 (0000:2a:00.0): "
+    burn = explain_text((DATA / "public" / "gpu-burn__a100-8gpu.txt").read_text(), "burn").findings
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.tr(ecc) == "GPU 1 (0000:2a:00.0)：自驱动加载以来有 2 个不可纠正的显存错误"
+        assert i18n.tr_subject(group) == "2 块 GPU：GPU 0 (0000:18:00.0)；GPU 1 (0000:2a:00.0)："
+        said = [i18n.tr(f.message) for f in burn if f.id == "gpu.stress"]
+        assert said and "全部 OK；16890-17177 Gflop/s" in said[0]
+        assert i18n.tr(Msg("dcgmi dmon printed no samples{why}", why=": Error setting watches")) == (
+            "dcgmi dmon 没有输出任何样本：Error setting watches")  # a clause's leading joiner, its words as they are
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr(ecc) == str(ecc) and i18n.tr_subject(group) == group
+
+
+def test_explain_in_chinese_puts_no_ascii_colon_or_semicolon_beside_chinese_text():
+    """walk 24 #12, over every real output of tests/data (cases and public): a finding's subject and message shown in
+    Chinese have no ASCII ":"/";"/"," right after a Chinese character and no ": "/"; " right before one. Quoted text
+    (in backticks, quotes or brackets: a command, the program's own line, a bus id) is left out: it is the machine's."""
+    import re
+
+    from wizard.explain import explain_text
+    from wizard.model import subject_prefix
+
+    cjk = r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]"
+    mixed = re.compile(rf"{cjk}[:;,]|[:;] {cjk}")
+    files = sorted(p for d in ("cases", "public") for p in (DATA / d).rglob("*")
+                   if p.is_file() and p.suffix not in (".csv", ".md"))
+    assert len(files) > 500
+    judged = [(p.name, f) for p in files
+              for f in explain_text(p.read_text(encoding="utf-8", errors="replace"), p.name).findings]
+    bad = []
+    i18n.set_language("zh_CN")
+    try:
+        for name, f in judged:
+            line = i18n.tr_subject(subject_prefix(f.subject, f.message)) + i18n.tr(f.message)
+            bare = re.sub(r"`[^`]*`|'[^']*'|\([^()]*\)", "", line)
+            if re.search(cjk, line) and mixed.search(bare):
+                bad.append(f"{name} {f.id}: {line[:160]}")
+    finally:
+        i18n.set_language("en")
+    assert not bad, "\n".join(bad[:20])

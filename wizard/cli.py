@@ -2275,7 +2275,8 @@ def cmd_size(args: argparse.Namespace) -> int:
     def gb(b: float | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.1f} GB"
 
-    par = f"ZeRO-{inputs.zero_stage}, Nd {inputs.nd}" + (f", TP {inputs.tp}, PP {inputs.pp}" if inputs.mp > 1 else "")
+    par = _(", ").join([f"ZeRO-{inputs.zero_stage}", f"Nd {inputs.nd}"]  # "，" in Chinese (walk 24 #12)
+                       + ([f"TP {inputs.tp}", f"PP {inputs.pp}"] if inputs.mp > 1 else []))
     rows = [(_("workload"), _("{params} params, {method}, {parallelism}").format(
                 params=szm.fmt_count(inputs.params), method=_(szm.METHODS[inputs.method]), parallelism=par)),
             (_("model states"), _("{size} per GPU (paper {paper}, DeepSpeed {deepspeed})").format(
