@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wizard.common import fmt_value
-from wizard.i18n import _, ngettext
+from wizard.hosts import ssh_failed_words
+from wizard.i18n import Msg, _, ngettext, tr
 from wizard.actions import ActionContext, Resolved
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -348,8 +349,12 @@ def event_line(line: str) -> str | None:
         shown = "?" if v is None else f"{v:,.3g}"
         return f"{where}{e.test}{on}: {shown} {e.get('unit') or ''}".rstrip()
     if e.kind == "error":
+        message = str(e.get("message") or "")
+        if e.get("kind") == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
+            message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
+                             target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
         return where + _("error in {test} ({kind}): {message}").format(test=e.test or "?", kind=e.get("kind"),
-                                                                       message=str(e.get("message") or "")[:200])
+                                                                       message=message[:200])
     return None
 
 

@@ -46,6 +46,7 @@ from wizard.parsers.validate import Event, num, parse_event_line
 from wizard.rules.nccl import (
     MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
 )
+from wizard.hosts import ssh_failed_words
 from wizard.i18n import N_, Msg
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
@@ -290,7 +291,7 @@ def _nodes(ml: MultiLog) -> list[Finding]:
         msg, remedy = str(e.get("message") or f"{node}: {kind}"), str(e.get("remedy") or "")
         if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translatable
             msg = Msg("{node} ({target}) unreachable: {error}", node=node, target=str(e.get("target")),
-                      error=str(e.get("error")))
+                      error=ssh_failed_words(str(e.get("error"))))
             remedy = Msg(REMEDY_UNREACHABLE, target=str(e.get("target")))
         out.append(Finding("multinode.nodes", Verdict.FAIL, msg, node, (e.raw,), remedy, src))
     for e in ml.errors:  # the script's own errors during facts (e.g. torch_missing from an old script)
