@@ -21,6 +21,7 @@ from screens.dialogs import SkipDialog
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar, prose
 from wizard.engine import is_checked
+from wizard.probes import evidence_shown
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import N_, _, spaced, tr, tr_subject
@@ -341,7 +342,8 @@ class StepScreen(Screen[None]):
             if f.evidence:
                 body.append(Static(_("Evidence:"), markup=False, classes="evidence"))
                 # one Static a line, indented by padding: a long line's wrapped rows stay under its first
-                body.extend(Static(e, markup=False, classes="evidence evidence-line") for e in f.evidence)
+                body.extend(Static(evidence_shown(e), markup=False, classes="evidence evidence-line")
+                            for e in f.evidence)  # bringup's own notes on a failed probe translated (walk 24 #10)
             if f.remedy:
                 body.append(Static(_("What to do: {remedy}").format(remedy=tr(f.remedy)), markup=False))
             if f.source:

@@ -681,3 +681,28 @@ def test_explain_in_chinese_puts_no_ascii_colon_or_semicolon_beside_chinese_text
     finally:
         i18n.set_language("en")
     assert not bad, "\n".join(bad[:20])
+
+
+def test_a_multinode_findings_nodes_label_and_a_failed_probes_notes_are_in_chinese():
+    """walk 24 #10: `explain` of a multi-node nccl-tests output said "12 nodes (kubeflow-…)：" in Chinese, and the step
+    screen's evidence of os.tools said "error: command not found: lspci" / "exit status 127". The label and bringup's
+    own notes on a failed probe are translated (the command's name kept); a line a command printed stays as it is."""
+    from wizard.explain import explain_text
+    from wizard.model import subject_prefix
+    from wizard.probes import ProbeOutput, evidence_shown
+
+    nccl = explain_text((DATA / "public" / "nccl-tests__2node-v100-pcie-broadcast-tcp-header-only.txt").read_text(),
+                        "nccl").findings
+    failed = ProbeOutput("lspci", "lspci -D", "", rc=127, error="command not found: lspci").evidence_error()
+    i18n.set_language("zh_CN")
+    try:
+        label = [i18n.tr_subject(subject_prefix(f.subject, f.message)) for f in nccl if "nodes (" in f.subject]
+        notes = [evidence_shown(e) for e in failed]
+        kept = [evidence_shown(e) for e in ("error: unknown option -X", "exit status 1 (from make)")]
+        timed = evidence_shown("error: timed out after 20 s")
+    finally:
+        i18n.set_language("en")
+    assert label and label[0] == "2 个节点（v100-gpu-1, v100-gpu-5）："
+    assert notes == ["lspci -D", "错误：找不到命令：lspci", "退出状态 127"]
+    assert kept == ["error: unknown option -X", "exit status 1 (from make)"] and timed == "错误：20 s 后超时"
+    assert [evidence_shown(e) for e in failed] == failed  # English as stored

@@ -74,3 +74,28 @@ def test_a_multinode_runs_own_words_are_in_chinese_the_machines_as_they_are():
     assert facts == ["读取 0 个节点的信息", "读取 n1 的信息"]
     assert none_said == "ssh 连接 n2 失败：退出状态 255，没有任何消息"
     assert ssh_failed_words("could not copy") == "could not copy"
+
+
+def test_the_one_gpu_measures_are_labelled_in_the_operators_language():
+    """walk 24 #10: a Chinese gpu.validate log said "gemm: 0.157 TFLOPS" and "memcpy: 28.2 GB/s" in English beside
+    "内存：0 个模式错误". The labels are the field's Chinese terms, the figures and units as the script wrote them."""
+    import json
+
+    from wizard import i18n
+    from wizard.validate import event_line
+
+    def measure(test, value, unit, device=None):
+        return "BRINGUP " + json.dumps({"event": "measure", "test": test, "value": value, "unit": unit,
+                                        **({"device": device} if device is not None else {})})
+
+    lines = [measure("gemm", 0.157, "TFLOPS"), measure("memcpy", 28.2, "GB/s"), measure("memcpy", 1500, "GB/s", 1),
+             measure("h2d", 25, "GB/s", 0), measure("d2h", 26, "GB/s", 0), measure("gemm", 700, "TFLOPS", 0)]
+    assert [event_line(x) for x in lines] == ["gemm: 0.157 TFLOPS", "memcpy: 28.2 GB/s", "memcpy GPU 1: 1.5e+03 GB/s",
+                                              "h2d GPU 0: 25 GB/s", "d2h GPU 0: 26 GB/s", "gemm GPU 0: 700 TFLOPS"]
+    i18n.set_language("zh_CN")
+    try:
+        zh = [event_line(x) for x in lines]
+    finally:
+        i18n.set_language("en")
+    assert zh == ["GEMM 矩阵乘：0.157 TFLOPS", "内存拷贝：28.2 GB/s", "显存拷贝 GPU 1：1.5e+03 GB/s",
+                  "主机→设备拷贝 GPU 0：25 GB/s", "设备→主机拷贝 GPU 0：26 GB/s", "GEMM 矩阵乘 GPU 0：700 TFLOPS"]

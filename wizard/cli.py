@@ -1408,7 +1408,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     from wizard.capture import not_collected
 
-    causes = "; ".join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
+    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
                        for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
     _print_wrapped("", _("wrote {path}: {probes} probes, {operations} operations").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))

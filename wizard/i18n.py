@@ -222,6 +222,9 @@ def tr_subject(prefix: str) -> str:
         gpus = re.sub(r"(?<=\)); (?=GPU \d)|(?<=GPU \d); (?=GPU \d)|(?<=GPU \d\d); (?=GPU \d)", gettext("; "),
                       m.group(2))
         return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus) + colon
+    m = re.match(r"(\d+) nodes \((.+)\)$", prefix[:-2])  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
+    if m:
+        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2)) + colon
     m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", prefix[:-2])  # a rank or GPU of a node (walk 23)
     if m:
         return gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)) + colon

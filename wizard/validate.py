@@ -347,7 +347,11 @@ def event_line(line: str) -> str | None:
         if e.test == "memory":
             return where + _("memory{on}: {n} pattern error(s)").format(on=on, n="?" if v is None else f"{v:.0f}")
         shown = "?" if v is None else f"{v:,.3g}"
-        return f"{where}{e.test}{on}: {shown} {e.get('unit') or ''}".rstrip()
+        value = f"{shown} {e.get('unit') or ''}".rstrip()  # the unit as the script wrote it (TFLOPS, GB/s)
+        words = {"gemm": _("gemm{on}: {value}"),  # a GPU's memory (显存) when on a GPU, else the host's
+                 "memcpy": _("memcpy{on}: {value}") if on else _("memcpy: {value}{on}"),
+                 "h2d": _("h2d{on}: {value}"), "d2h": _("d2h{on}: {value}")}.get(e.test)  # walk 24 #10
+        return where + (words.format(on=on, value=value) if words else f"{e.test}{on}: {value}")
     if e.kind == "error":
         message = str(e.get("message") or "")
         if e.get("kind") == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
