@@ -649,9 +649,14 @@ def test_bringups_own_joiners_are_full_width_in_chinese():
         assert said and "全部 OK；16890-17177 Gflop/s" in said[0]
         assert i18n.tr(Msg("dcgmi dmon printed no samples{why}", why=": Error setting watches")) == (
             "dcgmi dmon 没有输出任何样本：Error setting watches")  # a clause's leading joiner, its words as they are
+        # a rule's list of items (i18n.SEMICOLON.join, joined): the items as they are, the joiner in Chinese
+        assert i18n.tr(Msg("NVLink links active as expected: ") + i18n.SEMICOLON.join(["GPU 0 6/6", "GPU 1 6/6"])) == (
+            "NVLink 链路按预期活动：GPU 0 6/6；GPU 1 6/6")
+        assert i18n.tr(joined(", ", ["0x55555555", "address"])) == "0x55555555，address"
     finally:
         i18n.set_language("en")
     assert i18n.tr(ecc) == str(ecc) and i18n.tr_subject(group) == group
+    assert i18n.SEMICOLON.join(["a", "b"]) == "a; b" and joined("; ", ["a"]) == "a" and joined("; ", []) == ""
 
 
 def test_explain_in_chinese_puts_no_ascii_colon_or_semicolon_beside_chinese_text():

@@ -238,11 +238,32 @@ def gettext(message: str) -> str:
 
 def joined(sep: str, items: Iterable[str]) -> str:
     """``sep.join(items)`` that keeps each :class:`Msg` item a piece of its own (shown translated); a plain
-    ``str.join`` would turn the clauses into one English string."""
-    out: str = ""
-    for i, item in enumerate(items):
+    ``str.join`` would turn the clauses into one English string. A joiner of :data:`_JOINERS` ("; ", ", ", ": ")
+    between two or more items is a piece too, shown in the operator's language ("；"), the items as they are (walk 24
+    #12: "GPU 0 18/18 Up; GPU 1 18/18 Up" in a Chinese line)."""
+    parts = list(items)
+    if sep in _JOINERS and len(parts) > 1:
+        out: str = Msg._joined(Msg._parts_of(parts[0]) or ((None, ""),))
+        for item in parts[1:]:
+            out = out + sep + item
+        return out
+    out = ""
+    for i, item in enumerate(parts):
         out = item if i == 0 else out + sep + item
     return out
+
+
+class _Joiner(str):
+    """A joiner whose ``join`` is :func:`joined`: ``SEMICOLON.join(items)`` reads as ``"; ".join(items)`` and keeps the
+    pieces (the "; " shown as "；" in Chinese)."""
+
+    def join(self, items: Iterable[str]) -> str:
+        return joined(str.__str__(self), items)
+
+
+SEMICOLON = _Joiner("; ")
+"""``SEMICOLON.join(items)``: a rule's list of bringup's items ("GPU 0 18/18 Up; GPU 1 18/18 Up"), the "; " between
+them in the operator's language (walk 24 #12)."""
 
 
 def spaced(text: str) -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -408,7 +408,7 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
         sources.insert(0, SRC_DEVICE_PLUGIN)
     remedy = (Msg("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin pod so the GPU is offered again.") if sick else Msg('Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them with the GPU and the events around them.'))
     return Finding("explain.program_said", verdict, msg, "input", tuple(dict.fromkeys([ln for _, ln in xids] + sick))[:6],
-                   remedy, "; ".join(dict.fromkeys(sources)))
+                   remedy, SEMICOLON.join(dict.fromkeys(sources)))
 
 
 def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
