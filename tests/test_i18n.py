@@ -652,7 +652,7 @@ def test_bringups_own_joiners_are_full_width_in_chinese():
         # a rule's list of items (i18n.SEMICOLON.join, joined): the items as they are, the joiner in Chinese
         assert i18n.tr(Msg("NVLink links active as expected: ") + i18n.SEMICOLON.join(["GPU 0 6/6", "GPU 1 6/6"])) == (
             "NVLink 链路按预期活动：GPU 0 6/6；GPU 1 6/6")
-        assert i18n.tr(joined(", ", ["0x55555555", "address"])) == "0x55555555，address"
+        assert i18n.tr(joined(", ", ["0x55555555", "0xAAAAAAAA"])) == "0x55555555，0xAAAAAAAA"
     finally:
         i18n.set_language("en")
     assert i18n.tr(ecc) == str(ecc) and i18n.tr_subject(group) == group
