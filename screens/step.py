@@ -21,6 +21,7 @@ from screens.dialogs import SkipDialog
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar, prose
 from wizard.engine import is_checked
+from wizard.probes import evidence_shown
 from wizard.store import ActionState, short_time
 from wizard import actions as act
 from wizard.i18n import N_, _, spaced, tr, tr_subject
@@ -220,14 +221,16 @@ class StepScreen(Screen[None]):
         last_run = b.last_run(step.id) if step.action is not None else None
         self._run_running = last_run is not None and last_run.state is ActionState.RUNNING
         checking = step.id in self.app.checking
-        sig = (step.id, state.status if state else None, state.verdict if state else None,
+        auto_state = b.store.step_states().get(step.automated_by) if step.automated_by else None
+        sig = (auto_state.updated_at if auto_state else None,
+               step.id, state.status if state else None, state.verdict if state else None,
                state.updated_at if state else None, run_meta["id"] if run_meta else None,
                last_run.state if last_run else None, last_run.id if last_run else None, checking, b.stale(step.id),
                b.observing)
         if sig == self._sig:
             return
-        new_results = (self._sig is not None and self._sig[0] == step.id and run_meta is not None
-                       and self._sig[4] != run_meta["id"])
+        new_results = (self._sig is not None and self._sig[1] == step.id and run_meta is not None
+                       and self._sig[5] != run_meta["id"])
         self._sig = sig
         self.refresh_bindings()
         basic = self.app.basic
@@ -264,6 +267,14 @@ class StepScreen(Screen[None]):
         waiting = [r for r in step.requires if not b.status(r).done]
         if waiting:
             notes.append(_("Do first: ") + ", ".join(f"{_(b.step(r).title)} ({r})" for r in waiting))
+        if step.automated_by:  # what the automating step's run left, as the engine stored it (walk 24)
+            auto_st = auto_state.status if auto_state else StepStatus.PENDING
+            said = b.reason_shown(auto_state) if auto_state and auto_state.reason else ""
+            notes.append(_("{auto} automates this: {status}").format(
+                auto=step.automated_by, status=status_text(auto_st, basic).plain.strip())
+                + (_(": ") + said if said else "")
+                + ("" if auto_st is StepStatus.PASSED else
+                   spaced(_("(not passed: confirming this needs a note saying how you verified it)"))))
         if step.manual and st is StepStatus.PENDING and not b.observing:
             notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
         if st is StepStatus.WARNED and (findings or is_checked(step)):
@@ -303,7 +314,12 @@ class StepScreen(Screen[None]):
         box = self.query_one("#findings", Vertical)
         box.remove_children()
         title = self.query_one("#findings-title", Static)
-        if not findings:
+        auto_meta, auto_findings = b.store.latest_check(step.automated_by) if step.automated_by else (None, [])
+        if not findings and auto_findings:  # none of its own: the automating step's stored findings (walk 24)
+            findings, run_meta = auto_findings, auto_meta
+            title.update(_("Findings of {auto}, which automates this ({when})").format(
+                auto=step.automated_by, when=short_time(auto_meta["finished_at"]) if auto_meta else ""))
+        elif not findings:
             title.update(_("Findings") + ("" if is_checked(step) else
                                           spaced(_("(none yet: this step's run (a) proves it)")) if proven_by_run(step) else
                                           spaced(_("(none: its action (a) completes it)")) if step.action is not None
@@ -312,8 +328,9 @@ class StepScreen(Screen[None]):
             if is_checked(step):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
-        title.update((_("Findings before the run in progress ({when})") if in_flight else _("Findings ({when})")).format(
-            when=short_time(run_meta["finished_at"]) if run_meta else ""))
+        else:
+            title.update((_("Findings before the run in progress ({when})") if in_flight else
+                          _("Findings ({when})")).format(when=short_time(run_meta["finished_at"]) if run_meta else ""))
         opened = False
         widgets = []
         for f in findings:
@@ -324,7 +341,8 @@ class StepScreen(Screen[None]):
             if f.evidence:
                 body.append(Static(_("Evidence:"), markup=False, classes="evidence"))
                 # one Static a line, indented by padding: a long line's wrapped rows stay under its first
-                body.extend(Static(e, markup=False, classes="evidence evidence-line") for e in f.evidence)
+                body.extend(Static(evidence_shown(e), markup=False, classes="evidence evidence-line")
+                            for e in f.evidence)  # bringup's own notes on a failed probe translated (walk 24 #10)
             if f.remedy:
                 body.append(Static(_("What to do: {remedy}").format(remedy=tr(f.remedy)), markup=False))
             if f.source:
@@ -409,7 +427,12 @@ class StepScreen(Screen[None]):
 
         warning = ""
         unverified = self.build.unverified(step_id)
-        if unverified:
+        auto = self.build.automation_open(step_id)
+        if auto:  # walk 24: node.allreduce confirmed with no note after node.validate ran on the CPU only
+            warning = _("{auto} automates this step and has not passed ({status}): confirming records your word, not "
+                        "the machine's; say how you verified it (the output of the test you ran by hand).").format(
+                auto=auto, status=_(self.build.status(auto).value))
+        elif unverified:
             warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
                         "machine's.").format(verdict=_(unverified))
         if step_id == "plan.workload":

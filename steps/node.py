@@ -110,6 +110,7 @@ STAGE = Stage(
                 "(Stas Bekman's ml-engineering script); every rank must print OK within 5 minutes."
             ),
             manual=True,
+            automated_by="node.validate",
         ),
         Step(
             id="node.allreduce",
@@ -129,6 +130,7 @@ STAGE = Stage(
                 "`all_reduce_perf -b 8 -e 16G -f 2 -g 1 -c 1` with one rank per GPU (mpirun or srun)."
             ),
             manual=True,
+            automated_by="node.validate",
         ),
         Step(
             id="node.dcgm_l3",

@@ -119,6 +119,7 @@ STAGE = Stage(
                 "the GPU's NUMA node (`nvidia-smi topo -m`). Compare each GPU with the figures under Why."
             ),
             manual=True,
+            automated_by="gpu.validate",
         ),
         Step(
             id="gpu.stress",

@@ -185,7 +185,8 @@ def test_a_stage_whose_steps_were_all_skipped_is_skipped_not_passed(state_dir):
     for s in stage.steps:
         b.skip(s.id, "no GPU yet")
     assert b.stage_status(stage).value == "skipped"
-    b.confirm(next(s.id for s in stage.steps if s.manual))  # a step a person does and confirms
+    # a step a person does and confirms (gpu.validate, which automates it, was skipped: a note says how)
+    b.confirm(next(s.id for s in stage.steps if s.manual), "nvbandwidth by hand: 55 GB/s each way")
     assert b.stage_status(stage).value == "confirmed"  # nothing in it was checked by the machine: not "passed"
     b.close()
 
@@ -231,7 +232,9 @@ def test_a_validation_that_ran_on_the_cpu_is_cpu_only_never_passed(state_dir, tm
     for s in stage.steps:
         if s.id != "node.validate":
             if s.manual:
-                b.confirm(s.id)
+                with pytest.raises(ValueError, match="has not passed"):  # node.validate automates it (walk 24)
+                    b.confirm(s.id)
+                b.confirm(s.id, "nccl-tests run by hand on the GPUs")
             else:
                 b.skip(s.id, "not this test's concern")
     assert b.stage_status(stage) is StepStatus.PENDING  # every other step done: still not passed
@@ -483,6 +486,49 @@ def test_confirming_a_checked_step_the_machine_could_not_tell_needs_a_note_and_s
     assert "1 confirmed by hand where the machine's check could not tell (listed)" in md
     assert "✓ confirmed by hand `driver.nvidia_smi`" in md and "✓ confirmed by hand</span>" in html
     b.confirm("plan.host", "")  # a step only a person can confirm still takes no note
+    b.close()
+
+
+def test_a_step_automated_by_a_validation_that_ran_on_the_cpu_needs_a_note_and_is_listed_by_hand(state_dir):
+    """walk 24 #5: node.validate ran on the CPU (cpu-only), then node.allreduce, which it automates, was confirmed with
+    an empty note and the report listed a confirmed bandwidth. A step whose automating step (Step.automated_by) has
+    not passed needs a note and is reported among the confirmations by hand; once it passed, no note is asked."""
+    from wizard import report as rpt
+    from wizard.model import StepStatus
+    from wizard.rules.validate import CPU_ONLY_REASON
+
+    automated = [s for st in steps.STAGES for s in st.steps if s.automated_by]
+    assert {"node.nccl_sanity", "node.allreduce"} <= {s.id for s in automated}
+    assert all(s.manual for s in automated)  # a confirm-by-hand step another step's run automates
+    by_id = {s.id: s for st in steps.STAGES for s in st.steps}
+    assert all(by_id[s.automated_by].action is not None for s in automated)  # a step with a run, by its real id
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    b.store.set_step("node.validate", StepStatus.CPU_ONLY, verdict=Verdict.PASS, reason=CPU_ONLY_REASON)
+    assert b.automation_open("node.allreduce") == "node.validate" and b.unverified("node.allreduce") == "cpu-only"
+    why = b.confirm_refusal("node.allreduce", "")
+    assert "node.validate automates this step and has not passed (cpu-only)" in why and "needs a note" in why
+    with pytest.raises(ValueError, match="needs a note"):
+        b.confirm("node.allreduce", "  ")
+    b.confirm("node.allreduce", "all_reduce_perf -b 8 -e 16G by hand: 452 GB/s busbw at 16 GB")
+    st = b.store.step_states()["node.allreduce"]
+    assert st.status is StepStatus.CONFIRMED
+    assert b.reason_shown(st) == ("confirmed by hand; the machine's check could not tell here (cpu-only): "
+                                  "all_reduce_perf -b 8 -e 16G by hand: 452 GB/s busbw at 16 GB")
+    node = rpt.node_from_build(b, None, "none")
+    listed = [w for w in node["waived"] if w["step"] == "node.allreduce"]
+    assert listed and listed[0]["confirmed"] and listed[0]["unproven"]
+    md = rpt.render(rpt.assemble([node]), "md")
+    assert "✓ confirmed by hand `node.allreduce`" in md
+    # never run at all: the same rule (pending)
+    assert b.unverified("node.nccl_sanity") == "cpu-only"
+    b.store.set_step("node.validate", StepStatus.PENDING)
+    assert "(pending)" in b.confirm_refusal("node.nccl_sanity", "")
+    # node.validate passed on the GPUs: the step is confirmed as before, a note optional, not listed by hand
+    b.store.set_step("node.validate", StepStatus.PASSED, verdict=Verdict.PASS)
+    assert b.automation_open("node.nccl_sanity") == "" and b.unverified("node.nccl_sanity") == ""
+    b.confirm("node.nccl_sanity", "")
+    node = rpt.node_from_build(b, None, "none")
+    assert not [w for w in node["waived"] if w["step"] == "node.nccl_sanity"]
     b.close()
 
 

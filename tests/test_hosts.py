@@ -68,6 +68,14 @@ def test_unreachable_node_is_rc_255_with_ssh_error_named(ssh_cluster):
     assert ssh_failed(r)
     assert r.error.startswith("ssh to dead failed: ")
     assert "Connection refused" in r.error and ssh_cluster.dead.addr in r.error
+    from wizard import i18n  # walk 24 #9: bringup's words in the operator's language, ssh's own as ssh said them
+
+    i18n.set_language("zh_CN")
+    try:
+        shown = i18n.tr(r.error)
+    finally:
+        i18n.set_language("en")
+    assert shown.startswith("ssh 连接 dead 失败：") and shown.endswith(r.error.split(" failed: ", 1)[1])
     f = asyncio.run(h.read("/etc/hostname"))
     assert f.data is None and "Connection refused" in f.error
     assert asyncio.run(h.glob("/etc/*")) == []

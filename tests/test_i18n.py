@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from tests.conftest import DEVVM_BUNDLE
+from tests.conftest import DATA, DEVVM_BUNDLE
 from wizard import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -355,7 +355,8 @@ def test_a_concatenated_msg_keeps_its_pieces_and_translates_each():
     cat = i18n.translations("zh_CN")._catalog
     cat["GPU {index} fell off the bus"], cat[" at {t}"] = "GPU {index} 已从总线上掉线", "，时间 {t}"
     try:
-        assert i18n.tr(m) == "[x] GPU 3 已从总线上掉线; seen twice，时间 12:00"
+        # the plain piece as it is, but for bringup's joiner at its start (walk 24 #12)
+        assert i18n.tr(m) == "[x] GPU 3 已从总线上掉线；seen twice，时间 12:00"
     finally:
         del cat["GPU {index} fell off the bus"], cat[" at {t}"]
 
@@ -626,3 +627,87 @@ def test_a_subject_naming_a_rank_or_gpu_on_a_node_reads_in_chinese():
     assert i18n.tr_subject("GPU 1 (00000000:1B:00.0): ") == "GPU 1 (00000000:1B:00.0)："  # no node: as it was
     i18n.set_language("en")
     assert i18n.tr_subject("rank 0 on vm: ") == "rank 0 on vm: "
+
+
+def test_bringups_own_joiners_are_full_width_in_chinese():
+    """walk 24 #12: `explain` in Chinese mixed ASCII ": " and "; " with the full-width punctuation around them: "GPU 1
+    (0000:2a:00.0): 自驱动加载以来...", "'Tested 8 GPUs' 全部 OK; 16890-17177 Gflop/s", "2 块 GPU：GPU 0 (...); GPU 1",
+    and `size` said "ZeRO-3, Nd 8". The joiners bringup puts between a message's pieces show as "：", "；", "，"; what
+    a piece holds (a bus id, a quoted line) stays as it is; English is unchanged."""
+    from wizard.explain import explain_text
+    from wizard.i18n import Msg, joined
+
+    ecc = "GPU 1 (0000:2a:00.0): " + joined("; ", [Msg("{n} uncorrectable memory error(s) since the driver loaded",
+                                                           n="2")])
+    group = "2 GPUs: GPU 0 (0000:18:00.0); GPU 1 (0000:2a:00.0): "
+    burn = explain_text((DATA / "public" / "gpu-burn__a100-8gpu.txt").read_text(), "burn").findings
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.tr(ecc) == "GPU 1 (0000:2a:00.0)：自驱动加载以来有 2 个不可纠正的显存错误"
+        assert i18n.tr_subject(group) == "2 块 GPU：GPU 0 (0000:18:00.0)；GPU 1 (0000:2a:00.0)："
+        said = [i18n.tr(f.message) for f in burn if f.id == "gpu.stress"]
+        assert said and "全部 OK；16890-17177 Gflop/s" in said[0]
+        assert i18n.tr(Msg("dcgmi dmon printed no samples{why}", why=": Error setting watches")) == (
+            "dcgmi dmon 没有输出任何样本：Error setting watches")  # a clause's leading joiner, its words as they are
+        # a rule's list of items (i18n.SEMICOLON.join, joined): the items as they are, the joiner in Chinese
+        assert i18n.tr(Msg("NVLink links active as expected: ") + i18n.SEMICOLON.join(["GPU 0 6/6", "GPU 1 6/6"])) == (
+            "NVLink 链路按预期活动：GPU 0 6/6；GPU 1 6/6")
+        assert i18n.tr(joined(", ", ["0x55555555", "0xAAAAAAAA"])) == "0x55555555，0xAAAAAAAA"
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr(ecc) == str(ecc) and i18n.tr_subject(group) == group
+    assert i18n.SEMICOLON.join(["a", "b"]) == "a; b" and joined("; ", ["a"]) == "a" and joined("; ", []) == ""
+
+
+def test_explain_in_chinese_puts_no_ascii_colon_or_semicolon_beside_chinese_text():
+    """walk 24 #12, over every real output of tests/data (cases and public): a finding's subject and message shown in
+    Chinese have no ASCII ":"/";"/"," right after a Chinese character and no ": "/"; " right before one. Quoted text
+    (in backticks, quotes or brackets: a command, the program's own line, a bus id) is left out: it is the machine's."""
+    import re
+
+    from wizard.explain import explain_text
+    from wizard.model import subject_prefix
+
+    cjk = r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]"
+    mixed = re.compile(rf"{cjk}[:;,]|[:;] {cjk}")
+    files = sorted(p for d in ("cases", "public") for p in (DATA / d).rglob("*")
+                   if p.is_file() and p.suffix not in (".csv", ".md"))
+    assert len(files) > 500
+    judged = [(p.name, f) for p in files
+              for f in explain_text(p.read_text(encoding="utf-8", errors="replace"), p.name).findings]
+    bad = []
+    i18n.set_language("zh_CN")
+    try:
+        for name, f in judged:
+            line = i18n.tr_subject(subject_prefix(f.subject, f.message)) + i18n.tr(f.message)
+            bare = re.sub(r"`[^`]*`|'[^']*'|\([^()]*\)", "", line)
+            if re.search(cjk, line) and mixed.search(bare):
+                bad.append(f"{name} {f.id}: {line[:160]}")
+    finally:
+        i18n.set_language("en")
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_a_multinode_findings_nodes_label_and_a_failed_probes_notes_are_in_chinese():
+    """walk 24 #10: `explain` of a multi-node nccl-tests output said "12 nodes (kubeflow-…)：" in Chinese, and the step
+    screen's evidence of os.tools said "error: command not found: lspci" / "exit status 127". The label and bringup's
+    own notes on a failed probe are translated (the command's name kept); a line a command printed stays as it is."""
+    from wizard.explain import explain_text
+    from wizard.model import subject_prefix
+    from wizard.probes import ProbeOutput, evidence_shown
+
+    nccl = explain_text((DATA / "public" / "nccl-tests__2node-v100-pcie-broadcast-tcp-header-only.txt").read_text(),
+                        "nccl").findings
+    failed = ProbeOutput("lspci", "lspci -D", "", rc=127, error="command not found: lspci").evidence_error()
+    i18n.set_language("zh_CN")
+    try:
+        label = [i18n.tr_subject(subject_prefix(f.subject, f.message)) for f in nccl if "nodes (" in f.subject]
+        notes = [evidence_shown(e) for e in failed]
+        kept = [evidence_shown(e) for e in ("error: unknown option -X", "exit status 1 (from make)")]
+        timed = evidence_shown("error: timed out after 20 s")
+    finally:
+        i18n.set_language("en")
+    assert label and label[0] == "2 个节点（v100-gpu-1, v100-gpu-5）："
+    assert notes == ["lspci -D", "错误：找不到命令：lspci", "退出状态 127"]
+    assert kept == ["error: unknown option -X", "exit status 1 (from make)"] and timed == "错误：20 s 后超时"
+    assert [evidence_shown(e) for e in failed] == failed  # English as stored

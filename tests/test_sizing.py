@@ -704,6 +704,7 @@ def test_a_results_source_names_the_datasheet_in_the_readers_language():
     assert row is not None and src == f"H200 SXM datasheet: {row.source}" and power.startswith(src + "; ")
     i18n.set_language("zh_CN")
     try:
-        assert tr(src) == f"H200 SXM 数据手册：{row.source}" and tr(power).startswith(f"H200 SXM 数据手册：{row.source}; ")
+        # the sources' joiner in the reader's language too (walk 24 #12)
+        assert tr(src) == f"H200 SXM 数据手册：{row.source}" and tr(power).startswith(f"H200 SXM 数据手册：{row.source}；")
     finally:
         i18n.set_language("en")

@@ -41,3 +41,61 @@ def test_the_progress_line_before_the_first_progress_event_says_what_runs_in_wor
         assert "正在读取测试后的错误计数" in live.progress_line()
     finally:
         i18n.set_language("en")
+
+
+def test_a_multinode_runs_own_words_are_in_chinese_the_machines_as_they_are():
+    """walk 24 #9: the multi-node run's "n1 (localhost) unreachable: ssh to localhost failed: ..." and its progress
+    phases ("[0/2] copy the script to 2 node(s)", "facts from 0 node(s)") stayed English on a Chinese screen. Its log
+    keeps English (a run's record); the lines shown are in the operator's language, ssh's message as ssh printed it."""
+    import json
+
+    from wizard import i18n
+    from wizard.hosts import ssh_failed_words
+    from wizard.validate import event_line, phase_words
+
+    why = "ssh: connect to host localhost port 22: Connection refused"
+    err = {"event": "error", "test": "multinode", "kind": "unreachable", "node": "n1", "target": "localhost",
+           "error": f"ssh to localhost failed: {why}",
+           "message": f"n1 (localhost) unreachable: ssh to localhost failed: {why}"}
+    line = "BRINGUP " + json.dumps(err)
+    progress = "BRINGUP " + json.dumps({"event": "progress", "test": "multinode", "done": 0, "total": 2,
+                                        "phase": "copy the script to 2 node(s)"})
+    assert event_line(line) == (f"error in multinode (unreachable): n1 (localhost) unreachable: ssh to localhost "
+                                f"failed: {why}")
+    i18n.set_language("zh_CN")
+    try:
+        shown, prog = event_line(line), event_line(progress)
+        facts = [phase_words("facts from 0 node(s)"), phase_words("facts from n1")]
+        none_said = i18n.tr(ssh_failed_words("ssh to n2 failed: exit status 255 and no message"))
+    finally:
+        i18n.set_language("en")
+    assert shown == f"multinode 出错（unreachable）：n1（localhost）无法连接：ssh 连接 localhost 失败：{why}"
+    assert prog == "[0/2] 将脚本复制到 2 个节点"
+    assert facts == ["读取 0 个节点的信息", "读取 n1 的信息"]
+    assert none_said == "ssh 连接 n2 失败：退出状态 255，没有任何消息"
+    assert ssh_failed_words("could not copy") == "could not copy"
+
+
+def test_the_one_gpu_measures_are_labelled_in_the_operators_language():
+    """walk 24 #10: a Chinese gpu.validate log said "gemm: 0.157 TFLOPS" and "memcpy: 28.2 GB/s" in English beside
+    "内存：0 个模式错误". The labels are the field's Chinese terms, the figures and units as the script wrote them."""
+    import json
+
+    from wizard import i18n
+    from wizard.validate import event_line
+
+    def measure(test, value, unit, device=None):
+        return "BRINGUP " + json.dumps({"event": "measure", "test": test, "value": value, "unit": unit,
+                                        **({"device": device} if device is not None else {})})
+
+    lines = [measure("gemm", 0.157, "TFLOPS"), measure("memcpy", 28.2, "GB/s"), measure("memcpy", 1500, "GB/s", 1),
+             measure("h2d", 25, "GB/s", 0), measure("d2h", 26, "GB/s", 0), measure("gemm", 700, "TFLOPS", 0)]
+    assert [event_line(x) for x in lines] == ["gemm: 0.157 TFLOPS", "memcpy: 28.2 GB/s", "memcpy GPU 1: 1.5e+03 GB/s",
+                                              "h2d GPU 0: 25 GB/s", "d2h GPU 0: 26 GB/s", "gemm GPU 0: 700 TFLOPS"]
+    i18n.set_language("zh_CN")
+    try:
+        zh = [event_line(x) for x in lines]
+    finally:
+        i18n.set_language("en")
+    assert zh == ["GEMM 矩阵乘：0.157 TFLOPS", "内存拷贝：28.2 GB/s", "显存拷贝 GPU 1：1.5e+03 GB/s",
+                  "主机→设备拷贝 GPU 0：25 GB/s", "设备→主机拷贝 GPU 0：26 GB/s", "GEMM 矩阵乘 GPU 0：700 TFLOPS"]

@@ -1408,7 +1408,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     from wizard.capture import not_collected
 
-    causes = "; ".join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
+    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
                        for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
     _print_wrapped("", _("wrote {path}: {probes} probes, {operations} operations").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
@@ -2286,7 +2286,8 @@ def cmd_size(args: argparse.Namespace) -> int:
     def gb(b: float | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.1f} GB"
 
-    par = f"ZeRO-{inputs.zero_stage}, Nd {inputs.nd}" + (f", TP {inputs.tp}, PP {inputs.pp}" if inputs.mp > 1 else "")
+    par = _(", ").join([f"ZeRO-{inputs.zero_stage}", f"Nd {inputs.nd}"]  # "，" in Chinese (walk 24 #12)
+                       + ([f"TP {inputs.tp}", f"PP {inputs.pp}"] if inputs.mp > 1 else []))
     rows = [(_("workload"), _("{params} params, {method}, {parallelism}").format(
                 params=szm.fmt_count(inputs.params), method=_(szm.METHODS[inputs.method]), parallelism=par)),
             (_("model states"), _("{size} per GPU (paper {paper}, DeepSpeed {deepspeed})").format(

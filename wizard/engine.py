@@ -379,7 +379,7 @@ class Build:
         w = accepted_note(reason, state.user)
         if w is not None:
             return _(ACCEPTED_WARNINGS).format(user=state.user, note=w)
-        u = re.match(re.escape(UNVERIFIED_PREFIX) + r"(\w+)\): (.*)$", reason, re.S)
+        u = re.match(re.escape(UNVERIFIED_PREFIX) + r"([\w-]+)\): (.*)$", reason, re.S)
         if u:  # a person's confirmation over a check that could not tell: the words translated, the note as typed
             return _("confirmed by hand; the machine's check could not tell here ({verdict}): {note}").format(
                 verdict=_(u.group(1)), note=u.group(2))
@@ -537,6 +537,11 @@ class Build:
                        "(validate_device cuda), or skip it with a reason")
         if status is StepStatus.WARNED and note is not None and not note.strip():
             return Msg("accepting a warning needs a note: say why it is acceptable on this machine")
+        auto = self.automation_open(step_id)
+        if auto and note is not None and not note.strip():
+            return Msg("{auto} automates this step and has not passed ({status}): confirming it needs a note saying "
+                       "how you verified it (the output of the test you ran by hand)", auto=auto,
+                       status=Msg.plain(self.status(auto).value))
         if self.unverified(step_id) and note is not None and not note.strip():
             return Msg("the machine could not check this step here: confirming it needs a note saying what you "
                        "checked and how")
@@ -551,10 +556,23 @@ class Build:
         not tell here (nvidia-smi not installed, no GPU on the bus, an unreadable output); "" otherwise. Confirming
         such a step records a person's word over a check that did not run: it needs a note, and the note says so."""
         step = next((s for s in self.steps() if s.id == step_id), None)
+        if step is not None and step.automated_by and self.automation_open(step_id):
+            # walk 24: node.allreduce confirmed without a note after node.validate ran on the CPU only, and the
+            # report called it a confirmed bandwidth
+            return self.status(step.automated_by).value
         st = self.store.step_states().get(step_id)
         if step is None or not is_checked(step) or st is None or st.verdict not in (Verdict.SKIP, Verdict.UNKNOWN):
             return ""
         return st.verdict.value
+
+    def automation_open(self, step_id: str) -> str:
+        """The id of the step whose run automates ``step_id`` (:attr:`Step.automated_by`) when that step has not
+        passed (cpu-only, pending, failed, skipped, ...: nothing measured this on the GPUs); "" otherwise. Confirming
+        ``step_id`` then needs a note and is recorded as a person's word (:meth:`unverified`)."""
+        step = next((s for s in self.steps() if s.id == step_id), None)
+        if step is None or not step.automated_by or self.status(step.automated_by) is StepStatus.PASSED:
+            return ""
+        return step.automated_by
 
     def confirm(self, step_id: str, note: str = "", user: str | None = None) -> None:
         """Confirm a manual step, or accept a warned step's warnings with ``note`` (it stays ``warned``, with the
@@ -582,7 +600,7 @@ class Build:
             return
         unverified = self.unverified(step_id)
         if unverified:  # the person's word over a check that could not run: the record says so, with the note
-            said = re.match(re.escape(UNVERIFIED_PREFIX) + r"\w+\): ", note.strip())  # a replayed (exported) note
+            said = re.match(re.escape(UNVERIFIED_PREFIX) + r"[\w-]+\): ", note.strip())  # a replayed (exported) note
             note = f"{UNVERIFIED_PREFIX}{unverified}): {note.strip()[said.end():] if said else note.strip()}"
         self.store.set_step(step_id, StepStatus.CONFIRMED, reason=note, user=user, boot_id=self.boot_id)
         if step_id == "grounding.serials":  # an intended swap: the serials seen last become the reference

@@ -26,11 +26,14 @@ if TYPE_CHECKING:
 
 import glob as _glob
 import os
+import re
 import shlex
 import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Protocol
+
+from wizard.i18n import N_, Msg
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_OUTPUT_BYTES = 32 * 1024 * 1024
@@ -306,6 +309,24 @@ def ssh_error_text(stderr: bytes) -> str:
     return lines[-1][:300] if lines else ""
 
 
+SSH_TO_FAILED = N_("ssh to {host} failed: {why}")
+"""The error of an ssh that could not connect or log in (:attr:`CommandResult.error`): bringup's words, ssh's own
+message as ssh printed it."""
+NO_SSH_MESSAGE = N_("exit status 255 and no message")
+_SSH_TO_FAILED_EN = re.compile(r"^ssh to (\S+) failed: (.*)$", re.S)
+
+
+def ssh_failed_words(text: str) -> str:
+    """``text`` ("ssh to HOST failed: WHY", English as a run's log or a store keeps it) as a :class:`Msg` shown in the
+    operator's language, ssh's own words as they are (walk 24 #9: "ssh to localhost failed: ..." in a Chinese
+    screen); any other text as it is."""
+    m = _SSH_TO_FAILED_EN.match(str(text))
+    if not m:
+        return text
+    why = m.group(2)
+    return Msg(SSH_TO_FAILED, host=m.group(1), why=Msg.plain(why) if why == NO_SSH_MESSAGE else why)
+
+
 def ssh_failed(result: CommandResult) -> bool:
     """True when ``result`` is ssh itself failing (rc 255 with an ssh error), not the remote command."""
     return result.rc == SSH_FAILED_RC and result.error.startswith("ssh ")
@@ -394,7 +415,7 @@ class SSHHost:
         if rc == SSH_FAILED_RC:
             why = ssh_error_text(err)
             if why or not out:
-                error = f"ssh to {self.target} failed: {why or 'exit status 255 and no message'}"
+                error = Msg(SSH_TO_FAILED, host=self.target, why=why or Msg.plain(NO_SSH_MESSAGE))
         return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0, error)
 
     async def read(self, path: str) -> FileResult:

@@ -218,8 +218,13 @@ def tr_subject(prefix: str) -> str:
         return prefix
     colon = gettext(": ")  # the language's own colon (Chinese: a full-width one, no space after)
     m = re.match(r"(\d+) GPUs: (.+)$", prefix[:-2])  # a group of GPUs ("2 GPUs: GPU 0 (...); GPU 2 (...)")
+    if m:  # the list's joiner in the language too (walk 24 #12: "2 块 GPU：GPU 0 (0000:18:00.0); GPU 1 ...")
+        gpus = re.sub(r"(?<=\)); (?=GPU \d)|(?<=GPU \d); (?=GPU \d)|(?<=GPU \d\d); (?=GPU \d)", gettext("; "),
+                      m.group(2))
+        return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus) + colon
+    m = re.match(r"(\d+) nodes \((.+)\)$", prefix[:-2])  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
     if m:
-        return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=m.group(2)) + colon
+        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2)) + colon
     m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", prefix[:-2])  # a rank or GPU of a node (walk 23)
     if m:
         return gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)) + colon
@@ -233,11 +238,32 @@ def gettext(message: str) -> str:
 
 def joined(sep: str, items: Iterable[str]) -> str:
     """``sep.join(items)`` that keeps each :class:`Msg` item a piece of its own (shown translated); a plain
-    ``str.join`` would turn the clauses into one English string."""
-    out: str = ""
-    for i, item in enumerate(items):
+    ``str.join`` would turn the clauses into one English string. A joiner of :data:`_JOINERS` ("; ", ", ", ": ")
+    between two or more items is a piece too, shown in the operator's language ("；"), the items as they are (walk 24
+    #12: "GPU 0 18/18 Up; GPU 1 18/18 Up" in a Chinese line)."""
+    parts = list(items)
+    if sep in _JOINERS and len(parts) > 1:
+        out: str = Msg._joined(Msg._parts_of(parts[0]) or ((None, ""),))
+        for item in parts[1:]:
+            out = out + sep + item
+        return out
+    out = ""
+    for i, item in enumerate(parts):
         out = item if i == 0 else out + sep + item
     return out
+
+
+class _Joiner(str):
+    """A joiner whose ``join`` is :func:`joined`: ``SEMICOLON.join(items)`` reads as ``"; ".join(items)`` and keeps the
+    pieces (the "; " shown as "；" in Chinese)."""
+
+    def join(self, items: Iterable[str]) -> str:
+        return joined(str.__str__(self), items)
+
+
+SEMICOLON = _Joiner("; ")
+"""``SEMICOLON.join(items)``: a rule's list of bringup's items ("GPU 0 18/18 Up; GPU 1 18/18 Up"), the "; " between
+them in the operator's language (walk 24 #12)."""
 
 
 def spaced(text: str) -> str:
@@ -407,13 +433,34 @@ def _tr_part(template: str | None, args: Any) -> str:
     constant message passed on as a clause, e.g. a wrapped finding's message) is looked up too; any other value is
     shown as it is (a number, a name, a path)."""
     if template is None:
-        return gettext(args) if args.strip() else args
-    shown = {k: (tr(v) if isinstance(v, Msg) else gettext(v) if isinstance(v, str) and " " in v else v)
-             for k, v in args.items()}
+        return _plain_piece(args) if args.strip() else args
+    shown = {k: (tr(v) if isinstance(v, Msg) else _plain_piece(v, tail=False) if isinstance(v, str) and " " in v
+                 else v) for k, v in args.items()}
     try:
         return _format_spaced(gettext(template), shown)
     except (KeyError, IndexError, ValueError, TypeError):  # a catalogue entry that does not fit: the English
         return template.format(**args)
+
+
+_JOINERS = ("; ", ": ", ", ")
+"""The separators bringup's code puts between the pieces of a message (``f"{subject}: " + ...``, ``"; " + figures``):
+shown in the operator's language (Chinese "；", "：", "，") at a piece's start or end (walk 24 #12: "GPU 1 (...): 自驱动
+加载以来", "全部 OK; 16890-17177 Gflop/s"); what is inside a piece (names, figures, a quoted line) stays as it is."""
+
+
+def _plain_piece(text: str, tail: bool = True) -> str:
+    """A plain piece of a :class:`Msg` (or a clause passed as an argument: ``why=f": {error}"``, ``tail=False``) in the
+    current language: itself looked up as a message id, else its leading (and trailing) joiners (:data:`_JOINERS`)
+    translated, what is between them kept."""
+    shown = gettext(text)
+    if shown != text or text in _JOINERS:
+        return shown
+    head = next((j for j in _JOINERS if text.startswith(j)), "")
+    end = next((j for j in _JOINERS[:2] if tail and text.endswith(j) and len(text) > len(head) + len(j)), "")
+
+    if not head and not end:
+        return text
+    return (gettext(head) if head else "") + text[len(head):len(text) - len(end)] + (gettext(end) if end else "")
 
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -340,6 +340,10 @@ class Step:
         plan_keys: plan answers ``instructions`` asks the operator to record; when the plan holds any of them the
             screen shows ``instructions_when_set`` instead (walk 18: "record gpu_count" with gpu_count set).
         instructions_when_set: what to do once those answers are recorded.
+        automated_by: the step whose run automates this confirm-by-hand step (node.allreduce <- node.validate).
+            While that step has not passed, confirming this one needs a note saying how it was verified, and the
+            report lists it as confirmed by hand (:meth:`wizard.engine.Build.unverified`); the step screen shows
+            that step's stored status and findings.
     """
 
     id: str
@@ -352,6 +356,7 @@ class Step:
     manual: bool = False
     plan_keys: tuple[str, ...] = ()
     instructions_when_set: str = ""
+    automated_by: str = ""
 
     def instructions_for(self, plan: "Mapping[str, Any]") -> str:
         """The instructions to show under ``plan``: :attr:`instructions_when_set` when the plan holds one of
@@ -416,8 +421,10 @@ AUTO_SKIP_PREFIX = "not applicable: "
 """How the engine words the reason of a step its own check found not applicable (``Build.record_findings``); any
 other skip is a person's decision (the report lists it as skipped by a person, with the reason, who and when)."""
 UNVERIFIED_PREFIX = "confirmed by hand; the machine's check could not tell here ("
-"""The reason a person's confirmation of a checked step gets when its latest check skipped or was unknown
-(``wizard.engine.Build.unverified``); the report lists such steps with the skips."""
+"""The reason a person's confirmation of a checked step gets when its latest check skipped or was unknown, or of a
+step another step's run automates (``Step.automated_by``) while that run has not passed (its status word in the
+brackets: ``cpu-only``, ``pending``, ...; ``wizard.engine.Build.unverified``); the report lists such steps with the
+skips."""
 
 HANDOVER_STAGES = ("report",)
 """Stages about handing the machine over (writing the acceptance report, the hand-over itself): shown in the report,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
@@ -57,7 +58,8 @@ class ProbeOutput:
         return self.text.splitlines()
 
     def evidence_error(self) -> list[str]:
-        """Evidence lines for a probe that failed: what ran and why it failed."""
+        """Evidence lines for a probe that failed: what ran and why it failed (stored in English; shown through
+        :func:`evidence_shown`)."""
         out = [self.source]
         if self.error:
             out.append(f"error: {self.error}")
@@ -65,6 +67,27 @@ class ProbeOutput:
             out.append(f"exit status {self.rc}")
         out.extend(line for line in self.stderr.splitlines()[:5] if line.strip())
         return out
+
+
+_EVIDENCE_ERROR = re.compile(r"^error: (?:(command not found|permission denied): (\S+)|timed out after ([\d.]+) s|"
+                             r"(not in snapshot))$")
+_EVIDENCE_EXIT = re.compile(r"^exit status (-?\d+)$")
+
+
+def evidence_shown(line: str) -> str:
+    """An evidence line as the operator reads it: bringup's own notes on a probe that failed
+    (:meth:`ProbeOutput.evidence_error`: "error: command not found: lspci", "exit status 127") in the operator's
+    language, the command's name kept (walk 24 #10); any other line, what a command or a file said, as it is."""
+    from wizard.i18n import _
+
+    m = _EVIDENCE_ERROR.match(line)
+    if m:
+        why = (_("command not found: {tool}") if m.group(1) == "command not found" else
+               _("permission denied: {tool}")).format(tool=m.group(2)) if m.group(1) else (
+            _("timed out after {seconds} s").format(seconds=m.group(3)) if m.group(3) else _("not in snapshot"))
+        return _("error: {error}").format(error=why)
+    m = _EVIDENCE_EXIT.match(line)
+    return _("exit status {rc}").format(rc=m.group(1)) if m else line
 
 
 Collector = Callable[..., Awaitable[ProbeOutput]]

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wizard.common import fmt_value
-from wizard.i18n import _, ngettext
+from wizard.hosts import ssh_failed_words
+from wizard.i18n import Msg, _, ngettext, tr
 from wizard.actions import ActionContext, Resolved
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -346,10 +347,18 @@ def event_line(line: str) -> str | None:
         if e.test == "memory":
             return where + _("memory{on}: {n} pattern error(s)").format(on=on, n="?" if v is None else f"{v:.0f}")
         shown = "?" if v is None else f"{v:,.3g}"
-        return f"{where}{e.test}{on}: {shown} {e.get('unit') or ''}".rstrip()
+        value = f"{shown} {e.get('unit') or ''}".rstrip()  # the unit as the script wrote it (TFLOPS, GB/s)
+        words = {"gemm": _("gemm{on}: {value}"),  # a GPU's memory (显存) when on a GPU, else the host's
+                 "memcpy": _("memcpy{on}: {value}") if on else _("memcpy: {value}{on}"),
+                 "h2d": _("h2d{on}: {value}"), "d2h": _("d2h{on}: {value}")}.get(e.test)  # walk 24 #10
+        return where + (words.format(on=on, value=value) if words else f"{e.test}{on}: {value}")
     if e.kind == "error":
+        message = str(e.get("message") or "")
+        if e.get("kind") == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
+            message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
+                             target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
         return where + _("error in {test} ({kind}): {message}").format(test=e.test or "?", kind=e.get("kind"),
-                                                                       message=str(e.get("message") or "")[:200])
+                                                                       message=message[:200])
     return None
 
 

@@ -627,7 +627,8 @@ def test_a_cpu_run_reads_in_chinese(logs):
         assert "随消息大小" in head and "下限" in head
         # walk 23: the address pattern's name stayed English among the hex words ("图案 0x55555555, 0xAAAAAAAA, address")
         memory = tr(one(fs, "gpu.memory").message)
-        assert "0xAAAAAAAA, 地址" in memory and "address" not in memory, memory
+        # and the list's joiner is the Chinese comma (walk 24 #12)
+        assert "0x55555555，0xAAAAAAAA，地址" in memory and "address" not in memory, memory
     finally:
         i18n.set_language("en")
     assert "performance is judged on GPUs only" in one(fs, "gpu.gemm").message  # the stored English

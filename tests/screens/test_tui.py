@@ -1972,6 +1972,42 @@ async def test_confirming_a_step_whose_check_could_not_tell_asks_for_the_note(st
         assert st.status is StepStatus.CONFIRMED and "could not tell here (skip): smi ok on live usb" in st.reason
 
 
+async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_empty_note(state_dir, devvm_host):
+    """Walk 24 #5: node.validate ran on the CPU only, then node.allreduce (which it automates) was confirmed with d and
+    an empty note, and the report listed a confirmed bandwidth. The step screen now shows node.validate's stored
+    status and findings, the dialog says the note is required and why, and an empty note is refused."""
+    from screens.dialogs import ConfirmStep
+    from wizard.rules.validate import CPU_ONLY_REASON
+
+    b = new_build(state_dir, devvm_host)
+    b.record_findings("node.validate", [Finding("node.validate", Verdict.SKIP,
+                                                "ran on the CPU only: bandwidth not judged", source="s")],
+                      frozen_clock(), from_run=True)
+    b.store.set_step("node.validate", StepStatus.CPU_ONLY, verdict=Verdict.PASS, reason=CPU_ONLY_REASON)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(StepScreen("node.allreduce"))
+        await pilot.pause()
+        words = screen_text(app)
+        assert "node.validate automates this" in words and "cpu-only" in words
+        assert "Findings of node.validate" in words and "bandwidth not judged" in words
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        words = screen_text(app)
+        assert "has not passed (cpu-only)" in words and "Note (required)" in words
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.build.status("node.allreduce") is not StepStatus.CONFIRMED
+        assert isinstance(app.screen, ConfirmStep) and "A note is required." in screen_text(app)
+        await pilot.press(*"nccl-tests by hand 452 GB/s", "enter")
+        await pilot.pause()
+        st = app.build.store.step_states()["node.allreduce"]
+        assert st.status is StepStatus.CONFIRMED and "could not tell here (cpu-only): nccl-tests by hand" in st.reason
+
+
 async def test_a_check_shows_its_note_and_findings_from_the_top(state_dir, devvm_host):
     """walk 19: after c the step's page was scrolled to the findings' title, so the note above it sat cut
     mid-sentence at the top ("signatures; DKMS-built NVIDIA modules load unsigned"). A finished check now shows the

@@ -15,7 +15,7 @@ import json
 from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
-from wizard.i18n import Msg
+from wizard.i18n import Msg, SEMICOLON
 
 IDLE_MARGIN_C = 15
 """Warn when an idle GPU is within this many °C of its slowdown temperature (derived default)."""
@@ -71,7 +71,7 @@ def judge_baseline(log: str, plan: Mapping[str, Any]) -> list[Finding]:
             problems.append("clocks held down at idle by " + ", ".join(seen))
         desc = (Msg('max {value} °C at idle over {get} samples', value=t if t is not None else '?', get=g.get('samples', 0)) + (Msg(', slowdown at {slow} °C', slow=slow) if slow is not None else ''))
         if problems:
-            findings.append(Finding(fid, Verdict.WARN, f"{subject}: " + "; ".join(problems), subject, (line,),
+            findings.append(Finding(fid, Verdict.WARN, f"{subject}: " + SEMICOLON.join(problems), subject, (line,),
                                     "Check airflow before any load test: fan profile in the BMC, blanking "
                                     "panels, inlet temperature, and that nothing blocks this GPU's airflow; "
                                     "a power brake points at the PSUs or the BMC's power policy.", SRC))

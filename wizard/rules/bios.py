@@ -34,7 +34,7 @@ from wizard.parsers.platform import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -210,7 +210,7 @@ def above_4g(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 why.append(f"{len(e['bad'])} memory BAR(s) left unassigned by the firmware")
             if e["log_bar"]:
                 why.append("the kernel could not place its BARs this boot")
-            findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {bus}: {why}: Above 4G decoding is probably off", bus=bus, why='; '.join(why)),
+            findings.append(Finding(fid, Verdict.FAIL, Msg("GPU {bus}: {why}: Above 4G decoding is probably off", bus=bus, why=SEMICOLON.join(why)),
                                     subj, tuple((e["bad"] + e["log_bar"] + e["ev"])[:12]), REMEDY_4G, SRC_4G))
         elif e["rminit"]:
             findings.append(Finding(fid, Verdict.WARN, Msg("GPU {bus}: RmInitAdapter failed this boot; BARs that the firmware could not map are one "
@@ -536,7 +536,7 @@ def pcie_root_ports(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.UNKNOWN, "the root ports' link settings are not readable: lspci ran without root",
                         "host", tuple(denied[:5]) + ("Capabilities: <access denied>",), REMEDY_ROOT_LSPCI, SRC_LINK)]
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('root ports above the GPUs are not capped below their link capability: ') + '; '.join(ok[:6]) + (' ...' if len(ok) > 6 else '')), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('root ports above the GPUs are not capped below their link capability: ') + SEMICOLON.join(ok[:6]) + (' ...' if len(ok) > 6 else '')), "host",
                                 tuple(ok_ev[:24]), "", SRC_LINK))
     return findings
 
@@ -721,7 +721,7 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         per_socket.append(part)
     speeds = sorted({mts for s in pop if (mts := s.device.configured_speed_mts or s.device.speed_mts)})
     types = sorted({s.device.mem_type for s in pop if s.device.mem_type})
-    desc = (Msg('{n_pop} of {n_slots} DIMM slots populated ({human_bytes}', n_pop=len(pop), n_slots=len(slots), human_bytes=human_bytes(total_mib * 1024 ** 2)) + (f", {'/'.join(types)}" if types else '') + (Msg(', {str} MT/s', str='/'.join(str(x) for x in speeds)) if speeds else '') + Msg('; from {where}): ', where=where) + '; '.join(per_socket))
+    desc = (Msg('{n_pop} of {n_slots} DIMM slots populated ({human_bytes}', n_pop=len(pop), n_slots=len(slots), human_bytes=human_bytes(total_mib * 1024 ** 2)) + (f", {'/'.join(types)}" if types else '') + (Msg(', {str} MT/s', str='/'.join(str(x) for x in speeds)) if speeds else '') + Msg('; from {where}): ', where=where) + SEMICOLON.join(per_socket))
     if not slots:
         return [Finding(fid, Verdict.UNKNOWN, Msg("no memory device in the {where} data", where=where), "host", tuple(ev_all[:5]),
                         "Run `sudo dmidecode -t 17` and check it lists the DIMM slots.", SRC_MEM)]

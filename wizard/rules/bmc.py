@@ -30,7 +30,7 @@ from wizard.parsers.bmc import SdrFacts, SdrReading, SelFacts, SelRecord, parse_
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 
 SEL_PROBE = "ipmitool_sel"
 SDR_PROBE = "ipmitool_sdr"
@@ -376,7 +376,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
     history: list[str] = []
     if resolved:
         names = list(dict.fromkeys(f"{_what(a)}: {a.event}" for a, _ in resolved))
-        history.append(plural(len(resolved), "fault") + " asserted and later deasserted (" + "; ".join(names[:5])
+        history.append(plural(len(resolved), "fault") + " asserted and later deasserted (" + SEMICOLON.join(names[:5])
                        + ("; ..." if len(names) > 5 else "") + ")")
     if before:
         history.append(plural(len(before), "fault record") + f" from before the build started ({before[0].date} to "
@@ -398,9 +398,9 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
     if any(f.verdict is not Verdict.UNKNOWN for f in out):
         if history:
             ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
-            out.append(Finding("health.bmc_sel", Verdict.PASS, (Msg('BMC event log history, not a current fault: ') + '; '.join(history)), "BMC", cap(ev), "", SRC_SEL))
+            out.append(Finding("health.bmc_sel", Verdict.PASS, (Msg('BMC event log history, not a current fault: ') + SEMICOLON.join(history)), "BMC", cap(ev), "", SRC_SEL))
         return out
-    msg = (Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history='; '.join(history)) if history else '') + ')')
+    msg = (Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history=SEMICOLON.join(history)) if history else '') + ')')
     ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
     if len(ev) == 1:
         ev += [r.line for r in facts.records[-5:]]

@@ -24,7 +24,7 @@ from wizard.parsers.cuda_samples import (
 )
 from wizard.rules.gpu_presence import ended_architecture
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, MEMCPY_REMEDY, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, SEMICOLON
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
                "p2pBandwidthLatencyTest: 'Result = PASS' means the sample ran, the figures are not a performance "
@@ -328,9 +328,9 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
         notes.remove(m)
         out.append(_grade_d2d(m, spec, subj, tuple(x for x in (dev_line, m.line, bt.result_line) if x)))
     if notes:
-        desc = "; ".join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
+        desc = SEMICOLON.join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
                                                                             if m.devices > 1 else "") for m in notes)
-        why = "; ".join(w for w, on in (
+        why = SEMICOLON.join(w for w, on in (
             ("pageable copies go through a staging buffer", any(m.memory != "pinned" for m in notes)),
             (Msg("a device-to-device copy of a quick-mode size can sit in the L2 cache"), any(m.direction == "d2d" for m in notes)),
             ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
@@ -536,7 +536,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                 below_off.append(((a, b), v, w))
     kind = on.title
     if below_off:
-        desc = "; ".join(f"{a}->{b} {v:.1f} vs {w:.1f}" for (a, b), v, w in below_off[:6])
+        desc = SEMICOLON.join(f"{a}->{b} {v:.1f} vs {w:.1f}" for (a, b), v, w in below_off[:6])
         (a0, b0) = below_off[0][0]
         out.append(Finding(fid, Verdict.WARN, Msg("P2P copies are slower than copies staged through host memory on {n_below_off} of {n_vals} "
                                                   "pair(s) (GB/s enabled vs disabled: {desc}): the direct path is redirected or throttled", n_below_off=len(below_off), n_vals=len(vals), desc=desc), _pair(a0, b0), tuple(on.lines[:3] + (off.lines[:3] if off else [])),
@@ -545,7 +545,7 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
                            "bare metal); until then set NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL to avoid the slow path.",
                            SRC_P2P_SAMPLE))
     if slow:
-        desc = "; ".join(f"{a}->{b} {v:.1f} GB/s ({100 * v / median:.0f}%)" for (a, b), v in slow[:8])
+        desc = SEMICOLON.join(f"{a}->{b} {v:.1f} GB/s ({100 * v / median:.0f}%)" for (a, b), v in slow[:8])
         a0, b0 = slow[0][0]
         out.append(Finding(fid, Verdict.WARN, Msg("slow P2P pair(s) against the median pair {median:.1f} GB/s ({kind}; warn below "
                                                   "{P2P_PAIR_FRACTION:g} x): {desc}", median=median, kind=kind, P2P_PAIR_FRACTION=P2P_PAIR_FRACTION, desc=desc), _pair(a0, b0), tuple(on.lines[:1 + len(gpus)][:14]),
@@ -588,7 +588,7 @@ def _p2p_under_link(p: P2pTest, vals: dict[tuple[int, int], float], lines: list[
     if not low:
         return None
     (a0, b0), _v, practical, how = low[0]
-    desc = "; ".join(f"{a}->{b} {v:.1f}" for (a, b), v, _p, _h in low[:8])
+    desc = SEMICOLON.join(f"{a}->{b} {v:.1f}" for (a, b), v, _p, _h in low[:8])
     return Finding("health.p2p", Verdict.WARN,
                    Msg("P2P copies below half of {how} on {n_low} of {n_vals} pair(s) (GB/s: {desc}): even GPUs in x8 slots "
                        "reach {half:.1f} GB/s, so a GPU sits on an x4 or chipset link, trained down, or the peer path is "
@@ -810,7 +810,7 @@ def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
     rest = [tc for tc in nb.testcases if tc not in graded and tc not in _nvbw_d2d(nb)]
     out: list[Finding] = []
     if rest:
-        desc = "; ".join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])
+        desc = SEMICOLON.join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])
         out.append(Finding("gpu.host_bandwidth", Verdict.SKIP, (Msg('reported, not graded: {desc}', desc=desc) + (Msg(' (+{value} more)', value=len(rest) - 8) if len(rest) > 8 else '')), "host",
                            tuple(tc.lines[0] for tc in rest[:4]), "", SRC_NVBW))
     if nb.waived:

@@ -33,7 +33,7 @@ from wizard.common import gpu_subject
 from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, SEMICOLON
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
@@ -553,7 +553,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         values = list(dict.fromkeys(g.name for g in blank))
         every = len(blank) == len(d.gpus)
         ids = ", ".join(str(g.gpu_id) for g in blank)
-        meaning = "; ".join(f"{v}: {BLANK_NAME_MEANING.get(v, 'a placeholder, not a name')}" for v in values)
+        meaning = SEMICOLON.join(f"{v}: {BLANK_NAME_MEANING.get(v, 'a placeholder, not a name')}" for v in values)
         out.append(Finding("driver.dcgm", Verdict.WARN,
                            ((Msg('every GPU DCGM lists') + (Msg(' ({n_gpus} in this paste)', n_gpus=len(d.gpus)) if cut else '') if every else Msg('GPU {ids}', ids=ids)) + Msg(' has the name {values} ({meaning}): DCGM enumerates the GPUs by PCI bus id and UUID but cannot read their names from NVML: typically a DCGM release that does not know this GPU or driver, or a host engine whose NVML does not match the driver; not a GPU fault, but its other NVML fields (health, diagnostics, metrics) may be blank too', values=' / '.join(values), meaning=meaning)), "host",
                            tuple(g.lines[0] for g in blank[:4] if g.lines),

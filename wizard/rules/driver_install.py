@@ -37,7 +37,7 @@ from wizard.parsers.packages import (
 )
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
             "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
@@ -185,7 +185,7 @@ def installed_driver(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {ver} installed {how}', ver=ver, how=how) + (Msg(', loaded ({loaded_flavour} kernel module)', loaded_flavour=flavour_word(st.loaded_flavour)) if st.loaded else Msg(', not loaded yet'))),
                                 "host", tuple(st.evidence()), "", SRC_PKGS))
     if len(pd.versions) > 1:
-        parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
+        parts = SEMICOLON.join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
         findings.append(Finding("driver.installed", Verdict.WARN,
                                 Msg("driver packages of {n_versions} different versions are installed ({parts})", n_versions=len(pd.versions), parts=parts),
                                 "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
@@ -267,7 +267,7 @@ def _lifecycle_findings(version: str, today: _dt.date, gs: GpuSet) -> list[Findi
                            Msg("driver branch R{br} does not drive {cannot} GPU(s) ({bus_list})", br=br, cannot=', '.join(cannot), bus_list=_bus_list(these)),
                            _subject(gs, cannot[0]), ev + tuple(gs.evidence[:4]),
                            "Install a branch that drives them (see the driver.branch step).",
-                           "; ".join(arch_rules()[a].source for a in cannot)))
+                           SEMICOLON.join(arch_rules()[a].source for a in cannot)))
     src = f"{SRC_MATRIX}; {b.source}"
     if state == "eol":
         out.append(Finding("driver.branch_lifecycle", Verdict.WARN,
@@ -521,7 +521,7 @@ def fabric_manager_setup(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]
                                 tuple(dict.fromkeys(ev)), "", SRC_FM))
     else:
         v = worst(p[0] for p in problems)
-        findings.append(Finding("driver.fabric_manager", v, "; ".join(p[1] for p in problems), "host",
+        findings.append(Finding("driver.fabric_manager", v, SEMICOLON.join(p[1] for p in problems), "host",
                                 tuple(dict.fromkeys(ev)), " ".join(dict.fromkeys(p[2] for p in problems)), SRC_FM))
     if pl is not None:
         if not nscq_pk:
@@ -594,7 +594,7 @@ def chain_summary(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     considered = [f.verdict for f in sub if f.verdict is not Verdict.SKIP]
     v = worst(considered) if considered else Verdict.PASS
     remedy = ('' if v in (Verdict.PASS, Verdict.SKIP) else Msg('See the driver.cuda_toolkit and driver.torch_cuda findings.'))
-    return [Finding("driver.chain", v, ('; '.join(parts) + Msg(" (nvcc need not match nvidia-smi's CUDA version)")), "host",
+    return [Finding("driver.chain", v, (SEMICOLON.join(parts) + Msg(" (nvcc need not match nvidia-smi's CUDA version)")), "host",
                     tuple(dict.fromkeys(ev))[:12], remedy, f"{chain.SRC_TABLE}; {chain.SRC_TORCH}")]
 
 
@@ -685,7 +685,7 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
     flav = pd.flavour if pd.flavour in ("open", "proprietary") else ""
     findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {version} installed from {what} packages', version=pd.version, what=what) + (Msg(' ({flav} kernel modules)', flav=flav) if flav else '')), "host", tuple(pd.evidence), "", SRC_PKGS))
     if len(pd.versions) > 1:
-        parts = "; ".join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
+        parts = SEMICOLON.join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
         findings.append(Finding("driver.installed", Verdict.WARN, Msg("driver packages of {n_versions} versions are installed ({parts})", n_versions=len(pd.versions), parts=parts), "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
                                 "Upgrade or remove the odd packages so all driver packages share one version, then reboot.",
                                 SRC_MISMATCH))

@@ -19,7 +19,7 @@ from wizard.parsers.edac import EDAC_ROOT, EdacFacts, RasFacts, parse_edac_sysfs
 from wizard.parsers.kernellog import KernelEvent, KernelLog
 from wizard.rules.common import Outputs, missing
 from wizard.rules.kernel_log_common import AER_WORDS, SRC_AER, SRC_GHES, cap, plural
-from wizard.i18n import Msg, N_
+from wizard.i18n import Msg, N_, SEMICOLON
 
 SRC_EDAC = ("Linux kernel admin guide, 'Reliability, Availability and Serviceability (RAS)': EDAC ce_count/ue_count "
             "(https://docs.kernel.org/admin-guide/ras.html); rasdaemon (https://github.com/mchehab/rasdaemon); "
@@ -170,7 +170,7 @@ def _mce_where(evs: list[KernelEvent]) -> str:
         parts.append(f"bank {e.fields.get('bank')}" + (f" on memory controller MC{mc}" if mc is not None else "")
                      + f", MCi_STATUS {e.fields.get('status')}: {bits}")
     parts = list(dict.fromkeys(parts))
-    return f" ({'; '.join(parts[:3])}{'; ...' if len(parts) > 3 else ''})" if parts else ""
+    return f" ({SEMICOLON.join(parts[:3])}{'; ...' if len(parts) > 3 else ''})" if parts else ""
 
 
 

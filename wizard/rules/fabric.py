@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from wizard.common import to_float
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.fabric import NO_DEVICE, IbPort, IbPorts
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 STATE_ID = "multinode.ib_port_state"
 RATE_ID = "multinode.ib_port_rate"
@@ -643,7 +643,7 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
     listed = (f"up with an address: {', '.join(i.name for i in up) or 'none'}"
               + (f"; down: {', '.join(i.name for i in down)}" if down else ""))
     if bad_ib:
-        what = "; ".join(f"{i.name} ({'down' if not i.up else 'up'}, state {i.state}"
+        what = SEMICOLON.join(f"{i.name} ({'down' if not i.up else 'up'}, state {i.state}"
                          + (", no IP address" if not [a for a in i.addrs if not a.startswith('fe80:')] else "") + ")"
                          for i in bad_ib)
         return [Finding(NETDEV_ID, Verdict.WARN,

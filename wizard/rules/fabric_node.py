@@ -23,7 +23,7 @@ from wizard.parsers.host import parse_modules
 from wizard.parsers.topology import parse_topo_matrix
 from wizard.rules import fabric, topology
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import Msg
+from wizard.i18n import Msg, SEMICOLON
 
 FABRIC_ID = "node.fabric"
 RATE_ID = "node.fabric_rate"
@@ -182,7 +182,7 @@ def _device_note(f: _Fabric, names: list[str]) -> str:
                             f"NUMA {d.numa_node}" if d.numa_node is not None else "",
                             "/".join(d.netdevs)) if b]
         parts.append(f"{n} ({', '.join(bits)})" if bits else n)
-    return "; ".join(parts)
+    return SEMICOLON.join(parts)
 
 
 # ------------------------------------------------------------------ node.fabric: every planned NIC up
@@ -280,14 +280,14 @@ def mtu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             groups: dict[int, list[str]] = {}
             for k, v in values.items():
                 groups.setdefault(v, []).append(k)
-            out_f.append(Finding(MTU_ID, Verdict.WARN, (Msg("the fabric's ports differ in {what}: ", what=what) + '; '.join((f"{v}: {', '.join(ks)}" for v, ks in sorted(groups.items())))), "node",
+            out_f.append(Finding(MTU_ID, Verdict.WARN, (Msg("the fabric's ports differ in {what}: ", what=what) + SEMICOLON.join((f"{v}: {', '.join(ks)}" for v, ks in sorted(groups.items())))), "node",
                                  tuple(ev[:10]),
                                  "Set one MTU on every fabric port (IPoIB/RoCE interfaces: `ip link set <if> mtu N`, "
                                  "persisted in netplan/NetworkManager; the switch ports must carry it too), then check "
                                  "again.", SRC_MTU))
     if out_f:
         return out_f
-    said = "; ".join(f"{what} {sorted(set(v.values()))[0]} on {len(v)} port(s)" for what, v in
+    said = SEMICOLON.join(f"{what} {sorted(set(v.values()))[0]} on {len(v)} port(s)" for what, v in
                      (("active_mtu", active_mtu), ("netdev MTU", netdev_mtu)) if v)
     return [Finding(MTU_ID, Verdict.PASS, (Msg("the fabric's {n_active} Active {value} port(s) share one MTU: ", n_active=len(active), value=layer or 'RDMA') + said), "node", tuple(ev[:10]), "", SRC_MTU)]
 
@@ -550,7 +550,7 @@ def nccl_env(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                                                 "reads it as something else", n=n, value=s.value, origin=s.origin, words=words), "node", (s.line,),
                                  Msg("Set {n} to one of the documented values, or remove it.", n=n), SRC_NCCL_ENV))
     if left:
-        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg('debugging settings left on for every NCCL job started here: ') + '; '.join(f'{s.name}={s.value} ({s.origin})' for s in left) + (Msg(' (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)') if any(s.name == 'NCCL_IB_DISABLE' for s in left) else '')),
+        found.append(Finding(NCCL_ENV_ID, Verdict.WARN, (Msg('debugging settings left on for every NCCL job started here: ') + SEMICOLON.join(f'{s.name}={s.value} ({s.origin})' for s in left) + (Msg(' (NCCL_IB_DISABLE=1: NCCL ignores the RDMA fabric and uses TCP sockets)') if any(s.name == 'NCCL_IB_DISABLE' for s in left) else '')),
                              "node", tuple(s.line for s in left),
                              "Remove them from the environment and NCCL's configuration files once the problem they "
                              "were set for is solved; set them per job when debugging.", SRC_NCCL_ENV))

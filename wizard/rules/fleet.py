@@ -25,7 +25,7 @@ from wizard.parsers import host as p_host
 from wizard.parsers import platform as p_platform
 from wizard.rules.identity import dmi_fields
 from wizard.rules.smi import doc_from_outputs
-from wizard.i18n import Msg, joined
+from wizard.i18n import Msg, joined, SEMICOLON
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -404,13 +404,13 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
         majority = ranked[0] if len(ranked[0][1]) * 2 > len(known) else None
         if majority is not None:
             odd = sorted(n for text, ns in ranked[1:] for n in ns)
-            msg = ('; '.join((f'{fold(ns)}: {f.label} {text}' for text, ns in ranked[1:])) + Msg(', the other {n_majority}: {majority}', n_majority=len(majority[1]), majority=majority[0]))
+            msg = (SEMICOLON.join((f'{fold(ns)}: {f.label} {text}' for text, ns in ranked[1:])) + Msg(', the other {n_majority}: {majority}', n_majority=len(majority[1]), majority=majority[0]))
             subject = fold(odd)
             others = f"the other {len(majority[1])} nodes"
             maj_text = majority[0]
         else:
             odd = sorted(known)
-            msg = (Msg('{label} differs with no majority: ', label=f.label) + '; '.join((f'{fold(ns)}: {text}' for text, ns in ranked)))
+            msg = (Msg('{label} differs with no majority: ', label=f.label) + SEMICOLON.join((f'{fold(ns)}: {text}' for text, ns in ranked)))
             subject = fold(odd)
             others = "the rest of the fleet"
             maj_text = "one release for all"

@@ -40,7 +40,7 @@ from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import (
     SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, _unknown_error_fields, gpu_class, subject, unresponsive,
 )
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, SEMICOLON
 from wizard.nvml_probe import INIT_ERRORS
 
 SRC_COUNT = ("PCI display class 0300/0302 of vendor 10de as lspci lists it (lspci(8) man page, "
@@ -355,7 +355,7 @@ def gpu_information(info: GpuInformationFiles) -> list[Finding]:
         fws = {g.firmware for g in ok if g.firmware and g.firmware.upper() != "N/A"}
         if len(fws) == 1 and not info.driver.version:
             fw_note += (Msg('; GSP firmware ships with the driver, so driver {next} brought {value} up', next=next(iter(fws)), value='it' if len(ok) == 1 else 'them'))
-        names = "; ".join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
+        names = SEMICOLON.join(_info_desc(g) for g in ok[:8]) + (f"; +{len(ok) - 8} more" if len(ok) > 8 else "")
         what = (Msg('the driver sees {names}', names=names) if len(ok) == 1 else Msg('the driver sees {n_ok} GPUs: {names}', n_ok=len(ok), names=names))
         out.append(Finding(fid, Verdict.PASS, Msg("{what}; {excl}{fw_note}", what=what, excl=excl, fw_note=fw_note), "host" if len(ok) > 1 else
                            gpu_subject(None, ok[0].bus) if ok[0].bus else "GPU",
@@ -390,7 +390,7 @@ def _gsp_vs_driver(info: GpuInformationFiles) -> list[Finding]:
         return [Finding(fid, Verdict.PASS, Msg("GSP firmware {loaded} on {n_fw} GPU(s) is the loaded driver's own version", loaded=loaded, n_fw=len(fw)), "host", ev, "", SRC_GPU_INFO)]
     versions = sorted({g.firmware for g in fw})
     if len(versions) > 1:
-        desc = "; ".join(f"{v} on " + ", ".join(g.bus or "a GPU" for g in fw if g.firmware == v)[:120] for v in versions)
+        desc = SEMICOLON.join(f"{v} on " + ", ".join(g.bus or "a GPU" for g in fw if g.firmware == v)[:120] for v in versions)
         return [Finding(fid, Verdict.WARN, Msg("the GPUs in this paste run different GSP firmware versions ({desc}): one loaded driver "
                                                "runs one version on all its GPUs, so these blocks were read under different drivers "
                                                "(other hosts, or a driver reload between the reads)", desc=desc), "host", ev_fw,
@@ -460,7 +460,7 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
         lost = any("gpu is lost" in ln.lower() for ln in doc.error_lines)
         if buses:
             who = subjects_of(buses)
-            msg: str = (Msg('nvidia-smi cannot reach {who}', who=who) + (f": {'; '.join(reasons)}" if reasons else '') + Msg(' (no device handle: the driver lists the GPU but cannot open it)'))
+            msg: str = (Msg('nvidia-smi cannot reach {who}', who=who) + (f": {SEMICOLON.join(reasons)}" if reasons else '') + Msg(' (no device handle: the driver lists the GPU but cannot open it)'))
         else:
             who = "host"
             msg = Msg("nvidia-smi cannot reach {n_error_lines} GPU(s): 'GPU is lost' / no device handle", n_error_lines=len(doc.error_lines))
@@ -475,7 +475,7 @@ def smi_errors(doc: SmiDoc) -> list[Finding]:
 def subjects_of(buses: Sequence[str]) -> str:
     """Subject for GPUs known only by PCI bus id: "GPU (0000:0b:00.0)" or "2 GPUs: ..."."""
     names = [gpu_subject(None, b) for b in buses]
-    return names[0] if len(names) == 1 else f"{len(names)} GPUs: " + "; ".join(names[:8])
+    return names[0] if len(names) == 1 else f"{len(names)} GPUs: " + SEMICOLON.join(names[:8])
 
 
 def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
@@ -598,7 +598,7 @@ def smi_architecture(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     out = []
     for arch, gs in by_arch.items():
         f = ended_architecture(arch, sorted({g.name or "GPU" for g in gs}), info[arch],
-                               subject(gs[0]) if len(gs) == 1 else f"{len(gs)} GPUs: " + "; ".join(subject(g) for g in gs[:8]),
+                               subject(gs[0]) if len(gs) == 1 else f"{len(gs)} GPUs: " + SEMICOLON.join(subject(g) for g in gs[:8]),
                                tuple(dict.fromkeys(g.name or subject(g) for g in gs)), len(gs), today)
         if f is not None:
             out.append(f)

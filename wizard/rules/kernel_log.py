@@ -45,7 +45,7 @@ from wizard.rules.kernel_log_common import (
     AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
 )
 from wizard.rules.xid import xid_findings
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -627,7 +627,7 @@ def _sxid_findings(events: list[KernelEvent]) -> list[Finding]:
     fatal = [e for e in sx if e.fields.get("fatal")]
     codes = sorted({int(e.fields.get("code") or 0) for e in (fatal or sx)})
     switches = sorted({f"nvidia-nvswitch{e.fields.get('switch')} ({e.bus_id})" for e in (fatal or sx)})
-    what = "; ".join(dict.fromkeys(str(e.fields.get("text", "")) for e in (fatal or sx) if e.fields.get("text")))[:300]
+    what = SEMICOLON.join(dict.fromkeys(str(e.fields.get("text", "")) for e in (fatal or sx) if e.fields.get("text")))[:300]
     head = (Msg('{plural} (SXid {map}) on {switches}', plural=plural(len(fatal or sx), 'fatal ' * bool(fatal) + 'NVSwitch error'), map=', '.join(map(str, codes)), switches=', '.join(switches[:4])) + (f': {what}' if what else ''))
     if fatal:
         return [Finding("health.sxid", Verdict.FAIL, (head + Msg(': traffic through that switch stops until it is reset')), "host", cap(ln for e in fatal for ln in e.evidence),
@@ -730,7 +730,7 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
             lines.extend(r.raw[:1])
     if not per:
         return []
-    devs = "; ".join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in Counter(ws).items())})" for dev, ws in list(per.items())[:6])
+    devs = SEMICOLON.join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in Counter(ws).items())})" for dev, ws in list(per.items())[:6])
     return [Finding("health.storage_io", Verdict.FAIL,
                     Msg("the kernel reports storage failures: {devs}: requests the device did not complete; data "
                         "written there may be lost", devs=devs), "host", tuple(lines),

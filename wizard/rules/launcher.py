@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
 SRC_ELASTIC = (f"PyTorch docs, torch.distributed.elastic Error Propagation ({ELASTIC_ERRORS_URL}): the "
@@ -165,7 +165,7 @@ def rank_exits(log: LauncherLog, text: str = "") -> list[Finding]:
         tb_lines = [e.traceback for e in es if e.traceback and not e.traceback.startswith("To enable traceback")]
         exc = log.exceptions[:2]
         spread = _spread(log, es)
-        where = ("; ".join(sorted({e.error_file for e in es if e.error_file and e.error_file != "<N/A>"}))
+        where = (SEMICOLON.join(sorted({e.error_file for e in es if e.error_file and e.error_file != "<N/A>"}))
                  or "")
         said = (Msg("; the paste shows the rank's error: {strip}", strip=exc[0].strip()) if exc else Msg('; its traceback field: {tb_lines}', tb_lines=tb_lines[0]) if tb_lines else '')
         msg = (Msg("{ranks} exited with code {code}: the program ended itself (an exception or sys.exit), so the cause is in that rank's own traceback, not in this launcher summary{said}", ranks=_ranks(es), code=code, said=said) + (Msg('; {spread}', spread=spread) if spread else ''))

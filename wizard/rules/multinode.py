@@ -46,7 +46,8 @@ from wizard.parsers.validate import Event, num, parse_event_line
 from wizard.rules.nccl import (
     MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
 )
-from wizard.i18n import N_, Msg
+from wizard.hosts import ssh_failed_words
+from wizard.i18n import N_, Msg, SEMICOLON
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -290,7 +291,7 @@ def _nodes(ml: MultiLog) -> list[Finding]:
         msg, remedy = str(e.get("message") or f"{node}: {kind}"), str(e.get("remedy") or "")
         if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translatable
             msg = Msg("{node} ({target}) unreachable: {error}", node=node, target=str(e.get("target")),
-                      error=str(e.get("error")))
+                      error=ssh_failed_words(str(e.get("error"))))
             remedy = Msg(REMEDY_UNREACHABLE, target=str(e.get("target")))
         out.append(Finding("multinode.nodes", Verdict.FAIL, msg, node, (e.raw,), remedy, src))
     for e in ml.errors:  # the script's own errors during facts (e.g. torch_missing from an old script)
@@ -351,12 +352,12 @@ def _consistency(ml: MultiLog) -> list[Finding]:
             raw = {n: ml.facts[n].get(key) for n in nodes}
             if majority is not None:
                 odd = [n for n in known if values[n] != majority[0]]
-                detail = "; ".join(f"{n} has {_fmt_value(raw[n])}" for n in odd)
+                detail = SEMICOLON.join(f"{n} has {_fmt_value(raw[n])}" for n in odd)
                 msg = (Msg("{label} differs on {nodes_text}: {detail}, while {n} of {n_known} nodes ({nodes_text2}) "
                            "have {fmt_value}", label=label, nodes_text=_nodes_text(odd), detail=detail, n=len(majority[1]), n_known=len(known), nodes_text2=_nodes_text(majority[1]), fmt_value=_fmt_value(raw[majority[1][0]])))
                 subject = _nodes_text(odd)
             else:
-                detail = "; ".join(f"{_fmt_value(raw[ns[0]])} on {_nodes_text(ns)}" for _, ns in ranked)
+                detail = SEMICOLON.join(f"{_fmt_value(raw[ns[0]])} on {_nodes_text(ns)}" for _, ns in ranked)
                 msg = Msg("{label} differs across nodes with no majority: {detail}", label=label, detail=detail)
                 subject = f"{len(known)} nodes"
                 odd = known
@@ -389,14 +390,14 @@ def _consistency(ml: MultiLog) -> list[Finding]:
         incomplete = [n for n in nodes if n in partial] or nodes
         return [f for f in out if f.verdict is not Verdict.UNKNOWN] + [Finding(
             "multinode.consistency", Verdict.UNKNOWN,
-            (Msg('facts incomplete on {nodes_text}: only {compared} field(s) known on every node were compared (at least {min_compared_fields} are needed to call the nodes consistent)', nodes_text=_nodes_text(incomplete), compared=compared, min_compared_fields=MIN_COMPARED_FIELDS) + (Msg('; missing on some nodes: ') + '; '.join((f"{n}: {', '.join(ls)}" for n, ls in partial.items())) if partial else '') + left_out),
+            (Msg('facts incomplete on {nodes_text}: only {compared} field(s) known on every node were compared (at least {min_compared_fields} are needed to call the nodes consistent)', nodes_text=_nodes_text(incomplete), compared=compared, min_compared_fields=MIN_COMPARED_FIELDS) + (Msg('; missing on some nodes: ') + SEMICOLON.join((f"{n}: {', '.join(ls)}" for n, ls in partial.items())) if partial else '') + left_out),
             _nodes_text(incomplete), tuple(_raw(ml.facts[n]) for n in incomplete[:4]),
             "Make every node report its facts (driver, CUDA, NCCL, torch, kernel, GPUs): check that the Python "
             "bringup runs there has torch and that nvidia-smi/NVML work, then rerun `bringup validate nodes`.",
             SRC_E2)]
     if not out:
         out.append(Finding("multinode.consistency", Verdict.PASS,
-                           (Msg('{n_nodes} nodes ({nodes_text}) match: ', n_nodes=len(nodes), nodes_text=_nodes_text(nodes)) + '; '.join(same) + left_out),
+                           (Msg('{n_nodes} nodes ({nodes_text}) match: ', n_nodes=len(nodes), nodes_text=_nodes_text(nodes)) + SEMICOLON.join(same) + left_out),
                            f"{len(nodes)} nodes", tuple(_raw(ml.facts[n]) for n in nodes[:4]), "", f"{SRC_E2}; {SRC_VBIOS}"))
     return out
 
@@ -545,7 +546,7 @@ def _allreduce_finding(g: Group, plan: Mapping[str, Any], device: str, fid: str,
     sanity = [e for e in g.events if e.kind == "measure" and e.test == "sanity"]
     if what:
         named = (Msg(' on {nodes_text}', nodes_text=_nodes_text(culprits)) if culprits else '')
-        return Finding(fid, Verdict.FAIL, (Msg('multi-node all-reduce over {where} failed{named}: ', where=where, named=named) + '; '.join(what[:4])),
+        return Finding(fid, Verdict.FAIL, (Msg('multi-node all-reduce over {where} failed{named}: ', where=where, named=named) + SEMICOLON.join(what[:4])),
                        _nodes_text(culprits) or _nodes_text(nodes), tuple(ev[:10]),
                        "Fix the node named first (its lines in the log show the first error); a node that hangs or "
                        "fails in every pair (--pairwise) is the bad one. Check its health (Xid/ECC, network link, "
@@ -652,7 +653,7 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         cleared = {n for g, _ in passed for n in g.nodes}
         suspects = [n for n in suspects if n not in cleared]
         ev = tuple(e for _, f in failed[:4] for e in f.evidence[:2])
-        fail_txt = "; ".join(f"{'-'.join(g.nodes)}: " + ("; ".join(_group_problems(g)[1][:2]) or
+        fail_txt = SEMICOLON.join(f"{'-'.join(g.nodes)}: " + (SEMICOLON.join(_group_problems(g)[1][:2]) or
                                                          f.message.split(': ', 1)[-1][:160]) for g, f in failed[:4])
         if suspects and passed:
             for n in suspects:
@@ -709,13 +710,13 @@ def _pairwise(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
             if floor is not None:
                 rules.append(f"floor {desc}")
             out.append(Finding("multinode.pairwise", Verdict.FAIL if fail else Verdict.WARN,
-                               ((Msg('{nodes_text} is slow: ', nodes_text=_nodes_text(named)) if named else Msg('slow pairs: ')) + lst + ' (' + '; '.join(rules) + ')'), _nodes_text(named) or "pairs",
+                               ((Msg('{nodes_text} is slow: ', nodes_text=_nodes_text(named)) if named else Msg('slow pairs: ')) + lst + ' (' + SEMICOLON.join(rules) + ')'), _nodes_text(named) or "pairs",
                                tuple(_raw(e) for _, _, e in slow[:6]),
                                "Check the named node's NICs (ibstat: rate and state; error counters), its PCIe links "
                                "to the NICs and its NCCL transport lines.", f"{SRC_E5}; {SRC_D1}; {SRC_E4}",
                                measured=pm))
     if not out and not slow_found:
-        lst = "; ".join(f"{'-'.join(g.nodes)}: {f.message.split(': ', 1)[-1][:120]}" for g, f in results[:6])
+        lst = SEMICOLON.join(f"{'-'.join(g.nodes)}: {f.message.split(': ', 1)[-1][:120]}" for g, f in results[:6])
         verdict = Verdict.PASS if all(f.verdict is Verdict.PASS for _, f in results) else Verdict.UNKNOWN
         if ml.device == "cuda" and verdict is Verdict.UNKNOWN and len(results) >= 3:
             verdict = Verdict.PASS  # compared with each other (the SRC_D1 variance rule) even without a NIC floor

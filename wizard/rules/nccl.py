@@ -30,7 +30,7 @@ from wizard.parsers.nccl import (
     parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
 NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
@@ -711,7 +711,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 Msg("NCCL does not use peer-to-peer between {a1} GPU pair(s) ({a2}): the CUDA driver refuses "
                                     "peer access (cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so "
                                     "those pairs go through host shared memory (slower), and with PCIe ACS redirecting peer "
-                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled), a2='; '.join(pairs[:3])), subject,
+                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled), a2=SEMICOLON.join(pairs[:3])), subject,
                                 tuple(lg.p2p_disabled[:6]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
                                 "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "

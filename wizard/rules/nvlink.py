@@ -21,7 +21,7 @@ from wizard.parsers.smi import SmiDoc
 from wizard.parsers.topology import parse_dcgmi_nvlink, parse_nvlink
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import _ev, _pass_group, subject
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, SEMICOLON
 
 SRC_NVLINK = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (nvlink -s: link state and "
               "speed); NVLink link counts per GPU model from NVIDIA's data sheets (H100 "
@@ -179,7 +179,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                       f"GPU {g.index} active NVLink links (the most on this node's other GPUs)"))
     if passed:
         note = (Msg(" (no expected link count for this SKU in assets/nvlink_expected.csv: judged by consistency with the node's other GPUs)") if consistency else '')
-        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links active as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '') + note), "host", tuple(pass_ev[:20]), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links active as expected: ') + SEMICOLON.join(passed[:8]) + (' ...' if len(passed) > 8 else '') + note), "host", tuple(pass_ev[:20]), "",
                                 SRC_NVLINK, measured=tightest(pass_m)))
     return findings
 
@@ -234,13 +234,13 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         gpus = sorted({g.index for g, *_ in nonzero})
         saturated = [(g, k, name, v) for g, k, name, v in nonzero if v in SATURATED_COUNTS]
         if saturated:
-            return [Finding(fid, Verdict.FAIL, (Msg('NVLink error counter saturated at its maximum: ') + '; '.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in saturated[:6])) + Msg(' (the counter stopped counting: that link has had at least that many errors)')),
+            return [Finding(fid, Verdict.FAIL, (Msg('NVLink error counter saturated at its maximum: ') + SEMICOLON.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in saturated[:6])) + Msg(' (the counter stopped counting: that link has had at least that many errors)')),
                             gpu_subject(saturated[0][0].index), tuple(ev[:16]),
                             "Drain the GPU, reset it (or reboot) to clear the counters, run a stress test with "
                             "`nvidia-smi nvlink -e` sampled before and after: if that link's counters grow again the "
                             "GPU/baseboard link needs service (RMA); `nvidia-smi nvlink -s` shows whether it trains.",
                             SRC_NVERR)]
-        return [Finding(fid, Verdict.WARN, (Msg('non-zero NVLink error totals on GPU(s) {map}: ', map=', '.join(map(str, gpus))) + '; '.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in nonzero[:6])) + Msg(' - one sample only: these are lifetime totals, not a failure by themselves')),
+        return [Finding(fid, Verdict.WARN, (Msg('non-zero NVLink error totals on GPU(s) {map}: ', map=', '.join(map(str, gpus))) + SEMICOLON.join((f'GPU {g.index} link {k} {name} {v}' for g, k, name, v in nonzero[:6])) + Msg(' - one sample only: these are lifetime totals, not a failure by themselves')),
                         gpu_subject(gpus[0]), tuple(ev[:16]),
                         "Take a second sample after the stress stage (`nvidia-smi nvlink -e` before and after) and "
                         "judge the difference; only growing counters mean a failing link.", SRC_NVERR)]
@@ -262,13 +262,13 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ev = [first.header] + [ln for ln in last.counter_lines if re.search(r": [1-9]\d*$", ln)][:12]
         subj = gpu_subject(idx)
         if recov:
-            findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {idx}: NVLink recovery events between the two samples: ', idx=idx) + '; '.join(recov[:6] + grow[:4])), subj, tuple(ev), _nvlink_remedy("all"), SRC_NVERR))
+            findings.append(Finding(fid, Verdict.FAIL, (Msg('GPU {idx}: NVLink recovery events between the two samples: ', idx=idx) + SEMICOLON.join(recov[:6] + grow[:4])), subj, tuple(ev), _nvlink_remedy("all"), SRC_NVERR))
         elif grow:
-            findings.append(Finding(fid, Verdict.WARN, (Msg('GPU {idx}: NVLink error counters grew between the two samples: ', idx=idx) + '; '.join(grow[:8])), subj, tuple(ev),
+            findings.append(Finding(fid, Verdict.WARN, (Msg('GPU {idx}: NVLink error counters grew between the two samples: ', idx=idx) + SEMICOLON.join(grow[:8])), subj, tuple(ev),
                                     "Re-run the stress stage and sample again; if the counters keep growing, reset the "
                                     "GPU and check the NVLink (bridge seating, fabric manager).", SRC_NVERR))
         elif reset:
-            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('GPU {idx}: counters went down between samples (reset?): ', idx=idx) + '; '.join(reset[:6])), subj, tuple(ev),
+            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('GPU {idx}: counters went down between samples (reset?): ', idx=idx) + SEMICOLON.join(reset[:6])), subj, tuple(ev),
                                     "Do not reset the counters between the two samples; sample again.", SRC_NVERR))
     if not findings:
         findings.append(Finding(fid, Verdict.PASS, Msg("no NVLink error counter grew between the two samples on {n_samples} GPU(s)", n_samples=len(samples)), "host", tuple(g.header for g in blocks[:8]), "", SRC_NVERR))
@@ -332,7 +332,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 up_m.append(measure(up, most, "links", "at_least",
                                     f"GPU {g.id} NVLink links Up (the most on this node's other GPUs)"))
     if passed:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links Up as expected: ') + '; '.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVLink links Up as expected: ') + SEMICOLON.join(passed[:8]) + (' ...' if len(passed) > 8 else '')), "host",
                                 tuple(x for g in d.gpus[:8] for x in g.lines), "", SRC_NVLINK, measured=tightest(up_m)))
     return findings
 

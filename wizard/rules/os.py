@@ -30,7 +30,7 @@ from wizard.parsers.platform import (
     support_rows, version_matches,
 )
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
-from wizard.i18n import Msg
+from wizard.i18n import Msg, SEMICOLON
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -512,10 +512,10 @@ def mount_options(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         ok.append(Msg("{data_path}: no mount of its own, so it is on / (os.filesystem says whether it exists)",
                       data_path=data_path))
     if ok and not findings:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('journal write barriers on (no barrier=0/nobarrier): ') + '; '.join(ok)),
+        findings.append(Finding(fid, Verdict.PASS, (Msg('journal write barriers on (no barrier=0/nobarrier): ') + SEMICOLON.join(ok)),
                                 "host", tuple(ok_ev), "", SRC_BARRIER))
     elif ok:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('barriers on: ') + '; '.join(ok)), "host", tuple(ok_ev), "",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('barriers on: ') + SEMICOLON.join(ok)), "host", tuple(ok_ev), "",
                                 SRC_BARRIER))
     return findings or [garbled(fid, mo, "/proc/self/mounts (no / entry)", mo.lines()[:5], source=SRC_BARRIER)]
 

@@ -22,7 +22,7 @@ from wizard.parsers.platform import _lines
 from wizard.probes import EDAC_ROOT, ProbeOutput
 from wizard.rules import gpu_presence as gc
 from wizard.rules.smi import INVENTORY_IDS, judge_doc
-from wizard.i18n import Msg
+from wizard.i18n import Msg, SEMICOLON
 
 
 
@@ -173,7 +173,7 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False, inventory_note=False)
     named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
     unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
-    msg = (Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named='; '.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed='; '.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na))
+    msg = (Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named=SEMICOLON.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed=SEMICOLON.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na))
     # stricter than judge_doc's inventory rule (INVENTORY_IDS): without the header a driver version is one more
     # identity column, not a sign the query was about the GPUs' state
     identity = INVENTORY_IDS | {"driver.version", "driver.nvidia_smi", "health.smi_csv_columns"}

@@ -50,7 +50,7 @@ from wizard.rules.gpu_presence import (
 )
 from wizard.rules.smi import _ev as _doc_ev
 from wizard.rules.smi import _fmt, _pass_group, in_vm, load_state, short_subject, subject, thresholds
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 
 SRC_WIDTH = ("lspci(8) man page, https://man7.org/linux/man-pages/man8/lspci.8.html (LnkCap = what the link "
              "can do, LnkSta = what it trained to, '(downgraded)' = below LnkCap); PCI Express Base "
@@ -629,7 +629,7 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if not findings:
         msg: str = Msg("no uncorrectable PCIe error latched on {n_with_aer} function(s) with AER", n_with_aer=len(with_aer))
         if notes:
-            msg += (Msg('; corrected error status only (informational, B3): ') + '; '.join(notes[:6]))
+            msg += (Msg('; corrected error status only (informational, B3): ') + SEMICOLON.join(notes[:6]))
         findings.append(Finding(fid, Verdict.PASS, msg, "host",
                                 tuple(ev_ok[:20]) or tuple(x for d in with_aer[:4] for x in _ev(d, *d.aer.status_lines)
                                                            if x), "", SRC_AER))

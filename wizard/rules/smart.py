@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 from wizard.model import Finding, Verdict
 from wizard.parsers.smart import SmartDevice, parse_smartctl
 
@@ -74,7 +74,7 @@ def judge_smartctl(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     report = parse_smartctl(text)
     if not report.devices:
         return [Finding(SMART_ID, Verdict.UNKNOWN, Msg("no drive could be read from this smartctl output{why}",
-                                                       why=(": " + "; ".join(report.problems)) if report.problems else ""),
+                                                       why=(": " + SEMICOLON.join(report.problems)) if report.problems else ""),
                         "node", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
                         "Paste the whole `sudo smartctl -a /dev/X` (or `-x`, or `-j`) output.", SRC_SMARTCTL)]
     return [_judge_device(d) for d in report.devices]
@@ -83,7 +83,7 @@ def judge_smartctl(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 def _judge_device(d: SmartDevice) -> Finding:
     subject = d.name
     if not d.has_health:
-        why = "; ".join(d.notes[:2])
+        why = SEMICOLON.join(d.notes[:2])
         return Finding(SMART_ID, Verdict.UNKNOWN,
                        Msg("smartctl shows no health data for this drive{why}", why=(f": {why}" if why else
                            Msg(" (only its information section)"))), subject,
@@ -192,4 +192,4 @@ def _judge_device(d: SmartDevice) -> Finding:
         msg = msg + Msg(", although its overall self-assessment says PASSED")
     return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
                    REPLACE if verdict is Verdict.FAIL else WATCH if verdict is Verdict.WARN else "",
-                   "; ".join(dict.fromkeys(sources)))
+                   SEMICOLON.join(dict.fromkeys(sources)))

@@ -31,7 +31,7 @@ from wizard.facts import facts_of
 from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, tightest
 from wizard.parsers.smi import GpuFacts, SmiDoc, parse_nvml_smi, parse_smi_text, parse_smi_xml
 from wizard.rules.common import Outputs, garbled, missing
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, SEMICOLON
 
 SRC_SMI = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (ERR!, 'No devices were "
            "found', 'couldn't communicate with the NVIDIA driver'); NVIDIA Xid catalog (Xid 79 fallen off "
@@ -169,7 +169,7 @@ def subjects(gpus: Sequence[GpuFacts]) -> str:
         return subject(gpus[0])
     names = [subject(g) for g in gpus[:8]]
     more = (Msg(', +{value} more', value=len(gpus) - 8) if len(gpus) > 8 else '')
-    return f"{len(gpus)} GPUs: " + "; ".join(names) + more
+    return f"{len(gpus)} GPUs: " + SEMICOLON.join(names) + more
 
 
 def _ev(g: GpuFacts, *lines: str | Iterable[str]) -> tuple[str, ...]:

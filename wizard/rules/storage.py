@@ -44,7 +44,7 @@ from wizard.parsers.storage import (
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -230,7 +230,7 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return findings
     top = lsblk.first(knames[0]) if knames else None
     layer = f"{top.kname} ({top.type})" if top is not None and top.type not in ("disk",) else ""
-    desc = (Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + (Msg(', on {n_disks} disks: ', n_disks=len(disks)) if len(disks) != 1 else Msg(', on {n_disks} disk: ', n_disks=len(disks))) + '; '.join(_disk_word(d) for d in disks[:8]) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else ''))
+    desc = (Msg('{where}: {fs} on {source}', where=where, fs=fs, source=mount.source) + (f' = {layer}' if layer else '') + (Msg(', on {n_disks} disks: ', n_disks=len(disks)) if len(disks) != 1 else Msg(', on {n_disks} disk: ', n_disks=len(disks))) + SEMICOLON.join(_disk_word(d) for d in disks[:8]) + (Msg(' and {value} more', value=len(disks) - 8) if len(disks) > 8 else ''))
     ev = (mount.line,) + tuple(f"lsblk: {d.kname} type={d.type} model={d.model or '-'} rota={d.rotational} "
                                 f"tran={d.tran or '-'}" for d in disks[:8])
     rot = [d for d in disks if d.rotational]
@@ -327,7 +327,7 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                 a.name, ev, ((Msg('A rebuild is running ({action}): let it finish (watch /proc/mdstat) before training from it; if it stops, replace the disk. ', action=a.action) if a.action in ('recovery', 'resync', 'reshape') else '') + Msg("Replace the failed disk and add the new one (`mdadm /dev/{name} --remove <failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log first.", name=a.name)), SRC_MD))
             continue
         if a.problems:
-            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('{name}{tag}: its state cannot be read whole: ', name=a.name, tag=tag) + '; '.join(a.problems[:3]) + Msg(' (a paste cut short?)')), a.name, ev,
+            findings.append(Finding(fid, Verdict.UNKNOWN, (Msg('{name}{tag}: its state cannot be read whole: ', name=a.name, tag=tag) + SEMICOLON.join(a.problems[:3]) + Msg(' (a paste cut short?)')), a.name, ev,
                                     Msg("Paste the whole of `cat /proc/mdstat` (or check `mdadm --detail /dev/{name}`).", name=a.name), SRC_MD))
             continue
         if faulty:
@@ -348,7 +348,7 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
         ok.append(f"{a.name}{tag} {shape}{note}")
         ok_ev.extend(a.lines[:2])
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('md arrays healthy: ') + '; '.join(ok)), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('md arrays healthy: ') + SEMICOLON.join(ok)), "host",
                                 tuple([source] + ok_ev[:8]), "", SRC_MD))
     return findings
 
@@ -405,7 +405,7 @@ def nvme_link(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             ok.append(f"{who} {now}")
     if ok:
-        findings.append(Finding(fid, Verdict.PASS, (Msg('NVMe PCIe links at their capability: ') + '; '.join(ok[:16])), "host",
+        findings.append(Finding(fid, Verdict.PASS, (Msg('NVMe PCIe links at their capability: ') + SEMICOLON.join(ok[:16])), "host",
                                 tuple(ln for c in ctrls for ln in c.lines if "link" in ln)[:16], "", SRC_NVME_LINK))
     return findings
 
@@ -544,7 +544,7 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
     seq = [j for j in reads if "rand" not in j.rw]
     judged = rand[0] if rand else seq[0]
     need, basis = workload_need(plan)
-    words = "; ".join(_job_words(j) for j in reads[:6])
+    words = SEMICOLON.join(_job_words(j) for j in reads[:6])
     got = judged.read_bw_bytes_s or 0.0
     group = [j for j in reads if j.groupid == judged.groupid]
     shown = sum(j.read_share_pct or 0.0 for j in group)
@@ -643,7 +643,7 @@ def sync_write(run: FioRun, ev: tuple[str, ...]) -> list[Finding]:
     if with_p99:
         j = max(with_p99, key=lambda x: x.sync_p99_ns or 0.0)
         p99 = j.sync_p99_ns or 0.0
-        others = "; ".join(f"{o.name} p99 {_dur(o.sync_p99_ns)}" for o in with_p99 if o is not j)[:400]
+        others = SEMICOLON.join(f"{o.name} p99 {_dur(o.sync_p99_ns)}" for o in with_p99 if o is not j)[:400]
         args = dict(name=j.name, what=_sync_job_words(j, run), p99=_dur(p99), avg=_dur(j.sync_avg_ns),
                     mx=_dur(j.sync_max_ns), iops=f"{j.write_iops or 0:,.0f}", limit=limit)
         tail = Msg("; other jobs: {others}", others=others) if others else ""

@@ -28,7 +28,7 @@ from wizard.rules.smi import (
     subject,
     thresholds,
 )
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, SEMICOLON
 
 SRC_B10 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
            "(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: the GPU's own slowdown temperature); Meta GCM health "
@@ -150,15 +150,15 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         v = worst(x for x, _ in judged)
         state_txt = {"idle": "while the GPU is idle", "load": "under load"}.get(state, "(load unknown)")
         parts = [f"{r['label']} active {state_txt} (on {active_count[r['reason']]} of {n} GPUs)" for _, r in judged]
-        out.append(Finding("health.clock_events", v, f"{subject(g)}: " + "; ".join(parts), subject(g),
+        out.append(Finding("health.clock_events", v, f"{subject(g)}: " + SEMICOLON.join(parts), subject(g),
                            _ev(g, ev_lines), " ".join(dict.fromkeys(_event_remedy(r["reason"]) for _, r in judged)),
-                           "; ".join(dict.fromkeys(r["source"] for _, r in judged))))
+                           SEMICOLON.join(dict.fromkeys(r["source"] for _, r in judged))))
     for g in doc.gpus:  # time already spent slowed down since the driver loaded (the counters, not the snapshot)
         spent = [(r, us) for r in COUNTED_SLOWDOWNS for us in [g.num(f"clocks_event_counters.{r}")] if us]
         if spent:
             ok = [x for x in ok if x[0] is not g]
             out.append(Finding("health.clock_events", Verdict.WARN,
-                               (Msg('{subject}: no slowdown active now, but since the driver loaded it spent ', subject=subject(g)) + '; '.join((f'{us / 1000000.0:,.1f} s in {COUNTED_SLOWDOWNS[r]}' for r, us in spent))),
+                               (Msg('{subject}: no slowdown active now, but since the driver loaded it spent ', subject=subject(g)) + SEMICOLON.join((f'{us / 1000000.0:,.1f} s in {COUNTED_SLOWDOWNS[r]}' for r, us in spent))),
                                subject(g), _ev(g, [g.line(f"clocks_event_counters.{r}") for r, _ in spent]),
                                " ".join(dict.fromkeys(_event_remedy(r) for r, _ in spent)),
                                "NVML API reference, clocks event reasons and their counters "

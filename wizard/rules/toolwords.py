@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -408,7 +408,7 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
         sources.insert(0, SRC_DEVICE_PLUGIN)
     remedy = (Msg("Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines (the GPU's PCI address and what the driver said), act on the Xid as NVIDIA's catalog says (hardware-class: drain, reset or power-cycle the GPU, RMA if it recurs; application-class: the job that caused it), then restart the device plugin pod so the GPU is offered again.") if sick else Msg('Read `dmesg | grep -e NVRM -e Xid` on the node for the full Xid lines and paste them: bringup judges them with the GPU and the events around them.'))
     return Finding("explain.program_said", verdict, msg, "input", tuple(dict.fromkeys([ln for _, ln in xids] + sick))[:6],
-                   remedy, "; ".join(dict.fromkeys(sources)))
+                   remedy, SEMICOLON.join(dict.fromkeys(sources)))
 
 
 def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
@@ -452,8 +452,12 @@ def _cuda_errors(lines: list[str]) -> "list[tuple[int, CudaErrorInfo, str]]":
 
 
 def _quote(hits: list[str], n: int = 3) -> str:
-    shown = "; ".join(f"'{h[:160]}'" for h in hits[:n])
-    return shown + (f" and {len(hits) - n} more" if len(hits) > n else "")
+    """Up to ``n`` of the program's lines, quoted, one piece each: the quotes as they are, bringup's "; " between them
+    and " and N more" in the operator's language (walk 24 #12)."""
+    shown: str = Msg.plain(f"'{hits[0][:160]}'") if hits else ""
+    for h in hits[1:n]:
+        shown = shown + "; " + f"'{h[:160]}'"
+    return shown + (Msg(" and {n} more", n=len(hits) - n) if len(hits) > n else "")
 
 
 _USAGE = re.compile(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
@@ -477,7 +481,7 @@ def judge(text: str) -> list[Finding]:
     if chain:
         first = chain[0]
         also = [c for c in chain[1:] if c.verdict is Verdict.FAIL]
-        more = (Msg('; also: ') + '; '.join(f"'{c.lines[0][:120]}'" for c in also) if also else '')
+        more = (Msg('; also: ') + joined('; ', [Msg.plain(f"'{c.lines[0][:120]}'") for c in also]) if also else '')
         return [Finding("explain.program_said", first.verdict, Msg("{message}{more}{tail}", message=first.message, more=more, tail=tail), "input",
                         tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
                         f"{first.source}; {SRC}")]

@@ -23,7 +23,7 @@ from wizard.parsers.topology import (
 from wizard.parsers.gpu import parse_pci
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.nvlink import SRC_NVLINK, sku_row, sku_row_by_device
-from wizard.i18n import Msg, N_, joined
+from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 SRC_TOPO = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ (topo -m legend: X, SYS, "
             "NODE, PHB, PXB, PIX, NV#); Azure HPC health checks, "
@@ -133,7 +133,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         by_type: dict[str, list[str]] = {}
         for a, b, t in pairs:
             by_type.setdefault(t, []).append(f"{a}-{b}")
-        summary = "; ".join(f"{t}: " + ", ".join(v[:12]) + (f" (+{len(v) - 12} more)" if len(v) > 12 else "")
+        summary = SEMICOLON.join(f"{t}: " + ", ".join(v[:12]) + (f" (+{len(v) - 12} more)" if len(v) > 12 else "")
                             for t, v in sorted(by_type.items(), key=lambda kv: len(kv[1])))
     nvs = [nv_count(t) for _, _, t in pairs]
     head = (Msg('{n_gpus} GPU(s)', n_gpus=len(mx.gpus)) + (Msg(' ({n_gpu_rows} rows in this excerpt)', n_gpu_rows=len(gpu_rows)) if cut else ''))
@@ -180,7 +180,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         top = max(n for n in nvs if n is not None)
         low = [(a, b, t) for a, b, t in pairs if nv_count(t) is not None and nv_count(t) < top]  # type: ignore[operator]
         if low:
-            findings.append(Finding(fid, Verdict.WARN, (Msg('{head}: every pair is NVLink-connected but ', head=head) + '; '.join((f'{a}-{b} {t}' for a, b, t in low[:8])) + Msg(' bond fewer links than the others (NV{top}): an NVLink may be down', top=top)),
+            findings.append(Finding(fid, Verdict.WARN, (Msg('{head}: every pair is NVLink-connected but ', head=head) + SEMICOLON.join((f'{a}-{b} {t}' for a, b, t in low[:8])) + Msg(' bond fewer links than the others (NV{top}): an NVLink may be down', top=top)),
                                     _pair_subject(low[0][0], low[0][1]), tuple(rows_ev[:20]),
                                     "Run `nvidia-smi nvlink -s` to see which link is inactive; reset or reboot, and "
                                     "reseat the GPU/baseboard if it stays down.", SRC_NVLINK))
@@ -191,7 +191,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         row = sku_row(str(plan.get("gpu_model") or ""))
         non_nv = [(a, b, t) for a, b, t in pairs if nv_count(t) is None]
         if row and row.get("mode") == "all" and non_nv and any(n is not None for n in nvs):
-            findings.append(Finding(fid, Verdict.FAIL, (Msg('{head}: {summary}; on {row} every GPU pair should be NVLink-connected, but ', head=head, summary=summary, row=row['sku']) + '; '.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe')), _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
+            findings.append(Finding(fid, Verdict.FAIL, (Msg('{head}: {summary}; on {row} every GPU pair should be NVLink-connected, but ', head=head, summary=summary, row=row['sku']) + SEMICOLON.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe')), _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
                                     "Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
                                     "nvidia-fabricmanager`) on NVSwitch systems; reset or reboot.", SRC_NVLINK))
         else:
@@ -208,7 +208,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             key = f"NUMA {af.get('NUMA Affinity', '?')} (CPUs {af.get('CPU Affinity', '?')})"
             groups.setdefault(key, []).append(r)
         f0 = findings[0]
-        findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + "; ".join(
+        findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + SEMICOLON.join(
             f"{','.join(v)} on {k}" for k, v in groups.items()), f0.subject, f0.evidence, f0.remedy, f0.source,
             measured=f0.measured)
     findings += _nic_affinity(mx)
@@ -237,13 +237,13 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
             ev.append(mx.row_lines[g])
     cross = [f for f in far if not any(t in f for t in ("'NODE'", "'PHB'"))]
     if cross:  # a GPU whose nearest NIC is across the CPU interconnect (SYS): its network traffic crosses sockets
-        return [Finding(fid, Verdict.WARN, (Msg('{n_cross} GPU(s) reach a NIC only across the CPU interconnect (SYS): ', n_cross=len(cross)) + '; '.join(cross[:8])), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
+        return [Finding(fid, Verdict.WARN, (Msg('{n_cross} GPU(s) reach a NIC only across the CPU interconnect (SYS): ', n_cross=len(cross)) + SEMICOLON.join(cross[:8])), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
                         "Compare with the server's topology map: a GPU's inter-node traffic should leave through a NIC "
                         "on its own socket (best under its PCIe switch, PIX/PXB, for GPUDirect RDMA); check the NICs sit "
                         "in the intended slots, or pin each rank to the NIC on its NUMA node (NCCL picks by "
                         "topology). If this node has fewer NICs than sockets by design, this is expected.", SRC_NIC)]
     if far:  # NODE/PHB: same socket, no shared switch: works, without GPUDirect RDMA by NCCL's default
-        return [Finding(fid, Verdict.PASS, (Msg('{n_far} GPU(s) reach a NIC on their own socket but not under a shared PCIe switch (NODE/PHB): ', n_far=len(far)) + '; '.join(far[:8]) + Msg(". NCCL's default NCCL_NET_GDR_LEVEL (PXB) then stages network data through host memory instead of GPUDirect RDMA; normal on boards without a NIC per PCIe switch")), "host", tuple(ev[:20]), "", SRC_NIC)]
+        return [Finding(fid, Verdict.PASS, (Msg('{n_far} GPU(s) reach a NIC on their own socket but not under a shared PCIe switch (NODE/PHB): ', n_far=len(far)) + SEMICOLON.join(far[:8]) + Msg(". NCCL's default NCCL_NET_GDR_LEVEL (PXB) then stages network data through host memory instead of GPUDirect RDMA; normal on boards without a NIC per PCIe switch")), "host", tuple(ev[:20]), "", SRC_NIC)]
     return [Finding(fid, Verdict.PASS, (Msg('every GPU shares a PCIe switch with a NIC (PIX/PXB): ') + ', '.join(near[:8]) + (' ...' if len(near) > 8 else '')), "host",
                     tuple([mx.header_line] + [mx.row_lines[r] for r in mx.rows if r.startswith("GPU")][:8]), "",
                     SRC_NIC)]
@@ -289,7 +289,7 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     }
     rem = joined(" ", [Msg.plain(remedy[c]) for c in codes if remedy.get(c)])
 
-    desc = "; ".join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
+    desc = SEMICOLON.join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
     if not row and set(codes) <= {"CNS", "TNS"}:
         # the PCIe path, not the GPUs, refuses P2P and no planned GPU model says P2P must work here: on bare metal
         # ACS or the IOMMU (fixable), in a VM the hypervisor; NCCL still runs, through host memory

@@ -51,7 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.i18n import N_, Msg, joined
+from wizard.i18n import N_, Msg, joined, SEMICOLON
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
             "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
@@ -965,7 +965,7 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
         info = [t for v, t in bad if v is Verdict.PASS]  # informational Xids: said, not held against the GPU
         bad = [(v, t) for v, t in bad if v is not Verdict.PASS]
         if info:
-            note += "; " + "; ".join(info)
+            note += "; " + SEMICOLON.join(info)
         if not bad:
             m = c.row(fid, "new_errors", 0, "count", 0, Verdict.PASS, subj, op="<=",
                       label="new error kinds during the run")
@@ -976,9 +976,9 @@ def _counters(c: _Ctx, fid: str = "counters") -> None:
                   measured=m)
             continue
         worst = Verdict.FAIL if any(v is Verdict.FAIL for v, _ in bad) else Verdict.WARN
-        m = c.row(fid, "new_errors", len(bad), "count", 0, worst, subj, "; ".join(t for _, t in bad), op="<=",
+        m = c.row(fid, "new_errors", len(bad), "count", 0, worst, subj, SEMICOLON.join(t for _, t in bad), op="<=",
                   label="new error kinds during the run")
-        c.add(fid, worst, "; ".join(t for _, t in bad) + note, subj, ev,
+        c.add(fid, worst, SEMICOLON.join(t for _, t in bad) + note, subj, ev,
               "Read the new kernel-log lines (Xid numbers in the NVIDIA Xid catalog; `journalctl -k`), `nvidia-smi -q "
               "-d ECC,ROW_REMAPPER`, and the PCIe AER counters of the GPU's link; an uncorrected ECC error or pending "
               "remap needs a GPU reset or reboot and a re-check, a remap failure or a repeat means RMA. `bringup check` "
@@ -1022,7 +1022,7 @@ def _sanity(c: _Ctx) -> None:
         named = ", ".join(str(r) for r in really_missing[:16]) + (" ..." if len(really_missing) > 16 else "")
         parts.append(f"rank(s) {named} of {n} did not report")
     m = c.row("sanity", "ranks_ok", len(ok), "ranks", n, Verdict.FAIL, "host", label="ranks that passed")
-    c.add("sanity", Verdict.FAIL, "rank sanity: " + "; ".join(parts) + (f" ({vers})" if vers else ""), "host",
+    c.add("sanity", Verdict.FAIL, "rank sanity: " + SEMICOLON.join(parts) + (f" ({vers})" if vers else ""), "host",
           [e.raw for e in bad[:4]] + [e.raw for e in c.vlog.errors[:4]],
           "Read the first error of the missing or wrong rank (its GPU: Xid/ECC in the kernel log, `nvidia-smi`); "
           "on NVSwitch systems check nvidia-fabricmanager; rerun with NCCL_DEBUG=INFO.", SRC_D3, measured=m)
@@ -1211,7 +1211,7 @@ def _p2p(c: _Ctx) -> None:
               measured=tightest(pair_m))
     else:
         c.add("p2p", worst, f"slow P2P pair(s) against the median {median:.1f} GB/s (warn below {warn_f:g} x, fail "
-              f"below {fail_f:g} x): " + "; ".join(slow[:8]), "host",
+              f"below {fail_f:g} x): " + SEMICOLON.join(slow[:8]), "host",
               [e.raw for e in ms if f"{e.get('src')}->{e.get('dst')} " in " ".join(slow)][:6],
               "Find the common GPU of the slow pairs: check its NVLink links (`nvidia-smi nvlink -s`, `-e` for "
               "errors) or PCIe path (`nvidia-smi topo -m`: PIX/PXB vs SYS; ACS/IOMMU redirecting P2P), then rerun.",
