@@ -373,3 +373,14 @@ def test_sel_info_overflow_flag_warns_even_with_free_space():
                                                                                    "Overflow         : true")
     f = judge_sel_info_text(t, {})
     assert f[0].verdict is Verdict.WARN and "overflowed" in f[0].message
+
+
+@pytest.mark.parametrize("sensor_type", ["Drive Slot / Bay", "Drive Slot (Bay)"])
+def test_a_drive_fault_fails_and_a_predictive_failure_warns_whatever_ipmitool_calls_the_drive_slot(sensor_type):
+    """Held-out round 29: `Drive Slot / Bay #0x44 | Drive Fault | Asserted` passed, because the rule's sensor type
+    matched only a bare "Drive Slot", which ipmitool never prints (IPMI v2.0 table 42-3, sensor type 0Dh; ipmitool prints "Drive Slot / Bay").
+    Synthetic rows in the shape of that real SEL."""
+    fault = f" 548 | 03/26/2025 | 14:11:40 | {sensor_type} #0x44 | Drive Fault | Asserted\n"
+    predictive = f" 547 | 03/16/2025 | 02:18:29 | {sensor_type} #0x44 | Predictive Failure | Asserted\n"
+    assert overall(bmc.judge_sel(parse_sel(fault), {})) is Verdict.FAIL
+    assert overall(bmc.judge_sel(parse_sel(predictive), {})) is Verdict.WARN

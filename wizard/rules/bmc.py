@@ -225,8 +225,8 @@ _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
      "Processor offsets 0Ah, 0Ch: throttled, or a correctable machine check"),
     (r"system firmware(?:s| error| progress)?", r"bios corruption|firmware error|no usable system memory|"
      r"unrecoverable", Verdict.FAIL, "firmware", "System Firmware Progress offset 00h: system firmware error"),
-    (r"drive slot", r"drive fault|in failed array", Verdict.FAIL, "drive", "Drive Slot offsets 01h, 05h: drive fault"),
-    (r"drive slot", r"predictive failure", Verdict.WARN, "drive", "Drive Slot offset 02h: predictive failure"),
+    (r"drive slot(?: / bay| \(bay\))?", r"drive fault|in failed array", Verdict.FAIL, "drive", "Drive Slot offsets 01h, 05h: drive fault"),
+    (r"drive slot(?: / bay| \(bay\))?", r"predictive failure", Verdict.WARN, "drive", "Drive Slot offset 02h: predictive failure"),
     (r".*", r"transition to non-recoverable|transition to critical", Verdict.FAIL, "severity",
      "severity event type 07h offsets 02h-06h, 08h: the sensor went critical or non-recoverable"),
     (r".*", r"transition to non-critical from ok", Verdict.WARN, "severity",
