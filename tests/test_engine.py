@@ -208,11 +208,11 @@ def _settle(b, step_id, log_text, tmp_path, signal_it=False):
             + ("; print('replayed', flush=True); time.sleep(60)" if signal_it else ""))
     run = b.start_action(b.step(step_id), Resolved(ops=[{"argv": [_sys.executable, "-c", code]}]))
     if signal_it:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while "replayed" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert act.cancel(run, "b", _signal.SIGTERM)
-    return b.wait_action(run, timeout_s=30)
+    return b.wait_action(run, timeout_s=120)
 
 
 def test_a_validation_that_ran_on_the_cpu_is_cpu_only_never_passed(state_dir, tmp_path):

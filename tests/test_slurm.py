@@ -121,6 +121,11 @@ def test_the_health_program_run_as_slurmd_runs_it_reports_json_and_exit_status(s
            "SLURMD_NODENAME": node, "BRINGUP_STATE_DIR": str(slurm.dir / "bringup-state")}
     argv = [sys.executable, "-m", "wizard.cli", "check", "--profile", "health", "--slurm", "--json", "--snapshot"]
     slurm.choose_bundle(bundles["xid79"], node)  # slurmd's own runs agree with this one
+    # a node slurmctld still sees as NOT_RESPONDING (slurmd slow to register on a loaded machine) is offline, and
+    # bringup rightly keeps its state: wait until it answers, as an operator would see it in sinfo
+    deadline = time.monotonic() + 90
+    while "NOT_RESPONDING" in parse_show_node(slurm.show_node(node)).state and time.monotonic() < deadline:
+        time.sleep(0.5)
     try:
         r = subprocess.run(argv + [str(bundles["xid79"])], capture_output=True, text=True, env=env, cwd=ROOT,
                            timeout=60)
