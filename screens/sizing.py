@@ -380,16 +380,27 @@ class SizingScreen(Screen[None]):
                 self.notify(str(exc), severity="error")
                 return
         short = self.short_words()
-        if not short:
+        default_gpu = self.gpu_is_default()
+        if not short and not default_gpu:
             self._keep(answers, "")
             return
         from screens.dialogs import YesNo
 
-        self.app.push_screen(YesNo(_("This plan is SHORT: keep it anyway?"),
-                                   _("The results call this plan SHORT:") + "\n" + "\n".join(f"- {w}" for w in short)
-                                   + "\n\n" + _("Keep it as the build's plan anyway (the checks then compare the "
-                                                "machine against it)? Or change the workload first (esc).")),
+        body = ""
+        if default_gpu:  # walk 25: F3 wrote the form's default H100 SXM5 x 8 into the plan, a choice nobody made
+            body += _("The GPU is still the form's default ({gpu}): the checks would judge this machine against "
+                      "it.").format(gpu=self.result.inputs.gpu) + "\n"
+        if short:
+            body += _("The results call this plan SHORT:") + "\n" + "\n".join(f"- {w}" for w in short) + "\n"
+        title = _("This plan is SHORT: keep it anyway?") if short else _("Write the form's default GPU as the plan?")
+        self.app.push_screen(YesNo(title, body + "\n" + _("Keep it as the build's plan anyway (the checks then compare "
+                                                         "the machine against it)? Or change the form first (esc).")),
                              lambda yes: self._keep(answers, "; ".join(short)) if yes else None)
+
+    def gpu_is_default(self) -> bool:
+        """The GPU model is still the form's default, never chosen (the results pane says so under the figures)."""
+        return bool(getattr(self, "_gpu_default", False) and self.result is not None
+                    and self.result.inputs.gpu == sz.FIELDS.get("gpu"))
 
     def short_words(self) -> list[str]:
         """What the results call SHORT, as "title: value" (empty when everything fits)."""

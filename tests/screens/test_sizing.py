@@ -295,6 +295,31 @@ async def test_use_as_plan_asks_before_keeping_a_short_plan_and_says_what_is_sho
         assert any("kept although SHORT: Memory per GPU" in str(n.message) for n in app._notifications)
 
 
+async def test_use_as_plan_asks_before_writing_the_forms_default_gpu(state_dir):
+    """Walk 25: F3 wrote the form's default GPU (H100 SXM5 x 8) into the plan without a word, though the results
+    said to choose the GPU first. It now asks; esc keeps nothing; after the GPU is chosen it writes without asking."""
+    from screens.dialogs import YesNo
+
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "1B")  # a workload that fits: only the GPU is in question
+        assert "SHORT" not in summary(screen) and "form's default" in summary(screen)
+        await pilot.press("f3")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo)
+        asked = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        assert "still the form's default (H100 SXM5)" in asked
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and app.build.store.plan() == {}
+        await choose(pilot, screen, "gpu", "H200 SXM")
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.screen is screen and app.build.store.plan()["gpu_model"] == "H200 SXM"
+
+
 # ------------------------------------------------------------------ snapshots
 
 
