@@ -278,8 +278,8 @@ class StepScreen(Screen[None]):
         if step.manual and st is StepStatus.PENDING and not b.observing:
             notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
         if st is StepStatus.WARNED and (findings or is_checked(step)):
-            notes.append(_("Checked with warnings, not passed: read them below; fix and check again, or Confirm (d) "
-                           "with a note."))
+            notes.append(_("Done with warnings, not a pass: read them below; fix them and check again, or accept them: "
+                           "Confirm (d) with a note."))
         elif st is StepStatus.WARNED:  # confirmed by hand while steps were open (a hand-over of a machine not ready):
             # no findings below and no check to run again (walk 23)
             notes.append(_("Confirmed while not ready, not passed: the report lists what is open; finish those "
