@@ -557,6 +557,8 @@ class BringupApp(App[int]):
                                                       _("{why}: actions are disabled in this window.").format(
                                                           why=self.read_only_why())))
         elif prep.refusal_kind == "running" and prep.running is not None:  # its run goes on: its screen, not a second
+            if prep.running.step_id != step_id:  # another step's run on the same GPUs: say why its screen opens
+                self.notify(tr(prep.refusal), severity="warning", timeout=12)
             await self.push_screen(ActionScreen(prep.running.id))
         elif prep.refusal_kind in ("manual", "done"):
             # with a field for the plan answer it needs (hostfile) when one is why: saved, it is asked for again

@@ -249,6 +249,7 @@ STAGE = Stage(
                 changes_system=False,
                 needs_root=False,
                 judge=judge_baseline,
+                loads_gpus=True,
             ),
         ),
         Step(
@@ -299,6 +300,7 @@ STAGE = Stage(
                 needs_root=False,
                 judge=dcgm_diag.judge_l1,
                 judges_exit=True,
+                loads_gpus=True,
             ),
         ),
     ),

@@ -193,6 +193,7 @@ TRANSPORT = ActionSpec(
     needs_root=False,
     judge=judge_transport,
     results=results_json,
+    loads_gpus=True,
 )
 
 ALLREDUCE = ActionSpec(
@@ -210,6 +211,7 @@ ALLREDUCE = ActionSpec(
     judge=judge_multinode,
     results=results_json,
     command="nodes",
+    loads_gpus=True,
 )
 
 RDMA_PAIRS = ActionSpec(

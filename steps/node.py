@@ -25,6 +25,7 @@ NODE_VALIDATE = ActionSpec(
     judge=judge_node,
     results=results_node,
     command="node",
+    loads_gpus=True,
 )
 
 SOAK = ActionSpec(
@@ -41,6 +42,7 @@ SOAK = ActionSpec(
     judge=judge_soak,
     results=results_soak,
     command="soak",
+    loads_gpus=True,
 )
 
 RDMA_BANDWIDTH = ActionSpec(
@@ -70,6 +72,7 @@ DCGM_L3 = ActionSpec(
     needs_root=False,
     judge=dcgm_diag.judge_node,
     judges_exit=True,
+    loads_gpus=True,
 )
 
 STAGE = Stage(

@@ -21,6 +21,7 @@ GPU_VALIDATE = ActionSpec(
     judge=judge_gpu,
     results=results_gpu,
     command="gpu",
+    loads_gpus=True,
 )
 
 DCGM_L2 = ActionSpec(
@@ -36,6 +37,7 @@ DCGM_L2 = ActionSpec(
     needs_root=False,
     judge=dcgm_diag.judge_l2,
     judges_exit=True,
+    loads_gpus=True,
 )
 
 BURNIN = ActionSpec(
@@ -55,6 +57,7 @@ BURNIN = ActionSpec(
     results=dcgm_diag.results_burnin,
     command="burnin",
     judges_exit=True,
+    loads_gpus=True,
 )
 
 STAGE = Stage(

@@ -596,6 +596,48 @@ def test_a_step_whose_run_goes_on_is_not_started_again(state_dir, command):
     b.close()
 
 
+def test_no_second_gpu_load_starts_beside_another_steps_run(state_dir):
+    """Two steps that load the same GPUs (a validation during a burn-in) spoil each other's figures, as DCGM refuses a
+    second diagnostic (DCGM_ST_IN_USE): while gpu.stress runs, every other GPU-loading step's action is refused as
+    ``running``, naming that run, in the engine and in the CLI's words; a step that does not load the GPUs
+    (node.storage_read) and a dry run are not held back; once the run ends, the refusal goes."""
+    import signal as _signal
+    import sys as _sys
+
+    from wizard import actions as act
+    from wizard.actions import Resolved
+    from wizard.cli import running_refusal
+    from wizard.engine import local_host
+    from wizard.store import ActionState
+
+    loads = {s.id for st in steps.STAGES for s in st.steps if s.action is not None and s.action.loads_gpus}
+    assert loads == {"health.idle_baseline", "health.dcgm_l1", "gpu.validate", "gpu.dcgm_l2", "gpu.stress",
+                     "node.validate", "node.soak", "node.dcgm_l3", "multinode.transport", "multinode.allreduce"}
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    assert b.gpu_load_run() is None
+    run = b.start_action(b.step("gpu.stress"), Resolved(ops=[{"argv": [_sys.executable, "-c", "import time; time.sleep(60)"]}]))
+    try:
+        assert b.gpu_load_run("gpu.stress") is None and b.gpu_load_run().id == run.id  # type: ignore[union-attr]
+        prep = asyncio.run(b.prepare_action(local_host(), "gpu.validate", {"validate_device": "cpu"}))
+        assert prep.refusal_kind == "running" and prep.running is not None and prep.running.id == run.id
+        assert "gpu.stress" in prep.refusal and str(run.pid) in prep.refusal and "spoil" in prep.refusal
+        words = running_refusal(prep.running, "gpu.validate")
+        assert "gpu.stress" in words and "gpu.validate is not started" in words and run.log_path in words
+        out = asyncio.run(b.run_action(local_host(), "node.validate", {"validate_device": "cpu"}, confirm=lambda p: True))
+        assert out.run is None and out.prepared.refusal_kind == "running"
+        assert b.store.action_runs(step_id="node.validate") == []
+        dry = asyncio.run(b.prepare_action(local_host(), "gpu.validate", {"validate_device": "cpu"}, dry_run=True))
+        assert dry.refusal_kind != "running"
+        fio = asyncio.run(b.prepare_action(local_host(), "node.storage_read", {"data_path": str(state_dir)}))
+        assert fio.refusal_kind != "running"
+    finally:
+        act.cancel(run, "b", _signal.SIGTERM)
+    assert b.wait_action(run, timeout_s=30).state is not ActionState.RUNNING
+    assert b.gpu_load_run() is None
+    assert asyncio.run(b.prepare_action(local_host(), "gpu.validate", {"validate_device": "cpu"})).refusal_kind != "running"
+    b.close()
+
+
 def test_a_runs_outcome_follows_what_the_run_found_not_its_steps_status_now(state_dir):
     """Walk 24 #6: "succeeded (exit status 0)" beside "Result: FAIL" once a person skipped the step. A run that exited
     0 whose own findings fail "ended (exit status 0)" (zh: 已结束（退出状态 0）) for the screens, the CLI and the

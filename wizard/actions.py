@@ -167,6 +167,11 @@ class ActionSpec:
         judges_exit: the judge reads a failed run's exit status from its log (the progress wrapper's last line,
             :mod:`wizard.progress`) and says what it means (dcgmi that cannot reach its host engine: ``unknown``,
             not a GPU failure); the engine then adds no failing finding of its own for the exit status.
+        loads_gpus: it puts this node's GPUs under load, or measures them at rest (validation, DCGM diagnostics,
+            burn-in, soak, the idle baseline, torchrun across nodes): two such runs at once spoil each other's
+            figures, so :meth:`wizard.engine.Build.prepare_action` refuses one while another runs (DCGM itself
+            refuses a second diagnostic with DCGM_ST_IN_USE: NVIDIA DCGM Diagnostics user guide,
+            docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html, exit codes).
     """
 
     id: str
@@ -181,6 +186,7 @@ class ActionSpec:
     results: "Callable[[str, Mapping[str, Any]], dict[str, Any]] | None" = None
     command: str = ""
     judges_exit: bool = False
+    loads_gpus: bool = False
 
 
 def current_user() -> str:

@@ -682,13 +682,21 @@ class Build:
         resolved = await self.resolve_action(host, step, overrides)
         prep = PreparedAction(step, resolved, overrides, dry)
         running = None if self.observing else self.running_run(step.id)
+        if running is None and not self.observing and step.action.loads_gpus and not dry:
+            running = self.gpu_load_run(step.id)  # another step's run loads the same GPUs
         if self.observing:
             prep.refusal, prep.refusal_kind = ("another bringup holds this build: actions are disabled in this "
                                                "window", "observing")
-        elif running is not None:  # never a second run of the same step beside it (two burn-ins on the same GPUs)
+        elif running is not None and running.step_id == step.id:  # never a second run of the step beside it
             prep.running = running
             prep.refusal, prep.refusal_kind = Msg("run {run} of this step's action is still running (pid {pid}); log: "
                                                   "{log}", run=running.id, pid=running.pid, log=running.log_path), "running"
+        elif running is not None:  # nor beside another run on the same GPUs (a validation during a burn-in)
+            prep.running = running
+            prep.refusal, prep.refusal_kind = Msg(
+                "run {run} of {step} is still running on this node's GPUs (pid {pid}); a second load beside it "
+                "would spoil both runs' figures; log: {log}", run=running.id, step=running.step_id, pid=running.pid,
+                log=running.log_path), "running"
         elif resolved.manual:
             prep.refusal, prep.refusal_kind = resolved.manual, "done" if resolved.done else "manual"
         elif (step.action.needs_root or resolved.needs_root) and os.geteuid() != 0 and not dry:
@@ -969,6 +977,19 @@ class Build:
     def last_run(self, step_id: str) -> ActionRun | None:
         runs = self.store.action_runs(step_id=step_id)
         return runs[-1] if runs else None
+
+    def gpu_load_run(self, except_step: str = "") -> ActionRun | None:
+        """A run under way now of any step whose action loads this node's GPUs (``ActionSpec.loads_gpus``: a
+        validation, a DCGM diagnostic, a burn-in, a soak, the idle baseline) other than ``except_step``'s, else
+        ``None``: :meth:`prepare_action` starts no second GPU load beside it, as DCGM refuses a second diagnostic
+        (DCGM_ST_IN_USE)."""
+        loads = {s.id for s in self.steps() if s.action is not None and s.action.loads_gpus} - {except_step}
+        for run in reversed(self.store.action_runs(state=ActionState.RUNNING)):
+            if run.step_id in loads:
+                run = self.refresh_action(run)
+                if run.state is ActionState.RUNNING:
+                    return run
+        return None
 
     def running_run(self, step_id: str) -> ActionRun | None:
         """The run of ``step_id``'s action under way now (its supervisor alive, looked at again: a run recorded
