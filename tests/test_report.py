@@ -250,6 +250,42 @@ def test_several_build_directories_make_one_report(tmp_path):
     assert not list(tmp_path.glob("*/builds/*/reports"))
 
 
+def test_two_builds_of_one_machine_are_one_node_the_newest(tmp_path):
+    """Walk 25 #13: two builds of host vm (a bring-up started again) made "2 nodes" with every failure counted
+    twice. A report counts each machine once (same machine id, else hostname): the newest build is reported, the
+    older one is named as left out on standard error and in the report; another machine stays its own node."""
+    def build(where: str, host: str, at: str, verdict: Verdict) -> str:
+        b = Build.open(tmp_path / where, steps.STAGES, {"hostname": host, "boot_id": "b", "machine_id": "m-" + host},
+                       create=True, clock=lambda: at)
+        b.record_findings("os.release", [Finding("os.release", verdict, f"release on {host} at {at}", source="s")],
+                          frozen_clock())
+        b.close()
+        return str(b.info.path)
+
+    old = build("a", "vm", "2026-12-01T10:00:00+00:00", Verdict.FAIL)
+    other = build("b", "gpu02", "2026-12-01T11:00:00+00:00", Verdict.PASS)
+    new = build("c", "vm", "2026-12-02T10:00:00+00:00", Verdict.PASS)
+    out = tmp_path / "r.json"
+    p = run_cli("report", "--builds", old, other, new, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert [n["name"] for n in doc["nodes"]] == ["gpu02", "vm"]  # no "vm (1 of 2)": one node per machine
+    assert [n["source"]["path"] for n in doc["nodes"]] == [other, new]
+    assert doc["blocking"] == []  # the old build's failure is not the machine's now
+    assert doc["superseded"] == [{"build_id": Path(old).name, "path": old, "node": "vm",
+                                  "newer_build_id": Path(new).name}]
+    assert f"build {Path(old).name} is of the same machine as build {Path(new).name}" in p.stderr
+    md = rpt.render(doc, "md")
+    assert "Left out: older builds" in md and f"`{Path(old).name}`" in md and "# Acceptance report: 2 nodes" in md
+    assert f"<code>{Path(old).name}</code>" in rpt.render(doc, "html")
+    # the same build twice is one node, with nothing left out but the repeat
+    p = run_cli("report", "--builds", new, new, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert [n["name"] for n in json.loads(out.read_text())["nodes"]] == ["vm"]
+    assert "superseded" not in json.loads(out.read_text()) and "was given twice: it is reported once" in p.stderr
+
+
 # ------------------------------------------------------------------ a build: escaping, actions, what changed
 
 

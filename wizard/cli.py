@@ -407,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--snapshot", metavar="BUNDLE", nargs="+", default=argparse.SUPPRESS,
                     help=_("report on capture bundles instead of the build (several: one report of all the nodes)"))
     rp.add_argument("--builds", metavar="DIR", nargs="+",
-                    help=_("report on these build directories (STATE/builds/<id>) together, one node each"))
+                    help=_("report on these build directories (STATE/builds/<id>) together, one node per machine (its newest build)"))
     an = _command(sub, "answers", COMMANDS["answers"])
     ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
     anc = _command(ansub, "check", ANSWERS_COMMANDS["check"])
@@ -2358,13 +2358,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         snaps = _distinct_bundles(snaps)
     build_dir: Path | None = None
     previous = None
+    superseded: list[dict[str, str]] = []
     if snaps:
         async def all_bundles() -> list[dict]:
             return [await rpt.node_from_bundle(p, steps.STAGES) for p in snaps]
 
         nodes = asyncio.run(all_bundles())
     elif builds:
-        nodes = [_report_node_of_build_dir(Path(d)) for d in builds]
+        nodes, superseded = _newest_build_per_machine([_report_node_of_build_dir(Path(d)) for d in builds])
     else:
         b, note = open_build_for_reading(args, _boot_id())
         if b is None:
@@ -2381,6 +2382,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             b.close()
         previous = rpt.previous_summary(build_dir)
     report = rpt.assemble(nodes, previous)
+    if superseded:
+        report["superseded"] = superseded
     text = rpt.render(report, fmt)
     if out == "-" or (out is None and build_dir is None):
         sys.stdout.write(text)
@@ -2485,8 +2488,49 @@ def _report_node(b) -> dict:
                                         "directory holds no capture bundle (the Report stage's capture step writes one).")
 
 
-def _report_node_of_build_dir(d: Path) -> dict:
-    """The report's node of one build directory (``STATE/builds/<id>``), opened read-only.
+def _newest_build_per_machine(built: list[tuple[dict, dict]]) -> tuple[list[dict], list[dict[str, str]]]:
+    """The report's nodes of ``built`` (each a node and its build's recorded host identity), one per machine: two
+    builds of one machine (:func:`wizard.engine.same_host`: by machine id, else by hostname) are not two nodes
+    (walk 25: two builds of host vm became "2 nodes" with every failure counted twice), so only the newest build of
+    each (its ``created`` time, then its id) is kept, in the order given. Returns the nodes kept and one entry per
+    build left out (``build_id``, ``path``, ``node``, ``newer_build_id``), each also said on standard error."""
+    from wizard.engine import host_words, same_host
+
+    def age(node: dict) -> tuple[str, str]:
+        return str(node["source"].get("created") or ""), str(node["source"].get("build_id") or "")
+
+    newest: list[tuple[dict, dict]] = []  # one (node, identity) per machine, the newest seen so far
+    for node, ident in built:
+        i = next((k for k, (_n, other) in enumerate(newest) if same_host(ident, other)), None)
+        if i is None:
+            newest.append((node, ident))
+        elif age(node) > age(newest[i][0]):
+            newest[i] = (node, ident)
+    kept_ids = {id(n) for n, _i in newest}
+    kept = [n for n, _i in built if id(n) in kept_ids]
+    left: list[dict[str, str]] = []
+    for node, ident in built:
+        if id(node) in kept_ids:
+            continue
+        newer = next(n for n, other in newest if same_host(ident, other))
+        if newer["source"].get("path") == node["source"].get("path"):
+            print("bringup: note: " + _("build {path} was given twice: it is reported once").format(
+                path=node["source"].get("path")), file=sys.stderr)
+            continue
+        entry = {"build_id": str(node["source"].get("build_id") or ""), "path": str(node["source"].get("path") or ""),
+                 "node": str(node["name"]), "newer_build_id": str(newer["source"].get("build_id") or "")}
+        left.append(entry)
+        print("bringup: note: " + _("build {build} is of the same machine as build {newer} ({host}) and older: it is "
+                                    "left out, as a report counts each machine once (report on it alone with "
+                                    "`bringup report --builds {path}`)").format(
+            build=entry["build_id"], newer=entry["newer_build_id"], host=host_words(ident), path=entry["path"]),
+            file=sys.stderr)
+    return kept, left
+
+
+def _report_node_of_build_dir(d: Path) -> tuple[dict, dict]:
+    """The report's node of one build directory (``STATE/builds/<id>``), opened read-only, and the host identity
+    the build recorded (:meth:`wizard.store.Store.host`).
 
     Raises:
         StoreError: not a build directory, or its build file cannot be read.
@@ -2500,7 +2544,7 @@ def _report_node_of_build_dir(d: Path) -> dict:
         raise StoreError(_("{path} is not a build directory (STATE/builds/<id> holding {db})").format(path=d, db=DB_NAME))
     b = Build.open(d.parent.parent, steps.STAGES, {"boot_id": _boot_id()}, build_id=d.name, readonly=True)
     try:
-        return _report_node(b)
+        return _report_node(b), dict(b.store.host())
     finally:
         b.close()
 
