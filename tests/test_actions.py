@@ -186,6 +186,28 @@ def test_a_runs_expected_duration_is_what_its_commands_declare():
     assert act.declared_duration_s([[sys.executable, "-m", "wizard.progress", "--expect-s=30", "--", "x"]]) == 30.0
 
 
+def test_a_dry_runs_log_prefixes_only_the_operations(state_dir):
+    """Walk 25 #9: the dry-run log said "would run: /tmp is on ext4" of the lines that say what a command does. Only
+    the operations get "would run:"; the lines under one (what it does, what it runs in turn) are kept as notes,
+    in the reader's language (walk 25 #2: the fio dialog's lines were English in Chinese)."""
+    from wizard import i18n
+    from wizard.i18n import Msg
+
+    op = {"argv": ["fio", "--name=read"], "detail": [Msg("{path} is on {fs}", path="/data", fs="ext4")]}
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, dry_run=True)
+    step = steps.step_by_id("node.storage_read")
+    log = Path(b.start_action(step, Resolved(ops=[op])).log_path).read_text().splitlines()
+    assert log[1:] == ["would run: $ fio --name=read", "    /data is on ext4"]
+    i18n.set_language("zh_CN")
+    try:
+        log = Path(b.start_action(step, Resolved(ops=[op])).log_path).read_text().splitlines()
+        assert Resolved(ops=[op]).describe()[1] == "    /data is on ext4"  # the English stays what is stored
+    finally:
+        i18n.set_language("en")
+    assert log[1:] == ["将运行：$ fio --name=read", "    /data 位于 ext4 上"]
+    b.close()
+
+
 def test_dry_run_runs_nothing_and_says_what_it_would(state_dir, tmp_path):
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": BOOT}, create=True, dry_run=True)
     marker = tmp_path / "ran"

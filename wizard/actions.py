@@ -85,7 +85,7 @@ class Resolved:
         for op in self.ops:
             if "argv" in op:
                 out.append("$ " + " ".join(_quote(a) for a in op["argv"]))
-                out.extend(f"    {line}" for line in op.get("detail", ()))  # what it runs in turn (other nodes)
+                out.extend("    " + line for line in op.get("detail", ()))  # what it runs in turn (other nodes); a Msg stays one
             elif "write" in op:
                 out.append(Msg("write {path} (backed up first, replaced atomically)", path=op["write"])
                            + (": " + Msg.plain(op["summary"]) if op.get("summary") else ""))
@@ -259,8 +259,8 @@ def start_run(store: Store, actions_dir: Path, step_id: str, title: str, resolve
         with open(log_path, "w") as fh:
             # the operator reads these two words in the interface's language; the commands stay as they are
             fh.write(tr(Msg("# dry run of: {title} (nothing was run)", title=title)) + "\n")
-            for line in resolved.describe():
-                fh.write(tr(Msg("would run: {command}", command=line)) + "\n")
+            for line in resolved.describe():  # the operations; the lines under one (what it runs in turn, a diff) as they are
+                fh.write((tr(Msg("would run: {command}", command=line)) if not line.startswith(" ") else tr(line)) + "\n")
         store.update_action_run(run_id, ended_at=store.clock())
         run = store.action_run(run_id)
         assert run is not None

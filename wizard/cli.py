@@ -1586,8 +1586,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         shown = prep.confirmation()
         for i, line in enumerate(shown.words):
             print("\n".join(_wrap("  " if i else "", tr(line).strip(), width, 2)))
-        for line in shown.commands:
-            print(line)
+        for line in shown.commands:  # verbatim; a line that says what a command does (a Msg) in the reader's language
+            print(tr(line))
 
     def confirm(prep) -> bool:
         show(prep)

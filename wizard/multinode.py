@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 
+from wizard.i18n import Msg
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 from wizard.rules.multinode import REMEDY_UNREACHABLE
@@ -1025,14 +1026,14 @@ def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
         if not all(isinstance(c, int) for c in counts):
             mpirun[mpirun.index("-np") + 1] = "TOTAL"
             mpirun[mpirun.index("-H") + 1] = ",".join(f"{s.target.rsplit('@', 1)[-1]}:{c}" for s, c in zip(specs, counts))
-        tail = ["then, where mpirun and all_reduce_perf are on PATH here (nccl-tests):", "  $ " + shlex.join(mpirun)]
+        tail = [Msg("then, where mpirun and all_reduce_perf are on PATH here (nccl-tests):"), "  $ " + shlex.join(mpirun)]
     out: list[str] = []
     if opts.launcher == "srun" or (opts.launcher == "auto" and slurm_present()):
         script = f"{opts.workdir.rstrip('/') or ''}/bringup-validate-RUN-RANDOM.py"
         py = _home_relative(specs[0].python or opts.python) if specs else opts.python
         every = ["srun", f"--nodes={len(specs)}", f"--ntasks={len(specs)}", "--ntasks-per-node=1",
                  f"--nodelist={','.join(s.target for s in specs)}", "--label"]
-        out.append("in this Slurm allocation, with sbcast and srun (no ssh):")
+        out.append(Msg("in this Slurm allocation, with sbcast and srun (no ssh):"))
         out.append("  $ " + shlex.join(sbcast_argv(opts.script, script)))
         out.append("  $ " + shlex.join([*every, py, script, "facts"]))
         if job and opts.all_nodes:
@@ -1041,15 +1042,15 @@ def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
             out.append("  $ " + shlex.join(srun_argv([s.target for s in specs], py, script, most, endpoint, rdzv,
                                                      opts.device, env, opts.rdzv_timeout_s, opts.script_args)))
         if job and opts.pairwise:
-            out.append(f"  then every pair of nodes: the same srun over the pair (rendezvous port {opts.port} + the "
-                       "pair's place in its round)")
+            out.append("  " + Msg("then every pair of nodes: the same srun over the pair (rendezvous port {port} + the "
+                                  "pair's place in its round)", port=opts.port))
         out.append("  $ " + shlex.join([*every, "rm", "-f", "--", script]))
         return out + tail
     for i, s in enumerate(specs):
         host = SSHHost(s.target, s.name, opts.ssh_config, opts.ssh_options, opts.connect_timeout_s)
         py, script = _home_relative(s.python or opts.python), f"DIR/{SCRIPT_NAME}"
         ssh = shlex.join(host.ssh_argv("")[:-1])
-        out.append(f"on {s.name}, over ssh ({s.target}):")
+        out.append(Msg("on {node}, over ssh ({target}):", node=s.name, target=s.target))
         out.append(f"  $ {ssh} {host.remote_command(copy_argv(workdir_template(opts.workdir, 'RUN', s.name)), c_env)}"
                    f" < {opts.script}")
         out.append(f"  $ {ssh} {host.remote_command([py, script, 'facts'], c_env)}")
@@ -1060,10 +1061,11 @@ def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
                                                       env, watcher="$WATCHER"))
         out.append(f"  $ {ssh} {host.remote_command(['rm', '-rf', '--', 'DIR'], c_env)}")
     if job and opts.all_nodes:
-        out.append("  (torchrun gets --local-addr=ADDR, the node's address, where the node's torch is 2.2 or later)")
+        out.append("  " + Msg("(torchrun gets --local-addr=ADDR, the node's address, where the node's torch is 2.2 or "
+                              "later)"))
     if job and opts.pairwise:
-        out.append(f"then every pair of nodes: the same torchrun with --nnodes=2, the pair's first node as HEAD "
-                   f"(rendezvous port {opts.port} + the pair's place in its round)")
+        out.append(Msg("then every pair of nodes: the same torchrun with --nnodes=2, the pair's first node as HEAD "
+                       "(rendezvous port {port} + the pair's place in its round)", port=opts.port))
     return out + tail
 
 

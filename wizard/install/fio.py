@@ -229,8 +229,10 @@ def resolve_read(ctx: ActionContext) -> Resolved:
     argv = [ctx.python, "-m", "wizard.progress", "--label", "fio", "--expect-s", f"{expect:g}",
             "--every", f"{min(PROGRESS_EVERY_S, max(1.0, expect / 4)):g}", "--remove", path,
             *(x for n in notes for x in ("--note", n)), "--", *fio_argv(real, ctx.plan)]
-    detail = [f"writes {path} ({size >> 20} MiB), reads it for about {expect} s, then removes it however the run ends",
-              f"{real} is on {fstype or 'a filesystem df did not name'}"]
+    detail = [Msg("writes {path} ({mib} MiB), reads it for about {seconds} s, then removes it however the run ends",
+                  path=path, mib=size >> 20, seconds=f"{expect:g}"),
+              Msg("{path} is on {fs}", path=real, fs=fstype) if fstype else
+              Msg("{path} is on a filesystem df did not name", path=real)]
     if fstype in RAM_FS:
-        detail.append(f"{fstype} is held in RAM: this measures memory, not a storage device (judged warn)")
+        detail.append(Msg("{fs} is held in RAM: this measures memory, not a storage device (judged warn)", fs=fstype))
     return Resolved(ops=[{"argv": argv, "detail": detail}])
