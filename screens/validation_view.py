@@ -105,9 +105,9 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
         parts.append(Text("\n".join(bandwidth_chart(series, floor, width=74, unicode=not basic))))
         if floor is not None and basis:
             parts.append(Text(_("floor: {basis}").format(basis=basis)))
-    for kind, node, message, remedy in live.errors():
-        parts.append(Text(_("error ({kind}) on {node}: {message}").format(kind=kind, node=node, message=message)
-                          if node else _("error ({kind}) : {message}").format(kind=kind, message=message),
+    for _kind, node, message, remedy in live.errors():
+        parts.append(Text(_("error on {node}: {message}").format(node=node, message=message)
+                          if node and node not in message else _("error: {message}").format(message=message),
                           style="bold red"))
         if remedy:
             parts.append(Text(f"  -> {remedy}"))

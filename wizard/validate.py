@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from wizard.common import fmt_value
 from wizard.hosts import ssh_failed_words
-from wizard.i18n import Msg, _, ngettext, tr
+from wizard.i18n import N_, Msg, _, ngettext, tr
 from wizard.actions import ActionContext, Resolved
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -353,13 +353,35 @@ def event_line(line: str) -> str | None:
                  "h2d": _("h2d{on}: {value}"), "d2h": _("d2h{on}: {value}")}.get(e.test)  # walk 24 #10
         return where + (words.format(on=on, value=value) if words else f"{e.test}{on}: {value}")
     if e.kind == "error":
-        message = str(e.get("message") or "")
-        if e.get("kind") == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
-            message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
-                             target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
-        return where + _("error in {test} ({kind}): {message}").format(test=e.test or "?", kind=e.get("kind"),
-                                                                       message=message[:200])
+        return where + _("error in {test}: {message}").format(test=e.test or "?", message=error_words(e)[:200])
     return None
+
+
+ERROR_KINDS: dict[str, str] = {
+    "unreachable": N_("unreachable"), "hang": N_("hung"), "launch": N_("did not start"),
+    "rendezvous": N_("rendezvous failed"), "node_failed": N_("a node failed"), "node": N_("node error"),
+    "copy_failed": N_("copy failed"), "facts_failed": N_("facts failed"), "torch_missing": N_("torch missing"),
+    "python_missing": N_("python missing"), "nccl_tests_missing": N_("nccl-tests missing"),
+    "too_few_nodes": N_("too few nodes"), "hostfile": N_("hostfile error"), "timeout": N_("timed out"),
+    "stopped": N_("stopped"), "gpu": N_("GPU error"), "soak": N_("soak error"), "args": N_("bad arguments"),
+}
+"""The validation script's and the launcher's error kinds (their ``error`` events' ``kind``) in words."""
+
+
+def error_words(e: Any) -> str:
+    """An ``error`` event as the operator reads it: its message in the reader's language where bringup can say it
+    again (an unreachable node, with ssh's own words kept), led by its kind in words unless the message already says
+    it (walk 25 #10: "出错（unreachable）：node2 … unreachable: …", the kind English and said twice)."""
+    message = str(e.get("message") or "").strip()
+    kind = str(e.get("kind") or "")
+    if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
+        message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
+                         target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
+    english = ERROR_KINDS.get(kind, kind)
+    word = _(english) if kind in ERROR_KINDS else kind
+    if not kind or english.lower() in message.lower() or word in message:
+        return message
+    return _("{kind}: {message}").format(kind=word, message=message) if message else word
 
 
 class LiveView:
@@ -444,9 +466,8 @@ class LiveView:
         last = vlog.events[-1]
         ends, errs = vlog.ends, vlog.errors
         # the last error whole (the screen wraps it): a message cut at a fixed length lost its end mid-path
-        err = (_("; {n} error(s), last: {kind} {message}").format(n=len(errs), kind=errs[-1].get("kind", "?"),
-                                                                 message=str(errs[-1].get("message", "")).strip())
-               if errs else "")
+        err = (ngettext("; {n} error: {message}", "; {n} errors, the last: {message}", len(errs)).format(
+            n=len(errs), message=error_words(errs[-1])) if errs else "")
         if ends and last.kind == "end":
             dur = num(ends[-1].get("duration_s"))
             # the script's own status is not repeated: the run's (the launcher's) is in the header (walk 20: 143 here,
@@ -505,9 +526,9 @@ class LiveView:
         return sorted(pts.items())
 
     def errors(self) -> list[tuple[str, str, str, str]]:
-        """(kind, node, message, remedy) of each error event, in log order."""
-        return [(str(e.get("kind")), e.node, str(e.get("message", "")), str(e.get("remedy") or ""))
-                for e in self.vlog.errors]
+        """(kind, node, message, remedy) of each error event, in log order; the message in words
+        (:func:`error_words`: led by its kind unless it says it)."""
+        return [(str(e.get("kind")), e.node, error_words(e), str(e.get("remedy") or "")) for e in self.vlog.errors]
 
     @property
     def bad_lines(self) -> list[tuple[int, str]]:
