@@ -364,6 +364,8 @@ ERROR_KINDS: dict[str, str] = {
     "python_missing": N_("python missing"), "nccl_tests_missing": N_("nccl-tests missing"),
     "too_few_nodes": N_("too few nodes"), "hostfile": N_("hostfile error"), "timeout": N_("timed out"),
     "stopped": N_("stopped"), "gpu": N_("GPU error"), "soak": N_("soak error"), "args": N_("bad arguments"),
+    "oom": N_("out of memory"), "no_cuda": N_("no CUDA device"), "collective_timeout": N_("collective timed out"),
+    "exception": N_("exception"), "nccl": N_("NCCL error"),
 }
 """The validation script's and the launcher's error kinds (their ``error`` events' ``kind``) in words."""
 

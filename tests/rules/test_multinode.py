@@ -158,3 +158,26 @@ def test_transport_is_judged_per_node_from_its_own_nccl_lines():
     assert fs["a"].verdict is Verdict.PASS and "NET/IB" in fs["a"].message and fs["a"].message.startswith("a: ")
     assert fs["b"].verdict is Verdict.FAIL and "docker0" in fs["b"].message and "NCCL_SOCKET_IFNAME" in fs["b"].remedy
     assert all(ev.startswith("node0") for ev in fs["b"].evidence)  # the raw NCCL lines, prefix stripped
+
+
+def test_evidence_is_the_events_words_not_the_protocol_record():
+    """Walk 25 #11: an unreachable node's finding showed `BRINGUP {"v":1,"event":"error",...}` (the remedy inside it,
+    in English) as its evidence, and the report showed every measure that way. Evidence is the event in words: its
+    log line, its node, and ssh's own message; measures as key=value with their units' numbers."""
+    why = "ssh: connect to host 127.0.0.2 port 22: Connection refused"
+    err = {"v": 1, "event": "error", "t": 1.0, "source": "launcher", "test": "multinode", "kind": "unreachable",
+           "node": "b", "target": "root@127.0.0.2", "error": f"ssh to root@127.0.0.2 failed: {why}",
+           "message": f"b (root@127.0.0.2) unreachable: ssh to root@127.0.0.2 failed: {why}",
+           "remedy": "Check that `ssh root@127.0.0.2 true` works"}
+    findings = judge_multinode(_log("BRINGUP " + json.dumps(err)), {})
+    bad = [f for f in findings if f.verdict is Verdict.FAIL and "unreachable" in f.message]
+    assert bad, findings
+    ev = " ".join(e for f in bad for e in f.evidence)
+    assert "BRINGUP" not in ev and '{"v"' not in ev and "Check that" not in ev
+    assert f"log line 2: error multinode (unreachable): b (root@127.0.0.2) unreachable: ssh to root@127.0.0.2 failed: {why}" in ev
+
+    from wizard.parsers.validate import parse_event_line
+    e = parse_event_line('[a] BRINGUP {"v":1,"event":"measure","t":2.5,"test":"allreduce","rank":0,"node":"a",'
+                         '"size_bytes":1073741824,"busbw_gb_s":352.25,"unit":"GB/s"}', 7)
+    assert e.raw == "log line 7: [a] measure allreduce: rank=0, size_bytes=1073741824, busbw_gb_s=352.25, unit=GB/s"
+    assert e.line.startswith("BRINGUP {")  # the record itself is kept for the log's readers

@@ -30,13 +30,32 @@ _PREFIXED = re.compile(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
 @dataclass(frozen=True)
 class Event:
     """One event: ``kind`` (start, device, progress, measure, sample, counters, result, error, end, facts),
-    the whole JSON object as ``data``, the log line number (1-based) and the raw line for evidence."""
+    the whole JSON object as ``data``, the log line number (1-based) and the line as the log holds it (``line``,
+    the protocol record); :attr:`raw` is the same event as evidence a reader can check."""
 
     kind: str
     data: dict[str, Any]
     line_no: int
-    raw: str
+    line: str
     prefix: str = ""
+
+    @property
+    def raw(self) -> str:
+        """The event as a finding's evidence: the log line's number, then what it says in plain ``key=value``
+        words (units as the script writes them: bytes, GB/s, TFLOPS, W, °C, MHz, s), an error's message as the
+        script or the launcher wrote it (ssh's own words inside). Walk 25 #11: findings and the hand-over report
+        showed the protocol record (``BRINGUP {"v":1,"event":...}``); the log keeps it."""
+        d = self.data
+        where = f"log line {self.line_no}: " if self.line_no else ""
+        node = f"[{self.prefix}] " if self.prefix else ""
+        head = f"{self.kind} {self.test}".rstrip() if self.test else self.kind
+        if self.kind == "error":
+            kind = str(d.get("kind") or "")
+            return (f"{where}{node}{head}{f' ({kind})' if kind else ''}: "
+                    f"{str(d.get('message') or d.get('error') or '').strip()}")
+        skip = {"v", "event", "t", "test", "message", "remedy"} | ({"node"} if self.prefix else set())
+        pairs = ", ".join(f"{k}={_plain(v)}" for k, v in d.items() if k not in skip)
+        return f"{where}{node}{head}" + (f": {pairs}" if pairs else "")
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -53,6 +72,15 @@ class Event:
     @property
     def node(self) -> str:
         return str(self.data.get("node") or self.prefix or "")
+
+
+def _plain(v: Any) -> str:
+    """A value of an event in evidence words: text and numbers as they are, a list or an object as compact JSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return f"{v:g}"
+    return json.dumps(v, separators=(",", ":"), default=str) if isinstance(v, (list, dict)) else str(v)
 
 
 @dataclass(frozen=True)

@@ -231,8 +231,8 @@ def _launcher_event(ml: MultiLog, active: list[Group], e: Event) -> None:
 
 
 def _raw(e: Event) -> str:
-    """The event's log line as it stands in the log (with its node prefix)."""
-    return f"[{e.prefix}] {e.raw}" if e.prefix else e.raw
+    """The event as evidence, with its node (:attr:`wizard.parsers.validate.Event.raw`)."""
+    return e.raw
 
 
 def _g(v: float | None) -> str:
