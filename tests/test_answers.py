@@ -78,6 +78,12 @@ def test_a_valid_file_checks_clean(tmp_path, capsys):
     assert main(["answers", "check", str(f)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith(f"{f}: valid: 4 plan answer(s), 1 confirmation(s), 1 skip(s), 2 action(s) allowed") and not err
+    try:  # walk 25 #7: the counts were English in Chinese
+        assert main(["--lang", "zh_CN", "answers", "check", str(f)]) == 0
+    finally:
+        from wizard import i18n
+        i18n.set_language("en")
+    assert "4 个规划答案，1 项确认，1 项跳过，允许 2 个操作；on_failure = continue" in capsys.readouterr().out
     answers, errors = validate_text(GOOD, steps.STAGES)
     assert not errors and answers is not None
     assert answers.plan == {"gpu_model": "H100 SXM5", "gpu_count": 8, "host_ram_gib": 2048.0, "virtualization": False}

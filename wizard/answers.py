@@ -114,8 +114,10 @@ class Answers:
     version: int = ANSWERS_VERSION
 
     def summary(self) -> str:
-        return (f"{len(self.plan)} plan answer(s), {len(self.confirm)} confirmation(s), {len(self.skip)} skip(s), "
-                f"{len(self.allow)} action(s) allowed; on_failure = {self.on_failure}")
+        """What the file holds, in counts (a :class:`~wizard.i18n.Msg`: shown in the reader's language)."""
+        return Msg("{plan} plan answer(s), {confirm} confirmation(s), {skip} skip(s), {allow} action(s) allowed; "
+                   "on_failure = {on_failure}", plan=len(self.plan), confirm=len(self.confirm), skip=len(self.skip),
+                   allow=len(self.allow), on_failure=self.on_failure)
 
 
 @functools.lru_cache(maxsize=1)

@@ -593,6 +593,10 @@ def main(argv: list[str] | None = None) -> int:
 
     # the language first: --lang, else the locale; on the Linux console Chinese falls back to English, said once
     lang_notice = i18n.setup(lang_flag(sys.argv[1:] if argv is None else list(argv)))
+    # argparse's own words ("the following arguments are required", "invalid choice") through bringup's catalogue:
+    # argparse looks its module's gettext functions up when it speaks (walk 25 #7: English errors in Chinese)
+    argparse._ = i18n.gettext  # type: ignore[attr-defined]
+    argparse.ngettext = i18n.ngettext  # type: ignore[attr-defined]
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

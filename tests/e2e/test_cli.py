@@ -671,6 +671,20 @@ def test_chinese_help_aligns_usage_by_cells_and_ends_headings_in_a_full_width_co
         assert headings and all(h.endswith("：") for h in headings), headings
 
 
+def test_argparse_errors_are_in_the_readers_language_and_exit_3():
+    """Walk 25 #7: argparse's own errors stayed English in Chinese ("the following arguments are required",
+    "invalid choice", "unrecognized arguments"); they go through bringup's catalogue, still exit 3 (a usage error,
+    never 2, a hardware verdict), and the "error:" prefix scripts grep for stays."""
+    cases = {("capture",): "缺少以下必需的参数：-o/--output", ("nosuchcommand",): "无效的选择：'nosuchcommand'（可选：",
+             ("report", "--format", "pdf"): "参数 --format：无效的选择：'pdf'（可选：'html', 'md', 'json'）",
+             ("check", "--timeout", "abc"): "参数 --timeout：无效的 float 值：'abc'", ("status", "extra"): "无法识别的参数：extra"}
+    for argv, words in cases.items():
+        zh = run("--lang", "zh_CN", *argv)
+        assert zh.returncode == 3 and words in zh.stderr and "error: " in zh.stderr, (argv, zh.stderr)
+    en = run("capture")
+    assert en.returncode == 3 and "error: the following arguments are required: -o/--output" in en.stderr
+
+
 def test_run_of_an_action_with_nothing_to_do_says_so_and_exits_0(tmp_path):
     """os.swap_rollback on a machine whose /etc/fstab has no line bringup commented out (bringup never edits this
     machine's fstab in tests): "nothing to roll back", exit 0 (done: the machine already is as it would leave it),
