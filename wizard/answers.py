@@ -55,7 +55,7 @@ from wizard.model import Finding, Stage, Step, StepStatus, Verdict, proven_by_ru
 from wizard.plan import PLAN_KEYS, parse_value, whole
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
-from wizard.i18n import Msg
+from wizard.i18n import Msg, joined
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -603,16 +603,16 @@ def attribution(source: str) -> str:
 def _why_not_done(b: Build, s: Step, answers: Answers) -> str:
     st = b.store.step_states().get(s.id)
     if st is not None and st.status is StepStatus.CPU_ONLY:
-        return st.reason
+        return b.reason_shown(st)
     if st is not None and st.status is StepStatus.FAILED:
-        return "failed"
+        return Msg("failed")
     if s.action is not None and s.id not in answers.allow:
-        return "its action is not in [actions] allow: run it (`bringup run`), allow it, or skip it with a reason"
+        return Msg("its action is not in [actions] allow: run it (`bringup run`), allow it, or skip it with a reason")
     if s.manual or (not is_checked(s) and s.action is None):
-        return "needs a person: do it, then confirm it (the TUI's Confirm), or add it to [confirm] or [skip]"
+        return Msg("needs a person: do it, then confirm it (the TUI's Confirm), or add it to [confirm] or [skip]")
     if st is not None and st.verdict is Verdict.UNKNOWN:
-        return "its check could not tell (unknown): see `bringup report`; confirm or skip it with a note"
-    return st.reason if st is not None and st.reason else "not done"
+        return Msg("its check could not tell (unknown): see `bringup report`; confirm or skip it with a note")
+    return b.reason_shown(st) if st is not None and st.reason else Msg("not done")
 
 
 async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str = "",
@@ -660,7 +660,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
             details.append(answers.skip[s.id])
         elif operator_skipped(s):
             prev = build.store.step_states()[s.id]
-            details.append(f"skipped earlier by {prev.user}: {prev.reason} (kept)")
+            details.append(Msg("skipped earlier by {user}: {reason} (kept)", user=prev.user, reason=prev.reason))
         else:
             if is_checked(s):
                 if s.id not in checked:  # judge this step and the next ones up to the next action that may run
@@ -677,7 +677,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
             if runs_action(s):
                 status = build.status(s.id)
                 if status in (StepStatus.PASSED, StepStatus.SKIPPED, StepStatus.CONFIRMED):
-                    details.append(f"its action is not needed: the step is {status}")
+                    details.append(Msg("its action is not needed: the step is {status}", status=Msg.plain(status.value)))
                 else:
                     await _run_allowed(build, host, s, answers, bool(snapshot), say, outcome, details)
             if s.id in answers.confirm:
@@ -688,13 +688,15 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
             outcome.failed = True
         if not outcome.status.done and not outcome.failed and not details:
             details.append(_why_not_done(build, s, answers))
-        verdict = f" ({st.verdict})" if (st and st.verdict in (Verdict.WARN, Verdict.UNKNOWN)
-                                         and st.status in (StepStatus.PENDING, StepStatus.CPU_ONLY)) else ""
-        outcome.detail = "; ".join(d for d in details if d)
-        say(f"[{i}/{total}] {s.id}: {outcome.status}{verdict}" + (f" -- {outcome.detail}" if outcome.detail else ""))
+        verdict = (Msg(" ({verdict})", verdict=Msg.plain(st.verdict.value)) if (
+            st and st.verdict in (Verdict.WARN, Verdict.UNKNOWN)
+            and st.status in (StepStatus.PENDING, StepStatus.CPU_ONLY)) else "")
+        outcome.detail = joined("; ", [d for d in details if d])
+        say(Msg("[{i}/{total}] {step}: {status}", i=i, total=total, step=s.id, status=Msg.plain(outcome.status.value))
+            + verdict + (" -- " + outcome.detail if outcome.detail else ""))
         if outcome.failed:
             for f in [f for f in build.store.latest_check(s.id)[1] if f.verdict is Verdict.FAIL][:3]:
-                say(f"    [FAIL] {f.id} {f.message}")
+                say("    [FAIL] " + f.id + " " + f.message)
         result.outcomes.append(outcome)
         if outcome.failed and answers.on_failure == "stop":
             result.stopped_at = s.id
@@ -708,41 +710,42 @@ async def _run_allowed(build: Build, host: Host, s: Step, answers: Answers, dry:
     """Run ``s``'s allowed action through :meth:`Build.run_action`; its confirmation is the file's."""
     def confirm(prep) -> bool:
         for line in prep.confirmation():
-            say(f"    {line}")
-        say(f"    {'dry run: ' if prep.dry_run else ''}allowed by the answers file {answers.source} ([actions] allow)")
+            say("    " + line)
+        say("    " + (Msg("dry run: allowed by the answers file {file} ([actions] allow)", file=answers.source)
+                      if prep.dry_run else Msg("allowed by the answers file {file} ([actions] allow)", file=answers.source)))
         return s.id in answers.allow
 
     out = await build.run_action(host, s.id, confirm=confirm, dry_run=True if dry else None)
     if out.prepared.refusal_kind == "done":  # already as the action would leave it
-        details.append(f"nothing to run: {out.prepared.refusal}")
+        details.append(Msg("nothing to run: {why}", why=out.prepared.refusal))
     elif out.prepared.refusal_kind == "manual":  # this machine needs it done by hand: a person, not a failure
-        details.append(f"needs a person: its action is done by hand here: {out.prepared.refusal}")
+        details.append(Msg("needs a person: its action is done by hand here: {why}", why=out.prepared.refusal))
     elif out.prepared.refusal:
         outcome.failed, outcome.error = True, out.prepared.refusal
-        details.append(f"its action cannot run here: {out.prepared.refusal}")
+        details.append(Msg("its action cannot run here: {why}", why=out.prepared.refusal))
     elif out.error:
         outcome.failed, outcome.error = True, out.error
-        details.append(f"its action could not start: {out.error}")
+        details.append(Msg("its action could not start: {why}", why=out.error))
     elif out.run is not None and out.run.state is ActionState.DRY_RUN:
-        details.append(f"action dry run {out.run.id}: nothing was run"
-                       + (" (--snapshot: these facts are another machine's)" if dry else ""))
+        details.append(Msg("action dry run {run}: nothing was run", run=out.run.id)
+                       + (Msg(" (--snapshot: these facts are another machine's)") if dry else ""))
     elif out.run is not None:
-        details.append(f"action run {out.run.id} {build.run_outcome(out.run)}"
-                       + f", log {out.run.log_path}")
+        details.append(Msg("action run {run} {outcome}, log {log}", run=out.run.id, outcome=build.run_outcome(out.run),
+                           log=out.run.log_path))
 
 
 def _apply_confirm(build: Build, s: Step, note: str, user: str, details: list[str]) -> None:
     st = build.store.step_states().get(s.id)
     if st is not None and (st.verdict is Verdict.FAIL or st.status is StepStatus.FAILED):
-        details.append("not confirmed: it failed (fix it and check again, or skip it with a reason)")
+        details.append(Msg("not confirmed: it failed (fix it and check again, or skip it with a reason)"))
         return
     if st is not None and st.status in (StepStatus.PASSED, StepStatus.SKIPPED) and st.verdict is not None:
-        details.append(f"its check {'passed' if st.status is StepStatus.PASSED else 'found it not applicable'}: "
-                       f"the confirmation is not needed")
+        details.append(Msg("its check passed: the confirmation is not needed") if st.status is StepStatus.PASSED
+                       else Msg("its check found it not applicable: the confirmation is not needed"))
         return
     why = build.confirm_refusal(s.id, note)
     if why:
-        details.append(f"not confirmed: {why}")
+        details.append(Msg("not confirmed: {why}", why=why))
         return
     build.confirm(s.id, note, user=user)
     details.append(note)
@@ -761,32 +764,38 @@ def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None 
     states = build.store.step_states() if build is not None else {}
     for k, v in answers.plan.items():
         now = plan_now.get(k)
-        out.append(f"plan: set {k} = {_toml_value(v)}" + ("" if k not in plan_now else " (unchanged)" if now == v
-                                                           else f" (now {_toml_value(now)})"))
+        out.append(Msg("plan: set {key} = {value}", key=k, value=_toml_value(v))
+                   + ("" if k not in plan_now else Msg(" (unchanged)") if now == v
+                      else Msg(" (now {value})", value=_toml_value(now))))
     steps = [s for st in stages for s in st.steps]
     total = len(steps)
     for i, s in enumerate(steps, 1):
         st = states.get(s.id)
         todo: list[str] = []
         if s.id in answers.skip:
-            todo.append(f"skip -- {answers.skip[s.id]}")
+            todo.append(Msg("skip -- {reason}", reason=answers.skip[s.id]))
         elif (st is not None and st.status is StepStatus.SKIPPED and st.verdict is None
               and s.id not in answers.confirm and s.id not in answers.allow):
-            todo.append(f"keep the skip by {st.user} -- {st.reason}")
+            todo.append(Msg("keep the skip by {user} -- {reason}", user=st.user, reason=st.reason))
         else:
             if is_checked(s):
-                todo.append("check")
+                todo.append(Msg("check"))
             if s.action is not None and s.id in answers.allow:
-                todo.append(f"run its action ({s.action.title})" + (" as a dry run (--snapshot)" if snapshot else "")
-                            + (" when the step is not done after its check" if is_checked(s) else ""))
+                todo.append(Msg("run its action ({title})", title=Msg.plain(s.action.title))
+                            + (Msg(" as a dry run (--snapshot)") if snapshot else "")
+                            + (Msg(" when the step is not done after its check") if is_checked(s) else ""))
             if s.id in answers.confirm:
-                todo.append(f"confirm -- {answers.confirm[s.id]}" + (" (unless its check fails)" if is_checked(s)
-                                                                      else ""))
+                todo.append(Msg("confirm -- {note}", note=answers.confirm[s.id])
+                            + (Msg(" (unless its check fails)") if is_checked(s) else ""))
             if not todo:  # not checked, no allowed action, not confirmed
-                why = ("its action is not in [actions] allow" if s.action is not None
-                       else "it needs a person and is not in [confirm] or [skip]")
-                todo.append(f"leave it {st.status if st is not None else StepStatus.PENDING} ({why})")
-        out.append(f"[{i}/{total}] {s.id}: would " + ", then ".join(todo))
+                why = (Msg("its action is not in [actions] allow") if s.action is not None
+                       else Msg("it needs a person and is not in [confirm] or [skip]"))
+                todo.append(Msg("leave it {status} ({why})", why=why,
+                                status=Msg.plain((st.status if st is not None else StepStatus.PENDING).value)))
+        then: str = todo[0]
+        for t in todo[1:]:
+            then = then + Msg(", then ") + t
+        out.append(Msg("[{i}/{total}] {step}: would {todo}", i=i, total=total, step=s.id, todo=then))
     return out
 
 
@@ -795,20 +804,23 @@ def print_auto_summary(result: AutoResult, answers: Answers, say: Callable[[str]
     counts: dict[str, int] = {}
     for o in result.outcomes:
         counts[o.status.value] = counts.get(o.status.value, 0) + 1
-    say(f"auto: {len(result.outcomes)} of {result.total} steps walked: "
-        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    say("auto: " + Msg("{n} of {total} steps walked: {counts}", n=len(result.outcomes), total=result.total,
+                       counts=joined(", ", [Msg("{n} {status}", n=n, status=Msg.plain(k))
+                                             for k, n in sorted(counts.items(), key=lambda kv: -kv[1])])))
     if result.stopped_at:
-        say(f"stopped at {result.stopped_at} (on_failure = \"stop\"): {len(result.not_walked)} step(s) after it were "
-            f"not walked")
+        say(Msg("stopped at {step} (on_failure = \"stop\"): {n} step(s) after it were not walked",
+                step=result.stopped_at, n=len(result.not_walked)))
     people = [o for o in result.not_done if o.detail.startswith("needs a person")]
     if people:
-        say(f"waiting for a person ({len(people)}): {', '.join(o.step.id for o in people)}")
-        say("    do each, then confirm it in the TUI, or add it to [confirm] (with a note) or [skip] (with a reason)")
+        say(Msg("waiting for a person ({n}): {steps}", n=len(people), steps=", ".join(o.step.id for o in people)))
+        say("    " + Msg("do each, then confirm it in the TUI, or add it to [confirm] (with a note) or [skip] (with a "
+                         "reason)"))
     others = [o for o in result.not_done if o not in people]
     if others:
-        say(f"not done ({len(others)}):")
+        say(Msg("not done ({n}):", n=len(others)))
         for o in others:
-            say(f"    {o.step.id}: {o.status}" + (f" -- {o.detail}" if o.detail else ""))
+            say("    " + Msg("{step}: {status}", step=o.step.id, status=Msg.plain(o.status.value))
+                + (" -- " + o.detail if o.detail else ""))
 
 
 # ------------------------------------------------------------------------------------------ export

@@ -2676,13 +2676,14 @@ def cmd_auto(args: argparse.Namespace) -> int:
                                     "runs)") if snap else _("{file}: {summary}; build {build}")).format(
             file=a.source, summary=tr(a.summary()), build=b.info.build_id, bundle=snap), flush=True)
         try:
-            result = asyncio.run(ans.run_auto(b, host, a, snapshot=snap or "", say=lambda line: print(line, flush=True)))
+            result = asyncio.run(ans.run_auto(b, host, a, snapshot=snap or "",
+                                              say=lambda line: print(tr(line), flush=True)))
         except KeyboardInterrupt:
             print("\nbringup auto: " + _("stopped (Ctrl-C): what it recorded is kept; a started action keeps running "
                                          "({command})").format(command=f"`bringup --state {sd} status`"),
                   file=sys.stderr)
             return 130
-        ans.print_auto_summary(result, a)
+        ans.print_auto_summary(result, a, say=lambda line: print(tr(line)))
         return result.exit_code
     finally:
         b.close()
@@ -2751,7 +2752,7 @@ def _auto_preview(args: argparse.Namespace, a, identity: Mapping[str, Any] | Non
         print(_("nothing is written, checked or run: this is what `bringup auto` would do (what the checks find "
                 "decides whether an allowed action runs and whether a confirmation applies)"))
         for line in ans.preview_auto(a, steps.STAGES, b, snapshot=snap):
-            print(line)
+            print(tr(line))
         return 0
     finally:
         if b is not None:
