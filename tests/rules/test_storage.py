@@ -45,6 +45,13 @@ def test_this_machine_root_disk_virtio_reported_rotational_warns_with_the_caveat
     assert dev.verdict is Verdict.WARN and "vda" in dev.message and "rotational" in dev.message
     assert "virtual disk" in dev.message and "/tmp (on /)" in dev.message and dev.source
     assert mnt.verdict is Verdict.PASS and "relatime" in mnt.message and "ext4" in mnt.message
+    from wizard import i18n
+    i18n.set_language("zh_CN")
+    try:  # walk 25 #5: the atime note stayed English in Chinese
+        zh = i18n.tr(mnt.message)
+    finally:
+        i18n.set_language("en")
+    assert "（relatime：每个文件的访问时间每天最多写入一次）" in zh and "access time" not in zh
 
 
 def test_nfs_data_path_is_a_note_about_the_network_not_a_warning():

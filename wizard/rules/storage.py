@@ -252,11 +252,12 @@ def storage(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 def _mount_options(where: str, subject: str, m: Any) -> Finding:
     fid = "node.storage_mount"
     opts = m.options
-    atime = next((o for o in ("noatime", "strictatime", "relatime") if o in opts), "relatime (the default)")
-    note = {"noatime": "noatime: reads never write the access time",
-            "strictatime": "strictatime: every read also writes the access time (relatime, the default, writes it "
-                           "at most once a day per file; a note, not a problem)"}.get(atime, f"{atime}: the access "
-                                                                                             "time is written at most once a day per file")
+    atime = next((o for o in ("noatime", "strictatime", "relatime") if o in opts), "")
+    note = {"noatime": Msg("noatime: reads never write the access time"),
+            "strictatime": Msg("strictatime: every read also writes the access time (relatime, the default, writes it "
+                               "at most once a day per file; a note, not a problem)"),
+            "relatime": Msg("relatime: the access time is written at most once a day per file"),
+            }.get(atime, Msg("relatime (the default): the access time is written at most once a day per file"))
     if "sync" in opts:
         return Finding(fid, Verdict.WARN, Msg("{where} is mounted with sync: every write waits for the disk, so checkpoints and logs "
                                               "written there are slow ({note})", where=where, note=note), subject, (m.line,),
