@@ -711,3 +711,39 @@ def test_a_multinode_findings_nodes_label_and_a_failed_probes_notes_are_in_chine
     assert notes == ["lspci -D", "错误：找不到命令：lspci", "退出状态 127"]
     assert kept == ["error: unknown option -X", "exit status 1 (from make)"] and timed == "错误：20 s 后超时"
     assert [evidence_shown(e) for e in failed] == failed  # English as stored
+
+
+ZH_FINDINGS = [  # (file, finding id, words its Chinese message must hold, English words it must not hold)
+    ("cases/nvidia-smi-q__8x-h100-sxm-hw-power-brake-slowdown-active-all-gpus.txt", "health.clock_events",
+     "GPU 空闲时 HW Power Brake Slowdown 生效（8 块 GPU 中有 8 块）", "while the GPU is idle"),
+    ("cases/free-h__gpu-cluster-node-ram-exhausted-swap-full.txt", "os.swap",
+     "swap 已开启（4 GiB，已用 4 GiB）", "of it"),
+    ("cases/nvidia-smi-topo__h100-8gpu-nv18-no-nics.txt", "health.topology", "28 对 NV18", "pair(s)"),
+    ("cases/nvidia-smi-topo__h100-8gpu-nv18-no-nics.txt", "health.topology", "位于 NUMA 0（CPU 0-47,96-143）", " on NUMA"),
+    ("cases/nccl-tests__1node-8xh100-allreduce-256m-2g.txt", "node.allreduce", "的下限，工具阈值（AzNHC 配置）",
+     "tool threshold"),
+    ("public/gpu-burn__8gpu-all-died-no-clients-alive.txt", "gpu.stress", "错误计数", "error count"),
+    ("public/bandwidthTest__4x-rtx6000ada-gen4.txt", "gpu.host_bandwidth", "x16 实用带宽 24 GB/s 的 112%", "practical"),
+]
+
+
+@pytest.mark.parametrize("name,fid,has,hasnt", ZH_FINDINGS)
+def test_explain_findings_say_bringups_own_words_in_chinese(name, fid, has, hasnt):
+    """Walk 25 #3: whole English sentences among Chinese findings ("HW Power Brake Slowdown active while the GPU is idle
+    (on 8 of 8 GPUs)", "swap is on (4 GiB, 4 GiB used)", "28 pair(s) NV18", the nccl-tests floor's basis, gpu-burn's
+    "error count"). bringup's own words are messages, shown in the reader's language; the tool's quoted words and the
+    English (JSON) stay as they are."""
+    from wizard.cli import read_explain_input
+    from wizard.explain import explain_text
+
+    path = str(DATA / name)
+    r = explain_text(read_explain_input(path).text, path)
+    mine = [f for f in r.findings if f.id == fid]
+    assert mine, [f.id for f in r.findings]
+    i18n.set_language("zh_CN")
+    try:
+        zh = " ".join(i18n.tr(f.message) for f in mine)
+    finally:
+        i18n.set_language("en")
+    assert has in zh and hasnt not in zh, zh
+    assert hasnt in " ".join(f.message for f in mine) or hasnt.strip() in " ".join(f.message for f in mine)

@@ -231,7 +231,7 @@ def _grade_host_copy(what: str, gb_s: float, direction: str, name: str, link: tu
         w_f, src = H2D_GEN5_WARN_FRACTION, f"{SRC_BW}; {SRC_H2D_GEN5}"
         caveat = (Msg(' (host-to-device on Gen5: 35/52, NVIDIA/nvbandwidth#24)'))
     warn_at, fail_at = w_f * practical, fail_f * practical
-    pct = f"{100 * gb_s / practical:.0f}% of {how}"
+    pct = Msg("{pct}% of {how}", pct=f"{100 * gb_s / practical:.0f}", how=how)
     copy = {"h2d": "host-to-device copy", "d2h": "device-to-host copy"}.get(direction, "host copy")
     wm = measure(gb_s, warn_at, "GB/s", "at_least", f"{copy} (warn floor, {w_f:.2g} x {how})")
     if _at_least(gb_s, warn_at) and inferred and gen < 5:

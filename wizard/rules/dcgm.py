@@ -226,7 +226,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     invalid = _invalid_without_persistence(d, gpus)
     for g, (pm, skipped, ran) in invalid.items():
         subject = gpu_subject(g) if g is not None else "host"
-        who = f"GPU {g}" if g is not None else "all GPUs"
+        who = f"GPU {g}" if g is not None else Msg("all GPUs")
         ev = tuple(dict.fromkeys(ln for r in [pm] + skipped for ln in r.lines[:6]))[:14]
         msg: str = (Msg("{who}: this DCGM run does not count: the 'Persistence Mode' check failed (persistence "
                    "mode is off), so DCGM skipped {a1}", who=who, a1=', '.join(r.test for r in skipped)))
@@ -250,7 +250,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             if any(r is pm or any(r is x for x in skipped) for pm, skipped, _ran in told):
                 continue  # said once, in the "run does not count" finding
             subject = gpu_subject(g) if g is not None else "host"
-            who = f"GPU {g}" if g is not None else "all GPUs"
+            who = f"GPU {g}" if g is not None else Msg("all GPUs")
             ms = msgs_for(r, g)
             ev = tuple(r.lines[:12])
             if g is not None and d.orphans is not None and orphan_msgs.get(g):
@@ -341,7 +341,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
             continue
         if g is None and invalid and all(x in invalid for x in (gpus or (None,))):
             continue  # the run does not count on any GPU: its deployment passes prove nothing on their own
-        who = f"GPU {g}" if g is not None else "all GPUs"
+        who = f"GPU {g}" if g is not None else Msg("all GPUs")
         ev = tuple(ln for r in d.results if r.test in tests for ln in r.lines[:2])[:12]
         findings.append(Finding(fid, Verdict.PASS, Msg("{who} passed DCGM: {fromkeys}", who=who, fromkeys=', '.join(dict.fromkeys(tests))),
                                 subject, meta_ev + ev, "", SRC))

@@ -559,7 +559,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     ev, "Upgrade the driver to at least the CUDA version's own minimum, or use a "
                                     "torch build for the driver's CUDA.", f"{chain[2]}; {SRC_TORCH}"))
         else:
-            extra = f"; {chain[1]}" if chain is not None else ""
+            extra = "; " + chain[1] if chain is not None else ""
             vgpu = [g for g in t.gpus if VGPU_TYPE.search(g)]
             if vgpu:
                 fb = VGPU_TYPE.search(vgpu[0])

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from wizard.common import gpu_subject, to_int
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.gpuburn import BurnGpu, GpuBurn, parse_gpu_burn
-from wizard.i18n import Msg
+from wizard.i18n import Msg, joined
 
 GPU_BURN_URL = "https://github.com/wilicc/gpu-burn"
 SRC_BURN = (f"gpu-burn README ({GPU_BURN_URL}): every GPU runs the same matrix multiplications and compares the "
@@ -79,14 +79,14 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     for b in faulty:
         why = []
         if b.result == "FAULTY":
-            why.append("marked FAULTY")
+            why.append(Msg("marked FAULTY"))
         if any(e != 0 for e in b.errors):
-            why.append(f"error count {next(e for e in reversed(b.errors) if e != 0)}")
+            why.append(Msg("error count {n}", n=next(e for e in reversed(b.errors) if e != 0)))
         if "DIED" in b.flags or any(p < 0 for p in b.procd):
             why.append(Msg("its test process died"))
         elif "WARNING" in b.flags:
-            why.append("marked WARNING!")
-        out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn: GPU {index}{a1} {why}: it produced wrong results or stopped under load", index=b.index, a1=' (' + b.name + ')' if b.name else '', why=', '.join(why)), _subject(b),
+            why.append(Msg("marked WARNING!"))
+        out.append(Finding(fid, Verdict.FAIL, Msg("gpu-burn: GPU {index}{a1} {why}: it produced wrong results or stopped under load", index=b.index, a1=' (' + b.name + ')' if b.name else '', why=joined(', ', why)), _subject(b),
                            tuple(x for x in (b.result_line, b.error_line[:400]) if x), REMEDY_FAULTY, SRC_BURN))
     if r.init_errors:
         from wizard.parsers.cuda import cuda_error_lookup

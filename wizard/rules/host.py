@@ -212,7 +212,8 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
     if small is not None:
         findings.append(small)
     if st and (is_kubernetes(exp) or swap_heavy(su, st)):  # only when it matters (the free view has no device list)
-        findings.append(swap_finding(f"swap is on ({human_bytes(st)}, {human_bytes(su or 0)} used)", ev[-1:], exp,
+        findings.append(swap_finding(Msg("swap is on ({total}, {used} used)", total=human_bytes(st), used=human_bytes(su or 0)),
+                                     ev[-1:], exp,
                                      used_bytes=su, total_bytes=st))
     return findings
 

@@ -80,7 +80,7 @@ def ecc_mode(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                subject(g), _ev(g, lines),
                                Msg("Undo the change (`sudo nvidia-smi -i {idx} -e 1`) unless it was meant.", idx=idx), SRC_A6))
         elif cur is False:
-            ok.append((g, f" (ECC is optional on a {cls} GPU)" if cls != "unknown" else "", lines))
+            ok.append((g, Msg(" (ECC is optional on a {cls} GPU)", cls=Msg.plain(cls)) if cls != "unknown" else "", lines))
         else:
             ok.append((g, "", lines))
     on_ok = [t for t in ok if t[0].flag("ecc.mode.current") is not False]

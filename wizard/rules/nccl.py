@@ -126,9 +126,10 @@ def _host_link_bound(model: str, per_node: int | None) -> tuple[float, str] | No
     if gen not in PCIE_X16_GB_S:
         return None
     per_gpu = PCIE_PRACTICAL * PCIE_X16_GB_S[gen]
-    return per_node * per_gpu, (f"{per_node} GPUs x {per_gpu:.1f} GB/s (PCIe Gen{gen} x16 of the {spec.name}, "
-                                f"{PCIE_PRACTICAL:g} x {PCIE_X16_GB_S[gen]:g} GB/s per direction) = "
-                                f"{per_node * per_gpu:.0f} GB/s")
+    return per_node * per_gpu, Msg("{n} GPUs x {per_gpu} GB/s (PCIe Gen{gen} x16 of the {gpu}, {practical} x {x16} GB/s "
+                                   "per direction) = {total} GB/s", n=per_node, per_gpu=f"{per_gpu:.1f}", gen=gen,
+                                   gpu=spec.name, practical=f"{PCIE_PRACTICAL:g}", x16=f"{PCIE_X16_GB_S[gen]:g}",
+                                   total=f"{per_node * per_gpu:.0f}")
 
 
 PCIE_LOWER_BOUND_GB_S = 8.8
@@ -439,7 +440,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
     nics = to_float(exp.get("nics_per_node"), text=False, positive=True)
     gbit = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
     if override is not None:
-        floor, floor_src, floor_desc = override, "the plan's site baseline (allreduce_floor_gb_s)", "site baseline"
+        floor, floor_src, floor_desc = override, "the plan's site baseline (allreduce_floor_gb_s)", Msg("site baseline")
     elif row is not None:
         try:
             min_bytes = int(row.get("min_bytes") or MIN_JUDGED_BYTES)
@@ -447,20 +448,22 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             min_bytes = MIN_JUDGED_BYTES
         ref = row.get("reference_busbw_gb_s", "")
         if ref:
-            reference = f"{row.get('system')}: {ref} GB/s {row.get('reference_basis', '')}".strip()
+            reference = Msg("{system}: {ref} GB/s {basis}", system=row.get("system", ""), ref=ref,
+                            basis=Msg.plain(row.get("reference_basis", ""))).strip()
         if row.get("floor_busbw_gb_s"):
             try:
                 floor = float(row["floor_busbw_gb_s"])
             except ValueError:
                 floor = None
-            floor_desc = f"{row.get('system')} floor, {row.get('floor_basis', '')}".strip().rstrip(",")
+            floor_desc = (Msg("{system} floor, {basis}", system=row.get("system", ""), basis=Msg.plain(row["floor_basis"]))
+                          if row.get("floor_basis") else Msg("{system} floor", system=row.get("system", "")))
             floor_src = row.get("source", "")
     elif subset is not None:
         floor = float(subset["subset_floor_busbw_gb_s"])
         if coll == "all_reduce":
-            floor_desc = (Msg('{per_node} of the {get} GPUs of a {get2} board: on NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; {get3}', per_node=per_node, get=subset.get('gpus_per_node'), get2=subset.get('system'), get3=subset.get('subset_basis', 'derived')))
+            floor_desc = (Msg('{per_node} of the {get} GPUs of a {get2} board: on NVSwitch they still ride NVLink, so the NVLink ring floor applies, not a PCIe one; {get3}', per_node=per_node, get=subset.get('gpus_per_node'), get2=subset.get('system'), get3=Msg.plain(subset.get('subset_basis') or 'derived')))
         else:
-            floor_desc = (Msg('the NVLink ring floor of a {get} board ({what} has no NVLink SHARP: its busbw is the ring figure); {get2}', get=subset.get('system'), what=what, get2=subset.get('subset_basis', 'derived')))
+            floor_desc = (Msg('the NVLink ring floor of a {get} board ({what} has no NVLink SHARP: its busbw is the ring figure); {get2}', get=subset.get('system'), what=what, get2=Msg.plain(subset.get('subset_basis') or 'derived')))
         floor_src = subset.get("source", "") + "; NVIDIA/nccl-tests#212 (NCCL developer: ~370 GB/s busbw on H100 NVLink " \
             "for non-allreduce operations; https://github.com/NVIDIA/nccl-tests/issues/212)"
         try:

@@ -224,7 +224,7 @@ def swap_finding(what: str, evidence: Sequence[str], plan: Mapping[str, Any], *,
     if not on:
         return Finding("os.swap", Verdict.PASS, what, "host", ev, "", SRC_SWAP)
     if swap_heavy(used_bytes, total_bytes):
-        pct = f" ({100.0 * float(used_bytes or 0) / float(total_bytes):.0f}% of it)" if total_bytes else ""
+        pct = Msg(" ({pct}% of it)", pct=f"{100.0 * float(used_bytes or 0) / float(total_bytes):.0f}") if total_bytes else ""
         return Finding("os.swap", Verdict.WARN,
                        (Msg('{what}: swap in heavy use, {human_bytes} swapped out{pct}: the host is short of RAM (at least ', what=what, human_bytes=human_bytes(int(used_bytes or 0)), pct=pct) + (Msg('{swap_heavy_pct:g}% or ', swap_heavy_pct=SWAP_HEAVY_PCT) if total_bytes else '') + Msg('{human_bytes} in use is heavy; derived)', human_bytes=human_bytes(SWAP_HEAVY_BYTES)) + (Msg('; this node is also planned for Kubernetes, whose kubelet refuses to start with swap on') if is_kubernetes(plan) else '')), "host", ev,
                        "Find what holds the memory (`free -h`, `ps aux --sort=-rss | head`, containers, tmpfs/shm in "
@@ -265,7 +265,8 @@ def _swaps_finding(s: Any, source: str, plan: Mapping[str, Any]) -> Finding:
     used = sum(d.used_kib for d in s.devices)
     full = bool(s.total_kib) and 100.0 * used / s.total_kib >= SWAP_FULL_PCT
     names = ", ".join(f"{d.filename} {d.type}" for d in s.devices[:4])
-    return swap_finding(f"swap is on ({human_bytes(s.total_kib * 1024)}: {names}; {human_bytes(used * 1024)} used)",
+    return swap_finding(Msg("swap is on ({total}: {names}; {used} used)", total=human_bytes(s.total_kib * 1024), names=names,
+                            used=human_bytes(used * 1024)),
                         [source] + [d.line for d in s.devices], plan, full=full, used_bytes=used * 1024,
                         total_bytes=s.total_kib * 1024)
 

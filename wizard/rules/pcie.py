@@ -776,8 +776,8 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         v = speed_verdict(state, in_vm(g, plan))
         msg = Msg("{subject}: PCIe link at Gen{fmt}, below its maximum Gen{fmt2}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx))
         if v is Verdict.PASS:
-            ok.append((g, (f" (Gen{_fmt(cur)} now: idle GPUs lower the link speed to save power, normal; re-check "
-                          "under load)"), lines + slines, sm))
+            ok.append((g, Msg(" (Gen{gen} now: idle GPUs lower the link speed to save power, normal; re-check "
+                              "under load)", gen=_fmt(cur)), lines + slines, sm))
         elif state == "load":
             out.append(Finding("health.pcie_speed", v, (msg + Msg(' under load')), subject(g), _doc_ev(g, lines, slines),
                                REMEDY_SPEED, SRC_SPEED, measured=sm))

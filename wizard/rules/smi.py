@@ -363,7 +363,7 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                       SRC_A4) if not off else []
     fix = (Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).'))
     for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
-                                 (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, " inside a VM guest")):
+                                 (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, Msg(" inside a VM guest"))):
         if not gpus:
             continue
         ev: list[str] = []

@@ -108,7 +108,7 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                    "again under load", subject=subject(g), basis=basis, where=where, fmt=_fmt(t['temp_margin_warn_c'])),
                                subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=hm))
         else:
-            ok.append((g, f" ({basis}; {_fmt(headroom)} C of headroom)", lines, hm))
+            ok.append((g, Msg(" ({basis}; {headroom} C of headroom)", basis=basis, headroom=_fmt(headroom)), lines, hm))
     out += _pass_group("health.temperature", ok, N_("temperature within limits"),
                        N_("temperature within limits on {n} GPUs"), SRC_B10, total=len(doc.gpus))
     return out
@@ -145,11 +145,13 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         ev_lines = [g.line(f"clocks_event_reasons.{r['reason']}") for r in active] + lines
         if not judged:
             ignored = [r["label"] for r in active]
-            ok.append((g, f" (active: {', '.join(ignored)})" if ignored else "", ev_lines))
+            ok.append((g, Msg(" (active: {reasons})", reasons=", ".join(ignored)) if ignored else "", ev_lines))
             continue
         v = worst(x for x, _ in judged)
-        state_txt = {"idle": "while the GPU is idle", "load": "under load"}.get(state, "(load unknown)")
-        parts = [f"{r['label']} active {state_txt} (on {active_count[r['reason']]} of {n} GPUs)" for _, r in judged]
+        parts = [Msg({"idle": "{reason} active while the GPU is idle (on {k} of {n} GPUs)",
+                      "load": "{reason} active under load (on {k} of {n} GPUs)"}.get(
+                          state, "{reason} active (load unknown) (on {k} of {n} GPUs)"),
+                     reason=r["label"], k=active_count[r["reason"]], n=n) for _, r in judged]
         out.append(Finding("health.clock_events", v, f"{subject(g)}: " + SEMICOLON.join(parts), subject(g),
                            _ev(g, ev_lines), " ".join(dict.fromkeys(_event_remedy(r["reason"]) for _, r in judged)),
                            SEMICOLON.join(dict.fromkeys(r["source"] for _, r in judged))))
@@ -158,7 +160,7 @@ def clock_event_reasons(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if spent:
             ok = [x for x in ok if x[0] is not g]
             out.append(Finding("health.clock_events", Verdict.WARN,
-                               (Msg('{subject}: no slowdown active now, but since the driver loaded it spent ', subject=subject(g)) + SEMICOLON.join((f'{us / 1000000.0:,.1f} s in {COUNTED_SLOWDOWNS[r]}' for r, us in spent))),
+                               (Msg('{subject}: no slowdown active now, but since the driver loaded it spent ', subject=subject(g)) + SEMICOLON.join((Msg('{s} s in {what}', s=f'{us / 1000000.0:,.1f}', what=COUNTED_SLOWDOWNS[r]) for r, us in spent))),
                                subject(g), _ev(g, [g.line(f"clocks_event_counters.{r}") for r, _ in spent]),
                                " ".join(dict.fromkeys(_event_remedy(r) for r, _ in spent)),
                                "NVML API reference, clocks event reasons and their counters "

@@ -128,7 +128,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     types: dict[str, int] = {}
     for _, _, t in pairs:
         types[t] = types.get(t, 0) + 1
-    summary = ", ".join(f"{n} pair(s) {t}" for t, n in sorted(types.items(), key=lambda kv: -kv[1]))
+    summary = joined(", ", [Msg("{n} pair(s) {link}", n=n, link=t) for t, n in sorted(types.items(), key=lambda kv: -kv[1])])
     if len(types) > 1:  # name the pairs of each link type (the minority types first)
         by_type: dict[str, list[str]] = {}
         for a, b, t in pairs:
@@ -203,13 +203,14 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     # CPU / NUMA affinity summary (appended to the first finding's message)
     aff = {r: a for r, a in mx.affinity.items() if r.startswith("GPU")}
     if aff:
-        groups: dict[str, list[str]] = {}
+        groups: dict[tuple[str, str], list[str]] = {}
         for r, af in aff.items():
-            key = f"NUMA {af.get('NUMA Affinity', '?')} (CPUs {af.get('CPU Affinity', '?')})"
+            key = (af.get('NUMA Affinity', '?'), af.get('CPU Affinity', '?'))
             groups.setdefault(key, []).append(r)
         f0 = findings[0]
         findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + SEMICOLON.join(
-            f"{','.join(v)} on {k}" for k, v in groups.items()), f0.subject, f0.evidence, f0.remedy, f0.source,
+            Msg("{gpus} on NUMA {node} (CPUs {cpus})", gpus=",".join(v), node=k[0], cpus=k[1]) for k, v in groups.items()),
+            f0.subject, f0.evidence, f0.remedy, f0.source,
             measured=f0.measured)
     findings += _nic_affinity(mx)
     return findings

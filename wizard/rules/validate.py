@@ -168,14 +168,15 @@ def pcie_practical_gb_s(gen: int | None, width: int | None) -> tuple[float | Non
     generation bringup has no figure for. x16 figures from ``validate_thresholds.csv``; other widths scale
     linearly with the lane count (derived)."""
     if not isinstance(gen, int) or isinstance(gen, bool) or gen not in (3, 4, 5):
-        return None, f"no practical figure for PCIe Gen{gen}" if gen is not None else "PCIe generation not reported"
+        return None, Msg("no practical figure for PCIe Gen{gen}", gen=gen) if gen is not None else Msg("PCIe generation not reported")
     x16 = threshold(f"pcie_gen{gen}_x16_gb_s", {3: 12.0, 4: 24.0, 5: 52.0}[gen])
     if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
-        return None, "PCIe link width not reported"
+        return None, Msg("PCIe link width not reported")
     if width == 16:
-        return x16, f"Gen{gen} x16 practical {x16:g} GB/s"
+        return x16, Msg("Gen{gen} x16 practical {gb_s} GB/s", gen=gen, gb_s=f"{x16:g}")
     v = x16 * width / 16
-    return v, f"Gen{gen} x{width}: {x16:g} GB/s x {width}/16 = {v:.1f} GB/s (derived)"
+    return v, Msg("Gen{gen} x{width}: {x16} GB/s x {width}/16 = {v} GB/s (derived)", gen=gen, width=width, x16=f"{x16:g}",
+                  v=f"{v:.1f}")
 
 
 def _bad_reason_bits() -> dict[int, str]:

@@ -287,12 +287,13 @@ def _xid_judgement(code: int, row: Mapping[str, str], evs: list[KernelEvent], se
                 break
     if line_verdicts:
         verdict = max(line_verdicts, key=lambda v: v.rank)
-        label = "the line says " + ", ".join(f"{w} ({n})" if len(said) > 1 or n > 1 else w for w, n in said.items())
+        label = Msg("the line says {words}", words=", ".join(f"{w} ({n})" if len(said) > 1 or n > 1 else w
+                                                         for w, n in said.items()))
         source = line_source + "; " + source
     elif row.get("severity") == "reset" and len(evs) >= RESET_RECURS_EVENTS and verdict.rank < Verdict.FAIL.rank:
         # the class's own rule: "a reset if the event recurs" -- it recurred, so the GPU needs it now
         verdict = Verdict.FAIL
-        label = f"needs a GPU reset now: it recurred ({len(evs)} events)"
+        label = Msg("needs a GPU reset now: it recurred ({n} events)", n=len(evs))
     imm = row.get("immediate_action", "")
     bucket = buckets.get(imm, {}).get("action", "")
     remedy = row.get("follow_up", "")
