@@ -84,6 +84,15 @@ def test_a_valid_file_checks_clean(tmp_path, capsys):
         from wizard import i18n
         i18n.set_language("en")
     assert "4 个规划答案，1 项确认，1 项跳过，允许 2 个操作；on_failure = continue" in capsys.readouterr().out
+    bad = tmp_path / "b.toml"
+    bad.write_text("[plan]\nfoo = 1\n")
+    try:  # the errors too, in the compilers' FILE:LINE:COL form
+        assert main(["--lang", "zh_CN", "answers", "check", str(bad)]) == 3
+    finally:
+        i18n.set_language("en")
+    err = capsys.readouterr().err
+    assert f"{bad}:1:1: error: 缺少 version：答案文件以 `version = 1` 开头" in err
+    assert f"{bad}:2:1: error: 未知的规划键 'foo'；`bringup plan` 会列出这些键" in err
     answers, errors = validate_text(GOOD, steps.STAGES)
     assert not errors and answers is not None
     assert answers.plan == {"gpu_model": "H100 SXM5", "gpu_count": 8, "host_ram_gib": 2048.0, "virtualization": False}

@@ -97,7 +97,9 @@ class AnswerError:
     def format(self, source: str) -> str:
         """``FILE:LINE:COL: error: MESSAGE`` (the compilers' form, so editors jump to it)."""
         where = f"{source}:{self.line}:" + (f"{self.col}:" if self.col else "") if self.line else f"{source}:"
-        return f"{where} error: {self.message}"
+        from wizard.i18n import tr
+
+        return f"{where} error: {tr(self.message)}"
 
 
 @dataclass(frozen=True)
@@ -350,18 +352,20 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                 if k in known:
                     continue
                 near = did_you_mean(str(k), known)
-                hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+                hint = Msg(" (did you mean {near}?)", near=" or ".join(near)) if near else ""
                 kw = loc.where([*map(str, path), str(k)])
                 if not path:
                     if k in ("allow",):
-                        hint = " (it belongs under [actions]: [actions] allow = [...])"
-                    out.append(AnswerError(*kw, f"unknown key {k!r} at the top level{hint}; the keys are "
-                                                f"{', '.join(TOP_KEYS)}"))
+                        hint = Msg(" (it belongs under [actions]: [actions] allow = [...])")
+                    out.append(AnswerError(*kw, Msg("unknown key {key} at the top level{hint}; the keys are {keys}",
+                                                    key=repr(k), hint=hint, keys=", ".join(TOP_KEYS))))
                 elif path == ("plan",):
-                    out.append(AnswerError(*kw, f"unknown plan key {k!r}{hint or '; `bringup plan` lists the keys'}"))
+                    out.append(AnswerError(*kw, Msg("unknown plan key {key}{hint}", key=repr(k),
+                                                    hint=hint or Msg("; `bringup plan` lists the keys"))))
                 else:
-                    out.append(AnswerError(*kw, f"unknown key {k!r} in [{'.'.join(map(str, path))}]{hint}; "
-                                                f"its keys are {', '.join(known)}"))
+                    out.append(AnswerError(*kw, Msg("unknown key {key} in [{table}]{hint}; its keys are {keys}",
+                                                    key=repr(k), table=".".join(map(str, path)), hint=hint,
+                                                    keys=", ".join(known))))
         elif e.validator == "type":
             want = e.validator_value if isinstance(e.validator_value, str) else "/".join(e.validator_value)
             msg: str = Msg("{label} takes {get}, not {what}", label=_label(path), get=_TYPE_WORD.get(want, want), what=_what(e.instance))
@@ -380,24 +384,26 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                 msg += (Msg(' (write [{path}], not [[{path}]]: [[...]] makes an array of tables)', path=path[0]))
             out.append(AnswerError(*where, msg))
         elif e.validator == "const":
-            out.append(AnswerError(*where, f"{_label(path)} must be {e.validator_value} (this bringup reads answers "
-                                           f"files of version {ANSWERS_VERSION}), not {_what(e.instance)}"))
+            out.append(AnswerError(*where, Msg("{label} must be {want} (this bringup reads answers files of version "
+                                               "{version}), not {got}", label=_label(path), want=e.validator_value,
+                                               version=ANSWERS_VERSION, got=_what(e.instance))))
         elif e.validator == "enum":
-            out.append(AnswerError(*where, f"{_label(path)} must be one of "
-                                           f"{', '.join(json.dumps(v) for v in e.validator_value)}, not {_what(e.instance)}"))
+            out.append(AnswerError(*where, Msg("{label} must be one of {values}, not {got}", label=_label(path),
+                                               values=", ".join(json.dumps(v) for v in e.validator_value),
+                                               got=_what(e.instance))))
         elif e.validator == "required":
             missing = [k for k in e.validator_value if k not in e.instance]
-            out.append(AnswerError(1, 1, f"missing {', '.join(missing)}: an answers file starts with "
-                                         f"`version = {ANSWERS_VERSION}`"))
+            out.append(AnswerError(1, 1, Msg("missing {keys}: an answers file starts with `version = {version}`",
+                                             keys=", ".join(missing), version=ANSWERS_VERSION)))
         elif e.validator in ("minLength", "pattern") and path[:1] == ("skip",):
-            out.append(AnswerError(*where, f"{_label(path)}: a skip needs a reason (say why this step is not done "
-                                           f"on this node)"))
+            out.append(AnswerError(*where, Msg("{label}: a skip needs a reason (say why this step is not done on this "
+                                               "node)", label=_label(path))))
         elif e.validator == "uniqueItems":
             seen: set[str] = set()
             for x in e.instance:
                 if x in seen:
                     out.append(AnswerError(*loc.item(("actions", "allow"), str(x), nth=2),
-                                           f"actions.allow lists {json.dumps(x)} more than once"))
+                                           Msg("actions.allow lists {step} more than once", step=json.dumps(x))))
                 seen.add(x)
         else:
             out.append(AnswerError(*where, f"{_label(path)}: {e.message}"))
@@ -470,7 +476,9 @@ def error_lines(exc: AnswersError, limit: int = MAX_ERRORS_SHOWN) -> list[str]:
     out = [e.format(exc.source) for e in exc.errors[:limit]]
     if len(exc.errors) > limit:
         rest = len(exc.errors) - limit
-        out.append(f"{exc.source}: ... and {rest} more error{'s' if rest != 1 else ''}")
+        from wizard.i18n import tr
+
+        out.append(f"{exc.source}: " + tr(Msg("... and {n} more error", n=rest) if rest == 1 else Msg("... and {n} more errors", n=rest)))
     return out
 
 
@@ -525,12 +533,13 @@ def validate_text(text: str, stages: Sequence[Stage], source: str = "answers") -
             notes[table][sid] = note.replace("\t", " ")  # a tab is allowed: it becomes a space
     for sid in notes["confirm"]:
         if sid in notes["skip"]:
-            errors.append(AnswerError(*loc.where(("skip", sid)), f"step {sid} is both confirmed and skipped: keep one"))
+            errors.append(AnswerError(*loc.where(("skip", sid)), Msg("step {step} is both confirmed and skipped: keep one",
+                                                                     step=sid)))
         elif sid in by_id and proven_by_run(by_id[sid]):
             errors.append(AnswerError(*loc.where(("confirm", sid)),
-                                      f"[confirm] {json.dumps(sid)}: this step is proven by its run, not by a note: "
-                                      f"allow its action ([actions] allow = [{json.dumps(sid)}]) or skip it with a "
-                                      "reason"))
+                                      Msg("[confirm] {step}: this step is proven by its run, not by a note: allow its "
+                                          "action ([actions] allow = [{step}]) or skip it with a reason",
+                                          step=json.dumps(sid))))
     actions = doc.get("actions") if isinstance(doc.get("actions"), dict) else {}
     allow_raw = (actions or {}).get("allow")
     allow = [a for a in allow_raw if isinstance(a, str)] if isinstance(allow_raw, list) else []
@@ -540,12 +549,12 @@ def validate_text(text: str, stages: Sequence[Stage], source: str = "answers") -
         if a not in by_id:
             errors.append(AnswerError(*where, "actions.allow: " + _no_step(a, list(by_id), with_action)))
         elif by_id[a].action is None:
-            how = "confirmed by hand" if by_id[a].manual or not is_checked(by_id[a]) else "checked from probes"
-            errors.append(AnswerError(*where, f"actions.allow: step {a} has no action to allow (it is {how}); steps "
-                                              f"with actions: {', '.join(with_action)}"))
+            how = Msg("confirmed by hand") if by_id[a].manual or not is_checked(by_id[a]) else Msg("checked from probes")
+            errors.append(AnswerError(*where, Msg("actions.allow: step {step} has no action to allow (it is {how}); steps "
+                                                  "with actions: {steps}", step=a, how=how, steps=", ".join(with_action))))
         elif a in notes["skip"]:
-            errors.append(AnswerError(*where, f"actions.allow: {a} is also skipped in [skip], so its action would never "
-                                              f"run: keep one"))
+            errors.append(AnswerError(*where, Msg("actions.allow: {step} is also skipped in [skip], so its action would "
+                                                  "never run: keep one", step=a)))
     errors = sorted(dict.fromkeys(errors), key=lambda e: (e.line, e.col))  # each once (a value may break two rules)
     if errors:
         return None, errors
