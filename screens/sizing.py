@@ -30,7 +30,7 @@ from rich.text import Text
 from screens.plan import shown
 from screens.widgets import FormInput, KeyFooter, TopBar
 from wizard import sizing as sz
-from wizard.i18n import N_, _, spaced, tr
+from wizard.i18n import N_, _, spaced, tr, tr_source
 from wizard.plan import parse_value
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ class SizingScreen(Screen[None]):
                 text = "\n".join(tr(m) for m in r.math)
                 # the VGA console's fonts (CP437, Lat15) have no Ψ: the parameter count reads "P" there (walk 18)
                 math.update(text.replace("Ψ", "P") if self.app.basic else text)
-                src.update(_("source: {source}").format(source=tr(r.source)))
+                src.update(_("source: {source}").format(source=tr_source(r.source)))
                 box.display = True
 
     def _summary(self, s: sz.Sizing) -> Text:

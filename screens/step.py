@@ -24,7 +24,7 @@ from wizard.engine import is_checked
 from wizard.probes import evidence_shown
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import N_, _, spaced, tr, tr_subject
+from wizard.i18n import N_, _, spaced, tr, tr_source, tr_subject
 from wizard.model import HANDOVER_STEP, proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
@@ -346,7 +346,8 @@ class StepScreen(Screen[None]):
             if f.remedy:
                 body.append(Static(_("What to do: {remedy}").format(remedy=tr(f.remedy)), markup=False))
             if f.source:
-                body.append(Static(_("Source: {source}").format(source=f.source), markup=False, classes="muted"))
+                body.append(Static(_("Source: {source}").format(source=tr_source(f.source)), markup=False,
+                                   classes="muted"))
             widgets.append(FindingBox(*body, verdict=verdict_text(f.verdict, basic), message=f"{subj}{tr(f.message)}",
                                    collapsed=not open_it, basic=basic, classes=f"finding -{f.verdict.value}"))
         box.mount_all(widgets)

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr, tr_subject
+from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr, tr_source, tr_subject
 
 EXIT_ERROR = 3
 
@@ -2325,7 +2325,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         _print_wrapped("", head + (f"  [{_(r.status_word)}]" if r.status_word else ""), width, 4)
         for m in r.math:
             _print_wrapped("    ", tr(m), width, 6)
-        _print_wrapped("    ", _("source: {source}").format(source=tr(r.source)), width, 6)
+        _print_wrapped("    ", _("source: {source}").format(source=tr_source(r.source)), width, 6)
     return 0 if ok else 1
 
 
