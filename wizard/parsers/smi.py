@@ -1066,23 +1066,23 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
 
 _GPU_NAME_RE = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b[\w \-./()]*$|^(?:A|H|B|L|V|P|T)\d{1,3}[A-Z]?\b.*(?:GB|SXM|PCIE|NVL)", re.I)
 _NOHEADER_KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("pci.bus_id", "PCI bus id", re.compile(r"^(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")),
-    ("uuid", "GPU UUID", re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")),
-    ("pstate", "performance state", re.compile(r"^P(?:[0-9]|1[0-5])$")),
-    ("driver_version", "driver version", re.compile(r"^\d{3}\.\d{2,3}(?:\.\d{2,3})?$")),
-    ("compute_mode", "compute mode", re.compile(r"^(?:Default|Exclusive_Process|Exclusive_Thread|Prohibited)$")),
-    ("vbios_version", "VBIOS version", re.compile(r"^[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f]{2}){4}$")),
+    ("pci.bus_id", Msg("PCI bus id"), re.compile(r"^(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")),
+    ("uuid", Msg("GPU UUID"), re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")),
+    ("pstate", Msg("performance state"), re.compile(r"^P(?:[0-9]|1[0-5])$")),
+    ("driver_version", Msg("driver version"), re.compile(r"^\d{3}\.\d{2,3}(?:\.\d{2,3})?$")),
+    ("compute_mode", Msg("compute mode"), re.compile(r"^(?:Default|Exclusive_Process|Exclusive_Thread|Prohibited)$")),
+    ("vbios_version", Msg("VBIOS version"), re.compile(r"^[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f]{2}){4}$")),
 )
 """Values whose shape alone says which ``--query-gpu`` property printed them (nvidia-smi --help-query-gpu)."""
 _NOHEADER_AMBIGUOUS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a memory size in MiB (total, used, free or reserved: cannot tell which)", re.compile(r"^\d+ MiB$")),
-    ("a power in W (draw, limit or default limit: cannot tell which)", re.compile(r"^\d+(?:\.\d+)? W$")),
-    ("a clock in MHz (current or max, graphics, SM or memory: cannot tell which)", re.compile(r"^\d+ MHz$")),
-    ("a percentage (GPU or memory utilisation, fan: cannot tell which)", re.compile(r"^\d+(?:\.\d+)? ?%$")),
-    ("Enabled/Disabled (ECC, persistence, MIG ...: cannot tell which)", re.compile(r"^(?:Enabled|Disabled)$")),
-    ("Active/Not Active (a clock-event reason: cannot tell which)", re.compile(r"^(?:Active|Not Active)$")),
-    ("a bit mask (clock-event reasons or another mask: cannot tell which)", re.compile(r"^0x[0-9A-Fa-f]+$")),
-    ("a plain number (temperature, count, unit-less value with nounits: cannot tell which)",
+    (Msg("a memory size in MiB (total, used, free or reserved: cannot tell which)"), re.compile(r"^\d+ MiB$")),
+    (Msg("a power in W (draw, limit or default limit: cannot tell which)"), re.compile(r"^\d+(?:\.\d+)? W$")),
+    (Msg("a clock in MHz (current or max, graphics, SM or memory: cannot tell which)"), re.compile(r"^\d+ MHz$")),
+    (Msg("a percentage (GPU or memory utilisation, fan: cannot tell which)"), re.compile(r"^\d+(?:\.\d+)? ?%$")),
+    (Msg("Enabled/Disabled (ECC, persistence, MIG ...: cannot tell which)"), re.compile(r"^(?:Enabled|Disabled)$")),
+    (Msg("Active/Not Active (a clock-event reason: cannot tell which)"), re.compile(r"^(?:Active|Not Active)$")),
+    (Msg("a bit mask (clock-event reasons or another mask: cannot tell which)"), re.compile(r"^0x[0-9A-Fa-f]+$")),
+    (Msg("a plain number (temperature, count, unit-less value with nounits: cannot tell which)"),
      re.compile(r"^-?\d+(?:\.\d+)?$")),
 )
 
@@ -1124,9 +1124,9 @@ def read_noheader_csv(text: str) -> NoHeaderCsv:
     for i in range(width):
         vals = [r[i] for r in out.rows if not is_na(r[i])]
         key: str | None = None
-        label = "only N/A values" if not vals else "unrecognised"
+        label: str = Msg("only N/A values") if not vals else Msg("unrecognised")
         if vals and all(_GPU_NAME_RE.match(v) and not re.fullmatch(r"GPU-[0-9a-fA-F-]+", v) for v in vals):
-            key, label = "name", "GPU name"
+            key, label = "name", Msg("GPU name")
         elif vals:
             for k, lab, rx in _NOHEADER_KINDS:
                 if all(rx.match(v) for v in vals):
@@ -1134,7 +1134,7 @@ def read_noheader_csv(text: str) -> NoHeaderCsv:
                     break
             else:
                 if i == 0 and len(out.rows) > 1 and [r[0] for r in out.rows] == [str(n) for n in range(len(out.rows))]:
-                    key, label = "index", "GPU index (0, 1, 2 ... in row order)"
+                    key, label = "index", Msg("GPU index (0, 1, 2 ... in row order)")
                 else:
                     label = next((lab for lab, rx in _NOHEADER_AMBIGUOUS if all(rx.match(v) for v in vals)), label)
         out.columns.append(key)

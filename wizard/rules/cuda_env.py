@@ -88,7 +88,7 @@ def judge_cuda_env_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 def _who(r: CudaEnvReport) -> str:
-    return f"{r.tool} {r.tool_version}".strip() if r.tool else "this CUDA library"
+    return f"{r.tool} {r.tool_version}".strip() if r.tool else Msg("this CUDA library")
 
 
 def _gpu_text(g: EnvGpu) -> str:

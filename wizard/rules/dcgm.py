@@ -530,7 +530,7 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     names = list(dict.fromkeys(g.name for g in d.gpus if g.name and g not in blank))
     model = names[0] if len(names) == 1 else ""
     ev = [x for x in [d.found_line] + [g.lines[0] for g in d.gpus[:8] if g.lines] if x]
-    cut = f" (this paste lists {len(d.gpus)} of them)" if d.gpus and len(d.gpus) < found else ""
+    cut = Msg(" (this paste lists {n} of them)", n=len(d.gpus)) if d.gpus and len(d.gpus) < found else ""
     try:
         want = int(exp["gpu_count"]) if exp.get("gpu_count") not in (None, "") else None
     except (TypeError, ValueError):

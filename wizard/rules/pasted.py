@@ -171,8 +171,8 @@ def smi_csv_noheader_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     nh = read_noheader_csv(text)
     findings = judge_doc(parse_smi_csv_noheader(text), exp, before_tests=False, inventory_note=False)
-    named = [f"column {i + 1} = {lab}" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
-    unnamed = [f"column {i + 1} ({lab})" for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
+    named = [Msg("column {n} = {label}", n=i + 1, label=lab) for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if k]
+    unnamed = [Msg("column {n} ({label})", n=i + 1, label=lab) for i, (k, lab) in enumerate(zip(nh.columns, nh.labels)) if not k]
     msg = (Msg('{n_rows} row(s) of `nvidia-smi --query-gpu ... --format=csv,noheader` without column names: ', n_rows=len(nh.rows)) + (Msg('read {named}', named=SEMICOLON.join(named)) if named else Msg('no column could be named from its values')) + (Msg('; not judged, because the value fits more than one property: {unnamed}', unnamed=SEMICOLON.join(unnamed)) if unnamed else '') + Msg('; {na} field(s) N/A', na=nh.na))
     # stricter than judge_doc's inventory rule (INVENTORY_IDS): without the header a driver version is one more
     # identity column, not a sign the query was about the GPUs' state

@@ -528,13 +528,13 @@ tests/data ends each GPU with "Processes", 590-series drivers add "Capabilities"
 
 Q_TOPIC_SECTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("health.pcie_width", ("pci",), Msg("PCIe link width and generation")),
-    ("health.clock_events", ("clocks event reasons",), "clock slowdown reasons"),
-    ("health.ecc_mode", ("ecc mode",), "ECC mode"),
-    ("health.ecc", ("ecc errors",), "ECC error counters"),
-    ("health.retired_pages", ("retired pages",), "retired pages"),
-    ("health.row_remap", ("remapped rows",), "row remapping (pending / failed remaps)"),
-    ("health.temperature", ("temperature",), "temperature"),
-    ("health.power_limit", ("power readings", "gpu power readings"), "power limit"),
+    ("health.clock_events", ("clocks event reasons",), Msg("clock slowdown reasons")),
+    ("health.ecc_mode", ("ecc mode",), Msg("ECC mode")),
+    ("health.ecc", ("ecc errors",), Msg("ECC error counters")),
+    ("health.retired_pages", ("retired pages",), Msg("retired pages")),
+    ("health.row_remap", ("remapped rows",), Msg("row remapping (pending / failed remaps)")),
+    ("health.temperature", ("temperature",), Msg("temperature")),
+    ("health.power_limit", ("power readings", "gpu power readings"), Msg("power limit")),
 )
 """Finding id, the ``nvidia-smi -q`` section(s) it reads, and what it judges: when a full ``-q``
 GPU block stops before its last section, each topic whose section was not seen is ``unknown``
