@@ -320,8 +320,9 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
     Kind("perfquery", "perfquery [-x] or ibdiagnet2.pm (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
-    Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link (InfiniBand/RoCE port state, rate, link layer)",
-         p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports, ("ibstat", "ibv_devinfo", "ibstatus", "rdma link")),
+    Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link / ibdev2netdev (InfiniBand/RoCE port state, rate, "
+         "link layer)", p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports,
+         ("ibstat", "ibv_devinfo", "ibstatus", "rdma link", "ibdev2netdev")),
     Kind("iblinkinfo", "iblinkinfo (every InfiniBand link of the fabric: width, speed, state)",
          p_fabric.detect_iblinkinfo, pasted.fabric_judge_iblinkinfo, ("iblinkinfo",)),
     Kind("mlxlink", "mlxlink -d DEV [-c] (NVIDIA MFT: a port's link state, mlxlink's own troubleshooting advice, BER "

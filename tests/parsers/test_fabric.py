@@ -262,3 +262,16 @@ def test_perftest_table_without_its_banner_is_still_perftest():
 
     assert detect_perftest(text(PUBLIC / "perftest__mlx5_0-hdr-197gbps-perftest.txt")) == 0.9
     assert detect_perftest("#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec]\n") == 0.0  # a header, no row
+
+
+def test_ibdev2netdev_lines_are_ports_with_their_netdev_state() -> None:
+    """Round 31: NVIDIA OFED's `ibdev2netdev` ("mlx5_0 port 1 ==> ibs108 (Down)"): each line one port; its state is
+    the netdev's (an IPoIB/RoCE netdev has carrier only on an Active port), said with the netdev's name."""
+    t = text(PUBLIC / "ibdev2netdev__h20-node-cx7-ib-ports-down.txt")
+    assert detect_ib_ports(t) >= 0.9
+    ports = parse_ib_ports(t)
+    assert ports.tool == "ibdev2netdev" and len(ports.ports) == 7
+    by = {p.ca: p for p in ports.ports}
+    assert by["mlx5_0"].state == "down" and by["mlx5_0"].state_raw == "Down (netdev ibs108)"
+    assert by["mlx5_1"].state == "active" and by["mlx5_bond_0"].port == 1
+    assert detect_ib_ports("mlx5_0 port 1 ==> ib0 (Up)\nsome other line\nand another\n") == 0.0

@@ -699,6 +699,11 @@ def test_the_host_running_out_of_memory_or_file_handles_warns():
     (c,) = [f for f in cg.findings if f.id == "health.host_limits"]
     assert cg.kind == "kernel-log" and "killed onmt_train (pid 629)" in c.message and "memory limit" in c.message
     assert "host ran out" not in c.message
+    # round 31: earlyoom, the userspace OOM killer, killing python twice in a journal: the same host limit, said as its
+    ea = explain_text(text(PUBLIC / "journal-earlyoom__comfyui-workstation-host-ram-exhausted.txt"))
+    (e,) = [f for f in ea.findings if f.id == "health.host_limits"]
+    assert ea.kind == "kernel-log" and e.verdict is Verdict.WARN and "earlyoom" in e.message
+    assert "python3.13 (pid 322603)" in e.message and "2 times" in e.message
 
 
 def test_a_link_that_went_down_and_did_not_come_back_warns_and_old_hung_task_reports_are_read():

@@ -263,6 +263,17 @@ def _parse(text: str) -> IbPorts:
         sysfs.setdefault(key, attrs)
         sysfs_lines.setdefault(key, []).append(raw.strip())
         origin[key] = "rdma link"
+    for raw in text.splitlines():  # Mellanox/NVIDIA ibdev2netdev: "mlx5_0 port 1 ==> ib0 (Up)"
+        m = _IBDEV2NETDEV.match(raw)
+        if not m:
+            continue
+        key = (m.group(1), sat_int(m.group(2)) or 0)
+        # the netdev's state (operstate), not the port's own: an IPoIB or RoCE netdev has carrier only on an Active
+        # port, so Up reads as active and Down as down; ibstat says the port's state and rate
+        sysfs.setdefault(key, {"state_raw": f"{m.group(4)} (netdev {m.group(3)})",
+                               "state": "active" if m.group(4) == "Up" else "down"})
+        sysfs_lines.setdefault(key, []).append(raw.strip())
+        origin[key] = "ibdev2netdev"
     have = {(x.ca, x.port) for x in b.ports}
     for (ca, pn), attrs in sysfs.items():
         if (ca, pn) not in have:
@@ -289,6 +300,9 @@ def _parse(text: str) -> IbPorts:
 # iproute2 `rdma link [show]`: "link mlx5_0/1 ... state ACTIVE physical_state LINK_UP netdev ib0"
 # (iproute2 before 4.19 printed "0/1: mlx5_0/1: state ..." with no "link" word)
 _RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+:\s*(?:link\s+)?|link\s+)([\w.-]+)/(\d+):?\s+(.*?\bstate\s+\S+.*)$")
+# NVIDIA (Mellanox) OFED's ibdev2netdev: "mlx5_0 port 1 ==> ibs108 (Down)" (the RDMA device, its port, its netdev and
+# the netdev's state; MLNX_OFED user manual, ibdev2netdev)
+_IBDEV2NETDEV = re.compile(r"^\s*([\w.-]+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
 _SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
 
 
@@ -310,6 +324,11 @@ def detect_ib_ports(text: str) -> float:
         return 0.7
     if " physical_state " in head and any(" physical_state " in ln and _RDMA_LINK.match(ln) for ln in head.splitlines()):
         return 0.9  # iproute2 `rdma link`
+    if " ==> " in head:  # ibdev2netdev: nearly every line one RDMA port and its netdev
+        body = [ln for ln in head.splitlines() if ln.strip()]
+        hits = sum(1 for ln in body if _IBDEV2NETDEV.match(ln))
+        if hits and hits >= 0.8 * len(body):
+            return 0.9
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
             and re.search(r"^[ \t]*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):

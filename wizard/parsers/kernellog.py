@@ -53,7 +53,9 @@ _DELTA = r"\[\s*(?:(?P<mono>\d{1,10}\.\d{1,9})\s*)?<\s*(?P<ts>\d{1,10}\.\d{1,9})
 (raw seconds since boot), ``-T``/ctime ``[Sun Feb 23 16:24:18 2025]``, iso, ``-H``/``-e``/reltime
 (``[May19 19:57]`` at each new minute, then ``[  +0.000127]`` deltas) and ``-d``/delta
 (``[    5.123456 <    0.000127>]``, ``[<    0.000127>]``)."""
-_HOST_KERNEL = r"(?:(?P<host>\S+)\s+)?kernel(?:\[\d+\])?:[ \t]?"
+_HOST_KERNEL = r"(?:(?P<host>\S+)\s+)?(?:kernel|earlyoom|systemd-oomd)(?:\[\d+\])?:[ \t]?"
+"""The kernel's own journal/syslog tag, and the userspace OOM killers' (earlyoom, systemd-oomd), whose kills stand for the
+kernel OOM killer's on the hosts that run them (earlyoom(1): "sending SIGTERM to process"; systemd-oomd(8))."""
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Talos: "10.0.0.1: kern: warning: [2026-04-22T21:30:51.52643656Z]: NVRM: ..."
     ("talos", re.compile(r"^(?:(?P<host>\S+): )?kern:\s+\w+:\s+\[(?P<ts>[^\]]+)\]:\s?(?P<rest>.*)$")),

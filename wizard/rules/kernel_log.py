@@ -748,6 +748,13 @@ _HOST_LIMITS = (
         "-A20 'invoked oom-killer'` shows what held the memory."),
      "the Linux kernel's out-of-memory handling: the OOM killer kills a process when memory and swap run out "
      "(https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer)"),
+    (re.compile(r"^sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \"(?P<comm>[^\"]+)\""),
+     N_("earlyoom, the userspace OOM killer, killed {what}: the host ran low on memory and swap"),
+     N_("Size host RAM for the workload (plan & sizing, z, or `bringup size`: loaders, pinned buffers, checkpoint "
+        "loading on every rank); lower DataLoader workers or prefetch, load checkpoints sharded; earlyoom's 'mem avail' "
+        "lines show how little was left."),
+     "earlyoom(1) (https://github.com/rfjakob/earlyoom): it sends SIGTERM to the process with the highest oom_score "
+     "when available memory and free swap are both below their limits"),
     (re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
      N_("the memory cgroup's OOM killer killed {what}: the job reached its memory limit (a container's, a Slurm "
         "job's or a systemd slice's), not the host's RAM"),
