@@ -303,6 +303,7 @@ class ManualDialog(ModalScreen[bool]):
         err = self.query_one("#manual-error", Static)
         err.display = True  # each refusal below says why there
         raw = self.query_one("#manual-value", Input).value.strip()
+        self.refused = self.query_one("#manual-value", Input).value  # until saved: what was refused (esc drops it)
         if not raw:
             err.update((_("! type the {key} file's path") if self.key in FILE_PLAN_KEYS else _("! type the {key}")).format(key=self.key))
             return
@@ -343,6 +344,8 @@ class ManualDialog(ModalScreen[bool]):
             current = build.store.plan().get(self.key) if build is not None else None
             value = self.query_one("#manual-value", Input).value
             typed = "" if value.strip() == ("" if current is None else str(current)).strip() else value
+            if value == getattr(self, "refused", None):  # the dialog refused it (walk 27 #1: esc then asked
+                typed = ""  # "discard?" again and again): nothing worth keeping, so esc closes
         close_keeping_typed(self, typed, False)
 
 

@@ -1343,6 +1343,13 @@ async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp
             await pilot.pause()
             assert isinstance(app.screen, ManualDialog) and why in text_of(app, "#manual-error")
             assert field.value == typed and "hostfile" not in app.build.store.plan()
+        # walk 27 #1: esc after a refused path closed nothing (it asked "discard?" and esc there kept editing); a
+        # refused value is nothing to keep: esc closes the dialog at once, and the action is asked for again later
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ManualDialog) and "hostfile" not in app.build.store.plan()
+        assert await ask_action(pilot, app, "multinode.allreduce", ManualDialog)
+        field = app.screen.query_one("#manual-value", Input)
         field.value = str(good)
         await pilot.press("enter")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction), tries=200)
