@@ -493,6 +493,8 @@ class ActionScreen(Screen[None]):
                 if v in (Verdict.FAIL, Verdict.WARN, Verdict.UNKNOWN) and first.remedy:  # walk 21: the log view gave
                     # the failure and no way on (the remedy was only behind v): up to 3 rows of it, the rest there
                     dots = "..." if self.app.basic else "…"
+                    if self.check_action("results", ()):  # walk 27 #2: a cut remedy said where the rest is
+                        dots += _(" (v: all of it)")
                     out.append("\n".join(fit(_("What to do: {remedy}").format(remedy=tr(first.remedy)), width, 3,
                                               dots)) + "\n")
             else:

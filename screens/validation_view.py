@@ -110,7 +110,7 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
                           if node and node not in message else _("error: {message}").format(message=message),
                           style="bold red"))
         if remedy:
-            parts.append(Text(f"  -> {remedy}"))
+            parts.append(Text(f"  -> {tr(remedy)}"))  # the script's own remedies are in the catalogue (walk 27 #3)
     bad = live.bad_lines
     if bad:
         parts.append(Text(_("{count} unreadable event line(s), first at log line {line}").format(count=len(bad),

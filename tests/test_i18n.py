@@ -808,3 +808,22 @@ def test_explain_in_chinese_has_no_run_of_english_words_of_bringups_own():
              "this CUDA library", "this paste lists")
     assert not [r for r in runs if any(x in r for x in fixed)], [r for r in runs if any(x in r for x in fixed)][:10]
     assert len(runs) <= ENGLISH_RUNS_CEILING, "\n".join(runs[:40])
+
+
+def test_the_validation_scripts_remedies_have_chinese():
+    """Walk 27 #3: a validation error's remedy (the script's own English, shown under the error in the results panel)
+    stayed English in Chinese; every remedy the script can send is in the catalogue."""
+    import importlib.util
+
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("bringup_validate_script", ROOT / "assets/scripts/bringup_validate.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    i18n.set_language("zh_CN")
+    try:
+        missing = [r for r in mod.REMEDY.values() if i18n.tr(r) == r]
+    finally:
+        i18n.set_language("en")
+    assert not missing, missing

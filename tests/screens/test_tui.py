@@ -1143,6 +1143,28 @@ async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, dev
         assert 1 <= len(rows) <= 3 and rows[-1].endswith("…")
 
 
+async def test_a_cut_remedy_says_v_shows_all_of_it_where_v_has_results(state_dir, devvm_host):
+    """Walk 27 #2: a validation's remedy was cut at 3 rows exactly where it named the key and the command, and the
+    screen did not say the rest was behind v. Where v has the results panel, the cut row ends by saying so."""
+    event = 'BRINGUP {"v":1,"event":"start","t":1.0,"test":"gpu","rank":0}'
+    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", f"print({event!r})"], first=False,
+                    clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+    b.wait_action(run, timeout_s=30)
+    fail = Finding("report.capture", Verdict.FAIL, "PyTorch is not importable by the Python that ran it", "host",
+                   (), "Set torch_python in the plan (F2) to a Python with torch, then run this step again. " * 4, "s")
+    b.record_findings("report.capture", [fail], "2099-01-01T00:00:00+00:00")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await show_run(pilot, app, run.id)
+        assert await wait_until(pilot, lambda: app.screen.check_action("results", ()), tries=100)
+        app.screen.refresh_state()
+        await pilot.pause()
+        rows = text_of(app, "#action-outcome").split("What to do:")[1].split("log file:")[0].strip().splitlines()
+        assert len(rows) == 3 and rows[-1].endswith("… (v: all of it)"), rows
+
+
 async def test_action_log_wraps_long_lines_to_the_pane(state_dir, devvm_host):
     """A log line longer than the pane is wrapped at spaces (continuation rows indented), never cut at the right
     edge; a new terminal width wraps the kept lines again."""
