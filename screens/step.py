@@ -270,11 +270,12 @@ class StepScreen(Screen[None]):
         if step.automated_by:  # what the automating step's run left, as the engine stored it (walk 24)
             auto_st = auto_state.status if auto_state else StepStatus.PENDING
             said = b.reason_shown(auto_state) if auto_state and auto_state.reason else ""
-            notes.append(_("{auto} automates this: {status}").format(
+            notes.append(_("{auto} automates this step; its status: {status}").format(
                 auto=step.automated_by, status=status_text(auto_st, basic).plain.strip())
                 + (_(": ") + said if said else "")
                 + ("" if auto_st is StepStatus.PASSED else
-                   spaced(_("(not passed: confirming this needs a note saying how you verified it)"))))
+                   spaced(_("(until it passes, confirming this step by hand needs a note saying how you verified "
+                            "it)"))))
         if step.manual and st is StepStatus.PENDING and not b.observing:
             notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
         if st is StepStatus.WARNED and (findings or is_checked(step)):

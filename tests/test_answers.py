@@ -296,7 +296,7 @@ def test_auto_with_on_failure_stop_stops_at_the_first_failing_step(tmp_path):
     assert states(tmp_path / "c")["health.gpu_pci"][0] == "failed"
     # walk 25 #8: the walk's own words are in the reader's language; ids, values and the person's notes as they are
     f.write_text('version = 1\non_failure = "stop"\n[plan]\ngpu_count = 8\n[confirm]\n"grounding.esd" = "strap on"\n'
-                 '[skip]\n"plan.power" = "vendor sized it"\n[actions]\nallow = ["gpu.validate"]\n')
+                 '"grounding.support" = ""\n[skip]\n"plan.power" = "vendor sized it"\n[actions]\nallow = ["gpu.validate"]\n')
     zh = run("--state", str(state), "--lang", "zh_CN", "auto", "--answers", str(f), "--snapshot", str(DEVVM_BUNDLE))
     assert f"[{n}/{total}] os.kernel_headers：失败" in zh.stdout and "grounding.esd：已确认 -- strap on" in zh.stdout
     assert f"停在 os.kernel_headers（on_failure = \"stop\"）：其后的 {total - n} 个步骤未走" in zh.stdout
@@ -305,6 +305,7 @@ def test_auto_with_on_failure_stop_stops_at_the_first_failing_step(tmp_path):
     assert "规划：设置 gpu_count = 8" in pre.stdout and "plan.power：将会跳过 —— vendor sized it" in pre.stdout
     assert "gpu.validate：将会运行它的操作（逐块验证 GPU：计算、显存、带宽、一次短训练）" in pre.stdout
     assert "grounding.esd：将会确认 —— strap on" in pre.stdout and "would" not in pre.stdout
+    assert "grounding.support：将会确认（无备注）" in pre.stdout  # walk 27 #14: no dangling dash
 
 
 def test_allowed_actions_run_through_the_action_path_and_replay(tmp_path):

@@ -794,7 +794,8 @@ def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None 
                             + (Msg(" as a dry run (--snapshot)") if snapshot else "")
                             + (Msg(" when the step is not done after its check") if is_checked(s) else ""))
             if s.id in answers.confirm:
-                todo.append(Msg("confirm -- {note}", note=answers.confirm[s.id])
+                todo.append((Msg("confirm -- {note}", note=answers.confirm[s.id]) if answers.confirm[s.id].strip()
+                             else Msg("confirm (no note)"))
                             + (Msg(" (unless its check fails)") if is_checked(s) else ""))
             if not todo:  # not checked, no allowed action, not confirmed
                 why = (Msg("its action is not in [actions] allow") if s.action is not None

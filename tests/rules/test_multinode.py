@@ -181,3 +181,18 @@ def test_evidence_is_the_events_words_not_the_protocol_record():
                          '"size_bytes":1073741824,"busbw_gb_s":352.25,"unit":"GB/s"}', 7)
     assert e.raw == "log line 7: [a] measure allreduce: rank=0, size_bytes=1073741824, busbw_gb_s=352.25, unit=GB/s"
     assert e.line.startswith("BRINGUP {")  # the record itself is kept for the log's readers
+
+
+def test_facts_from_no_node_say_none_in_the_readers_language():
+    """Walk 27 #11: "只收到 0 个节点的信息（none）" in Chinese: the empty list is a word of bringup's, translated."""
+    from wizard import i18n
+    from wizard.rules.multinode import judge_consistency
+
+    (f,) = [f for f in judge_consistency(_log(), {}) if f.id == "multinode.consistency"]
+    assert "(none)" in f.message
+    i18n.set_language("zh_CN")
+    try:
+        zh = i18n.tr(f.message)
+    finally:
+        i18n.set_language("en")
+    assert "（无）" in zh and "none" not in zh

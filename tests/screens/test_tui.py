@@ -2020,7 +2020,8 @@ async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_e
         app.push_screen(StepScreen("node.allreduce"))
         await pilot.pause()
         words = screen_text(app)
-        assert "node.validate automates this" in words and "cpu-only" in words
+        assert "node.validate automates this step; its status: ○ cpu-only" in words
+        assert "until it passes, confirming this step by hand needs a note" in words  # walk 27 #6: not "not passed"
         assert "Findings of node.validate" in words and "bandwidth not judged" in words
         await pilot.press("d")
         await pilot.pause()

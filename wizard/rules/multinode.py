@@ -321,7 +321,7 @@ def _consistency(ml: MultiLog) -> list[Finding]:
     if len(nodes) < 2:
         return [Finding("multinode.consistency", Verdict.UNKNOWN,
                         Msg("facts from {n_nodes} node(s) ({a1}): at least 2 are needed to compare driver, CUDA, NCCL, "
-                            "torch, kernel and GPUs", n_nodes=len(nodes), a1=_nodes_text(nodes) or 'none'), "nodes",
+                            "torch, kernel and GPUs", n_nodes=len(nodes), a1=_nodes_text(nodes) or Msg("none")), "nodes",
                         tuple(_raw(ml.facts[n]) for n in nodes), "Make at least two nodes reachable and rerun.", SRC_E2)]
     out: list[Finding] = []
     same: list[str] = []
