@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from screens.widgets import FormInput, KeyFooter
-from wizard.i18n import _, ngettext, tr
+from wizard.i18n import _, ngettext, spaced, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
 
@@ -272,10 +272,10 @@ class ManualDialog(ModalScreen[bool]):
             if self.key:
                 build = getattr(self.app, "build", None)
                 current = build.store.plan().get(self.key) if build is not None else None
-                yield Static(f"{self.key} " + (_("(read-only here: {why})").format(why=self.app.read_only_why())
-                                                 if self.readonly and hasattr(self.app, "read_only_why") else
-                                                 _("(read-only here)") if self.readonly else
-                                                 _("(enter saves it, as F2 would, and tries again)")),
+                yield Static(self.key + spaced(_("(read-only here: {why})").format(why=self.app.read_only_why())
+                                               if self.readonly and hasattr(self.app, "read_only_why") else
+                                               _("(read-only here)") if self.readonly else
+                                               _("(enter saves it, as F2 would, and tries again)")),
                              markup=False, classes="section", id="manual-help")
                 yield FormInput("" if current is None else str(current), placeholder=self.key,
                             id="manual-value", disabled=self.readonly)
