@@ -103,3 +103,17 @@ def test_slurmctld_log_node_events_leave_each_node_in_its_last_state():
     got = {n.name: (n.state, n.reason) for n in s.parse_slurmctld_log(log)}
     assert got == {"gpu01": ("UP", "Not responding"), "gpu02": ("DRAINED", "bad gpu"), "gpu03": ("UP", "")}
     assert s.detect_slurmctld_log(log) == 0.9 and s.detect_slurmctld_log("Node gpu01 now responding\n") == 0.0
+
+
+def test_a_command_that_sets_a_node_state_is_not_a_node_record():
+    """Walk 27 #4: `bringup explain README.md` read the README's example `scontrol update NodeName=NODE State=DRAIN`
+    as a drained node and failed. A command line (scontrol before NodeName=, a prompt, a Markdown code span) sets a
+    state; only what `scontrol show node` prints is a record."""
+    from wizard.parsers.scheduler import detect_scontrol_node, parse_show_nodes
+
+    doc = ("- unhealthy: `scontrol update NodeName=NODE State=DRAIN Reason=\"bringup: x\"`\n"
+           "$ scontrol update NodeName=gpu01 State=RESUME\n# scontrol update NodeName=gpu02 State=DOWN\n")
+    assert parse_show_nodes(doc) == [] and detect_scontrol_node(doc) == 0.0
+    real = "NodeName=gpu01 Arch=x86_64 CoresPerSocket=32\n   State=IDLE+DRAIN ThreadsPerCore=2\n   Reason=bad gpu\n"
+    (n,) = parse_show_nodes(real)
+    assert n.name == "gpu01" and "DRAIN" in n.state

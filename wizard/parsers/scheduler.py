@@ -85,12 +85,20 @@ def _value(key: str, text: str) -> str:
     return "" if val in ("(null)", "none", "None") else val
 
 
+_COMMAND_BEFORE = re.compile(r"\bscontrol\b|`|^\s*[$#]\s")
+"""What stands before ``NodeName=`` on a command line (``scontrol update``, a shell prompt, a Markdown code span) rather
+than on a record ``scontrol show node`` prints."""
+
+
 def parse_show_nodes(text: str) -> list[NodeState]:
     """Every node record of ``scontrol show node`` (a ``NodeName=`` line opens one; its indented lines follow) or
     ``scontrol show node -o`` (one line per node). A record without ``State=`` is left out."""
     records: list[list[str]] = []
     for line in text.splitlines():
-        if re.search(r"(?:^|\s)NodeName=\S", line) and (not line[:1].isspace() or not records):
+        m = re.search(r"(?:^|\s)NodeName=\S", line)
+        if m and _COMMAND_BEFORE.search(line[:m.start()]):  # `scontrol update NodeName=... State=DRAIN` in a runbook or
+            continue  # a README is a command that sets a state, not a node's record (walk 27 #4)
+        if m and (not line[:1].isspace() or not records):
             records.append([line])
         elif records and line.strip():
             records[-1].append(line)
