@@ -153,6 +153,11 @@ class BuildScreen(Screen[None]):
                              else _("{stage}: {count} steps").format(stage=_(st.title), count=len(st.steps)))
         if n_a:  # a passed stage whose steps were found not applicable says so: not everything was verified
             self._steps_title += spaced(ngettext("({n} not applicable)", "({n} not applicable)", n_a).format(n=n_a))
+        by_person = sum(1 for s in st.steps if s.id in states_now and states_now[s.id].status is StepStatus.SKIPPED
+                        and not states_now[s.id].not_applicable)
+        if by_person:  # walk 27 #5: a done stage with a person's skip in it is not simply "confirmed"
+            self._steps_title += spaced(ngettext("({n} skipped by a person)", "({n} skipped by a person)",
+                                                 by_person).format(n=by_person))
         self.mark_focused_pane()
         lst = self.query_one("#steps", OptionList)
         keep = lst.highlighted

@@ -1327,7 +1327,12 @@ def cmd_status(args: argparse.Namespace) -> int:
                 left = sum(1 for s in st["steps"] if not (s["id"] in states and states[s["id"]].status.done))
                 under_way = spaced(_("({left} of {n} steps left)").format(left=left, n=len(st["steps"]))) if (
                     0 < left < len(st["steps"])) else ""  # a stage under way, whatever its worst step (walk 19)
-                print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}{under_way}")
+                skipped = sum(1 for s in st["steps"] if s["id"] in states and states[s["id"]].status.value == "skipped"
+                              and not states[s["id"]].not_applicable)  # walk 27 #5: "[ OK ]" over a person's skip
+                by_person = spaced(ngettext("({n} step skipped by a person)", "({n} steps skipped by a person)",
+                                            skipped).format(n=skipped)) if skipped and not n_a_stage else ""
+                print(f"{'[ -- ]' if n_a_stage else STATUS_GLYPH.get(st['status'], '[    ]')} {_(st['title'])}{under_way}"
+                      f"{by_person}")
                 for s in st["steps"]:
                     reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
                     extra = f" -- {reason}" if reason else ""

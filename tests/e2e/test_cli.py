@@ -851,6 +851,15 @@ def test_status_text_counts_the_steps_left_in_a_stage_under_way(tmp_path):
     text = run("--state", str(state), "status").stdout
     assert f"Plan & sizing (1 of {len(plan['steps'])} steps left)" in text
     assert "Report (" not in text  # an untouched stage says nothing more
+    # walk 27 #5: a done stage with a person's skip in it said a bare "[ OK ]"; it says how many were skipped
+    store = Store.open(next((state / "builds").glob("*/build.db")))
+    store.set_step("plan.host", StepStatus.SKIPPED, None, "test skip", user="root")
+    store.set_step("plan.power", StepStatus.CONFIRMED)
+    store.close()
+    text = run("--state", str(state), "status").stdout
+    assert "[ OK ] Plan & sizing (1 step skipped by a person)" in text, text
+    zh = run("--state", str(state), "--lang", "zh_CN", "status").stdout
+    assert "规划与容量估算（1 个步骤由人跳过）" in zh
 
 
 def test_plan_listing_keeps_its_columns_with_a_long_value(tmp_path):
