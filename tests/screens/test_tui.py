@@ -1123,17 +1123,22 @@ async def test_a_run_that_exited_0_and_found_no_failure_succeeded_whatever_its_s
         assert "succeeded (exit status 0)" in words and "step: failed" in words, words
 
 
-async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, devvm_host):
-    """Walk 21: the log view's Result named the failure (PyTorch not importable) and no way on; its remedy was only
-    behind v. The first failing finding's remedy follows the Result line, cut to 3 rows."""
-    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", "pass"], first=False,
-                    clock=frozen_clock)
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+def failed_run_with_a_long_remedy(state_dir, host, code: str = "pass"):
+    """A report.capture run of ``python -c code`` whose stored finding fails with a remedy longer than 3 rows."""
+    run = start_run(state_dir, host, "report.capture", [sys.executable, "-c", code], first=False, clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(host)}, clock=frozen_clock)
     b.wait_action(run, timeout_s=30)
     fail = Finding("report.capture", Verdict.FAIL, "PyTorch is not importable by the Python that ran it", "host",
                    (), "Set torch_python in the plan (F2) to a Python with torch, then run this step again. " * 4, "s")
     b.record_findings("report.capture", [fail], "2099-01-01T00:00:00+00:00")
     b.close()
+    return run
+
+
+async def test_a_failed_runs_result_says_what_to_do_under_the_log(state_dir, devvm_host):
+    """Walk 21: the log view's Result named the failure (PyTorch not importable) and no way on; its remedy was only
+    behind v. The first failing finding's remedy follows the Result line, cut to 3 rows."""
+    run = failed_run_with_a_long_remedy(state_dir, devvm_host)
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await show_run(pilot, app, run.id)
@@ -1147,14 +1152,7 @@ async def test_a_cut_remedy_says_v_shows_all_of_it_where_v_has_results(state_dir
     """Walk 27 #2: a validation's remedy was cut at 3 rows exactly where it named the key and the command, and the
     screen did not say the rest was behind v. Where v has the results panel, the cut row ends by saying so."""
     event = 'BRINGUP {"v":1,"event":"start","t":1.0,"test":"gpu","rank":0}'
-    run = start_run(state_dir, devvm_host, "report.capture", [sys.executable, "-c", f"print({event!r})"], first=False,
-                    clock=frozen_clock)
-    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
-    b.wait_action(run, timeout_s=30)
-    fail = Finding("report.capture", Verdict.FAIL, "PyTorch is not importable by the Python that ran it", "host",
-                   (), "Set torch_python in the plan (F2) to a Python with torch, then run this step again. " * 4, "s")
-    b.record_findings("report.capture", [fail], "2099-01-01T00:00:00+00:00")
-    b.close()
+    run = failed_run_with_a_long_remedy(state_dir, devvm_host, f"print({event!r})")
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await show_run(pilot, app, run.id)
