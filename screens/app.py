@@ -403,7 +403,7 @@ class BringupApp(App[int]):
         from screens.glyphs import status_word
         from wizard.model import StepStatus
 
-        from wizard.engine import WAITING_FOR_GPUS
+        from wizard.engine import WAITING_FOR_A_GPU, WAITING_FOR_GPUS
 
         counts: dict[str, int] = {}
         waiting = 0
@@ -413,11 +413,11 @@ class BringupApp(App[int]):
             word = status_word(st.status, st.not_applicable) if st is not None else status_word(StepStatus.PENDING)
             counts[word] = counts.get(word, 0) + 1
             waiting += bool(st is not None and st.status is StepStatus.PENDING and (st.reason or "").startswith(
-                WAITING_FOR_GPUS))
+                (WAITING_FOR_GPUS, WAITING_FOR_A_GPU)))
         said = _("checked {n} steps: {counts}").format(
             n=len(step_ids), counts=_(", ").join(f"{n} {w}" for w, n in counts.items()))
         if waiting:  # walk 24: "12 pending" with nothing on the overview saying why
-            said += _("; {n} wait for the planned GPUs (health.gpu_pci finds none on the PCI bus)").format(n=waiting)
+            said += _("; {n} wait for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus)").format(n=waiting)
         return said
 
     @work(group="checks", exit_on_error=False, description="run step checks")

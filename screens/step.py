@@ -246,8 +246,9 @@ class StepScreen(Screen[None]):
             line += " | " + _("checking") + "..."
         line += f" | {step.id}"
         if state:
-            # a person's confirmation or skip is theirs ("by root"); a check's skip was found by the machine
-            by = _("checked by {user}") if state.not_applicable else _("by {user}")
+            # who set the status, by their hand or by a check they started: one word for both (walk 27 #16: one `c`
+            # said "检查人 root" on one step and "操作人 root" on the next); the status word says which it was
+            by = _("by {user}")
             who = (" " + by.format(user=state.user)) if state.user else ""
             when = short_time(state.updated_at)
             width = max(20, self.size.width - 2)

@@ -293,15 +293,18 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
 
 def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_dir):
     """Walk finding: with 8 GPUs planned and none on the bus, every Driver & CUDA step read "n/a" (nothing to do),
-    and the report left them out of the steps not done. They wait for the GPUs now; with no GPU planned the same
-    skip stays "not applicable"."""
+    and the report left them out of the steps not done. They wait for the GPUs now; with no GPU planned they wait
+    for one too (walk 27 #7: the whole stage read "n/a" while health.gpu_pci failed the node for having none)."""
     from wizard.model import WAITS_FOR_GPUS, Finding, StepStatus, Verdict
 
     skip = [Finding("driver.branch", Verdict.SKIP, "not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci)",
                     "host", waits_for=WAITS_FOR_GPUS)]
     b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:00+00:00")
-    assert b.store.step_states()["driver.branch"].not_applicable
+    st = b.store.step_states()["driver.branch"]
+    assert st.status is StepStatus.PENDING and not st.not_applicable
+    assert b.reason_shown(st) == ("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): not checked: "
+                                  "no NVIDIA GPU on the PCI bus (see health.gpu_pci)")
     b.store.set_plan(gpu_count=8)
     b.store.set_step("driver.branch", StepStatus.PENDING)
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:01+00:00")

@@ -394,6 +394,19 @@ def test_check_text_wraps_chinese_by_terminal_cells():
     assert "".join(ln.strip() for ln in lines).replace(" ", "") == ("[SKIP]bios.memory_channels" + text).replace(" ", "")
 
 
+def test_cli_wrap_keeps_closing_punctuation_on_a_first_line_that_fills_the_width():
+    """Walk 27 #13: a report's "wrote PATH: 未就绪", longer than the terminal, was followed by a line starting with
+    "；4 条阻塞性检查结果". The semicolon stays on the first line (kinsoku: it never starts one); what follows it
+    starts the next, and no single character of it is left hanging on the overlong first line."""
+    from wizard.cli import _wrap
+
+    first = "已写出 /tmp/walk27-state/builds/20261205T135959Z-vm/report-20261205T141602Z.html：未就绪"
+    lines = _wrap(first, "；4 条阻塞性检查结果，4 个步骤失败，25 个未完成", 80, 4)
+    assert lines == [first + "；", "    4 条阻塞性检查结果，4 个步骤失败，25 个未完成"], lines
+    en = _wrap(first.replace("已写出", "wrote").replace("：未就绪", ": not ready"), "; 4 blocking finding(s)", 80, 4)
+    assert en[0].endswith(": not ready;") and en[1:] == ["    4 blocking finding(s)"], en
+
+
 def test_cli_wrap_folds_a_word_longer_than_the_room():
     """The new-operator review: a mount options string (one word, no spaces) indented to the message column stayed
     whole and ran to 92 columns, the terminal folding it to column 1. The CLI's text folds it at the width (by cells
@@ -767,7 +780,7 @@ def test_a_findings_source_is_shown_in_chinese_and_stays_english_in_json():
 
 ENGLISH_RUN_WORDS = 4
 """A run of this many English words in a Chinese finding is an English sentence (walk 25 #3), not a name."""
-ENGLISH_RUNS_CEILING = 151
+ENGLISH_RUNS_CEILING = 149
 """Runs left (zh_CN ``explain`` over tests/data, 14:00 UTC walk 25 fixes): the tools' own words that the input does
 not hold verbatim (DCGM's JSON-escaped error texts, IPMI SEL event words, ibstat/NCCL error strings re-quoted) and
 known bringup phrases still English: gpu.host_bandwidth's inferred-link clause in nvbandwidth's summary (its
@@ -827,3 +840,23 @@ def test_the_validation_scripts_remedies_have_chinese():
     finally:
         i18n.set_language("en")
     assert not missing, missing
+
+
+def test_a_gpu_name_says_serial_in_the_readers_language():
+    """Walk 25/26: "serial" was the one English word left in a Chinese GPU name, in messages and subjects alike. The
+    index, bus id and number stay as they are; the word "serial" elsewhere is not touched, and English is as written."""
+    from wizard import i18n
+    from wizard.common import gpu_subject
+
+    name = gpu_subject(3, "0000:9b:00.0", "1654922005923")
+    assert name == "GPU 3 (0000:9b:00.0, serial 1654922005923)"
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.tr(name + " reports Xid 79").startswith("GPU 3 (0000:9b:00.0, 序列号 1654922005923)")
+        assert i18n.tr_subject(f"2 GPUs: {name}; {gpu_subject(4, '9c:00.0', '7')}: ") == (
+            "2 块 GPU：GPU 3 (0000:9b:00.0, 序列号 1654922005923)；GPU 4 (0000:9c:00.0, 序列号 7)：")
+        assert i18n.tr_subject(gpu_subject(None, "", "12") + ": ").startswith("GPU (序列号 12)")
+        assert i18n.gpu_names("the serial console (ttyS0)") == "the serial console (ttyS0)"
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr(name) == name

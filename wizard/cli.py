@@ -1029,8 +1029,15 @@ def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
         return [first + text]
     from wizard.i18n import wrap
 
+    from wizard.i18n import CLOSING
+
     if width - indent < 30:
         indent = min(indent, 7)
+    if first.strip():
+        # punctuation that closes what ``first`` says stays on its line, never starts the next one (walk 27 #13: a
+        # report's "wrote PATH: 未就绪" over "；4 条阻塞性检查结果…", its first line as long as its path)
+        lead = len(text) - len(text.lstrip(CLOSING))
+        first, text = first + text[:lead], text[lead:]
     return wrap(text, width, first, indent, fold=True) if text.strip() else [first.rstrip()]
 
 
@@ -1419,7 +1426,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
     causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
                        for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
-    _print_wrapped("", _("wrote {path}: {probes} probes, {operations} operations").format(
+    _print_wrapped("", _("wrote {path}: {probes} probes, {operations} commands and file reads").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
         + (_("; not collected here: {probes}").format(probes=causes) if causes else ""), text_width(), 4)
     return 0

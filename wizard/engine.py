@@ -178,19 +178,23 @@ def action_reason(state: str, exit_status: int | None) -> str:
 WAITING_FOR_GPUS = "waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): "
 """A pending step's reason when its check skipped for want of a GPU on the bus (:data:`wizard.model.WAITS_FOR_GPUS`)
 while the plan expects GPUs: the step waits for them instead of reading "n/a"."""
+WAITING_FOR_A_GPU = "waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): "
+"""The same wait with no GPU named in the plan: health.gpu_pci fails a node with no NVIDIA GPU, so the steps that need
+one wait for it; "n/a" would say the stage needs nothing (walk 27 #7: the whole Driver & CUDA stage "n/a")."""
 WAITING_FOR_PLAN = "waiting for a plan answer ("
 """A pending step's reason when its check skipped for want of a plan answer (:func:`wizard.model.waits_for_plan`):
 ``waiting for a plan answer (KEY): <the skip's message>``."""
 
 
 def waiting_reason(skip: Finding, plan: Mapping[str, Any]) -> str:
-    """The pending reason of a step whose check gave ``skip`` when that skip only waits: for the planned GPUs (none on
-    the bus, the plan expects some) or for a plan answer; "" when the step really does not apply here. The one
+    """The pending reason of a step whose check gave ``skip`` when that skip only waits: for a GPU (none on the bus:
+    health.gpu_pci fails, whether or not the plan names GPUs) or for a plan answer; "" when the step really does not
+    apply here. The one
     decision :meth:`Build.record_findings` (pending, not n/a) and ``bringup check``'s note share."""
     from wizard.rules.gpu_presence import gpus_planned
 
-    if skip.waits_for == WAITS_FOR_GPUS and gpus_planned(plan):
-        return WAITING_FOR_GPUS + skip.message
+    if skip.waits_for == WAITS_FOR_GPUS:
+        return (WAITING_FOR_GPUS if gpus_planned(plan) else WAITING_FOR_A_GPU) + skip.message
     key = plan_key_awaited(skip.waits_for)
     return f"{WAITING_FOR_PLAN}{key}): {skip.message}" if key else ""
 
@@ -385,13 +389,16 @@ class Build:
                 verdict=_(u.group(1)), note=u.group(2))
         auto = reason.startswith(AUTO_SKIP_PREFIX)
         waiting = reason.startswith(WAITING_FOR_GPUS)
+        a_gpu = reason.startswith(WAITING_FOR_A_GPU)
         plan_key = re.match(re.escape(WAITING_FOR_PLAN) + r"([\w.]+)\): ", reason)
         why = (reason[len(AUTO_SKIP_PREFIX):] if auto else reason[len(WAITING_FOR_GPUS):] if waiting
-               else reason[plan_key.end():] if plan_key else reason)
+               else reason[len(WAITING_FOR_A_GPU):] if a_gpu else reason[plan_key.end():] if plan_key else reason)
         _meta, findings = self.store.latest_check(state.step_id)
         shown = next((tr(f.message) for f in findings if str(f.message) == why), why)
         if waiting:
             return _("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
+        if a_gpu:
+            return _("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
         if plan_key:
             return _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown)
         return _("not applicable: {why}").format(why=shown) if auto else shown

@@ -132,8 +132,8 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
             new_line()  # a path a line holds moves whole
         for tok in parts if fold and used + cell_len(whole) > width else [whole]:
             w = cell_len(tok)
-            if used + w > width and line.strip() and line != first:
-                new_line()
+            if used + w > width and line.strip() and (line != first or used >= width):
+                new_line()  # a ``first`` that fills its line keeps it whole; what follows starts the next
             while fold and used + w > width:  # longer than a line: filled to the width, the rest on the next
                 head = chop_cells(tok, max(1, width - used))[0]
                 line, tok = line + head, tok[len(head):]
@@ -221,14 +221,14 @@ def tr_subject(prefix: str) -> str:
     if m:  # the list's joiner in the language too (walk 24 #12: "2 块 GPU：GPU 0 (0000:18:00.0); GPU 1 ...")
         gpus = re.sub(r"(?<=\)); (?=GPU \d)|(?<=GPU \d); (?=GPU \d)|(?<=GPU \d\d); (?=GPU \d)", gettext("; "),
                       m.group(2))
-        return gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus) + colon
+        return gpu_names(gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus)) + colon
     m = re.match(r"(\d+) nodes \((.+)\)$", prefix[:-2])  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
     if m:
         return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2)) + colon
     m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", prefix[:-2])  # a rank or GPU of a node (walk 23)
     if m:
-        return gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)) + colon
-    return gettext(prefix[:-2]) + colon
+        return gpu_names(gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2))) + colon
+    return gpu_names(gettext(prefix[:-2])) + colon
 
 
 def gettext(message: str) -> str:
@@ -419,8 +419,23 @@ def tr(text: str) -> str:
         return str(text)
     if isinstance(text, Msg):
         # pieces joined with an English space ("... as root. If it ...") lose it after Chinese punctuation
-        return _AFTER_WIDE_PUNCT.sub(r"\1", "".join(_tr_part(t, a) for t, a in text.parts))
-    return gettext(text)
+        return gpu_names(_AFTER_WIDE_PUNCT.sub(r"\1", "".join(_tr_part(t, a) for t, a in text.parts)))
+    return gpu_names(gettext(text))
+
+
+_GPU_SERIAL = re.compile(r"(\bGPU(?: [\w.-]+)? \([^()\n]{0,40}?)\bserial (?=[^\s(),;]+\))")
+"""The word "serial" inside a GPU's name as findings give it (:func:`wizard.common.gpu_subject`: "GPU 3 (0000:9b:00.0,
+serial 1654922005923)")."""
+
+
+def gpu_names(text: str) -> str:
+    """``text`` with each GPU name's "serial" in the current language ("GPU 3 (0000:9b:00.0, 序列号 1654922005923)");
+    the index, bus id and serial number stay as they are (walk 25: "serial" was the one English word in a Chinese
+    GPU name). Never raises."""
+    if _current == "en" or "serial " not in text:
+        return text
+    word = gettext(N_("serial"))
+    return _GPU_SERIAL.sub(lambda m: m.group(1) + word + " ", text)
 
 
 def tr_source(text: str) -> str:
@@ -435,8 +450,24 @@ def tr_source(text: str) -> str:
     whole = gettext(str(text))
     if whole != text:
         return whole
-    parts = str(text).split("; ")
+    parts = citations(str(text))
     return text if len(parts) == 1 else gettext("; ").join(tr_source(p) for p in parts)
+
+
+def citations(source: str) -> list[str]:
+    """``source`` split into its citations: at each "; " outside brackets (a citation's own "(...; https://...)"
+    stays whole with it). Never raises."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(source):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and c == ";" and source.startswith("; ", i):
+            parts.append(source[start:i])
+            start = i + 2
+    parts.append(source[start:])
+    return parts
 
 
 _AFTER_WIDE_PUNCT = re.compile(r"([\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\uff09\u300d\u300f\u3011]) +(?=\S)")

@@ -42,8 +42,8 @@ lines without a prefix and with ``"source": "launcher"``:
 
 A node that cannot be reached is named and the others go on: facts from the reachable ones, and the
 all-reduce across the nodes that remain if at least 2 do. Exit status: 0 when the run got to the end
-(judging is :mod:`wizard.rules.multinode`'s job, so the action "succeeds" and its judge speaks), 3 for a
-bad hostfile or arguments, 143 when stopped (SIGTERM/SIGINT/SIGHUP: every remote torchrun is stopped first).
+(judging is :mod:`wizard.rules.multinode`'s job, so the action "succeeds" and its judge speaks), 1 when no node
+could take part (none reached, or none with its facts read: nothing ran anywhere), 3 for a bad hostfile or arguments, 143 when stopped (SIGTERM/SIGINT/SIGHUP: every remote torchrun is stopped first).
 """
 
 from __future__ import annotations
@@ -543,6 +543,8 @@ class Launcher:
                 await self._facts_all()
             ready = [n for n in self.nodes if not n.excluded]
             left = [n for n in self.nodes if n.excluded]
+            if not ready:
+                rc = 1  # nothing could be read or run on any node: not "exit status 0" over no node (walk 27 #12)
             if o.facts_only:
                 pass
             elif len(ready) < 2:

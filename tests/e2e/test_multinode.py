@@ -165,6 +165,14 @@ def test_unreachable_node_is_named_fail_and_the_others_complete(with_bad_nodes, 
     assert start["nodes"] == ["n1", "n2"]
 
 
+def test_a_facts_run_that_reaches_no_node_exits_1_not_0(ssh_cluster, tmp_path):
+    """Walk 27 #12: a facts-only run whose every node was unreachable ended "exit status 0" over no node read."""
+    r = launch(ssh_cluster, "down dead 1\n", "--facts-only", tmp=tmp_path)
+    assert r.rc == 1, r.err[-2000:]
+    assert [e["node"] for e in r.events("error") if e.get("kind") == "unreachable"] == ["down"]
+    assert [e["rc"] for e in r.events("end")] == [1]
+
+
 def test_torch_missing_on_a_node_is_named_with_the_remedy(with_bad_nodes):
     r, bare = with_bad_nodes
     nodes = {f.subject: f for f in r.by_id("multinode.nodes")}

@@ -865,6 +865,16 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
         await pilot.pause()
         status = text_of(app, "#step-status")
         assert status.startswith("! warned") and "passed" not in status.split("\n")[0]
+        # walk 27 #16: one word for who set a status, by a check or by hand (one `c` said "检查人" and "操作人")
+        assert " by " in status and "checked by" not in status, status
+        app.build.record_findings("driver.branch", [Finding("driver.branch", Verdict.SKIP, "no driver here")],
+                                  frozen_clock())
+        assert app.build.store.step_states()["driver.branch"].not_applicable
+        app.pop_screen()
+        app.push_screen(StepScreen("driver.branch"))
+        await pilot.pause()
+        status = text_of(app, "#step-status")
+        assert " by " in status and "checked by" not in status, status
 
 
 # ---------------------------------------------------------------- a dropped session (SIGHUP in a real pty)
@@ -2116,4 +2126,4 @@ async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state
         await settle(pilot, app)
         said = app.checked_words(ids)
         waiting = [sid for sid in ids if app.build.store.step_states()[sid].reason.startswith("waiting for the planned GPUs")]
-        assert waiting and f"; {len(waiting)} wait for the planned GPUs" in said, said
+        assert waiting and f"; {len(waiting)} wait for an NVIDIA GPU" in said, said
