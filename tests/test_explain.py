@@ -595,3 +595,16 @@ def test_an_empty_input_is_said_to_be_empty():
         for kind in (None, "nvidia-smi"):
             e = explain_text(text, kind=kind)
             assert [f.verdict for f in e.findings] == [Verdict.UNKNOWN] and words in e.findings[0].message, (kind, e)
+
+
+def test_one_hosts_label_before_every_line_is_removed_before_reading():
+    """Held-out round 32: a runner relayed rocm-smi with "nid005113 out: " before every line (pdsh's and clush's
+    "node01: " is the same); the label goes and the table is read. A tag without a digit ("NVRM: ") is not a host's
+    name, and several hosts' lines stay as relayed."""
+    r = explain_text(text(PUBLIC / "rocm-smi__cray-nid-mi250x-8gcd-idle.txt"))
+    assert r.kind == "rocm-smi" and r.verdict is Verdict.PASS
+    nvrm = "NVRM: loading NVIDIA UNIX x86_64 Kernel Module\nNVRM: Xid (PCI:0000:3b:00): 79\nNVRM: GPU at 0000:3b:00.0\n"
+    assert clean(nvrm) == nvrm  # synthetic_
+    two = "node01: a line\nnode02: a line\nnode01: more\nnode02: more\n"  # synthetic_
+    assert clean(two) == two
+    assert clean("node7: one\nnode7: two\nnode7: three\n") == "one\ntwo\nthree\n"  # synthetic_

@@ -140,6 +140,11 @@ https://pytorch.org/docs/stable/elastic/run.html)."""
 _SRUN_LABEL = re.compile(r"^[ ]{0,4}\d{1,5}: ")
 """Slurm's ``srun --label`` task id before every line of a task's output (``0: #  size  count ...``; srun(1),
 -l/--label)."""
+_HOST_LABEL = re.compile(r"^((?=[\w.\-]*\d)[A-Za-z][\w.\-]*|[A-Za-z][\w.\-]*(?= (?:out|err):))(?: (?:out|err))?: ")
+"""A host's name before every line a fan-out runner relays from it: pdsh's and ClusterShell's ``node01: ``
+(pdsh(1): "output ... prefixed with the hostname"; clush(1)), and the ``nid005113 out: `` of runners that name the
+stream too. A name needs a digit (node names do; a tag such as ``NVRM: `` or ``kernel: `` has none) or the stream
+word."""
 _RAY_DEDUP = re.compile(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
 """Ray's log deduplication suffix (same page, "Log deduplication")."""
 
@@ -153,6 +158,10 @@ def _strip_log_prefixes(text: str) -> str:
     labelled = sum(1 for ln in body if _SRUN_LABEL.match(ln))
     if labelled >= 2 and labelled >= 0.9 * len(body):  # nearly every line: a shorter share is ip link's "1: lo:"
         return "\n".join(_SRUN_LABEL.sub("", ln, count=1) for ln in lines)
+    hosts = collections.Counter(m.group(0) for ln in body for m in [_HOST_LABEL.match(ln)] if m)
+    if len(hosts) == 1 and sum(hosts.values()) >= 3 and sum(hosts.values()) >= 0.9 * len(body):
+        # one host's lines: the tool's own lines follow the label (several hosts' lines stay apart, as relayed)
+        return "\n".join(_HOST_LABEL.sub("", ln, count=1) for ln in lines)
     tagged = sum(1 for ln in body if _LOG_PREFIX.match(ln))
     if tagged < 2 or 2 * tagged < len(body):
         return text

@@ -40,6 +40,7 @@ from wizard.parsers import packages as p_packages
 from wizard.parsers import smart as p_smart
 from wizard.parsers import storage as p_storage
 from wizard.parsers import pcie as p_pcie
+from wizard.parsers import rocm as p_rocm
 from wizard.parsers import platform as p_platform
 from wizard.parsers import topology as p_topology
 from wizard.parsers import gpu as p_gpu
@@ -57,6 +58,7 @@ from wizard.rules import storage as storage_rules
 from wizard.rules import fabric_node
 from wizard.rules import fleet as fleet_rules
 from wizard.rules import dcgm as dcgm_rules
+from wizard.rules import rocm as rocm_rules
 from wizard.i18n import Msg
 
 
@@ -330,6 +332,9 @@ def _build_kinds() -> dict[str, Kind]:
          ("mlxlink -d mlx5_0 -c",)),
     Kind("ibswinfo", "ibswinfo -d DEV (an unmanaged InfiniBand switch: power supplies, fans, temperature)",
          p_fabric.detect_ibswinfo, pasted.fabric_judge_ibswinfo, ("ibswinfo -d lid-N",)),
+    # wizard/parsers/rocm.py detects; wizard/rules/rocm.py judges (AMD GPUs)
+    Kind("rocm-smi", "rocm-smi (AMD GPUs: the Concise Info table, or --showtopo's GPU-pair matrices)",
+         p_rocm.detect_rocm_smi, rocm_rules.judge_rocm_smi, ("rocm-smi", "rocm-smi --showtopo")),
     Kind("ethtool", "ethtool IFACE (a network interface's link: speed, duplex, link detected)",
          p_fabric.detect_ethtool, pasted.fabric_judge_ethtool, ("ethtool eth0",)),
     Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,

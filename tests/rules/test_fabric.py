@@ -275,11 +275,32 @@ def test_perftest_at_a_tiny_message_size_is_a_message_rate_not_a_bandwidth():
     assert "-s 8388608" in f.remedy
 
 
-def test_a_down_port_of_another_adapter_model_stays_a_warn() -> None:
-    """Held-out round 15: eight ConnectX-7 (MT4129) InfiniBand ports Active at 400 Gb/s; the Down ones are ConnectX-6
-    Dx (MT4125) Ethernet ports, another network: warn, not a missing rail."""
-    state = [x for x in _judge("ibstat__h100-8x400g-ib-eth-ports-disabled.txt") if x.id == fabric.STATE_ID]
-    assert state and {x.verdict for x in state} == {Verdict.WARN} and not any("rail" in x.message for x in state)
+def test_a_down_port_of_another_network_is_named_not_judged() -> None:
+    """Held-out rounds 15 and 32: eight ConnectX-7 (MT4129) InfiniBand ports Active at 400 Gb/s; the Down ones are
+    ConnectX-6 Dx (MT4125) Ethernet ports, the front-end network (the expert's verdict: pass, the compute fabric is
+    complete). They are named in the pass, not judged as a missing rail nor a warn; an Ethernet port of the fabric's
+    own adapter model would still be judged."""
+    found = _judge("ibstat__h100-8x400g-ib-eth-ports-disabled.txt")
+    (state,) = [x for x in found if x.id == fabric.STATE_ID]
+    assert state.verdict is Verdict.PASS and "9 of 9 ports Active (8 x 400 Gb/s (NDR) InfiniBand)" in state.message
+    assert "3 port(s) of another network Down, not judged as the fabric" in state.message
+    assert "(Ethernet MT4125, disabled)" in state.message
+    assert {x.verdict for x in found if x.id == fabric.RATE_ID} == {Verdict.PASS}
+    same_model = text(PUBLIC / "ibstat__h100-8x400g-ib-eth-ports-disabled.txt").replace("MT4125", "MT4129")  # synthetic_
+    state = [x for x in fabric.judge(parse_ib_ports(same_model), same_model, {}) if x.id == fabric.STATE_ID]
+    assert Verdict.PASS not in {x.verdict for x in state} and len(state) == 3, state
+
+
+def test_a_cabled_port_the_subnet_manager_left_down_fails_beside_active_ones() -> None:
+    """Held-out round 32 (a linux-rdma mailing-list report, tests/data/public/ibstat__cx6-socket-direct-*): a
+    ConnectX-6 Socket Direct port Down with its physical link up (LinkUp, base LID 65535) beside Active ports is a
+    port someone cabled that the subnet manager never configured: fail, with the SM remedy. A Disabled spare port
+    beside Active ones stays a warn."""
+    found = [x for x in _judge("ibstat__cx6-socket-direct-aux-port-down-linkup.txt") if x.id == fabric.STATE_ID]
+    by = {x.subject: x for x in found}
+    assert by["ibp3s0f0 port 1"].verdict is Verdict.FAIL and "meant to carry traffic" in by["ibp3s0f0 port 1"].message
+    assert "opensm" in by["ibp3s0f0 port 1"].remedy
+    assert {x.verdict for s, x in by.items() if s != "ibp3s0f0 port 1"} == {Verdict.WARN}
 
 
 def test_ethtool_link_speed_and_no_link() -> None:

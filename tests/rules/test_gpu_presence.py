@@ -586,3 +586,17 @@ def test_pcie_gpus_in_any_count_are_not_doubted():
     assert next(f for f in _smi_l(rtx[:3]) if f.id == "health.gpu_count").verdict is Verdict.PASS
     assert gc.sxm_count_doubt(3, ["NVIDIA GeForce RTX 3090"]) is None
     assert gc.sxm_count_doubt(6, ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"]) is None  # mixed: not this rule
+
+
+def test_an_unknown_error_cell_in_a_headerless_csv_warns_naming_its_column():
+    """Held-out round 32 (tutulino/Megaminer#376): eight GTX 1080 Ti rows of `--format=csv,noheader`, GPU 0's fan
+    column "[Unknown Error]" (NVML could not read it): a warn naming GPU 0 and the column, the others answer."""
+    from wizard.explain import explain_text
+
+    from tests.probe_data import PUBLIC, text
+
+    fs = [f for f in explain_text(text(PUBLIC / "nvidia-smi-csv__8x-gtx1080ti-rig-fan-unknown-error-over-power-limit.txt"))
+          .findings if f.id == "health.gpu_responsive"]
+    warn = [f for f in fs if f.verdict is Verdict.WARN]
+    assert len(warn) == 1 and warn[0].message.startswith("GPU 0: nvidia-smi cannot read its column 7 ([Unknown Error])")
+    assert any(f.verdict is Verdict.PASS and "the other 7 GPUs answer" in f.message for f in fs)

@@ -207,6 +207,21 @@ def test_busbw_collapse_is_reported():
     assert nccl.COLLAPSE_FRACTION == 0.5
 
 
+def test_a_run_bound_by_milliseconds_per_call_warns_a_tcp_gpudirect_one_does_not():
+    """Held-out round 32: a 2-node A3 Mega all-gather took 4.65 ms at 1 MiB and 5.55 ms at 64 MiB (64x the data in
+    1.2x the time): each call pays a fixed cost of milliseconds (warn, the times quoted). A healthy A3 High run over
+    GPUDirect-TCPX (1.1 ms at 1 MiB, cluster-toolkit#3644) stays below the bound and is not flagged."""
+    from tests.probe_data import PUBLIC
+
+    fs = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__gke-a3-mega-2node-tcpxo-allgather.txt"), {})
+    (w,) = [f for f in fs if f.verdict is Verdict.WARN]
+    assert "4.65 ms at 1 MiB, 5.55 ms at 64 MiB (64x the data in 1.2x the time)" in w.message
+    assert "NCCL_DEBUG=INFO" in w.remedy and len(w.evidence) >= 2
+    tcpx = nccl.judge_nccl_tests(text(PUBLIC / "nccl-tests__nccl-tests-allgather-a3-high-gke.txt"), {})
+    assert not any("each call costs milliseconds" in f.message for f in tcpx)
+    assert nccl.LATENCY_BOUND_US == 2000.0 and nccl.LATENCY_BOUND_GROWTH == 2.0
+
+
 def test_a_dip_that_recovers_is_not_a_collapse():
     fs = nccl.judge_nccl_tests(text(DIP), {})
     assert not any("collapses" in f.message for f in fs)

@@ -265,3 +265,15 @@ def test_a_checks_tag_then_fail_and_a_failed_status_label_are_the_programs_failu
     assert explain_text("[gpu-check] FAILED\n").verdict is Verdict.FAIL
     assert explain_text("Result: Failed\n").verdict is Verdict.FAIL
     assert explain_text("Status: Failed to parse\n").verdict is not Verdict.FAIL  # not a verdict at the end
+
+
+def test_an_rdma_queue_pair_that_cannot_connect_fails_whatever_the_program():
+    """Held-out round 32 (uccl-project/uccl#641): an expert-parallel transport on MI355X nodes printed "Failed to
+    modify QP to RTR: Connection timed out" / "errno: 110" for every peer: the RDMA connection never came up (fail),
+    the timeout said, the RoCE checks in the remedy. A queue pair that could not be created says so instead."""
+    fs = toolwords.judge(text(PUBLIC / "uccl-ep__mi355x-ionic-roce-modify-qp-rtr-timeout.txt"))
+    assert [f.verdict for f in fs] == [Verdict.FAIL]
+    assert "could not connect an RDMA queue pair" in fs[0].message and "ETIMEDOUT, errno 110" in fs[0].message
+    assert fs[0].evidence == ("Failed to modify QP to RTR: Connection timed out",) and "GID index" in fs[0].remedy
+    (c,) = toolwords.judge("setting up\nibv_create_qp failed: Cannot allocate memory\n")  # synthetic_
+    assert c.verdict is Verdict.FAIL and "could not create an RDMA queue pair" in c.message and "ulimit" in c.remedy

@@ -1143,6 +1143,11 @@ def read_noheader_csv(text: str) -> NoHeaderCsv:
                        out.problems)
 
 
+UNREADABLE_CELL = re.compile(r"^\s*\[?(?:ERR!|Unknown Error)\]?\s*$", re.I)
+"""A ``--query-gpu`` cell whose property NVML could not read: ``[Unknown Error]`` (NVML_ERROR_UNKNOWN) or ``ERR!``
+(NVML API reference, nvmlReturn_t; nvidia-smi(1)); ``[N/A]`` and ``[Not Supported]`` are not errors."""
+
+
 def parse_smi_csv_noheader(text: str) -> SmiDoc:
     """``nvidia-smi --query-gpu=... --format=csv,noheader`` rows -> :class:`SmiDoc` holding only the fields
     whose column :func:`read_noheader_csv` could name; a pasted excerpt, so not ``complete``."""
@@ -1151,9 +1156,11 @@ def parse_smi_csv_noheader(text: str) -> SmiDoc:
     scan_errors(doc, nh.lines)
     for n, (cells, line) in enumerate(zip(nh.rows, nh.lines)):
         g = GpuFacts(index=n, header=line if len(line) <= 300 else "")
-        for key, v in zip(nh.columns, cells):
+        for i, (key, v) in enumerate(zip(nh.columns, cells)):
             if key:
                 g.set(key, v, line if len(line) <= 300 else f"{key}: {v}")
+            elif UNREADABLE_CELL.match(v):  # a property the driver could not read, in a column with no name
+                g.set(f"column {i + 1}", v, line if len(line) <= 300 else f"column {i + 1}: {v}")
             if ERR_RE.search(v):
                 g.errors.append(v)
         idx = g.num("index")

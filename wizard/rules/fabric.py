@@ -6,12 +6,15 @@ Two concerns, one finding id each:
   listed, when no port listed is Active, or the node then has fewer Active ports than the plan's
   ``nics_per_node``, or (no plan) it is a port of the adapter model that carries the fabric's fastest Active ports
   (four or more: the rails of an HGX/DGX-style node; a Down ConnectX-7 beside six Active 400 Gb/s ConnectX-7s is a
-  rail missing), else a warn (it may be a spare or a port of another network). Initializing/Armed, or Down with the physical link up, means no
-  subnet manager has configured the port (start opensm / check the SM); Polling means no link partner;
-  Disabled means the port was disabled.
+  rail missing), or it is cabled with its link trained (Initializing/Armed, or Down with the physical link up: no
+  subnet manager has configured a port someone cabled for use), else a warn (it may be a spare). A Down port of
+  another network (another link layer on an adapter model none of the fabric's Active ports has: the front-end
+  Ethernet NIC of an HGX node) is named in the summary, not judged. Polling means no link partner; Disabled means
+  the port was disabled.
 - ``multinode.ib_port_rate``: the Active ports of the fabric (the link layer with most Active ports) run at
   one rate, at least the plan's ``nic_gbit_s``; ports of the other link layer are a separate network
-  (front-end Ethernet, storage) and are named, not judged, unless both link layers have several ports.
+  (front-end Ethernet, storage) and are named, not judged, unless both link layers have several ports on a common
+  adapter model (then which ports NCCL should use is unclear: NCCL_IB_HCA).
 """
 
 from __future__ import annotations
@@ -70,6 +73,15 @@ def _fabric_layer(ports: list[IbPort]) -> str:
 
 def _in_fabric(p: IbPort, layer: str) -> bool:
     return not layer or not p.link_layer or p.link_layer == layer
+
+
+def _separate_network(p: IbPort, layer: str, active_fabric: list[IbPort]) -> bool:
+    """``p`` is a port of another network than the fabric: another link layer (Ethernet beside an InfiniBand fabric:
+    the front-end or storage NIC of an HGX/DGX node) on an adapter model none of the fabric's Active ports has. A port
+    of the fabric's own model may be a rail cabled for the other layer, so it stays judged."""
+    if not layer or not p.link_layer or p.link_layer == layer or not p.model or not active_fabric:
+        return False
+    return all(q.model and q.model != p.model for q in active_fabric)
 
 
 def _rails(active_fabric: list[IbPort]) -> dict[str, list[IbPort]]:
@@ -134,19 +146,26 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     none_active = not any(p.state == "active" for p in ports.ports) and not (named - {p.ca for p in ports.ports})
     rails = _rails(active_fabric)
     out: list[Finding] = []
+    apart: list[IbPort] = []  # Down ports of another network (another link layer, another adapter model)
     for p in ports.ports:
         if p.state == "active":
+            continue
+        if _separate_network(p, layer, active_fabric) and not none_active:
+            apart.append(p)
             continue
         msg, remedy = _why_down(p)
         only = len(ports.ports) == 1
         short = want is not None and _in_fabric(p, layer) and len(active_fabric) < want
         # no plan: a port of the very adapter model that carries the fabric is one of its rails, not a spare
         rail = want is None and bool(p.model) and _in_fabric(p, layer) and p.model in rails
-        verdict = Verdict.FAIL if only or short or none_active or rail else Verdict.WARN
+        # cabled and trained (physical LinkUp) but never made Active: someone cabled it for use, the SM left it out
+        cabled = p.state in ("init", "armed") or (p.state == "down" and p.phys_state == "linkup")
+        verdict = Verdict.FAIL if only or short or none_active or rail or cabled else Verdict.WARN
         why = (Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else
                Msg(" (the same adapter, {model}, as the {n} Active {rate} fabric ports: a fabric rail is missing; GPUs whose "
                    "NIC it is send over another rail or NCCL leaves it out)", model=p.model, n=len(rails.get(p.model, ())),
                    rate=_rate_s(rails[p.model][0].rate_gbit_s or 0, layer)) if rail else
+               Msg(" (the cable is in and the link trained, so the port is meant to carry traffic)") if cabled else
                Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)"))
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
@@ -157,6 +176,9 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                       tuple(ln for ln in text.splitlines() if ln.strip())[-2:],
                       "Paste the whole `ibstat` output (every CA, every port block to its 'Link layer' line).", SRC_STATE)
               for why in ports.problems[:8]]
+    also = (Msg("; also {n} port(s) of another network Down, not judged as the fabric: {ports}", n=len(apart),
+                ports=", ".join(f"{_name(p)} ({p.link_layer} {p.model}, {p.phys_state or p.state})".replace(" ,", ",")
+                                for p in apart)) if apart else "")
     if out:
         return out + unread
     if unread:
@@ -164,7 +186,8 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                                  tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
-    return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=len(ports.ports)) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool'))), "node",
+    n_judged = len(ports.ports) - len(apart)
+    return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=n_judged) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool')) + also), "node",
                     tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
 
 
@@ -206,7 +229,8 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
                            "If the slower ports are another network (front-end, storage), keep NCCL off them "
                            "(NCCL_IB_HCA=<the fast HCAs>); if they should be fabric ports, they trained low: check their "
                            "cables and switch ports.", SRC_RATE))
-    if len(layers) > 1 and min(layers.values()) >= 2:
+    apart = all(_separate_network(p, layer, fabric) for p in other)  # another adapter model: a front-end network
+    if len(layers) > 1 and min(layers.values()) >= 2 and not apart:
         out.append(Finding(RATE_ID, Verdict.WARN, (Msg('Active ports on both link layers: ') + ', '.join((f'{n} {k}' for k, n in layers.items())) + Msg(' (InfiniBand and RoCE)')), "node",
                            tuple(f"{_name(p)}: {p.link_layer}" for p in active)[:8],
                            "Tell NCCL which HCAs form the training fabric (NCCL_IB_HCA) so it does not mix them.",

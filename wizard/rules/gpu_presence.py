@@ -654,8 +654,10 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         else:
             what = ", ".join(k.replace("fan.speed", "fan speed").replace("temperature.gpu", "temperature")
                              for k in bad) or "a field"
+            shown = " / ".join(dict.fromkeys(g.fields[k].raw for k in bad)) or "ERR!"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
-                               Msg("{subject}: nvidia-smi cannot read its {what} (ERR!)", subject=subject(g), what=what), subject(g), _ev(g, g.errors),
+                               Msg("{subject}: nvidia-smi cannot read its {what} ({shown})", subject=subject(g), what=what,
+                                   shown=shown), subject(g), _ev(g, g.errors, [g.fields[k].line for k in bad]),
                                (Msg('A single sensor reading ERR! ({what}): ', what=what) + (Msg('often the fan on a passively cooled or riser-mounted card: check the fan/cooling in the BMC') if 'fan' in what else Msg("check the GPU's power cables and the BMC's power readings") if 'power' in what else Msg("check the BMC's readings for it")) + Msg('; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as failing.')), SRC_SMI))
     spinning = []
     for g in ok:  # "100 %" busy while drawing next to nothing: a kernel that spins or hangs, not work

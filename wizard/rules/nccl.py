@@ -78,6 +78,15 @@ about 5 GB/s from 64 MiB on)."""
 COLLAPSE_MIN_PEAK_GB_S = 1.0
 """A peak busbw below this (GB/s) is not used for the collapse rule: at such rates the small sizes are
 latency-bound and their busbw says nothing about bandwidth (judgement)."""
+LATENCY_BOUND_US = 2000.0
+"""A collective whose 1 MiB-or-larger calls each take over this many microseconds (2 ms) while 32x to 64x more data
+takes under :data:`LATENCY_BOUND_GROWTH` times as long is bound by a fixed cost per call, not by bandwidth. nccl-tests
+reports each size's time (doc/PERFORMANCE.md: time = the collective's duration; algbw = size / time), so a
+bandwidth-bound collective's time grows with the size; NCCL over InfiniBand, RoCE or NVLink costs microseconds to tens of
+microseconds per call at small sizes, and a TCP-based GPUDirect transport about a millisecond (a healthy 2-node GKE A3
+High all-gather over GPUDirect-TCPX: 1.1 ms at 1 MiB, GoogleCloudPlatform/cluster-toolkit#3644), so a fixed cost past
+twice that is a proxy, a plain socket transport, or a fabric misconfiguration (derived; the operator may override)."""
+LATENCY_BOUND_GROWTH = 2.0
 MULTINODE_NIC_FRACTION = 0.8
 """Multi-node all-reduce floor = this fraction of the node's aggregate NIC bandwidth (derived from Stas
 Bekman's "about 80% of advertised"; operator may override)."""
@@ -549,6 +558,16 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 "PCIe link state and error counters, and ACS/IOMMU on the PCIe path (NCCL "
                                 "troubleshooting); test node pairs and GPU pairs to find the slow one.",
                                 f"{SRC_D4}; {SRC_PERF}; {SRC_COLLAPSE}"))
+    latency = _latency_bound(r)
+    if latency is not None:
+        findings.append(Finding(fid, Verdict.WARN, Msg("nccl-tests {what} over {where}: {a1}", what=what, where=where,
+                                                       a1=latency[0]), subject,
+                                tuple(head_ev + ([r.columns_line] if r.columns_line else []) + latency[1]),
+                                "Rerun with NCCL_DEBUG=INFO and read which transport NCCL chose between the nodes (NET/IB "
+                                "with GDRDMA is what a training fabric should show; NET/Socket, or a network plugin "
+                                "such as a TCP proxy, costs milliseconds), check that the NICs and their driver or plugin "
+                                "are the ones the platform expects, and that nothing else loads the nodes; then rerun "
+                                "and compare the 1 MiB time.", f"{SRC_D4}; {SRC_PERF}"))
     small = big.size_b < min_bytes
     bm = measure(judged, floor, "GB/s", "at_least", f"busbw at {human_bytes(big.size_b)}")
     if floor is not None and judged >= floor:
@@ -589,6 +608,31 @@ def _unnamed(r: NcclTestsRun) -> str:
             return Msg("all-gather or alltoall (no reduction, no root; the output does not name the test)")
     return N_("unidentified collective")
 
+
+
+def _latency_bound(r: NcclTestsRun) -> tuple[str, list[str]] | None:
+    """(description, evidence lines) when the run's time per call barely grows with the size from 1 MiB on
+    (:data:`LATENCY_BOUND_US`, :data:`LATENCY_BOUND_GROWTH`); None otherwise (or when the sizes do not span 32x)."""
+    rows = sorted((x for x in r.rows if x.size_b >= 1 << 20 and x.oop.time_us), key=lambda x: x.size_b)
+    if len(rows) < 3:
+        return None
+    first = rows[0]
+    t0 = first.oop.time_us or 0.0
+    span = [x for x in rows if 32 * first.size_b <= x.size_b <= 64 * first.size_b]
+    if t0 <= LATENCY_BOUND_US or not span:
+        return None
+    far = span[-1]
+    t1 = far.oop.time_us or 0.0
+    if t1 >= LATENCY_BOUND_GROWTH * t0:
+        return None
+    desc = Msg("each call costs milliseconds whatever its size: {t0:.2f} ms at {s0}, {t1:.2f} ms at {s1} ({ratio:.0f}x "
+               "the data in {growth:.1f}x the time); a bandwidth-bound collective's time grows with the size, and NCCL "
+               "over InfiniBand, RoCE or NVLink costs microseconds per call, a TCP-based GPUDirect transport about a "
+               "millisecond: this run is bound by a fixed cost (a proxy, a plain socket transport, or a misconfigured "
+               "fabric), not by its links", t0=t0 / 1000,
+               s0=human_bytes(first.size_b), t1=t1 / 1000, s1=human_bytes(far.size_b),
+               ratio=far.size_b / first.size_b, growth=t1 / t0)
+    return desc, [first.line, far.line]
 
 
 def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[str]] | None:

@@ -14,6 +14,8 @@ Order (the worst evidence wins, a pass needs no contrary word anywhere):
   installed; libcudart.so not found alone warns), a GPU ignored because its compute capability is below what the
   build needs (fail), cuDNN that cannot start (CUDNN_STATUS_INTERNAL_ERROR, "DNN library initialization failed",
   "Could not create cudnn handle": fail). One finding names the first of these (in that order) and quotes the others;
+* fail: an RDMA queue pair that could not be created or connected (``Failed to modify QP to RTR``, any program:
+  :func:`_verbs_failure`);
 * fail: a failed-test/result line (``FAILED``, ``Result = FAIL``, ``test failed``), a fatal error
   (``FATAL``, ``fatal:``; systemd's ``Failed to start``), a build that stopped (``CMake Error``, a command that
   "returned non-zero exit status"), a GPU below the compute capability the program requires, a CUDA error number the CUDA error table knows
@@ -411,6 +413,45 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
                    remedy, SEMICOLON.join(dict.fromkeys(sources)))
 
 
+_VERBS_QP = re.compile(r"\b(?:Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)|ibv_modify_qp\b[^\n]{0,60}\bfail"
+                       r"|(?:Failed to|Unable to|Couldn't) create (?:a )?QP\b|ibv_create_qp\b[^\n]{0,60}\bfail)", re.I)
+"""An RDMA verbs call that sets up a queue pair failing, in any program's words (perftest's "Failed to modify QP %d to
+RTR", "Failed to create QP"; libibverbs' function names)."""
+SRC_VERBS = ("ibv_modify_qp(3) and ibv_create_qp(3) man pages, rdma-core "
+             "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html): a queue pair moves RESET -> INIT -> RTR "
+             "(ready to receive: the remote's address, QP number and path) -> RTS; the call returns an errno on failure; "
+             "errno 110 = ETIMEDOUT (errno(3))")
+
+
+def _verbs_failure(lines: list[str]) -> Finding | None:
+    """A program saying an RDMA queue pair could not be created or connected: no RDMA traffic flowed between the
+    ends it names, whatever the program (a fail; the transition and errno quoted)."""
+    hits = list(dict.fromkeys(ln.strip() for ln in lines if _VERBS_QP.search(ln)))
+    if not hits:
+        return None
+    n_lines = sum(1 for ln in lines if _VERBS_QP.search(ln))
+    create = all(re.search(r"create", h, re.I) for h in hits)
+    timed_out = any(re.search(r"timed out|\bETIMEDOUT\b|errno:? 110\b", ln) for ln in lines)
+    if create:
+        msg = Msg("the program could not create an RDMA queue pair ({n} time(s)): {quote}; no RDMA traffic ran", n=n_lines,
+                  quote=_quote(hits))
+        remedy = Msg("Check the device with `ibv_devinfo -v` (max_qp, max_qp_wr, max_inline_data) and the locked-memory "
+                     "limit (`ulimit -l unlimited`; a container needs IPC_LOCK), then rerun; prove the port with "
+                     "`ib_write_bw` (bringup judges its output).")
+    else:
+        msg = Msg("the program could not connect an RDMA queue pair to its peer ({n} time(s)){timeout}: {quote}; the "
+                  "addresses the two sides exchanged do not work on this fabric, so no RDMA traffic flowed", n=n_lines,
+                  timeout=Msg(", the transition timed out (ETIMEDOUT, errno 110)") if timed_out else "",
+                  quote=_quote(hits))
+        remedy = Msg("Check both ends: `ibv_devinfo` (PORT_ACTIVE, the same link layer, an MTU both support); on RoCE the "
+                     "GID index the program uses must exist on both sides and be routable "
+                     "(/sys/class/infiniband/<dev>/ports/<port>/gids; RoCE v2 for a routed fabric), the peer's address "
+                     "must answer `ping` over the RDMA netdev, and the switch's VLAN and PFC settings must match; on "
+                     "InfiniBand each port needs a LID from the subnet manager (`ibstat`: Base lid). Then prove each "
+                     "pair with `ib_write_bw` (bringup judges its output).")
+    return Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC_VERBS)
+
+
 def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
     return [ln.strip() for ln in lines if rx.search(ln) and not _BENIGN.search(ln)]
 
@@ -488,6 +529,9 @@ def judge(text: str) -> list[Finding]:
     gpu_said = _xid_and_unhealthy(lines)
     if gpu_said is not None:
         return [gpu_said]
+    verbs = _verbs_failure(lines)
+    if verbs is not None:
+        return [verbs]
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
     cuda = _cuda_errors(lines)

@@ -1,0 +1,161 @@
+"""AMD GPUs as ROCm SMI shows them (``rocm-smi``, ``rocm-smi --showtopo``: :mod:`wizard.parsers.rocm`).
+
+bringup's checks of a node read NVIDIA's tools; a pasted ``rocm-smi`` output is judged on what it shows, with the
+same finding ids as the NVIDIA outputs:
+
+- ``health.gpu_count``: the GPUs listed, against the plan's ``gpu_count`` (:func:`~wizard.rules.gpu_presence.
+  count_verdict`). On a two-die package (MI250/MI250X: each graphics compute die, GCD, is a GPU of its own) the
+  count is of GCDs.
+- ``health.gpu_responsive``: every GPU row carries its readings (temperature, clocks); a GPU whose temperature and
+  clock both read N/A did not answer the driver (warn). The readings are given as information: bringup has no
+  published AMD temperature limit table, so no temperature is judged high. Average power N/A with a 0 W cap on every
+  second GPU of a two-die package is how ROCm SMI shows the package's power on its first die, not a fault.
+- ``health.topology``: the link between each GPU pair (``--showtopo``). Every pair over XGMI (AMD Infinity Fabric)
+  passes; a GPU with no XGMI link while the others have theirs fails (a GPU that lost its links: peer traffic to it
+  falls back to PCIe); every pair over PCIe only warns (on an Instinct OAM board, whose GPUs are meant to reach each
+  other over XGMI, that is the fabric down; on PCIe cards, peer traffic crosses the host bridges). A weight of 15
+  between two GPUs is one XGMI hop (the Linux kernel's amdkfd sets an XGMI link's weight to 15 per hop), so a weight
+  matrix alone can show a fully connected board.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wizard.i18n import Msg
+from wizard.model import Finding, Verdict
+from wizard.parsers.rocm import RocmConcise, RocmTopo, parse_concise, parse_topo
+from wizard.rules.gpu_presence import count_measure, count_verdict
+
+SRC_ROCM_SMI = ("ROCm SMI command-line tool, rocm-smi (https://github.com/ROCm/rocm_smi_lib, python_smi_tools/"
+                "rocm_smi.py): Concise Info columns Temp, AvgPwr/Power, SCLK, MCLK, PwrCap, VRAM%, GPU%; AMD CDNA 2 "
+                "architecture white paper (https://www.amd.com/system/files/documents/amd-cdna2-white-paper.pdf): an "
+                "MI250/MI250X package holds two graphics compute dies, each a GPU to the software")
+SRC_ROCM_TOPO = ("rocm-smi --showtopo (https://github.com/ROCm/rocm_smi_lib): Weight, Hops and Link Type (XGMI, PCIE) "
+                 "between two GPUs; Linux kernel drivers/gpu/drm/amd/amdkfd/kfd_crat.c (KFD_CRAT_XGMI_WEIGHT 15: an "
+                 "XGMI io-link's weight is 15 per hop); Linux kernel documentation, AMDGPU XGMI Support "
+                 "(https://docs.kernel.org/gpu/amdgpu/xgmi.html)")
+XGMI_WEIGHT = "15"
+"""The weight ``--showtopo`` shows for one XGMI hop between two GPUs (amdkfd's KFD_CRAT_XGMI_WEIGHT, :data:`SRC_ROCM_TOPO`)."""
+
+
+def _span(values: list[float], unit: str) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:g}{unit}" if lo == hi else f"{lo:g}-{hi:g}{unit}"
+
+
+def judge_concise(c: RocmConcise, exp: Mapping[str, Any]) -> list[Finding]:
+    """Findings of the Concise Info table (see the module doc)."""
+    if not c.gpus:
+        return []
+    gpus = c.gpus
+    names = sorted({g.name for g in gpus if g.name})
+    model = ", ".join(names) if names else "AMD GPU"
+    want = exp.get("gpu_count")
+    v = count_verdict(len(gpus), want)
+    ev = (c.header,) + tuple(g.line for g in gpus[:6])
+    out = [Finding("health.gpu_count", v,
+                   Msg("rocm-smi lists {n} GPU(s) ({model})", n=len(gpus), model=model)
+                   + (Msg("; the plan expects {want}", want=want) if v is not Verdict.PASS else ""), "host", ev,
+                   "" if v is Verdict.PASS else
+                   Msg("A GPU is missing or the plan's gpu_count is wrong: check `lspci -d 1002:` and `dmesg | grep "
+                       "amdgpu` for the missing one, then update the plan (`bringup plan gpu_count=N`)."),
+                   SRC_ROCM_SMI, measured=count_measure(len(gpus), want, "AMD GPUs listed by rocm-smi (the plan's gpu_count)"))]
+    silent = [g for g in gpus if g.temp_c is None and g.sclk_mhz is None]
+    for g in silent:
+        out.append(Finding("health.gpu_responsive", Verdict.WARN,
+                           Msg("GPU {i}: rocm-smi reads neither its temperature nor its clock (N/A): the driver did not "
+                               "answer for it", i=g.index), f"GPU {g.index}", (g.line,),
+                           "Read `dmesg | grep -i amdgpu` for this GPU (a reset or a RAS error), and `rocm-smi --showallinfo` "
+                           "for what it still reports; reboot the node if it stays silent, and report it to the vendor "
+                           "if it does not come back.", SRC_ROCM_SMI))
+    fine = [g for g in gpus if g not in silent]
+    if not fine:
+        return out
+    temps = [g.temp_c for g in fine if g.temp_c is not None]
+    powers = [g.power_w for g in fine if g.power_w is not None]
+    caps = [g.power_cap_w for g in fine if g.power_cap_w]
+    busy = [g for g in fine if (g.gpu_pct or 0) > 0 or (g.vram_pct or 0) > 0]
+    said = [Msg("{n} GPU(s) answer rocm-smi", n=len(fine))]
+    if temps:
+        said.append(Msg("temperature {t}", t=_span(temps, " °C")))
+    if powers:
+        said.append(Msg("power {p}", p=_span(powers, " W")) + (Msg(" of a {cap} cap", cap=_span(caps, " W")) if caps else ""))
+    dual = [g for g in fine if g.power_w is None and not g.power_cap_w]
+    if dual and len(dual) * 2 == len(fine) and all(g.index % 2 == 1 for g in dual):
+        said.append(Msg("no power on GPUs {gpus}: each is the second die of a two-die package (MI250/MI250X), whose "
+                        "power rocm-smi reads on the first", gpus=", ".join(str(g.index) for g in dual)))
+    said.append(Msg("in use: GPU(s) {gpus}", gpus=", ".join(str(g.index) for g in busy)) if busy
+                else Msg("idle (GPU% and VRAM% 0)"))
+    said.append(Msg("no temperature is judged high: bringup has no published AMD limit table"))
+    msg = said[0]
+    for s in said[1:]:
+        msg = msg + "; " + s
+    out.append(Finding("health.gpu_responsive", Verdict.PASS, msg, "host", tuple(g.line for g in fine[:8]), "",
+                       SRC_ROCM_SMI))
+    return out
+
+
+def judge_topo(t: RocmTopo) -> list[Finding]:
+    """Findings of the ``--showtopo`` matrices (see the module doc)."""
+    link = t.matrices.get("link type") or {}
+    weight = t.matrices.get("weight") or {}
+    n = len(t.gpus)
+    if n < 2 or not (link or weight):
+        return []
+    if link:
+        xgmi = {p for p, v in link.items() if v.upper() == "XGMI"}
+        pcie = {p for p, v in link.items() if v.upper() == "PCIE"}
+        how, ev = "Link Type", t.lines.get("link type", ())
+    else:
+        xgmi = {p for p, v in weight.items() if v == XGMI_WEIGHT}
+        pcie = set()
+        how, ev = "Weight", t.lines.get("weight", ())
+    pairs = n * (n - 1)
+    with_xgmi = {a for a, _ in xgmi} | {b for _, b in xgmi}
+    lost = [g for g in t.gpus if g not in with_xgmi]
+    if xgmi and len(xgmi) == len(link or weight) and len(link or weight) == pairs:
+        return [Finding("health.topology", Verdict.PASS,
+                        Msg("{n} GPUs: every pair has a direct XGMI (Infinity Fabric) link ({how}{w})", n=n, how=how,
+                            w=Msg(": weight 15, one XGMI hop") if not link else ""), "host", ev[:8], "",
+                        SRC_ROCM_TOPO)]
+    if xgmi and lost and len(with_xgmi) >= 2:
+        return [Finding("health.topology", Verdict.FAIL,
+                        Msg("GPU(s) {lost} have no XGMI link while {n} other GPUs reach each other over XGMI: their peer "
+                            "traffic falls back to PCIe", lost=", ".join(str(g) for g in lost), n=len(with_xgmi)),
+                        ", ".join(f"GPU {g}" for g in lost), ev[:8],
+                        "Read `dmesg | grep -i -e xgmi -e amdgpu` for link errors, check `rocm-smi --showtopo` after a "
+                        "reboot; a GPU whose XGMI links stay down needs its board or OAM module looked at by the vendor.",
+                        SRC_ROCM_TOPO)]
+    if link and pcie and not xgmi:
+        return [Finding("health.topology", Verdict.WARN,
+                        Msg("{n} GPUs: no XGMI (Infinity Fabric) link between any of them; every pair talks over PCIe "
+                            "(hops {hops}): on an Instinct OAM board, whose GPUs are meant to reach each other over "
+                            "XGMI, that is the fabric down; on PCIe cards, peer traffic and RCCL's collectives run at "
+                            "PCIe speed through the host bridges", n=n,
+                            hops=", ".join(sorted(set((t.matrices.get("hops") or {}).values()))) or "?"),
+                        "host", ev[:8],
+                        "If these are OAM GPUs (MI200/MI300 class), check `dmesg | grep -i xgmi` and the board with the "
+                        "vendor; if they are PCIe cards, expect PCIe-bound collectives and place them under one CPU "
+                        "socket or PCIe switch.", SRC_ROCM_TOPO)]
+    if not link:
+        return [Finding("health.topology", Verdict.UNKNOWN,
+                        Msg("{n} GPUs: the weights alone do not say every link's type ({k} of {pairs} pairs at weight "
+                            "15, one XGMI hop)", n=n, k=len(xgmi), pairs=pairs), "host", ev[:8],
+                        "Paste the whole `rocm-smi --showtopo` (its 'Link Type between two GPUs' matrix).",
+                        SRC_ROCM_TOPO)]
+    return [Finding("health.topology", Verdict.PASS,
+                    Msg("{n} GPUs: {x} of {pairs} GPU pairs over XGMI, the others over PCIe; every GPU has an XGMI link",
+                        n=n, x=len(xgmi), pairs=pairs), "host", ev[:8], "", SRC_ROCM_TOPO)]
+
+
+def judge_rocm_smi(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """rocm-smi output -> findings (Concise Info and ``--showtopo``, whichever the text holds); an unknown when it
+    holds neither in a form bringup reads."""
+    out = judge_concise(parse_concise(text), exp) + judge_topo(parse_topo(text))
+    if out:
+        return out
+    lines = tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+    return [Finding("health.gpu_responsive", Verdict.UNKNOWN,
+                    Msg("rocm-smi output without a Concise Info table or a GPU-pair matrix bringup reads"), "host", lines,
+                    "Paste plain `rocm-smi` (the Concise Info table) or `rocm-smi --showtopo`.", SRC_ROCM_SMI)]
