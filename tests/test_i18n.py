@@ -185,7 +185,9 @@ def test_confirm_and_acknowledge_are_two_words_in_chinese():
     """walk 19: "confirm" (d: a step done by hand) and "acknowledge" (x: a past event dealt with) were both 确认, so
     `bringup ack` said 没有已确认的事件 ("no confirmed events"). Acknowledging is 知悉 wherever it is translated."""
     cat = catalogue()
-    ack = {m: t for m, t in cat.items() if "cknowledg" in m and "transport retry" not in m}
+    # a network's acknowledgement of a packet (RDMA) is another word (确认 there is the protocol's ACK)
+    ack = {m: t for m, t in cat.items() if "cknowledg" in m and "transport retry" not in m
+           and "did not receive or acknowledge" not in m}
     assert len(ack) >= 10
     assert all("确认" not in t for t in ack.values()), [t for t in ack.values() if "确认" in t]
     assert all("知悉" in t for t in ack.values())
