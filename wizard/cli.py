@@ -1721,11 +1721,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     ``run``; it changes nothing, so it never asks), follow it with one line per step of the script
     (``--verbose``: the raw log), then print the findings and results the engine judged and stored with the
     run, like ``check``. ``--json``: only the check-shaped document on stdout, with ``step``, ``run``,
-    ``results`` (the results table) and ``series`` (all-reduce busbw by size, with the floor) added. Exit
-    status: the verdict's (0 pass/skip, 1 warn/unknown, 2 fail); 3 when bringup could not run it."""
+    ``results`` (the results table), ``series`` (all-reduce busbw by size, with the floor) and ``ran_on_cpu``
+    added. Exit status: the verdict's (0 pass/skip, 1 warn/unknown, 2 fail), but 1 for a passing run that fell back to
+    the CPU without being asked to (validate_device auto, no GPU: no GPU was validated); 3 when bringup could not run
+    it."""
     import asyncio
 
     from wizard.engine import Build, host_identity, local_host
+    from wizard.engine import ran_on_cpu_run as ran_on_cpu_log
     from wizard.model import StepStatus, overall
     from wizard.plan import parse_value
     from wizard.store import ActionState
@@ -1811,9 +1814,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(_("the run {outcome}; the verdicts below judge what it measured").format(
             outcome=tr(b.run_outcome(run))), file=out)
         extra = res.results
+        cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
+        asked = str(overrides.get("validate_device") or b.store.plan().get("validate_device") or "auto")
+        # a GPU validation that fell back to the CPU (validate_device auto, no GPU seen) proved no GPU: a script reading
+        # exit 0 would take the node's GPUs as validated (walk 28 #3); a CPU run asked for by name is what was asked
+        exit_code = 1 if cpu_only and asked != "cpu" and verdict.exit_code == 0 else verdict.exit_code
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
             doc.update({"step": step.id, "step_status": b.status(step.id).value,
+                        "ran_on_cpu": ran_on_cpu_log(run),
                         "run": {"id": run.id, "state": run.state.value,
                                                   "exit_status": run.exit_status, "log": run.log_path,
                                                   "argv": run.argv}})
@@ -1822,14 +1831,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         else:
             _print_results(extra)
             print_findings(findings, width=text_width())  # wrapped to the terminal, as `check` prints them
-            cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
             print(_("overall: {verdict} (of the software path on the CPU: the GPU is not validated)").format(
                 verdict=_(verdict.value)) if cpu_only else _("overall: {verdict}").format(verdict=_(verdict.value)))
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
                       + (f" -- {b.reason_shown(st)}" if st.reason else ""))  # as `status` shows it (walk 23)
-        return verdict.exit_code
+            if exit_code != verdict.exit_code:
+                _print_wrapped("", _("exit status 1: validate_device is {device} and no GPU was used, so no GPU was "
+                                     "validated (run it on the GPUs, or ask for the CPU by name: --device cpu)").format(
+                    device=asked), text_width(), 0)
+        return exit_code
     finally:
         b.close()
 

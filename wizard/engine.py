@@ -940,7 +940,7 @@ class Build:
                                     reason=reason + ": " + CANCELLED_NOTE, user=run.user,
                                     boot_id=self.boot_id)
             elif (st is not None and st.status in (StepStatus.PASSED, StepStatus.WARNED, StepStatus.SKIPPED)
-                  and _ran_on_cpu(run)):  # a CPU run's skips (performance not judged) are not "not applicable"
+                  and ran_on_cpu_run(run)):  # a CPU run's skips (performance not judged) are not "not applicable"
                 self.store.set_step(run.step_id, StepStatus.CPU_ONLY, verdict, reason=CPU_ONLY_REASON,
                                     user=run.user, boot_id=self.boot_id)
             return
@@ -1013,7 +1013,7 @@ class Build:
 NEEDS_CHECK = "; check it to verify"
 
 
-def _ran_on_cpu(run: ActionRun) -> bool:
+def ran_on_cpu_run(run: ActionRun) -> bool:
     """The run's log says it ran on the CPU (a validation run with ``--device cpu``, or ``auto`` without a GPU)."""
     try:
         with open(run.log_path, encoding="utf-8", errors="replace") as fh:

@@ -430,7 +430,7 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("smartctl", "smartctl -a / -x / -H / -j, or nvme smart-log (text or -o json) (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
          smart_rules.judge_smartctl, ("sudo smartctl -a /dev/nvme0", "sudo smartctl -x /dev/sda")),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
-    Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
+    Kind("ipmitool-sel", "ipmitool sel elist / sel list, ipmiutil sel, FreeIPMI ipmi-sel, or a BMC web interface's event lines (the BMC's System Event Log)", p_bmc.detect_sel,
          bmc_rules.judge_sel_text, ("sudo ipmitool sel elist",)),
     Kind("ipmitool-sel-info", "ipmitool sel info / ipmi-sel -i (how full the BMC's System Event Log is)",
          p_bmc.detect_sel_info, bmc_rules.judge_sel_info_text, ("sudo ipmitool sel info",)),

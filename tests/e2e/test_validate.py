@@ -372,3 +372,18 @@ def _end_run(run) -> None:
         time.sleep(0.2)
     if is_alive(run, run.boot_id):
         cancel(run, run.boot_id, signal.SIGKILL)
+
+
+def test_a_gpu_validation_that_fell_back_to_the_cpu_exits_1(tmp_path):
+    """Walk 28 #3: `validate gpu --device auto` on a node with no GPU ran on the CPU, printed a pass and exited 0, so a
+    script or a fleet hook read the GPUs as validated. It exits 1 and the JSON says ran_on_cpu; a CPU run asked for by
+    name (--device cpu) still exits by its verdict. (This machine has no GPU: auto picks the CPU.)"""
+    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "auto", "--quick", "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["ran_on_cpu"] is True and doc["step_status"] == "cpu-only" and doc["verdict"] == "pass"
+    assert r.returncode == 1, r.stderr
+    text = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "auto", "--quick")
+    assert text.returncode == 1 and "exit status 1: validate_device is auto and no GPU was used" in text.stdout
+    asked = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--quick", "--json")
+    assert json.loads(asked.stdout)["ran_on_cpu"] is True and asked.returncode == 0, asked.stderr

@@ -158,3 +158,20 @@ def test_ipmiutil_sel_records_are_read_with_their_sensor_type():
     assert m.when == dt.datetime(2011, 8, 9, 15, 10, 47)
     (c,) = bmc.parse_sel(text(PUBLIC / "ipmiutil-sel__cpld-caterr-asserted-critical.txt")).records
     assert (c.sensor_type, c.event, c.direction) == ("Processor", "CPLD CATERR", "Asserted")
+
+
+def test_freeipmi_ipmi_sel_is_read_with_its_state_column():
+    """Held-out round 33 (thomas-krenn/check_ipmi_sensor_v3#66): FreeIPMI's `ipmi-sel --output-event-state` table
+    (ID | Date | Time | Name | Type | State | Event, dates as "Dec-09-2024") is read as SEL records: the power supply
+    failure and the chassis intrusions, with their times and the State column."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.parsers.bmc import detect_sel, parse_sel
+
+    t = text(PUBLIC / "ipmi-sel__psu2-failure-detected-chassis-intrusion.txt")
+    assert detect_sel(t) >= 0.9
+    sel = parse_sel(t)
+    assert len(sel.records) == 3 and not sel.unread
+    psu = sel.records[2]
+    assert (psu.sensor_type, psu.sensor, psu.event, psu.direction, psu.detail) == (
+        "Power Supply", "Power Supply 2 PS2 Status", "Power Supply Failure detected", "Asserted", "Critical")
+    assert psu.when is not None and psu.when.isoformat() == "2024-12-09T21:12:29"

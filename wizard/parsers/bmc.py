@@ -109,10 +109,27 @@ _TIME = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<amp
 _DATE = re.compile(r"^(?P<a>\d{1,4})[/.-](?P<b>\d{1,2})[/.-](?P<c>\d{1,4})$")
 
 
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                        "dec"), 1)}
+_NAMED_DATE = re.compile(r"^(?P<mon>[A-Za-z]{3})-(?P<d>\d{1,2})-(?P<y>\d{4})$")
+"""FreeIPMI ipmi-sel's date ("Nov-25-2024")."""
+FREEIPMI_HEADER = re.compile(r"^\s*ID\s*\|\s*Date\s*\|\s*Time\s*\|\s*Name\s*\|\s*Type\s*(?:\|\s*State\s*)?\|\s*Event\b",
+                             re.I)
+"""FreeIPMI ipmi-sel's header: ``ID | Date | Time | Name | Type | Event``, with ``| State`` under
+--output-event-state (ipmi-sel(8), https://www.gnu.org/software/freeipmi/manpages/man8/ipmi-sel.8.html)."""
+
+
 def _sel_when(date: str, time: str) -> tuple[_dt.datetime | None, str]:
     """(wall-clock time, zone) of a SEL record's date and time columns; (None, zone) when unreadable."""
     tm = _TIME.match(time.strip())
     zone = (tm.group("zone") or "").strip() if tm else ""
+    named = _NAMED_DATE.match(date.strip())
+    if named and tm and named.group("mon").lower() in _MONTHS:
+        try:
+            return _dt.datetime(int(named.group("y")), _MONTHS[named.group("mon").lower()], int(named.group("d")),
+                                int(tm.group("h")), int(tm.group("m")), int(tm.group("s") or 0)), zone
+        except ValueError:
+            return None, zone
     dm = _DATE.match(date.strip())
     if not tm or not dm:
         return None, zone
@@ -209,11 +226,13 @@ def _web_event(n: int, raw: str) -> SelRecord | None:
 
 
 def parse_sel(text: str) -> SelFacts:
-    """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent), or a BMC web interface's event lines
-    (:data:`_WEB_EVENT`; the record id is then the line's number). Never raises."""
+    """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent), FreeIPMI's ``ipmi-sel`` table
+    (:data:`FREEIPMI_HEADER`: its State column, Nominal/Warning/Critical, kept as the record's ``detail``), or a BMC web
+    interface's event lines (:data:`_WEB_EVENT`; the record id is then the line's number). Never raises."""
     records: list[SelRecord] = []
     unread: list[str] = []
     empty = ""
+    freeipmi: list[str] = []  # FreeIPMI ipmi-sel's column names, once its header is read
     for n, raw in enumerate(text.splitlines()):
         if n >= MAX_LINES:
             unread.append(f"... output cut at {MAX_LINES} lines")
@@ -224,7 +243,19 @@ def parse_sel(text: str) -> SelFacts:
         if re.match(r"^SEL has no entries", line, re.I):
             empty = raw
             continue
+        if FREEIPMI_HEADER.match(line):
+            freeipmi = [c.strip().lower() for c in line.split("|")]
+            continue
         cols = [c.strip() for c in line.split("|")]
+        if freeipmi and len(cols) >= len(freeipmi) and cols[0].isdigit():
+            # FreeIPMI: ID | Date | Time | Name | Type [| State] | Event; its events are assertions unless it says so
+            by = dict(zip(freeipmi, cols[:len(freeipmi) - 1] + [" | ".join(cols[len(freeipmi) - 1:])]))
+            event = by.get("event", "")
+            direction = "Deasserted" if re.search(r"\bdeassert", event, re.I) else "Asserted"
+            when, zone = _sel_when(by.get("date", ""), by.get("time", ""))
+            records.append(SelRecord(cols[0], by.get("date", ""), by.get("time", ""), when, zone, by.get("type", ""),
+                                     by.get("name", ""), event, direction, by.get("state", ""), raw))
+            continue
         if len(cols) >= 5 and _HEX_ID.match(cols[0]):
             rid, date, time = cols[0], cols[1], cols[2]
             sensor_col = cols[3]
@@ -262,11 +293,13 @@ def parse_sel(text: str) -> SelFacts:
 
 
 def detect_sel(text: str) -> float:
-    """Confidence that ``text`` is ``ipmitool sel elist`` / ``sel list`` output."""
+    """Confidence that ``text`` is ``ipmitool sel elist`` / ``sel list`` output, or FreeIPMI's ``ipmi-sel``."""
     lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
     if not lines:
         return 0.0
     if len(lines) == 1 and lines[0].lower().startswith("sel has no entries"):
+        return 0.95
+    if FREEIPMI_HEADER.match(lines[0]) and len(lines) > 1:  # FreeIPMI ipmi-sel
         return 0.95
     hits = 0
     for ln in lines:

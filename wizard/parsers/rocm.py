@@ -60,6 +60,8 @@ class RocmTopo:
 def detect_rocm_smi(text: str) -> float:
     """0.95 for rocm-smi output: its banner, its Concise Info title, or a "... between two GPUs" matrix of GPUn rows."""
     head = text[:200_000]
+    if "ROCm" not in head and "Concise Info" not in head and "between two GPUs" not in head:  # cheap: most inputs
+        return 0.0
     if BANNER.search(head) or _CONCISE.search(head):
         return 0.95
     if re.search(r"^=*\s*(?:Weight|Hops|Link Type) between two GPUs\s*=*\s*$", head, re.M) and re.search(

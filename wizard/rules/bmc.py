@@ -731,8 +731,12 @@ def sensors(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
 
 
 def judge_sel_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """A pasted ``ipmitool sel elist`` / ``sel list``, judged by the live rule."""
-    return sel({SEL_PROBE: ProbeOutput(SEL_PROBE, "$ ipmitool sel elist (pasted)", text=text, rc=0)}, exp)
+    """A pasted ``ipmitool sel elist`` / ``sel list`` (or FreeIPMI's ``ipmi-sel``), judged by the live rule."""
+    from wizard.parsers.bmc import FREEIPMI_HEADER
+
+    src = ("$ ipmi-sel (pasted)" if any(FREEIPMI_HEADER.match(ln) for ln in text.splitlines()[:20])
+           else "$ ipmitool sel elist (pasted)")
+    return sel({SEL_PROBE: ProbeOutput(SEL_PROBE, src, text=text, rc=0)}, exp)
 
 
 def judge_sdr_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
