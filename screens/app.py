@@ -639,8 +639,13 @@ class BringupApp(App[int]):
 
         def done(changes: dict | None) -> None:
             if changes and self.build is not None and not self.build.observing:
+                from wizard.plan import unknown_gpu_model
+
                 self.build.store.set_plan(**changes)
                 self.notify(_("plan saved: steps judge against it at their next check (c on a step, or on a stage in the overview)"))
+                said = unknown_gpu_model(changes.get("gpu_model"))
+                if said:
+                    self.notify(tr(said), severity="warning", timeout=12)
                 self.bump()
 
         self.push_screen(PlanDialog(self.build.store.plan(), readonly=self.build.observing), done)

@@ -229,6 +229,11 @@ class SizingScreen(Screen[None]):
             if expanded:
                 form = self.query_one("#sz-form", VerticalScroll)
                 form.scroll_to_widget(select, top=True, animate=False)
+            elif select.id == "f-gpu" and getattr(self, "_gpu_default", False):
+                # the operator opened the GPU list and closed it on a model: theirs now, even the default's own name
+                # (walk 28 #1: choosing H100 SXM5 changed nothing, so F3 kept calling it "the form's default")
+                self._gpu_default = False
+                self.recompute()
         return toggled
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

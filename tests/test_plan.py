@@ -43,3 +43,13 @@ def test_a_misspelt_key_names_the_closest_one():
     with pytest.raises(ValueError) as exc:
         parse_answer("colour=blue")
     assert "did you mean" not in str(exc.value) and "keys: gpu_model" in str(exc.value)
+
+
+def test_an_unknown_gpu_model_is_said_once_for_the_cli_and_the_form():
+    """Walk 28 #20: the F2 form saved a GPU model no table names without the warning `bringup plan` gives; one function
+    says it for both. A model of the sizing or PCI id table says nothing."""
+    from wizard.plan import unknown_gpu_model
+
+    assert unknown_gpu_model("H100 SXM5") == "" and unknown_gpu_model(None) == "" and unknown_gpu_model("") == ""
+    said = unknown_gpu_model("RTX 9999 Ultra")
+    assert "'RTX 9999 Ultra' is not a GPU bringup's tables name" in said and "bringup size --gpu ?" in said

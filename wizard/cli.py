@@ -1506,21 +1506,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     print(_("`bringup plan` lists every answer."))
-    model = answers.get("gpu_model")
-    if isinstance(model, str) and not _known_gpu_model(model):
-        print("bringup: warning: " + _("gpu_model {model!r} is not a GPU bringup's tables name: the driver checks and "
-                                       "the sizing cannot use it (names such as 'H100 SXM5'; `bringup size --gpu ?` "
-                                       "lists them)").format(model=model), file=sys.stderr)
+    from wizard.plan import unknown_gpu_model
+
+    said = unknown_gpu_model(answers.get("gpu_model"))
+    if said:
+        print("bringup: warning: " + tr(said), file=sys.stderr)
     return 0
-
-
-def _known_gpu_model(model: str) -> bool:
-    """The plan's gpu_model names a GPU of the sizing table (assets/gpu_specs.csv) or of the PCI id table the driver
-    checks match it against (assets/pci_ids.csv, :func:`wizard.install.catalog.gpus_of`)."""
-    from wizard import sizing
-    from wizard.install.catalog import gpus_of
-
-    return sizing.gpu_by_name(model) is not None or bool(gpus_of({}, {"gpu_model": model}).gpus)
 
 
 def plan_value(v: Any) -> str:

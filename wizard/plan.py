@@ -187,3 +187,19 @@ def valid_plan(plan: dict[str, Any]) -> dict[str, Any]:
             except ValueError:
                 continue
     return out
+
+
+def unknown_gpu_model(model: Any) -> str:
+    """What to say when a plan's ``gpu_model`` names no GPU of the sizing table (assets/gpu_specs.csv) nor of the PCI
+    id table the driver checks match it against (assets/pci_ids.csv, :func:`wizard.install.catalog.gpus_of`); "" when
+    it names one (or is not a name). The one warning ``bringup plan`` and the F2 form give (walk 28 #20: F2 saved
+    "RTX 9999 Ultra" without it)."""
+    if not isinstance(model, str) or not model.strip():
+        return ""
+    from wizard import sizing
+    from wizard.install.catalog import gpus_of
+
+    if sizing.gpu_by_name(model) is not None or gpus_of({}, {"gpu_model": model}).gpus:
+        return ""
+    return Msg("gpu_model {model!r} is not a GPU bringup's tables name: the driver checks and the sizing cannot use it "
+               "(names such as 'H100 SXM5'; `bringup size --gpu ?` lists them)", model=model)

@@ -320,6 +320,23 @@ async def test_use_as_plan_asks_before_writing_the_forms_default_gpu(state_dir):
         assert app.screen is screen and app.build.store.plan()["gpu_model"] == "H200 SXM"
 
 
+async def test_choosing_the_default_gpu_by_name_counts_as_a_choice(state_dir):
+    """Walk 28 #1: the owner of an H100 SXM5 picked it in the GPU list, and F3 still called it "the form's default"
+    (a Select posts no change for the value it already has). Opening the list and closing it on a model is a choice:
+    F3 then writes it without asking, and the summary no longer says to choose the GPU."""
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "1B")
+        assert "form's default" in summary(screen)
+        await choose(pilot, screen, "gpu", "H100 SXM5")
+        assert "form's default" not in summary(screen) and not screen.gpu_is_default()
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.screen is screen and app.build.store.plan()["gpu_model"] == "H100 SXM5"
+
+
 # ------------------------------------------------------------------ snapshots
 
 

@@ -496,6 +496,15 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
         await pilot.pause()
         assert not isinstance(app.screen, PlanDialog)
         assert app.build.store.plan() == {"gpu_count": 8}
+        assert not any("is not a GPU" in str(n.message) for n in app._notifications)
+        # walk 28 #20: a GPU model bringup's tables do not name is saved with the warning `bringup plan` gives
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press(*"RTX 9999 Ultra")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.build.store.plan()["gpu_model"] == "RTX 9999 Ultra"
+        assert any("'RTX 9999 Ultra' is not a GPU bringup's tables name" in str(n.message) for n in app._notifications)
 
 
 async def test_plan_form_save_with_an_error_below_the_fold_goes_to_it_and_says_so(state_dir, devvm_host):
