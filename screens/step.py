@@ -20,7 +20,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 from screens.dialogs import SkipDialog
 from screens.glyphs import status_text, verdict_text
 from screens.widgets import KeyFooter, TopBar, prose
-from wizard.engine import is_checked
+from wizard.engine import accepted_note, is_checked
 from wizard.probes import evidence_shown
 from wizard.store import ActionState, short_time
 from wizard import actions as act
@@ -277,9 +277,14 @@ class StepScreen(Screen[None]):
                 + ("" if auto_st is StepStatus.PASSED else
                    spaced(_("(until it passes, confirming this step by hand needs a note saying how you verified "
                             "it)"))))
-        if step.manual and st is StepStatus.PENDING and not b.observing:
+        if step.manual and st is StepStatus.PENDING and not b.observing and not step.automated_by:
+            # a step another step's run proves says so above (walk 28 #8: "done by gpu.validate" and "the machine
+            # cannot verify this" on one screen)
             notes.append(_("The machine cannot verify this: do it, then Confirm (d)."))
-        if st is StepStatus.WARNED and (findings or is_checked(step)):
+        accepted = state is not None and st is StepStatus.WARNED and accepted_note(state.reason, state.user) is not None
+        if st is StepStatus.WARNED and accepted:  # walk 28 #2: after the acceptance it still asked for one
+            notes.append(_("Warnings accepted (not a pass): a later check with a new warning opens it again."))
+        elif st is StepStatus.WARNED and (findings or is_checked(step)):
             notes.append(_("Done with warnings, not a pass: read them below; fix them and check again, or accept them: "
                            "Confirm (d) with a note."))
         elif st is StepStatus.WARNED:  # confirmed by hand while steps were open (a hand-over of a machine not ready):
@@ -421,7 +426,7 @@ class StepScreen(Screen[None]):
                 try:
                     self.build.confirm(step_id, note)
                 except ValueError as exc:
-                    self.notify(str(exc), severity="warning")
+                    self.notify(tr(exc.args[0]) if exc.args else str(exc), severity="warning")
                     return
                 self.app.bump()
                 if self.step_id == step_id:
@@ -438,6 +443,10 @@ class StepScreen(Screen[None]):
         elif unverified:
             warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
                         "machine's.").format(verdict=_(unverified))
+        warned = self.build.status(step_id) is StepStatus.WARNED and step_id != HANDOVER_STEP
+        if warned and not auto:  # walk 28 #2: "note (optional)", then refused in an English toast for want of one
+            warning = _("this step's check warned: confirming accepts the warnings (the step stays warned, not "
+                        "passed); the note must say why they are acceptable on this machine.")
         if step_id == "plan.workload":
             warning = self._sizing_short()
         if step_id == HANDOVER_STEP:
@@ -448,7 +457,7 @@ class StepScreen(Screen[None]):
                             "counts, not as a clean hand-over.").format(failed=failed, not_done=not_done)
         not_ready = step_id == HANDOVER_STEP and any(self.build.handover_open())
         self.app.push_screen(ConfirmStep(self.step.title, act.current_user(), warning,
-                                         note_required=bool(unverified) or not_ready),
+                                         note_required=bool(unverified) or not_ready or warned),
                              done)
 
     def _sizing_short(self) -> str:

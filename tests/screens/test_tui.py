@@ -233,6 +233,51 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
+async def test_confirming_a_warned_step_asks_for_the_note_and_says_it_accepts_the_warnings(state_dir, devvm_host):
+    """Walk 28 #2: `d` on a warned step offered "Note (optional)", closed on an empty note and said in an English toast
+    that a note was needed; after the acceptance the step still asked for one. The dialog says it accepts the warnings
+    and keeps itself open until a note is given; the accepted step says so instead of asking again."""
+    from screens.dialogs import ConfirmStep
+    from wizard.model import Finding, Verdict
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.build.record_findings("os.swap", [Finding("os.swap", Verdict.WARN, "swap is on (6 GiB used)")], frozen_clock())
+        app.push_screen(StepScreen("os.swap"))
+        await settle(pilot, app)
+        assert "or accept them" in text_of(app, "#step-note")
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        said = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        assert "confirming accepts the warnings" in said and "Note (required)" in said
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep) and "A note is required" in text_of(app, "#confirm-error")
+        await pilot.press(*"swap off before training")
+        await pilot.press("enter")
+        await pilot.pause()
+        st = app.build.store.step_states()["os.swap"]
+        assert st.status is StepStatus.WARNED and "swap off before training" in st.reason
+        app.push_screen(StepScreen("os.swap"))
+        await settle(pilot, app)
+        note = text_of(app, "#step-note")
+        assert "Warnings accepted" in note and "or accept them" not in note
+
+
+async def test_a_step_another_run_proves_does_not_also_say_the_machine_cannot_verify_it(state_dir, devvm_host):
+    """Walk 28 #8: gpu.host_bandwidth said both "gpu.validate automates this step" and "the machine cannot verify this:
+    do it, then Confirm (d)"; only the first is true."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("gpu.host_bandwidth"))
+        await settle(pilot, app)
+        note = text_of(app, "#step-note")
+        assert "gpu.validate automates this step" in note and "cannot verify" not in note
+
+
 async def test_a_hand_over_while_not_ready_says_so_not_read_the_findings_below(state_dir, devvm_host):
     # walk 23: the hand-over, confirmed by hand while steps were open, ends warned with no findings and no check;
     # "read them below; fix and check again" pointed at nothing
