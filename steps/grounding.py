@@ -106,6 +106,7 @@ STAGE = Stage(
                 "from their labels when you confirm (d). After an intended GPU swap (RMA), confirm "
                 "this step with the RMA case in the note: the new serials become the record."
             ),
+            per_machine=True,
         ),
     ),
 )

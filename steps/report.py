@@ -110,6 +110,7 @@ STAGE = Stage(
                           "is not passed or confirmed (warned, skipped, cpu-only, pending) in the ticket: the machine is "
                           "ready only as far as the report's verdict line says."),
             manual=True,
+            per_machine=True,
         ),
     ),
 )

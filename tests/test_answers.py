@@ -246,9 +246,10 @@ async def test_an_interactive_build_exported_and_replayed_by_auto_gives_the_same
     assert r.returncode == 1, r.stdout + r.stderr  # a warning and steps still waiting for a person; nothing failed
 
     a, b = states(first), states(second)
+    # grounding.serials is about the first machine (its serials): not exported, so the second waits for its own
+    assert a.pop("grounding.serials")[0] == "confirmed" and b.pop("grounding.serials")[0] == "pending"
     assert {k: v[0] for k, v in a.items()} == {k: v[0] for k, v in b.items()}
-    for sid in ("grounding.esd", "grounding.install_order", "grounding.serials", "plan.host", "bios.sriov",
-                "health.gpu_pci"):
+    for sid in ("grounding.esd", "grounding.install_order", "plan.host", "bios.sriov", "health.gpu_pci"):
         assert a[sid] == b[sid]
     assert b["os.memory"][1].endswith(": checkpoints stream shard by shard")
     x, y = (Build.open(s, steps.STAGES, readonly=True) for s in (first, second))
@@ -553,3 +554,25 @@ def test_export_writes_whole_numbers_as_the_plan_shows_them(tmp_path):
     back, errors = validate_text(text, steps.STAGES)
     assert errors == [] and back is not None
     assert back.plan == {"host_ram_min_gib": 105, "burnin_minutes": 1, "nic_gbit_s": 12.5, "gpu_count": 8}
+
+
+def test_export_leaves_out_this_machines_serials_and_the_words_bringup_put_before_a_note(tmp_path):
+    """Walk 28 #4: grounding.serials, confirmed with one chassis's serial in the note, was exported and replayed by
+    `auto` onto the next node's build; and a note confirmed over a check that could not tell was written with
+    bringup's own English words before it. A step about this one machine (its serials, its hand-over) is not exported;
+    a note is exported as the person typed it."""
+    from wizard.model import Finding, Verdict
+
+    b = Build.open(tmp_path / "s", steps.STAGES, {"hostname": "n1", "boot_id": "b"}, create=True)
+    try:
+        b.confirm("grounding.serials", "chassis label SN ABC123")
+        b.record_findings("os.swap", [Finding("os.swap", Verdict.UNKNOWN, "swap not readable")],
+                          "2026-12-05T00:00:00+00:00")
+        b.confirm("os.swap", "swapon --show read by hand: no swap")
+        assert b.store.step_states()["os.swap"].reason.startswith("confirmed by hand; the machine's check")
+        a = build_answers(b)
+    finally:
+        b.close()
+    assert "grounding.serials" not in a.confirm and "report.handover" not in a.confirm
+    assert a.confirm["os.swap"] == "swapon --show read by hand: no swap"
+    assert {s.id for st in steps.STAGES for s in st.steps if s.per_machine} == {"grounding.serials", "report.handover"}

@@ -51,7 +51,7 @@ from wizard import actions as act
 from wizard.data import ASSETS
 from wizard.engine import Build, accepted_note, is_checked, run_checks
 from wizard.hosts import Host
-from wizard.model import Finding, Stage, Step, StepStatus, Verdict, proven_by_run
+from wizard.model import UNVERIFIED_PREFIX, Finding, Stage, Step, StepStatus, Verdict, proven_by_run
 from wizard.plan import PLAN_KEYS, parse_value, whole
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
@@ -854,7 +854,8 @@ def build_answers(build: Build, on_failure: str = "stop") -> Answers:
     """A build's answers: its plan; the steps a person confirmed (with the note; a warned step whose warnings
     were accepted, with the acceptance's note); the steps a person skipped (with the reason; a step a check
     found not applicable is not one); and the steps whose action was run (not dry runs), unless the step was
-    skipped later."""
+    skipped later. A step about this one machine (:attr:`~wizard.model.Step.per_machine`: its serials, its hand-over)
+    is left out unless a person skipped it (a reason such as "not at this station" is not this machine's)."""
     states = build.store.step_states()
     confirm: dict[str, str] = {}
     skip: dict[str, str] = {}
@@ -863,8 +864,13 @@ def build_answers(build: Build, on_failure: str = "stop") -> Answers:
         if st is None:
             continue
         accepted = accepted_note(st.reason, st.user)
+        if s.per_machine and st.status is not StepStatus.SKIPPED:  # this machine's serials or hand-over, not the next's
+            continue
         if st.status is StepStatus.CONFIRMED:
-            confirm[s.id] = st.reason
+            # the person's note, without the words bringup put before it (walk 28 #4: "confirmed by hand; the
+            # machine's check could not tell here (unknown): ..." written into the file and replayed as the note)
+            said = re.match(re.escape(UNVERIFIED_PREFIX) + r"[\w-]+\): ", st.reason)
+            confirm[s.id] = st.reason[said.end():] if said else st.reason
         elif st.status is StepStatus.WARNED and accepted is not None:
             confirm[s.id] = accepted
         elif st.status is StepStatus.SKIPPED and st.verdict is None and st.reason.strip():

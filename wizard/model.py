@@ -344,6 +344,9 @@ class Step:
             While that step has not passed, confirming this one needs a note saying how it was verified, and the
             report lists it as confirmed by hand (:meth:`wizard.engine.Build.unverified`); the step screen shows
             that step's stored status and findings.
+        per_machine: what a person records for it is about this one machine (its serial numbers, its hand-over):
+            ``answers export`` leaves it out, so replaying the file on the next node does not record this one's
+            (walk 28 #4: a chassis serial in a confirmation note, replayed onto another node's build).
     """
 
     id: str
@@ -357,6 +360,7 @@ class Step:
     plan_keys: tuple[str, ...] = ()
     instructions_when_set: str = ""
     automated_by: str = ""
+    per_machine: bool = False
 
     def instructions_for(self, plan: "Mapping[str, Any]") -> str:
         """The instructions to show under ``plan``: :attr:`instructions_when_set` when the plan holds one of
