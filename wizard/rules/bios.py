@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from wizard.common import gpu_subject, human_bytes, normalise_bus_id
 from wizard.facts import facts_of
-from wizard.model import WAITS_FOR_GPUS, Finding, Verdict
+from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, waits_for_plan
 from wizard.parsers.host import parse_cpu_topology, parse_cmdline, parse_cpu, parse_iommu, parse_numa
 from wizard.parsers.platform import (
     SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, MemoryDevice, efivar_value, memory_slots, parse_cpufreq, parse_cpuidle,
@@ -347,6 +347,14 @@ def numa(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         tuple(n.evidence),
                         "Check the BIOS NUMA setting (NPS on AMD EPYC, SNC on Intel Xeon) and that "
                         "every socket has memory in its channels.", SRC_CPU)]
+    if not (isinstance(expected, int) and expected > 0):
+        # a count with nothing to compare it with proves no BIOS choice (walk 28 #6: "1 NUMA node(s)" passed while the
+        # step asks to record the NPS/SNC choice): the step waits for the plan's answer, the layout said
+        return [Finding("bios.numa", Verdict.SKIP,
+                        Msg("{desc}; the plan names no numa_nodes to compare with, so the BIOS NUMA setting (NPS, SNC) "
+                            "is not verified", desc=desc), "host", tuple(n.evidence),
+                        "Record the NUMA layout chosen for the cluster as numa_nodes (F2, or `bringup plan "
+                        "numa_nodes=N`), then check again.", SRC_CPU, waits_for=waits_for_plan("numa_nodes"))]
     return [Finding("bios.numa", Verdict.PASS, desc, "host", tuple(n.evidence), "", SRC_CPU)]
 
 
