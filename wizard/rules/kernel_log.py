@@ -20,7 +20,9 @@ its rules: Xid, fallen off the bus and GSP (:mod:`wizard.rules.xid`), host memor
 
 Events whose :func:`wizard.parsers.kernellog.event_key` is in ``expectations["acknowledged"]`` do
 not count; with ``expectations["boot_only"]`` true, only events of the last boot in the text
-count. Both are listed in a ``skip`` finding so nothing is hidden.
+count. Both are listed in a ``skip`` finding so nothing is hidden. Without it (a pasted journal of several boots),
+the events before the text's last reboot count, each finding saying so and at most a warning: the node has been
+rebooted out of them.
 """
 
 from __future__ import annotations
@@ -163,18 +165,23 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
             list(cause.evidence) + [ln for e in absorbed for ln in e.evidence])))
         gone = {id(e) for e in absorbed}
         counted = [merged if e is cause else e for e in counted if id(e) not in gone]
-    findings: list[Finding] = []
-    findings += xid_findings(log, counted, gpu_index)
-    findings += _init_findings(log, counted, gpu_index)
-    findings += _conflict_findings(log, counted, gpu_index, exp)
-    findings += _aer_findings(log, counted, gpu_index)
-    findings += _limited_findings(log, counted, gpu_index)
-    findings += memory_findings(log, counted)
-    findings += _unrecognised_findings(log, counted)
+    # a log of several boots (a pasted journal): what happened before its last reboot is history the node has been
+    # rebooted out of, said as such and at most a warning (walk 28 #5: an Xid 79 of an earlier boot failed the paste
+    # and told an operator who had power-cycled the node to power-cycle it)
+    before = [e for e in counted if log.boots > 1 and e.boot != log.last_boot]
+    latest = [e for e in counted if e not in before]
+
+    def of(events: list[KernelEvent]) -> list[Finding]:
+        return (xid_findings(log, events, gpu_index) + _init_findings(log, events, gpu_index)
+                + _conflict_findings(log, events, gpu_index, exp) + _aer_findings(log, events, gpu_index)
+                + _limited_findings(log, events, gpu_index) + memory_findings(log, events)
+                + _unrecognised_findings(log, events))
+
+    findings: list[Finding] = of(latest) + [_earlier_boot(f) for f in (of(before) if before else [])]
     findings += storage_io_findings(log)
     findings += host_limit_findings(log)
-    findings += _link_findings(counted)
-    findings += _sxid_findings(counted)
+    findings += _link_findings(latest) + [_earlier_boot(f) for f in _link_findings(before)]
+    findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
     findings = _with_keys(findings, counted)
     if acked or earlier:
         parts = []
@@ -193,6 +200,19 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
             (source, log.records[0].raw[0], log.records[-1].raw[-1]) if log.records else (source,),
             "", SRC_KERNEL_LOG))
     return findings
+
+
+EARLIER_BOOT = N_(" (in an earlier boot of this log: the node has rebooted since)")
+EARLIER_BOOT_REMEDY = N_("The node has rebooted since this event: check that the current boot is clean (`journalctl -k "
+                         "-b`) and validate the GPU under load; if the event comes back, act on it: ")
+
+
+def _earlier_boot(f: Finding) -> Finding:
+    """A finding of events before the log's last reboot: said so, a fail made a warning (:func:`judge_kernel_log`)."""
+    if f.verdict not in (Verdict.FAIL, Verdict.WARN):
+        return f
+    return dataclasses.replace(f, verdict=Verdict.WARN, message=f.message + Msg(EARLIER_BOOT),
+                               remedy=(Msg(EARLIER_BOOT_REMEDY) + f.remedy) if f.remedy else f.remedy)
 
 
 def _with_keys(findings: list[Finding], events: list[KernelEvent]) -> list[Finding]:
