@@ -4,6 +4,7 @@ updated in place, so holding n stays responsive)."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -336,8 +337,12 @@ class StepScreen(Screen[None]):
                 box.mount(Static(_("Not checked yet. Press c to check."), markup=False, classes="muted"))
             return
         else:
+            bundle = str(run_meta.get("snapshot") or "") if run_meta else ""
             title.update((_("Findings before the run in progress ({when})") if in_flight else
-                          _("Findings ({when})")).format(when=short_time(run_meta["finished_at"]) if run_meta else ""))
+                          _("Findings ({when})")).format(when=short_time(run_meta["finished_at"]) if run_meta else "")
+                         # walk 28 #21: a bundle's findings read later as this machine's own
+                         + (spaced(_("(from the capture bundle {name}, not this machine read live)").format(
+                             name=os.path.basename(bundle))) if bundle else ""))
         opened = False
         widgets = []
         for f in findings:

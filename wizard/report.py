@@ -558,7 +558,9 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
         for s in st.steps:
             meta, fs = store.latest_check(s.id)
             if meta is not None:
-                by_step[s.id] = [finding_doc(f, acks, str(meta.get("finished_at") or "")) for f in fs]
+                bundle = str(meta.get("snapshot") or "")
+                by_step[s.id] = [{**finding_doc(f, acks, str(meta.get("finished_at") or "")),
+                                  **({"checked_from": bundle} if bundle else {})} for f in fs]
     runs = store.action_runs()
     validations = [v for v in (validation_doc(r) for r in runs) if v is not None]
     host = store.host()

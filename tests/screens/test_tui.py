@@ -278,6 +278,30 @@ async def test_a_step_another_run_proves_does_not_also_say_the_machine_cannot_ve
         assert "gpu.validate automates this step" in note and "cannot verify" not in note
 
 
+async def test_findings_checked_from_a_bundle_say_so_later(state_dir, devvm_host):
+    """Walk 28 #21: os.swap checked from a capture bundle (bringup --snapshot) showed, in the live window later, a swap
+    the machine does not have, with nothing saying where it came from; the report too. The findings title names the
+    bundle; the report's finding carries checked_from."""
+    from wizard import report as rpt
+    from wizard.model import Finding, Verdict
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.build.record_findings("os.swap", [Finding("os.swap", Verdict.WARN, "swap is on (6 GiB used)")],
+                                  frozen_clock(), snapshot="/tmp/bundles/w28-swap.tar.gz")
+        app.push_screen(StepScreen("os.swap"))
+        await settle(pilot, app)
+        assert "(from the capture bundle w28-swap.tar.gz, not this machine read live)" in text_of(app, "#findings-title")
+        node = rpt.node_from_build(app.build, None, "not read")
+        (f,) = [f for f in node["findings"] if f["id"] == "os.swap"]
+        assert f["checked_from"] == "/tmp/bundles/w28-swap.tar.gz"
+        assert all("checked_from" not in g for g in node["findings"] if g["id"] != "os.swap")
+        doc = rpt.assemble([node])
+        for fmt in ("md", "html"):
+            assert "Checked from the capture bundle" in rpt.render(doc, fmt) and "w28-swap.tar.gz" in rpt.render(doc, fmt)
+
+
 async def test_a_hand_over_while_not_ready_says_so_not_read_the_findings_below(state_dir, devvm_host):
     # walk 23: the hand-over, confirmed by hand while steps were open, ends warned with no findings and no check;
     # "read them below; fix and check again" pointed at nothing
