@@ -468,7 +468,10 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
 
         lst = self.query_one(OptionList)
         lst.highlighted = 0 if self.findings else None
-        lst.focus()
+        if len(self.findings) == 1:  # one event, already chosen: the cursor in the reason (walk 28 #15: typed text lost)
+            self.query_one("#ack-reason", Input).focus()
+        else:
+            lst.focus()
 
     def _submit(self) -> None:
         from textual.widgets import OptionList
