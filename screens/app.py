@@ -595,6 +595,13 @@ class BringupApp(App[int]):
 
     # ------------------------------------------------------------------ message routing
 
+    def _on_notify(self, event: Any) -> None:
+        """A notification with the same words as one still shown replaces it (walk 28 #11: `n` pressed four times on
+        the last step stacked four copies, which at 60x20 ran over the header)."""
+        for shown in [n for n in self._notifications if n.message == event.notification.message]:
+            self._unnotify(shown, refresh=False)
+        super()._on_notify(event)
+
     def on_log_lines_read(self, message: LogLinesRead) -> None:
         from screens.action import ActionScreen
 

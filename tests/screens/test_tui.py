@@ -1606,6 +1606,9 @@ async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(stat
         await pilot.pause()
         assert app.screen.step_id == last
         assert any("last step of the build" in str(n.message) for n in app._notifications)
+        await pilot.press("n", "n", "n")  # walk 28 #11: the same words again replace the toast, not stack on it
+        await pilot.pause()
+        assert sum("last step of the build" in str(n.message) for n in app._notifications) == 1
 
 
 async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_past_a_done_step(state_dir, devvm_host):
