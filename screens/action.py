@@ -201,7 +201,10 @@ def fit(text: str, width: int, rows: int, ellipsis: str = "…") -> list[str]:
     if len(out) <= rows:
         return out
     out = out[:rows]
-    out[-1] = set_cell_size(out[-1], width - cell_len(ellipsis)).rstrip() + ellipsis
+    room = width - cell_len(ellipsis)
+    # the last row cut between words where it can (walk 28 #12: "torch_pyt…" cut the plan key the operator types)
+    last = (wrap(out[-1], room, fold=True) or [""])[0] if room >= 8 else set_cell_size(out[-1], max(0, room))
+    out[-1] = last.rstrip() + ellipsis
     return out
 
 

@@ -2194,6 +2194,22 @@ def test_a_long_command_keeps_its_arguments_in_the_action_header():
     assert fit(short, 100, 1) == [short] and fit(short, 60, 1)[0].endswith("…")
 
 
+def test_a_cut_row_ends_between_words_not_inside_a_key():
+    """Walk 28 #12: the failure summary's last row ended "设置 torch_pyt…", cutting the plan key the operator has to
+    type. The last row of a cut text ends between words, then the ellipsis; no row is wider than the width."""
+    from rich.cells import cell_len
+
+    from screens.action import fit
+
+    text = ("What to do: install torch on this node, or let bringup use a Python that has it: set torch_python in the "
+            "plan answers (F2), then run it again; more words after it so that it does not fit")
+    rows = fit(text, 60, 2, "… (v: all of it)")
+    assert len(rows) == 2 and rows[-1].endswith("… (v: all of it)") and all(cell_len(r) <= 60 for r in rows)
+    last = rows[-1][: -len("… (v: all of it)")]
+    shown = " ".join((rows[0] + " " + last).split())
+    assert text.startswith(shown) and text[len(shown)] == " ", rows  # whole words only, nothing cut inside one
+
+
 async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state_dir, devvm_host):
     """Walk 24: `c` on the Driver & CUDA stage of a GPU-less VM with GPUs planned ended "checked 12 steps: 12 pending"
     with nothing on the overview saying why; the notice now counts the steps that wait for the planned GPUs."""
