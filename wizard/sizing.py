@@ -1248,8 +1248,8 @@ def _results(sz: Sizing, shape_note: str, train_math: str, kept: float, transien
                       diff=fmt_bytes(diff)) if sz.fits else Msg("SHORT by {value}", value=fmt_bytes(-diff, gib=True))
         lines = [Msg("model states {states_per_gpu} + activations {activations} = {per_gpu}",
                      states_per_gpu=fmt_bytes(sz.states_per_gpu), activations=fmt_bytes(sz.activations), per_gpu=fmt_bytes(sz.per_gpu, gib=True)),
-                 Msg("{name}: {memory_gb:g} GB datasheet = {gpu_memory}",
-                     name=gpu.name, memory_gb=gpu.memory_gb, gpu_memory=fmt_bytes(sz.gpu_memory, gib=True))]
+                 Msg("{name}: {memory_gb:g} GB datasheet = {gib:.1f} GiB",  # walk 28 #18: "80 GB = 80.0 GB = ..."
+                     name=gpu.name, memory_gb=gpu.memory_gb, gib=sz.gpu_memory / 2**30)]
         seen = OBSERVED_TOTAL_MIB.get(gpu.name)
         if seen:
             lines.append(Msg("(nvidia-smi on a real one: {seen} MiB = {seen2:.1f} GB total; CUDA context and "

@@ -735,7 +735,7 @@ def _nvml_error(init: str, error: str) -> str:
 def _skip_no_gpu(fid: str, what: str, observed: str = "", evidence: tuple[str, ...] = ()) -> Finding:
     """``skip`` with what was seen anyway, so nothing the probe found is hidden from the operator."""
     msg: str = Msg("{what} skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)", what=what)
-    if observed:
+    if observed and "no NVIDIA GPU on the PCI bus" not in str(observed):  # walk 28 #18: the same reason said twice
         msg += Msg('; observed: ') + observed  # in pieces: the observed message shown translated
     return Finding(fid, Verdict.SKIP, msg, "host", evidence, "", SRC_A1, waits_for=WAITS_FOR_GPUS)
 
