@@ -1761,8 +1761,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path),
                   file=out)
 
+    last_tick: list[int] = []  # the seconds count of the last progress line printed
+
     def on_lines(lines: list[str]) -> None:
         for line in lines:
+            if not verbose and quiet_tick(line, last_tick):
+                continue
             text = line if verbose else event_line(line)
             if text is None and line.startswith("# dcgmi "):  # the progress wrapper's lines (wizard.progress)
                 text = line[2:]
@@ -1835,6 +1839,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return exit_code
     finally:
         b.close()
+
+
+SECONDS_TICK = 30
+"""A soak or burn-in says how far it is once a second; the CLI prints one such line every this many seconds (and the
+first and the last), the log keeps them all (walk 28 #19: 600 lines for a ten-minute burn-in)."""
+
+
+def quiet_tick(line: str, last: list[int]) -> bool:
+    """``line`` is a seconds-counting progress event (``unit: s``) the CLI leaves out: neither the first nor the last,
+    and under :data:`SECONDS_TICK` seconds after the one printed before (``last`` holds its count, updated here).
+    Never raises."""
+    from wizard.parsers.validate import Event, parse_event_line
+
+    e = parse_event_line(line) if '"progress"' in line else None
+    if not isinstance(e, Event) or e.kind != "progress" or e.get("unit") != "s" or e.rank:
+        return False
+    done, total = e.get("done"), e.get("total")
+    if not isinstance(done, int) or not isinstance(total, int) or isinstance(done, bool):
+        return False
+    if last and 0 < done < total and done - last[0] < SECONDS_TICK:
+        return True
+    last[:] = [done]
+    return False
 
 
 def _print_results(extra: Mapping[str, Any]) -> None:

@@ -958,3 +958,20 @@ def test_capture_refuses_an_output_that_is_not_a_regular_file_and_leaves_it(tmp_
         r = run("--state", str(tmp_path / "s"), "capture", "-o", str(path))
         assert r.returncode == 3 and kind in r.stderr and "left as it is" in r.stderr, (r.returncode, r.stderr)
     assert st.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+
+
+def test_a_soaks_seconds_are_printed_every_thirty_not_every_one():
+    """Walk 28 #19: `validate burnin --minutes 1` printed 60 lines of "[N s of 60 s] soak interval N"; the CLI prints
+    the first, one every 30 s and the last (the log keeps every line)."""
+    import json as _json
+
+    from wizard.cli import quiet_tick
+
+    def ev(done: int) -> str:
+        return "BRINGUP " + _json.dumps({"v": 1, "event": "progress", "t": 0, "rank": 0, "node": "n", "test": "soak",
+                                            "phase": f"soak interval {done}", "done": done, "total": 60, "unit": "s"})
+
+    last: list[int] = []
+    shown = [d for d in range(1, 61) if not quiet_tick(ev(d), last)]
+    assert shown == [1, 31, 60], shown
+    assert not quiet_tick('{"event": "measure"}', last)  # anything else is never held back
