@@ -602,6 +602,20 @@ class BringupApp(App[int]):
             self._unnotify(shown, refresh=False)
         super()._on_notify(event)
 
+    def _unnotify(self, notification: Any, refresh: bool = True) -> None:
+        """A toast gone: the whole screen is drawn again once it is removed. Textual redraws only the toast's region,
+        and a double-width character whose left half lies outside it stayed blank (walk 28 #10: "交换" read "交")."""
+        super()._unnotify(notification, refresh)
+        self.set_timer(0.05, self._repaint_after_toast)
+
+    def _repaint_after_toast(self) -> None:
+        if self._unmounted or not self.is_running:
+            return
+        try:
+            self.screen.refresh(repaint=True, layout=True)
+        except Exception:  # noqa: BLE001 - no screen (the app is closing): nothing to redraw
+            pass
+
     def on_log_lines_read(self, message: LogLinesRead) -> None:
         from screens.action import ActionScreen
 
