@@ -33,7 +33,7 @@ from textual.widgets import Log, Static
 from screens.widgets import KeyFooter, TopBar
 from wizard import actions as act
 from wizard.engine import is_checked
-from wizard.i18n import _, label, ngettext, spaced, tr, wrap
+from wizard.i18n import CLOSING, OPENING, _, label, ngettext, spaced, tr, wrap
 from wizard.model import StepStatus, Verdict, worst
 from wizard.progress import fmt_duration
 from wizard.store import ActionRun, ActionState, short_time
@@ -87,19 +87,21 @@ def _wrap_cells(line: str, width: int) -> list[str]:
     rows: list[str] = []
     room = width
     while True:
-        used, brk, slash, end = 0, 0, 0, len(line)
+        used, brk, prev, slash, end = 0, 0, 0, 0, len(line)
         for i, ch in enumerate(line):
             w = get_character_cell_size(ch)
+            if ch in CLOSING and brk == i:  # never a break right before "，" "：" "）" (kinsoku, walk 28)
+                brk = prev
             if used + w > room:
                 end = i
-                if ch == " " or w == 2:  # the overflowing character itself starts a new row cleanly
+                if ch == " " or (w == 2 and ch not in CLOSING):  # it starts a new row cleanly
                     brk = i
                 break
-            if ch == " " or (w == 2 and i > 0):
-                brk = i  # before a space or a wide character
+            if (ch == " " or (w == 2 and i > 0 and ch not in CLOSING)) and brk != i:
+                prev, brk = brk, i  # before a space or a wide character
             used += w
-            if w == 2:
-                brk = i + 1  # after a wide character
+            if w == 2 and ch not in OPENING:
+                prev, brk = brk, i + 1  # after a wide character, never after "（" "“"
             elif ch == "/":
                 slash = i + 1  # after a path's "/", as _wrap_ascii
         if end == len(line):

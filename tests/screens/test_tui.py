@@ -1967,6 +1967,13 @@ def test_wrap_rows_keeps_every_character_within_the_width():
     path = "已写出 /tmp/s/builds/20261205T081429Z-vm/report-20261205T081439Z.html：未就绪；0 条阻塞性检查结果"
     assert [r.strip() for r in wrap_rows(path, 60)][:2] == [
         "已写出 /tmp/s/builds/20261205T081429Z-vm/", "report-20261205T081439Z.html：未就绪；0 条阻塞性检查结果"]
+    # a row never starts with closing punctuation (kinsoku; walk 28: the capture log's "这里未采集" / "：未安装的工具")
+    cap = ("已写出 /tmp/tw/state-czh/builds/20261205T175532Z-vm/capture-20261205T175645Z.tar.gz：72 个探测，193 条命令和"
+           "文件读取；这里未采集：未安装的工具：lspci, nvidia-smi")
+    for width in (40, 60, 78):
+        rows = wrap_rows(cap, width)
+        assert not any(r.strip()[:1] in "，：；）。" for r in rows), rows
+        assert "".join(r.replace(" ", "") for r in rows) == cap.replace(" ", "")
 
 
 @pytest.mark.parametrize("step_id,example", [("plan.power", "power and cooling"),
