@@ -320,7 +320,7 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("perftest", "ib_write_bw / ib_read_bw / ib_send_bw (perftest RDMA bandwidth, or the errors perftest prints)",
          p_fabric.detect_perftest,
          pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
-    Kind("perfquery", "perfquery [-x] or ibdiagnet2.pm (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
+    Kind("perfquery", "perfquery [-x], ibdiagnet2.pm or the kernel's /sys/class/infiniband counters files (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link / ibdev2netdev (InfiniBand/RoCE port state, rate, "
          "link layer)", p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports,

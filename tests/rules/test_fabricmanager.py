@@ -41,3 +41,19 @@ def test_the_start_scripts_unknown_option_is_fabric_manager_not_started():
     (f,) = r.findings
     assert r.kind == "fabricmanager-log" and f.verdict is Verdict.FAIL and "Unknown option" in f.message
     assert "systemctl enable --now nvidia-fabricmanager" in f.remedy
+
+
+def test_a_refused_nvlink_multicast_team_fails_and_other_errors_get_no_nvswitch_remedy():
+    """Held-out round 34 (an expert's fail): Fabric Manager logged "failed to find the GPU handle ... in the multicast
+    team request setup" and answered status 57: NCCL's NVLS cannot run. A plain ERROR record is still a warning, but
+    its remedy no longer says "non-fatal NVSwitch errors are corrected by the hardware"."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.model import Verdict
+    from wizard.rules.fabricmanager import judge_fm_log_text
+
+    (f,) = judge_fm_log_text(text(PUBLIC / "fabricmanager__multicast-team-setup-gpu-handle-not-found.txt"), {})
+    assert f.verdict is Verdict.FAIL and "NVLink multicast (NVLS) team" in f.message and "status 57" in f.message
+    assert "NCCL_NVLS_ENABLE=0" in f.remedy
+    plain = "[Oct 31 2023 21:11:20] [ERROR] [tid 1] could not read the topology file\n"  # synthetic_
+    (w,) = judge_fm_log_text(plain, {})
+    assert w.verdict is Verdict.WARN and "Non-fatal NVSwitch" not in w.remedy

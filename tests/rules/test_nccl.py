@@ -578,3 +578,15 @@ def test_an_nccl_2_1_warn_line_without_pid_and_tid_is_an_nccl_log():
     e = explain_text(text(PUBLIC / "nccl-log__nccl21-ibv-create-qp-failed-unhandled-system-error.txt"), "x")
     assert e.kind == "nccl-debug" and e.verdict is Verdict.FAIL
     assert any("ibv_create_qp" in f.message and f.verdict is Verdict.FAIL for f in e.findings)
+
+
+def test_no_libibverbs_across_nodes_warns_a_device_that_would_not_open_fails():
+    """Held-out round 34 (and the libibverbs rows of rounds 15-31, every expert a warn): a 2-node job whose NCCL cannot
+    load libibverbs runs over TCP; the log cannot say whether the nodes have RDMA NICs, so it warns and says when it is
+    a fault. An RDMA device that exists and could not be opened stays a fail."""
+    from tests.probe_data import PUBLIC
+
+    fs = [f for f in nccl.judge_nccl_log(text(PUBLIC / "nccl__k8s-2node-fsdp-socket-fallback-no-libibverbs.txt"), {})
+          if f.id == "multinode.transport"]
+    assert [f.verdict for f in fs] == [Verdict.WARN]
+    assert "libibverbs is missing" in fs[0].message and "a fault if these nodes have InfiniBand/RoCE NICs" in fs[0].message

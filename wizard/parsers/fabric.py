@@ -370,6 +370,53 @@ def _pm_name(snake: str) -> str:
     return _PM_NAMES.get(base) or "".join(w.capitalize() for w in base.split("_"))
 
 
+_SYSFS_COUNTER_NAMES = {
+    "symbol_error": "SymbolErrorCounter", "link_error_recovery": "LinkErrorRecoveryCounter",
+    "link_downed": "LinkDownedCounter", "port_rcv_errors": "PortRcvErrors",
+    "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
+    "port_rcv_switch_relay_errors": "PortRcvSwitchRelayErrors", "port_xmit_discards": "PortXmitDiscards",
+    "port_xmit_constraint_errors": "PortXmitConstraintErrors", "port_rcv_constraint_errors": "PortRcvConstraintErrors",
+    "local_link_integrity_errors": "LocalLinkIntegrityErrors",
+    "excessive_buffer_overrun_errors": "ExcessiveBufferOverrunErrors", "VL15_dropped": "VL15Dropped",
+    "port_xmit_wait": "PortXmitWait", "port_xmit_data": "PortXmitData", "port_rcv_data": "PortRcvData",
+    "port_xmit_packets": "PortXmitPkts", "port_rcv_packets": "PortRcvPkts",
+    "unicast_xmit_packets": "PortUnicastXmitPkts", "unicast_rcv_packets": "PortUnicastRcvPkts",
+    "multicast_xmit_packets": "PortMulticastXmitPkts", "multicast_rcv_packets": "PortMulticastRcvPkts"}
+"""The kernel's per-port counter files (/sys/class/infiniband/DEV/ports/N/counters/NAME; Linux
+Documentation/ABI/stable/sysfs-class-infiniband) under their perfquery names (InfiniBand Architecture Specification
+Vol. 1, PortCounters)."""
+_SYSFS_BANNER = re.compile(r"^=+\s*(?:\S*/)?([A-Za-z][A-Za-z0-9_]*)\s*=+$")
+
+def parse_sysfs_counters(text: str) -> list[PortCounters]:
+    """The kernel's IB port counter files as people paste them: ``for f in *; do echo "=== ./$f ==="; cat $f; done``
+    in a port's counters directory (a banner line, then the value), or ``grep . /sys/class/infiniband/*/ports/*/
+    counters/*`` (``PATH:value``, one port block per device and port). Names read as perfquery's
+    (:data:`_SYSFS_COUNTER_NAMES`); never raises."""
+    blocks: dict[tuple[str, str], PortCounters] = {}
+    pending = ""
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        if not s:
+            continue
+        b = _SYSFS_BANNER.match(s)
+        if b:
+            pending = b.group(1) if b.group(1) in _SYSFS_COUNTER_NAMES else ""
+            continue
+        m = re.match(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/counters/([A-Za-z][A-Za-z0-9_]*):\s*(\d+)\s*$", s)
+        if m and m.group(3) in _SYSFS_COUNTER_NAMES:
+            blk = blocks.setdefault((m.group(1), m.group(2)), PortCounters(port=m.group(2),
+                                                                           header=f"{m.group(1)} port {m.group(2)}"))
+            blk.counters[_SYSFS_COUNTER_NAMES[m.group(3)]] = sat_int(m.group(4))
+            blk.lines.append(s)
+            continue
+        if pending and re.fullmatch(r"\d{1,40}", s):
+            blk = blocks.setdefault(("", ""), PortCounters())
+            blk.counters[_SYSFS_COUNTER_NAMES[pending]] = sat_int(s)
+            blk.lines.append(f"{pending}: {s}")
+        pending = ""
+    return [b for b in blocks.values() if b.counters]
+
+
 def parse_perfquery(text: str) -> list[PortCounters]:
     """Every port block of ``perfquery [-x]`` output (a block starts at its ``# Port counters`` header; a paste
     without one is one block), and of ibdiagnet's ``ibdiagnet2.pm`` (``Port=2 Lid=0x0599 ...`` then
@@ -410,15 +457,19 @@ def parse_perfquery(text: str) -> list[PortCounters]:
             v = None
         cur.counters[name] = v
         cur.lines.append(s)
-    return [b for b in blocks if b.counters]
+    return [b for b in blocks if b.counters] or parse_sysfs_counters(text)
 
 
 def detect_perfquery(text: str) -> float:
-    """0.95 for perfquery output: ``Name:......value`` lines that include the IB port counters."""
+    """0.95 for perfquery output: ``Name:......value`` lines that include the IB port counters; 0.9 for the kernel's
+    counter files pasted (:func:`parse_sysfs_counters`)."""
     if re.search(r"^Port=\d+\s+Lid=", text, re.M) and re.search(r"^(?:symbol_error_counter|port_rcv_errors|"
                                                                  r"link_downed_counter)\w*=", text, re.M):
         return 0.95  # ibdiagnet2.pm
     if "PortXmitData" not in text and "SymbolErrorCounter" not in text and not _PQ_HEAD.search(text):
+        if ("link_downed" in text or "symbol_error" in text) and len(parse_sysfs_counters(text[:200_000])) >= 1:
+            sysfs = parse_sysfs_counters(text[:200_000])
+            return 0.9 if sum(len(b.counters) for b in sysfs) >= 5 else 0.0  # the kernel's counter files
         return 0.0
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     dotted = sum(1 for ln in lines if _PQ_LINE.match(ln))

