@@ -106,3 +106,24 @@ def test_the_one_gpu_measures_are_labelled_in_the_operators_language():
         i18n.set_language("en")
     assert zh == ["GEMM 矩阵乘：0.157 TFLOPS", "内存拷贝：28.2 GB/s", "显存拷贝 GPU 1：1.5e+03 GB/s",
                   "主机→设备拷贝 GPU 0：25 GB/s", "设备→主机拷贝 GPU 0：26 GB/s", "GEMM 矩阵乘 GPU 0：700 TFLOPS"]
+
+
+def test_the_soak_is_not_called_the_burn_in_in_chinese():
+    """Walk 28 #7: the soak's progress read "老化第 1 段" (老化 is the burn-in's word, gpu.stress, a separate step with
+    its own result) and its error "浸泡测试出错". One term per test: the soak is 持续负载测试, the burn-in 老化测试.
+    (validate burnin without DCGM runs the validation script's soak test, the same sustained GEMM, so it says
+    "持续负载" too: what runs, not 老化.)"""
+    from wizard import i18n
+    line = {"event": "progress", "test": "soak", "phase": "soak interval 1", "done": 1, "total": 60, "unit": "s"}
+    i18n.set_language("zh_CN")
+    try:
+        shown = event_line(_ev(rank=0, **line))
+        err = i18n._("soak error")
+        soak_help = i18n._("run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it")
+    finally:
+        i18n.set_language("en")
+    assert shown == "[1 秒 / 共 60 秒] 持续负载第 1 段"
+    assert err == "持续负载测试出错"
+    assert "持续负载测试、老化测试" in soak_help
+    po = (__import__("pathlib").Path(__file__).parent.parent / "assets/locale/zh_CN/LC_MESSAGES/bringup.po").read_text()
+    assert "浸泡" not in po and "老化第" not in po
