@@ -1699,7 +1699,7 @@ def running_refusal(run: Any, step_id: str) -> str:
     (:meth:`wizard.engine.Build.running_run`), and how to follow that run: the one wording both commands print
     (walk 24: a second burn-in started beside the first, on the same GPUs)."""
     if run.step_id != step_id:  # another step's run on the same GPUs (Build.gpu_load_run)
-        return _("run {run} of {other} is still running on this node's GPUs (pid {pid}): {step} is not started beside "
+        return _("run {run} of {other} is still running on this node (pid {pid}): {step} is not started beside "
                  "it, as a second load would spoil both runs' figures. Wait for it (`tail -f {log}`) or cancel it "
                  "(k on its screen in bringup's window), then start {step} again").format(
             run=run.id, other=run.step_id, step=step_id, pid=run.pid, log=run.log_path)
