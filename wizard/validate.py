@@ -379,6 +379,10 @@ def error_words(e: Any) -> str:
     if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
         message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
                          target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
+    elif kind == "too_few_nodes":  # said again from its fields, translated (walk 28 #14)
+        from wizard.rules.multinode import too_few_nodes_message
+
+        message = tr(too_few_nodes_message(e))
     english = ERROR_KINDS.get(kind, kind)
     word = _(english) if kind in ERROR_KINDS else kind
     if not kind or english.lower() in message.lower() or word in message:
