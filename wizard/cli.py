@@ -1197,12 +1197,14 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     print(f"{_ljust(_('node'), width)}  {_ljust(_('verdict'), 8)}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids)
           + _("time"))
     for r in rows:
-        line = f"{r['node']:<{width}}  {r['verdict'].value:<8}"
+        # the verdict words and the reason in the reader's language (walk 28 #14: "fail    unreachable: ssh: ..." under
+        # Chinese headings); --json keeps them English
+        line = f"{r['node']:<{width}}  {_ljust(_(r['verdict'].value), 8)}"
         if r["reason"]:
-            line += f"{r['reason']}: {r['error']}"
+            line += _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"])
         else:
-            line += "".join(f"{(r['cells'][sid].value if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''):<{cols[sid]}}"
-                            for sid in ids) + f"{r['seconds']:.1f} s"
+            line += "".join(_ljust((_(r['cells'][sid].value) if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''),
+                                   cols[sid]) for sid in ids) + f"{r['seconds']:.1f} s"
         print(line)
     if any(r["odd"] for r in rows):
         print(_("(* differs from most nodes)"))
@@ -1232,7 +1234,8 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     for n, c in fc.nodes.items():
         by_verdict.setdefault(c.verdict.value, []).append(n)
     print(_("overall: {verdict} ({details})").format(
-        verdict=_(verdict.value), details="; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))))
+        verdict=_(verdict.value), details=_("; ").join(_("{kind}: {message}").format(kind=_(v), message=fold(ns))
+                                                   for v, ns in sorted(by_verdict.items()))))
     return verdict.exit_code
 
 
@@ -1272,7 +1275,7 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
     for name, c in got.items():
         if c.path is None:
             missing += 1
-            print(_("{node}: no bundle: {reason}").format(node=name, reason=c.error))
+            print(_("{node}: no bundle: {reason}").format(node=name, reason=tr(c.error)))
         else:
             print(_("{node}: wrote {path}: {count} probes").format(node=name, path=c.path, count=c.probes)
                   + (_("; not collected there: {probes}").format(probes=", ".join(c.failed)) if c.failed else ""))
