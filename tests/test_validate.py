@@ -127,3 +127,19 @@ def test_the_soak_is_not_called_the_burn_in_in_chinese():
     assert "持续负载测试、老化测试" in soak_help
     po = (__import__("pathlib").Path(__file__).parent.parent / "assets/locale/zh_CN/LC_MESSAGES/bringup.po").read_text()
     assert "浸泡" not in po and "老化第" not in po
+
+
+def test_a_sub_test_starting_has_a_space_after_kaishi_only_before_latin_text():
+    """Walk 28 #17: "开始 内存拷贝（cpu）（2/6）" had a space between two Chinese words; "开始 GEMM 矩阵乘（cpu）" keeps its."""
+    from wizard import i18n
+
+    mem = {"event": "progress", "test": "cpu", "phase": "memcpy on cpu", "done": 1, "total": 6, "index": 2}
+    gemm = {**mem, "phase": "gemm on cpu", "index": 1}
+    assert event_line(_ev(rank=0, **mem)) == "starting memcpy on cpu (2/6)"
+    i18n.set_language("zh_CN")
+    try:
+        shown_mem, shown_gemm = event_line(_ev(rank=0, **mem)), event_line(_ev(rank=0, **gemm))
+    finally:
+        i18n.set_language("en")
+    assert shown_mem is not None and shown_mem.startswith("开始") and not shown_mem.startswith("开始 "), shown_mem
+    assert shown_mem.endswith("（2/6）") and shown_gemm is not None and shown_gemm.startswith("开始 GEMM"), shown_gemm

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr, tr_source, tr_subject
+from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, spaced, tr, tr_source,
+                         tr_subject)
 
 EXIT_ERROR = 3
 
@@ -853,7 +854,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print_findings(fs, width=width, id_width=id_column(findings, width))
         print()
         counts = verdict_counts(findings) if findings else ""
-        said = "; ".join(x for x in (counts, tr(note)) if x)
+        said = _("; ").join(x for x in (counts, tr(note)) if x)  # "；" in Chinese (walk 28 #17)
         _print_wrapped("", _("overall: {verdict} ({details})").format(verdict=_(verdict.value), details=said)
                                if said else _("overall: {verdict}").format(verdict=_(verdict.value)), width, 2)
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
@@ -1278,7 +1279,7 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
             print(_("{node}: no bundle: {reason}").format(node=name, reason=tr(c.error)))
         else:
             print(_("{node}: wrote {path}: {count} probes").format(node=name, path=c.path, count=c.probes)
-                  + (_("; not collected there: {probes}").format(probes=", ".join(c.failed)) if c.failed else ""))
+                  + (_("; not collected there: {probes}").format(probes=names_listed(c.failed)) if c.failed else ""))
     print(_("{captured} of {total} nodes captured into {path}").format(captured=len(got) - missing, total=len(got),
                                                                       path=out))
     return 2 if missing else 0
@@ -1427,7 +1428,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     from wizard.capture import not_collected
 
-    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
+    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=names_listed(what))
                        for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
     _print_wrapped("", _("wrote {path}: {probes} probes, {operations} commands and file reads").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
