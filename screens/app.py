@@ -411,6 +411,9 @@ class BringupApp(App[int]):
         for sid in step_ids:
             st = states.get(sid)
             word = status_word(st.status, st.not_applicable) if st is not None else status_word(StepStatus.PENDING)
+            if (st is not None and st.verdict is not None and st.verdict.value in ("warn", "unknown")
+                    and st.status is not StepStatus.WARNED):  # as the overview's list shows it (walk 28 #16: three
+                word = _(st.verdict.value)  # "? unknown" there, counted here as "pending")
             counts[word] = counts.get(word, 0) + 1
             waiting += bool(st is not None and st.status is StepStatus.PENDING and (st.reason or "").startswith(
                 (WAITING_FOR_GPUS, WAITING_FOR_A_GPU)))

@@ -216,7 +216,7 @@ class NodeFindingsScreen(Screen[None]):
                                         "({count} findings, {seconds} s; ssh target {target})", n).format(
                 count=n, seconds=f"{c.seconds:.1f}", target=c.target))
             if c.reason:
-                head.append(f"\n{_(c.reason)}: {c.error}")
+                head.append("\n" + _("{kind}: {message}").format(kind=_(c.reason), message=c.error))
             loud = [f for f in c.findings if f.verdict not in (Verdict.PASS, Verdict.SKIP)]
             quiet = [f for f in c.findings if f.verdict in (Verdict.PASS, Verdict.SKIP)]
             parts: list[Any] = [findings_table(loud, self.app.basic)]

@@ -576,3 +576,23 @@ def test_export_leaves_out_this_machines_serials_and_the_words_bringup_put_befor
     assert "grounding.serials" not in a.confirm and "report.handover" not in a.confirm
     assert a.confirm["os.swap"] == "swapon --show read by hand: no swap"
     assert {s.id for st in steps.STAGES for s in st.steps if s.per_machine} == {"grounding.serials", "report.handover"}
+
+
+def test_an_answers_files_errors_are_said_in_the_readers_language(tmp_path):
+    """Walk 28 #14 B: in Chinese, `answers check` said "而不是 the string \\"stopp\\"", "接受 an integer" and the whole
+    "[confirm] no step ... in the catalogue; did you mean ...?" in English. The values and ids stay as written."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('version = 1\non_failure = "stopp"\n[plan]\ngpu_count = "eight"\n[confirm]\n"grounding.esdd" = "x"\n')
+    env = {**env_for_cli(), "BRINGUP_STATE_DIR": str(tmp_path / "s")}
+    zh = subprocess.run(bringup_cmd("--lang", "zh_CN", "answers", "check", str(bad)), capture_output=True, text=True,
+                        env=env, cwd=ROOT, timeout=60)
+    en = subprocess.run(bringup_cmd("--lang", "en", "answers", "check", str(bad)), capture_output=True, text=True,
+                        env=env, cwd=ROOT, timeout=60)
+    said = zh.stdout + zh.stderr
+    assert '而不是 字符串 "stopp"' in said and 'gpu_count 接受 整数，而不是 字符串 "eight"' in said, said
+    assert '[confirm] 目录中没有步骤 "grounding.esdd"；你是指 grounding.esd' in said, said
+    for english in ("the string", "an integer", "in the catalogue", "did you mean"):
+        assert english not in said, english
+    en_said = en.stdout + en.stderr
+    assert 'not the string "stopp"' in en_said and "takes an integer, not the string \"eight\"" in en_said
+    assert '[confirm] no step "grounding.esdd" in the catalogue; did you mean grounding.esd or ' in en_said

@@ -626,6 +626,16 @@ def test_no_second_gpu_load_starts_beside_another_steps_run(state_dir):
         assert "gpu.stress" in prep.refusal and str(run.pid) in prep.refusal and "spoil" in prep.refusal
         words = running_refusal(prep.running, "gpu.validate")
         assert "gpu.stress" in words and "gpu.validate is not started" in words and run.log_path in words
+        # walk 28 #9: the running step may sample the host only (no GPU, no NVML): "on this node", not "on its GPUs"
+        assert "still running on this node (pid" in prep.refusal and "still running on this node (pid" in words
+        assert "GPU" not in str(prep.refusal) and "GPU" not in words
+        from wizard import i18n
+        i18n.set_language("zh_CN")
+        try:
+            zh, zh_cli = i18n.tr(prep.refusal), running_refusal(prep.running, "gpu.validate")
+        finally:
+            i18n.set_language("en")
+        assert "仍在本节点上运行（pid" in zh and "仍在本节点上运行（pid" in zh_cli and "GPU" not in zh + zh_cli
         out = asyncio.run(b.run_action(local_host(), "node.validate", {"validate_device": "cpu"}, confirm=lambda p: True))
         assert out.run is None and out.prepared.refusal_kind == "running"
         assert b.store.action_runs(step_id="node.validate") == []

@@ -391,3 +391,27 @@ def test_capture_into_a_file_or_an_unmakeable_directory_is_exit_3(tmp_path):
     assert r.returncode == 3 and "is a file" in r.stderr and f.read_text() == "x"
     r = _bringup("--state", str(tmp_path / "s"), "capture", "--nodes", "a", "-o", str(f / "sub"), timeout=60)
     assert r.returncode == 3 and "cannot make the directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_unreachable_nodes_are_said_in_the_readers_language_and_json_keeps_english(tmp_path):
+    """Walk 28 #14 C: under Chinese headings the `check --nodes` table said "gpu001  fail    unreachable: ssh: ...",
+    its last line "总体：失败（fail: gpu[001-002]）", and `capture --nodes` "没有采集包：unreachable: ssh: ...". The
+    verdict and reason words are translated (ssh's own words kept); --json and the English output are unchanged."""
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host *\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 5\n")
+    common = ("--ssh-config", str(cfg), "--node-timeout", "30")
+    zh = _bringup("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--nodes", "gpu[001-002]", *common,
+                  timeout=120)
+    rows = [ln for ln in zh.stdout.splitlines() if ln.startswith("gpu00")][:2]
+    assert len(rows) == 2 and all(ln.split()[1] == "失败" and "  无法连接：ssh" in ln for ln in rows), zh.stdout
+    assert zh.stdout.rstrip().splitlines()[-1] == "总体：失败（失败：gpu[001-002]）", zh.stdout
+    en = _bringup("--state", str(tmp_path / "s"), "--lang", "en", "check", "--nodes", "gpu[001-002]", *common,
+                  timeout=120)
+    assert re.search(r"^gpu001  fail    unreachable: ssh", en.stdout, re.M), en.stdout
+    assert en.stdout.rstrip().splitlines()[-1] == "overall: fail (fail: gpu[001-002])"
+    js = json.loads(_bringup("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--nodes", "gpu001",
+                             "--json", *common, timeout=120).stdout)
+    assert js["verdict"] == "fail"
+    cap = _bringup("--state", str(tmp_path / "s"), "--lang", "zh_CN", "capture", "--nodes", "gpu001", "-o",
+                   str(tmp_path / "b"), *common, timeout=120)
+    assert "gpu001：没有采集包：无法连接：ssh" in cap.stdout, cap.stdout

@@ -862,3 +862,26 @@ def test_a_gpu_name_says_serial_in_the_readers_language():
     finally:
         i18n.set_language("en")
     assert i18n.tr(name) == name
+
+
+def test_chinese_lists_names_and_stage_names_without_stray_spaces():
+    """Walk 28 #17: "未安装的工具：lspci, nvidia-smi, rpm" (names joined with ", "), "已跳过 验证多个节点 的 4 个步骤"
+    (spaces around a Chinese stage name), "（至少 50% 或 已用 8 GiB 即为重度" (a space after 或) and the fleet view's
+    "无法连接: ssh" (an ASCII colon after Chinese)."""
+    from wizard.i18n import Msg
+
+    assert i18n.names_listed(["lspci", "nvidia-smi"]) == "lspci, nvidia-smi"
+    i18n.set_language("zh_CN")
+    try:
+        listed = i18n.names_listed(["lspci", "nvidia-smi", "rpm"])
+        skipped = i18n.ngettext("skipped {n} step of {stage}", "skipped {n} steps of {stage}", 4).format(
+            n=4, stage=i18n._("Several nodes"))
+        swap = i18n.tr(Msg("{swap_heavy_pct:g}% or ", swap_heavy_pct=50.0) + Msg("{human_bytes} in use is heavy; derived)",
+                                                                               human_bytes="8 GiB"))
+        reason = i18n._("{kind}: {message}").format(kind=i18n._("unreachable"), message="ssh: x")
+    finally:
+        i18n.set_language("en")
+    assert listed == "lspci、nvidia-smi、rpm"
+    assert skipped.startswith("已跳过“") and "” 的" not in skipped and "”的 4 个步骤" in skipped, skipped
+    assert "50% 或已用 8 GiB" in swap, swap
+    assert reason == "无法连接：ssh: x"

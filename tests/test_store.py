@@ -709,3 +709,29 @@ def test_a_findings_message_template_round_trips_so_a_screen_can_show_it_in_anot
     assert got[0].remedy == "reseat GPU 3" and not isinstance(got[0].remedy, Msg)
     assert got[1].message == "ok"
     s.close()
+
+
+def test_an_acknowledged_findings_message_is_listed_in_the_readers_language(state_dir):
+    """Walk 28 #13: `bringup ack` listed the acknowledged Xid in English under LANG=zh_CN while `check` showed it in
+    Chinese: the ack keeps the English; its message is the stored finding's Msg again, shown translated."""
+    from wizard import i18n
+    from wizard.i18n import Msg
+
+    b = make_build(state_dir)
+    msg = Msg("{gpu_name} has fallen off the bus (not responding on PCIe)", gpu_name="GPU (0000:18:00.0)")
+    f = Finding("health.xid", Verdict.FAIL, msg, "GPU (0000:18:00.0)", ("NVRM: Xid (PCI:0000:18:00): 79",),
+                "power cycle", "Xid catalog", "health.kernel_log", key="k79")
+    b.record_findings("health.kernel_log", [f], frozen_clock())
+    _, stored = b.store.latest_check("health.kernel_log")
+    b.acknowledge(stored[0], "GPU reseated")
+    ack = b.store.acks()["k79"]
+    assert ack["message"] == str(msg) and ack["reason"] == "GPU reseated"  # the English as stored
+    i18n.set_language("zh_CN")
+    try:
+        shown = i18n.tr(ack["message"])
+    finally:
+        i18n.set_language("en")
+    assert shown != str(msg) and "has fallen off the bus" not in shown and "GPU (0000:18:00.0)" in shown
+    b.store.add_ack("k80", "health.xid", "GPU", "an English line no finding has", "why", "t", "b")
+    assert b.store.acks()["k80"]["message"] == "an English line no finding has"
+    b.close()

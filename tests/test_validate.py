@@ -106,3 +106,40 @@ def test_the_one_gpu_measures_are_labelled_in_the_operators_language():
         i18n.set_language("en")
     assert zh == ["GEMM 矩阵乘：0.157 TFLOPS", "内存拷贝：28.2 GB/s", "显存拷贝 GPU 1：1.5e+03 GB/s",
                   "主机→设备拷贝 GPU 0：25 GB/s", "设备→主机拷贝 GPU 0：26 GB/s", "GEMM 矩阵乘 GPU 0：700 TFLOPS"]
+
+
+def test_the_soak_is_not_called_the_burn_in_in_chinese():
+    """Walk 28 #7: the soak's progress read "老化第 1 段" (老化 is the burn-in's word, gpu.stress, a separate step with
+    its own result) and its error "浸泡测试出错". One term per test: the soak is 持续负载测试, the burn-in 老化测试.
+    (validate burnin without DCGM runs the validation script's soak test, the same sustained GEMM, so it says
+    "持续负载" too: what runs, not 老化.)"""
+    from wizard import i18n
+    line = {"event": "progress", "test": "soak", "phase": "soak interval 1", "done": 1, "total": 60, "unit": "s"}
+    i18n.set_language("zh_CN")
+    try:
+        shown = event_line(_ev(rank=0, **line))
+        err = i18n._("soak error")
+        soak_help = i18n._("run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it")
+    finally:
+        i18n.set_language("en")
+    assert shown == "[1 秒 / 共 60 秒] 持续负载第 1 段"
+    assert err == "持续负载测试出错"
+    assert "持续负载测试、老化测试" in soak_help
+    po = (__import__("pathlib").Path(__file__).parent.parent / "assets/locale/zh_CN/LC_MESSAGES/bringup.po").read_text()
+    assert "浸泡" not in po and "老化第" not in po
+
+
+def test_a_sub_test_starting_has_a_space_after_kaishi_only_before_latin_text():
+    """Walk 28 #17: "开始 内存拷贝（cpu）（2/6）" had a space between two Chinese words; "开始 GEMM 矩阵乘（cpu）" keeps its."""
+    from wizard import i18n
+
+    mem = {"event": "progress", "test": "cpu", "phase": "memcpy on cpu", "done": 1, "total": 6, "index": 2}
+    gemm = {**mem, "phase": "gemm on cpu", "index": 1}
+    assert event_line(_ev(rank=0, **mem)) == "starting memcpy on cpu (2/6)"
+    i18n.set_language("zh_CN")
+    try:
+        shown_mem, shown_gemm = event_line(_ev(rank=0, **mem)), event_line(_ev(rank=0, **gemm))
+    finally:
+        i18n.set_language("en")
+    assert shown_mem is not None and shown_mem.startswith("开始") and not shown_mem.startswith("开始 "), shown_mem
+    assert shown_mem.endswith("（2/6）") and shown_gemm is not None and shown_gemm.startswith("开始 GEMM"), shown_gemm

@@ -55,7 +55,7 @@ from wizard.model import UNVERIFIED_PREFIX, Finding, Stage, Step, StepStatus, Ve
 from wizard.plan import PLAN_KEYS, parse_value, whole
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
-from wizard.i18n import Msg, joined
+from wizard.i18n import N_, Msg, joined
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -303,23 +303,25 @@ def _syntax_error(exc: Exception, text: str = "") -> AnswerError:
     return AnswerError(int(line or 0), int(col or 0), f"TOML syntax: {msg}")
 
 
-_TYPE_WORD = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
-              "object": "a table", "array": "an array"}
+_TYPE_WORD = {"string": N_("a string"), "integer": N_("an integer"), "number": N_("a number"),
+              "boolean": N_("true or false"), "object": N_("a table"), "array": N_("an array")}
 
 
 def _what(value: Any) -> str:
+    """The value a file gave, in words: a :class:`Msg` (shown in the reader's language: walk 28 #14), the value as
+    written."""
     if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
+        return Msg("the boolean {value}", value=str(value).lower())
     if isinstance(value, int):
-        return f"the integer {value}"
+        return Msg("the integer {value}", value=value)
     if isinstance(value, float):
-        return f"the number {value!r}"
+        return Msg("the number {value}", value=repr(value))
     if isinstance(value, str):
-        return f"the string {json.dumps(value)}"
+        return Msg("the string {value}", value=json.dumps(value))
     if isinstance(value, dict):
-        return "a table"
+        return Msg.plain(N_("a table"))
     if isinstance(value, list):
-        return "an array"
+        return Msg.plain(N_("an array"))
     return f"a {type(value).__name__} ({value})"  # dates and times
 
 
@@ -368,7 +370,7 @@ def _schema_errors(doc: Mapping[str, Any], loc: _Locator) -> list[AnswerError]:
                                                     keys=", ".join(known))))
         elif e.validator == "type":
             want = e.validator_value if isinstance(e.validator_value, str) else "/".join(e.validator_value)
-            msg: str = Msg("{label} takes {get}, not {what}", label=_label(path), get=_TYPE_WORD.get(want, want), what=_what(e.instance))
+            msg: str = Msg("{label} takes {get}, not {what}", label=_label(path), get=Msg.plain(_TYPE_WORD[want]) if want in _TYPE_WORD else want, what=_what(e.instance))
             if path and path[0] in ("confirm", "skip") and len(path) == 2 and isinstance(e.instance, dict):
                 msg = (Msg('[{table}] {step!r} is a table, not a note: quote step ids, e.g. "{step}.…" = "..." (a bare '
                            "dotted key makes nested tables)", table=path[0], step=path[1]) if path[0] == "confirm" else
@@ -451,7 +453,6 @@ def _char_where(text: str, key: tuple[int, int], ch: str) -> tuple[int, int]:
 def _no_step(sid: str, ids: Sequence[str], with_action: Sequence[str] | None = None) -> str:
     """Why ``sid`` is not a step id (of ``ids``), with the fix: an empty id, a finding id (and its step), a step id
     in other letter case, or the closest ids. ``with_action``: the ids of steps with actions (for ``allow``)."""
-    what = "action" if with_action is not None else "step"
     if not sid.strip():
         return f"empty step id {json.dumps(sid)}: write a step's id (`bringup status` lists them)"
     owner = step_of(sid.strip())
@@ -460,14 +461,18 @@ def _no_step(sid: str, ids: Sequence[str], with_action: Sequence[str] | None = N
                else f", which has no action to allow; steps with actions: {', '.join(with_action)}")
         return f"{json.dumps(sid)} is a finding id, not a step id: it is a finding of step {owner}{fix}"
     folded = [i for i in ids if i.lower() == sid.strip().lower()]
-    if folded:
-        return f"no {what} {json.dumps(sid)} in the catalogue; did you mean {folded[0]}? (step ids are lower case)"
+    if folded:  # Msg: shown in the reader's language (walk 28 #14: "[confirm] no step ... did you mean" in English)
+        return (Msg("no action {sid} in the catalogue; did you mean {id}? (step ids are lower case)", sid=json.dumps(sid),
+                    id=folded[0]) if with_action is not None else
+                Msg("no step {sid} in the catalogue; did you mean {id}? (step ids are lower case)", sid=json.dumps(sid),
+                    id=folded[0]))
     near = did_you_mean(sid, list(with_action) if with_action is not None else list(ids))
-    named = " (actions are named by their step's id)" if with_action is not None else ""
-    return (f"no {what} {json.dumps(sid)} in the catalogue{named}"
-            + (f"; did you mean {' or '.join(near)}?" if near else
-               f"; steps with actions: {', '.join(with_action)}" if with_action is not None else
-               "; `bringup status` lists the steps"))
+    head = (Msg("no action {sid} in the catalogue (actions are named by their step's id)", sid=json.dumps(sid))
+            if with_action is not None else Msg("no step {sid} in the catalogue", sid=json.dumps(sid)))
+    return head + (Msg("; did you mean {ids}?", ids=Msg(" or ".join("{i%d}" % k for k in range(len(near))),
+                                                         **{f"i{k}": n for k, n in enumerate(near)})) if near else
+                   Msg("; steps with actions: {ids}", ids=", ".join(with_action)) if with_action is not None else
+                   Msg.plain("; `bringup status` lists the steps"))
 
 
 def error_lines(exc: AnswersError, limit: int = MAX_ERRORS_SHOWN) -> list[str]:

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import Msg, LANGUAGES, N_, _, current_language, ngettext, spaced, tr, tr_source, tr_subject
+from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, spaced, tr, tr_source,
+                         tr_subject)
 
 EXIT_ERROR = 3
 
@@ -853,7 +854,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print_findings(fs, width=width, id_width=id_column(findings, width))
         print()
         counts = verdict_counts(findings) if findings else ""
-        said = "; ".join(x for x in (counts, tr(note)) if x)
+        said = _("; ").join(x for x in (counts, tr(note)) if x)  # "；" in Chinese (walk 28 #17)
         _print_wrapped("", _("overall: {verdict} ({details})").format(verdict=_(verdict.value), details=said)
                                if said else _("overall: {verdict}").format(verdict=_(verdict.value)), width, 2)
     if opt(args, "prometheus") is not None:  # after the output: a file that cannot be written keeps it, exits 3
@@ -1197,12 +1198,14 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     print(f"{_ljust(_('node'), width)}  {_ljust(_('verdict'), 8)}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids)
           + _("time"))
     for r in rows:
-        line = f"{r['node']:<{width}}  {r['verdict'].value:<8}"
+        # the verdict words and the reason in the reader's language (walk 28 #14: "fail    unreachable: ssh: ..." under
+        # Chinese headings); --json keeps them English
+        line = f"{r['node']:<{width}}  {_ljust(_(r['verdict'].value), 8)}"
         if r["reason"]:
-            line += f"{r['reason']}: {r['error']}"
+            line += _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"])
         else:
-            line += "".join(f"{(r['cells'][sid].value if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''):<{cols[sid]}}"
-                            for sid in ids) + f"{r['seconds']:.1f} s"
+            line += "".join(_ljust((_(r['cells'][sid].value) if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''),
+                                   cols[sid]) for sid in ids) + f"{r['seconds']:.1f} s"
         print(line)
     if any(r["odd"] for r in rows):
         print(_("(* differs from most nodes)"))
@@ -1232,7 +1235,8 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     for n, c in fc.nodes.items():
         by_verdict.setdefault(c.verdict.value, []).append(n)
     print(_("overall: {verdict} ({details})").format(
-        verdict=_(verdict.value), details="; ".join(f"{v}: {fold(ns)}" for v, ns in sorted(by_verdict.items()))))
+        verdict=_(verdict.value), details=_("; ").join(_("{kind}: {message}").format(kind=_(v), message=fold(ns))
+                                                   for v, ns in sorted(by_verdict.items()))))
     return verdict.exit_code
 
 
@@ -1272,10 +1276,10 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
     for name, c in got.items():
         if c.path is None:
             missing += 1
-            print(_("{node}: no bundle: {reason}").format(node=name, reason=c.error))
+            print(_("{node}: no bundle: {reason}").format(node=name, reason=tr(c.error)))
         else:
             print(_("{node}: wrote {path}: {count} probes").format(node=name, path=c.path, count=c.probes)
-                  + (_("; not collected there: {probes}").format(probes=", ".join(c.failed)) if c.failed else ""))
+                  + (_("; not collected there: {probes}").format(probes=names_listed(c.failed)) if c.failed else ""))
     print(_("{captured} of {total} nodes captured into {path}").format(captured=len(got) - missing, total=len(got),
                                                                       path=out))
     return 2 if missing else 0
@@ -1424,7 +1428,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     from wizard.capture import not_collected
 
-    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=", ".join(what))
+    causes = _("; ").join(_(NOT_COLLECTED_WORDS[c]).format(what=names_listed(what))
                        for c, what in not_collected(manifest).items())  # by cause, not probe ids (index.txt has those)
     _print_wrapped("", _("wrote {path}: {probes} probes, {operations} commands and file reads").format(
         path=out, probes=len(manifest["probes"]), operations=len(manifest["ops"]))
@@ -1699,7 +1703,7 @@ def running_refusal(run: Any, step_id: str) -> str:
     (:meth:`wizard.engine.Build.running_run`), and how to follow that run: the one wording both commands print
     (walk 24: a second burn-in started beside the first, on the same GPUs)."""
     if run.step_id != step_id:  # another step's run on the same GPUs (Build.gpu_load_run)
-        return _("run {run} of {other} is still running on this node's GPUs (pid {pid}): {step} is not started beside "
+        return _("run {run} of {other} is still running on this node (pid {pid}): {step} is not started beside "
                  "it, as a second load would spoil both runs' figures. Wait for it (`tail -f {log}`) or cancel it "
                  "(k on its screen in bringup's window), then start {step} again").format(
             run=run.id, other=run.step_id, step=step_id, pid=run.pid, log=run.log_path)

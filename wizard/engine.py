@@ -701,7 +701,7 @@ class Build:
         elif running is not None:  # nor beside another run on the same GPUs (a validation during a burn-in)
             prep.running = running
             prep.refusal, prep.refusal_kind = Msg(
-                "run {run} of {step} is still running on this node's GPUs (pid {pid}); a second load beside it "
+                "run {run} of {step} is still running on this node (pid {pid}); a second load beside it "
                 "would spoil both runs' figures; log: {log}", run=running.id, step=running.step_id, pid=running.pid,
                 log=running.log_path), "running"
         elif resolved.manual:

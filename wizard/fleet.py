@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from wizard.facts import facts_of
-from wizard.i18n import N_
+from wizard.i18n import N_, Msg
 from wizard.hosts import (
     DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, ssh_failed,
 )
@@ -555,7 +555,8 @@ async def capture_fleet(nodes: Sequence[FleetNode], out_dir: Path, plan: Mapping
         if o.value is None:
             part = out_dir / (bundle_name(name) + ".part")
             part.unlink(missing_ok=True)
-            out[name] = NodeCapture(name, None, f"{o.reason}: {o.error}" if o.reason == "unreachable" else o.error,
+            out[name] = NodeCapture(name, None, Msg("{kind}: {message}", kind=Msg.plain(o.reason), message=o.error)
+                                    if o.reason == "unreachable" else o.error,  # a Msg: said translated (walk 28 #14)
                                     seconds=o.seconds)
             continue
         path, manifest = o.value

@@ -236,6 +236,13 @@ def gettext(message: str) -> str:
     return translations(_current).gettext(message)
 
 
+def names_listed(items: Iterable[str]) -> str:
+    """Names in a list (tools, commands, probes) joined the reader's way: ", " in English, "、" in Chinese (walk 28
+    #17: "未安装的工具：lspci, nvidia-smi, rpm"). The catalogue's entry has the context "list of names" (", " alone
+    is the clause joiner "，")."""
+    return translations(_current).pgettext("list of names", ", ").join(items)
+
+
 def joined(sep: str, items: Iterable[str]) -> str:
     """``sep.join(items)`` that keeps each :class:`Msg` item a piece of its own (shown translated); a plain
     ``str.join`` would turn the clauses into one English string. A joiner of :data:`_JOINERS` ("; ", ", ", ": ")

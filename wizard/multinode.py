@@ -67,7 +67,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 from wizard.i18n import Msg
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
-from wizard.rules.multinode import REMEDY_UNREACHABLE
+from wizard.rules.multinode import REMEDY_TOO_FEW, REMEDY_UNREACHABLE, too_few_nodes_words
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_PORT = 29400
@@ -548,11 +548,9 @@ class Launcher:
             if o.facts_only:
                 pass
             elif len(ready) < 2:
-                self.out.error("too_few_nodes", None,
-                               f"only {len(ready)} node(s) can take part ({', '.join(n.name for n in ready) or 'none'}); "
-                               "a multi-node all-reduce needs at least 2" +
-                               (f"; left out: {self._left_out(left)}" if left else ""),
-                               "Fix the nodes named above (reachable over ssh, Python with torch), then rerun.")
+                names, why = [n.name for n in ready], [[n.name, n.excluded] for n in left]
+                self.out.error("too_few_nodes", None, str(too_few_nodes_words(names, [(a, b) for a, b in why])),
+                               REMEDY_TOO_FEW, ready=names, left=why)  # the fields: said again translated
             else:
                 await self._addresses(ready)
                 if o.all_nodes:
@@ -574,10 +572,6 @@ class Launcher:
                 await self._cleanup(launcher)
         self.out.event("end", rc=rc, duration_s=round(time.monotonic() - t0, 3))
         return rc
-
-    @staticmethod
-    def _left_out(left: list[NodeState]) -> str:
-        return "; ".join(f"{n.name} ({n.excluded})" for n in left)
 
     async def _bounded(self, fn: Any, nodes: list[NodeState]) -> None:
         sem = asyncio.Semaphore(max(1, self.opts.max_parallel))

@@ -671,8 +671,18 @@ class Store:
                       (key, finding_id, subject, message, reason.strip(), user, boot_id, self.clock()))
 
     def acks(self) -> dict[str, dict[str, Any]]:
-        """key -> the acknowledgement record."""
-        return {r["key"]: dict(r) for r in self.conn.execute("SELECT * FROM ack ORDER BY at")}
+        """key -> the acknowledgement record. Its ``message`` is the acknowledged finding's English as stored, a
+        :class:`~wizard.i18n.Msg` again where a stored finding with the same id and English kept its template (so
+        ``bringup ack`` shows it in the reader's language, as ``check`` does: walk 28 #13)."""
+        out = {}
+        for r in self.conn.execute("SELECT * FROM ack ORDER BY at").fetchall():
+            d = dict(r)
+            row = self.conn.execute("SELECT i18n FROM finding WHERE finding_id = ? AND message = ? AND i18n != '' "
+                                    "ORDER BY id DESC LIMIT 1", (d["finding_id"], d["message"])).fetchone()
+            if row is not None:
+                d["message"] = Msg.from_json(d["message"], _i18n_templates(row["i18n"]).get("message"))
+            out[d["key"]] = d
+        return out
 
     # ---------------------------------------------------------------- actions
 

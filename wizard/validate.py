@@ -327,8 +327,9 @@ def event_line(line: str) -> str | None:
         ok_total = isinstance(total, int) and not isinstance(total, bool) and total > 0
         if ok_total and isinstance(index, int) and not isinstance(index, bool):
             # a sub-test starting: "starting gemm on cuda:0 (1/6)" (done counts the finished ones)
-            return where + _("starting {phase} ({index}/{total})").format(
-                phase=phase_words(str(e.get("phase") or e.test)), index=index, total=total)
+            # a Msg: the space after 开始 only before Latin text ("开始 gemm（cpu）", "开始内存拷贝（cpu）": walk 28 #17)
+            return where + tr(Msg("starting {phase} ({index}/{total})",
+                                  phase=phase_words(str(e.get("phase") or e.test)), index=index, total=total))
         frac = f"[{_so_far(done, total, e.get('unit'))}] " if isinstance(done, int) and ok_total else ""
         bw = num(e.get("busbw_gb_s"))
         return (f"{where}{frac}{phase_words(str(e.get('phase') or e.test))}"
@@ -379,6 +380,10 @@ def error_words(e: Any) -> str:
     if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translated
         message = tr(Msg("{node} ({target}) unreachable: {error}", node=str(e.get("node") or e.prefix or "?"),
                          target=str(e.get("target")), error=ssh_failed_words(str(e.get("error")))))
+    elif kind == "too_few_nodes":  # said again from its fields, translated (walk 28 #14)
+        from wizard.rules.multinode import too_few_nodes_message
+
+        message = tr(too_few_nodes_message(e))
     english = ERROR_KINDS.get(kind, kind)
     word = _(english) if kind in ERROR_KINDS else kind
     if not kind or english.lower() in message.lower() or word in message:

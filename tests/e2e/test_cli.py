@@ -975,3 +975,15 @@ def test_a_soaks_seconds_are_printed_every_thirty_not_every_one():
     shown = [d for d in range(1, 61) if not quiet_tick(ev(d), last)]
     assert shown == [1, 31, 60], shown
     assert not quiet_tick('{"event": "measure"}', last)  # anything else is never held back
+
+
+def test_the_overall_lines_joiner_is_chinese_in_chinese(tmp_path):
+    """Walk 28 #17: "总体：跳过（0 通过，0 警告，0 失败，1 跳过; 没有验证任何内容…" had an ASCII ";" after Chinese."""
+    from tests.conftest import DEVVM_BUNDLE
+
+    zh = run("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE),
+             "--step", "health.nvlink")
+    en = run("--state", str(tmp_path / "s"), "--lang", "en", "check", "--snapshot", str(DEVVM_BUNDLE),
+             "--step", "health.nvlink")
+    assert "1 跳过；没有验证任何内容" in zh.stdout and "跳过; " not in zh.stdout, zh.stdout
+    assert "1 skip; nothing was verified" in en.stdout, en.stdout

@@ -335,6 +335,14 @@ def test_acknowledged_xid_no_longer_counts(state_dir):
     assert not [f for f in again if f.verdict is Verdict.FAIL]
     ignored = [f for f in again if f.id == "health.kernel_log_ignored"]
     assert ignored and "acknowledged" in ignored[0].message
+    # walk 28 #13: "1 acknowledged by the operator" stayed English on a Chinese screen
+    from wizard import i18n
+    i18n.set_language("zh_CN")
+    try:
+        shown = i18n.tr(ignored[0].message)
+    finally:
+        i18n.set_language("en")
+    assert "个由操作人知悉" in shown and "acknowledged" not in shown, shown
     # a new event (a later Xid line) still counts
     newer = text + "\n[Sun Feb 23 17:00:00 2025] NVRM: Xid (PCI:0000:9b:00): 79, pid=1, GPU has fallen off the bus.\n"
     out["kernel_log_journal"] = ProbeOutput("kernel_log_journal", "$ journalctl -k -b", text=newer, rc=0)

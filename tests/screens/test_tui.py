@@ -2234,6 +2234,27 @@ async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state
         assert waiting and f"; {len(waiting)} wait for an NVIDIA GPU" in said, said
 
 
+async def test_a_stage_check_counts_unknown_steps_as_unknown_not_pending(state_dir, devvm_host):
+    """Walk 28 #16: `c` on the BIOS stage said "checked 10 steps: 5 pending, 4 passed, 1 n/a" while the list showed
+    three "? unknown" and two "· pending": the notice counts each step as the overview's list shows it."""
+    from wizard.model import StepStatus
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        ids = [s.id for s in app.build.stage_of("bios.numa").steps]
+        app.run_checks(ids)
+        await settle(pilot, app)
+        said = app.checked_words(ids)
+        states = app.build.store.step_states()
+        unknown = [sid for sid in ids if states[sid].verdict is not None and states[sid].verdict.value == "unknown"
+                   and states[sid].status is not StepStatus.WARNED]
+        pending = [sid for sid in ids if states[sid].status is StepStatus.PENDING and sid not in unknown]
+        assert unknown, said
+        assert f"{len(unknown)} unknown" in said, said
+        assert (f"{len(pending)} pending" in said) if pending else "pending" not in said, said
+
+
 async def test_the_screen_is_redrawn_whole_after_a_toast_goes(state_dir, devvm_host):
     """Walk 28 #10: after a toast closed, a Chinese character at the right edge stayed blank ("交换" read "交") until
     something redrew the screen: Textual redraws only the toast's region. The app redraws the whole screen then (seen

@@ -382,7 +382,7 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
         history.append(plural(len(before), "fault record") + f" from before the build started ({before[0].date} to "
                        f"{before[-1].date})")
     if n_ack:
-        history.append(f"{n_ack} acknowledged by the operator")
+        history.append(Msg("{n} acknowledged by the operator", n=n_ack))
     bad_dates = [r for r in facts.records if r.when is None and not r.pre_init and (r.date or r.time)]
     if bad_dates:
         history.append(plural(len(bad_dates), "record") + " with a date or time that cannot be ("

@@ -184,14 +184,14 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
     findings = _with_keys(findings, counted)
     if acked or earlier:
-        parts = []
+        parts: list[str] = []  # Msg pieces, joined below keeping them (walk 28 #13: English on a Chinese screen)
         if acked:
-            parts.append(f"{len(acked)} acknowledged by the operator")
+            parts.append(Msg("{n} acknowledged by the operator", n=len(acked)))
         if earlier:
-            parts.append(f"{len(earlier)} from earlier boots")
+            parts.append(Msg("{n} from earlier boots", n=len(earlier)))
         ev_lines = [f"{event_key(e)}: {e.record.raw[0]}" for e in (acked + earlier)]
         findings.append(Finding("health.kernel_log_ignored", Verdict.SKIP,
-                                (Msg('{plural} not counted: ', plural=plural(len(acked) + len(earlier), 'kernel log event')) + ', '.join(parts)), "host", cap(ev_lines), "", SRC_KERNEL_LOG))
+                                (Msg('{plural} not counted: ', plural=plural(len(acked) + len(earlier), 'kernel log event')) + joined(', ', parts)), "host", cap(ev_lines), "", SRC_KERNEL_LOG))
     if not any(f.verdict is not Verdict.SKIP for f in findings):
         fmts = ", ".join(sorted(log.formats)) or "bare lines"
         findings.insert(0, Finding(

@@ -271,6 +271,39 @@ REMEDY_UNREACHABLE = N_("Check that `ssh {target} true` works from this machine 
                         "and sshd runs on it; or remove the node from the hostfile.")
 """What to do about a node ssh could not reach (the launcher's event carries it in English; the finding, translated)."""
 
+REMEDY_TOO_FEW = N_("Fix the nodes named above (reachable over ssh, Python with torch), then rerun.")
+"""What to do when fewer than two nodes can take part (the launcher's ``too_few_nodes`` event carries it in English)."""
+
+LEFT_OUT_WHY = {w: w for w in (N_("unreachable"), N_("copy failed"), N_("torch missing"), N_("python missing"),
+                                N_("no facts"))}
+"""Why the launcher left a node out (``NodeState.excluded``): the words it stores, each a message id."""
+
+
+def too_few_nodes_words(ready: list[str], left: list[tuple[str, str]]) -> str:
+    """The ``too_few_nodes`` error's message, a :class:`Msg` (its English is what the launcher stores: "only 0 node(s)
+    can take part (none); a multi-node all-reduce needs at least 2; left out: n1 (unreachable)"), so a Chinese screen
+    shows it in Chinese (walk 28 #14); the node names as they are."""
+    names: str = ", ".join(ready) if ready else Msg.plain("none")
+    msg = Msg("only {n} node(s) can take part ({names}); a multi-node all-reduce needs at least 2", n=len(ready),
+              names=names)
+    if left:
+        items = [Msg("{node} ({why})", node=name, why=Msg.plain(why) if why in LEFT_OUT_WHY else why)
+                 for name, why in left]
+        msg = msg + Msg("; left out: {left}", left=SEMICOLON.join(items))
+    return msg
+
+
+def too_few_nodes_message(e: Any) -> str:
+    """A ``too_few_nodes`` error event's message: rebuilt as a :class:`Msg` from its ``ready`` and ``left`` fields
+    where it carries them (and they give the same English), else the stored English."""
+    ready, left = e.get("ready"), e.get("left")
+    stored = str(e.get("message") or "")
+    if not (isinstance(ready, list) and isinstance(left, list) and all(isinstance(x, str) for x in ready)
+            and all(isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x) for x in left)):
+        return stored
+    msg = too_few_nodes_words(ready, [(a, b) for a, b in left])
+    return msg if str(msg) == stored else stored
+
 
 def _nodes(ml: MultiLog) -> list[Finding]:
     out: list[Finding] = []
@@ -616,8 +649,9 @@ def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
     if g is None:
         if few:
             out.append(Finding("multinode.allreduce", Verdict.FAIL,
-                               Msg("multi-node all-reduce not run: {get}", get=few[0].get('message')), "nodes", (few[0].raw,),
-                               str(few[0].get("remedy") or "Fix the nodes named, then rerun."), SRC_E4))
+                               Msg("multi-node all-reduce not run: {get}", get=too_few_nodes_message(few[0])), "nodes",
+                               (few[0].raw,), Msg.plain(str(few[0].get("remedy") or "Fix the nodes named, then rerun.")),
+                               SRC_E4))
         elif not any(x.is_pair for x in ml.groups) and ml.hosts is not None:
             out.append(Finding("multinode.allreduce", Verdict.UNKNOWN, "no multi-node job in the log (the run ended "
                                "before it)", "nodes", (ml.hosts.raw,), "Rerun the multi-node validation.", SRC_E4))
