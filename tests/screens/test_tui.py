@@ -2217,6 +2217,14 @@ def test_a_cut_row_ends_between_words_not_inside_a_key():
     assert text.startswith(shown) and text[len(shown)] == " ", rows  # whole words only, nothing cut inside one
 
 
+async def check_stage_of(pilot, app, step_id: str) -> tuple[list[str], str]:
+    """Check every step of ``step_id``'s stage as `c` on the overview does; (the step ids, the notice's words)."""
+    ids = [s.id for s in app.build.stage_of(step_id).steps]
+    app.run_checks(ids)
+    await settle(pilot, app)
+    return ids, app.checked_words(ids)
+
+
 async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state_dir, devvm_host):
     """Walk 24: `c` on the Driver & CUDA stage of a GPU-less VM with GPUs planned ended "checked 12 steps: 12 pending"
     with nothing on the overview saying why; the notice now counts the steps that wait for the planned GPUs."""
@@ -2226,10 +2234,7 @@ async def test_a_stage_check_says_how_many_steps_wait_for_the_planned_gpus(state
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        ids = [s.id for s in app.build.stage_of("driver.branch").steps]
-        app.run_checks(ids)
-        await settle(pilot, app)
-        said = app.checked_words(ids)
+        ids, said = await check_stage_of(pilot, app, "driver.branch")
         waiting = [sid for sid in ids if app.build.store.step_states()[sid].reason.startswith("waiting for the planned GPUs")]
         assert waiting and f"; {len(waiting)} wait for an NVIDIA GPU" in said, said
 
@@ -2242,10 +2247,7 @@ async def test_a_stage_check_counts_unknown_steps_as_unknown_not_pending(state_d
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
         await start_new_build(pilot, app)
-        ids = [s.id for s in app.build.stage_of("bios.numa").steps]
-        app.run_checks(ids)
-        await settle(pilot, app)
-        said = app.checked_words(ids)
+        ids, said = await check_stage_of(pilot, app, "bios.numa")
         states = app.build.store.step_states()
         unknown = [sid for sid in ids if states[sid].verdict is not None and states[sid].verdict.value == "unknown"
                    and states[sid].status is not StepStatus.WARNED]
