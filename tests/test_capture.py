@@ -321,7 +321,7 @@ def test_capture_says_what_it_did_not_collect_by_cause_not_probe_id(tmp_path):
     zh = subprocess.run(bringup_cmd("--lang", "zh_CN", "--state", state, "capture", "-o", str(out)),
                         capture_output=True, text=True, timeout=300, env=env)
     zh_said = "".join(zh.stdout.split())  # Chinese breaks between any two characters
-    assert "未安装的工具：lspci," in zh_said and "路径不存在：" in zh_said, zh.stdout
+    assert "未安装的工具：lspci、" in zh_said and "路径不存在：" in zh_said, zh.stdout
     assert "/nonexistent-raid" in zh_said.split("路径不存在：", 1)[1], zh.stdout
     assert "；路径不存在：" in zh_said and "; " not in zh.stdout, zh.stdout  # the causes' joiner too (walk 24 #10)
 

@@ -297,9 +297,9 @@ def test_the_progress_words_of_a_validation_are_the_operators_language():
     assert phase_words("copy the script to 1 node(s)") == "copy the script to 1 node"
     i18n.set_language("zh_CN")
     try:
-        assert event_line(start) == "开始 显存模式测试（cuda:0）（5/6）"
+        assert event_line(start) == "开始显存模式测试（cuda:0）（5/6）"
         assert phase_words("memory on cpu") == "内存模式测试（cpu）"
-        assert phase_words("soak interval 3") == "老化第 3 段"
+        assert phase_words("soak interval 3") == "持续负载第 3 段"
         assert phase_words("gemm on cpu") == "GEMM 矩阵乘（cpu）"
         # walk 24: the multi-node run's own phases (wizard.multinode)
         assert phase_words("copy the script to 2 node(s)") == "将脚本复制到 2 个节点"
