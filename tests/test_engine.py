@@ -288,6 +288,10 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
     # judge says of the cut log
     first = b.run_findings(run)[0]
     assert "was cancelled before it finished" in first.message and first.remedy.startswith("Not a failure")
+    # walk 28 #18: a cancel before any summary is said once, not again as "the baseline left no readable summary"
+    early = _settle(b, "health.idle_baseline", "sampling...\n", tmp_path, signal_it=True)
+    said = b.run_findings(early)
+    assert [f.verdict for f in said] == [Verdict.UNKNOWN] and "was cancelled" in said[0].message, said
     b.close()
 
 

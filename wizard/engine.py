@@ -899,6 +899,9 @@ class Build:
                                     Msg("Read the run's log for what failed: {log_path} (`l` on the step screen).", log_path=run.log_path)))
         elif run.state in (ActionState.CANCELLED, ActionState.INTERRUPTED):
             what = Msg("was cancelled") if run.state is ActionState.CANCELLED else Msg("was interrupted (its supervisor is gone)")
+            # what the run measured stays; a judge's "could not tell" (no readable summary, nothing sampled) only
+            # repeats that the run stopped early, which the finding below says (walk 28 #18: two unknowns for one cancel)
+            findings = [f for f in findings if f.verdict is not Verdict.UNKNOWN]
             # first: the cancel is what the screens say of the run (not a judge's "no readable summary" after it)
             findings.insert(0, Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
                                                                      "was not measured", what=what), "host",
