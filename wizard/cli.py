@@ -1028,9 +1028,7 @@ def _wrap(first: str, text: str, width: int | None, indent: int) -> list[str]:
     is None."""
     if width is None:
         return [first + text]
-    from wizard.i18n import wrap
-
-    from wizard.i18n import CLOSING
+    from wizard.i18n import CLOSING, wrap
 
     if width - indent < 30:
         indent = min(indent, 7)
@@ -1722,8 +1720,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     it."""
     import asyncio
 
-    from wizard.engine import Build, host_identity, local_host
-    from wizard.engine import ran_on_cpu_run as ran_on_cpu_log
+    from wizard.engine import Build, host_identity, local_host, ran_on_cpu_run
     from wizard.model import StepStatus, overall
     from wizard.plan import parse_value
     from wizard.store import ActionState
@@ -1821,7 +1818,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if as_json:
             doc = check_doc(identity, verdict, findings, step.stage_id, None, run.started_at)
             doc.update({"step": step.id, "step_status": b.status(step.id).value,
-                        "ran_on_cpu": ran_on_cpu_log(run),
+                        "ran_on_cpu": ran_on_cpu_run(run),
                         "run": {"id": run.id, "state": run.state.value,
                                                   "exit_status": run.exit_status, "log": run.log_path,
                                                   "argv": run.argv}})

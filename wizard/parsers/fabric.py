@@ -387,6 +387,7 @@ Documentation/ABI/stable/sysfs-class-infiniband) under their perfquery names (In
 Vol. 1, PortCounters)."""
 _SYSFS_BANNER = re.compile(r"^=+\s*(?:\S*/)?([A-Za-z][A-Za-z0-9_]*)\s*=+$")
 
+
 def parse_sysfs_counters(text: str) -> list[PortCounters]:
     """The kernel's IB port counter files as people paste them: ``for f in *; do echo "=== ./$f ==="; cat $f; done``
     in a port's counters directory (a banner line, then the value), or ``grep . /sys/class/infiniband/*/ports/*/
@@ -467,9 +468,8 @@ def detect_perfquery(text: str) -> float:
                                                                  r"link_downed_counter)\w*=", text, re.M):
         return 0.95  # ibdiagnet2.pm
     if "PortXmitData" not in text and "SymbolErrorCounter" not in text and not _PQ_HEAD.search(text):
-        if ("link_downed" in text or "symbol_error" in text) and len(parse_sysfs_counters(text[:200_000])) >= 1:
-            sysfs = parse_sysfs_counters(text[:200_000])
-            return 0.9 if sum(len(b.counters) for b in sysfs) >= 5 else 0.0  # the kernel's counter files
+        if "link_downed" in text or "symbol_error" in text:  # the kernel's counter files, parsed once
+            return 0.9 if sum(len(b.counters) for b in parse_sysfs_counters(text[:200_000])) >= 5 else 0.0
         return 0.0
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     dotted = sum(1 for ln in lines if _PQ_LINE.match(ln))

@@ -11,6 +11,7 @@ Parsers never raise; what they cannot read is in ``problems``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ from wizard.common import sat_int
 
 BANNER = re.compile(r"=+\s*ROCm System Management Interface\s*=+|=+\s*(?:End of )?ROCm SMI Log\s*=+")
 _CONCISE = re.compile(r"=+\s*Concise Info\s*=+")
-_MATRIX_TITLE = re.compile(r"^=*\s*(Weight|Hops|Link Type) between two GPUs\s*=*\s*$")
+_MATRIX_TITLE = re.compile(r"^=*\s*(Weight|Hops|Link Type) between two GPUs\s*=*\s*$", re.M)
 _HEAD_GPUS = re.compile(r"^\s*(GPU\d+(?:\s+GPU\d+)+)\s*$")
 _ROW = re.compile(r"^\s*GPU(\d+)\s+(.+?)\s*$")
 
@@ -64,7 +65,7 @@ def detect_rocm_smi(text: str) -> float:
         return 0.0
     if BANNER.search(head) or _CONCISE.search(head):
         return 0.95
-    if re.search(r"^=*\s*(?:Weight|Hops|Link Type) between two GPUs\s*=*\s*$", head, re.M) and re.search(
+    if _MATRIX_TITLE.search(head) and re.search(
             r"^\s*GPU\d+\s+\S", head, re.M):
         return 0.95
     return 0.0
@@ -99,9 +100,7 @@ def parse_concise(text: str) -> RocmConcise:
         m = re.match(r"^\s*(\d+)\s+(.*)$", ln)
         if not m:  # ROCm 6: the GPU's name on the line under its row
             if gpus and ln.strip() and not gpus[-1].name and re.search(r"[A-Za-z]", ln) and "%" not in ln:
-                g = gpus[-1]
-                gpus[-1] = RocmGpu(g.index, g.temp_c, g.power_w, g.power_cap_w, g.sclk_mhz, g.mclk_mhz, g.vram_pct,
-                                   g.gpu_pct, ln.strip(), g.line)
+                gpus[-1] = dataclasses.replace(gpus[-1], name=ln.strip())
             continue
         cells = [c for c in re.split(r"\s{2,}", m.group(2).strip()) if c]
         if len(cells) + 1 == len(columns):  # one cell per header name: read by name

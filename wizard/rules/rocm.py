@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wizard.i18n import Msg
+from wizard.i18n import Msg, joined
 from wizard.model import Finding, Verdict
 from wizard.parsers.rocm import RocmConcise, RocmTopo, parse_concise, parse_topo
 from wizard.rules.gpu_presence import count_measure, count_verdict
@@ -88,10 +88,7 @@ def judge_concise(c: RocmConcise, exp: Mapping[str, Any]) -> list[Finding]:
     said.append(Msg("in use: GPU(s) {gpus}", gpus=", ".join(str(g.index) for g in busy)) if busy
                 else Msg("idle (GPU% and VRAM% 0)"))
     said.append(Msg("no temperature is judged high: bringup has no published AMD limit table"))
-    msg = said[0]
-    for s in said[1:]:
-        msg = msg + "; " + s
-    out.append(Finding("health.gpu_responsive", Verdict.PASS, msg, "host", tuple(g.line for g in fine[:8]), "",
+    out.append(Finding("health.gpu_responsive", Verdict.PASS, joined("; ", said), "host", tuple(g.line for g in fine[:8]), "",
                        SRC_ROCM_SMI))
     return out
 

@@ -413,10 +413,18 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
                    remedy, SEMICOLON.join(dict.fromkeys(sources)))
 
 
-_VERBS_QP = re.compile(r"\b(?:Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)|ibv_modify_qp\b[^\n]{0,60}\bfail"
-                       r"|(?:Failed to|Unable to|Couldn't) create (?:a )?QP\b|ibv_create_qp\b[^\n]{0,60}\bfail)", re.I)
-"""An RDMA verbs call that sets up a queue pair failing, in any program's words (perftest's "Failed to modify QP %d to
-RTR", "Failed to create QP"; libibverbs' function names)."""
+def _verbs_qp() -> re.Pattern[str]:
+    from wizard.parsers.fabric import PT_ERRORS
+
+    perftest = [p.pattern for k, p in PT_ERRORS if k in ("qp_modify", "qp_create")]  # perftest's own words, one place
+    return re.compile("|".join(perftest + [r"\bibv_(?:modify|create)_qp\b[^\n]{0,60}\bfail",
+                                           r"\b(?:Failed to|Unable to|Couldn't) create (?:a )?QP\b"]), re.I)
+
+
+_VERBS_QP = _verbs_qp()
+"""An RDMA verbs call that sets up a queue pair failing, in any program's words: perftest's (its error classes
+``qp_modify`` and ``qp_create``, :data:`wizard.parsers.fabric.PT_ERRORS`), other programs' "Couldn't create QP", and
+libibverbs' function names."""
 SRC_VERBS = ("ibv_modify_qp(3) and ibv_create_qp(3) man pages, rdma-core "
              "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html): a queue pair moves RESET -> INIT -> RTR "
              "(ready to receive: the remote's address, QP number and path) -> RTS; the call returns an errno on failure; "
