@@ -644,6 +644,35 @@ def test_a_subject_naming_a_rank_or_gpu_on_a_node_reads_in_chinese():
     assert i18n.tr_subject("rank 0 on vm: ") == "rank 0 on vm: "
 
 
+def test_a_list_of_names_uses_the_readers_list_mark_when_shown():
+    """Walk 28 #17: `explain -` on unknown input suggested "`nvidia-smi`, `dmesg`, ..." with English commas in a
+    Chinese sentence. A names list keeps its English and shows "、" in Chinese, also when stored and shown later."""
+    listed = i18n.names(["`nvidia-smi`", "`dmesg`", "`journalctl -k`"])
+    assert listed == "`nvidia-smi`, `dmesg`, `journalctl -k`"  # the English (JSON, the store) as it was
+    remedy = i18n.Msg("e.g. {common}; more", common=listed)
+    again = i18n.Msg.from_json(str(remedy), remedy.to_json())
+    assert i18n.names(["one"]) == "one" and i18n.names([]) == ""
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.tr(listed) == "`nvidia-smi`、`dmesg`、`journalctl -k`"
+        assert "`nvidia-smi`、`dmesg`、`journalctl -k`" in i18n.tr(again)
+        assert i18n.names_listed(["lspci", "nvidia-smi"]) == "lspci、nvidia-smi"
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr(listed) == str(listed)
+
+
+def test_a_measurements_subject_reads_in_chinese():
+    """Walk 28 #17: the CLI's validation results table said "[SKIP] soak_gemm rank 0 on vm tflops" in Chinese."""
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.subject_name("rank 0 on vm") == "rank 0（vm）"
+        assert i18n.subject_name("GPU 3") == "GPU 3"
+    finally:
+        i18n.set_language("en")
+    assert i18n.subject_name("rank 0 on vm") == "rank 0 on vm"
+
+
 def test_bringups_own_joiners_are_full_width_in_chinese():
     """walk 24 #12: `explain` in Chinese mixed ASCII ": " and "; " with the full-width punctuation around them: "GPU 1
     (0000:2a:00.0): 自驱动加载以来...", "'Tested 8 GPUs' 全部 OK; 16890-17177 Gflop/s", "2 块 GPU：GPU 0 (...); GPU 1",

@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping
 
 from wizard import __version__
 from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, spaced, tr, tr_source,
-                         tr_subject)
+                         subject_name, tr_subject)
 
 EXIT_ERROR = 3
 
@@ -1875,7 +1875,7 @@ def _print_results(extra: Mapping[str, Any]) -> None:
             shown = "-" if val is None else (f"{val:,.3g}" if abs(val) < 1000 else f"{val:,.0f}")
             floor = r.get("floor")
             fl = "" if floor is None else "  " + _("(limit {floor})").format(floor=f"{floor:,.3g}")
-            subj = f" {r['subject']}" if r.get("subject") and r.get("subject") != "host" else ""
+            subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
             print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
                   f"{r.get('unit') or ''}{fl}")
     series = extra.get("series") or {}

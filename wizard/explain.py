@@ -21,7 +21,7 @@ from wizard.rules.driver_chain import several_toolkits, toolkit_and_torch
 from wizard.rules.toolwords import judge as program_said
 from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
-from wizard.i18n import Msg
+from wizard.i18n import Msg, names
 
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
@@ -421,7 +421,7 @@ def _unknown(body: str) -> Finding:
                    tuple(body.splitlines()[:5]),
                    Msg("Give bringup the raw output of a command it reads, e.g. {common}; it reads {n} kinds: "
                        "`bringup explain --kind KIND FILE` skips detection, and a KIND it does not know lists them "
-                       "all.", common=", ".join(f"`{c}`" for c in COMMON_COMMANDS), n=len(KINDS)), "")
+                       "all.", common=names(f"`{c}`" for c in COMMON_COMMANDS), n=len(KINDS)), "")
 
 
 _NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)

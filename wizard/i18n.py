@@ -216,19 +216,25 @@ def tr_subject(prefix: str) -> str:
     subject; GPU names, bus ids, mounts and interfaces stay as they are."""
     if not prefix.endswith(": "):
         return prefix
-    colon = gettext(": ")  # the language's own colon (Chinese: a full-width one, no space after)
-    m = re.match(r"(\d+) GPUs: (.+)$", prefix[:-2])  # a group of GPUs ("2 GPUs: GPU 0 (...); GPU 2 (...)")
+    return subject_name(prefix[:-2]) + gettext(": ")  # the language's own colon (Chinese: full-width, no space after)
+
+
+def subject_name(subject: str) -> str:
+    """A finding's or a measurement's subject (``"rank 0 on node07"``, ``"2 GPUs: GPU 0 (...); GPU 2 (...)"``) in the
+    current language where the catalogue has its words; GPU names, bus ids, node names, mounts and interfaces stay as
+    they are (walk 28 #17: "rank 0 on vm" in a Chinese results table). Never raises."""
+    m = re.match(r"(\d+) GPUs: (.+)$", subject)  # a group of GPUs ("2 GPUs: GPU 0 (...); GPU 2 (...)")
     if m:  # the list's joiner in the language too (walk 24 #12: "2 块 GPU：GPU 0 (0000:18:00.0); GPU 1 ...")
         gpus = re.sub(r"(?<=\)); (?=GPU \d)|(?<=GPU \d); (?=GPU \d)|(?<=GPU \d\d); (?=GPU \d)", gettext("; "),
                       m.group(2))
-        return gpu_names(gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus)) + colon
-    m = re.match(r"(\d+) nodes \((.+)\)$", prefix[:-2])  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
+        return gpu_names(gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus))
+    m = re.match(r"(\d+) nodes \((.+)\)$", subject)  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
     if m:
-        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2)) + colon
-    m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", prefix[:-2])  # a rank or GPU of a node (walk 23)
+        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2))
+    m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", subject)  # a rank or GPU of a node (walk 23)
     if m:
-        return gpu_names(gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2))) + colon
-    return gpu_names(gettext(prefix[:-2])) + colon
+        return gpu_names(gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)))
+    return gpu_names(gettext(subject))
 
 
 def gettext(message: str) -> str:
@@ -237,10 +243,22 @@ def gettext(message: str) -> str:
 
 
 def names_listed(items: Iterable[str]) -> str:
-    """Names in a list (tools, commands, probes) joined the reader's way: ", " in English, "、" in Chinese (walk 28
-    #17: "未安装的工具：lspci, nvidia-smi, rpm"). The catalogue's entry has the context "list of names" (", " alone
-    is the clause joiner "，")."""
-    return translations(_current).pgettext("list of names", ", ").join(items)
+    """Names in a list (tools, commands, probes) joined the reader's way now: ", " in English, "、" in Chinese (walk
+    28 #17: "未安装的工具：lspci, nvidia-smi, rpm"). :func:`names` is the same list kept for later showing."""
+    return tr(names(items))
+
+
+def names(items: Iterable[str]) -> str:
+    """Names in a list (tools, commands, probes, files) as a :class:`Msg` (a plain string for fewer than two): its
+    English is ``", ".join(items)``, and :func:`tr` shows it with the reader's list mark ("、" in Chinese) (walk 28
+    #17: the commands ``explain`` suggests, "`nvidia-smi`, `dmesg`"). Each name stays as written."""
+    items = list(items)
+    if len(items) < 2:
+        return items[0] if items else ""
+    out: str = items[-1]
+    for name in reversed(items[:-1]):
+        out = Msg(N_("{name}, {names}"), name=name, names=out)
+    return out
 
 
 def joined(sep: str, items: Iterable[str]) -> str:

@@ -987,3 +987,22 @@ def test_the_overall_lines_joiner_is_chinese_in_chinese(tmp_path):
              "--step", "health.nvlink")
     assert "1 跳过；没有验证任何内容" in zh.stdout and "跳过; " not in zh.stdout, zh.stdout
     assert "1 skip; nothing was verified" in en.stdout, en.stdout
+
+
+def test_the_results_tables_subjects_read_in_chinese(capsys):
+    """Walk 28 #17: `validate burnin` in Chinese printed "[SKIP] soak_gemm rank 0 on vm tflops": the subject was
+    English. The test and metric names stay (ids); "rank 0 on vm" reads "rank 0（vm）"."""
+    from wizard import i18n
+    from wizard.cli import _print_results
+
+    rows = {"results": [{"test": "soak_gemm", "subject": "rank 0 on vm", "metric": "tflops", "value": 0.104,
+                         "unit": "TFLOPS", "verdict": "skip"}]}
+    i18n.set_language("zh_CN")
+    try:
+        _print_results(rows)
+    finally:
+        i18n.set_language("en")
+    zh = capsys.readouterr().out
+    assert "[SKIP] soak_gemm rank 0（vm） tflops: 0.104 TFLOPS" in zh and " on vm" not in zh, zh
+    _print_results(rows)
+    assert "[SKIP] soak_gemm rank 0 on vm tflops: 0.104 TFLOPS" in capsys.readouterr().out
