@@ -6,7 +6,7 @@ from wizard.install import driver as di
 from wizard.model import Stage, Step
 
 
-INSTALL_PROBES = ("os_release", "kernel", "pci", "driver_secure_boot", "driver_uname_m", "driver_dpkg", "driver_rpm",
+INSTALL_PROBES = ("os_release", "kernel", "pci", "mokutil_sb_state", "driver_uname_m", "driver_dpkg", "driver_rpm",
                   "nvidia_driver_version", "nvml", "driver_modinfo", "modules")
 """What the install actions read: distribution, running kernel, GPUs (flavour), Secure Boot, machine
 type (repository architecture), installed packages and the installed driver (follow-up versions; a driver

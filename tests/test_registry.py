@@ -180,6 +180,44 @@ def test_probe_is_registered_with_a_60_s_timeout():
     assert out.source == QX and out.text == "<nvidia_smi_log/>"
 
 
+def test_no_two_probes_run_the_same_command():
+    """A command run under two probe names runs twice on every check: `mokutil --sb-state` did (the BIOS stage's
+    mokutil_sb_state and the driver install's driver_secure_boot), one ssh session more per node in a fleet check.
+    Each probe runs on a host that records the commands and answers none (exit 127)."""
+
+    class Recorder:
+        name = "rec"
+
+        def __init__(self) -> None:
+            self.by: dict[tuple[str, ...], list[str]] = {}
+            self.current = ""
+
+        async def run(self, argv, timeout_s=30):
+            self.by.setdefault(tuple(argv), []).append(self.current)
+            return CommandResult(list(argv), 127, b"", b"", 0.0, "command not found")
+
+        async def builtin(self, name):
+            return CommandResult([name], 127, b"", b"", 0.0, "command not found")
+
+        async def read(self, path):
+            from wizard.hosts import FileResult
+            return FileResult(path, None, "no such file", 0.0)
+
+        async def glob(self, pattern):
+            return []
+
+    host = Recorder()
+    for probe in registry.PROBES.values():
+        host.current = probe.name
+        try:
+            asyncio.run(probe.collect(host))
+        except Exception:  # noqa: BLE001 - a probe that needs a real host (NVML) is not what this test is about
+            pass
+    twice = {" ".join(argv): names for argv, names in host.by.items() if len(set(names)) > 1}
+    assert not twice, twice
+    assert ("mokutil", "--sb-state") in host.by and len(host.by) > 30, sorted(host.by)
+
+
 def test_the_filesystem_rule_declares_the_shm_finding_it_reports():
     """Found by the contract property test: a df whose /dev/shm is too small makes os.filesystem report os.shm, which
     the rule did not declare (so `check --step` and the report could not place it). Synthetic df rows."""

@@ -453,8 +453,6 @@ DRIVER_FM_VERSION = command_probe("driver_fm_version", "Fabric Manager version (
                                   ["nv-fabricmanager", "--version"], timeout_s=15)
 DRIVER_MODINFO = command_probe("driver_modinfo", "The nvidia module the running kernel would load (modinfo nvidia)",
                                ["modinfo", "nvidia"], timeout_s=15)
-DRIVER_SECURE_BOOT = command_probe("driver_secure_boot", "UEFI Secure Boot state (mokutil --sb-state)",
-                                   ["mokutil", "--sb-state"], timeout_s=15)
 DRIVER_UNAME_M = command_probe("driver_uname_m", "Machine architecture (uname -m)", ["uname", "-m"], timeout_s=10)
 
 

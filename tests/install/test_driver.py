@@ -51,7 +51,7 @@ def ctx(os_file: str, kernel_release: str, *, machine: str = "x86_64", gpus: tup
         out["driver_rpm"] = cmd("driver_rpm", "rpm -qa", rpm_text)
 
     if sb is not None:
-        out["driver_secure_boot"] = command_output("driver_secure_boot", PUB / sb, "mokutil --sb-state")
+        out["mokutil_sb_state"] = command_output("mokutil_sb_state", PUB / sb, "mokutil --sb-state")
     if dpkg is not None:
         out["driver_dpkg"] = command_output("driver_dpkg", dpkg, "dpkg-query -W")
     if rpm is not None:
@@ -300,7 +300,7 @@ any_text = st.one_of(random_text, random_bytes, mutated_real())
 
 
 PROBES = ["driver_dpkg", "driver_rpm", "driver_dkms", "driver_services", "driver_fm_version", "driver_modinfo",
-          "driver_secure_boot", "nvidia_driver_version", "kernel", "os_release", "driver_uname_m", "nvml"]
+          "mokutil_sb_state", "nvidia_driver_version", "kernel", "os_release", "driver_uname_m", "nvml"]
 
 
 @st.composite
@@ -345,7 +345,7 @@ def known_distro_outputs(draw) -> dict[str, ProbeOutput]:
         "os_release": ProbeOutput("os_release", "/etc/os-release", text=osr),
         "kernel": ProbeOutput("kernel", "/proc/sys/kernel/osrelease", text=draw(st.one_of(random_text, st.just("6.8.0-31-generic")))),
         "driver_uname_m": ProbeOutput("driver_uname_m", "$ uname -m", text=draw(st.sampled_from(["x86_64", "aarch64", "ppc64le", ""]))),
-        "driver_secure_boot": ProbeOutput("driver_secure_boot", "$ mokutil --sb-state",
+        "mokutil_sb_state": ProbeOutput("mokutil_sb_state", "$ mokutil --sb-state",
                                           text=draw(st.sampled_from(["SecureBoot enabled\n", "SecureBoot disabled\n", ""]))),
         "nvidia_driver_version": ProbeOutput("nvidia_driver_version", "/proc/driver/nvidia/version", text=draw(any_text)),
         "driver_dpkg": ProbeOutput("driver_dpkg", "$ dpkg-query -W", text=draw(any_text), rc=draw(st.sampled_from([0, 1]))),

@@ -404,10 +404,11 @@ def running_kernel(out: Outputs) -> tuple[str, str]:
 
 
 def secure_boot_state(out: Outputs) -> tuple[str, str]:
-    """("enabled" | "disabled" | "unsupported" | "", evidence) from ``mokutil --sb-state`` (this area's
-    probe, or the BIOS stage's ``mokutil_sb_state`` when that one was collected). "enabled" only when
+    """("enabled" | "disabled" | "unsupported" | "", evidence) from ``mokutil --sb-state`` (the one probe,
+    ``mokutil_sb_state``, the BIOS stage and the driver install both read; ``driver_secure_boot`` is the same command
+    under the name earlier bringup versions gave it, still read from their capture bundles). "enabled" only when
     signatures are enforced (shim validation not disabled)."""
-    for name in ("driver_secure_boot", "mokutil_sb_state"):
+    for name in ("mokutil_sb_state", "driver_secure_boot"):
         o = out.get(name)
         if o is None or (o.error and not o.text.strip() and not o.stderr.strip()):
             continue

@@ -21,7 +21,7 @@ Formats (all read from real outputs, see tests/data/PROVENANCE.md):
   proprietary one ``license: NVIDIA``.
 
 Registers the probes ``driver_dpkg``, ``driver_rpm``, ``driver_dkms``, ``driver_services``,
-``driver_fm_version``, ``driver_modinfo``, ``driver_secure_boot``, ``driver_uname_m`` and the explain
+``driver_fm_version``, ``driver_modinfo``, ``driver_uname_m`` (the Secure Boot state is the BIOS stage's ``mokutil_sb_state``) and the explain
 kinds ``dkms-status``, ``nvidia-packages-dpkg``, ``nvidia-packages-rpm``, ``nvidia-service-status``,
 ``fabricmanager-version``, ``modinfo-nvidia``. Parsers never raise on garbage: what they cannot read
 goes to ``problems``.

@@ -291,7 +291,7 @@ def _lifecycle_findings(version: str, today: _dt.date, gs: GpuSet) -> list[Findi
 
 def kernel_module(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """Check ``driver.kernel_module`` (probes ``kernel``, ``driver_dkms``, ``driver_modinfo``,
-    ``driver_dpkg``, ``driver_rpm``, ``driver_secure_boot``): an nvidia module exists for the running
+    ``driver_dpkg``, ``driver_rpm``, ``mokutil_sb_state``): an nvidia module exists for the running
     kernel, built by DKMS (``dkms status`` ... ``installed``) or from a precompiled package; fail when
     DKMS only registered/built it, or built it for other kernels; warn when the installed module is not
     the one DKMS built; fail when Secure Boot is on and the module is unsigned."""
