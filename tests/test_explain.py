@@ -608,3 +608,17 @@ def test_one_hosts_label_before_every_line_is_removed_before_reading():
     two = "node01: a line\nnode02: a line\nnode01: more\nnode02: more\n"  # synthetic_
     assert clean(two) == two
     assert clean("node7: one\nnode7: two\nnode7: three\n") == "one\ntwo\nthree\n"  # synthetic_
+
+
+def test_slurm_clients_progress_lines_are_not_the_output():
+    """Held-out r35 #12: `salloc` printed "Granted job allocation 7", "Waiting for resource configuration" and "Nodes
+    compute000000 are ready for job" above `nvidia-smi -L`; the paste was "not recognised". Those progress lines are
+    dropped before reading; an `srun: error:` line is not."""
+    smi = ("GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-f99b470b-763f-a830-53fa-6afd5076789b)\n"
+           "GPU 1: Tesla V100-SXM2-32GB (UUID: GPU-1ecd009f-aaf6-29d4-e7a3-076c717e2bbd)\n")
+    chatter = ("salloc: Granted job allocation 7\nsalloc: Waiting for resource configuration\n"
+               "salloc: Nodes compute000000 are ready for job\n")
+    e = explain_text(chatter + smi + "salloc: Relinquishing job allocation 7")
+    assert e.kind == "nvidia-smi-L" and e.verdict.value == "pass"
+    assert clean(chatter + smi) == smi
+    assert "srun: error: task 0 launch failed" in clean("srun: error: task 0 launch failed\n" + smi)

@@ -122,7 +122,20 @@ def clean(text: str) -> str:
                 and not any(ln.lstrip().startswith("# nThread") for ln in body)):  # nccl-tests' own '#' header
             pre = prefixes.pop()
             text = "\n".join(ln[len(pre):] if ln.startswith(pre) else ln for ln in lines)
+    text = _SLURM_CLIENT_INFO.sub("", text)
     return _strip_log_prefixes(text)
+
+
+_SLURM_CLIENT_INFO = re.compile(
+    r"^(?:salloc|srun|sbatch): (?:Granted job allocation \d+|Pending job allocation \d+|Waiting for resource "
+    r"configuration|Nodes \S+ are ready for job|[Jj]ob \d+ queued and waiting for resources|[Jj]ob \d+ has been "
+    r"allocated resources|Relinquishing job allocation \d+|Submitted batch job \d+|(?:job \d+ )?[Rr]equested "
+    r"partition configuration not available now)[ \t]*(?:\n|\Z)", re.M)
+"""The Slurm client's progress lines that say nothing of the machine, printed before (or after) the job's own
+output: salloc's and srun's "Granted job allocation 7", "Waiting for resource configuration", "Nodes n01 are ready
+for job", "job 12 queued and waiting for resources", "Relinquishing job allocation 7" (salloc(1), srun(1); Slurm's
+src/salloc/salloc.c and src/srun/). Dropped before reading, so the output after them is read as what it is;
+``srun: error:`` and every other Slurm line stay."""
 
 
 _LOG_PREFIX = re.compile(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"

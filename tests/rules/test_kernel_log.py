@@ -48,7 +48,8 @@ def test_rminitadapter_gives_the_bar_and_above_4g_remedy():
 PUBLIC_EXPECTED = {
     # file: (kind, verdict, finding ids that must be present)
     "kernel-log__gpu-operator-492-bar1-0m-probe-failed.txt": ("kernel-log", "fail", {"health.gpu_init"}),
-    "kernel-log__rockchip-2-rtx3090-limited-x4-bar-no-space-partial.txt": ("kernel-log", "warn",
+    # the RTX 3090's BAR 1 and BAR 3 "can't assign; no space": its driver cannot map them (fail since r36 #03)
+    "kernel-log__rockchip-2-rtx3090-limited-x4-bar-no-space-partial.txt": ("kernel-log", "fail",
                                                                           {"health.pcie_limited", "health.gpu_init"}),
     "kernel-log__nvsentinel-155-fallen-off-bus-no-xid.txt": ("kernel-log", "fail", {"health.gpu_bus"}),
     "kernel-log__vgpu-unlock-114-aer-uncorrected-fatal-sdes.txt": ("kernel-log", "fail", {"health.aer"}),
@@ -311,7 +312,28 @@ def test_bar_failure_that_a_later_allocator_pass_fixed_is_not_reported():
     fixed = base + "[ 0.4] pci 0000:18:00.0: BAR 1: assigned [mem 0x220000000000-0x221fffffffff 64bit pref]\n"
     assert overall(klog.judge_kernel_log(kl.parse_kernel_log(fixed), {})) is Verdict.PASS
     (f,) = klog.judge_kernel_log(kl.parse_kernel_log(base), {})
-    assert f.verdict is Verdict.WARN and f.subject == "GPU (0000:18:00.0)" and "Above 4G" in f.remedy
+    assert f.verdict is Verdict.FAIL and f.subject == "GPU (0000:18:00.0)" and "Above 4G" in f.remedy
+
+
+def test_a_devices_own_memory_bar_left_unassigned_fails_whatever_the_device():
+    """Held-out r36 #03 (a Supermicro GPU server's boot log): bridges' windows and BAR 0 of 53:00.0/.1 "no space" /
+    "failed to assign", no NVRM line. The device's own memory BAR (0-5) unassigned means its driver cannot use it:
+    fail, naming the devices. Synthetic variants: an I/O BAR, a ROM (BAR 6) or a bridge window alone is not judged;
+    a later "assigned" clears it."""
+    mem = ("[ 23.8] pci 0000:51:00.0: BAR 15: no space for [mem size 0x04000000 64bit pref]\n"
+           "[ 23.8] pci 0000:53:00.0: BAR 0: no space for [mem size 0x02000000 64bit pref]\n"
+           "[ 23.8] pci 0000:53:00.0: BAR 0: failed to assign [mem 0x8fffc000000-0x8fffdffffff 64bit pref]\n")
+    (f,) = klog.judge_kernel_log(kl.parse_kernel_log(mem), {})
+    assert f.verdict is Verdict.FAIL and "0000:53:00.0" in f.message and "BAR 0" in f.message
+    assert "lspci -s 0000:53:00.0" in f.remedy and "pci=realloc" in f.remedy
+    assert any("BAR 15" in ln for ln in f.evidence)
+    io = ("[ 0.3] pci 0000:00:1c.0: bridge window [io  size 0x1000]: can't assign; no space\n"
+          "[ 0.3] pci 0000:02:00.0: BAR 4: no space for [io  size 0x0020]\n"
+          "[ 0.3] pci 0000:03:00.0: BAR 6: no space for [mem size 0x00010000 pref]\n"
+          "[ 0.3] pci 0000:51:00.0: BAR 15: failed to assign [mem size 0x04000000 64bit pref]\n")
+    assert overall(klog.judge_kernel_log(kl.parse_kernel_log(io), {})) is Verdict.PASS
+    fixed = mem + "[ 23.9] pci 0000:53:00.0: BAR 0: assigned [mem 0x8fffc000000-0x8fffdffffff 64bit pref]\n"
+    assert overall(klog.judge_kernel_log(kl.parse_kernel_log(fixed), {})) is Verdict.PASS
 
 
 def test_gpu_held_by_vfio_pci_is_not_a_blacklist_case():

@@ -358,9 +358,13 @@ def test_sram_threshold_exceeded_fails():
     assert f.verdict is Verdict.FAIL and "field diagnostics" in f.remedy
 
 
-def test_dram_uncorrectable_warns_and_points_at_remapping():
+def test_dram_uncorrectable_since_the_driver_loaded_fails_drain_and_reset():
+    """Held-out r35 #01 (an 8x H100 node's table with "Volatile Uncorr. ECC 2" on one GPU): an uncorrectable error
+    since the driver loaded is DCGM's volatile DBE failure ("Drain the GPU and reset it or reboot the node"); it was a
+    warning. The remedy still points at the row-remap state to read after the reset."""
     f = one(q(_h100_ecc("            DRAM Uncorrectable            : 0", "2")), "health.ecc")
-    assert f.verdict is Verdict.WARN and "row-remapping" in f.remedy
+    assert f.verdict is Verdict.FAIL and "row-remapping" in f.remedy and "Drain the GPU" in f.remedy
+    assert "DCGM_FR_VOLATILE_DBE_DETECTED" in f.source
 
 
 def test_ecc_counts_below_limits_are_named():
@@ -536,6 +540,20 @@ def test_platform_limited_generation_warns():
     f = [x for x in sc.judge_doc(parse_smi_xml(text(PUBLIC / "nvidia-smi-q-x__rtx-pro-6000-blackwell-v13-partial.xml")))
          if x.id == "health.pcie_speed" and x.verdict is Verdict.WARN]
     assert len(f) == 1 and "Gen5" in f[0].message and "Gen4" in f[0].message
+
+
+def test_a_few_replays_since_reset_pass_with_their_count():
+    """Held-out r36 #01 (an idle H200's nvidia-smi -q, "Replays Since Reset : 4"): the expert passed it (negligible),
+    bringup warned on any replay. At most DCGM's per-minute limit (8) since reset cannot be a rate above it once the
+    GPU has been up a minute: pass, naming the count; 9 or more still warns (synthetic counts on the real H100 -q)."""
+    base = case(H100Q)
+    import re as _re
+
+    few = _re.sub(r"(Replays Since Reset\s+:) \d+", r"\1 4", base)
+    many = _re.sub(r"(Replays Since Reset\s+:) \d+", r"\1 9", base)
+    (f,) = by_id_smi(q(few), "health.pcie_replay")
+    assert f.verdict is Verdict.PASS and "a few PCIe replays on all 8 GPUs: 4 since reset, at most 8" in f.message
+    assert all(x.verdict is Verdict.WARN for x in by_id_smi(q(many), "health.pcie_replay"))
 
 
 def test_replays_warn_zero_passes():

@@ -666,7 +666,9 @@ def _parse(text: str, log: KernelLog) -> None:
         m = BAR_ASSIGN_RE.match(msg)
         if m:
             b, bar = bus_id(m.group("bus")), m.group("bar").lower()
-            ev_bar = KernelEvent("gpu_init", rec, b, {"what": "bar_assign", "hint": "bar", "bar": bar}, list(rec.raw))
+            space = "io" if re.search(r"\[io\b", msg) else "mem" if re.search(r"\[mem\b", msg) else ""
+            ev_bar = KernelEvent("gpu_init", rec, b, {"what": "bar_assign", "hint": "bar", "bar": bar, "space": space},
+                                 list(rec.raw))
             bar_failed.setdefault((b, bar), []).append(ev_bar)
             log.events.append(ev_bar)
             continue

@@ -47,7 +47,7 @@ from wizard.rules.kernel_log_common import (
     AER_WORDS, SRC_AER, SRC_GHES, acknowledged_keys, cap, device_name, gpu_name, plural,
 )
 from wizard.rules.xid import xid_findings
-from wizard.i18n import Msg, N_, joined, SEMICOLON
+from wizard.i18n import Msg, N_, joined, names, SEMICOLON
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -319,10 +319,44 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
             out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
                                SRC_BAR if bar else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
-            out.append(Finding("health.gpu_init", Verdict.WARN,
+            # a BAR left unassigned: the driver cannot map it (the same as another device's, _endpoint_bars)
+            out.append(Finding("health.gpu_init", Verdict.FAIL,
                                Msg("{name}: the kernel could not assign all of the GPU's PCI BARs (memory windows)", name=name),
                                name, evidence, BAR_REMEDY, SRC_BAR))
+    if not out:
+        out += _endpoint_bars(hostwide)
     return out
+
+
+_ENDPOINT_BAR = re.compile(r"bar [0-5]$")
+"""A device's own BARs (0-5); BAR 6 is its expansion ROM, 7 and up (13-15 on a bridge) and "bridge window" are the
+windows a bridge forwards, which the devices below it need but which may be re-placed by a later pass."""
+
+
+def _endpoint_bars(hostwide: list[KernelEvent]) -> list[Finding]:
+    """health.gpu_init fail when a device's own memory BAR (0-5) was left unassigned ("BAR 0: no space for [mem ...]",
+    "failed to assign") and no later line of the log assigned it: its driver cannot map the device, so on a GPU server
+    a GPU, NIC or NVMe drive is missing or fails to probe (r36 #03, a Supermicro GPU server's boot log). An I/O-space
+    BAR, a ROM, or a bridge window alone is not judged (I/O space runs out harmlessly on large servers)."""
+    bad = [e for e in hostwide if e.fields.get("what") == "bar_assign" and not e.fields.get("resolved")
+           and e.fields.get("space") == "mem" and _ENDPOINT_BAR.match(str(e.fields.get("bar")))]
+    if not bad:
+        return []
+    devices = list(dict.fromkeys(e.bus_id for e in bad))
+    related = [e for e in hostwide if e.fields.get("what") == "bar_assign" and not e.fields.get("resolved")]
+    evidence = cap(ln for e in sorted(related, key=lambda e: e.record.line_no) for ln in e.evidence)
+    return [Finding("health.gpu_init", Verdict.FAIL,
+                    Msg("{devices}: the kernel could not assign {what} (a device's own memory window) and no later "
+                        "line assigned it, so its driver cannot use the device: on a GPU server a GPU, NIC or NVMe "
+                        "drive is missing or fails to probe", devices=names(devices),
+                        what=names(list(dict.fromkeys(str(e.fields.get("bar")).upper() for e in bad)))),
+                    ", ".join(devices), evidence,
+                    Msg("Find the device with `lspci -s {bus}` and the bridge above it (`lspci -tv`). Enable 'Above 4G "
+                        "Decoding' (64-bit MMIO) in the BIOS and leave Resizable BAR at the vendor default, then "
+                        "cold-boot and check the log again; if the firmware has no such setting, boot with "
+                        "`pci=realloc` (the kernel re-sizes the bridge windows itself).", bus=devices[0]),
+                    SRC_BAR + "; Linux kernel parameters, pci=realloc (reallocate PCI bridge resources when the BIOS "
+                    "left them too small for the devices below), https://docs.kernel.org/admin-guide/kernel-parameters.html")]
 
 
 def _worked_before(log: KernelLog, bus: str) -> bool:

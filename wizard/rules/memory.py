@@ -33,7 +33,9 @@ SRC_A6 = ("nvidia-smi documentation, https://docs.nvidia.com/deploy/nvidia-smi/ 
 
 SRC_B6 = ("Azure HPC health checks, https://github.com/Azure/azurehpc-health-checks (check_gpu_ecc: any "
           "SRAM uncorrectable fails, SRAM correctable > 10000 or DRAM > 20000000 fails); NVIDIA GPU memory "
-          "error management, https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/")
+          "error management, https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/; NVIDIA DCGM, dcgm_errors.h "
+          "(DCGM_FR_VOLATILE_DBE_DETECTED: a volatile uncorrectable ECC error -> 'Drain the GPU and reset it or reboot "
+          "the node'), https://github.com/NVIDIA/DCGM")
 
 
 SRC_B7 = ("NVIDIA GPU memory error management, https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/ (row "
@@ -162,10 +164,14 @@ def ecc_counters(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                              Msg("RMA candidate: run NVIDIA field diagnostics.")))
             measured.append(m_dram)
         if unc_vol is not None and unc_vol > 0 and not any(v is Verdict.FAIL for v, _, _ in problems):
-            problems.append((Verdict.WARN, Msg("{n} uncorrectable memory error(s) since the driver loaded",
+            # DCGM's health check fails a volatile double-bit (uncorrectable) error: "Drain the GPU and reset it or
+            # reboot the node" (DCGM_FR_VOLATILE_DBE_DETECTED); Meta GCM's ecc_uncorrected_volatile_total allows 0
+            problems.append((Verdict.FAIL, Msg("{n} uncorrectable memory error(s) since the driver loaded",
                                                n=_fmt(unc_vol)),
-                             Msg("Look for Xid 48/63/64 in `dmesg` and at the row-remapping / retired-pages finding: "
-                                 "the GPU needs a reset if a remap or retirement is pending.")))
+                             Msg("Drain the GPU and reset it (or reboot the node) before it takes work: a row remap "
+                                 "or page retirement the error caused takes effect only then. Look for Xid 48/63/64/94/95 "
+                                 "in `dmesg` and at the row-remapping / retired-pages finding after the reset; RMA the "
+                                 "GPU if the errors return or a remap failed.")))
             measured.append(measure(unc_vol, 0, "count", "at_most", f"{who} uncorrectable memory errors since the "
                                     "driver loaded"))
         if problems:

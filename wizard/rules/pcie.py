@@ -791,8 +791,11 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.pcie_replay: each GPU's PCIe replay counter since reset (one reading, no rate): above
+    ``replay_count_warn`` (8, DCGM's per-minute limit) or any rollover warns until read again over a minute of load;
+    a few (1-8) pass with the count; none pass."""
     t = thresholds()
-    out, ok = [], []
+    out, ok, few = [], [], []
     bad_n = sum(1 for g in doc.gpus if (g.num("pcie.replay_counter") or 0) > t["replay_count_warn"]
                 or (g.num("pcie.replay_rollover_counter") or 0) > 0)
     for g in doc.gpus:
@@ -808,9 +811,15 @@ def pcie_replay(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "link (riser, slot, retimer); check `dmesg` for AER errors on this GPU's bus.", SRC_REPLAY,
                                measured=rm if (rep or 0) > t["replay_count_warn"] else
                                measure(roll, 0, "rollovers", "at_most", f"{short_subject(g)} PCIe replay counter rollovers")))
+        elif rep:  # a few since reset: at most DCGM's per-minute limit, so no rate above it over a minute of uptime
+            few.append((g, Msg(": {n} since reset, at most {limit}: DCGM warns above {limit} per minute, so no rate "
+                               "above it once the GPU has been up a minute; read it again under load", n=_fmt(rep),
+                               limit=_fmt(t["replay_count_warn"])), lines, rm))
         else:
             ok.append((g, "", lines, rm))
     out += _pass_group("health.pcie_replay", ok, N_("no PCIe replays"), N_("no PCIe replays on {n} GPUs"), SRC_REPLAY, total=len(doc.gpus))
+    out += _pass_group("health.pcie_replay", few, N_("a few PCIe replays"), N_("a few PCIe replays on {n} GPUs"),
+                       SRC_REPLAY, total=len(doc.gpus))
     return out
 
 
