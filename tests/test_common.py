@@ -94,3 +94,51 @@ def test_sat_int_agrees_with_int_below_21_digits(s):
         t = s.strip()
         sig = t.lstrip("+-").lstrip("0")
         assert got == (INT_SATURATION if len(sig) > 20 else int(sig or "0")) * (-1 if t.startswith("-") else 1)
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_then_is_the_compiled_patterns():
+    """lazy_re defers compiling (about 650 module-level patterns cost a third of a process's start): the first use
+    compiles, later calls are the compiled pattern's own methods; a bad pattern raises re.error when used."""
+    import re
+
+    from wizard.common import _LazyPattern, lazy_re
+
+    p = lazy_re(r"(?P<n>\d+) GPUs", re.I)
+    assert p.pattern == r"(?P<n>\d+) GPUs" and "search" not in vars(p)  # not compiled yet
+    assert p.search("8 gpus").group("n") == "8"
+    assert vars(p)["search"].__self__ is vars(p)["match"].__self__  # bound to one compiled pattern now
+    assert p.groupindex == {"n": 1} and p.flags & re.I and p.sub("x", "2 GPUs") == "x"
+    with pytest.raises(re.error):
+        lazy_re("(unclosed").search("x")
+    assert isinstance(p, _LazyPattern)
+
+
+def test_every_module_level_lazy_pattern_compiles():
+    """A pattern is compiled only when used, so one no test reaches would fail first on an operator's machine: every
+    lazy pattern bringup's modules hold (at module level, or in a module-level tuple, list or dict) compiles."""
+    import importlib
+    import pkgutil
+    import re
+
+    import wizard
+    from wizard.common import _LazyPattern
+
+    seen = 0
+
+    def each(v, depth=0):
+        if isinstance(v, _LazyPattern):
+            yield v
+        elif depth < 3 and isinstance(v, (tuple, list)):
+            for x in v:
+                yield from each(x, depth + 1)
+        elif depth < 3 and isinstance(v, dict):
+            for x in v.values():
+                yield from each(x, depth + 1)
+
+    for info in pkgutil.walk_packages(wizard.__path__, "wizard."):
+        mod = importlib.import_module(info.name)
+        for value in list(vars(mod).values()):
+            for lazy in each(value):
+                re.compile(lazy.pattern, lazy._flags)
+                seen += 1
+    assert seen > 500, seen

@@ -37,6 +37,7 @@ from wizard.i18n import Msg, tr
 from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, reserve
 from wizard.probes import ProbeOutput
 from wizard.store import ActionRun, ActionState, DiskFullError, Store, disk_full_message, is_disk_full, state_dir_of
+from wizard.common import lazy_re
 
 
 @dataclass(frozen=True)
@@ -509,7 +510,7 @@ def cancel(run: ActionRun, boot_id: str, sig: int = 15) -> bool:
 
 # ------------------------------------------------------------------ log following
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
 
 
 def clean_line(line: str) -> str:

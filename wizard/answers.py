@@ -56,6 +56,7 @@ from wizard.plan import PLAN_KEYS, parse_value, whole
 from wizard.registry import did_you_mean, step_of
 from wizard.store import ActionState
 from wizard.i18n import N_, Msg, joined
+from wizard.common import lazy_re
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -133,10 +134,10 @@ def schema() -> dict[str, Any]:
 
 _SEG = r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|[A-Za-z0-9_-]+'
 _DOTTED = rf"(?:{_SEG})(?:[ \t]*\.[ \t]*(?:{_SEG}))*"
-_HEADER = re.compile(rf"^[ \t]*\[[ \t]*({_DOTTED})[ \t]*\]")
-_KEYLINE = re.compile(rf"^[ \t]*({_DOTTED})[ \t]*=")
-_AOT_HEADER = re.compile(rf"^[ \t]*\[\[[ \t]*({_DOTTED})[ \t]*\]\]")
-_INLINE_KEY = re.compile(rf"[{{,][ \t]*({_DOTTED})[ \t]*=")
+_HEADER = lazy_re(rf"^[ \t]*\[[ \t]*({_DOTTED})[ \t]*\]")
+_KEYLINE = lazy_re(rf"^[ \t]*({_DOTTED})[ \t]*=")
+_AOT_HEADER = lazy_re(rf"^[ \t]*\[\[[ \t]*({_DOTTED})[ \t]*\]\]")
+_INLINE_KEY = lazy_re(rf"[{{,][ \t]*({_DOTTED})[ \t]*=")
 
 
 def _parts(dotted: str) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from wizard.actions import ActionContext, Resolved
 from wizard.model import Finding, Verdict
 from wizard.progress import MARK, fmt_duration, strip_marked
 from wizard.i18n import Msg
+from wizard.common import lazy_re
 
 DCGMI_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html"
 SRC_LEVELS = (f"NVIDIA dcgmi diag reference ({DCGMI_DIAG_URL}): -r 1 quick deployment checks, normally seconds; 2 medium "
@@ -103,11 +104,11 @@ for clocks and temperatures to settle under load; DCGM's targeted stress and pow
 PROGRESS_EVERY_S = 15.0
 """Seconds between progress lines (the log of a 2 h level-4 run gets ~500 lines)."""
 
-CONNECT_FAILED = re.compile(r"Unable to connect to host engine|host engine is not running|"
+CONNECT_FAILED = lazy_re(r"Unable to connect to host engine|host engine is not running|"
                             r"unable to establish a connection to the specified host", re.I)
 """dcgmi's words when nv-hostengine cannot be reached (NVIDIA/DCGM dcgmi/Command.cpp; real output:
 tests/data/public/dcgmi__unable-to-connect-host-engine.txt)."""
-_ENDED = re.compile(r"^# (?P<label>.+?): ended after .*, exit status (?P<rc>-?\d+)", re.M)
+_ENDED = lazy_re(r"^# (?P<label>.+?): ended after .*, exit status (?P<rc>-?\d+)", re.M)
 
 
 def node_level(plan: Mapping[str, Any]) -> int:

@@ -27,6 +27,7 @@ from wizard.store import (
     creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
 )
 from wizard.i18n import N_, Msg
+from wizard.common import lazy_re
 
 
 def _create_build(state_dir: Path, identity: Mapping[str, Any], clock: Any) -> tuple[BuildInfo, BuildLock]:
@@ -145,7 +146,7 @@ def host_words(identity: Mapping[str, Any]) -> str:
 
 CANCELLED_NOTE = N_("not a failure; run it again to finish it")
 """What a cancelled run's step reason adds after its action words (``action cancelled (exit status 1): ...``)."""
-_ACTION_REASON = re.compile(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?(: " + re.escape(CANCELLED_NOTE) + ")?$")
+_ACTION_REASON = lazy_re(r"^action ([a-z-]+)(?: \(exit status (-?\d+)\))?(: " + re.escape(CANCELLED_NOTE) + ")?$")
 HANDOVER_NOT_READY = N_("handed over while not ready ({failed} step(s) failed, {not_done} not done) by {user}")
 ACCEPTED_WARNINGS = N_("warnings accepted by {user}: {note}")
 """The reasons the engine writes, in English, for a hand-over while not ready (then ": " and the note, when there

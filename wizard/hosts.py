@@ -20,6 +20,7 @@ the recorded output out. An operation the bundle does not hold gets a result who
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from wizard.common import lazy_re
 
 if TYPE_CHECKING:
     import asyncio
@@ -313,7 +314,7 @@ SSH_TO_FAILED = N_("ssh to {host} failed: {why}")
 """The error of an ssh that could not connect or log in (:attr:`CommandResult.error`): bringup's words, ssh's own
 message as ssh printed it."""
 NO_SSH_MESSAGE = N_("exit status 255 and no message")
-_SSH_TO_FAILED_EN = re.compile(r"^ssh to (\S+) failed: (.*)$", re.S)
+_SSH_TO_FAILED_EN = lazy_re(r"^ssh to (\S+) failed: (.*)$", re.S)
 
 
 def ssh_failed_words(text: str) -> str:

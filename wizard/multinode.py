@@ -68,6 +68,7 @@ from wizard.i18n import Msg
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 from wizard.rules.multinode import REMEDY_TOO_FEW, REMEDY_UNREACHABLE, too_few_nodes_words
+from wizard.common import lazy_re
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_PORT = 29400
@@ -95,11 +96,11 @@ first; the watcher is the backstop when the launcher itself is gone."""
 MAX_PARALLEL = 16
 """Nodes copied to / asked for facts at once (bounded fan-out)."""
 
-TORCH_MISSING_RE = re.compile(r"No module named '?torch'?\b|ModuleNotFoundError: No module named 'torch")
-RDZV_TIMEOUT_RE = re.compile(r"RendezvousTimeoutError")
-RDZV_CONNECT_RE = re.compile(r"RendezvousConnectionError|The connection to the C10d store has failed|"
+TORCH_MISSING_RE = lazy_re(r"No module named '?torch'?\b|ModuleNotFoundError: No module named 'torch")
+RDZV_TIMEOUT_RE = lazy_re(r"RendezvousTimeoutError")
+RDZV_CONNECT_RE = lazy_re(r"RendezvousConnectionError|The connection to the C10d store has failed|"
                              r"DistStoreError|TCPStore.*(timed out|Connection refused)")
-PY_MISSING_RE = re.compile(r"(No such file or directory|command not found|not found)")
+PY_MISSING_RE = lazy_re(r"(No such file or directory|command not found|not found)")
 
 REMEDY_TORCH = ("Install PyTorch on {name} in the Python the hostfile names (python=... on its line; now {python}), "
                 "the same version as on the other nodes, e.g. `{python} -m pip install torch==<version>`; or point "

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from wizard.i18n import N_
 from wizard.hosts import DEFAULT_TIMEOUT_S, CommandResult, FileResult, Host, NotInSnapshot, decode
+from wizard.common import lazy_re
 
 
 @dataclass
@@ -69,9 +69,9 @@ class ProbeOutput:
         return out
 
 
-_EVIDENCE_ERROR = re.compile(r"^error: (?:(command not found|permission denied): (\S+)|timed out after ([\d.]+) s|"
+_EVIDENCE_ERROR = lazy_re(r"^error: (?:(command not found|permission denied): (\S+)|timed out after ([\d.]+) s|"
                              r"(not in snapshot))$")
-_EVIDENCE_EXIT = re.compile(r"^exit status (-?\d+)$")
+_EVIDENCE_EXIT = lazy_re(r"^exit status (-?\d+)$")
 
 
 def evidence_shown(line: str) -> str:

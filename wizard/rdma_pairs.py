@@ -38,7 +38,6 @@ from wizard.i18n import N_
 
 import argparse
 import asyncio
-import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from wizard.install.perftest import DURATION_S, MESSAGE_BYTES, PERFTEST_BINARY, 
 from wizard.multinode import HostfileError, read_hostfile, run_cancelled_by_signals
 from wizard.parsers.fabric import IbPort, parse_ib_sysfs
 from wizard.parsers.hostfile import NodeSpec
+from wizard.common import lazy_re
 
 _C = {"LC_ALL": "C", "LANG": "C"}
 _PORT_FILES = " ".join(f"sys/class/infiniband/*/ports/*/{f}" for f in ("state", "phys_state", "rate", "link_layer",
@@ -63,7 +63,7 @@ SERVER_SH = ('exec 3<&0; "$@" </dev/null & p=$!; { cat <&3 >/dev/null 2>&1; kill
 """``sh -c SERVER_SH sh IB_WRITE_BW ARGS...`` on the server node: the server in the background, stopped when the ssh
 session's standard input closes (bringup closes it when the client failed or the time is up; sshd closes it when the
 connection drops); the exit status is the server's."""
-WAITING_RE = re.compile(r"Waiting for client to connect")
+WAITING_RE = lazy_re(r"Waiting for client to connect")
 START_WAIT_S = 5.0
 """Seconds to wait for the server's "Waiting for client to connect" line before starting the client anyway (perftest
 may not flush it through a pipe; it listens right after printing it)."""
@@ -72,7 +72,7 @@ CLIENT_MARGIN_S = 60.0
 """The client's ssh may take the test's seconds plus this (login, handshake, memory registration)."""
 SERVER_END_WAIT_S = 30.0
 """After the client ended, seconds the server gets to print its result and exit before it is stopped."""
-_DEVICE = re.compile(r"^([\w.-]+)(?::(\d{1,3}))?$")
+_DEVICE = lazy_re(r"^([\w.-]+)(?::(\d{1,3}))?$")
 
 
 @dataclass

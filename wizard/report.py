@@ -25,14 +25,13 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import re
 import shlex
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wizard import __version__
-from wizard.common import human_bytes
+from wizard.common import human_bytes, lazy_re
 from wizard.i18n import N_
 from wizard.facts import facts_of
 from wizard.hosts import Host
@@ -991,7 +990,7 @@ def _figure(v: Any) -> str:
     return str(v)
 
 
-CODE_SPAN = re.compile(r"`([^`]+)`")
+CODE_SPAN = lazy_re(r"`([^`]+)`")
 """A code span in bringup's own text (a command to run: ``ipmitool mc info``), one backtick each side."""
 
 

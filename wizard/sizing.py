@@ -78,6 +78,7 @@ from typing import Any, Callable, Mapping
 
 from wizard.data import table
 from wizard.i18n import Msg, N_
+from wizard.common import lazy_re
 
 GB = 1e9
 """Bytes in a gigabyte (SI). GPU datasheets and disk vendors quote GB."""
@@ -311,7 +312,7 @@ class GpuSpec:
         return "UNVERIFIED" in self.verification.upper() or "NOT RE-READ" in self.verification.upper()
 
 
-_NUM = re.compile(r"\d+(?:\.\d+)?")
+_NUM = lazy_re(r"\d+(?:\.\d+)?")
 
 
 def _tdp_max(text: str) -> float | None:
@@ -445,7 +446,7 @@ class SizingInputs:
         return self.precision in ("bf16", "fp16")
 
 
-_COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:\s*[eE]\s*([+-]?\d{1,3}))?\s*([kKmMbBtT]?)\s*$")
+_COUNT = lazy_re(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:\s*[eE]\s*([+-]?\d{1,3}))?\s*([kKmMbBtT]?)\s*$")
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from wizard.common import fmt_value
 from wizard.hosts import ssh_failed_words
 from wizard.i18n import N_, Msg, _, ngettext, tr
 from wizard.actions import ActionContext, Resolved
+from wizard.common import lazy_re
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_SOAK_MINUTES = 10.0
@@ -266,9 +266,9 @@ def _so_far(done: int, total: int, unit: object) -> str:
     return _("{done} s of {total} s").format(done=done, total=total) if unit == "s" else f"{done}/{total}"
 
 
-_SUBTEST_PHASE = re.compile(r"^(gemm|memcpy|h2d|d2h|memory|train) on (\S+)$")
-_SOAK_PHASE = re.compile(r"^soak interval (\d+)$")
-_NODES_PHASE = re.compile(r"^(copy the script to|facts from) (\d+) node\(s\)$")
+_SUBTEST_PHASE = lazy_re(r"^(gemm|memcpy|h2d|d2h|memory|train) on (\S+)$")
+_SOAK_PHASE = lazy_re(r"^soak interval (\d+)$")
+_NODES_PHASE = lazy_re(r"^(copy the script to|facts from) (\d+) node\(s\)$")
 """wizard.multinode's own phases: the script copied to the nodes, their facts read (walk 24: English under a Chinese
 screen)."""
 

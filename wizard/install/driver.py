@@ -33,6 +33,7 @@ from wizard.install.packages import DriverState, driver_state, packages_of
 from wizard.parsers.host import OsRelease, parse_os_release
 from wizard.parsers.cuda import version_tuple
 from wizard.parsers.packages import Package, PackageList, branch_of
+from wizard.common import lazy_re
 
 APT_NO_REMOVE = "--no-remove"
 """apt-get(8): "--no-remove: If any packages are to be removed apt-get immediately aborts without prompting".
@@ -471,7 +472,7 @@ def _ops(ops: list[list[str] | dict[str, Any]]) -> list[dict[str, Any]]:
     return [o if isinstance(o, dict) else {"argv": o} for o in ops]
 
 
-UBUNTU_KERNEL = re.compile(r"\d+\.\d+\.\d+-\d+-[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+UBUNTU_KERNEL = lazy_re(r"\d+\.\d+\.\d+-\d+-[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 """``uname -r`` of an Ubuntu archive kernel (``6.8.0-31-generic``, ``6.8.0-1015-aws``): Canonical publishes
 linux-modules-nvidia-<branch>-server[-open]-<that release> for them (Ubuntu Server docs, Select NVIDIA driver
 packages manually); other kernels need DKMS."""

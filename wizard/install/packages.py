@@ -5,7 +5,6 @@ judge and the install planner refuses to overwrite. Data, not judgement; never i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -13,10 +12,11 @@ from wizard.facts import facts_of
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
 from wizard.parsers.packages import ModInfo, Package, PackageList, parse_dpkg, parse_modinfo, parse_rpm
 from wizard.probes import ProbeOutput
+from wizard.common import lazy_re
 
 Outputs = Mapping[str, ProbeOutput]
 
-DRIVER_CORE = re.compile(
+DRIVER_CORE = lazy_re(
     r"nvidia-driver(?:-\d{3})?(?:-server)?(?:-open)?|nvidia-dkms-\d{3}(?:-server)?(?:-open)?|nvidia-utils-\d{3}(?:-server)?"
     r"|libnvidia-compute-\d{3}(?:-server)?|nvidia-kernel-common-\d{3}(?:-server)?|nvidia-kernel-source-\d{3}(?:-server)?(?:-open)?"
     r"|nvidia-compute-utils-\d{3}(?:-server)?|nvidia-headless(?:-no-dkms)?-\d{3}(?:-server)?(?:-open)?"
@@ -26,24 +26,24 @@ DRIVER_CORE = re.compile(
 """Packages whose version is the driver's version (Ubuntu/Debian, NVIDIA's repositories, RHEL, SUSE names).
 Not nvidia-settings (versioned on its own) and not linux-modules-nvidia-* (versioned by kernel)."""
 
-KMOD_OPEN = re.compile(r"nvidia-dkms-\d{3}(?:-server)?-open|kmod-nvidia-open-dkms|nvidia-kernel-open-dkms|nvidia-open-kernel-dkms"
+KMOD_OPEN = lazy_re(r"nvidia-dkms-\d{3}(?:-server)?-open|kmod-nvidia-open-dkms|nvidia-kernel-open-dkms|nvidia-open-kernel-dkms"
                        r"|linux-modules-nvidia-\d{3}(?:-server)?-open-.*|nvidia-open-driver-G0\d.*kmp.*|nvidia-open(?:-\d{3})?"
                        r"|nvidia-driver-\d{3}(?:-server)?-open|nvidia-headless(?:-no-dkms)?-\d{3}(?:-server)?-open"
                        r"|nvidia-kernel-source-\d{3}(?:-server)?-open")
 """Packages that install or select the OPEN kernel modules (Ubuntu -open names; NVIDIA's nvidia-open,
 kmod-nvidia-open-dkms, nvidia-kernel-open-dkms; Debian nvidia-open-kernel-dkms; SUSE nvidia-open-driver)."""
 
-KMOD_PROPRIETARY = re.compile(r"nvidia-dkms-\d{3}(?:-server)?|kmod-nvidia-latest-dkms|nvidia-kernel-dkms"
+KMOD_PROPRIETARY = lazy_re(r"nvidia-dkms-\d{3}(?:-server)?|kmod-nvidia-latest-dkms|nvidia-kernel-dkms"
                               r"|linux-modules-nvidia-\d{3}(?:-server)?-(?!open-).*|nvidia-driver-G0\d-kmp.*"
                               r"|nvidia-driver-\d{3}(?:-server)?|nvidia-headless(?:-no-dkms)?-\d{3}(?:-server)?"
                               r"|nvidia-kernel-source-\d{3}(?:-server)?|nvidia-tesla(?:-\d+)?-kernel-dkms|cuda-drivers(?:-\d{3})?")
 """Packages that install or select the PROPRIETARY kernel modules. Other module packages (e.g. a
 distribution's dkms-nvidia, which may build either source) tell nothing about the flavour."""
 
-FM_PKG = re.compile(r"nvidia-fabric-?manager(?:-\d{3})?")
-NSCQ_PKG = re.compile(r"libnvidia-nscq(?:-\d{3})?")
-DCGM_PKG = re.compile(r"datacenter-gpu-manager(?:-\d+)?(?:-cuda\d+|-core)?")
-CTK_PKG = re.compile(r"nvidia-container-toolkit")
+FM_PKG = lazy_re(r"nvidia-fabric-?manager(?:-\d{3})?")
+NSCQ_PKG = lazy_re(r"libnvidia-nscq(?:-\d{3})?")
+DCGM_PKG = lazy_re(r"datacenter-gpu-manager(?:-\d+)?(?:-cuda\d+|-core)?")
+CTK_PKG = lazy_re(r"nvidia-container-toolkit")
 
 
 def packages_of(out: Outputs) -> tuple[PackageList | None, ProbeOutput | None]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from wizard.common import sat_int, to_float
+from wizard.common import lazy_re
 
 SENSOR_TYPES = (
     # IPMI v2.0 table 42-3, as ipmitool names them (lib/ipmi_sel.c sensor_type_desc), and the variants ipmitool
@@ -104,16 +105,16 @@ class SelFacts:
     unread: tuple[str, ...] = ()
 
 
-_HEX_ID = re.compile(r"^[0-9a-fA-F]{1,8}$")
-_TIME = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ampm>[AaPp][Mm]))?(?:\s+(?P<zone>\S.*))?$")
-_DATE = re.compile(r"^(?P<a>\d{1,4})[/.-](?P<b>\d{1,2})[/.-](?P<c>\d{1,4})$")
+_HEX_ID = lazy_re(r"^[0-9a-fA-F]{1,8}$")
+_TIME = lazy_re(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ampm>[AaPp][Mm]))?(?:\s+(?P<zone>\S.*))?$")
+_DATE = lazy_re(r"^(?P<a>\d{1,4})[/.-](?P<b>\d{1,2})[/.-](?P<c>\d{1,4})$")
 
 
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                                         "dec"), 1)}
-_NAMED_DATE = re.compile(r"^(?P<mon>[A-Za-z]{3})-(?P<d>\d{1,2})-(?P<y>\d{4})$")
+_NAMED_DATE = lazy_re(r"^(?P<mon>[A-Za-z]{3})-(?P<d>\d{1,2})-(?P<y>\d{4})$")
 """FreeIPMI ipmi-sel's date ("Nov-25-2024")."""
-FREEIPMI_HEADER = re.compile(r"^\s*ID\s*\|\s*Date\s*\|\s*Time\s*\|\s*Name\s*\|\s*Type\s*(?:\|\s*State\s*)?\|\s*Event\b",
+FREEIPMI_HEADER = lazy_re(r"^\s*ID\s*\|\s*Date\s*\|\s*Time\s*\|\s*Name\s*\|\s*Type\s*(?:\|\s*State\s*)?\|\s*Event\b",
                              re.I)
 """FreeIPMI ipmi-sel's header: ``ID | Date | Time | Name | Type | Event``, with ``| State`` under
 --output-event-state (ipmi-sel(8), https://www.gnu.org/software/freeipmi/manpages/man8/ipmi-sel.8.html)."""
@@ -168,7 +169,7 @@ def split_sensor(column: str) -> tuple[str, str]:
     return "", col
 
 
-_WEB_EVENT = re.compile(
+_WEB_EVENT = lazy_re(
     r"^(?:(?P<date>\d{2,4}[/.-]\d{1,2}[/.-]\d{1,4})[ T,]+(?P<time>\d{1,2}:\d{2}(?::\d{2})?)\s+)?"
     r"(?P<event>[A-Za-z][^|@]*?)\s*(?:@\s*(?P<sensor>[^|@]*?))?\s+-\s+(?P<dir>Assert(?:ion|ed)|Deassert(?:ion|ed))\s*$",
     re.I)
@@ -176,7 +177,7 @@ _WEB_EVENT = re.compile(
 error @P2-DIMMF1 - Assertion"), optionally led by its date and time: the IPMI event text, the sensor or location after
 "@", the direction."""
 
-_IPMIUTIL = re.compile(
+_IPMIUTIL = lazy_re(
     r"(?:^|\s)(?P<id>[0-9a-fA-F]{4}) (?P<date>\d\d/\d\d/\d\d) (?P<time>\d\d:\d\d:\d\d) (?P<sev>INF|MIN|MAJ|CRT|OK) "
     r"(?P<src>[A-Z]{2,4}) +(?P<rest>.+?)(?: (?P<trig>[0-9a-fA-F]{2}) \[[0-9a-fA-F ]+\])?\s*$")
 """A record of ``ipmiutil sel`` (RecId Date/Time SEV Src Evt_Type Sens# Evt_detail - Trig [Evt_data],
@@ -348,7 +349,7 @@ def parse_smbios_ipmi(files: Mapping[str, str | None]) -> BmcDeclared:
         devices=tuple(sorted(p for p in paths if p.startswith("/dev/ipmi"))))
 
 
-IPMI_ACCESS_ERROR = re.compile(r"Could not open device at /dev/ipmi\S*|Unable to establish IPMI v[12] / RMCP\+? session|"
+IPMI_ACCESS_ERROR = lazy_re(r"Could not open device at /dev/ipmi\S*|Unable to establish IPMI v[12] / RMCP\+? session|"
                                r"Unable to establish (?:IPMI v1\.5 / RMCP|LAN) session|"
                                r"Get (?:Device ID|SEL Info|SDR) command failed|Error obtaining SDR info", re.I)
 """ipmitool's own words when it cannot talk to a BMC (lib/ipmi_intf.c, src/plugins/open/open.c, lanplus.c)."""
@@ -427,10 +428,10 @@ class SdrFacts:
     unread: tuple[str, ...] = ()
 
 
-_SENSOR_ID = re.compile(r"^[0-9A-Fa-f]{1,2}h$")
-_ENTITY = re.compile(r"^\d{1,3}\.\d{1,3}$")
+_SENSOR_ID = lazy_re(r"^[0-9A-Fa-f]{1,2}h$")
+_ENTITY = lazy_re(r"^\d{1,3}\.\d{1,3}$")
 _STATUS = {"ok", "ns", "nc", "cr", "nr", "na", "lnc", "unc", "lcr", "ucr", "lnr", "unr"}
-_READING = re.compile(r"^(?P<v>[-+]?\d+(?:\.\d+)?)(?:\s*\(\+/-\s*[\d.]+\))?\s+(?P<u>[A-Za-z%][A-Za-z %/]*?)\s*$")
+_READING = lazy_re(r"^(?P<v>[-+]?\d+(?:\.\d+)?)(?:\s*\(\+/-\s*[\d.]+\))?\s+(?P<u>[A-Za-z%][A-Za-z %/]*?)\s*$")
 
 
 def _reading(text: str) -> tuple[float | None, str, tuple[str, ...]]:
@@ -446,8 +447,8 @@ def _reading(text: str) -> tuple[float | None, str, tuple[str, ...]]:
     return value, unit, tuple(parts)
 
 
-_VERBOSE_ID = re.compile(r"^Sensor ID\s*:\s*(?P<name>.*?)(?:\s+\((?P<num>0x[0-9A-Fa-f]+)\))?\s*$")
-_VERBOSE_KEY = re.compile(r"^\s+(?P<k>[A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(?P<v>.*?)\s*$")
+_VERBOSE_ID = lazy_re(r"^Sensor ID\s*:\s*(?P<name>.*?)(?:\s+\((?P<num>0x[0-9A-Fa-f]+)\))?\s*$")
+_VERBOSE_KEY = lazy_re(r"^\s+(?P<k>[A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(?P<v>.*?)\s*$")
 _VERBOSE_STATUS = {"ok": "ok", "lower non-critical": "lnc", "upper non-critical": "unc", "lower critical": "lcr",
                    "upper critical": "ucr", "lower non-recoverable": "lnr", "upper non-recoverable": "unr",
                    "not available": "na", "no reading": "ns"}
@@ -585,7 +586,7 @@ class SelInfo:
     lines: tuple[str, ...] = ()
 
 
-_SELINFO_ROW = re.compile(r"^\s*([A-Za-z#][\w #/()-]{1,45}?)\s*:\s*(.*?)\s*$")
+_SELINFO_ROW = lazy_re(r"^\s*([A-Za-z#][\w #/()-]{1,45}?)\s*:\s*(.*?)\s*$")
 
 
 def parse_sel_info(text: str) -> SelInfo | None:

@@ -30,13 +30,14 @@ from typing import Mapping
 
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
-_KV = re.compile(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|Brand|GPU UUID|Bus Location|"
+_KV = lazy_re(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|Brand|GPU UUID|Bus Location|"
                  r"Architecture):\s*(.*?)\s*$")
-_CLI_ERROR = re.compile(r"nvidia-container-cli(?:\.real)?: (?:(\w[\w ]*?) error: )?(.*)$")
-_DOCKER_NO_RUNTIME = re.compile(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
+_CLI_ERROR = lazy_re(r"nvidia-container-cli(?:\.real)?: (?:(\w[\w ]*?) error: )?(.*)$")
+_DOCKER_NO_RUNTIME = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
                                 r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia")
-_GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]")
+_GLOG = lazy_re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]")
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def is_debug_line(line: str) -> bool:
 
 # ------------------------------------------------------------------ kubectl get pods
 
-_PODS_HEAD = re.compile(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
+_PODS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class Pod:
     line: str
 
 
-_POD_ROW = re.compile(r"^[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+\S+\s+\d+(?:\s+\([^)]*\))?\s+\S+\s*$")
+_POD_ROW = lazy_re(r"^[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+\S+\s+\d+(?:\s+\([^)]*\))?\s+\S+\s*$")
 """A pod row of ``kubectl get pods`` without the namespace column: name, READY n/m, STATUS, RESTARTS, AGE."""
 
 
@@ -206,8 +207,8 @@ class K8sNode:
                 if re.fullmatch(r"[\w.-]+/(?:gpu|mig-[\w.-]+)", k) and v.strip().isdigit()}
 
 
-_K8S_TOP = re.compile(r"^([A-Z][A-Za-z ]{1,30}):\s*(.*)$")
-_K8S_KV = re.compile(r"^\s+([\w./-]+):\s+(\S.*?)\s*$")
+_K8S_TOP = lazy_re(r"^([A-Z][A-Za-z ]{1,30}):\s*(.*)$")
+_K8S_KV = lazy_re(r"^\s+([\w./-]+):\s+(\S.*?)\s*$")
 
 
 def parse_k8s_node(text: str) -> K8sNode | None:

@@ -20,6 +20,7 @@ from wizard.parsers.gpu import parse_driver_version
 from wizard.parsers._frozen import build_set
 from wizard.common import sat_int
 from wizard.i18n import Msg
+from wizard.common import lazy_re
 
 
 # ------------------------------------------------------------------ versions
@@ -60,7 +61,7 @@ class NvccVersion:
     lines: list[str] = field(default_factory=list)
 
 
-_NVCC_RELEASE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
+_NVCC_RELEASE = lazy_re(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
 NVCC_RELEASE = _NVCC_RELEASE
 """nvcc's version line: group 1 the release ("12.8"), group 2 the build ("12.8.93")."""
 
@@ -196,21 +197,21 @@ def cuda_error_lookup(printed: int | None = None, text: str = "", name: str = ""
 
 _CODED = (
     # "cuda runtime error (802) : system not yet initialized at .../THCGeneral.cpp:50" (torch <= 1.4)
-    re.compile(r"cuda runtime error \((\d+)\)\s*:\s*(.*?)(?:\s+at\s+\S+)?\s*$", re.I),
+    lazy_re(r"cuda runtime error \((\d+)\)\s*:\s*(.*?)(?:\s+at\s+\S+)?\s*$", re.I),
     # "THCudaCheck FAIL file=... line=50 error=802 : system not yet initialized" (also "error = 48: ...")
-    re.compile(r"THCudaCheck FAIL .*?error\s*=\s*(\d+)\s*:\s*(.*?)\s*$", re.I),
+    lazy_re(r"THCudaCheck FAIL .*?error\s*=\s*(\d+)\s*:\s*(.*?)\s*$", re.I),
     # "Unexpected error from cudaGetDeviceCount(). ... Error 802: system not yet initialized (Triggered internally ...)"
-    re.compile(r"\bError (\d+): (.*?)(?:\s*\(Triggered internally.*)?$"),
+    lazy_re(r"\bError (\d+): (.*?)(?:\s*\(Triggered internally.*)?$"),
     # the CUDA samples' checkCudaErrors (Common/helper_cuda.h): 'CUDA error at helper_cuda.h:791 code=100(cudaErrorNoDevice)'
-    re.compile(r"CUDA error at \S+ code=(\d+)\((\w+)\)", re.I),
+    lazy_re(r"CUDA error at \S+ code=(\d+)\((\w+)\)", re.I),
     # "CUDA error 2 (out of memory)" / "CUDA error: 999 unknown error"-style lines of other CUDA programs
-    re.compile(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
+    lazy_re(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
-_TEXT_ONLY = re.compile(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
+_TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
                         r"|\(error code ([^)]+)\)|\bCUDA failure [\w/.]+:\d+ '([^']+)'", re.I)
 """The text cudaGetErrorString printed; the CUDA samples print it as "Failed to allocate device vector A (error code
 system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'"."""
-_CU_NAME = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
+_CU_NAME = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
 
 
 def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
@@ -229,10 +230,10 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
     return None, None
 
 
-_OOM_OLD = re.compile(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ \w?i?B) total capacity; "
+_OOM_OLD = lazy_re(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ \w?i?B) total capacity; "
                       r"(?P<allocated>[\d.]+ \w?i?B) already allocated; (?P<free>[\d.]+ \w?i?B|0 bytes) free;"
                       r"(?: (?:[\d.]+ \w?i?B) cached| (?P<reserved>[\d.]+ \w?i?B) reserved in total by PyTorch)?")
-_OOM_NEW = re.compile(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B)\. GPU (?P<gpu>\d+) has a total capac\w* of "
+_OOM_NEW = lazy_re(r"Tried to allocate (?P<tried>[\d.]+ \w?i?B)\. GPU (?P<gpu>\d+) has a total capac\w* of "
                       r"(?P<total>[\d.]+ \w?i?B) of which (?P<free>[\d.]+ \w?i?B|0 bytes) is free\."
                       r"(?: Including non-PyTorch memory, this process has (?P<process>[\d.]+ \w?i?B) memory in use\.)?"
                       r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w?i?B) is allocated by PyTorch, and "
@@ -250,20 +251,20 @@ def parse_oom(line: str) -> OutOfMemory | None:
 
 
 _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("torch_missing", re.compile(r"No module named '?torch'?", re.I)),
-    ("driver_too_old", re.compile(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?", re.I)),
-    ("insufficient_driver", re.compile(r"CUDA driver version is insufficient for CUDA runtime version", re.I)),
-    ("ecc", re.compile(r"uncorrectable ECC error encountered", re.I)),
-    ("no_driver", re.compile(r"Found no NVIDIA driver on your system|NVIDIA driver (?:is )?not (?:loaded|installed)|"
+    ("torch_missing", lazy_re(r"No module named '?torch'?", re.I)),
+    ("driver_too_old", lazy_re(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?", re.I)),
+    ("insufficient_driver", lazy_re(r"CUDA driver version is insufficient for CUDA runtime version", re.I)),
+    ("ecc", lazy_re(r"uncorrectable ECC error encountered", re.I)),
+    ("no_driver", lazy_re(r"Found no NVIDIA driver on your system|NVIDIA driver (?:is )?not (?:loaded|installed)|"
                              r"no CUDA-capable device is detected|ProcessGroupNCCL is only supported with GPUs, no GPUs "
                              r"found", re.I)),
-    ("no_kernel_image", re.compile(r"no kernel image is available for execution on the device|"
+    ("no_kernel_image", lazy_re(r"no kernel image is available for execution on the device|"
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
-    ("oom", re.compile(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
-    ("ext_mismatch", re.compile(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile "
+    ("oom", lazy_re(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
+    ("ext_mismatch", lazy_re(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile "
                                 r"PyTorch|Cuda extensions are being compiled with a version of Cuda that does not match",
                                 re.I)),
-    ("other_cuda", re.compile(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
+    ("other_cuda", lazy_re(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
                               r"CUDA error at \S+ code=\d+|\(error code [^)]+\)", re.I)),
 )
@@ -304,15 +305,15 @@ class TorchCuda:
         return next((e for e in self.errors if e.kind == kind), None)
 
 
-_TORCH_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?$")  # 2.4.0.dev20240507+cu124 too
-_CUDA_VALUE = re.compile(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
-_BOOL = re.compile(r"^(True|False)$")
-_REPL = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")
-_REPL_OUT = re.compile(r"^Out\[\d+\]:\s*")
-_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES=['\"]?([\w,:/.-]+)")
-_CUDA_TENSOR = re.compile(r"^tensor\(.*device='cuda(?::\d+)?'")
+_TORCH_VERSION = lazy_re(r"^\d+\.\d+(?:\.\d+)?(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?$")  # 2.4.0.dev20240507+cu124 too
+_CUDA_VALUE = lazy_re(r"^(?:\d+\.\d+(?:\.\d+)?|None)$")
+_BOOL = lazy_re(r"^(True|False)$")
+_REPL = lazy_re(r"^\s*(?:>>>|\.\.\.|In \[\d+\]:)\s?")
+_REPL_OUT = lazy_re(r"^Out\[\d+\]:\s*")
+_VISIBLE = lazy_re(r"\bCUDA_VISIBLE_DEVICES=['\"]?([\w,:/.-]+)")
+_CUDA_TENSOR = lazy_re(r"^tensor\(.*device='cuda(?::\d+)?'")
 """A printed tensor on a CUDA device (``tensor([0.], device='cuda:0')``): CUDA initialised and ran a copy."""
-_DEVICE_NAME = re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w .-]*$")
+_DEVICE_NAME = lazy_re(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w .-]*$")
 """A line that is a GPU name alone, as ``torch.cuda.get_device_name()`` prints it ("NVIDIA A100-SXM4-80GB",
 "Tesla V100-SXM2-16GB", "GRID A100D-4C")."""
 
@@ -352,7 +353,7 @@ def _set(t: TorchCuda, what: str, value: str, line: str, asked: str = "") -> Non
         t.evidence[what + "_asked"] = asked
 
 
-_ONE_LINER = re.compile(r"\bpython[\d.]*\s+-c\s+[\"'](.*print\(.*)[\"']\s*$")
+_ONE_LINER = lazy_re(r"\bpython[\d.]*\s+-c\s+[\"'](.*print\(.*)[\"']\s*$")
 """``python -c "import torch; print(torch.__version__); print(torch.cuda.is_available())"``: its print() calls
 answer, in order, on the output lines that follow."""
 
@@ -535,7 +536,7 @@ _TORCH_MARKERS = (
 )
 
 
-NVCC_NOT_FOUND = re.compile(r"Command 'nvcc' not found|\bnvcc: (?:command )?not found|"
+NVCC_NOT_FOUND = lazy_re(r"Command 'nvcc' not found|\bnvcc: (?:command )?not found|"
                             r"command not found: nvcc|No such file or directory.*\bnvcc\b", re.I)
 """The shell saying there is no ``nvcc`` on PATH (bash, Ubuntu's command-not-found, zsh)."""
 

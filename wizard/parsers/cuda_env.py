@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from wizard.common import sat_int
 from wizard.parsers._frozen import build_set
+from wizard.common import lazy_re
 
 MAX_LINES = 20000
 """Lines read at most (a report is a few dozen; ``numba -s`` lists installed packages too)."""
@@ -84,20 +85,20 @@ class CudaEnvReport:
     problems: list[str] = field(default_factory=list)
 
 
-_KV = re.compile(r"^[ \t]*([A-Za-z_][\w .,()/+\t-]{0,80}):(.*)$")
-_FOUND = re.compile(r"^\s*Found (\d{1,6}) CUDA devices?\b")
-_SUMMARY = re.compile(r"^\s*(\d{1,6})/(\d{1,6}) devices are supported\b")
-_DEVICE_KEY = re.compile(r"^Device (\d{1,4}) (Name|Compute Capability)$", re.I)
-_GPU_KEY = re.compile(r"^GPU(?: ((?:\d{1,4}\s*,\s*)*\d{1,4}))?( Compute Capability)?$", re.I)
+_KV = lazy_re(r"^[ \t]*([A-Za-z_][\w .,()/+\t-]{0,80}):(.*)$")
+_FOUND = lazy_re(r"^\s*Found (\d{1,6}) CUDA devices?\b")
+_SUMMARY = lazy_re(r"^\s*(\d{1,6})/(\d{1,6}) devices are supported\b")
+_DEVICE_KEY = lazy_re(r"^Device (\d{1,4}) (Name|Compute Capability)$", re.I)
+_GPU_KEY = lazy_re(r"^GPU(?: ((?:\d{1,4}\s*,\s*)*\d{1,4}))?( Compute Capability)?$", re.I)
 """``GPU 0,1,2: NAME`` (OpenMMLab), ``GPU: NAME`` (older mmcv: one GPU model for all), ``GPU 0  NAME (arch=8.0)``
 (detectron2)."""
-_D2_TABLE = re.compile(r"^-{10,}[ \t]+-{10,}[ \t]*$|^sys\.platform[ \t]{2,}\w+[ \t]*$", re.M)
+_D2_TABLE = lazy_re(r"^-{10,}[ \t]+-{10,}[ \t]*$|^sys\.platform[ \t]{2,}\w+[ \t]*$", re.M)
 """detectron2's ``collect_env`` table: its ruled header and ``sys.platform   linux`` (two or more spaces, no colon)."""
-_D2_ROW = re.compile(r"^([A-Za-z][\w .]{0,40}?)[ \t]{2,}(\S.*)$")
-_D2_ARCH = re.compile(r"\s*\(arch=(\d{1,2}\.\d)\)\s*$")
-_ERROR_VALUE = re.compile(r"\b\w*Error\(|\bcudaError\w+|\bCUDA_ERROR_\w+")
-_TOOL = (("CuPy", re.compile(r"^CuPy Version\s*:\s*(\S+)")), ("xFormers", re.compile(r"^xFormers (\d\S*)")),
-         ("Numba", re.compile(r"^__CUDA Information__|^Found \d+ CUDA devices")))
+_D2_ROW = lazy_re(r"^([A-Za-z][\w .]{0,40}?)[ \t]{2,}(\S.*)$")
+_D2_ARCH = lazy_re(r"\s*\(arch=(\d{1,2}\.\d)\)\s*$")
+_ERROR_VALUE = lazy_re(r"\b\w*Error\(|\bcudaError\w+|\bCUDA_ERROR_\w+")
+_TOOL = (("CuPy", lazy_re(r"^CuPy Version\s*:\s*(\S+)")), ("xFormers", lazy_re(r"^xFormers (\d\S*)")),
+         ("Numba", lazy_re(r"^__CUDA Information__|^Found \d+ CUDA devices")))
 
 
 def cuda_from_value(value: str, hundreds: bool = False) -> str:
@@ -303,17 +304,17 @@ def _fact(r: CudaEnvReport, name: str, value: str, line: str) -> None:
 
 # ------------------------------------------------------------------ kind
 
-_STRONG = re.compile(r"^[ \t]*CuPy Version[ \t]*:|^__CUDA Information__|^[ \t]*xFormers \d[\w.+]*[ \t]*$", re.M)
-_FOUND_LINE = re.compile(r"^[ \t]*Found \d{1,6} CUDA devices?\b", re.M)
-_DEV_LINE = re.compile(r"^[ \t]*id \d{1,4}[ \t][^\n]*\[(?:NOT )?SUPPORTED", re.M)
-_ENV_KEYS = re.compile(r"^[ \t]*(?:CUDA Driver Version|CUDA Runtime Version|CUDA Build Version|CUDA Device Initialized"
+_STRONG = lazy_re(r"^[ \t]*CuPy Version[ \t]*:|^__CUDA Information__|^[ \t]*xFormers \d[\w.+]*[ \t]*$", re.M)
+_FOUND_LINE = lazy_re(r"^[ \t]*Found \d{1,6} CUDA devices?\b", re.M)
+_DEV_LINE = lazy_re(r"^[ \t]*id \d{1,4}[ \t][^\n]*\[(?:NOT )?SUPPORTED", re.M)
+_ENV_KEYS = lazy_re(r"^[ \t]*(?:CUDA Driver Version|CUDA Runtime Version|CUDA Build Version|CUDA Device Initialized"
                        r"|pytorch\.cuda|gpu\.compute_capability|build\.cuda_version|Device \d+ Compute Capability)[ \t]*:",
                        re.M)
 
 
-_MM_ENV = re.compile(r"^[ \t]*sys\.platform:[ \t]*\w+[ \t]*$", re.M)
-_MM_TOOLS = re.compile(r"^[ \t]*(?:MMCV|MMEngine):[ \t]*\d", re.M)
-_MM_CUDA = re.compile(r"^[ \t]*CUDA available:[ \t]*(?:True|False)[ \t]*$", re.M)
+_MM_ENV = lazy_re(r"^[ \t]*sys\.platform:[ \t]*\w+[ \t]*$", re.M)
+_MM_TOOLS = lazy_re(r"^[ \t]*(?:MMCV|MMEngine):[ \t]*\d", re.M)
+_MM_CUDA = lazy_re(r"^[ \t]*CUDA available:[ \t]*(?:True|False)[ \t]*$", re.M)
 """OpenMMLab's ``collect_env`` (mmcv/mmengine, and the tools built on it: ``lmdeploy check_env``, xtuner, mmdet):
 ``sys.platform: linux``, ``CUDA available: True``, ``GPU 0,1: NAME``, ``NVCC: Cuda compilation tools, ...``."""
 

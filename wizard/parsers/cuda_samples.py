@@ -12,26 +12,27 @@ from dataclasses import dataclass, field, replace
 
 from wizard.common import sat_int, strip_editor_line_numbers
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 # ------------------------------------------------------------------ deviceQuery
 
-_DQ_HEADER = re.compile(r"CUDA Device Query \((?:Runtime|Driver) API\)", re.I)
-_DQ_SUMMARY = re.compile(r"deviceQuery, CUDA Driver = CUDART", re.I)
-_DQ_DETECTED = re.compile(r"Detected (\d+) CUDA Capable device\(s\)")
-_DQ_NONE = re.compile(r"There (?:are|is) no available device\(s\) that support CUDA|There is no device supporting CUDA",
+_DQ_HEADER = lazy_re(r"CUDA Device Query \((?:Runtime|Driver) API\)", re.I)
+_DQ_SUMMARY = lazy_re(r"deviceQuery, CUDA Driver = CUDART", re.I)
+_DQ_DETECTED = lazy_re(r"Detected (\d+) CUDA Capable device\(s\)")
+_DQ_NONE = lazy_re(r"There (?:are|is) no available device\(s\) that support CUDA|There is no device supporting CUDA",
                       re.I)
 """deviceQuery finding no GPU: today's wording, and CUDA 2-3's ("There is no device supporting CUDA", after which it
 lists the CPU "Device Emulation" device)."""
-_DQ_ERROR = re.compile(r"cudaGetDeviceCount returned (\d+)")
-_DQ_ERROR_TEXT = re.compile(r"^\s*->\s*(.+?)\s*$")
-_DQ_DEVICE = re.compile(r"^\s*Device (\d+): \"(.*)\"\s*$")
-_DQ_CC = re.compile(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)")
-_DQ_MEM = re.compile(r"Total amount of global memory:\s*([\d.]+) MBytes")
-_DQ_VERSIONS = re.compile(r"CUDA Driver Version / Runtime Version\s+([\d.]+) / ([\d.]+)")
-_DQ_PCI = re.compile(r"Device PCI Domain ID / Bus ID / location ID:\s*(\d+) / (\d+) / (\d+)")
-_DQ_NUMDEVS = re.compile(r"NumDevs = (\d+)")
-_RESULT = re.compile(r"^\s*Result = (PASS|FAIL|WAIVED)\b", re.I)
-_SAMPLE_START = re.compile(r"deviceQuery Starting\.\.\.", re.I)
+_DQ_ERROR = lazy_re(r"cudaGetDeviceCount returned (\d+)")
+_DQ_ERROR_TEXT = lazy_re(r"^\s*->\s*(.+?)\s*$")
+_DQ_DEVICE = lazy_re(r"^\s*Device (\d+): \"(.*)\"\s*$")
+_DQ_CC = lazy_re(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)")
+_DQ_MEM = lazy_re(r"Total amount of global memory:\s*([\d.]+) MBytes")
+_DQ_VERSIONS = lazy_re(r"CUDA Driver Version / Runtime Version\s+([\d.]+) / ([\d.]+)")
+_DQ_PCI = lazy_re(r"Device PCI Domain ID / Bus ID / location ID:\s*(\d+) / (\d+) / (\d+)")
+_DQ_NUMDEVS = lazy_re(r"NumDevs = (\d+)")
+_RESULT = lazy_re(r"^\s*Result = (PASS|FAIL|WAIVED)\b", re.I)
+_SAMPLE_START = lazy_re(r"deviceQuery Starting\.\.\.", re.I)
 
 
 @dataclass(frozen=True)
@@ -148,14 +149,14 @@ def parse_device_query(text: str) -> DeviceQuery:
 
 # ------------------------------------------------------------------ bandwidthTest
 
-_BT_HEADER = re.compile(r"CUDA Bandwidth Test\] - Starting", re.I)
-_BT_SECTION = re.compile(r"^\s*(Host to Device|Device to Host|Device to Device) Bandwidth, (\d+) Device\(s\)", re.I)
-_BT_MEMORY = re.compile(r"^\s*(PINNED|PAGEABLE|WRITE-COMBINED)\b.*Memory Transfers", re.I)
-_BT_UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\((MB|GB)/s\)", re.I)
-_BT_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s*$")
-_BT_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
+_BT_HEADER = lazy_re(r"CUDA Bandwidth Test\] - Starting", re.I)
+_BT_SECTION = lazy_re(r"^\s*(Host to Device|Device to Host|Device to Device) Bandwidth, (\d+) Device\(s\)", re.I)
+_BT_MEMORY = lazy_re(r"^\s*(PINNED|PAGEABLE|WRITE-COMBINED)\b.*Memory Transfers", re.I)
+_BT_UNIT = lazy_re(r"Transfer Size \(Bytes\)\s+Bandwidth\((MB|GB)/s\)", re.I)
+_BT_ROW = lazy_re(r"^\s*(\d+)\s+([\d.]+)\s*$")
+_BT_DEVICE = lazy_re(r"^\s*Device (\d+): (.+?)\s*$")
 _DIRECTION = {"host to device": "h2d", "device to host": "d2h", "device to device": "d2d"}
-_BT_CSV = re.compile(r"^\s*bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged|Pageable|WriteCombined))?,\s*Bandwidth\s*=\s*([\d.]+)\s*"
+_BT_CSV = lazy_re(r"^\s*bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged|Pageable|WriteCombined))?,\s*Bandwidth\s*=\s*([\d.]+)\s*"
                      r"(MB|GB)/s,.*?Size\s*=\s*(\d+)\s*bytes(?:,\s*NumDevsUsed\s*=\s*(\d+))?", re.I)
 """bandwidthTest's ``--csv`` row: ``bandwidthTest-H2D-Pinned, Bandwidth = 12.4 GB/s, Time = 0.00549 s, Size = 68000000
 bytes, NumDevsUsed = 1`` (cuda-samples Samples/1_Utilities/bandwidthTest, printResultsCSV)."""
@@ -270,14 +271,14 @@ def parse_bandwidth_test(text: str) -> BandwidthTest:
 
 # ------------------------------------------------------------------ p2pBandwidthLatencyTest
 
-_P2P_HEADER = re.compile(r"P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test", re.I)
-_P2P_DEVICE = re.compile(r"^\s*Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+)")
-_P2P_ACCESS = re.compile(r"Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)")
-_P2P_MATRIX = re.compile(r"^\s*(P2P Connectivity Matrix|(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) "
+_P2P_HEADER = lazy_re(r"P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test", re.I)
+_P2P_DEVICE = lazy_re(r"^\s*Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+)")
+_P2P_ACCESS = lazy_re(r"Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)")
+_P2P_MATRIX = lazy_re(r"^\s*(P2P Connectivity Matrix|(Unidirectional|Bidirectional) P2P=(Disabled|Enabled) "
                          r"Bandwidth(?: \((P2P \w+)\))? Matrix \(GB/s\)|P2P=(Disabled|Enabled) Latency(?: \(P2P \w+\))? "
                          r"Matrix \(us\))", re.I)
-_MATRIX_COLS = re.compile(r"^\s*(D\\D|D/D|GPU|CPU)((?:\s+\d+)+)\s*$")
-_MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+[\d.]+)+)\s*$")
+_MATRIX_COLS = lazy_re(r"^\s*(D\\D|D/D|GPU|CPU)((?:\s+\d+)+)\s*$")
+_MATRIX_ROW = lazy_re(r"^\s*(\d+)((?:\s+[\d.]+)+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,7 @@ class P2pTest:
 
 
 
-_P2P_LATENCY_TITLE = re.compile(r"^[ \t]*P2P=(?:Disabled|Enabled) Latency(?: \(P2P \w+\))? Matrix \(us\)", re.M | re.I)
+_P2P_LATENCY_TITLE = lazy_re(r"^[ \t]*P2P=(?:Disabled|Enabled) Latency(?: \(P2P \w+\))? Matrix \(us\)", re.M | re.I)
 
 
 def detect_p2p_test(text: str) -> float:
@@ -395,16 +396,16 @@ def parse_p2p_test(text: str) -> P2pTest:
 
 # ------------------------------------------------------------------ nvbandwidth (NVIDIA/nvbandwidth)
 
-_NB_VERSION = re.compile(r"^[ \t]*nvbandwidth Version:\s*(\S+)", re.M)
-_NB_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
-_NB_RUNNING = re.compile(r"^\s*(?:>\s*)?Running (\w+)\.\s*$")
-_NB_WAIVED = re.compile(r"^\s*(?:Waived:\s*(\w*)|Waiving (\w+)\.)\s*$")
-_NB_TITLE = re.compile(r"^\s*((?:memcpy|memory latency|Device to Device Latency)\b.*?(?:\((?:row|column)\).*)?"
+_NB_VERSION = lazy_re(r"^[ \t]*nvbandwidth Version:\s*(\S+)", re.M)
+_NB_DEVICE = lazy_re(r"^\s*Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
+_NB_RUNNING = lazy_re(r"^\s*(?:>\s*)?Running (\w+)\.\s*$")
+_NB_WAIVED = lazy_re(r"^\s*(?:Waived:\s*(\w*)|Waiving (\w+)\.)\s*$")
+_NB_TITLE = lazy_re(r"^\s*((?:memcpy|memory latency|Device to Device Latency)\b.*?(?:\((?:row|column)\).*)?"
                        r"\((GB/s|ns)\))\s*$", re.I)
-_NB_COLS = re.compile(r"^\s*(\d+(?:\s+\d+)*)\s*$")
-_NB_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:[\d.]+|N/A))+)\s*$")
-_NB_SUM = re.compile(r"^\s*SUM (\w+) ([\d.]+)\s*$")
-_NB_ERROR = re.compile(r"^\s*(ASSERT in expression .*|Invalid value when checking the pattern.*|.*\bCUDA_ERROR_\w+.*|"
+_NB_COLS = lazy_re(r"^\s*(\d+(?:\s+\d+)*)\s*$")
+_NB_ROW = lazy_re(r"^\s*(\d+)((?:\s+(?:[\d.]+|N/A))+)\s*$")
+_NB_SUM = lazy_re(r"^\s*SUM (\w+) ([\d.]+)\s*$")
+_NB_ERROR = lazy_re(r"^\s*(ASSERT in expression .*|Invalid value when checking the pattern.*|.*\bCUDA_ERROR_\w+.*|"
                        r".*\bcudaError[A-Z]\w+.*|.*\bCUDA error\b.*|"
                        r".*Segmentation fault.*|terminate called .*|.*\bcore dumped\b.*)$")
 
@@ -589,11 +590,11 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
 
 # ------------------------------------------------------------------ any other CUDA sample
 
-_ANY_GPU = re.compile(r"^[ \t]*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
-_ANY_START = re.compile(r"^[ \t]*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
-_ANY_ERROR = re.compile(r"CUDA error at .*code=(\d+)|checkCudaErrors|CUDA [Ee]rror:|Result = FAIL|Test failed|"
+_ANY_GPU = lazy_re(r"^[ \t]*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
+_ANY_START = lazy_re(r"^[ \t]*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
+_ANY_ERROR = lazy_re(r"CUDA error at .*code=(\d+)|checkCudaErrors|CUDA [Ee]rror:|Result = FAIL|Test failed|"
                         r"\bFAILED\b|cudaError\w+")
-_ANY_DONE = re.compile(r"Result = PASS|Test passed|Test PASSED|NOTE: The CUDA Samples are not meant for performance|"
+_ANY_DONE = lazy_re(r"Result = PASS|Test passed|Test PASSED|NOTE: The CUDA Samples are not meant for performance|"
                        r"^\s*Done\s*$|Result = WAIVED|[Ww]aiving", re.M)
 
 

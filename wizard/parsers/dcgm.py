@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 
 STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
@@ -83,11 +84,11 @@ class DcgmDiag:
         return len(self.device_ids) or None
 
 
-_SECTION = re.compile(r"^[|+]-{2,}\s+([A-Za-z][\w /]*?)\s+-+[+|]")
-_ROW = re.compile(r"^\|([^|]*)\|(.*)$")
-_HEAD = re.compile(r"^(Pass|Fail|Skip|Warn|Warning|Error)\b\s*(?:-\s*(.*))?$", re.I)
-_GPU_STATUS = re.compile(r"\bGPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn|Warning)\b", re.I)
-_GPU_IN_TEXT = re.compile(r"\bGPU\s?(\d+)\b")
+_SECTION = lazy_re(r"^[|+]-{2,}\s+([A-Za-z][\w /]*?)\s+-+[+|]")
+_ROW = lazy_re(r"^\|([^|]*)\|(.*)$")
+_HEAD = lazy_re(r"^(Pass|Fail|Skip|Warn|Warning|Error)\b\s*(?:-\s*(.*))?$", re.I)
+_GPU_STATUS = lazy_re(r"\bGPU\s?(\d+)\s*:\s*(Pass|Fail|Skip|Warn|Warning)\b", re.I)
+_GPU_IN_TEXT = lazy_re(r"\bGPU\s?(\d+)\b")
 _MSG_ROWS = ("warning", "info", "error", "errors", "warnings")
 
 
@@ -270,8 +271,8 @@ def _messages(res: Mapping[str, Any]) -> list[str]:
     return out
 
 
-_ELISION = re.compile(r'\{\s*"?(?:\.\.\.|…)"?\s*\}\s*,?|"(?:\.\.\.|…)"\s*,?|^\s*(?:\.\.\.|…)\s*,?\s*$', re.M)
-_TRAILING_COMMA = re.compile(r",(\s*[\]}])")
+_ELISION = lazy_re(r'\{\s*"?(?:\.\.\.|…)"?\s*\}\s*,?|"(?:\.\.\.|…)"\s*,?|^\s*(?:\.\.\.|…)\s*,?\s*$', re.M)
+_TRAILING_COMMA = lazy_re(r",(\s*[\]}])")
 
 
 def _loads_elided(text: str) -> tuple[Any, bool]:
@@ -458,7 +459,7 @@ class DcgmHealth:
     lines: list[str] = field(default_factory=list)
 
 
-_HEALTH_ROW = re.compile(r"^\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
+_HEALTH_ROW = lazy_re(r"^\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
 
 
 def _state(s: str) -> str:
@@ -592,9 +593,9 @@ class DcgmDiscovery:
     errors: list[str] = field(default_factory=list)
 
 
-_DISC_FOUND = re.compile(r"^\s*(\d+)\s+(GPUs?|NvSwitch(?:es)?|ConnectX|CPUs?)\s+found\b", re.I)
-_DISC_ROW = re.compile(r"^\s*\|\s*(\d*)\s*\|\s*(Name|PCI Bus ID|Device UUID):\s*(.*?)\s*\|\s*$")
-_DISC_ERR = re.compile(r"Unable to (?:establish a )?connect|Host engine connection invalid|^Error:", re.I)
+_DISC_FOUND = lazy_re(r"^\s*(\d+)\s+(GPUs?|NvSwitch(?:es)?|ConnectX|CPUs?)\s+found\b", re.I)
+_DISC_ROW = lazy_re(r"^\s*\|\s*(\d*)\s*\|\s*(Name|PCI Bus ID|Device UUID):\s*(.*?)\s*\|\s*$")
+_DISC_ERR = lazy_re(r"Unable to (?:establish a )?connect|Host engine connection invalid|^Error:", re.I)
 
 
 def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
@@ -681,8 +682,8 @@ class DcgmDmon:
     problems: list[str] = field(default_factory=list)
 
 
-_DMON_HEAD = re.compile(r"^\s*#\s*Entity\s+(.*\S)\s*$", re.I)
-_DMON_ROW = re.compile(r"^\s*(GPU-CI|GPU-I|GPU|Switch|NvSwitch|Link|CPU|Core|CX|ConnectX)\s*(\d+)\s+(.*\S)\s*$", re.I)
+_DMON_HEAD = lazy_re(r"^\s*#\s*Entity\s+(.*\S)\s*$", re.I)
+_DMON_ROW = lazy_re(r"^\s*(GPU-CI|GPU-I|GPU|Switch|NvSwitch|Link|CPU|Core|CX|ConnectX)\s*(\d+)\s+(.*\S)\s*$", re.I)
 
 
 def parse_dcgmi_dmon(text: str) -> DcgmDmon:

@@ -25,6 +25,7 @@ from typing import Mapping
 from wizard.common import to_int, sat_int
 from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class EdacFacts:
 
 # ------------------------------------------------------------------ sysfs
 
-_SYSFS_RE = re.compile(r"/mc/(?P<mc>mc\d+)/(?:(?P<sub>dimm\d+|rank\d+|csrow\d+)/)?(?P<file>\w+)$")
+_SYSFS_RE = lazy_re(r"/mc/(?P<mc>mc\d+)/(?:(?P<sub>dimm\d+|rank\d+|csrow\d+)/)?(?P<file>\w+)$")
 
 
 def parse_edac_sysfs(files: Mapping[str, str | None], source: str = EDAC_ROOT) -> EdacFacts:
@@ -139,11 +140,11 @@ def parse_edac_grep(text: str) -> dict[str, str | None]:
 
 # ------------------------------------------------------------------ edac-util
 
-_EU_DEFAULT = re.compile(r"^(?:MC)?(?P<mc>mc\d+|\d+): (?:(?P<row>csrow\d+): )?(?:(?P<label>.+?): )?(?P<n>\d+) "
+_EU_DEFAULT = lazy_re(r"^(?:MC)?(?P<mc>mc\d+|\d+): (?:(?P<row>csrow\d+): )?(?:(?P<label>.+?): )?(?P<n>\d+) "
                          r"(?P<kind>Corrected|Uncorrected) Errors(?P<noinfo> with no DIMM info)?\s*$", re.I)
-_EU_SIMPLE = re.compile(r"^(?P<mc>mc\d+): (?P<kind>Correctable|Uncorrectable) errors:\s*(?P<n>\d+)\s*$", re.I)
-_EU_TOTAL = re.compile(r"^(?:Total )?(?P<kind>CE|UE): (?P<n>\d+)\s*$")
-_EU_FULL = re.compile(r"^(?P<mc>mc\d+):(?P<row>csrow\d+|noinfo):(?P<label>.+):(?P<kind>CE|UE):(?P<n>\d+)\s*$")
+_EU_SIMPLE = lazy_re(r"^(?P<mc>mc\d+): (?P<kind>Correctable|Uncorrectable) errors:\s*(?P<n>\d+)\s*$", re.I)
+_EU_TOTAL = lazy_re(r"^(?:Total )?(?P<kind>CE|UE): (?P<n>\d+)\s*$")
+_EU_FULL = lazy_re(r"^(?P<mc>mc\d+):(?P<row>csrow\d+|noinfo):(?P<label>.+):(?P<kind>CE|UE):(?P<n>\d+)\s*$")
 
 
 def parse_edac_util(text: str) -> EdacFacts:
@@ -293,29 +294,29 @@ class RasFacts:
 
 
 _RAS_HEADERS = (
-    (re.compile(r"^Memory controller events(?: summary)?:", re.I), "memory"),
-    (re.compile(r"^PCIe AER events(?: summary)?:", re.I), "aer"),
-    (re.compile(r"^MCE (?:records summary|events):", re.I), "mce"),
-    (re.compile(r"^Memory failure events(?: summary)?:", re.I), "memory_failure"),
-    (re.compile(r"^ARM processor events(?: summary)?:", re.I), "arm"),
-    (re.compile(r"^Extlog (?:records summary|events):", re.I), "extlog"),
-    (re.compile(r"^Devlink (?:records summary|events):", re.I), "devlink"),
-    (re.compile(r"^Disk errors(?: summary)?:", re.I), "disk"),
-    (re.compile(r"^CXL .*events(?: summary)?:", re.I), "cxl"),
-    (re.compile(r"^SIGNAL events(?: summary)?:", re.I), "signal"),
+    (lazy_re(r"^Memory controller events(?: summary)?:", re.I), "memory"),
+    (lazy_re(r"^PCIe AER events(?: summary)?:", re.I), "aer"),
+    (lazy_re(r"^MCE (?:records summary|events):", re.I), "mce"),
+    (lazy_re(r"^Memory failure events(?: summary)?:", re.I), "memory_failure"),
+    (lazy_re(r"^ARM processor events(?: summary)?:", re.I), "arm"),
+    (lazy_re(r"^Extlog (?:records summary|events):", re.I), "extlog"),
+    (lazy_re(r"^Devlink (?:records summary|events):", re.I), "devlink"),
+    (lazy_re(r"^Disk errors(?: summary)?:", re.I), "disk"),
+    (lazy_re(r"^CXL .*events(?: summary)?:", re.I), "cxl"),
+    (lazy_re(r"^SIGNAL events(?: summary)?:", re.I), "signal"),
 )
-_RAS_CLEAN = re.compile(r"^No (?:Memory|PCIe AER|ARM processor|Extlog|devlink|disk|Memory failure|MCE|CXL .*?|SIGNAL)"
+_RAS_CLEAN = lazy_re(r"^No (?:Memory|PCIe AER|ARM processor|Extlog|devlink|disk|Memory failure|MCE|CXL .*?|SIGNAL)"
                         r"(?: errors?| events?)?\.?$", re.I)
-_RAS_EVENT_LINE = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.|\S+) ")
-_RAS_MC_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<n>\d+) (?P<type>\w+) error\(s\): "
+_RAS_EVENT_LINE = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.|\S+) ")
+_RAS_MC_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<n>\d+) (?P<type>\w+) error\(s\): "
                             r"(?P<msg>.*?)(?: at (?P<label>\S+) location:.*)?$")
-_RAS_MC_SUMMARY = re.compile(r"^(?P<type>\w+) on DIMM Label\(s\): '(?P<label>[^']*)' location: \S+ errors: (?P<n>\d+)")
-_RAS_AER_SUMMARY = re.compile(r"^(?P<n>\d+) (?P<type>.+?) errors: (?P<msg>.*)$")
-_RAS_AER_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<dev>\S+) (?P<type>.+?) error: (?P<msg>.*)$")
-_RAS_MCE_SUMMARY = re.compile(r"^(?P<n>\d+) (?P<msg>.+) errors$")
-_RAS_MCE_ERRORS = re.compile(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) error: (?P<msg>.*)$")
-_RAS_COUNT_HEADER = re.compile(r"^Label\s+CE\s+UE\s*$")
-_RAS_COUNT_ROW = re.compile(r"^(?P<label>\S.*?)\s+(?P<ce>\d+)\s+(?P<ue>\d+)\s*$")
+_RAS_MC_SUMMARY = lazy_re(r"^(?P<type>\w+) on DIMM Label\(s\): '(?P<label>[^']*)' location: \S+ errors: (?P<n>\d+)")
+_RAS_AER_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<type>.+?) errors: (?P<msg>.*)$")
+_RAS_AER_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<dev>\S+) (?P<type>.+?) error: (?P<msg>.*)$")
+_RAS_MCE_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<msg>.+) errors$")
+_RAS_MCE_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) error: (?P<msg>.*)$")
+_RAS_COUNT_HEADER = lazy_re(r"^Label\s+CE\s+UE\s*$")
+_RAS_COUNT_ROW = lazy_re(r"^(?P<label>\S.*?)\s+(?P<ce>\d+)\s+(?P<ue>\d+)\s*$")
 
 
 def _mem_severity(word: str) -> str:

@@ -27,6 +27,7 @@ from wizard.parsers._frozen import build_set as _set
 
 from wizard.common import to_float, sat_int
 from wizard.i18n import Msg
+from wizard.common import lazy_re
 
 # logical port states (IBA PortInfo:PortState; ibv_port_state): one spelling for all three tools
 STATES = {
@@ -80,19 +81,19 @@ class IbPorts:
     problems: list[str] = field(default_factory=list)
 
 
-_IBSTAT_CA = re.compile(r"^\s*CA '([^']+)'\s*$")
-_IBSTAT_PORT = re.compile(r"^\s*Port (\d+):\s*$")
-_KV = re.compile(r"^\s*([A-Za-z_][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
-_DEVINFO_HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
-_DEVINFO_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
-_IBSTATUS_HEAD = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.I)
-_ERROR = re.compile(r"^\s*(ibpanic:.*|ibwarn:.*fail.*|Failed to .*|No IB devices found.*|ibstat: .*error.*|"
+_IBSTAT_CA = lazy_re(r"^\s*CA '([^']+)'\s*$")
+_IBSTAT_PORT = lazy_re(r"^\s*Port (\d+):\s*$")
+_KV = lazy_re(r"^\s*([A-Za-z_][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
+_DEVINFO_HCA = lazy_re(r"^\s*hca_id:\s*(\S+)\s*$")
+_DEVINFO_PORT = lazy_re(r"^\s*port:\s*(\d+)\s*$")
+_IBSTATUS_HEAD = lazy_re(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.I)
+_ERROR = lazy_re(r"^\s*(ibpanic:.*|ibwarn:.*fail.*|Failed to .*|No IB devices found.*|ibstat: .*error.*|"
                     r".*stat of IB device .* failed.*|Fatal error:\s+device '[^']*': sys files not found.*)$", re.I)
-NO_DEVICE = re.compile(r"No IB devices found|Fatal error:\s+device '\*': sys files not found", re.I)
+NO_DEVICE = lazy_re(r"No IB devices found|Fatal error:\s+device '\*': sys files not found", re.I)
 """The tools' own words for "the kernel lists no RDMA device": ``ibv_devinfo``/``ibstat`` print "No IB devices
 found"; ``ibstatus`` (a script over /sys/class/infiniband) prints "Fatal error:  device '*': sys files not found
 (/sys/class/infiniband/*/ports)" when no device directory exists."""
-_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)")
+_RATE = lazy_re(r"^\s*([0-9]+(?:\.[0-9]+)?)")
 
 
 def _state(raw: str) -> str:
@@ -299,11 +300,11 @@ def _parse(text: str) -> IbPorts:
 
 # iproute2 `rdma link [show]`: "link mlx5_0/1 ... state ACTIVE physical_state LINK_UP netdev ib0"
 # (iproute2 before 4.19 printed "0/1: mlx5_0/1: state ..." with no "link" word)
-_RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+:\s*(?:link\s+)?|link\s+)([\w.-]+)/(\d+):?\s+(.*?\bstate\s+\S+.*)$")
+_RDMA_LINK = lazy_re(r"^\s*(?:\d+/\d+:\s*(?:link\s+)?|link\s+)([\w.-]+)/(\d+):?\s+(.*?\bstate\s+\S+.*)$")
 # NVIDIA (Mellanox) OFED's ibdev2netdev: "mlx5_0 port 1 ==> ibs108 (Down)" (the RDMA device, its port, its netdev and
 # the netdev's state; MLNX_OFED user manual, ibdev2netdev)
-_IBDEV2NETDEV = re.compile(r"^\s*([\w.-]+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
-_SYSFS_PORT = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
+_IBDEV2NETDEV = lazy_re(r"^\s*([\w.-]+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
+_SYSFS_PORT = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
 
 
 def detect_ib_ports(text: str) -> float:
@@ -338,8 +339,8 @@ def detect_ib_ports(text: str) -> float:
 
 # ------------------------------------------------------------------ perfquery (IB port counters)
 
-_PQ_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]+):\.{2,}\s*(\S+)\s*$")
-_PQ_HEAD = re.compile(r"^#\s*Port(?:RcvErrorDetails|XmitDiscardDetails|\w*)? ?(extended )?counters:\s*(?:Lid\s+(\d+))?\s*"
+_PQ_LINE = lazy_re(r"^\s*([A-Za-z][A-Za-z0-9]+):\.{2,}\s*(\S+)\s*$")
+_PQ_HEAD = lazy_re(r"^#\s*Port(?:RcvErrorDetails|XmitDiscardDetails|\w*)? ?(extended )?counters:\s*(?:Lid\s+(\d+))?\s*"
                       r"(?:port\s+(\d+|all))?", re.I | re.M)
 
 
@@ -356,8 +357,8 @@ class PortCounters:
     header: str = ""
 
 
-_PM_HEAD = re.compile(r"^Port=(\d+)\s+Lid=(0x[0-9a-fA-F]+|\d+)\b")
-_PM_LINE = re.compile(r"^([a-z][a-z0-9_]+)=(0x[0-9a-fA-F]+|\d+)\s*$")
+_PM_HEAD = lazy_re(r"^Port=(\d+)\s+Lid=(0x[0-9a-fA-F]+|\d+)\b")
+_PM_LINE = lazy_re(r"^([a-z][a-z0-9_]+)=(0x[0-9a-fA-F]+|\d+)\s*$")
 _PM_NAMES = {"port_xmit_discard": "PortXmitDiscards", "port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
              "local_link_integrity_errors": "LocalLinkIntegrityErrors", "excessive_buffer_overrun_errors":
              "ExcessiveBufferOverrunErrors", "vl15_dropped": "VL15Dropped", "port_xmit_wait": "PortXmitWait"}
@@ -385,7 +386,7 @@ _SYSFS_COUNTER_NAMES = {
 """The kernel's per-port counter files (/sys/class/infiniband/DEV/ports/N/counters/NAME; Linux
 Documentation/ABI/stable/sysfs-class-infiniband) under their perfquery names (InfiniBand Architecture Specification
 Vol. 1, PortCounters)."""
-_SYSFS_BANNER = re.compile(r"^=+\s*(?:\S*/)?([A-Za-z][A-Za-z0-9_]*)\s*=+$")
+_SYSFS_BANNER = lazy_re(r"^=+\s*(?:\S*/)?([A-Za-z][A-Za-z0-9_]*)\s*=+$")
 
 
 def parse_sysfs_counters(text: str) -> list[PortCounters]:
@@ -478,19 +479,19 @@ def detect_perfquery(text: str) -> float:
 
 # ------------------------------------------------------------------ perftest (ib_write_bw, ib_read_bw, ib_send_bw)
 
-_PT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic)(?: [A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)?)? BW Test\s*$", re.M)
+_PT_TITLE = lazy_re(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic)(?: [A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)?)? BW Test\s*$", re.M)
 """perftest's banner: "RDMA_Write BW Test", also with a variant's words before "BW Test" ("RDMA_Write Post List BW
 Test" with --post_list)."""
-_PT_COLS = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
+_PT_COLS = lazy_re(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
                       re.I)
-_PT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")
-_PT_LAT_TITLE = re.compile(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) Latency Test\s*$", re.M)
-_PT_LAT_COLS = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
-_PT_LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+){0,4}\s*$")
+_PT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")
+_PT_LAT_TITLE = lazy_re(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) Latency Test\s*$", re.M)
+_PT_LAT_COLS = lazy_re(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
+_PT_LAT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+){0,4}\s*$")
 """perftest's latency tests (ib_send_lat, ib_write_lat, ...): "Send Latency Test", then ``#bytes #iterations
 t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]``
 (linux-rdma/perftest src/perftest_parameters.h REPORT_FMT_LAT)."""
-_PT_FIELD = re.compile(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
+_PT_FIELD = lazy_re(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
 
 
 PERFTEST_MB_BYTES = 0x100000
@@ -516,24 +517,24 @@ class PerftestRun:
 
 
 PT_ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("no_device", re.compile(r"Did not detect devices|If device exists, check if driver is up|No IB devices found|"
+    ("no_device", lazy_re(r"Did not detect devices|If device exists, check if driver is up|No IB devices found|"
                              r"IB device \S+ not found|Unable to find the Infiniband/RoCE device|"
                              r"Failed to get IB devices list|Couldn't get device list")),
-    ("context", re.compile(r"Couldn't get context for the device|Couldn't open IB device|Couldn't allocate context")),
-    ("port_down", re.compile(r"Port number \d+ state is \w+|Link layer on port \d+ is Unknown|Unable to query port")),
-    ("gpu_init", re.compile(r"Couldn't init GPU context")),
-    ("qp_create", re.compile(r"Unable to create QP|Failed to create QP|Couldn't create rdma (?:old|new) QP")),
-    ("qp_modify", re.compile(r"Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)")),
-    ("cq_pd", re.compile(r"Couldn't create (?:a receiver )?CQ|Couldn't allocate PD|Couldn't create SRQ|"
+    ("context", lazy_re(r"Couldn't get context for the device|Couldn't open IB device|Couldn't allocate context")),
+    ("port_down", lazy_re(r"Port number \d+ state is \w+|Link layer on port \d+ is Unknown|Unable to query port")),
+    ("gpu_init", lazy_re(r"Couldn't init GPU context")),
+    ("qp_create", lazy_re(r"Unable to create QP|Failed to create QP|Couldn't create rdma (?:old|new) QP")),
+    ("qp_modify", lazy_re(r"Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)")),
+    ("cq_pd", lazy_re(r"Couldn't create (?:a receiver )?CQ|Couldn't allocate PD|Couldn't create SRQ|"
                          r"Failed to create CQs")),
-    ("socket", re.compile(r"Unable to init the socket connection|Couldn't connect to \S+|Unable to connect \(retries|"
+    ("socket", lazy_re(r"Unable to init the socket connection|Couldn't connect to \S+|Unable to connect \(retries|"
                           r"Couldn't listen to port|Failed to bind socket|"
                           r"Failed to exchange data between server and clients|Couldn't send local address")),
-    ("rdma_cm", re.compile(r"RDMA CM event error|Failed to (?:create|connect|handle|get|resolve|bind|listen|accept)\b"
+    ("rdma_cm", lazy_re(r"RDMA CM event error|Failed to (?:create|connect|handle|get|resolve|bind|listen|accept)\b"
                            r"[^\n]{0,40}RDMA CM")),
-    ("completion", re.compile(r"Completion with error at (?:client|server)|Failed status\b.{0,80}\bwr_id")),
-    ("post", re.compile(r"Couldn't post (?:send|recv)|Problems with warm up")),
-    ("resources", re.compile(r"Couldn't create IB resources")),
+    ("completion", lazy_re(r"Completion with error at (?:client|server)|Failed status\b.{0,80}\bwr_id")),
+    ("post", lazy_re(r"Couldn't post (?:send|recv)|Problems with warm up")),
+    ("resources", lazy_re(r"Couldn't create IB resources")),
 )
 """perftest's error lines by what failed, in the order a run meets them (linux-rdma/perftest commit 00b55b6:
 src/perftest_resources.c ctx_find_dev "Did not detect devices" / "IB device %s not found", create_qp_main "Unable to
@@ -543,7 +544,7 @@ create QP.", ctx_init "Failed to create QP.", ctx_connect "Failed to modify QP %
 error at client|server" then "Failed status <ibv_wc_status_str> (N): wr_id ..."). The memory-region failures are
 :data:`PT_MR_FAILED`."""
 
-_PT_WAITING = re.compile(r"^\s*\*\s*Waiting for client to connect\.\.\.\s*\*\s*$")
+_PT_WAITING = lazy_re(r"^\s*\*\s*Waiting for client to connect\.\.\.\s*\*\s*$")
 
 
 def parse_perftest(text: str) -> PerftestRun:
@@ -607,8 +608,8 @@ class RdmaPair:
     header: str = ""
 
 
-_RP_HEAD = re.compile(r"^# pair (\S+) -> (\S+): (.*), line rate (?:([\d.]+) Gb/s|unknown)\s*$")
-_RP_END = re.compile(r"^# pair (\S+) -> (\S+) (done|failed): (.*)$")
+_RP_HEAD = lazy_re(r"^# pair (\S+) -> (\S+): (.*), line rate (?:([\d.]+) Gb/s|unknown)\s*$")
+_RP_END = lazy_re(r"^# pair (\S+) -> (\S+) (done|failed): (.*)$")
 
 
 def parse_rdma_pairs(text: str) -> list[RdmaPair]:
@@ -649,12 +650,12 @@ def parse_rdma_pairs(text: str) -> list[RdmaPair]:
     return pairs
 
 
-PT_MR_FAILED = re.compile(r"Couldn't allocate MR|[Ff]ailed to create MR|Couldn't create (?:MR|memory region)|"
+PT_MR_FAILED = lazy_re(r"Couldn't allocate MR|[Ff]ailed to create MR|Couldn't create (?:MR|memory region)|"
                           r"ibv_reg_(?:dmabuf_)?mr failed", re.I)
 """perftest could not register its buffer as an RDMA memory region."""
 
 
-_PT_OWN_ERRORS = re.compile(r"Couldn't create IB resources|Unable to init the socket connection|Did not detect devices"
+_PT_OWN_ERRORS = lazy_re(r"Couldn't create IB resources|Unable to init the socket connection|Did not detect devices"
                             r"|Unable to find the Infiniband/RoCE device|Failed to modify QP \d+ to RTR"
                             r"|Completion with error at (?:client|server)|Couldn't get context for the device")
 """Error lines only perftest prints: enough on their own to call an output perftest's."""
@@ -716,7 +717,7 @@ class NetIface:
         return "UP" in self.flags and "LOWER_UP" in self.flags
 
 
-_IP_HEAD = re.compile(r"^(\d+):\s+(\S+?)(?:@\S+)?:\s+<([A-Z0-9_,-]*)>\s+mtu\s+(\d+).*?\bstate\s+(\S+)")
+_IP_HEAD = lazy_re(r"^(\d+):\s+(\S+?)(?:@\S+)?:\s+<([A-Z0-9_,-]*)>\s+mtu\s+(\d+).*?\bstate\s+(\S+)")
 
 
 def parse_ip_addr(text: str) -> list[NetIface]:
@@ -782,8 +783,8 @@ class IbLink:
     line: str
 
 
-_IBLINK_HEAD = re.compile(r"^(CA|Switch):\s*(?:0x[0-9a-fA-F]+\s+)?(.*?):?\s*$")
-_IBLINK_PORT = re.compile(r"^\s*(?:0x[0-9a-fA-F]+\s+)?\d+\s+(\d+)\[[^\]]*\]\s*==\(\s*(?:(\d+X)\s+)?(?:([\d.]+)\s+Gbps\s+)?"
+_IBLINK_HEAD = lazy_re(r"^(CA|Switch):\s*(?:0x[0-9a-fA-F]+\s+)?(.*?):?\s*$")
+_IBLINK_PORT = lazy_re(r"^\s*(?:0x[0-9a-fA-F]+\s+)?\d+\s+(\d+)\[[^\]]*\]\s*==\(\s*(?:(\d+X)\s+)?(?:([\d.]+)\s+Gbps\s+)?"
                           r"(\w+)/\s*(\w+)\s*\)==>\s*(.*)$")
 
 
@@ -828,7 +829,7 @@ class EthtoolLink:
     lines: tuple[str, ...] = ()
 
 
-_ETHTOOL_HEAD = re.compile(r"^Settings for ([\w.:@-]+):\s*$")
+_ETHTOOL_HEAD = lazy_re(r"^Settings for ([\w.:@-]+):\s*$")
 
 
 def parse_ethtool(text: str) -> list[EthtoolLink]:
@@ -878,13 +879,13 @@ def detect_ethtool(text: str) -> float:
 IB_CLASS = "/sys/class/infiniband"
 """The RDMA devices' sysfs class (Linux Documentation/ABI/stable/sysfs-class-infiniband)."""
 
-_IB_PORT_ATTR = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer)$")
-_IB_DEV_ATTR = re.compile(r"^/sys/class/infiniband/([\w.-]+)/(fw_ver|board_id|hca_type|node_desc|node_type|"
+_IB_PORT_ATTR = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer)$")
+_IB_DEV_ATTR = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/(fw_ver|board_id|hca_type|node_desc|node_type|"
                           r"device/numa_node)$")
-_IB_GID = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gids/(\d+)$")
-_IB_GID_TYPE = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gid_attrs/types/(\d+)$")
-_IB_NETDEV = re.compile(r"^/sys/class/infiniband/([\w.-]+)/device/net/([^/]+)$")
-_PCI_IBDEV = re.compile(r"^/sys/bus/pci/devices/([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/infiniband/"
+_IB_GID = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gids/(\d+)$")
+_IB_GID_TYPE = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/gid_attrs/types/(\d+)$")
+_IB_NETDEV = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/device/net/([^/]+)$")
+_PCI_IBDEV = lazy_re(r"^/sys/bus/pci/devices/([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/infiniband/"
                         r"([\w.-]+)$")
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 """An unused GID table entry (sysfs-class-infiniband: ``gids/<N>``)."""
@@ -1014,7 +1015,7 @@ class NetDev:
         return {1: "ether", 32: "infiniband", 772: "loopback"}.get(self.type or -1, "")
 
 
-_NET_ATTR = re.compile(r"^/sys/class/net/([^/]+)/(speed|mtu|operstate|type)$")
+_NET_ATTR = lazy_re(r"^/sys/class/net/([^/]+)/(speed|mtu|operstate|type)$")
 
 
 def parse_net_sysfs(files: Mapping[str, str | None]) -> dict[str, NetDev]:
@@ -1049,8 +1050,8 @@ class NcclSetting:
     line: str
 
 
-_NCCL_KV = re.compile(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)\s*$")
-_NCCL_REC = re.compile(r"(NCCL_[A-Z0-9_]+)=(.*)", re.S)
+_NCCL_KV = lazy_re(r"^\s*(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)\s*$")
+_NCCL_REC = lazy_re(r"(NCCL_[A-Z0-9_]+)=(.*)", re.S)
 
 
 def parse_nccl_env(text: str) -> list[NcclSetting]:
@@ -1129,8 +1130,8 @@ class MlxlinkPort:
         return any(sec == "Physical Counters and BER Info" for sec, _ in self.fields)
 
 
-_MLXLINK_FIELD = re.compile(r"^\s*([A-Za-z][\w /()\[\].#-]{0,60}?)\s+:\s?(.*?)\s*$")
-_MLXLINK_DEV = re.compile(r"mlxlink\b.*?\s-d\s+(\S+)")
+_MLXLINK_FIELD = lazy_re(r"^\s*([A-Za-z][\w /()\[\].#-]{0,60}?)\s+:\s?(.*?)\s*$")
+_MLXLINK_DEV = lazy_re(r"mlxlink\b.*?\s-d\s+(\S+)")
 
 
 def parse_mlxlink(text: str) -> list[MlxlinkPort]:
@@ -1200,7 +1201,7 @@ class SwitchInfo:
     lines: tuple[str, ...] = ()
 
 
-_SWINFO_ROW = re.compile(r"^(\s*)([A-Za-z][\w #/().-]{0,40}?)\s*\|\s*(.*?)\s*$")
+_SWINFO_ROW = lazy_re(r"^(\s*)([A-Za-z][\w #/().-]{0,40}?)\s*\|\s*(.*?)\s*$")
 
 
 def parse_ibswinfo(text: str) -> SwitchInfo | None:

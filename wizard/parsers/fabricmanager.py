@@ -9,8 +9,9 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
-_LINE = re.compile(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] \[tid (?P<tid>\d+)\]\s*"
+_LINE = lazy_re(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] \[tid (?P<tid>\d+)\]\s*"
                    r"(?P<msg>.*)$")
 
 
@@ -34,10 +35,10 @@ class FmLog:
     start_errors: list[str] = field(default_factory=list)
 
 
-_START = re.compile(r"NVIDIA Fabric Manager Start Script|Starting NVIDIA fabric ?manager daemon|^nv-fabricmanager\b",
+_START = lazy_re(r"NVIDIA Fabric Manager Start Script|Starting NVIDIA fabric ?manager daemon|^nv-fabricmanager\b",
                     re.I | re.M)
 """Lines Fabric Manager's start script (nvidia-fabricmanager-start.sh, NVLink5+ systems) or daemon print on the console."""
-_START_ERROR = re.compile(r"\bUnknown option\b|\bfailed\b|\berror\b|\bcannot\b|\bunable to\b|\bnot found\b", re.I)
+_START_ERROR = lazy_re(r"\bUnknown option\b|\bfailed\b|\berror\b|\bcannot\b|\bunable to\b|\bnot found\b", re.I)
 
 def parse_fm_log(text: str) -> FmLog:
     log = FmLog()

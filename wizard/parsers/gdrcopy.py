@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from wizard.common import sat_int, to_float
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 GDRCOPY_MB_BYTES = 1024 * 1024
 """Bytes in the "MB" of gdrcopy_copybw's ``write BW: ...MB/s`` / ``read BW: ...MB/s``: 2^20, not 10^6.
@@ -33,33 +34,33 @@ NVIDIA/gdrcopy tests/copybw.cpp (commit fcec3ce, lines 119-121 and 137-139, unch
 
 PROGRAMS = ("gdrcopy_sanity", "gdrcopy_copybw", "gdrcopy_copylat", "gdrcopy_apiperf", "gdrcopy_pplat")
 
-_COMMAND = re.compile(r"(?:^|[\s/$#>])(gdrcopy_(?:sanity|copybw|copylat|apiperf|pplat))\b")
-_OLD_COMMAND = re.compile(r"^\S*[$#>]\s*(?:sudo\s+)?(?:\S*/)?(sanity|copybw|copylat|validate)\b")
+_COMMAND = lazy_re(r"(?:^|[\s/$#>])(gdrcopy_(?:sanity|copybw|copylat|apiperf|pplat))\b")
+_OLD_COMMAND = lazy_re(r"^\S*[$#>]\s*(?:sudo\s+)?(?:\S*/)?(sanity|copybw|copylat|validate)\b")
 _OLD_NAMES = {"sanity": "gdrcopy_sanity", "copybw": "gdrcopy_copybw", "copylat": "gdrcopy_copylat"}
-_SUMMARY = re.compile(r"^\s*Total:\s*(\d+),\s*Passed:\s*(\d+),\s*Failed:\s*(\d+),\s*Waived:\s*(\d+)\s*$")
-_LIST_HEAD = re.compile(r"^\s*List of (passed|failed|waived) tests:\s*$")
-_TEST_NAME = re.compile(r"^\s+([a-z][a-z0-9_]+)\s*$")
-_CHECK_SUMMARY = re.compile(r"^\s*(\d+)%:\s*Checks:\s*(\d+),\s*Failures:\s*(\d+),\s*Errors:\s*(\d+)\s*$")
-_CHECK_LINE = re.compile(r"^\s*\S+\.c(?:pp)?:\d+:([EF]):([^:]*):([^:]*):")
-_ASSERT = re.compile(r"^\s*(?:Assertion|Check) \".*\" failed at \S+:\d+\s*$")
-_OPEN_FAIL = re.compile(r"gdr_open error|Is gdrdrv driver installed|error opening driver|unable to open GDR driver|"
+_SUMMARY = lazy_re(r"^\s*Total:\s*(\d+),\s*Passed:\s*(\d+),\s*Failed:\s*(\d+),\s*Waived:\s*(\d+)\s*$")
+_LIST_HEAD = lazy_re(r"^\s*List of (passed|failed|waived) tests:\s*$")
+_TEST_NAME = lazy_re(r"^\s+([a-z][a-z0-9_]+)\s*$")
+_CHECK_SUMMARY = lazy_re(r"^\s*(\d+)%:\s*Checks:\s*(\d+),\s*Failures:\s*(\d+),\s*Errors:\s*(\d+)\s*$")
+_CHECK_LINE = lazy_re(r"^\s*\S+\.c(?:pp)?:\d+:([EF]):([^:]*):([^:]*):")
+_ASSERT = lazy_re(r"^\s*(?:Assertion|Check) \".*\" failed at \S+:\d+\s*$")
+_OPEN_FAIL = lazy_re(r"gdr_open error|Is gdrdrv driver installed|error opening driver|unable to open GDR driver|"
                         r"(?:Failed to open|cannot open|can't open)\s+/dev/gdrdrv|/dev/gdrdrv:\s*No such file|"
                         r"gdrcopy requires gdrdrv|Assertion \"!\(\((?:t\.)?g\) == \(\(void\s*\*\)\s*0\)\)\" failed", re.I)
 """``/dev/gdrdrv`` could not be opened: gdr_open() returned NULL (tests/common.hpp gdr_open_safe(): "gdr_open error: Is
 gdrdrv driver installed and loaded?"; src/gdrapi.c: "error opening driver (errno=...)" with GDRCOPY_ENABLE_LOGGING;
 the older sanity asserted ``!((g) == ((void*)0))``, NVIDIA/gdrcopy#126)."""
-_ERROR = re.compile(r"^\s*(?:Error: Encountered an error|ERR:\s|ERROR:|CUDA error:|error\b.*\bwhile mapping|"
+_ERROR = lazy_re(r"^\s*(?:Error: Encountered an error|ERR:\s|ERROR:|CUDA error:|error\b.*\bwhile mapping|"
                     r"error in gdr_\w+|Does the selected GPU support GPUDirect RDMA|"
                     r"gdrdrv is too old|The minimum required gdrdrv|gdrdrv driver requires libgdrapi|.*Test timeout expired)")
-_GPU = re.compile(r"^\s*GPU id:\s*(\d+);?\s*name:\s*")
-_SELECT = re.compile(r"^\s*selecting device\s+(\d+)\s*$")
-_INFO = re.compile(r"^\s*info\.(mapped|wc_mapping):\s*(\S+)\s*$")
-_SIZE = re.compile(r"^\s*(writing|reading) test, size=(\d+)")
-_BW = re.compile(r"^\s*(write|read) BW:\s*(\S+?)\s*MB/s\s*$")
-_LAT = re.compile(r"^\s*(gdr_copy_to_mapping|gdr_copy_from_mapping|cuMemcpy_H2D|cuMemcpy_D2H)\s+(\d+)\s+([\d.]+)"
+_GPU = lazy_re(r"^\s*GPU id:\s*(\d+);?\s*name:\s*")
+_SELECT = lazy_re(r"^\s*selecting device\s+(\d+)\s*$")
+_INFO = lazy_re(r"^\s*info\.(mapped|wc_mapping):\s*(\S+)\s*$")
+_SIZE = lazy_re(r"^\s*(writing|reading) test, size=(\d+)")
+_BW = lazy_re(r"^\s*(write|read) BW:\s*(\S+?)\s*MB/s\s*$")
+_LAT = lazy_re(r"^\s*(gdr_copy_to_mapping|gdr_copy_from_mapping|cuMemcpy_H2D|cuMemcpy_D2H)\s+(\d+)\s+([\d.]+)"
                   r"(?:\s+([\d.]+))?\s*$")
-_PPLAT = re.compile(r"Round-trip latency per iteration is\s+([\d.]+)\s*us")
-_CLOSED = re.compile(r"^\s*closing gdrdrv\s*$")
+_PPLAT = lazy_re(r"Round-trip latency per iteration is\s+([\d.]+)\s*us")
+_CLOSED = lazy_re(r"^\s*closing gdrdrv\s*$")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from wizard.common import normalise_bus_id, sat_int, to_int
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 GPU_CLASS_PREFIXES = ("0x0300", "0x0302")
 """PCI class codes of display controllers: 0x0300 VGA-compatible, 0x0302 3D controller
@@ -147,19 +148,19 @@ class SmiList:
 
 
 _SMI_ERRORS = (
-    (re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
+    (lazy_re(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
                 r"Driver/library version mismatch|Failed to initialize NVML", re.I), "no_driver"),
-    (re.compile(r"No devices were found", re.I), "no_devices"),
+    (lazy_re(r"No devices were found", re.I), "no_devices"),
     # one GPU stopped answering (e.g. Xid 79, fallen off the bus) while the others are listed:
     # "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error"
-    (re.compile(r"Unable to determine the device handle for", re.I), "gpu_unreachable"),
+    (lazy_re(r"Unable to determine the device handle for", re.I), "gpu_unreachable"),
 )
 
 
-_L_GPU_RE = re.compile(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$")
-_L_MIG_RE = re.compile(r"MIG\s+(\S+)\s+Device\s+\d+:\s*(?:\(UUID:\s*([^)]*)\))?")
-_L_BUS_RE = re.compile(r"(?<![0-9A-Fa-f])((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
-_L_COMMAND_RE = re.compile(r"^(?:\S*[$#>%]\s*)?(?:sudo\s+)?nvidia-smi\s+(?:-L|--list-gpus)\b|^[$#]$"
+_L_GPU_RE = lazy_re(r"GPU (\d{1,9}): (.*?)(?: \(UUID: ([^)]*)\))?$")
+_L_MIG_RE = lazy_re(r"MIG\s+(\S+)\s+Device\s+\d+:\s*(?:\(UUID:\s*([^)]*)\))?")
+_L_BUS_RE = lazy_re(r"(?<![0-9A-Fa-f])((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+_L_COMMAND_RE = lazy_re(r"^(?:\S*[$#>%]\s*)?(?:sudo\s+)?nvidia-smi\s+(?:-L|--list-gpus)\b|^[$#]$"
                            r"|^(?:\S*[$#>%]\s*)?(?:srun|docker|podman|singularity|apptainer|enroot|kubectl)\b.*\bnvidia-smi\s+"
                            r"(?:-L|--list-gpus)\s*$")
 """The command itself, typed alone or at the end of a launcher's command line (``srun -G8 --container-image=...
@@ -309,9 +310,9 @@ _INFO_KEYS = {
 nv-procfs.c, nv_procfs_read_gpu_info: "Model: \\t\\t %s", ..., "GPU Firmware: \\t %s" only while the GPU runs GSP
 firmware, "GPU Excluded:\\t Yes|No"), and the older names of two of them ("Card Type" in /proc/driver/nvidia/cards/N,
 "Blacklisted" before the driver renamed its exclusion list), by the name this parser stores them under."""
-_INFO_LINE = re.compile(r"^[ \t]*(Model|IRQ|GPU UUID|Video BIOS|Bus Type|Card Type|DMA Size|DMA Mask|Bus Location|"
+_INFO_LINE = lazy_re(r"^[ \t]*(Model|IRQ|GPU UUID|Video BIOS|Bus Type|Card Type|DMA Size|DMA Mask|Bus Location|"
                         r"Device Minor|GPU Firmware|GSP Firmware|GPU Excluded|Blacklisted):(.*)$", re.I)
-_INFO_PATH = re.compile(r"/proc/driver/nvidia/gpus/((?:[0-9a-fA-F]{4,8}\\?:)?[0-9a-fA-F]{2}\\?:[0-9a-fA-F]{2}\.[0-7])"
+_INFO_PATH = lazy_re(r"/proc/driver/nvidia/gpus/((?:[0-9a-fA-F]{4,8}\\?:)?[0-9a-fA-F]{2}\\?:[0-9a-fA-F]{2}\.[0-7])"
                         r"/information")
 _INFO_DISTINCT = ("video bios", "dma mask", "dma size", "gpu excluded", "gpu firmware", "blacklisted", "card type",
                   "irq", "bus type")

@@ -16,23 +16,24 @@ from dataclasses import dataclass, field
 
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
-_PROGRESS = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+proc'd:\s*(.*?)\s+errors:\s*(.*?)(?:\s+temps:\s*(.*?))?\s*$")
-_PROCD = re.compile(r"(-?\d+)\s*\(\s*(-?\d+(?:\.\d+)?)\s*Gflop/s\s*\)")
-_ERR = re.compile(r"(-?\d+)\s*(?:\(\s*(WARNING|DIED)!\s*\))?")
-_TEMP = re.compile(r"(-?\d+)\s*C\b")
-_NAME = re.compile(r"^\s*GPU\s+(\d+):\s+(.+?)\s+\(UUID:.*\)\s*$")
-_INIT = re.compile(r"^\s*Initialized device\s+(\d+)\s+with\s+(\d+)\s*MB of memory")
-_TESTED = re.compile(r"^\s*Tested\s+(\d+)\s+GPUs?:?\s*$")
-_RESULT = re.compile(r"^\s*GPU\s+(\d+):\s*(OK|FAULTY)\b", re.I)
-_BURNING = re.compile(r"Burning for\s+(\d+)\s*s(?:ec(?:ond)?s?)?\b", re.I)
-_COMMAND = re.compile(r"\bgpu[_-]burn\b((?:\s+\S+)*)")
-_INIT_FAIL = re.compile(r"Couldn't init a GPU test|Failure during compute|Error in \"|Error \(gpu_burn-drv\.cpp:\d+\):"
+_PROGRESS = lazy_re(r"^\s*(\d+(?:\.\d+)?)%\s+proc'd:\s*(.*?)\s+errors:\s*(.*?)(?:\s+temps:\s*(.*?))?\s*$")
+_PROCD = lazy_re(r"(-?\d+)\s*\(\s*(-?\d+(?:\.\d+)?)\s*Gflop/s\s*\)")
+_ERR = lazy_re(r"(-?\d+)\s*(?:\(\s*(WARNING|DIED)!\s*\))?")
+_TEMP = lazy_re(r"(-?\d+)\s*C\b")
+_NAME = lazy_re(r"^\s*GPU\s+(\d+):\s+(.+?)\s+\(UUID:.*\)\s*$")
+_INIT = lazy_re(r"^\s*Initialized device\s+(\d+)\s+with\s+(\d+)\s*MB of memory")
+_TESTED = lazy_re(r"^\s*Tested\s+(\d+)\s+GPUs?:?\s*$")
+_RESULT = lazy_re(r"^\s*GPU\s+(\d+):\s*(OK|FAULTY)\b", re.I)
+_BURNING = lazy_re(r"Burning for\s+(\d+)\s*s(?:ec(?:ond)?s?)?\b", re.I)
+_COMMAND = lazy_re(r"\bgpu[_-]burn\b((?:\s+\S+)*)")
+_INIT_FAIL = lazy_re(r"Couldn't init a GPU test|Failure during compute|Error in \"|Error \(gpu_burn-drv\.cpp:\d+\):"
                         r"|^\s*No CUDA devices\s*$", re.I)
 """gpu-burn could not start its test; "No CUDA devices" is what it throws when cuDeviceGetCount finds none (its
 nvidia-smi -L listing above may still show the GPUs: the driver sees them, CUDA cannot)."""
-_ABORT = re.compile(r"No clients are alive|Aborting", re.I)
-_FORCE_KILL = re.compile(r"Killing processes with SIGKILL", re.I)
+_ABORT = lazy_re(r"No clients are alive|Aborting", re.I)
+_FORCE_KILL = lazy_re(r"Killing processes with SIGKILL", re.I)
 """gpu-burn sends SIGKILL only to test processes still alive after its SIGTERM and a grace period (its
 gpu_burn-drv.cpp, after "Killing processes with SIGTERM (soft kill)"): a process that ignored SIGTERM is stuck."""
 

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 
 def parse_cpulist(text: str) -> set[int] | None:
@@ -412,11 +413,11 @@ class DfEntry:
 
 
 _DF_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
-_DF_BLOCKS = re.compile(r"(\d+)([KMGTPE]?)B?-blocks", re.I)
+_DF_BLOCKS = lazy_re(r"(\d+)([KMGTPE]?)B?-blocks", re.I)
 _DF_SIZE = r"(?:\d+(?:[.,]\d+)?[KMGTPE]?i?B?|0|-)"
-_DF_ROW = re.compile(r"(\S+)\s+(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
+_DF_ROW = lazy_re(r"(\S+)\s+(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
                      + r")\s+(\d{1,3}%|-)\s+(/.*|-)")
-_DF_TAIL = re.compile(r"(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
+_DF_TAIL = lazy_re(r"(?:(\S+)\s+)??(" + _DF_SIZE + r")\s+(" + _DF_SIZE + r")\s+(" + _DF_SIZE
                       + r")\s+(\d{1,3}%|-)\s+(/.*|-)")
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from wizard.common import lazy_re
 
 
 _CMDLINE_TOKENS = ("BOOT_IMAGE=", "root=", " ro", "quiet", "console=", "iommu", "init=", "rd.")
@@ -26,7 +27,7 @@ def detect_driver_version(text: str) -> float:
     return 0.8 if re.search(r"^NVRM version:", text, re.M) else 0.0
 
 
-_LSMOD_LINE = re.compile(r"^[A-Za-z0-9_]+\s+\d+\s+\d+(\s+\S+)?\s*$")
+_LSMOD_LINE = lazy_re(r"^[A-Za-z0-9_]+\s+\d+\s+\d+(\s+\S+)?\s*$")
 
 
 def detect_modules(text: str) -> float:
@@ -44,7 +45,7 @@ def detect_os_release(text: str) -> float:
     return 0.9 if re.search(r"^(PRETTY_NAME|VERSION_ID)=", text, re.M) and re.search(r"^ID=", text, re.M) else 0.0
 
 
-_VERSION_LINE = re.compile(r"^\s*(NVIDIA-SMI|Driver Version|CUDA Version)\s*:?\s*(\d+(?:\.\d+){1,2})\s*$", re.I)
+_VERSION_LINE = lazy_re(r"^\s*(NVIDIA-SMI|Driver Version|CUDA Version)\s*:?\s*(\d+(?:\.\d+){1,2})\s*$", re.I)
 
 
 def smi_version_lines(text: str) -> dict[str, tuple[str, str]]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
+NAME_RE = lazy_re(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 """Node names: they become the ``[name]`` prefix of log lines, so no spaces or brackets."""
 KNOWN_KEYS = ("python", "addr", "slots", "max_slots")
 """Keys a hostfile line may carry: python (the node's interpreter with torch), addr (the address the

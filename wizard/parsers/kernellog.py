@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from wizard.common import to_float, sat_int
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 # ------------------------------------------------------------------ line prefixes
@@ -58,50 +59,50 @@ _HOST_KERNEL = r"(?:(?P<host>\S+)\s+)?(?:kernel|earlyoom|systemd-oomd)(?:\[\d+\]
 kernel OOM killer's on the hosts that run them (earlyoom(1): "sending SIGTERM to process"; systemd-oomd(8))."""
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Talos: "10.0.0.1: kern: warning: [2026-04-22T21:30:51.52643656Z]: NVRM: ..."
-    ("talos", re.compile(r"^(?:(?P<host>\S+): )?kern:\s+\w+:\s+\[(?P<ts>[^\]]+)\]:\s?(?P<rest>.*)$")),
+    ("talos", lazy_re(r"^(?:(?P<host>\S+): )?kern:\s+\w+:\s+\[(?P<ts>[^\]]+)\]:\s?(?P<rest>.*)$")),
     # journalctl -o short-monotonic: "[    5.123456] host kernel: msg"
-    ("journal-monotonic", re.compile(r"^" + _MONO + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    ("journal-monotonic", lazy_re(r"^" + _MONO + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # syslog / journalctl -o short(-precise): "May  7 06:45:12 host kernel: ..." (any month word)
-    ("syslog", re.compile(r"^(?P<ts>[^\W\d_]{3,}\.?\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?)\s+"
+    ("syslog", lazy_re(r"^(?P<ts>[^\W\d_]{3,}\.?\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?)\s+"
                           + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # rsyslog RFC 3339 / journalctl -o short-iso: "2025-01-17T17:10:43+0000 host kernel: ..."
-    ("syslog-iso", re.compile(r"^(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+"
+    ("syslog-iso", lazy_re(r"^(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+"
                               + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # journalctl -o short-delta: "[    5.123456 <    0.000127>] host kernel: msg"
-    ("journal-delta", re.compile(r"^" + _DELTA + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    ("journal-delta", lazy_re(r"^" + _DELTA + r"\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # journalctl -o short-full: "Sun 2024-05-19 19:57:01 CEST host kernel: msg"
-    ("journal-full", re.compile(r"^(?P<ts>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Za-z0-9+:-]+)?)\s+"
+    ("journal-full", lazy_re(r"^(?P<ts>[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Za-z0-9+:-]+)?)\s+"
                                 + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # journalctl -o short-unix: "1700000000.123456 host kernel: ..."
-    ("journal-unix", re.compile(r"^(?P<ts>\d{9,11}\.\d+)\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
+    ("journal-unix", lazy_re(r"^(?P<ts>\d{9,11}\.\d+)\s+" + _HOST_KERNEL + r"(?P<rest>.*)$")),
     # dmesg -x / --decode: "kern  :warn  : [  5.1] msg" or with an iso time
-    ("dmesg-decode", re.compile(r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp"
+    ("dmesg-decode", lazy_re(r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp"
                                 r"|local[0-7])\s*:\s*(?P<lvl>emerg|alert|crit|err|warn|notice|info|debug)\s*:\s?"
                                 r"(?P<rest>.*)$")),
     # a journal or syslog line whose date and host the paste dropped: "kernel: pcieport 0000:03:04.0: AER: ..."
-    ("kernel-tag", re.compile(r"^kernel(?:\[\d+\])?:[ \t]?(?P<rest>.*)$")),
+    ("kernel-tag", lazy_re(r"^kernel(?:\[\d+\])?:[ \t]?(?P<rest>.*)$")),
     # dmesg -r: "<4>[  5.1] msg"
-    ("dmesg-raw", re.compile(r"^<\d{1,3}>(?P<rest>.*)$")),
+    ("dmesg-raw", lazy_re(r"^<\d{1,3}>(?P<rest>.*)$")),
     # /dev/kmsg records: "6,3964,206764307,-;msg" (priority, sequence, microseconds since boot, flags)
-    ("kmsg", re.compile(r"^\d{1,3},\d+,(?P<usec>\d{1,15}),[-c+][^;]{0,40};(?P<rest>.*)$")),
+    ("kmsg", lazy_re(r"^\d{1,3},\d+,(?P<usec>\d{1,15}),[-c+][^;]{0,40};(?P<rest>.*)$")),
     # dmesg -T / --ctime: "[Sun Feb 23 16:24:18 2025] msg"
-    ("dmesg-ctime", re.compile(r"^" + _CTIME + r"\s?(?P<rest>.*)$")),
+    ("dmesg-ctime", lazy_re(r"^" + _CTIME + r"\s?(?P<rest>.*)$")),
     # dmesg: "[    5.123456] msg"
-    ("dmesg", re.compile(r"^" + _MONO + r"\s?(?P<rest>.*)$")),
+    ("dmesg", lazy_re(r"^" + _MONO + r"\s?(?P<rest>.*)$")),
     # dmesg --time-format iso: "2025-01-21T04:41:44,283302+00:00 msg"
-    ("dmesg-iso", re.compile(r"^" + _ISO + r"\s(?P<rest>.*)$")),
+    ("dmesg-iso", lazy_re(r"^" + _ISO + r"\s(?P<rest>.*)$")),
     # dmesg -H / -e / --time-format reltime: "[May19 19:57] msg" then "[  +0.000127] msg"
-    ("dmesg-reltime", re.compile(r"^" + _RELMIN + r"\s?(?P<rest>.*)$")),
-    ("dmesg-reltime", re.compile(r"^" + _RELDELTA + r"\s?(?P<rest>.*)$")),
+    ("dmesg-reltime", lazy_re(r"^" + _RELMIN + r"\s?(?P<rest>.*)$")),
+    ("dmesg-reltime", lazy_re(r"^" + _RELDELTA + r"\s?(?P<rest>.*)$")),
     # dmesg -d / --time-format delta: "[    5.123456 <    0.000127>] msg", "[<    0.000127>] msg"
-    ("dmesg-delta", re.compile(r"^" + _DELTA + r"\s?(?P<rest>.*)$")),
+    ("dmesg-delta", lazy_re(r"^" + _DELTA + r"\s?(?P<rest>.*)$")),
 )
 _INNER_STAMPS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(r"^" + stamp + r"\s?(?P<rest>.*)$") for stamp in (_MONO, _CTIME, _ISO, _RELMIN, _RELDELTA, _DELTA))
+    lazy_re(r"^" + stamp + r"\s?(?P<rest>.*)$") for stamp in (_MONO, _CTIME, _ISO, _RELMIN, _RELDELTA, _DELTA))
 """The kernel's own stamp, in any dmesg time format, after a syslog/journal/decode/raw prefix."""
-_JOURNAL_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at .*|Journal begins at .*|No entries"
+_JOURNAL_META = lazy_re(r"^-- (?:Boot [0-9a-f]+|Reboot|Logs begin at .*|Journal begins at .*|No entries"
                            r"|Journal started .*|Subject: .*)\s*--\s*$|^-- (?:Boot [0-9a-f]+|Reboot) --")
-_BOOT_META = re.compile(r"^-- (?:Boot [0-9a-f]+|Reboot) --")
+_BOOT_META = lazy_re(r"^-- (?:Boot [0-9a-f]+|Reboot) --")
 
 
 @dataclass(frozen=True, eq=False)
@@ -344,12 +345,12 @@ def _norm(s: str) -> str:
 
 _STAMP_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = (
     # dmesg -T: "Thu Feb 29 13:47:22 2024"
-    (re.compile(r"^(?P<b>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})$"), "%a %b %d %H:%M:%S %Y"),
+    (lazy_re(r"^(?P<b>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})$"), "%a %b %d %H:%M:%S %Y"),
     # iso, short-iso, rfc3339, short-full ("Thu 2024-02-29 13:47:22 UTC"; the zone is left out)
-    (re.compile(r"^(?:[A-Z][a-z]{2} )?(?P<b>\d{4}-\d\d-\d\d)[T ](?P<t>\d\d:\d\d:\d\d)(?:[.,](?P<f>\d+))?"),
+    (lazy_re(r"^(?:[A-Z][a-z]{2} )?(?P<b>\d{4}-\d\d-\d\d)[T ](?P<t>\d\d:\d\d:\d\d)(?:[.,](?P<f>\d+))?"),
      "%Y-%m-%d %H:%M:%S"),
     # syslog / short(-precise): "Nov  7 15:39:12(.123456)" (no year: differences only)
-    (re.compile(r"^(?P<b>[A-Z][a-z]{2})\.?\s+(?P<d>\d{1,2})\s+(?P<t>\d\d:\d\d:\d\d)(?:\.(?P<f>\d+))?"),
+    (lazy_re(r"^(?P<b>[A-Z][a-z]{2})\.?\s+(?P<d>\d{1,2})\s+(?P<t>\d\d:\d\d:\d\d)(?:\.(?P<f>\d+))?"),
      "%b %d %H:%M:%S"),
 )
 
@@ -410,84 +411,84 @@ def event_key(event: KernelEvent) -> str:
 
 # ------------------------------------------------------------------ message patterns
 
-SXID_RE = re.compile(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
+SXID_RE = lazy_re(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
                      r"(?P<rest>.*)$")
 """An NVSwitch error (the NVSwitch driver's SXid, NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors'): its
 lines say "Non-fatal" or "Fatal" themselves; the "Data {...}" and "Severity N Engine instance" lines are context."""
-XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+)?(?:,\s*(?P<rest>.*))?$")
-XID_PID_RE = re.compile(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
-XID_CAUSED_BY_RE = re.compile(r"caused by previous Xid (\d{1,4})\b", re.I)
+XID_RE = lazy_re(r"NVRM: Xid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+)?(?:,\s*(?P<rest>.*))?$")
+XID_PID_RE = lazy_re(r"^pid=(?P<pid>'?<?[\w-]+>?'?),\s*(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$")
+XID_CAUSED_BY_RE = lazy_re(r"caused by previous Xid (\d{1,4})\b", re.I)
 """An Xid that names the Xid it follows ("Xid ...: 45, pid=..., Ch 00000001 caused by previous Xid 149"):
 the NVIDIA Xid catalog's Xid 45 row says "not solo: follow the other Xid"."""
-XID154_RE = re.compile(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
+XID154_RE = lazy_re(r"recovery action changed from (?P<from_code>0x[0-9a-fA-F]+)\s*(?:\((?P<from>[^)]*)\))?"
                        r"\s*to\s*(?P<to_code>0x[0-9a-fA-F]+)\s*(?:\((?P<to>[^)]*)\)?)?", re.I)
-LINK_RE = re.compile(r"(?:systemd-networkd|NetworkManager)\[\d+\]:\s+(?P<if1>[\w.@-]+): (?P<s1>[Ll]ost carrier|[Gg]ained carrier)"
+LINK_RE = lazy_re(r"(?:systemd-networkd|NetworkManager)\[\d+\]:\s+(?P<if1>[\w.@-]+): (?P<s1>[Ll]ost carrier|[Gg]ained carrier)"
                      r"|\b(?P<if2>[\w.@-]+): (?:NIC )?Link is (?P<s2>Down|Up)\b"
                      r"|^mlx[45]_core \S+ (?P<if3>[\w.@-]+): Link (?P<s3>down|up)\b")
 """A network interface's carrier lost or regained: systemd-networkd / NetworkManager (``ib6: lost carrier``), Intel and
 Broadcom NIC drivers (``NIC Link is Down``, ``Link is Up``), mlx5_core (``ens1f0np0: Link down``)."""
-GPU_AT_RE = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
-SERIAL_RE = re.compile(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
-FELL_RE = re.compile(r"fallen off the bus", re.I)
-NV_GPU_BUS_RE = re.compile(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
-PCI_ID_RE = re.compile(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
-RMINIT_RE = re.compile(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)", re.I)
-BAR_INVALID_RE = re.compile(r"This PCI I/O region assigned to your NVIDIA device is invalid"
+GPU_AT_RE = lazy_re(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
+SERIAL_RE = lazy_re(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
+FELL_RE = lazy_re(r"fallen off the bus", re.I)
+NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
+PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
+RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)", re.I)
+BAR_INVALID_RE = lazy_re(r"This PCI I/O region assigned to your NVIDIA device is invalid"
                             r"|NVRM: BAR\d+ is \d+M @ 0x[0-9a-fA-F]+|The system BIOS may have misconfigured your"
                             r"|64-bit BAR mapped above 4GB|does not define a matching prefetchable memory window", re.I)
-BAR_ASSIGN_RE = re.compile(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b.*"
+BAR_ASSIGN_RE = lazy_re(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b.*"
                            r"(?:can't assign|no space|failed to assign)", re.I)
-BAR_ASSIGNED_RE = re.compile(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b"
+BAR_ASSIGNED_RE = lazy_re(r"^(?:pci|pcieport) (?P<bus>" + _BDF_RE + r"):\s*(?P<bar>BAR \d+|bridge window)\b"
                              r"[^:]*(?:\[[^\]]*\])?:\s*assigned\b", re.I)
-NV_PROBE_FAIL_RE = re.compile(r"^(?:nvidia: probe of (?P<bus1>" + _BDF_RE + r") failed with error (?P<err1>-?\d+)"
+NV_PROBE_FAIL_RE = lazy_re(r"^(?:nvidia: probe of (?P<bus1>" + _BDF_RE + r") failed with error (?P<err1>-?\d+)"
                               r"|nvidia (?P<bus2>" + _BDF_RE + r"): probe with driver nvidia failed with error (?P<err2>-?\d+))")
-GPU_LIB_CRASH_RE = re.compile(r"\b(?:segfault|general protection(?: fault)?|trap \w+) .*\bin (?P<lib>lib(?:nccl|cuda|cudart|"
+GPU_LIB_CRASH_RE = lazy_re(r"\b(?:segfault|general protection(?: fault)?|trap \w+) .*\bin (?P<lib>lib(?:nccl|cuda|cudart|"
                               r"nvidia-[\w-]+|cublas\w*|cudnn\w*|nvrtc\w*)\.so[\w.]*)")
 """The kernel reporting a user process that crashed inside a GPU library ("pt_main_thread[2536443]: segfault at ...
 error 4 in libnccl.so.2[...]")."""
-UNSUPPORTED_GPU_RE = re.compile(r"NVRM: installed in this system is not supported by|is not supported by the NVIDIA "
+UNSUPPORTED_GPU_RE = lazy_re(r"NVRM: installed in this system is not supported by|is not supported by the NVIDIA "
                                 r"[\d.]+ driver release", re.I)
 """The driver release does not support the GPU it found (NVIDIA driver README, Appendix A: supported GPUs)."""
-NVRM_PROBE_FAIL_RE = re.compile(r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|None of the NVIDIA "
+NVRM_PROBE_FAIL_RE = lazy_re(r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|None of the NVIDIA "
                                 r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?) "
                                 r"(?:probed|found))", re.I)
-PROBE_NOT_CALLED_RE = re.compile(r"NVRM: The NVIDIA probe routine was not called for (?P<n>\d+) device", re.I)
-CONFLICT_HINT_RE = re.compile(r"nouveau, rivafb, nvidiafb or rivatv|obtained ownership of the NVIDIA device", re.I)
-ALREADY_BOUND_RE = re.compile(r"NVRM: GPU (?P<bus>" + _BDF_RE + r") is already bound to (?P<drv>[\w-]+)")
-NOUVEAU_RE = re.compile(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*\]\[(?P<bus2>" + _BDF_RE + r")\]"
+PROBE_NOT_CALLED_RE = lazy_re(r"NVRM: The NVIDIA probe routine was not called for (?P<n>\d+) device", re.I)
+CONFLICT_HINT_RE = lazy_re(r"nouveau, rivafb, nvidiafb or rivatv|obtained ownership of the NVIDIA device", re.I)
+ALREADY_BOUND_RE = lazy_re(r"NVRM: GPU (?P<bus>" + _BDF_RE + r") is already bound to (?P<drv>[\w-]+)")
+NOUVEAU_RE = lazy_re(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*\]\[(?P<bus2>" + _BDF_RE + r")\]"
                         r"|\[drm\] Initialized nouveau .* for (?P<bus3>" + _BDF_RE + r"))")
-GSP_RE = re.compile(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
+GSP_RE = lazy_re(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
                     r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset"
                     r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out", re.I)
-RESET_REQUIRED_RE = re.compile(r"NV_ERR_RESET_REQUIRED|\bReset required\b")
+RESET_REQUIRED_RE = lazy_re(r"NV_ERR_RESET_REQUIRED|\bReset required\b")
 """The driver's status NV_ERR_RESET_REQUIRED (0x62): a call into the GPU (often a GSP RPC) failed because the GPU is
 in a state only a reset clears; read as a ``gsp_timeout`` event with ``reset_required``."""
 """GSP firmware that stopped answering, as the open and proprietary modules log it: RPC timeouts (the Xid 119
 path) and the GSP heartbeat check (``_kgspIsHeartbeatTimedOut``), with or without an Xid line."""
-AER_RECEIVED_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<port>" + _BDF_RE + r"): (?:AER: )?(?P<multi>Multiple )?"
+AER_RECEIVED_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<port>" + _BDF_RE + r"): (?:AER: )?(?P<multi>Multiple )?"
                              r"(?P<sev>Corrected|Correctable|Uncorrected \((?:Non-Fatal|Fatal)\)|Uncorrectable "
                              r"\((?:Non-Fatal|Fatal)\)) error (?:message )?received(?: from)?:? ?(?P<src>.*)$", re.I)
-AER_BUS_ERROR_RE = re.compile(r"^(?:(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): )?(?:AER: )?PCIe Bus Error: "
+AER_BUS_ERROR_RE = lazy_re(r"^(?:(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): )?(?:AER: )?PCIe Bus Error: "
                               r"severity=(?P<sev>[^,]+), type=(?P<type>[^,]+)(?:, (?P<agent>.*))?$", re.I)
-AER_DETAIL_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"):\s+(?:AER:\s+)?(?:device \[(?P<vid>[0-9a-f]{4}:"
+AER_DETAIL_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"):\s+(?:AER:\s+)?(?:device \[(?P<vid>[0-9a-f]{4}:"
                            r"[0-9a-f]{4})\] error status/mask=(?P<st>\S+)|\[\s*(?P<bit>\d+)\s*\]\s*(?P<name>.*?)\s*$)", re.I)
-AER_FAIL_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:can't recover|device recovery "
+AER_FAIL_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:can't recover|device recovery "
                          r"failed|Device recovery failed|AER: subordinate device reset failed)", re.I)
-AER_CONTEXT_RE = re.compile(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:broadcast error_detected message"
+AER_CONTEXT_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:broadcast error_detected message"
                             r"|device has no AER-aware driver|Error of this Agent is reported first|AER: .*"
                             r"|can't find device of ID\w+)", re.I)
-LIMITED_RE = re.compile(r"^(?:pci|[\w-]+) (?P<dev>" + _BDF_RE + r"): (?P<avail>[\d.]+) Gb/s available PCIe bandwidth, "
+LIMITED_RE = lazy_re(r"^(?:pci|[\w-]+) (?P<dev>" + _BDF_RE + r"): (?P<avail>[\d.]+) Gb/s available PCIe bandwidth, "
                         r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link at (?P<port>[^\s(]+)\s*"
                         r"(?:\(capable of (?P<cap>[\d.]+) Gb/s with (?P<cspeed>[\d.]+) GT/s (?:PCIe )?x(?P<cwidth>\d+) link\))?",
                         re.I)
-PCI_ENUM_RE = re.compile(r"^pci (?P<bus>" + _BDF_RE + r"): \[(?P<id>[0-9a-f]{4}:[0-9a-f]{4})\] type \d+ class "
+PCI_ENUM_RE = lazy_re(r"^pci (?P<bus>" + _BDF_RE + r"): \[(?P<id>[0-9a-f]{4}:[0-9a-f]{4})\] type \d+ class "
                          r"(?P<cls>0x[0-9a-f]{6})", re.I)
-EDAC_RE = re.compile(r"^EDAC (?:\S+ )?MC(?P<mc>\d+): (?:(?P<count>\d+) )?(?P<type>CE|UE)\b(?P<rest>.*)$")
-EDAC_LABEL_RE = re.compile(r" on (?P<label>\S+?)(?: \(|\s*$)|labels? \"(?P<qlabel>[^\"]*)\"")
-EDAC_CONTEXT_RE = re.compile(r"^EDAC (?:\S+ )?MC\d+: HANDLING MCE MEMORY ERROR|^EDAC .*: (?:Giving out|Ver:|ECC is)", re.I)
-MCE_RE = re.compile(r"^(?:mce: )?\[Hardware Error\]: (?P<rest>.*)$|^mce: (?P<rest2>.*)$")
-MEMFAIL_RE = re.compile(r"^(?:Memory failure|mce: Uncorrected hardware memory error)", re.I)
-MCE_STATUS_RE = re.compile(r"^(?:EDAC (?:\S+ )?MC(?P<mc>\d+): |(?:mce: )?\[Hardware Error\]: )?(?:CPU:? ?\d+:? )?"
+EDAC_RE = lazy_re(r"^EDAC (?:\S+ )?MC(?P<mc>\d+): (?:(?P<count>\d+) )?(?P<type>CE|UE)\b(?P<rest>.*)$")
+EDAC_LABEL_RE = lazy_re(r" on (?P<label>\S+?)(?: \(|\s*$)|labels? \"(?P<qlabel>[^\"]*)\"")
+EDAC_CONTEXT_RE = lazy_re(r"^EDAC (?:\S+ )?MC\d+: HANDLING MCE MEMORY ERROR|^EDAC .*: (?:Giving out|Ver:|ECC is)", re.I)
+MCE_RE = lazy_re(r"^(?:mce: )?\[Hardware Error\]: (?P<rest>.*)$|^mce: (?P<rest2>.*)$")
+MEMFAIL_RE = lazy_re(r"^(?:Memory failure|mce: Uncorrected hardware memory error)", re.I)
+MCE_STATUS_RE = lazy_re(r"^(?:EDAC (?:\S+ )?MC(?P<mc>\d+): |(?:mce: )?\[Hardware Error\]: )?(?:CPU:? ?\d+:? )?"
                            r"(?:Machine Check(?: Event| Exception)?: ?(?P<mcg>[0-9a-fA-F]+) Bank (?P<bank>\d+): "
                            r"|.*?\bMC(?P<bank2>\d+)_STATUS\[[^\]]*\]: ?0x)(?P<status>[0-9a-fA-F]{16})\b")
 """A machine-check record with its raw IA32_MCi_STATUS value: the kernel's ``CPU 10: Machine Check:
@@ -499,10 +500,10 @@ MCI_STATUS_BITS = {"val": 63, "over": 62, "uc": 61, "en": 60, "miscv": 59, "addr
 = valid, OVER = overflow (errors were lost), UC = uncorrected error, EN = error reporting enabled,
 MISCV/ADDRV = MISC/ADDR registers valid, PCC = processor context corrupt; AMD64 APM Vol. 2
 "MCi_STATUS" uses the same positions for these bits)."""
-CMCI_STORM_RE = re.compile(r"^CMCI storm detected", re.I)
+CMCI_STORM_RE = lazy_re(r"^CMCI storm detected", re.I)
 """Corrected machine-check interrupts arrived faster than the kernel's storm threshold, so it
 switched that bank to polling (arch/x86/kernel/cpu/mce/intel.c): many corrected errors."""
-CMCI_CONTEXT_RE = re.compile(r"^CMCI storm subsided", re.I)
+CMCI_CONTEXT_RE = lazy_re(r"^CMCI storm subsided", re.I)
 
 
 def decode_mci_status(hexstr: str) -> dict[str, bool]:
@@ -513,20 +514,20 @@ def decode_mci_status(hexstr: str) -> dict[str, bool]:
     except (TypeError, ValueError):
         return {}
     return {name: bool(v >> bit & 1) for name, bit in MCI_STATUS_BITS.items()}
-API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (\d+\.\d+(?:\.\d+)?)")
+API_MISMATCH_RE = lazy_re(r"NVRM: API mismatch: the client has the version (\d+\.\d+(?:\.\d+)?)")
 """NVRM refusing a user-space driver library of another version than the loaded module (the NVIDIA driver README,
 "Driver/library version mismatch")."""
-FATAL_OOPS_RE = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|Oops: |Kernel panic"
+FATAL_OOPS_RE = lazy_re(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|Oops: |Kernel panic"
                            r"|general protection fault)")
 """The oops reports after which the kernel is tainted "D" (died) until a reboot (the kernel's "Tainted kernels"
 page, https://docs.kernel.org/admin-guide/tainted-kernels.html): the task was killed mid-way, locks it held stay
 held; unlike a WARNING or a hung-task report, which the kernel survives."""
-GHES_RE = re.compile(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
-OOPS_RE = re.compile(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
+GHES_RE = lazy_re(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
+OOPS_RE = lazy_re(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
                      r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
                      r"|INFO: rcu_\w+ detected stall|UBSAN: |Call Trace:)")
-GPU_DRIVER_RE = re.compile(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
-ERROR_WORD_RE = re.compile(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
+GPU_DRIVER_RE = lazy_re(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
+ERROR_WORD_RE = lazy_re(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
                            r"corrupt\w*|invalid|unable|cannot|can't|bad|halt(?:ed)?|hang|hung|lost|not responding)\b", re.I)
 AER_SEVERITY_NORMAL = {"corrected": "corrected", "correctable": "corrected",
                        "uncorrected (non-fatal)": "nonfatal", "uncorrectable (non-fatal)": "nonfatal",
@@ -986,7 +987,7 @@ def _attach_driver_context(log: KernelLog) -> None:
 # ------------------------------------------------------------------ detection
 
 
-KERNEL_SIGNATURES = re.compile(
+KERNEL_SIGNATURES = lazy_re(
     r"NVRM: |\bEDAC (?:\S+ )?MC\d|\bAER: |PCIe Bus Error|\[Hardware Error\]|\bmce: |^nouveau (?:[0-9a-f]{4}:|\s*\[)|\bpcieport \d|^pci \d{4}:"
     r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: "
     r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:[Ll]ost|[Gg]ained) carrier|: (?:NIC )?Link is (?:Down|Up)\b"

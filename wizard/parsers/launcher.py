@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from wizard.common import to_int, sat_int
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 @dataclass(frozen=True)
@@ -74,33 +75,33 @@ class LauncherLog:
     problems: list[str] = field(default_factory=list)
 
 
-_CHILD_FAILED = re.compile(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError")
-_ROOT = re.compile(r"Root Cause \(first observed failure\)")
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
-_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
-_RANK = re.compile(r"^(-?\d+)\s*\(local_rank:\s*(-?\d+)\)")
-_EXITCODE = re.compile(r"^(-?\d+)")
-_AGENT_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
-_SIGTERM_SENT = re.compile(r"Sending process \d+ closing signal SIG\w+"  # torchrun's agent
+_CHILD_FAILED = lazy_re(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError")
+_ROOT = lazy_re(r"Root Cause \(first observed failure\)")
+_ENTRY = lazy_re(r"^\s*\[(\d+)\]:\s*$")
+_FIELD = lazy_re(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_RANK = lazy_re(r"^(-?\d+)\s*\(local_rank:\s*(-?\d+)\)")
+_EXITCODE = lazy_re(r"^(-?\d+)")
+_AGENT_FAILED = lazy_re(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
+_SIGTERM_SENT = lazy_re(r"Sending process \d+ closing signal SIG\w+"  # torchrun's agent
                           r"|multiprocessing/spawn\.py:\d+\] Terminating process \d+ via signal SIG\w+")
 """The launcher stopping its other workers: torchrun's elastic agent, and torch.multiprocessing.spawn's
 ProcessContext.join (torch/multiprocessing/spawn.py) once one process has exited with an error."""
-_AGENT_OK = re.compile(r"worker group successfully finished|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
-_LAUNCH_CFG = re.compile(r"launcher\.api: \[INFO\]\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)"
+_AGENT_OK = lazy_re(r"worker group successfully finished|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
+_LAUNCH_CFG = lazy_re(r"launcher\.api: \[INFO\]\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)"
                          r"|launcher\.api:(?:\[INFO\])?\s+(min_nodes|max_nodes|nproc_per_node)\s*:\s*(\d+)")
-_WORKER_EVENT_OK = re.compile(r'"name": "torchelastic\.worker\.status\.SUCCEEDED", "source": "WORKER"')
-_OMP = re.compile(r"Setting OMP_NUM_THREADS environment variable for each process")
-_DS_TAG = re.compile(r"\[(?:launch|runner)\.py:\d+:\w+\]")
-_DS_OK = re.compile(r"\[launch\.py:\d+:\w+\] Process \d+ exits successfully")
-_DS_RC = re.compile(r"exits with return code = (-?\d+)")
-_DS_LOCAL_RANK = re.compile(r"--local_rank=(\d+)")
-_DS_KILL = re.compile(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess \d+")
-_DS_NNODES = re.compile(r"nnodes=(\d+), num_local_procs=(\d+), node_rank=(\d+)")
-_DS_WORLD = re.compile(r"dist_world_size=(\d+)")
-_DS_CVD = re.compile(r"Setting CUDA_VISIBLE_DEVICES=([\d,]*)")
-_DS_WORLD_INFO = re.compile(r"WORLD INFO DICT: (\{.*\})")
-_NO_HOSTFILE = re.compile(r"Unable to find hostfile, will proceed with training with local resources only")
-_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
+_WORKER_EVENT_OK = lazy_re(r'"name": "torchelastic\.worker\.status\.SUCCEEDED", "source": "WORKER"')
+_OMP = lazy_re(r"Setting OMP_NUM_THREADS environment variable for each process")
+_DS_TAG = lazy_re(r"\[(?:launch|runner)\.py:\d+:\w+\]")
+_DS_OK = lazy_re(r"\[launch\.py:\d+:\w+\] Process \d+ exits successfully")
+_DS_RC = lazy_re(r"exits with return code = (-?\d+)")
+_DS_LOCAL_RANK = lazy_re(r"--local_rank=(\d+)")
+_DS_KILL = lazy_re(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess \d+")
+_DS_NNODES = lazy_re(r"nnodes=(\d+), num_local_procs=(\d+), node_rank=(\d+)")
+_DS_WORLD = lazy_re(r"dist_world_size=(\d+)")
+_DS_CVD = lazy_re(r"Setting CUDA_VISIBLE_DEVICES=([\d,]*)")
+_DS_WORLD_INFO = lazy_re(r"WORLD INFO DICT: (\{.*\})")
+_NO_HOSTFILE = lazy_re(r"Unable to find hostfile, will proceed with training with local resources only")
+_EXC = lazy_re(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
 
 
 def _summary(lines: list[str], log: LauncherLog) -> None:
@@ -255,7 +256,7 @@ def _parse(text: str, log: LauncherLog) -> None:
         _set(log, "tool", "torchrun" if log.has_summary else "deepspeed")
 
 
-DATALOADER_BUS_ERROR = re.compile(r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error"
+DATALOADER_BUS_ERROR = lazy_re(r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error"
                                   r"|Unexpected bus error encountered in worker")
 """PyTorch's DataLoader when a worker process died of SIGBUS (torch/utils/data/_utils/signal_handling.py: "This might be
 caused by insufficient shared memory (shm)")."""

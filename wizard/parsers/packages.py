@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from wizard.probes import DPKG_PATTERNS, RPM_PATTERNS, SERVICE_UNITS  # noqa: F401 - what the package probes ask for
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 # ------------------------------------------------------------------ versions
@@ -100,9 +101,9 @@ class PackageList:
         return [p for p in self.installed() if rx.fullmatch(p.name)]
 
 
-_DPKG_ROW = re.compile(r"^(?P<state>[uirhpUIRHP][nicuhfwtUNICUHFWT][ R]?)\s+(?P<name>[a-z0-9][a-z0-9+.\-]*(?::[a-z0-9]+)?)"
+_DPKG_ROW = lazy_re(r"^(?P<state>[uirhpUIRHP][nicuhfwtUNICUHFWT][ R]?)\s+(?P<name>[a-z0-9][a-z0-9+.\-]*(?::[a-z0-9]+)?)"
                        r"\s+(?P<version>\S+)(?:\s+(?P<arch>\S+))?(?:\s+(?P<desc>.*))?$")
-_DPKG_NOISE = re.compile(r"^(Desired=|\| Status=|\|/ Err\?=|\|\|/ Name|\+\+\+-|[$#] |\S+@\S+[:~].*[$#] )")
+_DPKG_NOISE = lazy_re(r"^(Desired=|\| Status=|\|/ Err\?=|\|\|/ Name|\+\+\+-|[$#] |\S+@\S+[:~].*[$#] )")
 
 
 def parse_dpkg(text: str) -> PackageList:
@@ -128,7 +129,7 @@ def parse_dpkg(text: str) -> PackageList:
 
 
 _RPM_ARCH = r"(?:x86_64|noarch|aarch64|ppc64le|i686|i386|s390x|armv7hl|src)"
-_RPM_ROW = re.compile(rf"^(?P<nvr>[A-Za-z0-9_+.\-:~^]+)\.(?P<arch>{_RPM_ARCH})$")
+_RPM_ROW = lazy_re(rf"^(?P<nvr>[A-Za-z0-9_+.\-:~^]+)\.(?P<arch>{_RPM_ARCH})$")
 
 
 def parse_rpm(text: str) -> PackageList:
@@ -182,13 +183,13 @@ class DkmsStatus:
         return [e for e in self.entries if r.fullmatch(e.module)]
 
 
-_DKMS_NEW = re.compile(r"^(?P<mod>[A-Za-z0-9_.+\-]+)/(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
+_DKMS_NEW = lazy_re(r"^(?P<mod>[A-Za-z0-9_.+\-]+)/(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
                        r"\s*:\s*(?P<rest>.*)$")
-_DKMS_OLD = re.compile(r"^(?P<mod>[A-Za-z0-9_.+\-]+),\s*(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
+_DKMS_OLD = lazy_re(r"^(?P<mod>[A-Za-z0-9_.+\-]+),\s*(?P<ver>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+)(?:,\s*(?P<arch>[^,:\s]+))?)?"
                        r"\s*:\s*(?P<rest>.*)$")
 
 
-DKMS_BUILD_FAILED = re.compile(r"Error! Bad return status for module build on kernel: \S+|"
+DKMS_BUILD_FAILED = lazy_re(r"Error! Bad return status for module build on kernel: \S+|"
                                r"dkms autoinstall on \S+ failed for nvidia|Error! One or more modules failed to install")
 """DKMS saying a module did not build or install (``dkms install`` / ``autoinstall`` output)."""
 
@@ -286,10 +287,10 @@ def parse_systemctl_show(text: str, units: tuple[str, ...] = SERVICE_UNITS) -> U
     return out
 
 
-_STATUS_HEAD = re.compile(r"^\s*(?:[●○×*↻]\s*)?(?P<unit>[A-Za-z0-9@_.\-]+\.service)(?:\s+-\s+(?P<desc>.*))?$")
-_LOADED = re.compile(r"^\s*Loaded:\s*(?P<load>[a-z\-]+)(?:\s*\((?P<inner>[^)]*)\))?")
-_ACTIVE = re.compile(r"^\s*Active:\s*(?P<active>[a-z\-]+)(?:\s*\((?P<sub>[^)]*)\))?")
-_NOT_FOUND = re.compile(r"Unit (?P<unit>[A-Za-z0-9@_.\-]+?)(?:\.service)? could not be found", re.I)
+_STATUS_HEAD = lazy_re(r"^\s*(?:[●○×*↻]\s*)?(?P<unit>[A-Za-z0-9@_.\-]+\.service)(?:\s+-\s+(?P<desc>.*))?$")
+_LOADED = lazy_re(r"^\s*Loaded:\s*(?P<load>[a-z\-]+)(?:\s*\((?P<inner>[^)]*)\))?")
+_ACTIVE = lazy_re(r"^\s*Active:\s*(?P<active>[a-z\-]+)(?:\s*\((?P<sub>[^)]*)\))?")
+_NOT_FOUND = lazy_re(r"Unit (?P<unit>[A-Za-z0-9@_.\-]+?)(?:\.service)? could not be found", re.I)
 
 
 def parse_systemctl_status(text: str) -> Units:
@@ -363,10 +364,10 @@ def parse_systemctl_status(text: str) -> Units:
     return out
 
 
-_JOURNAL_UNIT = re.compile(r"systemd\[\d+\]: (?P<unit>nvidia-(?:fabricmanager|persistenced|dcgm)\.service): ")
-_JOURNAL_FAIL = re.compile(r"Control process exited, code=exited, status=[1-9]|Failed with result|Main process exited, "
+_JOURNAL_UNIT = lazy_re(r"systemd\[\d+\]: (?P<unit>nvidia-(?:fabricmanager|persistenced|dcgm)\.service): ")
+_JOURNAL_FAIL = lazy_re(r"Control process exited, code=exited, status=[1-9]|Failed with result|Main process exited, "
                            r"code=(?:exited|killed), status=[1-9]")
-_JOURNAL_DAEMON = re.compile(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:")
+_JOURNAL_DAEMON = lazy_re(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:")
 _DAEMON_UNIT = {"nv-fabricmanager": "nvidia-fabricmanager.service", "nvidia-fabricmanager-start.sh": "nvidia-fabricmanager.service",
                 "nvidia-persistenced": "nvidia-persistenced.service", "nv-hostengine": "nvidia-dcgm.service"}
 """journalctl / syslog lines of the three units when a paste has no ``systemctl status`` header."""
@@ -402,11 +403,11 @@ def parse_systemctl_words(text: str, units: tuple[str, ...], what: str) -> Units
     return out
 
 
-FM_MISMATCH = re.compile(r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don'?t|doesn'?t|don’t) "
+FM_MISMATCH = lazy_re(r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don'?t|doesn'?t|don’t) "
                          r"match with driver version (?P<drv>[0-9]+(?:\.[0-9]+)*)", re.I)
 """Fabric Manager's own refusal to start when its version differs from the driver (journal line)."""
 
-FM_START_FAILURE = re.compile(
+FM_START_FAILURE = lazy_re(
     r"(?P<umad>Kernel module \W?ib_umad\W? has not been loaded|umad_init: can't read ABI version.*?is ib_umad module "
     r"loaded\??)|fabric manager config file item: (?P<item>\S+) has an invalid value|"
     r"(?P<other>fabric ?manager cannot be started)", re.I)
@@ -488,7 +489,7 @@ class ModInfo:
         return bool(self.sig_id or self.signer)
 
 
-_INSERT_ERROR = re.compile(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
+_INSERT_ERROR = lazy_re(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
                            r"NVIDIA: failed to load the NVIDIA kernel module")
 """modprobe / insmod refusing to load the nvidia module (the reason follows the last colon)."""
 
@@ -565,7 +566,7 @@ def detect_rpm(text: str) -> float:
     return min(0.92, 0.3 + 0.6 * len(p.packages) / len(lines) + head)
 
 
-_NV_UNITS = re.compile(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-hostengine")
+_NV_UNITS = lazy_re(r"nvidia-(?:fabricmanager|persistenced|dcgm)\.service|nv-hostengine")
 
 
 def detect_service(text: str) -> float:

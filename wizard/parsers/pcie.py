@@ -22,6 +22,7 @@ from typing import Any
 
 from wizard.common import normalise_bus_id, sat_int
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 NVIDIA_VENDOR_ID = "10de"
 GPU_CLASS_CODES = ("0300", "0302")
@@ -38,21 +39,21 @@ PCIE_GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 _SIZE_MULT = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4}
 
-_HEADER_RE = re.compile(  # a script's own label before the device line ("Card: 01:00.0 VGA ...") is allowed
+_HEADER_RE = lazy_re(  # a script's own label before the device line ("Card: 01:00.0 VGA ...") is allowed
     r"^(?:[A-Za-z][\w ]{0,20}:\s+)?(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\s+(?P<rest>\S.*)$")
-_NUMERIC_RE = re.compile(r"^(?P<cc>[0-9a-fA-F]{4}): (?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})")
-_IDS_RE = re.compile(r"\[(?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})\]")
-_CLASS_RE = re.compile(r"^(?P<cname>[^:\[]+?)(?: \[(?P<cc>[0-9a-fA-F]{4})\])?: (?P<desc>.*)$")
-_SPEED_RE = re.compile(r"Speed\s+(?P<v>[0-9.]+|unknown)\s*GT/s|Speed\s+(?P<u>unknown)", re.I)
-_WIDTH_RE = re.compile(r"Width\s+x(?P<w>\d{1,3})", re.I)
-_MARK_SPEED_RE = re.compile(r"Speed\s+(?:[0-9.]+\s*GT/s|unknown)\s*\((?P<m>ok|downgraded|strange)\)", re.I)
-_MARK_WIDTH_RE = re.compile(r"Width\s+x\d{1,3}\s*\((?P<m>ok|downgraded|strange)\)", re.I)
-_REGION_RE = re.compile(
+_NUMERIC_RE = lazy_re(r"^(?P<cc>[0-9a-fA-F]{4}): (?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})")
+_IDS_RE = lazy_re(r"\[(?P<ven>[0-9a-fA-F]{4}):(?P<did>[0-9a-fA-F]{4})\]")
+_CLASS_RE = lazy_re(r"^(?P<cname>[^:\[]+?)(?: \[(?P<cc>[0-9a-fA-F]{4})\])?: (?P<desc>.*)$")
+_SPEED_RE = lazy_re(r"Speed\s+(?P<v>[0-9.]+|unknown)\s*GT/s|Speed\s+(?P<u>unknown)", re.I)
+_WIDTH_RE = lazy_re(r"Width\s+x(?P<w>\d{1,3})", re.I)
+_MARK_SPEED_RE = lazy_re(r"Speed\s+(?:[0-9.]+\s*GT/s|unknown)\s*\((?P<m>ok|downgraded|strange)\)", re.I)
+_MARK_WIDTH_RE = lazy_re(r"Width\s+x\d{1,3}\s*\((?P<m>ok|downgraded|strange)\)", re.I)
+_REGION_RE = lazy_re(
     r"^(?:Region\s+(?P<idx>\d+):\s*)?(?P<kind>Memory|I/O ports) at (?P<addr>\S+)(?P<mid>[^\[]*)"
     r"(?:\[(?P<flags>disabled|virtual)\]\s*)?(?:\[(?P<flags2>disabled|virtual)\]\s*)?(?:\[size=(?P<size>\d+)(?P<unit>[KMGT]?)\])?")
-_BUS_RE = re.compile(r"Bus:\s*primary=(?P<p>[0-9a-fA-F]{2}),\s*secondary=(?P<s>[0-9a-fA-F]{2}),\s*subordinate=(?P<u>[0-9a-fA-F]{2})")
-_EXPRESS_RE = re.compile(r"Express \(v\d\) (?P<type>[A-Za-z /-]+?)(?: \(Slot[+-]\))?, ", re.I)
-_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<v>[+-])(?=\s|$|,)")
+_BUS_RE = lazy_re(r"Bus:\s*primary=(?P<p>[0-9a-fA-F]{2}),\s*secondary=(?P<s>[0-9a-fA-F]{2}),\s*subordinate=(?P<u>[0-9a-fA-F]{2})")
+_EXPRESS_RE = lazy_re(r"Express \(v\d\) (?P<type>[A-Za-z /-]+?)(?: \(Slot[+-]\))?, ", re.I)
+_FLAG_RE = lazy_re(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?P<v>[+-])(?=\s|$|,)")
 
 
 def gts(value: str | None) -> float | None:
@@ -462,7 +463,7 @@ def _finish_aer(d: LspciDevice, svrt: str) -> None:
     _set(d.aer, "ue_fatal", [b for b in d.aer.ue_set if b in fatal])
 
 
-_ACS_CAP_RE = re.compile(r"^Capabilities:\s*\[[0-9a-fA-F]+(?: v\d+)?\]\s*Access Control Services")
+_ACS_CAP_RE = lazy_re(r"^Capabilities:\s*\[[0-9a-fA-F]+(?: v\d+)?\]\s*Access Control Services")
 
 
 def _acs_line(s: str) -> str:
@@ -546,8 +547,8 @@ class IommuGroups:
         return [e for e in self.entries if e.device.is_gpu]
 
 
-_GROUP_LINE_RE = re.compile(r"^\s*IOMMU\s+Group\s+(?P<g>\d{1,6})\s*:?\s*(?P<rest>.*)$", re.I)
-_DRIVER_SUFFIX_RE = re.compile(r"\s*\((?:driver|kernel driver in use)\s*:\s*(?P<drv>[^)]*)\)\s*$", re.I)
+_GROUP_LINE_RE = lazy_re(r"^\s*IOMMU\s+Group\s+(?P<g>\d{1,6})\s*:?\s*(?P<rest>.*)$", re.I)
+_DRIVER_SUFFIX_RE = lazy_re(r"\s*\((?:driver|kernel driver in use)\s*:\s*(?P<drv>[^)]*)\)\s*$", re.I)
 
 
 def parse_iommu_groups(text: str) -> IommuGroups:
@@ -622,10 +623,10 @@ def device_label(d: LspciDevice) -> str:
 
 # ------------------------------------------------------------------ explain kinds
 
-_KEY_LINE_RE = re.compile(r"^\s*(?:(?:LnkCap|LnkSta|LnkCtl2?|LnkSta2|DevCap2?|DevCtl2?|DevSta|ACSCap|ACSCtl|UESta|UEMsk|"
+_KEY_LINE_RE = lazy_re(r"^\s*(?:(?:LnkCap|LnkSta|LnkCtl2?|LnkSta2|DevCap2?|DevCtl2?|DevSta|ACSCap|ACSCtl|UESta|UEMsk|"
                           r"UESvrt|CESta|CEMsk|Capabilities|Control|Status|Latency|Interrupt|NUMA node|Region \d{1,2}|"
                           r"Kernel driver in use|Kernel modules|Subsystem|Bus):|Memory at |Expansion ROM at )")
-_LINK_LINE_RE = re.compile(r"^\s*Lnk(Cap|Sta):\s*.*Speed\s+(?:[0-9.]+\s*GT/s|unknown).*Width\s+x\d", re.I)
+_LINK_LINE_RE = lazy_re(r"^\s*Lnk(Cap|Sta):\s*.*Speed\s+(?:[0-9.]+\s*GT/s|unknown).*Width\s+x\d", re.I)
 
 
 def detect_lspci(text: str) -> float:

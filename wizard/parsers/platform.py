@@ -29,6 +29,7 @@ from typing import Any, Mapping
 from wizard.common import to_int, sat_int
 from wizard.probes import CPUIDLE_BASE, EFI_GLOBAL_GUID, SECUREBOOT_EFIVAR, SETUPMODE_EFIVAR, ProbeOutput  # noqa: F401
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 # ------------------------------------------------------------------ helpers
 
@@ -79,7 +80,7 @@ class CpuIdleFacts:
         return out
 
 
-_IDLE_RE = re.compile(r"/sys/devices/system/cpu/cpu(\d{1,6})/cpuidle/state(\d{1,3})/(name|disable|latency)")
+_IDLE_RE = lazy_re(r"/sys/devices/system/cpu/cpu(\d{1,6})/cpuidle/state(\d{1,3})/(name|disable|latency)")
 
 
 def parse_cpuidle(files: Mapping[str, str | None]) -> CpuIdleFacts:
@@ -151,7 +152,7 @@ class CpuFreqFacts:
         return out
 
 
-_FREQ_RE = re.compile(r"/sys/devices/system/cpu/cpufreq/(policy\d{1,6})/(scaling_driver|scaling_governor|"
+_FREQ_RE = lazy_re(r"/sys/devices/system/cpu/cpufreq/(policy\d{1,6})/(scaling_driver|scaling_governor|"
                       r"energy_performance_preference)")
 
 
@@ -345,7 +346,7 @@ def parse_smbios17_raw(data: bytes, source: str = "") -> MemoryDevice | None:
     return d
 
 
-_DMI_SIZE_RE = re.compile(r"^(\d{1,9})\s*(kB|KB|MB|GB|TB)$")
+_DMI_SIZE_RE = lazy_re(r"^(\d{1,9})\s*(kB|KB|MB|GB|TB)$")
 _DMI_MULT_MIB = {"kB": 1 / 1024, "KB": 1 / 1024, "MB": 1, "GB": 1024, "TB": 1024 * 1024}
 
 
@@ -413,17 +414,17 @@ class Slot:
 
 
 _SOCKET_PATTERNS = (
-    re.compile(r"\bP(\d{1,2})[_ -]?(?:Node\d{1,2}[_ -]?)?Channel", re.I),  # P0_Node0_Channel0_Dimm0 (Supermicro/AMI)
-    re.compile(r"^P(\d{1,2})\s+CHANNEL\b", re.I),  # "P0 CHANNEL A" (AMD bank locators)
-    re.compile(r"\b(?:CPU|PROC(?:ESSOR)?|SOCKET)[ _-]?(\d{1,2})", re.I),  # CPU1_DIMM_A1, PROC 1 DIMM 3
-    re.compile(r"^P(\d{1,2})[-_]DIMM", re.I),  # P1-DIMMA1 (Supermicro locators)
-    re.compile(r"\bNODE\s?(\d{1,2})\b", re.I),  # "NODE 1" (Intel bank locators)
-    re.compile(r"DIMM[_-]P(\d{1,2})[_-]", re.I),  # DIMM_P0_A0 (Gigabyte)
+    lazy_re(r"\bP(\d{1,2})[_ -]?(?:Node\d{1,2}[_ -]?)?Channel", re.I),  # P0_Node0_Channel0_Dimm0 (Supermicro/AMI)
+    lazy_re(r"^P(\d{1,2})\s+CHANNEL\b", re.I),  # "P0 CHANNEL A" (AMD bank locators)
+    lazy_re(r"\b(?:CPU|PROC(?:ESSOR)?|SOCKET)[ _-]?(\d{1,2})", re.I),  # CPU1_DIMM_A1, PROC 1 DIMM 3
+    lazy_re(r"^P(\d{1,2})[-_]DIMM", re.I),  # P1-DIMMA1 (Supermicro locators)
+    lazy_re(r"\bNODE\s?(\d{1,2})\b", re.I),  # "NODE 1" (Intel bank locators)
+    lazy_re(r"DIMM[_-]P(\d{1,2})[_-]", re.I),  # DIMM_P0_A0 (Gigabyte)
 )
 _CHANNEL_PATTERNS = (
-    re.compile(r"Channel[ _-]?([A-Z0-9]{1,2})(?:[_ -]|$)", re.I),  # P0_Node0_Channel3_Dimm1, P0 CHANNEL A
-    re.compile(r"DIMM[_-]?([A-Z])\d{1,2}$", re.I),  # CPU1_DIMM_A1, P1-DIMMA2, DIMM_P0_A0 is below
-    re.compile(r"DIMM[_-]P\d{1,2}[_-]([A-Z])\d{1,2}$", re.I),  # DIMM_P0_A0
+    lazy_re(r"Channel[ _-]?([A-Z0-9]{1,2})(?:[_ -]|$)", re.I),  # P0_Node0_Channel3_Dimm1, P0 CHANNEL A
+    lazy_re(r"DIMM[_-]?([A-Z])\d{1,2}$", re.I),  # CPU1_DIMM_A1, P1-DIMMA2, DIMM_P0_A0 is below
+    lazy_re(r"DIMM[_-]P\d{1,2}[_-]([A-Z])\d{1,2}$", re.I),  # DIMM_P0_A0
 )
 
 
@@ -775,7 +776,7 @@ def branch_number(value: Any) -> str:
 
 # ------------------------------------------------------------------ explain kinds
 
-_MOKUTIL_LINE = re.compile(r"^(?:>\s*)?(SecureBoot (?:enabled|disabled)|SecureBoot validation is disabled in shim|"
+_MOKUTIL_LINE = lazy_re(r"^(?:>\s*)?(SecureBoot (?:enabled|disabled)|SecureBoot validation is disabled in shim|"
                            r"Platform is in Setup Mode|EFI variables are not supported on this system|"
                            r"This system doesn't support Secure Boot)\s*$", re.I)
 
@@ -834,7 +835,7 @@ def detect_chronyc(text: str) -> float:
     return 0.0
 
 
-_CPU_POWER_LINE = re.compile(r"^/sys/devices/system/cpu/(?:cpu\d+/cpuidle/state\d+/\w+|cpuidle/\w+|"
+_CPU_POWER_LINE = lazy_re(r"^/sys/devices/system/cpu/(?:cpu\d+/cpuidle/state\d+/\w+|cpuidle/\w+|"
                             r"cpufreq/policy\d+/\w+|cpufreq/boost|intel_pstate/\w+):")
 
 

@@ -16,12 +16,13 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
-BANNER = re.compile(r"=+\s*ROCm System Management Interface\s*=+|=+\s*(?:End of )?ROCm SMI Log\s*=+")
-_CONCISE = re.compile(r"=+\s*Concise Info\s*=+")
-_MATRIX_TITLE = re.compile(r"^=*\s*(Weight|Hops|Link Type) between two GPUs\s*=*\s*$", re.M)
-_HEAD_GPUS = re.compile(r"^\s*(GPU\d+(?:\s+GPU\d+)+)\s*$")
-_ROW = re.compile(r"^\s*GPU(\d+)\s+(.+?)\s*$")
+BANNER = lazy_re(r"=+\s*ROCm System Management Interface\s*=+|=+\s*(?:End of )?ROCm SMI Log\s*=+")
+_CONCISE = lazy_re(r"=+\s*Concise Info\s*=+")
+_MATRIX_TITLE = lazy_re(r"^=*\s*(Weight|Hops|Link Type) between two GPUs\s*=*\s*$", re.M)
+_HEAD_GPUS = lazy_re(r"^\s*(GPU\d+(?:\s+GPU\d+)+)\s*$")
+_ROW = lazy_re(r"^\s*GPU(\d+)\s+(.+?)\s*$")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from wizard.common import lazy_re
 
 SUFFIXES = "*~#!%$@^-"
 """sinfo's state suffix characters (sinfo(1), NODE STATE CODES)."""
@@ -72,7 +73,7 @@ class NodeState:
         return bool(self.words & {"DRAIN", "DRAINED", "DRAINING"})
 
 
-_FIELD = re.compile(r"(?:^|\s)(NodeName|State|Reason|Gres)=")
+_FIELD = lazy_re(r"(?:^|\s)(NodeName|State|Reason|Gres)=")
 
 
 def _value(key: str, text: str) -> str:
@@ -85,7 +86,7 @@ def _value(key: str, text: str) -> str:
     return "" if val in ("(null)", "none", "None") else val
 
 
-_COMMAND_BEFORE = re.compile(r"\bscontrol\b|`|^\s*[$#]\s")
+_COMMAND_BEFORE = lazy_re(r"\bscontrol\b|`|^\s*[$#]\s")
 """What stands before ``NodeName=`` on a command line (``scontrol update``, a shell prompt, a Markdown code span) rather
 than on a record ``scontrol show node`` prints."""
 
@@ -177,17 +178,17 @@ def _header(line: str) -> list[str] | None:
     return None
 
 
-_R_ROW = re.compile(r"^(?P<reason>\S.*?)\s+(?P<user>[A-Za-z_][\w.-]{0,31})\s+"
+_R_ROW = lazy_re(r"^(?P<reason>\S.*?)\s+(?P<user>[A-Za-z_][\w.-]{0,31})\s+"
                     r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}|Unknown)\s+(?P<nodes>[\w.\-\[\],]+)\s*$")
 """A row of ``sinfo -R`` without its header (REASON USER TIMESTAMP NODELIST; Slurm prints ISO 8601 times)."""
 
 
-_STATE_WORD = re.compile(
+_STATE_WORD = lazy_re(
     r"^(?:alloc(?:ated)?|comp(?:leting)?|down|drain(?:ed|ing)?|drng|fail(?:g|ing)?|futr|future|idle|inval|maint|"
     r"mix(?:ed)?|npc|perfctrs|plnd|planned|pow(?:er)?_(?:dn|down|up)|powered_down|powering_(?:up|down)|"
     r"reboot(?:_requested|_issued)?\^?|resv|reserved|unk(?:nown)?|blocked)[*~#!%$@^-]*$", re.I)
 """A node state as sinfo prints it (%t short or %T long form, with its suffix characters)."""
-_NODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
+_NODE_NAME = lazy_re(r"^[A-Za-z][\w.-]*$")
 
 
 def _headerless_row(raw: str) -> SinfoRow | None:
@@ -273,14 +274,14 @@ def detect_sinfo(text: str) -> float:
 # ------------------------------------------------------------------ slurmctld's log
 
 _CTLD_EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("INVAL", re.compile(r"Setting node (?P<node>\S+) state to INVAL with reason:\s*(?P<reason>.+?)\s*$")),
-    ("DRAIN", re.compile(r"drain_nodes: node (?P<node>\S+) state set to DRAIN\b")),
-    ("REASON", re.compile(r"update_node: node (?P<node>\S+) reason set to:\s*(?P<reason>.+?)\s*$")),
-    ("STATE", re.compile(r"update_node: node (?P<node>\S+) state set to (?P<state>[A-Z_+]+)")),
-    ("DOWN", re.compile(r"Nodes? (?P<node>\S+) not responding, setting DOWN")),
-    ("UP", re.compile(r"Node (?P<node>\S+) now responding|node (?P<node2>\S+) returned to service")),
-    ("GRES", re.compile(r"gres/(?P<gres>\w+): Count changed on node (?P<node>\S+) \((?P<was>\d+) != (?P<now>\d+)\)")),
-    ("REJECTED", re.compile(r"_slurm_rpc_node_registration node=(?P<node>\S+):\s*(?P<reason>.+?)\s*$")),
+    ("INVAL", lazy_re(r"Setting node (?P<node>\S+) state to INVAL with reason:\s*(?P<reason>.+?)\s*$")),
+    ("DRAIN", lazy_re(r"drain_nodes: node (?P<node>\S+) state set to DRAIN\b")),
+    ("REASON", lazy_re(r"update_node: node (?P<node>\S+) reason set to:\s*(?P<reason>.+?)\s*$")),
+    ("STATE", lazy_re(r"update_node: node (?P<node>\S+) state set to (?P<state>[A-Z_+]+)")),
+    ("DOWN", lazy_re(r"Nodes? (?P<node>\S+) not responding, setting DOWN")),
+    ("UP", lazy_re(r"Node (?P<node>\S+) now responding|node (?P<node2>\S+) returned to service")),
+    ("GRES", lazy_re(r"gres/(?P<gres>\w+): Count changed on node (?P<node>\S+) \((?P<was>\d+) != (?P<now>\d+)\)")),
+    ("REJECTED", lazy_re(r"_slurm_rpc_node_registration node=(?P<node>\S+):\s*(?P<reason>.+?)\s*$")),
 )
 """The node events slurmctld logs (Slurm source, src/slurmctld/node_mgr.c and ping_nodes.c: "Setting node %s state to
 INVAL with reason:%s", "drain_nodes: node %s state set to DRAIN", "update_node: node %s reason set to: %s" / "state set
@@ -340,7 +341,7 @@ def parse_slurmctld_log(text: str) -> list[CtldNode]:
                      tuple(v["lines"])) for k, v in nodes.items()]
 
 
-_CTLD_ANY = re.compile(r"Setting node \S+ state to INVAL|drain_nodes: node |update_node: node |Nodes? \S+ not responding, "
+_CTLD_ANY = lazy_re(r"Setting node \S+ state to INVAL|drain_nodes: node |update_node: node |Nodes? \S+ not responding, "
                        r"setting DOWN|Count changed on node |_slurm_rpc_node_registration node=")
 """Any node event of :data:`_CTLD_EVENTS` but a node answering again: one search over the head decides."""
 

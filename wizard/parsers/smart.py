@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 
 @dataclass(frozen=True)
@@ -104,22 +105,22 @@ class SmartReport:
     problems: tuple[str, ...] = ()
 
 
-_BANNER = re.compile(r"^smartctl \d+\.\d+\b.*(?:\[|$)")
-_OVERALL = re.compile(r"SMART overall-health self-assessment test result:\s*(\S+)", re.I)
-_SAS_HEALTH = re.compile(r"^SMART Health Status:\s*(.+?)\s*$", re.I)
-_ATTR = re.compile(r"^\s*(\d{1,3})\s+([A-Za-z0-9_.-]+)\s+(0x[0-9a-fA-F]{4}|[-PORSCK]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
+_BANNER = lazy_re(r"^smartctl \d+\.\d+\b.*(?:\[|$)")
+_OVERALL = lazy_re(r"SMART overall-health self-assessment test result:\s*(\S+)", re.I)
+_SAS_HEALTH = lazy_re(r"^SMART Health Status:\s*(.+?)\s*$", re.I)
+_ATTR = lazy_re(r"^\s*(\d{1,3})\s+([A-Za-z0-9_.-]+)\s+(0x[0-9a-fA-F]{4}|[-PORSCK]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
                    r"(\d{1,3}|---)\s+(.*?)\s*$")
-_SELF_TEST = re.compile(r"^\s*#\s*\d+\s+(.+?)\s{2,}((?:Completed|Aborted|Interrupted|Self-test routine in progress|Fatal)"
+_SELF_TEST = lazy_re(r"^\s*#\s*\d+\s+(.+?)\s{2,}((?:Completed|Aborted|Interrupted|Self-test routine in progress|Fatal)"
                         r"[^\n]*?)(?:\s{2,}|\s*$)")
-_NVME_SELF_TEST = re.compile(r"^\s*\d{1,2}\s+(Short|Extended|Vendor Specific)\s+(.+?)(?:\s{2,}|\s*$)")
-_FAILED_TEST = re.compile(r"read failure|unknown failure|electrical failure|servo|handling damage|fatal|"
+_NVME_SELF_TEST = lazy_re(r"^\s*\d{1,2}\s+(Short|Extended|Vendor Specific)\s+(.+?)(?:\s{2,}|\s*$)")
+_FAILED_TEST = lazy_re(r"read failure|unknown failure|electrical failure|servo|handling damage|fatal|"
                           r"failed segment|failed: ", re.I)
-_KV = re.compile(r"^([A-Za-z][A-Za-z0-9 /()._-]{1,60}?):\s+(.*?)\s*$")
+_KV = lazy_re(r"^([A-Za-z][A-Za-z0-9 /()._-]{1,60}?):\s+(.*?)\s*$")
 _NVME_KEYS = {"critical warning": "critical_warning", "available spare": "available_spare",
               "available spare threshold": "available_spare_threshold", "percentage used": "percentage_used",
               "media and data integrity errors": "media_errors", "error information log entries":
               "num_err_log_entries", "unsafe shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
-_CANNOT = re.compile(r"Permission denied|Unable to detect device type|Smartctl open device: .* failed|"
+_CANNOT = lazy_re(r"Permission denied|Unable to detect device type|Smartctl open device: .* failed|"
                      r"SMART support is:\s*Unavailable|Read Device Identity failed|No such device", re.I)
 
 
@@ -161,7 +162,7 @@ def _split(text: str) -> list[list[str]]:
     return [b for b in blocks if any(x.strip() for x in b)]
 
 
-_SCSI_ERRORS = re.compile(r"^(read|write|verify):\s+(?:\d+\s+){5}[\d.,]+\s+(\d+)\s*$", re.I)
+_SCSI_ERRORS = lazy_re(r"^(read|write|verify):\s+(?:\d+\s+){5}[\d.,]+\s+(\d+)\s*$", re.I)
 """A row of smartctl's SCSI "Error counter log": ECC fast, delayed, rereads/rewrites, total corrected, algorithm
 invocations, gigabytes processed, total uncorrected errors (smartctl(8), scsiprint.cpp)."""
 
@@ -320,7 +321,7 @@ NVME_CLI_TEXT = {"critical_warning": "critical_warning", "available_spare": "ava
                  "media_errors": "media_errors", "num_err_log_entries": "num_err_log_entries",
                  "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
 """nvme-cli ``smart-log`` text labels (``critical_warning : 0``, ``temperature : 37 C (310 Kelvin)``) -> the same keys."""
-_NVME_CLI_LINE = re.compile(r"^\s*([a-z_]+)\s*:\s*(.*?)\s*$")
+_NVME_CLI_LINE = lazy_re(r"^\s*([a-z_]+)\s*:\s*(.*?)\s*$")
 
 
 def _nvme_cli_json(doc: dict[str, Any]) -> SmartDevice | None:

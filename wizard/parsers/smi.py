@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 
 # ------------------------------------------------------------------ model
@@ -73,13 +74,13 @@ NA_VALUES = frozenset({"", "n/a", "[n/a]", "na", "not supported", "[not supporte
 """Values nvidia-smi prints for a field it cannot read (man page: "N/A" = not available /
 not supported); they count as missing, never as zero."""
 
-ERR_RE = re.compile(r"ERR!|GPU is lost|Unable to determine the device handle|GPU requires reset", re.I)
+ERR_RE = lazy_re(r"ERR!|GPU is lost|Unable to determine the device handle|GPU requires reset", re.I)
 """nvidia-smi's markers for a GPU that stopped answering: ``ERR!`` in the table, "GPU is lost"
 (NVML_ERROR_GPU_IS_LOST) and "[GPU requires reset]" (NVML_ERROR_RESET_REQUIRED) in the query formats."""
 
 _TRUE = frozenset({"enabled", "active", "yes", "on", "true"})
 _FALSE = frozenset({"disabled", "not active", "no", "off", "false"})
-_NUM_RE = re.compile(r"^\s*\[?\s*([-+]?\d+(?:\.\d+)?)")
+_NUM_RE = lazy_re(r"^\s*\[?\s*([-+]?\d+(?:\.\d+)?)")
 
 
 def is_na(raw: str | None) -> bool:
@@ -222,13 +223,13 @@ class SmiDoc:
 # ------------------------------------------------------------------ errors printed instead of output
 
 SMI_ERRORS = (
-    (re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
+    (lazy_re(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded|"
                 r"Driver/library version mismatch|Failed to initialize NVML|"
                 r"couldn't find libnvidia-ml\.so|NVML library version mismatch", re.I), "no_driver"),
-    (re.compile(r"No devices were found", re.I), "no_devices"),
-    (re.compile(r"Unable to determine the device handle for|GPU is lost", re.I), "gpu_unreachable"),
+    (lazy_re(r"No devices were found", re.I), "no_devices"),
+    (lazy_re(r"Unable to determine the device handle for|GPU is lost", re.I), "gpu_unreachable"),
 )
-UNREACHABLE_RE = re.compile(r"Unable to determine the device handle for GPU\s*(?P<bus>(?:[0-9A-Fa-f]{4,8}:)?"
+UNREACHABLE_RE = lazy_re(r"Unable to determine the device handle for GPU\s*(?P<bus>(?:[0-9A-Fa-f]{4,8}:)?"
                             r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*:?\s*(?P<reason>.*)$", re.I)
 """nvidia-smi's line for a GPU it lists but cannot open: "Unable to determine the device handle for
 GPU 0000:0B:00.0: Unknown Error" (older drivers print no space: "for GPU0000:07:00.0"); the
@@ -369,9 +370,9 @@ for _r in ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdo
            "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting"):
     _XML_FIELDS[f"clocks_event_reasons/clocks_event_reason_{_r}"] = f"clocks_event_reasons.{_r}"
 
-_TAG_RE = re.compile(r"<(/?)([A-Za-z_][\w.\-:]*)([^<>]*?)(/?)>")
-_ENTITY_RE = re.compile(r"<!ENTITY", re.I)
-_DOCTYPE_RE = re.compile(r"<!DOCTYPE\b[^\[>]*(?:\[.*?\]\s*)?>", re.I | re.S)
+_TAG_RE = lazy_re(r"<(/?)([A-Za-z_][\w.\-:]*)([^<>]*?)(/?)>")
+_ENTITY_RE = lazy_re(r"<!ENTITY", re.I)
+_DOCTYPE_RE = lazy_re(r"<!DOCTYPE\b[^\[>]*(?:\[.*?\]\s*)?>", re.I | re.S)
 
 MAX_XML_DEPTH = 32
 """Deepest element nesting read (``nvidia_smi_log`` = 1). ``nvidia-smi -q -x`` nests about 7 deep
@@ -713,10 +714,10 @@ for _label, _r in (("sw power capping", "sw_power_cap"), ("sync boost", "sync_bo
     # "Clocks Event Reasons Counters" (driver 535+): microseconds spent in each reason since the driver loaded
     _TEXT_FIELDS[f"clocks event reasons counters/{_label}"] = f"clocks_event_counters.{_r}"
 
-_GPU_HEADER_RE = re.compile(r"^GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_KV_RE = re.compile(r"^([^:]*?\S)\s*:\s?(.*)$")
-_SECTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 .()/+-]*$")
-_DOC_ERROR_RE = re.compile(r"Unable to determine the device handle|couldn't communicate with the NVIDIA driver|"
+_GPU_HEADER_RE = lazy_re(r"^GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_KV_RE = lazy_re(r"^([^:]*?\S)\s*:\s?(.*)$")
+_SECTION_RE = lazy_re(r"^[A-Za-z][A-Za-z0-9 .()/+-]*$")
+_DOC_ERROR_RE = lazy_re(r"Unable to determine the device handle|couldn't communicate with the NVIDIA driver|"
                            r"No devices were found|Failed to initialize NVML|Driver/library version mismatch|"
                            r"NVIDIA driver is not loaded|couldn't find libnvidia-ml", re.I)
 _DOC_LEVEL = {"driver version": "driver_version", "cuda version": "cuda_version", "attached gpus": "attached",
@@ -738,7 +739,7 @@ def parse_smi_text(text: str) -> SmiDoc:
     return doc
 
 
-_PASTE_MARK_RE = re.compile(r"\s{2,}(?:<[-=]+|<<|←|#|\(\s*!|\*{2,}).*$")
+_PASTE_MARK_RE = lazy_re(r"\s{2,}(?:<[-=]+|<<|←|#|\(\s*!|\*{2,}).*$")
 """A mark a person added after a value when pasting ("Pending : Yes      <===", "... # here"): nvidia-smi never
 prints two spaces then an arrow, '#' or '**' inside a value, so it is dropped before the value is read."""
 
@@ -850,12 +851,12 @@ def _text_process(gpu: GpuFacts, path: list[str], value: str | None, content: st
 
 # ------------------------------------------------------------------ the default table
 
-_TABLE_HEADER_RE = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
-_ROW1_RE = re.compile(r"^\s*(\d{1,4})\s+(.*?)\s+(On|Off|ERR!|N/A|WDDM|TCC|MCDM)\s*$")
-_BUSID_RE = re.compile(r"((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
-_ROW2_RE = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$")
-_PROC_RE = re.compile(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
-_MIG_ROW_RE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
+_TABLE_HEADER_RE = lazy_re(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+_ROW1_RE = lazy_re(r"^\s*(\d{1,4})\s+(.*?)\s+(On|Off|ERR!|N/A|WDDM|TCC|MCDM)\s*$")
+_BUSID_RE = lazy_re(r"((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+_ROW2_RE = lazy_re(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$")
+_PROC_RE = lazy_re(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
+_MIG_ROW_RE = lazy_re(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
 
 
 def parse_smi_table(text: str) -> SmiDoc:
@@ -985,7 +986,7 @@ _CSV_KNOWN_PREFIXES = ("name", "index", "uuid", "serial", "timestamp", "driver_v
                        "ecc.", "clocks", "power.", "enforced.", "memory.", "utilization.", "temperature.", "pstate",
                        "retired_pages.", "remapped_rows.", "fabric.", "mig.", "vbios_version", "persistence_mode",
                        "fan.", "gpu_", "display_", "compute_mode", "inforom.", "driver_model.")
-_CSV_HEADER_CELL = re.compile(r"^[A-Za-z][\w.]*(?: \[[^\]]{1,12}\])?$")
+_CSV_HEADER_CELL = lazy_re(r"^[A-Za-z][\w.]*(?: \[[^\]]{1,12}\])?$")
 
 
 def csv_key(header: str) -> str:
@@ -1064,26 +1065,26 @@ def _parse_csv(doc: SmiDoc, text: str) -> None:
 
 # ------------------------------------------------------------------ --query-gpu CSV without its header
 
-_GPU_NAME_RE = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b[\w \-./()]*$|^(?:A|H|B|L|V|P|T)\d{1,3}[A-Z]?\b.*(?:GB|SXM|PCIE|NVL)", re.I)
+_GPU_NAME_RE = lazy_re(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b[\w \-./()]*$|^(?:A|H|B|L|V|P|T)\d{1,3}[A-Z]?\b.*(?:GB|SXM|PCIE|NVL)", re.I)
 _NOHEADER_KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("pci.bus_id", Msg("PCI bus id"), re.compile(r"^(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")),
-    ("uuid", Msg("GPU UUID"), re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")),
-    ("pstate", Msg("performance state"), re.compile(r"^P(?:[0-9]|1[0-5])$")),
-    ("driver_version", Msg("driver version"), re.compile(r"^\d{3}\.\d{2,3}(?:\.\d{2,3})?$")),
-    ("compute_mode", Msg("compute mode"), re.compile(r"^(?:Default|Exclusive_Process|Exclusive_Thread|Prohibited)$")),
-    ("vbios_version", Msg("VBIOS version"), re.compile(r"^[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f]{2}){4}$")),
+    ("pci.bus_id", Msg("PCI bus id"), lazy_re(r"^(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")),
+    ("uuid", Msg("GPU UUID"), lazy_re(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")),
+    ("pstate", Msg("performance state"), lazy_re(r"^P(?:[0-9]|1[0-5])$")),
+    ("driver_version", Msg("driver version"), lazy_re(r"^\d{3}\.\d{2,3}(?:\.\d{2,3})?$")),
+    ("compute_mode", Msg("compute mode"), lazy_re(r"^(?:Default|Exclusive_Process|Exclusive_Thread|Prohibited)$")),
+    ("vbios_version", Msg("VBIOS version"), lazy_re(r"^[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f]{2}){4}$")),
 )
 """Values whose shape alone says which ``--query-gpu`` property printed them (nvidia-smi --help-query-gpu)."""
 _NOHEADER_AMBIGUOUS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (Msg("a memory size in MiB (total, used, free or reserved: cannot tell which)"), re.compile(r"^\d+ MiB$")),
-    (Msg("a power in W (draw, limit or default limit: cannot tell which)"), re.compile(r"^\d+(?:\.\d+)? W$")),
-    (Msg("a clock in MHz (current or max, graphics, SM or memory: cannot tell which)"), re.compile(r"^\d+ MHz$")),
-    (Msg("a percentage (GPU or memory utilisation, fan: cannot tell which)"), re.compile(r"^\d+(?:\.\d+)? ?%$")),
-    (Msg("Enabled/Disabled (ECC, persistence, MIG ...: cannot tell which)"), re.compile(r"^(?:Enabled|Disabled)$")),
-    (Msg("Active/Not Active (a clock-event reason: cannot tell which)"), re.compile(r"^(?:Active|Not Active)$")),
-    (Msg("a bit mask (clock-event reasons or another mask: cannot tell which)"), re.compile(r"^0x[0-9A-Fa-f]+$")),
+    (Msg("a memory size in MiB (total, used, free or reserved: cannot tell which)"), lazy_re(r"^\d+ MiB$")),
+    (Msg("a power in W (draw, limit or default limit: cannot tell which)"), lazy_re(r"^\d+(?:\.\d+)? W$")),
+    (Msg("a clock in MHz (current or max, graphics, SM or memory: cannot tell which)"), lazy_re(r"^\d+ MHz$")),
+    (Msg("a percentage (GPU or memory utilisation, fan: cannot tell which)"), lazy_re(r"^\d+(?:\.\d+)? ?%$")),
+    (Msg("Enabled/Disabled (ECC, persistence, MIG ...: cannot tell which)"), lazy_re(r"^(?:Enabled|Disabled)$")),
+    (Msg("Active/Not Active (a clock-event reason: cannot tell which)"), lazy_re(r"^(?:Active|Not Active)$")),
+    (Msg("a bit mask (clock-event reasons or another mask: cannot tell which)"), lazy_re(r"^0x[0-9A-Fa-f]+$")),
     (Msg("a plain number (temperature, count, unit-less value with nounits: cannot tell which)"),
-     re.compile(r"^-?\d+(?:\.\d+)?$")),
+     lazy_re(r"^-?\d+(?:\.\d+)?$")),
 )
 
 
@@ -1143,7 +1144,7 @@ def read_noheader_csv(text: str) -> NoHeaderCsv:
                        out.problems)
 
 
-UNREADABLE_CELL = re.compile(r"^\s*\[?(?:ERR!|Unknown Error)\]?\s*$", re.I)
+UNREADABLE_CELL = lazy_re(r"^\s*\[?(?:ERR!|Unknown Error)\]?\s*$", re.I)
 """A ``--query-gpu`` cell whose property NVML could not read: ``[Unknown Error]`` (NVML_ERROR_UNKNOWN) or ``ERR!``
 (NVML API reference, nvmlReturn_t; nvidia-smi(1)); ``[N/A]`` and ``[Not Supported]`` are not errors."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, read_noheader_csv)
+from wizard.common import lazy_re
 
 _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/")) | frozenset({
     "bus", "device", "domain", "device id", "sub system id", "gpu link info", "pcie generation", "link width",
@@ -23,7 +24,7 @@ _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/"))
     "auto boost default", "max customer boost clocks", "deferred clocks", "sw power capping", "hw power braking"})
 """Labels that ``nvidia-smi -q`` prints (the mapped ones plus common unmapped ones), lower case."""
 
-_KV = re.compile(r"^\s*([^:|<>]{2,60}?)\s*:\s?(.*)$")
+_KV = lazy_re(r"^\s*([^:|<>]{2,60}?)\s*:\s?(.*)$")
 
 
 def detect_xml(text: str) -> float:
@@ -64,7 +65,7 @@ def detect_q(text: str) -> float:
     return 0.0
 
 
-_UNREACHABLE_SAID = re.compile(r"Unable to determine the device handle for GPU|Reboot the system to recover this GPU",
+_UNREACHABLE_SAID = lazy_re(r"Unable to determine the device handle for GPU|Reboot the system to recover this GPU",
                                re.I)
 """nvidia-smi's own words for a GPU it cannot open (a kernel line about a lost GPU starts "NVRM:" and
 belongs to the kernel-log kind)."""
@@ -122,8 +123,8 @@ def detect_csv_noheader(text: str) -> float:
 
 # ------------------------------------------------------------------ nvidia-smi mig -lgip / -lgi / -lci
 
-_MIG_TITLE = re.compile(r"^\|\s*(GPU instance profiles|GPU instances|Compute instance profiles|Compute instances):\s*\|?\s*$")
-_MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(MIG\s+\S+|\S+)\s+(\d+)\s+(\d+)/(\d+)\b")
+_MIG_TITLE = lazy_re(r"^\|\s*(GPU instance profiles|GPU instances|Compute instance profiles|Compute instances):\s*\|?\s*$")
+_MIG_ROW = lazy_re(r"^\|\s*(\d+)\s+(MIG\s+\S+|\S+)\s+(\d+)\s+(\d+)/(\d+)\b")
 
 
 def parse_mig_listing(text: str) -> tuple[str, list[dict[str, object]]]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 # ------------------------------------------------------------------ lsblk -J
 
@@ -232,15 +233,15 @@ class Mdstat:
     seen_header: bool = False
 
 
-_MD_HEAD = re.compile(r"^(md[\w/.-]{0,64})\s*:\s*(\w+)(\s*\((?:auto-)?read-only\))?\s*(.*)$")
-_MEMBER = re.compile(r"^([\w.:/-]{1,64})\[(\d{1,6})\]((?:\([A-Z]\))*)$")
-_COUNTS = re.compile(r"\[(\d{1,6})/(\d{1,6})\]\s*\[([U_]{0,4096})\]")
-_COUNTS_ANY = re.compile(r"\[(\d{1,40})/(\d{1,40})\](?:\s*\[([U_]{0,4096})(\]?))?")
+_MD_HEAD = lazy_re(r"^(md[\w/.-]{0,64})\s*:\s*(\w+)(\s*\((?:auto-)?read-only\))?\s*(.*)$")
+_MEMBER = lazy_re(r"^([\w.:/-]{1,64})\[(\d{1,6})\]((?:\([A-Z]\))*)$")
+_COUNTS = lazy_re(r"\[(\d{1,6})/(\d{1,6})\]\s*\[([U_]{0,4096})\]")
+_COUNTS_ANY = lazy_re(r"\[(\d{1,40})/(\d{1,40})\](?:\s*\[([U_]{0,4096})(\]?))?")
 COUNTED_LEVELS = frozenset({"raid1", "raid4", "raid5", "raid6", "raid10"})
 """Levels whose status line carries ``[n/m] [UU_]`` (drivers/md raid1.c, raid10.c, raid5.c ``status``); raid0, linear
 and multipath print none."""
-_ACTION = re.compile(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(\d{1,3}(?:\.\d{1,3})?)%")
-_DELAYED = re.compile(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(DELAYED|PENDING|REMOTE)\b")
+_ACTION = lazy_re(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(\d{1,3}(?:\.\d{1,3})?)%")
+_DELAYED = lazy_re(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(DELAYED|PENDING|REMOTE)\b")
 
 
 def parse_mdstat(text: str) -> Mdstat:
@@ -525,19 +526,19 @@ kb_base=1000; a bandwidth in ``bit`` units (``unit_base=1``: ``Mibit/s``) is an 
 _COUNT_UNIT = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 """``num2str`` suffixes of a plain count (IOPS, a latency's min/max): powers of 1000."""
 
-_FIO_STATUS = re.compile(r"^(\S[^\n]{0,200}?): \(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(-?\d{1,9})(.*)$")
-_FIO_HEADER = re.compile(r"^(\S[^\n]{0,200}?): \(g=(\d{1,9})\): rw=(\w{1,32}), bs=(.{0,200}?), ioengine=([\w.:-]{1,64}), "
+_FIO_STATUS = lazy_re(r"^(\S[^\n]{0,200}?): \(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(-?\d{1,9})(.*)$")
+_FIO_HEADER = lazy_re(r"^(\S[^\n]{0,200}?): \(g=(\d{1,9})\): rw=(\w{1,32}), bs=(.{0,200}?), ioengine=([\w.:-]{1,64}), "
                          r"iodepth=(\d{1,9})")
-_FIO_SIDE = re.compile(r"^\s+(read|write|trim|mixed)\s*: IOPS=(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
+_FIO_SIDE = lazy_re(r"^\s+(read|write|trim|mixed)\s*: IOPS=(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
                        r"BW=(\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?)(B|bit)/s(.*)$")
-_FIO_IO = re.compile(r"\((\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?B)/(\d{1,15})msec\)")
-_FIO_PCT_HEAD = re.compile(r"^\s+(clat|lat|sync) percentiles \((nsec|usec|msec)\):")
-_FIO_PCT = re.compile(r"(\d{1,3}\.\d{1,6})th=\[\s*(\d{1,20})\]")
-_FIO_SYNC_HEAD = re.compile(r"^\s+fsync/fdatasync/sync_file_range(?:/syncfs)?:\s*$")
-_FIO_SYNC_LAT = re.compile(r"^\s+sync \((nsec|usec|msec)\): min=\s*(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
+_FIO_IO = lazy_re(r"\((\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?B)/(\d{1,15})msec\)")
+_FIO_PCT_HEAD = lazy_re(r"^\s+(clat|lat|sync) percentiles \((nsec|usec|msec)\):")
+_FIO_PCT = lazy_re(r"(\d{1,3}\.\d{1,6})th=\[\s*(\d{1,20})\]")
+_FIO_SYNC_HEAD = lazy_re(r"^\s+fsync/fdatasync/sync_file_range(?:/syncfs)?:\s*$")
+_FIO_SYNC_LAT = lazy_re(r"^\s+sync \((nsec|usec|msec)\): min=\s*(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
                            r"max=\s*(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), avg=\s*(\d{1,15}(?:\.\d{1,6})?)")
-_FIO_VERSION = re.compile(r"^\s*(fio-\d{1,3}(?:\.\d{1,4}){0,3}[\w.+~-]{0,40})\s*$")
-_FIO_DISK = re.compile(r"^\s+([\w./:-]{1,64}): ios=\d")
+_FIO_VERSION = lazy_re(r"^\s*(fio-\d{1,3}(?:\.\d{1,4}){0,3}[\w.+~-]{0,40})\s*$")
+_FIO_DISK = lazy_re(r"^\s+([\w./:-]{1,64}): ios=\d")
 
 
 def _bytes_of(num: str, unit: str) -> float | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from wizard.common import sat_int
+from wizard.common import lazy_re
 
 LINK_TYPES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC")
 """nvidia-smi topo -m link types besides NV# (SOC: older drivers' name for SYS)."""
@@ -26,7 +27,7 @@ P2P_CODES = {"X": "self", "OK": "Status Ok", "CNS": "Chipset not supported", "GN
 """nvidia-smi topo -p2p legend (as printed by nvidia-smi under the matrix)."""
 
 _NAME_RE = r"(?:GPU\d{1,3}|NIC\d{1,3}|mlx\d_\d{1,3}|mlx\d_bond_\d{1,3})"
-_NAME_ANY = re.compile(_NAME_RE)
+_NAME_ANY = lazy_re(_NAME_RE)
 _AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
@@ -76,7 +77,7 @@ def nv_count(token: str) -> int | None:
     return sat_int(m.group(1)) if m else None
 
 
-_GLUED = re.compile(rf"(?:{_NAME_RE}|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{{1,3}})")
+_GLUED = lazy_re(rf"(?:{_NAME_RE}|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{{1,3}})")
 
 
 def _unglue(toks: list[str]) -> list[str]:
@@ -191,8 +192,8 @@ def _headerless(text: str, valid: re.Pattern[str]) -> Matrix | None:
     return mx
 
 
-_TOPO_CELL = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{1,3}|N/A")
-_P2P_CELL = re.compile(r"X|OK|CNS|GNS|TNS|NS|DR|U")
+_TOPO_CELL = lazy_re(r"X|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{1,3}|N/A")
+_P2P_CELL = lazy_re(r"X|OK|CNS|GNS|TNS|NS|DR|U")
 
 
 def parse_topo_matrix(text: str) -> Matrix:
@@ -238,15 +239,15 @@ class NvlinkReport:
     ellipsis: bool = False  # the paste elides lines ("[...]", "...")
 
 
-_GPU_HDR = re.compile(r"^GPU (?P<i>\d{1,4}): (?P<rest>.*)$")
-_UUID = re.compile(r"\s*\(UUID: (?P<uuid>[^)]*)\)")
-_LINK_SPEED = re.compile(r"^Link (?P<n>\d{1,3}): (?:(?P<v>\d{1,4}(?:\.\d{1,4})?) ?GB/s|(?P<ina><inactive>|Inactive|inactive|N/A))\s*$")
-_LINK_COUNTER = re.compile(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
+_GPU_HDR = lazy_re(r"^GPU (?P<i>\d{1,4}): (?P<rest>.*)$")
+_UUID = lazy_re(r"\s*\(UUID: (?P<uuid>[^)]*)\)")
+_LINK_SPEED = lazy_re(r"^Link (?P<n>\d{1,3}): (?:(?P<v>\d{1,4}(?:\.\d{1,4})?) ?GB/s|(?P<ina><inactive>|Inactive|inactive|N/A))\s*$")
+_LINK_COUNTER = lazy_re(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
 
 
-_DCGMI_ERR_GPU = re.compile(r"^\|\s*GPU (?P<i>\d{1,4})\s*\|\s*$")
-_DCGMI_ERR_LINK = re.compile(r"^\|\s*Link (?P<n>\d{1,3})\s*\|\s*\|\s*$")
-_DCGMI_ERR_COUNTER = re.compile(r"^\|\s*->\s*(?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*\|\s*(?P<v>\d{1,19})\s*\|\s*$")
+_DCGMI_ERR_GPU = lazy_re(r"^\|\s*GPU (?P<i>\d{1,4})\s*\|\s*$")
+_DCGMI_ERR_LINK = lazy_re(r"^\|\s*Link (?P<n>\d{1,3})\s*\|\s*\|\s*$")
+_DCGMI_ERR_COUNTER = lazy_re(r"^\|\s*->\s*(?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*\|\s*(?P<v>\d{1,19})\s*\|\s*$")
 
 
 def _dcgmi_errors_as_smi(text: str) -> str:

@@ -13,18 +13,18 @@ kept as :attr:`Event.prefix`.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from wizard.common import to_float
+from wizard.common import lazy_re
 
 MARKER = "BRINGUP "
 """Prefix of an event line."""
 
 PROTOCOL_VERSION = 1
 
-_PREFIXED = re.compile(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
+_PREFIXED = lazy_re(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
 
 
 @dataclass(frozen=True)

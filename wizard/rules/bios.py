@@ -35,6 +35,7 @@ from wizard.parsers.platform import (
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing, missing_rerun
 from wizard.i18n import N_, Msg, joined, SEMICOLON
+from wizard.common import lazy_re
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -94,8 +95,8 @@ REMEDY_ROOT_LSPCI = ("Run bringup as root (or `sudo lspci -vvv`): without root l
 # ------------------------------------------------------------------ Above 4G decoding
 
 
-_SMI_GPU_RE = re.compile(r'<gpu id="(?P<bus>[0-9A-Fa-f:.]+)">(?P<body>.*?)</gpu>', re.S)
-_SMI_BAR1_RE = re.compile(r"<bar1_memory_usage>\s*<total>\s*(?P<v>\d{1,9})\s*MiB\s*</total>", re.S)
+_SMI_GPU_RE = lazy_re(r'<gpu id="(?P<bus>[0-9A-Fa-f:.]+)">(?P<body>.*?)</gpu>', re.S)
+_SMI_BAR1_RE = lazy_re(r"<bar1_memory_usage>\s*<total>\s*(?P<v>\d{1,9})\s*MiB\s*</total>", re.S)
 
 
 def smi_bar1(text: str) -> dict[str, tuple[int, str]]:

@@ -31,6 +31,7 @@ from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs
 from wizard.rules.kernel_log_common import acknowledged_keys, cap, plural
 from wizard.i18n import N_, Msg, joined, SEMICOLON
+from wizard.common import lazy_re
 
 SEL_PROBE = "ipmitool_sel"
 SDR_PROBE = "ipmitool_sdr"
@@ -68,7 +69,7 @@ SRC_SMBIOS = ("DMTF SMBIOS specification DSP0134, 7.39 'IPMI Device Information 
               "describes its interface in a type 38 structure (https://www.dmtf.org/standards/smbios); Linux lists "
               "the structures under /sys/firmware/dmi/entries (sysfs-firmware-dmi-entries ABI); systemd's "
               "detect-virt reads hypervisors from the DMI vendor (src/basic/virt.c)")
-VM_VENDORS = re.compile(r"^(?:QEMU|innotek GmbH|VMware, Inc\.|Xen|Parallels|Bochs|BHYVE|Red Hat|Google|"
+VM_VENDORS = lazy_re(r"^(?:QEMU|innotek GmbH|VMware, Inc\.|Xen|Parallels|Bochs|BHYVE|Red Hat|Google|"
                         r"OpenStack Foundation|Amazon EC2)$|Virtual Machine|VirtualBox|KVM|HVM domU|Google Compute Engine",
                         re.I)
 """DMI sys_vendor / product_name of a virtual machine (systemd's detect-virt DMI table, src/basic/virt.c: QEMU,
@@ -233,7 +234,7 @@ _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
      "severity event type 07h offset 01h: the sensor went non-critical"),
 )
 
-_UNDECODED_TYPES = re.compile(r"^(?:temperature|voltage|current|fan|power supply|memory|critical interrupt|processor)$", re.I)
+_UNDECODED_TYPES = lazy_re(r"^(?:temperature|voltage|current|fan|power supply|memory|critical interrupt|processor)$", re.I)
 
 _REMEDY = {
     "power supply": N_("Check the power supply's input cable and its PDU feed; reseat the supply, and replace it if the "
@@ -428,8 +429,8 @@ def sel(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
 # ------------------------------------------------------------------ sensors: power supplies
 
 
-_PSU_NAME = re.compile(r"\bPSU?\s*_?\d|\bpower\s*supply|\bPS\d|\bpwr\s*supply", re.I)
-_POWER_NAME = re.compile(r"\bPSU?\b|\bPS\d|power|pwr", re.I)
+_PSU_NAME = lazy_re(r"\bPSU?\s*_?\d|\bpower\s*supply|\bPS\d|\bpwr\s*supply", re.I)
+_POWER_NAME = lazy_re(r"\bPSU?\b|\bPS\d|power|pwr", re.I)
 _PSU_STATES: tuple[tuple[str, Verdict, str], ...] = (
     (r"ac lost or out-of-range|input lost or out-of-range", Verdict.FAIL, "input lost or out of range"),
     (r"out-of-range, but present", Verdict.WARN, "input out of range, but present"),
@@ -563,7 +564,7 @@ _DISCRETE_FAULTS: tuple[tuple[str, Verdict], ...] = (
     (r"uncorrectable|parity|memory scrub|ierr|thermal trip|bus fatal|pci serr|pci perr|fatal nmi", Verdict.FAIL),
     (r"logging limit|^correctable ecc|predictive failure", Verdict.WARN),
 )
-_INLET = re.compile(r"inlet|ambient|intake|front\s*panel\s*temp", re.I)
+_INLET = lazy_re(r"inlet|ambient|intake|front\s*panel\s*temp", re.I)
 TEMP_BOUNDS_C = (-40.0, 150.0)
 """Temperatures a server sensor can truly read while the machine runs, in °C: below -40 °C (the lowest rating of
 industrial-grade parts, JEDEC JESD22-A104 temperature-cycling condition range) or above 150 °C (beyond the junction

@@ -24,6 +24,7 @@ from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
 from wizard.common import sat_int
 from wizard.i18n import Msg, N_, joined
+from wizard.common import lazy_re
 
 DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest"
 SRC_TROUBLE = f"NVIDIA Container Toolkit, Troubleshooting ({DOCS}/troubleshooting.html)"
@@ -137,8 +138,8 @@ def _devices(r: ContainerCli, exp: Mapping[str, Any]) -> list[Finding]:
 SRC_PODS = ("Kubernetes documentation, 'Pod Lifecycle' (pod phases, container states, CrashLoopBackOff) "
             "(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/); NVIDIA GPU Operator, troubleshooting "
             "(https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/troubleshooting.html)")
-_BAD = re.compile(r"CrashLoopBackOff|Error|BackOff|ErrImage|Failed|Unknown|OOMKilled|Evicted|Invalid", re.I)
-_WAITING = re.compile(r"^(?:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+|Terminating)$")
+_BAD = lazy_re(r"CrashLoopBackOff|Error|BackOff|ErrImage|Failed|Unknown|OOMKilled|Evicted|Invalid", re.I)
+_WAITING = lazy_re(r"^(?:Pending|ContainerCreating|PodInitializing|Init:\d+/\d+|Terminating)$")
 STUCK_S = 600
 """A pod still waiting (Pending, ContainerCreating, Init:N/M) this long (seconds, 10 minutes) is stuck, not starting:
 fail (bringup's judgement: the GPU Operator's driver container builds and loads the module in a few minutes; its

@@ -35,10 +35,11 @@ from wizard.parsers.cuda_env import MAX_LINES, CudaEnvReport, EnvGpu, parse_cuda
 from wizard.rules.driver_chain import FAIL_CLASSES, judge_chain
 from wizard.rules.toolwords import chain_words
 from wizard.i18n import Msg
+from wizard.common import lazy_re
 
 FID = "driver.cuda_env"
 
-_CU_NAME = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
+_CU_NAME = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
 
 SRC_COMPAT = ("NVIDIA CUDA Compatibility guide (https://docs.nvidia.com/deploy/cuda-compatibility/): a CUDA runtime "
               "needs a driver that supports its CUDA version; from CUDA 11 on, minor-version compatibility runs it on "

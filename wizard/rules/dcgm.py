@@ -34,6 +34,7 @@ from wizard.data import table
 from wizard.model import Finding, Verdict
 from wizard.parsers.dcgm import DcgmDiag, DiagResult
 from wizard.i18n import Msg, N_, SEMICOLON
+from wizard.common import lazy_re
 
 DCGM_DIAG_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test must pass (a plugin's Fail: it found "
@@ -42,11 +43,11 @@ SRC = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}): every test mus
 SRC_ERRORS = ("NVIDIA DCGM dcgm_errors.h (https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_errors.h): error "
               "codes DCGM_FR_*, categories DCGM_FR_EC_* (16 = internal), severities DCGM_ERROR_* (1 monitor, "
               "2 isolate, 4 triage, 5 config, 6 drain and reset)")
-FATAL_TESTS = re.compile(r"^(pcie|nvlink|gpu memory|memory|page retirement/row remap|memtest|inforom)$", re.I)
+FATAL_TESTS = lazy_re(r"^(pcie|nvlink|gpu memory|memory|page retirement/row remap|memtest|inforom)$", re.I)
 """Tests IBM Autopilot's monitoring treats as fatal (PCIe, NVLink, ECC and GPU Memory; DCGM 4 names the memory test
 "memory" and PCIe "pcie"; page retirement/row remap is DCGM's ECC check). For acceptance every failed test fails
 (:data:`SRC`); this list only words the finding ("a hardware defect" vs "a test under load")."""
-ERROR_TAGS = re.compile(r"\(error_id (?P<code>\d+)(?:, category (?P<cat>\d+))?(?:, severity (?P<sev>\d+))?\)")
+ERROR_TAGS = lazy_re(r"\(error_id (?P<code>\d+)(?:, category (?P<cat>\d+))?(?:, severity (?P<sev>\d+))?\)")
 """The tags :func:`wizard.parsers.dcgm.parse_dcgm_json` appends to a JSON error's message."""
 INTERNAL_CATEGORY = 16
 """DCGM_FR_EC_INTERNAL_OTHER (:data:`SRC_ERRORS`): an error of DCGM itself, not a measurement of the GPU."""
@@ -62,10 +63,10 @@ CATEGORY_WORDS = {1: "performance threshold", 2: "performance violation", 3: "so
                   13: "hardware PCIe", 14: "hardware power", 15: "other hardware", 16: "DCGM internal"}
 """DCGM_FR_EC_* categories (:data:`SRC_ERRORS`), in words."""
 KNOWN_STATUSES = frozenset({"pass", "fail", "warn", "skip"})
-STRESS_TESTS = re.compile(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
+STRESS_TESTS = lazy_re(r"targeted stress|targeted power|memory bandwidth|diagnostic|pulse|memtest|eud|"
                           r"nvbandwidth|stress|power", re.I)
-NVLINK_DOWN = re.compile(r"nv\s?link\b.*\b(down|inactive|not active)|link\s+\d+\s+.*\bdown\b", re.I)
-SYSTEM_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+NVLINK_DOWN = lazy_re(r"nv\s?link\b.*\b(down|inactive|not active)|link\s+\d+\s+.*\bdown\b", re.I)
+SYSTEM_NOT_READY = lazy_re(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
                               re.I)
 """CUDA error 802 as DCGM quotes it ("Unable to initialize CUDA library: 'system not yet
 initialized'"). CUDA runtime API: cudaErrorSystemNotReady = 802, "the system is not yet ready to
@@ -75,7 +76,7 @@ SRC_802 = ("CUDA runtime API error types (cudaErrorSystemNotReady = 802: require
            "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html); NVIDIA Fabric Manager user guide "
            "(NVSwitch systems need nvidia-fabricmanager at the driver's exact version; "
            "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)")
-PERSISTENCE_TEST = re.compile(r"^persistence mode$", re.I)
+PERSISTENCE_TEST = lazy_re(r"^persistence mode$", re.I)
 """DCGM's deployment test for persistence mode; when it fails, DCGM skips the tests after the
 deployment checks (real run: tests/data/public/dcgmi-diag__r4-rtx2060s-persistence-fail-memtest-pass.txt)."""
 SRC_PM = (f"NVIDIA DCGM diagnostics documentation ({DCGM_DIAG_URL}; the deployment 'Persistence Mode' test; DCGM's "
@@ -89,7 +90,7 @@ PM_REMEDY = ("Enable persistence mode (`sudo nvidia-smi -pm 1`, or `sudo systemc
              "which keeps it across reboots) and rerun the diagnostic.")
 
 
-INTERNAL_ERROR = re.compile(r"internal error during the test|A child process \(\d+\) exited with non-?\s*zero|"
+INTERNAL_ERROR = lazy_re(r"internal error during the test|A child process \(\d+\) exited with non-?\s*zero|"
                             r"plugin .*(?:crashed|failed to (?:load|initiali[sz]e))", re.I)
 """A DCGM result that says the test process itself failed (an internal error, its child process exited non-zero):
 the test did not measure the GPU, so its 'Fail' is unknown, not a GPU failure (NVIDIA DCGM diagnostics user guide:
@@ -366,7 +367,7 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
-_GPU_RE = re.compile(r"\bGPU\s?\d+\b")
+_GPU_RE = lazy_re(r"\bGPU\s?\d+\b")
 
 
 def _planned(exp: Mapping[str, Any]) -> int | None:
@@ -438,7 +439,7 @@ DCGM_HEALTH_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/fea
 SRC_HEALTH = (f"NVIDIA DCGM user guide, Health and Diagnostics ({DCGM_HEALTH_URL}): background health checks report "
               "Healthy / Warning / Failure per watched system (PCIe, memory, InfoROM, thermal and power, NVLink, "
               "driver) since the watches were set; they are non-invasive and do not replace `dcgmi diag`")
-HEALTH_NOT_ENABLED = re.compile(r"Health watches not enabled", re.I)
+HEALTH_NOT_ENABLED = lazy_re(r"Health watches not enabled", re.I)
 
 
 def judge_health(h: Any, text: str) -> list[Finding]:
@@ -583,9 +584,9 @@ DMON_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-ov
 SRC_DMON = (f"NVIDIA DCGM user guide ({DMON_URL}), `dcgmi dmon -e <field ids>`; field ids in dcgm_fields.h: 230 "
             "DCGM_FI_DEV_XID_ERRORS (XIDER, the value of the last Xid), 202 DCGM_FI_DEV_PCIE_REPLAY_COUNTER (RPCTR), "
             "310-313 ECC single/double-bit volatile/aggregate totals (ESVTL, EDVTL, ESATL, EDATL)")
-_XID_COL = re.compile(r"^XIDER", re.I)
-_REPLAY_COL = re.compile(r"^RPCTR$", re.I)
-_ECC_COL = re.compile(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$", re.I)
+_XID_COL = lazy_re(r"^XIDER", re.I)
+_REPLAY_COL = lazy_re(r"^RPCTR$", re.I)
+_ECC_COL = lazy_re(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$", re.I)
 
 
 def _num(v: str) -> int | None:

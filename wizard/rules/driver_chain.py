@@ -35,6 +35,7 @@ from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.rules.toolwords import chain_words
 from wizard.i18n import Msg, N_, joined
+from wizard.common import lazy_re
 
 SRC_TABLE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' "
              "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
@@ -606,14 +607,14 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     return findings
 
 
-VGPU_TYPE = re.compile(r"\b(?:GRID|NVIDIA) [A-Z]\w*?-(?P<gb>\d+)(?P<series>[ABCQ])\b")
+VGPU_TYPE = lazy_re(r"\b(?:GRID|NVIDIA) [A-Z]\w*?-(?P<gb>\d+)(?P<series>[ABCQ])\b")
 """An NVIDIA vGPU type name: board, framebuffer in GB, series (A: virtual apps, B: virtual PCs, C: compute,
 Q: virtual workstations), e.g. "GRID A100D-4C", "NVIDIA A100-40C", "GRID T4-16Q" (NVIDIA Virtual GPU Software User
 Guide, Virtual GPU Types)."""
 SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide, Virtual GPU Types "
             "(https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid-reference)")
 
-TORCH_WORDS = re.compile(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGroupNCCL", re.I)
+TORCH_WORDS = lazy_re(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGroupNCCL", re.I)
 """Words that show a text is PyTorch's (else the torch-cuda kind's findings name "the program")."""
 
 FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
@@ -623,7 +624,7 @@ or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime AP
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
 
 
-_KERNEL_ASSERT = re.compile(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
+_KERNEL_ASSERT = lazy_re(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
 """A device-side assertion as the CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT: "...: block: [0,0,0], thread:
 [0,0,0] Assertion `idx < size` failed.")."""
 

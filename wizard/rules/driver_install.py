@@ -38,6 +38,7 @@ from wizard.parsers.packages import (
 from wizard.probes import ProbeOutput
 from wizard.rules.common import Outputs, missing
 from wizard.i18n import Msg, N_, joined, SEMICOLON
+from wizard.common import lazy_re
 
 SRC_PKGS = ("the distribution's package database (dpkg-query(1) / rpm(8) -qa); install the driver from packages (DKMS or "
             "signed precompiled modules), not the .run file: NVIDIA driver installation guide, "
@@ -727,27 +728,27 @@ SRC_SYSTEMD = ("systemctl(1) and systemd.service(5) (https://www.freedesktop.org
                "through systemd-sysv-generator) whose start command succeeded, 'failed' with a Result (exit-code, "
                "signal, timeout) a unit whose start or main process failed, 'inactive (dead)' one not started")
 STACK_UNITS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"nv_peer_mem"), "Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
+    (lazy_re(r"nv_peer_mem"), "Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
      "GPU memory", "Mellanox nv_peer_memory README (https://github.com/Mellanox/nv_peer_memory): /etc/init.d/nv_peer_mem "
      "starts, stops and reports the nv_peer_mem kernel module"),
-    (re.compile(r"nvidia-peermem"), "the NVIDIA driver's GPUDirect RDMA peer-memory module",
+    (lazy_re(r"nvidia-peermem"), "the NVIDIA driver's GPUDirect RDMA peer-memory module",
      "NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/): nvidia-peermem, shipped with "
      "the driver since R470, lets the HCA reach GPU memory"),
-    (re.compile(r"gdrcopy|gdrdrv"), "GDRCopy's gdrdrv kernel module, for GPUDirect RDMA copies by NVSHMEM and UCX",
+    (lazy_re(r"gdrcopy|gdrdrv"), "GDRCopy's gdrdrv kernel module, for GPUDirect RDMA copies by NVSHMEM and UCX",
      "NVIDIA GDRCopy README (https://github.com/NVIDIA/gdrcopy): the packages load gdrdrv with their service"),
-    (re.compile(r"openibd"), "the MLNX_OFED / DOCA-OFED InfiniBand and RoCE driver stack",
+    (lazy_re(r"openibd"), "the MLNX_OFED / DOCA-OFED InfiniBand and RoCE driver stack",
      "NVIDIA MLNX_OFED documentation, Installation Related Issues (https://docs.nvidia.com/networking/display/"
      "mlnxofedv24100700/Installation+Related+Issues): the openibd service loads the driver and can fail to start"),
-    (re.compile(r"^rdma(?:-load-modules@.*|-hw|-ndd)?\.service$|^ibacm|^opensm|^rdma"), "the RDMA stack: rdma-core's "
+    (lazy_re(r"^rdma(?:-load-modules@.*|-hw|-ndd)?\.service$|^ibacm|^opensm|^rdma"), "the RDMA stack: rdma-core's "
      "rdma services or the InfiniBand subnet manager", "rdma-core (https://github.com/linux-rdma/rdma-core): the rdma "
      "services load the RDMA kernel modules; opensm is the InfiniBand subnet manager"),
-    (re.compile(r"^mlnx|^mst\.service$"), "an NVIDIA/Mellanox networking service", "NVIDIA MLNX_OFED documentation "
+    (lazy_re(r"^mlnx|^mst\.service$"), "an NVIDIA/Mellanox networking service", "NVIDIA MLNX_OFED documentation "
      "(https://docs.nvidia.com/networking/display/mlnxofedv24100700/Installation+Related+Issues)"),
-    (re.compile(r"^nvidia|^nv-|dcgm"), "an NVIDIA GPU driver-stack service", SRC_DCGM),
+    (lazy_re(r"^nvidia|^nv-|dcgm"), "an NVIDIA GPU driver-stack service", SRC_DCGM),
 )
 """Units of the GPU / RDMA stack a GPU cluster node needs running (pattern on the unit name, what it is, its public
 documentation): one of them not running warns; any other unit not running stays unknown."""
-_UNIT_FAIL_LINE = re.compile(r"\bfail(?:ed|ure|s)?\b|\berror\b|\bFATAL\b|denied|status=[1-9]\d*|code=(?:killed|dumped)"
+_UNIT_FAIL_LINE = lazy_re(r"\bfail(?:ed|ure|s)?\b|\berror\b|\bFATAL\b|denied|status=[1-9]\d*|code=(?:killed|dumped)"
                              r"|\bKilled\b|core-dump|not found|No such file|cannot|could not|Invalid argument", re.I)
 
 

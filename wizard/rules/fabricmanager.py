@@ -17,6 +17,7 @@ from typing import Any, Mapping
 from wizard.model import Finding, Verdict
 from wizard.parsers.fabricmanager import parse_fm_log
 from wizard.i18n import Msg
+from wizard.common import lazy_re
 
 SRC = ("NVIDIA Fabric Manager User Guide, error handling: NVSwitch fatal and non-fatal errors, GPU and NVSwitch reset "
        "(https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html)")
@@ -27,9 +28,9 @@ REMEDY_START = ("Start it as its service (`systemctl enable --now nvidia-fabricm
                 "the driver's exact version (`nv-fabricmanager --version` against `cat /proc/driver/nvidia/version`); "
                 "under the GPU Operator, use a driver container version that supports this system. Until it runs, "
                 "NVSwitch GPUs fail CUDA initialisation ('system not yet initialized').")
-_FATAL = re.compile(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
-_NONFATAL = re.compile(r"non-fatal error", re.I)
-_MULTICAST = re.compile(r"\bmulticast\b|\bteam setup\b", re.I)
+_FATAL = lazy_re(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
+_NONFATAL = lazy_re(r"non-fatal error", re.I)
+_MULTICAST = lazy_re(r"\bmulticast\b|\bteam setup\b", re.I)
 """An ERROR about a job's NVLink multicast (NVLS) team: Fabric Manager could not set up the multicast memory NCCL's NVLS
 algorithms ask for (its in-band response then carries a non-zero status)."""
 SRC_NVLS = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): "

@@ -48,6 +48,7 @@ from wizard.rules.kernel_log_common import (
 )
 from wizard.rules.xid import xid_findings
 from wizard.i18n import Msg, N_, joined, names, SEMICOLON
+from wizard.common import lazy_re
 
 SRC_KERNEL_LOG = ("NVIDIA Xid catalog (https://docs.nvidia.com/deploy/xid-errors/); imbue cluster-health dmesg whitelist "
                   "(https://github.com/imbue-ai/cluster-health); dmesg(1) and journalctl(1) man pages")
@@ -328,7 +329,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
     return out
 
 
-_ENDPOINT_BAR = re.compile(r"bar [0-5]$")
+_ENDPOINT_BAR = lazy_re(r"bar [0-5]$")
 """A device's own BARs (0-5); BAR 6 is its expansion ROM, 7 and up (13-15 on a bridge) and "bridge window" are the
 windows a bridge forwards, which the devices below it need but which may be re-placed by a later pass."""
 
@@ -698,9 +699,9 @@ SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, http
             "tainted-kernels.html) and 'Bug hunting' (https://docs.kernel.org/admin-guide/bug-hunting.html) pages")
 
 
-_HUNG = re.compile(r"INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds|"
+_HUNG = lazy_re(r"INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds|"
                    r"\btask:(?P<comm2>\S+)\s+state:D\b")
-_TRACE_MODULE = re.compile(r"\[(nvidia[\w-]*)\]")
+_TRACE_MODULE = lazy_re(r"\[(nvidia[\w-]*)\]")
 SRC_HUNG = ("the Linux kernel's hung task detector: a task in uninterruptible sleep (state D) longer than "
             "kernel.hung_task_timeout_secs is reported with its stack (https://docs.kernel.org/admin-guide/sysctl/"
             "kernel.html#hung-task-timeout-secs); NVIDIA GPU debug guidelines: collect nvidia-bug-report.sh when the "
@@ -751,7 +752,7 @@ def _hung_tasks(log: KernelLog) -> tuple[list[Finding], set[int]]:
     return out, covered
 
 
-_STORAGE_IO = re.compile(
+_STORAGE_IO = lazy_re(
     r"(?:blk_update_request: |\b)(?:critical (?:medium|target) )?I/O error, dev (?P<dev>[\w.-]+),.*?op 0x\w+:\((?P<op>\w+)\)"
     r"|(?:blk_update_request: |\b)(?:critical (?:medium|target) )?I/O error, dev (?P<dev3>[\w.-]+),"
     r"|Buffer I/O error on dev(?:ice)? (?P<dev2>[\w.-]+),"
@@ -795,21 +796,21 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
 
 
 _HOST_LIMITS = (
-    (re.compile(r"(?<!cgroup )Out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
+    (lazy_re(r"(?<!cgroup )Out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
      N_("the kernel's OOM killer killed {what}: the host ran out of memory"),
      N_("Size host RAM for the workload (plan & sizing, z, or `bringup size`: loaders, pinned buffers, checkpoint "
         "loading on every rank); lower DataLoader workers or prefetch, load checkpoints sharded; `journalctl -k | grep "
         "-A20 'invoked oom-killer'` shows what held the memory."),
      "the Linux kernel's out-of-memory handling: the OOM killer kills a process when memory and swap run out "
      "(https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer)"),
-    (re.compile(r"^sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \"(?P<comm>[^\"]+)\""),
+    (lazy_re(r"^sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \"(?P<comm>[^\"]+)\""),
      N_("earlyoom, the userspace OOM killer, killed {what}: the host ran low on memory and swap"),
      N_("Size host RAM for the workload (plan & sizing, z, or `bringup size`: loaders, pinned buffers, checkpoint "
         "loading on every rank); lower DataLoader workers or prefetch, load checkpoints sharded; earlyoom's 'mem avail' "
         "lines show how little was left."),
      "earlyoom(1) (https://github.com/rfjakob/earlyoom): it sends SIGTERM to the process with the highest oom_score "
      "when available memory and free swap are both below their limits"),
-    (re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
+    (lazy_re(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<comm>[^)]+)\)"),
      N_("the memory cgroup's OOM killer killed {what}: the job reached its memory limit (a container's, a Slurm "
         "job's or a systemd slice's), not the host's RAM"),
      N_("Raise the job's memory limit (docker --memory, Kubernetes resources.limits.memory, Slurm --mem) or shrink "
@@ -818,13 +819,13 @@ _HOST_LIMITS = (
      "the Linux kernel's cgroup v2 documentation, memory.max: 'If a cgroup's memory usage reaches this limit and "
      "can't be reduced, the OOM killer is invoked in the cgroup' "
      "(https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files)"),
-    (re.compile(r"VFS: file-max limit (?P<n>\d+) reached"),
+    (lazy_re(r"VFS: file-max limit (?P<n>\d+) reached"),
      N_("the system ran out of file handles (fs.file-max {what} reached): opens fail with ENFILE"),
      N_("Find what holds them (`lsof | wc -l` per process, leaked sockets of data loaders), and raise fs.file-max "
         "(`sysctl -w fs.file-max=N`, persisted in /etc/sysctl.d) if the workload needs more."),
      "the Linux kernel's sysctl documentation, file-max: 'If you get lots of error messages about running out of file "
      "handles, you might want to increase this limit' (https://docs.kernel.org/admin-guide/sysctl/fs.html#file-max-file-nr)"),
-    (re.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
+    (lazy_re(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
      N_("the connection-tracking table is full ({what}): new connections (NCCL's sockets, storage) are dropped"),
      N_("Raise net.netfilter.nf_conntrack_max (or leave the cluster network out of conntrack), then check again."),
      "the Linux kernel's nf_conntrack sysctl documentation, nf_conntrack_max "
@@ -852,7 +853,7 @@ def host_limit_findings(log: KernelLog) -> list[Finding]:
     return out
 
 
-_SYSRQ_CRASH = re.compile(r"\bsysrq: (?:SysRq : )?Trigger a crash|\blkdtm: Performing direct entry"
+_SYSRQ_CRASH = lazy_re(r"\bsysrq: (?:SysRq : )?Trigger a crash|\blkdtm: Performing direct entry"
                           r"|Kernel panic - not syncing: .*\b(?:[Tt]est panic|crash_test|lkdtm)", re.I)
 """A crash someone asked for: SysRq 'c', the kernel's lkdtm crash tests, a crash-test module's own panic message."""
 SRC_SYSRQ = ("the Linux kernel's 'Linux Magic System Request Key Hacks' page: 'c' will perform a system crash by a NULL "

@@ -33,7 +33,6 @@ Never raises on garbage: a log that is not a multi-node run gives one ``unknown`
 from __future__ import annotations
 
 import dataclasses
-import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from wizard.rules.nccl import (
 )
 from wizard.hosts import ssh_failed_words
 from wizard.i18n import N_, Msg, SEMICOLON
+from wizard.common import lazy_re
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
           "(https://github.com/NVIDIA/nccl-tests/issues/200), NVIDIA/nccl#1634 (https://github.com/NVIDIA/nccl/issues/1634)")
@@ -105,7 +105,7 @@ _REMEDY = {
 }
 """Remedy per differing fact ({nodes}: the odd nodes; {label}: the fact's name); others: install the same."""
 
-_PREFIX = re.compile(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
+_PREFIX = lazy_re(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
 
 
 # ---------------------------------------------------------------------------------------------- reading

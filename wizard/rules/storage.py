@@ -45,6 +45,7 @@ from wizard.parsers.storage import (
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
 from wizard.i18n import N_, Msg, joined, SEMICOLON
+from wizard.common import lazy_re
 
 # ------------------------------------------------------------------ sources and constants
 
@@ -113,7 +114,7 @@ PATH_ERRNOS = {30: ("EROFS", "the data path's filesystem is mounted read-only"),
                20: ("ENOTDIR", "the data path is not a directory")}
 """Job errors that mean fio could not write its test file where it was told to (errno(3)): the data path, not the
 device, is the problem, so the verdict is unknown with what to do, never a hardware failure."""
-PATH_ERROR_WORDS = re.compile(r"error=(Read-only file system|Permission denied|Operation not permitted|Not a directory)")
+PATH_ERROR_WORDS = lazy_re(r"error=(Read-only file system|Permission denied|Operation not permitted|Not a directory)")
 """fio's own error lines (``fio: pid=0, err=30/file:filesetup.c:150, func=unlink, error=Read-only file system``)
 for the same causes, when no JSON result came."""
 SYNC_P99_LIMIT_NS = 10_000_000

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from wizard.model import Finding, Verdict
 from wizard.i18n import Msg, N_, joined, SEMICOLON
+from wizard.common import lazy_re
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.parsers.cuda import CudaErrorInfo
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SRC = ("the program's own result and log-level words (bringup does not read this program's figures; "
        "log levels as in syslog's severities, RFC 5424 section 6.2.1)")
 
-_FAIL = re.compile(
+_FAIL = lazy_re(
     r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?:test|tests|check|validation|self-test)"
     r"\s+(?:has\s+)?failed\b"
     r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
@@ -58,21 +59,21 @@ _FAIL = re.compile(
     # ("Node Status: PCIE Failed")
     r"|^\s*(?:\[+[^\]\n]{1,40}\]+\s*)+FAIL(?:ED|URE)?\s*$"
     r"|\b(?:Status|Result|Verdict)\s*[=:]\s*(?:[\w-]+\s+)?(?:FAIL(?:ED|URE)?|Failed)\s*$")
-_CRASH = re.compile(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
-_NO_DEVICES = re.compile(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
-_EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
-_ERROR = re.compile(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- ")
-_WARN = re.compile(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W- ")
+_CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
+_NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
+_EXC = lazy_re(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
+_ERROR = lazy_re(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- ")
+_WARN = lazy_re(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W- ")
 """ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
-_CUDA_ERR = re.compile(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
+_CUDA_ERR = lazy_re(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
 """An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
-_CUDA_TEXT = re.compile(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
+_CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
-_PASS = re.compile(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
+_PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"^\s*PASS\b", re.I)
 # words that carry no failure although they contain one of the markers above
-_BENIGN = re.compile(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
+_BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
 
 
 # ------------------------------------------------------------------ the CUDA driver chain is not reachable
@@ -96,7 +97,7 @@ SRC_CUDNN = ("NVIDIA cuDNN API reference, cudnnStatus_t: CUDNN_STATUS_INTERNAL_E
              "(https://docs.nvidia.com/deeplearning/cudnn/latest/reference/support-matrix.html)")
 
 _NV_TOOL = r"(nvidia-smi|nvidia-container-cli|nvidia-ctk|nvidia-persistenced|nv-fabricmanager|nvcc|dcgmi|nv-hostengine)"
-_NV_TOOL_MISSING = re.compile(r"\bCommand not found: " + _NV_TOOL + r"\b|\b" + _NV_TOOL
+_NV_TOOL_MISSING = lazy_re(r"\bCommand not found: " + _NV_TOOL + r"\b|\b" + _NV_TOOL
                               + r": (?:command )?not found\b|\bexec: " + _NV_TOOL + r": not found\b"
                               + r"|\b(?:which|command -v): no " + _NV_TOOL + r"\b", re.I)
 """A shell or a container runtime saying an NVIDIA tool is not there: bash's "nvidia-smi: command not found",
@@ -108,7 +109,7 @@ SRC_TOOL_MISSING = ("NVIDIA driver README, installed components (nvidia-smi ship
                     "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html); "
                     "Apptainer user guide, GPU support (--nv binds the host's NVIDIA binaries and libraries listed in "
                     "nvliblist.conf, https://apptainer.org/docs/user/latest/gpu.html)")
-_LIBCUDA = re.compile(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|load|find|dlopen|locate) "
+_LIBCUDA = lazy_re(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|load|find|dlopen|locate) "
                       r"(?:the )?(?:CUDA driver (?:library )?)?['\"`]?libcuda\.so"
                       r"|\blibcuda\.so(?:\.[\d.]+)?['\"`]?: cannot open shared object file"
                       r"|\blibcuda\.so(?:\.[\d.]+)? (?:was |is )?not found|\bCUDA driver library cannot be found"
@@ -118,19 +119,19 @@ _LIBCUDA = re.compile(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to
 Warp), "libcuda.so.1: cannot open shared object file" (the dynamic loader), Numba's "CUDA driver library cannot be
 found"; its NVML library likewise (the Kubernetes device plugin's "could not load NVML library: libnvidia-ml.so.1: ...");
 NVIDIA's NGC container images print "WARNING: The NVIDIA Driver was not detected" when started without the driver."""
-_CUINIT = re.compile(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
+_CUINIT = lazy_re(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
                      r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)"
                      r"|\b(?:get|getting) (?:the )?(?:number of CUDA devices|device count)\b[^\n]{0,80}?: initialization error",
                      re.I)
 """cuInit failing, in the forms programs print it: Numba "[N] Call to cuInit results in NAME", TensorFlow/JAX
 "failed call to cuInit: CUDA_ERROR_...", "cuInit: CUDA_ERROR_...", "cuInit(0) failed", "cuInit returned 999"."""
-_CUINIT_CODE = re.compile(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:returned|error|code)\s*[=:]?\s*(-?\d{1,5})\b",
+_CUINIT_CODE = lazy_re(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:returned|error|code)\s*[=:]?\s*(-?\d{1,5})\b",
                           re.I)
-_CU_RESULT = re.compile(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)\b")
-_NO_GPU_BUILD = re.compile(r"\bcompiled without (?:GPU|CUDA) support\b|\bbuilt without (?:GPU|CUDA) support\b", re.I)
-_CPU_FALLBACK = re.compile(r"\b\w*_cpu\.(?:so|dll|dylib)\b|\bCPU[- ]only\b|\bfalling back to (?:the )?CPU\b", re.I)
-_NO_CUDART = re.compile(r"\blibcudart\.so(?:\.[\d.]+)?['\"`]? (?:was |is )?not found\b", re.I)
-_CC_BELOW = re.compile(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
+_CU_RESULT = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)\b")
+_NO_GPU_BUILD = lazy_re(r"\bcompiled without (?:GPU|CUDA) support\b|\bbuilt without (?:GPU|CUDA) support\b", re.I)
+_CPU_FALLBACK = lazy_re(r"\b\w*_cpu\.(?:so|dll|dylib)\b|\bCPU[- ]only\b|\bfalling back to (?:the )?CPU\b", re.I)
+_NO_CUDART = lazy_re(r"\blibcudart\.so(?:\.[\d.]+)?['\"`]? (?:was |is )?not found\b", re.I)
+_CC_BELOW = lazy_re(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
                        r"capability is (?P<need>\d+\.\d+)"
                        r"|supports devices of CUDA Capability >= (?P<need2>\d+\.\d+), but your device is of CUDA "
                        r"capability (?P<have2>\d+\.\d+)", re.I)
@@ -138,25 +139,25 @@ _CC_BELOW = re.compile(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The
 gpu device (device: 0, name: GRID K520, ...) with Cuda compute capability 3.0. The minimum required Cuda capability
 is 3.5."; PyTorch's GPUTooOldForTriton: "Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU
 compiler ... Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0")."""
-_NV_LIBS_ABSENT = re.compile(r"Could not find any NVIDIA (?:binaries|libraries) on this host", re.I)
+_NV_LIBS_ABSENT = lazy_re(r"Could not find any NVIDIA (?:binaries|libraries) on this host", re.I)
 """Singularity / Apptainer with --nv finding none of the host's NVIDIA driver files listed in nvliblist.conf: the host
 has no NVIDIA driver user space (Apptainer user guide, GPU support)."""
-_LIBCUDA_SYMBOL = re.compile(r"libcuda\.so(?:\.\d+)*: undefined symbol: (cu\w+)")
+_LIBCUDA_SYMBOL = lazy_re(r"libcuda\.so(?:\.\d+)*: undefined symbol: (cu\w+)")
 """A program built against a newer CUDA than the driver's libcuda.so provides (the CUDA driver API adds functions and
 ``_v2`` versions with each release; an older driver's libcuda lacks them)."""
-_NV_TOOL_BROKEN = re.compile(r"\bexec (?:\S*/)?" + _NV_TOOL + r": exec format error\b|\b(?:\S*/)?" + _NV_TOOL
+_NV_TOOL_BROKEN = lazy_re(r"\bexec (?:\S*/)?" + _NV_TOOL + r": exec format error\b|\b(?:\S*/)?" + _NV_TOOL
                              + r": cannot execute binary file\b", re.I)
 """An NVIDIA tool that is there but cannot run: the kernel refuses its binary (ENOEXEC, "exec format error": a binary
 for another CPU architecture, or an empty or truncated file injected into a container)."""
 SRC_EXEC = "execve(2) man page, ENOEXEC (https://man7.org/linux/man-pages/man2/execve.2.html)"
-_MODULE_REFUSED = re.compile(r"\b(?:modprobe|insmod): ERROR: could not insert (?:module \S*?)?'?(?P<mod>nvidia\w*|nv_peer_mem|"
+_MODULE_REFUSED = lazy_re(r"\b(?:modprobe|insmod): ERROR: could not insert (?:module \S*?)?'?(?P<mod>nvidia\w*|nv_peer_mem|"
                              r"gdrdrv|mlx5_\w+|mlx_\w+|ib_\w+|rdma_\w+|nvidia-peermem)(?:\.ko)?'?: (?P<why>.+)$", re.I)
 """modprobe / insmod failing to load a kernel module of the GPU or RDMA stack (the reason after the colon is the
 errno text of init_module(2))."""
 SRC_MODULE = ("modprobe(8) and init_module(2) man pages: EINVAL/ENOEXEC for a module built for another kernel or with "
               "symbols the kernel lacks, EKEYREJECTED/EPERM for an unsigned module under Secure Boot lockdown "
               "(https://man7.org/linux/man-pages/man2/init_module.2.html)")
-_DS_CUDA = re.compile(r"Installed CUDA version (?P<inst>\d+\.\d+) does not match the version torch was compiled with "
+_DS_CUDA = lazy_re(r"Installed CUDA version (?P<inst>\d+\.\d+) does not match the version torch was compiled with "
                       r"(?P<torch>\d+\.\d+)(?P<rest>.*)$")
 """DeepSpeed's op builder comparing the CUDA toolkit (nvcc) with torch's build (deepspeed/ops/op_builder/builder.py,
 assert_no_cuda_mismatch): "... but since the APIs are compatible, accepting this combination" (same major) or "...,
@@ -164,7 +165,7 @@ unable to compile cuda/cpp extensions without a matching cuda version." (it refu
 SRC_DS_CUDA = ("DeepSpeed op builder, assert_no_cuda_mismatch (deepspeed/ops/op_builder/builder.py, "
                "https://github.com/deepspeedai/DeepSpeed); CUDA minor version compatibility "
                "(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html)")
-_CUDNN = re.compile(r"\bCUDNN_STATUS_(?:INTERNAL_ERROR|NOT_INITIALIZED)\b|\bDNN library initialization failed\b|"
+_CUDNN = lazy_re(r"\bCUDNN_STATUS_(?:INTERNAL_ERROR|NOT_INITIALIZED)\b|\bDNN library initialization failed\b|"
                     r"\bCould not create cudnn handle\b|\bcuDNN failed to initialize\b", re.I)
 
 
@@ -369,10 +370,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     return out
 
 
-_XID_SAID = re.compile(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b")
+_XID_SAID = lazy_re(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b")
 """A program naming an NVIDIA Xid it saw (the Kubernetes device plugin's "XidCriticalError: Xid=69 on Device=GPU-...",
 DCGM's and node agents' "Xid 79"); the kernel's own NVRM lines are the kernel log's kind."""
-_UNHEALTHY = re.compile(r"\bdevice marked unhealthy\b|\bmarked (?:the )?(?:GPU|device) unhealthy\b|"
+_UNHEALTHY = lazy_re(r"\bdevice marked unhealthy\b|\bmarked (?:the )?(?:GPU|device) unhealthy\b|"
                         r"\bthe device will go unhealthy\b", re.I)
 """The NVIDIA Kubernetes device plugin taking a GPU out of service ("'nvidia.com/gpu' device marked unhealthy: GPU-...";
 NVIDIA/k8s-device-plugin, its health check on critical Xids)."""
@@ -509,7 +510,7 @@ def _quote(hits: list[str], n: int = 3) -> str:
     return shown + (Msg(" and {n} more", n=len(hits) - n) if len(hits) > n else "")
 
 
-_USAGE = re.compile(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
+_USAGE = lazy_re(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
                     r"[Ii]nvalid combination of input arguments|requires an argument)\b.*(?:-h\b|--help\b|usage)|"
                     r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument \S+: )|"
                     r"\bmust be (?:run|launched|started) (?:on|with) at least \d+ (?:nodes?|hosts?|processes|ranks|tasks|GPUs)\b",

@@ -52,6 +52,7 @@ from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
 from wizard.i18n import N_, Msg, joined, SEMICOLON
+from wizard.common import lazy_re
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
             "(https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)")
@@ -844,7 +845,7 @@ graded per code by :func:`_xid_verdict`; the verdict here is for new Xids whose 
 increase during validation WARN, uncorrected FAIL), B7 (remap failure FAIL); issue 5: deltas, not lifetime
 totals."""
 
-_XID_NUMBER = re.compile(r"NVRM: Xid \(PCI:[^)]*\):\s*(\d+)")
+_XID_NUMBER = lazy_re(r"NVRM: Xid \(PCI:[^)]*\):\s*(\d+)")
 
 
 def _xid_codes(e: Event) -> list[int | None] | None:
