@@ -8,6 +8,7 @@ unknown, with the list of kinds bringup reads.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
@@ -22,6 +23,7 @@ from wizard.rules.toolwords import judge as program_said
 from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
 from wizard.i18n import Msg, names
+from wizard.common import lazy_re
 
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
@@ -31,7 +33,7 @@ COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python
             "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less", "ibstat", "ibv_devinfo",
             "ibstatus", "deepspeed", "gpu_burn", "modinfo", "modprobe", "dkms", "uname", "systemctl", "docker",
             "kubectl", "nvidia-container-cli", "perfquery", "ib_write_bw", "ib_read_bw", "pip", "pip3")
-PROMPT_RE = re.compile(
+PROMPT_RE = lazy_re(
     r"^\s*(?:\([\w.\-]+\)\s+)?(?:"                # an active venv/conda env's "(venv) " / "(base) " first
     r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
     r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
@@ -46,10 +48,10 @@ PROMPT_RE = re.compile(
     r")")
 
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 """Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
 
-KERNEL_LINE_RE = re.compile(
+KERNEL_LINE_RE = lazy_re(
     r"^\s*\[\s*[+\d.]+\]"                                  # dmesg [  12.345678], dmesg -H [  +0.000844]
     r"|^\s*\[[A-Z][a-z]{2}[ A-Za-z0-9:+.]*\]\s"             # dmesg -T/-H [Sun Feb 23 16:24:18 2025], [May19 19:57]
     r"|^\S+\s+kernel:\s"                                   # "host kernel: ..."
@@ -101,11 +103,11 @@ class Explained:
         return d
 
 
-_KUBECTL_NOTICE = re.compile(r'^Defaulted container "[^"\n]*" out of: [^\n]*\n?', re.M)
+_KUBECTL_NOTICE = lazy_re(r'^Defaulted container "[^"\n]*" out of: [^\n]*\n?', re.M)
 """kubectl's notice on stderr when a pod has several containers and none was named (``kubectl exec``/``logs``): not
 the command's output."""
 
-_QUOTE_PREFIX = re.compile(r"^[ \t]*(?:#|>|//)[ ]?")
+_QUOTE_PREFIX = lazy_re(r"^[ \t]*(?:#|>|//)[ ]?")
 """A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``) or an e-mail quote (``> ``)."""
 
 
@@ -126,7 +128,7 @@ def clean(text: str) -> str:
     return _strip_log_prefixes(text)
 
 
-_SLURM_CLIENT_INFO = re.compile(
+_SLURM_CLIENT_INFO = lazy_re(
     r"^(?:salloc|srun|sbatch): (?:Granted job allocation \d+|Pending job allocation \d+|Waiting for resource "
     r"configuration|Nodes \S+ are ready for job|[Jj]ob \d+ queued and waiting for resources|[Jj]ob \d+ has been "
     r"allocated resources|Relinquishing job allocation \d+|Submitted batch job \d+|(?:job \d+ )?[Rr]equested "
@@ -138,7 +140,7 @@ src/salloc/salloc.c and src/srun/). Dropped before reading, so the output after 
 ``srun: error:`` and every other Slurm line stay."""
 
 
-_LOG_PREFIX = re.compile(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
+_LOG_PREFIX = lazy_re(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
                          r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
                          r"|^\[\d+,\d+\]<(?:stdout|stderr)>:[ ]?"
                          r"|^\[(?:default|rank)\d+\]:[ ]?")
@@ -150,16 +152,34 @@ https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.ht
 https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html); torchrun's ``--tee`` ``[default0]:`` and
 PyTorch's ``[rank0]:`` on a rank's error lines (torch.distributed.elastic, local_ranks_filter / tee,
 https://pytorch.org/docs/stable/elastic/run.html)."""
-_SRUN_LABEL = re.compile(r"^[ ]{0,4}\d{1,5}: ")
+_SRUN_LABEL = lazy_re(r"^[ ]{0,4}\d{1,5}: ")
 """Slurm's ``srun --label`` task id before every line of a task's output (``0: #  size  count ...``; srun(1),
 -l/--label)."""
-_HOST_LABEL = re.compile(r"^((?=[\w.\-]*\d)[A-Za-z][\w.\-]*|[A-Za-z][\w.\-]*(?= (?:out|err):))(?: (?:out|err))?: ")
+_HOST_LABEL = lazy_re(r"^((?=[\w.\-]*\d)[A-Za-z][\w.\-]*|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w.\-]*(?= (?:out|err):))"
+                      r"(?: (?:out|err))?: ")
 """A host's name before every line a fan-out runner relays from it: pdsh's and ClusterShell's ``node01: ``
 (pdsh(1): "output ... prefixed with the hostname"; clush(1)), and the ``nid005113 out: `` of runners that name the
 stream too. A name needs a digit (node names do; a tag such as ``NVRM: `` or ``kernel: `` has none) or the stream
-word."""
-_RAY_DEDUP = re.compile(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
+word; an IPv4 address is a name too (clush and pdsh given addresses label lines with them)."""
+_RAY_DEDUP = lazy_re(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
 """Ray's log deduplication suffix (same page, "Log deduplication")."""
+
+
+def _host_blocks(text: str) -> list[tuple[str, str]]:
+    """(host, its lines without the label) for a paste of several hosts' output as pdsh and clush relay it: every line
+    (nine in ten at least) labelled ``host: `` (:data:`_HOST_LABEL`), two hosts or more, at least two lines each, in
+    the order the hosts first appear (held-out r37 #08: ``clush -a free -g`` over four nodes). [] otherwise. One host's
+    label is removed in :func:`clean` instead."""
+    body = [ln for ln in text.split("\n") if ln.strip()]
+    labels = [(m.group(1), ln[m.end():]) for ln in body for m in [_HOST_LABEL.match(ln)] if m]
+    if len(labels) < 4 or len(labels) < 0.9 * len(body):
+        return []
+    by_host: dict[str, list[str]] = {}
+    for host, rest in labels:
+        by_host.setdefault(host, []).append(rest)
+    if len(by_host) < 2 or min(len(v) for v in by_host.values()) < 2:
+        return []
+    return [(host, "\n".join(lines) + "\n") for host, lines in by_host.items()]
 
 
 def _strip_log_prefixes(text: str) -> str:
@@ -189,7 +209,7 @@ def strip_command_lines(text: str) -> str:
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
-DETECT_HEAD_CHARS = 32 * 1024
+DETECT_HEAD_CHARS = 8 * 1024
 """Detectors see at most this much of an input: the format shows in its head, and a huge log
 must not cost every detector a full scan (the judge still reads all of it)."""
 
@@ -216,7 +236,7 @@ def detect(text: str) -> tuple[Kind | None, float]:
     return best, best_score
 
 
-START_MARKERS = re.compile(
+START_MARKERS = lazy_re(
     r"^nvcc: NVIDIA \(R\) Cuda compiler driver"        # nvcc --version
     r"|^=+\s*NVSMI LOG\s*=+"                            # nvidia-smi -q
     r"|^<\?xml\s"                                       # nvidia-smi -q -x
@@ -242,14 +262,14 @@ BLOCK_STARTS = ("CA '", "hca_id:", "Infiniband device '", "{")
 blocks, ibv_devinfo's hca_id blocks; a stream of JSON documents, as `jq` prints a JSON-lines log)."""
 
 ROW_STARTS = (
-    re.compile(r"^\s*[0-9a-fA-F]{1,8}\s*\|\s*(?:\d\d/\d\d/\d\d(?:\d\d)?|Pre-Init)\s*\|"),  # ipmitool sel list/elist
-    re.compile(r"^[^|]{1,40}\|\s*[0-9a-fA-F]{2}h\s*\|\s*(?:ok|ns|nr|cr|nc|lnr|lcr|lnc|unc|ucr|unr)\s*\|"),  # sdr elist
+    lazy_re(r"^\s*[0-9a-fA-F]{1,8}\s*\|\s*(?:\d\d/\d\d/\d\d(?:\d\d)?|Pre-Init)\s*\|"),  # ipmitool sel list/elist
+    lazy_re(r"^[^|]{1,40}\|\s*[0-9a-fA-F]{2}h\s*\|\s*(?:ok|ns|nr|cr|nc|lnr|lcr|lnc|unc|ucr|unr)\s*\|"),  # sdr elist
 )
 """Row forms of outputs that have no header line: the first row of one, after lines that are not its rows, starts
 a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 
 
-_IMAGE_PULL = re.compile(
+_IMAGE_PULL = lazy_re(
     r"\s*(?:Unable to find image '[^']+' locally|\S+: Pulling from \S+"
     r"|[0-9a-f]{12}: (?:Pull complete|Already exists|Pulling fs layer|Waiting|Download complete|Verifying Checksum"
     r"|Extracting|Downloading)\b.*|Digest: sha256:[0-9a-f]{64}"
@@ -306,10 +326,10 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
     return out
 
 
-_SMI_DATE = re.compile(r"^\s*[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$")
+_SMI_DATE = lazy_re(r"^\s*[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$")
 """The date line nvidia-smi prints above its table (``Tue Sep 20 13:11:24 2022``)."""
 
-_PY_ONE_LINER = re.compile(r"^python[\d.]*\s+-c\s")
+_PY_ONE_LINER = lazy_re(r"^python[\d.]*\s+-c\s")
 
 
 def _splits(line: str) -> bool:
@@ -437,7 +457,7 @@ def _unknown(body: str) -> Finding:
                        "all.", common=names(f"`{c}`" for c in COMMON_COMMANDS), n=len(KINDS)), "")
 
 
-_NOHEADER_QUERY = re.compile(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)
+_NOHEADER_QUERY = lazy_re(r"nvidia-smi\b.*--query-gpu[= ]\"?([\w.,]+)\"?.*--format[= ]\"?csv,\s*noheader", re.I)
 
 
 def _named_noheader_rows(text: str) -> str:
@@ -503,6 +523,15 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
     """:func:`explain_text` without the bound on findings."""
     exp = dict(expectations or {})
     text = _named_noheader_rows(clean(text))
+    hosts = _host_blocks(text)
+    if hosts:  # several hosts' labelled lines (pdsh, clush): each host's output judged on its own, named by its host
+        each = [(host, _explain_text(body, name, expectations, kind)) for host, body in hosts]
+        judged = [e for _, e in each if e.kind]
+        return Explained(name, "+".join(dict.fromkeys(e.kind for e in judged if e.kind)) or None,
+                         " + ".join(dict.fromkeys(e.title for e in judged if e.title)),
+                         [dataclasses.replace(f, subject=host if f.subject in ("host", "") else f"{host} {f.subject}")
+                          for host, e in each for f in e.findings],
+                         min((e.confidence for e in judged), default=0.0))
     if kind is not None:
         body = strip_command_lines(text)
         if not body.strip():

@@ -359,6 +359,8 @@ def _build_kinds() -> dict[str, Kind]:
         ("cat /etc/os-release",)),
     # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
     Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, host.judge_free_text, ("free -h", "free -b")),
+    Kind("top-memory", "top's memory summary (Mem and Swap lines)", p_hosttools.detect_top_memory,
+        host.judge_top_text, ("top -b -n 1 | head -5",)),
     Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, host.judge_swapon_text,
         ("swapon --show --output-all",)),
     Kind("proc-swaps", "/proc/swaps (or swapon -s)", p_host.detect_proc_swaps, os_rules.judge_proc_swaps,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from wizard.common import to_int, sat_int
 from wizard.parsers.host import parse_cpulist
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KI": 1024, "M": 1024 ** 2, "MI": 1024 ** 2, "G": 1024 ** 3, "GI": 1024 ** 3,
@@ -93,6 +94,51 @@ def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
             if len(nums) >= 2 and "available" not in f.mem:
                 f.mem["available"] = nums[1]
     return f
+
+
+_TOP_MEM = lazy_re(r"^[ \t]*(?:(?P<unit>[KMGTPE]iB)[ \t]+)?(?P<what>Mem|Swap)[ \t]*:[ \t]*(?P<rest>.*\btotal\b.*)$", re.M)
+"""The memory lines of ``top``'s summary: procps-ng's "MiB Mem :  15882.0 total,   1234.5 free, ... buff/cache" and
+"MiB Swap:   2048.0 total, ... used.  13021.7 avail Mem" (the unit first; KiB unless -E/E changes it), and the older
+procps 3.2's "Mem:  264488144k total, 251337344k used, 13150800k free, 252480k buffers" / "Swap: 8388592k total,
+8388592k used, 0k free, 231253868k cached" (top(1), "2b. TASK and CPU States", "2c. MEMORY Usage")."""
+_TOP_FIELD = lazy_re(r"(\d+(?:[.,]\d+)?)(k|[KMGTP]i?B?)?[ \t]+(total|used|free|buffers|buff/cache|cached|avail Mem)\b")
+
+
+def parse_top_memory(text: str) -> FreeFacts:
+    """``top``'s Mem and Swap summary lines (:data:`_TOP_MEM`) as :class:`FreeFacts`, in bytes: "avail Mem" is the
+    available memory; the older layout's free + buffers + cached (page cache, printed on its Swap line) stands in for
+    it, as the old ``free``'s "-/+ buffers/cache" did. Never raises (what it cannot read stays absent)."""
+    f = FreeFacts()
+    mem: dict[str, int | None] = {}
+    swap: dict[str, int | None] = {}
+    for m in _TOP_MEM.finditer(text):
+        unit = _UNITS.get((m.group("unit") or "KiB").upper().replace("B", ""), 1024)
+        fields = {}
+        for v, suffix, name in _TOP_FIELD.findall(m.group("rest")):
+            mult = 1024 if suffix == "k" else _UNITS.get(suffix.upper().replace("B", ""), 1) if suffix else unit
+            fields[name] = sat_int(float(v.replace(",", ".")) * mult)
+        if m.group("what") == "Mem":
+            mem = {k: fields.get(k) for k in ("total", "used", "free")}
+            mem["buff/cache"] = fields.get("buff/cache", fields.get("buffers"))
+            _set(f, "mem_line", m.group(0).strip())
+        else:
+            swap = {k: fields.get(k) for k in ("total", "used", "free")}
+            _set(f, "swap_line", m.group(0).strip())
+            if fields.get("avail Mem") is not None:
+                mem["available"] = fields["avail Mem"]
+            elif fields.get("cached") is not None and mem.get("free") is not None:
+                _set(f, "old_layout", True)
+                mem["available"] = (mem.get("free") or 0) + (fields.get("buffers") or mem.get("buff/cache") or 0) + \
+                    (fields.get("cached") or 0)
+    _set(f, "mem", mem)
+    _set(f, "swap", swap)
+    return f
+
+
+def detect_top_memory(text: str) -> float:
+    """0.95 for ``top``'s Mem and Swap summary lines (:data:`_TOP_MEM`) with their "total" and "free" figures."""
+    found = {m.group("what") for m in _TOP_MEM.finditer(text[:20_000]) if "free" in m.group("rest")}
+    return 0.95 if found == {"Mem", "Swap"} else 0.0
 
 
 def parse_free_bytes(text: str) -> FreeFacts:
@@ -268,7 +314,7 @@ def parse_numactl(text: str) -> NumactlFacts:
 
 # ------------------------------------------------------------------ kinds
 
-_LSCPU_KEYS = re.compile(r"^[ \t]*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thread\(s\) per core|Core\(s\) per "
+_LSCPU_KEYS = lazy_re(r"^[ \t]*(Architecture|CPU\(s\)|On-line CPU\(s\) list|Thread\(s\) per core|Core\(s\) per "
                          r"(?:socket|cluster)|Socket\(s\)|NUMA node\(s\)|Model name|Vendor ID|Byte Order|"
                          r"CPU op-mode\(s\)):", re.M)
 

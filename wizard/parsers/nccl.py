@@ -11,7 +11,7 @@ Registers the explain kinds ``nccl-tests`` and ``nccl-debug``. Parsers never rai
 
 from __future__ import annotations
 
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 
 import re
 from typing import Any
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from wizard.common import to_float, to_int, sat_int
 from wizard.parsers._frozen import build_set as _set
+from wizard.common import lazy_re
 
 
 TYPE_SIZES = {
@@ -102,15 +103,15 @@ class NcclTestsRun:
         return max(len(self.devices), max(d.rank for d in self.devices) + 1)
 
 
-_MPI_PREFIX = re.compile(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")
+_MPI_PREFIX = lazy_re(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")
 """A launcher's rank tag at the start of a line: Open MPI ``--tag-output`` ``[1,0]<stdout>:``, or a bare
 ``[0]`` (mpirun/srun ``--label`` style)."""
-_GLUED_TAG = re.compile(r"(?<=\S)\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?")
+_GLUED_TAG = lazy_re(r"(?<=\S)\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?")
 """A rank tag glued inside a result row (``-1[0]    1626.5 ... 0[0]``): output of several ranks interleaved
 character by character (NVIDIA/nccl#1453); it is removed before the row is split into columns."""
-_DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
+_DEVICE = lazy_re(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s+(.*?)\s*$")
-_NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+_NUM = lazy_re(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
 
 def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
@@ -223,7 +224,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
     return r
 
 
-_SECTION_START = re.compile(r"^#\s*Collective test starting:|^#\s*nThread\s+\d+")
+_SECTION_START = lazy_re(r"^#\s*Collective test starting:|^#\s*nThread\s+\d+")
 
 
 def split_nccl_tests(text: str) -> list[str]:
@@ -374,6 +375,7 @@ class NcclLog:
     gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
     nic_far: list[str] = field(default_factory=list)  # NCCL 2.4's "CUDA Dev 0[4], IB NIC distance :  SOC" (or SYS)
     p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
+    ib_async: list[tuple[str, str]] = field(default_factory=list)  # (verbs event, line): "Got async event : port error"
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
     nnodes: int | None = None  # "comm ... nRanks 16 nNodes 2 localRanks 8" (NCCL 2.12+): nodes in the communicator
@@ -403,20 +405,20 @@ class NcclLog:
         return list(dict.fromkeys(d.link for d in self.ib_devices))
 
 
-_NCCL_LINE = re.compile(r"(?:^|\s)(?P<host>[\w.\-]+)(?::(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?"
+_NCCL_LINE = lazy_re(r"(?:^|\s)(?P<host>[\w.\-]+)(?::(?P<pid>\d+):(?P<tid>\d+) \[[^\]]*\] (?:\S+:\d+ )?"
                         r"| \[\d+\] [\w/.\-]+\.(?:cu|cc|cpp|c|h):\d+ )(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT)\b")
 """host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL", and NCCL
 2.1 neither pid nor tid (``machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed``)."""
-_IB_DEV = re.compile(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
-_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:]+(?:%[\w.\-]+)?<\d+>")
+_IB_DEV = lazy_re(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
+_IFACE = lazy_re(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:]+(?:%[\w.\-]+)?<\d+>")
 """``[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>``: an interface, its address (an IPv6 link-local one
 carries its %zone), the address family."""
-_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
-_COMPLETION = re.compile(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z_]+\()?(\d+)", re.I)
-_RETURN = re.compile(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
+_WATCHDOG = lazy_re(r"Watchdog caught collective operation timeout: WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
+_COMPLETION = lazy_re(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z_]+\()?(\d+)", re.I)
+_RETURN = lazy_re(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
 
 
-_PLUGIN_FAIL = re.compile(
+_PLUGIN_FAIL = lazy_re(
     r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
     r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
     r"OFI NCCL failure)"
@@ -446,21 +448,21 @@ NCCL_RESULTS: dict[int, tuple[str, str, str]] = {
 documentation, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html#ncclresult-t)."""
 
 NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ib_verbs", re.compile(r"\bCall to ibv_\w+ failed|\bibv_\w+ failed\b|NET/IB\s*:.*\bibv_\w+\b.*\bfail", re.I)),
-    ("connect", re.compile(r"\bConnect to \S+ failed|\bconnect(?:ion)? (?:to \S+ )?(?:refused|timed out)|"
+    ("ib_verbs", lazy_re(r"\bCall to ibv_\w+ failed|\bibv_\w+ failed\b|NET/IB\s*:.*\bibv_\w+\b.*\bfail", re.I)),
+    ("connect", lazy_re(r"\bConnect to \S+ failed|\bconnect(?:ion)? (?:to \S+ )?(?:refused|timed out)|"
                            r"Call to connect (?:returned|failed)|No route to host|Network is unreachable", re.I)),
-    ("peer_closed", re.compile(r"socketProgress|socketPollConnect|socketFinalizeAccept|Connection closed by remote peer|"
+    ("peer_closed", lazy_re(r"socketProgress|socketPollConnect|socketFinalizeAccept|Connection closed by remote peer|"
                                r"Connection reset by peer|Broken pipe|Socket recv failed|Call to (?:recv|send) \S* ?(?:from|to) "
                                r"\S+ failed|remote process exited or there was a network error|"
                                r"Failed to execute operation Connect", re.I)),
-    ("bootstrap", re.compile(r"Bootstrap\s*:\s*no socket interface found|No usable listening interface|"
+    ("bootstrap", lazy_re(r"Bootstrap\s*:\s*no socket interface found|No usable listening interface|"
                              r"bootstrap\S*\s.*(?:timed? ?out|failed)|connecting to address .*is neither AF_INET", re.I)),
-    ("p2p", re.compile(r"failed to open CUDA IPC handle|peer access is not supported|cudaIpcOpenMemHandle.*fail|"
+    ("p2p", lazy_re(r"failed to open CUDA IPC handle|peer access is not supported|cudaIpcOpenMemHandle.*fail|"
                        r"cudaDeviceEnablePeerAccess.*fail", re.I)),
-    ("shm", re.compile(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
-    ("rank", re.compile(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch|"
+    ("shm", lazy_re(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
+    ("rank", lazy_re(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch|"
                         r"\brank \d+ of \d+ ranks has already checked in", re.I)),
-    ("system_call", re.compile(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
+    ("system_call", lazy_re(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
 """WARN lines (and PyTorch's "Last error:" text) that mean the communicator could not be set up or lost its
@@ -473,7 +475,7 @@ checked in": two processes started with one rank), any other failed system call 
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
-_FRAMEWORK = re.compile(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
+_FRAMEWORK = lazy_re(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
                         r"ncclRemoteError)\b|(?:NCCL error(?: in: .*?,|:) |(?<!Test )NCCL failure [\w/.]+:\d+ ')(unhandled system error|unhandled cuda error|internal error|"
                         r"invalid usage|invalid argument|remote process exited or there was a network error)|"
                         r"\bNCCL [Ee]rror (\d)\b|"
@@ -491,13 +493,33 @@ def setup_failure_class(line: str) -> str:
     return next((name for name, rx in NCCL_SETUP_FAILURES if rx.search(line)), "")
 
 
-_CONNECT_RETRY = re.compile(r"\bconnect(?:ion)?\b.*\b(?:refused|timed out)|No route to host|Network is unreachable",
+_CONNECT_RETRY = lazy_re(r"\bconnect(?:ion)?\b.*\b(?:refused|timed out)|No route to host|Network is unreachable",
                             re.I)
 """A connection NCCL retries ("Call to connect returned Connection refused, retrying", NCCL 2.4-2.8 INFO lines;
 "socketStartConnect: Connect to 10.0.0.2<12345> returned 111(Connection refused), retrying" since): the peer was
 not listening yet, or a firewall or route refused it. Not a failure by itself; a log that ends in them never came up."""
 
-_TEST_FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure [\w/.]+\.cu:\d+")
+IB_ASYNC_EVENT = lazy_re(r"NET/IB\s*:\s*(?:\S+:\d+\s+)?Got async (?:event|error event)\s*:\s*(.+?)\s*$")
+"""NCCL's InfiniBand transport relaying an asynchronous verbs event of an HCA it uses (net_ib.cc's async thread:
+"NET/IB : Got async event : port error", or with the device, "NET/IB : mlx5_0:1 Got async event : ..."); the event is
+libibverbs' ibv_event_type_str() text ("port error", "local catastrophic error", "GID table change", ...)."""
+
+IB_ASYNC_FATAL = {
+    "port error": N_("the HCA port's link went down (IBV_EVENT_PORT_ERR: 'link became unavailable on a port')"),
+    "local catastrophic error": N_("the HCA reported a fatal error (IBV_EVENT_DEVICE_FATAL: the device is unusable until "
+                                "its driver is reloaded or the node reboots)"),
+    "cq error": N_("a completion queue overran or failed (IBV_EVENT_CQ_ERR)"),
+    "local work queue catastrophic error": N_("a queue pair hit a catastrophic error (IBV_EVENT_QP_FATAL)"),
+    "invalid request local work queue error": N_("a queue pair got an invalid request (IBV_EVENT_QP_REQ_ERR)"),
+    "local access violation work queue error": N_("a queue pair hit a local access violation (IBV_EVENT_QP_ACCESS_ERR)"),
+    "srq catastrophic error": N_("a shared receive queue failed (IBV_EVENT_SRQ_ERR)"),
+    "wq fatal": N_("a work queue failed (IBV_EVENT_WQ_FATAL)"),
+}
+"""The verbs async events that mean an HCA, its port or a queue on it failed while NCCL used it (ibv_get_async_event(3):
+"affiliated" QP/CQ/SRQ errors and the unaffiliated IBV_EVENT_PORT_ERR and IBV_EVENT_DEVICE_FATAL); the others (port
+active, LID/P_Key/SM change, client reregistration, GID table change) are the fabric's changes, not failures."""
+
+_TEST_FAILURE = lazy_re(r"\bTest (?:NCCL|CUDA) failure [\w/.]+\.cu:\d+")
 """nccl-tests stopping on an NCCL or CUDA call (``host: Test NCCL failure common.cu:345 'unhandled system error'``)."""
 
 
@@ -638,6 +660,10 @@ def parse_nccl_log(text: str) -> NcclLog:
         if "retrying" in s.lower() and _CONNECT_RETRY.search(s):
             lg.connect_retries.append(s)
             continue
+        am = IB_ASYNC_EVENT.search(s)
+        if am:
+            lg.ib_async.append((am.group(1).strip().rstrip(".").lower(), s))
+            continue
         if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
                 r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s):
             lg.warn_lines.append(s)
@@ -660,7 +686,7 @@ def parse_nccl_log(text: str) -> NcclLog:
 # ------------------------------------------------------------------ kinds
 
 
-_DTYPE_WORD = re.compile(r"\b(?:" + "|".join(sorted(TYPE_SIZES, key=len, reverse=True)) + r")\b")
+_DTYPE_WORD = lazy_re(r"\b(?:" + "|".join(sorted(TYPE_SIZES, key=len, reverse=True)) + r")\b")
 _NCCL_TESTS_TOKENS = ("busbw", "algbw", "ngpus", "minbytes", "out-of-place", "avg bus bandwidth", "redop")
 
 
@@ -701,10 +727,10 @@ def detect_nccl_log(text: str) -> float:
     return min(0.95, 0.6 + 0.35 * hits / len(lines))
 
 
-_SUMMARY_STRONG = re.compile(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]+:|\[RO\]|interface)"
+_SUMMARY_STRONG = lazy_re(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]+:|\[RO\]|interface)"
                              r"|NET/IB\s*:\s*No device found|\bvia NET/(?:IB|Socket)\b"
                              r"|NET/IB\w*\s*:\s*Got completion from peer"
                              r"|^\s*Using network (?:IB|Socket|AWS Libfabric|Libfabric)\s*$")
 """NCCL's own transport lines, recognisable without their "host:pid:tid [dev] NCCL INFO" prefix."""
-_SUMMARY_WEAK = re.compile(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"
+_SUMMARY_WEAK = lazy_re(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"
                            r"Bootstrap\s*(?:timing|: Using)|ncclCommInitRank|\bnranks \d+|Trees \[\d")

@@ -24,7 +24,7 @@ from wizard.model import Finding, Measure, Verdict, measure
 from wizard.parsers.host import parse_meminfo
 from wizard.parsers.hosttools import (
     parse_free_bytes,
-    FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon,
+    FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon, parse_top_memory,
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding, swap_heavy
@@ -161,10 +161,13 @@ def memory(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                     measured=ram_measure(total, plan))]
 
 
-def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> list[Finding]:
-    """``free`` facts -> ``os.memory_pressure`` (+ ``os.memory`` vs the plan, ``os.swap`` for Kubernetes)."""
+def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free", unit_known: bool = True) -> list[Finding]:
+    """``free`` facts -> ``os.memory_pressure`` (+ ``os.memory`` vs the plan, ``os.swap`` for Kubernetes).
+    ``unit_known=False``: the figures are as printed, in a unit the paste does not show (``free -m`` or ``-g`` with
+    the command left out): judged by their ratios only (available share, swap share), the sizes shown as printed."""
     ev = tuple(x for x in (f.header, f.mem_line, f.buffers_line, f.swap_line) if x)
     total, avail = f.total, f.available
+    human_bytes = _human if unit_known else _as_printed
     if not total:
         return [Finding("os.memory_pressure", Verdict.UNKNOWN, "could not read the memory total from free", "host",
                         tuple([source] + f.problems[:10]) if f.problems else (source,),
@@ -199,6 +202,11 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free") -> li
         else:
             findings.append(Finding("os.memory_pressure", Verdict.PASS, Msg("memory: {desc}", desc=desc), "host", ev, "", SRC_MEM,
                                     measured=am))
+    if not unit_known:  # sizes unknown: nothing to compare with the plan or the floor; swap by its share only
+        if st and (is_kubernetes(exp) or (su and 100.0 * su / st >= SWAP_FULL_PCT / 2)):
+            findings.append(swap_finding(Msg("swap is on ({total}, {used} used)", total=human_bytes(st),
+                                             used=human_bytes(su or 0)), ev[-1:], exp, used_bytes=su, total_bytes=st))
+        return findings
     expected = exp.get("host_ram_gib")
     if isinstance(expected, (int, float)) and not isinstance(expected, bool) and expected > 0:
         have = total / GIB
@@ -242,12 +250,36 @@ def _free_unit(command: str) -> int | None:
 
 def judge_free_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """Explain judge: unsuffixed numbers are KiB (plain ``free``), unless they only make sense as
-    bytes (``free -b``, see :data:`BYTES_GUESS_KIB`)."""
+    bytes (``free -b``, see :data:`BYTES_GUESS_KIB`) or as a larger unit the paste does not show (a total under
+    :data:`KIB_TOTAL_MIN`: ``free -m`` or ``-g``; judged by ratios, held-out r37 #08)."""
     unit = _free_unit(str(exp.get("command", "")))
     f = parse_free(text, unit or 1024)
-    if unit is None and f.total and f.total > BYTES_GUESS_KIB * 1024 and not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line):
+    plain = not re.search(r"\d[KMGTP]i?\b|\dB\b", f.mem_line)
+    if unit is None and f.total and f.total > BYTES_GUESS_KIB * 1024 and plain:
         f = parse_free(text, 1)
+    elif unit is None and f.total and f.total < KIB_TOTAL_MIN * 1024 and plain:
+        return judge_free(parse_free(text, 1), exp, "free", unit_known=False)
     return judge_free(f, exp, "free")
+
+
+KIB_TOTAL_MIN = 65536
+"""A plain ``free`` total below this many KiB (64 MiB) is not KiB: no Linux host that runs ``free`` has so little
+memory, so the paste is ``free -m`` or ``free -g`` with the command left out (heuristic)."""
+
+
+def _human(n: float | None) -> str:
+    return human_bytes(n) if n is not None else "?"
+
+
+def _as_printed(n: float | None) -> str:
+    """A ``free`` figure whose unit the paste does not show: as printed, saying so."""
+    return "?" if n is None else Msg("{n} (unit not shown)", n=f"{n:g}")
+
+
+def judge_top_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Explain judge of ``top``'s Mem/Swap summary (:func:`wizard.parsers.hosttools.parse_top_memory`): judged as
+    ``free`` is (held-out r38 #12: an old top's "Swap: 8388592k total, 8388592k used, 0k free" was not recognised)."""
+    return judge_free(parse_top_memory(text), exp, "top")
 
 
 def memory_pressure(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:

