@@ -622,3 +622,17 @@ def test_slurm_clients_progress_lines_are_not_the_output():
     assert e.kind == "nvidia-smi-L" and e.verdict.value == "pass"
     assert clean(chatter + smi) == smi
     assert "srun: error: task 0 launch failed" in clean("srun: error: task 0 launch failed\n" + smi)
+
+
+def test_several_hosts_labelled_lines_are_judged_per_host_and_named():
+    """Held-out r37 #08: `clush -a free -g` over four nodes (IPv4 labels) was not recognised. Each host's lines are
+    judged on their own and its findings carry the host; the totals (125, 3023) are not KiB (no host has 3 MiB), so
+    they are judged by their ratios and shown as printed. A single host's label is still only stripped."""
+    e = explain_text(text(PUBLIC / "free__oci-h200-cluster-clush-free-g.txt"))
+    assert e.kind == "free" and e.verdict.value == "pass"
+    subjects = [f.subject for f in e.findings if f.id == "os.memory_pressure"]
+    assert subjects == ["172.16.0.225", "172.16.0.59", "172.16.48.190", "172.16.48.244"]
+    assert all("unit not shown" in f.message for f in e.findings) and not any(f.id == "os.memory" for f in e.findings)
+    one = "\n".join("node07: " + ln for ln in text(PUBLIC / "free__oci-h200-cluster-clush-free-g.txt")
+                    .splitlines()[6:9] if ln) .replace("node07: 172.16.48.190: ", "node07: ")
+    assert [f.subject for f in explain_text(one).findings] == ["host"]

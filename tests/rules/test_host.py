@@ -185,3 +185,14 @@ def test_a_16_gib_host_reads_less_as_memtotal_and_is_not_below_the_floor() -> No
     assert r.verdict is Verdict.PASS and not [f for f in r.findings if f.id == "os.memory"]
     assert host_rules.ram_floor(15.0, ("x",), {}).verdict is Verdict.WARN
     assert host_rules.ram_floor(15.3, ("x",), {}) is None
+
+
+def test_tops_summary_with_swap_full_warns_on_swap_not_on_memory():
+    """Held-out r38 #12 (an old top's Mem/Swap lines on a 252 GiB GPU node, swap 8 GiB of 8 GiB used, 231 GB page
+    cache): memory is available (free + buffers + cached), swap in heavy use warns."""
+    from wizard.explain import explain_text
+
+    e = explain_text(text(PUBLIC / "top__gpu-node-swap-exhausted-page-cache-heavy.txt"))
+    assert e.kind == "top-memory" and e.verdict is Verdict.WARN
+    assert [f.verdict for f in e.findings if f.id == "os.memory_pressure"] == [Verdict.PASS]
+    assert [f.verdict for f in e.findings if f.id == "os.swap"] == [Verdict.WARN]

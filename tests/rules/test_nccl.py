@@ -590,3 +590,16 @@ def test_no_libibverbs_across_nodes_warns_a_device_that_would_not_open_fails():
           if f.id == "multinode.transport"]
     assert [f.verdict for f in fs] == [Verdict.WARN]
     assert "libibverbs is missing" in fs[0].message and "a fault if these nodes have InfiniBand/RoCE NICs" in fs[0].message
+
+
+def test_an_ib_port_error_event_fails_and_a_fabric_change_warns():
+    """Held-out r38 #11: eight ranks' "NET/IB : Got async event : port error" mid-training was "NCCL printed 8
+    warnings bringup does not classify". A verbs port error (IBV_EVENT_PORT_ERR) fails, naming the event; a GID table
+    change (synthetic line) only warns."""
+    e = explain_text(text(PUBLIC / "nccl__slurm-4-node-llama-pretrain-ib-async-port-error.txt"))
+    (f,) = by_id(e.findings, "node.nccl_errors")
+    assert f.verdict is Verdict.FAIL and "8 'port error' event(s)" in f.message and "IBV_EVENT_PORT_ERR" in f.message
+    assert "perfquery" in f.remedy and "ibv_get_async_event" in f.source
+    gid = "node1:123:456 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : GID table change\n"
+    (g,) = by_id(explain_text(gid).findings, "node.nccl_errors")
+    assert g.verdict is Verdict.WARN and "gid table change" in g.message
