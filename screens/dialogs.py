@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from screens.widgets import FormInput, KeyFooter
-from wizard.i18n import _, ngettext, spaced, tr
+from wizard.i18n import Msg, _, ngettext, spaced, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
 
@@ -206,21 +206,23 @@ def plan_file_problem(key: str, path: str) -> str:
     import os
     import stat
 
+    from wizard.i18n import os_error
+
     try:
         st = os.stat(path)
     except OSError as exc:
-        return f"{path}: {exc.strerror or exc}"
+        return tr(Msg("{path}: {why}", path=path, why=os_error(exc)))
     if not stat.S_ISREG(st.st_mode):
-        return f"{path} is not a regular file"
+        return _("{path} is not a regular file").format(path=path)
     if not os.access(path, os.R_OK):
-        return f"{path} cannot be read by this user"
+        return _("{path} cannot be read by this user").format(path=path)
     if key == "hostfile":
         from wizard.multinode import HostfileError, read_hostfile
 
         try:
             read_hostfile(path)
         except HostfileError as exc:
-            return str(exc)
+            return tr(exc.message)
     return ""
 
 

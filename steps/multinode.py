@@ -68,8 +68,9 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
         try:
             nodes = slurm_nodes()
         except HostfileError as exc:
-            return Resolved(manual=f"the Slurm allocation's nodes cannot be listed: {exc}")
-        where = f"this Slurm allocation (job {os.environ.get('SLURM_JOB_ID')}) has"
+            return Resolved(manual=Msg("the Slurm allocation's nodes cannot be listed: {why}", why=exc.message))
+        where = Msg("this Slurm allocation (job {job}) has {n} node", job=os.environ.get("SLURM_JOB_ID"),
+                    n=len(nodes))
     elif not hostfile:
         # the hostfile's format is the plan key's help, shown under this text (TUI dialog and CLI): not twice
         return Resolved(manual=Msg("bringup needs the list of nodes: write a hostfile and set the plan answer "
@@ -80,11 +81,12 @@ def _resolve(ctx: ActionContext, facts_only: bool = False, pairwise: bool | None
         try:
             nodes = read_hostfile(str(hostfile))
         except HostfileError as exc:
-            return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})", plan_key="hostfile")
-        where = f"the hostfile {hostfile} lists"
+            return Resolved(manual=Msg("the hostfile cannot be used: {why} (format: {fmt})", why=exc.message,
+                                       fmt=HOSTFILE_HELP), plan_key="hostfile")
+        where = Msg("the hostfile {path} lists {n} node", path=hostfile, n=len(nodes))
     if len(nodes) < 2 and not facts_only:
-        return Resolved(manual=f"{where} {len(nodes)} node; a multi-node validation needs at least 2 (the node "
-                               "stage validates one node)", plan_key="" if not hostfile else "hostfile")
+        return Resolved(manual=where + Msg("; a multi-node validation needs at least 2 (the node stage validates one "
+                                           "node)"), plan_key="" if not hostfile else "hostfile")
     if pairwise is None:
         pairwise = ctx.plan.get("multinode_pairwise") is True
     argv = launcher_argv(ctx.plan, ctx.python, _device(ctx), facts_only=facts_only, pairwise=pairwise)

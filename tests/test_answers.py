@@ -589,7 +589,8 @@ def test_an_answers_files_errors_are_said_in_the_readers_language(tmp_path):
     en = subprocess.run(bringup_cmd("--lang", "en", "answers", "check", str(bad)), capture_output=True, text=True,
                         env=env, cwd=ROOT, timeout=60)
     said = zh.stdout + zh.stderr
-    assert '而不是 字符串 "stopp"' in said and 'gpu_count 接受 整数，而不是 字符串 "eight"' in said, said
+    # walk 29 #7: "plan key" was English and the words sat between stray spaces ("接受 整数，而不是 字符串")
+    assert '而不是字符串 "stopp"' in said and '规划键 gpu_count 接受整数，而不是字符串 "eight"' in said, said
     assert '[confirm] 目录中没有步骤 "grounding.esdd"；你是指 grounding.esd' in said, said
     for english in ("the string", "an integer", "in the catalogue", "did you mean"):
         assert english not in said, english

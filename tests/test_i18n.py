@@ -914,3 +914,35 @@ def test_chinese_lists_names_and_stage_names_without_stray_spaces():
     assert skipped.startswith("已跳过“") and "” 的" not in skipped and "”的 4 个步骤" in skipped, skipped
     assert "50% 或已用 8 GiB" in swap, swap
     assert reason == "无法连接：ssh: x"
+
+
+def test_a_bracketed_status_word_is_never_split():
+    """Walk 29 #10: the sizing screen at 80x24 in Chinese broke "[不足]" into "[不" and "足]" (each Chinese character
+    was a break point). A bracketed status word moves whole to the next line."""
+    from wizard.i18n import wrap
+
+    assert wrap("最少 GPU 数量：ZeRO-0 下多少块都不够  [不足]", 42) == ["最少 GPU 数量：ZeRO-0 下多少块都不够", "[不足]"]
+    assert wrap("Min GPUs: no count is enough at ZeRO-0  [SHORT]", 44)[-1] == "[SHORT]"
+
+
+def test_walk29_dialog_and_error_texts_read_in_chinese(tmp_path):
+    """Walk 29 #1, #3, #7: the DCGM "do this by hand" text, a hostfile's problems, an OS error and the node-count
+    refusal were English in the Chinese TUI and CLI."""
+    from wizard.dcgm_diag import not_installed
+    from wizard.multinode import HostfileError, read_hostfile
+
+    bad = tmp_path / "hosts"
+    bad.write_text("node1 root@127.0.0.1 eight\n")
+    with pytest.raises(HostfileError) as got:
+        read_hostfile(bad)
+    with pytest.raises(HostfileError) as missing:
+        read_hostfile(tmp_path / "nope")
+    assert "line 1: gpus must be a whole number, got 'eight'" in str(got.value)
+    i18n.set_language("zh_CN")
+    try:
+        assert "第 1 行：gpus 必须是整数，而不是 'eight'" in i18n.tr(got.value.message)
+        assert "无法读取：没有那个文件或目录" in i18n.tr(missing.value.message)
+        dcgm = i18n.tr(not_installed(2))
+        assert dcgm.startswith("这里没有安装 DCGM") and "has not run" not in dcgm and "cover part" not in dcgm
+    finally:
+        i18n.set_language("en")

@@ -883,6 +883,8 @@ def test_the_failed_findings_of_a_step_a_person_skipped_are_waived_with_it_not_b
     assert [(f["id"], f["node"]) for f in doc["waived_findings"]] == [("multinode.nodes", "gpu01")]
     md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
     assert "waived with the skip: ✗ fail `multinode.nodes` n1 (localhost) unreachable" in md
+    # walk 29 #6: the first waived finding was glued onto the skip's line; each is a sub-item on a line of its own
+    assert "\n  - waived with the skip: ✗ fail `multinode.nodes`" in md
     assert "waived with the skip: ✗ fail <code>multinode.nodes</code>" in html
     b.record_findings("os.tools", [Finding("os.tools", Verdict.FAIL, "lspci: command not found", source="s")],
                       frozen_clock())  # a step nobody skipped: its failure blocks

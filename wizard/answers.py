@@ -328,11 +328,11 @@ def _what(value: Any) -> str:
 
 def _label(path: Sequence[Any]) -> str:
     if not path:
-        return "the file"
+        return Msg.plain(N_("the file"))
     if path[0] in ("confirm", "skip") and len(path) > 1:
         return f"[{path[0]}] {json.dumps(path[1])}"
     if path[0] == "plan" and len(path) > 1:
-        return f"plan key {path[1]}"
+        return Msg("plan key {key}", key=path[1])
     return ".".join(str(p) for p in path)
 
 

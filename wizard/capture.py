@@ -33,6 +33,7 @@ from typing import Any
 from wizard import __version__
 from wizard.hosts import MAX_OUTPUT_BYTES, Host, Operation, RecordingHost, SnapshotHost, command_key
 from wizard.common import human_bytes
+from wizard.i18n import Msg
 from wizard.probes import TIMEOUT_ERROR, collect
 from wizard.registry import PROBES, probes_named
 from wizard.store import utcnow
@@ -265,7 +266,7 @@ def load_bundle(path: Path | str) -> tuple[SnapshotHost, dict[str, Any]]:
     members = _read_members(path)
     members.pop(INDEX_MEMBER, None)  # for a person to read (capture writes it; older bundles have none): never replayed
     if "manifest.json" not in members:
-        raise BundleError(f"{path}: member manifest.json is missing")
+        raise BundleError(Msg("{path}: member manifest.json is missing", path=str(path)))
     try:
         manifest = json.loads(members.pop("manifest.json"))
     except ValueError as exc:
@@ -341,8 +342,9 @@ def _read_members(path: Path) -> dict[str, bytes]:
         raise
     except (OSError, tarfile.TarError, EOFError, zlib.error) as exc:
         if not out:
-            raise BundleError(f"{path} is not a bringup capture bundle (.tar.gz): {exc}") from None
-        raise BundleError(f"{path}: damaged archive: {exc}") from None
+            raise BundleError(Msg("{path} is not a bringup capture bundle (.tar.gz): {why}", path=str(path),
+                                  why=str(exc))) from None
+        raise BundleError(Msg("{path}: damaged archive: {why}", path=str(path), why=str(exc))) from None
     return out
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from wizard import __version__
-from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, spaced, tr, tr_source,
+from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, os_error, spaced, tr, tr_source,
                          subject_name, tr_subject)
 
 EXIT_ERROR = 3
@@ -637,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
         from wizard.store import StateDirError, StoreError
 
         if isinstance(exc, (StoreError, StateDirError, BundleError, ReportError)):
-            print(f"bringup: error: {exc}", file=sys.stderr)
+            said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Msg) else str(exc)
+            print(f"bringup: error: {tr(said)}", file=sys.stderr)  # a Msg in the reader's language
             return EXIT_ERROR
         from wizard.store import default_state_dir, disk_full_message, free_bytes, is_disk_full
 
@@ -743,7 +744,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stage is not None and stage not in {st.id for st in steps.STAGES}:
         near = did_you_mean(stage, [st.id for st in steps.STAGES])
         stages = " ".join(st.id for st in steps.STAGES)
-        print("bringup: error: " + (_("unknown stage {stage}; did you mean {ids}?; stages: {stages}").format(
+        print("bringup: error: " + (_("unknown stage {stage}; did you mean {ids}? Stages: {stages}").format(
             stage=repr(stage), ids=_(" or ").join(near), stages=stages) if near else
             _("unknown stage {stage}; stages: {stages}").format(stage=repr(stage), stages=stages)), file=sys.stderr)
         return EXIT_ERROR
@@ -1186,10 +1187,12 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         return verdict.exit_code
     from wizard.rules.fleet import fold
 
-    print(ngettext("bringup check on {count} node: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
-                   "bringup check on {count} nodes: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in "
-                   "all)", len(fc.nodes)).format(count=len(fc.nodes), nodeset=fc.nodeset, fanout=fc.fanout,
-                                                 timeout=f"{fc.node_timeout_s:g}", wall=f"{fc.wall_s:.1f}"))
+    tw = text_width()  # the lines that carry sentences wrap to the terminal (walk 29 #9: ssh errors cut mid-word)
+    _print_wrapped("", ngettext(
+        "bringup check on {count} node: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
+        "bringup check on {count} nodes: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
+        len(fc.nodes)).format(count=len(fc.nodes), nodeset=fc.nodeset, fanout=fc.fanout,
+                              timeout=f"{fc.node_timeout_s:g}", wall=f"{fc.wall_s:.1f}"), tw, 4)
     ids, rows = stage_matrix(fc, steps.STAGES)
     width = max(6, *(len(r["node"]) for r in rows))
     cols = {sid: max(len(sid), 8) + 1 for sid in ids}
@@ -1200,7 +1203,9 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         # Chinese headings); --json keeps them English
         line = f"{r['node']:<{width}}  {_ljust(_(r['verdict'].value), 8)}"
         if r["reason"]:
-            line += _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"])
+            _print_wrapped(line, _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"]), tw,
+                           min(len(line), 24))
+            continue
         else:
             line += "".join(_ljust((_(r['cells'][sid].value) if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''),
                                    cols[sid]) for sid in ids) + f"{r['seconds']:.1f} s"
@@ -1209,18 +1214,18 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         print(_("(* differs from most nodes)"))
     judged = [n for n, c in fc.nodes.items() if not c.reason]
     print("\n" + _("across the nodes ({count} compared):").format(count=len(judged)))
-    print_findings([f for f in fc.findings if f.verdict.value != "pass"])
+    print_findings([f for f in fc.findings if f.verdict.value != "pass"], width=tw)
     passed = [f for f in fc.findings if f.verdict.value == "pass"]
     if passed:
-        print("[ OK ] " + _("the same on every node compared: {what}").format(
-            what="; ".join(f.message.split(" on all ")[0] for f in passed)))
+        _print_wrapped("[ OK ] ", _("the same on every node compared: {what}").format(
+            what="; ".join(f.message.split(" on all ")[0] for f in passed)), tw, 7)
     print("\n" + _("findings by node (folded where identical):"))
     groups = folded_findings(fc)
     for g in groups:
         if g.findings:
             print(_("{nodes} ({count} nodes):").format(nodes=fold(g.nodes), count=len(g.nodes)) if len(g.nodes) > 1
                   else f"{fold(g.nodes)}:")
-            print_findings(g.findings)
+            print_findings(g.findings, width=tw)
     counts: dict[tuple[int, int], list[str]] = {}
     for n, c in fc.nodes.items():
         if not c.reason:
@@ -1232,9 +1237,9 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     by_verdict: dict[str, list[str]] = {}
     for n, c in fc.nodes.items():
         by_verdict.setdefault(c.verdict.value, []).append(n)
-    print(_("overall: {verdict} ({details})").format(
+    _print_wrapped("", _("overall: {verdict} ({details})").format(
         verdict=_(verdict.value), details=_("; ").join(_("{kind}: {message}").format(kind=_(v), message=fold(ns))
-                                                   for v, ns in sorted(by_verdict.items()))))
+                                                   for v, ns in sorted(by_verdict.items()))), tw, 4)
     return verdict.exit_code
 
 
@@ -1260,7 +1265,7 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         print("bringup: error: " + _("cannot make the directory {path}: {reason}").format(
-            path=out, reason=exc.strerror or exc), file=sys.stderr)
+            path=out, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     plan: dict[str, Any] = {}
     build, _note = open_build_for_reading(args, _boot_id())
@@ -1422,7 +1427,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         manifest = asyncio.run(capture(host, out, identity, plan=plan))
     except OSError as exc:
         print("bringup: error: " + _("cannot write the bundle to {path}: {reason}").format(
-            path=out, reason=exc.strerror or exc), file=sys.stderr)
+            path=out, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     from wizard.capture import not_collected
 
@@ -2165,7 +2170,7 @@ def _explain_child(names: list[str], kind: str | None, wfd: int) -> int:
             try:
                 inp = read_explain_input(name)
             except OSError as exc:
-                send("unreadable", _("cannot read {path}: {reason}").format(path=name, reason=exc.strerror or exc))
+                send("unreadable", _("cannot read {path}: {reason}").format(path=name, reason=tr(os_error(exc))))
                 return 0
             if inp.binary:
                 send("ok", Explained(name, None, "", [binary_input_finding(inp)], 0.0).to_dict())
@@ -2445,7 +2450,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             print("bringup: error: " + _("cannot write the report to {path}: {reason}").format(
-                path=path, reason=exc.strerror or exc), file=sys.stderr)
+                path=path, reason=tr(os_error(exc))), file=sys.stderr)
             return EXIT_ERROR
         where = str(path)
     if build_dir is not None:
@@ -2454,7 +2459,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         except OSError as exc:
             print("bringup: note: " + _("the findings summary was not kept in {path} ({reason}): the next report cannot "
                                         "say what changed since this one").format(path=build_dir,
-                                                                                  reason=exc.strerror or exc),
+                                                                                  reason=tr(os_error(exc))),
                   file=sys.stderr)
     if where != "standard output":
         c = report["changes"]
@@ -2647,7 +2652,7 @@ def cmd_answers(args: argparse.Namespace) -> int:
         ans.write_answers(path, text)  # refuses a FIFO, device, directory or symbolic link: nothing is written
     except OSError as exc:
         print("bringup: error: " + _("cannot write the answers to {path}: {reason}").format(
-            path=path, reason=exc.strerror or exc), file=sys.stderr)
+            path=path, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     print(_("wrote {path}").format(path=path))
     return 0

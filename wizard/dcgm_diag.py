@@ -126,11 +126,12 @@ def burnin_minutes(plan: Mapping[str, Any]) -> float:
 def not_installed(level: int | None, what: str = "") -> str:
     """The manual text when ``dcgmi`` is not on PATH: DCGM is missing, how to install it, bringup's equivalents."""
     lv = LEVELS.get(level or 0)
-    ran = f"level {level} has not run" if lv else f"{what or 'the DCGM diagnostic'} has not run"
-    eq = (f" Without DCGM, bringup's own checks cover part of it: {lv.equivalent}; they run {lv.gaps}, so they do "
-          "not replace it." if lv else "")
-    return (f"DCGM is not installed here (no `dcgmi` on PATH): {ran}. Install it with step driver.dcgm (press a on "
-            f"that step, or `bringup run driver.dcgm`), then run this step again.{eq}")
+    ran = Msg("level {level} has not run", level=level) if lv else Msg("{what} has not run",
+                                                                       what=what or Msg("the DCGM diagnostic"))
+    eq = (Msg(" Without DCGM, bringup's own checks cover part of it: {equivalent}; they run {gaps}, so they do not "
+              "replace it.", equivalent=Msg.plain(lv.equivalent), gaps=Msg.plain(lv.gaps)) if lv else "")
+    return (Msg("DCGM is not installed here (no `dcgmi` on PATH): {ran}. Install it with step driver.dcgm (press a on "
+                "that step, or `bringup run driver.dcgm`), then run this step again.", ran=ran) + eq)
 
 
 def _hostengine_running() -> bool:

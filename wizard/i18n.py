@@ -74,12 +74,18 @@ def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
     r"""Where a line of text may break (the CLI and the screens wrap by it, :func:`wrap`): a command in backticks
     (:data:`CODE_SPAN`, ```apt-get install linux-headers-6.8.0` ``) as one word, so a command the operator copies is
     never split across lines; a number with its unit (:data:`NUMBER_UNIT`); a directory of a path longer than
-    ``path_longer_than`` characters (:func:`path_part`); one wide character; or a run of other non-space characters;
+    ``path_longer_than`` characters (:func:`path_part`); a bracketed status word (:data:`STATUS_TAG`); one wide
+    character; or a run of other non-space characters;
     with the opening punctuation before it and the closing punctuation after it. Text without backticks, wide
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
-    return (rf"[{OPENING}]*(?:{CODE_SPAN}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|[^\s{WIDE}]+)"
-            rf"[{CLOSING}]*")
+    return (rf"[{OPENING}]*(?:{CODE_SPAN}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
+            rf"[^\s{WIDE}]+)[{CLOSING}]*")
+
+
+STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"
+"""A status word in square brackets (``[不足]``, ``[SHORT]``): one word, never split between its characters (walk 29
+#10: "…都不够  [不" / "足]" at the sizing screen's edge)."""
 
 
 LINE_WORD = line_word()
@@ -240,6 +246,22 @@ def subject_name(subject: str) -> str:
 def gettext(message: str) -> str:
     """``message`` in the current language (itself when untranslated)."""
     return translations(_current).gettext(message)
+
+
+_OS_ERRORS = {2: "No such file or directory", 13: "Permission denied", 21: "Is a directory",
+              20: "Not a directory", 40: "Too many levels of symbolic links", 36: "File name too long",
+              30: "Read-only file system", 28: "No space left on device", 5: "Input/output error"}
+"""The errno texts an operator meets reading or writing a file (errno(3) / strerror on Linux), kept so that a
+message shows them in the reader's language; any other errno shows the system's own text."""
+
+
+def os_error(exc: BaseException) -> str:
+    """Why an ``OSError`` happened, as a message shown in the reader's language (a :class:`Msg` for the errno texts
+    of :data:`_OS_ERRORS`, else the system's own text). Never raises."""
+    no = getattr(exc, "errno", None)
+    if isinstance(no, int) and no in _OS_ERRORS:
+        return Msg.plain(_OS_ERRORS[no])
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def names_listed(items: Iterable[str]) -> str:

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 
-from wizard.i18n import Msg
+from wizard.i18n import Msg, SEMICOLON, os_error
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 from wizard.rules.multinode import REMEDY_TOO_FEW, REMEDY_UNREACHABLE, too_few_nodes_words
@@ -187,7 +187,9 @@ class HostfileError(ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.source = source
         self.problems = list(problems)
-        super().__init__(f"{source}: " + "; ".join(self.problems))
+        self.message = Msg("{source}: ", source=source) + SEMICOLON.join(self.problems)
+        """The same text as ``str()``, shown in the reader's language (:func:`wizard.i18n.tr`)."""
+        super().__init__(str.__str__(self.message))
 
 
 def read_hostfile(path: str | os.PathLike[str]) -> list[NodeSpec]:
@@ -198,7 +200,7 @@ def read_hostfile(path: str | os.PathLike[str]) -> list[NodeSpec]:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(1 << 20)
     except OSError as exc:
-        raise HostfileError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
+        raise HostfileError(str(path), [Msg("cannot read it: {why}", why=os_error(exc))]) from None
     return hostfile_nodes(text, str(path))
 
 

@@ -985,7 +985,7 @@ def test_the_overall_lines_joiner_is_chinese_in_chinese(tmp_path):
              "--step", "health.nvlink")
     en = run("--state", str(tmp_path / "s"), "--lang", "en", "check", "--snapshot", str(DEVVM_BUNDLE),
              "--step", "health.nvlink")
-    assert "1 跳过；没有验证任何内容" in zh.stdout and "跳过; " not in zh.stdout, zh.stdout
+    assert "1 未检查；没有验证任何内容" in zh.stdout and "未检查; " not in zh.stdout, zh.stdout
     assert "1 skip; nothing was verified" in en.stdout, en.stdout
 
 
@@ -1006,3 +1006,13 @@ def test_the_results_tables_subjects_read_in_chinese(capsys):
     assert "[SKIP] soak_gemm rank 0（vm） tflops: 0.104 TFLOPS" in zh and " on vm" not in zh, zh
     _print_results(rows)
     assert "[SKIP] soak_gemm rank 0 on vm tflops: 0.104 TFLOPS" in capsys.readouterr().out
+
+
+def test_the_machines_skip_verdict_has_one_chinese_word_apart_from_the_persons_skip(tmp_path):
+    """Walk 29 #12: the machine verdict "skip" read 未检查 on the step screen but 跳过 in `check` and the confirm
+    dialog, the word of the operator's own skip (已跳过, with a reason). The verdict word is 未检查 everywhere."""
+    from tests.conftest import DEVVM_BUNDLE
+
+    zh = run("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE),
+             "--step", "health.nvlink")
+    assert "总体：未检查" in zh.stdout and "1 未检查" in zh.stdout and "跳过" not in zh.stdout, zh.stdout

@@ -226,10 +226,56 @@ def _web_event(n: int, raw: str) -> SelRecord | None:
                      "", raw)
 
 
+_VERBOSE_RECORD = lazy_re(r"^\s*SEL Record ID\s*:\s*(?P<id>[0-9A-Fa-f]{1,8})\s*$")
+_VERBOSE_FIELD = lazy_re(r"^\s*(?P<k>[A-Za-z][A-Za-z .()/-]*?)\s*:\s*(?P<v>.*?)\s*$")
+
+
+def _verbose_records(text: str) -> list[SelRecord]:
+    """``ipmitool sel get ID`` and ``sel list -v`` (verbose) records: a "SEL Record ID : 0146" line, then "Key : value"
+    lines (Timestamp, Sensor Type, Sensor Number, Event Direction, Description...) up to a blank line; the sensor's
+    SDR lines ``sel get`` prints after it are skipped (ipmitool(1), "sel get")."""
+    out: list[SelRecord] = []
+    cur: dict[str, str] | None = None
+    rid, last = "", ""
+
+    def close() -> None:
+        if cur is None:
+            return
+        date, _, time = cur.get("timestamp", "").partition(" ")
+        when, zone = _sel_when(date, time) if date else (None, "")
+        stype = re.sub(r"\s*\(0x[0-9a-fA-F]+\)$", "", cur.get("sensor type", ""))
+        direction = ("Deasserted" if "deassert" in cur.get("event direction", "").lower() else "Asserted")
+        out.append(SelRecord(rid, date, time, when, zone, stype, "#0x" + cur.get("sensor number", "?"),
+                             cur.get("description", "") or cur.get("event type", ""), direction, "", last))
+
+    for raw in text.splitlines()[:MAX_LINES]:
+        m = _VERBOSE_RECORD.match(raw)
+        if m:
+            close()
+            cur, rid, last = {}, m.group(1), raw
+            continue
+        if cur is None:
+            continue
+        if not raw.strip():
+            close()
+            cur = None
+            continue
+        f = _VERBOSE_FIELD.match(raw)
+        if f:
+            cur[f.group("k").lower()] = f.group("v")
+            if f.group("k").lower() == "description":
+                last = raw
+    close()
+    return out
+
+
 def parse_sel(text: str) -> SelFacts:
     """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent), FreeIPMI's ``ipmi-sel`` table
     (:data:`FREEIPMI_HEADER`: its State column, Nominal/Warning/Critical, kept as the record's ``detail``), or a BMC web
     interface's event lines (:data:`_WEB_EVENT`; the record id is then the line's number). Never raises."""
+    verbose = _verbose_records(text) if "SEL Record ID" in text else []
+    if verbose:  # `ipmitool sel get` / `sel list -v`: the records are the blocks, every other line is their detail
+        return SelFacts(tuple(verbose))
     records: list[SelRecord] = []
     unread: list[str] = []
     empty = ""
@@ -298,6 +344,8 @@ def detect_sel(text: str) -> float:
     lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
     if not lines:
         return 0.0
+    if _VERBOSE_RECORD.match(lines[0]) and any(ln.startswith(("Event Direction", "Description")) for ln in lines[:20]):
+        return 0.95  # ipmitool sel get / sel list -v
     if len(lines) == 1 and lines[0].lower().startswith("sel has no entries"):
         return 0.95
     if FREEIPMI_HEADER.match(lines[0]) and len(lines) > 1:  # FreeIPMI ipmi-sel

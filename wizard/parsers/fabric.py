@@ -484,7 +484,7 @@ _PT_TITLE = lazy_re(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic)(?: [A-Z][A-Za-z]
 Test" with --post_list)."""
 _PT_COLS = lazy_re(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]\s+BW average\[(MB/sec|MiB/sec|Gb/sec|MB/s)\]",
                       re.I)
-_PT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$")
+_PT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?(?:\s+[\d.]+){0,3}\s*$")
 _PT_LAT_TITLE = lazy_re(r"^[ \t]*(RDMA_Write|RDMA_Read|Send|Atomic) Latency Test\s*$", re.M)
 _PT_LAT_COLS = lazy_re(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
 _PT_LAT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+){0,4}\s*$")

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from wizard.common import sat_int
 from wizard.common import lazy_re
+from wizard.i18n import Msg, N_
 
 NAME_RE = lazy_re(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 """Node names: they become the ``[name]`` prefix of log lines, so no spaces or brackets."""
@@ -72,10 +73,11 @@ def _gpus(raw: str, line_no: int, problems: list[str], what: str = "gpus") -> in
     try:
         n = sat_int(raw)
     except ValueError:
-        problems.append(f"line {line_no}: {what} must be a whole number, got {raw!r}")
+        problems.append(Msg("line {line_no}: {what} must be a whole number, got {raw!r}", line_no=line_no, what=what, raw=raw))
         return None
     if not 1 <= n <= MAX_GPUS_PER_NODE:
-        problems.append(f"line {line_no}: {what} must be from 1 to {MAX_GPUS_PER_NODE}, got {n}")
+        problems.append(Msg("line {line_no}: {what} must be from 1 to {most}, got {n}", line_no=line_no, what=what,
+                            most=MAX_GPUS_PER_NODE, n=n))
         return None
     return n
 
@@ -88,13 +90,13 @@ def _target_problem(target: str) -> str:
       ``host:port``; an IPv6 literal (several colons, or in brackets) and ``ssh://host:port`` are fine
       (ssh(1) DESTINATION: ``[user@]hostname`` or ``ssh://[user@]hostname[:port]``)."""
     if target.startswith("-"):
-        return "starts with '-': ssh would read it as an option"
+        return N_("starts with '-': ssh would read it as an option")
     if target.lower().startswith("ssh://"):
         return ""
     host = target.rsplit("@", 1)[-1]
     if host.count(":") == 1 and not host.startswith("["):
-        return ("looks like host:port, which ssh does not take: use ssh://host:port or a Host alias in your ssh "
-                "config (Port, HostName)")
+        return N_("looks like host:port, which ssh does not take: use ssh://host:port or a Host alias in your ssh "
+                  "config (Port, HostName)")
     return ""
 
 
@@ -124,26 +126,27 @@ def parse_hostfile(text: str, source: str = "hostfile") -> Hostfile:
             continue
         toks = line.split()
         if "\x00" in line:
-            problems.append(f"line {line_no}: contains a NUL byte")
+            problems.append(Msg("line {line_no}: contains a NUL byte", line_no=line_no))
             continue
         pos = [t for t in toks if "=" not in t]
         kv_toks = [t for t in toks if "=" in t]
         if toks[: len(pos)] != pos:
-            problems.append(f"line {line_no}: key=value items must come after the name, target and GPU count "
-                            f"({line!r})")
+            problems.append(Msg("line {line_no}: key=value items must come after the name, target and GPU count "
+                                "({line!r})", line_no=line_no, line=line))
             continue
         kv: dict[str, str] = {}
         bad = False
         for t in kv_toks:
             k, _, v = t.partition("=")
             if k not in KNOWN_KEYS:
-                problems.append(f"line {line_no}: unknown key {k!r} (known: {', '.join(KNOWN_KEYS)})")
+                problems.append(Msg("line {line_no}: unknown key {k!r} (known: {known})", line_no=line_no, k=k,
+                                    known=", ".join(KNOWN_KEYS)))
                 bad = True
             elif not v:
-                problems.append(f"line {line_no}: {k}= has no value")
+                problems.append(Msg("line {line_no}: {k}= has no value", line_no=line_no, k=k))
                 bad = True
             elif k in kv:
-                problems.append(f"line {line_no}: {k}= given twice")
+                problems.append(Msg("line {line_no}: {k}= given twice", line_no=line_no, k=k))
                 bad = True
             else:
                 kv[k] = v
@@ -159,43 +162,47 @@ def parse_hostfile(text: str, source: str = "hostfile") -> Hostfile:
             gpus = _gpus(pos[2], line_no, problems)
             bad = bad or gpus is None
             if "slots" in kv:
-                problems.append(f"line {line_no}: slots= is for the MPI form (host slots=N); this line already "
-                                f"gives {pos[2]} GPUs")
+                problems.append(Msg("line {line_no}: slots= is for the MPI form (host slots=N); this line already "
+                                    "gives {gpus} GPUs", line_no=line_no, gpus=pos[2]))
                 bad = True
         elif len(pos) == 2:
-            problems.append(f"line {line_no}: expected 'name ssh_target gpus' (or 'host slots=N'), got {line!r}: "
-                            "the GPU count is missing")
+            problems.append(Msg("line {line_no}: expected 'name ssh_target gpus' (or 'host slots=N'), got {line!r}: "
+                                "the GPU count is missing", line_no=line_no, line=line))
             continue
         else:
-            problems.append(f"line {line_no}: expected 'name ssh_target gpus [key=value ...]' (or 'host slots=N'), "
-                            f"got {len(pos)} words: {line!r}")
+            problems.append(Msg("line {line_no}: expected 'name ssh_target gpus [key=value ...]' (or 'host slots=N'), "
+                                "got {n} words: {line!r}", line_no=line_no, n=len(pos), line=line))
             continue
         target_problem = _target_problem(target)
         if target_problem:
-            problems.append(f"line {line_no}: ssh target {target!r} {target_problem}")
+            problems.append(Msg("line {line_no}: ssh target {target!r} {problem}", line_no=line_no, target=target,
+                                problem=target_problem))
             bad = True
         if name.startswith("-"):  # a command-line option look-alike (NAME_RE refuses it too)
             if name != target:
-                problems.append(f"line {line_no}: node name {name!r} starts with '-' (names must start with a letter "
-                                "or digit)")
+                problems.append(Msg("line {line_no}: node name {name!r} starts with '-' (names must start with a letter "
+                                    "or digit)", line_no=line_no, name=name))
             bad = True
         elif not NAME_RE.match(name):
-            problems.append(f"line {line_no}: node name {name!r} may hold only letters, digits and . _ : @ - "
-                            "(it prefixes log lines)")
+            problems.append(Msg("line {line_no}: node name {name!r} may hold only letters, digits and . _ : @ - "
+                                "(it prefixes log lines)", line_no=line_no, name=name))
             bad = True
         if name in names:
-            problems.append(f"line {line_no}: node name {name!r} is already used on line {names[name]}")
+            problems.append(Msg("line {line_no}: node name {name!r} is already used on line {first}", line_no=line_no,
+                                name=name, first=names[name]))
             bad = True
         if target in targets:
-            problems.append(f"line {line_no}: ssh target {target!r} is already listed on line {targets[target]}")
+            problems.append(Msg("line {line_no}: ssh target {target!r} is already listed on line {first}",
+                                line_no=line_no, target=target, first=targets[target]))
             bad = True
         if "addr" in kv and not re.fullmatch(r"[A-Za-z0-9._:%\[\]-]+", kv["addr"]):
-            problems.append(f"line {line_no}: addr={kv['addr']!r} is not a host name or IP address")
+            problems.append(Msg("line {line_no}: addr={addr!r} is not a host name or IP address", line_no=line_no,
+                                addr=kv["addr"]))
             bad = True
         names.setdefault(name, line_no)
         targets.setdefault(target, line_no)
         if not bad:
             nodes.append(NodeSpec(name, target, gpus, kv.get("python"), kv.get("addr"), line_no))
     if not nodes and not problems:
-        problems.append("no nodes (every line is blank or a comment)")
+        problems.append(Msg("no nodes (every line is blank or a comment)"))
     return Hostfile(source, tuple(nodes), tuple(problems))

@@ -101,7 +101,8 @@ _TOP_MEM = lazy_re(r"^[ \t]*(?:(?P<unit>[KMGTPE]iB)[ \t]+)?(?P<what>Mem|Swap)[ \
 "MiB Swap:   2048.0 total, ... used.  13021.7 avail Mem" (the unit first; KiB unless -E/E changes it), and the older
 procps 3.2's "Mem:  264488144k total, 251337344k used, 13150800k free, 252480k buffers" / "Swap: 8388592k total,
 8388592k used, 0k free, 231253868k cached" (top(1), "2b. TASK and CPU States", "2c. MEMORY Usage")."""
-_TOP_FIELD = lazy_re(r"(\d+(?:[.,]\d+)?)(k|[KMGTP]i?B?)?[ \t]+(total|used|free|buffers|buff/cache|cached|avail Mem)\b")
+_TOP_FIELD = lazy_re(r"(?<![\d.,])(\d{1,20}(?:[.,]\d{1,12})?)(k|[KMGTP]i?B?)?[ \t]+"
+                     r"(total|used|free|buffers|buff/cache|cached|avail Mem)\b")  # bounded: never an infinity
 
 
 def parse_top_memory(text: str) -> FreeFacts:

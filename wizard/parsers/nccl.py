@@ -146,6 +146,27 @@ def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
                    line.rstrip())
 
 
+def _row_without_check(line: str) -> PerfRow | None:
+    """A row of a table whose column header has no ``#wrong``/``error`` column (``size count type redop [root] time
+    algbw busbw time algbw busbw``: held-out r39 #11's nccl-tests 2.22 table): its two halves of three numbers, the
+    check unknown (``wrong`` and ``error`` None). None when the line is not such a row."""
+    toks = line.split()
+    if not 9 <= len(toks) <= 11 or not re.fullmatch(r"\d{1,18}", toks[0]) or _NUM.match(toks[2]):
+        return None
+    tail = toks[len(toks) - 6:]
+    if any(to_float(t) is None for t in tail):
+        return None
+    middle = toks[3:len(toks) - 6]
+    redop, root = "", None
+    for m in middle:
+        if to_int(m) is not None:
+            root = to_int(m)
+        else:
+            redop = m
+    half = [PerfHalf(to_float(a), to_float(b), to_float(c)) for a, b, c in (tail[:3], tail[3:])]
+    return PerfRow(sat_int(toks[0]), to_int(toks[1]), toks[2], redop, root, half[0], half[1], line.rstrip())
+
+
 def _columns_or_footer(r: NcclTestsRun, body: str, line: str) -> bool:
     """Read ``body`` (a line without its '#') as the column header, the "Avg bus bandwidth" footer or the "Out of
     bounds values" footer into ``r`` (``line`` is kept as evidence); False when it is none of them."""
@@ -215,6 +236,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 continue
         if re.match(r"^\d", s):
             row = _row(_GLUED_TAG.sub(" ", s), r.wrong_is_count)
+            if row is None and r.columns_line and not re.search(r"wrong|error", r.columns_line):
+                row = _row_without_check(_GLUED_TAG.sub(" ", s))
             if row is not None:
                 _set(row, "line", raw.strip())  # evidence is the input line as it was, rank tags included
             if row is not None:

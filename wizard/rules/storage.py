@@ -473,9 +473,9 @@ def _bs(j: FioJob) -> str:
 
 
 def _job_words(j: FioJob) -> str:
-    p99 = f", p99 latency {j.read_clat_p99_ns / 1e6:.2f} ms" if j.read_clat_p99_ns else ""
+    p99 = Msg(", p99 latency {ms} ms", ms=f"{j.read_clat_p99_ns / 1e6:.2f}") if j.read_clat_p99_ns else ""
     return (f"{j.name} ({j.rw or 'rw ?'}, {_bs(j)}, iodepth {j.iodepth or '?'}): {_gb(j.read_bw_bytes_s)}, "
-            f"{j.read_iops or 0:,.0f} IOPS{p99}")
+            f"{j.read_iops or 0:,.0f} IOPS") + p99
 
 
 def _evidence(text: str, run: FioRun) -> tuple[str, ...]:

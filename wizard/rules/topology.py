@@ -225,6 +225,7 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
     if not nics:
         return []
     far: list[str] = []
+    cross: list[str] = []  # the far ones whose nearest NIC is across the CPU interconnect (no NODE/PHB path)
     near: list[str] = []
     ev = [mx.header_line]
     for g in [r for r in mx.rows if r.startswith("GPU")]:
@@ -234,9 +235,11 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
         if best:
             near.append(f"{g}->{'/'.join(label.get(n, n) for n in best)}")
         else:
-            far.append(f"{g} (nearest: {sorted(set(types.values()))})")
+            nearest = sorted(set(types.values()))
+            far.append(f"{g} (nearest: {', '.join(nearest)})")
+            if not {"NODE", "PHB"} & set(nearest):
+                cross.append(far[-1])
             ev.append(mx.row_lines[g])
-    cross = [f for f in far if not any(t in f for t in ("'NODE'", "'PHB'"))]
     if cross:  # a GPU whose nearest NIC is across the CPU interconnect (SYS): its network traffic crosses sockets
         return [Finding(fid, Verdict.WARN, (Msg('{n_cross} GPU(s) reach a NIC only across the CPU interconnect (SYS): ', n_cross=len(cross)) + SEMICOLON.join(cross[:8])), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
                         "Compare with the server's topology map: a GPU's inter-node traffic should leave through a NIC "
