@@ -294,3 +294,13 @@ def test_the_kernels_counter_files_read_as_perfquerys_counters():
             "/sys/class/infiniband/mlx5_1/ports/1/counters/symbol_error:0\n")
     ports = parse_perfquery(grep)
     assert [(p.header, p.counters.get("SymbolErrorCounter")) for p in ports] == [("mlx5_0 port 1", 3), ("mlx5_1 port 1", 0)]
+
+
+def test_perftest_rows_with_a_bw_min_column_are_read():
+    """Held-out r39 #01: newer perftest prints "BW min[Gb/sec]" after MsgRate; the row (6 numbers) was not read and
+    the run was "no bandwidth row" (unknown)."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.parsers.fabric import parse_perftest
+
+    run = parse_perftest(text(PUBLIC / "ib_write_bw__b200-roce-cx7-gpudirect-dmabuf-368gbps.txt"))
+    assert [(size, gbit) for size, gbit, _ in run.rows] == [(65536, 368.48)]

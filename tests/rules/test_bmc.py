@@ -384,3 +384,17 @@ def test_a_drive_fault_fails_and_a_predictive_failure_warns_whatever_ipmitool_ca
     predictive = f" 547 | 03/16/2025 | 02:18:29 | {sensor_type} #0x44 | Predictive Failure | Asserted\n"
     assert overall(bmc.judge_sel(parse_sel(fault), {})) is Verdict.FAIL
     assert overall(bmc.judge_sel(parse_sel(predictive), {})) is Verdict.WARN
+
+
+def test_ipmitool_sel_get_records_are_read_as_the_sel():
+    """Held-out r39 #09: `ipmitool sel get 0x146` (a "SEL Record ID" block, then the sensor's SDR lines) was not
+    recognised. Its Memory sensor's "Transition to Non-recoverable" assertion fails like the same elist row."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.parsers.bmc import parse_sel
+
+    body = text(PUBLIC / "ipmitool-sel-get__aarch64-node-ras-memory-non-recoverable.txt")
+    (rec,) = parse_sel(body).records
+    assert (rec.record_id, rec.sensor_type, rec.event, rec.direction) == ("0146", "Memory",
+                                                                          "Transition to Non-recoverable", "Asserted")
+    e = explain_text(body)
+    assert e.kind == "ipmitool-sel" and e.verdict is Verdict.FAIL

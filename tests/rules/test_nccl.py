@@ -603,3 +603,16 @@ def test_an_ib_port_error_event_fails_and_a_fabric_change_warns():
     gid = "node1:123:456 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : GID table change\n"
     (g,) = by_id(explain_text(gid).findings, "node.nccl_errors")
     assert g.verdict is Verdict.WARN and "gid table change" in g.message
+
+
+def test_busbw_swinging_between_runs_of_one_size_fails():
+    """Held-out r39 #11: 8 GB all-reduces between 33 and 390 GB/s (a table without #wrong columns, a GPU stress test
+    running on the same nodes) were unread ("without result rows"). Rows without the check column are read, and a 2x
+    swing between runs of one size fails."""
+    e = explain_text(text(PUBLIC / "nccl-tests__4node-32gpu-h200-allreduce-bimodal-busbw-eud-contention.txt"))
+    fails = [f for f in e.findings if f.verdict is Verdict.FAIL]
+    assert e.verdict is Verdict.FAIL and "swings from 32.77 to 387.90 GB/s over 7 runs" in fails[0].message
+    steady = "\n".join(["#       size    count   type  redop   time  algbw  busbw   time  algbw  busbw"]
+                       + [f"  8589934592  2147483648  float  sum  42905  200.21  {v}  42754  200.92  389.27"
+                          for v in ("387.90", "385.10", "389.02")])  # synthetic: three steady runs
+    assert not any("swings" in f.message for f in explain_text(steady).findings)
