@@ -239,10 +239,19 @@ class BuildScreen(Screen[None]):
 
     @on(OptionList.OptionSelected, "#stages")
     def stage_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a stage opens its first step not done (F1: "open the highlighted stage or step"; walk 29 #4: it
+        only moved the focus to the step list, and a new operator thought the key was lost); the step list keeps
+        that step highlighted for the way back (Tab moves to the list without opening one)."""
+        from screens.step import StepScreen
+
         steps = self.query_one("#steps", OptionList)
-        if steps.highlighted is None and steps.option_count:
-            steps.highlighted = self.first_open()
+        if not steps.option_count:
+            return
+        steps.highlighted = self.first_open()
         steps.focus()
+        option = steps.get_option_at_index(steps.highlighted)
+        if option.id:
+            self.app.push_screen(StepScreen(option.id))
 
     @on(OptionList.OptionSelected, "#steps")
     def step_selected(self, event: OptionList.OptionSelected) -> None:
@@ -270,9 +279,10 @@ class BuildScreen(Screen[None]):
             self.notify(_("this stage has no automatic checks; its steps are confirmed by hand"))
 
     def action_skip_stage(self) -> None:
-        """Skip every step of the highlighted stage that is not done (pending, interrupted, waiting, CPU-only), with
-        one reason, as the step screen's s does for one step (a single-node build's "Several nodes"). Steps done,
-        failed or running stay as they are; the Report stage is the hand-over and is not skipped this way."""
+        """Skip every step of the highlighted stage that is not done (pending, failed, interrupted, waiting, CPU-only),
+        with one reason, as the step screen's s does for one step (a single-node build's "Several nodes"); the dialog
+        says how many of them failed (their failures are waived with the skip, as the report lists). Steps done or
+        running stay as they are; the Report stage is the hand-over and is not skipped this way."""
         from screens.dialogs import SkipDialog
         from screens.step import SKIP_EXAMPLES
         from wizard.model import HANDOVER_STAGES
@@ -291,9 +301,10 @@ class BuildScreen(Screen[None]):
         states = b.store.step_states()
         running = {r.step_id for r in b.store.action_runs(state=ActionState.RUNNING)}
         open_ids = [s.id for s in stage.steps if s.id not in running and not (
-            s.id in states and (states[s.id].status.done or states[s.id].status is StepStatus.FAILED))]
+            s.id in states and states[s.id].status.done)]
+        failed = [sid for sid in open_ids if sid in states and states[sid].status is StepStatus.FAILED]
         if not open_ids:
-            self.notify(_("nothing to skip: every step of this stage is done, failed or running"))
+            self.notify(_("nothing to skip: every step of this stage is done or running"))
             return
 
         def done(reason: str | None) -> None:
@@ -307,6 +318,10 @@ class BuildScreen(Screen[None]):
         example = SKIP_EXAMPLES.get(stage.id, "")
         title = ngettext("{n} open step of {stage}", "all {n} open steps of {stage}", len(open_ids)).format(
             n=len(open_ids), stage=_(stage.title))
+        if failed:  # walk 29 #5: a failed step stayed, so the stage stayed failed after "skip the stage"
+            title += spaced(ngettext("({n} of them failed: its failure is waived with the skip)",
+                                     "({n} of them failed: their failures are waived with the skip)",
+                                     len(failed)).format(n=len(failed)))
         self.app.push_screen(SkipDialog(title, _(example) if example else ""), done)
 
     def action_back(self) -> None:

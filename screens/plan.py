@@ -124,6 +124,10 @@ class PlanDialog(ModalScreen[dict | None]):
         else:
             self.action_cancel()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only: no save (the footer does not offer ^s, walk 29 #18; ctrl+s does nothing)."""
+        return not (action == "save" and self.readonly)
+
     def action_save(self) -> None:
         if self.readonly:
             self.dismiss(None)

@@ -489,7 +489,11 @@ class StepScreen(Screen[None]):
 
         def done(reason: str | None) -> None:
             if reason:
-                self.build.skip(step_id, reason)
+                try:
+                    self.build.skip(step_id, reason)
+                except ValueError as exc:  # its action runs: the skip waits for the run's result
+                    self.notify(tr(exc.args[0]) if exc.args else str(exc), severity="warning")
+                    return
                 self.app.bump()
                 if self.step_id == step_id:  # as a confirmation does: on to the next open step
                     self.next_open(_("skipped: {title}").format(title=_(self.build.step(step_id).title)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
+from wizard.i18n import Msg
 from wizard.rules.baseline import judge_baseline
 from wizard import dcgm_diag
 from wizard.model import Stage, Step
@@ -16,8 +17,13 @@ def resolve_baseline(ctx: ActionContext) -> Resolved:
         seconds = max(1.0, float(minutes) * 60.0)
     except (TypeError, ValueError):
         seconds = DEFAULT_BASELINE_MINUTES * 60.0
+    from wizard.rules.gpu_presence import no_nvidia_gpu
+
+    note = (Msg("no NVIDIA GPU on the PCI bus (health.gpu_pci): this run samples only the host's load and "
+                "temperatures for {minutes} min; no GPU baseline is recorded", minutes=f"{seconds / 60:g}")
+            if no_nvidia_gpu(ctx.outputs) else "")  # walk 29 #8: said before a 10-minute run measures nothing
     return Resolved(ops=[{"argv": [ctx.python, "-m", "wizard.sample", "--seconds", f"{seconds:g}",
-                                   "--interval", "5"]}])
+                                   "--interval", "5"]}], note=note)
 
 
 STAGE = Stage(
@@ -250,6 +256,7 @@ STAGE = Stage(
                 needs_root=False,
                 judge=judge_baseline,
                 loads_gpus=True,
+                probes=("pci",),
             ),
         ),
         Step(

@@ -733,3 +733,23 @@ def test_a_disk_filling_during_an_action_keeps_its_exit_status(tmpfs, tmp_path):
     assert done.state is act.ActionState.SUCCEEDED and done.exit_status == 0
     assert b.status(step.id) is StepStatus.PASSED
     b.close()
+
+
+def test_the_idle_baseline_says_before_it_runs_that_there_is_no_gpu_to_baseline():
+    """Walk 29 #8: on a node without a GPU the idle baseline started a 10-minute run that could only sample the host,
+    and said so only in its log. The confirmation says it first (pci read: no NVIDIA function); with the PCI state
+    unknown it says nothing (unknown is not "no GPU"). The pci probe is the dev VM's real capture."""
+    import asyncio as _asyncio
+
+    from tests.conftest import DEVVM_BUNDLE
+    from wizard.capture import load_bundle
+    from wizard.probes import collect
+    from wizard.registry import probes_named
+
+    host, _ = load_bundle(DEVVM_BUNDLE)
+    outs = _asyncio.run(collect(host, probes_named(["pci"]), {}))
+    step = steps.step_by_id("health.idle_baseline")
+    assert "pci" in step.action.probes
+    said = step.action.resolve(ctx(outs, {"baseline_minutes": 10})).note
+    assert "no NVIDIA GPU on the PCI bus" in said and "10 min" in said
+    assert step.action.resolve(ctx({}, {"baseline_minutes": 10})).note == ""

@@ -687,3 +687,30 @@ def test_a_runs_outcome_follows_what_the_run_found_not_its_steps_status_now(stat
     finally:
         set_language(was)
     b.close()
+
+
+def test_a_step_is_not_skipped_while_its_action_runs(state_dir):
+    """Walk 29 #20: `s` during a run recorded the skip over the earlier run's failure, which stayed as the step's
+    findings (the report "waived" it) although the run then succeeded. While the step's action runs, skip is refused
+    naming the run; once the run has ended, it is allowed."""
+    import signal as _signal
+    import sys as _sys
+
+    from wizard import actions as act
+    from wizard.actions import Resolved
+    from wizard.model import StepStatus
+    from wizard.store import ActionState
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    run = b.start_action(b.step("gpu.validate"),
+                         Resolved(ops=[{"argv": [_sys.executable, "-c", "import time; time.sleep(60)"]}]))
+    try:
+        with pytest.raises(ValueError, match=f"run {run.id} of this step is still running"):
+            b.skip("gpu.validate", "single node")
+        assert b.status("gpu.validate") is not StepStatus.SKIPPED
+    finally:
+        act.cancel(run, "b", _signal.SIGTERM)
+    assert b.wait_action(run, timeout_s=30).state is not ActionState.RUNNING
+    b.skip("gpu.validate", "single node")
+    assert b.status("gpu.validate") is StepStatus.SKIPPED
+    b.close()

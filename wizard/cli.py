@@ -361,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     _profile_args(c)
     s = _command(sub, "status", COMMANDS["status"])
     s.add_argument("--json", action="store_true", help=_("machine-readable output (assets/schema/status.schema.json)"))
+    s.add_argument("--build", metavar="ID", help=_("this build (default: the newest; the ids are the directories "
+                                                    "under STATE/builds)"))
     cap = _command(sub, "capture", COMMANDS["capture"])
     cap.add_argument("-o", "--output", required=True, metavar="FILE",
                      help=_("bundle to write (.tar.gz); with --nodes or --hostfile a directory: one NODE.tar.gz per node"))
@@ -637,8 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         from wizard.store import StateDirError, StoreError
 
         if isinstance(exc, (StoreError, StateDirError, BundleError, ReportError)):
-            said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Msg) else str(exc)
-            print(f"bringup: error: {tr(said)}", file=sys.stderr)  # a Msg in the reader's language
+            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)  # a Msg in the reader's language
             return EXIT_ERROR
         from wizard.store import default_state_dir, disk_full_message, free_bytes, is_disk_full
 
@@ -699,15 +700,18 @@ def open_build_for_reading(args: argparse.Namespace, boot_id: str):
     d = state_dir(args, write=False)
     if not d.is_dir() or not list_builds(d):
         return None, ""
+    which = opt(args, "build")  # `status --build ID`: an earlier build (walk 29 #16: no way back to it)
     try:
         ensure_state_dir(d)
     except StateDirError as exc:
-        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), _("{reason}; read-only").format(reason=exc)
+        return (Build.open(d, steps.STAGES, {"boot_id": boot_id}, build_id=which, readonly=True),
+                _("{reason}; read-only").format(reason=exc))
     say_tightened(d)
     try:
-        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, dry_run=bool(opt(args, "dry_run"))), ""
+        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, build_id=which, dry_run=bool(opt(args, "dry_run"))), ""
     except DiskFullError as exc:  # it cannot be written, but it can still be read
-        return Build.open(d, steps.STAGES, {"boot_id": boot_id}, readonly=True), _("{reason}; read-only").format(reason=exc)
+        return (Build.open(d, steps.STAGES, {"boot_id": boot_id}, build_id=which, readonly=True),
+                _("{reason}; read-only").format(reason=exc))
 
 
 GLYPH = {"pass": "[ OK ]", "warn": "[WARN]", "fail": "[FAIL]", "skip": "[SKIP]", "unknown": "[ ?? ]"}
@@ -867,7 +871,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                                             state_dir=None if snap else state_dir(args, write=False)):
                 print(f"bringup: note: {tr(said)}", file=sys.stderr)
         except MetricsError as exc:
-            print(f"bringup: error: {exc}", file=sys.stderr)
+            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
             return EXIT_ERROR
     return verdict.exit_code
 
@@ -915,7 +919,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
                 out = slurm.apply(False, None, reason=f"{slurm.REASON_PREFIX} health check hung")
                 print(f"slurm: {out.why}", flush=True)
             except slurm.SlurmError as exc:
-                print(f"bringup: error: {exc}", file=sys.stderr, flush=True)
+                print(f"bringup: error: {error_text(exc)}", file=sys.stderr, flush=True)
 
     watchdog = health.start_watchdog(timeout + health.WATCHDOG_GRACE_S, hung)
     try:
@@ -1002,6 +1006,13 @@ def verdict_counts(findings) -> str:
 
 MIN_TEXT_WIDTH = 40
 """Narrowest width ``check`` wraps its text to (columns); a narrower terminal gets lines of this width."""
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception's message in the reader's language: a :class:`Msg` given to it (``raise ValueError(Msg(...))``)
+    translated, any other message as it is (walk 29 #7, #17: "soak_minutes must be more than 0 ..." in Chinese)."""
+    said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Msg) else str(exc)
+    return tr(said)
 
 
 def text_width() -> int:
@@ -1164,7 +1175,7 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     try:
         nodes, kw = fleet_options(args)
     except FleetError as exc:
-        print(f"bringup: error: {exc}", file=sys.stderr)
+        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     plan: dict[str, Any] = {}
     build, _note = open_build_for_reading(args, _boot_id())
@@ -1254,7 +1265,7 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
     try:
         nodes, kw = fleet_options(args)
     except FleetError as exc:
-        print(f"bringup: error: {exc}", file=sys.stderr)
+        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     out = Path(args.output)
     if out.exists() and not out.is_dir():
@@ -1746,7 +1757,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if v is not None:
                 overrides[k] = parse_value(k, str(v).lower() if isinstance(v, bool) else str(v))
     except ValueError as exc:
-        print(f"bringup: error: {exc}", file=sys.stderr)
+        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     as_json = bool(opt(args, "json"))
     verbose = bool(opt(args, "verbose"))
@@ -2819,7 +2830,7 @@ def cmd_tui(args: argparse.Namespace, lang_notice: str = "") -> int:
         try:
             nodes, kw = fleet_options(ns)
         except FleetError as exc:
-            print(f"bringup: error: {exc}", file=sys.stderr)
+            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
             return EXIT_ERROR
         kw.pop("on_progress", None)  # the fleet view shows progress itself
         fleet = (nodes, kw)

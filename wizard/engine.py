@@ -638,9 +638,15 @@ class Build:
 
     def skip(self, step_id: str, reason: str, user: str | None = None) -> None:
         """Skip a step with a reason, recorded as ``user`` (default :func:`wizard.actions.current_user`).
-        Raises ValueError for an empty reason."""
+        Raises ValueError for an empty reason, or while the step's action runs (walk 29 #20: a skip made during a
+        run kept the earlier run's failure as the step's findings, and the report waived it; the run's own result
+        is what a skip must be judged against, so it waits for the run to end or be cancelled)."""
         if not reason.strip():
             raise ValueError("a skip needs a reason")
+        running = self.running_run(step_id)
+        if running is not None:
+            raise ValueError(Msg("run {run} of this step is still running: wait for it to end (or cancel it, k) and "
+                                 "then skip the step with its result in view", run=running.id))
         self.store.set_step(step_id, StepStatus.SKIPPED, reason=reason.strip(), user=user or act.current_user(),
                             boot_id=self.boot_id)
 

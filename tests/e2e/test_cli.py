@@ -1016,3 +1016,24 @@ def test_the_machines_skip_verdict_has_one_chinese_word_apart_from_the_persons_s
     zh = run("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE),
              "--step", "health.nvlink")
     assert "总体：未检查" in zh.stdout and "1 未检查" in zh.stdout and "跳过" not in zh.stdout, zh.stdout
+
+
+def test_status_shows_an_earlier_build_by_its_id(tmp_path):
+    """Walk 29 #16: once a newer build existed, nothing showed the earlier one (`status --build` was refused).
+    `status --build ID` shows that build; an unknown id says which builds directory it looked in."""
+    import steps as _steps
+
+    from wizard.engine import Build
+
+    state = tmp_path / "s"
+    ids = []
+    for _ in range(2):
+        b = Build.open(state, _steps.STAGES, {"hostname": "gpu01", "boot_id": "b"}, create=True)
+        ids.append(b.info.build_id)
+        b.close()
+    assert ids[0] != ids[1]
+    newest = run("--state", str(state), "status").stdout
+    earlier = run("--state", str(state), "status", "--build", ids[0]).stdout
+    assert newest.startswith(f"build {ids[1]}") and earlier.startswith(f"build {ids[0]}"), (newest, earlier)
+    bad = run("--state", str(state), "status", "--build", "nope")
+    assert bad.returncode == 3 and "no build nope under" in bad.stderr

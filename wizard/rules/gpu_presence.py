@@ -717,6 +717,12 @@ def _pci(out: Outputs) -> tuple[PciFacts | None, Finding | None]:
     return facts_of(out).parse("pci", parse_pci, on="output"), None
 
 
+def no_nvidia_gpu(out: Outputs) -> bool:
+    """True only when the ``pci`` probe was read and shows no NVIDIA GPU (an unknown PCI state is not "no GPU"): what
+    health.gpu_pci fails, for an action to say before it runs (the idle baseline, walk 29 #8)."""
+    return _no_gpu(out)
+
+
 def _no_gpu(out: Outputs) -> bool:
     """True only when PCI was read and shows no NVIDIA GPU (unknown PCI state is not 'no GPU')."""
     facts, err = _pci(out)

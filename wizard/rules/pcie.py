@@ -417,10 +417,18 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
                 verdict, tail = Verdict.WARN, Msg("below LnkCap (a NIC keeps the speed its link trained to; a root "
                                                   "port of an older PCIe generation caps it by design)") + _nic_rate(d)
             elif (_slow(d) or slow_ports) and loaded:
-                verdict, tail = speed_verdict("load"), N_("below LnkCap under load")
+                verdict, tail = speed_verdict("load"), (N_("below LnkCap under load") if d.lnkcap.speed_gts is not None
+                                                        or slow_ports else
+                                                        N_("marked (downgraded) by lspci under load: below what the "
+                                                           "device can do (its LnkCap line is not in this excerpt)"))
             elif _slow(d) or slow_ports:
-                verdict, tail = speed_verdict("unknown"), N_("below LnkCap, read at idle or unknown load: GPUs lower "
-                                                             "the PCIe speed when idle; re-check under load")
+                # walk 29 #15: "LnkCap not shown - below LnkCap" when only lspci's "(downgraded)" said so
+                verdict, tail = speed_verdict("unknown"), (
+                    N_("below LnkCap, read at idle or unknown load: GPUs lower the PCIe speed when idle; re-check "
+                       "under load") if d.lnkcap.speed_gts is not None or slow_ports else
+                    N_("marked (downgraded) by lspci: below what the device can do (its LnkCap line is not in this "
+                       "excerpt), read at idle or unknown load: GPUs lower the PCIe speed when idle; re-check under "
+                       "load"))
             else:
                 verdict, tail = Verdict.WARN, N_("speed capped below LnkCap")
             m = _speed_measure(d) if _slow(d) else tightest(_speed_measure(p, "upstream port link speed")
@@ -624,7 +632,7 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(fid, Verdict.WARN, Msg("{who}: uncorrectable (non-fatal) PCIe error(s) latched: {ue_set}", who=who, ue_set=', '.join(d.aer.ue_set)), _subject(d), tuple(_ev(d, *d.aer.lines)),
                                     REMEDY_AER_UE, SRC_AER))
         elif d.aer.ce_set:
-            notes.append(f"{who}: corrected {', '.join(d.aer.ce_set)}")
+            notes.append(Msg("{who}: corrected {errors}", who=who, errors=", ".join(d.aer.ce_set)))
             ev_ok += _ev(d, *d.aer.lines)
     if not findings:
         msg: str = Msg("no uncorrectable PCIe error latched on {n_with_aer} function(s) with AER", n_with_aer=len(with_aer))

@@ -422,9 +422,13 @@ def _run_findings(c: _Ctx) -> None:
             return
         start_fail = [ln for ln in lines if ln.startswith("# could not start")]
         if start_fail:
-            c.add("run", Verdict.FAIL, f"the validation could not start: {start_fail[0][len('# '):]}", "host",
-                  start_fail[:2], "Install Python 3 with PyTorch on this machine, or set the interpreter: torch_python in the plan "
-                  "(F2 in the TUI, or `bringup plan torch_python=/path/to/python`).", SRC_RUN)
+            said = start_fail[0][len("# could not start"):].strip()  # "/usr/bin/python3: No such file or directory"
+            prog, _sep, why = said.partition(": ")
+            c.add("run", Verdict.FAIL, Msg("the validation could not start: could not start {prog}: {why}", prog=prog,
+                                           why=Msg.plain(why) if why else "?"), "host",
+                  start_fail[:2], Msg("Install Python 3 with PyTorch on this machine, or set the interpreter: torch_python "
+                                      "in the plan (F2 in the TUI, or `bringup plan torch_python=/path/to/python`)."),
+                  SRC_RUN)
             return
         ev = [f"line {n}: {ln}" for n, ln in vlog.bad_lines[:4]] + lines[-6:]
         c.add("run", Verdict.UNKNOWN, "no validation events in the log: nothing was measured"
