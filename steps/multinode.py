@@ -148,14 +148,17 @@ def resolve_rdma_pairs(ctx: ActionContext) -> Resolved:
     try:
         nodes = read_hostfile(str(hostfile))
     except HostfileError as exc:
-        return Resolved(manual=f"the hostfile cannot be used: {exc} (format: {HOSTFILE_HELP})", plan_key="hostfile")
+        return Resolved(manual=Msg("the hostfile cannot be used: {why} (format: {fmt})", why=exc.message,
+                                   fmt=HOSTFILE_HELP), plan_key="hostfile")
     if len(nodes) < 2:
-        return Resolved(manual=f"the hostfile {hostfile} lists {len(nodes)} node; an RDMA test between nodes needs at "
-                               "least 2 (node.rdma_bandwidth tests one node's HCA in loopback)", plan_key="hostfile")
+        return Resolved(manual=Msg("the hostfile {path} lists {n} node; an RDMA test between nodes needs at least 2 "
+                                   "(node.rdma_bandwidth tests one node's HCA in loopback)", path=hostfile,
+                                   n=len(nodes)), plan_key="hostfile")
     if shutil.which(PERFTEST_BINARY) is None:
-        return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node, and a cluster's nodes are "
-                               f"alike: {install_hint(ctx)} on every node of the hostfile (package "
-                               f"`{PERFTEST_PACKAGE}`), then run this action again.")
+        return Resolved(manual=Msg("{binary} (perftest) is not installed on this node, and a cluster's nodes are "
+                                   "alike: {hint} on every node of the hostfile (package `{package}`), then run this "
+                                   "action again.", binary=PERFTEST_BINARY, hint=install_hint(ctx),
+                                   package=PERFTEST_PACKAGE))
     argv = rdma_pairs_argv(ctx.plan, ctx.python, str(hostfile))
     try:
         detail = remote_plan(nodes, options_from_args(build_parser().parse_args(argv[3:])))

@@ -510,7 +510,8 @@ def resolve_fabric_manager(ctx: ActionContext) -> Resolved:
         return bad
     ver, br = _driver_for_followup(h)
     if not br:
-        return Resolved(manual="install the NVIDIA driver first (driver.install): Fabric Manager must match its exact version.")
+        return Resolved(manual=Msg("install the NVIDIA driver first (driver.install): Fabric Manager must match its "
+                                   "exact version."))
     manual_tail = (f" Install the Fabric Manager and NSCQ packages of exactly driver {ver} from the repository the driver "
                    f"came from, then `sudo systemctl enable --now nvidia-fabricmanager`. {FM_NAMES_NOTE}. Source: {SRC_FM}.")
     foreign = foreign_driver_packages(h, h.route)
@@ -621,7 +622,8 @@ def resolve_cuda_toolkit(ctx: ActionContext) -> Resolved:
         return bad
     mm, drv_mm, note = _followup_cuda(h)
     if not mm:
-        return Resolved(manual="install the NVIDIA driver first: the toolkit version follows the CUDA the driver runs.")
+        return Resolved(manual=Msg("install the NVIDIA driver first: the toolkit version follows the CUDA the driver "
+                                   "runs."))
     mixing = _no_mixing(h, "the CUDA toolkit", f"PyTorch wheels need no toolkit. To build CUDA code, install toolkit "
                         f"{mm} without driver packages: NVIDIA's runfile with only the toolkit (`sudo sh cuda_<version>_linux.run "
                         "--silent --toolkit`) or conda (`conda install cuda -c nvidia/label/cuda-<version>`) (CUDA installation "

@@ -136,7 +136,7 @@ def install_hint(ctx: ActionContext) -> str:
     r = parse_os_release(o.text) if o is not None and o.ok else None
     pm = package_manager(r) if r is not None else None
     if pm is None:
-        return "install the fio package with the distribution's package manager"
+        return Msg("install the {package} package with the distribution's package manager", package=FIO_PACKAGE)
     argvs, _ = pm.install(FIO_PACKAGE)
     return "`" + " && ".join(" ".join(a) for a in argvs) + "`"
 
@@ -197,17 +197,18 @@ def resolve_read(ctx: ActionContext) -> Resolved:
     if why:
         return Resolved(manual=f"The data path {dp} resolves to {real!r}, which cannot be used: {why}.")
     if _fio_missing(ctx):
-        return Resolved(manual=f"fio is not installed: run node.storage_tools' action (Install fio), or {install_hint(ctx)}, "
-                               "then run this step.")
+        return Resolved(manual=Msg("fio is not installed: run node.storage_tools' action (Install fio), or {hint}, "
+                                   "then run this step.", hint=install_hint(ctx)))
     size = test_mib(ctx.plan) << 20
     d = ctx.outputs.get("data_path_df")
     shown = dp if real == os.path.normpath(dp) else f"{dp} (= {real})"
     if d is not None and "No such file or directory" in d.stderr:
-        return Resolved(manual=f"The data path {dp} does not exist: create or mount it (os.filesystem), then run this step.")
+        return Resolved(manual=Msg("The data path {path} does not exist: create or mount it (os.filesystem), then run "
+                                   "this step.", path=dp))
     why = writable_problem(real)
     if why == "does not exist":
-        return Resolved(manual=f"The data path {shown} does not exist: create or mount it (os.filesystem), then run "
-                               "this step.")
+        return Resolved(manual=Msg("The data path {path} does not exist: create or mount it (os.filesystem), then run "
+                                   "this step.", path=shown))
     if why:
         return Resolved(manual=f"The data path {shown} {why}: fio must write its {size >> 20} MiB test file there "
                                "before reading it. Set data_path to a writable directory on the same filesystem as "

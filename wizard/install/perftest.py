@@ -27,6 +27,7 @@ from wizard.actions import ActionContext, Resolved
 from wizard.distro import package_manager
 from wizard.parsers.fabric import HcaDevice, IbPort, IbSysfs, parse_ib_sysfs
 from wizard.parsers.host import parse_os_release
+from wizard.i18n import Msg
 
 PERFTEST_BINARY = "ib_write_bw"
 PERFTEST_PACKAGE = "perftest"
@@ -87,8 +88,8 @@ def install_hint(ctx: ActionContext) -> str:
     r = parse_os_release(o.text) if o is not None and o.ok else None
     pm = package_manager(r) if r is not None else None
     if pm is None:
-        return f"install the {PERFTEST_PACKAGE} package with the distribution's package manager"
-    return f"install it: `sudo {pm.name} install -y {PERFTEST_PACKAGE}`"
+        return Msg("install the {package} package with the distribution's package manager", package=PERFTEST_PACKAGE)
+    return Msg("install it: {command}", command=f"`sudo {pm.name} install -y {PERFTEST_PACKAGE}`")
 
 
 def resolve_rdma_loopback(ctx: ActionContext) -> Resolved:
@@ -99,19 +100,19 @@ def resolve_rdma_loopback(ctx: ActionContext) -> Resolved:
     o = ctx.outputs.get("ib_sysfs")
     sysfs = parse_ib_sysfs(o.files) if o is not None and o.ok else None
     if sysfs is not None and not sysfs.devices and not sysfs.ports.ports:
-        return Resolved(manual="this node has no RDMA device (/sys/class/infiniband is empty): there is nothing for "
-                               "perftest to test. If it should have one, see node.fabric (the HCA on the PCI bus, its "
-                               "RDMA driver loaded: `lspci | grep -i mellanox`, `modprobe mlx5_ib`), then run this "
-                               "action again.")
+        return Resolved(manual=Msg("this node has no RDMA device (/sys/class/infiniband is empty): there is nothing "
+                                   "for perftest to test. If it should have one, see node.fabric (the HCA on the PCI "
+                                   "bus, its RDMA driver loaded: `lspci | grep -i mellanox`, `modprobe mlx5_ib`), then "
+                                   "run this action again."))
     binary = shutil.which(PERFTEST_BINARY)
     if binary is None:
-        return Resolved(manual=f"{PERFTEST_BINARY} (perftest) is not installed on this node: {install_hint(ctx)} "
-                               f"(package `{PERFTEST_PACKAGE}` on Debian/Ubuntu and RHEL-family systems), then run "
-                               "this step's action again.")
+        return Resolved(manual=Msg("{binary} (perftest) is not installed on this node: {hint} (package `{package}` on "
+                                   "Debian/Ubuntu and RHEL-family systems), then run this step's action again.",
+                                   binary=PERFTEST_BINARY, hint=install_hint(ctx), package=PERFTEST_PACKAGE))
     port, dev = _port_choice(ctx)
     if port is None:
-        return Resolved(manual="no Active InfiniBand/RoCE port on this node to test: see node.fabric (ibstat must show "
-                               "State: Active, Physical state: LinkUp), then run this action again.")
+        return Resolved(manual=Msg("no Active InfiniBand/RoCE port on this node to test: see node.fabric (ibstat must "
+                                   "show State: Active, Physical state: LinkUp), then run this action again."))
     args = ["-d", port.ca, "-i", str(port.port), "-s", str(MESSAGE_BYTES), "-D", str(DURATION_S), "--report_gbits",
             "-F"]
     if port.link_layer == "Ethernet":
