@@ -2306,7 +2306,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines are cut to it
         for r in results:
-            _print_wrapped("", f"{r['input']}: {tr(r['title']) if r['title'] else _('not recognised')} -> "
+            title = " + ".join(tr(t) for t in r["title"].split(" + ")) if r["title"] else _("not recognised")
+            _print_wrapped("", f"{r['input']}: {title} -> "  # each kind of a several-kind paste (walk 29 #14)
                                        f"{_(r['verdict'])}", width, 4)
             for f in r["findings"]:
                 subject = tr_subject(subject_prefix(f["subject"], f["message"]))

@@ -686,7 +686,13 @@ def nvbandwidth_host(nb: Nvbandwidth) -> list[Finding]:
                 graded[0].verdict in (Verdict.PASS, Verdict.UNKNOWN):
             vals = [v for row in tc.values.values() for v in row.values() if v is not None]
             f0 = graded[0]
-            msg = (Msg('{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s; ', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals)) + f0.message.split(': ', 1)[-1] if f0.verdict == Verdict.UNKNOWN else Msg('{value}: all {n_graded} GPUs {min:.1f}-{max:.1f} GB/s pass; GPU {cols}: {message}', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals), cols=tc.cols[0], message=f0.message))
+            # walk 29 #14: the unknown case's clause was cut out of the first GPU's message at its first ": ", which
+            # fell inside the inferred link's own words (English in Chinese, and a stray ")")
+            msg = (Msg("{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s ({how_known}); the paste does not show the "
+                       "link, and a faster one than that cannot be ruled out: not judged", value=tc.name or label,
+                       n_graded=len(graded), min=min(vals), max=max(vals), how_known=floor[2])
+                   if f0.verdict == Verdict.UNKNOWN and floor[2] else
+                   Msg('{value}: {n_graded} GPUs {min:.1f}-{max:.1f} GB/s; ', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals)) + f0.message.split(': ', 1)[-1] if f0.verdict == Verdict.UNKNOWN else Msg('{value}: all {n_graded} GPUs {min:.1f}-{max:.1f} GB/s pass; GPU {cols}: {message}', value=tc.name or label, n_graded=len(graded), min=min(vals), max=max(vals), cols=tc.cols[0], message=f0.message))
             out.append(Finding(f0.id, f0.verdict, msg, "host", f0.evidence, f0.remedy, f0.source,
                                measured=tightest(f.measured for f in graded)))
         else:
