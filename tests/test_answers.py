@@ -243,6 +243,8 @@ async def test_an_interactive_build_exported_and_replayed_by_auto_gives_the_same
     assert len(progress) == total and progress[-1].startswith(f"[{total}/{total}] report.handover: pending")
     assert "[4/%d] grounding.esd: confirmed -- strap on, bench ground point B" % total in lines
     assert any(line.startswith("waiting for a person") and "plan.workload" in line for line in lines)
+    # walk 29 #12: a step the machine found not applicable (no UEFI here: bios.secure_boot) is not "skipped"
+    assert any(": not applicable" in line and "bios.secure_boot" in line for line in progress), progress
     assert r.returncode == 1, r.stdout + r.stderr  # a warning and steps still waiting for a person; nothing failed
 
     a, b = states(first), states(second)

@@ -707,7 +707,9 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
             st and st.verdict in (Verdict.WARN, Verdict.UNKNOWN)
             and st.status in (StepStatus.PENDING, StepStatus.CPU_ONLY)) else "")
         outcome.detail = joined("; ", [d for d in details if d])
-        say(Msg("[{i}/{total}] {step}: {status}", i=i, total=total, step=s.id, status=Msg.plain(outcome.status.value))
+        # the machine's own "nothing here to verify" is not a person's skip (walk 29 #12: 已跳过 in Chinese)
+        shown = N_("not applicable") if st is not None and st.not_applicable else outcome.status.value
+        say(Msg("[{i}/{total}] {step}: {status}", i=i, total=total, step=s.id, status=Msg.plain(shown))
             + verdict + (" -- " + outcome.detail if outcome.detail else ""))
         if outcome.failed:
             for f in [f for f in build.store.latest_check(s.id)[1] if f.verdict is Verdict.FAIL][:3]:
