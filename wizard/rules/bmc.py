@@ -377,31 +377,33 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
     history: list[str] = []
     if resolved:
         names = list(dict.fromkeys(f"{_what(a)}: {a.event}" for a, _ in resolved))
-        history.append(plural(len(resolved), "fault") + " asserted and later deasserted (" + SEMICOLON.join(names[:5])
-                       + ("; ..." if len(names) > 5 else "") + ")")
+        history.append(Msg("{faults} asserted and later deasserted ({names})", faults=plural(len(resolved), "fault"),
+                           names=SEMICOLON.join(names[:5]) + ("; ..." if len(names) > 5 else "")))
     if before:
-        history.append(plural(len(before), "fault record") + f" from before the build started ({before[0].date} to "
-                       f"{before[-1].date})")
+        history.append(Msg("{records} from before the build started ({first} to {last})",
+                           records=plural(len(before), "fault record"), first=before[0].date, last=before[-1].date))
     if n_ack:
         history.append(Msg("{n} acknowledged by the operator", n=n_ack))
     bad_dates = [r for r in facts.records if r.when is None and not r.pre_init and (r.date or r.time)]
     if bad_dates:
-        history.append(plural(len(bad_dates), "record") + " with a date or time that cannot be ("
-                       + ", ".join(dict.fromkeys(f"{r.date} {r.time}" for r in bad_dates[:3]))
-                       + ("" if start is None else "; a fault among them counts as since the build started") + ")")
+        history.append(Msg("{records} with a date or time that cannot be read ({dates})", records=plural(
+            len(bad_dates), "record"), dates=", ".join(dict.fromkeys(f"{r.date} {r.time}" for r in bad_dates[:3])))
+            + ("" if start is None else Msg(": a fault among them counts as since the build started")))
     garbage = [ln for ln in facts.unread if ln.strip()]
     if garbage:
         out.append(Finding("health.bmc_sel", Verdict.UNKNOWN, Msg("{plural} of the BMC event log could not be read as records (first: {a1!r}): a fault "
                                                                   "recorded there is not judged", plural=plural(len(garbage), 'line'), a1=garbage[0].strip()[:80]), "BMC", cap([source] + garbage, 6),
                            "Run `ipmitool sel elist` as root and read those lines; `ipmitool sel get ID` decodes one "
                            "record.", SRC_SEL))
-    read = f"{plural(len(facts.records), 'record')} read"
+    read = Msg("{records} read", records=plural(len(facts.records), "record"))
     if any(f.verdict is not Verdict.UNKNOWN for f in out):
         if history:
             ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
             out.append(Finding("health.bmc_sel", Verdict.PASS, (Msg('BMC event log history, not a current fault: ') + SEMICOLON.join(history)), "BMC", cap(ev), "", SRC_SEL))
         return out
-    msg = (Msg('no hardware fault active in the BMC event log{value} ({read}', value=' since the build started' if start else '', read=read) + (Msg('; history: {history}', history=SEMICOLON.join(history)) if history else '') + ')')
+    msg = Msg("no hardware fault active in the BMC event log{since} ({read}{history})",
+              since=Msg(" since the build started") if start else "", read=read,
+              history=Msg("; history: {history}", history=SEMICOLON.join(history)) if history else "")
     ev = [source] + [ln for a, d in resolved[:10] for ln in (a.line, d.line)] + [r.line for r in before[:10]]
     if len(ev) == 1:
         ev += [r.line for r in facts.records[-5:]]
