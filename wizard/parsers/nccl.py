@@ -125,6 +125,18 @@ def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
     return h
 
 
+def _redop_root(middle: list[str]) -> tuple[str, int | None]:
+    """A row's columns between its type and its timings: the reduction op (``sum``) and the root (``-1``), each
+    optional (all_gather has neither)."""
+    redop, root = "", None
+    for m in middle:
+        if to_int(m) is not None:
+            root = to_int(m)
+        else:
+            redop = m
+    return redop, root
+
+
 def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
     toks = line.split()
     if len(toks) < 11 or len(toks) > 13 or not re.fullmatch(r"\d{1,18}", toks[0]):
@@ -134,13 +146,7 @@ def _row(line: str, wrong_is_count: bool) -> PerfRow | None:
     dtype = toks[2]
     if _NUM.match(dtype):
         return None
-    middle = toks[3:len(toks) - 8]
-    redop, root = "", None
-    for m in middle:
-        if to_int(m) is not None:
-            root = to_int(m)
-        else:
-            redop = m
+    redop, root = _redop_root(toks[3:len(toks) - 8])
     tail = toks[len(toks) - 8:]
     return PerfRow(size, count, dtype, redop, root, _half(tail[:4], wrong_is_count), _half(tail[4:], wrong_is_count),
                    line.rstrip())
@@ -156,13 +162,7 @@ def _row_without_check(line: str) -> PerfRow | None:
     tail = toks[len(toks) - 6:]
     if any(to_float(t) is None for t in tail):
         return None
-    middle = toks[3:len(toks) - 6]
-    redop, root = "", None
-    for m in middle:
-        if to_int(m) is not None:
-            root = to_int(m)
-        else:
-            redop = m
+    redop, root = _redop_root(toks[3:len(toks) - 6])
     half = [PerfHalf(to_float(a), to_float(b), to_float(c)) for a, b, c in (tail[:3], tail[3:])]
     return PerfRow(sat_int(toks[0]), to_int(toks[1]), toks[2], redop, root, half[0], half[1], line.rstrip())
 

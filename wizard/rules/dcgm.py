@@ -554,7 +554,8 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         values = list(dict.fromkeys(g.name for g in blank))
         every = len(blank) == len(d.gpus)
         ids = ", ".join(str(g.gpu_id) for g in blank)
-        meaning = SEMICOLON.join(f"{v}: {BLANK_NAME_MEANING.get(v, 'a placeholder, not a name')}" for v in values)
+        meaning = SEMICOLON.join(Msg("{value}: {means}", value=v, means=Msg.plain(
+            BLANK_NAME_MEANING.get(v, N_("a placeholder, not a name")))) for v in values)
         out.append(Finding("driver.dcgm", Verdict.WARN,
                            ((Msg('every GPU DCGM lists') + (Msg(' ({n_gpus} in this paste)', n_gpus=len(d.gpus)) if cut else '') if every else Msg('GPU {ids}', ids=ids)) + Msg(' has the name {values} ({meaning}): DCGM enumerates the GPUs by PCI bus id and UUID but cannot read their names from NVML: typically a DCGM release that does not know this GPU or driver, or a host engine whose NVML does not match the driver; not a GPU fault, but its other NVML fields (health, diagnostics, metrics) may be blank too', values=' / '.join(values), meaning=meaning)), "host",
                            tuple(g.lines[0] for g in blank[:4] if g.lines),

@@ -895,7 +895,7 @@ _SETUP_MEANING = {
     "bootstrap": Msg("NCCL's bootstrap could not find, read or reach the out-of-band address of a peer"),
     "p2p": Msg("NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport"),
     "shm": Msg("NCCL could not create the shared-memory segment the ranks on one node talk through"),
-    "system_call": "a system call NCCL made while setting up failed",
+    "system_call": Msg("a system call NCCL made while setting up failed"),
     "rank": Msg("the ranks do not agree on the job: a rank number past the world size, two ranks on one GPU, or two "
                 "processes started with the same rank"),
 }
