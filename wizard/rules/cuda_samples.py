@@ -104,7 +104,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
     if dq.error_code is not None or (dq.result == "FAIL" and dq.error_text):
         info = cuda_error_lookup(dq.error_code, dq.error_text)
         name = f" ({info.name}, error {dq.error_code})" if info else (f" (error {dq.error_code})" if dq.error_code is not None else "")
-        meaning = f": {info.meaning}" if info else ""
+        meaning = (Msg(": {meaning}", meaning=Msg.plain(info.meaning)) if info else "")  # shown translated
         what = dq.error_text or (info.message.split("|")[0] if info else "an error CUDA did not name")
         remedy = (info.remedy if info and info.action else Msg('Check `nvidia-smi` on the host and in the container, and `dmesg | grep -i -e NVRM -e Xid`.'))
         return [Finding(fid, Verdict.FAIL, Msg("deviceQuery: CUDA could not count the GPUs: {what}{name}{meaning}", what=what, name=name, meaning=meaning), "host",
@@ -293,7 +293,7 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     fid = "gpu.host_bandwidth"
     if bt.error_code is not None:
         info = cuda_error_lookup(bt.error_code, " ".join(bt.error_lines))
-        return [Finding(fid, Verdict.FAIL, (Msg('bandwidthTest stopped on CUDA error {error_code}', error_code=bt.error_code) + (f' ({info.name}: {info.meaning})' if info else '')), "host",
+        return [Finding(fid, Verdict.FAIL, (Msg('bandwidthTest stopped on CUDA error {error_code}', error_code=bt.error_code) + (Msg(' ({name}: {meaning})', name=info.name, meaning=Msg.plain(info.meaning)) if info else '')), "host",
                         tuple(bt.error_lines + ([bt.result_line] if bt.result_line else [])),
                         (info.remedy if info and info.action else Msg('Check `nvidia-smi` and `dmesg | grep -i -e NVRM -e Xid`.')),
                         f"{info.source if info else SRC_CUDA_ERR}; {SRC_SAMPLES}")]

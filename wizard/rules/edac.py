@@ -138,10 +138,10 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
                            "are corrected or not, and which DIMM or CPU bank.", SRC_EDAC))
     for e in ghes_other:
         sev = str(e.fields.get("severity", ""))
-        section = str(e.fields.get("section", "") or "unknown section")
+        section = str(e.fields.get("section", "")) or Msg("unknown section")
         verdict = Verdict.FAIL if sev == "fatal" else Verdict.WARN if sev in ("nonfatal", "") else Verdict.PASS
         out.append(Finding("health.hw_error", verdict,
-                           Msg("firmware (APEI) reported a hardware error: {section}, severity {a1}", section=section, a1=sev or 'not shown'), "host",
+                           Msg("firmware (APEI) reported a hardware error: {section}, severity {a1}", section=section, a1=sev or Msg("not shown")), "host",
                            cap(e.evidence),
                            ('' if verdict is Verdict.PASS else Msg('Check the BMC event log (SEL) for the same time and the named component; contact the server vendor if it repeats.')), SRC_GHES))
     return out
