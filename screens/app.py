@@ -226,8 +226,10 @@ class BringupApp(App[int]):
 
     def __init__(self, state_dir: Path | str | None = None, host: Host | None = None, snapshot: str | None = None,
                  dry_run: bool = False, basic: bool = False, clock: Callable[[], str] = utcnow,
-                 observe_poll_s: float = 2.0, fleet: Any = None, notice: str = "") -> None:
+                 observe_poll_s: float = 2.0, fleet: Any = None, notice: str = "", build_id: str | None = None) -> None:
         super().__init__(ansi_color=basic)
+        self.build_id = build_id
+        """``bringup --build ID``: open that build, not the newest (walk 29 #16: an earlier build could not be reached)."""
         self.hangup_guard: HangupGuard | None = None
         self.read_only_reason = ""
         """Why the build was opened read-only although no other bringup holds it (the state directory cannot be
@@ -312,8 +314,8 @@ class BringupApp(App[int]):
         self.other_builds_hint = other_builds_hint(self.state_dir, self.state_dir_given)
         if list_builds(self.state_dir):
             try:
-                self.build = Build.open(self.state_dir, self.stages, self.identity, dry_run=self.dry_run,
-                                        clock=self.clock, readonly=readonly)
+                self.build = Build.open(self.state_dir, self.stages, self.identity, build_id=self.build_id,
+                                        dry_run=self.dry_run, clock=self.clock, readonly=readonly)
             except StoreError as exc:
                 self.build_error = str(exc)
         if self.build is not None and self.snapshot and same_host(self.build.store.host(), self.identity) is False:
@@ -707,7 +709,8 @@ class BringupApp(App[int]):
 
 
 def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool = False,
-            basic: bool | None = None, fleet: tuple[list[Any], dict[str, Any]] | None = None, notice: str = "") -> int:
+            basic: bool | None = None, fleet: tuple[list[Any], dict[str, Any]] | None = None, notice: str = "",
+            build_id: str | None = None) -> int:
     """Launcher: terminal defaults for SSH and the console, then the app (tui-practices C.1). ``fleet``: (nodes,
     keyword options of :func:`wizard.fleet.check_fleet`): open on the fleet view of those nodes. ``notice``: one
     line the app shows on start (the language's console fallback; the language itself is chosen before, by
@@ -730,7 +733,7 @@ def run_app(state: str | None = None, snapshot: str | None = None, dry_run: bool
 
         request = FleetRequest(fleet[0], None, fleet[1])
     app = BringupApp(state_dir=state, host=host, snapshot=snapshot, dry_run=dry_run, basic=is_basic, fleet=request,
-                     notice=notice)
+                     notice=notice, build_id=build_id)
     app.bundle_plan = dict(manifest.get("plan") or {})
     try:
         app.run(mouse=not is_basic)

@@ -187,8 +187,8 @@ class StartScreen(Screen[None]):
             self._start_new()
             return
         self.app.push_screen(YesNo(_("Start a new build?"),
-                                   _("Build {id} stays on disk, and bringup then resumes the new one; `bringup status --build {id}` "
-                                     "shows the earlier one, `bringup report --builds DIR` reports it.").format(
+                                   _("Build {id} stays on disk, and bringup then resumes the new one; `bringup --build {id}` opens "
+                                     "the earlier one again, `bringup status --build {id}` shows it.").format(
                                        id=app.build.info.build_id)),
                              lambda yes: self._start_new() if yes else None)
 

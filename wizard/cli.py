@@ -350,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
     _argparse_words(p)
     _tui_fleet_args(p)
+    p.add_argument("--build", dest="tui_build", metavar="ID", help=_("the TUI opens this build, not the newest (the ids "
+                                                                     "are the directories under STATE/builds)"))
     sub = p.add_subparsers(dest="command", title=_("commands (each runs without the TUI)"), metavar="COMMAND")
     c = _command(sub, "check", COMMANDS["check"])
     c.add_argument("--json", action="store_true", help=_("machine-readable output (schema in assets/schema)"))
@@ -2842,7 +2844,8 @@ def cmd_tui(args: argparse.Namespace, lang_notice: str = "") -> int:
     from screens.app import run_app
 
     return run_app(state=opt(args, "state"), snapshot=opt(args, "snapshot"),
-                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"), fleet=fleet, notice=lang_notice)
+                   dry_run=bool(opt(args, "dry_run")), basic=opt(args, "basic"), fleet=fleet, notice=lang_notice,
+                   build_id=opt(args, "tui_build"))
 
 
 if __name__ == "__main__":

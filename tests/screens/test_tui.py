@@ -2296,3 +2296,22 @@ def test_a_read_only_plan_form_offers_no_save():
 
     assert PlanDialog({}, readonly=True).check_action("save", ()) is False
     assert PlanDialog({}, readonly=False).check_action("save", ()) is True
+
+
+async def test_the_tui_opens_an_earlier_build_by_its_id(state_dir, devvm_host):
+    """Walk 29 #16: once a newer build existed, the TUI could not open the earlier one. `bringup --build ID` opens
+    that build (its steps as recorded), the newest otherwise."""
+    first = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True)
+    first.store.set_step("os.release", StepStatus.PASSED)
+    earlier = first.info.build_id
+    first.close()
+    second = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True)
+    newest = second.info.build_id
+    second.close()
+    assert earlier != newest
+    for wanted, passed in ((earlier, True), (None, False)):
+        app = app_for(state_dir, devvm_host, build_id=wanted)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            assert app.build is not None and app.build.info.build_id == (wanted or newest)
+            assert (app.build.status("os.release") is StepStatus.PASSED) is passed
