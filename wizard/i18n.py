@@ -17,6 +17,7 @@ message id, so the stored data never changes.
 
 from __future__ import annotations
 
+import errno
 import functools
 import gettext as _gettext
 import io
@@ -248,9 +249,11 @@ def gettext(message: str) -> str:
     return translations(_current).gettext(message)
 
 
-_OS_ERRORS = {2: "No such file or directory", 13: "Permission denied", 21: "Is a directory",
-              20: "Not a directory", 40: "Too many levels of symbolic links", 36: "File name too long",
-              30: "Read-only file system", 28: "No space left on device", 5: "Input/output error"}
+_OS_ERRORS = {errno.ENOENT: "No such file or directory", errno.EACCES: "Permission denied",
+              errno.EISDIR: "Is a directory", errno.ENOTDIR: "Not a directory",
+              errno.ELOOP: "Too many levels of symbolic links", errno.ENAMETOOLONG: "File name too long",
+              errno.EROFS: "Read-only file system", errno.ENOSPC: "No space left on device",
+              errno.EIO: "Input/output error"}
 """The errno texts an operator meets reading or writing a file (errno(3) / strerror on Linux), kept so that a
 message shows them in the reader's language; any other errno shows the system's own text."""
 

@@ -27,7 +27,7 @@ from wizard.parsers.hosttools import (
     FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon, parse_top_memory,
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
-from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, is_kubernetes, swap_finding, swap_heavy
+from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, SWAP_HEAVY_PCT, is_kubernetes, swap_finding, swap_heavy
 from wizard.i18n import Msg
 
 SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
@@ -203,7 +203,7 @@ def judge_free(f: FreeFacts, exp: Mapping[str, Any], source: str = "free", unit_
             findings.append(Finding("os.memory_pressure", Verdict.PASS, Msg("memory: {desc}", desc=desc), "host", ev, "", SRC_MEM,
                                     measured=am))
     if not unit_known:  # sizes unknown: nothing to compare with the plan or the floor; swap by its share only
-        if st and (is_kubernetes(exp) or (su and 100.0 * su / st >= SWAP_FULL_PCT / 2)):
+        if st and (is_kubernetes(exp) or (su and 100.0 * su / st >= SWAP_HEAVY_PCT)):  # swap_heavy's share rule
             findings.append(swap_finding(Msg("swap is on ({total}, {used} used)", total=human_bytes(st),
                                              used=human_bytes(su or 0)), ev[-1:], exp, used_bytes=su, total_bytes=st))
         return findings
