@@ -264,6 +264,9 @@ class StepScreen(Screen[None]):
                 notes.append(shown[:1].upper() + shown[1:])  # "Not applicable: ...", the machine's own skip
             else:
                 notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + shown)
+        withdrawn = b.withdrawn_confirmation(step.id)
+        if withdrawn:  # walk 29 #13: a failing check reopened a hand confirmation, and it left no trace on screen
+            notes.append(withdrawn[:1].upper() + withdrawn[1:])
         if b.stale(step.id):
             notes.append(_("Rebooted since this was verified: check it again."))
         waiting = [r for r in step.requires if not b.status(r).done]

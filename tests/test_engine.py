@@ -496,6 +496,46 @@ def test_confirming_a_checked_step_the_machine_could_not_tell_needs_a_note_and_s
     b.close()
 
 
+def test_a_confirmation_a_failing_check_withdrew_stays_in_the_record(state_dir):
+    """walk 29 #13: bios.numa confirmed by hand with a note (its check could not tell), then a check failed it and a
+    later one could not tell again: the step is pending, and status, the step screen and the report say that the
+    person's confirmation (who, when, note) was withdrawn by the failing check. A person's own later skip, or a new
+    confirmation, or a pass, is not a withdrawal."""
+    from wizard import report as rpt
+    from wizard.model import StepStatus
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True, clock=frozen_clock)
+    cannot_tell = [Finding("bios.numa", Verdict.SKIP, "numa_nodes is not in the plan", source="s")]
+    b.record_findings("bios.numa", cannot_tell, frozen_clock())
+    b.confirm("bios.numa", "BIOS photo filed in ticket INC-000123")
+    assert b.store.withdrawn_confirmations() == {} and b.withdrawn_confirmation("bios.numa") == ""
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.FAIL, "1 NUMA node, 2 planned", source="s")],
+                      frozen_clock())
+    b.record_findings("bios.numa", cannot_tell, frozen_clock())
+    assert b.status("bios.numa") is not StepStatus.CONFIRMED
+    confirmed, reopened = b.store.withdrawn_confirmations()["bios.numa"]
+    assert "INC-000123" in confirmed.reason and reopened.status is StepStatus.FAILED
+    line = b.withdrawn_confirmation("bios.numa")
+    assert "INC-000123" in line and "reopened at" in line and line.endswith("a later check or run failed")
+    node = rpt.node_from_build(b, None, "none")
+    assert [w["step"] for w in node["withdrawn_confirmations"]] == ["bios.numa"]
+    doc = rpt.assemble([node])
+    assert doc["withdrawn_confirmations"][0]["reopened_status"] == "failed"
+    md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
+    assert "**Confirmed by hand, then reopened by a later check or run**" in md and "INC-000123" in md
+    assert "↺ reopened</span> <code>bios.numa</code>" in html and "INC-000123" in html
+    b.confirm("bios.numa", "checked again in the BIOS: NPS1 as planned")  # confirmed again: nothing withdrawn now
+    assert b.store.withdrawn_confirmations() == {}
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.FAIL, "1 NUMA node, 2 planned", source="s")],
+                      frozen_clock())
+    b.skip("bios.numa", "single-socket board")  # the person's own decision after the fail: still the history
+    assert "bios.numa" in b.store.withdrawn_confirmations()
+    b.confirm("plan.host", "")
+    b.skip("plan.host", "not this one")  # a skip right after the confirmation is the person's decision, not a check's
+    assert "plan.host" not in b.store.withdrawn_confirmations()
+    b.close()
+
+
 def test_a_step_automated_by_a_validation_that_ran_on_the_cpu_needs_a_note_and_is_listed_by_hand(state_dir):
     """walk 24 #5: node.validate ran on the CPU (cpu-only), then node.allreduce, which it automates, was confirmed with
     an empty note and the report listed a confirmed bandwidth. A step whose automating step (Step.automated_by) has

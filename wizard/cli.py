@@ -1320,6 +1320,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         running = b.reconcile() if not b.observing else b.store.action_runs(state=ActionState.RUNNING)
         rp = b.resume_point()
         states = b.store.step_states()
+        withdrawn = b.store.withdrawn_confirmations()
         host = b.store.host()
         stages = []
         for st in b.stages:
@@ -1331,7 +1332,13 @@ def cmd_status(args: argparse.Namespace) -> int:
                            "reason": states[s.id].reason if s.id in states else "",
                            "user": states[s.id].user if s.id in states else "",
                            "updated_at": states[s.id].updated_at if s.id in states else None,
-                           "stale_after_reboot": b.stale(s.id)} for s in st.steps]})
+                           "stale_after_reboot": b.stale(s.id),
+                           # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
+                           "withdrawn_confirmation": ({
+                               "user": withdrawn[s.id][0].user, "at": withdrawn[s.id][0].updated_at,
+                               "note": withdrawn[s.id][0].reason, "reopened_at": withdrawn[s.id][1].updated_at,
+                               "reopened_status": withdrawn[s.id][1].status.value} if s.id in withdrawn else None)}
+                          for s in st.steps]})
         doc = {"schema": 1, "build": b.info.build_id, "state_dir": str(b.info.path.parent.parent),
                "observing": b.observing,
                "host": host, "resume": {"stage": rp.stage.id, "step": rp.step.id},
@@ -1373,6 +1380,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     # the machine's own skip ("not applicable: ..." says it) is not shown as a person's [SKIP]
                     text = reason + stale if n_a else f"{_(s['status'])}{extra}{stale}"
                     _print_wrapped(first, text, text_width(), len(first))
+                    if s["id"] in withdrawn:
+                        _print_wrapped(" " * len(first), b.withdrawn_confirmation(s["id"], withdrawn), text_width(),
+                                       len(first))
             _print_wrapped("", _("(steps and their status only; the inventory, every finding, the measured "
                                          "figures and past action runs: `bringup report`)"), text_width(), 1)
     finally:

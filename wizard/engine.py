@@ -24,7 +24,7 @@ from wizard.probes import BUILTINS, IDENTITY_PROBES, ProbeOutput, collect
 from wizard.registry import apply_rules, probes_named, rules_of_step
 from wizard.store import (
     ActionRun, ActionState, BuildInfo, BuildLock, StateDirError, StepState, Store, StoreError, builds_dir, create_build,
-    creation_lock, ensure_state_dir, list_builds, new_build_id, utcnow,
+    creation_lock, ensure_state_dir, list_builds, new_build_id, short_time, utcnow,
 )
 from wizard.i18n import N_, Msg
 from wizard.common import lazy_re
@@ -403,6 +403,23 @@ class Build:
         if plan_key:
             return _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown)
         return _("not applicable: {why}").format(why=shown) if auto else shown
+
+    def withdrawn_confirmation(self, step_id: str, states: Mapping[str, Any] | None = None) -> str:
+        """A line saying that a person's confirmation of ``step_id`` was withdrawn by a later check or run that
+        failed or warned (who confirmed, when, their note, and when and how it was reopened), in the current
+        language; "" when there is none (:meth:`wizard.store.Store.withdrawn_confirmations`). ``states``: the
+        store's ``withdrawn_confirmations()`` when the caller reads it once for every step."""
+        from wizard.i18n import _
+
+        got = (states if states is not None else self.store.withdrawn_confirmations()).get(step_id)
+        if got is None:
+            return ""
+        confirmed, reopened = got
+        note = self.reason_shown(confirmed)
+        return _("confirmed by {user} at {at}{note}; reopened at {when}: a later check or run {verdict}").format(
+            user=confirmed.user or "?", at=short_time(confirmed.updated_at),
+            note=(_(" ({note})").format(note=note) if note else ""), when=short_time(reopened.updated_at),
+            verdict=_("failed") if reopened.status is StepStatus.FAILED else _("warned"))
 
     def stale(self, step_id: str) -> bool:
         """A boot-sensitive step verified under another boot: the reboot may have changed it."""

@@ -474,12 +474,15 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     stage_docs: list[dict[str, Any]] = []
     not_done: list[dict[str, str]] = []
     waived: list[dict[str, Any]] = []
+    withdrawn: list[dict[str, Any]] = []
     for st in stages:
         steps = []
         for s in st.steps:
             rec = states.get(s.id) or {}
             status = StepStatus(rec.get("status", "pending"))
             fs = findings_by_step.get(s.id, [])
+            if rec.get("withdrawn"):
+                withdrawn.append({"step": s.id, **rec["withdrawn"]})
             steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
                           "reason": rec.get("reason", ""), "user": rec.get("user", ""),
                           "updated_at": rec.get("updated_at"), "findings": len(fs)})
@@ -513,7 +516,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
             "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
             "waived_findings": [_ref(f) for f in waived_fails],
-            "steps_not_done": not_done, "waived": waived, "inventory": inv, "inventory_source": inv_source,
+            "steps_not_done": not_done, "waived": waived, "withdrawn_confirmations": withdrawn,
+            "inventory": inv, "inventory_source": inv_source,
             "stages": stage_docs, "findings": findings, "acks": acks, "validations": validations,
             "actions": actions}
 
@@ -552,6 +556,10 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
     states = {sid: {"status": st.status.value, "verdict": st.verdict.value if st.verdict else None,
                     "reason": st.reason, "user": st.user, "updated_at": st.updated_at}
               for sid, st in store.step_states().items()}
+    for sid, (confirmed, reopened) in store.withdrawn_confirmations().items():
+        if sid in states:  # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
+            states[sid]["withdrawn"] = {"user": confirmed.user, "at": confirmed.updated_at, "note": confirmed.reason,
+                                        "reopened_at": reopened.updated_at, "reopened_status": reopened.status.value}
     by_step: dict[str, list[dict[str, Any]]] = {}
     for st in build.stages:
         for s in st.steps:
@@ -738,6 +746,8 @@ def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None
         "steps_not_done": [{"node": n["name"], **s} for n in nodes for s in n["steps_not_done"]],
         "waived": [{"node": n["name"], **w} for n in nodes for w in n.get("waived", [])],
         "waived_findings": [{"node": n["name"], **f} for n in nodes for f in n.get("waived_findings", [])],
+        "withdrawn_confirmations": [{"node": n["name"], **w} for n in nodes
+                                    for w in n.get("withdrawn_confirmations", [])],
         "nodes": list(nodes),
     }
     groups: dict[tuple[str, str, str], list[str]] = {}

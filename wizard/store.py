@@ -634,6 +634,32 @@ class Store:
                                           r["user"], r["boot_id"], r["updated_at"])
         return out
 
+    def withdrawn_confirmations(self) -> dict[str, tuple[StepState, StepState]]:
+        """step id -> (the person's latest confirmation, the state that replaced it) for each step whose latest
+        confirmation a later check or run withdrew: the very next event of the step was ``failed`` or ``warned``,
+        and the step is neither confirmed again nor passed now. A person's own later decision (a skip, a reset) is
+        not a withdrawal. Read from the ``step_event`` history, which keeps every state a step was ever set to
+        (walk 29 #13: a failing check reopened a hand-confirmed step and the note vanished from status and
+        report)."""
+        out: dict[str, tuple[StepState, StepState]] = {}
+        current = self.step_states()
+
+        def state(r: sqlite3.Row) -> StepState:
+            return StepState(r["step_id"], StepStatus(r["status"]), Verdict(r["verdict"]) if r["verdict"] else None,
+                             r["reason"], r["user"], r["boot_id"], r["at"])
+
+        for r in self.conn.execute(
+                "SELECT e.* FROM step_event e WHERE e.status = 'confirmed' AND e.id = "
+                "(SELECT MAX(id) FROM step_event WHERE step_id = e.step_id AND status = 'confirmed')").fetchall():
+            now = current.get(r["step_id"])
+            if now is None or now.status in (StepStatus.CONFIRMED, StepStatus.PASSED):
+                continue
+            nxt = self.conn.execute("SELECT * FROM step_event WHERE step_id = ? AND id > ? ORDER BY id LIMIT 1",
+                                    (r["step_id"], r["id"])).fetchone()
+            if nxt is not None and nxt["status"] in (StepStatus.FAILED.value, StepStatus.WARNED.value):
+                out[r["step_id"]] = (state(r), state(nxt))
+        return out
+
     # ---------------------------------------------------------------- checks and findings
 
     def record_check(self, step_id: str, findings: Iterable[Finding], verdict: Verdict, boot_id: str,

@@ -259,6 +259,29 @@ def test_status_says_warned_never_passed_for_a_step_that_warns(tmp_path):
     assert line.split()[:3] == ["[WARN]", "report.handover", "warned"] and "passed" not in line
 
 
+def test_status_names_a_hand_confirmation_a_failing_check_withdrew(tmp_path):
+    """walk 29 #13: a confirmation with its note, withdrawn by a failing check and then back to "cannot tell": status
+    (text, in both languages, and JSON) says who confirmed it, the note, and that a check reopened it."""
+    from wizard.engine import Build
+    from wizard.model import Finding, Verdict
+
+    state = tmp_path / "s"
+    b = Build.open(state, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    b.confirm("bios.numa", "photo-in-INC-000123")
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.FAIL, "1 NUMA node")], "2026-01-01T00:00:00+00:00")
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.UNKNOWN, "cannot read")], "2026-01-01T00:00:00+00:00")
+    b.close()
+    doc = json.loads(run("--state", str(state), "status", "--json").stdout)
+    jsonschema.validate(doc, STATUS_SCHEMA)
+    step = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "bios.numa")
+    assert step["withdrawn_confirmation"]["note"] == "photo-in-INC-000123" and step["status"] == "pending"
+    assert step["withdrawn_confirmation"]["reopened_status"] == "failed"
+    text = " ".join(run("--state", str(state), "status").stdout.split())  # unwrapped
+    assert "(photo-in-INC-000123); reopened at" in text and "a later check or run failed" in text
+    zh = re.sub(r"\s*\n\s*", "", run("--state", str(state), "--lang", "zh_CN", "status").stdout)
+    assert "人工确认（photo-in-INC-000123）" in zh and "之后的检查或运行失败" in zh
+
+
 def test_run_dry_run_prints_exact_commands_and_runs_nothing(tmp_path):
     state = str(tmp_path / "s")
     r = run("--state", state, "--dry-run", "run", "os.nouveau")

@@ -1854,6 +1854,22 @@ async def test_a_step_only_its_run_proves_offers_no_confirm_and_says_to_run_it(s
         assert app.build.status("gpu.validate") is StepStatus.PENDING
 
 
+async def test_the_step_screen_names_a_hand_confirmation_a_failing_check_withdrew(state_dir, devvm_host):
+    """walk 29 #13: a person's confirmation (with its note) that a failing check reopened is said on the step screen,
+    who and the note included, not silently gone."""
+    b = new_build(state_dir, devvm_host)
+    b.confirm("bios.numa", "photo in INC-000123")
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.FAIL, "1 NUMA node")], b.store.clock())
+    b.set_cursor("bios.numa")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await resume(pilot, app)
+        assert app.screen.step_id == "bios.numa"
+        shown = " ".join(" ".join(shown_lines(app)).split())
+        assert "(photo in INC-000123); reopened at" in shown and "a later check or run failed" in shown, shown
+
+
 async def test_f1_opens_the_help_at_the_keys_of_the_screen_it_was_pressed_on(state_dir, devvm_host):
     """Second walk: F1 always opened at "Every screen"; the step screen's keys were pages down."""
     await memory_short_build(state_dir, devvm_host)
