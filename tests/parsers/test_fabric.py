@@ -222,6 +222,11 @@ def test_perftest_error_lines_are_classed_and_the_server_banner_read() -> None:
     # the banner alone (a server still waiting) and perftest's own error lines alone are perftest's
     assert detect_perftest("\n".join(body.splitlines()[:3])) >= 0.9
     assert detect_perftest(" Couldn't create IB resources\n") >= 0.9
+    # held-out round 44 (Mellanox/ngc_multinode_perf#108): the banner and its parameter block, no table: perftest's,
+    # with no bandwidth row (judged unknown), never "a program that warned"
+    banner = text(PUBLIC / "ib_write_bw__ngc-bidir-header-no-result.txt")
+    assert detect_perftest(banner) >= 0.9
+    assert parse_perftest(banner).rows == [] and parse_perftest(banner).title_line == "RDMA_Write Bidirectional BW Test"
     # linux-rdma/perftest#228 (description by ddmatsu, 2023-11-01): the client could not reach the server
     pr228 = ("# ib_write_bw -d rocep133s0f0 192.168.125.211\nCouldn't connect to 192.168.125.211:18515\n"
              "Unable to open file descriptor for socket connection Unable to init the socket connection\n")

@@ -88,6 +88,19 @@ def test_sinfo_with_fields_split_by_bars_and_columns_named_twice():
     assert s.detect_sinfo(text(PUBLIC / "slurm__sinfo-gpu-node-drained-reason-replace.txt")) == 0.95
 
 
+def test_headerless_sinfo_rows_with_the_node_count_first_keep_their_bracketed_node_lists():
+    """Held-out round 44 (ArjunaUsers#85): `sinfo -h -o "%D %t %N"` rows ("4  maint c[005,011,013,019]"): the count
+    first, the node list last with commas inside its brackets; every node of each list is read, with its state."""
+    body = text(PUBLIC / "sinfo__gpu-partition-maint-down-fail.txt")
+    f = s.parse_sinfo(body)
+    by_state = {r.state: list(r.nodes) for r in f.rows}
+    assert by_state["maint"] == ["c005", "c011", "c013", "c019"] and by_state["fail*"] == ["c020", "c021", "c022"]
+    assert sum(len(r.nodes) for r in f.rows) == 12 and s.detect_sinfo(body) > 0.5
+    # the node name first ("%n %T") still reads as before; a count before a single node name reads that node
+    assert list(s.parse_sinfo("gpu01 idle\ngpu02 drained\n").rows[1].nodes) == ["gpu02"]
+    assert list(s.parse_sinfo("1 down* gpu07\n1 idle gpu08\n").rows[0].nodes) == ["gpu07"]
+
+
 def test_slurmctld_log_node_events_leave_each_node_in_its_last_state():
     # real: slurmctld setting a GPU node INVAL and DRAIN for a lower gres/gpu count (held-out round 27)
     (n,) = s.parse_slurmctld_log(text(PUBLIC / "slurm__gres-gpu-count-lower-inval-drain.txt"))

@@ -398,3 +398,24 @@ def test_ipmitool_sel_get_records_are_read_as_the_sel():
                                                                           "Transition to Non-recoverable", "Asserted")
     e = explain_text(body)
     assert e.kind == "ipmitool-sel" and e.verdict is Verdict.FAIL
+
+
+def test_a_chassis_intrusion_left_asserted_warns_and_a_supply_whose_redundancy_came_back_warns():
+    """Held-out round 43: a General Chassis Intrusion asserted and never deasserted warns (confirm it was your own
+    service work); a power supply's "Failure detected" / "AC lost" asserted but followed by the power supplies'
+    "Redundancy Lost" deasserted is a supply that failed and came back: a warning naming the record, not a fail."""
+    from tests.probe_data import PUBLIC
+
+    intr = explain_text(text(PUBLIC / "ipmitool-sel__supermicro-x10dru-fan-lnr-chassis-intrusion.txt"), "x")
+    warned = [f for f in intr.findings if f.verdict is Verdict.WARN]
+    assert intr.verdict is Verdict.WARN and len(warned) == 1
+    assert "General Chassis intrusion" in warned[0].message and "service work" in warned[0].remedy
+    back = explain_text(text(PUBLIC / "ipmitool-sel__psu-failure-ac-lost-redundancy-flap.txt"), "x")
+    psu = [f for f in back.findings if f.verdict is Verdict.WARN]
+    assert back.verdict is Verdict.WARN and len(psu) == 2
+    assert all("redundancy came back after it (Power Supply #0x3e: Redundancy Lost Deasserted" in f.message
+               for f in psu)
+    # without the later deassertion, the same failure fails
+    cut = "\n".join(ln for ln in text(PUBLIC / "ipmitool-sel__psu-failure-ac-lost-redundancy-flap.txt").splitlines()
+                    if "11:28:06" not in ln and "11:25:41" not in ln)
+    assert explain_text(cut, "x").verdict is Verdict.FAIL

@@ -426,3 +426,18 @@ def test_a_perftest_latency_run_is_read_and_named_not_judged_without_a_floor():
     f = r.findings[0]
     assert "Send latency test ran: 1.27 µs typical at 2 bytes" in f.message and "ib_write_bw" in f.remedy
     assert "Conflicting CPU frequency" not in f.evidence[0]  # the row, not the noise lines printed between
+
+
+def test_most_ports_down_fail_as_the_fabric_not_up_but_a_netdev_state_does_not_count():
+    """Held-out round 43 (Dell XE9780): 7 ConnectX-8 ports Down/Disabled beside 4 Active ConnectX-7 ports: more ports
+    down than Active (4 or more) is the fabric not up, each fails; ibdev2netdev's "(Down)" is the IPoIB netdev's state,
+    not the port's, so it is not counted (held-out round 24's H20 node stays a warning)."""
+    r = explain_text(text(PUBLIC / "ibstat__xe9780-b300-cx8-compute-ports-disabled.txt"), "x")
+    down = [f for f in r.findings if f.id == "multinode.ib_port_state"]
+    assert len(down) == 7 and all(f.verdict is Verdict.FAIL for f in down)
+    assert "7 of the 11 ports listed are down, more than the 4 Active" in down[0].message
+    netdev = explain_text(text(PUBLIC / "ibdev2netdev__h20-node-cx7-ib-ports-down.txt"), "x")
+    assert netdev.verdict is Verdict.WARN
+    # a spare Disabled port beside Active ones stays a warning
+    spare = explain_text(text(PUBLIC / "ibstatus__hdr-second-hca-down-disabled.txt"), "x")
+    assert spare.verdict is Verdict.WARN

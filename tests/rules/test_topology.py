@@ -88,6 +88,17 @@ def test_topology_one_gpu_that_lost_its_nvlinks_fails_naming_it():
     assert [x.verdict for x in ok] == [Verdict.PASS]
 
 
+def test_topology_a_gpu_with_no_nvlink_beside_an_nvlinked_pair_warns_naming_it():
+    """Held-out round 43 (3x RTX A6000: GPU0-GPU1 NV4, GPU2 only over PCIe NODE): too few GPUs for the lost-links
+    fail (a bridge pairs two cards), but the GPU with no NVLink at all is named: a bridge missing or a card without a
+    partner, its work on the slower path."""
+    fs = topology_rules.topology(out("nvidia_smi_topo_m", PUBLIC / "nvidia-smi-topo__3x-rtx-a6000-one-gpu-pcie-only.txt"), {})
+    f = by_id(fs, "health.topology")
+    assert [x.verdict for x in f] == [Verdict.WARN] and f[0].subject == "GPU 2"
+    assert "no NVLink reaches GPU2, while GPU0, GPU1 are NVLink-connected" in f[0].message
+    assert "nvidia-smi nvlink -s" in f[0].remedy
+
+
 def test_topology_pcie_only_paths_on_an_sxm_board_warn_fabric_down():
     o = out("nvidia_smi_topo_m", SYNTHETIC / "synthetic_nvidia-smi-topo__8x-h100-pcie-paths-only.txt")
     # model unknown: PCIe cards have no NVLink, so not broken; the message says what an SXM board would get

