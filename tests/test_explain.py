@@ -637,3 +637,16 @@ def test_several_hosts_labelled_lines_are_judged_per_host_and_named():
     one = "\n".join("node07: " + ln for ln in text(PUBLIC / "free__oci-h200-cluster-clush-free-g.txt")
                     .splitlines()[6:9] if ln) .replace("node07: 172.16.48.190: ", "node07: ")
     assert [f.subject for f in explain_text(one).findings] == ["host"]
+
+
+def test_topo_m_and_topo_p2p_pasted_back_to_back_are_two_outputs():
+    """Held-out round 45 (2x RTX 2080 Ti, AutoDL): `nvidia-smi topo -m` then `topo -p2p` without a prompt between
+    them: the second matrix's header after the first one's legend starts its own part, so P2P 'NS' is judged (a
+    warning without a GPU model: NCCL stages through host memory), not lost inside the topology matrix. rocm-smi's
+    several GPU-pair matrices stay one output."""
+    r = explain_text(text(PUBLIC / "nvidia-smi-topo__2x-2080ti-pix-p2p-not-supported.txt"), "x")
+    assert r.kind == "nvidia-smi-topo-m+nvidia-smi-topo-p2p", r.kind
+    p2p = [f for f in r.findings if f.id == "health.p2p"]
+    assert [f.verdict for f in p2p] == [Verdict.WARN] and "GPU0-GPU1 NS (Not supported)" in p2p[0].message
+    rocm = explain_text(text(PUBLIC / "rocm-smi__8x-mi300-mi308-xgmi-weight-15-all-pairs.txt"), "x")
+    assert len(rocm.parts) == 1

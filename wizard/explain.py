@@ -296,10 +296,31 @@ def command_of(prompt_line: str) -> str:
     return (m.group(1) if m else prompt_line).strip()
 
 
+_TOPO_M_LEGEND = lazy_re(r"^\s*NV#\s+= Connection traversing a bonded set of")
+_P2P_LEGEND = lazy_re(r"^\s*(?:OK\s+= Status Ok|NS\s+= Not supported)\s*$")
+_P2P_HEADER = lazy_re(r"^[ \t]+GPU0(?:[ \t]+GPU\d+)+[ \t]*$")
+_TOPO_M_HEADER = lazy_re(r"^[ \t]+GPU0[ \t].*\bCPU Affinity\b")
+
+
+def _next_topo_matrix(before: list[str], ln: str) -> bool:
+    """``nvidia-smi topo -m`` and ``topo -p2p`` pasted back to back: the second matrix's header row after the first
+    one's legend starts a new output (held-out round 45). Other GPU-pair matrices (rocm-smi --showtopo's several) do
+    not end in these legends, so they stay one output."""
+    if _P2P_HEADER.match(ln):
+        return any(_TOPO_M_LEGEND.match(x) for x in before)
+    if _TOPO_M_HEADER.match(ln):
+        return any(_P2P_LEGEND.match(x) for x in before)
+    return False
+
+
 def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]]]:
     out: list[tuple[int, list[str]]] = []
     start = 0
     for i, ln in enumerate(chunk):
+        if i > start and "GPU0" in ln and _next_topo_matrix(chunk[start:i], ln):
+            out.append((first + start, chunk[start:i]))
+            start = i
+            continue
         row = next((r for r in ROW_STARTS if r.match(ln)), None)
         if i > start and row is not None and chunk[i - 1].strip() and not row.match(chunk[i - 1]):
             out.append((first + start, chunk[start:i]))

@@ -378,3 +378,16 @@ def test_nvbandwidth_all_pairs_at_nvlink_rate_count_gpus_of_an_hgx_board():
     planned = [f for f in judge_nvbandwidth_text(_d2d_matrix(7, "765.00"), {"gpu_count": 8})
                if f.id == "health.gpu_count"]
     assert [f.verdict for f in planned] == [Verdict.FAIL] and "the plan expects 8" in planned[0].message
+
+
+def test_device_query_run_time_limit_on_kernels_warns_naming_the_gpu():
+    """Held-out round 46 (RTX 2080 Ti): 'Run time limit on kernels: Yes' is a display's watchdog on the GPU (long
+    kernels are killed, cudaErrorLaunchTimeout): a warning naming the GPU, the device count still passing. 'No' says
+    nothing."""
+    body = text(PUBLIC / "devicequery__rtx2080ti-runtime-limit-on-kernels.txt")
+    fs = judge_device_query_text(body, {})
+    assert [(f.id, f.verdict) for f in fs] == [("health.gpu_count", Verdict.PASS), ("health.gpu_processes", Verdict.WARN)]
+    assert "GPU 0 (NVIDIA GeForce RTX 2080 Ti)" in fs[1].message and "cudaErrorLaunchTimeout" in fs[1].message
+    assert "Run time limit on kernels" in fs[1].evidence[0]
+    off = body.replace("Run time limit on kernels:                     Yes", "Run time limit on kernels:                     No")
+    assert off != body and [f.id for f in judge_device_query_text(off, {})] == ["health.gpu_count"]

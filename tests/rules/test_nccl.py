@@ -616,3 +616,17 @@ def test_busbw_swinging_between_runs_of_one_size_fails():
                        + [f"  8589934592  2147483648  float  sum  42905  200.21  {v}  42754  200.92  389.27"
                           for v in ("387.90", "385.10", "389.02")])  # synthetic: three steady runs
     assert not any("swings" in f.message for f in explain_text(steady).findings)
+
+
+def test_sockets_over_ipoib_interfaces_with_no_rdma_device_fail_across_nodes():
+    """Held-out round 46 (NERSC Cori-GPU, PyTorch in a Shifter container, srun --label): 'NET/IB : No device found'
+    and NET/Socket on ib1, ib4, ib6: IP-over-InfiniBand interfaces, so these nodes have InfiniBand and the job cannot
+    reach its verbs devices: a fail across nodes, not the platform-without-RDMA warning. The ranks' printed result
+    tensors do not make the log a torch report."""
+    r = explain_text(text(PUBLIC / "nccl-debug__cori-gpu-shifter-net-ib-no-device-socket-fallback.txt"), "x")
+    assert r.kind == "nccl-debug"
+    t = [f for f in r.findings if f.id == "multinode.transport"]
+    assert [f.verdict for f in t] == [Verdict.FAIL]
+    assert "on ib1, ib4, ib6, IP-over-InfiniBand interfaces" in t[0].message and "/dev/infiniband" in t[0].remedy
+    assert nccl._IPOIB.match("ibs108") and nccl._IPOIB.match("ib0.8001") and not nccl._IPOIB.match("ibmveth0")
+    assert not nccl._IPOIB.match("eth0")

@@ -277,3 +277,12 @@ def test_an_rdma_queue_pair_that_cannot_connect_fails_whatever_the_program():
     assert fs[0].evidence == ("Failed to modify QP to RTR: Connection timed out",) and "GID index" in fs[0].remedy
     (c,) = toolwords.judge("setting up\nibv_create_qp failed: Cannot allocate memory\n")  # synthetic_
     assert c.verdict is Verdict.FAIL and "could not create an RDMA queue pair" in c.message and "ulimit" in c.remedy
+
+
+def test_a_cuda_samples_test_failed_line_fails_whatever_success_lines_came_before():
+    """Held-out round 46 (simpleP2P on 2x RTX 4090): 'CUDA-capable device count: 2' then verification errors and
+    'Test failed!': the program failed; the device count is not its verdict."""
+    r = explain_text(text(PUBLIC / "cuda-simplep2p__2x-rtx4090-peer-yes-verification-nan.txt"), "x")
+    said = [f for f in r.findings if f.id == "explain.program_said"]
+    assert r.verdict is Verdict.FAIL and said and "'Test failed!'" in said[0].message
+    assert [f.verdict for f in toolwords.judge("All 3 checks passed\ncheck failed: 0\n")] == [Verdict.PASS]

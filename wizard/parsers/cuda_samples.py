@@ -47,6 +47,7 @@ class DqDevice:
     driver_cuda: str = ""
     runtime_cuda: str = ""
     pci_bus: int | None = None
+    kernel_time_limit_line: str = ""  # "Run time limit on kernels: Yes": a display watchdog limits kernel run time
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ def detect_device_query(text: str) -> float:
     if _DQ_ERROR.search(text) and re.search(r"^[ \t]*Result = FAIL", text, re.M):
         return 0.93
     return 0.0
+
+
+_DQ_TIME_LIMIT = lazy_re(r"^\s*Run time limit on kernels:\s*Yes\s*$")
+"""deviceQuery's cudaDeviceProp.kernelExecTimeoutEnabled line (CUDA Runtime API, cudaDeviceProp: "whether there is a
+run time limit on kernels"): a display's watchdog on that GPU."""
 
 
 def parse_device_query(text: str) -> DeviceQuery:
@@ -142,6 +148,9 @@ def parse_device_query(text: str) -> DeviceQuery:
         m = _DQ_PCI.search(ln)
         if m:
             devices[-1] = replace(cur, pci_bus=sat_int(m.group(2)))
+            continue
+        if _DQ_TIME_LIMIT.match(ln):
+            devices[-1] = replace(cur, kernel_time_limit_line=ln.strip())
     if "detected" not in v and not devices and "error_code" not in v and "result" not in v:
         problems.append("no device count, device, error or Result line")
     return DeviceQuery(devices=devices, error_lines=error_lines, problems=problems, **v)  # type: ignore[arg-type]

@@ -142,6 +142,20 @@ def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> li
     """deviceQuery: the device count and Result (``health.gpu_count``) and, per architecture (its CUDA compute
     capability), ``driver.branch`` when only end-of-life driver branches drive it (gpu_presence.ended_architecture)."""
     out = _device_count(dq, text, exp)
+    limited = [d for d in dq.devices if d.kernel_time_limit_line]
+    if limited:
+        # a display's watchdog on the GPU kills a kernel that runs longer than a few seconds ("the launch timed out
+        # and was terminated", cudaErrorLaunchTimeout); NCCL's kernels wait inside a collective for their peers
+        out.append(Finding("health.gpu_processes", Verdict.WARN, Msg(
+            "deviceQuery: {gpus}: 'Run time limit on kernels: Yes': a display's watchdog limits how long a kernel may "
+            "run on this GPU, so a long kernel (NCCL's kernels wait in a collective for their peers) is killed "
+            "(cudaErrorLaunchTimeout)", gpus=", ".join(f"GPU {d.index} ({d.name})" for d in limited)),
+            gpu_subject(limited[0].index) if len(limited) == 1 else f"{len(limited)} GPUs",
+            tuple(d.kernel_time_limit_line for d in limited[:1]) + tuple(d.line for d in limited[:4]),
+            "Keep displays off the training GPUs: stop the display manager on a server (`sudo systemctl isolate "
+            "multi-user.target`), or drive the monitor from another GPU; then deviceQuery says 'Run time limit on "
+            "kernels: No'.", f"{SRC_SAMPLES}; CUDA Runtime API, cudaDeviceProp::kernelExecTimeoutEnabled and "
+            "cudaErrorLaunchTimeout, https://docs.nvidia.com/cuda/cuda-runtime-api/"))
     by_arch: dict[str, list[Any]] = {}
     for d in dq.devices:
         arch = architecture_of_cc(d.compute_capability)

