@@ -28,6 +28,7 @@ from textual.scrollbar import ScrollBar
 from screens import linebreak
 from screens.glyphs import ConsoleScrollBarRender
 from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
+from screens.plan import recheck_words
 from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
 from wizard.i18n import _, tr
@@ -667,8 +668,10 @@ class BringupApp(App[int]):
             if changes and self.build is not None and not self.build.observing:
                 from wizard.plan import unknown_gpu_model
 
-                self.build.store.set_plan(**changes)
-                self.notify(_("plan saved: steps judge against it at their next check (c on a step, or on a stage in the overview)"))
+                recheck = self.build.set_plan(**changes)
+                self.notify(_("plan saved: steps judge against it at their next check (c on a step, or on a stage in the overview)")
+                            + recheck_words(recheck),
+                            timeout=12 if recheck else 5)
                 said = unknown_gpu_model(changes.get("gpu_model"))
                 if said:
                     self.notify(tr(said), severity="warning", timeout=12)

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from screens.widgets import FormInput, KeyFooter
+from screens.plan import recheck_words
 from wizard.i18n import Msg, _, ngettext, spaced, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
@@ -320,11 +321,11 @@ class ManualDialog(ModalScreen[bool]):
             err.update(f"! {why}")
             return
         try:
-            build.store.set_plan(**{self.key: parsed})
+            recheck = build.set_plan(**{self.key: parsed})
         except (StoreError, sqlite3.Error) as exc:  # a full disk (DiskFullError), a read-only store: said, value kept
             err.update(_("! not saved: {error}").format(error=exc))
             return
-        self.app.notify(_("plan saved: {key}={value}").format(key=self.key, value=parsed))
+        self.app.notify(_("plan saved: {key}={value}").format(key=self.key, value=parsed) + recheck_words(recheck))
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()

@@ -21,6 +21,14 @@ from wizard.i18n import _, ngettext, tr
 from wizard.plan import PLAN_KEYS, parse_value, whole
 
 
+def recheck_words(steps: list[str]) -> str:
+    """The line a plan change adds to its message: the steps whose latest check read a changed answer
+    (:meth:`wizard.engine.Build.set_plan`), to check again; "" when none (walk 30 #1)."""
+    if not steps:
+        return ""
+    return "\n" + _("checked against the old answer, to check again: {steps}").format(steps=", ".join(steps))
+
+
 def shown(v: object) -> str:
     """A plan answer as the form and the CLI write it: ``38.0`` -> ``38``, booleans as true/false, "" for none."""
     if v is None:

@@ -27,7 +27,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from rich.text import Text
 
-from screens.plan import shown
+from screens.plan import recheck_words, shown
 from screens.widgets import FormInput, KeyFooter, TopBar
 from wizard import sizing as sz
 from wizard.i18n import N_, _, spaced, tr, tr_source
@@ -417,14 +417,15 @@ class SizingScreen(Screen[None]):
         build = self.app.build
         if build is None or build.observing:
             return
-        build.store.set_plan(**answers)
+        recheck = build.set_plan(**answers)
         self.recompute()  # the summary's "the plan has other figures" line goes
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
         self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={shown(v)}" for k, v in answers.items()))
-                    + (spaced(_("(kept although SHORT: {short})").format(short=short)) if short else ""),
-                    severity="warning" if short else "information", timeout=8)
+                    + (spaced(_("(kept although SHORT: {short})").format(short=short)) if short else "")
+                    + recheck_words(recheck),
+                    severity="warning" if short else "information", timeout=12 if recheck else 8)
 
     def action_scroll_results(self, pages: int) -> None:
         """page down / page up: scroll the results pane by a page whatever field has the focus, at once (``immediate``:

@@ -269,6 +269,10 @@ class StepScreen(Screen[None]):
             notes.append(withdrawn[:1].upper() + withdrawn[1:])
         if b.stale(step.id):
             notes.append(_("Rebooted since this was verified: check it again."))
+        changed = b.plan_changed_words(step.id)
+        if changed:  # walk 30 #1: the verdict below was judged against the old answer
+            notes.append(_("The plan changed since this was checked ({changes}): check it again (c).").format(
+                changes=changed))
         waiting = [r for r in step.requires if not b.status(r).done]
         if waiting:
             notes.append(_("Do first: ") + ", ".join(f"{_(b.step(r).title)} ({r})" for r in waiting))

@@ -754,3 +754,40 @@ def test_a_step_is_not_skipped_while_its_action_runs(state_dir):
     b.skip("gpu.validate", "single node")
     assert b.status("gpu.validate") is StepStatus.SKIPPED
     b.close()
+
+
+def test_a_plan_change_names_the_steps_checked_against_the_old_answer(state_dir):
+    """walk 30 #1: bios.numa and os.memory checked, then numa_nodes set: each check recorded the plan answers its
+    rules read (PlanReads), so the change names bios.numa (not os.memory) to check again, the step says what
+    changed, and the report lists it and is at best ready with warnings; a new check clears it."""
+    from wizard import report as rpt
+    from wizard.hosts import LocalHost
+
+    by_id = {s.id: s for st in steps.STAGES for s in st.steps}
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    asyncio.run(b.check_steps(LocalHost(), [by_id["bios.numa"], by_id["os.memory"]]))
+    assert "numa_nodes" in (b.store.latest_plan_read("bios.numa") or {})
+    assert "numa_nodes" not in (b.store.latest_plan_read("os.memory") or {})
+    assert b.plan_changed("bios.numa") == []
+    assert b.set_plan(numa_nodes=2) == ["bios.numa"]
+    assert b.plan_changed("bios.numa") == [("numa_nodes", None, 2)] and b.plan_changed("os.memory") == []
+    assert b.plan_changed_words("bios.numa") == "numa_nodes: unset → 2"
+    doc = rpt.assemble([rpt.node_from_build(b, None, "none")])
+    assert [c["step"] for c in doc["plan_changed"]] == ["bios.numa"] and doc["verdict"] != rpt.READY
+    md = rpt.render(doc, "md")
+    assert "**Checked against an earlier plan: check again**" in md and "`numa_nodes` = unset, now 2" in md
+    assert "| `numa_nodes` | 2 |" in md  # the plan it is judged against
+    assert b.set_plan(numa_nodes=2) == []  # the same value again: nothing changed
+    asyncio.run(b.check_steps(LocalHost(), [by_id["bios.numa"]]))
+    assert b.plan_changed("bios.numa") == []
+    b.close()
+
+
+def test_plan_reads_record_what_rules_ask_for():
+    from wizard.engine import PlanReads
+
+    r = PlanReads({"a": 1})
+    assert r.get("a") == 1 and "b" not in r and r.get("c", 3) == 3
+    assert r.read == {"a", "b", "c"}
+    dict(r)  # a rule that copies the plan reads all of it
+    assert r.read == {"a", "b", "c"}

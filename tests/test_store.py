@@ -223,7 +223,7 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     c.commit()
     c.close()
     s = Store.open(db)
-    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     run = s.action_runs()[0]  # schema 3: an action run keeps its overrides, judged check and results
     assert run.state is ActionState.SUCCEEDED and run.state == "succeeded"
     assert run.overrides == {} and run.check_run is None and run.results == {}
@@ -231,6 +231,7 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     meta, findings = s.latest_check("bios.cpu")
     assert findings[0].evidence == ("line",) and findings[0].key == ""
     assert findings[0].measured is None  # schema 4: a finding stored before measured values reads as none
+    assert s.latest_plan_read("bios.cpu") is None  # schema 6: a check stored before plan reads says none
     s.add_ack("k1", "health.xid", "GPU 3 (0000:9b:00.0)", "Xid 79", "reseated on 2026-11-29, RMA case 123", "t", "b")
     assert s.acks()["k1"]["reason"] == "reseated on 2026-11-29, RMA case 123"
     with pytest.raises(ValueError):

@@ -657,6 +657,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
     build.store.set_meta(answers_on_failure=answers.on_failure)  # what `answers export` writes back
     result = AutoResult([], total)
     checked: dict[str, list[Finding]] = {}
+    plan_read: dict[str, dict[str, Any]] = {}  # the plan answers each checked step's rules read
     started = ""
 
     def operator_skipped(s: Step) -> bool:  # skipped by a person before (not by a check), and the file is silent
@@ -687,8 +688,10 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
                             break
                     started = build.store.clock()
                     checked, outputs = await run_checks(host, batch, build.expectations())
+                    plan_read.update(checked.plan_read)
                     build.remember_gpu_serials(outputs)
-                build.record_findings(s.id, checked.pop(s.id), started, snapshot)
+                build.record_findings(s.id, checked.pop(s.id), started, snapshot,
+                                      plan_read=plan_read.get(s.id))
             if runs_action(s):
                 status = build.status(s.id)
                 if status in (StepStatus.PASSED, StepStatus.SKIPPED, StepStatus.CONFIRMED):

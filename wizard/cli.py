@@ -812,7 +812,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             try:
                 with build.store.tx():  # one check, recorded whole or not at all
                     for sid, fs in results.items():
-                        build.record_findings(sid, fs, started)
+                        build.record_findings(sid, fs, started, plan_read=results.plan_read.get(sid))
                     build.remember_gpu_serials(outputs)
             except DiskFullError as exc:  # the findings are still shown below
                 print("bringup: note: " + _("{reason}: the findings below are not recorded").format(reason=exc),
@@ -1333,6 +1333,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                            "user": states[s.id].user if s.id in states else "",
                            "updated_at": states[s.id].updated_at if s.id in states else None,
                            "stale_after_reboot": b.stale(s.id),
+                           # the plan answers its latest check read and that changed since (walk 30 #1)
+                           "plan_changed_since_check": [k for k, _, _ in b.plan_changed(s.id)],
                            # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
                            "withdrawn_confirmation": ({
                                "user": withdrawn[s.id][0].user, "at": withdrawn[s.id][0].updated_at,
@@ -1374,6 +1376,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                         # what the last check or run found
                         extra = spaced(_("({verdict})").format(verdict=_(s["verdict"]))) + extra
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
+                    if s["plan_changed_since_check"]:
+                        stale += spaced(_("(re-check: the plan changed since: {changes})").format(
+                            changes=b.plan_changed_words(s["id"])))
                     state = states.get(s["id"])
                     n_a = state is not None and state.not_applicable and bool(reason)
                     first = f"    {'[ -- ]' if n_a else STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "
@@ -1521,7 +1526,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                                          "first"), file=sys.stderr)
             return EXIT_ERROR
         before = b.store.plan()
-        b.store.set_plan(**answers)
+        recheck = b.set_plan(**answers)
         plan = b.store.plan()
     finally:
         b.close()
@@ -1535,6 +1540,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         shown = plan_value(new)
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
+    if recheck:  # walk 30 #1: the steps whose verdict was judged against the old answer
+        _print_wrapped("", _("checked against the old answer, to check again: {steps} (`bringup check`, or c on "
+                             "each step)").format(steps=", ".join(recheck)), text_width(), 2)
     print(_("`bringup plan` lists every answer."))
     from wizard.plan import unknown_gpu_model
 

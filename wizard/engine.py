@@ -64,13 +64,60 @@ def checked_steps(stages: Iterable[Stage], stage_id: str | None = None) -> list[
     return [s for st in stages if stage_id in (None, st.id) for s in st.steps if is_checked(s)]
 
 
-def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> dict[str, list[Finding]]:
+class PlanReads(Mapping[str, Any]):
+    """The plan as one step's rules read it, recording every key they ask for (``get``, ``[]``, ``in``; all keys
+    when a rule iterates it): what that step's verdict depends on, so a later change of one of those answers says
+    the check is out of date (walk 30 #1: numa_nodes set after bios.numa was checked, and the step still said the plan
+    named none)."""
+
+    def __init__(self, plan: Mapping[str, Any]) -> None:
+        self._plan = plan
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return self._plan[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return self._plan.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return key in self._plan
+
+    def __iter__(self) -> Iterator[str]:
+        self.read.update(self._plan)
+        return iter(self._plan)
+
+    def __len__(self) -> int:
+        return len(self._plan)
+
+
+class Judged(dict[str, list[Finding]]):
+    """step id -> its findings, and ``plan_read``: step id -> {plan answer its rules read: the value it had} (only
+    the plan's own keys, :data:`wizard.plan.PLAN_KEYS`; ``None`` for an answer not given)."""
+
+    plan_read: dict[str, dict[str, Any]]
+
+
+def judge(steps: Sequence[Step], outputs: Mapping[str, ProbeOutput], plan: Mapping[str, Any]) -> Judged:
     """Judge already-collected outputs: every rule the registry puts under each step
     (:data:`wizard.registry.RULES`), all over one :class:`~wizard.facts.Facts`, so each parser runs
     once per probe in the run. A rule that raises (a bug) yields an ``unknown`` finding naming the
-    exception instead of hiding the other findings."""
+    exception instead of hiding the other findings. The plan answers each step's rules read are returned with
+    the findings (:class:`Judged`)."""
+    from wizard.plan import PLAN_KEYS
+
     facts = facts_of(outputs)  # one cache per run: every rule shares what the parsers read
-    return {s.id: apply_rules(rules_of_step(s.id), facts, plan, step=s.id) for s in steps}
+    out = Judged()
+    out.plan_read = {}
+    for s in steps:
+        reads = PlanReads(plan)
+        out[s.id] = apply_rules(rules_of_step(s.id), facts, reads, step=s.id)
+        out.plan_read[s.id] = {k: plan.get(k) for k in sorted(reads.read) if k in PLAN_KEYS}
+    return out
 
 
 def probes_of(steps: Sequence[Step]) -> list[str]:
@@ -79,7 +126,7 @@ def probes_of(steps: Sequence[Step]) -> list[str]:
 
 
 async def run_checks(host: Host, steps: Sequence[Step], plan: Mapping[str, Any], also: Sequence[str] = ()
-                     ) -> tuple[dict[str, list[Finding]], dict[str, ProbeOutput]]:
+                     ) -> tuple[Judged, dict[str, ProbeOutput]]:
     """Collect every probe ``steps`` need, and the probes named in ``also`` (concurrently), and judge them. Returns
     (step id -> findings, probe name -> output)."""
     outputs = await collect(host, probes_named([*probes_of(steps), *also]), plan)
@@ -404,6 +451,44 @@ class Build:
             return _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown)
         return _("not applicable: {why}").format(why=shown) if auto else shown
 
+    def plan_changed(self, step_id: str) -> list[tuple[str, Any, Any]]:
+        """(plan key, the value the step's latest check read, the value now) for each plan answer that step's rules
+        read and that has changed since (:class:`PlanReads`); [] when none, when no check recorded what it read, or
+        when a person's confirmation or skip stands (their decision, not the check's)."""
+        st = self.store.step_states().get(step_id)
+        if st is not None and (st.status is StepStatus.CONFIRMED or (st.status is StepStatus.SKIPPED
+                                                                    and not st.not_applicable)):
+            return []
+        read = self.store.latest_plan_read(step_id)
+        if not read:
+            return []
+        plan = self.plan()
+        return [(k, v, plan.get(k)) for k, v in read.items() if plan.get(k) != v]
+
+    def plan_changed_words(self, step_id: str) -> str:
+        """"numa_nodes: unset -> 2" for :meth:`plan_changed`, in the current language; "" when nothing changed."""
+        from wizard.i18n import _
+
+        def shown(v: Any) -> str:
+            return _("unset") if v in (None, "") else str(v)
+
+        return ", ".join(f"{k}: {shown(was)} → {shown(now)}" for k, was, now in self.plan_changed(step_id))
+
+    def set_plan(self, **answers: Any) -> list[str]:
+        """Store plan answers (``None`` removes one) and return the ids of the steps whose latest check read an answer
+        that changed (:meth:`steps_reading`): what to check again, for the caller to say (walk 30 #1)."""
+        before = self.store.plan()
+        self.store.set_plan(**answers)
+        after = self.store.plan()
+        changed = [k for k in answers if before.get(k) != after.get(k)]
+        return self.steps_reading(changed) if changed else []
+
+    def steps_reading(self, keys: Iterable[str]) -> list[str]:
+        """Ids of the steps whose latest check read any of the plan answers ``keys``, in order: what a change of
+        those answers leaves to be checked again."""
+        keys = set(keys)
+        return [s.id for s in self.steps() if keys & set(self.store.latest_plan_read(s.id) or {})]
+
     def withdrawn_confirmation(self, step_id: str, states: Mapping[str, Any] | None = None) -> str:
         """A line saying that a person's confirmation of ``step_id`` was withdrawn by a later check or run that
         failed or warned (who confirmed, when, their note, and when and how it was reopened), in the current
@@ -490,7 +575,7 @@ class Build:
                            [st.step_id for st in interrupted if st.step_id in ids])
 
     def record_findings(self, step_id: str, findings: list[Finding], started_at: str, snapshot: str = "",
-                        from_run: bool = False) -> Verdict:
+                        from_run: bool = False, plan_read: Mapping[str, Any] | None = None) -> Verdict:
         """Store a check's findings (``from_run``: a run's, judged from its log) and set the step's status from
         their verdict. A check of a step only its run proves (:func:`~wizard.model.proven_by_run`) never passes it
         and never undoes what its run settled; it skips it ("not applicable: ...") only with a skip finding saying
@@ -500,7 +585,7 @@ class Build:
         if not self.observing:
             before = self.store.step_states().get(step_id)
             _, before_findings = self.store.latest_check(step_id)
-            self.store.record_check(step_id, findings, verdict, self.boot_id, started_at, snapshot)
+            self.store.record_check(step_id, findings, verdict, self.boot_id, started_at, snapshot, plan_read)
             step = next((s for s in self.steps() if s.id == step_id), None)
             not_applicable = (verdict is Verdict.SKIP and bool(findings)  # the check said why it does not apply
                               and (before is None or before.status is StepStatus.PENDING
@@ -676,7 +761,7 @@ class Build:
         started = self.store.clock()
         results, outputs = await run_checks(host, steps, self.expectations())
         for sid, findings in results.items():
-            self.record_findings(sid, findings, started, snapshot)
+            self.record_findings(sid, findings, started, snapshot, plan_read=results.plan_read.get(sid))
         self.remember_gpu_serials(outputs)
         return results
 

@@ -475,6 +475,7 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     not_done: list[dict[str, str]] = []
     waived: list[dict[str, Any]] = []
     withdrawn: list[dict[str, Any]] = []
+    rechecks: list[dict[str, Any]] = []
     for st in stages:
         steps = []
         for s in st.steps:
@@ -483,6 +484,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             fs = findings_by_step.get(s.id, [])
             if rec.get("withdrawn"):
                 withdrawn.append({"step": s.id, **rec["withdrawn"]})
+            if rec.get("plan_changed"):
+                rechecks.append({"step": s.id, "status": status.value, "changes": rec["plan_changed"]})
             steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
                           "reason": rec.get("reason", ""), "user": rec.get("user", ""),
                           "updated_at": rec.get("updated_at"), "findings": len(fs)})
@@ -510,13 +513,15 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
     warnings = [f for f in findings if f["verdict"] in ("warn", "unknown")]
     warned_steps = [x["id"] for st in stage_docs for x in st["steps"] if x["status"] == "warned"]
     unproven = [w for w in waived if w["unproven"]]  # a measurement a person chose not to run: nothing proved it
+    # a step judged against plan answers that changed since is not proven against this plan: never a clean ready
     verdict = (NOT_READY if blocking or not_done else
-               READY_WARN if warnings or warned_steps or unproven or waived_fails else READY)
+               READY_WARN if warnings or warned_steps or unproven or waived_fails or rechecks else READY)
     return {"name": name, "source": source, "verdict": verdict,
             "worst_finding": worst(Verdict(f["verdict"]) for f in findings).value,
             "blocking": [_ref(f) for f in blocking], "warnings": [_ref(f) for f in warnings],
             "waived_findings": [_ref(f) for f in waived_fails],
             "steps_not_done": not_done, "waived": waived, "withdrawn_confirmations": withdrawn,
+            "plan_changed": rechecks,
             "inventory": inv, "inventory_source": inv_source,
             "stages": stage_docs, "findings": findings, "acks": acks, "validations": validations,
             "actions": actions}
@@ -556,6 +561,10 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
     states = {sid: {"status": st.status.value, "verdict": st.verdict.value if st.verdict else None,
                     "reason": st.reason, "user": st.user, "updated_at": st.updated_at}
               for sid, st in store.step_states().items()}
+    for sid in states:
+        changed = build.plan_changed(sid)
+        if changed:  # judged against answers the plan no longer holds (walk 30 #1)
+            states[sid]["plan_changed"] = [{"key": k, "was": was, "now": now} for k, was, now in changed]
     for sid, (confirmed, reopened) in store.withdrawn_confirmations().items():
         if sid in states:  # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
             states[sid]["withdrawn"] = {"user": confirmed.user, "at": confirmed.updated_at, "note": confirmed.reason,
@@ -579,11 +588,14 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
             inv["software"] = [[k, nccl if k == "NCCL" else v] for k, v in inv["software"]]
     source = {"kind": "build", "build_id": build.info.build_id, "path": str(build.info.path),
               "created": str(meta.get("created", "")), "bringup_version": str(meta.get("bringup_version", ""))}
-    return _judge_node(str(host.get("hostname") or build.info.build_id), source, build.stages, states, by_step,
+    node = _judge_node(str(host.get("hostname") or build.info.build_id), source, build.stages, states, by_step,
                        inv, inv_source,
                        [{"key": k, **{x: a.get(x, "") for x in ("finding_id", "subject", "message", "reason", "user",
                                                                   "at")}} for k, a in acks.items()],
                        validations, [action_doc(r, build.run_outcome(r)) for r in runs])
+    # what this node was judged against (walk 30 #2): every plan answer, with when it was set
+    node["plan"] = [{"key": k, "value": v, "set_at": at} for k, v, at in store.plan_answers()]
+    return node
 
 
 async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[str, Any]:
@@ -623,9 +635,11 @@ async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[st
         inv["host"][0][1] = f"{ident['hostname']} (from the bundle's manifest)"
     source = {"kind": "snapshot", "build_id": None, "path": str(path), "created": created,
               "bringup_version": str(manifest.get("bringup_version", ""))}
-    return _judge_node(str(ident.get("fleet_node") or ident.get("hostname") or Path(path).name), source, stages,
+    node = _judge_node(str(ident.get("fleet_node") or ident.get("hostname") or Path(path).name), source, stages,
                        states, by_step,
                        inv, f"capture bundle {Path(path).name} ({created})", [], [], [])
+    node["plan"] = [{"key": k, "value": v, "set_at": ""} for k, v in sorted(plan.items())]  # the bundle's plan
+    return node
 
 
 # ------------------------------------------------------------------ the whole report
@@ -748,6 +762,7 @@ def assemble(nodes: Sequence[dict[str, Any]], previous: Mapping[str, Any] | None
         "waived_findings": [{"node": n["name"], **f} for n in nodes for f in n.get("waived_findings", [])],
         "withdrawn_confirmations": [{"node": n["name"], **w} for n in nodes
                                     for w in n.get("withdrawn_confirmations", [])],
+        "plan_changed": [{"node": n["name"], **c} for n in nodes for c in n.get("plan_changed", [])],
         "nodes": list(nodes),
     }
     groups: dict[tuple[str, str, str], list[str]] = {}

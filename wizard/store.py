@@ -32,12 +32,12 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from wizard.i18n import Msg
 from wizard.model import AUTO_SKIP_PREFIX, Finding, Measure, StepStatus, Verdict
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DB_NAME = "build.db"
 
@@ -83,6 +83,9 @@ MIGRATIONS: dict[int, str] = {
     """,
     5: """
     ALTER TABLE finding ADD COLUMN i18n TEXT NOT NULL DEFAULT '';
+    """,
+    6: """
+    ALTER TABLE check_run ADD COLUMN plan_read TEXT NOT NULL DEFAULT '';
     """,
 }
 
@@ -603,6 +606,11 @@ class Store:
     def plan(self) -> dict[str, Any]:
         return {r["key"]: json.loads(r["value"]) for r in self.conn.execute("SELECT key, value FROM plan")}
 
+    def plan_answers(self) -> list[tuple[str, Any, str]]:
+        """(key, value, when it was set, ISO 8601 UTC) for every plan answer, by key."""
+        return [(r["key"], json.loads(r["value"]), r["updated_at"])
+                for r in self.conn.execute("SELECT key, value, updated_at FROM plan ORDER BY key")]
+
     def set_plan(self, **answers: Any) -> None:
         """Store answers; ``None`` removes an answer."""
         now = self.clock()
@@ -663,11 +671,15 @@ class Store:
     # ---------------------------------------------------------------- checks and findings
 
     def record_check(self, step_id: str, findings: Iterable[Finding], verdict: Verdict, boot_id: str,
-                     started_at: str, snapshot: str = "") -> int:
+                     started_at: str, snapshot: str = "", plan_read: Mapping[str, Any] | None = None) -> int:
+        """Store one check of ``step_id``; ``plan_read``: the plan answers its rules read, with their values then
+        (:class:`wizard.engine.PlanReads`), or ``None`` when not known (a run's judged log)."""
         now = self.clock()
         with self.tx() as c:
-            cur = c.execute("INSERT INTO check_run(step_id, verdict, boot_id, snapshot, started_at, finished_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?)", (step_id, verdict.value, boot_id, snapshot, started_at, now))
+            cur = c.execute("INSERT INTO check_run(step_id, verdict, boot_id, snapshot, started_at, finished_at,"
+                            " plan_read) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (step_id, verdict.value, boot_id, snapshot, started_at, now,
+                             json.dumps(dict(plan_read), sort_keys=True) if plan_read is not None else ""))
             run_id = int(cur.lastrowid or 0)
             for f in findings:
                 c.execute("INSERT INTO finding(check_run, step_id, finding_id, verdict, subject, message, evidence,"
@@ -676,6 +688,19 @@ class Store:
                            json.dumps(list(f.evidence)), str(f.remedy), f.source, f.key,
                            json.dumps(f.measured.to_dict()) if f.measured is not None else "", _i18n_column(f)))
         return run_id
+
+    def latest_plan_read(self, step_id: str) -> dict[str, Any] | None:
+        """The plan answers the latest check of ``step_id`` read, with their values then; ``None`` when no check, or
+        the check did not record them (a run's judged log, a build from an older bringup)."""
+        row = self.conn.execute("SELECT plan_read FROM check_run WHERE step_id = ? ORDER BY id DESC LIMIT 1",
+                                (step_id,)).fetchone()
+        if row is None or not row["plan_read"]:
+            return None
+        try:
+            got = json.loads(row["plan_read"])
+        except ValueError:
+            return None
+        return got if isinstance(got, dict) else None
 
     def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
         row = self.conn.execute("SELECT * FROM check_run WHERE step_id = ? ORDER BY id DESC LIMIT 1",

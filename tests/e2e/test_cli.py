@@ -282,6 +282,29 @@ def test_status_names_a_hand_confirmation_a_failing_check_withdrew(tmp_path):
     assert "人工确认（photo-in-INC-000123）" in zh and "之后的检查或运行失败" in zh
 
 
+def test_plan_change_names_the_steps_to_check_again_and_status_marks_them(tmp_path):
+    """walk 30 #1: `bringup plan numa_nodes=2` after bios.numa was checked with no numa_nodes names bios.numa to check
+    again; status marks it (text and JSON) until it is checked again."""
+    from wizard.engine import Build
+    from wizard.model import Finding, Verdict
+
+    state = tmp_path / "s"
+    b = Build.open(state, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.PASS, "1 NUMA node")], "2026-01-01T00:00:00+00:00",
+                      plan_read={"numa_nodes": None})
+    b.close()
+    out = " ".join(run("--state", str(state), "plan", "numa_nodes=2").stdout.split())
+    assert "checked against the old answer, to check again: bios.numa" in out
+    doc = json.loads(run("--state", str(state), "status", "--json").stdout)
+    jsonschema.validate(doc, STATUS_SCHEMA)
+    step = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "bios.numa")
+    assert step["plan_changed_since_check"] == ["numa_nodes"]
+    text = " ".join(run("--state", str(state), "status").stdout.split())
+    assert "(re-check: the plan changed since: numa_nodes: unset → 2)" in text
+    zh = re.sub(r"\s*\n\s*", "", run("--state", str(state), "--lang", "zh_CN", "status").stdout)
+    assert "（需重新检查：此后规划已更改：numa_nodes: 未设置 →" in zh
+
+
 def test_run_dry_run_prints_exact_commands_and_runs_nothing(tmp_path):
     state = str(tmp_path / "s")
     r = run("--state", state, "--dry-run", "run", "os.nouveau")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter, OrderedDict
+from collections import ChainMap, Counter, OrderedDict
 from typing import Any, Mapping
 
 from wizard.common import to_float
@@ -979,8 +979,9 @@ def kernel_log(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Findin
     or unrecognised messages) and ``health.kernel_log_ignored`` (skip: acknowledged events).
     ``boot_only`` is forced true: both probes read this boot only.
     """
-    exp = dict(expectations) if isinstance(expectations, Mapping) else {}
-    exp["boot_only"] = True
+    # an overlay, not a copy: the step's plan reads stay recorded (wizard.engine.PlanReads)
+    base: Any = expectations if isinstance(expectations, Mapping) else {}  # only read, never written
+    exp: Mapping[str, Any] = ChainMap({"boot_only": True}, base)
     chosen, log, tried = _log_output(outputs)
     if chosen is None or log is None:
         if not tried:
