@@ -308,3 +308,12 @@ def test_nvidia_smis_x8_of_x16_warns_on_a_pcie_card_and_fails_on_an_sxm_module()
     sxm = body.replace("Quadro P2000", "NVIDIA H100 80GB HBM3")
     (f,) = [f for f in explain_text(sxm).findings if f.id == "health.pcie_width"]
     assert f.verdict is Verdict.FAIL and "LnkCap" not in f.message
+
+
+def test_a_lnkcap_speed_lspci_cannot_name_is_unknown_not_a_pass():
+    """Held-out round 47 (ConnectX-7 under an older pciutils): 'LnkCap: Port #0, Speed unknown, Width x16' with LnkSta
+    16GT/s: the top speed is not known, so the speed is unknown (the width still passes)."""
+    r = explain_text(text(PUBLIC / "lspci-vv__cx7-lnkcap-speed-unknown.txt"), "x")
+    speed = [f for f in r.findings if f.id == "health.pcie_speed"]
+    assert [f.verdict for f in speed] == [Verdict.UNKNOWN] and "'unknown' to this lspci" in speed[0].message
+    assert [f.verdict for f in r.findings if f.id == "health.pcie_width"] == [Verdict.PASS]

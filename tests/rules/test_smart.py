@@ -95,3 +95,11 @@ def test_uncorrected_sas_errors_warn_and_a_clean_drive_says_what_its_pass_rests_
                                      grown_defects=0, uncorrected={"read": 0, "write": 0, "verify": 0}))
     assert good.verdict is Verdict.PASS and "0 uncorrected read/write/verify errors" in good.message
     assert "0 grown defects" in good.message
+
+
+def test_a_self_test_log_whose_spaces_were_collapsed_still_reads_the_read_failure():
+    """Held-out round 47 (a web page's copy of `smartctl -a`, runs of spaces collapsed to one): the self-test rows
+    '# 1 Short offline Completed: read failure 90% 2126 57169643' are read; the newest self-test's read failure fails."""
+    r = explain_text(text(PUBLIC / "smartctl__hdd-pending-sector-selftest-read-failure.txt"), "x")
+    f = [x for x in r.findings if x.id == "node.storage_smart"]
+    assert r.verdict is Verdict.FAIL and "newest self-test ended 'Completed: read failure'" in f[0].message

