@@ -487,6 +487,10 @@ def test_dry_run_auto_previews_every_step_and_writes_nothing(tmp_path):
                           "done after its check") for x in lines)
     assert f"[1/{total}] plan.workload: would leave it pending (it needs a person and is not in [confirm] or [skip])" \
         in lines
+    # walk 30 #5: a step another step's run measures says so, not "needs a person"
+    assert any(x.endswith("] gpu.host_bandwidth: would leave it pending (gpu.validate's run measures it; it is "
+                          "recorded done by a confirmation: add it to [confirm] (once gpu.validate has passed, no "
+                          "note is needed))") for x in lines), [x for x in lines if "host_bandwidth" in x]
     assert len([x for x in lines if x.startswith("[")]) == total
     # on an existing build: its plan is shown as it is now, and nothing in it changes
     assert run("--state", str(state), "plan", "gpu_count=4").returncode == 0

@@ -986,3 +986,36 @@ def test_no_memory_module_table_says_why_from_the_probes_own_record():
     assert "no memory device" in why(ProbeOutput("dmidecode_17", "$ dmidecode -t 17", rc=0,
                                                  text="# dmidecode 3.4\n# No SMBIOS nor DMI entry point found, sorry.\n"))
     assert "not collected" in why(None)
+
+
+def test_a_not_applicable_step_is_by_nobody_and_the_report_step_writing_it_is_this_document(tmp_path, monkeypatch):
+    """walk 30 #3: a step the machine's own check found not applicable read "– skipped, root" in the report (as if a
+    person skipped it); it reads "not applicable", by nobody. walk 30 #4: the report written by report.document's own
+    run showed that step, and its stage, as running; it is "this document", and the stage is not "running"."""
+    from wizard import report as rpt
+    from wizard.engine import Build
+    from wizard.model import Finding, StepStatus, Verdict
+
+    b = Build.open(tmp_path / "s", steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    b.record_findings("bios.secure_boot", [Finding("bios.secure_boot", Verdict.SKIP, "no EFI: legacy boot")],
+                      "2026-01-01T00:00:00+00:00")
+    b.store.set_step("report.document", StepStatus.RUNNING, user="root")
+    monkeypatch.setenv(rpt.WRITING_STEP_ENV, "report.document")
+    doc = rpt.assemble([rpt.node_from_build(b, None, "none")])
+    b.close()
+    by_id = {s["id"]: s for st in doc["nodes"][0]["stages"] for s in st["steps"]}
+    assert by_id["bios.secure_boot"]["not_applicable"] and by_id["bios.secure_boot"]["user"] == ""
+    assert by_id["report.document"]["this_document"] and not by_id["bios.cpu"]["this_document"]
+    report_stage = next(st for st in doc["nodes"][0]["stages"] if st["id"] == "report")
+    assert report_stage["status"] != "running"
+    md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
+    assert "| – not applicable |" in md and "✎ this document" in md
+    assert "</span> not applicable</td>" in html and "</span> this document</td>" in html
+    jsonschema.validate(json.loads(rpt.render(doc, "json")), json.loads(
+        (Path(__file__).resolve().parent.parent / "assets" / "schema" / "report.schema.json").read_text()))
+    # the report step's run sets the variable for the report it writes
+    from wizard.actions import ActionContext
+    from steps.report import resolve_report
+
+    r = resolve_report(ActionContext({}, {}, str(tmp_path / "b" / "backups"), state_dir=str(tmp_path / "s")))
+    assert r.env[rpt.WRITING_STEP_ENV] == "report.document"

@@ -623,6 +623,9 @@ def _why_not_done(b: Build, s: Step, answers: Answers) -> str:
         return Msg("failed")
     if s.action is not None and s.id not in answers.allow:
         return Msg("its action is not in [actions] allow: run it (`bringup run`), allow it, or skip it with a reason")
+    if s.manual and s.automated_by:
+        return Msg("needs a person: {auto}'s run measures it; confirm it (the TUI's Confirm) once {auto} has passed, or "
+                   "add it to [confirm]", auto=s.automated_by)
     if s.manual or (not is_checked(s) and s.action is None):
         return Msg("needs a person: do it, then confirm it (the TUI's Confirm), or add it to [confirm] or [skip]")
     if st is not None and st.verdict is Verdict.UNKNOWN:
@@ -810,6 +813,9 @@ def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None 
                             + (Msg(" (unless its check fails)") if is_checked(s) else ""))
             if not todo:  # not checked, no allowed action, not confirmed
                 why = (Msg("its action is not in [actions] allow") if s.action is not None
+                       else Msg("{auto}'s run measures it; it is recorded done by a confirmation: add it to [confirm] "
+                                "(once {auto} has passed, no note is needed)", auto=s.automated_by)
+                       if s.automated_by  # walk 30 #5: "needs a person" read as if no run proved it
                        else Msg("it needs a person and is not in [confirm] or [skip]"))
                 todo.append(Msg("leave it {status} ({why})", why=why,
                                 status=Msg.plain((st.status if st is not None else StepStatus.PENDING).value)))

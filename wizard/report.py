@@ -94,6 +94,11 @@ def duration_words(seconds: float | None) -> str:
     return f"{s // 3600} h {(s % 3600) // 60} min"
 
 
+WRITING_STEP_ENV = "BRINGUP_REPORT_STEP"
+"""Set by the step whose run writes the report (report.document): that step, running while its own report is
+written, is shown there as this document (``this_document``), not as a run still going (walk 30 #4)."""
+
+
 def _status_doc(status: StepStatus | str) -> dict[str, str]:
     word = StepStatus(status).value
     return {"status": word, "glyph": STATUS_GLYPH[word]}
@@ -486,9 +491,12 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                 withdrawn.append({"step": s.id, **rec["withdrawn"]})
             if rec.get("plan_changed"):
                 rechecks.append({"step": s.id, "status": status.value, "changes": rec["plan_changed"]})
+            # the machine's own skip (a check found nothing to verify) is "not applicable", by nobody (walk 30 #3)
+            n_a = status is StepStatus.SKIPPED and str(rec.get("reason", "")).startswith(AUTO_SKIP_PREFIX)
             steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
-                          "reason": rec.get("reason", ""), "user": rec.get("user", ""),
-                          "updated_at": rec.get("updated_at"), "findings": len(fs)})
+                          "reason": rec.get("reason", ""), "user": "" if n_a else rec.get("user", ""),
+                          "updated_at": rec.get("updated_at"), "findings": len(fs), "not_applicable": n_a,
+                          "this_document": bool(rec.get("this_document"))})
             if blocks_handover(st.id, status):
                 not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
             elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")
@@ -499,7 +507,7 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
                 # a person's word over a check that could not run here: listed with the skips, nothing measured it
                 waived.append({"step": s.id, "reason": rec.get("reason", ""), "user": rec.get("user", ""),
                                "at": rec.get("updated_at"), "unproven": True, "confirmed": True})
-        roll = stage_rollup([StepStatus(x["status"]) for x in steps])
+        roll = stage_rollup([StepStatus.PENDING if x["this_document"] else StepStatus(x["status"]) for x in steps])
         stage_docs.append({"id": st.id, "title": st.title, **_status_doc(roll), "steps": steps})
     cpu_steps = {x["id"] for st in stage_docs for x in st["steps"] if x["status"] == StepStatus.CPU_ONLY.value}
     findings = [{**f, "cpu_run": True} if s.id in cpu_steps else f
@@ -561,6 +569,9 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
     states = {sid: {"status": st.status.value, "verdict": st.verdict.value if st.verdict else None,
                     "reason": st.reason, "user": st.user, "updated_at": st.updated_at}
               for sid, st in store.step_states().items()}
+    writing = os.environ.get(WRITING_STEP_ENV, "")
+    if writing in states and states[writing]["status"] == StepStatus.RUNNING.value:
+        states[writing]["this_document"] = True
     for sid in states:
         changed = build.plan_changed(sid)
         if changed:  # judged against answers the plan no longer holds (walk 30 #1)
