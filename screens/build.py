@@ -126,8 +126,12 @@ class BuildScreen(Screen[None]):
             left = sum(1 for s in st.steps if not (s.id in states and states[s.id].status.done))
             # a stage under way says how many steps are still open (not "pending" beside finished work)
             under_way = rollup is StepStatus.PENDING and left < len(st.steps)
+            # a done stage with a person's skip in it says so in the list too, as `status` does (walk 30 #7)
+            skipped = sum(1 for s in st.steps if s.id in states and states[s.id].status is StepStatus.SKIPPED
+                          and not states[s.id].not_applicable)
             status = status_text(rollup, basic, not_applicable=n_a,
-                                 word=_("{n} left").format(n=left) if under_way else None)
+                                 word=_("{n} left").format(n=left) if under_way else
+                                 _("{n} skipped").format(n=skipped) if skipped and rollup.done and not n_a else None)
             t.append_text(status[:1] if narrow else status)  # narrow: the glyph; the word is in the steps' title
             t.append(" " + _(st.label))  # the catalogue's English title is the message id
             stages.add_option(Option(t, id=st.id))
@@ -176,7 +180,7 @@ class BuildScreen(Screen[None]):
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)
             if (state and state.verdict is not None and state.verdict.value in ("warn", "unknown")
-                    and state.status is not StepStatus.WARNED):  # "! warned" already says it
+                    and state.status is StepStatus.PENDING):  # "! warned", "↯ interrupted" say it (walk 30 #6)
                 # under the status, in its column: "? UNKNOWN" stays whole (walk 17 saw "?" / "UNKNOWN"), the title keeps
                 # its width (walk 18: "uncorrectab…") and reads as one (walk 19: a badge column to the right of a
                 # wrapped title read "Host memory reports ? UNKNOWN no uncorrectable errors")

@@ -470,9 +470,13 @@ def test_an_input_that_lists_thousands_of_gpus_keeps_a_bounded_answer():
 
     body = text(PUBLIC / "query-gpu-csv__h100-gpu-requires-reset-after-launch-failure.txt")
     head, *rows = [ln for ln in body.splitlines() if ln.strip()]
-    big = "\n".join([head] + rows * (3 * MAX_FINDINGS // max(1, len(rows)) + 1)) + "\n"
+    # the GPU row with a new index each time: thousands of distinct GPUs (identical findings are merged into one)
+    many = [f"{i}," + rows[i % len(rows)].split(",", 1)[1] for i in range(3 * MAX_FINDINGS)]
+    big = "\n".join([head] + many) + "\n"
     small, r = explain_text(body, "x"), explain_text(big, "y")
     assert len(r.findings) == MAX_FINDINGS and r.findings[-1].id == "explain.findings_folded"
+    same = explain_text("\n".join([head] + rows * 500) + "\n", "z")  # one GPU's row 500 times: its findings once
+    assert len(same.findings) == len(small.findings)
     assert r.verdict == small.verdict and "more findings of this input are not listed" in r.findings[-1].message
 
 
@@ -650,3 +654,12 @@ def test_topo_m_and_topo_p2p_pasted_back_to_back_are_two_outputs():
     assert [f.verdict for f in p2p] == [Verdict.WARN] and "GPU0-GPU1 NS (Not supported)" in p2p[0].message
     rocm = explain_text(text(PUBLIC / "rocm-smi__8x-mi300-mi308-xgmi-weight-15-all-pairs.txt"), "x")
     assert len(rocm.parts) == 1
+
+
+def test_findings_that_say_the_same_thing_are_one_with_both_evidence_lines():
+    """walk 30 #10: torch's THCudaCheck line and the RuntimeError of one error 35 gave two identical driver.torch_cuda
+    findings; they are one, quoting both lines."""
+    r = explain_text(text(CASES / "torch-cuda__driver-insufficient-runtime-error35.txt"), "x")
+    fails = [f for f in r.findings if f.id == "driver.torch_cuda"]
+    assert len(fails) == 1 and len(fails[0].evidence) >= 2
+    assert any("THCudaCheck" in e for e in fails[0].evidence) and any("RuntimeError" in e for e in fails[0].evidence)

@@ -143,3 +143,20 @@ def test_a_sub_test_starting_has_a_space_after_kaishi_only_before_latin_text():
         i18n.set_language("en")
     assert shown_mem is not None and shown_mem.startswith("开始") and not shown_mem.startswith("开始 "), shown_mem
     assert shown_mem.endswith("（2/6）") and shown_gemm is not None and shown_gemm.startswith("开始 GEMM"), shown_gemm
+
+
+def test_a_sub_test_that_measured_nothing_says_so():
+    """walk 30 #11: on the CPU, "starting h2d (3/6)" was followed by nothing (the script skips host-device copies
+    without a CUDA device): its result line says it was not measured, and why, in the reader's language."""
+    from wizard import i18n
+
+    line = _ev(rank=0, event="result", test="h2d", ok=True, device=None,
+               summary={"skipped": "no CUDA device", "device": None})
+    assert event_line(line) == "h2d: not measured here (no CUDA device)"
+    i18n.set_language("zh_CN")
+    try:
+        zh = event_line(line)
+    finally:
+        i18n.set_language("en")
+    assert zh is not None and "no CUDA device" not in zh
+    assert event_line(_ev(rank=0, event="result", test="gemm", ok=True, summary={"tflops": 1.0})) is None

@@ -1901,6 +1901,11 @@ def quiet_tick(line: str, last: list[int]) -> bool:
     return False
 
 
+UNIT_WORDS = {"count": N_("count"), "ratio": N_("ratio"), "ranks": N_("ranks")}
+"""The validation results' units that are words (walk 30 #12: "0 count" in a Chinese table), shown in the reader's
+language; symbols (GB/s, TFLOPS, °C) stay as they are."""
+
+
 def _print_results(extra: Mapping[str, Any]) -> None:
     """The results table and, for an all-reduce sweep, the busbw-by-size chart with the floor."""
     rows = extra.get("results") or []
@@ -1912,8 +1917,9 @@ def _print_results(extra: Mapping[str, Any]) -> None:
             floor = r.get("floor")
             fl = "" if floor is None else "  " + _("(limit {floor})").format(floor=f"{floor:,.3g}")
             subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
+            unit = str(r.get("unit") or "")
             print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
-                  f"{r.get('unit') or ''}{fl}")
+                  f"{_(UNIT_WORDS[unit]) if unit in UNIT_WORDS else unit}{fl}")
     series = extra.get("series") or {}
     points = series.get("points") or []
     if len(points) > 1:

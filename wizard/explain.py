@@ -508,6 +508,7 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
     """Detect (or take ``kind``), parse and judge one input, part by part, keeping at most :data:`MAX_FINDINGS`
     findings. Never raises."""
     r = _explain_text(text, name, expectations, kind)
+    r.findings[:] = _merge_duplicates(r.findings)
     if len(r.findings) <= MAX_FINDINGS:
         return r
     ranked = sorted(range(len(r.findings)), key=lambda i: (_SEVERITY.get(r.findings[i].verdict.value, 5), i))
@@ -520,6 +521,24 @@ def explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | N
                    (), "Give bringup one machine's output at a time.", "")
     r.findings[:] = [r.findings[i] for i in keep] + [fold]
     return r
+
+
+def _merge_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One finding for findings that say the same thing (id, verdict, subject, message, remedy, source, key and
+    measure equal), their evidence lines joined in order (walk 30 #10: torch's THCudaCheck line and its RuntimeError
+    line of one error 35 were two identical findings)."""
+    out: list[Finding] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for f in findings:
+        k = (f.id, f.verdict, f.subject, str(f.message), str(f.remedy), f.source, f.key, repr(f.measured), f.step)
+        i = seen.get(k)
+        if i is None:
+            seen[k] = len(out)
+            out.append(f)
+        else:
+            if len(out[i].evidence) < 12:  # an input repeating one line thousands of times stays a short answer
+                out[i] = replace(out[i], evidence=tuple(dict.fromkeys(out[i].evidence + f.evidence))[:12])
+    return out
 
 
 def _cut_tail_not_judged(findings: list[Finding], last: tuple[Kind | None, list[Finding]], n_parts: int

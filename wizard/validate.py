@@ -355,7 +355,18 @@ def event_line(line: str) -> str | None:
         return where + (words.format(on=on, value=value) if words else f"{e.test}{on}: {value}")
     if e.kind == "error":
         return where + _("error in {test}: {message}").format(test=e.test or "?", message=error_words(e)[:200])
+    summary = e.get("summary") if e.kind == "result" else None
+    if isinstance(summary, dict) and summary.get("skipped") and not e.rank:
+        # a sub-test that measured nothing here (h2d/d2h on the CPU: no CUDA device) says so, not nothing (walk 30 #11)
+        why = str(summary["skipped"])
+        return where + _("{test}: not measured here ({why})").format(
+            test=e.test or "?", why=_(why) if why in _SKIP_WORDS else why)
     return None
+
+
+_SKIP_WORDS = {N_("no CUDA device")}
+"""The validation script's reasons for a sub-test it did not measure (a ``result`` event's ``summary.skipped``)
+that bringup says in the reader's language."""
 
 
 ERROR_KINDS: dict[str, str] = {

@@ -1083,3 +1083,21 @@ def test_status_shows_an_earlier_build_by_its_id(tmp_path):
     assert newest.startswith(f"build {ids[1]}") and earlier.startswith(f"build {ids[0]}"), (newest, earlier)
     bad = run("--state", str(state), "status", "--build", "nope")
     assert bad.returncode == 3 and "no build nope under" in bad.stderr
+
+
+def test_validation_result_unit_words_are_in_the_readers_language(capsys):
+    """walk 30 #12: "pattern_errors: 0 count" and "loss_ratio: 0.000233 ratio" in the Chinese results table."""
+    from wizard import cli, i18n
+
+    rows = {"results": [{"test": "memory", "metric": "pattern_errors", "value": 0, "unit": "count", "floor": 0,
+                         "verdict": "pass"},
+                        {"test": "gemm", "metric": "tflops", "value": 0.143, "unit": "TFLOPS", "floor": None,
+                         "verdict": "pass"}]}
+    i18n.set_language("zh_CN")
+    try:
+        cli._print_results(rows)
+    finally:
+        i18n.set_language("en")
+    out = capsys.readouterr().out
+    assert "pattern_errors: 0 个" in out and " count" not in out and "0.143 TFLOPS" in out
+
