@@ -130,3 +130,13 @@ def test_a_command_that_sets_a_node_state_is_not_a_node_record():
     real = "NodeName=gpu01 Arch=x86_64 CoresPerSocket=32\n   State=IDLE+DRAIN ThreadsPerCore=2\n   Reason=bad gpu\n"
     (n,) = parse_show_nodes(real)
     assert n.name == "gpu01" and "DRAIN" in n.state
+
+
+def test_one_row_of_plain_sinfo_without_its_header_is_read():
+    """Held-out round 48 (Cornell ECCO): one row of plain sinfo, its header not pasted
+    ("regular*  up  infinite  2  drain cbsuecco02,cbsueccosl04"): read by the default format's shape."""
+    body = text(PUBLIC / "sinfo__ecco-two-nodes-drained.txt")
+    assert s.detect_sinfo(body) >= 0.8
+    [row] = s.parse_sinfo(body).rows
+    assert row.state == "drain" and list(row.nodes) == ["cbsuecco02", "cbsueccosl04"]
+    assert s.detect_sinfo("up 5 days, load average: 0.1\n") == 0.0

@@ -195,6 +195,20 @@ _BRACKETED_LIST = lazy_re(r"^[A-Za-z][\w.-]*\[[\d,\-]+\][\w.-]*(?:,[A-Za-z][\w.-
 """A node list in Slurm's host-range form with a bracket ("c[005,011]", "gpu[01-04],login1")."""
 
 
+_DEFAULT_ROW = lazy_re(r"^\s*(?P<part>[\w.\-]+\*?)\s+(?:up|down|drain|inact)\s+\S+\s+\d+\s+(?P<state>\S+)\s+"
+                      r"(?P<nodes>\S+)\s*$")
+"""A row of plain ``sinfo`` pasted without its header (PARTITION AVAIL TIMELIMIT NODES STATE NODELIST, sinfo(1)'s
+default format): ``regular*  up  infinite  2  drain  cbsuecco02,cbsueccosl04`` (held-out round 48)."""
+
+
+def _default_row(raw: str) -> SinfoRow | None:
+    """:data:`_DEFAULT_ROW` read, its STATE a node state; ``None`` for another line."""
+    m = _DEFAULT_ROW.match(raw)
+    if not m or not _STATE_WORD.match(m.group("state")):
+        return None
+    return SinfoRow(m.group("state"), expand_nodelist(m.group("nodes")), m.group("part"), "", raw)
+
+
 def _headerless_row(raw: str) -> SinfoRow | None:
     """A row of ``sinfo -h -o FORMAT`` (no header; fields split by spaces, ``|``, or ``,`` outside a host range's
     brackets) with one field a node state: the node list is the field with a host range ("c[005,011]"), else the
@@ -238,6 +252,8 @@ def parse_sinfo(text: str) -> SinfoFacts:
             m = _R_ROW.match(raw.strip())
             if m:
                 rows.append(SinfoRow("", expand_nodelist(m.group("nodes")), "", m.group("reason").strip(), raw))
+            elif (row := _default_row(raw)) is not None:
+                rows.append(row)
             elif (own := _headerless_row(raw)) is not None:
                 rows.append(own)
             else:
@@ -273,6 +289,8 @@ def detect_sinfo(text: str) -> float:
         rows = sum(1 for ln in lines if _R_ROW.match(ln.strip()))
         if lines and rows == len(lines):
             return 0.8
+        if lines and all(_default_row(ln) is not None for ln in lines):
+            return 0.8  # plain sinfo's rows without the header, one line or more
         if len(lines) < 2:
             return 0.0
         misses, allowed = 0, 0.1 * len(lines)  # sinfo -h -o "%n %T" and the like: 90 % of the lines are its rows
