@@ -55,7 +55,7 @@ WORDS: dict[tuple[str, str], str] = {
 description. A test holds every entry to a binding that exists."""
 
 EXTRA: dict[str, tuple[str, ...]] = {
-    "BringupApp": (N_("tab / shift+tab  next / previous control"), N_("arrows  move, scroll     enter  open")),
+    "BringupApp": (N_("tab / shift+tab  next / previous control"), N_("arrows  move, scroll"), N_("enter  open")),
     "BuildScreen": (N_("enter  open the highlighted stage or step"),
                     N_("arrows, home, end  move within the focused list")),
     "SizingScreen": (N_("tab / shift+tab  between fields"),
@@ -112,11 +112,21 @@ def keys_text(width: int = 54) -> str:
     lines: list[str] = []
     for heading, cls in sections():
         lines.append(heading)
+        rows: list[tuple[str, str]] = []
         for b in bindings_of(cls):
             words = WORDS.get((cls.__name__, b.action)) or b.tooltip or b.description
-            lines += wrap(_(words) if words else "", width, f"  {key_words(b.key):<4} ", 7)
-        for x in EXTRA.get(cls.__name__, ()):  # laid out by hand ("enter  open"): wrapped only when too wide
-            lines += [f"  {_(x)}"] if cell_len(_(x)) + 2 <= width else wrap(_(x), width, "  ", 4)
+            rows.append((key_words(b.key), _(words) if words else ""))
+        for x in EXTRA.get(cls.__name__, ()):  # "key  words": the key is what comes before the first two spaces
+            key, _sep, words = _(x).partition("  ")
+            rows.append((key, words.strip()))
+        for key, words in rows:
+            # one column for the words at every key (walk 30 #14: "enter" pushed its words a column right, and
+            # "tab / shift+tab" ran into them): a key wider than the column gets a line of its own
+            if cell_len(key) <= 6:  # "enter", "pageup", "方向键" (six cells) keep the words on their line
+                lines += wrap(words, width, "  " + key + " " * (7 - cell_len(key)), 9)
+            else:
+                lines.append(f"  {key}")
+                lines += wrap(words, width, " " * 9, 9)
         lines.append("")
     return "\n".join(lines) + "\n"  # a blank line after the last section too (walk 19: it ran into the paragraph)
 

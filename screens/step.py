@@ -259,7 +259,7 @@ class StepScreen(Screen[None]):
         self.query_one("#step-status", Static).update(line)
         notes = []
         if state and state.reason:
-            shown = b.reason_shown(state)
+            shown = b.reason_shown(state, brief=bool(findings))  # the findings below carry the detail (walk 30 #8)
             if state.not_applicable:
                 notes.append(shown[:1].upper() + shown[1:])  # "Not applicable: ...", the machine's own skip
             else:
@@ -384,7 +384,7 @@ class StepScreen(Screen[None]):
 
     def action_check(self) -> None:
         if not is_checked(self.step):
-            self.notify(_("this step is proven only by its run: press a (or `bringup run {step}`)").format(
+            self.notify(_("this step is proven only by its run: press a, or run `bringup run {step}`").format(
                 step=self.step_id) if proven_by_run(self.step) else
                 _("this step has no automatic check; confirm it when done (d)"))
             return

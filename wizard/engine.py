@@ -409,10 +409,12 @@ class Build:
         st = self.store.step_states().get(step_id)
         return st.status if st else StepStatus.PENDING
 
-    def reason_shown(self, state: StepState) -> str:
+    def reason_shown(self, state: StepState, brief: bool = False) -> str:
         """A step's reason as the operator reads it, in the current language: a machine's skip ("not applicable: "
         and its skip finding's message) or a pending step's unknown reason is shown from the stored finding it was
-        made from (translated, wizard.i18n.tr); a person's words (a skip's reason, a note) as they were typed."""
+        made from (translated, wizard.i18n.tr); a person's words (a skip's reason, a note) as they were typed.
+        ``brief``: a waiting step's reason without the finding's words (the step screen shows the finding just
+        below; walk 30 #8: the note repeated it word for word)."""
         from wizard.i18n import _, tr
 
         reason = state.reason
@@ -444,11 +446,14 @@ class Build:
         _meta, findings = self.store.latest_check(state.step_id)
         shown = next((tr(f.message) for f in findings if str(f.message) == why), why)
         if waiting:
-            return _("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
+            return (_("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus)") if brief else
+                    _("waiting for the planned GPUs (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown))
         if a_gpu:
-            return _("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown)
+            return (_("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus)") if brief else
+                    _("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): {why}").format(why=shown))
         if plan_key:
-            return _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown)
+            return (_("waiting for a plan answer ({key})").format(key=plan_key.group(1)) if brief else
+                    _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown))
         return _("not applicable: {why}").format(why=shown) if auto else shown
 
     def plan_changed(self, step_id: str) -> list[tuple[str, Any, Any]]:

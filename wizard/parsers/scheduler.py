@@ -252,8 +252,8 @@ def parse_sinfo(text: str) -> SinfoFacts:
             m = _R_ROW.match(raw.strip())
             if m:
                 rows.append(SinfoRow("", expand_nodelist(m.group("nodes")), "", m.group("reason").strip(), raw))
-            elif (row := _default_row(raw)) is not None:
-                rows.append(row)
+            elif (plain := _default_row(raw)) is not None:
+                rows.append(plain)
             elif (own := _headerless_row(raw)) is not None:
                 rows.append(own)
             else:
