@@ -309,6 +309,8 @@ def test_a_gpu_check_skipped_for_no_gpu_waits_when_the_plan_expects_gpus(state_d
     assert st.status is StepStatus.PENDING and not st.not_applicable
     assert b.reason_shown(st) == ("waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus): not checked: "
                                   "no NVIDIA GPU on the PCI bus (see health.gpu_pci)")
+    # walk 30 #8: the step screen shows the finding below its note, so the note does not repeat it
+    assert b.reason_shown(st, brief=True) == "waiting for an NVIDIA GPU (health.gpu_pci finds none on the PCI bus)"
     b.store.set_plan(gpu_count=8)
     b.store.set_step("driver.branch", StepStatus.PENDING)
     b.record_findings("driver.branch", skip, "2026-12-04T00:00:01+00:00")

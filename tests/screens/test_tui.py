@@ -442,7 +442,7 @@ async def test_help_and_build_overview_keys(state_dir, devvm_host):
         assert isinstance(app.screen, HelpScreen)
         shown = screen_text(app)
         # every key the screens bind is listed (the action screen's v, the fleet view's), and every subcommand
-        assert "  v    switch between the log and the results" in shown and "Fleet view (bringup --nodes" in shown
+        assert "  v      switch between the log and the results" in shown and "Fleet view (bringup --nodes" in shown
         from wizard.cli import build_parser
 
         subcommands = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
@@ -1944,15 +1944,16 @@ async def test_help_lists_every_key_each_screen_binds(state_dir, devvm_host):
         await pilot.press("f1")
         await pilot.pause()
         shown = screen_text(app)
-        # a long line goes on under its words (a hanging indent of 7): read each key's words joined again
-        assert "\n       " in shown
-        shown = re.sub(r"\n {7,}", " ", shown)
+        # a long line goes on under its words (a hanging indent of 9): read each key's words joined again
+        assert "\n         " in shown
+        shown = re.sub(r"\n {9,}", " ", shown)
         for heading, cls in help_mod.sections():
             assert heading in shown
             for b in help_mod.bindings_of(cls):
                 words = help_mod.WORDS.get((cls.__name__, b.action)) or b.description
-                assert f"  {help_mod.key_words(b.key):<4} {words}" in shown, (cls.__name__, b.key)
-        assert "  v    switch between the log and the results" in shown
+                key = help_mod.key_words(b.key)
+                assert (f"  {key:<6} {words}" if len(key) <= 6 else f"  {key} {words}") in shown, (cls.__name__, b.key)
+        assert "  v      switch between the log and the results" in shown
         classes = {cls.__name__: cls for _, cls in help_mod.sections()}
         for name, action in help_mod.WORDS:
             assert any(b.action == action for b in help_mod.bindings_of(classes[name])), (name, action)
@@ -2331,3 +2332,25 @@ async def test_the_tui_opens_an_earlier_build_by_its_id(state_dir, devvm_host):
             await settle(pilot, app)
             assert app.build is not None and app.build.info.build_id == (wanted or newest)
             assert (app.build.status("os.release") is StepStatus.PASSED) is passed
+
+
+def test_help_keys_stand_in_one_column_whatever_their_length():
+    """walk 30 #14: "enter" pushed its words a column right and "tab / shift+tab  next / previous control" ran two
+    columns into one; every key's words start at one column, a key too long for it on its own line."""
+    from rich.cells import cell_len
+    from screens.help import keys_text
+    from wizard import i18n
+
+    for lang, short, long_key, words in (("en", "  enter  open", "  tab / shift+tab", "next / previous control"),
+                                         ("zh_CN", "  方向键 移动、滚动", "  tab / shift+tab", "下一个 / 上一个控件")):
+        i18n.set_language(lang)
+        try:
+            lines = keys_text(68).splitlines()
+        finally:
+            i18n.set_language("en")
+        assert short in lines and cell_len(short.split()[0]) + 2 <= 9
+        i = lines.index(long_key)  # a key too long for the column stands alone; its words go under the column
+        assert lines[i + 1] == " " * 9 + words
+        one_letter = [ln for ln in lines if re.match(r"^  \S {6}\S", ln)]
+        assert len(one_letter) > 12  # "  c      check ...": words at cell 9
+        assert not any("     enter" in ln for ln in lines)  # never two keys on one line
