@@ -656,7 +656,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
     total = len(steps)
     user = attribution(answers.source)
     if answers.plan:
-        build.store.set_plan(**answers.plan)
+        build.set_plan(**answers.plan)  # every step it walks is checked again below, so none is left to name
     build.store.set_meta(answers_on_failure=answers.on_failure)  # what `answers export` writes back
     result = AutoResult([], total)
     checked: dict[str, list[Finding]] = {}
