@@ -773,7 +773,7 @@ def test_a_plan_change_names_the_steps_checked_against_the_old_answer(state_dir)
     assert b.plan_changed("bios.numa") == []
     assert b.set_plan(numa_nodes=2) == ["bios.numa"]
     assert b.plan_changed("bios.numa") == [("numa_nodes", None, 2)] and b.plan_changed("os.memory") == []
-    assert b.plan_changed_words("bios.numa") == "numa_nodes: unset → 2"
+    assert b.plan_changed_words("bios.numa") == "numa_nodes: unset -> 2"
     doc = rpt.assemble([rpt.node_from_build(b, None, "none")])
     assert [c["step"] for c in doc["plan_changed"]] == ["bios.numa"] and doc["verdict"] != rpt.READY
     md = rpt.render(doc, "md")

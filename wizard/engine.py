@@ -477,7 +477,7 @@ class Build:
         def shown(v: Any) -> str:
             return _("unset") if v in (None, "") else str(v)
 
-        return ", ".join(f"{k}: {shown(was)} → {shown(now)}" for k, was, now in self.plan_changed(step_id))
+        return ", ".join(f"{k}: {shown(was)} -> {shown(now)}" for k, was, now in self.plan_changed(step_id))  # ASCII: a VGA console
 
     def set_plan(self, **answers: Any) -> list[str]:
         """Store plan answers (``None`` removes one) and return the ids of the steps whose latest check read an answer
