@@ -663,3 +663,11 @@ def test_findings_that_say_the_same_thing_are_one_with_both_evidence_lines():
     fails = [f for f in r.findings if f.id == "driver.torch_cuda"]
     assert len(fails) == 1 and len(fails[0].evidence) >= 2
     assert any("THCudaCheck" in e for e in fails[0].evidence) and any("RuntimeError" in e for e in fails[0].evidence)
+
+
+def test_ifconfig_pasted_after_another_output_is_its_own_part():
+    """Held-out round 49 (a pod's ibdev2netdev line, then its ifconfig): ifconfig's first interface starts a part, so
+    the port line is judged (Down: a fail) and ifconfig's interfaces stay one unrecognised part."""
+    r = explain_text(text(PUBLIC / "ibdev2netdev__pod-ib-vf-down.txt"), "x")
+    assert r.verdict is Verdict.FAIL and len(r.parts) == 2
+    assert [f.id for f in r.findings].count("explain.unrecognised_part") == 1

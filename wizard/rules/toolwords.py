@@ -50,11 +50,17 @@ _FAIL = lazy_re(
     r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?i:test|tests|check|validation|self-test)"
     r"\s+(?:has\s+)?failed\b"  # "Test failed!" (the CUDA samples' last line after a verification error) too
     r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
+    r"|^FATA\[\d+\]"  # logrus's text format at level fatal (nvidia-mig-parted, the container toolkit: round 49)
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
     r"|\bNotEnoughCUDADevices\b|\bnot enough (?:CUDA |GPU )?devices\b"  # fewer GPUs than the program was told to use
+    # nvidia-installer stops at these and installs nothing (NVIDIA driver README, "Installing the NVIDIA Driver";
+    # held-out round 49: 'nvidia-drm' already loaded)
+    r"|^ERROR: (?:An NVIDIA kernel module '[\w-]+' appears to already be loaded|Installation has failed|"
+    r"The Nouveau kernel driver is currently in use|Unable to find the kernel source tree|"
+    r"You appear to be running an X server|The kernel module failed to load|Unable to load the kernel module)"
     # a check's tag then its verdict ("[[ PCIEBW ]] FAIL", IBM Autopilot), a status or result label saying failed
     # ("Node Status: PCIE Failed")
     r"|^\s*(?:\[+[^\]\n]{1,40}\]+\s*)+FAIL(?:ED|URE)?\s*$"
@@ -62,7 +68,7 @@ _FAIL = lazy_re(
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = lazy_re(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
-_ERROR = lazy_re(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- ")
+_ERROR = lazy_re(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- |^ERRO\[\d+\]")
 _WARN = lazy_re(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W- ")
 """ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
 _CUDA_ERR = lazy_re(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
