@@ -524,7 +524,7 @@ def test_a_confirmation_a_failing_check_withdrew_stays_in_the_record(state_dir):
     doc = rpt.assemble([node])
     assert doc["withdrawn_confirmations"][0]["reopened_status"] == "failed"
     md, html = rpt.render(doc, "md"), rpt.render(doc, "html")
-    assert "**Confirmed by hand, then reopened by a later check or run**" in md and "INC-000123" in md
+    assert "**Confirmed by hand, then replaced by a later check or run**" in md and "INC-000123" in md
     assert "↺ reopened</span> <code>bios.numa</code>" in html and "INC-000123" in html
     b.confirm("bios.numa", "checked again in the BIOS: NPS1 as planned")  # confirmed again: nothing withdrawn now
     assert b.store.withdrawn_confirmations() == {}
@@ -535,6 +535,13 @@ def test_a_confirmation_a_failing_check_withdrew_stays_in_the_record(state_dir):
     b.confirm("plan.host", "")
     b.skip("plan.host", "not this one")  # a skip right after the confirmation is the person's decision, not a check's
     assert "plan.host" not in b.store.withdrawn_confirmations()
+    # walk 31 #2: a later check that passes keeps the person's words in the record too
+    b.record_findings("bios.numa", cannot_tell, frozen_clock())
+    b.confirm("bios.numa", "NPS1 set, photo in ticket 42")
+    b.record_findings("bios.numa", [Finding("bios.numa", Verdict.PASS, "2 NUMA nodes")], frozen_clock())
+    assert b.status("bios.numa") is StepStatus.PASSED
+    line = b.withdrawn_confirmation("bios.numa")
+    assert "ticket 42" in line and "a later check or run passed it at" in line
     b.close()
 
 
@@ -779,7 +786,12 @@ def test_a_plan_change_names_the_steps_checked_against_the_old_answer(state_dir)
     md = rpt.render(doc, "md")
     assert "**Checked against an earlier plan: check again**" in md and "`numa_nodes` = unset, now 2" in md
     assert "| `numa_nodes` | 2 |" in md  # the plan it is judged against
+    assert "**↻ re-check: the plan changed since (numa_nodes)**" in md  # in the steps table too (walk 31 #4)
     assert b.set_plan(numa_nodes=2) == []  # the same value again: nothing changed
+    b.confirm("bios.numa", "NPS2 in the BIOS")  # walk 31 #1: a confirmation over a check is named too
+    b.set_plan(numa_nodes=4)
+    assert b.plan_changed("bios.numa") == [("numa_nodes", None, 4)]
+    b.set_plan(numa_nodes=2)
     asyncio.run(b.check_steps(LocalHost(), [by_id["bios.numa"]]))
     assert b.plan_changed("bios.numa") == []
     b.close()

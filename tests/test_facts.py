@@ -197,5 +197,8 @@ def test_the_nvidia_smi_document_is_judged_once_per_run_for_all_health_steps(mon
         return real(doc, plan, before_tests)
 
     monkeypatch.setattr(smi, "judge_doc", counting)
-    judge(checked_steps(steps.STAGES), Facts(_gpu_node_outputs()), {"gpu_count": 8})
+    r = judge(checked_steps(steps.STAGES), Facts(_gpu_node_outputs()), {"gpu_count": 8})
     assert len(calls) == 1
+    # the plan answers the one judgement read count as read by every step that selects from it (a later change of
+    # gpu_count names them all to check again)
+    assert all(r.plan_read[s] == {"gpu_count": 8} for s in ("health.gpu_count", "health.ecc", "health.row_remap"))

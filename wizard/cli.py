@@ -103,7 +103,9 @@ COMMANDS: dict[str, CommandHelp] = {
         ("state", "dry_run")),
     "validate": CommandHelp(
         "run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it",
-        ((0, N_("passed (or only skips)")), (1, N_("a warning or a result that could not be judged")),
+        ((0, N_("passed (or only skips); a run on the CPU asked for by name (--device cpu) passes the software path "
+                "only: its step stays cpu-only, not done")),
+         (1, N_("a warning or a result that could not be judged; a GPU run that fell back to the CPU (no GPU used)")),
          (2, N_("it failed")), (3, N_("not started (the reason on stderr)")), _STOPPED), ("state", "dry_run")),
     "size": CommandHelp(
         "GPU memory, GPU count, host RAM, NVMe and power for a workload (the Plan & sizing screen's figures)",

@@ -74,6 +74,11 @@ class PlanReads(Mapping[str, Any]):
         self._plan = plan
         self.read: set[str] = set()
 
+    @property
+    def base(self) -> Mapping[str, Any]:
+        """The plan it wraps: what a value computed once per run for every step is keyed by."""
+        return self._plan
+
     def __getitem__(self, key: str) -> Any:
         self.read.add(key)
         return self._plan[key]
@@ -459,11 +464,10 @@ class Build:
     def plan_changed(self, step_id: str) -> list[tuple[str, Any, Any]]:
         """(plan key, the value the step's latest check read, the value now) for each plan answer that step's rules
         read and that has changed since (:class:`PlanReads`); [] when none, when no check recorded what it read, or
-        when a person's confirmation or skip stands (their decision, not the check's)."""
+        when a person's skip stands (their decision, not the check's)."""
         st = self.store.step_states().get(step_id)
-        if st is not None and (st.status is StepStatus.CONFIRMED or (st.status is StepStatus.SKIPPED
-                                                                    and not st.not_applicable)):
-            return []
+        if st is not None and st.status is StepStatus.SKIPPED and not st.not_applicable:
+            return []  # a person's skip stands whatever the plan says (a confirmation over a check is named: walk 31)
         read = self.store.latest_plan_read(step_id)
         if not read:
             return []
@@ -506,6 +510,10 @@ class Build:
             return ""
         confirmed, reopened = got
         note = self.reason_shown(confirmed)
+        if reopened.status is StepStatus.PASSED:  # proven since: the person's words stay in the record (walk 31 #2)
+            return _("confirmed by {user} at {at}{note}; a later check or run passed it at {when}").format(
+                user=confirmed.user or "?", at=short_time(confirmed.updated_at),
+                note=(_(" ({note})").format(note=note) if note else ""), when=short_time(reopened.updated_at))
         return _("confirmed by {user} at {at}{note}; reopened at {when}: a later check or run {verdict}").format(
             user=confirmed.user or "?", at=short_time(confirmed.updated_at),
             note=(_(" ({note})").format(note=note) if note else ""), when=short_time(reopened.updated_at),

@@ -496,7 +496,8 @@ def _judge_node(name: str, source: dict[str, Any], stages: Sequence[Stage], stat
             steps.append({"id": s.id, "title": s.title, **_status_doc(status), "verdict": rec.get("verdict"),
                           "reason": rec.get("reason", ""), "user": "" if n_a else rec.get("user", ""),
                           "updated_at": rec.get("updated_at"), "findings": len(fs), "not_applicable": n_a,
-                          "this_document": bool(rec.get("this_document"))})
+                          "this_document": bool(rec.get("this_document")),
+                          "plan_changed": [c["key"] for c in rec.get("plan_changed") or []]})
             if blocks_handover(st.id, status):
                 not_done.append({"step": s.id, "status": status.value, "reason": rec.get("reason", "")})
             elif (status is StepStatus.SKIPPED and rec.get("reason") and rec.get("user")

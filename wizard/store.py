@@ -644,9 +644,9 @@ class Store:
 
     def withdrawn_confirmations(self) -> dict[str, tuple[StepState, StepState]]:
         """step id -> (the person's latest confirmation, the state that replaced it) for each step whose latest
-        confirmation a later check or run withdrew: the very next event of the step was ``failed`` or ``warned``,
-        and the step is neither confirmed again nor passed now. A person's own later decision (a skip, a reset) is
-        not a withdrawal. Read from the ``step_event`` history, which keeps every state a step was ever set to
+        confirmation a later check or run replaced: the very next event of the step was ``failed``, ``warned`` or
+        ``passed`` (walk 31 #2: the note vanished once a check passed), and the step is not confirmed again now. A
+        person's own later decision (a skip, a reset) is not a replacement. Read from the ``step_event`` history, which keeps every state a step was ever set to
         (walk 29 #13: a failing check reopened a hand-confirmed step and the note vanished from status and
         report)."""
         out: dict[str, tuple[StepState, StepState]] = {}
@@ -660,11 +660,12 @@ class Store:
                 "SELECT e.* FROM step_event e WHERE e.status = 'confirmed' AND e.id = "
                 "(SELECT MAX(id) FROM step_event WHERE step_id = e.step_id AND status = 'confirmed')").fetchall():
             now = current.get(r["step_id"])
-            if now is None or now.status in (StepStatus.CONFIRMED, StepStatus.PASSED):
+            if now is None or now.status is StepStatus.CONFIRMED:
                 continue
             nxt = self.conn.execute("SELECT * FROM step_event WHERE step_id = ? AND id > ? ORDER BY id LIMIT 1",
                                     (r["step_id"], r["id"])).fetchone()
-            if nxt is not None and nxt["status"] in (StepStatus.FAILED.value, StepStatus.WARNED.value):
+            if nxt is not None and nxt["status"] in (StepStatus.FAILED.value, StepStatus.WARNED.value,
+                                                     StepStatus.PASSED.value):
                 out[r["step_id"]] = (state(r), state(nxt))
         return out
 

@@ -320,8 +320,8 @@ def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") ->
             "Core(s) per socket", "Socket(s)", "NUMA node(s)")
     ev = tuple(f.lines[k] for k in keys if k in f.lines)
     s, c, t = f.sockets, f.cores_per_socket, f.threads_per_core
-    shape = (f"{s} socket(s) x {c} cores x {t} threads" if s and c and t else "")
-    desc = (f"{f.model or 'CPU'}: " + (f'{shape} = ' if shape else '') + Msg('{value} CPUs', value=f.cpus or '?'))
+    shape = (Msg("{s} socket(s) x {c} cores x {t} threads", s=s, c=c, t=t) if s and c and t else "")  # walk 31
+    desc = (f"{f.model or 'CPU'}: " + (shape + ' = ' if shape else '') + Msg('{value} CPUs', value=f.cpus or '?'))
     offline = f.fields.get("Off-line CPU(s) list", "").strip()
     listed = f.fields.get("On-line CPU(s) list", "").strip()
     online = cpulist_count(listed) if listed else None  # an excerpt without the line says nothing about it

@@ -227,8 +227,9 @@ def _link_text(d: LspciDevice) -> str:
         notes.append("downgraded")
     speed = "?" if st.speed_gts is None else f"{st.speed_gts:g}GT/s" + (f" ({', '.join(notes)})" if notes else "")
     width = "x?" if st.width is None else f"x{st.width}" + (" (downgraded)" if st.width_marker == "downgraded" else "")
-    cap = fmt_link(d.lnkcap.speed_gts, d.lnkcap.width) if d.lnkcap.present else "not shown"
-    return f"LnkSta {speed} {width}, LnkCap {cap}"
+    if d.lnkcap.present:
+        return f"LnkSta {speed} {width}, LnkCap {fmt_link(d.lnkcap.speed_gts, d.lnkcap.width)}"
+    return Msg("LnkSta {speed} {width}, LnkCap not shown", speed=speed, width=width)  # walk 31: English in Chinese
 
 
 def _ev(d: LspciDevice, *lines: str) -> list[str]:

@@ -638,9 +638,20 @@ def _health(outputs: Outputs, plan: Mapping[str, Any], ids: tuple[str, ...] | No
         assert err is not None
         # reported under the topic's own id: every finding id belongs to one step (wizard.registry)
         return [dataclasses.replace(err, id=ids[0]) if ids and err.id not in ids else err]
-    # the document is judged once per run; each health step selects its concern's ids from it
-    findings = facts_of(outputs).derived(("smi.judge_doc", id(doc), id(plan)),
-                                         lambda: judge_doc(doc, plan, before_tests=True))
+    # the document is judged once per run; each health step selects its concern's ids from it. Each step's rules see
+    # the plan through their own recorder (wizard.engine.PlanReads): the plan answers the judgement read are kept with
+    # it and count as read by every step that uses it
+    base = getattr(plan, "base", plan)
+    recorder: set[str] | None = getattr(plan, "read", None)
+
+    def judged() -> tuple[list[Finding], frozenset[str]]:
+        before = set(recorder) if recorder is not None else set()
+        out = judge_doc(doc, plan, before_tests=True)
+        return out, frozenset((recorder or set()) - before)
+
+    findings, read = facts_of(outputs).derived(("smi.judge_doc", id(doc), id(base)), judged)
+    if recorder is not None:
+        recorder.update(read)
     if ids is None:
         return findings
     sel = [f for f in findings if f.id in ids]
