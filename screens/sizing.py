@@ -400,7 +400,7 @@ class SizingScreen(Screen[None]):
         title = _("This plan is SHORT: keep it anyway?") if short else _("Write the form's default GPU as the plan?")
         self.app.push_screen(YesNo(title, body + "\n" + _("Keep it as the build's plan anyway (the checks then compare "
                                                          "the machine against it)? Or change the form first (esc).")),
-                             lambda yes: self._keep(answers, "; ".join(short)) if yes else None)
+                             lambda yes: self._keep(answers, _("; ").join(short)) if yes else None)
 
     def gpu_is_default(self) -> bool:
         """The GPU model is still the form's default, never chosen (the results pane says so under the figures)."""

@@ -797,6 +797,16 @@ def test_a_plan_change_names_the_steps_checked_against_the_old_answer(state_dir)
     b.close()
 
 
+def test_plan_change_words_show_a_whole_number_as_the_plan_does(state_dir):
+    """walk 31 #10: host_ram_gib entered as 24 (stored 24.0) read "unset -> 24.0" while `bringup plan` shows 24."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "n", "boot_id": "b"}, create=True)
+    b.record_findings("os.memory", [Finding("os.memory", Verdict.PASS, "ok")], "2026-01-01T00:00:00+00:00",
+                      plan_read={"host_ram_gib": None})
+    assert b.set_plan(host_ram_gib=24.0) == ["os.memory"]
+    assert b.plan_changed_words("os.memory") == "host_ram_gib: unset -> 24"
+    b.close()
+
+
 def test_plan_reads_record_what_rules_ask_for():
     from wizard.engine import PlanReads
 

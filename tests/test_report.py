@@ -1000,12 +1000,17 @@ def test_a_not_applicable_step_is_by_nobody_and_the_report_step_writing_it_is_th
     b.record_findings("bios.secure_boot", [Finding("bios.secure_boot", Verdict.SKIP, "no EFI: legacy boot")],
                       "2026-01-01T00:00:00+00:00")
     b.store.set_step("report.document", StepStatus.RUNNING, user="root")
+    b.store.add_action_run("report.document", "Write the acceptance report", [["bringup", "report"]], "root", False,
+                           ActionState.RUNNING, str(tmp_path / "l.log"), str(tmp_path / "s.json"), "b")
     monkeypatch.setenv(rpt.WRITING_STEP_ENV, "report.document")
     doc = rpt.assemble([rpt.node_from_build(b, None, "none")])
     b.close()
     by_id = {s["id"]: s for st in doc["nodes"][0]["stages"] for s in st["steps"]}
     assert by_id["bios.secure_boot"]["not_applicable"] and by_id["bios.secure_boot"]["user"] == ""
     assert by_id["report.document"]["this_document"] and not by_id["bios.cpu"]["this_document"]
+    # walk 31: its own run, in the action runs, is this document being written, not "running"
+    own = [a for a in doc["nodes"][0]["actions"] if a["step"] == "report.document"]
+    assert own and all(a["exit"] == "writing this document" for a in own)
     report_stage = next(st for st in doc["nodes"][0]["stages"] if st["id"] == "report")
     assert report_stage["status"] != "running"
     md, html = rpt.render(doc, "md"), rpt.render(doc, "html")

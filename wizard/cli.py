@@ -1920,8 +1920,9 @@ def _print_results(extra: Mapping[str, Any]) -> None:
             fl = "" if floor is None else "  " + _("(limit {floor})").format(floor=f"{floor:,.3g}")
             subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
             unit = str(r.get("unit") or "")
+            unit_shown = "" if val is None else _(UNIT_WORDS[unit]) if unit in UNIT_WORDS else unit  # not "- GB/s"
             print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
-                  f"{_(UNIT_WORDS[unit]) if unit in UNIT_WORDS else unit}{fl}")
+                  f"{unit_shown}{fl}".rstrip())
     series = extra.get("series") or {}
     points = series.get("points") or []
     if len(points) > 1:

@@ -478,8 +478,10 @@ class Build:
         """"numa_nodes: unset -> 2" for :meth:`plan_changed`, in the current language; "" when nothing changed."""
         from wizard.i18n import _
 
-        def shown(v: Any) -> str:
-            return _("unset") if v in (None, "") else str(v)
+        from wizard.plan import whole
+
+        def shown(v: Any) -> str:  # a whole number without ".0", as `bringup plan` and F2 show it (walk 31 #10)
+            return _("unset") if v in (None, "") else str(whole(v))
 
         return ", ".join(f"{k}: {shown(was)} -> {shown(now)}" for k, was, now in self.plan_changed(step_id))  # ASCII: a VGA console
 

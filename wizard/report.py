@@ -38,6 +38,7 @@ from wizard.hosts import Host
 from wizard.model import AUTO_SKIP_PREFIX, UNVERIFIED_PREFIX, Finding, blocks_handover, Measure, Stage, StepStatus, Verdict, proven_by_run, stage_rollup, status_for_verdict, worst
 from wizard.actions import outcome_words
 from wizard.probes import ProbeOutput, collect
+from wizard.plan import whole
 from wizard.registry import probes_named
 from wizard.store import ActionRun, utcnow
 
@@ -576,7 +577,7 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
     for sid in states:
         changed = build.plan_changed(sid)
         if changed:  # judged against answers the plan no longer holds (walk 30 #1)
-            states[sid]["plan_changed"] = [{"key": k, "was": was, "now": now} for k, was, now in changed]
+            states[sid]["plan_changed"] = [{"key": k, "was": whole(was), "now": whole(now)} for k, was, now in changed]
     for sid, (confirmed, reopened) in store.withdrawn_confirmations().items():
         if sid in states:  # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
             states[sid]["withdrawn"] = {"user": confirmed.user, "at": confirmed.updated_at, "note": confirmed.reason,
@@ -604,9 +605,11 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
                        inv, inv_source,
                        [{"key": k, **{x: a.get(x, "") for x in ("finding_id", "subject", "message", "reason", "user",
                                                                   "at")}} for k, a in acks.items()],
-                       validations, [action_doc(r, build.run_outcome(r)) for r in runs])
+                       validations, [action_doc(r, "writing this document" if (
+                           r.step_id == writing and r.state.value == "running") else build.run_outcome(r))
+                           for r in runs])
     # what this node was judged against (walk 30 #2): every plan answer, with when it was set
-    node["plan"] = [{"key": k, "value": v, "set_at": at} for k, v, at in store.plan_answers()]
+    node["plan"] = [{"key": k, "value": whole(v), "set_at": at} for k, v, at in store.plan_answers()]
     return node
 
 
@@ -650,7 +653,7 @@ async def node_from_bundle(path: Path | str, stages: Sequence[Stage]) -> dict[st
     node = _judge_node(str(ident.get("fleet_node") or ident.get("hostname") or Path(path).name), source, stages,
                        states, by_step,
                        inv, f"capture bundle {Path(path).name} ({created})", [], [], [])
-    node["plan"] = [{"key": k, "value": v, "set_at": ""} for k, v in sorted(plan.items())]  # the bundle's plan
+    node["plan"] = [{"key": k, "value": whole(v), "set_at": ""} for k, v in sorted(plan.items())]  # the bundle's plan
     return node
 
 

@@ -1092,7 +1092,9 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
     rows = {"results": [{"test": "memory", "metric": "pattern_errors", "value": 0, "unit": "count", "floor": 0,
                          "verdict": "pass"},
                         {"test": "gemm", "metric": "tflops", "value": 0.143, "unit": "TFLOPS", "floor": None,
-                         "verdict": "pass"}]}
+                         "verdict": "pass"},
+                        {"test": "h2d", "metric": "gb_s", "value": None, "unit": "GB/s", "floor": None,
+                         "verdict": "skip"}]}
     i18n.set_language("zh_CN")
     try:
         cli._print_results(rows)
@@ -1100,4 +1102,5 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
         i18n.set_language("en")
     out = capsys.readouterr().out
     assert "pattern_errors: 0 个" in out and " count" not in out and "0.143 TFLOPS" in out
+    assert "h2d gb_s: -\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
 
