@@ -1323,6 +1323,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         rp = b.resume_point()
         states = b.store.step_states()
         withdrawn = b.store.withdrawn_confirmations()
+        plan_changes = b.plan_changes()
         host = b.store.host()
         stages = []
         for st in b.stages:
@@ -1336,7 +1337,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                            "updated_at": states[s.id].updated_at if s.id in states else None,
                            "stale_after_reboot": b.stale(s.id),
                            # the plan answers its latest check read and that changed since (walk 30 #1)
-                           "plan_changed_since_check": [k for k, _, _ in b.plan_changed(s.id)],
+                           "plan_changed_since_check": [k for k, _, _ in plan_changes.get(s.id, [])],
                            # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)
                            "withdrawn_confirmation": ({
                                "user": withdrawn[s.id][0].user, "at": withdrawn[s.id][0].updated_at,
@@ -1380,7 +1381,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                     stale = spaced(_("(re-check: rebooted since)")) if s["stale_after_reboot"] else ""
                     if s["plan_changed_since_check"]:
                         stale += spaced(_("(re-check: the plan changed since: {changes})").format(
-                            changes=b.plan_changed_words(s["id"])))
+                            changes=b.plan_changed_words(s["id"], plan_changes)))
                     state = states.get(s["id"])
                     n_a = state is not None and state.not_applicable and bool(reason)
                     first = f"    {'[ -- ]' if n_a else STATUS_GLYPH.get(s['status'], '[    ]')} {s['id']:<28} "

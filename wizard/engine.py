@@ -461,21 +461,30 @@ class Build:
                     _("waiting for a plan answer ({key}): {why}").format(key=plan_key.group(1), why=shown))
         return _("not applicable: {why}").format(why=shown) if auto else shown
 
-    def plan_changed(self, step_id: str) -> list[tuple[str, Any, Any]]:
-        """(plan key, the value the step's latest check read, the value now) for each plan answer that step's rules
-        read and that has changed since (:class:`PlanReads`); [] when none, when no check recorded what it read, or
-        when a person's skip stands (their decision, not the check's)."""
-        st = self.store.step_states().get(step_id)
-        if st is not None and st.status is StepStatus.SKIPPED and not st.not_applicable:
-            return []  # a person's skip stands whatever the plan says (a confirmation over a check is named: walk 31)
-        read = self.store.latest_plan_read(step_id)
-        if not read:
-            return []
+    def plan_changes(self) -> dict[str, list[tuple[str, Any, Any]]]:
+        """step id -> (plan key, the value the step's latest check read, the value now) for each plan answer its rules
+        read and that has changed since (:class:`PlanReads`), for every step with one; read once for all steps (the
+        store's latest plan reads, the states, the plan). A step a person skipped is left out: the skip stands whatever
+        the plan says (a confirmation over a check is named: walk 31)."""
+        states = self.store.step_states()
         plan = self.plan()
-        return [(k, v, plan.get(k)) for k, v in read.items() if plan.get(k) != v]
+        out: dict[str, list[tuple[str, Any, Any]]] = {}
+        for sid, read in self.store.latest_plan_reads().items():
+            st = states.get(sid)
+            if st is not None and st.status is StepStatus.SKIPPED and not st.not_applicable:
+                continue
+            changed = [(k, v, plan.get(k)) for k, v in read.items() if plan.get(k) != v]
+            if changed:
+                out[sid] = changed
+        return out
 
-    def plan_changed_words(self, step_id: str) -> str:
-        """"numa_nodes: unset -> 2" for :meth:`plan_changed`, in the current language; "" when nothing changed."""
+    def plan_changed(self, step_id: str) -> list[tuple[str, Any, Any]]:
+        """:meth:`plan_changes` of one step ([] when none)."""
+        return self.plan_changes().get(step_id, [])
+
+    def plan_changed_words(self, step_id: str, changes: Mapping[str, Any] | None = None) -> str:
+        """"numa_nodes: unset -> 2" for :meth:`plan_changed`, in the current language; "" when nothing changed.
+        ``changes``: :meth:`plan_changes` when the caller read it once for every step."""
         from wizard.i18n import _
 
         from wizard.plan import whole
@@ -483,7 +492,8 @@ class Build:
         def shown(v: Any) -> str:  # a whole number without ".0", as `bringup plan` and F2 show it (walk 31 #10)
             return _("unset") if v in (None, "") else str(whole(v))
 
-        return ", ".join(f"{k}: {shown(was)} -> {shown(now)}" for k, was, now in self.plan_changed(step_id))  # ASCII: a VGA console
+        got = (changes if changes is not None else self.plan_changes()).get(step_id, [])
+        return ", ".join(f"{k}: {shown(was)} -> {shown(now)}" for k, was, now in got)  # ASCII: a VGA console
 
     def set_plan(self, **answers: Any) -> list[str]:
         """Store plan answers (``None`` removes one) and return the ids of the steps whose latest check read an answer
@@ -498,7 +508,8 @@ class Build:
         """Ids of the steps whose latest check read any of the plan answers ``keys``, in order: what a change of
         those answers leaves to be checked again."""
         keys = set(keys)
-        return [s.id for s in self.steps() if keys & set(self.store.latest_plan_read(s.id) or {})]
+        reads = self.store.latest_plan_reads()
+        return [s.id for s in self.steps() if keys & set(reads.get(s.id) or {})]
 
     def withdrawn_confirmation(self, step_id: str, states: Mapping[str, Any] | None = None) -> str:
         """A line saying that a person's confirmation of ``step_id`` was withdrawn by a later check or run that
@@ -512,14 +523,12 @@ class Build:
             return ""
         confirmed, reopened = got
         note = self.reason_shown(confirmed)
+        args = {"user": confirmed.user or "?", "at": short_time(confirmed.updated_at),
+                "note": _(" ({note})").format(note=note) if note else "", "when": short_time(reopened.updated_at)}
         if reopened.status is StepStatus.PASSED:  # proven since: the person's words stay in the record (walk 31 #2)
-            return _("confirmed by {user} at {at}{note}; a later check or run passed it at {when}").format(
-                user=confirmed.user or "?", at=short_time(confirmed.updated_at),
-                note=(_(" ({note})").format(note=note) if note else ""), when=short_time(reopened.updated_at))
+            return _("confirmed by {user} at {at}{note}; a later check or run passed it at {when}").format(**args)
         return _("confirmed by {user} at {at}{note}; reopened at {when}: a later check or run {verdict}").format(
-            user=confirmed.user or "?", at=short_time(confirmed.updated_at),
-            note=(_(" ({note})").format(note=note) if note else ""), when=short_time(reopened.updated_at),
-            verdict=_("failed") if reopened.status is StepStatus.FAILED else _("warned"))
+            verdict=_("failed") if reopened.status is StepStatus.FAILED else _("warned"), **args)
 
     def stale(self, step_id: str) -> bool:
         """A boot-sensitive step verified under another boot: the reboot may have changed it."""

@@ -574,9 +574,8 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
     writing = os.environ.get(WRITING_STEP_ENV, "")
     if writing in states and states[writing]["status"] == StepStatus.RUNNING.value:
         states[writing]["this_document"] = True
-    for sid in states:
-        changed = build.plan_changed(sid)
-        if changed:  # judged against answers the plan no longer holds (walk 30 #1)
+    for sid, changed in build.plan_changes().items():
+        if sid in states:  # judged against answers the plan no longer holds (walk 30 #1)
             states[sid]["plan_changed"] = [{"key": k, "was": whole(was), "now": whole(now)} for k, was, now in changed]
     for sid, (confirmed, reopened) in store.withdrawn_confirmations().items():
         if sid in states:  # a person's confirmation a later failing/warning check or run withdrew (walk 29 #13)

@@ -690,18 +690,23 @@ class Store:
                            json.dumps(f.measured.to_dict()) if f.measured is not None else "", _i18n_column(f)))
         return run_id
 
+    def latest_plan_reads(self) -> dict[str, dict[str, Any]]:
+        """step id -> the plan answers its latest check read, with their values then, for every step whose latest
+        check recorded them (not a run's judged log, nor a build from an older bringup), in one query."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.conn.execute("SELECT c.step_id, c.plan_read FROM check_run c WHERE c.id = "
+                                   "(SELECT MAX(id) FROM check_run WHERE step_id = c.step_id)"):
+            try:
+                got = json.loads(r["plan_read"]) if r["plan_read"] else None
+            except ValueError:
+                got = None
+            if isinstance(got, dict):
+                out[r["step_id"]] = got
+        return out
+
     def latest_plan_read(self, step_id: str) -> dict[str, Any] | None:
-        """The plan answers the latest check of ``step_id`` read, with their values then; ``None`` when no check, or
-        the check did not record them (a run's judged log, a build from an older bringup)."""
-        row = self.conn.execute("SELECT plan_read FROM check_run WHERE step_id = ? ORDER BY id DESC LIMIT 1",
-                                (step_id,)).fetchone()
-        if row is None or not row["plan_read"]:
-            return None
-        try:
-            got = json.loads(row["plan_read"])
-        except ValueError:
-            return None
-        return got if isinstance(got, dict) else None
+        """:meth:`latest_plan_reads` of one step; ``None`` when it has none."""
+        return self.latest_plan_reads().get(step_id)
 
     def latest_check(self, step_id: str) -> tuple[dict[str, Any] | None, list[Finding]]:
         row = self.conn.execute("SELECT * FROM check_run WHERE step_id = ? ORDER BY id DESC LIMIT 1",
