@@ -421,11 +421,29 @@ def test_cli_wrap_folds_a_word_longer_than_the_room():
     first = "[ OK ] os.mount_options         "
     lines = _wrap(first, f"journal write barriers on (no barrier=0/nobarrier): /: ext4 {opts}", 80, len(first))
     assert all(len(ln) <= 80 for ln in lines), lines
-    assert lines[-2:] == [" " * 32 + "(rw,relatime,discard,resv_strict,resuid=65534,re", " " * 32 + "sgid=65534)"]
+    # walk 31 #8: after the option's last comma that the line holds, not inside "resgid"
+    assert lines[-2:] == [" " * 32 + "(rw,relatime,discard,resv_strict,resuid=65534,", " " * 32 + "resgid=65534)"]
     zh = _wrap(first, f"日志写屏障已开启（没有 barrier=0/nobarrier）：/: ext4 {opts}", 80, len(first))
     assert all(cell_len(ln) <= 80 for ln in zh) and "".join("".join(zh).split()).endswith(opts)
     blob = "x" * 100
     assert _wrap("  ", blob, 40, 2) == ["  " + "x" * 38, "  " + "x" * 38, "  " + "x" * 24]
+
+
+def test_cli_wrap_breaks_a_long_command_between_its_words_not_inside_one():
+    """Walk 31 #8: a backticked command kept together as one word was cut at the width when no line held it
+    ("`sudo systemctl enable --now nvidia-persistenced.service" over a lone "`."), and a long option value inside a
+    name ("ecc.e" / "rrors"). It breaks between the command's words, a value after a comma."""
+    from wizard.cli import _wrap
+
+    text = ("Run `nvidia-smi --query-gpu=index,name,pci.bus_id,persistence_mode,ecc.errors.uncorrected.volatile.total"
+            " --format=csv` and read it; then `sudo systemctl enable --now nvidia-persistenced.service`.")
+    lines = _wrap("  ", text, 60, 4)
+    assert all(len(ln) <= 60 for ln in lines), lines
+    words = set(" ".join(text.split()).replace("`", " ").replace(",", " ").split())
+    pieces = " ".join(lines).replace("`", " ").replace(",", " ").split()
+    assert all(p in words for p in pieces), [p for p in pieces if p not in words]  # no word cut in two
+    assert not any(ln.strip().startswith("`.") for ln in lines)
+    assert "".join(ln.strip() + ("" if ln.endswith(",") else " ") for ln in lines).strip() == text
 
 
 def test_a_remedy_from_the_xid_table_shows_translated(monkeypatch):

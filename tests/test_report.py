@@ -411,6 +411,36 @@ def test_a_message_that_differs_only_in_a_figure_is_not_a_change():
     assert c["new"] == [] and c["resolved"] == []
 
 
+def test_a_finding_a_plan_edit_settled_is_not_called_a_repair(state_dir, tmp_path):
+    """Walk 31 #3: a GPU-count fail that passed after the plan's ``gpu_count`` was lowered read "resolved" as if the
+    machine had been fixed; "What changed" says the plan changed (which answer, from what to what), not a repair. A
+    fail fixed on the machine stays "resolved"."""
+    b = _build(state_dir)
+    b.set_plan(gpu_count=8)
+    b.record_findings("health.gpu_count", [Finding("health.gpu_count", Verdict.FAIL, "4 GPUs, 8 planned", source="s")],
+                      frozen_clock(), plan_read={"gpu_count": 8})
+    b.record_findings("os.release", [Finding("os.release", Verdict.FAIL, "unsupported release", source="s")],
+                      frozen_clock(), plan_read={})
+    b.close()
+    assert run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "1.json")).returncode == 0
+    b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"}, clock=frozen_clock)
+    b.set_plan(gpu_count=4)
+    b.record_findings("health.gpu_count", [Finding("health.gpu_count", Verdict.PASS, "4 GPUs", source="s")],
+                      frozen_clock(), plan_read={"gpu_count": 4})
+    b.record_findings("os.release", [Finding("os.release", Verdict.PASS, "Ubuntu 24.04", source="s")], frozen_clock())
+    b.close()
+    second = run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "2.md"))
+    assert "2 resolved (1 by a plan change, not a repair)" in " ".join(second.stdout.split()), second.stdout
+    md = (tmp_path / "2.md").read_text()
+    assert ("| plan changed | `health.gpu_count` | was fail, now pass because the plan changed (`gpu_count` 8 -> 4),"
+            " not a repair: 4 GPUs, 8 planned |") in md, md
+    assert "| resolved | `os.release` | was fail, now pass: unsupported release |" in md
+    third = run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "3.json"))
+    doc = json.loads((tmp_path / "3.json").read_text())
+    assert third.returncode == 0 and doc["changes"]["resolved"] == []  # nothing left to settle
+    assert [f["plan_read"] for f in doc["nodes"][0]["findings"] if f["id"] == "health.gpu_count"] == [{"gpu_count": 4}]
+
+
 def test_the_report_stage_action_writes_the_report_into_the_build_directory(state_dir):
     b = _build(state_dir)
     b.close()

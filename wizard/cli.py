@@ -1728,6 +1728,12 @@ def new_findings_said(new: list[dict[str, Any]]) -> str:
     return spaced(_("(all pass)")) if not other else spaced(_("({n} not a pass)").format(n=other))
 
 
+def resolved_by_plan_said(resolved: list[dict[str, Any]]) -> str:
+    """After the report's resolved count: how many a plan edit settled rather than a repair (walk 31 #3), or ""."""
+    n = sum(bool(f.get("plan_changed")) for f in resolved)
+    return spaced(_("({n} by a plan change, not a repair)").format(n=n)) if n else ""
+
+
 def held_refusal(b: Any) -> str:
     """Why ``run`` or ``validate`` cannot start an action of build ``b`` from this shell while another bringup holds
     it (its pid), and what to do: the one wording both commands print (walk 23: validate said "this window")."""
@@ -2514,9 +2520,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                   failed=sum(s["status"] == "failed" for s in report["steps_not_done"]),
                   not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
                  if report["verdict"] == "not ready" else "")
-              + (_("; since the previous report: {new} new{which}, {resolved} resolved, {changed} changed").format(
+              + (_("; since the previous report: {new} new{which}, {resolved} resolved{by_plan}, {changed} changed").format(
                   new=len(c["new"]), which=new_findings_said(c["new"]), resolved=len(c["resolved"]),
-                  changed=len(c["changed"])) if c["previous"] else ""),
+                  by_plan=resolved_by_plan_said(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""),
               text_width(), 4)  # wrapped to the terminal as check's lines are (walk 19)
     else:
         print(f"bringup: report: {report['verdict']}", file=sys.stderr)

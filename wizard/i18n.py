@@ -113,7 +113,13 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
         cell_len, chop_cells = cells.cell_len, cells.chop_cells
 
     words: list[list[str]] = []  # a path's directories with its last part are one entry; a space run is [" " x n]
+    room = max(1, width - indent)
+    toks: list[str] = []
     for tok in re.findall(rf"\s+|{LINE_WORD}", text):
+        # a command span kept together (`sudo systemctl enable --now nvidia-persistenced.service`) that no line holds
+        # breaks between its words, not at the width inside one (walk 31 #8)
+        toks.extend(re.findall(r"\s+|\S+", tok) if " " in tok.strip() and cell_len(tok) > room else [tok])
+    for tok in toks:
         if tok.isspace():
             words.append([] if "\n" in tok else [" " * len(tok)])  # a line break in the text is one space
         elif words and words[-1] and words[-1][-1].endswith("/") and not re.search(rf"[\s{WIDE}]", tok):
@@ -143,6 +149,11 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
                 new_line()  # a ``first`` that fills its line keeps it whole; what follows starts the next
             while fold and used + w > width:  # longer than a line: filled to the width, the rest on the next
                 head = chop_cells(tok, max(1, width - used))[0]
+                # after the last separator of an option's value (",", "=", ":", ";", "|", "&") in the line's last
+                # two thirds, not inside a name ("ecc.e" / "rrors": walk 31 #8)
+                cut = max(head.rfind(c) for c in ",=:;|&") + 1
+                if cut > len(head) // 3 and cut < len(tok):
+                    head = head[:cut]
                 line, tok = line + head, tok[len(head):]
                 new_line()
                 w = cell_len(tok)

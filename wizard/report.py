@@ -582,13 +582,18 @@ def node_from_build(build: Any, inv_outputs: Mapping[str, ProbeOutput] | None, i
             states[sid]["withdrawn"] = {"user": confirmed.user, "at": confirmed.updated_at, "note": confirmed.reason,
                                         "reopened_at": reopened.updated_at, "reopened_status": reopened.status.value}
     by_step: dict[str, list[dict[str, Any]]] = {}
+    reads = store.latest_plan_reads()
     for st in build.stages:
         for s in st.steps:
             meta, fs = store.latest_check(s.id)
             if meta is not None:
                 bundle = str(meta.get("snapshot") or "")
+                # the plan answers the check read, kept with each finding so the next report can tell a finding a
+                # plan edit settled from one a repair settled (walk 31 #3)
+                read = {k: whole(v) for k, v in (reads.get(s.id) or {}).items()}
                 by_step[s.id] = [{**finding_doc(f, acks, str(meta.get("finished_at") or "")),
-                                  **({"checked_from": bundle} if bundle else {})} for f in fs]
+                                  **({"checked_from": bundle} if bundle else {}),
+                                  **({"plan_read": read} if read else {})} for f in fs]
     runs = store.action_runs()
     validations = [v for v in (validation_doc(r) for r in runs) if v is not None]
     host = store.host()
@@ -702,16 +707,20 @@ def summary(report: Mapping[str, Any]) -> dict[str, Any]:
     for n in report["nodes"]:
         for f in n["findings"]:
             findings.append({"node": n["name"], "id": f["id"], "subject": f["subject"], "verdict": f["verdict"],
-                             "message": f["message"]})
+                             "message": f["message"], **({"plan_read": f["plan_read"]} if f.get("plan_read") else {})})
     return {"schema": REPORT_SCHEMA, "generated_at": report["generated_at"], "content_hash": report["content_hash"],
-            "verdict": report["verdict"], "findings": findings}
+            "verdict": report["verdict"], "findings": findings,
+            "plan": {n["name"]: {p["key"]: p["value"] for p in n.get("plan") or []} for n in report["nodes"]}}
 
 
 def changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dict[str, Any]:
     """New, resolved and changed findings since ``previous`` (a :func:`summary`); ``previous`` None: the first
     report. New: a finding that was not there (a pass included); resolved: one that is gone, or was not a pass
     and now passes; changed: its verdict differs (a message that differs only in a figure, its verdict the same, is
-    not a change: a measured value moving on the same side of its threshold leaves the verdict as it was)."""
+    not a change: a measured value moving on the same side of its threshold leaves the verdict as it was). A
+    resolved finding's ``plan_changed`` (``[{"key", "was", "now"}]``) lists the plan answers its check read that the
+    node's plan no longer holds, when there are any: the plan edit settled it, not a repair (walk 31 #3: a fail "resolved" by
+    lowering ``gpu_count`` read as fixed)."""
     if not previous or not isinstance(previous.get("findings"), list):
         return {"previous": None, "new": [], "resolved": [], "changed": []}
 
@@ -721,13 +730,22 @@ def changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> d
     before = {key(f): f for f in previous["findings"] if isinstance(f, dict)}
     now = {key(f): f for f in current["findings"]}
     new = [dict(f) for k, f in now.items() if k not in before]
+    plan_now = current.get("plan") or {}
+
+    def plan_changed(f: Mapping[str, Any]) -> list[dict[str, Any]]:
+        read = f.get("plan_read")
+        node_plan = plan_now.get(str(f.get("node", "")))
+        if not isinstance(read, dict) or not isinstance(node_plan, dict):
+            return []
+        return [{"key": k, "was": was, "now": node_plan.get(k)} for k, was in sorted(read.items())
+                if str(whole(node_plan.get(k))) != str(whole(was))]
+
     resolved, changed = [], []
     for k, f in before.items():
         cur = now.get(k)
-        if cur is None:
-            resolved.append({**f, "now": "gone"})
-        elif f.get("verdict") != "pass" and cur["verdict"] == "pass":
-            resolved.append({**f, "now": "pass"})
+        if cur is None or (f.get("verdict") != "pass" and cur["verdict"] == "pass"):
+            by_plan = plan_changed(f)
+            resolved.append({**f, "now": "gone" if cur is None else "pass", "plan_changed": by_plan})
         elif f.get("verdict") != cur["verdict"]:
             changed.append({**cur, "was_verdict": f.get("verdict"), "was_message": f.get("message")})
     return {"previous": {"generated_at": previous.get("generated_at"), "content_hash": previous.get("content_hash"),
