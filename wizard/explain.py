@@ -107,7 +107,7 @@ _KUBECTL_NOTICE = lazy_re(r'^Defaulted container "[^"\n]*" out of: [^\n]*\n?', r
 """kubectl's notice on stderr when a pod has several containers and none was named (``kubectl exec``/``logs``): not
 the command's output."""
 
-_QUOTE_PREFIX = lazy_re(r"^[ \t]*(?:#|>|//)[ ]?")
+_QUOTE_PREFIX = lazy_re(r"^[ \t]*(?:#|>|//)")
 """A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``) or an e-mail quote (``> ``)."""
 
 
@@ -123,6 +123,9 @@ def clean(text: str) -> str:
         if (len(prefixes) == 1 and all(_QUOTE_PREFIX.match(ln) for ln in body)
                 and not any(ln.lstrip().startswith("# nThread") for ln in body)):  # nccl-tests' own '#' header
             pre = prefixes.pop()
+            # with the spaces every quoted line has after the mark (">  " of a mail reply quoting an indented
+            # paste), so the output's own columns start where the command wrote them
+            pre += " " * min(len(ln[len(pre):]) - len(ln[len(pre):].lstrip(" ")) for ln in body)
             text = "\n".join(ln[len(pre):] if ln.startswith(pre) else ln for ln in lines)
     text = _SLURM_CLIENT_INFO.sub("", text)
     return _strip_log_prefixes(text)

@@ -131,6 +131,12 @@ def _status_value(r: DiagResult, chunk: str) -> bool:
     return False
 
 
+def command_level(text: str) -> int | None:
+    """The level a ``dcgmi diag -r N`` / ``--run N`` command line in ``text`` asked for (1-4), else ``None``."""
+    lv = re.search(r"dcgmi\s+diag\b.*?(?:-r|--run)\s*(\d)\b", text)
+    return sat_int(lv.group(1)) if lv else None
+
+
 def parse_dcgm_text(text: str) -> DcgmDiag:
     d = DcgmDiag()
     section = ""
@@ -151,9 +157,9 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
             res.add_message(gpu, text_)
         msg_target, msg_parts = None, []
 
-    lv = re.search(r"dcgmi\s+diag\b.*?(?:-r|--run)\s*(\d)\b", text)
+    lv = command_level(text)
     if lv:
-        _set(d, "level", sat_int(lv.group(1)))
+        _set(d, "level", lv)
     for raw in text.splitlines():
         line = raw.rstrip()
         s = line.strip()

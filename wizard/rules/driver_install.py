@@ -832,8 +832,11 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                         "On HGX/DGX NVSwitch boards install nvidia-fabricmanager-<branch> at the driver's "
                                         "version.", SRC_FM))
             elif u.active == "active":
+                from wizard.rules.fabricmanager import judge_fm_journal
+
                 findings.append(Finding("driver.fabric_manager", Verdict.PASS, "nvidia-fabricmanager is active (running)",
                                         "host", ev, "", SRC_FM))
+                findings += judge_fm_journal(list(u.log))
             elif u.active == "failed" or u.result not in ("", "success") or job_failed:
                 why = next((ln for ln in u.log if re.search(r"fail|error|NV_WARN|NV_ERR", ln, re.I)), "") or (
                     job_failed[0] if job_failed else "")

@@ -28,6 +28,13 @@ REMEDY_START = ("Start it as its service (`systemctl enable --now nvidia-fabricm
                 "the driver's exact version (`nv-fabricmanager --version` against `cat /proc/driver/nvidia/version`); "
                 "under the GPU Operator, use a driver container version that supports this system. Until it runs, "
                 "NVSwitch GPUs fail CUDA initialisation ('system not yet initialized').")
+REMEDY_FATAL = ("Stop the GPU jobs and reset the GPUs and NVSwitches as the Fabric Manager guide describes (or reboot "
+                "the node), then check `nvidia-smi -q | grep -A2 -i fabric` (State Completed, Status Success) and "
+                "`nvidia-smi nvlink -s`; a fatal error that returns on the same switch port is a hardware fault for the "
+                "vendor.")
+REMEDY_NONFATAL = ("Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch whether "
+                   "they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one port, or NCCL jobs "
+                   "slow down or hit NVLink Xids, have the link or trunk checked.")
 _FATAL = lazy_re(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
 _NONFATAL = lazy_re(r"non-fatal error", re.I)
 _MULTICAST = lazy_re(r"\bmulticast\b|\bteam setup\b", re.I)
@@ -36,6 +43,29 @@ algorithms ask for (its in-band response then carries a non-zero status)."""
 SRC_NVLS = ("NVIDIA Fabric Manager user guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/): "
             "Fabric Manager sets up NVLink multicast for the GPUs a job uses; NCCL environment variables, NCCL_NVLS_ENABLE "
             "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)")
+
+
+def judge_fm_journal(lines: list[str]) -> list[Finding]:
+    """``driver.fabric_manager_log`` from the Fabric Manager lines of its service's journal (``systemctl status
+    nvidia-fabricmanager``, ``journalctl -u nvidia-fabricmanager``: no level field): an NVSwitch fatal error or a
+    link that failed to train fails, a non-fatal one warns, as in its own log (:func:`judge_fm_log_text`; held-out
+    round 51: "detected NVSwitch non-fatal error 22013 ... port 60" under an active unit passed). ``[]`` when the
+    lines hold neither."""
+    fatal = [ln.strip() for ln in lines if _FATAL.search(ln) and not _NONFATAL.search(ln)]
+    nonfatal = [ln.strip() for ln in lines if _NONFATAL.search(ln)]
+    if fatal:
+        return [Finding("driver.fabric_manager_log", Verdict.FAIL,
+                        Msg("Fabric Manager's journal shows {n_fatal} fatal NVSwitch/NVLink error(s); the first: '{a1}'",
+                            n_fatal=len(fatal), a1=fatal[0][:200]), "node", tuple(fatal[:6]),
+                        REMEDY_FATAL, SRC)]
+    if nonfatal:
+        ports = sorted({m.group(0) for ln in nonfatal for m in [re.search(r"physical id \d+ port \d+", ln)] if m})
+        return [Finding("driver.fabric_manager_log", Verdict.WARN,
+                        Msg("Fabric Manager's journal shows {n_nonfatal} NVSwitch non-fatal error(s)", n_nonfatal=len(nonfatal))
+                        + (Msg(' (on {ports})', ports=', '.join(ports[:4])) if ports else '')
+                        + Msg("; the first: '{a1}'", a1=nonfatal[0][:200]), "node", tuple(nonfatal[:6]),
+                        REMEDY_NONFATAL, SRC)]
+    return []
 
 
 def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -56,10 +86,7 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if fatal:
         return [Finding("driver.fabric_manager_log", Verdict.FAIL,
                         Msg("Fabric Manager logged {n_fatal} fatal NVSwitch/NVLink error(s) ({span}); the first: '{a1}'", n_fatal=len(fatal), span=span, a1=fatal[0].msg[:200]), "node", tuple(r.line for r in fatal[:6]),
-                        "Stop the GPU jobs and reset the GPUs and NVSwitches as the Fabric Manager guide describes "
-                        "(or reboot the node), then check `nvidia-smi -q | grep -A2 -i fabric` (State Completed, "
-                        "Status Success) and `nvidia-smi nvlink -s`; a fatal error that returns on the same switch port "
-                        "is a hardware fault for the vendor.", SRC)]
+                        REMEDY_FATAL, SRC)]
     multicast = [r for r in errors if _MULTICAST.search(r.msg)]
     if multicast:  # held-out round 34: a job's NVLS team refused ("failed to find the GPU handle ... team request")
         status = sorted({m.group(1) for r in log.records for m in [re.search(r"\bstatus:(\d+)", r.msg)]
@@ -83,9 +110,7 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding("driver.fabric_manager_log", Verdict.WARN,
                         Msg("Fabric Manager logged {what} ({span}); the first: '{a1}'", what=what, span=span, a1=hits[0].msg[:200]), "node",
                         tuple(r.line for r in hits[:6]),
-                        "Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch "
-                        "whether they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one "
-                        "port, or NCCL jobs slow down or hit NVLink Xids, have the link or trunk checked."
+                        REMEDY_NONFATAL
                         if nonfatal and len(nonfatal) == len(errors) else
                         "Read the records above with the lines around them in /var/log/fabricmanager.log, and check "
                         "`nvidia-smi -q | grep -A2 -i fabric` on every GPU (State Completed, Status Success); if they "

@@ -900,9 +900,15 @@ SRC_LINK = ("NVIDIA, 'InfiniBand Port Counters' (LinkDownedCounter: each link lo
             "that goes away ends the job with a network error or a timeout; systemd.network(5) carrier events")
 
 
+SRC_LINK_FLAP = ("Meta GCM health checks, link-flaps (https://github.com/facebookresearch/gcm): an InfiniBand link "
+                 "flap is critical, an Ethernet one a warning; Azure HPC Node Health Checks, check_ib_link_flapping "
+                 "(https://github.com/Azure/azurehpc-health-checks): no InfiniBand link flap within 6 hours")
+
+
 def _link_findings(events: list[KernelEvent]) -> list[Finding]:
-    """``health.nic_link`` WARN for an interface whose carrier went down twice or more in the log (a link that
-    flaps breaks RDMA connections and NCCL jobs over it: cable, transceiver, switch port), or went down once and the
+    """``health.nic_link`` for an interface whose carrier went down twice or more in the log (a link that flaps breaks
+    RDMA connections and NCCL jobs over it: cable, transceiver, switch port): FAIL on InfiniBand, WARN on Ethernet
+    (:data:`SRC_LINK_FLAP`); WARN for one that went down once and the
     log ends without it coming back. One loss followed by the link coming up is not judged: drivers and network
     daemons print one link-down while an interface comes up at boot."""
     downs: dict[str, list[KernelEvent]] = {}
@@ -926,13 +932,17 @@ def _link_findings(events: list[KernelEvent]) -> list[Finding]:
             continue
         first, last = evs[0].record, evs[-1].record
         when = f" ({first.stamp or first.raw[0][:15]} to {last.stamp or last.raw[0][:15]})"
-        out.append(Finding("health.nic_link", Verdict.WARN,
-                           Msg("{iface} lost its link {n_evs} times in this log{when}: a flapping link", iface=iface, n_evs=len(evs), when=when), iface,
+        # an InfiniBand link that flaps fails, an Ethernet one warns: the field's node checks (SRC_LINK_FLAP)
+        ib = bool(re.match(r"ib\w*$", iface)) or any(re.search(r"infiniband|ipoib", ln, re.I)
+                                                      for e in evs for ln in e.evidence)
+        out.append(Finding("health.nic_link", Verdict.FAIL if ib else Verdict.WARN,
+                           Msg("{iface} lost its link {n_evs} times in this log{when}: a flapping link", iface=iface, n_evs=len(evs), when=when)
+                           + (Msg("; on InfiniBand every loss tears down the RDMA connections over it") if ib else ""), iface,
                            tuple(dict.fromkeys(ln for e in evs[:6] for ln in e.evidence)),
                            Msg("Check {iface}'s cable or transceiver and the switch port (on InfiniBand: `ibstat` State "
                                "and `perfquery -x` LinkDownedCounter / SymbolErrorCounter; on Ethernet: `ethtool -S` and "
                                "the switch's port log); reseat or replace the cable, then watch whether the link drops "
-                               "again before trusting multi-node jobs on it.", iface=iface), SRC_LINK))
+                               "again before trusting multi-node jobs on it.", iface=iface), f"{SRC_LINK}; {SRC_LINK_FLAP}"))
     return out
 
 

@@ -10,6 +10,8 @@ Judges never raise: unreadable text gives an ``unknown`` finding with the raw li
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from typing import Any, Callable, Mapping
 
@@ -30,7 +32,12 @@ from wizard.i18n import Msg, SEMICOLON
 def dcgm_judge_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import dcgm
 
-    return dcgm.judge(parse_dcgm_text(text), text, exp)
+    from wizard.parsers.dcgm import command_level
+
+    d = parse_dcgm_text(text)
+    if not d.level and isinstance(exp.get("command"), str):  # the prompt line explain split off the output
+        d = dataclasses.replace(d, level=command_level(exp["command"]))
+    return dcgm.judge(d, text, exp)
 
 
 # from wizard/parsers/dcgm.py
