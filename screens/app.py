@@ -330,7 +330,7 @@ class BringupApp(App[int]):
         if self.build is not None:
             self.attach_running()
         if self.build is not None and self.build.observing:
-            self.set_interval(self.observe_poll_s, self.bump)
+            self._observe_timer = self.set_interval(self.observe_poll_s, self.observe_tick)
         await self.push_screen(StartScreen())
         if self.fleet_request is not None:
             from screens.fleet import FleetScreen
@@ -362,6 +362,22 @@ class BringupApp(App[int]):
 
     def bump(self) -> None:
         self.revision += 1
+
+    def observe_tick(self) -> None:
+        """An observing window's poll: show what the holder changed, and once the holder has let the build go (that
+        bringup quit), take it over and say so (walk 32 #2: the window kept naming an exited pid)."""
+        self.bump()
+        if self.build is None or not self.build.observing or self.read_only_reason:
+            return
+        holder = self.build.lock.holder or _("another process")
+        if self.build.take_over():
+            timer = getattr(self, "_observe_timer", None)
+            if timer is not None:
+                timer.stop()
+            self.attach_running()
+            self.bump()
+            self.notify(_("the other bringup ({holder}) has let this build go: this window holds it now and can "
+                          "change it").format(holder=holder), timeout=10)
 
     def read_only_why(self) -> str:
         """Why this window changes nothing: the state directory cannot be written, or another bringup holds the
@@ -687,6 +703,12 @@ class BringupApp(App[int]):
 
     async def action_quit(self) -> None:
         self.exit(0)
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C (Textual no longer quits on it): how to leave, in the operator's language, and that leaving loses
+        nothing (walk 32 #6: Textual's own English "Do you want to quit? Press ctrl+q to quit the app")."""
+        self.notify(_("Press Ctrl+Q to quit bringup. Everything done so far is saved, and a running action goes on; "
+                      "`bringup` starts here again."), title=_("Quit?"), markup=False, timeout=8)
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()

@@ -167,6 +167,7 @@ class BuildScreen(Screen[None]):
         keep = lst.highlighted
         lst.clear_options()
         states = b.store.step_states()
+        plan_changed = b.plan_changes()  # one query for every step (Store.latest_plan_reads)
         for s in st.steps:
             state = states.get(s.id)
             label = status_text(state.status if state else b.status(s.id), self.app.basic,
@@ -176,6 +177,8 @@ class BuildScreen(Screen[None]):
             title = Text(_(s.title))
             if b.stale(s.id):
                 title.append("  " + _("(re-check: rebooted)"))
+            elif plan_changed.get(s.id):  # judged against plan answers since changed (walk 32 #7), as the report's ↻
+                title.append("  " + _("(re-check: the plan changed)"))
             row = Table.grid(padding=(0, 1), expand=True)
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)

@@ -432,10 +432,11 @@ class ConfirmStep(ModalScreen[str | None]):
         if event.button.id == "ok":
             self._submit()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        # a typed note (serial numbers copied from labels) is never dropped without a word (walk 32 #3)
+        close_keeping_typed(self, self.query_one(Input).value, None)
 
 
 class AckDialog(ModalScreen[tuple[str, str] | None]):
@@ -499,7 +500,7 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
         if event.button.id == "ok":
             self._submit()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        close_keeping_typed(self, self.query_one("#ack-reason", Input).value, None)

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
-from wizard.i18n import _, ngettext
+from wizard.i18n import _
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
@@ -57,7 +57,7 @@ class TopBar(Static):
         self.update(" | ".join(parts))
 
 
-FOOTER_DROP_FIRST = ("plan", "quit", "switch_list", "prev", "acknowledge", "show_log", "sizing")
+FOOTER_DROP_FIRST = ("plan", "skip_stage", "switch_list", "prev", "acknowledge", "show_log", "sizing", "quit")
 """Actions a footer too narrow for all its keys leaves out first, in this order (F1 Help lists every key)."""
 FOOTER_KEEP = ("help", "back")
 """Actions a footer never leaves out: esc (back) and F1 (the help, which lists what was left out)."""
@@ -68,8 +68,8 @@ class KeyFooter(Footer):
 
     When the keys do not fit it first draws them compact (one space between a key and its word), then leaves
     out whole keys: those of :data:`FOOTER_DROP_FIRST` in that order, then the rightmost, never those of
-    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help (+2 keys)", or "Help +2" where the longer
-    form would leave out one more); they all still work."""
+    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help +2"); they all still work. Quit is the
+    last key left out (walk 32 #5: the overview at 80 columns hid how to leave)."""
 
     def __init__(self) -> None:
         super().__init__(show_command_palette=False)
@@ -95,13 +95,11 @@ class KeyFooter(Footer):
                 seen.add(binding.action)
                 items.append((binding, enabled, tooltip, self.app.get_key_display(binding)))
 
-        def words(kept: list, long: bool) -> list[tuple[str, str]]:
+        def words(kept: list) -> list[tuple[str, str]]:
             n = len(items) - len(kept)
             # each binding's word in the operator's language (the English word is its message id); F1's says how
-            # many keys were left out: "Help (+2 keys)", or "Help +2" where the longer form would cost a key
-            more = (ngettext("{word} (+{n} key)", "{word} (+{n} keys)", n) if long else "{word} +{n}")
-            return [(k, more.format(word=word_of(b), n=n) if n and b.action == "help" else word_of(b))
-                    for b, _e, _t, k in kept]
+            # many keys were left out, one way on every screen: "Help +2" (walk 32 #5: "(+2 keys)" here, "+1" there)
+            return [(k, f"{word_of(b)} +{n}" if n and b.action == "help" else word_of(b)) for b, _e, _t, k in kept]
 
         def word_of(b: Binding) -> str:
             # a screen may word a key for its state (a dry run's "y" shows, it does not run): footer_word(binding)
@@ -111,22 +109,14 @@ class KeyFooter(Footer):
         order = [a for a in FOOTER_DROP_FIRST if a in seen]
         order += [b.action for b, _e, _t, _k in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
 
-        def fit(long: bool) -> tuple[list, bool]:
-            kept, todo = list(items), list(order)
-            compact = self._cells(words(kept, long), False) > width
-            while self._cells(words(kept, long), compact) > width and todo:
-                action = todo.pop(0)
-                kept = [it for it in kept if it[0].action != action]
-            return kept, compact
-
-        long = True
-        kept, compact = fit(long)
-        short_kept, short_compact = fit(False)
-        if len(short_kept) > len(kept):
-            long, kept, compact = False, short_kept, short_compact
+        kept, todo = list(items), list(order)
+        compact = self._cells(words(kept), False) > width
+        while self._cells(words(kept), compact) > width and todo:
+            action = todo.pop(0)
+            kept = [it for it in kept if it[0].action != action]
         self.left_out = [k for b, _e, _t, k in items if all(b is not it[0] for it in kept)]
         self.compact = compact
-        for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept, long)):
+        for (binding, enabled, tooltip, key), (_key2, word) in zip(kept, words(kept)):
             yield FooterKey(binding.key, key, word, binding.action, disabled=not enabled,
                             tooltip=tooltip).data_bind(compact=Footer.compact)
 

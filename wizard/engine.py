@@ -345,6 +345,24 @@ class Build:
         self.store.close()
         self.lock.release()
 
+    def take_over(self) -> bool:
+        """An observing build whose holder let its lock go (that bringup quit or died): take the lock and reopen the
+        store for writing. Returns whether this instance now holds the build; ``False`` while the other still holds
+        it, or when the lock cannot be taken (never raises: an observer keeps observing; walk 32 #2: a second window
+        kept naming a pid that had exited)."""
+        if not self.observing or self.lock.acquired:
+            return False
+        try:
+            if not self.lock.acquire(0.0):
+                return False
+            store = Store.open(self.info.db, readonly=False, clock=self.store.clock)
+        except (OSError, StoreError):
+            self.lock.release()
+            return False
+        self.store.close()
+        self.store = store
+        return True
+
     # ------------------------------------------------------------ catalogue helpers
 
     def steps(self) -> list[Step]:

@@ -342,6 +342,8 @@ def _build_kinds() -> dict[str, Kind]:
         ("edac-util -v", "edac-util --report=full")),
     Kind("ras-mc-ctl", "ras-mc-ctl (rasdaemon: memory, PCIe AER and MCE error records)", p_edac.detect_ras_mc_ctl,
         pasted.edac_judge_ras, ("ras-mc-ctl --summary", "ras-mc-ctl --errors", "ras-mc-ctl --error-count")),
+    Kind("mcelog", "mcelog decoded machine checks, or mcelog --client (per-DIMM memory error counts)",
+         p_edac.detect_mcelog, pasted.edac_judge_mcelog, ("mcelog --client",)),
     Kind("edac-sysfs", "EDAC counters in /sys/devices/system/edac/mc", p_edac.detect_edac_sysfs, pasted.edac_judge_sysfs,
         ("grep -r . /sys/devices/system/edac/mc",)),
     # wizard/parsers/host_kinds.py detects; wizard/rules/pasted.py judges
@@ -436,6 +438,8 @@ def _build_kinds() -> dict[str, Kind]:
          p_bmc.detect_sel_info, bmc_rules.judge_sel_info_text, ("sudo ipmitool sel info",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
+    Kind("ipmitool-chassis-status", "ipmitool chassis status (the BMC's power state and chassis faults)",
+         p_bmc.detect_chassis_status, bmc_rules.judge_chassis_status_text, ("sudo ipmitool chassis status",)),
     Kind("ipmitool-error", "ipmitool failing to reach a BMC (Could not open device at /dev/ipmi0, Unable to establish "
          "IPMI v2 / RMCP+ session)", p_bmc.detect_ipmi_error, bmc_rules.judge_ipmi_error_text,
          ("sudo ipmitool sel elist",)),

@@ -1031,7 +1031,7 @@ def test_the_overall_lines_joiner_is_chinese_in_chinese(tmp_path):
              "--step", "health.nvlink")
     en = run("--state", str(tmp_path / "s"), "--lang", "en", "check", "--snapshot", str(DEVVM_BUNDLE),
              "--step", "health.nvlink")
-    assert "1 未检查；没有验证任何内容" in zh.stdout and "未检查; " not in zh.stdout, zh.stdout
+    assert "1 略过；没有验证任何内容" in zh.stdout and "略过; " not in zh.stdout, zh.stdout
     assert "1 skip; nothing was verified" in en.stdout, en.stdout
 
 
@@ -1056,12 +1056,15 @@ def test_the_results_tables_subjects_read_in_chinese(capsys):
 
 def test_the_machines_skip_verdict_has_one_chinese_word_apart_from_the_persons_skip(tmp_path):
     """Walk 29 #12: the machine verdict "skip" read 未检查 on the step screen but 跳过 in `check` and the confirm
-    dialog, the word of the operator's own skip (已跳过, with a reason). The verdict word is 未检查 everywhere."""
+    dialog, the word of the operator's own skip (已跳过, with a reason). Walk 32 #1: 未检查 ("not checked") also said
+    a check that ran and skipped was never run (尚未检查 is the step never checked). The verdict word is 略过 everywhere:
+    apart from the person's 已跳过 and from 尚未检查."""
     from tests.conftest import DEVVM_BUNDLE
 
     zh = run("--state", str(tmp_path / "s"), "--lang", "zh_CN", "check", "--snapshot", str(DEVVM_BUNDLE),
              "--step", "health.nvlink")
-    assert "总体：未检查" in zh.stdout and "1 未检查" in zh.stdout and "跳过" not in zh.stdout, zh.stdout
+    assert "总体：略过" in zh.stdout and "1 略过" in zh.stdout and "跳过" not in zh.stdout, zh.stdout
+    assert "未检查" not in zh.stdout, zh.stdout
 
 
 def test_status_shows_an_earlier_build_by_its_id(tmp_path):

@@ -419,3 +419,21 @@ def test_a_chassis_intrusion_left_asserted_warns_and_a_supply_whose_redundancy_c
     cut = "\n".join(ln for ln in text(PUBLIC / "ipmitool-sel__psu-failure-ac-lost-redundancy-flap.txt").splitlines()
                     if "11:28:06" not in ln and "11:25:41" not in ln)
     assert explain_text(cut, "x").verdict is Verdict.FAIL
+
+
+def test_chassis_status_faults_fail_intrusion_warns_and_a_clear_one_passes():
+    """Held-out round 56: `ipmitool chassis status` (power on, every fault false) passes, naming what was read; the
+    same rows with a cooling/fan fault (in memory) fail, an asserted chassis intrusion warns, power off warns."""
+    from tests.probe_data import PUBLIC
+
+    body = text(PUBLIC / "chassis-status__power-on-no-faults.txt")
+    r = explain_text(body)
+    assert r.kind == "ipmitool-chassis-status" and r.verdict is Verdict.PASS
+    assert "no chassis fault" in r.findings[0].message
+    fan = explain_text(body.replace("Cooling/fan fault                   : false", "Cooling/fan fault                   : true"))
+    assert fan.verdict is Verdict.FAIL and "cooling/fan fault" in fan.findings[0].message
+    lid = explain_text(body.replace("Chassis intrusion                   : inactive",
+                                    "Chassis intrusion                   : active"))
+    assert lid.verdict is Verdict.WARN and "chassis intrusion" in lid.findings[0].message
+    off = explain_text(body.replace("System Power                        : on", "System Power                        : off"))
+    assert off.verdict is Verdict.WARN and "power off" in off.findings[0].message

@@ -408,6 +408,9 @@ CASES = [
     # held-out round 51 (real): the sister node of the sberlinux one above, its journal clean
     ("systemctl-fabricmanager__hgx-8gpu-aihub0008-active-nvswitches-configured.txt", "nvidia-service-status", "pass",
      "active"),
+    # held-out round 55 (real): NVIDIA services of a GPU image failing on a node without a GPU (Azure HB120rs_v3)
+    ("journalctl__hb120rs-v3-custom-hpc-image-nvidia-services-fail-partial.txt", "nvidia-service-status", "warn",
+     "failed"),
 ]
 
 

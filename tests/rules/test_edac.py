@@ -132,3 +132,19 @@ def test_an_uncorrected_machine_check_read_at_boot_is_left_over_from_before_it()
     assert [f.verdict for f in boot] == [Verdict.WARN] and "before this boot" in boot[0].message
     later = [f for f in explain_text(line.format(t=" 3600.064265")).findings if f.id == "health.mce"]
     assert [f.verdict for f in later] == [Verdict.FAIL]
+
+
+def test_mcelog_records_and_client_counts_are_judged_by_severity():
+    """Held-out round 56: mcelog's decoded corrected memory error warns naming the socket, channel and DIMM;
+    `mcelog --client` warns per DIMM with its 24-hour count (not the "any" sum again); an uncorrected count fails."""
+    r = explain_text(text(PUBLIC / "mcelog__corrected-memory-read-ecc-socket1-channel2-dimm2.txt"))
+    assert r.kind == "mcelog" and [f.verdict for f in r.findings] == [Verdict.WARN]
+    assert "socket 1" in r.findings[0].message and "DIMM 2" in r.findings[0].message
+    body = text(PUBLIC / "mcelog-client__socket1-channel3-2654-corrected-errors.txt")
+    c = explain_text(body)
+    assert c.kind == "mcelog" and c.verdict is Verdict.WARN
+    assert not any("CHANNEL any DIMM any" in f.message for f in c.findings)
+    assert any("1651 corrected" in f.message and "10 in the last 24 h" in f.message for f in c.findings)
+    head, sep, tail = body.rpartition("uncorrected memory errors:\n        0 total")  # the named DIMM's block
+    ue = explain_text(head + "uncorrected memory errors:\n        3 total" + tail)
+    assert ue.verdict is Verdict.FAIL

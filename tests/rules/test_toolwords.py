@@ -282,9 +282,14 @@ def test_an_rdma_queue_pair_that_cannot_connect_fails_whatever_the_program():
 def test_a_cuda_samples_test_failed_line_fails_whatever_success_lines_came_before():
     """Held-out round 46 (simpleP2P on 2x RTX 4090): 'CUDA-capable device count: 2' then verification errors and
     'Test failed!': the program failed; the device count is not its verdict."""
-    r = explain_text(text(PUBLIC / "cuda-simplep2p__2x-rtx4090-peer-yes-verification-nan.txt"), "x")
-    said = [f for f in r.findings if f.id == "explain.program_said"]
-    assert r.verdict is Verdict.FAIL and said and "'Test failed!'" in said[0].message
+    body = text(PUBLIC / "cuda-simplep2p__2x-rtx4090-peer-yes-verification-nan.txt")
+    said = [f for f in toolwords.judge(body) if f.verdict is Verdict.FAIL]
+    assert said and "'Test failed!'" in said[0].message
+    # explain reads it as the CUDA sample it is (held-out round 57): its verify step failed, the verdict line quoted
+    r = explain_text(body, "x")
+    sample = [f for f in r.findings if f.id == "gpu.cuda_sample"]
+    assert r.kind == "cuda-sample" and r.verdict is Verdict.FAIL and "Verification error" in sample[0].message
+    assert "Test failed!" in sample[0].evidence
     assert [f.verdict for f in toolwords.judge("All 3 checks passed\ncheck failed: 0\n")] == [Verdict.PASS]
 
 

@@ -233,6 +233,31 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
+async def test_esc_in_the_confirm_dialog_asks_before_dropping_a_typed_note(state_dir, devvm_host):
+    """Walk 32 #3: serial numbers typed into the Confirm dialog's note were gone on one Esc, without a word (the Skip
+    dialog and the plan form asked). Esc asks; its own Esc keeps the note; y drops it."""
+    from screens.dialogs import ConfirmStep, YesNo
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press(*"PSU SN123")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo) and "PSU SN123" in str(app.screen.text)
+        await pilot.press("escape")  # keep editing
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep) and app.screen.query_one("#note", Input).value == "PSU SN123"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")  # discard
+        await pilot.pause()
+        assert not isinstance(app.screen, (ConfirmStep, YesNo))
+        assert app.build.status("plan.workload") is StepStatus.PENDING
+
+
 async def test_confirming_a_warned_step_asks_for_the_note_and_says_it_accepts_the_warnings(state_dir, devvm_host):
     """Walk 28 #2: `d` on a warned step offered "Note (optional)", closed on an empty note and said in an English toast
     that a note was needed; after the acceptance the step still asked for one. The dialog says it accepts the warnings
@@ -400,6 +425,34 @@ async def test_second_instance_observes(state_dir, devvm_host):
             assert any("the plan cannot be changed here" in str(n.message) for n in app._notifications)
     finally:
         holder.close()
+
+
+async def test_an_observer_takes_the_build_over_when_its_holder_quits(state_dir, devvm_host):
+    """Walk 32 #2: after the holding bringup quit, the second window kept saying "another bringup (pid N) holds this
+    build" with N gone. Its poll takes the build over once the lock is free, says so, and may change it."""
+    holder = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
+    app = app_for(state_dir, devvm_host, observe_poll_s=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.build.observing
+        await pilot.pause(0.5)
+        assert app.build.observing  # the holder is still there
+        holder.close()
+        await wait_until(pilot, lambda: not app.build.observing)
+        assert any("holds it now and can change it" in str(n.message) for n in app._notifications)
+        assert "OBSERVING" not in str(app.screen.query_one("TopBar", Static).render())
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("enter")  # plan.workload's confirm dialog: no note needed
+        await pilot.pause(0.3)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, clock=frozen_clock)
+    try:
+        assert not b.observing  # the window let it go when it quit
+        assert b.status("plan.workload") is StepStatus.CONFIRMED  # what the window did after taking it over
+    finally:
+        b.close()
 
 
 async def test_corrupt_build_is_reported_and_kept(state_dir, devvm_host):
@@ -733,6 +786,34 @@ async def test_esc_in_the_skip_dialog_asks_before_dropping_a_typed_reason(state_
         await pilot.press("escape")  # nothing typed: closes at once
         await pilot.pause()
         assert not isinstance(app.screen, (SkipDialog, YesNo))
+
+
+async def test_ctrl_c_says_how_to_quit_in_the_operators_words(state_dir, devvm_host, zh_cn):
+    """Walk 32 #6: Ctrl+C showed Textual's English "Do you want to quit? Press ctrl+q to quit the app", the one English
+    sentence of a Chinese screen; it says how to quit, in the operator's language, and that nothing is lost."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        said = " ".join(f"{n.title} {n.message}" for n in app._notifications)
+        assert "Ctrl+Q" in said and "已保存" in said and "Do you want to quit" not in said, said
+
+
+async def test_the_overview_footer_keeps_quit_at_80x24(state_dir, devvm_host):
+    """Walk 32 #5: at 80x24 the English overview's footer left out ^q Quit first; quit is the last key left out."""
+    from screens.widgets import KeyFooter
+    from textual.widgets._footer import FooterKey
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BuildScreen)
+        footer = app.screen.query_one(KeyFooter)
+        shown = {k.key_display for k in footer.query(FooterKey)}
+        assert "^q" in shown and "^q" not in footer.left_out, (shown, footer.left_out)
 
 
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
@@ -1498,6 +1579,26 @@ async def overview_at(pilot, app, stage: str) -> None:
     await pilot.pause()
 
 
+async def test_the_overview_marks_a_step_judged_against_a_changed_plan(state_dir, devvm_host):
+    """Walk 32 #7: the overview kept "✓ passed" on os.memory after F3 wrote host_ram_min_gib, while the step screen,
+    `status` and the report said to check it again; the overview says so too."""
+    from textual.widgets import OptionList
+    from wizard.model import Finding
+
+    b = new_build(state_dir, devvm_host)
+    b.record_findings("os.memory", [Finding("os.memory", Verdict.PASS, "23.5 GiB of memory", source="s")],
+                      frozen_clock(), plan_read={"host_ram_min_gib": None})
+    b.set_plan(host_ram_min_gib=1044)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await overview_at(pilot, app, "os")
+        rows = [str(o.prompt.columns[1]._cells[0]) if hasattr(o.prompt, "columns") else str(o.prompt)
+                for o in app.screen.query_one("#steps", OptionList)._options]
+        memory = next(r for r in rows if "Host memory" in r and "exhausted" not in r)
+        assert "(re-check: the plan changed)" in memory, rows
+
+
 async def resume(pilot, app) -> None:
     """The welcome screen settled, then r: the step screen of where the build goes on."""
     await settle(pilot, app)
@@ -1671,7 +1772,7 @@ async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
 async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, size):
     """Issue 15 #4: at 60x20 the footer was cut ("f2 Plan" gone, "Next n >" cut). Every key shown now fits whole; the
-    essential ones are there; what was left out is counted on F1 ("Help (+N keys)", "Help +N" where that is too wide)."""
+    essential ones are there; what was left out is counted on F1, one way on every screen ("Help +N": walk 32 #5)."""
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
@@ -1691,7 +1792,7 @@ async def test_footers_fit_and_keep_the_essential_keys(state_dir, devvm_host, si
         help_key = next(k for k in keys if k.key == "f1")
         if footer.left_out:
             n = len(footer.left_out)
-            assert help_key.description in (f"Help (+{n} key{'s' if n > 1 else ''})", f"Help +{n}")
+            assert help_key.description == f"Help +{n}"
         bound = {app.get_key_display(ab.binding) for ab in app.screen.active_bindings.values() if ab.binding.show}
         assert {k.key_display for k in keys} | set(footer.left_out) == bound  # every key shown, or counted on F1
         assert {"p", "l", "^q", "f2"} <= bound

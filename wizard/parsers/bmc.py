@@ -683,3 +683,54 @@ def detect_sel_info(text: str) -> float:
     if re.search(r"^Number of log entries\s*:", head, re.M) and re.search(r"^Free space remaining\s*:", head, re.M):
         return 0.95
     return 0.0
+
+
+CHASSIS_FAULTS = ("power overload", "main power fault", "power control fault", "power fault", "drive fault",
+                  "cooling/fan fault", "chassis intrusion", "interlock")
+"""The fault fields of ``ipmitool chassis status`` (IPMI v2.0 Get Chassis Status, table 28-3: current power state and
+misc. chassis state bits): ``true`` / ``active`` means the BMC reports that fault now."""
+_CHASSIS_ROW = lazy_re(r"^\s*(System Power|Power overload|Interlock|Main Power fault|Power fault|Power control fault|"
+                       r"Power restore policy|Last Power Event|Chassis intrusion|Front[- ]panel lockout|Drive Fault|"
+                       r"Cooling/fan fault)\s*:\s*(.*?)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class ChassisStatus:
+    """``ipmitool chassis status``: ``power`` (on/off, "" unread), ``faults`` (field -> the line) of the
+    :data:`CHASSIS_FAULTS` reported true/active, ``clear`` the fault fields read false/inactive, ``lines`` every row read."""
+
+    power: str
+    faults: dict[str, str]
+    clear: tuple[str, ...]
+    lines: tuple[str, ...]
+
+
+def parse_chassis_status(text: str) -> ChassisStatus | None:
+    """``ipmitool chassis status``; None when no field of it is there. Never raises."""
+    power, faults, clear, lines = "", {}, [], []
+    for ln in text.splitlines():
+        m = _CHASSIS_ROW.match(ln)
+        if not m:
+            continue
+        key, val = m.group(1).lower(), m.group(2).strip().lower()
+        lines.append(ln.rstrip())
+        if key == "system power":
+            power = val
+        elif key in CHASSIS_FAULTS:
+            if val in ("true", "active"):
+                faults[key] = ln.strip()
+            elif val in ("false", "inactive"):
+                clear.append(key)
+    if len(lines) < 3:
+        return None
+    return ChassisStatus(power, faults, tuple(clear), tuple(lines))
+
+
+def detect_chassis_status(text: str) -> float:
+    """0.95 for ``ipmitool chassis status`` (its "System Power" row with three or more of its fault rows)."""
+    head = text[:20_000]
+    if not re.search(r"^\s*System Power\s*:\s*(on|off)\b", head, re.M | re.I):
+        return 0.0
+    rows = len(re.findall(r"^\s*(Power overload|Interlock|Power fault|Power control fault|Drive Fault|Cooling/fan fault|"
+                          r"Chassis intrusion)\s*:", head, re.M | re.I))
+    return 0.95 if rows >= 3 else 0.0

@@ -602,7 +602,10 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
 _ANY_GPU = lazy_re(r"^[ \t]*GPU Device (\d+): \"([^\"]*)\" with compute capability (\d+)\.(\d+)", re.M)
 _ANY_START = lazy_re(r"^[ \t]*(?:Running sample (\w+)|\[(\w+)\] - Starting\.\.\.|(\w+) Starting\.\.\.)\s*$", re.M)
 _ANY_ERROR = lazy_re(r"CUDA error at .*code=(\d+)|checkCudaErrors|CUDA [Ee]rror:|Result = FAIL|Test failed|"
-                        r"\bFAILED\b|cudaError\w+")
+                        r"\bFAILED\b|cudaError\w+|Verification error @ element|Result verification failed")
+_VERIFY_FAILED = lazy_re(r"^\s*(?:Verification error @ element \d+|Result verification failed)", re.M)
+"""A sample checking what its kernels computed and finding it wrong (simpleP2P, vectorAdd): the GPU, or the path between
+two GPUs, returned wrong data (held-out round 57: simpleP2P reading NaN over a patched driver's P2P)."""
 _ANY_DONE = lazy_re(r"Result = PASS|Test passed|Test PASSED|NOTE: The CUDA Samples are not meant for performance|"
                        r"^\s*Done\s*$|Result = WAIVED|[Ww]aiving", re.M)
 
@@ -640,6 +643,8 @@ def detect_cuda_sample(text: str) -> float:
     if not isinstance(text, str):
         return 0.0
     text = text[:20000]  # the sample's banner and GPU line come first
+    if _VERIFY_FAILED.search(text) and re.search(r"\bGPU ?\d|verify results|on the device", text):
+        return 0.8  # the sample's verify step, its banner cut off
     if "compute capability" not in text and "Starting..." not in text and "Running sample" not in text:
         return 0.0
     if _ANY_GPU.search(text):

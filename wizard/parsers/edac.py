@@ -311,7 +311,9 @@ _RAS_EVENT_LINE = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\
 _RAS_MC_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<n>\d+) (?P<type>\w+) error\(s\): "
                             r"(?P<msg>.*?)(?: at (?P<label>\S+) location:.*)?$")
 _RAS_MC_SUMMARY = lazy_re(r"^(?P<type>\w+) on DIMM Label\(s\): '(?P<label>[^']*)' location: \S+ errors: (?P<n>\d+)")
-_RAS_AER_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<type>.+?) errors: (?P<msg>.*)$")
+_RAS_AER_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<type>.+?) errors:\s*(?P<msg>.*)$")  # "6 Uncorrected (Fatal) errors:" too
+_RAS_PROMPT = lazy_re(r"^(?:[\w.-]+@[\w.-]+:\S*\s*)?[$#](?:\s|$)")
+"""A shell prompt line between two ras-mc-ctl commands of one paste (``user@host:~$ sudo ras-mc-ctl --summary``)."""
 _RAS_AER_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<dev>\S+) (?P<type>.+?) error: (?P<msg>.*)$")
 _RAS_MCE_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<msg>.+) errors$")
 _RAS_MCE_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) error: (?P<msg>.*)$")
@@ -358,8 +360,9 @@ def parse_ras_mc_ctl(text: str) -> RasFacts:
         if _RAS_COUNT_HEADER.match(line):
             section = "error_count"
             continue
-        if line.startswith("ras-mc-ctl:") or line.startswith("Use of uninitialized"):
+        if line.startswith("ras-mc-ctl:") or line.startswith("Use of uninitialized") or _RAS_PROMPT.match(line):
             facts.notes.append(raw)
+            section = ""
             continue
         if not section:  # rasdaemon event lines pasted without their header
             if _RAS_MC_ERRORS.match(line):
@@ -433,3 +436,79 @@ def detect_edac_sysfs(text: str) -> float:
 
 
 # ------------------------------------------------------------------ kinds and probe
+
+
+# ------------------------------------------------------------------ mcelog
+
+
+@dataclass(frozen=True)
+class McelogFacts:
+    """``mcelog`` output: decoded machine-check records ("Hardware event. This is not a software error.", each with
+    "Corrected error" / "Uncorrected error" and, for memory, the socket, channel and DIMM), and ``mcelog --client``'s
+    memory error summary (per SOCKET/CHANNEL/DIMM block: corrected and uncorrected totals and counts in 24 h)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)  # {"severity": "ce"|"ue"|"", "memory": bool, "where", "lines"}
+    blocks: list[dict[str, Any]] = field(default_factory=list)   # {"where", "ce_total", "ce_24h", "ue_total", "ue_24h", "lines"}
+
+
+_MCELOG_BLOCK = lazy_re(r"^SOCKET (\S+) CHANNEL (\S+) DIMM (\S+)\s*$")
+_MCELOG_COUNT = lazy_re(r"^\s*(\d+) (total|in 24h)\s*$")
+
+
+def parse_mcelog(text: str) -> McelogFacts:
+    """``mcelog`` decoded records and ``mcelog --client`` summaries. Never raises."""
+    facts = McelogFacts()
+    rec: dict[str, Any] | None = None
+    block: dict[str, Any] | None = None
+    kind = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Hardware event. This is not a software error"):
+            rec = {"severity": "", "memory": False, "where": "", "lines": [raw]}
+            facts.records.append(rec)
+            block = None
+            continue
+        m = _MCELOG_BLOCK.match(line)
+        if m:
+            block = {"where": line, "ce_total": 0, "ce_24h": 0, "ue_total": 0, "ue_24h": 0, "lines": [raw]}
+            facts.blocks.append(block)
+            rec, kind = None, ""
+            continue
+        if block is not None:
+            if re.match(r"^corrected memory errors:", line, re.I):
+                kind = "ce"
+            elif re.match(r"^uncorrected memory errors:", line, re.I):
+                kind = "ue"
+            else:
+                c = _MCELOG_COUNT.match(line)
+                if c and kind:
+                    block[f"{kind}_{'total' if c.group(2) == 'total' else '24h'}"] = sat_int(c.group(1))
+                    block["lines"].append(raw)
+            continue
+        if rec is not None and line:
+            rec["lines"].append(raw)
+            if re.match(r"^Uncorrected error", line, re.I):
+                rec["severity"] = "ue"
+            elif re.match(r"^Corrected error", line, re.I) and rec["severity"] != "ue":
+                rec["severity"] = "ce"
+            if re.search(r"MEMORY CONTROLLER|Memory (?:read|write|scrubbing) (?:ECC )?error|Memory corrected error", line):
+                rec["memory"] = True
+            w = re.match(r"^Memory (DIMM|channel) ID of error: (\d+)", line)
+            if w:
+                rec["where"] = (rec["where"] + " " if rec["where"] else "") + f"{w.group(1)} {w.group(2)}"
+            sock = re.search(r"\bSOCKETID (\d+)", line)
+            if sock:
+                rec["where"] = f"socket {sock.group(1)}" + (f", {rec['where']}" if rec["where"] else "")
+    return facts
+
+
+def detect_mcelog(text: str) -> float:
+    """0.95 for mcelog's decoded records ("Hardware event. This is not a software error." with an MCE/BANK line) or
+    ``mcelog --client``'s memory summary (a "SOCKET n CHANNEL n DIMM n" block with its error counts)."""
+    head = text[:20_000]
+    if "Hardware event. This is not a software error" in head and re.search(r"^(MCE \d+|CPU \d+ BANK \d+)", head, re.M):
+        return 0.95
+    if re.search(r"^SOCKET \S+ CHANNEL \S+ DIMM \S+\s*$", head, re.M) and re.search(
+            r"^\s*corrected memory errors:", head, re.M | re.I):
+        return 0.95
+    return 0.0

@@ -432,7 +432,10 @@ SERIAL_RE = lazy_re(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
 FELL_RE = lazy_re(r"fallen off the bus", re.I)
 NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
-RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)", re.I)
+RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
+                    r"RM cannot boot|FSP boot cmds failed", re.I)
+"""The driver could not bring the GPU up: RmInitAdapter failing, or on Hopper and later the GPU's FSP refusing the
+driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57)."""
 BAR_INVALID_RE = lazy_re(r"This PCI I/O region assigned to your NVIDIA device is invalid"
                             r"|NVRM: BAR\d+ is \d+M @ 0x[0-9a-fA-F]+|The system BIOS may have misconfigured your"
                             r"|64-bit BAR mapped above 4GB|does not define a matching prefetchable memory window", re.I)

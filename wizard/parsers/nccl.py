@@ -671,9 +671,14 @@ def parse_nccl_log(text: str) -> NcclLog:
             op["ran_ms"] = wm.group(2)
             lg.watchdog_ops.append(op)
             continue
-        if re.search(r"watchdog|Heartbeat monitor timed out|collective operation timeout", s, re.I) and (
-                "ProcessGroupNCCL" in s or "NCCL" in s):
+        if re.search(r"collective operation timeout", s, re.I) or (
+                re.search(r"watchdog|Heartbeat monitor timed out", s, re.I) and ("ProcessGroupNCCL" in s or "NCCL" in s)):
+            lg.watchdog.append(s)  # PyTorch's words, with or without the ProcessGroupNCCL prefix (held-out round 59)
+            continue
+        wo = re.match(r"^\s*WorkNCCL\((.*?)\)", s)
+        if wo and lg.watchdog:  # the timed-out work on a line of its own, below the watchdog's line
             lg.watchdog.append(s)
+            lg.watchdog_ops.append(dict(re.findall(r"(\w+(?:\(ms\))?)=([^,]+)", wo.group(1))))
             continue
         if re.search(r"nvls", s, re.I) and re.search(r"WARN|fail", s):
             lg.nvls_failures.append(s)
@@ -743,7 +748,8 @@ def detect_nccl_log(text: str) -> float:
         return 0.0
     hits = sum(1 for ln in lines if _NCCL_LINE.search(ln) or "ProcessGroupNCCL" in ln or
                re.search(r"\bNCCL (?:INFO|WARN)\b", ln) or _WATCHDOG.search(ln) or _FRAMEWORK.search(ln)
-               or _TEST_FAILURE.search(ln))
+               or _TEST_FAILURE.search(ln)
+               or re.search(r"Watchdog caught collective operation timeout|^\s*WorkNCCL\(SeqNum=", ln))
     if not hits:
         # NCCL's messages grepped out of a log (the "NCCL INFO" prefix cut off): the transport lines
         strong = sum(1 for ln in lines if _SUMMARY_STRONG.search(ln))

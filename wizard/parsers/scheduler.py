@@ -62,6 +62,10 @@ class NodeState:
     reason: str = ""
     gres: str = ""
     lines: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    """AvailableFeatures / ActiveFeatures (or a slurm.conf NodeName line's Feature=), split at commas."""
+    tres_gpus: int | None = None
+    """CfgTRES's ``gres/gpu=N``, ``None`` when CfgTRES names no GPU."""
 
     @property
     def words(self) -> frozenset[str]:
@@ -73,7 +77,7 @@ class NodeState:
         return bool(self.words & {"DRAIN", "DRAINED", "DRAINING"})
 
 
-_FIELD = lazy_re(r"(?:^|\s)(NodeName|State|Reason|Gres)=")
+_FIELD = lazy_re(r"(?:^|\s)(NodeName|State|Reason|Gres|AvailableFeatures|Feature)=")
 
 
 def _value(key: str, text: str) -> str:
@@ -114,7 +118,12 @@ def parse_show_nodes(text: str) -> list[NodeState]:
             if re.search(r"(?:^|\s)Reason=", ln):
                 reason = _value("Reason", ln)
         ev = tuple(ln.rstrip() for ln in rec if _FIELD.search(ln))
-        out.append(NodeState(name, state, reason, _value("Gres", body), ev))
+        feats = next((v for v in (_value("AvailableFeatures", body), _value("ActiveFeatures", body),
+                                  _value("Features", body), _value("Feature", body)) if v), "")
+        tres = re.search(r"(?:^|\s)CfgTRES=\S*?\bgres/gpu=(\d+)", body)
+        out.append(NodeState(name, state, reason, _value("Gres", body), ev,
+                             tuple(f for f in feats.split(",") if f and f != "(null)"),
+                             int(tres.group(1)) if tres else None))
     return out
 
 

@@ -24,6 +24,10 @@ _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/"))
     "auto boost default", "max customer boost clocks", "deferred clocks", "sw power capping", "hw power braking"})
 """Labels that ``nvidia-smi -q`` prints (the mapped ones plus common unmapped ones), lower case."""
 
+_GENERIC_LABELS = frozenset({"version", "type", "domain", "bus", "device", "used", "free", "reserved", "total", "name",
+                             "id", "state", "mode", "current", "max", "min", "performance", "status", "value", "count"})
+"""``-q`` labels other listings print too; alone they do not make a text ``nvidia-smi -q``."""
+
 _KV = lazy_re(r"^\s*([^:|<>]{2,60}?)\s*:\s?(.*)$")
 
 
@@ -46,17 +50,27 @@ def detect_q(text: str) -> float:
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     if not lines or any(ln.lstrip().startswith(("|", "<", "+-")) for ln in lines[:5]):
         return 0.0
-    known = 0
+    known = sections = 0
+    distinct: set[str] = set()
     for ln in lines:
         s = ln.strip()
         if re.match(r"^GPU\s+(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$", s):
             known += 1
+            distinct.add("gpu")
             continue
         m = _KV.match(s)
         label = m.group(1) if m else s
         label = " ".join(label.lower().split()).replace("clocks throttle reasons", "clocks event reasons")
         if label in _Q_LABELS:
             known += 1
+            distinct.add(label)
+            if not m:
+                sections += 1  # a section title of its own ("Fabric", "ECC Errors"), its values indented under it
+    # labels any key: value listing has ("version", "type", "domain", "fabric": held-out round 55, fi_info's provider
+    # blocks) do not make it nvidia-smi -q; two of its own do, or one of its section titles (round 57: `-q | grep -A5
+    # Fabric`)
+    if len(distinct - _GENERIC_LABELS) < 2 and not sections:
+        return 0.0
     frac = known / len(lines)
     if known >= 3 and frac >= 0.5:
         return min(0.95, 0.5 + 0.45 * frac)

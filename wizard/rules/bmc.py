@@ -820,3 +820,50 @@ def judge_sel_info_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                         "says how full the log is, not what it holds (`sudo ipmitool "
                                                         "sel elist` lists the events)", size=size), "BMC", ev, "",
                     SRC_SEL_INFO)]
+
+
+SRC_CHASSIS = ("IPMI v2.0 rev 1.1 specification, 28.2 'Get Chassis Status' (current power state: power overload, "
+               "interlock, power fault, power control fault; misc. chassis state: chassis intrusion, front panel lockout, "
+               "drive fault, cooling/fan fault); ipmitool(1), 'chassis status' "
+               "(https://github.com/ipmitool/ipmitool/blob/master/doc/ipmitool.1.in)")
+
+
+def judge_chassis_status_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.bmc_sensors`` from ``ipmitool chassis status``: a power overload, a power or power-control fault, a
+    cooling/fan or drive fault the BMC reports now fails; an asserted chassis intrusion or interlock warns (the lid
+    was opened, or a sensor is loose: confirm it was service work); system power off warns (nothing on this node runs);
+    every fault field clear passes, saying what was read (held-out round 56)."""
+    from wizard.parsers.bmc import parse_chassis_status
+
+    st = parse_chassis_status(text)
+    if st is None:
+        return [Finding("health.bmc_sensors", Verdict.UNKNOWN, "no chassis status could be read from this output", "BMC",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `sudo ipmitool chassis status` output.", SRC_CHASSIS)]
+    out: list[Finding] = []
+    hard = {k: v for k, v in st.faults.items() if k not in ("chassis intrusion", "interlock")}
+    soft = {k: v for k, v in st.faults.items() if k in ("chassis intrusion", "interlock")}
+    if hard:
+        out.append(Finding("health.bmc_sensors", Verdict.FAIL,
+                           Msg("the BMC reports a fault now: {faults}", faults=", ".join(hard)), "BMC",
+                           tuple(hard.values()),
+                           "Read the BMC's event log for when and why (`sudo ipmitool sel elist`) and the sensors "
+                           "(`sudo ipmitool sdr elist`): a power fault or overload points at a power supply or its feed, "
+                           "a cooling fault at a fan; fix it before load, and clear the state once repaired.",
+                           SRC_CHASSIS))
+    if soft:
+        out.append(Finding("health.bmc_sensors", Verdict.WARN,
+                           Msg("the BMC reports {faults} asserted: the chassis was opened or its sensor is loose",
+                               faults=", ".join(soft)), "BMC", tuple(soft.values()),
+                           "Confirm it was planned service work and the lid is closed and latched (airflow depends on "
+                           "it), then clear the event (`sudo ipmitool sel elist` shows when it happened).", SRC_CHASSIS))
+    if st.power == "off":
+        out.append(Finding("health.bmc_sensors", Verdict.WARN, "the BMC reports system power off", "BMC",
+                           tuple(ln for ln in st.lines if "System Power" in ln)[:1],
+                           "Power the node on (`sudo ipmitool chassis power on`) and read the event log for why it "
+                           "went off.", SRC_CHASSIS))
+    if out:
+        return out
+    return [Finding("health.bmc_sensors", Verdict.PASS,
+                    Msg("the BMC reports power {power} and no chassis fault ({n} fault fields clear)",
+                        power=st.power or "?", n=len(st.clear)), "BMC", st.lines[:8], "", SRC_CHASSIS)]

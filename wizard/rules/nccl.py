@@ -758,7 +758,8 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     if lg.watchdog:
         op = lg.watchdog_ops[0] if lg.watchdog_ops else {}
         ops = ", ".join(dict.fromkeys(o.get("OpType", "?") for o in lg.watchdog_ops)) or "a collective"
-        detail = (Msg(' ({ops}; ran {get} ms against a timeout of {get2} ms)', ops=ops, get=op.get('ran_ms'), get2=op.get('Timeout(ms)', '?')) if op else '')
+        detail = ((Msg(' ({ops}; ran {get} ms against a timeout of {get2} ms)', ops=ops, get=op.get('ran_ms'),
+                       get2=op.get('Timeout(ms)', '?')) if op.get('ran_ms') else Msg(' ({ops})', ops=ops)) if op else '')
         sock = [ln for ln, c in lg.return_chains if "socket" in ln][:3]
         findings.append(Finding("multinode.hang", Verdict.FAIL,
                                 Msg("PyTorch's NCCL watchdog caught a collective operation timeout{detail}: a rank hung or a "

@@ -84,6 +84,14 @@ def edac_judge_ras(text: str, exp: Mapping[str, Any]) -> list:
 
 
 # from wizard/parsers/edac.py
+def edac_judge_mcelog(text: str, exp: Mapping[str, Any]) -> list:
+    from wizard.parsers.edac import parse_mcelog
+    from wizard.rules import edac as events
+
+    return events.judge_mcelog(parse_mcelog(text))
+
+
+# from wizard/parsers/edac.py
 def edac_judge_sysfs(text: str, exp: Mapping[str, Any]) -> list:
     from wizard.rules import edac as events
 

