@@ -542,7 +542,11 @@ class BringupApp(App[int]):
         run_ids: list[int] = []
 
         async def confirm(prep) -> bool:
-            ok = await self.push_screen_wait(ConfirmAction(prep))  # bool: ConfirmAction is a ModalScreen[bool]
+            dialog = ConfirmAction(prep)
+            from wizard.model import StepStatus
+
+            dialog.passes = build.status(prep.step.id) is StepStatus.PASSED
+            ok = await self.push_screen_wait(dialog)  # bool: ConfirmAction is a ModalScreen[bool]
             return bool(ok)
 
         async def on_start(run) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wizard.engine import is_checked
+from wizard.engine import WAITING_FOR_A_GPU, WAITING_FOR_GPUS, WAITING_FOR_PLAN, is_checked
 
 from rich.cells import cell_len
 from rich.table import Table
@@ -179,6 +179,11 @@ class BuildScreen(Screen[None]):
                 title.append("  " + _("(re-check: rebooted)"))
             elif plan_changed.get(s.id):  # judged against plan answers since changed (walk 32 #7), as the report's ↻
                 title.append("  " + _("(re-check: the plan changed)"))
+            elif state and state.status is StepStatus.PENDING and state.reason.startswith(
+                    (WAITING_FOR_GPUS, WAITING_FOR_A_GPU)):  # checked, and waiting (walk 32 #20: "pending" as before c)
+                title.append("  " + _("(waits for a GPU)"))
+            elif state and state.status is StepStatus.PENDING and state.reason.startswith(WAITING_FOR_PLAN):
+                title.append("  " + _("(waits for a plan answer)"))
             row = Table.grid(padding=(0, 1), expand=True)
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)

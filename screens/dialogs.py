@@ -36,6 +36,8 @@ class ConfirmAction(ModalScreen[bool]):
         self.resolved = prepared.resolved
         self.lines = prepared.commands  # the engine's exact commands, as they will run
         self.dry_run = prepared.dry_run
+        self.passes = False
+        """The step's last check passed: its action changes a system that needs nothing (walk 32 #9)."""
 
     def compose(self) -> ComposeResult:
         s = self.spec
@@ -51,6 +53,10 @@ class ConfirmAction(ModalScreen[bool]):
             yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
                 yield Static(_(s.description), markup=False, id="confirm-what")
+                if self.passes and changes:
+                    yield Static("! " + _("This step's last check passes: the machine needs nothing from this action. "
+                                          "Run it only to redo it on purpose."), markup=False, id="confirm-passes",
+                                 classes="dialog-warning")
                 if self.resolved.note:  # what to know before yes (a validation on the CPU: why, and what it proves)
                     yield Static("! " + tr(self.resolved.note), markup=False, id="confirm-note",
                                  classes="dialog-warning")
@@ -353,7 +359,8 @@ class ManualDialog(ModalScreen[bool]):
 
 
 class YesNo(ModalScreen[bool]):
-    BINDINGS = [Binding("escape", "no", "No"), Binding("y", "yes", "Yes")]
+    # n answers no as well (walk 32 #12: a y/n question that ignored n looked hung); esc stays the key shown
+    BINDINGS = [Binding("escape", "no", "No"), Binding("y", "yes", "Yes"), Binding("n", "no", "No", show=False)]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()

@@ -45,7 +45,7 @@ FORM: tuple[tuple[str, str, str, object, str], ...] = (
     ("", "optimizer", N_("Optimizer"), sz.OPTIMIZER_LABEL, ""),
     ("", "accounting", N_("Accounting"), sz.ACCOUNTINGS, ""),
     (N_("Parallelism"), "zero_stage", N_("ZeRO stage"), {str(i): f"ZeRO-{i}" for i in range(4)}, ""),
-    ("", "dp_degree", N_("DP degree Nd"), None, "GPUs/(TP x PP)"),
+    ("", "dp_degree", N_("DP degree Nd"), None, N_("GPUs/(TP x PP)")),
     ("", "tp", N_("TP degree"), None, "1"),
     ("", "pp", N_("PP degree"), None, "1"),
     ("", "sp", N_("Seq. parallel"), sz.SEQ_PARALLEL, ""),
@@ -398,6 +398,8 @@ class SizingScreen(Screen[None]):
         if short:
             body += _("The results call this plan SHORT:") + "\n" + "\n".join(f"- {w}" for w in short) + "\n"
         title = _("This plan is SHORT: keep it anyway?") if short else _("Write the form's default GPU as the plan?")
+        # what y writes, before it is written (walk 32 #8: host_ram_min_gib=1044 on a 23.5 GiB machine, said after)
+        body += _("It writes: {answers}").format(answers=", ".join(f"{k}={shown(v)}" for k, v in answers.items())) + "\n"
         self.app.push_screen(YesNo(title, body + "\n" + _("Keep it as the build's plan anyway (the checks then compare "
                                                          "the machine against it)? Or change the form first (esc).")),
                              lambda yes: self._keep(answers, _("; ").join(short)) if yes else None)

@@ -446,6 +446,18 @@ def test_cli_wrap_breaks_a_long_command_between_its_words_not_inside_one():
     assert "".join(ln.strip() + ("" if ln.endswith(",") else " ") for ln in lines).strip() == text
 
 
+def test_cli_wrap_keeps_a_dotted_directory_of_a_path_whole():
+    """Walk 32 #17: "/root/." at a line's end over "pyenv/versions/..." (the "." taken for the closing punctuation of
+    "root/"): a copied path broke. The path moves or breaks after a "/", never before a name's dot."""
+    from wizard.cli import _wrap
+
+    t = ("vm: PyTorch is not importable by the Python that ran the validation (torch is not importable by "
+         "/root/.pyenv/versions/3.11.7/bin/python3: No module named torch)")
+    lines = _wrap("[FAIL] gpu.run            ", t, 80, 26)
+    assert not any(ln.rstrip().endswith("/.") for ln in lines), lines
+    assert any("/root/.pyenv/" in ln for ln in lines), lines
+
+
 def test_a_remedy_from_the_xid_table_shows_translated(monkeypatch):
     """The Xid rules' remedies come from assets/xid.csv (plain text, or a Msg around it): in Chinese the table's text
     is looked up too, so Xid 79's power-cycle advice reads in Chinese, and Msg.strip() keeps the pieces."""

@@ -1544,7 +1544,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     if recheck:  # walk 30 #1: the steps whose verdict was judged against the old answer
-        _print_wrapped("", _("checked against the old answer, to check again: {steps} (`bringup check`, or c on "
+        _print_wrapped("", _("these steps were checked against the old answer; check them again: {steps} (`bringup check`, or c on "
                              "each step)").format(steps=", ".join(recheck)), text_width(), 2)
     print(_("`bringup plan` lists every answer."))
     from wizard.plan import unknown_gpu_model
@@ -2341,6 +2341,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                           "inputs": results}, indent=2))
     else:
         width = text_width()  # messages and remedies wrap to the terminal (by cells); evidence lines are cut to it
+        cut = False
         for r in results:
             title = " + ".join(tr(t) for t in r["title"].split(" + ")) if r["title"] else _("not recognised")
             _print_wrapped("", f"{r['input']}: {title} -> "  # each kind of a several-kind paste (walk 29 #14)
@@ -2351,9 +2352,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 _print_wrapped(first, subject + tr(f["message"]), width, len(first))
                 if f["verdict"] in ("fail", "warn", "unknown"):
                     for e in f["evidence"][:3]:  # verbatim under a "| ", one row each, cut to the width with "…"
-                        print("         | " + _cut_row(e, width - 11))
+                        row = _cut_row(e, width - 11)
+                        cut = cut or row != e.expandtabs()
+                        print("         | " + row)
                     if f["remedy"]:
                         _print_wrapped("         -> ", tr(f["remedy"]), width, 12)
+        if cut:  # where the cut lines are whole (walk 32 #18: the key part of a line lost to "…")
+            _print_wrapped("", _("Evidence lines ending in … are cut to the terminal's width; --json keeps them "
+                                 "whole."), width, 0)
     return verdict.exit_code
 
 
@@ -2404,8 +2410,14 @@ def cmd_size(args: argparse.Namespace) -> int:
                 count=s.min_gpus, paper=s.min_gpus_paper or _("none"),
                 deepspeed=s.min_gpus_ds or (_("none") if s.ds_states_per_gpu is not None else "-"),
                 given=inputs.gpu_count) if s.min_gpus else  # walk 20: "no count is enough (paper no count is ...)"
-                _("no GPU count is enough (by the paper's formula or DeepSpeed's); {given} given").format(
-                    given=inputs.gpu_count))
+                # walk 32 #10: a dead end that blamed DeepSpeed at ZeRO-0 (no DeepSpeed estimator there); the way out,
+                # the ZeRO-3 count, as the TUI's summary gives it
+                (_("no GPU count is enough (by the paper's formula or DeepSpeed's); {given} given").format(
+                    given=inputs.gpu_count) if s.ds_states_per_gpu is not None else
+                 _("no GPU count is enough at ZeRO-{stage}; {given} given").format(stage=inputs.zero_stage,
+                                                                                  given=inputs.gpu_count))
+                + (spaced(_("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either")))
+                   if inputs.zero_stage < 3 else ""))
                 + (_(": the activations alone ({size}) exceed one GPU: turn on checkpointing (--checkpointing full), or "
                      "cut micro-batch or sequence").format(size=gb(s.activations))
                    if s.min_gpus is None and s.gpu_memory and s.activations >= s.gpu_memory else "")),

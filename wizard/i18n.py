@@ -31,7 +31,8 @@ DOMAIN = "bringup"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "assets" / "locale"
 LANGUAGES = ("en", "zh_CN")
 """The languages bringup speaks (``--lang``'s choices); ``en`` is the source text itself."""
-CONSOLE_NOTICE = "bringup: the Linux console (TERM=linux) has no Chinese font: falling back to English"
+CONSOLE_NOTICE = ("bringup: the Linux console (TERM=linux) has no Chinese font: falling back to English (for Chinese, "
+                  "run bringup over SSH from a terminal with a CJK font)")
 """Said once (the CLI on stderr, the TUI as a notification) when Chinese was asked for on the Linux console."""
 
 WIDE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
@@ -77,11 +78,12 @@ def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
     never split across lines; a number with its unit (:data:`NUMBER_UNIT`); a directory of a path longer than
     ``path_longer_than`` characters (:func:`path_part`); a bracketed status word (:data:`STATUS_TAG`); one wide
     character; or a run of other non-space characters;
-    with the opening punctuation before it and the closing punctuation after it. Text without backticks, wide
+    with the opening punctuation before it and the closing punctuation after it (where a space, the end or a wide
+    character follows: the "." of "/root/.pyenv" starts the next name, walk 32 #17). Text without backticks, wide
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
     return (rf"[{OPENING}]*(?:{CODE_SPAN}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
-            rf"[^\s{WIDE}]+)[{CLOSING}]*")
+            rf"[^\s{WIDE}]+)(?:[{CLOSING}]+(?=\s|$|[{WIDE}]))?")
 
 
 STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"

@@ -284,6 +284,8 @@ async def test_use_as_plan_asks_before_keeping_a_short_plan_and_says_what_is_sho
         assert isinstance(app.screen, YesNo)
         asked = "\n".join(str(w.render()) for w in app.screen.query(Static))
         assert "Memory per GPU: SHORT by 50.3 GB" in asked and "Minimum GPU count: no count is enough" in asked
+        # walk 32 #8: what y writes is said before it is written
+        assert "It writes: gpu_model=H100 SXM5, gpu_count=8, host_ram_min_gib=" in " ".join(asked.split()), asked
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and app.build.store.plan() == {}

@@ -233,6 +233,22 @@ async def test_confirm_and_skip_with_a_reason(state_dir, devvm_host):
         assert "single box, sized by vendor" in text_of(app, "#step-note")  # the reason, first under the header
 
 
+async def test_a_yes_no_question_takes_n_for_no(state_dir, devvm_host):
+    """Walk 32 #12: n at "Start a new build?" left the dialog open (only esc said no)."""
+    from screens.dialogs import YesNo
+
+    new_build(state_dir, devvm_host).close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")  # New build: asks, a build exists
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo)
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, YesNo) and len(list((state_dir / "builds").iterdir())) == 1
+
+
 async def test_esc_in_the_confirm_dialog_asks_before_dropping_a_typed_note(state_dir, devvm_host):
     """Walk 32 #3: serial numbers typed into the Confirm dialog's note were gone on one Esc, without a word (the Skip
     dialog and the plan form asked). Esc asks; its own Esc keeps the note; y drops it."""
@@ -1597,6 +1613,44 @@ async def test_the_overview_marks_a_step_judged_against_a_changed_plan(state_dir
                 for o in app.screen.query_one("#steps", OptionList)._options]
         memory = next(r for r in rows if "Host memory" in r and "exhausted" not in r)
         assert "(re-check: the plan changed)" in memory, rows
+
+
+async def test_the_overview_says_a_checked_step_waits_for_a_gpu(state_dir, devvm_host):
+    """Walk 32 #20: after c on the Driver & CUDA stage every step still read "pending", as before the check; only a
+    5-second toast said they wait for a GPU. The overview says it on each step."""
+    from textual.widgets import OptionList
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(BuildScreen("driver"))
+        await pilot.pause()
+        await pilot.press("c")
+        await wait_until(pilot, lambda: not app.checking, tries=200)
+        await pilot.pause(0.3)
+        rows = [str(o.prompt.columns[1]._cells[0]) for o in app.screen.query_one("#steps", OptionList)._options]
+        assert any("(waits for a GPU)" in r for r in rows), rows
+
+
+async def test_the_action_dialog_of_a_step_that_passes_says_nothing_is_needed(state_dir, devvm_host):
+    """Walk 32 #9: `a` on os.nouveau, whose check passes, offered to rewrite modprobe.d and rebuild the initramfs as if
+    it were needed. The dialog says the step passes and the machine needs nothing from it."""
+    from wizard.model import Finding
+
+    b = new_build(state_dir, devvm_host)
+    b.record_findings("os.nouveau", [Finding("os.nouveau", Verdict.PASS, "nouveau is not loaded", source="s")],
+                      frozen_clock())
+    b.close()
+    app = app_for(state_dir, devvm_host, dry_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await settle(pilot, app)
+        app.push_screen(StepScreen("os.nouveau"))
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        assert "needs nothing from this action" in text_of(app, "#confirm-passes")
 
 
 async def resume(pilot, app) -> None:
