@@ -1045,7 +1045,7 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
         assert "software path" in status  # the verdict is the software path's, not the GPU's
         app.pop_screen()
         app.push_screen(StepScreen("bios.iommu"))
-        await pilot.pause()
+        await wait_until(pilot, lambda: bool(app.screen.query("#step-status")) and bool(text_of(app, "#step-status")))
         status = text_of(app, "#step-status")
         assert status.startswith("! warned") and "passed" not in status.split("\n")[0]
         # walk 27 #16: one word for who set a status, by a check or by hand (one `c` said "检查人" and "操作人")
@@ -1055,7 +1055,7 @@ async def test_warned_and_cpu_only_steps_are_never_shown_as_passed(state_dir, de
         assert app.build.store.step_states()["driver.branch"].not_applicable
         app.pop_screen()
         app.push_screen(StepScreen("driver.branch"))
-        await pilot.pause()
+        await wait_until(pilot, lambda: bool(app.screen.query("#step-status")) and " by " in text_of(app, "#step-status"))
         status = text_of(app, "#step-status")
         assert " by " in status and "checked by" not in status, status
 
