@@ -411,6 +411,8 @@ CASES = [
     # held-out round 55 (real): NVIDIA services of a GPU image failing on a node without a GPU (Azure HB120rs_v3)
     ("journalctl__hb120rs-v3-custom-hpc-image-nvidia-services-fail-partial.txt", "nvidia-service-status", "warn",
      "failed"),
+    # held-out round 60 (real): systemd-modules-load at boot, "Failed to insert module 'nvidia_uvm': No such device"
+    ("journalctl__azure-vm-nvidia-uvm-insert-no-such-device.txt", "modinfo-nvidia", "fail", "no GPU it supports"),
 ]
 
 

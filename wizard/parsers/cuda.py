@@ -204,6 +204,8 @@ _CODED = (
     lazy_re(r"\bError (\d+): (.*?)(?:\s*\(Triggered internally.*)?$"),
     # the CUDA samples' checkCudaErrors (Common/helper_cuda.h): 'CUDA error at helper_cuda.h:791 code=100(cudaErrorNoDevice)'
     lazy_re(r"CUDA error at \S+ code=(\d+)\((\w+)\)", re.I),
+    # "CUDA error 716 [cub/util_device.cuh, 351]: misaligned address": a program's own check, file and line in brackets
+    lazy_re(r"CUDA error (\d+) \[[^\]\n]+\]: (.*?)\s*$", re.I),
     # "CUDA error 2 (out of memory)" / "CUDA error: 999 unknown error"-style lines of other CUDA programs
     lazy_re(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
@@ -266,8 +268,13 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 re.I)),
     ("other_cuda", lazy_re(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
-                              r"CUDA error at \S+ code=\d+|\(error code [^)]+\)", re.I)),
+                              r"CUDA error at \S+ code=\d+|\(error code [^)]+\)|"
+                              r"CUDA error \d{1,4} \[[^\]\n]+\]: .*|\bcudaError[A-Z]\w+: .*|"
+                              r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed", re.I)),
 )
+_KERNEL_ASSERT_LINE = lazy_re(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
+"""A device-side assertion as a CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT), without the "device-side assert
+triggered" error that follows it when the paste is cut (held-out round 61)."""
 
 
 @dataclass(frozen=True)
@@ -384,7 +391,12 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                 detail = next((g for g in m.groups() if g), "") if m.groups() else ""
                 if kind == "other_cuda" and t.errors and t.errors[-1].line == s:
                     break
-                printed, info = resolve_cuda_error(s)
+                if kind == "other_cuda" and _KERNEL_ASSERT_LINE.search(s):
+                    if any(e.info is not None and e.info.code == 710 for e in t.errors):
+                        break  # one assertion stands for the thread block's hundred copies of it
+                    printed, info = None, cuda_error_lookup(710)  # cudaErrorAssert: the kernel's own check failed
+                else:
+                    printed, info = resolve_cuda_error(s)
                 if kind == "oom":
                     info = cuda_error_lookup(2)
                 t.errors.append(CudaError(kind, s, detail, info.code if info else None, printed, info,
@@ -443,8 +455,10 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         # "__version__ 2.5.1" / "torch: 2.5.1" / "CUDA available: True" labelled lines; also the labels of
         # ``python -m torch.utils.collect_env`` ("PyTorch version: 2.3.0+cu121", "CUDA used to build PyTorch: 12.1",
         # "Is CUDA available: True" (older: Yes/No), "Nvidia driver version: 550.54.14")
+        # a project's own report in collect_env's words, naming the framework ("Is CUDA available (PyTorch): No":
+        # held-out round 61, DocTR's collect_env beside TensorFlow's line, which is not torch's)
         ce = re.match(r"^(?:- )?(CUDA used to build PyTorch|Is CUDA available|Nvidia driver version|CUDA runtime version)"
-                      r":\s*(\S.*?)\s*$", s, re.I)
+                      r"(?: \(PyTorch\))?:\s*(\S.*?)\s*$", s, re.I)
         if ce:
             label, value = ce.group(1).lower(), ce.group(2)
             if label == "cuda used to build pytorch":
@@ -528,7 +542,7 @@ _TORCH_MARKERS = (
     "CUDA driver version is insufficient for CUDA runtime version", "NVIDIA driver on your system is too old",
     "uncorrectable ECC error encountered", "No module named 'torch'", "Found no NVIDIA driver on your system",
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
-    "Is CUDA available:", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
+    "Is CUDA available:", "Is CUDA available (PyTorch):", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
     "ProcessGroupNCCL is only supported with GPUs",
     "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
@@ -565,6 +579,8 @@ def detect_torch(text: str) -> float:
         return 0.9
     if re.search(r"^Name: torch\s*\nVersion: \S", text, re.M):  # pip show torch
         return 0.9
+    if re.search(r"\bCUDA error \d{1,4} \[[^\]\n]+\]: \S|\bcudaError[A-Z]\w+: \S", text) or _KERNEL_ASSERT_LINE.search(text):
+        return 0.85  # a CUDA program's own error check ("CUDA error 716 [cub/util_device.cuh, 351]: misaligned address")
     if text.count("\n") > 64 or sum(1 for ln in text.splitlines() if ln.strip()) > 6:
         return 0.0  # the short form below is a few lines: never parse a long input to find out
     t = parse_torch_cuda(text)

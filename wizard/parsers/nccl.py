@@ -393,6 +393,7 @@ class NcclLog:
     framework_errors: list[tuple[str, str]] = field(default_factory=list)  # (ncclResult_t name, line): PyTorch's report
     last_errors: list[str] = field(default_factory=list)  # what follows PyTorch's "Last error:"
     init_complete: list[str] = field(default_factory=list)  # "Init COMPLETE", "Connected all rings": a communicator came up
+    init_start: list[str] = field(default_factory=list)  # "ncclCommInitRank ... Init START": a rank began its init
     channels_shm: list[str] = field(default_factory=list)  # "Channel 00 : 7[7] -> 6[6] via SHM/direct/direct"
     channels_p2p: list[str] = field(default_factory=list)  # "... via P2P/IPC", "via P2P/CUMEM/read"
     gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
@@ -583,6 +584,8 @@ def parse_nccl_log(text: str) -> NcclLog:
                     lg.setup_failures.append((k, after))
         if "Init COMPLETE" in s or re.search(r"NCCL INFO Connected all (?:rings|trees)\b", s):
             lg.init_complete.append(s)
+        elif re.search(r"\bInit START\b", s):
+            lg.init_start.append(s)
         if "Could not enable P2P between" in s or "P2P is disabled between connected GPUs" in s:
             lg.p2p_disabled.append(s)
         if re.search(r"GPU Direct RDMA Disabled for HCA", s, re.I):

