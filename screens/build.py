@@ -41,7 +41,7 @@ class PaneList(OptionList):
 class BuildScreen(Screen[None]):
     app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
     BINDINGS = [
-        Binding("tab,shift+tab", "switch_list", "Other list"),
+        Binding("tab,shift+tab", "switch_list", "Switch"),  # short: the 80-column footer keeps s (walk 33 #3)
         Binding("c", "check_stage", "Check stage"),
         Binding("s", "skip_stage", "Skip stage"),
         Binding("escape", "back", "Back"),
@@ -287,6 +287,9 @@ class BuildScreen(Screen[None]):
         if by_run:  # a check leaves these pending: only their runs prove them (a validation, a DCGM level)
             self.notify(_("{n} step(s) of this stage are proven only by their runs: open one and press a "
                           "(or `bringup run STEP`)").format(n=len(by_run)))
+        elif not ids and any(s.action is not None for s in stage_steps):  # walk 33 #5: the report stage's actions
+            self.notify(_("this stage has no automatic checks: its steps are completed by their actions (a on each) "
+                          "or confirmed by hand"))
         elif not ids:
             self.notify(_("this stage has no automatic checks; its steps are confirmed by hand"))
 

@@ -27,7 +27,8 @@ class ConfirmAction(ModalScreen[bool]):
     (focused, so arrows and PgUp/PgDn work) when they do not fit; the line under it says which lines are shown and
     that more follow, at 80x24 and 60x20 alike."""
 
-    BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run it")]
+    # n cancels too, as in every y/n question (walk 33 #4); esc stays the key shown
+    BINDINGS = [Binding("escape", "no", "Cancel"), Binding("y", "yes", "Run it"), Binding("n", "no", "Cancel", show=False)]
 
     def __init__(self, prepared: PreparedAction) -> None:
         super().__init__()

@@ -26,7 +26,7 @@ def recheck_words(steps: list[str]) -> str:
     (:meth:`wizard.engine.Build.set_plan`), to check again; "" when none (walk 30 #1)."""
     if not steps:
         return ""
-    return "\n" + _("these steps were checked against the old answer; check them again: {steps}").format(steps=", ".join(steps))
+    return "\n" + _("these steps were checked before this change; check them again: {steps}").format(steps=", ".join(steps))
 
 
 def shown(v: object) -> str:

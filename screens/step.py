@@ -461,6 +461,11 @@ class StepScreen(Screen[None]):
                         "passed); the note must say why they are acceptable on this machine.")
         if step_id == "plan.workload":
             warning = self._sizing_short()
+            missing = [k for k in ("gpu_model", "gpu_count") if self.build.store.plan().get(k) in (None, "")]
+            if missing:  # walk 33 #1: confirmed with nothing written, later steps had nothing to compare with
+                warning = (warning + " " if warning else "") + _(
+                    "The plan has no {keys} yet: the checks after this one have nothing to compare the machine with. "
+                    "F3 on the sizing screen (z) writes them, or F2.").format(keys=", ".join(missing))
         if step_id == HANDOVER_STEP:
             failed, not_done = self.build.handover_open()
             if failed or not_done:

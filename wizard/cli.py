@@ -1544,7 +1544,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     if recheck:  # walk 30 #1: the steps whose verdict was judged against the old answer
-        _print_wrapped("", _("these steps were checked against the old answer; check them again: {steps} (`bringup check`, or c on "
+        _print_wrapped("", _("these steps were checked before this change; check them again: {steps} (`bringup check`, or c on "
                              "each step)").format(steps=", ".join(recheck)), text_width(), 2)
     print(_("`bringup plan` lists every answer."))
     from wizard.plan import unknown_gpu_model
@@ -1852,9 +1852,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         findings = res.findings
         verdict = overall(findings)
-        print(_("the run {outcome}; the verdicts below judge what it measured").format(
-            outcome=tr(b.run_outcome(run))), file=out)
         extra = res.results
+        measured = bool(extra and extra.get("results"))
+        # walk 33 #10: "what it measured" under a run that measured nothing (torch missing)
+        print((_("the run {outcome}; the verdicts below judge what it measured") if measured else
+               _("the run {outcome} and measured nothing; the verdicts below say why")).format(
+            outcome=tr(b.run_outcome(run))), file=out)
         cpu_only = b.status(step.id) is StepStatus.CPU_ONLY
         asked = str(overrides.get("validate_device") or b.store.plan().get("validate_device") or "auto")
         # a GPU validation that fell back to the CPU (validate_device auto, no GPU seen) proved no GPU: a script reading

@@ -199,7 +199,16 @@ def unknown_gpu_model(model: Any) -> str:
     from wizard import sizing
     from wizard.install.catalog import gpus_of
 
-    if sizing.gpu_by_name(model) is not None or gpus_of({}, {"gpu_model": model}).gpus:
+    if sizing.gpu_by_name(model) is not None:
+        return ""
+    # a name several of the sizing table's GPUs hold ("H100": PCIe, SXM5, NVL): the same "did you mean" as `bringup size
+    # --gpu` (walk 33 #2: `plan gpu_model=H100` was taken without a word while `size` refused it)
+    names = [g.name for g in sizing.gpu_specs()]
+    several = [n for n in names if model.strip().lower() in n.lower()]
+    if len(several) > 1:
+        return Msg("gpu_model {model!r} names several GPUs: did you mean {near}? The driver checks and the sizing need "
+                   "the one this node has", model=model, near=" / ".join(several[:4]))
+    if gpus_of({}, {"gpu_model": model}).gpus:
         return ""
     return Msg("gpu_model {model!r} is not a GPU bringup's tables name: the driver checks and the sizing cannot use it "
                "(names such as 'H100 SXM5'; `bringup size --gpu ?` lists them)", model=model)

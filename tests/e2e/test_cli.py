@@ -294,7 +294,7 @@ def test_plan_change_names_the_steps_to_check_again_and_status_marks_them(tmp_pa
                       plan_read={"numa_nodes": None})
     b.close()
     out = " ".join(run("--state", str(state), "plan", "numa_nodes=2").stdout.split())
-    assert "these steps were checked against the old answer; check them again: bios.numa" in out
+    assert "these steps were checked before this change; check them again: bios.numa" in out
     doc = json.loads(run("--state", str(state), "status", "--json").stdout)
     jsonschema.validate(doc, STATUS_SCHEMA)
     step = next(s for st in doc["stages"] for s in st["steps"] if s["id"] == "bios.numa")

@@ -274,6 +274,21 @@ async def test_esc_in_the_confirm_dialog_asks_before_dropping_a_typed_note(state
         assert app.build.status("plan.workload") is StepStatus.PENDING
 
 
+async def test_confirming_the_workload_with_no_gpu_in_the_plan_says_so(state_dir, devvm_host):
+    """Walk 33 #1: plan.workload was confirmed with no gpu_model or gpu_count written, and nothing said the later checks
+    then had nothing to compare with."""
+    from screens.dialogs import ConfirmStep
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        said = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "The plan has no gpu_model, gpu_count yet" in " ".join(said.split()), said
+
+
 async def test_confirming_a_warned_step_asks_for_the_note_and_says_it_accepts_the_warnings(state_dir, devvm_host):
     """Walk 28 #2: `d` on a warned step offered "Note (optional)", closed on an empty note and said in an English toast
     that a note was needed; after the acceptance the step still asked for one. The dialog says it accepts the warnings
@@ -742,7 +757,7 @@ async def test_overview_marks_the_focused_list_and_enter_on_a_stage_goes_to_its_
                                                                                                 devvm_host):
     """Issue 15 (reviewer): on the overview the first Enter on a stage looked dead (the focus moved without a visible
     sign in plain text) and the footer named neither Enter nor Tab. The focused list's title carries a marker, Enter
-    puts the cursor on the stage's first open step, and the footer says "enter Open" and "tab Other list"."""
+    puts the cursor on the stage's first open step, and the footer says "enter Open" and "tab Switch" (the lists)."""
     from screens.widgets import KeyFooter
     from textual.widgets._footer import FooterKey
 
@@ -758,7 +773,7 @@ async def test_overview_marks_the_focused_list_and_enter_on_a_stage_goes_to_its_
         assert app.focused.id == "stages"
         assert text_of(app, "#stages-title").startswith("▶") and not text_of(app, "#steps-title").startswith("▶")
         keys = {k.key_display: k.description for k in app.screen.query_one(KeyFooter).query(FooterKey)}
-        assert keys.get("enter") == "Open" and keys.get("tab") == "Other list"
+        assert keys.get("enter") == "Open" and keys.get("tab") == "Switch" and keys.get("s") == "Skip stage"  # walk 33 #3: s kept at 80
         stages = app.screen.query_one("#stages")
         stages.highlighted = [st.id for st in app.build.stages].index("os")
         await pilot.pause()
@@ -830,6 +845,7 @@ async def test_the_overview_footer_keeps_quit_at_80x24(state_dir, devvm_host):
         footer = app.screen.query_one(KeyFooter)
         shown = {k.key_display for k in footer.query(FooterKey)}
         assert "^q" in shown and "^q" not in footer.left_out, (shown, footer.left_out)
+        assert {"s", "tab"} <= shown, shown  # walk 33 #3: skipping a stage (single-node builds) and the other list
 
 
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
