@@ -252,6 +252,8 @@ def parse_oom(line: str) -> OutOfMemory | None:
     return OutOfMemory(**{k: (v or "") for k, v in m.groupdict().items()})
 
 
+_KERNEL_ASSERT_TEXT = r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed"
+"""The pattern of :data:`KERNEL_ASSERT` (also one alternative of the ``other_cuda`` error lines)."""
 _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("torch_missing", lazy_re(r"No module named '?torch'?", re.I)),
     ("driver_too_old", lazy_re(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?", re.I)),
@@ -269,12 +271,13 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("other_cuda", lazy_re(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
                               r"CUDA error at \S+ code=\d+|\(error code [^)]+\)|"
-                              r"CUDA error \d{1,4} \[[^\]\n]+\]: .*|\bcudaError[A-Z]\w+: .*|"
-                              r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed", re.I)),
+                              r"CUDA error \d{1,4} \[[^\]\n]+\]: .*|\bcudaError[A-Z]\w+: .*|" + _KERNEL_ASSERT_TEXT,
+                              re.I)),
 )
-_KERNEL_ASSERT_LINE = lazy_re(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
-"""A device-side assertion as a CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT), without the "device-side assert
-triggered" error that follows it when the paste is cut (held-out round 61)."""
+KERNEL_ASSERT = lazy_re(_KERNEL_ASSERT_TEXT)
+"""A device-side assertion as a CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT: "...: block: [0,0,0], thread:
+[0,0,0] Assertion `idx < size` failed."); read as cudaErrorAssert without the "device-side assert triggered" error
+that follows it when the paste is cut (held-out round 61), and quoted by wizard.rules.driver_chain beside that error."""
 
 
 @dataclass(frozen=True)
@@ -391,7 +394,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
                 detail = next((g for g in m.groups() if g), "") if m.groups() else ""
                 if kind == "other_cuda" and t.errors and t.errors[-1].line == s:
                     break
-                if kind == "other_cuda" and _KERNEL_ASSERT_LINE.search(s):
+                if kind == "other_cuda" and KERNEL_ASSERT.search(s):
                     if any(e.info is not None and e.info.code == 710 for e in t.errors):
                         break  # one assertion stands for the thread block's hundred copies of it
                     printed, info = None, cuda_error_lookup(710)  # cudaErrorAssert: the kernel's own check failed
@@ -579,7 +582,7 @@ def detect_torch(text: str) -> float:
         return 0.9
     if re.search(r"^Name: torch\s*\nVersion: \S", text, re.M):  # pip show torch
         return 0.9
-    if re.search(r"\bCUDA error \d{1,4} \[[^\]\n]+\]: \S|\bcudaError[A-Z]\w+: \S", text) or _KERNEL_ASSERT_LINE.search(text):
+    if re.search(r"\bCUDA error \d{1,4} \[[^\]\n]+\]: \S|\bcudaError[A-Z]\w+: \S", text) or KERNEL_ASSERT.search(text):
         return 0.85  # a CUDA program's own error check ("CUDA error 716 [cub/util_device.cuh, 351]: misaligned address")
     if text.count("\n") > 64 or sum(1 for ln in text.splitlines() if ln.strip()) > 6:
         return 0.0  # the short form below is a few lines: never parse a long input to find out

@@ -27,7 +27,7 @@ from wizard.cuda_table import TABLE, driver_max_cuda, family_floor, max_driver, 
 from wizard.facts import facts_of
 from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import (
-    NVCC_NOT_FOUND, NVCC_RELEASE, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
+    KERNEL_ASSERT, NVCC_NOT_FOUND, NVCC_RELEASE, NvccVersion, TorchCuda, cuda_major_minor, parse_nvcc_version, parse_torch_cuda, version_tuple,
 )
 from wizard.install import catalog
 from wizard.parsers.gpu import parse_driver_version, parse_nvml
@@ -470,7 +470,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         f = (_oom_finding(e, who) if kind == "oom" else
              Finding("driver.torch_cuda", Verdict.WARN, Msg("{who}: {coded_text}", who=who, coded_text=_coded_text(e)),
                      "host", (e.line,), e.info.remedy, f"{e.info.source}; {SRC_TORCH}"))
-        asserted = ([ln.strip() for ln in raw_lines if _KERNEL_ASSERT.search(ln)][:2]
+        asserted = ([ln.strip() for ln in raw_lines if KERNEL_ASSERT.search(ln)][:2]
                     if e.info.name == "cudaErrorAssert" else [])  # the kernel's own words: which assertion failed
         findings.append(replace(f, evidence=tuple(dict.fromkeys([f.evidence[0]] + [x.line.strip() for x in group]
                                                                 + asserted))[:5]))
@@ -624,9 +624,6 @@ or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime AP
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
 
 
-_KERNEL_ASSERT = lazy_re(r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `.+` failed")
-"""A device-side assertion as the CUDA kernel prints it (PyTorch's CUDA_KERNEL_ASSERT: "...: block: [0,0,0], thread:
-[0,0,0] Assertion `idx < size` failed.")."""
 
 
 def _coded_text(e: Any) -> str:
