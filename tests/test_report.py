@@ -423,6 +423,7 @@ def test_a_finding_a_plan_edit_settled_is_not_called_a_repair(state_dir, tmp_pat
                       frozen_clock(), plan_read={})
     b.close()
     assert run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "1.json")).returncode == 0
+    time.sleep(1.1)  # the stored summaries are named by the second: the next one must sort after this one's
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"}, clock=frozen_clock)
     b.set_plan(gpu_count=4)
     b.record_findings("health.gpu_count", [Finding("health.gpu_count", Verdict.PASS, "4 GPUs", source="s")],
