@@ -187,14 +187,8 @@ def test_one_cuda_error_printed_on_several_lines_is_one_finding():
 
 
 def test_zsh_and_custom_prompts_split_a_session():
-    """"user@host ~ % nvidia-smi" (zsh) and "bash$> free -h" are prompts: each command's output is its own part."""
-    from wizard.explain import PROMPT_RE, command_of
-
-    for line, cmd in (("zeyer@cn-234 ~ % nvidia-smi", "nvidia-smi"), ("bash$> free -h", "free -h"),
-                      ("(venv)$ python -c 'import torch'", "python -c 'import torch'")):
-        assert PROMPT_RE.match(line) and command_of(line) == cmd, line
-    for line in ("# nThread 1 nGpus 8 minBytes 8", "Mem:  2.0Ti  397Gi", "GPU0  X  NV4"):
-        assert not PROMPT_RE.match(line), line
+    """"user@host ~ % nvidia-smi" (zsh) and "bash$> free -h" are prompts (tests/parsers/test_prompt.py): each
+    command's output is its own part."""
     r = explain_text("bash$> free -h\n               total        used        free      shared  buff/cache   available\n"
                      "Mem:           2.0Ti       397Gi       448Gi       757Mi       1.1Ti       1.6Ti\n"
                      "Swap:             0B          0B          0B\n")
@@ -252,12 +246,7 @@ def test_an_output_is_split_only_at_the_start_markers_of_the_output_they_name():
     assert one.kind == "nvidia-container-cli" and len(one.parts) == 1
 
 
-def test_theme_prompts_with_a_directory_and_short_custom_prompts_name_their_command():
-    from wizard.explain import command_of
-
-    assert command_of("(base) ➜  ~ nvidia-smi topo -m") == "nvidia-smi topo -m"
-    assert command_of("➜  nccl-tests git:(master) ✗ ./build/all_reduce_perf -g 8") == "./build/all_reduce_perf -g 8"
-    assert command_of(">:/ modinfo nvidia | grep filename") == "modinfo nvidia | grep filename"
+def test_short_custom_prompts_split_a_paste():
     from tests.probe_data import PUBLIC
 
     r = explain_text(text(PUBLIC / "nvidia-smi__nvml-mismatch-nixos.txt"))  # ">:/ " prompts split the paste

@@ -24,29 +24,10 @@ from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
 from wizard.i18n import Msg, names
 from wizard.common import lazy_re
+from wizard.parsers.prompt import PROMPT_RE, command_of
 
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
-
-COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python", "python3", "dcgmi",
-            "all_reduce_perf", "all_gather_perf", "free", "lscpu", "numactl", "swapon", "lsmod", "edac-util",
-            "ras-mc-ctl", "torchrun", "mpirun", "srun", "sudo", "grep", "tail", "head", "less", "ibstat", "ibv_devinfo",
-            "ibstatus", "deepspeed", "gpu_burn", "modinfo", "modprobe", "dkms", "uname", "systemctl", "docker",
-            "kubectl", "nvidia-container-cli", "perfquery", "ib_write_bw", "ib_read_bw", "pip", "pip3")
-PROMPT_RE = lazy_re(
-    r"^\s*(?:\([\w.\-]+\)\s+)?(?:"                # an active venv/conda env's "(venv) " / "(base) " first
-    r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
-    r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
-    r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
-    r"|[$❯➜λ]\s+\S"                             # $ cmd; zsh/starship/oh-my-zsh themes: ❯ cmd, ➜ cmd, λ cmd
-    r"|>[:~/\w.\-]{0,20}\s+(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "> nvidia-smi", ">:/ nvidia-smi";
-    # not deviceQuery's "> Peer access"
-    r"|#\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "# dmesg", "#nvidia-smi" (a root prompt), not "# nThread 1"
-    r"|(?:sudo\s+)?(?:kubectl|docker|podman|srun|sudo)\s+[a-z]\S*\s"     # a typed command with no prompt before it:
-    r"|(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\s+-{1,2}[A-Za-z]\S*(?:\s|$)"  # "all_gather_perf -g 8 ..."
-    r"|[\w.\-~/()]{1,40}[$#%]>?\s*(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b"  # "bash$> free", "(venv)$ ..."
-    r")")
-
 
 ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 """Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
@@ -284,19 +265,6 @@ it runs prints anything: a part made only of these is not an output, and is left
 
 COMMANDS_SEEN: dict[int, str] = {}
 """During one split: line number after a prompt -> the command typed at it."""
-
-
-def command_of(prompt_line: str) -> str:
-    """The command typed at a prompt line ("root@h:~# nvidia-smi -q" -> "nvidia-smi -q"; oh-my-zsh's
-    "➜  ~ nvidia-smi" and "➜  repo git:(main) ✗ nvidia-smi" -> "nvidia-smi"; ">:/ nvidia-smi" -> "nvidia-smi")."""
-    prompt_line = re.sub(r"^\s*\([\w.\-]+\)\s+", "", prompt_line)  # "(venv) " / "(base) "
-    omz = re.match(r"^\s*➜\s+\S+\s+(?:git:\([^)]*\)\s+)?(?:✗\s+)?(\S.*)$", prompt_line)
-    if omz and (omz.group(1).split()[0] in COMMANDS or re.match(r"^\s*➜\s+(?:~|\S*/)", prompt_line)
-                or "git:(" in prompt_line):
-        return omz.group(1).strip()  # oh-my-zsh: the directory comes first
-    m = re.match(r"^\s*(?:\[[^\]]*\][$#]|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#]|\S+@\S+?[$#]|[\w.\-~/()]{1,40}[$#%]>?|"
-                 r">[:~/\w.\-]{1,20}\s|[$>#❯➜λ])\s*(.*)$", prompt_line)
-    return (m.group(1) if m else prompt_line).strip()
 
 
 _TOPO_M_LEGEND = lazy_re(r"^\s*NV#\s+= Connection traversing a bonded set of")

@@ -26,6 +26,7 @@ from wizard.common import to_int, sat_int
 from wizard.probes import EDAC_ROOT  # noqa: E402,F401 - the EDAC sysfs tree the probe reads
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import lazy_re
+from wizard.parsers.prompt import SHELL_PROMPT
 
 
 @dataclass(frozen=True)
@@ -312,8 +313,6 @@ _RAS_MC_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.
                             r"(?P<msg>.*?)(?: at (?P<label>\S+) location:.*)?$")
 _RAS_MC_SUMMARY = lazy_re(r"^(?P<type>\w+) on DIMM Label\(s\): '(?P<label>[^']*)' location: \S+ errors: (?P<n>\d+)")
 _RAS_AER_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<type>.+?) errors:\s*(?P<msg>.*)$")  # "6 Uncorrected (Fatal) errors:" too
-_RAS_PROMPT = lazy_re(r"^(?:[\w.-]+@[\w.-]+:\S*\s*)?[$#](?:\s|$)")
-"""A shell prompt line between two ras-mc-ctl commands of one paste (``user@host:~$ sudo ras-mc-ctl --summary``)."""
 _RAS_AER_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) (?P<dev>\S+) (?P<type>.+?) error: (?P<msg>.*)$")
 _RAS_MCE_SUMMARY = lazy_re(r"^(?P<n>\d+) (?P<msg>.+) errors$")
 _RAS_MCE_ERRORS = lazy_re(r"^\d+ (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}|\.\.) error: (?P<msg>.*)$")
@@ -360,7 +359,7 @@ def parse_ras_mc_ctl(text: str) -> RasFacts:
         if _RAS_COUNT_HEADER.match(line):
             section = "error_count"
             continue
-        if line.startswith("ras-mc-ctl:") or line.startswith("Use of uninitialized") or _RAS_PROMPT.match(line):
+        if line.startswith(("ras-mc-ctl:", "Use of uninitialized")) or SHELL_PROMPT.match(line):  # prompts between commands
             facts.notes.append(raw)
             section = ""
             continue

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from wizard.probes import DPKG_PATTERNS, RPM_PATTERNS, SERVICE_UNITS  # noqa: F401 - what the package probes ask for
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import lazy_re
+from wizard.parsers.prompt import SHELL_PROMPT, typed
 
 
 # ------------------------------------------------------------------ versions
@@ -103,7 +104,7 @@ class PackageList:
 
 _DPKG_ROW = lazy_re(r"^(?P<state>[uirhpUIRHP][nicuhfwtUNICUHFWT][ R]?)\s+(?P<name>[a-z0-9][a-z0-9+.\-]*(?::[a-z0-9]+)?)"
                        r"\s+(?P<version>\S+)(?:\s+(?P<arch>\S+))?(?:\s+(?P<desc>.*))?$")
-_DPKG_NOISE = lazy_re(r"^(Desired=|\| Status=|\|/ Err\?=|\|\|/ Name|\+\+\+-|[$#] |\S+@\S+[:~].*[$#] )")
+_DPKG_NOISE = lazy_re(r"^(Desired=|\| Status=|\|/ Err\?=|\|\|/ Name|\+\+\+-)")
 
 
 def parse_dpkg(text: str) -> PackageList:
@@ -117,7 +118,7 @@ def parse_dpkg(text: str) -> PackageList:
         if "no packages found matching" in s:
             out.not_found.append(s.strip())
             continue
-        if _DPKG_NOISE.match(s.strip()):
+        if _DPKG_NOISE.match(s.strip()) or SHELL_PROMPT.match(s):
             continue
         m = _DPKG_ROW.match(s.strip())
         if not m:
@@ -137,7 +138,7 @@ def parse_rpm(text: str) -> PackageList:
     out = PackageList(manager="rpm")
     for line in text.splitlines():
         s = line.strip()
-        if not s or re.match(r"^([$#] |\S+@\S+[:~].*[$#] )", s):
+        if not s or SHELL_PROMPT.match(s):
             continue
         m = _RPM_ROW.match(s)
         if not m:
@@ -199,7 +200,7 @@ def parse_dkms_status(text: str) -> DkmsStatus:
     out = DkmsStatus()
     for line in text.splitlines():
         s = line.strip()
-        if not s or re.match(r"^([$#] |\S+@\S+[:~].*[$#] )", s):
+        if not s or SHELL_PROMPT.match(s):
             continue
         if s.lower().startswith(("error!", "error:", "warning:", "deprecated feature")):
             out.errors.append(s)
@@ -500,7 +501,7 @@ def parse_modinfo(text: str) -> ModInfo:
     out = ModInfo()
     for line in text.splitlines():
         s = line.rstrip()
-        if not s.strip() or re.match(r"^\s*([$#] |\S+@\S+[:~].*[$#] )", s):
+        if not s.strip() or SHELL_PROMPT.match(s):
             continue
         if re.search(r"modinfo: ERROR: Module \S+ not found|FATAL: Module \S+ not found", s):
             _set(out, "not_found", s.strip())
@@ -525,13 +526,10 @@ def parse_modinfo(text: str) -> ModInfo:
 
 # ------------------------------------------------------------------ explain kinds
 
-_PROMPT = r"(?:^|\n)\s*(?:\S+@\S+[:~][^\n$#]*[$#]|[$#])\s*"
-
-
 def detect_dkms(text: str) -> float:
     if "dkms" not in text and not re.search(r": ?(?:added|built|installed|broken)\b", text):  # cheap first
         return 0.0
-    if re.search(_PROMPT + r"(?:sudo\s+)?dkms status", text) or DKMS_BUILD_FAILED.search(text):
+    if typed(text, "dkms status") or DKMS_BUILD_FAILED.search(text):
         return 0.95
     d = parse_dkms_status(text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -551,7 +549,7 @@ def detect_dpkg(text: str) -> float:
     nv = [x for x in p.packages if re.search(r"nvidia|cuda|datacenter-gpu-manager", x.name)]
     if not nv:
         return 0.0
-    head = 0.2 if re.search(r"^\|\|/ Name", text, re.M) or re.search(_PROMPT + r"dpkg", text) else 0.0
+    head = 0.2 if re.search(r"^\|\|/ Name", text, re.M) or typed(text, "dpkg") else 0.0
     return min(0.92, 0.4 + 0.5 * len(p.packages) / len(lines) + head)
 
 
@@ -563,7 +561,7 @@ def detect_rpm(text: str) -> float:
     nv = [x for x in p.packages if re.search(r"nvidia|cuda", x.name)]
     if not nv:
         return 0.0
-    head = 0.2 if re.search(_PROMPT + r"rpm -q", text) else 0.0
+    head = 0.2 if typed(text, "rpm -q") else 0.0
     return min(0.92, 0.3 + 0.6 * len(p.packages) / len(lines) + head)
 
 
