@@ -423,7 +423,6 @@ def test_a_finding_a_plan_edit_settled_is_not_called_a_repair(state_dir, tmp_pat
                       frozen_clock(), plan_read={})
     b.close()
     assert run_cli("--state", str(state_dir), "report", "-o", str(tmp_path / "1.json")).returncode == 0
-    time.sleep(1.1)  # the stored summaries are named by the second: the next one must sort after this one's
     b = Build.open(state_dir, steps.STAGES, {"boot_id": "b"}, clock=frozen_clock)
     b.set_plan(gpu_count=4)
     b.record_findings("health.gpu_count", [Finding("health.gpu_count", Verdict.PASS, "4 GPUs", source="s")],
@@ -1055,3 +1054,17 @@ def test_a_not_applicable_step_is_by_nobody_and_the_report_step_writing_it_is_th
 
     r = resolve_report(ActionContext({}, {}, str(tmp_path / "b" / "backups"), state_dir=str(tmp_path / "s")))
     assert r.env[rpt.WRITING_STEP_ENV] == "report.document"
+
+
+def test_two_summaries_written_in_one_second_compare_with_the_later_one(tmp_path):
+    """Summaries are named by the second and a hash: the one written last is the previous report, even when its hash
+    sorts first (the plan-edit test once compared with the older of two reports of one second)."""
+    base = {"generated_at": "2026-12-06T05:00:00+0000", "nodes": [], "verdict": "pass"}
+    first = rpt.store_summary(tmp_path, dict(base, content_hash="sha256:ffff0000"))
+    second = rpt.store_summary(tmp_path, dict(base, content_hash="sha256:00000000", verdict="fail"))
+    os.utime(first, ns=(1, 1_000_000_000))
+    os.utime(second, ns=(2, 2_000_000_000))
+    assert second.name < first.name
+    assert rpt.previous_summary(tmp_path) == json.loads(second.read_text())
+    os.utime(first, ns=(3, 3_000_000_000))
+    assert rpt.previous_summary(tmp_path) == json.loads(first.read_text())

@@ -45,7 +45,8 @@ from wizard.store import ActionRun, utcnow
 REPORT_SCHEMA = 1
 FORMATS = ("html", "md", "json")
 SUMMARY_DIR = "reports"
-"""Under a build directory: one findings summary (JSON) per report written of that build, newest last by name."""
+"""Under a build directory: one findings summary (JSON) per report written of that build, newest last by name
+(the second it was written), then by write time."""
 
 INVENTORY_PROBES = ("hostname", "dmi", "os_release", "kernel", "lscpu", "numa", "meminfo", "dmidecode_17",
                     "nvidia_driver_version", "nvidia_smi_qx", "lspci_vvv", "nvcc_version", "torch_cuda",
@@ -815,10 +816,16 @@ def previous_summary(build_dir: Path) -> dict[str, Any] | None:
     unreadable: a damaged file is skipped, never trusted)."""
     d = Path(build_dir) / SUMMARY_DIR
     try:
-        names = sorted(p for p in d.iterdir() if p.suffix == ".json")
+        files = [p for p in d.iterdir() if p.suffix == ".json"]
     except OSError:
         return None
-    for p in reversed(names):
+    named = []
+    for p in files:
+        try:  # named by the second: two written in one second sort by write time (ns), not by their hashes
+            named.append((p.name.rsplit("-", 1)[0], p.stat().st_mtime_ns, p.name, p))
+        except OSError:
+            continue
+    for *_key, p in sorted(named, reverse=True):
         try:
             doc = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
